@@ -1,0 +1,110 @@
+import { mkdir } from 'node:fs/promises'
+import path from 'node:path'
+import type { RequestChannel } from '../shared/contract'
+import { createDispatcher, type Dispatch, type Handlers } from './dispatcher'
+import { CairnError } from './errors'
+import { createEventBus, type EventBus } from './events'
+
+/** What only the desktop shell can do; the e2e harness passes a recorder instead. */
+export interface HostActions {
+  openPath(folder: string): Promise<void>
+  openExternal(url: string): Promise<void>
+}
+
+export interface CoreOptions {
+  /** Everything Cairn stores lives under this folder (Electron's userData in the app). */
+  readonly dataDir: string
+  readonly appVersion?: string
+  readonly host?: HostActions
+  /** Called for errors that were not meant for people (they reach the UI as `internal`). */
+  readonly onUnexpectedError?: (channel: string, error: unknown) => void
+}
+
+/** Every main-process service, built from a data folder alone (no Electron). */
+export interface Core {
+  readonly dataDir: string
+  readonly dispatch: Dispatch
+  readonly events: EventBus
+  close(): Promise<void>
+}
+
+const noHost: HostActions = {
+  async openPath() {
+    throw new CairnError('unsupported', 'Opening folders is only available in the desktop app.')
+  },
+  async openExternal() {
+    throw new CairnError('unsupported', 'Opening links is only available in the desktop app.')
+  },
+}
+
+/** The composition root: tests, benchmarks, the e2e harness and the app all start here. */
+export async function createCore(options: CoreOptions): Promise<Core> {
+  const dataDir = path.resolve(options.dataDir)
+  await mkdir(dataDir, { recursive: true, mode: 0o700 })
+  const events = createEventBus()
+  const host = options.host ?? noHost
+
+  const handlers: Handlers = {
+    'app:info': () => ({
+      name: 'Cairn',
+      version: options.appVersion ?? '0.0.0',
+      dataDir,
+      recovery: null,
+    }),
+    'app:openDataFolder': async () => {
+      await host.openPath(dataDir)
+      return null
+    },
+    'app:openExternal': async ({ url }) => {
+      await host.openExternal(url)
+      return null
+    },
+    ...pending([
+      'memory:tree',
+      'memory:read',
+      'memory:write',
+      'memory:rename',
+      'memory:delete',
+      'memory:search',
+      'history:log',
+      'history:show',
+      'history:fileHistory',
+      'history:readAt',
+      'history:diff',
+      'history:restoreFile',
+      'history:restoreDeleted',
+      'history:revert',
+      'history:restoreAll',
+      'chat:send',
+      'chat:stop',
+      'conversations:list',
+      'conversations:get',
+      'conversations:rename',
+      'conversations:delete',
+      'settings:get',
+      'settings:update',
+      'settings:setApiKey',
+      'settings:clearApiKey',
+      'settings:models',
+    ]),
+  }
+
+  const dispatch = createDispatcher(handlers, { onUnexpectedError: options.onUnexpectedError })
+  return {
+    dataDir,
+    dispatch,
+    events,
+    async close() {},
+  }
+}
+
+// Temporary while the foundation lands before the domains that fill these channels.
+function pending<C extends RequestChannel>(channels: ReadonlyArray<C>): Pick<Handlers, C> {
+  const result: Partial<Record<C, () => never>> = {}
+  for (const channel of channels) {
+    result[channel] = () => {
+      throw new CairnError('not-available', `${channel} is not available yet.`)
+    }
+  }
+  return result as unknown as Pick<Handlers, C>
+}

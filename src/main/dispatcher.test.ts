@@ -1,0 +1,85 @@
+import { mkdtemp, rm } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { createCore, type Core } from './core'
+import { createDispatcher, type Handlers } from './dispatcher'
+import { CairnError } from './errors'
+
+let core: Core | undefined
+let dir: string | undefined
+afterEach(async () => {
+  await core?.close()
+  if (dir) await rm(dir, { recursive: true, force: true })
+  core = undefined
+  dir = undefined
+})
+
+async function openCore(): Promise<Core> {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'cairn-dispatch-'))
+  core = await createCore({ dataDir: dir, appVersion: '1.2.3' })
+  return core
+}
+
+describe('dispatcher', () => {
+  it('routes a valid request to its handler and wraps the result', async () => {
+    const { dispatch, dataDir } = await openCore()
+    const result = await dispatch('app:info', undefined)
+    expect(result).toEqual({
+      ok: true,
+      value: { name: 'Cairn', version: '1.2.3', dataDir, recovery: null },
+    })
+  })
+
+  it('rejects a payload that fails validation without reaching the handler', async () => {
+    const calls: unknown[] = []
+    const handlers = new Proxy({} as Handlers, {
+      get: () => (payload: unknown) => {
+        calls.push(payload)
+        return null
+      },
+    })
+    const dispatch = createDispatcher(handlers)
+    const result = await dispatch('history:show', { oid: '../../etc/passwd' })
+    expect(result.ok).toBe(false)
+    if (result.ok) return
+    expect(result.error.code).toBe('invalid-payload')
+    expect(result.error.message).toContain('history:show')
+    expect(result.error.message).toContain('oid')
+    expect(Object.keys(result.error).sort()).toEqual(['code', 'message'])
+    expect(calls).toEqual([])
+  })
+
+  it('rejects unknown fields and unknown channels', async () => {
+    const { dispatch } = await openCore()
+    const extra = await dispatch('conversations:get', { id: 'a', evil: true })
+    expect(extra).toMatchObject({ ok: false, error: { code: 'invalid-payload' } })
+    const unknown = await dispatch('fs:readFile', { path: '/etc/passwd' })
+    expect(unknown).toMatchObject({ ok: false, error: { code: 'unknown-channel' } })
+    const notString = await dispatch(42, undefined)
+    expect(notString).toMatchObject({ ok: false, error: { code: 'unknown-channel' } })
+  })
+
+  it('passes a CairnError through and hides anything else', async () => {
+    const seen: unknown[] = []
+    const handlers = {
+      'app:openDataFolder': () => {
+        throw new CairnError('nope', 'Clear message')
+      },
+      'app:info': () => {
+        throw new Error('ENOENT: /home/secret/path')
+      },
+    } as unknown as Handlers
+    const dispatch = createDispatcher(handlers, {
+      onUnexpectedError: (_channel, error) => seen.push(error),
+    })
+    expect(await dispatch('app:openDataFolder', undefined)).toEqual({
+      ok: false,
+      error: { code: 'nope', message: 'Clear message' },
+    })
+    const hidden = await dispatch('app:info', undefined)
+    expect(hidden.ok).toBe(false)
+    expect(JSON.stringify(hidden)).not.toContain('/home/secret')
+    expect(seen).toHaveLength(1)
+  })
+})

@@ -1,0 +1,66 @@
+import type { z } from 'zod'
+import {
+  requestSchemas,
+  type RequestChannel,
+  type RequestResults,
+  type ValidPayload,
+} from '../shared/contract'
+import type { ApiResult } from '../shared/types'
+import { toApiError } from './errors'
+
+/** One handler per request channel; a missing or mistyped one is a compile error. */
+export type Handlers = {
+  readonly [C in RequestChannel]: (
+    payload: ValidPayload<C>,
+  ) => Promise<RequestResults[C]> | RequestResults[C]
+}
+
+export type Dispatch = (channel: unknown, payload: unknown) => Promise<ApiResult<unknown>>
+
+/**
+ * Routes a `(channel, payload)` pair to its handler after validating the payload.
+ * Both the Electron IPC registration and the e2e harness call this, so they behave alike.
+ * Never throws: failures become `{ ok: false, error: { code, message } }`.
+ */
+export function createDispatcher(
+  handlers: Handlers,
+  options: { onUnexpectedError?: (channel: string, error: unknown) => void } = {},
+): Dispatch {
+  return async (channel, payload) => {
+    if (typeof channel !== 'string' || !Object.hasOwn(requestSchemas, channel)) {
+      return fail('unknown-channel', `Unknown request channel: ${describe(channel)}.`)
+    }
+    const name = channel as RequestChannel
+    const schema: z.ZodType = requestSchemas[name]
+    const parsed = schema.safeParse(payload)
+    if (!parsed.success) {
+      return fail('invalid-payload', `Invalid request for ${name}: ${formatIssues(parsed.error)}`)
+    }
+    const handler = handlers[name] as (payload: unknown) => unknown
+    try {
+      return { ok: true, value: await handler(parsed.data) }
+    } catch (error) {
+      const apiError = toApiError(error)
+      if (apiError.code === 'internal') options.onUnexpectedError?.(name, error)
+      return { ok: false, error: apiError }
+    }
+  }
+}
+
+function fail(code: string, message: string): ApiResult<never> {
+  return { ok: false, error: { code, message } }
+}
+
+function describe(value: unknown): string {
+  return typeof value === 'string' ? JSON.stringify(value.slice(0, 80)) : typeof value
+}
+
+function formatIssues(error: z.ZodError): string {
+  return error.issues
+    .slice(0, 5)
+    .map((issue) => {
+      const where = issue.path.length > 0 ? issue.path.join('.') : 'payload'
+      return `${where}: ${issue.message}`
+    })
+    .join('; ')
+}

@@ -1,0 +1,163 @@
+/**
+ * The one typed contract between main and renderer.
+ *
+ * `requestSchemas` maps every request channel (`domain:verb`) to the zod schema of its
+ * payload; `RequestResults` maps it to its result. Main registers one handler per channel
+ * (a missing one is a compile error), validates every payload against its schema, and the
+ * preload builds `window.api` from `requestChannels`. `EventMap` lists what main pushes.
+ */
+import { z } from 'zod'
+import type {
+  AgentEvent,
+  ApiResult,
+  AppInfo,
+  ChangeResult,
+  CommitDetail,
+  CommitSummary,
+  Conversation,
+  ConversationSearchHit,
+  ConversationSummary,
+  FileChange,
+  LogPage,
+  MemoryEntry,
+  MemoryFile,
+  MemorySearchHit,
+  ModelInfo,
+  RecoveryReport,
+  SettingsView,
+} from './types'
+import { requestChannels } from './channels'
+
+const virtualPath = z.string().min(1).max(4096)
+const oid = z.string().regex(/^[0-9a-f]{40}$/, 'must be a 40-character commit id')
+const id = z.string().min(1).max(200)
+const none = z.undefined()
+
+export const requestSchemas = {
+  'app:info': none,
+  'app:openDataFolder': none,
+  'app:openExternal': z.strictObject({ url: z.url({ protocol: /^https$/ }) }),
+
+  'memory:tree': none,
+  'memory:read': z.strictObject({ path: virtualPath }),
+  'memory:write': z.strictObject({
+    path: virtualPath,
+    content: z.string(),
+    /** true for "New file": refuse to replace an existing one. */
+    mustNotExist: z.boolean().optional(),
+  }),
+  'memory:rename': z.strictObject({ from: virtualPath, to: virtualPath }),
+  'memory:delete': z.strictObject({ path: virtualPath }),
+  'memory:search': z.strictObject({ query: z.string().min(1).max(500) }),
+
+  'history:log': z.strictObject({
+    offset: z.int().min(0),
+    limit: z.int().min(1).max(500),
+    path: virtualPath.optional(),
+    conversationId: id.optional(),
+    actor: z.enum(['claude', 'user', 'system']).optional(),
+  }),
+  'history:show': z.strictObject({ oid }),
+  'history:fileHistory': z.strictObject({ path: virtualPath }),
+  'history:readAt': z.strictObject({ path: virtualPath, oid }),
+  'history:diff': z.strictObject({ path: virtualPath, from: oid, to: oid }),
+  'history:restoreFile': z.strictObject({ path: virtualPath, oid }),
+  'history:restoreDeleted': z.strictObject({ path: virtualPath }),
+  'history:revert': z.strictObject({ oid }),
+  'history:restoreAll': z.strictObject({ oid }),
+
+  'chat:send': z.strictObject({ conversationId: id.nullable(), text: z.string().min(1) }),
+  'chat:stop': z.strictObject({ conversationId: id }),
+
+  'conversations:list': z.strictObject({ query: z.string().max(500).optional() }),
+  'conversations:get': z.strictObject({ id }),
+  'conversations:rename': z.strictObject({ id, title: z.string().trim().min(1).max(200) }),
+  'conversations:delete': z.strictObject({ id }),
+
+  'settings:get': none,
+  'settings:update': z.strictObject({
+    model: z.string().min(1).max(200).optional(),
+    maxTokens: z.int().min(1).max(128000).optional(),
+    customInstructions: z.string().max(20000).optional(),
+    createExisting: z.enum(['overwrite', 'error']).optional(),
+    secretScanning: z.boolean().optional(),
+    theme: z.enum(['system', 'light', 'dark']).optional(),
+  }),
+  'settings:setApiKey': z.strictObject({ key: z.string().trim().min(1).max(500) }),
+  'settings:clearApiKey': none,
+  'settings:models': none,
+} as const
+
+export type RequestChannel = keyof typeof requestSchemas
+export type RequestPayload<C extends RequestChannel> = z.input<(typeof requestSchemas)[C]>
+/** The payload after validation (defaults applied), as handlers receive it. */
+export type ValidPayload<C extends RequestChannel> = z.output<(typeof requestSchemas)[C]>
+
+/** What each request channel resolves to. */
+export interface RequestResults {
+  'app:info': AppInfo
+  'app:openDataFolder': null
+  'app:openExternal': null
+  'memory:tree': ReadonlyArray<MemoryEntry>
+  'memory:read': MemoryFile
+  'memory:write': ChangeResult
+  'memory:rename': ChangeResult
+  'memory:delete': ChangeResult
+  'memory:search': ReadonlyArray<MemorySearchHit>
+  'history:log': LogPage
+  'history:show': CommitDetail
+  'history:fileHistory': ReadonlyArray<CommitSummary>
+  'history:readAt': string | null
+  'history:diff': FileChange
+  'history:restoreFile': ChangeResult
+  'history:restoreDeleted': ChangeResult
+  'history:revert': ChangeResult
+  'history:restoreAll': ChangeResult
+  'chat:send': { readonly conversationId: string; readonly turnId: string }
+  'chat:stop': null
+  'conversations:list': ReadonlyArray<ConversationSearchHit>
+  'conversations:get': Conversation
+  'conversations:rename': ConversationSummary
+  'conversations:delete': null
+  'settings:get': SettingsView
+  'settings:update': SettingsView
+  'settings:setApiKey': SettingsView
+  'settings:clearApiKey': SettingsView
+  'settings:models': ReadonlyArray<ModelInfo>
+}
+
+// Compile-time checks that schemas, results and the preload's channel list agree.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never
+export const contractIsComplete: Same<RequestChannel, keyof RequestResults> = true
+export const channelListIsComplete: Same<RequestChannel, (typeof requestChannels)[number]> = true
+export { requestChannels }
+
+/** Events main pushes to the renderer. */
+export interface EventMap {
+  'agent:event': AgentEvent
+  'history:commit': CommitSummary
+  'conversations:changed': { readonly id: string; readonly deleted: boolean }
+  'settings:changed': SettingsView
+  'app:recovery': RecoveryReport
+}
+export type EventName = keyof EventMap
+
+/** Splits `domain:verb` for the api object: `window.api.history.log(...)`. */
+type Domain<C> = C extends `${infer D}:${string}` ? D : never
+type Verb<C, D extends string> = C extends `${D}:${infer V}` ? V : never
+
+type Method<C extends RequestChannel> =
+  undefined extends RequestPayload<C>
+    ? (payload?: RequestPayload<C>) => Promise<ApiResultOf<C>>
+    : (payload: RequestPayload<C>) => Promise<ApiResultOf<C>>
+
+export type ApiResultOf<C extends RequestChannel> = ApiResult<RequestResults[C]>
+
+/** The shape of `window.api`: one named function per channel, plus `on` for events. */
+export type CairnApi = {
+  readonly [D in Domain<RequestChannel>]: {
+    readonly [V in Verb<RequestChannel, D>]: Method<`${D}:${V}` & RequestChannel>
+  }
+} & {
+  readonly on: <E extends EventName>(event: E, listener: (data: EventMap[E]) => void) => () => void
+}

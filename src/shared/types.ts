@@ -1,0 +1,233 @@
+/**
+ * Data types shared by main and renderer. Plain, serializable, readonly.
+ * Imports nothing from node, electron or the DOM.
+ */
+
+/** An error as it crosses the process boundary: a stable code and a message for people. */
+export interface ApiErrorData {
+  readonly code: string
+  readonly message: string
+}
+
+/** What every request resolves to on the renderer side: never a thrown stack. */
+export type ApiResult<T> =
+  | { readonly ok: true; readonly value: T }
+  | { readonly ok: false; readonly error: ApiErrorData }
+
+export interface AppInfo {
+  readonly name: string
+  readonly version: string
+  /** The user's data folder, shown in settings so they can find their files. */
+  readonly dataDir: string
+  /** What start-up recovery did, if anything (null when the history was clean). */
+  readonly recovery: RecoveryReport | null
+}
+
+/** What the versioned memory repaired when it opened (see history/recovery). */
+export interface RecoveryReport {
+  readonly kind: 'uncommitted-changes' | 'history-rebuilt'
+  /** A sentence for people, without host paths. */
+  readonly message: string
+  readonly commitOid: string | null
+}
+
+// ---------------------------------------------------------------- memory browser
+
+export interface MemoryEntry {
+  /** Virtual path, e.g. `/memories/notes.md`. */
+  readonly path: string
+  readonly kind: 'file' | 'dir'
+  /** Bytes for files; for directories the sum of what they contain. */
+  readonly size: number
+  readonly modifiedAt: number
+}
+
+export interface MemoryFile {
+  readonly path: string
+  readonly size: number
+  /** `text` for UTF-8 files, `image` for png/jpeg (base64 in `data`). */
+  readonly kind: 'text' | 'image' | 'binary'
+  readonly text: string | null
+  readonly mediaType: string | null
+  readonly data: string | null
+}
+
+export interface MemorySearchHit {
+  readonly path: string
+  readonly line: number
+  readonly text: string
+}
+
+// ---------------------------------------------------------------- history
+
+export type Actor = 'claude' | 'user' | 'system'
+
+export type CommitCommand =
+  | 'create'
+  | 'str_replace'
+  | 'insert'
+  | 'delete'
+  | 'rename'
+  | 'write'
+  | 'restore-file'
+  | 'restore-deleted'
+  | 'revert'
+  | 'restore-all'
+  | 'recovery'
+  | 'init'
+
+/** One entry of the timeline. */
+export interface CommitSummary {
+  readonly oid: string
+  readonly parent: string | null
+  /** Milliseconds since the epoch. */
+  readonly time: number
+  readonly actor: Actor
+  readonly command: CommitCommand
+  readonly subject: string
+  /** Virtual paths touched, e.g. `['/memories/a.md', '/memories/b.md']` for a rename. */
+  readonly paths: ReadonlyArray<string>
+  readonly conversationId: string | null
+  readonly toolUseId: string | null
+  /** True when a `create` replaced an existing file. */
+  readonly overwrite: boolean
+  /** For restores and reverts: the commit they restored from or reverted. */
+  readonly restoredFrom: string | null
+}
+
+export interface LogPage {
+  readonly entries: ReadonlyArray<CommitSummary>
+  /** Number of entries matching the filter (for virtualized lists). */
+  readonly total: number
+}
+
+export type ChangeStatus = 'added' | 'modified' | 'deleted' | 'renamed'
+
+/** One file changed by a commit, with both sides for the diff view. */
+export interface FileChange {
+  readonly path: string
+  readonly oldPath: string | null
+  readonly status: ChangeStatus
+  /** Text before/after; null when absent on that side or binary. */
+  readonly before: string | null
+  readonly after: string | null
+  readonly binary: boolean
+}
+
+export interface CommitDetail {
+  readonly commit: CommitSummary
+  readonly changes: ReadonlyArray<FileChange>
+}
+
+/** Result of a user edit or a restore: the commit it made, or null when nothing changed. */
+export interface ChangeResult {
+  readonly commit: CommitSummary | null
+  readonly message: string
+}
+
+// ---------------------------------------------------------------- chat
+
+export interface TokenUsage {
+  readonly inputTokens: number
+  readonly outputTokens: number
+  readonly cacheReadInputTokens: number
+  readonly cacheCreationInputTokens: number
+}
+
+/** A block of a stored message, in the Messages API's own shape (subset). */
+export type StoredBlock =
+  | { readonly type: 'text'; readonly text: string }
+  | {
+      readonly type: 'tool_use'
+      readonly id: string
+      readonly name: string
+      readonly input: unknown
+    }
+  | {
+      readonly type: 'tool_result'
+      readonly tool_use_id: string
+      readonly content: string
+      readonly is_error: boolean
+    }
+
+export interface StoredMessage {
+  readonly role: 'user' | 'assistant'
+  readonly content: ReadonlyArray<StoredBlock>
+  /** For assistant messages: stop reason and usage, as reported by the API. */
+  readonly stopReason?: string | null
+  readonly usage?: TokenUsage | null
+  readonly createdAt: number
+}
+
+export interface ConversationSummary {
+  readonly id: string
+  readonly title: string
+  readonly createdAt: number
+  readonly updatedAt: number
+  readonly messageCount: number
+}
+
+export interface Conversation extends ConversationSummary {
+  readonly messages: ReadonlyArray<StoredMessage>
+  /** tool_use_id -> commit made by that memory command. */
+  readonly toolCommits: Readonly<Record<string, string>>
+}
+
+export interface ConversationSearchHit {
+  readonly conversation: ConversationSummary
+  /** A short excerpt around the match, or null when only the title matched. */
+  readonly excerpt: string | null
+}
+
+/** Events of one running turn, enough to rebuild the transcript live. */
+export type AgentEvent = { readonly conversationId: string; readonly turnId: string } & (
+  | { readonly type: 'turn-started'; readonly userText: string }
+  | { readonly type: 'text-delta'; readonly text: string }
+  | {
+      readonly type: 'tool-call'
+      readonly toolUseId: string
+      readonly command: string
+      readonly input: unknown
+    }
+  | {
+      readonly type: 'tool-result'
+      readonly toolUseId: string
+      readonly content: string
+      readonly isError: boolean
+      readonly commitOid: string | null
+    }
+  | {
+      readonly type: 'message-finished'
+      readonly stopReason: string | null
+      readonly usage: TokenUsage
+    }
+  | { readonly type: 'turn-finished'; readonly stopped: boolean }
+  | { readonly type: 'error'; readonly code: string; readonly message: string }
+)
+
+// ---------------------------------------------------------------- settings
+
+export type CreateExistingPolicy = 'overwrite' | 'error'
+export type ThemeSetting = 'system' | 'light' | 'dark'
+
+export interface Settings {
+  readonly model: string
+  readonly maxTokens: number
+  readonly customInstructions: string
+  readonly createExisting: CreateExistingPolicy
+  readonly secretScanning: boolean
+  readonly theme: ThemeSetting
+}
+
+/** Settings as the renderer sees them: never the key itself. */
+export interface SettingsView extends Settings {
+  readonly hasApiKey: boolean
+  /** Where the key lives: OS keychain, plain text fallback, the environment, or nowhere. */
+  readonly apiKeySource: 'os' | 'plaintext' | 'env' | 'none'
+  readonly dataDir: string
+}
+
+export interface ModelInfo {
+  readonly id: string
+  readonly displayName: string
+}
