@@ -1,0 +1,107 @@
+import { readFile, rm } from 'node:fs/promises'
+import { z } from 'zod'
+import { writeJsonAtomic } from './atomic-json'
+
+/**
+ * Where the API key lives. `os`: encrypted by the OS keychain; `plaintext`: on disk in a form
+ * anyone with the file can read (Linux without a keyring); `memory`: only in this process.
+ */
+export type SecretStoreKind = 'os' | 'plaintext' | 'memory'
+
+/** Holds one secret, the Anthropic API key. */
+export interface SecretStore {
+  /** How the key is protected right now (may change, e.g. when a keyring becomes available). */
+  readonly kind: SecretStoreKind
+  get(): Promise<string | null>
+  set(value: string): Promise<void>
+  clear(): Promise<void>
+}
+
+/** A store that forgets on restart: for tests and the e2e harness. */
+export function createMemorySecretStore(initial: string | null = null): SecretStore {
+  let value = initial
+  return {
+    kind: 'memory',
+    async get() {
+      return value
+    },
+    async set(next) {
+      value = next
+    },
+    async clear() {
+      value = null
+    },
+  }
+}
+
+/**
+ * The encryption the app injects: Electron's `safeStorage` in the desktop app, without this
+ * module importing Electron. `backend()` is `safeStorage.getSelectedStorageBackend()` on Linux
+ * (`basic_text` means a hard-coded password, i.e. no real protection) and anything else elsewhere.
+ */
+export interface SecretCipher {
+  isEncryptionAvailable(): boolean
+  encrypt(plain: string): Uint8Array
+  decrypt(data: Uint8Array): string
+  backend(): string
+}
+
+const secretFile = z.object({
+  version: z.literal(1),
+  /** `cipher`: bytes from `SecretCipher.encrypt`; `plain`: UTF-8, only when no cipher works. */
+  encoding: z.enum(['cipher', 'plain']),
+  data: z.string(),
+})
+
+/**
+ * Keeps the key in `file` (mode 0600, atomic writes), encrypted through `cipher` when
+ * encryption is available, as plain base64 otherwise — reported as `kind: 'plaintext'` so the
+ * UI can warn.
+ */
+export function createFileSecretStore(options: {
+  file: string
+  cipher?: SecretCipher
+}): SecretStore {
+  const { file, cipher } = options
+  const canEncrypt = (): boolean => {
+    try {
+      return cipher?.isEncryptionAvailable() === true
+    } catch {
+      return false
+    }
+  }
+  return {
+    get kind(): SecretStoreKind {
+      return canEncrypt() && cipher?.backend() !== 'basic_text' ? 'os' : 'plaintext'
+    },
+    async get() {
+      let raw: string
+      try {
+        raw = await readFile(file, 'utf8')
+      } catch {
+        return null
+      }
+      try {
+        const stored = secretFile.parse(JSON.parse(raw))
+        const bytes = Buffer.from(stored.data, 'base64')
+        if (stored.encoding === 'plain') return bytes.toString('utf8')
+        if (!cipher || !canEncrypt()) return null
+        return cipher.decrypt(bytes)
+      } catch {
+        // An unreadable key (corrupt file, keyring changed) counts as no key: the user sets it again.
+        return null
+      }
+    },
+    async set(value) {
+      const encrypted = canEncrypt() && cipher ? cipher.encrypt(value) : null
+      await writeJsonAtomic(file, {
+        version: 1,
+        encoding: encrypted ? 'cipher' : 'plain',
+        data: Buffer.from(encrypted ?? Buffer.from(value, 'utf8')).toString('base64'),
+      })
+    },
+    async clear() {
+      await rm(file, { force: true })
+    },
+  }
+}

@@ -1,0 +1,108 @@
+import path from 'node:path'
+import type { Settings, SettingsView } from '../../shared/types'
+import type { SecretStore } from './secret-store'
+import { readSettingsFile, writeSettingsFile } from './settings-file'
+
+export interface SettingsServiceOptions {
+  readonly dataDir: string
+  readonly secretStore: SecretStore
+  /** Where `ANTHROPIC_API_KEY` and `ANTHROPIC_BASE_URL` come from (process.env in the app). */
+  readonly env?: Readonly<Record<string, string | undefined>>
+}
+
+/** What the agent needs to reach the API. The key never leaves the main process. */
+export interface ApiCredentials {
+  readonly apiKey: string | null
+  readonly baseURL: string | undefined
+}
+
+/** Settings in `<dataDir>/settings.json` plus the API key in a `SecretStore`. */
+export interface SettingsService {
+  get(): Promise<Settings>
+  /** What the renderer may see: settings, whether a key is set and where it lives. */
+  view(): Promise<SettingsView>
+  update(patch: Partial<Settings>): Promise<SettingsView>
+  setApiKey(key: string): Promise<SettingsView>
+  clearApiKey(): Promise<SettingsView>
+  credentials(): Promise<ApiCredentials>
+}
+
+/** Opens the settings of `dataDir`. Writes are serialized; reads after the first are cached. */
+export function createSettingsService(options: SettingsServiceOptions): SettingsService {
+  const file = path.join(options.dataDir, 'settings.json')
+  const env = options.env ?? {}
+  const store = options.secretStore
+  let cached: Settings | null = null
+  let queue: Promise<unknown> = Promise.resolve()
+
+  const serial = <T>(work: () => Promise<T>): Promise<T> => {
+    const run = queue.then(work, work)
+    queue = run.catch(() => undefined)
+    return run
+  }
+  const envKey = (): string | null => nonEmpty(env['ANTHROPIC_API_KEY'])
+
+  const get = async (): Promise<Settings> => {
+    cached ??= await readSettingsFile(file)
+    return cached
+  }
+
+  const view = async (): Promise<SettingsView> => {
+    const settings = await get()
+    const stored = envKey() === null ? await store.get() : null
+    // An in-memory store (tests, e2e) writes nothing to disk, so it is reported like the keychain.
+    const apiKeySource: SettingsView['apiKeySource'] =
+      envKey() !== null
+        ? 'env'
+        : stored === null
+          ? 'none'
+          : store.kind === 'plaintext'
+            ? 'plaintext'
+            : 'os'
+    return {
+      ...settings,
+      hasApiKey: apiKeySource !== 'none',
+      apiKeySource,
+      dataDir: options.dataDir,
+    }
+  }
+
+  return {
+    get,
+    view,
+    update: (patch) =>
+      serial(async () => {
+        const next: Settings = { ...(await get()), ...definedOnly(patch) }
+        await writeSettingsFile(file, next)
+        cached = next
+        return view()
+      }),
+    setApiKey: (key) =>
+      serial(async () => {
+        await store.set(key.trim())
+        return view()
+      }),
+    clearApiKey: () =>
+      serial(async () => {
+        await store.clear()
+        return view()
+      }),
+    async credentials() {
+      return {
+        apiKey: envKey() ?? nonEmpty(await store.get()),
+        baseURL: nonEmpty(env['ANTHROPIC_BASE_URL']) ?? undefined,
+      }
+    },
+  }
+}
+
+function nonEmpty(value: string | null | undefined): string | null {
+  const trimmed = value?.trim()
+  return trimmed ? trimmed : null
+}
+
+function definedOnly(patch: Partial<Settings>): Partial<Settings> {
+  return Object.fromEntries(
+    Object.entries(patch).filter(([, value]) => value !== undefined),
+  ) as Partial<Settings>
+}
