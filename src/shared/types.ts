@@ -11,8 +11,7 @@ export interface ApiErrorData {
 
 /** What every request resolves to on the renderer side: never a thrown stack. */
 export type ApiResult<T> =
-  | { readonly ok: true; readonly value: T }
-  | { readonly ok: false; readonly error: ApiErrorData }
+  { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: ApiErrorData }
 
 export interface AppInfo {
   readonly name: string

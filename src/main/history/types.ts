@@ -43,7 +43,11 @@ export interface VersionedMemory {
   setPolicy(policy: Partial<MemoryPolicy>): void
 
   // User edits from the UI: same rules and queue, author "You".
-  writeFile(path: string, content: string, options?: { mustNotExist?: boolean }): Promise<ChangeResult>
+  writeFile(
+    path: string,
+    content: string,
+    options?: { mustNotExist?: boolean },
+  ): Promise<ChangeResult>
   renameFile(from: string, to: string): Promise<ChangeResult>
   deleteFile(path: string): Promise<ChangeResult>
 

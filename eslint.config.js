@@ -1,0 +1,76 @@
+// @ts-check
+import js from '@eslint/js'
+import reactHooks from 'eslint-plugin-react-hooks'
+import globals from 'globals'
+import tseslint from 'typescript-eslint'
+
+/** Electron may only be imported by the shell: main/index.ts, main/ipc.ts and the preload. */
+const noElectron = {
+  'no-restricted-imports': [
+    'error',
+    {
+      paths: [
+        {
+          name: 'electron',
+          message:
+            'Keep Electron out of the core: only src/main/index.ts, src/main/ipc.ts and src/preload may import it.',
+        },
+      ],
+      patterns: [{ group: ['electron/*'], message: 'Keep Electron out of the core.' }],
+    },
+  ],
+}
+
+/** The renderer and the shared contract never touch node. */
+const noNode = {
+  'no-restricted-imports': [
+    'error',
+    {
+      paths: [{ name: 'electron', message: 'The renderer talks to main through window.api only.' }],
+      patterns: [
+        { group: ['node:*'], message: 'No node modules outside the main process.' },
+        {
+          group: ['fs', 'path', 'os', 'child_process', 'crypto', 'electron/*'],
+          message: 'No node or electron modules outside the main process.',
+        },
+      ],
+    },
+  ],
+}
+
+export default tseslint.config(
+  {
+    ignores: [
+      'node_modules',
+      'out',
+      'dist',
+      'test-results',
+      'playwright-report',
+      'e2e/artifacts',
+      'bench/results',
+    ],
+  },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { globals: { ...globals.node } },
+    rules: {
+      '@typescript-eslint/no-explicit-any': 'error',
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_' },
+      ],
+    },
+  },
+  { files: ['src/main/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts'], rules: noElectron },
+  { files: ['src/main/index.ts', 'src/main/ipc.ts'], rules: { 'no-restricted-imports': 'off' } },
+  { files: ['src/shared/**/*.ts'], rules: noNode },
+  // Playwright fixtures declare their dependencies with a (possibly empty) destructuring.
+  { files: ['e2e/**/*.ts'], rules: { 'no-empty-pattern': 'off' } },
+  {
+    files: ['src/renderer/**/*.{ts,tsx}'],
+    languageOptions: { globals: { ...globals.browser } },
+    plugins: { 'react-hooks': reactHooks },
+    rules: { ...reactHooks.configs.recommended.rules, ...noNode },
+  },
+)

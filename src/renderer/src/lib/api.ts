@@ -1,0 +1,26 @@
+import type { ApiErrorData, ApiResult } from '../../../shared/types'
+
+/** An error main reported, with its stable code (e.g. `invalid-payload`, `no-api-key`). */
+export class ApiError extends Error {
+  readonly code: string
+  constructor(data: ApiErrorData) {
+    super(data.message)
+    this.name = 'ApiError'
+    this.code = data.code
+  }
+}
+
+/** Unwraps a `window.api` result: the value, or a thrown `ApiError`. */
+export async function unwrap<T>(result: Promise<ApiResult<T>>): Promise<T> {
+  const settled = await result
+  if (settled.ok) return settled.value
+  throw new ApiError(settled.error)
+}
+
+/** The message to show for anything thrown while talking to main. */
+export function errorMessage(error: unknown): string {
+  if (error instanceof ApiError) return error.message
+  return 'Something went wrong. Please try again.'
+}
+
+export const api = (): Window['api'] => window.api
