@@ -1,12 +1,18 @@
-import { useState } from 'react'
 import { useAppInfo } from './features/app/use-app-info'
-
-type SidePane = 'memory' | 'history'
+import { NavigationProvider, useNavigation } from './features/app/navigation'
 
 /** The window's frame: conversations sidebar, chat in the middle, memory and history beside. */
 export function App() {
+  return (
+    <NavigationProvider>
+      <Frame />
+    </NavigationProvider>
+  )
+}
+
+function Frame() {
   const appInfo = useAppInfo()
-  const [sidePane, setSidePane] = useState<SidePane>('memory')
+  const { sidePane, showSidePane } = useNavigation()
 
   return (
     <div className="app-frame">
@@ -45,7 +51,7 @@ export function App() {
               role="tab"
               aria-selected={sidePane === pane}
               className="tab"
-              onClick={() => setSidePane(pane)}
+              onClick={() => showSidePane(pane)}
             >
               {pane === 'memory' ? 'Memory' : 'History'}
             </button>
