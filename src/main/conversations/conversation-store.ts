@@ -1,0 +1,147 @@
+import { randomUUID } from 'node:crypto'
+import { readdir, readFile, rm } from 'node:fs/promises'
+import path from 'node:path'
+import type { Conversation, ConversationSearchHit, ConversationSummary } from '../../shared/types'
+import { CairnError } from '../errors'
+import { writeJsonAtomic } from '../settings/atomic-json'
+import {
+  CONVERSATION_ID,
+  deriveTitle,
+  parseConversation,
+  serializeConversation,
+} from './conversation-file'
+import { matchConversation, summarize } from './search'
+
+export interface ConversationStoreOptions {
+  readonly dataDir: string
+  /** Milliseconds since the epoch; injectable so tests control ordering. */
+  readonly now?: () => number
+  /** New conversation ids; injectable for tests. */
+  readonly newId?: () => string
+}
+
+/**
+ * Conversations, one JSON file each in `<dataDir>/conversations/`, written atomically.
+ * All changes go through one queue, so a rename while a turn is saving loses neither.
+ */
+export interface ConversationStore {
+  /** Starts a conversation titled after its first message (nothing stored yet but the file). */
+  create(firstText: string): Promise<Conversation>
+  get(id: string): Promise<Conversation>
+  /** Applies `change` to the latest stored version and saves it (updatedAt is set here). */
+  update(id: string, change: (current: Conversation) => Conversation): Promise<Conversation>
+  rename(id: string, title: string): Promise<ConversationSummary>
+  delete(id: string): Promise<void>
+  /** Newest first; with a query, only conversations whose title or text matches. */
+  list(query?: string): Promise<ReadonlyArray<ConversationSearchHit>>
+}
+
+/** Opens the conversation store of `dataDir`. */
+export function createConversationStore(options: ConversationStoreOptions): ConversationStore {
+  const dir = path.join(options.dataDir, 'conversations')
+  const now = options.now ?? Date.now
+  const newId = options.newId ?? (() => `c_${randomUUID().replaceAll('-', '')}`)
+  // Loaded conversations; this process is the only writer, so the cache stays true.
+  const cache = new Map<string, Conversation>()
+  let queue: Promise<unknown> = Promise.resolve()
+
+  const serial = <T>(work: () => Promise<T>): Promise<T> => {
+    const run = queue.then(work, work)
+    queue = run.catch(() => undefined)
+    return run
+  }
+  const fileOf = (id: string): string => path.join(dir, `${id}.json`)
+
+  const load = async (id: string): Promise<Conversation> => {
+    if (!CONVERSATION_ID.test(id)) throw notFound()
+    const cached = cache.get(id)
+    if (cached) return cached
+    let raw: string
+    try {
+      raw = await readFile(fileOf(id), 'utf8')
+    } catch {
+      throw notFound()
+    }
+    let conversation: Conversation
+    try {
+      conversation = parseConversation(raw)
+    } catch {
+      throw new CairnError('conversation-corrupt', 'This conversation file could not be read.')
+    }
+    if (conversation.id !== id) throw notFound()
+    cache.set(id, conversation)
+    return conversation
+  }
+
+  const save = async (conversation: Conversation): Promise<Conversation> => {
+    const stored = { ...conversation, messageCount: conversation.messages.length }
+    await writeJsonAtomic(fileOf(stored.id), serializeConversation(stored))
+    cache.set(stored.id, stored)
+    return stored
+  }
+
+  return {
+    create: (firstText) =>
+      serial(async () => {
+        const time = now()
+        return save({
+          id: newId(),
+          title: deriveTitle(firstText),
+          createdAt: time,
+          updatedAt: time,
+          messageCount: 0,
+          messages: [],
+          toolCommits: {},
+        })
+      }),
+    get: (id) => serial(() => load(id)),
+    update: (id, change) =>
+      serial(async () => {
+        const next = change(await load(id))
+        return save({ ...next, id, updatedAt: Math.max(now(), next.updatedAt) })
+      }),
+    rename: (id, title) =>
+      serial(async () => {
+        const current = await load(id)
+        return summarize(await save({ ...current, title: title.trim(), updatedAt: now() }))
+      }),
+    delete: (id) =>
+      serial(async () => {
+        await load(id)
+        await rm(fileOf(id), { force: true })
+        cache.delete(id)
+      }),
+    list: (query) =>
+      serial(async () => {
+        let names: string[]
+        try {
+          names = await readdir(dir)
+        } catch {
+          return []
+        }
+        const hits: ConversationSearchHit[] = []
+        for (const name of names) {
+          const id = name.endsWith('.json') ? name.slice(0, -'.json'.length) : ''
+          if (!CONVERSATION_ID.test(id)) continue
+          let conversation: Conversation
+          try {
+            conversation = await load(id)
+          } catch {
+            continue // A corrupt file is left for the user; it must not hide the others.
+          }
+          const hit = query ? matchConversation(conversation, query) : null
+          if (!query) hits.push({ conversation: summarize(conversation), excerpt: null })
+          else if (hit) hits.push(hit)
+        }
+        return hits.sort(
+          (a, b) =>
+            b.conversation.updatedAt - a.conversation.updatedAt ||
+            b.conversation.createdAt - a.conversation.createdAt,
+        )
+      }),
+  }
+}
+
+function notFound(): CairnError {
+  return new CairnError('conversation-not-found', 'This conversation does not exist any more.')
+}

@@ -1,0 +1,4 @@
+/** Stored conversations: see `createConversationStore`. */
+export { createConversationStore } from './conversation-store'
+export type { ConversationStore, ConversationStoreOptions } from './conversation-store'
+export { deriveTitle } from './conversation-file'
