@@ -1,0 +1,130 @@
+import type { Actor, CommitCommand } from '../../shared/types'
+
+/** The structured facts of one commit, carried by its author and trailers. */
+export interface CommitMeta {
+  readonly actor: Actor
+  readonly command: CommitCommand
+  readonly subject: string
+  readonly paths: ReadonlyArray<string>
+  readonly conversationId: string | null
+  readonly toolUseId: string | null
+  readonly overwrite: boolean
+  readonly restoredFrom: string | null
+}
+
+/** Git identities per actor. The system author signs recovery and start-of-history commits. */
+export const AUTHORS: Readonly<Record<Actor, { readonly name: string; readonly email: string }>> = {
+  claude: { name: 'Claude', email: 'claude@cairn.invalid' },
+  user: { name: 'You', email: 'you@cairn.invalid' },
+  system: { name: 'Cairn', email: 'system@cairn.invalid' },
+}
+
+const COMMANDS: ReadonlySet<string> = new Set<CommitCommand>([
+  'create',
+  'str_replace',
+  'insert',
+  'delete',
+  'rename',
+  'write',
+  'restore-file',
+  'restore-deleted',
+  'revert',
+  'restore-all',
+  'recovery',
+  'init',
+])
+
+const KEY = {
+  command: 'Command',
+  path: 'Path',
+  conversation: 'Conversation-Id',
+  toolUse: 'Tool-Use-Id',
+  overwrite: 'Overwrite',
+  restoredFrom: 'Restored-From',
+} as const
+
+/**
+ * Formats a commit message: the subject, a blank line, then one trailer per fact.
+ *
+ *   str_replace /memories/notes.md
+ *
+ *   Command: str_replace
+ *   Path: /memories/notes.md
+ *   Conversation-Id: 6f1c…
+ *   Tool-Use-Id: toolu_01…
+ */
+export function formatCommitMessage(meta: CommitMeta): string {
+  const trailers = [`${KEY.command}: ${meta.command}`]
+  for (const p of meta.paths) trailers.push(`${KEY.path}: ${encodeValue(p)}`)
+  if (meta.conversationId) trailers.push(`${KEY.conversation}: ${encodeValue(meta.conversationId)}`)
+  if (meta.toolUseId) trailers.push(`${KEY.toolUse}: ${encodeValue(meta.toolUseId)}`)
+  if (meta.overwrite) trailers.push(`${KEY.overwrite}: true`)
+  if (meta.restoredFrom) trailers.push(`${KEY.restoredFrom}: ${meta.restoredFrom}`)
+  return `${encodeValue(meta.subject)}\n\n${trailers.join('\n')}\n`
+}
+
+/**
+ * Reads the facts back from a commit's author name and message. Commits not made by Cairn
+ * (no trailers) come back as `recovery` commits with the paths the caller supplies.
+ */
+export function parseCommitMessage(authorName: string, message: string): CommitMeta {
+  const lines = message.replace(/\n+$/, '').split('\n')
+  const subject = decodeValue(lines[0] ?? '')
+  const blank = lines.lastIndexOf('')
+  const trailerLines = blank >= 0 ? lines.slice(blank + 1) : []
+  const paths: string[] = []
+  let command: CommitCommand | null = null
+  let conversationId: string | null = null
+  let toolUseId: string | null = null
+  let overwrite = false
+  let restoredFrom: string | null = null
+  for (const line of trailerLines) {
+    const colon = line.indexOf(': ')
+    if (colon <= 0) continue
+    const key = line.slice(0, colon)
+    const value = line.slice(colon + 2)
+    if (key === KEY.command && COMMANDS.has(value)) command = value as CommitCommand
+    else if (key === KEY.path) paths.push(decodeValue(value))
+    else if (key === KEY.conversation) conversationId = decodeValue(value)
+    else if (key === KEY.toolUse) toolUseId = decodeValue(value)
+    else if (key === KEY.overwrite) overwrite = value === 'true'
+    else if (key === KEY.restoredFrom && /^[0-9a-f]{40}$/.test(value)) restoredFrom = value
+  }
+  return {
+    actor: actorOf(authorName),
+    command: command ?? 'recovery',
+    subject,
+    paths,
+    conversationId,
+    toolUseId,
+    overwrite,
+    restoredFrom,
+  }
+}
+
+function actorOf(authorName: string): Actor {
+  if (authorName === AUTHORS.claude.name) return 'claude'
+  if (authorName === AUTHORS.user.name) return 'user'
+  return 'system'
+}
+
+// Trailer values and the subject must stay on one line: `%`, control characters and
+// line separators are percent-encoded (memory paths never contain them, recovered files might).
+function encodeValue(value: string): string {
+  let out = ''
+  for (const c of value) {
+    const code = c.charCodeAt(0)
+    const unsafe = c === '%' || code < 0x20 || code === 0x7f || code === 0x85
+    if (unsafe || code === 0x2028 || code === 0x2029) {
+      const hex = code.toString(16).toUpperCase()
+      out += code < 0x100 ? `%${hex.padStart(2, '0')}` : `%u${hex.padStart(4, '0')}`
+    } else out += c
+  }
+  return out
+}
+
+function decodeValue(value: string): string {
+  return value.replace(/%u([0-9A-F]{4})|%([0-9A-F]{2})/g, (_, long?: string, short?: string) =>
+    String.fromCharCode(Number.parseInt(long ?? short ?? '', 16)),
+  )
+}

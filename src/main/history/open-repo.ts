@@ -1,0 +1,130 @@
+import { existsSync } from 'node:fs'
+import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises'
+import path from 'node:path'
+import type { RecoveryReport } from '../../shared/types'
+import { TEMP_FILE_PREFIX } from '../memory/types'
+import { createObjectStore, initRepository, readMainRef } from './object-store'
+import { createRepo, type Repo, type RepoState } from './repo'
+import { indexFileOf, reconcileIndex } from './side-index'
+import { emptyTree, loadAll, treeFromOid } from './tree-state'
+
+export interface OpenedRepo {
+  readonly repo: Repo
+  readonly recovery: RecoveryReport | null
+}
+
+/**
+ * Opens (or starts) the history of `<dataDir>/memories` in `<dataDir>/history.git` and
+ * repairs what an interrupted run or an outside edit left behind:
+ * - stray temp files of interrupted writes are removed;
+ * - changes not yet committed become one recovery commit by the system author;
+ * - a missing or unreadable git directory is moved aside (never deleted) and a fresh
+ *   history starts from the files as they are — the files themselves are never touched.
+ */
+export async function openRepo(options: {
+  dataDir: string
+  now: () => number
+}): Promise<OpenedRepo> {
+  const { dataDir, now } = options
+  const workRoot = path.join(dataDir, 'memories')
+  const gitdir = path.join(dataDir, 'history.git')
+  await mkdir(workRoot, { recursive: true, mode: 0o700 })
+  await removeStrayTempFiles(workRoot)
+
+  const hadGitdir = existsSync(gitdir)
+  let state: RepoState | null = null
+  let damaged = false
+  if (hadGitdir) {
+    try {
+      state = await loadState(gitdir)
+    } catch {
+      damaged = true
+      await rename(gitdir, await asideName(gitdir, now()))
+    }
+  }
+  const fresh = state === null
+  if (!state) {
+    await initRepository(gitdir)
+    state = { head: null, root: emptyTree(), entries: [] }
+  }
+  const repo = createRepo({
+    store: createObjectStore(gitdir),
+    workRoot,
+    indexFile: indexFileOf(gitdir),
+    state,
+    now,
+  })
+
+  const entry = await repo.commit(
+    'all',
+    fresh
+      ? { ...systemIntent, command: 'init', subject: 'Start the history from the memory folder' }
+      : { ...systemIntent, command: 'recovery', subject: 'Save changes made outside Cairn' },
+  )
+  if (damaged || (fresh && entry)) {
+    const count = entry?.files.length ?? 0
+    return {
+      repo,
+      recovery: {
+        kind: 'history-rebuilt',
+        message: damaged
+          ? `The memory history could not be read. It was set aside and a new history was started from your current memory files (${count} ${plural(count)}); no file was lost.`
+          : `No history was found for your memory folder. A new history was started from its ${count} ${plural(count)}.`,
+        commitOid: entry?.oid ?? null,
+      },
+    }
+  }
+  if (entry) {
+    const count = entry.files.length
+    return {
+      repo,
+      recovery: {
+        kind: 'uncommitted-changes',
+        message: `${count} ${plural(count)} had changed without being saved to the history (an interrupted write or an edit outside Cairn). They were saved as one recovery commit.`,
+        commitOid: entry.oid,
+      },
+    }
+  }
+  return { repo, recovery: null }
+}
+
+const systemIntent = {
+  actor: 'system',
+  conversationId: null,
+  toolUseId: null,
+  overwrite: false,
+  restoredFrom: null,
+} as const
+
+async function loadState(gitdir: string): Promise<RepoState> {
+  if (!(await stat(path.join(gitdir, 'objects'))).isDirectory()) throw new Error('no objects')
+  const store = createObjectStore(gitdir)
+  const head = await readMainRef(gitdir)
+  let root = emptyTree()
+  if (head) {
+    root = treeFromOid((await store.readCommit(head)).tree)
+    await loadAll(store, root)
+  }
+  const entries = await reconcileIndex(store, indexFileOf(gitdir), head)
+  return { head, root, entries }
+}
+
+async function asideName(gitdir: string, time: number): Promise<string> {
+  const stamp = new Date(time).toISOString().replace(/[-:]/g, '').replace(/\..*$/, 'Z')
+  for (let n = 0; ; n++) {
+    const candidate = `${gitdir}.broken-${stamp}${n ? `-${n}` : ''}`
+    if (!existsSync(candidate)) return candidate
+  }
+}
+
+async function removeStrayTempFiles(dir: string): Promise<void> {
+  for (const dirent of await readdir(dir, { withFileTypes: true })) {
+    const child = path.join(dir, dirent.name)
+    if (dirent.name.startsWith(TEMP_FILE_PREFIX)) await rm(child, { force: true, recursive: true })
+    else if (dirent.isDirectory()) await removeStrayTempFiles(child)
+  }
+}
+
+function plural(count: number): string {
+  return count === 1 ? 'file' : 'files'
+}

@@ -1,0 +1,129 @@
+import path from 'node:path'
+import { AUTHORS, formatCommitMessage, type CommitMeta } from './commit-message'
+import { serializeCommit, writeMainRef, type ObjectStore } from './object-store'
+import { segmentsOf, toVirtual } from './paths'
+import { appendIndexEntry, type IndexEntry } from './side-index'
+import {
+  diffNodes,
+  emptyTree,
+  flushTree,
+  nodeAt,
+  setAt,
+  type FileDelta,
+  type TreeNode,
+} from './tree-state'
+import { scanNode } from './work-tree'
+
+/** The id of git's empty tree. */
+export const EMPTY_TREE_OID = '4b825dc642cb6eb9a060e54bf8d69288fbee4904'
+
+/** Facts of a commit to make; `paths` defaults to the files it changed. */
+export type CommitIntent = Omit<CommitMeta, 'paths'> & { readonly paths?: ReadonlyArray<string> }
+
+/**
+ * The history of one memory folder: the commit `main` points at, its tree kept in memory,
+ * and the side index. Only the serial queue calls `commit`.
+ */
+export interface Repo {
+  readonly store: ObjectStore
+  readonly gitdir: string
+  readonly workRoot: string
+  readonly indexFile: string
+  head(): string | null
+  root(): TreeNode
+  entries(): ReadonlyArray<IndexEntry>
+  entry(oid: string): IndexEntry | undefined
+  /**
+   * Reads `paths` (relative; `'all'` for the whole folder) from disk into the tree and, when
+   * the tree changed, commits it. Returns the new entry, or null when nothing changed.
+   */
+  commit(paths: ReadonlyArray<string> | 'all', intent: CommitIntent): Promise<IndexEntry | null>
+}
+
+export interface RepoState {
+  readonly head: string | null
+  readonly root: TreeNode
+  readonly entries: IndexEntry[]
+}
+
+export function createRepo(options: {
+  store: ObjectStore
+  workRoot: string
+  indexFile: string
+  state: RepoState
+  now: () => number
+}): Repo {
+  const { store, workRoot, indexFile, now } = options
+  let head = options.state.head
+  let root = options.state.root
+  const entries = options.state.entries
+  const byOid = new Map(entries.map((entry) => [entry.oid, entry]))
+  let treeOid = head ? (root.oid ?? EMPTY_TREE_OID) : EMPTY_TREE_OID
+  if (!head) root = emptyTree()
+
+  async function commit(
+    paths: ReadonlyArray<string> | 'all',
+    intent: CommitIntent,
+  ): Promise<IndexEntry | null> {
+    let next = root
+    if (paths === 'all') {
+      const scanned = await scanNode(store, workRoot, root)
+      next = scanned?.kind === 'tree' ? scanned : emptyTree()
+    } else {
+      for (const relative of paths) {
+        const segments = segmentsOf(relative)
+        const previous = await nodeAt(store, next, segments)
+        const scanned = await scanNode(store, path.join(workRoot, ...segments), previous)
+        if (scanned !== previous) next = await setAt(store, next, segments, scanned)
+      }
+    }
+    const nextTree = await flushTree(store, next)
+    if (nextTree === treeOid) return null
+    const deltas: FileDelta[] = await diffNodes(store, head ? root : null, next)
+    const files = deltas.map((delta) => toVirtual(delta.path))
+    const meta: CommitMeta = { ...intent, paths: intent.paths ?? files }
+    const time = Math.floor(now() / 1000)
+    const body = serializeCommit({
+      tree: nextTree,
+      parent: head,
+      author: AUTHORS[meta.actor],
+      timestamp: time,
+      message: formatCommitMessage(meta),
+    })
+    const oid = await store.write('commit', body)
+    await writeMainRef(store.gitdir, oid)
+    const entry: IndexEntry = {
+      oid,
+      parent: head,
+      time: time * 1000,
+      actor: meta.actor,
+      command: meta.command,
+      subject: meta.subject,
+      paths: meta.paths,
+      conversationId: meta.conversationId,
+      toolUseId: meta.toolUseId,
+      overwrite: meta.overwrite,
+      restoredFrom: meta.restoredFrom,
+      files,
+    }
+    head = oid
+    root = next
+    treeOid = nextTree
+    entries.push(entry)
+    byOid.set(oid, entry)
+    await appendIndexEntry(indexFile, entry)
+    return entry
+  }
+
+  return {
+    store,
+    gitdir: store.gitdir,
+    workRoot,
+    indexFile,
+    head: () => head,
+    root: () => root,
+    entries: () => entries,
+    entry: (oid) => byOid.get(oid),
+    commit,
+  }
+}

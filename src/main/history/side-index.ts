@@ -1,0 +1,123 @@
+import { appendFile, readFile, rename, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import type { CommitSummary } from '../../shared/types'
+import { parseCommitMessage } from './commit-message'
+import type { ObjectStore } from './object-store'
+import { toVirtual } from './paths'
+import { diffNodes, treeFromOid } from './tree-state'
+
+/** One commit in the side index: its summary plus every file (virtual path) it changed. */
+export interface IndexEntry extends CommitSummary {
+  readonly files: ReadonlyArray<string>
+}
+
+/** Where the side index lives: inside the git directory, never inside the memory folder. */
+export function indexFileOf(gitdir: string): string {
+  return path.join(gitdir, 'cairn-index.jsonl')
+}
+
+/** Appends one entry (one JSON line). */
+export async function appendIndexEntry(file: string, entry: IndexEntry): Promise<void> {
+  await appendFile(file, `${JSON.stringify(entry)}\n`, { mode: 0o600 })
+}
+
+/** Replaces the whole index atomically. */
+export async function writeIndexFile(
+  file: string,
+  entries: ReadonlyArray<IndexEntry>,
+): Promise<void> {
+  const temp = `${file}.tmp`
+  await writeFile(temp, entries.map((entry) => `${JSON.stringify(entry)}\n`).join(''), {
+    mode: 0o600,
+  })
+  await rename(temp, file)
+}
+
+/**
+ * Reads the index, oldest first. A torn last line (a crash mid-append) is dropped; anything
+ * else unreadable makes the whole file untrusted (null), and the caller rebuilds it.
+ */
+export async function readIndexFile(
+  file: string,
+): Promise<{ entries: IndexEntry[]; torn: boolean } | null> {
+  let text: string
+  try {
+    text = await readFile(file, 'utf8')
+  } catch {
+    return null
+  }
+  const lines = text.split('\n')
+  const entries: IndexEntry[] = []
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]
+    if (!line) continue
+    try {
+      const entry = JSON.parse(line) as IndexEntry
+      if (typeof entry.oid !== 'string' || !Array.isArray(entry.files)) return null
+      const previous = entries.at(-1)
+      if ((previous?.oid ?? null) !== entry.parent) return null
+      entries.push(entry)
+    } catch {
+      if (i === lines.length - 1) return { entries, torn: true }
+      return null
+    }
+  }
+  return { entries, torn: false }
+}
+
+/** Builds an index entry from a commit object (used when catching up or rebuilding). */
+export async function entryFromCommit(store: ObjectStore, oid: string): Promise<IndexEntry> {
+  const commit = await store.readCommit(oid)
+  const before = commit.parent ? (await store.readCommit(commit.parent)).tree : null
+  const deltas = await diffNodes(
+    store,
+    before ? treeFromOid(before) : null,
+    treeFromOid(commit.tree),
+  )
+  const files = deltas.map((delta) => toVirtual(delta.path))
+  const meta = parseCommitMessage(commit.authorName, commit.message)
+  return {
+    oid,
+    parent: commit.parent,
+    time: commit.timestamp * 1000,
+    actor: meta.actor,
+    command: meta.command,
+    subject: meta.subject,
+    paths: meta.paths.length > 0 ? meta.paths : files,
+    conversationId: meta.conversationId,
+    toolUseId: meta.toolUseId,
+    overwrite: meta.overwrite,
+    restoredFrom: meta.restoredFrom,
+    files,
+  }
+}
+
+/**
+ * Makes the index match `head`: trusted as is when its last entry is `head`; caught up
+ * from the commits when it lags behind (a crash between commit and append); rebuilt from
+ * the commits' trailers when missing, unreadable or from another history.
+ */
+export async function reconcileIndex(
+  store: ObjectStore,
+  file: string,
+  head: string | null,
+): Promise<IndexEntry[]> {
+  const read = await readIndexFile(file)
+  const loaded = read?.entries ?? null
+  if (read && loaded && (loaded.at(-1)?.oid ?? null) === head) {
+    if (read.torn || !loaded.length) await writeIndexFile(file, loaded)
+    return loaded
+  }
+  const known = loaded?.at(-1)?.oid ?? null
+  const missing: IndexEntry[] = []
+  let cursor = head
+  while (cursor && cursor !== known) {
+    const entry = await entryFromCommit(store, cursor)
+    missing.push(entry)
+    cursor = entry.parent
+  }
+  missing.reverse()
+  const entries = cursor !== null && loaded ? [...loaded, ...missing] : missing
+  await writeIndexFile(file, entries)
+  return entries
+}

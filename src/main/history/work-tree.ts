@@ -1,0 +1,162 @@
+import { randomBytes } from 'node:crypto'
+import type { Dirent } from 'node:fs'
+import { lstat, mkdir, open, readdir, readFile, rename, rm, rmdir } from 'node:fs/promises'
+import path from 'node:path'
+import { CairnError } from '../errors'
+import { TEMP_FILE_PREFIX } from '../memory/types'
+import type { ObjectStore } from './object-store'
+import { childrenOf, type Node, type TreeNode } from './tree-state'
+
+/** Names history never tracks: temp files of interrupted writes and anything named `.git`. */
+export function isUntracked(name: string): boolean {
+  return name.startsWith(TEMP_FILE_PREFIX) || name.toLowerCase() === '.git'
+}
+
+/**
+ * Reads what is on disk at `abs` as a history node, writing blobs that are new.
+ * Regular files and directories only: symlinks and other special files are not tracked,
+ * empty directories yield null (git cannot store them). `previous` (the committed node at
+ * the same place) saves re-writing unchanged blobs.
+ */
+export async function scanNode(
+  store: ObjectStore,
+  abs: string,
+  previous: Node | null,
+  options: { removeTempFiles?: boolean } = {},
+): Promise<Node | null> {
+  let stats
+  try {
+    stats = await lstat(abs)
+  } catch (error) {
+    if (isMissing(error)) return null
+    throw error
+  }
+  if (stats.isFile()) {
+    const content = await readFile(abs)
+    const oid = store.hash('blob', content)
+    if (previous?.kind !== 'blob' || previous.oid !== oid) await store.write('blob', content, oid)
+    return { kind: 'blob', oid, mode: '100644' }
+  }
+  if (!stats.isDirectory()) return null
+  let dirents: Dirent[]
+  try {
+    dirents = await readdir(abs, { withFileTypes: true })
+  } catch (error) {
+    if (isMissing(error)) return null
+    throw error
+  }
+  const before = previous?.kind === 'tree' ? await childrenOf(store, previous) : null
+  const children = new Map<string, Node>()
+  for (const dirent of dirents) {
+    if (dirent.name.startsWith(TEMP_FILE_PREFIX) && options.removeTempFiles) {
+      await rm(path.join(abs, dirent.name), { force: true, recursive: true })
+      continue
+    }
+    if (isUntracked(dirent.name)) continue
+    if (!dirent.isFile() && !dirent.isDirectory()) continue
+    const child = await scanNode(
+      store,
+      path.join(abs, dirent.name),
+      before?.get(dirent.name) ?? null,
+      options,
+    )
+    if (child) children.set(dirent.name, child)
+  }
+  if (children.size === 0) return null
+  if (before && sameChildren(before, children)) return previous as TreeNode
+  return { kind: 'tree', oid: null, children }
+}
+
+function sameChildren(a: ReadonlyMap<string, Node>, b: ReadonlyMap<string, Node>): boolean {
+  if (a.size !== b.size) return false
+  for (const [name, node] of b) {
+    const other = a.get(name)
+    if (!other || other !== node) {
+      if (!other || other.kind !== 'blob' || node.kind !== 'blob' || other.oid !== node.oid) {
+        return false
+      }
+    }
+  }
+  return true
+}
+
+/**
+ * Writes `content` to `root/relative` atomically (temp file, fsync, rename), creating parent
+ * folders 0700 and the file 0600. Refuses to write through a symlink or over a directory.
+ */
+export async function writeFileSafely(
+  root: string,
+  relative: string,
+  content: Uint8Array,
+): Promise<void> {
+  const segments = relative.split('/')
+  let dir = root
+  for (const segment of segments.slice(0, -1)) {
+    dir = path.join(dir, segment)
+    const stats = await lstatOrNull(dir)
+    if (!stats) await mkdir(dir, { mode: 0o700 })
+    else if (!stats.isDirectory()) {
+      throw new CairnError('conflict', `A file is in the way of /memories/${relative}.`)
+    }
+  }
+  const target = path.join(root, relative)
+  const existing = await lstatOrNull(target)
+  if (existing && !existing.isFile()) {
+    throw new CairnError('conflict', `/memories/${relative} is a folder now; move it first.`)
+  }
+  const temp = path.join(dir, `${TEMP_FILE_PREFIX}${randomBytes(6).toString('hex')}`)
+  const handle = await open(temp, 'wx', 0o600)
+  try {
+    await handle.writeFile(content)
+    await handle.sync()
+  } finally {
+    await handle.close()
+  }
+  try {
+    await rename(temp, target)
+  } catch (error) {
+    await rm(temp, { force: true })
+    throw error
+  }
+  await syncDir(dir)
+}
+
+/** Deletes `root/relative` (a file) and then any parent folders it left empty. */
+export async function deleteFileAndPrune(root: string, relative: string): Promise<void> {
+  await rm(path.join(root, relative), { force: true })
+  const segments = relative.split('/')
+  for (let depth = segments.length - 1; depth > 0; depth--) {
+    try {
+      await rmdir(path.join(root, ...segments.slice(0, depth)))
+    } catch {
+      break
+    }
+  }
+}
+
+async function syncDir(dir: string): Promise<void> {
+  try {
+    const handle = await open(dir, 'r')
+    try {
+      await handle.sync()
+    } finally {
+      await handle.close()
+    }
+  } catch {
+    // Some platforms cannot fsync a directory; the rename is still atomic.
+  }
+}
+
+async function lstatOrNull(file: string) {
+  try {
+    return await lstat(file)
+  } catch (error) {
+    if (isMissing(error)) return null
+    throw error
+  }
+}
+
+function isMissing(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException).code
+  return code === 'ENOENT' || code === 'ENOTDIR'
+}
