@@ -1,0 +1,135 @@
+/**
+ * The rules a `/memories` path must pass before it touches the disk. Pure: strings in, values out.
+ *
+ * Sample input (untrusted, exactly as Claude sent it): `/memories/projects/cairn.md`
+ */
+
+/** The virtual root every memory path starts with. */
+export const MEMORY_ROOT = '/memories'
+
+/** Longest segment, in characters (file systems allow 255 bytes; this keeps room for UTF-8). */
+export const MAX_SEGMENT_LENGTH = 128
+/** Longest whole virtual path, in characters (keeps the real path under common OS limits). */
+export const MAX_PATH_LENGTH = 512
+/** Deepest path, in segments below `/memories`. */
+export const MAX_DEPTH = 16
+
+/** A path that passed every rule. */
+export interface ParsedMemoryPath {
+  readonly ok: true
+  /** Normalized virtual path: `/memories` or `/memories/a/b.md`. */
+  readonly virtual: string
+  /** Posix path relative to the root: `''` for the root itself, else `a/b.md`. */
+  readonly relative: string
+}
+
+/** A path that broke a rule, with a message written for Claude (no `Error:` prefix). */
+export interface RejectedMemoryPath {
+  readonly ok: false
+  readonly message: string
+}
+
+// Windows device names are reserved with or without an extension (`CON.txt` too).
+const RESERVED_NAMES = new Set([
+  'CON',
+  'PRN',
+  'AUX',
+  'NUL',
+  'CONIN$',
+  'CONOUT$',
+  'CLOCK$',
+  ...['COM', 'LPT'].flatMap((prefix) => [...'0123456789¹²³'].map((digit) => `${prefix}${digit}`)),
+])
+
+// Control (Cc), format (Cf: zero-width, bidi overrides), line/paragraph separators, lone surrogates.
+const INVISIBLE_OR_CONTROL = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/u
+// Characters Windows refuses in names, and the path separators of other systems.
+const INVALID_ON_WINDOWS = /[<>:"|?*\\]/
+const PERCENT_ENCODED = /%[0-9a-f]{2}/i
+// 8.3 short names such as `GIT~1` alias `.git` on Windows.
+const SHORT_NAME = /~\d+$/
+
+/**
+ * Checks one untrusted path against every rule and normalizes it (NFC, no trailing slash).
+ * Never decodes, never touches the disk.
+ */
+export function parseMemoryPath(virtualPath: string): ParsedMemoryPath | RejectedMemoryPath {
+  if (typeof virtualPath !== 'string' || virtualPath.length === 0) {
+    return reject('The path is empty. Memory paths look like /memories/notes.md.')
+  }
+  // Checked before normalizing so that nothing hidden survives into a shown message.
+  if (INVISIBLE_OR_CONTROL.test(virtualPath)) {
+    return reject(
+      'The path contains a control or invisible formatting character, which memory paths may not contain.',
+    )
+  }
+  const path = virtualPath.normalize('NFC')
+  const shown = quote(path)
+  if (path.length > MAX_PATH_LENGTH) {
+    return reject(`The path is longer than ${MAX_PATH_LENGTH} characters.`)
+  }
+  if (path.includes('\\')) {
+    return reject(`The path ${shown} contains a backslash; use / to separate folders.`)
+  }
+  if (path !== MEMORY_ROOT && !path.startsWith(`${MEMORY_ROOT}/`)) {
+    return reject(
+      `The path ${shown} is outside the memory directory; paths must start with /memories/.`,
+    )
+  }
+  if (PERCENT_ENCODED.test(path)) {
+    return reject(`The path ${shown} contains %-encoded text; write the characters themselves.`)
+  }
+  // One trailing slash is accepted (`/memories/` and `/memories/notes/` are natural to write).
+  const body = path.slice(MEMORY_ROOT.length + 1).replace(/\/$/, '')
+  if (body === '') return { ok: true, virtual: MEMORY_ROOT, relative: '' }
+  const segments = body.split('/')
+  if (segments.length > MAX_DEPTH) {
+    return reject(`The path ${shown} is nested deeper than ${MAX_DEPTH} folders.`)
+  }
+  for (const segment of segments) {
+    const problem = segmentProblem(segment)
+    if (problem) return reject(`The path ${shown} is not allowed: ${problem}.`)
+  }
+  return { ok: true, virtual: `${MEMORY_ROOT}/${body}`, relative: body }
+}
+
+/** Why one path segment is refused, or null when it is fine. */
+export function segmentProblem(segment: string): string | null {
+  if (segment === '') return 'it contains an empty segment (//)'
+  if (segment === '.' || segment === '..') return `it contains a "${segment}" segment`
+  if (segment.startsWith('.')) return 'names starting with "." (hidden files) are not allowed'
+  if (segment.length > MAX_SEGMENT_LENGTH) {
+    return `a name is longer than ${MAX_SEGMENT_LENGTH} characters`
+  }
+  if (INVALID_ON_WINDOWS.test(segment)) {
+    return 'names may not contain any of < > : " | ? * \\'
+  }
+  if (/[. ]$/.test(segment)) return 'names may not end with a dot or a space'
+  if (/^ /.test(segment)) return 'names may not start with a space'
+  if (segment.toLowerCase() === 'node_modules') return 'node_modules is not allowed'
+  const stem = segment.split('.')[0]!.trimEnd().toUpperCase()
+  if (RESERVED_NAMES.has(stem)) return `${stem} is a reserved device name on Windows`
+  if (SHORT_NAME.test(segment.split('.')[0]!)) {
+    return 'names ending in ~ and a number look like Windows short names'
+  }
+  return null
+}
+
+/** True when a name found on disk is one a memory path could name (used to filter listings). */
+export function isAddressableName(name: string): boolean {
+  return (
+    name.normalize('NFC') === name &&
+    !INVISIBLE_OR_CONTROL.test(name) &&
+    !PERCENT_ENCODED.test(name) &&
+    segmentProblem(name) === null
+  )
+}
+
+function reject(message: string): RejectedMemoryPath {
+  return { ok: false, message }
+}
+
+// Echoed paths are cut so a huge hostile path cannot flood the reply.
+function quote(path: string): string {
+  return path.length > 200 ? `${path.slice(0, 200)}…` : path
+}
