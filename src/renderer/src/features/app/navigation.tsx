@@ -15,6 +15,8 @@ export interface Navigation {
   readonly memoryPath: string | null
   readonly historyTarget: HistoryTarget | null
   readonly settingsOpen: boolean
+  /** Grows each time something asks for the composer's focus (Ctrl/Cmd+L, new chat). */
+  readonly composerFocusRequest: number
   /** Opens a conversation in the chat pane (null: a new, empty chat). */
   openConversation(id: string | null): void
   showSidePane(pane: SidePane): void
@@ -23,6 +25,8 @@ export interface Navigation {
   /** Opens the history pane, e.g. on the commit a tool card made, or on one file's history. */
   showHistory(target: HistoryTarget | null): void
   openSettings(open: boolean): void
+  /** Moves keyboard focus to the chat composer. */
+  focusComposer(): void
 }
 
 const NavigationContext = createContext<Navigation | null>(null)
@@ -34,6 +38,7 @@ export function NavigationProvider({ children }: { readonly children: ReactNode 
   const [memoryPath, setMemoryPath] = useState<string | null>(null)
   const [historyTarget, setHistoryTarget] = useState<HistoryTarget | null>(null)
   const [settingsOpen, setSettingsOpen] = useState(false)
+  const [composerFocusRequest, setComposerFocusRequest] = useState(0)
 
   const showMemory = useCallback((path: string | null) => {
     setMemoryPath(path)
@@ -43,6 +48,7 @@ export function NavigationProvider({ children }: { readonly children: ReactNode 
     setHistoryTarget(target)
     setSidePane('history')
   }, [])
+  const focusComposer = useCallback(() => setComposerFocusRequest((n) => n + 1), [])
 
   const value = useMemo<Navigation>(
     () => ({
@@ -51,13 +57,25 @@ export function NavigationProvider({ children }: { readonly children: ReactNode 
       memoryPath,
       historyTarget,
       settingsOpen,
+      composerFocusRequest,
       openConversation: setConversationId,
       showSidePane: setSidePane,
       showMemory,
       showHistory,
       openSettings: setSettingsOpen,
+      focusComposer,
     }),
-    [conversationId, sidePane, memoryPath, historyTarget, settingsOpen, showMemory, showHistory],
+    [
+      conversationId,
+      sidePane,
+      memoryPath,
+      historyTarget,
+      settingsOpen,
+      composerFocusRequest,
+      showMemory,
+      showHistory,
+      focusComposer,
+    ],
   )
   return <NavigationContext.Provider value={value}>{children}</NavigationContext.Provider>
 }
