@@ -1,0 +1,178 @@
+import { existsSync } from 'node:fs'
+import { mkdir, readdir, readFile, rm, truncate, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { TEMP_FILE_PREFIX } from '../memory/types'
+import { openRepo } from './open-repo'
+import type { CommitIntent } from './repo'
+import { indexFileOf, readIndexFile } from './side-index'
+import { commitCount, folderFiles, fsck, gitCli, headFiles, tempDataDir } from './test-helpers'
+
+const intent: CommitIntent = {
+  actor: 'claude',
+  command: 'create',
+  subject: 'create',
+  conversationId: 'conv',
+  toolUseId: 'tool',
+  overwrite: false,
+  restoredFrom: null,
+}
+
+let dataDir: string
+let cleanup: () => Promise<void>
+let clock = 1_700_000_000_000
+const now = () => (clock += 1000)
+
+beforeEach(async () => {
+  ;({ dir: dataDir, cleanup } = await tempDataDir())
+})
+afterEach(() => cleanup())
+
+const memories = () => path.join(dataDir, 'memories')
+const gitdir = () => path.join(dataDir, 'history.git')
+
+async function put(relative: string, content: string): Promise<void> {
+  const file = path.join(memories(), relative)
+  await mkdir(path.dirname(file), { recursive: true })
+  await writeFile(file, content)
+}
+
+/** Opens, commits three files one by one, and returns the repo's entries. */
+async function seed() {
+  const { repo } = await openRepo({ dataDir, now })
+  for (const name of ['a.md', 'dir/b.md', 'c.md']) {
+    await put(name, `content of ${name}`)
+    await repo.commit([name], { ...intent, paths: [`/memories/${name}`] })
+  }
+  return repo.entries()
+}
+
+async function expectInSync(): Promise<void> {
+  expect(headFiles(dataDir)).toEqual(await folderFiles(dataDir))
+  fsck(dataDir)
+}
+
+describe('start-up recovery', () => {
+  it('creates the memory folder 0700 and reports nothing for a fresh start', async () => {
+    const { recovery } = await openRepo({ dataDir, now })
+    expect(recovery).toBeNull()
+    const { statSync } = await import('node:fs')
+    expect(statSync(memories()).mode & 0o777).toBe(0o700)
+  })
+
+  it('commits a write that was never committed as one recovery commit by the system author', async () => {
+    await seed()
+    await put('a.md', 'edited while Cairn was down')
+    await put('new/file.md', 'new')
+    await rm(path.join(memories(), 'c.md'))
+    const { repo, recovery } = await openRepo({ dataDir, now })
+    expect(recovery).toMatchObject({ kind: 'uncommitted-changes', commitOid: repo.head() })
+    expect(recovery?.message).not.toContain(dataDir)
+    expect(commitCount(dataDir)).toBe(4)
+    expect(gitCli(dataDir, 'log', '-1', '--format=%an').trim()).toBe('Cairn')
+    expect(repo.entries().at(-1)).toMatchObject({
+      actor: 'system',
+      command: 'recovery',
+      files: ['/memories/a.md', '/memories/c.md', '/memories/new/file.md'],
+    })
+    await expectInSync()
+  })
+
+  it('removes stray temp files of an interrupted write and commits nothing for them', async () => {
+    await seed()
+    await put(`dir/${TEMP_FILE_PREFIX}abc123`, 'half a write')
+    await put(`${TEMP_FILE_PREFIX}zzz`, 'another')
+    const { recovery } = await openRepo({ dataDir, now })
+    expect(recovery).toBeNull()
+    expect(commitCount(dataDir)).toBe(3)
+    expect(await readdir(path.join(memories(), 'dir'))).toEqual(['b.md'])
+    await expectInSync()
+  })
+
+  it('moves a corrupt git directory aside and starts a fresh history from the files', async () => {
+    await seed()
+    const head = gitCli(dataDir, 'rev-parse', 'main').trim()
+    const object = path.join(gitdir(), 'objects', head.slice(0, 2), head.slice(2))
+    await truncate(object, 5)
+    const before = await folderFiles(dataDir)
+    const { repo, recovery } = await openRepo({ dataDir, now })
+    expect(recovery).toMatchObject({ kind: 'history-rebuilt', commitOid: repo.head() })
+    expect(recovery?.message).toContain('3 files')
+    expect(await folderFiles(dataDir)).toEqual(before)
+    const aside = (await readdir(dataDir)).filter((name) => name.startsWith('history.git.broken-'))
+    expect(aside).toHaveLength(1)
+    expect(commitCount(dataDir)).toBe(1)
+    expect(repo.entries()[0]).toMatchObject({ actor: 'system', command: 'init' })
+    await expectInSync()
+  })
+
+  it('treats an unreadable ref as a broken history', async () => {
+    await seed()
+    await writeFile(path.join(gitdir(), 'refs', 'heads', 'main'), 'garbage\n')
+    const { recovery } = await openRepo({ dataDir, now })
+    expect(recovery?.kind).toBe('history-rebuilt')
+    await expectInSync()
+  })
+
+  it('starts a history from existing files when the git directory is missing', async () => {
+    await put('kept.md', 'kept')
+    const { repo, recovery } = await openRepo({ dataDir, now })
+    expect(recovery).toMatchObject({ kind: 'history-rebuilt', commitOid: repo.head() })
+    expect(recovery?.message).toContain('1 file')
+    await expectInSync()
+  })
+
+  it('ignores symlinks and .git folders inside the memory folder', async () => {
+    await put('real.md', 'real')
+    await put('.git/config', 'not ours')
+    const { symlink } = await import('node:fs/promises')
+    await symlink('/etc/passwd', path.join(memories(), 'link.md'))
+    await openRepo({ dataDir, now })
+    expect([...headFiles(dataDir).keys()]).toEqual(['real.md'])
+    fsck(dataDir)
+  })
+})
+
+describe('the side index', () => {
+  it('is rebuilt from the commit trailers when missing', async () => {
+    const entries = await seed()
+    await rm(indexFileOf(gitdir()))
+    const { repo } = await openRepo({ dataDir, now })
+    expect(repo.entries()).toEqual(entries)
+    expect((await readIndexFile(indexFileOf(gitdir())))?.entries).toEqual(entries)
+  })
+
+  it('catches up when a commit landed but its index line did not', async () => {
+    const entries = await seed()
+    const file = indexFileOf(gitdir())
+    const lines = (await readFile(file, 'utf8')).split('\n')
+    await writeFile(file, lines.slice(0, 2).join('\n') + '\n')
+    const { repo } = await openRepo({ dataDir, now })
+    expect(repo.entries()).toEqual(entries)
+  })
+
+  it('drops a torn last line and re-adds the entry', async () => {
+    const entries = await seed()
+    const file = indexFileOf(gitdir())
+    const text = await readFile(file, 'utf8')
+    await writeFile(file, text.slice(0, text.length - 20))
+    const { repo } = await openRepo({ dataDir, now })
+    expect(repo.entries()).toEqual(entries)
+    expect((await readIndexFile(file))?.torn).toBe(false)
+  })
+
+  it('is rebuilt when it belongs to another history', async () => {
+    const entries = await seed()
+    const file = indexFileOf(gitdir())
+    const other = JSON.stringify({ ...entries[0], oid: 'f'.repeat(40) })
+    await writeFile(file, `${other}\n`)
+    const { repo } = await openRepo({ dataDir, now })
+    expect(repo.entries()).toEqual(entries)
+  })
+
+  it('is never written inside the memory folder', async () => {
+    await seed()
+    expect(existsSync(indexFileOf(gitdir()))).toBe(true)
+    expect(indexFileOf(gitdir()).startsWith(memories())).toBe(false)
+  })
+})

@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest'
+import { fileHistoryOf, queryLog } from './queries'
+import type { IndexEntry } from './side-index'
+
+function entries(specs: ReadonlyArray<Partial<IndexEntry> & { files: string[] }>): IndexEntry[] {
+  return specs.map((spec, i) => ({
+    oid: String(i).padStart(40, '0'),
+    parent: i === 0 ? null : String(i - 1).padStart(40, '0'),
+    time: i * 1000,
+    actor: 'claude',
+    command: 'create',
+    subject: `commit ${i}`,
+    paths: spec.files,
+    conversationId: null,
+    toolUseId: null,
+    overwrite: false,
+    restoredFrom: null,
+    ...spec,
+  }))
+}
+
+const log = entries([
+  { files: ['/memories/a.md'], conversationId: 'c1' },
+  { files: ['/memories/b.md'], actor: 'user' },
+  { files: ['/memories/d/x.md'], conversationId: 'c1' },
+  { files: ['/memories/a.md'], conversationId: 'c2' },
+  { files: ['/memories/d/x.md', '/memories/d/y.md'], command: 'delete', paths: ['/memories/d'] },
+])
+
+describe('the timeline', () => {
+  it('pages newest first with the total count', () => {
+    const page = queryLog(log, { offset: 1, limit: 2 })
+    expect(page.total).toBe(5)
+    expect(page.entries.map((e) => e.subject)).toEqual(['commit 3', 'commit 2'])
+    expect(queryLog(log, { offset: 10, limit: 2 }).entries).toEqual([])
+  })
+
+  it('filters by path (files and folders), conversation and actor', () => {
+    const subjects = (q: Parameters<typeof queryLog>[1]) =>
+      queryLog(log, q).entries.map((e) => e.subject)
+    expect(subjects({ offset: 0, limit: 50, path: '/memories/a.md' })).toEqual([
+      'commit 3',
+      'commit 0',
+    ])
+    expect(subjects({ offset: 0, limit: 50, path: '/memories/d' })).toEqual([
+      'commit 4',
+      'commit 2',
+    ])
+    expect(subjects({ offset: 0, limit: 50, conversationId: 'c1' })).toEqual([
+      'commit 2',
+      'commit 0',
+    ])
+    expect(subjects({ offset: 0, limit: 50, actor: 'user' })).toEqual(['commit 1'])
+    expect(queryLog(log, { offset: 1, limit: 1, path: '/memories/a.md' })).toMatchObject({
+      total: 2,
+    })
+  })
+
+  it('does not leak index-only fields into summaries', () => {
+    expect(queryLog(log, { offset: 0, limit: 1 }).entries[0]).not.toHaveProperty('files')
+  })
+
+  it('does not mistake a sibling with a longer name for a folder member', () => {
+    expect(fileHistoryOf(log, '/memories/d/x')).toEqual([])
+  })
+})

@@ -1,0 +1,256 @@
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { CairnError } from '../errors'
+import { diffFile, readAt, showCommit } from './inspect'
+import { openRepo } from './open-repo'
+import { fileHistoryOf } from './queries'
+import type { CommitIntent, Repo } from './repo'
+import { restoreAll, restoreDeleted, restoreFile, revert } from './restores'
+import { commitCount, folderFiles, fsck, gitCli, headFiles, tempDataDir } from './test-helpers'
+
+let dataDir: string
+let cleanup: () => Promise<void>
+let repo: Repo
+let clock = 1_700_000_000_000
+const now = () => (clock += 1000)
+
+beforeEach(async () => {
+  ;({ dir: dataDir, cleanup } = await tempDataDir())
+  repo = (await openRepo({ dataDir, now })).repo
+})
+afterEach(() => cleanup())
+
+const abs = (relative: string) => path.join(dataDir, 'memories', relative)
+
+function intent(command: CommitIntent['command'], ...paths: string[]): CommitIntent {
+  return {
+    actor: 'claude',
+    command,
+    subject: `${command} ${paths.join(' -> ')}`,
+    paths,
+    conversationId: 'conv',
+    toolUseId: `tool-${clock}`,
+    overwrite: false,
+    restoredFrom: null,
+  }
+}
+
+async function put(relative: string, content: string, command: CommitIntent['command'] = 'create') {
+  await mkdir(path.dirname(abs(relative)), { recursive: true })
+  await writeFile(abs(relative), content)
+  const entry = await repo.commit([relative], intent(command, `/memories/${relative}`))
+  if (!entry) throw new Error('expected a commit')
+  return entry.oid
+}
+
+async function remove(relative: string) {
+  await rm(abs(relative), { recursive: true })
+  const entry = await repo.commit([relative], intent('delete', `/memories/${relative}`))
+  if (!entry) throw new Error('expected a commit')
+  return entry.oid
+}
+
+async function move(from: string, to: string) {
+  await mkdir(path.dirname(abs(to)), { recursive: true })
+  await rename(abs(from), abs(to))
+  return (await repo.commit([from, to], intent('rename', `/memories/${from}`, `/memories/${to}`)))
+    ?.oid as string
+}
+
+async function expectInSync(): Promise<void> {
+  expect(headFiles(dataDir)).toEqual(await folderFiles(dataDir))
+  fsck(dataDir)
+}
+
+function expectCairnError(promise: Promise<unknown>, code: string) {
+  return expect(promise).rejects.toSatisfy(
+    (error: unknown) => error instanceof CairnError && error.code === code,
+  )
+}
+
+describe('reading history', () => {
+  it('reads a file at any commit, as the git CLI does', async () => {
+    const v1 = await put('notes.md', 'one\n')
+    const v2 = await put('notes.md', 'two\n', 'str_replace')
+    expect(await readAt(repo, '/memories/notes.md', v1)).toBe('one\n')
+    expect(await readAt(repo, '/memories/notes.md', v2)).toBe(
+      gitCli(dataDir, 'show', `${v2}:notes.md`),
+    )
+    expect(await readAt(repo, '/memories/other.md', v2)).toBeNull()
+  })
+
+  it('shows a commit with both sides of each change and pairs renamed files', async () => {
+    await put('d/a.md', 'A')
+    await put('d/b.md', 'B')
+    const moved = await move('d', 'e')
+    const detail = await showCommit(repo, moved)
+    expect(detail.commit).toMatchObject({
+      command: 'rename',
+      paths: ['/memories/d', '/memories/e'],
+    })
+    expect(detail.changes).toEqual([
+      {
+        path: '/memories/e/a.md',
+        oldPath: '/memories/d/a.md',
+        status: 'renamed',
+        before: 'A',
+        after: 'A',
+        binary: false,
+      },
+      {
+        path: '/memories/e/b.md',
+        oldPath: '/memories/d/b.md',
+        status: 'renamed',
+        before: 'B',
+        after: 'B',
+        binary: false,
+      },
+    ])
+  })
+
+  it('diffs a file between two commits and flags binary content', async () => {
+    const v1 = await put('x.md', 'old')
+    const v2 = await put('x.md', 'new', 'str_replace')
+    expect(await diffFile(repo, '/memories/x.md', v1, v2)).toMatchObject({
+      status: 'modified',
+      before: 'old',
+      after: 'new',
+    })
+    await writeFile(abs('bin.dat'), Buffer.from([0, 1, 2, 255]))
+    const bin = (await repo.commit(['bin.dat'], intent('create', '/memories/bin.dat')))
+      ?.oid as string
+    expect(await diffFile(repo, '/memories/bin.dat', v2, bin)).toMatchObject({
+      status: 'added',
+      binary: true,
+      after: null,
+    })
+  })
+
+  it('follows a file back through renames and includes its deletion', async () => {
+    const created = await put('a.md', '1')
+    const edited = await put('a.md', '2', 'str_replace')
+    const renamed = await move('a.md', 'dir/b.md')
+    await put('other.md', 'x')
+    const folderRenamed = await move('dir', 'dir2')
+    const deleted = await remove('dir2/b.md')
+    const oids = fileHistoryOf(repo.entries(), '/memories/dir2/b.md').map((c) => c.oid)
+    expect(oids).toEqual([deleted, folderRenamed, renamed, edited, created])
+  })
+
+  it('refuses commits that are not in this history', async () => {
+    await put('a.md', '1')
+    await expectCairnError(readAt(repo, '/memories/a.md', 'a'.repeat(40)), 'not-found')
+  })
+})
+
+describe('restores (each a new commit)', () => {
+  it('restores one file to an earlier version, recording where from', async () => {
+    const v1 = await put('notes.md', 'good')
+    await put('notes.md', 'overwritten', 'create')
+    const result = await restoreFile(repo, '/memories/notes.md', v1)
+    expect(result.commit).toMatchObject({
+      command: 'restore-file',
+      actor: 'user',
+      restoredFrom: v1,
+    })
+    expect(
+      gitCli(dataDir, 'log', '-1', '--format=%(trailers:key=Restored-From,valueonly)').trim(),
+    ).toBe(v1)
+    expect(await folderFiles(dataDir)).toEqual(new Map([['notes.md', 'good']]))
+    expect(commitCount(dataDir)).toBe(3)
+    await expectInSync()
+  })
+
+  it('makes no commit when the file already matches', async () => {
+    const v1 = await put('notes.md', 'same')
+    const result = await restoreFile(repo, '/memories/notes.md', v1)
+    expect(result.commit).toBeNull()
+    expect(commitCount(dataDir)).toBe(1)
+  })
+
+  it('brings back a deleted file from its last version', async () => {
+    await put('gone.md', 'v1')
+    const last = await put('gone.md', 'v2', 'str_replace')
+    await remove('gone.md')
+    const result = await restoreDeleted(repo, '/memories/gone.md')
+    expect(result.commit).toMatchObject({ command: 'restore-deleted', restoredFrom: last })
+    expect((await folderFiles(dataDir)).get('gone.md')).toBe('v2')
+    await expectInSync()
+  })
+
+  it('brings back a deleted folder with all its files', async () => {
+    await put('f/a.md', 'a')
+    await put('f/sub/b.md', 'b')
+    await remove('f')
+    await restoreDeleted(repo, '/memories/f')
+    expect(await folderFiles(dataDir)).toEqual(
+      new Map([
+        ['f/a.md', 'a'],
+        ['f/sub/b.md', 'b'],
+      ]),
+    )
+    await expectInSync()
+  })
+
+  it('refuses to restore a deleted path that exists or never existed', async () => {
+    await put('here.md', 'x')
+    await expectCairnError(restoreDeleted(repo, '/memories/here.md'), 'exists')
+    await expectCairnError(restoreDeleted(repo, '/memories/never.md'), 'not-found')
+  })
+
+  it('reverts one commit with its inverse', async () => {
+    await put('a.md', 'keep')
+    const bad = await put('a.md', 'bad edit', 'str_replace')
+    await put('b.md', 'unrelated')
+    const result = await revert(repo, bad)
+    expect(result.commit).toMatchObject({ command: 'revert', restoredFrom: bad })
+    expect(await folderFiles(dataDir)).toEqual(
+      new Map([
+        ['a.md', 'keep'],
+        ['b.md', 'unrelated'],
+      ]),
+    )
+    await expectInSync()
+  })
+
+  it('reverts a creation by deleting the file, and a deletion by restoring it', async () => {
+    const created = await put('new.md', 'n')
+    await revert(repo, created)
+    expect((await folderFiles(dataDir)).has('new.md')).toBe(false)
+    await put('old.md', 'o')
+    const deleted = await remove('old.md')
+    await revert(repo, deleted)
+    expect((await folderFiles(dataDir)).get('old.md')).toBe('o')
+    await expectInSync()
+  })
+
+  it('refuses a revert whose file changed since, changing nothing', async () => {
+    await put('a.md', 'one')
+    const edit = await put('a.md', 'two', 'str_replace')
+    await put('a.md', 'three', 'str_replace')
+    const head = repo.head()
+    await expectCairnError(revert(repo, edit), 'conflict')
+    await expect(revert(repo, edit)).rejects.toThrow(/\/memories\/a\.md changed since/)
+    expect(repo.head()).toBe(head)
+    expect((await folderFiles(dataDir)).get('a.md')).toBe('three')
+  })
+
+  it('restores the whole folder to an earlier commit in one commit', async () => {
+    await put('a.md', 'a1')
+    await put('x', 'file x')
+    const snapshot = await put('d/b.md', 'b1')
+    const expected = await folderFiles(dataDir)
+    await put('a.md', 'a2', 'str_replace')
+    await remove('x')
+    await put('x/y.md', 'x is a folder now')
+    await remove('d')
+    await put('c.md', 'c')
+    const count = commitCount(dataDir)
+    const result = await restoreAll(repo, snapshot)
+    expect(result.commit).toMatchObject({ command: 'restore-all', restoredFrom: snapshot })
+    expect(commitCount(dataDir)).toBe(count + 1)
+    expect(await folderFiles(dataDir)).toEqual(expected)
+    await expectInSync()
+  })
+})
