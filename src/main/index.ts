@@ -55,6 +55,7 @@ function createWindow(core: Core): BrowserWindow {
     show: false,
     title: 'Cairn',
     autoHideMenuBar: true,
+    ...(process.platform === 'linux' ? { icon: path.join(here, '../../resources/icon.png') } : {}),
     webPreferences: {
       preload: path.join(here, '../preload/index.cjs'),
       contextIsolation: true,
