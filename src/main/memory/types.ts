@@ -45,3 +45,33 @@ export interface MemoryPolicy {
 
 /** Prefix of the temp files written during atomic writes; start-up recovery removes strays. */
 export const TEMP_FILE_PREFIX = '.cairn-tmp-'
+
+/** Size limits a write must respect; a write that would break one is refused and changes nothing. */
+export interface MemoryLimits {
+  /** Largest file a write may produce, in bytes (UTF-8). */
+  readonly maxFileBytes: number
+  /** Largest total of all memory files after a write, in bytes. */
+  readonly maxTotalBytes: number
+  /** Most memory files the folder may hold after a write. */
+  readonly maxFiles: number
+  /** Largest `.png`/`.jpg` file `view` returns as an image, in bytes. */
+  readonly maxImageBytes: number
+}
+
+/** Per-call options of `MemoryTool.execute`. */
+export interface MemoryExecuteOptions {
+  /** Overrides the tool's `createExisting` policy for this one call. */
+  readonly createExisting?: 'overwrite' | 'error'
+}
+
+/** The Memory tool handler: runs Claude's commands on the real memory folder. */
+export interface MemoryTool {
+  /** Runs one command exactly as Claude sent it (untrusted JSON). Never throws for bad input. */
+  execute(input: unknown, options?: MemoryExecuteOptions): Promise<MemoryExecution>
+  /** Changes run-time policies (settings). */
+  configure(policy: Partial<MemoryPolicy>): void
+  /** The policies in force. */
+  policy(): MemoryPolicy
+  /** Forgets cached folder usage, after something other than this tool changed the folder. */
+  invalidateUsage(): void
+}

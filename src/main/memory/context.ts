@@ -1,0 +1,12 @@
+/** What every command needs: the real root, the limits, the policies and the usage cache. */
+
+import type { UsageCache } from './usage'
+import type { MemoryLimits, MemoryPolicy } from './types'
+
+/** The per-call view of the tool's state that commands work with. */
+export interface CommandContext {
+  readonly root: string
+  readonly limits: MemoryLimits
+  readonly policy: MemoryPolicy
+  readonly usage: UsageCache
+}

@@ -1,0 +1,66 @@
+/** The `create` command: writes a whole file, creating its folders. */
+
+import path from 'node:path'
+import type { CommandContext } from './context'
+import {
+  atomicWrite,
+  ensureDirectories,
+  lookup,
+  readRegularFile,
+  realPath,
+  removeDirectories,
+} from './fs-safe'
+import { CommandError, specialMessage, success } from './outcome'
+import type { ParsedMemoryPath } from './path-rules'
+import type { MemoryExecution } from './types'
+import { guardWrite } from './write-guard'
+
+/** Runs `create`; `createExisting` decides whether an existing file is replaced or refused. */
+export async function create(
+  ctx: CommandContext,
+  target: ParsedMemoryPath,
+  fileText: string,
+  createExisting: 'overwrite' | 'error',
+): Promise<MemoryExecution> {
+  const { virtual, relative } = target
+  if (relative === '') {
+    throw new CommandError(
+      `Error: ${virtual} is the memory directory itself; create needs a file path such as /memories/notes.md.`,
+    )
+  }
+  const found = await lookup(ctx.root, relative)
+  if (found.kind === 'special') throw new CommandError(specialMessage(virtual))
+  if (found.kind === 'under-file') {
+    throw new CommandError(
+      `Error: Cannot create ${virtual}: /memories/${found.at} is a file, not a directory.`,
+    )
+  }
+  if (found.kind === 'directory') {
+    throw new CommandError(`Error: ${virtual} is a directory; create needs a file path.`)
+  }
+  const exists = found.kind === 'file'
+  if (exists && createExisting === 'error') {
+    throw new CommandError(`Error: File ${virtual} already exists`)
+  }
+  const real = realPath(ctx.root, relative)
+  const change = await guardWrite(ctx, {
+    virtual,
+    text: fileText,
+    previousBytes: exists ? found.stats.size : 0,
+    newFile: !exists,
+    previousText: async () => (exists ? (await readRegularFile(real)).toString('utf8') : null),
+  })
+  const parent = relative.includes('/') ? path.posix.dirname(relative) : ''
+  const created = await ensureDirectories(ctx.root, parent)
+  try {
+    await atomicWrite(real, fileText)
+  } catch (error) {
+    await removeDirectories(created)
+    throw error
+  }
+  ctx.usage.add(change.files, change.bytes)
+  const message = exists
+    ? `File created successfully at: ${virtual}. The file already existed; its previous content was replaced.`
+    : `File created successfully at: ${virtual}`
+  return success(message, { command: 'create', paths: [virtual], overwrite: exists })
+}

@@ -1,0 +1,45 @@
+/** The `delete` command: removes a file, or a directory with everything in it. */
+
+import { randomUUID } from 'node:crypto'
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import type { CommandContext } from './context'
+import { lookup, realPath, syncDirectory } from './fs-safe'
+import { CommandError, specialMessage, success } from './outcome'
+import type { ParsedMemoryPath } from './path-rules'
+import { TEMP_FILE_PREFIX, type MemoryExecution } from './types'
+import { measure } from './usage'
+
+/** Runs `delete` (directories recursively; never the root). */
+export async function deletePath(
+  ctx: CommandContext,
+  target: ParsedMemoryPath,
+): Promise<MemoryExecution> {
+  const { virtual, relative } = target
+  if (relative === '') throw new CommandError('Error: Cannot delete the /memories directory itself')
+  const found = await lookup(ctx.root, relative)
+  if (found.kind === 'special') throw new CommandError(specialMessage(virtual))
+  if (found.kind === 'missing' || found.kind === 'under-file') {
+    throw new CommandError(`Error: The path ${virtual} does not exist`)
+  }
+  const real = realPath(ctx.root, relative)
+  const parent = path.dirname(real)
+  if (found.kind === 'file') {
+    await fs.unlink(real)
+    ctx.usage.add(-1, -found.stats.size)
+  } else {
+    const removed = await measure(real)
+    // Renamed aside first so the folder disappears at once; a crash mid-removal leaves only a
+    // hidden temp folder, which start-up recovery deletes.
+    const aside = path.join(parent, `${TEMP_FILE_PREFIX}${randomUUID()}`)
+    await fs.rename(real, aside)
+    ctx.usage.add(-removed.files, -removed.bytes)
+    await fs.rm(aside, { recursive: true, force: true }).catch(() => {})
+  }
+  await syncDirectory(parent)
+  return success(`Successfully deleted ${virtual}`, {
+    command: 'delete',
+    paths: [virtual],
+    overwrite: false,
+  })
+}

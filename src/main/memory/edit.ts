@@ -1,0 +1,157 @@
+/** The `str_replace` and `insert` commands: in-place edits of an existing text file. */
+
+import type { Stats } from 'node:fs'
+import type { CommandContext } from './context'
+import { atomicWrite, lookup, readRegularFile, realPath } from './fs-safe'
+import { CommandError, specialMessage, success } from './outcome'
+import type { ParsedMemoryPath } from './path-rules'
+import {
+  findOccurrences,
+  insertLines,
+  joinLines,
+  lineOf,
+  MAX_LINES,
+  numberLine,
+  splitLines,
+} from './text-model'
+import type { MemoryExecution } from './types'
+import { decodeText } from './view'
+import { guardWrite } from './write-guard'
+
+/** Most characters of the numbered snippet `str_replace` returns. */
+const MAX_SNIPPET_CHARS = 8_000
+/** Lines of context shown above and below an edit. */
+const SNIPPET_CONTEXT = 2
+
+/** Runs `str_replace`: replaces the one occurrence of `oldStr` in the whole file by `newStr`. */
+export async function strReplace(
+  ctx: CommandContext,
+  target: ParsedMemoryPath,
+  oldStr: string,
+  newStr: string,
+): Promise<MemoryExecution> {
+  const { virtual } = target
+  const file = await readTextFile(
+    ctx,
+    target,
+    `Error: The path ${virtual} does not exist. Please provide a valid path.`,
+  )
+  if (oldStr === '') {
+    throw new CommandError(
+      'Error: `old_str` must not be empty. Give the exact text to replace (use insert to add text).',
+    )
+  }
+  const found = findOccurrences(file.text, oldStr)
+  if (found.length === 0) {
+    throw new CommandError(
+      `No replacement was performed, old_str \`${oldStr}\` did not appear verbatim in ${virtual}.`,
+    )
+  }
+  if (found.length > 1) {
+    const lines = found.map((at) => lineOf(file.text, at)).join(', ')
+    throw new CommandError(
+      `No replacement was performed. Multiple occurrences of old_str \`${oldStr}\` in lines: ${lines}. Please ensure it is unique`,
+    )
+  }
+  const at = found[0]!
+  // Sliced, never String.replace: `$&` and `$$` in new_str stay exactly as typed.
+  const next = file.text.slice(0, at) + newStr + file.text.slice(at + oldStr.length)
+  await writeText(ctx, target, file, next)
+  const first = lineOf(next, at)
+  const last = newStr.length > 0 ? lineOf(next, at + newStr.length - 1) : first
+  return success(
+    `The memory file has been edited. Here is the snippet showing the change (with line numbers):\n${snippet(next, first, last)}`,
+    { command: 'str_replace', paths: [virtual], overwrite: false },
+  )
+}
+
+/** Runs `insert`: adds `text` after line `insertLine` (0 = at the top). */
+export async function insert(
+  ctx: CommandContext,
+  target: ParsedMemoryPath,
+  insertLine: number,
+  text: string,
+): Promise<MemoryExecution> {
+  const { virtual } = target
+  const file = await readTextFile(ctx, target, `Error: The path ${virtual} does not exist`)
+  const lines = splitLines(file.text)
+  if (insertLine < 0 || insertLine > lines.lines.length) {
+    throw new CommandError(
+      `Error: Invalid \`insert_line\` parameter: ${insertLine}. It should be within the range of lines of the file: [0, ${lines.lines.length}]`,
+    )
+  }
+  const next = joinLines(insertLines(lines, insertLine, text))
+  await writeText(ctx, target, file, next)
+  return success(`The file ${virtual} has been edited.`, {
+    command: 'insert',
+    paths: [virtual],
+    overwrite: false,
+  })
+}
+
+interface TextFile {
+  readonly real: string
+  readonly stats: Stats
+  readonly text: string
+}
+
+async function readTextFile(
+  ctx: CommandContext,
+  target: ParsedMemoryPath,
+  missingMessage: string,
+): Promise<TextFile> {
+  const found = await lookup(ctx.root, target.relative)
+  if (found.kind === 'special') throw new CommandError(specialMessage(target.virtual))
+  // The official handler answers "does not exist" for a directory too.
+  if (found.kind !== 'file') throw new CommandError(missingMessage)
+  const real = realPath(ctx.root, target.relative)
+  if (found.stats.size > ctx.limits.maxFileBytes * 4) {
+    throw new CommandError(
+      `Error: ${target.virtual} is too large to edit (${found.stats.size.toLocaleString('en-US')} bytes).`,
+    )
+  }
+  const text = decodeText(await readRegularFile(real), target.virtual)
+  if (splitLines(text).lines.length > MAX_LINES) {
+    throw new CommandError(
+      `File ${target.virtual} exceeds maximum line limit of ${MAX_LINES.toLocaleString('en-US')} lines.`,
+    )
+  }
+  return { real, stats: found.stats, text }
+}
+
+async function writeText(
+  ctx: CommandContext,
+  target: ParsedMemoryPath,
+  file: TextFile,
+  next: string,
+): Promise<void> {
+  const change = await guardWrite(ctx, {
+    virtual: target.virtual,
+    text: next,
+    previousBytes: file.stats.size,
+    newFile: false,
+    previousText: async () => file.text,
+  })
+  await atomicWrite(file.real, next)
+  ctx.usage.add(change.files, change.bytes)
+}
+
+/** Numbered lines `first - 2 … last + 2` of `text`, cut if very long. */
+function snippet(text: string, first: number, last: number): string {
+  const { lines } = splitLines(text)
+  if (lines.length === 0) return '[The file is now empty.]'
+  const from = Math.max(1, first - SNIPPET_CONTEXT)
+  const to = Math.min(lines.length, last + SNIPPET_CONTEXT)
+  const out: string[] = []
+  let used = 0
+  for (let n = from; n <= to; n++) {
+    const line = numberLine(n, lines[n - 1]!)
+    used += line.length + 1
+    if (used > MAX_SNIPPET_CHARS) {
+      out.push(`[Snippet cut; view the file with view_range: [${n}, ${to}] to see the rest.]`)
+      break
+    }
+    out.push(line)
+  }
+  return out.join('\n')
+}

@@ -1,0 +1,84 @@
+/** Output formats of the `view` command and the 16,000-character cap. Pure. */
+
+import { numberLine } from './text-model'
+
+/** Most characters one `view` reply may hold. */
+export const MAX_VIEW_CHARS = 16_000
+
+/** Human size as the official listing shows it: `0B`, `512B`, `1.5K`, `4.0K`, `2.3M`. */
+export function formatSize(bytes: number): string {
+  if (bytes < 1024) return `${bytes}B`
+  const units = ['K', 'M', 'G', 'T']
+  let size = bytes / 1024
+  let unit = 0
+  while (size >= 1024 && unit < units.length - 1) {
+    size /= 1024
+    unit++
+  }
+  return `${size.toFixed(1)}${units[unit]}`
+}
+
+/** One entry of a directory listing. `path` is virtual; directories end with `/`. */
+export interface ListingEntry {
+  readonly size: number
+  readonly path: string
+}
+
+/** The header line of a directory listing. */
+export function listingHeader(virtualPath: string): string {
+  return `Here're the files and directories up to 2 levels deep in ${virtualPath}, excluding hidden items and node_modules:`
+}
+
+/** The line of one listing entry. */
+export function listingLine(entry: ListingEntry): string {
+  return `${formatSize(entry.size)}\t${entry.path}`
+}
+
+/** The note that ends a listing cut at the character cap. */
+export function listingCutNote(shown: number): string {
+  return `\n[Listing cut at ${MAX_VIEW_CHARS.toLocaleString('en-US')} characters after ${shown} entries. View a subdirectory to see the rest.]`
+}
+
+/** The header line of a file view. */
+export function fileHeader(virtualPath: string): string {
+  return `Here's the content of ${virtualPath} with line numbers:`
+}
+
+/**
+ * Numbers `lines` (the first one is line `firstLine`) under the file header, cut at a line
+ * boundary when the reply would pass the cap, with a note naming the `view_range` to continue.
+ */
+export function formatFileView(
+  virtualPath: string,
+  lines: ReadonlyArray<string>,
+  firstLine: number,
+  lastLineOfFile: number,
+): string {
+  const header = fileHeader(virtualPath)
+  if (lines.length === 0) return `${header}\n[The file is empty.]`
+  // Room for the longest possible note, so the whole reply stays within the cap.
+  const budget = MAX_VIEW_CHARS - header.length - 160
+  const out: string[] = []
+  let used = 0
+  for (let i = 0; i < lines.length; i++) {
+    const line = numberLine(firstLine + i, lines[i]!)
+    used += line.length + 1
+    if (used > budget) {
+      if (out.length === 0) {
+        // A single line longer than the cap: show as much of it as fits.
+        out.push(line.slice(0, budget - 1))
+        return `${header}\n${out.join('\n')}\n${cutNote(firstLine + 1, lastLineOfFile, true)}`
+      }
+      return `${header}\n${out.join('\n')}\n${cutNote(firstLine + i, lastLineOfFile, false)}`
+    }
+    out.push(line)
+  }
+  return `${header}\n${out.join('\n')}`
+}
+
+function cutNote(nextLine: number, lastLine: number, lineCut: boolean): string {
+  const cap = MAX_VIEW_CHARS.toLocaleString('en-US')
+  const what = lineCut ? 'in the middle of a very long line' : 'at a line boundary'
+  if (nextLine > lastLine) return `[Output cut ${what} to stay under ${cap} characters.]`
+  return `[Output cut ${what} to stay under ${cap} characters. To continue, view with view_range: [${nextLine}, -1]]`
+}

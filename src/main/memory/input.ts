@@ -1,0 +1,122 @@
+/**
+ * Strict validation of one tool input, exactly as Claude sent it. Pure.
+ *
+ * Sample input: `{"command":"insert","path":"/memories/a.md","insert_line":2,"insert_text":"x"}`
+ */
+
+/** A validated command (paths are still raw: the path rules run next). */
+export type MemoryCommand =
+  | {
+      readonly command: 'view'
+      readonly path: string
+      readonly view_range?: readonly [number, number]
+    }
+  | { readonly command: 'create'; readonly path: string; readonly file_text: string }
+  | {
+      readonly command: 'str_replace'
+      readonly path: string
+      readonly old_str: string
+      readonly new_str: string
+    }
+  | {
+      readonly command: 'insert'
+      readonly path: string
+      readonly insert_line: number
+      readonly insert_text: string
+    }
+  | { readonly command: 'delete'; readonly path: string }
+  | { readonly command: 'rename'; readonly old_path: string; readonly new_path: string }
+
+type FieldType = 'string' | 'integer' | 'view_range'
+
+interface Field {
+  readonly type: FieldType
+  readonly required: boolean
+}
+
+const FIELDS: Readonly<Record<MemoryCommand['command'], Readonly<Record<string, Field>>>> = {
+  view: { path: req('string'), view_range: opt('view_range') },
+  create: { path: req('string'), file_text: req('string') },
+  // An omitted new_str deletes old_str.
+  str_replace: { path: req('string'), old_str: req('string'), new_str: opt('string') },
+  insert: { path: req('string'), insert_line: req('integer'), insert_text: req('string') },
+  delete: { path: req('string') },
+  rename: { old_path: req('string'), new_path: req('string') },
+}
+
+const COMMANDS = Object.keys(FIELDS).join(', ')
+
+/** Validates an untrusted input: the command or a message for Claude (no `Error:` prefix). */
+export function parseCommand(
+  input: unknown,
+):
+  | { readonly ok: true; readonly command: MemoryCommand }
+  | { readonly ok: false; readonly message: string } {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+    return fail(`The input must be a JSON object with a "command" field (one of ${COMMANDS}).`)
+  }
+  const record = input as Record<string, unknown>
+  const name = record.command
+  if (typeof name !== 'string' || !Object.hasOwn(FIELDS, name)) {
+    const shown = typeof name === 'string' ? `\`${name.slice(0, 40)}\`` : 'missing'
+    return fail(`Unknown command ${shown}. Use one of: ${COMMANDS}.`)
+  }
+  const command = name as MemoryCommand['command']
+  const fields = FIELDS[command]
+  for (const key of Object.keys(record)) {
+    if (key !== 'command' && !Object.hasOwn(fields, key)) {
+      return fail(
+        `Unexpected parameter \`${key.slice(0, 40)}\` for \`${command}\`. Its parameters are: ${Object.keys(fields).join(', ')}.`,
+      )
+    }
+  }
+  const out: Record<string, unknown> = { command }
+  for (const [key, field] of Object.entries(fields)) {
+    const value = record[key]
+    // null for an optional field is read as "not given" (models sometimes send it).
+    if (value === undefined || (value === null && !field.required)) {
+      if (field.required) return fail(`Missing required parameter \`${key}\` for \`${command}\`.`)
+      continue
+    }
+    const problem = typeProblem(field.type, value)
+    if (problem) return fail(`Invalid \`${key}\` parameter for \`${command}\`: ${problem}.`)
+    out[key] = value
+  }
+  if (command === 'str_replace' && out.new_str === undefined) out.new_str = ''
+  return { ok: true, command: out as MemoryCommand }
+}
+
+function typeProblem(type: FieldType, value: unknown): string | null {
+  switch (type) {
+    case 'string':
+      return typeof value === 'string' ? null : `expected a string, got ${describe(value)}`
+    case 'integer':
+      return Number.isSafeInteger(value) ? null : `expected an integer, got ${describe(value)}`
+    case 'view_range':
+      return Array.isArray(value) &&
+        value.length === 2 &&
+        value.every((n) => Number.isSafeInteger(n))
+        ? null
+        : 'it should be a list of two integers, like [1, 20] or [5, -1]'
+  }
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null'
+  if (Array.isArray(value)) return 'a list'
+  if (typeof value === 'number')
+    return Number.isFinite(value) ? String(value) : 'a non-finite number'
+  return `a ${typeof value}`
+}
+
+function req(type: FieldType): Field {
+  return { type, required: true }
+}
+
+function opt(type: FieldType): Field {
+  return { type, required: false }
+}
+
+function fail(message: string): { readonly ok: false; readonly message: string } {
+  return { ok: false, message }
+}

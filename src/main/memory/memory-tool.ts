@@ -1,0 +1,136 @@
+/** `createMemoryTool`: validates Claude's input, runs one command at a time, never throws. */
+
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import type { CommandContext } from './context'
+import { create } from './create'
+import { deletePath } from './delete'
+import { insert, strReplace } from './edit'
+import { DIR_MODE } from './fs-safe'
+import { parseCommand, type MemoryCommand } from './input'
+import { CommandError, failure, unexpectedMessage } from './outcome'
+import { parseMemoryPath, type ParsedMemoryPath } from './path-rules'
+import { rename } from './rename'
+import type {
+  MemoryExecuteOptions,
+  MemoryExecution,
+  MemoryLimits,
+  MemoryPolicy,
+  MemoryTool,
+} from './types'
+import { UsageCache } from './usage'
+import { view } from './view'
+
+/** Defaults sized for a personal memory: generous, but a runaway loop cannot fill the disk. */
+export const DEFAULT_LIMITS: MemoryLimits = {
+  maxFileBytes: 1024 * 1024,
+  maxTotalBytes: 100 * 1024 * 1024,
+  maxFiles: 20_000,
+  // Base64 of this stays under the API's 5 MB per image.
+  maxImageBytes: 3_750_000,
+}
+
+/** Options of `createMemoryTool`; everything but `root` has a default. */
+export interface MemoryToolOptions {
+  /** The real folder that `/memories` maps to (created, mode 0700, if missing). */
+  readonly root: string
+  /** What `create` does with an existing file (default `'overwrite'`: history keeps the old one). */
+  readonly createExisting?: 'overwrite' | 'error'
+  /** Refuse writes that add a secret (default true). */
+  readonly secretScanning?: boolean
+  readonly limits?: Partial<MemoryLimits>
+  /** How long a computed folder usage is trusted before it is re-walked (default 60 s). */
+  readonly usageMaxAgeMs?: number
+  /** Clock for the usage cache (tests). */
+  readonly now?: () => number
+}
+
+/** Builds the Memory tool handler for one memory folder. */
+export function createMemoryTool(options: MemoryToolOptions): MemoryTool {
+  const root = path.resolve(options.root)
+  const limits: MemoryLimits = { ...DEFAULT_LIMITS, ...options.limits }
+  let policy: MemoryPolicy = {
+    createExisting: options.createExisting ?? 'overwrite',
+    secretScanning: options.secretScanning ?? true,
+  }
+  const usage = new UsageCache(root, options.usageMaxAgeMs ?? 60_000, options.now ?? Date.now)
+  let rootReady: Promise<void> | null = null
+  // One command at a time: the usage cache and check-then-write steps assume no interleaving.
+  let queue: Promise<unknown> = Promise.resolve()
+
+  const ensureRoot = (): Promise<void> => {
+    rootReady ??= fs.mkdir(root, { recursive: true, mode: DIR_MODE }).then(
+      () => undefined,
+      (error: unknown) => {
+        rootReady = null
+        throw error
+      },
+    )
+    return rootReady
+  }
+
+  const run = async (
+    input: unknown,
+    callOptions?: MemoryExecuteOptions,
+  ): Promise<MemoryExecution> => {
+    const parsed = parseCommand(input)
+    if (!parsed.ok) return failure(`Error: ${parsed.message}`)
+    try {
+      await ensureRoot()
+      const ctx: CommandContext = { root, limits, policy, usage }
+      return await dispatch(
+        ctx,
+        parsed.command,
+        callOptions?.createExisting ?? policy.createExisting,
+      )
+    } catch (error) {
+      if (error instanceof CommandError) return failure(error.content)
+      // Something outside our checks changed under us; the counts may be off too.
+      usage.invalidate()
+      return failure(unexpectedMessage(error))
+    }
+  }
+
+  return {
+    execute(input, callOptions) {
+      const result = queue.then(() => run(input, callOptions))
+      queue = result.catch(() => {})
+      return result
+    },
+    configure(update) {
+      policy = {
+        createExisting: update.createExisting ?? policy.createExisting,
+        secretScanning: update.secretScanning ?? policy.secretScanning,
+      }
+    },
+    policy: () => policy,
+    invalidateUsage: () => usage.invalidate(),
+  }
+}
+
+async function dispatch(
+  ctx: CommandContext,
+  command: MemoryCommand,
+  createExisting: 'overwrite' | 'error',
+): Promise<MemoryExecution> {
+  switch (command.command) {
+    case 'view':
+      return view(ctx, checkPath(command.path), command.view_range)
+    case 'create':
+      return create(ctx, checkPath(command.path), command.file_text, createExisting)
+    case 'str_replace':
+      return strReplace(ctx, checkPath(command.path), command.old_str, command.new_str)
+    case 'insert':
+      return insert(ctx, checkPath(command.path), command.insert_line, command.insert_text)
+    case 'delete':
+      return deletePath(ctx, checkPath(command.path))
+    case 'rename':
+      return rename(ctx, checkPath(command.old_path), checkPath(command.new_path))
+  }
+}
+
+function checkPath(raw: string): ParsedMemoryPath {
+  const parsed = parseMemoryPath(raw)
+  if (!parsed.ok) throw new CommandError(`Error: ${parsed.message}`)
+  return parsed
+}

@@ -1,0 +1,71 @@
+/**
+ * The line model shared by `view`, `str_replace` and `insert`. Pure.
+ *
+ * A file is a list of lines; a final newline ends the last line instead of starting an empty
+ * one (as editors and `cat -n` count), so `"a\nb\n"` has 2 lines and `""` has none.
+ */
+
+/** Most lines a file may have to be viewed or edited (the official limit). */
+export const MAX_LINES = 999_999
+
+/** Width of the right-aligned line numbers (`String(999999).length`). */
+export const LINE_NUMBER_WIDTH = 6
+
+/** A text split into lines, remembering whether it ended with a newline. */
+export interface Lines {
+  readonly lines: ReadonlyArray<string>
+  readonly finalNewline: boolean
+}
+
+/** Splits text into lines (see the module comment for how a final newline counts). */
+export function splitLines(text: string): Lines {
+  if (text === '') return { lines: [], finalNewline: false }
+  const finalNewline = text.endsWith('\n')
+  const lines = (finalNewline ? text.slice(0, -1) : text).split('\n')
+  return { lines, finalNewline }
+}
+
+/** Joins lines back into text. */
+export function joinLines({ lines, finalNewline }: Lines): string {
+  if (lines.length === 0) return ''
+  return lines.join('\n') + (finalNewline ? '\n' : '')
+}
+
+/** One line as `view` shows it: number right-aligned in 6 characters, a tab, the text. */
+export function numberLine(lineNumber: number, text: string): string {
+  return `${String(lineNumber).padStart(LINE_NUMBER_WIDTH, ' ')}\t${text}`
+}
+
+/** 1-based line on which the character at `index` sits. */
+export function lineOf(text: string, index: number): number {
+  let line = 1
+  let at = text.indexOf('\n')
+  while (at !== -1 && at < index) {
+    line++
+    at = text.indexOf('\n', at + 1)
+  }
+  return line
+}
+
+/** Start offsets of every occurrence of `needle`, overlapping ones included (each is ambiguous). */
+export function findOccurrences(haystack: string, needle: string): ReadonlyArray<number> {
+  const found: number[] = []
+  let at = haystack.indexOf(needle)
+  while (at !== -1) {
+    found.push(at)
+    at = haystack.indexOf(needle, at + 1)
+  }
+  return found
+}
+
+/**
+ * Inserts `text` after line `afterLine` (0 = at the top). One trailing newline of `text` is
+ * dropped so it never adds an empty line; the other lines of a multi-line `text` each become lines.
+ */
+export function insertLines(file: Lines, afterLine: number, text: string): Lines {
+  const inserted = splitLines(text.endsWith('\n') ? text : `${text}\n`).lines
+  const lines = [...file.lines.slice(0, afterLine), ...inserted, ...file.lines.slice(afterLine)]
+  // An empty file gains the newline the inserted text ended with; otherwise the file keeps its own.
+  const finalNewline = file.lines.length === 0 ? text.endsWith('\n') : file.finalNewline
+  return { lines, finalNewline }
+}

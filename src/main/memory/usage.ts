@@ -1,0 +1,82 @@
+/**
+ * How much the memory folder holds (files, bytes), for the limits. Walking 10,000 files on
+ * every write would be slow, so the total is computed lazily once, then kept current by the
+ * handler's own writes; it is re-walked after `invalidate()` or once it is older than `maxAgeMs`
+ * (other writers — the user, a restore — may have changed the folder meanwhile).
+ */
+
+import fs from 'node:fs/promises'
+import path from 'node:path'
+
+/** Files and bytes in the memory folder (regular, non-hidden files only). */
+export interface Usage {
+  readonly files: number
+  readonly bytes: number
+}
+
+/** A lazily computed, self-updating usage total. */
+export class UsageCache {
+  private usage: Usage | null = null
+  private computedAt = 0
+
+  constructor(
+    private readonly root: string,
+    private readonly maxAgeMs: number,
+    private readonly now: () => number,
+  ) {}
+
+  /** The current usage, walking the folder only when the cached total is missing or stale. */
+  async get(): Promise<Usage> {
+    if (this.usage === null || this.now() - this.computedAt > this.maxAgeMs) {
+      this.usage = await measure(this.root)
+      this.computedAt = this.now()
+    }
+    return this.usage
+  }
+
+  /** Records a change the handler made itself (only if a total is cached). */
+  add(files: number, bytes: number): void {
+    if (this.usage === null) return
+    this.usage = { files: this.usage.files + files, bytes: this.usage.bytes + bytes }
+  }
+
+  /** Forgets the total; the next write walks the folder again. */
+  invalidate(): void {
+    this.usage = null
+  }
+}
+
+/** Walks a folder (no symlinks followed, hidden entries skipped) and totals its regular files. */
+export async function measure(dir: string): Promise<Usage> {
+  let files = 0
+  let bytes = 0
+  const pending = [dir]
+  while (pending.length > 0) {
+    const current = pending.pop()!
+    let entries
+    try {
+      entries = await fs.readdir(current, { withFileTypes: true })
+    } catch {
+      continue
+    }
+    const sizes: Promise<void>[] = []
+    for (const entry of entries) {
+      if (entry.name.startsWith('.')) continue
+      const full = path.join(current, entry.name)
+      if (entry.isDirectory()) pending.push(full)
+      else if (entry.isFile()) {
+        files++
+        sizes.push(
+          fs.lstat(full).then(
+            (stats) => {
+              bytes += stats.size
+            },
+            () => {},
+          ),
+        )
+      }
+    }
+    await Promise.all(sizes)
+  }
+  return { files, bytes }
+}

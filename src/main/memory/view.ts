@@ -1,0 +1,197 @@
+/** The `view` command: a directory listing two levels deep, a numbered file, or an image. */
+
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import type { CommandContext } from './context'
+import {
+  formatFileView,
+  listingCutNote,
+  listingHeader,
+  listingLine,
+  MAX_VIEW_CHARS,
+  type ListingEntry,
+} from './format'
+import { lookup, readRegularFile, realPath } from './fs-safe'
+import { CommandError, specialMessage, success } from './outcome'
+import { isAddressableName, type ParsedMemoryPath } from './path-rules'
+import { MAX_LINES, splitLines } from './text-model'
+import type { MemoryExecution } from './types'
+
+/** Largest text file `view` reads at all (bigger files are refused before reading). */
+export const MAX_VIEW_FILE_BYTES = 32 * 1024 * 1024
+
+const IMAGE_TYPES: Readonly<Record<string, 'image/png' | 'image/jpeg'>> = {
+  '.png': 'image/png',
+  '.jpg': 'image/jpeg',
+  '.jpeg': 'image/jpeg',
+}
+
+/** Runs `view` on a parsed path, with an optional `[start, end]` line range. */
+export async function view(
+  ctx: CommandContext,
+  target: ParsedMemoryPath,
+  viewRange: readonly [number, number] | undefined,
+): Promise<MemoryExecution> {
+  const found = await lookup(ctx.root, target.relative)
+  if (found.kind === 'special') throw new CommandError(specialMessage(target.virtual))
+  if (found.kind === 'missing' || found.kind === 'under-file') {
+    throw new CommandError(
+      `The path ${target.virtual} does not exist. Please provide a valid path.`,
+    )
+  }
+  const real = realPath(ctx.root, target.relative)
+  // A view_range on a directory is ignored, as the reference handler does.
+  if (found.kind === 'directory') {
+    return success(await listDirectory(real, target.virtual, found.stats.size))
+  }
+  const imageType = IMAGE_TYPES[path.extname(target.relative).toLowerCase()]
+  if (imageType) return viewImage(ctx, target.virtual, real, found.stats.size, imageType)
+  return success(await viewText(target.virtual, real, found.stats.size, viewRange))
+}
+
+async function viewText(
+  virtual: string,
+  real: string,
+  size: number,
+  viewRange: readonly [number, number] | undefined,
+): Promise<string> {
+  if (size > MAX_VIEW_FILE_BYTES) {
+    throw new CommandError(
+      `Error: File ${virtual} is too large to view (${size.toLocaleString('en-US')} bytes).`,
+    )
+  }
+  const text = decodeText(await readRegularFile(real), virtual)
+  const { lines } = splitLines(text)
+  if (lines.length > MAX_LINES) {
+    throw new CommandError(
+      `File ${virtual} exceeds maximum line limit of ${MAX_LINES.toLocaleString('en-US')} lines.`,
+    )
+  }
+  const [start, end] = resolveRange(viewRange, lines.length)
+  return formatFileView(virtual, lines.slice(start - 1, end), start, lines.length)
+}
+
+/** Checks a `view_range` against a file of `lineCount` lines; returns 1-based inclusive bounds. */
+export function resolveRange(
+  viewRange: readonly [number, number] | undefined,
+  lineCount: number,
+): readonly [number, number] {
+  if (!viewRange) return [1, lineCount]
+  const [start, end] = viewRange
+  const shown = `[${start}, ${end}]`
+  if (start < 1 || start > Math.max(lineCount, 1)) {
+    throw new CommandError(
+      `Error: Invalid \`view_range\`: ${shown}. Its first element \`${start}\` should be within the range of lines of the file: [1, ${Math.max(lineCount, 1)}]`,
+    )
+  }
+  if (end === -1) return [start, lineCount]
+  if (end < start) {
+    throw new CommandError(
+      `Error: Invalid \`view_range\`: ${shown}. Its second element \`${end}\` should be -1 or larger than or equal to its first element \`${start}\``,
+    )
+  }
+  // An end past the last line shows up to the last line (as the reference handler does).
+  return [start, Math.min(end, lineCount)]
+}
+
+/** Decodes UTF-8 strictly: a binary file must not be edited (or shown) as mangled text. */
+export function decodeText(bytes: Uint8Array, virtual: string): string {
+  try {
+    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes)
+  } catch {
+    throw new CommandError(
+      `Error: ${virtual} is not UTF-8 text. Memory shows and edits text files, and shows .png and .jpg images.`,
+    )
+  }
+}
+
+async function viewImage(
+  ctx: CommandContext,
+  virtual: string,
+  real: string,
+  size: number,
+  mediaType: 'image/png' | 'image/jpeg',
+): Promise<MemoryExecution> {
+  const max = ctx.limits.maxImageBytes
+  if (size > max) {
+    throw new CommandError(
+      `Error: The image ${virtual} is ${size.toLocaleString('en-US')} bytes; images up to ${max.toLocaleString('en-US')} bytes can be viewed.`,
+    )
+  }
+  const bytes = await readRegularFile(real)
+  if (!hasSignature(bytes, mediaType)) {
+    throw new CommandError(
+      `Error: ${virtual} is not a valid ${mediaType === 'image/png' ? 'PNG' : 'JPEG'} image.`,
+    )
+  }
+  return success([
+    { type: 'text', text: `Here's the image ${virtual}:` },
+    {
+      type: 'image',
+      source: { type: 'base64', media_type: mediaType, data: bytes.toString('base64') },
+    },
+  ])
+}
+
+function hasSignature(bytes: Buffer, mediaType: 'image/png' | 'image/jpeg'): boolean {
+  const signature =
+    mediaType === 'image/png'
+      ? [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]
+      : [0xff, 0xd8, 0xff]
+  return signature.every((byte, i) => bytes[i] === byte)
+}
+
+// Sizes are read in batches so a folder of 10,000 files is not stat-ed in full when the
+// listing is cut after a few hundred lines.
+const STAT_BATCH = 64
+
+async function listDirectory(real: string, virtual: string, ownSize: number): Promise<string> {
+  const header = listingHeader(virtual)
+  const lines: string[] = [listingLine({ size: ownSize, path: virtual })]
+  const budget = MAX_VIEW_CHARS - header.length - 200
+  let used = lines[0]!.length + 1
+  let cut = false
+
+  const visit = async (dir: string, dirVirtual: string, depth: number): Promise<void> => {
+    let entries
+    try {
+      entries = await fs.readdir(dir, { withFileTypes: true })
+    } catch {
+      return
+    }
+    // Only what a memory path can name: no hidden items, links, devices or unaddressable names.
+    const names = entries
+      .filter((e) => (e.isFile() || e.isDirectory()) && isAddressableName(e.name))
+      .map((e) => e.name)
+      .sort()
+    for (let i = 0; i < names.length && !cut; i += STAT_BATCH) {
+      const batch = names.slice(i, i + STAT_BATCH)
+      const stats = await Promise.all(
+        batch.map((name) => fs.lstat(path.join(dir, name)).catch(() => null)),
+      )
+      for (let j = 0; j < batch.length; j++) {
+        const s = stats[j]
+        if (!s || !(s.isFile() || s.isDirectory())) continue
+        const entry: ListingEntry = {
+          size: s.size,
+          path: `${dirVirtual}/${batch[j]}${s.isDirectory() ? '/' : ''}`,
+        }
+        const line = listingLine(entry)
+        if (used + line.length + 1 > budget) {
+          cut = true
+          return
+        }
+        lines.push(line)
+        used += line.length + 1
+        if (s.isDirectory() && depth < 2) {
+          await visit(path.join(dir, batch[j]!), `${dirVirtual}/${batch[j]}`, depth + 1)
+          if (cut) return
+        }
+      }
+    }
+  }
+
+  await visit(real, virtual, 1)
+  const listing = `${header}\n${lines.join('\n')}`
+  return cut ? `${listing}${listingCutNote(lines.length - 1)}` : listing
+}

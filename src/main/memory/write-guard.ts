@@ -1,0 +1,57 @@
+/** Checks every write must pass before it touches the disk: size limits and secret scanning. */
+
+import type { CommandContext } from './context'
+import { CommandError } from './outcome'
+import { newSecrets, secretRefusal } from './secrets'
+
+/** What a write would change, for the limit checks. */
+export interface PlannedWrite {
+  readonly virtual: string
+  readonly text: string
+  /** Bytes of the file the write replaces (0 when it creates one). */
+  readonly previousBytes: number
+  /** True when the write creates a new file. */
+  readonly newFile: boolean
+  /** The text the write replaces, read only if a secret is found (to skip secrets already there). */
+  readonly previousText: () => Promise<string | null>
+}
+
+/**
+ * Refuses a write that would break a limit or add a secret. Returns the byte size of the
+ * new text and the usage change, for the caller to record once the write succeeded.
+ */
+export async function guardWrite(
+  ctx: CommandContext,
+  plan: PlannedWrite,
+): Promise<{ readonly files: number; readonly bytes: number }> {
+  const bytes = Buffer.byteLength(plan.text, 'utf8')
+  const { maxFileBytes, maxTotalBytes, maxFiles } = ctx.limits
+  const nothing = `Error: Nothing was written to ${plan.virtual}:`
+  if (bytes > maxFileBytes) {
+    throw new CommandError(
+      `${nothing} the file would be ${count(bytes)} bytes, over the limit of ${count(maxFileBytes)} bytes per memory file. Split it into smaller files.`,
+    )
+  }
+  const usage = await ctx.usage.get()
+  const files = plan.newFile ? 1 : 0
+  if (files > 0 && usage.files + files > maxFiles) {
+    throw new CommandError(
+      `${nothing} memory already holds ${count(usage.files)} files, the limit is ${count(maxFiles)}. Merge or delete files first.`,
+    )
+  }
+  const delta = bytes - plan.previousBytes
+  if (delta > 0 && usage.bytes + delta > maxTotalBytes) {
+    throw new CommandError(
+      `${nothing} memory would hold ${count(usage.bytes + delta)} bytes in total, over the limit of ${count(maxTotalBytes)} bytes. Shorten or delete files first.`,
+    )
+  }
+  if (ctx.policy.secretScanning) {
+    const found = await newSecrets(plan.text, plan.previousText, plan.virtual)
+    if (found.length > 0) throw new CommandError(secretRefusal(plan.virtual, found))
+  }
+  return { files, bytes: delta }
+}
+
+function count(n: number): string {
+  return n.toLocaleString('en-US')
+}
