@@ -1,0 +1,84 @@
+import type { Actor, CommitCommand, CommitSummary } from '../../../../shared/types'
+
+/** Who made a commit, as people read it. */
+export function actorLabel(actor: Actor): string {
+  if (actor === 'claude') return 'Claude'
+  if (actor === 'user') return 'You'
+  return 'Cairn'
+}
+
+const COMMAND_LABELS: Readonly<Record<CommitCommand, string>> = {
+  create: 'create',
+  str_replace: 'str_replace',
+  insert: 'insert',
+  delete: 'delete',
+  rename: 'rename',
+  write: 'edit',
+  'restore-file': 'restore file',
+  'restore-deleted': 'bring back',
+  revert: 'revert',
+  'restore-all': 'restore all',
+  recovery: 'recovery',
+  init: 'start of history',
+}
+
+/** The command of a commit, short: `str_replace`, `edit`, `restore file`. */
+export function commandLabel(command: CommitCommand): string {
+  return COMMAND_LABELS[command]
+}
+
+/** The first 7 characters of a commit id, as git shows them. */
+export function shortOid(oid: string): string {
+  return oid.slice(0, 7)
+}
+
+/** The note under a restore or a revert: what it restored from or undid; null otherwise. */
+export function restoreNote(commit: CommitSummary): string | null {
+  if (!commit.restoredFrom) return null
+  const from = shortOid(commit.restoredFrom)
+  if (commit.command === 'revert') return `Reverted ${from}`
+  if (commit.command === 'restore-all') return `Restored all memory to ${from}`
+  if (commit.command === 'restore-deleted') return `Brought back from ${from}`
+  return `Restored from ${from}`
+}
+
+/** The paths of a commit in one line: `a.md`, `a.md → b.md`, `a.md +2 more`. */
+export function pathsLabel(paths: ReadonlyArray<string>, command: CommitCommand): string {
+  const names = paths.map(displayPath)
+  if (names.length === 0) return '/memories'
+  if (command === 'rename' && names.length === 2) return `${names[0]} → ${names[1]}`
+  if (names.length === 1) return names[0]!
+  return `${names[0]} +${names.length - 1} more`
+}
+
+/** `/memories/notes/a.md` -> `notes/a.md` (the root itself stays `/memories`). */
+export function displayPath(path: string): string {
+  if (path === '/memories') return path
+  return path.startsWith('/memories/') ? path.slice('/memories/'.length) : path
+}
+
+const MINUTE = 60_000
+const HOUR = 60 * MINUTE
+const DAY = 24 * HOUR
+
+/** "just now", "5 min ago", "3 h ago", "yesterday", "4 days ago", then a date. */
+export function relativeTime(time: number, now: number): string {
+  const elapsed = Math.max(0, now - time)
+  if (elapsed < MINUTE) return 'just now'
+  if (elapsed < HOUR) return `${Math.floor(elapsed / MINUTE)} min ago`
+  if (elapsed < DAY) return `${Math.floor(elapsed / HOUR)} h ago`
+  if (elapsed < 2 * DAY) return 'yesterday'
+  if (elapsed < 7 * DAY) return `${Math.floor(elapsed / DAY)} days ago`
+  const date = new Date(time)
+  const sameYear = date.getFullYear() === new Date(now).getFullYear()
+  return date.toLocaleDateString(undefined, {
+    day: 'numeric',
+    month: 'short',
+    ...(sameYear ? {} : { year: 'numeric' }),
+  })
+}
+
+/** A full local date and time for tooltips and the detail header. */
+export function absoluteTime(time: number): string {
+  return new Date(time).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' })
+}

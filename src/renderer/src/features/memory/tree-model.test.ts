@@ -1,0 +1,47 @@
+import { describe, expect, it } from 'vitest'
+import type { MemoryEntry } from '../../../../shared/types'
+import { formatSize, parentOf, visibleRows } from './tree-model'
+
+const file = (path: string, size = 1): MemoryEntry => ({ path, kind: 'file', size, modifiedAt: 0 })
+const dir = (path: string, size = 1): MemoryEntry => ({ path, kind: 'dir', size, modifiedAt: 0 })
+
+describe('tree model', () => {
+  const entries = [
+    file('/memories/b.md'),
+    dir('/memories/projects'),
+    file('/memories/projects/x.md'),
+    dir('/memories/projects/old'),
+    file('/memories/projects/old/y.md'),
+    file('/memories/a.md'),
+  ]
+
+  it('lists folders before files, by name, with their depth', () => {
+    expect(visibleRows(entries, new Set()).map((r) => `${r.level}:${r.name}`)).toEqual([
+      '1:projects',
+      '2:old',
+      '3:y.md',
+      '2:x.md',
+      '1:a.md',
+      '1:b.md',
+    ])
+  })
+
+  it('hides the children of a collapsed folder', () => {
+    const rows = visibleRows(entries, new Set(['/memories/projects']))
+    expect(rows.map((r) => r.name)).toEqual(['projects', 'a.md', 'b.md'])
+    expect(rows[0]?.expanded).toBe(false)
+  })
+
+  it('finds the parent folder of a path', () => {
+    expect(parentOf('/memories/a.md')).toBeNull()
+    expect(parentOf('/memories/projects/old/y.md')).toBe('/memories/projects/old')
+  })
+
+  it('formats sizes the way file managers do', () => {
+    expect([formatSize(512), formatSize(1434), formatSize(2 * 1024 * 1024)]).toEqual([
+      '512 B',
+      '1.4 KB',
+      '2.0 MB',
+    ])
+  })
+})

@@ -1,0 +1,66 @@
+import type { MemoryEntry } from '../../../../shared/types'
+
+/** One visible row of the memory tree. */
+export interface TreeRow {
+  readonly entry: MemoryEntry
+  readonly name: string
+  /** 1 for entries directly under /memories. */
+  readonly level: number
+  readonly expanded: boolean | null
+  readonly parent: string | null
+}
+
+/** `/memories/a/b.md` -> `/memories/a` (null for the root's children's parent). */
+export function parentOf(path: string): string | null {
+  const slash = path.lastIndexOf('/')
+  const parent = path.slice(0, slash)
+  return parent === '/memories' || parent === '' ? null : parent
+}
+
+export function baseName(path: string): string {
+  return path.slice(path.lastIndexOf('/') + 1)
+}
+
+/**
+ * The rows to show, folders first then files (each by name), children only under expanded
+ * folders. Folders are expanded unless listed in `collapsed`.
+ */
+export function visibleRows(
+  entries: ReadonlyArray<MemoryEntry>,
+  collapsed: ReadonlySet<string>,
+): ReadonlyArray<TreeRow> {
+  const children = new Map<string | null, MemoryEntry[]>()
+  for (const entry of entries) {
+    const parent = parentOf(entry.path)
+    const list = children.get(parent) ?? []
+    list.push(entry)
+    children.set(parent, list)
+  }
+  const rows: TreeRow[] = []
+  const visit = (parent: string | null, level: number): void => {
+    const list = [...(children.get(parent) ?? [])].sort(
+      (a, b) =>
+        (a.kind === 'dir' ? 0 : 1) - (b.kind === 'dir' ? 0 : 1) ||
+        baseName(a.path).localeCompare(baseName(b.path)),
+    )
+    for (const entry of list) {
+      const expanded = entry.kind === 'dir' ? !collapsed.has(entry.path) : null
+      rows.push({ entry, name: baseName(entry.path), level, expanded, parent })
+      if (expanded) visit(entry.path, level + 1)
+    }
+  }
+  visit(null, 1)
+  return rows
+}
+
+/** Sizes as file managers show them: `512 B`, `1.4 KB`, `2.0 MB`. */
+export function formatSize(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`
+  return `${(bytes / (1024 * 1024)).toFixed(1)} MB`
+}
+
+/** True for names the rendered-markdown toggle applies to. */
+export function isMarkdown(path: string): boolean {
+  return /\.(md|markdown|mdx)$/i.test(path)
+}
