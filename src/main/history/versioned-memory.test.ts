@@ -1,0 +1,255 @@
+import { mkdir, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import type { CommitSummary } from '../../shared/types'
+import { CairnError } from '../errors'
+import { openVersionedMemory, type Origin, type VersionedMemory } from './index'
+import { commitCount, folderFiles, fsck, gitCli, headFiles, tempDataDir } from './test-helpers'
+
+let dataDir: string
+let cleanup: () => Promise<void>
+let memory: VersionedMemory
+let clock = 1_700_000_000_000
+const now = () => (clock += 1000)
+const claude = (toolUseId = 'toolu_1'): Origin => ({
+  actor: 'claude',
+  conversationId: 'conv-1',
+  toolUseId,
+})
+
+beforeEach(async () => {
+  ;({ dir: dataDir, cleanup } = await tempDataDir())
+  memory = await openVersionedMemory({ dataDir, now })
+})
+afterEach(async () => {
+  await memory.close()
+  await cleanup()
+})
+
+async function expectInSync(): Promise<void> {
+  expect(headFiles(dataDir)).toEqual(await folderFiles(dataDir))
+  fsck(dataDir)
+}
+
+const create = (file: string, text: string) => ({ command: 'create', path: file, file_text: text })
+
+describe('executing Memory tool commands', () => {
+  it('commits a successful create as Claude, with the facts in trailers', async () => {
+    const outcome = await memory.execute(create('/memories/notes.md', 'hello\n'), claude())
+    expect(outcome.isError).toBe(false)
+    expect(outcome.commit).toMatchObject({
+      actor: 'claude',
+      command: 'create',
+      subject: 'create /memories/notes.md',
+      paths: ['/memories/notes.md'],
+      conversationId: 'conv-1',
+      toolUseId: 'toolu_1',
+      overwrite: false,
+    })
+    expect(gitCli(dataDir, 'log', '-1', '--format=%an|%s').trim()).toBe(
+      'Claude|create /memories/notes.md',
+    )
+    expect(gitCli(dataDir, 'log', '-1', '--format=%(trailers)').trim()).toBe(
+      'Command: create\nPath: /memories/notes.md\nConversation-Id: conv-1\nTool-Use-Id: toolu_1',
+    )
+    await expectInSync()
+  })
+
+  it('flags an overwriting create and makes no commit for an identical one', async () => {
+    await memory.execute(create('/memories/a.md', 'one'), claude())
+    const replaced = await memory.execute(create('/memories/a.md', 'two'), claude('toolu_2'))
+    expect(replaced.commit?.overwrite).toBe(true)
+    expect(
+      gitCli(dataDir, 'log', '-1', '--format=%(trailers:key=Overwrite,valueonly)').trim(),
+    ).toBe('true')
+    const same = await memory.execute(create('/memories/a.md', 'two'), claude('toolu_3'))
+    expect(same.isError).toBe(false)
+    expect(same.commit).toBeNull()
+    expect(commitCount(dataDir)).toBe(2)
+  })
+
+  it('commits nothing for a failed command and leaves the folder untouched', async () => {
+    await memory.execute(create('/memories/a.md', 'x x'), claude())
+    const before = await folderFiles(dataDir)
+    const failures = [
+      { command: 'str_replace', path: '/memories/a.md', old_str: 'x', new_str: 'y' },
+      { command: 'str_replace', path: '/memories/missing.md', old_str: 'x', new_str: 'y' },
+      { command: 'rename', old_path: '/memories/a.md', new_path: '/memories/a.md' },
+      { command: 'delete', path: '/memories/../etc' },
+      { command: 'explode' },
+    ]
+    for (const input of failures) {
+      const outcome = await memory.execute(input, claude())
+      expect(outcome).toMatchObject({ isError: true, mutation: null, commit: null })
+    }
+    expect(await folderFiles(dataDir)).toEqual(before)
+    expect(commitCount(dataDir)).toBe(1)
+  })
+
+  it('makes no commit for view', async () => {
+    const outcome = await memory.execute({ command: 'view', path: '/memories' }, claude())
+    expect(outcome.isError).toBe(false)
+    expect(outcome.commit).toBeNull()
+    expect(commitCount(dataDir)).toBe(0)
+  })
+
+  it('names renames with both paths', async () => {
+    await memory.execute(create('/memories/a.md', 'a'), claude())
+    const outcome = await memory.execute(
+      { command: 'rename', old_path: '/memories/a.md', new_path: '/memories/dir/b.md' },
+      claude(),
+    )
+    expect(outcome.commit?.subject).toBe('rename /memories/a.md -> /memories/dir/b.md')
+    expect(outcome.commit?.paths).toEqual(['/memories/a.md', '/memories/dir/b.md'])
+    await expectInSync()
+  })
+
+  it('runs 100 concurrent commands as a linear history, one commit per change', async () => {
+    await memory.execute(create('/memories/counter.md', 'n'), claude())
+    const calls = Array.from({ length: 100 }, (_, i) =>
+      i % 10 === 9
+        ? memory.execute(
+            { command: 'str_replace', path: '/memories/none.md', old_str: 'a', new_str: 'b' },
+            claude(),
+          )
+        : memory.execute(
+            {
+              command: 'insert',
+              path: '/memories/counter.md',
+              insert_line: 0,
+              insert_text: `line ${i}`,
+            },
+            claude(`toolu_${i}`),
+          ),
+    )
+    const outcomes = await Promise.all(calls)
+    const committed = outcomes.filter((outcome) => outcome.commit)
+    expect(committed).toHaveLength(90)
+    expect(commitCount(dataDir)).toBe(91)
+    expect(gitCli(dataDir, 'rev-list', '--merges', '--count', 'main').trim()).toBe('0')
+    const lines = (await folderFiles(dataDir)).get('counter.md')?.split('\n') ?? []
+    expect(lines).toHaveLength(91)
+    for (let i = 1; i < committed.length; i++) {
+      expect(committed[i]?.commit?.parent).toBe(committed[i - 1]?.commit?.oid)
+    }
+    await expectInSync()
+  })
+})
+
+describe('user edits', () => {
+  it('write, rename and delete commit with the user as author', async () => {
+    const written = await memory.writeFile('/memories/mine.md', 'by hand')
+    expect(written.commit).toMatchObject({
+      actor: 'user',
+      command: 'write',
+      subject: 'write /memories/mine.md',
+    })
+    expect(gitCli(dataDir, 'log', '-1', '--format=%an').trim()).toBe('You')
+    const renamed = await memory.renameFile('/memories/mine.md', '/memories/ours.md')
+    expect(renamed.commit?.command).toBe('rename')
+    const deleted = await memory.deleteFile('/memories/ours.md')
+    expect(deleted.commit?.command).toBe('delete')
+    expect(commitCount(dataDir)).toBe(3)
+    await expectInSync()
+  })
+
+  it('refuses a "new file" over an existing one, and hostile paths, with coded errors', async () => {
+    await memory.writeFile('/memories/a.md', 'a')
+    await expect(memory.writeFile('/memories/a.md', 'b', { mustNotExist: true })).rejects.toSatisfy(
+      (error: unknown) =>
+        error instanceof CairnError && error.code === 'exists' && !/^Error/.test(error.message),
+    )
+    await expect(memory.writeFile('/memories/.hidden', 'x')).rejects.toBeInstanceOf(CairnError)
+    await expect(memory.deleteFile('/memories/nope.md')).rejects.toSatisfy(
+      (error: unknown) => error instanceof CairnError && error.code === 'not-found',
+    )
+    expect(commitCount(dataDir)).toBe(1)
+  })
+})
+
+describe('the memory browser', () => {
+  it('lists files and folders without hidden entries or temp files', async () => {
+    await memory.writeFile('/memories/d/a.md', 'abc')
+    await memory.writeFile('/memories/b.md', 'hello')
+    await writeFile(path.join(dataDir, 'memories', '.secret'), 'x')
+    const tree = await memory.tree()
+    expect(tree.map((entry) => [entry.path, entry.kind, entry.size])).toEqual([
+      ['/memories/b.md', 'file', 5],
+      ['/memories/d', 'dir', 3],
+      ['/memories/d/a.md', 'file', 3],
+    ])
+  })
+
+  it('reads text, images as base64 and binary files', async () => {
+    await memory.writeFile('/memories/t.md', 'text ✓')
+    const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1, 2])
+    await mkdir(path.join(dataDir, 'memories', 'img'), { recursive: true })
+    await writeFile(path.join(dataDir, 'memories', 'img', 'p.png'), png)
+    await writeFile(path.join(dataDir, 'memories', 'blob.bin'), Buffer.from([0, 255, 0]))
+    expect(await memory.readFile('/memories/t.md')).toMatchObject({ kind: 'text', text: 'text ✓' })
+    expect(await memory.readFile('/memories/img/p.png')).toMatchObject({
+      kind: 'image',
+      mediaType: 'image/png',
+      data: png.toString('base64'),
+    })
+    expect(await memory.readFile('/memories/blob.bin')).toMatchObject({
+      kind: 'binary',
+      text: null,
+    })
+    await expect(memory.readFile('/memories/missing.md')).rejects.toBeInstanceOf(CairnError)
+  })
+
+  it('searches text files case-insensitively with line numbers', async () => {
+    await memory.writeFile('/memories/a.md', 'first\nThe Cat sat\nlast')
+    await memory.writeFile('/memories/b.md', 'no match')
+    expect(await memory.search('cat')).toEqual([
+      { path: '/memories/a.md', line: 2, text: 'The Cat sat' },
+    ])
+  })
+})
+
+describe('history through the public API', () => {
+  it('logs, filters, reads back, restores and announces each commit', async () => {
+    const seen: CommitSummary[] = []
+    const stop = memory.onCommit((commit) => seen.push(commit))
+    const first = await memory.execute(create('/memories/n.md', 'v1'), claude('t1'))
+    await memory.execute(create('/memories/n.md', 'v2'), {
+      actor: 'claude',
+      conversationId: 'conv-2',
+      toolUseId: 't2',
+    })
+    const v1 = first.commit?.oid as string
+    expect(await memory.readAt('/memories/n.md', v1)).toBe(gitCli(dataDir, 'show', `${v1}:n.md`))
+    expect((await memory.log({ offset: 0, limit: 10, conversationId: 'conv-2' })).total).toBe(1)
+    expect((await memory.fileHistory('/memories/n.md')).map((c) => c.oid)).toEqual(
+      seen.map((c) => c.oid).reverse(),
+    )
+    const restored = await memory.restoreFile('/memories/n.md', v1)
+    expect(seen.at(-1)).toEqual(restored.commit)
+    stop()
+    await memory.writeFile('/memories/other.md', 'x')
+    expect(seen).toHaveLength(3)
+    const page = await memory.log({ offset: 0, limit: 50 })
+    expect(page.total).toBe(4)
+    expect(page.entries[1]?.command).toBe('restore-file')
+    await expectInSync()
+  })
+
+  it('waits for queued work on close and refuses work afterwards', async () => {
+    const pending = memory.execute(create('/memories/late.md', 'late'), claude())
+    await memory.close()
+    expect((await pending).commit).not.toBeNull()
+    await expect(memory.execute(create('/memories/x.md', 'x'), claude())).rejects.toMatchObject({
+      code: 'closed',
+    })
+  })
+
+  it('reports and repairs on the next open what a crash left behind', async () => {
+    await memory.writeFile('/memories/a.md', 'a')
+    await memory.close()
+    await writeFile(path.join(dataDir, 'memories', 'a.md'), 'written, never committed')
+    memory = await openVersionedMemory({ dataDir, now })
+    expect(memory.recovery?.kind).toBe('uncommitted-changes')
+    await expectInSync()
+  })
+})

@@ -1,0 +1,221 @@
+import { mkdir } from 'node:fs/promises'
+import path from 'node:path'
+import type { ChangeResult, CommitCommand, CommitSummary } from '../../shared/types'
+import { CairnError } from '../errors'
+import {
+  createMemoryTool,
+  type MemoryLimits,
+  type MemoryMutation,
+  type MemoryPolicy,
+} from '../memory'
+import { listTree, readMemoryFile, searchMemories } from './browser'
+import { diffFile, readAt, showCommit } from './inspect'
+import { openRepo } from './open-repo'
+import { toRelative, toVirtual } from './paths'
+import { fileHistoryOf, queryLog, toSummary } from './queries'
+import { createSerialQueue } from './queue'
+import type { CommitIntent } from './repo'
+import { restoreAll, restoreDeleted, restoreFile, revert } from './restores'
+import type { ExecuteOutcome, Origin, VersionedMemory } from './types'
+
+/** Options of `openVersionedMemory`; everything but `dataDir` has a default. */
+export interface VersionedMemoryOptions {
+  /** Memory files live in `<dataDir>/memories`, their history in `<dataDir>/history.git`. */
+  readonly dataDir: string
+  /** Initial Memory tool policies (settings may change them later with `setPolicy`). */
+  readonly policy?: Partial<MemoryPolicy>
+  readonly limits?: Partial<MemoryLimits>
+  /** Clock for commit times (tests). */
+  readonly now?: () => number
+}
+
+/** A Memory tool command as the user edit API sends it, with the timeline's name for it. */
+interface CommandRun {
+  readonly input: Record<string, unknown>
+  readonly origin: Origin | undefined
+  readonly createExisting?: 'overwrite' | 'error'
+  readonly command?: CommitCommand
+}
+
+/**
+ * Opens the memory folder of `dataDir` under version control, repairing what an interrupted
+ * run left behind (see `recovery`). Every successful change is one commit, made before the
+ * call resolves; all changes run through one serial queue.
+ */
+export async function openVersionedMemory(
+  options: VersionedMemoryOptions,
+): Promise<VersionedMemory> {
+  const dataDir = path.resolve(options.dataDir)
+  await mkdir(dataDir, { recursive: true, mode: 0o700 })
+  const now = options.now ?? Date.now
+  const { repo, recovery } = await openRepo({ dataDir, now })
+  const tool = createMemoryTool({
+    root: repo.workRoot,
+    createExisting: options.policy?.createExisting,
+    secretScanning: options.policy?.secretScanning,
+    limits: options.limits,
+  })
+  const queue = createSerialQueue()
+  const listeners = new Set<(commit: CommitSummary) => void>()
+  let closed = false
+  // Set when a change reached the disk but its commit failed: the next change first saves
+  // whatever the folder holds, so HEAD and the folder agree again.
+  let resync = false
+
+  function announce(commit: CommitSummary | null): void {
+    if (!commit) return
+    for (const listener of listeners) {
+      try {
+        listener(commit)
+      } catch {
+        // A listener's failure must not undo or hide a commit that happened.
+      }
+    }
+  }
+
+  function exclusive<T>(task: () => Promise<T>): Promise<T> {
+    if (closed) return Promise.reject(new CairnError('closed', 'The memory folder is closed.'))
+    return queue.run(async () => {
+      if (resync) {
+        const entry = await repo.commit('all', {
+          actor: 'system',
+          command: 'recovery',
+          subject: 'Save changes whose commit was interrupted',
+          conversationId: null,
+          toolUseId: null,
+          overwrite: false,
+          restoredFrom: null,
+        })
+        resync = false
+        announce(entry ? toSummary(entry) : null)
+      }
+      try {
+        return await task()
+      } catch (error) {
+        if (!(error instanceof CairnError)) {
+          resync = true
+          tool.invalidateUsage()
+        }
+        throw error
+      }
+    })
+  }
+
+  async function run(request: CommandRun): Promise<ExecuteOutcome> {
+    const result = await tool.execute(request.input, { createExisting: request.createExisting })
+    if (result.isError || !result.mutation) return { ...result, commit: null }
+    const entry = await repo.commit(
+      result.mutation.paths.map(toRelative),
+      intentFor(result.mutation, request.origin, request.command),
+    )
+    const commit = entry ? toSummary(entry) : null
+    announce(commit)
+    return { ...result, commit }
+  }
+
+  async function userChange(request: CommandRun, done: string): Promise<ChangeResult> {
+    const outcome = await exclusive(() => run(request))
+    if (outcome.isError) throw toUserError(outcome.content)
+    return { commit: outcome.commit, message: outcome.commit ? done : 'Nothing changed.' }
+  }
+
+  function restoring(task: () => Promise<ChangeResult>): Promise<ChangeResult> {
+    return exclusive(async () => {
+      const result = await task()
+      tool.invalidateUsage()
+      announce(result.commit)
+      return result
+    })
+  }
+
+  const user: Origin = { actor: 'user' }
+  return {
+    recovery,
+    execute: (input, origin) =>
+      exclusive(() => run({ input: input as Record<string, unknown>, origin })),
+    setPolicy: (policy) => tool.configure(policy),
+
+    writeFile: (file, content, writeOptions) =>
+      userChange(
+        {
+          input: { command: 'create', path: file, file_text: content },
+          origin: user,
+          createExisting: writeOptions?.mustNotExist ? 'error' : 'overwrite',
+          command: 'write',
+        },
+        `Saved ${file}.`,
+      ),
+    renameFile: (from, to) =>
+      userChange(
+        { input: { command: 'rename', old_path: from, new_path: to }, origin: user },
+        `Renamed ${from} to ${to}.`,
+      ),
+    deleteFile: (file) =>
+      userChange({ input: { command: 'delete', path: file }, origin: user }, `Deleted ${file}.`),
+
+    tree: () => listTree(repo.workRoot),
+    readFile: (file) => readMemoryFile(repo.workRoot, file),
+    search: (query) => searchMemories(repo.workRoot, query),
+
+    log: async (query) =>
+      queryLog(repo.entries(), query.path ? { ...query, path: normalize(query.path) } : query),
+    fileHistory: async (file) => fileHistoryOf(repo.entries(), normalize(file)),
+    show: (oid) => showCommit(repo, oid),
+    readAt: (file, oid) => readAt(repo, file, oid),
+    diff: (file, from, to) => diffFile(repo, file, from, to),
+
+    restoreFile: (file, oid) => restoring(() => restoreFile(repo, file, oid)),
+    restoreDeleted: (file) => restoring(() => restoreDeleted(repo, file)),
+    revert: (oid) => restoring(() => revert(repo, oid)),
+    restoreAll: (oid) => restoring(() => restoreAll(repo, oid)),
+
+    onCommit(listener) {
+      listeners.add(listener)
+      return () => listeners.delete(listener)
+    },
+    async close() {
+      closed = true
+      await queue.idle()
+      listeners.clear()
+    },
+  }
+}
+
+/** The facts of the commit for one successful Memory tool mutation. */
+export function intentFor(
+  mutation: MemoryMutation,
+  origin: Origin | undefined,
+  command: CommitCommand = mutation.command,
+): CommitIntent {
+  const [first = '/memories', second] = mutation.paths
+  const subject =
+    mutation.command === 'rename' && second ? `rename ${first} -> ${second}` : `${command} ${first}`
+  const claude = origin?.actor === 'claude' ? origin : null
+  return {
+    actor: origin?.actor ?? 'claude',
+    command,
+    subject,
+    paths: mutation.paths,
+    conversationId: claude?.conversationId ?? null,
+    toolUseId: claude?.toolUseId ?? null,
+    overwrite: command === 'create' && mutation.overwrite,
+    restoredFrom: null,
+  }
+}
+
+function normalize(virtual: string): string {
+  return toVirtual(toRelative(virtual))
+}
+
+// The tool's messages are written for Claude ("Error: …"); people get the same words
+// without the prefix, and a code the UI can act on.
+function toUserError(content: ExecuteOutcome['content']): CairnError {
+  const text = typeof content === 'string' ? content : 'The change was refused.'
+  const message = text.replace(/^Error:\s*/, '')
+  const code = /already exists/.test(message)
+    ? 'exists'
+    : /does not exist/.test(message)
+      ? 'not-found'
+      : 'refused'
+  return new CairnError(code, message)
+}
