@@ -1,0 +1,161 @@
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { makeSandbox, snapshot, text, type Sandbox } from './test-support'
+import { measure } from './usage'
+
+let box: Sandbox | undefined
+afterEach(async () => {
+  await box?.cleanup()
+  box = undefined
+})
+
+describe('limits', () => {
+  it('refuses a file over the per-file limit and writes nothing', async () => {
+    box = await makeSandbox({ limits: { maxFileBytes: 10 } })
+    const before = await snapshot(box.base)
+    const result = await box.run({
+      command: 'create',
+      path: '/memories/new/big.md',
+      file_text: 'x'.repeat(11),
+    })
+    expect(result).toMatchObject({ isError: true, mutation: null })
+    expect(text(result)).toBe(
+      'Error: Nothing was written to /memories/new/big.md: the file would be 11 bytes, over the limit of 10 bytes per memory file. Split it into smaller files.',
+    )
+    expect(await snapshot(box.base)).toBe(before)
+    expect(
+      (await box.run({ command: 'create', path: '/memories/ok.md', file_text: 'x'.repeat(10) }))
+        .isError,
+    ).toBe(false)
+  })
+
+  it('counts bytes as UTF-8, not characters', async () => {
+    box = await makeSandbox({ limits: { maxFileBytes: 5 } })
+    expect(
+      (await box.run({ command: 'create', path: '/memories/e.md', file_text: 'ééé' })).isError,
+    ).toBe(true)
+  })
+
+  it('refuses edits that would grow a file past the limit', async () => {
+    box = await makeSandbox({ limits: { maxFileBytes: 8 } })
+    await box.write('f.md', 'abc\n')
+    const grow = await box.run({
+      command: 'insert',
+      path: '/memories/f.md',
+      insert_line: 1,
+      insert_text: 'defghi',
+    })
+    expect(grow.isError).toBe(true)
+    const replace = await box.run({
+      command: 'str_replace',
+      path: '/memories/f.md',
+      old_str: 'abc',
+      new_str: 'abcdefghij',
+    })
+    expect(replace.isError).toBe(true)
+    expect(await box.read('f.md')).toBe('abc\n')
+  })
+
+  it('refuses a write that would pass the total bytes limit, but allows one that shrinks', async () => {
+    box = await makeSandbox({ limits: { maxTotalBytes: 20 } })
+    await box.run({ command: 'create', path: '/memories/a.md', file_text: 'x'.repeat(15) })
+    const before = await snapshot(box.base)
+    const result = await box.run({
+      command: 'create',
+      path: '/memories/b.md',
+      file_text: 'x'.repeat(6),
+    })
+    expect(text(result)).toBe(
+      'Error: Nothing was written to /memories/b.md: memory would hold 21 bytes in total, over the limit of 20 bytes. Shorten or delete files first.',
+    )
+    expect(await snapshot(box.base)).toBe(before)
+    // Overwriting counts the replaced file's bytes as freed.
+    expect(
+      (await box.run({ command: 'create', path: '/memories/a.md', file_text: 'x'.repeat(20) }))
+        .isError,
+    ).toBe(false)
+    expect(
+      (await box.run({ command: 'create', path: '/memories/a.md', file_text: 'x' })).isError,
+    ).toBe(false)
+    expect(
+      (await box.run({ command: 'create', path: '/memories/b.md', file_text: 'x'.repeat(19) }))
+        .isError,
+    ).toBe(false)
+  })
+
+  it('refuses a new file past the file-count limit, but still allows edits and overwrites', async () => {
+    box = await makeSandbox({ limits: { maxFiles: 2 } })
+    await box.run({ command: 'create', path: '/memories/a.md', file_text: 'a' })
+    await box.run({ command: 'create', path: '/memories/d/b.md', file_text: 'b' })
+    const before = await snapshot(box.base)
+    const third = await box.run({ command: 'create', path: '/memories/new/c.md', file_text: 'c' })
+    expect(text(third)).toBe(
+      'Error: Nothing was written to /memories/new/c.md: memory already holds 2 files, the limit is 2. Merge or delete files first.',
+    )
+    expect(await snapshot(box.base)).toBe(before)
+    expect(
+      (await box.run({ command: 'create', path: '/memories/a.md', file_text: 'A' })).isError,
+    ).toBe(false)
+    expect(
+      (
+        await box.run({
+          command: 'insert',
+          path: '/memories/a.md',
+          insert_line: 0,
+          insert_text: 'x',
+        })
+      ).isError,
+    ).toBe(false)
+  })
+
+  it('keeps its count current through its own deletes and renames', async () => {
+    box = await makeSandbox({ limits: { maxFiles: 2 } })
+    await box.run({ command: 'create', path: '/memories/d/a.md', file_text: 'a' })
+    await box.run({ command: 'create', path: '/memories/d/b.md', file_text: 'b' })
+    await box.run({ command: 'rename', old_path: '/memories/d', new_path: '/memories/e' })
+    expect(
+      (await box.run({ command: 'create', path: '/memories/c.md', file_text: 'c' })).isError,
+    ).toBe(true)
+    await box.run({ command: 'delete', path: '/memories/e' })
+    expect(
+      (await box.run({ command: 'create', path: '/memories/c.md', file_text: 'c' })).isError,
+    ).toBe(false)
+    expect(
+      (await box.run({ command: 'create', path: '/memories/x.md', file_text: 'x' })).isError,
+    ).toBe(false)
+    expect(
+      (await box.run({ command: 'create', path: '/memories/y.md', file_text: 'y' })).isError,
+    ).toBe(true)
+  })
+
+  it('sees files added behind its back once the cached usage expires or is invalidated', async () => {
+    let clock = 0
+    box = await makeSandbox({ limits: { maxFiles: 2 }, usageMaxAgeMs: 1000, now: () => clock })
+    await box.run({ command: 'create', path: '/memories/a.md', file_text: 'a' })
+    await box.write('outside-1.md', 'x')
+    // Cached: the extra file is not seen yet.
+    expect(
+      (await box.run({ command: 'create', path: '/memories/b.md', file_text: 'b' })).isError,
+    ).toBe(false)
+    await box.run({ command: 'delete', path: '/memories/b.md' })
+    clock = 5000
+    expect(
+      (await box.run({ command: 'create', path: '/memories/b.md', file_text: 'b' })).isError,
+    ).toBe(true)
+    await fs.rm(path.join(box.root, 'outside-1.md'))
+    box.tool.invalidateUsage()
+    expect(
+      (await box.run({ command: 'create', path: '/memories/b.md', file_text: 'b' })).isError,
+    ).toBe(false)
+  })
+
+  it('measures regular, non-hidden files only', async () => {
+    box = await makeSandbox()
+    await box.write('a.md', '12345')
+    await box.write('d/b.md', '123')
+    await box.write('.hidden/c.md', '1234567')
+    await fs.symlink(path.join(box.sentinel, 'secret.txt'), path.join(box.root, 'link.md'))
+    expect(await measure(box.root)).toEqual({ files: 2, bytes: 8 })
+  })
+})
