@@ -211,7 +211,6 @@ describe('versioned memory against a model', () => {
             }
             expect(commitCount(dataDir)).toBe(commits)
           }
-          console.log('RUN', steps.length, commits, snapshots.length)
           for (const snapshot of [...snapshots].reverse()) {
             await restoreAndCheck(memory, dataDir, snapshot)
           }
