@@ -39,9 +39,8 @@ async function makePair(options: Partial<MemoryToolOptions> = {}): Promise<Pair>
   const oursRoot = path.join(base, 'ours', 'memories')
   const reference = await BetaLocalFilesystemMemoryTool.init(path.join(base, 'ref'))
   const refRoot = path.join(base, 'ref', 'memories')
-  const ours = createRunnableMemoryTool(
-    createMemoryTool({ root: oursRoot, ...options }).execute,
-  ) as BetaRunnableTool
+  const handler = createMemoryTool({ root: oursRoot, ...options })
+  const ours = createRunnableMemoryTool((input) => handler.execute(input)) as BetaRunnableTool
   const ref = betaMemoryTool(reference) as BetaRunnableTool
   await fs.mkdir(oursRoot, { recursive: true, mode: 0o700 })
   let n = 0
