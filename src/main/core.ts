@@ -4,6 +4,8 @@ import type { RequestChannel } from '../shared/contract'
 import { createDispatcher, type Dispatch, type Handlers } from './dispatcher'
 import { CairnError } from './errors'
 import { createEventBus, type EventBus } from './events'
+import { openVersionedMemory } from './history'
+import { createHistoryHandlers } from './history/handlers'
 
 /** What only the desktop shell can do; the e2e harness passes a recorder instead. */
 export interface HostActions {
@@ -43,13 +45,15 @@ export async function createCore(options: CoreOptions): Promise<Core> {
   await mkdir(dataDir, { recursive: true, mode: 0o700 })
   const events = createEventBus()
   const host = options.host ?? noHost
+  const memory = await openVersionedMemory({ dataDir })
+  memory.onCommit((commit) => events.emit('history:commit', commit))
 
   const handlers: Handlers = {
     'app:info': () => ({
       name: 'Cairn',
       version: options.appVersion ?? '0.0.0',
       dataDir,
-      recovery: null,
+      recovery: memory.recovery,
     }),
     'app:openDataFolder': async () => {
       await host.openPath(dataDir)
@@ -59,22 +63,8 @@ export async function createCore(options: CoreOptions): Promise<Core> {
       await host.openExternal(url)
       return null
     },
+    ...createHistoryHandlers(memory),
     ...pending([
-      'memory:tree',
-      'memory:read',
-      'memory:write',
-      'memory:rename',
-      'memory:delete',
-      'memory:search',
-      'history:log',
-      'history:show',
-      'history:fileHistory',
-      'history:readAt',
-      'history:diff',
-      'history:restoreFile',
-      'history:restoreDeleted',
-      'history:revert',
-      'history:restoreAll',
       'chat:send',
       'chat:stop',
       'conversations:list',
@@ -94,7 +84,9 @@ export async function createCore(options: CoreOptions): Promise<Core> {
     dataDir,
     dispatch,
     events,
-    async close() {},
+    async close() {
+      await memory.close()
+    },
   }
 }
 
