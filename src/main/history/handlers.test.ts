@@ -1,0 +1,74 @@
+import { writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import type { CommitSummary } from '../../shared/types'
+import { createCore, type Core } from '../core'
+import { openVersionedMemory } from './index'
+import { tempDataDir } from './test-helpers'
+
+let dataDir: string
+let cleanup: () => Promise<void>
+let core: Core | null = null
+
+beforeEach(async () => {
+  ;({ dir: dataDir, cleanup } = await tempDataDir())
+})
+afterEach(async () => {
+  await core?.close()
+  core = null
+  await cleanup()
+})
+
+describe('memory and history channels in the core', () => {
+  it('edits, lists and restores through dispatch, announcing each commit', async () => {
+    core = await createCore({ dataDir })
+    const commits: CommitSummary[] = []
+    core.events.on((name, data) => {
+      if (name === 'history:commit') commits.push(data as CommitSummary)
+    })
+    const written = await core.dispatch('memory:write', { path: '/memories/a.md', content: 'one' })
+    expect(written).toMatchObject({ ok: true, value: { commit: { actor: 'user' } } })
+    await core.dispatch('memory:write', { path: '/memories/a.md', content: 'two' })
+    expect(await core.dispatch('memory:tree', undefined)).toMatchObject({
+      ok: true,
+      value: [{ path: '/memories/a.md', kind: 'file', size: 3 }],
+    })
+    const first = commits[0]?.oid as string
+    expect(await core.dispatch('history:readAt', { path: '/memories/a.md', oid: first })).toEqual({
+      ok: true,
+      value: 'one',
+    })
+    const restored = await core.dispatch('history:restoreFile', {
+      path: '/memories/a.md',
+      oid: first,
+    })
+    expect(restored).toMatchObject({ ok: true, value: { commit: { command: 'restore-file' } } })
+    expect(commits.map((c) => c.command)).toEqual(['write', 'write', 'restore-file'])
+    const log = await core.dispatch('history:log', { offset: 0, limit: 10 })
+    expect(log).toMatchObject({ ok: true, value: { total: 3 } })
+  })
+
+  it('turns refusals into coded errors without host paths', async () => {
+    core = await createCore({ dataDir })
+    await core.dispatch('memory:write', { path: '/memories/a.md', content: 'x' })
+    const result = await core.dispatch('memory:write', {
+      path: '/memories/a.md',
+      content: 'y',
+      mustNotExist: true,
+    })
+    expect(result).toMatchObject({ ok: false, error: { code: 'exists' } })
+    const missing = await core.dispatch('history:show', { oid: 'a'.repeat(40) })
+    expect(missing).toMatchObject({ ok: false, error: { code: 'not-found' } })
+    expect(JSON.stringify([result, missing])).not.toContain(dataDir)
+  })
+
+  it('reports start-up recovery in app:info', async () => {
+    const memory = await openVersionedMemory({ dataDir })
+    await memory.writeFile('/memories/a.md', 'a')
+    await memory.close()
+    await writeFile(path.join(dataDir, 'memories', 'a.md'), 'changed outside')
+    core = await createCore({ dataDir })
+    const info = await core.dispatch('app:info', undefined)
+    expect(info).toMatchObject({ ok: true, value: { recovery: { kind: 'uncommitted-changes' } } })
+  })
+})
