@@ -1,34 +1,64 @@
-import { useNavigation } from './navigation'
+import { useRef, type KeyboardEvent } from 'react'
+import { HistoryPane } from '../history/HistoryPane'
+import { MemoryBrowser } from '../memory/MemoryBrowser'
+import { useNavigation, type SidePane as Pane } from './navigation'
 
-/** The secondary pane: the memory browser and the history timeline, as two tabs. */
+const PANES: ReadonlyArray<{ readonly id: Pane; readonly label: string }> = [
+  { id: 'memory', label: 'Memory' },
+  { id: 'history', label: 'History' },
+]
+
+/**
+ * The secondary pane: the memory browser and the history timeline, as two tabs. Both stay
+ * mounted (the hidden one keeps its selection and scroll position) and update live.
+ */
 export function SidePane() {
   const { sidePane, showSidePane } = useNavigation()
+  const tabs = useRef(new Map<Pane, HTMLButtonElement>())
+
+  const onKeyDown = (event: KeyboardEvent) => {
+    if (event.key !== 'ArrowLeft' && event.key !== 'ArrowRight') return
+    event.preventDefault()
+    const index = PANES.findIndex((pane) => pane.id === sidePane)
+    const next = PANES[(index + (event.key === 'ArrowRight' ? 1 : PANES.length - 1)) % PANES.length]
+    if (!next) return
+    showSidePane(next.id)
+    tabs.current.get(next.id)?.focus()
+  }
+
   return (
     <>
-      <div role="tablist" aria-label="Side pane" className="tabs">
-        {(['memory', 'history'] as const).map((pane) => (
+      <div role="tablist" aria-label="Side pane" className="tabs" onKeyDown={onKeyDown}>
+        {PANES.map((pane) => (
           <button
-            key={pane}
+            key={pane.id}
+            ref={(element) => {
+              if (element) tabs.current.set(pane.id, element)
+            }}
+            id={`side-tab-${pane.id}`}
             role="tab"
-            aria-selected={sidePane === pane}
+            aria-selected={sidePane === pane.id}
+            aria-controls={`side-panel-${pane.id}`}
+            tabIndex={sidePane === pane.id ? 0 : -1}
             className="tab"
-            onClick={() => showSidePane(pane)}
+            onClick={() => showSidePane(pane.id)}
           >
-            {pane === 'memory' ? 'Memory' : 'History'}
+            {pane.label}
           </button>
         ))}
       </div>
-      <div
-        role="tabpanel"
-        aria-label={sidePane === 'memory' ? 'Memory' : 'History'}
-        className="tab-panel"
-      >
-        <p className="empty-hint">
-          {sidePane === 'memory'
-            ? 'Memory files Claude writes will show here.'
-            : 'Every change to memory will show here, newest first.'}
-        </p>
-      </div>
+      {PANES.map((pane) => (
+        <div
+          key={pane.id}
+          id={`side-panel-${pane.id}`}
+          role="tabpanel"
+          aria-label={pane.label}
+          className="tab-panel"
+          hidden={sidePane !== pane.id}
+        >
+          {pane.id === 'memory' ? <MemoryBrowser /> : <HistoryPane />}
+        </div>
+      ))}
     </>
   )
 }

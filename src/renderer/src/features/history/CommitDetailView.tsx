@@ -1,0 +1,209 @@
+import type { CommitDetail, CommitSummary, FileChange } from '../../../../shared/types'
+import {
+  absoluteTime,
+  actorLabel,
+  commandLabel,
+  displayPath,
+  restoreNote,
+  shortOid,
+} from './describe'
+import { DiffView, type DiffMode } from './DiffView'
+
+export type RestoreRequest =
+  | { readonly kind: 'file'; readonly path: string; readonly commit: CommitSummary }
+  | { readonly kind: 'deleted'; readonly path: string; readonly commit: CommitSummary }
+  | { readonly kind: 'revert'; readonly commit: CommitSummary }
+  | { readonly kind: 'all'; readonly commit: CommitSummary }
+
+const STATUS_LABEL: Readonly<Record<FileChange['status'], string>> = {
+  added: 'Added',
+  modified: 'Modified',
+  deleted: 'Deleted',
+  renamed: 'Renamed',
+}
+
+/** The selected commit: who/what/when, the restore actions, and each file's diff. */
+export function CommitDetailView(props: {
+  readonly detail: CommitDetail
+  readonly mode: DiffMode
+  readonly onModeChange: (mode: DiffMode) => void
+  readonly conversationTitle: (id: string) => string
+  readonly onOpenConversation: (id: string) => void
+  readonly onSelectOid: (oid: string) => void
+  readonly onRequest: (request: RestoreRequest) => void
+}) {
+  const { detail, mode } = props
+  const { commit } = detail
+  const note = restoreNote(commit)
+  const conversationId = commit.conversationId
+  const canRevert = commit.parent !== null && commit.command !== 'init'
+  return (
+    <section className="hist-detail" aria-label="Change details">
+      <header className="hist-detail-header">
+        <h2 className="hist-detail-title">
+          <span className={`hist-actor hist-actor-${commit.actor}`}>
+            {actorLabel(commit.actor)}
+          </span>
+          <span>{commit.subject}</span>
+          {commit.overwrite && <span className="hist-badge hist-badge-overwrite">Overwrite</span>}
+        </h2>
+        <p className="hist-detail-meta">
+          <span>{absoluteTime(commit.time)}</span>
+          <span className="hist-oid" title={commit.oid}>
+            {shortOid(commit.oid)}
+          </span>
+          <span>{commandLabel(commit.command)}</span>
+          {conversationId && (
+            <button
+              type="button"
+              className="hist-link"
+              onClick={() => props.onOpenConversation(conversationId)}
+            >
+              From: {props.conversationTitle(conversationId)}
+            </button>
+          )}
+          {note && commit.restoredFrom && (
+            <button
+              type="button"
+              className="hist-link"
+              onClick={() => props.onSelectOid(commit.restoredFrom!)}
+            >
+              {note}
+            </button>
+          )}
+        </p>
+        {commit.overwrite && (
+          <p className="hist-overwrite-note">
+            Claude replaced an existing file with new content. Use “Restore this version” on the
+            change before it to get the earlier content back.
+          </p>
+        )}
+        <div className="hist-actions" role="toolbar" aria-label="Change actions">
+          {canRevert && (
+            <button
+              type="button"
+              className="kit-button"
+              onClick={() => props.onRequest({ kind: 'revert', commit })}
+            >
+              Revert this change
+            </button>
+          )}
+          <button
+            type="button"
+            className="kit-button"
+            onClick={() => props.onRequest({ kind: 'all', commit })}
+          >
+            Restore all memory to this point
+          </button>
+          <div className="hist-mode" role="group" aria-label="Diff layout">
+            <button
+              type="button"
+              className="kit-button"
+              aria-pressed={mode === 'unified'}
+              onClick={() => props.onModeChange('unified')}
+            >
+              Unified
+            </button>
+            <button
+              type="button"
+              className="kit-button"
+              aria-pressed={mode === 'split'}
+              onClick={() => props.onModeChange('split')}
+            >
+              Side by side
+            </button>
+          </div>
+        </div>
+      </header>
+      <div className="hist-files">
+        {detail.changes.length === 0 && (
+          <p className="kit-hint hist-diff-note">This change did not modify any file.</p>
+        )}
+        {detail.changes.map((change) => (
+          <article
+            key={change.path}
+            className="hist-file"
+            aria-label={`Diff of ${displayPath(change.path)}`}
+          >
+            <header className="hist-file-header">
+              <span className={`hist-status hist-status-${change.status}`}>
+                {STATUS_LABEL[change.status]}
+              </span>
+              <span className="hist-file-path" title={change.path}>
+                {change.oldPath && change.oldPath !== change.path
+                  ? `${displayPath(change.oldPath)} → ${displayPath(change.path)}`
+                  : displayPath(change.path)}
+              </span>
+              {change.status === 'deleted' ? (
+                <button
+                  type="button"
+                  className="kit-button"
+                  onClick={() => props.onRequest({ kind: 'deleted', path: change.path, commit })}
+                >
+                  Bring back this file
+                </button>
+              ) : (
+                <button
+                  type="button"
+                  className="kit-button"
+                  onClick={() => props.onRequest({ kind: 'file', path: change.path, commit })}
+                >
+                  Restore this version
+                </button>
+              )}
+            </header>
+            <DiffView change={change} mode={mode} />
+          </article>
+        ))}
+      </div>
+    </section>
+  )
+}
+
+/** The confirmation text for a restore: exactly what will happen, and that it can be undone. */
+export function describeRequest(request: RestoreRequest): {
+  readonly title: string
+  readonly body: ReadonlyArray<string>
+  readonly confirm: string
+} {
+  const at = `${shortOid(request.commit.oid)} (${absoluteTime(request.commit.time)})`
+  const undo = 'Nothing is lost: this is saved as a new change in History, and you can undo it.'
+  switch (request.kind) {
+    case 'file':
+      return {
+        title: `Restore ${displayPath(request.path)} to this version?`,
+        body: [
+          `${request.path} will get back the content it had right after change ${at}. Its current content is replaced.`,
+          undo,
+        ],
+        confirm: 'Restore file',
+      }
+    case 'deleted':
+      return {
+        title: `Bring back ${displayPath(request.path)}?`,
+        body: [
+          `${request.path} is recreated with the content it had just before it was deleted.`,
+          undo,
+        ],
+        confirm: 'Bring back',
+      }
+    case 'revert':
+      return {
+        title: 'Revert this change?',
+        body: [
+          `Cairn applies the opposite of change ${at} (“${request.commit.subject}”). If those files have changed since, nothing is touched and you will be told why.`,
+          undo,
+        ],
+        confirm: 'Revert change',
+      }
+    case 'all':
+      return {
+        title: 'Restore all memory to this point?',
+        body: [
+          `Every memory file is put back exactly as it was right after change ${at}: files added since are removed, changed files get their earlier content, deleted files come back.`,
+          undo,
+        ],
+        confirm: 'Restore all memory',
+      }
+  }
+}

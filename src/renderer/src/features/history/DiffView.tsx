@@ -1,0 +1,121 @@
+import { useMemo } from 'react'
+import type { FileChange } from '../../../../shared/types'
+import { buildDiff, type DiffGap, type DiffLine, type Segment } from './diff-model'
+
+export type DiffMode = 'unified' | 'split'
+
+/** One file's change as a unified or side-by-side diff with word-level highlights. */
+export function DiffView(props: { readonly change: FileChange; readonly mode: DiffMode }) {
+  const { change, mode } = props
+  const model = useMemo(() => buildDiff(change.before, change.after), [change.before, change.after])
+  if (change.binary) {
+    return <p className="kit-hint hist-diff-note">Binary file — its contents cannot be compared.</p>
+  }
+  if (model.added === 0 && model.removed === 0) {
+    return (
+      <p className="kit-hint hist-diff-note">
+        {change.status === 'renamed'
+          ? 'Renamed without changes to its content.'
+          : 'No changes to the text.'}
+      </p>
+    )
+  }
+  return (
+    <div
+      className={`hist-diff hist-diff-${mode}`}
+      role="table"
+      aria-label={`Changes in ${change.path}`}
+    >
+      {mode === 'unified'
+        ? model.unified.map((row, i) =>
+            row.kind === 'gap' ? <Gap key={i} gap={row} /> : <UnifiedLine key={i} line={row} />,
+          )
+        : model.split.map((row, i) =>
+            row.kind === 'gap' ? (
+              <Gap key={i} gap={row} />
+            ) : (
+              <div role="row" key={i} className="hist-split-row">
+                <SideCell line={row.left} side="old" />
+                <SideCell line={row.right} side="new" />
+              </div>
+            ),
+          )}
+    </div>
+  )
+}
+
+const SIGN = { add: '+', del: '−', context: ' ' } as const
+const SPOKEN = { add: 'added', del: 'removed', context: 'unchanged' } as const
+
+function UnifiedLine(props: { readonly line: DiffLine }) {
+  const { line } = props
+  return (
+    <div role="row" className={`hist-dl hist-dl-${line.kind}`}>
+      <span className="hist-no" aria-hidden="true">
+        {line.oldNo ?? ''}
+      </span>
+      <span className="hist-no" aria-hidden="true">
+        {line.newNo ?? ''}
+      </span>
+      <span className="hist-sign" aria-hidden="true">
+        {SIGN[line.kind]}
+      </span>
+      <span
+        role="cell"
+        className="hist-text"
+        aria-label={`${SPOKEN[line.kind]}: ${text(line.segments)}`}
+      >
+        <Segments segments={line.segments} kind={line.kind} />
+      </span>
+    </div>
+  )
+}
+
+function SideCell(props: { readonly line: DiffLine | null; readonly side: 'old' | 'new' }) {
+  const { line, side } = props
+  if (!line) return <span role="cell" className="hist-side hist-side-empty" />
+  const number = side === 'old' ? line.oldNo : line.newNo
+  return (
+    <span role="cell" className={`hist-side hist-dl-${line.kind}`}>
+      <span className="hist-no" aria-hidden="true">
+        {number ?? ''}
+      </span>
+      <span className="hist-text">
+        <Segments segments={line.segments} kind={line.kind} />
+      </span>
+    </span>
+  )
+}
+
+function Segments(props: {
+  readonly segments: ReadonlyArray<Segment>
+  readonly kind: DiffLine['kind']
+}) {
+  if (props.segments.length === 1 && props.segments[0]?.text === '') return <>{'\u200b'}</>
+  return (
+    <>
+      {props.segments.map((segment, i) =>
+        segment.changed && props.kind !== 'context' ? (
+          <mark key={i} className={`hist-word hist-word-${props.kind}`}>
+            {segment.text}
+          </mark>
+        ) : (
+          <span key={i}>{segment.text}</span>
+        ),
+      )}
+    </>
+  )
+}
+
+function Gap(props: { readonly gap: DiffGap }) {
+  const count = props.gap.count
+  return (
+    <div role="row" className="hist-gap">
+      <span role="cell">
+        ⋯ {count} unchanged {count === 1 ? 'line' : 'lines'}
+      </span>
+    </div>
+  )
+}
+
+const text = (segments: ReadonlyArray<Segment>) => segments.map((s) => s.text).join('')

@@ -1,0 +1,104 @@
+import { useState } from 'react'
+import type { TimelineFilters } from './timeline-store'
+
+/** File, conversation and author filters above the timeline. */
+export function HistoryFilters(props: {
+  readonly filters: TimelineFilters
+  readonly onChange: (filters: TimelineFilters) => void
+  readonly filePaths: ReadonlyArray<string>
+  readonly conversations: ReadonlyArray<{ readonly id: string; readonly title: string }>
+  readonly total: number | null
+}) {
+  const { filters, onChange } = props
+  const [pathDraft, setPathDraft] = useState(filters.path ?? '')
+  const [shownPath, setShownPath] = useState(filters.path)
+  if (filters.path !== shownPath) {
+    setShownPath(filters.path)
+    setPathDraft(filters.path ?? '')
+  }
+  const applyPath = (value: string) => {
+    const path = value.trim().replace(/\/$/, '')
+    const next = path === '' ? undefined : path.startsWith('/memories') ? path : `/memories/${path}`
+    if (next !== filters.path) onChange({ ...filters, path: next })
+  }
+  const conversations = props.conversations.some((c) => c.id === filters.conversationId)
+    ? props.conversations
+    : filters.conversationId
+      ? [{ id: filters.conversationId, title: 'This conversation' }, ...props.conversations]
+      : props.conversations
+  const active = Boolean(filters.path || filters.conversationId || filters.actor)
+
+  return (
+    <div className="hist-filters" role="search" aria-label="Filter history">
+      <input
+        type="text"
+        className="kit-input hist-filter-file"
+        aria-label="Filter by file"
+        placeholder="Filter by file…"
+        list="hist-file-paths"
+        value={pathDraft}
+        spellCheck={false}
+        onChange={(event) => {
+          setPathDraft(event.target.value)
+          if (event.target.value === '' || props.filePaths.includes(event.target.value)) {
+            applyPath(event.target.value)
+          }
+        }}
+        onKeyDown={(event) => {
+          if (event.key === 'Enter') applyPath(pathDraft)
+          if (event.key === 'Escape') {
+            setPathDraft('')
+            applyPath('')
+          }
+        }}
+        onBlur={() => applyPath(pathDraft)}
+      />
+      <datalist id="hist-file-paths">
+        {props.filePaths.map((path) => (
+          <option key={path} value={path} />
+        ))}
+      </datalist>
+      <select
+        className="kit-input"
+        aria-label="Filter by author"
+        value={filters.actor ?? ''}
+        onChange={(event) =>
+          onChange({
+            ...filters,
+            actor: (event.target.value || undefined) as TimelineFilters['actor'],
+          })
+        }
+      >
+        <option value="">All authors</option>
+        <option value="claude">Claude</option>
+        <option value="user">You</option>
+        <option value="system">Cairn (recovery)</option>
+      </select>
+      <select
+        className="kit-input hist-filter-conversation"
+        aria-label="Filter by conversation"
+        value={filters.conversationId ?? ''}
+        onChange={(event) =>
+          onChange({ ...filters, conversationId: event.target.value || undefined })
+        }
+      >
+        <option value="">All conversations</option>
+        {conversations.map((c) => (
+          <option key={c.id} value={c.id}>
+            {c.title}
+          </option>
+        ))}
+      </select>
+      <span className="hist-count" role="status" aria-label="Number of changes">
+        {props.total === null
+          ? ''
+          : `${props.total.toLocaleString()} ${props.total === 1 ? 'change' : 'changes'}`}
+      </span>
+      {active && (
+        <button type="button" className="kit-button" onClick={() => onChange({})}>
+          Clear filters
+        </button>
+      )}
+    </div>
+  )
+}

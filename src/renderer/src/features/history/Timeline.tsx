@@ -1,0 +1,172 @@
+import { useVirtualizer } from '@tanstack/react-virtual'
+import { useEffect, useId, useRef, type KeyboardEvent } from 'react'
+import type { CommitSummary } from '../../../../shared/types'
+import {
+  absoluteTime,
+  actorLabel,
+  commandLabel,
+  pathsLabel,
+  relativeTime,
+  restoreNote,
+} from './describe'
+import type { TimelineStore } from './timeline-store'
+
+const ROW_HEIGHT = 58
+
+/**
+ * The commits, newest first, as a virtualized grid: only the rows on screen exist in the
+ * DOM and only their pages are requested. Arrow keys, Page Up/Down, Home and End move the
+ * selection; the grid keeps focus and points at the selected row.
+ */
+export function Timeline(props: {
+  readonly store: TimelineStore
+  readonly total: number
+  readonly selectedOid: string | null
+  readonly scrollTo: { readonly index: number; readonly token: number } | null
+  readonly now: number
+  readonly conversationTitle: (id: string) => string
+  readonly onSelect: (commit: CommitSummary, index: number) => void
+  readonly onOpenConversation: (id: string) => void
+}) {
+  const { store, total, selectedOid } = props
+  const scrollRef = useRef<HTMLDivElement>(null)
+  const baseId = useId()
+  // eslint-disable-next-line react-hooks/incompatible-library -- virtual rows are read fresh each render
+  const virtualizer = useVirtualizer({
+    count: total,
+    getScrollElement: () => scrollRef.current,
+    estimateSize: () => ROW_HEIGHT,
+    overscan: 6,
+  })
+  const items = virtualizer.getVirtualItems()
+  const first = items[0]?.index ?? 0
+  const last = items.at(-1)?.index ?? 0
+
+  useEffect(() => {
+    store.ensure(first, last)
+  }, [store, first, last, total])
+
+  const { scrollTo } = props
+  useEffect(() => {
+    if (scrollTo) virtualizer.scrollToIndex(scrollTo.index, { align: 'auto' })
+  }, [scrollTo, virtualizer])
+
+  let selectedIndex = -1
+  for (const item of items)
+    if (store.entryAt(item.index)?.oid === selectedOid) selectedIndex = item.index
+
+  const moveTo = (index: number) => {
+    const target = Math.max(0, Math.min(total - 1, index))
+    virtualizer.scrollToIndex(target, { align: 'auto' })
+    const entry = store.entryAt(target)
+    if (entry) props.onSelect(entry, target)
+  }
+
+  const onKeyDown = (event: KeyboardEvent) => {
+    const from = selectedIndex >= 0 ? selectedIndex : first - 1
+    const pageRows = Math.max(
+      1,
+      Math.floor((scrollRef.current?.clientHeight ?? 400) / ROW_HEIGHT) - 1,
+    )
+    const keys: Record<string, () => void> = {
+      ArrowDown: () => moveTo(from + 1),
+      ArrowUp: () => moveTo(from - 1),
+      PageDown: () => moveTo(from + pageRows),
+      PageUp: () => moveTo(from - pageRows),
+      Home: () => moveTo(0),
+      End: () => moveTo(total - 1),
+    }
+    const action = keys[event.key]
+    if (!action) return
+    event.preventDefault()
+    action()
+  }
+
+  return (
+    <div
+      ref={scrollRef}
+      role="grid"
+      aria-label="Commits"
+      aria-rowcount={total}
+      aria-activedescendant={selectedIndex >= 0 ? `${baseId}-row-${selectedIndex}` : undefined}
+      tabIndex={0}
+      className="hist-timeline"
+      onKeyDown={onKeyDown}
+    >
+      <div style={{ height: virtualizer.getTotalSize(), position: 'relative' }}>
+        {items.map((item) => {
+          const commit = store.entryAt(item.index)
+          return (
+            <div
+              key={item.key}
+              id={`${baseId}-row-${item.index}`}
+              role="row"
+              aria-rowindex={item.index + 1}
+              aria-selected={commit ? commit.oid === selectedOid : false}
+              className="hist-row"
+              style={{ transform: `translateY(${item.start}px)`, height: ROW_HEIGHT }}
+              onClick={() => commit && props.onSelect(commit, item.index)}
+            >
+              {commit ? (
+                <TimelineRow
+                  commit={commit}
+                  now={props.now}
+                  conversationTitle={props.conversationTitle}
+                  onOpenConversation={props.onOpenConversation}
+                />
+              ) : (
+                <div role="gridcell" className="hist-cell hist-placeholder" aria-label="Loading">
+                  <span className="hist-skeleton hist-skeleton-wide" />
+                  <span className="hist-skeleton" />
+                </div>
+              )}
+            </div>
+          )
+        })}
+      </div>
+    </div>
+  )
+}
+
+function TimelineRow(props: {
+  readonly commit: CommitSummary
+  readonly now: number
+  readonly conversationTitle: (id: string) => string
+  readonly onOpenConversation: (id: string) => void
+}) {
+  const { commit } = props
+  const note = restoreNote(commit)
+  const conversationId = commit.conversationId
+  return (
+    <div role="gridcell" className="hist-cell">
+      <div className="hist-line">
+        <span className={`hist-actor hist-actor-${commit.actor}`}>{actorLabel(commit.actor)}</span>
+        <span className="hist-command">{commandLabel(commit.command)}</span>
+        <span className="hist-paths" title={commit.paths.join('\n')}>
+          {pathsLabel(commit.paths, commit.command)}
+        </span>
+        {commit.overwrite && <span className="hist-badge hist-badge-overwrite">Overwrite</span>}
+      </div>
+      <div className="hist-line hist-sub">
+        <time dateTime={new Date(commit.time).toISOString()} title={absoluteTime(commit.time)}>
+          {relativeTime(commit.time, props.now)}
+        </time>
+        {note && <span className="hist-note">{note}</span>}
+        {conversationId && (
+          <button
+            type="button"
+            className="hist-link"
+            tabIndex={-1}
+            title="Open the conversation this change came from"
+            onClick={(event) => {
+              event.stopPropagation()
+              props.onOpenConversation(conversationId)
+            }}
+          >
+            {props.conversationTitle(conversationId)}
+          </button>
+        )}
+      </div>
+    </div>
+  )
+}

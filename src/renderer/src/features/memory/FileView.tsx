@@ -1,0 +1,224 @@
+import { useEffect, useRef, useState, type KeyboardEvent } from 'react'
+import type { MemoryEntry, MemoryFile } from '../../../../shared/types'
+import { ErrorBanner, Loading } from '../history/kit/Feedback'
+import { MarkdownView } from './MarkdownView'
+import { baseName, formatSize, isMarkdown } from './tree-model'
+
+export interface FileActions {
+  save(path: string, content: string): Promise<boolean>
+  rename(path: string): void
+  remove(path: string, kind: 'file' | 'dir'): void
+  showHistory(path: string): void
+}
+
+/** The open memory file: header with actions, then its lines, its rendering, or the editor. */
+export function FileView(props: {
+  readonly path: string
+  readonly entry: MemoryEntry | undefined
+  readonly file: MemoryFile | undefined
+  readonly loading: boolean
+  readonly error: string | null
+  readonly highlightLine: number | null
+  readonly childCount: number
+  readonly onRetry: () => void
+  readonly actions: FileActions
+  readonly editing: boolean
+  readonly onEditingChange: (editing: boolean) => void
+}) {
+  const { path, file, entry, actions, editing, onEditingChange } = props
+  const name = baseName(path)
+  const [rendered, setRendered] = useState(false)
+  const markdown = isMarkdown(path) && file?.kind === 'text'
+  const isDir = entry?.kind === 'dir'
+
+  return (
+    <section className="mem-file" aria-label={isDir ? `Folder ${name}` : `File ${name}`}>
+      <header className="mem-file-header">
+        <div className="mem-file-title">
+          <span className="mem-file-name" title={path}>
+            {name}
+          </span>
+          <span className="mem-file-meta">
+            {path.slice(0, path.length - name.length - 1) || '/'}
+            {entry && ` · ${formatSize(entry.size)}`}
+            {isDir && ` · ${props.childCount} ${props.childCount === 1 ? 'item' : 'items'}`}
+          </span>
+        </div>
+        {!editing && (
+          <div className="mem-file-actions" role="toolbar" aria-label="File actions">
+            {markdown && (
+              <button
+                type="button"
+                className="kit-button"
+                aria-pressed={rendered}
+                onClick={() => setRendered((value) => !value)}
+              >
+                Preview
+              </button>
+            )}
+            {file?.kind === 'text' && (
+              <button type="button" className="kit-button" onClick={() => onEditingChange(true)}>
+                Edit
+              </button>
+            )}
+            <button type="button" className="kit-button" onClick={() => actions.showHistory(path)}>
+              Show history
+            </button>
+            {(entry || file) && (
+              <>
+                <button type="button" className="kit-button" onClick={() => actions.rename(path)}>
+                  Rename
+                </button>
+                <button
+                  type="button"
+                  className="kit-button mem-danger-text"
+                  onClick={() => actions.remove(path, isDir ? 'dir' : 'file')}
+                >
+                  Delete
+                </button>
+              </>
+            )}
+          </div>
+        )}
+      </header>
+
+      {props.error && !isDir && <ErrorBanner message={props.error} onRetry={props.onRetry} />}
+      <Loading active={props.loading && !file && !isDir} label="Opening file…" />
+
+      {isDir && (
+        <p className="kit-hint mem-file-note">
+          A folder. Select a file inside it to read it, or use Show history to see every change
+          under this folder.
+        </p>
+      )}
+      {!isDir && file && editing && file.kind === 'text' && (
+        <Editor
+          key={path}
+          name={name}
+          initial={file.text ?? ''}
+          onSave={async (content) => {
+            if (await actions.save(path, content)) onEditingChange(false)
+          }}
+          onCancel={() => onEditingChange(false)}
+        />
+      )}
+      {!isDir && file && !editing && (
+        <FileContent
+          file={file}
+          rendered={rendered && markdown}
+          highlightLine={props.highlightLine}
+        />
+      )}
+    </section>
+  )
+}
+
+function FileContent(props: {
+  readonly file: MemoryFile
+  readonly rendered: boolean
+  readonly highlightLine: number | null
+}) {
+  const { file } = props
+  const name = baseName(file.path)
+  const highlighted = useRef<HTMLDivElement>(null)
+  useEffect(() => {
+    highlighted.current?.scrollIntoView({ block: 'center' })
+  }, [props.highlightLine, file])
+
+  if (file.kind === 'image' && file.data && file.mediaType) {
+    return (
+      <div className="mem-image" role="region" aria-label={`Content of ${name}`}>
+        <img src={`data:${file.mediaType};base64,${file.data}`} alt={name} />
+      </div>
+    )
+  }
+  if (file.kind !== 'text' || file.text === null) {
+    return (
+      <p className="kit-hint mem-file-note">
+        This file is not text ({formatSize(file.size)}); it cannot be shown here.
+      </p>
+    )
+  }
+  if (props.rendered) {
+    return (
+      <div className="mem-rendered" role="region" aria-label={`Content of ${name}`}>
+        <MarkdownView text={file.text} />
+      </div>
+    )
+  }
+  const lines = file.text.split('\n')
+  if (lines.length > 1 && lines.at(-1) === '') lines.pop()
+  return (
+    <div className="mem-code" role="region" aria-label={`Content of ${name}`} tabIndex={0}>
+      {file.text === '' && <p className="kit-hint mem-file-note">This file is empty.</p>}
+      {file.text !== '' &&
+        lines.map((line, index) => (
+          <div
+            key={index}
+            ref={props.highlightLine === index + 1 ? highlighted : undefined}
+            className={`mem-code-line${props.highlightLine === index + 1 ? ' mem-code-hit' : ''}`}
+          >
+            <span className="mem-gutter" aria-hidden="true">
+              {index + 1}
+            </span>
+            <span className="mem-code-text">{line === '' ? '\u200b' : line}</span>
+          </div>
+        ))}
+    </div>
+  )
+}
+
+function Editor(props: {
+  readonly name: string
+  readonly initial: string
+  readonly onSave: (content: string) => Promise<void>
+  readonly onCancel: () => void
+}) {
+  const [draft, setDraft] = useState(props.initial)
+  const [saving, setSaving] = useState(false)
+  const save = async () => {
+    if (saving) return
+    setSaving(true)
+    try {
+      await props.onSave(draft)
+    } finally {
+      setSaving(false)
+    }
+  }
+  const onKeyDown = (event: KeyboardEvent) => {
+    if ((event.ctrlKey || event.metaKey) && event.key.toLowerCase() === 's') {
+      event.preventDefault()
+      void save()
+    } else if (event.key === 'Escape' && draft === props.initial) {
+      props.onCancel()
+    }
+  }
+  return (
+    <div className="mem-editor" onKeyDown={onKeyDown}>
+      <textarea
+        className="mem-editor-text"
+        aria-label={`Edit ${props.name}`}
+        value={draft}
+        onChange={(event) => setDraft(event.target.value)}
+        spellCheck={false}
+        autoFocus
+      />
+      <div className="mem-editor-bar">
+        <span className="kit-hint">
+          {draft === props.initial ? 'No changes' : 'Unsaved changes'} · Ctrl+S to save
+        </span>
+        <button type="button" className="kit-button" onClick={props.onCancel} disabled={saving}>
+          Cancel
+        </button>
+        <button
+          type="button"
+          className="kit-button kit-button-primary"
+          onClick={() => void save()}
+          disabled={saving || draft === props.initial}
+        >
+          {saving ? 'Saving…' : 'Save'}
+        </button>
+      </div>
+    </div>
+  )
+}

@@ -1,0 +1,271 @@
+import { useCallback, useEffect, useMemo, useState } from 'react'
+import type { ApiResult, ChangeResult, MemoryEntry } from '../../../../shared/types'
+import { api, errorMessage, unwrap } from '../../lib/api'
+import { useNavigation } from '../app/navigation'
+import { displayPath } from '../history/describe'
+import { ErrorBanner, EmptyState, Loading, Notice, type NoticeData } from '../history/kit/Feedback'
+import { useResource } from '../history/kit/use-resource'
+import { FileView, type FileActions } from './FileView'
+import { DeleteDialog, NewFileDialog, RenameDialog } from './MemoryDialogs'
+import { MemoryTree } from './MemoryTree'
+import { SearchResults } from './SearchResults'
+import { parentOf } from './tree-model'
+import './memory.css'
+
+type Dialog =
+  | { readonly kind: 'new' }
+  | { readonly kind: 'rename'; readonly path: string }
+  | { readonly kind: 'delete'; readonly path: string; readonly entryKind: 'file' | 'dir' }
+
+const loadTree = () => unwrap(api().memory.tree())
+const loadFile = (path: string) => unwrap(api().memory.read({ path }))
+const runSearch = (query: string) => unwrap(api().memory.search({ query }))
+
+/** The Memory tab: the /memories tree, search, the open file, and the user's own edits. */
+export function MemoryBrowser() {
+  const navigation = useNavigation()
+  const tree = useResource('tree', loadTree)
+  const [selected, setSelected] = useState<string | null>(navigation.memoryPath)
+  const [requestedPath, setRequestedPath] = useState(navigation.memoryPath)
+  const [highlightLine, setHighlightLine] = useState<number | null>(null)
+  const [editing, setEditing] = useState(false)
+  const [dialog, setDialog] = useState<Dialog | null>(null)
+  const [notice, setNotice] = useState<NoticeData | null>(null)
+  const [query, setQuery] = useState('')
+  const [searchKey, setSearchKey] = useState<string | null>(null)
+
+  // Another feature asked to open a file (e.g. a tool card): follow it.
+  if (navigation.memoryPath !== requestedPath) {
+    setRequestedPath(navigation.memoryPath)
+    if (navigation.memoryPath) {
+      setSelected(navigation.memoryPath)
+      setEditing(false)
+      setHighlightLine(null)
+    }
+  }
+
+  const entries = useMemo(() => tree.value ?? [], [tree.value])
+  const byPath = useMemo(() => new Map(entries.map((entry) => [entry.path, entry])), [entries])
+  const selectedEntry = selected ? byPath.get(selected) : undefined
+  const fileKey = selected && selectedEntry?.kind !== 'dir' ? selected : null
+  const file = useResource(fileKey, loadFile)
+  const search = useResource(searchKey, runSearch)
+  const { reload: reloadTree } = tree
+  const { reload: reloadFile } = file
+  const { reload: reloadSearch } = search
+
+  // Live: every commit (Claude's, yours, a restore) may change the tree and the open file.
+  useEffect(
+    () =>
+      api().on('history:commit', () => {
+        reloadTree()
+        reloadFile()
+        reloadSearch()
+      }),
+    [reloadTree, reloadFile, reloadSearch],
+  )
+
+  useEffect(() => {
+    const trimmed = query.trim()
+    const timer = setTimeout(() => setSearchKey(trimmed === '' ? null : trimmed), 200)
+    return () => clearTimeout(timer)
+  }, [query])
+
+  const show = useCallback(
+    (message: string, tone: NoticeData['tone'], action?: NoticeData['action']) => {
+      setNotice({ id: Date.now(), message, tone, ...(action ? { action } : {}) })
+    },
+    [],
+  )
+
+  const select = (path: string, line: number | null = null) => {
+    setSelected(path)
+    setHighlightLine(line)
+    setEditing(false)
+  }
+
+  /** Runs a change, shows its result, and offers to undo it by reverting the commit. */
+  const change = async (
+    run: () => Promise<ApiResult<ChangeResult>>,
+    done: (result: ChangeResult) => string,
+  ): Promise<ChangeResult | null> => {
+    try {
+      const result = await unwrap(run())
+      const commit = result.commit
+      show(
+        commit ? done(result) : result.message || 'Nothing changed.',
+        'success',
+        commit
+          ? {
+              label: 'Undo',
+              run: () => {
+                void undo(commit.oid)
+              },
+            }
+          : undefined,
+      )
+      return result
+    } catch (error) {
+      show(errorMessage(error), 'error')
+      return null
+    }
+  }
+
+  const undo = async (oid: string) => {
+    try {
+      await unwrap(api().history.revert({ oid }))
+      show(
+        'Undone. The undo is a change of its own in History, so it can be undone too.',
+        'success',
+      )
+    } catch (error) {
+      show(errorMessage(error), 'error')
+    }
+  }
+
+  const actions: FileActions = {
+    async save(path, content) {
+      const result = await change(
+        () => api().memory.write({ path, content }),
+        () => `Saved ${displayPath(path)}. The change is in History, by You.`,
+      )
+      return result !== null
+    },
+    rename: (path) => setDialog({ kind: 'rename', path }),
+    remove: (path, entryKind) => setDialog({ kind: 'delete', path, entryKind }),
+    showHistory: (path) => navigation.showHistory({ path }),
+  }
+
+  const childCount = selected
+    ? entries.filter((entry) => parentOf(entry.path) === selected).length
+    : 0
+  const empty = tree.value !== undefined && entries.length === 0
+
+  return (
+    <div className="mem-browser">
+      <div className="mem-toolbar">
+        <input
+          type="search"
+          className="kit-input mem-search"
+          aria-label="Search memory files"
+          placeholder="Search memory…"
+          value={query}
+          onChange={(event) => setQuery(event.target.value)}
+          onKeyDown={(event) => {
+            if (event.key === 'Escape') setQuery('')
+          }}
+        />
+        <button type="button" className="kit-button" onClick={() => setDialog({ kind: 'new' })}>
+          <span aria-hidden="true">＋</span> New file
+        </button>
+      </div>
+
+      {notice && <Notice key={notice.id} notice={notice} onDismiss={() => setNotice(null)} />}
+      {tree.error && <ErrorBanner message={tree.error} onRetry={tree.reload} />}
+
+      <div className="mem-list">
+        {searchKey !== null ? (
+          <SearchResults
+            query={searchKey}
+            hits={search.value}
+            loading={search.loading}
+            error={search.error}
+            onRetry={search.reload}
+            onOpen={(path, line) => select(path, line)}
+          />
+        ) : (
+          <>
+            <Loading active={tree.loading && tree.value === undefined} label="Loading memory…" />
+            {empty && (
+              <EmptyState title="No memories yet">
+                <p>When Claude decides something is worth remembering, its files appear here.</p>
+                <p>You can also write one yourself with New file.</p>
+              </EmptyState>
+            )}
+            {entries.length > 0 && (
+              <MemoryTree entries={entries} selected={selected} onSelect={(path) => select(path)} />
+            )}
+          </>
+        )}
+      </div>
+
+      <div className="mem-detail">
+        {selected ? (
+          <FileView
+            path={selected}
+            entry={selectedEntry}
+            file={file.value}
+            loading={file.loading}
+            error={file.error}
+            highlightLine={highlightLine}
+            childCount={childCount}
+            onRetry={file.reload}
+            actions={actions}
+            editing={editing}
+            onEditingChange={setEditing}
+          />
+        ) : (
+          !empty && (
+            <EmptyState title="No file open">
+              <p>Select a file to read it, or search across all memory files.</p>
+            </EmptyState>
+          )
+        )}
+      </div>
+
+      {dialog?.kind === 'new' && (
+        <NewFileDialog
+          folder={folderFor(selected, selectedEntry)}
+          onCancel={() => setDialog(null)}
+          onCreate={async (path, content) => {
+            const result = await change(
+              () => api().memory.write({ path, content, mustNotExist: true }),
+              () => `Created ${displayPath(path)}. The change is in History, by You.`,
+            )
+            if (result) {
+              setDialog(null)
+              select(path)
+            }
+          }}
+        />
+      )}
+      {dialog?.kind === 'rename' && (
+        <RenameDialog
+          path={dialog.path}
+          onCancel={() => setDialog(null)}
+          onRename={async (to) => {
+            const result = await change(
+              () => api().memory.rename({ from: dialog.path, to }),
+              () => `Renamed ${displayPath(dialog.path)} to ${displayPath(to)}.`,
+            )
+            if (result) {
+              setDialog(null)
+              select(to)
+            }
+          }}
+        />
+      )}
+      {dialog?.kind === 'delete' && (
+        <DeleteDialog
+          path={dialog.path}
+          kind={dialog.entryKind}
+          onCancel={() => setDialog(null)}
+          onDelete={async () => {
+            const result = await change(
+              () => api().memory.delete({ path: dialog.path }),
+              () => `Deleted ${displayPath(dialog.path)}. You can bring it back from History.`,
+            )
+            setDialog(null)
+            if (result) setSelected(null)
+          }}
+        />
+      )}
+    </div>
+  )
+}
+
+function folderFor(selected: string | null, entry: MemoryEntry | undefined): string {
+  if (!selected) return '/memories'
+  if (entry?.kind === 'dir') return selected
+  return parentOf(selected) ?? '/memories'
+}

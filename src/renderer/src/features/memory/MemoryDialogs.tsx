@@ -1,0 +1,104 @@
+import { useState } from 'react'
+import { ConfirmDialog } from '../history/kit/ConfirmDialog'
+import { displayPath } from '../history/describe'
+
+/** Asks for the path (and optional first content) of a new memory file. */
+export function NewFileDialog(props: {
+  readonly folder: string
+  readonly onCreate: (path: string, content: string) => Promise<void>
+  readonly onCancel: () => void
+}) {
+  const [path, setPath] = useState(`${props.folder}/`)
+  const [content, setContent] = useState('')
+  return (
+    <ConfirmDialog
+      title="New memory file"
+      confirmLabel="Create file"
+      initialFocus="field"
+      onConfirm={() => props.onCreate(path.trim(), content)}
+      onCancel={props.onCancel}
+    >
+      <p>The file is saved in memory as a change by You. Claude will see it in its next turn.</p>
+      <label className="kit-field">
+        Path
+        <input
+          className="kit-input"
+          value={path}
+          onChange={(event) => setPath(event.target.value)}
+          spellCheck={false}
+          required
+          pattern="/memories/.+"
+          data-autofocus
+        />
+      </label>
+      <label className="kit-field">
+        Content
+        <textarea
+          className="kit-input mem-dialog-textarea"
+          value={content}
+          onChange={(event) => setContent(event.target.value)}
+          rows={6}
+        />
+      </label>
+    </ConfirmDialog>
+  )
+}
+
+/** Asks for the new path of a file or folder. */
+export function RenameDialog(props: {
+  readonly path: string
+  readonly onRename: (to: string) => Promise<void>
+  readonly onCancel: () => void
+}) {
+  const [to, setTo] = useState(props.path)
+  return (
+    <ConfirmDialog
+      title={`Rename ${displayPath(props.path)}`}
+      confirmLabel="Rename"
+      initialFocus="field"
+      onConfirm={() => props.onRename(to.trim())}
+      onCancel={props.onCancel}
+    >
+      <p>
+        Moves <code>{props.path}</code> to the new path, as one change by You. The history follows
+        the file.
+      </p>
+      <label className="kit-field">
+        New path
+        <input
+          className="kit-input"
+          value={to}
+          onChange={(event) => setTo(event.target.value)}
+          spellCheck={false}
+          required
+          pattern="/memories/.+"
+          data-autofocus
+        />
+      </label>
+    </ConfirmDialog>
+  )
+}
+
+/** Confirms deleting a file or a folder, and says how to get it back. */
+export function DeleteDialog(props: {
+  readonly path: string
+  readonly kind: 'file' | 'dir'
+  readonly onDelete: () => Promise<void>
+  readonly onCancel: () => void
+}) {
+  const what = props.kind === 'dir' ? 'folder and everything in it' : 'file'
+  return (
+    <ConfirmDialog
+      title={`Delete ${displayPath(props.path)}?`}
+      confirmLabel="Delete"
+      tone="danger"
+      onConfirm={props.onDelete}
+      onCancel={props.onCancel}
+    >
+      <p>
+        This removes the {what} <code>{props.path}</code> from memory; Claude will no longer see it.
+      </p>
+      <p>Nothing is lost: its history is kept, and you can bring it back from History.</p>
+    </ConfirmDialog>
+  )
+}

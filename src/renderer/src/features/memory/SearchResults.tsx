@@ -1,0 +1,69 @@
+import type { MemorySearchHit } from '../../../../shared/types'
+import { displayPath } from '../history/describe'
+import { ErrorBanner, EmptyState, Loading } from '../history/kit/Feedback'
+
+/** Full-text hits across memory files, grouped by file; each opens the file at that line. */
+export function SearchResults(props: {
+  readonly query: string
+  readonly hits: ReadonlyArray<MemorySearchHit> | undefined
+  readonly loading: boolean
+  readonly error: string | null
+  readonly onRetry: () => void
+  readonly onOpen: (path: string, line: number) => void
+}) {
+  const { hits } = props
+  const files = new Map<string, MemorySearchHit[]>()
+  for (const hit of hits ?? []) files.set(hit.path, [...(files.get(hit.path) ?? []), hit])
+  return (
+    <section aria-label="Search results" className="mem-search-results">
+      {props.error && <ErrorBanner message={props.error} onRetry={props.onRetry} />}
+      <Loading active={props.loading && hits === undefined} label="Searching…" />
+      {hits && hits.length === 0 && (
+        <EmptyState title={`Nothing matches “${props.query}”`}>
+          <p>Try fewer or different words. Search looks inside every memory file.</p>
+        </EmptyState>
+      )}
+      {hits && hits.length > 0 && (
+        <p className="kit-hint mem-search-count">
+          {hits.length} {hits.length === 1 ? 'match' : 'matches'} in {files.size}{' '}
+          {files.size === 1 ? 'file' : 'files'}
+        </p>
+      )}
+      <ul className="mem-search-list">
+        {[...files].map(([path, fileHits]) => (
+          <li key={path}>
+            <div className="mem-search-file">{displayPath(path)}</div>
+            <ul>
+              {fileHits.map((hit) => (
+                <li key={hit.line}>
+                  <button
+                    type="button"
+                    className="mem-search-hit"
+                    onClick={() => props.onOpen(hit.path, hit.line)}
+                  >
+                    <span className="mem-search-line">{hit.line}</span>
+                    <span className="mem-search-text">
+                      <Highlighted text={hit.text} query={props.query} />
+                    </span>
+                  </button>
+                </li>
+              ))}
+            </ul>
+          </li>
+        ))}
+      </ul>
+    </section>
+  )
+}
+
+function Highlighted(props: { readonly text: string; readonly query: string }) {
+  const at = props.text.toLowerCase().indexOf(props.query.toLowerCase())
+  if (at < 0) return <>{props.text}</>
+  return (
+    <>
+      {props.text.slice(0, at)}
+      <mark>{props.text.slice(at, at + props.query.length)}</mark>
+      {props.text.slice(at + props.query.length)}
+    </>
+  )
+}
