@@ -1,49 +1,86 @@
+import { NavigationProvider, useNavigation } from './features/app/navigation'
+import { RecoveryNotice } from './features/app/RecoveryNotice'
+import { SidePane } from './features/app/SidePane'
+import { icons } from './features/app/icons'
+import { useAppInfo } from './features/app/use-app-info'
+import { useShortcuts } from './features/app/use-shortcuts'
 import { ChatPane } from './features/chat/ChatPane'
 import { ConversationSidebar } from './features/chat/ConversationSidebar'
-import { NavigationProvider } from './features/app/navigation'
-import { SidePane } from './features/app/SidePane'
-import { useAppInfo } from './features/app/use-app-info'
+import { LiveTurnsProvider } from './features/chat/live-turns'
+import { SettingsDialog } from './features/settings/SettingsDialog'
+import { SettingsProvider, useSettings } from './features/settings/settings-context'
+import { useTheme } from './features/settings/use-theme'
 
 /** The window's frame: conversations sidebar, chat in the middle, memory and history beside. */
 export function App() {
   return (
     <NavigationProvider>
-      <Frame />
+      <SettingsProvider>
+        <LiveTurnsProvider>
+          <Frame />
+        </LiveTurnsProvider>
+      </SettingsProvider>
     </NavigationProvider>
   )
 }
 
 function Frame() {
   const appInfo = useAppInfo()
+  const { state: settings } = useSettings()
+  const { settingsOpen, openSettings } = useNavigation()
+  useTheme(settings.status === 'ready' ? settings.settings.theme : null)
+  useShortcuts()
+
   return (
     <div className="app-frame">
       <nav className="sidebar" aria-label="Conversations">
         <header className="sidebar-header">
-          <span className="brand">Cairn</span>
+          <span className="brand">
+            <span className="brand-mark" aria-hidden="true" />
+            Cairn
+          </span>
         </header>
         <div className="sidebar-body">
           <ConversationSidebar />
         </div>
-        <section className="sidebar-footer" aria-label="About">
-          {appInfo.status === 'ready' && (
-            <>
-              <span>Cairn {appInfo.info.version}</span>
-              <span className="data-dir" title={appInfo.info.dataDir}>
-                Data folder: {appInfo.info.dataDir}
-              </span>
-            </>
-          )}
-          {appInfo.status === 'error' && <span role="alert">{appInfo.message}</span>}
-        </section>
+        <footer className="sidebar-bottom">
+          <button
+            type="button"
+            className="settings-button"
+            onClick={() => openSettings(true)}
+            aria-keyshortcuts="Control+Comma Meta+Comma"
+            title="Settings (Ctrl/⌘ ,)"
+          >
+            <icons.gear />
+            Settings
+            {settings.status === 'ready' && !settings.settings.hasApiKey && (
+              <span className="attention" aria-label="API key needed" />
+            )}
+          </button>
+          <section className="sidebar-footer" aria-label="About">
+            {appInfo.status === 'ready' && (
+              <>
+                <span>Cairn {appInfo.info.version}</span>
+                <span className="data-dir" title={appInfo.info.dataDir}>
+                  {appInfo.info.dataDir}
+                </span>
+              </>
+            )}
+            {appInfo.status === 'error' && <span role="alert">{appInfo.message}</span>}
+          </section>
+        </footer>
       </nav>
 
       <main className="main-pane" aria-label="Chat">
+        {appInfo.status === 'ready' && <RecoveryNotice initial={appInfo.info.recovery} />}
         <ChatPane />
       </main>
 
       <aside className="side-pane" aria-label="Memory and history">
         <SidePane />
       </aside>
+
+      {settingsOpen && <SettingsDialog />}
     </div>
   )
 }

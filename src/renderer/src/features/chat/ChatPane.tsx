@@ -1,9 +1,400 @@
+import {
+  useCallback,
+  useEffect,
+  useLayoutEffect,
+  useMemo,
+  useRef,
+  useState,
+  type ReactNode,
+} from 'react'
+import type { ApiErrorData } from '../../../../shared/types'
+import { ApiError, errorMessage, unwrap } from '../../lib/api'
+import { Banner, Spinner } from '../app/Banner'
+import { icons } from '../app/icons'
+import { useNavigation } from '../app/navigation'
+import { useDelayed } from '../app/use-delayed'
+import { useSettings } from '../settings/settings-context'
+import { Composer } from './Composer'
+import { useLiveTurns } from './live-turns'
+import {
+  isSettingsProblem,
+  storedBeforeTurn,
+  turnFromLive,
+  turnsFromStored,
+  type TranscriptTurn,
+} from './transcript-model'
+import { TurnView } from './TurnView'
+import { useConversation } from './use-conversation'
+import './chat.css'
+
+/** A message sent but not yet acknowledged by a `turn-started` event. */
+interface PendingSend {
+  readonly text: string
+  readonly conversationId: string | null
+  /** The latest turn known when it was sent: the next one with this text is its turn. */
+  readonly afterTurnId: string | null
+}
+
+const suggestions = [
+  'What do you remember about me?',
+  'Remember that I prefer concise answers.',
+  'Help me plan my week.',
+]
+
 /** The open conversation: transcript, tool cards and the composer. */
 export function ChatPane() {
+  const {
+    conversationId,
+    openConversation,
+    openSettings,
+    showHistory,
+    composerFocusRequest,
+    focusComposer,
+  } = useNavigation()
+  const settings = useSettings()
+  const live = useLiveTurns()
+  const { state, reload } = useConversation(conversationId)
+  const [draft, setDraft] = useState('')
+  const [pending, setPending] = useState<PendingSend | null>(null)
+  const [sendError, setSendError] = useState<ApiErrorData | null>(null)
+  const stopWanted = useRef(false)
+
+  const tracked = conversationId ? live.byConversation[conversationId] : undefined
+  const { latestStarted, settle, dismissError } = live
+
+  // The turn of a pending message has started: from then on the live turn shows it.
+  const started =
+    pending !== null &&
+    latestStarted !== null &&
+    latestStarted.turnId !== pending.afterTurnId &&
+    latestStarted.userText === pending.text &&
+    (pending.conversationId === null || pending.conversationId === latestStarted.conversationId)
+  const waiting = started ? null : pending
+  const adoptedId = started ? latestStarted.conversationId : null
+
+  // A new chat adopts the conversation its first turn created.
+  useEffect(() => {
+    if (!adoptedId) return
+    if (conversationId === null) openConversation(adoptedId)
+    if (stopWanted.current) {
+      stopWanted.current = false
+      void window.api.chat.stop({ conversationId: adoptedId })
+    }
+  }, [adoptedId, conversationId, openConversation])
+
+  // A finished turn: load what was stored, then draw from the store alone.
+  useEffect(() => {
+    if (!conversationId || !tracked?.finished || tracked.settled) return
+    const { turnId } = tracked
+    void reload().then(() => settle(conversationId, turnId))
+  }, [conversationId, tracked, reload, settle])
+
+  const running = waiting !== null || (tracked !== undefined && !tracked.finished)
+
+  // Renamed elsewhere, or deleted while open.
+  useEffect(
+    () =>
+      window.api.on('conversations:changed', (change) => {
+        if (change.id !== conversationId) return
+        if (change.deleted) openConversation(null)
+        else if (!running) void reload()
+      }),
+    [conversationId, running, openConversation, reload],
+  )
+
+  const send = useCallback(
+    async (text: string) => {
+      setSendError(null)
+      setDraft('')
+      stopWanted.current = false
+      setPending({ text, conversationId, afterTurnId: latestStarted?.turnId ?? null })
+      try {
+        const started = await unwrap(window.api.chat.send({ conversationId, text }))
+        if (conversationId === null) openConversation(started.conversationId)
+        setPending(null)
+      } catch (error) {
+        setPending(null)
+        setDraft(text)
+        setSendError(
+          error instanceof ApiError
+            ? { code: error.code, message: error.message }
+            : { code: 'internal', message: errorMessage(error) },
+        )
+      }
+    },
+    [conversationId, latestStarted, openConversation],
+  )
+
+  const stop = useCallback(() => {
+    const id = conversationId ?? adoptedId
+    if (id) void window.api.chat.stop({ conversationId: id })
+    else stopWanted.current = true
+  }, [conversationId, adoptedId])
+
+  // Escape stops the running turn (dialogs handle their own Escape first).
+  useEffect(() => {
+    if (!running) return
+    const onKey = (event: KeyboardEvent) => {
+      if (event.key !== 'Escape' || event.defaultPrevented) return
+      if (document.querySelector('dialog[open]')) return
+      event.preventDefault()
+      stop()
+    }
+    window.addEventListener('keydown', onKey)
+    return () => window.removeEventListener('keydown', onKey)
+  }, [running, stop])
+
+  const conversation =
+    state.status === 'ready' && state.conversation.id === conversationId ? state.conversation : null
+  const showLive = tracked !== undefined && !tracked.settled
+  const turns = useMemo<ReadonlyArray<TranscriptTurn>>(() => {
+    const stored = conversation
+      ? turnsFromStored(
+          showLive
+            ? storedBeforeTurn(conversation.messages, tracked.userText)
+            : conversation.messages,
+          conversation.toolCommits,
+        )
+      : []
+    const all = showLive ? [...stored, turnFromLive(tracked)] : [...stored]
+    if (waiting) {
+      all.push({ key: 'pending', userText: waiting.text, items: [], usage: null, stopReason: null })
+    }
+    return all
+  }, [conversation, showLive, tracked, waiting])
+
+  const turnError = tracked?.error && !tracked.errorDismissed ? tracked.error : null
+  const error = sendError ?? turnError
+  const loading = conversationId !== null && state.status === 'loading' && !showLive && !waiting
+  const showSpinner = useDelayed(loading)
+  const needsKey = settings.state.status === 'ready' && !settings.state.settings.hasApiKey
+
+  const title = conversation?.title ?? (conversationId ? '' : 'New chat')
+
   return (
-    <div className="empty-state">
-      <h1>Chat with Claude</h1>
-      <p>Claude keeps what matters in memory files you can read, compare and undo.</p>
+    <div className="chat-pane">
+      <header className="chat-header">
+        <h1 className="chat-title" title={title}>
+          {title}
+        </h1>
+        {conversationId && (
+          <button
+            type="button"
+            className="button button-ghost button-small"
+            onClick={() => showHistory({ conversationId })}
+            title="Show the memory changes made in this chat"
+          >
+            <icons.history />
+            Memory changes
+          </button>
+        )}
+      </header>
+
+      <Transcript turns={turns} running={running}>
+        {state.status === 'error' && (
+          <Banner
+            tone="error"
+            title="Could not open this conversation"
+            actions={
+              <button type="button" className="button button-small" onClick={() => void reload()}>
+                Retry
+              </button>
+            }
+          >
+            {state.message}
+          </Banner>
+        )}
+        {state.status === 'missing' && (
+          <Banner
+            tone="warning"
+            title="This conversation no longer exists"
+            actions={
+              <button
+                type="button"
+                className="button button-small"
+                onClick={() => openConversation(null)}
+              >
+                Start a new chat
+              </button>
+            }
+          >
+            It may have been deleted. Your memory files are not affected.
+          </Banner>
+        )}
+        {showSpinner && <Spinner label="Loading conversation…" />}
+        {!conversationId && !waiting && !adoptedId && (
+          <Welcome
+            needsKey={needsKey}
+            onAddKey={() => openSettings(true)}
+            onSuggest={(text) => {
+              setDraft(text)
+              focusComposer()
+            }}
+          />
+        )}
+        {conversation && conversation.messages.length === 0 && !showLive && !waiting && (
+          <p className="transcript-empty">This conversation has no messages yet.</p>
+        )}
+        {tracked?.settled && tracked.stopped && !running && (
+          <p className="reply-note">You stopped the last reply. Send a message to continue.</p>
+        )}
+        {error && (
+          <Banner
+            tone="error"
+            title={errorTitle(error.code)}
+            onDismiss={() => {
+              setSendError(null)
+              if (conversationId) dismissError(conversationId)
+            }}
+            actions={
+              isSettingsProblem(error.code) ? (
+                <button
+                  type="button"
+                  className="button button-small button-primary"
+                  onClick={() => openSettings(true)}
+                >
+                  <icons.gear />
+                  Open Settings
+                </button>
+              ) : (
+                tracked?.userText &&
+                !running && (
+                  <button
+                    type="button"
+                    className="button button-small"
+                    onClick={() => void send(tracked.userText)}
+                  >
+                    Retry
+                  </button>
+                )
+              )
+            }
+          >
+            {error.message}
+          </Banner>
+        )}
+      </Transcript>
+
+      <Composer
+        value={draft}
+        onChange={setDraft}
+        onSend={(text) => void send(text)}
+        onStop={stop}
+        running={running}
+        focusRequest={composerFocusRequest}
+      />
     </div>
+  )
+}
+
+function errorTitle(code: string): string {
+  switch (code) {
+    case 'no-api-key':
+      return 'Add your API key to start'
+    case 'invalid-api-key':
+      return 'Your API key was not accepted'
+    case 'permission-denied':
+      return 'Your API key cannot use this'
+    case 'model-not-found':
+      return 'Model not available'
+    case 'rate-limited':
+      return 'Rate limit reached'
+    case 'overloaded':
+      return 'Claude is busy'
+    case 'network':
+    case 'timeout':
+      return 'Could not reach Claude'
+    case 'max-tokens':
+      return 'The reply was cut off'
+    case 'request-too-large':
+      return 'Conversation too long'
+    case 'stream-interrupted':
+      return 'The reply was interrupted'
+    default:
+      return 'Something went wrong'
+  }
+}
+
+/** The scrolling transcript; it follows new text unless the person scrolled up to read. */
+function Transcript({
+  turns,
+  running,
+  children,
+}: {
+  readonly turns: ReadonlyArray<TranscriptTurn>
+  readonly running: boolean
+  readonly children: ReactNode
+}) {
+  const scroller = useRef<HTMLDivElement>(null)
+  const pinned = useRef(true)
+  useLayoutEffect(() => {
+    const element = scroller.current
+    if (element && pinned.current) element.scrollTop = element.scrollHeight
+  })
+  const lastKey = turns.at(-1)?.key
+  return (
+    <div
+      className="transcript"
+      ref={scroller}
+      onScroll={(event) => {
+        const element = event.currentTarget
+        pinned.current = element.scrollHeight - element.scrollTop - element.clientHeight < 80
+      }}
+    >
+      <div className="transcript-inner" role="log" aria-label="Transcript">
+        {turns.map((turn) => (
+          <TurnView key={turn.key} turn={turn} running={running && turn.key === lastKey} />
+        ))}
+        {children}
+      </div>
+    </div>
+  )
+}
+
+function Welcome({
+  needsKey,
+  onAddKey,
+  onSuggest,
+}: {
+  readonly needsKey: boolean
+  readonly onAddKey: () => void
+  readonly onSuggest: (text: string) => void
+}) {
+  if (needsKey) {
+    return (
+      <section className="welcome" aria-label="Welcome">
+        <div className="welcome-mark" aria-hidden="true">
+          <icons.key width={22} height={22} />
+        </div>
+        <h2>Welcome to Cairn</h2>
+        <p>
+          Chat with Claude while it keeps a long-term memory in plain files on this computer. Every
+          change to that memory is saved as a version you can compare and undo.
+        </p>
+        <p>To begin, add your Anthropic API key. It is stored encrypted and never shown again.</p>
+        <button type="button" className="button button-primary" onClick={onAddKey}>
+          Add your API key
+        </button>
+      </section>
+    )
+  }
+  return (
+    <section className="welcome" aria-label="Welcome">
+      <div className="welcome-mark" aria-hidden="true">
+        <icons.memory width={22} height={22} />
+      </div>
+      <h2>What’s on your mind?</h2>
+      <p>
+        Claude reads its memory before answering and writes down what matters. You can watch every
+        change in the Memory and History panes.
+      </p>
+      <div className="suggestions" role="group" aria-label="Suggestions">
+        {suggestions.map((text) => (
+          <button key={text} type="button" className="suggestion" onClick={() => onSuggest(text)}>
+            {text}
+          </button>
+        ))}
+      </div>
+    </section>
   )
 }

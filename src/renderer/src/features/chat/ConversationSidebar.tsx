@@ -1,4 +1,253 @@
+import { useEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react'
+import type { ConversationSummary } from '../../../../shared/types'
+import { errorMessage, unwrap } from '../../lib/api'
+import { Banner, Spinner } from '../app/Banner'
+import { ConfirmDialog } from '../app/ConfirmDialog'
+import { icons } from '../app/icons'
+import { useNavigation } from '../app/navigation'
+import { useDelayed } from '../app/use-delayed'
+import { groupByAge } from './conversation-groups'
+import { useConversationList } from './use-conversation-list'
+import './sidebar.css'
+
 /** The conversation list: new chat, search, rename, delete. */
 export function ConversationSidebar() {
-  return <p className="empty-hint">Your conversations will appear here.</p>
+  const { conversationId, openConversation, focusComposer } = useNavigation()
+  const [search, setSearch] = useState('')
+  const [query, setQuery] = useState('')
+  const list = useConversationList(query)
+  const showSpinner = useDelayed(list.loading)
+  const [renaming, setRenaming] = useState<string | null>(null)
+  const [deleting, setDeleting] = useState<ConversationSummary | null>(null)
+  const [busy, setBusy] = useState(false)
+  const [actionError, setActionError] = useState<string | null>(null)
+
+  useEffect(() => {
+    // Search as the person types, without a request per keystroke.
+    const timer = window.setTimeout(() => setQuery(search), 200)
+    return () => window.clearTimeout(timer)
+  }, [search])
+
+  const groups = useMemo(
+    () =>
+      query.trim()
+        ? [{ label: 'Results', hits: list.hits }]
+        : groupByAge(list.hits, list.fetchedAt),
+    [list.hits, list.fetchedAt, query],
+  )
+
+  const newChat = () => {
+    openConversation(null)
+    focusComposer()
+  }
+
+  const rename = async (id: string, title: string) => {
+    setRenaming(null)
+    const current = list.hits.find((h) => h.conversation.id === id)?.conversation.title
+    if (!title.trim() || title.trim() === current) return
+    try {
+      await unwrap(window.api.conversations.rename({ id, title: title.trim() }))
+      setActionError(null)
+    } catch (error) {
+      setActionError(`Could not rename the conversation. ${errorMessage(error)}`)
+    }
+  }
+
+  const confirmDelete = async () => {
+    if (!deleting) return
+    setBusy(true)
+    try {
+      await unwrap(window.api.conversations.delete({ id: deleting.id }))
+      if (conversationId === deleting.id) openConversation(null)
+      setActionError(null)
+    } catch (error) {
+      setActionError(`Could not delete the conversation. ${errorMessage(error)}`)
+    } finally {
+      setBusy(false)
+      setDeleting(null)
+    }
+  }
+
+  return (
+    <div className="conv-sidebar">
+      <div className="conv-top">
+        <button
+          type="button"
+          className="button new-chat"
+          onClick={newChat}
+          aria-keyshortcuts="Control+N Meta+N"
+          title="New chat (Ctrl/⌘ N)"
+        >
+          <icons.plus />
+          New chat
+        </button>
+        <label className="conv-search">
+          <icons.search className="conv-search-icon" />
+          <input
+            type="search"
+            aria-label="Search conversations"
+            placeholder="Search conversations"
+            value={search}
+            onChange={(event) => setSearch(event.target.value)}
+            onKeyDown={(event) => {
+              if (event.key === 'Escape' && search) {
+                event.stopPropagation()
+                setSearch('')
+              }
+            }}
+          />
+        </label>
+      </div>
+
+      {actionError && (
+        <Banner tone="error" title="Something went wrong" onDismiss={() => setActionError(null)}>
+          {actionError}
+        </Banner>
+      )}
+      {list.error && (
+        <Banner
+          tone="error"
+          title="Could not load conversations"
+          actions={
+            <button type="button" className="button button-small" onClick={list.retry}>
+              Retry
+            </button>
+          }
+        >
+          {list.error}
+        </Banner>
+      )}
+      {showSpinner && <Spinner label="Loading conversations…" />}
+
+      {!list.loading && !list.error && list.hits.length === 0 && (
+        <p className="conv-empty">
+          {query.trim()
+            ? `No conversation mentions “${query.trim()}”.`
+            : 'No conversations yet. Start one with New chat — Claude remembers what matters across chats.'}
+        </p>
+      )}
+
+      <div className="conv-groups">
+        {groups.map((group) => (
+          <section key={group.label} aria-label={group.label} className="conv-group">
+            <h2 className="conv-group-label">{group.label}</h2>
+            <ul className="conv-list" aria-label={`${group.label} conversations`}>
+              {group.hits.map(({ conversation, excerpt }) => (
+                <li key={conversation.id}>
+                  {renaming === conversation.id ? (
+                    <RenameField
+                      title={conversation.title}
+                      onDone={(title) => void rename(conversation.id, title)}
+                      onCancel={() => setRenaming(null)}
+                    />
+                  ) : (
+                    <div
+                      className="conv-row"
+                      data-active={conversation.id === conversationId || undefined}
+                    >
+                      <button
+                        type="button"
+                        className="conv-open"
+                        aria-current={conversation.id === conversationId ? 'page' : undefined}
+                        onClick={() => openConversation(conversation.id)}
+                        onKeyDown={(event) => {
+                          if (event.key === 'F2') {
+                            event.preventDefault()
+                            setRenaming(conversation.id)
+                          }
+                        }}
+                        title={conversation.title}
+                      >
+                        <span className="conv-title">{conversation.title}</span>
+                        {excerpt && <span className="conv-excerpt">{excerpt}</span>}
+                      </button>
+                      <span className="conv-actions">
+                        <button
+                          type="button"
+                          className="icon-button"
+                          aria-label={`Rename ${conversation.title}`}
+                          title="Rename (F2)"
+                          onClick={() => setRenaming(conversation.id)}
+                        >
+                          <icons.pencil />
+                        </button>
+                        <button
+                          type="button"
+                          className="icon-button"
+                          aria-label={`Delete ${conversation.title}`}
+                          title="Delete"
+                          onClick={() => setDeleting(conversation)}
+                        >
+                          <icons.trash />
+                        </button>
+                      </span>
+                    </div>
+                  )}
+                </li>
+              ))}
+            </ul>
+          </section>
+        ))}
+      </div>
+
+      {deleting && (
+        <ConfirmDialog
+          title="Delete this conversation?"
+          confirmLabel="Delete conversation"
+          danger
+          busy={busy}
+          onConfirm={() => void confirmDelete()}
+          onCancel={() => setDeleting(null)}
+        >
+          <p>
+            “{deleting.title}” and its messages will be removed from Cairn. This cannot be undone.
+          </p>
+          <p>Memory files Claude wrote in it, and their history, stay as they are.</p>
+        </ConfirmDialog>
+      )}
+    </div>
+  )
+}
+
+function RenameField({
+  title,
+  onDone,
+  onCancel,
+}: {
+  readonly title: string
+  readonly onDone: (title: string) => void
+  readonly onCancel: () => void
+}) {
+  const [value, setValue] = useState(title)
+  const finished = useRef(false)
+  const finish = (save: boolean) => {
+    if (finished.current) return
+    finished.current = true
+    if (save) onDone(value)
+    else onCancel()
+  }
+  const onKeyDown = (event: KeyboardEvent<HTMLInputElement>) => {
+    if (event.key === 'Enter') {
+      event.preventDefault()
+      finish(true)
+    } else if (event.key === 'Escape') {
+      event.preventDefault()
+      event.stopPropagation()
+      finish(false)
+    }
+  }
+  return (
+    <input
+      className="conv-rename"
+      aria-label="Conversation title"
+      value={value}
+      maxLength={200}
+      // Inline rename starts typing at once, like a file rename.
+      autoFocus
+      onFocus={(event) => event.target.select()}
+      onChange={(event) => setValue(event.target.value)}
+      onKeyDown={onKeyDown}
+      onBlur={() => finish(true)}
+    />
+  )
 }

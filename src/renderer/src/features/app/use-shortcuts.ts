@@ -1,0 +1,32 @@
+import { useEffect } from 'react'
+import { useNavigation } from './navigation'
+
+/**
+ * App-wide keys: Ctrl/Cmd+N new chat, Ctrl/Cmd+L focus the composer, Ctrl/Cmd+1/2 Memory or
+ * History, Ctrl/Cmd+, settings. (Escape, which stops a turn, belongs to the chat pane.)
+ */
+export function useShortcuts(): void {
+  const { openConversation, focusComposer, showSidePane, openSettings } = useNavigation()
+  useEffect(() => {
+    const onKey = (event: KeyboardEvent) => {
+      if (!(event.ctrlKey || event.metaKey) || event.altKey) return
+      const key = event.key.toLowerCase()
+      const act = (action: () => void) => {
+        event.preventDefault()
+        action()
+      }
+      if (key === 'n' && !event.shiftKey) {
+        act(() => {
+          openSettings(false)
+          openConversation(null)
+          focusComposer()
+        })
+      } else if (key === 'l' && !event.shiftKey) act(focusComposer)
+      else if (key === '1') act(() => showSidePane('memory'))
+      else if (key === '2') act(() => showSidePane('history'))
+      else if (key === ',') act(() => openSettings(true))
+    }
+    window.addEventListener('keydown', onKey)
+    return () => window.removeEventListener('keydown', onKey)
+  }, [openConversation, focusComposer, showSidePane, openSettings])
+}

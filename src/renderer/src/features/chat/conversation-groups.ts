@@ -1,0 +1,34 @@
+import type { ConversationSearchHit } from '../../../../shared/types'
+
+export interface ConversationGroup {
+  readonly label: string
+  readonly hits: ReadonlyArray<ConversationSearchHit>
+}
+
+const DAY = 24 * 60 * 60 * 1000
+
+/**
+ * Sorts the (newest first) list into Today / Yesterday / Previous 7 days / Previous 30 days /
+ * Older, the way chat apps group a long history. Empty groups are left out.
+ */
+export function groupByAge(
+  hits: ReadonlyArray<ConversationSearchHit>,
+  now: number,
+): ReadonlyArray<ConversationGroup> {
+  const midnight = new Date(now)
+  midnight.setHours(0, 0, 0, 0)
+  const today = midnight.getTime()
+  const bounds: ReadonlyArray<[string, number]> = [
+    ['Today', today],
+    ['Yesterday', today - DAY],
+    ['Previous 7 days', today - 7 * DAY],
+    ['Previous 30 days', today - 30 * DAY],
+    ['Older', Number.NEGATIVE_INFINITY],
+  ]
+  const groups = bounds.map(([label]) => ({ label, hits: [] as ConversationSearchHit[] }))
+  for (const hit of hits) {
+    const index = bounds.findIndex(([, from]) => hit.conversation.updatedAt >= from)
+    groups[index]!.hits.push(hit)
+  }
+  return groups.filter((group) => group.hits.length > 0)
+}

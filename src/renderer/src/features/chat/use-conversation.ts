@@ -1,0 +1,52 @@
+import { useCallback, useEffect, useState } from 'react'
+import type { Conversation } from '../../../../shared/types'
+import { ApiError, errorMessage, unwrap } from '../../lib/api'
+
+export type ConversationState =
+  | { readonly status: 'none' }
+  | { readonly status: 'loading' }
+  | { readonly status: 'ready'; readonly conversation: Conversation }
+  | { readonly status: 'missing' }
+  | { readonly status: 'error'; readonly message: string }
+
+/**
+ * The stored conversation `id` (`conversations:get`). `reload()` fetches it again and
+ * resolves once the new copy is in state (the pane settles a finished turn after it).
+ */
+export function useConversation(id: string | null): {
+  readonly state: ConversationState
+  reload(): Promise<void>
+} {
+  const [state, setState] = useState<ConversationState>({ status: id ? 'loading' : 'none' })
+  const [shownId, setShownId] = useState(id)
+  if (shownId !== id) {
+    // A different conversation: drop the old one at once rather than flash it.
+    setShownId(id)
+    setState({ status: id ? 'loading' : 'none' })
+  }
+
+  const fetch = useCallback(async (): Promise<ConversationState> => {
+    if (!id) return { status: 'none' }
+    try {
+      return { status: 'ready', conversation: await unwrap(window.api.conversations.get({ id })) }
+    } catch (error) {
+      if (error instanceof ApiError && error.code === 'conversation-not-found') {
+        return { status: 'missing' }
+      }
+      return { status: 'error', message: errorMessage(error) }
+    }
+  }, [id])
+
+  useEffect(() => {
+    let live = true
+    fetch().then((next) => live && setState(next))
+    return () => {
+      live = false
+    }
+  }, [fetch])
+
+  const reload = useCallback(async () => {
+    setState(await fetch())
+  }, [fetch])
+  return { state, reload }
+}

@@ -1,0 +1,443 @@
+import { useEffect, useId, useRef, useState, type FormEvent } from 'react'
+import type { ModelInfo, SettingsView, ThemeSetting } from '../../../../shared/types'
+import { errorMessage, unwrap } from '../../lib/api'
+import { Banner, Spinner } from '../app/Banner'
+import { icons } from '../app/icons'
+import { useNavigation } from '../app/navigation'
+import { useDelayed } from '../app/use-delayed'
+import { useSettings } from './settings-context'
+import './settings.css'
+
+/** The settings window: a modal dialog over the app, opened with Ctrl/Cmd+, or the gear. */
+export function SettingsDialog() {
+  const { openSettings } = useNavigation()
+  const { state, reload } = useSettings()
+  const ref = useRef<HTMLDialogElement>(null)
+  const showSpinner = useDelayed(state.status === 'loading')
+
+  useEffect(() => {
+    const dialog = ref.current
+    if (dialog && !dialog.open) dialog.showModal()
+    return () => dialog?.close()
+  }, [])
+
+  const close = () => openSettings(false)
+  return (
+    <dialog
+      ref={ref}
+      className="settings-dialog"
+      aria-labelledby="settings-title"
+      onCancel={(event) => {
+        event.preventDefault()
+        close()
+      }}
+    >
+      <header className="settings-header">
+        <h2 id="settings-title">Settings</h2>
+        <button type="button" className="icon-button" aria-label="Close settings" onClick={close}>
+          <icons.close />
+        </button>
+      </header>
+      <div className="settings-scroll">
+        {state.status === 'error' && (
+          <Banner
+            tone="error"
+            title="Could not load settings"
+            actions={
+              <button type="button" className="button button-small" onClick={reload}>
+                Retry
+              </button>
+            }
+          >
+            {state.message}
+          </Banner>
+        )}
+        {showSpinner && <Spinner label="Loading settings…" />}
+        {state.status === 'ready' && <SettingsForm settings={state.settings} onClose={close} />}
+      </div>
+    </dialog>
+  )
+}
+
+const keySources: Readonly<Record<SettingsView['apiKeySource'], string>> = {
+  os: 'Stored encrypted by your system’s keychain.',
+  plaintext:
+    'Stored without encryption, because this system offers no keychain. Anyone who can read your data folder can read it.',
+  env: 'Taken from the ANTHROPIC_API_KEY environment variable.',
+  none: 'Cairn needs an Anthropic API key to talk to Claude.',
+}
+
+function ApiKeySection({ settings }: { readonly settings: SettingsView }) {
+  const { setApiKey, clearApiKey } = useSettings()
+  const [key, setKey] = useState('')
+  const [busy, setBusy] = useState(false)
+  const [notice, setNotice] = useState<{ tone: 'success' | 'error'; text: string } | null>(null)
+  const fieldId = useId()
+
+  const save = async (event: FormEvent) => {
+    event.preventDefault()
+    if (!key.trim()) return
+    setBusy(true)
+    try {
+      await setApiKey(key.trim())
+      setKey('')
+      setNotice({ tone: 'success', text: 'API key saved.' })
+    } catch (error) {
+      setNotice({ tone: 'error', text: `The key was not saved. ${errorMessage(error)}` })
+    } finally {
+      setBusy(false)
+    }
+  }
+  const remove = async () => {
+    setBusy(true)
+    try {
+      await clearApiKey()
+      setNotice({ tone: 'success', text: 'API key removed from Cairn.' })
+    } catch (error) {
+      setNotice({ tone: 'error', text: `The key was not removed. ${errorMessage(error)}` })
+    } finally {
+      setBusy(false)
+    }
+  }
+
+  const stored = settings.apiKeySource === 'os' || settings.apiKeySource === 'plaintext'
+  return (
+    <section className="settings-section" aria-labelledby={`${fieldId}-title`}>
+      <h3 id={`${fieldId}-title`}>Anthropic API key</h3>
+      <div className="key-status" role="status" aria-label="API key status">
+        <span className="key-badge" data-set={settings.hasApiKey}>
+          {settings.hasApiKey ? <icons.check /> : <icons.alert />}
+          {settings.hasApiKey ? 'Set' : 'Not set'}
+        </span>
+        <span
+          className="key-source"
+          data-warning={settings.apiKeySource === 'plaintext' || undefined}
+        >
+          {keySources[settings.apiKeySource]}
+        </span>
+      </div>
+      <form className="key-form" onSubmit={save}>
+        <label htmlFor={fieldId} className="field-label">
+          {settings.hasApiKey ? 'Replace with a new key' : 'API key'}
+        </label>
+        <div className="key-row">
+          <input
+            id={fieldId}
+            type="password"
+            className="input"
+            autoComplete="off"
+            spellCheck={false}
+            placeholder="sk-ant-…"
+            value={key}
+            onChange={(event) => setKey(event.target.value)}
+            aria-describedby={`${fieldId}-help`}
+          />
+          <button type="submit" className="button button-primary" disabled={busy || !key.trim()}>
+            Save key
+          </button>
+          {stored && (
+            <button type="button" className="button" disabled={busy} onClick={() => void remove()}>
+              Remove key
+            </button>
+          )}
+        </div>
+        <p id={`${fieldId}-help`} className="field-help">
+          Entered once, never shown again. Create one at console.anthropic.com.
+        </p>
+      </form>
+      {notice && (
+        <Banner tone={notice.tone} onDismiss={() => setNotice(null)}>
+          {notice.text}
+        </Banner>
+      )}
+    </section>
+  )
+}
+
+interface Draft {
+  model: string
+  maxTokens: string
+  customInstructions: string
+  createExisting: SettingsView['createExisting']
+  secretScanning: boolean
+}
+
+const draftOf = (s: SettingsView): Draft => ({
+  model: s.model,
+  maxTokens: String(s.maxTokens),
+  customInstructions: s.customInstructions,
+  createExisting: s.createExisting,
+  secretScanning: s.secretScanning,
+})
+
+function useModels(hasApiKey: boolean) {
+  const [models, setModels] = useState<ReadonlyArray<ModelInfo> | null>(null)
+  const [error, setError] = useState<string | null>(null)
+  useEffect(() => {
+    let live = true
+    unwrap(window.api.settings.models()).then(
+      (list) => {
+        if (!live) return
+        setModels(list)
+        setError(null)
+      },
+      (failure: unknown) => live && setError(errorMessage(failure)),
+    )
+    return () => {
+      live = false
+    }
+  }, [hasApiKey])
+  return { models, error }
+}
+
+function SettingsForm({
+  settings,
+  onClose,
+}: {
+  readonly settings: SettingsView
+  readonly onClose: () => void
+}) {
+  const { update } = useSettings()
+  const [draft, setDraft] = useState<Draft>(() => draftOf(settings))
+  const [saving, setSaving] = useState(false)
+  const [notice, setNotice] = useState<{ tone: 'success' | 'error'; text: string } | null>(null)
+  const { models, error: modelsError } = useModels(settings.hasApiKey)
+  const id = useId()
+
+  const maxTokens = Number(draft.maxTokens)
+  const maxTokensValid = Number.isInteger(maxTokens) && maxTokens >= 1 && maxTokens <= 128000
+  const dirty = JSON.stringify(draft) !== JSON.stringify(draftOf(settings))
+  const options = models ?? []
+  const modelOptions = options.some((m) => m.id === draft.model)
+    ? options
+    : [{ id: draft.model, displayName: draft.model }, ...options]
+
+  const change = <K extends keyof Draft>(key: K, value: Draft[K]) => {
+    setNotice(null)
+    setDraft((d) => ({ ...d, [key]: value }))
+  }
+
+  const save = async (event: FormEvent) => {
+    event.preventDefault()
+    if (!maxTokensValid) return
+    setSaving(true)
+    try {
+      const saved = await update({
+        model: draft.model,
+        maxTokens,
+        customInstructions: draft.customInstructions,
+        createExisting: draft.createExisting,
+        secretScanning: draft.secretScanning,
+      })
+      setDraft(draftOf(saved))
+      setNotice({ tone: 'success', text: 'Settings saved. They apply from your next message.' })
+    } catch (error) {
+      setNotice({ tone: 'error', text: `Settings were not saved. ${errorMessage(error)}` })
+    } finally {
+      setSaving(false)
+    }
+  }
+
+  const setTheme = (theme: ThemeSetting) => {
+    update({ theme }).catch((error: unknown) =>
+      setNotice({ tone: 'error', text: `The theme was not saved. ${errorMessage(error)}` }),
+    )
+  }
+
+  return (
+    <>
+      <ApiKeySection settings={settings} />
+
+      <form className="settings-form" onSubmit={save} aria-label="Conversation settings">
+        <section className="settings-section" aria-labelledby={`${id}-claude`}>
+          <h3 id={`${id}-claude`}>Claude</h3>
+          <div className="field-grid">
+            <label className="field">
+              <span className="field-label">Model</span>
+              <select
+                className="input"
+                value={draft.model}
+                onChange={(event) => change('model', event.target.value)}
+              >
+                {modelOptions.map((model) => (
+                  <option key={model.id} value={model.id}>
+                    {model.displayName}
+                  </option>
+                ))}
+              </select>
+              {modelsError && (
+                <span className="field-help">
+                  The model list could not be loaded ({modelsError}). The current model stays
+                  selected.
+                </span>
+              )}
+            </label>
+            <label className="field">
+              <span className="field-label">Max tokens</span>
+              <input
+                className="input"
+                type="number"
+                min={1}
+                max={128000}
+                step={1}
+                value={draft.maxTokens}
+                aria-invalid={!maxTokensValid || undefined}
+                onChange={(event) => change('maxTokens', event.target.value)}
+              />
+              <span className="field-help" data-error={!maxTokensValid || undefined}>
+                {maxTokensValid
+                  ? 'The longest reply Claude may write in one response.'
+                  : 'Enter a whole number from 1 to 128,000.'}
+              </span>
+            </label>
+          </div>
+          <label className="field">
+            <span className="field-label">Custom instructions</span>
+            <textarea
+              className="input textarea"
+              rows={4}
+              value={draft.customInstructions}
+              placeholder="For example: Answer briefly. I work in Python and TypeScript."
+              onChange={(event) => change('customInstructions', event.target.value)}
+            />
+            <span className="field-help">Added to every conversation’s instructions.</span>
+          </label>
+        </section>
+
+        <section className="settings-section" aria-labelledby={`${id}-memory`}>
+          <h3 id={`${id}-memory`}>Memory</h3>
+          <label className="field">
+            <span className="field-label">When Claude creates a file that already exists</span>
+            <select
+              className="input"
+              value={draft.createExisting}
+              onChange={(event) =>
+                change('createExisting', event.target.value as Draft['createExisting'])
+              }
+            >
+              <option value="overwrite">Replace it (the old version stays in History)</option>
+              <option value="error">Refuse, and ask Claude to edit it instead</option>
+            </select>
+          </label>
+          <label className="check">
+            <input
+              type="checkbox"
+              checked={draft.secretScanning}
+              onChange={(event) => change('secretScanning', event.target.checked)}
+            />
+            <span>
+              <span className="field-label">Secret scanning</span>
+              <span className="field-help">
+                Refuse memory writes that look like passwords, API keys or tokens.
+              </span>
+            </span>
+          </label>
+        </section>
+
+        <div className="settings-save">
+          {notice && (
+            <Banner tone={notice.tone} onDismiss={() => setNotice(null)}>
+              {notice.text}
+            </Banner>
+          )}
+          <div className="dialog-actions">
+            <button type="button" className="button" onClick={onClose}>
+              Close
+            </button>
+            <button
+              type="submit"
+              className="button button-primary"
+              disabled={!dirty || !maxTokensValid || saving}
+            >
+              {saving ? 'Saving…' : 'Save changes'}
+            </button>
+          </div>
+        </div>
+      </form>
+
+      <section className="settings-section" aria-labelledby={`${id}-appearance`}>
+        <h3 id={`${id}-appearance`}>Appearance</h3>
+        <div role="radiogroup" aria-label="Theme" className="segmented">
+          {(['system', 'light', 'dark'] as const).map((theme) => (
+            <label key={theme} className="segment" data-checked={settings.theme === theme}>
+              <input
+                type="radio"
+                name="theme"
+                value={theme}
+                checked={settings.theme === theme}
+                onChange={() => setTheme(theme)}
+              />
+              {theme === 'system' ? 'System' : theme === 'light' ? 'Light' : 'Dark'}
+            </label>
+          ))}
+        </div>
+        <p className="field-help">Applies at once. System follows your computer’s setting.</p>
+      </section>
+
+      <DataFolderSection dataDir={settings.dataDir} />
+      <ShortcutsSection />
+    </>
+  )
+}
+
+function DataFolderSection({ dataDir }: { readonly dataDir: string }) {
+  const [error, setError] = useState<string | null>(null)
+  const id = useId()
+  const open = () => {
+    unwrap(window.api.app.openDataFolder()).then(
+      () => setError(null),
+      (failure: unknown) => setError(errorMessage(failure)),
+    )
+  }
+  return (
+    <section className="settings-section" aria-labelledby={`${id}-data`}>
+      <h3 id={`${id}-data`}>Data folder</h3>
+      <p className="field-help">
+        Your memory files, their history and your conversations live here, as plain files.
+      </p>
+      <div className="data-row">
+        <code className="data-path" title={dataDir}>
+          {dataDir}
+        </code>
+        <button type="button" className="button" onClick={open}>
+          <icons.folder />
+          Open folder
+        </button>
+      </div>
+      {error && (
+        <Banner tone="error" onDismiss={() => setError(null)}>
+          {error}
+        </Banner>
+      )}
+    </section>
+  )
+}
+
+const shortcuts: ReadonlyArray<[string, string]> = [
+  ['Ctrl/⌘ N', 'New chat'],
+  ['Ctrl/⌘ L', 'Focus the message field'],
+  ['Esc', 'Stop Claude’s reply'],
+  ['Ctrl/⌘ 1', 'Show Memory'],
+  ['Ctrl/⌘ 2', 'Show History'],
+  ['Ctrl/⌘ ,', 'Open Settings'],
+  ['F2', 'Rename the selected conversation'],
+]
+
+function ShortcutsSection() {
+  const id = useId()
+  return (
+    <section className="settings-section" aria-labelledby={`${id}-keys`}>
+      <h3 id={`${id}-keys`}>Keyboard shortcuts</h3>
+      <dl className="shortcut-list">
+        {shortcuts.map(([keys, action]) => (
+          <div key={keys} className="shortcut">
+            <dt>
+              <kbd>{keys}</kbd>
+            </dt>
+            <dd>{action}</dd>
+          </div>
+        ))}
+      </dl>
+    </section>
+  )
+}

@@ -1,0 +1,76 @@
+import {
+  createContext,
+  useCallback,
+  useContext,
+  useEffect,
+  useMemo,
+  useState,
+  type ReactNode,
+} from 'react'
+import type { RequestPayload } from '../../../../shared/contract'
+import type { SettingsView } from '../../../../shared/types'
+import { errorMessage, unwrap } from '../../lib/api'
+
+export type SettingsState =
+  | { readonly status: 'loading' }
+  | { readonly status: 'ready'; readonly settings: SettingsView }
+  | { readonly status: 'error'; readonly message: string }
+
+interface SettingsStore {
+  readonly state: SettingsState
+  reload(): void
+  /** Saves a change; resolves to the new settings or throws an `ApiError`. */
+  update(patch: RequestPayload<'settings:update'>): Promise<SettingsView>
+  setApiKey(key: string): Promise<SettingsView>
+  clearApiKey(): Promise<SettingsView>
+}
+
+const SettingsContext = createContext<SettingsStore | null>(null)
+
+/** Settings as main reports them (`settings:get`, then every `settings:changed`). */
+export function SettingsProvider({ children }: { readonly children: ReactNode }) {
+  const [state, setState] = useState<SettingsState>({ status: 'loading' })
+  const [attempt, setAttempt] = useState(0)
+
+  useEffect(() => {
+    let live = true
+    unwrap(window.api.settings.get()).then(
+      (settings) => live && setState({ status: 'ready', settings }),
+      (error: unknown) => live && setState({ status: 'error', message: errorMessage(error) }),
+    )
+    const off = window.api.on('settings:changed', (settings) =>
+      setState({ status: 'ready', settings }),
+    )
+    return () => {
+      live = false
+      off()
+    }
+  }, [attempt])
+
+  const accept = useCallback((settings: SettingsView) => {
+    setState({ status: 'ready', settings })
+    return settings
+  }, [])
+
+  const store = useMemo<SettingsStore>(
+    () => ({
+      state,
+      reload: () => {
+        setState({ status: 'loading' })
+        setAttempt((n) => n + 1)
+      },
+      update: (patch) => unwrap(window.api.settings.update(patch)).then(accept),
+      setApiKey: (key) => unwrap(window.api.settings.setApiKey({ key })).then(accept),
+      clearApiKey: () => unwrap(window.api.settings.clearApiKey()).then(accept),
+    }),
+    [state, accept],
+  )
+  return <SettingsContext.Provider value={store}>{children}</SettingsContext.Provider>
+}
+
+/** The app's settings store (see `SettingsProvider`). */
+export function useSettings(): SettingsStore {
+  const store = useContext(SettingsContext)
+  if (!store) throw new Error('useSettings must be used inside SettingsProvider')
+  return store
+}
