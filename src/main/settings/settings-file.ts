@@ -4,7 +4,7 @@ import type { Settings } from '../../shared/types'
 import { writeJsonAtomic } from './atomic-json'
 
 /** A current Claude model that supports the memory tool and context editing. */
-export const DEFAULT_MODEL = 'claude-sonnet-4-5'
+export const DEFAULT_MODEL = 'claude-sonnet-4-6'
 
 export const DEFAULT_SETTINGS: Settings = {
   model: DEFAULT_MODEL,

@@ -1,0 +1,418 @@
+import { mkdtemp, rm } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import {
+  reply,
+  startFakeAnthropic,
+  type FakeAnthropic,
+} from '../../../test/fixtures/fake-anthropic'
+import type { AgentEvent, CommitSummary } from '../../shared/types'
+import { createConversationStore, type ConversationStore } from '../conversations'
+import type { ExecuteOutcome, Origin } from '../history/types'
+import { createRunnableMemoryTool } from '../memory/sdk-adapter'
+import { createMemorySecretStore, createSettingsService } from '../settings'
+import { createChatService, type ChatService } from './chat-service'
+import { NOT_RUN_STOPPED } from './messages'
+import { BASE_SYSTEM_PROMPT } from './system-prompt'
+
+/** A stand-in for the versioned memory: a map of files, a commit per create. */
+function fakeMemory() {
+  const files = new Map<string, string>()
+  const calls: Array<{ input: unknown; origin: Origin | undefined }> = []
+  let gate: Promise<unknown> = Promise.resolve()
+  let commits = 0
+  return {
+    files,
+    calls,
+    block(until: Promise<unknown>) {
+      gate = until
+    },
+    async execute(input: unknown, origin?: Origin): Promise<ExecuteOutcome> {
+      calls.push({ input, origin })
+      await gate
+      const { command, path: p, file_text } = input as Record<string, string>
+      if (command === 'view') {
+        return {
+          content: `Directory ${p}: ${[...files.keys()].join(', ')}`,
+          isError: false,
+          mutation: null,
+          commit: null,
+        }
+      }
+      if (command === 'create' && p) {
+        files.set(p, file_text ?? '')
+        commits += 1
+        const commit: CommitSummary = {
+          oid: String(commits).padStart(40, '0'),
+          parent: null,
+          time: 0,
+          actor: 'claude',
+          command: 'create',
+          subject: `create ${p}`,
+          paths: [p],
+          conversationId: origin?.actor === 'claude' ? origin.conversationId : null,
+          toolUseId: origin?.actor === 'claude' ? origin.toolUseId : null,
+          overwrite: false,
+          restoredFrom: null,
+        }
+        return {
+          content: `File created successfully at: ${p}`,
+          isError: false,
+          mutation: { command: 'create', paths: [p], overwrite: false },
+          commit,
+        }
+      }
+      return {
+        content: `Error: The path ${p} does not exist.`,
+        isError: true,
+        mutation: null,
+        commit: null,
+      }
+    },
+  }
+}
+
+let dataDir: string
+let fake: FakeAnthropic
+let memory: ReturnType<typeof fakeMemory>
+let conversations: ConversationStore
+let events: AgentEvent[]
+let chat: ChatService
+let env: Record<string, string | undefined>
+let onEvent: (event: AgentEvent) => void
+
+function build(): ChatService {
+  const settings = createSettingsService({ dataDir, secretStore: createMemorySecretStore(), env })
+  return createChatService({
+    conversations,
+    settings,
+    memory,
+    createMemoryTool: createRunnableMemoryTool,
+    emit: (event) => {
+      events.push(event)
+      onEvent(event)
+    },
+    onConversationChanged: () => {},
+    maxRetries: 0,
+  })
+}
+
+beforeEach(async () => {
+  dataDir = await mkdtemp(path.join(os.tmpdir(), 'cairn-agent-'))
+  fake = await startFakeAnthropic()
+  memory = fakeMemory()
+  conversations = createConversationStore({ dataDir })
+  events = []
+  env = { ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: fake.url }
+  onEvent = () => {}
+  chat = build()
+})
+
+afterEach(async () => {
+  await chat.close()
+  await fake.close()
+  await rm(dataDir, { recursive: true, force: true })
+})
+
+async function turn(conversationId: string | null, text: string) {
+  const started = await chat.send(conversationId, text)
+  await chat.settled(started.conversationId)
+  const turnEvents = events.filter((e) => e.turnId === started.turnId)
+  return { ...started, events: turnEvents, types: turnEvents.map((e) => e.type) }
+}
+
+const lastError = (list: ReadonlyArray<AgentEvent>) => list.find((e) => e.type === 'error')
+
+describe('chat turns', () => {
+  it('streams a text reply and stores both messages', async () => {
+    fake.script(reply.text('Hello! Nice to meet you, how can I help today?'))
+    const result = await turn(null, 'Hi there')
+    expect(result.types[0]).toBe('turn-started')
+    expect(result.types.filter((t) => t === 'text-delta').length).toBeGreaterThan(1)
+    expect(result.types.slice(-2)).toEqual(['message-finished', 'turn-finished'])
+    const text = result.events.flatMap((e) => (e.type === 'text-delta' ? [e.text] : [])).join('')
+    expect(text).toBe('Hello! Nice to meet you, how can I help today?')
+
+    const stored = await conversations.get(result.conversationId)
+    expect(stored.title).toBe('Hi there')
+    expect(stored.messages.map((m) => m.role)).toEqual(['user', 'assistant'])
+    expect(stored.messages[1]).toMatchObject({ stopReason: 'end_turn', usage: { inputTokens: 10 } })
+  })
+
+  it('sends the memory tool, the system prompt with caching, context editing and the whole history', async () => {
+    fake.script(reply.text('One'), reply.text('Two'))
+    const first = await turn(null, 'first')
+    await turn(first.conversationId, 'second')
+    const [, request] = fake.messageRequests()
+    const body = request!.body!
+    expect(body.tools).toEqual([{ type: 'memory_20250818', name: 'memory' }])
+    expect(body.system).toEqual([
+      { type: 'text', text: BASE_SYSTEM_PROMPT, cache_control: { type: 'ephemeral' } },
+    ])
+    expect(body.context_management).toMatchObject({
+      edits: [{ type: 'clear_tool_uses_20250919', trigger: { type: 'input_tokens' } }],
+    })
+    expect(request!.headers['anthropic-beta']).toContain('context-management-2025-06-27')
+    expect(body).not.toHaveProperty('thread')
+    expect(body.stream).toBe(true)
+    expect(body.messages).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'first' }] },
+      { role: 'assistant', content: [{ type: 'text', text: 'One' }] },
+      {
+        role: 'user',
+        content: [{ type: 'text', text: 'second', cache_control: { type: 'ephemeral' } }],
+      },
+    ])
+  })
+
+  it('adds the custom instructions from settings to the system prompt', async () => {
+    const settings = createSettingsService({ dataDir, secretStore: createMemorySecretStore(), env })
+    await settings.update({
+      customInstructions: 'Always answer in haiku.',
+      model: 'claude-opus-4-6',
+    })
+    fake.script(reply.text('ok'))
+    await turn(null, 'hi')
+    const body = fake.messageRequests()[0]!.body!
+    expect(JSON.stringify(body.system)).toContain('Always answer in haiku.')
+    expect(body.model).toBe('claude-opus-4-6')
+  })
+
+  it('runs memory commands through the injected memory and records their commits', async () => {
+    fake.script(
+      reply.toolUse({ id: 'toolu_view', input: { command: 'view', path: '/memories' } }),
+      reply.toolUse({
+        id: 'toolu_create',
+        input: { command: 'create', path: '/memories/notes.md', file_text: 'Python' },
+      }),
+      reply.toolUse({ id: 'toolu_bad', input: { command: 'delete', path: '/memories/none.md' } }),
+      reply.text('Saved.'),
+    )
+    const result = await turn(null, 'Remember Python')
+    expect(memory.calls.map((c) => c.origin)).toEqual([
+      { actor: 'claude', conversationId: result.conversationId, toolUseId: 'toolu_view' },
+      { actor: 'claude', conversationId: result.conversationId, toolUseId: 'toolu_create' },
+      { actor: 'claude', conversationId: result.conversationId, toolUseId: 'toolu_bad' },
+    ])
+    const toolEvents = result.events.filter(
+      (e) => e.type === 'tool-call' || e.type === 'tool-result',
+    )
+    expect(toolEvents[0]).toMatchObject({
+      type: 'tool-call',
+      toolUseId: 'toolu_view',
+      command: 'view',
+    })
+    expect(toolEvents[3]).toMatchObject({
+      type: 'tool-result',
+      toolUseId: 'toolu_create',
+      content: 'File created successfully at: /memories/notes.md',
+      isError: false,
+      commitOid: '1'.padStart(40, '0'),
+    })
+    expect(toolEvents[5]).toMatchObject({ type: 'tool-result', isError: true, commitOid: null })
+
+    // What Claude received for the failing command: the handler's text, verbatim, is_error.
+    const last = fake.messageRequests()[3]!.body!.messages!.at(-1)
+    expect(last).toEqual({
+      role: 'user',
+      content: [
+        {
+          type: 'tool_result',
+          tool_use_id: 'toolu_bad',
+          content: 'Error: The path /memories/none.md does not exist.',
+          is_error: true,
+        },
+      ],
+    })
+    const stored = await conversations.get(result.conversationId)
+    expect(stored.toolCommits).toEqual({ toolu_create: '1'.padStart(40, '0') })
+    expect(stored.messages.map((m) => m.role)).toEqual([
+      'user',
+      'assistant',
+      'user',
+      'assistant',
+      'user',
+      'assistant',
+      'user',
+      'assistant',
+    ])
+    // The stored history is exactly what the API saw, so a later turn resends it unchanged.
+    fake.script(reply.text('Next'))
+    await turn(result.conversationId, 'again')
+    const resent = fake.messageRequests()[4]!.body!.messages!
+    expect(resent.slice(0, 7)).toEqual(
+      fake.messageRequests()[3]!.body!.messages!.slice(0, 7).map(stripCache),
+    )
+  })
+
+  it('refuses a second send while a turn runs in the same conversation', async () => {
+    let release!: () => void
+    fake.script(reply.text('slow reply here', { hold: new Promise<void>((r) => (release = r)) }))
+    const { conversationId } = await chat.send(null, 'one')
+    await expect(chat.send(conversationId, 'two')).rejects.toMatchObject({ code: 'turn-running' })
+    release()
+    await chat.settled(conversationId)
+  })
+})
+
+describe('stop', () => {
+  it('stops mid-stream, keeps the partial text, and the conversation continues', async () => {
+    let release!: () => void
+    const hold = new Promise<void>((r) => (release = r))
+    fake.script(reply.text('The first words and then a lot more text that never arrives', { hold }))
+    const { conversationId, turnId } = await chat.send(null, 'Tell me a story')
+    await until(() => events.some((e) => e.turnId === turnId && e.type === 'text-delta'))
+    chat.stop(conversationId)
+    await chat.settled(conversationId)
+    release()
+    const mine = events.filter((e) => e.turnId === turnId)
+    expect(mine.at(-1)).toMatchObject({ type: 'turn-finished', stopped: true })
+    expect(lastError(mine)).toBeUndefined()
+    const stored = await conversations.get(conversationId)
+    expect(stored.messages.map((m) => m.role)).toEqual(['user', 'assistant'])
+    expect(stored.messages[1]?.content[0]).toMatchObject({ type: 'text' })
+
+    fake.script(reply.text('Continuing.'))
+    const next = await turn(conversationId, 'go on')
+    expect(next.types.at(-1)).toBe('turn-finished')
+    expect(fake.messageRequests()[1]!.body!.messages!.map((m) => m.role)).toEqual([
+      'user',
+      'assistant',
+      'user',
+    ])
+  })
+
+  it('lets a running memory command finish and commit, then runs nothing more', async () => {
+    let release!: () => void
+    memory.block(new Promise<void>((r) => (release = r)))
+    fake.script(
+      reply.toolUse({
+        id: 'toolu_slow',
+        input: { command: 'create', path: '/memories/a.md', file_text: 'A' },
+      }),
+    )
+    const { conversationId, turnId } = await chat.send(null, 'save A')
+    await until(() => memory.calls.length === 1)
+    chat.stop(conversationId)
+    release()
+    await chat.settled(conversationId)
+
+    expect(memory.files.get('/memories/a.md')).toBe('A')
+    expect(fake.messageRequests()).toHaveLength(1)
+    const mine = events.filter((e) => e.turnId === turnId)
+    expect(mine.find((e) => e.type === 'tool-result')).toMatchObject({ isError: false })
+    expect(mine.at(-1)).toMatchObject({ type: 'turn-finished', stopped: true })
+    const stored = await conversations.get(conversationId)
+    expect(stored.toolCommits).toEqual({ toolu_slow: '1'.padStart(40, '0') })
+    expect(stored.messages.at(-1)?.content).toEqual([
+      {
+        type: 'tool_result',
+        tool_use_id: 'toolu_slow',
+        content: 'File created successfully at: /memories/a.md',
+        is_error: false,
+      },
+    ])
+
+    fake.script(reply.text('Done.'))
+    await turn(conversationId, 'thanks')
+    const sent = fake.messageRequests()[1]!.body!.messages!
+    expect(sent.map((m) => m.role)).toEqual(['user', 'assistant', 'user'])
+    expect(JSON.stringify(sent[2])).toContain('toolu_slow')
+    expect(JSON.stringify(sent[2])).toContain('thanks')
+  })
+
+  it('answers calls that never ran with a "stopped" result', async () => {
+    fake.script(
+      reply.toolUses([
+        { id: 'toolu_1', input: { command: 'create', path: '/memories/x.md', file_text: 'x' } },
+        { id: 'toolu_2', input: { command: 'view', path: '/memories' } },
+      ]),
+    )
+    // Stop lands after the reply with the calls arrived, before the runner starts them.
+    onEvent = (event) => {
+      if (event.type === 'message-finished') chat.stop(event.conversationId)
+    }
+    const { conversationId } = await chat.send(null, 'look')
+    await chat.settled(conversationId)
+    expect(memory.calls).toHaveLength(0)
+    expect(memory.files.size).toBe(0)
+    expect(fake.messageRequests()).toHaveLength(1)
+    const stored = await conversations.get(conversationId)
+    expect(stored.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user'])
+    expect(stored.messages[2]?.content).toEqual([
+      { type: 'tool_result', tool_use_id: 'toolu_1', content: NOT_RUN_STOPPED, is_error: true },
+      { type: 'tool_result', tool_use_id: 'toolu_2', content: NOT_RUN_STOPPED, is_error: true },
+    ])
+  })
+})
+
+describe('errors', () => {
+  const cases: Array<[string, () => void, string, RegExp]> = [
+    ['401', () => fake.script(reply.error(401)), 'invalid-api-key', /API key/],
+    ['429', () => fake.script(reply.error(429, { retryAfter: 30 })), 'rate-limited', /30 seconds/],
+    ['529', () => fake.script(reply.error(529)), 'overloaded', /overloaded/],
+    ['413', () => fake.script(reply.error(413)), 'request-too-large', /too large/],
+    ['max_tokens', () => fake.script(reply.maxTokens('Cut off here')), 'max-tokens', /8192/],
+    [
+      'a dropped stream',
+      () => fake.script(reply.drop('Half')),
+      'stream-interrupted',
+      /connection broke/,
+    ],
+    [
+      'an overload inside the stream',
+      () => fake.script(reply.streamError('overloaded_error')),
+      'overloaded',
+      /overloaded/,
+    ],
+  ]
+  for (const [name, script, code, message] of cases) {
+    it(`reports ${name} as ${code} and keeps the conversation usable`, async () => {
+      script()
+      const result = await turn(null, 'hello')
+      const error = lastError(result.events)
+      expect(error).toMatchObject({ type: 'error', code })
+      expect(error && 'message' in error ? error.message : '').toMatch(message)
+      expect(JSON.stringify(error)).not.toMatch(/node_modules|\/tmp\/|\bat \w+ \(/)
+      expect(result.types.at(-1)).toBe('turn-finished')
+
+      fake.script(reply.text('Recovered'))
+      const next = await turn(result.conversationId, 'again')
+      expect(lastError(next.events)).toBeUndefined()
+      const sent = fake.messageRequests().at(-1)!.body!.messages!
+      expect(sent[0]?.role).toBe('user')
+      expect(sent.at(-1)?.role).toBe('user')
+      for (let i = 1; i < sent.length; i++) expect(sent[i]?.role).not.toBe(sent[i - 1]?.role)
+    })
+  }
+
+  it('reports a missing API key without calling the API', async () => {
+    env = { ANTHROPIC_BASE_URL: fake.url }
+    await chat.close()
+    chat = build()
+    const result = await turn(null, 'hello')
+    expect(lastError(result.events)).toMatchObject({ code: 'no-api-key' })
+    expect(fake.messageRequests()).toHaveLength(0)
+    expect((await conversations.get(result.conversationId)).messages).toHaveLength(1)
+  })
+
+  it('reports a network failure when the API cannot be reached', async () => {
+    const closed = await startFakeAnthropic()
+    const url = closed.url
+    await closed.close()
+    env = { ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: url }
+    await chat.close()
+    chat = build()
+    const result = await turn(null, 'hello')
+    expect(lastError(result.events)).toMatchObject({ code: 'network' })
+  })
+})
+
+function stripCache(message: { role: string; content: unknown }) {
+  return JSON.parse(JSON.stringify(message).replaceAll(',"cache_control":{"type":"ephemeral"}', ''))
+}
+
+async function until(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 5))
+}

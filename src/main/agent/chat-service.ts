@@ -1,0 +1,176 @@
+/**
+ * The chat as the app sees it: start a turn in a (new or stored) conversation, stop it, and
+ * keep the stored conversation in step with what happened. One turn per conversation at a time.
+ */
+import { randomUUID } from 'node:crypto'
+import type Anthropic from '@anthropic-ai/sdk'
+import type { AgentEvent, Conversation, StoredMessage } from '../../shared/types'
+import type { ConversationStore } from '../conversations/conversation-store'
+import { CairnError } from '../errors'
+import type { VersionedMemory } from '../history/types'
+import type { SettingsService } from '../settings/settings-service'
+import { createAnthropicClient, type AnthropicFetch } from './client'
+import { runTurn, type MemoryToolFactory, type TurnEvent } from './run-turn'
+import { classifyTurnError, noApiKeyError } from './turn-errors'
+
+export interface ChatServiceOptions {
+  readonly conversations: ConversationStore
+  readonly settings: SettingsService
+  readonly memory: Pick<VersionedMemory, 'execute'>
+  readonly createMemoryTool: MemoryToolFactory
+  /** Receives every agent event (core forwards them as `agent:event`). */
+  readonly emit: (event: AgentEvent) => void
+  /** Called when a conversation's stored content changed (core emits `conversations:changed`). */
+  readonly onConversationChanged: (id: string) => void
+  readonly maxRetries?: number
+  readonly fetch?: AnthropicFetch
+  readonly now?: () => number
+}
+
+export interface ChatService {
+  /** Stores the user's message and starts the turn; resolves before the reply streams. */
+  send(
+    conversationId: string | null,
+    text: string,
+  ): Promise<{ readonly conversationId: string; readonly turnId: string }>
+  /** Stops the running turn of a conversation (no-op when none runs). */
+  stop(conversationId: string): void
+  isRunning(conversationId: string): boolean
+  /** Resolves when the conversation's running turn (if any) has ended and been stored. */
+  settled(conversationId: string): Promise<void>
+  /** Stops every turn and waits for them to end. */
+  close(): Promise<void>
+}
+
+interface RunningTurn {
+  readonly turnId: string
+  readonly controller: AbortController
+  readonly done: Promise<void>
+}
+
+/** Builds the chat service over its collaborators (all injected, no Electron). */
+export function createChatService(options: ChatServiceOptions): ChatService {
+  const now = options.now ?? Date.now
+  const running = new Map<string, RunningTurn>()
+
+  const append = async (
+    id: string,
+    messages: ReadonlyArray<StoredMessage>,
+    toolCommits: Readonly<Record<string, string>> = {},
+  ): Promise<Conversation> => {
+    const updated = await options.conversations.update(id, (current) => ({
+      ...current,
+      messages: [...current.messages, ...messages],
+      toolCommits: { ...current.toolCommits, ...toolCommits },
+    }))
+    options.onConversationChanged(id)
+    return updated
+  }
+
+  const execute = async (
+    conversation: Conversation,
+    turnId: string,
+    controller: AbortController,
+  ): Promise<void> => {
+    const emit = (event: TurnEvent): void =>
+      options.emit({ ...event, conversationId: conversation.id, turnId } as AgentEvent)
+    let outcome: { stopped: boolean; error: { code: string; message: string } | null }
+    try {
+      const [settings, credentials] = await Promise.all([
+        options.settings.get(),
+        options.settings.credentials(),
+      ])
+      if (!credentials.apiKey) {
+        outcome = { stopped: false, error: noApiKeyError() }
+      } else {
+        const client: Anthropic = createAnthropicClient({
+          apiKey: credentials.apiKey,
+          baseURL: credentials.baseURL,
+          maxRetries: options.maxRetries,
+          fetch: options.fetch,
+        })
+        outcome = await runTurn({
+          client,
+          memory: options.memory,
+          createMemoryTool: options.createMemoryTool,
+          conversationId: conversation.id,
+          history: conversation.messages,
+          settings,
+          signal: controller.signal,
+          emit,
+          append: async (messages, commits) => {
+            await append(conversation.id, messages, commits)
+          },
+          now,
+        })
+      }
+    } catch (error) {
+      // Storing failed (disk full, conversation deleted meanwhile): report, never crash the core.
+      outcome = {
+        stopped: controller.signal.aborted,
+        error:
+          error instanceof CairnError
+            ? { code: error.code, message: error.message }
+            : classifyTurnError(error, { streamStarted: false, model: '' }),
+      }
+    }
+    if (outcome.error) emit({ type: 'error', ...outcome.error })
+    emit({ type: 'turn-finished', stopped: outcome.stopped })
+  }
+
+  return {
+    async send(conversationId, text) {
+      if (conversationId !== null && running.has(conversationId)) {
+        throw new CairnError(
+          'turn-running',
+          'Claude is still answering in this conversation. Stop it or wait until it finishes.',
+        )
+      }
+      const base =
+        conversationId === null
+          ? await options.conversations.create(text)
+          : await options.conversations.get(conversationId)
+      if (running.has(base.id)) {
+        throw new CairnError(
+          'turn-running',
+          'Claude is still answering in this conversation. Stop it or wait until it finishes.',
+        )
+      }
+      const turnId = `t_${randomUUID().replaceAll('-', '')}`
+      const controller = new AbortController()
+      // Registered before the first await below, so a second send cannot slip in.
+      let finish!: () => void
+      const done = new Promise<void>((resolve) => (finish = resolve))
+      running.set(base.id, { turnId, controller, done })
+      try {
+        const conversation = await append(base.id, [
+          { role: 'user', content: [{ type: 'text', text }], createdAt: now() },
+        ])
+        options.emit({ type: 'turn-started', conversationId: base.id, turnId, userText: text })
+        void execute(conversation, turnId, controller).finally(() => {
+          running.delete(base.id)
+          finish()
+        })
+      } catch (error) {
+        running.delete(base.id)
+        finish()
+        throw error
+      }
+      return { conversationId: base.id, turnId }
+    },
+    stop(conversationId) {
+      running.get(conversationId)?.controller.abort()
+    },
+    isRunning(conversationId) {
+      return running.has(conversationId)
+    },
+    async settled(conversationId) {
+      await running.get(conversationId)?.done
+    },
+    async close() {
+      const turns = [...running.values()]
+      for (const turn of turns) turn.controller.abort()
+      await Promise.all(turns.map((turn) => turn.done))
+    },
+  }
+}

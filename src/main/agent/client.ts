@@ -1,0 +1,60 @@
+import Anthropic from '@anthropic-ai/sdk'
+import type { ModelInfo } from '../../shared/types'
+
+export const DEFAULT_BASE_URL = 'https://api.anthropic.com'
+
+/** The Fetch the SDK accepts (injectable for tests and proxies). */
+export type AnthropicFetch = NonNullable<ConstructorParameters<typeof Anthropic>[0]>['fetch']
+
+export interface ClientConfig {
+  readonly apiKey: string
+  /** `ANTHROPIC_BASE_URL`; the public API when absent. */
+  readonly baseURL?: string
+  /** The SDK's own retries (429, 5xx, connection errors); Cairn adds no second layer. */
+  readonly maxRetries?: number
+  readonly fetch?: AnthropicFetch
+}
+
+/**
+ * An SDK client configured only from what Cairn passes: the key and base URL are explicit, so
+ * the SDK does not pick up other credentials from the environment.
+ */
+export function createAnthropicClient(config: ClientConfig): Anthropic {
+  return new Anthropic({
+    apiKey: config.apiKey,
+    baseURL: config.baseURL ?? DEFAULT_BASE_URL,
+    maxRetries: config.maxRetries ?? 2,
+    ...(config.fetch ? { fetch: config.fetch } : {}),
+  })
+}
+
+/** Shown when no key is set or the models list cannot be fetched. */
+export const FALLBACK_MODELS: ReadonlyArray<ModelInfo> = [
+  { id: 'claude-sonnet-4-6', displayName: 'Claude Sonnet 4.6' },
+  { id: 'claude-opus-4-6', displayName: 'Claude Opus 4.6' },
+  { id: 'claude-haiku-4-5', displayName: 'Claude Haiku 4.5' },
+]
+
+/**
+ * The models the key can use, from the API's models list (newest first, as the API orders
+ * them); the fallback list when there is no client or the call fails. `current` is always
+ * included so a model chosen earlier stays selectable.
+ */
+export async function listModels(
+  client: Anthropic | null,
+  current: string,
+): Promise<ReadonlyArray<ModelInfo>> {
+  let models: ReadonlyArray<ModelInfo> = FALLBACK_MODELS
+  if (client) {
+    try {
+      const page = await client.models.list({ limit: 100 })
+      const listed = page.data.map((m) => ({ id: m.id, displayName: m.display_name || m.id }))
+      if (listed.length > 0) models = listed
+    } catch {
+      // Offline or a bad key: the chat reports that clearly; the picker keeps working.
+    }
+  }
+  return models.some((m) => m.id === current)
+    ? models
+    : [{ id: current, displayName: current }, ...models]
+}

@@ -1,0 +1,171 @@
+/**
+ * Pure conversions between Cairn's stored messages and the Messages API's shapes.
+ */
+import type {
+  BetaContentBlock,
+  BetaContentBlockParam,
+  BetaMessage,
+  BetaUsage,
+} from '@anthropic-ai/sdk/resources/beta'
+import type { StoredBlock, StoredMessage, TokenUsage } from '../../shared/types'
+import type { MemoryResult } from '../memory/types'
+
+/** A user or assistant message as the API takes it, with block content. */
+export interface ApiMessage {
+  role: 'user' | 'assistant'
+  content: BetaContentBlockParam[]
+}
+
+/** What a tool_result says when its command never ran because the turn ended first. */
+export const NOT_RUN_STOPPED = 'This command was not run: the user stopped the turn.'
+export const NOT_RUN_CUT_OFF = 'This command was not run: the reply was cut off before it finished.'
+
+/**
+ * The stored history as the API expects it: consecutive messages of one role merged (a
+ * stopped turn can leave two user messages in a row), empty messages dropped, and every
+ * tool_use answered by a tool_result in the next message (a crash mid-turn can leave one
+ * unanswered), so a stored conversation can always continue.
+ */
+export function toApiMessages(stored: ReadonlyArray<StoredMessage>): ApiMessage[] {
+  const merged: Array<{ role: 'user' | 'assistant'; content: StoredBlock[] }> = []
+  for (const message of stored) {
+    if (message.content.length === 0) continue
+    const last = merged.at(-1)
+    if (last && last.role === message.role) last.content.push(...message.content)
+    else merged.push({ role: message.role, content: [...message.content] })
+  }
+  for (let i = 0; i < merged.length; i++) {
+    const message = merged[i]!
+    if (message.role !== 'assistant') continue
+    const pending = message.content.flatMap((b) => (b.type === 'tool_use' ? [b.id] : []))
+    if (pending.length === 0) continue
+    let next = merged[i + 1]
+    if (!next || next.role !== 'user') {
+      next = { role: 'user', content: [] }
+      merged.splice(i + 1, 0, next)
+    }
+    const answered = new Set(
+      next.content.flatMap((b) => (b.type === 'tool_result' ? [b.tool_use_id] : [])),
+    )
+    const missing: StoredBlock[] = pending
+      .filter((id) => !answered.has(id))
+      .map((id) => ({
+        type: 'tool_result',
+        tool_use_id: id,
+        content: NOT_RUN_STOPPED,
+        is_error: true,
+      }))
+    // The API wants the results first in the message that answers the calls.
+    const results = next.content.filter(
+      (b) => b.type === 'tool_result' && pending.includes(b.tool_use_id),
+    )
+    const rest = next.content.filter(
+      (b) => !(b.type === 'tool_result' && pending.includes(b.tool_use_id)),
+    )
+    next.content = [...results, ...missing, ...rest]
+  }
+  // Results whose call is not in the message right before them would be rejected by the API.
+  for (let i = 0; i < merged.length; i++) {
+    const message = merged[i]!
+    if (message.role !== 'user') continue
+    const previous = merged[i - 1]
+    const calls = new Set(
+      previous?.role === 'assistant'
+        ? previous.content.flatMap((b) => (b.type === 'tool_use' ? [b.id] : []))
+        : [],
+    )
+    message.content = message.content.filter(
+      (b) => b.type !== 'tool_result' || calls.has(b.tool_use_id),
+    )
+  }
+  return merged
+    .filter((message) => message.content.length > 0)
+    .map((message) => ({ role: message.role, content: message.content.map(toApiBlock) }))
+}
+
+function toApiBlock(block: StoredBlock): BetaContentBlockParam {
+  switch (block.type) {
+    case 'text':
+      return { type: 'text', text: block.text }
+    case 'tool_use':
+      return {
+        type: 'tool_use',
+        id: block.id,
+        name: block.name,
+        input: block.input as Record<string, unknown>,
+      }
+    case 'tool_result':
+      return {
+        type: 'tool_result',
+        tool_use_id: block.tool_use_id,
+        content: block.content,
+        ...(block.is_error ? { is_error: true } : {}),
+      }
+  }
+}
+
+/** The blocks of an API reply that Cairn keeps (text and tool calls). */
+export function fromApiContent(content: ReadonlyArray<BetaContentBlock>): StoredBlock[] {
+  const blocks: StoredBlock[] = []
+  for (const block of content) {
+    if (block.type === 'text') blocks.push({ type: 'text', text: block.text })
+    else if (block.type === 'tool_use') {
+      blocks.push({ type: 'tool_use', id: block.id, name: block.name, input: block.input })
+    }
+  }
+  return blocks
+}
+
+/** An assistant reply as stored. */
+export function storedReply(message: BetaMessage, createdAt: number): StoredMessage {
+  return {
+    role: 'assistant',
+    content: fromApiContent(message.content),
+    stopReason: message.stop_reason,
+    usage: tokenUsage(message.usage),
+    createdAt,
+  }
+}
+
+/** Token counts in Cairn's shape (missing counters are 0). */
+export function tokenUsage(usage: BetaUsage | null | undefined): TokenUsage {
+  return {
+    inputTokens: usage?.input_tokens ?? 0,
+    outputTokens: usage?.output_tokens ?? 0,
+    cacheReadInputTokens: usage?.cache_read_input_tokens ?? 0,
+    cacheCreationInputTokens: usage?.cache_creation_input_tokens ?? 0,
+  }
+}
+
+/** Text of a memory result for storage and events (image blocks become a placeholder). */
+export function resultText(content: MemoryResult['content']): string {
+  if (typeof content === 'string') return content
+  return content.map((block) => (block.type === 'text' ? block.text : '[image]')).join('\n')
+}
+
+/**
+ * The user message answering the tool calls of `reply`: the recorded result of each call,
+ * or a "not run" error for a call that never ran.
+ */
+export function toolResultsFor(
+  reply: StoredMessage,
+  results: ReadonlyMap<string, { content: string; isError: boolean }>,
+  notRun: string,
+  createdAt: number,
+): StoredMessage | null {
+  const calls = reply.content.flatMap((b) => (b.type === 'tool_use' ? [b.id] : []))
+  if (calls.length === 0) return null
+  return {
+    role: 'user',
+    content: calls.map((id): StoredBlock => {
+      const result = results.get(id)
+      return {
+        type: 'tool_result',
+        tool_use_id: id,
+        content: result?.content ?? notRun,
+        is_error: result?.isError ?? true,
+      }
+    }),
+    createdAt,
+  }
+}

@@ -1,0 +1,259 @@
+/**
+ * One user turn over the SDK's own tool loop (`client.beta.messages.toolRunner`) with the
+ * memory tool, streaming. Emits the turn's events and hands every finished message to the
+ * caller to store, so the stored conversation is valid at every step and after a stop.
+ */
+import type Anthropic from '@anthropic-ai/sdk'
+import type { BetaRunnableTool } from '@anthropic-ai/sdk/lib/tools/BetaRunnableTool'
+import type { BetaMemoryTool20250818Command } from '@anthropic-ai/sdk/resources/beta'
+import type { AgentEvent, Settings, StoredBlock, StoredMessage } from '../../shared/types'
+import type { ExecuteOutcome, Origin } from '../history/types'
+import type { MemoryResult } from '../memory/types'
+import {
+  NOT_RUN_CUT_OFF,
+  NOT_RUN_STOPPED,
+  resultText,
+  type ApiMessage,
+  storedReply,
+  toApiMessages,
+  toolResultsFor,
+  tokenUsage,
+} from './messages'
+import { buildSystemPrompt } from './system-prompt'
+import { classifyTurnError, maxTokensError, type TurnError } from './turn-errors'
+
+/** Runs one memory command for the SDK adapter; `toolUseId` links the commit to the call. */
+export type MemoryExecute = (input: unknown, toolUseId: string | null) => Promise<MemoryResult>
+
+/** Wraps an execute function as the SDK's runnable memory tool (`src/main/memory/sdk-adapter`). */
+export type MemoryToolFactory = (
+  execute: MemoryExecute,
+) => BetaRunnableTool<BetaMemoryTool20250818Command>
+
+/** An agent event without the ids the caller adds. */
+export type TurnEvent = AgentEvent extends infer E
+  ? E extends AgentEvent
+    ? Omit<E, 'conversationId' | 'turnId'>
+    : never
+  : never
+
+/** Beta for context editing (`clear_tool_uses_20250919`) and the memory tool. */
+export const CONTEXT_MANAGEMENT_BETA = 'context-management-2025-06-27'
+
+/** Most API requests one turn may make before Cairn ends it (a loop guard, not a budget). */
+export const MAX_REQUESTS_PER_TURN = 40
+
+/**
+ * Clears old tool results once the prompt passes 100k input tokens, keeping the 4 most recent
+ * tool uses, and only when at least 10k tokens go (so a prompt-cache rewrite is worth it).
+ */
+export const CONTEXT_EDITS = {
+  edits: [
+    {
+      type: 'clear_tool_uses_20250919' as const,
+      trigger: { type: 'input_tokens' as const, value: 100_000 },
+      keep: { type: 'tool_uses' as const, value: 4 },
+      clear_at_least: { type: 'input_tokens' as const, value: 10_000 },
+    },
+  ],
+}
+
+export interface TurnOptions {
+  readonly client: Anthropic
+  readonly memory: { execute(input: unknown, origin?: Origin): Promise<ExecuteOutcome> }
+  readonly createMemoryTool: MemoryToolFactory
+  readonly conversationId: string
+  /** The stored history, ending with the user's new message. */
+  readonly history: ReadonlyArray<StoredMessage>
+  readonly settings: Settings
+  readonly signal: AbortSignal
+  readonly emit: (event: TurnEvent) => void
+  /** Stores messages as they complete (a reply, then the results of its tool calls). */
+  readonly append: (
+    messages: ReadonlyArray<StoredMessage>,
+    toolCommits: Readonly<Record<string, string>>,
+  ) => Promise<void>
+  readonly now?: () => number
+}
+
+export interface TurnOutcome {
+  readonly stopped: boolean
+  readonly error: TurnError | null
+}
+
+/** Runs the turn to its end (finished, stopped or failed); never throws for API errors. */
+export async function runTurn(options: TurnOptions): Promise<TurnOutcome> {
+  const { settings, signal, emit } = options
+  const now = options.now ?? Date.now
+  const results = new Map<string, { content: string; isError: boolean }>()
+  const commits: Record<string, string> = {}
+  let awaitingResults: StoredMessage | null = null
+  let streamStarted = false
+  let partial: StoredBlock[] = []
+  let lastStop: string | null = null
+
+  let flushing: Promise<void> = Promise.resolve()
+  /** Stores the results of the reply awaiting them (in order after any earlier flush). */
+  const flushResults = (notRun: string): Promise<void> => {
+    const reply = awaitingResults
+    awaitingResults = null
+    const previous = flushing
+    flushing = (async () => {
+      await previous
+      const message = reply && toolResultsFor(reply, results, notRun, now())
+      if (message) await options.append([message], { ...commits })
+    })()
+    return flushing
+  }
+
+  const execute: MemoryExecute = async (input, toolUseId) => {
+    const id = toolUseId ?? 'unknown'
+    emit({ type: 'tool-call', toolUseId: id, command: commandOf(input), input })
+    let result: { content: string; isError: boolean; commitOid: string | null }
+    if (signal.aborted) {
+      // Stopped after the reply asked for this command: it does not run.
+      result = { content: NOT_RUN_STOPPED, isError: true, commitOid: null }
+    } else {
+      try {
+        const outcome = await options.memory.execute(input, {
+          actor: 'claude',
+          conversationId: options.conversationId,
+          toolUseId: id,
+        })
+        result = {
+          content: resultText(outcome.content),
+          isError: outcome.isError,
+          commitOid: outcome.commit?.oid ?? null,
+        }
+      } catch {
+        result = {
+          content: 'Error: the memory command could not be completed.',
+          isError: true,
+          commitOid: null,
+        }
+      }
+    }
+    results.set(id, { content: result.content, isError: result.isError })
+    if (result.commitOid) commits[id] = result.commitOid
+    emit({ type: 'tool-result', toolUseId: id, ...result })
+    return { content: result.content, isError: result.isError }
+  }
+
+  try {
+    const runner = options.client.beta.messages.toolRunner(
+      {
+        model: settings.model,
+        max_tokens: settings.maxTokens,
+        system: [
+          {
+            type: 'text',
+            text: buildSystemPrompt(settings.customInstructions),
+            // Tools and system prompt are the stable prefix of every request.
+            cache_control: { type: 'ephemeral' },
+          },
+        ],
+        tools: [options.createMemoryTool(execute)],
+        messages: withCacheBreakpoint(toApiMessages(options.history)),
+        context_management: CONTEXT_EDITS,
+        betas: [CONTEXT_MANAGEMENT_BETA],
+        max_iterations: MAX_REQUESTS_PER_TURN,
+        stream: true,
+        thread: false,
+      },
+      { signal },
+    )
+    for await (const stream of runner) {
+      // The previous reply's commands have all run by the time the next request goes out.
+      // Not awaited here: the stream must be read right away or its early events are lost.
+      void flushResults(NOT_RUN_STOPPED)
+      streamStarted = false
+      partial = []
+      for await (const event of stream) {
+        if (event.type === 'message_start') streamStarted = true
+        else if (event.type === 'content_block_start' && event.content_block.type === 'text') {
+          partial[event.index] = { type: 'text', text: '' }
+        } else if (event.type === 'content_block_delta' && event.delta.type === 'text_delta') {
+          const block = partial[event.index]
+          if (block?.type === 'text')
+            partial[event.index] = { type: 'text', text: block.text + event.delta.text }
+          emit({ type: 'text-delta', text: event.delta.text })
+        }
+      }
+      const message = await stream.finalMessage()
+      await flushing
+      partial = []
+      const reply = storedReply(message, now())
+      lastStop = message.stop_reason
+      await options.append([reply], { ...commits })
+      emit({
+        type: 'message-finished',
+        stopReason: message.stop_reason,
+        usage: tokenUsage(message.usage),
+      })
+      if (reply.content.some((b) => b.type === 'tool_use')) awaitingResults = reply
+    }
+    if (signal.aborted) {
+      await flushResults(NOT_RUN_STOPPED)
+      return { stopped: true, error: null }
+    }
+    if (lastStop === 'max_tokens') {
+      await flushResults(NOT_RUN_CUT_OFF)
+      return { stopped: false, error: maxTokensError(settings.maxTokens) }
+    }
+    if (lastStop === 'model_context_window_exceeded') {
+      await flushResults(NOT_RUN_CUT_OFF)
+      return {
+        stopped: false,
+        error: {
+          code: 'request-too-large',
+          message:
+            "This conversation has filled Claude's context window. Start a new conversation; your memory carries over.",
+        },
+      }
+    }
+    if (awaitingResults) {
+      await flushResults('This command was not run: the turn reached its limit of steps.')
+      return {
+        stopped: false,
+        error: {
+          code: 'too-many-steps',
+          message: `Claude used more than ${MAX_REQUESTS_PER_TURN} steps in one turn, so Cairn ended it. Send a message to let it continue.`,
+        },
+      }
+    }
+    return { stopped: false, error: null }
+  } catch (error) {
+    const kept = partial.filter((b): b is StoredBlock => b?.type === 'text' && b.text.length > 0)
+    await flushResults(NOT_RUN_STOPPED)
+    if (kept.length > 0) {
+      // What the person saw stream in stays in the transcript (without any half tool call).
+      await options.append(
+        [{ role: 'assistant', content: kept, stopReason: null, usage: null, createdAt: now() }],
+        {
+          ...commits,
+        },
+      )
+    }
+    if (signal.aborted) return { stopped: true, error: null }
+    return {
+      stopped: false,
+      error: classifyTurnError(error, { streamStarted, model: settings.model }),
+    }
+  }
+}
+
+/** Marks the end of the history sent at the start of the turn as a prompt-cache breakpoint. */
+function withCacheBreakpoint(messages: ApiMessage[]): ApiMessage[] {
+  const last = messages.at(-1)
+  if (!last || last.content.length === 0) return messages
+  const blocks = [...last.content]
+  const end = blocks.at(-1)!
+  if (end.type !== 'text' && end.type !== 'tool_result') return messages
+  blocks[blocks.length - 1] = { ...end, cache_control: { type: 'ephemeral' } }
+  return [...messages.slice(0, -1), { ...last, content: blocks }]
+}
+
+function commandOf(input: unknown): string {
+  const command = (input as { command?: unknown } | null)?.command
+  return typeof command === 'string' ? command : 'unknown'
+}

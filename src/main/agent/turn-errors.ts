@@ -1,0 +1,175 @@
+/**
+ * Turns whatever ended a turn badly into a code and a sentence for people: no stack, no host
+ * path, and for rate limits the time to wait.
+ */
+import {
+  APIConnectionError,
+  APIConnectionTimeoutError,
+  APIError,
+  AnthropicError,
+} from '@anthropic-ai/sdk'
+
+export type TurnErrorCode =
+  | 'no-api-key'
+  | 'invalid-api-key'
+  | 'permission-denied'
+  | 'rate-limited'
+  | 'overloaded'
+  | 'network'
+  | 'timeout'
+  | 'request-too-large'
+  | 'model-not-found'
+  | 'bad-request'
+  | 'api-error'
+  | 'max-tokens'
+  | 'stream-interrupted'
+  | 'too-many-steps'
+  | 'internal'
+
+export interface TurnError {
+  readonly code: TurnErrorCode
+  readonly message: string
+}
+
+export const noApiKeyError = (): TurnError => ({
+  code: 'no-api-key',
+  message: 'No Anthropic API key is set. Add your API key in Settings to start chatting.',
+})
+
+export const maxTokensError = (maxTokens: number): TurnError => ({
+  code: 'max-tokens',
+  message: `Claude's reply reached the limit of ${maxTokens} output tokens and was cut off. Raise "Max tokens" in Settings, or ask Claude to continue.`,
+})
+
+/** `streamStarted`: whether part of a reply had arrived when the error happened. */
+export function classifyTurnError(
+  error: unknown,
+  context: { readonly streamStarted: boolean; readonly model: string },
+): TurnError {
+  if (error instanceof APIConnectionTimeoutError) {
+    return {
+      code: 'timeout',
+      message: 'The Anthropic API did not answer in time. Check your connection and try again.',
+    }
+  }
+  if (error instanceof APIConnectionError) {
+    return {
+      code: 'network',
+      message: 'Could not reach the Anthropic API. Check your internet connection and try again.',
+    }
+  }
+  if (error instanceof APIError) return classifyApiError(error, context.model)
+  if (context.streamStarted && (error instanceof AnthropicError || error instanceof TypeError)) {
+    return {
+      code: 'stream-interrupted',
+      message:
+        'The connection broke while Claude was replying. What arrived so far was kept; send your message again to continue.',
+    }
+  }
+  if (error instanceof TypeError && /fetch failed|terminated|network/i.test(error.message)) {
+    return {
+      code: 'network',
+      message: 'Could not reach the Anthropic API. Check your internet connection and try again.',
+    }
+  }
+  return {
+    code: 'internal',
+    message: 'Something went wrong while talking to Claude. Please try again.',
+  }
+}
+
+function classifyApiError(error: APIError, model: string): TurnError {
+  const type = errorType(error)
+  const apiMessage = errorMessage(error)
+  if (error.status === 401 || type === 'authentication_error') {
+    return {
+      code: 'invalid-api-key',
+      message: 'The Anthropic API rejected the API key (401). Check or replace it in Settings.',
+    }
+  }
+  if (error.status === 403 || type === 'permission_error') {
+    return {
+      code: 'permission-denied',
+      message:
+        'This API key is not allowed to use this model or feature (403). Check your key in Settings.',
+    }
+  }
+  if (error.status === 429 || type === 'rate_limit_error') {
+    const seconds = retryAfterSeconds(error.headers)
+    const wait = seconds === null ? 'Wait a moment' : `Try again in ${formatWait(seconds)}`
+    return { code: 'rate-limited', message: `Rate limit reached for your API key. ${wait}.` }
+  }
+  if (error.status === 529 || type === 'overloaded_error') {
+    return {
+      code: 'overloaded',
+      message: "Anthropic's API is overloaded right now. Please try again in a little while.",
+    }
+  }
+  if (
+    error.status === 413 ||
+    type === 'request_too_large' ||
+    /prompt is too long/i.test(apiMessage)
+  ) {
+    return {
+      code: 'request-too-large',
+      message:
+        'This conversation has become too large for one request. Start a new conversation; your memory carries over.',
+    }
+  }
+  if (error.status === 404 || type === 'not_found_error') {
+    return {
+      code: 'model-not-found',
+      message: `The model "${model}" is not available for this API key. Choose another model in Settings.`,
+    }
+  }
+  if (error.status === 400 || type === 'invalid_request_error') {
+    return {
+      code: 'bad-request',
+      message: `The Anthropic API refused the request: ${clip(apiMessage)}`,
+    }
+  }
+  if (error.status === undefined) {
+    // An `error` event inside a stream that had started (e.g. api_error mid-reply).
+    return {
+      code: 'stream-interrupted',
+      message: `The reply was interrupted by an API error (${type ?? 'unknown'}). Send your message again to continue.`,
+    }
+  }
+  return {
+    code: 'api-error',
+    message: `The Anthropic API had a problem (${error.status}). Please try again.`,
+  }
+}
+
+/** Seconds to wait according to `retry-after-ms` / `retry-after` (seconds or an HTTP date). */
+export function retryAfterSeconds(headers: Headers | undefined, now = Date.now()): number | null {
+  const ms = Number.parseFloat(headers?.get('retry-after-ms') ?? '')
+  if (Number.isFinite(ms) && ms >= 0) return Math.ceil(ms / 1000)
+  const value = headers?.get('retry-after')
+  if (!value) return null
+  const seconds = Number.parseFloat(value)
+  if (Number.isFinite(seconds)) return Math.max(0, Math.ceil(seconds))
+  const date = Date.parse(value)
+  return Number.isNaN(date) ? null : Math.max(0, Math.ceil((date - now) / 1000))
+}
+
+function formatWait(seconds: number): string {
+  if (seconds < 60) return `${seconds} second${seconds === 1 ? '' : 's'}`
+  const minutes = Math.ceil(seconds / 60)
+  return `${minutes} minute${minutes === 1 ? '' : 's'}`
+}
+
+function errorType(error: APIError): string | undefined {
+  const body = error.error as { error?: { type?: unknown } } | undefined
+  return typeof body?.error?.type === 'string' ? body.error.type : undefined
+}
+
+function errorMessage(error: APIError): string {
+  const body = error.error as { error?: { message?: unknown } } | undefined
+  return typeof body?.error?.message === 'string' ? body.error.message : ''
+}
+
+function clip(text: string): string {
+  const line = text.replace(/\s+/g, ' ').trim() || 'no details given'
+  return line.length > 300 ? `${line.slice(0, 300)}…` : line
+}
