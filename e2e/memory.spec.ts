@@ -1,0 +1,154 @@
+import { execFileSync } from 'node:child_process'
+import path from 'node:path'
+import { expect, test } from './fixtures/harness'
+import { HistoryPage } from './pages/history.page'
+import { MemoryPage } from './pages/memory.page'
+
+/** Seeds a memory file through the real API, as a change made before the test's own steps. */
+async function seed(
+  cairn: { core: { dispatch: (c: string, p: unknown) => Promise<unknown> } },
+  file: string,
+  content: string,
+) {
+  const result = await cairn.core.dispatch('memory:write', { path: `/memories/${file}`, content })
+  expect(result).toMatchObject({ ok: true })
+}
+
+function lastAuthor(dataDir: string): string {
+  return execFileSync(
+    'git',
+    ['--git-dir', path.join(dataDir, 'history.git'), 'log', '-1', '--format=%an'],
+    {
+      encoding: 'utf8',
+    },
+  ).trim()
+}
+
+test('the user edits a memory file in the browser and the commit is by You', async ({
+  page,
+  cairn,
+}) => {
+  await seed(cairn, 'notes.md', '# Notes\n\nLikes tea.\n')
+  await cairn.open(page)
+  const memory = new MemoryPage(page)
+
+  await expect(memory.item('notes.md')).toBeVisible()
+  await memory.openFile('notes.md')
+  await expect(memory.content('notes.md')).toContainText('Likes tea.')
+
+  await memory.editAndSave('notes.md', '# Notes\n\nLikes green tea.\n')
+  await expect(memory.notice).toContainText('Saved notes.md')
+  await expect(memory.content('notes.md')).toContainText('Likes green tea.')
+  expect(lastAuthor(cairn.dataDir)).toBe('You')
+
+  const history = new HistoryPage(page)
+  await history.open()
+  const newest = history.rows.first()
+  await expect(newest).toContainText('You')
+  await expect(newest).toContainText('edit')
+  await expect(newest).toContainText('notes.md')
+  await history.select(newest)
+  await expect(history.diffTable('/memories/notes.md')).toContainText('Likes green tea.')
+})
+
+test('the user creates, renames and deletes a file, each confirmed and undoable', async ({
+  page,
+  cairn,
+}) => {
+  await cairn.open(page)
+  const memory = new MemoryPage(page)
+  await expect(memory.pane.getByText('No memories yet')).toBeVisible()
+
+  await memory.createFile('/memories/people/ana.md', 'Ana prefers mornings.\n')
+  await expect(memory.notice).toContainText('Created people/ana.md')
+  await expect(memory.item('ana.md')).toBeVisible()
+  await expect(memory.content('ana.md')).toContainText('Ana prefers mornings.')
+
+  await memory.renameOpenFile('/memories/people/ana-lopez.md')
+  await expect(memory.notice).toContainText('Renamed people/ana.md to people/ana-lopez.md')
+  await expect(memory.item('ana-lopez.md')).toBeVisible()
+  await expect(memory.item('ana.md')).toHaveCount(0)
+
+  await memory.fileActions().getByRole('button', { name: 'Delete' }).click()
+  await expect(memory.dialog).toContainText('you can bring it back from History')
+  await memory.dialog.getByRole('button', { name: 'Delete' }).click()
+  await expect(memory.notice).toContainText('Deleted people/ana-lopez.md')
+  await expect(memory.item('ana-lopez.md')).toHaveCount(0)
+
+  await memory.notice.getByRole('button', { name: 'Undo' }).click()
+  await expect(memory.item('ana-lopez.md')).toBeVisible()
+  expect(lastAuthor(cairn.dataDir)).toBe('You')
+})
+
+test('full-text search opens the file at the matching line', async ({ page, cairn }) => {
+  await seed(cairn, 'travel.md', 'Trips\n- Lisbon in May\n- Kyoto in autumn\n')
+  await seed(cairn, 'food.md', 'Allergic to peanuts\n')
+  await cairn.open(page)
+  const memory = new MemoryPage(page)
+
+  await memory.searchFor('kyoto')
+  await expect(memory.searchResults).toContainText('1 match in 1 file')
+  await memory.searchResults.getByRole('button', { name: /Kyoto in autumn/ }).click()
+  await expect(memory.content('travel.md')).toContainText('Lisbon in May')
+
+  await memory.searchFor('nothing-like-this')
+  await expect(memory.searchResults).toContainText('Nothing matches')
+})
+
+test('markdown renders without raw HTML, and https links open outside the app', async ({
+  page,
+  cairn,
+}) => {
+  await seed(
+    cairn,
+    'doc.md',
+    '# Title\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n<div>raw html block</div>\n\n[docs](https://example.com/docs) and [local](file:///etc/passwd)\n',
+  )
+  await cairn.open(page)
+  const memory = new MemoryPage(page)
+  await memory.openFile('doc.md')
+  await memory.fileActions().getByRole('button', { name: 'Preview' }).click()
+
+  const rendered = memory.content('doc.md')
+  await expect(rendered.getByRole('heading', { name: 'Title' })).toBeVisible()
+  await expect(rendered.getByRole('table')).toContainText('1')
+  await expect(rendered.getByText('raw html block')).toHaveCount(0)
+  await expect(rendered.getByRole('link', { name: 'local' })).toHaveCount(0)
+  await rendered.getByRole('link', { name: 'docs' }).click()
+  await expect
+    .poll(() => cairn.host.opened)
+    .toContainEqual({ kind: 'url', target: 'https://example.com/docs' })
+})
+
+test('an image in memory is shown', async ({ page, cairn }) => {
+  // A 1×1 PNG written straight into the folder (the history records it on open).
+  const png = Buffer.from(
+    'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==',
+    'base64',
+  )
+  const { writeFile } = await import('node:fs/promises')
+  await writeFile(path.join(cairn.dataDir, 'memories', 'dot.png'), png)
+  await cairn.core.dispatch('memory:write', { path: '/memories/readme.md', content: 'x\n' })
+  await cairn.open(page)
+  const memory = new MemoryPage(page)
+  await memory.openFile('dot.png')
+  await expect(memory.content('dot.png').getByRole('img', { name: 'dot.png' })).toBeVisible()
+})
+
+test('"Show history" opens the timeline filtered to that file', async ({ page, cairn }) => {
+  await seed(cairn, 'a.md', 'one\n')
+  await seed(cairn, 'b.md', 'two\n')
+  await seed(cairn, 'a.md', 'one, edited\n')
+  await cairn.open(page)
+  const memory = new MemoryPage(page)
+  await memory.openFile('a.md')
+  await memory.showHistoryOfOpenFile()
+
+  const history = new HistoryPage(page)
+  await expect(history.pane.getByRole('combobox', { name: 'Filter by file' })).toHaveValue(
+    '/memories/a.md',
+  )
+  await expect(history.count).toHaveText('2 changes')
+  await expect(history.rows).toHaveCount(2)
+  await expect(history.row('b.md')).toHaveCount(0)
+})
