@@ -1,11 +1,13 @@
 import { mkdir } from 'node:fs/promises'
 import path from 'node:path'
-import type { RequestChannel } from '../shared/contract'
 import { createDispatcher, type Dispatch, type Handlers } from './dispatcher'
 import { CairnError } from './errors'
 import { createEventBus, type EventBus } from './events'
 import { openVersionedMemory } from './history'
 import { createHistoryHandlers } from './history/handlers'
+import { createAgentDomain } from './agent/handlers'
+import type { AnthropicFetch } from './agent/client'
+import type { SecretStore } from './settings'
 
 /** What only the desktop shell can do; the e2e harness passes a recorder instead. */
 export interface HostActions {
@@ -20,6 +22,14 @@ export interface CoreOptions {
   readonly host?: HostActions
   /** Called for errors that were not meant for people (they reach the UI as `internal`). */
   readonly onUnexpectedError?: (channel: string, error: unknown) => void
+  /** Keeps the API key: the app passes a file store over Electron's safeStorage; default in memory. */
+  readonly secretStore?: SecretStore
+  /** Source of `ANTHROPIC_API_KEY` / `ANTHROPIC_BASE_URL` (default `process.env`). */
+  readonly env?: Readonly<Record<string, string | undefined>>
+  /** fetch for the Anthropic SDK (tests, proxies). */
+  readonly fetch?: AnthropicFetch
+  /** The SDK's retries per API request (default 2; tests pass 0). */
+  readonly anthropicMaxRetries?: number
 }
 
 /** Every main-process service, built from a data folder alone (no Electron). */
@@ -47,6 +57,15 @@ export async function createCore(options: CoreOptions): Promise<Core> {
   const host = options.host ?? noHost
   const memory = await openVersionedMemory({ dataDir })
   memory.onCommit((commit) => events.emit('history:commit', commit))
+  const agent = await createAgentDomain({
+    dataDir,
+    memory,
+    events,
+    secretStore: options.secretStore,
+    env: options.env ?? process.env,
+    fetch: options.fetch,
+    maxRetries: options.anthropicMaxRetries,
+  })
 
   const handlers: Handlers = {
     'app:info': () => ({
@@ -64,19 +83,7 @@ export async function createCore(options: CoreOptions): Promise<Core> {
       return null
     },
     ...createHistoryHandlers(memory),
-    ...pending([
-      'chat:send',
-      'chat:stop',
-      'conversations:list',
-      'conversations:get',
-      'conversations:rename',
-      'conversations:delete',
-      'settings:get',
-      'settings:update',
-      'settings:setApiKey',
-      'settings:clearApiKey',
-      'settings:models',
-    ]),
+    ...agent.handlers,
   }
 
   const dispatch = createDispatcher(handlers, { onUnexpectedError: options.onUnexpectedError })
@@ -85,18 +92,8 @@ export async function createCore(options: CoreOptions): Promise<Core> {
     dispatch,
     events,
     async close() {
+      await agent.close()
       await memory.close()
     },
   }
-}
-
-// Temporary while the foundation lands before the domains that fill these channels.
-function pending<C extends RequestChannel>(channels: ReadonlyArray<C>): Pick<Handlers, C> {
-  const result: Partial<Record<C, () => never>> = {}
-  for (const channel of channels) {
-    result[channel] = () => {
-      throw new CairnError('not-available', `${channel} is not available yet.`)
-    }
-  }
-  return result as unknown as Pick<Handlers, C>
 }
