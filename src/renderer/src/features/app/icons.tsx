@@ -62,6 +62,20 @@ export const icons = {
   memory: (p: IconProps) => <Icon d="M6 3h9l4 4v14H6zM14 3v5h5M9 13h6M9 17h6" {...p} />,
   history: (p: IconProps) => <Icon d="M3 12a9 9 0 1 0 3-6.7L3 8M3 3v5h5M12 7v5l3 2" {...p} />,
   key: (p: IconProps) => (
-    <Icon d="M15 7a4 4 0 1 1-3.9 5H3v3h3v3h3v-3h2.1A4 4 0 0 1 15 7zM16 10h.01" {...p} />
+    <Icon
+      d="M7.5 19a4.5 4.5 0 1 0 0-9 4.5 4.5 0 0 0 0 9zM10.7 11.3 19 3M16 6l3 3M14 8l2 2"
+      {...p}
+    />
   ),
+}
+
+/** Cairn's mark: three stacked stones. */
+export function CairnMark({ size = 20 }: { readonly size?: number }) {
+  return (
+    <svg width={size} height={size} viewBox="0 0 24 24" aria-hidden="true" focusable="false">
+      <ellipse cx="12" cy="19.5" rx="9" ry="3.3" fill="var(--accent)" />
+      <ellipse cx="12" cy="12.6" rx="6.4" ry="2.9" fill="var(--accent)" opacity="0.8" />
+      <ellipse cx="12" cy="6.4" rx="3.9" ry="2.5" fill="var(--accent)" opacity="0.6" />
+    </svg>
+  )
 }

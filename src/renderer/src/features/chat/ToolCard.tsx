@@ -60,28 +60,32 @@ export function ToolCard({
           {state === 'error' && <icons.alert />}
           {status}
         </span>
-        {item.commitOid && (
-          <button
-            type="button"
-            className="button button-small"
-            onClick={() => showHistory({ oid: item.commitOid ?? undefined })}
-            aria-label={`View change to ${summary.target}`}
-            title="Open this change in History"
-          >
-            View change
-          </button>
-        )}
       </div>
       {item.result?.isError && <p className="tool-error">{item.result.content}</p>}
-      {preview &&
-        (item.command === 'view' || preview.more ? (
-          <details className="tool-result">
-            <summary>{item.command === 'view' ? 'Show what Claude saw' : preview.text}</summary>
-            <pre>{item.result?.content}</pre>
-          </details>
-        ) : (
-          <p className="tool-result-line">{preview.text}</p>
-        ))}
+      {(preview || item.commitOid) && (
+        <div className="tool-foot">
+          {preview &&
+            (item.command === 'view' || preview.more ? (
+              <details className="tool-result">
+                <summary>{item.command === 'view' ? 'Show what Claude saw' : preview.text}</summary>
+                <pre>{item.result?.content}</pre>
+              </details>
+            ) : (
+              <p className="tool-result-line">{preview.text}</p>
+            ))}
+          {item.commitOid && (
+            <button
+              type="button"
+              className="button button-small"
+              onClick={() => showHistory({ oid: item.commitOid ?? undefined })}
+              aria-label={`View change to ${summary.target}`}
+              title="Open this change in History"
+            >
+              View change
+            </button>
+          )}
+        </div>
+      )}
     </section>
   )
 }

@@ -18,6 +18,11 @@ export function SettingsDialog() {
   useEffect(() => {
     const dialog = ref.current
     if (dialog && !dialog.open) dialog.showModal()
+    // The key field when a key is missing; otherwise the content, not the close button.
+    const target =
+      dialog?.querySelector<HTMLElement>('[data-autofocus]') ??
+      dialog?.querySelector<HTMLElement>('.settings-scroll')
+    target?.focus()
     return () => dialog?.close()
   }, [])
 
@@ -38,7 +43,7 @@ export function SettingsDialog() {
           <icons.close />
         </button>
       </header>
-      <div className="settings-scroll">
+      <div className="settings-scroll" tabIndex={-1}>
         {state.status === 'error' && (
           <Banner
             tone="error"
@@ -128,6 +133,8 @@ function ApiKeySection({ settings }: { readonly settings: SettingsView }) {
             autoComplete="off"
             spellCheck={false}
             placeholder="sk-ant-…"
+            // Without a key this is why the person came: start typing at once.
+            data-autofocus={!settings.hasApiKey || undefined}
             value={key}
             onChange={(event) => setKey(event.target.value)}
             aria-describedby={`${fieldId}-help`}
@@ -146,7 +153,7 @@ function ApiKeySection({ settings }: { readonly settings: SettingsView }) {
         </p>
       </form>
       {notice && (
-        <Banner tone={notice.tone} onDismiss={() => setNotice(null)}>
+        <Banner tone={notice.tone} label="API key result" onDismiss={() => setNotice(null)}>
           {notice.text}
         </Banner>
       )}
@@ -286,7 +293,7 @@ function SettingsForm({
               />
               <span className="field-help" data-error={!maxTokensValid || undefined}>
                 {maxTokensValid
-                  ? 'The longest reply Claude may write in one response.'
+                  ? 'Longest reply per response.'
                   : 'Enter a whole number from 1 to 128,000.'}
               </span>
             </label>
@@ -336,7 +343,7 @@ function SettingsForm({
 
         <div className="settings-save">
           {notice && (
-            <Banner tone={notice.tone} onDismiss={() => setNotice(null)}>
+            <Banner tone={notice.tone} label="Save result" onDismiss={() => setNotice(null)}>
               {notice.text}
             </Banner>
           )}
