@@ -1,0 +1,287 @@
+/**
+ * End to end through the real composition root: createCore + dispatch, the real SDK against
+ * the fake Messages API, the real versioned memory (git) and the real conversation store.
+ */
+import { execFileSync } from 'node:child_process'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import {
+  reply,
+  startFakeAnthropic,
+  type FakeAnthropic,
+  type RecordedRequest,
+} from '../../../test/fixtures/fake-anthropic'
+import type { RequestChannel, RequestResults } from '../../shared/contract'
+import type { AgentEvent } from '../../shared/types'
+import { createCore, type Core } from '../core'
+
+let dataDir: string
+let fake: FakeAnthropic
+let core: Core
+let events: AgentEvent[]
+
+async function start(): Promise<Core> {
+  const started = await createCore({
+    dataDir,
+    env: { ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: fake.url },
+    anthropicMaxRetries: 0,
+  })
+  started.events.on((name, data) => {
+    if (name === 'agent:event') events.push(data as AgentEvent)
+  })
+  return started
+}
+
+async function call<C extends RequestChannel>(
+  channel: C,
+  payload?: unknown,
+): Promise<RequestResults[C]> {
+  const result = await core.dispatch(channel, payload)
+  if (!result.ok) throw new Error(`${channel} failed: ${result.error.code} ${result.error.message}`)
+  return result.value as RequestResults[C]
+}
+
+/** Sends a message and waits for its turn to finish (events come from the core's bus). */
+async function chat(conversationId: string | null, text: string) {
+  const { conversationId: id, turnId } = await call('chat:send', { conversationId, text })
+  while (!events.some((e) => e.turnId === turnId && e.type === 'turn-finished')) {
+    await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+  return { id, events: events.filter((e) => e.turnId === turnId) }
+}
+
+function git(...args: string[]): string {
+  return execFileSync('git', [`--git-dir=${path.join(dataDir, 'history.git')}`, ...args], {
+    encoding: 'utf8',
+  })
+}
+
+function toolResults(request: RecordedRequest) {
+  return (request.body?.messages ?? []).flatMap((m) =>
+    Array.isArray(m.content)
+      ? (m.content as Array<Record<string, unknown>>).filter((b) => b.type === 'tool_result')
+      : [],
+  )
+}
+
+beforeEach(async () => {
+  dataDir = await mkdtemp(path.join(os.tmpdir(), 'cairn-e2e-agent-'))
+  fake = await startFakeAnthropic()
+  events = []
+  core = await start()
+})
+
+afterEach(async () => {
+  await core.close()
+  await fake.close()
+  await rm(dataDir, { recursive: true, force: true })
+})
+
+const DIRECTORY_HEADER =
+  "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:"
+
+describe('memory across two sessions', () => {
+  it('remembers in conversation 1 and recalls in a fresh conversation 2', async () => {
+    fake.script(
+      reply.toolUse({ id: 'toolu_c1_view', input: { command: 'view', path: '/memories' } }),
+      reply.toolUse({
+        id: 'toolu_c1_create',
+        input: {
+          command: 'create',
+          path: '/memories/notes.md',
+          file_text: '# Notes\n- Favourite language: Python\n',
+        },
+      }),
+      reply.text("Got it — I'll remember that Python is your favourite language."),
+    )
+    const first = await chat(null, 'My favourite language is Python — remember it')
+    expect(first.events.at(-1)).toMatchObject({ type: 'turn-finished', stopped: false })
+    expect(first.events.some((e) => e.type === 'error')).toBe(false)
+
+    fake.script(
+      reply.toolUse({ id: 'toolu_c2_view', input: { command: 'view', path: '/memories' } }),
+      reply.toolUse({
+        id: 'toolu_c2_notes',
+        input: { command: 'view', path: '/memories/notes.md' },
+      }),
+      reply.text('Your favourite language is Python.'),
+    )
+    const second = await chat(null, 'What is my favourite language?')
+    expect(second.id).not.toBe(first.id)
+    expect(second.events.at(-1)).toMatchObject({ type: 'turn-finished', stopped: false })
+
+    const requests = fake.messageRequests()
+    expect(requests).toHaveLength(6)
+    // Every request declared the memory tool, exactly as the API defines it.
+    for (const request of requests) {
+      expect(request.body?.tools).toEqual([{ type: 'memory_20250818', name: 'memory' }])
+    }
+
+    // Each tool_result carried the handler's official text and the right error flag.
+    const [c1View] = toolResults(requests[1]!)
+    expect(c1View).toMatchObject({ tool_use_id: 'toolu_c1_view' })
+    expect(String(c1View?.content).startsWith(DIRECTORY_HEADER)).toBe(true)
+    expect(c1View).not.toHaveProperty('is_error')
+    expect(toolResults(requests[2]!)[1]).toEqual({
+      type: 'tool_result',
+      tool_use_id: 'toolu_c1_create',
+      content: 'File created successfully at: /memories/notes.md',
+    })
+    const [c2View] = toolResults(requests[4]!)
+    expect(String(c2View?.content)).toContain('/memories/notes.md')
+    expect(toolResults(requests[5]!)[1]).toEqual({
+      type: 'tool_result',
+      tool_use_id: 'toolu_c2_notes',
+      content:
+        "Here's the content of /memories/notes.md with line numbers:\n" +
+        '     1\t# Notes\n     2\t- Favourite language: Python',
+    })
+
+    // The create is one commit carrying conversation 1's id and the tool_use id.
+    const created = first.events.find(
+      (e) => e.type === 'tool-result' && e.toolUseId === 'toolu_c1_create',
+    )
+    const oid = created?.type === 'tool-result' ? created.commitOid : null
+    expect(oid).toMatch(/^[0-9a-f]{40}$/)
+    const log = await call('history:log', { offset: 0, limit: 50, conversationId: first.id })
+    expect(log.entries).toHaveLength(1)
+    expect(log.entries[0]).toMatchObject({
+      oid,
+      actor: 'claude',
+      command: 'create',
+      conversationId: first.id,
+      toolUseId: 'toolu_c1_create',
+      paths: ['/memories/notes.md'],
+    })
+    const message = git('log', '-1', '--format=%B', oid!)
+    expect(message).toContain(`Conversation-Id: ${first.id}`)
+    expect(message).toContain('Tool-Use-Id: toolu_c1_create')
+    expect(git('show', `${oid}:notes.md`)).toBe('# Notes\n- Favourite language: Python\n')
+    expect((await call('conversations:get', { id: first.id })).toolCommits).toEqual({
+      toolu_c1_create: oid,
+    })
+    // Conversation 2's reads made no commit.
+    expect(
+      (await call('history:log', { offset: 0, limit: 50, conversationId: second.id })).total,
+    ).toBe(0)
+
+    // Conversation 2 started from an empty context: none of conversation 1's messages.
+    const firstOfSecond = requests[3]!.body!.messages!
+    expect(firstOfSecond).toHaveLength(1)
+    for (const request of requests.slice(3)) {
+      const sent = JSON.stringify(request.body?.messages)
+      expect(sent).not.toContain('remember it')
+      expect(sent).not.toContain('toolu_c1_')
+      expect(sent).not.toContain("I'll remember")
+    }
+  })
+
+  it('passes a failing command back to Claude verbatim with is_error, committing nothing', async () => {
+    fake.script(
+      reply.toolUse({ id: 'toolu_missing', input: { command: 'view', path: '/memories/nope.md' } }),
+      reply.text('Nothing there.'),
+    )
+    const turn = await chat(null, 'Look for nope')
+    const [result] = toolResults(fake.messageRequests()[1]!)
+    expect(result).toMatchObject({ tool_use_id: 'toolu_missing', is_error: true })
+    expect(String(result?.content)).toMatch(/^The path \/memories\/nope\.md does not exist/)
+    expect(turn.events.find((e) => e.type === 'tool-result')).toMatchObject({
+      isError: true,
+      commitOid: null,
+    })
+    expect(git('rev-list', '--all').trim().split('\n').filter(Boolean).length).toBeLessThanOrEqual(
+      1,
+    )
+  })
+})
+
+describe('restart', () => {
+  it('reopens a stored conversation after a core restart and continues it with its history', async () => {
+    await call('settings:update', { model: 'claude-haiku-4-5' })
+    fake.script(
+      reply.toolUse({
+        id: 'toolu_r1',
+        input: { command: 'create', path: '/memories/todo.md', file_text: 'buy milk\n' },
+      }),
+      reply.text('Noted.'),
+    )
+    const first = await chat(null, 'Remember to buy milk')
+    const beforeRestart = fake.messageRequests()[1]!.body!.messages!
+
+    await core.close()
+    core = await start()
+
+    const list = await call('conversations:list', {})
+    expect(list.map((hit) => hit.conversation.id)).toEqual([first.id])
+    expect(list[0]?.conversation.title).toBe('Remember to buy milk')
+    const stored = await call('conversations:get', { id: first.id })
+    expect(stored.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant'])
+
+    fake.script(reply.text('You wanted to buy milk.'))
+    const next = await chat(first.id, 'What did I ask you to remember?')
+    expect(next.id).toBe(first.id)
+    const after = fake.messageRequests()[2]!.body!
+    expect(after.model).toBe('claude-haiku-4-5')
+    const messages = after.messages!
+    expect(messages).toHaveLength(5)
+    // The history is what the API saw before the restart, then the reply, then the new message.
+    expect(stripCache(messages.slice(0, 3))).toEqual(stripCache(beforeRestart))
+    expect(messages[3]).toEqual({ role: 'assistant', content: [{ type: 'text', text: 'Noted.' }] })
+    expect(JSON.stringify(messages[4])).toContain('What did I ask you to remember?')
+    const file = await readFile(path.join(dataDir, 'memories', 'todo.md'), 'utf8')
+    expect(file).toBe('buy milk\n')
+  })
+
+  it('renames, searches and deletes through the dispatcher, emitting conversations:changed', async () => {
+    const changes: unknown[] = []
+    core.events.on((name, data) => {
+      if (name === 'conversations:changed') changes.push(data)
+    })
+    fake.script(reply.text('Sure.'))
+    const { id } = await chat(null, 'Plan a trip to Lisbon')
+    await call('conversations:rename', { id, title: 'Lisbon' })
+    const hits = await call('conversations:list', { query: 'sure' })
+    expect(hits.map((h) => [h.conversation.title, h.excerpt])).toEqual([['Lisbon', 'Sure.']])
+    await call('conversations:delete', { id })
+    expect(await call('conversations:list', {})).toEqual([])
+    expect(changes).toContainEqual({ id, deleted: true })
+    const gone = await core.dispatch('conversations:get', { id })
+    expect(gone).toEqual({
+      ok: false,
+      error: { code: 'conversation-not-found', message: expect.any(String) },
+    })
+  })
+})
+
+describe('settings through the core', () => {
+  it('never sends the key to the renderer and lists models from the API', async () => {
+    const view = await call('settings:get')
+    expect(view).toMatchObject({ hasApiKey: true, apiKeySource: 'env', dataDir })
+    expect(JSON.stringify(view)).not.toContain('sk-test')
+    const models = await call('settings:models')
+    expect(models.map((m) => m.id)).toContain('claude-haiku-4-5')
+    expect(fake.requests.some((r) => r.path === '/v1/models')).toBe(true)
+  })
+
+  it('pushes the create-overwrite policy to the versioned memory', async () => {
+    await call('settings:update', { createExisting: 'error' })
+    await call('memory:write', { path: '/memories/a.md', content: 'one' })
+    fake.script(
+      reply.toolUse({
+        id: 'toolu_over',
+        input: { command: 'create', path: '/memories/a.md', file_text: 'two' },
+      }),
+      reply.text('ok'),
+    )
+    await chat(null, 'overwrite a')
+    const [result] = toolResults(fake.messageRequests()[1]!)
+    expect(result).toMatchObject({ is_error: true })
+    expect(await readFile(path.join(dataDir, 'memories', 'a.md'), 'utf8')).toBe('one')
+  })
+})
+
+function stripCache(value: unknown): unknown {
+  return JSON.parse(JSON.stringify(value).replaceAll(',"cache_control":{"type":"ephemeral"}', ''))
+}
