@@ -387,6 +387,25 @@ describe('errors', () => {
     })
   }
 
+  it("relies on the SDK's own retries for an overloaded API", async () => {
+    await chat.close()
+    const settings = createSettingsService({ dataDir, secretStore: createMemorySecretStore(), env })
+    chat = createChatService({
+      conversations,
+      settings,
+      memory,
+      createMemoryTool: createRunnableMemoryTool,
+      emit: (event) => events.push(event),
+      onConversationChanged: () => {},
+      maxRetries: 1,
+    })
+    fake.script(reply.error(529, { retryAfterMs: 1 }), reply.text('Back again'))
+    const result = await turn(null, 'hello')
+    expect(lastError(result.events)).toBeUndefined()
+    expect(fake.messageRequests()).toHaveLength(2)
+    expect(fake.messageRequests()[1]!.headers['x-stainless-retry-count']).toBe('1')
+  })
+
   it('reports a missing API key without calling the API', async () => {
     env = { ANTHROPIC_BASE_URL: fake.url }
     await chat.close()

@@ -1,0 +1,121 @@
+import { describe, expect, it } from 'vitest'
+import type { StoredMessage } from '../../shared/types'
+import { NOT_RUN_STOPPED, resultText, toApiMessages, toolResultsFor } from './messages'
+
+const text = (role: 'user' | 'assistant', value: string): StoredMessage => ({
+  role,
+  content: [{ type: 'text', text: value }],
+  createdAt: 0,
+})
+
+const call = (id: string): StoredMessage => ({
+  role: 'assistant',
+  content: [
+    { type: 'tool_use', id, name: 'memory', input: { command: 'view', path: '/memories' } },
+  ],
+  createdAt: 0,
+})
+
+describe('toApiMessages', () => {
+  it('merges consecutive messages of one role (a stopped turn leaves two user messages)', () => {
+    expect(toApiMessages([text('user', 'a'), text('user', 'b'), text('assistant', 'c')])).toEqual([
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'a' },
+          { type: 'text', text: 'b' },
+        ],
+      },
+      { role: 'assistant', content: [{ type: 'text', text: 'c' }] },
+    ])
+  })
+
+  it('answers a dangling tool_use (crash mid-turn) so the next request is valid', () => {
+    const sent = toApiMessages([text('user', 'hi'), call('toolu_1'), text('user', 'hello?')])
+    expect(sent).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'hi' }] },
+      {
+        role: 'assistant',
+        content: [
+          {
+            type: 'tool_use',
+            id: 'toolu_1',
+            name: 'memory',
+            input: { command: 'view', path: '/memories' },
+          },
+        ],
+      },
+      {
+        role: 'user',
+        content: [
+          { type: 'tool_result', tool_use_id: 'toolu_1', content: NOT_RUN_STOPPED, is_error: true },
+          { type: 'text', text: 'hello?' },
+        ],
+      },
+    ])
+  })
+
+  it('drops tool results whose call is not right before them, and empty messages', () => {
+    const orphan: StoredMessage = {
+      role: 'user',
+      content: [{ type: 'tool_result', tool_use_id: 'toolu_x', content: 'ok', is_error: false }],
+      createdAt: 0,
+    }
+    const empty: StoredMessage = { role: 'assistant', content: [], createdAt: 0 }
+    expect(toApiMessages([text('user', 'a'), empty, orphan])).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'a' }] },
+    ])
+  })
+
+  it('sends is_error only when true, like the SDK runner does', () => {
+    const results: StoredMessage = {
+      role: 'user',
+      content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'fine', is_error: false }],
+      createdAt: 0,
+    }
+    const [, , answer] = toApiMessages([text('user', 'q'), call('toolu_1'), results])
+    expect(answer?.content).toEqual([
+      { type: 'tool_result', tool_use_id: 'toolu_1', content: 'fine' },
+    ])
+  })
+})
+
+describe('toolResultsFor', () => {
+  it('uses recorded results and marks the calls that never ran', () => {
+    const reply: StoredMessage = {
+      role: 'assistant',
+      content: [
+        { type: 'tool_use', id: 'a', name: 'memory', input: {} },
+        { type: 'tool_use', id: 'b', name: 'memory', input: {} },
+      ],
+      createdAt: 0,
+    }
+    const message = toolResultsFor(
+      reply,
+      new Map([['a', { content: 'done', isError: false }]]),
+      'not run',
+      5,
+    )
+    expect(message).toEqual({
+      role: 'user',
+      content: [
+        { type: 'tool_result', tool_use_id: 'a', content: 'done', is_error: false },
+        { type: 'tool_result', tool_use_id: 'b', content: 'not run', is_error: true },
+      ],
+      createdAt: 5,
+    })
+    expect(toolResultsFor(text('assistant', 'x'), new Map(), 'n', 0)).toBeNull()
+  })
+})
+
+describe('resultText', () => {
+  it('keeps text and stands in for images', () => {
+    expect(resultText('plain')).toBe('plain')
+    expect(
+      resultText([
+        { type: 'text', text: 'Image:' },
+        { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AA==' } },
+      ]),
+    ).toBe('Image:\n[image]')
+  })
+})
