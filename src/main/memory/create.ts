@@ -13,7 +13,7 @@ import {
 import { CommandError, specialMessage, success } from './outcome'
 import type { ParsedMemoryPath } from './path-rules'
 import type { MemoryExecution } from './types'
-import { guardWrite } from './write-guard'
+import { guardWrite, scanWrite } from './write-guard'
 
 /** Runs `create`; `createExisting` decides whether an existing file is replaced or refused. */
 export async function create(
@@ -43,17 +43,19 @@ export async function create(
     throw new CommandError(`Error: File ${virtual} already exists`)
   }
   const real = realPath(ctx.root, relative)
-  const change = await guardWrite(ctx, {
+  const plan = {
     virtual,
     text: fileText,
     previousBytes: exists ? found.stats.size : 0,
     newFile: !exists,
     previousText: async () => (exists ? (await readRegularFile(real)).toString('utf8') : null),
-  })
+  }
+  const change = await guardWrite(ctx, plan)
   const parent = relative.includes('/') ? path.posix.dirname(relative) : ''
-  const created = await ensureDirectories(ctx.root, parent)
+  const parentReady = exists || (found.kind === 'missing' && found.parentIsDirectory)
+  const created = parentReady ? [] : await ensureDirectories(ctx.root, parent)
   try {
-    await atomicWrite(real, fileText)
+    await atomicWrite(real, fileText, () => scanWrite(ctx, plan))
   } catch (error) {
     await removeDirectories(created)
     throw error

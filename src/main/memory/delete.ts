@@ -4,13 +4,16 @@ import { randomUUID } from 'node:crypto'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import type { CommandContext } from './context'
-import { lookup, realPath, syncDirectory } from './fs-safe'
+import { lookup, realPath } from './fs-safe'
 import { CommandError, specialMessage, success } from './outcome'
 import type { ParsedMemoryPath } from './path-rules'
 import { TEMP_FILE_PREFIX, type MemoryExecution } from './types'
 import { measure } from './usage'
 
-/** Runs `delete` (directories recursively; never the root). */
+/**
+ * Runs `delete` (directories recursively; never the root). `unlink`/`rename` are atomic on
+ * their own; like the reference handler it does not fsync the folder afterwards (see docs).
+ */
 export async function deletePath(
   ctx: CommandContext,
   target: ParsedMemoryPath,
@@ -36,7 +39,6 @@ export async function deletePath(
     ctx.usage.add(-removed.files, -removed.bytes)
     await fs.rm(aside, { recursive: true, force: true }).catch(() => {})
   }
-  await syncDirectory(parent)
   return success(`Successfully deleted ${virtual}`, {
     command: 'delete',
     paths: [virtual],

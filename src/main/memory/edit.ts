@@ -16,7 +16,7 @@ import {
 } from './text-model'
 import type { MemoryExecution } from './types'
 import { decodeText } from './view'
-import { guardWrite } from './write-guard'
+import { guardWrite, scanWrite } from './write-guard'
 
 /** Most characters of the numbered snippet `str_replace` returns. */
 const MAX_SNIPPET_CHARS = 8_000
@@ -125,14 +125,15 @@ async function writeText(
   file: TextFile,
   next: string,
 ): Promise<void> {
-  const change = await guardWrite(ctx, {
+  const plan = {
     virtual: target.virtual,
     text: next,
     previousBytes: file.stats.size,
     newFile: false,
     previousText: async () => file.text,
-  })
-  await atomicWrite(file.real, next)
+  }
+  const change = await guardWrite(ctx, plan)
+  await atomicWrite(file.real, next, () => scanWrite(ctx, plan))
   ctx.usage.add(change.files, change.bytes)
 }
 

@@ -34,10 +34,46 @@ export type Lookup =
   | { readonly kind: 'special'; readonly at: string }
 
 /**
- * Looks a path up one segment at a time with `lstat`, so a symlink anywhere on the way (even
- * one pointing inside the root) is never followed.
+ * Looks a path up without following any symlink (even one pointing inside the root).
+ * Fast path: when the real path of the parent folder is exactly root + parent, no ancestor is a
+ * link, and one `lstat` of the target (run at the same time) tells the rest. Otherwise (a link, a
+ * missing parent, a case-insensitive disk spelling the path differently) it walks one segment
+ * at a time with `lstat`.
  */
 export async function lookup(root: string, relative: string): Promise<Lookup> {
+  if (relative !== '') {
+    const full = realPath(root, relative)
+    const parent = path.dirname(full)
+    const [resolved, expected, stats] = await Promise.all([
+      fs.realpath(parent).catch(() => null),
+      realRoot(root).then((real) => path.dirname(realPath(real, relative))),
+      fs.lstat(full).catch((error: unknown) => (isCode(error, 'ENOENT') ? null : undefined)),
+    ])
+    if (resolved !== null && resolved === expected && stats !== undefined) {
+      if (stats === null) return { kind: 'missing', parentIsDirectory: true }
+      if (stats.isFile()) return { kind: 'file', stats }
+      if (stats.isDirectory()) return { kind: 'directory', stats }
+      return { kind: 'special', at: relative }
+    }
+  }
+  return walk(root, relative)
+}
+
+const realRoots = new Map<string, Promise<string>>()
+
+// The root's real path, resolving only its ancestors (e.g. /tmp on macOS): were the root itself
+// a link, the fast path would then never match and the walk refuses it. Cached per root.
+function realRoot(root: string): Promise<string> {
+  let cached = realRoots.get(root)
+  if (!cached) {
+    cached = fs.realpath(path.dirname(root)).then((dir) => path.join(dir, path.basename(root)))
+    cached.catch(() => realRoots.delete(root))
+    realRoots.set(root, cached)
+  }
+  return cached
+}
+
+async function walk(root: string, relative: string): Promise<Lookup> {
   const segments = relative === '' ? [] : relative.split('/')
   let current = root
   let stats = await lstatOrNull(current)
@@ -114,31 +150,40 @@ export async function removeDirectories(created: ReadonlyArray<string>): Promise
 
 /**
  * Writes `data` to `real` atomically: a hidden temp file in the same folder, fsync, rename over
- * the target, fsync the folder. The temp file never survives a failure.
+ * the target, fsync the folder. The temp file never survives a failure. `beforeCommit` (e.g. the
+ * secret scan) runs while the temp file is written and flushed; if it throws, nothing is renamed.
  */
-export async function atomicWrite(real: string, data: string | Buffer): Promise<void> {
+export async function atomicWrite(
+  real: string,
+  data: string | Buffer,
+  beforeCommit: () => Promise<void> = async () => {},
+): Promise<void> {
   const dir = path.dirname(real)
   const temp = path.join(dir, `${TEMP_FILE_PREFIX}${randomUUID()}`)
   let handle: fs.FileHandle | undefined
-  try {
-    handle = await fs.open(
-      temp,
-      constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | O_NOFOLLOW,
-      FILE_MODE,
-    )
+  const flushed = (async () => {
+    // The mode is only ever narrowed by the umask, so the file is never more than owner-only.
+    handle = await fs.open(temp, WRITE_NEW | O_NOFOLLOW, FILE_MODE)
     await handle.writeFile(data)
-    await handle.chmod(FILE_MODE)
     await handle.sync()
     await handle.close()
     handle = undefined
+  })()
+  try {
+    const [write, check] = await Promise.allSettled([flushed, beforeCommit()])
+    if (write.status === 'rejected') throw write.reason
+    if (check.status === 'rejected') throw check.reason
     await fs.rename(temp, real)
   } catch (error) {
-    await handle?.close().catch(() => {})
+    await flushed.catch(() => {})
+    await (handle as fs.FileHandle | undefined)?.close().catch(() => {})
     await fs.unlink(temp).catch(() => {})
     throw error
   }
   await syncDirectory(dir)
 }
+
+const WRITE_NEW = constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY
 
 /** Flushes a folder's entries (a rename is durable only once its folder is). */
 export async function syncDirectory(dir: string): Promise<void> {

@@ -3,12 +3,15 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import type { CommandContext } from './context'
-import { ensureDirectories, lookup, realPath, removeDirectories, syncDirectory } from './fs-safe'
+import { ensureDirectories, lookup, realPath, removeDirectories } from './fs-safe'
 import { CommandError, specialMessage, success } from './outcome'
 import { MAX_DEPTH, MAX_PATH_LENGTH, type ParsedMemoryPath } from './path-rules'
 import type { MemoryExecution } from './types'
 
-/** Runs `rename` from `from` to `to`, creating the destination's folders. */
+/**
+ * Runs `rename` from `from` to `to`, creating the destination's folders. One `rename(2)`, atomic
+ * on its own; like the reference handler it does not fsync the folders afterwards (see docs).
+ */
 export async function rename(
   ctx: CommandContext,
   from: ParsedMemoryPath,
@@ -58,8 +61,6 @@ export async function rename(
     await removeDirectories(created)
     throw error
   }
-  await syncDirectory(path.dirname(toReal))
-  if (path.dirname(toReal) !== path.dirname(fromReal)) await syncDirectory(path.dirname(fromReal))
   return success(`Successfully renamed ${from.virtual} to ${to.virtual}`, {
     command: 'rename',
     paths: [from.virtual, to.virtual],

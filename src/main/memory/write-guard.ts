@@ -1,4 +1,4 @@
-/** Checks every write must pass before it touches the disk: size limits and secret scanning. */
+/** Checks every write must pass before it takes effect: size limits and secret scanning. */
 
 import type { CommandContext } from './context'
 import { CommandError } from './outcome'
@@ -17,8 +17,8 @@ export interface PlannedWrite {
 }
 
 /**
- * Refuses a write that would break a limit or add a secret. Returns the byte size of the
- * new text and the usage change, for the caller to record once the write succeeded.
+ * Refuses a write that would break a limit. Returns the usage change, for the caller to record
+ * once the write succeeded.
  */
 export async function guardWrite(
   ctx: CommandContext,
@@ -45,11 +45,17 @@ export async function guardWrite(
       `${nothing} memory would hold ${count(usage.bytes + delta)} bytes in total, over the limit of ${count(maxTotalBytes)} bytes. Shorten or delete files first.`,
     )
   }
-  if (ctx.policy.secretScanning) {
-    const found = await newSecrets(plan.text, plan.previousText, plan.virtual)
-    if (found.length > 0) throw new CommandError(secretRefusal(plan.virtual, found))
-  }
   return { files, bytes: delta }
+}
+
+/**
+ * The secret scan of a planned write, meant to run while the temp file is written
+ * (`atomicWrite`'s `beforeCommit`): throws the refusal when the text adds a secret.
+ */
+export async function scanWrite(ctx: CommandContext, plan: PlannedWrite): Promise<void> {
+  if (!ctx.policy.secretScanning) return
+  const found = await newSecrets(plan.text, plan.previousText, plan.virtual)
+  if (found.length > 0) throw new CommandError(secretRefusal(plan.virtual, found))
 }
 
 function count(n: number): string {
