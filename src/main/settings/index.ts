@@ -1,6 +1,10 @@
 /** Settings and the API key: see `createSettingsService`. */
 export { createSettingsService } from './settings-service'
 export type { ApiCredentials, SettingsService, SettingsServiceOptions } from './settings-service'
-export { createFileSecretStore, createMemorySecretStore } from './secret-store'
-export type { SecretCipher, SecretStore, SecretStoreKind } from './secret-store'
+export {
+  cipherFromSafeStorage,
+  createFileSecretStore,
+  createMemorySecretStore,
+} from './secret-store'
+export type { SafeStorageLike, SecretCipher, SecretStore, SecretStoreKind } from './secret-store'
 export { DEFAULT_MODEL, DEFAULT_SETTINGS } from './settings-file'

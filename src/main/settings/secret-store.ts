@@ -46,6 +46,34 @@ export interface SecretCipher {
   backend(): string
 }
 
+/** The part of Electron's `safeStorage` Cairn uses (structural, so nothing imports Electron). */
+export interface SafeStorageLike {
+  isEncryptionAvailable(): boolean
+  encryptString(plainText: string): Uint8Array
+  decryptString(encrypted: Buffer): string
+  /** Linux only in Electron; absent or throwing elsewhere. */
+  getSelectedStorageBackend?(): string
+}
+
+/**
+ * Adapts Electron's `safeStorage` to `SecretCipher`:
+ * `createFileSecretStore({ file, cipher: cipherFromSafeStorage(safeStorage) })` in `index.ts`.
+ */
+export function cipherFromSafeStorage(safeStorage: SafeStorageLike): SecretCipher {
+  return {
+    isEncryptionAvailable: () => safeStorage.isEncryptionAvailable(),
+    encrypt: (plain) => safeStorage.encryptString(plain),
+    decrypt: (data) => safeStorage.decryptString(Buffer.from(data)),
+    backend: () => {
+      try {
+        return safeStorage.getSelectedStorageBackend?.() ?? 'os'
+      } catch {
+        return 'os'
+      }
+    },
+  }
+}
+
 const secretFile = z.object({
   version: z.literal(1),
   /** `cipher`: bytes from `SecretCipher.encrypt`; `plain`: UTF-8, only when no cipher works. */

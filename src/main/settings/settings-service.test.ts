@@ -2,7 +2,11 @@ import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { createFileSecretStore, createMemorySecretStore } from './secret-store'
+import {
+  cipherFromSafeStorage,
+  createFileSecretStore,
+  createMemorySecretStore,
+} from './secret-store'
 import { DEFAULT_SETTINGS } from './settings-file'
 import { createSettingsService } from './settings-service'
 
@@ -127,5 +131,25 @@ describe('file secret store', () => {
     const file = path.join(dataDir, 'secrets.json')
     await writeFile(file, 'garbage')
     expect(await createFileSecretStore({ file, cipher: cipher('keychain') }).get()).toBeNull()
+  })
+
+  it('adapts an Electron-like safeStorage, reading the Linux backend when there is one', async () => {
+    const file = path.join(dataDir, 'secrets.json')
+    const safeStorage = (backend?: string) => ({
+      isEncryptionAvailable: () => true,
+      encryptString: (plain: string) => Buffer.from(plain).reverse(),
+      decryptString: (data: Buffer) => Buffer.from(data).reverse().toString(),
+      ...(backend ? { getSelectedStorageBackend: () => backend } : {}),
+    })
+    const mac = createFileSecretStore({ file, cipher: cipherFromSafeStorage(safeStorage()) })
+    await mac.set('sk-ant-mac')
+    expect(mac.kind).toBe('os')
+    expect(await readFile(file, 'utf8')).not.toContain('sk-ant-mac')
+    expect(await mac.get()).toBe('sk-ant-mac')
+    const linux = createFileSecretStore({
+      file,
+      cipher: cipherFromSafeStorage(safeStorage('basic_text')),
+    })
+    expect(linux.kind).toBe('plaintext')
   })
 })
