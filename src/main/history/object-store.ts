@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto'
 import fs from 'node:fs'
-import { mkdir, open, readFile, rename, rm } from 'node:fs/promises'
+import { mkdir, readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { deflateSync } from 'node:zlib'
 import git from 'isomorphic-git'
@@ -56,28 +56,25 @@ export function createObjectStore(gitdir: string): ObjectStore {
       .digest('hex')
   }
 
+  // Synchronous on purpose: a handful of small writes per commit, and going through the
+  // thread pool for each costs more than the writes themselves.
   async function write(type: ObjectType, content: Uint8Array, knownOid?: string): Promise<string> {
-    const header = Buffer.from(`${type} ${content.byteLength}\0`)
     const oid = knownOid ?? hash(type, content)
     const dir = path.join(gitdir, 'objects', oid.slice(0, 2))
     const file = path.join(dir, oid.slice(2))
     if (fs.existsSync(file)) return oid
     if (!knownDirs.has(dir)) {
-      await mkdir(dir, { recursive: true })
+      fs.mkdirSync(dir, { recursive: true })
       knownDirs.add(dir)
     }
+    const header = Buffer.from(`${type} ${content.byteLength}\0`)
     const data = deflateSync(Buffer.concat([header, content]), { level: 1 })
     const temp = path.join(dir, `tmp_obj_${randomBytes(6).toString('hex')}`)
-    const handle = await open(temp, 'wx', 0o444)
+    fs.writeFileSync(temp, data, { flag: 'wx', mode: 0o444 })
     try {
-      await handle.writeFile(data)
-    } finally {
-      await handle.close()
-    }
-    try {
-      await rename(temp, file)
+      fs.renameSync(temp, file)
     } catch (error) {
-      await rm(temp, { force: true })
+      fs.rmSync(temp, { force: true })
       throw error
     }
     return oid
@@ -180,12 +177,12 @@ export async function readMainRef(gitdir: string): Promise<string | null> {
 export async function writeMainRef(gitdir: string, oid: string): Promise<void> {
   const file = path.join(gitdir, MAIN_REF)
   const temp = `${file}.${randomBytes(6).toString('hex')}.lock`
-  await mkdir(path.dirname(file), { recursive: true })
-  await fs.promises.writeFile(temp, `${oid}\n`)
+  fs.mkdirSync(path.dirname(file), { recursive: true })
+  fs.writeFileSync(temp, `${oid}\n`)
   try {
-    await rename(temp, file)
+    fs.renameSync(temp, file)
   } catch (error) {
-    await rm(temp, { force: true })
+    fs.rmSync(temp, { force: true })
     throw error
   }
 }

@@ -1,4 +1,5 @@
-import { appendFile, readFile, rename, writeFile } from 'node:fs/promises'
+import { appendFileSync } from 'node:fs'
+import { readFile, rename, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { CommitSummary } from '../../shared/types'
 import { parseCommitMessage } from './commit-message'
@@ -18,7 +19,7 @@ export function indexFileOf(gitdir: string): string {
 
 /** Appends one entry (one JSON line). */
 export async function appendIndexEntry(file: string, entry: IndexEntry): Promise<void> {
-  await appendFile(file, `${JSON.stringify(entry)}\n`, { mode: 0o600 })
+  appendFileSync(file, `${JSON.stringify(entry)}\n`, { mode: 0o600 })
 }
 
 /** Replaces the whole index atomically. */

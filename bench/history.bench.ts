@@ -1,0 +1,302 @@
+/**
+ * History benchmark: Cairn's versioned memory against the native git CLI, in one run.
+ *
+ *   npm run bench:history          (or: npx tsx bench/history.bench.ts)
+ *
+ * Builds its fixtures (1,024 files; 10,000 and 100,000 commits) by writing a packfile
+ * directly, then reports medians and writes bench/results/history.json.
+ */
+import { spawnSync } from 'node:child_process'
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { openVersionedMemory, type Origin, type VersionedMemory } from '../src/main/history'
+import { buildFixture, type Fixture } from './history-fixture'
+
+interface Row {
+  readonly name: string
+  readonly cairnMs: number
+  readonly gitMs: number | null
+  readonly targetMs: number | null
+  readonly samples: number
+}
+
+const rows: Row[] = []
+const notes: string[] = []
+
+function median(values: ReadonlyArray<number>): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  const mid = Math.floor(sorted.length / 2)
+  return sorted.length % 2
+    ? (sorted[mid] as number)
+    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2
+}
+
+async function measure(
+  samples: number,
+  run: (i: number) => Promise<unknown> | unknown,
+): Promise<number[]> {
+  const times: number[] = []
+  for (let i = 0; i < samples; i++) {
+    const start = performance.now()
+    await run(i)
+    times.push(performance.now() - start)
+  }
+  return times
+}
+
+function git(cwd: string | null, args: ReadonlyArray<string>, home: string): string {
+  const result = spawnSync('git', args, {
+    cwd: cwd ?? undefined,
+    encoding: 'utf8',
+    maxBuffer: 256 * 1024 * 1024,
+    env: {
+      ...process.env,
+      HOME: home,
+      GIT_CONFIG_NOSYSTEM: '1',
+      GIT_AUTHOR_NAME: 'Claude',
+      GIT_AUTHOR_EMAIL: 'claude@cairn.invalid',
+      GIT_COMMITTER_NAME: 'Claude',
+      GIT_COMMITTER_EMAIL: 'claude@cairn.invalid',
+    },
+  })
+  if (result.status !== 0) throw new Error(`git ${args.join(' ')} failed: ${result.stderr}`)
+  return result.stdout
+}
+
+function record(
+  name: string,
+  cairn: number[],
+  gitTimes: number[] | null,
+  targetMs: number | null,
+): void {
+  rows.push({
+    name,
+    cairnMs: round(median(cairn)),
+    gitMs: gitTimes ? round(median(gitTimes)) : null,
+    targetMs,
+    samples: cairn.length,
+  })
+  const last = rows.at(-1) as Row
+  const ratio =
+    last.gitMs !== null ? `  (git ${last.gitMs} ms, ${round(last.gitMs / last.cairnMs)}x)` : ''
+  console.log(`  ${name}: ${last.cairnMs} ms${ratio}`)
+}
+
+const round = (value: number) => Math.round(value * 1000) / 1000
+
+/** A `str_replace` on a different file each time, as Claude would send it. */
+function nextEdit(fixture: Fixture, i: number): { input: Record<string, unknown>; file: string } {
+  const files = [...fixture.revisions.keys()]
+  const file = files[(i * 37) % files.length] as string
+  const revision = fixture.revisions.get(file) as number
+  fixture.revisions.set(file, revision + 1)
+  return {
+    file,
+    input: {
+      command: 'str_replace',
+      path: `/memories/${file}`,
+      old_str: `revision ${revision}`,
+      new_str: `revision ${revision + 1}`,
+    },
+  }
+}
+
+async function commitOne(memory: VersionedMemory, fixture: Fixture, origin: Origin, i: number) {
+  const outcome = await memory.execute(nextEdit(fixture, i).input, origin)
+  if (!outcome.commit) throw new Error(`no commit: ${JSON.stringify(outcome.content)}`)
+}
+
+async function main(): Promise<void> {
+  const root = await mkdtemp(path.join(os.tmpdir(), 'cairn-bench-history-'))
+  const home = path.join(root, 'home')
+  await mkdir(home)
+  console.log(`Cairn history benchmark (node ${process.version}, ${os.cpus().length} cores)`)
+  try {
+    // ------------------------------------------------------------- 10,000 commits
+    let start = performance.now()
+    const small = await buildFixture(path.join(root, 'c10k'), 10_000)
+    notes.push(
+      `fixture 1,024 files x 10,000 commits built in ${round(performance.now() - start)} ms`,
+    )
+    start = performance.now()
+    let memory = await openVersionedMemory({ dataDir: small.dataDir })
+    notes.push(`open at 10,000 commits: ${round(performance.now() - start)} ms`)
+    if (memory.recovery) throw new Error('fixture needed recovery')
+
+    // Native git: a clone of the same history, its index warmed.
+    const work = path.join(root, 'clone')
+    git(null, ['clone', '-q', path.join(small.dataDir, 'history.git'), work], home)
+    git(work, ['status', '--short'], home)
+
+    console.log('\n1,024 files, 10,000 commits')
+    // Cairn and git samples alternate, so background load hits both alike.
+    const origin = { actor: 'claude', conversationId: 'bench', toolUseId: 'toolu_bench' } as const
+    for (let i = 0; i < 3; i++) await memory.execute(nextEdit(small, i).input, origin)
+    const cairnCommit: number[] = []
+    const gitCommit: number[] = []
+    for (let i = 0; i < 30; i++) {
+      cairnCommit.push(...(await measure(1, () => commitOne(memory, small, origin, 100 + i))))
+      gitCommit.push(
+        ...(await measure(1, async () => {
+          const file = `area-${i % 8}/topic-${(i * 3) % 8}/note-${(i * 5) % 16 || 1}.md`
+          await writeFile(path.join(work, file), `edited by the git CLI benchmark ${i}\n`)
+          git(work, ['add', '--', file], home)
+          git(work, ['commit', '-q', '-m', `str_replace /memories/${file}`], home)
+        })),
+      )
+    }
+    record('mutating command end to end @10k', cairnCommit, gitCommit, 15)
+    memory.setPolicy({ secretScanning: false })
+    record(
+      '  same, secret scanning off (commit share)',
+      await measure(30, (i) => commitOne(memory, small, origin, 200 + i)),
+      null,
+      null,
+    )
+    memory.setPolicy({ secretScanning: true })
+
+    const target = `/memories/${small.target}`
+    const history = await memory.fileHistory(target)
+    if (history.length !== small.targetCommits.length + 1)
+      throw new Error('fileHistory missed commits')
+    const gitFollow = [
+      '--git-dir',
+      path.join(small.dataDir, 'history.git'),
+      'log',
+      '--follow',
+      '--format=%H',
+      '--',
+      small.target,
+    ]
+    const gitCount = git(null, gitFollow, home).trim().split('\n').length
+    notes.push(`fileHistory @10k: ${history.length} commits (git log --follow: ${gitCount})`)
+    record(
+      'fileHistory @10k',
+      await measure(30, () => memory.fileHistory(target)),
+      await measure(5, () => git(null, gitFollow, home)),
+      25,
+    )
+
+    const gitPage = [
+      '--git-dir',
+      path.join(small.dataDir, 'history.git'),
+      'log',
+      '-n',
+      '50',
+      '--format=%H%x00%an%x00%at%x00%s%x00%(trailers)',
+    ]
+    record(
+      'timeline page (50) @10k',
+      await measure(50, () => memory.log({ offset: 0, limit: 50 })),
+      await measure(5, () => git(null, gitPage, home)),
+      null,
+    )
+
+    const [older, newer] = small.targetCommits.slice(-3)
+    const restore = await measure(20, async (i) => {
+      const result = await memory.restoreFile(target, i % 2 ? (newer as string) : (older as string))
+      if (!result.commit) throw new Error('restore made no commit')
+    })
+    const gitRestore = await measure(10, (i) => {
+      git(
+        work,
+        ['checkout', i % 2 ? (newer as string) : (older as string), '--', small.target],
+        home,
+      )
+      git(work, ['commit', '-q', '-m', `restore ${target}`], home)
+    })
+    record('restore one file @10k', restore, gitRestore, 20)
+    await memory.close()
+
+    // ------------------------------------------------------------ 100,000 commits
+    start = performance.now()
+    const large = await buildFixture(path.join(root, 'c100k'), 100_000)
+    notes.push(
+      `fixture 1,024 files x 100,000 commits built in ${round(performance.now() - start)} ms`,
+    )
+    start = performance.now()
+    memory = await openVersionedMemory({ dataDir: large.dataDir })
+    notes.push(`open at 100,000 commits: ${round(performance.now() - start)} ms`)
+
+    console.log('\n1,024 files, 100,000 commits')
+    const largeTarget = `/memories/${large.target}`
+    const largeFollow = [
+      '--git-dir',
+      path.join(large.dataDir, 'history.git'),
+      'log',
+      '--follow',
+      '--format=%H',
+      '--',
+      large.target,
+    ]
+    record(
+      'fileHistory @100k',
+      await measure(20, () => memory.fileHistory(largeTarget)),
+      await measure(3, () => git(null, largeFollow, home)),
+      150,
+    )
+    const largePage = [
+      '--git-dir',
+      path.join(large.dataDir, 'history.git'),
+      'log',
+      '-n',
+      '50',
+      '--format=%H%x00%an%x00%at%x00%s%x00%(trailers)',
+    ]
+    record(
+      'timeline page (50) @100k',
+      await measure(50, () => memory.log({ offset: 0, limit: 50 })),
+      await measure(5, () => git(null, largePage, home)),
+      20,
+    )
+    record(
+      'timeline page (50) by conversation @100k',
+      await measure(20, () => memory.log({ offset: 0, limit: 50, conversationId: 'conv-5' })),
+      null,
+      20,
+    )
+    record(
+      'timeline page (50) at offset 50,000 @100k',
+      await measure(20, () => memory.log({ offset: 50_000, limit: 50 })),
+      null,
+      20,
+    )
+    const largeOrigin = {
+      actor: 'claude',
+      conversationId: 'bench',
+      toolUseId: 'toolu_bench',
+    } as const
+    record(
+      'mutating command end to end @100k',
+      await measure(20, (i) => commitOne(memory, large, largeOrigin, i)),
+      null,
+      15,
+    )
+    await memory.close()
+  } finally {
+    await rm(root, { recursive: true, force: true })
+  }
+
+  console.log('\n| benchmark | Cairn median | git CLI median | git / Cairn | target | ok |')
+  console.log('|---|---:|---:|---:|---:|:-:|')
+  for (const row of rows) {
+    const ratio = row.gitMs !== null ? `${round(row.gitMs / row.cairnMs)}x` : '—'
+    const ok = row.targetMs === null ? '' : row.cairnMs <= row.targetMs ? 'yes' : 'NO'
+    console.log(
+      `| ${row.name} | ${row.cairnMs} ms | ${row.gitMs ?? '—'} ms | ${ratio} | ${row.targetMs ?? '—'} ms | ${ok} |`,
+    )
+  }
+  for (const note of notes) console.log(`- ${note}`)
+
+  const out = path.join(path.dirname(fileURLToPath(import.meta.url)), 'results', 'history.json')
+  await mkdir(path.dirname(out), { recursive: true })
+  await writeFile(
+    out,
+    `${JSON.stringify({ date: new Date().toISOString(), node: process.version, cpus: os.cpus().length, rows, notes }, null, 2)}\n`,
+  )
+  console.log(`\nwrote ${path.relative(process.cwd(), out)}`)
+}
+
+await main()
