@@ -155,6 +155,8 @@ describe('chat turns', () => {
     })
     expect(request!.headers['anthropic-beta']).toContain('context-management-2025-06-27')
     expect(body).not.toHaveProperty('thread')
+    expect(body).not.toHaveProperty('betas')
+    expect(body).not.toHaveProperty('max_iterations')
     expect(body.stream).toBe(true)
     expect(body.messages).toEqual([
       { role: 'user', content: [{ type: 'text', text: 'first' }] },

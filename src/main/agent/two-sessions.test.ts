@@ -255,6 +255,32 @@ describe('restart', () => {
   })
 })
 
+describe('stop through the core', () => {
+  it('stops a streaming turn with chat:stop and continues the conversation', async () => {
+    let release!: () => void
+    const hold = new Promise<void>((resolve) => (release = resolve))
+    fake.script(reply.text('A long answer that is cut short by the person', { hold }))
+    const { conversationId, turnId } = await call('chat:send', { conversationId: null, text: 'Go' })
+    while (!events.some((e) => e.turnId === turnId && e.type === 'text-delta')) {
+      await new Promise((resolve) => setTimeout(resolve, 5))
+    }
+    await call('chat:stop', { conversationId })
+    while (!events.some((e) => e.turnId === turnId && e.type === 'turn-finished')) {
+      await new Promise((resolve) => setTimeout(resolve, 5))
+    }
+    release()
+    expect(events.filter((e) => e.turnId === turnId).at(-1)).toMatchObject({
+      type: 'turn-finished',
+      stopped: true,
+    })
+    fake.script(reply.text('Continuing.'))
+    const next = await chat(conversationId, 'Go on')
+    expect(next.events.some((e) => e.type === 'error')).toBe(false)
+    const stored = await call('conversations:get', { id: conversationId })
+    expect(stored.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant'])
+  })
+})
+
 describe('settings through the core', () => {
   it('never sends the key to the renderer and lists models from the API', async () => {
     const view = await call('settings:get')
