@@ -1,8 +1,9 @@
-import { app, BrowserWindow, session, shell, type WebFrameMain } from 'electron'
+import { app, BrowserWindow, safeStorage, session, shell, type WebFrameMain } from 'electron'
 import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { createCore, type Core } from './core'
 import { forwardEvents, registerIpc } from './ipc'
+import { cipherFromSafeStorage, createFileSecretStore } from './settings'
 
 // The Electron shell: lifecycle and the one window. Everything else lives in the core.
 
@@ -110,8 +111,15 @@ async function main(): Promise<void> {
   }
   await app.whenReady()
   hardenSession()
+  const dataDir = app.getPath('userData')
   const core = await createCore({
-    dataDir: app.getPath('userData'),
+    dataDir,
+    // The API key is encrypted by the OS keychain; on Linux without one, settings warn that
+    // it falls back to plain text.
+    secretStore: createFileSecretStore({
+      file: path.join(dataDir, 'secrets.json'),
+      cipher: cipherFromSafeStorage(safeStorage),
+    }),
     appVersion: app.getVersion(),
     host: {
       async openPath(folder) {
