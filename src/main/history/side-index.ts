@@ -48,22 +48,32 @@ export async function readIndexFile(
     return null
   }
   const lines = text.split('\n')
-  const entries: IndexEntry[] = []
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]
-    if (!line) continue
-    try {
-      const entry = JSON.parse(line) as IndexEntry
-      if (typeof entry.oid !== 'string' || !Array.isArray(entry.files)) return null
-      const previous = entries.at(-1)
-      if ((previous?.oid ?? null) !== entry.parent) return null
-      entries.push(entry)
-    } catch {
-      if (i === lines.length - 1) return { entries, torn: true }
-      return null
-    }
+  const last = lines.pop() ?? ''
+  let entries: IndexEntry[]
+  try {
+    // One parse of the whole file is several times faster than one per line.
+    entries = JSON.parse(`[${lines.filter(Boolean).join(',')}]`) as IndexEntry[]
+  } catch {
+    return null
   }
-  return { entries, torn: false }
+  let parent: string | null = null
+  for (const entry of entries) {
+    if (!isEntry(entry) || entry.parent !== parent) return null
+    parent = entry.oid
+  }
+  // Text after the last newline is an append a crash cut short.
+  return { entries, torn: last !== '' }
+}
+
+function isEntry(value: unknown): value is IndexEntry {
+  const entry = value as IndexEntry
+  return (
+    typeof entry === 'object' &&
+    entry !== null &&
+    typeof entry.oid === 'string' &&
+    Array.isArray(entry.files) &&
+    Array.isArray(entry.paths)
+  )
 }
 
 /** Builds an index entry from a commit object (used when catching up or rebuilding). */

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
-import type { Dirent } from 'node:fs'
-import { lstat, mkdir, open, readdir, readFile, rename, rm, rmdir } from 'node:fs/promises'
+import { lstatSync, readdirSync, readFileSync, type Dirent } from 'node:fs'
+import { lstat, mkdir, open, rename, rm, rmdir } from 'node:fs/promises'
 import path from 'node:path'
 import { CairnError } from '../errors'
 import { TEMP_FILE_PREFIX } from '../memory/types'
@@ -24,15 +24,17 @@ export async function scanNode(
   previous: Node | null,
   options: { removeTempFiles?: boolean } = {},
 ): Promise<Node | null> {
+  // Synchronous reads: a scan touches every file at open, and a thread-pool round trip per
+  // file costs far more than the read itself.
   let stats
   try {
-    stats = await lstat(abs)
+    stats = lstatSync(abs)
   } catch (error) {
     if (isMissing(error)) return null
     throw error
   }
   if (stats.isFile()) {
-    const content = await readFile(abs)
+    const content = readFileSync(abs)
     const oid = store.hash('blob', content)
     if (previous?.kind !== 'blob' || previous.oid !== oid) await store.write('blob', content, oid)
     return { kind: 'blob', oid, mode: '100644' }
@@ -40,7 +42,7 @@ export async function scanNode(
   if (!stats.isDirectory()) return null
   let dirents: Dirent[]
   try {
-    dirents = await readdir(abs, { withFileTypes: true })
+    dirents = readdirSync(abs, { withFileTypes: true })
   } catch (error) {
     if (isMissing(error)) return null
     throw error
