@@ -1,0 +1,63 @@
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import { formatSize } from './format'
+import { findOccurrences, insertLines, joinLines, lineOf, splitLines } from './text-model'
+
+describe('the line model', () => {
+  it('counts a final newline as the end of the last line', () => {
+    expect(splitLines('')).toEqual({ lines: [], finalNewline: false })
+    expect(splitLines('a')).toEqual({ lines: ['a'], finalNewline: false })
+    expect(splitLines('a\nb\n')).toEqual({ lines: ['a', 'b'], finalNewline: true })
+    expect(splitLines('\n')).toEqual({ lines: [''], finalNewline: true })
+  })
+
+  it('round-trips any text through split and join', () => {
+    fc.assert(fc.property(fc.string(), (text) => joinLines(splitLines(text)) === text))
+  })
+
+  it('inserts after line N: the new lines start at N + 1 and nothing else moves', () => {
+    const line = fc.string().filter((s) => !s.includes('\n'))
+    fc.assert(
+      fc.property(
+        fc.array(line, { minLength: 1 }),
+        fc.boolean(),
+        fc.array(line, { minLength: 1 }),
+        fc.nat(),
+        (fileLines, finalNewline, added, at) => {
+          const file = splitLines(joinLines({ lines: fileLines, finalNewline }))
+          const n = at % (file.lines.length + 1)
+          const result = insertLines(file, n, added.join('\n') + '\n')
+          expect(result.lines).toEqual([
+            ...file.lines.slice(0, n),
+            ...added,
+            ...file.lines.slice(n),
+          ])
+          // An empty file takes the inserted text's newline; any other keeps its own.
+          expect(result.finalNewline).toBe(file.lines.length === 0 ? true : file.finalNewline)
+        },
+      ),
+    )
+  })
+
+  it('finds overlapping occurrences and the line each starts on', () => {
+    expect(findOccurrences('aaa', 'aa')).toEqual([0, 1])
+    expect(
+      findOccurrences('x cat cat\ncat', 'cat').map((at) => lineOf('x cat cat\ncat', at)),
+    ).toEqual([1, 1, 2])
+  })
+})
+
+describe('formatSize', () => {
+  it.each([
+    [0, '0B'],
+    [512, '512B'],
+    [1023, '1023B'],
+    [1024, '1.0K'],
+    [1536, '1.5K'],
+    [4096, '4.0K'],
+    [10 * 1024 + 512, '10.5K'],
+    [3 * 1024 * 1024, '3.0M'],
+  ])('shows %i bytes as %s', (bytes, shown) => {
+    expect(formatSize(bytes)).toBe(shown)
+  })
+})
