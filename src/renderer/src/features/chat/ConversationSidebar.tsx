@@ -157,9 +157,15 @@ export function ConversationSidebar() {
                           }
                         }}
                         title={conversation.title}
+                        aria-label={conversation.title}
+                        aria-describedby={excerpt ? `excerpt-${conversation.id}` : undefined}
                       >
                         <span className="conv-title">{conversation.title}</span>
-                        {excerpt && <span className="conv-excerpt">{excerpt}</span>}
+                        {excerpt && (
+                          <span className="conv-excerpt" id={`excerpt-${conversation.id}`}>
+                            {excerpt}
+                          </span>
+                        )}
                       </button>
                       <span className="conv-actions">
                         <button

@@ -24,7 +24,9 @@ function text(input: unknown, name: string): string | null {
 }
 
 function lines(value: string): string {
-  const count = value.length === 0 ? 0 : value.split('\n').length
+  // A final newline ends the last line; it does not start another.
+  const body = value.endsWith('\n') ? value.slice(0, -1) : value
+  const count = value.length === 0 ? 0 : body.split('\n').length
   return `${count} line${count === 1 ? '' : 's'}`
 }
 

@@ -157,6 +157,9 @@ describe('summaries', () => {
       mutating: true,
     })
     expect(summarizeTool('view', {}).mutating).toBe(false)
+    expect(summarizeTool('create', { path: '/memories/x', file_text: 'one\n' }).detail).toBe(
+      '1 line',
+    )
   })
 
   it('previews the first lines of a result', () => {

@@ -245,10 +245,19 @@ function SettingsForm({
     }
   }
 
-  const setTheme = (theme: ThemeSetting) => {
-    update({ theme }).catch((error: unknown) =>
-      setNotice({ tone: 'error', text: `The theme was not saved. ${errorMessage(error)}` }),
-    )
+  // The chosen theme shows at once; main's answer (or a failure) corrects it.
+  const [theme, setThemeShown] = useState(settings.theme)
+  const [savedTheme, setSavedTheme] = useState(settings.theme)
+  if (savedTheme !== settings.theme) {
+    setSavedTheme(settings.theme)
+    setThemeShown(settings.theme)
+  }
+  const setTheme = (next: ThemeSetting) => {
+    setThemeShown(next)
+    update({ theme: next }).catch((error: unknown) => {
+      setThemeShown(settings.theme)
+      setNotice({ tone: 'error', text: `The theme was not saved. ${errorMessage(error)}` })
+    })
   }
 
   return (
@@ -365,16 +374,16 @@ function SettingsForm({
       <section className="settings-section" aria-labelledby={`${id}-appearance`}>
         <h3 id={`${id}-appearance`}>Appearance</h3>
         <div role="radiogroup" aria-label="Theme" className="segmented">
-          {(['system', 'light', 'dark'] as const).map((theme) => (
-            <label key={theme} className="segment" data-checked={settings.theme === theme}>
+          {(['system', 'light', 'dark'] as const).map((option) => (
+            <label key={option} className="segment" data-checked={theme === option}>
               <input
                 type="radio"
                 name="theme"
-                value={theme}
-                checked={settings.theme === theme}
-                onChange={() => setTheme(theme)}
+                value={option}
+                checked={theme === option}
+                onChange={() => setTheme(option)}
               />
-              {theme === 'system' ? 'System' : theme === 'light' ? 'Light' : 'Dark'}
+              {option === 'system' ? 'System' : option === 'light' ? 'Light' : 'Dark'}
             </label>
           ))}
         </div>

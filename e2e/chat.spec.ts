@@ -1,0 +1,273 @@
+import { reply, startFakeAnthropic, type FakeAnthropic } from '../test/fixtures/fake-anthropic'
+import { expect, test as base } from './fixtures/harness'
+import { AppPage } from './pages/app.page'
+import { ChatPage } from './pages/chat.page'
+import { SettingsPage } from './pages/settings.page'
+
+// The core talks to a scripted fake Messages API (through ANTHROPIC_BASE_URL, no SDK retries).
+// TODO(lead): replace with `cairn.anthropic` once the shared harness provides it.
+const test = base.extend<{ anthropic: FakeAnthropic }>({
+  anthropic: async ({}, use) => {
+    const fake = await startFakeAnthropic()
+    await use(fake)
+    await fake.close()
+  },
+  cairnOptions: async ({ anthropic }, use) => {
+    await use({ env: { ANTHROPIC_BASE_URL: anthropic.url }, anthropicMaxRetries: 0 })
+  },
+})
+
+const KEY = 'sk-ant-e2e-chat-key'
+
+test.describe('chat', () => {
+  test.beforeEach(async ({ cairn }) => {
+    await cairn.core.dispatch('settings:setApiKey', { key: KEY })
+  })
+
+  test('a turn that creates /memories/notes.md streams the reply and shows the memory card', async ({
+    page,
+    cairn,
+    anthropic,
+  }) => {
+    let release!: () => void
+    const hold = new Promise<void>((resolve) => (release = resolve))
+    anthropic.script(
+      reply.toolUse(
+        {
+          input: { command: 'create', path: '/memories/notes.md', file_text: 'Likes: Python\n' },
+        },
+        { usage: { inputTokens: 1000, outputTokens: 20 } },
+      ),
+      reply.text('Noted: your favourite language is **Python**, saved to memory.', {
+        hold,
+        usage: { inputTokens: 1200, outputTokens: 34 },
+      }),
+    )
+    await cairn.open(page)
+    const chat = new ChatPage(page)
+    await chat.send('My favourite language is Python. Remember it.')
+
+    await expect(chat.userMessages().last()).toHaveText(
+      'My favourite language is Python. Remember it.',
+    )
+    const card = chat.toolCard('create', '/memories/notes.md')
+    await expect(card).toContainText('Done')
+    // The reply is held after its first chunk: it is visibly streaming and can be stopped.
+    await expect(chat.lastReply()).toContainText('Noted: your')
+    await expect(chat.lastReply()).not.toContainText('saved to memory')
+    await expect(chat.stopButton).toBeVisible()
+    await expect(chat.composer).toBeDisabled()
+
+    release()
+    await expect(chat.lastReply()).toContainText(
+      'Noted: your favourite language is Python, saved to memory.',
+    )
+    await expect(chat.lastReply().getByText('Python', { exact: true })).toBeVisible()
+    // Usage is summed over the turn's two API responses.
+    await expect(chat.lastReply()).toContainText('2,200 tokens in · 54 out')
+    await expect(card).toContainText('1 line')
+    await expect(chat.composer).toBeEnabled()
+    await expect(chat.composer).toBeFocused()
+    await expect(chat.title).toHaveText('My favourite language is Python. Remember it.')
+    await expect(chat.conversation('My favourite language is Python. Remember it.')).toBeVisible()
+
+    // The request declared the memory tool; the card links to its commit in History.
+    expect(JSON.stringify(anthropic.messageRequests()[0]!.body)).toContain('memory_20250818')
+    await card.getByRole('button', { name: /View change/ }).click()
+    const app = new AppPage(page)
+    await expect(app.sideTab('History')).toHaveAttribute('aria-selected', 'true')
+  })
+
+  test('a 401 from the API explains the key problem and leads to Settings', async ({
+    page,
+    cairn,
+    anthropic,
+  }) => {
+    anthropic.script(reply.error(401))
+    await cairn.open(page)
+    const chat = new ChatPage(page)
+    await chat.send('Hello?')
+
+    await expect(chat.errorBanner).toContainText('Your API key was not accepted')
+    await expect(chat.errorBanner).toContainText('401')
+    await expect(chat.composer).toBeEnabled()
+    await chat.errorBanner.getByRole('button', { name: 'Open Settings' }).click()
+    const settings = new SettingsPage(page)
+    await expect(settings.dialog).toBeVisible()
+    await expect(settings.keyStatus).toContainText('Set')
+  })
+
+  test('a memory command that fails shows its error on its card', async ({
+    page,
+    cairn,
+    anthropic,
+  }) => {
+    anthropic.script(
+      reply.toolUse({
+        input: { command: 'create', path: '/memories/notes.md', file_text: 'Likes: Python\n' },
+      }),
+      reply.toolUse({
+        input: {
+          command: 'str_replace',
+          path: '/memories/notes.md',
+          old_str: 'Likes: Rust',
+          new_str: 'Likes: Go',
+        },
+      }),
+      reply.text('That text was not in the file.'),
+    )
+    await cairn.open(page)
+    const chat = new ChatPage(page)
+    await chat.send('Change Rust to Go in my notes.')
+
+    const card = chat.toolCard('str_replace', '/memories/notes.md')
+    await expect(card).toContainText('Failed')
+    await expect(card).toContainText('No replacement was performed')
+    await expect(card.getByRole('button', { name: /View change/ })).toHaveCount(0)
+    await expect(chat.toolCard('create', '/memories/notes.md')).toContainText('Done')
+    await expect(chat.lastReply()).toContainText('That text was not in the file.')
+
+    // Reopened from storage, the cards look the same.
+    await page.reload()
+    await chat.openConversation('Change Rust to Go in my notes.')
+    await expect(chat.toolCard('str_replace', '/memories/notes.md')).toContainText(
+      'No replacement was performed',
+    )
+    await expect(
+      chat.toolCard('create', '/memories/notes.md').getByRole('button', { name: /View change/ }),
+    ).toBeVisible()
+  })
+
+  test('Stop ends a held reply and the conversation can continue', async ({
+    page,
+    cairn,
+    anthropic,
+  }) => {
+    let release!: () => void
+    const hold = new Promise<void>((resolve) => (release = resolve))
+    anthropic.script(
+      reply.text('Here is a very long story about stones stacked on a hill…', { hold }),
+      reply.text('Continuing as asked.'),
+    )
+    await cairn.open(page)
+    const chat = new ChatPage(page)
+    try {
+      await chat.send('Tell me a long story.')
+      await expect(chat.lastReply()).toContainText('Here is a ve')
+      await chat.stopButton.click()
+      await expect(chat.stopButton).toBeHidden()
+      await expect(chat.transcript).toContainText('You stopped the last reply')
+      await expect(chat.composer).toBeEnabled()
+    } finally {
+      release()
+    }
+    await chat.send('Go on.')
+    await expect(chat.lastReply()).toContainText('Continuing as asked.')
+  })
+
+  test('Escape stops a running turn', async ({ page, cairn, anthropic }) => {
+    let release!: () => void
+    const hold = new Promise<void>((resolve) => (release = resolve))
+    anthropic.script(reply.text('A reply that will be cut short, sadly.', { hold }))
+    await cairn.open(page)
+    const chat = new ChatPage(page)
+    try {
+      await chat.send('Start talking.')
+      await expect(chat.lastReply()).toContainText('A reply that')
+      await page.keyboard.press('Escape')
+      await expect(chat.transcript).toContainText('You stopped the last reply')
+    } finally {
+      release()
+    }
+  })
+})
+
+test.describe('conversation list', () => {
+  test.beforeEach(async ({ cairn }) => {
+    await cairn.core.dispatch('settings:setApiKey', { key: KEY })
+  })
+
+  test('new chat, rename, search and delete with confirmation', async ({
+    page,
+    cairn,
+    anthropic,
+  }) => {
+    anthropic.script(reply.text('Paris it is.'), reply.text('Sourdough needs time.'))
+    await cairn.open(page)
+    const chat = new ChatPage(page)
+    await expect(chat.sidebar).toContainText('No conversations yet')
+
+    await chat.send('Plan a weekend in Paris')
+    await expect(chat.lastReply()).toContainText('Paris it is.')
+    await page.keyboard.press('ControlOrMeta+n')
+    await expect(chat.title).toHaveText('New chat')
+    await expect(chat.composer).toBeFocused()
+    await chat.send('How do I bake sourdough?')
+    await expect(chat.lastReply()).toContainText('Sourdough needs time.')
+    await expect(chat.conversation('How do I bake sourdough?')).toHaveAttribute(
+      'aria-current',
+      'page',
+    )
+
+    await chat.rename('Plan a weekend in Paris', 'Paris trip')
+    await expect(chat.conversation('Paris trip')).toBeVisible()
+    await expect(chat.conversation('Plan a weekend in Paris')).toHaveCount(0)
+
+    // Search finds content, not only titles.
+    await chat.searchFor('bake')
+    await expect(chat.conversation('How do I bake sourdough?')).toBeVisible()
+    await expect(chat.conversation('Paris trip')).toHaveCount(0)
+    await chat.searchFor('nothing like this')
+    await expect(chat.sidebar).toContainText('No conversation mentions “nothing like this”')
+    await chat.searchFor('')
+    await expect(chat.conversation('Paris trip')).toBeVisible()
+
+    await chat.openConversation('Paris trip')
+    await expect(chat.transcript).toContainText('Paris it is.')
+    await chat.askToDelete('Paris trip')
+    await expect(chat.dialog).toContainText('“Paris trip” and its messages will be removed')
+    await chat.dialog.getByRole('button', { name: 'Cancel' }).click()
+    await expect(chat.conversation('Paris trip')).toBeVisible()
+    await chat.askToDelete('Paris trip')
+    await chat.dialog.getByRole('button', { name: 'Delete conversation' }).click()
+    await expect(chat.conversation('Paris trip')).toHaveCount(0)
+    await expect(chat.title).toHaveText('New chat')
+    const list = await cairn.core.dispatch('conversations:list', {})
+    expect(list).toMatchObject({
+      ok: true,
+      value: [{ conversation: { title: 'How do I bake sourdough?' } }],
+    })
+  })
+})
+
+test('first launch without a key welcomes the person and leads to Settings', async ({
+  page,
+  cairn,
+}) => {
+  await cairn.open(page)
+  const chat = new ChatPage(page)
+  await expect(chat.welcome).toContainText('Welcome to Cairn')
+  await chat.welcome.getByRole('button', { name: 'Add your API key' }).click()
+  const settings = new SettingsPage(page)
+  await expect(settings.keyStatus).toContainText('Not set')
+  await expect(settings.keyField).toBeFocused()
+})
+
+test('keyboard shortcuts switch panes and open settings', async ({ page, cairn, anthropic }) => {
+  await cairn.open(page)
+  const app = new AppPage(page)
+  const chat = new ChatPage(page)
+  await expect(chat.composer).toBeFocused()
+  await page.keyboard.press('ControlOrMeta+2')
+  await expect(app.sideTab('History')).toHaveAttribute('aria-selected', 'true')
+  await page.keyboard.press('ControlOrMeta+1')
+  await expect(app.sideTab('Memory')).toHaveAttribute('aria-selected', 'true')
+  await page.keyboard.press('ControlOrMeta+Comma')
+  const settings = new SettingsPage(page)
+  await expect(settings.dialog).toBeVisible()
+  await page.keyboard.press('Escape')
+  await expect(settings.dialog).toBeHidden()
+  await app.sideTab('Memory').focus()
+  await page.keyboard.press('ControlOrMeta+l')
+  await expect(chat.composer).toBeFocused()
+})

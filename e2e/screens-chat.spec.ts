@@ -1,0 +1,71 @@
+import { reply, startFakeAnthropic, type FakeAnthropic } from '../test/fixtures/fake-anthropic'
+import { expect, test as base } from './fixtures/harness'
+import { ChatPage } from './pages/chat.page'
+import { SettingsPage } from './pages/settings.page'
+
+// The core talks to a scripted fake Messages API (through ANTHROPIC_BASE_URL, no SDK retries).
+// TODO(lead): replace with `cairn.anthropic` once the shared harness provides it.
+const test = base.extend<{ anthropic: FakeAnthropic }>({
+  anthropic: async ({}, use) => {
+    const fake = await startFakeAnthropic()
+    await use(fake)
+    await fake.close()
+  },
+  cairnOptions: async ({ anthropic }, use) => {
+    await use({ env: { ANTHROPIC_BASE_URL: anthropic.url }, anthropicMaxRetries: 0 })
+  },
+})
+
+const answer = [
+  'Saved. Here is how the two compare:',
+  '',
+  '| | Python | Rust |',
+  '|---|---|---|',
+  '| Typing | dynamic | static |',
+  '| Memory | garbage collected | ownership |',
+  '',
+  '```python',
+  'def greet(name: str) -> str:',
+  '    return f"Hello, {name}!"  # friendly',
+  '```',
+  '',
+  'More in [the Python docs](https://docs.python.org/3/).',
+].join('\n')
+
+for (const scheme of ['light', 'dark'] as const) {
+  test(`chat and settings screens (${scheme})`, async ({ page, cairn, anthropic }) => {
+    await page.emulateMedia({ colorScheme: scheme })
+    await cairn.core.dispatch('settings:setApiKey', { key: 'sk-ant-e2e-screens' })
+    anthropic.script(
+      reply.toolUse({ input: { command: 'view', path: '/memories' } }),
+      reply.toolUse({
+        text: 'I will note that.',
+        input: {
+          command: 'create',
+          path: '/memories/preferences.md',
+          file_text: '# Preferences\n- Favourite language: Python\n',
+        },
+      }),
+      reply.toolUse({
+        input: {
+          command: 'str_replace',
+          path: '/memories/preferences.md',
+          old_str: 'Rust',
+          new_str: 'Go',
+        },
+      }),
+      reply.text(answer, { usage: { inputTokens: 2310, outputTokens: 182 } }),
+    )
+    await cairn.open(page)
+    const chat = new ChatPage(page)
+    await chat.send('My favourite language is Python — remember it, and compare it with Rust.')
+    await expect(chat.lastReply()).toContainText('More in the Python docs.')
+    await expect(chat.lastReply()).toContainText('tokens in')
+    await page.screenshot({ path: `e2e/artifacts/chat-${scheme}.png` })
+
+    const settings = new SettingsPage(page)
+    await settings.open()
+    await expect(settings.keyStatus).toContainText('Set')
+    await page.screenshot({ path: `e2e/artifacts/settings-${scheme}.png` })
+  })
+}
