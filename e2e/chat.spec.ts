@@ -253,7 +253,7 @@ test('first launch without a key welcomes the person and leads to Settings', asy
   await expect(settings.keyField).toBeFocused()
 })
 
-test('keyboard shortcuts switch panes and open settings', async ({ page, cairn, anthropic }) => {
+test('keyboard shortcuts switch panes and open settings', async ({ page, cairn }) => {
   await cairn.open(page)
   const app = new AppPage(page)
   const chat = new ChatPage(page)
