@@ -1,4 +1,4 @@
-import { mkdir, writeFile } from 'node:fs/promises'
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { CommitSummary } from '../../shared/types'
@@ -242,6 +242,27 @@ describe('history through the public API', () => {
     await expect(memory.execute(create('/memories/x.md', 'x'), claude())).rejects.toMatchObject({
       code: 'closed',
     })
+  })
+
+  it('saves a change whose commit failed before the next change, as a system commit', async () => {
+    await memory.writeFile('/memories/a.md', 'a')
+    const ref = path.join(dataDir, 'history.git', 'refs', 'heads', 'main')
+    const head = (await readFile(ref, 'utf8')).trim()
+    // A folder where the ref file should be makes the ref update fail, even for root.
+    await rm(ref)
+    await mkdir(path.join(ref, 'blocker'), { recursive: true })
+    await expect(memory.writeFile('/memories/b.md', 'b')).rejects.toThrow()
+    await rm(ref, { recursive: true })
+    await writeFile(ref, `${head}\n`)
+    const next = await memory.writeFile('/memories/c.md', 'c')
+    const log = await memory.log({ offset: 0, limit: 10 })
+    expect(log.entries.map((entry) => [entry.actor, entry.command, entry.paths])).toEqual([
+      ['user', 'write', ['/memories/c.md']],
+      ['system', 'recovery', ['/memories/b.md']],
+      ['user', 'write', ['/memories/a.md']],
+    ])
+    expect(next.commit?.parent).toBe(log.entries[1]?.oid)
+    await expectInSync()
   })
 
   it('reports and repairs on the next open what a crash left behind', async () => {

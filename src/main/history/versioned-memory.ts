@@ -92,10 +92,10 @@ export async function openVersionedMemory(
       try {
         return await task()
       } catch (error) {
-        if (!(error instanceof CairnError)) {
-          resync = true
-          tool.invalidateUsage()
-        }
+        // Whatever failed may have failed half-way (a restore that wrote some files): the
+        // next change first re-reads the whole folder, which commits nothing if all is well.
+        resync = true
+        tool.invalidateUsage()
         throw error
       }
     })
