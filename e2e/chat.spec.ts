@@ -182,6 +182,50 @@ test.describe('chat', () => {
   })
 })
 
+test('replies render safe markdown: https links open outside, other links and raw HTML do not', async ({
+  page,
+  cairn,
+  anthropic,
+}) => {
+  await cairn.core.dispatch('settings:setApiKey', { key: KEY })
+  anthropic.script(
+    reply.text(
+      [
+        'Read [the guide](https://example.com/guide) or [this](http://plain.example/x).',
+        '',
+        '<img src="x" onerror="window.__pwned = 1"><b>raw bold</b>',
+        '',
+        '| Name | Value |',
+        '|---|---|',
+        '| a | 1 |',
+      ].join('\n'),
+    ),
+  )
+  await cairn.open(page)
+  const chat = new ChatPage(page)
+  await chat.send('Show me links.')
+  const replyView = chat.lastReply()
+  await expect(replyView.getByRole('table')).toContainText('Value')
+  await expect(replyView.getByRole('link')).toHaveCount(1)
+  await expect(replyView).toContainText('or this.')
+  // Raw HTML is never turned into elements: no image, no handler ran.
+  await expect(replyView.getByRole('img')).toHaveCount(0)
+  expect(
+    await page.evaluate(
+      () => 'window.__pwned' in window && (window as unknown as { __pwned?: number }).__pwned,
+    ),
+  ).toBeFalsy()
+
+  await replyView.getByRole('link', { name: 'the guide' }).click()
+  await expect
+    .poll(() => cairn.host.opened)
+    .toContainEqual({
+      kind: 'url',
+      target: 'https://example.com/guide',
+    })
+  await expect(chat.transcript).toBeVisible()
+})
+
 test.describe('conversation list', () => {
   test.beforeEach(async ({ cairn }) => {
     await cairn.core.dispatch('settings:setApiKey', { key: KEY })

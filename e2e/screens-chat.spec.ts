@@ -34,6 +34,7 @@ const answer = [
 
 for (const scheme of ['light', 'dark'] as const) {
   test(`chat and settings screens (${scheme})`, async ({ page, cairn, anthropic }) => {
+    await page.setViewportSize({ width: 1440, height: 900 })
     await page.emulateMedia({ colorScheme: scheme })
     await cairn.core.dispatch('settings:setApiKey', { key: 'sk-ant-e2e-screens' })
     anthropic.script(

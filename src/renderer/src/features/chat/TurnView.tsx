@@ -1,4 +1,5 @@
 import { memo } from 'react'
+import { icons } from '../app/icons'
 import { Markdown } from './Markdown'
 import { ToolCard } from './ToolCard'
 import { formatTokens, type TranscriptTurn } from './transcript-model'
@@ -24,7 +25,7 @@ export const TurnView = memo(function TurnView({
       {(turn.items.length > 0 || running || turn.usage) && (
         <article className="reply" aria-label="Claude's reply" aria-busy={running || undefined}>
           <div className="reply-avatar" aria-hidden="true">
-            C
+            <icons.spark width={16} height={16} />
           </div>
           <div className="reply-body">
             {turn.items.map((item) =>
