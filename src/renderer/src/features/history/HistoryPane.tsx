@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useMemo, useState, useSyncExternalStore } from 'react'
 import type { ChangeResult, CommitSummary } from '../../../../shared/types'
-import { api, errorMessage, unwrap, ApiError } from '../../lib/api'
+import { api, errorMessage, unwrap } from '../../lib/api'
 import { useNavigation } from '../app/navigation'
 import { CommitDetailView, describeRequest, type RestoreRequest } from './CommitDetailView'
 import { displayPath, shortOid } from './describe'
@@ -56,6 +56,8 @@ export function HistoryPane() {
     setSelectedOid(oid)
     setLocate((previous) => ({ oid, token: (previous?.token ?? 0) + 1 }))
   }, [])
+
+  const onSelectRow = useCallback((commit: CommitSummary) => setSelectedOid(commit.oid), [])
 
   // Another feature asked for a commit, a file's history or a conversation's changes.
   if (navigation.historyTarget !== requestedTarget) {
@@ -158,8 +160,7 @@ export function HistoryPane() {
         afterChange(result, `Restored all memory to ${shortOid(req.commit.oid)}.`)
       }
     } catch (error) {
-      const conflict = error instanceof ApiError && error.code === 'conflict'
-      show(`${conflict ? 'Nothing was changed. ' : ''}${errorMessage(error)}`, 'error')
+      show(errorMessage(error), 'error')
     } finally {
       setRequest(null)
     }
@@ -205,8 +206,9 @@ export function HistoryPane() {
             selectedOid={selectedOid}
             scrollTo={scrollTo}
             now={now}
+            version={snapshot.version}
             conversationTitle={conversationTitle}
-            onSelect={(commit) => setSelectedOid(commit.oid)}
+            onSelect={onSelectRow}
             onOpenConversation={(id) => navigation.openConversation(id)}
           />
         )}

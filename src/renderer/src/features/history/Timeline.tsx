@@ -24,6 +24,8 @@ export function Timeline(props: {
   readonly selectedOid: string | null
   readonly scrollTo: { readonly index: number; readonly token: number } | null
   readonly now: number
+  /** Changes whenever the store loaded something (re-checks a pending keyboard move). */
+  readonly version: number
   readonly conversationTitle: (id: string) => string
   readonly onSelect: (commit: CommitSummary, index: number) => void
   readonly onOpenConversation: (id: string) => void
@@ -55,11 +57,23 @@ export function Timeline(props: {
   for (const item of items)
     if (store.entryAt(item.index)?.oid === selectedOid) selectedIndex = item.index
 
+  // A keyboard move to a row whose page is still loading selects it once it arrives.
+  const pending = useRef<number | null>(null)
+  const { onSelect, version } = props
+  useEffect(() => {
+    if (pending.current === null) return
+    const entry = store.entryAt(pending.current)
+    if (!entry) return
+    onSelect(entry, pending.current)
+    pending.current = null
+  }, [store, version, onSelect])
+
   const moveTo = (index: number) => {
     const target = Math.max(0, Math.min(total - 1, index))
     virtualizer.scrollToIndex(target, { align: 'auto' })
     const entry = store.entryAt(target)
-    if (entry) props.onSelect(entry, target)
+    pending.current = entry ? null : target
+    if (entry) onSelect(entry, target)
   }
 
   const onKeyDown = (event: KeyboardEvent) => {
@@ -105,7 +119,7 @@ export function Timeline(props: {
               aria-selected={commit ? commit.oid === selectedOid : false}
               className="hist-row"
               style={{ transform: `translateY(${item.start}px)`, height: ROW_HEIGHT }}
-              onClick={() => commit && props.onSelect(commit, item.index)}
+              onClick={() => commit && onSelect(commit, item.index)}
             >
               {commit ? (
                 <TimelineRow

@@ -1,0 +1,283 @@
+import { mkdtemp, rm } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { createCore, type Core } from '../src/main/core'
+import {
+  claudeTurn,
+  create,
+  expect,
+  remove,
+  reply,
+  strReplace,
+  test,
+} from './fixtures/claude-turns'
+import { attachCore } from './fixtures/harness'
+import { buildLargeHistory } from './fixtures/large-history'
+import { HistoryPage } from './pages/history.page'
+import { MemoryPage } from './pages/memory.page'
+
+test('the user rolls back an overwrite, then undoes the restore too', async ({
+  page,
+  cairn,
+  fakeApi,
+}) => {
+  await claudeTurn(cairn, fakeApi, 'My favourite colour is blue.', [
+    create('/memories/notes.md', 'Favourite colour: blue\nPet: a cat called Miso\n'),
+    reply.text('Noted.'),
+  ])
+  await claudeTurn(cairn, fakeApi, 'Start a fresh notes file.', [
+    create('/memories/notes.md', 'Favourite colour: green\n'),
+    reply.text('Done.'),
+  ])
+  await cairn.open(page)
+  const history = new HistoryPage(page)
+  const memory = new MemoryPage(page)
+  await history.open()
+
+  const overwrite = history.rows.first()
+  await expect(overwrite).toContainText('Claude')
+  await expect(overwrite).toContainText('Overwrite')
+  await expect(history.rows.nth(1)).not.toContainText('Overwrite')
+  await history.select(overwrite)
+  const diff = history.diffTable('/memories/notes.md')
+  await expect(diff.getByRole('cell', { name: 'removed: Pet: a cat called Miso' })).toBeVisible()
+  await expect(diff.getByRole('cell', { name: 'added: Favourite colour: green' })).toBeVisible()
+
+  await history.select(history.rows.nth(1))
+  await history.fileDiff('notes.md').getByRole('button', { name: 'Restore this version' }).click()
+  await expect(history.dialog).toContainText('/memories/notes.md will get back the content it had')
+  await expect(history.dialog).toContainText('you can undo it')
+  await history.dialog.getByRole('button', { name: 'Restore file' }).click()
+  await expect(history.notice).toContainText('Restored notes.md')
+  await expect(history.notice).toContainText('can be undone')
+
+  const restore = history.rows.first()
+  await expect(restore).toContainText('You')
+  await expect(restore).toContainText('restore file')
+  await expect(restore).toContainText('Restored from')
+  await expect(history.count).toHaveText('3 changes')
+
+  await memory.open()
+  await memory.openFile('notes.md')
+  await expect(memory.content('notes.md')).toContainText('Pet: a cat called Miso')
+
+  await history.open()
+  await history.undoFromNotice()
+  await expect(history.notice).toContainText('Undone')
+  await expect(history.rows.first()).toContainText('revert')
+  await expect(history.rows.first()).toContainText('Reverted')
+  await expect(history.count).toHaveText('4 changes')
+  await memory.open()
+  await expect(memory.content('notes.md')).toContainText('Favourite colour: green')
+  await expect(memory.content('notes.md')).not.toContainText('Miso')
+})
+
+test('the user brings back a file Claude deleted', async ({ page, cairn, fakeApi }) => {
+  await claudeTurn(cairn, fakeApi, 'Remember my trip.', [
+    create('/memories/trip.md', 'Lisbon, May 12-19\n'),
+    reply.text('Saved.'),
+  ])
+  await claudeTurn(cairn, fakeApi, 'Forget the trip.', [
+    remove('/memories/trip.md'),
+    reply.text('Deleted.'),
+  ])
+  await cairn.open(page)
+  const history = new HistoryPage(page)
+  const memory = new MemoryPage(page)
+  await expect(memory.item('trip.md')).toHaveCount(0)
+
+  await history.open()
+  await history.select(history.row('delete'))
+  await expect(history.fileDiff('trip.md')).toContainText('Deleted')
+  await history.bringBack('trip.md')
+  await expect(history.notice).toContainText('Brought back trip.md')
+  await expect(history.rows.first()).toContainText('bring back')
+
+  await memory.open()
+  await memory.openFile('trip.md')
+  await expect(memory.content('trip.md')).toContainText('Lisbon, May 12-19')
+})
+
+test('the user reverts one str_replace, and a revert that would lose later changes is refused', async ({
+  page,
+  cairn,
+  fakeApi,
+}) => {
+  await claudeTurn(cairn, fakeApi, 'Track my tools.', [
+    create('/memories/tools.md', 'Editor: vim\nShell: bash\n'),
+    reply.text('Saved.'),
+  ])
+  await claudeTurn(cairn, fakeApi, 'I moved to Helix.', [
+    strReplace('/memories/tools.md', 'Editor: vim', 'Editor: helix'),
+    reply.text('Updated.'),
+  ])
+  await cairn.open(page)
+  const history = new HistoryPage(page)
+  const memory = new MemoryPage(page)
+  await history.open()
+
+  const change = history.rows.first()
+  await expect(change).toContainText('str_replace')
+  await history.select(change)
+  await expect(history.diffTable('/memories/tools.md')).toContainText('helix')
+  await history.revertSelected()
+  await expect(history.notice).toContainText('Reverted')
+  await expect(history.rows.first()).toContainText('Reverted')
+  await memory.open()
+  await memory.openFile('tools.md')
+  await expect(memory.content('tools.md')).toContainText('Editor: vim')
+
+  // The file changed since that str_replace (the revert itself): reverting it again is refused.
+  await history.open()
+  await history.select(history.row('str_replace'))
+  await history.revertSelected()
+  await expect(history.pane.getByRole('alert')).toContainText('changed since')
+  await expect(history.count).toHaveText('3 changes')
+  await memory.open()
+  await expect(memory.content('tools.md')).toContainText('Editor: vim')
+})
+
+test('the user restores all memory to an earlier point', async ({ page, cairn, fakeApi }) => {
+  await claudeTurn(cairn, fakeApi, 'Remember two things.', [
+    create('/memories/a.md', 'alpha\n'),
+    create('/memories/b.md', 'beta\n'),
+    reply.text('Saved both.'),
+  ])
+  await claudeTurn(cairn, fakeApi, 'Change things.', [
+    strReplace('/memories/a.md', 'alpha', 'ALPHA'),
+    remove('/memories/b.md'),
+    create('/memories/c.md', 'gamma\n'),
+    reply.text('Done.'),
+  ])
+  await cairn.open(page)
+  const history = new HistoryPage(page)
+  const memory = new MemoryPage(page)
+  await history.open()
+  await expect(history.count).toHaveText('5 changes')
+
+  await history.select(history.row('b.md').filter({ hasText: 'create' }))
+  await history.detail.getByRole('button', { name: 'Restore all memory to this point' }).click()
+  await expect(history.dialog).toContainText('files added since are removed')
+  await history.dialog.getByRole('button', { name: 'Restore all memory' }).click()
+  await expect(history.notice).toContainText('Restored all memory')
+  await expect(history.rows.first()).toContainText('restore all')
+
+  await memory.open()
+  await expect(memory.item('c.md')).toHaveCount(0)
+  await memory.openFile('b.md')
+  await expect(memory.content('b.md')).toContainText('beta')
+  await memory.openFile('a.md')
+  await expect(memory.content('a.md')).toContainText('alpha')
+})
+
+test('the timeline filters by author and file, and shows where a change came from', async ({
+  page,
+  cairn,
+  fakeApi,
+}) => {
+  const conversationId = await claudeTurn(cairn, fakeApi, 'Remember my dog.', [
+    create('/memories/pets.md', 'Dog: Rex\n'),
+    reply.text('Saved.'),
+  ])
+  await cairn.core.dispatch('memory:write', { path: '/memories/todo.md', content: 'Buy milk\n' })
+  await cairn.open(page)
+  const history = new HistoryPage(page)
+  await history.open()
+  await expect(history.count).toHaveText('2 changes')
+
+  await history.filterByAuthor('Claude')
+  await expect(history.count).toHaveText('1 change')
+  await expect(history.rows.first()).toContainText('pets.md')
+  await history.filterByAuthor('All authors')
+  await history.filterByFile('/memories/todo.md')
+  await expect(history.count).toHaveText('1 change')
+  await expect(history.rows.first()).toContainText('todo.md')
+  await history.pane.getByRole('button', { name: 'Clear filters' }).click()
+  await expect(history.count).toHaveText('2 changes')
+
+  // The conversation a change came from is one click away.
+  await history.rows.filter({ hasText: 'pets.md' }).getByRole('button').click()
+  await expect(page.getByRole('main', { name: 'Chat' })).toContainText('Remember my dog.')
+  expect(conversationId).toBeTruthy()
+})
+
+test('the timeline navigates with the keyboard and updates live', async ({
+  page,
+  cairn,
+  fakeApi,
+}) => {
+  await cairn.core.dispatch('memory:write', { path: '/memories/one.md', content: '1\n' })
+  await cairn.core.dispatch('memory:write', { path: '/memories/two.md', content: '2\n' })
+  await cairn.open(page)
+  const history = new HistoryPage(page)
+  await history.open()
+  await history.timeline.focus()
+  await history.timeline.press('ArrowDown')
+  await expect(history.timeline.getByRole('row', { selected: true })).toContainText('two.md')
+  await history.timeline.press('ArrowDown')
+  await expect(history.timeline.getByRole('row', { selected: true })).toContainText('one.md')
+  await expect(history.detail).toContainText('/memories/one.md')
+
+  await claudeTurn(cairn, fakeApi, 'Remember three.', [
+    create('/memories/three.md', '3\n'),
+    reply.text('Saved.'),
+  ])
+  await expect(history.rows.first()).toContainText('three.md')
+  await expect(history.rows.first()).toContainText('Claude')
+  await expect(history.timeline.getByRole('row', { selected: true })).toContainText('one.md')
+})
+
+test('a timeline of 10,000 commits opens and scrolls without loading every entry', async ({
+  page,
+  rendererServer,
+}) => {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'cairn-e2e-large-'))
+  await buildLargeHistory(dataDir, { commits: 10_000 })
+  const core = await createCore({ dataDir })
+  // Every history:log request the page makes, as the core receives it.
+  const logRequests: Array<{ offset: number; limit: number }> = []
+  const recording: Core = {
+    ...core,
+    dispatch: (channel, payload) => {
+      if (channel === 'history:log') logRequests.push(payload as { offset: number; limit: number })
+      return core.dispatch(channel, payload)
+    },
+  }
+  const detach = await attachCore(page, recording)
+  try {
+    await page.goto(rendererServer.url)
+    const history = new HistoryPage(page)
+    await history.open()
+    await expect(history.count).toHaveText('10,000 changes')
+    await expect(history.rows.first()).toContainText('topics/topic-00.md')
+    await expect(history.rows.first()).toHaveAttribute('aria-rowindex', '1')
+
+    // Jump to the oldest commit with the keyboard, then page and scroll back into the middle.
+    await history.timeline.focus()
+    await history.timeline.press('End')
+    const selected = history.timeline.getByRole('row', { selected: true })
+    await expect(selected).toHaveAttribute('aria-rowindex', '10000')
+    await expect(selected).toContainText('create')
+    await expect(history.detail).toContainText('create /memories/topics/topic-01.md')
+    for (let i = 0; i < 5; i++) await history.timeline.press('PageUp')
+    await expect(selected).not.toHaveAttribute('aria-rowindex', '10000')
+    await history.timeline.hover()
+    await page.mouse.wheel(0, -200_000)
+    await expect(history.rows.first()).not.toHaveAttribute('aria-rowindex', '1')
+    await expect(history.rows.first()).toContainText('topics/')
+
+    // Only the rows on screen exist, and only their pages were asked for.
+    expect(await history.rows.count()).toBeLessThan(60)
+    expect(Math.max(...logRequests.map((r) => r.limit))).toBeLessThanOrEqual(100)
+    const loaded = logRequests.reduce((sum, r) => sum + r.limit, 0)
+    test.info().annotations.push({
+      type: 'history:log',
+      description: `${logRequests.length} requests, ${loaded} entries asked for out of 10,000`,
+    })
+    expect(loaded).toBeLessThan(2_000)
+  } finally {
+    detach()
+    await core.close()
+    await rm(dataDir, { recursive: true, force: true })
+  }
+})
