@@ -315,3 +315,21 @@ test('keyboard shortcuts switch panes and open settings', async ({ page, cairn }
   await page.keyboard.press('ControlOrMeta+l')
   await expect(chat.composer).toBeFocused()
 })
+
+test('a recovery reported by the core shows a notice that can be dismissed', async ({
+  page,
+  cairn,
+}) => {
+  await cairn.open(page)
+  const chat = new ChatPage(page)
+  await expect(chat.composer).toBeFocused()
+  cairn.core.events.emit('app:recovery', {
+    kind: 'uncommitted-changes',
+    message: 'Memory files changed outside Cairn were saved as a recovery version.',
+    commitOid: null,
+  })
+  const notice = chat.pane.getByRole('status', { name: 'Unsaved memory changes recovered' })
+  await expect(notice).toContainText('saved as a recovery version')
+  await notice.getByRole('button', { name: 'Dismiss' }).click()
+  await expect(notice).toBeHidden()
+})
