@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process'
 import path from 'node:path'
-import { expect, test } from './fixtures/harness'
+import { create, expect, reply, test } from './fixtures/claude-turns'
 import { HistoryPage } from './pages/history.page'
 import { MemoryPage } from './pages/memory.page'
 
@@ -151,4 +151,35 @@ test('"Show history" opens the timeline filtered to that file', async ({ page, c
   await expect(history.count).toHaveText('2 changes')
   await expect(history.rows).toHaveCount(2)
   await expect(history.row('b.md')).toHaveCount(0)
+})
+
+test('the tree updates live when a chat turn writes memory, and the timeline shows Claude', async ({
+  page,
+  cairn,
+  fakeApi,
+}) => {
+  await cairn.open(page)
+  const memory = new MemoryPage(page)
+  await expect(memory.pane.getByText('No memories yet')).toBeVisible()
+
+  fakeApi.script(
+    create('/memories/notes.md', '# Notes\n\nThe user is learning Portuguese.\n'),
+    reply.text('I will remember that.'),
+  )
+  const composer = page.getByRole('textbox', { name: 'Message Claude' })
+  await composer.fill('I am learning Portuguese.')
+  await composer.press('Enter')
+
+  await expect(memory.item('notes.md')).toBeVisible()
+  await memory.openFile('notes.md')
+  await expect(memory.content('notes.md')).toContainText('learning Portuguese')
+
+  // The chat's "View change" lands on that commit in the timeline.
+  await page.getByRole('button', { name: 'View change to /memories/notes.md' }).click()
+  const history = new HistoryPage(page)
+  const selected = history.timeline.getByRole('row', { selected: true })
+  await expect(selected).toContainText('Claude')
+  await expect(selected).toContainText('create')
+  await expect(history.detail).toContainText('create /memories/notes.md')
+  await expect(history.detail.getByRole('button', { name: /^From: / })).toBeVisible()
 })
