@@ -272,6 +272,12 @@ test.describe('conversation list', () => {
     await expect(chat.dialog).toContainText('“Paris trip” and its messages will be removed')
     await chat.dialog.getByRole('button', { name: 'Cancel' }).click()
     await expect(chat.conversation('Paris trip')).toBeVisible()
+    // The keyboard path: Delete on a focused row asks too, Escape cancels.
+    await chat.conversation('Paris trip').focus()
+    await page.keyboard.press('Delete')
+    await expect(chat.dialog).toContainText('“Paris trip”')
+    await page.keyboard.press('Escape')
+    await expect(chat.dialog).toBeHidden()
     await chat.askToDelete('Paris trip')
     await chat.dialog.getByRole('button', { name: 'Delete conversation' }).click()
     await expect(chat.conversation('Paris trip')).toHaveCount(0)

@@ -10,7 +10,7 @@ import {
 import type { ApiErrorData } from '../../../../shared/types'
 import { ApiError, errorMessage, unwrap } from '../../lib/api'
 import { Banner, Spinner } from '../app/Banner'
-import { icons } from '../app/icons'
+import { CairnMark, icons } from '../app/icons'
 import { useNavigation } from '../app/navigation'
 import { useDelayed } from '../app/use-delayed'
 import { useSettings } from '../settings/settings-context'
@@ -381,7 +381,7 @@ function Welcome({
   return (
     <section className="welcome" aria-label="Welcome">
       <div className="welcome-mark" aria-hidden="true">
-        <icons.memory width={22} height={22} />
+        <CairnMark size={26} />
       </div>
       <h2>What’s on your mind?</h2>
       <p>

@@ -154,6 +154,9 @@ export function ConversationSidebar() {
                           if (event.key === 'F2') {
                             event.preventDefault()
                             setRenaming(conversation.id)
+                          } else if (event.key === 'Delete') {
+                            event.preventDefault()
+                            setDeleting(conversation)
                           }
                         }}
                         title={conversation.title}
@@ -181,7 +184,7 @@ export function ConversationSidebar() {
                           type="button"
                           className="icon-button"
                           aria-label={`Delete ${conversation.title}`}
-                          title="Delete"
+                          title="Delete (Del)"
                           onClick={() => setDeleting(conversation)}
                         >
                           <icons.trash />

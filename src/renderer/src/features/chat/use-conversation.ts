@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useState } from 'react'
+import { useCallback, useEffect, useRef, useState } from 'react'
 import type { Conversation } from '../../../../shared/types'
 import { ApiError, errorMessage, unwrap } from '../../lib/api'
 
@@ -37,16 +37,20 @@ export function useConversation(id: string | null): {
     }
   }, [id])
 
+  // The id on screen now: a reload that finishes after a switch must not overwrite it.
+  const current = useRef(id)
   useEffect(() => {
+    current.current = id
     let live = true
     fetch().then((next) => live && setState(next))
     return () => {
       live = false
     }
-  }, [fetch])
+  }, [fetch, id])
 
   const reload = useCallback(async () => {
-    setState(await fetch())
-  }, [fetch])
+    const next = await fetch()
+    if (current.current === id) setState(next)
+  }, [fetch, id])
   return { state, reload }
 }

@@ -436,7 +436,8 @@ const shortcuts: ReadonlyArray<[string, string]> = [
   ['Ctrl/⌘ 1', 'Show Memory'],
   ['Ctrl/⌘ 2', 'Show History'],
   ['Ctrl/⌘ ,', 'Open Settings'],
-  ['F2', 'Rename the selected conversation'],
+  ['F2', 'Rename the focused conversation'],
+  ['Del', 'Delete the focused conversation'],
 ]
 
 function ShortcutsSection() {
