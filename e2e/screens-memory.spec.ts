@@ -1,4 +1,4 @@
-import { expect, test } from './fixtures/harness'
+import { claudeTurn, create, expect, reply, strReplace, test } from './fixtures/claude-turns'
 import { HistoryPage } from './pages/history.page'
 import { MemoryPage } from './pages/memory.page'
 
@@ -16,24 +16,37 @@ const NOTES = `# About the user
 | dotfiles  | paused  |
 `
 
-async function seedMemory(dispatch: (channel: string, payload: unknown) => Promise<unknown>) {
-  const write = (path: string, content: string) => dispatch('memory:write', { path, content })
-  await write('/memories/notes.md', NOTES)
-  await write(
-    '/memories/projects/trailhead.md',
-    '# trailhead\n\nA Rust CLI for trail maps.\nUses clap 4.\n',
-  )
-  await write('/memories/projects/dotfiles.md', 'Paused until spring.\n')
-  await write('/memories/preferences.md', 'Editor: Helix\nTheme: dark\n')
-  await write(
-    '/memories/projects/trailhead.md',
-    '# trailhead\n\nA Rust CLI for trail maps and GPX files.\nUses clap 4 and serde.\n',
-  )
-}
-
 for (const scheme of ['light', 'dark'] as const) {
-  test(`memory and history screens (${scheme})`, async ({ page, cairn }) => {
-    await seedMemory((channel, payload) => cairn.core.dispatch(channel, payload))
+  test(`memory and history screens (${scheme})`, async ({ page, cairn, fakeApi }) => {
+    await claudeTurn(cairn, fakeApi, 'Hi, I am Sam. I like short answers.', [
+      create('/memories/notes.md', NOTES),
+      reply.text('Nice to meet you, Sam.'),
+    ])
+    await claudeTurn(cairn, fakeApi, 'Tell me about trailhead.', [
+      create(
+        '/memories/projects/trailhead.md',
+        '# trailhead\n\nA Rust CLI for trail maps.\nUses clap 4.\nShips as a single binary.\n',
+      ),
+      create('/memories/projects/dotfiles.md', 'Paused until spring.\n'),
+      reply.text('Noted.'),
+    ])
+    await cairn.core.dispatch('memory:write', {
+      path: '/memories/preferences.md',
+      content: 'Editor: Helix\nTheme: dark\n',
+    })
+    await claudeTurn(cairn, fakeApi, 'trailhead now reads GPX files too.', [
+      strReplace(
+        '/memories/projects/trailhead.md',
+        'A Rust CLI for trail maps.\nUses clap 4.',
+        'A Rust CLI for trail maps and GPX files.\nUses clap 4 and serde.',
+      ),
+      reply.text('Updated.'),
+    ])
+    await claudeTurn(cairn, fakeApi, 'Start my preferences over.', [
+      create('/memories/preferences.md', 'Editor: Zed\n'),
+      reply.text('Done.'),
+    ])
+
     await page.emulateMedia({ colorScheme: scheme })
     await cairn.open(page)
     const memory = new MemoryPage(page)
@@ -43,8 +56,12 @@ for (const scheme of ['light', 'dark'] as const) {
 
     const history = new HistoryPage(page)
     await history.open()
-    await history.select(history.row('trailhead.md').first())
+    await history.select(history.row('str_replace'))
     await expect(history.diffTable('/memories/projects/trailhead.md')).toContainText('GPX')
     await page.screenshot({ path: `e2e/artifacts/history-${scheme}.png` })
+
+    await history.showSideBySide()
+    await expect(history.diffTable('/memories/projects/trailhead.md')).toContainText('serde')
+    await page.screenshot({ path: `e2e/artifacts/history-split-${scheme}.png` })
   })
 }

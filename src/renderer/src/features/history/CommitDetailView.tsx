@@ -7,6 +7,7 @@ import {
   restoreNote,
   shortOid,
 } from './describe'
+import { SplitIcon, UnifiedIcon } from '../memory/icons'
 import { DiffView, type DiffMode } from './DiffView'
 
 export type RestoreRequest =
@@ -98,19 +99,23 @@ export function CommitDetailView(props: {
           <div className="hist-mode" role="group" aria-label="Diff layout">
             <button
               type="button"
-              className="kit-button"
+              className="kit-button kit-button-icon"
+              aria-label="Unified"
+              title="Unified diff"
               aria-pressed={mode === 'unified'}
               onClick={() => props.onModeChange('unified')}
             >
-              Unified
+              <UnifiedIcon />
             </button>
             <button
               type="button"
-              className="kit-button"
+              className="kit-button kit-button-icon"
+              aria-label="Side by side"
+              title="Side-by-side diff"
               aria-pressed={mode === 'split'}
               onClick={() => props.onModeChange('split')}
             >
-              Side by side
+              <SplitIcon />
             </button>
           </div>
         </div>

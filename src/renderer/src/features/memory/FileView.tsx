@@ -1,6 +1,8 @@
 import { useEffect, useRef, useState, type KeyboardEvent } from 'react'
 import type { MemoryEntry, MemoryFile } from '../../../../shared/types'
-import { ErrorBanner, Loading } from '../history/kit/Feedback'
+import { relativeTime } from '../history/describe'
+import { EmptyState, ErrorBanner, Loading } from '../history/kit/Feedback'
+import { useNow } from '../history/kit/use-delayed'
 import { MarkdownView } from './MarkdownView'
 import { baseName, formatSize, isMarkdown } from './tree-model'
 
@@ -20,6 +22,8 @@ export function FileView(props: {
   readonly error: string | null
   readonly highlightLine: number | null
   readonly childCount: number
+  /** The file is gone from the tree and could not be read (deleted or renamed meanwhile). */
+  readonly missing: boolean
   readonly onRetry: () => void
   readonly actions: FileActions
   readonly editing: boolean
@@ -30,6 +34,20 @@ export function FileView(props: {
   const [rendered, setRendered] = useState(false)
   const markdown = isMarkdown(path) && file?.kind === 'text'
   const isDir = entry?.kind === 'dir'
+  const now = useNow()
+
+  if (props.missing) {
+    return (
+      <section className="mem-file" aria-label={`File ${name}`}>
+        <EmptyState title={`${name} is no longer in memory`}>
+          <p>It was deleted or renamed. Its history is kept: you can bring it back from there.</p>
+          <button type="button" className="kit-button" onClick={() => actions.showHistory(path)}>
+            Show history
+          </button>
+        </EmptyState>
+      </section>
+    )
+  }
 
   return (
     <section className="mem-file" aria-label={isDir ? `Folder ${name}` : `File ${name}`}>
@@ -41,6 +59,7 @@ export function FileView(props: {
           <span className="mem-file-meta">
             {path.slice(0, path.length - name.length - 1) || '/'}
             {entry && ` · ${formatSize(entry.size)}`}
+            {entry && !isDir && ` · modified ${relativeTime(entry.modifiedAt, now)}`}
             {isDir && ` · ${props.childCount} ${props.childCount === 1 ? 'item' : 'items'}`}
           </span>
         </div>

@@ -7,6 +7,7 @@ import { ErrorBanner, EmptyState, Loading, Notice, type NoticeData } from '../hi
 import { useResource } from '../history/kit/use-resource'
 import { FileView, type FileActions } from './FileView'
 import { DeleteDialog, NewFileDialog, RenameDialog } from './MemoryDialogs'
+import { PlusIcon } from './icons'
 import { MemoryTree } from './MemoryTree'
 import { SearchResults } from './SearchResults'
 import { parentOf } from './tree-model'
@@ -156,7 +157,7 @@ export function MemoryBrowser() {
           }}
         />
         <button type="button" className="kit-button" onClick={() => setDialog({ kind: 'new' })}>
-          <span aria-hidden="true">＋</span> New file
+          <PlusIcon /> New file
         </button>
       </div>
 
@@ -199,6 +200,7 @@ export function MemoryBrowser() {
             error={file.error}
             highlightLine={highlightLine}
             childCount={childCount}
+            missing={tree.value !== undefined && !selectedEntry && file.error !== null}
             onRetry={file.reload}
             actions={actions}
             editing={editing}

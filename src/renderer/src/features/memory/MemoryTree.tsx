@@ -1,5 +1,6 @@
 import { useMemo, useRef, useState, type KeyboardEvent } from 'react'
 import type { MemoryEntry } from '../../../../shared/types'
+import { FileIcon, FolderIcon, ImageIcon } from './icons'
 import { formatSize, visibleRows, type TreeRow } from './tree-model'
 
 /**
@@ -81,7 +82,15 @@ export function MemoryTree(props: {
           <span className="mem-tree-twisty" aria-hidden="true">
             {row.expanded === null ? '' : row.expanded ? '▾' : '▸'}
           </span>
-          <span className={`mem-tree-icon mem-icon-${iconOf(row)}`} aria-hidden="true" />
+          <span className={`mem-tree-icon mem-icon-${iconOf(row)}`} aria-hidden="true">
+            {iconOf(row) === 'folder' ? (
+              <FolderIcon open={row.expanded === true} />
+            ) : iconOf(row) === 'image' ? (
+              <ImageIcon />
+            ) : (
+              <FileIcon />
+            )}
+          </span>
           <span className="mem-tree-name">{row.name}</span>
           <span className="mem-tree-size" aria-hidden="true">
             {formatSize(row.entry.size)}
