@@ -58,6 +58,12 @@ export function ChatPane() {
   const [pending, setPending] = useState<PendingSend | null>(null)
   const [sendError, setSendError] = useState<ApiErrorData | null>(null)
   const stopWanted = useRef(false)
+  const [shownFor, setShownFor] = useState(conversationId)
+  if (shownFor !== conversationId) {
+    // Another conversation: a failed send belongs to the one it was sent in.
+    setShownFor(conversationId)
+    setSendError(null)
+  }
 
   const tracked = conversationId ? live.byConversation[conversationId] : undefined
   const { latestStarted, settle, dismissError } = live

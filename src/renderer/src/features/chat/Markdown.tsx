@@ -2,16 +2,7 @@ import { memo, type MouseEvent, type ReactNode } from 'react'
 import ReactMarkdown, { type Components } from 'react-markdown'
 import rehypeHighlight from 'rehype-highlight'
 import remarkGfm from 'remark-gfm'
-
-/** Only `https:` links leave the app; anything else is shown as plain text. */
-export function isOpenableUrl(href: string | undefined): href is string {
-  if (!href) return false
-  try {
-    return new URL(href).protocol === 'https:'
-  } catch {
-    return false
-  }
-}
+import { isOpenableUrl } from './links'
 
 function SafeLink({ href, children }: { href?: string; children?: ReactNode }) {
   if (!isOpenableUrl(href)) return <span className="md-link-text">{children}</span>
