@@ -8,7 +8,7 @@ import {
   shortOid,
 } from './describe'
 import { SplitIcon, UnifiedIcon } from '../memory/icons'
-import { DiffView, type DiffMode } from './DiffView'
+import { DiffStat, DiffView, type DiffMode } from './DiffView'
 
 export type RestoreRequest =
   | { readonly kind: 'file'; readonly path: string; readonly commit: CommitSummary }
@@ -139,6 +139,7 @@ export function CommitDetailView(props: {
                   ? `${displayPath(change.oldPath)} → ${displayPath(change.path)}`
                   : displayPath(change.path)}
               </span>
+              <DiffStat change={change} />
               {change.status === 'deleted' ? (
                 <button
                   type="button"

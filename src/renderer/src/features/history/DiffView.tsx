@@ -4,6 +4,19 @@ import { buildDiff, type DiffGap, type DiffLine, type Segment } from './diff-mod
 
 export type DiffMode = 'unified' | 'split'
 
+/** Lines added and removed, for the file header (`+3 −1`). */
+export function DiffStat(props: { readonly change: FileChange }) {
+  const { change } = props
+  const model = useMemo(() => buildDiff(change.before, change.after), [change.before, change.after])
+  if (change.binary || (model.added === 0 && model.removed === 0)) return null
+  return (
+    <span className="hist-stat" aria-label={`${model.added} added, ${model.removed} removed`}>
+      <span className="hist-stat-add">+{model.added}</span>
+      <span className="hist-stat-del">−{model.removed}</span>
+    </span>
+  )
+}
+
 /** One file's change as a unified or side-by-side diff with word-level highlights. */
 export function DiffView(props: { readonly change: FileChange; readonly mode: DiffMode }) {
   const { change, mode } = props

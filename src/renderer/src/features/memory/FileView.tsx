@@ -114,7 +114,7 @@ export function FileView(props: {
         <Editor
           key={path}
           name={name}
-          initial={file.text ?? ''}
+          current={file.text ?? ''}
           onSave={async (content) => {
             if (await actions.save(path, content)) onEditingChange(false)
           }}
@@ -189,11 +189,13 @@ function FileContent(props: {
 
 function Editor(props: {
   readonly name: string
-  readonly initial: string
+  /** The file's content now; it may change (Claude, a restore) while the user edits. */
+  readonly current: string
   readonly onSave: (content: string) => Promise<void>
   readonly onCancel: () => void
 }) {
-  const [draft, setDraft] = useState(props.initial)
+  const [initial] = useState(props.current)
+  const [draft, setDraft] = useState(props.current)
   const [saving, setSaving] = useState(false)
   const save = async () => {
     if (saving) return
@@ -208,12 +210,20 @@ function Editor(props: {
     if ((event.ctrlKey || event.metaKey) && event.key.toLowerCase() === 's') {
       event.preventDefault()
       void save()
-    } else if (event.key === 'Escape' && draft === props.initial) {
+    } else if (event.key === 'Escape' && draft === initial) {
       props.onCancel()
     }
   }
   return (
     <div className="mem-editor" onKeyDown={onKeyDown}>
+      {props.current !== initial && (
+        <div role="alert" className="kit-banner kit-banner-error">
+          <span className="kit-banner-text">
+            {props.name} changed while you were editing (Claude or a restore wrote to it). Saving
+            replaces that change; it stays in History.
+          </span>
+        </div>
+      )}
       <textarea
         className="mem-editor-text"
         aria-label={`Edit ${props.name}`}
@@ -224,7 +234,7 @@ function Editor(props: {
       />
       <div className="mem-editor-bar">
         <span className="kit-hint">
-          {draft === props.initial ? 'No changes' : 'Unsaved changes'} · Ctrl+S to save
+          {draft === initial ? 'No changes' : 'Unsaved changes'} · Ctrl+S to save
         </span>
         <button type="button" className="kit-button" onClick={props.onCancel} disabled={saving}>
           Cancel
@@ -233,7 +243,7 @@ function Editor(props: {
           type="button"
           className="kit-button kit-button-primary"
           onClick={() => void save()}
-          disabled={saving || draft === props.initial}
+          disabled={saving || draft === initial}
         >
           {saving ? 'Saving…' : 'Save'}
         </button>
