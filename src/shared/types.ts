@@ -221,8 +221,8 @@ export interface Settings {
 /** Settings as the renderer sees them: never the key itself. */
 export interface SettingsView extends Settings {
   readonly hasApiKey: boolean
-  /** Where the key lives: OS keychain, plain text fallback, the environment, or nowhere. */
-  readonly apiKeySource: 'os' | 'plaintext' | 'env' | 'none'
+  /** Where the key lives: OS keychain, plain-text fallback, this session only, the environment, or nowhere. */
+  readonly apiKeySource: 'os' | 'plaintext' | 'memory' | 'env' | 'none'
   readonly dataDir: string
 }
 

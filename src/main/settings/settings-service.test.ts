@@ -34,6 +34,12 @@ describe('settings service', () => {
     })
   })
 
+  it('says a key in the in-memory store lasts only this session', async () => {
+    const service = createSettingsService({ dataDir, secretStore: createMemorySecretStore() })
+    await service.setApiKey('sk-ant-session-only')
+    expect(await service.view()).toMatchObject({ hasApiKey: true, apiKeySource: 'memory' })
+  })
+
   it('persists updates to settings.json and reads them back after a restart', async () => {
     const first = createSettingsService({ dataDir, secretStore: createMemorySecretStore() })
     await first.update({ model: 'claude-haiku-4-5', maxTokens: 1000, theme: 'dark' })

@@ -50,15 +50,8 @@ export function createSettingsService(options: SettingsServiceOptions): Settings
   const view = async (): Promise<SettingsView> => {
     const settings = await get()
     const stored = envKey() === null ? await store.get() : null
-    // An in-memory store (tests, e2e) writes nothing to disk, so it is reported like the keychain.
     const apiKeySource: SettingsView['apiKeySource'] =
-      envKey() !== null
-        ? 'env'
-        : stored === null
-          ? 'none'
-          : store.kind === 'plaintext'
-            ? 'plaintext'
-            : 'os'
+      envKey() !== null ? 'env' : stored === null ? 'none' : store.kind
     return {
       ...settings,
       hasApiKey: apiKeySource !== 'none',

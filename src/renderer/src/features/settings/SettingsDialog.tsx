@@ -68,6 +68,7 @@ const keySources: Readonly<Record<SettingsView['apiKeySource'], string>> = {
   os: 'Stored encrypted by your system’s keychain.',
   plaintext:
     'Stored without encryption, because this system offers no keychain. Anyone who can read your data folder can read it.',
+  memory: 'Kept in memory for this session only; it is forgotten when Cairn quits.',
   env: 'Taken from the ANTHROPIC_API_KEY environment variable.',
   none: 'Cairn needs an Anthropic API key to talk to Claude.',
 }
@@ -105,7 +106,10 @@ function ApiKeySection({ settings }: { readonly settings: SettingsView }) {
     }
   }
 
-  const stored = settings.apiKeySource === 'os' || settings.apiKeySource === 'plaintext'
+  const stored =
+    settings.apiKeySource === 'os' ||
+    settings.apiKeySource === 'plaintext' ||
+    settings.apiKeySource === 'memory'
   return (
     <section className="settings-section" aria-labelledby={`${fieldId}-title`}>
       <h3 id={`${fieldId}-title`}>Anthropic API key</h3>
