@@ -194,6 +194,11 @@ test('the timeline filters by author and file, and shows where a change came fro
   await expect(history.rows.first()).toContainText('todo.md')
   await history.pane.getByRole('button', { name: 'Clear filters' }).click()
   await expect(history.count).toHaveText('2 changes')
+  await history.filterByConversation('Remember my dog.')
+  await expect(history.count).toHaveText('1 change')
+  await expect(history.rows.first()).toContainText('pets.md')
+  await history.filterByConversation('All conversations')
+  await expect(history.count).toHaveText('2 changes')
 
   // The conversation a change came from is one click away.
   await history.rows.filter({ hasText: 'pets.md' }).getByRole('button').click()
@@ -225,6 +230,48 @@ test('the timeline navigates with the keyboard and updates live', async ({
   await expect(history.rows.first()).toContainText('three.md')
   await expect(history.rows.first()).toContainText('Claude')
   await expect(history.timeline.getByRole('row', { selected: true })).toContainText('one.md')
+})
+
+test('a failed load shows an error with Retry, and a slow one shows progress', async ({
+  page,
+  cairn,
+  rendererServer,
+}) => {
+  await cairn.core.dispatch('memory:write', { path: '/memories/slow.md', content: 'slow\n' })
+  // The real core, with history:log failing until the test lets it work and history:show held.
+  let failLog = true
+  let release: () => void = () => {}
+  const held = new Promise<void>((resolve) => (release = resolve))
+  const flaky: Core = {
+    ...cairn.core,
+    dispatch: async (channel, payload) => {
+      if (channel === 'history:log' && failLog) {
+        return { ok: false, error: { code: 'busy', message: 'The history could not be read.' } }
+      }
+      if (channel === 'history:show') await held
+      return cairn.core.dispatch(channel, payload)
+    },
+  }
+  const detach = await attachCore(page, flaky)
+  try {
+    await page.goto(rendererServer.url)
+    const history = new HistoryPage(page)
+    await history.open()
+    await expect(history.error).toContainText('The history could not be read.')
+    failLog = false
+    await history.error.getByRole('button', { name: 'Retry' }).click()
+    await expect(history.error).toHaveCount(0)
+    await expect(history.rows.first()).toContainText('slow.md')
+
+    await history.select(history.rows.first())
+    await expect(history.pane.getByRole('status', { name: 'Loading change…' })).toBeVisible()
+    release()
+    await expect(history.detail).toContainText('/memories/slow.md')
+    await expect(history.pane.getByRole('status', { name: 'Loading change…' })).toHaveCount(0)
+  } finally {
+    release()
+    detach()
+  }
 })
 
 test('a timeline of 10,000 commits opens and scrolls without loading every entry', async ({

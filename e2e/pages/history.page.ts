@@ -97,6 +97,12 @@ export class HistoryPage {
       .selectOption({ label: author })
   }
 
+  async filterByConversation(title: string): Promise<void> {
+    await this.pane
+      .getByRole('combobox', { name: 'Filter by conversation' })
+      .selectOption({ label: title })
+  }
+
   async filterByFile(path: string): Promise<void> {
     const input = this.pane.getByRole('combobox', { name: 'Filter by file' })
     await input.fill(path)
