@@ -2,6 +2,8 @@
  * Memory tool benchmark: median time per command for Cairn's handler and the SDK's reference
  * handler (`BetaLocalFilesystemMemoryTool`), in the same run, on folders of 100 and 10,000 files.
  * Run: `npm run bench:memory` (or `npx tsx bench/memory.bench.ts`). Writes bench/results/memory.json.
+ * `npm run bench:memory -- --quick` times only the commands that change the folder (no views) and
+ * writes nothing: for comparing changes; only the full run is the measurement.
  */
 
 import { execFileSync } from 'node:child_process'
@@ -25,6 +27,11 @@ const COMMANDS = [
   'delete',
 ] as const
 type CommandName = (typeof COMMANDS)[number]
+
+const QUICK = process.argv.includes('--quick')
+const TIMED: ReadonlyArray<CommandName> = QUICK
+  ? COMMANDS.filter((c) => !c.startsWith('view'))
+  : COMMANDS
 
 const SIZES = [100, 10_000] as const
 const FILES_PER_FOLDER = 50
@@ -134,7 +141,7 @@ async function benchSize(files: number): Promise<Row[]> {
     const iterations = ITERATIONS[files]!
     for (let i = 0; i < WARMUP + iterations; i++) {
       const step = inputs(i)
-      for (const command of COMMANDS) {
+      for (const command of TIMED) {
         // Alternate who goes first so neither side always runs on a warmer cache.
         const order: Array<['ours' | 'ref', Run]> =
           i % 2
@@ -153,7 +160,7 @@ async function benchSize(files: number): Promise<Row[]> {
         }
       }
     }
-    return COMMANDS.map((command) => {
+    return TIMED.map((command) => {
       const oursMs = median(samples.get(`ours:${command}`)!)
       const referenceMs = median(samples.get(`ref:${command}`)!)
       return { files, command, oursMs, referenceMs, ratio: oursMs / referenceMs }
@@ -183,6 +190,7 @@ async function main(): Promise<void> {
     `\nmedian of ${ITERATIONS[100]} (100 files) / ${ITERATIONS[10_000]} (10,000 files) runs; ${seconds.toFixed(1)} s in all;` +
       ` load average ${load.toFixed(1)} on ${os.cpus().length} CPUs (fsync-bound rows vary with disk load)`,
   )
+  if (QUICK) return
   const out = path.join(import.meta.dirname, 'results', 'memory.json')
   await fs.mkdir(path.dirname(out), { recursive: true })
   await fs.writeFile(
