@@ -223,6 +223,11 @@ test('the timeline navigates with the keyboard and updates live', async ({
   await expect(history.timeline.getByRole('row', { selected: true })).toContainText('one.md')
   await expect(history.detail).toContainText('/memories/one.md')
 
+  const splitter = history.pane.getByRole('separator', { name: 'Resize timeline' })
+  await splitter.focus()
+  await splitter.press('ArrowDown')
+  await expect(splitter).toHaveAttribute('aria-valuenow', '43')
+
   await claudeTurn(cairn, fakeApi, 'Remember three.', [
     create('/memories/three.md', '3\n'),
     reply.text('Saved.'),

@@ -7,6 +7,7 @@ import { displayPath, shortOid } from './describe'
 import type { DiffMode } from './DiffView'
 import { HistoryFilters } from './HistoryFilters'
 import { ConfirmDialog } from './kit/ConfirmDialog'
+import { Splitter } from './kit/Splitter'
 import { EmptyState, ErrorBanner, Loading, Notice, type NoticeData } from './kit/Feedback'
 import { useNow } from './kit/use-delayed'
 import { useResource } from './kit/use-resource'
@@ -48,6 +49,7 @@ export function HistoryPane() {
   const [scrollTo, setScrollTo] = useState<{ index: number; token: number } | null>(null)
   const [requestedTarget, setRequestedTarget] = useState(navigation.historyTarget)
   const [mode, setMode] = useState<DiffMode>('unified')
+  const [split, setSplit] = useState(40)
   const [request, setRequest] = useState<RestoreRequest | null>(null)
   const [notice, setNotice] = useState<NoticeData | null>(null)
   const now = useNow()
@@ -182,7 +184,7 @@ export function HistoryPane() {
       {notice && <Notice key={notice.id} notice={notice} onDismiss={() => setNotice(null)} />}
       {snapshot.error && <ErrorBanner message={snapshot.error} onRetry={() => store.refresh()} />}
 
-      <div className="hist-list">
+      <div className="hist-list" style={{ flexBasis: `${split}%` }}>
         <Loading active={total === null && !snapshot.error} label="Loading history…" />
         {total === 0 && !filtered && (
           <EmptyState title="No changes yet">
@@ -213,6 +215,8 @@ export function HistoryPane() {
           />
         )}
       </div>
+
+      <Splitter label="Resize timeline" value={split} onChange={setSplit} />
 
       <div className="hist-detail-area">
         {detail.error && <ErrorBanner message={detail.error} onRetry={detail.reload} />}

@@ -4,6 +4,7 @@ import { api, errorMessage, unwrap } from '../../lib/api'
 import { useNavigation } from '../app/navigation'
 import { displayPath } from '../history/describe'
 import { ErrorBanner, EmptyState, Loading, Notice, type NoticeData } from '../history/kit/Feedback'
+import { Splitter } from '../history/kit/Splitter'
 import { useResource } from '../history/kit/use-resource'
 import { FileView, type FileActions } from './FileView'
 import { DeleteDialog, NewFileDialog, RenameDialog } from './MemoryDialogs'
@@ -34,6 +35,7 @@ export function MemoryBrowser() {
   const [notice, setNotice] = useState<NoticeData | null>(null)
   const [query, setQuery] = useState('')
   const [searchKey, setSearchKey] = useState<string | null>(null)
+  const [split, setSplit] = useState(34)
 
   // Another feature asked to open a file (e.g. a tool card): follow it.
   if (navigation.memoryPath !== requestedPath) {
@@ -164,7 +166,7 @@ export function MemoryBrowser() {
       {notice && <Notice key={notice.id} notice={notice} onDismiss={() => setNotice(null)} />}
       {tree.error && <ErrorBanner message={tree.error} onRetry={tree.reload} />}
 
-      <div className="mem-list">
+      <div className="mem-list" style={{ flexBasis: `${split}%` }}>
         {searchKey !== null ? (
           <SearchResults
             query={searchKey}
@@ -189,6 +191,8 @@ export function MemoryBrowser() {
           </>
         )}
       </div>
+
+      <Splitter label="Resize file list" value={split} onChange={setSplit} />
 
       <div className="mem-detail">
         {selected ? (
