@@ -1,13 +1,21 @@
 /**
  * The disk side of the handler: symlink-safe lookups, atomic writes, owner-only modes.
  * Every function takes the real root and a posix `relative` path that already passed the path rules.
+ *
+ * The metadata calls on the command path (realpath, lstat, open, write, rename, close) are
+ * synchronous: each takes microseconds on a local disk, while each async hop through libuv's
+ * thread pool cost more than the call itself and, on a busy machine, a scheduling delay on top.
+ * The fsyncs, which take milliseconds, stay asynchronous so the event loop keeps running.
  */
 
 import { randomUUID } from 'node:crypto'
-import { constants, type Stats } from 'node:fs'
+import fss, { constants, type Stats } from 'node:fs'
 import fs from 'node:fs/promises'
 import path from 'node:path'
+import { promisify } from 'node:util'
 import { TEMP_FILE_PREFIX } from './types'
+
+const fsync = promisify(fss.fsync)
 
 /** Mode of every file the handler writes: owner read/write only. */
 export const FILE_MODE = 0o600
@@ -43,13 +51,10 @@ export type Lookup =
 export async function lookup(root: string, relative: string): Promise<Lookup> {
   if (relative !== '') {
     const full = realPath(root, relative)
-    const parent = path.dirname(full)
-    const [resolved, expected, stats] = await Promise.all([
-      fs.realpath(parent).catch(() => null),
-      realRoot(root).then((real) => path.dirname(realPath(real, relative))),
-      fs.lstat(full).catch((error: unknown) => (isCode(error, 'ENOENT') ? null : undefined)),
-    ])
-    if (resolved !== null && resolved === expected && stats !== undefined) {
+    const resolved = realpathOrNull(path.dirname(full))
+    const expected = path.dirname(realPath(realRoot(root), relative))
+    if (resolved !== null && resolved === expected) {
+      const stats = lstatOrNull(full)
       if (stats === null) return { kind: 'missing', parentIsDirectory: true }
       if (stats.isFile()) return { kind: 'file', stats }
       if (stats.isDirectory()) return { kind: 'directory', stats }
@@ -59,28 +64,35 @@ export async function lookup(root: string, relative: string): Promise<Lookup> {
   return walk(root, relative)
 }
 
-const realRoots = new Map<string, Promise<string>>()
+const realRoots = new Map<string, string>()
 
 // The root's real path, resolving only its ancestors (e.g. /tmp on macOS): were the root itself
 // a link, the fast path would then never match and the walk refuses it. Cached per root.
-function realRoot(root: string): Promise<string> {
+function realRoot(root: string): string {
   let cached = realRoots.get(root)
-  if (!cached) {
-    cached = fs.realpath(path.dirname(root)).then((dir) => path.join(dir, path.basename(root)))
-    cached.catch(() => realRoots.delete(root))
+  if (cached === undefined) {
+    cached = path.join(fss.realpathSync.native(path.dirname(root)), path.basename(root))
     realRoots.set(root, cached)
   }
   return cached
 }
 
-async function walk(root: string, relative: string): Promise<Lookup> {
+function realpathOrNull(real: string): string | null {
+  try {
+    return fss.realpathSync.native(real)
+  } catch {
+    return null
+  }
+}
+
+function walk(root: string, relative: string): Lookup {
   const segments = relative === '' ? [] : relative.split('/')
   let current = root
-  let stats = await lstatOrNull(current)
+  let stats = lstatOrNull(current)
   if (!stats?.isDirectory()) return { kind: 'special', at: '' }
   for (let i = 0; i < segments.length; i++) {
     current = path.join(current, segments[i]!)
-    stats = await lstatOrNull(current)
+    stats = lstatOrNull(current)
     const last = i === segments.length - 1
     if (stats === null) return { kind: 'missing', parentIsDirectory: last }
     if (stats.isDirectory()) continue
@@ -92,9 +104,9 @@ async function walk(root: string, relative: string): Promise<Lookup> {
   return { kind: 'directory', stats: stats! }
 }
 
-async function lstatOrNull(real: string): Promise<Stats | null> {
+function lstatOrNull(real: string): Stats | null {
   try {
-    return await fs.lstat(real)
+    return fss.lstatSync(real)
   } catch (error) {
     if (isCode(error, 'ENOENT') || isCode(error, 'ENOTDIR')) return null
     throw error
@@ -103,13 +115,14 @@ async function lstatOrNull(real: string): Promise<Stats | null> {
 
 /** Reads a regular file without following a symlink planted at the last moment. */
 export async function readRegularFile(real: string): Promise<Buffer> {
-  const handle = await fs.open(real, constants.O_RDONLY | O_NOFOLLOW)
+  const fd = fss.openSync(real, constants.O_RDONLY | O_NOFOLLOW)
   try {
-    const stats = await handle.stat()
-    if (!stats.isFile()) throw Object.assign(new Error('not a regular file'), { code: 'EINVAL' })
-    return await handle.readFile()
+    if (!fss.fstatSync(fd).isFile()) {
+      throw Object.assign(new Error('not a regular file'), { code: 'EINVAL' })
+    }
+    return fss.readFileSync(fd)
   } finally {
-    await handle.close()
+    fss.closeSync(fd)
   }
 }
 
@@ -128,7 +141,7 @@ export async function ensureDirectories(
   try {
     for (const segment of relativeDir.split('/')) {
       current = path.join(current, segment)
-      const stats = await lstatOrNull(current)
+      const stats = lstatOrNull(current)
       if (stats?.isDirectory()) continue
       if (stats !== null) throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' })
       await fs.mkdir(current, { mode: DIR_MODE })
@@ -151,7 +164,7 @@ export async function removeDirectories(created: ReadonlyArray<string>): Promise
 /**
  * Writes `data` to `real` atomically: a hidden temp file in the same folder, fsync, rename over
  * the target, fsync the folder. The temp file never survives a failure. `beforeCommit` (e.g. the
- * secret scan) runs while the temp file is written and flushed; if it throws, nothing is renamed.
+ * secret scan) runs while the temp file is flushed; if it throws, nothing is renamed.
  */
 export async function atomicWrite(
   real: string,
@@ -160,24 +173,24 @@ export async function atomicWrite(
 ): Promise<void> {
   const dir = path.dirname(real)
   const temp = path.join(dir, `${TEMP_FILE_PREFIX}${randomUUID()}`)
-  let handle: fs.FileHandle | undefined
-  const flushed = (async () => {
-    // The mode is only ever narrowed by the umask, so the file is never more than owner-only.
-    handle = await fs.open(temp, WRITE_NEW | O_NOFOLLOW, FILE_MODE)
-    await handle.writeFile(data)
-    await handle.sync()
-    await handle.close()
-    handle = undefined
-  })()
+  let fd: number | undefined
   try {
-    const [write, check] = await Promise.allSettled([flushed, beforeCommit()])
-    if (write.status === 'rejected') throw write.reason
+    // The mode is only ever narrowed by the umask, so the file is never more than owner-only.
+    fd = fss.openSync(temp, WRITE_NEW | O_NOFOLLOW, FILE_MODE)
+    fss.writeFileSync(fd, data)
+    const [flush, check] = await Promise.allSettled([fsync(fd), beforeCommit()])
+    if (flush.status === 'rejected') throw flush.reason
     if (check.status === 'rejected') throw check.reason
-    await fs.rename(temp, real)
+    fss.closeSync(fd)
+    fd = undefined
+    fss.renameSync(temp, real)
   } catch (error) {
-    await flushed.catch(() => {})
-    await (handle as fs.FileHandle | undefined)?.close().catch(() => {})
-    await fs.unlink(temp).catch(() => {})
+    if (fd !== undefined) closeQuietly(fd)
+    try {
+      fss.unlinkSync(temp)
+    } catch {
+      // Never created, or already renamed.
+    }
     throw error
   }
   await syncDirectory(dir)
@@ -189,11 +202,19 @@ const WRITE_NEW = constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY
 export async function syncDirectory(dir: string): Promise<void> {
   // Windows cannot open a folder for fsync; its rename is already journaled by NTFS.
   if (process.platform === 'win32') return
-  const handle = await fs.open(dir, constants.O_RDONLY)
+  const fd = fss.openSync(dir, constants.O_RDONLY)
   try {
-    await handle.sync()
+    await fsync(fd)
   } finally {
-    await handle.close()
+    fss.closeSync(fd)
+  }
+}
+
+function closeQuietly(fd: number): void {
+  try {
+    fss.closeSync(fd)
+  } catch {
+    // Already closed.
   }
 }
 
