@@ -1,21 +1,8 @@
-import { reply, startFakeAnthropic, type FakeAnthropic } from '../test/fixtures/fake-anthropic'
-import { expect, test as base } from './fixtures/harness'
+import { reply } from '../test/fixtures/fake-anthropic'
+import { expect, test } from './fixtures/harness'
 import { AppPage } from './pages/app.page'
 import { ChatPage } from './pages/chat.page'
 import { SettingsPage } from './pages/settings.page'
-
-// The core talks to a scripted fake Messages API (through ANTHROPIC_BASE_URL, no SDK retries).
-// TODO(lead): replace with `cairn.anthropic` once the shared harness provides it.
-const test = base.extend<{ anthropic: FakeAnthropic }>({
-  anthropic: async ({}, use) => {
-    const fake = await startFakeAnthropic()
-    await use(fake)
-    await fake.close()
-  },
-  cairnOptions: async ({ anthropic }, use) => {
-    await use({ env: { ANTHROPIC_BASE_URL: anthropic.url }, anthropicMaxRetries: 0 })
-  },
-})
 
 const KEY = 'sk-ant-e2e-chat-key'
 

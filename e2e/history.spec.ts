@@ -19,13 +19,13 @@ import { MemoryPage } from './pages/memory.page'
 test('the user rolls back an overwrite, then undoes the restore too', async ({
   page,
   cairn,
-  fakeApi,
+  anthropic,
 }) => {
-  await claudeTurn(cairn, fakeApi, 'My favourite colour is blue.', [
+  await claudeTurn(cairn, anthropic, 'My favourite colour is blue.', [
     create('/memories/notes.md', 'Favourite colour: blue\nPet: a cat called Miso\n'),
     reply.text('Noted.'),
   ])
-  await claudeTurn(cairn, fakeApi, 'Start a fresh notes file.', [
+  await claudeTurn(cairn, anthropic, 'Start a fresh notes file.', [
     create('/memories/notes.md', 'Favourite colour: green\n'),
     reply.text('Done.'),
   ])
@@ -72,12 +72,12 @@ test('the user rolls back an overwrite, then undoes the restore too', async ({
   await expect(memory.content('notes.md')).not.toContainText('Miso')
 })
 
-test('the user brings back a file Claude deleted', async ({ page, cairn, fakeApi }) => {
-  await claudeTurn(cairn, fakeApi, 'Remember my trip.', [
+test('the user brings back a file Claude deleted', async ({ page, cairn, anthropic }) => {
+  await claudeTurn(cairn, anthropic, 'Remember my trip.', [
     create('/memories/trip.md', 'Lisbon, May 12-19\n'),
     reply.text('Saved.'),
   ])
-  await claudeTurn(cairn, fakeApi, 'Forget the trip.', [
+  await claudeTurn(cairn, anthropic, 'Forget the trip.', [
     remove('/memories/trip.md'),
     reply.text('Deleted.'),
   ])
@@ -101,13 +101,13 @@ test('the user brings back a file Claude deleted', async ({ page, cairn, fakeApi
 test('the user reverts one str_replace, and a revert that would lose later changes is refused', async ({
   page,
   cairn,
-  fakeApi,
+  anthropic,
 }) => {
-  await claudeTurn(cairn, fakeApi, 'Track my tools.', [
+  await claudeTurn(cairn, anthropic, 'Track my tools.', [
     create('/memories/tools.md', 'Editor: vim\nShell: bash\n'),
     reply.text('Saved.'),
   ])
-  await claudeTurn(cairn, fakeApi, 'I moved to Helix.', [
+  await claudeTurn(cairn, anthropic, 'I moved to Helix.', [
     strReplace('/memories/tools.md', 'Editor: vim', 'Editor: helix'),
     reply.text('Updated.'),
   ])
@@ -137,13 +137,13 @@ test('the user reverts one str_replace, and a revert that would lose later chang
   await expect(memory.content('tools.md')).toContainText('Editor: vim')
 })
 
-test('the user restores all memory to an earlier point', async ({ page, cairn, fakeApi }) => {
-  await claudeTurn(cairn, fakeApi, 'Remember two things.', [
+test('the user restores all memory to an earlier point', async ({ page, cairn, anthropic }) => {
+  await claudeTurn(cairn, anthropic, 'Remember two things.', [
     create('/memories/a.md', 'alpha\n'),
     create('/memories/b.md', 'beta\n'),
     reply.text('Saved both.'),
   ])
-  await claudeTurn(cairn, fakeApi, 'Change things.', [
+  await claudeTurn(cairn, anthropic, 'Change things.', [
     strReplace('/memories/a.md', 'alpha', 'ALPHA'),
     remove('/memories/b.md'),
     create('/memories/c.md', 'gamma\n'),
@@ -173,9 +173,9 @@ test('the user restores all memory to an earlier point', async ({ page, cairn, f
 test('the timeline filters by author and file, and shows where a change came from', async ({
   page,
   cairn,
-  fakeApi,
+  anthropic,
 }) => {
-  const conversationId = await claudeTurn(cairn, fakeApi, 'Remember my dog.', [
+  const conversationId = await claudeTurn(cairn, anthropic, 'Remember my dog.', [
     create('/memories/pets.md', 'Dog: Rex\n'),
     reply.text('Saved.'),
   ])
@@ -209,7 +209,7 @@ test('the timeline filters by author and file, and shows where a change came fro
 test('the timeline navigates with the keyboard and updates live', async ({
   page,
   cairn,
-  fakeApi,
+  anthropic,
 }) => {
   await cairn.core.dispatch('memory:write', { path: '/memories/one.md', content: '1\n' })
   await cairn.core.dispatch('memory:write', { path: '/memories/two.md', content: '2\n' })
@@ -228,7 +228,7 @@ test('the timeline navigates with the keyboard and updates live', async ({
   await splitter.press('ArrowDown')
   await expect(splitter).toHaveAttribute('aria-valuenow', '43')
 
-  await claudeTurn(cairn, fakeApi, 'Remember three.', [
+  await claudeTurn(cairn, anthropic, 'Remember three.', [
     create('/memories/three.md', '3\n'),
     reply.text('Saved.'),
   ])

@@ -156,13 +156,13 @@ test('"Show history" opens the timeline filtered to that file', async ({ page, c
 test('the tree updates live when a chat turn writes memory, and the timeline shows Claude', async ({
   page,
   cairn,
-  fakeApi,
+  anthropic,
 }) => {
   await cairn.open(page)
   const memory = new MemoryPage(page)
   await expect(memory.pane.getByText('No memories yet')).toBeVisible()
 
-  fakeApi.script(
+  anthropic.script(
     create('/memories/notes.md', '# Notes\n\nThe user is learning Portuguese.\n'),
     reply.text('I will remember that.'),
   )

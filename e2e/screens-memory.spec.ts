@@ -17,12 +17,12 @@ const NOTES = `# About the user
 `
 
 for (const scheme of ['light', 'dark'] as const) {
-  test(`memory and history screens (${scheme})`, async ({ page, cairn, fakeApi }) => {
-    await claudeTurn(cairn, fakeApi, 'Hi, I am Sam. I like short answers.', [
+  test(`memory and history screens (${scheme})`, async ({ page, cairn, anthropic }) => {
+    await claudeTurn(cairn, anthropic, 'Hi, I am Sam. I like short answers.', [
       create('/memories/notes.md', NOTES),
       reply.text('Nice to meet you, Sam.'),
     ])
-    await claudeTurn(cairn, fakeApi, 'Tell me about trailhead.', [
+    await claudeTurn(cairn, anthropic, 'Tell me about trailhead.', [
       create(
         '/memories/projects/trailhead.md',
         '# trailhead\n\nA Rust CLI for trail maps.\nUses clap 4.\nShips as a single binary.\n',
@@ -34,7 +34,7 @@ for (const scheme of ['light', 'dark'] as const) {
       path: '/memories/preferences.md',
       content: 'Editor: Helix\nTheme: dark\n',
     })
-    await claudeTurn(cairn, fakeApi, 'trailhead now reads GPX files too.', [
+    await claudeTurn(cairn, anthropic, 'trailhead now reads GPX files too.', [
       strReplace(
         '/memories/projects/trailhead.md',
         'A Rust CLI for trail maps.\nUses clap 4.',
@@ -42,7 +42,7 @@ for (const scheme of ['light', 'dark'] as const) {
       ),
       reply.text('Updated.'),
     ])
-    await claudeTurn(cairn, fakeApi, 'Start my preferences over.', [
+    await claudeTurn(cairn, anthropic, 'Start my preferences over.', [
       create('/memories/preferences.md', 'Editor: Zed\n'),
       reply.text('Done.'),
     ])

@@ -1,18 +1,5 @@
-import { startFakeAnthropic, type FakeAnthropic } from '../test/fixtures/fake-anthropic'
-import { expect, test as base } from './fixtures/harness'
+import { expect, test } from './fixtures/harness'
 import { SettingsPage } from './pages/settings.page'
-
-// The model list comes from a scripted fake Messages API (TODO(lead): `cairn.anthropic`).
-const test = base.extend<{ anthropic: FakeAnthropic }>({
-  anthropic: async ({}, use) => {
-    const fake = await startFakeAnthropic()
-    await use(fake)
-    await fake.close()
-  },
-  cairnOptions: async ({ anthropic }, use) => {
-    await use({ env: { ANTHROPIC_BASE_URL: anthropic.url }, anthropicMaxRetries: 0 })
-  },
-})
 
 const themeOf = (page: import('@playwright/test').Page) =>
   page.evaluate(() => document.documentElement.dataset['theme'] ?? 'system')
