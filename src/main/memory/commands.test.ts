@@ -71,6 +71,21 @@ describe('view of a directory', () => {
     )
   })
 
+  it('shows changes made outside the tool at once (listings are never cached)', async () => {
+    await box.write('kept.md', 'k')
+    await box.write('gone.md', 'g')
+    expect(text(await box.run({ command: 'view', path: '/memories' }))).toContain(
+      '/memories/gone.md',
+    )
+    await fs.rm(path.join(box.root, 'gone.md'))
+    await box.write('added/new.md', 'n')
+    box.tool.invalidateUsage()
+    const listing = text(await box.run({ command: 'view', path: '/memories' }))
+    expect(listing).not.toContain('/memories/gone.md')
+    expect(listing).toContain('/memories/added/new.md')
+    expect(listing).toContain('/memories/kept.md')
+  })
+
   it('answers the official message for a missing path', async () => {
     const result = await box.run({ command: 'view', path: '/memories/nope' })
     expect(result).toEqual({

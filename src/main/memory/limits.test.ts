@@ -150,6 +150,35 @@ describe('limits', () => {
     ).toBe(false)
   })
 
+  it('walks the folder between commands once its total is past half its age', async () => {
+    let clock = 0
+    box = await makeSandbox({ limits: { maxFiles: 2 }, usageMaxAgeMs: 1000, now: () => clock })
+    await box.run({ command: 'create', path: '/memories/a.md', file_text: 'a' })
+    await box.write('outside-1.md', 'x')
+    clock = 600
+    // This command finds the total getting old; the walk runs after it, before the next one.
+    await box.run({ command: 'view', path: '/memories' })
+    const result = await box.run({ command: 'create', path: '/memories/b.md', file_text: 'b' })
+    expect(text(result)).toContain('memory already holds 2 files, the limit is 2')
+  })
+
+  it('re-walks right after invalidateUsage, so the next write does not have to', async () => {
+    box = await makeSandbox({ limits: { maxFiles: 2 } })
+    await box.run({ command: 'create', path: '/memories/a.md', file_text: 'a' })
+    await box.write('outside-1.md', 'x')
+    box.tool.invalidateUsage()
+    // Queued behind the walk: once it answers, the walk has counted a.md and outside-1.md.
+    await box.run({ command: 'view', path: '/memories' })
+    // Removed without telling the tool: the write uses the total walked at invalidation.
+    await fs.rm(path.join(box.root, 'outside-1.md'))
+    const result = await box.run({ command: 'create', path: '/memories/b.md', file_text: 'b' })
+    expect(text(result)).toContain('memory already holds 2 files, the limit is 2')
+    box.tool.invalidateUsage()
+    expect(
+      (await box.run({ command: 'create', path: '/memories/b.md', file_text: 'b' })).isError,
+    ).toBe(false)
+  })
+
   it('measures regular, non-hidden files only', async () => {
     box = await makeSandbox()
     await box.write('a.md', '12345')

@@ -91,10 +91,25 @@ export function createMemoryTool(options: MemoryToolOptions): MemoryTool {
     }
   }
 
+  // The usage walk is O(files): run it in the queue between commands, never inside one, when
+  // the total is missing (start, invalidateUsage) or getting old. A write then finds it ready.
+  let refreshQueued = false
+  const refreshUsageSoon = (): void => {
+    if (refreshQueued || !usage.wantsRefresh()) return
+    refreshQueued = true
+    queue = queue
+      .then(async () => {
+        refreshQueued = false
+        if (usage.wantsRefresh()) await usage.refresh()
+      })
+      .catch(() => {})
+  }
+
   return {
     execute(input, callOptions) {
       const result = queue.then(() => run(input, callOptions))
       queue = result.catch(() => {})
+      void result.then(refreshUsageSoon)
       return result
     },
     configure(update) {
@@ -104,7 +119,10 @@ export function createMemoryTool(options: MemoryToolOptions): MemoryTool {
       }
     },
     policy: () => policy,
-    invalidateUsage: () => usage.invalidate(),
+    invalidateUsage: () => {
+      usage.invalidate()
+      refreshUsageSoon()
+    },
   }
 }
 

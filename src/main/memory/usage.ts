@@ -1,8 +1,9 @@
 /**
  * How much the memory folder holds (files, bytes), for the limits. Walking 10,000 files on
- * every write would be slow, so the total is computed lazily once, then kept current by the
- * handler's own writes; it is re-walked after `invalidate()` or once it is older than `maxAgeMs`
- * (other writers — the user, a restore — may have changed the folder meanwhile).
+ * every write would be slow, so the total is computed once, then kept current by the handler's
+ * own writes; it is re-walked after `invalidate()` or once it is older than `maxAgeMs` (other
+ * writers — the user, a restore — may have changed the folder meanwhile). The tool refreshes it
+ * between commands (`wantsRefresh`), so a write rarely has to wait for a walk.
  */
 
 import fs from 'node:fs/promises'
@@ -27,11 +28,22 @@ export class UsageCache {
 
   /** The current usage, walking the folder only when the cached total is missing or stale. */
   async get(): Promise<Usage> {
-    if (this.usage === null || this.now() - this.computedAt > this.maxAgeMs) {
-      this.usage = await measure(this.root)
-      this.computedAt = this.now()
-    }
-    return this.usage
+    if (this.usage === null || this.now() - this.computedAt > this.maxAgeMs) await this.refresh()
+    return this.usage!
+  }
+
+  /**
+   * True when the total is missing or past half its age: worth re-walking now, between
+   * commands, rather than on the write that would find it expired.
+   */
+  wantsRefresh(): boolean {
+    return this.usage === null || this.now() - this.computedAt > this.maxAgeMs / 2
+  }
+
+  /** Walks the folder now and caches the total. */
+  async refresh(): Promise<void> {
+    this.usage = await measure(this.root)
+    this.computedAt = this.now()
   }
 
   /** Records a change the handler made itself (only if a total is cached). */
