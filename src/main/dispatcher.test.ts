@@ -60,6 +60,14 @@ describe('dispatcher', () => {
     expect(notString).toMatchObject({ ok: false, error: { code: 'unknown-channel' } })
   })
 
+  it('rejects a chat message with no visible text, storing no conversation', async () => {
+    const { dispatch } = await openCore()
+    const blank = await dispatch('chat:send', { conversationId: null, text: ' \n\t ' })
+    expect(blank).toMatchObject({ ok: false, error: { code: 'invalid-payload' } })
+    if (!blank.ok) expect(blank.error.message).toMatch(/text/)
+    expect(await dispatch('conversations:list', {})).toEqual({ ok: true, value: [] })
+  })
+
   it('passes a CairnError through and hides anything else', async () => {
     const seen: unknown[] = []
     const handlers = {

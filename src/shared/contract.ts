@@ -66,7 +66,11 @@ export const requestSchemas = {
   'history:revert': z.strictObject({ oid }),
   'history:restoreAll': z.strictObject({ oid }),
 
-  'chat:send': z.strictObject({ conversationId: id.nullable(), text: z.string().min(1) }),
+  'chat:send': z.strictObject({
+    conversationId: id.nullable(),
+    // The API refuses a text block without visible text; stored, it would break the chat.
+    text: z.string().refine((text) => text.trim() !== '', 'must contain visible text'),
+  }),
   'chat:stop': z.strictObject({ conversationId: id }),
 
   'conversations:list': z.strictObject({ query: z.string().max(500).optional() }),

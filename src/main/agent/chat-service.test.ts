@@ -389,6 +389,15 @@ describe('errors', () => {
     })
   }
 
+  it('keeps the conversation usable after a stream that broke having sent only whitespace', async () => {
+    fake.script(reply.drop('\n\n'))
+    const broken = await turn(null, 'hello')
+    expect(lastError(broken.events)).toMatchObject({ code: 'stream-interrupted' })
+    fake.script(reply.text('Recovered'))
+    const next = await turn(broken.conversationId, 'again')
+    expect(lastError(next.events)).toBeUndefined()
+  })
+
   it("relies on the SDK's own retries for an overloaded API", async () => {
     await chat.close()
     const settings = createSettingsService({ dataDir, secretStore: createMemorySecretStore(), env })

@@ -22,17 +22,19 @@ export const NOT_RUN_CUT_OFF = 'This command was not run: the reply was cut off 
 
 /**
  * The stored history as the API expects it: consecutive messages of one role merged (a
- * stopped turn can leave two user messages in a row), empty messages dropped, and every
- * tool_use answered by a tool_result in the next message (a crash mid-turn can leave one
- * unanswered), so a stored conversation can always continue.
+ * stopped turn can leave two user messages in a row), blank text blocks and empty messages
+ * dropped, and every tool_use answered by a tool_result in the next message (a crash mid-turn
+ * can leave one unanswered), so a stored conversation can always continue.
  */
 export function toApiMessages(stored: ReadonlyArray<StoredMessage>): ApiMessage[] {
   const merged: Array<{ role: 'user' | 'assistant'; content: StoredBlock[] }> = []
   for (const message of stored) {
-    if (message.content.length === 0) continue
+    // The API refuses text blocks without visible text (a stream cut after "\n\n" stores one).
+    const content = message.content.filter((b) => b.type !== 'text' || b.text.trim() !== '')
+    if (content.length === 0) continue
     const last = merged.at(-1)
-    if (last && last.role === message.role) last.content.push(...message.content)
-    else merged.push({ role: message.role, content: [...message.content] })
+    if (last && last.role === message.role) last.content.push(...content)
+    else merged.push({ role: message.role, content })
   }
   for (let i = 0; i < merged.length; i++) {
     const message = merged[i]!

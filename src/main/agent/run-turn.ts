@@ -223,7 +223,7 @@ export async function runTurn(options: TurnOptions): Promise<TurnOutcome> {
     }
     return { stopped: false, error: null }
   } catch (error) {
-    const kept = partial.filter((b): b is StoredBlock => b?.type === 'text' && b.text.length > 0)
+    const kept = partial.filter((b): b is StoredBlock => b?.type === 'text' && b.text.trim() !== '')
     await flushResults(NOT_RUN_STOPPED)
     if (kept.length > 0) {
       // What the person saw stream in stays in the transcript (without any half tool call).
