@@ -7,10 +7,12 @@
  */
 
 import { execFileSync } from 'node:child_process'
+import fsSync from 'node:fs'
 import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { performance } from 'node:perf_hooks'
+import { promisify } from 'node:util'
 import { betaMemoryTool } from '@anthropic-ai/sdk/helpers/beta/memory'
 import { BetaLocalFilesystemMemoryTool } from '@anthropic-ai/sdk/tools/memory/node'
 import { createMemoryTool } from '../src/main/memory/index'
@@ -114,9 +116,39 @@ function median(values: ReadonlyArray<number>): number {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
 }
 
+/**
+ * The disk alone, no handler: what a durable atomic write costs (temp file, fsync, rename, fsync
+ * of the folder — what Cairn's writes do) next to the reference's write (open, write, fsync,
+ * close). Their ratio is the part of our write ratio that durability itself costs.
+ */
+const FLOOR = 'disk floor' as const
+
+// Both floors make the same kind of calls (synchronous open/write/rename/close, asynchronous
+// fsync, as Cairn does), so their ratio isolates the second fsync and the rename.
+const fsync = promisify(fsSync.fsync)
+
+async function durableWrite(dir: string, name: string, text: string): Promise<void> {
+  const temp = path.join(dir, `.floor-${name}`)
+  const fd = fsSync.openSync(temp, 'wx', 0o600)
+  fsSync.writeFileSync(fd, text)
+  await fsync(fd)
+  fsSync.closeSync(fd)
+  fsSync.renameSync(temp, path.join(dir, name))
+  const folder = fsSync.openSync(dir, 'r')
+  await fsync(folder)
+  fsSync.closeSync(folder)
+}
+
+async function singleFsyncWrite(dir: string, name: string, text: string): Promise<void> {
+  const fd = fsSync.openSync(path.join(dir, name), 'wx', 0o600)
+  fsSync.writeFileSync(fd, text)
+  await fsync(fd)
+  fsSync.closeSync(fd)
+}
+
 interface Row {
   readonly files: number
-  readonly command: CommandName
+  readonly command: CommandName | typeof FLOOR
   readonly oursMs: number
   readonly referenceMs: number
   readonly ratio: number
@@ -159,8 +191,24 @@ async function benchSize(files: number): Promise<Row[]> {
             samples.set(`${who}:${command}`, [...(samples.get(`${who}:${command}`) ?? []), ms])
         }
       }
+      // The disk floor, in the same folders the handlers write to, alternating the same way.
+      const floors: Array<['ours' | 'ref', string, typeof durableWrite]> = [
+        ['ours', path.join(oursRoot, 'bench'), durableWrite],
+        ['ref', path.join(base, 'ref', 'memories', 'bench'), singleFsyncWrite],
+      ]
+      if (i % 2) floors.reverse()
+      for (const [who, dir, write] of floors) {
+        collect()
+        const start = performance.now()
+        await write(dir, `floor-${i}.md`, NOTE)
+        const ms = performance.now() - start
+        await fs.rm(path.join(dir, `floor-${i}.md`))
+        if (i >= WARMUP)
+          samples.set(`${who}:${FLOOR}`, [...(samples.get(`${who}:${FLOOR}`) ?? []), ms])
+      }
     }
-    return TIMED.map((command) => {
+    const rowNames: ReadonlyArray<Row['command']> = [...TIMED, FLOOR]
+    return rowNames.map((command): Row => {
       const oursMs = median(samples.get(`ours:${command}`)!)
       const referenceMs = median(samples.get(`ref:${command}`)!)
       return { files, command, oursMs, referenceMs, ratio: oursMs / referenceMs }
@@ -180,10 +228,16 @@ async function main(): Promise<void> {
     `${pad('files', 7)}${pad('command', 13)}${pad('cairn ms', 11)}${pad('reference ms', 14)}ratio`,
     ...rows.map(
       (r) =>
-        `${pad(String(r.files), 7)}${pad(r.command, 13)}${pad(r.oursMs.toFixed(3), 11)}${pad(r.referenceMs.toFixed(3), 14)}${r.ratio.toFixed(2)}${r.ratio > target ? '  (over 1.5x)' : ''}`,
+        `${pad(String(r.files), 7)}${pad(r.command, 13)}${pad(r.oursMs.toFixed(3), 11)}${pad(r.referenceMs.toFixed(3), 14)}${r.ratio.toFixed(2)}${r.command === FLOOR ? '  (disk only, see below)' : r.ratio > target ? '  (over 1.5x)' : ''}`,
     ),
   ]
   console.log(lines.join('\n'))
+  console.log(
+    `\n'${FLOOR}': no handler, the disk alone. cairn column: temp file + fsync + rename + fsync of` +
+      ` the folder (a durable atomic write, what Cairn's create/str_replace/insert do); reference` +
+      ` column: open + write + fsync (the reference's create). Its ratio is what durability alone` +
+      ` costs; a write ratio near it is the disk, not the handler.`,
+  )
   const seconds = (performance.now() - started) / 1000
   const load = os.loadavg()[0]!
   console.log(
