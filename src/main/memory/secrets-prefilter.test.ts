@@ -108,6 +108,17 @@ describe('secret prefilter', () => {
     expect(reported).toBeGreaterThan(50)
   })
 
+  it('ignores secretlint-disable comments written into the text', async () => {
+    const github = SAMPLES.find(([rule]) => rule === 'github')![1]
+    for (const text of [
+      `<!-- secretlint-disable -->\n${github}\n`,
+      `${github} // secretlint-disable-line\n`,
+      `secretlint-disable-next-line\n${github}\n`,
+    ]) {
+      expect(await scanForSecrets(text, '/memories/a.md')).toMatchObject([{ kind: 'GitHub Token' }])
+    }
+  })
+
   it('leaves no performance marks behind however many scans run', async () => {
     const slack = SAMPLES.find(([rule]) => rule === 'slack')![1]
     for (let i = 0; i < 20; i++) await runSecretlint(`${slack} ${i}`, `/memories/${i}.md`)
