@@ -1,8 +1,10 @@
+import { constants } from 'node:fs'
 import { lstat, readdir, readFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { MemoryEntry, MemoryFile, MemorySearchHit } from '../../shared/types'
 import { CairnError } from '../errors'
 import { segmentsOf, toRelative, toVirtual } from './paths'
+import { lstatInside } from './work-tree'
 
 const IMAGE_TYPES: Readonly<Record<string, string>> = {
   '.png': 'image/png',
@@ -53,9 +55,9 @@ export async function readMemoryFile(workRoot: string, virtual: string): Promise
   const relative = toRelative(virtual)
   if (segmentsOf(relative).some((segment) => !isListed(segment))) throw notFound(virtual)
   const abs = path.join(workRoot, relative)
-  const stats = await lstat(abs).catch(() => null)
+  const stats = await lstatInside(workRoot, relative)
   if (!stats?.isFile()) throw notFound(virtual)
-  const bytes = await readFile(abs)
+  const bytes = await readFile(abs, { flag: constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) })
   const mediaType = IMAGE_TYPES[path.extname(relative).toLowerCase()]
   if (mediaType) {
     return {

@@ -1,4 +1,5 @@
-import { writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises'
+import os from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { CommitSummary } from '../../shared/types'
@@ -60,6 +61,21 @@ describe('memory and history channels in the core', () => {
     const missing = await core.dispatch('history:show', { oid: 'a'.repeat(40) })
     expect(missing).toMatchObject({ ok: false, error: { code: 'not-found' } })
     expect(JSON.stringify([result, missing])).not.toContain(dataDir)
+  })
+
+  it('never reads through a symlinked folder out of the memory folder', async () => {
+    const outside = await mkdtemp(path.join(os.tmpdir(), 'cairn-outside-'))
+    try {
+      await writeFile(path.join(outside, 'secret.txt'), 'outside secret')
+      await mkdir(path.join(dataDir, 'memories'), { recursive: true })
+      await symlink(outside, path.join(dataDir, 'memories', 'link'), 'dir')
+      core = await createCore({ dataDir })
+      const read = await core.dispatch('memory:read', { path: '/memories/link/secret.txt' })
+      expect(read).toMatchObject({ ok: false, error: { code: 'not-found' } })
+      expect(JSON.stringify(read)).not.toContain('outside secret')
+    } finally {
+      await rm(outside, { recursive: true, force: true })
+    }
   })
 
   it('reports start-up recovery in app:info', async () => {

@@ -1,4 +1,3 @@
-import path from 'node:path'
 import { AUTHORS, formatCommitMessage, type CommitMeta } from './commit-message'
 import { serializeCommit, writeMainRef, type ObjectStore } from './object-store'
 import { segmentsOf, toVirtual } from './paths'
@@ -12,7 +11,7 @@ import {
   type FileDelta,
   type TreeNode,
 } from './tree-state'
-import { scanNode } from './work-tree'
+import { scanNode, scanPath } from './work-tree'
 
 /** The id of git's empty tree. */
 export const EMPTY_TREE_OID = '4b825dc642cb6eb9a060e54bf8d69288fbee4904'
@@ -73,7 +72,7 @@ export function createRepo(options: {
       for (const relative of paths) {
         const segments = segmentsOf(relative)
         const previous = await nodeAt(store, next, segments)
-        const scanned = await scanNode(store, path.join(workRoot, ...segments), previous)
+        const scanned = await scanPath(store, workRoot, segments, previous)
         if (scanned !== previous) next = await setAt(store, next, segments, scanned)
       }
     }

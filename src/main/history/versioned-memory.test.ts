@@ -1,4 +1,5 @@
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises'
+import os from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { CommitSummary } from '../../shared/types'
@@ -263,6 +264,24 @@ describe('history through the public API', () => {
     ])
     expect(next.commit?.parent).toBe(log.entries[1]?.oid)
     await expectInSync()
+  })
+
+  it('restores without deleting or recording anything through a folder replaced by a symlink', async () => {
+    const first = await memory.writeFile('/memories/a.md', 'a')
+    await memory.writeFile('/memories/d/x.md', 'x')
+    const outside = await mkdtemp(path.join(os.tmpdir(), 'cairn-outside-'))
+    try {
+      await writeFile(path.join(outside, 'x.md'), 'not a memory')
+      await rm(path.join(dataDir, 'memories', 'd'), { recursive: true })
+      await symlink(outside, path.join(dataDir, 'memories', 'd'), 'dir')
+      const restored = await memory.restoreAll(first.commit!.oid)
+      expect(restored.commit).not.toBeNull()
+      expect(await readFile(path.join(outside, 'x.md'), 'utf8')).toBe('not a memory')
+      expect([...headFiles(dataDir).keys()]).toEqual(['a.md'])
+      fsck(dataDir)
+    } finally {
+      await rm(outside, { recursive: true, force: true })
+    }
   })
 
   it('reports and repairs on the next open what a crash left behind', async () => {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { lstatSync, readdirSync, readFileSync, type Dirent } from 'node:fs'
+import { lstatSync, readdirSync, readFileSync, type Dirent, type Stats } from 'node:fs'
 import { lstat, mkdir, open, rename, rm, rmdir } from 'node:fs/promises'
 import path from 'node:path'
 import { CairnError } from '../errors'
@@ -69,6 +69,31 @@ export async function scanNode(
   return { kind: 'tree', oid: null, children }
 }
 
+/**
+ * `scanNode` for `root/<segments>`, or null when a folder on the way is not a real folder: a
+ * symlink there would put files from outside the memory folder into the history.
+ */
+export async function scanPath(
+  store: ObjectStore,
+  root: string,
+  segments: ReadonlyArray<string>,
+  previous: Node | null,
+): Promise<Node | null> {
+  let dir = root
+  for (const segment of segments.slice(0, -1)) {
+    dir = path.join(dir, segment)
+    let stats
+    try {
+      stats = lstatSync(dir)
+    } catch (error) {
+      if (isMissing(error)) return null
+      throw error
+    }
+    if (!stats.isDirectory()) return null
+  }
+  return scanNode(store, path.join(root, ...segments), previous)
+}
+
 function sameChildren(a: ReadonlyMap<string, Node>, b: ReadonlyMap<string, Node>): boolean {
   if (a.size !== b.size) return false
   for (const [name, node] of b) {
@@ -123,8 +148,26 @@ export async function writeFileSafely(
   await syncDir(dir)
 }
 
+/**
+ * `lstat` of `root/relative`, or null when it is missing or any folder on the way is not a
+ * real folder (a symlink could lead out of the memory folder).
+ */
+export async function lstatInside(root: string, relative: string): Promise<Stats | null> {
+  let current = root
+  const segments = relative === '' ? [] : relative.split('/')
+  for (const [i, segment] of segments.entries()) {
+    current = path.join(current, segment)
+    const stats = await lstatOrNull(current)
+    if (!stats || i === segments.length - 1) return stats
+    if (!stats.isDirectory()) return null
+  }
+  return lstatOrNull(root)
+}
+
 /** Deletes `root/relative` (a file) and then any parent folders it left empty. */
 export async function deleteFileAndPrune(root: string, relative: string): Promise<void> {
+  // Never through a symlinked folder: that would delete a file outside the memory folder.
+  if (!(await lstatInside(root, relative))) return
   await rm(path.join(root, relative), { force: true })
   const segments = relative.split('/')
   for (let depth = segments.length - 1; depth > 0; depth--) {
