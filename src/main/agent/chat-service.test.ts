@@ -1,3 +1,4 @@
+import { mkdirSync, rmSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
@@ -396,6 +397,32 @@ describe('errors', () => {
     fake.script(reply.text('Recovered'))
     const next = await turn(broken.conversationId, 'again')
     expect(lastError(next.events)).toBeUndefined()
+  })
+
+  it('reports a conversation that can no longer be saved mid-turn, leaving no promise unhandled', async () => {
+    const unhandled: unknown[] = []
+    const record = (reason: unknown) => unhandled.push(reason)
+    process.on('unhandledRejection', record)
+    try {
+      fake.script(
+        reply.toolUse({ id: 'toolu_v', input: { command: 'view', path: '/memories' } }),
+        reply.text('Done', { delayMs: 300 }),
+      )
+      // When the command runs, the conversation file turns into a folder: saving fails from here.
+      onEvent = (event) => {
+        if (event.type !== 'tool-call') return
+        const file = path.join(dataDir, 'conversations', `${event.conversationId}.json`)
+        rmSync(file)
+        mkdirSync(file)
+      }
+      const result = await turn(null, 'look')
+      expect(lastError(result.events)).toMatchObject({ code: 'internal' })
+      expect(result.types.at(-1)).toBe('turn-finished')
+      await new Promise((resolve) => setImmediate(resolve))
+      expect(unhandled).toEqual([])
+    } finally {
+      process.off('unhandledRejection', record)
+    }
   })
 
   it("relies on the SDK's own retries for an overloaded API", async () => {

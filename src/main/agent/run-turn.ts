@@ -165,7 +165,8 @@ export async function runTurn(options: TurnOptions): Promise<TurnOutcome> {
     for await (const stream of runner) {
       // The previous reply's commands have all run by the time the next request goes out.
       // Not awaited here: the stream must be read right away or its early events are lost.
-      void flushResults(NOT_RUN_STOPPED)
+      // A failure is not lost either: `await flushing` below throws it again.
+      flushResults(NOT_RUN_STOPPED).catch(() => {})
       streamStarted = false
       partial = []
       for await (const event of stream) {
