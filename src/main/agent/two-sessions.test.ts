@@ -281,6 +281,50 @@ describe('stop through the core', () => {
   })
 })
 
+describe('stop while a memory command runs', () => {
+  it('lets the command finish and commit, runs nothing after it, and the chat continues', async () => {
+    fake.script(
+      reply.toolUse({
+        id: 'toolu_stop',
+        input: { command: 'create', path: '/memories/plan.md', file_text: 'step 1\n' },
+      }),
+    )
+    // Stop lands right after the command started, while it writes and commits.
+    core.events.on((name, data) => {
+      const event = data as AgentEvent
+      if (name === 'agent:event' && event.type === 'tool-call') {
+        queueMicrotask(
+          () => void core.dispatch('chat:stop', { conversationId: event.conversationId }),
+        )
+      }
+    })
+    const turn = await chat(null, 'Plan it')
+    expect(turn.events.at(-1)).toMatchObject({ type: 'turn-finished', stopped: true })
+    const result = turn.events.find((e) => e.type === 'tool-result')
+    expect(result).toMatchObject({ toolUseId: 'toolu_stop', isError: false })
+    const oid = result?.type === 'tool-result' ? result.commitOid : null
+    expect(oid).toMatch(/^[0-9a-f]{40}$/)
+    expect(git('show', `${oid}:plan.md`)).toBe('step 1\n')
+    expect(git('log', '-1', '--format=%B', oid!)).toContain('Tool-Use-Id: toolu_stop')
+    expect(fake.messageRequests()).toHaveLength(1)
+
+    const stored = await call('conversations:get', { id: turn.id })
+    expect(stored.toolCommits).toEqual({ toolu_stop: oid })
+    expect(stored.messages.at(-1)?.content).toEqual([
+      {
+        type: 'tool_result',
+        tool_use_id: 'toolu_stop',
+        content: 'File created successfully at: /memories/plan.md',
+        is_error: false,
+      },
+    ])
+
+    fake.script(reply.text('Continuing.'))
+    const next = await chat(turn.id, 'Go on')
+    expect(next.events.some((e) => e.type === 'error')).toBe(false)
+  })
+})
+
 describe('settings through the core', () => {
   it('never sends the key to the renderer and lists models from the API', async () => {
     const view = await call('settings:get')
