@@ -121,20 +121,14 @@ export function createChatService(options: ChatServiceOptions): ChatService {
   return {
     async send(conversationId, text) {
       if (conversationId !== null && running.has(conversationId)) {
-        throw new CairnError(
-          'turn-running',
-          'Claude is still answering in this conversation. Stop it or wait until it finishes.',
-        )
+        throw turnRunning()
       }
       const base =
         conversationId === null
           ? await options.conversations.create(text)
           : await options.conversations.get(conversationId)
       if (running.has(base.id)) {
-        throw new CairnError(
-          'turn-running',
-          'Claude is still answering in this conversation. Stop it or wait until it finishes.',
-        )
+        throw turnRunning()
       }
       const turnId = `t_${randomUUID().replaceAll('-', '')}`
       const controller = new AbortController()
@@ -173,4 +167,11 @@ export function createChatService(options: ChatServiceOptions): ChatService {
       await Promise.all(turns.map((turn) => turn.done))
     },
   }
+}
+
+function turnRunning(): CairnError {
+  return new CairnError(
+    'turn-running',
+    'Claude is still answering in this conversation. Stop it or wait until it finishes.',
+  )
 }

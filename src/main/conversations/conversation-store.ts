@@ -11,6 +11,7 @@ import {
   serializeConversation,
 } from './conversation-file'
 import { matchConversation, summarize } from './search'
+import { createSerialQueue } from '../history/queue'
 
 export interface ConversationStoreOptions {
   readonly dataDir: string
@@ -43,13 +44,9 @@ export function createConversationStore(options: ConversationStoreOptions): Conv
   const newId = options.newId ?? (() => `c_${randomUUID().replaceAll('-', '')}`)
   // Loaded conversations; this process is the only writer, so the cache stays true.
   const cache = new Map<string, Conversation>()
-  let queue: Promise<unknown> = Promise.resolve()
 
-  const serial = <T>(work: () => Promise<T>): Promise<T> => {
-    const run = queue.then(work, work)
-    queue = run.catch(() => undefined)
-    return run
-  }
+  // One change at a time, in call order; a failed one does not block the next.
+  const serial = createSerialQueue().run
   const fileOf = (id: string): string => path.join(dir, `${id}.json`)
 
   const load = async (id: string): Promise<Conversation> => {

@@ -2,6 +2,7 @@ import path from 'node:path'
 import type { Settings, SettingsView } from '../../shared/types'
 import type { SecretStore } from './secret-store'
 import { readSettingsFile, writeSettingsFile } from './settings-file'
+import { createSerialQueue } from '../history/queue'
 
 export interface SettingsServiceOptions {
   readonly dataDir: string
@@ -33,13 +34,9 @@ export function createSettingsService(options: SettingsServiceOptions): Settings
   const env = options.env ?? {}
   const store = options.secretStore
   let cached: Settings | null = null
-  let queue: Promise<unknown> = Promise.resolve()
 
-  const serial = <T>(work: () => Promise<T>): Promise<T> => {
-    const run = queue.then(work, work)
-    queue = run.catch(() => undefined)
-    return run
-  }
+  // One change at a time, in call order; a failed one does not block the next.
+  const serial = createSerialQueue().run
   const envKey = (): string | null => nonEmpty(env['ANTHROPIC_API_KEY'])
 
   const get = async (): Promise<Settings> => {
