@@ -1,7 +1,7 @@
 import { NavigationProvider, useNavigation } from './features/app/navigation'
 import { RecoveryNotice } from './features/app/RecoveryNotice'
 import { SidePane } from './features/app/SidePane'
-import { CairnMark, icons } from './features/app/icons'
+import { CairnMark, icons } from './components/icons'
 import { useAppInfo } from './features/app/use-app-info'
 import { useShortcuts } from './features/app/use-shortcuts'
 import { ChatPane } from './features/chat/ChatPane'

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'react'
 import type { RecoveryReport } from '../../../../shared/types'
-import { Banner } from './Banner'
+import { Banner } from '../../components/Banner'
 import { useNavigation } from './navigation'
 
 /**

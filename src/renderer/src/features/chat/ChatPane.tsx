@@ -8,11 +8,11 @@ import {
   type ReactNode,
 } from 'react'
 import type { ApiErrorData } from '../../../../shared/types'
+import { Banner } from '../../components/Banner'
+import { Loading } from '../../components/Feedback'
+import { CairnMark, icons } from '../../components/icons'
 import { ApiError, errorMessage, unwrap } from '../../lib/api'
-import { Banner, Spinner } from '../app/Banner'
-import { CairnMark, icons } from '../app/icons'
 import { useNavigation } from '../app/navigation'
-import { useDelayed } from '../app/use-delayed'
 import { useSettings } from '../settings/settings-context'
 import { Composer } from './Composer'
 import { useLiveTurns } from './live-turns'
@@ -172,7 +172,6 @@ export function ChatPane() {
   const turnError = tracked?.error && !tracked.errorDismissed ? tracked.error : null
   const error = sendError ?? turnError
   const loading = conversationId !== null && state.status === 'loading' && !showLive && !waiting
-  const showSpinner = useDelayed(loading)
   const needsKey = settings.state.status === 'ready' && !settings.state.settings.hasApiKey
 
   const title = conversation?.title ?? (conversationId ? '' : 'New chat')
@@ -201,11 +200,7 @@ export function ChatPane() {
           <Banner
             tone="error"
             title="Could not open this conversation"
-            actions={
-              <button type="button" className="button button-small" onClick={() => void reload()}>
-                Retry
-              </button>
-            }
+            onRetry={() => void reload()}
           >
             {state.message}
           </Banner>
@@ -227,7 +222,7 @@ export function ChatPane() {
             It may have been deleted. Your memory files are not affected.
           </Banner>
         )}
-        {showSpinner && <Spinner label="Loading conversation…" />}
+        <Loading active={loading} label="Loading conversation…" />
         {!conversationId && !waiting && !adoptedId && (
           <Welcome
             needsKey={needsKey}

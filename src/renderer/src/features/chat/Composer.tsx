@@ -1,5 +1,5 @@
 import { useEffect, useRef, type FormEvent, type KeyboardEvent } from 'react'
-import { icons } from '../app/icons'
+import { icons } from '../../components/icons'
 
 /**
  * Where the person writes: Enter sends, Shift+Enter starts a new line. While a turn runs

@@ -1,11 +1,11 @@
 import { useEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react'
 import type { ConversationSummary } from '../../../../shared/types'
+import { Banner } from '../../components/Banner'
+import { ConfirmDialog } from '../../components/ConfirmDialog'
+import { Loading } from '../../components/Feedback'
+import { icons } from '../../components/icons'
 import { errorMessage, unwrap } from '../../lib/api'
-import { Banner, Spinner } from '../app/Banner'
-import { ConfirmDialog } from '../app/ConfirmDialog'
-import { icons } from '../app/icons'
 import { useNavigation } from '../app/navigation'
-import { useDelayed } from '../app/use-delayed'
 import { groupByAge } from './conversation-groups'
 import { useConversationList } from './use-conversation-list'
 import './sidebar.css'
@@ -16,10 +16,8 @@ export function ConversationSidebar() {
   const [search, setSearch] = useState('')
   const [query, setQuery] = useState('')
   const list = useConversationList(query)
-  const showSpinner = useDelayed(list.loading)
   const [renaming, setRenaming] = useState<string | null>(null)
   const [deleting, setDeleting] = useState<ConversationSummary | null>(null)
-  const [busy, setBusy] = useState(false)
   const [actionError, setActionError] = useState<string | null>(null)
 
   useEffect(() => {
@@ -55,7 +53,6 @@ export function ConversationSidebar() {
 
   const confirmDelete = async () => {
     if (!deleting) return
-    setBusy(true)
     try {
       await unwrap(window.api.conversations.delete({ id: deleting.id }))
       if (conversationId === deleting.id) openConversation(null)
@@ -63,7 +60,6 @@ export function ConversationSidebar() {
     } catch (error) {
       setActionError(`Could not delete the conversation. ${errorMessage(error)}`)
     } finally {
-      setBusy(false)
       setDeleting(null)
     }
   }
@@ -105,19 +101,11 @@ export function ConversationSidebar() {
         </Banner>
       )}
       {list.error && (
-        <Banner
-          tone="error"
-          title="Could not load conversations"
-          actions={
-            <button type="button" className="button button-small" onClick={list.retry}>
-              Retry
-            </button>
-          }
-        >
+        <Banner tone="error" title="Could not load conversations" onRetry={list.retry}>
           {list.error}
         </Banner>
       )}
-      {showSpinner && <Spinner label="Loading conversations…" />}
+      <Loading active={list.loading} label="Loading conversations…" />
 
       {!list.loading && !list.error && list.hits.length === 0 && (
         <p className="conv-empty">
@@ -203,9 +191,9 @@ export function ConversationSidebar() {
         <ConfirmDialog
           title="Delete this conversation?"
           confirmLabel="Delete conversation"
-          danger
-          busy={busy}
-          onConfirm={() => void confirmDelete()}
+          tone="danger"
+          initialFocus="cancel"
+          onConfirm={confirmDelete}
           onCancel={() => setDeleting(null)}
         >
           <p>

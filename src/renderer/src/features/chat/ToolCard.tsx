@@ -1,4 +1,4 @@
-import { icons } from '../app/icons'
+import { icons } from '../../components/icons'
 import { useNavigation } from '../app/navigation'
 import { previewResult, summarizeTool } from './tool-summary'
 import type { ToolItem } from './transcript-model'

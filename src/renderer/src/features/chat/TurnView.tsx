@@ -1,5 +1,5 @@
 import { memo } from 'react'
-import { icons } from '../app/icons'
+import { icons } from '../../components/icons'
 import { Markdown } from './Markdown'
 import { ToolCard } from './ToolCard'
 import { formatTokens, type TranscriptTurn } from './transcript-model'

@@ -7,7 +7,7 @@ import {
   restoreNote,
   shortOid,
 } from './describe'
-import { SplitIcon, UnifiedIcon } from '../memory/icons'
+import { SplitIcon, UnifiedIcon } from '../../components/icons'
 import { DiffStat, DiffView, type DiffMode } from './DiffView'
 
 export type RestoreRequest =
@@ -83,7 +83,7 @@ export function CommitDetailView(props: {
           {canRevert && (
             <button
               type="button"
-              className="kit-button"
+              className="button button-small"
               onClick={() => props.onRequest({ kind: 'revert', commit })}
             >
               Revert this change
@@ -91,7 +91,7 @@ export function CommitDetailView(props: {
           )}
           <button
             type="button"
-            className="kit-button"
+            className="button button-small"
             onClick={() => props.onRequest({ kind: 'all', commit })}
           >
             Restore all memory to this point
@@ -99,7 +99,7 @@ export function CommitDetailView(props: {
           <div className="hist-mode" role="group" aria-label="Diff layout">
             <button
               type="button"
-              className="kit-button kit-button-icon"
+              className="button button-small button-icon"
               aria-label="Unified"
               title="Unified diff"
               aria-pressed={mode === 'unified'}
@@ -109,7 +109,7 @@ export function CommitDetailView(props: {
             </button>
             <button
               type="button"
-              className="kit-button kit-button-icon"
+              className="button button-small button-icon"
               aria-label="Side by side"
               title="Side-by-side diff"
               aria-pressed={mode === 'split'}
@@ -122,7 +122,7 @@ export function CommitDetailView(props: {
       </header>
       <div className="hist-files">
         {detail.changes.length === 0 && (
-          <p className="kit-hint hist-diff-note">This change did not modify any file.</p>
+          <p className="hint hist-diff-note">This change did not modify any file.</p>
         )}
         {detail.changes.map((change) => (
           <article
@@ -143,7 +143,7 @@ export function CommitDetailView(props: {
               {change.status === 'deleted' ? (
                 <button
                   type="button"
-                  className="kit-button"
+                  className="button button-small"
                   onClick={() => props.onRequest({ kind: 'deleted', path: change.path, commit })}
                 >
                   Bring back this file
@@ -151,7 +151,7 @@ export function CommitDetailView(props: {
               ) : (
                 <button
                   type="button"
-                  className="kit-button"
+                  className="button button-small"
                   onClick={() => props.onRequest({ kind: 'file', path: change.path, commit })}
                 >
                   Restore this version

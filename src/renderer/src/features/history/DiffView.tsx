@@ -22,11 +22,11 @@ export function DiffView(props: { readonly change: FileChange; readonly mode: Di
   const { change, mode } = props
   const model = useMemo(() => buildDiff(change.before, change.after), [change.before, change.after])
   if (change.binary) {
-    return <p className="kit-hint hist-diff-note">Binary file — its contents cannot be compared.</p>
+    return <p className="hint hist-diff-note">Binary file — its contents cannot be compared.</p>
   }
   if (model.added === 0 && model.removed === 0) {
     return (
-      <p className="kit-hint hist-diff-note">
+      <p className="hint hist-diff-note">
         {change.status === 'renamed'
           ? 'Renamed without changes to its content.'
           : 'No changes to the text.'}

@@ -32,7 +32,7 @@ export function HistoryFilters(props: {
     <div className="hist-filters" role="search" aria-label="Filter history">
       <input
         type="text"
-        className="kit-input hist-filter-file"
+        className="input input-small hist-filter-file"
         aria-label="Filter by file"
         placeholder="Filter by file…"
         list="hist-file-paths"
@@ -59,7 +59,7 @@ export function HistoryFilters(props: {
         ))}
       </datalist>
       <select
-        className="kit-input"
+        className="input input-small"
         aria-label="Filter by author"
         value={filters.actor ?? ''}
         onChange={(event) =>
@@ -75,7 +75,7 @@ export function HistoryFilters(props: {
         <option value="system">Cairn (recovery)</option>
       </select>
       <select
-        className="kit-input hist-filter-conversation"
+        className="input input-small hist-filter-conversation"
         aria-label="Filter by conversation"
         value={filters.conversationId ?? ''}
         onChange={(event) =>
@@ -95,7 +95,7 @@ export function HistoryFilters(props: {
           : `${props.total.toLocaleString()} ${props.total === 1 ? 'change' : 'changes'}`}
       </span>
       {active && (
-        <button type="button" className="kit-button" onClick={() => onChange({})}>
+        <button type="button" className="button button-small" onClick={() => onChange({})}>
           Clear filters
         </button>
       )}

@@ -1,16 +1,17 @@
 import { useCallback, useEffect, useMemo, useState, useSyncExternalStore } from 'react'
 import type { ChangeResult, CommitSummary } from '../../../../shared/types'
+import { Banner, Notice, useNotice } from '../../components/Banner'
+import { ConfirmDialog } from '../../components/ConfirmDialog'
+import { EmptyState, Loading } from '../../components/Feedback'
+import { Splitter } from '../../components/Splitter'
 import { api, errorMessage, unwrap } from '../../lib/api'
+import { useNow } from '../../lib/use-now'
+import { useResource } from '../../lib/use-resource'
 import { useNavigation } from '../app/navigation'
 import { CommitDetailView, describeRequest, type RestoreRequest } from './CommitDetailView'
 import { displayPath, shortOid } from './describe'
 import type { DiffMode } from './DiffView'
 import { HistoryFilters } from './HistoryFilters'
-import { ConfirmDialog } from './kit/ConfirmDialog'
-import { Splitter } from './kit/Splitter'
-import { EmptyState, ErrorBanner, Loading, Notice, type NoticeData } from './kit/Feedback'
-import { useNow } from './kit/use-delayed'
-import { useResource } from './kit/use-resource'
 import { Timeline } from './Timeline'
 import { TimelineStore, type TimelineFilters } from './timeline-store'
 import './history.css'
@@ -51,7 +52,7 @@ export function HistoryPane() {
   const [mode, setMode] = useState<DiffMode>('unified')
   const [split, setSplit] = useState(40)
   const [request, setRequest] = useState<RestoreRequest | null>(null)
-  const [notice, setNotice] = useState<NoticeData | null>(null)
+  const { notice, show, dismiss } = useNotice()
   const now = useNow()
 
   const selectOid = useCallback((oid: string) => {
@@ -111,9 +112,6 @@ export function HistoryPane() {
     [conversations.value],
   )
   const conversationTitle = useCallback((id: string) => titles.get(id) ?? 'Conversation', [titles])
-
-  const show = (message: string, tone: NoticeData['tone'], action?: NoticeData['action']) =>
-    setNotice({ id: Date.now(), message, tone, ...(action ? { action } : {}) })
 
   const afterChange = (result: ChangeResult, done: string) => {
     const commit = result.commit
@@ -181,8 +179,12 @@ export function HistoryPane() {
         conversations={conversations.value ?? []}
         total={total}
       />
-      {notice && <Notice key={notice.id} notice={notice} onDismiss={() => setNotice(null)} />}
-      {snapshot.error && <ErrorBanner message={snapshot.error} onRetry={() => store.refresh()} />}
+      <Notice notice={notice} onDismiss={dismiss} />
+      {snapshot.error && (
+        <Banner tone="error" compact onRetry={() => store.refresh()}>
+          {snapshot.error}
+        </Banner>
+      )}
 
       <div className="hist-list" style={{ flexBasis: `${split}%` }}>
         <Loading active={total === null && !snapshot.error} label="Loading history…" />
@@ -196,7 +198,7 @@ export function HistoryPane() {
         )}
         {total === 0 && filtered && (
           <EmptyState title="No changes match these filters">
-            <button type="button" className="kit-button" onClick={() => setFilters({})}>
+            <button type="button" className="button button-small" onClick={() => setFilters({})}>
               Clear filters
             </button>
           </EmptyState>
@@ -219,7 +221,11 @@ export function HistoryPane() {
       <Splitter label="Resize timeline" value={split} onChange={setSplit} />
 
       <div className="hist-detail-area">
-        {detail.error && <ErrorBanner message={detail.error} onRetry={detail.reload} />}
+        {detail.error && (
+          <Banner tone="error" compact onRetry={detail.reload}>
+            {detail.error}
+          </Banner>
+        )}
         <Loading active={detail.loading && !detail.value} label="Loading change…" />
         {detail.value ? (
           <CommitDetailView

@@ -1,8 +1,9 @@
 import { useEffect, useRef, useState, type KeyboardEvent } from 'react'
 import type { MemoryEntry, MemoryFile } from '../../../../shared/types'
 import { relativeTime } from '../history/describe'
-import { EmptyState, ErrorBanner, Loading } from '../history/kit/Feedback'
-import { useNow } from '../history/kit/use-delayed'
+import { Banner } from '../../components/Banner'
+import { EmptyState, Loading } from '../../components/Feedback'
+import { useNow } from '../../lib/use-now'
 import { MarkdownView } from './MarkdownView'
 import { baseName, formatSize, isMarkdown } from './tree-model'
 
@@ -41,7 +42,11 @@ export function FileView(props: {
       <section className="mem-file" aria-label={`File ${name}`}>
         <EmptyState title={`${name} is no longer in memory`}>
           <p>It was deleted or renamed. Its history is kept: you can bring it back from there.</p>
-          <button type="button" className="kit-button" onClick={() => actions.showHistory(path)}>
+          <button
+            type="button"
+            className="button button-small"
+            onClick={() => actions.showHistory(path)}
+          >
             Show history
           </button>
         </EmptyState>
@@ -68,7 +73,7 @@ export function FileView(props: {
             {markdown && (
               <button
                 type="button"
-                className="kit-button"
+                className="button button-small"
                 aria-pressed={rendered}
                 onClick={() => setRendered((value) => !value)}
               >
@@ -76,21 +81,33 @@ export function FileView(props: {
               </button>
             )}
             {file?.kind === 'text' && (
-              <button type="button" className="kit-button" onClick={() => onEditingChange(true)}>
+              <button
+                type="button"
+                className="button button-small"
+                onClick={() => onEditingChange(true)}
+              >
                 Edit
               </button>
             )}
-            <button type="button" className="kit-button" onClick={() => actions.showHistory(path)}>
+            <button
+              type="button"
+              className="button button-small"
+              onClick={() => actions.showHistory(path)}
+            >
               Show history
             </button>
             {(entry || file) && (
               <>
-                <button type="button" className="kit-button" onClick={() => actions.rename(path)}>
+                <button
+                  type="button"
+                  className="button button-small"
+                  onClick={() => actions.rename(path)}
+                >
                   Rename
                 </button>
                 <button
                   type="button"
-                  className="kit-button mem-danger-text"
+                  className="button button-small mem-danger-text"
                   onClick={() => actions.remove(path, isDir ? 'dir' : 'file')}
                 >
                   Delete
@@ -101,11 +118,15 @@ export function FileView(props: {
         )}
       </header>
 
-      {props.error && !isDir && <ErrorBanner message={props.error} onRetry={props.onRetry} />}
+      {props.error && !isDir && (
+        <Banner tone="error" compact onRetry={props.onRetry}>
+          {props.error}
+        </Banner>
+      )}
       <Loading active={props.loading && !file && !isDir} label="Opening file…" />
 
       {isDir && (
-        <p className="kit-hint mem-file-note">
+        <p className="hint mem-file-note">
           A folder. Select a file inside it to read it, or use Show history to see every change
           under this folder.
         </p>
@@ -153,7 +174,7 @@ function FileContent(props: {
   }
   if (file.kind !== 'text' || file.text === null) {
     return (
-      <p className="kit-hint mem-file-note">
+      <p className="hint mem-file-note">
         This file is not text ({formatSize(file.size)}); it cannot be shown here.
       </p>
     )
@@ -169,7 +190,7 @@ function FileContent(props: {
   if (lines.length > 1 && lines.at(-1) === '') lines.pop()
   return (
     <div className="mem-code" role="region" aria-label={`Content of ${name}`} tabIndex={0}>
-      {file.text === '' && <p className="kit-hint mem-file-note">This file is empty.</p>}
+      {file.text === '' && <p className="hint mem-file-note">This file is empty.</p>}
       {file.text !== '' &&
         lines.map((line, index) => (
           <div
@@ -217,12 +238,10 @@ function Editor(props: {
   return (
     <div className="mem-editor" onKeyDown={onKeyDown}>
       {props.current !== initial && (
-        <div role="alert" className="kit-banner kit-banner-error">
-          <span className="kit-banner-text">
-            {props.name} changed while you were editing (Claude or a restore wrote to it). Saving
-            replaces that change; it stays in History.
-          </span>
-        </div>
+        <Banner tone="error" compact>
+          {props.name} changed while you were editing (Claude or a restore wrote to it). Saving
+          replaces that change; it stays in History.
+        </Banner>
       )}
       <textarea
         className="mem-editor-text"
@@ -233,15 +252,20 @@ function Editor(props: {
         autoFocus
       />
       <div className="mem-editor-bar">
-        <span className="kit-hint">
+        <span className="hint">
           {draft === initial ? 'No changes' : 'Unsaved changes'} · Ctrl+S to save
         </span>
-        <button type="button" className="kit-button" onClick={props.onCancel} disabled={saving}>
+        <button
+          type="button"
+          className="button button-small"
+          onClick={props.onCancel}
+          disabled={saving}
+        >
           Cancel
         </button>
         <button
           type="button"
-          className="kit-button kit-button-primary"
+          className="button button-small button-primary"
           onClick={() => void save()}
           disabled={saving || draft === initial}
         >

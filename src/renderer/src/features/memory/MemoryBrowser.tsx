@@ -1,14 +1,15 @@
-import { useCallback, useEffect, useMemo, useState } from 'react'
+import { useEffect, useMemo, useState } from 'react'
 import type { ApiResult, ChangeResult, MemoryEntry } from '../../../../shared/types'
+import { Banner, Notice, useNotice } from '../../components/Banner'
+import { EmptyState, Loading } from '../../components/Feedback'
+import { icons } from '../../components/icons'
+import { Splitter } from '../../components/Splitter'
 import { api, errorMessage, unwrap } from '../../lib/api'
+import { useResource } from '../../lib/use-resource'
 import { useNavigation } from '../app/navigation'
 import { displayPath } from '../history/describe'
-import { ErrorBanner, EmptyState, Loading, Notice, type NoticeData } from '../history/kit/Feedback'
-import { Splitter } from '../history/kit/Splitter'
-import { useResource } from '../history/kit/use-resource'
 import { FileView, type FileActions } from './FileView'
 import { DeleteDialog, NewFileDialog, RenameDialog } from './MemoryDialogs'
-import { PlusIcon } from './icons'
 import { MemoryTree } from './MemoryTree'
 import { SearchResults } from './SearchResults'
 import { parentOf } from './tree-model'
@@ -32,7 +33,7 @@ export function MemoryBrowser() {
   const [highlightLine, setHighlightLine] = useState<number | null>(null)
   const [editing, setEditing] = useState(false)
   const [dialog, setDialog] = useState<Dialog | null>(null)
-  const [notice, setNotice] = useState<NoticeData | null>(null)
+  const { notice, show, dismiss } = useNotice()
   const [query, setQuery] = useState('')
   const [searchKey, setSearchKey] = useState<string | null>(null)
   const [split, setSplit] = useState(34)
@@ -73,13 +74,6 @@ export function MemoryBrowser() {
     const timer = setTimeout(() => setSearchKey(trimmed === '' ? null : trimmed), 200)
     return () => clearTimeout(timer)
   }, [query])
-
-  const show = useCallback(
-    (message: string, tone: NoticeData['tone'], action?: NoticeData['action']) => {
-      setNotice({ id: Date.now(), message, tone, ...(action ? { action } : {}) })
-    },
-    [],
-  )
 
   const select = (path: string, line: number | null = null) => {
     setSelected(path)
@@ -149,7 +143,7 @@ export function MemoryBrowser() {
       <div className="mem-toolbar">
         <input
           type="search"
-          className="kit-input mem-search"
+          className="input input-small mem-search"
           aria-label="Search memory files"
           placeholder="Search memory…"
           value={query}
@@ -158,13 +152,21 @@ export function MemoryBrowser() {
             if (event.key === 'Escape') setQuery('')
           }}
         />
-        <button type="button" className="kit-button" onClick={() => setDialog({ kind: 'new' })}>
-          <PlusIcon /> New file
+        <button
+          type="button"
+          className="button button-small"
+          onClick={() => setDialog({ kind: 'new' })}
+        >
+          <icons.plus width={14} height={14} /> New file
         </button>
       </div>
 
-      {notice && <Notice key={notice.id} notice={notice} onDismiss={() => setNotice(null)} />}
-      {tree.error && <ErrorBanner message={tree.error} onRetry={tree.reload} />}
+      <Notice notice={notice} onDismiss={dismiss} />
+      {tree.error && (
+        <Banner tone="error" compact onRetry={tree.reload}>
+          {tree.error}
+        </Banner>
+      )}
 
       <div className="mem-list" style={{ flexBasis: `${split}%` }}>
         {searchKey !== null ? (

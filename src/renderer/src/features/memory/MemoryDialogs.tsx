@@ -1,5 +1,5 @@
 import { useState } from 'react'
-import { ConfirmDialog } from '../history/kit/ConfirmDialog'
+import { ConfirmDialog } from '../../components/ConfirmDialog'
 import { displayPath } from '../history/describe'
 
 /** Asks for the path (and optional first content) of a new memory file. */
@@ -19,10 +19,10 @@ export function NewFileDialog(props: {
       onCancel={props.onCancel}
     >
       <p>The file is saved in memory as a change by You. Claude will see it in its next turn.</p>
-      <label className="kit-field">
+      <label className="dialog-field">
         Path
         <input
-          className="kit-input"
+          className="input input-small"
           value={path}
           onChange={(event) => setPath(event.target.value)}
           spellCheck={false}
@@ -31,10 +31,10 @@ export function NewFileDialog(props: {
           data-autofocus
         />
       </label>
-      <label className="kit-field">
+      <label className="dialog-field">
         Content
         <textarea
-          className="kit-input mem-dialog-textarea"
+          className="input input-small mem-dialog-textarea"
           value={content}
           onChange={(event) => setContent(event.target.value)}
           rows={6}
@@ -63,10 +63,10 @@ export function RenameDialog(props: {
         Moves <code>{props.path}</code> to the new path, as one change by You. The history follows
         the file.
       </p>
-      <label className="kit-field">
+      <label className="dialog-field">
         New path
         <input
-          className="kit-input"
+          className="input input-small"
           value={to}
           onChange={(event) => setTo(event.target.value)}
           spellCheck={false}

@@ -1,6 +1,6 @@
 import { useMemo, useRef, useState, type KeyboardEvent } from 'react'
 import type { MemoryEntry } from '../../../../shared/types'
-import { FileIcon, FolderIcon, ImageIcon } from './icons'
+import { FileIcon, FolderIcon, ImageIcon } from '../../components/icons'
 import { formatSize, visibleRows, type TreeRow } from './tree-model'
 
 /**

@@ -1,6 +1,7 @@
 import type { MemorySearchHit } from '../../../../shared/types'
 import { displayPath } from '../history/describe'
-import { ErrorBanner, EmptyState, Loading } from '../history/kit/Feedback'
+import { Banner } from '../../components/Banner'
+import { EmptyState, Loading } from '../../components/Feedback'
 
 /** Full-text hits across memory files, grouped by file; each opens the file at that line. */
 export function SearchResults(props: {
@@ -16,7 +17,11 @@ export function SearchResults(props: {
   for (const hit of hits ?? []) files.set(hit.path, [...(files.get(hit.path) ?? []), hit])
   return (
     <section aria-label="Search results" className="mem-search-results">
-      {props.error && <ErrorBanner message={props.error} onRetry={props.onRetry} />}
+      {props.error && (
+        <Banner tone="error" compact onRetry={props.onRetry}>
+          {props.error}
+        </Banner>
+      )}
       <Loading active={props.loading && hits === undefined} label="Searching…" />
       {hits && hits.length === 0 && (
         <EmptyState title={`Nothing matches “${props.query}”`}>
@@ -24,7 +29,7 @@ export function SearchResults(props: {
         </EmptyState>
       )}
       {hits && hits.length > 0 && (
-        <p className="kit-hint mem-search-count">
+        <p className="hint mem-search-count">
           {hits.length} {hits.length === 1 ? 'match' : 'matches'} in {files.size}{' '}
           {files.size === 1 ? 'file' : 'files'}
         </p>

@@ -1,10 +1,10 @@
 import { useEffect, useId, useRef, useState, type FormEvent } from 'react'
 import type { ModelInfo, SettingsView, ThemeSetting } from '../../../../shared/types'
+import { Banner } from '../../components/Banner'
+import { Loading } from '../../components/Feedback'
+import { icons } from '../../components/icons'
 import { errorMessage, unwrap } from '../../lib/api'
-import { Banner, Spinner } from '../app/Banner'
-import { icons } from '../app/icons'
 import { useNavigation } from '../app/navigation'
-import { useDelayed } from '../app/use-delayed'
 import { useSettings } from './settings-context'
 import './settings.css'
 
@@ -13,7 +13,6 @@ export function SettingsDialog() {
   const { openSettings } = useNavigation()
   const { state, reload } = useSettings()
   const ref = useRef<HTMLDialogElement>(null)
-  const showSpinner = useDelayed(state.status === 'loading')
 
   useEffect(() => {
     const dialog = ref.current
@@ -45,19 +44,11 @@ export function SettingsDialog() {
       </header>
       <div className="settings-scroll" tabIndex={-1}>
         {state.status === 'error' && (
-          <Banner
-            tone="error"
-            title="Could not load settings"
-            actions={
-              <button type="button" className="button button-small" onClick={reload}>
-                Retry
-              </button>
-            }
-          >
+          <Banner tone="error" title="Could not load settings" onRetry={reload}>
             {state.message}
           </Banner>
         )}
-        {showSpinner && <Spinner label="Loading settings…" />}
+        <Loading active={state.status === 'loading'} label="Loading settings…" />
         {state.status === 'ready' && <SettingsForm settings={state.settings} onClose={close} />}
       </div>
     </dialog>

@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useRef, useState } from 'react'
-import { errorMessage } from '../../../lib/api'
+import { errorMessage } from './api'
 
 export interface Resource<T> {
   /** The value loaded for the current key (kept while a reload of the same key runs). */

@@ -1,5 +1,5 @@
 import { useRef, type KeyboardEvent, type PointerEvent } from 'react'
-import './kit.css'
+import './components.css'
 
 /**
  * A horizontal divider between a top and a bottom area: drag it, or focus it and use the
@@ -57,7 +57,7 @@ export function Splitter(props: {
       aria-valuemin={min}
       aria-valuemax={max}
       tabIndex={0}
-      className="kit-splitter"
+      className="splitter"
       onPointerDown={onPointerDown}
       onKeyDown={onKeyDown}
     />

@@ -1,18 +1,21 @@
 import { useEffect, useId, useRef, useState, type ReactNode } from 'react'
-import './kit.css'
+import './components.css'
 
 /**
- * A modal confirmation: a title, exactly what will happen, and the confirm button named
- * after the action. The native dialog element gives focus trapping and Escape for free.
+ * A modal question that says exactly what will happen, with the confirm button named after the
+ * action. The native `<dialog>` keeps focus inside, Escape cancels, and closing it returns
+ * focus to where it was. While `onConfirm` runs, both buttons wait.
  */
 export function ConfirmDialog(props: {
   readonly title: string
   readonly children: ReactNode
   readonly confirmLabel: string
   readonly tone?: 'default' | 'danger'
-  /** `confirm` (default) focuses the confirm button; `field` leaves it to a child marked
-   * `data-autofocus`. */
-  readonly initialFocus?: 'confirm' | 'field'
+  /**
+   * Where focus starts: `confirm` (default), `cancel` (so Enter never destroys by accident),
+   * or `field`, a child marked `data-autofocus`.
+   */
+  readonly initialFocus?: 'confirm' | 'cancel' | 'field'
   readonly onConfirm: () => Promise<void> | void
   readonly onCancel: () => void
 }) {
@@ -25,7 +28,7 @@ export function ConfirmDialog(props: {
   useEffect(() => {
     const dialog = ref.current
     if (dialog && !dialog.open) dialog.showModal()
-    // Focus the field or button marked for it (React's autoFocus runs before showModal).
+    // React's autoFocus runs before showModal, so focus the marked element now.
     dialog?.querySelector<HTMLElement>('[data-autofocus]')?.focus()
     return () => dialog?.close()
   }, [])
@@ -33,7 +36,7 @@ export function ConfirmDialog(props: {
   return (
     <dialog
       ref={ref}
-      className="kit-dialog"
+      className="confirm-dialog"
       aria-labelledby={titleId}
       aria-describedby={bodyId}
       onCancel={(event) => {
@@ -41,6 +44,7 @@ export function ConfirmDialog(props: {
         if (!busy) onCancel()
       }}
     >
+      {/* A form, so Enter in a field confirms and the fields' own validation runs first. */}
       <form
         method="dialog"
         onSubmit={async (event) => {
@@ -53,19 +57,23 @@ export function ConfirmDialog(props: {
           }
         }}
       >
-        <h2 id={titleId} className="kit-dialog-title">
-          {props.title}
-        </h2>
-        <div id={bodyId} className="kit-dialog-body">
+        <h2 id={titleId}>{props.title}</h2>
+        <div id={bodyId} className="confirm-body">
           {props.children}
         </div>
-        <div className="kit-dialog-actions">
-          <button type="button" className="kit-button" onClick={onCancel} disabled={busy}>
+        <div className="dialog-actions">
+          <button
+            type="button"
+            className="button"
+            onClick={onCancel}
+            disabled={busy}
+            data-autofocus={initialFocus === 'cancel' || undefined}
+          >
             Cancel
           </button>
           <button
             type="submit"
-            className={`kit-button ${props.tone === 'danger' ? 'kit-button-danger' : 'kit-button-primary'}`}
+            className={`button ${props.tone === 'danger' ? 'button-danger' : 'button-primary'}`}
             disabled={busy}
             data-autofocus={initialFocus === 'confirm' || undefined}
           >

@@ -1,0 +1,117 @@
+import { useCallback, useState, type ReactNode } from 'react'
+import { icons } from './icons'
+import './components.css'
+
+export type BannerTone = 'error' | 'warning' | 'info' | 'success'
+
+/**
+ * A message strip: errors are announced (`role="alert"`), the rest politely (`status`).
+ * `actions` holds buttons such as Open Settings; `onRetry` adds the usual Retry button.
+ * `compact` fits narrow panes: one line, the buttons beside the text.
+ */
+export function Banner({
+  tone,
+  title,
+  children,
+  actions,
+  onRetry,
+  onDismiss,
+  label,
+  compact = false,
+}: {
+  readonly tone: BannerTone
+  readonly title?: string
+  readonly children?: ReactNode
+  readonly actions?: ReactNode
+  readonly onRetry?: () => void
+  readonly onDismiss?: () => void
+  /** Accessible name; defaults to the title. */
+  readonly label?: string
+  readonly compact?: boolean
+}) {
+  const Icon =
+    tone === 'error' || tone === 'warning'
+      ? icons.alert
+      : tone === 'success'
+        ? icons.check
+        : icons.info
+  const hasActions = Boolean(actions) || onRetry !== undefined
+  return (
+    <div
+      className={`banner banner-${tone}${compact ? ' banner-compact' : ''}`}
+      role={tone === 'error' ? 'alert' : 'status'}
+      aria-label={label ?? title}
+    >
+      <Icon className="banner-icon" />
+      <div className="banner-body">
+        {title && <strong className="banner-title">{title}</strong>}
+        {children && <div className="banner-text">{children}</div>}
+        {hasActions && (
+          <div className="banner-actions">
+            {actions}
+            {onRetry && (
+              <button type="button" className="button button-small" onClick={onRetry}>
+                Retry
+              </button>
+            )}
+          </div>
+        )}
+      </div>
+      {onDismiss && (
+        <button type="button" className="icon-button" aria-label="Dismiss" onClick={onDismiss}>
+          <icons.close />
+        </button>
+      )}
+    </div>
+  )
+}
+
+/** The result of an action, and at most one follow-up (such as Undo). */
+export interface NoticeData {
+  readonly id: number
+  readonly message: string
+  readonly tone: 'success' | 'error'
+  readonly action?: { readonly label: string; readonly run: () => void }
+}
+
+/**
+ * The latest action result of a pane: `show()` replaces it (a new one is announced again),
+ * `dismiss()` clears it. Render it with `<Notice>`.
+ */
+export function useNotice() {
+  const [notice, setNotice] = useState<NoticeData | null>(null)
+  const show = useCallback(
+    (message: string, tone: NoticeData['tone'], action?: NoticeData['action']) =>
+      setNotice({ id: Date.now(), message, tone, ...(action ? { action } : {}) }),
+    [],
+  )
+  const dismiss = useCallback(() => setNotice(null), [])
+  return { notice, show, dismiss }
+}
+
+/** A compact banner named "Result" for a `useNotice()` result, with its follow-up button. */
+export function Notice(props: {
+  readonly notice: NoticeData | null
+  readonly onDismiss: () => void
+}) {
+  const { notice } = props
+  if (!notice) return null
+  return (
+    <Banner
+      key={notice.id}
+      tone={notice.tone}
+      label="Result"
+      compact
+      onDismiss={props.onDismiss}
+      actions={
+        notice.action && (
+          <button type="button" className="button button-small" onClick={notice.action.run}>
+            {notice.action.label}
+          </button>
+        )
+      }
+    >
+      {notice.message}
+    </Banner>
+  )
+}
