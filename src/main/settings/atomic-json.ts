@@ -16,14 +16,15 @@ export async function writeFileAtomic(
   const temp = path.join(dir, `.${path.basename(file)}.tmp-${randomBytes(6).toString('hex')}`)
   const handle = await open(temp, 'w', options.mode ?? 0o600)
   try {
-    await handle.writeFile(data)
-    await handle.sync()
-  } finally {
-    await handle.close()
-  }
-  try {
+    try {
+      await handle.writeFile(data)
+      await handle.sync()
+    } finally {
+      await handle.close()
+    }
     await rename(temp, file)
   } catch (error) {
+    // A full disk fails the write: no half-written temp file (maybe holding the key) stays.
     await rm(temp, { force: true })
     throw error
   }
