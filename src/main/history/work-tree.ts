@@ -134,14 +134,15 @@ export async function writeFileSafely(
   const temp = path.join(dir, `${TEMP_FILE_PREFIX}${randomBytes(6).toString('hex')}`)
   const handle = await open(temp, 'wx', 0o600)
   try {
-    await handle.writeFile(content)
-    await handle.sync()
-  } finally {
-    await handle.close()
-  }
-  try {
+    try {
+      await handle.writeFile(content)
+      await handle.sync()
+    } finally {
+      await handle.close()
+    }
     await rename(temp, target)
   } catch (error) {
+    // A failed write (a full disk) leaves no temp file behind either.
     await rm(temp, { force: true })
     throw error
   }
