@@ -1,10 +1,11 @@
-import { useEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react'
+import { useMemo, useRef, useState, type KeyboardEvent } from 'react'
 import type { ConversationSummary } from '../../../../shared/types'
 import { Banner } from '../../components/Banner'
 import { ConfirmDialog } from '../../components/ConfirmDialog'
 import { Loading } from '../../components/Feedback'
 import { icons } from '../../components/icons'
 import { errorMessage, unwrap } from '../../lib/api'
+import { useDebounced } from '../../lib/use-debounced'
 import { useNavigation } from '../app/navigation'
 import { groupByAge } from './conversation-groups'
 import { useConversationList } from './use-conversation-list'
@@ -14,17 +15,12 @@ import './sidebar.css'
 export function ConversationSidebar() {
   const { conversationId, openConversation, focusComposer } = useNavigation()
   const [search, setSearch] = useState('')
-  const [query, setQuery] = useState('')
+  // Search as the person types, without a request per keystroke.
+  const query = useDebounced(search)
   const list = useConversationList(query)
   const [renaming, setRenaming] = useState<string | null>(null)
   const [deleting, setDeleting] = useState<ConversationSummary | null>(null)
   const [actionError, setActionError] = useState<string | null>(null)
-
-  useEffect(() => {
-    // Search as the person types, without a request per keystroke.
-    const timer = window.setTimeout(() => setQuery(search), 200)
-    return () => window.clearTimeout(timer)
-  }, [search])
 
   const groups = useMemo(
     () =>

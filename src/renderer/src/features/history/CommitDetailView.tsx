@@ -1,3 +1,4 @@
+import type { ReactNode } from 'react'
 import type { CommitDetail, CommitSummary, FileChange } from '../../../../shared/types'
 import {
   absoluteTime,
@@ -15,6 +16,16 @@ export type RestoreRequest =
   | { readonly kind: 'deleted'; readonly path: string; readonly commit: CommitSummary }
   | { readonly kind: 'revert'; readonly commit: CommitSummary }
   | { readonly kind: 'all'; readonly commit: CommitSummary }
+
+const DIFF_MODES: ReadonlyArray<{
+  readonly value: DiffMode
+  readonly label: string
+  readonly title: string
+  readonly Icon: () => ReactNode
+}> = [
+  { value: 'unified', label: 'Unified', title: 'Unified diff', Icon: UnifiedIcon },
+  { value: 'split', label: 'Side by side', title: 'Side-by-side diff', Icon: SplitIcon },
+]
 
 const STATUS_LABEL: Readonly<Record<FileChange['status'], string>> = {
   added: 'Added',
@@ -97,26 +108,19 @@ export function CommitDetailView(props: {
             Restore all memory to this point
           </button>
           <div className="hist-mode" role="group" aria-label="Diff layout">
-            <button
-              type="button"
-              className="button button-small button-icon"
-              aria-label="Unified"
-              title="Unified diff"
-              aria-pressed={mode === 'unified'}
-              onClick={() => props.onModeChange('unified')}
-            >
-              <UnifiedIcon />
-            </button>
-            <button
-              type="button"
-              className="button button-small button-icon"
-              aria-label="Side by side"
-              title="Side-by-side diff"
-              aria-pressed={mode === 'split'}
-              onClick={() => props.onModeChange('split')}
-            >
-              <SplitIcon />
-            </button>
+            {DIFF_MODES.map(({ value, label, title, Icon }) => (
+              <button
+                key={value}
+                type="button"
+                className="button button-small button-icon"
+                aria-label={label}
+                title={title}
+                aria-pressed={mode === value}
+                onClick={() => props.onModeChange(value)}
+              >
+                <Icon />
+              </button>
+            ))}
           </div>
         </div>
       </header>

@@ -5,6 +5,7 @@ import { EmptyState, Loading } from '../../components/Feedback'
 import { icons } from '../../components/icons'
 import { Splitter } from '../../components/Splitter'
 import { api, errorMessage, unwrap } from '../../lib/api'
+import { useDebounced } from '../../lib/use-debounced'
 import { useResource } from '../../lib/use-resource'
 import { useNavigation } from '../app/navigation'
 import { displayPath } from '../history/describe'
@@ -35,7 +36,6 @@ export function MemoryBrowser() {
   const [dialog, setDialog] = useState<Dialog | null>(null)
   const { notice, show, dismiss } = useNotice()
   const [query, setQuery] = useState('')
-  const [searchKey, setSearchKey] = useState<string | null>(null)
   const [split, setSplit] = useState(34)
 
   // Another feature asked to open a file (e.g. a tool card): follow it.
@@ -51,6 +51,8 @@ export function MemoryBrowser() {
   const entries = useMemo(() => tree.value ?? [], [tree.value])
   const byPath = useMemo(() => new Map(entries.map((entry) => [entry.path, entry])), [entries])
   const selectedEntry = selected ? byPath.get(selected) : undefined
+  const searched = useDebounced(query).trim()
+  const searchKey = searched === '' ? null : searched
   const fileKey = selected && selectedEntry?.kind !== 'dir' ? selected : null
   const file = useResource(fileKey, loadFile)
   const search = useResource(searchKey, runSearch)
@@ -68,12 +70,6 @@ export function MemoryBrowser() {
       }),
     [reloadTree, reloadFile, reloadSearch],
   )
-
-  useEffect(() => {
-    const trimmed = query.trim()
-    const timer = setTimeout(() => setSearchKey(trimmed === '' ? null : trimmed), 200)
-    return () => clearTimeout(timer)
-  }, [query])
 
   const select = (path: string, line: number | null = null) => {
     setSelected(path)

@@ -19,18 +19,7 @@ export function NewFileDialog(props: {
       onCancel={props.onCancel}
     >
       <p>The file is saved in memory as a change by You. Claude will see it in its next turn.</p>
-      <label className="dialog-field">
-        Path
-        <input
-          className="input input-small"
-          value={path}
-          onChange={(event) => setPath(event.target.value)}
-          spellCheck={false}
-          required
-          pattern="/memories/.+"
-          data-autofocus
-        />
-      </label>
+      <PathField label="Path" value={path} onChange={setPath} />
       <label className="dialog-field">
         Content
         <textarea
@@ -63,18 +52,7 @@ export function RenameDialog(props: {
         Moves <code>{props.path}</code> to the new path, as one change by You. The history follows
         the file.
       </p>
-      <label className="dialog-field">
-        New path
-        <input
-          className="input input-small"
-          value={to}
-          onChange={(event) => setTo(event.target.value)}
-          spellCheck={false}
-          required
-          pattern="/memories/.+"
-          data-autofocus
-        />
-      </label>
+      <PathField label="New path" value={to} onChange={setTo} />
     </ConfirmDialog>
   )
 }
@@ -100,5 +78,27 @@ export function DeleteDialog(props: {
       </p>
       <p>Nothing is lost: its history is kept, and you can bring it back from History.</p>
     </ConfirmDialog>
+  )
+}
+
+/** A memory path field: must lie under /memories/, and takes the dialog's first focus. */
+function PathField(props: {
+  readonly label: string
+  readonly value: string
+  readonly onChange: (value: string) => void
+}) {
+  return (
+    <label className="dialog-field">
+      {props.label}
+      <input
+        className="input input-small"
+        value={props.value}
+        onChange={(event) => props.onChange(event.target.value)}
+        spellCheck={false}
+        required
+        pattern="/memories/.+"
+        data-autofocus
+      />
+    </label>
   )
 }
