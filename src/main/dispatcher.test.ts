@@ -90,4 +90,13 @@ describe('dispatcher', () => {
     expect(JSON.stringify(hidden)).not.toContain('/home/secret')
     expect(seen).toHaveLength(1)
   })
+
+  it('refuses a chat message too long to send, before anything is stored', async () => {
+    const { dispatch } = await openCore()
+    const result = await dispatch('chat:send', { conversationId: null, text: 'x'.repeat(200_001) })
+    expect(result).toMatchObject({ ok: false, error: { code: 'invalid-payload' } })
+    if (!result.ok) expect(result.error.message).toContain('too long')
+    const list = await dispatch('conversations:list', {})
+    expect(list).toEqual({ ok: true, value: [] })
+  })
 })

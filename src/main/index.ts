@@ -3,6 +3,7 @@ import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { createCore, type Core } from './core'
 import { forwardEvents, registerIpc } from './ipc'
+import { CairnError } from './errors'
 import { cipherFromSafeStorage, createFileSecretStore } from './settings'
 
 // The Electron shell: lifecycle and the one window. Everything else lives in the core.
@@ -28,7 +29,12 @@ let mainWindow: BrowserWindow | null = null
 
 function isTrustedFrame(frame: WebFrameMain | null): boolean {
   if (!frame || !mainWindow || mainWindow.isDestroyed()) return false
-  if (frame !== mainWindow.webContents.mainFrame) return false
+  // Only our window's top-level frame, compared by its ids rather than object identity.
+  const mainFrame = mainWindow.webContents.mainFrame
+  if (frame.parent !== null) return false
+  if (frame.processId !== mainFrame.processId || frame.routingId !== mainFrame.routingId) {
+    return false
+  }
   return sameDocument(frame.url, pageUrl)
 }
 
@@ -124,10 +130,14 @@ async function main(): Promise<void> {
     host: {
       async openPath(folder) {
         const error = await shell.openPath(folder)
-        if (error) throw new Error(error)
+        if (error) {
+          throw new CairnError('open-failed', 'The system could not open the data folder.')
+        }
       },
       async openExternal(url) {
-        if (!/^https:\/\//i.test(url)) throw new Error('Only https links can be opened.')
+        if (!/^https:\/\//i.test(url)) {
+          throw new CairnError('invalid-link', 'Only https links can be opened.')
+        }
         await shell.openExternal(url)
       },
     },

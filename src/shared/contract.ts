@@ -69,7 +69,10 @@ export const requestSchemas = {
   'chat:send': z.strictObject({
     conversationId: id.nullable(),
     // The API refuses a text block without visible text; stored, it would break the chat.
-    text: z.string().refine((text) => text.trim() !== '', 'must contain visible text'),
+    text: z
+      .string()
+      .max(200_000, 'is too long for one message (200,000 characters at most)')
+      .refine((text) => text.trim() !== '', 'must contain visible text'),
   }),
   'chat:stop': z.strictObject({ conversationId: id }),
 

@@ -193,7 +193,10 @@ export async function atomicWrite(
     }
     throw error
   }
-  await syncDirectory(dir)
+  // The rename has happened: the new content is in place, so reporting a failure now would
+  // tell Claude (and history) that nothing changed when something did. Durability of the
+  // folder entry is best effort from here.
+  await syncDirectory(dir).catch(() => {})
 }
 
 const WRITE_NEW = constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY
