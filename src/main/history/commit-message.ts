@@ -1,16 +1,7 @@
-import type { Actor, CommitCommand } from '../../shared/types'
+import type { Actor, CommitCommand, CommitSummary } from '../../shared/types'
 
 /** The structured facts of one commit, carried by its author and trailers. */
-export interface CommitMeta {
-  readonly actor: Actor
-  readonly command: CommitCommand
-  readonly subject: string
-  readonly paths: ReadonlyArray<string>
-  readonly conversationId: string | null
-  readonly toolUseId: string | null
-  readonly overwrite: boolean
-  readonly restoredFrom: string | null
-}
+export type CommitMeta = Omit<CommitSummary, 'oid' | 'parent' | 'time'>
 
 /** Git identities per actor. The system author signs recovery and start-of-history commits. */
 export const AUTHORS: Readonly<Record<Actor, { readonly name: string; readonly email: string }>> = {
