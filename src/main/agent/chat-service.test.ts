@@ -23,14 +23,18 @@ function fakeMemory() {
   const calls: Array<{ input: unknown; origin: Origin | undefined }> = []
   let gate: Promise<unknown> = Promise.resolve()
   let commits = 0
+  let called!: () => void
   return {
     files,
     calls,
+    /** Resolves when the first command reaches the memory. */
+    firstCall: new Promise<void>((resolve) => (called = resolve)),
     block(until: Promise<unknown>) {
       gate = until
     },
     async execute(input: unknown, origin?: Origin): Promise<ExecuteOutcome> {
       calls.push({ input, origin })
+      called()
       await gate
       const { command, path: p, file_text } = input as Record<string, string>
       if (command === 'view') {
@@ -264,8 +268,13 @@ describe('stop', () => {
     let release!: () => void
     const hold = new Promise<void>((r) => (release = r))
     fake.script(reply.text('The first words and then a lot more text that never arrives', { hold }))
+    const streaming = new Promise<void>((resolve) => {
+      onEvent = (event) => {
+        if (event.type === 'text-delta') resolve()
+      }
+    })
     const { conversationId, turnId } = await chat.send(null, 'Tell me a story')
-    await until(() => events.some((e) => e.turnId === turnId && e.type === 'text-delta'))
+    await streaming
     chat.stop(conversationId)
     await chat.settled(conversationId)
     release()
@@ -296,7 +305,8 @@ describe('stop', () => {
       }),
     )
     const { conversationId, turnId } = await chat.send(null, 'save A')
-    await until(() => memory.calls.length === 1)
+    await memory.firstCall
+    expect(memory.calls).toHaveLength(1)
     chat.stop(conversationId)
     release()
     await chat.settled(conversationId)
@@ -468,8 +478,4 @@ describe('errors', () => {
 
 function stripCache(message: { role: string; content: unknown }) {
   return JSON.parse(JSON.stringify(message).replaceAll(',"cache_control":{"type":"ephemeral"}', ''))
-}
-
-async function until(condition: () => boolean): Promise<void> {
-  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 5))
 }

@@ -29,9 +29,36 @@ async function start(): Promise<Core> {
     anthropicMaxRetries: 0,
   })
   started.events.on((name, data) => {
-    if (name === 'agent:event') events.push(data as AgentEvent)
+    if (name !== 'agent:event') return
+    events.push(data as AgentEvent)
+    for (const waiter of [...waiters]) {
+      if (waiter.matches(data as AgentEvent)) {
+        waiters.delete(waiter)
+        waiter.resolve()
+      }
+    }
   })
   return started
+}
+
+const waiters = new Set<{ matches: (event: AgentEvent) => boolean; resolve: () => void }>()
+
+/** Resolves once the core has emitted an agent event of this turn and type (already or later). */
+function agentEvent(turnId: string, type: AgentEvent['type']): Promise<void> {
+  const matches = (e: AgentEvent) => e.turnId === turnId && e.type === type
+  if (events.some(matches)) return Promise.resolve()
+  return new Promise((resolve) => waiters.add({ matches, resolve }))
+}
+
+/**
+ * Resolves once a turn has finished and the core accepts the next send of its conversation.
+ * The core emits turn-finished a few microtasks before it forgets the running turn
+ * (chat-service.ts: emit inside execute, running.delete in its .finally), so a send in the
+ * same tick is refused with turn-running; one macrotask turn lets that bookkeeping land.
+ */
+async function turnDone(turnId: string): Promise<void> {
+  await agentEvent(turnId, 'turn-finished')
+  await new Promise((resolve) => setImmediate(resolve))
 }
 
 async function call<C extends RequestChannel>(
@@ -46,9 +73,7 @@ async function call<C extends RequestChannel>(
 /** Sends a message and waits for its turn to finish (events come from the core's bus). */
 async function chat(conversationId: string | null, text: string) {
   const { conversationId: id, turnId } = await call('chat:send', { conversationId, text })
-  while (!events.some((e) => e.turnId === turnId && e.type === 'turn-finished')) {
-    await new Promise((resolve) => setTimeout(resolve, 5))
-  }
+  await turnDone(turnId)
   return { id, events: events.filter((e) => e.turnId === turnId) }
 }
 
@@ -70,6 +95,7 @@ beforeEach(async () => {
   dataDir = await mkdtemp(path.join(os.tmpdir(), 'cairn-e2e-agent-'))
   fake = await startFakeAnthropic()
   events = []
+  waiters.clear()
   core = await start()
 })
 
@@ -261,13 +287,9 @@ describe('stop through the core', () => {
     const hold = new Promise<void>((resolve) => (release = resolve))
     fake.script(reply.text('A long answer that is cut short by the person', { hold }))
     const { conversationId, turnId } = await call('chat:send', { conversationId: null, text: 'Go' })
-    while (!events.some((e) => e.turnId === turnId && e.type === 'text-delta')) {
-      await new Promise((resolve) => setTimeout(resolve, 5))
-    }
+    await agentEvent(turnId, 'text-delta')
     await call('chat:stop', { conversationId })
-    while (!events.some((e) => e.turnId === turnId && e.type === 'turn-finished')) {
-      await new Promise((resolve) => setTimeout(resolve, 5))
-    }
+    await turnDone(turnId)
     release()
     expect(events.filter((e) => e.turnId === turnId).at(-1)).toMatchObject({
       type: 'turn-finished',
