@@ -40,17 +40,28 @@ function history(count: number) {
   }
 }
 
-const settle = () => new Promise((resolve) => setTimeout(resolve, 0))
+/** Resolves once the store has no page loading (told by its own subscription, no timer). */
+function idle(store: TimelineStore): Promise<void> {
+  return new Promise((resolve) => {
+    const check = () => {
+      if (store.getSnapshot().loading) return
+      unsubscribe()
+      resolve()
+    }
+    const unsubscribe = store.subscribe(check)
+    check()
+  })
+}
 
 describe('TimelineStore', () => {
   it('loads only the pages of the visible rows', async () => {
     const h = history(10_000)
     const store = new TimelineStore(h.fetchPage, String)
     store.ensure(0, 30)
-    await settle()
+    await idle(store)
     expect(store.getSnapshot().total).toBe(10_000)
     store.ensure(5_020, 5_060)
-    await settle()
+    await idle(store)
     expect(h.requests.map((r) => r.offset)).toEqual([0, 5_000])
     expect(h.requests.every((r) => r.limit === PAGE_SIZE)).toBe(true)
     expect(store.entryAt(5_030)?.subject).toBe(`create /memories/${10_000 - 5_030}.md`)
@@ -62,7 +73,7 @@ describe('TimelineStore', () => {
     const store = new TimelineStore(h.fetchPage, String)
     store.ensure(0, 10)
     store.ensure(0, 20)
-    await settle()
+    await idle(store)
     expect(h.requests).toHaveLength(1)
   })
 
@@ -70,11 +81,11 @@ describe('TimelineStore', () => {
     const h = history(3)
     const store = new TimelineStore(h.fetchPage, String)
     store.ensure(0, 10)
-    await settle()
+    await idle(store)
     h.add(4)
     store.refresh()
     expect(store.entryAt(0)?.subject).toBe('create /memories/3.md')
-    await settle()
+    await idle(store)
     expect(store.entryAt(0)?.subject).toBe('create /memories/4.md')
     expect(store.getSnapshot().total).toBe(4)
   })
@@ -83,10 +94,10 @@ describe('TimelineStore', () => {
     const h = history(10)
     const store = new TimelineStore(h.fetchPage, String)
     store.ensure(0, 10)
-    await settle()
+    await idle(store)
     store.setFilters({ actor: 'user' })
     expect(store.getSnapshot().total).toBeNull()
-    await settle()
+    await idle(store)
     expect(store.getSnapshot().total).toBe(5)
     expect(h.requests.at(-1)).toMatchObject({ actor: 'user', offset: 0 })
   })
@@ -109,11 +120,11 @@ describe('TimelineStore', () => {
       (error) => (error as Error).message,
     )
     store.ensure(0, 5)
-    await settle()
+    await idle(store)
     expect(store.getSnapshot().error).toBe('core is busy')
     fail = false
     store.refresh()
-    await settle()
+    await idle(store)
     expect(store.getSnapshot()).toMatchObject({ error: null, total: 5 })
   })
 })
