@@ -404,6 +404,16 @@ describe('deliberate differences from the reference handler', () => {
     })
     expect(ours.isError).toBe(true)
     expect(ref.isError).toBe(false)
+    // Over the default 1 MiB per file: refused here, written by the reference.
+    const big = await pair.run({
+      command: 'create',
+      path: '/memories/big.md',
+      file_text: 'a'.repeat(1024 * 1024 + 1),
+    })
+    expect(big.ours).toMatchObject({ isError: true, content: expect.stringMatching(/limit/) })
+    expect(big.ref.isError).toBe(false)
+    expect(await fs.readdir(pair.oursRoot)).toEqual([])
+    expect(await fs.readdir(pair.refRoot)).toEqual(['big.md', 't.md'])
   })
 
   it('D17: a trailing slash is normalized away in what is shown', async () => {
