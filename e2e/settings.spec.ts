@@ -3,6 +3,8 @@ import { SettingsPage } from './pages/settings.page'
 
 const themeOf = (page: import('@playwright/test').Page) =>
   page.evaluate(() => document.documentElement.dataset['theme'] ?? 'system')
+const background = (page: import('@playwright/test').Page) =>
+  page.evaluate(() => getComputedStyle(document.body).backgroundColor)
 
 test('the API key is saved and removed, and never reaches the page', async ({ page, cairn }) => {
   const key = 'sk-ant-e2e-never-shown-0123456789'
@@ -90,12 +92,21 @@ test('the theme applies at once and System follows the OS', async ({ page, cairn
   await cairn.open(page)
   const settings = new SettingsPage(page)
   await settings.open()
+  await page.emulateMedia({ colorScheme: 'dark' })
   await settings.chooseTheme('Dark')
   await expect.poll(() => themeOf(page)).toBe('dark')
+  const dark = await background(page)
   await settings.chooseTheme('Light')
   await expect.poll(() => themeOf(page)).toBe('light')
+  // Light is pinned: the OS asking for dark does not change it.
+  const light = await background(page)
+  expect(light).not.toBe(dark)
   await settings.chooseTheme('System')
   await expect.poll(() => themeOf(page)).toBe('system')
+  // System follows the OS both ways.
+  await expect.poll(() => background(page)).toBe(dark)
+  await page.emulateMedia({ colorScheme: 'light' })
+  await expect.poll(() => background(page)).toBe(light)
   expect(await cairn.core.dispatch('settings:get', undefined)).toMatchObject({
     ok: true,
     value: { theme: 'system' },
