@@ -2,6 +2,7 @@ import { reply } from '../test/fixtures/fake-anthropic'
 import { expect, test } from './fixtures/harness'
 import { AppPage } from './pages/app.page'
 import { ChatPage } from './pages/chat.page'
+import { HistoryPage } from './pages/history.page'
 import { SettingsPage } from './pages/settings.page'
 
 const KEY = 'sk-ant-e2e-chat-key'
@@ -63,6 +64,11 @@ test.describe('chat', () => {
     await card.getByRole('button', { name: /View change/ }).click()
     const app = new AppPage(page)
     await expect(app.sideTab('History')).toHaveAttribute('aria-selected', 'true')
+    const history = new HistoryPage(page)
+    const selected = history.timeline.getByRole('row', { selected: true })
+    await expect(selected).toContainText('Claude')
+    await expect(selected).toContainText('notes.md')
+    await expect(history.detail).toContainText('create /memories/notes.md')
   })
 
   test('a 401 from the API explains the key problem and leads to Settings', async ({

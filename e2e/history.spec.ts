@@ -13,6 +13,7 @@ import {
 } from './fixtures/claude-turns'
 import { attachCore } from './fixtures/harness'
 import { buildLargeHistory } from './fixtures/large-history'
+import { ChatPage } from './pages/chat.page'
 import { HistoryPage } from './pages/history.page'
 import { MemoryPage } from './pages/memory.page'
 
@@ -175,7 +176,7 @@ test('the timeline filters by author and file, and shows where a change came fro
   cairn,
   anthropic,
 }) => {
-  const conversationId = await claudeTurn(cairn, anthropic, 'Remember my dog.', [
+  await claudeTurn(cairn, anthropic, 'Remember my dog.', [
     create('/memories/pets.md', 'Dog: Rex\n'),
     reply.text('Saved.'),
   ])
@@ -202,8 +203,10 @@ test('the timeline filters by author and file, and shows where a change came fro
 
   // The conversation a change came from is one click away.
   await history.rows.filter({ hasText: 'pets.md' }).getByRole('button').click()
-  await expect(page.getByRole('main', { name: 'Chat' })).toContainText('Remember my dog.')
-  expect(conversationId).toBeTruthy()
+  const chat = new ChatPage(page)
+  await expect(chat.title).toHaveText('Remember my dog.')
+  await expect(chat.userMessages().first()).toHaveText('Remember my dog.')
+  await expect(chat.conversation('Remember my dog.')).toHaveAttribute('aria-current', 'page')
 })
 
 test('the timeline navigates with the keyboard and updates live', async ({
