@@ -86,9 +86,12 @@ describe('dispatcher', () => {
       error: { code: 'nope', message: 'Clear message' },
     })
     const hidden = await dispatch('app:info', undefined)
-    expect(hidden.ok).toBe(false)
+    expect(hidden).toEqual({
+      ok: false,
+      error: { code: 'internal', message: expect.stringMatching(/^Something went wrong/) },
+    })
     expect(JSON.stringify(hidden)).not.toContain('/home/secret')
-    expect(seen).toHaveLength(1)
+    expect(seen).toEqual([new Error('ENOENT: /home/secret/path')])
   })
 
   it('refuses a chat message too long to send, before anything is stored', async () => {
