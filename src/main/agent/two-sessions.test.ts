@@ -357,6 +357,19 @@ describe('settings through the core', () => {
     expect(fake.requests.some((r) => r.path === '/v1/models')).toBe(true)
   })
 
+  it('announces every settings change with settings:changed, never carrying the key', async () => {
+    const changes: unknown[] = []
+    core.events.on((name, data) => {
+      if (name === 'settings:changed') changes.push(data)
+    })
+    const updated = await call('settings:update', { theme: 'dark', maxTokens: 1234 })
+    const keyed = await call('settings:setApiKey', { key: 'sk-ant-stored-never-announced' })
+    const cleared = await call('settings:clearApiKey')
+    expect(changes).toEqual([updated, keyed, cleared])
+    expect(changes[0]).toMatchObject({ theme: 'dark', maxTokens: 1234 })
+    expect(JSON.stringify(changes)).not.toMatch(/sk-ant-stored|sk-test/)
+  })
+
   it('pushes the create-overwrite policy to the versioned memory', async () => {
     await call('settings:update', { createExisting: 'error' })
     await call('memory:write', { path: '/memories/a.md', content: 'one' })
