@@ -47,6 +47,25 @@ describe('memory and history channels in the core', () => {
     expect(commits.map((c) => c.command)).toEqual(['write', 'write', 'restore-file'])
     const log = await core.dispatch('history:log', { offset: 0, limit: 10 })
     expect(log).toMatchObject({ ok: true, value: { total: 3 } })
+    const [, second, third] = commits.map((c) => c.oid)
+    expect(
+      await core.dispatch('history:diff', { path: '/memories/a.md', from: first, to: second }),
+    ).toEqual({
+      ok: true,
+      value: {
+        path: '/memories/a.md',
+        oldPath: null,
+        status: 'modified',
+        before: 'one',
+        after: 'two',
+        binary: false,
+      },
+    })
+    const fileHistory = await core.dispatch('history:fileHistory', { path: '/memories/a.md' })
+    expect(fileHistory).toMatchObject({
+      ok: true,
+      value: [{ oid: third }, { oid: second }, { oid: first }],
+    })
   })
 
   it('turns refusals into coded errors without host paths', async () => {
