@@ -71,6 +71,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
     conversation: Conversation,
     turnId: string,
     controller: AbortController,
+    release: () => void,
   ): Promise<void> => {
     const emit = (event: TurnEvent): void =>
       options.emit({ ...event, conversationId: conversation.id, turnId } as AgentEvent)
@@ -114,6 +115,9 @@ export function createChatService(options: ChatServiceOptions): ChatService {
             : classifyTurnError(error, { streamStarted: false, model: '' }),
       }
     }
+    // Forget the running turn before announcing its end, so whoever reacts to turn-finished
+    // (the renderer, a test, another feature) can send the next message at once.
+    release()
     if (outcome.error) emit({ type: 'error', ...outcome.error })
     emit({ type: 'turn-finished', stopped: outcome.stopped })
   }
@@ -141,10 +145,11 @@ export function createChatService(options: ChatServiceOptions): ChatService {
           { role: 'user', content: [{ type: 'text', text }], createdAt: now() },
         ])
         options.emit({ type: 'turn-started', conversationId: base.id, turnId, userText: text })
-        void execute(conversation, turnId, controller).finally(() => {
-          running.delete(base.id)
+        const release = () => {
+          if (running.get(base.id)?.turnId === turnId) running.delete(base.id)
           finish()
-        })
+        }
+        void execute(conversation, turnId, controller, release).finally(release)
       } catch (error) {
         running.delete(base.id)
         finish()

@@ -50,15 +50,9 @@ function agentEvent(turnId: string, type: AgentEvent['type']): Promise<void> {
   return new Promise((resolve) => waiters.add({ matches, resolve }))
 }
 
-/**
- * Resolves once a turn has finished and the core accepts the next send of its conversation.
- * The core emits turn-finished a few microtasks before it forgets the running turn
- * (chat-service.ts: emit inside execute, running.delete in its .finally), so a send in the
- * same tick is refused with turn-running; one macrotask turn lets that bookkeeping land.
- */
+/** Resolves once a turn has finished; the core accepts the next send from that moment. */
 async function turnDone(turnId: string): Promise<void> {
   await agentEvent(turnId, 'turn-finished')
-  await new Promise((resolve) => setImmediate(resolve))
 }
 
 async function call<C extends RequestChannel>(
@@ -298,6 +292,28 @@ describe('stop through the core', () => {
     fake.script(reply.text('Continuing.'))
     const next = await chat(conversationId, 'Go on')
     expect(next.events.some((e) => e.type === 'error')).toBe(false)
+    const stored = await call('conversations:get', { id: conversationId })
+    expect(stored.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant'])
+  })
+})
+
+describe('turn-finished', () => {
+  it('accepts the next message of the conversation from inside its listener', async () => {
+    fake.script(reply.text('First.'), reply.text('Second.'))
+    const { conversationId, turnId } = await call('chat:send', { conversationId: null, text: 'A' })
+    const followUp = new Promise<unknown>((resolve) => {
+      const stop = core.events.on((name, data) => {
+        const event = data as AgentEvent
+        if (name !== 'agent:event' || event.turnId !== turnId || event.type !== 'turn-finished') {
+          return
+        }
+        stop()
+        resolve(core.dispatch('chat:send', { conversationId, text: 'B' }))
+      })
+    })
+    const result = (await followUp) as { ok: boolean; value: { turnId: string } }
+    expect(result).toMatchObject({ ok: true, value: { conversationId } })
+    await turnDone(result.value.turnId)
     const stored = await call('conversations:get', { id: conversationId })
     expect(stored.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant'])
   })
