@@ -26,6 +26,15 @@ describe('tree model', () => {
     ])
   })
 
+  it('orders numbered names the way file managers do (f2 before f10)', () => {
+    const numbered = [file('/memories/f10.md'), file('/memories/F2.md'), file('/memories/f1.md')]
+    expect(visibleRows(numbered, new Set()).map((r) => r.name)).toEqual([
+      'f1.md',
+      'F2.md',
+      'f10.md',
+    ])
+  })
+
   it('hides the children of a collapsed folder', () => {
     const rows = visibleRows(entries, new Set(['/memories/projects']))
     expect(rows.map((r) => r.name)).toEqual(['projects', 'a.md', 'b.md'])

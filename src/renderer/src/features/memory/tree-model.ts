@@ -21,8 +21,11 @@ export function baseName(path: string): string {
   return path.slice(path.lastIndexOf('/') + 1)
 }
 
+/** File-manager order: `f2.md` before `f10.md`, case ignored (Finder, Explorer, VS Code). */
+const byName = new Intl.Collator(undefined, { numeric: true, sensitivity: 'base' })
+
 /**
- * The rows to show, folders first then files (each by name), children only under expanded
+ * The rows to show, folders first then files (each by name in natural order), children only under expanded
  * folders. Folders are expanded unless listed in `collapsed`.
  */
 export function visibleRows(
@@ -41,7 +44,7 @@ export function visibleRows(
     const list = [...(children.get(parent) ?? [])].sort(
       (a, b) =>
         (a.kind === 'dir' ? 0 : 1) - (b.kind === 'dir' ? 0 : 1) ||
-        baseName(a.path).localeCompare(baseName(b.path)),
+        byName.compare(baseName(a.path), baseName(b.path)),
     )
     for (const entry of list) {
       const expanded = entry.kind === 'dir' ? !collapsed.has(entry.path) : null
