@@ -13,6 +13,7 @@ export class ChatPage {
   readonly welcome: Locator
   readonly errorBanner: Locator
   readonly dialog: Locator
+  readonly jumpToLatest: Locator
 
   constructor(readonly page: Page) {
     this.sidebar = page.getByRole('navigation', { name: 'Conversations' })
@@ -26,6 +27,7 @@ export class ChatPage {
     this.welcome = this.pane.getByRole('region', { name: 'Welcome' })
     this.errorBanner = this.transcript.getByRole('alert')
     this.dialog = page.getByRole('dialog')
+    this.jumpToLatest = this.pane.getByRole('button', { name: /jump to latest/i })
   }
 
   /** Types a message and sends it with Enter. */
@@ -79,6 +81,12 @@ export class ChatPage {
   /** Asks to delete; the confirmation dialog stays open for the test to answer. */
   async askToDelete(title: string): Promise<void> {
     await this.sidebar.getByRole('button', { name: `Delete ${title}` }).click()
+  }
+
+  /** Scrolls the transcript up with the mouse wheel, as someone going back to read. */
+  async scrollTranscriptUp(pixels = 1500): Promise<void> {
+    await this.transcript.hover()
+    await this.page.mouse.wheel(0, -pixels)
   }
 
   async searchFor(query: string): Promise<void> {

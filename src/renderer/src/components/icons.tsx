@@ -43,6 +43,7 @@ export const icons = {
     <Icon d="M12 3v18M3 12h18M5.6 5.6l12.8 12.8M18.4 5.6 5.6 18.4" strokeWidth={2.2} {...p} />
   ),
   send: (p: IconProps) => <Icon d="M12 19V5M6 11l6-6 6 6" {...p} />,
+  arrowDown: (p: IconProps) => <Icon d="M12 5v14M6 13l6 6 6-6" {...p} />,
   stop: (p: IconProps) => (
     <svg width="16" height="16" viewBox="0 0 24 24" aria-hidden="true" focusable="false" {...p}>
       <rect x="6" y="6" width="12" height="12" rx="2" fill="currentColor" />

@@ -195,7 +195,7 @@ export function ChatPane() {
         )}
       </header>
 
-      <Transcript turns={turns} running={running}>
+      <Transcript conversationId={conversationId} turns={turns} running={running}>
         {state.status === 'error' && (
           <Banner
             tone="error"
@@ -316,38 +316,89 @@ function errorTitle(code: string): string {
   }
 }
 
-/** The scrolling transcript; it follows new text unless the person scrolled up to read. */
+/** How close to the end (px) still counts as reading the latest text. */
+const PIN_SLACK = 80
+
+/**
+ * The scrolling transcript; it follows new text unless the person scrolled up to read. Then a
+ * "Jump to latest" button brings them back; sending a message or opening another conversation
+ * follows again.
+ */
 function Transcript({
+  conversationId,
   turns,
   running,
   children,
 }: {
+  readonly conversationId: string | null
   readonly turns: ReadonlyArray<TranscriptTurn>
   readonly running: boolean
   readonly children: ReactNode
 }) {
   const scroller = useRef<HTMLDivElement>(null)
   const pinned = useRef(true)
+  /** True while a smooth jump to the end runs: its scroll events are not the person's. */
+  const jumping = useRef(false)
+  const [awayFromEnd, setAwayFromEnd] = useState(false)
+  const lastKey = turns.at(-1)?.key
+  // One more turn (the person just sent) or another conversation. Not the turn's key: that
+  // changes from pending to live to stored while the same turn runs and settles.
+  const follow = `${conversationId ?? 'new'}:${turns.length}`
+  const [followed, setFollowed] = useState(follow)
+  if (followed !== follow) {
+    setFollowed(follow)
+    setAwayFromEnd(false)
+  }
+  // Show the new end. Runs before the effect below, which then scrolls.
+  useLayoutEffect(() => {
+    pinned.current = true
+    jumping.current = false
+  }, [follow])
   useLayoutEffect(() => {
     const element = scroller.current
     if (element && pinned.current) element.scrollTop = element.scrollHeight
   })
-  const lastKey = turns.at(-1)?.key
+  const jumpToLatest = () => {
+    const element = scroller.current
+    if (!element) return
+    pinned.current = true
+    jumping.current = true
+    setAwayFromEnd(false)
+    element.scrollTo({ top: element.scrollHeight, behavior: 'smooth' })
+  }
   return (
-    <div
-      className="transcript"
-      ref={scroller}
-      onScroll={(event) => {
-        const element = event.currentTarget
-        pinned.current = element.scrollHeight - element.scrollTop - element.clientHeight < 80
-      }}
-    >
-      <div className="transcript-inner" role="log" aria-label="Transcript">
-        {turns.map((turn) => (
-          <TurnView key={turn.key} turn={turn} running={running && turn.key === lastKey} />
-        ))}
-        {children}
+    <div className="transcript-frame">
+      <div
+        className="transcript"
+        ref={scroller}
+        onScroll={(event) => {
+          const element = event.currentTarget
+          const atEnd = element.scrollHeight - element.scrollTop - element.clientHeight < PIN_SLACK
+          if (jumping.current) {
+            if (atEnd) jumping.current = false
+            return
+          }
+          pinned.current = atEnd
+          setAwayFromEnd(!atEnd)
+        }}
+        // The person takes over from a running jump.
+        onWheel={() => (jumping.current = false)}
+        onPointerDown={() => (jumping.current = false)}
+        onKeyDown={() => (jumping.current = false)}
+      >
+        <div className="transcript-inner" role="log" aria-label="Transcript">
+          {turns.map((turn) => (
+            <TurnView key={turn.key} turn={turn} running={running && turn.key === lastKey} />
+          ))}
+          {children}
+        </div>
       </div>
+      {awayFromEnd && (
+        <button type="button" className="jump-to-latest" onClick={jumpToLatest}>
+          <icons.arrowDown />
+          {running ? 'Claude is replying — jump to latest' : 'Jump to latest'}
+        </button>
+      )}
     </div>
   )
 }

@@ -60,7 +60,15 @@ export function Composer({
         />
         <div className="composer-bar">
           <span className="composer-hint">
-            <kbd>Enter</kbd> to send · <kbd>Shift</kbd>+<kbd>Enter</kbd> for a new line
+            {running ? (
+              <>
+                <kbd>Esc</kbd> to stop
+              </>
+            ) : (
+              <>
+                <kbd>Enter</kbd> to send · <kbd>Shift</kbd>+<kbd>Enter</kbd> for a new line
+              </>
+            )}
           </span>
           {running ? (
             <button
