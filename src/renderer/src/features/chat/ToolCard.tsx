@@ -51,7 +51,11 @@ export function ToolCard({
           {commandLabels[item.command] ?? item.command}
         </span>
         <code className="tool-path" title={summary.target}>
-          {summary.target}
+          {/* The folders give way first, so a narrow card still shows the file's name. */}
+          <span className="tool-path-dir">{folderOf(summary.target)}</span>
+          <span className="tool-path-name">
+            {summary.target.slice(folderOf(summary.target).length)}
+          </span>
         </code>
         {summary.detail && <span className="tool-detail">{summary.detail}</span>}
         <span className="tool-status" data-state={state}>
@@ -88,4 +92,9 @@ export function ToolCard({
       )}
     </section>
   )
+}
+
+/** `/memories/a/b.md` -> `/memories/a/` (everything up to the last slash). */
+function folderOf(path: string): string {
+  return path.slice(0, path.lastIndexOf('/') + 1)
 }

@@ -91,7 +91,9 @@ export function MemoryTree(props: {
               <FileIcon />
             )}
           </span>
-          <span className="mem-tree-name">{row.name}</span>
+          <span className="mem-tree-name" title={row.entry.path}>
+            {row.name}
+          </span>
           <span className="mem-tree-size" aria-hidden="true">
             {formatSize(row.entry.size)}
           </span>
