@@ -58,6 +58,7 @@ test('the user creates, renames and deletes a file, each confirmed and undoable'
   await cairn.open(page)
   const memory = new MemoryPage(page)
   await expect(memory.pane.getByText('No memories yet')).toBeVisible()
+  await expect(memory.pane.getByText('How memory works')).toBeVisible()
 
   await memory.createFile('/memories/people/ana.md', 'Ana prefers mornings.\n')
   await expect(memory.notice).toContainText('Created people/ana.md')

@@ -208,12 +208,20 @@ export function MemoryBrowser() {
             editing={editing}
             onEditingChange={setEditing}
           />
+        ) : empty ? (
+          <EmptyState title="How memory works">
+            <p>
+              Claude reads these files at the start of every conversation and keeps them up to date.
+            </p>
+            <p>
+              Every change, by Claude or by you, is saved in History, where any version can be
+              restored.
+            </p>
+          </EmptyState>
         ) : (
-          !empty && (
-            <EmptyState title="No file open">
-              <p>Select a file to read it, or search across all memory files.</p>
-            </EmptyState>
-          )
+          <EmptyState title="No file open">
+            <p>Select a file to read it, or search across all memory files.</p>
+          </EmptyState>
         )}
       </div>
 
