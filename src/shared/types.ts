@@ -111,11 +111,21 @@ export interface FileChange {
   readonly before: string | null
   readonly after: string | null
   readonly binary: boolean
+  /**
+   * True when `before`/`after` were left out to keep a large commit's answer small (they are
+   * null then, whatever the file holds); fetch this file alone with `history:diff`.
+   */
+  readonly omitted?: boolean
 }
 
 export interface CommitDetail {
   readonly commit: CommitSummary
+  /** The first changes in path order, at most a bounded number (see `totalChanges`). */
   readonly changes: ReadonlyArray<FileChange>
+  /** How many files the commit changed in all (renames count once). */
+  readonly totalChanges: number
+  /** True when `changes` lists fewer files than `totalChanges`. */
+  readonly truncated: boolean
 }
 
 /** Result of a user edit or a restore: the commit it made, or null when nothing changed. */

@@ -4,6 +4,7 @@ import { decodeUtf8 } from './browser'
 import { segmentsOf, toRelative, toVirtual } from './paths'
 import { toSummary } from './queries'
 import type { Repo } from './repo'
+import type { IndexEntry } from './side-index'
 import { requireEntry, treeOf } from './restores'
 import { diffNodes, nodeAt } from './tree-state'
 
@@ -15,13 +16,69 @@ export async function readAt(repo: Repo, virtual: string, oid: string): Promise<
   return new TextDecoder().decode(await repo.store.readBlob(node.oid))
 }
 
-/** What one commit changed, file by file, with both sides (renamed files paired up). */
-export async function showCommit(repo: Repo, oid: string): Promise<CommitDetail> {
+/** How much of a large commit `show` sends at once; the rest stays reachable per file. */
+export interface ShowLimits {
+  /** Most file changes listed (the first ones, in path order). */
+  readonly maxChanges: number
+  /** Most characters of before + after text, summed over the listed changes. */
+  readonly maxTextChars: number
+}
+
+/**
+ * A "restore all" or recovery commit can touch thousands of files of up to 1 MiB each:
+ * sending them all would push hundreds of MB to the renderer and freeze it.
+ */
+export const SHOW_LIMITS: ShowLimits = { maxChanges: 100, maxTextChars: 2_000_000 }
+
+interface PendingChange {
+  readonly path: string
+  readonly oldPath: string | null
+  readonly before: string | null
+  readonly after: string | null
+  readonly status: FileChange['status']
+}
+
+/**
+ * What one commit changed, file by file, with both sides (renamed files paired up). Large
+ * commits come back bounded by `limits`: the first changes only, and files whose text would
+ * overflow the budget with `omitted: true` and no text.
+ */
+export async function showCommit(
+  repo: Repo,
+  oid: string,
+  limits: ShowLimits = SHOW_LIMITS,
+): Promise<CommitDetail> {
   const entry = requireEntry(repo, oid)
+  const pending = await pendingChanges(repo, entry)
+  const changes: FileChange[] = []
+  let budget = limits.maxTextChars
+  for (const item of pending.slice(0, limits.maxChanges)) {
+    const full = await change(repo, item.path, item.oldPath, item.before, item.after, item.status)
+    const cost = (full.before?.length ?? 0) + (full.after?.length ?? 0)
+    if (cost > budget) {
+      changes.push({ ...full, before: null, after: null, omitted: true })
+      continue
+    }
+    budget -= cost
+    changes.push(full)
+  }
+  return {
+    commit: toSummary(entry),
+    changes,
+    totalChanges: pending.length,
+    truncated: changes.length < pending.length,
+  }
+}
+
+// Every change of a commit by blob id only (cheap: no content is read).
+async function pendingChanges(
+  repo: Repo,
+  entry: IndexEntry,
+): Promise<ReadonlyArray<PendingChange>> {
   const deltas = await diffNodes(
     repo.store,
     await treeOf(repo, entry.parent),
-    await treeOf(repo, oid),
+    await treeOf(repo, entry.oid),
   )
   const added = new Map<string, string>()
   for (const delta of deltas) if (!delta.before && delta.after) added.set(delta.path, delta.after)
@@ -38,21 +95,30 @@ export async function showCommit(repo: Repo, oid: string): Promise<CommitDetail>
     }
   }
   const pairedTargets = new Set(renamedTo.values())
-  const changes: FileChange[] = []
+  const pending: PendingChange[] = []
   for (const delta of deltas) {
     if (pairedTargets.has(delta.path)) continue
     const moved = renamedTo.get(delta.path)
     if (moved) {
-      const after = added.get(moved) ?? null
-      changes.push(
-        await change(repo, toVirtual(moved), toVirtual(delta.path), delta.before, after, 'renamed'),
-      )
+      pending.push({
+        path: toVirtual(moved),
+        oldPath: toVirtual(delta.path),
+        before: delta.before,
+        after: added.get(moved) ?? null,
+        status: 'renamed',
+      })
       continue
     }
     const status = !delta.before ? 'added' : !delta.after ? 'deleted' : 'modified'
-    changes.push(await change(repo, toVirtual(delta.path), null, delta.before, delta.after, status))
+    pending.push({
+      path: toVirtual(delta.path),
+      oldPath: null,
+      before: delta.before,
+      after: delta.after,
+      status,
+    })
   }
-  return { commit: toSummary(entry), changes }
+  return pending
 }
 
 /** One file compared between two commits of this history. */
