@@ -193,6 +193,21 @@ describe('restores (each a new commit)', () => {
     await expectInSync()
   })
 
+  it('brings back a deleted folder named with a trailing slash', async () => {
+    await put('d/a.md', 'a')
+    const last = await put('d/b.md', 'b')
+    await remove('d')
+    const result = await restoreDeleted(repo, '/memories/d/')
+    expect(result.commit).toMatchObject({
+      command: 'restore-deleted',
+      paths: ['/memories/d'],
+      restoredFrom: last,
+    })
+    expect(result.message).toBe(`Restored /memories/d from version ${last.slice(0, 7)}.`)
+    expect([...(await folderFiles(dataDir)).keys()]).toEqual(['d/a.md', 'd/b.md'])
+    await expectInSync()
+  })
+
   it('refuses to restore a deleted path that exists or never existed', async () => {
     await put('here.md', 'x')
     await expectCairnError(restoreDeleted(repo, '/memories/here.md'), 'exists')

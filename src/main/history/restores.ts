@@ -36,9 +36,11 @@ export async function treeOf(repo: Repo, oid: string | null): Promise<TreeNode> 
 }
 
 /** Puts one file back to its content at `oid` (the undo for an overwrite or a bad edit). */
-export async function restoreFile(repo: Repo, virtual: string, oid: string): Promise<ChangeResult> {
+export async function restoreFile(repo: Repo, path: string, oid: string): Promise<ChangeResult> {
   requireEntry(repo, oid)
-  const relative = requireFilePath(virtual)
+  const relative = requireFilePath(path)
+  // Normalized, so the commit's paths match the index (no trailing slash).
+  const virtual = toVirtual(relative)
   const segments = segmentsOf(relative)
   const then = await nodeAt(repo.store, await treeOf(repo, oid), segments)
   if (then?.kind !== 'blob') {
@@ -62,8 +64,10 @@ export async function restoreFile(repo: Repo, virtual: string, oid: string): Pro
 }
 
 /** Brings back a deleted file or folder from the last version that had it. */
-export async function restoreDeleted(repo: Repo, virtual: string): Promise<ChangeResult> {
-  const relative = requireFilePath(virtual)
+export async function restoreDeleted(repo: Repo, path: string): Promise<ChangeResult> {
+  const relative = requireFilePath(path)
+  // The index stores normalized paths: `/memories/d/` must find the commits of `/memories/d`.
+  const virtual = toVirtual(relative)
   const segments = segmentsOf(relative)
   if (await nodeAt(repo.store, repo.root(), segments)) {
     throw new CairnError('exists', `${virtual} exists; restore one of its versions instead.`)
