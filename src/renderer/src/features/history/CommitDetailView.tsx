@@ -1,5 +1,5 @@
 import type { ReactNode } from 'react'
-import type { CommitDetail, CommitSummary, FileChange } from '../../../../shared/types'
+import type { CommitDetail, CommitSummary } from '../../../../shared/types'
 import {
   absoluteTime,
   actorLabel,
@@ -9,7 +9,9 @@ import {
   shortOid,
 } from './describe'
 import { SplitIcon, UnifiedIcon } from '../../components/icons'
-import { DiffStat, DiffView, type DiffMode } from './DiffView'
+import type { DiffMode } from './DiffView'
+import { FileChangeView } from './FileChangeView'
+import { truncationNote } from './omitted-change'
 
 export type RestoreRequest =
   | { readonly kind: 'file'; readonly path: string; readonly commit: CommitSummary }
@@ -27,13 +29,6 @@ const DIFF_MODES: ReadonlyArray<{
   { value: 'split', label: 'Side by side', title: 'Side-by-side diff', Icon: SplitIcon },
 ]
 
-const STATUS_LABEL: Readonly<Record<FileChange['status'], string>> = {
-  added: 'Added',
-  modified: 'Modified',
-  deleted: 'Deleted',
-  renamed: 'Renamed',
-}
-
 /** The selected commit: who/what/when, the restore actions, and each file's diff. */
 export function CommitDetailView(props: {
   readonly detail: CommitDetail
@@ -47,6 +42,7 @@ export function CommitDetailView(props: {
   const { detail, mode } = props
   const { commit } = detail
   const note = restoreNote(commit)
+  const truncated = truncationNote(detail)
   const conversationId = commit.conversationId
   const canRevert = commit.parent !== null && commit.command !== 'init'
   return (
@@ -125,45 +121,22 @@ export function CommitDetailView(props: {
         </div>
       </header>
       <div className="hist-files">
+        {truncated && (
+          <p className="hist-truncated" role="note" aria-label="Files shown">
+            {truncated}. Filter the timeline by file to see a change to one of the others.
+          </p>
+        )}
         {detail.changes.length === 0 && (
           <p className="hint hist-diff-note">This change did not modify any file.</p>
         )}
         {detail.changes.map((change) => (
-          <article
-            key={change.path}
-            className="hist-file"
-            aria-label={`Diff of ${displayPath(change.path)}`}
-          >
-            <header className="hist-file-header">
-              <span className={`hist-status hist-status-${change.status}`}>
-                {STATUS_LABEL[change.status]}
-              </span>
-              <span className="hist-file-path" title={change.path}>
-                {change.oldPath && change.oldPath !== change.path
-                  ? `${displayPath(change.oldPath)} → ${displayPath(change.path)}`
-                  : displayPath(change.path)}
-              </span>
-              <DiffStat change={change} />
-              {change.status === 'deleted' ? (
-                <button
-                  type="button"
-                  className="button button-small"
-                  onClick={() => props.onRequest({ kind: 'deleted', path: change.path, commit })}
-                >
-                  Bring back this file
-                </button>
-              ) : (
-                <button
-                  type="button"
-                  className="button button-small"
-                  onClick={() => props.onRequest({ kind: 'file', path: change.path, commit })}
-                >
-                  Restore this version
-                </button>
-              )}
-            </header>
-            <DiffView change={change} mode={mode} />
-          </article>
+          <FileChangeView
+            key={`${commit.oid}:${change.path}`}
+            commit={commit}
+            change={change}
+            mode={mode}
+            onRequest={props.onRequest}
+          />
         ))}
       </div>
     </section>
