@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { createCore, type Core } from '../src/main/core'
+import type { ChangeResult } from '../src/shared/types'
 import {
   claudeTurn,
   create,
@@ -169,6 +170,56 @@ test('the user restores all memory to an earlier point', async ({ page, cairn, a
   await expect(memory.content('b.md')).toContainText('beta')
   await memory.openFile('a.md')
   await expect(memory.content('a.md')).toContainText('alpha')
+})
+
+test('a restore touching 151 files shows the first 100 and loads a left-out diff on demand', async ({
+  page,
+  cairn,
+}) => {
+  async function write(file: string, content: string): Promise<string> {
+    const result = await cairn.core.dispatch('memory:write', { path: file, content })
+    if (!result.ok) throw new Error(`${file}: ${result.error.message}`)
+    const { commit } = result.value as ChangeResult
+    if (!commit) throw new Error(`${file}: no commit`)
+    return commit.oid
+  }
+  // 1,000 lines of ~1,000 characters: two versions of it overflow what one change may send.
+  const big = (side: string) =>
+    Array.from({ length: 1_000 }, (_, i) =>
+      `${side} line ${String(i).padStart(4, '0')} `.padEnd(1_000, side[0]),
+    ).join('\n')
+  await write('/memories/huge.md', big('before'))
+  const early = await write('/memories/keep.md', 'kept\n')
+  await write('/memories/huge.md', big('after'))
+  for (let i = 0; i < 150; i++) {
+    await write(`/memories/many/f${String(i).padStart(3, '0')}.md`, `file ${i}\n`)
+  }
+  const restored = await cairn.core.dispatch('history:restoreAll', { oid: early })
+  expect(restored.ok).toBe(true)
+
+  await cairn.open(page)
+  const history = new HistoryPage(page)
+  await history.open()
+  await expect(history.rows.first()).toContainText('restore all')
+  await history.select(history.rows.first())
+  await expect(history.filesShown).toContainText('Showing 100 of 151 changed files')
+  await expect(history.detail.getByRole('article')).toHaveCount(100)
+  await expect(history.fileDiff('many/f000.md')).toContainText('file 0')
+  await expect(history.fileDiff('many/f098.md')).toBeVisible()
+  await expect(history.fileDiff('many/f099.md')).toHaveCount(0)
+
+  const huge = history.fileDiff('huge.md')
+  await expect(huge).toContainText('diff was not loaded')
+  await expect(history.diffTable('/memories/huge.md')).toHaveCount(0)
+  await huge.scrollIntoViewIfNeeded()
+  await page.screenshot({ path: 'e2e/artifacts/history-large-omitted-light.png' })
+  await history.loadDiff('huge.md')
+  const diff = history.diffTable('/memories/huge.md')
+  await expect(diff).toContainText('before line 0007')
+  await expect(diff).toContainText('after line 0007')
+  await page.screenshot({ path: 'e2e/artifacts/history-large-change-light.png' })
+  await expect(huge.getByRole('button', { name: 'Load diff' })).toHaveCount(0)
+  await expect(huge.getByRole('button', { name: 'Restore this version' })).toBeVisible()
 })
 
 test('the timeline filters by author and file, and shows where a change came from', async ({

@@ -10,6 +10,8 @@ export class HistoryPage {
   readonly error: Locator
   readonly dialog: Locator
   readonly count: Locator
+  /** "Showing 100 of 3,412 changed files", when a change is too large to send whole. */
+  readonly filesShown: Locator
 
   constructor(readonly page: Page) {
     this.pane = page.getByRole('tabpanel', { name: 'History' })
@@ -20,6 +22,7 @@ export class HistoryPage {
     this.error = this.pane.getByRole('alert')
     this.dialog = page.getByRole('dialog')
     this.count = this.pane.getByRole('status', { name: 'Number of changes' })
+    this.filesShown = this.detail.getByRole('note', { name: 'Files shown' })
   }
 
   async open(): Promise<void> {
@@ -45,6 +48,11 @@ export class HistoryPage {
 
   diffTable(path: string): Locator {
     return this.detail.getByRole('table', { name: `Changes in ${path}` })
+  }
+
+  /** Loads the diff of a file whose text was left out of a large change. */
+  async loadDiff(file: string): Promise<void> {
+    await this.fileDiff(file).getByRole('button', { name: 'Load diff' }).click()
   }
 
   async showSideBySide(): Promise<void> {
