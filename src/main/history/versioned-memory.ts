@@ -13,6 +13,12 @@ import { diffFile, readAt, showCommit } from './inspect'
 import { openRepo } from './open-repo'
 import { toRelative, toVirtual } from './paths'
 import { fileHistoryOf, queryLog, toSummary } from './queries'
+import {
+  commitOutsideChanges,
+  touchedByCommand,
+  touchedByRevert,
+  type TouchedPaths,
+} from './outside-changes'
 import { createSerialQueue } from './queue'
 import type { CommitIntent } from './repo'
 import { restoreAll, restoreDeleted, restoreFile, revert } from './restores'
@@ -27,6 +33,8 @@ export interface VersionedMemoryOptions {
   readonly limits?: Partial<MemoryLimits>
   /** Clock for commit times (tests). */
   readonly now?: () => number
+  /** Watch the folder for edits made outside Cairn (not yet: the option is accepted). */
+  readonly watch?: boolean | { readonly debounceMs: number }
 }
 
 /** A Memory tool command as the user edit API sends it, with the timeline's name for it. */
@@ -73,7 +81,15 @@ export async function openVersionedMemory(
     }
   }
 
-  function exclusive<T>(task: () => Promise<T>): Promise<T> {
+  /**
+   * Runs `task` alone in the queue. `touched` names what it will change: edits made there
+   * outside Cairn are committed first, on their own, so the task's commit holds only its
+   * own change (and undoing it never undoes someone else's edit).
+   */
+  function exclusive<T>(
+    task: () => Promise<T>,
+    touched: () => TouchedPaths = () => [],
+  ): Promise<T> {
     if (closed) return Promise.reject(new CairnError('closed', 'The memory folder is closed.'))
     return queue.run(async () => {
       if (resync) {
@@ -90,6 +106,7 @@ export async function openVersionedMemory(
         announce(entry ? toSummary(entry) : null)
       }
       try {
+        await saveOutsideChanges(touched())
         return await task()
       } catch (error) {
         // Whatever failed may have failed half-way (a restore that wrote some files): the
@@ -99,6 +116,14 @@ export async function openVersionedMemory(
         throw error
       }
     })
+  }
+
+  async function saveOutsideChanges(touched: TouchedPaths): Promise<void> {
+    const entry = await commitOutsideChanges(repo, touched)
+    if (!entry) return
+    // The tool's running total of the folder's size no longer holds.
+    tool.invalidateUsage()
+    announce(toSummary(entry))
   }
 
   async function run(request: CommandRun): Promise<ExecuteOutcome> {
@@ -114,25 +139,34 @@ export async function openVersionedMemory(
   }
 
   async function userChange(request: CommandRun, done: string): Promise<ChangeResult> {
-    const outcome = await exclusive(() => run(request))
+    const outcome = await exclusive(
+      () => run(request),
+      () => touchedByCommand(request.input),
+    )
     if (outcome.isError) throw toUserError(outcome.content)
     return { commit: outcome.commit, message: outcome.commit ? done : 'Nothing changed.' }
   }
 
-  function restoring(task: () => Promise<ChangeResult>): Promise<ChangeResult> {
+  function restoring(
+    touched: () => TouchedPaths,
+    task: () => Promise<ChangeResult>,
+  ): Promise<ChangeResult> {
     return exclusive(async () => {
       const result = await task()
       tool.invalidateUsage()
       announce(result.commit)
       return result
-    })
+    }, touched)
   }
 
   const user: Origin = { actor: 'user' }
   return {
     recovery,
     execute: (input, origin) =>
-      exclusive(() => run({ input: input as Record<string, unknown>, origin })),
+      exclusive(
+        () => run({ input: input as Record<string, unknown>, origin }),
+        () => touchedByCommand(input),
+      ),
     setPolicy: (policy) => tool.configure(policy),
 
     writeFile: (file, content, writeOptions) =>
@@ -164,10 +198,28 @@ export async function openVersionedMemory(
     readAt: (file, oid) => readAt(repo, file, oid),
     diff: (file, from, to) => diffFile(repo, file, from, to),
 
-    restoreFile: (file, oid) => restoring(() => restoreFile(repo, file, oid)),
-    restoreDeleted: (file) => restoring(() => restoreDeleted(repo, file)),
-    revert: (oid) => restoring(() => revert(repo, oid)),
-    restoreAll: (oid) => restoring(() => restoreAll(repo, oid)),
+    restoreFile: (file, oid) =>
+      restoring(
+        () => touchedByUserPath(file),
+        () => restoreFile(repo, file, oid),
+      ),
+    restoreDeleted: (file) =>
+      restoring(
+        () => touchedByUserPath(file),
+        () => restoreDeleted(repo, file),
+      ),
+    revert: (oid) =>
+      restoring(
+        () => touchedByRevert(repo.entry(oid)),
+        () => revert(repo, oid),
+      ),
+    // Its commit covers only the paths that differ from the target: anything else the folder
+    // gained outside Cairn must be saved before, or it would stay out of HEAD.
+    restoreAll: (oid) =>
+      restoring(
+        () => 'all',
+        () => restoreAll(repo, oid),
+      ),
 
     onCommit(listener) {
       listeners.add(listener)
@@ -200,6 +252,16 @@ export function intentFor(
     toolUseId: claude?.toolUseId ?? null,
     overwrite: command === 'create' && mutation.overwrite,
     restoredFrom: null,
+  }
+}
+
+// A path the restore will refuse touches nothing.
+function touchedByUserPath(virtual: string): ReadonlyArray<string> {
+  try {
+    const relative = toRelative(virtual)
+    return relative === '' ? [] : [relative]
+  } catch {
+    return []
   }
 }
 

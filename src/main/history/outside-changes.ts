@@ -1,0 +1,98 @@
+import { parseMemoryPath } from '../memory'
+import { isWithin, segmentsOf } from './paths'
+import type { CommitIntent, Repo } from './repo'
+import type { IndexEntry } from './side-index'
+import { nodeAt, type Node } from './tree-state'
+import { scanPath } from './work-tree'
+
+/** What a change is about to touch: relative paths (a folder covers its subtree), or all. */
+export type TouchedPaths = ReadonlyArray<string> | 'all'
+
+/** The facts of a commit that saves edits made to the memory folder by someone else. */
+export const OUTSIDE_INTENT: CommitIntent = {
+  actor: 'system',
+  command: 'recovery',
+  subject: 'Changes made outside Cairn',
+  conversationId: null,
+  toolUseId: null,
+  overwrite: false,
+  restoredFrom: null,
+}
+
+const PATH_KEYS = ['path', 'old_path', 'new_path'] as const
+
+/**
+ * The paths a raw Memory tool command may touch, parsed with the tool's own rules (so they
+ * name what the tool will touch). Reads touch nothing; paths the tool will refuse are left
+ * out, since the tool changes nothing for them.
+ */
+export function touchedByCommand(input: unknown): ReadonlyArray<string> {
+  if (typeof input !== 'object' || input === null) return []
+  const raw = input as Record<string, unknown>
+  if (raw.command === 'view') return []
+  const touched: string[] = []
+  for (const key of PATH_KEYS) {
+    const value = raw[key]
+    if (typeof value !== 'string') continue
+    const parsed = parseMemoryPath(value)
+    if (parsed.ok) touched.push(parsed.relative)
+  }
+  return touched
+}
+
+/** The relative paths a revert of `entry` writes. */
+export function touchedByRevert(entry: IndexEntry | undefined): ReadonlyArray<string> {
+  return entry ? entry.files.map((file) => file.replace(/^\/memories\/?/, '')) : []
+}
+
+/**
+ * Commits, as one system commit, whatever the folder holds at `touched` that `HEAD` does
+ * not (an edit made outside Cairn), so that the change about to run there is committed on
+ * its own. Reads and hashes only the touched paths; returns null when they match `HEAD`.
+ */
+export async function commitOutsideChanges(
+  repo: Repo,
+  touched: TouchedPaths,
+): Promise<IndexEntry | null> {
+  if (touched === 'all') return repo.commit('all', OUTSIDE_INTENT)
+  const paths = outermost(touched)
+  if (paths.length === 0 || !(await differsFromHead(repo, paths))) return null
+  return repo.commit(paths, OUTSIDE_INTENT)
+}
+
+/** True when the folder at any of `paths` (relative) is not what `HEAD`'s tree holds. */
+export async function differsFromHead(repo: Repo, paths: ReadonlyArray<string>): Promise<boolean> {
+  const root = repo.root()
+  for (const relative of paths) {
+    const segments = segmentsOf(relative)
+    const committed = await nodeAt(repo.store, root, segments)
+    const onDisk = await scanPath(repo.store, repo.workRoot, segments, committed)
+    if (!sameNode(committed, onDisk)) return true
+  }
+  return false
+}
+
+/** `paths` without duplicates and without paths inside another one (scanning it covers them). */
+export function outermost(paths: ReadonlyArray<string>): ReadonlyArray<string> {
+  const sorted = [...new Set(paths)].sort((a, b) => a.length - b.length)
+  const kept: string[] = []
+  for (const candidate of sorted) {
+    if (!kept.some((parent) => isWithin(candidate, parent))) kept.push(candidate)
+  }
+  return kept
+}
+
+// `scanNode` hands back the committed folder node itself when nothing under it changed, and
+// a fresh blob node (same id, same mode) for an unchanged file.
+function sameNode(committed: Node | null, onDisk: Node | null): boolean {
+  const a = isEmpty(committed) ? null : committed
+  const b = isEmpty(onDisk) ? null : onDisk
+  if (a === b) return true
+  if (!a || !b || a.kind !== b.kind) return false
+  if (a.kind === 'blob' && b.kind === 'blob') return a.oid === b.oid && a.mode === b.mode
+  return a.oid !== null && a.oid === b.oid
+}
+
+function isEmpty(node: Node | null): boolean {
+  return node === null || (node.kind === 'tree' && node.children?.size === 0)
+}
