@@ -20,6 +20,7 @@ import {
   type TouchedPaths,
 } from './outside-changes'
 import { createSerialQueue } from './queue'
+import { watchFolder } from './watcher'
 import type { CommitIntent } from './repo'
 import { restoreAll, restoreDeleted, restoreFile, revert } from './restores'
 import type { ExecuteOutcome, Origin, VersionedMemory } from './types'
@@ -33,7 +34,10 @@ export interface VersionedMemoryOptions {
   readonly limits?: Partial<MemoryLimits>
   /** Clock for commit times (tests). */
   readonly now?: () => number
-  /** Watch the folder for edits made outside Cairn (not yet: the option is accepted). */
+  /**
+   * Watch the folder and commit edits made outside Cairn as they happen (default on, after
+   * 400 ms of quiet). Off, they are still committed before Cairn touches the same paths.
+   */
   readonly watch?: boolean | { readonly debounceMs: number }
 }
 
@@ -159,6 +163,24 @@ export async function openVersionedMemory(
     }, touched)
   }
 
+  // Events for Cairn's own writes come too, after their commit: the rescan of those paths
+  // finds them equal to HEAD and commits nothing.
+  const watcher =
+    options.watch === false
+      ? null
+      : watchFolder(repo.workRoot, {
+          debounceMs: typeof options.watch === 'object' ? options.watch.debounceMs : 400,
+          onChanges: (touched) => {
+            if (closed) return
+            exclusive(
+              async () => undefined,
+              () => touched,
+            ).catch(() => {
+              // Nothing to report to: the next change or the next open saves them.
+            })
+          },
+        })
+
   const user: Origin = { actor: 'user' }
   return {
     recovery,
@@ -227,6 +249,7 @@ export async function openVersionedMemory(
     },
     async close() {
       closed = true
+      watcher?.close()
       await queue.idle()
       listeners.clear()
     },

@@ -1,0 +1,147 @@
+import { lstatSync, readdirSync, watch, type FSWatcher } from 'node:fs'
+import path from 'node:path'
+import { isWithin } from './paths'
+import type { TouchedPaths } from './outside-changes'
+import { isUntracked } from './work-tree'
+
+/** A running watch on the memory folder. */
+export interface FolderWatcher {
+  /** Stops watching; no report comes after it. Safe to call twice. */
+  close(): void
+}
+
+export interface WatchOptions {
+  /** Quiet time after the last event before `onChanges` is called. */
+  readonly debounceMs: number
+  /**
+   * The relative paths that saw events since the last call (a folder covers its subtree),
+   * or `'all'` when the platform did not say which. Called outside any stack of `fs`.
+   */
+  readonly onChanges: (paths: TouchedPaths) => void
+}
+
+/**
+ * Watches `root` and everything below it, reporting the paths that changed, debounced.
+ * Temp files of Cairn's writes and `.git` are ignored, as start-up recovery ignores them.
+ * Never throws: where the platform cannot watch, it watches nothing.
+ *
+ * Linux gets one watcher per folder: Node 20's recursive watch there watches each file's
+ * inode, and loses a file once it is replaced by a rename — which is how Cairn writes.
+ */
+export function watchFolder(root: string, options: WatchOptions): FolderWatcher {
+  let closed = false
+  let pending = new Set<string>()
+  let everything = false
+  let timer: NodeJS.Timeout | null = null
+
+  function flush(): void {
+    timer = null
+    if (closed) return
+    const paths: TouchedPaths = everything ? 'all' : [...pending]
+    pending = new Set()
+    everything = false
+    try {
+      options.onChanges(paths)
+    } catch {
+      // A failing report must not stop the watching.
+    }
+  }
+
+  function record(relative: string | null): void {
+    if (closed) return
+    if (relative === null) everything = true
+    else if (relative.split('/').some(isUntracked)) return
+    else pending.add(relative)
+    if (timer) clearTimeout(timer)
+    timer = setTimeout(flush, options.debounceMs)
+    timer.unref()
+  }
+
+  const stop =
+    process.platform === 'darwin' || process.platform === 'win32'
+      ? watchNatively(root, record)
+      : watchEachFolder(root, record)
+
+  return {
+    close() {
+      closed = true
+      if (timer) clearTimeout(timer)
+      timer = null
+      stop()
+    },
+  }
+}
+
+type Report = (relative: string | null) => void
+
+function watchNatively(root: string, record: Report): () => void {
+  try {
+    const watcher = watch(root, { recursive: true, persistent: false }, (_event, name) =>
+      record(name ? name.toString().split(path.sep).join('/') : null),
+    )
+    watcher.on('error', () => watcher.close())
+    return () => watcher.close()
+  } catch {
+    return () => undefined
+  }
+}
+
+function watchEachFolder(root: string, record: Report): () => void {
+  const watchers = new Map<string, FSWatcher>()
+
+  function unwatch(relative: string): void {
+    for (const [folder, watcher] of watchers) {
+      if (isWithin(folder, relative)) {
+        watcher.close()
+        watchers.delete(folder)
+      }
+    }
+  }
+
+  // Watches `relative` and the folders below it; a folder that vanishes meanwhile is skipped.
+  function add(relative: string): void {
+    if (watchers.has(relative)) return
+    const abs = path.join(root, relative)
+    let watcher: FSWatcher
+    try {
+      watcher = watch(abs, { persistent: false }, (_event, name) => {
+        if (!name) return record(relative || null)
+        const child = relative ? `${relative}/${name.toString()}` : name.toString()
+        record(child)
+        follow(child)
+      })
+    } catch {
+      return
+    }
+    watcher.on('error', () => unwatch(relative))
+    watchers.set(relative, watcher)
+    let names: string[]
+    try {
+      names = readdirSync(abs, { withFileTypes: true })
+        .filter((dirent) => dirent.isDirectory() && !isUntracked(dirent.name))
+        .map((dirent) => dirent.name)
+    } catch {
+      return
+    }
+    for (const name of names) add(relative ? `${relative}/${name}` : name)
+  }
+
+  // A new folder gets watched (files made in it before that are covered: its path was
+  // recorded, and the rescan reads its whole subtree); a folder gone stops being watched.
+  function follow(child: string): void {
+    let isFolder: boolean
+    try {
+      isFolder = lstatSync(path.join(root, child)).isDirectory()
+    } catch {
+      isFolder = false
+    }
+    if (isFolder) add(child)
+    else if (child !== '') unwatch(child)
+  }
+
+  add('')
+  return () => {
+    for (const watcher of watchers.values()) watcher.close()
+    watchers.clear()
+  }
+}
