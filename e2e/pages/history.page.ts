@@ -98,7 +98,7 @@ export class HistoryPage {
   }
 
   async filterByAuthor(
-    author: 'All authors' | 'Claude' | 'You' | 'Cairn (recovery)',
+    author: 'All authors' | 'Claude' | 'You' | 'Cairn (recovery, outside edits)',
   ): Promise<void> {
     await this.pane
       .getByRole('combobox', { name: 'Filter by author' })

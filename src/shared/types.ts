@@ -73,6 +73,7 @@ export type CommitCommand =
   | 'revert'
   | 'restore-all'
   | 'recovery'
+  | 'outside'
   | 'init'
 
 /** One entry of the timeline. */

@@ -22,6 +22,7 @@ const COMMANDS: ReadonlySet<string> = new Set<CommitCommand>([
   'revert',
   'restore-all',
   'recovery',
+  'outside',
   'init',
 ])
 

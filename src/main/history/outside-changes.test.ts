@@ -70,7 +70,7 @@ describe('edits made outside Cairn before a change to the same paths', () => {
     expect(changedLines(claudeOid)).toEqual(['-three', '+drei'])
     expect(commits.map((commit) => [commit.actor, commit.command])).toEqual([
       ['claude', 'create'],
-      ['system', 'recovery'],
+      ['system', 'outside'],
       ['claude', 'str_replace'],
     ])
     await expectInSync()

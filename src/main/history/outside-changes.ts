@@ -11,7 +11,7 @@ export type TouchedPaths = ReadonlyArray<string> | 'all'
 /** The facts of a commit that saves edits made to the memory folder by someone else. */
 export const OUTSIDE_INTENT: CommitIntent = {
   actor: 'system',
-  command: 'recovery',
+  command: 'outside',
   subject: 'Changes made outside Cairn',
   conversationId: null,
   toolUseId: null,

@@ -48,7 +48,7 @@ describe('watching the memory folder while Cairn runs', () => {
     await writeFile(onDisk('from-editor.md'), 'typed in another editor\n')
     expect(await committed).toMatchObject({
       actor: 'system',
-      command: 'recovery',
+      command: 'outside',
       subject: 'Changes made outside Cairn',
       paths: ['/memories/from-editor.md'],
     })

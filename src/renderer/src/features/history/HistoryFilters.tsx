@@ -72,7 +72,7 @@ export function HistoryFilters(props: {
         <option value="">All authors</option>
         <option value="claude">Claude</option>
         <option value="user">You</option>
-        <option value="system">Cairn (recovery)</option>
+        <option value="system">Cairn (recovery, outside edits)</option>
       </select>
       <select
         className="input input-small hist-filter-conversation"

@@ -19,6 +19,7 @@ const COMMAND_LABELS: Readonly<Record<CommitCommand, string>> = {
   revert: 'revert',
   'restore-all': 'restore all',
   recovery: 'recovery',
+  outside: 'edited outside Cairn',
   init: 'start of history',
 }
 
