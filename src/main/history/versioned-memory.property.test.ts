@@ -176,7 +176,7 @@ describe('versioned memory against a model', () => {
     await fc.assert(
       fc.asyncProperty(fc.array(step, { minLength: 5, maxLength: 25 }), async (steps) => {
         const { dir: dataDir, cleanup } = await tempDataDir()
-        const memory = await openVersionedMemory({ dataDir })
+        const memory = await openVersionedMemory({ dataDir, watch: false })
         try {
           const model: Model = new Map()
           const snapshots: Array<{ oid: string; files: Map<string, string> }> = []

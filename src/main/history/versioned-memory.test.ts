@@ -20,7 +20,7 @@ const claude = (toolUseId = 'toolu_1'): Origin => ({
 
 beforeEach(async () => {
   ;({ dir: dataDir, cleanup } = await tempDataDir())
-  memory = await openVersionedMemory({ dataDir, now })
+  memory = await openVersionedMemory({ dataDir, now, watch: false })
 })
 afterEach(async () => {
   await memory.close()
