@@ -20,6 +20,8 @@ export interface ExecuteOutcome extends MemoryResult {
   readonly mutation: MemoryMutation | null
   /** The commit made for this command; null for reads, failures and no-op changes. */
   readonly commit: CommitSummary | null
+  /** True when the command changed the folder but its commit failed; it is retried first thing. */
+  readonly commitPending?: boolean
 }
 
 export interface LogQuery {

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs'
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
@@ -245,23 +246,30 @@ describe('history through the public API', () => {
     })
   })
 
-  it('saves a change whose commit failed before the next change, as a system commit', async () => {
+  it('commits a change whose commit failed before the next change, with its own author and trailers', async () => {
     await memory.writeFile('/memories/a.md', 'a')
     const ref = path.join(dataDir, 'history.git', 'refs', 'heads', 'main')
     const head = (await readFile(ref, 'utf8')).trim()
     // A folder where the ref file should be makes the ref update fail, even for root.
     await rm(ref)
     await mkdir(path.join(ref, 'blocker'), { recursive: true })
-    await expect(memory.writeFile('/memories/b.md', 'b')).rejects.toThrow()
+    const outcome = await memory.execute(create('/memories/b.md', 'b'), claude())
+    // The file was written, so Claude is told so; only the commit is pending.
+    expect(outcome).toMatchObject({ isError: false, commit: null, commitPending: true })
+    expect(await readFile(path.join(dataDir, 'memories', 'b.md'), 'utf8')).toBe('b')
+    // While history cannot be written, the next change is refused before it touches the folder.
+    await expect(memory.writeFile('/memories/b2.md', 'b2')).rejects.toThrow()
+    expect(existsSync(path.join(dataDir, 'memories', 'b2.md'))).toBe(false)
     await rm(ref, { recursive: true })
     await writeFile(ref, `${head}\n`)
     const next = await memory.writeFile('/memories/c.md', 'c')
     const log = await memory.log({ offset: 0, limit: 10 })
     expect(log.entries.map((entry) => [entry.actor, entry.command, entry.paths])).toEqual([
       ['user', 'write', ['/memories/c.md']],
-      ['system', 'recovery', ['/memories/b.md']],
+      ['claude', 'create', ['/memories/b.md']],
       ['user', 'write', ['/memories/a.md']],
     ])
+    expect(log.entries[1]).toMatchObject({ conversationId: 'conv-1', toolUseId: 'toolu_1' })
     expect(next.commit?.parent).toBe(log.entries[1]?.oid)
     await expectInSync()
   })

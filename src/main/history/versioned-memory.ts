@@ -73,6 +73,10 @@ export async function openVersionedMemory(
   // Set when a change reached the disk but its commit failed: the next change first saves
   // whatever the folder holds, so HEAD and the folder agree again.
   let resync = false
+  // Changes that reached the folder but whose commit failed: retried, with their own author
+  // and trailers, before anything else runs.
+  let unrecorded: Array<{ readonly paths: ReadonlyArray<string>; readonly intent: CommitIntent }> =
+    []
 
   function announce(commit: CommitSummary | null): void {
     if (!commit) return
@@ -96,6 +100,11 @@ export async function openVersionedMemory(
   ): Promise<T> {
     if (closed) return Promise.reject(new CairnError('closed', 'The memory folder is closed.'))
     return queue.run(async () => {
+      while (unrecorded.length > 0) {
+        const [first] = unrecorded
+        announce(toSummaryOrNull(await repo.commit(first!.paths, first!.intent)))
+        unrecorded = unrecorded.slice(1)
+      }
       if (resync) {
         const entry = await repo.commit('all', {
           actor: 'system',
@@ -122,6 +131,10 @@ export async function openVersionedMemory(
     })
   }
 
+  function toSummaryOrNull(entry: Awaited<ReturnType<typeof repo.commit>>): CommitSummary | null {
+    return entry ? toSummary(entry) : null
+  }
+
   async function saveOutsideChanges(touched: TouchedPaths): Promise<void> {
     const entry = await commitOutsideChanges(repo, touched)
     if (!entry) return
@@ -133,11 +146,19 @@ export async function openVersionedMemory(
   async function run(request: CommandRun): Promise<ExecuteOutcome> {
     const result = await tool.execute(request.input, { createExisting: request.createExisting })
     if (result.isError || !result.mutation) return { ...result, commit: null }
-    const entry = await repo.commit(
-      result.mutation.paths.map(toRelative),
-      intentFor(result.mutation, request.origin, request.command),
-    )
-    const commit = entry ? toSummary(entry) : null
+    const paths = result.mutation.paths.map(toRelative)
+    const intent = intentFor(result.mutation, request.origin, request.command)
+    let entry: Awaited<ReturnType<typeof repo.commit>>
+    try {
+      entry = await repo.commit(paths, intent)
+    } catch {
+      // The command did change the folder, so Claude (or the user) is told the truth; its
+      // commit is made, with the same author and trailers, before the next change runs.
+      unrecorded = [...unrecorded, { paths, intent }]
+      resync = true
+      return { ...result, commit: null, commitPending: true }
+    }
+    const commit = toSummaryOrNull(entry)
     announce(commit)
     return { ...result, commit }
   }
@@ -148,6 +169,9 @@ export async function openVersionedMemory(
       () => touchedByCommand(request.input),
     )
     if (outcome.isError) throw toUserError(outcome.content)
+    if (outcome.commitPending) {
+      return { commit: null, message: `${done} It will appear in History with the next change.` }
+    }
     return { commit: outcome.commit, message: outcome.commit ? done : 'Nothing changed.' }
   }
 
