@@ -1,8 +1,8 @@
-import { randomBytes } from 'node:crypto'
 import { lstatSync, readdirSync, readFileSync, type Dirent, type Stats } from 'node:fs'
-import { lstat, mkdir, open, rename, rm, rmdir } from 'node:fs/promises'
+import { lstat, mkdir, rm, rmdir } from 'node:fs/promises'
 import path from 'node:path'
 import { CairnError } from '../errors'
+import { atomicWrite } from '../memory/fs-safe'
 import { TEMP_FILE_PREFIX } from '../memory/types'
 import type { ObjectStore } from './object-store'
 import { childrenOf, type Node, type TreeNode } from './tree-state'
@@ -108,8 +108,8 @@ function sameChildren(a: ReadonlyMap<string, Node>, b: ReadonlyMap<string, Node>
 }
 
 /**
- * Writes `content` to `root/relative` atomically (temp file, fsync, rename), creating parent
- * folders 0700 and the file 0600. Refuses to write through a symlink or over a directory.
+ * Writes `content` to `root/relative` atomically (the Memory tool's `atomicWrite`), creating
+ * parent folders 0700; the file is 0600. Refuses to write through a symlink or over a directory.
  */
 export async function writeFileSafely(
   root: string,
@@ -131,22 +131,7 @@ export async function writeFileSafely(
   if (existing && !existing.isFile()) {
     throw new CairnError('conflict', `/memories/${relative} is a folder now; move it first.`)
   }
-  const temp = path.join(dir, `${TEMP_FILE_PREFIX}${randomBytes(6).toString('hex')}`)
-  const handle = await open(temp, 'wx', 0o600)
-  try {
-    try {
-      await handle.writeFile(content)
-      await handle.sync()
-    } finally {
-      await handle.close()
-    }
-    await rename(temp, target)
-  } catch (error) {
-    // A failed write (a full disk) leaves no temp file behind either.
-    await rm(temp, { force: true })
-    throw error
-  }
-  await syncDir(dir)
+  await atomicWrite(target, content)
 }
 
 /**
@@ -177,19 +162,6 @@ export async function deleteFileAndPrune(root: string, relative: string): Promis
     } catch {
       break
     }
-  }
-}
-
-async function syncDir(dir: string): Promise<void> {
-  try {
-    const handle = await open(dir, 'r')
-    try {
-      await handle.sync()
-    } finally {
-      await handle.close()
-    }
-  } catch {
-    // Some platforms cannot fsync a directory; the rename is still atomic.
   }
 }
 

@@ -168,7 +168,7 @@ export async function removeDirectories(created: ReadonlyArray<string>): Promise
  */
 export async function atomicWrite(
   real: string,
-  data: string | Buffer,
+  data: string | Uint8Array,
   beforeCommit: () => Promise<void> = async () => {},
 ): Promise<void> {
   const dir = path.dirname(real)
