@@ -22,7 +22,6 @@ export async function scanNode(
   store: ObjectStore,
   abs: string,
   previous: Node | null,
-  options: { removeTempFiles?: boolean } = {},
 ): Promise<Node | null> {
   // Synchronous reads: a scan touches every file at open, and a thread-pool round trip per
   // file costs far more than the read itself.
@@ -50,17 +49,12 @@ export async function scanNode(
   const before = previous?.kind === 'tree' ? await childrenOf(store, previous) : null
   const children = new Map<string, Node>()
   for (const dirent of dirents) {
-    if (dirent.name.startsWith(TEMP_FILE_PREFIX) && options.removeTempFiles) {
-      await rm(path.join(abs, dirent.name), { force: true, recursive: true })
-      continue
-    }
     if (isUntracked(dirent.name)) continue
     if (!dirent.isFile() && !dirent.isDirectory()) continue
     const child = await scanNode(
       store,
       path.join(abs, dirent.name),
       before?.get(dirent.name) ?? null,
-      options,
     )
     if (child) children.set(dirent.name, child)
   }
