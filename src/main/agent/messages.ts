@@ -39,7 +39,7 @@ export function toApiMessages(stored: ReadonlyArray<StoredMessage>): ApiMessage[
   for (let i = 0; i < merged.length; i++) {
     const message = merged[i]!
     if (message.role !== 'assistant') continue
-    const pending = message.content.flatMap((b) => (b.type === 'tool_use' ? [b.id] : []))
+    const pending = toolUseIds(message.content)
     if (pending.length === 0) continue
     let next = merged[i + 1]
     if (!next || next.role !== 'user') {
@@ -71,11 +71,7 @@ export function toApiMessages(stored: ReadonlyArray<StoredMessage>): ApiMessage[
     const message = merged[i]!
     if (message.role !== 'user') continue
     const previous = merged[i - 1]
-    const calls = new Set(
-      previous?.role === 'assistant'
-        ? previous.content.flatMap((b) => (b.type === 'tool_use' ? [b.id] : []))
-        : [],
-    )
+    const calls = new Set(previous?.role === 'assistant' ? toolUseIds(previous.content) : [])
     message.content = message.content.filter(
       (b) => b.type !== 'tool_result' || calls.has(b.tool_use_id),
     )
@@ -83,6 +79,11 @@ export function toApiMessages(stored: ReadonlyArray<StoredMessage>): ApiMessage[
   return merged
     .filter((message) => message.content.length > 0)
     .map((message) => ({ role: message.role, content: message.content.map(toApiBlock) }))
+}
+
+/** The ids of the tool calls among `blocks`, in order. */
+function toolUseIds(blocks: ReadonlyArray<StoredBlock>): string[] {
+  return blocks.flatMap((b) => (b.type === 'tool_use' ? [b.id] : []))
 }
 
 function toApiBlock(block: StoredBlock): BetaContentBlockParam {
@@ -155,7 +156,7 @@ export function toolResultsFor(
   notRun: string,
   createdAt: number,
 ): StoredMessage | null {
-  const calls = reply.content.flatMap((b) => (b.type === 'tool_use' ? [b.id] : []))
+  const calls = toolUseIds(reply.content)
   if (calls.length === 0) return null
   return {
     role: 'user',
