@@ -3,13 +3,12 @@
  * keep the stored conversation in step with what happened. One turn per conversation at a time.
  */
 import { randomUUID } from 'node:crypto'
-import type Anthropic from '@anthropic-ai/sdk'
 import type { AgentEvent, Conversation, StoredMessage } from '../../shared/types'
 import type { ConversationStore } from '../conversations/conversation-store'
 import { CairnError } from '../errors'
 import type { VersionedMemory } from '../history/types'
 import type { SettingsService } from '../settings/settings-service'
-import { createAnthropicClient, type AnthropicFetch } from './client'
+import { clientFor, type AnthropicFetch } from './client'
 import { runTurn, type MemoryToolFactory, type TurnEvent } from './run-turn'
 import { classifyTurnError, noApiKeyError } from './turn-errors'
 
@@ -81,15 +80,13 @@ export function createChatService(options: ChatServiceOptions): ChatService {
         options.settings.get(),
         options.settings.credentials(),
       ])
-      if (!credentials.apiKey) {
+      const client = clientFor(credentials, {
+        maxRetries: options.maxRetries,
+        fetch: options.fetch,
+      })
+      if (!client) {
         outcome = { stopped: false, error: noApiKeyError() }
       } else {
-        const client: Anthropic = createAnthropicClient({
-          apiKey: credentials.apiKey,
-          baseURL: credentials.baseURL,
-          maxRetries: options.maxRetries,
-          fetch: options.fetch,
-        })
         outcome = await runTurn({
           client,
           memory: options.memory,

@@ -1,5 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk'
 import type { ModelInfo } from '../../shared/types'
+import type { ApiCredentials } from '../settings/settings-service'
 
 export const DEFAULT_BASE_URL = 'https://api.anthropic.com'
 
@@ -25,6 +26,19 @@ export function createAnthropicClient(config: ClientConfig): Anthropic {
     baseURL: config.baseURL ?? DEFAULT_BASE_URL,
     maxRetries: config.maxRetries ?? 2,
     ...(config.fetch ? { fetch: config.fetch } : {}),
+  })
+}
+
+/** A client for `credentials`, or null when no API key is set. */
+export function clientFor(
+  credentials: ApiCredentials,
+  options: Pick<ClientConfig, 'maxRetries' | 'fetch'>,
+): Anthropic | null {
+  if (!credentials.apiKey) return null
+  return createAnthropicClient({
+    apiKey: credentials.apiKey,
+    baseURL: credentials.baseURL,
+    ...options,
   })
 }
 

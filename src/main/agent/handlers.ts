@@ -6,7 +6,7 @@ import type { VersionedMemory } from '../history/types'
 import { createRunnableMemoryTool } from '../memory/sdk-adapter'
 import { createMemorySecretStore, createSettingsService, type SecretStore } from '../settings'
 import { createChatService } from './chat-service'
-import { createAnthropicClient, listModels, type AnthropicFetch } from './client'
+import { clientFor, listModels, type AnthropicFetch } from './client'
 
 /** The channels this domain answers: the chat, stored conversations and settings. */
 export type AgentChannel =
@@ -111,15 +111,10 @@ export async function createAgentDomain(options: AgentDomainOptions): Promise<Ag
     'settings:clearApiKey': async () => announce(await settings.clearApiKey()),
     'settings:models': async () => {
       const [current, credentials] = await Promise.all([settings.get(), settings.credentials()])
-      const client = credentials.apiKey
-        ? createAnthropicClient({
-            apiKey: credentials.apiKey,
-            baseURL: credentials.baseURL,
-            maxRetries: 0,
-            fetch: options.fetch,
-          })
-        : null
-      return listModels(client, current.model)
+      return listModels(
+        clientFor(credentials, { maxRetries: 0, fetch: options.fetch }),
+        current.model,
+      )
     },
   }
   return { handlers, close: () => chat.close() }
