@@ -1,7 +1,5 @@
 import { CairnError } from '../errors'
-
-/** The virtual root Claude sees; `<dataDir>/memories` on disk. */
-export const MEMORY_ROOT = '/memories'
+import { MEMORY_ROOT } from '../memory/path-rules'
 
 /**
  * Turns a virtual path (`/memories/a/b.md`) into a relative one (`a/b.md`; `''` for the root).
