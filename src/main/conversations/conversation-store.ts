@@ -126,9 +126,9 @@ export function createConversationStore(options: ConversationStoreOptions): Conv
           } catch {
             continue // A corrupt file is left for the user; it must not hide the others.
           }
-          const hit = query ? matchConversation(conversation, query) : null
-          if (!query) hits.push({ conversation: summarize(conversation), excerpt: null })
-          else if (hit) hits.push(hit)
+          // No query (or a blank one) matches every conversation, without an excerpt.
+          const hit = matchConversation(conversation, query ?? '')
+          if (hit) hits.push(hit)
         }
         return hits.sort(
           (a, b) =>
