@@ -36,10 +36,6 @@ export class ChatPage {
     await this.composer.press('Enter')
   }
 
-  async newChat(): Promise<void> {
-    await this.sidebar.getByRole('button', { name: 'New chat' }).click()
-  }
-
   /** Claude's replies, oldest first. */
   replies(): Locator {
     return this.transcript.getByRole('article', { name: "Claude's reply" })
@@ -61,10 +57,6 @@ export class ChatPage {
   /** A conversation in the sidebar list, by its exact title. */
   conversation(title: string): Locator {
     return this.sidebar.getByRole('button', { name: title, exact: true })
-  }
-
-  conversationTitles(): Locator {
-    return this.sidebar.getByRole('list').getByRole('listitem')
   }
 
   async openConversation(title: string): Promise<void> {

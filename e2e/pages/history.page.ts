@@ -65,13 +65,6 @@ export class HistoryPage {
     await this.dialog.getByRole('button', { name: confirmLabel }).click()
   }
 
-  async restoreFileVersion(file: string): Promise<void> {
-    await this.confirmAction(
-      this.fileDiff(file).getByRole('button', { name: 'Restore this version' }),
-      'Restore file',
-    )
-  }
-
   async bringBack(file: string): Promise<void> {
     await this.confirmAction(
       this.fileDiff(file).getByRole('button', { name: 'Bring back this file' }),
@@ -83,13 +76,6 @@ export class HistoryPage {
     await this.confirmAction(
       this.detail.getByRole('button', { name: 'Revert this change' }),
       'Revert change',
-    )
-  }
-
-  async restoreAllToSelected(): Promise<void> {
-    await this.confirmAction(
-      this.detail.getByRole('button', { name: 'Restore all memory to this point' }),
-      'Restore all memory',
     )
   }
 

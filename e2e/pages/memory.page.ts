@@ -69,11 +69,6 @@ export class MemoryPage {
     await this.dialog.getByRole('button', { name: 'Rename' }).click()
   }
 
-  async deleteOpenFile(): Promise<void> {
-    await this.fileActions().getByRole('button', { name: 'Delete' }).click()
-    await this.dialog.getByRole('button', { name: 'Delete' }).click()
-  }
-
   async showHistoryOfOpenFile(): Promise<void> {
     await this.fileActions().getByRole('button', { name: 'Show history' }).click()
   }
