@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useMemo, useState, useSyncExternalStore } from 'react'
-import type { ChangeResult, CommitSummary } from '../../../../shared/types'
+import type { ApiResult, ChangeResult, CommitSummary } from '../../../../shared/types'
 import { Banner, Notice, useNotice } from '../../components/Banner'
 import { ConfirmDialog } from '../../components/ConfirmDialog'
 import { EmptyState, Loading } from '../../components/Feedback'
@@ -26,6 +26,27 @@ const loadConversations = async () =>
     id: hit.conversation.id,
     title: hit.conversation.title,
   }))
+
+/** Starts the restore a confirmed request asks for; returns it with the notice it earns. */
+function restoreCall(req: RestoreRequest): [Promise<ApiResult<ChangeResult>>, string] {
+  const { oid } = req.commit
+  switch (req.kind) {
+    case 'file':
+      return [
+        api().history.restoreFile({ path: req.path, oid }),
+        `Restored ${displayPath(req.path)} to its version from ${shortOid(oid)}.`,
+      ]
+    case 'deleted':
+      return [
+        api().history.restoreDeleted({ path: req.path }),
+        `Brought back ${displayPath(req.path)}.`,
+      ]
+    case 'revert':
+      return [api().history.revert({ oid }), `Reverted ${shortOid(oid)}.`]
+    case 'all':
+      return [api().history.restoreAll({ oid }), `Restored all memory to ${shortOid(oid)}.`]
+  }
+}
 
 function withoutEmpty<T extends object>(query: T): T {
   return Object.fromEntries(Object.entries(query).filter(([, v]) => v !== undefined)) as T
@@ -141,24 +162,8 @@ export function HistoryPane() {
 
   const perform = async (req: RestoreRequest) => {
     try {
-      if (req.kind === 'file') {
-        const result = await unwrap(
-          api().history.restoreFile({ path: req.path, oid: req.commit.oid }),
-        )
-        afterChange(
-          result,
-          `Restored ${displayPath(req.path)} to its version from ${shortOid(req.commit.oid)}.`,
-        )
-      } else if (req.kind === 'deleted') {
-        const result = await unwrap(api().history.restoreDeleted({ path: req.path }))
-        afterChange(result, `Brought back ${displayPath(req.path)}.`)
-      } else if (req.kind === 'revert') {
-        const result = await unwrap(api().history.revert({ oid: req.commit.oid }))
-        afterChange(result, `Reverted ${shortOid(req.commit.oid)}.`)
-      } else {
-        const result = await unwrap(api().history.restoreAll({ oid: req.commit.oid }))
-        afterChange(result, `Restored all memory to ${shortOid(req.commit.oid)}.`)
-      }
+      const [call, done] = restoreCall(req)
+      afterChange(await unwrap(call), done)
     } catch (error) {
       show(errorMessage(error), 'error')
     } finally {
