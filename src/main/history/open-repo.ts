@@ -4,7 +4,7 @@ import path from 'node:path'
 import type { RecoveryReport } from '../../shared/types'
 import { TEMP_FILE_PREFIX } from '../memory/types'
 import { createObjectStore, initRepository, readMainRef } from './object-store'
-import { createRepo, type Repo, type RepoState } from './repo'
+import { createRepo, systemIntent, type Repo, type RepoState } from './repo'
 import { indexFileOf, reconcileIndex } from './side-index'
 import { emptyTree, loadAll, treeFromOid } from './tree-state'
 
@@ -58,8 +58,8 @@ export async function openRepo(options: {
   const entry = await repo.commit(
     'all',
     fresh
-      ? { ...systemIntent, command: 'init', subject: 'Start the history from the memory folder' }
-      : { ...systemIntent, command: 'recovery', subject: 'Save changes made outside Cairn' },
+      ? systemIntent('init', 'Start the history from the memory folder')
+      : systemIntent('recovery', 'Save changes made outside Cairn'),
   )
   if (damaged || (fresh && entry)) {
     const count = entry?.files.length ?? 0
@@ -87,14 +87,6 @@ export async function openRepo(options: {
   }
   return { repo, recovery: null }
 }
-
-const systemIntent = {
-  actor: 'system',
-  conversationId: null,
-  toolUseId: null,
-  overwrite: false,
-  restoredFrom: null,
-} as const
 
 async function loadState(gitdir: string): Promise<RepoState> {
   if (!(await stat(path.join(gitdir, 'objects'))).isDirectory()) throw new Error('no objects')

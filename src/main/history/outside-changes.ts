@@ -1,6 +1,6 @@
 import { parseMemoryPath } from '../memory'
 import { isWithin, segmentsOf } from './paths'
-import type { CommitIntent, Repo } from './repo'
+import { systemIntent, type CommitIntent, type Repo } from './repo'
 import type { IndexEntry } from './side-index'
 import { nodeAt, type Node } from './tree-state'
 import { scanPath } from './work-tree'
@@ -9,15 +9,7 @@ import { scanPath } from './work-tree'
 export type TouchedPaths = ReadonlyArray<string> | 'all'
 
 /** The facts of a commit that saves edits made to the memory folder by someone else. */
-export const OUTSIDE_INTENT: CommitIntent = {
-  actor: 'system',
-  command: 'outside',
-  subject: 'Changes made outside Cairn',
-  conversationId: null,
-  toolUseId: null,
-  overwrite: false,
-  restoredFrom: null,
-}
+const OUTSIDE_INTENT: CommitIntent = systemIntent('outside', 'Changes made outside Cairn')
 
 const PATH_KEYS = ['path', 'old_path', 'new_path'] as const
 

@@ -1,3 +1,4 @@
+import type { CommitCommand } from '../../shared/types'
 import { AUTHORS, formatCommitMessage, type CommitMeta } from './commit-message'
 import { serializeCommit, writeMainRef, type ObjectStore } from './object-store'
 import { segmentsOf, toVirtual } from './paths'
@@ -18,6 +19,19 @@ export const EMPTY_TREE_OID = '4b825dc642cb6eb9a060e54bf8d69288fbee4904'
 
 /** Facts of a commit to make; `paths` defaults to the files it changed. */
 export type CommitIntent = Omit<CommitMeta, 'paths'> & { readonly paths?: ReadonlyArray<string> }
+
+/** The intent of a commit Cairn makes on its own (no conversation, no overwrite, no restore). */
+export function systemIntent(command: CommitCommand, subject: string): CommitIntent {
+  return {
+    actor: 'system',
+    command,
+    subject,
+    conversationId: null,
+    toolUseId: null,
+    overwrite: false,
+    restoredFrom: null,
+  }
+}
 
 /**
  * The history of one memory folder: the commit `main` points at, its tree kept in memory,

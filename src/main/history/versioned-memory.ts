@@ -21,7 +21,7 @@ import {
 } from './outside-changes'
 import { createSerialQueue } from './queue'
 import { watchFolder } from './watcher'
-import type { CommitIntent } from './repo'
+import { systemIntent, type CommitIntent } from './repo'
 import { restoreAll, restoreDeleted, restoreFile, revert } from './restores'
 import type { ExecuteOutcome, Origin, VersionedMemory } from './types'
 
@@ -106,17 +106,12 @@ export async function openVersionedMemory(
         unrecorded = unrecorded.slice(1)
       }
       if (resync) {
-        const entry = await repo.commit('all', {
-          actor: 'system',
-          command: 'recovery',
-          subject: 'Save changes whose commit was interrupted',
-          conversationId: null,
-          toolUseId: null,
-          overwrite: false,
-          restoredFrom: null,
-        })
+        const entry = await repo.commit(
+          'all',
+          systemIntent('recovery', 'Save changes whose commit was interrupted'),
+        )
         resync = false
-        announce(entry ? toSummary(entry) : null)
+        announce(toSummaryOrNull(entry))
       }
       try {
         await saveOutsideChanges(touched())
