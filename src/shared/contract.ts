@@ -33,6 +33,16 @@ const oid = z.string().regex(/^[0-9a-f]{40}$/, 'must be a 40-character commit id
 const id = z.string().min(1).max(200)
 const none = z.undefined()
 
+/** Each setting's bounds: an update and what `settings.json` holds are checked alike. */
+export const settingFields = {
+  model: z.string().min(1).max(200),
+  maxTokens: z.int().min(1).max(128000),
+  customInstructions: z.string().max(20000),
+  createExisting: z.enum(['overwrite', 'error']),
+  secretScanning: z.boolean(),
+  theme: z.enum(['system', 'light', 'dark']),
+}
+
 export const requestSchemas = {
   'app:info': none,
   'app:openDataFolder': none,
@@ -82,14 +92,7 @@ export const requestSchemas = {
   'conversations:delete': z.strictObject({ id }),
 
   'settings:get': none,
-  'settings:update': z.strictObject({
-    model: z.string().min(1).max(200).optional(),
-    maxTokens: z.int().min(1).max(128000).optional(),
-    customInstructions: z.string().max(20000).optional(),
-    createExisting: z.enum(['overwrite', 'error']).optional(),
-    secretScanning: z.boolean().optional(),
-    theme: z.enum(['system', 'light', 'dark']).optional(),
-  }),
+  'settings:update': z.strictObject(settingFields).partial(),
   'settings:setApiKey': z.strictObject({ key: z.string().trim().min(1).max(500) }),
   'settings:clearApiKey': none,
   'settings:models': none,

@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises'
 import { z } from 'zod'
+import { settingFields } from '../../shared/contract'
 import type { Settings } from '../../shared/types'
 import { writeJsonAtomic } from './atomic-json'
 
@@ -17,12 +18,12 @@ export const DEFAULT_SETTINGS: Settings = {
 
 // Each field falls back on its own, so one bad value does not throw away the others.
 const settingsSchema = z.object({
-  model: z.string().min(1).max(200).catch(DEFAULT_SETTINGS.model),
-  maxTokens: z.int().min(1).max(128000).catch(DEFAULT_SETTINGS.maxTokens),
-  customInstructions: z.string().max(20000).catch(DEFAULT_SETTINGS.customInstructions),
-  createExisting: z.enum(['overwrite', 'error']).catch(DEFAULT_SETTINGS.createExisting),
-  secretScanning: z.boolean().catch(DEFAULT_SETTINGS.secretScanning),
-  theme: z.enum(['system', 'light', 'dark']).catch(DEFAULT_SETTINGS.theme),
+  model: settingFields.model.catch(DEFAULT_SETTINGS.model),
+  maxTokens: settingFields.maxTokens.catch(DEFAULT_SETTINGS.maxTokens),
+  customInstructions: settingFields.customInstructions.catch(DEFAULT_SETTINGS.customInstructions),
+  createExisting: settingFields.createExisting.catch(DEFAULT_SETTINGS.createExisting),
+  secretScanning: settingFields.secretScanning.catch(DEFAULT_SETTINGS.secretScanning),
+  theme: settingFields.theme.catch(DEFAULT_SETTINGS.theme),
 })
 
 /** Parses what `settings.json` held; anything unreadable becomes the default. */
