@@ -1,4 +1,4 @@
-import type { SettingsView } from '../../shared/types'
+import type { Settings, SettingsView } from '../../shared/types'
 import type { Handlers } from '../dispatcher'
 import type { EventBus } from '../events'
 import { createConversationStore } from '../conversations'
@@ -54,11 +54,9 @@ export async function createAgentDomain(options: AgentDomainOptions): Promise<Ag
     env: options.env,
   })
   const conversations = createConversationStore({ dataDir: options.dataDir })
-  const initial = await settings.get()
-  memory.setPolicy({
-    createExisting: initial.createExisting,
-    secretScanning: initial.secretScanning,
-  })
+  const applyPolicy = ({ createExisting, secretScanning }: Settings): void =>
+    memory.setPolicy({ createExisting, secretScanning })
+  applyPolicy(await settings.get())
 
   const chat = createChatService({
     conversations,
@@ -100,10 +98,7 @@ export async function createAgentDomain(options: AgentDomainOptions): Promise<Ag
     'settings:update': async (patch) => {
       const view = await settings.update(patch)
       if (patch.createExisting !== undefined || patch.secretScanning !== undefined) {
-        memory.setPolicy({
-          createExisting: view.createExisting,
-          secretScanning: view.secretScanning,
-        })
+        applyPolicy(view)
       }
       return announce(view)
     },
