@@ -3,14 +3,9 @@ import { lstat, readdir, readFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { MemoryEntry, MemoryFile, MemorySearchHit } from '../../shared/types'
 import { CairnError } from '../errors'
+import { IMAGE_TYPES } from '../memory/view'
 import { segmentsOf, toRelative, toVirtual } from './paths'
 import { lstatInside } from './work-tree'
-
-const IMAGE_TYPES: Readonly<Record<string, string>> = {
-  '.png': 'image/png',
-  '.jpg': 'image/jpeg',
-  '.jpeg': 'image/jpeg',
-}
 
 /** Hidden entries (which include temp files) and node_modules never show in the browser. */
 function isListed(name: string): boolean {

@@ -20,7 +20,8 @@ import type { MemoryExecution } from './types'
 /** Largest text file `view` reads at all (bigger files are refused before reading). */
 export const MAX_VIEW_FILE_BYTES = 32 * 1024 * 1024
 
-const IMAGE_TYPES: Readonly<Record<string, 'image/png' | 'image/jpeg'>> = {
+/** Media types by lower-case extension: the files `view` and the history browser show as images. */
+export const IMAGE_TYPES: Readonly<Record<string, 'image/png' | 'image/jpeg'>> = {
   '.png': 'image/png',
   '.jpg': 'image/jpeg',
   '.jpeg': 'image/jpeg',
