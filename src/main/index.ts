@@ -48,9 +48,13 @@ function sameDocument(url: string, expected: string): boolean {
   }
 }
 
+/** Only https links leave the app, and only through the OS. */
+function isHttpsLink(url: string): boolean {
+  return /^https:\/\//i.test(url)
+}
+
 function openExternally(url: string): void {
-  // Only https links leave the app, and only through the OS.
-  if (/^https:\/\//i.test(url)) void shell.openExternal(url)
+  if (isHttpsLink(url)) void shell.openExternal(url)
 }
 
 function createWindow(core: Core): BrowserWindow {
@@ -135,7 +139,7 @@ async function main(): Promise<void> {
         }
       },
       async openExternal(url) {
-        if (!/^https:\/\//i.test(url)) {
+        if (!isHttpsLink(url)) {
           throw new CairnError('invalid-link', 'Only https links can be opened.')
         }
         await shell.openExternal(url)
