@@ -1,7 +1,7 @@
 import type { ChangeResult, CommitSummary } from '../../shared/types'
 import { CairnError } from '../errors'
-import { toSummary } from './queries'
-import { isWithin, segmentsOf, toRelative, toVirtual } from './paths'
+import { toSummary, touches } from './queries'
+import { segmentsOf, toRelative, toVirtual } from './paths'
 import type { CommitIntent, Repo } from './repo'
 import type { IndexEntry } from './side-index'
 import {
@@ -75,7 +75,7 @@ export async function restoreDeleted(repo: Repo, path: string): Promise<ChangeRe
   const entries = repo.entries()
   for (let i = entries.length - 1; i >= 0; i--) {
     const entry = entries[i] as IndexEntry
-    if (!entry.parent || !entry.files.some((file) => isWithin(file, virtual))) continue
+    if (!entry.parent || !touches(entry, virtual)) continue
     const before = await nodeAt(repo.store, await treeOf(repo, entry.parent), segments)
     if (!before) continue
     const files = await listFiles(repo.store, before, relative)
