@@ -13,6 +13,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { openVersionedMemory, type Origin, type VersionedMemory } from '../src/main/history'
 import { buildFixture, type Fixture } from './history-fixture'
+import { median } from './median'
 
 interface Row {
   readonly name: string
@@ -24,14 +25,6 @@ interface Row {
 
 const rows: Row[] = []
 const notes: string[] = []
-
-function median(values: ReadonlyArray<number>): number {
-  const sorted = [...values].sort((a, b) => a - b)
-  const mid = Math.floor(sorted.length / 2)
-  return sorted.length % 2
-    ? (sorted[mid] as number)
-    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2
-}
 
 async function measure(
   samples: number,

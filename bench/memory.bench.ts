@@ -16,6 +16,7 @@ import { promisify } from 'node:util'
 import { betaMemoryTool } from '@anthropic-ai/sdk/helpers/beta/memory'
 import { BetaLocalFilesystemMemoryTool } from '@anthropic-ai/sdk/tools/memory/node'
 import { createMemoryTool } from '../src/main/memory/index'
+import { median } from './median'
 
 type Run = (input: Record<string, unknown>) => Promise<unknown>
 
@@ -108,12 +109,6 @@ async function time(run: Run, input: Record<string, unknown>, command: string): 
     )
   }
   return elapsed
-}
-
-function median(values: ReadonlyArray<number>): number {
-  const sorted = [...values].sort((a, b) => a - b)
-  const mid = Math.floor(sorted.length / 2)
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
 }
 
 /**

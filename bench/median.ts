@@ -1,0 +1,6 @@
+/** The median of `values` (the mean of the middle two for an even count). */
+export function median(values: ReadonlyArray<number>): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  const mid = Math.floor(sorted.length / 2)
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
+}
