@@ -1,9 +1,9 @@
-import { createHash, randomBytes } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
 import fs from 'node:fs'
-import { mkdir, readFile } from 'node:fs/promises'
+import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { deflateSync } from 'node:zlib'
-import git from 'isomorphic-git'
+import { hashObject, ObjectDatabase } from './objects/object-database'
 
 /** One entry of a git tree as Cairn stores it: regular files and directories only. */
 export interface RawTreeEntry {
@@ -29,31 +29,35 @@ export type ObjectType = 'blob' | 'tree' | 'commit'
 /**
  * Reads and writes the objects of one bare repository.
  *
- * Reads go through isomorphic-git (loose objects and packs alike, with a shared cache).
- * Writes produce git's loose object format directly: hash, deflate, temp file, rename —
- * so a crash never leaves a half-written object under its final name, and no tree is
- * rebuilt that did not change.
+ * Reads go through the object database (loose files and packs, read by index lookup and
+ * positioned reads, never whole). Writes produce git's loose object format directly: hash,
+ * deflate, temp file, rename — so a crash never leaves a half-written object under its final
+ * name, and no tree is rebuilt that did not change. Background maintenance later moves loose
+ * objects into packs.
  */
 export interface ObjectStore {
   readonly gitdir: string
+  readonly db: ObjectDatabase
   hash(type: ObjectType, content: Uint8Array): string
   write(type: ObjectType, content: Uint8Array, knownOid?: string): Promise<string>
   readTree(oid: string): Promise<ReadonlyArray<RawTreeEntry>>
   readBlob(oid: string): Promise<Uint8Array>
   readCommit(oid: string): Promise<RawCommit>
+  /** Loose objects written through this store since it opened (maintenance's trigger). */
+  looseWritten(): number
+  /** Releases the open pack files. */
+  close(): void
 }
 
 /** Opens the object store of `gitdir` (which must exist). */
 export function createObjectStore(gitdir: string): ObjectStore {
-  const cache = {}
+  const db = new ObjectDatabase(gitdir)
   const knownDirs = new Set<string>()
   const commits = new Map<string, RawCommit>()
+  let written = 0
 
   function hash(type: ObjectType, content: Uint8Array): string {
-    return createHash('sha1')
-      .update(`${type} ${content.byteLength}\0`)
-      .update(content)
-      .digest('hex')
+    return hashObject(type, content)
   }
 
   // Synchronous on purpose: a handful of small writes per commit, and going through the
@@ -62,7 +66,7 @@ export function createObjectStore(gitdir: string): ObjectStore {
     const oid = knownOid ?? hash(type, content)
     const dir = path.join(gitdir, 'objects', oid.slice(0, 2))
     const file = path.join(dir, oid.slice(2))
-    if (fs.existsSync(file)) return oid
+    if (db.inPack(oid) || fs.existsSync(file)) return oid
     if (!knownDirs.has(dir)) {
       fs.mkdirSync(dir, { recursive: true })
       knownDirs.add(dir)
@@ -77,42 +81,107 @@ export function createObjectStore(gitdir: string): ObjectStore {
       fs.rmSync(temp, { force: true })
       throw error
     }
+    written++
     return oid
   }
 
+  function readTyped(oid: string, type: ObjectType): Buffer {
+    const object = db.read(oid)
+    if (object.type !== type) throw new Error(`object ${oid} is a ${object.type}, not a ${type}`)
+    return object.content
+  }
+
   async function readTree(oid: string): Promise<ReadonlyArray<RawTreeEntry>> {
-    const result = await git.readTree({ fs, gitdir, oid, cache })
-    const entries: RawTreeEntry[] = []
-    for (const entry of result.tree) {
-      if (entry.type !== 'blob' && entry.type !== 'tree') continue
-      entries.push({ name: entry.path, kind: entry.type, oid: entry.oid, mode: entry.mode })
-    }
-    return entries
+    return parseTree(readTyped(oid, 'tree'))
   }
 
   async function readBlob(oid: string): Promise<Uint8Array> {
-    const result = await git.readBlob({ fs, gitdir, oid, cache })
-    return result.blob
+    return readTyped(oid, 'blob')
   }
 
   async function readCommit(oid: string): Promise<RawCommit> {
     const known = commits.get(oid)
     if (known) return known
-    const { commit } = await git.readCommit({ fs, gitdir, oid, cache })
-    const raw: RawCommit = {
-      oid,
-      tree: commit.tree,
-      parent: commit.parent[0] ?? null,
-      authorName: commit.author.name,
-      timestamp: commit.author.timestamp,
-      message: commit.message,
-    }
+    const raw = parseCommit(oid, readTyped(oid, 'commit'))
     if (commits.size > 10_000) commits.clear()
     commits.set(oid, raw)
     return raw
   }
 
-  return { gitdir, hash, write, readTree, readBlob, readCommit }
+  return {
+    gitdir,
+    db,
+    hash,
+    write,
+    readTree,
+    readBlob,
+    readCommit,
+    looseWritten: () => written,
+    close: () => db.close(),
+  }
+}
+
+/**
+ * Parses a tree object: entries of `<octal mode> <name>\0<20-byte id>`. Directories and files
+ * are kept (symlinks count as files, as git's own tree walk has them); submodules are skipped.
+ */
+export function parseTree(content: Buffer): RawTreeEntry[] {
+  const entries: RawTreeEntry[] = []
+  let at = 0
+  while (at < content.length) {
+    const space = content.indexOf(0x20, at)
+    const nul = content.indexOf(0, space + 1)
+    if (space < 0 || nul < 0 || nul + 21 > content.length) throw new Error('malformed tree object')
+    const rawMode = content.toString('latin1', at, space)
+    const name = content.toString('utf8', space + 1, nul)
+    const oid = content.toString('hex', nul + 1, nul + 21)
+    at = nul + 21
+    if (rawMode === '40000' || rawMode === '040000') {
+      entries.push({ name, kind: 'tree', oid, mode: '40000' })
+    } else if (rawMode !== '160000') {
+      const mode = rawMode === '100755' || rawMode === '120000' ? rawMode : '100644'
+      entries.push({ name, kind: 'blob', oid, mode })
+    }
+  }
+  return entries
+}
+
+/**
+ * Parses a commit object:
+ *
+ *   tree <id>\nparent <id>\nauthor <name> <<email>> <seconds> <zone>\ncommitter …\n\n<message>
+ *
+ * Only the first parent counts (Cairn's history is linear); headers git may add (gpgsig,
+ * encoding, continuation lines) are skipped.
+ */
+export function parseCommit(oid: string, content: Buffer): RawCommit {
+  const text = content.toString('utf8')
+  const split = text.indexOf('\n\n')
+  const head = split < 0 ? text : text.slice(0, split)
+  const message = split < 0 ? '' : text.slice(split + 2)
+  let tree: string | null = null
+  let parent: string | null = null
+  let authorName = ''
+  let timestamp = 0
+  for (const line of head.split('\n')) {
+    if (line.startsWith('tree ')) tree = line.slice(5)
+    else if (line.startsWith('parent ') && parent === null) parent = line.slice(7)
+    else if (line.startsWith('author ')) {
+      const match = /^author (.*?) <[^>]*> (-?\d+) [+-]\d{4}$/.exec(line)
+      if (match) {
+        authorName = match[1] as string
+        timestamp = Number(match[2])
+      }
+    }
+  }
+  if (
+    !tree ||
+    !/^[0-9a-f]{40}$/.test(tree) ||
+    (parent !== null && !/^[0-9a-f]{40}$/.test(parent))
+  ) {
+    throw new Error(`malformed commit object ${oid}`)
+  }
+  return { oid, tree, parent, authorName, timestamp, message }
 }
 
 /** Serializes tree entries in git's canonical form (byte order, directories as `name/`). */
@@ -146,10 +215,23 @@ export function serializeCommit(fields: CommitFields): Buffer {
   return Buffer.from(lines.join('\n'))
 }
 
-/** Creates an empty bare repository whose HEAD points at `main`. */
+/** Creates an empty bare repository whose HEAD points at `main` (an existing one is kept). */
 export async function initRepository(gitdir: string): Promise<void> {
   await mkdir(gitdir, { recursive: true, mode: 0o700 })
-  await git.init({ fs, gitdir, bare: true, defaultBranch: 'main' })
+  for (const dir of ['objects/info', 'objects/pack', 'refs/heads', 'refs/tags']) {
+    await mkdir(path.join(gitdir, dir), { recursive: true })
+  }
+  const config = '[core]\n\trepositoryformatversion = 0\n\tfilemode = false\n\tbare = true\n'
+  await writeIfMissing(path.join(gitdir, 'config'), config)
+  await writeIfMissing(path.join(gitdir, 'HEAD'), `ref: ${MAIN_REF}\n`)
+}
+
+async function writeIfMissing(file: string, content: string): Promise<void> {
+  try {
+    await writeFile(file, content, { flag: 'wx' })
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+  }
 }
 
 export const MAIN_REF = 'refs/heads/main'
@@ -165,12 +247,19 @@ export async function readMainRef(gitdir: string): Promise<string | null> {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
   }
+  // `git gc` / `git pack-refs` move refs into packed-refs: `<id> <ref>` lines, `^<id>` peels.
+  let packed: string
   try {
-    return await git.resolveRef({ fs, gitdir, ref: MAIN_REF })
+    packed = await readFile(path.join(gitdir, 'packed-refs'), 'utf8')
   } catch (error) {
-    if ((error as { code?: string }).code === 'NotFoundError') return null
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null
     throw error
   }
+  for (const line of packed.split('\n')) {
+    const match = /^([0-9a-f]{40}) (.+)$/.exec(line.trim())
+    if (match && match[2] === MAIN_REF) return match[1] as string
+  }
+  return null
 }
 
 /** Points `main` at `oid` atomically (temp file + rename). */
