@@ -74,7 +74,14 @@ export function createObjectStore(gitdir: string): ObjectStore {
     const header = Buffer.from(`${type} ${content.byteLength}\0`)
     const data = deflateSync(Buffer.concat([header, content]), { level: 1 })
     const temp = path.join(dir, `tmp_obj_${randomBytes(6).toString('hex')}`)
-    fs.writeFileSync(temp, data, { flag: 'wx', mode: 0o444 })
+    try {
+      fs.writeFileSync(temp, data, { flag: 'wx', mode: 0o444 })
+    } catch (error) {
+      // Maintenance removes object folders it emptied; make this one again.
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+      fs.mkdirSync(dir, { recursive: true })
+      fs.writeFileSync(temp, data, { flag: 'wx', mode: 0o444 })
+    }
     try {
       fs.renameSync(temp, file)
     } catch (error) {

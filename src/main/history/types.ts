@@ -10,6 +10,7 @@ import type {
   RecoveryReport,
 } from '../../shared/types'
 import type { MemoryMutation, MemoryPolicy, MemoryResult } from '../memory/types'
+import type { RepackReport, RepackStep } from './objects/repack'
 
 /** Who asked for a change: Claude (in a conversation, for a tool_use) or the user in the UI. */
 export type Origin =
@@ -70,6 +71,16 @@ export interface VersionedMemory {
   restoreDeleted(path: string): Promise<ChangeResult>
   revert(oid: string): Promise<ChangeResult>
   restoreAll(oid: string): Promise<ChangeResult>
+
+  /**
+   * Runs history maintenance now (packing loose objects; `mergeAll` folds every pack into
+   * one) instead of waiting for the background trigger. Commands keep running meanwhile.
+   * `onStep` marks each durable step (crash tests stop the process there).
+   */
+  maintain(options?: {
+    readonly mergeAll?: boolean
+    readonly onStep?: (step: RepackStep) => void
+  }): Promise<RepackReport>
 
   onCommit(listener: (commit: CommitSummary) => void): () => void
   /** Waits for queued work and releases resources. */

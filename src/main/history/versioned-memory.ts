@@ -10,6 +10,7 @@ import {
 } from '../memory'
 import { listTree, readMemoryFile, searchMemories } from './browser'
 import { diffFile, readAt, showCommit } from './inspect'
+import { createMaintainer, type MaintenanceSettings } from './maintainer'
 import { openRepo } from './open-repo'
 import { toRelative, toVirtual } from './paths'
 import { fileHistoryOf, queryLog, toSummary } from './queries'
@@ -39,6 +40,11 @@ export interface VersionedMemoryOptions {
    * 400 ms of quiet). Off, they are still committed before Cairn touches the same paths.
    */
   readonly watch?: boolean | { readonly debounceMs: number }
+  /**
+   * Background maintenance: packs loose objects into a git pack with deltas when they pile
+   * up and when idle (default on). `false` turns it off; `maintain()` still runs it on demand.
+   */
+  readonly maintenance?: false | MaintenanceSettings
 }
 
 /** A Memory tool command as the user edit API sends it, with the timeline's name for it. */
@@ -68,6 +74,15 @@ export async function openVersionedMemory(
     limits: options.limits,
   })
   const queue = createSerialQueue()
+  const maintainer = createMaintainer({
+    store: repo.store,
+    queue,
+    head: () => repo.head(),
+    settings:
+      options.maintenance === false
+        ? { looseThreshold: Infinity, idleMs: 2 ** 30 }
+        : options.maintenance,
+  })
   const listeners = new Set<(commit: CommitSummary) => void>()
   let closed = false
   // Set when a change reached the disk but its commit failed: the next change first saves
@@ -80,6 +95,7 @@ export async function openVersionedMemory(
 
   function announce(commit: CommitSummary | null): void {
     if (!commit) return
+    maintainer.noteActivity()
     for (const listener of listeners) {
       try {
         listener(commit)
@@ -262,6 +278,8 @@ export async function openVersionedMemory(
         () => restoreAll(repo, oid),
       ),
 
+    maintain: (maintainOptions) => maintainer.runNow(maintainOptions),
+
     onCommit(listener) {
       listeners.add(listener)
       return () => listeners.delete(listener)
@@ -270,6 +288,8 @@ export async function openVersionedMemory(
       closed = true
       watcher?.close()
       await queue.idle()
+      await maintainer.stop()
+      repo.store.close()
       listeners.clear()
     },
   }

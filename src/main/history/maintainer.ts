@@ -1,0 +1,130 @@
+/**
+ * Background maintenance of the history's objects: packs loose objects (see objects/repack.ts)
+ * once enough have piled up, and whatever is loose once the user has been idle a while.
+ *
+ * It runs on the main thread in slices of a few milliseconds and steps aside whenever the
+ * serial queue has work, so a command waits at most one slice; it is stopped (between two
+ * slices, removing nothing it did not finish) when the history closes.
+ */
+import type { ObjectStore } from './object-store'
+import {
+  estimateLoose,
+  repack,
+  RepackAborted,
+  type RepackOptions,
+  type RepackReport,
+} from './objects/repack'
+import type { SerialQueue } from './queue'
+
+export interface MaintenanceSettings {
+  /** Pack as soon as this many loose objects have piled up (default 2,000). */
+  readonly looseThreshold?: number
+  /** Pack whatever is loose (at least `idleMinimum` objects) after this long without a commit. */
+  readonly idleMs?: number
+  readonly idleMinimum?: number
+  /** Longest stretch of work between two yields (default 4 ms). */
+  readonly sliceMs?: number
+}
+
+export interface Maintainer {
+  /** A commit happened: maybe time to pack; restarts the idle clock. */
+  noteActivity(): void
+  /**
+   * Runs one pass now (after any pass in progress) and resolves with what it did; in slices
+   * like a background pass, so commands keep running meanwhile.
+   */
+  runNow(options?: Pick<RepackOptions, 'mergeAll' | 'onStep'>): Promise<RepackReport>
+  /** The last background failure, if any (a later success clears it). */
+  lastError(): Error | null
+  /** Ends any pass at its next yield and stops all timers. */
+  stop(): Promise<void>
+}
+
+const DEFAULTS = { looseThreshold: 2_000, idleMs: 20_000, idleMinimum: 64, sliceMs: 4 }
+
+export function createMaintainer(options: {
+  store: ObjectStore
+  queue: SerialQueue
+  head: () => string | null
+  settings?: MaintenanceSettings
+}): Maintainer {
+  const { store, queue, head } = options
+  const settings = { ...DEFAULTS, ...options.settings }
+  // Loose objects = what the folders held at the last count + what this process wrote since.
+  let counted = estimateLoose(store.db)
+  let writtenAtCount = store.looseWritten()
+  let running: Promise<RepackReport> | null = null
+  let stopped = false
+  let failure: Error | null = null
+  let idleTimer: NodeJS.Timeout | null = null
+
+  const loose = () => counted + store.looseWritten() - writtenAtCount
+
+  let sliceStart = performance.now()
+  async function pause(): Promise<void> {
+    if (performance.now() - sliceStart < settings.sliceMs && !queue.busy()) return
+    do {
+      await new Promise<void>((resolve) => setImmediate(resolve))
+      if (queue.busy()) await queue.idle()
+    } while (queue.busy() && !stopped)
+    sliceStart = performance.now()
+  }
+
+  function start(extra: Pick<RepackOptions, 'mergeAll' | 'onStep'> = {}): Promise<RepackReport> {
+    const previous = running ?? Promise.resolve(null)
+    const pass = previous
+      .catch(() => null)
+      .then(async () => {
+        if (stopped) throw new RepackAborted('maintenance stopped')
+        const writtenBefore = store.looseWritten()
+        sliceStart = performance.now()
+        const report = await repack(store.db, head(), {
+          pause,
+          aborted: () => stopped,
+          ...extra,
+        })
+        // What is loose now: whatever this process wrote while the pass ran (a few at most).
+        counted = 0
+        writtenAtCount = writtenBefore
+        failure = null
+        return report
+      })
+    running = pass
+    void pass.then(
+      () => {
+        if (running === pass) running = null
+      },
+      (error: unknown) => {
+        if (running === pass) running = null
+        if (!(error instanceof RepackAborted)) failure = error as Error
+      },
+    )
+    return pass
+  }
+
+  function armIdle(): void {
+    if (idleTimer) clearTimeout(idleTimer)
+    idleTimer = setTimeout(() => {
+      idleTimer = null
+      if (!stopped && !running && loose() >= settings.idleMinimum) start().catch(() => undefined)
+    }, settings.idleMs)
+    idleTimer.unref()
+  }
+
+  armIdle()
+  return {
+    noteActivity() {
+      if (stopped) return
+      armIdle()
+      if (!running && loose() >= settings.looseThreshold) start().catch(() => undefined)
+    },
+    runNow: (extra) => start(extra),
+    lastError: () => failure,
+    async stop() {
+      stopped = true
+      if (idleTimer) clearTimeout(idleTimer)
+      idleTimer = null
+      await running?.catch(() => undefined)
+    },
+  }
+}
