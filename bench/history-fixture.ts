@@ -15,7 +15,7 @@ import {
   writeMainRef,
   type RawTreeEntry,
 } from '../src/main/history/object-store'
-import { indexFileOf, writeIndexFile, type IndexEntry } from '../src/main/history/side-index'
+import { indexDirOf, writeIndex, type IndexEntry } from '../src/main/history/side-index'
 
 export interface Fixture {
   readonly dataDir: string
@@ -202,7 +202,7 @@ export async function buildFixture(dataDir: string, commits: number): Promise<Fi
 
   await pack.writeTo(path.join(gitdir, 'objects', 'pack'))
   await writeMainRef(gitdir, parent as unknown as string)
-  await writeIndexFile(indexFileOf(gitdir), entries)
+  writeIndex(indexDirOf(gitdir), entries)
 
   const workRoot = path.join(dataDir, 'memories')
   for (const [relative, revision] of revisions) {

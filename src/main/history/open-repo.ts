@@ -1,11 +1,13 @@
-import { existsSync } from 'node:fs'
+import fs, { existsSync } from 'node:fs'
 import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises'
 import path from 'node:path'
 import type { RecoveryReport } from '../../shared/types'
 import { TEMP_FILE_PREFIX } from '../memory/types'
-import { createObjectStore, initRepository, readMainRef } from './object-store'
+import { createObjectStore, initRepository, readMainRef, type ObjectStore } from './object-store'
+import { removePackLeftovers } from './objects/pack-writer'
 import { createRepo, systemIntent, type Repo, type RepoState } from './repo'
-import { indexFileOf, reconcileIndex } from './side-index'
+import { IndexFile, indexDirOf } from './index-file'
+import { openIndex } from './side-index'
 import { emptyTree, loadAll, treeFromOid } from './tree-state'
 
 export interface OpenedRepo {
@@ -32,7 +34,7 @@ export async function openRepo(options: {
   await removeStrayTempFiles(workRoot)
 
   const hadGitdir = existsSync(gitdir)
-  let state: RepoState | null = null
+  let state: (RepoState & { store: ObjectStore }) | null = null
   let damaged = false
   if (hadGitdir) {
     try {
@@ -45,15 +47,15 @@ export async function openRepo(options: {
   const fresh = state === null
   if (!state) {
     await initRepository(gitdir)
-    state = { head: null, root: emptyTree(), entries: [] }
+    fs.rmSync(indexDirOf(gitdir), { recursive: true, force: true })
+    state = {
+      store: createObjectStore(gitdir),
+      head: null,
+      root: emptyTree(),
+      index: IndexFile.create(indexDirOf(gitdir)),
+    }
   }
-  const repo = createRepo({
-    store: createObjectStore(gitdir),
-    workRoot,
-    indexFile: indexFileOf(gitdir),
-    state,
-    now,
-  })
+  const repo = createRepo({ store: state.store, workRoot, state, now })
 
   const entry = await repo.commit(
     'all',
@@ -88,17 +90,23 @@ export async function openRepo(options: {
   return { repo, recovery: null }
 }
 
-async function loadState(gitdir: string): Promise<RepoState> {
+async function loadState(gitdir: string): Promise<RepoState & { store: ObjectStore }> {
   if (!(await stat(path.join(gitdir, 'objects'))).isDirectory()) throw new Error('no objects')
+  removePackLeftovers(path.join(gitdir, 'objects', 'pack'))
   const store = createObjectStore(gitdir)
-  const head = await readMainRef(gitdir)
-  let root = emptyTree()
-  if (head) {
-    root = treeFromOid((await store.readCommit(head)).tree)
-    await loadAll(store, root)
+  try {
+    const head = await readMainRef(gitdir)
+    let root = emptyTree()
+    if (head) {
+      root = treeFromOid((await store.readCommit(head)).tree)
+      await loadAll(store, root)
+    }
+    const { index } = await openIndex(store, gitdir, head)
+    return { store, head, root, index }
+  } catch (error) {
+    store.close()
+    throw error
   }
-  const entries = await reconcileIndex(store, indexFileOf(gitdir), head)
-  return { head, root, entries }
 }
 
 async function asideName(gitdir: string, time: number): Promise<string> {

@@ -3,7 +3,7 @@ import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { openRepo } from './open-repo'
 import type { CommitIntent, Repo } from './repo'
-import { readIndexFile } from './side-index'
+import { IndexFile } from './index-file'
 import { commitCount, folderFiles, fsck, gitCli, headFiles, tempDataDir } from './test-helpers'
 
 const claude: CommitIntent = {
@@ -102,8 +102,9 @@ describe('committing changes read from the folder', () => {
       await put('n.md', String(i))
       await repo.commit(['n.md'], claude)
     }
-    const read = await readIndexFile(repo.indexFile)
-    expect(read?.entries.map((entry) => entry.oid)).toEqual(repo.entries().map((e) => e.oid))
-    expect(read?.entries.at(-1)?.oid).toBe(gitCli(dataDir, 'rev-parse', 'main').trim())
+    const read = IndexFile.open(repo.index.dir)
+    expect(read.all()).toEqual(repo.index.all())
+    expect(read.head()).toBe(gitCli(dataDir, 'rev-parse', 'main').trim())
+    read.close()
   })
 })

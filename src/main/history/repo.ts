@@ -2,7 +2,8 @@ import type { CommitCommand } from '../../shared/types'
 import { AUTHORS, formatCommitMessage, type CommitMeta } from './commit-message'
 import { serializeCommit, writeMainRef, type ObjectStore } from './object-store'
 import { segmentsOf, toVirtual } from './paths'
-import { appendIndexEntry, type IndexEntry } from './side-index'
+import type { IndexFile } from './index-file'
+import type { IndexEntry } from './side-index'
 import {
   diffNodes,
   emptyTree,
@@ -41,10 +42,10 @@ export interface Repo {
   readonly store: ObjectStore
   readonly gitdir: string
   readonly workRoot: string
-  readonly indexFile: string
+  /** The side index: one entry per commit, oldest first. */
+  readonly index: IndexFile
   head(): string | null
   root(): TreeNode
-  entries(): ReadonlyArray<IndexEntry>
   entry(oid: string): IndexEntry | undefined
   /**
    * Reads `paths` (relative; `'all'` for the whole folder) from disk into the tree and, when
@@ -56,21 +57,19 @@ export interface Repo {
 export interface RepoState {
   readonly head: string | null
   readonly root: TreeNode
-  readonly entries: IndexEntry[]
+  readonly index: IndexFile
 }
 
 export function createRepo(options: {
   store: ObjectStore
   workRoot: string
-  indexFile: string
   state: RepoState
   now: () => number
 }): Repo {
-  const { store, workRoot, indexFile, now } = options
+  const { store, workRoot, now } = options
+  const index = options.state.index
   let head = options.state.head
   let root = options.state.root
-  const entries = options.state.entries
-  const byOid = new Map(entries.map((entry) => [entry.oid, entry]))
   let treeOid = head ? (root.oid ?? EMPTY_TREE_OID) : EMPTY_TREE_OID
   if (!head) root = emptyTree()
 
@@ -112,7 +111,8 @@ export function createRepo(options: {
       actor: meta.actor,
       command: meta.command,
       subject: meta.subject,
-      paths: meta.paths,
+      // As a rebuild from the commit reads it back: no Path trailer means "the files".
+      paths: meta.paths.length > 0 ? meta.paths : files,
       conversationId: meta.conversationId,
       toolUseId: meta.toolUseId,
       overwrite: meta.overwrite,
@@ -122,9 +122,7 @@ export function createRepo(options: {
     head = oid
     root = next
     treeOid = nextTree
-    entries.push(entry)
-    byOid.set(oid, entry)
-    await appendIndexEntry(indexFile, entry)
+    index.append(entry)
     return entry
   }
 
@@ -132,11 +130,10 @@ export function createRepo(options: {
     store,
     gitdir: store.gitdir,
     workRoot,
-    indexFile,
+    index,
     head: () => head,
     root: () => root,
-    entries: () => entries,
-    entry: (oid) => byOid.get(oid),
+    entry: (oid) => index.find(oid),
     commit,
   }
 }

@@ -1,6 +1,6 @@
 import type { ChangeResult, CommitSummary } from '../../shared/types'
 import { CairnError } from '../errors'
-import { toSummary, touches } from './queries'
+import { toSummary } from './queries'
 import { segmentsOf, toRelative, toVirtual } from './paths'
 import type { CommitIntent, Repo } from './repo'
 import type { IndexEntry } from './side-index'
@@ -72,10 +72,11 @@ export async function restoreDeleted(repo: Repo, path: string): Promise<ChangeRe
   if (await nodeAt(repo.store, repo.root(), segments)) {
     throw new CairnError('exists', `${virtual} exists; restore one of its versions instead.`)
   }
-  const entries = repo.entries()
-  for (let i = entries.length - 1; i >= 0; i--) {
-    const entry = entries[i] as IndexEntry
-    if (!entry.parent || !touches(entry, virtual)) continue
+  const touches = repo.index.pathMatcher(virtual)
+  for (let i = repo.index.size - 1; i >= 1; i--) {
+    if (!touches(i)) continue
+    const entry = repo.index.at(i)
+    if (!entry.parent) continue
     const before = await nodeAt(repo.store, await treeOf(repo, entry.parent), segments)
     if (!before) continue
     const files = await listFiles(repo.store, before, relative)

@@ -249,8 +249,8 @@ export async function openVersionedMemory(
     search: (query) => searchMemories(repo.workRoot, query),
 
     log: async (query) =>
-      queryLog(repo.entries(), query.path ? { ...query, path: normalize(query.path) } : query),
-    fileHistory: async (file) => fileHistoryOf(repo.entries(), normalize(file)),
+      queryLog(repo.index, query.path ? { ...query, path: normalize(query.path) } : query),
+    fileHistory: async (file) => fileHistoryOf(repo.index, normalize(file)),
     show: (oid) => showCommit(repo, oid),
     readAt: (file, oid) => readAt(repo, file, oid),
     diff: (file, from, to) => diffFile(repo, file, from, to),
@@ -290,6 +290,7 @@ export async function openVersionedMemory(
       await queue.idle()
       await maintainer.stop()
       repo.store.close()
+      repo.index.close()
       listeners.clear()
     },
   }

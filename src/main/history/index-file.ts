@@ -1,0 +1,569 @@
+/**
+ * The side index on disk: one entry per commit, oldest first, in four append-only files that
+ * open without parsing their content (`<gitdir>/cairn-index/`):
+ *
+ *   commits   fixed 64-byte records, read whole at open (6.4 MB at 100,000 commits):
+ *               0 oid (20)            20 parent's first 4 bytes   24 time, seconds (f64)
+ *              32 details offset (f64) 40 details length (u32)   44 first file (u32)
+ *              48 file count (u32)     52 conversation name id (u32, ffffffff = none)
+ *              56 actor (u8) 57 command (u8) 58 flags (u8) 59 reserved
+ *              60 crc32 of bytes 0..59 + the entry's details + its file ids
+ *   files     the changed files of every entry, as u32 name ids
+ *   names     every distinct path and conversation id, each as u32 length + UTF-8
+ *   details   per entry, JSON {s: subject, p?: paths (when not the files), t?: tool use, r?: restored from};
+ *             read only for the entries a query returns
+ *
+ * A record is written last, so a crash mid-append leaves data past the last record, which the
+ * next open cuts off. Structure is checked at open (parent chain, contiguous extents, ids in
+ * range); a record's checksum when its entry is read.
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import type { Actor, CommitCommand } from '../../shared/types'
+import { crc32 } from './objects/crc32'
+import type { IndexEntry } from './side-index'
+
+const RECORD = 64
+const NONE = 0xffffffff
+const FORMAT = 'cairn-index 1\n'
+const ACTORS: ReadonlyArray<Actor> = ['claude', 'user', 'system']
+const COMMANDS: ReadonlyArray<CommitCommand> = [
+  'create',
+  'str_replace',
+  'insert',
+  'delete',
+  'rename',
+  'write',
+  'restore-file',
+  'restore-deleted',
+  'revert',
+  'restore-all',
+  'recovery',
+  'outside',
+  'init',
+]
+const FLAG_OVERWRITE = 1
+const FLAG_PARENT = 2
+const FLAG_PATHS_ARE_FILES = 4
+
+/** Why an index could not be used as it is (the caller rebuilds it from the commits). */
+export class IndexDamagedError extends Error {}
+
+type Part = 'commits' | 'files' | 'names' | 'details'
+const PARTS: ReadonlyArray<Part> = ['commits', 'files', 'names', 'details']
+
+interface Details {
+  readonly s: string
+  readonly p?: ReadonlyArray<string>
+  readonly t?: string
+  readonly r?: string
+}
+
+export class IndexFile {
+  private records: Buffer
+  private count = 0
+  private fileIds: Uint32Array
+  private fileCount = 0
+  private readonly names: string[] = []
+  private readonly nameIds = new Map<string, number>()
+  private namesBytes = 0
+  private detailsEnd = 0
+  private table = new Int32Array(0)
+  private readonly cache = new Map<number, IndexEntry>()
+  private closed = false
+  /** Pending bytes per part while a batch runs (see `batch`). */
+  private pending: Record<Part, Buffer[]> | null = null
+  private batchStarts: Record<Part, number> = { commits: 0, files: 0, names: 0, details: 0 }
+
+  private constructor(
+    readonly dir: string,
+    private readonly fds: Record<Part, number>,
+    records: Buffer,
+    fileIds: Uint32Array,
+  ) {
+    this.records = records
+    this.fileIds = fileIds
+  }
+
+  /** Number of entries. */
+  get size(): number {
+    return this.count
+  }
+
+  /** Creates an empty index in `dir` (which must not hold one). */
+  static create(dir: string): IndexFile {
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
+    const fds = {} as Record<Part, number>
+    for (const part of PARTS) fds[part] = fs.openSync(path.join(dir, part), 'w+', 0o600)
+    fs.writeFileSync(path.join(dir, 'format'), FORMAT, { mode: 0o600 })
+    const index = new IndexFile(dir, fds, Buffer.alloc(RECORD * 1024), new Uint32Array(1024))
+    index.rehash(1024)
+    return index
+  }
+
+  /**
+   * Opens the index in `dir`: reads the records, file ids and names (not the details), checks
+   * their structure and cuts off a torn tail. Throws `IndexDamagedError` when it cannot be
+   * trusted (missing, another format, broken in the middle).
+   */
+  static open(dir: string): IndexFile {
+    let format: string
+    try {
+      format = fs.readFileSync(path.join(dir, 'format'), 'utf8')
+    } catch {
+      throw new IndexDamagedError('no index')
+    }
+    if (format !== FORMAT) throw new IndexDamagedError('another index format')
+    const fds = {} as Record<Part, number>
+    try {
+      for (const part of PARTS) fds[part] = fs.openSync(path.join(dir, part), 'r+')
+    } catch (error) {
+      for (const fd of Object.values(fds)) fs.closeSync(fd)
+      throw new IndexDamagedError(`index part missing (${(error as Error).message})`)
+    }
+    try {
+      const whole = (part: Part) => {
+        const size = fs.fstatSync(fds[part]).size
+        const buf = Buffer.allocUnsafe(size)
+        let done = 0
+        while (done < size) {
+          const got = fs.readSync(fds[part], buf, done, size - done, done)
+          if (got === 0) break
+          done += got
+        }
+        return buf.subarray(0, done)
+      }
+      const rawRecords = whole('commits')
+      const rawFiles = whole('files')
+      const rawNames = whole('names')
+      const detailsSize = fs.fstatSync(fds.details).size
+
+      const count = Math.floor(rawRecords.length / RECORD)
+      const records = Buffer.alloc((count + Math.max(1024, count >> 2)) * RECORD)
+      rawRecords.copy(records, 0, 0, count * RECORD)
+      const filesAvailable = Math.floor(rawFiles.length / 4)
+      const fileIds = new Uint32Array(filesAvailable + Math.max(1024, filesAvailable >> 2))
+      for (let i = 0; i < filesAvailable; i++) fileIds[i] = rawFiles.readUInt32LE(i * 4)
+
+      const index = new IndexFile(dir, fds, records, fileIds)
+      index.loadNames(rawNames)
+      index.count = index.checkRecords(count, filesAvailable, detailsSize)
+      index.trimTails()
+      index.rehash(Math.max(1024, index.count * 2))
+      return index
+    } catch (error) {
+      for (const fd of Object.values(fds)) fs.closeSync(fd)
+      if (error instanceof IndexDamagedError) throw error
+      throw new IndexDamagedError((error as Error).message)
+    }
+  }
+
+  /** The newest entry's commit, or null when empty. */
+  head(): string | null {
+    return this.count === 0 ? null : this.oidAt(this.count - 1)
+  }
+
+  /** The commit id of entry `i` (0 = oldest). */
+  oidAt(i: number): string {
+    return this.records.toString('hex', i * RECORD, i * RECORD + 20)
+  }
+
+  /** The position of `oid`, or -1. */
+  positionOf(oid: string): number {
+    if (!/^[0-9a-f]{40}$/.test(oid)) return -1
+    const key = parseInt(oid.slice(0, 8), 16) | 0
+    const mask = this.table.length - 1
+    for (let slot = key & mask; ; slot = (slot + 1) & mask) {
+      const value = this.table[slot] as number
+      if (value === 0) return -1
+      const i = value - 1
+      if (this.records.readInt32BE(i * RECORD) === key && this.oidAt(i) === oid) return i
+    }
+  }
+
+  /** The entry of `oid`, or undefined when it is not in this history. */
+  find(oid: string): IndexEntry | undefined {
+    const i = this.positionOf(oid)
+    return i < 0 ? undefined : this.at(i)
+  }
+
+  /** Entry `i` (0 = oldest), read from disk once and then cached. Throws when it is damaged. */
+  at(i: number): IndexEntry {
+    if (i < 0 || i >= this.count) throw new RangeError(`no index entry ${i}`)
+    const hit = this.cache.get(i)
+    if (hit) return hit
+    const at = i * RECORD
+    const rec = this.records
+    const detailsAt = rec.readDoubleLE(at + 32)
+    const detailsLength = rec.readUInt32LE(at + 40)
+    const first = rec.readUInt32LE(at + 44)
+    const files = rec.readUInt32LE(at + 48)
+    const raw = Buffer.allocUnsafe(detailsLength)
+    let done = 0
+    while (done < detailsLength) {
+      const got = fs.readSync(this.fds.details, raw, done, detailsLength - done, detailsAt + done)
+      if (got === 0) throw new IndexDamagedError('index details cut short')
+      done += got
+    }
+    const ids = this.fileIds.subarray(first, first + files)
+    const sum = crc32(
+      Buffer.from(ids.buffer, ids.byteOffset, ids.byteLength),
+      crc32(raw, crc32(rec.subarray(at, at + 60))),
+    )
+    if (sum >>> 0 !== rec.readUInt32LE(at + 60))
+      throw new IndexDamagedError(`index entry ${i} is damaged`)
+    const details = JSON.parse(raw.toString('utf8')) as Details
+    const flags = rec[at + 58] as number
+    const fileNames = Array.from(ids, (id) => this.names[id] as string)
+    const conversation = rec.readUInt32LE(at + 52)
+    const entry: IndexEntry = {
+      oid: this.oidAt(i),
+      parent: i > 0 ? this.oidAt(i - 1) : null,
+      time: rec.readDoubleLE(at + 24) * 1000,
+      actor: ACTORS[rec[at + 56] as number] as Actor,
+      command: COMMANDS[rec[at + 57] as number] as CommitCommand,
+      subject: details.s,
+      paths: flags & FLAG_PATHS_ARE_FILES ? fileNames : (details.p ?? []),
+      conversationId: conversation === NONE ? null : (this.names[conversation] as string),
+      toolUseId: details.t ?? null,
+      overwrite: (flags & FLAG_OVERWRITE) !== 0,
+      restoredFrom: details.r ?? null,
+      files: fileNames,
+    }
+    if (this.cache.size >= 4096) this.cache.delete(this.cache.keys().next().value as number)
+    this.cache.set(i, entry)
+    return entry
+  }
+
+  /** Every entry, oldest first (tests and rebuild checks; large histories page instead). */
+  all(): IndexEntry[] {
+    return Array.from({ length: this.count }, (_, i) => this.at(i))
+  }
+
+  /** The actor of entry `i`, without reading its details. */
+  actorAt(i: number): Actor {
+    return ACTORS[this.records[i * RECORD + 56] as number] as Actor
+  }
+
+  /** The command of entry `i`, without reading its details. */
+  commandAt(i: number): CommitCommand {
+    return COMMANDS[this.records[i * RECORD + 57] as number] as CommitCommand
+  }
+
+  /** The name id of a conversation, or -1 when no entry mentions it. */
+  conversationKey(conversationId: string): number {
+    return this.nameIds.get(conversationId) ?? -1
+  }
+
+  conversationKeyAt(i: number): number {
+    return this.records.readUInt32LE(i * RECORD + 52)
+  }
+
+  /**
+   * A matcher for "entry changed `path` (a file) or something under it (a folder)": marks the
+   * name ids that match, then tests entries by their file ids alone.
+   */
+  pathMatcher(virtual: string): (i: number) => boolean {
+    const marks = new Uint8Array(this.names.length)
+    const prefix = `${virtual}/`
+    let any = false
+    for (let id = 0; id < this.names.length; id++) {
+      const name = this.names[id] as string
+      if (name === virtual || name.startsWith(prefix)) {
+        marks[id] = 1
+        any = true
+      }
+    }
+    if (!any) return () => false
+    return (i) => {
+      const at = i * RECORD
+      const first = this.records.readUInt32LE(at + 44)
+      const end = first + this.records.readUInt32LE(at + 48)
+      for (let f = first; f < end; f++) if (marks[this.fileIds[f] as number]) return true
+      return false
+    }
+  }
+
+  /** Appends `entry`, whose parent must be the current head. */
+  append(entry: IndexEntry): void {
+    if (this.closed) throw new Error('index closed')
+    if (entry.parent !== this.head()) throw new Error('index entry does not follow the head')
+    const newNames: Buffer[] = []
+    const idOf = (name: string): number => {
+      let id = this.nameIds.get(name)
+      if (id === undefined) {
+        id = this.names.length
+        this.names.push(name)
+        this.nameIds.set(name, id)
+        const bytes = Buffer.from(name, 'utf8')
+        const length = Buffer.alloc(4)
+        length.writeUInt32LE(bytes.length)
+        newNames.push(length, bytes)
+      }
+      return id
+    }
+    const conversation = entry.conversationId === null ? NONE : idOf(entry.conversationId)
+    const ids = entry.files.map(idOf)
+    const pathsAreFiles =
+      entry.paths.length === entry.files.length && entry.paths.every((p, i) => p === entry.files[i])
+    const details: Details = {
+      s: entry.subject,
+      ...(pathsAreFiles ? {} : { p: entry.paths }),
+      ...(entry.toolUseId !== null ? { t: entry.toolUseId } : {}),
+      ...(entry.restoredFrom !== null ? { r: entry.restoredFrom } : {}),
+    }
+    const detailBytes = Buffer.from(JSON.stringify(details), 'utf8')
+    const idBytes = Buffer.alloc(ids.length * 4)
+    ids.forEach((id, k) => idBytes.writeUInt32LE(id, k * 4))
+
+    const rec = Buffer.alloc(RECORD)
+    rec.write(entry.oid, 0, 20, 'hex')
+    if (entry.parent) rec.write(entry.parent.slice(0, 8), 20, 4, 'hex')
+    rec.writeDoubleLE(Math.floor(entry.time / 1000), 24)
+    rec.writeDoubleLE(this.detailsEnd, 32)
+    rec.writeUInt32LE(detailBytes.length, 40)
+    rec.writeUInt32LE(this.fileCount, 44)
+    rec.writeUInt32LE(ids.length, 48)
+    rec.writeUInt32LE(conversation, 52)
+    rec[56] = ACTORS.indexOf(entry.actor)
+    rec[57] = COMMANDS.indexOf(entry.command)
+    rec[58] =
+      (entry.overwrite ? FLAG_OVERWRITE : 0) |
+      (entry.parent ? FLAG_PARENT : 0) |
+      (pathsAreFiles ? FLAG_PATHS_ARE_FILES : 0)
+    rec.writeUInt32LE(crc32(idBytes, crc32(detailBytes, crc32(rec.subarray(0, 60)))) >>> 0, 60)
+    if (rec[56] === 255 || rec[57] === 255) throw new Error('unknown actor or command')
+
+    // Data first, the record last: the record is what makes the entry count.
+    const namesBytes = Buffer.concat(newNames)
+    this.write('names', namesBytes, this.namesBytes)
+    this.write('files', idBytes, this.fileCount * 4)
+    this.write('details', detailBytes, this.detailsEnd)
+    this.write('commits', rec, this.count * RECORD)
+    this.namesBytes += namesBytes.length
+    this.detailsEnd += detailBytes.length
+
+    if ((this.count + 1) * RECORD > this.records.length) {
+      const grown = Buffer.alloc(this.records.length * 2)
+      this.records.copy(grown)
+      this.records = grown
+    }
+    rec.copy(this.records, this.count * RECORD)
+    if (this.fileCount + ids.length > this.fileIds.length) {
+      const grown = new Uint32Array(Math.max(this.fileIds.length * 2, this.fileCount + ids.length))
+      grown.set(this.fileIds.subarray(0, this.fileCount))
+      this.fileIds = grown
+    }
+    this.fileIds.set(ids, this.fileCount)
+    this.fileCount += ids.length
+    this.count++
+    if (this.count * 2 > this.table.length) this.rehash(this.table.length * 2)
+    else this.insertKey(this.count - 1)
+  }
+
+  /**
+   * Gathers writes in memory until `endBatch` writes them at once (bulk appends: rebuilds,
+   * fixtures). Entries appended meanwhile count at once; on disk they appear at `endBatch`.
+   */
+  beginBatch(): void {
+    if (this.pending) return
+    this.pending = { commits: [], files: [], names: [], details: [] }
+    this.batchStarts = {
+      commits: this.count * RECORD,
+      files: this.fileCount * 4,
+      names: this.namesBytes,
+      details: this.detailsEnd,
+    }
+  }
+
+  endBatch(): void {
+    const pending = this.pending
+    if (!pending) return
+    this.pending = null
+    // The records last, as with single appends.
+    for (const part of ['names', 'files', 'details', 'commits'] as const) {
+      const bytes = Buffer.concat(pending[part])
+      if (bytes.length) this.writeAt(part, bytes, this.batchStarts[part])
+    }
+  }
+
+  /** Forces the index to disk (after a rebuild, before it replaces the old one). */
+  sync(): void {
+    for (const part of PARTS) fs.fsyncSync(this.fds[part])
+  }
+
+  close(): void {
+    if (this.closed) return
+    this.endBatch()
+    this.closed = true
+    for (const fd of Object.values(this.fds)) fs.closeSync(fd)
+  }
+
+  private write(part: Part, bytes: Buffer, position: number): void {
+    if (bytes.length === 0) return
+    if (this.pending) this.pending[part].push(bytes)
+    else this.writeAt(part, bytes, position)
+  }
+
+  private writeAt(part: Part, bytes: Buffer, position: number): void {
+    let done = 0
+    while (done < bytes.length) {
+      done += fs.writeSync(this.fds[part], bytes, done, bytes.length - done, position + done)
+    }
+  }
+
+  private loadNames(raw: Buffer): void {
+    let at = 0
+    while (at + 4 <= raw.length) {
+      const length = raw.readUInt32LE(at)
+      if (at + 4 + length > raw.length) break
+      const name = raw.toString('utf8', at + 4, at + 4 + length)
+      this.nameIds.set(name, this.names.length)
+      this.names.push(name)
+      at += 4 + length
+    }
+    this.namesBytes = at
+  }
+
+  /**
+   * Checks the records against each other and the other parts; returns how many to keep.
+   * A tail whose data never fully reached the disk is dropped; anything else wrong throws.
+   */
+  private checkRecords(count: number, filesAvailable: number, detailsSize: number): number {
+    const rec = this.records
+    let details = 0
+    let files = 0
+    for (let i = 0; i < count; i++) {
+      const at = i * RECORD
+      const detailsAt = rec.readDoubleLE(at + 32)
+      const detailsLength = rec.readUInt32LE(at + 40)
+      const first = rec.readUInt32LE(at + 44)
+      const fileCount = rec.readUInt32LE(at + 48)
+      const flags = rec[at + 58] as number
+      const torn = detailsAt + detailsLength > detailsSize || first + fileCount > filesAvailable
+      if (detailsAt !== details || first !== files) {
+        if (torn) return this.dropFrom(i)
+        throw new IndexDamagedError(`index entry ${i} does not follow the one before`)
+      }
+      if (torn) return this.dropFrom(i)
+      const hasParent = (flags & FLAG_PARENT) !== 0
+      if (hasParent !== i > 0) throw new IndexDamagedError(`index entry ${i} has a wrong parent`)
+      if (i > 0 && rec.readUInt32BE(at + 20) !== rec.readUInt32BE(at - RECORD)) {
+        throw new IndexDamagedError(`index entry ${i} does not follow its parent`)
+      }
+      const conversation = rec.readUInt32LE(at + 52)
+      if (conversation !== NONE && conversation >= this.names.length) return this.dropFrom(i)
+      if (
+        (rec[at + 56] as number) >= ACTORS.length ||
+        (rec[at + 57] as number) >= COMMANDS.length
+      ) {
+        throw new IndexDamagedError(`index entry ${i} has an unknown actor or command`)
+      }
+      for (let f = first; f < first + fileCount; f++) {
+        if ((this.fileIds[f] as number) >= this.names.length) return this.dropFrom(i)
+      }
+      details += detailsLength
+      files += fileCount
+    }
+    this.detailsEnd = details
+    this.fileCount = files
+    return count
+  }
+
+  private dropFrom(i: number): number {
+    const at = i * RECORD
+    this.detailsEnd =
+      i === 0
+        ? 0
+        : this.records.readDoubleLE(at - RECORD + 32) + this.records.readUInt32LE(at - RECORD + 40)
+    this.fileCount =
+      i === 0
+        ? 0
+        : this.records.readUInt32LE(at - RECORD + 44) + this.records.readUInt32LE(at - RECORD + 48)
+    this.records.fill(0, at)
+    return i
+  }
+
+  /** Cuts each part to what the kept records use (what a crash left past them goes). */
+  private trimTails(): void {
+    const lengths: Record<Part, number> = {
+      commits: this.count * RECORD,
+      files: this.fileCount * 4,
+      names: this.namesBytes,
+      details: this.detailsEnd,
+    }
+    for (const part of PARTS) {
+      if (fs.fstatSync(this.fds[part]).size !== lengths[part])
+        fs.ftruncateSync(this.fds[part], lengths[part])
+    }
+  }
+
+  private rehash(size: number): void {
+    let slots = 1024
+    while (slots < size) slots *= 2
+    this.table = new Int32Array(slots)
+    for (let i = 0; i < this.count; i++) this.insertKey(i)
+  }
+
+  private insertKey(i: number): void {
+    const mask = this.table.length - 1
+    let slot = this.records.readInt32BE(i * RECORD) & mask
+    while (this.table[slot] !== 0) slot = (slot + 1) & mask
+    this.table[slot] = i + 1
+  }
+}
+
+/** Where the side index lives: inside the git directory, never inside the memory folder. */
+export function indexDirOf(gitdir: string): string {
+  return path.join(gitdir, 'cairn-index')
+}
+
+/**
+ * Writes a complete index for `entries` (oldest first) into `dir`, replacing what is there:
+ * built beside it, fsynced, then swapped in with renames.
+ */
+export function writeIndex(dir: string, entries: Iterable<IndexEntry>): void {
+  const temp = `${dir}.tmp-${process.pid}-${Date.now()}`
+  fs.rmSync(temp, { recursive: true, force: true })
+  const index = IndexFile.create(temp)
+  try {
+    index.beginBatch()
+    for (const entry of entries) index.append(entry)
+    index.endBatch()
+    index.sync()
+  } finally {
+    index.close()
+  }
+  replaceIndexDir(temp, dir)
+}
+
+/** Moves a finished index from `temp` into `dir`, the old one aside first and then removed. */
+export function replaceIndexDir(temp: string, dir: string): void {
+  const old = `${dir}.old-${process.pid}-${Date.now()}`
+  let moved = false
+  try {
+    fs.renameSync(dir, old)
+    moved = true
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+  }
+  fs.renameSync(temp, dir)
+  if (moved) fs.rmSync(old, { recursive: true, force: true })
+}
+
+/** Removes what an interrupted rebuild left beside `dir`. */
+export function removeIndexLeftovers(dir: string): void {
+  const parent = path.dirname(dir)
+  const base = path.basename(dir)
+  let names: string[]
+  try {
+    names = fs.readdirSync(parent)
+  } catch {
+    return
+  }
+  for (const name of names) {
+    if (name.startsWith(`${base}.tmp-`) || name.startsWith(`${base}.old-`)) {
+      fs.rmSync(path.join(parent, name), { recursive: true, force: true })
+    }
+  }
+}
