@@ -8,6 +8,7 @@ import { removePackLeftovers } from './objects/pack-writer'
 import { createRepo, systemIntent, type Repo, type RepoState } from './repo'
 import { IndexFile, indexDirOf } from './index-file'
 import { openIndex } from './side-index'
+import { StatCache, statCacheOf } from './stat-cache'
 import { emptyTree, loadAll, treeFromOid } from './tree-state'
 
 export interface OpenedRepo {
@@ -48,11 +49,13 @@ export async function openRepo(options: {
   if (!state) {
     await initRepository(gitdir)
     fs.rmSync(indexDirOf(gitdir), { recursive: true, force: true })
+    fs.rmSync(statCacheOf(gitdir), { force: true })
     state = {
       store: createObjectStore(gitdir),
       head: null,
       root: emptyTree(),
       index: IndexFile.create(indexDirOf(gitdir)),
+      stats: new StatCache(statCacheOf(gitdir)),
     }
   }
   const repo = createRepo({ store: state.store, workRoot, state, now })
@@ -63,6 +66,7 @@ export async function openRepo(options: {
       ? systemIntent('init', 'Start the history from the memory folder')
       : systemIntent('recovery', 'Save changes made outside Cairn'),
   )
+  repo.stats.save()
   if (damaged || (fresh && entry)) {
     const count = entry?.files.length ?? 0
     return {
@@ -102,7 +106,7 @@ async function loadState(gitdir: string): Promise<RepoState & { store: ObjectSto
       await loadAll(store, root)
     }
     const { index } = await openIndex(store, gitdir, head)
-    return { store, head, root, index }
+    return { store, head, root, index, stats: StatCache.load(statCacheOf(gitdir)) }
   } catch (error) {
     store.close()
     throw error

@@ -13,6 +13,7 @@ import {
   type FileDelta,
   type TreeNode,
 } from './tree-state'
+import type { StatCache } from './stat-cache'
 import { scanNode, scanPath } from './work-tree'
 
 /** The id of git's empty tree. */
@@ -44,6 +45,8 @@ export interface Repo {
   readonly workRoot: string
   /** The side index: one entry per commit, oldest first. */
   readonly index: IndexFile
+  /** What the folder's files looked like when last hashed (and the folder's totals). */
+  readonly stats: StatCache
   head(): string | null
   root(): TreeNode
   entry(oid: string): IndexEntry | undefined
@@ -58,6 +61,7 @@ export interface RepoState {
   readonly head: string | null
   readonly root: TreeNode
   readonly index: IndexFile
+  readonly stats: StatCache
 }
 
 export function createRepo(options: {
@@ -68,6 +72,7 @@ export function createRepo(options: {
 }): Repo {
   const { store, workRoot, now } = options
   const index = options.state.index
+  const stats = options.state.stats
   let head = options.state.head
   let root = options.state.root
   let treeOid = head ? (root.oid ?? EMPTY_TREE_OID) : EMPTY_TREE_OID
@@ -79,13 +84,15 @@ export function createRepo(options: {
   ): Promise<IndexEntry | null> {
     let next = root
     if (paths === 'all') {
-      const scanned = await scanNode(store, workRoot, root)
+      const visited = new Set<string>()
+      const scanned = await scanNode(store, workRoot, root, '', { stats, visited })
+      stats.retainOnly(visited)
       next = scanned?.kind === 'tree' ? scanned : emptyTree()
     } else {
       for (const relative of paths) {
         const segments = segmentsOf(relative)
         const previous = await nodeAt(store, next, segments)
-        const scanned = await scanPath(store, workRoot, segments, previous)
+        const scanned = await scanPath(store, workRoot, segments, previous, { stats })
         if (scanned !== previous) next = await setAt(store, next, segments, scanned)
       }
     }
@@ -131,6 +138,7 @@ export function createRepo(options: {
     gitdir: store.gitdir,
     workRoot,
     index,
+    stats,
     head: () => head,
     root: () => root,
     entry: (oid) => index.find(oid),

@@ -72,6 +72,15 @@ export async function openVersionedMemory(
     createExisting: options.policy?.createExisting,
     secretScanning: options.policy?.secretScanning,
     limits: options.limits,
+    // Every change is scanned for its commit right after the command, and the scans keep the
+    // folder's totals: the tool never has to walk the folder.
+    usage: {
+      get: async () => repo.stats.totals(),
+      add: () => undefined,
+      invalidate: () => undefined,
+      wantsRefresh: () => false,
+      refresh: async () => undefined,
+    },
   })
   const queue = createSerialQueue()
   const maintainer = createMaintainer({
@@ -289,6 +298,7 @@ export async function openVersionedMemory(
       watcher?.close()
       await queue.idle()
       await maintainer.stop()
+      repo.stats.save()
       repo.store.close()
       repo.index.close()
       listeners.clear()

@@ -1,6 +1,6 @@
 /** What every command needs: the real root, the limits, the policies and the usage cache. */
 
-import type { UsageCache } from './usage'
+import type { UsageSource } from './usage'
 import type { MemoryLimits, MemoryPolicy } from './types'
 
 /** The per-call view of the tool's state that commands work with. */
@@ -8,5 +8,5 @@ export interface CommandContext {
   readonly root: string
   readonly limits: MemoryLimits
   readonly policy: MemoryPolicy
-  readonly usage: UsageCache
+  readonly usage: UsageSource
 }

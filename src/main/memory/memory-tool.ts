@@ -18,7 +18,7 @@ import type {
   MemoryPolicy,
   MemoryTool,
 } from './types'
-import { UsageCache } from './usage'
+import { UsageCache, type UsageSource } from './usage'
 import { view } from './view'
 
 /** Defaults sized for a personal memory: generous, but a runaway loop cannot fill the disk. */
@@ -43,6 +43,11 @@ export interface MemoryToolOptions {
   readonly usageMaxAgeMs?: number
   /** Clock for the usage cache (tests). */
   readonly now?: () => number
+  /**
+   * The folder's usage from a host that tracks every file itself; then the tool never walks
+   * the folder (and `usageMaxAgeMs` does not apply).
+   */
+  readonly usage?: UsageSource
 }
 
 /** Builds the Memory tool handler for one memory folder. */
@@ -53,7 +58,8 @@ export function createMemoryTool(options: MemoryToolOptions): MemoryTool {
     createExisting: options.createExisting ?? 'overwrite',
     secretScanning: options.secretScanning ?? true,
   }
-  const usage = new UsageCache(root, options.usageMaxAgeMs ?? 60_000, options.now ?? Date.now)
+  const usage: UsageSource =
+    options.usage ?? new UsageCache(root, options.usageMaxAgeMs ?? 60_000, options.now ?? Date.now)
   let rootReady: Promise<void> | null = null
   // One command at a time: the usage cache and check-then-write steps assume no interleaving.
   let queue: Promise<unknown> = Promise.resolve()
