@@ -235,6 +235,38 @@ export class IndexFile {
     return entry
   }
 
+  /**
+   * Checks the checksums of entries `from` to `to` (exclusive) with one read of their
+   * details; returns the first damaged position, or -1.
+   */
+  firstDamaged(from: number, to: number): number {
+    to = Math.min(to, this.count)
+    if (from >= to) return -1
+    const rec = this.records
+    const start = rec.readDoubleLE(from * RECORD + 32)
+    const end = rec.readDoubleLE((to - 1) * RECORD + 32) + rec.readUInt32LE((to - 1) * RECORD + 40)
+    const raw = Buffer.allocUnsafe(end - start)
+    let done = 0
+    while (done < raw.length) {
+      const got = fs.readSync(this.fds.details, raw, done, raw.length - done, start + done)
+      if (got === 0) return from
+      done += got
+    }
+    for (let i = from; i < to; i++) {
+      const at = i * RECORD
+      const detailsAt = rec.readDoubleLE(at + 32) - start
+      const details = raw.subarray(detailsAt, detailsAt + rec.readUInt32LE(at + 40))
+      const first = rec.readUInt32LE(at + 44)
+      const ids = this.fileIds.subarray(first, first + rec.readUInt32LE(at + 48))
+      const sum = crc32(
+        Buffer.from(ids.buffer, ids.byteOffset, ids.byteLength),
+        crc32(details, crc32(rec.subarray(at, at + 60))),
+      )
+      if (sum >>> 0 !== rec.readUInt32LE(at + 60)) return i
+    }
+    return -1
+  }
+
   /** Every entry, oldest first (tests and rebuild checks; large histories page instead). */
   all(): IndexEntry[] {
     return Array.from({ length: this.count }, (_, i) => this.at(i))

@@ -34,10 +34,21 @@ export interface Maintainer {
    * like a background pass, so commands keep running meanwhile.
    */
   runNow(options?: Pick<RepackOptions, 'mergeAll' | 'onStep'>): Promise<RepackReport>
+  /** Runs the `verify` task again (something found the side index damaged). */
+  reverify(): void
   /** The last background failure, if any (a later success clears it). */
   lastError(): Error | null
   /** Ends any pass at its next yield and stops all timers. */
   stop(): Promise<void>
+}
+
+const EMPTY_REPORT: RepackReport = {
+  loose: 0,
+  packed: 0,
+  mergedPacks: 0,
+  removedLoose: 0,
+  pack: null,
+  unreadable: [],
 }
 
 const DEFAULTS = { looseThreshold: 2_000, idleMs: 20_000, idleMinimum: 64, sliceMs: 4 }
@@ -47,6 +58,11 @@ export function createMaintainer(options: {
   queue: SerialQueue
   head: () => string | null
   settings?: MaintenanceSettings
+  /**
+   * A check to run once per session, at the first idle moment or pass (the side index against
+   * the commits); it gets the same `pause` as packing.
+   */
+  verify?: (pause: () => Promise<void>) => Promise<void>
 }): Maintainer {
   const { store, queue, head } = options
   const settings = { ...DEFAULTS, ...options.settings }
@@ -70,12 +86,33 @@ export function createMaintainer(options: {
     sliceStart = performance.now()
   }
 
-  function start(extra: Pick<RepackOptions, 'mergeAll' | 'onStep'> = {}): Promise<RepackReport> {
+  let verified = false
+  async function verifyOnce(): Promise<void> {
+    if (verified || !options.verify) return
+    verified = true
+    try {
+      await options.verify(async () => {
+        await pause()
+        if (stopped) throw new RepackAborted('maintenance stopped')
+      })
+    } catch (error) {
+      if (error instanceof RepackAborted) throw error
+      failure = error as Error
+    }
+  }
+
+  function start(
+    extra: Pick<RepackOptions, 'mergeAll' | 'onStep'> = {},
+    verifyOnly = false,
+  ): Promise<RepackReport> {
     const previous = running ?? Promise.resolve(null)
     const pass = previous
       .catch(() => null)
       .then(async () => {
         if (stopped) throw new RepackAborted('maintenance stopped')
+        sliceStart = performance.now()
+        await verifyOnce()
+        if (verifyOnly) return EMPTY_REPORT
         const writtenBefore = store.looseWritten()
         sliceStart = performance.now()
         const report = await repack(store.db, head(), {
@@ -106,7 +143,8 @@ export function createMaintainer(options: {
     if (idleTimer) clearTimeout(idleTimer)
     idleTimer = setTimeout(() => {
       idleTimer = null
-      if (!stopped && !running && loose() >= settings.idleMinimum) start().catch(() => undefined)
+      if (stopped || running) return
+      start({}, loose() < settings.idleMinimum).catch(() => undefined)
     }, settings.idleMs)
     idleTimer.unref()
   }
@@ -119,6 +157,11 @@ export function createMaintainer(options: {
       if (!running && loose() >= settings.looseThreshold) start().catch(() => undefined)
     },
     runNow: (extra) => start(extra),
+    reverify() {
+      if (stopped) return
+      verified = false
+      start({}, true).catch(() => undefined)
+    },
     lastError: () => failure,
     async stop() {
       stopped = true

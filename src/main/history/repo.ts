@@ -43,7 +43,7 @@ export interface Repo {
   readonly store: ObjectStore
   readonly gitdir: string
   readonly workRoot: string
-  /** The side index: one entry per commit, oldest first. */
+  /** The side index: one entry per commit, oldest first (replaced when rebuilt). */
   readonly index: IndexFile
   /** What the folder's files looked like when last hashed (and the folder's totals). */
   readonly stats: StatCache
@@ -55,6 +55,8 @@ export interface Repo {
    * the tree changed, commits it. Returns the new entry, or null when nothing changed.
    */
   commit(paths: ReadonlyArray<string> | 'all', intent: CommitIntent): Promise<IndexEntry | null>
+  /** Swaps in a rebuilt side index (which must end at `head()`); closes the old one. */
+  replaceIndex(next: IndexFile): void
 }
 
 export interface RepoState {
@@ -71,7 +73,7 @@ export function createRepo(options: {
   now: () => number
 }): Repo {
   const { store, workRoot, now } = options
-  const index = options.state.index
+  let index = options.state.index
   const stats = options.state.stats
   let head = options.state.head
   let root = options.state.root
@@ -137,11 +139,19 @@ export function createRepo(options: {
     store,
     gitdir: store.gitdir,
     workRoot,
-    index,
+    get index() {
+      return index
+    },
     stats,
     head: () => head,
     root: () => root,
     entry: (oid) => index.find(oid),
     commit,
+    replaceIndex(next) {
+      if (next.head() !== head) throw new Error('the new index does not end at HEAD')
+      const old = index
+      index = next
+      old.close()
+    },
   }
 }

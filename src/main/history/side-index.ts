@@ -51,13 +51,11 @@ export async function entryFromCommit(store: ObjectStore, oid: string): Promise<
 /** How `openIndex` found the index. */
 export type IndexState = 'trusted' | 'caught-up' | 'migrated' | 'rebuilt'
 
-/** Entries checked against their commits at every open, besides the newest. */
-const SPOT_CHECKS = 4
-
 /**
  * Opens the side index of `gitdir` and makes it match `head`:
- * - trusted as it is when its newest entry is `head` and it passes the checks against the
- *   commits (the newest entry and a few spread over the history are rebuilt and compared);
+ * - trusted as it is when its structure holds and its newest entry is `head`, equal to the
+ *   entry rebuilt from that commit (entries spread over the history are compared in the
+ *   background later: `spotCheck`);
  * - caught up from the commits when it lags behind (a crash between commit and append);
  * - migrated from the JSON-lines index of earlier versions;
  * - rebuilt from the commits when missing, damaged or from another history.
@@ -84,69 +82,118 @@ export async function openIndex(
       state = 'migrated'
     }
   }
-  if (index && (await fitsHead(store, index, head))) {
-    if (index.head() !== head) state = state === 'migrated' ? state : 'caught-up'
-    fs.rmSync(legacyIndexOf(gitdir), { force: true })
-    return { index, state }
+  if (index) {
+    const lagged = index.head() !== head
+    if ((await catchUp(store, index, head)) && (await spotCheck(store, index, [index.size - 1]))) {
+      if (lagged && state === 'trusted') state = 'caught-up'
+      fs.rmSync(legacyIndexOf(gitdir), { force: true })
+      return { index, state }
+    }
+    index.close()
   }
-  index?.close()
-  index = await rebuildIndex(store, dir, head)
+  const building = await buildIndex(store, dir, head)
+  building.close()
+  replaceIndexDir(building.dir, dir)
   fs.rmSync(legacyIndexOf(gitdir), { force: true })
-  return { index, state: 'rebuilt' }
+  return { index: IndexFile.open(dir), state: 'rebuilt' }
 }
 
 /**
- * Brings `index` up to `head` when it lags behind, and checks it against the commits. False
- * when it cannot be made to fit (another history, `head` moved back, damage).
+ * Brings `index` up to `head` when it lags behind (appending entries rebuilt from the
+ * commits). False when it cannot be made to fit: another history, or `head` moved back.
  */
-async function fitsHead(
+export async function catchUp(
   store: ObjectStore,
   index: IndexFile,
   head: string | null,
 ): Promise<boolean> {
   if (head === null) return index.size === 0
-  if (index.head() !== head) {
-    const missing: IndexEntry[] = []
-    let cursor: string | null = head
+  if (index.head() === head) return true
+  const missing: IndexEntry[] = []
+  let cursor: string | null = head
+  try {
     while (cursor !== null && index.positionOf(cursor) < 0) {
       const entry = await entryFromCommit(store, cursor)
       missing.push(entry)
       cursor = entry.parent
     }
-    // Only a plain lag can be caught up: the commits must continue the index's newest entry.
-    if (cursor !== index.head()) return false
-    index.beginBatch()
-    try {
-      for (const entry of missing.reverse()) index.append(entry)
-    } finally {
-      index.endBatch()
-    }
-  }
-  try {
-    const last = index.size - 1
-    const positions = new Set([last])
-    for (let k = 0; k < SPOT_CHECKS && index.size > 1; k++) {
-      positions.add(Math.floor(((k + 0.5) * (index.size - 1)) / SPOT_CHECKS))
-    }
-    for (const i of positions) {
-      if (!sameEntry(index.at(i), await entryFromCommit(store, index.oidAt(i)))) return false
-    }
   } catch {
     return false
+  }
+  // Only a plain lag can be caught up: the commits must continue the index's newest entry.
+  if (cursor !== index.head()) return false
+  index.beginBatch()
+  try {
+    for (const entry of missing.reverse()) index.append(entry)
+  } finally {
+    index.endBatch()
   }
   return true
 }
 
-/** Rebuilds the index of the history ending at `head` from its commits, into `dir`. */
-export async function rebuildIndex(
+/** True when the entries at `positions` equal the entries rebuilt from their commits. */
+export async function spotCheck(
+  store: ObjectStore,
+  index: IndexFile,
+  positions: Iterable<number>,
+): Promise<boolean> {
+  try {
+    for (const i of positions) {
+      if (i < 0 || i >= index.size) continue
+      if (!sameEntry(index.at(i), await entryFromCommit(store, index.oidAt(i)))) return false
+    }
+    return true
+  } catch {
+    return false
+  }
+}
+
+/**
+ * The background check of an index opened as trusted: every entry's checksum, then entries
+ * spread over the history against their commits. False when anything is off.
+ */
+export async function checkIndex(
+  store: ObjectStore,
+  index: IndexFile,
+  pause: () => Promise<void> = async () => undefined,
+): Promise<boolean> {
+  const size = index.size
+  for (let from = 0; from < size; from += 2048) {
+    if (index.firstDamaged(from, Math.min(size, from + 2048)) >= 0) return false
+    await pause()
+  }
+  for (const i of spreadPositions(size, 16)) {
+    if (!(await spotCheck(store, index, [i]))) return false
+    await pause()
+  }
+  return true
+}
+
+/** `count` positions spread evenly over an index of `size` entries (newest included). */
+export function spreadPositions(size: number, count: number): number[] {
+  const positions = new Set<number>([size - 1])
+  for (let k = 0; k < count && size > 1; k++) {
+    positions.add(Math.floor(((k + 0.5) * (size - 1)) / count))
+  }
+  return [...positions]
+}
+
+/**
+ * Builds a fresh index of the history ending at `head` from its commits, beside `dir` (in
+ * `<dir>.tmp-…`); the caller moves it into place (`replaceIndexDir`). `pause` is awaited
+ * between commits (background rebuilds).
+ */
+export async function buildIndex(
   store: ObjectStore,
   dir: string,
   head: string | null,
+  pause: () => Promise<void> = async () => undefined,
 ): Promise<IndexFile> {
   // Newest first to find them, oldest first to write them.
   const oids: string[] = []
   for (let cursor = head; cursor !== null; cursor = (await store.readCommit(cursor)).parent) {
     oids.push(cursor)
+    await pause()
   }
   const temp = `${dir}.tmp-${process.pid}-${Date.now()}`
   fs.rmSync(temp, { recursive: true, force: true })
@@ -159,13 +206,27 @@ export async function rebuildIndex(
         building.endBatch()
         building.beginBatch()
       }
+      await pause()
     }
     building.endBatch()
     building.sync()
-  } finally {
+  } catch (error) {
     building.close()
+    fs.rmSync(temp, { recursive: true, force: true })
+    throw error
   }
-  replaceIndexDir(temp, dir)
+  return building
+}
+
+/** Rebuilds the index of the history ending at `head` from its commits, into `dir`. */
+export async function rebuildIndex(
+  store: ObjectStore,
+  dir: string,
+  head: string | null,
+): Promise<IndexFile> {
+  const building = await buildIndex(store, dir, head)
+  building.close()
+  replaceIndexDir(building.dir, dir)
   return IndexFile.open(dir)
 }
 

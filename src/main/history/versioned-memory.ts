@@ -10,6 +10,7 @@ import {
 } from '../memory'
 import { listTree, readMemoryFile, searchMemories } from './browser'
 import { diffFile, readAt, showCommit } from './inspect'
+import { IndexDamagedError, IndexFile, replaceIndexDir } from './index-file'
 import { createMaintainer, type MaintenanceSettings } from './maintainer'
 import { openRepo } from './open-repo'
 import { toRelative, toVirtual } from './paths'
@@ -24,6 +25,7 @@ import { createSerialQueue } from './queue'
 import { watchFolder } from './watcher'
 import { systemIntent, type CommitIntent } from './repo'
 import { restoreAll, restoreDeleted, restoreFile, revert } from './restores'
+import { buildIndex, catchUp, checkIndex } from './side-index'
 import type { ExecuteOutcome, Origin, VersionedMemory } from './types'
 
 /** Options of `openVersionedMemory`; everything but `dataDir` has a default. */
@@ -87,6 +89,22 @@ export async function openVersionedMemory(
     store: repo.store,
     queue,
     head: () => repo.head(),
+    // The side index was checked at open by its structure and newest entry; the rest of it is
+    // checked at the first idle moment, and rebuilt from the commits (then swapped in) if off.
+    verify: async (pause) => {
+      if (await checkIndex(repo.store, repo.index, pause)) return
+      const dir = repo.index.dir
+      const building = await buildIndex(repo.store, dir, repo.head(), pause)
+      building.close()
+      await queue.run(async () => {
+        repo.index.close()
+        replaceIndexDir(building.dir, dir)
+        const next = IndexFile.open(dir)
+        if (!(await catchUp(repo.store, next, repo.head())))
+          throw new Error('rebuilt index does not fit')
+        repo.replaceIndex(next)
+      })
+    },
     settings:
       options.maintenance === false
         ? { looseThreshold: Infinity, idleMs: 2 ** 30 }
@@ -195,12 +213,29 @@ export async function openVersionedMemory(
     return { commit: outcome.commit, message: outcome.commit ? done : 'Nothing changed.' }
   }
 
+  /**
+   * Runs a read of the side index. An entry found damaged there (its checksum) fails this
+   * call with a clear error and sets a rebuild from the commits going in the background.
+   */
+  async function indexed<T>(read: () => Promise<T>): Promise<T> {
+    try {
+      return await read()
+    } catch (error) {
+      if (!(error instanceof IndexDamagedError)) throw error
+      maintainer.reverify()
+      throw new CairnError(
+        'unavailable',
+        'Part of the history index was damaged; Cairn is rebuilding it from the commits. Try again in a moment.',
+      )
+    }
+  }
+
   function restoring(
     touched: () => TouchedPaths,
     task: () => Promise<ChangeResult>,
   ): Promise<ChangeResult> {
     return exclusive(async () => {
-      const result = await task()
+      const result = await indexed(task)
       tool.invalidateUsage()
       announce(result.commit)
       return result
@@ -257,12 +292,14 @@ export async function openVersionedMemory(
     readFile: (file) => readMemoryFile(repo.workRoot, file),
     search: (query) => searchMemories(repo.workRoot, query),
 
-    log: async (query) =>
-      queryLog(repo.index, query.path ? { ...query, path: normalize(query.path) } : query),
-    fileHistory: async (file) => fileHistoryOf(repo.index, normalize(file)),
-    show: (oid) => showCommit(repo, oid),
-    readAt: (file, oid) => readAt(repo, file, oid),
-    diff: (file, from, to) => diffFile(repo, file, from, to),
+    log: (query) =>
+      indexed(async () =>
+        queryLog(repo.index, query.path ? { ...query, path: normalize(query.path) } : query),
+      ),
+    fileHistory: (file) => indexed(async () => fileHistoryOf(repo.index, normalize(file))),
+    show: (oid) => indexed(() => showCommit(repo, oid)),
+    readAt: (file, oid) => indexed(() => readAt(repo, file, oid)),
+    diff: (file, from, to) => indexed(() => diffFile(repo, file, from, to)),
 
     restoreFile: (file, oid) =>
       restoring(
@@ -276,7 +313,14 @@ export async function openVersionedMemory(
       ),
     revert: (oid) =>
       restoring(
-        () => touchedByRevert(repo.entry(oid)),
+        () => {
+          try {
+            return touchedByRevert(repo.entry(oid))
+          } catch {
+            // A damaged index entry: the revert itself reports it.
+            return []
+          }
+        },
         () => revert(repo, oid),
       ),
     // Its commit covers only the paths that differ from the target: anything else the folder
