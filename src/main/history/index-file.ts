@@ -46,6 +46,17 @@ const FLAG_OVERWRITE = 1
 const FLAG_PARENT = 2
 const FLAG_PATHS_ARE_FILES = 4
 
+// The hot loops read records through typed views, which use the platform's byte order: the
+// format is little-endian, as is every platform Electron and Node ship for.
+if (new Uint8Array(new Uint32Array([1]).buffer)[0] !== 1) {
+  throw new Error('the side index needs a little-endian platform')
+}
+
+/** A zeroed buffer of its own (offset 0), so typed views over it are aligned. */
+function alignedBuffer(bytes: number): Buffer {
+  return Buffer.from(new ArrayBuffer(bytes))
+}
+
 /** Why an index could not be used as it is (the caller rebuilds it from the commits). */
 export class IndexDamagedError extends Error {}
 
@@ -61,6 +72,9 @@ interface Details {
 
 export class IndexFile {
   private records: Buffer
+  /** The records as 32-bit words (16 a record) and as 64-bit floats (8 a record). */
+  private words: Uint32Array
+  private floats: Float64Array
   private count = 0
   private fileIds: Uint32Array
   private fileCount = 0
@@ -82,6 +96,8 @@ export class IndexFile {
     fileIds: Uint32Array,
   ) {
     this.records = records
+    this.words = new Uint32Array(records.buffer, records.byteOffset, records.length / 4)
+    this.floats = new Float64Array(records.buffer, records.byteOffset, records.length / 8)
     this.fileIds = fileIds
   }
 
@@ -96,7 +112,7 @@ export class IndexFile {
     const fds = {} as Record<Part, number>
     for (const part of PARTS) fds[part] = fs.openSync(path.join(dir, part), 'w+', 0o600)
     fs.writeFileSync(path.join(dir, 'format'), FORMAT, { mode: 0o600 })
-    const index = new IndexFile(dir, fds, Buffer.alloc(RECORD * 1024), new Uint32Array(1024))
+    const index = new IndexFile(dir, fds, alignedBuffer(RECORD * 1024), new Uint32Array(1024))
     index.rehash(1024)
     return index
   }
@@ -139,11 +155,11 @@ export class IndexFile {
       const detailsSize = fs.fstatSync(fds.details).size
 
       const count = Math.floor(rawRecords.length / RECORD)
-      const records = Buffer.alloc((count + Math.max(1024, count >> 2)) * RECORD)
+      const records = alignedBuffer((count + Math.max(1024, count >> 2)) * RECORD)
       rawRecords.copy(records, 0, 0, count * RECORD)
       const filesAvailable = Math.floor(rawFiles.length / 4)
       const fileIds = new Uint32Array(filesAvailable + Math.max(1024, filesAvailable >> 2))
-      for (let i = 0; i < filesAvailable; i++) fileIds[i] = rawFiles.readUInt32LE(i * 4)
+      fileIds.set(new Uint32Array(alignedCopy(rawFiles, filesAvailable * 4)))
 
       const index = new IndexFile(dir, fds, records, fileIds)
       index.loadNames(rawNames)
@@ -171,13 +187,14 @@ export class IndexFile {
   /** The position of `oid`, or -1. */
   positionOf(oid: string): number {
     if (!/^[0-9a-f]{40}$/.test(oid)) return -1
-    const key = parseInt(oid.slice(0, 8), 16) | 0
+    // The first four bytes as the word view reads them (little-endian).
+    const key = Buffer.from(oid.slice(0, 8), 'hex').readUInt32LE(0)
     const mask = this.table.length - 1
     for (let slot = key & mask; ; slot = (slot + 1) & mask) {
       const value = this.table[slot] as number
       if (value === 0) return -1
       const i = value - 1
-      if (this.records.readInt32BE(i * RECORD) === key && this.oidAt(i) === oid) return i
+      if (this.words[i * 16] === key && this.oidAt(i) === oid) return i
     }
   }
 
@@ -288,7 +305,7 @@ export class IndexFile {
   }
 
   conversationKeyAt(i: number): number {
-    return this.records.readUInt32LE(i * RECORD + 52)
+    return this.words[i * 16 + 13] as number
   }
 
   /**
@@ -308,9 +325,8 @@ export class IndexFile {
     }
     if (!any) return () => false
     return (i) => {
-      const at = i * RECORD
-      const first = this.records.readUInt32LE(at + 44)
-      const end = first + this.records.readUInt32LE(at + 48)
+      const first = this.words[i * 16 + 11] as number
+      const end = first + (this.words[i * 16 + 12] as number)
       for (let f = first; f < end; f++) if (marks[this.fileIds[f] as number]) return true
       return false
     }
@@ -376,9 +392,11 @@ export class IndexFile {
     this.detailsEnd += detailBytes.length
 
     if ((this.count + 1) * RECORD > this.records.length) {
-      const grown = Buffer.alloc(this.records.length * 2)
+      const grown = alignedBuffer(this.records.length * 2)
       this.records.copy(grown)
       this.records = grown
+      this.words = new Uint32Array(grown.buffer, 0, grown.length / 4)
+      this.floats = new Float64Array(grown.buffer, 0, grown.length / 8)
     }
     rec.copy(this.records, this.count * RECORD)
     if (this.fileCount + ids.length > this.fileIds.length) {
@@ -462,37 +480,39 @@ export class IndexFile {
    * A tail whose data never fully reached the disk is dropped; anything else wrong throws.
    */
   private checkRecords(count: number, filesAvailable: number, detailsSize: number): number {
-    const rec = this.records
+    const words = this.words
+    const floats = this.floats
+    const names = this.names.length
     let details = 0
     let files = 0
     for (let i = 0; i < count; i++) {
-      const at = i * RECORD
-      const detailsAt = rec.readDoubleLE(at + 32)
-      const detailsLength = rec.readUInt32LE(at + 40)
-      const first = rec.readUInt32LE(at + 44)
-      const fileCount = rec.readUInt32LE(at + 48)
-      const flags = rec[at + 58] as number
+      const w = i * 16
+      const detailsAt = floats[i * 8 + 4] as number
+      const detailsLength = words[w + 10] as number
+      const first = words[w + 11] as number
+      const fileCount = words[w + 12] as number
       const torn = detailsAt + detailsLength > detailsSize || first + fileCount > filesAvailable
       if (detailsAt !== details || first !== files) {
         if (torn) return this.dropFrom(i)
         throw new IndexDamagedError(`index entry ${i} does not follow the one before`)
       }
       if (torn) return this.dropFrom(i)
-      const hasParent = (flags & FLAG_PARENT) !== 0
-      if (hasParent !== i > 0) throw new IndexDamagedError(`index entry ${i} has a wrong parent`)
-      if (i > 0 && rec.readUInt32BE(at + 20) !== rec.readUInt32BE(at - RECORD)) {
+      const flags = this.records[i * RECORD + 58] as number
+      if (((flags & FLAG_PARENT) !== 0) !== i > 0) {
+        throw new IndexDamagedError(`index entry ${i} has a wrong parent`)
+      }
+      // The parent's first four bytes are the previous record's first four.
+      if (i > 0 && words[w + 5] !== words[w - 16]) {
         throw new IndexDamagedError(`index entry ${i} does not follow its parent`)
       }
-      const conversation = rec.readUInt32LE(at + 52)
-      if (conversation !== NONE && conversation >= this.names.length) return this.dropFrom(i)
-      if (
-        (rec[at + 56] as number) >= ACTORS.length ||
-        (rec[at + 57] as number) >= COMMANDS.length
-      ) {
+      const conversation = words[w + 13] as number
+      if (conversation !== NONE && conversation >= names) return this.dropFrom(i)
+      const kinds = words[w + 14] as number
+      if ((kinds & 0xff) >= ACTORS.length || ((kinds >> 8) & 0xff) >= COMMANDS.length) {
         throw new IndexDamagedError(`index entry ${i} has an unknown actor or command`)
       }
       for (let f = first; f < first + fileCount; f++) {
-        if ((this.fileIds[f] as number) >= this.names.length) return this.dropFrom(i)
+        if ((this.fileIds[f] as number) >= names) return this.dropFrom(i)
       }
       details += detailsLength
       files += fileCount
@@ -539,10 +559,17 @@ export class IndexFile {
 
   private insertKey(i: number): void {
     const mask = this.table.length - 1
-    let slot = this.records.readInt32BE(i * RECORD) & mask
+    let slot = (this.words[i * 16] as number) & mask
     while (this.table[slot] !== 0) slot = (slot + 1) & mask
     this.table[slot] = i + 1
   }
+}
+
+/** The first `bytes` of `source` in a buffer of their own (for an aligned typed view). */
+function alignedCopy(source: Buffer, bytes: number): ArrayBuffer {
+  const copy = new ArrayBuffer(bytes)
+  new Uint8Array(copy).set(source.subarray(0, bytes))
+  return copy
 }
 
 /** Where the side index lives: inside the git directory, never inside the memory folder. */

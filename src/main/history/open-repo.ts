@@ -1,8 +1,7 @@
 import fs, { existsSync } from 'node:fs'
-import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises'
+import { mkdir, rename, stat } from 'node:fs/promises'
 import path from 'node:path'
 import type { RecoveryReport } from '../../shared/types'
-import { TEMP_FILE_PREFIX } from '../memory/types'
 import { createObjectStore, initRepository, readMainRef, type ObjectStore } from './object-store'
 import { removePackLeftovers } from './objects/pack-writer'
 import { createRepo, systemIntent, type Repo, type RepoState } from './repo'
@@ -32,7 +31,6 @@ export async function openRepo(options: {
   const workRoot = path.join(dataDir, 'memories')
   const gitdir = path.join(dataDir, 'history.git')
   await mkdir(workRoot, { recursive: true, mode: 0o700 })
-  await removeStrayTempFiles(workRoot)
 
   const hadGitdir = existsSync(gitdir)
   let state: (RepoState & { store: ObjectStore }) | null = null
@@ -65,6 +63,8 @@ export async function openRepo(options: {
     fresh
       ? systemIntent('init', 'Start the history from the memory folder')
       : systemIntent('recovery', 'Save changes made outside Cairn'),
+    // Temp files of interrupted writes go on the way: they were never part of the folder.
+    { removeTemp: true },
   )
   repo.stats.save()
   if (damaged || (fresh && entry)) {
@@ -118,14 +118,6 @@ async function asideName(gitdir: string, time: number): Promise<string> {
   for (let n = 0; ; n++) {
     const candidate = `${gitdir}.broken-${stamp}${n ? `-${n}` : ''}`
     if (!existsSync(candidate)) return candidate
-  }
-}
-
-async function removeStrayTempFiles(dir: string): Promise<void> {
-  for (const dirent of await readdir(dir, { withFileTypes: true })) {
-    const child = path.join(dir, dirent.name)
-    if (dirent.name.startsWith(TEMP_FILE_PREFIX)) await rm(child, { force: true, recursive: true })
-    else if (dirent.isDirectory()) await removeStrayTempFiles(child)
   }
 }
 

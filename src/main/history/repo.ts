@@ -54,7 +54,11 @@ export interface Repo {
    * Reads `paths` (relative; `'all'` for the whole folder) from disk into the tree and, when
    * the tree changed, commits it. Returns the new entry, or null when nothing changed.
    */
-  commit(paths: ReadonlyArray<string> | 'all', intent: CommitIntent): Promise<IndexEntry | null>
+  commit(
+    paths: ReadonlyArray<string> | 'all',
+    intent: CommitIntent,
+    options?: { readonly removeTemp?: boolean },
+  ): Promise<IndexEntry | null>
   /** Swaps in a rebuilt side index (which must end at `head()`); closes the old one. */
   replaceIndex(next: IndexFile): void
 }
@@ -83,19 +87,26 @@ export function createRepo(options: {
   async function commit(
     paths: ReadonlyArray<string> | 'all',
     intent: CommitIntent,
+    options: { readonly removeTemp?: boolean } = {},
   ): Promise<IndexEntry | null> {
     let next = root
     if (paths === 'all') {
       const visited = new Set<string>()
-      const scanned = await scanNode(store, workRoot, root, '', { stats, visited })
+      const scanned = await scanNode(store, workRoot, root, '', {
+        stats,
+        visited,
+        removeTemp: options.removeTemp,
+      })
       stats.retainOnly(visited)
       next = scanned?.kind === 'tree' ? scanned : emptyTree()
     } else {
+      // One owner for the whole commit: a folder several paths go through is copied once.
+      const owner = {}
       for (const relative of paths) {
         const segments = segmentsOf(relative)
         const previous = await nodeAt(store, next, segments)
         const scanned = await scanPath(store, workRoot, segments, previous, { stats })
-        if (scanned !== previous) next = await setAt(store, next, segments, scanned)
+        if (scanned !== previous) next = await setAt(store, next, segments, scanned, owner)
       }
     }
     const nextTree = await flushTree(store, next)

@@ -1,4 +1,4 @@
-import { lstatSync, readdirSync, readFileSync, type Dirent, type Stats } from 'node:fs'
+import { lstatSync, readdirSync, readFileSync, rmSync, type Dirent, type Stats } from 'node:fs'
 import { lstat, mkdir, rm, rmdir } from 'node:fs/promises'
 import path from 'node:path'
 import { CairnError } from '../errors'
@@ -18,6 +18,8 @@ export interface ScanContext {
   readonly stats: StatCache | null
   /** Relative paths of the files the scan visited (a full scan prunes the cache to them). */
   readonly visited?: Set<string>
+  /** Remove temp files of interrupted writes on the way (the scan at open). */
+  readonly removeTemp?: boolean
 }
 
 /**
@@ -69,6 +71,10 @@ export async function scanNode(
   const before = previous?.kind === 'tree' ? await childrenOf(store, previous) : null
   const children = new Map<string, Node>()
   for (const dirent of dirents) {
+    if (context.removeTemp && dirent.name.startsWith(TEMP_FILE_PREFIX)) {
+      rmSync(path.join(abs, dirent.name), { recursive: true, force: true })
+      continue
+    }
     if (isUntracked(dirent.name)) continue
     if (!dirent.isFile() && !dirent.isDirectory()) continue
     const childRelative = relative ? `${relative}/${dirent.name}` : dirent.name
