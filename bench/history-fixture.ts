@@ -64,9 +64,12 @@ function looseSink(gitdir: string): Sink {
         made.add(dir)
       }
       const file = path.join(dir, oid.slice(2))
-      const data = deflateSync(Buffer.concat([Buffer.from(`${kind} ${content.length}\0`), content]), {
-        level: 1,
-      })
+      const data = deflateSync(
+        Buffer.concat([Buffer.from(`${kind} ${content.length}\0`), content]),
+        {
+          level: 1,
+        },
+      )
       try {
         fs.writeFileSync(file, data, { flag: 'wx', mode: 0o444 })
       } catch (error) {
@@ -113,7 +116,10 @@ class Folder {
     const parts: Buffer[] = []
     for (const sortKey of this.keys) {
       const entry = byKey.get(sortKey)!
-      parts.push(Buffer.from(`${entry.tree ? '40000' : '100644'} ${entry.name}\0`), Buffer.from(entry.oid, 'hex'))
+      parts.push(
+        Buffer.from(`${entry.tree ? '40000' : '100644'} ${entry.name}\0`),
+        Buffer.from(entry.oid, 'hex'),
+      )
     }
     return Buffer.concat(parts)
   }
@@ -165,7 +171,9 @@ export async function buildFixture(
     folders.get(dirOf(relative))!.set(path.posix.basename(relative), oid, false)
   }
   // Folders deepest first, so every parent sees its children's ids.
-  const byDepth = [...folders.keys()].filter(Boolean).sort((a, b) => b.split('/').length - a.split('/').length)
+  const byDepth = [...folders.keys()]
+    .filter(Boolean)
+    .sort((a, b) => b.split('/').length - a.split('/').length)
   for (const dir of byDepth) {
     const oid = await sink.add('tree', folders.get(dir)!.serialize(), dir)
     folders.get(dirOf(dir))!.set(path.posix.basename(dir), oid, true)
@@ -224,7 +232,11 @@ export async function buildFixture(
     }
     if (i === renameAt) {
       const folder = folders.get(dirOf(targetBefore))!
-      folder.set(path.posix.basename(target), folder.entries.get(path.posix.basename(targetBefore))!.oid, false)
+      folder.set(
+        path.posix.basename(target),
+        folder.entries.get(path.posix.basename(targetBefore))!.oid,
+        false,
+      )
       folder.remove(path.posix.basename(targetBefore))
       revisions.set(target, revisions.get(targetBefore)!)
       revisions.delete(targetBefore)
@@ -248,7 +260,9 @@ export async function buildFixture(
     }
     const current = i < renameAt ? targetBefore : target
     const relative =
-      i % 97 === 0 ? current : pickFile(files, random, current, i < renameAt ? target : targetBefore)
+      i % 97 === 0
+        ? current
+        : pickFile(files, random, current, i < renameAt ? target : targetBefore)
     const revision = revisions.get(relative)! + 1
     revisions.set(relative, revision)
     const blob = await sink.add('blob', fileContent(relative, revision), relative)

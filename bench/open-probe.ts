@@ -25,4 +25,6 @@ const rss = process.memoryUsage().rss
 const recovery = memory.recovery?.kind ?? null
 await memory.close()
 
-process.stdout.write(`${JSON.stringify({ loadMs, openMs, firstPageMs, rss, rssBefore, recovery })}\n`)
+process.stdout.write(
+  `${JSON.stringify({ loadMs, openMs, firstPageMs, rss, rssBefore, recovery })}\n`,
+)
