@@ -4,7 +4,7 @@ import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createCore, type Core } from './core'
 import { createDispatcher, type Handlers } from './dispatcher'
-import { CairnError } from './errors'
+import { CairnError } from './lib/errors'
 
 let core: Core | undefined
 let dir: string | undefined

@@ -6,7 +6,7 @@ import {
   type ValidPayload,
 } from '../shared/contract'
 import type { ApiResult } from '../shared/types'
-import { toApiError } from './errors'
+import { toApiError } from './lib/errors'
 
 /** One handler per request channel; a missing or mistyped one is a compile error. */
 export type Handlers = {

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto'
 import type { AgentEvent, Conversation, StoredMessage } from '../../shared/types'
 import type { ConversationStore } from '../conversations/conversation-store'
-import { CairnError } from '../errors'
+import { CairnError } from '../lib/errors'
 import type { VersionedMemory } from '../history/types'
 import type { SettingsService } from '../settings/settings-service'
 import { clientFor, type AnthropicFetch } from './client'

@@ -1,6 +1,6 @@
 import type { Settings, SettingsView } from '../../shared/types'
 import type { Handlers } from '../dispatcher'
-import type { EventBus } from '../events'
+import type { EventBus } from '../lib/events'
 import { createConversationStore } from '../conversations'
 import type { VersionedMemory } from '../history/types'
 import { createRunnableMemoryTool } from '../memory/sdk-adapter'

@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto'
 import { readdir, readFile, rm } from 'node:fs/promises'
 import path from 'node:path'
 import type { Conversation, ConversationSearchHit, ConversationSummary } from '../../shared/types'
-import { CairnError } from '../errors'
-import { writeJsonAtomic } from '../settings/atomic-json'
+import { CairnError } from '../lib/errors'
+import { writeJsonAtomic } from '../lib/atomic-json'
 import {
   CONVERSATION_ID,
   deriveTitle,
@@ -11,7 +11,7 @@ import {
   serializeConversation,
 } from './conversation-file'
 import { matchConversation, summarize } from './search'
-import { createSerialQueue } from '../history/queue'
+import { createSerialQueue } from '../lib/serial-queue'
 
 export interface ConversationStoreOptions {
   readonly dataDir: string

@@ -1,6 +1,6 @@
 import type { CommitDetail, FileChange } from '../../shared/types'
-import { CairnError } from '../errors'
-import { decodeUtf8 } from './browser'
+import { CairnError } from '../lib/errors'
+import { decodeUtf8 } from '../memory-browser/browser'
 import { segmentsOf, toRelative, toVirtual } from './paths'
 import { toSummary } from './queries'
 import type { Repo } from './repo'

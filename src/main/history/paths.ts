@@ -1,4 +1,4 @@
-import { CairnError } from '../errors'
+import { CairnError } from '../lib/errors'
 import { MEMORY_ROOT } from '../memory/path-rules'
 
 /**

@@ -1,7 +1,7 @@
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { CairnError } from '../errors'
+import { CairnError } from '../lib/errors'
 import { diffFile, readAt, showCommit } from './inspect'
 import { openRepo } from './open-repo'
 import { fileHistoryOf } from './queries'

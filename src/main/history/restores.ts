@@ -1,5 +1,5 @@
 import type { ChangeResult, CommitSummary } from '../../shared/types'
-import { CairnError } from '../errors'
+import { CairnError } from '../lib/errors'
 import { toSummary, touches } from './queries'
 import { segmentsOf, toRelative, toVirtual } from './paths'
 import type { CommitIntent, Repo } from './repo'

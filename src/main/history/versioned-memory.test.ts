@@ -4,7 +4,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { CommitSummary } from '../../shared/types'
-import { CairnError } from '../errors'
+import { CairnError } from '../lib/errors'
 import { openVersionedMemory, type Origin, type VersionedMemory } from './index'
 import { commitCount, folderFiles, fsck, gitCli, headFiles, tempDataDir } from './test-helpers'
 

@@ -1,14 +1,14 @@
 import { mkdir } from 'node:fs/promises'
 import path from 'node:path'
 import type { ChangeResult, CommitCommand, CommitSummary } from '../../shared/types'
-import { CairnError } from '../errors'
+import { CairnError } from '../lib/errors'
 import {
   createMemoryTool,
   type MemoryLimits,
   type MemoryMutation,
   type MemoryPolicy,
 } from '../memory'
-import { listTree, readMemoryFile, searchMemories } from './browser'
+import { listTree, readMemoryFile, searchMemories } from '../memory-browser/browser'
 import { diffFile, readAt, showCommit } from './inspect'
 import { openRepo } from './open-repo'
 import { toRelative, toVirtual } from './paths'
@@ -19,7 +19,7 @@ import {
   touchedByRevert,
   type TouchedPaths,
 } from './outside-changes'
-import { createSerialQueue } from './queue'
+import { createSerialQueue } from '../lib/serial-queue'
 import { watchFolder } from './watcher'
 import { systemIntent, type CommitIntent } from './repo'
 import { restoreAll, restoreDeleted, restoreFile, revert } from './restores'

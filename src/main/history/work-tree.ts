@@ -1,7 +1,7 @@
 import { lstatSync, readdirSync, readFileSync, type Dirent, type Stats } from 'node:fs'
 import { lstat, mkdir, rm, rmdir } from 'node:fs/promises'
 import path from 'node:path'
-import { CairnError } from '../errors'
+import { CairnError } from '../lib/errors'
 import { atomicWrite } from '../memory/fs-safe'
 import { TEMP_FILE_PREFIX } from '../memory/types'
 import type { ObjectStore } from './object-store'

@@ -1,6 +1,6 @@
 import { readFile, rm } from 'node:fs/promises'
 import { z } from 'zod'
-import { writeJsonAtomic } from './atomic-json'
+import { writeJsonAtomic } from '../lib/atomic-json'
 
 /**
  * Where the API key lives. `os`: encrypted by the OS keychain; `plaintext`: on disk in a form

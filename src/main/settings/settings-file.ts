@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises'
 import { z } from 'zod'
 import { settingFields } from '../../shared/contract'
 import type { Settings } from '../../shared/types'
-import { writeJsonAtomic } from './atomic-json'
+import { writeJsonAtomic } from '../lib/atomic-json'
 
 /** A current Claude model that supports the memory tool and context editing. */
 export const DEFAULT_MODEL = 'claude-sonnet-4-6'

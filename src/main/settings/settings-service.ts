@@ -2,7 +2,7 @@ import path from 'node:path'
 import type { Settings, SettingsView } from '../../shared/types'
 import type { SecretStore } from './secret-store'
 import { readSettingsFile, writeSettingsFile } from './settings-file'
-import { createSerialQueue } from '../history/queue'
+import { createSerialQueue } from '../lib/serial-queue'
 
 export interface SettingsServiceOptions {
   readonly dataDir: string

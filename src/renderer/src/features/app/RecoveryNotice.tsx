@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'react'
 import type { RecoveryReport } from '../../../../shared/types'
 import { Banner } from '../../components/Banner'
-import { useNavigation } from './navigation'
+import { useNavigation } from '../../lib/navigation'
 
 /**
  * Tells the person when the core repaired its history at start-up (`app:info`.recovery or a

@@ -4,7 +4,7 @@ import { Banner } from '../../components/Banner'
 import { Loading } from '../../components/Feedback'
 import { icons } from '../../components/icons'
 import { errorMessage, unwrap } from '../../lib/api'
-import { useNavigation } from '../app/navigation'
+import { useNavigation } from '../../lib/navigation'
 import { useSettings } from './settings-context'
 import './settings.css'
 

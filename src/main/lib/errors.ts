@@ -1,4 +1,4 @@
-import type { ApiErrorData } from '../shared/types'
+import type { ApiErrorData } from '../../shared/types'
 
 /** An error meant for people: a stable code and a message with no host path or stack. */
 export class CairnError extends Error {

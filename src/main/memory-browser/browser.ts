@@ -2,10 +2,10 @@ import { constants } from 'node:fs'
 import { lstat, readdir, readFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { MemoryEntry, MemoryFile, MemorySearchHit } from '../../shared/types'
-import { CairnError } from '../errors'
+import { CairnError } from '../lib/errors'
 import { IMAGE_TYPES } from '../memory/view'
-import { segmentsOf, toRelative, toVirtual } from './paths'
-import { lstatInside } from './work-tree'
+import { segmentsOf, toRelative, toVirtual } from '../history/paths'
+import { lstatInside } from '../history/work-tree'
 
 /** Hidden entries (which include temp files) and node_modules never show in the browser. */
 function isListed(name: string): boolean {
