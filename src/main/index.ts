@@ -145,7 +145,6 @@ async function main(): Promise<void> {
         await shell.openExternal(url)
       },
     },
-    onUnexpectedError: (channel, error) => console.error(`[cairn] ${channel} failed`, error),
   })
   registerIpc(core, isTrustedFrame)
   mainWindow = createWindow(core)

@@ -4,7 +4,15 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { CommitSummary } from '../../shared/types'
 import { openVersionedMemory, type Origin, type VersionedMemory } from './index'
 import { outermost, touchedByCommand } from './outside-changes'
-import { commitCount, folderFiles, fsck, gitCli, headFiles, tempDataDir } from './test-helpers'
+import {
+  commitCount,
+  folderFiles,
+  fsck,
+  gitCli,
+  headFiles,
+  tempDataDir,
+  userWrite,
+} from './test-helpers'
 
 let dataDir: string
 let cleanup: () => Promise<void>
@@ -141,9 +149,9 @@ describe('edits made outside Cairn before a change to the same paths', () => {
   })
 
   it('commits an outside edit before the user saves the same file from the UI', async () => {
-    await memory.writeFile('/memories/a.md', 'v1')
+    await userWrite(memory, '/memories/a.md', 'v1')
     await writeFile(onDisk('a.md'), 'v2 from an editor')
-    const saved = await memory.writeFile('/memories/a.md', 'v3 from Cairn')
+    const saved = await userWrite(memory, '/memories/a.md', 'v3 from Cairn')
     expect(saved.commit).toMatchObject({ actor: 'user', command: 'write' })
     expect(gitCli(dataDir, 'show', 'main~1:a.md')).toBe('v2 from an editor')
     await expectInSync()
@@ -162,8 +170,8 @@ describe('edits made outside Cairn before a change to the same paths', () => {
   })
 
   it('saves every outside change before a restore of the whole folder', async () => {
-    const first = await memory.writeFile('/memories/a.md', 'a')
-    await memory.writeFile('/memories/b.md', 'b')
+    const first = await userWrite(memory, '/memories/a.md', 'a')
+    await userWrite(memory, '/memories/b.md', 'b')
     await mkdir(onDisk('new'))
     await writeFile(onDisk('new/c.md'), 'added outside')
     const restored = await memory.restoreAll(first.commit!.oid)

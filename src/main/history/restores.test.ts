@@ -6,7 +6,10 @@ import { diffFile, readAt, showCommit } from './inspect'
 import { openRepo } from './open-repo'
 import { fileHistoryOf } from './queries'
 import type { CommitIntent, Repo } from './repo'
-import { restoreAll, restoreDeleted, restoreFile, revert } from './restores'
+import { restoreAll } from './restore-all'
+import { restoreDeleted } from './restore-deleted'
+import { restoreFile } from './restore-file'
+import { revert } from './revert'
 import { commitCount, folderFiles, fsck, gitCli, headFiles, tempDataDir } from './test-helpers'
 
 let dataDir: string
