@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process'
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import type { ExecuteOutcome, VersionedMemory } from './types'
@@ -97,4 +97,19 @@ export async function userDelete(
 function succeeded(outcome: ExecuteOutcome): ExecuteOutcome {
   if (outcome.isError) throw new Error(`refused (${outcome.errorCode}): ${String(outcome.content)}`)
   return outcome
+}
+
+/**
+ * Makes every commit fail, even for root, by putting a folder where the `main` ref file
+ * should be; the returned function puts the ref back as it was.
+ */
+export async function breakMainRef(dataDir: string): Promise<() => Promise<void>> {
+  const ref = path.join(dataDir, 'history.git', 'refs', 'heads', 'main')
+  const head = (await readFile(ref, 'utf8')).trim()
+  await rm(ref)
+  await mkdir(path.join(ref, 'blocker'), { recursive: true })
+  return async () => {
+    await rm(ref, { recursive: true })
+    await writeFile(ref, `${head}\n`)
+  }
 }

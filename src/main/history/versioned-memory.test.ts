@@ -1,11 +1,12 @@
 import { existsSync } from 'node:fs'
-import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises'
+import { mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { CommitSummary } from '../../shared/types'
 import { openVersionedMemory, type Origin, type VersionedMemory } from './index'
 import {
+  breakMainRef,
   commitCount,
   folderFiles,
   fsck,
@@ -183,11 +184,7 @@ describe('history through the public API', () => {
 
   it('commits a change whose commit failed before the next change, with its own author and trailers', async () => {
     await userWrite(memory, '/memories/a.md', 'a')
-    const ref = path.join(dataDir, 'history.git', 'refs', 'heads', 'main')
-    const head = (await readFile(ref, 'utf8')).trim()
-    // A folder where the ref file should be makes the ref update fail, even for root.
-    await rm(ref)
-    await mkdir(path.join(ref, 'blocker'), { recursive: true })
+    const repair = await breakMainRef(dataDir)
     const outcome = await memory.execute(create('/memories/b.md', 'b'), claude())
     // The file was written, so Claude is told so; only the commit is pending.
     expect(outcome).toMatchObject({ isError: false, commit: null, commitPending: true })
@@ -195,8 +192,7 @@ describe('history through the public API', () => {
     // While history cannot be written, the next change is refused before it touches the folder.
     await expect(userWrite(memory, '/memories/b2.md', 'b2')).rejects.toThrow()
     expect(existsSync(path.join(dataDir, 'memories', 'b2.md'))).toBe(false)
-    await rm(ref, { recursive: true })
-    await writeFile(ref, `${head}\n`)
+    await repair()
     const next = await userWrite(memory, '/memories/c.md', 'c')
     const log = await memory.log({ offset: 0, limit: 10 })
     expect(log.entries.map((entry) => [entry.actor, entry.command, entry.paths])).toEqual([

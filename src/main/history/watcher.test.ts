@@ -1,4 +1,4 @@
-import { appendFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { appendFile, mkdir, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import type { CommitSummary, RecoveryReport } from '../../shared/types'
@@ -7,6 +7,7 @@ import { createRecordingLogger, type RecordingLogger } from '../lib/logger'
 import { openVersionedMemory, type VersionedMemory } from './index'
 import type { TouchedPaths } from './outside-changes'
 import {
+  breakMainRef,
   folderFiles,
   fsck,
   gitCli,
@@ -140,11 +141,7 @@ describe('watching the memory folder while Cairn runs', () => {
 
   it('logs a watcher commit that fails, and saves the edit with the next change', async () => {
     await userWrite(memory, '/memories/a.md', 'a')
-    const ref = path.join(dataDir, 'history.git', 'refs', 'heads', 'main')
-    const head = (await readFile(ref, 'utf8')).trim()
-    // A folder where the ref file should be makes every commit fail, even for root.
-    await rm(ref)
-    await mkdir(path.join(ref, 'blocker'), { recursive: true })
+    const repair = await breakMainRef(dataDir)
     await writeFile(onDisk('outside.md'), 'typed while history was broken')
     await vi.waitFor(() => expect(logger.entries).not.toHaveLength(0), { timeout: 5000 })
     expect(logger.entries[0]).toMatchObject({
@@ -152,8 +149,7 @@ describe('watching the memory folder while Cairn runs', () => {
       message: 'Could not save edits made outside Cairn to the history',
     })
     expect(logger.entries[0]?.error).toBeInstanceOf(Error)
-    await rm(ref, { recursive: true })
-    await writeFile(ref, `${head}\n`)
+    await repair()
     await userWrite(memory, '/memories/b.md', 'b')
     expect(gitCli(dataDir, 'show', 'main:outside.md')).toBe('typed while history was broken')
     await expectInSync()
