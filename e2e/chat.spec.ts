@@ -328,7 +328,7 @@ test('an edit made outside Cairn while it runs is saved, told, and one click fro
   await writeFile(path.join(cairn.dataDir, 'memories', 'from-editor.md'), 'typed elsewhere\n')
   const notice = chat.pane.getByRole('status', { name: 'Edits made outside Cairn saved' })
   await expect(notice).toContainText(
-    '1 file edited outside Cairn was saved to the history as its own change.',
+    'from-editor.md was edited outside Cairn and saved to the history as its own change.',
   )
   await notice.getByRole('button', { name: 'View in History' }).click()
   const history = new HistoryPage(page)

@@ -1,7 +1,7 @@
 import { mkdir, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import type { CommitSummary } from '../../shared/types'
+import type { CommitSummary, RecoveryReport } from '../../shared/types'
 import { openVersionedMemory, type Origin, type VersionedMemory } from './index'
 import { outermost, touchedByCommand } from './outside-changes'
 import {
@@ -179,6 +179,23 @@ describe('edits made outside Cairn before a change to the same paths', () => {
     expect(commits.at(-2)).toMatchObject({ actor: 'system', paths: ['/memories/new/c.md'] })
     expect(await folderFiles(dataDir)).toEqual(new Map([['a.md', 'a']]))
     await expectInSync()
+  })
+
+  it('reports the outside edits it saves as a recovery, counting several files', async () => {
+    const reports: RecoveryReport[] = []
+    memory.onRecovery((report) => reports.push(report))
+    const first = await userWrite(memory, '/memories/a.md', 'a')
+    await writeFile(onDisk('a.md'), 'a, edited elsewhere')
+    await writeFile(onDisk('b.md'), 'b, added elsewhere')
+    await memory.restoreAll(first.commit!.oid)
+    const saved = commits.find((commit) => commit.command === 'outside')
+    expect(reports).toEqual([
+      {
+        kind: 'outside-changes',
+        message: '2 files were edited outside Cairn and saved to the history as their own change.',
+        commitOid: saved?.oid,
+      },
+    ])
   })
 
   it('makes no extra commit when the folder matches HEAD, and none for a view', async () => {

@@ -100,11 +100,25 @@ export async function openVersionedMemory(
     return commit
   }
 
-  function reportRecovery(entry: IndexEntry | null, report: (count: number) => string): void {
+  function reportRecovery(entry: IndexEntry | null): void {
     if (!entry) return
-    const kind = entry.command === 'outside' ? 'outside-changes' : 'uncommitted-changes'
-    const message = report(entry.files.length)
-    tell(recoveryListeners, { kind, message, commitOid: entry.oid }, 'recovery')
+    const [first] = entry.files
+    const one = entry.files.length === 1
+    // One file is named (relative to /memories, never a host path); more are counted.
+    const what = one && first ? toRelative(first) : `${entry.files.length} files`
+    const report: RecoveryReport =
+      entry.command === 'outside'
+        ? {
+            kind: 'outside-changes',
+            message: `${what} ${one ? 'was' : 'were'} edited outside Cairn and saved to the history as ${one ? 'its' : 'their'} own change.`,
+            commitOid: entry.oid,
+          }
+        : {
+            kind: 'uncommitted-changes',
+            message: `${what}, changed by an interrupted change, ${one ? 'was' : 'were'} saved to the history as a recovery commit.`,
+            commitOid: entry.oid,
+          }
+    tell(recoveryListeners, report, 'recovery')
   }
 
   /**
@@ -130,11 +144,7 @@ export async function openVersionedMemory(
         )
         resync = false
         announce(entry)
-        reportRecovery(
-          entry,
-          (count) =>
-            `${count} ${files(count)} changed by an interrupted change were saved to the history as one recovery commit.`,
-        )
+        reportRecovery(entry)
       }
       try {
         await saveOutsideChanges(touched())
@@ -155,11 +165,7 @@ export async function openVersionedMemory(
     // The tool's running total of the folder's size no longer holds.
     tool.invalidateUsage()
     announce(entry)
-    reportRecovery(
-      entry,
-      (count) =>
-        `${count} ${files(count)} edited outside Cairn ${count === 1 ? 'was' : 'were'} saved to the history as ${count === 1 ? 'its' : 'their'} own change.`,
-    )
+    reportRecovery(entry)
   }
 
   async function run(
@@ -310,8 +316,4 @@ function touchedByUserPath(virtual: string): ReadonlyArray<string> {
 
 function normalize(virtual: string): string {
   return toVirtual(toRelative(virtual))
-}
-
-function files(count: number): string {
-  return count === 1 ? 'file' : 'files'
 }

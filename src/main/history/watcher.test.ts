@@ -130,7 +130,7 @@ describe('watching the memory folder while Cairn runs', () => {
     expect(reports).toEqual([
       {
         kind: 'outside-changes',
-        message: '1 file edited outside Cairn was saved to the history as its own change.',
+        message: 'edited.md was edited outside Cairn and saved to the history as its own change.',
         commitOid: commit.oid,
       },
     ])
