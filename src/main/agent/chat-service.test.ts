@@ -11,6 +11,7 @@ import {
 import type { AgentEvent, CommitSummary } from '../../shared/types'
 import { createConversationStore, type ConversationStore } from '../conversations'
 import type { ExecuteOutcome, Origin } from '../history'
+import { createRecordingLogger, type RecordingLogger } from '../lib/logger'
 import { createRunnableMemoryTool } from '../memory'
 import { createMemorySecretStore, createSettingsService } from '../settings'
 import { createChatService, type ChatService } from './chat-service'
@@ -89,6 +90,7 @@ let events: AgentEvent[]
 let chat: ChatService
 let env: Record<string, string | undefined>
 let onEvent: (event: AgentEvent) => void
+let logger: RecordingLogger
 
 function build(): ChatService {
   const settings = createSettingsService({ dataDir, secretStore: createMemorySecretStore(), env })
@@ -103,6 +105,7 @@ function build(): ChatService {
     },
     onConversationChanged: () => {},
     maxRetries: 0,
+    logger,
   })
 }
 
@@ -114,6 +117,7 @@ beforeEach(async () => {
   events = []
   env = { ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: fake.url }
   onEvent = () => {}
+  logger = createRecordingLogger()
   chat = build()
 })
 
@@ -452,6 +456,10 @@ describe('errors', () => {
       const result = await turn(null, 'look')
       expect(lastError(result.events)).toMatchObject({ code: 'internal' })
       expect(result.types.at(-1)).toBe('turn-finished')
+      // People get the vague `internal`; the cause goes to the log.
+      expect(logger.entries).toEqual([
+        expect.objectContaining({ level: 'error', message: 'A chat turn failed' }),
+      ])
       await new Promise((resolve) => setImmediate(resolve))
       expect(unhandled).toEqual([])
     } finally {

@@ -4,6 +4,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { CommitSummary } from '../../shared/types'
+import { createRecordingLogger, type RecordingLogger } from '../lib/logger'
 import { openVersionedMemory, type Origin, type VersionedMemory } from './index'
 import {
   breakMainRef,
@@ -19,6 +20,7 @@ import {
 let dataDir: string
 let cleanup: () => Promise<void>
 let memory: VersionedMemory
+let logger: RecordingLogger
 let clock = 1_700_000_000_000
 const now = () => (clock += 1000)
 const claude = (toolUseId = 'toolu_1'): Origin => ({
@@ -29,7 +31,8 @@ const claude = (toolUseId = 'toolu_1'): Origin => ({
 
 beforeEach(async () => {
   ;({ dir: dataDir, cleanup } = await tempDataDir())
-  memory = await openVersionedMemory({ dataDir, now, watch: false })
+  logger = createRecordingLogger()
+  memory = await openVersionedMemory({ dataDir, now, watch: false, logger })
 })
 afterEach(async () => {
   await memory.close()
@@ -186,8 +189,14 @@ describe('history through the public API', () => {
     await userWrite(memory, '/memories/a.md', 'a')
     const repair = await breakMainRef(dataDir)
     const outcome = await memory.execute(create('/memories/b.md', 'b'), claude())
-    // The file was written, so Claude is told so; only the commit is pending.
+    // The file was written, so Claude is told so; only the commit is pending (and logged).
     expect(outcome).toMatchObject({ isError: false, commit: null, commitPending: true })
+    expect(logger.entries).toEqual([
+      expect.objectContaining({
+        level: 'warn',
+        message: 'A commit failed; it is retried before the next change',
+      }),
+    ])
     expect(await readFile(path.join(dataDir, 'memories', 'b.md'), 'utf8')).toBe('b')
     // While history cannot be written, the next change is refused before it touches the folder.
     await expect(userWrite(memory, '/memories/b2.md', 'b2')).rejects.toThrow()
