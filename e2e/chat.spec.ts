@@ -92,6 +92,30 @@ test.describe('chat', () => {
     await expect(settings.keyStatus).toContainText('Set')
   })
 
+  test('the same words sent twice are two turns, each with its own reply', async ({
+    page,
+    cairn,
+    anthropic,
+  }) => {
+    let release!: () => void
+    const hold = new Promise<void>((resolve) => (release = resolve))
+    anthropic.script(reply.text('First answer.'), reply.text('Second answer, streaming.', { hold }))
+    await cairn.open(page)
+    const chat = new ChatPage(page)
+    await chat.send('Again?')
+    await expect(chat.lastReply()).toContainText('First answer.')
+    await expect(chat.composer).toBeEnabled()
+    await chat.send('Again?')
+    // While the second reply streams, the first turn stays whole and the new one is separate.
+    await expect(chat.stopButton).toBeVisible()
+    await expect(chat.userMessages()).toHaveCount(2)
+    await expect(chat.replies().first()).toContainText('First answer.')
+    release()
+    await expect(chat.lastReply()).toContainText('Second answer, streaming.')
+    await expect(chat.userMessages()).toHaveCount(2)
+    await expect(chat.replies()).toHaveCount(2)
+  })
+
   test('a memory command that fails shows its error on its card', async ({
     page,
     cairn,
