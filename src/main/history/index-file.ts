@@ -19,9 +19,13 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import type { Actor, CommitCommand } from '../../shared/types'
+import type { Actor, CommitCommand, CommitSummary } from '../../shared/types'
 import { crc32 } from './objects/crc32'
-import type { IndexEntry } from './side-index'
+
+/** One commit in the side index: its summary plus every file (virtual path) it changed. */
+export interface IndexEntry extends CommitSummary {
+  readonly files: ReadonlyArray<string>
+}
 
 const RECORD = 64
 const NONE = 0xffffffff

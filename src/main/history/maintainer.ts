@@ -14,7 +14,7 @@ import {
   type RepackOptions,
   type RepackReport,
 } from './objects/repack'
-import type { SerialQueue } from './queue'
+import type { SerialQueue } from '../lib/serial-queue'
 
 export interface MaintenanceSettings {
   /** Pack as soon as this many loose objects have piled up (default 2,000). */

@@ -2,6 +2,7 @@ import fs, { existsSync } from 'node:fs'
 import { mkdir, rename, stat } from 'node:fs/promises'
 import path from 'node:path'
 import type { RecoveryReport } from '../../shared/types'
+import type { Logger } from '../lib/logger'
 import { createObjectStore, initRepository, readMainRef, type ObjectStore } from './object-store'
 import { removePackLeftovers } from './objects/pack-writer'
 import { createRepo, systemIntent, type Repo, type RepoState } from './repo'
@@ -26,6 +27,8 @@ export interface OpenedRepo {
 export async function openRepo(options: {
   dataDir: string
   now: () => number
+  /** Told why a history could not be read before it is set aside. */
+  logger?: Logger
 }): Promise<OpenedRepo> {
   const { dataDir, now } = options
   const workRoot = path.join(dataDir, 'memories')
@@ -38,7 +41,8 @@ export async function openRepo(options: {
   if (hadGitdir) {
     try {
       state = await loadState(gitdir)
-    } catch {
+    } catch (error) {
+      options.logger?.warn('The memory history could not be read; it is set aside', error)
       damaged = true
       await rename(gitdir, await asideName(gitdir, now()))
     }

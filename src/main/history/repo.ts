@@ -3,6 +3,7 @@ import { AUTHORS, formatCommitMessage, type CommitMeta } from './commit-message'
 import { serializeCommit, writeMainRef, type ObjectStore } from './object-store'
 import { segmentsOf, toVirtual } from './paths'
 import type { IndexFile } from './index-file'
+import type { RepoView } from './read'
 import type { IndexEntry } from './side-index'
 import {
   diffNodes,
@@ -37,19 +38,13 @@ export function systemIntent(command: CommitCommand, subject: string): CommitInt
 
 /**
  * The history of one memory folder: the commit `main` points at, its tree kept in memory,
- * and the side index. Only the serial queue calls `commit`.
+ * and the side index (the read side, `RepoView`), plus `commit`. Only the serial queue
+ * calls `commit`.
  */
-export interface Repo {
-  readonly store: ObjectStore
+export interface Repo extends RepoView {
   readonly gitdir: string
-  readonly workRoot: string
-  /** The side index: one entry per commit, oldest first (replaced when rebuilt). */
-  readonly index: IndexFile
   /** What the folder's files looked like when last hashed (and the folder's totals). */
   readonly stats: StatCache
-  head(): string | null
-  root(): TreeNode
-  entry(oid: string): IndexEntry | undefined
   /**
    * Reads `paths` (relative; `'all'` for the whole folder) from disk into the tree and, when
    * the tree changed, commits it. Returns the new entry, or null when nothing changed.

@@ -39,7 +39,7 @@ describe('the side index checked in the background', () => {
     expect(memory.recovery).toBeNull()
     // Reading the damaged entry fails clearly (and starts the rebuild)...
     await expect(memory.log({ offset: 0, limit: 50 })).rejects.toMatchObject({
-      code: 'unavailable',
+      code: 'index-rebuilding',
     })
     // ...which a pass of maintenance finishes; then every entry reads as before.
     await memory.maintain()

@@ -1,10 +1,10 @@
 import fs from 'node:fs'
 import path from 'node:path'
-import type { CommitSummary } from '../../shared/types'
 import { parseCommitMessage } from './commit-message'
 import {
   IndexDamagedError,
   IndexFile,
+  type IndexEntry,
   indexDirOf,
   removeIndexLeftovers,
   replaceIndexDir,
@@ -16,10 +16,7 @@ import { diffNodes, treeFromOid } from './tree-state'
 
 export { indexDirOf, writeIndex } from './index-file'
 
-/** One commit in the side index: its summary plus every file (virtual path) it changed. */
-export interface IndexEntry extends CommitSummary {
-  readonly files: ReadonlyArray<string>
-}
+export type { IndexEntry } from './index-file'
 
 /** Builds an index entry from a commit object (used when catching up or rebuilding). */
 export async function entryFromCommit(store: ObjectStore, oid: string): Promise<IndexEntry> {
