@@ -10,7 +10,8 @@
  *              60 crc32 of bytes 0..59 + the entry's details + its file ids
  *   files     the changed files of every entry, as u32 name ids
  *   names     every distinct path and conversation id, each as u32 length + UTF-8
- *   details   per entry, JSON {s: subject, p?: paths (when not the files), t?: tool use, r?: restored from};
+ *   details   per entry, JSON {s?: subject (unless the usual one), p?: paths (when not the
+ *             files), t?: tool use, r?: restored from};
  *             read only for the entries a query returns
  *
  * A record is written last, so a crash mid-append leaves data past the last record, which the
@@ -49,6 +50,8 @@ const COMMANDS: ReadonlyArray<CommitCommand> = [
 const FLAG_OVERWRITE = 1
 const FLAG_PARENT = 2
 const FLAG_PATHS_ARE_FILES = 4
+/** The subject is `<command> <first path>`, as most are: not stored. */
+const FLAG_USUAL_SUBJECT = 8
 
 // The hot loops read records through typed views, which use the platform's byte order: the
 // format is little-endian, as is every platform Electron and Node ship for.
@@ -68,7 +71,7 @@ type Part = 'commits' | 'files' | 'names' | 'details'
 const PARTS: ReadonlyArray<Part> = ['commits', 'files', 'names', 'details']
 
 interface Details {
-  readonly s: string
+  readonly s?: string
   readonly p?: ReadonlyArray<string>
   readonly t?: string
   readonly r?: string
@@ -237,14 +240,16 @@ export class IndexFile {
     const flags = rec[at + 58] as number
     const fileNames = Array.from(ids, (id) => this.names[id] as string)
     const conversation = rec.readUInt32LE(at + 52)
+    const command = COMMANDS[rec[at + 57] as number] as CommitCommand
+    const paths = flags & FLAG_PATHS_ARE_FILES ? fileNames : (details.p ?? [])
     const entry: IndexEntry = {
       oid: this.oidAt(i),
       parent: i > 0 ? this.oidAt(i - 1) : null,
       time: rec.readDoubleLE(at + 24) * 1000,
       actor: ACTORS[rec[at + 56] as number] as Actor,
-      command: COMMANDS[rec[at + 57] as number] as CommitCommand,
-      subject: details.s,
-      paths: flags & FLAG_PATHS_ARE_FILES ? fileNames : (details.p ?? []),
+      command,
+      subject: flags & FLAG_USUAL_SUBJECT ? `${command} ${paths[0]}` : (details.s ?? ''),
+      paths,
       conversationId: conversation === NONE ? null : (this.names[conversation] as string),
       toolUseId: details.t ?? null,
       overwrite: (flags & FLAG_OVERWRITE) !== 0,
@@ -358,8 +363,10 @@ export class IndexFile {
     const ids = entry.files.map(idOf)
     const pathsAreFiles =
       entry.paths.length === entry.files.length && entry.paths.every((p, i) => p === entry.files[i])
+    const usualSubject =
+      entry.paths.length > 0 && entry.subject === `${entry.command} ${entry.paths[0]}`
     const details: Details = {
-      s: entry.subject,
+      ...(usualSubject ? {} : { s: entry.subject }),
       ...(pathsAreFiles ? {} : { p: entry.paths }),
       ...(entry.toolUseId !== null ? { t: entry.toolUseId } : {}),
       ...(entry.restoredFrom !== null ? { r: entry.restoredFrom } : {}),
@@ -382,7 +389,8 @@ export class IndexFile {
     rec[58] =
       (entry.overwrite ? FLAG_OVERWRITE : 0) |
       (entry.parent ? FLAG_PARENT : 0) |
-      (pathsAreFiles ? FLAG_PATHS_ARE_FILES : 0)
+      (pathsAreFiles ? FLAG_PATHS_ARE_FILES : 0) |
+      (usualSubject ? FLAG_USUAL_SUBJECT : 0)
     rec.writeUInt32LE(crc32(idBytes, crc32(detailBytes, crc32(rec.subarray(0, 60)))) >>> 0, 60)
     if (rec[56] === 255 || rec[57] === 255) throw new Error('unknown actor or command')
 
