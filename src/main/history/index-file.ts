@@ -31,22 +31,34 @@ export interface IndexEntry extends CommitSummary {
 const RECORD = 64
 const NONE = 0xffffffff
 const FORMAT = 'cairn-index 1\n'
-const ACTORS: ReadonlyArray<Actor> = ['claude', 'user', 'system']
-const COMMANDS: ReadonlyArray<CommitCommand> = [
-  'create',
-  'str_replace',
-  'insert',
-  'delete',
-  'rename',
-  'write',
-  'restore-file',
-  'restore-deleted',
-  'revert',
-  'restore-all',
-  'recovery',
-  'outside',
-  'init',
-]
+// The byte each actor and command is stored as. These numbers are the file format: never
+// change one; a new command takes the next free number. (A Record, so a new member of either
+// union is a compile error here until it has its number.)
+const ACTOR_CODES: Readonly<Record<Actor, number>> = { claude: 0, user: 1, system: 2 }
+const COMMAND_CODES: Readonly<Record<CommitCommand, number>> = {
+  create: 0,
+  str_replace: 1,
+  insert: 2,
+  delete: 3,
+  rename: 4,
+  write: 5,
+  'restore-file': 6,
+  'restore-deleted': 7,
+  revert: 8,
+  'restore-all': 9,
+  recovery: 10,
+  outside: 11,
+  init: 12,
+}
+const ACTORS = decoding(ACTOR_CODES)
+const COMMANDS = decoding(COMMAND_CODES)
+
+/** Code -> name, from a name -> code table. */
+function decoding<T extends string>(codes: Readonly<Record<T, number>>): ReadonlyArray<T> {
+  const names: T[] = []
+  for (const [name, code] of Object.entries(codes) as Array<[T, number]>) names[code] = name
+  return names
+}
 const FLAG_OVERWRITE = 1
 const FLAG_PARENT = 2
 const FLAG_PATHS_ARE_FILES = 4
@@ -384,8 +396,8 @@ export class IndexFile {
     rec.writeUInt32LE(this.fileCount, 44)
     rec.writeUInt32LE(ids.length, 48)
     rec.writeUInt32LE(conversation, 52)
-    rec[56] = ACTORS.indexOf(entry.actor)
-    rec[57] = COMMANDS.indexOf(entry.command)
+    rec[56] = ACTOR_CODES[entry.actor] ?? 255
+    rec[57] = COMMAND_CODES[entry.command] ?? 255
     rec[58] =
       (entry.overwrite ? FLAG_OVERWRITE : 0) |
       (entry.parent ? FLAG_PARENT : 0) |

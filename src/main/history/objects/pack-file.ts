@@ -11,6 +11,7 @@
  */
 import fs from 'node:fs'
 import { inflateSync } from 'node:zlib'
+import { ByteLru } from './byte-lru'
 import { applyDelta } from './delta'
 
 export type ObjectKind = 'commit' | 'tree' | 'blob' | 'tag'
@@ -221,47 +222,24 @@ export class PackFile {
   }
 }
 
-/** A least-recently-used cache of built pack objects, bounded by their total size. */
+/** Built pack objects by pack and offset, bounded by their total size. */
 export class ObjectCache {
-  private readonly entries = new Map<string, RawObject>()
-  private bytes = 0
+  private readonly lru: ByteLru<RawObject>
 
-  constructor(private readonly budget = CACHE_BUDGET) {}
+  constructor(budget = CACHE_BUDGET) {
+    this.lru = new ByteLru(budget, (object) => object.content.length)
+  }
 
   get(pack: number, offset: number): RawObject | undefined {
-    const key = `${pack}:${offset}`
-    const hit = this.entries.get(key)
-    if (hit) {
-      this.entries.delete(key)
-      this.entries.set(key, hit)
-    }
-    return hit
+    return this.lru.get(`${pack}:${offset}`)
   }
 
   set(pack: number, offset: number, object: RawObject): void {
     if (object.content.length > CACHE_MAX_OBJECT) return
-    const key = `${pack}:${offset}`
-    const old = this.entries.get(key)
-    if (old) {
-      this.bytes -= old.content.length
-      this.entries.delete(key)
-    }
-    this.entries.set(key, object)
-    this.bytes += object.content.length
-    for (const [oldKey, value] of this.entries) {
-      if (this.bytes <= this.budget) break
-      this.entries.delete(oldKey)
-      this.bytes -= value.content.length
-    }
+    this.lru.set(`${pack}:${offset}`, object)
   }
 
   forget(pack: number): void {
-    const prefix = `${pack}:`
-    for (const [key, value] of this.entries) {
-      if (key.startsWith(prefix)) {
-        this.entries.delete(key)
-        this.bytes -= value.content.length
-      }
-    }
+    this.lru.deletePrefix(`${pack}:`)
   }
 }

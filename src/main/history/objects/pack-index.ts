@@ -13,6 +13,7 @@
  * Version 1 has no header: fanout, then N x (u32 offset, 20-byte name), then the checksums.
  */
 import fs from 'node:fs'
+import { ByteLru } from './byte-lru'
 
 const V2_MAGIC = 0xff744f63
 const FANOUT_BYTES = 256 * 4
@@ -21,27 +22,7 @@ const FANOUT_BYTES = 256 * 4
 export class PackIndexError extends Error {}
 
 /** Object-name slices kept across all open indexes, in bytes; least recently used go first. */
-const SLICE_BUDGET = 24 * 1024 * 1024
-const slices = new Map<string, Buffer>()
-let sliceBytes = 0
-
-function cachedSlice(key: string, load: () => Buffer): Buffer {
-  const hit = slices.get(key)
-  if (hit) {
-    slices.delete(key)
-    slices.set(key, hit)
-    return hit
-  }
-  const slice = load()
-  slices.set(key, slice)
-  sliceBytes += slice.length
-  for (const [oldKey, old] of slices) {
-    if (sliceBytes <= SLICE_BUDGET) break
-    slices.delete(oldKey)
-    sliceBytes -= old.length
-  }
-  return slice
-}
+const slices = new ByteLru<Buffer>(24 * 1024 * 1024, (slice) => slice.length)
 
 let nextId = 0
 
@@ -111,7 +92,12 @@ export class PackIndex {
     const lo = first === 0 ? 0 : (this.fanout[first - 1] as number)
     const hi = this.fanout[first] as number
     if (hi === lo) return -1
-    const names = cachedSlice(this.id + first, () => this.readNames(lo, hi))
+    const key = this.id + first
+    let names = slices.get(key)
+    if (!names) {
+      names = this.readNames(lo, hi)
+      slices.set(key, names)
+    }
     const stride = this.version === 2 ? 20 : 24
     const skip = this.version === 2 ? 0 : 4
     let low = 0
@@ -172,12 +158,7 @@ export class PackIndex {
   close(): void {
     if (this.closed) return
     this.closed = true
-    for (const key of [...slices.keys()]) {
-      if (key.startsWith(this.id)) {
-        sliceBytes -= (slices.get(key) as Buffer).length
-        slices.delete(key)
-      }
-    }
+    slices.deletePrefix(this.id)
     fs.closeSync(this.fd)
   }
 

@@ -16,6 +16,7 @@ import path from 'node:path'
 import { parseCommit, parseTree, type RawTreeEntry } from '../object-store'
 import type { ObjectDatabase, OpenPack } from './object-database'
 import type { ObjectKind, RawObject } from './pack-file'
+import { ByteLru } from './byte-lru'
 import { PackIndex } from './pack-index'
 import { PackWriter, removePackLeftovers, type DeltaBase } from './pack-writer'
 
@@ -243,31 +244,6 @@ export function packsToMerge(db: ObjectDatabase, loose: number, all: boolean): O
   return merged.length === 1 && loose === 0 ? [] : merged
 }
 
-/** Delta bases by path, bounded in bytes (oldest inserted go first). */
-class Bases {
-  private readonly map = new Map<string, DeltaBase>()
-  private bytes = 0
-
-  get(key: string): DeltaBase | undefined {
-    return this.map.get(key)
-  }
-
-  set(key: string, base: DeltaBase): void {
-    const old = this.map.get(key)
-    if (old) {
-      this.bytes -= old.content.length
-      this.map.delete(key)
-    }
-    this.map.set(key, base)
-    this.bytes += base.content.length
-    for (const [oldKey, value] of this.map) {
-      if (this.bytes <= BASE_BUDGET) break
-      this.map.delete(oldKey)
-      this.bytes -= value.content.length
-    }
-  }
-}
-
 async function writeObjects(
   db: ObjectDatabase,
   head: string | null,
@@ -278,7 +254,8 @@ async function writeObjects(
   pause: () => Promise<void>,
   onFirst: () => void,
 ): Promise<void> {
-  const bases = new Bases()
+  // Delta bases by path: the last version written at each, bounded in bytes.
+  const bases = new ByteLru<DeltaBase>(BASE_BUDGET, (base) => base.content.length)
   let first = true
   const read = (oid: string): RawObject | null => {
     try {
