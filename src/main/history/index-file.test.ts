@@ -104,12 +104,20 @@ describe('the side index file', () => {
     index.close()
   })
 
-  it('is refused when broken in the middle or of another format', () => {
+  it('finds a break in the middle, and refuses a broken newest entry or another format', () => {
     const entries = history(5)
     writeIndex(dir, entries)
     const commits = readFileSync(part('commits'))
     commits[64 * 2 + 20] ^= 0xff // entry 2's parent no longer matches entry 1
     writeFileSync(part('commits'), commits)
+    // Open reads only the tail; the structure check (run in the background) finds it.
+    const opened = IndexFile.open(dir)
+    expect(() => opened.checkStructure(0, opened.size)).toThrow(IndexDamagedError)
+    opened.close()
+    // The newest entry is checked at open.
+    const tail = readFileSync(part('commits'))
+    tail[64 * 4 + 20] ^= 0xff
+    writeFileSync(part('commits'), tail)
     expect(() => IndexFile.open(dir)).toThrow(IndexDamagedError)
     writeIndex(dir, entries)
     writeFileSync(part('format'), 'cairn-index 9\n')

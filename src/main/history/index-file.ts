@@ -101,7 +101,8 @@ export class IndexFile {
   private readonly nameIds = new Map<string, number>()
   private namesBytes = 0
   private detailsEnd = 0
-  private table = new Int32Array(0)
+  /** Commit id lookup (open addressing, position + 1 per slot), built on first use. */
+  private table: Int32Array | null = null
   private readonly cache = new Map<number, IndexEntry>()
   private closed = false
   /** Pending bytes per part while a batch runs (see `batch`). */
@@ -132,7 +133,6 @@ export class IndexFile {
     for (const part of PARTS) fds[part] = fs.openSync(path.join(dir, part), 'w+', 0o600)
     fs.writeFileSync(path.join(dir, 'format'), FORMAT, { mode: 0o600 })
     const index = new IndexFile(dir, fds, alignedBuffer(RECORD * 1024), new Uint32Array(1024))
-    index.rehash(1024)
     return index
   }
 
@@ -182,9 +182,9 @@ export class IndexFile {
 
       const index = new IndexFile(dir, fds, records, fileIds)
       index.loadNames(rawNames)
-      index.count = index.checkRecords(count, filesAvailable, detailsSize)
+      index.count = count
+      index.count = index.keepComplete(count, filesAvailable, detailsSize)
       index.trimTails()
-      index.rehash(Math.max(1024, index.count * 2))
       return index
     } catch (error) {
       for (const fd of Object.values(fds)) fs.closeSync(fd)
@@ -208,9 +208,10 @@ export class IndexFile {
     if (!/^[0-9a-f]{40}$/.test(oid)) return -1
     // The first four bytes as the word view reads them (little-endian).
     const key = Buffer.from(oid.slice(0, 8), 'hex').readUInt32LE(0)
-    const mask = this.table.length - 1
+    const table = this.table ?? this.rehash(this.count * 2)
+    const mask = table.length - 1
     for (let slot = key & mask; ; slot = (slot + 1) & mask) {
-      const value = this.table[slot] as number
+      const value = table[slot] as number
       if (value === 0) return -1
       const i = value - 1
       if (this.words[i * 16] === key && this.oidAt(i) === oid) return i
@@ -431,8 +432,10 @@ export class IndexFile {
     this.fileIds.set(ids, this.fileCount)
     this.fileCount += ids.length
     this.count++
-    if (this.count * 2 > this.table.length) this.rehash(this.table.length * 2)
-    else this.insertKey(this.count - 1)
+    if (this.table) {
+      if (this.count * 2 > this.table.length) this.rehash(this.table.length * 2)
+      else this.insertKey(this.table, this.count - 1)
+    }
   }
 
   /**
@@ -500,27 +503,61 @@ export class IndexFile {
   }
 
   /**
-   * Checks the records against each other and the other parts; returns how many to keep.
-   * A tail whose data never fully reached the disk is dropped; anything else wrong throws.
+   * How many of `count` records to keep: a tail of records whose data never fully reached
+   * the disk (a crash mid-append) is dropped. Only the tail is read here; the rest is checked
+   * in the background (`checkStructure`, and the checksums).
    */
-  private checkRecords(count: number, filesAvailable: number, detailsSize: number): number {
+  private keepComplete(count: number, filesAvailable: number, detailsSize: number): number {
     const words = this.words
     const floats = this.floats
     const names = this.names.length
-    let details = 0
-    let files = 0
-    for (let i = 0; i < count; i++) {
+    let keep = count
+    while (keep > 0) {
+      const i = keep - 1
       const w = i * 16
-      const detailsAt = floats[i * 8 + 4] as number
-      const detailsLength = words[w + 10] as number
       const first = words[w + 11] as number
       const fileCount = words[w + 12] as number
-      const torn = detailsAt + detailsLength > detailsSize || first + fileCount > filesAvailable
-      if (detailsAt !== details || first !== files) {
-        if (torn) return this.dropFrom(i)
+      const conversation = words[w + 13] as number
+      let complete =
+        (floats[i * 8 + 4] as number) + (words[w + 10] as number) <= detailsSize &&
+        first + fileCount <= filesAvailable &&
+        (conversation === NONE || conversation < names)
+      for (let f = first; complete && f < first + fileCount; f++) {
+        if ((this.fileIds[f] as number) >= names) complete = false
+      }
+      if (complete) break
+      keep--
+    }
+    if (keep > 0) this.checkStructure(keep - 1, keep)
+    const last = (keep - 1) * 16
+    this.detailsEnd =
+      keep === 0 ? 0 : (floats[(keep - 1) * 8 + 4] as number) + (words[last + 10] as number)
+    this.fileCount = keep === 0 ? 0 : (words[last + 11] as number) + (words[last + 12] as number)
+    this.records.fill(0, keep * RECORD)
+    return keep
+  }
+
+  /**
+   * Checks records `from` to `to` (exclusive) against each other and the other parts: each
+   * follows its parent, its data starts where the previous entry's ends, its ids are in range.
+   * Throws `IndexDamagedError` at the first that does not.
+   */
+  checkStructure(from: number, to: number): void {
+    const words = this.words
+    const floats = this.floats
+    const names = this.names.length
+    for (let i = from; i < Math.min(to, this.count || to); i++) {
+      const w = i * 16
+      const detailsAt = floats[i * 8 + 4] as number
+      const first = words[w + 11] as number
+      const fileCount = words[w + 12] as number
+      const expectedDetails =
+        i === 0 ? 0 : (floats[(i - 1) * 8 + 4] as number) + (words[w - 16 + 10] as number)
+      const expectedFiles =
+        i === 0 ? 0 : (words[w - 16 + 11] as number) + (words[w - 16 + 12] as number)
+      if (detailsAt !== expectedDetails || first !== expectedFiles) {
         throw new IndexDamagedError(`index entry ${i} does not follow the one before`)
       }
-      if (torn) return this.dropFrom(i)
       const flags = this.records[i * RECORD + 58] as number
       if (((flags & FLAG_PARENT) !== 0) !== i > 0) {
         throw new IndexDamagedError(`index entry ${i} has a wrong parent`)
@@ -530,34 +567,20 @@ export class IndexFile {
         throw new IndexDamagedError(`index entry ${i} does not follow its parent`)
       }
       const conversation = words[w + 13] as number
-      if (conversation !== NONE && conversation >= names) return this.dropFrom(i)
       const kinds = words[w + 14] as number
-      if ((kinds & 0xff) >= ACTORS.length || ((kinds >> 8) & 0xff) >= COMMANDS.length) {
-        throw new IndexDamagedError(`index entry ${i} has an unknown actor or command`)
+      if (
+        (conversation !== NONE && conversation >= names) ||
+        (kinds & 0xff) >= ACTORS.length ||
+        ((kinds >> 8) & 0xff) >= COMMANDS.length
+      ) {
+        throw new IndexDamagedError(`index entry ${i} names something unknown`)
       }
       for (let f = first; f < first + fileCount; f++) {
-        if ((this.fileIds[f] as number) >= names) return this.dropFrom(i)
+        if ((this.fileIds[f] as number) >= names) {
+          throw new IndexDamagedError(`index entry ${i} names an unknown file`)
+        }
       }
-      details += detailsLength
-      files += fileCount
     }
-    this.detailsEnd = details
-    this.fileCount = files
-    return count
-  }
-
-  private dropFrom(i: number): number {
-    const at = i * RECORD
-    this.detailsEnd =
-      i === 0
-        ? 0
-        : this.records.readDoubleLE(at - RECORD + 32) + this.records.readUInt32LE(at - RECORD + 40)
-    this.fileCount =
-      i === 0
-        ? 0
-        : this.records.readUInt32LE(at - RECORD + 44) + this.records.readUInt32LE(at - RECORD + 48)
-    this.records.fill(0, at)
-    return i
   }
 
   /** Cuts each part to what the kept records use (what a crash left past them goes). */
@@ -574,18 +597,20 @@ export class IndexFile {
     }
   }
 
-  private rehash(size: number): void {
+  private rehash(size: number): Int32Array {
     let slots = 1024
     while (slots < size) slots *= 2
-    this.table = new Int32Array(slots)
-    for (let i = 0; i < this.count; i++) this.insertKey(i)
+    const table = new Int32Array(slots)
+    for (let i = 0; i < this.count; i++) this.insertKey(table, i)
+    this.table = table
+    return table
   }
 
-  private insertKey(i: number): void {
-    const mask = this.table.length - 1
+  private insertKey(table: Int32Array, i: number): void {
+    const mask = table.length - 1
     let slot = (this.words[i * 16] as number) & mask
-    while (this.table[slot] !== 0) slot = (slot + 1) & mask
-    this.table[slot] = i + 1
+    while (table[slot] !== 0) slot = (slot + 1) & mask
+    table[slot] = i + 1
   }
 }
 

@@ -67,14 +67,18 @@ export function createMaintainer(options: {
   const { store, queue, head } = options
   const settings = { ...DEFAULTS, ...options.settings }
   // Loose objects = what the folders held at the last count + what this process wrote since.
-  let counted = estimateLoose(store.db)
+  // The first count waits for the first commit or idle moment (not on the way to opening).
+  let counted: number | null = null
   let writtenAtCount = store.looseWritten()
   let running: Promise<RepackReport> | null = null
   let stopped = false
   let failure: Error | null = null
   let idleTimer: NodeJS.Timeout | null = null
 
-  const loose = () => counted + store.looseWritten() - writtenAtCount
+  const loose = () => {
+    counted ??= estimateLoose(store.db)
+    return counted + store.looseWritten() - writtenAtCount
+  }
 
   let sliceStart = performance.now()
   async function pause(): Promise<void> {

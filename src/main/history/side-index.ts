@@ -146,8 +146,8 @@ export async function spotCheck(
 }
 
 /**
- * The background check of an index opened as trusted: every entry's checksum, then entries
- * spread over the history against their commits. False when anything is off.
+ * The background check of an index opened as trusted: every entry's structure and checksum,
+ * then entries spread over the history against their commits. False when anything is off.
  */
 export async function checkIndex(
   store: ObjectStore,
@@ -156,7 +156,13 @@ export async function checkIndex(
 ): Promise<boolean> {
   const size = index.size
   for (let from = 0; from < size; from += 2048) {
-    if (index.firstDamaged(from, Math.min(size, from + 2048)) >= 0) return false
+    const to = Math.min(size, from + 2048)
+    try {
+      index.checkStructure(from, to)
+    } catch {
+      return false
+    }
+    if (index.firstDamaged(from, to) >= 0) return false
     await pause()
   }
   for (const i of spreadPositions(size, 16)) {

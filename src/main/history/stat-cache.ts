@@ -123,6 +123,8 @@ export class StatCache {
 
   /** Keeps only the entries of `files` (after a scan of the whole folder saw exactly those). */
   retainOnly(files: ReadonlySet<string>): void {
+    // Every file a scan visits has an entry afterwards: equal counts mean nothing to drop.
+    if (files.size === this.entries.size) return
     for (const key of [...this.entries.keys()]) if (!files.has(key)) this.remove(key)
   }
 
