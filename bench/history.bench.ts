@@ -104,6 +104,15 @@ function diskBytes(dir: string): number {
   return Number(out.stdout.split('\t')[0]) * 1024
 }
 
+/**
+ * Waits for the disk to take everything written so far: building fixtures, `git gc` and
+ * maintenance leave hundreds of MB of writes and deletions in flight, which would otherwise
+ * slow whatever is measured next.
+ */
+function settle(): void {
+  spawnSync('sync')
+}
+
 /** Copies a data folder; objects are hard-linked (git gc only adds and removes files there). */
 function copyDataDir(from: string, to: string): void {
   fs.cpSync(path.join(from, 'memories'), path.join(to, 'memories'), { recursive: true })
@@ -291,6 +300,7 @@ async function storageRows(
   )
   const gitdir = path.join(fixture.dataDir, 'history.git')
   const looseBytes = diskBytes(gitdir)
+  settle()
   recordOpen(`${label} (loose)`, fixture.dataDir, targets.openMs, targets.rssMb)
 
   const gcDir = path.join(root, `gc-${commits}`)
@@ -299,6 +309,7 @@ async function storageRows(
   git(null, ['--git-dir', path.join(gcDir, 'history.git'), 'gc', '-q'])
   const gcMs = performance.now() - start
   const gcBytes = diskBytes(path.join(gcDir, 'history.git'))
+  settle()
   recordOpen(`${label} (git gc)`, gcDir, targets.openMs, targets.rssMb)
 
   const memory = await openVersionedMemory({
@@ -311,6 +322,7 @@ async function storageRows(
   const maintainMs = performance.now() - start
   await memory.close()
   const packedBytes = diskBytes(gitdir)
+  settle()
   record({
     name: `bytes on disk after maintenance ${label}`,
     unit: 'MB',
@@ -325,6 +337,7 @@ async function storageRows(
   )
   recordOpen(`${label} (Cairn-packed)`, fixture.dataDir, targets.openMs, targets.rssMb)
   await rm(gcDir, { recursive: true, force: true })
+  settle()
   return fixture
 }
 
@@ -335,6 +348,7 @@ async function commitRows(root: string, shape: Shape, label: string): Promise<vo
     `${label}: fixture of 10,000 commits built and packed in ${round((performance.now() - start) / 1000, 1)} s`,
   )
   const clone = gitClone(fixture.dataDir, path.join(root, `${shape}-clone`))
+  settle()
   const memory = await openVersionedMemory({ dataDir: fixture.dataDir, watch: false })
   await compareCommits(label, memory, fixture, clone, 200)
   await memory.close()
@@ -482,6 +496,7 @@ async function main(): Promise<void> {
     console.log('\n1,024 files, 10,000 commits')
     const small = await storageRows(root, '@10k', 10_000, { openMs: 60, rssMb: null, diskMb: null })
     const clone = gitClone(small.dataDir, path.join(root, 'clone-10k'))
+    settle()
     let memory = await openVersionedMemory({ dataDir: small.dataDir, watch: false })
     await compareCommits('@10k, 1,024 nested files', memory, small, clone, 60)
     await queryRows(memory, small, '@10k', clone)

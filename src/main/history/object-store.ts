@@ -74,7 +74,9 @@ export function createObjectStore(gitdir: string): ObjectStore {
     const oid = knownOid ?? hash(type, content)
     const dir = path.join(gitdir, 'objects', oid.slice(0, 2))
     const file = path.join(dir, oid.slice(2))
-    if (db.inPack(oid) || fs.existsSync(file)) return oid
+    // No stat for a loose copy: a commit's trees and commit are always new, and writing an
+    // object again only renames the same bytes over it (mending a damaged copy as it goes).
+    if (db.inPack(oid)) return oid
     if (!knownDirs.has(dir)) {
       fs.mkdirSync(dir, { recursive: true })
       knownDirs.add(dir)

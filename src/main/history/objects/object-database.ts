@@ -9,8 +9,9 @@ import { createHash } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { inflateSync } from 'node:zlib'
-import { ObjectCache, PackFile, type ObjectKind, type RawObject } from './pack-file'
-import { PackIndex } from './pack-index'
+import { DeltaError } from './delta'
+import { ObjectCache, PackError, PackFile, type ObjectKind, type RawObject } from './pack-file'
+import { PackIndex, PackIndexError } from './pack-index'
 
 export type { ObjectKind, RawObject } from './pack-file'
 
@@ -194,12 +195,15 @@ export class ObjectDatabase {
   private readPacked(oid: string): RawObject | null {
     const raw = Buffer.from(oid, 'hex')
     for (const open of this.packList) {
-      const offset = open.index.find(raw)
-      if (offset < 0) continue
       let object: RawObject
       try {
+        const offset = open.index.find(raw)
+        if (offset < 0) continue
         object = open.pack.read(offset, (base) => this.resolveBase(base))
       } catch (error) {
+        // An I/O error (a full or failing disk, too many open files) is not damage: it is
+        // passed on as it is, so no one mistakes a bad moment for a broken history.
+        if (!isFormatError(error) || error instanceof DamagedObjectError) throw error
         if (error instanceof MissingObjectError) throw error
         throw new DamagedObjectError(oid, (error as Error).message)
       }
@@ -223,14 +227,34 @@ export class ObjectDatabase {
       const pack = PackFile.open(file, this.cache)
       if (!pack.checksum().equals(index.packChecksum()) || pack.objectCount !== index.count) {
         pack.close()
-        throw new Error('index and pack do not belong together')
+        throw new Error(MISMATCH)
       }
       return { name, index, pack, bytes: fs.statSync(file).size }
-    } catch {
+    } catch (error) {
       index?.close()
-      return null
+      // A pack that is not one (damaged, or not for this index) is left out; its objects then
+      // read as missing. An I/O error is not the pack's fault and is passed on.
+      if (isFormatError(error) || (error as Error).message === MISMATCH) return null
+      throw error
     }
   }
+}
+
+const MISMATCH = 'index and pack do not belong together'
+
+/** True for errors that say the bytes are wrong, as opposed to the disk failing to give them. */
+export function isFormatError(error: unknown): boolean {
+  if (
+    error instanceof PackError ||
+    error instanceof PackIndexError ||
+    error instanceof DeltaError ||
+    error instanceof DamagedObjectError ||
+    error instanceof MissingObjectError
+  ) {
+    return true
+  }
+  const code = (error as { code?: unknown }).code
+  return typeof code === 'string' && code.startsWith('Z_')
 }
 
 function closePack(open: OpenPack): void {

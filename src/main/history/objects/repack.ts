@@ -14,7 +14,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { parseCommit, parseTree, type RawTreeEntry } from '../object-store'
-import type { ObjectDatabase, OpenPack } from './object-database'
+import { isFormatError, type ObjectDatabase, type OpenPack } from './object-database'
 import type { ObjectKind, RawObject } from './pack-file'
 import { ByteLru } from './byte-lru'
 import { PackIndex } from './pack-index'
@@ -140,14 +140,7 @@ export async function repack(
       }
       if (i % 256 === 255) await options.pause?.()
     }
-    // Folders left empty go too (the object writer makes them again when needed).
-    for (const prefix of new Set(removable.map((oid) => oid.slice(0, 2)))) {
-      try {
-        fs.rmdirSync(path.join(db.objectsDir, prefix))
-      } catch {
-        // Not empty, or gone.
-      }
-    }
+    // Emptied object folders stay: the next commits would only have to make them again.
 
     let mergedPacks = 0
     step('removing-packs')
@@ -257,10 +250,13 @@ async function writeObjects(
   // Delta bases by path: the last version written at each, bounded in bytes.
   const bases = new ByteLru<DeltaBase>(BASE_BUDGET, (base) => base.content.length)
   let first = true
+  // A damaged object is left where it is (and reported); an I/O error ends the pass, which
+  // then removes nothing, to be tried again later.
   const read = (oid: string): RawObject | null => {
     try {
       return db.read(oid)
-    } catch {
+    } catch (error) {
+      if (!isFormatError(error)) throw error
       unreadable.push(oid)
       return null
     }
@@ -302,7 +298,8 @@ async function writeObjects(
   const quietRead = (oid: string): RawObject | null => {
     try {
       return db.read(oid)
-    } catch {
+    } catch (error) {
+      if (!isFormatError(error)) throw error
       return null
     }
   }
