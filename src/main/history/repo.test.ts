@@ -108,3 +108,31 @@ describe('committing changes read from the folder', () => {
     read.close()
   })
 })
+
+describe('when the side index cannot be written', () => {
+  it('keeps the commit, and catches the index up from the commits at the next one', async () => {
+    const repo = await open()
+    await put('a.md', '1')
+    await repo.commit(['a.md'], claude)
+    // One failing append (as on a full disk), injected at the index's own boundary.
+    const append = repo.index.append.bind(repo.index)
+    repo.index.append = () => {
+      repo.index.append = append
+      throw Object.assign(new Error('no space left on device'), { code: 'ENOSPC' })
+    }
+    await put('a.md', '2')
+    const missed = await repo.commit(['a.md'], claude)
+    expect(missed).not.toBeNull()
+    expect(repo.index.head()).not.toBe(missed?.oid)
+    await put('b.md', '3')
+    const next = await repo.commit(['b.md'], claude)
+    expect(
+      repo.index
+        .all()
+        .map((entry) => entry.oid)
+        .slice(-2),
+    ).toEqual([missed?.oid, next?.oid])
+    expect(repo.index.find(missed!.oid)).toEqual(missed)
+    await expectInSync()
+  })
+})

@@ -4,7 +4,7 @@ import { serializeCommit, writeMainRef, type ObjectStore } from './object-store'
 import { segmentsOf, toVirtual } from './paths'
 import type { IndexFile } from './index-file'
 import type { RepoView } from './read'
-import type { IndexEntry } from './side-index'
+import { catchUp, type IndexEntry } from './side-index'
 import {
   diffNodes,
   emptyTree,
@@ -73,6 +73,8 @@ export function createRepo(options: {
 }): Repo {
   const { store, workRoot, now } = options
   let index = options.state.index
+  // Set when an index append failed: the next commit first catches the index up.
+  let indexBehind = false
   const stats = options.state.stats
   let head = options.state.head
   let root = options.state.root
@@ -137,7 +139,14 @@ export function createRepo(options: {
     head = oid
     root = next
     treeOid = nextTree
-    index.append(entry)
+    // The commit has happened once the ref moved: failing to record it in the index (a full
+    // disk) must not undo it. The entries missed are rebuilt from their commits next time.
+    try {
+      if (indexBehind) indexBehind = !(await catchUp(store, index, oid))
+      else index.append(entry)
+    } catch {
+      indexBehind = true
+    }
     return entry
   }
 
@@ -155,6 +164,7 @@ export function createRepo(options: {
     commit,
     replaceIndex(next) {
       if (next.head() !== head) throw new Error('the new index does not end at HEAD')
+      indexBehind = false
       const old = index
       index = next
       old.close()
