@@ -140,7 +140,15 @@ export async function repack(
       }
       if (i % 256 === 255) await options.pause?.()
     }
-    // Emptied object folders stay: the next commits would only have to make them again.
+    // Emptied folders go too: a folder that held thousands of names keeps its size (and slows
+    // every lookup in it) after they are gone; the object writer makes a fresh one when needed.
+    for (const prefix of new Set(removable.map((oid) => oid.slice(0, 2)))) {
+      try {
+        fs.rmdirSync(path.join(db.objectsDir, prefix))
+      } catch {
+        // Not empty (an object written meanwhile), or gone.
+      }
+    }
 
     let mergedPacks = 0
     step('removing-packs')
