@@ -10,6 +10,7 @@ import { z } from 'zod'
 import type {
   AgentEvent,
   ApiResult,
+  AppCommand,
   AppInfo,
   ChangeResult,
   CommitDetail,
@@ -149,6 +150,8 @@ export interface EventMap {
   'conversations:changed': { readonly id: string; readonly deleted: boolean }
   'settings:changed': SettingsView
   'app:recovery': RecoveryReport
+  /** A command from the application menu, for the window to carry out. */
+  'app:command': { readonly command: AppCommand }
 }
 export type EventName = keyof EventMap
 

@@ -22,6 +22,13 @@ export interface AppInfo {
   readonly recovery: RecoveryReport | null
 }
 
+/**
+ * What the application menu asks the window to do (New chat, Settings, Show memory, Show
+ * history). Main sends it as the `app:command` event; the renderer reacts as it would to the
+ * same keyboard shortcut.
+ */
+export type AppCommand = 'new-chat' | 'open-settings' | 'show-memory' | 'show-history'
+
 /** What the versioned memory repaired when it opened (see history/recovery). */
 export interface RecoveryReport {
   readonly kind: 'uncommitted-changes' | 'history-rebuilt'
