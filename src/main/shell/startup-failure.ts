@@ -22,6 +22,7 @@ const systemReasons: Readonly<Record<string, string>> = {
     'Something that is not a folder stands where Cairn keeps its data: a file has the name of the data folder or of a folder inside it.',
   EEXIST:
     'Something that is not a folder stands where Cairn keeps its data: a file has the name of the data folder or of a folder inside it.',
+  ENOENT: 'A file or folder Cairn needs is missing from its data folder and could not be made.',
   EISDIR: 'A folder stands where Cairn expects one of its files in the data folder.',
   EIO: 'The disk reported an error while Cairn read or wrote its data folder.',
   EMFILE: 'The system has too many files open. Close some programs, then start Cairn again.',

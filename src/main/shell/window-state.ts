@@ -29,9 +29,9 @@ export interface WindowPlacement {
 
 /**
  * Places the window from what was saved, on the display it mostly covered, fully inside that
- * display's work area (a display that was unplugged, a resolution that shrank, or a window
- * dragged half off-screen all bring it back into view). Without a usable saved state it opens
- * at the default size, centred on the primary display.
+ * display's work area (a resolution that shrank, or a window dragged half off-screen, comes
+ * back into view). When that display is gone, the saved size is centred on the primary one.
+ * Without a saved state the window opens at the default size, centred on the primary display.
  */
 export function placeWindow(
   saved: WindowState | null,
@@ -39,11 +39,12 @@ export function placeWindow(
   primary: Rect,
   defaults: WindowSize,
 ): WindowPlacement {
-  const target = saved ? largestOverlap(saved.bounds, workAreas) : null
-  if (!saved || !target) {
-    return { bounds: fitInside(centred(defaults, primary), primary), maximized: false }
-  }
-  return { bounds: fitInside(saved.bounds, target), maximized: saved.maximized }
+  if (!saved) return { bounds: fitInside(centred(defaults, primary), primary), maximized: false }
+  const target = largestOverlap(saved.bounds, workAreas)
+  const bounds = target
+    ? fitInside(saved.bounds, target)
+    : fitInside(centred(saved.bounds, primary), primary)
+  return { bounds, maximized: saved.maximized }
 }
 
 function largestOverlap(rect: Rect, areas: ReadonlyArray<Rect>): Rect | null {
