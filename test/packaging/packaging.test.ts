@@ -117,6 +117,15 @@ describe('packaging (electron-builder.yml, as electron-builder reads it)', () =>
     )
   })
 
+  it('uses a supported Electron (45 or later, never an older one by accident)', () => {
+    const installed = JSON.parse(read('node_modules/electron/package.json').toString('utf8')) as {
+      version: string
+    }
+    expect(Number(installed.version.split('.')[0])).toBeGreaterThanOrEqual(45)
+    const wanted = (packageJson['devDependencies'] as Record<string, string>)['electron']
+    expect(Number(wanted?.replace(/^\D*/, '').split('.')[0])).toBeGreaterThanOrEqual(45)
+  })
+
   it('packs the built app and its run-time resources', () => {
     // electron-builder normalizes the list into file sets with filters.
     const patterns = ([config.files] as unknown[])

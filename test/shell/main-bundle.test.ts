@@ -4,7 +4,7 @@
  * `npm test` builds before the unit tests; run `npm run build` first when running this alone.
  */
 import { execFileSync } from 'node:child_process'
-import { existsSync, statSync } from 'node:fs'
+import { existsSync } from 'node:fs'
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
@@ -12,6 +12,7 @@ import { pathToFileURL } from 'node:url'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { eventChannel, requestChannels } from '../../src/shared/channels'
 import { contentSecurityPolicy } from '../../src/main/shell/content-security'
+import { builtFile, root } from './built'
 import {
   createElectronStandIn,
   fakeEvent,
@@ -20,7 +21,6 @@ import {
   type StandInOptions,
 } from './electron-stand-in'
 
-const root = path.resolve(__dirname, '../..')
 const bundle = path.join(root, 'out/main/index.js')
 const rendererDir = path.join(root, 'out/renderer')
 
@@ -52,30 +52,6 @@ vi.mock('electron', () => {
   )
 })
 
-/** The newest modification time of any file below `dir`. */
-async function newest(dir: string): Promise<number> {
-  let latest = 0
-  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
-    if (entry.isFile()) {
-      latest = Math.max(latest, statSync(path.join(entry.parentPath, entry.name)).mtimeMs)
-    }
-  }
-  return latest
-}
-
-async function assertFreshBundle(): Promise<void> {
-  if (!existsSync(bundle)) {
-    throw new Error('out/main/index.js is missing: run `npm run build` before this test.')
-  }
-  const sources = Math.max(
-    await newest(path.join(root, 'src/main')),
-    await newest(path.join(root, 'src/shared')),
-  )
-  if (statSync(bundle).mtimeMs < sources) {
-    throw new Error('out/main/index.js is older than the sources: run `npm run build` first.')
-  }
-}
-
 const cleanups: Array<() => Promise<void>> = []
 afterEach(async () => {
   while (cleanups.length > 0) await cleanups.pop()!()
@@ -94,7 +70,7 @@ async function start(
   options: StandInOptions,
   env: Record<string, string | undefined> = {},
 ): Promise<ElectronStandIn> {
-  await assertFreshBundle()
+  await builtFile('out/main/index.js', ['src/main', 'src/shared'])
   const standIn = createElectronStandIn(options)
   current.standIn = standIn
   const saved = Object.fromEntries(Object.keys(env).map((key) => [key, process.env[key]]))
