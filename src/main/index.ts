@@ -56,8 +56,15 @@ if (process.platform === 'win32') app.setAppUserModelId('app.cairn.desktop')
 // Tests and development may keep data elsewhere; an installed Cairn always uses userData, so
 // a variable in the environment cannot point it at another folder.
 const dataDirOverride = app.isPackaged ? undefined : process.env['CAIRN_DATA_DIR']
-if (dataDirOverride) app.setPath('userData', path.resolve(dataDirOverride))
-const dataDir = app.getPath('userData')
+let dataDir = dataDirOverride ? path.resolve(dataDirOverride) : ''
+// Even this can fail (a path Electron refuses); main() then reports it like any failed start.
+let earlyFailure: unknown = null
+try {
+  if (dataDirOverride) app.setPath('userData', dataDir)
+  dataDir = app.getPath('userData')
+} catch (error) {
+  earlyFailure = error
+}
 
 let core: Core | null = null
 let mainWindow: BrowserWindow | null = null
@@ -227,7 +234,16 @@ async function nearestFolder(folder: string): Promise<string> {
 function installMenu(appCore: Core): void {
   const run = (command: MenuCommand) => {
     if (command === 'open-data-folder') {
-      void openFolder(appCore.dataDir).catch((error) => console.error('[cairn]', error))
+      void openFolder(appCore.dataDir).catch(async (error) => {
+        console.error('[cairn] could not open the data folder', error)
+        await dialog.showMessageBox({
+          type: 'warning',
+          message: 'The data folder could not be opened',
+          detail: `The system could not show this folder: ${appCore.dataDir}`,
+          buttons: ['OK'],
+          noLink: true,
+        })
+      })
       return
     }
     const hadWindow = mainWindow !== null && !mainWindow.isDestroyed()
@@ -317,6 +333,10 @@ async function main(): Promise<void> {
     if (BrowserWindow.getAllWindows().length === 0) void revealWindow()
   })
   await app.whenReady()
+  if (earlyFailure) {
+    await failStartup(earlyFailure)
+    return
+  }
   app.setAboutPanelOptions({
     applicationName: 'Cairn',
     applicationVersion: app.getVersion(),
@@ -353,4 +373,4 @@ async function main(): Promise<void> {
   }
 }
 
-void main()
+void main().catch((error: unknown) => failStartup(error))

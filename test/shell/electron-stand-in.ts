@@ -25,6 +25,10 @@ export interface StandInOptions {
   readonly loadFails?: boolean
   /** The button index `dialog.showMessageBox` resolves with. */
   readonly dialogResponse?: number
+  /** Makes `app.setPath` throw, as Electron does for a path it cannot use. */
+  readonly setPathFails?: boolean
+  /** What `shell.openPath` answers (Electron: an error message, or '' on success). */
+  readonly openPathError?: string
   /** Work areas of the displays; the first is the primary. */
   readonly displays?: ReadonlyArray<Rect>
 }
@@ -156,6 +160,7 @@ export function createElectronStandIn(options: StandInOptions): ElectronStandIn 
     },
     setPath(name: string, value: string) {
       record('app.setPath', name, value)
+      if (options.setPathFails) throw new Error(`Failed to set path: ${value}`)
       paths.set(name, value)
     },
     getVersion: () => '0.1.0-shell',
@@ -314,7 +319,7 @@ export function createElectronStandIn(options: StandInOptions): ElectronStandIn 
     shell: {
       async openPath(target: string) {
         record('shell.openPath', target)
-        return ''
+        return options.openPathError ?? ''
       },
       async openExternal(url: string) {
         record('shell.openExternal', url)

@@ -429,6 +429,25 @@ describe('the built main bundle in Node, with a recording stand-in for electron'
     byId('open-data-folder').click!()
     await standIn.waitFor('shell.openPath')
     expect(standIn.callsOf('shell.openPath').map((call) => call.args[0])).toEqual([userData])
+    expect(standIn.callsOf('dialog.showMessageBox')).toHaveLength(0)
+  })
+
+  it('says so when the system cannot open the data folder from the menu', async () => {
+    vi.spyOn(console, 'error').mockImplementation(() => undefined)
+    const { standIn, userData } = await startApp({ openPathError: 'No application is registered' })
+    const [template] = standIn.callsOf('Menu.setApplicationMenu').at(-1)!.args as [
+      Array<{ submenu?: Array<{ id?: string; click?: () => void }> }>,
+    ]
+    const item = template
+      .flatMap((menu) => menu.submenu ?? [])
+      .find((entry) => entry.id === 'open-data-folder')
+    item!.click!()
+    const dialog = await standIn.waitFor('dialog.showMessageBox')
+    expect(dialog.args[0]).toMatchObject({
+      type: 'warning',
+      message: 'The data folder could not be opened',
+      detail: `The system could not show this folder: ${userData}`,
+    })
   })
 
   it('quit waits for a memory commit that is running, and a second quit waits too', async () => {
@@ -580,6 +599,22 @@ describe('a start that fails', () => {
     const standIn = await start({ userData, dialogResponse: 0 }, { CAIRN_DATA_DIR: undefined })
     await standIn.waitFor('app.exit')
     expect(standIn.callsOf('shell.openPath').map((call) => call.args[0])).toEqual([parent])
+  })
+
+  it('a data folder Electron refuses is reported the same way', async () => {
+    const userData = await tempDir()
+    logged()
+    const standIn = await start(
+      { userData, setPathFails: true },
+      { CAIRN_DATA_DIR: path.join(userData, 'elsewhere') },
+    )
+    await standIn.waitFor('app.exit')
+    const [dialog] = standIn.callsOf('dialog.showMessageBox')
+    expect(dialog?.args[0]).toMatchObject({ message: 'Cairn could not start' })
+    expect((dialog!.args[0] as { detail: string }).detail).toContain(
+      `Your data folder: ${path.join(userData, 'elsewhere')}`,
+    )
+    expect(standIn.callsOf('new BrowserWindow')).toHaveLength(0)
   })
 
   it('a window that cannot load its page is a failed start too, not a blank window', async () => {
