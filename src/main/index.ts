@@ -16,15 +16,26 @@ import { stat } from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { createCore, type Core } from './core'
-import { CairnError } from './errors'
 import { forwardEvents, registerIpc } from './ipc'
+import { CairnError } from './lib/errors'
 import { cipherFromSafeStorage, createFileSecretStore } from './settings'
-import { APP_PAGE_URL, APP_SCHEME, createAppProtocolHandler } from './shell/app-protocol'
-import { contentSecurityPolicy } from './shell/content-security'
-import { buildApplicationMenu, buildContextMenu, type MenuCommand } from './shell/menu'
-import { isAppPage, isHttpsLink } from './shell/navigation'
-import { describeStartupFailure, StartupError, startupFailureDialog } from './shell/startup-failure'
-import { placeWindow, readWindowState, saveWindowStateSync } from './shell/window-state'
+import {
+  APP_PAGE_URL,
+  APP_SCHEME,
+  buildApplicationMenu,
+  buildContextMenu,
+  contentSecurityPolicy,
+  createAppProtocolHandler,
+  describeStartupFailure,
+  isAppPage,
+  isHttpsLink,
+  placeWindow,
+  readWindowState,
+  saveWindowStateSync,
+  StartupError,
+  startupFailureDialog,
+  type MenuCommand,
+} from './shell'
 
 // The Electron shell: lifecycle, the window, the menu and the app:// scheme. Everything the
 // app does lives in the core; the helpers in ./shell are plain functions tested in Node.
@@ -363,7 +374,6 @@ async function main(): Promise<void> {
           await shell.openExternal(url)
         },
       },
-      onUnexpectedError: (channel, error) => console.error(`[cairn] ${channel} failed`, error),
     })
     registerIpc(core, isTrustedFrame)
     installMenu(core)

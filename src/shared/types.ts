@@ -2,10 +2,11 @@
  * Data types shared by main and renderer. Plain, serializable, readonly.
  * Imports nothing from node, electron or the DOM.
  */
+import type { ErrorCode } from './errors'
 
 /** An error as it crosses the process boundary: a stable code and a message for people. */
 export interface ApiErrorData {
-  readonly code: string
+  readonly code: ErrorCode
   readonly message: string
 }
 
@@ -29,9 +30,13 @@ export interface AppInfo {
  */
 export type AppCommand = 'new-chat' | 'open-settings' | 'show-memory' | 'show-history'
 
-/** What the versioned memory repaired when it opened (see history/recovery). */
+/**
+ * What the versioned memory repaired: at start-up (`app:info`), or later (`app:recovery`):
+ * changes no commit held yet, a history that had to be started again, or edits made to the
+ * memory folder outside Cairn, saved as their own commit.
+ */
 export interface RecoveryReport {
-  readonly kind: 'uncommitted-changes' | 'history-rebuilt'
+  readonly kind: 'uncommitted-changes' | 'history-rebuilt' | 'outside-changes'
   /** A sentence for people, without host paths. */
   readonly message: string
   readonly commitOid: string | null
@@ -174,6 +179,8 @@ export interface StoredMessage {
   readonly stopReason?: string | null
   readonly usage?: TokenUsage | null
   readonly createdAt: number
+  /** For a prompt the person typed: the turn it started (absent in older conversations). */
+  readonly turnId?: string
 }
 
 export interface ConversationSummary {
@@ -198,7 +205,12 @@ export interface ConversationSearchHit {
 
 /** Events of one running turn, enough to rebuild the transcript live. */
 export type AgentEvent = { readonly conversationId: string; readonly turnId: string } & (
-  | { readonly type: 'turn-started'; readonly userText: string }
+  | {
+      readonly type: 'turn-started'
+      readonly userText: string
+      /** The id the sender gave `chat:send`: how it recognizes its own turn. */
+      readonly clientId: string
+    }
   | { readonly type: 'text-delta'; readonly text: string }
   | {
       readonly type: 'tool-call'
@@ -219,13 +231,16 @@ export type AgentEvent = { readonly conversationId: string; readonly turnId: str
       readonly usage: TokenUsage
     }
   | { readonly type: 'turn-finished'; readonly stopped: boolean }
-  | { readonly type: 'error'; readonly code: string; readonly message: string }
+  | { readonly type: 'error'; readonly code: ErrorCode; readonly message: string }
 )
 
 // ---------------------------------------------------------------- settings
 
-export type CreateExistingPolicy = 'overwrite' | 'error'
-export type ThemeSetting = 'system' | 'light' | 'dark'
+/** What creating a file that exists does: replace it (history keeps the old one) or refuse. */
+export const CREATE_EXISTING_POLICIES = ['overwrite', 'error'] as const
+export type CreateExistingPolicy = (typeof CREATE_EXISTING_POLICIES)[number]
+export const THEME_SETTINGS = ['system', 'light', 'dark'] as const
+export type ThemeSetting = (typeof THEME_SETTINGS)[number]
 
 export interface Settings {
   readonly model: string

@@ -11,7 +11,7 @@ import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { eventChannel, requestChannels } from '../../src/shared/channels'
-import { contentSecurityPolicy } from '../../src/main/shell/content-security'
+import { contentSecurityPolicy } from '../../src/main/shell'
 import { builtFile, root } from './built'
 import {
   createElectronStandIn,

@@ -1,15 +1,14 @@
 import type { CommitDetail, FileChange } from '../../shared/types'
-import { CairnError } from '../errors'
-import { decodeUtf8 } from './browser'
+import { CairnError } from '../lib/errors'
+import { decodeUtf8 } from '../lib/text'
 import { segmentsOf, toRelative, toVirtual } from './paths'
 import { toSummary } from './queries'
-import type { Repo } from './repo'
+import { requireEntry, treeOf, type RepoView } from './read'
 import type { IndexEntry } from './side-index'
-import { requireEntry, treeOf } from './restores'
 import { diffNodes, nodeAt } from './tree-state'
 
 /** The content of a file at a commit (null when it did not exist there or was a folder). */
-export async function readAt(repo: Repo, virtual: string, oid: string): Promise<string | null> {
+export async function readAt(repo: RepoView, virtual: string, oid: string): Promise<string | null> {
   requireEntry(repo, oid)
   const node = await nodeAt(repo.store, await treeOf(repo, oid), segmentsOf(toRelative(virtual)))
   if (node?.kind !== 'blob') return null
@@ -44,7 +43,7 @@ interface PendingChange {
  * overflow the budget with `omitted: true` and no text.
  */
 export async function showCommit(
-  repo: Repo,
+  repo: RepoView,
   oid: string,
   limits: ShowLimits = SHOW_LIMITS,
 ): Promise<CommitDetail> {
@@ -72,7 +71,7 @@ export async function showCommit(
 
 // Every change of a commit by blob id only (cheap: no content is read).
 async function pendingChanges(
-  repo: Repo,
+  repo: RepoView,
   entry: IndexEntry,
 ): Promise<ReadonlyArray<PendingChange>> {
   const deltas = await diffNodes(
@@ -123,7 +122,7 @@ async function pendingChanges(
 
 /** One file compared between two commits of this history. */
 export async function diffFile(
-  repo: Repo,
+  repo: RepoView,
   virtual: string,
   from: string,
   to: string,
@@ -143,7 +142,7 @@ export async function diffFile(
 }
 
 async function change(
-  repo: Repo,
+  repo: RepoView,
   path: string,
   oldPath: string | null,
   beforeOid: string | null,

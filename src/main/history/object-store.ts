@@ -43,6 +43,12 @@ export interface ObjectStore {
   readCommit(oid: string): Promise<RawCommit>
 }
 
+/**
+ * Most parsed commits kept in memory; past it the cache starts over (a commit costs a few
+ * hundred bytes, so this bounds it to a few MB while a timeline page stays warm).
+ */
+export const COMMIT_CACHE_SIZE = 10_000
+
 /** Opens the object store of `gitdir` (which must exist). */
 export function createObjectStore(gitdir: string): ObjectStore {
   const cache = {}
@@ -107,7 +113,7 @@ export function createObjectStore(gitdir: string): ObjectStore {
       timestamp: commit.author.timestamp,
       message: commit.message,
     }
-    if (commits.size > 10_000) commits.clear()
+    if (commits.size > COMMIT_CACHE_SIZE) commits.clear()
     commits.set(oid, raw)
     return raw
   }

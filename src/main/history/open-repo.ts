@@ -2,7 +2,8 @@ import { existsSync } from 'node:fs'
 import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises'
 import path from 'node:path'
 import type { RecoveryReport } from '../../shared/types'
-import { TEMP_FILE_PREFIX } from '../memory/types'
+import { TEMP_FILE_PREFIX } from '../lib/atomic-write'
+import type { Logger } from '../lib/logger'
 import { createObjectStore, initRepository, readMainRef } from './object-store'
 import { createRepo, systemIntent, type Repo, type RepoState } from './repo'
 import { indexFileOf, reconcileIndex } from './side-index'
@@ -24,6 +25,8 @@ export interface OpenedRepo {
 export async function openRepo(options: {
   dataDir: string
   now: () => number
+  /** Told why a history could not be read before it is set aside. */
+  logger?: Logger
 }): Promise<OpenedRepo> {
   const { dataDir, now } = options
   const workRoot = path.join(dataDir, 'memories')
@@ -37,7 +40,8 @@ export async function openRepo(options: {
   if (hadGitdir) {
     try {
       state = await loadState(gitdir)
-    } catch {
+    } catch (error) {
+      options.logger?.warn('The memory history could not be read; it is set aside', error)
       damaged = true
       await rename(gitdir, await asideName(gitdir, now()))
     }

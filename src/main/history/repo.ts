@@ -2,6 +2,7 @@ import type { CommitCommand } from '../../shared/types'
 import { AUTHORS, formatCommitMessage, type CommitMeta } from './commit-message'
 import { serializeCommit, writeMainRef, type ObjectStore } from './object-store'
 import { segmentsOf, toVirtual } from './paths'
+import type { RepoView } from './read'
 import { appendIndexEntry, type IndexEntry } from './side-index'
 import {
   diffNodes,
@@ -35,17 +36,12 @@ export function systemIntent(command: CommitCommand, subject: string): CommitInt
 
 /**
  * The history of one memory folder: the commit `main` points at, its tree kept in memory,
- * and the side index. Only the serial queue calls `commit`.
+ * and the side index (the read side, `RepoView`), plus `commit`. Only the serial queue
+ * calls `commit`.
  */
-export interface Repo {
-  readonly store: ObjectStore
+export interface Repo extends RepoView {
   readonly gitdir: string
-  readonly workRoot: string
   readonly indexFile: string
-  head(): string | null
-  root(): TreeNode
-  entries(): ReadonlyArray<IndexEntry>
-  entry(oid: string): IndexEntry | undefined
   /**
    * Reads `paths` (relative; `'all'` for the whole folder) from disk into the tree and, when
    * the tree changed, commits it. Returns the new entry, or null when nothing changed.

@@ -45,6 +45,7 @@ export async function readIndexFile(
   try {
     text = await readFile(file, 'utf8')
   } catch {
+    // Missing or unreadable: the caller rebuilds it from the commits.
     return null
   }
   const lines = text.split('\n')

@@ -1,29 +1,36 @@
 import { mkdir } from 'node:fs/promises'
 import path from 'node:path'
-import type { ChangeResult, CommitCommand, CommitSummary } from '../../shared/types'
-import { CairnError } from '../errors'
+import type { ChangeResult, CommitCommand, CommitSummary, RecoveryReport } from '../../shared/types'
+import { CairnError } from '../lib/errors'
+import { consoleLogger, type Logger } from '../lib/logger'
+import { createSerialQueue } from '../lib/serial-queue'
 import {
   createMemoryTool,
   type MemoryLimits,
   type MemoryMutation,
   type MemoryPolicy,
 } from '../memory'
-import { listTree, readMemoryFile, searchMemories } from './browser'
 import { diffFile, readAt, showCommit } from './inspect'
 import { openRepo } from './open-repo'
-import { toRelative, toVirtual } from './paths'
-import { fileHistoryOf, queryLog, toSummary } from './queries'
 import {
   commitOutsideChanges,
   touchedByCommand,
   touchedByRevert,
   type TouchedPaths,
 } from './outside-changes'
-import { createSerialQueue } from './queue'
-import { watchFolder } from './watcher'
+import { toRelative, toVirtual } from './paths'
+import { fileHistoryOf, queryLog, toSummary } from './queries'
 import { systemIntent, type CommitIntent } from './repo'
-import { restoreAll, restoreDeleted, restoreFile, revert } from './restores'
-import type { ExecuteOutcome, Origin, VersionedMemory } from './types'
+import { restoreAll } from './restore-all'
+import { restoreDeleted } from './restore-deleted'
+import { restoreFile } from './restore-file'
+import { revert } from './revert'
+import type { IndexEntry } from './side-index'
+import type { ExecuteOptions, ExecuteOutcome, Origin, VersionedMemory } from './types'
+import { watchFolder } from './watcher'
+
+/** Quiet time after the last file-system event before outside edits are committed. */
+export const WATCH_DEBOUNCE_MS = 400
 
 /** Options of `openVersionedMemory`; everything but `dataDir` has a default. */
 export interface VersionedMemoryOptions {
@@ -36,17 +43,12 @@ export interface VersionedMemoryOptions {
   readonly now?: () => number
   /**
    * Watch the folder and commit edits made outside Cairn as they happen (default on, after
-   * 400 ms of quiet). Off, they are still committed before Cairn touches the same paths.
+   * `WATCH_DEBOUNCE_MS` of quiet). Off, they are still committed before Cairn touches the
+   * same paths.
    */
   readonly watch?: boolean | { readonly debounceMs: number }
-}
-
-/** A Memory tool command as the user edit API sends it, with the timeline's name for it. */
-interface CommandRun {
-  readonly input: Record<string, unknown>
-  readonly origin: Origin | undefined
-  readonly createExisting?: 'overwrite' | 'error'
-  readonly command?: CommitCommand
+  /** Where failures nobody waits for are reported (default: the console). */
+  readonly logger?: Logger
 }
 
 /**
@@ -60,15 +62,18 @@ export async function openVersionedMemory(
   const dataDir = path.resolve(options.dataDir)
   await mkdir(dataDir, { recursive: true, mode: 0o700 })
   const now = options.now ?? Date.now
-  const { repo, recovery } = await openRepo({ dataDir, now })
+  const logger = options.logger ?? consoleLogger
+  const { repo, recovery } = await openRepo({ dataDir, now, logger })
   const tool = createMemoryTool({
     root: repo.workRoot,
     createExisting: options.policy?.createExisting,
     secretScanning: options.policy?.secretScanning,
     limits: options.limits,
+    logger,
   })
   const queue = createSerialQueue()
-  const listeners = new Set<(commit: CommitSummary) => void>()
+  const commitListeners = new Set<(commit: CommitSummary) => void>()
+  const recoveryListeners = new Set<(report: RecoveryReport) => void>()
   let closed = false
   // Set when a change reached the disk but its commit failed: the next change first saves
   // whatever the folder holds, so HEAD and the folder agree again.
@@ -78,15 +83,42 @@ export async function openVersionedMemory(
   let unrecorded: Array<{ readonly paths: ReadonlyArray<string>; readonly intent: CommitIntent }> =
     []
 
-  function announce(commit: CommitSummary | null): void {
-    if (!commit) return
+  function tell<T>(listeners: ReadonlySet<(value: T) => void>, value: T, what: string): void {
     for (const listener of listeners) {
       try {
-        listener(commit)
-      } catch {
+        listener(value)
+      } catch (error) {
         // A listener's failure must not undo or hide a commit that happened.
+        logger.error(`A ${what} listener failed`, error)
       }
     }
+  }
+
+  function announce(entry: IndexEntry | null): CommitSummary | null {
+    const commit = entry ? toSummary(entry) : null
+    if (commit) tell(commitListeners, commit, 'commit')
+    return commit
+  }
+
+  function reportRecovery(entry: IndexEntry | null): void {
+    if (!entry) return
+    const [first] = entry.files
+    const one = entry.files.length === 1
+    // One file is named (relative to /memories, never a host path); more are counted.
+    const what = one && first ? toRelative(first) : `${entry.files.length} files`
+    const report: RecoveryReport =
+      entry.command === 'outside'
+        ? {
+            kind: 'outside-changes',
+            message: `${what} ${one ? 'was' : 'were'} edited outside Cairn and saved to the history as ${one ? 'its' : 'their'} own change.`,
+            commitOid: entry.oid,
+          }
+        : {
+            kind: 'uncommitted-changes',
+            message: `${what}, changed by an interrupted change, ${one ? 'was' : 'were'} saved to the history as a recovery commit.`,
+            commitOid: entry.oid,
+          }
+    tell(recoveryListeners, report, 'recovery')
   }
 
   /**
@@ -102,7 +134,7 @@ export async function openVersionedMemory(
     return queue.run(async () => {
       while (unrecorded.length > 0) {
         const [first] = unrecorded
-        announce(toSummaryOrNull(await repo.commit(first!.paths, first!.intent)))
+        announce(await repo.commit(first!.paths, first!.intent))
         unrecorded = unrecorded.slice(1)
       }
       if (resync) {
@@ -111,7 +143,8 @@ export async function openVersionedMemory(
           systemIntent('recovery', 'Save changes whose commit was interrupted'),
         )
         resync = false
-        announce(toSummaryOrNull(entry))
+        announce(entry)
+        reportRecovery(entry)
       }
       try {
         await saveOutsideChanges(touched())
@@ -126,48 +159,36 @@ export async function openVersionedMemory(
     })
   }
 
-  function toSummaryOrNull(entry: Awaited<ReturnType<typeof repo.commit>>): CommitSummary | null {
-    return entry ? toSummary(entry) : null
-  }
-
   async function saveOutsideChanges(touched: TouchedPaths): Promise<void> {
     const entry = await commitOutsideChanges(repo, touched)
     if (!entry) return
     // The tool's running total of the folder's size no longer holds.
     tool.invalidateUsage()
-    announce(toSummary(entry))
+    announce(entry)
+    reportRecovery(entry)
   }
 
-  async function run(request: CommandRun): Promise<ExecuteOutcome> {
-    const result = await tool.execute(request.input, { createExisting: request.createExisting })
+  async function run(
+    input: unknown,
+    origin: Origin,
+    runOptions: ExecuteOptions,
+  ): Promise<ExecuteOutcome> {
+    const result = await tool.execute(input, { createExisting: runOptions.createExisting })
     if (result.isError || !result.mutation) return { ...result, commit: null }
     const paths = result.mutation.paths.map(toRelative)
-    const intent = intentFor(result.mutation, request.origin, request.command)
-    let entry: Awaited<ReturnType<typeof repo.commit>>
+    const intent = intentFor(result.mutation, origin, runOptions.commitAs)
+    let entry: IndexEntry | null
     try {
       entry = await repo.commit(paths, intent)
-    } catch {
+    } catch (error) {
       // The command did change the folder, so Claude (or the user) is told the truth; its
       // commit is made, with the same author and trailers, before the next change runs.
+      logger.warn('A commit failed; it is retried before the next change', error)
       unrecorded = [...unrecorded, { paths, intent }]
       resync = true
       return { ...result, commit: null, commitPending: true }
     }
-    const commit = toSummaryOrNull(entry)
-    announce(commit)
-    return { ...result, commit }
-  }
-
-  async function userChange(request: CommandRun, done: string): Promise<ChangeResult> {
-    const outcome = await exclusive(
-      () => run(request),
-      () => touchedByCommand(request.input),
-    )
-    if (outcome.isError) throw toUserError(outcome.content)
-    if (outcome.commitPending) {
-      return { commit: null, message: `${done} It will appear in History with the next change.` }
-    }
-    return { commit: outcome.commit, message: outcome.commit ? done : 'Nothing changed.' }
+    return { ...result, commit: announce(entry) }
   }
 
   function restoring(
@@ -177,7 +198,7 @@ export async function openVersionedMemory(
     return exclusive(async () => {
       const result = await task()
       tool.invalidateUsage()
-      announce(result.commit)
+      if (result.commit) tell(commitListeners, result.commit, 'commit')
       return result
     }, touched)
   }
@@ -188,49 +209,30 @@ export async function openVersionedMemory(
     options.watch === false
       ? null
       : watchFolder(repo.workRoot, {
-          debounceMs: typeof options.watch === 'object' ? options.watch.debounceMs : 400,
+          debounceMs:
+            typeof options.watch === 'object' ? options.watch.debounceMs : WATCH_DEBOUNCE_MS,
+          logger,
           onChanges: (touched) => {
             if (closed) return
             exclusive(
               async () => undefined,
               () => touched,
-            ).catch(() => {
-              // Nothing to report to: the next change or the next open saves them.
-            })
+            ).catch((error: unknown) =>
+              // The next change (or the next start) saves them: nothing is lost, only later.
+              logger.warn('Could not save edits made outside Cairn to the history', error),
+            )
           },
         })
 
-  const user: Origin = { actor: 'user' }
   return {
+    folder: repo.workRoot,
     recovery,
-    execute: (input, origin) =>
+    execute: (input, origin, executeOptions = {}) =>
       exclusive(
-        () => run({ input: input as Record<string, unknown>, origin }),
+        () => run(input, origin, executeOptions),
         () => touchedByCommand(input),
       ),
     setPolicy: (policy) => tool.configure(policy),
-
-    writeFile: (file, content, writeOptions) =>
-      userChange(
-        {
-          input: { command: 'create', path: file, file_text: content },
-          origin: user,
-          createExisting: writeOptions?.mustNotExist ? 'error' : 'overwrite',
-          command: 'write',
-        },
-        `Saved ${file}.`,
-      ),
-    renameFile: (from, to) =>
-      userChange(
-        { input: { command: 'rename', old_path: from, new_path: to }, origin: user },
-        `Renamed ${from} to ${to}.`,
-      ),
-    deleteFile: (file) =>
-      userChange({ input: { command: 'delete', path: file }, origin: user }, `Deleted ${file}.`),
-
-    tree: () => listTree(repo.workRoot),
-    readFile: (file) => readMemoryFile(repo.workRoot, file),
-    search: (query) => searchMemories(repo.workRoot, query),
 
     log: async (query) =>
       queryLog(repo.entries(), query.path ? { ...query, path: normalize(query.path) } : query),
@@ -263,14 +265,19 @@ export async function openVersionedMemory(
       ),
 
     onCommit(listener) {
-      listeners.add(listener)
-      return () => listeners.delete(listener)
+      commitListeners.add(listener)
+      return () => commitListeners.delete(listener)
+    },
+    onRecovery(listener) {
+      recoveryListeners.add(listener)
+      return () => recoveryListeners.delete(listener)
     },
     async close() {
       closed = true
       watcher?.close()
       await queue.idle()
-      listeners.clear()
+      commitListeners.clear()
+      recoveryListeners.clear()
     },
   }
 }
@@ -278,15 +285,15 @@ export async function openVersionedMemory(
 /** The facts of the commit for one successful Memory tool mutation. */
 export function intentFor(
   mutation: MemoryMutation,
-  origin: Origin | undefined,
+  origin: Origin,
   command: CommitCommand = mutation.command,
 ): CommitIntent {
   const [first = '/memories', second] = mutation.paths
   const subject =
     mutation.command === 'rename' && second ? `rename ${first} -> ${second}` : `${command} ${first}`
-  const claude = origin?.actor === 'claude' ? origin : null
+  const claude = origin.actor === 'claude' ? origin : null
   return {
-    actor: origin?.actor ?? 'claude',
+    actor: origin.actor,
     command,
     subject,
     paths: mutation.paths,
@@ -297,7 +304,7 @@ export function intentFor(
   }
 }
 
-// A path the restore will refuse touches nothing.
+// A path the restore will refuse touches nothing (the restore reports the refusal itself).
 function touchedByUserPath(virtual: string): ReadonlyArray<string> {
   try {
     const relative = toRelative(virtual)
@@ -309,17 +316,4 @@ function touchedByUserPath(virtual: string): ReadonlyArray<string> {
 
 function normalize(virtual: string): string {
   return toVirtual(toRelative(virtual))
-}
-
-// The tool's messages are written for Claude ("Error: …"); people get the same words
-// without the prefix, and a code the UI can act on.
-function toUserError(content: ExecuteOutcome['content']): CairnError {
-  const text = typeof content === 'string' ? content : 'The change was refused.'
-  const message = text.replace(/^Error:\s*/, '')
-  const code = /already exists/.test(message)
-    ? 'exists'
-    : /does not exist/.test(message)
-      ? 'not-found'
-      : 'refused'
-  return new CairnError(code, message)
 }

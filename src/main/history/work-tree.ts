@@ -1,9 +1,9 @@
-import { lstatSync, readdirSync, readFileSync, type Dirent, type Stats } from 'node:fs'
-import { lstat, mkdir, rm, rmdir } from 'node:fs/promises'
+import { lstatSync, readdirSync, readFileSync, type Dirent } from 'node:fs'
+import { mkdir, rm, rmdir } from 'node:fs/promises'
 import path from 'node:path'
-import { CairnError } from '../errors'
-import { atomicWrite } from '../memory/fs-safe'
-import { TEMP_FILE_PREFIX } from '../memory/types'
+import { CairnError } from '../lib/errors'
+import { atomicWrite, DIR_MODE, TEMP_FILE_PREFIX } from '../lib/atomic-write'
+import { isMissing, lstatInside, lstatOrNull } from '../lib/lstat-inside'
 import type { ObjectStore } from './object-store'
 import { childrenOf, type Node, type TreeNode } from './tree-state'
 
@@ -115,7 +115,7 @@ export async function writeFileSafely(
   for (const segment of segments.slice(0, -1)) {
     dir = path.join(dir, segment)
     const stats = await lstatOrNull(dir)
-    if (!stats) await mkdir(dir, { mode: 0o700 })
+    if (!stats) await mkdir(dir, { mode: DIR_MODE })
     else if (!stats.isDirectory()) {
       throw new CairnError('conflict', `A file is in the way of /memories/${relative}.`)
     }
@@ -128,22 +128,6 @@ export async function writeFileSafely(
   await atomicWrite(target, content)
 }
 
-/**
- * `lstat` of `root/relative`, or null when it is missing or any folder on the way is not a
- * real folder (a symlink could lead out of the memory folder).
- */
-export async function lstatInside(root: string, relative: string): Promise<Stats | null> {
-  let current = root
-  const segments = relative === '' ? [] : relative.split('/')
-  for (const [i, segment] of segments.entries()) {
-    current = path.join(current, segment)
-    const stats = await lstatOrNull(current)
-    if (!stats || i === segments.length - 1) return stats
-    if (!stats.isDirectory()) return null
-  }
-  return lstatOrNull(root)
-}
-
 /** Deletes `root/relative` (a file) and then any parent folders it left empty. */
 export async function deleteFileAndPrune(root: string, relative: string): Promise<void> {
   // Never through a symlinked folder: that would delete a file outside the memory folder.
@@ -154,21 +138,8 @@ export async function deleteFileAndPrune(root: string, relative: string): Promis
     try {
       await rmdir(path.join(root, ...segments.slice(0, depth)))
     } catch {
+      // Not empty (or already gone): the folders above it stay as well.
       break
     }
   }
-}
-
-async function lstatOrNull(file: string) {
-  try {
-    return await lstat(file)
-  } catch (error) {
-    if (isMissing(error)) return null
-    throw error
-  }
-}
-
-function isMissing(error: unknown): boolean {
-  const code = (error as NodeJS.ErrnoException).code
-  return code === 'ENOENT' || code === 'ENOTDIR'
 }

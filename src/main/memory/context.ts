@@ -1,5 +1,6 @@
 /** What every command needs: the real root, the limits, the policies and the usage cache. */
 
+import type { Logger } from '../lib/logger'
 import type { UsageCache } from './usage'
 import type { MemoryLimits, MemoryPolicy } from './types'
 
@@ -9,4 +10,6 @@ export interface CommandContext {
   readonly limits: MemoryLimits
   readonly policy: MemoryPolicy
   readonly usage: UsageCache
+  /** Where best-effort steps that failed (a folder flush after a write) are reported. */
+  readonly logger: Logger
 }

@@ -1,15 +1,10 @@
 /** The `create` command: writes a whole file, creating its folders. */
 
 import path from 'node:path'
+import type { CreateExistingPolicy } from '../../shared/types'
 import type { CommandContext } from './context'
-import {
-  atomicWrite,
-  ensureDirectories,
-  lookup,
-  readRegularFile,
-  realPath,
-  removeDirectories,
-} from './fs-safe'
+import { atomicWrite } from '../lib/atomic-write'
+import { ensureDirectories, lookup, readRegularFile, realPath, removeDirectories } from './fs-safe'
 import { CommandError, specialMessage, success } from './outcome'
 import type { ParsedMemoryPath } from './path-rules'
 import type { MemoryExecution } from './types'
@@ -20,27 +15,32 @@ export async function create(
   ctx: CommandContext,
   target: ParsedMemoryPath,
   fileText: string,
-  createExisting: 'overwrite' | 'error',
+  createExisting: CreateExistingPolicy,
 ): Promise<MemoryExecution> {
   const { virtual, relative } = target
   if (relative === '') {
     throw new CommandError(
+      'not-a-file',
       `Error: ${virtual} is the memory directory itself; create needs a file path such as /memories/notes.md.`,
     )
   }
   const found = await lookup(ctx.root, relative)
-  if (found.kind === 'special') throw new CommandError(specialMessage(virtual))
+  if (found.kind === 'special') throw new CommandError('special-file', specialMessage(virtual))
   if (found.kind === 'under-file') {
     throw new CommandError(
+      'conflict',
       `Error: Cannot create ${virtual}: /memories/${found.at} is a file, not a directory.`,
     )
   }
   if (found.kind === 'directory') {
-    throw new CommandError(`Error: ${virtual} is a directory; create needs a file path.`)
+    throw new CommandError(
+      'not-a-file',
+      `Error: ${virtual} is a directory; create needs a file path.`,
+    )
   }
   const exists = found.kind === 'file'
   if (exists && createExisting === 'error') {
-    throw new CommandError(`Error: File ${virtual} already exists`)
+    throw new CommandError('exists', `Error: File ${virtual} already exists`)
   }
   const real = realPath(ctx.root, relative)
   const plan = {
@@ -55,7 +55,10 @@ export async function create(
   const parentReady = exists || (found.kind === 'missing' && found.parentIsDirectory)
   const created = parentReady ? [] : await ensureDirectories(ctx.root, parent)
   try {
-    await atomicWrite(real, fileText, () => scanWrite(ctx, plan))
+    await atomicWrite(real, fileText, {
+      beforeCommit: () => scanWrite(ctx, plan),
+      logger: ctx.logger,
+    })
   } catch (error) {
     await removeDirectories(created)
     throw error

@@ -7,7 +7,8 @@ import type { CommandContext } from './context'
 import { lookup, realPath } from './fs-safe'
 import { CommandError, specialMessage, success } from './outcome'
 import type { ParsedMemoryPath } from './path-rules'
-import { TEMP_FILE_PREFIX, type MemoryExecution } from './types'
+import { TEMP_FILE_PREFIX } from '../lib/atomic-write'
+import type { MemoryExecution } from './types'
 import { measure } from './usage'
 
 /**
@@ -19,11 +20,12 @@ export async function deletePath(
   target: ParsedMemoryPath,
 ): Promise<MemoryExecution> {
   const { virtual, relative } = target
-  if (relative === '') throw new CommandError('Error: Cannot delete the /memories directory itself')
+  if (relative === '')
+    throw new CommandError('invalid-path', 'Error: Cannot delete the /memories directory itself')
   const found = await lookup(ctx.root, relative)
-  if (found.kind === 'special') throw new CommandError(specialMessage(virtual))
+  if (found.kind === 'special') throw new CommandError('special-file', specialMessage(virtual))
   if (found.kind === 'missing' || found.kind === 'under-file') {
-    throw new CommandError(`Error: The path ${virtual} does not exist`)
+    throw new CommandError('not-found', `Error: The path ${virtual} does not exist`)
   }
   const real = realPath(ctx.root, relative)
   const parent = path.dirname(real)
@@ -37,7 +39,10 @@ export async function deletePath(
     const aside = path.join(parent, `${TEMP_FILE_PREFIX}${randomUUID()}`)
     await fs.rename(real, aside)
     ctx.usage.add(-removed.files, -removed.bytes)
-    await fs.rm(aside, { recursive: true, force: true }).catch(() => {})
+    // The folder is gone for Claude already; a leftover hidden folder is removed at next start.
+    await fs
+      .rm(aside, { recursive: true, force: true })
+      .catch((error: unknown) => ctx.logger.warn('Could not remove a deleted folder', error))
   }
   return success(`Successfully deleted ${virtual}`, {
     command: 'delete',

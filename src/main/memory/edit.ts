@@ -2,7 +2,8 @@
 
 import type { Stats } from 'node:fs'
 import type { CommandContext } from './context'
-import { atomicWrite, lookup, readRegularFile, realPath } from './fs-safe'
+import { atomicWrite } from '../lib/atomic-write'
+import { lookup, readRegularFile, realPath } from './fs-safe'
 import { CommandError, specialMessage, success } from './outcome'
 import type { ParsedMemoryPath } from './path-rules'
 import {
@@ -22,6 +23,11 @@ import { guardWrite, scanWrite } from './write-guard'
 const MAX_SNIPPET_CHARS = 8_000
 /** Lines of context shown above and below an edit. */
 const SNIPPET_CONTEXT = 2
+/**
+ * An edit reads files up to this many times the per-file write limit, so a file that grew
+ * past the limit outside Cairn can still be shortened; anything larger is refused unread.
+ */
+const EDIT_READ_FACTOR = 4
 
 /** Runs `str_replace`: replaces the one occurrence of `oldStr` in the whole file by `newStr`. */
 export async function strReplace(
@@ -38,18 +44,21 @@ export async function strReplace(
   )
   if (oldStr === '') {
     throw new CommandError(
+      'invalid-input',
       'Error: `old_str` must not be empty. Give the exact text to replace (use insert to add text).',
     )
   }
   const found = findOccurrences(file.text, oldStr)
   if (found.length === 0) {
     throw new CommandError(
+      'no-match',
       `No replacement was performed, old_str \`${oldStr}\` did not appear verbatim in ${virtual}.`,
     )
   }
   if (found.length > 1) {
     const lines = found.map((at) => lineOf(file.text, at)).join(', ')
     throw new CommandError(
+      'ambiguous-match',
       `No replacement was performed. Multiple occurrences of old_str \`${oldStr}\` in lines: ${lines}. Please ensure it is unique`,
     )
   }
@@ -77,6 +86,7 @@ export async function insert(
   const lines = splitLines(file.text)
   if (insertLine < 0 || insertLine > lines.lines.length) {
     throw new CommandError(
+      'invalid-range',
       `Error: Invalid \`insert_line\` parameter: ${insertLine}. It should be within the range of lines of the file: [0, ${lines.lines.length}]`,
     )
   }
@@ -101,18 +111,21 @@ async function readTextFile(
   missingMessage: string,
 ): Promise<TextFile> {
   const found = await lookup(ctx.root, target.relative)
-  if (found.kind === 'special') throw new CommandError(specialMessage(target.virtual))
+  if (found.kind === 'special')
+    throw new CommandError('special-file', specialMessage(target.virtual))
   // The official handler answers "does not exist" for a directory too.
-  if (found.kind !== 'file') throw new CommandError(missingMessage)
+  if (found.kind !== 'file') throw new CommandError('not-found', missingMessage)
   const real = realPath(ctx.root, target.relative)
-  if (found.stats.size > ctx.limits.maxFileBytes * 4) {
+  if (found.stats.size > ctx.limits.maxFileBytes * EDIT_READ_FACTOR) {
     throw new CommandError(
+      'too-large',
       `Error: ${target.virtual} is too large to edit (${found.stats.size.toLocaleString('en-US')} bytes).`,
     )
   }
   const text = decodeText(await readRegularFile(real), target.virtual)
   if (splitLines(text).lines.length > MAX_LINES) {
     throw new CommandError(
+      'too-large',
       `File ${target.virtual} exceeds maximum line limit of ${MAX_LINES.toLocaleString('en-US')} lines.`,
     )
   }
@@ -133,7 +146,10 @@ async function writeText(
     previousText: async () => file.text,
   }
   const change = await guardWrite(ctx, plan)
-  await atomicWrite(file.real, next, () => scanWrite(ctx, plan))
+  await atomicWrite(file.real, next, {
+    beforeCommit: () => scanWrite(ctx, plan),
+    logger: ctx.logger,
+  })
   ctx.usage.add(change.files, change.bytes)
 }
 

@@ -1,26 +1,17 @@
 /**
- * The disk side of the handler: symlink-safe lookups, atomic writes, owner-only modes.
- * Every function takes the real root and a posix `relative` path that already passed the path rules.
+ * The disk side of the handler: symlink-safe lookups and owner-only folders (its writes go
+ * through `lib/atomic-write`). Every function takes the real root and a posix `relative` path
+ * that already passed the path rules.
  *
- * The metadata calls on the command path (realpath, lstat, open, write, rename, close) are
- * synchronous: each takes microseconds on a local disk, while each async hop through libuv's
- * thread pool cost more than the call itself and, on a busy machine, a scheduling delay on top.
- * The fsyncs, which take milliseconds, stay asynchronous so the event loop keeps running.
+ * The metadata calls on the command path (realpath, lstat, open) are synchronous: each takes
+ * microseconds on a local disk, while each async hop through libuv's thread pool cost more
+ * than the call itself and, on a busy machine, a scheduling delay on top.
  */
 
-import { randomUUID } from 'node:crypto'
 import fss, { constants, type Stats } from 'node:fs'
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import { promisify } from 'node:util'
-import { TEMP_FILE_PREFIX } from './types'
-
-const fsync = promisify(fss.fsync)
-
-/** Mode of every file the handler writes: owner read/write only. */
-export const FILE_MODE = 0o600
-/** Mode of every folder the handler creates: owner only. */
-export const DIR_MODE = 0o700
+import { DIR_MODE } from '../lib/atomic-write'
 
 // 0 where the platform lacks it (Windows); the lstat walk below still refuses links there.
 const O_NOFOLLOW = constants.O_NOFOLLOW ?? 0
@@ -81,6 +72,7 @@ function realpathOrNull(real: string): string | null {
   try {
     return fss.realpathSync.native(real)
   } catch {
+    // Missing (or a dangling link): the segment-by-segment walk tells which.
     return null
   }
 }
@@ -159,66 +151,6 @@ export async function ensureDirectories(
 /** Removes folders `ensureDirectories` created (deepest first), ignoring ones that are gone. */
 export async function removeDirectories(created: ReadonlyArray<string>): Promise<void> {
   for (const dir of [...created].reverse()) await fs.rmdir(dir).catch(() => {})
-}
-
-/**
- * Writes `data` to `real` atomically: a hidden temp file in the same folder, fsync, rename over
- * the target, fsync the folder. The temp file never survives a failure. `beforeCommit` (e.g. the
- * secret scan) runs while the temp file is flushed; if it throws, nothing is renamed.
- */
-export async function atomicWrite(
-  real: string,
-  data: string | Uint8Array,
-  beforeCommit: () => Promise<void> = async () => {},
-): Promise<void> {
-  const dir = path.dirname(real)
-  const temp = path.join(dir, `${TEMP_FILE_PREFIX}${randomUUID()}`)
-  let fd: number | undefined
-  try {
-    // The mode is only ever narrowed by the umask, so the file is never more than owner-only.
-    fd = fss.openSync(temp, WRITE_NEW | O_NOFOLLOW, FILE_MODE)
-    fss.writeFileSync(fd, data)
-    const [flush, check] = await Promise.allSettled([fsync(fd), beforeCommit()])
-    if (flush.status === 'rejected') throw flush.reason
-    if (check.status === 'rejected') throw check.reason
-    fss.closeSync(fd)
-    fd = undefined
-    fss.renameSync(temp, real)
-  } catch (error) {
-    if (fd !== undefined) closeQuietly(fd)
-    try {
-      fss.unlinkSync(temp)
-    } catch {
-      // Never created, or already renamed.
-    }
-    throw error
-  }
-  // The rename has happened: the new content is in place, so reporting a failure now would
-  // tell Claude (and history) that nothing changed when something did. Durability of the
-  // folder entry is best effort from here.
-  await syncDirectory(dir).catch(() => {})
-}
-
-const WRITE_NEW = constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY
-
-/** Flushes a folder's entries (a rename is durable only once its folder is). */
-export async function syncDirectory(dir: string): Promise<void> {
-  // Windows cannot open a folder for fsync; its rename is already journaled by NTFS.
-  if (process.platform === 'win32') return
-  const fd = fss.openSync(dir, constants.O_RDONLY)
-  try {
-    await fsync(fd)
-  } finally {
-    fss.closeSync(fd)
-  }
-}
-
-function closeQuietly(fd: number): void {
-  try {
-    fss.closeSync(fd)
-  } catch {
-    // Already closed.
-  }
 }
 
 /** Node's errno code of an error, if any. */

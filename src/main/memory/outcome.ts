@@ -1,11 +1,17 @@
 /** Results of one command, and the error type for refusals written for Claude. */
 
+import type { MemoryErrorCode } from '../../shared/errors'
 import type { MemoryContentBlock, MemoryExecution, MemoryMutation } from './types'
 
-/** A refusal whose message goes to Claude exactly as written. */
+/**
+ * A refusal: `content` goes to Claude exactly as written, `code` tells the app (and the
+ * person, for their own edits) which refusal it was without reading the words.
+ */
 export class CommandError extends Error {
-  readonly code = 'memory_command_refused'
-  constructor(readonly content: string) {
+  constructor(
+    readonly code: MemoryErrorCode,
+    readonly content: string,
+  ) {
     super(content)
     this.name = 'CommandError'
   }
@@ -16,12 +22,12 @@ export function success(
   content: string | ReadonlyArray<MemoryContentBlock>,
   mutation: MemoryMutation | null = null,
 ): MemoryExecution {
-  return { content, isError: false, mutation }
+  return { content, isError: false, mutation, errorCode: null }
 }
 
 /** A failed command's result. */
-export function failure(content: string): MemoryExecution {
-  return { content, isError: true, mutation: null }
+export function failure(refusal: CommandError): MemoryExecution {
+  return { content: refusal.content, isError: true, mutation: null, errorCode: refusal.code }
 }
 
 /** Message for a path that is, or passes through, a symlink or special file. */
@@ -29,21 +35,30 @@ export function specialMessage(virtualPath: string): string {
   return `Error: The path ${virtualPath} is (or passes through) a symbolic link or special file. Memory only works with regular files and folders and never follows links.`
 }
 
-/** Turns an unexpected file-system error into words, never a host path or raw errno text. */
-export function unexpectedMessage(error: unknown): string {
-  const code =
+// What an errno means for the person, and the refusal's code.
+const ERRNO_REASONS: Readonly<Record<string, readonly [MemoryErrorCode, string]>> = {
+  ENOSPC: ['disk-full', 'the disk is full'],
+  EDQUOT: ['disk-full', 'the disk is full'],
+  EACCES: ['access-denied', 'permission was denied by the operating system'],
+  EPERM: ['access-denied', 'permission was denied by the operating system'],
+  EROFS: ['read-only', 'the memory folder is read-only'],
+  ENOTDIR: ['conflict', 'a file is in the way of a folder on that path'],
+  EBUSY: ['io-error', 'a file is in use by another program'],
+  ENAMETOOLONG: ['invalid-path', 'the path is too long for this system'],
+}
+
+/**
+ * Turns an unexpected file-system error into a refusal in words, never a host path or raw
+ * errno text.
+ */
+export function unexpectedFailure(error: unknown): CommandError {
+  const errno =
     typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined
-  const reason =
-    code === 'ENOSPC' || code === 'EDQUOT'
-      ? 'the disk is full'
-      : code === 'EACCES' || code === 'EPERM'
-        ? 'permission was denied by the operating system'
-        : code === 'EROFS'
-          ? 'the memory folder is read-only'
-          : code === 'EBUSY'
-            ? 'a file is in use by another program'
-            : code === 'ENAMETOOLONG'
-              ? 'the path is too long for this system'
-              : 'of an unexpected file system error'
-  return `Error: The memory command failed because ${reason}. Nothing was changed.`
+  const [code, reason] = (typeof errno === 'string' && Object.hasOwn(ERRNO_REASONS, errno)
+    ? ERRNO_REASONS[errno]
+    : undefined) ?? ['io-error', 'of an unexpected file system error']
+  return new CommandError(
+    code,
+    `Error: The memory command failed because ${reason}. Nothing was changed.`,
+  )
 }

@@ -18,25 +18,29 @@ export async function rename(
   to: ParsedMemoryPath,
 ): Promise<MemoryExecution> {
   if (from.relative === '') {
-    throw new CommandError('Error: Cannot rename the /memories directory itself')
+    throw new CommandError('invalid-path', 'Error: Cannot rename the /memories directory itself')
   }
   const source = await lookup(ctx.root, from.relative)
-  if (source.kind === 'special') throw new CommandError(specialMessage(from.virtual))
+  if (source.kind === 'special')
+    throw new CommandError('special-file', specialMessage(from.virtual))
   if (source.kind === 'missing' || source.kind === 'under-file') {
-    throw new CommandError(`Error: The path ${from.virtual} does not exist`)
+    throw new CommandError('not-found', `Error: The path ${from.virtual} does not exist`)
   }
   if (to.relative === '' || to.relative === from.relative) {
-    throw new CommandError(`Error: The destination ${to.virtual} already exists`)
+    throw new CommandError('exists', `Error: The destination ${to.virtual} already exists`)
   }
   if (to.relative.startsWith(`${from.relative}/`)) {
     throw new CommandError(
+      'invalid-path',
       `Error: Cannot move the directory ${from.virtual} into itself (${to.virtual}).`,
     )
   }
   const destination = await lookup(ctx.root, to.relative)
-  if (destination.kind === 'special') throw new CommandError(specialMessage(to.virtual))
+  if (destination.kind === 'special')
+    throw new CommandError('special-file', specialMessage(to.virtual))
   if (destination.kind === 'under-file') {
     throw new CommandError(
+      'conflict',
       `Error: Cannot rename to ${to.virtual}: /memories/${destination.at} is a file, not a directory.`,
     )
   }
@@ -47,7 +51,7 @@ export async function rename(
     to.relative.toLowerCase() === from.relative.toLowerCase()
   // On a case-insensitive disk `Notes.md` → `notes.md` finds the source itself: a case change.
   if (destination.kind !== 'missing' && !sameEntry) {
-    throw new CommandError(`Error: The destination ${to.virtual} already exists`)
+    throw new CommandError('exists', `Error: The destination ${to.virtual} already exists`)
   }
   if (source.kind === 'directory') await checkMovedPaths(ctx, from, to)
 
@@ -84,6 +88,7 @@ async function checkMovedPaths(
     const depth = to.relative.split('/').length + relative.split('/').length
     if (length > MAX_PATH_LENGTH || depth > MAX_DEPTH) {
       throw new CommandError(
+        'invalid-path',
         `Error: Cannot rename ${from.virtual} to ${to.virtual}: a path inside it would become longer than ${MAX_PATH_LENGTH} characters or deeper than ${MAX_DEPTH} folders.`,
       )
     }

@@ -69,6 +69,7 @@ export async function measure(dir: string): Promise<Usage> {
     try {
       entries = await fs.readdir(current, { withFileTypes: true })
     } catch {
+      // Removed or unreadable since it was found: it holds nothing Claude can write to.
       continue
     }
     const sizes: Promise<void>[] = []

@@ -34,9 +34,11 @@ export async function view(
   viewRange: readonly [number, number] | undefined,
 ): Promise<MemoryExecution> {
   const found = await lookup(ctx.root, target.relative)
-  if (found.kind === 'special') throw new CommandError(specialMessage(target.virtual))
+  if (found.kind === 'special')
+    throw new CommandError('special-file', specialMessage(target.virtual))
   if (found.kind === 'missing' || found.kind === 'under-file') {
     throw new CommandError(
+      'not-found',
       `The path ${target.virtual} does not exist. Please provide a valid path.`,
     )
   }
@@ -58,6 +60,7 @@ async function viewText(
 ): Promise<string> {
   if (size > MAX_VIEW_FILE_BYTES) {
     throw new CommandError(
+      'too-large',
       `Error: File ${virtual} is too large to view (${size.toLocaleString('en-US')} bytes).`,
     )
   }
@@ -65,6 +68,7 @@ async function viewText(
   const { lines } = splitLines(text)
   if (lines.length > MAX_LINES) {
     throw new CommandError(
+      'too-large',
       `File ${virtual} exceeds maximum line limit of ${MAX_LINES.toLocaleString('en-US')} lines.`,
     )
   }
@@ -82,12 +86,14 @@ export function resolveRange(
   const shown = `[${start}, ${end}]`
   if (start < 1 || start > Math.max(lineCount, 1)) {
     throw new CommandError(
+      'invalid-range',
       `Error: Invalid \`view_range\`: ${shown}. Its first element \`${start}\` should be within the range of lines of the file: [1, ${Math.max(lineCount, 1)}]`,
     )
   }
   if (end === -1) return [start, lineCount]
   if (end < start) {
     throw new CommandError(
+      'invalid-range',
       `Error: Invalid \`view_range\`: ${shown}. Its second element \`${end}\` should be -1 or larger than or equal to its first element \`${start}\``,
     )
   }
@@ -101,6 +107,7 @@ export function decodeText(bytes: Uint8Array, virtual: string): string {
     return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes)
   } catch {
     throw new CommandError(
+      'not-text',
       `Error: ${virtual} is not UTF-8 text. Memory shows and edits text files, and shows .png and .jpg images.`,
     )
   }
@@ -116,12 +123,14 @@ async function viewImage(
   const max = ctx.limits.maxImageBytes
   if (size > max) {
     throw new CommandError(
+      'too-large',
       `Error: The image ${virtual} is ${size.toLocaleString('en-US')} bytes; images up to ${max.toLocaleString('en-US')} bytes can be viewed.`,
     )
   }
   const bytes = await readRegularFile(real)
   if (!hasSignature(bytes, mediaType)) {
     throw new CommandError(
+      'not-text',
       `Error: ${virtual} is not a valid ${mediaType === 'image/png' ? 'PNG' : 'JPEG'} image.`,
     )
   }
@@ -158,6 +167,7 @@ async function listDirectory(real: string, virtual: string, ownSize: number): Pr
     try {
       entries = await fs.readdir(dir, { withFileTypes: true })
     } catch {
+      // Removed or unreadable since it was listed: it shows without its contents.
       return
     }
     // Only what a memory path can name: no hidden items, links, devices or unaddressable names.

@@ -2,13 +2,13 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { CairnError } from '../errors'
+import { CairnError } from '../lib/errors'
 import { describeStartupFailure, StartupError, startupFailureDialog } from './startup-failure'
 
 describe('describeStartupFailure', () => {
   it('keeps the message of errors meant for people', () => {
-    const inUse = new CairnError('locked', 'Another Cairn is already using this data folder.')
-    expect(describeStartupFailure(inUse)).toBe('Another Cairn is already using this data folder.')
+    const refused = new CairnError('read-only', 'The memory folder is on a read-only disk.')
+    expect(describeStartupFailure(refused)).toBe('The memory folder is on a read-only disk.')
     expect(describeStartupFailure(new StartupError('The window could not load.'))).toBe(
       'The window could not load.',
     )

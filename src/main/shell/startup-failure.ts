@@ -1,4 +1,4 @@
-import { CairnError } from '../errors'
+import { CairnError } from '../lib/errors'
 
 /** A start-up failure found by the shell itself (the window could not load its page…). */
 export class StartupError extends Error {

@@ -1,7 +1,7 @@
 import { useCallback, useEffect } from 'react'
 import type { AppCommand } from '../../../../shared/types'
 import { api } from '../../lib/api'
-import { useNavigation } from './navigation'
+import { useNavigation } from '../../lib/navigation'
 
 /**
  * App-wide keys: Ctrl/Cmd+N new chat, Ctrl/Cmd+L focus the composer, Ctrl/Cmd+1/2 Memory or

@@ -2,10 +2,11 @@ import { constants } from 'node:fs'
 import { lstat, readdir, readFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { MemoryEntry, MemoryFile, MemorySearchHit } from '../../shared/types'
-import { CairnError } from '../errors'
-import { IMAGE_TYPES } from '../memory/view'
-import { segmentsOf, toRelative, toVirtual } from './paths'
-import { lstatInside } from './work-tree'
+import { CairnError } from '../lib/errors'
+import { IMAGE_TYPES } from '../memory'
+import { segmentsOf, toRelative, toVirtual } from '../history'
+import { lstatInside } from '../lib/lstat-inside'
+import { decodeUtf8 } from '../lib/text'
 
 /** Hidden entries (which include temp files) and node_modules never show in the browser. */
 function isListed(name: string): boolean {
@@ -99,16 +100,6 @@ export async function searchMemories(
     }
   }
   return hits
-}
-
-/** UTF-8 text, or null for binary content. */
-export function decodeUtf8(bytes: Uint8Array): string | null {
-  if (bytes.includes(0)) return null
-  try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(bytes)
-  } catch {
-    return null
-  }
 }
 
 function notFound(virtual: string): CairnError {
