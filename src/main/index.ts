@@ -191,6 +191,10 @@ async function createWindow(appCore: Core): Promise<BrowserWindow> {
       console.warn('[cairn] could not remember the window position', error)
     }
   })
+  window.webContents.on('render-process-gone', (_event, details) => {
+    if (details.reason === 'clean-exit' || window.isDestroyed()) return
+    void recoverWindow(window, details.reason)
+  })
   const stopEvents = forwardEvents(appCore, window.webContents)
   window.on('closed', () => {
     stopEvents()
@@ -207,6 +211,32 @@ async function createWindow(appCore: Core): Promise<BrowserWindow> {
     )
   }
   return window
+}
+
+/**
+ * The page's process died (a crash, the system reclaiming memory). Before the window was
+ * ever shown that is a failed start; afterwards the person is told and can reload, since
+ * everything lives in main and nothing was lost with the page.
+ */
+async function recoverWindow(window: BrowserWindow, reason: string): Promise<void> {
+  console.error(`[cairn] the window's page stopped: ${reason}`)
+  if (!window.isVisible()) {
+    await failStartup(new StartupError('The window stopped while it was opening.'))
+    return
+  }
+  const { response } = await dialog.showMessageBox(window, {
+    type: 'error',
+    message: 'Cairn’s window stopped unexpectedly',
+    detail:
+      'Your chats and memory are kept by Cairn itself, not by the window, so nothing was lost. Reload the window to go on.',
+    buttons: ['Reload', 'Quit'],
+    defaultId: 0,
+    cancelId: 1,
+    noLink: true,
+  })
+  if (window.isDestroyed()) return
+  if (response === 0) window.reload()
+  else app.quit()
 }
 
 /** Brings the window back (creating it on macOS, where closing it keeps Cairn running). */

@@ -240,6 +240,9 @@ export function createElectronStandIn(options: StandInOptions): ElectronStandIn 
     restore() {
       this.minimized = false
     }
+    reload() {
+      record('window.reload')
+    }
     setBounds(bounds: Rect) {
       this.bounds = { ...bounds }
     }
@@ -311,7 +314,10 @@ export function createElectronStandIn(options: StandInOptions): ElectronStandIn 
       },
     },
     dialog: {
-      async showMessageBox(dialogOptions: unknown) {
+      async showMessageBox(...args: unknown[]) {
+        // (options) or (parent window, options), as Electron takes them.
+        const dialogOptions = args[0] instanceof FakeBrowserWindow ? args[1] : args[0]
+        if (args[0] instanceof FakeBrowserWindow) record('dialog.parent', args[0])
         record('dialog.showMessageBox', dialogOptions)
         return { response: options.dialogResponse ?? 1, checkboxChecked: false }
       },

@@ -551,6 +551,29 @@ describe('the built main bundle in Node, with a recording stand-in for electron'
     ])
   })
 
+  it('offers to reload a window whose page crashed, and reloads it', async () => {
+    vi.spyOn(console, 'error').mockImplementation(() => undefined)
+    const { standIn, window } = await startApp({ dialogResponse: 0 })
+    window.webContents.emit('render-process-gone', fakeEvent(), {
+      reason: 'crashed',
+      exitCode: 139,
+    })
+    const dialog = await standIn.waitFor('dialog.showMessageBox')
+    expect(dialog.args[0]).toMatchObject({
+      type: 'error',
+      message: 'Cairn’s window stopped unexpectedly',
+      buttons: ['Reload', 'Quit'],
+    })
+    await standIn.waitFor('window.reload')
+    expect(standIn.callsOf('app.exit')).toHaveLength(0)
+    // A page that closed normally is no crash.
+    window.webContents.emit('render-process-gone', fakeEvent(), {
+      reason: 'clean-exit',
+      exitCode: 0,
+    })
+    expect(standIn.callsOf('dialog.showMessageBox')).toHaveLength(1)
+  })
+
   it('leaves the start to the instance already running', async () => {
     const userData = await tempDir()
     const standIn = await start({ userData, singleInstance: false }, { CAIRN_DATA_DIR: undefined })
