@@ -14,6 +14,7 @@ import {
   type RepackOptions,
   type RepackReport,
 } from './objects/repack'
+import type { Logger } from '../lib/logger'
 import type { SerialQueue } from '../lib/serial-queue'
 
 export interface MaintenanceSettings {
@@ -63,6 +64,8 @@ export function createMaintainer(options: {
    * the commits); it gets the same `pause` as packing.
    */
   verify?: (pause: () => Promise<void>) => Promise<void>
+  /** Told about background passes that failed (they are tried again at the next trigger). */
+  logger?: Logger
 }): Maintainer {
   const { store, queue, head } = options
   const settings = { ...DEFAULTS, ...options.settings }
@@ -102,6 +105,7 @@ export function createMaintainer(options: {
     } catch (error) {
       if (error instanceof RepackAborted) throw error
       failure = error as Error
+      options.logger?.warn('The history index check failed', error)
     }
   }
 
@@ -137,7 +141,9 @@ export function createMaintainer(options: {
       },
       (error: unknown) => {
         if (running === pass) running = null
-        if (!(error instanceof RepackAborted)) failure = error as Error
+        if (error instanceof RepackAborted) return
+        failure = error as Error
+        options.logger?.warn('History maintenance failed; it is tried again later', error)
       },
     )
     return pass

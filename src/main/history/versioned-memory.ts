@@ -91,6 +91,7 @@ export async function openVersionedMemory(
   const maintainer = createMaintainer({
     store: repo.store,
     queue,
+    logger,
     head: () => repo.head(),
     settings:
       options.maintenance === false
