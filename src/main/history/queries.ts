@@ -1,4 +1,5 @@
 import type { CommitSummary, LogPage } from '../../shared/types'
+import { reviewFactsOf } from './commit-message'
 import type { IndexEntry } from './side-index'
 import type { LogQuery } from './types'
 
@@ -16,6 +17,7 @@ export function toSummary(entry: IndexEntry): CommitSummary {
     toolUseId: entry.toolUseId,
     overwrite: entry.overwrite,
     restoredFrom: entry.restoredFrom,
+    ...reviewFactsOf(entry),
   }
 }
 

@@ -10,6 +10,7 @@ import {
   type MemoryMutation,
   type MemoryPolicy,
 } from '../memory'
+import { reviewFactsOf } from './commit-message'
 import { diffFile, readAt, showCommit } from './inspect'
 import { openRepo } from './open-repo'
 import {
@@ -26,7 +27,7 @@ import { restoreDeleted } from './restore-deleted'
 import { restoreFile } from './restore-file'
 import { revert } from './revert'
 import type { IndexEntry } from './side-index'
-import type { ExecuteOptions, ExecuteOutcome, Origin, VersionedMemory } from './types'
+import type { ExecuteOptions, ExecuteOutcome, Origin, RunVerdict, VersionedMemory } from './types'
 import { watchFolder } from './watcher'
 
 /** Quiet time after the last file-system event before outside edits are committed. */
@@ -173,10 +174,26 @@ export async function openVersionedMemory(
     origin: Origin,
     runOptions: ExecuteOptions,
   ): Promise<ExecuteOutcome> {
-    const result = await tool.execute(input, { createExisting: runOptions.createExisting })
+    const toolOptions = { createExisting: runOptions.createExisting }
+    let verdict: RunVerdict = { run: true }
+    if (runOptions.beforeRun) {
+      const dry = await tool.preview(input, toolOptions)
+      if (dry.isError) return { ...dry, commit: null }
+      if (dry.planned) {
+        verdict = await runOptions.beforeRun(dry.planned)
+        if (!verdict.run) {
+          return { ...dry, content: '', mutation: null, commit: null, held: true }
+        }
+      }
+    }
+    const result = await tool.execute(input, toolOptions)
     if (result.isError || !result.mutation) return { ...result, commit: null }
     const paths = result.mutation.paths.map(toRelative)
-    const intent = intentFor(result.mutation, origin, runOptions.commitAs)
+    const intent: CommitIntent = {
+      ...intentFor(result.mutation, origin, runOptions.commitAs),
+      ...(runOptions.subject ? { subject: runOptions.subject } : {}),
+      ...reviewFactsOf(verdict.run ? verdict : {}),
+    }
     let entry: IndexEntry | null
     try {
       entry = await repo.commit(paths, intent)

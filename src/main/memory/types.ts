@@ -34,11 +34,38 @@ export interface MemoryMutation {
   readonly overwrite: boolean
 }
 
+/**
+ * What a mutating command would do, from a dry run (`MemoryTool.preview`): the same checks and
+ * the same answer as the command itself, without touching the disk.
+ */
+export interface PlannedChange {
+  readonly command: MutatingCommand
+  /** Virtual path it changes (for a rename, the source). */
+  readonly path: string
+  /** For a rename: the destination. */
+  readonly newPath: string | null
+  readonly kind: 'file' | 'dir'
+  /** The file's text now; null when missing, a folder, or not UTF-8 text. */
+  readonly before: string | null
+  /** The file's full text afterwards; null when deleted or a folder. */
+  readonly after: string | null
+  /** For a folder: the virtual paths of the files it holds (the first `PLAN_FILE_LIST`). */
+  readonly files: ReadonlyArray<string>
+  readonly fileCount: number
+  /**
+   * The state of the paths the plan was made against (content hashes, or a folder's listing):
+   * a later plan with the same fingerprint would do exactly the same.
+   */
+  readonly fingerprint: string
+}
+
 /** `MemoryResult` plus the mutation it made (null for `view` and for failures). */
 export interface MemoryExecution extends MemoryResult {
   readonly mutation: MemoryMutation | null
   /** Which refusal it was, when `isError` (null for a success). */
   readonly errorCode: MemoryErrorCode | null
+  /** From `preview` only: what the command would change (null for `view` and refusals). */
+  readonly planned?: PlannedChange | null
 }
 
 /** Policies that settings may change while the app runs. */
@@ -69,6 +96,11 @@ export interface MemoryExecuteOptions {
 export interface MemoryTool {
   /** Runs one command exactly as Claude sent it (untrusted JSON). Never throws for bad input. */
   execute(input: unknown, options?: MemoryExecuteOptions): Promise<MemoryExecution>
+  /**
+   * A dry run of one command: every check the command makes (paths, limits, secrets), and on
+   * success its answer and `planned`, what it would change. Nothing is written.
+   */
+  preview(input: unknown, options?: MemoryExecuteOptions): Promise<MemoryExecution>
   /** Changes run-time policies (settings). */
   configure(policy: Partial<MemoryPolicy>): void
   /** The policies in force. */

@@ -1,0 +1,61 @@
+/**
+ * The `person-edited` rule: Claude writes to (or deletes) a file the person edited themselves
+ * in the last 24 hours, in the memory browser, by a restore, or in another editor. Their
+ * recent words are the ones most worth a second look before Claude changes them.
+ */
+import type { CommitSummary, LogPage, WriteFlag } from '../../../shared/types'
+import type { LogQuery } from '../../history'
+
+/** How recent an edit of the person's counts. */
+export const PERSON_EDIT_WINDOW_MS = 24 * 60 * 60 * 1000
+
+/** True for a commit that holds the person's own edit. */
+export function isPersonEdit(commit: CommitSummary): boolean {
+  return commit.actor === 'user' || commit.command === 'outside'
+}
+
+/**
+ * When the person last edited `path` (or anything under it) within the window before `now`,
+ * or null. Reads the timeline newest first and stops at the window's start.
+ */
+export async function lastPersonEdit(
+  log: (query: LogQuery) => Promise<LogPage>,
+  path: string,
+  now: number,
+): Promise<number | null> {
+  const since = now - PERSON_EDIT_WINDOW_MS
+  const limit = 100
+  for (let offset = 0; ; offset += limit) {
+    const page = await log({ offset, limit, path })
+    for (const commit of page.entries) {
+      if (commit.time < since) return null
+      if (isPersonEdit(commit)) return commit.time
+    }
+    if (offset + limit >= page.total) return null
+  }
+}
+
+/** The flag for a change to a file the person edited at `editedAt` (null: not recently). */
+export function personEditedFlags(
+  path: string,
+  editedAt: number | null,
+  now: number,
+): ReadonlyArray<WriteFlag> {
+  if (editedAt === null || now - editedAt > PERSON_EDIT_WINDOW_MS) return []
+  return [
+    {
+      rule: 'person-edited',
+      path,
+      line: null,
+      message: `You edited this yourself ${ago(now - editedAt)} before this change`,
+    },
+  ]
+}
+
+function ago(ms: number): string {
+  const minutes = Math.max(0, Math.round(ms / 60_000))
+  if (minutes < 1) return 'moments'
+  if (minutes < 60) return minutes === 1 ? '1 minute' : `${minutes} minutes`
+  const hours = Math.round(minutes / 60)
+  return hours === 1 ? '1 hour' : `${hours} hours`
+}
