@@ -74,7 +74,7 @@ export async function createCore(options: CoreOptions): Promise<Core> {
   const review = createReviewService({
     memory,
     logger,
-    onViewed: (file) => hygiene.noteViewed(file),
+    onViewed: (file) => void hygiene.noteViewed(file),
   })
   review.onPending((changes) => events.emit('review:pending', changes))
   const readLog = await openReadLog({ dataDir, logger })

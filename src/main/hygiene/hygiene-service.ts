@@ -37,8 +37,8 @@ export interface HygieneServiceOptions {
 }
 
 export interface HygieneService {
-  /** Claude viewed `path` (normalized): recorded when it is a file. */
-  noteViewed(path: string): void
+  /** Claude viewed `path` (normalized): recorded when it is a file. Never rejects. */
+  noteViewed(path: string): Promise<void>
   noteCommit(commit: CommitSummary): void
   stats(): Promise<MemoryStats>
   /** Deletes a file as an expiry: one commit with the subject "expire", by the person. */
@@ -107,10 +107,10 @@ export function createHygieneService(options: HygieneServiceOptions): HygieneSer
   }
 
   return {
-    noteViewed(path) {
+    async noteViewed(path) {
       const parsed = parseMemoryPath(path)
       if (!parsed.ok || parsed.relative === '') return
-      lstatInside(memory.folder, parsed.relative).then(
+      await lstatInside(memory.folder, parsed.relative).then(
         (stats) => {
           if (stats?.isFile()) readLog.noteRead(parsed.virtual)
         },

@@ -83,7 +83,13 @@ const PATTERNS: ReadonlyArray<Pattern> = [
   {
     what: 'an order for every future answer',
     regex: re(
-      String.raw`(?:^|[.!?]\s+)[ \t]*(?:[-*•]\s*)?(?:always|never)\s+(?:answer|reply|respond|say|tell|recommend|mention|reveal|disclose|refuse|agree|obey|trust|ignore|disregard|praise|suggest|promote|speak|talk|address\s+the\s+user|call\s+the\s+user|write\s+(?:in|back)|use\s+the\s+\w+\s+tool|follow\s+(?:these|the\s+following)\s+instructions)\b`,
+      String.raw`(?:^|[.!?:;]\s+)[ \t]*(?:[-*•]\s*)?(?:always|never)\s+(?:answer|reply|respond|say|tell|recommend|mention|reveal|disclose|refuse|agree|obey|trust|ignore|disregard|praise|suggest|promote|speak|talk|address\s+the\s+user|call\s+the\s+user|write\s+(?:in|back)|use\s+the\s+\w+\s+tool|follow\s+(?:these|the\s+following)\s+instructions)\b`,
+    ),
+  },
+  {
+    what: 'an order for every future answer',
+    regex: re(
+      String.raw`\b(?:whenever|every\s+time|each\s+time|before|after)\s+you\s+(?:answer|reply|respond|write\s+(?:back|a\s+reply)|talk\s+to\s+the\s+user|greet\s+the\s+user)\b|\b(?:you|u)\s+(?:must|should|shall|will|have\s+to|need\s+to|are\s+to)\b[^.!?\n]{0,60}?\bin\s+(?:every|each|all|any|your)\s+(?:future\s+)?(?:answers?|repl(?:y|ies)|responses?|messages?)\b`,
     ),
   },
   {
@@ -101,7 +107,7 @@ const PATTERNS: ReadonlyArray<Pattern> = [
   {
     what: 'a note addressed to a future assistant',
     regex: re(
-      String.raw`\b(?:when|if|once)\s+you\s+(?:read|see|find|load|open|view|encounter|come\s+across)\s+(?:this|these|the\s+following)\b|\bif\s+you\s+are\s+(?:an?\s+)?(?:ai|assistant|claude|language\s+model|llm|bot)\b|\b(?:note|message|instructions?|reminder|memo)\s+(?:to|for)\s+(?:the\s+|any\s+|a\s+|my\s+)?(?:future|next|later)\s+(?:self|me|you|assistant|ai|claude|model|instance|session)\b|\bdear\s+(?:future\s+)?(?:assistant|ai|claude)\b`,
+      String.raw`\b(?:when|if|once)\s+you\s+(?:read|see|find|load|open|view|encounter|come\s+across)\s+(?:this|these|the\s+following)\b|\bif\s+you\s+are\s+(?:an?\s+)?(?:ai|assistant|claude|language\s+model|llm|bot)\b|\b(?:note|message|instructions?|reminder|memo)\s+(?:to|for)\s+(?:the\s+|any\s+|a\s+|my\s+)?(?:future|next|later)\s+(?:self|me|you|assistant|ai|claude|model|instance|session)\b|\bdear\s+(?:future\s+)?(?:assistant|ai|claude)\b|\b(?:to|for|hey|attention)\s+(?:the\s+|any\s+|an\s+|every\s+)?(?:ai|assistant|claude|llm|language\s+model|model)s?\s+(?:reading|who\s+reads|that\s+reads|seeing|who\s+sees)\s+this\b`,
     ),
   },
   {
