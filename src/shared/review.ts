@@ -12,6 +12,9 @@ const END = '. Nothing was changed.'
 /** The reason Stop gives for every change still waiting. */
 export const STOPPED_REASON = 'stopped'
 
+/** The reason given for each change still waiting when Cairn closes. */
+export const CLOSED_REASON = 'Cairn was closed before the person decided'
+
 /** The tool_result text of a declined change to `path`, with the person's reason if any. */
 export function declinedText(path: string, reason: string | null): string {
   const said = reason?.trim()

@@ -4,7 +4,6 @@
  */
 export { reviewHandlers } from './handlers'
 export {
-  CLOSED_REASON,
   createReviewService,
   type GateOptions,
   type ReviewService,

@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import type { ValidPayload } from '../../shared/contract'
-import { declinedText, STOPPED_REASON } from '../../shared/review'
+import { CLOSED_REASON, declinedText, STOPPED_REASON } from '../../shared/review'
 import type {
   ChangeCommand,
   ChangeResult,
@@ -21,9 +21,6 @@ import { CairnError } from '../lib/errors'
 import { consoleLogger, type Logger } from '../lib/logger'
 import { parseMemoryPath, type PlannedChange } from '../memory'
 import { flagsFor } from './check'
-
-/** What Claude is told for each change still waiting when Cairn closes. */
-export const CLOSED_REASON = 'Cairn was closed before the person decided'
 
 const CHANGE_COMMANDS: ReadonlySet<string> = new Set<ChangeCommand>([
   'create',

@@ -232,15 +232,20 @@ export function instructionFlags(
   const flagged = new Set<number>()
   for (const block of addedBlocks(before, after)) {
     const text = normalize(block.text)
-    const found: Array<{ index: number; line: number; what: string; match: string }> = []
+    const found: Array<{ index: number; line: number; what: string }> = []
     for (const { regex, what } of PATTERNS) {
       regex.lastIndex = 0
       for (const match of text.matchAll(regex)) {
         const line = lineAt(text, match.index, block.line)
-        found.push({ index: match.index, line, what, match: match[0] })
+        found.push({ index: match.index, line, what })
       }
     }
     found.sort((a, b) => a.index - b.index)
+    const quoted = (index: number): string => {
+      // From where the pattern matched to the end of its line: the instruction in full.
+      const end = text.indexOf('\n', index)
+      return text.slice(index, end === -1 ? undefined : end)
+    }
     for (const hit of found) {
       if (flagged.has(hit.line)) continue
       flagged.add(hit.line)
@@ -248,7 +253,7 @@ export function instructionFlags(
         rule: 'instructions',
         path,
         line: hit.line,
-        message: `Reads as instructions to a future assistant (${hit.what}): ${quote(hit.match)}`,
+        message: `Reads as instructions to a future assistant (${hit.what}): ${quote(quoted(hit.index))}`,
       })
       if (flags.length >= MAX_FLAGS) return flags
     }
