@@ -81,6 +81,11 @@ export interface VersionedMemory {
   // History.
   log(query: LogQuery): Promise<LogPage>
   fileHistory(path: string): Promise<ReadonlyArray<CommitSummary>>
+  /**
+   * The commits made at `since` (ms) or later that changed `path` or anything under it,
+   * newest first; its cost is that of the recent commits only.
+   */
+  changesSince(path: string, since: number): Promise<ReadonlyArray<CommitSummary>>
   show(oid: string): Promise<CommitDetail>
   readAt(path: string, oid: string): Promise<string | null>
   diff(path: string, from: string, to: string): Promise<FileChange>

@@ -20,7 +20,7 @@ import {
   type TouchedPaths,
 } from './outside-changes'
 import { toRelative, toVirtual } from './paths'
-import { fileHistoryOf, queryLog, toSummary } from './queries'
+import { changesSince, fileHistoryOf, queryLog, toSummary } from './queries'
 import { systemIntent, type CommitIntent } from './repo'
 import { restoreAll } from './restore-all'
 import { restoreDeleted } from './restore-deleted'
@@ -254,6 +254,7 @@ export async function openVersionedMemory(
     log: async (query) =>
       queryLog(repo.entries(), query.path ? { ...query, path: normalize(query.path) } : query),
     fileHistory: async (file) => fileHistoryOf(repo.entries(), normalize(file)),
+    changesSince: async (file, since) => changesSince(repo.entries(), normalize(file), since),
     show: (oid) => showCommit(repo, oid),
     readAt: (file, oid) => readAt(repo, file, oid),
     diff: (file, from, to) => diffFile(repo, file, from, to),

@@ -1,6 +1,6 @@
 /** Every flag rule run on one planned change: what the review checks found. */
-import type { LogPage, WriteFlag } from '../../shared/types'
-import type { LogQuery } from '../history'
+import type { WriteFlag } from '../../shared/types'
+import type { VersionedMemory } from '../history'
 import type { PlannedChange } from '../memory'
 import { deletionFlags } from './flags/deletions'
 import { hiddenUnicodeFlags } from './flags/hidden-unicode'
@@ -8,8 +8,8 @@ import { instructionFlags } from './flags/instructions'
 import { lastPersonEdit, personEditedFlags } from './flags/person-edited'
 
 export interface CheckContext {
-  /** The timeline, to find the person's recent edits. */
-  readonly log: (query: LogQuery) => Promise<LogPage>
+  /** The history, to find the person's recent edits. */
+  readonly history: Pick<VersionedMemory, 'changesSince'>
   readonly now: number
 }
 
@@ -28,7 +28,7 @@ export async function flagsFor(
     flags.push(...hiddenUnicodeFlags(planned.path, planned.before, planned.after))
   }
   flags.push(...deletionFlags(planned))
-  const edited = await lastPersonEdit(context.log, planned.path, context.now)
+  const edited = await lastPersonEdit(context.history, planned.path, context.now)
   flags.push(...personEditedFlags(planned.path, edited, context.now))
   return flags
 }

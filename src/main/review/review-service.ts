@@ -31,7 +31,7 @@ const CHANGE_COMMANDS: ReadonlySet<string> = new Set<ChangeCommand>([
 ])
 
 export interface ReviewServiceOptions {
-  readonly memory: Pick<VersionedMemory, 'execute' | 'log'>
+  readonly memory: Pick<VersionedMemory, 'execute' | 'changesSince'>
   /** The mode at start (settings may change it with `setMode`). Default `off`. */
   readonly mode?: ReviewMode
   readonly now?: () => number
@@ -115,7 +115,7 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
 
   const check = (planned: PlannedChange, origin: Origin): Promise<ReadonlyArray<WriteFlag>> =>
     origin.actor === 'claude'
-      ? flagsFor(planned, { log: (query) => memory.log(query), now: now() })
+      ? flagsFor(planned, { history: memory, now: now() })
       : Promise.resolve([])
 
   const shouldHold = (flags: ReadonlyArray<WriteFlag>): boolean =>

@@ -29,7 +29,7 @@ const claudeCreate = (file: string, text: string) =>
     { actor: 'claude', conversationId: 'c1', toolUseId: `toolu_${clock}` },
   )
 
-const lastEdit = (file: string) => lastPersonEdit((query) => memory.log(query), file, clock)
+const lastEdit = (file: string) => lastPersonEdit(memory, file, clock)
 
 describe('the person-edited rule', () => {
   it('finds the person’s own edit of the last 24 hours, and only theirs', async () => {

@@ -3,8 +3,8 @@
  * in the last 24 hours, in the memory browser, by a restore, or in another editor. Their
  * recent words are the ones most worth a second look before Claude changes them.
  */
-import type { CommitSummary, LogPage, WriteFlag } from '../../../shared/types'
-import type { LogQuery } from '../../history'
+import type { CommitSummary, WriteFlag } from '../../../shared/types'
+import type { VersionedMemory } from '../../history'
 
 /** How recent an edit of the person's counts. */
 export const PERSON_EDIT_WINDOW_MS = 24 * 60 * 60 * 1000
@@ -14,25 +14,14 @@ export function isPersonEdit(commit: CommitSummary): boolean {
   return commit.actor === 'user' || commit.command === 'outside'
 }
 
-/**
- * When the person last edited `path` (or anything under it) within the window before `now`,
- * or null. Reads the timeline newest first and stops at the window's start.
- */
+/** When the person last edited `path` (or anything under it) within the window before `now`, or null. */
 export async function lastPersonEdit(
-  log: (query: LogQuery) => Promise<LogPage>,
+  history: Pick<VersionedMemory, 'changesSince'>,
   path: string,
   now: number,
 ): Promise<number | null> {
-  const since = now - PERSON_EDIT_WINDOW_MS
-  const limit = 100
-  for (let offset = 0; ; offset += limit) {
-    const page = await log({ offset, limit, path })
-    for (const commit of page.entries) {
-      if (commit.time < since) return null
-      if (isPersonEdit(commit)) return commit.time
-    }
-    if (offset + limit >= page.total) return null
-  }
+  const recent = await history.changesSince(path, now - PERSON_EDIT_WINDOW_MS)
+  return recent.find(isPersonEdit)?.time ?? null
 }
 
 /** The flag for a change to a file the person edited at `editedAt` (null: not recently). */
