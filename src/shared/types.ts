@@ -187,18 +187,8 @@ export type ReviewMark = 'approved' | 'edited'
 /** The memory commands that change something, which review may hold. */
 export type ChangeCommand = 'create' | 'str_replace' | 'insert' | 'delete' | 'rename'
 
-/**
- * A change waiting for the person's decision: Claude's command (held, not run) or Cairn's
- * own proposal (an expiry). `before` and `after` are the file's full text now and as the
- * change would leave it, from a dry run of the command against the current file.
- */
-export interface PendingChange {
-  readonly id: string
-  /** The tool_use the change answers; null for Cairn's proposals. */
-  readonly toolUseId: string | null
-  readonly conversationId: string | null
-  /** Who proposes it: Claude in a conversation, or Cairn (an expiry of a file left unread). */
-  readonly origin: 'claude' | 'cairn'
+/** What a memory change does, from a dry run of it against the memory as it is. */
+export interface ChangePreview {
   readonly command: ChangeCommand
   /** The path it changes (for a rename, where it moves from). */
   readonly path: string
@@ -213,6 +203,20 @@ export interface PendingChange {
   /** For a folder: the files it holds (the first 200), and how many in all. */
   readonly files: ReadonlyArray<string>
   readonly fileCount: number
+}
+
+/**
+ * A change waiting for the person's decision: Claude's command (held, not run) or Cairn's
+ * own proposal (an expiry). `before` and `after` are the file's full text now and as the
+ * change would leave it, from a dry run of the command against the current file.
+ */
+export interface PendingChange extends ChangePreview {
+  readonly id: string
+  /** The tool_use the change answers; null for Cairn's proposals. */
+  readonly toolUseId: string | null
+  readonly conversationId: string | null
+  /** Who proposes it: Claude in a conversation, or Cairn (an expiry of a file left unread). */
+  readonly origin: 'claude' | 'cairn'
   readonly flags: ReadonlyArray<WriteFlag>
   readonly createdAt: number
   /** True when the person may edit `after` before approving (a change that leaves text). */

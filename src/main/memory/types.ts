@@ -3,7 +3,7 @@
  * (Shared between memory/, history/ and agent/; the handler itself lives in this folder.)
  */
 import type { MemoryErrorCode } from '../../shared/errors'
-import type { CreateExistingPolicy } from '../../shared/types'
+import type { ChangePreview, CreateExistingPolicy } from '../../shared/types'
 
 /** A content block of a tool result, in the Messages API's shape. */
 export type MemoryContentBlock =
@@ -36,22 +36,11 @@ export interface MemoryMutation {
 
 /**
  * What a mutating command would do, from a dry run (`MemoryTool.preview`): the same checks and
- * the same answer as the command itself, without touching the disk.
+ * the same answer as the command itself, without touching the disk. Paths are virtual; a
+ * folder lists its first `PLAN_FILE_LIST` files.
  */
-export interface PlannedChange {
+export interface PlannedChange extends ChangePreview {
   readonly command: MutatingCommand
-  /** Virtual path it changes (for a rename, the source). */
-  readonly path: string
-  /** For a rename: the destination. */
-  readonly newPath: string | null
-  readonly kind: 'file' | 'dir'
-  /** The file's text now; null when missing, a folder, or not UTF-8 text. */
-  readonly before: string | null
-  /** The file's full text afterwards; null when deleted or a folder. */
-  readonly after: string | null
-  /** For a folder: the virtual paths of the files it holds (the first `PLAN_FILE_LIST`). */
-  readonly files: ReadonlyArray<string>
-  readonly fileCount: number
   /**
    * The state of the paths the plan was made against (content hashes, or a folder's listing):
    * a later plan with the same fingerprint would do exactly the same.

@@ -365,20 +365,14 @@ function pendingChange(
   flags: ReadonlyArray<WriteFlag>,
   createdAt: number,
 ): PendingChange {
+  const { fingerprint: _, ...preview } = planned
   const claude = origin.actor === 'claude' ? origin : null
   return {
+    ...preview,
     id,
     toolUseId: claude?.toolUseId ?? null,
     conversationId: claude?.conversationId ?? null,
     origin: claude ? 'claude' : 'cairn',
-    command: planned.command,
-    path: planned.path,
-    newPath: planned.newPath,
-    kind: planned.kind,
-    before: planned.before,
-    after: planned.after,
-    files: planned.files,
-    fileCount: planned.fileCount,
     flags,
     createdAt,
     editable: planned.kind === 'file' && planned.after !== null && planned.command !== 'rename',

@@ -39,28 +39,26 @@ export function PendingChangeView({ change }: { readonly change: PendingChange }
     // On success the change leaves the list and this view with it.
   }
 
-  const onEditorKey = (event: KeyboardEvent) => {
-    if (event.key === 'Escape') {
-      // Only the edit is cancelled, not Claude's turn.
-      event.preventDefault()
-      event.stopPropagation()
-      setStep({ kind: 'view' })
-    } else if (event.key === 'Enter' && (event.ctrlKey || event.metaKey)) {
-      event.preventDefault()
-      void run({ decision: 'approve', editedText: draft })
+  /**
+   * Keys of the edit and decline steps: Escape cancels the step (and only it, not Claude's
+   * turn); `isConfirm` says which key confirms it.
+   */
+  const stepKeys =
+    (isConfirm: (event: KeyboardEvent) => boolean, confirm: () => void) =>
+    (event: KeyboardEvent) => {
+      if (event.key === 'Escape') {
+        event.preventDefault()
+        event.stopPropagation()
+        setStep({ kind: 'view' })
+      } else if (isConfirm(event)) {
+        event.preventDefault()
+        confirm()
+      }
     }
-  }
-
-  const onReasonKey = (event: KeyboardEvent) => {
-    if (event.key === 'Escape') {
-      event.preventDefault()
-      event.stopPropagation()
-      setStep({ kind: 'view' })
-    } else if (event.key === 'Enter') {
-      event.preventDefault()
-      void run({ decision: 'decline', reason: reason.trim() || undefined })
-    }
-  }
+  const approveEdited = () => void run({ decision: 'approve', editedText: draft })
+  const declineNow = () => void run({ decision: 'decline', reason: reason.trim() || undefined })
+  const onEditorKey = stepKeys((e) => e.key === 'Enter' && (e.ctrlKey || e.metaKey), approveEdited)
+  const onReasonKey = stepKeys((e) => e.key === 'Enter', declineNow)
 
   return (
     <section className="review" aria-label={`Review the change to ${name}`} aria-busy={busy}>
@@ -163,7 +161,7 @@ export function PendingChangeView({ change }: { readonly change: PendingChange }
               type="button"
               className="button button-small button-primary"
               disabled={busy}
-              onClick={() => void run({ decision: 'approve', editedText: draft })}
+              onClick={approveEdited}
             >
               <icons.check /> Approve edited text
             </button>
@@ -184,7 +182,7 @@ export function PendingChangeView({ change }: { readonly change: PendingChange }
               type="button"
               className="button button-small button-danger"
               disabled={busy}
-              onClick={() => void run({ decision: 'decline', reason: reason.trim() || undefined })}
+              onClick={declineNow}
             >
               Decline change
             </button>
