@@ -86,7 +86,7 @@ export const requestSchemas = {
     .strictObject({
       id,
       decision: z.enum(['approve', 'decline']),
-      /** Why the person declined; Claude is told. */
+      /** Why the person declined; Claude is told (an approval has none: it is ignored). */
       reason: z.string().max(2000).optional(),
       /** The person's version of the file's full text, replacing the change's `after`. */
       editedText: z.string().max(8_000_000).optional(),
@@ -94,10 +94,6 @@ export const requestSchemas = {
     .refine((d) => d.decision === 'approve' || d.editedText === undefined, {
       message: 'only an approval can carry edited text',
       path: ['editedText'],
-    })
-    .refine((d) => d.decision === 'decline' || d.reason === undefined, {
-      message: 'only a decline carries a reason',
-      path: ['reason'],
     }),
 
   'hygiene:stats': none,
