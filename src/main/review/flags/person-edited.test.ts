@@ -56,6 +56,22 @@ describe('the person-edited rule', () => {
     expect(personEditedFlags('/memories/mine.md', T0, clock)).toEqual([])
   })
 
+  it('counts Claude’s change the person rewrote before approving it, not one they approved as is', async () => {
+    await memory.execute(
+      { command: 'create', path: '/memories/edited.md', file_text: 'their words' },
+      { actor: 'claude', conversationId: 'c1', toolUseId: 'toolu_e' },
+      { beforeRun: () => ({ run: true, review: 'edited' }) },
+    )
+    await memory.execute(
+      { command: 'create', path: '/memories/approved.md', file_text: 'Claude’s words' },
+      { actor: 'claude', conversationId: 'c1', toolUseId: 'toolu_a' },
+      { beforeRun: () => ({ run: true, review: 'approved' }) },
+    )
+    clock += HOUR
+    expect(await lastEdit('/memories/edited.md')).toBe(T0)
+    expect(await lastEdit('/memories/approved.md')).toBeNull()
+  })
+
   it('counts edits made in another editor, and files inside a folder', async () => {
     await claudeCreate('/memories/work/plan.md', 'v1')
     clock += HOUR

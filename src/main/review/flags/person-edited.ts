@@ -9,9 +9,12 @@ import type { VersionedMemory } from '../../history'
 /** How recent an edit of the person's counts. */
 export const PERSON_EDIT_WINDOW_MS = 24 * 60 * 60 * 1000
 
-/** True for a commit that holds the person's own edit. */
+/**
+ * True for a commit that holds the person's own words: their edit, one made in another editor,
+ * or Claude's change they rewrote before approving it.
+ */
 export function isPersonEdit(commit: CommitSummary): boolean {
-  return commit.actor === 'user' || commit.command === 'outside'
+  return commit.actor === 'user' || commit.command === 'outside' || commit.review === 'edited'
 }
 
 /** When the person last edited `path` (or anything under it) within the window before `now`, or null. */
