@@ -11,6 +11,7 @@ import { CREATE_EXISTING_POLICIES, REVIEW_MODES, THEME_SETTINGS } from './types'
 import type {
   AgentEvent,
   ApiResult,
+  AppCommand,
   AppInfo,
   ChangeResult,
   CommitDetail,
@@ -178,6 +179,8 @@ export interface EventMap {
   'conversations:changed': { readonly id: string; readonly deleted: boolean }
   'settings:changed': SettingsView
   'app:recovery': RecoveryReport
+  /** A command from the application menu, for the window to carry out. */
+  'app:command': { readonly command: AppCommand }
   /** Every change waiting for the person, whenever the list changes. */
   'review:pending': ReadonlyArray<PendingChange>
 }
