@@ -120,12 +120,29 @@ async function main(): Promise<void> {
       flagsFor(planned, { history: memory!, now: Date.now() }),
     )
     console.log(`  flag rules alone on an 80 KB rewrite: ${round(median(rules))} ms`)
+    const megabyte = Array.from(
+      { length: 12_000 },
+      (_, i) => `- note ${i}: the user prefers metric units and short answers; GPX parsing.`,
+    ).join('\n')
+    const newFile = { ...planned, before: null, after: megabyte }
+    const rulesBig = await times(10, () => flagsFor(newFile, { history: memory!, now: Date.now() }))
+    console.log(`  flag rules alone on a new 1 MB file: ${round(median(rulesBig))} ms`)
 
     const resultsDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'results')
     await mkdir(resultsDir, { recursive: true })
     await writeFile(
       path.join(resultsDir, 'review.json'),
-      `${JSON.stringify({ samples: SAMPLES, history: HISTORY, rows, flagRulesMs: round(median(rules)) }, null, 2)}\n`,
+      `${JSON.stringify(
+        {
+          samples: SAMPLES,
+          history: HISTORY,
+          rows,
+          flagRulesMs: round(median(rules)),
+          flagRulesNewMegabyteMs: round(median(rulesBig)),
+        },
+        null,
+        2,
+      )}\n`,
     )
   } finally {
     await memory?.close()

@@ -40,6 +40,9 @@ const NAMES: Readonly<Record<number, string>> = {
 }
 
 const PICTOGRAPH = /\p{Extended_Pictographic}/u
+// Any character the rule looks at; a line without one is skipped without being taken apart.
+const CANDIDATE =
+  /[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\u{e0000}-\u{e007f}]|\p{Variation_Selector}|\u034f/u
 // Scripts whose spelling uses the joiners (Arabic and Persian, the Indic scripts, …).
 const JOINING_LETTER =
   /[\p{Script=Arabic}\p{Script=Syriac}\p{Script=Devanagari}\p{Script=Bengali}\p{Script=Gurmukhi}\p{Script=Gujarati}\p{Script=Oriya}\p{Script=Tamil}\p{Script=Telugu}\p{Script=Kannada}\p{Script=Malayalam}\p{Script=Sinhala}\p{Script=Myanmar}\p{Script=Khmer}\p{Script=Mongolian}]/u
@@ -84,7 +87,7 @@ export function hiddenUnicodeFlags(
   const flags: WriteFlag[] = []
   for (const block of addedBlocks(before, after)) {
     block.text.split('\n').forEach((text, offset) => {
-      if (flags.length >= MAX_FLAGS) return
+      if (flags.length >= MAX_FLAGS || !CANDIDATE.test(text)) return
       const line = block.line + offset
       const chars = [...text]
       const rtl = RTL_TEXT.test(text)

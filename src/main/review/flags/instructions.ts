@@ -18,9 +18,19 @@ import { addedBlocks, lineAt, quote } from './added-text'
 const MAX_FLAGS = 5
 
 interface Pattern {
-  readonly regex: RegExp
+  readonly regex: Rule
   /** What it found, in a few words. */
   readonly what: string
+}
+
+/**
+ * A pattern, and the same pattern without its word boundaries: looser, so it matches whatever
+ * the pattern matches, and several times faster (the Unicode-aware boundary is a pair of
+ * look-arounds at every position). The exact pattern runs only where the loose one matched.
+ */
+interface Rule {
+  readonly exact: RegExp
+  readonly loose: RegExp
 }
 
 // A word boundary that knows letters beyond ASCII (`\b` does not: "übergehe" has none).
@@ -28,8 +38,11 @@ const WORD = String.raw`[\p{L}\p{N}_]`
 const BOUNDARY = `(?:(?<!${WORD})(?=${WORD})|(?<=${WORD})(?!${WORD}))`
 
 /** Builds a pattern: case-insensitive, multi-line, Unicode, with `\b` made Unicode-aware. */
-function re(source: string, flags = 'gimu'): RegExp {
-  return new RegExp(source.replaceAll(String.raw`\b`, BOUNDARY), flags)
+function re(source: string, flags = 'gimu'): Rule {
+  return {
+    exact: new RegExp(source.replaceAll(String.raw`\b`, BOUNDARY), flags),
+    loose: new RegExp(source.replaceAll(String.raw`\b`, ''), flags.replace('g', '')),
+  }
 }
 
 // Verbs of how an assistant answers, obeys or keeps secrets (not of cooking or chores).
@@ -234,8 +247,8 @@ export function instructionFlags(
     const text = normalize(block.text)
     const found: Array<{ index: number; line: number; what: string }> = []
     for (const { regex, what } of PATTERNS) {
-      regex.lastIndex = 0
-      for (const match of text.matchAll(regex)) {
+      if (!regex.loose.test(text)) continue
+      for (const match of text.matchAll(regex.exact)) {
         const line = lineAt(text, match.index, block.line)
         found.push({ index: match.index, line, what })
       }
