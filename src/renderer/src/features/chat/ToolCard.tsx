@@ -15,6 +15,15 @@ const commandLabels: Readonly<Record<string, string>> = {
   rename: 'Renamed',
 }
 
+// A change waiting for the person, or one they declined, did not happen: it says what it asks.
+const proposalLabels: Readonly<Record<string, string>> = {
+  create: 'Create',
+  str_replace: 'Edit',
+  insert: 'Insert into',
+  delete: 'Delete',
+  rename: 'Rename',
+}
+
 /**
  * One memory command as a compact card: what ran on which path, and how it ended. A command
  * that changed memory links to its commit in the history pane.
@@ -59,7 +68,9 @@ export function ToolCard({
       <div className="tool-head">
         <icons.memory className="tool-icon" />
         <span className="tool-command" title={`memory ${item.command}`}>
-          {commandLabels[item.command] ?? item.command}
+          {(state === 'pending' || state === 'declined'
+            ? proposalLabels[item.command]
+            : commandLabels[item.command]) ?? item.command}
         </span>
         <code className="tool-path" title={summary.target}>
           {/* The folders give way first, so a narrow card still shows the file's name. */}
