@@ -200,7 +200,7 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
     const runInput = edited
       ? { command: 'create', path: change.path, file_text: editedText }
       : held.input
-    const box = { stale: false }
+    const box = { stale: false, planned: false }
     const outcome = await memory.execute(runInput, held.origin, {
       createExisting: edited ? 'overwrite' : undefined,
       commitAs: edited ? change.command : undefined,
@@ -210,6 +210,7 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
           box.stale = true
           return { run: false }
         }
+        box.planned = true
         return {
           run: true,
           review: edited ? 'edited' : 'approved',
@@ -224,11 +225,12 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
         `${change.path} changed since this change was proposed. The preview now shows it against the file as it is: review it again.`,
       )
     }
+    if (outcome.isError && (box.planned || edited)) {
+      // The write itself failed (a full disk, a permission), or the person's text was refused
+      // (too large, a secret): nothing changed, and the change can be approved again.
+      throw new CairnError(outcome.errorCode ?? 'io-error', forPeople(outcome))
+    }
     if (outcome.isError) {
-      if (edited) {
-        // The person's text was refused (too large, a secret): they can fix it and try again.
-        throw new CairnError(outcome.errorCode ?? 'invalid-input', forPeople(outcome))
-      }
       await refresh(held)
       throw new CairnError(
         'review-outdated',
