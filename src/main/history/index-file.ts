@@ -11,7 +11,7 @@
  *   files     the changed files of every entry, as u32 name ids
  *   names     every distinct path and conversation id, each as u32 length + UTF-8
  *   details   per entry, JSON {s?: subject (unless the usual one), p?: paths (when not the
- *             files), t?: tool use, r?: restored from};
+ *             files), t?: tool use, r?: restored from, f?: review flags, v?: review mark};
  *             read only for the entries a query returns
  *
  * A record is written last, so a crash mid-append leaves data past the last record, which the
@@ -20,7 +20,7 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import type { Actor, CommitCommand, CommitSummary } from '../../shared/types'
+import type { Actor, CommitCommand, CommitSummary, ReviewMark, WriteFlag } from '../../shared/types'
 import { crc32 } from './objects/crc32'
 
 /** One commit in the side index: its summary plus every file (virtual path) it changed. */
@@ -87,6 +87,9 @@ interface Details {
   readonly p?: ReadonlyArray<string>
   readonly t?: string
   readonly r?: string
+  /** Review flags and mark, when the change has them. */
+  readonly f?: ReadonlyArray<WriteFlag>
+  readonly v?: ReviewMark
 }
 
 export class IndexFile {
@@ -267,6 +270,9 @@ export class IndexFile {
       toolUseId: details.t ?? null,
       overwrite: (flags & FLAG_OVERWRITE) !== 0,
       restoredFrom: details.r ?? null,
+      // Absent rather than empty, as a commit without them reads back.
+      ...(details.f && details.f.length > 0 ? { flags: details.f } : {}),
+      ...(details.v ? { review: details.v } : {}),
       files: fileNames,
     }
     if (this.cache.size >= 4096) this.cache.delete(this.cache.keys().next().value as number)
@@ -309,6 +315,11 @@ export class IndexFile {
   /** Every entry, oldest first (tests and rebuild checks; large histories page instead). */
   all(): IndexEntry[] {
     return Array.from({ length: this.count }, (_, i) => this.at(i))
+  }
+
+  /** The time of entry `i` (milliseconds), without reading its details. */
+  timeAt(i: number): number {
+    return (this.floats[i * 8 + 3] as number) * 1000
   }
 
   /** The actor of entry `i`, without reading its details. */
@@ -383,6 +394,8 @@ export class IndexFile {
       ...(pathsAreFiles ? {} : { p: entry.paths }),
       ...(entry.toolUseId !== null ? { t: entry.toolUseId } : {}),
       ...(entry.restoredFrom !== null ? { r: entry.restoredFrom } : {}),
+      ...(entry.flags && entry.flags.length > 0 ? { f: entry.flags } : {}),
+      ...(entry.review ? { v: entry.review } : {}),
     }
     const detailBytes = Buffer.from(JSON.stringify(details), 'utf8')
     const idBytes = Buffer.alloc(ids.length * 4)

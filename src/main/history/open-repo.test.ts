@@ -212,7 +212,15 @@ describe('the side index', () => {
       conversationId: 'c-1',
     })
     await put('a.md', 'a2')
-    await commit(['a.md'], { command: 'str_replace', overwrite: true, toolUseId: null })
+    await commit(['a.md'], {
+      command: 'str_replace',
+      overwrite: true,
+      toolUseId: null,
+      review: 'edited',
+      flags: [
+        { rule: 'instructions', path: '/memories/a.md', line: 1, message: 'Reads as an order' },
+      ],
+    })
     await rm(path.join(memories(), 'dir'), { recursive: true })
     await put('moved/ü nicode.md', 'u')
     await commit(['dir', 'moved'], {
@@ -231,6 +239,7 @@ describe('the side index', () => {
     })
     const incremental = repo.index.all()
     expect(incremental).toHaveLength(5)
+    expect(incremental[1]).toMatchObject({ review: 'edited', flags: [{ rule: 'instructions' }] })
 
     const rebuilt = await rebuildIndex(repo.store, path.join(dataDir, 'rebuilt'), repo.head())
     expect(rebuilt.all()).toEqual(incremental)

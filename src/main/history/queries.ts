@@ -1,4 +1,5 @@
 import type { CommitSummary, LogPage } from '../../shared/types'
+import { reviewFactsOf } from './commit-message'
 import type { IndexFile } from './index-file'
 import type { IndexEntry } from './side-index'
 import type { LogQuery } from './types'
@@ -17,6 +18,7 @@ export function toSummary(entry: IndexEntry): CommitSummary {
     toolUseId: entry.toolUseId,
     overwrite: entry.overwrite,
     restoredFrom: entry.restoredFrom,
+    ...reviewFactsOf(entry),
   }
 }
 
@@ -77,4 +79,23 @@ export function fileHistoryOf(index: IndexFile, path: string): ReadonlyArray<Com
     }
   }
   return result
+}
+
+/**
+ * The commits made at `since` or later that changed `path` (or anything under it), newest
+ * first. Reads back from the newest commit and stops at the first older one, so its cost is
+ * the recent history only (times and file ids come from the index's records).
+ */
+export function changesSince(
+  index: IndexFile,
+  path: string,
+  since: number,
+): ReadonlyArray<CommitSummary> {
+  const found: CommitSummary[] = []
+  const matches = index.pathMatcher(path)
+  for (let i = index.size - 1; i >= 0; i--) {
+    if (index.timeAt(i) < since) break
+    if (matches(i)) found.push(toSummary(index.at(i)))
+  }
+  return found
 }

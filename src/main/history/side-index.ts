@@ -1,6 +1,6 @@
 import fs from 'node:fs'
 import path from 'node:path'
-import { parseCommitMessage } from './commit-message'
+import { parseCommitMessage, reviewFactsOf } from './commit-message'
 import {
   IndexDamagedError,
   IndexFile,
@@ -41,6 +41,7 @@ export async function entryFromCommit(store: ObjectStore, oid: string): Promise<
     toolUseId: meta.toolUseId,
     overwrite: meta.overwrite,
     restoredFrom: meta.restoredFrom,
+    ...reviewFactsOf(meta),
     files,
   }
 }

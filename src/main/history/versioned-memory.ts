@@ -10,6 +10,7 @@ import {
   type MemoryMutation,
   type MemoryPolicy,
 } from '../memory'
+import { reviewFactsOf } from './commit-message'
 import { IndexDamagedError, IndexFile, replaceIndexDir } from './index-file'
 import { diffFile, readAt, showCommit } from './inspect'
 import { createMaintainer, type MaintenanceSettings } from './maintainer'
@@ -21,14 +22,14 @@ import {
   type TouchedPaths,
 } from './outside-changes'
 import { toRelative, toVirtual } from './paths'
-import { fileHistoryOf, queryLog, toSummary } from './queries'
+import { changesSince, fileHistoryOf, queryLog, toSummary } from './queries'
 import { systemIntent, type CommitIntent } from './repo'
 import { restoreAll } from './restore-all'
 import { restoreDeleted } from './restore-deleted'
 import { restoreFile } from './restore-file'
 import { revert } from './revert'
 import { buildIndex, catchUp, checkIndex, type IndexEntry } from './side-index'
-import type { ExecuteOptions, ExecuteOutcome, Origin, VersionedMemory } from './types'
+import type { ExecuteOptions, ExecuteOutcome, Origin, RunVerdict, VersionedMemory } from './types'
 import { watchFolder } from './watcher'
 
 /** Quiet time after the last file-system event before outside edits are committed. */
@@ -218,10 +219,26 @@ export async function openVersionedMemory(
     origin: Origin,
     runOptions: ExecuteOptions,
   ): Promise<ExecuteOutcome> {
-    const result = await tool.execute(input, { createExisting: runOptions.createExisting })
+    const toolOptions = { createExisting: runOptions.createExisting }
+    let verdict: RunVerdict = { run: true }
+    if (runOptions.beforeRun) {
+      const dry = await tool.preview(input, toolOptions)
+      if (dry.isError) return { ...dry, commit: null }
+      if (dry.planned) {
+        verdict = await runOptions.beforeRun(dry.planned)
+        if (!verdict.run) {
+          return { ...dry, content: '', mutation: null, commit: null, held: true }
+        }
+      }
+    }
+    const result = await tool.execute(input, toolOptions)
     if (result.isError || !result.mutation) return { ...result, commit: null }
     const paths = result.mutation.paths.map(toRelative)
-    const intent = intentFor(result.mutation, origin, runOptions.commitAs)
+    const intent: CommitIntent = {
+      ...intentFor(result.mutation, origin, runOptions.commitAs),
+      ...(runOptions.subject ? { subject: runOptions.subject } : {}),
+      ...reviewFactsOf(verdict.run ? verdict : {}),
+    }
     let entry: IndexEntry | null
     try {
       entry = await repo.commit(paths, intent)
@@ -302,6 +319,8 @@ export async function openVersionedMemory(
         queryLog(repo.index, query.path ? { ...query, path: normalize(query.path) } : query),
       ),
     fileHistory: (file) => indexed(async () => fileHistoryOf(repo.index, normalize(file))),
+    changesSince: (file, since) =>
+      indexed(async () => changesSince(repo.index, normalize(file), since)),
     show: (oid) => indexed(() => showCommit(repo, oid)),
     readAt: (file, oid) => indexed(() => readAt(repo, file, oid)),
     diff: (file, from, to) => indexed(() => diffFile(repo, file, from, to)),

@@ -2,6 +2,7 @@ import { lazy, Suspense, useRef, useState, type KeyboardEvent } from 'react'
 import { Loading } from '../../components/Feedback'
 import { MemoryBrowser } from '../memory/MemoryBrowser'
 import { useNavigation, type SidePane as Pane } from '../../lib/navigation'
+import { usePendingChanges } from '../../lib/pending-changes'
 
 // The history tab (timeline, diffs) is not part of the first screen: its code loads the first
 // time the tab opens, so the window starts on less JavaScript.
@@ -20,6 +21,7 @@ const PANES: ReadonlyArray<{ readonly id: Pane; readonly label: string }> = [
  */
 export function SidePane() {
   const { sidePane, showSidePane } = useNavigation()
+  const { changes } = usePendingChanges()
   const tabs = useRef(new Map<Pane, HTMLButtonElement>())
   // Each tab mounts the first time it is shown, and stays.
   const [shown, setShown] = useState<ReadonlySet<Pane>>(() => new Set([sidePane]))
@@ -53,6 +55,12 @@ export function SidePane() {
             onClick={() => showSidePane(pane.id)}
           >
             {pane.label}
+            {pane.id === 'memory' && changes.length > 0 && (
+              <span className="tab-count" title={`${changes.length} waiting for your review`}>
+                {changes.length}
+                <span className="visually-hidden"> waiting for review</span>
+              </span>
+            )}
           </button>
         ))}
       </div>

@@ -2,6 +2,7 @@ import { useVirtualizer } from '@tanstack/react-virtual'
 import { useEffect, useId, useRef, type KeyboardEvent } from 'react'
 import type { CommitSummary } from '../../../../shared/types'
 import { absoluteTime, relativeTime } from '../../lib/format'
+import { CommitBadges, FlagReason } from './CommitBadges'
 import { actorLabel, commandLabel, pathsLabel, restoreNote } from './describe'
 import type { TimelineStore } from './timeline-store'
 
@@ -154,12 +155,14 @@ function TimelineRow(props: {
           {pathsLabel(commit.paths, commit.command)}
         </span>
         {commit.overwrite && <span className="hist-badge hist-badge-overwrite">Overwrite</span>}
+        <CommitBadges commit={commit} />
       </div>
       <div className="hist-line hist-sub">
         <time dateTime={new Date(commit.time).toISOString()} title={absoluteTime(commit.time)}>
           {relativeTime(commit.time, props.now)}
         </time>
         {note && <span className="hist-note">{note}</span>}
+        <FlagReason commit={commit} />
         {conversationId && (
           <button
             type="button"
