@@ -14,6 +14,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import zlib from 'node:zlib'
+import { syncDirectory } from '../../lib/atomic-write'
 import { crc32 } from './crc32'
 import { createDelta } from './delta'
 import { OFS_DELTA, TYPE_CODES, type ObjectKind } from './pack-file'
@@ -168,7 +169,12 @@ export class PackWriter {
     const tempIdx = path.join(this.dir, `tmp_idx_${randomBytes(8).toString('hex')}`)
     const idxFd = fs.openSync(tempIdx, 'wx', 0o444)
     try {
-      fs.writeSync(idxFd, idx)
+      for (let at = 0; at < idx.length; at += BUFFER_BYTES) {
+        const end = Math.min(idx.length, at + BUFFER_BYTES)
+        let done = at
+        while (done < end) done += fs.writeSync(idxFd, idx, done, end - done)
+        await pause()
+      }
       await fsync(idxFd)
     } finally {
       await close(idxFd)
@@ -177,7 +183,8 @@ export class PackWriter {
     await rename(this.tempPack, finalPack)
     onStep('pack-renamed')
     await rename(tempIdx, finalIdx)
-    syncDir(this.dir)
+    // Some file systems refuse a folder fsync; the renames stand regardless.
+    await syncDirectory(this.dir).catch(() => undefined)
     this.done = true
     return { name, objects: this.entries.length, bytes: this.offset + 20 }
   }
@@ -228,17 +235,22 @@ export class PackWriter {
       { length: 256 },
       () => [],
     )
-    for (const entry of this.entries) buckets[parseInt(entry.oid.slice(0, 2), 16)]!.push(entry)
+    for (let i = 0; i < n; i++) {
+      const entry = this.entries[i]!
+      buckets[parseInt(entry.oid.slice(0, 2), 16)]!.push(entry)
+      if (i % 8192 === 8191) await pause()
+    }
     const sorted: Array<{ oid: string; offset: number; crc: number }> = []
+    let large = 0
     for (const bucket of buckets) {
       bucket.sort((a, b) => (a.oid < b.oid ? -1 : a.oid > b.oid ? 1 : 0))
       for (let i = 0; i < bucket.length; i++) {
         if (i > 0 && bucket[i]!.oid === bucket[i - 1]!.oid) throw new Error('object packed twice')
         sorted.push(bucket[i]!)
+        if (bucket[i]!.offset >= LARGE_OFFSET) large++
       }
       if (bucket.length > 256) await pause()
     }
-    const large = sorted.filter((entry) => entry.offset >= LARGE_OFFSET).length
     const out = Buffer.alloc(8 + 1024 + n * 28 + large * 8 + 40)
     out.writeUInt32BE(0xff744f63, 0)
     out.writeUInt32BE(2, 4)
@@ -252,7 +264,9 @@ export class PackWriter {
     const offsetsAt = crcAt + n * 4
     const largeAt = offsetsAt + n * 4
     let nextLarge = 0
-    sorted.forEach((entry, i) => {
+    for (let i = 0; i < sorted.length; i++) {
+      const entry = sorted[i]!
+      if (i % 8192 === 8191) await pause()
       out.write(entry.oid, namesAt + i * 20, 20, 'hex')
       out.writeUInt32BE(entry.crc >>> 0, crcAt + i * 4)
       if (entry.offset < LARGE_OFFSET) {
@@ -263,13 +277,15 @@ export class PackWriter {
         out.writeUInt32BE(entry.offset >>> 0, largeAt + nextLarge * 8 + 4)
         nextLarge++
       }
-    })
+    }
     const tail = largeAt + large * 8
     packChecksum.copy(out, tail)
-    createHash('sha1')
-      .update(out.subarray(0, tail + 20))
-      .digest()
-      .copy(out, tail + 20)
+    const hash = createHash('sha1')
+    for (let at = 0; at < tail + 20; at += BUFFER_BYTES) {
+      hash.update(out.subarray(at, Math.min(tail + 20, at + BUFFER_BYTES)))
+      await pause()
+    }
+    hash.digest().copy(out, tail + 20)
     return out
   }
 }
@@ -297,23 +313,6 @@ export function entryHeader(code: number, size: number, distance: number): Buffe
     bytes.push(...groups)
   }
   return Buffer.from(bytes)
-}
-
-/** Fsyncs a folder so a rename in it survives a power cut (a no-op where folders cannot be opened). */
-export function syncDir(dir: string): void {
-  let fd: number
-  try {
-    fd = fs.openSync(dir, 'r')
-  } catch {
-    return
-  }
-  try {
-    fs.fsyncSync(fd)
-  } catch {
-    // Windows and some file systems refuse fsync on a folder; the rename stands regardless.
-  } finally {
-    fs.closeSync(fd)
-  }
 }
 
 /**

@@ -83,20 +83,20 @@ export async function repack(
   db.refresh()
 
   const loose = await listLoose(db, pause)
-  const alreadyPacked: string[] = []
+  // Loose objects some pack already holds (a crash after the last pack was made) are only
+  // removed below; the rest are packed.
   const toPack = new Set<string>()
+  let seen = 0
   for (const oid of loose) {
-    if (db.inPack(oid)) alreadyPacked.push(oid)
-    else toPack.add(oid)
+    if (!db.inPack(oid)) toPack.add(oid)
+    if (++seen % 2048 === 0) await pause()
   }
   const merged = packsToMerge(db, toPack.size, options.mergeAll ?? false)
-  const fromPacks = new Set<string>()
   for (const open of merged) {
     let n = 0
     for (const entry of open.index.entries()) {
       const oid = entry.oid.toString('hex')
       toPack.add(oid)
-      fromPacks.add(oid)
       if (++n % 4096 === 0) await pause()
     }
   }
@@ -129,20 +129,23 @@ export async function repack(
   let removedLoose = 0
   step('removing-loose')
   try {
-    const removable = [...alreadyPacked, ...[...packed].filter((oid) => loose.has(oid))]
-    for (const [i, oid] of removable.entries()) {
+    const emptied = new Set<string>()
+    let visited = 0
+    for (const oid of loose) {
+      if (++visited % 256 === 0) await options.pause?.()
+      // Every loose object some durable pack holds goes (packed now, or before a crash).
       if (!inNewPack(oid) && !db.inPack(oid)) continue
       try {
         fs.unlinkSync(db.loosePath(oid))
         removedLoose++
+        emptied.add(oid.slice(0, 2))
       } catch {
         // Already gone (or never loose): nothing to do.
       }
-      if (i % 256 === 255) await options.pause?.()
     }
     // Emptied folders go too: a folder that held thousands of names keeps its size (and slows
     // every lookup in it) after they are gone; the object writer makes a fresh one when needed.
-    for (const prefix of new Set(removable.map((oid) => oid.slice(0, 2)))) {
+    for (const prefix of emptied) {
       try {
         fs.rmdirSync(path.join(db.objectsDir, prefix))
       } catch {
@@ -156,9 +159,11 @@ export async function repack(
       // Repacking the same objects the same way makes the same pack, under the same name.
       if (open.name === written?.name) continue
       let complete = check !== null
+      let n = 0
       for (const entry of open.index.entries()) {
         if (!complete) break
         if (!check?.has(entry.oid)) complete = false
+        if (++n % 4096 === 0) await options.pause?.()
       }
       if (!complete) continue
       db.retire([open.name])
@@ -205,7 +210,7 @@ export async function listLoose(
       continue
     }
     for (const name of names) if (LOOSE_NAME.test(name)) found.add(prefix + name)
-    if (i % 16 === 15) await pause()
+    await pause()
   }
   return found
 }
@@ -362,7 +367,9 @@ async function writeObjects(
 
   // Whatever the walk did not reach (unreachable objects, history beyond the walk): each type
   // in one chain of attempts, which costs little when the objects are unrelated.
+  let visited = 0
   for (const oid of toPack) {
+    if (++visited % 4096 === 0) await pause()
     if (packed.has(oid)) continue
     const object = read(oid)
     if (!object) continue
