@@ -19,6 +19,7 @@ import fs from 'node:fs'
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
+import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { fileURLToPath } from 'node:url'
 import { build } from 'vite'
 import { openVersionedMemory, type Origin, type VersionedMemory } from '../src/main/history'
@@ -323,6 +324,9 @@ async function storageRows(
   // would send them): each may wait for one slice of packing at most.
   start = performance.now()
   let packing = true
+  // How long anything held the event loop while it packed (timer lateness, 1 ms resolution).
+  const loopDelay = monitorEventLoopDelay({ resolution: 1 })
+  loopDelay.enable()
   const pass = memory.maintain().finally(() => (packing = false))
   const during: number[] = []
   for (let i = 0; packing; i++) {
@@ -330,6 +334,7 @@ async function storageRows(
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
   const report = await pass
+  loopDelay.disable()
   const maintainMs = performance.now() - start
   // What those commands left loose is packed by the next pass, as the next idle moment would.
   await memory.maintain()
@@ -343,7 +348,7 @@ async function storageRows(
     samples: during.length,
   })
   notes.push(
-    `${label}: ${during.length} commands ran while maintenance packed: p50 ${round(percentile(during, 50), 2)} ms, max ${round(Math.max(...during), 1)} ms`,
+    `${label}: ${during.length} commands ran while maintenance packed: p50 ${round(percentile(during, 50), 2)} ms, max ${round(Math.max(...during), 1)} ms; the event loop was held at most ${round(loopDelay.max / 1e6, 1)} ms at a time`,
   )
   const packedBytes = diskBytes(gitdir)
   settle()

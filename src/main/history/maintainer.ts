@@ -23,7 +23,7 @@ export interface MaintenanceSettings {
   /** Pack whatever is loose (at least `idleMinimum` objects) after this long without a commit. */
   readonly idleMs?: number
   readonly idleMinimum?: number
-  /** Longest stretch of work between two yields (default 4 ms). */
+  /** Longest stretch of work between two yields (default 2 ms). */
   readonly sliceMs?: number
 }
 
@@ -52,7 +52,7 @@ const EMPTY_REPORT: RepackReport = {
   unreadable: [],
 }
 
-const DEFAULTS = { looseThreshold: 2_000, idleMs: 20_000, idleMinimum: 64, sliceMs: 4 }
+const DEFAULTS = { looseThreshold: 2_000, idleMs: 20_000, idleMinimum: 64, sliceMs: 2 }
 
 export function createMaintainer(options: {
   store: ObjectStore

@@ -23,6 +23,7 @@ const fsync = promisify(fs.fsync)
 const close = promisify(fs.close)
 const rename = promisify(fs.rename)
 const deflateAsync = promisify(zlib.deflate)
+const writeAsync = promisify(fs.write)
 
 /** Objects this large are compressed on the thread pool, so the event loop never waits on one. */
 const ASYNC_DEFLATE_BYTES = 64 * 1024
@@ -118,8 +119,8 @@ export class PackWriter {
     const offset = this.offset
     let crc = crc32(header)
     crc = crc32(compressed, crc)
-    this.push(header)
-    this.push(compressed)
+    await this.push(header)
+    await this.push(compressed)
     this.entries.push({ oid, offset, crc })
     return { offset, depth }
   }
@@ -135,7 +136,7 @@ export class PackWriter {
   ): Promise<WrittenPack> {
     if (this.done || this.fd === null) throw new Error('pack already finished')
     const fd = this.fd
-    this.flush()
+    await this.flush()
     const count = Buffer.alloc(4)
     count.writeUInt32BE(this.entries.length)
     fs.writeSync(fd, count, 0, 4, 8)
@@ -172,7 +173,9 @@ export class PackWriter {
       for (let at = 0; at < idx.length; at += BUFFER_BYTES) {
         const end = Math.min(idx.length, at + BUFFER_BYTES)
         let done = at
-        while (done < end) done += fs.writeSync(idxFd, idx, done, end - done)
+        while (done < end) {
+          done += (await writeAsync(idxFd, idx, done, end - done, done)).bytesWritten
+        }
         await pause()
       }
       await fsync(idxFd)
@@ -204,10 +207,10 @@ export class PackWriter {
     fs.rmSync(this.tempPack, { force: true })
   }
 
-  private push(bytes: Buffer): void {
-    if (this.buffered + bytes.length > this.buffer.length) this.flush()
+  private async push(bytes: Buffer): Promise<void> {
+    if (this.buffered + bytes.length > this.buffer.length) await this.flush()
     if (bytes.length > this.buffer.length) {
-      this.writeAll(bytes)
+      await this.writeAll(bytes, this.offset)
     } else {
       bytes.copy(this.buffer, this.buffered)
       this.buffered += bytes.length
@@ -215,16 +218,27 @@ export class PackWriter {
     this.offset += bytes.length
   }
 
-  private flush(): void {
+  // On the thread pool: a write the kernel throttles (many dirty pages) must not hold up the
+  // event loop, and with it the commands.
+  private async flush(): Promise<void> {
     if (this.buffered === 0) return
-    this.writeAll(this.buffer.subarray(0, this.buffered))
+    await this.writeAll(this.buffer.subarray(0, this.buffered), this.offset - this.buffered)
     this.buffered = 0
   }
 
-  private writeAll(bytes: Buffer): void {
+  private async writeAll(bytes: Buffer, position: number): Promise<void> {
     if (this.fd === null) throw new Error('pack already finished')
     let done = 0
-    while (done < bytes.length) done += fs.writeSync(this.fd, bytes, done, bytes.length - done)
+    while (done < bytes.length) {
+      const { bytesWritten } = await writeAsync(
+        this.fd,
+        bytes,
+        done,
+        bytes.length - done,
+        position + done,
+      )
+      done += bytesWritten
+    }
   }
 
   /** The version 2 index: header, fanout, names, crc32s, offsets, large offsets, checksums. */
@@ -238,7 +252,7 @@ export class PackWriter {
     for (let i = 0; i < n; i++) {
       const entry = this.entries[i]!
       buckets[parseInt(entry.oid.slice(0, 2), 16)]!.push(entry)
-      if (i % 8192 === 8191) await pause()
+      if (i % 1024 === 1023) await pause()
     }
     const sorted: Array<{ oid: string; offset: number; crc: number }> = []
     let large = 0
@@ -249,7 +263,7 @@ export class PackWriter {
         sorted.push(bucket[i]!)
         if (bucket[i]!.offset >= LARGE_OFFSET) large++
       }
-      if (bucket.length > 256) await pause()
+      await pause()
     }
     const out = Buffer.alloc(8 + 1024 + n * 28 + large * 8 + 40)
     out.writeUInt32BE(0xff744f63, 0)
@@ -266,7 +280,7 @@ export class PackWriter {
     let nextLarge = 0
     for (let i = 0; i < sorted.length; i++) {
       const entry = sorted[i]!
-      if (i % 8192 === 8191) await pause()
+      if (i % 1024 === 1023) await pause()
       out.write(entry.oid, namesAt + i * 20, 20, 'hex')
       out.writeUInt32BE(entry.crc >>> 0, crcAt + i * 4)
       if (entry.offset < LARGE_OFFSET) {

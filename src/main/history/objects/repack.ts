@@ -89,7 +89,7 @@ export async function repack(
   let seen = 0
   for (const oid of loose) {
     if (!db.inPack(oid)) toPack.add(oid)
-    if (++seen % 2048 === 0) await pause()
+    if (++seen % 512 === 0) await pause()
   }
   const merged = packsToMerge(db, toPack.size, options.mergeAll ?? false)
   for (const open of merged) {
@@ -97,7 +97,7 @@ export async function repack(
     for (const entry of open.index.entries()) {
       const oid = entry.oid.toString('hex')
       toPack.add(oid)
-      if (++n % 4096 === 0) await pause()
+      if (++n % 1024 === 0) await pause()
     }
   }
   step('listed')
@@ -132,7 +132,7 @@ export async function repack(
     const emptied = new Set<string>()
     let visited = 0
     for (const oid of loose) {
-      if (++visited % 256 === 0) await options.pause?.()
+      if (++visited % 16 === 0) await options.pause?.()
       // Every loose object some durable pack holds goes (packed now, or before a crash).
       if (!inNewPack(oid) && !db.inPack(oid)) continue
       try {
@@ -147,10 +147,12 @@ export async function repack(
     // every lookup in it) after they are gone; the object writer makes a fresh one when needed.
     for (const prefix of emptied) {
       try {
-        fs.rmdirSync(path.join(db.objectsDir, prefix))
+        // A folder that held thousands of names takes a while to go.
+        await fs.promises.rmdir(path.join(db.objectsDir, prefix))
       } catch {
         // Not empty (an object written meanwhile), or gone.
       }
+      await options.pause?.()
     }
 
     let mergedPacks = 0
@@ -163,13 +165,13 @@ export async function repack(
       for (const entry of open.index.entries()) {
         if (!complete) break
         if (!check?.has(entry.oid)) complete = false
-        if (++n % 4096 === 0) await options.pause?.()
+        if (++n % 1024 === 0) await options.pause?.()
       }
       if (!complete) continue
       db.retire([open.name])
       // The index first: a pack without one is invisible, and cleared as a leftover.
       for (const ext of ['idx', 'pack', 'rev', 'bitmap']) {
-        fs.rmSync(path.join(db.packDir, `${open.name}.${ext}`), { force: true })
+        await fs.promises.rm(path.join(db.packDir, `${open.name}.${ext}`), { force: true })
       }
       mergedPacks++
       await options.pause?.()
@@ -369,7 +371,7 @@ async function writeObjects(
   // in one chain of attempts, which costs little when the objects are unrelated.
   let visited = 0
   for (const oid of toPack) {
-    if (++visited % 4096 === 0) await pause()
+    if (++visited % 1024 === 0) await pause()
     if (packed.has(oid)) continue
     const object = read(oid)
     if (!object) continue
