@@ -80,6 +80,9 @@ export type CommitCommand =
   | 'recovery'
   | 'outside'
   | 'init'
+  | 'merge'
+  | 'resolve'
+  | 'import'
 
 /** One entry of the timeline. */
 export interface CommitSummary {
@@ -98,6 +101,10 @@ export interface CommitSummary {
   readonly overwrite: boolean
   /** For restores and reverts: the commit they restored from or reverted. */
   readonly restoredFrom: string | null
+  /** For a merge commit: the parents after `parent` (the history it joined in). */
+  readonly otherParents?: ReadonlyArray<string>
+  /** The machine that made the commit (its `Machine:` trailer), when it names one. */
+  readonly machine?: string | null
 }
 
 export interface LogPage {

@@ -1,7 +1,7 @@
 import type { Actor, CommitCommand, CommitSummary } from '../../shared/types'
 
 /** The structured facts of one commit, carried by its author and trailers. */
-export type CommitMeta = Omit<CommitSummary, 'oid' | 'parent' | 'time'>
+export type CommitMeta = Omit<CommitSummary, 'oid' | 'parent' | 'time' | 'otherParents'>
 
 /** Git identities per actor. The system author signs recovery and start-of-history commits. */
 export const AUTHORS: Readonly<Record<Actor, { readonly name: string; readonly email: string }>> = {
@@ -24,6 +24,9 @@ const COMMANDS: ReadonlySet<string> = new Set<CommitCommand>([
   'recovery',
   'outside',
   'init',
+  'merge',
+  'resolve',
+  'import',
 ])
 
 const KEY = {
@@ -33,6 +36,7 @@ const KEY = {
   toolUse: 'Tool-Use-Id',
   overwrite: 'Overwrite',
   restoredFrom: 'Restored-From',
+  machine: 'Machine',
 } as const
 
 /**
@@ -44,6 +48,7 @@ const KEY = {
  *   Path: /memories/notes.md
  *   Conversation-Id: 6f1c…
  *   Tool-Use-Id: toolu_01…
+ *   Machine: laptop
  */
 export function formatCommitMessage(meta: CommitMeta): string {
   const trailers = [`${KEY.command}: ${meta.command}`]
@@ -52,6 +57,7 @@ export function formatCommitMessage(meta: CommitMeta): string {
   if (meta.toolUseId) trailers.push(`${KEY.toolUse}: ${encodeValue(meta.toolUseId)}`)
   if (meta.overwrite) trailers.push(`${KEY.overwrite}: true`)
   if (meta.restoredFrom) trailers.push(`${KEY.restoredFrom}: ${meta.restoredFrom}`)
+  if (meta.machine) trailers.push(`${KEY.machine}: ${encodeValue(meta.machine)}`)
   return `${encodeValue(meta.subject)}\n\n${trailers.join('\n')}\n`
 }
 
@@ -70,6 +76,7 @@ export function parseCommitMessage(authorName: string, message: string): CommitM
   let toolUseId: string | null = null
   let overwrite = false
   let restoredFrom: string | null = null
+  let machine: string | null = null
   for (const line of trailerLines) {
     const colon = line.indexOf(': ')
     if (colon <= 0) continue
@@ -81,6 +88,7 @@ export function parseCommitMessage(authorName: string, message: string): CommitM
     else if (key === KEY.toolUse) toolUseId = decodeValue(value)
     else if (key === KEY.overwrite) overwrite = value === 'true'
     else if (key === KEY.restoredFrom && /^[0-9a-f]{40}$/.test(value)) restoredFrom = value
+    else if (key === KEY.machine && value.trim() !== '') machine = decodeValue(value)
   }
   return {
     actor: actorOf(authorName),
@@ -91,6 +99,7 @@ export function parseCommitMessage(authorName: string, message: string): CommitM
     toolUseId,
     overwrite,
     restoredFrom,
+    ...(machine ? { machine } : {}),
   }
 }
 

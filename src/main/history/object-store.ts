@@ -17,7 +17,10 @@ export interface RawTreeEntry {
 export interface RawCommit {
   readonly oid: string
   readonly tree: string
+  /** The first parent (the history this commit continued); null for a root commit. */
   readonly parent: string | null
+  /** Every parent in order: more than one for a merge commit. */
+  readonly parents: ReadonlyArray<string>
   readonly authorName: string
   /** Seconds since the epoch, as git stores it. */
   readonly timestamp: number
@@ -109,6 +112,7 @@ export function createObjectStore(gitdir: string): ObjectStore {
       oid,
       tree: commit.tree,
       parent: commit.parent[0] ?? null,
+      parents: commit.parent,
       authorName: commit.author.name,
       timestamp: commit.author.timestamp,
       message: commit.message,
@@ -138,6 +142,8 @@ function sortKey(entry: RawTreeEntry): Buffer {
 export interface CommitFields {
   readonly tree: string
   readonly parent: string | null
+  /** Further parents, for a merge commit (after `parent`). */
+  readonly otherParents?: ReadonlyArray<string>
   readonly author: { readonly name: string; readonly email: string }
   readonly timestamp: number
   readonly message: string
@@ -148,6 +154,7 @@ export function serializeCommit(fields: CommitFields): Buffer {
   const person = `${fields.author.name} <${fields.author.email}> ${fields.timestamp} +0000`
   const lines = [`tree ${fields.tree}`]
   if (fields.parent) lines.push(`parent ${fields.parent}`)
+  for (const other of fields.otherParents ?? []) lines.push(`parent ${other}`)
   lines.push(`author ${person}`, `committer ${person}`, '', fields.message)
   return Buffer.from(lines.join('\n'))
 }
