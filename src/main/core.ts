@@ -9,6 +9,7 @@ import { historyHandlers, openVersionedMemory } from './history'
 import { createEventBus, type EventBus } from './lib/events'
 import { consoleLogger, type Logger } from './lib/logger'
 import { createRunnableMemoryTool } from './memory'
+import { DEFAULT_LIMITS } from './memory'
 import { memoryBrowserHandlers } from './memory-browser'
 import {
   createMemorySecretStore,
@@ -16,6 +17,7 @@ import {
   settingsHandlers,
   type SecretStore,
 } from './settings'
+import { createSyncService, syncHandlers } from './sync'
 
 export type { HostActions } from './app'
 
@@ -31,6 +33,12 @@ export interface CoreOptions {
   readonly logger?: Logger
   /** Keeps the API key: the app passes a file store over Electron's safeStorage; default in memory. */
   readonly secretStore?: SecretStore
+  /** Keeps the sync remote's token, the same way (default in memory). */
+  readonly syncTokenStore?: SecretStore
+  /** The default machine name in commits (default: the host name). */
+  readonly hostName?: () => string
+  /** Quiet time after a memory change before sync runs (tests shorten it). */
+  readonly syncDebounceMs?: number
   /** Source of `ANTHROPIC_API_KEY` / `ANTHROPIC_BASE_URL` (default `process.env`). */
   readonly env?: Readonly<Record<string, string | undefined>>
   /** fetch for the Anthropic SDK (tests, proxies). */
@@ -73,6 +81,23 @@ export async function createCore(options: CoreOptions): Promise<Core> {
     memory.setPolicy({ createExisting, secretScanning })
   applyPolicy(await settings.get())
 
+  const sync = createSyncService({
+    dataDir,
+    memory,
+    tokens: options.syncTokenStore ?? createMemorySecretStore(),
+    logger,
+    host: options.host ?? noHost,
+    importPolicy: async () => ({
+      secretScanning: (await settings.get()).secretScanning,
+      limits: DEFAULT_LIMITS,
+    }),
+    hostName: options.hostName,
+    debounceMs: options.syncDebounceMs,
+  })
+  sync.onStatus((status) => events.emit('sync:state', status))
+  // A few seconds after memory changed here (a turn, an edit), the change goes out.
+  memory.onCommit(() => sync.noteLocalChange())
+
   const conversations = createConversationStore({ dataDir, logger })
   const chat = createChatService({
     conversations,
@@ -107,6 +132,7 @@ export async function createCore(options: CoreOptions): Promise<Core> {
         await chat.settled(id)
       },
     }),
+    ...syncHandlers(sync),
     ...settingsHandlers({
       settings,
       events,
@@ -116,11 +142,13 @@ export async function createCore(options: CoreOptions): Promise<Core> {
   }
 
   const dispatch = createDispatcher(handlers, { logger })
+  sync.start()
   return {
     dataDir,
     dispatch,
     events,
     async close() {
+      await sync.close()
       await chat.close()
       await memory.close()
     },

@@ -1,4 +1,12 @@
-import { app, BrowserWindow, safeStorage, session, shell, type WebFrameMain } from 'electron'
+import {
+  app,
+  BrowserWindow,
+  dialog,
+  safeStorage,
+  session,
+  shell,
+  type WebFrameMain,
+} from 'electron'
 import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { createCore, type Core } from './core'
@@ -130,6 +138,11 @@ async function main(): Promise<void> {
       file: path.join(dataDir, 'secrets.json'),
       cipher: cipherFromSafeStorage(safeStorage),
     }),
+    // The sync remote's token is kept the same way, in its own file.
+    syncTokenStore: createFileSecretStore({
+      file: path.join(dataDir, 'sync-token.json'),
+      cipher: cipherFromSafeStorage(safeStorage),
+    }),
     appVersion: app.getVersion(),
     host: {
       async openPath(folder) {
@@ -143,6 +156,28 @@ async function main(): Promise<void> {
           throw new CairnError('invalid-link', 'Only https links can be opened.')
         }
         await shell.openExternal(url)
+      },
+      async chooseSavePath({ title, defaultName, filters }) {
+        const options = {
+          title,
+          defaultPath: path.join(app.getPath('documents'), defaultName),
+          filters: filters.map((f) => ({ name: f.name, extensions: [...f.extensions] })),
+        }
+        const result = mainWindow
+          ? await dialog.showSaveDialog(mainWindow, options)
+          : await dialog.showSaveDialog(options)
+        return result.canceled || !result.filePath ? null : result.filePath
+      },
+      async chooseOpenPath({ title, kind, filters }) {
+        const options = {
+          title,
+          properties: [kind === 'folder' ? ('openDirectory' as const) : ('openFile' as const)],
+          filters: filters?.map((f) => ({ name: f.name, extensions: [...f.extensions] })),
+        }
+        const result = mainWindow
+          ? await dialog.showOpenDialog(mainWindow, options)
+          : await dialog.showOpenDialog(options)
+        return result.canceled ? null : (result.filePaths[0] ?? null)
       },
     },
   })

@@ -44,6 +44,8 @@ export interface ObjectStore {
   readTree(oid: string): Promise<ReadonlyArray<RawTreeEntry>>
   readBlob(oid: string): Promise<Uint8Array>
   readCommit(oid: string): Promise<RawCommit>
+  /** An object's stored content (what its id hashes, without the header), checked for `type`. */
+  readRaw(oid: string, type: ObjectType): Promise<Uint8Array>
 }
 
 /**
@@ -122,7 +124,13 @@ export function createObjectStore(gitdir: string): ObjectStore {
     return raw
   }
 
-  return { gitdir, hash, write, readTree, readBlob, readCommit }
+  async function readRaw(oid: string, type: ObjectType): Promise<Uint8Array> {
+    const result = await git.readObject({ fs, gitdir, oid, cache, format: 'content' })
+    if (result.type !== type) throw new Error(`object ${oid} is a ${result.type}, not a ${type}`)
+    return result.object as Uint8Array
+  }
+
+  return { gitdir, hash, write, readTree, readBlob, readCommit, readRaw }
 }
 
 /** Serializes tree entries in git's canonical form (byte order, directories as `name/`). */

@@ -87,9 +87,17 @@ export interface HistoryGit {
   /** The bare repository (`<dataDir>/history.git`), for git transports. */
   readonly gitdir: string
   /** Its objects (reads, and writes of new objects; writing an object changes no history). */
-  readonly objects: Pick<ObjectStore, 'hash' | 'write' | 'readTree' | 'readBlob' | 'readCommit'>
+  readonly objects: Pick<
+    ObjectStore,
+    'hash' | 'write' | 'readTree' | 'readBlob' | 'readCommit' | 'readRaw'
+  >
   /** The commit `main` points at now (null for an empty history). */
   head(): string | null
+  /**
+   * Where `oid` sits in the history of `main`, oldest first: every commit comes after its
+   * parents. -1 for a commit that is not part of it.
+   */
+  position(oid: string): number
   /**
    * Runs `task` alone in the serial queue, after edits made outside Cairn were saved, so the
    * folder equals `main`'s tree while it runs.

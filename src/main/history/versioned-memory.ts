@@ -232,10 +232,24 @@ export async function openVersionedMemory(
       return announce(await repo.commit([...files.keys()], intent))
     },
   }
+  // Positions in the index, rebuilt when the history grew or was switched.
+  let positionCache: { head: string | null; size: number; map: Map<string, number> } | null = null
+  const positions = (): Map<string, number> => {
+    const entries = repo.entries()
+    if (positionCache?.head !== repo.head() || positionCache.size !== entries.length) {
+      positionCache = {
+        head: repo.head(),
+        size: entries.length,
+        map: new Map(entries.map((entry, index) => [entry.oid, index])),
+      }
+    }
+    return positionCache.map
+  }
   const git: HistoryGit = {
     gitdir: repo.gitdir,
     objects: repo.store,
     head: () => repo.head(),
+    position: (oid) => positions().get(oid) ?? -1,
     exclusive: (task) =>
       exclusive(
         async () => {

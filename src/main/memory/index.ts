@@ -15,3 +15,4 @@ export {
 export { createRunnableMemoryTool, type MemoryExecutor } from './sdk-adapter'
 export * from './types'
 export { IMAGE_TYPES } from './view'
+export { scanForSecrets, type SecretFinding } from './secrets'
