@@ -14,7 +14,7 @@ import { writeJsonAtomic } from '../lib/atomic-json'
 import { CairnError } from '../lib/errors'
 import type { Logger } from '../lib/logger'
 import { createObjectStore, readMainRef, writeMainRef, type ObjectStore } from './object-store'
-import { segmentsOf } from './paths'
+import { segmentsOf, toRelative, toVirtual } from './paths'
 import type { Repo } from './repo'
 import { applyDeltas } from './restore-common'
 import {
@@ -68,6 +68,8 @@ export async function moveMain(
     )
   }
   const deltas = await diffNodes(store, repo.root(), treeFromOid(commit.tree))
+  // A commit from elsewhere is untrusted: none of its paths may leave the folder or reach git.
+  for (const delta of deltas) toRelative(toVirtual(delta.path))
   await writeJsonAtomic(moveNoteOf(store.gitdir), { from, to: target } satisfies MoveNote)
   await applyDeltas(repo, deltas)
   await writeMainRef(store.gitdir, target)

@@ -14,6 +14,44 @@ import { expectSound, linesOf, linesOfHistory, startMachine, type Machine } from
 
 const run = promisify(execFile)
 
+async function runWithInput(gitdir: string, args: string[], input: string): Promise<string> {
+  const { spawn } = await import('node:child_process')
+  return new Promise((resolve, reject) => {
+    const child = spawn('git', ['--git-dir', gitdir, ...args], {
+      env: {
+        ...process.env,
+        GIT_CONFIG_NOSYSTEM: '1',
+        GIT_AUTHOR_NAME: 'x',
+        GIT_AUTHOR_EMAIL: 'x@x',
+        GIT_COMMITTER_NAME: 'x',
+        GIT_COMMITTER_EMAIL: 'x@x',
+      },
+    })
+    let out = ''
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()))
+    child.on('error', reject)
+    child.on('close', (code) =>
+      code === 0 ? resolve(out) : reject(new Error(`git ${args[0]} failed`)),
+    )
+    child.stdin.end(input)
+  })
+}
+
+/** An ordinary web page where a repository was expected. */
+async function startPlainServer(): Promise<{ url: string; close(): Promise<void> }> {
+  const http = await import('node:http')
+  const plain = http.createServer((_req, res) => {
+    res.writeHead(200, { 'Content-Type': 'text/html' })
+    res.end('<html><body>Welcome</body></html>')
+  })
+  await new Promise<void>((resolve) => plain.listen(0, '127.0.0.1', resolve))
+  const { port } = plain.address() as import('node:net').AddressInfo
+  return {
+    url: `http://127.0.0.1:${port}/memory.git`,
+    close: () => new Promise((resolve) => plain.close(() => resolve())),
+  }
+}
+
 let server: GitServer
 let repo: string
 let counter = 0
@@ -439,6 +477,96 @@ describe('joining a remote that holds another machine’s memory', () => {
     expect((await desktop.sync()).state).toBe('idle')
     expect(await desktop.files()).toEqual(await laptop.files())
     await expectAllLines(['a'])
+  })
+})
+
+describe('testing the connection', () => {
+  it('says plainly what failed or what it found', async () => {
+    const [laptop, desktop] = await pair()
+    const test = (url: string, token = server.token) =>
+      laptop.call('sync:test', { url, username: server.user, token })
+    expect(await test('ftp://example.com/memory.git')).toMatchObject({
+      ok: false,
+      found: 'invalid-url',
+    })
+    expect(await test(`http://sam:${server.token}@127.0.0.1:${server.port}/x.git`)).toMatchObject({
+      ok: false,
+      found: 'invalid-url',
+      message: expect.stringContaining('own fields'),
+    })
+    expect(await test('http://127.0.0.1:1/memory.git')).toMatchObject({
+      ok: false,
+      found: 'unreachable',
+    })
+    expect(await test(server.url(repo), 'wrong-token')).toMatchObject({ ok: false, found: 'auth' })
+    expect(await test(server.url('no-such-repo'))).toMatchObject({
+      ok: false,
+      found: 'not-a-repository',
+    })
+    const page = await startPlainServer()
+    try {
+      expect(await test(page.url)).toMatchObject({ ok: false, found: 'not-a-repository' })
+    } finally {
+      await page.close()
+    }
+    expect(await test(server.url(repo))).toMatchObject({ ok: true, found: 'empty' })
+    await laptop.write('a.md', notes('a'))
+    await laptop.connect(server, repo)
+    await laptop.sync()
+    expect(await test(server.url(repo))).toMatchObject({ ok: true, found: 'this-memory' })
+    await desktop.write('b.md', notes('b'))
+    expect(
+      await desktop.call('sync:test', {
+        url: server.url(repo),
+        username: server.user,
+        token: server.token,
+      }),
+    ).toMatchObject({ ok: true, found: 'other-memory', message: expect.stringContaining('1 file') })
+    // Testing changed nothing on the desktop.
+    expect([...(await desktop.files()).keys()]).toEqual(['b.md'])
+    expect(desktop.git('rev-list', '--count', 'main').trim()).toBe('1')
+  })
+
+  it('keeps the token out of everything the window sees', async () => {
+    const [laptop] = await pair()
+    const status = await laptop.connect(server, repo)
+    expect(status.config).toMatchObject({ hasToken: true, username: server.user })
+    for (const value of [status, await laptop.call('sync:status'), await laptop.sync()]) {
+      expect(JSON.stringify(value)).not.toContain(server.token)
+    }
+    const off = await laptop.call('sync:configure', { url: '' })
+    expect(off).toMatchObject({ state: 'off', config: { url: '', hasToken: false } })
+    expect(await laptop.refused('sync:now')).toBe('sync-off')
+  })
+})
+
+describe('a hostile remote', () => {
+  it('refuses files memory may not hold, changing nothing', async () => {
+    const [laptop] = await pair()
+    await laptop.write('mine.md', notes('mine'))
+    const before = laptop.git('rev-parse', 'main').trim()
+    // A commit holding a symbolic link to a file outside any memory folder.
+    const gitdir = server.gitdir(repo)
+    const blob = (
+      await runWithInput(gitdir, ['hash-object', '-w', '--stdin'], '/etc/passwd')
+    ).trim()
+    const tree = await runWithInput(gitdir, ['mktree'], `120000 blob ${blob}\tpasswd.md\n`)
+    const commit = await runWithInput(gitdir, ['commit-tree', tree.trim(), '-m', 'a link'], '')
+    server.git(repo, 'update-ref', 'refs/heads/main', commit.trim())
+    await laptop.connect(server, repo)
+    const status = await laptop.sync()
+    // Unrelated histories ask first; merging still refuses the link.
+    expect(status.join).not.toBeNull()
+    const refused = await laptop.call('sync:join', { choice: 'merge' })
+    expect(refused).toMatchObject({
+      state: 'error',
+      error: {
+        code: 'sync-unsafe-content',
+        message: expect.stringContaining('passwd.md (a symbolic link)'),
+      },
+    })
+    expect(laptop.git('rev-parse', 'main').trim()).toBe(before)
+    expect([...(await laptop.files()).keys()]).toEqual(['mine.md'])
   })
 })
 

@@ -9,7 +9,7 @@ import path from 'node:path'
 import { promisify } from 'node:util'
 import type { RequestChannel, RequestPayload, RequestResults } from '../../shared/contract'
 import type { SyncStatus } from '../../shared/types'
-import { createCore, type Core } from '../core'
+import { createCore, type Core, type HostActions } from '../core'
 import { folderFiles, headFiles } from '../history/test-helpers'
 import { consoleLogger, createRecordingLogger } from '../lib/logger'
 import type { GitServer } from '../../../test/fixtures/git-server'
@@ -43,7 +43,7 @@ export interface Machine {
 /** A machine named `name` on a fresh data folder, syncing only when told to. */
 export async function startMachine(
   name: string,
-  options: { debounceMs?: number; dataDir?: string } = {},
+  options: { debounceMs?: number; dataDir?: string; host?: HostActions } = {},
 ): Promise<Machine> {
   const dir = options.dataDir ?? (await mkdtemp(path.join(os.tmpdir(), `cairn-sync-${name}-`)))
   const logger = process.env['SYNC_DEBUG'] ? consoleLogger : createRecordingLogger()
@@ -53,6 +53,7 @@ export async function startMachine(
     logger,
     syncDebounceMs: options.debounceMs ?? 3_600_000,
     env: {},
+    ...(options.host ? { host: options.host } : {}),
   })
   const call: Machine['call'] = async (channel, payload) => {
     const result = await core.dispatch(channel, payload)
@@ -159,4 +160,20 @@ export function linesOfHistory(gitdir: string): Set<string> {
 /** Lines written (the tests write one fact per line, so lines are what must never be lost). */
 export function linesOf(...texts: string[]): string[] {
   return texts.flatMap((text) => text.split('\n')).filter((line) => line !== '')
+}
+
+/** A host whose save and open dialogs answer with the paths a test queues. */
+export function dialogHost(): HostActions & { answer(path: string | null): void } {
+  const answers: Array<string | null> = []
+  const next = async () => {
+    if (answers.length === 0) throw new Error('no dialog answer queued')
+    return answers.shift() ?? null
+  }
+  return {
+    answer: (path) => answers.push(path),
+    openPath: async () => undefined,
+    openExternal: async () => undefined,
+    chooseSavePath: next,
+    chooseOpenPath: next,
+  }
 }
