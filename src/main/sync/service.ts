@@ -316,6 +316,8 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
         })
       }
     } catch (failure) {
+      // Closing mid-sync: the next start completes it, there is nobody to tell.
+      if (closed) return
       error = toApiError(failure)
       if (error.code === 'internal') logger.error('Sync failed', failure)
       else logger.warn(`Sync did not complete: ${error.message}`, failure)

@@ -9,6 +9,7 @@ import path from 'node:path'
 import { promisify } from 'node:util'
 import type { RequestChannel, RequestPayload, RequestResults } from '../../shared/contract'
 import type { SyncStatus } from '../../shared/types'
+import { createFileSecretStore } from '../settings'
 import { createCore, type Core, type HostActions } from '../core'
 import { folderFiles, headFiles } from '../history/test-helpers'
 import { consoleLogger, createRecordingLogger } from '../lib/logger'
@@ -51,6 +52,8 @@ export async function startMachine(
     dataDir: dir,
     hostName: () => name,
     logger,
+    // Kept in the data folder, like the app's, so a reopened machine still has it.
+    syncTokenStore: createFileSecretStore({ file: path.join(dir, 'sync-token.json') }),
     syncDebounceMs: options.debounceMs ?? 3_600_000,
     env: {},
     ...(options.host ? { host: options.host } : {}),
