@@ -10,15 +10,22 @@ import { LiveTurnsProvider } from './features/chat/live-turns'
 import { SettingsDialog } from './features/settings/SettingsDialog'
 import { SettingsProvider, useSettings } from './features/settings/settings-context'
 import { useTheme } from './features/settings/use-theme'
+import { ConflictDialog } from './features/sync/ConflictDialog'
+import { JoinDialog } from './features/sync/JoinDialog'
+import { SyncProvider, useSync } from './features/sync/sync-context'
+import { SyncIndicator } from './features/sync/SyncIndicator'
+import { SyncSettings } from './features/sync/SyncSettings'
 
 /** The window's frame: conversations sidebar, chat in the middle, memory and history beside. */
 export function App() {
   return (
     <NavigationProvider>
       <SettingsProvider>
-        <LiveTurnsProvider>
-          <Frame />
-        </LiveTurnsProvider>
+        <SyncProvider>
+          <LiveTurnsProvider>
+            <Frame />
+          </LiveTurnsProvider>
+        </SyncProvider>
       </SettingsProvider>
     </NavigationProvider>
   )
@@ -28,6 +35,7 @@ function Frame() {
   const appInfo = useAppInfo()
   const { state: settings } = useSettings()
   const { settingsOpen, openSettings } = useNavigation()
+  const { dialog } = useSync()
   useTheme(settings.status === 'ready' ? settings.settings.theme : null)
   useShortcuts()
 
@@ -44,6 +52,7 @@ function Frame() {
           <ConversationSidebar />
         </div>
         <footer className="sidebar-bottom">
+          <SyncIndicator />
           <button
             type="button"
             className="settings-button"
@@ -80,7 +89,9 @@ function Frame() {
         <SidePane />
       </aside>
 
-      {settingsOpen && <SettingsDialog />}
+      {settingsOpen && <SettingsDialog extraSections={<SyncSettings />} />}
+      {dialog === 'conflicts' && <ConflictDialog />}
+      {dialog === 'join' && <JoinDialog />}
     </div>
   )
 }
