@@ -111,8 +111,8 @@ export interface HistorySession {
   /**
    * Moves `main`, with the folder, to `target` (all its objects stored already): `forward`
    * refuses a target that does not contain `main`; `switch` replaces the history (the caller
-   * keeps the old one under a ref first). Returns the commits added, oldest first, each
-   * announced like any other commit.
+   * keeps the old one under a ref first). Returns the commits added, oldest first; the last
+   * (the new head) is announced like any other commit.
    */
   moveMain(target: string, kind: MoveKind): Promise<ReadonlyArray<CommitSummary>>
   /**

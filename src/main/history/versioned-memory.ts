@@ -221,7 +221,10 @@ export async function openVersionedMemory(
     head: () => repo.head(),
     async moveMain(target, kind) {
       const added = (await moveMain(repo, target, kind)).map(toSummary)
-      for (const commit of added) tell(commitListeners, commit, 'commit')
+      // One announcement for the new head: a sync can bring hundreds of commits at once, and
+      // listeners only need to know that the history and the folder moved.
+      const head = added.at(-1)
+      if (head) tell(commitListeners, head, 'commit')
       return added
     },
     async commitFiles(files, intent) {

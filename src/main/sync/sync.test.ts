@@ -571,6 +571,60 @@ describe('a hostile remote', () => {
 })
 
 describe('syncing on its own', () => {
+  it('syncs at start, and names commits with the machine name the person set', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'cairn-restart-'))
+    const desktop = await startMachine('desktop')
+    machines.push(desktop)
+    try {
+      const first = await startMachine('laptop', { dataDir: dir })
+      await first.call('sync:configure', {
+        url: server.url(repo),
+        username: server.user,
+        token: server.token,
+        machineName: 'Sam’s laptop',
+        intervalMinutes: 0,
+      })
+      await first.write('a.md', notes('from the laptop'))
+      await first.sync()
+      await first.close()
+      expect(server.git(repo, 'log', '-1', '--format=%B', 'main')).toContain(
+        'Machine: Sam’s laptop',
+      )
+      await desktop.connect(server, repo)
+      await desktop.sync()
+      await desktop.write('b.md', notes('from the desktop'))
+      await desktop.sync()
+      // Started again, the laptop syncs by itself.
+      const again = await startMachine('laptop', { dataDir: dir })
+      try {
+        const synced = new Promise<void>((resolve) => {
+          const off = again.core.events.on((name, data) => {
+            if (name === 'sync:state' && 'state' in data && data.state === 'idle') {
+              off()
+              resolve()
+            }
+          })
+        })
+        const status = await again.call('sync:status')
+        if (status.state !== 'idle' || status.unsynced !== 0) await synced
+        await expect
+          .poll(async () => (await again.files()).get('b.md'))
+          .toBe(notes('from the desktop'))
+        const page = await again.call('history:log', { offset: 0, limit: 10 })
+        expect(page.entries.find((c) => c.paths.includes('/memories/b.md'))?.machine).toBe(
+          'desktop',
+        )
+        expect(page.entries.find((c) => c.paths.includes('/memories/a.md'))?.machine).toBe(
+          'Sam’s laptop',
+        )
+      } finally {
+        await again.close()
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
+
   it('syncs a few moments after memory changed', async () => {
     const laptop = await startMachine('laptop', { debounceMs: 50 })
     const desktop = await startMachine('desktop')
