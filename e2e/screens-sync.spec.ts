@@ -1,11 +1,11 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import { createCore, type Core } from '../src/main/core'
+import type { Core } from '../src/main/core'
 import { createRecordingLogger } from '../src/main/lib/logger'
-import type { RequestChannel, RequestPayload, RequestResults } from '../src/shared/contract'
 import { startGitServer, type GitServer } from '../test/fixtures/git-server'
 import { expect, test } from './fixtures/harness'
+import { call, otherMachine } from './fixtures/machines'
 import { HistoryPage } from './pages/history.page'
 import { SyncPage } from './pages/sync.page'
 
@@ -27,16 +27,6 @@ test.use({
   },
 })
 
-async function call<C extends RequestChannel>(
-  core: Core,
-  channel: C,
-  payload?: RequestPayload<C>,
-): Promise<RequestResults[C]> {
-  const result = await core.dispatch(channel, payload)
-  if (!result.ok) throw new Error(result.error.message)
-  return result.value as RequestResults[C]
-}
-
 const NOTES = '# Preferences\n\nEditor: Helix\nTheme: dark\nShell: fish\n'
 
 /** The laptop (the page's core) and a desktop, with one conflict in preferences.md. */
@@ -49,14 +39,8 @@ async function twoMachinesWithConflict(cairn: { core: Core }) {
     token: server.token,
     intervalMinutes: 10,
   }
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'cairn-screens-desktop-'))
-  const desktop = await createCore({
-    dataDir: dir,
-    hostName: () => 'desktop',
-    logger: createRecordingLogger(),
-    syncDebounceMs: 3_600_000,
-    env: {},
-  })
+  const machine = await otherMachine('desktop')
+  const desktop = machine.core
   const write = (core: Core, file: string, content: string) =>
     call(core, 'memory:write', { path: `/memories/${file}`, content })
   await write(cairn.core, 'preferences.md', NOTES)
@@ -70,12 +54,7 @@ async function twoMachinesWithConflict(cairn: { core: Core }) {
   await call(desktop, 'sync:now')
   await write(cairn.core, 'preferences.md', NOTES.replace('Helix', 'Neovim'))
   await call(cairn.core, 'sync:now')
-  return {
-    async close() {
-      await desktop.close()
-      await rm(dir, { recursive: true, force: true })
-    },
-  }
+  return machine
 }
 
 for (const scheme of ['light', 'dark'] as const) {
@@ -127,13 +106,8 @@ for (const scheme of ['light', 'dark'] as const) {
     const repo = `screens-${++count}`
     server.createRepo(repo)
     const remote = { url: server.url(repo), username: server.user, token: server.token }
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'cairn-screens-desktop-'))
-    const desktop = await createCore({
-      dataDir: dir,
-      hostName: () => 'desktop',
-      logger: createRecordingLogger(),
-      env: {},
-    })
+    const machine = await otherMachine('desktop')
+    const desktop = machine.core
     try {
       await call(desktop, 'memory:write', { path: '/memories/me.md', content: 'Name: Sam\n' })
       await call(desktop, 'memory:write', { path: '/memories/work.md', content: 'Cairn\n' })
@@ -148,8 +122,7 @@ for (const scheme of ['light', 'dark'] as const) {
       await expect(sync.joinDialog).toBeVisible()
       await page.screenshot({ path: `e2e/artifacts/sync-join-${scheme}.png` })
     } finally {
-      await desktop.close()
-      await rm(dir, { recursive: true, force: true })
+      await machine.close()
     }
   })
 }

@@ -1,11 +1,11 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import { createCore, type Core } from '../src/main/core'
-import type { RequestChannel, RequestPayload, RequestResults } from '../src/shared/contract'
+import type { Core } from '../src/main/core'
 import { createRecordingLogger } from '../src/main/lib/logger'
 import { startGitServer, type GitServer } from '../test/fixtures/git-server'
 import { expect, test } from './fixtures/harness'
+import { call, otherMachine } from './fixtures/machines'
 import { HistoryPage } from './pages/history.page'
 import { SyncPage } from './pages/sync.page'
 
@@ -27,36 +27,6 @@ test.use({
     logger: createRecordingLogger(),
   },
 })
-
-/** Calls a channel of `core` and returns its typed answer (throws its error). */
-async function call<C extends RequestChannel>(
-  core: Core,
-  channel: C,
-  payload?: RequestPayload<C>,
-): Promise<RequestResults[C]> {
-  const result = await core.dispatch(channel, payload)
-  if (!result.ok) throw new Error(result.error.message)
-  return result.value as RequestResults[C]
-}
-
-/** A second machine, "desktop", on its own data folder, driven through its own core. */
-async function desktopMachine(): Promise<{ core: Core; close(): Promise<void> }> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'cairn-e2e-desktop-'))
-  const core = await createCore({
-    dataDir: dir,
-    hostName: () => 'desktop',
-    logger: createRecordingLogger(),
-    syncDebounceMs: 3_600_000,
-    env: {},
-  })
-  return {
-    core,
-    async close() {
-      await core.close()
-      await rm(dir, { recursive: true, force: true })
-    },
-  }
-}
 
 function newRepo(): string {
   const name = `e2e-${++repoCount}`
@@ -143,7 +113,7 @@ test('the sync indicator shows syncing, failure and recovery', async ({ page, ca
 
 test('the conflict dialog shows both versions and commits the choice', async ({ page, cairn }) => {
   const repo = newRepo()
-  const desktop = await desktopMachine()
+  const desktop = await otherMachine('desktop')
   try {
     const base = '# Prefs\nEditor: Helix\nTheme: dark\n'
     await call(cairn.core, 'memory:write', { path: '/memories/prefs.md', content: base })
@@ -195,7 +165,7 @@ test('the conflict dialog shows both versions and commits the choice', async ({ 
 
 test('the conflict dialog saves text written by hand', async ({ page, cairn }) => {
   const repo = newRepo()
-  const desktop = await desktopMachine()
+  const desktop = await otherMachine('desktop')
   try {
     await call(cairn.core, 'sync:configure', remoteOf(repo))
     await call(desktop.core, 'memory:write', {
@@ -236,7 +206,7 @@ test('the conflict dialog saves text written by hand', async ({ page, cairn }) =
 
 test('joining asks first, and merging keeps both memories', async ({ page, cairn }) => {
   const repo = newRepo()
-  const desktop = await desktopMachine()
+  const desktop = await otherMachine('desktop')
   try {
     await call(desktop.core, 'memory:write', { path: '/memories/desktop.md', content: 'd\n' })
     await call(desktop.core, 'sync:configure', remoteOf(repo))

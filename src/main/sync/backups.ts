@@ -3,11 +3,10 @@
  * `refs/cairn/backups/<machine>-<time>`, and brought back as a merge commit by You that joins
  * it to the current history (both memories kept; files both hold are handled as conflicts).
  */
-import git from 'isomorphic-git'
 import type { HistoryGit } from '../history'
 import { CairnError } from '../lib/errors'
 import { BACKUP_PREFIX, checkSafe, graphOf, mergeCommit } from './engine'
-import { gitFs } from './git-fs'
+import { readRef } from './git-fs'
 import { explore, mergeBaseOf } from './graph'
 import type { ConflictRecord } from './store'
 
@@ -21,16 +20,8 @@ export async function restoreBackup(
   if (!/^[A-Za-z0-9._-]+$/.test(name) || name.includes('..')) {
     throw new CairnError('not-found', 'There is no backup by that name.')
   }
-  let backup: string
-  try {
-    backup = await git.resolveRef({
-      fs: gitFs,
-      gitdir: history.gitdir,
-      ref: `${BACKUP_PREFIX}${name}`,
-    })
-  } catch {
-    throw new CairnError('not-found', 'There is no backup by that name.')
-  }
+  const backup = await readRef(history.gitdir, `${BACKUP_PREFIX}${name}`)
+  if (!backup) throw new CairnError('not-found', 'There is no backup by that name.')
   return history.exclusive(async (session) => {
     const local = session.head()
     const found = await explore(graphOf(history), backup)

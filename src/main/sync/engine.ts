@@ -18,7 +18,7 @@ import {
   type HistorySession,
 } from '../history'
 import { CairnError } from '../lib/errors'
-import { gitFs } from './git-fs'
+import { gitFs, readRef } from './git-fs'
 import { commitFiles, unsafeEntry, writeFileMap, type FileMap } from './file-map'
 import { descendsFrom, explore, mergeBaseOf, type CommitGraph } from './graph'
 import { mergeTrees, type MergeConflict } from './merge-trees'
@@ -312,28 +312,13 @@ async function keepBackup(ctx: EngineContext, local: string): Promise<void> {
   const machine = ctx.machine.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^[.-]+|[.-]+$/g, '')
   const name = `${machine || 'this-machine'}-${stamp}`
   let ref = `${BACKUP_PREFIX}${name}`
-  for (let n = 2; await refExists(ctx.git.gitdir, ref); n++) ref = `${BACKUP_PREFIX}${name}-${n}`
+  for (let n = 2; await readRef(ctx.git.gitdir, ref); n++) ref = `${BACKUP_PREFIX}${name}-${n}`
   await git.writeRef({ fs: gitFs, gitdir: ctx.git.gitdir, ref, value: local })
-}
-
-async function refExists(gitdir: string, ref: string): Promise<boolean> {
-  try {
-    await git.resolveRef({ fs: gitFs, gitdir, ref })
-    return true
-  } catch {
-    // Not there: the name is free.
-    return false
-  }
 }
 
 // What push left as the remote's `main` (the tracking ref it updated), or `local`.
 async function pushedHead(gitdir: string, local: string): Promise<string> {
-  try {
-    return await git.resolveRef({ fs: gitFs, gitdir, ref: TRACKING_REF })
-  } catch {
-    // The push succeeded; its tracking ref could not be read back.
-    return local
-  }
+  return (await readRef(gitdir, TRACKING_REF)) ?? local
 }
 
 /** The `Machine:` trailer of a commit, if it has one. */

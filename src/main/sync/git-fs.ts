@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto'
 import fs from 'node:fs'
 import fsp from 'node:fs/promises'
 import path from 'node:path'
+import git from 'isomorphic-git'
 
 const TEMP_PREFIX = '.tmp-sync-'
 
@@ -112,5 +113,15 @@ function removeTempFiles(dir: string): void {
     const child = path.join(dir, dirent.name)
     if (dirent.name.startsWith(TEMP_PREFIX)) fs.rmSync(child, { force: true })
     else if (dirent.isDirectory()) removeTempFiles(child)
+  }
+}
+
+/** The commit a ref of the repository points at, or null when there is no such ref. */
+export async function readRef(gitdir: string, ref: string): Promise<string | null> {
+  try {
+    return await git.resolveRef({ fs: gitFs, gitdir, ref })
+  } catch {
+    // No such ref (never fetched, no backup by that name).
+    return null
   }
 }

@@ -2,6 +2,7 @@
  * The checks a file must pass to enter memory by an import: the same path rules and secret
  * scan as Claude's writes, the size limit, and text (or a PNG/JPEG image).
  */
+import { decodeUtf8 } from '../lib/text'
 import { IMAGE_TYPES, parseMemoryPath, scanForSecrets, type MemoryLimits } from '../memory'
 
 /** What the checks depend on: the Memory tool's policy and limits in force. */
@@ -39,7 +40,7 @@ export async function checkImportedFile(
     }
   }
   const extension = /\.[^./]+$/.exec(parsed.relative)?.[0]?.toLowerCase() ?? ''
-  const text = decodeText(bytes)
+  const text = decodeUtf8(bytes)
   if (text === null) {
     if (IMAGE_TYPES[extension]) return { ok: true, relative: parsed.relative }
     return { ok: false, reason: 'not text' }
@@ -52,17 +53,6 @@ export async function checkImportedFile(
     }
   }
   return { ok: true, relative: parsed.relative }
-}
-
-/** UTF-8 text without NUL bytes, or null. */
-export function decodeText(bytes: Uint8Array): string | null {
-  if (bytes.includes(0)) return null
-  try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(bytes)
-  } catch {
-    // Not UTF-8.
-    return null
-  }
 }
 
 // The path rules speak to Claude ("The path … is not allowed: names starting with…"); an

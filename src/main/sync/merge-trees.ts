@@ -5,6 +5,7 @@
  * followed. Nothing either side wrote is lost: overlapping edits keep both versions between
  * markers and are reported as conflicts. Pure apart from the injected blob reads and writes.
  */
+import { decodeUtf8 } from '../lib/text'
 import type { FileEntry, FileMap } from './file-map'
 import { mergeText, type MergeLabels } from './merge-text'
 import { detectRenames, followFolders, type Renames } from './renames'
@@ -148,9 +149,9 @@ async function mergeEntries(
   if (ours.oid === theirs.oid || theirs.oid === base.oid) return { entry: { oid: ours.oid, mode } }
   if (ours.oid === base.oid) return { entry: { oid: theirs.oid, mode } }
   const [b, o, t] = await Promise.all([
-    blobs.read(base.oid).then(asText),
-    blobs.read(ours.oid).then(asText),
-    blobs.read(theirs.oid).then(asText),
+    blobs.read(base.oid).then(decodeUtf8),
+    blobs.read(ours.oid).then(decodeUtf8),
+    blobs.read(theirs.oid).then(decodeUtf8),
   ])
   if (b !== null && o !== null && t !== null) {
     const merged = mergeText(b, o, t, labels)
@@ -207,15 +208,5 @@ function moveFilesOutOfFolders(
       if (conflict.path === path)
         conflicts.splice(conflicts.indexOf(conflict), 1, { ...conflict, path: moved })
     }
-  }
-}
-
-function asText(bytes: Uint8Array): string | null {
-  if (bytes.includes(0)) return null
-  try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(bytes)
-  } catch {
-    // Not UTF-8: kept whole, never merged line by line.
-    return null
   }
 }

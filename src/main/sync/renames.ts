@@ -3,6 +3,7 @@
  * content), then moves with edits (at least half of the lines shared, as git counts), then
  * whole folders moved. Pure apart from reading blobs through the injected reader.
  */
+import { decodeUtf8 } from '../lib/text'
 import type { FileMap } from './file-map'
 import { splitLines } from './merge-text'
 
@@ -131,13 +132,9 @@ function pickClosest(path: string, candidates: ReadonlyArray<string>): string | 
 }
 
 function lineCounts(bytes: Uint8Array): Map<string, number> | null {
-  let text: string
-  try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes)
-  } catch {
-    // Not text: only an exact match pairs it.
-    return null
-  }
+  // Not text: only an exact match pairs it.
+  const text = decodeUtf8(bytes)
+  if (text === null) return null
   const counts = new Map<string, number>()
   for (const line of splitLines(text)) counts.set(line, (counts.get(line) ?? 0) + 1)
   return counts

@@ -35,7 +35,7 @@ import {
   type SyncOutcome,
 } from './engine'
 import { commitFiles } from './file-map'
-import { gitFs } from './git-fs'
+import { gitFs, readRef } from './git-fs'
 import { explore } from './graph'
 import { restoreBackup } from './backups'
 import type { ImportPolicy } from './import-checks'
@@ -202,11 +202,8 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     const list: SyncBackup[] = []
     for (const name of refs) {
       try {
-        const commit = await git.resolveRef({
-          fs: gitFs,
-          gitdir: history.gitdir,
-          ref: `${BACKUP_PREFIX}${name}`,
-        })
+        const commit = await readRef(history.gitdir, `${BACKUP_PREFIX}${name}`)
+        if (!commit) continue
         const raw = await history.objects.readCommit(commit)
         const files = await commitFiles(history.objects, commit)
         list.push({ name, commit, time: raw.timestamp * 1000, files: files.size })

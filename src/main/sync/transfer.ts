@@ -22,13 +22,13 @@ import {
 } from '../history'
 import { atomicWrite } from '../lib/atomic-write'
 import { CairnError } from '../lib/errors'
+import { decodeUtf8 } from '../lib/text'
 import { BundleError, bundleTip, parseBundle, writeBundle } from './bundle'
 import { checkSafe, graphOf, learn, mergeCommit } from './engine'
 import { commitFiles } from './file-map'
 import { explore, mergeBaseOf } from './graph'
 import {
   checkImportedFile,
-  decodeText,
   skippedSummary,
   type ImportPolicy,
   type Skipped,
@@ -450,8 +450,8 @@ async function importFiles(
         bytes += content.byteLength
         continue
       }
-      const ours = decodeText(await history.objects.readBlob(existing.oid))
-      const theirs = decodeText(content)
+      const ours = decodeUtf8(await history.objects.readBlob(existing.oid))
+      const theirs = decodeUtf8(content)
       if (ours === null || theirs === null) {
         const other = sideName(relative, 'imported', current)
         writes.set(other, content)

@@ -6,7 +6,7 @@
 import git from 'isomorphic-git'
 import nodeHttp from 'isomorphic-git/http/node'
 import { CairnError } from '../lib/errors'
-import { cleanInterruptedFetch, fetchFs, gitFs } from './git-fs'
+import { cleanInterruptedFetch, fetchFs, gitFs, readRef } from './git-fs'
 
 /** Where sync goes and who it says it is; the token never leaves the main process. */
 export interface RemoteSpec {
@@ -110,7 +110,7 @@ export async function fetchMain(gitdir: string, remote: RemoteSpec): Promise<str
   const refused = { value: false }
   // The best "have" is the remote `main` seen last time: the server knows it, so it sends
   // only what came since.
-  const have = (await hasRef(gitdir, TRACKING_REF)) ? TRACKING_REF : REMOTE_BRANCH
+  const have = (await readRef(gitdir, TRACKING_REF)) ? TRACKING_REF : REMOTE_BRANCH
   const held = fetchFs(gitdir)
   try {
     const result = await git.fetch({
@@ -165,26 +165,11 @@ async function ensureRefspec(gitdir: string): Promise<void> {
   await git.setConfig({ fs: gitFs, gitdir, path, value: refspec })
 }
 
-async function hasRef(gitdir: string, ref: string): Promise<boolean> {
-  try {
-    await git.resolveRef({ fs: gitFs, gitdir, ref })
-    return true
-  } catch {
-    // Never fetched yet.
-    return false
-  }
-}
-
 // A fetch killed between writing the tracking ref and its pack leaves the ref pointing at
 // nothing; git (and fsck) must never see such a ref.
 async function forgetBrokenTracking(gitdir: string): Promise<void> {
-  let oid: string
-  try {
-    oid = await git.resolveRef({ fs: gitFs, gitdir, ref: TRACKING_REF })
-  } catch {
-    // No tracking ref: nothing to check.
-    return
-  }
+  const oid = await readRef(gitdir, TRACKING_REF)
+  if (!oid) return
   try {
     await git.readCommit({ fs: gitFs, gitdir, oid, cache: {} })
   } catch {

@@ -1,10 +1,11 @@
-import { useEffect, useId, useRef, useState } from 'react'
+import { useState } from 'react'
 import type { SyncConflict } from '../../../../shared/types'
 import { Banner } from '../../components/Banner'
 import { icons } from '../../components/icons'
 import { api, errorMessage, unwrap } from '../../lib/api'
 import { displayPath } from '../../lib/format'
 import { useSync } from './sync-context'
+import { SyncModal } from './SyncModal'
 
 const MARKER = /^(<<<<<<<|=======|>>>>>>>)( |$)/m
 
@@ -15,8 +16,6 @@ const MARKER = /^(<<<<<<<|=======|>>>>>>>)( |$)/m
  */
 export function ConflictDialog() {
   const { status, openDialog, resolve } = useSync()
-  const ref = useRef<HTMLDialogElement>(null)
-  const titleId = useId()
   const conflicts = status?.conflicts ?? []
   const [selected, setSelected] = useState<string | null>(null)
   const current = conflicts.find((c) => c.path === selected) ?? conflicts[0] ?? null
@@ -24,13 +23,6 @@ export function ConflictDialog() {
   const [busy, setBusy] = useState(false)
   const [error, setError] = useState<string | null>(null)
   const [done, setDone] = useState<string | null>(null)
-
-  useEffect(() => {
-    const dialog = ref.current
-    if (dialog && !dialog.open) dialog.showModal()
-    dialog?.querySelector<HTMLElement>('[data-autofocus]')?.focus()
-    return () => dialog?.close()
-  }, [])
 
   const close = () => openDialog(null)
 
@@ -68,21 +60,7 @@ export function ConflictDialog() {
   }
 
   return (
-    <dialog
-      ref={ref}
-      className="sync-dialog conflict-dialog"
-      aria-labelledby={titleId}
-      onCancel={(event) => {
-        event.preventDefault()
-        if (!busy) close()
-      }}
-    >
-      <header className="sync-dialog-header">
-        <h2 id={titleId}>Resolve conflicts</h2>
-        <button type="button" className="icon-button" aria-label="Close" onClick={close}>
-          <icons.close />
-        </button>
-      </header>
+    <SyncModal title="Resolve conflicts" className="conflict-dialog" busy={busy} onClose={close}>
       <div className="sync-dialog-body">
         {done && (
           <Banner tone="success" label="Resolution" onDismiss={() => setDone(null)}>
@@ -215,7 +193,7 @@ export function ConflictDialog() {
           </div>
         )}
       </div>
-    </dialog>
+    </SyncModal>
   )
 }
 

@@ -1,8 +1,8 @@
-import { useEffect, useId, useRef, useState } from 'react'
+import { useState } from 'react'
 import { Banner } from '../../components/Banner'
-import { icons } from '../../components/icons'
 import { errorMessage } from '../../lib/api'
 import { useSync } from './sync-context'
+import { SyncModal } from './SyncModal'
 
 function files(count: number): string {
   return `${count} ${count === 1 ? 'file' : 'files'}`
@@ -14,18 +14,9 @@ function files(count: number): string {
  */
 export function JoinDialog() {
   const { status, openDialog, join } = useSync()
-  const ref = useRef<HTMLDialogElement>(null)
-  const titleId = useId()
   const [busy, setBusy] = useState<'merge' | 'use-remote' | null>(null)
   const [error, setError] = useState<string | null>(null)
   const question = status?.join ?? null
-
-  useEffect(() => {
-    const dialog = ref.current
-    if (dialog && !dialog.open) dialog.showModal()
-    dialog?.querySelector<HTMLElement>('[data-autofocus]')?.focus()
-    return () => dialog?.close()
-  }, [])
 
   const close = () => openDialog(null)
   const choose = async (choice: 'merge' | 'use-remote') => {
@@ -45,23 +36,12 @@ export function JoinDialog() {
   const rewritten = question?.reason === 'rewritten'
   const other = question?.remoteMachine ?? 'another machine'
   return (
-    <dialog
-      ref={ref}
-      className="sync-dialog join-dialog"
-      aria-labelledby={titleId}
-      onCancel={(event) => {
-        event.preventDefault()
-        if (!busy) close()
-      }}
+    <SyncModal
+      title={rewritten ? 'The remote’s history was rewritten' : 'The remote already holds memory'}
+      className="join-dialog"
+      busy={busy !== null}
+      onClose={close}
     >
-      <header className="sync-dialog-header">
-        <h2 id={titleId}>
-          {rewritten ? 'The remote’s history was rewritten' : 'The remote already holds memory'}
-        </h2>
-        <button type="button" className="icon-button" aria-label="Close" onClick={close}>
-          <icons.close />
-        </button>
-      </header>
       <div className="sync-dialog-body">
         {!question ? (
           <p className="field-help">There is nothing to decide now.</p>
@@ -119,6 +99,6 @@ export function JoinDialog() {
           </button>
         </div>
       </div>
-    </dialog>
+    </SyncModal>
   )
 }

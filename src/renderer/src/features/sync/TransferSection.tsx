@@ -1,8 +1,8 @@
-import { useEffect, useId, useRef, useState } from 'react'
+import { useId, useState } from 'react'
 import type { ImportKind, ImportResult } from '../../../../shared/types'
 import { Banner } from '../../components/Banner'
-import { icons } from '../../components/icons'
 import { api, errorMessage, unwrap } from '../../lib/api'
+import { SyncModal } from './SyncModal'
 
 const IMPORTS: ReadonlyArray<{
   readonly kind: Exclude<ImportKind, 'text'>
@@ -146,31 +146,9 @@ function PasteDialog(props: {
   readonly onCancel: () => void
   readonly onImport: (text: string) => Promise<void>
 }) {
-  const ref = useRef<HTMLDialogElement>(null)
-  const titleId = useId()
   const [text, setText] = useState('')
-  useEffect(() => {
-    const dialog = ref.current
-    if (dialog && !dialog.open) dialog.showModal()
-    dialog?.querySelector<HTMLElement>('textarea')?.focus()
-    return () => dialog?.close()
-  }, [])
   return (
-    <dialog
-      ref={ref}
-      className="sync-dialog paste-dialog"
-      aria-labelledby={titleId}
-      onCancel={(event) => {
-        event.preventDefault()
-        props.onCancel()
-      }}
-    >
-      <header className="sync-dialog-header">
-        <h2 id={titleId}>Paste a memory export</h2>
-        <button type="button" className="icon-button" aria-label="Close" onClick={props.onCancel}>
-          <icons.close />
-        </button>
-      </header>
+    <SyncModal title="Paste a memory export" className="paste-dialog" onClose={props.onCancel}>
       <form
         className="sync-dialog-body"
         onSubmit={(event) => {
@@ -186,6 +164,7 @@ function PasteDialog(props: {
           <span className="field-label">Memory export</span>
           <textarea
             className="input textarea"
+            data-autofocus
             rows={12}
             value={text}
             onChange={(event) => setText(event.target.value)}
@@ -200,6 +179,6 @@ function PasteDialog(props: {
           </button>
         </div>
       </form>
-    </dialog>
+    </SyncModal>
   )
 }
