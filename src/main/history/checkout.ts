@@ -16,6 +16,7 @@ import type { Logger } from '../lib/logger'
 import { createObjectStore, readMainRef, writeMainRef, type ObjectStore } from './object-store'
 import { segmentsOf, toRelative, toVirtual } from './paths'
 import type { Repo } from './repo'
+import type { MoveKind } from './types'
 import { applyDeltas } from './restore-common'
 import {
   appendIndexEntry,
@@ -36,8 +37,7 @@ interface MoveNote {
   readonly to: string
 }
 
-/** How `main` moves: `forward` keeps every commit it had (refused otherwise); `switch` does not. */
-export type MoveKind = 'forward' | 'switch'
+export type { MoveKind } from './types'
 
 /**
  * Moves `main` and the folder to `target`, whose objects must all be in the store. A

@@ -12,11 +12,12 @@ export type {
   ExecuteOutcome,
   HistoryGit,
   HistorySession,
+  CommitFacts,
+  MoveKind,
   LogQuery,
   Origin,
   VersionedMemory,
 } from './types'
-export type { MoveKind } from './checkout'
 export { AUTHORS, formatCommitMessage, parseCommitMessage, type CommitMeta } from './commit-message'
 export type { CommitIntent } from './repo'
 export { EMPTY_TREE_OID } from './repo'

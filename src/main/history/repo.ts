@@ -2,6 +2,7 @@ import type { CommitCommand } from '../../shared/types'
 import { AUTHORS, formatCommitMessage, type CommitMeta } from './commit-message'
 import { serializeCommit, writeMainRef, type ObjectStore } from './object-store'
 import { segmentsOf, toVirtual } from './paths'
+import type { CommitFacts } from './types'
 import type { RepoView } from './read'
 import { appendIndexEntry, type IndexEntry } from './side-index'
 import {
@@ -20,7 +21,7 @@ import { scanNode, scanPath } from './work-tree'
 export const EMPTY_TREE_OID = '4b825dc642cb6eb9a060e54bf8d69288fbee4904'
 
 /** Facts of a commit to make; `paths` defaults to the files it changed. */
-export type CommitIntent = Omit<CommitMeta, 'paths'> & { readonly paths?: ReadonlyArray<string> }
+export type CommitIntent = CommitFacts
 
 /** The intent of a commit Cairn makes on its own (no conversation, no overwrite, no restore). */
 export function systemIntent(command: CommitCommand, subject: string): CommitIntent {

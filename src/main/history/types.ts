@@ -10,8 +10,7 @@ import type {
   RecoveryReport,
 } from '../../shared/types'
 import type { MemoryExecution, MemoryPolicy } from '../memory'
-import type { MoveKind } from './checkout'
-import type { CommitIntent } from './repo'
+import type { CommitMeta } from './commit-message'
 import type { ObjectStore } from './object-store'
 
 /** Who asked for a change: Claude (in a conversation, for a tool_use) or the user in the UI. */
@@ -79,6 +78,12 @@ export interface VersionedMemory {
   close(): Promise<void>
 }
 
+/** How `main` moves: `forward` keeps every commit it had (refused otherwise); `switch` does not. */
+export type MoveKind = 'forward' | 'switch'
+
+/** The facts of a commit to make (its paths default to the files it changed). */
+export type CommitFacts = Omit<CommitMeta, 'paths'> & { readonly paths?: ReadonlyArray<string> }
+
 /**
  * What sync, export and import may do with the repository: read and write objects, and, alone
  * in the serial queue, move `main` or commit files. Nothing here rewrites history.
@@ -121,6 +126,6 @@ export interface HistorySession {
    */
   commitFiles(
     files: ReadonlyMap<string, Uint8Array | null>,
-    intent: CommitIntent,
+    intent: CommitFacts,
   ): Promise<CommitSummary | null>
 }

@@ -27,12 +27,7 @@ import { BundleError, bundleTip, parseBundle, writeBundle } from './bundle'
 import { checkSafe, graphOf, learn, mergeCommit } from './engine'
 import { commitFiles } from './file-map'
 import { explore, mergeBaseOf } from './graph'
-import {
-  checkImportedFile,
-  skippedSummary,
-  type ImportPolicy,
-  type Skipped,
-} from './import-checks'
+import { checkImportedFile, skippedSummary, type ImportPolicy, type Skipped } from './import-checks'
 import { ImportDamagedError, importHistory } from './import-history'
 import { mergeText } from './merge-text'
 import { sideName } from './merge-trees'
