@@ -187,6 +187,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     return open
   }
 
+  const backupFacts = new Map<string, { time: number; files: number }>()
   async function backups(): Promise<SyncBackup[]> {
     let refs: string[]
     try {
@@ -204,9 +205,15 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       try {
         const commit = await readRef(history.gitdir, `${BACKUP_PREFIX}${name}`)
         if (!commit) continue
-        const raw = await history.objects.readCommit(commit)
-        const files = await commitFiles(history.objects, commit)
-        list.push({ name, commit, time: raw.timestamp * 1000, files: files.size })
+        let facts = backupFacts.get(commit)
+        if (!facts) {
+          // Read once per backup: its files are counted from its whole tree.
+          const raw = await history.objects.readCommit(commit)
+          const files = await commitFiles(history.objects, commit)
+          facts = { time: raw.timestamp * 1000, files: files.size }
+          backupFacts.set(commit, facts)
+        }
+        list.push({ name, commit, ...facts })
       } catch (failure) {
         logger.warn('A backup of an earlier history could not be read', failure)
       }
