@@ -103,8 +103,6 @@ interface TurnErrors {
 
 /** Syncing memory through a git remote, and moving memory in or out of Cairn. */
 interface SyncErrors {
-  /** Sync has no remote set up. */
-  'sync-off': true
   /** The remote's address is not a usable http(s) URL (or carries a password in it). */
   'sync-invalid-url': true
   /** The remote could not be reached: no network, an unknown host, or the server is down. */

@@ -27,8 +27,6 @@ export function errorTitle(code: ErrorCode): string {
       return 'Conversation too long'
     case 'stream-interrupted':
       return 'The reply was interrupted'
-    case 'sync-off':
-      return 'Sync is off'
     case 'sync-invalid-url':
       return 'Check the remote’s address'
     case 'sync-unreachable':
