@@ -19,7 +19,7 @@ import {
 } from '../history'
 import { CairnError } from '../lib/errors'
 import { gitFs, readRef } from './git-fs'
-import { commitFiles, unsafeEntry, writeFileMap, type FileMap } from './file-map'
+import { commitFiles, foldedCollisions, unsafeEntry, writeFileMap, type FileMap } from './file-map'
 import { descendsFrom, explore, mergeBaseOf, type CommitGraph } from './graph'
 import { mergeTrees, type MergeConflict } from './merge-trees'
 import type { ConflictRecord } from './store'
@@ -339,11 +339,20 @@ export async function checkSafe(objects: HistoryGit['objects'], oid: string): Pr
   checkFiles(await commitFiles(objects, oid))
 }
 
+/** True where the file system ignores case in names (macOS and Windows, by default). */
+const FOLDS_CASE = process.platform === 'darwin' || process.platform === 'win32'
+
 function checkFiles(files: FileMap): void {
   const refused: string[] = []
   for (const [path, entry] of files) {
     const why = unsafeEntry(path, entry.mode)
     if (why) refused.push(`${path} (${why})`)
+  }
+  // Two names this system cannot tell apart would overwrite each other in the folder.
+  if (FOLDS_CASE) {
+    for (const [a, b] of foldedCollisions(files.keys())) {
+      refused.push(`${b} (the same name as ${a} on this system)`)
+    }
   }
   if (refused.length === 0) return
   const listed = refused.slice(0, 3).join(', ') + (refused.length > 3 ? ', …' : '')

@@ -84,3 +84,19 @@ export function unsafeEntry(path: string, mode: string): string | null {
   if (!FILE_MODES.has(mode)) return mode === '120000' ? 'a symbolic link' : 'a special file'
   return null
 }
+
+/**
+ * Paths that name the same file where names ignore case and Unicode form (macOS and Windows
+ * by default): `Notes.md` and `notes.md` would overwrite each other there. Pairs, as found.
+ */
+export function foldedCollisions(paths: Iterable<string>): Array<[string, string]> {
+  const seen = new Map<string, string>()
+  const found: Array<[string, string]> = []
+  for (const path of paths) {
+    const folded = path.normalize('NFC').toLowerCase()
+    const other = seen.get(folded)
+    if (other !== undefined && other !== path) found.push([other, path])
+    else seen.set(folded, path)
+  }
+  return found
+}

@@ -39,12 +39,20 @@ import { gitFs, readRef } from './git-fs'
 import { explore } from './graph'
 import { restoreBackup } from './backups'
 import type { ImportPolicy } from './import-checks'
-import { exportMemory, importMemory, type TransferContext } from './transfer'
+import { exportMemory, importMemory, removeStaging, type TransferContext } from './transfer'
 import { createSyncStore, OFF, type ConflictRecord, type SyncConfig } from './store'
 import { checkRemoteUrl, fetchMain, isLoopback, remoteHead, type RemoteSpec } from './transport'
 
 /** Quiet time after the last memory change before a sync starts. */
 export const SYNC_DEBOUNCE_MS = 3000
+const RETRY_FIRST_MS = 30_000
+const RETRY_MAX_MS = 10 * 60_000
+/** Failures worth retrying soon: the network, or another machine pushing at the same time. */
+const TRANSIENT: ReadonlySet<string> = new Set([
+  'sync-unreachable',
+  'sync-interrupted',
+  'sync-rejected',
+])
 
 export interface SyncServiceOptions {
   readonly dataDir: string
@@ -105,6 +113,10 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
   let closed = false
   let debounce: NodeJS.Timeout | null = null
   let interval: NodeJS.Timeout | null = null
+  // A failure the network may mend (unreachable, cut, raced) is retried sooner than the
+  // interval, less often each time: 30 s, 1 min, 2 min … up to 10 min.
+  let retry: NodeJS.Timeout | null = null
+  let failures = 0
 
   // Commits the engine itself makes (a fast-forward, a merge) are no reason to sync again.
   const engineHistory: HistoryGit = {
@@ -329,6 +341,16 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       syncing = false
     }
     announce()
+    if (retry) clearTimeout(retry)
+    retry = null
+    if (error && TRANSIENT.has(error.code) && !closed) {
+      const delay = Math.min(RETRY_FIRST_MS * 2 ** failures, RETRY_MAX_MS)
+      failures++
+      retry = setTimeout(() => void request(), delay)
+      retry.unref()
+      return
+    }
+    failures = 0
     // Memory changed while the sync ran: those changes go out with the next one.
     const state = await store.state()
     if (!error && history.head() !== state.lastRemote) schedule()
@@ -440,6 +462,10 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       })
     },
     start() {
+      // An import a crash interrupted leaves its staging repository behind.
+      void removeStaging(options.dataDir).catch((failure: unknown) =>
+        logger.warn('Could not remove what an interrupted import left', failure),
+      )
       void applyConfig().then(async () => {
         if ((await store.config()).url) void request()
       })
@@ -452,6 +478,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       closed = true
       if (debounce) clearTimeout(debounce)
       if (interval) clearInterval(interval)
+      if (retry) clearTimeout(retry)
       listeners.clear()
     },
   }

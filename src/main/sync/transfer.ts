@@ -143,6 +143,28 @@ export async function importMemory(
 
 // ------------------------------------------------------------------ histories
 
+/** Where a bundle's objects wait to be checked, one folder per import. */
+function stagingDir(dataDir: string): string {
+  return path.join(dataDir, 'sync', `import-${randomUUID()}.git`)
+}
+
+/** Removes staging folders an interrupted import left (at start, before any import runs). */
+export async function removeStaging(dataDir: string): Promise<void> {
+  const dir = path.join(dataDir, 'sync')
+  let names: string[]
+  try {
+    names = await readdir(dir)
+  } catch {
+    // Sync never used: nothing to remove.
+    return
+  }
+  for (const name of names) {
+    if (/^import-[0-9a-f-]+\.git$/.test(name)) {
+      await rm(path.join(dir, name), { recursive: true, force: true })
+    }
+  }
+}
+
 async function importBundle(
   ctx: TransferContext,
   file: string,
@@ -166,7 +188,7 @@ async function importBundle(
   const tip = bundleTip(bundle)
   if (!tip)
     throw new CairnError('import-invalid', `${name} does not say which of its branches to import.`)
-  const staging = path.join(ctx.dataDir, 'sync', `import-${randomUUID()}.git`)
+  const staging = stagingDir(ctx.dataDir)
   try {
     await git.init({ fs, gitdir: staging, bare: true })
     const packName = `objects/pack/pack-${randomUUID()}.pack`
