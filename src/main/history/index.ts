@@ -16,6 +16,7 @@ export type {
   MoveKind,
   LogQuery,
   Origin,
+  RunVerdict,
   VersionedMemory,
 } from './types'
 export { AUTHORS, formatCommitMessage, parseCommitMessage, type CommitMeta } from './commit-message'

@@ -1,5 +1,5 @@
 import type { CommitCommand } from '../../shared/types'
-import { AUTHORS, formatCommitMessage, type CommitMeta } from './commit-message'
+import { AUTHORS, formatCommitMessage, reviewFactsOf, type CommitMeta } from './commit-message'
 import { serializeCommit, writeMainRef, type ObjectStore } from './object-store'
 import { segmentsOf, toVirtual } from './paths'
 import type { CommitFacts } from './types'
@@ -129,6 +129,7 @@ export function createRepo(options: {
       overwrite: meta.overwrite,
       restoredFrom: meta.restoredFrom,
       ...(meta.machine ? { machine: meta.machine } : {}),
+      ...reviewFactsOf(meta),
       files,
     }
     head = oid

@@ -2,7 +2,7 @@ import { appendFileSync } from 'node:fs'
 import { readFile, rename, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { CommitSummary } from '../../shared/types'
-import { parseCommitMessage } from './commit-message'
+import { parseCommitMessage, reviewFactsOf } from './commit-message'
 import type { ObjectStore } from './object-store'
 import { toVirtual } from './paths'
 import { diffNodes, treeFromOid } from './tree-state'
@@ -111,6 +111,7 @@ export async function entryFromCommit(store: ObjectStore, oid: string): Promise<
     overwrite: meta.overwrite,
     restoredFrom: meta.restoredFrom,
     ...(meta.machine ? { machine: meta.machine } : {}),
+    ...reviewFactsOf(meta),
     files,
   }
 }

@@ -50,6 +50,10 @@ export function errorTitle(code: ErrorCode): string {
     case 'import-invalid':
     case 'import-empty':
       return 'Nothing was imported'
+    case 'review-not-found':
+      return 'This change is no longer waiting'
+    case 'review-outdated':
+      return 'The memory changed meanwhile'
     case 'bad-request':
     case 'api-error':
     case 'too-many-steps':

@@ -2,6 +2,7 @@ import type { ReactNode } from 'react'
 import type { CommitDetail } from '../../../../shared/types'
 import { absoluteTime } from '../../lib/format'
 import { otherMachine } from '../../lib/use-this-machine'
+import { CommitBadges, FlagList } from './CommitBadges'
 import { actorLabel, commandLabel, restoreNote, shortOid } from './describe'
 import { SplitIcon, UnifiedIcon } from '../../components/icons'
 import type { DiffMode } from './DiffView'
@@ -51,6 +52,7 @@ export function CommitDetailView(props: {
           </span>
           <span>{commit.subject}</span>
           {commit.overwrite && <span className="hist-badge hist-badge-overwrite">Overwrite</span>}
+          <CommitBadges commit={commit} />
         </h2>
         <p className="hist-detail-meta">
           <span>{absoluteTime(commit.time)}</span>
@@ -89,6 +91,7 @@ export function CommitDetailView(props: {
             change before it to get the earlier content back.
           </p>
         )}
+        <FlagList commit={commit} />
         <div className="hist-actions" role="toolbar" aria-label="Change actions">
           {canRevert && (
             <button

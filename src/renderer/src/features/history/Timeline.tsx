@@ -3,6 +3,7 @@ import { useEffect, useId, useRef, type KeyboardEvent } from 'react'
 import type { CommitSummary } from '../../../../shared/types'
 import { absoluteTime, relativeTime } from '../../lib/format'
 import { otherMachine } from '../../lib/use-this-machine'
+import { CommitBadges, FlagReason } from './CommitBadges'
 import { actorLabel, commandLabel, pathsLabel, restoreNote } from './describe'
 import type { TimelineStore } from './timeline-store'
 
@@ -166,12 +167,14 @@ function TimelineRow(props: {
             {machine}
           </span>
         )}
+        <CommitBadges commit={commit} />
       </div>
       <div className="hist-line hist-sub">
         <time dateTime={new Date(commit.time).toISOString()} title={absoluteTime(commit.time)}>
           {relativeTime(commit.time, props.now)}
         </time>
         {note && <span className="hist-note">{note}</span>}
+        <FlagReason commit={commit} />
         {conversationId && (
           <button
             type="button"
