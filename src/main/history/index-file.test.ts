@@ -63,12 +63,40 @@ describe('the side index file', () => {
     again.close()
   })
 
-  it('refuses an entry that does not follow the head', () => {
+  it('refuses an entry whose parents it does not hold, or one it holds already', () => {
     const entries = history(3)
     writeIndex(dir, entries.slice(0, 2))
     const index = IndexFile.open(dir)
-    expect(() => index.append({ ...entries[2]!, parent: oid(0) })).toThrow()
+    expect(() => index.append({ ...entries[2]!, parent: oid(99) })).toThrow()
+    expect(() => index.append({ ...entries[2]!, otherParents: [oid(99)] })).toThrow()
+    expect(() => index.append({ ...entries[1]!, parent: oid(0) })).toThrow()
+    expect(index.size).toBe(2)
     index.close()
+  })
+
+  it('keeps merge commits: parents anywhere before, further parents and machines read back', () => {
+    // Two lines of history from entry 0 (this machine's 1-2, another's 3-4), joined by 5.
+    const base = history(6)
+    const entries: IndexEntry[] = [
+      base[0]!,
+      base[1]!,
+      base[2]!,
+      { ...base[3]!, parent: oid(0), machine: 'desktop' },
+      { ...base[4]!, machine: 'desktop' },
+      { ...base[5]!, parent: oid(2), otherParents: [oid(4)], command: 'merge', subject: 'Merge' },
+    ]
+    writeIndex(dir, entries.slice(0, 4))
+    const index = IndexFile.open(dir)
+    index.append(entries[4]!)
+    index.append(entries[5]!)
+    index.close()
+    const again = IndexFile.open(dir)
+    expect(again.all()).toEqual(entries)
+    expect(again.isMergeAt(5)).toBe(true)
+    expect(again.isMergeAt(4)).toBe(false)
+    expect(() => again.checkStructure(0, again.size)).not.toThrow()
+    expect(again.firstDamaged(0, again.size)).toBe(-1)
+    again.close()
   })
 
   it('drops an append a crash cut short, in any of its parts, and trims the leftovers', () => {

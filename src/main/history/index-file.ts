@@ -3,20 +3,24 @@
  * open without parsing their content (`<gitdir>/cairn-index/`):
  *
  *   commits   fixed 64-byte records, read whole at open (6.4 MB at 100,000 commits):
- *               0 oid (20)            20 parent's first 4 bytes   24 time, seconds (f64)
- *              32 details offset (f64) 40 details length (u32)   44 first file (u32)
- *              48 file count (u32)     52 conversation name id (u32, ffffffff = none)
+ *               0 oid (20)            20 first parent's position (u32, ffffffff = none)
+ *              24 time, seconds (f64) 32 details offset (f64)    40 details length (u32)
+ *              44 first file (u32)    48 file count (u32)
+ *              52 conversation name id (u32, ffffffff = none)
  *              56 actor (u8) 57 command (u8) 58 flags (u8) 59 reserved
  *              60 crc32 of bytes 0..59 + the entry's details + its file ids
  *   files     the changed files of every entry, as u32 name ids
  *   names     every distinct path and conversation id, each as u32 length + UTF-8
  *   details   per entry, JSON {s?: subject (unless the usual one), p?: paths (when not the
- *             files), t?: tool use, r?: restored from, f?: review flags, v?: review mark};
- *             read only for the entries a query returns
+ *             files), t?: tool use, r?: restored from, o?: further parents (a merge),
+ *             m?: machine, f?: review flags, v?: review mark}; read only for the entries a
+ *             query returns
  *
- * A record is written last, so a crash mid-append leaves data past the last record, which the
- * next open cuts off. Structure is checked at open (parent chain, contiguous extents, ids in
- * range); a record's checksum when its entry is read.
+ * Entries are oldest first with every parent before its child: a sync's merge commit comes
+ * after the commits it joined, so a parent is named by its position, not assumed to be the
+ * entry before. A record is written last, so a crash mid-append leaves data past the last
+ * record, which the next open cuts off. Structure is checked at open (parents earlier,
+ * contiguous extents, ids in range); a record's checksum when its entry is read.
  */
 import fs from 'node:fs'
 import path from 'node:path'
@@ -30,7 +34,9 @@ export interface IndexEntry extends CommitSummary {
 
 const RECORD = 64
 const NONE = 0xffffffff
-const FORMAT = 'cairn-index 1\n'
+// Version 1 (never released) named the parent by its first bytes and assumed it was the entry
+// before; an index in another format is rebuilt from the commits.
+const FORMAT = 'cairn-index 2\n'
 // The byte each actor and command is stored as. These numbers are the file format: never
 // change one; a new command takes the next free number. (A Record, so a new member of either
 // union is a compile error here until it has its number.)
@@ -49,6 +55,9 @@ const COMMAND_CODES: Readonly<Record<CommitCommand, number>> = {
   recovery: 10,
   outside: 11,
   init: 12,
+  merge: 13,
+  resolve: 14,
+  import: 15,
 }
 const ACTORS = decoding(ACTOR_CODES)
 const COMMANDS = decoding(COMMAND_CODES)
@@ -64,6 +73,8 @@ const FLAG_PARENT = 2
 const FLAG_PATHS_ARE_FILES = 4
 /** The subject is `<command> <first path>`, as most are: not stored. */
 const FLAG_USUAL_SUBJECT = 8
+/** A merge commit: its further parents are in the details (`o`). */
+const FLAG_MERGE = 16
 
 // The hot loops read records through typed views, which use the platform's byte order: the
 // format is little-endian, as is every platform Electron and Node ship for.
@@ -87,6 +98,9 @@ interface Details {
   readonly p?: ReadonlyArray<string>
   readonly t?: string
   readonly r?: string
+  /** Parents after the first (a merge commit), and the machine that made the commit. */
+  readonly o?: ReadonlyArray<string>
+  readonly m?: string
   /** Review flags and mark, when the change has them. */
   readonly f?: ReadonlyArray<WriteFlag>
   readonly v?: ReviewMark
@@ -258,9 +272,11 @@ export class IndexFile {
     const conversation = rec.readUInt32LE(at + 52)
     const command = COMMANDS[rec[at + 57] as number] as CommitCommand
     const paths = flags & FLAG_PATHS_ARE_FILES ? fileNames : (details.p ?? [])
+    const parentAt = rec.readUInt32LE(at + 20)
     const entry: IndexEntry = {
       oid: this.oidAt(i),
-      parent: i > 0 ? this.oidAt(i - 1) : null,
+      parent: parentAt === NONE ? null : this.oidAt(parentAt),
+      ...(details.o && details.o.length > 0 ? { otherParents: details.o } : {}),
       time: rec.readDoubleLE(at + 24) * 1000,
       actor: ACTORS[rec[at + 56] as number] as Actor,
       command,
@@ -270,6 +286,7 @@ export class IndexFile {
       toolUseId: details.t ?? null,
       overwrite: (flags & FLAG_OVERWRITE) !== 0,
       restoredFrom: details.r ?? null,
+      ...(details.m ? { machine: details.m } : {}),
       // Absent rather than empty, as a commit without them reads back.
       ...(details.f && details.f.length > 0 ? { flags: details.f } : {}),
       ...(details.v ? { review: details.v } : {}),
@@ -327,6 +344,11 @@ export class IndexFile {
     return ACTORS[this.records[i * RECORD + 56] as number] as Actor
   }
 
+  /** True when entry `i` is a merge commit (its further parents are in its details). */
+  isMergeAt(i: number): boolean {
+    return ((this.records[i * RECORD + 58] as number) & FLAG_MERGE) !== 0
+  }
+
   /** The command of entry `i`, without reading its details. */
   commandAt(i: number): CommitCommand {
     return COMMANDS[this.records[i * RECORD + 57] as number] as CommitCommand
@@ -365,10 +387,28 @@ export class IndexFile {
     }
   }
 
-  /** Appends `entry`, whose parent must be the current head. */
+  /**
+   * Appends `entry`, whose parents must all be in the index already (and it not). A commit
+   * continuing the newest entry, the usual case, needs no lookup.
+   */
   append(entry: IndexEntry): void {
     if (this.closed) throw new Error('index closed')
-    if (entry.parent !== this.head()) throw new Error('index entry does not follow the head')
+    const others = entry.otherParents ?? []
+    let parentAt = NONE
+    if (entry.parent === null ? this.count > 0 : entry.parent !== this.head()) {
+      parentAt = entry.parent === null ? NONE : this.positionOf(entry.parent)
+      if (parentAt < 0 || this.positionOf(entry.oid) >= 0) {
+        throw new Error('index entry does not follow its parents')
+      }
+    } else if (entry.parent !== null) {
+      parentAt = this.count - 1
+    }
+    if (
+      (entry.parent === null && others.length > 0) ||
+      others.some((other) => this.positionOf(other) < 0)
+    ) {
+      throw new Error('index entry does not follow its parents')
+    }
     const newNames: Buffer[] = []
     const idOf = (name: string): number => {
       let id = this.nameIds.get(name)
@@ -394,6 +434,8 @@ export class IndexFile {
       ...(pathsAreFiles ? {} : { p: entry.paths }),
       ...(entry.toolUseId !== null ? { t: entry.toolUseId } : {}),
       ...(entry.restoredFrom !== null ? { r: entry.restoredFrom } : {}),
+      ...(others.length > 0 ? { o: others } : {}),
+      ...(entry.machine ? { m: entry.machine } : {}),
       ...(entry.flags && entry.flags.length > 0 ? { f: entry.flags } : {}),
       ...(entry.review ? { v: entry.review } : {}),
     }
@@ -403,7 +445,7 @@ export class IndexFile {
 
     const rec = Buffer.alloc(RECORD)
     rec.write(entry.oid, 0, 20, 'hex')
-    if (entry.parent) rec.write(entry.parent.slice(0, 8), 20, 4, 'hex')
+    rec.writeUInt32LE(parentAt, 20)
     rec.writeDoubleLE(Math.floor(entry.time / 1000), 24)
     rec.writeDoubleLE(this.detailsEnd, 32)
     rec.writeUInt32LE(detailBytes.length, 40)
@@ -416,7 +458,8 @@ export class IndexFile {
       (entry.overwrite ? FLAG_OVERWRITE : 0) |
       (entry.parent ? FLAG_PARENT : 0) |
       (pathsAreFiles ? FLAG_PATHS_ARE_FILES : 0) |
-      (usualSubject ? FLAG_USUAL_SUBJECT : 0)
+      (usualSubject ? FLAG_USUAL_SUBJECT : 0) |
+      (others.length > 0 ? FLAG_MERGE : 0)
     rec.writeUInt32LE(crc32(idBytes, crc32(detailBytes, crc32(rec.subarray(0, 60)))) >>> 0, 60)
     if (rec[56] === 255 || rec[57] === 255) throw new Error('unknown actor or command')
 
@@ -572,11 +615,12 @@ export class IndexFile {
         throw new IndexDamagedError(`index entry ${i} does not follow the one before`)
       }
       const flags = this.records[i * RECORD + 58] as number
-      if (((flags & FLAG_PARENT) !== 0) !== i > 0) {
+      const parentAt = words[w + 5] as number
+      if (((flags & FLAG_PARENT) !== 0) !== (parentAt !== NONE)) {
         throw new IndexDamagedError(`index entry ${i} has a wrong parent`)
       }
-      // The parent's first four bytes are the previous record's first four.
-      if (i > 0 && words[w + 5] !== words[w - 16]) {
+      // A parent comes before its child (further parents are checked with the entry).
+      if (parentAt !== NONE && parentAt >= i) {
         throw new IndexDamagedError(`index entry ${i} does not follow its parent`)
       }
       const conversation = words[w + 13] as number
@@ -644,6 +688,14 @@ export function indexDirOf(gitdir: string): string {
  * built beside it, fsynced, then swapped in with renames.
  */
 export function writeIndex(dir: string, entries: Iterable<IndexEntry>): void {
+  replaceIndexDir(writeIndexBeside(dir, entries), dir)
+}
+
+/**
+ * Writes a complete, fsynced index for `entries` (oldest first) beside `dir` and returns
+ * where; the caller swaps it in with `replaceIndexDir` (after closing the index it replaces).
+ */
+export function writeIndexBeside(dir: string, entries: Iterable<IndexEntry>): string {
   const temp = `${dir}.tmp-${process.pid}-${Date.now()}`
   fs.rmSync(temp, { recursive: true, force: true })
   const index = IndexFile.create(temp)
@@ -652,10 +704,13 @@ export function writeIndex(dir: string, entries: Iterable<IndexEntry>): void {
     for (const entry of entries) index.append(entry)
     index.endBatch()
     index.sync()
-  } finally {
+  } catch (error) {
     index.close()
+    fs.rmSync(temp, { recursive: true, force: true })
+    throw error
   }
-  replaceIndexDir(temp, dir)
+  index.close()
+  return temp
 }
 
 /** Moves a finished index from `temp` into `dir`, the old one aside first and then removed. */

@@ -17,7 +17,10 @@ export interface RawTreeEntry {
 export interface RawCommit {
   readonly oid: string
   readonly tree: string
+  /** The first parent (the history this commit continued); null for a root commit. */
   readonly parent: string | null
+  /** Every parent in order: more than one for a merge commit. */
+  readonly parents: ReadonlyArray<string>
   readonly authorName: string
   /** Seconds since the epoch, as git stores it. */
   readonly timestamp: number
@@ -45,6 +48,8 @@ export interface ObjectStore {
   readTreeEncoded(oid: string): Promise<EncodedTree>
   readBlob(oid: string): Promise<Uint8Array>
   readCommit(oid: string): Promise<RawCommit>
+  /** An object's stored content (what its id hashes, without the header), checked for `type`. */
+  readRaw(oid: string, type: ObjectType): Promise<Uint8Array>
   /** Loose objects written through this store since it opened (maintenance's trigger). */
   looseWritten(): number
   /** Releases the open pack files. */
@@ -123,6 +128,10 @@ export function createObjectStore(gitdir: string): ObjectStore {
     return readTyped(oid, 'blob')
   }
 
+  async function readRaw(oid: string, type: ObjectType): Promise<Uint8Array> {
+    return readTyped(oid, type)
+  }
+
   async function readCommit(oid: string): Promise<RawCommit> {
     const known = commits.get(oid)
     if (known) return known
@@ -141,6 +150,7 @@ export function createObjectStore(gitdir: string): ObjectStore {
     readTreeEncoded,
     readBlob,
     readCommit,
+    readRaw,
     looseWritten: () => written,
     close: () => db.close(),
   }
@@ -191,10 +201,10 @@ export function parseTreeEncoded(content: Buffer): EncodedTree {
 /**
  * Parses a commit object:
  *
- *   tree <id>\nparent <id>\nauthor <name> <<email>> <seconds> <zone>\ncommitter …\n\n<message>
+ *   tree <id>\nparent <id>\nparent <id>\nauthor <name> <<email>> <seconds> <zone>\ncommitter …\n\n<message>
  *
- * Only the first parent counts (Cairn's history is linear); headers git may add (gpgsig,
- * encoding, continuation lines) are skipped.
+ * Every parent is kept in order (a merge commit made by sync has two); headers git may add
+ * (gpgsig, encoding, continuation lines) are skipped.
  */
 export function parseCommit(oid: string, content: Buffer): RawCommit {
   const text = content.toString('utf8')
@@ -202,12 +212,12 @@ export function parseCommit(oid: string, content: Buffer): RawCommit {
   const head = split < 0 ? text : text.slice(0, split)
   const message = split < 0 ? '' : text.slice(split + 2)
   let tree: string | null = null
-  let parent: string | null = null
+  const parents: string[] = []
   let authorName = ''
   let timestamp = 0
   for (const line of head.split('\n')) {
     if (line.startsWith('tree ')) tree = line.slice(5)
-    else if (line.startsWith('parent ') && parent === null) parent = line.slice(7)
+    else if (line.startsWith('parent ')) parents.push(line.slice(7))
     else if (line.startsWith('author ')) {
       const match = /^author (.*?) <[^>]*> (-?\d+) [+-]\d{4}$/.exec(line)
       if (match) {
@@ -219,11 +229,11 @@ export function parseCommit(oid: string, content: Buffer): RawCommit {
   if (
     !tree ||
     !/^[0-9a-f]{40}$/.test(tree) ||
-    (parent !== null && !/^[0-9a-f]{40}$/.test(parent))
+    parents.some((parent) => !/^[0-9a-f]{40}$/.test(parent))
   ) {
     throw new Error(`malformed commit object ${oid}`)
   }
-  return { oid, tree, parent, authorName, timestamp, message }
+  return { oid, tree, parent: parents[0] ?? null, parents, authorName, timestamp, message }
 }
 
 /** Serializes tree entries in git's canonical form (byte order, directories as `name/`). */
@@ -267,6 +277,8 @@ export function compareTreeKeys(a: string, b: string): number {
 export interface CommitFields {
   readonly tree: string
   readonly parent: string | null
+  /** Further parents, for a merge commit (after `parent`). */
+  readonly otherParents?: ReadonlyArray<string>
   readonly author: { readonly name: string; readonly email: string }
   readonly timestamp: number
   readonly message: string
@@ -277,6 +289,7 @@ export function serializeCommit(fields: CommitFields): Buffer {
   const person = `${fields.author.name} <${fields.author.email}> ${fields.timestamp} +0000`
   const lines = [`tree ${fields.tree}`]
   if (fields.parent) lines.push(`parent ${fields.parent}`)
+  for (const other of fields.otherParents ?? []) lines.push(`parent ${other}`)
   lines.push(`author ${person}`, `committer ${person}`, '', fields.message)
   return Buffer.from(lines.join('\n'))
 }

@@ -3,6 +3,7 @@ import { mkdir, rename, stat } from 'node:fs/promises'
 import path from 'node:path'
 import type { RecoveryReport } from '../../shared/types'
 import type { Logger } from '../lib/logger'
+import { finishInterruptedMove } from './checkout'
 import { createObjectStore, initRepository, readMainRef, type ObjectStore } from './object-store'
 import { removePackLeftovers } from './objects/pack-writer'
 import { createRepo, systemIntent, type Repo, type RepoState } from './repo'
@@ -29,6 +30,8 @@ export async function openRepo(options: {
   now: () => number
   /** Told why a history could not be read before it is set aside. */
   logger?: Logger
+  /** The machine named in each commit's `Machine:` trailer (see `createRepo`). */
+  machine?: () => string | null
 }): Promise<OpenedRepo> {
   const { dataDir, now } = options
   const workRoot = path.join(dataDir, 'memories')
@@ -40,6 +43,9 @@ export async function openRepo(options: {
   let damaged = false
   if (hadGitdir) {
     try {
+      // A sync moving `main` when the app stopped is finished first, so the folder and
+      // `main` agree again before anything is compared.
+      await finishInterruptedMove(gitdir, workRoot, options.logger)
       state = await loadState(gitdir)
     } catch (error) {
       options.logger?.warn('The memory history could not be read; it is set aside', error)
@@ -60,7 +66,13 @@ export async function openRepo(options: {
       stats: new StatCache(statCacheOf(gitdir)),
     }
   }
-  const repo = createRepo({ store: state.store, workRoot, state, now })
+  const repo = createRepo({
+    store: state.store,
+    workRoot,
+    state,
+    now,
+    machine: options.machine,
+  })
 
   const entry = await repo.commit(
     'all',

@@ -2,7 +2,8 @@ import type { CommitCommand } from '../../shared/types'
 import { AUTHORS, formatCommitMessage, reviewFactsOf, type CommitMeta } from './commit-message'
 import { serializeCommit, writeMainRef, type ObjectStore } from './object-store'
 import { segmentsOf, toVirtual } from './paths'
-import type { IndexFile } from './index-file'
+import { IndexFile, replaceIndexDir, writeIndexBeside } from './index-file'
+import type { CommitFacts } from './types'
 import type { RepoView } from './read'
 import { catchUp, type IndexEntry } from './side-index'
 import {
@@ -11,6 +12,7 @@ import {
   flushTree,
   nodeAt,
   setAt,
+  treeFromOid,
   type FileDelta,
   type TreeNode,
 } from './tree-state'
@@ -21,7 +23,7 @@ import { scanNode, scanPath } from './work-tree'
 export const EMPTY_TREE_OID = '4b825dc642cb6eb9a060e54bf8d69288fbee4904'
 
 /** Facts of a commit to make; `paths` defaults to the files it changed. */
-export type CommitIntent = Omit<CommitMeta, 'paths'> & { readonly paths?: ReadonlyArray<string> }
+export type CommitIntent = CommitFacts
 
 /** The intent of a commit Cairn makes on its own (no conversation, no overwrite, no restore). */
 export function systemIntent(command: CommitCommand, subject: string): CommitIntent {
@@ -56,6 +58,17 @@ export interface Repo extends RepoView {
   ): Promise<IndexEntry | null>
   /** Swaps in a rebuilt side index (which must end at `head()`); closes the old one. */
   replaceIndex(next: IndexFile): void
+  /**
+   * Takes `head` as the new `main` after the ref and the folder were moved to it (see
+   * `checkout.ts`): `added` are its commits the index lacked, oldest first (appended);
+   * `replace` makes them the whole index (the history was switched, not grown).
+   */
+  adopt(
+    head: string,
+    tree: string,
+    added: ReadonlyArray<IndexEntry>,
+    replace?: boolean,
+  ): Promise<void>
 }
 
 export interface RepoState {
@@ -70,8 +83,11 @@ export function createRepo(options: {
   workRoot: string
   state: RepoState
   now: () => number
+  /** The machine named in every commit's `Machine:` trailer (null: none). */
+  machine?: () => string | null
 }): Repo {
   const { store, workRoot, now } = options
+  const machine = options.machine ?? (() => null)
   let index = options.state.index
   // Set when an index append failed: the next commit first catches the index up.
   let indexBehind = false
@@ -110,7 +126,11 @@ export function createRepo(options: {
     if (nextTree === treeOid) return null
     const deltas: FileDelta[] = await diffNodes(store, head ? root : null, next)
     const files = deltas.map((delta) => toVirtual(delta.path))
-    const meta: CommitMeta = { ...intent, paths: intent.paths ?? files }
+    const meta: CommitMeta = {
+      ...intent,
+      paths: intent.paths ?? files,
+      machine: intent.machine ?? machine(),
+    }
     const time = Math.floor(now() / 1000)
     const body = serializeCommit({
       tree: nextTree,
@@ -134,6 +154,7 @@ export function createRepo(options: {
       toolUseId: meta.toolUseId,
       overwrite: meta.overwrite,
       restoredFrom: meta.restoredFrom,
+      ...(meta.machine ? { machine: meta.machine } : {}),
       ...reviewFactsOf(meta),
       files,
     }
@@ -169,6 +190,34 @@ export function createRepo(options: {
       const old = index
       index = next
       old.close()
+    },
+    async adopt(nextHead, tree, added, replace = false) {
+      head = nextHead
+      root =
+        tree === EMPTY_TREE_OID
+          ? { kind: 'tree', oid: EMPTY_TREE_OID, children: new Map() }
+          : treeFromOid(tree)
+      treeOid = tree
+      if (replace) {
+        // Built beside the old one first: a failure leaves the old index whole (and the next
+        // open, finishing the move, rebuilds it).
+        const dir = index.dir
+        const temp = writeIndexBeside(dir, added)
+        index.close()
+        replaceIndexDir(temp, dir)
+        index = IndexFile.open(dir)
+        indexBehind = false
+        return
+      }
+      // `added` holds every commit up to `nextHead` the index lacks (even ones an earlier
+      // append missed). As with a commit, the move has happened once the ref moved: what an
+      // append misses now is caught up from the commits at the next commit.
+      try {
+        for (const entry of added) index.append(entry)
+        indexBehind = false
+      } catch {
+        indexBehind = true
+      }
     },
   }
 }

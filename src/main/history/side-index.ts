@@ -18,6 +18,11 @@ export { indexDirOf, writeIndex } from './index-file'
 
 export type { IndexEntry } from './index-file'
 
+/** Every parent of an entry, first parent first (none for a root commit). */
+export function parentsOf(entry: Pick<IndexEntry, 'parent' | 'otherParents'>): string[] {
+  return entry.parent ? [entry.parent, ...(entry.otherParents ?? [])] : []
+}
+
 /** Builds an index entry from a commit object (used when catching up or rebuilding). */
 export async function entryFromCommit(store: ObjectStore, oid: string): Promise<IndexEntry> {
   const commit = await store.readCommit(oid)
@@ -29,9 +34,11 @@ export async function entryFromCommit(store: ObjectStore, oid: string): Promise<
   )
   const files = deltas.map((delta) => toVirtual(delta.path))
   const meta = parseCommitMessage(commit.authorName, commit.message)
+  const otherParents = commit.parents.slice(1)
   return {
     oid,
     parent: commit.parent,
+    ...(otherParents.length > 0 ? { otherParents } : {}),
     time: commit.timestamp * 1000,
     actor: meta.actor,
     command: meta.command,
@@ -41,6 +48,7 @@ export async function entryFromCommit(store: ObjectStore, oid: string): Promise<
     toolUseId: meta.toolUseId,
     overwrite: meta.overwrite,
     restoredFrom: meta.restoredFrom,
+    ...(meta.machine ? { machine: meta.machine } : {}),
     ...reviewFactsOf(meta),
     files,
   }
@@ -54,7 +62,8 @@ export type IndexState = 'trusted' | 'caught-up' | 'migrated' | 'rebuilt'
  * - trusted as it is when its structure holds and its newest entry is `head`, equal to the
  *   entry rebuilt from that commit (entries spread over the history are compared in the
  *   background later: `spotCheck`);
- * - caught up from the commits when it lags behind (a crash between commit and append);
+ * - caught up from the commits when it lags behind (a crash between commit and append, or
+ *   between a sync moving `main` forward and its append);
  * - migrated from the JSON-lines index of earlier versions;
  * - rebuilt from the commits when missing, damaged or from another history.
  */
@@ -97,8 +106,9 @@ export async function openIndex(
 }
 
 /**
- * Brings `index` up to `head` when it lags behind (appending entries rebuilt from the
- * commits). False when it cannot be made to fit: another history, or `head` moved back.
+ * Brings `index` up to `head` when it lags behind, appending entries rebuilt from the commits
+ * it lacks along every parent (a sync's fast-forward or merge brings commits made elsewhere),
+ * parents first. False when it cannot be made to fit: another history, or `head` moved back.
  */
 export async function catchUp(
   store: ObjectStore,
@@ -106,23 +116,23 @@ export async function catchUp(
   head: string | null,
 ): Promise<boolean> {
   if (head === null) return index.size === 0
-  if (index.head() === head) return true
+  const newest = index.head()
+  if (newest === head) return true
   const missing: IndexEntry[] = []
-  let cursor: string | null = head
   try {
-    while (cursor !== null && index.positionOf(cursor) < 0) {
-      const entry = await entryFromCommit(store, cursor)
-      missing.push(entry)
-      cursor = entry.parent
+    for (const oid of await commitsSince(store, head, (oid) => index.positionOf(oid) >= 0)) {
+      missing.push(await entryFromCommit(store, oid))
     }
   } catch {
     return false
   }
-  // Only a plain lag can be caught up: the commits must continue the index's newest entry.
-  if (cursor !== index.head()) return false
+  // Only a history that grew from the indexed one keeps its entries.
+  if (newest !== null && !missing.some((entry) => parentsOf(entry).includes(newest))) return false
   index.beginBatch()
   try {
-    for (const entry of missing.reverse()) index.append(entry)
+    for (const entry of missing) index.append(entry)
+  } catch {
+    return false
   } finally {
     index.endBatch()
   }
@@ -164,6 +174,14 @@ export async function checkIndex(
       return false
     }
     if (index.firstDamaged(from, to) >= 0) return false
+    // A merge's further parents live in its details: each must come before it too.
+    for (let i = from; i < to; i++) {
+      if (!index.isMergeAt(i)) continue
+      const others = index.at(i).otherParents ?? []
+      if (others.some((other) => !(index.positionOf(other) >= 0 && index.positionOf(other) < i))) {
+        return false
+      }
+    }
     await pause()
   }
   for (const i of spreadPositions(size, 16)) {
@@ -193,20 +211,16 @@ export async function buildIndex(
   head: string | null,
   pause: () => Promise<void> = async () => undefined,
 ): Promise<IndexFile> {
-  // Newest first to find them, oldest first to write them.
-  const oids: string[] = []
-  for (let cursor = head; cursor !== null; cursor = (await store.readCommit(cursor)).parent) {
-    oids.push(cursor)
-    await pause()
-  }
+  // Found from the newest, written oldest first: every parent before its child.
+  const oids = head === null ? [] : await commitsSince(store, head, () => false, pause)
   const temp = `${dir}.tmp-${process.pid}-${Date.now()}`
   fs.rmSync(temp, { recursive: true, force: true })
   const building = IndexFile.create(temp)
   try {
     building.beginBatch()
-    for (let i = oids.length - 1; i >= 0; i--) {
+    for (let i = 0; i < oids.length; i++) {
       building.append(await entryFromCommit(store, oids[i] as string))
-      if (i % 4096 === 0) {
+      if (i % 4096 === 4095) {
         building.endBatch()
         building.beginBatch()
       }
@@ -235,7 +249,16 @@ export async function rebuildIndex(
 }
 
 function sameEntry(a: IndexEntry, b: IndexEntry): boolean {
-  return JSON.stringify(a) === JSON.stringify(b)
+  return canonical(a) === canonical(b)
+}
+
+// JSON with keys in one order, so entries built along different paths compare by content.
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, inner: unknown) =>
+    inner && typeof inner === 'object' && !Array.isArray(inner)
+      ? Object.fromEntries(Object.entries(inner).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)))
+      : inner,
+  )
 }
 
 /** The JSON-lines index Cairn kept before the binary one. */
@@ -262,7 +285,8 @@ async function readLegacyIndex(file: string): Promise<IndexEntry[] | null> {
   } catch {
     return null
   }
-  let parent: string | null = null
+  // Oldest first, every parent before its child (sync wrote merge commits into it too).
+  const seen = new Set<string>()
   for (const entry of entries) {
     if (
       typeof entry !== 'object' ||
@@ -270,11 +294,61 @@ async function readLegacyIndex(file: string): Promise<IndexEntry[] | null> {
       typeof entry.oid !== 'string' ||
       !Array.isArray(entry.files) ||
       !Array.isArray(entry.paths) ||
-      entry.parent !== parent
+      parentsOf(entry).some((parent) => !seen.has(parent))
     ) {
       return null
     }
-    parent = entry.oid
+    seen.add(entry.oid)
+  }
+  return entries
+}
+
+/**
+ * The commits reachable from `head` that `known` does not hold, oldest first with every
+ * parent before its child: depth-first, first parents first, so a merge's own history comes
+ * before the history it joined, then the merge. The same commits in the same order whether
+ * caught up after a move or rebuilt, which keeps a rebuilt index equal to the one kept commit
+ * by commit on the machine that made the merges.
+ */
+export async function commitsSince(
+  store: ObjectStore,
+  head: string,
+  known: (oid: string) => boolean,
+  pause: () => Promise<void> = async () => undefined,
+): Promise<string[]> {
+  const expanded = new Set<string>()
+  const ordered: string[] = []
+  // Without recursion: histories can be far deeper than the call stack.
+  const stack: Array<{ oid: string; done: boolean }> = [{ oid: head, done: false }]
+  while (stack.length > 0) {
+    const top = stack.pop() as { oid: string; done: boolean }
+    if (top.done) {
+      ordered.push(top.oid)
+      continue
+    }
+    if (expanded.has(top.oid) || known(top.oid)) continue
+    expanded.add(top.oid)
+    stack.push({ oid: top.oid, done: true })
+    const { parents } = await store.readCommit(top.oid)
+    // Pushed in reverse, so the first parent's history comes out first.
+    for (let k = parents.length - 1; k >= 0; k--) {
+      const parent = parents[k] as string
+      if (!expanded.has(parent) && !known(parent)) stack.push({ oid: parent, done: false })
+    }
+    await pause()
+  }
+  return ordered
+}
+
+/** Index entries for `commitsSince(store, head, known)`, in its order. */
+export async function entriesSince(
+  store: ObjectStore,
+  head: string,
+  known: (oid: string) => boolean,
+): Promise<IndexEntry[]> {
+  const entries: IndexEntry[] = []
+  for (const oid of await commitsSince(store, head, known)) {
+    entries.push(await entryFromCommit(store, oid))
   }
   return entries
 }

@@ -10,6 +10,7 @@ import {
   type MemoryMutation,
   type MemoryPolicy,
 } from '../memory'
+import { moveMain } from './checkout'
 import { reviewFactsOf } from './commit-message'
 import { IndexDamagedError, IndexFile, replaceIndexDir } from './index-file'
 import { diffFile, readAt, showCommit } from './inspect'
@@ -29,8 +30,17 @@ import { restoreDeleted } from './restore-deleted'
 import { restoreFile } from './restore-file'
 import { revert } from './revert'
 import { buildIndex, catchUp, checkIndex, type IndexEntry } from './side-index'
-import type { ExecuteOptions, ExecuteOutcome, Origin, RunVerdict, VersionedMemory } from './types'
+import type {
+  ExecuteOptions,
+  ExecuteOutcome,
+  HistoryGit,
+  HistorySession,
+  Origin,
+  RunVerdict,
+  VersionedMemory,
+} from './types'
 import { watchFolder } from './watcher'
+import { deleteFileAndPrune, writeFileSafely } from './work-tree'
 
 /** Quiet time after the last file-system event before outside edits are committed. */
 export const WATCH_DEBOUNCE_MS = 400
@@ -57,6 +67,8 @@ export interface VersionedMemoryOptions {
    * up and when idle (default on). `false` turns it off; `maintain()` still runs it on demand.
    */
   readonly maintenance?: false | MaintenanceSettings
+  /** The machine each commit names in its `Machine:` trailer (default: none; see `setMachine`). */
+  readonly machine?: string | null
 }
 
 /**
@@ -71,7 +83,8 @@ export async function openVersionedMemory(
   await mkdir(dataDir, { recursive: true, mode: 0o700 })
   const now = options.now ?? Date.now
   const logger = options.logger ?? consoleLogger
-  const { repo, recovery } = await openRepo({ dataDir, now, logger })
+  let machine = options.machine ?? null
+  const { repo, recovery } = await openRepo({ dataDir, now, logger, machine: () => machine })
   const tool = createMemoryTool({
     root: repo.workRoot,
     createExisting: options.policy?.createExisting,
@@ -283,6 +296,46 @@ export async function openVersionedMemory(
     }, touched)
   }
 
+  // What sync, export and import do with the repository: always alone in the queue, with
+  // the folder equal to `main` (edits made outside Cairn saved first).
+  const session: HistorySession = {
+    head: () => repo.head(),
+    async moveMain(target, kind) {
+      const added = (await moveMain(repo, target, kind)).map(toSummary)
+      // One announcement for the new head: a sync can bring hundreds of commits at once, and
+      // listeners only need to know that the history and the folder moved.
+      const head = added.at(-1)
+      if (head) tell(commitListeners, head, 'commit')
+      return added
+    },
+    async commitFiles(files, intent) {
+      for (const [relative, content] of files) {
+        if (content === null) await deleteFileAndPrune(repo.workRoot, relative)
+        else await writeFileSafely(repo.workRoot, relative, content)
+      }
+      return announce(await repo.commit([...files.keys()], intent))
+    },
+  }
+  const git: HistoryGit = {
+    gitdir: repo.gitdir,
+    objects: repo.store,
+    head: () => repo.head(),
+    // The side index is oldest first with parents before children: its positions are that order.
+    position: (oid) => repo.index.positionOf(oid),
+    exclusive: (task) =>
+      exclusive(
+        async () => {
+          try {
+            return await task(session)
+          } finally {
+            // Whatever the task wrote, the tool's running total of the folder's size is stale.
+            tool.invalidateUsage()
+          }
+        },
+        () => 'all',
+      ),
+  }
+
   // Events for Cairn's own writes come too, after their commit: the rescan of those paths
   // finds them equal to HEAD and commits nothing.
   const watcher =
@@ -313,6 +366,10 @@ export async function openVersionedMemory(
         () => touchedByCommand(input),
       ),
     setPolicy: (policy) => tool.configure(policy),
+    setMachine: (name) => {
+      machine = name
+    },
+    git,
 
     log: (query) =>
       indexed(async () =>

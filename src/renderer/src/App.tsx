@@ -11,17 +11,24 @@ import { LiveTurnsProvider } from './features/chat/live-turns'
 import { SettingsDialog } from './features/settings/SettingsDialog'
 import { SettingsProvider, useSettings } from './features/settings/settings-context'
 import { useTheme } from './features/settings/use-theme'
+import { ConflictDialog } from './features/sync/ConflictDialog'
+import { JoinDialog } from './features/sync/JoinDialog'
+import { SyncProvider, useSync } from './features/sync/sync-context'
+import { SyncIndicator } from './features/sync/SyncIndicator'
+import { SyncSettings } from './features/sync/SyncSettings'
 
 /** The window's frame: conversations sidebar, chat in the middle, memory and history beside. */
 export function App() {
   return (
     <NavigationProvider>
       <SettingsProvider>
-        <LiveTurnsProvider>
-          <PendingChangesProvider>
-            <Frame />
-          </PendingChangesProvider>
-        </LiveTurnsProvider>
+        <SyncProvider>
+          <LiveTurnsProvider>
+            <PendingChangesProvider>
+              <Frame />
+            </PendingChangesProvider>
+          </LiveTurnsProvider>
+        </SyncProvider>
       </SettingsProvider>
     </NavigationProvider>
   )
@@ -31,6 +38,7 @@ function Frame() {
   const appInfo = useAppInfo()
   const { state: settings } = useSettings()
   const { settingsOpen, openSettings } = useNavigation()
+  const { dialog } = useSync()
   useTheme(settings.status === 'ready' ? settings.settings.theme : null)
   useShortcuts()
 
@@ -47,6 +55,7 @@ function Frame() {
           <ConversationSidebar />
         </div>
         <footer className="sidebar-bottom">
+          <SyncIndicator />
           <button
             type="button"
             className="settings-button"
@@ -83,7 +92,9 @@ function Frame() {
         <SidePane />
       </aside>
 
-      {settingsOpen && <SettingsDialog />}
+      {settingsOpen && <SettingsDialog extraSections={<SyncSettings />} />}
+      {dialog === 'conflicts' && <ConflictDialog />}
+      {dialog === 'join' && <JoinDialog />}
     </div>
   )
 }
