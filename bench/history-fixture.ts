@@ -287,7 +287,7 @@ export async function buildFixture(
   if (options.storage === 'pack') {
     // Packed the way Cairn's maintenance packs it (newest version of each path whole).
     const db = new ObjectDatabase(gitdir)
-    await repack(db, parent)
+    await repack(db, parent ? [parent] : [])
     db.close()
   }
   writeIndex(indexDirOf(gitdir), entries)

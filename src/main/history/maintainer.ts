@@ -6,7 +6,7 @@
  * serial queue has work, so a command waits at most one slice; it is stopped (between two
  * slices, removing nothing it did not finish) when the history closes.
  */
-import type { ObjectStore } from './object-store'
+import { readRefTips, type ObjectStore } from './object-store'
 import {
   estimateLoose,
   repack,
@@ -43,6 +43,64 @@ export interface Maintainer {
   stop(): Promise<void>
 }
 
+/**
+ * Keeps background maintenance and git transfers (a sync's fetch and push, through
+ * isomorphic-git) out of each other's way. A transfer writes a pack and then its index, and
+ * reads objects loose or from any pack; maintenance clears packs without an index and removes
+ * loose objects and packs it folded. So while a transfer runs, maintenance neither clears,
+ * installs nor removes anything (it waits, its new pack still under a temp name); a transfer
+ * waits for such a step in progress. The same rule `git fetch` keeps with `git gc` through
+ * `.keep` files, kept here in memory because both run in this one process.
+ */
+export class PackFolderGate {
+  private transfers = 0
+  private changing = false
+  private waiting: Array<() => void> = []
+
+  /** Runs a fetch or push: no maintenance step changes the object folders meanwhile. */
+  async transfer<T>(task: () => Promise<T>): Promise<T> {
+    while (this.changing) await this.wait()
+    this.transfers++
+    try {
+      return await task()
+    } finally {
+      this.transfers--
+      this.wake()
+    }
+  }
+
+  /** Runs a maintenance step that changes the object folders, once no transfer runs. */
+  async change<T>(step: () => Promise<T>, aborted: () => boolean = () => false): Promise<T> {
+    while (this.changing || this.transfers > 0) {
+      if (aborted()) throw new RepackAborted('maintenance stopped')
+      await this.wait()
+    }
+    this.changing = true
+    try {
+      return await step()
+    } finally {
+      this.changing = false
+      this.wake()
+    }
+  }
+
+  /** True while a transfer runs (tests). */
+  busy(): boolean {
+    return this.transfers > 0
+  }
+
+  /** Lets a waiting `change` see that it was aborted. */
+  wake(): void {
+    const waiting = this.waiting
+    this.waiting = []
+    for (const resume of waiting) resume()
+  }
+
+  private wait(): Promise<void> {
+    return new Promise((resolve) => this.waiting.push(resolve))
+  }
+}
+
 const EMPTY_REPORT: RepackReport = {
   loose: 0,
   packed: 0,
@@ -58,6 +116,8 @@ export function createMaintainer(options: {
   store: ObjectStore
   queue: SerialQueue
   head: () => string | null
+  /** Shared with sync's transfers (see `PackFolderGate`). */
+  gate?: PackFolderGate
   settings?: MaintenanceSettings
   /**
    * A check to run once per session, at the first idle moment or pass (the side index against
@@ -68,6 +128,7 @@ export function createMaintainer(options: {
   logger?: Logger
 }): Maintainer {
   const { store, queue, head } = options
+  const gate = options.gate ?? new PackFolderGate()
   const settings = { ...DEFAULTS, ...options.settings }
   // Loose objects = what the folders held at the last count + what this process wrote since.
   // The first count waits for the first commit or idle moment (not on the way to opening).
@@ -123,9 +184,13 @@ export function createMaintainer(options: {
         if (verifyOnly) return EMPTY_REPORT
         const writtenBefore = store.looseWritten()
         sliceStart = performance.now()
-        const report = await repack(store.db, head(), {
+        // `main` first, then every other ref: the remote's `main`, backups of other histories.
+        const current = head()
+        const tips = [...new Set([...(current ? [current] : []), ...readRefTips(store.gitdir)])]
+        const report = await repack(store.db, tips, {
           pause,
           aborted: () => stopped,
+          exclusive: (step) => gate.change(step, () => stopped),
           ...extra,
         })
         // What is loose now: whatever this process wrote while the pass ran (a few at most).
@@ -175,6 +240,7 @@ export function createMaintainer(options: {
     lastError: () => failure,
     async stop() {
       stopped = true
+      gate.wake()
       if (idleTimer) clearTimeout(idleTimer)
       idleTimer = null
       await running?.catch(() => undefined)

@@ -3,6 +3,8 @@ import { cpSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { PackFolderGate } from './maintainer'
+import { RepackAborted } from './objects/repack'
 import { openVersionedMemory } from './versioned-memory'
 import type { VersionedMemory } from './types'
 import { fsck, gitCli, tempDataDir } from './test-helpers'
@@ -329,5 +331,51 @@ describe('a kill during packing', () => {
       await runChild(dir, { afterMs: delay }, true)
       await expectNothingLost(dir, state)
     }
+  })
+})
+
+describe('the pack folder gate between maintenance and transfers', () => {
+  const tick = () => new Promise<void>((resolve) => setImmediate(resolve))
+
+  it('holds a maintenance step while a transfer runs, and a transfer while a step runs', async () => {
+    const gate = new PackFolderGate()
+    const events: string[] = []
+    let endTransfer!: () => void
+    const transfer = gate.transfer(async () => {
+      events.push('transfer')
+      await new Promise<void>((resolve) => (endTransfer = resolve))
+      events.push('transfer done')
+    })
+    const step = gate.change(async () => {
+      events.push('step')
+      await tick()
+      events.push('step done')
+    })
+    for (let i = 0; i < 5; i++) await tick()
+    expect(events).toEqual(['transfer'])
+    expect(gate.busy()).toBe(true)
+    endTransfer()
+    await transfer
+    // The step now runs; a transfer asked for meanwhile waits for it to finish.
+    const second = gate.transfer(async () => void events.push('second transfer'))
+    await Promise.all([step, second])
+    expect(events).toEqual(['transfer', 'transfer done', 'step', 'step done', 'second transfer'])
+  })
+
+  it('lets a waiting step give up when maintenance stops', async () => {
+    const gate = new PackFolderGate()
+    let endTransfer!: () => void
+    const transfer = gate.transfer(() => new Promise<void>((resolve) => (endTransfer = resolve)))
+    let stopped = false
+    const step = gate.change(
+      async () => 'ran',
+      () => stopped,
+    )
+    await tick()
+    stopped = true
+    gate.wake()
+    await expect(step).rejects.toBeInstanceOf(RepackAborted)
+    endTransfer()
+    await transfer
   })
 })

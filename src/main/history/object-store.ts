@@ -349,6 +349,51 @@ export async function readMainRef(gitdir: string): Promise<string | null> {
   return null
 }
 
+/**
+ * Every commit a ref of the repository names: `main` first, then the others (the remote's
+ * `main` as sync last saw it, backups of switched-away histories under `refs/cairn/backups/`,
+ * anything `git` made), from loose ref files and `packed-refs`. Maintenance walks from all of
+ * them so their histories are packed with deltas; nothing unreachable is dropped either way.
+ */
+export function readRefTips(gitdir: string): string[] {
+  const tips = new Map<string, string>()
+  const walk = (dir: string, name: string): void => {
+    let dirents: fs.Dirent[]
+    try {
+      dirents = fs.readdirSync(dir, { withFileTypes: true })
+    } catch {
+      // No such folder (no refs of that kind yet).
+      return
+    }
+    for (const dirent of dirents) {
+      const ref = `${name}/${dirent.name}`
+      const file = path.join(dir, dirent.name)
+      if (dirent.isDirectory()) walk(file, ref)
+      else if (dirent.isFile()) {
+        try {
+          const value = fs.readFileSync(file, 'utf8').trim()
+          if (/^[0-9a-f]{40}$/.test(value)) tips.set(ref, value)
+        } catch {
+          // Removed meanwhile, or a temp file of a ref being written.
+        }
+      }
+    }
+  }
+  try {
+    for (const line of fs.readFileSync(path.join(gitdir, 'packed-refs'), 'utf8').split('\n')) {
+      const match = /^([0-9a-f]{40}) (refs\/.+)$/.exec(line.trim())
+      if (match) tips.set(match[2] as string, match[1] as string)
+    }
+  } catch {
+    // No packed refs: the usual case.
+  }
+  // Loose ref files win over packed ones, as in git.
+  walk(path.join(gitdir, 'refs'), 'refs')
+  const main = tips.get(MAIN_REF)
+  tips.delete(MAIN_REF)
+  return [...new Set([...(main ? [main] : []), ...tips.values()])]
+}
+
 const refDirs = new Set<string>()
 
 /** Points `main` at `oid` atomically (temp file + rename). */

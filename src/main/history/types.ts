@@ -154,6 +154,12 @@ export interface HistoryGit {
    * folder equals `main`'s tree while it runs.
    */
   exclusive<T>(task: (session: HistorySession) => Promise<T>): Promise<T>
+  /**
+   * Runs a fetch or push (isomorphic-git writing a pack and its index, or reading objects
+   * loose or packed) outside the queue: background maintenance clears, installs and removes
+   * nothing in the object folders meanwhile, and a transfer waits for such a step in progress.
+   */
+  transfer<T>(task: () => Promise<T>): Promise<T>
 }
 
 /** What a task of `HistoryGit.exclusive` may change. */

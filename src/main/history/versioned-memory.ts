@@ -14,7 +14,7 @@ import { moveMain } from './checkout'
 import { reviewFactsOf } from './commit-message'
 import { IndexDamagedError, IndexFile, replaceIndexDir } from './index-file'
 import { diffFile, readAt, showCommit } from './inspect'
-import { createMaintainer, type MaintenanceSettings } from './maintainer'
+import { createMaintainer, PackFolderGate, type MaintenanceSettings } from './maintainer'
 import { openRepo } from './open-repo'
 import {
   commitOutsideChanges,
@@ -102,9 +102,11 @@ export async function openVersionedMemory(
     },
   })
   const queue = createSerialQueue()
+  const gate = new PackFolderGate()
   const maintainer = createMaintainer({
     store: repo.store,
     queue,
+    gate,
     logger,
     head: () => repo.head(),
     settings:
@@ -334,6 +336,7 @@ export async function openVersionedMemory(
         },
         () => 'all',
       ),
+    transfer: (task) => gate.transfer(task),
   }
 
   // Events for Cairn's own writes come too, after their commit: the rescan of those paths

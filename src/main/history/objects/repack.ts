@@ -2,8 +2,9 @@
  * Packs loose objects (and small packs, geometrically) into one new pack with deltas, then
  * removes what the new pack now holds.
  *
- * Deltas follow paths: walking the commits newest first, each tree and blob is stored as a
- * delta against the next newer version at the same path (commits against the next newer
+ * Deltas follow paths: walking the commits newest first from every ref (`main` first, then
+ * the remote's `main` and backups; every parent of a merge), each tree and blob is stored as
+ * a delta against the next newer version at the same path (commits against the next newer
  * commit), so the newest version of everything is whole and older ones are short chains —
  * what `git gc` achieves with its window search, found here in one pass.
  *
@@ -40,6 +41,12 @@ export interface RepackOptions {
   readonly onStep?: (step: RepackStep) => void
   /** Fold every pack into the new one instead of only the small ones. */
   readonly mergeAll?: boolean
+  /**
+   * Runs a step that changes what the pack folder holds (clearing leftovers, putting the new
+   * pack in place, removing what it holds) while nothing else writes or reads the folders
+   * whole: a sync's fetch or push (see `PackFolderGate`). Default: runs it at once.
+   */
+  readonly exclusive?: <T>(step: () => Promise<T>) => Promise<T>
 }
 
 export interface RepackReport {
@@ -67,11 +74,11 @@ const BASE_BUDGET = 48 * 1024 * 1024
 /**
  * Packs the loose objects of `db` (reachable or not: nothing is ever dropped) into one new
  * pack, folding in packs smaller than twice what is being packed, and removes what the new
- * pack holds. `head` is where the path walk starts.
+ * pack holds. `tips` (the commits refs name, `main` first) are where the path walk starts.
  */
 export async function repack(
   db: ObjectDatabase,
-  head: string | null,
+  tips: ReadonlyArray<string>,
   options: RepackOptions = {},
 ): Promise<RepackReport> {
   const pause = async () => {
@@ -79,7 +86,9 @@ export async function repack(
     if (options.aborted?.()) throw new RepackAborted('maintenance stopped')
   }
   const step = (name: RepackStep) => options.onStep?.(name)
-  removePackLeftovers(db.packDir)
+  const exclusive = options.exclusive ?? (<T>(task: () => Promise<T>) => task())
+  // A pack without its index may be a fetch's, half-way: only cleared while none runs.
+  await exclusive(async () => removePackLeftovers(db.packDir))
   db.refresh()
 
   const loose = await listLoose(db, pause)
@@ -102,13 +111,43 @@ export async function repack(
   }
   step('listed')
 
-  let written: WrittenPack | null = null
   const unreadable: string[] = []
   const packed = new Set<string>()
-  if (toPack.size > 0) {
-    const writer = PackWriter.create(db.packDir)
+  const writer = toPack.size > 0 ? PackWriter.create(db.packDir) : null
+  try {
+    if (writer) {
+      await writeObjects(db, tips, toPack, writer, packed, unreadable, pause, () => step('writing'))
+    }
+  } catch (error) {
+    writer?.abort()
+    throw error
+  }
+  // Putting the pack in place and removing what it holds change the folders a fetch or push
+  // reads and writes: they wait for one to end, and one waits for them.
+  try {
+    return await exclusive(() =>
+      install(db, writer, loose, merged, options, pause, step, unreadable),
+    )
+  } catch (error) {
+    // Stopped while waiting for a transfer to end: the unfinished pack goes (no-op once done).
+    writer?.abort()
+    throw error
+  }
+}
+
+async function install(
+  db: ObjectDatabase,
+  writer: PackWriter | null,
+  loose: ReadonlySet<string>,
+  merged: ReadonlyArray<OpenPack>,
+  options: RepackOptions,
+  pause: () => Promise<void>,
+  step: (name: RepackStep) => void,
+  unreadable: ReadonlyArray<string>,
+): Promise<RepackReport> {
+  let written: WrittenPack | null = null
+  if (writer) {
     try {
-      await writeObjects(db, head, toPack, writer, packed, unreadable, pause, () => step('writing'))
       if (writer.count === 0) {
         writer.abort()
       } else {
@@ -254,7 +293,7 @@ export function packsToMerge(db: ObjectDatabase, loose: number, all: boolean): O
 
 async function writeObjects(
   db: ObjectDatabase,
-  head: string | null,
+  tips: ReadonlyArray<string>,
   toPack: Set<string>,
   writer: PackWriter,
   packed: Set<string>,
@@ -340,15 +379,22 @@ async function writeObjects(
     }
   }
 
-  let cursor = head
-  let object = cursor ? quietRead(cursor) : null
-  while (cursor && object && toPack.has(cursor) && !packed.has(cursor)) {
-    if (object.type !== 'commit') break
+  // Depth-first from each tip, first parents first; a commit some pack not being folded holds
+  // ends the walk there (everything older was packed before).
+  const stack = [...tips].reverse()
+  const walked = new Set<string>()
+  while (stack.length > 0) {
+    const cursor = stack.pop() as string
+    if (walked.has(cursor)) continue
+    walked.add(cursor)
+    if (!toPack.has(cursor) || packed.has(cursor)) continue
+    const object = quietRead(cursor)
+    if (object?.type !== 'commit') continue
     let commit
     try {
       commit = parseCommit(cursor, object.content)
     } catch {
-      break
+      continue
     }
     await emit(cursor, 'commit', object.content, 'commit')
     const parent = commit.parent ? quietRead(commit.parent) : null
@@ -363,8 +409,10 @@ async function writeObjects(
     await visitTree(commit.tree, parentTree, '')
     previousTrees = nextTrees
     nextTrees = new Map()
-    cursor = commit.parent
-    object = parent
+    for (let k = commit.parents.length - 1; k >= 0; k--) {
+      const next = commit.parents[k] as string
+      if (!walked.has(next)) stack.push(next)
+    }
   }
 
   // Whatever the walk did not reach (unreachable objects, history beyond the walk): each type
