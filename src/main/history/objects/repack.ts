@@ -18,6 +18,7 @@ import { parseCommit, parseTree, type RawTreeEntry } from '../object-store'
 import { isFormatError, type ObjectDatabase, type OpenPack } from './object-database'
 import type { ObjectKind, RawObject } from './pack-file'
 import { ByteLru } from './byte-lru'
+import { OidSet } from './oid-set'
 import { PackIndex } from './pack-index'
 import { PackWriter, removePackLeftovers, type DeltaBase } from './pack-writer'
 
@@ -94,7 +95,7 @@ export async function repack(
   const loose = await listLoose(db, pause)
   // Loose objects some pack already holds (a crash after the last pack was made) are only
   // removed below; the rest are packed.
-  const toPack = new Set<string>()
+  const toPack = new OidSet()
   let seen = 0
   for (const oid of loose) {
     if (!db.inPack(oid)) toPack.add(oid)
@@ -112,7 +113,7 @@ export async function repack(
   step('listed')
 
   const unreadable: string[] = []
-  const packed = new Set<string>()
+  const packed = new OidSet()
   const writer = toPack.size > 0 ? PackWriter.create(db.packDir) : null
   try {
     if (writer) {
@@ -138,7 +139,7 @@ export async function repack(
 async function install(
   db: ObjectDatabase,
   writer: PackWriter | null,
-  loose: ReadonlySet<string>,
+  loose: OidSet,
   merged: ReadonlyArray<OpenPack>,
   options: RepackOptions,
   pause: () => Promise<void>,
@@ -237,11 +238,8 @@ interface WrittenPack {
 }
 
 /** Every loose object id, one folder at a time. */
-export async function listLoose(
-  db: ObjectDatabase,
-  pause: () => Promise<void>,
-): Promise<Set<string>> {
-  const found = new Set<string>()
+export async function listLoose(db: ObjectDatabase, pause: () => Promise<void>): Promise<OidSet> {
+  const found = new OidSet()
   for (let i = 0; i < 256; i++) {
     const prefix = i.toString(16).padStart(2, '0')
     let names: string[]
@@ -294,9 +292,9 @@ export function packsToMerge(db: ObjectDatabase, loose: number, all: boolean): O
 async function writeObjects(
   db: ObjectDatabase,
   tips: ReadonlyArray<string>,
-  toPack: Set<string>,
+  toPack: OidSet,
   writer: PackWriter,
-  packed: Set<string>,
+  packed: OidSet,
   unreadable: string[],
   pause: () => Promise<void>,
   onFirst: () => void,
@@ -382,7 +380,7 @@ async function writeObjects(
   // Depth-first from each tip, first parents first; a commit some pack not being folded holds
   // ends the walk there (everything older was packed before).
   const stack = [...tips].reverse()
-  const walked = new Set<string>()
+  const walked = new OidSet()
   while (stack.length > 0) {
     const cursor = stack.pop() as string
     if (walked.has(cursor)) continue
