@@ -172,10 +172,15 @@ export class PackWriter {
         baseOffset = base.offset
       }
     }
+    // Output room for the whole result: zlib's default 16 KB chunk, allocated per call, was
+    // most of the memory maintenance churned through (and what set the pace of collections).
     const compressed =
       body.length >= ASYNC_DEFLATE_BYTES
         ? await deflateAsync(body)
-        : zlib.deflateSync(body, body.length <= 4096 ? SMALL_DEFLATE : undefined)
+        : zlib.deflateSync(body, {
+            ...(body.length <= 4096 ? SMALL_DEFLATE : {}),
+            chunkSize: Math.max(64, body.length + 64),
+          })
     const header = entryHeader(code, body.length, code === OFS_DELTA ? this.offset - baseOffset : 0)
     const offset = this.offset
     let crc = crc32(header)

@@ -289,6 +289,18 @@ export function packsToMerge(db: ObjectDatabase, loose: number, all: boolean): O
   return merged.length === 1 && loose === 0 ? [] : merged
 }
 
+/**
+ * `content` in a buffer of its own size. What zlib's sync calls return is a slice of a 16 KB
+ * chunk: kept as a delta base, a 300-byte tree would hold all 16 KB, outlive two scavenges
+ * and reach the old generation, which then filled (and was collected whole) every ~100 ms.
+ */
+function ownCopy(content: Buffer): Buffer {
+  if (content.length * 2 >= content.buffer.byteLength) return content
+  const copy = Buffer.allocUnsafeSlow(content.length)
+  content.copy(copy)
+  return copy
+}
+
 async function writeObjects(
   db: ObjectDatabase,
   tips: ReadonlyArray<string>,
@@ -317,7 +329,7 @@ async function writeObjects(
     const base = bases.get(key)
     const entry = await writer.add(oid, type, content, base, content.length > 1024 * 1024 ? 10 : 50)
     packed.add(oid)
-    bases.set(key, { content, offset: entry.offset, depth: entry.depth })
+    bases.set(key, { content: ownCopy(content), offset: entry.offset, depth: entry.depth })
     if (first) {
       first = false
       onFirst()
