@@ -1,9 +1,9 @@
 /** The `str_replace` and `insert` commands: in-place edits of an existing text file. */
 
 import type { Stats } from 'node:fs'
+import { readFileIn, writeFileAtomically, type Folder } from '../lib/folders'
 import type { CommandContext } from './context'
-import { atomicWrite, lookup, readRegularFile, realPath } from './fs-safe'
-import { CommandError, specialMessage, success } from './outcome'
+import { CommandError, quoteInput, specialMessage, success } from './outcome'
 import type { ParsedMemoryPath } from './path-rules'
 import {
   findOccurrences,
@@ -14,14 +14,24 @@ import {
   numberLine,
   splitLines,
 } from './text-model'
-import type { MemoryExecution } from './types'
+import type { MemoryExecution, MemoryLimits } from './types'
 import { decodeText } from './view'
 import { guardWrite, scanWrite } from './write-guard'
 
 /** Most characters of the numbered snippet `str_replace` returns. */
 const MAX_SNIPPET_CHARS = 8_000
+/** Most line numbers listed for an `old_str` that occurs more than once. */
+const MAX_LISTED_LINES = 50
 /** Lines of context shown above and below an edit. */
 const SNIPPET_CONTEXT = 2
+
+/**
+ * Largest file `str_replace` and `insert` read (a little room above the write limit, so a file
+ * just over it can still be edited down); the memory browser shows text files up to it too.
+ */
+export function maxEditableBytes(limits: MemoryLimits): number {
+  return limits.maxFileBytes * 4
+}
 
 /** Runs `str_replace`: replaces the one occurrence of `oldStr` in the whole file by `newStr`. */
 export async function strReplace(
@@ -44,13 +54,15 @@ export async function strReplace(
   const found = findOccurrences(file.text, oldStr)
   if (found.length === 0) {
     throw new CommandError(
-      `No replacement was performed, old_str \`${oldStr}\` did not appear verbatim in ${virtual}.`,
+      `No replacement was performed, old_str \`${quoteInput(oldStr)}\` did not appear verbatim in ${virtual}.`,
     )
   }
   if (found.length > 1) {
-    const lines = found.map((at) => lineOf(file.text, at)).join(', ')
+    const shown = found.slice(0, MAX_LISTED_LINES).map((at) => lineOf(file.text, at))
+    const more = found.length - shown.length
+    const lines = shown.join(', ') + (more > 0 ? ` and ${more.toLocaleString('en-US')} more` : '')
     throw new CommandError(
-      `No replacement was performed. Multiple occurrences of old_str \`${oldStr}\` in lines: ${lines}. Please ensure it is unique`,
+      `No replacement was performed. Multiple occurrences of old_str \`${quoteInput(oldStr)}\` in lines: ${lines}. Please ensure it is unique`,
     )
   }
   const at = found[0]!
@@ -90,7 +102,8 @@ export async function insert(
 }
 
 interface TextFile {
-  readonly real: string
+  readonly folder: Folder
+  readonly name: string
   readonly stats: Stats
   readonly text: string
 }
@@ -100,23 +113,22 @@ async function readTextFile(
   target: ParsedMemoryPath,
   missingMessage: string,
 ): Promise<TextFile> {
-  const found = await lookup(ctx.root, target.relative)
+  const found = ctx.tree.find(target.relative)
   if (found.kind === 'special') throw new CommandError(specialMessage(target.virtual))
   // The official handler answers "does not exist" for a directory too.
   if (found.kind !== 'file') throw new CommandError(missingMessage)
-  const real = realPath(ctx.root, target.relative)
-  if (found.stats.size > ctx.limits.maxFileBytes * 4) {
+  if (found.stats.size > maxEditableBytes(ctx.limits)) {
     throw new CommandError(
       `Error: ${target.virtual} is too large to edit (${found.stats.size.toLocaleString('en-US')} bytes).`,
     )
   }
-  const text = decodeText(await readRegularFile(real), target.virtual)
+  const text = decodeText(readFileIn(found.parent, found.name, found.stats), target.virtual)
   if (splitLines(text).lines.length > MAX_LINES) {
     throw new CommandError(
       `File ${target.virtual} exceeds maximum line limit of ${MAX_LINES.toLocaleString('en-US')} lines.`,
     )
   }
-  return { real, stats: found.stats, text }
+  return { folder: found.parent, name: found.name, stats: found.stats, text }
 }
 
 async function writeText(
@@ -133,7 +145,7 @@ async function writeText(
     previousText: async () => file.text,
   }
   const change = await guardWrite(ctx, plan)
-  await atomicWrite(file.real, next, () => scanWrite(ctx, plan))
+  await writeFileAtomically(file.folder, file.name, next, () => scanWrite(ctx, plan))
   ctx.usage.add(change.files, change.bytes)
 }
 

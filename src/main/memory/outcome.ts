@@ -1,5 +1,6 @@
 /** Results of one command, and the error type for refusals written for Claude. */
 
+import { diskProblem } from '../lib/disk-errors'
 import type { MemoryContentBlock, MemoryExecution, MemoryMutation } from './types'
 
 /** A refusal whose message goes to Claude exactly as written. */
@@ -31,19 +32,18 @@ export function specialMessage(virtualPath: string): string {
 
 /** Turns an unexpected file-system error into words, never a host path or raw errno text. */
 export function unexpectedMessage(error: unknown): string {
-  const code =
-    typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined
-  const reason =
-    code === 'ENOSPC' || code === 'EDQUOT'
-      ? 'the disk is full'
-      : code === 'EACCES' || code === 'EPERM'
-        ? 'permission was denied by the operating system'
-        : code === 'EROFS'
-          ? 'the memory folder is read-only'
-          : code === 'EBUSY'
-            ? 'a file is in use by another program'
-            : code === 'ENAMETOOLONG'
-              ? 'the path is too long for this system'
-              : 'of an unexpected file system error'
+  const reason = diskProblem(error)?.reason ?? 'of an unexpected file system error'
   return `Error: The memory command failed because ${reason}. Nothing was changed.`
+}
+
+/** Most characters of an input quoted back in an error (a huge `old_str` must not flood the reply). */
+export const MAX_QUOTE_CHARS = 200
+
+/** `text` cut to `max` characters with an ellipsis, never splitting a surrogate pair. */
+export function quoteInput(text: string, max = MAX_QUOTE_CHARS): string {
+  if (text.length <= max) return text
+  let end = max
+  const last = text.charCodeAt(end - 1)
+  if (last >= 0xd800 && last <= 0xdbff) end--
+  return `${text.slice(0, end)}…`
 }
