@@ -1,19 +1,13 @@
 /** The `create` command: writes a whole file, creating its folders. */
 
 import path from 'node:path'
+import { Folder, readFileIn, writeFileAtomically } from '../lib/folders'
 import type { CommandContext } from './context'
-import {
-  atomicWrite,
-  ensureDirectories,
-  lookup,
-  readRegularFile,
-  realPath,
-  removeDirectories,
-} from './fs-safe'
 import { CommandError, specialMessage, success } from './outcome'
 import type { ParsedMemoryPath } from './path-rules'
 import type { MemoryExecution } from './types'
-import { guardWrite, scanWrite } from './write-guard'
+import { isCounted } from './usage'
+import { guardPath, guardWrite, scanWrite } from './write-guard'
 
 /** Runs `create`; `createExisting` decides whether an existing file is replaced or refused. */
 export async function create(
@@ -28,7 +22,7 @@ export async function create(
       `Error: ${virtual} is the memory directory itself; create needs a file path such as /memories/notes.md.`,
     )
   }
-  const found = await lookup(ctx.root, relative)
+  const found = ctx.tree.find(relative)
   if (found.kind === 'special') throw new CommandError(specialMessage(virtual))
   if (found.kind === 'under-file') {
     throw new CommandError(
@@ -38,26 +32,32 @@ export async function create(
   if (found.kind === 'directory') {
     throw new CommandError(`Error: ${virtual} is a directory; create needs a file path.`)
   }
-  const exists = found.kind === 'file'
+  const previous = found.kind === 'file' ? found : null
+  const exists = previous !== null
+  const counted = previous !== null && isCounted(previous.stats.size)
   if (exists && createExisting === 'error') {
     throw new CommandError(`Error: File ${virtual} already exists`)
   }
-  const real = realPath(ctx.root, relative)
   const plan = {
     virtual,
     text: fileText,
-    previousBytes: exists ? found.stats.size : 0,
-    newFile: !exists,
-    previousText: async () => (exists ? (await readRegularFile(real)).toString('utf8') : null),
+    previousBytes: counted ? previous.stats.size : 0,
+    newFile: !counted,
+    previousText: async () =>
+      previous ? readFileIn(previous.parent, previous.name, previous.stats).toString('utf8') : null,
   }
+  if (!exists) await guardPath(ctx, virtual, 'create')
   const change = await guardWrite(ctx, plan)
-  const parent = relative.includes('/') ? path.posix.dirname(relative) : ''
-  const parentReady = exists || (found.kind === 'missing' && found.parentIsDirectory)
-  const created = parentReady ? [] : await ensureDirectories(ctx.root, parent)
+  const { folder, created } =
+    found.parent instanceof Folder
+      ? { folder: found.parent, created: [] }
+      : ctx.tree.ensure(relative.includes('/') ? path.posix.dirname(relative) : '')
   try {
-    await atomicWrite(real, fileText, () => scanWrite(ctx, plan))
+    await writeFileAtomically(folder, path.posix.basename(relative), fileText, () =>
+      scanWrite(ctx, plan),
+    )
   } catch (error) {
-    await removeDirectories(created)
+    ctx.tree.removeCreated(created)
     throw error
   }
   ctx.usage.add(change.files, change.bytes)
