@@ -21,6 +21,24 @@ const noElectron = {
   ],
 }
 
+/**
+ * The memory handler and the history reach the file system through one seam,
+ * src/main/lib/disk.ts, so that tests can fail any call of it (fault injection) or change
+ * the folder between two calls (races). Types may still be imported from node:fs.
+ */
+const oneDiskSeam = {
+  '@typescript-eslint/no-restricted-imports': [
+    'error',
+    {
+      paths: ['fs', 'node:fs', 'fs/promises', 'node:fs/promises'].map((name) => ({
+        name,
+        allowTypeImports: true,
+        message: 'Reach the file system through src/main/lib/disk.ts (the one seam).',
+      })),
+    },
+  ],
+}
+
 /** The renderer and the shared contract never touch node. */
 const noNode = {
   'no-restricted-imports': [
@@ -64,6 +82,11 @@ export default tseslint.config(
   },
   { files: ['src/main/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts'], rules: noElectron },
   { files: ['src/main/index.ts', 'src/main/ipc.ts'], rules: { 'no-restricted-imports': 'off' } },
+  {
+    files: ['src/main/memory/**/*.ts', 'src/main/history/**/*.ts', 'src/main/lib/**/*.ts'],
+    ignores: ['src/main/lib/disk.ts', '**/*.test.ts', '**/test-helpers.ts', '**/test-support.ts'],
+    rules: oneDiskSeam,
+  },
   { files: ['src/shared/**/*.ts'], rules: noNode },
   // Playwright fixtures declare their dependencies with a (possibly empty) destructuring.
   { files: ['e2e/**/*.ts'], rules: { 'no-empty-pattern': 'off' } },

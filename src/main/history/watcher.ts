@@ -1,4 +1,5 @@
-import { lstatSync, readdirSync, watch, type FSWatcher } from 'node:fs'
+import type { FSWatcher } from 'node:fs'
+import { disk } from '../lib/disk'
 import path from 'node:path'
 import { isWithin } from './paths'
 import type { TouchedPaths } from './outside-changes'
@@ -76,7 +77,7 @@ type Report = (relative: string | null) => void
 
 function watchNatively(root: string, record: Report): () => void {
   try {
-    const watcher = watch(root, { recursive: true, persistent: false }, (_event, name) =>
+    const watcher = disk.watch(root, { recursive: true, persistent: false }, (_event, name) =>
       record(name ? name.toString().split(path.sep).join('/') : null),
     )
     watcher.on('error', () => watcher.close())
@@ -104,7 +105,7 @@ function watchEachFolder(root: string, record: Report): () => void {
     const abs = path.join(root, relative)
     let watcher: FSWatcher
     try {
-      watcher = watch(abs, { persistent: false }, (_event, name) => {
+      watcher = disk.watch(abs, { persistent: false }, (_event, name) => {
         if (!name) return record(relative || null)
         const child = relative ? `${relative}/${name.toString()}` : name.toString()
         record(child)
@@ -117,7 +118,8 @@ function watchEachFolder(root: string, record: Report): () => void {
     watchers.set(relative, watcher)
     let names: string[]
     try {
-      names = readdirSync(abs, { withFileTypes: true })
+      names = disk
+        .readdirSync(abs)
         .filter((dirent) => dirent.isDirectory() && !isUntracked(dirent.name))
         .map((dirent) => dirent.name)
     } catch {
@@ -131,7 +133,7 @@ function watchEachFolder(root: string, record: Report): () => void {
   function follow(child: string): void {
     let isFolder: boolean
     try {
-      isFolder = lstatSync(path.join(root, child)).isDirectory()
+      isFolder = disk.lstatSync(path.join(root, child)).isDirectory()
     } catch {
       isFolder = false
     }

@@ -1,59 +1,148 @@
-import { lstatSync, readdirSync, readFileSync, type Dirent, type Stats } from 'node:fs'
-import { lstat, mkdir, rm, rmdir } from 'node:fs/promises'
-import path from 'node:path'
 import { CairnError } from '../errors'
-import { atomicWrite } from '../memory/fs-safe'
-import { TEMP_FILE_PREFIX } from '../memory/types'
+import { disk, isCode } from '../lib/disk'
+import { Folder, FolderTree, readFileIn, writeFileAtomically } from '../lib/folders'
+import { MAX_VIEW_FILE_BYTES } from '../memory/view'
+import { entryNameProblem } from './damage'
 import type { ObjectStore } from './object-store'
 import { childrenOf, type Node, type TreeNode } from './tree-state'
 
-/** Names history never tracks: temp files of interrupted writes and anything named `.git`. */
+/**
+ * Names history never tracks: temp files of interrupted writes, anything named `.git`, and
+ * names it could not hand back safely (see `entryNameProblem`).
+ */
 export function isUntracked(name: string): boolean {
-  return name.startsWith(TEMP_FILE_PREFIX) || name.toLowerCase() === '.git'
+  return entryNameProblem(name) !== null
 }
 
 /**
- * Reads what is on disk at `abs` as a history node, writing blobs that are new.
- * Regular files and directories only: symlinks and other special files are not tracked,
- * empty directories yield null (git cannot store them). `previous` (the committed node at
- * the same place) saves re-writing unchanged blobs.
+ * Largest file the history records (the largest the Memory tool views). A bigger file is
+ * skipped by every scan, never read, and reported as "not versioned: too large".
  */
-export async function scanNode(
+export const MAX_VERSIONED_BYTES = MAX_VIEW_FILE_BYTES
+
+/** What a scan left out or mended, for the caller to report. */
+export interface ScanReport {
+  /** Relative paths of files skipped because they are larger than `MAX_VERSIONED_BYTES`. */
+  readonly tooLarge: string[]
+  /** Blobs whose stored copy was damaged and was written again from the folder. */
+  repaired: number
+}
+
+/** An empty report to pass to a scan. */
+export function newScanReport(): ScanReport {
+  return { tooLarge: [], repaired: 0 }
+}
+
+interface ScanOptions {
+  readonly report?: ScanReport
+  /** Check the stored copy of every file that did not change (see `ObjectStore.isIntact`). */
+  readonly verify?: boolean
+}
+
+/**
+ * Reads what the memory folder holds at `root/<segments>` as a history node, writing blobs
+ * that are new; `[]` reads the whole folder. Regular files and directories only: symlinks
+ * and other special files are not tracked, and a folder on the way that is not a real folder
+ * (a symlink there would put files from outside into the history) yields null. Empty
+ * directories yield null (git cannot store them). `previous` (the committed node at the same
+ * place) saves re-writing unchanged blobs.
+ *
+ * Every folder is read through its open handle (see lib/folders.ts), so a symlink swapped in
+ * while the scan runs is never followed.
+ */
+export async function scanPath(
   store: ObjectStore,
-  abs: string,
+  root: string,
+  segments: ReadonlyArray<string>,
+  previous: Node | null,
+  options: ScanOptions = {},
+): Promise<Node | null> {
+  const tree = new FolderTree(root)
+  const scan: Scan = { store, options }
+  try {
+    if (segments.length === 0) return await scanFolder(scan, tree.root(), '', previous)
+    const dir = segments.slice(0, -1).join('/')
+    const parent = tree.folder(dir)
+    if (!(parent instanceof Folder)) return null
+    return await scanEntry(scan, parent, segments.join('/'), segments.at(-1)!, previous)
+  } finally {
+    tree.close()
+  }
+}
+
+interface Scan {
+  readonly store: ObjectStore
+  readonly options: ScanOptions
+}
+
+async function scanEntry(
+  scan: Scan,
+  folder: Folder,
+  relative: string,
+  name: string,
   previous: Node | null,
 ): Promise<Node | null> {
-  // Synchronous reads: a scan touches every file at open, and a thread-pool round trip per
-  // file costs far more than the read itself.
-  let stats
-  try {
-    stats = lstatSync(abs)
-  } catch (error) {
-    if (isMissing(error)) return null
-    throw error
-  }
+  const { store, options } = scan
+  const stats = folder.lstat(name)
+  if (stats === null) return null
   if (stats.isFile()) {
-    const content = readFileSync(abs)
+    if (stats.size > MAX_VERSIONED_BYTES) {
+      options.report?.tooLarge.push(relative)
+      return null
+    }
+    let content: Buffer
+    try {
+      content = readFileIn(folder, name, undefined, MAX_VERSIONED_BYTES)
+    } catch (error) {
+      if (isCode(error, 'EFBIG')) {
+        options.report?.tooLarge.push(relative)
+        return null
+      }
+      // Gone, or replaced by something that is not a regular file, since the listing.
+      if (isCode(error, 'ENOENT') || isCode(error, 'ELOOP') || isCode(error, 'EINVAL')) return null
+      throw error
+    }
     const oid = store.hash('blob', content)
-    if (previous?.kind !== 'blob' || previous.oid !== oid) await store.write('blob', content, oid)
+    if (previous?.kind !== 'blob' || previous.oid !== oid) {
+      await store.write('blob', content, oid)
+    } else if (options.verify && !(await store.isIntact(oid))) {
+      // The history's copy of a file the folder still holds is damaged: write it again.
+      await store.write('blob', content, oid)
+      if (options.report) options.report.repaired++
+    }
     return { kind: 'blob', oid, mode: '100644' }
   }
   if (!stats.isDirectory()) return null
-  let dirents: Dirent[]
+  let child: Folder
   try {
-    dirents = readdirSync(abs, { withFileTypes: true })
+    child = folder.openChild(name)
   } catch (error) {
-    if (isMissing(error)) return null
+    if (isCode(error, 'ENOENT') || isCode(error, 'ENOTDIR') || isCode(error, 'ELOOP')) return null
     throw error
   }
-  const before = previous?.kind === 'tree' ? await childrenOf(store, previous) : null
+  try {
+    return await scanFolder(scan, child, relative, previous)
+  } finally {
+    child.close()
+  }
+}
+
+async function scanFolder(
+  scan: Scan,
+  folder: Folder,
+  relative: string,
+  previous: Node | null,
+): Promise<Node | null> {
+  const before = previous?.kind === 'tree' ? await childrenOf(scan.store, previous) : null
   const children = new Map<string, Node>()
-  for (const dirent of dirents) {
+  for (const dirent of folder.list()) {
     if (isUntracked(dirent.name)) continue
     if (!dirent.isFile() && !dirent.isDirectory()) continue
-    const child = await scanNode(
-      store,
-      path.join(abs, dirent.name),
+    const child = await scanEntry(
+      scan,
+      folder,
+      relative ? `${relative}/${dirent.name}` : dirent.name,
+      dirent.name,
       before?.get(dirent.name) ?? null,
     )
     if (child) children.set(dirent.name, child)
@@ -61,31 +150,6 @@ export async function scanNode(
   if (children.size === 0) return null
   if (before && sameChildren(before, children)) return previous as TreeNode
   return { kind: 'tree', oid: null, children }
-}
-
-/**
- * `scanNode` for `root/<segments>`, or null when a folder on the way is not a real folder: a
- * symlink there would put files from outside the memory folder into the history.
- */
-export async function scanPath(
-  store: ObjectStore,
-  root: string,
-  segments: ReadonlyArray<string>,
-  previous: Node | null,
-): Promise<Node | null> {
-  let dir = root
-  for (const segment of segments.slice(0, -1)) {
-    dir = path.join(dir, segment)
-    let stats
-    try {
-      stats = lstatSync(dir)
-    } catch (error) {
-      if (isMissing(error)) return null
-      throw error
-    }
-    if (!stats.isDirectory()) return null
-  }
-  return scanNode(store, path.join(root, ...segments), previous)
 }
 
 function sameChildren(a: ReadonlyMap<string, Node>, b: ReadonlyMap<string, Node>): boolean {
@@ -102,73 +166,50 @@ function sameChildren(a: ReadonlyMap<string, Node>, b: ReadonlyMap<string, Node>
 }
 
 /**
- * Writes `content` to `root/relative` atomically (the Memory tool's `atomicWrite`), creating
- * parent folders 0700; the file is 0600. Refuses to write through a symlink or over a directory.
+ * Writes `content` to `relative` atomically, creating parent folders 0700; the file is 0600.
+ * Refuses to write through a symlink or over a directory.
  */
 export async function writeFileSafely(
-  root: string,
+  tree: FolderTree,
   relative: string,
   content: Uint8Array,
 ): Promise<void> {
-  const segments = relative.split('/')
-  let dir = root
-  for (const segment of segments.slice(0, -1)) {
-    dir = path.join(dir, segment)
-    const stats = await lstatOrNull(dir)
-    if (!stats) await mkdir(dir, { mode: 0o700 })
-    else if (!stats.isDirectory()) {
-      throw new CairnError('conflict', `A file is in the way of /memories/${relative}.`)
-    }
+  const slash = relative.lastIndexOf('/')
+  const name = relative.slice(slash + 1)
+  let folder: Folder
+  try {
+    ;({ folder } = tree.ensure(slash < 0 ? '' : relative.slice(0, slash)))
+  } catch (error) {
+    if (!isCode(error, 'ENOTDIR')) throw error
+    throw new CairnError('conflict', `A file is in the way of /memories/${relative}.`)
   }
-  const target = path.join(root, relative)
-  const existing = await lstatOrNull(target)
+  const existing = folder.lstat(name)
   if (existing && !existing.isFile()) {
     throw new CairnError('conflict', `/memories/${relative} is a folder now; move it first.`)
   }
-  await atomicWrite(target, content)
+  await writeFileAtomically(folder, name, content)
 }
 
-/**
- * `lstat` of `root/relative`, or null when it is missing or any folder on the way is not a
- * real folder (a symlink could lead out of the memory folder).
- */
-export async function lstatInside(root: string, relative: string): Promise<Stats | null> {
-  let current = root
-  const segments = relative === '' ? [] : relative.split('/')
-  for (const [i, segment] of segments.entries()) {
-    current = path.join(current, segment)
-    const stats = await lstatOrNull(current)
-    if (!stats || i === segments.length - 1) return stats
-    if (!stats.isDirectory()) return null
-  }
-  return lstatOrNull(root)
-}
-
-/** Deletes `root/relative` (a file) and then any parent folders it left empty. */
-export async function deleteFileAndPrune(root: string, relative: string): Promise<void> {
+/** Deletes the file `relative` and then any parent folders it left empty. */
+export function deleteFileAndPrune(tree: FolderTree, relative: string): void {
+  const found = tree.find(relative)
   // Never through a symlinked folder: that would delete a file outside the memory folder.
-  if (!(await lstatInside(root, relative))) return
-  await rm(path.join(root, relative), { force: true })
+  if (found.kind !== 'file') return
+  try {
+    disk.unlinkSync(found.parent.entry(found.name))
+  } catch (error) {
+    if (!isCode(error, 'ENOENT')) throw error
+  }
   const segments = relative.split('/')
   for (let depth = segments.length - 1; depth > 0; depth--) {
+    const dir = segments.slice(0, depth).join('/')
+    const parent = tree.folder(segments.slice(0, depth - 1).join('/'))
+    if (!(parent instanceof Folder)) break
+    tree.forget(dir)
     try {
-      await rmdir(path.join(root, ...segments.slice(0, depth)))
+      disk.rmdirSync(parent.entry(segments[depth - 1]!))
     } catch {
       break
     }
   }
-}
-
-async function lstatOrNull(file: string) {
-  try {
-    return await lstat(file)
-  } catch (error) {
-    if (isMissing(error)) return null
-    throw error
-  }
-}
-
-function isMissing(error: unknown): boolean {
-  const code = (error as NodeJS.ErrnoException).code
-  return code === 'ENOENT' || code === 'ENOTDIR'
 }

@@ -1,11 +1,14 @@
-/** What every command needs: the real root, the limits, the policies and the usage cache. */
+/** What every command needs: the root, its open folders, the limits, policies and usage cache. */
 
+import type { FolderTree } from '../lib/folders'
 import type { UsageCache } from './usage'
 import type { MemoryLimits, MemoryPolicy } from './types'
 
 /** The per-call view of the tool's state that commands work with. */
 export interface CommandContext {
   readonly root: string
+  /** The memory folder for this one command: folders opened by handle, closed after it. */
+  readonly tree: FolderTree
   readonly limits: MemoryLimits
   readonly policy: MemoryPolicy
   readonly usage: UsageCache

@@ -1,18 +1,19 @@
 /** The `delete` command: removes a file, or a directory with everything in it. */
 
 import { randomUUID } from 'node:crypto'
-import fs from 'node:fs/promises'
-import path from 'node:path'
+import { disk } from '../lib/disk'
+import { ChangedUnderfootError, removeTree, sameEntry, TEMP_FILE_PREFIX } from '../lib/folders'
 import type { CommandContext } from './context'
-import { lookup, realPath } from './fs-safe'
 import { CommandError, specialMessage, success } from './outcome'
 import type { ParsedMemoryPath } from './path-rules'
-import { TEMP_FILE_PREFIX, type MemoryExecution } from './types'
-import { measure } from './usage'
+import type { MemoryExecution } from './types'
+import { isCounted, measure } from './usage'
 
 /**
  * Runs `delete` (directories recursively; never the root). `unlink`/`rename` are atomic on
  * their own; like the reference handler it does not fsync the folder afterwards (see docs).
+ * Everything happens inside the parent folder's open handle: a folder on the way swapped for
+ * a symlink cannot send the delete outside.
  */
 export async function deletePath(
   ctx: CommandContext,
@@ -20,24 +21,38 @@ export async function deletePath(
 ): Promise<MemoryExecution> {
   const { virtual, relative } = target
   if (relative === '') throw new CommandError('Error: Cannot delete the /memories directory itself')
-  const found = await lookup(ctx.root, relative)
+  const found = ctx.tree.find(relative)
   if (found.kind === 'special') throw new CommandError(specialMessage(virtual))
   if (found.kind === 'missing' || found.kind === 'under-file') {
     throw new CommandError(`Error: The path ${virtual} does not exist`)
   }
-  const real = realPath(ctx.root, relative)
-  const parent = path.dirname(real)
+  const { parent, name, stats } = found
+  if (parent === null) throw new CommandError('Error: Cannot delete the /memories directory itself')
   if (found.kind === 'file') {
-    await fs.unlink(real)
-    ctx.usage.add(-1, -found.stats.size)
+    const now = parent.lstat(name)
+    if (!now || !sameEntry(now, stats)) throw new ChangedUnderfootError()
+    disk.unlinkSync(parent.entry(name))
+    if (isCounted(stats.size)) ctx.usage.add(-1, -stats.size)
   } else {
-    const removed = await measure(real)
+    const removed = await measure(parent.entry(name))
     // Renamed aside first so the folder disappears at once; a crash mid-removal leaves only a
     // hidden temp folder, which start-up recovery deletes.
-    const aside = path.join(parent, `${TEMP_FILE_PREFIX}${randomUUID()}`)
-    await fs.rename(real, aside)
+    const aside = `${TEMP_FILE_PREFIX}${randomUUID()}`
+    disk.renameSync(parent.entry(name), parent.entry(aside))
+    ctx.tree.forget(relative)
+    // What was renamed must be the folder that was checked: a folder (or link) swapped in
+    // between is put back, and nothing is removed.
+    const moved = parent.lstat(aside)
+    if (!moved || !moved.isDirectory() || !sameEntry(moved, stats)) {
+      disk.renameSync(parent.entry(aside), parent.entry(name))
+      throw new ChangedUnderfootError()
+    }
     ctx.usage.add(-removed.files, -removed.bytes)
-    await fs.rm(aside, { recursive: true, force: true }).catch(() => {})
+    try {
+      removeTree(parent, aside)
+    } catch {
+      // The folder is gone from the memory already; start-up recovery removes the rest.
+    }
   }
   return success(`Successfully deleted ${virtual}`, {
     command: 'delete',

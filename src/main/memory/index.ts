@@ -8,4 +8,6 @@ export {
   type RejectedMemoryPath,
 } from './path-rules'
 export { createRunnableMemoryTool } from './sdk-adapter'
+export { maxEditableBytes } from './edit'
+export { unexpectedMessage } from './outcome'
 export * from './types'

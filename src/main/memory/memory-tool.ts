@@ -1,12 +1,12 @@
 /** `createMemoryTool`: validates Claude's input, runs one command at a time, never throws. */
 
-import fs from 'node:fs/promises'
 import path from 'node:path'
+import { disk, isCode } from '../lib/disk'
+import { DIR_MODE, FolderTree } from '../lib/folders'
 import type { CommandContext } from './context'
 import { create } from './create'
 import { deletePath } from './delete'
 import { insert, strReplace } from './edit'
-import { DIR_MODE } from './fs-safe'
 import { parseCommand, type MemoryCommand } from './input'
 import { CommandError, failure, unexpectedMessage } from './outcome'
 import { parseMemoryPath, type ParsedMemoryPath } from './path-rules'
@@ -59,13 +59,13 @@ export function createMemoryTool(options: MemoryToolOptions): MemoryTool {
   let queue: Promise<unknown> = Promise.resolve()
 
   const ensureRoot = (): Promise<void> => {
-    rootReady ??= fs.mkdir(root, { recursive: true, mode: DIR_MODE }).then(
-      () => undefined,
-      (error: unknown) => {
+    rootReady ??= Promise.resolve()
+      .then(() => disk.mkdirSync(root, DIR_MODE))
+      .catch((error: unknown) => {
+        if (isCode(error, 'EEXIST')) return
         rootReady = null
         throw error
-      },
-    )
+      })
     return rootReady
   }
 
@@ -75,9 +75,10 @@ export function createMemoryTool(options: MemoryToolOptions): MemoryTool {
   ): Promise<MemoryExecution> => {
     const parsed = parseCommand(input)
     if (!parsed.ok) return failure(`Error: ${parsed.message}`)
+    const tree = new FolderTree(root)
     try {
       await ensureRoot()
-      const ctx: CommandContext = { root, limits, policy, usage }
+      const ctx: CommandContext = { root, tree, limits, policy, usage }
       return await dispatch(
         ctx,
         parsed.command,
@@ -88,6 +89,8 @@ export function createMemoryTool(options: MemoryToolOptions): MemoryTool {
       // Something outside our checks changed under us; the counts may be off too.
       usage.invalidate()
       return failure(unexpectedMessage(error))
+    } finally {
+      tree.close()
     }
   }
 

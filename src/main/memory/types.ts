@@ -44,7 +44,7 @@ export interface MemoryPolicy {
 }
 
 /** Prefix of the temp files written during atomic writes; start-up recovery removes strays. */
-export const TEMP_FILE_PREFIX = '.cairn-tmp-'
+export { TEMP_FILE_PREFIX } from '../lib/folders'
 
 /** Size limits a write must respect; a write that would break one is refused and changes nothing. */
 export interface MemoryLimits {

@@ -1,0 +1,182 @@
+/**
+ * The one seam through which the memory handler and the history reach the file system.
+ *
+ * Every call they make goes through `disk`, so a test can put a wrapper in front of the real
+ * file system (`setDisk`) that fails any chosen call with EIO, ENOSPC, EACCES or EMFILE, or
+ * changes the folder between two calls. Nothing else in src/main/memory or src/main/history
+ * imports `node:fs` (ESLint enforces it).
+ *
+ * Metadata calls are synchronous: each takes microseconds on a local disk, while an async hop
+ * through libuv's thread pool costs more than the call itself. `fsync`, which takes
+ * milliseconds, and the bulk reads of `promises` stay asynchronous.
+ */
+
+import fss, { type Dirent, type FSWatcher, type Stats, type WatchListener } from 'node:fs'
+import { promisify } from 'node:util'
+
+/** The file-system calls Cairn's memory and history make, with the signatures they use. */
+export interface Disk {
+  openSync(path: string, flags: number, mode?: number): number
+  closeSync(fd: number): void
+  fstatSync(fd: number): Stats
+  /** `lstat`; throws ENOENT like node's. */
+  lstatSync(path: string): Stats
+  statSync(path: string): Stats
+  readSync(
+    fd: number,
+    buffer: Uint8Array,
+    offset: number,
+    length: number,
+    position: number | null,
+  ): number
+  writeSync(fd: number, data: Uint8Array): number
+  /** Reads a whole file (by path or open descriptor). */
+  readFileSync(file: string | number): Buffer
+  writeFileSync(
+    file: string | number,
+    data: string | Uint8Array,
+    options?: fss.WriteFileOptions,
+  ): void
+  appendFileSync(file: string, data: string, options?: fss.WriteFileOptions): void
+  renameSync(from: string, to: string): void
+  linkSync(existing: string, created: string): void
+  unlinkSync(path: string): void
+  mkdirSync(path: string, mode?: number): void
+  rmdirSync(path: string): void
+  /** Entries of a folder with their types (never recursive). */
+  readdirSync(path: string): Dirent[]
+  fchmodSync(fd: number, mode: number): void
+  chmodSync(path: string, mode: number): void
+  fsync(fd: number): Promise<void>
+  watch(
+    path: string,
+    options: { recursive?: boolean; persistent?: boolean },
+    listener: WatchListener<string>,
+  ): FSWatcher
+  /** Async reads and writes for code that must not block (the usage walk, isomorphic-git). */
+  readonly promises: {
+    readFile(path: string): Promise<Buffer>
+    writeFile(
+      path: string,
+      data: string | Uint8Array,
+      options?: fss.WriteFileOptions,
+    ): Promise<void>
+    readdir(path: string): Promise<Dirent[]>
+    lstat(path: string): Promise<Stats>
+    stat(path: string): Promise<Stats>
+    mkdir(path: string, mode?: number): Promise<void>
+    rmdir(path: string): Promise<void>
+    unlink(path: string): Promise<void>
+    readlink(path: string): Promise<string>
+    symlink(target: string, path: string): Promise<void>
+    chmod(path: string, mode: number): Promise<void>
+  }
+}
+
+const fsyncAsync = promisify(fss.fsync)
+
+/** The real file system. */
+export const nodeDisk: Disk = {
+  openSync: (path, flags, mode) => fss.openSync(path, flags, mode),
+  closeSync: (fd) => fss.closeSync(fd),
+  fstatSync: (fd) => fss.fstatSync(fd),
+  lstatSync: (path) => fss.lstatSync(path),
+  statSync: (path) => fss.statSync(path),
+  readSync: (fd, buffer, offset, length, position) =>
+    fss.readSync(fd, buffer, offset, length, position),
+  writeSync: (fd, data) => fss.writeSync(fd, data),
+  readFileSync: (file) => fss.readFileSync(file),
+  writeFileSync: (file, data, options) => fss.writeFileSync(file, data, options),
+  appendFileSync: (file, data, options) => fss.appendFileSync(file, data, options),
+  renameSync: (from, to) => fss.renameSync(from, to),
+  linkSync: (existing, created) => fss.linkSync(existing, created),
+  unlinkSync: (path) => fss.unlinkSync(path),
+  mkdirSync: (path, mode) => {
+    fss.mkdirSync(path, { mode })
+  },
+  rmdirSync: (path) => fss.rmdirSync(path),
+  readdirSync: (path) => fss.readdirSync(path, { withFileTypes: true }),
+  fchmodSync: (fd, mode) => fss.fchmodSync(fd, mode),
+  chmodSync: (path, mode) => fss.chmodSync(path, mode),
+  fsync: (fd) => fsyncAsync(fd),
+  watch: (path, options, listener) => fss.watch(path, options, listener),
+  promises: {
+    readFile: (path) => fss.promises.readFile(path),
+    writeFile: (path, data, options) => fss.promises.writeFile(path, data, options),
+    readdir: (path) => fss.promises.readdir(path, { withFileTypes: true }),
+    lstat: (path) => fss.promises.lstat(path),
+    stat: (path) => fss.promises.stat(path),
+    mkdir: async (path, mode) => {
+      await fss.promises.mkdir(path, { mode })
+    },
+    rmdir: (path) => fss.promises.rmdir(path),
+    unlink: (path) => fss.promises.unlink(path),
+    readlink: (path) => fss.promises.readlink(path),
+    symlink: (target, path) => fss.promises.symlink(target, path),
+    chmod: (path, mode) => fss.promises.chmod(path, mode),
+  },
+}
+
+let current: Disk = nodeDisk
+
+type SyncName = Exclude<keyof Disk, 'promises'>
+type AsyncName = keyof Disk['promises']
+
+function delegate(): Disk {
+  const out: Record<string, unknown> = {}
+  for (const name of Object.keys(nodeDisk) as SyncName[]) {
+    if ((name as string) === 'promises') continue
+    out[name] = (...args: unknown[]) => (current[name] as (...a: unknown[]) => unknown)(...args)
+  }
+  const promises: Record<string, unknown> = {}
+  for (const name of Object.keys(nodeDisk.promises) as AsyncName[]) {
+    promises[name] = (...args: unknown[]) =>
+      (current.promises[name] as (...a: unknown[]) => unknown)(...args)
+  }
+  out.promises = promises
+  return out as unknown as Disk
+}
+
+/** What memory and history call: the real file system, or what a test put in front of it. */
+export const disk: Disk = delegate()
+
+/**
+ * Puts `next` in front of every later call (tests: fault injection, race interleaving).
+ * Returns the function that restores the previous one.
+ */
+export function setDisk(next: Disk): () => void {
+  const previous = current
+  current = next
+  return () => {
+    current = previous
+  }
+}
+
+/**
+ * True where a folder's open handle can name its entries (`/proc/self/fd/<fd>/<name>` on
+ * Linux), so that nothing re-walks a path that a symlink swapped in meanwhile could redirect.
+ * Probed once, outside the seam: it is a fact about the platform, not about the data.
+ */
+export const handlesNameEntries: boolean =
+  process.platform === 'linux' && fss.existsSync('/proc/self/fd')
+
+/** The open(2) flags Cairn uses; 0 where the platform lacks one (O_NOFOLLOW on Windows). */
+export const OPEN = {
+  READ: fss.constants.O_RDONLY,
+  /** Create a new file for writing; fails if the name exists. */
+  WRITE_NEW: fss.constants.O_CREAT | fss.constants.O_EXCL | fss.constants.O_WRONLY,
+  NOFOLLOW: fss.constants.O_NOFOLLOW ?? 0,
+  DIRECTORY: fss.constants.O_DIRECTORY ?? 0,
+} as const
+
+/** Node's errno code of an error, if any. */
+export function errorCode(error: unknown): string | undefined {
+  if (typeof error !== 'object' || error === null) return undefined
+  const code = (error as { code?: unknown }).code
+  return typeof code === 'string' ? code : undefined
+}
+
+/** True when `error` carries errno `code`. */
+export function isCode(error: unknown, code: string): boolean {
+  return errorCode(error) === code
+}
