@@ -1,4 +1,3 @@
-import { mkdir } from 'node:fs/promises'
 import path from 'node:path'
 import { createDispatcher, type Dispatch, type Handlers } from './dispatcher'
 import { CairnError } from './errors'
@@ -52,20 +51,27 @@ const noHost: HostActions = {
 /** The composition root: tests, benchmarks, the e2e harness and the app all start here. */
 export async function createCore(options: CoreOptions): Promise<Core> {
   const dataDir = path.resolve(options.dataDir)
-  await mkdir(dataDir, { recursive: true, mode: 0o700 })
   const events = createEventBus()
   const host = options.host ?? noHost
   const memory = await openVersionedMemory({ dataDir })
   memory.onCommit((commit) => events.emit('history:commit', commit))
-  const agent = await createAgentDomain({
-    dataDir,
-    memory,
-    events,
-    secretStore: options.secretStore,
-    env: options.env ?? process.env,
-    fetch: options.fetch,
-    maxRetries: options.anthropicMaxRetries,
-  })
+  memory.onNotice((notice) => events.emit('memory:notice', notice))
+  let agent: Awaited<ReturnType<typeof createAgentDomain>>
+  try {
+    agent = await createAgentDomain({
+      dataDir,
+      memory,
+      events,
+      secretStore: options.secretStore,
+      env: options.env ?? process.env,
+      fetch: options.fetch,
+      maxRetries: options.anthropicMaxRetries,
+    })
+  } catch (error) {
+    // The data folder's lock is released, so a retry (or another window) can open it.
+    await memory.close()
+    throw error
+  }
 
   const handlers: Handlers = {
     'app:info': () => ({

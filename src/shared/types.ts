@@ -24,7 +24,13 @@ export interface AppInfo {
 
 /** What the versioned memory repaired when it opened (see history/recovery). */
 export interface RecoveryReport {
-  readonly kind: 'uncommitted-changes' | 'history-rebuilt'
+  /**
+   * `uncommitted-changes`: changes made while Cairn was not running were saved as a commit;
+   * `history-repaired`: damage to the history was repaired in place (a lost newest-version
+   * pointer found again, damaged stored copies rewritten from the files), history kept;
+   * `history-rebuilt`: no usable history was found (or it was set aside) and a new one began.
+   */
+  readonly kind: 'uncommitted-changes' | 'history-repaired' | 'history-rebuilt'
   /** A sentence for people, without host paths. */
   readonly message: string
   readonly commitOid: string | null
@@ -44,11 +50,32 @@ export interface MemoryEntry {
 export interface MemoryFile {
   readonly path: string
   readonly size: number
-  /** `text` for UTF-8 files, `image` for png/jpeg (base64 in `data`). */
-  readonly kind: 'text' | 'image' | 'binary'
+  /**
+   * `text` for UTF-8 files, `image` for png/jpeg (base64 in `data`); `too-large` for a file
+   * over the size the viewer shows (no content is sent; `size` says how big it is).
+   */
+  readonly kind: 'text' | 'image' | 'binary' | 'too-large'
   readonly text: string | null
   readonly mediaType: string | null
   readonly data: string | null
+}
+
+/**
+ * Something about the memory folder the person should know, raised once per file:
+ * `too-large`: a file is not versioned because it is too large;
+ * `secret`: a file edited outside Cairn holds what looks like a secret (it was committed;
+ * `memory:removeSecrets` takes it out of the current file).
+ */
+export interface MemoryNotice {
+  /** Stable for one kind and path (`too-large:/memories/big.bin`). */
+  readonly id: string
+  readonly kind: 'too-large' | 'secret'
+  /** Virtual path of the file. */
+  readonly path: string
+  /** A sentence for people: no host path, never the secret itself. */
+  readonly message: string
+  /** The commit that recorded it, when there is one. */
+  readonly commitOid: string | null
 }
 
 export interface MemorySearchHit {
@@ -117,6 +144,11 @@ export interface FileChange {
    * null then, whatever the file holds); fetch this file alone with `history:diff`.
    */
   readonly omitted?: boolean
+  /**
+   * True when the history's copy of one side is missing or corrupt: that side is null and
+   * cannot be shown (the rest of the history is unaffected).
+   */
+  readonly damaged?: boolean
 }
 
 export interface CommitDetail {

@@ -9,6 +9,8 @@ export type HistoryChannel =
   | 'memory:rename'
   | 'memory:delete'
   | 'memory:search'
+  | 'memory:notices'
+  | 'memory:removeSecrets'
   | 'history:log'
   | 'history:show'
   | 'history:fileHistory'
@@ -29,6 +31,8 @@ export function createHistoryHandlers(memory: VersionedMemory): Pick<Handlers, H
     'memory:rename': ({ from, to }) => memory.renameFile(from, to),
     'memory:delete': ({ path }) => memory.deleteFile(path),
     'memory:search': ({ query }) => memory.search(query),
+    'memory:notices': () => memory.notices(),
+    'memory:removeSecrets': ({ path }) => memory.removeSecrets(path),
     'history:log': (query) => memory.log(query),
     'history:show': ({ oid }) => memory.show(oid),
     'history:fileHistory': ({ path }) => memory.fileHistory(path),

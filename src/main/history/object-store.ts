@@ -1,9 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto'
-import fs from 'node:fs'
-import { mkdir, readFile } from 'node:fs/promises'
 import path from 'node:path'
-import { deflateSync } from 'node:zlib'
+import { deflateSync, inflateSync } from 'node:zlib'
 import git from 'isomorphic-git'
+import { disk, isCode, OPEN } from '../lib/disk'
+import { isDiskProblem } from '../lib/disk-errors'
+import { DamagedHistoryError, entryNameProblem } from './damage'
+import { gitFs } from './git-fs'
 
 /** One entry of a git tree as Cairn stores it: regular files and directories only. */
 export interface RawTreeEntry {
@@ -27,27 +29,42 @@ export interface RawCommit {
 export type ObjectType = 'blob' | 'tree' | 'commit'
 
 /**
- * Reads and writes the objects of one bare repository.
+ * Reads and writes the objects of one bare repository, through the disk seam.
  *
- * Reads go through isomorphic-git (loose objects and packs alike, with a shared cache).
- * Writes produce git's loose object format directly: hash, deflate, temp file, rename —
- * so a crash never leaves a half-written object under its final name, and no tree is
- * rebuilt that did not change.
+ * Loose objects are read, inflated and checked against their id here; packed ones through
+ * isomorphic-git. Anything that is missing, does not inflate, does not hash to its id or does
+ * not parse is reported as a `DamagedHistoryError` (never as an internal error); an I/O error
+ * (full disk, EIO, EACCES, EMFILE) is passed on as it is, never taken for damage.
+ *
+ * Writes produce git's loose object format directly: hash, deflate, temp file, rename — so a
+ * crash never leaves a half-written object under its final name. A file already there is kept
+ * only if it holds what its name says; a damaged one is replaced. Written objects are made
+ * durable by `flush` (file contents, then their folders), which the caller runs before the
+ * ref that makes them reachable moves.
  */
 export interface ObjectStore {
   readonly gitdir: string
   hash(type: ObjectType, content: Uint8Array): string
   write(type: ObjectType, content: Uint8Array, knownOid?: string): Promise<string>
+  /** fsyncs every object written since the last flush, then their folders. */
+  flush(): Promise<void>
+  /** True when the object `oid` can be read and holds what its id says. */
+  isIntact(oid: string): Promise<boolean>
   readTree(oid: string): Promise<ReadonlyArray<RawTreeEntry>>
   readBlob(oid: string): Promise<Uint8Array>
   readCommit(oid: string): Promise<RawCommit>
 }
+
+// More written objects than this are flushed at once, so a large restore never holds
+// thousands of descriptors open.
+const MAX_UNFLUSHED = 64
 
 /** Opens the object store of `gitdir` (which must exist). */
 export function createObjectStore(gitdir: string): ObjectStore {
   const cache = {}
   const knownDirs = new Set<string>()
   const commits = new Map<string, RawCommit>()
+  let unflushed: Array<{ readonly fd: number; readonly dir: string }> = []
 
   function hash(type: ObjectType, content: Uint8Array): string {
     return createHash('sha1')
@@ -56,63 +73,212 @@ export function createObjectStore(gitdir: string): ObjectStore {
       .digest('hex')
   }
 
-  // Synchronous on purpose: a handful of small writes per commit, and going through the
-  // thread pool for each costs more than the writes themselves.
+  const looseFile = (oid: string) => path.join(gitdir, 'objects', oid.slice(0, 2), oid.slice(2))
+
   async function write(type: ObjectType, content: Uint8Array, knownOid?: string): Promise<string> {
     const oid = knownOid ?? hash(type, content)
     const dir = path.join(gitdir, 'objects', oid.slice(0, 2))
-    const file = path.join(dir, oid.slice(2))
-    if (fs.existsSync(file)) return oid
+    const file = looseFile(oid)
+    const existing = readLooseOrNull(oid)
+    if (existing !== null && intactLoose(oid, existing)) return oid
     if (!knownDirs.has(dir)) {
-      fs.mkdirSync(dir, { recursive: true })
+      try {
+        disk.mkdirSync(dir, 0o755)
+      } catch (error) {
+        if (!isCode(error, 'EEXIST')) throw error
+      }
       knownDirs.add(dir)
     }
     const header = Buffer.from(`${type} ${content.byteLength}\0`)
     const data = deflateSync(Buffer.concat([header, content]), { level: 1 })
     const temp = path.join(dir, `tmp_obj_${randomBytes(6).toString('hex')}`)
-    fs.writeFileSync(temp, data, { flag: 'wx', mode: 0o444 })
+    let fd: number | null = null
     try {
-      fs.renameSync(temp, file)
+      fd = disk.openSync(temp, OPEN.WRITE_NEW, 0o444)
+      disk.writeFileSync(fd, data)
+      // Renamed over a damaged file of the same name, if there is one.
+      disk.renameSync(temp, file)
     } catch (error) {
-      fs.rmSync(temp, { force: true })
+      if (fd !== null) closeQuietly(fd)
+      unlinkQuietly(temp)
       throw error
     }
+    unflushed.push({ fd, dir })
+    if (unflushed.length >= MAX_UNFLUSHED) await flush()
     return oid
   }
 
-  async function readTree(oid: string): Promise<ReadonlyArray<RawTreeEntry>> {
-    const result = await git.readTree({ fs, gitdir, oid, cache })
-    const entries: RawTreeEntry[] = []
-    for (const entry of result.tree) {
-      if (entry.type !== 'blob' && entry.type !== 'tree') continue
-      entries.push({ name: entry.path, kind: entry.type, oid: entry.oid, mode: entry.mode })
+  async function flush(): Promise<void> {
+    const pending = unflushed
+    unflushed = []
+    if (pending.length === 0) return
+    try {
+      await Promise.all(pending.map(({ fd }) => disk.fsync(fd)))
+    } finally {
+      for (const { fd } of pending) closeQuietly(fd)
     }
-    return entries
+    await Promise.all([...new Set(pending.map(({ dir }) => dir))].map((dir) => syncDir(dir)))
+  }
+
+  // The loose file's bytes, or null when there is none (an I/O error is thrown).
+  function readLooseOrNull(oid: string): Buffer | null {
+    try {
+      return disk.readFileSync(looseFile(oid))
+    } catch (error) {
+      if (isCode(error, 'ENOENT') || isCode(error, 'ENOTDIR')) return null
+      throw error
+    }
+  }
+
+  async function isIntact(oid: string): Promise<boolean> {
+    const loose = readLooseOrNull(oid)
+    if (loose !== null) return intactLoose(oid, loose)
+    try {
+      await readObject(oid)
+      return true
+    } catch (error) {
+      if (error instanceof DamagedHistoryError) return false
+      throw error
+    }
+  }
+
+  async function readObject(oid: string): Promise<{ type: string; object: Buffer }> {
+    const loose = readLooseOrNull(oid)
+    if (loose !== null) {
+      const object = unwrapLoose(oid, loose)
+      if (object === null) throw new DamagedHistoryError(oid, 'corrupt')
+      return object
+    }
+    try {
+      const result = await git.readObject({ fs: gitFs, gitdir, oid, format: 'content', cache })
+      return { type: result.type, object: Buffer.from(result.object as Uint8Array) }
+    } catch (error) {
+      if (isDiskProblem(error)) throw error
+      throw new DamagedHistoryError(oid, isCode(error, 'NotFoundError') ? 'missing' : 'corrupt')
+    }
+  }
+
+  async function readTyped(oid: string, type: ObjectType): Promise<Buffer> {
+    const { type: actual, object } = await readObject(oid)
+    if (actual !== type) throw new DamagedHistoryError(oid, `not a ${type}`)
+    return object
+  }
+
+  async function readTree(oid: string): Promise<ReadonlyArray<RawTreeEntry>> {
+    return parseTree(oid, await readTyped(oid, 'tree'))
   }
 
   async function readBlob(oid: string): Promise<Uint8Array> {
-    const result = await git.readBlob({ fs, gitdir, oid, cache })
-    return result.blob
+    return readTyped(oid, 'blob')
   }
 
   async function readCommit(oid: string): Promise<RawCommit> {
     const known = commits.get(oid)
     if (known) return known
-    const { commit } = await git.readCommit({ fs, gitdir, oid, cache })
-    const raw: RawCommit = {
-      oid,
-      tree: commit.tree,
-      parent: commit.parent[0] ?? null,
-      authorName: commit.author.name,
-      timestamp: commit.author.timestamp,
-      message: commit.message,
-    }
+    const raw = parseCommit(oid, await readTyped(oid, 'commit'))
     if (commits.size > 10_000) commits.clear()
     commits.set(oid, raw)
     return raw
   }
 
-  return { gitdir, hash, write, readTree, readBlob, readCommit }
+  function intactLoose(oid: string, loose: Buffer): boolean {
+    return unwrapLoose(oid, loose) !== null
+  }
+
+  return { gitdir, hash, write, flush, isIntact, readTree, readBlob, readCommit }
+}
+
+// A loose object: zlib of `<type> <size>\0<content>`. Null when it does not inflate, its header
+// does not match its length, or it does not hash to `oid`.
+function unwrapLoose(oid: string, loose: Buffer): { type: string; object: Buffer } | null {
+  let raw: Buffer
+  try {
+    raw = inflateSync(loose)
+  } catch {
+    return null
+  }
+  const nul = raw.indexOf(0)
+  if (nul < 0) return null
+  const match = /^(blob|tree|commit|tag) (\d+)$/.exec(raw.subarray(0, nul).toString('latin1'))
+  if (!match || Number(match[2]) !== raw.length - nul - 1) return null
+  if (createHash('sha1').update(raw).digest('hex') !== oid) return null
+  return { type: match[1]!, object: raw.subarray(nul + 1) }
+}
+
+/**
+ * Parses a tree object, checking every entry as Cairn would write it: a mode for a file or a
+ * folder, and a name that is safe to put in the memory folder (never `.`, `..`, `.git`, a
+ * temp-file name, a path separator or a control character).
+ *
+ * Sample entry: `100644 notes.md\0<20 bytes of id>`
+ */
+export function parseTree(oid: string, buffer: Buffer): ReadonlyArray<RawTreeEntry> {
+  const entries: RawTreeEntry[] = []
+  const names = new Set<string>()
+  const decoder = new TextDecoder('utf-8', { fatal: true })
+  let cursor = 0
+  while (cursor < buffer.length) {
+    const space = buffer.indexOf(0x20, cursor)
+    const nul = buffer.indexOf(0, cursor)
+    if (space < 0 || nul < 0 || space > nul || nul + 21 > buffer.length) {
+      throw new DamagedHistoryError(oid, 'a folder listing that cannot be read')
+    }
+    const mode = buffer.subarray(cursor, space).toString('latin1')
+    let name: string
+    try {
+      name = decoder.decode(buffer.subarray(space + 1, nul))
+    } catch {
+      throw new DamagedHistoryError(oid, 'a file name that is not UTF-8')
+    }
+    const problem = entryNameProblem(name)
+    if (problem) throw new DamagedHistoryError(oid, problem)
+    if (names.has(name)) throw new DamagedHistoryError(oid, `the name "${name}" twice`)
+    names.add(name)
+    const entryOid = buffer.subarray(nul + 1, nul + 21).toString('hex')
+    cursor = nul + 21
+    if (mode === '40000' || mode === '040000') {
+      entries.push({ name, kind: 'tree', oid: entryOid, mode: '40000' })
+    } else if (mode === '100644' || mode === '100755') {
+      entries.push({ name, kind: 'blob', oid: entryOid, mode })
+    } else {
+      throw new DamagedHistoryError(oid, 'a link or submodule, which Cairn never writes')
+    }
+  }
+  return entries
+}
+
+/**
+ * Parses a commit object (the first parent only; Cairn's history is linear).
+ *
+ * Sample: `tree <id>\nparent <id>\nauthor Claude <claude@cairn.invalid> 1700000000 +0000\n…\n\nsubject`
+ */
+export function parseCommit(oid: string, buffer: Buffer): RawCommit {
+  const text = buffer.toString('utf8')
+  const split = text.indexOf('\n\n')
+  const headers = (split < 0 ? text : text.slice(0, split)).split('\n')
+  const message = split < 0 ? '' : text.slice(split + 2)
+  let tree: string | null = null
+  let parent: string | null = null
+  let author: RegExpExecArray | null = null
+  for (const line of headers) {
+    if (line.startsWith('tree ') && tree === null) tree = line.slice(5)
+    else if (line.startsWith('parent ') && parent === null) parent = line.slice(7)
+    else if (line.startsWith('author ') && author === null) {
+      author = /^author (.*) <[^>]*> (\d+) [+-]\d{4}$/.exec(line)
+    }
+  }
+  const isId = (value: string | null) => value !== null && /^[0-9a-f]{40}$/.test(value)
+  if (!isId(tree) || (parent !== null && !isId(parent)) || !author) {
+    throw new DamagedHistoryError(oid, 'a version record that cannot be read')
+  }
+  return {
+    oid,
+    tree: tree!,
+    parent,
+    authorName: author[1]!,
+    timestamp: Number(author[2]),
+    message,
+  }
 }
 
 /** Serializes tree entries in git's canonical form (byte order, directories as `name/`). */
@@ -148,41 +314,73 @@ export function serializeCommit(fields: CommitFields): Buffer {
 
 /** Creates an empty bare repository whose HEAD points at `main`. */
 export async function initRepository(gitdir: string): Promise<void> {
-  await mkdir(gitdir, { recursive: true, mode: 0o700 })
-  await git.init({ fs, gitdir, bare: true, defaultBranch: 'main' })
+  try {
+    disk.mkdirSync(gitdir, 0o700)
+  } catch (error) {
+    if (!isCode(error, 'EEXIST')) throw error
+  }
+  await git.init({ fs: gitFs, gitdir, bare: true, defaultBranch: 'main' })
 }
 
 export const MAIN_REF = 'refs/heads/main'
 
-/** The commit `main` points at, or null for an empty history. Throws when the ref is unreadable. */
-export async function readMainRef(gitdir: string): Promise<string | null> {
-  const head = (await readFile(path.join(gitdir, 'HEAD'), 'utf8')).trim()
-  if (head !== `ref: ${MAIN_REF}`) throw new Error('HEAD does not point at main')
+/**
+ * Points `main` at `oid` durably: temp file, fsync, rename, fsync the folder. Once the rename
+ * has happened the ref has moved, so a failing folder fsync after it is not reported (the
+ * caller must not believe the commit failed when it did not).
+ */
+export async function writeMainRef(gitdir: string, oid: string): Promise<void> {
+  const dir = path.join(gitdir, 'refs', 'heads')
+  const file = path.join(dir, 'main')
+  const temp = `${file}.${randomBytes(6).toString('hex')}.lock`
+  let fd: number | null = null
   try {
-    const value = (await readFile(path.join(gitdir, MAIN_REF), 'utf8')).trim()
-    if (!/^[0-9a-f]{40}$/.test(value)) throw new Error('main is not a commit id')
-    return value
+    try {
+      fd = disk.openSync(temp, OPEN.WRITE_NEW, 0o644)
+    } catch (error) {
+      if (!isCode(error, 'ENOENT')) throw error
+      // refs/heads went missing: make it again.
+      disk.mkdirSync(path.join(gitdir, 'refs'), 0o755)
+      disk.mkdirSync(dir, 0o755)
+      fd = disk.openSync(temp, OPEN.WRITE_NEW, 0o644)
+    }
+    disk.writeFileSync(fd, `${oid}\n`)
+    await disk.fsync(fd)
+    const closing = fd
+    fd = null
+    disk.closeSync(closing)
+    disk.renameSync(temp, file)
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
-  }
-  try {
-    return await git.resolveRef({ fs, gitdir, ref: MAIN_REF })
-  } catch (error) {
-    if ((error as { code?: string }).code === 'NotFoundError') return null
+    if (fd !== null) closeQuietly(fd)
+    unlinkQuietly(temp)
     throw error
+  }
+  await syncDir(dir).catch(() => {})
+}
+
+/** fsyncs a folder of the git directory (its entries: a rename is durable once it is). */
+export async function syncDir(dir: string): Promise<void> {
+  if (process.platform === 'win32') return
+  const fd = disk.openSync(dir, OPEN.READ | OPEN.DIRECTORY)
+  try {
+    await disk.fsync(fd)
+  } finally {
+    closeQuietly(fd)
   }
 }
 
-/** Points `main` at `oid` atomically (temp file + rename). */
-export async function writeMainRef(gitdir: string, oid: string): Promise<void> {
-  const file = path.join(gitdir, MAIN_REF)
-  const temp = `${file}.${randomBytes(6).toString('hex')}.lock`
-  fs.mkdirSync(path.dirname(file), { recursive: true })
-  fs.writeFileSync(temp, `${oid}\n`)
+function closeQuietly(fd: number): void {
   try {
-    fs.renameSync(temp, file)
-  } catch (error) {
-    fs.rmSync(temp, { force: true })
-    throw error
+    disk.closeSync(fd)
+  } catch {
+    // Already closed.
+  }
+}
+
+function unlinkQuietly(file: string): void {
+  try {
+    disk.unlinkSync(file)
+  } catch {
+    // Never created, or already gone.
   }
 }

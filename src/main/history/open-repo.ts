@@ -1,51 +1,99 @@
-import { existsSync } from 'node:fs'
-import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises'
 import path from 'node:path'
 import type { RecoveryReport } from '../../shared/types'
-import { TEMP_FILE_PREFIX } from '../memory/types'
-import { createObjectStore, initRepository, readMainRef } from './object-store'
-import { createRepo, systemIntent, type Repo, type RepoState } from './repo'
-import { indexFileOf, reconcileIndex } from './side-index'
-import { emptyTree, loadAll, treeFromOid } from './tree-state'
+import { CairnError } from '../errors'
+import { disk, isCode } from '../lib/disk'
+import { diskProblem } from '../lib/disk-errors'
+import { DIR_MODE, Folder, removeStrayTemps } from '../lib/folders'
+import { DamagedHistoryError } from './damage'
+import { findLostTip, isReadableCommit, readMainRef } from './find-tip'
+import type { CommitMeta } from './commit-message'
+import { createObjectStore, initRepository, writeMainRef, type ObjectStore } from './object-store'
+import {
+  commitBody,
+  createRepo,
+  EMPTY_TREE_OID,
+  systemIntent,
+  type Repo,
+  type RepoState,
+} from './repo'
+import { indexFileOf, readIndexFile, reconcileIndex, type IndexEntry } from './side-index'
+import { emptyTree, flushTree, loadAll, treeFromOid } from './tree-state'
+import { newScanReport, scanPath, type ScanReport } from './work-tree'
 
 export interface OpenedRepo {
   readonly repo: Repo
   readonly recovery: RecoveryReport | null
+  /** Relative paths of files too large to version, found by the scan at open. */
+  readonly tooLarge: ReadonlyArray<string>
 }
 
 /**
  * Opens (or starts) the history of `<dataDir>/memories` in `<dataDir>/history.git` and
- * repairs what an interrupted run or an outside edit left behind:
- * - stray temp files of interrupted writes are removed;
+ * repairs what an interrupted run, a damaged disk or an outside edit left behind:
+ * - stray temp files of interrupted writes are removed (in the folder and in the history);
+ * - a lost, empty or garbage `main` is found again (side index, then the commit objects);
+ * - damaged copies of files the folder still holds are written again from the folder;
  * - changes not yet committed become one recovery commit by the system author;
- * - a missing or unreadable git directory is moved aside (never deleted) and a fresh
- *   history starts from the files as they are — the files themselves are never touched.
+ * - a history that cannot be read at all is moved aside (never deleted, never overwritten)
+ *   and a fresh one starts from the files as they are — the files are never touched.
+ *
+ * An I/O error (a full disk, EIO, EACCES, EMFILE) is never taken for damage: open fails with
+ * a `disk-full` or `disk-error` CairnError and leaves the history as it was.
  */
 export async function openRepo(options: {
   dataDir: string
   now: () => number
 }): Promise<OpenedRepo> {
+  try {
+    return await openOrRepair(options)
+  } catch (error) {
+    const problem = diskProblem(error)
+    if (!problem) throw error
+    throw new CairnError(
+      problem.code,
+      `Cairn could not open your memory history because ${problem.reason}. Nothing was changed; ${
+        problem.code === 'disk-full' ? 'free some space' : 'fix the problem'
+      } and open Cairn again.`,
+    )
+  }
+}
+
+/** What opening found and did, for the recovery notice. */
+interface Findings {
+  /** The commit a lost `main` was found again at, if it was lost. */
+  tipFound: string | null
+  /** Why the history was set aside, if it was. */
+  setAside: string | null
+  /** True when the newest commit's damaged object was written again, exactly, from the index. */
+  commitRebuilt: boolean
+}
+
+async function openOrRepair(options: { dataDir: string; now: () => number }): Promise<OpenedRepo> {
   const { dataDir, now } = options
   const workRoot = path.join(dataDir, 'memories')
   const gitdir = path.join(dataDir, 'history.git')
-  await mkdir(workRoot, { recursive: true, mode: 0o700 })
-  await removeStrayTempFiles(workRoot)
+  makeFolder(workRoot)
+  const root = Folder.openRoot(workRoot)
+  try {
+    removeStrayTemps(root)
+  } finally {
+    root.close()
+  }
 
-  const hadGitdir = existsSync(gitdir)
+  const findings: Findings = { tipFound: null, setAside: null, commitRebuilt: false }
   let state: RepoState | null = null
-  let damaged = false
-  if (hadGitdir) {
+  if (exists(gitdir)) {
     try {
-      state = await loadState(gitdir)
-    } catch {
-      damaged = true
-      await rename(gitdir, await asideName(gitdir, now()))
+      state = await loadState(gitdir, workRoot, findings)
+    } catch (error) {
+      if (!(error instanceof DamagedHistoryError)) throw error
+      findings.setAside = await setAside(gitdir, now())
     }
   }
   const fresh = state === null
   if (!state) {
     await initRepository(gitdir)
-    state = { head: null, root: emptyTree(), entries: [] }
+    state = { head: null, root: emptyTree(), treeOid: EMPTY_TREE_OID, entries: [] }
   }
   const repo = createRepo({
     store: createObjectStore(gitdir),
@@ -55,65 +103,279 @@ export async function openRepo(options: {
     now,
   })
 
+  const report = newScanReport()
   const entry = await repo.commit(
     'all',
     fresh
       ? systemIntent('init', 'Start the history from the memory folder')
       : systemIntent('recovery', 'Save changes made outside Cairn'),
+    { report, verify: !fresh },
   )
-  if (damaged || (fresh && entry)) {
-    const count = entry?.files.length ?? 0
+  return {
+    repo,
+    recovery: recoveryReport(findings, fresh, entry, report),
+    tooLarge: report.tooLarge,
+  }
+}
+
+function recoveryReport(
+  findings: Findings,
+  fresh: boolean,
+  entry: IndexEntry | null,
+  report: ScanReport,
+): RecoveryReport | null {
+  const count = entry?.files.length ?? 0
+  const commitOid = entry?.oid ?? null
+  if (findings.setAside) {
     return {
-      repo,
-      recovery: {
-        kind: 'history-rebuilt',
-        message: damaged
-          ? `The memory history could not be read. It was set aside and a new history was started from your current memory files (${count} ${plural(count)}); no file was lost.`
-          : `No history was found for your memory folder. A new history was started from its ${count} ${plural(count)}.`,
-        commitOid: entry?.oid ?? null,
-      },
+      kind: 'history-rebuilt',
+      message: `The memory history could not be read. It was set aside, untouched (as ${findings.setAside} in your data folder), and a new history was started from your current memory files (${count} ${plural(count)}); no file was lost.`,
+      commitOid,
     }
+  }
+  if (fresh) {
+    if (!entry) return null
+    return {
+      kind: 'history-rebuilt',
+      message: `No history was found for your memory folder. A new history was started from its ${count} ${plural(count)}.`,
+      commitOid,
+    }
+  }
+  const repairs: string[] = []
+  if (findings.commitRebuilt) {
+    repairs.push(
+      "The newest version's record in the history was damaged; it was rebuilt, exactly, from your files.",
+    )
+  } else if (findings.tipFound) {
+    repairs.push(
+      "The history's pointer to its newest version was missing or damaged; the newest version was found again and the history continues from it.",
+    )
+  }
+  if (report.repaired > 0) {
+    repairs.push(
+      `${report.repaired} damaged stored ${report.repaired === 1 ? 'copy' : 'copies'} of your files ${report.repaired === 1 ? 'was' : 'were'} repaired from the files themselves.`,
+    )
   }
   if (entry) {
-    const count = entry.files.length
-    return {
-      repo,
-      recovery: {
-        kind: 'uncommitted-changes',
-        message: `${count} ${plural(count)} had changed without being saved to the history (an interrupted write or an edit outside Cairn). They were saved as one recovery commit.`,
-        commitOid: entry.oid,
-      },
+    repairs.push(
+      `${count} ${plural(count)} had changed without being saved to the history (an interrupted write or an edit outside Cairn). They were saved as one recovery commit.`,
+    )
+  }
+  if (repairs.length === 0) return null
+  return {
+    kind:
+      findings.tipFound || findings.commitRebuilt || report.repaired > 0
+        ? 'history-repaired'
+        : 'uncommitted-changes',
+    message: repairs.join(' '),
+    commitOid: commitOid ?? findings.tipFound,
+  }
+}
+
+/**
+ * Reads the history's state, repairing what can be repaired in place. Throws a
+ * `DamagedHistoryError` when the history cannot be used at all (the caller sets it aside);
+ * I/O errors pass through.
+ */
+async function loadState(
+  gitdir: string,
+  workRoot: string,
+  findings: Findings,
+): Promise<RepoState | null> {
+  if (!isFolder(path.join(gitdir, 'objects'))) {
+    throw new DamagedHistoryError('objects', 'no objects folder')
+  }
+  removeGitTemps(gitdir)
+  repairLayout(gitdir)
+  const store = createObjectStore(gitdir)
+  const indexFile = indexFileOf(gitdir)
+  const index = await readIndexFile(indexFile)
+
+  let head: string | null
+  const ref = readMainRef(gitdir)
+  const newest = index?.entries.at(-1)
+  if (ref.kind === 'ok' && (await isReadableCommit(store, ref.oid))) head = ref.oid
+  else if (
+    newest &&
+    (ref.kind !== 'ok' || ref.oid === newest.oid) &&
+    !(await isReadableCommit(store, newest.oid)) &&
+    (await rebuildCommit(store, workRoot, newest))
+  ) {
+    head = newest.oid
+    findings.commitRebuilt = true
+    findings.tipFound = head
+    await writeMainRef(gitdir, head)
+  } else {
+    if (ref.kind === 'ok') quarantine(gitdir, ref.oid)
+    head = await findLostTip(store, gitdir, index?.entries ?? null)
+    if (head) {
+      findings.tipFound = head
+      await writeMainRef(gitdir, head)
+    } else if (
+      ref.kind !== 'lost' ||
+      ref.why !== 'missing' ||
+      hasHistoryObjects(gitdir) ||
+      (index?.entries.length ?? 0) > 0
+    ) {
+      // There was a history, and nothing of it can be found: set it aside whole.
+      throw new DamagedHistoryError(ref.kind === 'ok' ? ref.oid : 'main', 'no commit to be found')
     }
   }
-  return { repo, recovery: null }
-}
+  if (!head) return { head: null, root: emptyTree(), treeOid: EMPTY_TREE_OID, entries: [] }
 
-async function loadState(gitdir: string): Promise<RepoState> {
-  if (!(await stat(path.join(gitdir, 'objects'))).isDirectory()) throw new Error('no objects')
-  const store = createObjectStore(gitdir)
-  const head = await readMainRef(gitdir)
-  let root = emptyTree()
-  if (head) {
-    root = treeFromOid((await store.readCommit(head)).tree)
+  const commit = await store.readCommit(head)
+  let root = treeFromOid(commit.tree)
+  try {
     await loadAll(store, root)
+  } catch (error) {
+    if (!(error instanceof DamagedHistoryError)) throw error
+    // HEAD's tree is damaged: the scan of the folder rebuilds it (and rewrites the damaged
+    // objects, when the folder still holds what they held).
+    root = emptyTree()
   }
-  const entries = await reconcileIndex(store, indexFileOf(gitdir), head)
-  return { head, root, entries }
+  const entries = await reconcileIndex(store, indexFile, head, index)
+  return { head, root, treeOid: commit.tree, entries }
 }
 
-async function asideName(gitdir: string, time: number): Promise<string> {
+/**
+ * Writes the newest commit's object again when it is damaged but the side index still has
+ * its facts and the folder still holds its files: the commit is rebuilt byte for byte (its id
+ * proves it). False when the rebuilt commit would not have that id.
+ */
+async function rebuildCommit(
+  store: ObjectStore,
+  workRoot: string,
+  entry: IndexEntry,
+): Promise<boolean> {
+  if (entry.parent && !(await isReadableCommit(store, entry.parent))) return false
+  const scanned = await scanPath(store, workRoot, [], null)
+  const tree = await flushTree(store, scanned?.kind === 'tree' ? scanned : emptyTree())
+  const meta: CommitMeta = {
+    actor: entry.actor,
+    command: entry.command,
+    subject: entry.subject,
+    paths: entry.paths,
+    conversationId: entry.conversationId,
+    toolUseId: entry.toolUseId,
+    overwrite: entry.overwrite,
+    restoredFrom: entry.restoredFrom,
+  }
+  const body = commitBody(meta, tree, entry.parent, Math.floor(entry.time / 1000))
+  if (store.hash('commit', body) !== entry.oid) {
+    await store.flush()
+    return false
+  }
+  await store.write('commit', body, entry.oid)
+  await store.flush()
+  return true
+}
+
+// A damaged loose object no commit will reach again is moved out of objects/ (git fsck
+// would report it forever), into cairn-damaged/ beside it: set aside, never deleted.
+function quarantine(gitdir: string, oid: string): void {
+  const file = path.join(gitdir, 'objects', oid.slice(0, 2), oid.slice(2))
+  if (!exists(file)) return
+  const aside = path.join(gitdir, 'cairn-damaged')
+  makeFolder(aside, 0o700)
+  disk.renameSync(file, path.join(aside, oid))
+}
+
+// HEAD must name main, and refs/heads must exist, for git (and us) to see a repository.
+function repairLayout(gitdir: string): void {
+  const headFile = path.join(gitdir, 'HEAD')
+  let head: string | null = null
+  try {
+    head = disk.readFileSync(headFile).toString('utf8').trim()
+  } catch (error) {
+    if (!isCode(error, 'ENOENT')) throw error
+  }
+  if (head !== 'ref: refs/heads/main') disk.writeFileSync(headFile, 'ref: refs/heads/main\n')
+  for (const dir of ['refs', 'refs/heads']) makeFolder(path.join(gitdir, dir), 0o755)
+}
+
+// Temp files of object, ref and index writes a crash or a failure left behind.
+function removeGitTemps(gitdir: string): void {
+  const objects = path.join(gitdir, 'objects')
+  for (const dir of list(objects)) {
+    if (!/^[0-9a-f]{2}$/.test(dir)) continue
+    for (const name of list(path.join(objects, dir))) {
+      if (name.startsWith('tmp_obj_')) unlinkIfThere(path.join(objects, dir, name))
+    }
+  }
+  for (const name of list(path.join(gitdir, 'refs', 'heads'))) {
+    if (name.endsWith('.lock')) unlinkIfThere(path.join(gitdir, 'refs', 'heads', name))
+  }
+  for (const name of list(gitdir)) {
+    if (/^cairn-index\.jsonl\..*tmp$/.test(name)) unlinkIfThere(path.join(gitdir, name))
+  }
+}
+
+// Any object but the empty tree (which a history with no commit yet holds).
+function hasHistoryObjects(gitdir: string): boolean {
+  const objects = path.join(gitdir, 'objects')
+  for (const dir of list(objects)) {
+    const names = /^[0-9a-f]{2}$/.test(dir) ? list(path.join(objects, dir)) : []
+    if (names.some((name) => dir + name !== EMPTY_TREE_OID && !name.startsWith('tmp_obj_'))) {
+      return true
+    }
+    if (dir === 'pack' && list(path.join(objects, dir)).some((name) => name.endsWith('.pack'))) {
+      return true
+    }
+  }
+  return false
+}
+
+async function setAside(gitdir: string, time: number): Promise<string> {
   const stamp = new Date(time).toISOString().replace(/[-:]/g, '').replace(/\..*$/, 'Z')
   for (let n = 0; ; n++) {
     const candidate = `${gitdir}.broken-${stamp}${n ? `-${n}` : ''}`
-    if (!existsSync(candidate)) return candidate
+    if (exists(candidate)) continue
+    disk.renameSync(gitdir, candidate)
+    return path.basename(candidate)
   }
 }
 
-async function removeStrayTempFiles(dir: string): Promise<void> {
-  for (const dirent of await readdir(dir, { withFileTypes: true })) {
-    const child = path.join(dir, dirent.name)
-    if (dirent.name.startsWith(TEMP_FILE_PREFIX)) await rm(child, { force: true, recursive: true })
-    else if (dirent.isDirectory()) await removeStrayTempFiles(child)
+function makeFolder(dir: string, mode = DIR_MODE): void {
+  try {
+    disk.mkdirSync(dir, mode)
+  } catch (error) {
+    if (!isCode(error, 'EEXIST')) throw error
+  }
+}
+
+function exists(file: string): boolean {
+  try {
+    disk.lstatSync(file)
+    return true
+  } catch (error) {
+    if (isCode(error, 'ENOENT')) return false
+    throw error
+  }
+}
+
+function isFolder(dir: string): boolean {
+  try {
+    return disk.statSync(dir).isDirectory()
+  } catch (error) {
+    if (isCode(error, 'ENOENT') || isCode(error, 'ENOTDIR')) return false
+    throw error
+  }
+}
+
+function list(dir: string): string[] {
+  try {
+    return disk.readdirSync(dir).map((dirent) => dirent.name)
+  } catch (error) {
+    if (isCode(error, 'ENOENT') || isCode(error, 'ENOTDIR')) return []
+    throw error
+  }
+}
+
+function unlinkIfThere(file: string): void {
+  try {
+    disk.unlinkSync(file)
+  } catch (error) {
+    if (!isCode(error, 'ENOENT')) throw error
   }
 }
 

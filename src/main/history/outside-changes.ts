@@ -45,11 +45,15 @@ export function touchedByRevert(entry: IndexEntry | undefined): ReadonlyArray<st
 export async function commitOutsideChanges(
   repo: Repo,
   touched: TouchedPaths,
+  commit: (
+    paths: ReadonlyArray<string> | 'all',
+    intent: CommitIntent,
+  ) => Promise<IndexEntry | null> = (paths, intent) => repo.commit(paths, intent),
 ): Promise<IndexEntry | null> {
-  if (touched === 'all') return repo.commit('all', OUTSIDE_INTENT)
+  if (touched === 'all') return commit('all', OUTSIDE_INTENT)
   const paths = outermost(touched)
   if (paths.length === 0 || !(await differsFromHead(repo, paths))) return null
-  return repo.commit(paths, OUTSIDE_INTENT)
+  return commit(paths, OUTSIDE_INTENT)
 }
 
 /** True when the folder at any of `paths` (relative) is not what `HEAD`'s tree holds. */

@@ -2,7 +2,7 @@ import type { CommitCommand } from '../../shared/types'
 import { AUTHORS, formatCommitMessage, type CommitMeta } from './commit-message'
 import { serializeCommit, writeMainRef, type ObjectStore } from './object-store'
 import { segmentsOf, toVirtual } from './paths'
-import { appendIndexEntry, type IndexEntry } from './side-index'
+import { appendIndexEntries, writeIndexFile, type IndexEntry } from './side-index'
 import {
   diffNodes,
   emptyTree,
@@ -12,7 +12,7 @@ import {
   type FileDelta,
   type TreeNode,
 } from './tree-state'
-import { scanNode, scanPath } from './work-tree'
+import { scanPath, type ScanReport } from './work-tree'
 
 /** The id of git's empty tree. */
 export const EMPTY_TREE_OID = '4b825dc642cb6eb9a060e54bf8d69288fbee4904'
@@ -33,6 +33,30 @@ export function systemIntent(command: CommitCommand, subject: string): CommitInt
   }
 }
 
+/** The bytes of the commit object Cairn writes for `meta` (time in seconds). */
+export function commitBody(
+  meta: CommitMeta,
+  tree: string,
+  parent: string | null,
+  time: number,
+): Buffer {
+  return serializeCommit({
+    tree,
+    parent,
+    author: AUTHORS[meta.actor],
+    timestamp: time,
+    message: formatCommitMessage(meta),
+  })
+}
+
+/** Options of one `Repo.commit`. */
+export interface CommitOptions {
+  /** Filled in with what the scan skipped or repaired. */
+  readonly report?: ScanReport
+  /** Check that the history's copy of every unchanged file is intact (at open). */
+  readonly verify?: boolean
+}
+
 /**
  * The history of one memory folder: the commit `main` points at, its tree kept in memory,
  * and the side index. Only the serial queue calls `commit`.
@@ -50,12 +74,19 @@ export interface Repo {
    * Reads `paths` (relative; `'all'` for the whole folder) from disk into the tree and, when
    * the tree changed, commits it. Returns the new entry, or null when nothing changed.
    */
-  commit(paths: ReadonlyArray<string> | 'all', intent: CommitIntent): Promise<IndexEntry | null>
+  commit(
+    paths: ReadonlyArray<string> | 'all',
+    intent: CommitIntent,
+    options?: CommitOptions,
+  ): Promise<IndexEntry | null>
 }
 
 export interface RepoState {
   readonly head: string | null
+  /** HEAD's tree, loaded; an empty tree (with `treeOid` set) when HEAD's tree is damaged. */
   readonly root: TreeNode
+  /** The tree id HEAD's commit names (the empty tree's id for no commit). */
+  readonly treeOid: string
   readonly entries: IndexEntry[]
 }
 
@@ -68,42 +99,63 @@ export function createRepo(options: {
 }): Repo {
   const { store, workRoot, indexFile, now } = options
   let head = options.state.head
-  let root = options.state.root
+  let root = head ? options.state.root : emptyTree()
+  let treeOid = head ? options.state.treeOid : EMPTY_TREE_OID
   const entries = options.state.entries
   const byOid = new Map(entries.map((entry) => [entry.oid, entry]))
-  let treeOid = head ? (root.oid ?? EMPTY_TREE_OID) : EMPTY_TREE_OID
-  if (!head) root = emptyTree()
+  // Set when an append to the index file failed: the next commit rewrites the whole file.
+  let indexBehind = false
 
   async function commit(
     paths: ReadonlyArray<string> | 'all',
     intent: CommitIntent,
+    commitOptions: CommitOptions = {},
   ): Promise<IndexEntry | null> {
-    let next = root
-    if (paths === 'all') {
-      const scanned = await scanNode(store, workRoot, root)
-      next = scanned?.kind === 'tree' ? scanned : emptyTree()
-    } else {
-      for (const relative of paths) {
-        const segments = segmentsOf(relative)
-        const previous = await nodeAt(store, next, segments)
-        const scanned = await scanPath(store, workRoot, segments, previous)
-        if (scanned !== previous) next = await setAt(store, next, segments, scanned)
-      }
+    const { report, verify = false } = commitOptions
+    try {
+      return await commitScanned(await scan(paths, report, verify), intent)
+    } catch (error) {
+      // Objects already written are complete files; make them durable or at least release them.
+      await store.flush().catch(() => {})
+      throw error
     }
+  }
+
+  async function scan(
+    paths: ReadonlyArray<string> | 'all',
+    report: ScanReport | undefined,
+    verify: boolean,
+  ): Promise<TreeNode> {
+    if (paths === 'all') {
+      const scanned = await scanPath(store, workRoot, [], root, { report, verify })
+      return scanned?.kind === 'tree' ? scanned : emptyTree()
+    }
+    let next = root
+    for (const relative of paths) {
+      const segments = segmentsOf(relative)
+      const previous = await nodeAt(store, next, segments)
+      const scanned = await scanPath(store, workRoot, segments, previous, { report })
+      if (scanned !== previous) next = await setAt(store, next, segments, scanned)
+    }
+    return next
+  }
+
+  async function commitScanned(next: TreeNode, intent: CommitIntent): Promise<IndexEntry | null> {
     const nextTree = await flushTree(store, next)
-    if (nextTree === treeOid) return null
+    if (nextTree === treeOid) {
+      // Nothing to commit; objects rewritten by a repair still have to be made durable.
+      await store.flush()
+      root = next
+      return null
+    }
     const deltas: FileDelta[] = await diffNodes(store, head ? root : null, next)
     const files = deltas.map((delta) => toVirtual(delta.path))
     const meta: CommitMeta = { ...intent, paths: intent.paths ?? files }
     const time = Math.floor(now() / 1000)
-    const body = serializeCommit({
-      tree: nextTree,
-      parent: head,
-      author: AUTHORS[meta.actor],
-      timestamp: time,
-      message: formatCommitMessage(meta),
-    })
+    const body = commitBody(meta, nextTree, head, time)
     const oid = await store.write('commit', body)
+    // Every object the commit reaches is on disk before the ref makes it reachable.
+    await store.flush()
     await writeMainRef(store.gitdir, oid)
     const entry: IndexEntry = {
       oid,
@@ -124,8 +176,20 @@ export function createRepo(options: {
     treeOid = nextTree
     entries.push(entry)
     byOid.set(oid, entry)
-    await appendIndexEntry(indexFile, entry)
+    await persistIndex(entry)
     return entry
+  }
+
+  // The commit has happened once the ref moved: a failure to record it in the index (which
+  // open catches up from the commits anyway) must not report it as failed.
+  async function persistIndex(entry: IndexEntry): Promise<void> {
+    try {
+      if (indexBehind) await writeIndexFile(indexFile, entries)
+      else appendIndexEntries(indexFile, [entry])
+      indexBehind = false
+    } catch {
+      indexBehind = true
+    }
   }
 
   return {

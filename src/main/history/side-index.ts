@@ -1,8 +1,9 @@
-import { appendFileSync } from 'node:fs'
-import { readFile, rename, writeFile } from 'node:fs/promises'
 import path from 'node:path'
+import { randomBytes } from 'node:crypto'
 import type { CommitSummary } from '../../shared/types'
+import { disk, isCode } from '../lib/disk'
 import { parseCommitMessage } from './commit-message'
+import { DamagedHistoryError } from './damage'
 import type { ObjectStore } from './object-store'
 import { toVirtual } from './paths'
 import { diffNodes, treeFromOid } from './tree-state'
@@ -17,35 +18,51 @@ export function indexFileOf(gitdir: string): string {
   return path.join(gitdir, 'cairn-index.jsonl')
 }
 
-/** Appends one entry (one JSON line). */
-export async function appendIndexEntry(file: string, entry: IndexEntry): Promise<void> {
-  appendFileSync(file, `${JSON.stringify(entry)}\n`, { mode: 0o600 })
+/**
+ * Appends entries (one JSON line each). Not fsynced: the index can always be caught up or
+ * rebuilt from the commits, which are.
+ */
+export function appendIndexEntries(file: string, entries: ReadonlyArray<IndexEntry>): void {
+  disk.appendFileSync(file, entries.map((entry) => `${JSON.stringify(entry)}\n`).join(''), {
+    mode: 0o600,
+  })
 }
 
-/** Replaces the whole index atomically. */
+/** Replaces the whole index atomically; the temp file never survives a failure. */
 export async function writeIndexFile(
   file: string,
   entries: ReadonlyArray<IndexEntry>,
 ): Promise<void> {
-  const temp = `${file}.tmp`
-  await writeFile(temp, entries.map((entry) => `${JSON.stringify(entry)}\n`).join(''), {
-    mode: 0o600,
-  })
-  await rename(temp, file)
+  const temp = `${file}.${randomBytes(4).toString('hex')}.tmp`
+  try {
+    disk.writeFileSync(temp, entries.map((entry) => `${JSON.stringify(entry)}\n`).join(''), {
+      mode: 0o600,
+    })
+    disk.renameSync(temp, file)
+  } catch (error) {
+    try {
+      disk.unlinkSync(temp)
+    } catch {
+      // Never created.
+    }
+    throw error
+  }
 }
 
 /**
  * Reads the index, oldest first. A torn last line (a crash mid-append) is dropped; anything
- * else unreadable makes the whole file untrusted (null), and the caller rebuilds it.
+ * else unreadable makes the whole file untrusted (null), and the caller rebuilds it. An I/O
+ * error is thrown, never taken for an unreadable index.
  */
 export async function readIndexFile(
   file: string,
 ): Promise<{ entries: IndexEntry[]; torn: boolean } | null> {
   let text: string
   try {
-    text = await readFile(file, 'utf8')
-  } catch {
-    return null
+    text = disk.readFileSync(file).toString('utf8')
+  } catch (error) {
+    if (isCode(error, 'ENOENT') || isCode(error, 'EISDIR')) return null
+    throw error
   }
   const lines = text.split('\n')
   const last = lines.pop() ?? ''
@@ -56,7 +73,9 @@ export async function readIndexFile(
   } catch {
     return null
   }
-  let parent: string | null = null
+  // Each entry follows the one before; the first one's parent is not checked (when older
+  // commits are damaged, the index starts after them).
+  let parent = entries[0]?.parent ?? null
   for (const entry of entries) {
     if (!isEntry(entry) || entry.parent !== parent) return null
     parent = entry.oid
@@ -76,16 +95,25 @@ function isEntry(value: unknown): value is IndexEntry {
   )
 }
 
-/** Builds an index entry from a commit object (used when catching up or rebuilding). */
+/**
+ * Builds an index entry from a commit object (used when catching up or rebuilding). A commit
+ * whose trees are damaged still gets its entry, with the files it changed left empty: reading
+ * that version later says it is damaged.
+ */
 export async function entryFromCommit(store: ObjectStore, oid: string): Promise<IndexEntry> {
   const commit = await store.readCommit(oid)
-  const before = commit.parent ? (await store.readCommit(commit.parent)).tree : null
-  const deltas = await diffNodes(
-    store,
-    before ? treeFromOid(before) : null,
-    treeFromOid(commit.tree),
-  )
-  const files = deltas.map((delta) => toVirtual(delta.path))
+  let files: string[] = []
+  try {
+    const before = commit.parent ? (await store.readCommit(commit.parent)).tree : null
+    const deltas = await diffNodes(
+      store,
+      before ? treeFromOid(before) : null,
+      treeFromOid(commit.tree),
+    )
+    files = deltas.map((delta) => toVirtual(delta.path))
+  } catch (error) {
+    if (!(error instanceof DamagedHistoryError)) throw error
+  }
   const meta = parseCommitMessage(commit.authorName, commit.message)
   return {
     oid,
@@ -104,31 +132,42 @@ export async function entryFromCommit(store: ObjectStore, oid: string): Promise<
 }
 
 /**
- * Makes the index match `head`: trusted as is when its last entry is `head`; caught up
- * from the commits when it lags behind (a crash between commit and append); rebuilt from
- * the commits' trailers when missing, unreadable or from another history.
+ * Makes the index match `head`: trusted as is when its last entry is `head`; cut back when
+ * `head` is an earlier entry (the newer ones are not in this history); caught up from the
+ * commits when it lags behind (a crash between commit and append); rebuilt from the commits'
+ * trailers when missing, unreadable or from another history. `loaded` is the index as read
+ * (null when missing or unreadable).
  */
 export async function reconcileIndex(
   store: ObjectStore,
   file: string,
   head: string | null,
+  read: { entries: IndexEntry[]; torn: boolean } | null,
 ): Promise<IndexEntry[]> {
-  const read = await readIndexFile(file)
   const loaded = read?.entries ?? null
   if (read && loaded && (loaded.at(-1)?.oid ?? null) === head) {
     if (read.torn || !loaded.length) await writeIndexFile(file, loaded)
     return loaded
   }
-  const known = loaded?.at(-1)?.oid ?? null
+  const position = new Map(loaded?.map((entry, i) => [entry.oid, i]))
   const missing: IndexEntry[] = []
   let cursor = head
-  while (cursor && cursor !== known) {
-    const entry = await entryFromCommit(store, cursor)
+  while (cursor && !position.has(cursor)) {
+    let entry: IndexEntry
+    try {
+      entry = await entryFromCommit(store, cursor)
+    } catch (error) {
+      // An older commit that cannot be read: the index starts after it.
+      if (!(error instanceof DamagedHistoryError)) throw error
+      break
+    }
     missing.push(entry)
     cursor = entry.parent
   }
   missing.reverse()
-  const entries = cursor !== null && loaded ? [...loaded, ...missing] : missing
+  const at = cursor === null ? undefined : position.get(cursor)
+  const kept = at !== undefined && loaded ? loaded.slice(0, at + 1) : []
+  const entries = [...kept, ...missing]
   await writeIndexFile(file, entries)
   return entries
 }

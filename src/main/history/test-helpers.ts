@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process'
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
+import { statfsSync } from 'node:fs'
+import { mkdtemp, open, readdir, readFile, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 
@@ -66,4 +67,63 @@ export async function folderFiles(dataDir: string): Promise<Map<string, string>>
 
 export function sorted(map: Map<string, string>): Map<string, string> {
   return new Map([...map].sort(([a], [b]) => (a < b ? -1 : 1)))
+}
+
+/** A small real file system (tmpfs) for full-disk tests; needs root. */
+export interface SmallDisk {
+  readonly dir: string
+  /** Fills the disk with a filler file, leaving `spareBlocks` free blocks. */
+  fill(spareBlocks?: number): Promise<void>
+  /** Deletes the filler file. */
+  free(): Promise<void>
+  unmount(): Promise<void>
+}
+
+/**
+ * Mounts a tmpfs of `size` (e.g. `2m`) on a fresh temp folder. Throws, loudly, when mounting
+ * is impossible (not root, no CAP_SYS_ADMIN): a full-disk test must never pass by skipping.
+ */
+export async function mountSmallDisk(size = '2m'): Promise<SmallDisk> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'cairn-disk-'))
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size},mode=0700`, 'tmpfs', dir], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+  } catch (error) {
+    await rm(dir, { recursive: true, force: true })
+    throw new Error(
+      `Cannot mount a tmpfs for the full-disk test (${String((error as Error).message).trim()}). Run the tests as root with mount allowed.`,
+      { cause: error },
+    )
+  }
+  const filler = path.join(dir, 'filler')
+  return {
+    dir,
+    async fill(spareBlocks = 0) {
+      const { bavail, bsize } = statfsSync(dir)
+      const room = (bavail - spareBlocks) * bsize
+      const handle = await open(filler, 'a')
+      try {
+        const chunk = Buffer.alloc(64 * 1024, 1)
+        let written = 0
+        while (written < room) {
+          const size = Math.min(chunk.length, room - written)
+          try {
+            await handle.write(chunk.subarray(0, size))
+          } catch (error) {
+            if ((error as NodeJS.ErrnoException).code === 'ENOSPC') break
+            throw error
+          }
+          written += size
+        }
+      } finally {
+        await handle.close()
+      }
+    },
+    free: () => rm(filler, { force: true }),
+    async unmount() {
+      execFileSync('umount', [dir])
+      await rm(dir, { recursive: true, force: true })
+    },
+  }
 }

@@ -6,6 +6,7 @@ import type {
   LogPage,
   MemoryEntry,
   MemoryFile,
+  MemoryNotice,
   MemorySearchHit,
   RecoveryReport,
 } from '../../shared/types'
@@ -52,11 +53,16 @@ export interface VersionedMemory {
   ): Promise<ChangeResult>
   renameFile(from: string, to: string): Promise<ChangeResult>
   deleteFile(path: string): Promise<ChangeResult>
+  /** Takes every secret out of the file (as it is now), as a user commit; history keeps the past. */
+  removeSecrets(path: string): Promise<ChangeResult>
 
   // The memory browser.
   tree(): Promise<ReadonlyArray<MemoryEntry>>
   readFile(path: string): Promise<MemoryFile>
   search(query: string): Promise<ReadonlyArray<MemorySearchHit>>
+  /** Notices raised so far this session (too-large files, secrets from outside edits). */
+  notices(): ReadonlyArray<MemoryNotice>
+  onNotice(listener: (notice: MemoryNotice) => void): () => void
 
   // History.
   log(query: LogQuery): Promise<LogPage>
