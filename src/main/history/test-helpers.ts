@@ -1,8 +1,10 @@
 import { execFileSync } from 'node:child_process'
-import { statfsSync } from 'node:fs'
+import { createHash } from 'node:crypto'
+import { readlinkSync, statfsSync } from 'node:fs'
 import { mkdtemp, open, readdir, readFile, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
+import { nodeDisk, setDisk, type Disk } from '../lib/disk'
 
 /** A fresh data folder under the OS temp dir; `cleanup` removes it. */
 export async function tempDataDir(): Promise<{ dir: string; cleanup: () => Promise<void> }> {
@@ -123,6 +125,117 @@ export async function mountSmallDisk(size = '2m'): Promise<SmallDisk> {
     free: () => rm(filler, { force: true }),
     async unmount() {
       execFileSync('umount', [dir])
+      await rm(dir, { recursive: true, force: true })
+    },
+  }
+}
+
+/**
+ * True when HEAD's tree (per the git CLI, one call) holds exactly the folder's files, byte for
+ * byte (compared by blob id).
+ */
+export async function headMatchesFolder(dataDir: string): Promise<boolean> {
+  return (await headFolderDifferences(dataDir)).length === 0
+}
+
+/** The paths where HEAD's tree and the folder differ (empty when they match). */
+export async function headFolderDifferences(dataDir: string): Promise<string[]> {
+  let listing = ''
+  try {
+    listing = gitCli(dataDir, 'ls-tree', '-r', '-z', 'main')
+  } catch {
+    // No commit yet.
+  }
+  const head = new Map<string, string>()
+  for (const line of listing.split('\0').filter(Boolean)) {
+    const [meta, name] = line.split('\t') as [string, string]
+    head.set(name, meta.split(' ')[2]!)
+  }
+  const folder = new Map<string, string>()
+  for (const [name, content] of await folderFiles(dataDir)) {
+    const bytes = Buffer.from(content, 'utf8')
+    const oid = createHash('sha1').update(`blob ${bytes.length}\0`).update(bytes).digest('hex')
+    folder.set(name, oid)
+  }
+  const differences: string[] = []
+  for (const name of new Set([...head.keys(), ...folder.keys()])) {
+    if (head.get(name) !== folder.get(name)) {
+      differences.push(
+        `${name}: ${head.has(name) ? 'HEAD' : '-'} / ${folder.has(name) ? 'folder' : '-'}`,
+      )
+    }
+  }
+  return differences.sort()
+}
+
+/**
+ * A full disk emulated through the disk seam, for where no tmpfs can be mounted: once
+ * `fill` is called, every call that needs space (writing data, making a folder) fails with
+ * ENOSPC, except — with `spareBlocks` > 0 — writes inside `memories/` (a memory file fits,
+ * its history objects do not).
+ */
+export async function simulatedSmallDisk(): Promise<SmallDisk> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'cairn-fulldisk-'))
+  let restore: (() => void) | null = null
+  // Entries named through a folder handle (/proc/self/fd/<fd>/<name>) resolve to its path.
+  const real = (target: string) => {
+    const match = /^\/proc\/self\/fd\/(\d+)(\/.*)?$/.exec(target)
+    return match ? readlinkSync(`/proc/self/fd/${match[1]}`) + (match[2] ?? '') : target
+  }
+  const full = (target: string | undefined, spare: boolean) =>
+    !(spare && target !== undefined && real(target).includes(`${path.sep}memories${path.sep}`))
+  return {
+    dir,
+    async fill(spareBlocks = 0) {
+      const fds = new Map<number, string>()
+      const nospace = (call: string) =>
+        Object.assign(new Error(`ENOSPC: no space left on device, ${call}`), { code: 'ENOSPC' })
+      const spare = spareBlocks > 0
+      const wrapped: Disk = {
+        ...nodeDisk,
+        openSync(file, flags, mode) {
+          const fd = nodeDisk.openSync(file, flags, mode)
+          fds.set(fd, file)
+          return fd
+        },
+        closeSync(fd) {
+          fds.delete(fd)
+          nodeDisk.closeSync(fd)
+        },
+        writeSync(fd, data) {
+          if (data.byteLength > 0 && full(fds.get(fd), spare)) throw nospace('write')
+          return nodeDisk.writeSync(fd, data)
+        },
+        writeFileSync(file, data, options) {
+          const target = typeof file === 'number' ? fds.get(file) : file
+          if (data.length > 0 && full(target, spare)) throw nospace('write')
+          nodeDisk.writeFileSync(file, data, options)
+        },
+        appendFileSync(file, data, options) {
+          if (data.length > 0 && full(file, spare)) throw nospace('write')
+          nodeDisk.appendFileSync(file, data, options)
+        },
+        mkdirSync(target, mode) {
+          if (full(`${target}${path.sep}`, spare)) throw nospace('mkdir')
+          nodeDisk.mkdirSync(target, mode)
+        },
+        promises: {
+          ...nodeDisk.promises,
+          async writeFile(file, data, options) {
+            if (data.length > 0 && full(file, spare)) throw nospace('write')
+            await nodeDisk.promises.writeFile(file, data, options)
+          },
+        },
+      }
+      restore?.()
+      restore = setDisk(wrapped)
+    },
+    async free() {
+      restore?.()
+      restore = null
+    },
+    async unmount() {
+      restore?.()
       await rm(dir, { recursive: true, force: true })
     },
   }

@@ -1,0 +1,142 @@
+import { spawn } from 'node:child_process'
+import fs from 'node:fs'
+import path from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { createCore } from '../core'
+import { CairnError } from '../errors'
+import { LOCK_FILE } from '../lib/instance-lock'
+import { openVersionedMemory, type VersionedMemory } from './index'
+import { commitCount, tempDataDir } from './test-helpers'
+
+// One writer per data folder (issue #9): a second core or app instance is refused with a
+// clear message; a stale lock of a process that is gone is taken over; commits of two
+// instances never interleave.
+
+let dataDir: string
+let cleanup: () => Promise<void>
+const opened: VersionedMemory[] = []
+
+beforeEach(async () => {
+  ;({ dir: dataDir, cleanup } = await tempDataDir())
+})
+afterEach(async () => {
+  for (const memory of opened.splice(0)) await memory.close()
+  await cleanup()
+})
+
+async function open(): Promise<VersionedMemory> {
+  const memory = await openVersionedMemory({ dataDir, watch: false })
+  opened.push(memory)
+  return memory
+}
+
+async function refusal(work: Promise<unknown>): Promise<CairnError> {
+  const error = await work.then(
+    () => null,
+    (e: unknown) => e,
+  )
+  expect(error).toBeInstanceOf(CairnError)
+  expect(error).toMatchObject({ code: 'locked' })
+  return error as CairnError
+}
+
+/** A child process that opens the memory of `dataDir` and waits. */
+async function holder(): Promise<{ pid: number; kill(): Promise<void> }> {
+  const script = `
+    const { openVersionedMemory } = await import(${JSON.stringify(path.resolve('src/main/history/index.ts'))})
+    await openVersionedMemory({ dataDir: ${JSON.stringify(dataDir)}, watch: false })
+    process.stdout.write('open\\n')
+    setInterval(() => {}, 1000)
+  `
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let stderr = ''
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.on('data', (chunk: Buffer) => {
+      if (chunk.toString().includes('open')) resolve()
+    })
+    child.once('exit', (code) => reject(new Error(`holder exited (${code}): ${stderr}`)))
+  })
+  return {
+    pid: child.pid!,
+    kill: () =>
+      new Promise((resolve) => {
+        child.once('exit', () => resolve())
+        child.kill('SIGKILL')
+      }),
+  }
+}
+
+describe('one writer per data folder', () => {
+  it('refuses a second instance in the same process, with a clear message, until the first closes', async () => {
+    const first = await open()
+    const error = await refusal(openVersionedMemory({ dataDir, watch: false }))
+    expect(error.message).toMatch(/already open on this data folder/)
+    expect(error.message).toContain(`process ${process.pid}`)
+    expect(error.message).not.toContain(dataDir)
+    await first.close()
+    opened.splice(0)
+    const again = await open()
+    expect(
+      (await again.execute({ command: 'create', path: '/memories/a.md', file_text: 'a' })).commit,
+    ).not.toBeNull()
+  })
+
+  it('refuses a second core (the app) and lets a retry in after the first is closed', async () => {
+    const core = await createCore({ dataDir })
+    try {
+      await refusal(createCore({ dataDir }))
+    } finally {
+      await core.close()
+    }
+    const second = await createCore({ dataDir })
+    await second.close()
+  })
+
+  it("refuses while another process holds the folder, and takes a dead one's lock over", async () => {
+    const child = await holder()
+    try {
+      const error = await refusal(openVersionedMemory({ dataDir, watch: false }))
+      expect(error.message).toContain(`process ${child.pid}`)
+    } finally {
+      await child.kill()
+    }
+    // Killed without closing: its lock is stale, and taken over.
+    expect(fs.existsSync(path.join(dataDir, LOCK_FILE))).toBe(true)
+    const memory = await open()
+    expect(
+      (await memory.execute({ command: 'create', path: '/memories/b.md', file_text: 'b' })).commit,
+    ).not.toBeNull()
+    const lock = JSON.parse(fs.readFileSync(path.join(dataDir, LOCK_FILE), 'utf8')) as {
+      pid: number
+    }
+    expect(lock.pid).toBe(process.pid)
+  }, 60_000)
+
+  it('takes over an unreadable lock only once it is old', async () => {
+    const file = path.join(dataDir, LOCK_FILE)
+    fs.writeFileSync(file, '')
+    await refusal(openVersionedMemory({ dataDir, watch: false }))
+    const old = new Date(Date.now() - 60_000)
+    fs.utimesSync(file, old, old)
+    await open()
+  })
+
+  it('stops an instance whose lock was taken from it from committing', async () => {
+    const first = await open()
+    await first.execute({ command: 'create', path: '/memories/a.md', file_text: 'a' })
+    // Someone removed the lock file by hand and a second instance opened.
+    fs.rmSync(path.join(dataDir, LOCK_FILE))
+    const second = await open()
+    await second.execute({ command: 'create', path: '/memories/b.md', file_text: 'b' })
+    const count = commitCount(dataDir)
+    const late = await first.execute({ command: 'create', path: '/memories/c.md', file_text: 'c' })
+    expect(late.commit).toBeNull()
+    expect(commitCount(dataDir)).toBe(count)
+    const user = await first.writeFile('/memories/d.md', 'd').catch((e: unknown) => e)
+    expect(user).toMatchObject({ code: 'locked' })
+    expect(commitCount(dataDir)).toBe(count)
+  })
+})
