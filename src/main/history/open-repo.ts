@@ -66,6 +66,8 @@ interface Findings {
   setAside: string | null
   /** True when the newest commit's damaged object was written again, exactly, from the index. */
   commitRebuilt: boolean
+  /** True when HEAD's tree could not be read and was rebuilt from the folder. */
+  treeRebuilt: boolean
 }
 
 async function openOrRepair(options: { dataDir: string; now: () => number }): Promise<OpenedRepo> {
@@ -80,7 +82,12 @@ async function openOrRepair(options: { dataDir: string; now: () => number }): Pr
     root.close()
   }
 
-  const findings: Findings = { tipFound: null, setAside: null, commitRebuilt: false }
+  const findings: Findings = {
+    tipFound: null,
+    setAside: null,
+    commitRebuilt: false,
+    treeRebuilt: false,
+  }
   let state: RepoState | null = null
   if (exists(gitdir)) {
     try {
@@ -151,6 +158,13 @@ function recoveryReport(
       "The history's pointer to its newest version was missing or damaged; the newest version was found again and the history continues from it.",
     )
   }
+  if (findings.treeRebuilt) {
+    repairs.push(
+      entry
+        ? "The newest version's list of files in the history was damaged; your files were saved again as a new version."
+        : "The newest version's list of files in the history was damaged; it was rebuilt from your files.",
+    )
+  }
   if (report.repaired > 0) {
     repairs.push(
       `${report.repaired} damaged stored ${report.repaired === 1 ? 'copy' : 'copies'} of your files ${report.repaired === 1 ? 'was' : 'were'} repaired from the files themselves.`,
@@ -164,7 +178,7 @@ function recoveryReport(
   if (repairs.length === 0) return null
   return {
     kind:
-      findings.tipFound || findings.commitRebuilt || report.repaired > 0
+      findings.tipFound || findings.commitRebuilt || findings.treeRebuilt || report.repaired > 0
         ? 'history-repaired'
         : 'uncommitted-changes',
     message: repairs.join(' '),
@@ -232,6 +246,7 @@ async function loadState(
     // HEAD's tree is damaged: the scan of the folder rebuilds it (and rewrites the damaged
     // objects, when the folder still holds what they held).
     root = emptyTree()
+    findings.treeRebuilt = true
   }
   const entries = await reconcileIndex(store, indexFile, head, index)
   return { head, root, treeOid: commit.tree, entries }

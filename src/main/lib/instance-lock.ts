@@ -28,6 +28,9 @@ interface Owner {
   readonly since: string
 }
 
+// Tokens of locks this process released: one whose file could not be removed is stale.
+const released = new Set<string>()
+
 // A lock file that cannot be read is a lock being written right now, unless it is older.
 const UNREADABLE_GRACE_MS = 10_000
 
@@ -53,8 +56,10 @@ export function acquireInstanceLock(dataDir: string): InstanceLock {
       takeOver(file, found === 'unreadable' ? null : found.raw)
       continue
     }
+    let ino: number
     try {
       disk.writeFileSync(fd, text)
+      ino = disk.fstatSync(fd).ino
       disk.closeSync(fd)
     } catch (error) {
       // A lock without its owner would look like one being written: never leave it.
@@ -70,16 +75,17 @@ export function acquireInstanceLock(dataDir: string): InstanceLock {
       }
       throw error
     }
-    const ino = disk.lstatSync(file).ino
     return {
       assertHeld() {
-        let now: number | null = null
+        // The file is this one's while it holds this one's token (an inode number alone may
+        // be reused by a lock made after this one's was deleted).
+        let now: string | null = null
         try {
-          now = disk.lstatSync(file).ino
+          now = disk.readFileSync(file).toString('utf8')
         } catch (error) {
           if (!isCode(error, 'ENOENT')) throw error
         }
-        if (now !== ino) {
+        if (now !== text) {
           throw new CairnError(
             'locked',
             'Another Cairn took over this data folder, so this one stopped saving changes. Close one of them.',
@@ -87,8 +93,14 @@ export function acquireInstanceLock(dataDir: string): InstanceLock {
         }
       },
       release() {
+        released.add(me.token)
         try {
-          if (disk.lstatSync(file).ino === ino) disk.unlinkSync(file)
+          if (
+            disk.lstatSync(file).ino === ino &&
+            disk.readFileSync(file).toString('utf8') === text
+          ) {
+            disk.unlinkSync(file)
+          }
         } catch {
           // Gone already.
         }
@@ -124,6 +136,7 @@ function readLock(file: string): Found {
 function isLive(found: Exclude<Found, 'gone'>): boolean {
   if (found === 'unreadable') return true
   if (found.stale) return false
+  if (found.pid === process.pid && released.has(found.token)) return false
   // A lock from another machine (a shared folder) cannot be checked: it is respected.
   if (found.host !== os.hostname()) return true
   try {

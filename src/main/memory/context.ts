@@ -12,4 +12,9 @@ export interface CommandContext {
   readonly limits: MemoryLimits
   readonly policy: MemoryPolicy
   readonly usage: UsageCache
+  /**
+   * Folders renamed aside by a delete whose removal failed half-way (they are out of the
+   * memory already); the next command tries again. Relative paths.
+   */
+  readonly leftovers: Set<string>
 }

@@ -11,7 +11,7 @@ import { isCounted, measure } from './usage'
 
 /**
  * Runs `delete` (directories recursively; never the root). `unlink`/`rename` are atomic on
- * their own; like the reference handler it does not fsync the folder afterwards (see docs).
+ * their own; the folder is fsynced after, so the delete is durable before its commit is.
  * Everything happens inside the parent folder's open handle: a folder on the way swapped for
  * a symlink cannot send the delete outside.
  */
@@ -41,19 +41,28 @@ export async function deletePath(
     disk.renameSync(parent.entry(name), parent.entry(aside))
     ctx.tree.forget(relative)
     // What was renamed must be the folder that was checked: a folder (or link) swapped in
-    // between is put back, and nothing is removed.
-    const moved = parent.lstat(aside)
-    if (!moved || !moved.isDirectory() || !sameEntry(moved, stats)) {
+    // between is put back, and nothing is removed. So is the folder when the check fails.
+    try {
+      const moved = parent.lstat(aside)
+      if (!moved || !moved.isDirectory() || !sameEntry(moved, stats)) {
+        throw new ChangedUnderfootError()
+      }
+    } catch (error) {
       disk.renameSync(parent.entry(aside), parent.entry(name))
-      throw new ChangedUnderfootError()
+      throw error
     }
     ctx.usage.add(-removed.files, -removed.bytes)
     try {
       removeTree(parent, aside)
     } catch {
-      // The folder is gone from the memory already; start-up recovery removes the rest.
+      // The folder is gone from the memory already: the next command (or the next start)
+      // removes the rest.
+      const slash = relative.lastIndexOf('/')
+      ctx.leftovers.add(slash < 0 ? aside : `${relative.slice(0, slash)}/${aside}`)
     }
   }
+  // Durable before its commit is (best effort: the delete has happened either way).
+  await parent.sync().catch(() => {})
   return success(`Successfully deleted ${virtual}`, {
     command: 'delete',
     paths: [virtual],

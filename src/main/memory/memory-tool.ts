@@ -2,7 +2,7 @@
 
 import path from 'node:path'
 import { disk, isCode } from '../lib/disk'
-import { DIR_MODE, FolderTree } from '../lib/folders'
+import { DIR_MODE, Folder, FolderTree, removeTree } from '../lib/folders'
 import type { CommandContext } from './context'
 import { create } from './create'
 import { deletePath } from './delete'
@@ -55,6 +55,7 @@ export function createMemoryTool(options: MemoryToolOptions): MemoryTool {
   }
   const usage = new UsageCache(root, options.usageMaxAgeMs ?? 60_000, options.now ?? Date.now)
   let rootReady: Promise<void> | null = null
+  const leftovers = new Set<string>()
   // One command at a time: the usage cache and check-then-write steps assume no interleaving.
   let queue: Promise<unknown> = Promise.resolve()
 
@@ -78,7 +79,8 @@ export function createMemoryTool(options: MemoryToolOptions): MemoryTool {
     const tree = new FolderTree(root)
     try {
       await ensureRoot()
-      const ctx: CommandContext = { root, tree, limits, policy, usage }
+      removeLeftovers(tree, leftovers)
+      const ctx: CommandContext = { root, tree, limits, policy, usage, leftovers }
       return await dispatch(
         ctx,
         parsed.command,
@@ -147,6 +149,20 @@ async function dispatch(
       return deletePath(ctx, checkPath(command.path))
     case 'rename':
       return rename(ctx, checkPath(command.old_path), checkPath(command.new_path))
+  }
+}
+
+// Folders a failed delete left renamed aside: removed now if the disk lets us.
+function removeLeftovers(tree: FolderTree, leftovers: Set<string>): void {
+  for (const relative of leftovers) {
+    const slash = relative.lastIndexOf('/')
+    try {
+      const parent = tree.folder(slash < 0 ? '' : relative.slice(0, slash))
+      if (parent instanceof Folder) removeTree(parent, relative.slice(slash + 1))
+      leftovers.delete(relative)
+    } catch {
+      // Still failing: the next command tries again, and start-up removes it in any case.
+    }
   }
 }
 

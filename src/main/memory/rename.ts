@@ -11,7 +11,7 @@ import { guardPath } from './write-guard'
 
 /**
  * Runs `rename` from `from` to `to`, creating the destination's folders. One `rename(2)`, atomic
- * on its own; like the reference handler it does not fsync the folders afterwards (see docs).
+ * on its own; both folders are fsynced after, so it is durable before its commit is.
  */
 export async function rename(
   ctx: CommandContext,
@@ -68,6 +68,8 @@ export async function rename(
     throw error
   }
   ctx.tree.forget(from.relative)
+  // Durable before its commit is (best effort: the rename has happened either way).
+  await Promise.all([...new Set([sourceParent, folder])].map((f) => f.sync())).catch(() => {})
   return success(`Successfully renamed ${from.virtual} to ${to.virtual}`, {
     command: 'rename',
     paths: [from.virtual, to.virtual],
