@@ -194,7 +194,11 @@ async function openLocked(
         if (mode === 'writes') throw error
       }
       try {
-        if (mode === 'writes') await commitOutsideChanges(repo, touched(), record)
+        if (mode === 'writes') {
+          const report = newScanReport()
+          await commitOutsideChanges(repo, touched(), record, report)
+          for (const relative of report.tooLarge) notices.raise(tooLargeNotice(relative))
+        }
         return await task()
       } catch (error) {
         // Whatever failed may have failed half-way (a restore that wrote some files): the

@@ -1,4 +1,5 @@
 import { NavigationProvider, useNavigation } from './features/app/navigation'
+import { MemoryNotices } from './features/app/MemoryNotices'
 import { RecoveryNotice } from './features/app/RecoveryNotice'
 import { SidePane } from './features/app/SidePane'
 import { CairnMark, icons } from './components/icons'
@@ -73,6 +74,7 @@ function Frame() {
 
       <main className="main-pane" aria-label="Chat">
         {appInfo.status === 'ready' && <RecoveryNotice initial={appInfo.info.recovery} />}
+        {appInfo.status === 'ready' && <MemoryNotices />}
         <ChatPane />
       </main>
 

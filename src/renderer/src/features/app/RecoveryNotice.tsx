@@ -20,7 +20,9 @@ export function RecoveryNotice({ initial }: { readonly initial: RecoveryReport |
       title={
         shown.kind === 'history-rebuilt'
           ? 'Memory history was rebuilt'
-          : 'Unsaved memory changes recovered'
+          : shown.kind === 'history-repaired'
+            ? 'Memory history was repaired'
+            : 'Unsaved memory changes recovered'
       }
       onDismiss={() => setDismissed(shown)}
       actions={
