@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import path from 'node:path'
 import { deflateSync, inflateSync } from 'node:zlib'
 import git from 'isomorphic-git'
-import { disk, isCode, OPEN } from '../lib/disk'
+import { disk, isCode, makeFolders, OPEN } from '../lib/disk'
 import { isDiskProblem } from '../lib/disk-errors'
 import { DamagedHistoryError, entryNameProblem } from './damage'
 import { gitFs } from './git-fs'
@@ -64,7 +64,15 @@ export function createObjectStore(gitdir: string): ObjectStore {
   const cache = {}
   const knownDirs = new Set<string>()
   const commits = new Map<string, RawCommit>()
-  let unflushed: Array<{ readonly fd: number; readonly dir: string }> = []
+  // Written objects whose fsync is running (started at once, so it overlaps with the work of
+  // building the rest of the commit) and whose folder still has to be synced.
+  let unflushed: Array<{
+    readonly fd: number
+    readonly dir: string
+    readonly synced: Promise<unknown>
+  }> = []
+  // Object folders made since the last flush: objects/ itself must be synced for them.
+  let newDirs = false
 
   function hash(type: ObjectType, content: Uint8Array): string {
     return createHash('sha1')
@@ -84,6 +92,7 @@ export function createObjectStore(gitdir: string): ObjectStore {
     if (!knownDirs.has(dir)) {
       try {
         disk.mkdirSync(dir, 0o755)
+        newDirs = true
       } catch (error) {
         if (!isCode(error, 'EEXIST')) throw error
       }
@@ -103,21 +112,35 @@ export function createObjectStore(gitdir: string): ObjectStore {
       unlinkQuietly(temp)
       throw error
     }
-    unflushed.push({ fd, dir })
+    // Settled here, so a failure waits for `flush` instead of going unhandled.
+    const synced = disk.fsync(fd).then(
+      () => null,
+      (error: unknown) => error ?? new Error('fsync failed'),
+    )
+    unflushed.push({ fd, dir, synced })
     if (unflushed.length >= MAX_UNFLUSHED) await flush()
     return oid
   }
 
+  // Files and folders are fsynced all at once: the order among them does not matter, only
+  // that all are done before the ref moves.
   async function flush(): Promise<void> {
     const pending = unflushed
     unflushed = []
     if (pending.length === 0) return
+    const dirs = new Set(pending.map(({ dir }) => dir))
+    if (newDirs) dirs.add(path.join(gitdir, 'objects'))
+    newDirs = false
     try {
-      await Promise.all(pending.map(({ fd }) => disk.fsync(fd)))
+      const [failures] = await Promise.all([
+        Promise.all(pending.map(({ synced }) => synced)),
+        Promise.all([...dirs].map((dir) => syncDir(dir))),
+      ])
+      const failure = failures.find((result) => result !== null)
+      if (failure) throw failure
     } finally {
       for (const { fd } of pending) closeQuietly(fd)
     }
-    await Promise.all([...new Set(pending.map(({ dir }) => dir))].map((dir) => syncDir(dir)))
   }
 
   // The loose file's bytes, or null when there is none (an I/O error is thrown).
@@ -314,48 +337,81 @@ export function serializeCommit(fields: CommitFields): Buffer {
 
 /** Creates an empty bare repository whose HEAD points at `main`. */
 export async function initRepository(gitdir: string): Promise<void> {
-  try {
-    disk.mkdirSync(gitdir, 0o700)
-  } catch (error) {
-    if (!isCode(error, 'EEXIST')) throw error
-  }
+  makeFolders(gitdir)
   await git.init({ fs: gitFs, gitdir, bare: true, defaultBranch: 'main' })
 }
 
 export const MAIN_REF = 'refs/heads/main'
 
-/**
- * Points `main` at `oid` durably: temp file, fsync, rename, fsync the folder. Once the rename
- * has happened the ref has moved, so a failing folder fsync after it is not reported (the
- * caller must not believe the commit failed when it did not).
- */
-export async function writeMainRef(gitdir: string, oid: string): Promise<void> {
+/** A new value of `main`, written to a temp file, not yet in place. */
+export interface PendingRef {
+  /** fsyncs the temp file (may run while the objects it names are flushed). */
+  flush(): Promise<void>
+  /**
+   * Renames it over `main`, then fsyncs the folder. Once the rename has happened the ref has
+   * moved, so a failing folder fsync after it is not reported (the caller must not believe
+   * the commit failed when it did not).
+   */
+  publish(): Promise<void>
+  /** Drops it (the commit failed). */
+  abandon(): void
+}
+
+/** Writes the next value of `main` to a temp file beside it (see `PendingRef`). */
+export function prepareMainRef(gitdir: string, oid: string): PendingRef {
   const dir = path.join(gitdir, 'refs', 'heads')
   const file = path.join(dir, 'main')
   const temp = `${file}.${randomBytes(6).toString('hex')}.lock`
   let fd: number | null = null
+  const abandon = () => {
+    if (fd !== null) closeQuietly(fd)
+    fd = null
+    unlinkQuietly(temp)
+  }
   try {
     try {
       fd = disk.openSync(temp, OPEN.WRITE_NEW, 0o644)
     } catch (error) {
       if (!isCode(error, 'ENOENT')) throw error
       // refs/heads went missing: make it again.
-      disk.mkdirSync(path.join(gitdir, 'refs'), 0o755)
-      disk.mkdirSync(dir, 0o755)
+      makeFolders(dir, 0o755)
       fd = disk.openSync(temp, OPEN.WRITE_NEW, 0o644)
     }
     disk.writeFileSync(fd, `${oid}\n`)
-    await disk.fsync(fd)
-    const closing = fd
-    fd = null
-    disk.closeSync(closing)
-    disk.renameSync(temp, file)
   } catch (error) {
-    if (fd !== null) closeQuietly(fd)
-    unlinkQuietly(temp)
+    abandon()
     throw error
   }
-  await syncDir(dir).catch(() => {})
+  return {
+    async flush() {
+      if (fd !== null) await disk.fsync(fd)
+    },
+    async publish() {
+      try {
+        const closing = fd
+        fd = null
+        if (closing !== null) disk.closeSync(closing)
+        disk.renameSync(temp, file)
+      } catch (error) {
+        abandon()
+        throw error
+      }
+      await syncDir(dir).catch(() => {})
+    },
+    abandon,
+  }
+}
+
+/** Points `main` at `oid` durably: temp file, fsync, rename, fsync the folder. */
+export async function writeMainRef(gitdir: string, oid: string): Promise<void> {
+  const ref = prepareMainRef(gitdir, oid)
+  try {
+    await ref.flush()
+  } catch (error) {
+    ref.abandon()
+    throw error
+  }
+  await ref.publish()
 }
 
 /** fsyncs a folder of the git directory (its entries: a rename is durable once it is). */

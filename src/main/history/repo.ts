@@ -1,6 +1,7 @@
 import type { CommitCommand } from '../../shared/types'
 import { AUTHORS, formatCommitMessage, type CommitMeta } from './commit-message'
-import { serializeCommit, writeMainRef, type ObjectStore } from './object-store'
+import { settleFolderSyncs } from '../lib/folders'
+import { prepareMainRef, serializeCommit, type ObjectStore } from './object-store'
 import { segmentsOf, toVirtual } from './paths'
 import { appendIndexEntries, writeIndexFile, type IndexEntry } from './side-index'
 import {
@@ -154,9 +155,16 @@ export function createRepo(options: {
     const time = Math.floor(now() / 1000)
     const body = commitBody(meta, nextTree, head, time)
     const oid = await store.write('commit', body)
-    // Every object the commit reaches is on disk before the ref makes it reachable.
-    await store.flush()
-    await writeMainRef(store.gitdir, oid)
+    // Every object the commit reaches, and the change it records, are durable before the ref
+    // makes them reachable; the ref's temp file is flushed meanwhile.
+    const ref = prepareMainRef(store.gitdir, oid)
+    try {
+      await Promise.all([store.flush(), ref.flush(), settleFolderSyncs()])
+    } catch (error) {
+      ref.abandon()
+      throw error
+    }
+    await ref.publish()
     const entry: IndexEntry = {
       oid,
       parent: head,

@@ -1,7 +1,7 @@
 import path from 'node:path'
 import type { ChangeResult, CommitCommand, CommitSummary } from '../../shared/types'
 import { CairnError } from '../errors'
-import { disk, isCode } from '../lib/disk'
+import { makeFolders } from '../lib/disk'
 import { diskProblem, isDiskProblem } from '../lib/disk-errors'
 import { acquireInstanceLock, type InstanceLock } from '../lib/instance-lock'
 import {
@@ -73,7 +73,7 @@ export async function openVersionedMemory(
   const dataDir = path.resolve(options.dataDir)
   let lock: InstanceLock | null = null
   try {
-    makeDataDir(dataDir)
+    makeFolders(dataDir)
     lock = acquireInstanceLock(dataDir)
     return await openLocked(dataDir, lock, options)
   } catch (error) {
@@ -218,7 +218,6 @@ async function openLocked(
       ...intentFor(result.mutation, request.origin, request.command),
       ...(request.subject ? { subject: request.subject } : {}),
     }
-    if (result.mutation.command !== 'delete') tool.invalidateUsage()
     let entry: IndexEntry | null
     try {
       entry = await record(paths, intent)
@@ -448,16 +447,6 @@ async function forPeople<T>(work: Promise<T>): Promise<T> {
   }
 }
 
-function makeDataDir(dataDir: string): void {
-  try {
-    disk.mkdirSync(dataDir, 0o700)
-  } catch (error) {
-    if (isCode(error, 'EEXIST')) return
-    if (!isCode(error, 'ENOENT')) throw error
-    makeDataDir(path.dirname(dataDir))
-    disk.mkdirSync(dataDir, 0o700)
-  }
-}
 
 /** The facts of the commit for one successful Memory tool mutation. */
 export function intentFor(

@@ -12,6 +12,7 @@
  */
 
 import fss, { type Dirent, type FSWatcher, type Stats, type WatchListener } from 'node:fs'
+import path from 'node:path'
 import { promisify } from 'node:util'
 
 /** The file-system calls Cairn's memory and history make, with the signatures they use. */
@@ -168,6 +169,22 @@ export const OPEN = {
   NOFOLLOW: fss.constants.O_NOFOLLOW ?? 0,
   DIRECTORY: fss.constants.O_DIRECTORY ?? 0,
 } as const
+
+/** Makes `dir` and any missing parents (`mode` for the ones it makes); fine if it exists. */
+export function makeFolders(dir: string, mode = 0o700): void {
+  try {
+    disk.mkdirSync(dir, mode)
+  } catch (error) {
+    if (isCode(error, 'EEXIST')) return
+    if (!isCode(error, 'ENOENT') || path.dirname(dir) === dir) throw error
+    makeFolders(path.dirname(dir), mode)
+    try {
+      disk.mkdirSync(dir, mode)
+    } catch (again) {
+      if (!isCode(again, 'EEXIST')) throw again
+    }
+  }
+}
 
 /** Node's errno code of an error, if any. */
 export function errorCode(error: unknown): string | undefined {

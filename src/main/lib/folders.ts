@@ -28,6 +28,17 @@ export const DIR_MODE = 0o700
 
 let byHandle = handlesNameEntries
 
+// Folder fsyncs started by `syncLater` and not finished yet.
+const pendingSyncs = new Set<Promise<void>>()
+
+/**
+ * Waits for the folder fsyncs started so far: the history calls it before moving its ref, so
+ * a commit is never durable before the change it records.
+ */
+export async function settleFolderSyncs(): Promise<void> {
+  await Promise.all([...pendingSyncs])
+}
+
 /** Tests: run with entries named by path, as on platforms without handle naming. */
 export function nameEntriesByHandle(on: boolean): () => void {
   const previous = byHandle
@@ -99,6 +110,29 @@ export class Folder {
   async sync(): Promise<void> {
     if (this.fd === null || process.platform === 'win32') return
     await disk.fsync(this.fd)
+  }
+
+  /**
+   * Starts making this folder's entries durable without waiting: the fsync runs on a
+   * descriptor of its own (this handle may close first) and `settleFolderSyncs` waits for it.
+   * Best effort: a failure is not reported (what it was to make durable has happened).
+   */
+  syncLater(): void {
+    if (this.fd === null || process.platform === 'win32') return
+    let fd: number
+    try {
+      fd = disk.openSync(this.self, OPEN.READ | OPEN.DIRECTORY)
+    } catch {
+      return
+    }
+    const pending: Promise<void> = disk
+      .fsync(fd)
+      .catch(() => {})
+      .finally(() => {
+        closeQuietly(fd)
+        pendingSyncs.delete(pending)
+      })
+    pendingSyncs.add(pending)
   }
 
   /** Releases the handle. Never throws: close(2) releases it even when it reports an error. */
@@ -334,6 +368,7 @@ export async function writeFileAtomically(
   name: string,
   data: string | Uint8Array,
   beforeCommit: () => Promise<void> = async () => {},
+  folderSync: 'wait' | 'later' = 'wait',
 ): Promise<void> {
   const temp = `${TEMP_FILE_PREFIX}${randomUUID()}`
   let fd: number | undefined
@@ -357,7 +392,8 @@ export async function writeFileAtomically(
   }
   // The rename has happened: the new content is in place, so reporting a failure now would
   // say that nothing changed when something did. Durability of the entry is best effort.
-  await folder.sync().catch(() => {})
+  if (folderSync === 'later') folder.syncLater()
+  else await folder.sync().catch(() => {})
 }
 
 /**

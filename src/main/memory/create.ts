@@ -53,8 +53,13 @@ export async function create(
       ? { folder: found.parent, created: [] }
       : ctx.tree.ensure(relative.includes('/') ? path.posix.dirname(relative) : '')
   try {
-    await writeFileAtomically(folder, path.posix.basename(relative), fileText, () =>
-      scanWrite(ctx, plan),
+    // The folder's fsync finishes before the commit's ref moves (settleFolderSyncs).
+    await writeFileAtomically(
+      folder,
+      path.posix.basename(relative),
+      fileText,
+      () => scanWrite(ctx, plan),
+      'later',
     )
   } catch (error) {
     ctx.tree.removeCreated(created)

@@ -61,8 +61,8 @@ export async function deletePath(
       ctx.leftovers.add(slash < 0 ? aside : `${relative.slice(0, slash)}/${aside}`)
     }
   }
-  // Durable before its commit is (best effort: the delete has happened either way).
-  await parent.sync().catch(() => {})
+  // Durable before its commit is (settleFolderSyncs; best effort: it has happened either way).
+  parent.syncLater()
   return success(`Successfully deleted ${virtual}`, {
     command: 'delete',
     paths: [virtual],

@@ -145,7 +145,8 @@ async function writeText(
     previousText: async () => file.text,
   }
   const change = await guardWrite(ctx, plan)
-  await writeFileAtomically(file.folder, file.name, next, () => scanWrite(ctx, plan))
+  // The folder's fsync finishes before the commit's ref moves (settleFolderSyncs).
+  await writeFileAtomically(file.folder, file.name, next, () => scanWrite(ctx, plan), 'later')
   ctx.usage.add(change.files, change.bytes)
 }
 

@@ -29,11 +29,12 @@ describe('errors quote inputs briefly (defect 9)', () => {
   })
 
   it('cuts old_str in the "multiple occurrences" error too', async () => {
-    await box.write('g.md', `${HUGE}\n${HUGE}\n`)
+    const long = 'z'.repeat(20_000)
+    await box.write('g.md', `${long}\n${long}\n`)
     const result = await box.run({
       command: 'str_replace',
       path: '/memories/g.md',
-      old_str: HUGE,
+      old_str: long,
       new_str: 'z',
     })
     expect(result.isError).toBe(true)

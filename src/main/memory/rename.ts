@@ -68,8 +68,8 @@ export async function rename(
     throw error
   }
   ctx.tree.forget(from.relative)
-  // Durable before its commit is (best effort: the rename has happened either way).
-  await Promise.all([...new Set([sourceParent, folder])].map((f) => f.sync())).catch(() => {})
+  // Durable before its commit is (settleFolderSyncs; best effort: it has happened either way).
+  for (const changed of new Set([sourceParent, folder])) changed.syncLater()
   return success(`Successfully renamed ${from.virtual} to ${to.virtual}`, {
     command: 'rename',
     paths: [from.virtual, to.virtual],
