@@ -1,3 +1,5 @@
+import { writeFile } from 'node:fs/promises'
+import path from 'node:path'
 import { reply } from '../test/fixtures/fake-anthropic'
 import { expect, test } from './fixtures/harness'
 import { AppPage } from './pages/app.page'
@@ -88,6 +90,30 @@ test.describe('chat', () => {
     const settings = new SettingsPage(page)
     await expect(settings.dialog).toBeVisible()
     await expect(settings.keyStatus).toContainText('Set')
+  })
+
+  test('the same words sent twice are two turns, each with its own reply', async ({
+    page,
+    cairn,
+    anthropic,
+  }) => {
+    let release!: () => void
+    const hold = new Promise<void>((resolve) => (release = resolve))
+    anthropic.script(reply.text('First answer.'), reply.text('Second answer, streaming.', { hold }))
+    await cairn.open(page)
+    const chat = new ChatPage(page)
+    await chat.send('Again?')
+    await expect(chat.lastReply()).toContainText('First answer.')
+    await expect(chat.composer).toBeEnabled()
+    await chat.send('Again?')
+    // While the second reply streams, the first turn stays whole and the new one is separate.
+    await expect(chat.stopButton).toBeVisible()
+    await expect(chat.userMessages()).toHaveCount(2)
+    await expect(chat.replies().first()).toContainText('First answer.')
+    release()
+    await expect(chat.lastReply()).toContainText('Second answer, streaming.')
+    await expect(chat.userMessages()).toHaveCount(2)
+    await expect(chat.replies()).toHaveCount(2)
   })
 
   test('a memory command that fails shows its error on its card', async ({
@@ -315,20 +341,23 @@ test('keyboard shortcuts switch panes and open settings', async ({ page, cairn }
   await expect(chat.composer).toBeFocused()
 })
 
-test('a recovery reported by the core shows a notice that can be dismissed', async ({
+test('an edit made outside Cairn while it runs is saved, told, and one click from History', async ({
   page,
   cairn,
 }) => {
   await cairn.open(page)
   const chat = new ChatPage(page)
   await expect(chat.composer).toBeFocused()
-  cairn.core.events.emit('app:recovery', {
-    kind: 'uncommitted-changes',
-    message: 'Memory files changed outside Cairn were saved as a recovery version.',
-    commitOid: null,
-  })
-  const notice = chat.pane.getByRole('status', { name: 'Unsaved memory changes recovered' })
-  await expect(notice).toContainText('saved as a recovery version')
+  // Another editor writes into the memory folder: the core's watcher commits it and tells.
+  await writeFile(path.join(cairn.dataDir, 'memories', 'from-editor.md'), 'typed elsewhere\n')
+  const notice = chat.pane.getByRole('status', { name: 'Edits made outside Cairn saved' })
+  await expect(notice).toContainText(
+    'from-editor.md was edited outside Cairn and saved to the history as its own change.',
+  )
+  await notice.getByRole('button', { name: 'View in History' }).click()
+  const history = new HistoryPage(page)
+  await expect(history.detail).toContainText('Changes made outside Cairn')
+  await expect(history.fileDiff('from-editor.md')).toContainText('typed elsewhere')
   await notice.getByRole('button', { name: 'Dismiss' }).click()
   await expect(notice).toBeHidden()
 })

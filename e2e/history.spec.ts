@@ -305,7 +305,7 @@ test('a failed load shows an error with Retry, and a slow one shows progress', a
     ...cairn.core,
     dispatch: async (channel, payload) => {
       if (channel === 'history:log' && failLog) {
-        return { ok: false, error: { code: 'busy', message: 'The history could not be read.' } }
+        return { ok: false, error: { code: 'io-error', message: 'The history could not be read.' } }
       }
       if (channel === 'history:show') await held
       return cairn.core.dispatch(channel, payload)

@@ -1,26 +1,34 @@
+import { mkdir } from 'node:fs/promises'
 import path from 'node:path'
+import type { Settings } from '../shared/types'
+import { availableModels, chatHandlers, createChatService, type AnthropicFetch } from './agent'
+import { appHandlers, noHost, type HostActions } from './app'
+import { conversationHandlers, createConversationStore } from './conversations'
 import { createDispatcher, type Dispatch, type Handlers } from './dispatcher'
-import { CairnError } from './errors'
-import { createEventBus, type EventBus } from './events'
-import { openVersionedMemory } from './history'
-import { createHistoryHandlers } from './history/handlers'
-import { createAgentDomain } from './agent/handlers'
-import type { AnthropicFetch } from './agent/client'
-import type { SecretStore } from './settings'
+import { historyHandlers, openVersionedMemory, type VersionedMemory } from './history'
+import { createEventBus, type EventBus } from './lib/events'
+import { consoleLogger, type Logger } from './lib/logger'
+import { createRunnableMemoryTool } from './memory'
+import { memoryBrowserHandlers } from './memory-browser'
+import {
+  createMemorySecretStore,
+  createSettingsService,
+  settingsHandlers,
+  type SecretStore,
+} from './settings'
 
-/** What only the desktop shell can do; the e2e harness passes a recorder instead. */
-export interface HostActions {
-  openPath(folder: string): Promise<void>
-  openExternal(url: string): Promise<void>
-}
+export type { HostActions } from './app'
 
 export interface CoreOptions {
   /** Everything Cairn stores lives under this folder (Electron's userData in the app). */
   readonly dataDir: string
   readonly appVersion?: string
   readonly host?: HostActions
-  /** Called for errors that were not meant for people (they reach the UI as `internal`). */
-  readonly onUnexpectedError?: (channel: string, error: unknown) => void
+  /**
+   * Where every service reports what failed with no caller to tell (a watcher commit, a
+   * listener, an error not meant for people). Default: the console.
+   */
+  readonly logger?: Logger
   /** Keeps the API key: the app passes a file store over Electron's safeStorage; default in memory. */
   readonly secretStore?: SecretStore
   /** Source of `ANTHROPIC_API_KEY` / `ANTHROPIC_BASE_URL` (default `process.env`). */
@@ -39,66 +47,99 @@ export interface Core {
   close(): Promise<void>
 }
 
-const noHost: HostActions = {
-  async openPath() {
-    throw new CairnError('unsupported', 'Opening folders is only available in the desktop app.')
-  },
-  async openExternal() {
-    throw new CairnError('unsupported', 'Opening links is only available in the desktop app.')
-  },
-}
-
-/** The composition root: tests, benchmarks, the e2e harness and the app all start here. */
+/**
+ * The composition root: tests, benchmarks, the e2e harness and the app all start here. Every
+ * service is built here and nowhere else; each domain contributes the handlers of its own
+ * channels, and the dispatcher refuses to start without one for every channel.
+ */
 export async function createCore(options: CoreOptions): Promise<Core> {
   const dataDir = path.resolve(options.dataDir)
+  await mkdir(dataDir, { recursive: true, mode: 0o700 })
+  const logger = options.logger ?? consoleLogger
   const events = createEventBus()
-  const host = options.host ?? noHost
-  const memory = await openVersionedMemory({ dataDir })
-  memory.onCommit((commit) => events.emit('history:commit', commit))
-  memory.onNotice((notice) => events.emit('memory:notice', notice))
-  let agent: Awaited<ReturnType<typeof createAgentDomain>>
+
+  // Refused with a `locked` CairnError when another Cairn has this data folder open.
+  const memory = await openVersionedMemory({ dataDir, logger })
   try {
-    agent = await createAgentDomain({
-      dataDir,
-      memory,
-      events,
-      secretStore: options.secretStore,
-      env: options.env ?? process.env,
-      fetch: options.fetch,
-      maxRetries: options.anthropicMaxRetries,
-    })
+    return await assemble(options, dataDir, logger, events, memory)
   } catch (error) {
     // The data folder's lock is released, so a retry (or another window) can open it.
     await memory.close()
     throw error
   }
+}
+
+async function assemble(
+  options: CoreOptions,
+  dataDir: string,
+  logger: Logger,
+  events: EventBus,
+  memory: VersionedMemory,
+): Promise<Core> {
+  memory.onCommit((commit) => events.emit('history:commit', commit))
+  memory.onRecovery((report) => events.emit('app:recovery', report))
+  memory.onNotice((notice) => events.emit('memory:notice', notice))
+
+  const settings = createSettingsService({
+    dataDir,
+    secretStore: options.secretStore ?? createMemorySecretStore(),
+    env: options.env ?? process.env,
+    logger,
+  })
+  // Settings' memory policies reach the memory at start-up and after every change.
+  const applyPolicy = ({ createExisting, secretScanning }: Settings): void =>
+    memory.setPolicy({ createExisting, secretScanning })
+  applyPolicy(await settings.get())
+
+  const conversations = createConversationStore({ dataDir, logger })
+  const chat = createChatService({
+    conversations,
+    settings,
+    memory,
+    createMemoryTool: createRunnableMemoryTool,
+    emit: (event) => events.emit('agent:event', event),
+    onConversationChanged: (id) => events.emit('conversations:changed', { id, deleted: false }),
+    maxRetries: options.anthropicMaxRetries,
+    fetch: options.fetch,
+    logger,
+  })
 
   const handlers: Handlers = {
-    'app:info': () => ({
-      name: 'Cairn',
-      version: options.appVersion ?? '0.0.0',
-      dataDir,
-      recovery: memory.recovery,
+    ...appHandlers({
+      info: {
+        name: 'Cairn',
+        version: options.appVersion ?? '0.0.0',
+        dataDir,
+        recovery: memory.recovery,
+      },
+      host: options.host ?? noHost,
     }),
-    'app:openDataFolder': async () => {
-      await host.openPath(dataDir)
-      return null
-    },
-    'app:openExternal': async ({ url }) => {
-      await host.openExternal(url)
-      return null
-    },
-    ...createHistoryHandlers(memory),
-    ...agent.handlers,
+    ...memoryBrowserHandlers(memory),
+    ...historyHandlers(memory),
+    ...chatHandlers(chat),
+    ...conversationHandlers({
+      store: conversations,
+      events,
+      beforeDelete: async (id) => {
+        chat.stop(id)
+        await chat.settled(id)
+      },
+    }),
+    ...settingsHandlers({
+      settings,
+      events,
+      onChange: applyPolicy,
+      models: () => availableModels(settings, { fetch: options.fetch }),
+    }),
   }
 
-  const dispatch = createDispatcher(handlers, { onUnexpectedError: options.onUnexpectedError })
+  const dispatch = createDispatcher(handlers, { logger })
   return {
     dataDir,
     dispatch,
     events,
     async close() {
-      await agent.close()
+      await chat.close()
       await memory.close()
     },
   }

@@ -4,7 +4,8 @@ import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createCore, type Core } from './core'
 import { createDispatcher, type Handlers } from './dispatcher'
-import { CairnError } from './errors'
+import { CairnError } from './lib/errors'
+import { createRecordingLogger } from './lib/logger'
 
 let core: Core | undefined
 let dir: string | undefined
@@ -62,28 +63,30 @@ describe('dispatcher', () => {
 
   it('rejects a chat message with no visible text, storing no conversation', async () => {
     const { dispatch } = await openCore()
-    const blank = await dispatch('chat:send', { conversationId: null, text: ' \n\t ' })
+    const blank = await dispatch('chat:send', {
+      conversationId: null,
+      clientId: 'client-1',
+      text: ' \n\t ',
+    })
     expect(blank).toMatchObject({ ok: false, error: { code: 'invalid-payload' } })
     if (!blank.ok) expect(blank.error.message).toMatch(/text/)
     expect(await dispatch('conversations:list', {})).toEqual({ ok: true, value: [] })
   })
 
   it('passes a CairnError through and hides anything else', async () => {
-    const seen: unknown[] = []
+    const logger = createRecordingLogger()
     const handlers = {
       'app:openDataFolder': () => {
-        throw new CairnError('nope', 'Clear message')
+        throw new CairnError('unsupported', 'Clear message')
       },
       'app:info': () => {
         throw new Error('ENOENT: /home/secret/path')
       },
     } as unknown as Handlers
-    const dispatch = createDispatcher(handlers, {
-      onUnexpectedError: (_channel, error) => seen.push(error),
-    })
+    const dispatch = createDispatcher(handlers, { logger })
     expect(await dispatch('app:openDataFolder', undefined)).toEqual({
       ok: false,
-      error: { code: 'nope', message: 'Clear message' },
+      error: { code: 'unsupported', message: 'Clear message' },
     })
     const hidden = await dispatch('app:info', undefined)
     expect(hidden).toEqual({
@@ -91,12 +94,19 @@ describe('dispatcher', () => {
       error: { code: 'internal', message: expect.stringMatching(/^Something went wrong/) },
     })
     expect(JSON.stringify(hidden)).not.toContain('/home/secret')
-    expect(seen).toEqual([new Error('ENOENT: /home/secret/path')])
+    // The cause, host path and all, goes to the log only: people never see it.
+    expect(logger.entries).toEqual([
+      { level: 'error', message: 'app:info failed', error: new Error('ENOENT: /home/secret/path') },
+    ])
   })
 
   it('refuses a chat message too long to send, before anything is stored', async () => {
     const { dispatch } = await openCore()
-    const result = await dispatch('chat:send', { conversationId: null, text: 'x'.repeat(200_001) })
+    const result = await dispatch('chat:send', {
+      conversationId: null,
+      clientId: 'client-1',
+      text: 'x'.repeat(200_001),
+    })
     expect(result).toMatchObject({ ok: false, error: { code: 'invalid-payload' } })
     if (!result.ok) expect(result.error.message).toContain('too long')
     const list = await dispatch('conversations:list', {})

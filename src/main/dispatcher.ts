@@ -1,31 +1,21 @@
 import type { z } from 'zod'
-import {
-  requestSchemas,
-  type RequestChannel,
-  type RequestResults,
-  type ValidPayload,
-} from '../shared/contract'
+import { requestSchemas, type RequestChannel } from '../shared/contract'
 import type { ApiResult } from '../shared/types'
-import { toApiError } from './errors'
+import { toApiError, type ErrorCode } from './lib/errors'
+import type { Handlers } from './lib/handlers'
+import type { Logger } from './lib/logger'
 
-/** One handler per request channel; a missing or mistyped one is a compile error. */
-export type Handlers = {
-  readonly [C in RequestChannel]: (
-    payload: ValidPayload<C>,
-  ) => Promise<RequestResults[C]> | RequestResults[C]
-}
+export type { Handlers } from './lib/handlers'
 
 export type Dispatch = (channel: unknown, payload: unknown) => Promise<ApiResult<unknown>>
 
 /**
  * Routes a `(channel, payload)` pair to its handler after validating the payload.
  * Both the Electron IPC registration and the e2e harness call this, so they behave alike.
- * Never throws: failures become `{ ok: false, error: { code, message } }`.
+ * Never throws: failures become `{ ok: false, error: { code, message } }`; errors that were
+ * not meant for people reach the UI as `internal` and the logger in full.
  */
-export function createDispatcher(
-  handlers: Handlers,
-  options: { onUnexpectedError?: (channel: string, error: unknown) => void } = {},
-): Dispatch {
+export function createDispatcher(handlers: Handlers, options: { logger?: Logger } = {}): Dispatch {
   return async (channel, payload) => {
     if (typeof channel !== 'string' || !Object.hasOwn(requestSchemas, channel)) {
       return fail('unknown-channel', `Unknown request channel: ${describe(channel)}.`)
@@ -41,13 +31,13 @@ export function createDispatcher(
       return { ok: true, value: await handler(parsed.data) }
     } catch (error) {
       const apiError = toApiError(error)
-      if (apiError.code === 'internal') options.onUnexpectedError?.(name, error)
+      if (apiError.code === 'internal') options.logger?.error(`${name} failed`, error)
       return { ok: false, error: apiError }
     }
   }
 }
 
-function fail(code: string, message: string): ApiResult<never> {
+function fail(code: ErrorCode, message: string): ApiResult<never> {
   return { ok: false, error: { code, message } }
 }
 

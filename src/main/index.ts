@@ -3,7 +3,7 @@ import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { createCore, type Core } from './core'
 import { forwardEvents, registerIpc } from './ipc'
-import { CairnError } from './errors'
+import { CairnError } from './lib/errors'
 import { cipherFromSafeStorage, createFileSecretStore } from './settings'
 
 // The Electron shell: lifecycle and the one window. Everything else lives in the core.
@@ -145,7 +145,6 @@ async function main(): Promise<void> {
         await shell.openExternal(url)
       },
     },
-    onUnexpectedError: (channel, error) => console.error(`[cairn] ${channel} failed`, error),
   })
   registerIpc(core, isTrustedFrame)
   mainWindow = createWindow(core)

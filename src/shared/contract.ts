@@ -7,6 +7,7 @@
  * preload builds `window.api` from `requestChannels`. `EventMap` lists what main pushes.
  */
 import { z } from 'zod'
+import { CREATE_EXISTING_POLICIES, THEME_SETTINGS } from './types'
 import type {
   AgentEvent,
   ApiResult,
@@ -41,9 +42,9 @@ export const settingFields = {
   model: z.string().min(1).max(200),
   maxTokens: z.int().min(1).max(128000),
   customInstructions: z.string().max(20000),
-  createExisting: z.enum(['overwrite', 'error']),
+  createExisting: z.enum(CREATE_EXISTING_POLICIES),
   secretScanning: z.boolean(),
-  theme: z.enum(['system', 'light', 'dark']),
+  theme: z.enum(THEME_SETTINGS),
 }
 
 export const requestSchemas = {
@@ -84,6 +85,8 @@ export const requestSchemas = {
 
   'chat:send': z.strictObject({
     conversationId: id.nullable(),
+    /** Chosen by the sender; the turn's `turn-started` event carries it back. */
+    clientId: id,
     // The API refuses a text block without visible text; stored, it would break the chat.
     text: z
       .string()

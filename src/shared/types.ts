@@ -2,10 +2,11 @@
  * Data types shared by main and renderer. Plain, serializable, readonly.
  * Imports nothing from node, electron or the DOM.
  */
+import type { ErrorCode } from './errors'
 
 /** An error as it crosses the process boundary: a stable code and a message for people. */
 export interface ApiErrorData {
-  readonly code: string
+  readonly code: ErrorCode
   readonly message: string
 }
 
@@ -22,15 +23,20 @@ export interface AppInfo {
   readonly recovery: RecoveryReport | null
 }
 
-/** What the versioned memory repaired when it opened (see history/recovery). */
+/**
+ * What the versioned memory repaired: at start-up (`app:info`), or later (`app:recovery`):
+ * changes no commit held yet, a history that had to be started again, or edits made to the
+ * memory folder outside Cairn, saved as their own commit.
+ */
 export interface RecoveryReport {
   /**
-   * `uncommitted-changes`: changes made while Cairn was not running were saved as a commit;
+   * `uncommitted-changes`: changes no commit held yet were saved as a recovery commit;
+   * `outside-changes`: edits made outside Cairn were saved as their own commit;
    * `history-repaired`: damage to the history was repaired in place (a lost newest-version
    * pointer found again, damaged stored copies rewritten from the files), history kept;
    * `history-rebuilt`: no usable history was found (or it was set aside) and a new one began.
    */
-  readonly kind: 'uncommitted-changes' | 'history-repaired' | 'history-rebuilt'
+  readonly kind: 'uncommitted-changes' | 'outside-changes' | 'history-repaired' | 'history-rebuilt'
   /** A sentence for people, without host paths. */
   readonly message: string
   readonly commitOid: string | null
@@ -199,6 +205,8 @@ export interface StoredMessage {
   readonly stopReason?: string | null
   readonly usage?: TokenUsage | null
   readonly createdAt: number
+  /** For a prompt the person typed: the turn it started (absent in older conversations). */
+  readonly turnId?: string
 }
 
 export interface ConversationSummary {
@@ -223,7 +231,12 @@ export interface ConversationSearchHit {
 
 /** Events of one running turn, enough to rebuild the transcript live. */
 export type AgentEvent = { readonly conversationId: string; readonly turnId: string } & (
-  | { readonly type: 'turn-started'; readonly userText: string }
+  | {
+      readonly type: 'turn-started'
+      readonly userText: string
+      /** The id the sender gave `chat:send`: how it recognizes its own turn. */
+      readonly clientId: string
+    }
   | { readonly type: 'text-delta'; readonly text: string }
   | {
       readonly type: 'tool-call'
@@ -244,13 +257,16 @@ export type AgentEvent = { readonly conversationId: string; readonly turnId: str
       readonly usage: TokenUsage
     }
   | { readonly type: 'turn-finished'; readonly stopped: boolean }
-  | { readonly type: 'error'; readonly code: string; readonly message: string }
+  | { readonly type: 'error'; readonly code: ErrorCode; readonly message: string }
 )
 
 // ---------------------------------------------------------------- settings
 
-export type CreateExistingPolicy = 'overwrite' | 'error'
-export type ThemeSetting = 'system' | 'light' | 'dark'
+/** What creating a file that exists does: replace it (history keeps the old one) or refuse. */
+export const CREATE_EXISTING_POLICIES = ['overwrite', 'error'] as const
+export type CreateExistingPolicy = (typeof CREATE_EXISTING_POLICIES)[number]
+export const THEME_SETTINGS = ['system', 'light', 'dark'] as const
+export type ThemeSetting = (typeof THEME_SETTINGS)[number]
 
 export interface Settings {
   readonly model: string

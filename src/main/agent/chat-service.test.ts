@@ -10,8 +10,9 @@ import {
 } from '../../../test/fixtures/fake-anthropic'
 import type { AgentEvent, CommitSummary } from '../../shared/types'
 import { createConversationStore, type ConversationStore } from '../conversations'
-import type { ExecuteOutcome, Origin } from '../history/types'
-import { createRunnableMemoryTool } from '../memory/sdk-adapter'
+import type { ExecuteOutcome, Origin } from '../history'
+import { createRecordingLogger, type RecordingLogger } from '../lib/logger'
+import { createRunnableMemoryTool } from '../memory'
 import { createMemorySecretStore, createSettingsService } from '../settings'
 import { createChatService, type ChatService } from './chat-service'
 import { NOT_RUN_STOPPED } from './messages'
@@ -20,7 +21,7 @@ import { BASE_SYSTEM_PROMPT } from './system-prompt'
 /** A stand-in for the versioned memory: a map of files, a commit per create. */
 function fakeMemory() {
   const files = new Map<string, string>()
-  const calls: Array<{ input: unknown; origin: Origin | undefined }> = []
+  const calls: Array<{ input: unknown; origin: Origin }> = []
   let gate: Promise<unknown> = Promise.resolve()
   let commits = 0
   let called!: () => void
@@ -32,7 +33,7 @@ function fakeMemory() {
     block(until: Promise<unknown>) {
       gate = until
     },
-    async execute(input: unknown, origin?: Origin): Promise<ExecuteOutcome> {
+    async execute(input: unknown, origin: Origin): Promise<ExecuteOutcome> {
       calls.push({ input, origin })
       called()
       await gate
@@ -42,6 +43,7 @@ function fakeMemory() {
           content: `Directory ${p}: ${[...files.keys()].join(', ')}`,
           isError: false,
           mutation: null,
+          errorCode: null,
           commit: null,
         }
       }
@@ -56,8 +58,8 @@ function fakeMemory() {
           command: 'create',
           subject: `create ${p}`,
           paths: [p],
-          conversationId: origin?.actor === 'claude' ? origin.conversationId : null,
-          toolUseId: origin?.actor === 'claude' ? origin.toolUseId : null,
+          conversationId: origin.actor === 'claude' ? origin.conversationId : null,
+          toolUseId: origin.actor === 'claude' ? origin.toolUseId : null,
           overwrite: false,
           restoredFrom: null,
         }
@@ -65,6 +67,7 @@ function fakeMemory() {
           content: `File created successfully at: ${p}`,
           isError: false,
           mutation: { command: 'create', paths: [p], overwrite: false },
+          errorCode: null,
           commit,
         }
       }
@@ -72,6 +75,7 @@ function fakeMemory() {
         content: `Error: The path ${p} does not exist.`,
         isError: true,
         mutation: null,
+        errorCode: 'not-found',
         commit: null,
       }
     },
@@ -86,6 +90,7 @@ let events: AgentEvent[]
 let chat: ChatService
 let env: Record<string, string | undefined>
 let onEvent: (event: AgentEvent) => void
+let logger: RecordingLogger
 
 function build(): ChatService {
   const settings = createSettingsService({ dataDir, secretStore: createMemorySecretStore(), env })
@@ -100,6 +105,7 @@ function build(): ChatService {
     },
     onConversationChanged: () => {},
     maxRetries: 0,
+    logger,
   })
 }
 
@@ -111,6 +117,7 @@ beforeEach(async () => {
   events = []
   env = { ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: fake.url }
   onEvent = () => {}
+  logger = createRecordingLogger()
   chat = build()
 })
 
@@ -121,11 +128,14 @@ afterEach(async () => {
 })
 
 async function turn(conversationId: string | null, text: string) {
-  const started = await chat.send(conversationId, text)
+  const started = await chat.send(conversationId, text, nextClientId())
   await chat.settled(started.conversationId)
   const turnEvents = events.filter((e) => e.turnId === started.turnId)
   return { ...started, events: turnEvents, types: turnEvents.map((e) => e.type) }
 }
+
+let clientIds = 0
+const nextClientId = () => `client-${++clientIds}`
 
 const lastError = (list: ReadonlyArray<AgentEvent>) => list.find((e) => e.type === 'error')
 
@@ -143,6 +153,22 @@ describe('chat turns', () => {
     expect(stored.title).toBe('Hi there')
     expect(stored.messages.map((m) => m.role)).toEqual(['user', 'assistant'])
     expect(stored.messages[1]).toMatchObject({ stopReason: 'end_turn', usage: { inputTokens: 10 } })
+  })
+
+  it('names each turn by the sender’s client id, and stores the prompt with its turn', async () => {
+    fake.script(reply.text('Once.'), reply.text('Twice.'))
+    const first = await chat.send(null, 'Same words', 'client-a')
+    await chat.settled(first.conversationId)
+    const second = await chat.send(first.conversationId, 'Same words', 'client-b')
+    await chat.settled(second.conversationId)
+    const starts = events.filter((e) => e.type === 'turn-started')
+    expect(starts).toEqual([
+      expect.objectContaining({ turnId: first.turnId, clientId: 'client-a' }),
+      expect.objectContaining({ turnId: second.turnId, clientId: 'client-b' }),
+    ])
+    const stored = await conversations.get(first.conversationId)
+    const prompts = stored.messages.filter((m) => m.role === 'user')
+    expect(prompts.map((m) => m.turnId)).toEqual([first.turnId, second.turnId])
   })
 
   it('sends the memory tool, the system prompt with caching, context editing and the whole history', async () => {
@@ -256,8 +282,10 @@ describe('chat turns', () => {
   it('refuses a second send while a turn runs in the same conversation', async () => {
     let release!: () => void
     fake.script(reply.text('slow reply here', { hold: new Promise<void>((r) => (release = r)) }))
-    const { conversationId } = await chat.send(null, 'one')
-    await expect(chat.send(conversationId, 'two')).rejects.toMatchObject({ code: 'turn-running' })
+    const { conversationId } = await chat.send(null, 'one', nextClientId())
+    await expect(chat.send(conversationId, 'two', nextClientId())).rejects.toMatchObject({
+      code: 'turn-running',
+    })
     release()
     await chat.settled(conversationId)
   })
@@ -273,7 +301,7 @@ describe('stop', () => {
         if (event.type === 'text-delta') resolve()
       }
     })
-    const { conversationId, turnId } = await chat.send(null, 'Tell me a story')
+    const { conversationId, turnId } = await chat.send(null, 'Tell me a story', nextClientId())
     await streaming
     chat.stop(conversationId)
     await chat.settled(conversationId)
@@ -304,7 +332,7 @@ describe('stop', () => {
         input: { command: 'create', path: '/memories/a.md', file_text: 'A' },
       }),
     )
-    const { conversationId, turnId } = await chat.send(null, 'save A')
+    const { conversationId, turnId } = await chat.send(null, 'save A', nextClientId())
     await memory.firstCall
     expect(memory.calls).toHaveLength(1)
     chat.stop(conversationId)
@@ -346,7 +374,7 @@ describe('stop', () => {
     onEvent = (event) => {
       if (event.type === 'message-finished') chat.stop(event.conversationId)
     }
-    const { conversationId } = await chat.send(null, 'look')
+    const { conversationId } = await chat.send(null, 'look', nextClientId())
     await chat.settled(conversationId)
     expect(memory.calls).toHaveLength(0)
     expect(memory.files.size).toBe(0)
@@ -428,6 +456,10 @@ describe('errors', () => {
       const result = await turn(null, 'look')
       expect(lastError(result.events)).toMatchObject({ code: 'internal' })
       expect(result.types.at(-1)).toBe('turn-finished')
+      // People get the vague `internal`; the cause goes to the log.
+      expect(logger.entries).toEqual([
+        expect.objectContaining({ level: 'error', message: 'A chat turn failed' }),
+      ])
       await new Promise((resolve) => setImmediate(resolve))
       expect(unhandled).toEqual([])
     } finally {

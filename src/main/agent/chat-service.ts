@@ -3,18 +3,20 @@
  * keep the stored conversation in step with what happened. One turn per conversation at a time.
  */
 import { randomUUID } from 'node:crypto'
+import type { ErrorCode } from '../../shared/errors'
 import type { AgentEvent, Conversation, StoredMessage } from '../../shared/types'
-import type { ConversationStore } from '../conversations/conversation-store'
-import { CairnError } from '../errors'
-import type { VersionedMemory } from '../history/types'
-import type { SettingsService } from '../settings/settings-service'
+import type { ConversationStore } from '../conversations'
+import type { VersionedMemory } from '../history'
+import { CairnError } from '../lib/errors'
+import { consoleLogger, type Logger } from '../lib/logger'
+import type { SettingsService } from '../settings'
 import { clientFor, type AnthropicFetch } from './client'
 import { runTurn, type MemoryToolFactory, type TurnEvent } from './run-turn'
 import { classifyTurnError, noApiKeyError } from './turn-errors'
 
 export interface ChatServiceOptions {
   readonly conversations: ConversationStore
-  readonly settings: SettingsService
+  readonly settings: Pick<SettingsService, 'get' | 'credentials'>
   readonly memory: Pick<VersionedMemory, 'execute'>
   readonly createMemoryTool: MemoryToolFactory
   /** Receives every agent event (core forwards them as `agent:event`). */
@@ -24,13 +26,20 @@ export interface ChatServiceOptions {
   readonly maxRetries?: number
   readonly fetch?: AnthropicFetch
   readonly now?: () => number
+  /** Where failures nobody waits for are reported (default: the console). */
+  readonly logger?: Logger
 }
 
 export interface ChatService {
-  /** Stores the user's message and starts the turn; resolves before the reply streams. */
+  /**
+   * Stores the user's message and starts the turn; resolves before the reply streams.
+   * `clientId`, chosen by the sender, comes back in the turn's `turn-started` event, so the
+   * sender knows its own turn (even before this call resolves).
+   */
   send(
     conversationId: string | null,
     text: string,
+    clientId: string,
   ): Promise<{ readonly conversationId: string; readonly turnId: string }>
   /** Stops the running turn of a conversation (no-op when none runs). */
   stop(conversationId: string): void
@@ -50,6 +59,7 @@ interface RunningTurn {
 /** Builds the chat service over its collaborators (all injected, no Electron). */
 export function createChatService(options: ChatServiceOptions): ChatService {
   const now = options.now ?? Date.now
+  const logger = options.logger ?? consoleLogger
   const running = new Map<string, RunningTurn>()
 
   const append = async (
@@ -74,7 +84,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
   ): Promise<void> => {
     const emit = (event: TurnEvent): void =>
       options.emit({ ...event, conversationId: conversation.id, turnId } as AgentEvent)
-    let outcome: { stopped: boolean; error: { code: string; message: string } | null }
+    let outcome: { stopped: boolean; error: { code: ErrorCode; message: string } | null }
     try {
       const [settings, credentials] = await Promise.all([
         options.settings.get(),
@@ -100,10 +110,12 @@ export function createChatService(options: ChatServiceOptions): ChatService {
             await append(conversation.id, messages, commits)
           },
           now,
+          logger,
         })
       }
     } catch (error) {
       // Storing failed (disk full, conversation deleted meanwhile): report, never crash the core.
+      if (!(error instanceof CairnError)) logger.error('A chat turn failed', error)
       outcome = {
         stopped: controller.signal.aborted,
         error:
@@ -120,7 +132,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
   }
 
   return {
-    async send(conversationId, text) {
+    async send(conversationId, text, clientId) {
       if (conversationId !== null && running.has(conversationId)) {
         throw turnRunning()
       }
@@ -139,9 +151,15 @@ export function createChatService(options: ChatServiceOptions): ChatService {
       running.set(base.id, { turnId, controller, done })
       try {
         const conversation = await append(base.id, [
-          { role: 'user', content: [{ type: 'text', text }], createdAt: now() },
+          { role: 'user', content: [{ type: 'text', text }], createdAt: now(), turnId },
         ])
-        options.emit({ type: 'turn-started', conversationId: base.id, turnId, userText: text })
+        options.emit({
+          type: 'turn-started',
+          conversationId: base.id,
+          turnId,
+          clientId,
+          userText: text,
+        })
         const release = () => {
           if (running.get(base.id)?.turnId === turnId) running.delete(base.id)
           finish()

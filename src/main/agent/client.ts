@@ -1,6 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk'
 import type { ModelInfo } from '../../shared/types'
-import type { ApiCredentials } from '../settings/settings-service'
+import type { ApiCredentials, SettingsService } from '../settings'
 
 export const DEFAULT_BASE_URL = 'https://api.anthropic.com'
 
@@ -42,6 +42,21 @@ export function clientFor(
   })
 }
 
+/** How many models one `models.list` call asks for (far more than the API has). */
+const MODELS_PAGE_SIZE = 100
+
+/**
+ * The models the settings' key can use (`settings:models`), the current model first when the
+ * API does not list it. One request, no retries: the picker must not hang.
+ */
+export async function availableModels(
+  settings: Pick<SettingsService, 'get' | 'credentials'>,
+  options: Pick<ClientConfig, 'fetch'> = {},
+): Promise<ReadonlyArray<ModelInfo>> {
+  const [current, credentials] = await Promise.all([settings.get(), settings.credentials()])
+  return listModels(clientFor(credentials, { maxRetries: 0, fetch: options.fetch }), current.model)
+}
+
 /** Shown when no key is set or the models list cannot be fetched. */
 export const FALLBACK_MODELS: ReadonlyArray<ModelInfo> = [
   { id: 'claude-sonnet-4-6', displayName: 'Claude Sonnet 4.6' },
@@ -61,11 +76,12 @@ export async function listModels(
   let models: ReadonlyArray<ModelInfo> = FALLBACK_MODELS
   if (client) {
     try {
-      const page = await client.models.list({ limit: 100 })
+      const page = await client.models.list({ limit: MODELS_PAGE_SIZE })
       const listed = page.data.map((m) => ({ id: m.id, displayName: m.display_name || m.id }))
       if (listed.length > 0) models = listed
     } catch {
-      // Offline or a bad key: the chat reports that clearly; the picker keeps working.
+      // Offline or a bad key: the chat reports that clearly (a turn fails with its reason);
+      // the picker keeps working with the fallback list.
     }
   }
   return models.some((m) => m.id === current)

@@ -8,7 +8,7 @@ import type {
   BetaUsage,
 } from '@anthropic-ai/sdk/resources/beta'
 import type { StoredBlock, StoredMessage, TokenUsage } from '../../shared/types'
-import type { MemoryResult } from '../memory/types'
+import type { MemoryResult } from '../memory'
 
 /** A user or assistant message as the API takes it, with block content. */
 export interface ApiMessage {

@@ -7,8 +7,9 @@ import type Anthropic from '@anthropic-ai/sdk'
 import type { BetaRunnableTool } from '@anthropic-ai/sdk/lib/tools/BetaRunnableTool'
 import type { BetaMemoryTool20250818Command } from '@anthropic-ai/sdk/resources/beta'
 import type { AgentEvent, Settings, StoredBlock, StoredMessage } from '../../shared/types'
-import type { ExecuteOutcome, Origin } from '../history/types'
-import type { MemoryResult } from '../memory/types'
+import type { VersionedMemory } from '../history'
+import type { Logger } from '../lib/logger'
+import type { MemoryExecutor, MemoryResult } from '../memory'
 import {
   NOT_RUN_CUT_OFF,
   NOT_RUN_STOPPED,
@@ -22,12 +23,9 @@ import {
 import { buildSystemPrompt } from './system-prompt'
 import { classifyTurnError, maxTokensError, type TurnError } from './turn-errors'
 
-/** Runs one memory command for the SDK adapter; `toolUseId` links the commit to the call. */
-export type MemoryExecute = (input: unknown, toolUseId: string | null) => Promise<MemoryResult>
-
-/** Wraps an execute function as the SDK's runnable memory tool (`src/main/memory/sdk-adapter`). */
+/** Wraps an executor as the SDK's runnable memory tool (the memory domain's `createRunnableMemoryTool`). */
 export type MemoryToolFactory = (
-  execute: MemoryExecute,
+  execute: MemoryExecutor,
 ) => BetaRunnableTool<BetaMemoryTool20250818Command>
 
 /** An agent event without the ids the caller adds. */
@@ -60,7 +58,7 @@ export const CONTEXT_EDITS = {
 
 export interface TurnOptions {
   readonly client: Anthropic
-  readonly memory: { execute(input: unknown, origin?: Origin): Promise<ExecuteOutcome> }
+  readonly memory: Pick<VersionedMemory, 'execute'>
   readonly createMemoryTool: MemoryToolFactory
   readonly conversationId: string
   /** The stored history, ending with the user's new message. */
@@ -74,6 +72,8 @@ export interface TurnOptions {
     toolCommits: Readonly<Record<string, string>>,
   ) => Promise<void>
   readonly now?: () => number
+  /** Where a memory command that failed unexpectedly is reported (Claude gets a plain error). */
+  readonly logger: Logger
 }
 
 export interface TurnOutcome {
@@ -106,13 +106,14 @@ export async function runTurn(options: TurnOptions): Promise<TurnOutcome> {
     return flushing
   }
 
-  const execute: MemoryExecute = async (input, toolUseId) => {
+  const execute: MemoryExecutor = async (input, toolUseId) => {
     const id = toolUseId ?? 'unknown'
     emit({ type: 'tool-call', toolUseId: id, command: commandOf(input), input })
-    let result: { content: string; isError: boolean; commitOid: string | null }
+    let result: MemoryResult
+    let commitOid: string | null = null
     if (signal.aborted) {
       // Stopped after the reply asked for this command: it does not run.
-      result = { content: NOT_RUN_STOPPED, isError: true, commitOid: null }
+      result = { content: NOT_RUN_STOPPED, isError: true }
     } else {
       try {
         const outcome = await options.memory.execute(input, {
@@ -120,23 +121,20 @@ export async function runTurn(options: TurnOptions): Promise<TurnOutcome> {
           conversationId: options.conversationId,
           toolUseId: id,
         })
-        result = {
-          content: resultText(outcome.content),
-          isError: outcome.isError,
-          commitOid: outcome.commit?.oid ?? null,
-        }
-      } catch {
-        result = {
-          content: 'Error: the memory command could not be completed.',
-          isError: true,
-          commitOid: null,
-        }
+        result = { content: outcome.content, isError: outcome.isError }
+        commitOid = outcome.commit?.oid ?? null
+      } catch (error) {
+        options.logger.error('A memory command failed unexpectedly', error)
+        result = { content: 'Error: the memory command could not be completed.', isError: true }
       }
     }
-    results.set(id, { content: result.content, isError: result.isError })
-    if (result.commitOid) commits[id] = result.commitOid
-    emit({ type: 'tool-result', toolUseId: id, ...result })
-    return { content: result.content, isError: result.isError }
+    // Stored and shown as text (an image becomes a placeholder); Claude gets the blocks
+    // themselves, so a viewed image reaches the model.
+    const text = resultText(result.content)
+    results.set(id, { content: text, isError: result.isError })
+    if (commitOid) commits[id] = commitOid
+    emit({ type: 'tool-result', toolUseId: id, content: text, isError: result.isError, commitOid })
+    return result
   }
 
   try {

@@ -8,26 +8,11 @@ import {
   APIError,
   AnthropicError,
 } from '@anthropic-ai/sdk'
-
-export type TurnErrorCode =
-  | 'no-api-key'
-  | 'invalid-api-key'
-  | 'permission-denied'
-  | 'rate-limited'
-  | 'overloaded'
-  | 'network'
-  | 'timeout'
-  | 'request-too-large'
-  | 'model-not-found'
-  | 'bad-request'
-  | 'api-error'
-  | 'max-tokens'
-  | 'stream-interrupted'
-  | 'too-many-steps'
-  | 'internal'
+import type { TurnErrorCode } from '../../shared/errors'
 
 export interface TurnError {
-  readonly code: TurnErrorCode
+  /** Why the turn ended badly; `internal` when it is not one of the known reasons. */
+  readonly code: TurnErrorCode | 'internal'
   readonly message: string
 }
 

@@ -3,7 +3,7 @@
  * the fake Messages API, the real versioned memory (git) and the real conversation store.
  */
 import { execFileSync } from 'node:child_process'
-import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -64,9 +64,16 @@ async function call<C extends RequestChannel>(
   return result.value as RequestResults[C]
 }
 
+let clientIds = 0
+
+/** Sends a message through `chat:send`, with a fresh client id. */
+function send(conversationId: string | null, text: string) {
+  return call('chat:send', { conversationId, text, clientId: `client-${++clientIds}` })
+}
+
 /** Sends a message and waits for its turn to finish (events come from the core's bus). */
 async function chat(conversationId: string | null, text: string) {
-  const { conversationId: id, turnId } = await call('chat:send', { conversationId, text })
+  const { conversationId: id, turnId } = await send(conversationId, text)
   await turnDone(turnId)
   return { id, events: events.filter((e) => e.turnId === turnId) }
 }
@@ -217,6 +224,62 @@ describe('memory across two sessions', () => {
   })
 })
 
+describe('images in memory', () => {
+  // A real 1×1 PNG, and bytes that start like a JPEG (the handler checks the signature).
+  const png = Buffer.from(
+    'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==',
+    'base64',
+  )
+  const jpeg = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49, 0x46, 0xff, 0xd9])
+
+  it('hands Claude the image blocks of a viewed picture and stores only a placeholder', async () => {
+    await mkdir(path.join(dataDir, 'memories', 'pics'), { recursive: true })
+    await writeFile(path.join(dataDir, 'memories', 'pics', 'dot.png'), png)
+    await writeFile(path.join(dataDir, 'memories', 'pics', 'photo.jpg'), jpeg)
+    fake.script(
+      reply.toolUse({
+        id: 'toolu_png',
+        input: { command: 'view', path: '/memories/pics/dot.png' },
+      }),
+      reply.toolUse({
+        id: 'toolu_jpg',
+        input: { command: 'view', path: '/memories/pics/photo.jpg' },
+      }),
+      reply.text('A red dot and a photo.'),
+    )
+    const turn = await chat(null, 'What pictures do you keep?')
+    expect(turn.events.some((e) => e.type === 'error')).toBe(false)
+
+    const requests = fake.messageRequests()
+    expect(requests).toHaveLength(3)
+    const [pngResult] = toolResults(requests[1]!)
+    expect(pngResult).toMatchObject({ tool_use_id: 'toolu_png' })
+    expect(pngResult?.is_error).toBeFalsy()
+    expect(pngResult?.content).toEqual([
+      { type: 'text', text: "Here's the image /memories/pics/dot.png:" },
+      {
+        type: 'image',
+        source: { type: 'base64', media_type: 'image/png', data: png.toString('base64') },
+      },
+    ])
+    const jpegResult = toolResults(requests[2]!).find((b) => b.tool_use_id === 'toolu_jpg')
+    expect(jpegResult?.content).toContainEqual({
+      type: 'image',
+      source: { type: 'base64', media_type: 'image/jpeg', data: jpeg.toString('base64') },
+    })
+
+    // The transcript and the conversation file keep text: no image bytes on disk twice.
+    const shown = turn.events.filter((e) => e.type === 'tool-result')
+    expect(shown.map((e) => e.type === 'tool-result' && e.content)).toEqual([
+      "Here's the image /memories/pics/dot.png:\n[image]",
+      "Here's the image /memories/pics/photo.jpg:\n[image]",
+    ])
+    const stored = await readFile(path.join(dataDir, 'conversations', `${turn.id}.json`), 'utf8')
+    expect(stored).toContain('[image]')
+    expect(stored).not.toContain(png.toString('base64'))
+  })
+})
+
 describe('restart', () => {
   it('reopens a stored conversation after a core restart and continues it with its history', async () => {
     await call('settings:update', { model: 'claude-haiku-4-5' })
@@ -280,7 +343,7 @@ describe('stop through the core', () => {
     let release!: () => void
     const hold = new Promise<void>((resolve) => (release = resolve))
     fake.script(reply.text('A long answer that is cut short by the person', { hold }))
-    const { conversationId, turnId } = await call('chat:send', { conversationId: null, text: 'Go' })
+    const { conversationId, turnId } = await send(null, 'Go')
     await agentEvent(turnId, 'text-delta')
     await call('chat:stop', { conversationId })
     await turnDone(turnId)
@@ -300,7 +363,7 @@ describe('stop through the core', () => {
 describe('turn-finished', () => {
   it('accepts the next message of the conversation from inside its listener', async () => {
     fake.script(reply.text('First.'), reply.text('Second.'))
-    const { conversationId, turnId } = await call('chat:send', { conversationId: null, text: 'A' })
+    const { conversationId, turnId } = await send(null, 'A')
     const followUp = new Promise<unknown>((resolve) => {
       const stop = core.events.on((name, data) => {
         const event = data as AgentEvent
@@ -308,7 +371,7 @@ describe('turn-finished', () => {
           return
         }
         stop()
-        resolve(core.dispatch('chat:send', { conversationId, text: 'B' }))
+        resolve(core.dispatch('chat:send', { conversationId, text: 'B', clientId: 'client-b' }))
       })
     })
     const result = (await followUp) as { ok: boolean; value: { turnId: string } }

@@ -28,6 +28,7 @@ const message = z.object({
   stopReason: z.string().nullable().optional(),
   usage: usage.nullable().optional(),
   createdAt: z.number(),
+  turnId: z.string().optional(),
 })
 
 /*

@@ -4,17 +4,21 @@ import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { Conversation, StoredMessage } from '../../shared/types'
 import { deriveTitle } from './conversation-file'
+import { createRecordingLogger, type RecordingLogger } from '../lib/logger'
 import { createConversationStore, type ConversationStore } from './conversation-store'
 
 let dataDir: string
 let clock: number
 let store: ConversationStore
+let logger: RecordingLogger
 
-const open = (): ConversationStore => createConversationStore({ dataDir, now: () => ++clock })
+const open = (): ConversationStore =>
+  createConversationStore({ dataDir, now: () => ++clock, logger })
 
 beforeEach(async () => {
   dataDir = await mkdtemp(path.join(os.tmpdir(), 'cairn-conversations-'))
   clock = 1_000
+  logger = createRecordingLogger()
   store = open()
 })
 
@@ -136,6 +140,14 @@ describe('conversation store', () => {
     await writeFile(path.join(dataDir, 'conversations', 'c_broken.json'), '{"version": 1')
     expect((await store.list()).map((hit) => hit.conversation.id)).toEqual([good.id])
     await expect(store.get('c_broken')).rejects.toMatchObject({ code: 'conversation-corrupt' })
+    // Logged once, with its cause, however often the list is read.
+    await store.list()
+    expect(logger.entries).toEqual([
+      expect.objectContaining({
+        level: 'warn',
+        message: 'Conversation c_broken is not a valid conversation file',
+      }),
+    ])
   })
 
   it('leaves no temp files behind', async () => {

@@ -2,8 +2,11 @@ import { randomUUID } from 'node:crypto'
 import { readdir, readFile, rm } from 'node:fs/promises'
 import path from 'node:path'
 import type { Conversation, ConversationSearchHit, ConversationSummary } from '../../shared/types'
-import { CairnError } from '../errors'
-import { writeJsonAtomic } from '../settings/atomic-json'
+import { writeJsonAtomic } from '../lib/atomic-json'
+import { CairnError } from '../lib/errors'
+import { isMissing } from '../lib/disk'
+import { consoleLogger, type Logger } from '../lib/logger'
+import { createSerialQueue } from '../lib/serial-queue'
 import {
   CONVERSATION_ID,
   deriveTitle,
@@ -11,7 +14,6 @@ import {
   serializeConversation,
 } from './conversation-file'
 import { matchConversation, summarize } from './search'
-import { createSerialQueue } from '../history/queue'
 
 export interface ConversationStoreOptions {
   readonly dataDir: string
@@ -19,6 +21,8 @@ export interface ConversationStoreOptions {
   readonly now?: () => number
   /** New conversation ids; injectable for tests. */
   readonly newId?: () => string
+  /** Told about conversation files that cannot be read (default: the console). */
+  readonly logger?: Logger
 }
 
 /**
@@ -42,6 +46,14 @@ export function createConversationStore(options: ConversationStoreOptions): Conv
   const dir = path.join(options.dataDir, 'conversations')
   const now = options.now ?? Date.now
   const newId = options.newId ?? (() => `c_${randomUUID().replaceAll('-', '')}`)
+  const logger = options.logger ?? consoleLogger
+  // Each unreadable file is reported once, not at every listing.
+  const reported = new Set<string>()
+  const report = (id: string, message: string, error: unknown): void => {
+    if (reported.has(id)) return
+    reported.add(id)
+    logger.warn(message, error)
+  }
   // Loaded conversations; this process is the only writer, so the cache stays true.
   const cache = new Map<string, Conversation>()
 
@@ -56,13 +68,15 @@ export function createConversationStore(options: ConversationStoreOptions): Conv
     let raw: string
     try {
       raw = await readFile(fileOf(id), 'utf8')
-    } catch {
+    } catch (error) {
+      if (!isMissing(error)) report(id, `Could not read conversation ${id}`, error)
       throw notFound()
     }
     let conversation: Conversation
     try {
       conversation = parseConversation(raw)
-    } catch {
+    } catch (error) {
+      report(id, `Conversation ${id} is not a valid conversation file`, error)
       throw new CairnError('conversation-corrupt', 'This conversation file could not be read.')
     }
     if (conversation.id !== id) throw notFound()
@@ -72,7 +86,7 @@ export function createConversationStore(options: ConversationStoreOptions): Conv
 
   const save = async (conversation: Conversation): Promise<Conversation> => {
     const stored = { ...conversation, messageCount: conversation.messages.length }
-    await writeJsonAtomic(fileOf(stored.id), serializeConversation(stored))
+    await writeJsonAtomic(fileOf(stored.id), serializeConversation(stored), logger)
     cache.set(stored.id, stored)
     return stored
   }
@@ -113,7 +127,9 @@ export function createConversationStore(options: ConversationStoreOptions): Conv
         let names: string[]
         try {
           names = await readdir(dir)
-        } catch {
+        } catch (error) {
+          // No folder yet: no conversation has been started.
+          if (!isMissing(error)) logger.warn('Could not list the conversations folder', error)
           return []
         }
         const hits: ConversationSearchHit[] = []
@@ -124,7 +140,8 @@ export function createConversationStore(options: ConversationStoreOptions): Conv
           try {
             conversation = await load(id)
           } catch {
-            continue // A corrupt file is left for the user; it must not hide the others.
+            // A corrupt file (reported by load) is left for the user; it must not hide the others.
+            continue
           }
           // No query (or a blank one) matches every conversation, without an excerpt.
           const hit = matchConversation(conversation, query ?? '')

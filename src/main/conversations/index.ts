@@ -2,3 +2,4 @@
 export { createConversationStore } from './conversation-store'
 export type { ConversationStore, ConversationStoreOptions } from './conversation-store'
 export { deriveTitle } from './conversation-file'
+export { conversationHandlers, type ConversationHandlerOptions } from './handlers'

@@ -2,10 +2,10 @@ import { execFileSync } from 'node:child_process'
 import { writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { CairnError } from '../errors'
+import { CairnError } from '../lib/errors'
 import { snapshot } from '../memory/test-support'
 import { openVersionedMemory, type VersionedMemory } from './index'
-import { gitCli, tempDataDir } from './test-helpers'
+import { gitCli, tempDataDir, CLAUDE } from './test-helpers'
 
 // Defect 8 of issue #9: tree entries named `..`, `../x`, `.git`, `.cairn-tmp-…` or holding a
 // newline were refused only by isomorphic-git's own check (surfacing as `internal`), or not
@@ -68,7 +68,7 @@ function commitTree(treeOid: string, parent: string, message: string): string {
  */
 async function craft(name: string, asFolder: boolean): Promise<string> {
   const memory = await open()
-  await memory.execute({ command: 'create', path: '/memories/a.md', file_text: 'a\n' })
+  await memory.execute({ command: 'create', path: '/memories/a.md', file_text: 'a\n' }, CLAUDE)
   await memory.close()
   const first = gitCli(dataDir, 'rev-parse', 'main').trim()
   const good = gitCli(dataDir, 'rev-parse', 'main:a.md').trim()
@@ -126,11 +126,14 @@ describe('crafted tree entries (defect 8)', () => {
       await expectDamaged(memory.revert(crafted), crafted)
       expect(await snapshot(dataDir)).toBe(before)
       // The rest of the history still works.
-      const next = await memory.execute({
-        command: 'create',
-        path: '/memories/b.md',
-        file_text: 'b',
-      })
+      const next = await memory.execute(
+        {
+          command: 'create',
+          path: '/memories/b.md',
+          file_text: 'b',
+        },
+        CLAUDE,
+      )
       expect(next.commit).not.toBeNull()
     } finally {
       await memory?.close()

@@ -4,9 +4,9 @@ import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { addTotals, size } from '../../../test/stress/stress'
-import { CairnError } from '../errors'
+import { CairnError } from '../lib/errors'
 import { openVersionedMemory, type VersionedMemory } from './index'
-import { commitCount, gitCli, headMatchesFolder } from './test-helpers'
+import { commitCount, gitCli, headMatchesFolder, CLAUDE } from './test-helpers'
 
 // The damage test (issue #9): each kind of damage to history.git, then open. The files stay
 // byte-identical; the history is kept where it can be and set aside (never destroyed) where
@@ -41,7 +41,7 @@ async function seed(variant: number): Promise<Seeded> {
   const dataDir = path.join(scratch, `data-${++seedCount}`)
   let time = 1_700_000_000_000
   const memory = await openVersionedMemory({ dataDir, watch: false, now: () => (time += 1000) })
-  const run = (input: Record<string, unknown>) => memory.execute(input)
+  const run = (input: Record<string, unknown>) => memory.execute(input, CLAUDE)
   await run({ command: 'create', path: '/memories/notes.md', file_text: 'first notes\n' })
   await run({ command: 'create', path: '/memories/dir/deep/a.md', file_text: `a ${variant}\n` })
   await run({ command: 'create', path: '/memories/old.md', file_text: 'only in the past\n' })
@@ -282,11 +282,14 @@ async function checkDamage(damage: Damage, variant: number): Promise<void> {
     }
     expect(await headMatchesFolder(s.dataDir), damage.name).toBe(true)
     const head = fs.existsSync(gitdir(s)) ? rev(s, 'main') : null
-    const next = await memory.execute({
-      command: 'create',
-      path: '/memories/after-damage.md',
-      file_text: `after ${damage.name}\n`,
-    })
+    const next = await memory.execute(
+      {
+        command: 'create',
+        path: '/memories/after-damage.md',
+        file_text: `after ${damage.name}\n`,
+      },
+      CLAUDE,
+    )
     expect(next.isError, damage.name).toBe(false)
     expect(next.commit?.parent, damage.name).toBe(head)
     await memory.close()

@@ -4,7 +4,7 @@
  * an internal error; never confused with an I/O error (see lib/disk-errors.ts).
  */
 
-import { CairnError } from '../errors'
+import { CairnError } from '../lib/errors'
 import { TEMP_FILE_PREFIX } from '../lib/folders'
 
 /** An object of the history that cannot be used; `detail` completes "…: <detail>". */

@@ -1,9 +1,17 @@
 import { chmod, rm, truncate, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { CairnError } from '../errors'
+import { CairnError } from '../lib/errors'
 import { openVersionedMemory, type VersionedMemory } from './index'
-import { commitCount, folderFiles, fsck, gitCli, headFiles, tempDataDir } from './test-helpers'
+import {
+  commitCount,
+  folderFiles,
+  fsck,
+  gitCli,
+  headFiles,
+  tempDataDir,
+  CLAUDE,
+} from './test-helpers'
 
 // Defect 2 of issue #9: a truncated, empty or missing blob was never detected or repaired;
 // `readAt` threw "SHA check failed" and writing the same content again did not repair it.
@@ -25,15 +33,24 @@ function objectFile(oid: string): string {
 
 async function seed(): Promise<{ old: string; tip: string }> {
   const memory = await open()
-  await memory.execute({ command: 'create', path: '/memories/x/f1.md', file_text: 'first\n' })
-  await memory.execute({ command: 'create', path: '/memories/x/f2.md', file_text: 'second\n' })
+  await memory.execute(
+    { command: 'create', path: '/memories/x/f1.md', file_text: 'first\n' },
+    CLAUDE,
+  )
+  await memory.execute(
+    { command: 'create', path: '/memories/x/f2.md', file_text: 'second\n' },
+    CLAUDE,
+  )
   const old = (await memory.log({ offset: 0, limit: 1 })).entries[0]!.oid
-  await memory.execute({
-    command: 'str_replace',
-    path: '/memories/x/f2.md',
-    old_str: 'second',
-    new_str: 'changed',
-  })
+  await memory.execute(
+    {
+      command: 'str_replace',
+      path: '/memories/x/f2.md',
+      old_str: 'second',
+      new_str: 'changed',
+    },
+    CLAUDE,
+  )
   const tip = (await memory.log({ offset: 0, limit: 1 })).entries[0]!.oid
   await memory.close()
   return { old, tip }
@@ -64,11 +81,14 @@ describe('damaged blobs (defect 2)', () => {
         expect(await memory.readAt('/memories/x/f1.md', tip)).toBe('first\n')
         expect(commitCount(dataDir)).toBe(3)
         fsck(dataDir)
-        const next = await memory.execute({
-          command: 'create',
-          path: '/memories/x/f3.md',
-          file_text: 'third\n',
-        })
+        const next = await memory.execute(
+          {
+            command: 'create',
+            path: '/memories/x/f3.md',
+            file_text: 'third\n',
+          },
+          CLAUDE,
+        )
         expect(next.commit?.parent).toBe(tip)
         expect(headFiles(dataDir)).toEqual(await folderFiles(dataDir))
       } finally {
@@ -85,7 +105,10 @@ describe('damaged blobs (defect 2)', () => {
     const memory = await open()
     try {
       expect(memory.recovery).toBeNull()
-      await memory.execute({ command: 'create', path: '/memories/again.md', file_text: 'second\n' })
+      await memory.execute(
+        { command: 'create', path: '/memories/again.md', file_text: 'second\n' },
+        CLAUDE,
+      )
       expect(await memory.readAt('/memories/x/f2.md', old)).toBe('second\n')
       fsck(dataDir)
     } finally {

@@ -3,11 +3,12 @@ import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { addTotals, size } from '../../../test/stress/stress'
-import { CairnError } from '../errors'
+import { CairnError } from '../lib/errors'
 import { nodeDisk, setDisk } from '../lib/disk'
 import { errnoError, hookDisk, type DiskCall } from '../lib/disk-hooks'
+import { deleteFile, renameFile, writeFile } from '../memory-browser'
 import { openVersionedMemory, type VersionedMemory } from './index'
-import { commitCount, folderFiles, fsck, headMatchesFolder } from './test-helpers'
+import { commitCount, folderFiles, fsck, headMatchesFolder, CLAUDE } from './test-helpers'
 
 // Fault injection (issue #9): the scripted scenario below runs once per file-system call it
 // makes, failing that one call with EIO, ENOSPC, EACCES or EMFILE. After each: the step
@@ -39,8 +40,11 @@ const STEPS: ReadonlyArray<Step> = [
   tool({ command: 'view', path: '/memories' }),
   tool({ command: 'view', path: '/memories/a.md' }),
   tool({ command: 'delete', path: '/memories/moved' }),
-  { name: 'user write', run: (m) => m.writeFile('/memories/user.md', 'by hand\n') },
-  { name: 'user rename', run: (m) => m.renameFile('/memories/user.md', '/memories/u2.md') },
+  { name: 'user write', run: (m) => writeFile(m.execute, '/memories/user.md', 'by hand\n') },
+  {
+    name: 'user rename',
+    run: (m) => renameFile(m.execute, '/memories/user.md', '/memories/u2.md'),
+  },
   {
     name: 'restore file',
     run: async (m) =>
@@ -51,7 +55,7 @@ const STEPS: ReadonlyArray<Step> = [
     name: 'revert',
     run: async (m) => m.revert((await m.log({ offset: 0, limit: 1 })).entries[0]!.oid),
   },
-  { name: 'user delete', run: (m) => m.deleteFile('/memories/seed.md') },
+  { name: 'user delete', run: (m) => deleteFile(m.execute, '/memories/seed.md') },
 ]
 
 let template: string
@@ -62,8 +66,11 @@ beforeAll(async () => {
   template = path.join(scratch, 'template')
   // A history to open, an outside edit for open to commit, a stray temp file to remove.
   const memory = await openVersionedMemory({ dataDir: template, watch: false, now: clock() })
-  await memory.execute({ command: 'create', path: '/memories/seed.md', file_text: 'seed\n' })
-  await memory.execute({ command: 'create', path: '/memories/old/x.md', file_text: 'x\n' })
+  await memory.execute(
+    { command: 'create', path: '/memories/seed.md', file_text: 'seed\n' },
+    CLAUDE,
+  )
+  await memory.execute({ command: 'create', path: '/memories/old/x.md', file_text: 'x\n' }, CLAUDE)
   await memory.close()
   fs.writeFileSync(path.join(template, 'memories', 'outside.md'), 'edited outside\n')
   fs.writeFileSync(path.join(template, 'memories', '.cairn-tmp-stray'), 'half')
@@ -150,7 +157,9 @@ async function runWithFault(ref: Reference, n: number, code: string): Promise<vo
       // Open failed: clearly, and having changed nothing.
       expect(step, label).toBe(0)
       expect(error, label).toBeInstanceOf(CairnError)
-      expect(['disk-full', 'disk-error']).toContain((error as CairnError).code)
+      expect(['disk-full', 'io-error', 'access-denied', 'read-only']).toContain(
+        (error as CairnError).code,
+      )
       expectClear((error as Error).message, dataDir)
       expect(await visible(dataDir), label).toBe(ref.before[0])
       expect(
@@ -194,11 +203,14 @@ async function runWithFault(ref: Reference, n: number, code: string): Promise<vo
     }
     restore()
     // The next change works, and catches up whatever the fault left owed.
-    const probe = await memory.execute({
-      command: 'create',
-      path: '/memories/probe.md',
-      file_text: `after ${label}\n`,
-    })
+    const probe = await memory.execute(
+      {
+        command: 'create',
+        path: '/memories/probe.md',
+        file_text: `after ${label}\n`,
+      },
+      CLAUDE,
+    )
     expect(probe.isError, `${label}: ${JSON.stringify(probe.content)}`).toBe(false)
     expect(probe.commit, label).not.toBeNull()
     await memory.close()

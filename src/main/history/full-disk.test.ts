@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs'
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { CairnError } from '../errors'
+import { CairnError } from '../lib/errors'
 import { openVersionedMemory } from './index'
 import {
   commitCount,
@@ -12,6 +12,7 @@ import {
   mountSmallDisk,
   simulatedSmallDisk,
   type SmallDisk,
+  CLAUDE,
 } from './test-helpers'
 import { STRESS } from '../../../test/stress/stress'
 
@@ -63,7 +64,10 @@ describe.each([
     it('fails with a clear "disk full" error, changes nothing, and opens once space is back', async () => {
       let memory = await open()
       for (let i = 1; i <= 7; i++) {
-        await memory.execute({ command: 'create', path: `/memories/n${i}.md`, file_text: `${i}\n` })
+        await memory.execute(
+          { command: 'create', path: `/memories/n${i}.md`, file_text: `${i}\n` },
+          CLAUDE,
+        )
       }
       await memory.close()
       // What a kill between the ref update and the index append leaves: the index one behind.
@@ -100,27 +104,33 @@ describe.each([
   describe('a commit pending on a full disk (defect 10)', () => {
     it('keeps reads working, says "the disk is full" in plain words, and cleans up at open', async () => {
       let memory = await open()
-      await memory.execute({ command: 'create', path: '/memories/a.md', file_text: 'a\n' })
+      await memory.execute({ command: 'create', path: '/memories/a.md', file_text: 'a\n' }, CLAUDE)
       // One block left: the memory file fits, its history objects do not.
       await disk.fill(1)
-      const written = await memory.execute({
-        command: 'create',
-        path: '/memories/b.md',
-        file_text: 'b\n',
-      })
+      const written = await memory.execute(
+        {
+          command: 'create',
+          path: '/memories/b.md',
+          file_text: 'b\n',
+        },
+        CLAUDE,
+      )
       expect(written).toMatchObject({ isError: false, commitPending: true })
 
-      const viewed = await memory.execute({ command: 'view', path: '/memories' })
+      const viewed = await memory.execute({ command: 'view', path: '/memories' }, CLAUDE)
       expect(viewed.isError).toBe(false)
       expect(String(viewed.content)).toContain('/memories/b.md')
-      const file = await memory.execute({ command: 'view', path: '/memories/a.md' })
+      const file = await memory.execute({ command: 'view', path: '/memories/a.md' }, CLAUDE)
       expect(file.isError).toBe(false)
 
-      const refused = await memory.execute({
-        command: 'create',
-        path: '/memories/c.md',
-        file_text: 'c\n',
-      })
+      const refused = await memory.execute(
+        {
+          command: 'create',
+          path: '/memories/c.md',
+          file_text: 'c\n',
+        },
+        CLAUDE,
+      )
       expect(refused.isError).toBe(true)
       expect(String(refused.content)).toMatch(/the disk is full/)
       expect(String(refused.content)).not.toMatch(/ENOSPC|tmp_obj|\/history\.git/)

@@ -5,9 +5,10 @@ import path from 'node:path'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { addTotals, size } from '../../../test/stress/stress'
-import { CairnError } from '../errors'
+import { CairnError } from '../lib/errors'
+import { memoryBrowserHandlers } from '../memory-browser'
 import { openVersionedMemory, type VersionedMemory } from './index'
-import { fsck, headFolderDifferences } from './test-helpers'
+import { fsck, headFolderDifferences, CLAUDE } from './test-helpers'
 
 // Fuzzing (issue #9): sequences of valid, malformed and hostile commands (Memory tool and
 // user API), run one by one and in concurrent bursts, with links planted into the folder by
@@ -159,6 +160,8 @@ async function runActions(actions: ReadonlyArray<Action>): Promise<number> {
   makeTree(outside)
   const clean = { sentinel: treeHash(sentinel), outside: treeHash(outside) }
   const memory: VersionedMemory = await openVersionedMemory({ dataDir, watch: false })
+  // The person's side goes through the memory browser's handlers, as the window's requests do.
+  const handlers = memoryBrowserHandlers(memory)
   let commands = 0
   const shown: string[] = []
   const expectNoEscape = (label: string) => {
@@ -170,17 +173,17 @@ async function runActions(actions: ReadonlyArray<Action>): Promise<number> {
   const runTool = async (input: unknown) => {
     commands++
     // Never rejects, whatever the input.
-    const result = await memory.execute(input)
+    const result = await memory.execute(input, CLAUDE)
     shown.push(JSON.stringify(result.content))
   }
   const runUser = async (call: string, a: string, b: string) => {
     commands++
-    const calls: Record<string, () => Promise<unknown>> = {
-      write: () => memory.writeFile(a, b),
-      rename: () => memory.renameFile(a, b),
-      delete: () => memory.deleteFile(a),
-      read: () => memory.readFile(a),
-      search: () => memory.search(b || 'x'),
+    const calls: Record<string, () => unknown> = {
+      write: () => handlers['memory:write']({ path: a, content: b }),
+      rename: () => handlers['memory:rename']({ from: a, to: b }),
+      delete: () => handlers['memory:delete']({ path: a }),
+      read: () => handlers['memory:read']({ path: a }),
+      search: () => handlers['memory:search']({ query: b || 'x' }),
       restoreDeleted: () => memory.restoreDeleted(a),
       removeSecrets: () => memory.removeSecrets(a),
     }
@@ -223,7 +226,10 @@ async function runActions(actions: ReadonlyArray<Action>): Promise<number> {
     }
     // The next change works; after the next open (which saves outside edits such as the
     // planted links' removals), the history matches the folder.
-    const last = await memory.execute({ command: 'create', path: '/memories/z.md', file_text: 'z' })
+    const last = await memory.execute(
+      { command: 'create', path: '/memories/z.md', file_text: 'z' },
+      CLAUDE,
+    )
     expect(last.isError, JSON.stringify(last.content)).toBe(false)
     await memory.close()
     await (await openVersionedMemory({ dataDir, watch: false })).close()

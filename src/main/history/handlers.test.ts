@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { CommitSummary } from '../../shared/types'
 import { createCore, type Core } from '../core'
 import { openVersionedMemory } from './index'
-import { tempDataDir } from './test-helpers'
+import { tempDataDir, userWrite } from './test-helpers'
 
 let dataDir: string
 let cleanup: () => Promise<void>
@@ -99,7 +99,7 @@ describe('memory and history channels in the core', () => {
 
   it('reports start-up recovery in app:info', async () => {
     const memory = await openVersionedMemory({ dataDir })
-    await memory.writeFile('/memories/a.md', 'a')
+    await userWrite(memory, '/memories/a.md', 'a')
     await memory.close()
     await writeFile(path.join(dataDir, 'memories', 'a.md'), 'changed outside')
     core = await createCore({ dataDir })

@@ -1,4 +1,10 @@
 /** Git-versioned memory: the one entry other domains and tests import. */
 
-export { openVersionedMemory, type VersionedMemoryOptions } from './versioned-memory'
-export type { ExecuteOutcome, LogQuery, Origin, VersionedMemory } from './types'
+export { historyHandlers } from './handlers'
+export { segmentsOf, toRelative, toVirtual } from './paths'
+export {
+  openVersionedMemory,
+  WATCH_DEBOUNCE_MS,
+  type VersionedMemoryOptions,
+} from './versioned-memory'
+export type { ExecuteOptions, ExecuteOutcome, LogQuery, Origin, VersionedMemory } from './types'

@@ -1,19 +1,18 @@
 import type { CommitDetail, FileChange } from '../../shared/types'
-import { CairnError } from '../errors'
-import { decodeUtf8 } from './browser'
+import { CairnError } from '../lib/errors'
+import { decodeUtf8 } from '../lib/text'
 import { DamagedHistoryError, readingVersion } from './damage'
 import { segmentsOf, toRelative, toVirtual } from './paths'
 import { toSummary } from './queries'
-import type { Repo } from './repo'
+import { requireEntry, treeOf, type RepoView } from './read'
 import type { IndexEntry } from './side-index'
-import { requireEntry, treeOf } from './restores'
 import { diffNodes, nodeAt } from './tree-state'
 
 /**
  * The content of a file at a commit (null when it did not exist there or was a folder).
  * A damaged version is a `history-damaged` error.
  */
-export async function readAt(repo: Repo, virtual: string, oid: string): Promise<string | null> {
+export async function readAt(repo: RepoView, virtual: string, oid: string): Promise<string | null> {
   requireEntry(repo, oid)
   const segments = segmentsOf(toRelative(virtual))
   return readingVersion(oid, async () => {
@@ -51,7 +50,7 @@ interface PendingChange {
  * overflow the budget with `omitted: true` and no text.
  */
 export async function showCommit(
-  repo: Repo,
+  repo: RepoView,
   oid: string,
   limits: ShowLimits = SHOW_LIMITS,
 ): Promise<CommitDetail> {
@@ -79,7 +78,7 @@ export async function showCommit(
 
 // Every change of a commit by blob id only (cheap: no content is read).
 async function pendingChanges(
-  repo: Repo,
+  repo: RepoView,
   entry: IndexEntry,
 ): Promise<ReadonlyArray<PendingChange>> {
   const deltas = await diffNodes(
@@ -130,7 +129,7 @@ async function pendingChanges(
 
 /** One file compared between two commits of this history. */
 export async function diffFile(
-  repo: Repo,
+  repo: RepoView,
   virtual: string,
   from: string,
   to: string,
@@ -154,7 +153,7 @@ export async function diffFile(
 }
 
 async function change(
-  repo: Repo,
+  repo: RepoView,
   path: string,
   oldPath: string | null,
   beforeOid: string | null,
@@ -180,7 +179,7 @@ async function change(
 
 // A blob's text; a missing or corrupt blob is shown as damaged, not as an error.
 async function textOf(
-  repo: Repo,
+  repo: RepoView,
   oid: string | null,
 ): Promise<{ readonly text: string | null; readonly damaged: boolean }> {
   if (oid === null) return { text: null, damaged: false }

@@ -3,7 +3,15 @@ import { readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { openVersionedMemory, type VersionedMemory } from './index'
-import { commitCount, folderFiles, fsck, gitCli, headFiles, tempDataDir } from './test-helpers'
+import {
+  commitCount,
+  folderFiles,
+  fsck,
+  gitCli,
+  headFiles,
+  tempDataDir,
+  CLAUDE,
+} from './test-helpers'
 
 // Defect 1 of issue #9: deleting refs/heads/main made open start a new, parentless history
 // (the side index rewritten empty, the old commits left dangling).
@@ -23,7 +31,10 @@ afterEach(() => cleanup())
 async function fiveFiles(): Promise<string> {
   const memory = await open()
   for (let i = 1; i <= 5; i++) {
-    await memory.execute({ command: 'create', path: `/memories/x/f${i}.md`, file_text: `f${i}\n` })
+    await memory.execute(
+      { command: 'create', path: `/memories/x/f${i}.md`, file_text: `f${i}\n` },
+      CLAUDE,
+    )
   }
   const tip = (await memory.log({ offset: 0, limit: 1 })).entries[0]!.oid
   await memory.close()
@@ -34,7 +45,10 @@ async function expectContinuesFrom(memory: VersionedMemory, tip: string, count: 
   expect(gitCli(dataDir, 'rev-parse', 'main').trim()).toBe(tip)
   expect(commitCount(dataDir)).toBe(count)
   expect((await memory.log({ offset: 0, limit: 50 })).total).toBe(count)
-  const next = await memory.execute({ command: 'create', path: '/memories/y.md', file_text: 'y' })
+  const next = await memory.execute(
+    { command: 'create', path: '/memories/y.md', file_text: 'y' },
+    CLAUDE,
+  )
   expect(next.commit?.parent).toBe(tip)
   expect(commitCount(dataDir)).toBe(count + 1)
   expect(headFiles(dataDir)).toEqual(await folderFiles(dataDir))

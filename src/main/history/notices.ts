@@ -4,7 +4,8 @@
  */
 
 import type { MemoryNotice } from '../../shared/types'
-import { newSecrets } from '../memory/secrets'
+import type { Logger } from '../lib/logger'
+import { newSecrets } from '../memory'
 import { DamagedHistoryError } from './damage'
 import { segmentsOf, toRelative, toVirtual } from './paths'
 import type { Repo } from './repo'
@@ -23,7 +24,7 @@ export interface Notices {
   onNotice(listener: (notice: MemoryNotice) => void): () => void
 }
 
-export function createNotices(): Notices {
+export function createNotices(logger: Logger): Notices {
   const raised = new Map<string, MemoryNotice>()
   const listeners = new Set<(notice: MemoryNotice) => void>()
   return {
@@ -36,8 +37,9 @@ export function createNotices(): Notices {
       for (const listener of listeners) {
         try {
           listener(full)
-        } catch {
+        } catch (error) {
           // A listener's failure must not stop the others.
+          logger.error('A notice listener failed', error)
         }
       }
     },

@@ -55,6 +55,12 @@ export interface ObjectStore {
   readCommit(oid: string): Promise<RawCommit>
 }
 
+/**
+ * Most parsed commits kept in memory; past it the cache starts over (a commit costs a few
+ * hundred bytes, so this bounds it to a few MB while a timeline page stays warm).
+ */
+export const COMMIT_CACHE_SIZE = 10_000
+
 // More written objects than this are flushed at once, so a large restore never holds
 // thousands of descriptors open.
 const MAX_UNFLUSHED = 64
@@ -199,7 +205,7 @@ export function createObjectStore(gitdir: string): ObjectStore {
     const known = commits.get(oid)
     if (known) return known
     const raw = parseCommit(oid, await readTyped(oid, 'commit'))
-    if (commits.size > 10_000) commits.clear()
+    if (commits.size > COMMIT_CACHE_SIZE) commits.clear()
     commits.set(oid, raw)
     return raw
   }

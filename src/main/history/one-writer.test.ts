@@ -3,10 +3,11 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createCore } from '../core'
-import { CairnError } from '../errors'
+import { CairnError } from '../lib/errors'
 import { LOCK_FILE } from '../lib/instance-lock'
+import { writeFile } from '../memory-browser'
 import { openVersionedMemory, type VersionedMemory } from './index'
-import { commitCount, tempDataDir } from './test-helpers'
+import { commitCount, tempDataDir, CLAUDE } from './test-helpers'
 
 // One writer per data folder (issue #9): a second core or app instance is refused with a
 // clear message; a stale lock of a process that is gone is taken over; commits of two
@@ -80,7 +81,8 @@ describe('one writer per data folder', () => {
     opened.splice(0)
     const again = await open()
     expect(
-      (await again.execute({ command: 'create', path: '/memories/a.md', file_text: 'a' })).commit,
+      (await again.execute({ command: 'create', path: '/memories/a.md', file_text: 'a' }, CLAUDE))
+        .commit,
     ).not.toBeNull()
   })
 
@@ -107,7 +109,8 @@ describe('one writer per data folder', () => {
     expect(fs.existsSync(path.join(dataDir, LOCK_FILE))).toBe(true)
     const memory = await open()
     expect(
-      (await memory.execute({ command: 'create', path: '/memories/b.md', file_text: 'b' })).commit,
+      (await memory.execute({ command: 'create', path: '/memories/b.md', file_text: 'b' }, CLAUDE))
+        .commit,
     ).not.toBeNull()
     const lock = JSON.parse(fs.readFileSync(path.join(dataDir, LOCK_FILE), 'utf8')) as {
       pid: number
@@ -126,16 +129,19 @@ describe('one writer per data folder', () => {
 
   it('stops an instance whose lock was taken from it from committing', async () => {
     const first = await open()
-    await first.execute({ command: 'create', path: '/memories/a.md', file_text: 'a' })
+    await first.execute({ command: 'create', path: '/memories/a.md', file_text: 'a' }, CLAUDE)
     // Someone removed the lock file by hand and a second instance opened.
     fs.rmSync(path.join(dataDir, LOCK_FILE))
     const second = await open()
-    await second.execute({ command: 'create', path: '/memories/b.md', file_text: 'b' })
+    await second.execute({ command: 'create', path: '/memories/b.md', file_text: 'b' }, CLAUDE)
     const count = commitCount(dataDir)
-    const late = await first.execute({ command: 'create', path: '/memories/c.md', file_text: 'c' })
+    const late = await first.execute(
+      { command: 'create', path: '/memories/c.md', file_text: 'c' },
+      CLAUDE,
+    )
     expect(late.commit).toBeNull()
     expect(commitCount(dataDir)).toBe(count)
-    const user = await first.writeFile('/memories/d.md', 'd').catch((e: unknown) => e)
+    const user = await writeFile(first.execute, '/memories/d.md', 'd').catch((e: unknown) => e)
     expect(user).toMatchObject({ code: 'locked' })
     expect(commitCount(dataDir)).toBe(count)
   })

@@ -1,6 +1,7 @@
 import path from 'node:path'
 import type { RecoveryReport } from '../../shared/types'
-import { CairnError } from '../errors'
+import { CairnError } from '../lib/errors'
+import type { Logger } from '../lib/logger'
 import { disk, isCode } from '../lib/disk'
 import { diskProblem } from '../lib/disk-errors'
 import { DIR_MODE, Folder, removeStrayTemps } from '../lib/folders'
@@ -43,6 +44,8 @@ export interface OpenedRepo {
 export async function openRepo(options: {
   dataDir: string
   now: () => number
+  /** Told why a history could not be read before it is set aside. */
+  logger?: Logger
 }): Promise<OpenedRepo> {
   try {
     return await openOrRepair(options)
@@ -70,7 +73,11 @@ interface Findings {
   treeRebuilt: boolean
 }
 
-async function openOrRepair(options: { dataDir: string; now: () => number }): Promise<OpenedRepo> {
+async function openOrRepair(options: {
+  dataDir: string
+  now: () => number
+  logger?: Logger
+}): Promise<OpenedRepo> {
   const { dataDir, now } = options
   const workRoot = path.join(dataDir, 'memories')
   const gitdir = path.join(dataDir, 'history.git')
@@ -94,6 +101,7 @@ async function openOrRepair(options: { dataDir: string; now: () => number }): Pr
       state = await loadState(gitdir, workRoot, findings)
     } catch (error) {
       if (!(error instanceof DamagedHistoryError)) throw error
+      options.logger?.warn('The memory history could not be read; it is set aside', error)
       findings.setAside = await setAside(gitdir, now())
     }
   }

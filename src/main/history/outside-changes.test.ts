@@ -1,10 +1,18 @@
 import { mkdir, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import type { CommitSummary } from '../../shared/types'
+import type { CommitSummary, RecoveryReport } from '../../shared/types'
 import { openVersionedMemory, type Origin, type VersionedMemory } from './index'
 import { outermost, touchedByCommand } from './outside-changes'
-import { commitCount, folderFiles, fsck, gitCli, headFiles, tempDataDir } from './test-helpers'
+import {
+  commitCount,
+  folderFiles,
+  fsck,
+  gitCli,
+  headFiles,
+  tempDataDir,
+  userWrite,
+} from './test-helpers'
 
 let dataDir: string
 let cleanup: () => Promise<void>
@@ -141,9 +149,9 @@ describe('edits made outside Cairn before a change to the same paths', () => {
   })
 
   it('commits an outside edit before the user saves the same file from the UI', async () => {
-    await memory.writeFile('/memories/a.md', 'v1')
+    await userWrite(memory, '/memories/a.md', 'v1')
     await writeFile(onDisk('a.md'), 'v2 from an editor')
-    const saved = await memory.writeFile('/memories/a.md', 'v3 from Cairn')
+    const saved = await userWrite(memory, '/memories/a.md', 'v3 from Cairn')
     expect(saved.commit).toMatchObject({ actor: 'user', command: 'write' })
     expect(gitCli(dataDir, 'show', 'main~1:a.md')).toBe('v2 from an editor')
     await expectInSync()
@@ -162,8 +170,8 @@ describe('edits made outside Cairn before a change to the same paths', () => {
   })
 
   it('saves every outside change before a restore of the whole folder', async () => {
-    const first = await memory.writeFile('/memories/a.md', 'a')
-    await memory.writeFile('/memories/b.md', 'b')
+    const first = await userWrite(memory, '/memories/a.md', 'a')
+    await userWrite(memory, '/memories/b.md', 'b')
     await mkdir(onDisk('new'))
     await writeFile(onDisk('new/c.md'), 'added outside')
     const restored = await memory.restoreAll(first.commit!.oid)
@@ -171,6 +179,23 @@ describe('edits made outside Cairn before a change to the same paths', () => {
     expect(commits.at(-2)).toMatchObject({ actor: 'system', paths: ['/memories/new/c.md'] })
     expect(await folderFiles(dataDir)).toEqual(new Map([['a.md', 'a']]))
     await expectInSync()
+  })
+
+  it('reports the outside edits it saves as a recovery, counting several files', async () => {
+    const reports: RecoveryReport[] = []
+    memory.onRecovery((report) => reports.push(report))
+    const first = await userWrite(memory, '/memories/a.md', 'a')
+    await writeFile(onDisk('a.md'), 'a, edited elsewhere')
+    await writeFile(onDisk('b.md'), 'b, added elsewhere')
+    await memory.restoreAll(first.commit!.oid)
+    const saved = commits.find((commit) => commit.command === 'outside')
+    expect(reports).toEqual([
+      {
+        kind: 'outside-changes',
+        message: '2 files were edited outside Cairn and saved to the history as their own change.',
+        commitOid: saved?.oid,
+      },
+    ])
   })
 
   it('makes no extra commit when the folder matches HEAD, and none for a view', async () => {

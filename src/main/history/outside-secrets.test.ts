@@ -3,7 +3,7 @@ import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { MemoryNotice } from '../../shared/types'
 import { openVersionedMemory, type VersionedMemory } from './index'
-import { tempDataDir } from './test-helpers'
+import { tempDataDir, CLAUDE } from './test-helpers'
 
 // Defect 7 of issue #9 (second half): secrets edited in from outside Cairn were committed
 // unscanned, with no word to the person.
@@ -30,15 +30,21 @@ const file = (relative: string) => path.join(dataDir, 'memories', relative)
 
 describe('secrets edited in from outside (defect 7)', () => {
   it('warns about a secret in an outside edit and removes it from the file on request', async () => {
-    await memory.execute({ command: 'create', path: '/memories/notes.md', file_text: 'notes\n' })
+    await memory.execute(
+      { command: 'create', path: '/memories/notes.md', file_text: 'notes\n' },
+      CLAUDE,
+    )
     await writeFile(file('notes.md'), `notes\ntoken: ${GITHUB_TOKEN}\nmore\n`)
     // The next change there first commits the outside edit, scanned.
-    await memory.execute({
-      command: 'str_replace',
-      path: '/memories/notes.md',
-      old_str: 'more',
-      new_str: 'more notes',
-    })
+    await memory.execute(
+      {
+        command: 'str_replace',
+        path: '/memories/notes.md',
+        old_str: 'more',
+        new_str: 'more notes',
+      },
+      CLAUDE,
+    )
     expect(seen).toEqual([expect.objectContaining({ kind: 'secret', path: '/memories/notes.md' })])
     expect(seen[0]!.message).toContain('GitHub Token')
     expect(seen[0]!.message).not.toContain(GITHUB_TOKEN)

@@ -1,5 +1,5 @@
-import { CairnError } from '../errors'
-import { MEMORY_ROOT } from '../memory/path-rules'
+import { CairnError } from '../lib/errors'
+import { MEMORY_ROOT } from '../memory'
 
 /**
  * Turns a virtual path (`/memories/a/b.md`) into a relative one (`a/b.md`; `''` for the root).

@@ -3,6 +3,7 @@ import { AUTHORS, formatCommitMessage, type CommitMeta } from './commit-message'
 import { settleFolderSyncs } from '../lib/folders'
 import { prepareMainRef, serializeCommit, type ObjectStore } from './object-store'
 import { segmentsOf, toVirtual } from './paths'
+import type { RepoView } from './read'
 import { appendIndexEntries, writeIndexFile, type IndexEntry } from './side-index'
 import {
   diffNodes,
@@ -60,17 +61,12 @@ export interface CommitOptions {
 
 /**
  * The history of one memory folder: the commit `main` points at, its tree kept in memory,
- * and the side index. Only the serial queue calls `commit`.
+ * and the side index (the read side, `RepoView`), plus `commit`. Only the serial queue
+ * calls `commit`.
  */
-export interface Repo {
-  readonly store: ObjectStore
+export interface Repo extends RepoView {
   readonly gitdir: string
-  readonly workRoot: string
   readonly indexFile: string
-  head(): string | null
-  root(): TreeNode
-  entries(): ReadonlyArray<IndexEntry>
-  entry(oid: string): IndexEntry | undefined
   /**
    * Reads `paths` (relative; `'all'` for the whole folder) from disk into the tree and, when
    * the tree changed, commits it. Returns the new entry, or null when nothing changed.

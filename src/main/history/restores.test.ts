@@ -1,12 +1,15 @@
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { CairnError } from '../errors'
+import { CairnError } from '../lib/errors'
 import { diffFile, readAt, showCommit } from './inspect'
 import { openRepo } from './open-repo'
 import { fileHistoryOf } from './queries'
 import type { CommitIntent, Repo } from './repo'
-import { restoreAll, restoreDeleted, restoreFile, revert } from './restores'
+import { restoreAll } from './restore-all'
+import { restoreDeleted } from './restore-deleted'
+import { restoreFile } from './restore-file'
+import { revert } from './revert'
 import { commitCount, folderFiles, fsck, gitCli, headFiles, tempDataDir } from './test-helpers'
 
 let dataDir: string

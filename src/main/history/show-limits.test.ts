@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { openVersionedMemory, type VersionedMemory } from './index'
-import { tempDataDir } from './test-helpers'
+import { tempDataDir, userWrite } from './test-helpers'
 
 let cleanup: () => Promise<void>
 let memory: VersionedMemory
@@ -18,7 +18,7 @@ afterEach(async () => {
 })
 
 async function write(file: string, content: string): Promise<string> {
-  const result = await memory.writeFile(file, content)
+  const result = await userWrite(memory, file, content)
   if (!result.commit) throw new Error(`expected a commit for ${file}`)
   return result.commit.oid
 }

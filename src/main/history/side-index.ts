@@ -61,6 +61,7 @@ export async function readIndexFile(
   try {
     text = disk.readFileSync(file).toString('utf8')
   } catch (error) {
+    // Missing: the caller rebuilds it from the commits. An I/O error is not "missing".
     if (isCode(error, 'ENOENT') || isCode(error, 'EISDIR')) return null
     throw error
   }

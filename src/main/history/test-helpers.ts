@@ -1,10 +1,11 @@
 import { execFileSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { readlinkSync, statfsSync } from 'node:fs'
-import { mkdtemp, open, readdir, readFile, rm } from 'node:fs/promises'
+import { mkdir, mkdtemp, open, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { nodeDisk, setDisk, type Disk } from '../lib/disk'
+import type { ExecuteOutcome, Origin, VersionedMemory } from './types'
 
 /** A fresh data folder under the OS temp dir; `cleanup` removes it. */
 export async function tempDataDir(): Promise<{ dir: string; cleanup: () => Promise<void> }> {
@@ -240,3 +241,51 @@ export async function simulatedSmallDisk(): Promise<SmallDisk> {
     },
   }
 }
+
+/**
+ * A change made by the user (a timeline `write`, or a delete), as the memory browser makes
+ * it: one Memory tool command through `execute`. Throws the refusal when it fails.
+ */
+export async function userWrite(
+  memory: Pick<VersionedMemory, 'execute'>,
+  file: string,
+  content: string,
+): Promise<ExecuteOutcome> {
+  return succeeded(
+    await memory.execute(
+      { command: 'create', path: file, file_text: content },
+      { actor: 'user' },
+      { commitAs: 'write' },
+    ),
+  )
+}
+
+export async function userDelete(
+  memory: Pick<VersionedMemory, 'execute'>,
+  file: string,
+): Promise<ExecuteOutcome> {
+  return succeeded(await memory.execute({ command: 'delete', path: file }, { actor: 'user' }))
+}
+
+function succeeded(outcome: ExecuteOutcome): ExecuteOutcome {
+  if (outcome.isError) throw new Error(`refused (${outcome.errorCode}): ${String(outcome.content)}`)
+  return outcome
+}
+
+/**
+ * Makes every commit fail, even for root, by putting a folder where the `main` ref file
+ * should be; the returned function puts the ref back as it was.
+ */
+export async function breakMainRef(dataDir: string): Promise<() => Promise<void>> {
+  const ref = path.join(dataDir, 'history.git', 'refs', 'heads', 'main')
+  const head = (await readFile(ref, 'utf8')).trim()
+  await rm(ref)
+  await mkdir(path.join(ref, 'blocker'), { recursive: true })
+  return async () => {
+    await rm(ref, { recursive: true })
+    await writeFile(ref, `${head}\n`)
+  }
+}
+
+/** The origin tests give Claude's commands. */
+export const CLAUDE: Origin = { actor: 'claude', conversationId: 'test', toolUseId: 'toolu_test' }

@@ -1,65 +1,68 @@
+import type { ValidPayload } from '../../shared/contract'
 import type {
   ChangeResult,
+  CommitCommand,
   CommitDetail,
   CommitSummary,
+  CreateExistingPolicy,
   FileChange,
   LogPage,
-  MemoryEntry,
-  MemoryFile,
   MemoryNotice,
-  MemorySearchHit,
   RecoveryReport,
 } from '../../shared/types'
-import type { MemoryMutation, MemoryPolicy, MemoryResult } from '../memory/types'
+import type { HistoryErrorCode, MemoryErrorCode } from '../../shared/errors'
+import type { MemoryExecution, MemoryLimits, MemoryPolicy } from '../memory'
 
 /** Who asked for a change: Claude (in a conversation, for a tool_use) or the user in the UI. */
 export type Origin =
   | { readonly actor: 'claude'; readonly conversationId: string; readonly toolUseId: string }
   | { readonly actor: 'user' }
 
-export interface ExecuteOutcome extends MemoryResult {
-  readonly mutation: MemoryMutation | null
+/** Per-call choices of `execute` beyond the command itself. */
+export interface ExecuteOptions {
+  /** Overrides the `createExisting` policy for this one command (the user's "New file"). */
+  readonly createExisting?: CreateExistingPolicy
+  /** The timeline's name for the commit (the user's save is a `write`, not a `create`). */
+  readonly commitAs?: CommitCommand
+  /** The commit's subject, when not the command's usual one. */
+  readonly subject?: string
+}
+
+export interface ExecuteOutcome extends Omit<MemoryExecution, 'errorCode'> {
+  /**
+   * Which refusal it was, when `isError`: the Memory tool's, or the history's own when the
+   * command could not run at all (`closed`, `locked`, `history-damaged`).
+   */
+  readonly errorCode: MemoryErrorCode | HistoryErrorCode | null
   /** The commit made for this command; null for reads, failures and no-op changes. */
   readonly commit: CommitSummary | null
   /** True when the command changed the folder but its commit failed; it is retried first thing. */
   readonly commitPending?: boolean
 }
 
-export interface LogQuery {
-  readonly offset: number
-  readonly limit: number
-  readonly path?: string
-  readonly conversationId?: string
-  readonly actor?: 'claude' | 'user' | 'system'
-}
+/** A page request of the timeline: exactly what the `history:log` channel accepts. */
+export type LogQuery = ValidPayload<'history:log'>
 
 /**
  * The memory folder under version control: every mutation is one commit, all changes go
  * through one serial queue. Paths are virtual (`/memories/...`) everywhere.
  */
 export interface VersionedMemory {
+  /** The real memory folder (`<dataDir>/memories`), for rooms that read it directly. */
+  readonly folder: string
   /** What start-up recovery did (null when nothing needed repair). */
   readonly recovery: RecoveryReport | null
+  /** The Memory tool's size limits in force (the memory browser reads within them too). */
+  readonly limits: MemoryLimits
 
   /** Runs one Memory tool command (untrusted input); commits when it changed something. */
-  execute(input: unknown, origin?: Origin): Promise<ExecuteOutcome>
+  execute(input: unknown, origin: Origin, options?: ExecuteOptions): Promise<ExecuteOutcome>
   setPolicy(policy: Partial<MemoryPolicy>): void
-
-  // User edits from the UI: same rules and queue, author "You".
-  writeFile(
-    path: string,
-    content: string,
-    options?: { mustNotExist?: boolean },
-  ): Promise<ChangeResult>
-  renameFile(from: string, to: string): Promise<ChangeResult>
-  deleteFile(path: string): Promise<ChangeResult>
-  /** Takes every secret out of the file (as it is now), as a user commit; history keeps the past. */
+  /**
+   * Takes every secret out of the file as it is now, as a commit by the person; the history
+   * keeps the past (it is never rewritten).
+   */
   removeSecrets(path: string): Promise<ChangeResult>
-
-  // The memory browser.
-  tree(): Promise<ReadonlyArray<MemoryEntry>>
-  readFile(path: string): Promise<MemoryFile>
-  search(query: string): Promise<ReadonlyArray<MemorySearchHit>>
   /** Notices raised so far this session (too-large files, secrets from outside edits). */
   notices(): ReadonlyArray<MemoryNotice>
   onNotice(listener: (notice: MemoryNotice) => void): () => void
@@ -78,6 +81,11 @@ export interface VersionedMemory {
   restoreAll(oid: string): Promise<ChangeResult>
 
   onCommit(listener: (commit: CommitSummary) => void): () => void
+  /**
+   * Reports repairs made after start-up (edits made outside Cairn saved as their own commit,
+   * a change whose commit had failed saved at last); start-up's own is `recovery`.
+   */
+  onRecovery(listener: (report: RecoveryReport) => void): () => void
   /** Waits for queued work and releases resources. */
   close(): Promise<void>
 }

@@ -1,16 +1,26 @@
 import { existsSync } from 'node:fs'
-import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises'
+import { mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { CommitSummary } from '../../shared/types'
-import { CairnError } from '../errors'
+import { createRecordingLogger, type RecordingLogger } from '../lib/logger'
 import { openVersionedMemory, type Origin, type VersionedMemory } from './index'
-import { commitCount, folderFiles, fsck, gitCli, headFiles, tempDataDir } from './test-helpers'
+import {
+  breakMainRef,
+  commitCount,
+  folderFiles,
+  fsck,
+  gitCli,
+  headFiles,
+  tempDataDir,
+  userWrite,
+} from './test-helpers'
 
 let dataDir: string
 let cleanup: () => Promise<void>
 let memory: VersionedMemory
+let logger: RecordingLogger
 let clock = 1_700_000_000_000
 const now = () => (clock += 1000)
 const claude = (toolUseId = 'toolu_1'): Origin => ({
@@ -21,7 +31,8 @@ const claude = (toolUseId = 'toolu_1'): Origin => ({
 
 beforeEach(async () => {
   ;({ dir: dataDir, cleanup } = await tempDataDir())
-  memory = await openVersionedMemory({ dataDir, now, watch: false })
+  logger = createRecordingLogger()
+  memory = await openVersionedMemory({ dataDir, now, watch: false, logger })
 })
 afterEach(async () => {
   await memory.close()
@@ -138,78 +149,6 @@ describe('executing Memory tool commands', () => {
   })
 })
 
-describe('user edits', () => {
-  it('write, rename and delete commit with the user as author', async () => {
-    const written = await memory.writeFile('/memories/mine.md', 'by hand')
-    expect(written.commit).toMatchObject({
-      actor: 'user',
-      command: 'write',
-      subject: 'write /memories/mine.md',
-    })
-    expect(gitCli(dataDir, 'log', '-1', '--format=%an').trim()).toBe('You')
-    const renamed = await memory.renameFile('/memories/mine.md', '/memories/ours.md')
-    expect(renamed.commit?.command).toBe('rename')
-    const deleted = await memory.deleteFile('/memories/ours.md')
-    expect(deleted.commit?.command).toBe('delete')
-    expect(commitCount(dataDir)).toBe(3)
-    await expectInSync()
-  })
-
-  it('refuses a "new file" over an existing one, and hostile paths, with coded errors', async () => {
-    await memory.writeFile('/memories/a.md', 'a')
-    await expect(memory.writeFile('/memories/a.md', 'b', { mustNotExist: true })).rejects.toSatisfy(
-      (error: unknown) =>
-        error instanceof CairnError && error.code === 'exists' && !/^Error/.test(error.message),
-    )
-    await expect(memory.writeFile('/memories/.hidden', 'x')).rejects.toBeInstanceOf(CairnError)
-    await expect(memory.deleteFile('/memories/nope.md')).rejects.toSatisfy(
-      (error: unknown) => error instanceof CairnError && error.code === 'not-found',
-    )
-    expect(commitCount(dataDir)).toBe(1)
-  })
-})
-
-describe('the memory browser', () => {
-  it('lists files and folders without hidden entries or temp files', async () => {
-    await memory.writeFile('/memories/d/a.md', 'abc')
-    await memory.writeFile('/memories/b.md', 'hello')
-    await writeFile(path.join(dataDir, 'memories', '.secret'), 'x')
-    const tree = await memory.tree()
-    expect(tree.map((entry) => [entry.path, entry.kind, entry.size])).toEqual([
-      ['/memories/b.md', 'file', 5],
-      ['/memories/d', 'dir', 3],
-      ['/memories/d/a.md', 'file', 3],
-    ])
-  })
-
-  it('reads text, images as base64 and binary files', async () => {
-    await memory.writeFile('/memories/t.md', 'text ✓')
-    const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1, 2])
-    await mkdir(path.join(dataDir, 'memories', 'img'), { recursive: true })
-    await writeFile(path.join(dataDir, 'memories', 'img', 'p.png'), png)
-    await writeFile(path.join(dataDir, 'memories', 'blob.bin'), Buffer.from([0, 255, 0]))
-    expect(await memory.readFile('/memories/t.md')).toMatchObject({ kind: 'text', text: 'text ✓' })
-    expect(await memory.readFile('/memories/img/p.png')).toMatchObject({
-      kind: 'image',
-      mediaType: 'image/png',
-      data: png.toString('base64'),
-    })
-    expect(await memory.readFile('/memories/blob.bin')).toMatchObject({
-      kind: 'binary',
-      text: null,
-    })
-    await expect(memory.readFile('/memories/missing.md')).rejects.toBeInstanceOf(CairnError)
-  })
-
-  it('searches text files case-insensitively with line numbers', async () => {
-    await memory.writeFile('/memories/a.md', 'first\nThe Cat sat\nlast')
-    await memory.writeFile('/memories/b.md', 'no match')
-    expect(await memory.search('cat')).toEqual([
-      { path: '/memories/a.md', line: 2, text: 'The Cat sat' },
-    ])
-  })
-})
-
 describe('history through the public API', () => {
   it('logs, filters, reads back, restores and announces each commit', async () => {
     const seen: CommitSummary[] = []
@@ -229,7 +168,7 @@ describe('history through the public API', () => {
     const restored = await memory.restoreFile('/memories/n.md', v1)
     expect(seen.at(-1)).toEqual(restored.commit)
     stop()
-    await memory.writeFile('/memories/other.md', 'x')
+    await userWrite(memory, '/memories/other.md', 'x')
     expect(seen).toHaveLength(3)
     const page = await memory.log({ offset: 0, limit: 50 })
     expect(page.total).toBe(4)
@@ -250,22 +189,23 @@ describe('history through the public API', () => {
   })
 
   it('commits a change whose commit failed before the next change, with its own author and trailers', async () => {
-    await memory.writeFile('/memories/a.md', 'a')
-    const ref = path.join(dataDir, 'history.git', 'refs', 'heads', 'main')
-    const head = (await readFile(ref, 'utf8')).trim()
-    // A folder where the ref file should be makes the ref update fail, even for root.
-    await rm(ref)
-    await mkdir(path.join(ref, 'blocker'), { recursive: true })
+    await userWrite(memory, '/memories/a.md', 'a')
+    const repair = await breakMainRef(dataDir)
     const outcome = await memory.execute(create('/memories/b.md', 'b'), claude())
-    // The file was written, so Claude is told so; only the commit is pending.
+    // The file was written, so Claude is told so; only the commit is pending (and logged).
     expect(outcome).toMatchObject({ isError: false, commit: null, commitPending: true })
+    expect(logger.entries).toEqual([
+      expect.objectContaining({
+        level: 'warn',
+        message: 'A commit failed; it is retried before the next change',
+      }),
+    ])
     expect(await readFile(path.join(dataDir, 'memories', 'b.md'), 'utf8')).toBe('b')
     // While history cannot be written, the next change is refused before it touches the folder.
-    await expect(memory.writeFile('/memories/b2.md', 'b2')).rejects.toThrow()
+    await expect(userWrite(memory, '/memories/b2.md', 'b2')).rejects.toThrow()
     expect(existsSync(path.join(dataDir, 'memories', 'b2.md'))).toBe(false)
-    await rm(ref, { recursive: true })
-    await writeFile(ref, `${head}\n`)
-    const next = await memory.writeFile('/memories/c.md', 'c')
+    await repair()
+    const next = await userWrite(memory, '/memories/c.md', 'c')
     const log = await memory.log({ offset: 0, limit: 10 })
     expect(log.entries.map((entry) => [entry.actor, entry.command, entry.paths])).toEqual([
       ['user', 'write', ['/memories/c.md']],
@@ -278,8 +218,8 @@ describe('history through the public API', () => {
   })
 
   it('restores without deleting or recording anything through a folder replaced by a symlink', async () => {
-    const first = await memory.writeFile('/memories/a.md', 'a')
-    await memory.writeFile('/memories/d/x.md', 'x')
+    const first = await userWrite(memory, '/memories/a.md', 'a')
+    await userWrite(memory, '/memories/d/x.md', 'x')
     const outside = await mkdtemp(path.join(os.tmpdir(), 'cairn-outside-'))
     try {
       await writeFile(path.join(outside, 'x.md'), 'not a memory')
@@ -300,7 +240,7 @@ describe('history through the public API', () => {
   })
 
   it('reports and repairs on the next open what a crash left behind', async () => {
-    await memory.writeFile('/memories/a.md', 'a')
+    await userWrite(memory, '/memories/a.md', 'a')
     await memory.close()
     await writeFile(path.join(dataDir, 'memories', 'a.md'), 'written, never committed')
     memory = await openVersionedMemory({ dataDir, now })

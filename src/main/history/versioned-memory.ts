@@ -1,39 +1,47 @@
 import path from 'node:path'
-import type { ChangeResult, CommitCommand, CommitSummary } from '../../shared/types'
-import { CairnError } from '../errors'
+import type { ChangeResult, CommitCommand, CommitSummary, RecoveryReport } from '../../shared/types'
 import { makeFolders } from '../lib/disk'
 import { diskProblem, isDiskProblem } from '../lib/disk-errors'
+import { CairnError } from '../lib/errors'
+import { FolderTree, readFileIn } from '../lib/folders'
 import { acquireInstanceLock, type InstanceLock } from '../lib/instance-lock'
+import { consoleLogger, type Logger } from '../lib/logger'
+import { createSerialQueue } from '../lib/serial-queue'
 import {
   createMemoryTool,
-  unexpectedMessage,
   DEFAULT_LIMITS,
   maxEditableBytes,
+  removeSecrets,
+  unexpectedFailure,
   type MemoryLimits,
   type MemoryMutation,
   type MemoryPolicy,
 } from '../memory'
-import { removeSecrets } from '../memory/secrets'
-import { listTree, readMemoryFile, searchMemories, type BrowserLimits } from './browser'
 import { DamagedHistoryError } from './damage'
-import { createNotices, secretNotices, tooLargeNotice } from './notices'
 import { diffFile, readAt, showCommit } from './inspect'
+import { createNotices, secretNotices, tooLargeNotice } from './notices'
 import { openRepo } from './open-repo'
-import { toRelative, toVirtual } from './paths'
-import { fileHistoryOf, queryLog, toSummary } from './queries'
 import {
   commitOutsideChanges,
   touchedByCommand,
   touchedByRevert,
   type TouchedPaths,
 } from './outside-changes'
-import { createSerialQueue } from './queue'
-import { watchFolder } from './watcher'
+import { toRelative, toVirtual } from './paths'
+import { fileHistoryOf, queryLog, toSummary } from './queries'
 import { systemIntent, type CommitIntent } from './repo'
-import { restoreAll, restoreDeleted, restoreFile, revert, type Committer } from './restores'
+import { restoreAll } from './restore-all'
+import type { Committer } from './restore-common'
+import { restoreDeleted } from './restore-deleted'
+import { restoreFile } from './restore-file'
+import { revert } from './revert'
 import type { IndexEntry } from './side-index'
+import type { ExecuteOptions, ExecuteOutcome, Origin, VersionedMemory } from './types'
+import { watchFolder } from './watcher'
 import { newScanReport } from './work-tree'
-import type { ExecuteOutcome, Origin, VersionedMemory } from './types'
+
+/** Quiet time after the last file-system event before outside edits are committed. */
+export const WATCH_DEBOUNCE_MS = 400
 
 /** Options of `openVersionedMemory`; everything but `dataDir` has a default. */
 export interface VersionedMemoryOptions {
@@ -46,26 +54,20 @@ export interface VersionedMemoryOptions {
   readonly now?: () => number
   /**
    * Watch the folder and commit edits made outside Cairn as they happen (default on, after
-   * 400 ms of quiet). Off, they are still committed before Cairn touches the same paths.
+   * `WATCH_DEBOUNCE_MS` of quiet). Off, they are still committed before Cairn touches the
+   * same paths.
    */
   readonly watch?: boolean | { readonly debounceMs: number }
-}
-
-/** A Memory tool command as the user edit API sends it, with the timeline's name for it. */
-interface CommandRun {
-  readonly input: Record<string, unknown>
-  readonly origin: Origin | undefined
-  readonly createExisting?: 'overwrite' | 'error'
-  readonly command?: CommitCommand
-  /** The commit's subject, when not the command's usual one. */
-  readonly subject?: string
+  /** Where failures nobody waits for are reported (default: the console). */
+  readonly logger?: Logger
 }
 
 /**
  * Opens the memory folder of `dataDir` under version control, repairing what an interrupted
  * run left behind (see `recovery`). Every successful change is one commit, made before the
  * call resolves; all changes run through one serial queue. Only one instance may have a data
- * folder open: a second one is refused with a `locked` CairnError.
+ * folder open: a second one is refused with a `locked` CairnError; a disk problem at open is
+ * a `disk-full` (or other disk) CairnError that changed nothing.
  */
 export async function openVersionedMemory(
   options: VersionedMemoryOptions,
@@ -95,22 +97,20 @@ async function openLocked(
   options: VersionedMemoryOptions,
 ): Promise<VersionedMemory> {
   const now = options.now ?? Date.now
-  const { repo, recovery, tooLarge } = await openRepo({ dataDir, now })
+  const logger = options.logger ?? consoleLogger
+  const { repo, recovery, tooLarge } = await openRepo({ dataDir, now, logger })
   const tool = createMemoryTool({
     root: repo.workRoot,
     createExisting: options.policy?.createExisting,
     secretScanning: options.policy?.secretScanning,
     limits: options.limits,
+    logger,
   })
   const limits: MemoryLimits = { ...DEFAULT_LIMITS, ...options.limits }
-  const browserLimits: BrowserLimits = {
-    maxTextBytes: maxEditableBytes(limits),
-    maxImageBytes: limits.maxImageBytes,
-    maxSearchBytes: limits.maxTotalBytes,
-  }
   const queue = createSerialQueue()
-  const listeners = new Set<(commit: CommitSummary) => void>()
-  const notices = createNotices()
+  const commitListeners = new Set<(commit: CommitSummary) => void>()
+  const recoveryListeners = new Set<(report: RecoveryReport) => void>()
+  const notices = createNotices(logger)
   let closed = false
   // Set when a change reached the disk but its commit failed: the next change first saves
   // whatever the folder holds, so HEAD and the folder agree again.
@@ -124,20 +124,41 @@ async function openLocked(
   const opened = recovery?.commitOid ? repo.entry(recovery.commitOid) : undefined
   if (opened && opened.actor === 'system') await raiseSecretNotices(opened)
 
-  function announce(commit: CommitSummary | null): void {
-    if (!commit) return
+  function tell<T>(listeners: ReadonlySet<(value: T) => void>, value: T, what: string): void {
     for (const listener of listeners) {
       try {
-        listener(commit)
-      } catch {
+        listener(value)
+      } catch (error) {
         // A listener's failure must not undo or hide a commit that happened.
+        logger.error(`A ${what} listener failed`, error)
       }
     }
   }
 
+  function reportRecovery(entry: IndexEntry): void {
+    const [first] = entry.files
+    const one = entry.files.length === 1
+    // One file is named (relative to /memories, never a host path); more are counted.
+    const what = one && first ? toRelative(first) : `${entry.files.length} files`
+    const report: RecoveryReport =
+      entry.command === 'outside'
+        ? {
+            kind: 'outside-changes',
+            message: `${what} ${one ? 'was' : 'were'} edited outside Cairn and saved to the history as ${one ? 'its' : 'their'} own change.`,
+            commitOid: entry.oid,
+          }
+        : {
+            kind: 'uncommitted-changes',
+            message: `${what}, changed by an interrupted change, ${one ? 'was' : 'were'} saved to the history as a recovery commit.`,
+            commitOid: entry.oid,
+          }
+    tell(recoveryListeners, report, 'recovery')
+  }
+
   /**
-   * Every commit goes through here: it is made, what the scan skipped is reported, what an
-   * outside edit brought in is scanned for secrets, and listeners hear of it.
+   * Every commit goes through here: it is made (if this instance still holds the data
+   * folder), what the scan skipped is reported, what an edit outside Cairn brought in is
+   * scanned for secrets, and listeners hear of it.
    */
   async function record(
     paths: ReadonlyArray<string> | 'all',
@@ -148,8 +169,11 @@ async function openLocked(
     const entry = await repo.commit(paths, intent, { report })
     for (const relative of report.tooLarge) notices.raise(tooLargeNotice(relative))
     if (!entry) return null
-    announce(toSummary(entry))
-    if (entry.actor === 'system') await raiseSecretNotices(entry)
+    tell(commitListeners, toSummary(entry), 'commit')
+    if (entry.actor === 'system') {
+      reportRecovery(entry)
+      await raiseSecretNotices(entry)
+    }
     return entry
   }
 
@@ -157,8 +181,9 @@ async function openLocked(
     if (!tool.policy().secretScanning) return
     try {
       for (const notice of await secretNotices(repo, entry)) notices.raise(notice)
-    } catch {
+    } catch (error) {
       // The commit stands; a scan that could not read it only means no warning.
+      logger.warn('Could not scan an outside edit for secrets', error)
     }
   }
 
@@ -192,12 +217,15 @@ async function openLocked(
         await catchUp()
       } catch (error) {
         if (mode === 'writes') throw error
+        logger.warn('Owed commits could not be made yet; a read runs anyway', error)
       }
       try {
         if (mode === 'writes') {
           const report = newScanReport()
-          await commitOutsideChanges(repo, touched(), record, report)
+          const entry = await commitOutsideChanges(repo, touched(), record, report)
           for (const relative of report.tooLarge) notices.raise(tooLargeNotice(relative))
+          // The tool's running total of the folder's size no longer holds.
+          if (entry) tool.invalidateUsage()
         }
         return await task()
       } catch (error) {
@@ -210,20 +238,25 @@ async function openLocked(
     })
   }
 
-  async function run(request: CommandRun): Promise<ExecuteOutcome> {
-    const result = await tool.execute(request.input, { createExisting: request.createExisting })
+  async function run(
+    input: unknown,
+    origin: Origin,
+    runOptions: ExecuteOptions,
+  ): Promise<ExecuteOutcome> {
+    const result = await tool.execute(input, { createExisting: runOptions.createExisting })
     if (result.isError || !result.mutation) return { ...result, commit: null }
     const paths = result.mutation.paths.map(toRelative)
-    const intent = {
-      ...intentFor(result.mutation, request.origin, request.command),
-      ...(request.subject ? { subject: request.subject } : {}),
+    const intent: CommitIntent = {
+      ...intentFor(result.mutation, origin, runOptions.commitAs),
+      ...(runOptions.subject ? { subject: runOptions.subject } : {}),
     }
     let entry: IndexEntry | null
     try {
       entry = await record(paths, intent)
-    } catch {
+    } catch (error) {
       // The command did change the folder, so Claude (or the user) is told the truth; its
       // commit is made, with the same author and trailers, before the next change runs.
+      logger.warn('A commit failed; it is retried before the next change', error)
       unrecorded = [...unrecorded, { paths, intent }]
       resync = true
       return { ...result, commit: null, commitPending: true }
@@ -238,24 +271,11 @@ async function openLocked(
       return await record(paths, intent)
     } catch (error) {
       if (!isDiskProblem(error)) throw error
+      logger.warn('A restore commit failed; it is retried before the next change', error)
       unrecorded = [...unrecorded, { paths, intent }]
       resync = true
       return 'pending'
     }
-  }
-
-  async function userChange(request: CommandRun, done: string): Promise<ChangeResult> {
-    const outcome = await forPeople(
-      exclusive(
-        () => run(request),
-        () => touchedByCommand(request.input),
-      ),
-    )
-    if (outcome.isError) throw toUserError(outcome.content)
-    if (outcome.commitPending) {
-      return { commit: null, message: `${done} It will appear in History with the next change.` }
-    }
-    return { commit: outcome.commit, message: outcome.commit ? done : 'Nothing changed.' }
   }
 
   function restoring(
@@ -271,89 +291,85 @@ async function openLocked(
     )
   }
 
+  async function takeOutSecrets(file: string): Promise<ChangeResult> {
+    const virtual = normalize(file)
+    const relative = toRelative(virtual)
+    const tree = new FolderTree(repo.workRoot)
+    let text: string
+    try {
+      const found = tree.find(relative)
+      if (found.kind !== 'file') throw new CairnError('not-found', `${virtual} does not exist.`)
+      const bytes = readFileIn(found.parent, found.name, found.stats, maxEditableBytes(limits))
+      text = new TextDecoder('utf-8', { fatal: true }).decode(bytes)
+    } catch (error) {
+      if (error instanceof CairnError) throw error
+      if (error instanceof TypeError || (error as { code?: string }).code === 'EFBIG') {
+        throw new CairnError('not-text', `${virtual} is not a text file Cairn can edit.`)
+      }
+      throw error
+    } finally {
+      tree.close()
+    }
+    const cleaned = await removeSecrets(text, virtual)
+    if (cleaned.removed === 0) {
+      notices.resolve('secret', virtual)
+      return { commit: null, message: `No secret was found in ${virtual}.` }
+    }
+    const outcome = await run(
+      { command: 'create', path: virtual, file_text: cleaned.text },
+      { actor: 'user' },
+      { commitAs: 'write', subject: `remove secrets from ${virtual}` },
+    )
+    if (outcome.isError) {
+      const message = typeof outcome.content === 'string' ? outcome.content : 'It was refused.'
+      throw new CairnError(outcome.errorCode ?? 'io-error', message.replace(/^Error:\s*/, ''))
+    }
+    notices.resolve('secret', virtual)
+    const said = `Removed ${cleaned.removed === 1 ? 'the secret' : `${cleaned.removed} secrets`} from ${virtual}. Earlier versions in the history still hold it.`
+    return outcome.commitPending
+      ? { commit: null, message: `${said} It will appear in History with the next change.` }
+      : { commit: outcome.commit, message: said }
+  }
+
   // Events for Cairn's own writes come too, after their commit: the rescan of those paths
   // finds them equal to HEAD and commits nothing.
   const watcher =
     options.watch === false
       ? null
       : watchFolder(repo.workRoot, {
-          debounceMs: typeof options.watch === 'object' ? options.watch.debounceMs : 400,
+          debounceMs:
+            typeof options.watch === 'object' ? options.watch.debounceMs : WATCH_DEBOUNCE_MS,
+          logger,
           onChanges: (touched) => {
             if (closed) return
             exclusive(
               async () => undefined,
               () => touched,
-            ).catch(() => {
-              // Nothing to report to: the next change or the next open saves them.
-            })
+            ).catch((error: unknown) =>
+              // The next change (or the next start) saves them: nothing is lost, only later.
+              logger.warn('Could not save edits made outside Cairn to the history', error),
+            )
           },
         })
 
-  const user: Origin = { actor: 'user' }
   return {
+    folder: repo.workRoot,
     recovery,
-    execute: (input, origin) =>
+    limits,
+    execute: (input, origin, executeOptions = {}) =>
       exclusive(
-        () => run({ input: input as Record<string, unknown>, origin }),
+        () => run(input, origin, executeOptions),
         () => touchedByCommand(input),
         isView(input) ? 'reads' : 'writes',
       ).catch(toolFailure),
     setPolicy: (policy) => tool.configure(policy),
-
-    writeFile: (file, content, writeOptions) =>
-      userChange(
-        {
-          input: { command: 'create', path: file, file_text: content },
-          origin: user,
-          createExisting: writeOptions?.mustNotExist ? 'error' : 'overwrite',
-          command: 'write',
-        },
-        `Saved ${file}.`,
-      ),
-    renameFile: (from, to) =>
-      userChange(
-        { input: { command: 'rename', old_path: from, new_path: to }, origin: user },
-        `Renamed ${from} to ${to}.`,
-      ),
-    deleteFile: (file) =>
-      userChange({ input: { command: 'delete', path: file }, origin: user }, `Deleted ${file}.`),
     removeSecrets: (file) =>
       forPeople(
         exclusive(
-          async () => {
-            const virtual = normalize(file)
-            const current = await readMemoryFile(repo.workRoot, virtual, browserLimits)
-            if (current.kind !== 'text' || current.text === null) {
-              throw new CairnError('refused', `${virtual} is not a text file Cairn can edit.`)
-            }
-            const { text, removed } = await removeSecrets(current.text, virtual)
-            if (removed === 0) {
-              notices.resolve('secret', virtual)
-              return { commit: null, message: `No secret was found in ${virtual}.` }
-            }
-            const outcome = await run({
-              input: { command: 'create', path: virtual, file_text: text },
-              origin: user,
-              command: 'write',
-              subject: `remove secrets from ${virtual}`,
-            })
-            if (outcome.isError) throw toUserError(outcome.content)
-            notices.resolve('secret', virtual)
-            const message = `Removed ${removed === 1 ? 'the secret' : `${removed} secrets`} from ${virtual}. Earlier versions in the history still hold it.`
-            return outcome.commitPending
-              ? {
-                  commit: null,
-                  message: `${message} It will appear in History with the next change.`,
-                }
-              : { commit: outcome.commit, message }
-          },
+          () => takeOutSecrets(file),
           () => touchedByUserPath(file),
         ),
       ),
-
-    tree: () => forPeople(listTree(repo.workRoot)),
-    readFile: (file) => forPeople(readMemoryFile(repo.workRoot, file, browserLimits)),
-    search: (query) => forPeople(searchMemories(repo.workRoot, query, browserLimits)),
     notices: () => notices.list(),
     onNotice: (listener) => notices.onNotice(listener),
 
@@ -388,17 +404,44 @@ async function openLocked(
       ),
 
     onCommit(listener) {
-      listeners.add(listener)
-      return () => listeners.delete(listener)
+      commitListeners.add(listener)
+      return () => commitListeners.delete(listener)
+    },
+    onRecovery(listener) {
+      recoveryListeners.add(listener)
+      return () => recoveryListeners.delete(listener)
     },
     async close() {
       if (closed) return
       closed = true
       watcher?.close()
       await queue.idle()
-      listeners.clear()
+      commitListeners.clear()
+      recoveryListeners.clear()
       lock.release()
     },
+  }
+}
+
+/** The facts of the commit for one successful Memory tool mutation. */
+export function intentFor(
+  mutation: MemoryMutation,
+  origin: Origin,
+  command: CommitCommand = mutation.command,
+): CommitIntent {
+  const [first = '/memories', second] = mutation.paths
+  const subject =
+    mutation.command === 'rename' && second ? `rename ${first} -> ${second}` : `${command} ${first}`
+  const claude = origin.actor === 'claude' ? origin : null
+  return {
+    actor: origin.actor,
+    command,
+    subject,
+    paths: mutation.paths,
+    conversationId: claude?.conversationId ?? null,
+    toolUseId: claude?.toolUseId ?? null,
+    overwrite: command === 'create' && mutation.overwrite,
+    restoredFrom: null,
   }
 }
 
@@ -411,20 +454,29 @@ function isView(input: unknown): boolean {
 }
 
 /**
- * What Claude gets when a command could not run at all: never a rejected promise, a raw
- * errno or a host path.
+ * What Claude (or the person's edit) gets when a command could not run at all: never a
+ * rejected promise, a raw errno or a host path.
  */
 function toolFailure(error: unknown): ExecuteOutcome {
-  const content =
-    error instanceof CairnError
-      ? `Error: ${error.message}`
-      : error instanceof DamagedHistoryError
-        ? 'Error: The memory command failed because the memory history is damaged. Nothing was changed.'
-        : unexpectedMessage(error)
-  return { content, isError: true, mutation: null, commit: null }
+  if (error instanceof CairnError) {
+    const code = error.code === 'closed' || error.code === 'locked' ? error.code : 'io-error'
+    return failed(code, `Error: ${error.message}`)
+  }
+  if (error instanceof DamagedHistoryError) {
+    return failed(
+      'history-damaged',
+      'Error: The memory command failed because the memory history is damaged. Nothing was changed.',
+    )
+  }
+  const refusal = unexpectedFailure(error)
+  return failed(refusal.code, refusal.content)
 }
 
-/** Passes CairnErrors on; a disk problem becomes one, in plain words; damage likewise. */
+function failed(errorCode: ExecuteOutcome['errorCode'], content: string): ExecuteOutcome {
+  return { content, isError: true, mutation: null, errorCode, commit: null }
+}
+
+/** Passes CairnErrors on; a disk problem or damage becomes one, in plain words. */
 async function forPeople<T>(work: Promise<T>): Promise<T> {
   try {
     return await work
@@ -447,30 +499,7 @@ async function forPeople<T>(work: Promise<T>): Promise<T> {
   }
 }
 
-
-/** The facts of the commit for one successful Memory tool mutation. */
-export function intentFor(
-  mutation: MemoryMutation,
-  origin: Origin | undefined,
-  command: CommitCommand = mutation.command,
-): CommitIntent {
-  const [first = '/memories', second] = mutation.paths
-  const subject =
-    mutation.command === 'rename' && second ? `rename ${first} -> ${second}` : `${command} ${first}`
-  const claude = origin?.actor === 'claude' ? origin : null
-  return {
-    actor: origin?.actor ?? 'claude',
-    command,
-    subject,
-    paths: mutation.paths,
-    conversationId: claude?.conversationId ?? null,
-    toolUseId: claude?.toolUseId ?? null,
-    overwrite: command === 'create' && mutation.overwrite,
-    restoredFrom: null,
-  }
-}
-
-// A path the restore will refuse touches nothing.
+// A path the restore will refuse touches nothing (the restore reports the refusal itself).
 function touchedByUserPath(virtual: string): ReadonlyArray<string> {
   try {
     const relative = toRelative(virtual)
@@ -482,21 +511,4 @@ function touchedByUserPath(virtual: string): ReadonlyArray<string> {
 
 function normalize(virtual: string): string {
   return toVirtual(toRelative(virtual))
-}
-
-// The tool's messages are written for Claude ("Error: …"); people get the same words
-// without the prefix, and a code the UI can act on.
-function toUserError(content: ExecuteOutcome['content']): CairnError {
-  const text = typeof content === 'string' ? content : 'The change was refused.'
-  const message = text.replace(/^Error:\s*/, '')
-  const code = /^The memory command failed because the disk is full/.test(message)
-    ? 'disk-full'
-    : /^The memory command failed because/.test(message)
-      ? 'disk-error'
-      : /already exists/.test(message)
-        ? 'exists'
-        : /does not exist/.test(message)
-          ? 'not-found'
-          : 'refused'
-  return new CairnError(code, message)
 }

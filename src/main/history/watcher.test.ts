@@ -1,20 +1,32 @@
 import { appendFile, mkdir, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import type { CommitSummary } from '../../shared/types'
-import { TEMP_FILE_PREFIX } from '../memory/types'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import type { CommitSummary, RecoveryReport } from '../../shared/types'
+import { TEMP_FILE_PREFIX } from '../lib/atomic-write'
+import { createRecordingLogger, type RecordingLogger } from '../lib/logger'
 import { openVersionedMemory, type VersionedMemory } from './index'
 import type { TouchedPaths } from './outside-changes'
-import { folderFiles, fsck, gitCli, headFiles, tempDataDir } from './test-helpers'
+import {
+  breakMainRef,
+  folderFiles,
+  fsck,
+  gitCli,
+  headFiles,
+  tempDataDir,
+  userDelete,
+  userWrite,
+} from './test-helpers'
 import { watchFolder } from './watcher'
 
 let dataDir: string
 let cleanup: () => Promise<void>
 let memory: VersionedMemory
+let logger: RecordingLogger
 
 beforeEach(async () => {
   ;({ dir: dataDir, cleanup } = await tempDataDir())
-  memory = await openVersionedMemory({ dataDir, watch: { debounceMs: 30 } })
+  logger = createRecordingLogger()
+  memory = await openVersionedMemory({ dataDir, watch: { debounceMs: 30 }, logger })
 })
 afterEach(async () => {
   await memory.close()
@@ -56,7 +68,7 @@ describe('watching the memory folder while Cairn runs', () => {
   })
 
   it('commits a deletion made outside Cairn, and a folder created outside with its files', async () => {
-    await memory.writeFile('/memories/old.md', 'old')
+    await userWrite(memory, '/memories/old.md', 'old')
     let committed = nextCommit()
     await rm(onDisk('old.md'))
     expect((await committed).paths).toEqual(['/memories/old.md'])
@@ -74,8 +86,8 @@ describe('watching the memory folder while Cairn runs', () => {
   })
 
   it('sees an in-place edit of a file Cairn last wrote (Cairn replaces files by renaming)', async () => {
-    await memory.writeFile('/memories/a.md', 'by Cairn')
-    await memory.writeFile('/memories/a.md', 'by Cairn, replaced')
+    await userWrite(memory, '/memories/a.md', 'by Cairn')
+    await userWrite(memory, '/memories/a.md', 'by Cairn, replaced')
     // Once this outside change is committed, every event of Cairn's writes has been handled.
     let committed = nextCommit()
     await writeFile(onDisk('b.md'), 'b')
@@ -87,10 +99,13 @@ describe('watching the memory folder while Cairn runs', () => {
   })
 
   it('never commits Cairn’s own writes a second time, and ignores temp files', async () => {
-    await memory.execute({ command: 'create', path: '/memories/d/a.md', file_text: 'a' })
-    await memory.writeFile('/memories/d/a.md', 'a2')
-    await memory.deleteFile('/memories/d/a.md')
-    await memory.writeFile('/memories/b.md', 'b')
+    await memory.execute(
+      { command: 'create', path: '/memories/d/a.md', file_text: 'a' },
+      { actor: 'claude', conversationId: 'conv', toolUseId: 'toolu_1' },
+    )
+    await userWrite(memory, '/memories/d/a.md', 'a2')
+    await userDelete(memory, '/memories/d/a.md')
+    await userWrite(memory, '/memories/b.md', 'b')
     await writeFile(onDisk(`${TEMP_FILE_PREFIX}stray`), 'half a write')
     // Events arrive in order: the outside write's batch includes, or follows, every event
     // of Cairn's writes above, so an extra commit for those would show up first.
@@ -106,6 +121,40 @@ describe('watching the memory folder while Cairn runs', () => {
     ])
   })
 
+  it('reports each outside edit it saves as a recovery, naming the commit', async () => {
+    const reports: RecoveryReport[] = []
+    memory.onRecovery((report) => reports.push(report))
+    const committed = nextCommit()
+    await writeFile(onDisk('edited.md'), 'from another editor')
+    const commit = await committed
+    expect(reports).toEqual([
+      {
+        kind: 'outside-changes',
+        message: 'edited.md was edited outside Cairn and saved to the history as its own change.',
+        commitOid: commit.oid,
+      },
+    ])
+    // Cairn's own changes are no recovery.
+    await userWrite(memory, '/memories/mine.md', 'mine')
+    expect(reports).toHaveLength(1)
+  })
+
+  it('logs a watcher commit that fails, and saves the edit with the next change', async () => {
+    await userWrite(memory, '/memories/a.md', 'a')
+    const repair = await breakMainRef(dataDir)
+    await writeFile(onDisk('outside.md'), 'typed while history was broken')
+    await vi.waitFor(() => expect(logger.entries).not.toHaveLength(0), { timeout: 5000 })
+    expect(logger.entries[0]).toMatchObject({
+      level: 'warn',
+      message: 'Could not save edits made outside Cairn to the history',
+    })
+    expect(logger.entries[0]?.error).toBeInstanceOf(Error)
+    await repair()
+    await userWrite(memory, '/memories/b.md', 'b')
+    expect(gitCli(dataDir, 'show', 'main:outside.md')).toBe('typed while history was broken')
+    await expectInSync()
+  })
+
   it('stops committing outside changes once closed', async () => {
     await memory.close()
     await writeFile(onDisk('after-close.md'), 'x')
@@ -113,6 +162,7 @@ describe('watching the memory folder while Cairn runs', () => {
     await new Promise<TouchedPaths>((resolve) => {
       const sentinel = watchFolder(path.join(dataDir, 'memories'), {
         debounceMs: 200,
+        logger,
         onChanges: (paths) => {
           sentinel.close()
           resolve(paths)
@@ -131,6 +181,7 @@ describe('watchFolder', () => {
     const reported = await new Promise<TouchedPaths>((resolve) => {
       const watcher = watchFolder(root, {
         debounceMs: 50,
+        logger,
         onChanges: (paths) => {
           watcher.close()
           resolve(paths)
@@ -151,6 +202,7 @@ describe('watchFolder', () => {
     const closedOnes: TouchedPaths[] = []
     const closing = watchFolder(root, {
       debounceMs: 5,
+      logger,
       onChanges: (paths) => closedOnes.push(paths),
     })
     closing.close()
@@ -159,6 +211,7 @@ describe('watchFolder', () => {
     await new Promise<void>((resolve) => {
       const sentinel = watchFolder(root, {
         debounceMs: 100,
+        logger,
         onChanges: () => {
           sentinel.close()
           resolve()
@@ -172,8 +225,11 @@ describe('watchFolder', () => {
   it('watches nothing, without throwing, when the folder does not exist', () => {
     const watcher = watchFolder(path.join(dataDir, 'missing'), {
       debounceMs: 5,
+      logger,
       onChanges: () => undefined,
     })
     expect(() => watcher.close()).not.toThrow()
+    // A folder that is not there is nothing to report.
+    expect(logger.entries).toEqual([])
   })
 })

@@ -1,6 +1,7 @@
 import type { FSWatcher } from 'node:fs'
-import { disk } from '../lib/disk'
 import path from 'node:path'
+import { disk, isMissing } from '../lib/disk'
+import type { Logger } from '../lib/logger'
 import { isWithin } from './paths'
 import type { TouchedPaths } from './outside-changes'
 import { isUntracked } from './work-tree'
@@ -19,6 +20,8 @@ export interface WatchOptions {
    * or `'all'` when the platform did not say which. Called outside any stack of `fs`.
    */
   readonly onChanges: (paths: TouchedPaths) => void
+  /** Where a failing report or a watch the platform dropped is told. */
+  readonly logger: Logger
 }
 
 /**
@@ -43,8 +46,9 @@ export function watchFolder(root: string, options: WatchOptions): FolderWatcher 
     everything = false
     try {
       options.onChanges(paths)
-    } catch {
+    } catch (error) {
       // A failing report must not stop the watching.
+      options.logger.error('A folder change report failed', error)
     }
   }
 
@@ -60,8 +64,8 @@ export function watchFolder(root: string, options: WatchOptions): FolderWatcher 
 
   const stop =
     process.platform === 'darwin' || process.platform === 'win32'
-      ? watchNatively(root, record)
-      : watchEachFolder(root, record)
+      ? watchNatively(root, record, options.logger)
+      : watchEachFolder(root, record, options.logger)
 
   return {
     close() {
@@ -75,19 +79,23 @@ export function watchFolder(root: string, options: WatchOptions): FolderWatcher 
 
 type Report = (relative: string | null) => void
 
-function watchNatively(root: string, record: Report): () => void {
+function watchNatively(root: string, record: Report, logger: Logger): () => void {
   try {
     const watcher = disk.watch(root, { recursive: true, persistent: false }, (_event, name) =>
       record(name ? name.toString().split(path.sep).join('/') : null),
     )
-    watcher.on('error', () => watcher.close())
+    watcher.on('error', (error) => {
+      logger.warn('Stopped watching the memory folder; outside edits are saved on use', error)
+      watcher.close()
+    })
     return () => watcher.close()
-  } catch {
+  } catch (error) {
+    logger.warn('Cannot watch the memory folder; outside edits are saved on use', error)
     return () => undefined
   }
 }
 
-function watchEachFolder(root: string, record: Report): () => void {
+function watchEachFolder(root: string, record: Report, logger: Logger): () => void {
   const watchers = new Map<string, FSWatcher>()
 
   function unwatch(relative: string): void {
@@ -111,7 +119,10 @@ function watchEachFolder(root: string, record: Report): () => void {
         record(child)
         follow(child)
       })
-    } catch {
+    } catch (error) {
+      // A folder gone meanwhile is nothing to watch; anything else (e.g. the system's limit
+      // of watches reached) leaves its edits to be saved when Cairn next touches them.
+      if (!isMissing(error)) logger.warn('Cannot watch a folder of the memory folder', error)
       return
     }
     watcher.on('error', () => unwatch(relative))
@@ -123,6 +134,7 @@ function watchEachFolder(root: string, record: Report): () => void {
         .filter((dirent) => dirent.isDirectory() && !isUntracked(dirent.name))
         .map((dirent) => dirent.name)
     } catch {
+      // Gone since the watch started: its removal is reported like any other event.
       return
     }
     for (const name of names) add(relative ? `${relative}/${name}` : name)
@@ -135,6 +147,7 @@ function watchEachFolder(root: string, record: Report): () => void {
     try {
       isFolder = disk.lstatSync(path.join(root, child)).isDirectory()
     } catch {
+      // Gone already: nothing to follow.
       isFolder = false
     }
     if (isFolder) add(child)

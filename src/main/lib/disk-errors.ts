@@ -4,44 +4,64 @@
  * for people, and no host path or errno text.
  */
 
+import type { MemoryErrorCode } from '../../shared/errors'
 import { errorCode } from './disk'
 
-/** The error codes a disk problem surfaces as. */
-export type DiskErrorCode = 'disk-full' | 'disk-error'
+/** The codes a disk problem surfaces as. */
+export type DiskErrorCode = Extract<
+  MemoryErrorCode,
+  'disk-full' | 'access-denied' | 'read-only' | 'io-error' | 'conflict' | 'invalid-path'
+>
 
-const REASONS: Readonly<Record<string, string>> = {
-  ENOSPC: 'the disk is full',
-  EDQUOT: 'the disk is full (the disk quota is used up)',
-  EIO: 'the disk reported a read or write error',
-  EACCES: 'permission was denied by the operating system',
-  EPERM: 'permission was denied by the operating system',
-  EROFS: 'the disk is read-only',
-  EMFILE: 'too many files are open',
-  ENFILE: 'too many files are open on this system',
-  EBUSY: 'a file is in use by another program',
-  ENOMEM: 'the system ran out of memory',
-  ETIMEDOUT: 'the disk did not answer in time',
-  ESTALE: 'the disk was disconnected',
-  ENAMETOOLONG: 'the path is too long for this system',
-  ECHANGED: 'another program changed the memory folder while Cairn was working in it',
+const PROBLEMS: Readonly<Record<string, readonly [DiskErrorCode, string]>> = {
+  ENOSPC: ['disk-full', 'the disk is full'],
+  EDQUOT: ['disk-full', 'the disk is full (the disk quota is used up)'],
+  EIO: ['io-error', 'the disk reported a read or write error'],
+  EACCES: ['access-denied', 'permission was denied by the operating system'],
+  EPERM: ['access-denied', 'permission was denied by the operating system'],
+  EROFS: ['read-only', 'the memory folder is read-only'],
+  EMFILE: ['io-error', 'too many files are open'],
+  ENFILE: ['io-error', 'too many files are open on this system'],
+  EBUSY: ['io-error', 'a file is in use by another program'],
+  ENOMEM: ['io-error', 'the system ran out of memory'],
+  ETIMEDOUT: ['io-error', 'the disk did not answer in time'],
+  ESTALE: ['io-error', 'the disk was disconnected'],
+  ENOTDIR: ['conflict', 'a file is in the way of a folder on that path'],
+  ENAMETOOLONG: ['invalid-path', 'the path is too long for this system'],
+  ECHANGED: ['conflict', 'another program changed the memory folder while Cairn was working in it'],
 }
 
+// Codes of the disk itself (not of what is on it): never to be taken for damage.
+const DISK_TROUBLE = new Set([
+  'ENOSPC',
+  'EDQUOT',
+  'EIO',
+  'EACCES',
+  'EPERM',
+  'EROFS',
+  'EMFILE',
+  'ENFILE',
+  'EBUSY',
+  'ENOMEM',
+  'ETIMEDOUT',
+  'ESTALE',
+])
+
 /**
- * When `error` is a disk problem (by errno code): its code for the API and the reason in
+ * When `error` carries an errno Cairn has words for: the refusal's code and the reason in
  * plain words (completing "… because <reason>"). Null for anything else, such as damage.
  */
 export function diskProblem(
   error: unknown,
 ): { readonly code: DiskErrorCode; readonly reason: string } | null {
   const code = errorCode(error)
-  if (code === undefined || !Object.hasOwn(REASONS, code)) return null
-  return {
-    code: code === 'ENOSPC' || code === 'EDQUOT' ? 'disk-full' : 'disk-error',
-    reason: REASONS[code]!,
-  }
+  if (code === undefined || !Object.hasOwn(PROBLEMS, code)) return null
+  const [errorCodeFor, reason] = PROBLEMS[code]!
+  return { code: errorCodeFor, reason }
 }
 
 /** True for errors of the disk itself (full, failing, denied), as opposed to bad content. */
 export function isDiskProblem(error: unknown): boolean {
-  return diskProblem(error) !== null
+  const code = errorCode(error)
+  return code !== undefined && DISK_TROUBLE.has(code)
 }

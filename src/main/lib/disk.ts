@@ -193,6 +193,12 @@ export function errorCode(error: unknown): string | undefined {
   return typeof code === 'string' ? code : undefined
 }
 
+/** True for the errors that mean "nothing is there": ENOENT, or ENOTDIR on the way. */
+export function isMissing(error: unknown): boolean {
+  const code = errorCode(error)
+  return code === 'ENOENT' || code === 'ENOTDIR'
+}
+
 /** True when `error` carries errno `code`. */
 export function isCode(error: unknown, code: string): boolean {
   return errorCode(error) === code

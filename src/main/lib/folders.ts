@@ -18,6 +18,7 @@ import { randomUUID } from 'node:crypto'
 import type { Dirent, Stats } from 'node:fs'
 import path from 'node:path'
 import { disk, handlesNameEntries, isCode, OPEN } from './disk'
+import type { Logger } from './logger'
 
 /** Prefix of the temp files and folders of atomic writes and deletes; start-up removes strays. */
 export const TEMP_FILE_PREFIX = '.cairn-tmp-'
@@ -358,6 +359,22 @@ export function readFileIn(
   }
 }
 
+/** Options of `writeFileAtomically`. */
+export interface WriteOptions {
+  /**
+   * Runs while the temp file is flushed (e.g. the secret scan); if it throws, nothing is
+   * renamed and the error is the write's.
+   */
+  readonly beforeCommit?: () => Promise<void>
+  /**
+   * `wait` (default): the folder is fsynced before the write returns. `later`: the fsync is
+   * started and `settleFolderSyncs` waits for it (the history does, before its ref moves).
+   */
+  readonly folderSync?: 'wait' | 'later'
+  /** Told when the folder could not be flushed after the rename. */
+  readonly logger?: Logger
+}
+
 /**
  * Writes `data` as `name` in `folder` atomically: a hidden temp file beside it, fsync, rename
  * over the target, fsync the folder. The temp file never survives a failure. `beforeCommit`
@@ -367,9 +384,9 @@ export async function writeFileAtomically(
   folder: Folder,
   name: string,
   data: string | Uint8Array,
-  beforeCommit: () => Promise<void> = async () => {},
-  folderSync: 'wait' | 'later' = 'wait',
+  options: WriteOptions = {},
 ): Promise<void> {
+  const beforeCommit = options.beforeCommit ?? (async () => {})
   const temp = `${TEMP_FILE_PREFIX}${randomUUID()}`
   let fd: number | undefined
   let renamed = false
@@ -392,8 +409,14 @@ export async function writeFileAtomically(
   }
   // The rename has happened: the new content is in place, so reporting a failure now would
   // say that nothing changed when something did. Durability of the entry is best effort.
-  if (folderSync === 'later') folder.syncLater()
-  else await folder.sync().catch(() => {})
+  if (options.folderSync === 'later') folder.syncLater()
+  else {
+    await folder
+      .sync()
+      .catch((error: unknown) =>
+        options.logger?.warn('Could not flush a folder after a write', error),
+      )
+  }
 }
 
 /**

@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto'
 import os from 'node:os'
 import path from 'node:path'
-import { CairnError } from '../errors'
+import { CairnError } from './errors'
 import { disk, isCode, OPEN } from './disk'
 
 /** The name of the lock file in the data folder. */

@@ -92,6 +92,7 @@ describe('view of a directory', () => {
       content: 'The path /memories/nope does not exist. Please provide a valid path.',
       isError: true,
       mutation: null,
+      errorCode: 'not-found',
     })
   })
 
@@ -242,6 +243,7 @@ describe('create', () => {
       content: 'File created successfully at: /memories/a/b/c.md',
       isError: false,
       mutation: { command: 'create', paths: ['/memories/a/b/c.md'], overwrite: false },
+      errorCode: null,
     })
     expect(await box.read('a/b/c.md')).toBe('hi\n')
   })
@@ -279,6 +281,7 @@ describe('create', () => {
         content: 'Error: File /memories/f.md already exists',
         isError: true,
         mutation: null,
+        errorCode: 'exists',
       })
     } finally {
       await strict.cleanup()
@@ -327,6 +330,7 @@ describe('str_replace', () => {
         '     2\ttwo\n     3\tthree\n     4\tFOUR\n     5\tfive\n     6\tsix',
       isError: false,
       mutation: { command: 'str_replace', paths: ['/memories/f.md'], overwrite: false },
+      errorCode: null,
     })
     expect(await box.read('f.md')).toBe('one\ntwo\nthree\nFOUR\nfive\nsix\nseven\n')
   })
@@ -387,6 +391,7 @@ describe('str_replace', () => {
         'No replacement was performed, old_str `ten` did not appear verbatim in /memories/f.md.',
       isError: true,
       mutation: null,
+      errorCode: 'no-match',
     })
   })
 
@@ -430,6 +435,7 @@ describe('str_replace', () => {
         content: `Error: The path ${p} does not exist. Please provide a valid path.`,
         isError: true,
         mutation: null,
+        errorCode: 'not-found',
       })
     }
   })
@@ -448,6 +454,7 @@ describe('insert', () => {
       content: 'The file /memories/f.md has been edited.',
       isError: false,
       mutation: { command: 'insert', paths: ['/memories/f.md'], overwrite: false },
+      errorCode: null,
     })
     expect(await box.read('f.md')).toBe('a\nb\nX\nc\n')
   })
@@ -500,6 +507,7 @@ describe('insert', () => {
       content: `Error: Invalid \`insert_line\` parameter: ${line}. It should be within the range of lines of the file: [0, 3]`,
       isError: true,
       mutation: null,
+      errorCode: 'invalid-range',
     })
   })
 
@@ -523,6 +531,7 @@ describe('delete', () => {
       content: 'Successfully deleted /memories/f.md',
       isError: false,
       mutation: { command: 'delete', paths: ['/memories/f.md'], overwrite: false },
+      errorCode: null,
     })
     expect(await fs.readdir(box.root)).toEqual([])
   })
@@ -540,6 +549,7 @@ describe('delete', () => {
       content: 'Error: The path /memories/none does not exist',
       isError: true,
       mutation: null,
+      errorCode: 'not-found',
     })
   })
 
@@ -573,6 +583,7 @@ describe('rename', () => {
         paths: ['/memories/a.md', '/memories/n/b.md'],
         overwrite: false,
       },
+      errorCode: null,
     })
     expect(await box.read('n/b.md')).toBe('x')
   })
@@ -659,6 +670,7 @@ describe('atomic writes', () => {
           'Error: The memory command failed because permission was denied by the operating system. Nothing was changed.',
         isError: true,
         mutation: null,
+        errorCode: 'access-denied',
       })
       expect(await snapshot(box.base)).toBe(before)
     } finally {
@@ -669,10 +681,41 @@ describe('atomic writes', () => {
 
   it('removes the temp file when the rename onto the target fails', async () => {
     // A non-empty folder at the target makes the final rename fail after the temp file exists.
-    const { atomicWrite } = await import('./fs-safe')
+    const { atomicWrite } = await import('../lib/atomic-write')
     await box.write('t/target/inner.md', 'x')
     await expect(atomicWrite(path.join(box.root, 't/target'), 'data')).rejects.toThrow()
     expect(await fs.readdir(path.join(box.root, 't'))).toEqual(['target'])
+  })
+})
+
+describe('refusal codes', () => {
+  // Each refusal carries its code beside the words Claude reads, so the app never parses them.
+  it.each([
+    ['invalid-input', { command: 'explode' }],
+    ['invalid-input', { command: 'view' }],
+    ['invalid-path', { command: 'view', path: '/etc/passwd' }],
+    ['invalid-path', { command: 'delete', path: '/memories' }],
+    ['not-found', { command: 'delete', path: '/memories/none.md' }],
+    ['exists', { command: 'rename', old_path: '/memories/f.md', new_path: '/memories/g.md' }],
+    ['not-a-file', { command: 'create', path: '/memories/d', file_text: 'x' }],
+    ['no-match', { command: 'str_replace', path: '/memories/f.md', old_str: 'zz', new_str: '' }],
+    ['ambiguous-match', { command: 'str_replace', path: '/memories/f.md', old_str: 'a' }],
+    ['invalid-range', { command: 'view', path: '/memories/f.md', view_range: [9, 10] }],
+    ['not-text', { command: 'view', path: '/memories/bin.dat' }],
+    ['special-file', { command: 'view', path: '/memories/link.md' }],
+  ])('%s for %j', async (code, input) => {
+    await box.write('f.md', 'a\na\n')
+    await box.write('g.md', 'g')
+    await box.write('d/inner.md', 'x')
+    await box.write('bin.dat', Buffer.from([0xff, 0xfe, 0x00]))
+    await fs.symlink(path.join(box.sentinel, 'secret.txt'), path.join(box.root, 'link.md'))
+    const result = await box.run(input)
+    expect(result).toMatchObject({ isError: true, mutation: null, errorCode: code })
+  })
+
+  it('has none on success', async () => {
+    const result = await box.run({ command: 'create', path: '/memories/ok.md', file_text: 'ok' })
+    expect(result).toMatchObject({ isError: false, errorCode: null })
   })
 })
 

@@ -1,6 +1,7 @@
 /** What every command needs: the root, its open folders, the limits, policies and usage cache. */
 
 import type { FolderTree } from '../lib/folders'
+import type { Logger } from '../lib/logger'
 import type { UsageCache } from './usage'
 import type { MemoryLimits, MemoryPolicy } from './types'
 
@@ -17,4 +18,6 @@ export interface CommandContext {
    * memory already); the next command tries again. Relative paths.
    */
   readonly leftovers: Set<string>
+  /** Where best-effort steps that failed (a folder flush after a write) are reported. */
+  readonly logger: Logger
 }

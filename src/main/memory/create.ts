@@ -1,6 +1,7 @@
 /** The `create` command: writes a whole file, creating its folders. */
 
 import path from 'node:path'
+import type { CreateExistingPolicy } from '../../shared/types'
 import { Folder, readFileIn, writeFileAtomically } from '../lib/folders'
 import type { CommandContext } from './context'
 import { CommandError, specialMessage, success } from './outcome'
@@ -14,29 +15,34 @@ export async function create(
   ctx: CommandContext,
   target: ParsedMemoryPath,
   fileText: string,
-  createExisting: 'overwrite' | 'error',
+  createExisting: CreateExistingPolicy,
 ): Promise<MemoryExecution> {
   const { virtual, relative } = target
   if (relative === '') {
     throw new CommandError(
+      'not-a-file',
       `Error: ${virtual} is the memory directory itself; create needs a file path such as /memories/notes.md.`,
     )
   }
   const found = ctx.tree.find(relative)
-  if (found.kind === 'special') throw new CommandError(specialMessage(virtual))
+  if (found.kind === 'special') throw new CommandError('special-file', specialMessage(virtual))
   if (found.kind === 'under-file') {
     throw new CommandError(
+      'conflict',
       `Error: Cannot create ${virtual}: /memories/${found.at} is a file, not a directory.`,
     )
   }
   if (found.kind === 'directory') {
-    throw new CommandError(`Error: ${virtual} is a directory; create needs a file path.`)
+    throw new CommandError(
+      'not-a-file',
+      `Error: ${virtual} is a directory; create needs a file path.`,
+    )
   }
   const previous = found.kind === 'file' ? found : null
   const exists = previous !== null
   const counted = previous !== null && isCounted(previous.stats.size)
   if (exists && createExisting === 'error') {
-    throw new CommandError(`Error: File ${virtual} already exists`)
+    throw new CommandError('exists', `Error: File ${virtual} already exists`)
   }
   const plan = {
     virtual,
@@ -54,13 +60,11 @@ export async function create(
       : ctx.tree.ensure(relative.includes('/') ? path.posix.dirname(relative) : '')
   try {
     // The folder's fsync finishes before the commit's ref moves (settleFolderSyncs).
-    await writeFileAtomically(
-      folder,
-      path.posix.basename(relative),
-      fileText,
-      () => scanWrite(ctx, plan),
-      'later',
-    )
+    await writeFileAtomically(folder, path.posix.basename(relative), fileText, {
+      beforeCommit: () => scanWrite(ctx, plan),
+      folderSync: 'later',
+      logger: ctx.logger,
+    })
   } catch (error) {
     ctx.tree.removeCreated(created)
     throw error

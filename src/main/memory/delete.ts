@@ -20,14 +20,16 @@ export async function deletePath(
   target: ParsedMemoryPath,
 ): Promise<MemoryExecution> {
   const { virtual, relative } = target
-  if (relative === '') throw new CommandError('Error: Cannot delete the /memories directory itself')
+  if (relative === '')
+    throw new CommandError('invalid-path', 'Error: Cannot delete the /memories directory itself')
   const found = ctx.tree.find(relative)
-  if (found.kind === 'special') throw new CommandError(specialMessage(virtual))
+  if (found.kind === 'special') throw new CommandError('special-file', specialMessage(virtual))
   if (found.kind === 'missing' || found.kind === 'under-file') {
-    throw new CommandError(`Error: The path ${virtual} does not exist`)
+    throw new CommandError('not-found', `Error: The path ${virtual} does not exist`)
   }
   const { parent, name, stats } = found
-  if (parent === null) throw new CommandError('Error: Cannot delete the /memories directory itself')
+  if (parent === null)
+    throw new CommandError('invalid-path', 'Error: Cannot delete the /memories directory itself')
   if (found.kind === 'file') {
     const now = parent.lstat(name)
     if (!now || !sameEntry(now, stats)) throw new ChangedUnderfootError()
@@ -54,9 +56,10 @@ export async function deletePath(
     ctx.usage.add(-removed.files, -removed.bytes)
     try {
       removeTree(parent, aside)
-    } catch {
+    } catch (error) {
       // The folder is gone from the memory already: the next command (or the next start)
       // removes the rest.
+      ctx.logger.warn('Could not remove a deleted folder; it is removed later', error)
       const slash = relative.lastIndexOf('/')
       ctx.leftovers.add(slash < 0 ? aside : `${relative.slice(0, slash)}/${aside}`)
     }

@@ -26,11 +26,14 @@ const MAX_LISTED_LINES = 50
 const SNIPPET_CONTEXT = 2
 
 /**
- * Largest file `str_replace` and `insert` read (a little room above the write limit, so a file
- * just over it can still be edited down); the memory browser shows text files up to it too.
+ * An edit reads files up to this many times the per-file write limit, so a file that grew
+ * past the limit outside Cairn can still be shortened; anything larger is refused unread.
  */
+const EDIT_READ_FACTOR = 4
+
+/** Largest file `str_replace` and `insert` read; the memory browser shows text up to it too. */
 export function maxEditableBytes(limits: MemoryLimits): number {
-  return limits.maxFileBytes * 4
+  return limits.maxFileBytes * EDIT_READ_FACTOR
 }
 
 /** Runs `str_replace`: replaces the one occurrence of `oldStr` in the whole file by `newStr`. */
@@ -48,12 +51,14 @@ export async function strReplace(
   )
   if (oldStr === '') {
     throw new CommandError(
+      'invalid-input',
       'Error: `old_str` must not be empty. Give the exact text to replace (use insert to add text).',
     )
   }
   const found = findOccurrences(file.text, oldStr)
   if (found.length === 0) {
     throw new CommandError(
+      'no-match',
       `No replacement was performed, old_str \`${quoteInput(oldStr)}\` did not appear verbatim in ${virtual}.`,
     )
   }
@@ -62,6 +67,7 @@ export async function strReplace(
     const more = found.length - shown.length
     const lines = shown.join(', ') + (more > 0 ? ` and ${more.toLocaleString('en-US')} more` : '')
     throw new CommandError(
+      'ambiguous-match',
       `No replacement was performed. Multiple occurrences of old_str \`${quoteInput(oldStr)}\` in lines: ${lines}. Please ensure it is unique`,
     )
   }
@@ -89,6 +95,7 @@ export async function insert(
   const lines = splitLines(file.text)
   if (insertLine < 0 || insertLine > lines.lines.length) {
     throw new CommandError(
+      'invalid-range',
       `Error: Invalid \`insert_line\` parameter: ${insertLine}. It should be within the range of lines of the file: [0, ${lines.lines.length}]`,
     )
   }
@@ -114,17 +121,20 @@ async function readTextFile(
   missingMessage: string,
 ): Promise<TextFile> {
   const found = ctx.tree.find(target.relative)
-  if (found.kind === 'special') throw new CommandError(specialMessage(target.virtual))
+  if (found.kind === 'special')
+    throw new CommandError('special-file', specialMessage(target.virtual))
   // The official handler answers "does not exist" for a directory too.
-  if (found.kind !== 'file') throw new CommandError(missingMessage)
+  if (found.kind !== 'file') throw new CommandError('not-found', missingMessage)
   if (found.stats.size > maxEditableBytes(ctx.limits)) {
     throw new CommandError(
+      'too-large',
       `Error: ${target.virtual} is too large to edit (${found.stats.size.toLocaleString('en-US')} bytes).`,
     )
   }
   const text = decodeText(readFileIn(found.parent, found.name, found.stats), target.virtual)
   if (splitLines(text).lines.length > MAX_LINES) {
     throw new CommandError(
+      'too-large',
       `File ${target.virtual} exceeds maximum line limit of ${MAX_LINES.toLocaleString('en-US')} lines.`,
     )
   }
@@ -146,7 +156,11 @@ async function writeText(
   }
   const change = await guardWrite(ctx, plan)
   // The folder's fsync finishes before the commit's ref moves (settleFolderSyncs).
-  await writeFileAtomically(file.folder, file.name, next, () => scanWrite(ctx, plan), 'later')
+  await writeFileAtomically(file.folder, file.name, next, {
+    beforeCommit: () => scanWrite(ctx, plan),
+    folderSync: 'later',
+    logger: ctx.logger,
+  })
   ctx.usage.add(change.files, change.bytes)
 }
 

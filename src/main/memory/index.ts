@@ -1,13 +1,21 @@
 /** The Memory tool handler: the one entry other domains and tests import. */
 
-export { createMemoryTool, DEFAULT_LIMITS, type MemoryToolOptions } from './memory-tool'
+export {
+  createMemoryTool,
+  DEFAULT_LIMITS,
+  USAGE_MAX_AGE_MS,
+  type MemoryToolOptions,
+} from './memory-tool'
 export {
   parseMemoryPath,
   MEMORY_ROOT,
   type ParsedMemoryPath,
   type RejectedMemoryPath,
 } from './path-rules'
-export { createRunnableMemoryTool } from './sdk-adapter'
-export { maxEditableBytes } from './edit'
-export { unexpectedMessage } from './outcome'
+export { createRunnableMemoryTool, type MemoryExecutor } from './sdk-adapter'
 export * from './types'
+export { IMAGE_TYPES } from './view'
+export { MAX_VIEW_FILE_BYTES } from './format'
+export { maxEditableBytes } from './edit'
+export { unexpectedFailure } from './outcome'
+export { newSecrets, removeSecrets, scanForSecrets, type SecretFinding } from './secrets'

@@ -1,6 +1,7 @@
 /** `createMemoryTool`: validates Claude's input, runs one command at a time, never throws. */
 
 import path from 'node:path'
+import type { CreateExistingPolicy } from '../../shared/types'
 import { disk, isCode } from '../lib/disk'
 import { DIR_MODE, Folder, FolderTree, removeTree } from '../lib/folders'
 import type { CommandContext } from './context'
@@ -8,7 +9,9 @@ import { create } from './create'
 import { deletePath } from './delete'
 import { insert, strReplace } from './edit'
 import { parseCommand, type MemoryCommand } from './input'
-import { CommandError, failure, unexpectedMessage } from './outcome'
+import { consoleLogger, type Logger } from '../lib/logger'
+import { createSerialQueue } from '../lib/serial-queue'
+import { CommandError, failure, unexpectedFailure } from './outcome'
 import { parseMemoryPath, type ParsedMemoryPath } from './path-rules'
 import { rename } from './rename'
 import type {
@@ -30,12 +33,15 @@ export const DEFAULT_LIMITS: MemoryLimits = {
   maxImageBytes: 3_750_000,
 }
 
+/** How long a computed folder usage is trusted before it is re-walked. */
+export const USAGE_MAX_AGE_MS = 60_000
+
 /** Options of `createMemoryTool`; everything but `root` has a default. */
 export interface MemoryToolOptions {
   /** The real folder that `/memories` maps to (created, mode 0700, if missing). */
   readonly root: string
   /** What `create` does with an existing file (default `'overwrite'`: history keeps the old one). */
-  readonly createExisting?: 'overwrite' | 'error'
+  readonly createExisting?: CreateExistingPolicy
   /** Refuse writes that add a secret (default true). */
   readonly secretScanning?: boolean
   readonly limits?: Partial<MemoryLimits>
@@ -43,6 +49,8 @@ export interface MemoryToolOptions {
   readonly usageMaxAgeMs?: number
   /** Clock for the usage cache (tests). */
   readonly now?: () => number
+  /** Where failures nobody waits for are reported (default: the console). */
+  readonly logger?: Logger
 }
 
 /** Builds the Memory tool handler for one memory folder. */
@@ -53,11 +61,16 @@ export function createMemoryTool(options: MemoryToolOptions): MemoryTool {
     createExisting: options.createExisting ?? 'overwrite',
     secretScanning: options.secretScanning ?? true,
   }
-  const usage = new UsageCache(root, options.usageMaxAgeMs ?? 60_000, options.now ?? Date.now)
+  const logger = options.logger ?? consoleLogger
+  const usage = new UsageCache(
+    root,
+    options.usageMaxAgeMs ?? USAGE_MAX_AGE_MS,
+    options.now ?? Date.now,
+  )
   let rootReady: Promise<void> | null = null
   const leftovers = new Set<string>()
   // One command at a time: the usage cache and check-then-write steps assume no interleaving.
-  let queue: Promise<unknown> = Promise.resolve()
+  const queue = createSerialQueue()
 
   const ensureRoot = (): Promise<void> => {
     rootReady ??= Promise.resolve()
@@ -75,22 +88,22 @@ export function createMemoryTool(options: MemoryToolOptions): MemoryTool {
     callOptions?: MemoryExecuteOptions,
   ): Promise<MemoryExecution> => {
     const parsed = parseCommand(input)
-    if (!parsed.ok) return failure(`Error: ${parsed.message}`)
+    if (!parsed.ok) return failure(new CommandError('invalid-input', `Error: ${parsed.message}`))
     const tree = new FolderTree(root)
     try {
       await ensureRoot()
       removeLeftovers(tree, leftovers)
-      const ctx: CommandContext = { root, tree, limits, policy, usage, leftovers }
+      const ctx: CommandContext = { root, tree, limits, policy, usage, leftovers, logger }
       return await dispatch(
         ctx,
         parsed.command,
         callOptions?.createExisting ?? policy.createExisting,
       )
     } catch (error) {
-      if (error instanceof CommandError) return failure(error.content)
+      if (error instanceof CommandError) return failure(error)
       // Something outside our checks changed under us; the counts may be off too.
       usage.invalidate()
-      return failure(unexpectedMessage(error))
+      return failure(unexpectedFailure(error))
     } finally {
       tree.close()
     }
@@ -102,18 +115,18 @@ export function createMemoryTool(options: MemoryToolOptions): MemoryTool {
   const refreshUsageSoon = (): void => {
     if (refreshQueued || !usage.wantsRefresh()) return
     refreshQueued = true
-    queue = queue
-      .then(async () => {
+    queue
+      .run(async () => {
         refreshQueued = false
         if (usage.wantsRefresh()) await usage.refresh()
       })
-      .catch(() => {})
+      // A write measures the folder itself when the total is still missing.
+      .catch((error: unknown) => logger.warn('Could not measure the memory folder', error))
   }
 
   return {
     execute(input, callOptions) {
-      const result = queue.then(() => run(input, callOptions))
-      queue = result.catch(() => {})
+      const result = queue.run(() => run(input, callOptions))
       void result.then(refreshUsageSoon)
       return result
     },
@@ -134,7 +147,7 @@ export function createMemoryTool(options: MemoryToolOptions): MemoryTool {
 async function dispatch(
   ctx: CommandContext,
   command: MemoryCommand,
-  createExisting: 'overwrite' | 'error',
+  createExisting: CreateExistingPolicy,
 ): Promise<MemoryExecution> {
   switch (command.command) {
     case 'view':
@@ -168,6 +181,6 @@ function removeLeftovers(tree: FolderTree, leftovers: Set<string>): void {
 
 function checkPath(raw: string): ParsedMemoryPath {
   const parsed = parseMemoryPath(raw)
-  if (!parsed.ok) throw new CommandError(`Error: ${parsed.message}`)
+  if (!parsed.ok) throw new CommandError('invalid-path', `Error: ${parsed.message}`)
   return parsed
 }

@@ -1,12 +1,18 @@
 /** Results of one command, and the error type for refusals written for Claude. */
 
+import type { MemoryErrorCode } from '../../shared/errors'
 import { diskProblem } from '../lib/disk-errors'
 import type { MemoryContentBlock, MemoryExecution, MemoryMutation } from './types'
 
-/** A refusal whose message goes to Claude exactly as written. */
+/**
+ * A refusal: `content` goes to Claude exactly as written, `code` tells the app (and the
+ * person, for their own edits) which refusal it was without reading the words.
+ */
 export class CommandError extends Error {
-  readonly code = 'memory_command_refused'
-  constructor(readonly content: string) {
+  constructor(
+    readonly code: MemoryErrorCode,
+    readonly content: string,
+  ) {
     super(content)
     this.name = 'CommandError'
   }
@@ -17,12 +23,12 @@ export function success(
   content: string | ReadonlyArray<MemoryContentBlock>,
   mutation: MemoryMutation | null = null,
 ): MemoryExecution {
-  return { content, isError: false, mutation }
+  return { content, isError: false, mutation, errorCode: null }
 }
 
 /** A failed command's result. */
-export function failure(content: string): MemoryExecution {
-  return { content, isError: true, mutation: null }
+export function failure(refusal: CommandError): MemoryExecution {
+  return { content: refusal.content, isError: true, mutation: null, errorCode: refusal.code }
 }
 
 /** Message for a path that is, or passes through, a symlink or special file. */
@@ -30,10 +36,18 @@ export function specialMessage(virtualPath: string): string {
   return `Error: The path ${virtualPath} is (or passes through) a symbolic link or special file. Memory only works with regular files and folders and never follows links.`
 }
 
-/** Turns an unexpected file-system error into words, never a host path or raw errno text. */
-export function unexpectedMessage(error: unknown): string {
-  const reason = diskProblem(error)?.reason ?? 'of an unexpected file system error'
-  return `Error: The memory command failed because ${reason}. Nothing was changed.`
+/**
+ * Turns an unexpected file-system error into a refusal in words, never a host path or raw
+ * errno text.
+ */
+export function unexpectedFailure(error: unknown): CommandError {
+  const problem = diskProblem(error)
+  const code: MemoryErrorCode = problem?.code ?? 'io-error'
+  const reason = problem?.reason ?? 'of an unexpected file system error'
+  return new CommandError(
+    code,
+    `Error: The memory command failed because ${reason}. Nothing was changed.`,
+  )
 }
 
 /** Most characters of an input quoted back in an error (a huge `old_str` must not flood the reply). */

@@ -19,25 +19,29 @@ export async function rename(
   to: ParsedMemoryPath,
 ): Promise<MemoryExecution> {
   if (from.relative === '') {
-    throw new CommandError('Error: Cannot rename the /memories directory itself')
+    throw new CommandError('invalid-path', 'Error: Cannot rename the /memories directory itself')
   }
   const source = ctx.tree.find(from.relative)
-  if (source.kind === 'special') throw new CommandError(specialMessage(from.virtual))
+  if (source.kind === 'special')
+    throw new CommandError('special-file', specialMessage(from.virtual))
   if (source.kind === 'missing' || source.kind === 'under-file') {
-    throw new CommandError(`Error: The path ${from.virtual} does not exist`)
+    throw new CommandError('not-found', `Error: The path ${from.virtual} does not exist`)
   }
   if (to.relative === '' || to.relative === from.relative) {
-    throw new CommandError(`Error: The destination ${to.virtual} already exists`)
+    throw new CommandError('exists', `Error: The destination ${to.virtual} already exists`)
   }
   if (to.relative.startsWith(`${from.relative}/`)) {
     throw new CommandError(
+      'invalid-path',
       `Error: Cannot move the directory ${from.virtual} into itself (${to.virtual}).`,
     )
   }
   const destination = ctx.tree.find(to.relative)
-  if (destination.kind === 'special') throw new CommandError(specialMessage(to.virtual))
+  if (destination.kind === 'special')
+    throw new CommandError('special-file', specialMessage(to.virtual))
   if (destination.kind === 'under-file') {
     throw new CommandError(
+      'conflict',
       `Error: Cannot rename to ${to.virtual}: /memories/${destination.at} is a file, not a directory.`,
     )
   }
@@ -47,11 +51,11 @@ export async function rename(
     to.relative.toLowerCase() === from.relative.toLowerCase()
   // On a case-insensitive disk `Notes.md` → `notes.md` finds the source itself: a case change.
   if (destination.kind !== 'missing' && !caseChange) {
-    throw new CommandError(`Error: The destination ${to.virtual} already exists`)
+    throw new CommandError('exists', `Error: The destination ${to.virtual} already exists`)
   }
   const { parent: sourceParent } = source
   if (sourceParent === null)
-    throw new CommandError('Error: Cannot rename the /memories directory itself')
+    throw new CommandError('invalid-path', 'Error: Cannot rename the /memories directory itself')
   if (source.kind === 'directory') checkMovedPaths(ctx, from, to)
   await guardPath(ctx, to.virtual, 'rename')
 
@@ -91,6 +95,7 @@ function checkMovedPaths(ctx: CommandContext, from: ParsedMemoryPath, to: Parsed
       const depth = to.relative.split('/').length + inside.split('/').length
       if (length > MAX_PATH_LENGTH || depth > MAX_DEPTH) {
         throw new CommandError(
+          'invalid-path',
           `Error: Cannot rename ${from.virtual} to ${to.virtual}: a path inside it would become longer than ${MAX_PATH_LENGTH} characters or deeper than ${MAX_DEPTH} folders.`,
         )
       }

@@ -13,7 +13,10 @@ import type {
 } from '@anthropic-ai/sdk/resources/beta'
 import type { MemoryResult } from './types'
 
-/** Runs one memory command; `toolUseId` links the result (and any commit) to Claude's call. */
+/**
+ * Runs one memory command for Claude; `toolUseId` links the result (and any commit) to
+ * Claude's call. Its content goes to the API as is, image blocks included.
+ */
 export type MemoryExecutor = (input: unknown, toolUseId: string | null) => Promise<MemoryResult>
 
 /**

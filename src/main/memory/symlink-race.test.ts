@@ -4,6 +4,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { openVersionedMemory } from '../history'
+import { memoryBrowserHandlers } from '../memory-browser'
 import { nodeDisk, setDisk } from '../lib/disk'
 import { hookDisk } from '../lib/disk-hooks'
 import { nameEntriesByHandle } from '../lib/folders'
@@ -142,14 +143,23 @@ describe('a folder swapped for a symlink at any moment of a command (defect 4)',
     resetMemories()
     const memory = await openVersionedMemory({ dataDir: base, watch: false })
     try {
+      const browser = memoryBrowserHandlers(memory)
       const runs: ReadonlyArray<() => Promise<string>> = [
         async () =>
-          text(
-            await memory.execute({ command: 'create', path: '/memories/d/n.md', file_text: 'n' }),
+          JSON.stringify(
+            await memory.execute(
+              { command: 'create', path: '/memories/d/n.md', file_text: 'n' },
+              { actor: 'user' },
+            ),
           ),
-        async () => JSON.stringify(await memory.readFile('/memories/d/f.md').catch(String)),
-        async () => JSON.stringify(await memory.search('sentinel')),
-        async () => JSON.stringify(await memory.tree()),
+        async () =>
+          JSON.stringify(
+            await Promise.resolve(browser['memory:read']({ path: '/memories/d/f.md' })).catch(
+              String,
+            ),
+          ),
+        async () => JSON.stringify(await browser['memory:search']({ query: 'sentinel' })),
+        async () => JSON.stringify(await browser['memory:tree'](undefined)),
       ]
       for (const work of runs) {
         const { escapes } = await raceEveryCall(async () => {

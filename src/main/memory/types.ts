@@ -2,6 +2,8 @@
  * Types of the Memory tool handler that other main-process domains rely on.
  * (Shared between memory/, history/ and agent/; the handler itself lives in this folder.)
  */
+import type { MemoryErrorCode } from '../../shared/errors'
+import type { CreateExistingPolicy } from '../../shared/types'
 
 /** A content block of a tool result, in the Messages API's shape. */
 export type MemoryContentBlock =
@@ -35,16 +37,15 @@ export interface MemoryMutation {
 /** `MemoryResult` plus the mutation it made (null for `view` and for failures). */
 export interface MemoryExecution extends MemoryResult {
   readonly mutation: MemoryMutation | null
+  /** Which refusal it was, when `isError` (null for a success). */
+  readonly errorCode: MemoryErrorCode | null
 }
 
 /** Policies that settings may change while the app runs. */
 export interface MemoryPolicy {
-  readonly createExisting: 'overwrite' | 'error'
+  readonly createExisting: CreateExistingPolicy
   readonly secretScanning: boolean
 }
-
-/** Prefix of the temp files written during atomic writes; start-up recovery removes strays. */
-export { TEMP_FILE_PREFIX } from '../lib/folders'
 
 /** Size limits a write must respect; a write that would break one is refused and changes nothing. */
 export interface MemoryLimits {
@@ -61,7 +62,7 @@ export interface MemoryLimits {
 /** Per-call options of `MemoryTool.execute`. */
 export interface MemoryExecuteOptions {
   /** Overrides the tool's `createExisting` policy for this one call. */
-  readonly createExisting?: 'overwrite' | 'error'
+  readonly createExisting?: CreateExistingPolicy
 }
 
 /** The Memory tool handler: runs Claude's commands on the real memory folder. */

@@ -7,7 +7,7 @@
  */
 
 import { disk } from '../lib/disk'
-import { MAX_VIEW_FILE_BYTES } from './view'
+import { MAX_VIEW_FILE_BYTES } from './format'
 import path from 'node:path'
 
 /** Files and bytes in the memory folder (regular, non-hidden files only). */
@@ -79,6 +79,7 @@ export async function measure(dir: string): Promise<Usage> {
     try {
       entries = await disk.promises.readdir(current)
     } catch {
+      // Removed or unreadable since it was found: it holds nothing Claude can write to.
       continue
     }
     const sizes: Promise<void>[] = []

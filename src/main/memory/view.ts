@@ -10,15 +10,13 @@ import {
   listingHeader,
   listingLine,
   MAX_VIEW_CHARS,
+  MAX_VIEW_FILE_BYTES,
   type ListingEntry,
 } from './format'
 import { CommandError, specialMessage, success } from './outcome'
 import { isAddressableName, type ParsedMemoryPath } from './path-rules'
 import { MAX_LINES, splitLines } from './text-model'
 import type { MemoryExecution } from './types'
-
-/** Largest text file `view` reads at all (bigger files are refused before reading). */
-export const MAX_VIEW_FILE_BYTES = 32 * 1024 * 1024
 
 /** Media types by lower-case extension: the files `view` and the history browser show as images. */
 export const IMAGE_TYPES: Readonly<Record<string, 'image/png' | 'image/jpeg'>> = {
@@ -34,9 +32,11 @@ export async function view(
   viewRange: readonly [number, number] | undefined,
 ): Promise<MemoryExecution> {
   const found = ctx.tree.find(target.relative)
-  if (found.kind === 'special') throw new CommandError(specialMessage(target.virtual))
+  if (found.kind === 'special')
+    throw new CommandError('special-file', specialMessage(target.virtual))
   if (found.kind === 'missing' || found.kind === 'under-file') {
     throw new CommandError(
+      'not-found',
       `The path ${target.virtual} does not exist. Please provide a valid path.`,
     )
   }
@@ -62,6 +62,7 @@ function viewText(
 ): string {
   if (size > MAX_VIEW_FILE_BYTES) {
     throw new CommandError(
+      'too-large',
       `Error: File ${virtual} is too large to view (${size.toLocaleString('en-US')} bytes).`,
     )
   }
@@ -69,6 +70,7 @@ function viewText(
   const { lines } = splitLines(text)
   if (lines.length > MAX_LINES) {
     throw new CommandError(
+      'too-large',
       `File ${virtual} exceeds maximum line limit of ${MAX_LINES.toLocaleString('en-US')} lines.`,
     )
   }
@@ -86,12 +88,14 @@ export function resolveRange(
   const shown = `[${start}, ${end}]`
   if (start < 1 || start > Math.max(lineCount, 1)) {
     throw new CommandError(
+      'invalid-range',
       `Error: Invalid \`view_range\`: ${shown}. Its first element \`${start}\` should be within the range of lines of the file: [1, ${Math.max(lineCount, 1)}]`,
     )
   }
   if (end === -1) return [start, lineCount]
   if (end < start) {
     throw new CommandError(
+      'invalid-range',
       `Error: Invalid \`view_range\`: ${shown}. Its second element \`${end}\` should be -1 or larger than or equal to its first element \`${start}\``,
     )
   }
@@ -105,6 +109,7 @@ export function decodeText(bytes: Uint8Array, virtual: string): string {
     return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes)
   } catch {
     throw new CommandError(
+      'not-text',
       `Error: ${virtual} is not UTF-8 text. Memory shows and edits text files, and shows .png and .jpg images.`,
     )
   }
@@ -120,12 +125,14 @@ function viewImage(
   const max = ctx.limits.maxImageBytes
   if (size > max) {
     throw new CommandError(
+      'too-large',
       `Error: The image ${virtual} is ${size.toLocaleString('en-US')} bytes; images up to ${max.toLocaleString('en-US')} bytes can be viewed.`,
     )
   }
   const bytes = read()
   if (!hasSignature(bytes, mediaType)) {
     throw new CommandError(
+      'not-text',
       `Error: ${virtual} is not a valid ${mediaType === 'image/png' ? 'PNG' : 'JPEG'} image.`,
     )
   }

@@ -29,6 +29,7 @@ export async function guardWrite(
   const nothing = `Error: Nothing was written to ${plan.virtual}:`
   if (bytes > maxFileBytes) {
     throw new CommandError(
+      'too-large',
       `${nothing} the file would be ${count(bytes)} bytes, over the limit of ${count(maxFileBytes)} bytes per memory file. Split it into smaller files.`,
     )
   }
@@ -36,12 +37,14 @@ export async function guardWrite(
   const files = plan.newFile ? 1 : 0
   if (files > 0 && usage.files + files > maxFiles) {
     throw new CommandError(
+      'limit-reached',
       `${nothing} memory already holds ${count(usage.files)} files, the limit is ${count(maxFiles)}. Merge or delete files first.`,
     )
   }
   const delta = bytes - plan.previousBytes
   if (delta > 0 && usage.bytes + delta > maxTotalBytes) {
     throw new CommandError(
+      'limit-reached',
       `${nothing} memory would hold ${count(usage.bytes + delta)} bytes in total, over the limit of ${count(maxTotalBytes)} bytes. Shorten or delete files first.`,
     )
   }
@@ -55,7 +58,8 @@ export async function guardWrite(
 export async function scanWrite(ctx: CommandContext, plan: PlannedWrite): Promise<void> {
   if (!ctx.policy.secretScanning) return
   const found = await newSecrets(plan.text, plan.previousText, plan.virtual)
-  if (found.length > 0) throw new CommandError(secretRefusal(plan.virtual, found))
+  if (found.length > 0)
+    throw new CommandError('secret-detected', secretRefusal(plan.virtual, found))
 }
 
 function count(n: number): string {
@@ -70,5 +74,5 @@ export async function guardPath(
 ): Promise<void> {
   if (!ctx.policy.secretScanning) return
   const found = await scanPathForSecrets(virtual)
-  if (found.length > 0) throw new CommandError(pathSecretRefusal(what, found))
+  if (found.length > 0) throw new CommandError('secret-detected', pathSecretRefusal(what, found))
 }

@@ -8,3 +8,4 @@ export {
 } from './secret-store'
 export type { SafeStorageLike, SecretCipher, SecretStore, SecretStoreKind } from './secret-store'
 export { DEFAULT_MODEL, DEFAULT_SETTINGS } from './settings-file'
+export { settingsHandlers, type SettingsHandlerOptions } from './handlers'

@@ -1,6 +1,6 @@
 import { readFile, rm } from 'node:fs/promises'
 import { z } from 'zod'
-import { writeJsonAtomic } from './atomic-json'
+import { writeJsonAtomic } from '../lib/atomic-json'
 
 /**
  * Where the API key lives. `os`: encrypted by the OS keychain; `plaintext`: on disk in a form
@@ -68,6 +68,7 @@ export function cipherFromSafeStorage(safeStorage: SafeStorageLike): SecretCiphe
       try {
         return safeStorage.getSelectedStorageBackend?.() ?? 'os'
       } catch {
+        // Only Linux has backends; elsewhere the call may throw, and the OS keychain is used.
         return 'os'
       }
     },
@@ -95,6 +96,7 @@ export function createFileSecretStore(options: {
     try {
       return cipher?.isEncryptionAvailable() === true
     } catch {
+      // Asked before the app is ready, or no keychain at all: treat as "cannot encrypt".
       return false
     }
   }
@@ -107,6 +109,7 @@ export function createFileSecretStore(options: {
       try {
         raw = await readFile(file, 'utf8')
       } catch {
+        // No key stored yet (or an unreadable file): the user sets it in Settings.
         return null
       }
       try {

@@ -2,7 +2,9 @@ import { readFile } from 'node:fs/promises'
 import { z } from 'zod'
 import { settingFields } from '../../shared/contract'
 import type { Settings } from '../../shared/types'
-import { writeJsonAtomic } from './atomic-json'
+import { writeJsonAtomic } from '../lib/atomic-json'
+import { isMissing } from '../lib/disk'
+import type { Logger } from '../lib/logger'
 
 /** A current Claude model that supports the memory tool and context editing. */
 export const DEFAULT_MODEL = 'claude-sonnet-4-6'
@@ -32,30 +34,38 @@ export function parseSettings(raw: string): Settings {
   try {
     json = JSON.parse(raw)
   } catch {
+    // Not JSON at all (a hand edit gone wrong): every setting falls back to its default.
     return DEFAULT_SETTINGS
   }
   if (typeof json !== 'object' || json === null || Array.isArray(json)) return DEFAULT_SETTINGS
   return settingsSchema.parse(json)
 }
 
-/** Reads `file`, falling back to the defaults when it is missing or corrupt. */
-export async function readSettingsFile(file: string): Promise<Settings> {
+/**
+ * Reads `file`, falling back to the defaults when it is missing (a first start) or cannot be
+ * read (told to `logger`).
+ */
+export async function readSettingsFile(file: string, logger: Logger): Promise<Settings> {
+  let raw: string
   try {
-    return parseSettings(await readFile(file, 'utf8'))
-  } catch {
+    raw = await readFile(file, 'utf8')
+  } catch (error) {
+    if (!isMissing(error)) logger.warn('Could not read settings.json; using the defaults', error)
     return DEFAULT_SETTINGS
   }
+  return parseSettings(raw)
 }
 
 /** Writes the settings atomically (never the API key: it is not part of `Settings`). */
-export async function writeSettingsFile(file: string, settings: Settings): Promise<void> {
+export async function writeSettingsFile(
+  file: string,
+  settings: Settings,
+  logger?: Logger,
+): Promise<void> {
   const { model, maxTokens, customInstructions, createExisting, secretScanning, theme } = settings
-  await writeJsonAtomic(file, {
-    model,
-    maxTokens,
-    customInstructions,
-    createExisting,
-    secretScanning,
-    theme,
-  })
+  await writeJsonAtomic(
+    file,
+    { model, maxTokens, customInstructions, createExisting, secretScanning, theme },
+    logger,
+  )
 }

@@ -1,14 +1,17 @@
 import path from 'node:path'
 import type { Settings, SettingsView } from '../../shared/types'
+import { consoleLogger, type Logger } from '../lib/logger'
+import { createSerialQueue } from '../lib/serial-queue'
 import type { SecretStore } from './secret-store'
 import { readSettingsFile, writeSettingsFile } from './settings-file'
-import { createSerialQueue } from '../history/queue'
 
 export interface SettingsServiceOptions {
   readonly dataDir: string
   readonly secretStore: SecretStore
   /** Where `ANTHROPIC_API_KEY` and `ANTHROPIC_BASE_URL` come from (process.env in the app). */
   readonly env?: Readonly<Record<string, string | undefined>>
+  /** Told when `settings.json` could not be read and the defaults stand in (default: console). */
+  readonly logger?: Logger
 }
 
 /** What the agent needs to reach the API. The key never leaves the main process. */
@@ -33,6 +36,7 @@ export function createSettingsService(options: SettingsServiceOptions): Settings
   const file = path.join(options.dataDir, 'settings.json')
   const env = options.env ?? {}
   const store = options.secretStore
+  const logger = options.logger ?? consoleLogger
   let cached: Settings | null = null
 
   // One change at a time, in call order; a failed one does not block the next.
@@ -40,7 +44,7 @@ export function createSettingsService(options: SettingsServiceOptions): Settings
   const envKey = (): string | null => nonEmpty(env['ANTHROPIC_API_KEY'])
 
   const get = async (): Promise<Settings> => {
-    cached ??= await readSettingsFile(file)
+    cached ??= await readSettingsFile(file, logger)
     return cached
   }
 
@@ -63,7 +67,7 @@ export function createSettingsService(options: SettingsServiceOptions): Settings
     update: (patch) =>
       serial(async () => {
         const next: Settings = { ...(await get()), ...definedOnly(patch) }
-        await writeSettingsFile(file, next)
+        await writeSettingsFile(file, next, logger)
         cached = next
         return view()
       }),

@@ -1,4 +1,4 @@
-import { NavigationProvider, useNavigation } from './features/app/navigation'
+import { NavigationProvider, useNavigation } from './lib/navigation'
 import { MemoryNotices } from './features/app/MemoryNotices'
 import { RecoveryNotice } from './features/app/RecoveryNotice'
 import { SidePane } from './features/app/SidePane'

@@ -1,8 +1,9 @@
+import type { ErrorCode } from '../../../shared/errors'
 import type { ApiErrorData, ApiResult } from '../../../shared/types'
 
 /** An error main reported, with its stable code (e.g. `invalid-payload`, `no-api-key`). */
 export class ApiError extends Error {
-  readonly code: string
+  readonly code: ErrorCode
   constructor(data: ApiErrorData) {
     super(data.message)
     this.name = 'ApiError'
@@ -23,4 +24,8 @@ export function errorMessage(error: unknown): string {
   return 'Something went wrong. Please try again.'
 }
 
+/**
+ * The one way the renderer reaches main: `window.api`, built by the preload from the shared
+ * contract. Read at call time, so modules that import this load in tests without a window.
+ */
 export const api = (): Window['api'] => window.api

@@ -1,8 +1,8 @@
 import { useEffect, useState } from 'react'
 import type { MemoryNotice } from '../../../../shared/types'
 import { Banner } from '../../components/Banner'
-import { errorMessage, unwrap } from '../../lib/api'
-import { useNavigation } from './navigation'
+import { api, errorMessage, unwrap } from '../../lib/api'
+import { useNavigation } from '../../lib/navigation'
 
 type Removal =
   | { readonly state: 'idle' | 'working' }
@@ -20,13 +20,13 @@ export function MemoryNotices() {
     let live = true
     const add = (notice: MemoryNotice) =>
       setNotices((list) => (list.some((n) => n.id === notice.id) ? list : [...list, notice]))
-    unwrap(window.api.memory.notices()).then(
+    unwrap(api().memory.notices()).then(
       (list) => live && list.forEach(add),
       () => {
         // The notices are a courtesy: without them the app works as before.
       },
     )
-    const stop = window.api.on('memory:notice', add)
+    const stop = api().on('memory:notice', add)
     return () => {
       live = false
       stop()
@@ -62,7 +62,7 @@ function SecretNotice(props: { readonly notice: MemoryNotice; readonly onDismiss
   const remove = async () => {
     setRemoval({ state: 'working' })
     try {
-      const result = await unwrap(window.api.memory.removeSecrets({ path: notice.path }))
+      const result = await unwrap(api().memory.removeSecrets({ path: notice.path }))
       setRemoval({ state: 'done', message: result.message })
     } catch (error) {
       setRemoval({ state: 'failed', message: errorMessage(error) })

@@ -1,29 +1,35 @@
 import { useEffect, useState } from 'react'
 import type { RecoveryReport } from '../../../../shared/types'
-import { Banner } from '../../components/Banner'
-import { useNavigation } from './navigation'
+import { Banner, type BannerTone } from '../../components/Banner'
+import { api } from '../../lib/api'
+import { useNavigation } from '../../lib/navigation'
+
+const PRESENTATION: Readonly<
+  Record<RecoveryReport['kind'], { readonly tone: BannerTone; readonly title: string }>
+> = {
+  'history-rebuilt': { tone: 'warning', title: 'Memory history was rebuilt' },
+  'history-repaired': { tone: 'warning', title: 'Memory history was repaired' },
+  'uncommitted-changes': { tone: 'warning', title: 'Unsaved memory changes recovered' },
+  'outside-changes': { tone: 'info', title: 'Edits made outside Cairn saved' },
+}
 
 /**
- * Tells the person when the core repaired its history at start-up (`app:info`.recovery or a
- * later `app:recovery`), with a way to see the recovery commit.
+ * Tells the person when the core repaired its history: at start-up (`app:info`.recovery) or
+ * later (`app:recovery`, e.g. edits made to the memory folder in another program, saved as
+ * their own change), with a way to see the commit.
  */
 export function RecoveryNotice({ initial }: { readonly initial: RecoveryReport | null }) {
   const { showHistory } = useNavigation()
   const [report, setReport] = useState<RecoveryReport | null>(null)
   const [dismissed, setDismissed] = useState<RecoveryReport | null>(null)
-  useEffect(() => window.api.on('app:recovery', setReport), [])
+  useEffect(() => api().on('app:recovery', setReport), [])
   const shown = report ?? initial
   if (!shown || shown === dismissed) return null
+  const { tone, title } = PRESENTATION[shown.kind]
   return (
     <Banner
-      tone="warning"
-      title={
-        shown.kind === 'history-rebuilt'
-          ? 'Memory history was rebuilt'
-          : shown.kind === 'history-repaired'
-            ? 'Memory history was repaired'
-            : 'Unsaved memory changes recovered'
-      }
+      tone={tone}
+      title={title}
       onDismiss={() => setDismissed(shown)}
       actions={
         shown.commitOid && (

@@ -1,7 +1,7 @@
 import { useRef, type KeyboardEvent } from 'react'
 import { HistoryPane } from '../history/HistoryPane'
 import { MemoryBrowser } from '../memory/MemoryBrowser'
-import { useNavigation, type SidePane as Pane } from './navigation'
+import { useNavigation, type SidePane as Pane } from '../../lib/navigation'
 
 const PANES: ReadonlyArray<{ readonly id: Pane; readonly label: string }> = [
   { id: 'memory', label: 'Memory' },

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'react'
 import type { AppInfo } from '../../../../shared/types'
-import { errorMessage, unwrap } from '../../lib/api'
+import { api, errorMessage, unwrap } from '../../lib/api'
 
 export type AppInfoState =
   | { readonly status: 'loading' }
@@ -12,7 +12,7 @@ export function useAppInfo(): AppInfoState {
   const [state, setState] = useState<AppInfoState>({ status: 'loading' })
   useEffect(() => {
     let live = true
-    unwrap(window.api.app.info()).then(
+    unwrap(api().app.info()).then(
       (info) => live && setState({ status: 'ready', info }),
       (error: unknown) => live && setState({ status: 'error', message: errorMessage(error) }),
     )

@@ -1,5 +1,5 @@
 import { useEffect } from 'react'
-import { useNavigation } from './navigation'
+import { useNavigation } from '../../lib/navigation'
 
 /**
  * App-wide keys: Ctrl/Cmd+N new chat, Ctrl/Cmd+L focus the composer, Ctrl/Cmd+1/2 Memory or

@@ -11,8 +11,10 @@ import type { ApiErrorData } from '../../../../shared/types'
 import { Banner } from '../../components/Banner'
 import { Loading } from '../../components/Feedback'
 import { CairnMark, icons } from '../../components/icons'
-import { ApiError, errorMessage, unwrap } from '../../lib/api'
-import { useNavigation } from '../app/navigation'
+import { api, ApiError, errorMessage, unwrap } from '../../lib/api'
+import { newClientId } from '../../lib/client-id'
+import { errorTitle } from '../../lib/error-title'
+import { useNavigation } from '../../lib/navigation'
 import { useSettings } from '../settings/settings-context'
 import { Composer } from './Composer'
 import { useLiveTurns } from './live-turns'
@@ -31,8 +33,8 @@ import './chat.css'
 interface PendingSend {
   readonly text: string
   readonly conversationId: string | null
-  /** The latest turn known when it was sent: the next one with this text is its turn. */
-  readonly afterTurnId: string | null
+  /** Chosen here and echoed by the turn's `turn-started` event: how the turn is recognized. */
+  readonly clientId: string
 }
 
 const suggestions = [
@@ -70,11 +72,7 @@ export function ChatPane() {
 
   // The turn of a pending message has started: from then on the live turn shows it.
   const started =
-    pending !== null &&
-    latestStarted !== null &&
-    latestStarted.turnId !== pending.afterTurnId &&
-    latestStarted.userText === pending.text &&
-    (pending.conversationId === null || pending.conversationId === latestStarted.conversationId)
+    pending !== null && latestStarted !== null && latestStarted.clientId === pending.clientId
   const waiting = started ? null : pending
   const adoptedId = started ? latestStarted.conversationId : null
 
@@ -84,7 +82,7 @@ export function ChatPane() {
     if (conversationId === null) openConversation(adoptedId)
     if (stopWanted.current) {
       stopWanted.current = false
-      void window.api.chat.stop({ conversationId: adoptedId })
+      void api().chat.stop({ conversationId: adoptedId })
     }
   }, [adoptedId, conversationId, openConversation])
 
@@ -100,7 +98,7 @@ export function ChatPane() {
   // Renamed elsewhere, or deleted while open.
   useEffect(
     () =>
-      window.api.on('conversations:changed', (change) => {
+      api().on('conversations:changed', (change) => {
         if (change.id !== conversationId) return
         if (change.deleted) openConversation(null)
         else if (!running) void reload()
@@ -113,9 +111,10 @@ export function ChatPane() {
       setSendError(null)
       setDraft('')
       stopWanted.current = false
-      setPending({ text, conversationId, afterTurnId: latestStarted?.turnId ?? null })
+      const clientId = newClientId()
+      setPending({ text, conversationId, clientId })
       try {
-        const started = await unwrap(window.api.chat.send({ conversationId, text }))
+        const started = await unwrap(api().chat.send({ conversationId, text, clientId }))
         if (conversationId === null) openConversation(started.conversationId)
         setPending(null)
       } catch (error) {
@@ -128,12 +127,12 @@ export function ChatPane() {
         )
       }
     },
-    [conversationId, latestStarted, openConversation],
+    [conversationId, openConversation],
   )
 
   const stop = useCallback(() => {
     const id = conversationId ?? adoptedId
-    if (id) void window.api.chat.stop({ conversationId: id })
+    if (id) void api().chat.stop({ conversationId: id })
     else stopWanted.current = true
   }, [conversationId, adoptedId])
 
@@ -157,7 +156,7 @@ export function ChatPane() {
     const stored = conversation
       ? turnsFromStored(
           showLive
-            ? storedBeforeTurn(conversation.messages, tracked.userText)
+            ? storedBeforeTurn(conversation.messages, tracked.turnId)
             : conversation.messages,
           conversation.toolCommits,
         )
@@ -286,34 +285,6 @@ export function ChatPane() {
       />
     </div>
   )
-}
-
-function errorTitle(code: string): string {
-  switch (code) {
-    case 'no-api-key':
-      return 'Add your API key to start'
-    case 'invalid-api-key':
-      return 'Your API key was not accepted'
-    case 'permission-denied':
-      return 'Your API key cannot use this'
-    case 'model-not-found':
-      return 'Model not available'
-    case 'rate-limited':
-      return 'Rate limit reached'
-    case 'overloaded':
-      return 'Claude is busy'
-    case 'network':
-    case 'timeout':
-      return 'Could not reach Claude'
-    case 'max-tokens':
-      return 'The reply was cut off'
-    case 'request-too-large':
-      return 'Conversation too long'
-    case 'stream-interrupted':
-      return 'The reply was interrupted'
-    default:
-      return 'Something went wrong'
-  }
 }
 
 /** How close to the end (px) still counts as reading the latest text. */

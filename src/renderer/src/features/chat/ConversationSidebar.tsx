@@ -4,9 +4,9 @@ import { Banner } from '../../components/Banner'
 import { ConfirmDialog } from '../../components/ConfirmDialog'
 import { Loading } from '../../components/Feedback'
 import { icons } from '../../components/icons'
-import { errorMessage, unwrap } from '../../lib/api'
+import { api, errorMessage, unwrap } from '../../lib/api'
 import { useDebounced } from '../../lib/use-debounced'
-import { useNavigation } from '../app/navigation'
+import { useNavigation } from '../../lib/navigation'
 import { groupByAge } from './conversation-groups'
 import { useConversationList } from './use-conversation-list'
 import './sidebar.css'
@@ -40,7 +40,7 @@ export function ConversationSidebar() {
     const current = list.hits.find((h) => h.conversation.id === id)?.conversation.title
     if (!title.trim() || title.trim() === current) return
     try {
-      await unwrap(window.api.conversations.rename({ id, title: title.trim() }))
+      await unwrap(api().conversations.rename({ id, title: title.trim() }))
       setActionError(null)
     } catch (error) {
       setActionError(`Could not rename the conversation. ${errorMessage(error)}`)
@@ -50,7 +50,7 @@ export function ConversationSidebar() {
   const confirmDelete = async () => {
     if (!deleting) return
     try {
-      await unwrap(window.api.conversations.delete({ id: deleting.id }))
+      await unwrap(api().conversations.delete({ id: deleting.id }))
       if (conversationId === deleting.id) openConversation(null)
       setActionError(null)
     } catch (error) {

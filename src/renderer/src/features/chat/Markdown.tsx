@@ -2,6 +2,7 @@ import { memo, type MouseEvent, type ReactNode } from 'react'
 import ReactMarkdown, { type Components } from 'react-markdown'
 import rehypeHighlight from 'rehype-highlight'
 import remarkGfm from 'remark-gfm'
+import { api } from '../../lib/api'
 import { isOpenableUrl } from './links'
 
 function SafeLink({ href, children }: { href?: string; children?: ReactNode }) {
@@ -9,7 +10,7 @@ function SafeLink({ href, children }: { href?: string; children?: ReactNode }) {
   const open = (event: MouseEvent<HTMLAnchorElement>) => {
     // The system browser opens it; the app window never navigates away.
     event.preventDefault()
-    void window.api.app.openExternal({ url: href })
+    void api().app.openExternal({ url: href })
   }
   return (
     <a href={href} onClick={open} title={`Open ${href} in your browser`} rel="noreferrer">

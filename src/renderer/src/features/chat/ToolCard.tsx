@@ -1,5 +1,5 @@
 import { icons } from '../../components/icons'
-import { useNavigation } from '../app/navigation'
+import { useNavigation } from '../../lib/navigation'
 import { previewResult, summarizeTool } from './tool-summary'
 import type { ToolItem } from './transcript-model'
 

@@ -9,6 +9,7 @@ import {
 } from 'react'
 import type { AgentEvent } from '../../../../shared/types'
 import { applyAgentEvent, startLiveTurn, type LiveTurn } from './transcript-model'
+import { api } from '../../lib/api'
 
 /** A live turn plus whether the stored conversation has caught up with it. */
 export interface TrackedTurn extends LiveTurn {
@@ -46,7 +47,7 @@ export function LiveTurnsProvider({ children }: { readonly children: ReactNode }
 
   useEffect(
     () =>
-      window.api.on('agent:event', (event: AgentEvent) => {
+      api().on('agent:event', (event: AgentEvent) => {
         if (event.type === 'turn-started') setLatestStarted(track(startLiveTurn(event)))
         setByConversation((all) => {
           const current = all[event.conversationId]

@@ -19,7 +19,12 @@ const usage = (input: number, output: number) => ({
 })
 
 const stored: StoredMessage[] = [
-  { role: 'user', content: [{ type: 'text', text: 'Remember Python' }], createdAt: 1 },
+  {
+    role: 'user',
+    content: [{ type: 'text', text: 'Remember Python' }],
+    createdAt: 1,
+    turnId: 't0',
+  },
   {
     role: 'assistant',
     content: [
@@ -49,7 +54,7 @@ const stored: StoredMessage[] = [
     stopReason: 'end_turn',
     createdAt: 4,
   },
-  { role: 'user', content: [{ type: 'text', text: 'Thanks' }], createdAt: 5 },
+  { role: 'user', content: [{ type: 'text', text: 'Thanks' }], createdAt: 5, turnId: 't1' },
 ]
 
 const event = (e: Record<string, unknown>): AgentEvent =>
@@ -137,12 +142,23 @@ describe('applyAgentEvent', () => {
 })
 
 describe('storedBeforeTurn', () => {
-  it('cuts the stored copy of the running turn', () => {
-    expect(storedBeforeTurn(stored, 'Thanks')).toHaveLength(4)
+  it('cuts the stored copy of the running turn at its prompt', () => {
+    expect(storedBeforeTurn(stored, 't1')).toHaveLength(4)
+    expect(storedBeforeTurn(stored, 't0')).toHaveLength(0)
   })
 
   it('keeps everything when the running prompt is not stored yet', () => {
-    expect(storedBeforeTurn(stored, 'Something new')).toHaveLength(5)
+    expect(storedBeforeTurn(stored, 't2')).toHaveLength(5)
+  })
+
+  it('tells two turns with the same words apart', () => {
+    const again: StoredMessage[] = [
+      ...stored,
+      { role: 'assistant', content: [{ type: 'text', text: 'Welcome.' }], createdAt: 6 },
+      { role: 'user', content: [{ type: 'text', text: 'Thanks' }], createdAt: 7, turnId: 't2' },
+    ]
+    expect(storedBeforeTurn(again, 't1')).toHaveLength(4)
+    expect(storedBeforeTurn(again, 't2')).toHaveLength(6)
   })
 })
 

@@ -2,7 +2,8 @@
  * The transcript as the chat pane draws it, built from the stored conversation and from the
  * agent events of the turn that is running. Pure: values in, values out.
  */
-import type { AgentEvent, StoredMessage, TokenUsage } from '../../../../shared/types'
+import type { ErrorCode } from '../../../../shared/errors'
+import type { AgentEvent, ApiErrorData, StoredMessage, TokenUsage } from '../../../../shared/types'
 
 /** One memory command Claude ran, with its outcome once it is known. */
 export interface ToolItem {
@@ -38,13 +39,15 @@ export interface TranscriptTurn {
 export interface LiveTurn {
   readonly conversationId: string
   readonly turnId: string
+  /** The id the sender gave the message (from `turn-started`); null if that was missed. */
+  readonly clientId: string | null
   readonly userText: string
   readonly items: ReadonlyArray<ReplyItem>
   readonly usage: TokenUsage | null
   readonly stopReason: string | null
   readonly finished: boolean
   readonly stopped: boolean
-  readonly error: { readonly code: string; readonly message: string } | null
+  readonly error: ApiErrorData | null
 }
 
 const zeroUsage: TokenUsage = {
@@ -155,6 +158,7 @@ export function startLiveTurn(event: AgentEvent): LiveTurn {
   return {
     conversationId: event.conversationId,
     turnId: event.turnId,
+    clientId: event.type === 'turn-started' ? event.clientId : null,
     userText: event.type === 'turn-started' ? event.userText : '',
     items: [],
     usage: null,
@@ -237,29 +241,27 @@ export function turnFromLive(turn: LiveTurn): TranscriptTurn {
 /**
  * The stored messages from before the running turn. The core may already have saved part of
  * the turn (the prompt, finished tool rounds); the live events show all of it, so the stored
- * copy is cut at the last prompt that equals the running turn's.
+ * copy is cut at the prompt that started the turn `turnId`.
  */
 export function storedBeforeTurn(
   messages: ReadonlyArray<StoredMessage>,
-  userText: string,
+  turnId: string,
 ): ReadonlyArray<StoredMessage> {
-  for (let i = messages.length - 1; i >= 0; i--) {
-    const message = messages[i]!
-    if (!isPrompt(message)) continue
-    return textOf(message) === userText ? messages.slice(0, i) : messages
-  }
-  return messages
+  const start = messages.findLastIndex((message) => message.turnId === turnId)
+  return start < 0 ? messages : messages.slice(0, start)
 }
 
+const SETTINGS_PROBLEMS: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  'no-api-key',
+  'invalid-api-key',
+  'permission-denied',
+  'model-not-found',
+  'max-tokens',
+])
+
 /** Error codes that the person fixes in Settings (the key, or the model it may use). */
-export function isSettingsProblem(code: string): boolean {
-  return [
-    'no-api-key',
-    'invalid-api-key',
-    'permission-denied',
-    'model-not-found',
-    'max-tokens',
-  ].includes(code)
+export function isSettingsProblem(code: ErrorCode): boolean {
+  return SETTINGS_PROBLEMS.has(code)
 }
 
 /** "1,234" — token counts for people. */

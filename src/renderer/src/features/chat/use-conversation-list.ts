@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useState } from 'react'
 import type { ConversationSearchHit } from '../../../../shared/types'
-import { errorMessage, unwrap } from '../../lib/api'
+import { api, errorMessage, unwrap } from '../../lib/api'
 
 export interface ConversationListState {
   readonly hits: ReadonlyArray<ConversationSearchHit>
@@ -23,12 +23,12 @@ export function useConversationList(query: string): ConversationListState {
   const [version, setVersion] = useState(0)
   const [fetchedAt, setFetchedAt] = useState(0)
 
-  useEffect(() => window.api.on('conversations:changed', () => setVersion((n) => n + 1)), [])
+  useEffect(() => api().on('conversations:changed', () => setVersion((n) => n + 1)), [])
 
   useEffect(() => {
     let live = true
     const trimmed = query.trim()
-    unwrap(window.api.conversations.list(trimmed ? { query: trimmed } : {})).then(
+    unwrap(api().conversations.list(trimmed ? { query: trimmed } : {})).then(
       (next) => {
         if (!live) return
         setHits(next)

@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useRef, useState } from 'react'
 import type { Conversation } from '../../../../shared/types'
-import { ApiError, errorMessage, unwrap } from '../../lib/api'
+import { api, ApiError, errorMessage, unwrap } from '../../lib/api'
 
 export type ConversationState =
   | { readonly status: 'none' }
@@ -28,7 +28,7 @@ export function useConversation(id: string | null): {
   const fetch = useCallback(async (): Promise<ConversationState> => {
     if (!id) return { status: 'none' }
     try {
-      return { status: 'ready', conversation: await unwrap(window.api.conversations.get({ id })) }
+      return { status: 'ready', conversation: await unwrap(api().conversations.get({ id })) }
     } catch (error) {
       if (error instanceof ApiError && error.code === 'conversation-not-found') {
         return { status: 'missing' }

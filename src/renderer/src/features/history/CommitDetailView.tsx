@@ -1,23 +1,12 @@
 import type { ReactNode } from 'react'
-import type { CommitDetail, CommitSummary } from '../../../../shared/types'
-import {
-  absoluteTime,
-  actorLabel,
-  commandLabel,
-  displayPath,
-  restoreNote,
-  shortOid,
-} from './describe'
+import type { CommitDetail } from '../../../../shared/types'
+import { absoluteTime } from '../../lib/format'
+import { actorLabel, commandLabel, restoreNote, shortOid } from './describe'
 import { SplitIcon, UnifiedIcon } from '../../components/icons'
 import type { DiffMode } from './DiffView'
 import { FileChangeView } from './FileChangeView'
 import { truncationNote } from './omitted-change'
-
-export type RestoreRequest =
-  | { readonly kind: 'file'; readonly path: string; readonly commit: CommitSummary }
-  | { readonly kind: 'deleted'; readonly path: string; readonly commit: CommitSummary }
-  | { readonly kind: 'revert'; readonly commit: CommitSummary }
-  | { readonly kind: 'all'; readonly commit: CommitSummary }
+import type { RestoreRequest } from './restore-request'
 
 const DIFF_MODES: ReadonlyArray<{
   readonly value: DiffMode
@@ -141,52 +130,4 @@ export function CommitDetailView(props: {
       </div>
     </section>
   )
-}
-
-/** The confirmation text for a restore: exactly what will happen, and that it can be undone. */
-export function describeRequest(request: RestoreRequest): {
-  readonly title: string
-  readonly body: ReadonlyArray<string>
-  readonly confirm: string
-} {
-  const at = `${shortOid(request.commit.oid)} (${absoluteTime(request.commit.time)})`
-  const undo = 'Nothing is lost: this is saved as a new change in History, and you can undo it.'
-  switch (request.kind) {
-    case 'file':
-      return {
-        title: `Restore ${displayPath(request.path)} to this version?`,
-        body: [
-          `${request.path} will get back the content it had right after change ${at}. Its current content is replaced.`,
-          undo,
-        ],
-        confirm: 'Restore file',
-      }
-    case 'deleted':
-      return {
-        title: `Bring back ${displayPath(request.path)}?`,
-        body: [
-          `${request.path} is recreated with the content it had just before it was deleted.`,
-          undo,
-        ],
-        confirm: 'Bring back',
-      }
-    case 'revert':
-      return {
-        title: 'Revert this change?',
-        body: [
-          `Cairn applies the opposite of change ${at} (“${request.commit.subject}”). If those files have changed since, nothing is touched and you will be told why.`,
-          undo,
-        ],
-        confirm: 'Revert change',
-      }
-    case 'all':
-      return {
-        title: 'Restore all memory to this point?',
-        body: [
-          `Every memory file is put back exactly as it was right after change ${at}: files added since are removed, changed files get their earlier content, deleted files come back.`,
-          undo,
-        ],
-        confirm: 'Restore all memory',
-      }
-  }
 }

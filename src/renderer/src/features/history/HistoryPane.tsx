@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useMemo, useState, useSyncExternalStore } from 'react'
-import type { ApiResult, ChangeResult, CommitSummary } from '../../../../shared/types'
+import type { ChangeResult, CommitSummary } from '../../../../shared/types'
 import { Banner, Notice, useNotice } from '../../components/Banner'
 import { ConfirmDialog } from '../../components/ConfirmDialog'
 import { EmptyState, Loading } from '../../components/Feedback'
@@ -7,13 +7,14 @@ import { Splitter } from '../../components/Splitter'
 import { api, errorMessage, unwrap } from '../../lib/api'
 import { useNow } from '../../lib/use-now'
 import { useResource } from '../../lib/use-resource'
-import { useNavigation } from '../app/navigation'
-import { CommitDetailView, describeRequest, type RestoreRequest } from './CommitDetailView'
-import { displayPath, shortOid } from './describe'
+import { useNavigation } from '../../lib/navigation'
+import { CommitDetailView } from './CommitDetailView'
 import type { DiffMode } from './DiffView'
 import { HistoryFilters } from './HistoryFilters'
+import { describeRequest, startRestore, type RestoreRequest } from './restore-request'
 import { Timeline } from './Timeline'
 import { TimelineStore, type TimelineFilters } from './timeline-store'
+import { shortOid } from './describe'
 import './history.css'
 
 const fetchPage = (query: TimelineFilters & { offset: number; limit: number }) =>
@@ -26,27 +27,6 @@ const loadConversations = async () =>
     id: hit.conversation.id,
     title: hit.conversation.title,
   }))
-
-/** Starts the restore a confirmed request asks for; returns it with the notice it earns. */
-function restoreCall(req: RestoreRequest): [Promise<ApiResult<ChangeResult>>, string] {
-  const { oid } = req.commit
-  switch (req.kind) {
-    case 'file':
-      return [
-        api().history.restoreFile({ path: req.path, oid }),
-        `Restored ${displayPath(req.path)} to its version from ${shortOid(oid)}.`,
-      ]
-    case 'deleted':
-      return [
-        api().history.restoreDeleted({ path: req.path }),
-        `Brought back ${displayPath(req.path)}.`,
-      ]
-    case 'revert':
-      return [api().history.revert({ oid }), `Reverted ${shortOid(oid)}.`]
-    case 'all':
-      return [api().history.restoreAll({ oid }), `Restored all memory to ${shortOid(oid)}.`]
-  }
-}
 
 function withoutEmpty<T extends object>(query: T): T {
   return Object.fromEntries(Object.entries(query).filter(([, v]) => v !== undefined)) as T
@@ -162,7 +142,7 @@ export function HistoryPane() {
 
   const perform = async (req: RestoreRequest) => {
     try {
-      const [call, done] = restoreCall(req)
+      const [call, done] = startRestore(req)
       afterChange(await unwrap(call), done)
     } catch (error) {
       show(errorMessage(error), 'error')

@@ -1,14 +1,8 @@
 import { useVirtualizer } from '@tanstack/react-virtual'
 import { useEffect, useId, useRef, type KeyboardEvent } from 'react'
 import type { CommitSummary } from '../../../../shared/types'
-import {
-  absoluteTime,
-  actorLabel,
-  commandLabel,
-  pathsLabel,
-  relativeTime,
-  restoreNote,
-} from './describe'
+import { absoluteTime, relativeTime } from '../../lib/format'
+import { actorLabel, commandLabel, pathsLabel, restoreNote } from './describe'
 import type { TimelineStore } from './timeline-store'
 
 const ROW_HEIGHT = 58

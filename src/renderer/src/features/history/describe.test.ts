@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import type { CommitSummary } from '../../../../shared/types'
-import { actorLabel, pathsLabel, relativeTime, restoreNote } from './describe'
+import { actorLabel, pathsLabel, restoreNote } from './describe'
 
 const base: CommitSummary = {
   oid: 'a'.repeat(40),
@@ -36,14 +36,5 @@ describe('describe', () => {
     expect(pathsLabel(['/memories/a.md', '/memories/b.md', '/memories/c'], 'restore-all')).toBe(
       'a.md +2 more',
     )
-  })
-
-  it('words elapsed time the way people say it', () => {
-    const now = Date.UTC(2026, 5, 15, 12)
-    expect(relativeTime(now - 5_000, now)).toBe('just now')
-    expect(relativeTime(now - 5 * 60_000, now)).toBe('5 min ago')
-    expect(relativeTime(now - 3 * 3_600_000, now)).toBe('3 h ago')
-    expect(relativeTime(now - 30 * 3_600_000, now)).toBe('yesterday')
-    expect(relativeTime(now - 4 * 86_400_000, now)).toBe('4 days ago')
   })
 })

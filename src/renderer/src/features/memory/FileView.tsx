@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState, type KeyboardEvent } from 'react'
 import type { MemoryEntry, MemoryFile } from '../../../../shared/types'
-import { relativeTime } from '../history/describe'
+import { relativeTime } from '../../lib/format'
 import { Banner } from '../../components/Banner'
 import { EmptyState, Loading } from '../../components/Feedback'
 import { useNow } from '../../lib/use-now'

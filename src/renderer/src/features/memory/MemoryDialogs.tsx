@@ -1,6 +1,6 @@
 import { useState } from 'react'
 import { ConfirmDialog } from '../../components/ConfirmDialog'
-import { displayPath } from '../history/describe'
+import { displayPath } from '../../lib/format'
 
 /** Asks for the path (and optional first content) of a new memory file. */
 export function NewFileDialog(props: {

@@ -1,5 +1,5 @@
 import type { MemorySearchHit } from '../../../../shared/types'
-import { displayPath } from '../history/describe'
+import { displayPath } from '../../lib/format'
 import { Banner } from '../../components/Banner'
 import { EmptyState, Loading } from '../../components/Feedback'
 

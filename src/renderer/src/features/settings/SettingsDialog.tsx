@@ -3,8 +3,8 @@ import type { ModelInfo, SettingsView, ThemeSetting } from '../../../../shared/t
 import { Banner } from '../../components/Banner'
 import { Loading } from '../../components/Feedback'
 import { icons } from '../../components/icons'
-import { errorMessage, unwrap } from '../../lib/api'
-import { useNavigation } from '../app/navigation'
+import { api, errorMessage, unwrap } from '../../lib/api'
+import { useNavigation } from '../../lib/navigation'
 import { useSettings } from './settings-context'
 import './settings.css'
 
@@ -177,7 +177,7 @@ function useModels(hasApiKey: boolean) {
   const [error, setError] = useState<string | null>(null)
   useEffect(() => {
     let live = true
-    unwrap(window.api.settings.models()).then(
+    unwrap(api().settings.models()).then(
       (list) => {
         if (!live) return
         setModels(list)
@@ -395,7 +395,7 @@ function DataFolderSection({ dataDir }: { readonly dataDir: string }) {
   const [error, setError] = useState<string | null>(null)
   const id = useId()
   const open = () => {
-    unwrap(window.api.app.openDataFolder()).then(
+    unwrap(api().app.openDataFolder()).then(
       () => setError(null),
       (failure: unknown) => setError(errorMessage(failure)),
     )

@@ -9,7 +9,7 @@ import {
 } from 'react'
 import type { RequestPayload } from '../../../../shared/contract'
 import type { SettingsView } from '../../../../shared/types'
-import { errorMessage, unwrap } from '../../lib/api'
+import { api, errorMessage, unwrap } from '../../lib/api'
 
 export type SettingsState =
   | { readonly status: 'loading' }
@@ -34,13 +34,11 @@ export function SettingsProvider({ children }: { readonly children: ReactNode })
 
   useEffect(() => {
     let live = true
-    unwrap(window.api.settings.get()).then(
+    unwrap(api().settings.get()).then(
       (settings) => live && setState({ status: 'ready', settings }),
       (error: unknown) => live && setState({ status: 'error', message: errorMessage(error) }),
     )
-    const off = window.api.on('settings:changed', (settings) =>
-      setState({ status: 'ready', settings }),
-    )
+    const off = api().on('settings:changed', (settings) => setState({ status: 'ready', settings }))
     return () => {
       live = false
       off()
@@ -59,9 +57,9 @@ export function SettingsProvider({ children }: { readonly children: ReactNode })
         setState({ status: 'loading' })
         setAttempt((n) => n + 1)
       },
-      update: (patch) => unwrap(window.api.settings.update(patch)).then(accept),
-      setApiKey: (key) => unwrap(window.api.settings.setApiKey({ key })).then(accept),
-      clearApiKey: () => unwrap(window.api.settings.clearApiKey()).then(accept),
+      update: (patch) => unwrap(api().settings.update(patch)).then(accept),
+      setApiKey: (key) => unwrap(api().settings.setApiKey({ key })).then(accept),
+      clearApiKey: () => unwrap(api().settings.clearApiKey()).then(accept),
     }),
     [state, accept],
   )

@@ -1,11 +1,12 @@
 import type { Stats } from 'node:fs'
 import path from 'node:path'
 import type { MemoryEntry, MemoryFile, MemorySearchHit } from '../../shared/types'
-import { CairnError } from '../errors'
+import { segmentsOf, toRelative, toVirtual } from '../history'
 import { disk, isCode, OPEN } from '../lib/disk'
+import { CairnError } from '../lib/errors'
 import { Folder, FolderTree, sameEntry } from '../lib/folders'
-import { IMAGE_TYPES, MAX_VIEW_FILE_BYTES } from '../memory/view'
-import { segmentsOf, toRelative, toVirtual } from './paths'
+import { decodeUtf8 } from '../lib/text'
+import { IMAGE_TYPES, MAX_VIEW_FILE_BYTES } from '../memory'
 
 /** Hidden entries (which include temp files) and node_modules never show in the browser. */
 function isListed(name: string): boolean {
@@ -226,16 +227,6 @@ function searchFile(
     }
   } finally {
     disk.closeSync(fd)
-  }
-}
-
-/** UTF-8 text, or null for binary content. */
-export function decodeUtf8(bytes: Uint8Array): string | null {
-  if (bytes.includes(0)) return null
-  try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(bytes)
-  } catch {
-    return null
   }
 }
 

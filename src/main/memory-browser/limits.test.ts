@@ -2,7 +2,7 @@ import { open as openFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createCore, type Core } from '../core'
-import { tempDataDir } from './test-helpers'
+import { tempDataDir } from '../history/test-helpers'
 
 // Defect 6 of issue #9: the browser side had no size limits. `memory:read` returned 100 MB of
 // text to the window, `memory:search` read every file whole, `memory:write` had no maximum.

@@ -1,4 +1,4 @@
-import type { EventMap, EventName } from '../shared/contract'
+import type { EventMap, EventName } from '../../shared/contract'
 
 export type EventListener = <E extends EventName>(name: E, data: EventMap[E]) => void
 

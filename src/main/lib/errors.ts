@@ -1,9 +1,12 @@
-import type { ApiErrorData } from '../shared/types'
+import type { ErrorCode } from '../../shared/errors'
+import type { ApiErrorData } from '../../shared/types'
+
+export type { ErrorCode } from '../../shared/errors'
 
 /** An error meant for people: a stable code and a message with no host path or stack. */
 export class CairnError extends Error {
   constructor(
-    readonly code: string,
+    readonly code: ErrorCode,
     message: string,
   ) {
     super(message)

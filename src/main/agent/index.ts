@@ -1,0 +1,6 @@
+/** The chat with Claude over the Anthropic SDK: the one entry other rooms and tests import. */
+
+export { createChatService } from './chat-service'
+export type { ChatService, ChatServiceOptions } from './chat-service'
+export { availableModels, type AnthropicFetch } from './client'
+export { chatHandlers } from './handlers'

@@ -1,0 +1,25 @@
+import type { AppInfo } from '../../shared/types'
+import type { DomainHandlers } from '../lib/handlers'
+import type { HostActions } from './host'
+
+export interface AppHandlerOptions {
+  /** Name, version, data folder and start-up recovery, as `app:info` answers them. */
+  readonly info: AppInfo
+  readonly host: HostActions
+}
+
+/** Request handlers for the `app:*` channels: what the app is, and the shell's actions. */
+export function appHandlers(options: AppHandlerOptions): DomainHandlers<'app'> {
+  const { info, host } = options
+  return {
+    'app:info': () => info,
+    'app:openDataFolder': async () => {
+      await host.openPath(info.dataDir)
+      return null
+    },
+    'app:openExternal': async ({ url }) => {
+      await host.openExternal(url)
+      return null
+    },
+  }
+}

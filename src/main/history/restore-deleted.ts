@@ -1,0 +1,61 @@
+import type { ChangeResult } from '../../shared/types'
+import { CairnError } from '../lib/errors'
+import { readingVersion } from './damage'
+import { segmentsOf, toVirtual } from './paths'
+import { touches } from './queries'
+import { shortOid, treeOf } from './read'
+import type { Repo } from './repo'
+import {
+  applyDeltas,
+  changeResult,
+  commitNow,
+  requireFilePath,
+  USER_INTENT,
+  type Committer,
+} from './restore-common'
+import type { IndexEntry } from './side-index'
+import { listFiles, nodeAt } from './tree-state'
+
+/** Brings back a deleted file or folder from the last version that had it. */
+export async function restoreDeleted(
+  repo: Repo,
+  path: string,
+  commit: Committer = commitNow(repo),
+): Promise<ChangeResult> {
+  const relative = requireFilePath(path)
+  // The index stores normalized paths: `/memories/d/` must find the commits of `/memories/d`.
+  const virtual = toVirtual(relative)
+  const segments = segmentsOf(relative)
+  if (await nodeAt(repo.store, repo.root(), segments)) {
+    throw new CairnError('exists', `${virtual} exists; restore one of its versions instead.`)
+  }
+  const entries = repo.entries()
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const entry = entries[i] as IndexEntry
+    if (!entry.parent || !touches(entry, virtual)) continue
+    const from = entry.parent
+    const deltas = await readingVersion(
+      from,
+      async () => {
+        const before = await nodeAt(repo.store, await treeOf(repo, from), segments)
+        if (!before) return null
+        const files = await listFiles(repo.store, before, relative)
+        return [...files].map(([file, blob]) => ({ path: file, before: null, after: blob }))
+      },
+      true,
+    )
+    if (!deltas) continue
+    await readingVersion(from, () => applyDeltas(repo, deltas), true)
+    return changeResult(
+      await commit([relative], {
+        ...USER_INTENT,
+        command: 'restore-deleted',
+        subject: `restore deleted ${virtual} from ${shortOid(from)}`,
+        paths: [virtual],
+        restoredFrom: from,
+      }),
+      `Restored ${virtual} from version ${shortOid(from)}.`,
+    )
+  }
+  throw new CairnError('not-found', `No earlier version of ${virtual} is in the history.`)
+}

@@ -1,0 +1,59 @@
+import type { ChangeResult } from '../../shared/types'
+import { CairnError } from '../lib/errors'
+import { readingVersion } from './damage'
+import { segmentsOf, toVirtual } from './paths'
+import { requireEntry, shortOid, treeOf } from './read'
+import type { Repo } from './repo'
+import { applyDeltas, changeResult, commitNow, USER_INTENT, type Committer } from './restore-common'
+import { diffNodes, nodeAt } from './tree-state'
+
+/** How many conflicting paths a refused revert names before "…". */
+const CONFLICTS_LISTED = 5
+
+/**
+ * Undoes one commit with a new commit. Refuses, changing nothing, when a file it touched
+ * has changed since.
+ */
+export async function revert(
+  repo: Repo,
+  oid: string,
+  commit: Committer = commitNow(repo),
+): Promise<ChangeResult> {
+  const entry = requireEntry(repo, oid)
+  const deltas = await readingVersion(
+    oid,
+    async () => diffNodes(repo.store, await treeOf(repo, entry.parent), await treeOf(repo, oid)),
+    true,
+  )
+  const conflicts: string[] = []
+  for (const delta of deltas) {
+    const current = await nodeAt(repo.store, repo.root(), segmentsOf(delta.path))
+    const currentOid = current?.kind === 'blob' ? current.oid : current ? 'folder' : null
+    if (currentOid !== delta.after) conflicts.push(toVirtual(delta.path))
+  }
+  if (conflicts.length > 0) {
+    const listed =
+      conflicts.slice(0, CONFLICTS_LISTED).join(', ') +
+      (conflicts.length > CONFLICTS_LISTED ? ', …' : '')
+    throw new CairnError(
+      'conflict',
+      `Cannot revert ${shortOid(oid)}: ${listed} changed since. Nothing was changed; restore a version of the file instead.`,
+    )
+  }
+  const inverse = deltas.map((delta) => ({ ...delta, before: delta.after, after: delta.before }))
+  if (inverse.length === 0) return { commit: null, message: `${shortOid(oid)} changed nothing.` }
+  await readingVersion(oid, () => applyDeltas(repo, inverse), true)
+  return changeResult(
+    await commit(
+      inverse.map((delta) => delta.path),
+      {
+        ...USER_INTENT,
+        command: 'revert',
+        subject: `revert ${shortOid(oid)}: ${entry.subject}`,
+        paths: inverse.map((delta) => toVirtual(delta.path)),
+        restoredFrom: oid,
+      },
+    ),
+    `Reverted ${shortOid(oid)}.`,
+  )
+}

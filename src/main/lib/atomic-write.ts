@@ -1,0 +1,42 @@
+/**
+ * Writes that never leave half a file: a hidden temp file in the same folder, fsync, rename
+ * over the target, fsync the folder. Every domain that keeps files (settings, conversations)
+ * writes through `atomicWrite`; the memory folder uses the same write inside folders held
+ * open by their handle (`writeFileAtomically`, lib/folders.ts).
+ */
+
+import path from 'node:path'
+import { Folder, writeFileAtomically } from './folders'
+import { consoleLogger, type Logger } from './logger'
+
+export { DIR_MODE, FILE_MODE, TEMP_FILE_PREFIX } from './folders'
+
+export interface AtomicWriteOptions {
+  /**
+   * Runs while the temp file is flushed (e.g. the secret scan); if it throws, nothing is
+   * renamed and the error is the write's.
+   */
+  readonly beforeCommit?: () => Promise<void>
+  /** Told when the folder could not be flushed after the rename (default: the console). */
+  readonly logger?: Logger
+}
+
+/**
+ * Writes `data` to `real` atomically. The temp file (`TEMP_FILE_PREFIX`…, opened O_EXCL and
+ * O_NOFOLLOW, mode 0600) never survives a failure. The folder must exist.
+ */
+export async function atomicWrite(
+  real: string,
+  data: string | Uint8Array,
+  options: AtomicWriteOptions = {},
+): Promise<void> {
+  const folder = Folder.openRoot(path.dirname(real))
+  try {
+    await writeFileAtomically(folder, path.basename(real), data, {
+      beforeCommit: options.beforeCommit,
+      logger: options.logger ?? consoleLogger,
+    })
+  } finally {
+    folder.close()
+  }
+}

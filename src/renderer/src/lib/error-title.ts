@@ -1,0 +1,75 @@
+import type { ErrorCode } from '../../../shared/errors'
+
+/**
+ * The title of an error banner: what went wrong, in a few words (the message says the rest).
+ * Exhaustive on purpose: a new code does not compile until it is given a title here.
+ */
+export function errorTitle(code: ErrorCode): string {
+  switch (code) {
+    case 'no-api-key':
+      return 'Add your API key to start'
+    case 'invalid-api-key':
+      return 'Your API key was not accepted'
+    case 'permission-denied':
+      return 'Your API key cannot use this'
+    case 'model-not-found':
+      return 'Model not available'
+    case 'rate-limited':
+      return 'Rate limit reached'
+    case 'overloaded':
+      return 'Claude is busy'
+    case 'network':
+    case 'timeout':
+      return 'Could not reach Claude'
+    case 'max-tokens':
+      return 'The reply was cut off'
+    case 'request-too-large':
+      return 'Conversation too long'
+    case 'stream-interrupted':
+      return 'The reply was interrupted'
+    case 'disk-full':
+      return 'The disk is full'
+    case 'locked':
+      return 'Cairn is already open'
+    case 'history-damaged':
+      return 'This version is damaged'
+    case 'bad-request':
+    case 'api-error':
+    case 'too-many-steps':
+    case 'turn-running':
+    case 'conversation-not-found':
+    case 'conversation-corrupt':
+    case 'unknown-channel':
+    case 'invalid-payload':
+    case 'forbidden':
+    case 'unsupported':
+    case 'open-failed':
+    case 'invalid-link':
+    case 'internal':
+    case 'invalid-input':
+    case 'invalid-path':
+    case 'not-found':
+    case 'exists':
+    case 'conflict':
+    case 'not-a-file':
+    case 'special-file':
+    case 'no-match':
+    case 'ambiguous-match':
+    case 'invalid-range':
+    case 'too-large':
+    case 'limit-reached':
+    case 'not-text':
+    case 'secret-detected':
+    case 'access-denied':
+    case 'read-only':
+    case 'io-error':
+    case 'closed':
+      return 'Something went wrong'
+    default:
+      return unhandled(code)
+  }
+}
+
+function unhandled(code: never): never {
+  throw new Error(`No title for error code ${String(code)}`)
+}

@@ -1,0 +1,116 @@
+/**
+ * Every error code main reports to the renderer, grouped by where it arises, each with when
+ * it happens. Codes are stable: the renderer switches on them exhaustively, so a new code is
+ * a compile error wherever it is not handled yet. Adding a code is one line in its group.
+ * (Interfaces rather than unions of strings: one member per line, whatever its length.)
+ */
+
+/** Refusals of the request itself: the dispatcher, the IPC layer, the desktop shell. */
+interface RequestErrors {
+  /** No such request channel. */
+  'unknown-channel': true
+  /** The payload does not match the channel's schema. */
+  'invalid-payload': true
+  /** The request came from a frame other than the app's own page. */
+  forbidden: true
+  /** Only the desktop app can do this (opening a folder or a link). */
+  unsupported: true
+  /** The system could not open the data folder. */
+  'open-failed': true
+  /** Only https links can be opened. */
+  'invalid-link': true
+  /** Anything not meant for people; the details go to the log only. */
+  internal: true
+}
+
+/** Why a Memory tool command (Claude's, or the person's edit in the browser) was refused. */
+interface MemoryErrors {
+  /** Not a valid command: unknown command, missing, unexpected or mistyped parameter. */
+  'invalid-input': true
+  /** A path the rules refuse (outside /memories, hidden, too long), or the root itself. */
+  'invalid-path': true
+  'not-found': true
+  exists: true
+  /** Something is in the way: a file where a folder is needed, or a change made since. */
+  conflict: true
+  /** A folder where the command needs a file. */
+  'not-a-file': true
+  /** A symbolic link or special file, which memory never follows. */
+  'special-file': true
+  /** `str_replace` found no occurrence of `old_str`. */
+  'no-match': true
+  /** `str_replace` found more than one occurrence of `old_str`. */
+  'ambiguous-match': true
+  /** A `view_range` or `insert_line` outside the file. */
+  'invalid-range': true
+  /** A file too large to write, view or edit. */
+  'too-large': true
+  /** Memory would exceed its total size or number of files. */
+  'limit-reached': true
+  /** Not UTF-8 text (or not a valid image). */
+  'not-text': true
+  /** The text holds what looks like a credential. */
+  'secret-detected': true
+  'disk-full': true
+  /** The operating system denied permission. */
+  'access-denied': true
+  'read-only': true
+  /** Any other file-system failure. */
+  'io-error': true
+}
+
+/** Failures of the versioned memory itself. */
+interface HistoryErrors {
+  /** The memory folder was closed (the app is quitting). */
+  closed: true
+  /** Another Cairn has this data folder open (its lock file names the process). */
+  locked: true
+  /** A version's stored objects are missing, corrupt, or name entries Cairn never writes. */
+  'history-damaged': true
+}
+
+/** Stored conversations and the chat around them. */
+interface ConversationErrors {
+  'conversation-not-found': true
+  /** The conversation file cannot be read. */
+  'conversation-corrupt': true
+  /** A turn is still running in this conversation. */
+  'turn-running': true
+}
+
+/** Why a chat turn with Claude ended badly. */
+interface TurnErrors {
+  'no-api-key': true
+  /** The API refused the key (401). */
+  'invalid-api-key': true
+  /** The key may not use this model or feature (403). */
+  'permission-denied': true
+  'rate-limited': true
+  overloaded: true
+  /** The API could not be reached. */
+  network: true
+  timeout: true
+  /** The conversation no longer fits in one request or in the context window. */
+  'request-too-large': true
+  'model-not-found': true
+  /** The API refused the request (400). */
+  'bad-request': true
+  /** The API failed (5xx). */
+  'api-error': true
+  /** The reply reached the max-tokens limit. */
+  'max-tokens': true
+  /** The stream broke part-way through the reply. */
+  'stream-interrupted': true
+  /** The turn made more API requests than Cairn allows one turn. */
+  'too-many-steps': true
+}
+
+export type RequestErrorCode = keyof RequestErrors
+export type MemoryErrorCode = keyof MemoryErrors
+export type HistoryErrorCode = keyof HistoryErrors
+export type ConversationErrorCode = keyof ConversationErrors
+export type TurnErrorCode = keyof TurnErrors
+
+/** Any code an `ApiErrorData` or an agent `error` event may carry. */
+export type ErrorCode =
+  RequestErrorCode | MemoryErrorCode | HistoryErrorCode | ConversationErrorCode | TurnErrorCode
