@@ -11,7 +11,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { openVersionedMemory } from '../../src/main/history'
-import { applyCommand, emptyModel, nextCommand, random, type Model } from './memory-model'
+import { applyCommand, nextCommand, random, readModel } from './memory-model'
 
 const [dataDir, ackFile, seedText] = process.argv.slice(2) as [string, string, string]
 
@@ -23,25 +23,6 @@ function acknowledge(record: unknown): void {
   } finally {
     fs.closeSync(fd)
   }
-}
-
-// The model of what is on disk now, read from the folder (it is the parent's to check).
-function readModel(root: string): Model {
-  const model = emptyModel()
-  const walk = (dir: string, rel: string) => {
-    for (const dirent of fs.readdirSync(dir, { withFileTypes: true })) {
-      if (dirent.name.startsWith('.')) continue
-      const relative = rel ? `${rel}/${dirent.name}` : dirent.name
-      if (dirent.isDirectory()) {
-        model.dirs.add(relative)
-        walk(path.join(dir, dirent.name), relative)
-      } else if (dirent.isFile()) {
-        model.files.set(relative, fs.readFileSync(path.join(dir, dirent.name), 'utf8'))
-      }
-    }
-  }
-  if (fs.existsSync(root)) walk(root, '')
-  return model
 }
 
 async function main(): Promise<void> {

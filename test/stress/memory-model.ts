@@ -4,6 +4,9 @@
  * source. The crash child and the parent replay the same commands through it.
  */
 
+import fs from 'node:fs'
+import path from 'node:path'
+
 /** Files (relative path -> content) and folders (relative paths, empty ones included). */
 export interface Model {
   readonly files: Map<string, string>
@@ -128,9 +131,23 @@ export function nextCommand(rand: () => number, model: Model): Command {
   return { command: 'view', path: v(pick([...FILES, ...DIRS])) }
 }
 
-/** The model of a folder as found on disk (for the start of a crash round). */
-export function modelOf(files: ReadonlyMap<string, string>, dirs: Iterable<string>): Model {
-  return { files: new Map(files), dirs: new Set(dirs) }
+/** The model of the folder `root` as it is on disk (hidden entries are not memory). */
+export function readModel(root: string): Model {
+  const model = emptyModel()
+  const walk = (dir: string, rel: string) => {
+    for (const dirent of fs.readdirSync(dir, { withFileTypes: true })) {
+      if (dirent.name.startsWith('.')) continue
+      const relative = rel ? `${rel}/${dirent.name}` : dirent.name
+      if (dirent.isDirectory()) {
+        model.dirs.add(relative)
+        walk(path.join(dir, dirent.name), relative)
+      } else if (dirent.isFile()) {
+        model.files.set(relative, fs.readFileSync(path.join(dir, dirent.name), 'utf8'))
+      }
+    }
+  }
+  if (fs.existsSync(root)) walk(root, '')
+  return model
 }
 
 /** A comparable form of a model. */

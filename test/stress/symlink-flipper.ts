@@ -4,10 +4,10 @@
  * thread. Counts escapes: replies holding the outside folder's text, and any change to it.
  */
 
-import { createHash } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { Worker } from 'node:worker_threads'
+import { treeHash } from './tree-hash'
 
 /** Text every outside file holds; a reply with it read outside. */
 export const OUTSIDE_MARK = 'OUTSIDE-SENTINEL'
@@ -54,22 +54,6 @@ export function makeOutside(outside: string): void {
   fs.mkdirSync(path.join(outside, 'sub'), { recursive: true })
   fs.writeFileSync(path.join(outside, 'f.md'), `${OUTSIDE_MARK} file\n`)
   fs.writeFileSync(path.join(outside, 'sub', 'x.md'), `${OUTSIDE_MARK} folder\n`)
-}
-
-/** A fingerprint of everything under `dir`. */
-export function treeHash(dir: string): string {
-  const hash = createHash('sha256')
-  const walk = (current: string, rel: string): void => {
-    for (const name of fs.readdirSync(current).sort()) {
-      const full = path.join(current, name)
-      const stats = fs.lstatSync(full)
-      hash.update(`${rel}/${name}:${stats.isDirectory() ? 'd' : stats.isFile() ? 'f' : 'o'}\n`)
-      if (stats.isDirectory()) walk(full, `${rel}/${name}`)
-      else if (stats.isFile()) hash.update(fs.readFileSync(full))
-    }
-  }
-  walk(dir, '')
-  return hash.digest('hex')
 }
 
 /** The commands raced: reads and deletes through d/, as the defect report did, and writes. */

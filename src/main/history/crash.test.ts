@@ -9,12 +9,13 @@ import {
   describeModel,
   emptyModel,
   random,
+  readModel,
   type Command,
-  type Model,
 } from '../../../test/stress/memory-model'
 import { addTotals, size } from '../../../test/stress/stress'
+import { createRecordingLogger } from '../lib/logger'
 import { openVersionedMemory } from './index'
-import { commitCount, fsck, headMatchesFolder } from './test-helpers'
+import { commitCount, fsck, headMatchesFolder, leftoverTempFiles } from './test-helpers'
 
 // The crash test (issue #9): a child process runs random memory commands and acknowledges
 // each durably; it is killed with SIGKILL at random moments (a third of the time while it
@@ -71,38 +72,6 @@ async function runAndKill(
   return { lines: text.split('\n'), duringOpen }
 }
 
-/** The folder as a model: its files and folders (hidden ones are not memory). */
-function folderModel(): Model {
-  const model = emptyModel()
-  const root = path.join(dataDir, 'memories')
-  const walk = (dir: string, rel: string) => {
-    for (const dirent of fs.readdirSync(dir, { withFileTypes: true })) {
-      if (dirent.name.startsWith('.')) continue
-      const relative = rel ? `${rel}/${dirent.name}` : dirent.name
-      if (dirent.isDirectory()) {
-        model.dirs.add(relative)
-        walk(path.join(dir, dirent.name), relative)
-      } else model.files.set(relative, fs.readFileSync(path.join(dir, dirent.name), 'utf8'))
-    }
-  }
-  if (fs.existsSync(root)) walk(root, '')
-  return model
-}
-
-function tempFiles(): string[] {
-  const found: string[] = []
-  const walk = (dir: string) => {
-    for (const dirent of fs.readdirSync(dir, { withFileTypes: true })) {
-      const full = path.join(dir, dirent.name)
-      if (dirent.name === 'cairn.lock' && dir === dataDir) continue
-      if (/^tmp_obj_|\.lock$|\.tmp$|^\.cairn-tmp-|\.stale-/.test(dirent.name)) found.push(full)
-      else if (dirent.isDirectory()) walk(full)
-    }
-  }
-  walk(dataDir)
-  return found
-}
-
 describe('SIGKILL at random moments, also while opening', () => {
   it('never loses an acknowledged change, and leaves a valid history that matches the folder', async () => {
     const rounds = size(4, 120)
@@ -133,9 +102,13 @@ describe('SIGKILL at random moments, also while opening', () => {
           inFlight = null
         }
       }
-      const memory = await openVersionedMemory({ dataDir, watch: false })
+      const memory = await openVersionedMemory({
+        dataDir,
+        watch: false,
+        logger: createRecordingLogger(),
+      })
       try {
-        const found = describeModel(folderModel())
+        const found = describeModel(readModel(path.join(dataDir, 'memories')))
         const withInFlight = inFlight ? cloneModel(expected) : null
         if (withInFlight && inFlight) applyCommand(withInFlight, inFlight)
         const candidates = [describeModel(expected)]
@@ -144,10 +117,10 @@ describe('SIGKILL at random moments, also while opening', () => {
         expect(candidates, `round ${round}: the folder lost an acknowledged change`).toContain(
           found,
         )
-        expected = folderModel()
+        expected = readModel(path.join(dataDir, 'memories'))
         expect(await headMatchesFolder(dataDir), `round ${round}: HEAD is the folder`).toBe(true)
         fsck(dataDir)
-        expect(tempFiles(), `round ${round}`).toEqual([])
+        expect(leftoverTempFiles(dataDir), `round ${round}`).toEqual([])
         const count = commitCount(dataDir)
         if (count < commits) losses++
         expect(count, `round ${round}: commits never drop`).toBeGreaterThanOrEqual(commits)

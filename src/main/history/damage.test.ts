@@ -5,6 +5,7 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { addTotals, size } from '../../../test/stress/stress'
 import { CairnError } from '../lib/errors'
+import { createRecordingLogger } from '../lib/logger'
 import { openVersionedMemory, type VersionedMemory } from './index'
 import { commitCount, gitCli, headMatchesFolder, CLAUDE } from './test-helpers'
 
@@ -247,7 +248,11 @@ async function checkDamage(damage: Damage, variant: number): Promise<void> {
   const lost = damage.apply(s)
   let memory: VersionedMemory | null = null
   try {
-    memory = await openVersionedMemory({ dataDir: s.dataDir, watch: false })
+    memory = await openVersionedMemory({
+      dataDir: s.dataDir,
+      watch: false,
+      logger: createRecordingLogger(),
+    })
     const notice = memory.recovery
     if (damage.notice !== 'any') expect(notice?.kind ?? null, damage.name).toBe(damage.notice)
     if (notice) expect(notice.message).not.toContain(s.dataDir)

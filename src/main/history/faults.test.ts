@@ -5,10 +5,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { addTotals, size } from '../../../test/stress/stress'
 import { CairnError } from '../lib/errors'
 import { nodeDisk, setDisk } from '../lib/disk'
+import { createRecordingLogger } from '../lib/logger'
 import { errnoError, hookDisk, type DiskCall } from '../lib/disk-hooks'
 import { deleteFile, renameFile, writeFile } from '../memory-browser'
 import { openVersionedMemory, type VersionedMemory } from './index'
-import { commitCount, folderFiles, fsck, headMatchesFolder, CLAUDE } from './test-helpers'
+import {
+  CLAUDE,
+  commitCount,
+  folderFiles,
+  fsck,
+  headMatchesFolder,
+  leftoverTempFiles,
+} from './test-helpers'
 
 // Fault injection (issue #9): the scripted scenario below runs once per file-system call it
 // makes, failing that one call with EIO, ENOSPC, EACCES or EMFILE. After each: the step
@@ -65,7 +73,12 @@ beforeAll(async () => {
   scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-faults-'))
   template = path.join(scratch, 'template')
   // A history to open, an outside edit for open to commit, a stray temp file to remove.
-  const memory = await openVersionedMemory({ dataDir: template, watch: false, now: clock() })
+  const memory = await openVersionedMemory({
+    dataDir: template,
+    watch: false,
+    now: clock(),
+    logger: createRecordingLogger(),
+  })
   await memory.execute(
     { command: 'create', path: '/memories/seed.md', file_text: 'seed\n' },
     CLAUDE,
@@ -106,6 +119,7 @@ interface Reference {
 /** The scenario without faults: where each step's calls start, and the folder around it. */
 async function reference(): Promise<Reference> {
   const dataDir = fresh('reference')
+  const logger = createRecordingLogger()
   const counting = hookDisk(nodeDisk, () => undefined)
   const restore = setDisk(counting.disk)
   const startsAt: number[] = []
@@ -114,7 +128,7 @@ async function reference(): Promise<Reference> {
   try {
     before.push(await visible(dataDir))
     startsAt.push(counting.calls())
-    const memory = await openVersionedMemory({ dataDir, watch: false, now: clock() })
+    const memory = await openVersionedMemory({ dataDir, watch: false, now: clock(), logger })
     after.push(await visible(dataDir))
     for (const step of STEPS) {
       before.push(await visible(dataDir))
@@ -138,6 +152,8 @@ function expectClear(shown: string, dataDir: string): void {
 
 async function runWithFault(ref: Reference, n: number, code: string): Promise<void> {
   const dataDir = fresh(`fault-${n}-${code}`)
+  // Faults are logged as warnings (retried, or a nicety lost); never as errors (bugs).
+  const logger = createRecordingLogger()
   const label = `fault ${code} at call ${n}`
   let faulted: DiskCall | null = null
   const faulty = hookDisk(nodeDisk, (call) => {
@@ -152,7 +168,7 @@ async function runWithFault(ref: Reference, n: number, code: string): Promise<vo
   const step = ref.startsAt.findLastIndex((start) => start < n)
   try {
     try {
-      memory = await openVersionedMemory({ dataDir, watch: false, now: clock() })
+      memory = await openVersionedMemory({ dataDir, watch: false, now: clock(), logger })
     } catch (error) {
       // Open failed: clearly, and having changed nothing.
       expect(step, label).toBe(0)
@@ -168,7 +184,7 @@ async function runWithFault(ref: Reference, n: number, code: string): Promise<vo
       ).toEqual([])
       restore()
       expect(commitCount(dataDir), label).toBe(countBefore)
-      memory = await openVersionedMemory({ dataDir, watch: false, now: clock() })
+      memory = await openVersionedMemory({ dataDir, watch: false, now: clock(), logger })
     }
     if (step === 0) expect([ref.after[0], ref.before[0]]).toContain(await visible(dataDir))
     for (let i = 1; i < STEPS.length + 1 && faulted === null; i++) {
@@ -219,10 +235,14 @@ async function runWithFault(ref: Reference, n: number, code: string): Promise<vo
     fsck(dataDir)
     expect(commitCount(dataDir)).toBeGreaterThanOrEqual(countBefore)
     // Open again: nothing left over anywhere.
-    memory = await openVersionedMemory({ dataDir, watch: false, now: clock() })
+    memory = await openVersionedMemory({ dataDir, watch: false, now: clock(), logger })
     await memory.close()
     memory = null
-    expect(leftovers(dataDir), label).toEqual([])
+    expect(leftoverTempFiles(dataDir), label).toEqual([])
+    expect(
+      logger.entries.filter((entry) => entry.level === 'error'),
+      label,
+    ).toEqual([])
   } catch (error) {
     throw new Error(`${label}: ${String(error)}`, { cause: error })
   } finally {
@@ -230,19 +250,6 @@ async function runWithFault(ref: Reference, n: number, code: string): Promise<vo
     await memory?.close()
     fs.rmSync(dataDir, { recursive: true, force: true })
   }
-}
-
-function leftovers(dataDir: string): string[] {
-  const found: string[] = []
-  const walk = (dir: string) => {
-    for (const dirent of fs.readdirSync(dir, { withFileTypes: true })) {
-      const full = path.join(dir, dirent.name)
-      if (/^tmp_obj_|\.lock$|\.tmp$|^\.cairn-tmp-|\.stale-/.test(dirent.name)) found.push(full)
-      else if (dirent.isDirectory()) walk(full)
-    }
-  }
-  walk(dataDir)
-  return found
 }
 
 describe('fault injection at every file-system call of a scripted scenario', () => {

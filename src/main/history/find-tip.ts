@@ -5,7 +5,7 @@
 
 import path from 'node:path'
 import { constants, inflateSync } from 'node:zlib'
-import { disk, isCode } from '../lib/disk'
+import { disk, isCode, listNames } from '../lib/disk'
 import { DamagedHistoryError } from './damage'
 import type { ObjectStore, RawCommit } from './object-store'
 import type { IndexEntry } from './side-index'
@@ -137,9 +137,9 @@ async function commitObjects(
 
 function looseOids(objects: string): string[] {
   const oids: string[] = []
-  for (const dir of listOrEmpty(objects)) {
+  for (const dir of listNames(objects)) {
     if (!/^[0-9a-f]{2}$/.test(dir)) continue
-    for (const name of listOrEmpty(path.join(objects, dir))) {
+    for (const name of listNames(path.join(objects, dir))) {
       if (/^[0-9a-f]{38}$/.test(name)) oids.push(dir + name)
     }
   }
@@ -150,7 +150,7 @@ function looseOids(objects: string): string[] {
 function packedOids(objects: string): string[] {
   const oids: string[] = []
   const packDir = path.join(objects, 'pack')
-  for (const name of listOrEmpty(packDir)) {
+  for (const name of listNames(packDir)) {
     if (!name.endsWith('.idx')) continue
     let idx: Buffer
     try {
@@ -193,15 +193,6 @@ function mtimeOf(gitdir: string, oid: string): number | null {
     return disk.lstatSync(path.join(gitdir, 'objects', oid.slice(0, 2), oid.slice(2))).mtimeMs
   } catch (error) {
     if (isCode(error, 'ENOENT')) return null
-    throw error
-  }
-}
-
-function listOrEmpty(dir: string): string[] {
-  try {
-    return disk.readdirSync(dir).map((dirent) => dirent.name)
-  } catch (error) {
-    if (isCode(error, 'ENOENT') || isCode(error, 'ENOTDIR')) return []
     throw error
   }
 }

@@ -3,12 +3,14 @@ import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { CairnError } from '../lib/errors'
+import { createRecordingLogger } from '../lib/logger'
 import { openVersionedMemory } from './index'
 import {
   commitCount,
   folderFiles,
   fsck,
   headFiles,
+  leftoverTempFiles,
   mountSmallDisk,
   simulatedSmallDisk,
   type SmallDisk,
@@ -22,7 +24,7 @@ import { STRESS } from '../../../test/stress/stress'
 
 let disk: SmallDisk
 let dataDir: string
-const open = () => openVersionedMemory({ dataDir, watch: false })
+const open = () => openVersionedMemory({ dataDir, watch: false, logger: createRecordingLogger() })
 
 async function realDisk(): Promise<SmallDisk> {
   try {
@@ -32,21 +34,6 @@ async function realDisk(): Promise<SmallDisk> {
     console.warn(`${(error as Error).message} Using the fault-injection seam instead.`)
     return simulatedSmallDisk()
   }
-}
-
-async function strayFiles(): Promise<string[]> {
-  const found: string[] = []
-  async function walk(dir: string): Promise<void> {
-    for (const dirent of await readdir(dir, { withFileTypes: true })) {
-      const child = path.join(dir, dirent.name)
-      if (dirent.isDirectory()) await walk(child)
-      // cairn.lock is the open instance's own lock.
-      else if (dirent.name === 'cairn.lock') continue
-      else if (/^tmp_obj_|\.lock$|\.tmp$|^\.cairn-tmp-/.test(dirent.name)) found.push(child)
-    }
-  }
-  await walk(dataDir)
-  return found
 }
 
 describe.each([
@@ -140,7 +127,7 @@ describe.each([
       await disk.free()
       memory = await open()
       try {
-        expect(await strayFiles()).toEqual([])
+        expect(leftoverTempFiles(dataDir)).toEqual([])
         expect(headFiles(dataDir)).toEqual(await folderFiles(dataDir))
         fsck(dataDir)
       } finally {

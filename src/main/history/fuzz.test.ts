@@ -1,12 +1,13 @@
-import { createHash } from 'node:crypto'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { addTotals, size } from '../../../test/stress/stress'
+import { treeHash } from '../../../test/stress/tree-hash'
 import { CairnError } from '../lib/errors'
 import { memoryBrowserHandlers } from '../memory-browser'
+import { createRecordingLogger } from '../lib/logger'
 import { openVersionedMemory, type VersionedMemory } from './index'
 import { fsck, headFolderDifferences, CLAUDE } from './test-helpers'
 
@@ -127,23 +128,6 @@ beforeAll(() => {
 })
 afterAll(() => fs.rmSync(base, { recursive: true, force: true }))
 
-function treeHash(dir: string): string {
-  const hash = createHash('sha256')
-  const walk = (current: string, rel: string): void => {
-    for (const name of fs.readdirSync(current).sort()) {
-      const full = path.join(current, name)
-      const stats = fs.lstatSync(full)
-      hash.update(
-        `${rel}/${name}:${stats.mode}:${stats.isSymbolicLink() ? fs.readlinkSync(full) : ''}\n`,
-      )
-      if (stats.isDirectory()) walk(full, `${rel}/${name}`)
-      else if (stats.isFile()) hash.update(fs.readFileSync(full))
-    }
-  }
-  walk(dir, '')
-  return hash.digest('hex')
-}
-
 function makeTree(dir: string): void {
   fs.mkdirSync(path.join(dir, 'deep'), { recursive: true })
   fs.writeFileSync(path.join(dir, 'secret.md'), 'sentinel secret\n')
@@ -159,7 +143,11 @@ async function runActions(actions: ReadonlyArray<Action>): Promise<number> {
   makeTree(sentinel)
   makeTree(outside)
   const clean = { sentinel: treeHash(sentinel), outside: treeHash(outside) }
-  const memory: VersionedMemory = await openVersionedMemory({ dataDir, watch: false })
+  const memory: VersionedMemory = await openVersionedMemory({
+    dataDir,
+    watch: false,
+    logger: createRecordingLogger(),
+  })
   // The person's side goes through the memory browser's handlers, as the window's requests do.
   const handlers = memoryBrowserHandlers(memory)
   let commands = 0
@@ -232,7 +220,9 @@ async function runActions(actions: ReadonlyArray<Action>): Promise<number> {
     )
     expect(last.isError, JSON.stringify(last.content)).toBe(false)
     await memory.close()
-    await (await openVersionedMemory({ dataDir, watch: false })).close()
+    await (
+      await openVersionedMemory({ dataDir, watch: false, logger: createRecordingLogger() })
+    ).close()
     expect(await headDifferencesWithoutLinks(dataDir)).toEqual([])
     fsck(dataDir)
     expectNoEscape('end')

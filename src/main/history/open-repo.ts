@@ -2,12 +2,11 @@ import path from 'node:path'
 import type { RecoveryReport } from '../../shared/types'
 import { CairnError } from '../lib/errors'
 import type { Logger } from '../lib/logger'
-import { disk, isCode } from '../lib/disk'
+import { disk, isCode, listNames } from '../lib/disk'
 import { diskProblem } from '../lib/disk-errors'
 import { DIR_MODE, Folder, removeStrayTemps } from '../lib/folders'
 import { DamagedHistoryError } from './damage'
 import { findLostTip, isReadableCommit, readMainRef } from './find-tip'
-import type { CommitMeta } from './commit-message'
 import { createObjectStore, initRepository, writeMainRef, type ObjectStore } from './object-store'
 import {
   commitBody,
@@ -273,16 +272,8 @@ async function rebuildCommit(
   if (entry.parent && !(await isReadableCommit(store, entry.parent))) return false
   const scanned = await scanPath(store, workRoot, [], null)
   const tree = await flushTree(store, scanned?.kind === 'tree' ? scanned : emptyTree())
-  const meta: CommitMeta = {
-    actor: entry.actor,
-    command: entry.command,
-    subject: entry.subject,
-    paths: entry.paths,
-    conversationId: entry.conversationId,
-    toolUseId: entry.toolUseId,
-    overwrite: entry.overwrite,
-    restoredFrom: entry.restoredFrom,
-  }
+  // The entry holds every fact the commit message was made from.
+  const { oid: _oid, parent: _parent, time: _time, files: _files, ...meta } = entry
   const body = commitBody(meta, tree, entry.parent, Math.floor(entry.time / 1000))
   if (store.hash('commit', body) !== entry.oid) {
     await store.flush()
@@ -319,16 +310,16 @@ function repairLayout(gitdir: string): void {
 // Temp files of object, ref and index writes a crash or a failure left behind.
 function removeGitTemps(gitdir: string): void {
   const objects = path.join(gitdir, 'objects')
-  for (const dir of list(objects)) {
+  for (const dir of listNames(objects)) {
     if (!/^[0-9a-f]{2}$/.test(dir)) continue
-    for (const name of list(path.join(objects, dir))) {
+    for (const name of listNames(path.join(objects, dir))) {
       if (name.startsWith('tmp_obj_')) unlinkIfThere(path.join(objects, dir, name))
     }
   }
-  for (const name of list(path.join(gitdir, 'refs', 'heads'))) {
+  for (const name of listNames(path.join(gitdir, 'refs', 'heads'))) {
     if (name.endsWith('.lock')) unlinkIfThere(path.join(gitdir, 'refs', 'heads', name))
   }
-  for (const name of list(gitdir)) {
+  for (const name of listNames(gitdir)) {
     if (/^cairn-index\.jsonl\..*tmp$/.test(name)) unlinkIfThere(path.join(gitdir, name))
   }
 }
@@ -336,12 +327,15 @@ function removeGitTemps(gitdir: string): void {
 // Any object but the empty tree (which a history with no commit yet holds).
 function hasHistoryObjects(gitdir: string): boolean {
   const objects = path.join(gitdir, 'objects')
-  for (const dir of list(objects)) {
-    const names = /^[0-9a-f]{2}$/.test(dir) ? list(path.join(objects, dir)) : []
+  for (const dir of listNames(objects)) {
+    const names = /^[0-9a-f]{2}$/.test(dir) ? listNames(path.join(objects, dir)) : []
     if (names.some((name) => dir + name !== EMPTY_TREE_OID && !name.startsWith('tmp_obj_'))) {
       return true
     }
-    if (dir === 'pack' && list(path.join(objects, dir)).some((name) => name.endsWith('.pack'))) {
+    if (
+      dir === 'pack' &&
+      listNames(path.join(objects, dir)).some((name) => name.endsWith('.pack'))
+    ) {
       return true
     }
   }
@@ -381,15 +375,6 @@ function isFolder(dir: string): boolean {
     return disk.statSync(dir).isDirectory()
   } catch (error) {
     if (isCode(error, 'ENOENT') || isCode(error, 'ENOTDIR')) return false
-    throw error
-  }
-}
-
-function list(dir: string): string[] {
-  try {
-    return disk.readdirSync(dir).map((dirent) => dirent.name)
-  } catch (error) {
-    if (isCode(error, 'ENOENT') || isCode(error, 'ENOTDIR')) return []
     throw error
   }
 }

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { readlinkSync, statfsSync } from 'node:fs'
+import { readdirSync, readlinkSync, statfsSync } from 'node:fs'
 import { mkdir, mkdtemp, open, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
@@ -289,3 +289,22 @@ export async function breakMainRef(dataDir: string): Promise<() => Promise<void>
 
 /** The origin tests give Claude's commands. */
 export const CLAUDE: Origin = { actor: 'claude', conversationId: 'test', toolUseId: 'toolu_test' }
+
+/**
+ * Temp files an interrupted or failed write left anywhere under `dataDir` (object, ref and
+ * index temp files, `.cairn-tmp-…`, set-aside locks). `cairn.lock` itself is the open
+ * instance's lock, not a leftover.
+ */
+export function leftoverTempFiles(dataDir: string): string[] {
+  const found: string[] = []
+  const walk = (dir: string) => {
+    for (const dirent of readdirSync(dir, { withFileTypes: true })) {
+      const full = path.join(dir, dirent.name)
+      if (dir === dataDir && dirent.name === 'cairn.lock') continue
+      if (/^tmp_obj_|\.lock$|\.tmp$|^\.cairn-tmp-|\.stale-/.test(dirent.name)) found.push(full)
+      else if (dirent.isDirectory()) walk(full)
+    }
+  }
+  walk(dataDir)
+  return found
+}

@@ -113,13 +113,8 @@ async function scanEntry(
     return { kind: 'blob', oid, mode: '100644' }
   }
   if (!stats.isDirectory()) return null
-  let child: Folder
-  try {
-    child = folder.openChild(name)
-  } catch (error) {
-    if (isCode(error, 'ENOENT') || isCode(error, 'ENOTDIR') || isCode(error, 'ELOOP')) return null
-    throw error
-  }
+  const child = folder.openChildIfFolder(name)
+  if (!child) return null
   try {
     return await scanFolder(scan, child, relative, previous)
   } finally {

@@ -186,6 +186,16 @@ export function makeFolders(dir: string, mode = 0o700): void {
   }
 }
 
+/** The names in folder `dir`, or none when it (or a folder on the way) is missing. */
+export function listNames(dir: string): string[] {
+  try {
+    return disk.readdirSync(dir).map((dirent) => dirent.name)
+  } catch (error) {
+    if (isMissing(error)) return []
+    throw error
+  }
+}
+
 /** Node's errno code of an error, if any. */
 export function errorCode(error: unknown): string | undefined {
   if (typeof error !== 'object' || error === null) return undefined

@@ -17,7 +17,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Dirent, Stats } from 'node:fs'
 import path from 'node:path'
-import { disk, handlesNameEntries, isCode, OPEN } from './disk'
+import { disk, handlesNameEntries, isCode, isMissing, OPEN } from './disk'
 import type { Logger } from './logger'
 
 /** Prefix of the temp files and folders of atomic writes and deletes; start-up removes strays. */
@@ -78,6 +78,19 @@ export class Folder {
   /** Opens `name` inside this folder; throws ENOENT, or ENOTDIR/ELOOP when it is not a folder. */
   openChild(name: string): Folder {
     return Folder.openPath(this.entry(name), path.join(this.path, name))
+  }
+
+  /**
+   * Opens `name` inside this folder, or null when it is gone or is not a folder (a link
+   * swapped in meanwhile is never followed). Other errors are thrown.
+   */
+  openChildIfFolder(name: string): Folder | null {
+    try {
+      return this.openChild(name)
+    } catch (error) {
+      if (isMissing(error) || isCode(error, 'ELOOP')) return null
+      throw error
+    }
   }
 
   /** A path that names `name` inside this folder, for any file-system call. */
@@ -478,13 +491,8 @@ export function removeStrayTemps(folder: Folder): void {
   for (const dirent of folder.list()) {
     if (dirent.name.startsWith(TEMP_FILE_PREFIX)) removeTree(folder, dirent.name)
     else if (dirent.isDirectory()) {
-      let child: Folder
-      try {
-        child = folder.openChild(dirent.name)
-      } catch (error) {
-        if (isCode(error, 'ENOENT') || isCode(error, 'ENOTDIR') || isCode(error, 'ELOOP')) continue
-        throw error
-      }
+      const child = folder.openChildIfFolder(dirent.name)
+      if (!child) continue
       try {
         removeStrayTemps(child)
       } finally {

@@ -51,7 +51,7 @@ function walk(folder: Folder, relative: string, into: MemoryEntry[]): number {
       })
       total += stats.size
     } else if (stats?.isDirectory()) {
-      const child = openChildOrNull(folder, dirent.name)
+      const child = folder.openChildIfFolder(dirent.name)
       if (!child) continue
       const index = into.length
       into.push({ path: toVirtual(childRelative), kind: 'dir', size: 0, modifiedAt: stats.mtimeMs })
@@ -227,15 +227,6 @@ function searchFile(
     }
   } finally {
     disk.closeSync(fd)
-  }
-}
-
-function openChildOrNull(folder: Folder, name: string): Folder | null {
-  try {
-    return folder.openChild(name)
-  } catch (error) {
-    if (isCode(error, 'ENOENT') || isCode(error, 'ENOTDIR') || isCode(error, 'ELOOP')) return null
-    throw error
   }
 }
 

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -6,11 +5,13 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { openVersionedMemory } from '../history'
 import { memoryBrowserHandlers } from '../memory-browser'
 import { nodeDisk, setDisk } from '../lib/disk'
+import { createRecordingLogger } from '../lib/logger'
 import { hookDisk } from '../lib/disk-hooks'
 import { nameEntriesByHandle } from '../lib/folders'
 import { createMemoryTool } from './memory-tool'
 import { addTotals, size } from '../../../test/stress/stress'
-import { raceConcurrently } from '../../../test/stress/symlink-flipper'
+import { treeHash } from '../../../test/stress/tree-hash'
+import { makeOutside, OUTSIDE_MARK, raceConcurrently } from '../../../test/stress/symlink-flipper'
 import type { MemoryExecution } from './types'
 
 // Defect 4 of issue #9: a local process that swapped a folder inside memories/ for a symlink
@@ -18,7 +19,7 @@ import type { MemoryExecution } from './types'
 // Here the swap happens deterministically, just before the k-th file-system call of a command,
 // for every k: whatever the command does next must stay inside (or refuse).
 
-const MARK = 'OUTSIDE-SENTINEL'
+const MARK = OUTSIDE_MARK
 
 let base: string
 let root: string
@@ -29,9 +30,7 @@ beforeEach(() => {
   root = path.join(base, 'memories')
   outside = path.join(base, 'outside')
   fs.mkdirSync(root)
-  fs.mkdirSync(path.join(outside, 'sub'), { recursive: true })
-  fs.writeFileSync(path.join(outside, 'f.md'), `${MARK} file\n`)
-  fs.writeFileSync(path.join(outside, 'sub', 'x.md'), `${MARK} in a folder\n`)
+  makeOutside(outside)
 })
 afterEach(() => fs.rmSync(base, { recursive: true, force: true }))
 
@@ -48,22 +47,6 @@ function resetMemories(): void {
 function swap(): void {
   fs.renameSync(path.join(root, 'd'), path.join(root, 'd-real'))
   fs.symlinkSync(outside, path.join(root, 'd'))
-}
-
-/** A fingerprint of everything under `dir` (names, types, contents). */
-function treeHash(dir: string): string {
-  const hash = createHash('sha256')
-  const walk = (current: string, rel: string): void => {
-    for (const name of fs.readdirSync(current).sort()) {
-      const full = path.join(current, name)
-      const stats = fs.lstatSync(full)
-      hash.update(`${rel}/${name}:${stats.isDirectory() ? 'd' : stats.isFile() ? 'f' : 'o'}\n`)
-      if (stats.isDirectory()) walk(full, `${rel}/${name}`)
-      else if (stats.isFile()) hash.update(fs.readFileSync(full))
-    }
-  }
-  walk(dir, '')
-  return hash.digest('hex')
 }
 
 function text(result: MemoryExecution): string {
@@ -117,10 +100,7 @@ async function raceEveryCall(
     if (reply.includes(MARK)) escapes.push(`call ${k}: the reply holds outside text`)
     if (treeHash(outside) !== clean) {
       escapes.push(`call ${k}: the outside folder changed`)
-      fs.rmSync(outside, { recursive: true, force: true })
-      fs.mkdirSync(path.join(outside, 'sub'), { recursive: true })
-      fs.writeFileSync(path.join(outside, 'f.md'), `${MARK} file\n`)
-      fs.writeFileSync(path.join(outside, 'sub', 'x.md'), `${MARK} in a folder\n`)
+      makeOutside(outside)
     }
   }
   return { rounds: total + 1, escapes }
@@ -141,7 +121,11 @@ describe('a folder swapped for a symlink at any moment of a command (defect 4)',
 
   it('never lets the history scan or the browser reach outside', async () => {
     resetMemories()
-    const memory = await openVersionedMemory({ dataDir: base, watch: false })
+    const memory = await openVersionedMemory({
+      dataDir: base,
+      watch: false,
+      logger: createRecordingLogger(),
+    })
     try {
       const browser = memoryBrowserHandlers(memory)
       const runs: ReadonlyArray<() => Promise<string>> = [

@@ -1,7 +1,6 @@
 /** The `view` command: a directory listing two levels deep, a numbered file, or an image. */
 
 import path from 'node:path'
-import { isCode } from '../lib/disk'
 import { ChangedUnderfootError, Folder, readFileIn, sameEntry } from '../lib/folders'
 import type { CommandContext } from './context'
 import {
@@ -186,7 +185,7 @@ function listDirectory(folder: Folder, virtual: string, ownSize: number): string
       lines.push(line)
       used += line.length + 1
       if (stats.isDirectory() && depth < 2) {
-        const child = openChildOrNull(dir, name)
+        const child = dir.openChildIfFolder(name)
         if (!child) continue
         try {
           visit(child, `${dirVirtual}/${name}`, depth + 1)
@@ -204,11 +203,3 @@ function listDirectory(folder: Folder, virtual: string, ownSize: number): string
 }
 
 // A folder that went away or became a link since it was listed is skipped.
-function openChildOrNull(dir: Folder, name: string): Folder | null {
-  try {
-    return dir.openChild(name)
-  } catch (error) {
-    if (isCode(error, 'ENOENT') || isCode(error, 'ENOTDIR') || isCode(error, 'ELOOP')) return null
-    throw error
-  }
-}
