@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs'
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { createRecordingLogger } from '../lib/logger'
 import { openVersionedMemory, type VersionedMemory } from './index'
 import {
   commitCount,
@@ -20,7 +21,8 @@ let dataDir: string
 let cleanup: () => Promise<void>
 let clock = 1_700_000_000_000
 const now = () => (clock += 1000)
-const open = () => openVersionedMemory({ dataDir, now, watch: false })
+const open = () =>
+  openVersionedMemory({ dataDir, now, watch: false, logger: createRecordingLogger() })
 const ref = () => path.join(dataDir, 'history.git', 'refs', 'heads', 'main')
 
 beforeEach(async () => {

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import path from 'node:path'
 import { deflateSync, inflateSync } from 'node:zlib'
 import git from 'isomorphic-git'
-import { disk, isCode, makeFolders, OPEN } from '../lib/disk'
+import { disk, isCode, listNames, makeFolders, OPEN } from '../lib/disk'
 import { isDiskProblem } from '../lib/disk-errors'
 import { DamagedHistoryError, entryNameProblem } from './damage'
 import { gitFs } from './git-fs'
@@ -159,17 +159,16 @@ export function createObjectStore(gitdir: string): ObjectStore {
     }
   }
 
+  // A loose object is checked whole (inflated, length, hash); a packed one only for being
+  // listed in a pack index: a pack carries checksums of its own, and reading every packed
+  // blob at open would cost what a pack is there to save.
   async function isIntact(oid: string): Promise<boolean> {
     const loose = readLooseOrNull(oid)
     if (loose !== null) return intactLoose(oid, loose)
-    try {
-      await readObject(oid)
-      return true
-    } catch (error) {
-      if (error instanceof DamagedHistoryError) return false
-      throw error
-    }
+    return packs.has(oid)
   }
+
+  const packs = packIndexes(gitdir)
 
   async function readObject(oid: string): Promise<{ type: string; object: Buffer }> {
     const loose = readLooseOrNull(oid)
@@ -215,6 +214,67 @@ export function createObjectStore(gitdir: string): ObjectStore {
   }
 
   return { gitdir, hash, write, flush, isIntact, readTree, readBlob, readCommit }
+}
+
+/**
+ * Which ids the pack indexes (v2) of `gitdir` list, looked up by binary search in the
+ * indexes themselves (read once; read again when an id is not found, in case a pack was
+ * added since).
+ */
+function packIndexes(gitdir: string): { has(oid: string): boolean } {
+  const packDir = path.join(gitdir, 'objects', 'pack')
+  let loaded: Map<string, Buffer> | null = null
+  const load = () => {
+    const next = new Map<string, Buffer>()
+    for (const name of listNames(packDir)) {
+      if (!name.endsWith('.idx')) continue
+      const known = loaded?.get(name)
+      if (known) {
+        next.set(name, known)
+        continue
+      }
+      const idx = disk.readFileSync(path.join(packDir, name))
+      if (
+        idx.length >= 8 + 1024 &&
+        idx.readUInt32BE(0) === 0xff744f63 &&
+        idx.readUInt32BE(4) === 2
+      ) {
+        next.set(name, idx)
+      }
+    }
+    loaded = next
+  }
+  const lookup = (oid: string) => {
+    const wanted = Buffer.from(oid, 'hex')
+    for (const idx of loaded!.values()) if (indexHas(idx, wanted)) return true
+    return false
+  }
+  return {
+    has(oid) {
+      if (loaded === null) load()
+      if (lookup(oid)) return true
+      load()
+      return lookup(oid)
+    },
+  }
+}
+
+// Binary search among the ids of one index: the fan-out table bounds the range.
+function indexHas(idx: Buffer, wanted: Buffer): boolean {
+  const first = wanted[0]!
+  let low = first === 0 ? 0 : idx.readUInt32BE(8 + (first - 1) * 4)
+  let high = idx.readUInt32BE(8 + first * 4)
+  const start = 8 + 1024
+  while (low < high) {
+    const middle = (low + high) >>> 1
+    const at = start + middle * 20
+    if (at + 20 > idx.length) return false
+    const order = Buffer.compare(idx.subarray(at, at + 20), wanted)
+    if (order === 0) return true
+    if (order < 0) low = middle + 1
+    else high = middle
+  }
+  return false
 }
 
 // A loose object: zlib of `<type> <size>\0<content>`. Null when it does not inflate, its header
