@@ -69,6 +69,30 @@ describe.each([
     expect(fs.readFileSync(path.join(base, 'outside', 'f.md'), 'utf8')).toBe('outside\n')
   })
 
+  it('stages new folders under a hidden name: all shown by publish, none left by abort', async () => {
+    const tree = new FolderTree(path.join(base, 'root'))
+    try {
+      const aborted = tree.stage('a/new/deeper')
+      await writeFileAtomically(aborted.folder, 'x.md', 'x')
+      expect(fs.readdirSync(path.join(base, 'root', 'a')).sort()).toEqual(
+        expect.arrayContaining(['b']),
+      )
+      expect(fs.existsSync(path.join(base, 'root', 'a', 'new'))).toBe(false)
+      aborted.abort()
+      expect(fs.readdirSync(path.join(base, 'root', 'a'))).toEqual(['b'])
+
+      const staged = tree.stage('a/new/deeper')
+      await writeFileAtomically(staged.folder, 'x.md', 'x')
+      staged.publish()
+      expect(fs.readFileSync(path.join(base, 'root', 'a', 'new', 'deeper', 'x.md'), 'utf8')).toBe(
+        'x',
+      )
+      expect(fs.readdirSync(path.join(base, 'root', 'a')).sort()).toEqual(['b', 'new'])
+    } finally {
+      tree.close()
+    }
+  })
+
   it('refuses a root that is itself a symlink', () => {
     fs.symlinkSync(path.join(base, 'outside'), path.join(base, 'linked-root'))
     expect(() => Folder.openRoot(path.join(base, 'linked-root'))).toThrow()

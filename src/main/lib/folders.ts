@@ -215,6 +215,8 @@ export type Found =
  */
 export class FolderTree {
   private readonly open = new Map<string, Folder>()
+  // Folders opened under a hidden name by `stage`, closed with the rest.
+  private readonly staged: Folder[] = []
 
   constructor(readonly rootPath: string) {}
 
@@ -343,10 +345,79 @@ export class FolderTree {
     }
   }
 
+  /**
+   * Prepares the folders of `relativeDir` for a new file without showing any of them until
+   * `publish`: the missing ones are made under a hidden temp name in the deepest folder that
+   * exists, and `publish` renames that one into place (one atomic rename), so a crash or a
+   * failure in between leaves nothing but a temp folder (removed at start-up, or by `abort`).
+   * When nothing is missing, `folder` is the existing folder and both are no-ops.
+   */
+  stage(relativeDir: string): StagedFolders {
+    const segments = relativeDir === '' ? [] : relativeDir.split('/')
+    let parent = this.root()
+    let first = 0
+    for (; first < segments.length; first++) {
+      const found = this.folder(segments.slice(0, first + 1).join('/'))
+      if (!(found instanceof Folder)) {
+        if (found.kind !== 'missing') {
+          throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' })
+        }
+        break
+      }
+      parent = found
+    }
+    if (first === segments.length) return { folder: parent, publish() {}, abort() {} }
+    const temp = `${TEMP_FILE_PREFIX}${randomUUID()}`
+    const made: Folder[] = []
+    const abort = () => {
+      for (const folder of made.reverse()) folder.close()
+      made.length = 0
+      try {
+        removeTree(parent, temp)
+      } catch {
+        // What stays is a temp folder: start-up removes it.
+      }
+    }
+    try {
+      let current = parent
+      for (const name of [temp, ...segments.slice(first + 1)]) {
+        disk.mkdirSync(current.entry(name), DIR_MODE)
+        current = current.openChild(name)
+        made.push(current)
+        // mkdir's mode is filtered by the umask; make it exactly owner-only.
+        disk.chmodSync(current.self, DIR_MODE)
+      }
+      this.staged.push(...made)
+      return {
+        folder: current,
+        publish: () => {
+          disk.renameSync(parent.entry(temp), parent.entry(segments[first]!))
+          parent.syncLater()
+        },
+        abort,
+      }
+    } catch (error) {
+      abort()
+      throw error
+    }
+  }
+
   close(): void {
     for (const folder of this.open.values()) folder.close()
     this.open.clear()
+    for (const folder of this.staged) folder.close()
+    this.staged.length = 0
   }
+}
+
+/** Folders made under a hidden name by `FolderTree.stage`, shown by `publish`. */
+export interface StagedFolders {
+  /** The folder the new file goes in (inside the hidden folders until `publish`). */
+  readonly folder: Folder
+  /** Renames the hidden folders into place. */
+  publish(): void
+  /** Removes the hidden folders and what was written in them. */
+  abort(): void
 }
 
 /**

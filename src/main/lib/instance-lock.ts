@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto'
 import os from 'node:os'
 import path from 'node:path'
 import { CairnError } from './errors'
-import { disk, isCode, OPEN } from './disk'
+import { disk, isCode, listNames, OPEN } from './disk'
 
 /** The name of the lock file in the data folder. */
 export const LOCK_FILE = 'cairn.lock'
@@ -45,9 +45,9 @@ export function acquireInstanceLock(dataDir: string): InstanceLock {
   }
   const text = `${JSON.stringify(me)}\n`
   for (let attempt = 0; attempt < 5; attempt++) {
-    let fd: number
+    let ino: number
     try {
-      fd = disk.openSync(file, OPEN.WRITE_NEW, 0o600)
+      ino = createLockFile(file, text, me.token)
     } catch (error) {
       if (!isCode(error, 'EEXIST')) throw error
       const found = readLock(file)
@@ -56,25 +56,7 @@ export function acquireInstanceLock(dataDir: string): InstanceLock {
       takeOver(file, found === 'unreadable' ? null : found.raw)
       continue
     }
-    let ino: number
-    try {
-      disk.writeFileSync(fd, text)
-      ino = disk.fstatSync(fd).ino
-      disk.closeSync(fd)
-    } catch (error) {
-      // A lock without its owner would look like one being written: never leave it.
-      try {
-        disk.closeSync(fd)
-      } catch {
-        // Closed already.
-      }
-      try {
-        disk.unlinkSync(file)
-      } catch {
-        // Not there.
-      }
-      throw error
-    }
+    removeLeftovers(file)
     return {
       assertHeld() {
         // The file is this one's while it holds this one's token (an inode number alone may
@@ -108,6 +90,77 @@ export function acquireInstanceLock(dataDir: string): InstanceLock {
     }
   }
   throw lockedError(null)
+}
+
+/**
+ * Creates `file` holding `text`, never empty or half written: the text goes to a temp file
+ * first, which is then hard-linked as the lock (a link fails if the lock exists, like
+ * O_EXCL). Where the file system has no hard links, O_EXCL and a write. Returns its inode;
+ * throws EEXIST when the lock exists.
+ */
+function createLockFile(file: string, text: string, token: string): number {
+  const temp = `${file}.${token}.tmp`
+  const fd = disk.openSync(temp, OPEN.WRITE_NEW, 0o600)
+  let ino: number
+  try {
+    disk.writeFileSync(fd, text)
+    ino = disk.fstatSync(fd).ino
+  } catch (error) {
+    unlinkQuietly(temp)
+    throw error
+  } finally {
+    closeQuietly(fd)
+  }
+  try {
+    disk.linkSync(temp, file)
+    return ino
+  } catch (error) {
+    if (isCode(error, 'EEXIST')) throw error
+    if (!isCode(error, 'EPERM') && !isCode(error, 'ENOTSUP') && !isCode(error, 'ENOSYS')) {
+      throw error
+    }
+  } finally {
+    unlinkQuietly(temp)
+  }
+  // No hard links here (FAT, exFAT): create it exclusively and write it.
+  const direct = disk.openSync(file, OPEN.WRITE_NEW, 0o600)
+  try {
+    disk.writeFileSync(direct, text)
+    return disk.fstatSync(direct).ino
+  } catch (error) {
+    // A lock without its owner would look like one being written: never leave it.
+    unlinkQuietly(file)
+    throw error
+  } finally {
+    closeQuietly(direct)
+  }
+}
+
+// Temp files of a lock creation or take-over that a kill interrupted: meaningless once the
+// lock is held.
+function removeLeftovers(file: string): void {
+  const name = path.basename(file)
+  for (const entry of listNames(path.dirname(file))) {
+    if (entry.startsWith(`${name}.`) && /\.tmp$|\.stale-[0-9a-f]+$/.test(entry)) {
+      unlinkQuietly(path.join(path.dirname(file), entry))
+    }
+  }
+}
+
+function closeQuietly(fd: number): void {
+  try {
+    disk.closeSync(fd)
+  } catch {
+    // Closed already.
+  }
+}
+
+function unlinkQuietly(file: string): void {
+  try {
+    disk.unlinkSync(file)
+  } catch {
+    // Not there.
+  }
 }
 
 type Found = 'gone' | 'unreadable' | (Owner & { readonly raw: string; readonly stale: boolean })

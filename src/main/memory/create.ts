@@ -54,19 +54,20 @@ export async function create(
   }
   if (!exists) await guardPath(ctx, virtual, 'create')
   const change = await guardWrite(ctx, plan)
-  const { folder, created } =
-    found.parent instanceof Folder
-      ? { folder: found.parent, created: [] }
-      : ctx.tree.ensure(relative.includes('/') ? path.posix.dirname(relative) : '')
+  // New folders appear together with the file, in one rename (see FolderTree.stage).
+  const existing = found.parent instanceof Folder ? found.parent : null
+  const staged = existing
+    ? null
+    : ctx.tree.stage(relative.includes('/') ? path.posix.dirname(relative) : '')
   try {
-    // The folder's fsync finishes before the commit's ref moves (settleFolderSyncs).
-    await writeFileAtomically(folder, path.posix.basename(relative), fileText, {
+    await writeFileAtomically(existing ?? staged!.folder, path.posix.basename(relative), fileText, {
       beforeCommit: () => scanWrite(ctx, plan),
       folderSync: 'later',
       logger: ctx.logger,
     })
+    staged?.publish()
   } catch (error) {
-    ctx.tree.removeCreated(created)
+    staged?.abort()
     throw error
   }
   ctx.usage.add(change.files, change.bytes)
