@@ -64,7 +64,8 @@ const libBoundaries = {
     },
   ],
 }
-const DOMAINS = '{agent,app,conversations,history,memory,memory-browser,settings}'
+const DOMAINS =
+  '{agent,app,conversations,history,hygiene,memory,memory-browser,review,settings,sync}'
 
 /**
  * The memory handler, the history and the memory browser reach the file system through one

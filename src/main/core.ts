@@ -6,16 +6,20 @@ import { appHandlers, noHost, type HostActions } from './app'
 import { conversationHandlers, createConversationStore } from './conversations'
 import { createDispatcher, type Dispatch, type Handlers } from './dispatcher'
 import { historyHandlers, openVersionedMemory, type VersionedMemory } from './history'
+import { createHygieneService, hygieneHandlers, openReadLog } from './hygiene'
 import { createEventBus, type EventBus } from './lib/events'
 import { consoleLogger, type Logger } from './lib/logger'
 import { createRunnableMemoryTool } from './memory'
+import { DEFAULT_LIMITS } from './memory'
 import { memoryBrowserHandlers } from './memory-browser'
+import { createReviewService, reviewHandlers } from './review'
 import {
   createMemorySecretStore,
   createSettingsService,
   settingsHandlers,
   type SecretStore,
 } from './settings'
+import { createSyncService, syncHandlers } from './sync'
 
 export type { HostActions } from './app'
 
@@ -31,6 +35,12 @@ export interface CoreOptions {
   readonly logger?: Logger
   /** Keeps the API key: the app passes a file store over Electron's safeStorage; default in memory. */
   readonly secretStore?: SecretStore
+  /** Keeps the sync remote's token, the same way (default in memory). */
+  readonly syncTokenStore?: SecretStore
+  /** The default machine name in commits (default: the host name). */
+  readonly hostName?: () => string
+  /** Quiet time after a memory change before sync runs (tests shorten it). */
+  readonly syncDebounceMs?: number
   /** Source of `ANTHROPIC_API_KEY` / `ANTHROPIC_BASE_URL` (default `process.env`). */
   readonly env?: Readonly<Record<string, string | undefined>>
   /** fetch for the Anthropic SDK (tests, proxies). */
@@ -86,16 +96,50 @@ async function assemble(
     env: options.env ?? process.env,
     logger,
   })
-  // Settings' memory policies reach the memory at start-up and after every change.
-  const applyPolicy = ({ createExisting, secretScanning }: Settings): void =>
-    memory.setPolicy({ createExisting, secretScanning })
+  // Claude's memory commands pass the review gate; the person's own edits do not.
+  const review = createReviewService({
+    memory,
+    logger,
+    onViewed: (file) => void hygiene.noteViewed(file),
+  })
+  review.onPending((changes) => events.emit('review:pending', changes))
+  const readLog = await openReadLog({ dataDir, logger })
+  const hygiene = createHygieneService({ memory, readLog, review, logger })
+  memory.onCommit((commit) => hygiene.noteCommit(commit))
+
+  // Settings' memory policies reach the memory (and review) at start-up and after every change.
+  const applyPolicy = (current: Settings): void => {
+    memory.setPolicy({
+      createExisting: current.createExisting,
+      secretScanning: current.secretScanning,
+    })
+    review.setMode(current.reviewMode)
+    hygiene.setExpireAfterDays(current.expireAfterDays)
+  }
   applyPolicy(await settings.get())
+
+  const sync = createSyncService({
+    dataDir,
+    memory,
+    tokens: options.syncTokenStore ?? createMemorySecretStore(),
+    logger,
+    host: options.host ?? noHost,
+    importPolicy: async () => ({
+      secretScanning: (await settings.get()).secretScanning,
+      limits: DEFAULT_LIMITS,
+    }),
+    hostName: options.hostName,
+    debounceMs: options.syncDebounceMs,
+  })
+  sync.onStatus((status) => events.emit('sync:state', status))
+  // A few seconds after memory changed here (a turn, an edit), the change goes out.
+  memory.onCommit(() => sync.noteLocalChange())
 
   const conversations = createConversationStore({ dataDir, logger })
   const chat = createChatService({
     conversations,
     settings,
-    memory,
+    memory: review,
     createMemoryTool: createRunnableMemoryTool,
     emit: (event) => events.emit('agent:event', event),
     onConversationChanged: (id) => events.emit('conversations:changed', { id, deleted: false }),
@@ -116,6 +160,8 @@ async function assemble(
     }),
     ...memoryBrowserHandlers(memory),
     ...historyHandlers(memory),
+    ...reviewHandlers(review),
+    ...hygieneHandlers(hygiene),
     ...chatHandlers(chat),
     ...conversationHandlers({
       store: conversations,
@@ -125,6 +171,7 @@ async function assemble(
         await chat.settled(id)
       },
     }),
+    ...syncHandlers(sync),
     ...settingsHandlers({
       settings,
       events,
@@ -134,12 +181,18 @@ async function assemble(
   }
 
   const dispatch = createDispatcher(handlers, { logger })
+  sync.start()
   return {
     dataDir,
     dispatch,
     events,
     async close() {
+      // Changes still waiting are declined first (Claude is told Cairn closed), then the turns
+      // that waited for them stop.
+      review.close()
+      await sync.close()
       await chat.close()
+      await hygiene.close()
       await memory.close()
     },
   }

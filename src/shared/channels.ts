@@ -24,6 +24,10 @@ export const requestChannels = [
   'history:restoreDeleted',
   'history:revert',
   'history:restoreAll',
+  'review:list',
+  'review:decide',
+  'hygiene:stats',
+  'hygiene:expire',
   'chat:send',
   'chat:stop',
   'conversations:list',
@@ -35,6 +39,15 @@ export const requestChannels = [
   'settings:setApiKey',
   'settings:clearApiKey',
   'settings:models',
+  'sync:status',
+  'sync:now',
+  'sync:configure',
+  'sync:test',
+  'sync:resolve',
+  'sync:join',
+  'sync:restoreBackup',
+  'sync:export',
+  'sync:import',
 ] as const
 
 /** The single IPC channel events travel on; the event name is inside the envelope. */

@@ -7,10 +7,11 @@
  * preload builds `window.api` from `requestChannels`. `EventMap` lists what main pushes.
  */
 import { z } from 'zod'
-import { CREATE_EXISTING_POLICIES, THEME_SETTINGS } from './types'
+import { CREATE_EXISTING_POLICIES, REVIEW_MODES, THEME_SETTINGS } from './types'
 import type {
   AgentEvent,
   ApiResult,
+  AppCommand,
   AppInfo,
   ChangeResult,
   CommitDetail,
@@ -24,9 +25,15 @@ import type {
   MemoryFile,
   MemoryNotice,
   MemorySearchHit,
+  MemoryStats,
   ModelInfo,
+  PendingChange,
   RecoveryReport,
   SettingsView,
+  SyncStatus,
+  SyncTestResult,
+  ExportResult,
+  ImportResult,
 } from './types'
 import { requestChannels } from './channels'
 
@@ -36,6 +43,14 @@ export const MAX_WRITE_CHARS = 1024 * 1024
 const oid = z.string().regex(/^[0-9a-f]{40}$/, 'must be a 40-character commit id')
 const id = z.string().min(1).max(200)
 const none = z.undefined()
+// A name for this machine: one line, shown in the timeline and in conflict markers.
+const machineName = z
+  .string()
+  .max(100)
+  .refine(
+    (name) => !/[\p{Cc}\p{Zl}\p{Zp}]/u.test(name),
+    'must be one line without control characters',
+  )
 
 /** Each setting's bounds: an update and what `settings.json` holds are checked alike. */
 export const settingFields = {
@@ -45,6 +60,8 @@ export const settingFields = {
   createExisting: z.enum(CREATE_EXISTING_POLICIES),
   secretScanning: z.boolean(),
   theme: z.enum(THEME_SETTINGS),
+  reviewMode: z.enum(REVIEW_MODES),
+  expireAfterDays: z.int().min(1).max(3650).nullable(),
 }
 
 export const requestSchemas = {
@@ -83,6 +100,24 @@ export const requestSchemas = {
   'history:revert': z.strictObject({ oid }),
   'history:restoreAll': z.strictObject({ oid }),
 
+  'review:list': none,
+  'review:decide': z
+    .strictObject({
+      id,
+      decision: z.enum(['approve', 'decline']),
+      /** Why the person declined; Claude is told (an approval has none: it is ignored). */
+      reason: z.string().max(2000).optional(),
+      /** The person's version of the file's full text, replacing the change's `after`. */
+      editedText: z.string().max(8_000_000).optional(),
+    })
+    .refine((d) => d.decision === 'approve' || d.editedText === undefined, {
+      message: 'only an approval can carry edited text',
+      path: ['editedText'],
+    }),
+
+  'hygiene:stats': none,
+  'hygiene:expire': z.strictObject({ path: virtualPath }),
+
   'chat:send': z.strictObject({
     conversationId: id.nullable(),
     /** Chosen by the sender; the turn's `turn-started` event carries it back. */
@@ -105,6 +140,39 @@ export const requestSchemas = {
   'settings:setApiKey': z.strictObject({ key: z.string().trim().min(1).max(500) }),
   'settings:clearApiKey': none,
   'settings:models': none,
+
+  'sync:status': none,
+  'sync:now': none,
+  /** An empty `url` turns sync off (and forgets the token); omitted fields keep their value. */
+  'sync:configure': z.strictObject({
+    url: z.string().max(2000),
+    username: z.string().max(200).optional(),
+    /** Stored encrypted, never sent back; '' removes it. */
+    token: z.string().max(1000).optional(),
+    machineName: machineName.optional(),
+    intervalMinutes: z.int().min(0).max(1440).optional(),
+  }),
+  /** Tries an address without saving it; without a token, the saved one (same address). */
+  'sync:test': z.strictObject({
+    url: z.string().min(1).max(2000),
+    username: z.string().max(200).optional(),
+    token: z.string().max(1000).optional(),
+  }),
+  'sync:resolve': z.strictObject({
+    path: virtualPath,
+    choice: z.enum(['ours', 'theirs', 'both', 'edit']),
+    /** The text to keep, for `edit`. */
+    text: z.string().max(2_000_000).optional(),
+  }),
+  'sync:join': z.strictObject({ choice: z.enum(['merge', 'use-remote']) }),
+  'sync:restoreBackup': z.strictObject({ name: z.string().min(1).max(200) }),
+  /** `bundle`: the whole history; `zip`: the memory files now, or at commit `at`. */
+  'sync:export': z.strictObject({ kind: z.enum(['bundle', 'zip']), at: oid.optional() }),
+  /** `text`: a pasted memory export from another assistant, saved as one file. */
+  'sync:import': z.strictObject({
+    kind: z.enum(['bundle', 'repository', 'folder', 'zip', 'text']),
+    text: z.string().max(1_000_000).optional(),
+  }),
 } as const
 
 export type RequestChannel = keyof typeof requestSchemas
@@ -134,6 +202,10 @@ export interface RequestResults {
   'history:restoreDeleted': ChangeResult
   'history:revert': ChangeResult
   'history:restoreAll': ChangeResult
+  'review:list': ReadonlyArray<PendingChange>
+  'review:decide': ChangeResult
+  'hygiene:stats': MemoryStats
+  'hygiene:expire': ChangeResult
   'chat:send': { readonly conversationId: string; readonly turnId: string }
   'chat:stop': null
   'conversations:list': ReadonlyArray<ConversationSearchHit>
@@ -145,6 +217,15 @@ export interface RequestResults {
   'settings:setApiKey': SettingsView
   'settings:clearApiKey': SettingsView
   'settings:models': ReadonlyArray<ModelInfo>
+  'sync:status': SyncStatus
+  'sync:now': SyncStatus
+  'sync:configure': SyncStatus
+  'sync:test': SyncTestResult
+  'sync:resolve': SyncStatus
+  'sync:join': SyncStatus
+  'sync:restoreBackup': SyncStatus
+  'sync:export': ExportResult
+  'sync:import': ImportResult
 }
 
 // Compile-time checks that schemas, results and the preload's channel list agree.
@@ -161,6 +242,11 @@ export interface EventMap {
   'settings:changed': SettingsView
   'app:recovery': RecoveryReport
   'memory:notice': MemoryNotice
+  /** A command from the application menu, for the window to carry out. */
+  'app:command': { readonly command: AppCommand }
+  'sync:state': SyncStatus
+  /** Every change waiting for the person, whenever the list changes. */
+  'review:pending': ReadonlyArray<PendingChange>
 }
 export type EventName = keyof EventMap
 

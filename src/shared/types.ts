@@ -24,6 +24,13 @@ export interface AppInfo {
 }
 
 /**
+ * What the application menu asks the window to do (New chat, Settings, Show memory, Show
+ * history). Main sends it as the `app:command` event; the renderer reacts as it would to the
+ * same keyboard shortcut.
+ */
+export type AppCommand = 'new-chat' | 'open-settings' | 'show-memory' | 'show-history'
+
+/**
  * What the versioned memory repaired: at start-up (`app:info`), or later (`app:recovery`):
  * changes no commit held yet, a history that had to be started again, or edits made to the
  * memory folder outside Cairn, saved as their own commit.
@@ -108,6 +115,9 @@ export type CommitCommand =
   | 'recovery'
   | 'outside'
   | 'init'
+  | 'merge'
+  | 'resolve'
+  | 'import'
 
 /** One entry of the timeline. */
 export interface CommitSummary {
@@ -126,6 +136,17 @@ export interface CommitSummary {
   readonly overwrite: boolean
   /** For restores and reverts: the commit they restored from or reverted. */
   readonly restoredFrom: string | null
+  /** For a merge commit: the parents after `parent` (the history it joined in). */
+  readonly otherParents?: ReadonlyArray<string>
+  /** The machine that made the commit (its `Machine:` trailer), when it names one. */
+  readonly machine?: string | null
+  /**
+   * What the review checks found in this change (see `WriteFlag`); absent when none fired or
+   * the commit predates them. Stored as `Flag:` trailers, so they survive a restart.
+   */
+  readonly flags?: ReadonlyArray<WriteFlag>
+  /** Set when the person reviewed the change before it landed (`Reviewed-by: You`). */
+  readonly review?: ReviewMark
 }
 
 export interface LogPage {
@@ -171,6 +192,116 @@ export interface CommitDetail {
 export interface ChangeResult {
   readonly commit: CommitSummary | null
   readonly message: string
+}
+
+// ---------------------------------------------------------------- review
+
+/** Which of Claude's memory changes wait for the person: none, suspicious ones, or all. */
+export const REVIEW_MODES = ['off', 'flagged', 'all'] as const
+export type ReviewMode = (typeof REVIEW_MODES)[number]
+
+/**
+ * The rules that flag a write as suspicious:
+ * - `instructions`: text that reads as instructions to a future assistant;
+ * - `hidden-unicode`: invisible characters (zero-width, bidi controls, tag characters);
+ * - `deletes-folder`: deleting a whole folder;
+ * - `deletes-most`: removing more than half of a file's text (deleting it counts);
+ * - `person-edited`: writing to a file the person edited themselves in the last 24 hours.
+ */
+export const FLAG_RULES = [
+  'instructions',
+  'hidden-unicode',
+  'deletes-folder',
+  'deletes-most',
+  'person-edited',
+] as const
+export type FlagRule = (typeof FLAG_RULES)[number]
+
+/** One rule that fired on a change, and where. */
+export interface WriteFlag {
+  readonly rule: FlagRule
+  /** The virtual path it fired on. */
+  readonly path: string
+  /** 1-based line of the new text it fired on; null for whole-file rules. */
+  readonly line: number | null
+  /** What was found, for people (invisible characters named, never pasted raw). */
+  readonly message: string
+}
+
+/** How the person let a change land: as Claude wrote it, or with their own edits. */
+export type ReviewMark = 'approved' | 'edited'
+
+/** The memory commands that change something, which review may hold. */
+export type ChangeCommand = 'create' | 'str_replace' | 'insert' | 'delete' | 'rename'
+
+/** What a memory change does, from a dry run of it against the memory as it is. */
+export interface ChangePreview {
+  readonly command: ChangeCommand
+  /** The path it changes (for a rename, where it moves from). */
+  readonly path: string
+  /** For a rename: where it moves to. */
+  readonly newPath: string | null
+  /** A folder delete or rename changes everything in it. */
+  readonly kind: 'file' | 'dir'
+  /** The file's text now; null when it does not exist yet, is a folder, or is not text. */
+  readonly before: string | null
+  /** The file's full text as the change would leave it; null when it deletes it. */
+  readonly after: string | null
+  /** For a folder: the files it holds (the first 200), and how many in all. */
+  readonly files: ReadonlyArray<string>
+  readonly fileCount: number
+}
+
+/**
+ * A change waiting for the person's decision: Claude's command (held, not run) or Cairn's
+ * own proposal (an expiry). `before` and `after` are the file's full text now and as the
+ * change would leave it, from a dry run of the command against the current file.
+ */
+export interface PendingChange extends ChangePreview {
+  readonly id: string
+  /** The tool_use the change answers; null for Cairn's proposals. */
+  readonly toolUseId: string | null
+  readonly conversationId: string | null
+  /** Who proposes it: Claude in a conversation, or Cairn (an expiry of a file left unread). */
+  readonly origin: 'claude' | 'cairn'
+  readonly flags: ReadonlyArray<WriteFlag>
+  readonly createdAt: number
+  /** True when the person may edit `after` before approving (a change that leaves text). */
+  readonly editable: boolean
+  /**
+   * Why it cannot be approved as it is: the memory changed since and the command would now
+   * fail. Only declining is left. Null while it can be approved.
+   */
+  readonly problem: string | null
+}
+
+// ---------------------------------------------------------------- memory hygiene
+
+/** What Cairn knows about one memory file's use. */
+export interface FileUse {
+  readonly path: string
+  readonly size: number
+  readonly modifiedAt: number
+  /** When Claude last viewed it (null: not since the read log began). */
+  readonly lastReadAt: number | null
+  /** When Claude last changed it. */
+  readonly lastChangedAt: number | null
+  /** Estimated tokens Claude reads to view all of it. */
+  readonly tokens: number
+  /** True when one `view` cannot return it whole (Claude needs several). */
+  readonly overViewLimit: boolean
+}
+
+/** The memory size meter and per-file use, for the memory browser. */
+export interface MemoryStats {
+  readonly files: ReadonlyArray<FileUse>
+  readonly totalBytes: number
+  /** Estimated tokens Claude reads when it views the folder and every file in it. */
+  readonly totalTokens: number
+  /** Most characters one `view` returns. */
+  readonly viewLimit: number
+  /** When the read log began: files not read since may have been read before. */
+  readonly since: number
 }
 
 // ---------------------------------------------------------------- chat
@@ -275,6 +406,10 @@ export interface Settings {
   readonly createExisting: CreateExistingPolicy
   readonly secretScanning: boolean
   readonly theme: ThemeSetting
+  /** Which of Claude's memory changes wait for the person (default `off`). */
+  readonly reviewMode: ReviewMode
+  /** Propose expiring files Claude has not read for this many days; null: never. */
+  readonly expireAfterDays: number | null
 }
 
 /** Settings as the renderer sees them: never the key itself. */
@@ -288,4 +423,112 @@ export interface SettingsView extends Settings {
 export interface ModelInfo {
   readonly id: string
   readonly displayName: string
+}
+
+// ---------------------------------------------------------------- sync, export and import
+
+export type SyncState = 'off' | 'idle' | 'syncing' | 'error' | 'conflicts'
+
+/** Sync's settings as the renderer sees them: never the token itself. */
+export interface SyncConfigView {
+  /** The remote's address; '' when sync is off. */
+  readonly url: string
+  readonly username: string
+  readonly hasToken: boolean
+  /** The name this machine's commits carry. */
+  readonly machineName: string
+  /** The host name, used when `machineName` is left empty. */
+  readonly defaultMachineName: string
+  /** Minutes between syncs when nothing changes (0: only on changes and "Sync now"). */
+  readonly intervalMinutes: number
+  /** True when the token would travel unencrypted (plain http to another machine). */
+  readonly insecure: boolean
+}
+
+/** One file a merge could not settle alone: both versions kept, waiting for the person. */
+export interface SyncConflict {
+  /** The file holding both versions (virtual path). */
+  readonly path: string
+  /** `text`: both versions between markers in the file; `binary`: kept as two files. */
+  readonly kind: 'text' | 'binary'
+  /** This machine's side: its machine name. */
+  readonly oursLabel: string
+  /** The other side's machine name. */
+  readonly theirsLabel: string
+  /** For text: each conflicting region, this machine's version and the other one. */
+  readonly blocks: ReadonlyArray<{ readonly ours: string; readonly theirs: string }>
+  /** For binary: where the other side's version is (virtual path). */
+  readonly otherPath: string | null
+  /** The merge commit that raised it. */
+  readonly since: string
+}
+
+/**
+ * The question asked before anything is joined: the remote holds memory unrelated to this
+ * machine's (or its history was rewritten). Nothing happens until the person answers.
+ */
+export interface SyncJoinQuestion {
+  readonly reason: 'unrelated' | 'rewritten'
+  /** Files in the remote's memory and in this machine's. */
+  readonly remoteFiles: number
+  readonly localFiles: number
+  /** The machine that made the remote's latest commit, when it says. */
+  readonly remoteMachine: string | null
+}
+
+/** A history kept aside under a backup ref (when "Use the remote's memory" replaced it). */
+export interface SyncBackup {
+  /** The ref's name under refs/cairn/backups/. */
+  readonly name: string
+  readonly commit: string
+  /** When the backup's last commit was made (ms). */
+  readonly time: number
+  readonly files: number
+}
+
+export interface SyncStatus {
+  readonly state: SyncState
+  /** When the last sync finished (ms), null if never. */
+  readonly lastSyncedAt: number | null
+  /** Why the last sync did not finish (state `error`). */
+  readonly error?: ApiErrorData
+  readonly conflicts: ReadonlyArray<SyncConflict>
+  /** Set while the person must choose how to join this machine's memory with the remote's. */
+  readonly join: SyncJoinQuestion | null
+  /** Local commits the remote does not have yet. */
+  readonly unsynced: number
+  readonly config: SyncConfigView
+  readonly backups: ReadonlyArray<SyncBackup>
+}
+
+/** What "Test connection" found. */
+export interface SyncTestResult {
+  readonly ok: boolean
+  readonly found:
+    | 'empty'
+    | 'this-memory'
+    | 'other-memory'
+    | 'unreachable'
+    | 'auth'
+    | 'not-a-repository'
+    | 'invalid-url'
+  /** A sentence for people. */
+  readonly message: string
+}
+
+export type ExportKind = 'bundle' | 'zip'
+export type ImportKind = 'bundle' | 'repository' | 'folder' | 'zip' | 'text'
+
+/** The result of an export: the file name the person chose (never a folder path). */
+export interface ExportResult {
+  /** False when the person cancelled the save dialog. */
+  readonly saved: boolean
+  readonly fileName: string | null
+  readonly message: string
+}
+
+/** The result of an import: its commit (null when cancelled or nothing new) and what was left out. */
+export interface ImportResult extends ChangeResult {
+  /** Files not imported, each with why (hidden, a link, looks like a secret, too large...). */
+  readonly skipped: ReadonlyArray<{ readonly path: string; readonly reason: string }>
 }

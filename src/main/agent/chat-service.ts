@@ -6,18 +6,18 @@ import { randomUUID } from 'node:crypto'
 import type { ErrorCode } from '../../shared/errors'
 import type { AgentEvent, Conversation, StoredMessage } from '../../shared/types'
 import type { ConversationStore } from '../conversations'
-import type { VersionedMemory } from '../history'
 import { CairnError } from '../lib/errors'
 import { consoleLogger, type Logger } from '../lib/logger'
 import type { SettingsService } from '../settings'
 import { clientFor, type AnthropicFetch } from './client'
-import { runTurn, type MemoryToolFactory, type TurnEvent } from './run-turn'
+import { runTurn, type MemoryToolFactory, type TurnEvent, type TurnMemory } from './run-turn'
 import { classifyTurnError, noApiKeyError } from './turn-errors'
 
 export interface ChatServiceOptions {
   readonly conversations: ConversationStore
   readonly settings: Pick<SettingsService, 'get' | 'credentials'>
-  readonly memory: Pick<VersionedMemory, 'execute'>
+  /** Claude's memory commands: the versioned memory, or the review gate in front of it. */
+  readonly memory: TurnMemory
   readonly createMemoryTool: MemoryToolFactory
   /** Receives every agent event (core forwards them as `agent:event`). */
   readonly emit: (event: AgentEvent) => void

@@ -69,14 +69,17 @@ export async function findLostTip(
   const since = base ? mtimeOf(gitdir, base) : null
   const commits = await commitObjects(store, gitdir, since)
   const children = new Map<string, RawCommit[]>()
+  // A merge commit is a child of each of its parents: found from either side.
   for (const commit of commits.values()) {
-    if (!commit.parent) continue
-    const list = children.get(commit.parent) ?? []
-    list.push(commit)
-    children.set(commit.parent, list)
+    for (const parent of commit.parents) {
+      const list = children.get(parent) ?? []
+      list.push(commit)
+      children.set(parent, list)
+    }
   }
   if (base) return followChildren(base, children)
-  // No index: every commit that is nobody's parent is a tip; the longest chain wins.
+  // No index: every commit that is nobody's parent is a tip; the longest chain (of first
+  // parents) wins.
   let best: { oid: string; length: number; time: number } | null = null
   for (const commit of commits.values()) {
     if (children.has(commit.oid)) continue
@@ -101,7 +104,8 @@ function followChildren(base: string, children: ReadonlyMap<string, RawCommit[]>
   for (;;) {
     const next = children.get(tip)
     if (!next || next.length === 0) return tip
-    // A linear history has one child; should there be more, the newest is the one Cairn made last.
+    // Usually one child; should there be more (a merge and the commit it joined), the newest
+    // is the one Cairn made last.
     const child = [...next].sort((a, b) => b.timestamp - a.timestamp)[0]!
     if (seen.has(child.oid)) return tip
     seen.add(child.oid)

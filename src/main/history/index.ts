@@ -7,4 +7,27 @@ export {
   WATCH_DEBOUNCE_MS,
   type VersionedMemoryOptions,
 } from './versioned-memory'
-export type { ExecuteOptions, ExecuteOutcome, LogQuery, Origin, VersionedMemory } from './types'
+export type {
+  ExecuteOptions,
+  ExecuteOutcome,
+  HistoryGit,
+  HistorySession,
+  CommitFacts,
+  MoveKind,
+  LogQuery,
+  Origin,
+  RunVerdict,
+  VersionedMemory,
+} from './types'
+export { AUTHORS, formatCommitMessage, parseCommitMessage, type CommitMeta } from './commit-message'
+export type { CommitIntent } from './repo'
+export { EMPTY_TREE_OID } from './repo'
+export {
+  MAIN_REF,
+  serializeCommit,
+  serializeTree,
+  type CommitFields,
+  type ObjectType,
+  type RawCommit,
+  type RawTreeEntry,
+} from './object-store'

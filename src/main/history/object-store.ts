@@ -12,14 +12,20 @@ export interface RawTreeEntry {
   readonly name: string
   readonly kind: 'blob' | 'tree'
   readonly oid: string
-  /** `100644` / `100755` for files, `40000` for directories. */
+  /**
+   * `100644` / `100755` for files, `40000` for directories (`120000` for a link and `160000`
+   * for a submodule only from `readForeignTree`).
+   */
   readonly mode: string
 }
 
 export interface RawCommit {
   readonly oid: string
   readonly tree: string
+  /** The first parent (the history this commit continued); null for a root commit. */
   readonly parent: string | null
+  /** Every parent in order: more than one for a merge commit. */
+  readonly parents: ReadonlyArray<string>
   readonly authorName: string
   /** Seconds since the epoch, as git stores it. */
   readonly timestamp: number
@@ -50,9 +56,18 @@ export interface ObjectStore {
   flush(): Promise<void>
   /** True when the object `oid` can be read and holds what its id says. */
   isIntact(oid: string): Promise<boolean>
+  /** A tree of this history: an entry Cairn would never write is damage. */
   readTree(oid: string): Promise<ReadonlyArray<RawTreeEntry>>
+  /**
+   * A tree as it is stored, for content from elsewhere (sync) that its reader judges itself:
+   * links and submodules come as `blob` entries with their own mode (`120000`, `160000`),
+   * and names are not checked (only that they are UTF-8).
+   */
+  readForeignTree(oid: string): Promise<ReadonlyArray<RawTreeEntry>>
   readBlob(oid: string): Promise<Uint8Array>
   readCommit(oid: string): Promise<RawCommit>
+  /** An object's stored content (what its id hashes, without the header), checked for `type`. */
+  readRaw(oid: string, type: ObjectType): Promise<Uint8Array>
 }
 
 /**
@@ -213,7 +228,22 @@ export function createObjectStore(gitdir: string): ObjectStore {
     return unwrapLoose(oid, loose) !== null
   }
 
-  return { gitdir, hash, write, flush, isIntact, readTree, readBlob, readCommit }
+  async function readForeignTree(oid: string): Promise<ReadonlyArray<RawTreeEntry>> {
+    return parseTree(oid, await readTyped(oid, 'tree'), { foreign: true })
+  }
+
+  return {
+    gitdir,
+    hash,
+    write,
+    flush,
+    isIntact,
+    readTree,
+    readForeignTree,
+    readBlob,
+    readCommit,
+    readRaw: readTyped,
+  }
 }
 
 /**
@@ -297,11 +327,17 @@ function unwrapLoose(oid: string, loose: Buffer): { type: string; object: Buffer
 /**
  * Parses a tree object, checking every entry as Cairn would write it: a mode for a file or a
  * folder, and a name that is safe to put in the memory folder (never `.`, `..`, `.git`, a
- * temp-file name, a path separator or a control character).
+ * temp-file name, a path separator or a control character). With `foreign`, links and
+ * submodules are returned (as blobs with their mode) and names are left to the caller.
  *
  * Sample entry: `100644 notes.md\0<20 bytes of id>`
  */
-export function parseTree(oid: string, buffer: Buffer): ReadonlyArray<RawTreeEntry> {
+export function parseTree(
+  oid: string,
+  buffer: Buffer,
+  options: { readonly foreign?: boolean } = {},
+): ReadonlyArray<RawTreeEntry> {
+  const foreign = options.foreign === true
   const entries: RawTreeEntry[] = []
   const names = new Set<string>()
   const decoder = new TextDecoder('utf-8', { fatal: true })
@@ -319,7 +355,7 @@ export function parseTree(oid: string, buffer: Buffer): ReadonlyArray<RawTreeEnt
     } catch {
       throw new DamagedHistoryError(oid, 'a file name that is not UTF-8')
     }
-    const problem = entryNameProblem(name)
+    const problem = foreign ? null : entryNameProblem(name)
     if (problem) throw new DamagedHistoryError(oid, problem)
     if (names.has(name)) throw new DamagedHistoryError(oid, `the name "${name}" twice`)
     names.add(name)
@@ -329,6 +365,8 @@ export function parseTree(oid: string, buffer: Buffer): ReadonlyArray<RawTreeEnt
       entries.push({ name, kind: 'tree', oid: entryOid, mode: '40000' })
     } else if (mode === '100644' || mode === '100755') {
       entries.push({ name, kind: 'blob', oid: entryOid, mode })
+    } else if (foreign && (mode === '120000' || mode === '160000')) {
+      entries.push({ name, kind: 'blob', oid: entryOid, mode })
     } else {
       throw new DamagedHistoryError(oid, 'a link or submodule, which Cairn never writes')
     }
@@ -337,7 +375,8 @@ export function parseTree(oid: string, buffer: Buffer): ReadonlyArray<RawTreeEnt
 }
 
 /**
- * Parses a commit object (the first parent only; Cairn's history is linear).
+ * Parses a commit object: its tree, every parent in order (two or more for a merge), the
+ * author's name and time, and the message.
  *
  * Sample: `tree <id>\nparent <id>\nauthor Claude <claude@cairn.invalid> 1700000000 +0000\n…\n\nsubject`
  */
@@ -347,23 +386,24 @@ export function parseCommit(oid: string, buffer: Buffer): RawCommit {
   const headers = (split < 0 ? text : text.slice(0, split)).split('\n')
   const message = split < 0 ? '' : text.slice(split + 2)
   let tree: string | null = null
-  let parent: string | null = null
+  const parents: string[] = []
   let author: RegExpExecArray | null = null
   for (const line of headers) {
     if (line.startsWith('tree ') && tree === null) tree = line.slice(5)
-    else if (line.startsWith('parent ') && parent === null) parent = line.slice(7)
+    else if (line.startsWith('parent ')) parents.push(line.slice(7))
     else if (line.startsWith('author ') && author === null) {
       author = /^author (.*) <[^>]*> (\d+) [+-]\d{4}$/.exec(line)
     }
   }
   const isId = (value: string | null) => value !== null && /^[0-9a-f]{40}$/.test(value)
-  if (!isId(tree) || (parent !== null && !isId(parent)) || !author) {
+  if (!isId(tree) || !parents.every(isId) || !author) {
     throw new DamagedHistoryError(oid, 'a version record that cannot be read')
   }
   return {
     oid,
     tree: tree!,
-    parent,
+    parent: parents[0] ?? null,
+    parents,
     authorName: author[1]!,
     timestamp: Number(author[2]),
     message,
@@ -387,6 +427,8 @@ function sortKey(entry: RawTreeEntry): Buffer {
 export interface CommitFields {
   readonly tree: string
   readonly parent: string | null
+  /** Further parents, for a merge commit (after `parent`). */
+  readonly otherParents?: ReadonlyArray<string>
   readonly author: { readonly name: string; readonly email: string }
   readonly timestamp: number
   readonly message: string
@@ -397,6 +439,7 @@ export function serializeCommit(fields: CommitFields): Buffer {
   const person = `${fields.author.name} <${fields.author.email}> ${fields.timestamp} +0000`
   const lines = [`tree ${fields.tree}`]
   if (fields.parent) lines.push(`parent ${fields.parent}`)
+  for (const other of fields.otherParents ?? []) lines.push(`parent ${other}`)
   lines.push(`author ${person}`, `committer ${person}`, '', fields.message)
   return Buffer.from(lines.join('\n'))
 }

@@ -4,7 +4,8 @@ import { CairnError } from '../lib/errors'
 import type { Logger } from '../lib/logger'
 import { disk, isCode, listNames } from '../lib/disk'
 import { diskProblem } from '../lib/disk-errors'
-import { DIR_MODE, Folder, removeStrayTemps } from '../lib/folders'
+import { DIR_MODE, Folder, removeStrayTemps, TEMP_FILE_PREFIX } from '../lib/folders'
+import { finishInterruptedMove } from './checkout'
 import { DamagedHistoryError } from './damage'
 import { findLostTip, isReadableCommit, readMainRef } from './find-tip'
 import { createObjectStore, initRepository, writeMainRef, type ObjectStore } from './object-store'
@@ -45,6 +46,8 @@ export async function openRepo(options: {
   now: () => number
   /** Told why a history could not be read before it is set aside. */
   logger?: Logger
+  /** The machine named in each commit's `Machine:` trailer (see `createRepo`). */
+  machine?: () => string | null
 }): Promise<OpenedRepo> {
   try {
     return await openOrRepair(options)
@@ -76,6 +79,7 @@ async function openOrRepair(options: {
   dataDir: string
   now: () => number
   logger?: Logger
+  machine?: () => string | null
 }): Promise<OpenedRepo> {
   const { dataDir, now } = options
   const workRoot = path.join(dataDir, 'memories')
@@ -97,7 +101,7 @@ async function openOrRepair(options: {
   let state: RepoState | null = null
   if (exists(gitdir)) {
     try {
-      state = await loadState(gitdir, workRoot, findings)
+      state = await loadState(gitdir, workRoot, findings, options.logger)
     } catch (error) {
       if (!(error instanceof DamagedHistoryError)) throw error
       options.logger?.warn('The memory history could not be read; it is set aside', error)
@@ -115,6 +119,7 @@ async function openOrRepair(options: {
     indexFile: indexFileOf(gitdir),
     state,
     now,
+    machine: options.machine,
   })
 
   const report = newScanReport()
@@ -202,12 +207,16 @@ async function loadState(
   gitdir: string,
   workRoot: string,
   findings: Findings,
+  logger: Logger | undefined,
 ): Promise<RepoState | null> {
   if (!isFolder(path.join(gitdir, 'objects'))) {
     throw new DamagedHistoryError('objects', 'no objects folder')
   }
   removeGitTemps(gitdir)
   repairLayout(gitdir)
+  // A sync moving `main` when the app stopped is finished first, so the folder and `main`
+  // agree again before anything is compared (and before the recovery commit).
+  await finishInterruptedMove(gitdir, workRoot, logger)
   const store = createObjectStore(gitdir)
   const indexFile = indexFileOf(gitdir)
   const index = await readIndexFile(indexFile)
@@ -273,8 +282,8 @@ async function rebuildCommit(
   const scanned = await scanPath(store, workRoot, [], null)
   const tree = await flushTree(store, scanned?.kind === 'tree' ? scanned : emptyTree())
   // The entry holds every fact the commit message was made from.
-  const { oid: _oid, parent: _parent, time: _time, files: _files, ...meta } = entry
-  const body = commitBody(meta, tree, entry.parent, Math.floor(entry.time / 1000))
+  const { oid: _oid, parent: _parent, otherParents, time: _time, files: _files, ...meta } = entry
+  const body = commitBody(meta, tree, entry.parent, Math.floor(entry.time / 1000), otherParents)
   if (store.hash('commit', body) !== entry.oid) {
     await store.flush()
     return false
@@ -321,6 +330,8 @@ function removeGitTemps(gitdir: string): void {
   }
   for (const name of listNames(gitdir)) {
     if (/^cairn-index\.jsonl\..*tmp$/.test(name)) unlinkIfThere(path.join(gitdir, name))
+    // The temp file of a move note (checkout.ts) a kill interrupted.
+    if (name.startsWith(TEMP_FILE_PREFIX)) unlinkIfThere(path.join(gitdir, name))
   }
 }
 

@@ -1,8 +1,9 @@
 import type { CommitCommand } from '../../shared/types'
-import { AUTHORS, formatCommitMessage, type CommitMeta } from './commit-message'
+import { AUTHORS, formatCommitMessage, reviewFactsOf, type CommitMeta } from './commit-message'
 import { settleFolderSyncs } from '../lib/folders'
 import { prepareMainRef, serializeCommit, type ObjectStore } from './object-store'
 import { segmentsOf, toVirtual } from './paths'
+import type { CommitFacts } from './types'
 import type { RepoView } from './read'
 import { appendIndexEntries, writeIndexFile, type IndexEntry } from './side-index'
 import {
@@ -11,6 +12,7 @@ import {
   flushTree,
   nodeAt,
   setAt,
+  treeFromOid,
   type FileDelta,
   type TreeNode,
 } from './tree-state'
@@ -20,7 +22,7 @@ import { scanPath, type ScanReport } from './work-tree'
 export const EMPTY_TREE_OID = '4b825dc642cb6eb9a060e54bf8d69288fbee4904'
 
 /** Facts of a commit to make; `paths` defaults to the files it changed. */
-export type CommitIntent = Omit<CommitMeta, 'paths'> & { readonly paths?: ReadonlyArray<string> }
+export type CommitIntent = CommitFacts
 
 /** The intent of a commit Cairn makes on its own (no conversation, no overwrite, no restore). */
 export function systemIntent(command: CommitCommand, subject: string): CommitIntent {
@@ -35,16 +37,21 @@ export function systemIntent(command: CommitCommand, subject: string): CommitInt
   }
 }
 
-/** The bytes of the commit object Cairn writes for `meta` (time in seconds). */
+/**
+ * The bytes of the commit object Cairn writes for `meta` (time in seconds); `otherParents`
+ * only for a merge commit.
+ */
 export function commitBody(
   meta: CommitMeta,
   tree: string,
   parent: string | null,
   time: number,
+  otherParents: ReadonlyArray<string> = [],
 ): Buffer {
   return serializeCommit({
     tree,
     parent,
+    otherParents,
     author: AUTHORS[meta.actor],
     timestamp: time,
     message: formatCommitMessage(meta),
@@ -76,6 +83,18 @@ export interface Repo extends RepoView {
     intent: CommitIntent,
     options?: CommitOptions,
   ): Promise<IndexEntry | null>
+  /**
+   * Takes `head` as the new `main` after the ref and the folder were moved to it (see
+   * `checkout.ts`): `added` are its commits the index lacked, oldest first; `replace` drops
+   * every entry first (the history was switched, not grown). Records them in the index file
+   * like a commit does (a failure there is caught up later, never reported).
+   */
+  adopt(
+    head: string,
+    tree: string,
+    added: ReadonlyArray<IndexEntry>,
+    replace?: boolean,
+  ): Promise<void>
 }
 
 export interface RepoState {
@@ -93,8 +112,11 @@ export function createRepo(options: {
   indexFile: string
   state: RepoState
   now: () => number
+  /** The machine named in every commit's `Machine:` trailer (null: none). */
+  machine?: () => string | null
 }): Repo {
   const { store, workRoot, indexFile, now } = options
+  const machine = options.machine ?? (() => null)
   let head = options.state.head
   let root = head ? options.state.root : emptyTree()
   let treeOid = head ? options.state.treeOid : EMPTY_TREE_OID
@@ -147,7 +169,11 @@ export function createRepo(options: {
     }
     const deltas: FileDelta[] = await diffNodes(store, head ? root : null, next)
     const files = deltas.map((delta) => toVirtual(delta.path))
-    const meta: CommitMeta = { ...intent, paths: intent.paths ?? files }
+    const meta: CommitMeta = {
+      ...intent,
+      paths: intent.paths ?? files,
+      machine: intent.machine ?? machine(),
+    }
     const time = Math.floor(now() / 1000)
     const body = commitBody(meta, nextTree, head, time)
     const oid = await store.write('commit', body)
@@ -173,6 +199,8 @@ export function createRepo(options: {
       toolUseId: meta.toolUseId,
       overwrite: meta.overwrite,
       restoredFrom: meta.restoredFrom,
+      ...(meta.machine ? { machine: meta.machine } : {}),
+      ...reviewFactsOf(meta),
       files,
     }
     head = oid
@@ -180,16 +208,16 @@ export function createRepo(options: {
     treeOid = nextTree
     entries.push(entry)
     byOid.set(oid, entry)
-    await persistIndex(entry)
+    await persistIndex([entry])
     return entry
   }
 
   // The commit has happened once the ref moved: a failure to record it in the index (which
   // open catches up from the commits anyway) must not report it as failed.
-  async function persistIndex(entry: IndexEntry): Promise<void> {
+  async function persistIndex(added: ReadonlyArray<IndexEntry>, whole = false): Promise<void> {
     try {
-      if (indexBehind) await writeIndexFile(indexFile, entries)
-      else appendIndexEntries(indexFile, [entry])
+      if (indexBehind || whole) await writeIndexFile(indexFile, entries)
+      else appendIndexEntries(indexFile, added)
       indexBehind = false
     } catch {
       indexBehind = true
@@ -206,5 +234,22 @@ export function createRepo(options: {
     entries: () => entries,
     entry: (oid) => byOid.get(oid),
     commit,
+    async adopt(nextHead, tree, added, replace = false) {
+      if (replace) {
+        entries.length = 0
+        byOid.clear()
+      }
+      for (const entry of added) {
+        entries.push(entry)
+        byOid.set(entry.oid, entry)
+      }
+      head = nextHead
+      root =
+        tree === EMPTY_TREE_OID
+          ? { kind: 'tree', oid: EMPTY_TREE_OID, children: new Map() }
+          : treeFromOid(tree)
+      treeOid = tree
+      await persistIndex(added, replace)
+    },
   }
 }

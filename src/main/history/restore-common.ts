@@ -39,7 +39,10 @@ export function commitNow(repo: Repo): Committer {
  * half-way puts back what was already changed. Deletions go first, so that a file and a
  * folder of the same name can trade places.
  */
-export async function applyDeltas(repo: Repo, deltas: ReadonlyArray<FileDelta>): Promise<void> {
+export async function applyDeltas(
+  repo: Pick<Repo, 'store' | 'workRoot'>,
+  deltas: ReadonlyArray<FileDelta>,
+): Promise<void> {
   const contents = new Map<string, Uint8Array>()
   for (const delta of deltas) {
     if (delta.after !== null && !contents.has(delta.after)) {
@@ -94,7 +97,7 @@ async function putBack(
 
 /** Runs `task` with the memory folder's folders opened for it (one restore's writes). */
 export async function inWorkTree<T>(
-  repo: Repo,
+  repo: Pick<Repo, 'workRoot'>,
   task: (tree: FolderTree) => Promise<T>,
 ): Promise<T> {
   const tree = new FolderTree(repo.workRoot)

@@ -2,7 +2,7 @@ import path from 'node:path'
 import { randomBytes } from 'node:crypto'
 import type { CommitSummary } from '../../shared/types'
 import { disk, isCode } from '../lib/disk'
-import { parseCommitMessage } from './commit-message'
+import { parseCommitMessage, reviewFactsOf } from './commit-message'
 import { DamagedHistoryError } from './damage'
 import type { ObjectStore } from './object-store'
 import { toVirtual } from './paths'
@@ -74,15 +74,22 @@ export async function readIndexFile(
   } catch {
     return null
   }
-  // Each entry follows the one before; the first one's parent is not checked (when older
-  // commits are damaged, the index starts after them).
-  let parent = entries[0]?.parent ?? null
-  for (const entry of entries) {
-    if (!isEntry(entry) || entry.parent !== parent) return null
-    parent = entry.oid
+  // Oldest first: every parent of an entry comes before it (a merge brings in the commits it
+  // joined before itself). The first entry's parents are not checked: when older commits are
+  // damaged, the index starts after them.
+  const seen = new Set<string>()
+  for (const [i, entry] of entries.entries()) {
+    if (!isEntry(entry)) return null
+    if (i > 0) for (const parent of parentsOf(entry)) if (!seen.has(parent)) return null
+    seen.add(entry.oid)
   }
   // Text after the last newline is an append a crash cut short.
   return { entries, torn: last !== '' }
+}
+
+/** Every parent of an entry, first parent first (none for a root commit). */
+export function parentsOf(entry: Pick<IndexEntry, 'parent' | 'otherParents'>): string[] {
+  return entry.parent ? [entry.parent, ...(entry.otherParents ?? [])] : []
 }
 
 function isEntry(value: unknown): value is IndexEntry {
@@ -116,9 +123,11 @@ export async function entryFromCommit(store: ObjectStore, oid: string): Promise<
     if (!(error instanceof DamagedHistoryError)) throw error
   }
   const meta = parseCommitMessage(commit.authorName, commit.message)
+  const otherParents = commit.parents.slice(1)
   return {
     oid,
     parent: commit.parent,
+    ...(otherParents.length > 0 ? { otherParents } : {}),
     time: commit.timestamp * 1000,
     actor: meta.actor,
     command: meta.command,
@@ -128,6 +137,8 @@ export async function entryFromCommit(store: ObjectStore, oid: string): Promise<
     toolUseId: meta.toolUseId,
     overwrite: meta.overwrite,
     restoredFrom: meta.restoredFrom,
+    ...(meta.machine ? { machine: meta.machine } : {}),
+    ...reviewFactsOf(meta),
     files,
   }
 }
@@ -135,8 +146,10 @@ export async function entryFromCommit(store: ObjectStore, oid: string): Promise<
 /**
  * Makes the index match `head`: trusted as is when its last entry is `head`; cut back when
  * `head` is an earlier entry (the newer ones are not in this history); caught up from the
- * commits when it lags behind (a crash between commit and append); rebuilt from the commits'
- * trailers when missing, unreadable or from another history. `loaded` is the index as read
+ * commits when it lags behind (a crash between commit and append, or between a sync moving
+ * `main` forward and its append), keeping the entries of the history `head` grew from;
+ * rebuilt from the commits' trailers when missing, unreadable or from another history. A
+ * commit that cannot be read is where the rebuilt part starts. `read` is the index as read
  * (null when missing or unreadable).
  */
 export async function reconcileIndex(
@@ -151,24 +164,65 @@ export async function reconcileIndex(
     return loaded
   }
   const position = new Map(loaded?.map((entry, i) => [entry.oid, i]))
-  const missing: IndexEntry[] = []
-  let cursor = head
-  while (cursor && !position.has(cursor)) {
-    let entry: IndexEntry
-    try {
-      entry = await entryFromCommit(store, cursor)
-    } catch (error) {
-      // An older commit that cannot be read: the index starts after it.
-      if (!(error instanceof DamagedHistoryError)) throw error
-      break
+  let entries: IndexEntry[]
+  const at = head === null ? undefined : position.get(head)
+  if (at !== undefined && loaded) {
+    entries = loaded.slice(0, at + 1)
+  } else if (head === null) {
+    entries = []
+  } else {
+    const missing = await entriesSince(store, head, (oid) => position.has(oid), {
+      tolerateDamage: true,
+    })
+    // The index, up to its newest entry the new commits grew from, is that entry's history
+    // (it only ever grew along `main`): kept. Anything indexed after it is not in this history.
+    let grewFrom = -1
+    for (const entry of missing) {
+      for (const parent of parentsOf(entry))
+        grewFrom = Math.max(grewFrom, position.get(parent) ?? -1)
     }
-    missing.push(entry)
-    cursor = entry.parent
+    entries = grewFrom >= 0 && loaded ? [...loaded.slice(0, grewFrom + 1), ...missing] : missing
   }
-  missing.reverse()
-  const at = cursor === null ? undefined : position.get(cursor)
-  const kept = at !== undefined && loaded ? loaded.slice(0, at + 1) : []
-  const entries = [...kept, ...missing]
   await writeIndexFile(file, entries)
   return entries
+}
+
+/**
+ * Index entries for the commits reachable from `head` that `known` does not hold, oldest
+ * first with every parent before its child (a merge's joined history before the merge). A
+ * commit that cannot be read throws a `DamagedHistoryError`, unless `tolerateDamage`: then
+ * it is left out, like a known one (what is older than it on that path is out of reach).
+ */
+export async function entriesSince(
+  store: ObjectStore,
+  head: string,
+  known: (oid: string) => boolean,
+  options: { readonly tolerateDamage?: boolean } = {},
+): Promise<IndexEntry[]> {
+  const built = new Map<string, IndexEntry>()
+  const ordered: IndexEntry[] = []
+  // Depth-first without recursion: histories can be far deeper than the call stack.
+  const stack: Array<{ oid: string; expanded: boolean }> = [{ oid: head, expanded: false }]
+  while (stack.length > 0) {
+    const top = stack.pop() as { oid: string; expanded: boolean }
+    if (known(top.oid) || (built.has(top.oid) && !top.expanded)) continue
+    if (top.expanded) {
+      ordered.push(built.get(top.oid) as IndexEntry)
+      continue
+    }
+    let entry: IndexEntry
+    try {
+      entry = await entryFromCommit(store, top.oid)
+    } catch (error) {
+      if (!options.tolerateDamage || !(error instanceof DamagedHistoryError)) throw error
+      continue
+    }
+    built.set(top.oid, entry)
+    stack.push({ oid: top.oid, expanded: true })
+    // Pushed in reverse, so the first parent's history comes out first.
+    for (const parent of parentsOf(entry).reverse()) {
+      if (!known(parent) && !built.has(parent)) stack.push({ oid: parent, expanded: false })
+    }
+  }
+  return ordered
 }

@@ -9,14 +9,31 @@ import type {
   LogPage,
   MemoryNotice,
   RecoveryReport,
+  ReviewMark,
+  WriteFlag,
 } from '../../shared/types'
 import type { HistoryErrorCode, MemoryErrorCode } from '../../shared/errors'
-import type { MemoryExecution, MemoryLimits, MemoryPolicy } from '../memory'
+import type { MemoryExecution, MemoryLimits, MemoryPolicy, PlannedChange } from '../memory'
+import type { CommitMeta } from './commit-message'
+import type { ObjectStore } from './object-store'
 
-/** Who asked for a change: Claude (in a conversation, for a tool_use) or the user in the UI. */
+/**
+ * Who asked for a change: Claude (in a conversation, for a tool_use), the user in the UI, or
+ * Cairn itself (an expiry it proposed and the person approved).
+ */
 export type Origin =
   | { readonly actor: 'claude'; readonly conversationId: string; readonly toolUseId: string }
   | { readonly actor: 'user' }
+  | { readonly actor: 'system' }
+
+/** What `beforeRun` decides: run the command (with facts for its commit), or not. */
+export type RunVerdict =
+  | {
+      readonly run: true
+      readonly flags?: ReadonlyArray<WriteFlag>
+      readonly review?: ReviewMark
+    }
+  | { readonly run: false }
 
 /** Per-call choices of `execute` beyond the command itself. */
 export interface ExecuteOptions {
@@ -24,8 +41,16 @@ export interface ExecuteOptions {
   readonly createExisting?: CreateExistingPolicy
   /** The timeline's name for the commit (the user's save is a `write`, not a `create`). */
   readonly commitAs?: CommitCommand
-  /** The commit's subject, when not the command's usual one. */
+  /** The commit's subject instead of `<command> <path>` (an expiry is a delete named "expire"). */
   readonly subject?: string
+  /**
+   * Called in the queue, after a dry run of the command succeeded and before it runs, with
+   * what it would change; nothing else changes memory in between. It decides whether the
+   * command runs and adds facts (review flags, the person's review) to its commit. It must not
+   * wait on another change to memory (that change would wait for it). A command the dry run
+   * refuses is not run and this is not called: the outcome is the refusal.
+   */
+  readonly beforeRun?: (planned: PlannedChange) => RunVerdict | Promise<RunVerdict>
 }
 
 export interface ExecuteOutcome extends Omit<MemoryExecution, 'errorCode'> {
@@ -38,6 +63,11 @@ export interface ExecuteOutcome extends Omit<MemoryExecution, 'errorCode'> {
   readonly commit: CommitSummary | null
   /** True when the command changed the folder but its commit failed; it is retried first thing. */
   readonly commitPending?: boolean
+  /**
+   * True when `beforeRun` kept the command from running: nothing changed, and `planned`
+   * says what it would have done.
+   */
+  readonly held?: boolean
 }
 
 /** A page request of the timeline: exactly what the `history:log` channel accepts. */
@@ -70,6 +100,11 @@ export interface VersionedMemory {
   // History.
   log(query: LogQuery): Promise<LogPage>
   fileHistory(path: string): Promise<ReadonlyArray<CommitSummary>>
+  /**
+   * The commits made at `since` (ms) or later that changed `path` or anything under it,
+   * newest first; its cost is that of the recent commits only.
+   */
+  changesSince(path: string, since: number): Promise<ReadonlyArray<CommitSummary>>
   show(oid: string): Promise<CommitDetail>
   readAt(path: string, oid: string): Promise<string | null>
   diff(path: string, from: string, to: string): Promise<FileChange>
@@ -80,6 +115,11 @@ export interface VersionedMemory {
   revert(oid: string): Promise<ChangeResult>
   restoreAll(oid: string): Promise<ChangeResult>
 
+  /** Names this machine in every commit's `Machine:` trailer from now on (null: none). */
+  setMachine(name: string | null): void
+  /** The repository itself, for sync, export and import (see `HistoryGit`). */
+  readonly git: HistoryGit
+
   onCommit(listener: (commit: CommitSummary) => void): () => void
   /**
    * Reports repairs made after start-up (edits made outside Cairn saved as their own commit,
@@ -88,4 +128,65 @@ export interface VersionedMemory {
   onRecovery(listener: (report: RecoveryReport) => void): () => void
   /** Waits for queued work and releases resources. */
   close(): Promise<void>
+}
+
+/** How `main` moves: `forward` keeps every commit it had (refused otherwise); `switch` does not. */
+export type MoveKind = 'forward' | 'switch'
+
+/** The facts of a commit to make (its paths default to the files it changed). */
+export type CommitFacts = Omit<CommitMeta, 'paths'> & { readonly paths?: ReadonlyArray<string> }
+
+/**
+ * What sync, export and import may do with the repository: read and write objects, and, alone
+ * in the serial queue, move `main` or commit files. Nothing here rewrites history.
+ */
+export interface HistoryGit {
+  /** The bare repository (`<dataDir>/history.git`), for git transports. */
+  readonly gitdir: string
+  /**
+   * Its objects (reads, and writes of new objects; writing an object changes no history).
+   * Trees are read as stored (`readForeignTree`): links and odd names come through, for sync
+   * to refuse in its own words.
+   */
+  readonly objects: Pick<
+    ObjectStore,
+    'hash' | 'write' | 'readTree' | 'readBlob' | 'readCommit' | 'readRaw'
+  >
+  /** The commit `main` points at now (null for an empty history). */
+  head(): string | null
+  /**
+   * Throws a `locked` CairnError when another Cairn took this data folder over (its lock):
+   * sync checks it before it writes to the repository outside the queue (fetch, push).
+   */
+  assertWriter(): void
+  /**
+   * Where `oid` sits in the history of `main`, oldest first: every commit comes after its
+   * parents. -1 for a commit that is not part of it.
+   */
+  position(oid: string): number
+  /**
+   * Runs `task` alone in the serial queue, after edits made outside Cairn were saved, so the
+   * folder equals `main`'s tree while it runs.
+   */
+  exclusive<T>(task: (session: HistorySession) => Promise<T>): Promise<T>
+}
+
+/** What a task of `HistoryGit.exclusive` may change. */
+export interface HistorySession {
+  head(): string | null
+  /**
+   * Moves `main`, with the folder, to `target` (all its objects stored already): `forward`
+   * refuses a target that does not contain `main`; `switch` replaces the history (the caller
+   * keeps the old one under a ref first). Returns the commits added, oldest first; the last
+   * (the new head) is announced like any other commit.
+   */
+  moveMain(target: string, kind: MoveKind): Promise<ReadonlyArray<CommitSummary>>
+  /**
+   * Writes files (relative path -> content, null deletes) into the folder and commits them as
+   * one commit; null when nothing changed.
+   */
+  commitFiles(
+    files: ReadonlyMap<string, Uint8Array | null>,
+    intent: CommitFacts,
+  ): Promise<CommitSummary | null>
 }

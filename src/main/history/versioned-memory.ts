@@ -17,6 +17,8 @@ import {
   type MemoryMutation,
   type MemoryPolicy,
 } from '../memory'
+import { moveMain } from './checkout'
+import { reviewFactsOf } from './commit-message'
 import { DamagedHistoryError } from './damage'
 import { diffFile, readAt, showCommit } from './inspect'
 import { createNotices, secretNotices, tooLargeNotice } from './notices'
@@ -28,17 +30,25 @@ import {
   type TouchedPaths,
 } from './outside-changes'
 import { toRelative, toVirtual } from './paths'
-import { fileHistoryOf, queryLog, toSummary } from './queries'
+import { changesSince, fileHistoryOf, queryLog, toSummary } from './queries'
 import { systemIntent, type CommitIntent } from './repo'
 import { restoreAll } from './restore-all'
-import type { Committer } from './restore-common'
+import { inWorkTree, type Committer } from './restore-common'
 import { restoreDeleted } from './restore-deleted'
 import { restoreFile } from './restore-file'
 import { revert } from './revert'
 import type { IndexEntry } from './side-index'
-import type { ExecuteOptions, ExecuteOutcome, Origin, VersionedMemory } from './types'
+import type {
+  ExecuteOptions,
+  ExecuteOutcome,
+  HistoryGit,
+  HistorySession,
+  Origin,
+  RunVerdict,
+  VersionedMemory,
+} from './types'
 import { watchFolder } from './watcher'
-import { newScanReport } from './work-tree'
+import { deleteFileAndPrune, newScanReport, writeFileSafely } from './work-tree'
 
 /** Quiet time after the last file-system event before outside edits are committed. */
 export const WATCH_DEBOUNCE_MS = 400
@@ -60,6 +70,8 @@ export interface VersionedMemoryOptions {
   readonly watch?: boolean | { readonly debounceMs: number }
   /** Where failures nobody waits for are reported (default: the console). */
   readonly logger?: Logger
+  /** The machine each commit names in its `Machine:` trailer (default: none; see `setMachine`). */
+  readonly machine?: string | null
 }
 
 /**
@@ -98,7 +110,13 @@ async function openLocked(
 ): Promise<VersionedMemory> {
   const now = options.now ?? Date.now
   const logger = options.logger ?? consoleLogger
-  const { repo, recovery, tooLarge } = await openRepo({ dataDir, now, logger })
+  let machine = options.machine ?? null
+  const { repo, recovery, tooLarge } = await openRepo({
+    dataDir,
+    now,
+    logger,
+    machine: () => machine,
+  })
   const tool = createMemoryTool({
     root: repo.workRoot,
     createExisting: options.policy?.createExisting,
@@ -243,12 +261,25 @@ async function openLocked(
     origin: Origin,
     runOptions: ExecuteOptions,
   ): Promise<ExecuteOutcome> {
-    const result = await tool.execute(input, { createExisting: runOptions.createExisting })
+    const toolOptions = { createExisting: runOptions.createExisting }
+    let verdict: RunVerdict = { run: true }
+    if (runOptions.beforeRun) {
+      const dry = await tool.preview(input, toolOptions)
+      if (dry.isError) return { ...dry, commit: null }
+      if (dry.planned) {
+        verdict = await runOptions.beforeRun(dry.planned)
+        if (!verdict.run) {
+          return { ...dry, content: '', mutation: null, commit: null, held: true }
+        }
+      }
+    }
+    const result = await tool.execute(input, toolOptions)
     if (result.isError || !result.mutation) return { ...result, commit: null }
     const paths = result.mutation.paths.map(toRelative)
     const intent: CommitIntent = {
       ...intentFor(result.mutation, origin, runOptions.commitAs),
       ...(runOptions.subject ? { subject: runOptions.subject } : {}),
+      ...reviewFactsOf(verdict.run ? verdict : {}),
     }
     let entry: IndexEntry | null
     try {
@@ -331,6 +362,73 @@ async function openLocked(
       : { commit: outcome.commit, message: said }
   }
 
+  // What sync, export and import do with the repository: always alone in the queue, with
+  // the folder equal to `main` (edits made outside Cairn saved first).
+  const session: HistorySession = {
+    head: () => repo.head(),
+    async moveMain(target, kind) {
+      lock.assertHeld()
+      const added = (await moveMain(repo, target, kind)).map(toSummary)
+      // One announcement for the new head: a sync can bring hundreds of commits at once, and
+      // listeners only need to know that the history and the folder moved.
+      const head = added.at(-1)
+      if (head) tell(commitListeners, head, 'commit')
+      return added
+    },
+    async commitFiles(files, intent) {
+      lock.assertHeld()
+      await inWorkTree(repo, async (tree) => {
+        for (const [relative, content] of files) {
+          if (content === null) deleteFileAndPrune(tree, relative)
+          else await writeFileSafely(tree, relative, content)
+        }
+      })
+      const entry = await record([...files.keys()], intent)
+      return entry ? toSummary(entry) : null
+    },
+  }
+  // Positions in the index, rebuilt when the history grew or was switched.
+  let positionCache: { head: string | null; size: number; map: Map<string, number> } | null = null
+  const positions = (): Map<string, number> => {
+    const entries = repo.entries()
+    if (positionCache?.head !== repo.head() || positionCache.size !== entries.length) {
+      positionCache = {
+        head: repo.head(),
+        size: entries.length,
+        map: new Map(entries.map((entry, index) => [entry.oid, index])),
+      }
+    }
+    return positionCache.map
+  }
+  const store = repo.store
+  const git: HistoryGit = {
+    gitdir: repo.gitdir,
+    // Trees come as stored: sync judges content from elsewhere itself (links, odd names).
+    objects: {
+      hash: store.hash,
+      write: store.write,
+      readTree: store.readForeignTree,
+      readBlob: store.readBlob,
+      readCommit: store.readCommit,
+      readRaw: store.readRaw,
+    },
+    assertWriter: () => lock.assertHeld(),
+    head: () => repo.head(),
+    position: (oid) => positions().get(oid) ?? -1,
+    exclusive: (task) =>
+      exclusive(
+        async () => {
+          try {
+            return await task(session)
+          } finally {
+            // Whatever the task wrote, the tool's running total of the folder's size is stale.
+            tool.invalidateUsage()
+          }
+        },
+        () => 'all',
+      ),
+  }
+
   // Events for Cairn's own writes come too, after their commit: the rescan of those paths
   // finds them equal to HEAD and commits nothing.
   const watcher =
@@ -372,10 +470,15 @@ async function openLocked(
       ),
     notices: () => notices.list(),
     onNotice: (listener) => notices.onNotice(listener),
+    setMachine: (name) => {
+      machine = name
+    },
+    git,
 
     log: async (query) =>
       queryLog(repo.entries(), query.path ? { ...query, path: normalize(query.path) } : query),
     fileHistory: async (file) => fileHistoryOf(repo.entries(), normalize(file)),
+    changesSince: async (file, since) => changesSince(repo.entries(), normalize(file), since),
     show: (oid) => forPeople(showCommit(repo, oid)),
     readAt: (file, oid) => forPeople(readAt(repo, file, oid)),
     diff: (file, from, to) => forPeople(diffFile(repo, file, from, to)),

@@ -195,6 +195,8 @@ export function deleteFileAndPrune(tree: FolderTree, relative: string): void {
   } catch (error) {
     if (!isCode(error, 'ENOENT')) throw error
   }
+  // Durable before the commit that records it (settleFolderSyncs; best effort).
+  found.parent.syncLater()
   const segments = relative.split('/')
   for (let depth = segments.length - 1; depth > 0; depth--) {
     const dir = segments.slice(0, depth).join('/')

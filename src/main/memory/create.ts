@@ -6,6 +6,7 @@ import { Folder, readFileIn, writeFileAtomically } from '../lib/folders'
 import type { CommandContext } from './context'
 import { CommandError, specialMessage, success } from './outcome'
 import type { ParsedMemoryPath } from './path-rules'
+import { planFile } from './plan'
 import type { MemoryExecution } from './types'
 import { isCounted } from './usage'
 import { guardPath, guardWrite, scanWrite } from './write-guard'
@@ -54,6 +55,14 @@ export async function create(
   }
   if (!exists) await guardPath(ctx, virtual, 'create')
   const change = await guardWrite(ctx, plan)
+  const message = exists
+    ? `File created successfully at: ${virtual}. The file already existed; its previous content was replaced.`
+    : `File created successfully at: ${virtual}`
+  const mutation = { command: 'create', paths: [virtual], overwrite: exists } as const
+  if (ctx.dryRun) {
+    await scanWrite(ctx, plan)
+    return success(message, mutation, await planFile(ctx, 'create', target, { after: fileText }))
+  }
   // New folders appear together with the file, in one rename (see FolderTree.stage).
   const existing = found.parent instanceof Folder ? found.parent : null
   const staged = existing
@@ -71,8 +80,5 @@ export async function create(
     throw error
   }
   ctx.usage.add(change.files, change.bytes)
-  const message = exists
-    ? `File created successfully at: ${virtual}. The file already existed; its previous content was replaced.`
-    : `File created successfully at: ${virtual}`
-  return success(message, { command: 'create', paths: [virtual], overwrite: exists })
+  return success(message, mutation)
 }

@@ -6,6 +6,7 @@ import { ChangedUnderfootError, removeTree, sameEntry, TEMP_FILE_PREFIX } from '
 import type { CommandContext } from './context'
 import { CommandError, specialMessage, success } from './outcome'
 import type { ParsedMemoryPath } from './path-rules'
+import { planMove } from './plan'
 import type { MemoryExecution } from './types'
 import { isCounted, measure } from './usage'
 
@@ -30,6 +31,12 @@ export async function deletePath(
   const { parent, name, stats } = found
   if (parent === null)
     throw new CommandError('invalid-path', 'Error: Cannot delete the /memories directory itself')
+  const mutation = { command: 'delete', paths: [virtual], overwrite: false } as const
+  const message = `Successfully deleted ${virtual}`
+  if (ctx.dryRun) {
+    const kind = found.kind === 'file' ? 'file' : 'dir'
+    return success(message, mutation, await planMove(ctx, 'delete', target, kind, null))
+  }
   if (found.kind === 'file') {
     const now = parent.lstat(name)
     if (!now || !sameEntry(now, stats)) throw new ChangedUnderfootError()
@@ -66,9 +73,5 @@ export async function deletePath(
   }
   // Durable before its commit is (settleFolderSyncs; best effort: it has happened either way).
   parent.syncLater()
-  return success(`Successfully deleted ${virtual}`, {
-    command: 'delete',
-    paths: [virtual],
-    overwrite: false,
-  })
+  return success(message, mutation)
 }

@@ -5,6 +5,7 @@ import { readFileIn, writeFileAtomically, type Folder } from '../lib/folders'
 import type { CommandContext } from './context'
 import { CommandError, quoteInput, specialMessage, success } from './outcome'
 import type { ParsedMemoryPath } from './path-rules'
+import { planFile } from './plan'
 import {
   findOccurrences,
   insertLines,
@@ -14,7 +15,7 @@ import {
   numberLine,
   splitLines,
 } from './text-model'
-import type { MemoryExecution, MemoryLimits } from './types'
+import type { MemoryExecution, MemoryLimits, PlannedChange } from './types'
 import { decodeText } from './view'
 import { guardWrite, scanWrite } from './write-guard'
 
@@ -74,12 +75,13 @@ export async function strReplace(
   const at = found[0]!
   // Sliced, never String.replace: `$&` and `$$` in new_str stay exactly as typed.
   const next = file.text.slice(0, at) + newStr + file.text.slice(at + oldStr.length)
-  await writeText(ctx, target, file, next)
+  const planned = await writeText(ctx, 'str_replace', target, file, next)
   const first = lineOf(next, at)
   const last = newStr.length > 0 ? lineOf(next, at + newStr.length - 1) : first
   return success(
     `The memory file has been edited. Here is the snippet showing the change (with line numbers):\n${snippet(next, first, last)}`,
     { command: 'str_replace', paths: [virtual], overwrite: false },
+    planned,
   )
 }
 
@@ -100,12 +102,12 @@ export async function insert(
     )
   }
   const next = joinLines(insertLines(lines, insertLine, text))
-  await writeText(ctx, target, file, next)
-  return success(`The file ${virtual} has been edited.`, {
-    command: 'insert',
-    paths: [virtual],
-    overwrite: false,
-  })
+  const planned = await writeText(ctx, 'insert', target, file, next)
+  return success(
+    `The file ${virtual} has been edited.`,
+    { command: 'insert', paths: [virtual], overwrite: false },
+    planned,
+  )
 }
 
 interface TextFile {
@@ -141,12 +143,14 @@ async function readTextFile(
   return { folder: found.parent, name: found.name, stats: found.stats, text }
 }
 
+/** Writes the edited text; in a dry run only checks it, and returns the plan instead. */
 async function writeText(
   ctx: CommandContext,
+  command: 'str_replace' | 'insert',
   target: ParsedMemoryPath,
   file: TextFile,
   next: string,
-): Promise<void> {
+): Promise<PlannedChange | undefined> {
   const plan = {
     virtual: target.virtual,
     text: next,
@@ -155,6 +159,10 @@ async function writeText(
     previousText: async () => file.text,
   }
   const change = await guardWrite(ctx, plan)
+  if (ctx.dryRun) {
+    await scanWrite(ctx, plan)
+    return planFile(ctx, command, target, { before: file.text, after: next })
+  }
   // The folder's fsync finishes before the commit's ref moves (settleFolderSyncs).
   await writeFileAtomically(file.folder, file.name, next, {
     beforeCommit: () => scanWrite(ctx, plan),
@@ -162,6 +170,7 @@ async function writeText(
     logger: ctx.logger,
   })
   ctx.usage.add(change.files, change.bytes)
+  return undefined
 }
 
 /** Numbered lines `first - 2 … last + 2` of `text`, cut if very long. */

@@ -85,15 +85,17 @@ export function createMemoryTool(options: MemoryToolOptions): MemoryTool {
 
   const run = async (
     input: unknown,
-    callOptions?: MemoryExecuteOptions,
+    callOptions: MemoryExecuteOptions | undefined,
+    dryRun: boolean,
   ): Promise<MemoryExecution> => {
     const parsed = parseCommand(input)
     if (!parsed.ok) return failure(new CommandError('invalid-input', `Error: ${parsed.message}`))
     const tree = new FolderTree(root)
     try {
       await ensureRoot()
-      removeLeftovers(tree, leftovers)
-      const ctx: CommandContext = { root, tree, limits, policy, usage, leftovers, logger }
+      // A dry run changes nothing, not even the leftovers of an earlier failed delete.
+      if (!dryRun) removeLeftovers(tree, leftovers)
+      const ctx: CommandContext = { root, tree, limits, policy, usage, leftovers, logger, dryRun }
       return await dispatch(
         ctx,
         parsed.command,
@@ -126,9 +128,14 @@ export function createMemoryTool(options: MemoryToolOptions): MemoryTool {
 
   return {
     execute(input, callOptions) {
-      const result = queue.run(() => run(input, callOptions))
+      const result = queue.run(() => run(input, callOptions, false))
       void result.then(refreshUsageSoon)
       return result
+    },
+    async preview(input, callOptions) {
+      const result = await queue.run(() => run(input, callOptions, true))
+      // A view changes nothing: it has no plan.
+      return result.planned === undefined ? { ...result, planned: null } : result
     },
     configure(update) {
       policy = {

@@ -6,6 +6,7 @@ import { ChangedUnderfootError, Folder, sameEntry } from '../lib/folders'
 import type { CommandContext } from './context'
 import { CommandError, specialMessage, success } from './outcome'
 import { MAX_DEPTH, MAX_PATH_LENGTH, type ParsedMemoryPath } from './path-rules'
+import { planMove } from './plan'
 import type { MemoryExecution } from './types'
 import { guardPath } from './write-guard'
 
@@ -58,6 +59,16 @@ export async function rename(
     throw new CommandError('invalid-path', 'Error: Cannot rename the /memories directory itself')
   if (source.kind === 'directory') checkMovedPaths(ctx, from, to)
   await guardPath(ctx, to.virtual, 'rename')
+  const mutation = {
+    command: 'rename',
+    paths: [from.virtual, to.virtual],
+    overwrite: false,
+  } as const
+  const message = `Successfully renamed ${from.virtual} to ${to.virtual}`
+  if (ctx.dryRun) {
+    const kind = source.kind === 'file' ? 'file' : 'dir'
+    return success(message, mutation, await planMove(ctx, 'rename', from, kind, to))
+  }
 
   const toParent = to.relative.includes('/') ? path.posix.dirname(to.relative) : ''
   const { folder, created } = ctx.tree.ensure(toParent)
@@ -74,11 +85,7 @@ export async function rename(
   ctx.tree.forget(from.relative)
   // Durable before its commit is (settleFolderSyncs; best effort: it has happened either way).
   for (const changed of new Set([sourceParent, folder])) changed.syncLater()
-  return success(`Successfully renamed ${from.virtual} to ${to.virtual}`, {
-    command: 'rename',
-    paths: [from.virtual, to.virtual],
-    overwrite: false,
-  })
+  return success(message, mutation)
 }
 
 // A moved directory must not push anything inside it past the path length or depth limits.

@@ -1,6 +1,8 @@
 import type { ReactNode } from 'react'
 import type { CommitDetail } from '../../../../shared/types'
 import { absoluteTime } from '../../lib/format'
+import { otherMachine } from '../../lib/use-this-machine'
+import { CommitBadges, FlagList } from './CommitBadges'
 import { actorLabel, commandLabel, restoreNote, shortOid } from './describe'
 import { SplitIcon, UnifiedIcon } from '../../components/icons'
 import type { DiffMode } from './DiffView'
@@ -27,12 +29,19 @@ export function CommitDetailView(props: {
   readonly onOpenConversation: (id: string) => void
   readonly onSelectOid: (oid: string) => void
   readonly onRequest: (request: RestoreRequest) => void
+  /** This machine's name: a change made on another machine says where it came from. */
+  readonly thisMachine: string | null
+  /** Saves the memory as it was at this change, as a ZIP. */
+  readonly onExport: (oid: string) => void
 }) {
   const { detail, mode } = props
   const { commit } = detail
   const note = restoreNote(commit)
   const truncated = truncationNote(detail)
-  const conversationId = commit.conversationId
+  const machine = otherMachine(commit, props.thisMachine)
+  // A conversation held on another machine cannot be opened here.
+  const conversationId = machine ? null : commit.conversationId
+  const joined = commit.otherParents?.[0] ?? null
   const canRevert = commit.parent !== null && commit.command !== 'init'
   return (
     <section className="hist-detail" aria-label="Change details">
@@ -43,6 +52,7 @@ export function CommitDetailView(props: {
           </span>
           <span>{commit.subject}</span>
           {commit.overwrite && <span className="hist-badge hist-badge-overwrite">Overwrite</span>}
+          <CommitBadges commit={commit} />
         </h2>
         <p className="hist-detail-meta">
           <span>{absoluteTime(commit.time)}</span>
@@ -50,6 +60,12 @@ export function CommitDetailView(props: {
             {shortOid(commit.oid)}
           </span>
           <span>{commandLabel(commit.command)}</span>
+          {machine && <span className="hist-badge hist-badge-machine">Made on {machine}</span>}
+          {joined && (
+            <button type="button" className="hist-link" onClick={() => props.onSelectOid(joined)}>
+              Joins {shortOid(joined)}
+            </button>
+          )}
           {conversationId && (
             <button
               type="button"
@@ -75,6 +91,7 @@ export function CommitDetailView(props: {
             change before it to get the earlier content back.
           </p>
         )}
+        <FlagList commit={commit} />
         <div className="hist-actions" role="toolbar" aria-label="Change actions">
           {canRevert && (
             <button
@@ -91,6 +108,13 @@ export function CommitDetailView(props: {
             onClick={() => props.onRequest({ kind: 'all', commit })}
           >
             Restore all memory to this point
+          </button>
+          <button
+            type="button"
+            className="button button-small"
+            onClick={() => props.onExport(commit.oid)}
+          >
+            Export this version (.zip)
           </button>
           <div className="hist-mode" role="group" aria-label="Diff layout">
             {DIFF_MODES.map(({ value, label, title, Icon }) => (

@@ -6,6 +6,7 @@ import { EmptyState, Loading } from '../../components/Feedback'
 import { Splitter } from '../../components/Splitter'
 import { api, errorMessage, unwrap } from '../../lib/api'
 import { useNow } from '../../lib/use-now'
+import { useThisMachine } from '../../lib/use-this-machine'
 import { useResource } from '../../lib/use-resource'
 import { useNavigation } from '../../lib/navigation'
 import { CommitDetailView } from './CommitDetailView'
@@ -55,6 +56,7 @@ export function HistoryPane() {
   const [request, setRequest] = useState<RestoreRequest | null>(null)
   const { notice, show, dismiss } = useNotice()
   const now = useNow()
+  const thisMachine = useThisMachine()
 
   const selectOid = useCallback((oid: string) => {
     setSelectedOid(oid)
@@ -195,6 +197,7 @@ export function HistoryPane() {
             selectedOid={selectedOid}
             scrollTo={scrollTo}
             now={now}
+            thisMachine={thisMachine}
             version={snapshot.version}
             conversationTitle={conversationTitle}
             onSelect={onSelectRow}
@@ -221,6 +224,15 @@ export function HistoryPane() {
             onOpenConversation={(id) => navigation.openConversation(id)}
             onSelectOid={selectOid}
             onRequest={setRequest}
+            thisMachine={thisMachine}
+            onExport={(oid) => {
+              unwrap(api().sync.export({ kind: 'zip', at: oid })).then(
+                (result) => {
+                  if (result.saved) show(result.message, 'success')
+                },
+                (error: unknown) => show(`Not exported: ${errorMessage(error)}`, 'error'),
+              )
+            }}
           />
         ) : (
           !selectedOid &&

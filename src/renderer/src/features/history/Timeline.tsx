@@ -2,6 +2,8 @@ import { useVirtualizer } from '@tanstack/react-virtual'
 import { useEffect, useId, useRef, type KeyboardEvent } from 'react'
 import type { CommitSummary } from '../../../../shared/types'
 import { absoluteTime, relativeTime } from '../../lib/format'
+import { otherMachine } from '../../lib/use-this-machine'
+import { CommitBadges, FlagReason } from './CommitBadges'
 import { actorLabel, commandLabel, pathsLabel, restoreNote } from './describe'
 import type { TimelineStore } from './timeline-store'
 
@@ -18,6 +20,8 @@ export function Timeline(props: {
   readonly selectedOid: string | null
   readonly scrollTo: { readonly index: number; readonly token: number } | null
   readonly now: number
+  /** This machine's name: changes made on others are marked with theirs. */
+  readonly thisMachine: string | null
   /** Changes whenever the store loaded something (re-checks a pending keyboard move). */
   readonly version: number
   readonly conversationTitle: (id: string) => string
@@ -119,6 +123,7 @@ export function Timeline(props: {
                 <TimelineRow
                   commit={commit}
                   now={props.now}
+                  thisMachine={props.thisMachine}
                   conversationTitle={props.conversationTitle}
                   onOpenConversation={props.onOpenConversation}
                 />
@@ -139,12 +144,15 @@ export function Timeline(props: {
 function TimelineRow(props: {
   readonly commit: CommitSummary
   readonly now: number
+  readonly thisMachine: string | null
   readonly conversationTitle: (id: string) => string
   readonly onOpenConversation: (id: string) => void
 }) {
   const { commit } = props
   const note = restoreNote(commit)
-  const conversationId = commit.conversationId
+  const machine = otherMachine(commit, props.thisMachine)
+  // A conversation held on another machine cannot be opened here.
+  const conversationId = machine ? null : commit.conversationId
   return (
     <div role="gridcell" className="hist-cell">
       <div className="hist-line">
@@ -154,12 +162,19 @@ function TimelineRow(props: {
           {pathsLabel(commit.paths, commit.command)}
         </span>
         {commit.overwrite && <span className="hist-badge hist-badge-overwrite">Overwrite</span>}
+        {machine && (
+          <span className="hist-badge hist-badge-machine" title={`Made on ${machine}`}>
+            {machine}
+          </span>
+        )}
+        <CommitBadges commit={commit} />
       </div>
       <div className="hist-line hist-sub">
         <time dateTime={new Date(commit.time).toISOString()} title={absoluteTime(commit.time)}>
           {relativeTime(commit.time, props.now)}
         </time>
         {note && <span className="hist-note">{note}</span>}
+        <FlagReason commit={commit} />
         {conversationId && (
           <button
             type="button"

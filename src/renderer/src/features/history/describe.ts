@@ -22,6 +22,9 @@ const COMMAND_LABELS: Readonly<Record<CommitCommand, string>> = {
   recovery: 'recovery',
   outside: 'edited outside Cairn',
   init: 'start of history',
+  merge: 'merge',
+  resolve: 'resolve conflict',
+  import: 'import',
 }
 
 /** The command of a commit, short: `str_replace`, `edit`, `restore file`. */

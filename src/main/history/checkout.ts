@@ -1,0 +1,202 @@
+/**
+ * Moving `main` to a commit Cairn did not make here: a sync's fast-forward or merge commit,
+ * or a switch to another history the person chose. The folder follows, so it always equals
+ * the tree of `main`; a crash at any point is finished at the next open.
+ *
+ * Order: the move is written down (`cairn-move.json` in the git directory), the folder is
+ * updated, `main` is moved, the side index is appended to, the note is removed. Re-running
+ * the note's move is harmless at any point, which is what `finishInterruptedMove` does.
+ */
+import path from 'node:path'
+import { writeJsonAtomic } from '../lib/atomic-json'
+import { disk, isCode, isMissing } from '../lib/disk'
+import { CairnError } from '../lib/errors'
+import { isDiskProblem } from '../lib/disk-errors'
+import { FolderTree, readFileIn, settleFolderSyncs } from '../lib/folders'
+import type { Logger } from '../lib/logger'
+import { DamagedHistoryError } from './damage'
+import { readMainRef } from './find-tip'
+import { createObjectStore, writeMainRef, type ObjectStore } from './object-store'
+import { segmentsOf, toRelative, toVirtual } from './paths'
+import type { Repo } from './repo'
+import type { MoveKind } from './types'
+import { applyDeltas } from './restore-common'
+import { entriesSince, parentsOf, type IndexEntry } from './side-index'
+import { diffNodes, emptyTree, treeFromOid, type FileDelta, type TreeNode } from './tree-state'
+import { MAX_VERSIONED_BYTES } from './work-tree'
+
+/** The note of a move in progress, inside the git directory (never in the memory folder). */
+export function moveNoteOf(gitdir: string): string {
+  return path.join(gitdir, 'cairn-move.json')
+}
+
+interface MoveNote {
+  readonly from: string | null
+  readonly to: string
+}
+
+export type { MoveKind } from './types'
+
+/**
+ * Moves `main` and the folder to `target`, whose objects must all be in the store. A
+ * `forward` move refuses a target that does not contain the current `main` (history is never
+ * rewritten by accident); a `switch` replaces the side index with the target's history.
+ * Only the serial queue calls this, with the folder equal to `main`'s tree. Returns the
+ * index entries the move added, oldest first.
+ */
+export async function moveMain(
+  repo: Repo,
+  target: string,
+  kind: MoveKind,
+): Promise<ReadonlyArray<IndexEntry>> {
+  const from = repo.head()
+  if (target === from) return []
+  const store = repo.store
+  const commit = await store.readCommit(target)
+  // Every commit is read before anything changes: a missing object refuses the move here.
+  const added = await entriesSince(
+    store,
+    target,
+    kind === 'switch' ? () => false : (oid) => repo.entry(oid) !== undefined,
+  )
+  if (kind === 'forward' && from && !added.some((entry) => parentsOf(entry).includes(from))) {
+    throw new CairnError(
+      'conflict',
+      'That history does not continue this one; Cairn never replaces history without asking.',
+    )
+  }
+  const deltas = await diffNodes(store, repo.root(), treeFromOid(commit.tree))
+  // A commit from elsewhere is untrusted: none of its paths may leave the folder or reach git.
+  for (const delta of deltas) toRelative(toVirtual(delta.path))
+  // The objects the target reaches that were written here (a merge commit, its trees) are
+  // durable before anything refers to them.
+  await store.flush()
+  await writeJsonAtomic(moveNoteOf(store.gitdir), { from, to: target } satisfies MoveNote)
+  await applyDeltas(repo, deltas)
+  try {
+    // The folder's changes are durable before the ref that records them moves (as for a
+    // commit).
+    await settleFolderSyncs()
+    await writeMainRef(store.gitdir, target)
+  } catch (error) {
+    // `main` did not move (a full disk): the folder goes back to it, and the note with it. If
+    // even that fails, the note stays and the next start finishes the move.
+    try {
+      await applyDeltas(
+        repo,
+        deltas.map(({ path, before, after }) => ({ path, before: after, after: before })),
+      )
+      removeNote(store.gitdir)
+    } catch {
+      // Finished at the next start.
+    }
+    throw error
+  }
+  await repo.adopt(target, commit.tree, added, kind === 'switch')
+  removeNote(store.gitdir)
+  return added
+}
+
+/**
+ * Finishes a move a crash interrupted (see `moveMain`): each file the move changes is
+ * brought to the target's version where the folder still holds the old one, and `main` is
+ * moved. A file that holds neither (edited by hand meanwhile) is left as it is, so the
+ * start-up recovery commit keeps it. Returns true when a move was finished.
+ */
+export async function finishInterruptedMove(
+  gitdir: string,
+  workRoot: string,
+  logger?: Logger,
+): Promise<boolean> {
+  const file = moveNoteOf(gitdir)
+  let text: string
+  try {
+    text = disk.readFileSync(file).toString('utf8')
+  } catch (error) {
+    // No move was in progress. An I/O error is not "no move": open fails, changing nothing.
+    if (isMissing(error)) return false
+    throw error
+  }
+  let note: MoveNote
+  try {
+    note = JSON.parse(text) as MoveNote
+  } catch {
+    // Its note was never completely written: nothing moved yet.
+    removeNote(gitdir)
+    return false
+  }
+  if (!isOid(note.to) || (note.from !== null && !isOid(note.from))) {
+    removeNote(gitdir)
+    return false
+  }
+  const at = readMainRef(gitdir)
+  if (at.kind === 'ok' && at.oid !== note.from && at.oid !== note.to) {
+    // `main` moved on since (the move failed and was undone, and commits followed): the note
+    // is stale, and finishing it would drop those commits.
+    logger?.warn('A stale note of a move of the history was dropped at start-up')
+    removeNote(gitdir)
+    return false
+  }
+  const store = createObjectStore(gitdir)
+  try {
+    const before = await treeOfCommit(store, note.from)
+    const after = await treeOfCommit(store, note.to)
+    const deltas = await diffNodes(store, before, after)
+    const pending: FileDelta[] = []
+    for (const delta of deltas) {
+      const onDisk = blobOidOnDisk(store, workRoot, delta.path)
+      if (onDisk === delta.before && onDisk !== delta.after) pending.push(delta)
+    }
+    await applyDeltas({ store, workRoot }, pending)
+  } catch (error) {
+    if (!(error instanceof DamagedHistoryError)) throw error
+    // The versions the move was between cannot be read: the folder stays as the move left it
+    // (part moved, part not), and the start-up recovery commit saves it on top of `main` as
+    // it was. Every file is kept; nothing is guessed.
+    logger?.warn('An interrupted move of the history could not be finished: it is damaged', error)
+    removeNote(gitdir)
+    return false
+  }
+  await settleFolderSyncs()
+  if (at.kind !== 'ok' || at.oid !== note.to) await writeMainRef(gitdir, note.to)
+  removeNote(gitdir)
+  logger?.warn('An interrupted move of the history (a sync) was finished at start-up')
+  return true
+}
+
+function removeNote(gitdir: string): void {
+  try {
+    disk.unlinkSync(moveNoteOf(gitdir))
+  } catch (error) {
+    if (!isCode(error, 'ENOENT')) throw error
+  }
+}
+
+async function treeOfCommit(store: ObjectStore, oid: string | null): Promise<TreeNode> {
+  return oid ? treeFromOid((await store.readCommit(oid)).tree) : emptyTree()
+}
+
+// The blob id of what the folder holds at `relative` (null: nothing, or not a regular file).
+// Read through the folders' handles, never through a link.
+function blobOidOnDisk(store: ObjectStore, workRoot: string, relative: string): string | null {
+  const tree = new FolderTree(workRoot)
+  try {
+    const found = tree.find(segmentsOf(relative).join('/'))
+    if (found.kind !== 'file') return null
+    return store.hash(
+      'blob',
+      readFileIn(found.parent, found.name, found.stats, MAX_VERSIONED_BYTES),
+    )
+  } catch (error) {
+    // Unreadable as a file (changed meanwhile): the move's "absent" side. A disk problem is
+    // not that.
+    if (isDiskProblem(error)) throw error
+    return null
+  } finally {
+    tree.close()
+  }
+}
+
+function isOid(value: unknown): value is string {
+  return typeof value === 'string' && /^[0-9a-f]{40}$/.test(value)
+}
