@@ -3,9 +3,11 @@
  * or a switch to another history the person chose. The folder follows, so it always equals
  * the tree of `main`; a crash at any point is finished at the next open.
  *
- * Order: the move is written down (`cairn-move.json` in the git directory), the folder is
- * updated, `main` is moved, the side index is appended to, the note is removed. Re-running
- * the note's move is harmless at any point, which is what `finishInterruptedMove` does.
+ * Order: the objects it reaches are made durable, the move is written down (`cairn-move.json`
+ * in the git directory), the folder is updated (its fsyncs settled), `main` is moved (fsynced),
+ * the side index is appended to, the note is removed. Re-running the note's move is harmless
+ * at any point, which is what `finishInterruptedMove` does at the next open, before anything
+ * else compares the folder with `main`. All of it goes through the disk seam.
  */
 import path from 'node:path'
 import { writeJsonAtomic } from '../lib/atomic-json'
@@ -93,7 +95,13 @@ export async function moveMain(
     throw error
   }
   await repo.adopt(target, commit.tree, added, kind === 'switch')
-  removeNote(store.gitdir)
+  // The move has happened: a note that cannot be removed now is finished (harmlessly) at the
+  // next start, and must not make the move look failed.
+  try {
+    removeNote(store.gitdir)
+  } catch {
+    // Left for the next start.
+  }
   return added
 }
 

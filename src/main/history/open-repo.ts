@@ -333,6 +333,19 @@ function removeGitTemps(gitdir: string): void {
     // The temp file of a move note (checkout.ts) a kill interrupted.
     if (name.startsWith(TEMP_FILE_PREFIX)) unlinkIfThere(path.join(gitdir, name))
   }
+  // Those of a sync's writes (a fetched pack, a ref: sync/git-fs.ts).
+  for (const name of listNames(path.join(objects, 'pack'))) {
+    if (name.startsWith(TEMP_FILE_PREFIX)) unlinkIfThere(path.join(objects, 'pack', name))
+  }
+  removeTempsUnder(path.join(gitdir, 'refs'))
+}
+
+function removeTempsUnder(dir: string): void {
+  for (const name of listNames(dir)) {
+    const child = path.join(dir, name)
+    if (name.startsWith(TEMP_FILE_PREFIX)) unlinkIfThere(child)
+    else if (isFolder(child)) removeTempsUnder(child)
+  }
 }
 
 // Any object but the empty tree (which a history with no commit yet holds).

@@ -415,17 +415,20 @@ async function openLocked(
     assertWriter: () => lock.assertHeld(),
     head: () => repo.head(),
     position: (oid) => positions().get(oid) ?? -1,
+    // A full disk or damage met on the way is said in plain words, like a restore's.
     exclusive: (task) =>
-      exclusive(
-        async () => {
-          try {
-            return await task(session)
-          } finally {
-            // Whatever the task wrote, the tool's running total of the folder's size is stale.
-            tool.invalidateUsage()
-          }
-        },
-        () => 'all',
+      forPeople(
+        exclusive(
+          async () => {
+            try {
+              return await task(session)
+            } finally {
+              // Whatever the task wrote, the tool's running total of the folder's size is stale.
+              tool.invalidateUsage()
+            }
+          },
+          () => 'all',
+        ),
       ),
   }
 
