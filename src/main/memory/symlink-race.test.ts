@@ -119,6 +119,21 @@ describe('a folder swapped for a symlink at any moment of a command (defect 4)',
     },
   )
 
+  // Review mode shows a dry run's plan (with the file's text before and after) to the person:
+  // it must be held to the same handles as the real command.
+  it.each(COMMANDS.map((command) => [JSON.stringify(command), command] as const))(
+    'never lets a dry run (preview) of %s read or change anything outside',
+    async (_name, command) => {
+      const { rounds, escapes } = await raceEveryCall(async () => {
+        const tool = createMemoryTool({ root, secretScanning: false })
+        const dry = await tool.preview(command)
+        return text(dry) + JSON.stringify(dry.planned ?? null)
+      })
+      expect(rounds).toBeGreaterThan(3)
+      expect(escapes).toEqual([])
+    },
+  )
+
   it('never lets the history scan or the browser reach outside', async () => {
     resetMemories()
     const memory = await openVersionedMemory({
