@@ -51,6 +51,13 @@ export async function isReadableCommit(store: ObjectStore, oid: string): Promise
  * index, followed forward through commit objects the index had not recorded yet (a kill
  * between the ref update and the index append); without an index, the tip of the longest
  * chain among all commit objects. Null when there is no commit to find.
+ *
+ * A history that syncs holds other machines' commits too: a remote-tracking ref may be ahead
+ * of `main` (fetched, not merged yet) and `refs/cairn/backups/*` keep older histories. Their
+ * tips are never taken for this machine's while one of its own is there: going forward, a
+ * child the other refs do not reach is preferred; among tips, one no other ref names wins,
+ * then one the remote-tracking ref names (main after a push or a fast-forward), a backup last.
+ * Nothing is removed: the other refs and what they reach stay as they were.
  */
 export async function findLostTip(
   store: ObjectStore,
@@ -77,12 +84,16 @@ export async function findLostTip(
       children.set(parent, list)
     }
   }
-  if (base) return followChildren(base, children)
-  // No index: every commit that is nobody's parent is a tip; the longest chain (of first
-  // parents) wins.
-  let best: { oid: string; length: number; time: number } | null = null
+  const others = otherRefs(gitdir)
+  if (base) return followChildren(base, children, reachedFrom(others, commits))
+  // No index: every commit that is nobody's parent is a tip; the one no other ref names wins,
+  // then the longest chain (of first parents), then the newest.
+  const named = new Map<string, number>()
+  for (const ref of others) named.set(ref.oid, Math.max(named.get(ref.oid) ?? 0, ref.rank))
+  let best: { oid: string; rank: number; length: number; time: number } | null = null
   for (const commit of commits.values()) {
     if (children.has(commit.oid)) continue
+    const rank = named.get(commit.oid) ?? 0
     let length = 0
     for (
       let at: RawCommit | undefined = commit;
@@ -92,25 +103,84 @@ export async function findLostTip(
       length++
     }
     const better =
-      !best || length > best.length || (length === best.length && commit.timestamp > best.time)
-    if (better) best = { oid: commit.oid, length, time: commit.timestamp }
+      !best ||
+      rank < best.rank ||
+      (rank === best.rank &&
+        (length > best.length || (length === best.length && commit.timestamp > best.time)))
+    if (better) best = { oid: commit.oid, rank, length, time: commit.timestamp }
   }
   return best?.oid ?? null
 }
 
-function followChildren(base: string, children: ReadonlyMap<string, RawCommit[]>): string {
+function followChildren(
+  base: string,
+  children: ReadonlyMap<string, RawCommit[]>,
+  foreign: ReadonlySet<string>,
+): string {
   let tip = base
   const seen = new Set([base])
   for (;;) {
     const next = children.get(tip)
     if (!next || next.length === 0) return tip
-    // Usually one child; should there be more (a merge and the commit it joined), the newest
-    // is the one Cairn made last.
-    const child = [...next].sort((a, b) => b.timestamp - a.timestamp)[0]!
+    // Usually one child; should there be more (a merge and the commit it joined, or commits
+    // fetched from another machine), one no other ref reaches is this machine's, and the
+    // newest is the one Cairn made last.
+    const child = [...next].sort(
+      (a, b) =>
+        Number(foreign.has(a.oid)) - Number(foreign.has(b.oid)) || b.timestamp - a.timestamp,
+    )[0]!
     if (seen.has(child.oid)) return tip
     seen.add(child.oid)
     tip = child.oid
   }
+}
+
+/** A ref other than `main`: 1 for the remote-tracking ref (and any other), 2 for a backup. */
+interface OtherRef {
+  readonly name: string
+  readonly oid: string
+  readonly rank: 1 | 2
+}
+
+const BACKUPS = 'refs/cairn/backups/'
+
+/** Every ref but `refs/heads/main` that names a commit id, loose or in `packed-refs`. */
+export function otherRefs(gitdir: string): OtherRef[] {
+  const found = new Map<string, string>()
+  const walk = (relative: string): void => {
+    for (const name of listNames(path.join(gitdir, relative))) {
+      const child = `${relative}/${name}`
+      // Null for a folder of refs.
+      const text = readTextOrNull(path.join(gitdir, child))
+      if (text === null) walk(child)
+      else if (isOid(text.trim())) found.set(child, text.trim())
+    }
+  }
+  walk('refs')
+  const packed = readTextOrNull(path.join(gitdir, 'packed-refs'))
+  for (const line of packed?.split('\n') ?? []) {
+    const [oid, name] = line.trim().split(' ')
+    if (oid && name && isOid(oid) && !found.has(name)) found.set(name, oid)
+  }
+  found.delete('refs/heads/main')
+  return [...found].map(([name, oid]) => ({ name, oid, rank: name.startsWith(BACKUPS) ? 2 : 1 }))
+}
+
+// The commits among `commits` that the other refs reach, through every parent.
+function reachedFrom(
+  refs: ReadonlyArray<OtherRef>,
+  commits: ReadonlyMap<string, RawCommit>,
+): Set<string> {
+  const reached = new Set<string>()
+  const stack = refs.map((ref) => ref.oid)
+  while (stack.length > 0) {
+    const oid = stack.pop()!
+    const commit = commits.get(oid)
+    if (!commit || reached.has(oid)) continue
+    reached.add(oid)
+    stack.push(...commit.parents)
+  }
+  return reached
 }
 
 // Every readable commit among the loose objects (modified at or after `since`, when given)

@@ -7,7 +7,7 @@ import { diskProblem } from '../lib/disk-errors'
 import { DIR_MODE, Folder, removeStrayTemps, TEMP_FILE_PREFIX } from '../lib/folders'
 import { finishInterruptedMove } from './checkout'
 import { DamagedHistoryError } from './damage'
-import { findLostTip, isReadableCommit, readMainRef } from './find-tip'
+import { findLostTip, isReadableCommit, otherRefs, readMainRef } from './find-tip'
 import { createObjectStore, initRepository, writeMainRef, type ObjectStore } from './object-store'
 import {
   commitBody,
@@ -236,7 +236,10 @@ async function loadState(
     findings.tipFound = head
     await writeMainRef(gitdir, head)
   } else {
-    if (ref.kind === 'ok') quarantine(gitdir, ref.oid)
+    // A damaged commit a sync ref (a backup, the remote's) still names stays where it is.
+    if (ref.kind === 'ok' && !otherRefs(gitdir).some((other) => other.oid === ref.oid)) {
+      quarantine(gitdir, ref.oid)
+    }
     head = await findLostTip(store, gitdir, index?.entries ?? null)
     if (head) {
       findings.tipFound = head

@@ -5,7 +5,9 @@ import { mkdir, mkdtemp, open, readdir, readFile, rm, writeFile } from 'node:fs/
 import os from 'node:os'
 import path from 'node:path'
 import { nodeDisk, setDisk, type Disk } from '../lib/disk'
-import type { ExecuteOutcome, Origin, VersionedMemory } from './types'
+import { AUTHORS, formatCommitMessage } from './commit-message'
+import { serializeCommit, serializeTree, type RawTreeEntry } from './object-store'
+import type { ExecuteOutcome, HistoryGit, Origin, VersionedMemory } from './types'
 
 /** A fresh data folder under the OS temp dir; `cleanup` removes it. */
 export async function tempDataDir(): Promise<{ dir: string; cleanup: () => Promise<void> }> {
@@ -307,4 +309,96 @@ export function leftoverTempFiles(dataDir: string): string[] {
   }
   walk(dataDir)
   return found
+}
+
+/**
+ * Writes, into the repository, a commit made on another machine: `main`'s tree with
+ * `changes` applied (relative path -> new text; null deletes), a `Machine:` trailer, and
+ * `parents` (default: `main`, so moving `main` to it is a fast-forward). What a sync's fetch
+ * brings, without the network. Returns its id; `main` does not move.
+ */
+export async function commitElsewhere(
+  git: HistoryGit,
+  changes: Readonly<Record<string, string | null>>,
+  options: {
+    readonly machine?: string
+    readonly subject?: string
+    readonly time?: number
+    readonly parents?: ReadonlyArray<string>
+    /** The tree to change (default: that of the first parent). */
+    readonly base?: string | null
+  } = {},
+): Promise<string> {
+  const { objects } = git
+  const parents = options.parents ?? (git.head() ? [git.head()!] : [])
+  const baseCommit = options.base !== undefined ? options.base : (parents[0] ?? null)
+  // The tree as nested maps of name -> blob id (files) or folder.
+  type Folder = Map<string, string | Folder>
+  const read = async (oid: string): Promise<Folder> => {
+    const folder: Folder = new Map()
+    for (const entry of await objects.readTree(oid)) {
+      folder.set(entry.name, entry.kind === 'tree' ? await read(entry.oid) : entry.oid)
+    }
+    return folder
+  }
+  const root: Folder = baseCommit
+    ? await read((await objects.readCommit(baseCommit)).tree)
+    : new Map()
+  for (const [relative, text] of Object.entries(changes)) {
+    const names = relative.split('/')
+    const chain: Folder[] = [root]
+    for (const name of names.slice(0, -1)) {
+      const parent = chain.at(-1)!
+      let next = parent.get(name)
+      if (!(next instanceof Map)) {
+        next = new Map()
+        parent.set(name, next)
+      }
+      chain.push(next)
+    }
+    const last = names.at(-1)!
+    if (text === null) {
+      chain.at(-1)!.delete(last)
+      // Folders left empty go too: git has no empty folders.
+      for (let i = chain.length - 1; i > 0 && chain[i]!.size === 0; i--) {
+        chain[i - 1]!.delete(names[i - 1]!)
+      }
+    } else {
+      chain.at(-1)!.set(last, await objects.write('blob', Buffer.from(text)))
+    }
+  }
+  const write = async (folder: Folder): Promise<string> => {
+    const entries: RawTreeEntry[] = []
+    for (const [name, value] of folder) {
+      entries.push(
+        value instanceof Map
+          ? { name, kind: 'tree', oid: await write(value), mode: '40000' }
+          : { name, kind: 'blob', oid: value, mode: '100644' },
+      )
+    }
+    return objects.write('tree', serializeTree(entries))
+  }
+  const tree = await write(root)
+  const message = formatCommitMessage({
+    actor: 'claude',
+    command: 'create',
+    subject: options.subject ?? `change ${Object.keys(changes).join(', ')}`,
+    paths: Object.keys(changes).map((relative) => `/memories/${relative}`),
+    conversationId: null,
+    toolUseId: null,
+    overwrite: false,
+    restoredFrom: null,
+    machine: options.machine ?? 'desktop',
+  })
+  return objects.write(
+    'commit',
+    serializeCommit({
+      tree,
+      parent: parents[0] ?? null,
+      otherParents: parents.slice(1),
+      author: AUTHORS.claude,
+      timestamp: options.time ?? 1_800_000_000,
+      message,
+    }),
+  )
 }
