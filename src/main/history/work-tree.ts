@@ -179,10 +179,47 @@ export async function writeFileSafely(
     throw new CairnError('conflict', `A file is in the way of /memories/${relative}.`)
   }
   const existing = folder.lstat(name)
-  if (existing && !existing.isFile()) {
+  // An empty folder (or one of empty folders only) holds nothing git keeps: it gives way.
+  const givesWay = () => {
+    const gone = removeIfEmpty(folder, name)
+    if (gone) tree.forget(relative)
+    return gone
+  }
+  if (existing && !existing.isFile() && !(existing.isDirectory() && givesWay())) {
     throw new CairnError('conflict', `/memories/${relative} is a folder now; move it first.`)
   }
   await writeFileAtomically(folder, name, content)
+}
+
+/**
+ * Removes the folder `name` of `parent` when it holds no file at any depth (only empty
+ * folders), through handles; true when it is gone. A file anywhere inside keeps it all:
+ * `rmdir` never removes a folder that is not empty.
+ */
+function removeIfEmpty(parent: Folder, name: string): boolean {
+  let folder: Folder
+  try {
+    folder = parent.openChild(name)
+  } catch (error) {
+    if (isCode(error, 'ENOENT')) return true
+    if (isCode(error, 'ENOTDIR') || isCode(error, 'ELOOP')) return false
+    throw error
+  }
+  try {
+    for (const dirent of folder.list()) {
+      if (!dirent.isDirectory() || !removeIfEmpty(folder, dirent.name)) return false
+    }
+  } finally {
+    folder.close()
+  }
+  try {
+    disk.rmdirSync(parent.entry(name))
+  } catch (error) {
+    if (isCode(error, 'ENOTEMPTY') || isCode(error, 'EEXIST')) return false
+    if (!isCode(error, 'ENOENT')) throw error
+  }
+  parent.syncLater()
+  return true
 }
 
 /** Deletes the file `relative` and then any parent folders it left empty. */
