@@ -67,6 +67,8 @@ interface HistoryErrors {
   locked: true
   /** A version's stored objects are missing, corrupt, or name entries Cairn never writes. */
   'history-damaged': true
+  /** Part of the history index was found damaged; it is being rebuilt from the commits. */
+  'index-rebuilding': true
 }
 
 /** Changes waiting for the person's review. */

@@ -4,10 +4,11 @@
  * the tree of `main`; a crash at any point is finished at the next open.
  *
  * Order: the objects it reaches are made durable, the move is written down (`cairn-move.json`
- * in the git directory), the folder is updated (its fsyncs settled), `main` is moved (fsynced),
- * the side index is appended to, the note is removed. Re-running the note's move is harmless
- * at any point, which is what `finishInterruptedMove` does at the next open, before anything
- * else compares the folder with `main`. All of it goes through the disk seam.
+ * in the git directory), the folder is updated (its fsyncs settled, and the stat cache told
+ * what was written), `main` is moved (fsynced), the side index is appended to (or replaced),
+ * the note is removed. Re-running the note's move is harmless at any point, which is what
+ * `finishInterruptedMove` does at the next open, before anything else compares the folder
+ * with `main`. All of it goes through the disk seam.
  */
 import path from 'node:path'
 import { writeJsonAtomic } from '../lib/atomic-json'
@@ -59,7 +60,7 @@ export async function moveMain(
   const added = await entriesSince(
     store,
     target,
-    kind === 'switch' ? () => false : (oid) => repo.entry(oid) !== undefined,
+    kind === 'switch' ? () => false : (oid) => repo.index.positionOf(oid) >= 0,
   )
   if (kind === 'forward' && from && !added.some((entry) => parentsOf(entry).includes(from))) {
     throw new CairnError(
@@ -75,6 +76,7 @@ export async function moveMain(
   await store.flush()
   await writeJsonAtomic(moveNoteOf(store.gitdir), { from, to: target } satisfies MoveNote)
   await applyDeltas(repo, deltas)
+  noteWritten(repo, deltas)
   try {
     // The folder's changes are durable before the ref that records them moves (as for a
     // commit).
@@ -103,6 +105,27 @@ export async function moveMain(
     // Left for the next start.
   }
   return added
+}
+
+// The files a move wrote hold the blobs it wrote: the stat cache learns them (keeping the
+// folder's totals right for the Memory tool's limits) without reading them back.
+function noteWritten(repo: Repo, deltas: ReadonlyArray<FileDelta>): void {
+  for (const delta of deltas) {
+    if (delta.after === null) {
+      repo.stats.forget(delta.path)
+      continue
+    }
+    try {
+      repo.stats.record(
+        delta.path,
+        disk.lstatSync(path.join(repo.workRoot, ...segmentsOf(delta.path))),
+        delta.after,
+      )
+    } catch {
+      // Gone already: the next scan sees what is there.
+      repo.stats.forget(delta.path)
+    }
+  }
 }
 
 /**
@@ -164,6 +187,8 @@ export async function finishInterruptedMove(
     logger?.warn('An interrupted move of the history could not be finished: it is damaged', error)
     removeNote(gitdir)
     return false
+  } finally {
+    store.close()
   }
   await settleFolderSyncs()
   if (at.kind !== 'ok' || at.oid !== note.to) await writeMainRef(gitdir, note.to)

@@ -7,7 +7,7 @@ import { addTotals, size } from '../../../test/stress/stress'
 import { CairnError } from '../lib/errors'
 import { createRecordingLogger } from '../lib/logger'
 import { openVersionedMemory, type VersionedMemory } from './index'
-import { commitCount, gitCli, headMatchesFolder, CLAUDE } from './test-helpers'
+import { commitCount, gitCli, headMatchesFolder, indexDirIn, CLAUDE } from './test-helpers'
 
 // The damage test (issue #9): each kind of damage to history.git, then open. The files stay
 // byte-identical; the history is kept where it can be and set aside (never destroyed) where
@@ -176,20 +176,23 @@ const DAMAGES: ReadonlyArray<Damage> = [
     name: 'side index deleted',
     outcome: 'kept',
     notice: null,
-    apply: (s) => fs.rmSync(path.join(gitdir(s), 'cairn-index.jsonl')),
+    apply: (s) => fs.rmSync(indexDirIn(s.dataDir), { recursive: true }),
   },
   {
     name: 'side index garbage',
     outcome: 'kept',
     notice: null,
-    apply: (s) => fs.writeFileSync(path.join(gitdir(s), 'cairn-index.jsonl'), '{"no":\n[[['),
+    apply: (s) => {
+      const file = path.join(indexDirIn(s.dataDir), 'commits')
+      fs.writeFileSync(file, Buffer.alloc(fs.statSync(file).size, 0xa5))
+    },
   },
   {
-    name: 'side index torn mid-line',
+    name: 'side index torn mid-append',
     outcome: 'kept',
     notice: null,
     apply: (s) => {
-      const file = path.join(gitdir(s), 'cairn-index.jsonl')
+      const file = path.join(indexDirIn(s.dataDir), 'commits')
       fs.truncateSync(file, fs.statSync(file).size - 30)
     },
   },
@@ -226,7 +229,8 @@ const DAMAGES: ReadonlyArray<Damage> = [
       fs.mkdirSync(dir, { recursive: true })
       fs.writeFileSync(path.join(dir, 'tmp_obj_123abc'), '')
       fs.writeFileSync(path.join(gitdir(s), 'refs', 'heads', 'main.1a2b.lock'), 'x')
-      fs.writeFileSync(path.join(gitdir(s), 'cairn-index.jsonl.9f8e.tmp'), '{')
+      fs.mkdirSync(path.join(gitdir(s), 'cairn-index.tmp-123-456'))
+      fs.writeFileSync(path.join(gitdir(s), 'cairn-index.tmp-123-456', 'commits'), '{')
     },
   },
   {
@@ -261,7 +265,7 @@ async function checkDamage(damage: Damage, variant: number): Promise<void> {
     if (damage.outcome === 'set-aside') {
       expect(aside, damage.name).toHaveLength(1)
       // Set aside, not destroyed: what was there is all still there.
-      expect(fs.existsSync(path.join(s.dataDir, aside[0]!, 'cairn-index.jsonl'))).toBe(true)
+      expect(fs.existsSync(path.join(s.dataDir, aside[0]!, 'cairn-index', 'commits'))).toBe(true)
       expect(commitCount(s.dataDir)).toBe(1)
     } else {
       expect(aside, damage.name).toEqual([])

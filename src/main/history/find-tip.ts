@@ -8,7 +8,6 @@ import { constants, inflateSync } from 'node:zlib'
 import { disk, isCode, listNames } from '../lib/disk'
 import { DamagedHistoryError } from './damage'
 import type { ObjectStore, RawCommit } from './object-store'
-import type { IndexEntry } from './side-index'
 
 /** What `main` says, read without trusting it: a commit id, or why there is none. */
 export type RefReading =
@@ -62,11 +61,11 @@ export async function isReadableCommit(store: ObjectStore, oid: string): Promise
 export async function findLostTip(
   store: ObjectStore,
   gitdir: string,
-  index: ReadonlyArray<IndexEntry> | null,
+  index: { readonly size: number; oidAt(i: number): string } | null,
 ): Promise<string | null> {
   let base: string | null = null
-  for (let i = (index?.length ?? 0) - 1; i >= 0; i--) {
-    const oid = index![i]!.oid
+  for (let i = (index?.size ?? 0) - 1; i >= 0; i--) {
+    const oid = index!.oidAt(i)
     if (await isReadableCommit(store, oid)) {
       base = oid
       break

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs'
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { CairnError } from '../lib/errors'
@@ -15,6 +15,8 @@ import {
   simulatedSmallDisk,
   type SmallDisk,
   CLAUDE,
+  dropNewestIndexEntry,
+  indexDirIn,
 } from './test-helpers'
 import { STRESS } from '../../../test/stress/stress'
 
@@ -58,10 +60,9 @@ describe.each([
       }
       await memory.close()
       // What a kill between the ref update and the index append leaves: the index one behind.
-      const index = path.join(dataDir, 'history.git', 'cairn-index.jsonl')
-      const lines = (await readFile(index, 'utf8')).trimEnd().split('\n')
-      await writeFile(index, `${lines.slice(0, -1).join('\n')}\n`)
-      const indexBefore = await readFile(index, 'utf8')
+      await dropNewestIndexEntry(dataDir)
+      const index = path.join(indexDirIn(dataDir), 'commits')
+      const indexBefore = await readFile(index)
       await disk.fill()
 
       const error = await open().then(
@@ -74,7 +75,7 @@ describe.each([
       expect((error as Error).message).not.toContain(dataDir)
       expect((await readdir(dataDir)).filter((name) => name.startsWith('history.git.'))).toEqual([])
       expect(commitCount(dataDir)).toBe(7)
-      expect(await readFile(index, 'utf8')).toBe(indexBefore)
+      expect((await readFile(index)).equals(indexBefore)).toBe(true)
 
       await disk.free()
       memory = await open()

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs'
-import { readdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { readdir, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createRecordingLogger } from '../lib/logger'
@@ -12,6 +12,8 @@ import {
   headFiles,
   tempDataDir,
   CLAUDE,
+  dropNewestIndexEntry,
+  indexDirIn,
 } from './test-helpers'
 
 // Defect 1 of issue #9: deleting refs/heads/main made open start a new, parentless history
@@ -74,9 +76,7 @@ describe('a lost refs/heads/main (defect 1)', () => {
 
   it('finds a tip the side index had not recorded yet (killed between ref and index)', async () => {
     const tip = await fiveFiles()
-    const index = path.join(dataDir, 'history.git', 'cairn-index.jsonl')
-    const lines = (await readFile(index, 'utf8')).trimEnd().split('\n')
-    await writeFile(index, `${lines.slice(0, -1).join('\n')}\n`)
+    await dropNewestIndexEntry(dataDir)
     await rm(ref())
     const memory = await open()
     try {
@@ -90,7 +90,7 @@ describe('a lost refs/heads/main (defect 1)', () => {
   it('finds the tip by scanning the commit objects when the side index is gone too', async () => {
     const tip = await fiveFiles()
     await rm(ref())
-    await rm(path.join(dataDir, 'history.git', 'cairn-index.jsonl'))
+    await rm(indexDirIn(dataDir), { recursive: true })
     const memory = await open()
     try {
       expect(memory.recovery?.kind).toBe('history-repaired')
@@ -122,7 +122,7 @@ describe('a lost refs/heads/main (defect 1)', () => {
     const commits = gitCli(dataDir, 'rev-list', 'main').split('\n').filter(Boolean)
     expect(commits).toHaveLength(5)
     await rm(ref())
-    await rm(path.join(gitdir, 'cairn-index.jsonl'))
+    await rm(indexDirIn(dataDir), { recursive: true })
     // Every commit object gone: nothing left to find a tip from.
     for (const oid of commits) await rm(path.join(gitdir, 'objects', oid.slice(0, 2), oid.slice(2)))
     const memory = await open()

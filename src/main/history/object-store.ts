@@ -1,11 +1,16 @@
-import { createHash, randomBytes } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
 import path from 'node:path'
-import { deflateSync, inflateSync } from 'node:zlib'
-import git from 'isomorphic-git'
-import { disk, isCode, listNames, makeFolders, OPEN } from '../lib/disk'
+import { deflateSync } from 'node:zlib'
+import { disk, isCode, makeFolders, OPEN, syncFolder } from '../lib/disk'
 import { isDiskProblem } from '../lib/disk-errors'
 import { DamagedHistoryError, entryNameProblem } from './damage'
-import { gitFs } from './git-fs'
+import {
+  DamagedObjectError,
+  hashObject,
+  isFormatError,
+  MissingObjectError,
+  ObjectDatabase,
+} from './objects/object-database'
 
 /** One entry of a git tree as Cairn stores it: regular files and directories only. */
 export interface RawTreeEntry {
@@ -37,27 +42,32 @@ export type ObjectType = 'blob' | 'tree' | 'commit'
 /**
  * Reads and writes the objects of one bare repository, through the disk seam.
  *
- * Loose objects are read, inflated and checked against their id here; packed ones through
- * isomorphic-git. Anything that is missing, does not inflate, does not hash to its id or does
- * not parse is reported as a `DamagedHistoryError` (never as an internal error); an I/O error
- * (full disk, EIO, EACCES, EMFILE) is passed on as it is, never taken for damage.
+ * Reads go through the object database (loose files and packs, read by index lookup and
+ * positioned reads, never whole; every object checked against its id). Anything that is
+ * missing, does not inflate, does not hash to its id or does not parse is reported as a
+ * `DamagedHistoryError` (never as an internal error); an I/O error (full disk, EIO, EACCES,
+ * EMFILE) is passed on as it is, never taken for damage.
  *
  * Writes produce git's loose object format directly: hash, deflate, temp file, rename — so a
- * crash never leaves a half-written object under its final name. A file already there is kept
- * only if it holds what its name says; a damaged one is replaced. Written objects are made
- * durable by `flush` (file contents, then their folders), which the caller runs before the
- * ref that makes them reachable moves.
+ * crash never leaves a half-written object under its final name, and no tree is rebuilt that
+ * did not change. Writing an object again renames the same bytes over a damaged loose copy.
+ * Written objects are made durable by `flush` (file contents and their folders, together),
+ * which the caller runs before the ref that makes them reachable moves. Background
+ * maintenance later moves loose objects into packs.
  */
 export interface ObjectStore {
   readonly gitdir: string
+  readonly db: ObjectDatabase
   hash(type: ObjectType, content: Uint8Array): string
   write(type: ObjectType, content: Uint8Array, knownOid?: string): Promise<string>
-  /** fsyncs every object written since the last flush, then their folders. */
+  /** fsyncs every object written since the last flush, and their folders. */
   flush(): Promise<void>
   /** True when the object `oid` can be read and holds what its id says. */
   isIntact(oid: string): Promise<boolean>
   /** A tree of this history: an entry Cairn would never write is damage. */
   readTree(oid: string): Promise<ReadonlyArray<RawTreeEntry>>
+  /** A tree's entries with its bytes, and where each id sits when it is in canonical form. */
+  readTreeEncoded(oid: string): Promise<EncodedTree>
   /**
    * A tree as it is stored, for content from elsewhere (sync) that its reader judges itself:
    * links and submodules come as `blob` entries with their own mode (`120000`, `160000`),
@@ -68,6 +78,10 @@ export interface ObjectStore {
   readCommit(oid: string): Promise<RawCommit>
   /** An object's stored content (what its id hashes, without the header), checked for `type`. */
   readRaw(oid: string, type: ObjectType): Promise<Uint8Array>
+  /** Loose objects written through this store since it opened (maintenance's trigger). */
+  looseWritten(): number
+  /** Releases the open pack files. */
+  close(): void
 }
 
 /**
@@ -82,9 +96,10 @@ const MAX_UNFLUSHED = 64
 
 /** Opens the object store of `gitdir` (which must exist). */
 export function createObjectStore(gitdir: string): ObjectStore {
-  const cache = {}
+  const db = new ObjectDatabase(gitdir)
   const knownDirs = new Set<string>()
   const commits = new Map<string, RawCommit>()
+  let written = 0
   // Written objects whose fsync is running (started at once, so it overlaps with the work of
   // building the rest of the commit) and whose folder still has to be synced.
   let unflushed: Array<{
@@ -96,35 +111,39 @@ export function createObjectStore(gitdir: string): ObjectStore {
   let newDirs = false
 
   function hash(type: ObjectType, content: Uint8Array): string {
-    return createHash('sha1')
-      .update(`${type} ${content.byteLength}\0`)
-      .update(content)
-      .digest('hex')
+    return hashObject(type, content)
   }
 
-  const looseFile = (oid: string) => path.join(gitdir, 'objects', oid.slice(0, 2), oid.slice(2))
-
+  // Synchronous writes on purpose: a handful of small writes per commit, and going through
+  // the thread pool for each costs more than the writes themselves. Only the fsyncs are not.
   async function write(type: ObjectType, content: Uint8Array, knownOid?: string): Promise<string> {
     const oid = knownOid ?? hash(type, content)
     const dir = path.join(gitdir, 'objects', oid.slice(0, 2))
-    const file = looseFile(oid)
-    const existing = readLooseOrNull(oid)
-    if (existing !== null && intactLoose(oid, existing)) return oid
+    const file = path.join(dir, oid.slice(2))
+    // No read of a loose copy: a commit's trees and commit are always new, and writing an
+    // object again only renames the same bytes over it (mending a damaged copy as it goes).
+    // A packed one is whole (its pack is checked), unless a damaged loose copy sits beside it.
+    if (db.inPack(oid) && !isThere(file)) return oid
     if (!knownDirs.has(dir)) {
-      try {
-        disk.mkdirSync(dir, 0o755)
-        newDirs = true
-      } catch (error) {
-        if (!isCode(error, 'EEXIST')) throw error
-      }
+      makeObjectDir(dir)
       knownDirs.add(dir)
     }
     const header = Buffer.from(`${type} ${content.byteLength}\0`)
-    const data = deflateSync(Buffer.concat([header, content]), { level: 1 })
-    const temp = path.join(dir, `tmp_obj_${randomBytes(6).toString('hex')}`)
+    // Loose objects are short-lived (maintenance packs them, compressing properly), so large
+    // ones are stored rather than compressed: a 40 KB tree costs 60 µs instead of 500.
+    const level = content.byteLength > 8192 ? 0 : 1
+    const data = deflateSync(Buffer.concat([header, content]), { level })
+    const temp = path.join(dir, `tmp_obj_${tempSuffix()}`)
     let fd: number | null = null
     try {
-      fd = disk.openSync(temp, OPEN.WRITE_NEW, 0o444)
+      try {
+        fd = disk.openSync(temp, OPEN.WRITE_NEW, 0o444)
+      } catch (error) {
+        // Maintenance removes object folders it emptied; make this one again.
+        if (!isCode(error, 'ENOENT')) throw error
+        makeObjectDir(dir)
+        fd = disk.openSync(temp, OPEN.WRITE_NEW, 0o444)
+      }
       disk.writeFileSync(fd, data)
       // Renamed over a damaged file of the same name, if there is one.
       disk.renameSync(temp, file)
@@ -133,6 +152,7 @@ export function createObjectStore(gitdir: string): ObjectStore {
       unlinkQuietly(temp)
       throw error
     }
+    written++
     // Settled here, so a failure waits for `flush` instead of going unhandled.
     const synced = disk.fsync(fd).then(
       () => null,
@@ -141,6 +161,15 @@ export function createObjectStore(gitdir: string): ObjectStore {
     unflushed.push({ fd, dir, synced })
     if (unflushed.length >= MAX_UNFLUSHED) await flush()
     return oid
+  }
+
+  function makeObjectDir(dir: string): void {
+    try {
+      disk.mkdirSync(dir, 0o755)
+      newDirs = true
+    } catch (error) {
+      if (!isCode(error, 'EEXIST')) throw error
+    }
   }
 
   // Files and folders are fsynced all at once: the order among them does not matter, only
@@ -164,194 +193,139 @@ export function createObjectStore(gitdir: string): ObjectStore {
     }
   }
 
-  // The loose file's bytes, or null when there is none (an I/O error is thrown).
-  function readLooseOrNull(oid: string): Buffer | null {
-    try {
-      return disk.readFileSync(looseFile(oid))
-    } catch (error) {
-      if (isCode(error, 'ENOENT') || isCode(error, 'ENOTDIR')) return null
-      throw error
-    }
-  }
-
   // A loose object is checked whole (inflated, length, hash); a packed one only for being
   // listed in a pack index: a pack carries checksums of its own, and reading every packed
   // blob at open would cost what a pack is there to save.
   async function isIntact(oid: string): Promise<boolean> {
-    const loose = readLooseOrNull(oid)
-    if (loose !== null) return intactLoose(oid, loose)
-    return packs.has(oid)
-  }
-
-  const packs = packIndexes(gitdir)
-
-  async function readObject(oid: string): Promise<{ type: string; object: Buffer }> {
-    const loose = readLooseOrNull(oid)
-    if (loose !== null) {
-      const object = unwrapLoose(oid, loose)
-      if (object === null) throw new DamagedHistoryError(oid, 'corrupt')
-      return object
-    }
     try {
-      const result = await git.readObject({ fs: gitFs, gitdir, oid, format: 'content', cache })
-      return { type: result.type, object: Buffer.from(result.object as Uint8Array) }
+      if (db.readLoose(oid) !== null) return true
     } catch (error) {
-      if (isDiskProblem(error)) throw error
-      throw new DamagedHistoryError(oid, isCode(error, 'NotFoundError') ? 'missing' : 'corrupt')
+      if (error instanceof DamagedObjectError) return false
+      throw error
     }
+    return db.inPack(oid)
   }
 
-  async function readTyped(oid: string, type: ObjectType): Promise<Buffer> {
-    const { type: actual, object } = await readObject(oid)
-    if (actual !== type) throw new DamagedHistoryError(oid, `not a ${type}`)
-    return object
+  function readTyped(oid: string, type: ObjectType): Buffer {
+    let object
+    try {
+      object = db.read(oid)
+    } catch (error) {
+      // The reader's damage becomes the history's; the disk's own errors pass on as they are.
+      if (error instanceof MissingObjectError) throw new DamagedHistoryError(oid, 'missing')
+      if (isFormatError(error) && !isDiskProblem(error)) {
+        throw new DamagedHistoryError(oid, 'corrupt')
+      }
+      throw error
+    }
+    if (object.type !== type) throw new DamagedHistoryError(oid, `not a ${type}`)
+    return object.content
   }
 
   async function readTree(oid: string): Promise<ReadonlyArray<RawTreeEntry>> {
-    return parseTree(oid, await readTyped(oid, 'tree'))
+    return parseTree(oid, readTyped(oid, 'tree'))
+  }
+
+  async function readTreeEncoded(oid: string): Promise<EncodedTree> {
+    return parseTreeEncoded(oid, readTyped(oid, 'tree'))
+  }
+
+  async function readForeignTree(oid: string): Promise<ReadonlyArray<RawTreeEntry>> {
+    return parseTree(oid, readTyped(oid, 'tree'), { foreign: true })
   }
 
   async function readBlob(oid: string): Promise<Uint8Array> {
     return readTyped(oid, 'blob')
   }
 
+  async function readRaw(oid: string, type: ObjectType): Promise<Uint8Array> {
+    return readTyped(oid, type)
+  }
+
   async function readCommit(oid: string): Promise<RawCommit> {
     const known = commits.get(oid)
     if (known) return known
-    const raw = parseCommit(oid, await readTyped(oid, 'commit'))
+    const raw = parseCommit(oid, readTyped(oid, 'commit'))
     if (commits.size > COMMIT_CACHE_SIZE) commits.clear()
     commits.set(oid, raw)
     return raw
   }
 
-  function intactLoose(oid: string, loose: Buffer): boolean {
-    return unwrapLoose(oid, loose) !== null
-  }
-
-  async function readForeignTree(oid: string): Promise<ReadonlyArray<RawTreeEntry>> {
-    return parseTree(oid, await readTyped(oid, 'tree'), { foreign: true })
-  }
-
   return {
     gitdir,
+    db,
     hash,
     write,
     flush,
     isIntact,
     readTree,
+    readTreeEncoded,
     readForeignTree,
     readBlob,
     readCommit,
-    readRaw: readTyped,
+    readRaw,
+    looseWritten: () => written,
+    close: () => db.close(),
   }
 }
 
-/**
- * Which ids the pack indexes (v2) of `gitdir` list, looked up by binary search in the
- * indexes themselves (read once; read again when an id is not found, in case a pack was
- * added since).
- */
-function packIndexes(gitdir: string): { has(oid: string): boolean } {
-  const packDir = path.join(gitdir, 'objects', 'pack')
-  let loaded: Map<string, Buffer> | null = null
-  const load = () => {
-    const next = new Map<string, Buffer>()
-    for (const name of listNames(packDir)) {
-      if (!name.endsWith('.idx')) continue
-      const known = loaded?.get(name)
-      if (known) {
-        next.set(name, known)
-        continue
-      }
-      const idx = disk.readFileSync(path.join(packDir, name))
-      if (
-        idx.length >= 8 + 1024 &&
-        idx.readUInt32BE(0) === 0xff744f63 &&
-        idx.readUInt32BE(4) === 2
-      ) {
-        next.set(name, idx)
-      }
-    }
-    loaded = next
-  }
-  const lookup = (oid: string) => {
-    const wanted = Buffer.from(oid, 'hex')
-    for (const idx of loaded!.values()) if (indexHas(idx, wanted)) return true
-    return false
-  }
-  return {
-    has(oid) {
-      if (loaded === null) load()
-      if (lookup(oid)) return true
-      load()
-      return lookup(oid)
-    },
-  }
-}
-
-// Binary search among the ids of one index: the fan-out table bounds the range.
-function indexHas(idx: Buffer, wanted: Buffer): boolean {
-  const first = wanted[0]!
-  let low = first === 0 ? 0 : idx.readUInt32BE(8 + (first - 1) * 4)
-  let high = idx.readUInt32BE(8 + first * 4)
-  const start = 8 + 1024
-  while (low < high) {
-    const middle = (low + high) >>> 1
-    const at = start + middle * 20
-    if (at + 20 > idx.length) return false
-    const order = Buffer.compare(idx.subarray(at, at + 20), wanted)
-    if (order === 0) return true
-    if (order < 0) low = middle + 1
-    else high = middle
-  }
-  return false
-}
-
-// A loose object: zlib of `<type> <size>\0<content>`. Null when it does not inflate, its header
-// does not match its length, or it does not hash to `oid`.
-function unwrapLoose(oid: string, loose: Buffer): { type: string; object: Buffer } | null {
-  let raw: Buffer
+function isThere(file: string): boolean {
   try {
-    raw = inflateSync(loose)
-  } catch {
-    return null
+    disk.lstatSync(file)
+    return true
+  } catch (error) {
+    if (isCode(error, 'ENOENT') || isCode(error, 'ENOTDIR')) return false
+    throw error
   }
-  const nul = raw.indexOf(0)
-  if (nul < 0) return null
-  const match = /^(blob|tree|commit|tag) (\d+)$/.exec(raw.subarray(0, nul).toString('latin1'))
-  if (!match || Number(match[2]) !== raw.length - nul - 1) return null
-  if (createHash('sha1').update(raw).digest('hex') !== oid) return null
-  return { type: match[1]!, object: raw.subarray(nul + 1) }
+}
+
+/** A parsed tree, its bytes, and where each entry's id starts — null unless canonical. */
+export interface EncodedTree {
+  readonly entries: RawTreeEntry[]
+  readonly bytes: Buffer
+  readonly idAt: ReadonlyMap<string, number> | null
 }
 
 /**
- * Parses a tree object, checking every entry as Cairn would write it: a mode for a file or a
- * folder, and a name that is safe to put in the memory folder (never `.`, `..`, `.git`, a
- * temp-file name, a path separator or a control character). With `foreign`, links and
- * submodules are returned (as blobs with their mode) and names are left to the caller.
- *
- * Sample entry: `100644 notes.md\0<20 bytes of id>`
+ * Parses a tree object: entries of `<octal mode> <name>\0<20-byte id>`. A tree of this
+ * history holds only files and folders with names Cairn would write (no `..`, `.git`, control
+ * characters, temp names, twice the same name, links or submodules): anything else is damage
+ * (`DamagedHistoryError`), never passed on to be used as a path. `foreign` reads a tree made
+ * elsewhere, for its reader to judge: links and submodules come as blobs with their mode, and
+ * names are only checked to be UTF-8.
  */
 export function parseTree(
   oid: string,
-  buffer: Buffer,
+  content: Buffer,
   options: { readonly foreign?: boolean } = {},
-): ReadonlyArray<RawTreeEntry> {
+): RawTreeEntry[] {
+  return parseTreeEncoded(oid, content, options).entries
+}
+
+const CANONICAL_MODES: ReadonlySet<string> = new Set(['100644', '100755', '120000', '40000'])
+const utf8 = new TextDecoder('utf-8', { fatal: true })
+
+/** `parseTree`, also locating each id when the tree is written as Cairn would write it. */
+export function parseTreeEncoded(
+  oid: string,
+  content: Buffer,
+  options: { readonly foreign?: boolean } = {},
+): EncodedTree {
   const foreign = options.foreign === true
   const entries: RawTreeEntry[] = []
   const names = new Set<string>()
-  const decoder = new TextDecoder('utf-8', { fatal: true })
-  let cursor = 0
-  while (cursor < buffer.length) {
-    const space = buffer.indexOf(0x20, cursor)
-    const nul = buffer.indexOf(0, cursor)
-    if (space < 0 || nul < 0 || space > nul || nul + 21 > buffer.length) {
+  let idAt: Map<string, number> | null = new Map()
+  let at = 0
+  while (at < content.length) {
+    const space = content.indexOf(0x20, at)
+    const nul = content.indexOf(0, space + 1)
+    if (space < 0 || nul < 0 || nul + 21 > content.length) {
       throw new DamagedHistoryError(oid, 'a folder listing that cannot be read')
     }
-    const mode = buffer.subarray(cursor, space).toString('latin1')
+    const rawMode = content.toString('latin1', at, space)
     let name: string
     try {
-      name = decoder.decode(buffer.subarray(space + 1, nul))
+      name = utf8.decode(content.subarray(space + 1, nul))
     } catch {
       throw new DamagedHistoryError(oid, 'a file name that is not UTF-8')
     }
@@ -359,19 +333,21 @@ export function parseTree(
     if (problem) throw new DamagedHistoryError(oid, problem)
     if (names.has(name)) throw new DamagedHistoryError(oid, `the name "${name}" twice`)
     names.add(name)
-    const entryOid = buffer.subarray(nul + 1, nul + 21).toString('hex')
-    cursor = nul + 21
-    if (mode === '40000' || mode === '040000') {
+    const entryOid = content.toString('hex', nul + 1, nul + 21)
+    if (!CANONICAL_MODES.has(rawMode)) idAt = null
+    idAt?.set(name, nul + 1)
+    at = nul + 21
+    if (rawMode === '40000' || rawMode === '040000') {
       entries.push({ name, kind: 'tree', oid: entryOid, mode: '40000' })
-    } else if (mode === '100644' || mode === '100755') {
-      entries.push({ name, kind: 'blob', oid: entryOid, mode })
-    } else if (foreign && (mode === '120000' || mode === '160000')) {
-      entries.push({ name, kind: 'blob', oid: entryOid, mode })
+    } else if (rawMode === '100644' || rawMode === '100755') {
+      entries.push({ name, kind: 'blob', oid: entryOid, mode: rawMode })
+    } else if (foreign && (rawMode === '120000' || rawMode === '160000')) {
+      entries.push({ name, kind: 'blob', oid: entryOid, mode: rawMode })
     } else {
       throw new DamagedHistoryError(oid, 'a link or submodule, which Cairn never writes')
     }
   }
-  return entries
+  return { entries, bytes: content, idAt }
 }
 
 /**
@@ -392,7 +368,7 @@ export function parseCommit(oid: string, buffer: Buffer): RawCommit {
     if (line.startsWith('tree ') && tree === null) tree = line.slice(5)
     else if (line.startsWith('parent ')) parents.push(line.slice(7))
     else if (line.startsWith('author ') && author === null) {
-      author = /^author (.*) <[^>]*> (\d+) [+-]\d{4}$/.exec(line)
+      author = /^author (.*) <[^>]*> (-?\d+) [+-]\d{4}$/.exec(line)
     }
   }
   const isId = (value: string | null) => value !== null && /^[0-9a-f]{40}$/.test(value)
@@ -412,16 +388,40 @@ export function parseCommit(oid: string, buffer: Buffer): RawCommit {
 
 /** Serializes tree entries in git's canonical form (byte order, directories as `name/`). */
 export function serializeTree(entries: ReadonlyArray<RawTreeEntry>): Buffer {
-  const sorted = [...entries].sort((a, b) => Buffer.compare(sortKey(a), sortKey(b)))
-  const parts: Buffer[] = []
-  for (const entry of sorted) {
-    parts.push(Buffer.from(`${entry.mode} ${entry.name}\0`), Buffer.from(entry.oid, 'hex'))
+  const keyed = entries.map((entry) => ({
+    entry,
+    key: entry.kind === 'tree' ? `${entry.name}/` : entry.name,
+    head: `${entry.mode} ${entry.name}\0`,
+  }))
+  keyed.sort((a, b) => compareTreeKeys(a.key, b.key))
+  let total = 0
+  for (const item of keyed) total += Buffer.byteLength(item.head) + 20
+  const out = Buffer.allocUnsafe(total)
+  let at = 0
+  for (const item of keyed) {
+    at += out.write(item.head, at, 'utf8')
+    out.write(item.entry.oid, at, 20, 'hex')
+    at += 20
   }
-  return Buffer.concat(parts)
+  return out
 }
 
-function sortKey(entry: RawTreeEntry): Buffer {
-  return Buffer.from(entry.kind === 'tree' ? `${entry.name}/` : entry.name)
+/**
+ * Orders tree sort keys as git does: by their UTF-8 bytes. UTF-16 order agrees except from a
+ * surrogate or U+E000 upwards, where the rest is compared as bytes.
+ */
+export function compareTreeKeys(a: string, b: string): number {
+  const n = Math.min(a.length, b.length)
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i)
+    const y = b.charCodeAt(i)
+    if (x === y) continue
+    if (x < 0xd800 && y < 0xd800) return x - y
+    // Start at the whole character (a pair's high half may be the common unit before).
+    const from = i > 0 && (a.charCodeAt(i - 1) & 0xfc00) === 0xd800 ? i - 1 : i
+    return Buffer.compare(Buffer.from(a.slice(from)), Buffer.from(b.slice(from)))
+  }
+  return a.length - b.length
 }
 
 export interface CommitFields {
@@ -444,13 +444,89 @@ export function serializeCommit(fields: CommitFields): Buffer {
   return Buffer.from(lines.join('\n'))
 }
 
-/** Creates an empty bare repository whose HEAD points at `main`. */
+/** Creates an empty bare repository whose HEAD points at `main` (an existing one is kept). */
 export async function initRepository(gitdir: string): Promise<void> {
   makeFolders(gitdir)
-  await git.init({ fs: gitFs, gitdir, bare: true, defaultBranch: 'main' })
+  for (const dir of ['objects/info', 'objects/pack', 'refs/heads', 'refs/tags']) {
+    makeFolders(path.join(gitdir, dir), 0o755)
+  }
+  const config = '[core]\n\trepositoryformatversion = 0\n\tfilemode = false\n\tbare = true\n'
+  writeIfMissing(path.join(gitdir, 'config'), config)
+  writeIfMissing(path.join(gitdir, 'HEAD'), `ref: ${MAIN_REF}\n`)
+}
+
+function writeIfMissing(file: string, content: string): void {
+  let fd: number
+  try {
+    fd = disk.openSync(file, OPEN.WRITE_NEW, 0o644)
+  } catch (error) {
+    if (isCode(error, 'EEXIST')) return
+    throw error
+  }
+  try {
+    disk.writeFileSync(fd, content)
+  } finally {
+    closeQuietly(fd)
+  }
 }
 
 export const MAIN_REF = 'refs/heads/main'
+
+const tempPrefix = `${process.pid.toString(36)}${randomBytes(3).toString('hex')}`
+let tempCounter = 0
+
+/** A name part no other temp file of this process or another one has. */
+function tempSuffix(): string {
+  return `${tempPrefix}${(tempCounter++).toString(36)}`
+}
+
+/**
+ * Every commit a ref of the repository names: `main` first, then the others (the remote's
+ * `main` as sync last saw it, backups of switched-away histories under `refs/cairn/backups/`,
+ * anything `git` made), from loose ref files and `packed-refs`. Maintenance walks from all of
+ * them so their histories are packed with deltas; nothing unreachable is dropped either way.
+ */
+export function readRefTips(gitdir: string): string[] {
+  const tips = new Map<string, string>()
+  const walk = (dir: string, name: string): void => {
+    let dirents
+    try {
+      dirents = disk.readdirSync(dir)
+    } catch {
+      // No such folder (no refs of that kind yet).
+      return
+    }
+    for (const dirent of dirents) {
+      const ref = `${name}/${dirent.name}`
+      const file = path.join(dir, dirent.name)
+      if (dirent.isDirectory()) walk(file, ref)
+      else if (dirent.isFile()) {
+        try {
+          const value = disk.readFileSync(file).toString('utf8').trim()
+          if (/^[0-9a-f]{40}$/.test(value)) tips.set(ref, value)
+        } catch {
+          // Removed meanwhile, or a temp file of a ref being written.
+        }
+      }
+    }
+  }
+  try {
+    for (const line of disk
+      .readFileSync(path.join(gitdir, 'packed-refs'))
+      .toString('utf8')
+      .split('\n')) {
+      const match = /^([0-9a-f]{40}) (refs\/.+)$/.exec(line.trim())
+      if (match) tips.set(match[2] as string, match[1] as string)
+    }
+  } catch {
+    // No packed refs: the usual case.
+  }
+  // Loose ref files win over packed ones, as in git.
+  walk(path.join(gitdir, 'refs'), 'refs')
+  const main = tips.get(MAIN_REF)
+  tips.delete(MAIN_REF)
+  return [...new Set([...(main ? [main] : []), ...tips.values()])]
+}
 
 /** A new value of `main`, written to a temp file, not yet in place. */
 export interface PendingRef {
@@ -470,7 +546,7 @@ export interface PendingRef {
 export function prepareMainRef(gitdir: string, oid: string): PendingRef {
   const dir = path.join(gitdir, 'refs', 'heads')
   const file = path.join(dir, 'main')
-  const temp = `${file}.${randomBytes(6).toString('hex')}.lock`
+  const temp = `${file}.${tempSuffix()}.lock`
   let fd: number | null = null
   const abandon = () => {
     if (fd !== null) closeQuietly(fd)
@@ -525,13 +601,7 @@ export async function writeMainRef(gitdir: string, oid: string): Promise<void> {
 
 /** fsyncs a folder of the git directory (its entries: a rename is durable once it is). */
 export async function syncDir(dir: string): Promise<void> {
-  if (process.platform === 'win32') return
-  const fd = disk.openSync(dir, OPEN.READ | OPEN.DIRECTORY)
-  try {
-    await disk.fsync(fd)
-  } finally {
-    closeQuietly(fd)
-  }
+  await syncFolder(dir)
 }
 
 function closeQuietly(fd: number): void {

@@ -4,11 +4,13 @@ import { CairnError } from '../lib/errors'
 import type { Logger } from '../lib/logger'
 import { disk, isCode, listNames } from '../lib/disk'
 import { diskProblem } from '../lib/disk-errors'
-import { DIR_MODE, Folder, removeStrayTemps, TEMP_FILE_PREFIX } from '../lib/folders'
+import { DIR_MODE, TEMP_FILE_PREFIX } from '../lib/folders'
 import { finishInterruptedMove } from './checkout'
 import { DamagedHistoryError } from './damage'
 import { findLostTip, isReadableCommit, otherRefs, readMainRef } from './find-tip'
+import { IndexDamagedError, IndexFile, indexDirOf, type IndexEntry } from './index-file'
 import { createObjectStore, initRepository, writeMainRef, type ObjectStore } from './object-store'
+import { removePackLeftovers } from './objects/pack-writer'
 import {
   commitBody,
   createRepo,
@@ -17,7 +19,8 @@ import {
   type Repo,
   type RepoState,
 } from './repo'
-import { indexFileOf, readIndexFile, reconcileIndex, type IndexEntry } from './side-index'
+import { openIndex } from './side-index'
+import { StatCache, statCacheOf } from './stat-cache'
 import { emptyTree, flushTree, loadAll, treeFromOid } from './tree-state'
 import { newScanReport, scanPath, type ScanReport } from './work-tree'
 
@@ -85,12 +88,6 @@ async function openOrRepair(options: {
   const workRoot = path.join(dataDir, 'memories')
   const gitdir = path.join(dataDir, 'history.git')
   makeFolder(workRoot)
-  const root = Folder.openRoot(workRoot)
-  try {
-    removeStrayTemps(root)
-  } finally {
-    root.close()
-  }
 
   const findings: Findings = {
     tipFound: null,
@@ -98,7 +95,7 @@ async function openOrRepair(options: {
     commitRebuilt: false,
     treeRebuilt: false,
   }
-  let state: RepoState | null = null
+  let state: (RepoState & { store: ObjectStore }) | null = null
   if (exists(gitdir)) {
     try {
       state = await loadState(gitdir, workRoot, findings, options.logger)
@@ -111,12 +108,18 @@ async function openOrRepair(options: {
   const fresh = state === null
   if (!state) {
     await initRepository(gitdir)
-    state = { head: null, root: emptyTree(), treeOid: EMPTY_TREE_OID, entries: [] }
+    state = {
+      store: createObjectStore(gitdir),
+      head: null,
+      root: emptyTree(),
+      treeOid: EMPTY_TREE_OID,
+      index: IndexFile.create(indexDirOf(gitdir)),
+      stats: new StatCache(statCacheOf(gitdir)),
+    }
   }
   const repo = createRepo({
-    store: createObjectStore(gitdir),
+    store: state.store,
     workRoot,
-    indexFile: indexFileOf(gitdir),
     state,
     now,
     machine: options.machine,
@@ -128,8 +131,11 @@ async function openOrRepair(options: {
     fresh
       ? systemIntent('init', 'Start the history from the memory folder')
       : systemIntent('recovery', 'Save changes made outside Cairn'),
-    { report, verify: !fresh },
+    // Temp files of interrupted writes go on the way (through the folders' handles): they
+    // were never part of the folder.
+    { report, verify: !fresh, removeTemp: true },
   )
+  repo.stats.save()
   return {
     repo,
     recovery: recoveryReport(findings, fresh, entry, report),
@@ -208,54 +214,115 @@ async function loadState(
   workRoot: string,
   findings: Findings,
   logger: Logger | undefined,
-): Promise<RepoState | null> {
+): Promise<RepoState & { store: ObjectStore }> {
   if (!isFolder(path.join(gitdir, 'objects'))) {
     throw new DamagedHistoryError('objects', 'no objects folder')
   }
   removeGitTemps(gitdir)
+  removePackLeftovers(path.join(gitdir, 'objects', 'pack'))
   repairLayout(gitdir)
   // A sync moving `main` when the app stopped is finished first, so the folder and `main`
   // agree again before anything is compared (and before the recovery commit).
   await finishInterruptedMove(gitdir, workRoot, logger)
   const store = createObjectStore(gitdir)
-  const indexFile = indexFileOf(gitdir)
-  const index = await readIndexFile(indexFile)
+  try {
+    const head = await findHead(store, gitdir, workRoot, findings)
+    if (!head) {
+      const { index } = await openIndex(store, gitdir, null)
+      const stats = loadStats(gitdir)
+      return { store, head: null, root: emptyTree(), treeOid: EMPTY_TREE_OID, index, stats }
+    }
+    return { store, ...(await loadHead(store, gitdir, head, findings)) }
+  } catch (error) {
+    // Its packs are closed before the history is set aside (or open fails).
+    store.close()
+    throw error
+  }
+}
 
-  let head: string | null
+/**
+ * The commit `main` names when it can be read; otherwise the newest commit found again (the
+ * newest commit rebuilt exactly from the side index and the folder, or a lost tip found from
+ * the index or the commit objects), which `main` is then moved to. Null for a history that
+ * never had a commit; a `DamagedHistoryError` when there was a history and none of it can be
+ * found.
+ */
+async function findHead(
+  store: ObjectStore,
+  gitdir: string,
+  workRoot: string,
+  findings: Findings,
+): Promise<string | null> {
   const ref = readMainRef(gitdir)
-  const newest = index?.entries.at(-1)
-  if (ref.kind === 'ok' && (await isReadableCommit(store, ref.oid))) head = ref.oid
-  else if (
-    newest &&
-    (ref.kind !== 'ok' || ref.oid === newest.oid) &&
-    !(await isReadableCommit(store, newest.oid)) &&
-    (await rebuildCommit(store, workRoot, newest))
-  ) {
-    head = newest.oid
-    findings.commitRebuilt = true
-    findings.tipFound = head
-    await writeMainRef(gitdir, head)
-  } else {
+  if (ref.kind === 'ok' && (await isReadableCommit(store, ref.oid))) return ref.oid
+  // Only now is the side index read as it is (the usual open reads it once, in openIndex).
+  const index = openIndexAsIs(gitdir)
+  try {
+    const newest = newestEntry(index)
+    if (
+      newest &&
+      (ref.kind !== 'ok' || ref.oid === newest.oid) &&
+      !(await isReadableCommit(store, newest.oid)) &&
+      (await rebuildCommit(store, workRoot, newest))
+    ) {
+      findings.commitRebuilt = true
+      findings.tipFound = newest.oid
+      await writeMainRef(gitdir, newest.oid)
+      return newest.oid
+    }
     // A damaged commit a sync ref (a backup, the remote's) still names stays where it is.
     if (ref.kind === 'ok' && !otherRefs(gitdir).some((other) => other.oid === ref.oid)) {
       quarantine(gitdir, ref.oid)
     }
-    head = await findLostTip(store, gitdir, index?.entries ?? null)
+    const head = await findLostTip(store, gitdir, index)
     if (head) {
       findings.tipFound = head
       await writeMainRef(gitdir, head)
-    } else if (
+      return head
+    }
+    if (
       ref.kind !== 'lost' ||
       ref.why !== 'missing' ||
       hasHistoryObjects(gitdir) ||
-      (index?.entries.length ?? 0) > 0
+      (index?.size ?? 0) > 0
     ) {
       // There was a history, and nothing of it can be found: set it aside whole.
       throw new DamagedHistoryError(ref.kind === 'ok' ? ref.oid : 'main', 'no commit to be found')
     }
+    return null
+  } finally {
+    index?.close()
   }
-  if (!head) return { head: null, root: emptyTree(), treeOid: EMPTY_TREE_OID, entries: [] }
+}
 
+// The side index as it is on disk, or null when it is missing or damaged (I/O errors pass).
+function openIndexAsIs(gitdir: string): IndexFile | null {
+  try {
+    return IndexFile.open(indexDirOf(gitdir))
+  } catch (error) {
+    if (error instanceof IndexDamagedError) return null
+    throw error
+  }
+}
+
+function newestEntry(index: IndexFile | null): IndexEntry | null {
+  if (!index || index.size === 0) return null
+  try {
+    return index.at(index.size - 1)
+  } catch (error) {
+    if (error instanceof IndexDamagedError) return null
+    throw error
+  }
+}
+
+// HEAD's tree (rebuilt from the folder when damaged), the side index made to match HEAD, and
+// the stat cache.
+async function loadHead(
+  store: ObjectStore,
+  gitdir: string,
+  head: string,
+  findings: Findings,
+): Promise<RepoState> {
   const commit = await store.readCommit(head)
   let root = treeFromOid(commit.tree)
   try {
@@ -267,8 +334,8 @@ async function loadState(
     root = emptyTree()
     findings.treeRebuilt = true
   }
-  const entries = await reconcileIndex(store, indexFile, head, index)
-  return { head, root, treeOid: commit.tree, entries }
+  const { index } = await openIndex(store, gitdir, head)
+  return { head, root, treeOid: commit.tree, index, stats: loadStats(gitdir) }
 }
 
 /**
@@ -377,6 +444,10 @@ async function setAside(gitdir: string, time: number): Promise<string> {
     disk.renameSync(gitdir, candidate)
     return path.basename(candidate)
   }
+}
+
+function loadStats(gitdir: string): StatCache {
+  return StatCache.load(statCacheOf(gitdir))
 }
 
 function makeFolder(dir: string, mode = DIR_MODE): void {

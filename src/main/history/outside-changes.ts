@@ -68,7 +68,10 @@ export async function differsFromHead(
   for (const relative of paths) {
     const segments = segmentsOf(relative)
     const committed = await nodeAt(repo.store, root, segments)
-    const onDisk = await scanPath(repo.store, repo.workRoot, segments, committed, { report })
+    const onDisk = await scanPath(repo.store, repo.workRoot, segments, committed, {
+      report,
+      stats: repo.stats,
+    })
     if (!sameNode(committed, onDisk)) return true
   }
   return false

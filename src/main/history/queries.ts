@@ -1,5 +1,6 @@
 import type { CommitSummary, LogPage } from '../../shared/types'
 import { reviewFactsOf } from './commit-message'
+import type { IndexFile } from './index-file'
 import type { IndexEntry } from './side-index'
 import type { LogQuery } from './types'
 
@@ -30,24 +31,30 @@ export function touches(entry: IndexEntry, path: string): boolean {
   return false
 }
 
-/** One page of the timeline, newest first, with the number of matching entries. */
-export function queryLog(entries: ReadonlyArray<IndexEntry>, query: LogQuery): LogPage {
+/**
+ * One page of the timeline, newest first, with the number of matching entries. Filters run
+ * on the index's fixed records (actor, conversation, file ids); only the page's entries are
+ * read in full.
+ */
+export function queryLog(index: IndexFile, query: LogQuery): LogPage {
   const page: CommitSummary[] = []
   const end = query.offset + query.limit
   const unfiltered = !query.path && !query.conversationId && !query.actor
   if (unfiltered) {
-    for (let i = entries.length - 1 - query.offset; i >= 0 && page.length < query.limit; i--) {
-      page.push(toSummary(entries[i] as IndexEntry))
+    for (let i = index.size - 1 - query.offset; i >= 0 && page.length < query.limit; i--) {
+      page.push(toSummary(index.at(i)))
     }
-    return { entries: page, total: entries.length }
+    return { entries: page, total: index.size }
   }
+  const conversation = query.conversationId ? index.conversationKey(query.conversationId) : null
+  if (conversation === -1) return { entries: [], total: 0 }
+  const matchesPath = query.path ? index.pathMatcher(query.path) : null
   let total = 0
-  for (let i = entries.length - 1; i >= 0; i--) {
-    const entry = entries[i] as IndexEntry
-    if (query.actor && entry.actor !== query.actor) continue
-    if (query.conversationId && entry.conversationId !== query.conversationId) continue
-    if (query.path && !touches(entry, query.path)) continue
-    if (total >= query.offset && total < end) page.push(toSummary(entry))
+  for (let i = index.size - 1; i >= 0; i--) {
+    if (query.actor && index.actorAt(i) !== query.actor) continue
+    if (conversation !== null && index.conversationKeyAt(i) !== conversation) continue
+    if (matchesPath && !matchesPath(i)) continue
+    if (total >= query.offset && total < end) page.push(toSummary(index.at(i)))
     total++
   }
   return { entries: page, total }
@@ -57,20 +64,20 @@ export function queryLog(entries: ReadonlyArray<IndexEntry>, query: LogQuery): L
  * Every commit that changed the file at `path`, newest first, following it back through
  * renames (of the file or of a folder holding it); the deletion is included.
  */
-export function fileHistoryOf(
-  entries: ReadonlyArray<IndexEntry>,
-  path: string,
-): ReadonlyArray<CommitSummary> {
+export function fileHistoryOf(index: IndexFile, path: string): ReadonlyArray<CommitSummary> {
   const result: CommitSummary[] = []
   let current = path
-  for (let i = entries.length - 1; i >= 0; i--) {
-    const entry = entries[i] as IndexEntry
-    if (!touches(entry, current)) continue
+  let matches = index.pathMatcher(current)
+  for (let i = index.size - 1; i >= 0; i--) {
+    if (!matches(i)) continue
+    const entry = index.at(i)
     result.push(toSummary(entry))
     const [from, to] = entry.paths
     if (entry.command === 'rename' && from && to) {
+      const before = current
       if (current === to) current = from
       else if (current.startsWith(`${to}/`)) current = from + current.slice(to.length)
+      if (current !== before) matches = index.pathMatcher(current)
     }
   }
   return result
@@ -79,18 +86,18 @@ export function fileHistoryOf(
 /**
  * The commits made at `since` or later that changed `path` (or anything under it), newest
  * first. Reads back from the newest commit and stops at the first older one, so its cost is
- * the recent history only.
+ * the recent history only (times and file ids come from the index's records).
  */
 export function changesSince(
-  entries: ReadonlyArray<IndexEntry>,
+  index: IndexFile,
   path: string,
   since: number,
 ): ReadonlyArray<CommitSummary> {
   const found: CommitSummary[] = []
-  for (let i = entries.length - 1; i >= 0; i--) {
-    const entry = entries[i] as IndexEntry
-    if (entry.time < since) break
-    if (touches(entry, path)) found.push(toSummary(entry))
+  const matches = index.pathMatcher(path)
+  for (let i = index.size - 1; i >= 0; i--) {
+    if (index.timeAt(i) < since) break
+    if (matches(i)) found.push(toSummary(index.at(i)))
   }
   return found
 }

@@ -3,9 +3,10 @@ import { AUTHORS, formatCommitMessage, reviewFactsOf, type CommitMeta } from './
 import { settleFolderSyncs } from '../lib/folders'
 import { prepareMainRef, serializeCommit, type ObjectStore } from './object-store'
 import { segmentsOf, toVirtual } from './paths'
+import { IndexFile, replaceIndexDir, writeIndexBeside } from './index-file'
 import type { CommitFacts } from './types'
 import type { RepoView } from './read'
-import { appendIndexEntries, writeIndexFile, type IndexEntry } from './side-index'
+import { catchUp, type IndexEntry } from './side-index'
 import {
   diffNodes,
   emptyTree,
@@ -16,6 +17,7 @@ import {
   type FileDelta,
   type TreeNode,
 } from './tree-state'
+import type { StatCache } from './stat-cache'
 import { scanPath, type ScanReport } from './work-tree'
 
 /** The id of git's empty tree. */
@@ -64,6 +66,8 @@ export interface CommitOptions {
   readonly report?: ScanReport
   /** Check that the history's copy of every unchanged file is intact (at open). */
   readonly verify?: boolean
+  /** Remove temp files of interrupted writes on the way (the scan at open). */
+  readonly removeTemp?: boolean
 }
 
 /**
@@ -73,7 +77,8 @@ export interface CommitOptions {
  */
 export interface Repo extends RepoView {
   readonly gitdir: string
-  readonly indexFile: string
+  /** What the folder's files looked like when last hashed (and the folder's totals). */
+  readonly stats: StatCache
   /**
    * Reads `paths` (relative; `'all'` for the whole folder) from disk into the tree and, when
    * the tree changed, commits it. Returns the new entry, or null when nothing changed.
@@ -83,11 +88,13 @@ export interface Repo extends RepoView {
     intent: CommitIntent,
     options?: CommitOptions,
   ): Promise<IndexEntry | null>
+  /** Swaps in a rebuilt side index (which must end at `head()`); closes the old one. */
+  replaceIndex(next: IndexFile): void
   /**
    * Takes `head` as the new `main` after the ref and the folder were moved to it (see
-   * `checkout.ts`): `added` are its commits the index lacked, oldest first; `replace` drops
-   * every entry first (the history was switched, not grown). Records them in the index file
-   * like a commit does (a failure there is caught up later, never reported).
+   * `checkout.ts`): `added` are its commits the index lacked, oldest first (appended);
+   * `replace` makes them the whole index (the history was switched, not grown). A failure to
+   * record them is caught up later, never reported (the move has happened).
    */
   adopt(
     head: string,
@@ -103,36 +110,35 @@ export interface RepoState {
   readonly root: TreeNode
   /** The tree id HEAD's commit names (the empty tree's id for no commit). */
   readonly treeOid: string
-  readonly entries: IndexEntry[]
+  readonly index: IndexFile
+  readonly stats: StatCache
 }
 
 export function createRepo(options: {
   store: ObjectStore
   workRoot: string
-  indexFile: string
   state: RepoState
   now: () => number
   /** The machine named in every commit's `Machine:` trailer (null: none). */
   machine?: () => string | null
 }): Repo {
-  const { store, workRoot, indexFile, now } = options
+  const { store, workRoot, now } = options
   const machine = options.machine ?? (() => null)
+  let index = options.state.index
+  // Set when an index append failed: the next commit first catches the index up.
+  let indexBehind = false
+  const stats = options.state.stats
   let head = options.state.head
   let root = head ? options.state.root : emptyTree()
   let treeOid = head ? options.state.treeOid : EMPTY_TREE_OID
-  const entries = options.state.entries
-  const byOid = new Map(entries.map((entry) => [entry.oid, entry]))
-  // Set when an append to the index file failed: the next commit rewrites the whole file.
-  let indexBehind = false
 
   async function commit(
     paths: ReadonlyArray<string> | 'all',
     intent: CommitIntent,
     commitOptions: CommitOptions = {},
   ): Promise<IndexEntry | null> {
-    const { report, verify = false } = commitOptions
     try {
-      return await commitScanned(await scan(paths, report, verify), intent)
+      return await commitScanned(await scan(paths, commitOptions), intent)
     } catch (error) {
       // Objects already written are complete files; make them durable or at least release them.
       await store.flush().catch(() => {})
@@ -142,19 +148,28 @@ export function createRepo(options: {
 
   async function scan(
     paths: ReadonlyArray<string> | 'all',
-    report: ScanReport | undefined,
-    verify: boolean,
+    { report, verify = false, removeTemp = false }: CommitOptions,
   ): Promise<TreeNode> {
     if (paths === 'all') {
-      const scanned = await scanPath(store, workRoot, [], root, { report, verify })
+      const visited = new Set<string>()
+      const scanned = await scanPath(store, workRoot, [], root, {
+        stats,
+        visited,
+        removeTemp,
+        report,
+        verify,
+      })
+      stats.retainOnly(visited)
       return scanned?.kind === 'tree' ? scanned : emptyTree()
     }
     let next = root
+    // One owner for the whole commit: a folder several paths go through is copied once.
+    const owner = {}
     for (const relative of paths) {
       const segments = segmentsOf(relative)
       const previous = await nodeAt(store, next, segments)
-      const scanned = await scanPath(store, workRoot, segments, previous, { report })
-      if (scanned !== previous) next = await setAt(store, next, segments, scanned)
+      const scanned = await scanPath(store, workRoot, segments, previous, { stats, report })
+      if (scanned !== previous) next = await setAt(store, next, segments, scanned, owner)
     }
     return next
   }
@@ -194,7 +209,8 @@ export function createRepo(options: {
       actor: meta.actor,
       command: meta.command,
       subject: meta.subject,
-      paths: meta.paths,
+      // As a rebuild from the commit reads it back: no Path trailer means "the files".
+      paths: meta.paths.length > 0 ? meta.paths : files,
       conversationId: meta.conversationId,
       toolUseId: meta.toolUseId,
       overwrite: meta.overwrite,
@@ -206,50 +222,63 @@ export function createRepo(options: {
     head = oid
     root = next
     treeOid = nextTree
-    entries.push(entry)
-    byOid.set(oid, entry)
-    await persistIndex([entry])
-    return entry
-  }
-
-  // The commit has happened once the ref moved: a failure to record it in the index (which
-  // open catches up from the commits anyway) must not report it as failed.
-  async function persistIndex(added: ReadonlyArray<IndexEntry>, whole = false): Promise<void> {
+    // The commit has happened once the ref moved: failing to record it in the index (a full
+    // disk) must not undo it. The entries missed are rebuilt from their commits next time.
     try {
-      if (indexBehind || whole) await writeIndexFile(indexFile, entries)
-      else appendIndexEntries(indexFile, added)
-      indexBehind = false
+      if (indexBehind) indexBehind = !(await catchUp(store, index, oid))
+      else index.append(entry)
     } catch {
       indexBehind = true
     }
+    return entry
   }
 
   return {
     store,
     gitdir: store.gitdir,
     workRoot,
-    indexFile,
+    get index() {
+      return index
+    },
+    stats,
     head: () => head,
     root: () => root,
-    entries: () => entries,
-    entry: (oid) => byOid.get(oid),
+    entry: (oid) => index.find(oid),
     commit,
+    replaceIndex(next) {
+      if (next.head() !== head) throw new Error('the new index does not end at HEAD')
+      indexBehind = false
+      const old = index
+      index = next
+      old.close()
+    },
     async adopt(nextHead, tree, added, replace = false) {
-      if (replace) {
-        entries.length = 0
-        byOid.clear()
-      }
-      for (const entry of added) {
-        entries.push(entry)
-        byOid.set(entry.oid, entry)
-      }
       head = nextHead
       root =
         tree === EMPTY_TREE_OID
           ? { kind: 'tree', oid: EMPTY_TREE_OID, children: new Map() }
           : treeFromOid(tree)
       treeOid = tree
-      await persistIndex(added, replace)
+      if (replace) {
+        // Built beside the old one first: a failure leaves the old index whole (and the next
+        // open, finishing the move, rebuilds it).
+        const dir = index.dir
+        const temp = writeIndexBeside(dir, added)
+        index.close()
+        replaceIndexDir(temp, dir)
+        index = IndexFile.open(dir)
+        indexBehind = false
+        return
+      }
+      // `added` holds every commit up to `nextHead` the index lacks (even ones an earlier
+      // append missed). As with a commit, the move has happened once the ref moved: what an
+      // append misses now is caught up from the commits at the next commit.
+      try {
+        for (const entry of added) index.append(entry)
+        indexBehind = false
+      } catch {
+        indexBehind = true
+      }
     },
   }
 }

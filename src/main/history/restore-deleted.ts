@@ -2,7 +2,6 @@ import type { ChangeResult } from '../../shared/types'
 import { CairnError } from '../lib/errors'
 import { readingVersion } from './damage'
 import { segmentsOf, toVirtual } from './paths'
-import { touches } from './queries'
 import { shortOid, treeOf } from './read'
 import type { Repo } from './repo'
 import {
@@ -13,7 +12,6 @@ import {
   USER_INTENT,
   type Committer,
 } from './restore-common'
-import type { IndexEntry } from './side-index'
 import { listFiles, nodeAt } from './tree-state'
 
 /** Brings back a deleted file or folder from the last version that had it. */
@@ -29,11 +27,12 @@ export async function restoreDeleted(
   if (await nodeAt(repo.store, repo.root(), segments)) {
     throw new CairnError('exists', `${virtual} exists; restore one of its versions instead.`)
   }
-  const entries = repo.entries()
-  for (let i = entries.length - 1; i >= 0; i--) {
-    const entry = entries[i] as IndexEntry
-    if (!entry.parent || !touches(entry, virtual)) continue
-    const from = entry.parent
+  // The timeline's path filter, run on the index's file ids.
+  const touches = repo.index.pathMatcher(virtual)
+  for (let i = repo.index.size - 1; i >= 1; i--) {
+    if (!touches(i)) continue
+    const from = repo.index.at(i).parent
+    if (!from) continue
     const deltas = await readingVersion(
       from,
       async () => {

@@ -9,6 +9,26 @@ import { AUTHORS, formatCommitMessage } from './commit-message'
 import { serializeCommit, serializeTree, type RawTreeEntry } from './object-store'
 import type { ExecuteOutcome, HistoryGit, Origin, VersionedMemory } from './types'
 
+/** The side index's folder (four binary files; see index-file.ts). */
+export function indexDirIn(dataDir: string): string {
+  return path.join(dataDir, 'history.git', 'cairn-index')
+}
+
+/**
+ * Drops the side index's newest entry, as a kill between the ref update and the index append
+ * leaves it (its record is the last 64 bytes of `commits`; the rest is cut at open).
+ */
+export async function dropNewestIndexEntry(dataDir: string): Promise<void> {
+  const file = path.join(indexDirIn(dataDir), 'commits')
+  const handle = await open(file, 'r+')
+  try {
+    const { size } = await handle.stat()
+    await handle.truncate(size - 64)
+  } finally {
+    await handle.close()
+  }
+}
+
 /** A fresh data folder under the OS temp dir; `cleanup` removes it. */
 export async function tempDataDir(): Promise<{ dir: string; cleanup: () => Promise<void> }> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'cairn-history-'))
@@ -205,9 +225,13 @@ export async function simulatedSmallDisk(): Promise<SmallDisk> {
           fds.delete(fd)
           nodeDisk.closeSync(fd)
         },
-        writeSync(fd, data) {
+        writeSync(fd, data, position) {
           if (data.byteLength > 0 && full(fds.get(fd), spare)) throw nospace('write')
-          return nodeDisk.writeSync(fd, data)
+          return nodeDisk.writeSync(fd, data, position)
+        },
+        async write(fd, data, position) {
+          if (data.byteLength > 0 && full(fds.get(fd), spare)) throw nospace('write')
+          return nodeDisk.write(fd, data, position)
         },
         writeFileSync(file, data, options) {
           const target = typeof file === 'number' ? fds.get(file) : file

@@ -20,7 +20,9 @@ import {
 import { moveMain } from './checkout'
 import { reviewFactsOf } from './commit-message'
 import { DamagedHistoryError } from './damage'
+import { IndexDamagedError, IndexFile, replaceIndexDir } from './index-file'
 import { diffFile, readAt, showCommit } from './inspect'
+import { createMaintainer, PackFolderGate, type MaintenanceSettings } from './maintainer'
 import { createNotices, secretNotices, tooLargeNotice } from './notices'
 import { openRepo } from './open-repo'
 import {
@@ -37,7 +39,7 @@ import { inWorkTree, type Committer } from './restore-common'
 import { restoreDeleted } from './restore-deleted'
 import { restoreFile } from './restore-file'
 import { revert } from './revert'
-import type { IndexEntry } from './side-index'
+import { buildIndex, catchUp as catchUpIndex, checkIndex, type IndexEntry } from './side-index'
 import type {
   ExecuteOptions,
   ExecuteOutcome,
@@ -70,6 +72,11 @@ export interface VersionedMemoryOptions {
   readonly watch?: boolean | { readonly debounceMs: number }
   /** Where failures nobody waits for are reported (default: the console). */
   readonly logger?: Logger
+  /**
+   * Background maintenance: packs loose objects into a git pack with deltas when they pile
+   * up and when idle (default on). `false` turns it off; `maintain()` still runs it on demand.
+   */
+  readonly maintenance?: false | MaintenanceSettings
   /** The machine each commit names in its `Machine:` trailer (default: none; see `setMachine`). */
   readonly machine?: string | null
 }
@@ -123,9 +130,48 @@ async function openLocked(
     secretScanning: options.policy?.secretScanning,
     limits: options.limits,
     logger,
+    // Every change is scanned for its commit right after the command, and the scans keep the
+    // folder's totals: the tool never has to walk the folder.
+    usage: {
+      get: async () => repo.stats.totals(),
+      add: () => undefined,
+      invalidate: () => undefined,
+      wantsRefresh: () => false,
+      refresh: async () => undefined,
+    },
   })
   const limits: MemoryLimits = { ...DEFAULT_LIMITS, ...options.limits }
   const queue = createSerialQueue()
+  const gate = new PackFolderGate()
+  const maintainer = createMaintainer({
+    store: repo.store,
+    queue,
+    gate,
+    logger,
+    head: () => repo.head(),
+    settings:
+      options.maintenance === false
+        ? { looseThreshold: Infinity, idleMs: 2 ** 30 }
+        : options.maintenance,
+    // The side index was checked at open by its structure and newest entry; the rest of it is
+    // checked at the first idle moment, and rebuilt from the commits (then swapped in) if off.
+    verify: async (pause) => {
+      if (await checkIndex(repo.store, repo.index, pause)) return
+      logger.warn('The history index does not match the commits; it is rebuilt from them')
+      const dir = repo.index.dir
+      const building = await buildIndex(repo.store, dir, repo.head(), pause)
+      building.close()
+      await queue.run(async () => {
+        repo.index.close()
+        replaceIndexDir(building.dir, dir)
+        const next = IndexFile.open(dir)
+        if (!(await catchUpIndex(repo.store, next, repo.head()))) {
+          throw new Error('the rebuilt index does not fit the history')
+        }
+        repo.replaceIndex(next)
+      })
+    },
+  })
   const commitListeners = new Set<(commit: CommitSummary) => void>()
   const recoveryListeners = new Set<(report: RecoveryReport) => void>()
   const notices = createNotices(logger)
@@ -187,6 +233,8 @@ async function openLocked(
     const entry = await repo.commit(paths, intent, { report })
     for (const relative of report.tooLarge) notices.raise(tooLargeNotice(relative))
     if (!entry) return null
+    // Maintenance waits for a quiet moment after the last commit.
+    maintainer.noteActivity()
     tell(commitListeners, toSummary(entry), 'commit')
     if (entry.actor === 'system') {
       reportRecovery(entry)
@@ -309,13 +357,31 @@ async function openLocked(
     }
   }
 
+  /**
+   * Runs a read of the side index. An entry found damaged there (its checksum) fails this
+   * call with a clear error and sets a rebuild from the commits going in the background.
+   */
+  async function indexed<T>(read: () => Promise<T>): Promise<T> {
+    try {
+      return await read()
+    } catch (error) {
+      if (!(error instanceof IndexDamagedError)) throw error
+      logger.warn('A damaged history index entry was read; the index is rebuilt', error)
+      maintainer.reverify()
+      throw new CairnError(
+        'index-rebuilding',
+        'Part of the history index was damaged; Cairn is rebuilding it from the commits. Try again in a moment.',
+      )
+    }
+  }
+
   function restoring(
     touched: () => TouchedPaths,
     task: () => Promise<ChangeResult>,
   ): Promise<ChangeResult> {
     return forPeople(
       exclusive(async () => {
-        const result = await task()
+        const result = await indexed(task)
         tool.invalidateUsage()
         return result
       }, touched),
@@ -387,19 +453,6 @@ async function openLocked(
       return entry ? toSummary(entry) : null
     },
   }
-  // Positions in the index, rebuilt when the history grew or was switched.
-  let positionCache: { head: string | null; size: number; map: Map<string, number> } | null = null
-  const positions = (): Map<string, number> => {
-    const entries = repo.entries()
-    if (positionCache?.head !== repo.head() || positionCache.size !== entries.length) {
-      positionCache = {
-        head: repo.head(),
-        size: entries.length,
-        map: new Map(entries.map((entry, index) => [entry.oid, index])),
-      }
-    }
-    return positionCache.map
-  }
   const store = repo.store
   const git: HistoryGit = {
     gitdir: repo.gitdir,
@@ -414,7 +467,8 @@ async function openLocked(
     },
     assertWriter: () => lock.assertHeld(),
     head: () => repo.head(),
-    position: (oid) => positions().get(oid) ?? -1,
+    // The side index is oldest first with parents before children: its positions are that order.
+    position: (oid) => repo.index.positionOf(oid),
     // A full disk or damage met on the way is said in plain words, like a restore's.
     exclusive: (task) =>
       forPeople(
@@ -430,6 +484,7 @@ async function openLocked(
           () => 'all',
         ),
       ),
+    transfer: (task) => gate.transfer(task),
   }
 
   // Events for Cairn's own writes come too, after their commit: the rescan of those paths
@@ -478,13 +533,16 @@ async function openLocked(
     },
     git,
 
-    log: async (query) =>
-      queryLog(repo.entries(), query.path ? { ...query, path: normalize(query.path) } : query),
-    fileHistory: async (file) => fileHistoryOf(repo.entries(), normalize(file)),
-    changesSince: async (file, since) => changesSince(repo.entries(), normalize(file), since),
-    show: (oid) => forPeople(showCommit(repo, oid)),
-    readAt: (file, oid) => forPeople(readAt(repo, file, oid)),
-    diff: (file, from, to) => forPeople(diffFile(repo, file, from, to)),
+    log: (query) =>
+      indexed(async () =>
+        queryLog(repo.index, query.path ? { ...query, path: normalize(query.path) } : query),
+      ),
+    fileHistory: (file) => indexed(async () => fileHistoryOf(repo.index, normalize(file))),
+    changesSince: (file, since) =>
+      indexed(async () => changesSince(repo.index, normalize(file), since)),
+    show: (oid) => forPeople(indexed(() => showCommit(repo, oid))),
+    readAt: (file, oid) => forPeople(indexed(() => readAt(repo, file, oid))),
+    diff: (file, from, to) => forPeople(indexed(() => diffFile(repo, file, from, to))),
 
     restoreFile: (file, oid) =>
       restoring(
@@ -498,7 +556,14 @@ async function openLocked(
       ),
     revert: (oid) =>
       restoring(
-        () => touchedByRevert(repo.entry(oid)),
+        () => {
+          try {
+            return touchedByRevert(repo.entry(oid))
+          } catch {
+            // A damaged index entry: the revert itself reports it.
+            return []
+          }
+        },
         () => revert(repo, oid, commitOrOwe),
       ),
     // Its commit covers only the paths that differ from the target: anything else the folder
@@ -508,6 +573,8 @@ async function openLocked(
         () => 'all',
         () => restoreAll(repo, oid, commitOrOwe),
       ),
+
+    maintain: (maintainOptions) => maintainer.runNow(maintainOptions),
 
     onCommit(listener) {
       commitListeners.add(listener)
@@ -522,6 +589,10 @@ async function openLocked(
       closed = true
       watcher?.close()
       await queue.idle()
+      await maintainer.stop()
+      repo.stats.save()
+      repo.store.close()
+      repo.index.close()
       commitListeners.clear()
       recoveryListeners.clear()
       lock.release()

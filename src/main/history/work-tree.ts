@@ -1,9 +1,17 @@
 import { CairnError } from '../lib/errors'
 import { disk, isCode } from '../lib/disk'
-import { Folder, FolderTree, readFileIn, writeFileAtomically } from '../lib/folders'
+import {
+  Folder,
+  FolderTree,
+  readFileIn,
+  removeTree,
+  TEMP_FILE_PREFIX,
+  writeFileAtomically,
+} from '../lib/folders'
 import { MAX_VIEW_FILE_BYTES } from '../memory'
 import { entryNameProblem } from './damage'
 import type { ObjectStore } from './object-store'
+import type { StatCache } from './stat-cache'
 import { childrenOf, type Node, type TreeNode } from './tree-state'
 
 /**
@@ -33,7 +41,14 @@ export function newScanReport(): ScanReport {
   return { tooLarge: [], repaired: 0 }
 }
 
-interface ScanOptions {
+/** What a scan may use and update besides the store, and what it reports. */
+export interface ScanContext {
+  /** The stat cache: files whose size, times and inode did not change are not read again. */
+  readonly stats?: StatCache | null
+  /** Relative paths of the files the scan visited (a full scan prunes the cache to them). */
+  readonly visited?: Set<string>
+  /** Remove temp files of interrupted writes on the way (the scan at open). */
+  readonly removeTemp?: boolean
   readonly report?: ScanReport
   /** Check the stored copy of every file that did not change (see `ObjectStore.isIntact`). */
   readonly verify?: boolean
@@ -45,7 +60,8 @@ interface ScanOptions {
  * and other special files are not tracked, and a folder on the way that is not a real folder
  * (a symlink there would put files from outside into the history) yields null. Empty
  * directories yield null (git cannot store them). `previous` (the committed node at the same
- * place) saves re-writing unchanged blobs.
+ * place) saves re-writing unchanged blobs; the stat cache saves reading and hashing files
+ * whose size, times and inode did not change since they were last hashed.
  *
  * Every folder is read through its open handle (see lib/folders.ts), so a symlink swapped in
  * while the scan runs is never followed.
@@ -55,16 +71,22 @@ export async function scanPath(
   root: string,
   segments: ReadonlyArray<string>,
   previous: Node | null,
-  options: ScanOptions = {},
+  context: ScanContext = {},
 ): Promise<Node | null> {
   const tree = new FolderTree(root)
-  const scan: Scan = { store, options }
+  const scan: Scan = { store, context }
   try {
     if (segments.length === 0) return await scanFolder(scan, tree.root(), '', previous)
     const dir = segments.slice(0, -1).join('/')
+    const relative = segments.join('/')
     const parent = tree.folder(dir)
-    if (!(parent instanceof Folder)) return null
-    return await scanEntry(scan, parent, segments.join('/'), segments.at(-1)!, previous)
+    const node =
+      parent instanceof Folder
+        ? await scanEntry(scan, parent, relative, segments.at(-1)!, previous)
+        : null
+    // Gone: its stat entries go too.
+    if (node === null) context.stats?.forget(relative)
+    return node
   } finally {
     tree.close()
   }
@@ -72,7 +94,7 @@ export async function scanPath(
 
 interface Scan {
   readonly store: ObjectStore
-  readonly options: ScanOptions
+  readonly context: ScanContext
 }
 
 async function scanEntry(
@@ -82,20 +104,30 @@ async function scanEntry(
   name: string,
   previous: Node | null,
 ): Promise<Node | null> {
-  const { store, options } = scan
+  const { store, context } = scan
   const stats = folder.lstat(name)
   if (stats === null) return null
   if (stats.isFile()) {
     if (stats.size > MAX_VERSIONED_BYTES) {
-      options.report?.tooLarge.push(relative)
+      context.report?.tooLarge.push(relative)
       return null
+    }
+    context.visited?.add(relative)
+    const known = context.stats?.lookup(relative, stats)
+    if (known !== undefined) {
+      const same = previous?.kind === 'blob' && previous.oid === known && previous.mode === '100644'
+      // Unchanged since it was hashed: its stored copy is only checked at open (`verify`).
+      if (!context.verify || (await store.isIntact(known))) {
+        if (same) return previous
+        if (store.db.has(known)) return { kind: 'blob', oid: known, mode: '100644' }
+      }
     }
     let content: Buffer
     try {
       content = readFileIn(folder, name, undefined, MAX_VERSIONED_BYTES)
     } catch (error) {
       if (isCode(error, 'EFBIG')) {
-        options.report?.tooLarge.push(relative)
+        context.report?.tooLarge.push(relative)
         return null
       }
       // Gone, or replaced by something that is not a regular file, since the listing.
@@ -105,11 +137,12 @@ async function scanEntry(
     const oid = store.hash('blob', content)
     if (previous?.kind !== 'blob' || previous.oid !== oid) {
       await store.write('blob', content, oid)
-    } else if (options.verify && !(await store.isIntact(oid))) {
+    } else if (context.verify && !(await store.isIntact(oid))) {
       // The history's copy of a file the folder still holds is damaged: write it again.
       await store.write('blob', content, oid)
-      if (options.report) options.report.repaired++
+      if (context.report) context.report.repaired++
     }
+    context.stats?.record(relative, stats, oid)
     return { kind: 'blob', oid, mode: '100644' }
   }
   if (!stats.isDirectory()) return null
@@ -128,9 +161,15 @@ async function scanFolder(
   relative: string,
   previous: Node | null,
 ): Promise<Node | null> {
+  const { context } = scan
   const before = previous?.kind === 'tree' ? await childrenOf(scan.store, previous) : null
   const children = new Map<string, Node>()
   for (const dirent of folder.list()) {
+    if (context.removeTemp && dirent.name.startsWith(TEMP_FILE_PREFIX)) {
+      // Through the folder's handle: a temp name swapped for a link is unlinked, not followed.
+      removeTree(folder, dirent.name)
+      continue
+    }
     if (isUntracked(dirent.name)) continue
     if (!dirent.isFile() && !dirent.isDirectory()) continue
     const child = await scanEntry(
@@ -141,6 +180,12 @@ async function scanFolder(
       before?.get(dirent.name) ?? null,
     )
     if (child) children.set(dirent.name, child)
+  }
+  // What the last commit had here and the folder no longer has: its stat entries go.
+  if (before && context.stats) {
+    for (const name of before.keys()) {
+      if (!children.has(name)) context.stats.forget(relative ? `${relative}/${name}` : name)
+    }
   }
   if (children.size === 0) return null
   if (before && sameChildren(before, children)) return previous as TreeNode

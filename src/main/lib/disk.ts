@@ -30,7 +30,12 @@ export interface Disk {
     length: number,
     position: number | null,
   ): number
-  writeSync(fd: number, data: Uint8Array): number
+  /** At `position`, or at the file's offset when it is null or left out. */
+  writeSync(fd: number, data: Uint8Array, position?: number | null): number
+  /** The same, on the thread pool (bulk writes that must not hold up the event loop). */
+  write(fd: number, data: Uint8Array, position: number): Promise<number>
+  ftruncateSync(fd: number, length: number): void
+  fsyncSync(fd: number): void
   /** Reads a whole file (by path or open descriptor). */
   readFileSync(file: string | number): Buffer
   writeFileSync(
@@ -75,6 +80,7 @@ export interface Disk {
 }
 
 const fsyncAsync = promisify(fss.fsync)
+const writeAsync = promisify(fss.write)
 
 /** The real file system. */
 export const nodeDisk: Disk = {
@@ -85,7 +91,11 @@ export const nodeDisk: Disk = {
   statSync: (path) => fss.statSync(path),
   readSync: (fd, buffer, offset, length, position) =>
     fss.readSync(fd, buffer, offset, length, position),
-  writeSync: (fd, data) => fss.writeSync(fd, data),
+  writeSync: (fd, data, position) => fss.writeSync(fd, data, 0, data.byteLength, position ?? null),
+  write: async (fd, data, position) =>
+    (await writeAsync(fd, data, 0, data.byteLength, position)).bytesWritten,
+  ftruncateSync: (fd, length) => fss.ftruncateSync(fd, length),
+  fsyncSync: (fd) => fss.fsyncSync(fd),
   readFileSync: (file) => fss.readFileSync(file),
   writeFileSync: (file, data, options) => fss.writeFileSync(file, data, options),
   appendFileSync: (file, data, options) => fss.appendFileSync(file, data, options),
@@ -166,6 +176,12 @@ export const OPEN = {
   READ: fss.constants.O_RDONLY,
   /** Create a new file for writing; fails if the name exists. */
   WRITE_NEW: fss.constants.O_CREAT | fss.constants.O_EXCL | fss.constants.O_WRONLY,
+  /** The same, also for reading back what was written. */
+  READ_WRITE_NEW: fss.constants.O_CREAT | fss.constants.O_EXCL | fss.constants.O_RDWR,
+  /** An existing file, to read and write. */
+  READ_WRITE: fss.constants.O_RDWR,
+  /** Created or emptied, to read and write (`w+`). */
+  READ_WRITE_TRUNC: fss.constants.O_CREAT | fss.constants.O_TRUNC | fss.constants.O_RDWR,
   NOFOLLOW: fss.constants.O_NOFOLLOW ?? 0,
   DIRECTORY: fss.constants.O_DIRECTORY ?? 0,
 } as const
@@ -183,6 +199,66 @@ export function makeFolders(dir: string, mode = 0o700): void {
     } catch (again) {
       if (!isCode(again, 'EEXIST')) throw again
     }
+  }
+}
+
+/**
+ * fsyncs the folder `dir`, so the renames and new names in it are durable (nothing to do on
+ * Windows, where a folder cannot be opened for it).
+ */
+export async function syncFolder(dir: string): Promise<void> {
+  if (process.platform === 'win32') return
+  const fd = disk.openSync(dir, OPEN.READ | OPEN.DIRECTORY)
+  try {
+    await disk.fsync(fd)
+  } finally {
+    try {
+      disk.closeSync(fd)
+    } catch {
+      // Already closed.
+    }
+  }
+}
+
+/** True when something (a file, folder or link) has the name `file`; I/O errors are thrown. */
+export function exists(file: string): boolean {
+  try {
+    disk.lstatSync(file)
+    return true
+  } catch (error) {
+    if (isMissing(error)) return false
+    throw error
+  }
+}
+
+/** Removes the file `file` if it is there (an I/O error is thrown). */
+export function removeFile(file: string): void {
+  try {
+    disk.unlinkSync(file)
+  } catch (error) {
+    if (!isMissing(error)) throw error
+  }
+}
+
+/**
+ * Removes `target` and, for a folder, everything in it; fine if it is not there. For Cairn's
+ * own folders inside the git directory (an index being rebuilt), never the memory folder
+ * (see lib/folders.ts `removeTree`, which works by handles).
+ */
+export function removePath(target: string): void {
+  let stats
+  try {
+    stats = disk.lstatSync(target)
+  } catch (error) {
+    if (isMissing(error)) return
+    throw error
+  }
+  if (!stats.isDirectory()) return removeFile(target)
+  for (const name of listNames(target)) removePath(path.join(target, name))
+  try {
+    disk.rmdirSync(target)
+  } catch (error) {
+    if (!isMissing(error)) throw error
   }
 }
 

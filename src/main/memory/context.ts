@@ -2,7 +2,7 @@
 
 import type { FolderTree } from '../lib/folders'
 import type { Logger } from '../lib/logger'
-import type { UsageCache } from './usage'
+import type { UsageSource } from './usage'
 import type { MemoryLimits, MemoryPolicy } from './types'
 
 /** The per-call view of the tool's state that commands work with. */
@@ -12,7 +12,7 @@ export interface CommandContext {
   readonly tree: FolderTree
   readonly limits: MemoryLimits
   readonly policy: MemoryPolicy
-  readonly usage: UsageCache
+  readonly usage: UsageSource
   /**
    * Folders renamed aside by a delete whose removal failed half-way (they are out of the
    * memory already); the next command tries again. Relative paths.

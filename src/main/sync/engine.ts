@@ -69,7 +69,7 @@ async function run(ctx: EngineContext, choice: JoinChoice | null): Promise<SyncO
     // Only the Cairn that holds the data folder writes to its repository (the fetch stores
     // objects and refs outside the serial queue).
     ctx.git.assertWriter()
-    const remote = await fetchMain(ctx.git.gitdir, ctx.remote)
+    const remote = await ctx.git.transfer(() => fetchMain(ctx.git.gitdir, ctx.remote))
     const step = await ctx.git.exclusive((session) =>
       // The person's answer covers the remote they were asked about; a later attempt (another
       // machine pushed meanwhile) asks again if the remote turned into something else.
@@ -81,7 +81,7 @@ async function run(ctx: EngineContext, choice: JoinChoice | null): Promise<SyncO
     if (!local || local === remote) return { kind: 'synced', remote, conflicts }
     try {
       ctx.git.assertWriter()
-      await pushMain(ctx.git.gitdir, ctx.remote)
+      await ctx.git.transfer(() => pushMain(ctx.git.gitdir, ctx.remote))
     } catch (error) {
       // Another machine pushed between the fetch and the push: fetch and merge again.
       if (
