@@ -23,20 +23,23 @@ import { commitCount, fsck, headMatchesFolder, leftoverTempFiles } from './test-
 // opens, i.e. while it recovers from the previous kill). After each kill the folder must hold
 // every acknowledged change (plus, at most, the one in flight), HEAD's tree must be the
 // folder, `git fsck --strict` must be clean, no temp file may remain, and the number of
-// commits must never drop.
+// commits must never drop. A second run does the same with background packing going on all
+// the while, so kills land inside packing too (and inside the open that cleans up after it).
 
 const CHILD = path.resolve('test/stress/crash-child.ts')
 
-let dataDir: string
+let root: string
 beforeAll(() => {
-  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-crash-'))
+  root = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-crash-'))
 })
-afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }))
+afterAll(() => fs.rmSync(root, { recursive: true, force: true }))
 
 /** Runs the child until it is killed at a moment picked by `rand`; returns its ack lines. */
 async function runAndKill(
+  dataDir: string,
   round: number,
   rand: () => number,
+  packing: boolean,
 ): Promise<{ lines: string[]; killedWhileOpening: boolean }> {
   const ackFile = path.join(dataDir, `ack-${round}.jsonl`)
   // A third of the rounds die inside open: the child kills itself before one of its first
@@ -45,6 +48,7 @@ async function runAndKill(
   const args = [CHILD, dataDir, ackFile, String(1000 + round)]
   if (duringOpen) args.push(String(1 + Math.floor(rand() * 120)))
   const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
+    env: { ...process.env, CAIRN_CRASH_PACKING: packing ? '1' : '0' },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let stderr = ''
@@ -59,7 +63,7 @@ async function runAndKill(
       said += chunk.toString()
       out += chunk.toString()
       if (out.includes('opened')) {
-        setTimeout(() => resolve(false), 20 + rand() * 400)
+        setTimeout(() => resolve(false), packing ? 50 + rand() * 1500 : 20 + rand() * 400)
         out = '\0'
       }
     })
@@ -101,18 +105,38 @@ function sameModel(onDisk: Model, model: Model, inFlight: Command | null): boole
   return true
 }
 
-describe('SIGKILL at random moments, also while opening', () => {
-  it('never loses an acknowledged change, and leaves a valid history that matches the folder', async () => {
-    const rounds = size(4, 120)
-    const rand = random(20240901)
+/** Packs in the repository now. */
+function packCount(dataDir: string): number {
+  const dir = path.join(dataDir, 'history.git', 'objects', 'pack')
+  return fs.existsSync(dir)
+    ? fs.readdirSync(dir).filter((name) => name.endsWith('.pack')).length
+    : 0
+}
+
+/**
+ * Rounds of: run the child, kill it, replay its acknowledgements on the model, reopen and
+ * check. Returns what it counted.
+ */
+async function crashRounds(
+  name: string,
+  rounds: number,
+  seed: number,
+  packing: boolean,
+): Promise<{ kills: number; killsWhileOpening: number; roundsWithPacks: number }> {
+  const dataDir = path.join(root, name)
+  fs.mkdirSync(dataDir)
+  {
+    const rand = random(seed)
     let expected = emptyModel()
     let commits = 0
     let kills = 0
     let killsWhileOpening = 0
     let commands = 0
     let losses = 0
+    let roundsWithPacks = 0
     for (let round = 1; round <= rounds; round++) {
-      const { lines, killedWhileOpening } = await runAndKill(round, rand)
+      const { lines, killedWhileOpening } = await runAndKill(dataDir, round, rand, packing)
+      if (packCount(dataDir) > 0) roundsWithPacks++
       kills++
       if (killedWhileOpening) killsWhileOpening++
       // Replay the acknowledged commands on the model of the folder before the round.
@@ -164,9 +188,25 @@ describe('SIGKILL at random moments, also while opening', () => {
       }
     }
     expect(commands).toBeGreaterThan(0)
+    addTotals('crash', { rounds, kills, generatedCommands: commands, losses })
+    return { kills, killsWhileOpening, roundsWithPacks }
+  }
+}
+
+describe('SIGKILL at random moments, also while opening', () => {
+  it('never loses an acknowledged change, and leaves a valid history that matches the folder', async () => {
+    const rounds = size(4, 120)
+    const { kills, killsWhileOpening } = await crashRounds('commands', rounds, 20240901, false)
     // Some kills must have interrupted an open (and so a recovery) for the test to mean it.
     if (rounds >= 30) expect(killsWhileOpening).toBeGreaterThan(0)
     console.log(`crash test: ${kills} kills, ${killsWhileOpening} while opening`)
-    addTotals('crash', { rounds, kills, generatedCommands: commands, losses })
+  }, 3_600_000)
+
+  it('loses nothing when killed while background packing runs beside the commands', async () => {
+    const rounds = size(4, 60)
+    const { kills, roundsWithPacks } = await crashRounds('packing', rounds, 20250301, true)
+    // Packing must really have happened (and so been killed at times) for the test to mean it.
+    expect(roundsWithPacks).toBeGreaterThan(0)
+    console.log(`crash test while packing: ${kills} kills, ${roundsWithPacks} rounds with packs`)
   }, 3_600_000)
 })

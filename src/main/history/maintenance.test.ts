@@ -1,7 +1,6 @@
 import { execFileSync, spawn } from 'node:child_process'
 import { cpSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { PackFolderGate } from './maintainer'
 import { RepackAborted } from './objects/repack'
@@ -212,15 +211,20 @@ describe('background maintenance', () => {
   })
 })
 
-const child = path.join(path.dirname(fileURLToPath(import.meta.url)), 'crash-child.ts')
+// The crash tests' child (test/stress/crash-child.ts), in its one-maintenance-pass mode.
+const child = path.resolve('test/stress/crash-child.ts')
 
 /** Runs the crash child on `dir`; kills it with SIGKILL at `step` or after `afterMs`. */
 function runChild(dir: string, stop: { step?: string; afterMs?: number }, mergeAll = false) {
   return new Promise<{ killed: boolean; output: string }>((resolve, reject) => {
-    const proc = spawn(process.execPath, ['--import', 'tsx', child, dir, stop.step ?? ''], {
-      env: { ...process.env, CAIRN_MERGE_ALL: mergeAll ? '1' : '0' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
+    const proc = spawn(
+      process.execPath,
+      ['--import', 'tsx', child, 'maintain', dir, stop.step ?? ''],
+      {
+        env: { ...process.env, CAIRN_MERGE_ALL: mergeAll ? '1' : '0' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    )
     let output = ''
     let errors = ''
     let timer: NodeJS.Timeout | null = null
