@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import path from 'node:path'
 import { deflateSync } from 'node:zlib'
-import { disk, isCode, makeFolders, OPEN, syncFolder } from '../lib/disk'
+import { disk, exists, isCode, makeFolders, OPEN, syncFolder } from '../lib/disk'
 import { isDiskProblem } from '../lib/disk-errors'
 import { DamagedHistoryError, entryNameProblem } from './damage'
 import {
@@ -64,6 +64,8 @@ export interface ObjectStore {
   flush(): Promise<void>
   /** True when the object `oid` can be read and holds what its id says. */
   isIntact(oid: string): Promise<boolean>
+  /** The size of `oid`'s loose file, or null when it has none (one `lstat`). */
+  looseBytes(oid: string): number | null
   /** A tree of this history: an entry Cairn would never write is damage. */
   readTree(oid: string): Promise<ReadonlyArray<RawTreeEntry>>
   /** A tree's entries with its bytes, and where each id sits when it is in canonical form. */
@@ -123,7 +125,7 @@ export function createObjectStore(gitdir: string): ObjectStore {
     // No read of a loose copy: a commit's trees and commit are always new, and writing an
     // object again only renames the same bytes over it (mending a damaged copy as it goes).
     // A packed one is whole (its pack is checked), unless a damaged loose copy sits beside it.
-    if (db.inPack(oid) && !isThere(file)) return oid
+    if (db.inPack(oid) && !exists(file)) return oid
     if (!knownDirs.has(dir)) {
       makeObjectDir(dir)
       knownDirs.add(dir)
@@ -193,17 +195,21 @@ export function createObjectStore(gitdir: string): ObjectStore {
     }
   }
 
-  // A loose object is checked whole (inflated, length, hash); a packed one only for being
-  // listed in a pack index: a pack carries checksums of its own, and reading every packed
-  // blob at open would cost what a pack is there to save.
+  // A packed object is checked only for being listed in a pack index (a pack carries
+  // checksums of its own, and reading every packed blob at open would cost what a pack is
+  // there to save); a loose one whole (inflated, length, hash).
   async function isIntact(oid: string): Promise<boolean> {
+    if (db.inPack(oid)) return true
     try {
-      if (db.readLoose(oid) !== null) return true
+      return db.readLoose(oid) !== null
     } catch (error) {
       if (error instanceof DamagedObjectError) return false
       throw error
     }
-    return db.inPack(oid)
+  }
+
+  function looseBytes(oid: string): number | null {
+    return disk.lstatIfThere(db.loosePath(oid))?.size ?? null
   }
 
   function readTyped(oid: string, type: ObjectType): Buffer {
@@ -258,6 +264,7 @@ export function createObjectStore(gitdir: string): ObjectStore {
     write,
     flush,
     isIntact,
+    looseBytes,
     readTree,
     readTreeEncoded,
     readForeignTree,
@@ -266,16 +273,6 @@ export function createObjectStore(gitdir: string): ObjectStore {
     readRaw,
     looseWritten: () => written,
     close: () => db.close(),
-  }
-}
-
-function isThere(file: string): boolean {
-  try {
-    disk.lstatSync(file)
-    return true
-  } catch (error) {
-    if (isCode(error, 'ENOENT') || isCode(error, 'ENOTDIR')) return false
-    throw error
   }
 }
 

@@ -386,13 +386,21 @@ function repairLayout(gitdir: string): void {
   for (const dir of ['refs', 'refs/heads']) makeFolder(path.join(gitdir, dir), 0o755)
 }
 
+/** Loose objects (estimated from one folder of 256) up to which open lists them all for temps. */
+const MAX_LOOSE_SWEPT_AT_OPEN = 8192
+
 // Temp files of object, ref and index writes a crash or a failure left behind.
 function removeGitTemps(gitdir: string): void {
   const objects = path.join(gitdir, 'objects')
-  for (const dir of listNames(objects)) {
-    if (!/^[0-9a-f]{2}$/.test(dir)) continue
-    for (const name of listNames(path.join(objects, dir))) {
-      if (name.startsWith('tmp_obj_')) unlinkIfThere(path.join(objects, dir, name))
+  // Listing every object folder costs ~1 ms per 1,000 loose objects: done here while they are
+  // few (as maintenance keeps them); with more, the next maintenance pass, which lists them
+  // all anyway and starts at once past 2,000, removes the temp files it meets.
+  if (listNames(path.join(objects, '17')).length <= MAX_LOOSE_SWEPT_AT_OPEN / 256) {
+    for (const dir of listNames(objects)) {
+      if (!/^[0-9a-f]{2}$/.test(dir)) continue
+      for (const name of listNames(path.join(objects, dir))) {
+        if (name.startsWith('tmp_obj_')) unlinkIfThere(path.join(objects, dir, name))
+      }
     }
   }
   for (const name of listNames(path.join(gitdir, 'refs', 'heads'))) {

@@ -117,7 +117,7 @@ async function scanEntry(
     if (known !== undefined) {
       const same = previous?.kind === 'blob' && previous.oid === known && previous.mode === '100644'
       // Unchanged since it was hashed: its stored copy is only checked at open (`verify`).
-      if (!context.verify || (await store.isIntact(known))) {
+      if (!context.verify || (await storedCopyIntact(scan, relative, known))) {
         if (same) return previous
         if (store.db.has(known)) return { kind: 'blob', oid: known, mode: '100644' }
       }
@@ -153,6 +153,21 @@ async function scanEntry(
   } finally {
     child.close()
   }
+}
+
+/**
+ * The check at open of an unchanged file's stored copy, kept cheap: a packed one by its pack
+ * index; a loose one by its size when it was last checked whole (one `lstat`), else read and
+ * hashed (then its size is remembered).
+ */
+async function storedCopyIntact(scan: Scan, relative: string, oid: string): Promise<boolean> {
+  const { store, context } = scan
+  const bytes = store.looseBytes(oid)
+  if (bytes === null) return store.isIntact(oid)
+  if (bytes > 0 && bytes === context.stats?.checkedObjectBytes(relative)) return true
+  if (!(await store.isIntact(oid))) return false
+  context.stats?.noteObjectChecked(relative, bytes)
+  return true
 }
 
 async function scanFolder(

@@ -22,6 +22,8 @@ export interface Disk {
   fstatSync(fd: number): Stats
   /** `lstat`; throws ENOENT like node's. */
   lstatSync(path: string): Stats
+  /** `lstat`, or undefined when nothing has that name (no exception: those cost ~10 µs). */
+  lstatIfThere(path: string): Stats | undefined
   statSync(path: string): Stats
   readSync(
     fd: number,
@@ -88,6 +90,7 @@ export const nodeDisk: Disk = {
   closeSync: (fd) => fss.closeSync(fd),
   fstatSync: (fd) => fss.fstatSync(fd),
   lstatSync: (path) => fss.lstatSync(path),
+  lstatIfThere: (path) => fss.lstatSync(path, { throwIfNoEntry: false }),
   statSync: (path) => fss.statSync(path),
   readSync: (fd, buffer, offset, length, position) =>
     fss.readSync(fd, buffer, offset, length, position),
@@ -223,8 +226,7 @@ export async function syncFolder(dir: string): Promise<void> {
 /** True when something (a file, folder or link) has the name `file`; I/O errors are thrown. */
 export function exists(file: string): boolean {
   try {
-    disk.lstatSync(file)
-    return true
+    return disk.lstatIfThere(file) !== undefined
   } catch (error) {
     if (isMissing(error)) return false
     throw error

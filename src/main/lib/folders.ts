@@ -113,7 +113,7 @@ export class Folder {
   /** `lstat` of an entry, or null when there is none. */
   lstat(name: string): Stats | null {
     try {
-      return disk.lstatSync(this.entry(name))
+      return disk.lstatIfThere(this.entry(name)) ?? null
     } catch (error) {
       if (isCode(error, 'ENOENT') || isCode(error, 'ENOTDIR')) return null
       throw error

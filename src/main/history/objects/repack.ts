@@ -240,16 +240,24 @@ interface WrittenPack {
   readonly objects: number
 }
 
-/** Every loose object id, one folder at a time. */
+/**
+ * Every loose object id, one folder at a time. Temp files of object writes a crash left behind
+ * (a minute old: never one being written) go on the way; open leaves them to this pass when
+ * there are too many loose objects to list them quickly.
+ */
 export async function listLoose(
   db: ObjectDatabase,
   pause: () => Promise<void>,
 ): Promise<Set<string>> {
   const found = new Set<string>()
+  const now = Date.now()
   for (let i = 0; i < 256; i++) {
     const prefix = i.toString(16).padStart(2, '0')
-    for (const name of listNames(path.join(db.objectsDir, prefix)))
+    for (const name of listNames(path.join(db.objectsDir, prefix))) {
       if (LOOSE_NAME.test(name)) found.add(prefix + name)
+      else if (name.startsWith('tmp_obj_'))
+        removeStaleTemp(path.join(db.objectsDir, prefix, name), now)
+    }
     await pause()
   }
   return found
@@ -424,5 +432,14 @@ async function writeObjects(
     const object = read(oid)
     if (!object) continue
     await emit(oid, object.type, object.content, `other:${object.type}`)
+  }
+}
+
+function removeStaleTemp(file: string, now: number): void {
+  try {
+    const stats = disk.lstatIfThere(file)
+    if (stats && now - stats.mtimeMs > 60_000) disk.unlinkSync(file)
+  } catch {
+    // Gone meanwhile, or the disk failing: the next pass tries again.
   }
 }
