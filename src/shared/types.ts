@@ -134,6 +134,15 @@ export interface CommitDetail {
   readonly truncated: boolean
 }
 
+/** One line of a file with the commit that last changed it (`history:blame`). */
+export interface BlameLine {
+  /** 1-based line number. */
+  readonly line: number
+  /** The line's text, without its newline. */
+  readonly text: string
+  readonly commit: CommitSummary
+}
+
 /** Result of a user edit or a restore: the commit it made, or null when nothing changed. */
 export interface ChangeResult {
   readonly commit: CommitSummary | null

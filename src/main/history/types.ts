@@ -1,5 +1,6 @@
 import type { ValidPayload } from '../../shared/contract'
 import type {
+  BlameLine,
   ChangeResult,
   CommitCommand,
   CommitDetail,
@@ -54,6 +55,13 @@ export interface VersionedMemory {
   show(oid: string): Promise<CommitDetail>
   readAt(path: string, oid: string): Promise<string | null>
   diff(path: string, from: string, to: string): Promise<FileChange>
+  /** The newest commit (null for an empty history): what memory holds right now. */
+  head(): string | null
+  /**
+   * For each line of the file at `at` (default: now), the commit that last changed it,
+   * following renames and plain-copy restores (see blame.ts).
+   */
+  blame(path: string, at?: string): Promise<ReadonlyArray<BlameLine>>
 
   // Restores: each one is a new commit, never a rewrite.
   restoreFile(path: string, oid: string): Promise<ChangeResult>

@@ -10,7 +10,10 @@ import {
   type MemoryMutation,
   type MemoryPolicy,
 } from '../memory'
+import { createBlamer } from './blame'
+import { blameDirOf } from './blame-store'
 import { diffFile, readAt, showCommit } from './inspect'
+import { createLookup } from './lookup'
 import { openRepo } from './open-repo'
 import {
   commitOutsideChanges,
@@ -72,6 +75,8 @@ export async function openVersionedMemory(
     logger,
   })
   const queue = createSerialQueue()
+  const lookup = createLookup(repo.store)
+  const blamer = createBlamer(repo, lookup, { saveDir: blameDirOf(repo.gitdir), logger })
   const commitListeners = new Set<(commit: CommitSummary) => void>()
   const recoveryListeners = new Set<(report: RecoveryReport) => void>()
   let closed = false
@@ -240,6 +245,8 @@ export async function openVersionedMemory(
     show: (oid) => showCommit(repo, oid),
     readAt: (file, oid) => readAt(repo, file, oid),
     diff: (file, from, to) => diffFile(repo, file, from, to),
+    head: () => repo.head(),
+    blame: (file, at) => blamer.blame(file, at),
 
     restoreFile: (file, oid) =>
       restoring(
