@@ -12,13 +12,16 @@ import type {
   AgentEvent,
   ApiResult,
   AppInfo,
+  BlameLine,
   ChangeResult,
   CommitDetail,
+  Comparison,
   CommitSummary,
   Conversation,
   ConversationSearchHit,
   ConversationSummary,
   FileChange,
+  HistorySearchPage,
   LogPage,
   MemoryEntry,
   MemoryFile,
@@ -49,8 +52,9 @@ export const requestSchemas = {
   'app:openDataFolder': none,
   'app:openExternal': z.strictObject({ url: z.url({ protocol: /^https$/ }) }),
 
-  'memory:tree': none,
-  'memory:read': z.strictObject({ path: virtualPath }),
+  /** `at`: the memory as it was after that commit (read-only), instead of now. */
+  'memory:tree': z.strictObject({ at: oid.optional() }).optional(),
+  'memory:read': z.strictObject({ path: virtualPath, at: oid.optional() }),
   'memory:write': z.strictObject({
     path: virtualPath,
     content: z.string(),
@@ -76,6 +80,18 @@ export const requestSchemas = {
   'history:restoreDeleted': z.strictObject({ path: virtualPath }),
   'history:revert': z.strictObject({ oid }),
   'history:restoreAll': z.strictObject({ oid }),
+  /** Each line of a file (at `oid`, default now) with the commit that last changed it. */
+  'history:blame': z.strictObject({ path: virtualPath, oid: oid.optional() }),
+  /** One page of the commits adding or removing `text`, older than `before` if given. */
+  'history:search': z.strictObject({
+    text: z.string().min(1).max(1000),
+    matchCase: z.boolean().optional(),
+    before: oid.optional(),
+  }),
+  /** How memory at `from` differs from memory at `to` (default now). */
+  'history:compare': z.strictObject({ from: oid, to: oid.optional() }),
+  /** The summaries of these commits (unknown ones are left out). */
+  'history:summaries': z.strictObject({ oids: z.array(oid).max(500) }),
 
   'chat:send': z.strictObject({
     conversationId: id.nullable(),
@@ -126,6 +142,10 @@ export interface RequestResults {
   'history:restoreDeleted': ChangeResult
   'history:revert': ChangeResult
   'history:restoreAll': ChangeResult
+  'history:blame': ReadonlyArray<BlameLine>
+  'history:search': HistorySearchPage
+  'history:compare': Comparison
+  'history:summaries': ReadonlyArray<CommitSummary>
   'chat:send': { readonly conversationId: string; readonly turnId: string }
   'chat:stop': null
   'conversations:list': ReadonlyArray<ConversationSearchHit>

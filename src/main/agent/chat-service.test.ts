@@ -33,6 +33,8 @@ function fakeMemory() {
     block(until: Promise<unknown>) {
       gate = until
     },
+    /** No history behind this fake: every turn starts from empty memory. */
+    head: () => null,
     async execute(input: unknown, origin: Origin): Promise<ExecuteOutcome> {
       calls.push({ input, origin })
       called()

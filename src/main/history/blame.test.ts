@@ -1,3 +1,5 @@
+import { readdir, readFile, writeFile } from 'node:fs/promises'
+import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { CommitSummary } from '../../shared/types'
 import { openVersionedMemory, type Origin, type VersionedMemory } from './index'
@@ -259,6 +261,79 @@ describe('blame', () => {
       ;({ dir: dataDir, cleanup } = await tempDataDir())
       memory = await openVersionedMemory({ dataDir, now, watch: false })
       byOid.clear()
+    }
+  })
+
+  it('agrees with git blame where lines repeat, as git diffs without its indent heuristic', async () => {
+    const random = seeded(5)
+    const common = ['', '- item', '}', '## Notes', '']
+    const line = () =>
+      random() < 0.5 ? (common[Math.floor(random() * common.length)] as string) : `x${random()}`
+    await run({ command: 'create', path: '/memories/r.md', file_text: 'start\n' })
+    for (let step = 0; step < 60; step++) {
+      const lines = gitCli(dataDir, 'show', 'main:r.md').split('\n').slice(0, -1)
+      const edited = [...lines]
+      for (let k = 0; k < 3; k++) {
+        const at = Math.floor(random() * (edited.length + 1))
+        if (random() < 0.6) edited.splice(at, 0, line())
+        else edited.splice(at, 1)
+      }
+      if (edited.join('\n') === lines.join('\n')) edited.push(line())
+      await userWrite(memory, '/memories/r.md', `${edited.join('\n')}\n`)
+    }
+    const ours = await memory.blame('/memories/r.md')
+    const git = gitBlame('main', 'r.md', ['-c', 'diff.indentHeuristic=false'])
+    expect(ours.map((l) => `${l.commit.oid} ${l.text}`)).toEqual(
+      git.map((l) => `${l.sha} ${l.text}`),
+    )
+  })
+
+  it('refuses what has no lines to trace: a binary file, a folder, a missing file', async () => {
+    await writeFile(path.join(dataDir, 'memories', 'pic.bin'), Buffer.from([0, 1, 2, 0]))
+    await run({ command: 'create', path: '/memories/d/a.md', file_text: 'a\n' })
+    await memory.close()
+    memory = await openVersionedMemory({ dataDir, now, watch: false })
+    await expect(memory.blame('/memories/pic.bin')).rejects.toMatchObject({ code: 'not-text' })
+    await expect(memory.blame('/memories/d')).rejects.toMatchObject({ code: 'not-found' })
+    await expect(memory.blame('/memories/')).rejects.toMatchObject({ code: 'not-a-file' })
+    await expect(memory.blame('/memories/none.md')).rejects.toMatchObject({ code: 'not-found' })
+    await expect(memory.blame('/elsewhere/a.md')).rejects.toMatchObject({ code: 'invalid-path' })
+  })
+
+  it('keeps provenance for the next session, and never trusts a damaged copy', async () => {
+    const first = await run({ command: 'create', path: '/memories/a.md', file_text: 'one\ntwo\n' })
+    const second = await run({
+      command: 'insert',
+      path: '/memories/a.md',
+      insert_line: 1,
+      insert_text: 'middle',
+    })
+    const expected = (await memory.blame('/memories/a.md')).map((l) => l.commit.oid)
+    expect(expected).toEqual([first.oid, second.oid, first.oid])
+    const dir = path.join(dataDir, 'history.git', 'cairn-blame')
+    const [saved] = await readdir(dir)
+    const file = path.join(dir, saved as string)
+    expect(JSON.parse(await readFile(file, 'utf8'))).toMatchObject({
+      path: '/memories/a.md',
+      commit: second.oid,
+    })
+
+    // A later session answers from the saved copy, and alike.
+    await memory.close()
+    memory = await openVersionedMemory({ dataDir, now, watch: false })
+    expect((await memory.blame('/memories/a.md')).map((l) => l.commit.oid)).toEqual(expected)
+
+    // A copy that claims other commits for the lines, or is not JSON, is not used.
+    for (const damage of [
+      (text: string) => text.replaceAll(first.oid, 'f'.repeat(40)),
+      (text: string) => text.replace(/"runs":\[[^\]]*\]/, '"runs":[0,1]'),
+      (text: string) => text.slice(0, 20),
+    ]) {
+      const body = await readFile(file, 'utf8')
+      await writeFile(file, damage(body))
+      await memory.close()
+      memory = await openVersionedMemory({ dataDir, now, watch: false })
+      expect((await memory.blame('/memories/a.md')).map((l) => l.commit.oid)).toEqual(expected)
     }
   })
 })

@@ -7,4 +7,11 @@ export {
   WATCH_DEBOUNCE_MS,
   type VersionedMemoryOptions,
 } from './versioned-memory'
-export type { ExecuteOptions, ExecuteOutcome, LogQuery, Origin, VersionedMemory } from './types'
+export type {
+  ExecuteOptions,
+  ExecuteOutcome,
+  LogQuery,
+  Origin,
+  SearchQuery,
+  VersionedMemory,
+} from './types'

@@ -5,9 +5,12 @@ import type {
   CommitCommand,
   CommitDetail,
   CommitSummary,
+  Comparison,
   CreateExistingPolicy,
   FileChange,
+  HistorySearchPage,
   LogPage,
+  MemoryEntry,
   RecoveryReport,
 } from '../../shared/types'
 import type { MemoryExecution, MemoryPolicy } from '../memory'
@@ -30,6 +33,16 @@ export interface ExecuteOutcome extends MemoryExecution {
   readonly commit: CommitSummary | null
   /** True when the command changed the folder but its commit failed; it is retried first thing. */
   readonly commitPending?: boolean
+}
+
+/** One page of a history search (`history:search`, plus a time budget for tests). */
+export interface SearchQuery {
+  readonly text: string
+  readonly matchCase: boolean
+  /** Continue with the commits older than this one (from a previous page's `next`). */
+  readonly before?: string
+  /** How long this page may scan (default: search.ts's `SEARCH_PAGE_MS`). */
+  readonly budgetMs?: number
 }
 
 /** A page request of the timeline: exactly what the `history:log` channel accepts. */
@@ -62,6 +75,16 @@ export interface VersionedMemory {
    * following renames and plain-copy restores (see blame.ts).
    */
   blame(path: string, at?: string): Promise<ReadonlyArray<BlameLine>>
+  /** One page of the commits whose diff adds or removes a text (like `git log -S`). */
+  searchHistory(query: SearchQuery): Promise<HistorySearchPage>
+  /** How memory at `from` differs from memory at `to` (default now). */
+  compare(from: string, to?: string): Promise<Comparison>
+  /** The summaries of the commits of this history among `oids`, in that order. */
+  summaries(oids: ReadonlyArray<string>): ReadonlyArray<CommitSummary>
+  /** Every file and folder of memory after commit `oid` (sizes, last change times). */
+  listAt(oid: string): Promise<ReadonlyArray<MemoryEntry>>
+  /** A file's bytes after commit `oid` (null when it was not a file there). */
+  readBytesAt(path: string, oid: string): Promise<Uint8Array | null>
 
   // Restores: each one is a new commit, never a rewrite.
   restoreFile(path: string, oid: string): Promise<ChangeResult>

@@ -12,7 +12,7 @@ import {
 } from '../memory'
 import { createBlamer } from './blame'
 import { blameDirOf } from './blame-store'
-import { diffFile, readAt, showCommit } from './inspect'
+import { compareCommits, diffFile, readAt, readBytesAt, showCommit } from './inspect'
 import { createLookup } from './lookup'
 import { openRepo } from './open-repo'
 import {
@@ -24,6 +24,8 @@ import {
 import { toRelative, toVirtual } from './paths'
 import { fileHistoryOf, queryLog, toSummary } from './queries'
 import { systemIntent, type CommitIntent } from './repo'
+import { createSearcher } from './search'
+import { createSnapshots } from './snapshot'
 import { restoreAll } from './restore-all'
 import { restoreDeleted } from './restore-deleted'
 import { restoreFile } from './restore-file'
@@ -77,6 +79,8 @@ export async function openVersionedMemory(
   const queue = createSerialQueue()
   const lookup = createLookup(repo.store)
   const blamer = createBlamer(repo, lookup, { saveDir: blameDirOf(repo.gitdir), logger })
+  const searcher = createSearcher(repo, lookup)
+  const snapshots = createSnapshots(repo, lookup)
   const commitListeners = new Set<(commit: CommitSummary) => void>()
   const recoveryListeners = new Set<(report: RecoveryReport) => void>()
   let closed = false
@@ -247,6 +251,15 @@ export async function openVersionedMemory(
     diff: (file, from, to) => diffFile(repo, file, from, to),
     head: () => repo.head(),
     blame: (file, at) => blamer.blame(file, at),
+    searchHistory: (query) => searcher.search(query),
+    compare: (from, to) => compareCommits(repo, from, to ?? null),
+    summaries: (oids) =>
+      oids.flatMap((oid) => {
+        const entry = repo.entry(oid)
+        return entry ? [toSummary(entry)] : []
+      }),
+    listAt: (oid) => snapshots.listAt(oid),
+    readBytesAt: (file, oid) => readBytesAt(repo, file, oid),
 
     restoreFile: (file, oid) =>
       restoring(

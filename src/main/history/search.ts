@@ -1,0 +1,157 @@
+/**
+ * "When did this text appear or disappear?": the commits whose diff adds or removes a text,
+ * like `git log -S` (a commit matches when a file it changed holds the text a different
+ * number of times after it than before; a pure rename matches nothing). Read side only.
+ *
+ * A search runs in pages, newest commits first: each call scans for about `budgetMs` and
+ * says where to go on, so the caller shows progress and can stop at any time. What was
+ * counted (per blob) is kept for the search's next page.
+ */
+import type { HistorySearchHit, HistorySearchPage } from '../../shared/types'
+import { CairnError } from '../lib/errors'
+import type { Lookup } from './lookup'
+import { segmentsOf, toRelative } from './paths'
+import { toSummary } from './queries'
+import type { RepoView } from './read'
+import type { SearchQuery } from './types'
+import type { IndexEntry } from './side-index'
+
+/** Time one page may scan before it returns what it found so far. */
+export const SEARCH_PAGE_MS = 120
+
+export interface HistorySearcher {
+  search(query: SearchQuery): Promise<HistorySearchPage>
+}
+
+/** A searcher over one history; remembers the counts of the latest search it ran. */
+export function createSearcher(repo: RepoView, lookup: Lookup): HistorySearcher {
+  // Occurrences per blob for the text searched last (the next page reuses them).
+  let counted: { readonly key: string; readonly counts: Map<string, number> } | null = null
+
+  function countsFor(query: SearchQuery): Map<string, number> {
+    const key = `${query.matchCase ? 'case' : 'nocase'}\0${query.text}`
+    if (counted?.key !== key) counted = { key, counts: new Map() }
+    return counted.counts
+  }
+
+  return {
+    async search(query) {
+      const budgetMs = query.budgetMs ?? SEARCH_PAGE_MS
+      const entries = repo.entries()
+      const total = entries.length
+      let position = total - 1
+      if (query.before !== undefined) {
+        position = -2
+        for (let i = total - 1; i >= 0; i--) {
+          if ((entries[i] as IndexEntry).oid === query.before) {
+            position = i - 1
+            break
+          }
+        }
+        if (position === -2) {
+          throw new CairnError('not-found', 'That search can no longer go on: search again.')
+        }
+      }
+      const counts = countsFor(query)
+      const needle = query.matchCase ? query.text : query.text.toLowerCase()
+      const needleBytes = Buffer.from(needle)
+      const occurrences = async (blob: string | null): Promise<number> => {
+        if (!blob) return 0
+        const known = counts.get(blob)
+        if (known !== undefined) return known
+        const bytes = Buffer.from(await repo.store.readBlob(blob))
+        const count = bytes.includes(0)
+          ? 0
+          : query.matchCase
+            ? countBytes(bytes, needleBytes)
+            : countText(bytes.toString('utf8').toLowerCase(), needle)
+        counts.set(blob, count)
+        return count
+      }
+
+      const hits: HistorySearchHit[] = []
+      const started = performance.now()
+      for (; position >= 0; position--) {
+        const entry = entries[position] as IndexEntry
+        const files: Array<{ path: string; change: 'added' | 'removed' }> = []
+        const sides: Array<{ path: string; before: string | null; after: string | null }> = []
+        for (const file of entry.files) {
+          const segments = segmentsOf(toRelative(file))
+          sides.push({
+            path: file,
+            before: entry.parent ? await lookup.blobAt(entry.parent, segments) : null,
+            after: await lookup.blobAt(entry.oid, segments),
+          })
+        }
+        for (const side of movedUnchanged(sides)) {
+          const before = await occurrences(side.before)
+          const after = await occurrences(side.after)
+          if (before !== after) {
+            files.push({ path: side.path, change: after > before ? 'added' : 'removed' })
+          }
+        }
+        if (files.length > 0) hits.push({ commit: toSummary(entry), files })
+        if (performance.now() - started >= budgetMs && position > 0) {
+          position--
+          break
+        }
+      }
+      const done = position < 0
+      return {
+        hits,
+        // The page stopped before this commit: the next one starts with the one older.
+        next: done ? null : (entries[position + 1] as IndexEntry).oid,
+        scanned: total - 1 - position,
+        total,
+      }
+    },
+  }
+}
+
+/**
+ * The changes of a commit without the files that only moved: a removed file and an added
+ * one with the same content are one file renamed (git pairs them the same way), so the
+ * text in it was neither removed nor added.
+ */
+function movedUnchanged<T extends { before: string | null; after: string | null }>(
+  sides: ReadonlyArray<T>,
+): ReadonlyArray<T> {
+  const added = new Map<string, number[]>()
+  sides.forEach((side, i) => {
+    if (!side.before && side.after) added.set(side.after, [...(added.get(side.after) ?? []), i])
+  })
+  const moved = new Set<number>()
+  sides.forEach((side, i) => {
+    if (!side.before || side.after) return
+    const target = added.get(side.before)?.shift()
+    if (target === undefined) return
+    moved.add(target)
+    moved.add(i)
+  })
+  return sides.filter((_, i) => !moved.has(i))
+}
+
+/** Occurrences of `needle` in `haystack`, not overlapping (as git's pickaxe counts). */
+function countBytes(haystack: Buffer, needle: Buffer): number {
+  let count = 0
+  for (
+    let at = haystack.indexOf(needle);
+    at >= 0;
+    at = haystack.indexOf(needle, at + needle.length)
+  ) {
+    count++
+  }
+  return count
+}
+
+function countText(haystack: string, needle: string): number {
+  let count = 0
+  for (
+    let at = haystack.indexOf(needle);
+    at >= 0;
+    at = haystack.indexOf(needle, at + needle.length)
+  ) {
+    count++
+  }
+  return count
+}
