@@ -6,6 +6,7 @@ import { useAppInfo } from './features/app/use-app-info'
 import { useShortcuts } from './features/app/use-shortcuts'
 import { ChatPane } from './features/chat/ChatPane'
 import { ConversationSidebar } from './features/chat/ConversationSidebar'
+import { FullHistoryView } from './features/history/FullHistoryView'
 import { LiveTurnsProvider } from './features/chat/live-turns'
 import { SettingsDialog } from './features/settings/SettingsDialog'
 import { SettingsProvider, useSettings } from './features/settings/settings-context'
@@ -27,13 +28,15 @@ export function App() {
 function Frame() {
   const appInfo = useAppInfo()
   const { state: settings } = useSettings()
-  const { settingsOpen, openSettings } = useNavigation()
+  const { settingsOpen, openSettings, view } = useNavigation()
   useTheme(settings.status === 'ready' ? settings.settings.theme : null)
   useShortcuts()
 
+  const fullHistory = view === 'history'
   return (
-    <div className="app-frame">
-      <nav className="sidebar" aria-label="Conversations">
+    <div className="app-frame" data-view={view}>
+      {/* The chat stays mounted under the full history view: its draft and scroll survive. */}
+      <nav className="sidebar" aria-label="Conversations" hidden={fullHistory}>
         <header className="sidebar-header">
           <span className="brand">
             <CairnMark />
@@ -71,14 +74,16 @@ function Frame() {
         </footer>
       </nav>
 
-      <main className="main-pane" aria-label="Chat">
+      <main className="main-pane" aria-label="Chat" hidden={fullHistory}>
         {appInfo.status === 'ready' && <RecoveryNotice initial={appInfo.info.recovery} />}
         <ChatPane />
       </main>
 
-      <aside className="side-pane" aria-label="Memory and history">
+      <aside className="side-pane" aria-label="Memory and history" hidden={fullHistory}>
         <SidePane />
       </aside>
+
+      {fullHistory && <FullHistoryView />}
 
       {settingsOpen && <SettingsDialog />}
     </div>

@@ -1,72 +1,83 @@
 import type { ReactNode } from 'react'
-import type { CommitDetail } from '../../../../shared/types'
-import { absoluteTime } from '../../lib/format'
-import { actorLabel, commandLabel, restoreNote, shortOid } from './describe'
+import type { CommitDetail, CommitSummary } from '../../../../shared/types'
+import { ConversationLink } from '../../components/ConversationLink'
+import type { DiffMode } from '../../components/DiffView'
 import { SplitIcon, UnifiedIcon } from '../../components/icons'
-import type { DiffMode } from './DiffView'
+import type { BlameActions } from '../../components/BlameView'
+import { useSummary } from '../../lib/commit-summaries'
+import { sentence, whoLabel, whoOf } from '../../lib/commit-words'
+import { exactTime, shortDateTime } from '../../lib/format'
+import { commandLabel } from './describe'
+import { FileBlameView } from './FileBlameView'
 import { FileChangeView } from './FileChangeView'
 import { truncationNote } from './omitted-change'
 import type { RestoreRequest } from './restore-request'
 
-const DIFF_MODES: ReadonlyArray<{
-  readonly value: DiffMode
+/** How the selected change's files are shown: as a diff, or whole with line provenance. */
+export type DetailMode = DiffMode | 'blame'
+
+const MODES: ReadonlyArray<{
+  readonly value: DetailMode
   readonly label: string
   readonly title: string
   readonly Icon: () => ReactNode
 }> = [
   { value: 'unified', label: 'Unified', title: 'Unified diff', Icon: UnifiedIcon },
   { value: 'split', label: 'Side by side', title: 'Side-by-side diff', Icon: SplitIcon },
+  { value: 'blame', label: 'Blame', title: 'Each line with who last changed it', Icon: BlameIcon },
 ]
 
-/** The selected commit: who/what/when, the restore actions, and each file's diff. */
+/**
+ * The selected change: what it did in a sentence, when, where it came from, the restore
+ * actions, its facts (command, commit id, trailers) one click away, and each file as a diff
+ * or with the provenance of every line.
+ */
 export function CommitDetailView(props: {
   readonly detail: CommitDetail
-  readonly mode: DiffMode
-  readonly onModeChange: (mode: DiffMode) => void
+  readonly now: number
+  readonly mode: DetailMode
+  readonly onModeChange: (mode: DetailMode) => void
+  readonly wrap: boolean
+  readonly onWrapChange: (wrap: boolean) => void
   readonly conversationTitle: (id: string) => string
   readonly onOpenConversation: (id: string) => void
   readonly onSelectOid: (oid: string) => void
   readonly onRequest: (request: RestoreRequest) => void
+  readonly blameActions: BlameActions
 }) {
-  const { detail, mode } = props
+  const { detail, mode, now } = props
   const { commit } = detail
-  const note = restoreNote(commit)
+  const target = useSummary(commit.restoredFrom)
   const truncated = truncationNote(detail)
   const conversationId = commit.conversationId
   const canRevert = commit.parent !== null && commit.command !== 'init'
+  const who = whoOf(commit)
   return (
     <section className="hist-detail" aria-label="Change details">
       <header className="hist-detail-header">
         <h2 className="hist-detail-title">
-          <span className={`hist-actor hist-actor-${commit.actor}`}>
-            {actorLabel(commit.actor)}
-          </span>
-          <span>{commit.subject}</span>
+          <span className={`hist-who hist-who-${who}`} title={whoLabel(who)} aria-hidden="true" />
+          <span>{sentence(commit, target, now)}</span>
           {commit.overwrite && <span className="hist-badge hist-badge-overwrite">Overwrite</span>}
         </h2>
         <p className="hist-detail-meta">
-          <span>{absoluteTime(commit.time)}</span>
-          <span className="hist-oid" title={commit.oid}>
-            {shortOid(commit.oid)}
-          </span>
-          <span>{commandLabel(commit.command)}</span>
+          <time dateTime={new Date(commit.time).toISOString()} title={exactTime(commit.time)}>
+            {shortDateTime(commit.time, now)}
+          </time>
           {conversationId && (
-            <button
-              type="button"
-              className="hist-link"
-              onClick={() => props.onOpenConversation(conversationId)}
-            >
-              From: {props.conversationTitle(conversationId)}
-            </button>
+            <ConversationLink
+              prefix="From "
+              title={`“${props.conversationTitle(conversationId)}”`}
+              onOpen={() => props.onOpenConversation(conversationId)}
+            />
           )}
-          {note && commit.restoredFrom && (
-            <button
-              type="button"
-              className="hist-link"
-              onClick={() => props.onSelectOid(commit.restoredFrom!)}
-            >
-              {note}
-            </button>
+          {commit.restoredFrom && (
+            <TargetLink
+              commit={commit}
+              target={target}
+              now={now}
+              onSelect={() => props.onSelectOid(commit.restoredFrom!)}
+            />
           )}
         </p>
         {commit.overwrite && (
@@ -92,22 +103,60 @@ export function CommitDetailView(props: {
           >
             Restore all memory to this point
           </button>
-          <div className="hist-mode" role="group" aria-label="Diff layout">
-            {DIFF_MODES.map(({ value, label, title, Icon }) => (
-              <button
-                key={value}
-                type="button"
-                className="button button-small button-icon"
-                aria-label={label}
-                title={title}
-                aria-pressed={mode === value}
-                onClick={() => props.onModeChange(value)}
-              >
-                <Icon />
-              </button>
-            ))}
+          <div className="hist-view-controls">
+            {mode === 'split' && (
+              <label className="hist-wrap">
+                <input
+                  type="checkbox"
+                  checked={props.wrap}
+                  onChange={(event) => props.onWrapChange(event.target.checked)}
+                />
+                Wrap lines
+              </label>
+            )}
+            <div className="hist-mode" role="group" aria-label="Show the change as">
+              {MODES.map(({ value, label, title, Icon }) => (
+                <button
+                  key={value}
+                  type="button"
+                  className="button button-small button-icon"
+                  aria-label={label}
+                  title={title}
+                  aria-pressed={mode === value}
+                  onClick={() => props.onModeChange(value)}
+                >
+                  <Icon />
+                </button>
+              ))}
+            </div>
           </div>
         </div>
+        <details className="hist-facts">
+          <summary>Details</summary>
+          <dl>
+            <dt>Command</dt>
+            <dd>
+              <code>{commit.command}</code>: {commandLabel(commit.command)}
+            </dd>
+            <dt>Commit</dt>
+            <dd>
+              <code className="hist-oid">{commit.oid}</code>
+            </dd>
+            {commit.parent && (
+              <>
+                <dt>Parent</dt>
+                <dd>
+                  <code className="hist-oid">{commit.parent}</code>
+                </dd>
+              </>
+            )}
+            <dt>Time</dt>
+            <dd>{exactTime(commit.time)}</dd>
+          </dl>
+          <pre className="hist-message" role="region" aria-label="Commit message and trailers">
+            {detail.message}
+          </pre>
+        </details>
       </header>
       <div className="hist-files">
         {truncated && (
@@ -118,16 +167,63 @@ export function CommitDetailView(props: {
         {detail.changes.length === 0 && (
           <p className="hint hist-diff-note">This change did not modify any file.</p>
         )}
-        {detail.changes.map((change) => (
-          <FileChangeView
-            key={`${commit.oid}:${change.path}`}
-            commit={commit}
-            change={change}
-            mode={mode}
-            onRequest={props.onRequest}
-          />
-        ))}
+        {detail.changes.map((change) =>
+          mode === 'blame' ? (
+            <FileBlameView
+              key={`${commit.oid}:${change.path}:blame`}
+              commit={commit}
+              change={change}
+              now={now}
+              actions={props.blameActions}
+            />
+          ) : (
+            <FileChangeView
+              key={`${commit.oid}:${change.path}`}
+              commit={commit}
+              change={change}
+              mode={mode}
+              wrap={props.wrap}
+              onRequest={props.onRequest}
+            />
+          ),
+        )}
       </div>
     </section>
+  )
+}
+
+/** What a restore or a revert went back to, by its time and what it was, never by its id. */
+function TargetLink(props: {
+  readonly commit: CommitSummary
+  readonly target: CommitSummary | null
+  readonly now: number
+  readonly onSelect: () => void
+}) {
+  const { commit, target, now } = props
+  const label = commit.command === 'revert' ? 'Undid' : 'Went back to'
+  return (
+    <button type="button" className="hist-link" onClick={props.onSelect}>
+      {label}:{' '}
+      {target
+        ? `${shortDateTime(target.time, now)} — ${sentence(target, null, now)}`
+        : 'an earlier change'}
+    </button>
+  )
+}
+
+function BlameIcon() {
+  return (
+    <svg
+      width={14}
+      height={14}
+      viewBox="0 0 16 16"
+      fill="none"
+      stroke="currentColor"
+      strokeWidth={1.4}
+      strokeLinecap="round"
+      aria-hidden="true"
+    >
+      <path d="M2.5 3.5h3M2.5 8h3M2.5 12.5h3M7.5 3.5h6M7.5 8h6M7.5 12.5h6" />
+    </svg>
   )
 }

@@ -2,7 +2,9 @@ import { useEffect, useRef, useState, type KeyboardEvent } from 'react'
 import type { MemoryEntry, MemoryFile } from '../../../../shared/types'
 import { relativeTime } from '../../lib/format'
 import { Banner } from '../../components/Banner'
+import { BlameView, type BlameActions } from '../../components/BlameView'
 import { EmptyState, Loading } from '../../components/Feedback'
+import { useBlame } from '../../lib/use-blame'
 import { useNow } from '../../lib/use-now'
 import { MarkdownView } from './MarkdownView'
 import { baseName, formatSize, isMarkdown } from './tree-model'
@@ -29,14 +31,30 @@ export function FileView(props: {
   readonly actions: FileActions
   readonly editing: boolean
   readonly onEditingChange: (editing: boolean) => void
+  /** Memory as it was at this commit: nothing can be changed (null: memory now). */
+  readonly at?: string | null
+  readonly readOnly?: boolean
+  /** Each line with who last changed it, beside the text. */
+  readonly blame: boolean
+  readonly onBlameChange: (blame: boolean) => void
+  readonly blameActions: BlameActions
 }) {
-  const { path, file, entry, actions, editing, onEditingChange } = props
+  const { path, file, entry, actions, editing, onEditingChange, readOnly = false } = props
   const name = baseName(path)
   const [rendered, setRendered] = useState(false)
   const markdown = isMarkdown(path) && file?.kind === 'text'
   const isDir = entry?.kind === 'dir'
   const now = useNow()
 
+  if (props.missing && readOnly) {
+    return (
+      <section className="mem-file" aria-label={`File ${name}`}>
+        <EmptyState title={`${name} was not in memory then`}>
+          <p>It did not exist when this reply began.</p>
+        </EmptyState>
+      </section>
+    )
+  }
   if (props.missing) {
     return (
       <section className="mem-file" aria-label={`File ${name}`}>
@@ -64,7 +82,10 @@ export function FileView(props: {
           <span className="mem-file-meta">
             {path.slice(0, path.length - name.length - 1) || '/'}
             {entry && ` · ${formatSize(entry.size)}`}
-            {entry && !isDir && ` · modified ${relativeTime(entry.modifiedAt, now)}`}
+            {entry &&
+              !isDir &&
+              entry.modifiedAt > 0 &&
+              ` · modified ${relativeTime(entry.modifiedAt, now)}`}
             {isDir && ` · ${props.childCount} ${props.childCount === 1 ? 'item' : 'items'}`}
           </span>
         </div>
@@ -74,13 +95,27 @@ export function FileView(props: {
               <button
                 type="button"
                 className="button button-small"
-                aria-pressed={rendered}
-                onClick={() => setRendered((value) => !value)}
+                aria-pressed={rendered && !props.blame}
+                onClick={() => {
+                  setRendered((value) => !value)
+                  props.onBlameChange(false)
+                }}
               >
                 Preview
               </button>
             )}
             {file?.kind === 'text' && (
+              <button
+                type="button"
+                className="button button-small"
+                aria-pressed={props.blame}
+                title="Show who last changed each line, and when"
+                onClick={() => props.onBlameChange(!props.blame)}
+              >
+                Blame
+              </button>
+            )}
+            {file?.kind === 'text' && !readOnly && (
               <button
                 type="button"
                 className="button button-small"
@@ -96,7 +131,7 @@ export function FileView(props: {
             >
               Show history
             </button>
-            {(entry || file) && (
+            {(entry || file) && !readOnly && (
               <>
                 <button
                   type="button"
@@ -142,7 +177,10 @@ export function FileView(props: {
           onCancel={() => onEditingChange(false)}
         />
       )}
-      {!isDir && file && !editing && (
+      {!isDir && file && !editing && props.blame && file.kind === 'text' && (
+        <FileBlame path={path} at={props.at ?? null} actions={props.blameActions} />
+      )}
+      {!isDir && file && !editing && !(props.blame && file.kind === 'text') && (
         <FileContent
           file={file}
           rendered={rendered && markdown}
@@ -150,6 +188,35 @@ export function FileView(props: {
         />
       )}
     </section>
+  )
+}
+
+/** The file with each line's provenance (compact, for the side pane). */
+function FileBlame(props: {
+  readonly path: string
+  readonly at: string | null
+  readonly actions: BlameActions
+}) {
+  const blame = useBlame(props.path, props.at)
+  const now = useNow()
+  return (
+    <div className="mem-blame" role="region" aria-label={`Blame of ${baseName(props.path)}`}>
+      {blame.error && (
+        <Banner tone="error" compact onRetry={blame.reload}>
+          {blame.error}
+        </Banner>
+      )}
+      <Loading active={blame.loading && !blame.value} label="Tracing lines…" />
+      {blame.value && (
+        <BlameView
+          path={props.path}
+          lines={blame.value}
+          now={now}
+          actions={props.actions}
+          compact
+        />
+      )}
+    </div>
   )
 }
 
