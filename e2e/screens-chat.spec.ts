@@ -1,5 +1,5 @@
 import { reply } from '../test/fixtures/fake-anthropic'
-import { expect, test } from './fixtures/harness'
+import { expect, shoot, test } from './fixtures/screens'
 import { ChatPage } from './pages/chat.page'
 import { SettingsPage } from './pages/settings.page'
 
@@ -49,11 +49,15 @@ for (const scheme of ['light', 'dark'] as const) {
     await chat.send('My favourite language is Python — remember it, and compare it with Rust.')
     await expect(chat.lastReply()).toContainText('More in the Python docs.')
     await expect(chat.lastReply()).toContainText('tokens in')
-    await page.screenshot({ path: `e2e/artifacts/chat-${scheme}.png` })
+    await expect(
+      chat.lastReply().getByRole('button', { name: 'Memory at this reply' }),
+    ).toBeVisible()
+    await expect(page.getByRole('region', { name: 'About' })).not.toContainText('0.1.0-e2e')
+    await shoot(page, cairn, `chat-${scheme}`, { docs: scheme === 'light' })
 
     const settings = new SettingsPage(page)
     await settings.open()
     await expect(settings.keyStatus).toContainText('Set')
-    await page.screenshot({ path: `e2e/artifacts/settings-${scheme}.png` })
+    await shoot(page, cairn, `settings-${scheme}`)
   })
 }
