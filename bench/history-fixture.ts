@@ -28,6 +28,15 @@ export interface Fixture {
   readonly revisions: Map<string, number>
   /** Commits that changed the target, oldest first. */
   readonly targetCommits: ReadonlyArray<string>
+  /** A file changed by only a few commits spread over the whole history (relative path). */
+  readonly sparse: string | null
+  /** The commits that changed `sparse`, oldest first (its creation included). */
+  readonly sparseCommits: ReadonlyArray<string>
+}
+
+export interface FixtureOptions {
+  /** How many commits change the sparse file, spread evenly (its creation counts). */
+  readonly sparseTouches?: number
 }
 
 const SHAPE = [8, 8, 16] as const // 8 areas x 8 topics x 16 notes = 1,024 files
@@ -42,7 +51,11 @@ function fileContent(relative: string, revision: number): Buffer {
 }
 
 /** Writes a repository with `commits` commits over 1,024 files into `dataDir`. */
-export async function buildFixture(dataDir: string, commits: number): Promise<Fixture> {
+export async function buildFixture(
+  dataDir: string,
+  commits: number,
+  options: FixtureOptions = {},
+): Promise<Fixture> {
   const gitdir = path.join(dataDir, 'history.git')
   await initRepository(gitdir)
   const pack = new PackWriter()
@@ -68,6 +81,19 @@ export async function buildFixture(dataDir: string, commits: number): Promise<Fi
   }
   const target = 'area-0/topic-0/renamed-note.md'
   const targetBefore = 'area-0/topic-0/note-0.md'
+  // A 20-line file in the last topic, changed at evenly spaced commits only.
+  const sparse = options.sparseTouches ? 'area-7/topic-7/sparse.md' : null
+  const sparseLines = Array.from({ length: 20 }, (_, i) => `sparse line ${i}: version 0`)
+  const sparseContent = () => Buffer.from(`${sparseLines.join('\n')}\n`)
+  const sparseAt = new Set<number>()
+  if (sparse && options.sparseTouches) {
+    notes.get('area-7/topic-7')?.set('sparse.md', pack.add('blob', sparseContent()))
+    for (let k = 1; k < options.sparseTouches; k++) {
+      // Off by a few, so that no touch lands on the commit that renames the target.
+      sparseAt.add(Math.floor((k * commits) / options.sparseTouches) + 3)
+    }
+  }
+  const sparseCommits: string[] = []
 
   const writeTopic = (dir: string) => {
     const entries: RawTreeEntry[] = []
@@ -126,17 +152,20 @@ export async function buildFixture(dataDir: string, commits: number): Promise<Fi
     return oid
   }
   const system = { conversationId: null, toolUseId: null, overwrite: false, restoredFrom: null }
-  commit(
+  // The sparse file is in the first commit but never among the files picked at random.
+  const initial = sparse ? [...files, sparse] : files
+  const first = commit(
     {
       ...system,
       actor: 'system',
       command: 'init',
       subject: 'Start the history',
-      paths: files.map((f) => `/memories/${f}`),
+      paths: initial.map((f) => `/memories/${f}`),
     },
-    files,
+    initial,
     start,
   )
+  if (sparse) sparseCommits.push(first)
 
   const renameAt = Math.floor(commits / 2)
   for (let i = 1; i < commits; i++) {
@@ -146,6 +175,29 @@ export async function buildFixture(dataDir: string, commits: number): Promise<Fi
       toolUseId: `toolu_${i}`,
       overwrite: false,
       restoredFrom: null,
+    }
+    if (sparse && sparseAt.has(i)) {
+      // One line of the sparse file changes; the rest keep their first commit.
+      const line = (sparseCommits.length * 7) % sparseLines.length
+      sparseLines[line] = `sparse line ${line}: changed at commit ${i}`
+      notes.get('area-7/topic-7')?.set('sparse.md', pack.add('blob', sparseContent()))
+      writeTopic('area-7/topic-7')
+      writeArea('area-7')
+      const virtual = `/memories/${sparse}`
+      sparseCommits.push(
+        commit(
+          {
+            ...conversation,
+            actor: 'claude',
+            command: 'str_replace',
+            subject: `str_replace ${virtual}`,
+            paths: [virtual],
+          },
+          [sparse],
+          time,
+        ),
+      )
+      continue
     }
     if (i === renameAt) {
       const names = notes.get('area-0/topic-0') as Map<string, string>
@@ -210,7 +262,101 @@ export async function buildFixture(dataDir: string, commits: number): Promise<Fi
     await mkdir(path.dirname(file), { recursive: true, mode: 0o700 })
     await writeFile(file, fileContent(relative, revision), { mode: 0o600 })
   }
-  return { dataDir, files: revisions.size, commits, target, targetBefore, revisions, targetCommits }
+  if (sparse) await writeFile(path.join(workRoot, sparse), sparseContent(), { mode: 0o600 })
+  return {
+    dataDir,
+    files: revisions.size,
+    commits,
+    target,
+    targetBefore,
+    revisions,
+    targetCommits,
+    sparse,
+    sparseCommits,
+  }
+}
+
+/** A history in which one long file is changed by every commit (for line provenance). */
+export interface BlameFixture {
+  readonly dataDir: string
+  /** The file's relative path. */
+  readonly file: string
+  readonly lines: number
+  readonly commits: number
+  /** The file's lines now. */
+  readonly content: ReadonlyArray<string>
+}
+
+/**
+ * Writes a history in which a file of `lines` lines is created, then changed by each of
+ * `commits` more commits, as Claude edits a growing memory file: most replace a line, some
+ * insert one and some remove one (its length stays about the same). Every line is unique.
+ */
+export async function buildBlameFixture(
+  dataDir: string,
+  options: { readonly lines: number; readonly commits: number },
+): Promise<BlameFixture> {
+  const gitdir = path.join(dataDir, 'history.git')
+  await initRepository(gitdir)
+  const pack = new PackWriter()
+  const file = 'notes/long.md'
+  let seed = 7
+  const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648
+  let fresh = 0
+  const line = () =>
+    `- Fact ${++fresh}: the user mentioned ${Math.floor(random() * 1e6)} in passing, worth keeping.`
+  const content = Array.from({ length: options.lines }, line)
+  const entries: IndexEntry[] = []
+  let parent: string | null = null
+  const start = 1_700_000_000
+  const commit = (meta: CommitMeta, time: number) => {
+    const blob = pack.add('blob', Buffer.from(`${content.join('\n')}\n`))
+    const notesTree = pack.add(
+      'tree',
+      serializeTree([{ name: 'long.md', kind: 'blob', oid: blob, mode: '100644' }]),
+    )
+    const root = pack.add(
+      'tree',
+      serializeTree([{ name: 'notes', kind: 'tree', oid: notesTree, mode: '40000' }]),
+    )
+    const body = serializeCommit({
+      tree: root,
+      parent,
+      author: AUTHORS[meta.actor],
+      timestamp: time,
+      message: formatCommitMessage(meta),
+    })
+    const oid = pack.add('commit', body)
+    entries.push({ ...meta, oid, parent, time: time * 1000, files: [`/memories/${file}`] })
+    parent = oid
+  }
+  const virtual = `/memories/${file}`
+  const claude = (i: number, command: 'create' | 'str_replace' | 'insert'): CommitMeta => ({
+    actor: 'claude',
+    command,
+    subject: `${command} ${virtual}`,
+    paths: [virtual],
+    conversationId: `conv-${i % 7}`,
+    toolUseId: `toolu_${i}`,
+    overwrite: false,
+    restoredFrom: null,
+  })
+  commit(claude(0, 'create'), start)
+  for (let i = 1; i <= options.commits; i++) {
+    const roll = random()
+    const at = Math.floor(random() * content.length)
+    if (roll < 0.15) content.splice(at, 0, line())
+    else if (roll < 0.3 && content.length > 1) content.splice(at, 1)
+    else content[at] = line()
+    commit(claude(i, roll < 0.15 ? 'insert' : 'str_replace'), start + i)
+  }
+  await pack.writeTo(path.join(gitdir, 'objects', 'pack'))
+  await writeMainRef(gitdir, parent as unknown as string)
+  await writeIndexFile(indexFileOf(gitdir), entries)
+  const workRoot = path.join(dataDir, 'memories')
+  await mkdir(path.join(workRoot, 'notes'), { recursive: true, mode: 0o700 })
+  await writeFile(path.join(workRoot, file), `${content.join('\n')}\n`, { mode: 0o600 })
+  return { dataDir, file, lines: content.length, commits: options.commits + 1, content }
 }
 
 function pickFile(files: ReadonlyArray<string>, random: () => number, ...avoid: string[]): string {

@@ -7,12 +7,12 @@
  * directly, then reports medians and writes bench/results/history.json.
  */
 import { spawnSync } from 'node:child_process'
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { openVersionedMemory, type Origin, type VersionedMemory } from '../src/main/history'
-import { buildFixture, type Fixture } from './history-fixture'
+import { buildBlameFixture, buildFixture, type Fixture } from './history-fixture'
 import { median } from './median'
 
 interface Row {
@@ -205,7 +205,7 @@ async function main(): Promise<void> {
 
     // ------------------------------------------------------------ 100,000 commits
     start = performance.now()
-    const large = await buildFixture(path.join(root, 'c100k'), 100_000)
+    const large = await buildFixture(path.join(root, 'c100k'), 100_000, { sparseTouches: 10 })
     notes.push(
       `fixture 1,024 files x 100,000 commits built in ${round(performance.now() - start)} ms`,
     )
@@ -268,6 +268,8 @@ async function main(): Promise<void> {
       15,
     )
     await memory.close()
+
+    await provenanceAndSearch(root, home, small, large)
   } finally {
     await rm(root, { recursive: true, force: true })
   }
@@ -290,6 +292,145 @@ async function main(): Promise<void> {
     `${JSON.stringify({ date: new Date().toISOString(), node: process.version, cpus: os.cpus().length, rows, notes }, null, 2)}\n`,
   )
   console.log(`\nwrote ${path.relative(process.cwd(), out)}`)
+}
+
+/**
+ * Line provenance (blame) and history search (issue #12), as their own rows: blame of a
+ * 500-line file that 1,000 commits changed (first time, from provenance kept by an earlier
+ * session, and after one more commit), blame of a file 10 commits changed in a 100,000-commit
+ * history, and a search of 10,000 commits for a text — each against the git CLI.
+ */
+async function provenanceAndSearch(
+  root: string,
+  home: string,
+  small: Fixture,
+  large: Fixture,
+): Promise<void> {
+  console.log('\nline provenance and history search')
+  const long = await buildBlameFixture(path.join(root, 'blame'), { lines: 500, commits: 1_000 })
+  const longPath = `/memories/${long.file}`
+  const gitdir = path.join(long.dataDir, 'history.git')
+  const saved = path.join(gitdir, 'cairn-blame')
+  const gitBlame = (dir: string, file: string) =>
+    git(null, ['--git-dir', dir, 'blame', '--porcelain', 'main', '--', file], home)
+
+  // Cairn's answer must be git's before its time means anything.
+  const session = await openVersionedMemory({ dataDir: long.dataDir, watch: false })
+  const ours = (await session.blame(longPath)).map((line) => line.commit.oid)
+  const theirs = gitBlame(gitdir, long.file)
+    .split('\n')
+    .filter((line) => /^[0-9a-f]{40} /.test(line))
+    .map((line) => line.slice(0, 40))
+  if (ours.join() !== theirs.join()) throw new Error('blame differs from git blame')
+  await session.close()
+  notes.push(
+    `blame fixture: ${long.lines} lines, ${long.commits} commits changing the file, ${new Set(ours).size} distinct commits in the answer`,
+  )
+
+  // Each session first reads one file at HEAD: isomorphic-git opens the pack on the first
+  // read of a session (it reads it whole), a fixed cost measured on its own row.
+  const head = async (memory: Awaited<ReturnType<typeof openVersionedMemory>>) =>
+    memory.readAt(longPath, (await memory.log({ offset: 0, limit: 1 })).entries[0]?.oid ?? '')
+  const fresh = async () => openVersionedMemory({ dataDir: long.dataDir, watch: false })
+  const opening: number[] = []
+  const cold: number[] = []
+  for (let i = 0; i < 3; i++) {
+    await rm(saved, { recursive: true, force: true })
+    const memory = await fresh()
+    opening.push(...(await measure(1, () => head(memory))))
+    cold.push(...(await measure(1, () => memory.blame(longPath))))
+    await memory.close()
+  }
+  record('  first object read of a session (the pack opened), for reference', opening, null, null)
+  record(
+    'blame 500 lines x 1,000 commits, first time (nothing kept)',
+    cold,
+    await measure(5, () => gitBlame(gitdir, long.file)),
+    null,
+  )
+  const kept: number[] = []
+  for (let i = 0; i < 10; i++) {
+    const memory = await fresh()
+    await head(memory)
+    kept.push(...(await measure(1, () => memory.blame(longPath))))
+    await memory.close()
+  }
+  record('blame 500 lines x 1,000 commits, new session (provenance kept)', kept, null, 30)
+  const memory = await fresh()
+  await memory.blame(longPath)
+  const origin = { actor: 'claude', conversationId: 'bench', toolUseId: 'toolu_blame' } as const
+  const text = (await readFile(path.join(long.dataDir, 'memories', long.file), 'utf8')).split('\n')
+  const afterCommit: number[] = []
+  for (let i = 0; i < 10; i++) {
+    const line = text[(i * 53) % long.lines] as string
+    const outcome = await memory.execute(
+      { command: 'str_replace', path: longPath, old_str: line, new_str: `${line} (edited ${i})` },
+      origin,
+    )
+    if (!outcome.commit) throw new Error(`no commit: ${JSON.stringify(outcome.content)}`)
+    text[(i * 53) % long.lines] = `${line} (edited ${i})`
+    afterCommit.push(...(await measure(1, () => memory.blame(longPath))))
+  }
+  record('blame 500 lines x 1,000 commits, after one more commit', afterCommit, null, 30)
+  await memory.close()
+
+  // A file 10 commits changed, among 100,000: the walk crosses the whole index.
+  if (!large.sparse) throw new Error('the 100k fixture has no sparse file')
+  const sparsePath = `/memories/${large.sparse}`
+  const largeDir = path.join(large.dataDir, 'history.git')
+  const largeMemory = await openVersionedMemory({ dataDir: large.dataDir, watch: false })
+  const sparseOwners = new Set((await largeMemory.blame(sparsePath)).map((l) => l.commit.oid))
+  if ([...sparseOwners].some((oid) => !large.sparseCommits.includes(oid))) {
+    throw new Error('sparse blame names a commit that did not change the file')
+  }
+  const sparseTimes: number[] = []
+  for (let i = 0; i < 5; i++) {
+    await rm(path.join(largeDir, 'cairn-blame'), { recursive: true, force: true })
+    // A new session each time: nothing the previous walk found is reused (the pack is
+    // opened first, by reading the file at HEAD, as above).
+    const again =
+      i === 0 ? largeMemory : await openVersionedMemory({ dataDir: large.dataDir, watch: false })
+    const top = (await again.log({ offset: 0, limit: 1 })).entries[0]?.oid ?? ''
+    await again.readAt(sparsePath, top)
+    sparseTimes.push(...(await measure(1, () => again.blame(sparsePath))))
+    await again.close()
+  }
+  record(
+    'blame 10 commits in 100,000, first time',
+    sparseTimes,
+    await measure(3, () => gitBlame(largeDir, large.sparse as string)),
+    15,
+  )
+
+  // History search: every page of a search of the 10,000-commit history.
+  const searchMemory = await openVersionedMemory({ dataDir: small.dataDir, watch: false })
+  const searchAll = async (text: string) => {
+    let before: string | undefined
+    let hits = 0
+    for (;;) {
+      const page = await searchMemory.searchHistory({ text, matchCase: true, before })
+      hits += page.hits.length
+      if (!page.next) return hits
+      before = page.next
+    }
+  }
+  const needle = 'revision 7\n'
+  const hits = await searchAll(needle)
+  const gitSearch = () =>
+    git(
+      null,
+      ['--git-dir', path.join(small.dataDir, 'history.git'), 'log', `-S${needle}`, '--format=%H'],
+      home,
+    )
+  const gitHits = gitSearch().trim().split('\n').filter(Boolean).length
+  notes.push(`history search @10k for "revision 7": ${hits} commits (git log -S: ${gitHits})`)
+  record(
+    'history search, all 10,000 commits',
+    await measure(3, () => searchAll(needle)),
+    await measure(3, gitSearch),
+    1000,
+  )
+  await searchMemory.close()
 }
 
 await main()

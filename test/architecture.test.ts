@@ -161,7 +161,17 @@ describe('src/main', () => {
         'watcher.ts',
       ].map((f) => `${MAIN}/history/${f}`),
     )
-    for (const start of ['read.ts', 'inspect.ts', 'queries.ts']) {
+    for (const start of [
+      'read.ts',
+      'inspect.ts',
+      'queries.ts',
+      'lookup.ts',
+      'line-diff.ts',
+      'blame.ts',
+      'blame-store.ts',
+      'search.ts',
+      'snapshot.ts',
+    ]) {
       const reached = new Set<string>()
       const pending = [`${MAIN}/history/${start}`]
       while (pending.length > 0) {
