@@ -170,6 +170,7 @@ describe('src/main', () => {
       'blame.ts',
       'blame-store.ts',
       'search.ts',
+      'change-log.ts',
       'snapshot.ts',
     ]) {
       const reached = new Set<string>()

@@ -65,19 +65,31 @@ export function createBlamer(repo: RepoView, lookup: Lookup, options: BlamerOpti
   // What the save folder holds per path: the position of its version and its provenance.
   const saved = new Map<string, { readonly position: number; readonly provenance: Provenance }>()
   let saveFailed = false
+  // Positions found so far (the index has no lookup by position of its own).
   const positions = new Map<string, number>()
-  let indexed = 0
 
+  /** Where commit `oid` is in the history (undefined when it is not there). */
   function positionOf(oid: string): number | undefined {
+    return positionsOf(new Set([oid])).get(oid)
+  }
+
+  /** The positions of `oids`, in one pass back from the newest commit. */
+  function positionsOf(oids: ReadonlySet<string>): Map<string, number> {
     const entries = repo.entries()
-    if (entries.length < indexed) {
-      positions.clear()
-      indexed = 0
+    const found = new Map<string, number>()
+    const wanted = new Set<string>()
+    for (const oid of oids) {
+      const known = positions.get(oid)
+      if (known !== undefined && entries[known]?.oid === oid) found.set(oid, known)
+      else wanted.add(oid)
     }
-    for (; indexed < entries.length; indexed++) {
-      positions.set((entries[indexed] as IndexEntry).oid, indexed)
+    for (let i = entries.length - 1; i >= 0 && wanted.size > 0; i--) {
+      const oid = (entries[i] as IndexEntry).oid
+      if (!wanted.delete(oid)) continue
+      found.set(oid, i)
+      positions.set(oid, i)
     }
-    return positions.get(oid)
+    return found
   }
 
   /** The newest commit at or before `from` that changed `path`, or -1. */
@@ -101,8 +113,9 @@ export function createBlamer(repo: RepoView, lookup: Lookup, options: BlamerOpti
     const known = saved.get(path)
     if (known) return known.position >= 0 ? known : null
     const found = loadBlame(options.saveDir, path)
-    const position = found ? positionOf(found.commit) : undefined
-    const owners = found?.owners.map((oid) => positionOf(oid) ?? -1) ?? []
+    const at = found ? positionsOf(new Set([found.commit, ...found.owners])) : new Map()
+    const position = found ? at.get(found.commit) : undefined
+    const owners = found?.owners.map((oid) => at.get(oid) ?? -1) ?? []
     const usable = found && position !== undefined && !owners.includes(-1)
     const entry = usable
       ? { position, provenance: { blob: found.blob, owners: Int32Array.from(owners) } }

@@ -1,3 +1,5 @@
+import { readFile, writeFile } from 'node:fs/promises'
+import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { HistorySearchHit } from '../../shared/types'
 import { openVersionedMemory, type VersionedMemory } from './index'
@@ -152,6 +154,28 @@ describe('history search', () => {
       [removed, [{ path: '/memories/c.md', change: 'removed' }]],
       [added, [{ path: '/memories/a.md', change: 'added' }]],
     ])
+  })
+
+  it('keeps what it read for the next session, and ignores records it cannot trust', async () => {
+    await run({ command: 'create', path: '/memories/a.md', file_text: 'tea\n' })
+    await run({ command: 'str_replace', path: '/memories/a.md', old_str: 'tea', new_str: 'coffee' })
+    await run({ command: 'create', path: '/memories/b.md', file_text: 'more tea\n' })
+    const first = (await searchAll('tea', true)).map((hit) => hit.commit.oid)
+    expect(first).toEqual(gitPickaxe('tea', true))
+    const file = path.join(dataDir, 'history.git', 'cairn-changes.jsonl')
+    const lines = (await readFile(file, 'utf8')).trim().split('\n')
+    expect(lines).toHaveLength(3)
+
+    // A torn line, a line for a commit of another history, a record with other paths.
+    const [, second] = first
+    const forged = JSON.stringify({ c: second, f: [['/memories/zzz.md', null, null]] })
+    await writeFile(
+      file,
+      `${lines.join('\n')}\n{"c":"broken\n${JSON.stringify({ c: 'e'.repeat(40), f: [] })}\n${forged}\n`,
+    )
+    await memory.close()
+    memory = await openVersionedMemory({ dataDir, now, watch: false })
+    expect((await searchAll('tea', true)).map((hit) => hit.commit.oid)).toEqual(first)
   })
 
   it('refuses to go on from a commit that is not in the history', async () => {

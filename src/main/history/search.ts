@@ -9,8 +9,7 @@
  */
 import type { HistorySearchHit, HistorySearchPage } from '../../shared/types'
 import { CairnError } from '../lib/errors'
-import type { Lookup } from './lookup'
-import { segmentsOf, toRelative } from './paths'
+import type { ChangeLog } from './change-log'
 import { toSummary } from './queries'
 import type { RepoView } from './read'
 import type { SearchQuery } from './types'
@@ -23,10 +22,37 @@ export interface HistorySearcher {
   search(query: SearchQuery): Promise<HistorySearchPage>
 }
 
-/** A searcher over one history; remembers the counts of the latest search it ran. */
-export function createSearcher(repo: RepoView, lookup: Lookup): HistorySearcher {
+/** Most characters of file text kept between searches (the texts searched most recently). */
+export const SEARCH_TEXT_CACHE = 16_000_000
+
+/**
+ * A searcher over one history; remembers the counts of the latest search it ran, and the
+ * texts of the versions it read (bounded), so that searching again reads little.
+ */
+export function createSearcher(repo: RepoView, changes: ChangeLog): HistorySearcher {
   // Occurrences per blob for the text searched last (the next page reuses them).
   let counted: { readonly key: string; readonly counts: Map<string, number> } | null = null
+  const texts = new Map<string, { text: string | null; lower?: string }>()
+  let cachedChars = 0
+
+  async function textOf(blob: string): Promise<{ text: string | null; lower?: string }> {
+    const known = texts.get(blob)
+    if (known) {
+      texts.delete(blob)
+      texts.set(blob, known)
+      return known
+    }
+    const bytes = Buffer.from(await repo.store.readBlob(blob))
+    const entry = { text: bytes.includes(0) ? null : bytes.toString('utf8') }
+    texts.set(blob, entry)
+    cachedChars += entry.text?.length ?? 0
+    while (cachedChars > SEARCH_TEXT_CACHE && texts.size > 1) {
+      const [oldest, value] = texts.entries().next().value as [string, { text: string | null }]
+      texts.delete(oldest)
+      cachedChars -= value.text?.length ?? 0
+    }
+    return entry
+  }
 
   function countsFor(query: SearchQuery): Map<string, number> {
     const key = `${query.matchCase ? 'case' : 'nocase'}\0${query.text}`
@@ -54,17 +80,19 @@ export function createSearcher(repo: RepoView, lookup: Lookup): HistorySearcher 
       }
       const counts = countsFor(query)
       const needle = query.matchCase ? query.text : query.text.toLowerCase()
-      const needleBytes = Buffer.from(needle)
       const occurrences = async (blob: string | null): Promise<number> => {
         if (!blob) return 0
         const known = counts.get(blob)
         if (known !== undefined) return known
-        const bytes = Buffer.from(await repo.store.readBlob(blob))
-        const count = bytes.includes(0)
-          ? 0
-          : query.matchCase
-            ? countBytes(bytes, needleBytes)
-            : countText(bytes.toString('utf8').toLowerCase(), needle)
+        const version = await textOf(blob)
+        let count = 0
+        if (version.text !== null) {
+          if (query.matchCase) count = countText(version.text, needle)
+          else {
+            version.lower ??= version.text.toLowerCase()
+            count = countText(version.lower, needle)
+          }
+        }
         counts.set(blob, count)
         return count
       }
@@ -74,16 +102,7 @@ export function createSearcher(repo: RepoView, lookup: Lookup): HistorySearcher 
       for (; position >= 0; position--) {
         const entry = entries[position] as IndexEntry
         const files: Array<{ path: string; change: 'added' | 'removed' }> = []
-        const sides: Array<{ path: string; before: string | null; after: string | null }> = []
-        for (const file of entry.files) {
-          const segments = segmentsOf(toRelative(file))
-          sides.push({
-            path: file,
-            before: entry.parent ? await lookup.blobAt(entry.parent, segments) : null,
-            after: await lookup.blobAt(entry.oid, segments),
-          })
-        }
-        for (const side of movedUnchanged(sides)) {
+        for (const side of movedUnchanged(await changes.of(entry))) {
           const before = await occurrences(side.before)
           const after = await occurrences(side.after)
           if (before !== after) {
@@ -96,6 +115,7 @@ export function createSearcher(repo: RepoView, lookup: Lookup): HistorySearcher 
           break
         }
       }
+      changes.flush()
       const done = position < 0
       return {
         hits,
@@ -132,18 +152,6 @@ function movedUnchanged<T extends { before: string | null; after: string | null 
 }
 
 /** Occurrences of `needle` in `haystack`, not overlapping (as git's pickaxe counts). */
-function countBytes(haystack: Buffer, needle: Buffer): number {
-  let count = 0
-  for (
-    let at = haystack.indexOf(needle);
-    at >= 0;
-    at = haystack.indexOf(needle, at + needle.length)
-  ) {
-    count++
-  }
-  return count
-}
-
 function countText(haystack: string, needle: string): number {
   let count = 0
   for (

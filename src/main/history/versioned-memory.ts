@@ -12,6 +12,7 @@ import {
 } from '../memory'
 import { createBlamer } from './blame'
 import { blameDirOf } from './blame-store'
+import { changeLogOf, createChangeLog } from './change-log'
 import { compareCommits, diffFile, readAt, readBytesAt, showCommit } from './inspect'
 import { createLookup } from './lookup'
 import { openRepo } from './open-repo'
@@ -79,7 +80,10 @@ export async function openVersionedMemory(
   const queue = createSerialQueue()
   const lookup = createLookup(repo.store)
   const blamer = createBlamer(repo, lookup, { saveDir: blameDirOf(repo.gitdir), logger })
-  const searcher = createSearcher(repo, lookup)
+  const searcher = createSearcher(
+    repo,
+    createChangeLog(repo, lookup, { file: changeLogOf(repo.gitdir), logger }),
+  )
   const snapshots = createSnapshots(repo, lookup)
   const commitListeners = new Set<(commit: CommitSummary) => void>()
   const recoveryListeners = new Set<(report: RecoveryReport) => void>()
