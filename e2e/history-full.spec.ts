@@ -75,9 +75,7 @@ test('the full history view opens with the keyboard and reads like a story', asy
   const wrapped = history.diffTable('/memories/trailhead.md').getByRole('row').filter({
     hasText: 'waypoint 39',
   })
-  expect((await wrapped.first().boundingBox())?.height).toBeGreaterThan(
-    2 * (shortBox?.height ?? 0),
-  )
+  expect((await wrapped.first().boundingBox())?.height).toBeGreaterThan(2 * (shortBox?.height ?? 0))
 
   // Escape goes back to the chat, as it was.
   await page.keyboard.press('Escape')
@@ -150,7 +148,10 @@ test('"Memory at this reply" shows memory as it was, read-only, and compares it 
   )
   await cairn.open(page)
   const chat = new ChatPage(page)
-  await page.getByRole('navigation', { name: 'Conversations' }).getByText('I drink green tea.').click()
+  await page
+    .getByRole('navigation', { name: 'Conversations' })
+    .getByText('I drink green tea.')
+    .click()
   await expect(chat.replies()).toHaveCount(2)
   await chat.replies().last().getByRole('button', { name: 'Memory at this reply' }).click()
 
@@ -185,7 +186,11 @@ test('the history search finds the change that introduced a sentence', async ({
     anthropic,
     'I run.',
     [
-      strReplace('/memories/me.md', '- Lives in Lisbon.\n', '- Lives in Lisbon.\n- Training for a marathon in May.\n'),
+      strReplace(
+        '/memories/me.md',
+        '- Lives in Lisbon.\n',
+        '- Lives in Lisbon.\n- Training for a marathon in May.\n',
+      ),
       reply.text('Noted.'),
     ],
     id,

@@ -180,7 +180,9 @@ test('the tree updates live when a chat turn writes memory, and the timeline sho
   const history = new HistoryPage(page)
   const selected = history.timeline.getByRole('row', { selected: true })
   await expect(selected).toContainText('Claude created notes.md')
-  await expect(history.detail.getByRole('heading', { name: 'Claude created notes.md' })).toBeVisible()
+  await expect(
+    history.detail.getByRole('heading', { name: 'Claude created notes.md' }),
+  ).toBeVisible()
   await expect(history.detail.getByRole('button', { name: /^From / })).toContainText(
     'I am learning Portuguese.',
   )

@@ -1,5 +1,6 @@
 import { writeFile } from 'node:fs/promises'
 import path from 'node:path'
+import type { LogPage } from '../src/shared/types'
 import { claudeTurn, create, reply, strReplace } from './fixtures/claude-turns'
 import { expect, shoot, test } from './fixtures/screens'
 import { FullHistoryPage } from './pages/full-history.page'
@@ -44,8 +45,11 @@ for (const scheme of ['light', 'dark'] as const) {
       content: NOTES.replace('- Name: Sam\n', '- Name: Sam (Samantha)\n'),
     })
     // An edit made in another editor: Cairn saves it as its own change.
-    const before = await cairn.core.dispatch('history:log', { offset: 0, limit: 1 })
-    const total = before.ok ? before.value.total : 0
+    const changes = async () => {
+      const log = await cairn.core.dispatch('history:log', { offset: 0, limit: 1 })
+      return log.ok ? (log.value as LogPage).total : 0
+    }
+    const total = await changes()
     await writeFile(
       path.join(cairn.dataDir, 'memories', 'notes.md'),
       NOTES.replace('- Name: Sam\n', '- Name: Sam (Samantha)\n').replace(
@@ -53,12 +57,7 @@ for (const scheme of ['light', 'dark'] as const) {
         '| dotfiles  | paused  |\n| gpx-tools | planned |\n',
       ),
     )
-    await expect
-      .poll(async () => {
-        const log = await cairn.core.dispatch('history:log', { offset: 0, limit: 1 })
-        return log.ok ? log.value.total : 0
-      })
-      .toBe(total + 1)
+    await expect.poll(changes).toBe(total + 1)
     await claudeTurn(
       cairn,
       anthropic,

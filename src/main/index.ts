@@ -1,173 +1,416 @@
-import { app, BrowserWindow, safeStorage, session, shell, type WebFrameMain } from 'electron'
+import {
+  app,
+  BrowserWindow,
+  dialog,
+  Menu,
+  protocol,
+  safeStorage,
+  screen,
+  session,
+  shell,
+  type Session,
+  type WebContents,
+  type WebFrameMain,
+} from 'electron'
+import { stat } from 'node:fs/promises'
 import path from 'node:path'
-import { fileURLToPath, pathToFileURL } from 'node:url'
+import { fileURLToPath } from 'node:url'
 import { createCore, type Core } from './core'
 import { forwardEvents, registerIpc } from './ipc'
 import { CairnError } from './lib/errors'
 import { cipherFromSafeStorage, createFileSecretStore } from './settings'
+import {
+  APP_PAGE_URL,
+  APP_SCHEME,
+  buildApplicationMenu,
+  buildContextMenu,
+  contentSecurityPolicy,
+  createAppProtocolHandler,
+  describeStartupFailure,
+  isAppPage,
+  isHttpsLink,
+  placeWindow,
+  readWindowState,
+  saveWindowStateSync,
+  StartupError,
+  startupFailureDialog,
+  type MenuCommand,
+} from './shell'
 
-// The Electron shell: lifecycle and the one window. Everything else lives in the core.
+// The Electron shell: lifecycle, the window, the menu and the app:// scheme. Everything the
+// app does lives in the core; the helpers in ./shell are plain functions tested in Node.
 
 const here = path.dirname(fileURLToPath(import.meta.url))
-const devServerUrl = !app.isPackaged ? process.env['ELECTRON_RENDERER_URL'] : undefined
-const pageUrl = devServerUrl ?? pathToFileURL(path.join(here, '../renderer/index.html')).href
+const rendererDir = path.join(here, '../renderer')
+const preloadFile = path.join(here, '../preload/index.cjs')
+// Packaged, resources/ sits unpacked beside app.asar: the window icon is read by native code.
+const iconFile = path
+  .join(here, '../../resources/icon.png')
+  .replace(`app.asar${path.sep}`, `app.asar.unpacked${path.sep}`)
+const isMac = process.platform === 'darwin'
+const devServerUrl = app.isPackaged ? undefined : process.env['ELECTRON_RENDERER_URL']
+const pageUrl = devServerUrl ?? APP_PAGE_URL
+const defaultSize = { width: 1280, height: 820 }
+/** A hung close must not make Cairn impossible to quit; a commit takes far less. */
+const quitDeadlineMs = 60_000
 
-const contentSecurityPolicy = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data: blob:",
-  "font-src 'self' data:",
-  devServerUrl ? "connect-src 'self' ws:" : "connect-src 'self'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-src 'none'",
-  "object-src 'none'",
-].join('; ')
+// Before `ready`: the UI's scheme is a secure, standard origin, and every renderer is sandboxed.
+protocol.registerSchemesAsPrivileged([
+  {
+    scheme: APP_SCHEME,
+    privileges: { standard: true, secure: true, supportFetchAPI: true, codeCache: true },
+  },
+])
+app.enableSandbox()
+if (process.platform === 'win32') app.setAppUserModelId('app.cairn.desktop')
 
+// Tests and development may keep data elsewhere; an installed Cairn always uses userData, so
+// a variable in the environment cannot point it at another folder.
+const dataDirOverride = app.isPackaged ? undefined : process.env['CAIRN_DATA_DIR']
+let dataDir = dataDirOverride ? path.resolve(dataDirOverride) : ''
+// Even this can fail (a path Electron refuses); main() then reports it like any failed start.
+let earlyFailure: unknown = null
+try {
+  if (dataDirOverride) app.setPath('userData', dataDir)
+  dataDir = app.getPath('userData')
+} catch (error) {
+  earlyFailure = error
+}
+
+let core: Core | null = null
 let mainWindow: BrowserWindow | null = null
 
-function isTrustedFrame(frame: WebFrameMain | null): boolean {
-  if (!frame || !mainWindow || mainWindow.isDestroyed()) return false
-  // Only our window's top-level frame, compared by its ids rather than object identity.
-  const mainFrame = mainWindow.webContents.mainFrame
-  if (frame.parent !== null) return false
-  if (frame.processId !== mainFrame.processId || frame.routingId !== mainFrame.routingId) {
-    return false
-  }
-  return sameDocument(frame.url, pageUrl)
-}
-
-function sameDocument(url: string, expected: string): boolean {
-  try {
-    const a = new URL(url)
-    const b = new URL(expected)
-    return a.origin === b.origin && a.pathname === b.pathname
-  } catch {
-    return false
-  }
-}
-
-/** Only https links leave the app, and only through the OS. */
-function isHttpsLink(url: string): boolean {
-  return /^https:\/\//i.test(url)
-}
+// Every web contents, present or future, gets the same locks.
+app.on('web-contents-created', (_event, contents) => hardenContents(contents))
 
 function openExternally(url: string): void {
   if (isHttpsLink(url)) void shell.openExternal(url)
 }
 
-function createWindow(core: Core): BrowserWindow {
+function hardenContents(contents: WebContents): void {
+  contents.setWindowOpenHandler(({ url }) => {
+    openExternally(url)
+    return { action: 'deny' }
+  })
+  contents.on('will-navigate', (details) => {
+    if (isAppPage(details.url, pageUrl)) return
+    details.preventDefault()
+    openExternally(details.url)
+  })
+  contents.on('will-redirect', (details) => {
+    if (!isAppPage(details.url, pageUrl)) details.preventDefault()
+  })
+  contents.on('will-attach-webview', (event) => event.preventDefault())
+  contents.on('context-menu', (_event, params) => {
+    const template = buildContextMenu(params, {
+      replaceMisspelling: (word) => contents.replaceMisspelling(word),
+    })
+    if (template.length > 0) Menu.buildFromTemplate(template).popup()
+  })
+}
+
+function hardenSession(ses: Session): void {
+  ses.setPermissionRequestHandler((_contents, _permission, callback) => callback(false))
+  ses.setPermissionCheckHandler(() => false)
+  ses.setDevicePermissionHandler(() => false)
+  ses.setDisplayMediaRequestHandler((_request, callback) => callback(null))
+  ses.setSpellCheckerEnabled(isMac)
+  // The dev server's pages get the (looser) development policy; app:// sends its own.
+  if (devServerUrl) {
+    const policy = contentSecurityPolicy({ devServer: true })
+    ses.webRequest.onHeadersReceived(
+      { urls: [`${new URL(devServerUrl).origin}/*`] },
+      (details, callback) =>
+        callback({
+          responseHeaders: { ...details.responseHeaders, 'Content-Security-Policy': [policy] },
+        }),
+    )
+  }
+}
+
+/** Requests count only from our window's top-level frame showing our page. */
+function isTrustedFrame(frame: WebFrameMain | null): boolean {
+  const window = mainWindow
+  if (!frame || !window || window.isDestroyed()) return false
+  const mainFrame = window.webContents.mainFrame
+  if (frame.parent !== null) return false
+  if (frame.processId !== mainFrame.processId || frame.routingId !== mainFrame.routingId) {
+    return false
+  }
+  return isAppPage(frame.url, pageUrl)
+}
+
+async function createWindow(appCore: Core): Promise<BrowserWindow> {
+  const stateFile = path.join(appCore.dataDir, 'window-state.json')
+  const placement = placeWindow(
+    await readWindowState(stateFile),
+    screen.getAllDisplays().map((display) => display.workArea),
+    screen.getPrimaryDisplay().workArea,
+    defaultSize,
+  )
   const window = new BrowserWindow({
-    width: 1280,
-    height: 820,
+    ...placement.bounds,
     minWidth: 880,
     minHeight: 560,
     show: false,
     title: 'Cairn',
     autoHideMenuBar: true,
-    ...(process.platform === 'linux' ? { icon: path.join(here, '../../resources/icon.png') } : {}),
+    ...(process.platform === 'linux' ? { icon: iconFile } : {}),
+    // Spelled out here, not built elsewhere, so a reader and the static scan see them all.
     webPreferences: {
-      preload: path.join(here, '../preload/index.cjs'),
+      preload: preloadFile,
       contextIsolation: true,
       sandbox: true,
       nodeIntegration: false,
+      nodeIntegrationInWorker: false,
+      nodeIntegrationInSubFrames: false,
       webSecurity: true,
-      spellcheck: true,
+      allowRunningInsecureContent: false,
+      experimentalFeatures: false,
+      webviewTag: false,
+      navigateOnDragDrop: false,
+      safeDialogs: true,
+      // A middle click would otherwise ask for a new window (refused anyway, see below).
+      disableBlinkFeatures: 'Auxclick',
+      // Windows and Linux spellcheck with Hunspell dictionaries downloaded from Google's
+      // servers; macOS uses the system's own spellchecker and downloads nothing.
+      spellcheck: isMac,
     },
   })
-  window.once('ready-to-show', () => window.show())
-  window.webContents.setWindowOpenHandler(({ url }) => {
-    openExternally(url)
-    return { action: 'deny' }
+  window.once('ready-to-show', () => {
+    if (placement.maximized) window.maximize()
+    window.show()
   })
-  window.webContents.on('will-navigate', (event, url) => {
-    if (!sameDocument(url, pageUrl)) {
-      event.preventDefault()
-      openExternally(url)
+  window.on('close', () => {
+    try {
+      saveWindowStateSync(stateFile, {
+        bounds: window.getNormalBounds(),
+        maximized: window.isMaximized(),
+      })
+    } catch (error) {
+      console.warn('[cairn] could not remember the window position', error)
     }
   })
-  window.webContents.on('will-attach-webview', (event) => event.preventDefault())
-  const stopEvents = forwardEvents(core, window.webContents)
+  window.webContents.on('render-process-gone', (_event, details) => {
+    if (details.reason === 'clean-exit' || window.isDestroyed()) return
+    void recoverWindow(window, details.reason)
+  })
+  const stopEvents = forwardEvents(appCore, window.webContents)
   window.on('closed', () => {
     stopEvents()
     if (mainWindow === window) mainWindow = null
   })
-  void window.loadURL(pageUrl)
+  mainWindow = window
+  try {
+    await window.loadURL(pageUrl)
+  } catch {
+    throw new StartupError(
+      devServerUrl
+        ? 'The window could not load its page from the development server. Is `npm run dev` still running?'
+        : 'The window could not load Cairn’s own files, so the installation may be damaged. Installing Cairn again repairs it.',
+    )
+  }
   return window
 }
 
-function hardenSession(): void {
-  const ses = session.defaultSession
-  ses.setPermissionRequestHandler((_contents, _permission, callback) => callback(false))
-  ses.setPermissionCheckHandler(() => false)
-  ses.webRequest.onHeadersReceived((details, callback) => {
-    callback({
-      responseHeaders: {
-        ...details.responseHeaders,
-        'Content-Security-Policy': [contentSecurityPolicy],
-      },
-    })
+/**
+ * The page's process died (a crash, the system reclaiming memory). Before the window was
+ * ever shown that is a failed start; afterwards the person is told and can reload, since
+ * everything lives in main and nothing was lost with the page.
+ */
+async function recoverWindow(window: BrowserWindow, reason: string): Promise<void> {
+  console.error(`[cairn] the window's page stopped: ${reason}`)
+  if (!window.isVisible()) {
+    await failStartup(new StartupError('The window stopped while it was opening.'))
+    return
+  }
+  const { response } = await dialog.showMessageBox(window, {
+    type: 'error',
+    message: 'Cairn’s window stopped unexpectedly',
+    detail:
+      'Your chats and memory are kept by Cairn itself, not by the window, so nothing was lost. Reload the window to go on.',
+    buttons: ['Reload', 'Quit'],
+    defaultId: 0,
+    cancelId: 1,
+    noLink: true,
   })
+  if (window.isDestroyed()) return
+  if (response === 0) window.reload()
+  else app.quit()
 }
 
+/** Brings the window back (creating it on macOS, where closing it keeps Cairn running). */
+async function revealWindow(): Promise<BrowserWindow | null> {
+  if (mainWindow && !mainWindow.isDestroyed()) {
+    if (mainWindow.isMinimized()) mainWindow.restore()
+    mainWindow.show()
+    mainWindow.focus()
+    return mainWindow
+  }
+  if (!core) return null
+  try {
+    return await createWindow(core)
+  } catch (error) {
+    await failStartup(error)
+    return null
+  }
+}
+
+async function openFolder(folder: string): Promise<void> {
+  const error = await shell.openPath(folder)
+  if (error) throw new CairnError('open-failed', 'The system could not open the data folder.')
+}
+
+/** The nearest folder that exists at or above `folder` (what a failed start can still show). */
+async function nearestFolder(folder: string): Promise<string> {
+  let current = path.resolve(folder)
+  for (;;) {
+    const info = await stat(current).catch(() => null)
+    const parent = path.dirname(current)
+    if (info?.isDirectory() || parent === current) return current
+    current = parent
+  }
+}
+
+function installMenu(appCore: Core): void {
+  const run = (command: MenuCommand) => {
+    if (command === 'open-data-folder') {
+      void openFolder(appCore.dataDir).catch(async (error) => {
+        console.error('[cairn] could not open the data folder', error)
+        await dialog.showMessageBox({
+          type: 'warning',
+          message: 'The data folder could not be opened',
+          detail: `The system could not show this folder: ${appCore.dataDir}`,
+          buttons: ['OK'],
+          noLink: true,
+        })
+      })
+      return
+    }
+    const hadWindow = mainWindow !== null && !mainWindow.isDestroyed()
+    void revealWindow().then((window) => {
+      // A window opened just now starts on a new chat; for anything else it needs the command.
+      if (window && (hadWindow || command !== 'new-chat')) {
+        appCore.events.emit('app:command', { command })
+      }
+    })
+  }
+  const template = buildApplicationMenu({
+    platform: process.platform,
+    appName: app.name,
+    development: !app.isPackaged,
+    run,
+  })
+  Menu.setApplicationMenu(Menu.buildFromTemplate(template))
+}
+
+let failing = false
+
+/**
+ * A start that failed says why in a native dialog, with the data folder's path and a way to
+ * open it, then quits. Nothing fails silently, and the process never lingers without a window.
+ */
+async function failStartup(error: unknown): Promise<void> {
+  console.error('[cairn] Cairn could not start:', error)
+  if (failing) return
+  failing = true
+  for (const window of BrowserWindow.getAllWindows()) window.destroy()
+  mainWindow = null
+  await app.whenReady()
+  const reason = describeStartupFailure(error)
+  const { response } = await dialog.showMessageBox(startupFailureDialog(reason, dataDir))
+  if (response === 0) {
+    await shell.openPath(await nearestFolder(dataDir)).catch(() => undefined)
+  }
+  const opened = core
+  core = null
+  await opened?.close().catch((closeError) => console.error('[cairn] close failed', closeError))
+  app.exit(1)
+}
+
+let quitting: 'no' | 'closing' | 'done' = 'no'
+
+// Quitting waits until the core has closed: a memory command that is being committed right now
+// finishes and lands in history first. Every quit asked for meanwhile waits too.
+app.on('before-quit', (event) => {
+  if (!core || quitting === 'done') return
+  event.preventDefault()
+  if (quitting === 'closing') return
+  quitting = 'closing'
+  const closing = core
+  let deadline: NodeJS.Timeout | undefined
+  const overdue = new Promise<void>((resolve) => {
+    deadline = setTimeout(() => {
+      console.error('[cairn] closing took too long; quitting anyway')
+      resolve()
+    }, quitDeadlineMs)
+    deadline.unref()
+  })
+  void Promise.race([closing.close(), overdue])
+    .catch((error) => console.error('[cairn] close failed', error))
+    .finally(() => {
+      clearTimeout(deadline)
+      quitting = 'done'
+      core = null
+      app.quit()
+    })
+})
+
+app.on('window-all-closed', () => {
+  // A failed start closes its window itself and quits after its dialog.
+  if (failing) return
+  // macOS keeps an app running without windows; the Dock or the menu brings one back.
+  if (!isMac) app.quit()
+})
+
 async function main(): Promise<void> {
-  // Lets tests and portable setups keep data elsewhere; the default is Electron's userData.
-  const dataDirOverride = process.env['CAIRN_DATA_DIR']
-  if (dataDirOverride) app.setPath('userData', path.resolve(dataDirOverride))
   if (!app.requestSingleInstanceLock()) {
+    // Another Cairn runs with this data folder: it brings its window forward (below).
     app.quit()
     return
   }
-  await app.whenReady()
-  hardenSession()
-  const dataDir = app.getPath('userData')
-  const core = await createCore({
-    dataDir,
-    // The API key is encrypted by the OS keychain; on Linux without one, settings warn that
-    // it falls back to plain text.
-    secretStore: createFileSecretStore({
-      file: path.join(dataDir, 'secrets.json'),
-      cipher: cipherFromSafeStorage(safeStorage),
-    }),
-    appVersion: app.getVersion(),
-    host: {
-      async openPath(folder) {
-        const error = await shell.openPath(folder)
-        if (error) {
-          throw new CairnError('open-failed', 'The system could not open the data folder.')
-        }
-      },
-      async openExternal(url) {
-        if (!isHttpsLink(url)) {
-          throw new CairnError('invalid-link', 'Only https links can be opened.')
-        }
-        await shell.openExternal(url)
-      },
-    },
-  })
-  registerIpc(core, isTrustedFrame)
-  mainWindow = createWindow(core)
-
-  app.on('second-instance', () => {
-    if (mainWindow) {
-      if (mainWindow.isMinimized()) mainWindow.restore()
-      mainWindow.focus()
-    }
-  })
+  app.on('second-instance', () => void revealWindow())
   app.on('activate', () => {
-    if (BrowserWindow.getAllWindows().length === 0) mainWindow = createWindow(core)
+    if (BrowserWindow.getAllWindows().length === 0) void revealWindow()
   })
-  app.on('window-all-closed', () => {
-    if (process.platform !== 'darwin') app.quit()
+  await app.whenReady()
+  if (earlyFailure) {
+    await failStartup(earlyFailure)
+    return
+  }
+  app.setAboutPanelOptions({
+    applicationName: 'Cairn',
+    applicationVersion: app.getVersion(),
+    ...(process.platform === 'linux' ? { iconPath: iconFile } : {}),
   })
-  let closing = false
-  app.on('before-quit', (event) => {
-    if (closing) return
-    closing = true
-    event.preventDefault()
-    void core.close().finally(() => app.quit())
-  })
+  try {
+    hardenSession(session.defaultSession)
+    protocol.handle(APP_SCHEME, createAppProtocolHandler({ rendererDir }))
+    core = await createCore({
+      dataDir,
+      // The API key is encrypted by the OS keychain; on Linux without one, settings warn that
+      // it falls back to plain text.
+      secretStore: createFileSecretStore({
+        file: path.join(dataDir, 'secrets.json'),
+        cipher: cipherFromSafeStorage(safeStorage),
+      }),
+      appVersion: app.getVersion(),
+      host: {
+        openPath: openFolder,
+        async openExternal(url) {
+          if (!isHttpsLink(url)) {
+            throw new CairnError('invalid-link', 'Only https links can be opened.')
+          }
+          await shell.openExternal(url)
+        },
+      },
+    })
+    registerIpc(core, isTrustedFrame)
+    installMenu(core)
+    await createWindow(core)
+  } catch (error) {
+    await failStartup(error)
+  }
 }
 
-void main()
+void main().catch((error: unknown) => failStartup(error))

@@ -11,6 +11,7 @@ import { CREATE_EXISTING_POLICIES, THEME_SETTINGS } from './types'
 import type {
   AgentEvent,
   ApiResult,
+  AppCommand,
   AppInfo,
   BlameLine,
   ChangeResult,
@@ -172,6 +173,8 @@ export interface EventMap {
   'conversations:changed': { readonly id: string; readonly deleted: boolean }
   'settings:changed': SettingsView
   'app:recovery': RecoveryReport
+  /** A command from the application menu, for the window to carry out. */
+  'app:command': { readonly command: AppCommand }
 }
 export type EventName = keyof EventMap
 

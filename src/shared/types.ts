@@ -24,6 +24,14 @@ export interface AppInfo {
 }
 
 /**
+ * What the application menu asks the window to do (New chat, Settings, Show memory, Show
+ * history). Main sends it as the `app:command` event; the renderer reacts as it would to the
+ * same keyboard shortcut.
+ */
+export type AppCommand =
+  'new-chat' | 'open-settings' | 'show-memory' | 'show-history' | 'show-full-history'
+
+/**
  * What the versioned memory repaired: at start-up (`app:info`), or later (`app:recovery`):
  * changes no commit held yet, a history that had to be started again, or edits made to the
  * memory folder outside Cairn, saved as their own commit.

@@ -1,0 +1,664 @@
+/**
+ * The built main bundle (`out/main/index.js`, what Electron runs) started in Node with a
+ * recording stand-in for the `electron` module, over the real core on a real temp folder.
+ * `npm test` builds before the unit tests; run `npm run build` first when running this alone.
+ */
+import { execFileSync } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { eventChannel, requestChannels } from '../../src/shared/channels'
+import { contentSecurityPolicy } from '../../src/main/shell'
+import { builtFile, root } from './built'
+import {
+  createElectronStandIn,
+  fakeEvent,
+  type ElectronStandIn,
+  type FakeFrame,
+  type StandInOptions,
+} from './electron-stand-in'
+
+const bundle = path.join(root, 'out/main/index.js')
+const rendererDir = path.join(root, 'out/renderer')
+
+const current = vi.hoisted(() => ({ standIn: null as { module: object } | null }))
+// Vitest builds a mocked module once per file: each export forwards to the stand-in of the
+// start that is running, so every fresh load of the bundle talks to its own.
+vi.mock('electron', () => {
+  const live = (name: string) => {
+    const target = () => {
+      if (!current.standIn) throw new Error('no electron stand-in prepared for this start')
+      return (current.standIn.module as Record<string, object>)[name] as Record<
+        PropertyKey,
+        unknown
+      >
+    }
+    return new Proxy(function standIn() {}, {
+      get(_function, key) {
+        const object = target()
+        const value = Reflect.get(object, key)
+        return typeof value === 'function' && key !== 'prototype' ? value.bind(object) : value
+      },
+      construct: (_function, args) =>
+        Reflect.construct(target() as unknown as new (...args: unknown[]) => object, args),
+    })
+  }
+  const names = ['app', 'BrowserWindow', 'dialog', 'ipcMain', 'Menu', 'protocol', 'safeStorage']
+  return Object.fromEntries(
+    [...names, 'screen', 'session', 'shell'].map((name) => [name, live(name)]),
+  )
+})
+
+const cleanups: Array<() => Promise<void>> = []
+afterEach(async () => {
+  while (cleanups.length > 0) await cleanups.pop()!()
+  current.standIn = null
+  vi.restoreAllMocks()
+})
+
+async function tempDir(): Promise<string> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'cairn-shell-'))
+  cleanups.push(() => rm(dir, { recursive: true, force: true }))
+  return dir
+}
+
+/** Starts the built bundle against a fresh stand-in, with `env` set while it loads. */
+async function start(
+  options: StandInOptions,
+  env: Record<string, string | undefined> = {},
+): Promise<ElectronStandIn> {
+  await builtFile('out/main/index.js', ['src/main', 'src/shared'])
+  const standIn = createElectronStandIn(options)
+  current.standIn = standIn
+  const saved = Object.fromEntries(Object.keys(env).map((key) => [key, process.env[key]]))
+  const apply = (values: Record<string, string | undefined>) => {
+    for (const [key, value] of Object.entries(values)) {
+      if (value === undefined) delete process.env[key]
+      else process.env[key] = value
+    }
+  }
+  apply(env)
+  cleanups.push(async () => apply(saved))
+  vi.resetModules()
+  await import(/* @vite-ignore */ pathToFileURL(bundle).href)
+  return standIn
+}
+
+/** Starts normally and waits for the window's page to load. */
+async function startApp(options: Partial<StandInOptions> = {}) {
+  const userData = await tempDir()
+  const standIn = await start({ userData, ...options }, { CAIRN_DATA_DIR: undefined })
+  await standIn.waitFor('window.loaded')
+  cleanups.push(() => quit(standIn))
+  const window = standIn.windows[0]!
+  return { standIn, userData, window }
+}
+
+/** Quits the way Electron would and waits until the shell has let it happen. */
+async function quit(standIn: ElectronStandIn): Promise<void> {
+  if (standIn.callsOf('app.quit').length > 0 || standIn.callsOf('app.exit').length > 0) return
+  standIn.app.quit()
+  await standIn.waitFor('app.quit')
+}
+
+function invoke(
+  standIn: ElectronStandIn,
+  channel: string,
+  frame: FakeFrame | null,
+  payload?: unknown,
+) {
+  const handler = standIn.handlers.get(channel)
+  if (!handler) throw new Error(`no handler for ${channel}`)
+  return handler({ senderFrame: frame }, payload) as Promise<{
+    ok: boolean
+    [key: string]: unknown
+  }>
+}
+
+function serve(standIn: ElectronStandIn, url: string, init?: RequestInit) {
+  const handler = standIn.protocolHandlers.get('app')
+  if (!handler) throw new Error('no app:// handler')
+  return handler(new Request(url, init))
+}
+
+describe('the built main bundle in Node, with a recording stand-in for electron', () => {
+  it('registers app:// as a privileged scheme before ready and sandboxes every renderer', async () => {
+    const { standIn } = await startApp()
+    const kinds = standIn.calls.map((call) => call.kind)
+    expect(kinds.indexOf('protocol.registerSchemesAsPrivileged')).toBeLessThan(
+      kinds.indexOf('app.ready'),
+    )
+    expect(kinds.indexOf('app.enableSandbox')).toBeLessThan(kinds.indexOf('app.ready'))
+    const [schemes] = standIn.callsOf('protocol.registerSchemesAsPrivileged')[0]!.args
+    expect(schemes).toEqual([
+      {
+        scheme: 'app',
+        privileges: { standard: true, secure: true, supportFetchAPI: true, codeCache: true },
+      },
+    ])
+    expect(standIn.callsOf('protocol.handle').map((call) => call.args[0])).toEqual(['app'])
+  })
+
+  it('opens one window with secure web preferences on app://, not file://', async () => {
+    const { standIn, window } = await startApp()
+    expect(standIn.callsOf('new BrowserWindow')).toHaveLength(1)
+    const webPreferences = window.options['webPreferences'] as Record<string, unknown>
+    expect(webPreferences).toMatchObject({
+      contextIsolation: true,
+      sandbox: true,
+      nodeIntegration: false,
+      nodeIntegrationInWorker: false,
+      nodeIntegrationInSubFrames: false,
+      webSecurity: true,
+      allowRunningInsecureContent: false,
+      experimentalFeatures: false,
+      webviewTag: false,
+      navigateOnDragDrop: false,
+      disableBlinkFeatures: 'Auxclick',
+      preload: path.join(root, 'out/preload/index.cjs'),
+    })
+    expect(webPreferences).not.toHaveProperty('enableBlinkFeatures')
+    expect(standIn.callsOf('window.loadURL').map((call) => call.args[0])).toEqual([
+      'app://cairn/index.html',
+    ])
+    expect(window.shown).toBe(true)
+  })
+
+  it('keeps spellcheck off where it would download dictionaries (Linux, Windows)', async () => {
+    const { standIn, window } = await startApp()
+    const webPreferences = window.options['webPreferences'] as Record<string, unknown>
+    const downloads = process.platform !== 'darwin'
+    expect(webPreferences['spellcheck']).toBe(!downloads)
+    expect(standIn.callsOf('session.setSpellCheckerEnabled').map((call) => call.args[0])).toEqual([
+      !downloads,
+    ])
+  })
+
+  it('serves the renderer folder over app:// with the CSP as a response header', async () => {
+    const { standIn } = await startApp()
+    const page = await serve(standIn, 'app://cairn/index.html')
+    expect(page.status).toBe(200)
+    expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8')
+    const policy = page.headers.get('content-security-policy')
+    expect(policy).toBe(contentSecurityPolicy())
+    expect(policy).toContain("script-src 'self'")
+    expect(policy).toContain("style-src 'self'")
+    expect(policy).not.toContain('unsafe-inline')
+    expect(policy).not.toContain('unsafe-eval')
+    expect(page.headers.get('x-content-type-options')).toBe('nosniff')
+    expect(await page.text()).toBe(await readFile(path.join(rendererDir, 'index.html'), 'utf8'))
+
+    const [script] = (await readdir(path.join(rendererDir, 'assets'))).filter((name) =>
+      name.endsWith('.js'),
+    )
+    const asset = await serve(standIn, `app://cairn/assets/${script}`)
+    expect(asset.status).toBe(200)
+    expect(asset.headers.get('content-type')).toBe('text/javascript; charset=utf-8')
+    expect(asset.headers.get('content-security-policy')).toBe(contentSecurityPolicy())
+    const served = Buffer.from(await asset.arrayBuffer())
+    expect(served.equals(await readFile(path.join(rendererDir, 'assets', script!)))).toBe(true)
+    const root = await serve(standIn, 'app://cairn/')
+    expect(root.status).toBe(200)
+    expect(await root.text()).toContain('<div id="root">')
+  })
+
+  it.each([
+    'app://cairn/../package.json',
+    'app://cairn/../../package.json',
+    'app://cairn/%2e%2e/%2e%2e/package.json',
+    'app://cairn/..%2f..%2fpackage.json',
+    'app://cairn/assets/..%2f..%2f..%2fpackage.json',
+    'app://cairn/..%5c..%5cpackage.json',
+    'app://cairn/%2e%2e%2f%2e%2e%2fpackage.json',
+    'app://cairn/%252e%252e/package.json',
+    'app://cairn/index.html%00.png',
+    'app://cairn/C:%5cWindows%5cwin.ini',
+    'app://cairn/assets',
+    'app://cairn/missing.js',
+    'app://cairn/.vite/manifest.json',
+    'app://other-host/index.html',
+    'app://cairn:8080/index.html',
+  ])('answers %s with 404 (and still the CSP header)', async (url) => {
+    const { standIn } = await startApp()
+    const response = await serve(standIn, url)
+    expect(response.status).toBe(404)
+    expect(response.headers.get('content-security-policy')).toBe(contentSecurityPolicy())
+    expect(await response.text()).toBe('Not found')
+  })
+
+  it('answers only GET and HEAD', async () => {
+    const { standIn } = await startApp()
+    expect(
+      (await serve(standIn, 'app://cairn/index.html', { method: 'POST', body: 'x' })).status,
+    ).toBe(405)
+    const head = await serve(standIn, 'app://cairn/index.html', { method: 'HEAD' })
+    expect(head.status).toBe(200)
+    expect(await head.text()).toBe('')
+  })
+
+  it('refuses navigation away from the page and opens only https links, outside', async () => {
+    const { standIn, window } = await startApp()
+    const contents = window.webContents
+    const navigate = (url: string) => {
+      const event = fakeEvent({ url })
+      contents.emit('will-navigate', event)
+      return event.defaultPrevented
+    }
+    expect(navigate('app://cairn/index.html')).toBe(false)
+    expect(navigate('https://example.com/docs')).toBe(true)
+    expect(navigate('file:///etc/passwd')).toBe(true)
+    expect(navigate('http://example.com/')).toBe(true)
+    expect(navigate('app://cairn/other.html')).toBe(true)
+    expect(navigate('evil://cairn/index.html')).toBe(true)
+    const redirect = fakeEvent({ url: 'https://example.com/' })
+    contents.emit('will-redirect', redirect)
+    expect(redirect.defaultPrevented).toBe(true)
+    expect(standIn.callsOf('shell.openExternal').map((call) => call.args[0])).toEqual([
+      'https://example.com/docs',
+    ])
+  })
+
+  it('denies every new window, opening https links in the browser instead', async () => {
+    const { standIn, window } = await startApp()
+    const open = window.webContents.windowOpenHandler!
+    expect(open({ url: 'https://example.com/a' })).toEqual({ action: 'deny' })
+    expect(open({ url: 'javascript:alert(1)' })).toEqual({ action: 'deny' })
+    expect(open({ url: 'file:///etc/passwd' })).toEqual({ action: 'deny' })
+    expect(open({ url: 'https://user@example.com/' })).toEqual({ action: 'deny' })
+    expect(standIn.callsOf('shell.openExternal').map((call) => call.args[0])).toEqual([
+      'https://example.com/a',
+    ])
+  })
+
+  it('refuses to attach a webview', async () => {
+    const { window } = await startApp()
+    const event = fakeEvent()
+    window.webContents.emit('will-attach-webview', event, {}, { src: 'https://example.com' })
+    expect(event.defaultPrevented).toBe(true)
+  })
+
+  it('puts the same locks on every other web contents that appears', async () => {
+    const { standIn } = await startApp()
+    const other = new standIn.FakeWebContents()
+    standIn.app.emit('web-contents-created', fakeEvent(), other)
+    expect(other.windowOpenHandler?.({ url: 'https://example.com' })).toEqual({ action: 'deny' })
+    const navigation = fakeEvent({ url: 'https://example.com' })
+    other.emit('will-navigate', navigation)
+    expect(navigation.defaultPrevented).toBe(true)
+    const webview = fakeEvent()
+    other.emit('will-attach-webview', webview, {}, {})
+    expect(webview.defaultPrevented).toBe(true)
+  })
+
+  it('denies every permission request and check', async () => {
+    const { standIn, window } = await startApp()
+    const handlers = standIn.sessionHandlers as Record<string, (...args: unknown[]) => unknown>
+    for (const permission of [
+      'media',
+      'geolocation',
+      'notifications',
+      'clipboard-read',
+      'openExternal',
+    ]) {
+      const answers: boolean[] = []
+      handlers['permissionRequest']!(window.webContents, permission, (granted: boolean) =>
+        answers.push(granted),
+      )
+      expect(answers).toEqual([false])
+      expect(handlers['permissionCheck']!(window.webContents, permission, 'app://cairn', {})).toBe(
+        false,
+      )
+    }
+    expect(handlers['devicePermission']!({ deviceType: 'usb' })).toBe(false)
+    const streams: unknown[] = []
+    handlers['displayMedia']!({}, (answer: unknown) => streams.push(answer))
+    expect(streams).toEqual([null])
+    // The dev server's header hook is for development only.
+    expect(standIn.callsOf('session.onHeadersReceived')).toHaveLength(0)
+  })
+
+  it('registers a handler for every request channel of the contract, and nothing else', async () => {
+    const { standIn } = await startApp()
+    expect([...standIn.handlers.keys()].sort()).toEqual([...requestChannels].sort())
+  })
+
+  it('answers requests from its own page and refuses any other frame', async () => {
+    const { standIn, userData, window } = await startApp()
+    const own = window.webContents.mainFrame
+    const info = await invoke(standIn, 'app:info', own)
+    expect(info).toMatchObject({ ok: true, value: { name: 'Cairn', dataDir: userData } })
+
+    const forbidden = { ok: false, error: { code: 'forbidden', message: 'Request refused.' } }
+    const foreign: Array<FakeFrame | null> = [
+      null,
+      { ...own, routingId: 999, parent: own }, // an iframe inside the page
+      { ...own, processId: 99 }, // another renderer process
+      { ...own, url: 'https://example.com/index.html' }, // our frame, navigated elsewhere
+      { ...own, url: 'file:///index.html' },
+      { ...own, url: 'evil://cairn/index.html' },
+    ]
+    for (const frame of foreign) {
+      expect(await invoke(standIn, 'app:info', frame)).toEqual(forbidden)
+      expect(
+        await invoke(standIn, 'memory:write', frame, { path: '/memories/x.md', content: 'x' }),
+      ).toEqual(forbidden)
+    }
+    expect(existsSync(path.join(userData, 'memories', 'x.md'))).toBe(false)
+  })
+
+  it('forwards core events to the window on the one event channel', async () => {
+    const { standIn, window } = await startApp()
+    const written = await invoke(standIn, 'memory:write', window.webContents.mainFrame, {
+      path: '/memories/notes.md',
+      content: 'hello\n',
+    })
+    expect(written.ok).toBe(true)
+    const commit = standIn
+      .callsOf('webContents.send')
+      .find((call) => (call.args[1] as { name: string }).name === 'history:commit')
+    expect(commit?.args[0]).toBe(eventChannel)
+  })
+
+  it('installs an application menu with the standard roles and Cairn’s commands with their keys', async () => {
+    const { standIn, userData } = await startApp()
+    type Item = {
+      id?: string
+      role?: string
+      accelerator?: string
+      label?: string
+      click?: () => void
+      submenu?: Item[]
+    }
+    const [template] = standIn.callsOf('Menu.setApplicationMenu').at(-1)!.args as [Item[]]
+    const all: Item[] = []
+    const walk = (items: Item[]) => {
+      for (const item of items) {
+        all.push(item)
+        if (item.submenu) walk(item.submenu)
+      }
+    }
+    walk(template)
+    const roles = new Set(all.map((item) => item.role).filter(Boolean))
+    for (const role of [
+      'undo',
+      'redo',
+      'cut',
+      'copy',
+      'paste',
+      'selectAll',
+      'quit',
+      'about',
+      'windowMenu',
+      'togglefullscreen',
+      'zoomIn',
+      'zoomOut',
+      'resetZoom',
+    ]) {
+      expect(roles, role).toContain(role)
+    }
+    // Developer tools only in an unpackaged build (this one is).
+    expect(roles).toContain('toggleDevTools')
+    const byId = (id: string) => all.find((item) => item.id === id)!
+    expect(byId('new-chat')).toMatchObject({ label: 'New chat', accelerator: 'CmdOrCtrl+N' })
+    expect(byId('open-settings')).toMatchObject({ label: 'Settings…', accelerator: 'CmdOrCtrl+,' })
+    expect(byId('show-memory')).toMatchObject({ label: 'Show memory', accelerator: 'CmdOrCtrl+1' })
+    expect(byId('show-history')).toMatchObject({
+      label: 'Show history',
+      accelerator: 'CmdOrCtrl+2',
+    })
+    expect(byId('show-full-history')).toMatchObject({
+      label: 'Full history',
+      accelerator: 'CmdOrCtrl+Shift+H',
+    })
+    expect(byId('open-data-folder')).toMatchObject({
+      label: 'Open data folder',
+      accelerator: 'CmdOrCtrl+Shift+O',
+    })
+
+    const commandsSent = () =>
+      standIn
+        .callsOf('webContents.send')
+        .map((call) => call.args[1] as { name: string; data: { command: string } })
+        .filter((message) => message.name === 'app:command')
+        .map((message) => message.data.command)
+    const commands = [
+      'new-chat',
+      'open-settings',
+      'show-memory',
+      'show-history',
+      'show-full-history',
+    ]
+    for (const id of commands) byId(id).click!()
+    await vi.waitFor(() => expect(commandsSent()).toEqual(commands))
+    byId('open-data-folder').click!()
+    await standIn.waitFor('shell.openPath')
+    expect(standIn.callsOf('shell.openPath').map((call) => call.args[0])).toEqual([userData])
+    expect(standIn.callsOf('dialog.showMessageBox')).toHaveLength(0)
+  })
+
+  it('says so when the system cannot open the data folder from the menu', async () => {
+    vi.spyOn(console, 'error').mockImplementation(() => undefined)
+    const { standIn, userData } = await startApp({ openPathError: 'No application is registered' })
+    const [template] = standIn.callsOf('Menu.setApplicationMenu').at(-1)!.args as [
+      Array<{ submenu?: Array<{ id?: string; click?: () => void }> }>,
+    ]
+    const item = template
+      .flatMap((menu) => menu.submenu ?? [])
+      .find((entry) => entry.id === 'open-data-folder')
+    item!.click!()
+    const dialog = await standIn.waitFor('dialog.showMessageBox')
+    expect(dialog.args[0]).toMatchObject({
+      type: 'warning',
+      message: 'The data folder could not be opened',
+      detail: `The system could not show this folder: ${userData}`,
+    })
+  })
+
+  it('quit waits for a memory commit that is running, and a second quit waits too', async () => {
+    const { standIn, userData, window } = await startApp()
+    const writing = invoke(standIn, 'memory:write', window.webContents.mainFrame, {
+      path: '/memories/last-words.md',
+      content: 'written while quitting\n',
+    })
+    standIn.app.quit()
+    standIn.app.quit()
+    expect(standIn.callsOf('app.quit-held')).toHaveLength(2)
+    expect(standIn.callsOf('app.quit')).toHaveLength(0)
+    await standIn.waitFor('app.quit')
+    expect((await writing).ok).toBe(true)
+    const kinds = standIn.calls.map((call) =>
+      call.kind === 'webContents.send'
+        ? `event:${(call.args[1] as { name: string }).name}`
+        : call.kind,
+    )
+    expect(kinds.indexOf('event:history:commit')).toBeGreaterThan(-1)
+    expect(kinds.indexOf('event:history:commit')).toBeLessThan(kinds.indexOf('app.quit'))
+    const log = execFileSync(
+      'git',
+      ['--git-dir', path.join(userData, 'history.git'), 'log', '--format=%s'],
+      {
+        encoding: 'utf8',
+      },
+    )
+    expect(log).toContain('last-words.md')
+  })
+
+  it('closing the last window quits after the core has closed (Linux, Windows)', async () => {
+    if (process.platform === 'darwin') return
+    const { standIn, window } = await startApp()
+    window.close()
+    await standIn.waitFor('app.quit')
+    expect(standIn.callsOf('app.quit-held')).toHaveLength(1)
+  })
+
+  it('remembers the window’s bounds and brings them back inside a display that is still there', async () => {
+    const displays = [
+      { x: 0, y: 0, width: 1920, height: 1040 },
+      { x: 1920, y: 0, width: 2560, height: 1400 },
+    ]
+    const userData = await tempDir()
+    const first = await start({ userData, displays }, { CAIRN_DATA_DIR: undefined })
+    await first.waitFor('window.loaded')
+    const window = first.windows[0]!
+    // The default size, centred on the primary display.
+    expect(window.bounds).toEqual({ x: 320, y: 110, width: 1280, height: 820 })
+    window.setBounds({ x: 2400, y: 300, width: 1500, height: 900 })
+    window.maximize()
+    window.close()
+    await first.waitFor('app.quit')
+    expect(JSON.parse(await readFile(path.join(userData, 'window-state.json'), 'utf8'))).toEqual({
+      bounds: { x: 2400, y: 300, width: 1500, height: 900 },
+      maximized: true,
+    })
+
+    // Same displays: the same place, maximized again.
+    const second = await start({ userData, displays }, { CAIRN_DATA_DIR: undefined })
+    await second.waitFor('window.loaded')
+    expect(second.windows[0]!.bounds).toEqual({ x: 2400, y: 300, width: 1500, height: 900 })
+    expect(second.windows[0]!.maximized).toBe(true)
+    await quit(second)
+
+    // The second display is gone: the saved size, fitted and centred on the primary one.
+    const third = await start(
+      { userData, displays: [{ x: 0, y: 0, width: 1366, height: 728 }] },
+      { CAIRN_DATA_DIR: undefined },
+    )
+    await third.waitFor('window.loaded')
+    expect(third.windows[0]!.bounds).toEqual({ x: 0, y: 0, width: 1366, height: 728 })
+    expect(third.windows[0]!.maximized).toBe(true)
+    await quit(third)
+  })
+
+  it('honours CAIRN_DATA_DIR only outside a packaged build', async () => {
+    const userData = await tempDir()
+    const elsewhere = await tempDir()
+    const dev = await start({ userData }, { CAIRN_DATA_DIR: elsewhere })
+    await dev.waitFor('window.loaded')
+    cleanups.push(() => quit(dev))
+    expect(dev.callsOf('app.setPath')[0]?.args).toEqual(['userData', elsewhere])
+    const devInfo = await invoke(dev, 'app:info', dev.windows[0]!.webContents.mainFrame)
+    expect(devInfo).toMatchObject({ value: { dataDir: elsewhere } })
+    await quit(dev)
+
+    const packaged = await start(
+      { userData, isPackaged: true },
+      { CAIRN_DATA_DIR: elsewhere, ELECTRON_RENDERER_URL: 'http://localhost:5173' },
+    )
+    await packaged.waitFor('window.loaded')
+    cleanups.push(() => quit(packaged))
+    expect(packaged.callsOf('app.setPath')).toHaveLength(0)
+    const info = await invoke(packaged, 'app:info', packaged.windows[0]!.webContents.mainFrame)
+    expect(info).toMatchObject({ value: { dataDir: userData } })
+    // Nor does a packaged build load a dev server's page.
+    expect(packaged.callsOf('window.loadURL').map((call) => call.args[0])).toEqual([
+      'app://cairn/index.html',
+    ])
+  })
+
+  it('offers to reload a window whose page crashed, and reloads it', async () => {
+    vi.spyOn(console, 'error').mockImplementation(() => undefined)
+    const { standIn, window } = await startApp({ dialogResponse: 0 })
+    window.webContents.emit('render-process-gone', fakeEvent(), {
+      reason: 'crashed',
+      exitCode: 139,
+    })
+    const dialog = await standIn.waitFor('dialog.showMessageBox')
+    expect(dialog.args[0]).toMatchObject({
+      type: 'error',
+      message: 'Cairn’s window stopped unexpectedly',
+      buttons: ['Reload', 'Quit'],
+    })
+    await standIn.waitFor('window.reload')
+    expect(standIn.callsOf('app.exit')).toHaveLength(0)
+    // A page that closed normally is no crash.
+    window.webContents.emit('render-process-gone', fakeEvent(), {
+      reason: 'clean-exit',
+      exitCode: 0,
+    })
+    expect(standIn.callsOf('dialog.showMessageBox')).toHaveLength(1)
+  })
+
+  it('leaves the start to the instance already running', async () => {
+    const userData = await tempDir()
+    const standIn = await start({ userData, singleInstance: false }, { CAIRN_DATA_DIR: undefined })
+    await standIn.waitFor('app.quit')
+    expect(standIn.callsOf('new BrowserWindow')).toHaveLength(0)
+    expect(standIn.handlers.size).toBe(0)
+    expect(existsSync(path.join(userData, 'history.git'))).toBe(false)
+  })
+})
+
+describe('a start that fails', () => {
+  // The shell logs the full error for developers; the person gets the dialog.
+  const logged = () => vi.spyOn(console, 'error').mockImplementation(() => undefined)
+  it('shows a native error dialog with the reason and the data folder, then quits', async () => {
+    const parent = await tempDir()
+    // A file where the data folder should be: createCore cannot make its folders.
+    const userData = path.join(parent, 'Cairn')
+    await writeFile(userData, 'not a folder')
+    const log = logged()
+    const standIn = await start({ userData }, { CAIRN_DATA_DIR: undefined })
+    const exit = await standIn.waitFor('app.exit')
+    expect(log).toHaveBeenCalledWith('[cairn] Cairn could not start:', expect.any(Error))
+    expect(exit.args).toEqual([1])
+    const [dialog] = standIn.callsOf('dialog.showMessageBox')
+    expect(dialog?.args[0]).toMatchObject({
+      type: 'error',
+      message: 'Cairn could not start',
+      buttons: ['Open data folder', 'Quit'],
+      defaultId: 1,
+      cancelId: 1,
+    })
+    const detail = (dialog!.args[0] as { detail: string }).detail
+    expect(detail).toContain('Something that is not a folder stands where Cairn keeps its data')
+    expect(detail).toContain(`Your data folder: ${userData}`)
+    expect(detail).not.toMatch(/EEXIST|at .*\.js:\d+|Error:/)
+    expect(standIn.callsOf('new BrowserWindow')).toHaveLength(0)
+    // "Quit" was chosen: nothing was opened.
+    expect(standIn.callsOf('shell.openPath')).toHaveLength(0)
+  })
+
+  it('"Open data folder" opens the nearest folder that exists, then quits', async () => {
+    const parent = await tempDir()
+    const userData = path.join(parent, 'Cairn')
+    await writeFile(userData, 'not a folder')
+    logged()
+    const standIn = await start({ userData, dialogResponse: 0 }, { CAIRN_DATA_DIR: undefined })
+    await standIn.waitFor('app.exit')
+    expect(standIn.callsOf('shell.openPath').map((call) => call.args[0])).toEqual([parent])
+  })
+
+  it('a data folder Electron refuses is reported the same way', async () => {
+    const userData = await tempDir()
+    logged()
+    const standIn = await start(
+      { userData, setPathFails: true },
+      { CAIRN_DATA_DIR: path.join(userData, 'elsewhere') },
+    )
+    await standIn.waitFor('app.exit')
+    const [dialog] = standIn.callsOf('dialog.showMessageBox')
+    expect(dialog?.args[0]).toMatchObject({ message: 'Cairn could not start' })
+    expect((dialog!.args[0] as { detail: string }).detail).toContain(
+      `Your data folder: ${path.join(userData, 'elsewhere')}`,
+    )
+    expect(standIn.callsOf('new BrowserWindow')).toHaveLength(0)
+  })
+
+  it('a window that cannot load its page is a failed start too, not a blank window', async () => {
+    const userData = await tempDir()
+    logged()
+    const standIn = await start({ userData, loadFails: true }, { CAIRN_DATA_DIR: undefined })
+    await standIn.waitFor('app.exit')
+    const detail = (standIn.callsOf('dialog.showMessageBox')[0]!.args[0] as { detail: string })
+      .detail
+    expect(detail).toContain('could not load Cairn’s own files')
+    expect(standIn.windows.every((window) => window.destroyed)).toBe(true)
+    // The dialog came before the exit, and the failure did not quit on its own meanwhile.
+    const kinds = standIn.calls.map((call) => call.kind)
+    expect(kinds.indexOf('dialog.showMessageBox')).toBeLessThan(kinds.indexOf('app.exit'))
+    expect(kinds).not.toContain('app.quit')
+  })
+})
