@@ -20,7 +20,7 @@ import { loadBlame, saveBlame } from './blame-store'
 import { diffLines, splitLines, type Hunk, type Lines } from './line-diff'
 import type { Lookup } from './lookup'
 import { segmentsOf, toRelative, toVirtual } from './paths'
-import { toSummary, touches } from './queries'
+import { toSummary } from './queries'
 import { requireEntry, type RepoView } from './read'
 import type { IndexEntry } from './side-index'
 
@@ -94,9 +94,15 @@ export function createBlamer(repo: RepoView, lookup: Lookup, options: BlamerOpti
 
   /** The newest commit at or before `from` that changed `path`, or -1. */
   function producerOf(path: string, from: number): number {
+    // `touches`, inlined: this loop may cross a whole 100,000-commit index.
     const entries = repo.entries()
+    const prefix = `${path}/`
     for (let i = Math.min(from, entries.length - 1); i >= 0; i--) {
-      if (touches(entries[i] as IndexEntry, path)) return i
+      const files = (entries[i] as IndexEntry).files
+      for (let k = 0; k < files.length; k++) {
+        const file = files[k] as string
+        if (file === path || file.startsWith(prefix)) return i
+      }
     }
     return -1
   }

@@ -1,4 +1,7 @@
 import type { BlameLine, CommitSummary } from '../../../shared/types'
+import { useBlame } from '../lib/use-blame'
+import { Banner } from './Banner'
+import { Loading } from './Feedback'
 import { sentence, whoLabel, whoOf } from '../lib/commit-words'
 import { clockTime, dayKey, exactTime, shortDateTime } from '../lib/format'
 import './blame.css'
@@ -60,6 +63,37 @@ export function BlameView(props: {
         )
       })}
     </div>
+  )
+}
+
+/** Loads the provenance of `path` at commit `at` (null: now) and shows it, or why not. */
+export function LoadedBlame(props: {
+  readonly path: string
+  readonly at: string | null
+  readonly now: number
+  readonly actions: BlameActions
+  readonly compact?: boolean
+}) {
+  const blame = useBlame(props.path, props.at)
+  return (
+    <>
+      {blame.error && (
+        <Banner tone="error" compact onRetry={blame.reload}>
+          {blame.error}
+        </Banner>
+      )}
+      <Loading active={blame.loading && !blame.value} label="Tracing lines…" />
+      {blame.value && (
+        <BlameView
+          path={props.path}
+          lines={blame.value}
+          now={props.now}
+          actions={props.actions}
+          compact={props.compact}
+          current={props.at}
+        />
+      )}
+    </>
   )
 }
 

@@ -1,6 +1,5 @@
-import { useEffect, useMemo, useRef, useState, type FormEvent } from 'react'
+import { useEffect, useRef, useState, type FormEvent } from 'react'
 import { Notice } from '../../components/Banner'
-import type { BlameActions } from '../../components/BlameView'
 import { icons } from '../../components/icons'
 import { Splitter } from '../../components/Splitter'
 import { useNavigation } from '../../lib/navigation'
@@ -26,8 +25,8 @@ export function FullHistoryView() {
   const [split, setSplit] = useState(30)
   const now = useNow()
   const back = useRef<HTMLButtonElement>(null)
-  const { selectOid, conversationTitle } = history
-  const { showReply, closeFullHistory, openConversation } = navigation
+  const { selectOid } = history
+  const { closeFullHistory, openConversation } = navigation
 
   useEffect(() => back.current?.focus(), [])
 
@@ -44,15 +43,6 @@ export function FullHistoryView() {
     window.addEventListener('keydown', onKey, true)
     return () => window.removeEventListener('keydown', onKey, true)
   }, [closeFullHistory])
-
-  const blameActions = useMemo<BlameActions>(
-    () => ({
-      openCommit: (commit) => selectOid(commit.oid),
-      openReply: showReply,
-      conversationTitle,
-    }),
-    [selectOid, showReply, conversationTitle],
-  )
 
   const submit = (event: FormEvent) => {
     event.preventDefault()
@@ -157,7 +147,7 @@ export function FullHistoryView() {
             history={history}
             now={now}
             onOpenConversation={openConversation}
-            blameActions={blameActions}
+            blameActions={history.blameActions}
           />
         </div>
       </div>

@@ -1,6 +1,5 @@
-import { useMemo, useState } from 'react'
+import { useState } from 'react'
 import { Notice } from '../../components/Banner'
-import type { BlameActions } from '../../components/BlameView'
 import { icons } from '../../components/icons'
 import { Splitter } from '../../components/Splitter'
 import { useNavigation } from '../../lib/navigation'
@@ -19,16 +18,7 @@ export function HistoryPane() {
   const history = useHistory(navigation.historyTarget)
   const [split, setSplit] = useState(40)
   const now = useNow()
-  const { selectOid, conversationTitle } = history
-  const { showReply, openFullHistory, openConversation } = navigation
-  const blameActions = useMemo<BlameActions>(
-    () => ({
-      openCommit: (commit) => selectOid(commit.oid),
-      openReply: showReply,
-      conversationTitle,
-    }),
-    [selectOid, showReply, conversationTitle],
-  )
+  const { openFullHistory, openConversation } = navigation
 
   return (
     <div className="hist-pane">
@@ -68,7 +58,7 @@ export function HistoryPane() {
           history={history}
           now={now}
           onOpenConversation={openConversation}
-          blameActions={blameActions}
+          blameActions={history.blameActions}
         />
       </div>
 

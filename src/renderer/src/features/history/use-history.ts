@@ -1,11 +1,12 @@
-import { useCallback, useEffect, useState, useSyncExternalStore } from 'react'
+import { useCallback, useEffect, useMemo, useState, useSyncExternalStore } from 'react'
 import type { ChangeResult, CommitSummary, LogPage } from '../../../../shared/types'
 import { useNotice } from '../../components/Banner'
+import type { BlameActions } from '../../components/BlameView'
 import type { DetailMode } from './CommitDetailView'
 import { api, errorMessage, unwrap } from '../../lib/api'
 import { loadSummaries } from '../../lib/commit-summaries'
 import { useConversationTitles } from '../../lib/conversation-titles'
-import type { HistoryTarget } from '../../lib/navigation'
+import { useNavigation, type HistoryTarget } from '../../lib/navigation'
 import { useResource } from '../../lib/use-resource'
 import { startRestore, type RestoreRequest } from './restore-request'
 import { TimelineStore, type TimelineFilters } from './timeline-store'
@@ -54,12 +55,22 @@ export function useHistory(target: HistoryTarget | null) {
   const [request, setRequest] = useState<RestoreRequest | null>(null)
   const { notice, show, dismiss } = useNotice()
   const { conversations, titleOf } = useConversationTitles()
+  const { showReply } = useNavigation()
 
   const selectOid = useCallback((oid: string) => {
     setSelectedOid(oid)
     setLocate((previous) => ({ oid, token: (previous?.token ?? 0) + 1 }))
   }, [])
   const onSelectRow = useCallback((commit: CommitSummary) => setSelectedOid(commit.oid), [])
+  // A line's provenance leads to its change here, and to the reply that wrote it in the chat.
+  const blameActions = useMemo<BlameActions>(
+    () => ({
+      openCommit: (commit) => selectOid(commit.oid),
+      openReply: showReply,
+      conversationTitle: titleOf,
+    }),
+    [selectOid, showReply, titleOf],
+  )
 
   // Another feature asked for a commit, a file's history or a conversation's changes.
   if (target !== followed) {
@@ -155,6 +166,7 @@ export function useHistory(target: HistoryTarget | null) {
     filePaths: files.value ?? [],
     conversations,
     conversationTitle: titleOf,
+    blameActions,
     mode,
     setMode,
     wrap,

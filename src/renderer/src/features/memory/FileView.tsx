@@ -2,9 +2,8 @@ import { useEffect, useRef, useState, type KeyboardEvent } from 'react'
 import type { MemoryEntry, MemoryFile } from '../../../../shared/types'
 import { relativeTime } from '../../lib/format'
 import { Banner } from '../../components/Banner'
-import { BlameView, type BlameActions } from '../../components/BlameView'
+import { LoadedBlame, type BlameActions } from '../../components/BlameView'
 import { EmptyState, Loading } from '../../components/Feedback'
-import { useBlame } from '../../lib/use-blame'
 import { useNow } from '../../lib/use-now'
 import { MarkdownView } from './MarkdownView'
 import { baseName, formatSize, isMarkdown } from './tree-model'
@@ -197,25 +196,10 @@ function FileBlame(props: {
   readonly at: string | null
   readonly actions: BlameActions
 }) {
-  const blame = useBlame(props.path, props.at)
   const now = useNow()
   return (
     <div className="mem-blame" role="region" aria-label={`Blame of ${baseName(props.path)}`}>
-      {blame.error && (
-        <Banner tone="error" compact onRetry={blame.reload}>
-          {blame.error}
-        </Banner>
-      )}
-      <Loading active={blame.loading && !blame.value} label="Tracing lines…" />
-      {blame.value && (
-        <BlameView
-          path={props.path}
-          lines={blame.value}
-          now={now}
-          actions={props.actions}
-          compact
-        />
-      )}
+      <LoadedBlame path={props.path} at={props.at} now={now} actions={props.actions} compact />
     </div>
   )
 }
