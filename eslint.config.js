@@ -64,7 +64,7 @@ const libBoundaries = {
     },
   ],
 }
-const DOMAINS = '{agent,app,conversations,history,memory,memory-browser,settings}'
+const DOMAINS = '{agent,app,conversations,history,hygiene,memory,memory-browser,review,settings}'
 
 /** The renderer and the shared contract never touch node. */
 const noNode = {

@@ -6,10 +6,12 @@ import { appHandlers, noHost, type HostActions } from './app'
 import { conversationHandlers, createConversationStore } from './conversations'
 import { createDispatcher, type Dispatch, type Handlers } from './dispatcher'
 import { historyHandlers, openVersionedMemory } from './history'
+import { createHygieneService, hygieneHandlers, openReadLog } from './hygiene'
 import { createEventBus, type EventBus } from './lib/events'
 import { consoleLogger, type Logger } from './lib/logger'
 import { createRunnableMemoryTool } from './memory'
 import { memoryBrowserHandlers } from './memory-browser'
+import { createReviewService, reviewHandlers } from './review'
 import {
   createMemorySecretStore,
   createSettingsService,
@@ -68,16 +70,34 @@ export async function createCore(options: CoreOptions): Promise<Core> {
     env: options.env ?? process.env,
     logger,
   })
-  // Settings' memory policies reach the memory at start-up and after every change.
-  const applyPolicy = ({ createExisting, secretScanning }: Settings): void =>
-    memory.setPolicy({ createExisting, secretScanning })
+  // Claude's memory commands pass the review gate; the person's own edits do not.
+  const review = createReviewService({
+    memory,
+    logger,
+    onViewed: (file) => void hygiene.noteViewed(file),
+  })
+  review.onPending((changes) => events.emit('review:pending', changes))
+  const readLog = await openReadLog({ dataDir, logger })
+  const hygiene = createHygieneService({ memory, readLog, review, logger })
+  memory.onCommit((commit) => hygiene.noteCommit(commit))
+
+  // Settings' memory policies reach the memory (and review) at start-up and after every change.
+  const applyPolicy = (current: Settings): void => {
+    memory.setPolicy({
+      createExisting: current.createExisting,
+      secretScanning: current.secretScanning,
+    })
+    review.setMode(current.reviewMode)
+    hygiene.setExpireAfterDays(current.expireAfterDays)
+  }
   applyPolicy(await settings.get())
 
   const conversations = createConversationStore({ dataDir, logger })
   const chat = createChatService({
     conversations,
     settings,
-    memory,
+    memory: review,
+    memoryHead: () => memory.head(),
     createMemoryTool: createRunnableMemoryTool,
     emit: (event) => events.emit('agent:event', event),
     onConversationChanged: (id) => events.emit('conversations:changed', { id, deleted: false }),
@@ -98,6 +118,8 @@ export async function createCore(options: CoreOptions): Promise<Core> {
     }),
     ...memoryBrowserHandlers(memory),
     ...historyHandlers(memory),
+    ...reviewHandlers(review),
+    ...hygieneHandlers(hygiene),
     ...chatHandlers(chat),
     ...conversationHandlers({
       store: conversations,
@@ -121,7 +143,11 @@ export async function createCore(options: CoreOptions): Promise<Core> {
     dispatch,
     events,
     async close() {
+      // Changes still waiting are declined first (Claude is told Cairn closed), then the turns
+      // that waited for them stop.
+      review.close()
       await chat.close()
+      await hygiene.close()
       await memory.close()
     },
   }

@@ -7,7 +7,7 @@
  * preload builds `window.api` from `requestChannels`. `EventMap` lists what main pushes.
  */
 import { z } from 'zod'
-import { CREATE_EXISTING_POLICIES, THEME_SETTINGS } from './types'
+import { CREATE_EXISTING_POLICIES, REVIEW_MODES, THEME_SETTINGS } from './types'
 import type {
   AgentEvent,
   ApiResult,
@@ -27,7 +27,9 @@ import type {
   MemoryEntry,
   MemoryFile,
   MemorySearchHit,
+  MemoryStats,
   ModelInfo,
+  PendingChange,
   RecoveryReport,
   SettingsView,
 } from './types'
@@ -46,6 +48,8 @@ export const settingFields = {
   createExisting: z.enum(CREATE_EXISTING_POLICIES),
   secretScanning: z.boolean(),
   theme: z.enum(THEME_SETTINGS),
+  reviewMode: z.enum(REVIEW_MODES),
+  expireAfterDays: z.int().min(1).max(3650).nullable(),
 }
 
 export const requestSchemas = {
@@ -93,6 +97,24 @@ export const requestSchemas = {
   'history:compare': z.strictObject({ from: oid, to: oid.optional() }),
   /** The summaries of these commits (unknown ones are left out). */
   'history:summaries': z.strictObject({ oids: z.array(oid).max(500) }),
+
+  'review:list': none,
+  'review:decide': z
+    .strictObject({
+      id,
+      decision: z.enum(['approve', 'decline']),
+      /** Why the person declined; Claude is told (an approval has none: it is ignored). */
+      reason: z.string().max(2000).optional(),
+      /** The person's version of the file's full text, replacing the change's `after`. */
+      editedText: z.string().max(8_000_000).optional(),
+    })
+    .refine((d) => d.decision === 'approve' || d.editedText === undefined, {
+      message: 'only an approval can carry edited text',
+      path: ['editedText'],
+    }),
+
+  'hygiene:stats': none,
+  'hygiene:expire': z.strictObject({ path: virtualPath }),
 
   'chat:send': z.strictObject({
     conversationId: id.nullable(),
@@ -147,6 +169,10 @@ export interface RequestResults {
   'history:search': HistorySearchPage
   'history:compare': Comparison
   'history:summaries': ReadonlyArray<CommitSummary>
+  'review:list': ReadonlyArray<PendingChange>
+  'review:decide': ChangeResult
+  'hygiene:stats': MemoryStats
+  'hygiene:expire': ChangeResult
   'chat:send': { readonly conversationId: string; readonly turnId: string }
   'chat:stop': null
   'conversations:list': ReadonlyArray<ConversationSearchHit>
@@ -175,6 +201,8 @@ export interface EventMap {
   'app:recovery': RecoveryReport
   /** A command from the application menu, for the window to carry out. */
   'app:command': { readonly command: AppCommand }
+  /** Every change waiting for the person, whenever the list changes. */
+  'review:pending': ReadonlyArray<PendingChange>
 }
 export type EventName = keyof EventMap
 

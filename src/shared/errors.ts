@@ -65,6 +65,14 @@ interface HistoryErrors {
   closed: true
 }
 
+/** Changes waiting for the person's review. */
+interface ReviewErrors {
+  /** No pending change has this id (it was decided already, or its turn ended). */
+  'review-not-found': true
+  /** The memory changed since the change was proposed: review it again, or decline it. */
+  'review-outdated': true
+}
+
 /** Stored conversations and the chat around them. */
 interface ConversationErrors {
   'conversation-not-found': true
@@ -104,9 +112,15 @@ interface TurnErrors {
 export type RequestErrorCode = keyof RequestErrors
 export type MemoryErrorCode = keyof MemoryErrors
 export type HistoryErrorCode = keyof HistoryErrors
+export type ReviewErrorCode = keyof ReviewErrors
 export type ConversationErrorCode = keyof ConversationErrors
 export type TurnErrorCode = keyof TurnErrors
 
 /** Any code an `ApiErrorData` or an agent `error` event may carry. */
 export type ErrorCode =
-  RequestErrorCode | MemoryErrorCode | HistoryErrorCode | ConversationErrorCode | TurnErrorCode
+  | RequestErrorCode
+  | MemoryErrorCode
+  | HistoryErrorCode
+  | ReviewErrorCode
+  | ConversationErrorCode
+  | TurnErrorCode

@@ -106,6 +106,13 @@ export interface CommitSummary {
   readonly overwrite: boolean
   /** For restores and reverts: the commit they restored from or reverted. */
   readonly restoredFrom: string | null
+  /**
+   * What the review checks found in this change (see `WriteFlag`); absent when none fired or
+   * the commit predates them. Stored as `Flag:` trailers, so they survive a restart.
+   */
+  readonly flags?: ReadonlyArray<WriteFlag>
+  /** Set when the person reviewed the change before it landed (`Reviewed-by: You`). */
+  readonly review?: ReviewMark
 }
 
 export interface LogPage {
@@ -183,6 +190,116 @@ export interface HistorySearchPage {
 export interface ChangeResult {
   readonly commit: CommitSummary | null
   readonly message: string
+}
+
+// ---------------------------------------------------------------- review
+
+/** Which of Claude's memory changes wait for the person: none, suspicious ones, or all. */
+export const REVIEW_MODES = ['off', 'flagged', 'all'] as const
+export type ReviewMode = (typeof REVIEW_MODES)[number]
+
+/**
+ * The rules that flag a write as suspicious:
+ * - `instructions`: text that reads as instructions to a future assistant;
+ * - `hidden-unicode`: invisible characters (zero-width, bidi controls, tag characters);
+ * - `deletes-folder`: deleting a whole folder;
+ * - `deletes-most`: removing more than half of a file's text (deleting it counts);
+ * - `person-edited`: writing to a file the person edited themselves in the last 24 hours.
+ */
+export const FLAG_RULES = [
+  'instructions',
+  'hidden-unicode',
+  'deletes-folder',
+  'deletes-most',
+  'person-edited',
+] as const
+export type FlagRule = (typeof FLAG_RULES)[number]
+
+/** One rule that fired on a change, and where. */
+export interface WriteFlag {
+  readonly rule: FlagRule
+  /** The virtual path it fired on. */
+  readonly path: string
+  /** 1-based line of the new text it fired on; null for whole-file rules. */
+  readonly line: number | null
+  /** What was found, for people (invisible characters named, never pasted raw). */
+  readonly message: string
+}
+
+/** How the person let a change land: as Claude wrote it, or with their own edits. */
+export type ReviewMark = 'approved' | 'edited'
+
+/** The memory commands that change something, which review may hold. */
+export type ChangeCommand = 'create' | 'str_replace' | 'insert' | 'delete' | 'rename'
+
+/** What a memory change does, from a dry run of it against the memory as it is. */
+export interface ChangePreview {
+  readonly command: ChangeCommand
+  /** The path it changes (for a rename, where it moves from). */
+  readonly path: string
+  /** For a rename: where it moves to. */
+  readonly newPath: string | null
+  /** A folder delete or rename changes everything in it. */
+  readonly kind: 'file' | 'dir'
+  /** The file's text now; null when it does not exist yet, is a folder, or is not text. */
+  readonly before: string | null
+  /** The file's full text as the change would leave it; null when it deletes it. */
+  readonly after: string | null
+  /** For a folder: the files it holds (the first 200), and how many in all. */
+  readonly files: ReadonlyArray<string>
+  readonly fileCount: number
+}
+
+/**
+ * A change waiting for the person's decision: Claude's command (held, not run) or Cairn's
+ * own proposal (an expiry). `before` and `after` are the file's full text now and as the
+ * change would leave it, from a dry run of the command against the current file.
+ */
+export interface PendingChange extends ChangePreview {
+  readonly id: string
+  /** The tool_use the change answers; null for Cairn's proposals. */
+  readonly toolUseId: string | null
+  readonly conversationId: string | null
+  /** Who proposes it: Claude in a conversation, or Cairn (an expiry of a file left unread). */
+  readonly origin: 'claude' | 'cairn'
+  readonly flags: ReadonlyArray<WriteFlag>
+  readonly createdAt: number
+  /** True when the person may edit `after` before approving (a change that leaves text). */
+  readonly editable: boolean
+  /**
+   * Why it cannot be approved as it is: the memory changed since and the command would now
+   * fail. Only declining is left. Null while it can be approved.
+   */
+  readonly problem: string | null
+}
+
+// ---------------------------------------------------------------- memory hygiene
+
+/** What Cairn knows about one memory file's use. */
+export interface FileUse {
+  readonly path: string
+  readonly size: number
+  readonly modifiedAt: number
+  /** When Claude last viewed it (null: not since the read log began). */
+  readonly lastReadAt: number | null
+  /** When Claude last changed it. */
+  readonly lastChangedAt: number | null
+  /** Estimated tokens Claude reads to view all of it. */
+  readonly tokens: number
+  /** True when one `view` cannot return it whole (Claude needs several). */
+  readonly overViewLimit: boolean
+}
+
+/** The memory size meter and per-file use, for the memory browser. */
+export interface MemoryStats {
+  readonly files: ReadonlyArray<FileUse>
+  readonly totalBytes: number
+  /** Estimated tokens Claude reads when it views the folder and every file in it. */
+  readonly totalTokens: number
+  /** Most characters one `view` returns. */
+  readonly viewLimit: number
+  /** When the read log began: files not read since may have been read before. */
+  readonly since: number
 }
 
 // ---------------------------------------------------------------- chat
@@ -296,6 +413,10 @@ export interface Settings {
   readonly createExisting: CreateExistingPolicy
   readonly secretScanning: boolean
   readonly theme: ThemeSetting
+  /** Which of Claude's memory changes wait for the person (default `off`). */
+  readonly reviewMode: ReviewMode
+  /** Propose expiring files Claude has not read for this many days; null: never. */
+  readonly expireAfterDays: number | null
 }
 
 /** Settings as the renderer sees them: never the key itself. */

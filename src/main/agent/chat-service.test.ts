@@ -33,8 +33,6 @@ function fakeMemory() {
     block(until: Promise<unknown>) {
       gate = until
     },
-    /** No history behind this fake: every turn starts from empty memory. */
-    head: () => null,
     async execute(input: unknown, origin: Origin): Promise<ExecuteOutcome> {
       calls.push({ input, origin })
       called()
@@ -100,6 +98,8 @@ function build(): ChatService {
     conversations,
     settings,
     memory,
+    // No history behind this fake memory: every turn starts from empty memory.
+    memoryHead: () => null,
     createMemoryTool: createRunnableMemoryTool,
     emit: (event) => {
       events.push(event)
@@ -476,6 +476,7 @@ describe('errors', () => {
       conversations,
       settings,
       memory,
+      memoryHead: () => null,
       createMemoryTool: createRunnableMemoryTool,
       emit: (event) => events.push(event),
       onConversationChanged: () => {},

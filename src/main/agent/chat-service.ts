@@ -6,18 +6,20 @@ import { randomUUID } from 'node:crypto'
 import type { ErrorCode } from '../../shared/errors'
 import type { AgentEvent, Conversation, StoredMessage } from '../../shared/types'
 import type { ConversationStore } from '../conversations'
-import type { VersionedMemory } from '../history'
 import { CairnError } from '../lib/errors'
 import { consoleLogger, type Logger } from '../lib/logger'
 import type { SettingsService } from '../settings'
 import { clientFor, type AnthropicFetch } from './client'
-import { runTurn, type MemoryToolFactory, type TurnEvent } from './run-turn'
+import { runTurn, type MemoryToolFactory, type TurnEvent, type TurnMemory } from './run-turn'
 import { classifyTurnError, noApiKeyError } from './turn-errors'
 
 export interface ChatServiceOptions {
   readonly conversations: ConversationStore
   readonly settings: Pick<SettingsService, 'get' | 'credentials'>
-  readonly memory: Pick<VersionedMemory, 'execute' | 'head'>
+  /** Claude's memory commands: the versioned memory, or the review gate in front of it. */
+  readonly memory: TurnMemory
+  /** The memory commit right now: each reply records the one its turn began with. */
+  readonly memoryHead: () => string | null
   readonly createMemoryTool: MemoryToolFactory
   /** Receives every agent event (core forwards them as `agent:event`). */
   readonly emit: (event: AgentEvent) => void
@@ -157,7 +159,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
           { role: 'user', content: [{ type: 'text', text }], createdAt: now(), turnId },
         ])
         // What Claude can see when the turn starts: every reply of the turn records it.
-        const memoryAt = options.memory.head()
+        const memoryAt = options.memoryHead()
         options.emit({
           type: 'turn-started',
           conversationId: base.id,

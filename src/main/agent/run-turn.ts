@@ -7,7 +7,7 @@ import type Anthropic from '@anthropic-ai/sdk'
 import type { BetaRunnableTool } from '@anthropic-ai/sdk/lib/tools/BetaRunnableTool'
 import type { BetaMemoryTool20250818Command } from '@anthropic-ai/sdk/resources/beta'
 import type { AgentEvent, Settings, StoredBlock, StoredMessage } from '../../shared/types'
-import type { VersionedMemory } from '../history'
+import type { ExecuteOutcome, Origin } from '../history'
 import type { Logger } from '../lib/logger'
 import { parseMemoryPath, type MemoryExecutor, type MemoryResult } from '../memory'
 import {
@@ -56,9 +56,22 @@ export const CONTEXT_EDITS = {
   ],
 }
 
+/**
+ * Where a turn's memory commands go: the versioned memory itself, or a gate in front of it
+ * (review) that may hold a command until the person decides. `signal` is the turn's: a held
+ * command gives up when the turn is stopped.
+ */
+export interface TurnMemory {
+  execute(
+    input: unknown,
+    origin: Origin,
+    options?: { readonly signal?: AbortSignal },
+  ): Promise<ExecuteOutcome>
+}
+
 export interface TurnOptions {
   readonly client: Anthropic
-  readonly memory: Pick<VersionedMemory, 'execute'>
+  readonly memory: TurnMemory
   readonly createMemoryTool: MemoryToolFactory
   readonly conversationId: string
   /** The stored history, ending with the user's new message. */
@@ -124,11 +137,11 @@ export async function runTurn(options: TurnOptions): Promise<TurnOutcome> {
       result = { content: NOT_RUN_STOPPED, isError: true }
     } else {
       try {
-        const outcome = await options.memory.execute(input, {
-          actor: 'claude',
-          conversationId: options.conversationId,
-          toolUseId: id,
-        })
+        const outcome = await options.memory.execute(
+          input,
+          { actor: 'claude', conversationId: options.conversationId, toolUseId: id },
+          { signal },
+        )
         result = { content: outcome.content, isError: outcome.isError }
         commitOid = outcome.commit?.oid ?? null
         const path = !outcome.isError ? viewedPath(input) : null

@@ -60,4 +60,46 @@ describe('commit messages', () => {
     expect(meta.command).toBe('recovery')
     expect(meta.restoredFrom).toBeNull()
   })
+
+  it('records a review and its flags as trailers, and reads them back', () => {
+    const meta: CommitMeta = {
+      ...base,
+      review: 'edited',
+      flags: [
+        {
+          rule: 'instructions',
+          path: '/memories/notes.md',
+          line: 3,
+          message: 'Reads as instructions to a future assistant (a mode switch): “developer mode”',
+        },
+        {
+          rule: 'person-edited',
+          path: '/memories/notes.md',
+          line: null,
+          message: 'You edited\nit',
+        },
+      ],
+    }
+    const message = formatCommitMessage(meta)
+    expect(message).toContain('\nReviewed-by: You\nEdited-by: You\nFlag: {"rule":"instructions",')
+    // Every trailer stays on its own line.
+    expect(message.trimEnd().split('\n')).toHaveLength(10)
+    expect(parseCommitMessage('Claude', message)).toEqual(meta)
+    const approved = { ...base, review: 'approved' as const }
+    expect(formatCommitMessage(approved)).not.toContain('Edited-by')
+    expect(parseCommitMessage('Claude', formatCommitMessage(approved))).toEqual(approved)
+  })
+
+  it('leaves out flags it cannot read, and has no review facts on an ordinary commit', () => {
+    const meta = parseCommitMessage(
+      'Claude',
+      'x\n\nCommand: create\nFlag: not json\nFlag: {"rule":"format-disk","path":"/","line":1,"message":"m"}\nFlag: {"rule":"deletes-most","path":"/memories/a","line":-4,"message":"m"}\n',
+    )
+    expect(meta.flags).toEqual([
+      { rule: 'deletes-most', path: '/memories/a', line: null, message: 'm' },
+    ])
+    const plain = parseCommitMessage('Claude', formatCommitMessage(base))
+    expect(plain).not.toHaveProperty('flags')
+    expect(plain).not.toHaveProperty('review')
+  })
 })

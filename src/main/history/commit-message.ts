@@ -1,4 +1,11 @@
-import type { Actor, CommitCommand, CommitSummary } from '../../shared/types'
+import {
+  FLAG_RULES,
+  type Actor,
+  type CommitCommand,
+  type CommitSummary,
+  type ReviewMark,
+  type WriteFlag,
+} from '../../shared/types'
 
 /** The structured facts of one commit, carried by its author and trailers. */
 export type CommitMeta = Omit<CommitSummary, 'oid' | 'parent' | 'time'>
@@ -33,7 +40,13 @@ const KEY = {
   toolUse: 'Tool-Use-Id',
   overwrite: 'Overwrite',
   restoredFrom: 'Restored-From',
+  reviewedBy: 'Reviewed-by',
+  editedBy: 'Edited-by',
+  flag: 'Flag',
 } as const
+
+/** Who reviews: the person at the keyboard, as git shows them ("You"). */
+const REVIEWER = 'You'
 
 /**
  * Formats a commit message: the subject, a blank line, then one trailer per fact.
@@ -44,6 +57,11 @@ const KEY = {
  *   Path: /memories/notes.md
  *   Conversation-Id: 6f1c…
  *   Tool-Use-Id: toolu_01…
+ *   Reviewed-by: You
+ *   Flag: {"rule":"instructions","path":"/memories/notes.md","line":3,"message":"…"}
+ *
+ * A change the person approved carries `Reviewed-by: You`; one they edited first also
+ * `Edited-by: You`. Each review flag is one `Flag:` trailer holding it as JSON.
  */
 export function formatCommitMessage(meta: CommitMeta): string {
   const trailers = [`${KEY.command}: ${meta.command}`]
@@ -52,6 +70,11 @@ export function formatCommitMessage(meta: CommitMeta): string {
   if (meta.toolUseId) trailers.push(`${KEY.toolUse}: ${encodeValue(meta.toolUseId)}`)
   if (meta.overwrite) trailers.push(`${KEY.overwrite}: true`)
   if (meta.restoredFrom) trailers.push(`${KEY.restoredFrom}: ${meta.restoredFrom}`)
+  if (meta.review) trailers.push(`${KEY.reviewedBy}: ${REVIEWER}`)
+  if (meta.review === 'edited') trailers.push(`${KEY.editedBy}: ${REVIEWER}`)
+  for (const flag of meta.flags ?? []) {
+    trailers.push(`${KEY.flag}: ${encodeValue(JSON.stringify(flag))}`)
+  }
   return `${encodeValue(meta.subject)}\n\n${trailers.join('\n')}\n`
 }
 
@@ -70,6 +93,9 @@ export function parseCommitMessage(authorName: string, message: string): CommitM
   let toolUseId: string | null = null
   let overwrite = false
   let restoredFrom: string | null = null
+  let reviewed = false
+  let edited = false
+  const flags: WriteFlag[] = []
   for (const line of trailerLines) {
     const colon = line.indexOf(': ')
     if (colon <= 0) continue
@@ -81,8 +107,14 @@ export function parseCommitMessage(authorName: string, message: string): CommitM
     else if (key === KEY.toolUse) toolUseId = decodeValue(value)
     else if (key === KEY.overwrite) overwrite = value === 'true'
     else if (key === KEY.restoredFrom && /^[0-9a-f]{40}$/.test(value)) restoredFrom = value
+    else if (key === KEY.reviewedBy) reviewed = true
+    else if (key === KEY.editedBy) edited = true
+    else if (key === KEY.flag) {
+      const flag = parseFlag(decodeValue(value))
+      if (flag) flags.push(flag)
+    }
   }
-  return {
+  const meta: CommitMeta = {
     actor: actorOf(authorName),
     command: command ?? 'recovery',
     subject,
@@ -92,6 +124,41 @@ export function parseCommitMessage(authorName: string, message: string): CommitM
     overwrite,
     restoredFrom,
   }
+  // Absent rather than empty, so commits without them read back exactly as before.
+  const review: ReviewMark | undefined = edited ? 'edited' : reviewed ? 'approved' : undefined
+  return { ...meta, ...reviewFactsOf({ flags, review }) }
+}
+
+/**
+ * The review facts of a commit, present only when set (the side index and the timeline carry
+ * them the same way, so entries built from a commit and from its intent are equal).
+ */
+export function reviewFactsOf(
+  meta: Pick<CommitMeta, 'flags' | 'review'>,
+): Pick<CommitMeta, 'flags' | 'review'> {
+  return {
+    ...(meta.flags && meta.flags.length > 0 ? { flags: meta.flags } : {}),
+    ...(meta.review ? { review: meta.review } : {}),
+  }
+}
+
+const RULES: ReadonlySet<string> = new Set(FLAG_RULES)
+
+// Sample: {"rule":"hidden-unicode","path":"/memories/a.md","line":2,"message":"…"}
+function parseFlag(json: string): WriteFlag | null {
+  let value: unknown
+  try {
+    value = JSON.parse(json)
+  } catch {
+    // A hand-written or damaged trailer: not a flag Cairn can show.
+    return null
+  }
+  const flag = value as Partial<WriteFlag> | null
+  if (typeof flag !== 'object' || flag === null) return null
+  if (typeof flag.rule !== 'string' || !RULES.has(flag.rule)) return null
+  if (typeof flag.path !== 'string' || typeof flag.message !== 'string') return null
+  const line = Number.isSafeInteger(flag.line) && (flag.line as number) > 0 ? flag.line! : null
+  return { rule: flag.rule, path: flag.path, line, message: flag.message }
 }
 
 function actorOf(authorName: string): Actor {

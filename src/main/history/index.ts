@@ -13,5 +13,6 @@ export type {
   LogQuery,
   Origin,
   SearchQuery,
+  RunVerdict,
   VersionedMemory,
 } from './types'

@@ -1,4 +1,5 @@
 import type { CommitSummary, LogPage } from '../../shared/types'
+import { reviewFactsOf } from './commit-message'
 import type { IndexEntry } from './side-index'
 import type { LogQuery } from './types'
 
@@ -16,6 +17,7 @@ export function toSummary(entry: IndexEntry): CommitSummary {
     toolUseId: entry.toolUseId,
     overwrite: entry.overwrite,
     restoredFrom: entry.restoredFrom,
+    ...reviewFactsOf(entry),
   }
 }
 
@@ -70,4 +72,23 @@ export function fileHistoryOf(
     }
   }
   return result
+}
+
+/**
+ * The commits made at `since` or later that changed `path` (or anything under it), newest
+ * first. Reads back from the newest commit and stops at the first older one, so its cost is
+ * the recent history only.
+ */
+export function changesSince(
+  entries: ReadonlyArray<IndexEntry>,
+  path: string,
+  since: number,
+): ReadonlyArray<CommitSummary> {
+  const found: CommitSummary[] = []
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const entry = entries[i] as IndexEntry
+    if (entry.time < since) break
+    if (touches(entry, path)) found.push(toSummary(entry))
+  }
+  return found
 }

@@ -1,5 +1,5 @@
 import type { CommitCommand } from '../../shared/types'
-import { AUTHORS, formatCommitMessage, type CommitMeta } from './commit-message'
+import { AUTHORS, formatCommitMessage, reviewFactsOf, type CommitMeta } from './commit-message'
 import { serializeCommit, writeMainRef, type ObjectStore } from './object-store'
 import { segmentsOf, toVirtual } from './paths'
 import type { RepoView } from './read'
@@ -113,6 +113,7 @@ export function createRepo(options: {
       toolUseId: meta.toolUseId,
       overwrite: meta.overwrite,
       restoredFrom: meta.restoredFrom,
+      ...reviewFactsOf(meta),
       files,
     }
     head = oid

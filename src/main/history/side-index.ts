@@ -2,7 +2,7 @@ import { appendFileSync } from 'node:fs'
 import { readFile, rename, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { CommitSummary } from '../../shared/types'
-import { parseCommitMessage } from './commit-message'
+import { parseCommitMessage, reviewFactsOf } from './commit-message'
 import type { ObjectStore } from './object-store'
 import { toVirtual } from './paths'
 import { diffNodes, treeFromOid } from './tree-state'
@@ -100,6 +100,7 @@ export async function entryFromCommit(store: ObjectStore, oid: string): Promise<
     toolUseId: meta.toolUseId,
     overwrite: meta.overwrite,
     restoredFrom: meta.restoredFrom,
+    ...reviewFactsOf(meta),
     files,
   }
 }

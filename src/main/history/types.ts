@@ -12,13 +12,28 @@ import type {
   LogPage,
   MemoryEntry,
   RecoveryReport,
+  ReviewMark,
+  WriteFlag,
 } from '../../shared/types'
-import type { MemoryExecution, MemoryPolicy } from '../memory'
+import type { MemoryExecution, MemoryPolicy, PlannedChange } from '../memory'
 
-/** Who asked for a change: Claude (in a conversation, for a tool_use) or the user in the UI. */
+/**
+ * Who asked for a change: Claude (in a conversation, for a tool_use), the user in the UI, or
+ * Cairn itself (an expiry it proposed and the person approved).
+ */
 export type Origin =
   | { readonly actor: 'claude'; readonly conversationId: string; readonly toolUseId: string }
   | { readonly actor: 'user' }
+  | { readonly actor: 'system' }
+
+/** What `beforeRun` decides: run the command (with facts for its commit), or not. */
+export type RunVerdict =
+  | {
+      readonly run: true
+      readonly flags?: ReadonlyArray<WriteFlag>
+      readonly review?: ReviewMark
+    }
+  | { readonly run: false }
 
 /** Per-call choices of `execute` beyond the command itself. */
 export interface ExecuteOptions {
@@ -26,6 +41,16 @@ export interface ExecuteOptions {
   readonly createExisting?: CreateExistingPolicy
   /** The timeline's name for the commit (the user's save is a `write`, not a `create`). */
   readonly commitAs?: CommitCommand
+  /** The commit's subject instead of `<command> <path>` (an expiry is a delete named "expire"). */
+  readonly subject?: string
+  /**
+   * Called in the queue, after a dry run of the command succeeded and before it runs, with
+   * what it would change; nothing else changes memory in between. It decides whether the
+   * command runs and adds facts (review flags, the person's review) to its commit. It must not
+   * wait on another change to memory (that change would wait for it). A command the dry run
+   * refuses is not run and this is not called: the outcome is the refusal.
+   */
+  readonly beforeRun?: (planned: PlannedChange) => RunVerdict | Promise<RunVerdict>
 }
 
 export interface ExecuteOutcome extends MemoryExecution {
@@ -33,6 +58,11 @@ export interface ExecuteOutcome extends MemoryExecution {
   readonly commit: CommitSummary | null
   /** True when the command changed the folder but its commit failed; it is retried first thing. */
   readonly commitPending?: boolean
+  /**
+   * True when `beforeRun` kept the command from running: nothing changed, and `planned`
+   * says what it would have done.
+   */
+  readonly held?: boolean
 }
 
 /** One page of a history search (`history:search`, plus a time budget for tests). */
@@ -65,6 +95,11 @@ export interface VersionedMemory {
   // History.
   log(query: LogQuery): Promise<LogPage>
   fileHistory(path: string): Promise<ReadonlyArray<CommitSummary>>
+  /**
+   * The commits made at `since` (ms) or later that changed `path` or anything under it,
+   * newest first; its cost is that of the recent commits only.
+   */
+  changesSince(path: string, since: number): Promise<ReadonlyArray<CommitSummary>>
   show(oid: string): Promise<CommitDetail>
   readAt(path: string, oid: string): Promise<string | null>
   diff(path: string, from: string, to: string): Promise<FileChange>

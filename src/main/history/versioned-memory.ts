@@ -13,6 +13,7 @@ import {
 import { createBlamer } from './blame'
 import { blameDirOf } from './blame-store'
 import { changeLogOf, createChangeLog } from './change-log'
+import { reviewFactsOf } from './commit-message'
 import { compareCommits, diffFile, readAt, readBytesAt, showCommit } from './inspect'
 import { createLookup } from './lookup'
 import { openRepo } from './open-repo'
@@ -23,7 +24,7 @@ import {
   type TouchedPaths,
 } from './outside-changes'
 import { toRelative, toVirtual } from './paths'
-import { fileHistoryOf, queryLog, toSummary } from './queries'
+import { changesSince, fileHistoryOf, queryLog, toSummary } from './queries'
 import { systemIntent, type CommitIntent } from './repo'
 import { createSearcher } from './search'
 import { createSnapshots } from './snapshot'
@@ -32,7 +33,7 @@ import { restoreDeleted } from './restore-deleted'
 import { restoreFile } from './restore-file'
 import { revert } from './revert'
 import type { IndexEntry } from './side-index'
-import type { ExecuteOptions, ExecuteOutcome, Origin, VersionedMemory } from './types'
+import type { ExecuteOptions, ExecuteOutcome, Origin, RunVerdict, VersionedMemory } from './types'
 import { watchFolder } from './watcher'
 
 /** Quiet time after the last file-system event before outside edits are committed. */
@@ -186,10 +187,26 @@ export async function openVersionedMemory(
     origin: Origin,
     runOptions: ExecuteOptions,
   ): Promise<ExecuteOutcome> {
-    const result = await tool.execute(input, { createExisting: runOptions.createExisting })
+    const toolOptions = { createExisting: runOptions.createExisting }
+    let verdict: RunVerdict = { run: true }
+    if (runOptions.beforeRun) {
+      const dry = await tool.preview(input, toolOptions)
+      if (dry.isError) return { ...dry, commit: null }
+      if (dry.planned) {
+        verdict = await runOptions.beforeRun(dry.planned)
+        if (!verdict.run) {
+          return { ...dry, content: '', mutation: null, commit: null, held: true }
+        }
+      }
+    }
+    const result = await tool.execute(input, toolOptions)
     if (result.isError || !result.mutation) return { ...result, commit: null }
     const paths = result.mutation.paths.map(toRelative)
-    const intent = intentFor(result.mutation, origin, runOptions.commitAs)
+    const intent: CommitIntent = {
+      ...intentFor(result.mutation, origin, runOptions.commitAs),
+      ...(runOptions.subject ? { subject: runOptions.subject } : {}),
+      ...reviewFactsOf(verdict.run ? verdict : {}),
+    }
     let entry: IndexEntry | null
     try {
       entry = await repo.commit(paths, intent)
@@ -250,6 +267,7 @@ export async function openVersionedMemory(
     log: async (query) =>
       queryLog(repo.entries(), query.path ? { ...query, path: normalize(query.path) } : query),
     fileHistory: async (file) => fileHistoryOf(repo.entries(), normalize(file)),
+    changesSince: async (file, since) => changesSince(repo.entries(), normalize(file), since),
     show: (oid) => showCommit(repo, oid),
     readAt: (file, oid) => readAt(repo, file, oid),
     diff: (file, from, to) => diffFile(repo, file, from, to),

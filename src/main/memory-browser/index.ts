@@ -4,3 +4,4 @@
  */
 export { memoryBrowserHandlers } from './handlers'
 export { deleteFile, renameFile, writeFile } from './edits'
+export { listTree } from './browser'

@@ -12,4 +12,6 @@ export interface CommandContext {
   readonly usage: UsageCache
   /** Where best-effort steps that failed (a folder flush after a write) are reported. */
   readonly logger: Logger
+  /** A dry run: every check runs, nothing is written; a success carries `planned`. */
+  readonly dryRun?: boolean
 }

@@ -7,6 +7,7 @@ import { atomicWrite } from '../lib/atomic-write'
 import { ensureDirectories, lookup, readRegularFile, realPath, removeDirectories } from './fs-safe'
 import { CommandError, specialMessage, success } from './outcome'
 import type { ParsedMemoryPath } from './path-rules'
+import { planFile } from './plan'
 import type { MemoryExecution } from './types'
 import { guardWrite, scanWrite } from './write-guard'
 
@@ -51,6 +52,14 @@ export async function create(
     previousText: async () => (exists ? (await readRegularFile(real)).toString('utf8') : null),
   }
   const change = await guardWrite(ctx, plan)
+  const message = exists
+    ? `File created successfully at: ${virtual}. The file already existed; its previous content was replaced.`
+    : `File created successfully at: ${virtual}`
+  const mutation = { command: 'create', paths: [virtual], overwrite: exists } as const
+  if (ctx.dryRun) {
+    await scanWrite(ctx, plan)
+    return success(message, mutation, await planFile(ctx, 'create', target, { after: fileText }))
+  }
   const parent = relative.includes('/') ? path.posix.dirname(relative) : ''
   const parentReady = exists || (found.kind === 'missing' && found.parentIsDirectory)
   const created = parentReady ? [] : await ensureDirectories(ctx.root, parent)
@@ -64,8 +73,5 @@ export async function create(
     throw error
   }
   ctx.usage.add(change.files, change.bytes)
-  const message = exists
-    ? `File created successfully at: ${virtual}. The file already existed; its previous content was replaced.`
-    : `File created successfully at: ${virtual}`
-  return success(message, { command: 'create', paths: [virtual], overwrite: exists })
+  return success(message, mutation)
 }

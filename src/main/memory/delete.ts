@@ -7,6 +7,7 @@ import type { CommandContext } from './context'
 import { lookup, realPath } from './fs-safe'
 import { CommandError, specialMessage, success } from './outcome'
 import type { ParsedMemoryPath } from './path-rules'
+import { planMove } from './plan'
 import { TEMP_FILE_PREFIX } from '../lib/atomic-write'
 import type { MemoryExecution } from './types'
 import { measure } from './usage'
@@ -27,6 +28,12 @@ export async function deletePath(
   if (found.kind === 'missing' || found.kind === 'under-file') {
     throw new CommandError('not-found', `Error: The path ${virtual} does not exist`)
   }
+  const mutation = { command: 'delete', paths: [virtual], overwrite: false } as const
+  const message = `Successfully deleted ${virtual}`
+  if (ctx.dryRun) {
+    const kind = found.kind === 'file' ? 'file' : 'dir'
+    return success(message, mutation, await planMove(ctx, 'delete', target, kind, null))
+  }
   const real = realPath(ctx.root, relative)
   const parent = path.dirname(real)
   if (found.kind === 'file') {
@@ -44,9 +51,5 @@ export async function deletePath(
       .rm(aside, { recursive: true, force: true })
       .catch((error: unknown) => ctx.logger.warn('Could not remove a deleted folder', error))
   }
-  return success(`Successfully deleted ${virtual}`, {
-    command: 'delete',
-    paths: [virtual],
-    overwrite: false,
-  })
+  return success(message, mutation)
 }

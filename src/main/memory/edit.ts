@@ -6,6 +6,7 @@ import { atomicWrite } from '../lib/atomic-write'
 import { lookup, readRegularFile, realPath } from './fs-safe'
 import { CommandError, specialMessage, success } from './outcome'
 import type { ParsedMemoryPath } from './path-rules'
+import { planFile } from './plan'
 import {
   findOccurrences,
   insertLines,
@@ -15,7 +16,7 @@ import {
   numberLine,
   splitLines,
 } from './text-model'
-import type { MemoryExecution } from './types'
+import type { MemoryExecution, PlannedChange } from './types'
 import { decodeText } from './view'
 import { guardWrite, scanWrite } from './write-guard'
 
@@ -65,12 +66,13 @@ export async function strReplace(
   const at = found[0]!
   // Sliced, never String.replace: `$&` and `$$` in new_str stay exactly as typed.
   const next = file.text.slice(0, at) + newStr + file.text.slice(at + oldStr.length)
-  await writeText(ctx, target, file, next)
+  const planned = await writeText(ctx, 'str_replace', target, file, next)
   const first = lineOf(next, at)
   const last = newStr.length > 0 ? lineOf(next, at + newStr.length - 1) : first
   return success(
     `The memory file has been edited. Here is the snippet showing the change (with line numbers):\n${snippet(next, first, last)}`,
     { command: 'str_replace', paths: [virtual], overwrite: false },
+    planned,
   )
 }
 
@@ -91,12 +93,12 @@ export async function insert(
     )
   }
   const next = joinLines(insertLines(lines, insertLine, text))
-  await writeText(ctx, target, file, next)
-  return success(`The file ${virtual} has been edited.`, {
-    command: 'insert',
-    paths: [virtual],
-    overwrite: false,
-  })
+  const planned = await writeText(ctx, 'insert', target, file, next)
+  return success(
+    `The file ${virtual} has been edited.`,
+    { command: 'insert', paths: [virtual], overwrite: false },
+    planned,
+  )
 }
 
 interface TextFile {
@@ -132,12 +134,14 @@ async function readTextFile(
   return { real, stats: found.stats, text }
 }
 
+/** Writes the edited text; in a dry run only checks it, and returns the plan instead. */
 async function writeText(
   ctx: CommandContext,
+  command: 'str_replace' | 'insert',
   target: ParsedMemoryPath,
   file: TextFile,
   next: string,
-): Promise<void> {
+): Promise<PlannedChange | undefined> {
   const plan = {
     virtual: target.virtual,
     text: next,
@@ -146,11 +150,16 @@ async function writeText(
     previousText: async () => file.text,
   }
   const change = await guardWrite(ctx, plan)
+  if (ctx.dryRun) {
+    await scanWrite(ctx, plan)
+    return planFile(ctx, command, target, { before: file.text, after: next })
+  }
   await atomicWrite(file.real, next, {
     beforeCommit: () => scanWrite(ctx, plan),
     logger: ctx.logger,
   })
   ctx.usage.add(change.files, change.bytes)
+  return undefined
 }
 
 /** Numbered lines `first - 2 … last + 2` of `text`, cut if very long. */

@@ -1,6 +1,6 @@
 /** Output formats of the `view` command and the 16,000-character cap. Pure. */
 
-import { numberLine } from './text-model'
+import { LINE_NUMBER_WIDTH, numberLine, splitLines } from './text-model'
 
 /** Most characters one `view` reply may hold. */
 export const MAX_VIEW_CHARS = 16_000
@@ -74,6 +74,25 @@ export function formatFileView(
     out.push(line)
   }
   return `${header}\n${out.join('\n')}`
+}
+
+/**
+ * The characters one `view` of the whole of `text` holds before any cut, and whether it fits:
+ * a file that does not fit needs several views (with `view_range`) to be read whole.
+ */
+export function wholeViewSize(
+  virtualPath: string,
+  text: string,
+): { readonly chars: number; readonly fits: boolean } {
+  const header = fileHeader(virtualPath)
+  const budget = MAX_VIEW_CHARS - header.length - 160
+  const { lines } = splitLines(text)
+  let used = 0
+  for (let i = 0; i < lines.length; i++) {
+    // As `numberLine(i + 1, line)` plus its newline, without building the string.
+    used += Math.max(LINE_NUMBER_WIDTH, String(i + 1).length) + 2 + lines[i]!.length
+  }
+  return { chars: header.length + 1 + used, fits: used <= budget }
 }
 
 function cutNote(nextLine: number, lastLine: number, lineCut: boolean): string {

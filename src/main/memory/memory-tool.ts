@@ -84,13 +84,14 @@ export function createMemoryTool(options: MemoryToolOptions): MemoryTool {
 
   const run = async (
     input: unknown,
-    callOptions?: MemoryExecuteOptions,
+    callOptions: MemoryExecuteOptions | undefined,
+    dryRun: boolean,
   ): Promise<MemoryExecution> => {
     const parsed = parseCommand(input)
     if (!parsed.ok) return failure(new CommandError('invalid-input', `Error: ${parsed.message}`))
     try {
       await ensureRoot()
-      const ctx: CommandContext = { root, limits, policy, usage, logger }
+      const ctx: CommandContext = { root, limits, policy, usage, logger, dryRun }
       return await dispatch(
         ctx,
         parsed.command,
@@ -121,9 +122,14 @@ export function createMemoryTool(options: MemoryToolOptions): MemoryTool {
 
   return {
     execute(input, callOptions) {
-      const result = queue.run(() => run(input, callOptions))
+      const result = queue.run(() => run(input, callOptions, false))
       void result.then(refreshUsageSoon)
       return result
+    },
+    async preview(input, callOptions) {
+      const result = await queue.run(() => run(input, callOptions, true))
+      // A view changes nothing: it has no plan.
+      return result.planned === undefined ? { ...result, planned: null } : result
     },
     configure(update) {
       policy = {

@@ -1,7 +1,7 @@
 /** Results of one command, and the error type for refusals written for Claude. */
 
 import type { MemoryErrorCode } from '../../shared/errors'
-import type { MemoryContentBlock, MemoryExecution, MemoryMutation } from './types'
+import type { MemoryContentBlock, MemoryExecution, MemoryMutation, PlannedChange } from './types'
 
 /**
  * A refusal: `content` goes to Claude exactly as written, `code` tells the app (and the
@@ -17,12 +17,15 @@ export class CommandError extends Error {
   }
 }
 
-/** A successful command's result. */
+/** A successful command's result (with `planned` when it was a dry run). */
 export function success(
   content: string | ReadonlyArray<MemoryContentBlock>,
   mutation: MemoryMutation | null = null,
+  planned?: PlannedChange,
 ): MemoryExecution {
-  return { content, isError: false, mutation, errorCode: null }
+  return planned
+    ? { content, isError: false, mutation, errorCode: null, planned }
+    : { content, isError: false, mutation, errorCode: null }
 }
 
 /** A failed command's result. */

@@ -6,6 +6,7 @@ import type { CommandContext } from './context'
 import { ensureDirectories, lookup, realPath, removeDirectories } from './fs-safe'
 import { CommandError, specialMessage, success } from './outcome'
 import { MAX_DEPTH, MAX_PATH_LENGTH, type ParsedMemoryPath } from './path-rules'
+import { planMove } from './plan'
 import type { MemoryExecution } from './types'
 
 /**
@@ -54,6 +55,16 @@ export async function rename(
     throw new CommandError('exists', `Error: The destination ${to.virtual} already exists`)
   }
   if (source.kind === 'directory') await checkMovedPaths(ctx, from, to)
+  const mutation = {
+    command: 'rename',
+    paths: [from.virtual, to.virtual],
+    overwrite: false,
+  } as const
+  const message = `Successfully renamed ${from.virtual} to ${to.virtual}`
+  if (ctx.dryRun) {
+    const kind = source.kind === 'file' ? 'file' : 'dir'
+    return success(message, mutation, await planMove(ctx, 'rename', from, kind, to))
+  }
 
   const fromReal = realPath(ctx.root, from.relative)
   const toReal = realPath(ctx.root, to.relative)
@@ -65,11 +76,7 @@ export async function rename(
     await removeDirectories(created)
     throw error
   }
-  return success(`Successfully renamed ${from.virtual} to ${to.virtual}`, {
-    command: 'rename',
-    paths: [from.virtual, to.virtual],
-    overwrite: false,
-  })
+  return success(message, mutation)
 }
 
 // A moved directory must not push anything inside it past the path length or depth limits.

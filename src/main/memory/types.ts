@@ -3,7 +3,7 @@
  * (Shared between memory/, history/ and agent/; the handler itself lives in this folder.)
  */
 import type { MemoryErrorCode } from '../../shared/errors'
-import type { CreateExistingPolicy } from '../../shared/types'
+import type { ChangePreview, CreateExistingPolicy } from '../../shared/types'
 
 /** A content block of a tool result, in the Messages API's shape. */
 export type MemoryContentBlock =
@@ -34,11 +34,27 @@ export interface MemoryMutation {
   readonly overwrite: boolean
 }
 
+/**
+ * What a mutating command would do, from a dry run (`MemoryTool.preview`): the same checks and
+ * the same answer as the command itself, without touching the disk. Paths are virtual; a
+ * folder lists its first `PLAN_FILE_LIST` files.
+ */
+export interface PlannedChange extends ChangePreview {
+  readonly command: MutatingCommand
+  /**
+   * The state of the paths the plan was made against (content hashes, or a folder's listing):
+   * a later plan with the same fingerprint would do exactly the same.
+   */
+  readonly fingerprint: string
+}
+
 /** `MemoryResult` plus the mutation it made (null for `view` and for failures). */
 export interface MemoryExecution extends MemoryResult {
   readonly mutation: MemoryMutation | null
   /** Which refusal it was, when `isError` (null for a success). */
   readonly errorCode: MemoryErrorCode | null
+  /** From `preview` only: what the command would change (null for `view` and refusals). */
+  readonly planned?: PlannedChange | null
 }
 
 /** Policies that settings may change while the app runs. */
@@ -69,6 +85,11 @@ export interface MemoryExecuteOptions {
 export interface MemoryTool {
   /** Runs one command exactly as Claude sent it (untrusted JSON). Never throws for bad input. */
   execute(input: unknown, options?: MemoryExecuteOptions): Promise<MemoryExecution>
+  /**
+   * A dry run of one command: every check the command makes (paths, limits, secrets), and on
+   * success its answer and `planned`, what it would change. Nothing is written.
+   */
+  preview(input: unknown, options?: MemoryExecuteOptions): Promise<MemoryExecution>
   /** Changes run-time policies (settings). */
   configure(policy: Partial<MemoryPolicy>): void
   /** The policies in force. */

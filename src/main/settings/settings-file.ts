@@ -16,6 +16,8 @@ export const DEFAULT_SETTINGS: Settings = {
   createExisting: 'overwrite',
   secretScanning: true,
   theme: 'system',
+  reviewMode: 'off',
+  expireAfterDays: null,
 }
 
 // Each field falls back on its own, so one bad value does not throw away the others.
@@ -26,6 +28,8 @@ const settingsSchema = z.object({
   createExisting: settingFields.createExisting.catch(DEFAULT_SETTINGS.createExisting),
   secretScanning: settingFields.secretScanning.catch(DEFAULT_SETTINGS.secretScanning),
   theme: settingFields.theme.catch(DEFAULT_SETTINGS.theme),
+  reviewMode: settingFields.reviewMode.catch(DEFAULT_SETTINGS.reviewMode),
+  expireAfterDays: settingFields.expireAfterDays.catch(DEFAULT_SETTINGS.expireAfterDays),
 })
 
 /** Parses what `settings.json` held; anything unreadable becomes the default. */
@@ -63,9 +67,19 @@ export async function writeSettingsFile(
   logger?: Logger,
 ): Promise<void> {
   const { model, maxTokens, customInstructions, createExisting, secretScanning, theme } = settings
+  const { reviewMode, expireAfterDays } = settings
   await writeJsonAtomic(
     file,
-    { model, maxTokens, customInstructions, createExisting, secretScanning, theme },
+    {
+      model,
+      maxTokens,
+      customInstructions,
+      createExisting,
+      secretScanning,
+      theme,
+      reviewMode,
+      expireAfterDays,
+    },
     logger,
   )
 }

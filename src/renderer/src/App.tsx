@@ -1,4 +1,5 @@
 import { NavigationProvider, useNavigation } from './lib/navigation'
+import { PendingChangesProvider } from './lib/pending-changes'
 import { RecoveryNotice } from './features/app/RecoveryNotice'
 import { SidePane } from './features/app/SidePane'
 import { CairnMark, icons } from './components/icons'
@@ -18,7 +19,9 @@ export function App() {
     <NavigationProvider>
       <SettingsProvider>
         <LiveTurnsProvider>
-          <Frame />
+          <PendingChangesProvider>
+            <Frame />
+          </PendingChangesProvider>
         </LiveTurnsProvider>
       </SettingsProvider>
     </NavigationProvider>

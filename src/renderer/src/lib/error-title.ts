@@ -27,6 +27,10 @@ export function errorTitle(code: ErrorCode): string {
       return 'Conversation too long'
     case 'stream-interrupted':
       return 'The reply was interrupted'
+    case 'review-not-found':
+      return 'This change is no longer waiting'
+    case 'review-outdated':
+      return 'The memory changed meanwhile'
     case 'bad-request':
     case 'api-error':
     case 'too-many-steps':

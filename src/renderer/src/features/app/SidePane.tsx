@@ -2,6 +2,7 @@ import { useRef, type KeyboardEvent } from 'react'
 import { HistoryPane } from '../history/HistoryPane'
 import { MemoryBrowser } from '../memory/MemoryBrowser'
 import { useNavigation, type SidePane as Pane } from '../../lib/navigation'
+import { usePendingChanges } from '../../lib/pending-changes'
 
 const PANES: ReadonlyArray<{ readonly id: Pane; readonly label: string }> = [
   { id: 'memory', label: 'Memory' },
@@ -14,6 +15,7 @@ const PANES: ReadonlyArray<{ readonly id: Pane; readonly label: string }> = [
  */
 export function SidePane() {
   const { sidePane, showSidePane } = useNavigation()
+  const { changes } = usePendingChanges()
   const tabs = useRef(new Map<Pane, HTMLButtonElement>())
 
   const onKeyDown = (event: KeyboardEvent) => {
@@ -44,6 +46,12 @@ export function SidePane() {
             onClick={() => showSidePane(pane.id)}
           >
             {pane.label}
+            {pane.id === 'memory' && changes.length > 0 && (
+              <span className="tab-count" title={`${changes.length} waiting for your review`}>
+                {changes.length}
+                <span className="visually-hidden"> waiting for review</span>
+              </span>
+            )}
           </button>
         ))}
       </div>

@@ -1,5 +1,8 @@
 import { icons } from '../../components/icons'
+import { PendingChangeView } from '../../components/PendingChangeView'
 import { useNavigation } from '../../lib/navigation'
+import { usePendingFor } from '../../lib/pending-changes'
+import { declinedNote } from './declined'
 import { previewResult, summarizeTool } from './tool-summary'
 import type { ToolItem } from './transcript-model'
 
@@ -10,6 +13,15 @@ const commandLabels: Readonly<Record<string, string>> = {
   insert: 'Inserted into',
   delete: 'Deleted',
   rename: 'Renamed',
+}
+
+// A change waiting for the person, or one they declined, did not happen: it says what it asks.
+const proposalLabels: Readonly<Record<string, string>> = {
+  create: 'Create',
+  str_replace: 'Edit',
+  insert: 'Insert into',
+  delete: 'Delete',
+  rename: 'Rename',
 }
 
 /**
@@ -28,17 +40,25 @@ export function ToolCard({
 }) {
   const { showHistory } = useNavigation()
   const summary = summarizeTool(item.command, item.input)
+  const pending = usePendingFor(item.toolUseId)
+  const declined = item.result?.isError ? declinedNote(item.result.content) : null
   const state = item.result
-    ? item.result.isError
-      ? 'error'
-      : 'done'
-    : interrupted
-      ? 'not-run'
-      : 'running'
+    ? declined
+      ? 'declined'
+      : item.result.isError
+        ? 'error'
+        : 'done'
+    : pending
+      ? 'pending'
+      : interrupted
+        ? 'not-run'
+        : 'running'
   const status = {
     running: 'Running…',
+    pending: 'Waiting for you',
     done: 'Done',
     error: 'Failed',
+    declined: 'Declined',
     'not-run': 'Not run',
   }[state]
   const preview = item.result && !item.result.isError ? previewResult(item.result.content, 1) : null
@@ -54,7 +74,9 @@ export function ToolCard({
       <div className="tool-head">
         <icons.memory className="tool-icon" />
         <span className="tool-command" title={`memory ${item.command}`}>
-          {commandLabels[item.command] ?? item.command}
+          {(state === 'pending' || state === 'declined'
+            ? proposalLabels[item.command]
+            : commandLabels[item.command]) ?? item.command}
         </span>
         <code className="tool-path" title={summary.target}>
           {/* The folders give way first, so a narrow card still shows the file's name. */}
@@ -67,11 +89,14 @@ export function ToolCard({
         <span className="tool-status" data-state={state}>
           {state === 'running' && <span className="spinner spinner-small" aria-hidden="true" />}
           {state === 'done' && <icons.check />}
-          {state === 'error' && <icons.alert />}
+          {(state === 'error' || state === 'pending') && <icons.alert />}
+          {state === 'declined' && <icons.close />}
           {status}
         </span>
       </div>
-      {item.result?.isError && <p className="tool-error">{item.result.content}</p>}
+      {pending && !item.result && <PendingChangeView change={pending} />}
+      {declined && <p className="tool-declined">{declined}</p>}
+      {item.result?.isError && !declined && <p className="tool-error">{item.result.content}</p>}
       {(preview || item.commitOid) && (
         <div className="tool-foot">
           {preview &&

@@ -2,6 +2,7 @@ import type { ReactNode } from 'react'
 import type { CommitDetail, CommitSummary } from '../../../../shared/types'
 import { ConversationLink } from '../../components/ConversationLink'
 import type { DiffMode } from '../../components/DiffView'
+import { CommitBadges, FlagList } from './CommitBadges'
 import { SplitIcon, UnifiedIcon } from '../../components/icons'
 import type { BlameActions } from '../../components/BlameView'
 import { useSummary } from '../../lib/commit-summaries'
@@ -59,6 +60,7 @@ export function CommitDetailView(props: {
           <span className={`hist-who hist-who-${who}`} title={whoLabel(who)} aria-hidden="true" />
           <span>{sentence(commit, target, now)}</span>
           {commit.overwrite && <span className="hist-badge hist-badge-overwrite">Overwrite</span>}
+          <CommitBadges commit={commit} />
         </h2>
         <p className="hist-detail-meta">
           <time dateTime={new Date(commit.time).toISOString()} title={exactTime(commit.time)}>
@@ -86,6 +88,7 @@ export function CommitDetailView(props: {
             change before it to get the earlier content back.
           </p>
         )}
+        <FlagList commit={commit} />
         <div className="hist-actions" role="toolbar" aria-label="Change actions">
           {canRevert && (
             <button

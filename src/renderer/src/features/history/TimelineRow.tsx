@@ -4,6 +4,7 @@ import { knownSummary } from '../../lib/commit-summaries'
 import { sentence, whoLabel, whoOf } from '../../lib/commit-words'
 import { clockTime, exactTime } from '../../lib/format'
 import { ConversationLink } from '../../components/ConversationLink'
+import { CommitBadges, FlagReason } from './CommitBadges'
 
 /**
  * One change in the timeline: who made it (a coloured mark), what it did in a sentence, its
@@ -36,12 +37,14 @@ export function TimelineRow(props: {
               {sentence(commit, knownSummary(commit.restoredFrom), props.now)}
             </span>
             {commit.overwrite && <span className="hist-badge hist-badge-overwrite">Overwrite</span>}
+            <CommitBadges commit={commit} />
             {props.badges}
           </div>
           <div className="hist-line hist-sub">
             <time dateTime={new Date(commit.time).toISOString()} title={exactTime(commit.time)}>
               {clockTime(commit.time)}
             </time>
+            <FlagReason commit={commit} />
             {conversationId && (
               <ConversationLink
                 title={props.conversationTitle(conversationId)}

@@ -1,9 +1,10 @@
 import { useEffect, useRef, useState, type KeyboardEvent } from 'react'
-import type { MemoryEntry, MemoryFile } from '../../../../shared/types'
+import type { FileUse, MemoryEntry, MemoryFile } from '../../../../shared/types'
 import { relativeTime } from '../../lib/format'
 import { Banner } from '../../components/Banner'
 import { LoadedBlame, type BlameActions } from '../../components/BlameView'
 import { EmptyState, Loading } from '../../components/Feedback'
+import { icons } from '../../components/icons'
 import { useNow } from '../../lib/use-now'
 import { MarkdownView } from './MarkdownView'
 import { baseName, formatSize, isMarkdown } from './tree-model'
@@ -12,6 +13,8 @@ export interface FileActions {
   save(path: string, content: string): Promise<boolean>
   rename(path: string): void
   remove(path: string, kind: 'file' | 'dir'): void
+  /** Deletes a file as an expiry (restorable from History). */
+  expire(path: string): void
   showHistory(path: string): void
 }
 
@@ -37,6 +40,8 @@ export function FileView(props: {
   readonly blame: boolean
   readonly onBlameChange: (blame: boolean) => void
   readonly blameActions: BlameActions
+  /** When Claude last read and changed the file (the read log). */
+  readonly use?: FileUse
 }) {
   const { path, file, entry, actions, editing, onEditingChange, readOnly = false } = props
   const name = baseName(path)
@@ -87,6 +92,7 @@ export function FileView(props: {
               ` · modified ${relativeTime(entry.modifiedAt, now)}`}
             {isDir && ` · ${props.childCount} ${props.childCount === 1 ? 'item' : 'items'}`}
           </span>
+          {props.use && !isDir && <FileUseLine use={props.use} now={now} />}
         </div>
         {!editing && (
           <div className="mem-file-actions" role="toolbar" aria-label="File actions">
@@ -139,6 +145,16 @@ export function FileView(props: {
                 >
                   Rename
                 </button>
+                {!isDir && (
+                  <button
+                    type="button"
+                    className="button button-small"
+                    title="Remove it from memory as an expiry; History keeps it"
+                    onClick={() => actions.expire(path)}
+                  >
+                    Expire
+                  </button>
+                )}
                 <button
                   type="button"
                   className="button button-small mem-danger-text"
@@ -201,6 +217,28 @@ function FileBlame(props: {
     <div className="mem-blame" role="region" aria-label={`Blame of ${baseName(props.path)}`}>
       <LoadedBlame path={props.path} at={props.at} now={now} actions={props.actions} compact />
     </div>
+  )
+}
+
+/** When Claude last read and changed the file, and a warning when one view cannot show it. */
+function FileUseLine({ use, now }: { readonly use: FileUse; readonly now: number }) {
+  const read =
+    use.lastReadAt === null
+      ? 'not read by Claude yet'
+      : `read by Claude ${relativeTime(use.lastReadAt, now)}`
+  const changed =
+    use.lastChangedAt === null ? null : `changed by Claude ${relativeTime(use.lastChangedAt, now)}`
+  return (
+    <span className="mem-file-meta mem-file-use" aria-label="Use by Claude">
+      {read}
+      {changed && ` · ${changed}`}
+      {use.overViewLimit && (
+        <span className="mem-file-long">
+          {' · '}
+          <icons.alert width={12} height={12} /> longer than one view
+        </span>
+      )}
+    </span>
   )
 }
 

@@ -15,17 +15,23 @@ import { useResource } from '../../lib/use-resource'
 import { useNavigation } from '../../lib/navigation'
 import { displayPath, exactTime, shortDateTime } from '../../lib/format'
 import { ComparePanel } from './ComparePanel'
+import { FileUseList } from './FileUseList'
+import { filesByUse, type FileOrder } from './file-use'
 import { FileView, type FileActions } from './FileView'
-import { DeleteDialog, NewFileDialog, RenameDialog } from './MemoryDialogs'
+import { DeleteDialog, ExpireDialog, NewFileDialog, RenameDialog } from './MemoryDialogs'
 import { MemoryTree } from './MemoryTree'
+import { PendingList } from './PendingList'
 import { SearchResults } from './SearchResults'
+import { SizeMeter } from './SizeMeter'
 import { parentOf } from './tree-model'
+import { useMemoryStats } from './use-memory-stats'
 import './memory.css'
 
 type Dialog =
   | { readonly kind: 'new' }
   | { readonly kind: 'rename'; readonly path: string }
   | { readonly kind: 'delete'; readonly path: string; readonly entryKind: 'file' | 'dir' }
+  | { readonly kind: 'expire'; readonly path: string }
 
 /** `now`, `then:<oid>` (memory after that commit) or `then:empty` (memory was empty). */
 const loadTree = async (key: string) => {
@@ -78,6 +84,10 @@ export function MemoryBrowser() {
     }),
     [openFullHistory, showReply, titleOf],
   )
+  const stats = useMemoryStats()
+  const [order, setOrder] = useState<FileOrder>('name')
+  const [notReadInDays, setNotReadInDays] = useState('')
+  const [oversizedOnly, setOversizedOnly] = useState(false)
   const now = useNow()
 
   // Another feature asked to open a file (e.g. a tool card): follow it.
@@ -198,8 +208,28 @@ export function MemoryBrowser() {
     },
     rename: (path) => setDialog({ kind: 'rename', path }),
     remove: (path, entryKind) => setDialog({ kind: 'delete', path, entryKind }),
+    expire: (path) => setDialog({ kind: 'expire', path }),
     showHistory: (path) => navigation.showHistory({ path }),
   }
+
+  const days = Number(notReadInDays)
+  const daysFilter = notReadInDays.trim() !== '' && Number.isInteger(days) && days > 0 ? days : null
+  // Use (reads, sizes) is about memory now: memory at a reply is shown as its tree.
+  const byUse = !readOnly && (order !== 'name' || daysFilter !== null || oversizedOnly)
+  const useByPath = useMemo(
+    () => new Map((stats.value?.files ?? []).map((file) => [file.path, file])),
+    [stats.value],
+  )
+  const listed = useMemo(
+    () =>
+      filesByUse(stats.value?.files ?? [], {
+        order,
+        notReadInDays: daysFilter,
+        oversizedOnly,
+        now,
+      }),
+    [stats.value, order, daysFilter, oversizedOnly, now],
+  )
 
   const childCount = selected
     ? entries.filter((entry) => parentOf(entry.path) === selected).length
@@ -278,7 +308,40 @@ export function MemoryBrowser() {
         </div>
       )}
 
+      {!readOnly && (
+        <div className="mem-toolbar mem-use-bar">
+          <label className="mem-use-field">
+            Sort
+            <select
+              className="input input-small"
+              aria-label="Sort files"
+              value={order}
+              onChange={(event) => setOrder(event.target.value as FileOrder)}
+            >
+              <option value="name">By name</option>
+              <option value="last-read">By last read</option>
+              <option value="size">By size</option>
+            </select>
+          </label>
+          <label className="mem-use-field">
+            Not read in
+            <input
+              type="number"
+              className="input input-small mem-use-days"
+              aria-label="Not read in days"
+              min={1}
+              max={3650}
+              placeholder="any"
+              value={notReadInDays}
+              onChange={(event) => setNotReadInDays(event.target.value)}
+            />
+            days
+          </label>
+        </div>
+      )}
+
       <Notice notice={notice} onDismiss={dismiss} />
+      <PendingList />
       {tree.error && (
         <Banner tone="error" compact onRetry={tree.reload}>
           {tree.error}
@@ -309,7 +372,7 @@ export function MemoryBrowser() {
                 <p>You can also write one yourself with New file.</p>
               </EmptyState>
             )}
-            {entries.length > 0 && (
+            {entries.length > 0 && !byUse && (
               <MemoryTree
                 entries={entries}
                 selected={selected}
@@ -317,9 +380,29 @@ export function MemoryBrowser() {
                 marks={marks}
               />
             )}
+            {byUse && (
+              <FileUseList
+                files={listed}
+                selected={selected}
+                now={now}
+                label={
+                  daysFilter === null
+                    ? 'Memory files by use'
+                    : `Memory files not read in ${daysFilter} days`
+                }
+                onSelect={(path) => select(path)}
+              />
+            )}
           </>
         )}
       </div>
+      {stats.value && stats.value.files.length > 0 && !readOnly && (
+        <SizeMeter
+          stats={stats.value}
+          oversizedOnly={oversizedOnly}
+          onOversizedOnly={setOversizedOnly}
+        />
+      )}
 
       <Splitter label="Resize file list" value={split} onChange={setSplit} />
 
@@ -343,6 +426,7 @@ export function MemoryBrowser() {
             highlightLine={highlightLine}
             childCount={childCount}
             missing={tree.value !== undefined && !selectedEntry && file.error !== null}
+            use={selected && !readOnly ? useByPath.get(selected) : undefined}
             onRetry={file.reload}
             actions={actions}
             editing={editing}
@@ -399,6 +483,21 @@ export function MemoryBrowser() {
               setDialog(null)
               select(to)
             }
+          }}
+        />
+      )}
+      {dialog?.kind === 'expire' && (
+        <ExpireDialog
+          path={dialog.path}
+          use={useByPath.get(dialog.path)}
+          onCancel={() => setDialog(null)}
+          onExpire={async () => {
+            const result = await change(
+              () => api().hygiene.expire({ path: dialog.path }),
+              () => `Expired ${displayPath(dialog.path)}. You can bring it back from History.`,
+            )
+            setDialog(null)
+            if (result) setSelected(null)
           }}
         />
       )}

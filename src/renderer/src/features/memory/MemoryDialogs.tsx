@@ -1,6 +1,8 @@
 import { useState } from 'react'
+import type { FileUse } from '../../../../shared/types'
 import { ConfirmDialog } from '../../components/ConfirmDialog'
-import { displayPath } from '../../lib/format'
+import { displayPath, relativeTime } from '../../lib/format'
+import { useNow } from '../../lib/use-now'
 
 /** Asks for the path (and optional first content) of a new memory file. */
 export function NewFileDialog(props: {
@@ -77,6 +79,36 @@ export function DeleteDialog(props: {
         This removes the {what} <code>{props.path}</code> from memory; Claude will no longer see it.
       </p>
       <p>Nothing is lost: its history is kept, and you can bring it back from History.</p>
+    </ConfirmDialog>
+  )
+}
+
+/** Confirms expiring a file: it leaves memory as a change named "expire", kept in History. */
+export function ExpireDialog(props: {
+  readonly path: string
+  readonly use: FileUse | undefined
+  readonly onExpire: () => Promise<void>
+  readonly onCancel: () => void
+}) {
+  const now = useNow()
+  const read = props.use?.lastReadAt ?? null
+  const when =
+    read === null
+      ? 'has not read it since Cairn began keeping track'
+      : `last read it ${relativeTime(read, now)}`
+  return (
+    <ConfirmDialog
+      title={`Expire ${displayPath(props.path)}?`}
+      confirmLabel="Expire"
+      tone="danger"
+      onConfirm={props.onExpire}
+      onCancel={props.onCancel}
+    >
+      <p>
+        Claude {when}. Expiring removes <code>{props.path}</code> from memory, so Claude no longer
+        sees it.
+      </p>
+      <p>History keeps it as a change named “expire”: you can bring it back at any time.</p>
     </ConfirmDialog>
   )
 }

@@ -162,7 +162,13 @@ interface Draft {
   customInstructions: string
   createExisting: SettingsView['createExisting']
   secretScanning: boolean
+  reviewMode: SettingsView['reviewMode']
+  proposeExpiry: boolean
+  expireAfterDays: string
 }
+
+/** Days suggested when the person turns expiry proposals on. */
+const DEFAULT_EXPIRY_DAYS = 90
 
 const draftOf = (s: SettingsView): Draft => ({
   model: s.model,
@@ -170,6 +176,9 @@ const draftOf = (s: SettingsView): Draft => ({
   customInstructions: s.customInstructions,
   createExisting: s.createExisting,
   secretScanning: s.secretScanning,
+  reviewMode: s.reviewMode,
+  proposeExpiry: s.expireAfterDays !== null,
+  expireAfterDays: String(s.expireAfterDays ?? DEFAULT_EXPIRY_DAYS),
 })
 
 function useModels(hasApiKey: boolean) {
@@ -208,6 +217,9 @@ function SettingsForm({
 
   const maxTokens = Number(draft.maxTokens)
   const maxTokensValid = Number.isInteger(maxTokens) && maxTokens >= 1 && maxTokens <= 128000
+  const expiryDays = Number(draft.expireAfterDays)
+  const expiryValid =
+    !draft.proposeExpiry || (Number.isInteger(expiryDays) && expiryDays >= 1 && expiryDays <= 3650)
   const dirty = JSON.stringify(draft) !== JSON.stringify(draftOf(settings))
   const options = models ?? []
   const modelOptions = options.some((m) => m.id === draft.model)
@@ -221,7 +233,7 @@ function SettingsForm({
 
   const save = async (event: FormEvent) => {
     event.preventDefault()
-    if (!maxTokensValid) return
+    if (!maxTokensValid || !expiryValid) return
     setSaving(true)
     try {
       const saved = await update({
@@ -230,6 +242,8 @@ function SettingsForm({
         customInstructions: draft.customInstructions,
         createExisting: draft.createExisting,
         secretScanning: draft.secretScanning,
+        reviewMode: draft.reviewMode,
+        expireAfterDays: draft.proposeExpiry ? expiryDays : null,
       })
       setDraft(draftOf(saved))
       setNotice({ tone: 'success', text: 'Settings saved. They apply from your next message.' })
@@ -345,6 +359,62 @@ function SettingsForm({
           </label>
         </section>
 
+        <section className="settings-section" aria-labelledby={`${id}-review`}>
+          <h3 id={`${id}-review`}>Review</h3>
+          <label className="field">
+            <span className="field-label">Which of Claude’s memory changes wait for you</span>
+            <select
+              className="input"
+              value={draft.reviewMode}
+              onChange={(event) => change('reviewMode', event.target.value as Draft['reviewMode'])}
+            >
+              <option value="off">None: changes land at once</option>
+              <option value="flagged">Flagged changes only</option>
+              <option value="all">Every change</option>
+            </select>
+            <span className="field-help">
+              A change that waits shows its exact diff on its card in the chat and in the Memory
+              pane; you approve it, edit it first, or decline it (Claude is told why). Changes that
+              look like instructions to a future assistant, hide invisible characters, delete a
+              folder or most of a file, or touch a file you edited today are flagged in History
+              whatever you choose here.
+            </span>
+          </label>
+          <label className="check">
+            <input
+              type="checkbox"
+              checked={draft.proposeExpiry}
+              onChange={(event) => change('proposeExpiry', event.target.checked)}
+            />
+            <span>
+              <span className="field-label">Propose expiring files Claude has not read</span>
+              <span className="field-help">
+                Cairn suggests removing a file left unread for the number of days below. Nothing is
+                removed until you approve it, and History keeps what is.
+              </span>
+            </span>
+          </label>
+          {draft.proposeExpiry && (
+            <label className="field field-inline">
+              <span className="field-label">Unread for</span>
+              <input
+                className="input input-small"
+                type="number"
+                min={1}
+                max={3650}
+                step={1}
+                aria-label="Days unread before an expiry is proposed"
+                aria-invalid={!expiryValid || undefined}
+                value={draft.expireAfterDays}
+                onChange={(event) => change('expireAfterDays', event.target.value)}
+              />
+              <span className="field-help" data-error={!expiryValid || undefined}>
+                {expiryValid ? 'days' : 'Enter a whole number of days from 1 to 3,650.'}
+              </span>
+            </label>
+          )}
+        </section>
+
         <div className="settings-save">
           {notice && (
             <Banner tone={notice.tone} label="Save result" onDismiss={() => setNotice(null)}>
@@ -358,7 +428,7 @@ function SettingsForm({
             <button
               type="submit"
               className="button button-primary"
-              disabled={!dirty || !maxTokensValid || saving}
+              disabled={!dirty || !maxTokensValid || !expiryValid || saving}
             >
               {saving ? 'Saving…' : 'Save changes'}
             </button>

@@ -1,0 +1,114 @@
+/**
+ * The memory size meter: every file with its size, its use (from the read log), what viewing
+ * it costs Claude in tokens, and whether one `view` can return it whole.
+ */
+import { open, readFile } from 'node:fs/promises'
+import path from 'node:path'
+import type { FileUse, MemoryEntry, MemoryStats } from '../../shared/types'
+import { toRelative } from '../history'
+import { decodeUtf8 } from '../lib/text'
+import { IMAGE_TYPES, MAX_VIEW_CHARS, wholeViewSize } from '../memory'
+import type { ReadLog } from './read-log'
+import { estimateTokens, imageTokens } from './tokens'
+
+/** Files above this size are estimated from their size instead of read. */
+const READ_LIMIT = 4 * 1024 * 1024
+/** Bytes of an image read to find its size. */
+const IMAGE_HEAD = 64 * 1024
+/** Tokens of a view's header and answer around a file's lines. */
+const VIEW_OVERHEAD = 15
+/** What a refused view (a binary file) costs. */
+const REFUSAL_TOKENS = 30
+
+interface Measured {
+  readonly size: number
+  readonly modifiedAt: number
+  readonly tokens: number
+  readonly overViewLimit: boolean
+}
+
+/** Remembers what each file measured, by size and time, so an unchanged file is not read again. */
+export type MeasureCache = Map<string, Measured>
+
+/** The meter for the memory folder `folder` as it is now. */
+export async function memoryStats(
+  folder: string,
+  entries: ReadonlyArray<MemoryEntry>,
+  readLog: Pick<ReadLog, 'get' | 'since'>,
+  cache: MeasureCache,
+): Promise<MemoryStats> {
+  const files: FileUse[] = []
+  let totalBytes = 0
+  let totalTokens = 0
+  let listingChars = 0
+  const seen = new Set<string>()
+  for (const entry of entries) {
+    listingChars += entry.path.length + 8
+    if (entry.kind !== 'file') continue
+    seen.add(entry.path)
+    const measured = await measure(folder, entry, cache)
+    const record = readLog.get(entry.path)
+    totalBytes += entry.size
+    totalTokens += measured.tokens
+    files.push({
+      path: entry.path,
+      size: entry.size,
+      modifiedAt: entry.modifiedAt,
+      lastReadAt: record?.read ?? null,
+      lastChangedAt: record?.changed ?? null,
+      tokens: measured.tokens,
+      overViewLimit: measured.overViewLimit,
+    })
+  }
+  for (const key of cache.keys()) if (!seen.has(key)) cache.delete(key)
+  // The listing of the folder itself: its lines name each entry with its size.
+  totalTokens += Math.ceil(listingChars / 4) + VIEW_OVERHEAD
+  return {
+    files,
+    totalBytes,
+    totalTokens,
+    viewLimit: MAX_VIEW_CHARS,
+    since: readLog.since,
+  }
+}
+
+async function measure(folder: string, entry: MemoryEntry, cache: MeasureCache): Promise<Measured> {
+  const known = cache.get(entry.path)
+  if (known && known.size === entry.size && known.modifiedAt === entry.modifiedAt) return known
+  const real = path.join(folder, toRelative(entry.path))
+  const base = { size: entry.size, modifiedAt: entry.modifiedAt }
+  let measured: Measured
+  try {
+    if (IMAGE_TYPES[path.extname(entry.path).toLowerCase()]) {
+      measured = { ...base, tokens: imageTokens(await head(real)), overViewLimit: false }
+    } else if (entry.size > READ_LIMIT) {
+      measured = { ...base, tokens: Math.ceil(entry.size / 4), overViewLimit: true }
+    } else {
+      const text = decodeUtf8(await readFile(real))
+      if (text === null) {
+        measured = { ...base, tokens: REFUSAL_TOKENS, overViewLimit: false }
+      } else {
+        // Line numbers and tabs: about two tokens a line on top of the text.
+        const lines = text === '' ? 0 : text.split('\n').length
+        const tokens = estimateTokens(text) + lines * 2 + VIEW_OVERHEAD
+        measured = { ...base, tokens, overViewLimit: !wholeViewSize(entry.path, text).fits }
+      }
+    }
+  } catch {
+    // Removed or replaced since the listing: counted as nothing until the next look.
+    return { ...base, tokens: 0, overViewLimit: false }
+  }
+  cache.set(entry.path, measured)
+  return measured
+}
+
+async function head(file: string): Promise<Uint8Array> {
+  const handle = await open(file, 'r')
+  try {
+    const buffer = Buffer.alloc(IMAGE_HEAD)
+    const { bytesRead } = await handle.read(buffer, 0, IMAGE_HEAD, 0)
+    return buffer.subarray(0, bytesRead)
+  } finally {
+    await handle.close()
+  }
+}

@@ -1,0 +1,34 @@
+/** Every flag rule run on one planned change: what the review checks found. */
+import type { WriteFlag } from '../../shared/types'
+import type { VersionedMemory } from '../history'
+import type { PlannedChange } from '../memory'
+import { deletionFlags } from './flags/deletions'
+import { hiddenUnicodeFlags } from './flags/hidden-unicode'
+import { instructionFlags } from './flags/instructions'
+import { lastPersonEdit, personEditedFlags } from './flags/person-edited'
+
+export interface CheckContext {
+  /** The history, to find the person's recent edits. */
+  readonly history: Pick<VersionedMemory, 'changesSince'>
+  readonly now: number
+}
+
+/**
+ * The flags of a change: the text rules on what it adds, the deletion rules, and whether the
+ * person edited the file in the last day. A rename moves text without changing it: no flags.
+ */
+export async function flagsFor(
+  planned: PlannedChange,
+  context: CheckContext,
+): Promise<ReadonlyArray<WriteFlag>> {
+  if (planned.command === 'rename') return []
+  const flags: WriteFlag[] = []
+  if (planned.after !== null) {
+    flags.push(...instructionFlags(planned.path, planned.before, planned.after))
+    flags.push(...hiddenUnicodeFlags(planned.path, planned.before, planned.after))
+  }
+  flags.push(...deletionFlags(planned))
+  const edited = await lastPersonEdit(context.history, planned.path, context.now)
+  flags.push(...personEditedFlags(planned.path, edited, context.now))
+  return flags
+}

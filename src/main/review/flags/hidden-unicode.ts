@@ -1,0 +1,147 @@
+/**
+ * The `hidden-unicode` rule: characters a person cannot see in new text. They hide words from
+ * the person while Claude still reads them (tag characters spell out whole sentences),
+ * reorder what is shown (bidi controls, "Trojan Source"), or split words so that checks miss
+ * them (zero-width characters). Legitimate uses are left alone: a byte-order mark at the
+ * start, joiners inside emoji and between letters of scripts that need them, direction marks
+ * in right-to-left text, and the tags of a subdivision flag emoji. Pure.
+ */
+import type { WriteFlag } from '../../../shared/types'
+import { addedBlocks } from './added-text'
+
+/** Most lines this rule reports for one change. */
+const MAX_FLAGS = 5
+
+const NAMES: Readonly<Record<number, string>> = {
+  0x00ad: 'soft hyphen',
+  0x034f: 'combining grapheme joiner',
+  0x061c: 'Arabic letter mark',
+  0x180e: 'Mongolian vowel separator',
+  0x200b: 'zero-width space',
+  0x200c: 'zero-width non-joiner',
+  0x200d: 'zero-width joiner',
+  0x200e: 'left-to-right mark',
+  0x200f: 'right-to-left mark',
+  0x202a: 'left-to-right embedding',
+  0x202b: 'right-to-left embedding',
+  0x202c: 'pop directional formatting',
+  0x202d: 'left-to-right override',
+  0x202e: 'right-to-left override',
+  0x2060: 'word joiner',
+  0x2061: 'invisible function application',
+  0x2062: 'invisible times',
+  0x2063: 'invisible separator',
+  0x2064: 'invisible plus',
+  0x2066: 'left-to-right isolate',
+  0x2067: 'right-to-left isolate',
+  0x2068: 'first strong isolate',
+  0x2069: 'pop directional isolate',
+  0xfeff: 'zero-width no-break space',
+}
+
+const PICTOGRAPH = /\p{Extended_Pictographic}/u
+// Any character the rule looks at; a line without one is skipped without being taken apart.
+const CANDIDATE =
+  /[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\u{e0000}-\u{e007f}]|\p{Variation_Selector}|\u034f/u
+// Scripts whose spelling uses the joiners (Arabic and Persian, the Indic scripts, …).
+const JOINING_LETTER =
+  /[\p{Script=Arabic}\p{Script=Syriac}\p{Script=Devanagari}\p{Script=Bengali}\p{Script=Gurmukhi}\p{Script=Gujarati}\p{Script=Oriya}\p{Script=Tamil}\p{Script=Telugu}\p{Script=Kannada}\p{Script=Malayalam}\p{Script=Sinhala}\p{Script=Myanmar}\p{Script=Khmer}\p{Script=Mongolian}]/u
+const RTL_TEXT = /[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff]/u
+const WAVING_BLACK_FLAG = 0x1f3f4
+const CANCEL_TAG = 0xe007f
+
+/** What one hidden character is, or null for a visible (or harmless) one. */
+function hiddenName(chars: ReadonlyArray<string>, i: number, lineIsRtl: boolean): string | null {
+  const code = chars[i]!.codePointAt(0)!
+  if (code >= 0xe0000 && code <= 0xe007f) {
+    return inFlagEmoji(chars, i) ? null : 'tag character'
+  }
+  if ((code >= 0xfe00 && code <= 0xfe0f) || (code >= 0xe0100 && code <= 0xe01ef)) {
+    // One selector picks a glyph (emoji style, a kanji variant); a run of them carries data.
+    return isSelector(chars[i - 1]) || isSelector(chars[i + 1])
+      ? 'run of variation selectors'
+      : null
+  }
+  const name = NAMES[code]
+  if (!name) return null
+  const previous = chars[i - 1] ?? ''
+  const next = chars[i + 1] ?? ''
+  if (code === 0x200d && (isEmojiPart(previous) || isJoiningLetter(previous)) && next !== '') {
+    // Family and profession emoji; conjuncts in Indic scripts.
+    if (PICTOGRAPH.test(next) || isJoiningLetter(next)) return null
+  }
+  if (code === 0x200c && isJoiningLetter(previous) && isJoiningLetter(next)) return null
+  if ((code === 0x200e || code === 0x200f || code === 0x061c) && lineIsRtl) return null
+  return name
+}
+
+/**
+ * Flags for the new lines of `after` holding invisible characters, one per line, naming each
+ * kind and how many (`zero-width space (U+200B) ×3`).
+ */
+export function hiddenUnicodeFlags(
+  path: string,
+  before: string | null,
+  after: string,
+): ReadonlyArray<WriteFlag> {
+  const flags: WriteFlag[] = []
+  for (const block of addedBlocks(before, after)) {
+    block.text.split('\n').forEach((text, offset) => {
+      if (flags.length >= MAX_FLAGS || !CANDIDATE.test(text)) return
+      const line = block.line + offset
+      const chars = [...text]
+      const rtl = RTL_TEXT.test(text)
+      const counts = new Map<string, number>()
+      chars.forEach((char, i) => {
+        // A byte-order mark opening the file is how some editors save UTF-8.
+        if (i === 0 && line === 1 && char === '\ufeff') return
+        const name = hiddenName(chars, i, rtl)
+        if (!name) return
+        const key = name === 'tag character' || name.startsWith('run of') ? name : label(name, char)
+        counts.set(key, (counts.get(key) ?? 0) + 1)
+      })
+      if (counts.size === 0) return
+      const found = [...counts].map(([what, n]) => (n > 1 ? `${what} ×${n}` : what)).join(', ')
+      flags.push({ rule: 'hidden-unicode', path, line, message: `Invisible characters: ${found}` })
+    })
+  }
+  return flags
+}
+
+function label(name: string, char: string): string {
+  const hex = char.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')
+  return `${name} (U+${hex})`
+}
+
+function isSelector(char: string | undefined): boolean {
+  const code = char?.codePointAt(0) ?? 0
+  return (code >= 0xfe00 && code <= 0xfe0f) || (code >= 0xe0100 && code <= 0xe01ef)
+}
+
+function isEmojiPart(char: string): boolean {
+  const code = char.codePointAt(0) ?? 0
+  // A pictograph, its emoji-style selector, or a skin-tone modifier.
+  return PICTOGRAPH.test(char) || code === 0xfe0f || (code >= 0x1f3fb && code <= 0x1f3ff)
+}
+
+function isJoiningLetter(char: string): boolean {
+  return char !== '' && JOINING_LETTER.test(char)
+}
+
+/** True for a tag inside 🏴 + tags + cancel tag (the flags of England, Scotland, Wales). */
+function inFlagEmoji(chars: ReadonlyArray<string>, i: number): boolean {
+  let start = i
+  while (start > 0 && isTag(chars[start - 1]!)) start--
+  let end = i
+  while (end < chars.length - 1 && isTag(chars[end + 1]!)) end++
+  return (
+    chars[start - 1]?.codePointAt(0) === WAVING_BLACK_FLAG &&
+    chars[end]!.codePointAt(0) === CANCEL_TAG &&
+    end - start <= 7
+  )
+}
+
+function isTag(char: string): boolean {
+  const code = char.codePointAt(0)!
+  return code >= 0xe0000 && code <= 0xe007f
+}

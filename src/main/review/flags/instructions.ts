@@ -1,0 +1,287 @@
+/**
+ * The `instructions` rule: new text that reads as instructions to a future assistant. Memory
+ * is read back as context in later conversations, so text planted there ("ignore previous
+ * instructions", "you must never tell the user…", a fake `<system>` block) can steer Claude
+ * later: memory poisoning. Pure.
+ *
+ * The patterns look for what such text has and ordinary notes do not: words aimed at the
+ * assistant ("you must always answer…", "the assistant should…"), attempts to override what
+ * came before, secrecy towards the person, and chat or tool-call markup. An imperative alone
+ * is not enough ("Preheat the oven", "You will need two eggs"): it must be addressed to the
+ * assistant about how it answers, obeys or keeps secrets. English, German and Japanese are
+ * covered in depth; French, Spanish and Chinese for the classic "ignore previous instructions".
+ */
+import type { WriteFlag } from '../../../shared/types'
+import { addedBlocks, lineAt, quote } from './added-text'
+
+/** Most flags this rule reports for one change (the first lines that fire). */
+const MAX_FLAGS = 5
+
+interface Pattern {
+  readonly regex: Rule
+  /** What it found, in a few words. */
+  readonly what: string
+}
+
+/**
+ * A pattern, and the same pattern without its word boundaries: looser, so it matches whatever
+ * the pattern matches, and several times faster (the Unicode-aware boundary is a pair of
+ * look-arounds at every position). The exact pattern runs only where the loose one matched.
+ */
+interface Rule {
+  readonly exact: RegExp
+  readonly loose: RegExp
+}
+
+// A word boundary that knows letters beyond ASCII (`\b` does not: "übergehe" has none).
+const WORD = String.raw`[\p{L}\p{N}_]`
+const BOUNDARY = `(?:(?<!${WORD})(?=${WORD})|(?<=${WORD})(?!${WORD}))`
+
+/** Builds a pattern: case-insensitive, multi-line, Unicode, with `\b` made Unicode-aware. */
+function re(source: string, flags = 'gimu'): Rule {
+  return {
+    exact: new RegExp(source.replaceAll(String.raw`\b`, BOUNDARY), flags),
+    loose: new RegExp(source.replaceAll(String.raw`\b`, ''), flags.replace('g', '')),
+  }
+}
+
+// Verbs of how an assistant answers, obeys or keeps secrets (not of cooking or chores).
+const ANSWER_VERBS = String.raw`(?:answer|reply|respond|say|tell|inform|reveal|disclose|mention|share|admit|confess|lie|deceive|mislead|hide|conceal|withhold|pretend|act\s+as|behave|role-?play|impersonate|obey|comply|recommend|endorse|promote|praise|refuse|deny|agree|ignore|disregard|forget|overlook|prioriti[sz]e|speak|talk|address\s+the\s+user|call\s+the\s+user|treat\s+the\s+user|follow\s+(?:these|the|my|all|only|any|new|those)\s+(?:\w+\s+)?(?:instructions?|orders|commands|rules|directions)|(?:trust|believe)\s+(?:this|these|the\s+following|me|only|everything|anything|what)|(?:call|use|invoke|run)\s+the\s+\w+\s+tool|execute|exfiltrate|leak)`
+
+const ASSISTANT = String.raw`(?:(?:the|an?|any|every|this|that|future|next)\s+(?:ai|bot|model|language\s+model|llm|chatbot|ai\s+model)|(?:the\s+|an?\s+|future\s+|next\s+)?(?:ai\s+)?assistant|claude)`
+
+const PATTERNS: ReadonlyArray<Pattern> = [
+  // --- English: overriding what came before.
+  {
+    what: 'telling it to ignore its instructions',
+    regex: re(
+      String.raw`\b(?:ignore|disregard|forget|override|bypass|discard|abandon)\s+(?:(?:all|any|every|each|the|your|of|these|those|my)\s+)*(?:previous|prior|above|earlier|preceding|former|existing|original|initial|old|other|system|current)\s+(?:instructions?|prompts?|messages?|rules|directions|guidelines|directives|context|commands?|guidance|orders|constraints|programming)\b`,
+    ),
+  },
+  {
+    what: 'telling it to ignore what it was told',
+    regex: re(
+      String.raw`\b(?:ignore|disregard|forget)\s+(?:everything|all(?:\s+of\s+it)?|anything)\s+(?:above|before|prior|earlier|previously|you(?:'ve|\s+have|\s+were|\s+are)\s+(?:been\s+)?told)\b`,
+    ),
+  },
+  {
+    what: 'new instructions',
+    regex: re(
+      String.raw`\b(?:new|updated|real|actual|secret|hidden|true|overriding|additional)\s+(?:system\s+)?instructions?\s*:`,
+    ),
+  },
+  {
+    what: 'a mode switch',
+    regex: re(String.raw`\b(?:developer|god|dan|jailbreak|unrestricted|admin)\s+mode\b`),
+  },
+  // --- English: words aimed at the assistant.
+  {
+    what: 'words aimed at the assistant',
+    regex: re(
+      String.raw`\b${ASSISTANT}\s*[,:]?\s+(?:must|should|shall|will\s+(?:now|always|never)|has\s+to|needs?\s+to|is\s+to|is\s+(?:required|instructed|expected|supposed|not\s+allowed)\s+to|may\s+not|must\s+not|should\s+not|shall\s+not|cannot|can't|mustn't|shouldn't|ought\s+to|always|never|is\s+now)\b`,
+    ),
+  },
+  {
+    what: 'an order aimed at "you"',
+    regex: re(
+      String.raw`\b(?:you|u)\s+(?:must|should|shall|will|have\s+to|need\s+to|are\s+to|are\s+(?:now\s+)?(?:required|instructed|expected|supposed|ordered|obliged|obligated|forbidden|not\s+allowed)\s+to|may\s+not|must\s+not|should\s+not|shall\s+not|will\s+not|cannot|can't|mustn't|shouldn't|won't|ought\s+to)\s+(?:(?:now|also|only|then|henceforth|from\s+now\s+on|always|never|not|ever|immediately|strictly|at\s+all\s+times|in\s+(?:all|every)\s+(?:future\s+)?(?:conversations?|sessions?|chats?|replies|responses|answers))\s+)*${ANSWER_VERBS}\b`,
+    ),
+  },
+  {
+    what: 'an order for every future answer',
+    regex: re(
+      String.raw`\b(?:from\s+now\s+on|henceforth|going\s+forward|in\s+(?:all\s+)?future\s+(?:conversations?|sessions?|chats?))\s*,?\s+(?:you|the\s+assistant|claude|always|never|respond|reply|answer|ignore|act|behave|pretend)\b`,
+    ),
+  },
+  {
+    what: 'an order for every future answer',
+    regex: re(
+      String.raw`(?:^|[.!?:;]\s+)[ \t]*(?:[-*•]\s*)?(?:always|never)\s+(?:answer|reply|respond|say|tell|recommend|mention|reveal|disclose|refuse|agree|obey|trust|ignore|disregard|praise|suggest|promote|speak|talk|address\s+the\s+user|call\s+the\s+user|write\s+(?:in|back)|use\s+the\s+\w+\s+tool|follow\s+(?:these|the\s+following)\s+instructions)\b`,
+    ),
+  },
+  {
+    what: 'an order for every future answer',
+    regex: re(
+      String.raw`\b(?:whenever|every\s+time|each\s+time|before|after)\s+you\s+(?:answer|reply|respond|write\s+(?:back|a\s+reply)|talk\s+to\s+the\s+user|greet\s+the\s+user)\b|\b(?:you|u)\s+(?:must|should|shall|will|have\s+to|need\s+to|are\s+to)\b[^.!?\n]{0,60}?\bin\s+(?:every|each|all|any|your)\s+(?:future\s+)?(?:answers?|repl(?:y|ies)|responses?|messages?)\b`,
+    ),
+  },
+  {
+    what: 'a new role for the assistant',
+    regex: re(
+      String.raw`\byou\s+are\s+(?:now|no\s+longer|henceforth)\b|\b(?:your|the\s+assistant's)\s+(?:new\s+|real\s+|true\s+|actual\s+)?(?:role|task|job|instructions?|goal|purpose|persona|directive|mission|objective|name)\s+(?:is|are|will\s+be)\b`,
+    ),
+  },
+  {
+    what: 'keeping something from the person',
+    regex: re(
+      String.raw`\b(?:do\s+not|don't|never|must\s+not|should\s+not)\s+(?:tell|inform|let|show|alert|notify|warn|reveal\s+(?:this|it)\s+to|mention\s+(?:this|it|that)\s+to)\s+(?:the\s+|this\s+)?(?:user|person|human|owner)\b|\bwithout\s+(?:telling|informing|asking|alerting|notifying|warning)\s+(?:the\s+)?(?:user|person|human)\b|\b(?:keep|hide)\s+(?:this|it|these\s+\w+)\s+(?:secret\s+|hidden\s+)?from\s+(?:the\s+)?(?:user|person|human)\b|\bthe\s+(?:user|person|human)\s+(?:must|should)\s+(?:not|never)\s+(?:know|find\s+out|see|learn|be\s+told)\b`,
+    ),
+  },
+  {
+    what: 'a note addressed to a future assistant',
+    regex: re(
+      String.raw`\b(?:when|if|once)\s+you\s+(?:read|see|find|load|open|view|encounter|come\s+across)\s+(?:this|these|the\s+following)\b|\bif\s+you\s+are\s+(?:an?\s+)?(?:ai|assistant|claude|language\s+model|llm|bot)\b|\b(?:note|message|instructions?|reminder|memo)\s+(?:to|for)\s+(?:the\s+|any\s+|a\s+|my\s+)?(?:future|next|later)\s+(?:self|me|you|assistant|ai|claude|model|instance|session)\b|\bdear\s+(?:future\s+)?(?:assistant|ai|claude)\b|\b(?:to|for|hey|attention)\s+(?:the\s+|any\s+|an\s+|every\s+)?(?:ai|assistant|claude|llm|language\s+model|model)s?\s+(?:reading|who\s+reads|that\s+reads|seeing|who\s+sees)\s+this\b`,
+    ),
+  },
+  {
+    what: 'an order to use its tools',
+    regex: re(
+      String.raw`\b(?:delete|remove|erase|wipe|overwrite|clear)\s+(?:all|every|each|the\s+(?:other|rest\s+of\s+the))\s+(?:(?:other|the|of\s+the|your)\s+)*(?:memor(?:y|ies)|memory\s+files|files|notes)\b|\b(?:send|post|upload|forward|email|transmit|exfiltrate|leak|submit)\b[^.\n]{0,80}?https?://`,
+    ),
+  },
+  // --- Markup that imitates the conversation or a tool call.
+  {
+    what: 'fake chat or tool-call markup',
+    regex: re(
+      String.raw`<\s*/?\s*(?:system|system[-_ ]?(?:prompt|message)|instructions?|assistant|developer|admin|im_start|im_end|tool_use|tool_result|tool_calls?|function_calls?|function_results?|invoke|antml:[\w-]+|claude_instructions|user_query)\b[^>\n]{0,200}>|<\|[\w-]+\|>|\[/?INST\]|<</?SYS>>|\[\s*system\s*(?:message|prompt|note)?\s*\]`,
+    ),
+  },
+  {
+    what: 'a fake "system:" message',
+    regex: re(
+      String.raw`^[ \t>#*-]*(?:system|assistant|developer|human|ai|システム)[ \t]*[:：](?=[^\n]*(?:\b(?:you|your|ignore|disregard|forget|must|always|never|instructions?|from\s+now\s+on|override|assistant|claude|obey|reveal|do\s+not|don't)\b|あなた|指示|無視|必ず|常に|今後|ユーザー|命令))`,
+    ),
+  },
+  {
+    what: 'fake chat or tool-call markup',
+    regex: re(
+      String.raw`"type"\s*:\s*"(?:tool_use|tool_result|function_call|tool_call)"|"(?:tool_calls|function_call|tool_use)"\s*:|"command"\s*:\s*"(?:view|create|str_replace|insert|delete|rename)"[^}\n]{0,200}"(?:path|old_path)"\s*:\s*"/memories`,
+    ),
+  },
+  // --- German.
+  {
+    what: 'telling it to ignore its instructions',
+    regex: re(
+      String.raw`\b(?:ignorier(?:e|en|t)?|vergiss|vergesst|vergessen\s+sie|missachte(?:n)?|übergeh(?:e|en)|verwirf)\s+(?:(?:bitte|alle|sämtliche|die|deine|ihre|jegliche|jede|bisher|einfach)\s+)*(?:(?:vorherigen?|bisherigen?|obigen?|früheren?|vorigen?|alten?|vorangegangenen?|ursprünglichen?|gegebenen?)\s+)?(?:anweisungen|instruktionen|befehle|regeln|vorgaben|anordnungen|richtlinien|systemanweisungen)\b|\b(?:ignorier(?:e|en)?|vergiss)\s+alles\s+(?:oben|bisherige|vorherige|davor|was\s+(?:dir|man\s+dir)\s+gesagt)`,
+    ),
+  },
+  {
+    what: 'an order aimed at "du"',
+    regex: re(
+      String.raw`\b(?:du|ihr)\s+(?:musst|sollst|solltest|wirst|darfst|müsst|sollt|hast\s+zu)\b[^.!?\n]{0,80}?\b(?:antworte\w*|sag\w*|erzähl\w*|verrat\w*|erwähn\w*|mitteil\w*|befolg\w*|gehorch\w*|vertrau\w*|empfehl\w*|ignorier\w*|verschweig\w*|verheimlich\w*|lüg\w*|gib\s+dich|ausgeben|(?:dem|den)\s+(?:nutzer|benutzer|anwender)|der\s+(?:nutzerin|benutzerin)|anweisungen)\b`,
+    ),
+  },
+  {
+    what: 'an order aimed at "Sie"',
+    regex: re(
+      String.raw`\bSie\s+(?:müssen|sollen|sollten|dürfen)\b[^.!?\n]{0,80}?\b(?:antworten|sagen|verraten|erwähnen|befolgen|gehorchen|ignorieren|verschweigen|(?:dem|den)\s+(?:Nutzer|Benutzer|Anwender)|Anweisungen)\b`,
+      'gmu',
+    ),
+  },
+  {
+    what: 'words aimed at the assistant',
+    regex: re(
+      String.raw`\b(?:der|die|das)\s+(?:assistent(?:in)?|ki|ki-assistent(?:in)?|modell|sprachmodell|chatbot|bot)\s+(?:muss|soll|sollte|darf|wird\s+(?:immer|nie|ab)|hat\s+zu)\b|\bclaude\s+(?:muss|soll|sollte|darf)\b`,
+    ),
+  },
+  {
+    what: 'an order for every future answer',
+    regex: re(
+      String.raw`\b(?:ab\s+(?:jetzt|sofort|heute)|von\s+nun\s+an|künftig|zukünftig)\s*,?\s+(?:bist|antwortest|sprichst|sagst|gibst|ignorierst|musst|sollst|wirst|verhältst|handelst)\s+du\b|\bdu\s+bist\s+(?:jetzt|ab\s+sofort|nun|ab\s+jetzt|von\s+nun\s+an)\s+(?:ein|eine|der|die|das|im|kein)\b`,
+    ),
+  },
+  {
+    what: 'keeping something from the person',
+    regex: re(
+      String.raw`\b(?:sag|sage|erzähl|erzähle|verrat|verrate|erwähn|erwähne|zeig|zeige)\s+(?:es\s+|das\s+|dies\s+)?(?:dem|der|den)\s+(?:nutzer|benutzer|nutzerin|benutzerin|anwender|anwenderin|menschen)\s+(?:nicht|nichts|niemals|nie|kein\w*)\b|\bohne\s+(?:es\s+|das\s+)?(?:dem|den|der)\s+(?:nutzer|benutzer|nutzerin|benutzerin|anwender)\w*\s+(?:zu\s+)?(?:sagen|informieren|fragen|mitteilen|mitzuteilen|erzählen)\b`,
+    ),
+  },
+  {
+    what: 'new instructions',
+    regex: re(
+      String.raw`\b(?:neue|geheime|wahre|eigentliche)\s+(?:system)?anweisungen\s*:|\b(?:hinweis|nachricht|notiz|anweisung)\s+(?:an|für)\s+(?:den\s+|die\s+|einen\s+)?(?:künftigen|zukünftigen|nächsten)\s+(?:assistenten|ki|claude)\b`,
+    ),
+  },
+  // --- Japanese (no spaces between words: the patterns match phrases).
+  {
+    what: 'telling it to ignore its instructions',
+    regex: re(
+      String.raw`(?:以前|前|これまで|今まで|上記|上|先|過去|既存|元|最初|従来|他|全て|すべて)の(?:全て|すべて|あらゆる)?の?(?:指示|命令|指令|ルール|規則|設定|プロンプト|メッセージ|制約|指図)(?:は|を)?(?:全て|すべて)?(?:無視|忘れ|破棄|無効|取り消)|(?:指示|命令|ルール)を(?:全て|すべて)?(?:無視|忘れ)`,
+    ),
+  },
+  {
+    what: 'words aimed at the assistant',
+    regex: re(
+      String.raw`(?:あなた|貴方|貴女|君|きみ|お前|アシスタント|AI|Claude|クロード|チャットボット)(?:は|が|には|も)[^。！？\n]{0,60}?(?:答え|回答|返答|応答|返事|言わ|言う|言っ|話さ|話す|伝え|教え|明か|漏ら|従|守ら|守る|無視|信頼|信じ|推奨|勧め|薦め|ユーザー|利用者|使用者|指示|命令|秘密|内緒|隠)`,
+    ),
+  },
+  {
+    what: 'an order for every future answer',
+    regex: re(
+      String.raw`(?:今後|これから|以降|今から)(?:は)?[、,]?\s*(?:必ず|常に|いつも|絶対に|全て|すべて)[^。！？\n]{0,40}?(?:答え|回答|返答|応答|返事|言う|言わ|話|伝え|従)`,
+    ),
+  },
+  {
+    what: 'keeping something from the person',
+    regex: re(
+      String.raw`(?:ユーザー|ユーザ|利用者|使用者)(?:に|には|へ)(?:は)?[^。！？\n]{0,30}?(?:言わない|言うな|伝えない|伝えるな|教えない|教えるな|知らせない|知らせるな|話さない|話すな|秘密|内緒|黙って|隠して|明かさない)|(?:ユーザー|利用者)に(?:知られ|気づかれ|バレ)ない`,
+    ),
+  },
+  {
+    what: 'a note addressed to a future assistant',
+    regex: re(
+      String.raw`(?:未来|将来|次|今後|後)の(?:アシスタント|AI|あなた|自分|Claude|クロード|モデル)(?:へ|に|宛)`,
+    ),
+  },
+  // --- French, Spanish, Chinese: the classic override.
+  {
+    what: 'telling it to ignore its instructions',
+    regex: re(
+      String.raw`\b(?:ignore[zr]?|oublie[zr]?)\s+(?:toutes\s+)?(?:les|tes|vos)\s+(?:instructions|consignes|directives|règles)\s+(?:précédentes|antérieures|ci-dessus)\b|\b(?:ignora|olvida|ignore|olvide)\s+(?:todas\s+)?(?:las|tus|sus)\s+(?:instrucciones|indicaciones|reglas|órdenes)\s+(?:anteriores|previas)\b|(?:忽略|无视|忘记|忘掉)(?:之前|以前|上面|先前|前面|所有)的?(?:所有)?(?:指示|指令|说明|规则|提示)`,
+    ),
+  },
+]
+
+/**
+ * Flags for the lines of `after` that read as instructions to a future assistant, at most one
+ * per line and `MAX_FLAGS` in all. Only what the change adds is read.
+ */
+export function instructionFlags(
+  path: string,
+  before: string | null,
+  after: string,
+): ReadonlyArray<WriteFlag> {
+  const flags: WriteFlag[] = []
+  const flagged = new Set<number>()
+  for (const block of addedBlocks(before, after)) {
+    const text = normalize(block.text)
+    const found: Array<{ index: number; line: number; what: string }> = []
+    for (const { regex, what } of PATTERNS) {
+      if (!regex.loose.test(text)) continue
+      for (const match of text.matchAll(regex.exact)) {
+        const line = lineAt(text, match.index, block.line)
+        found.push({ index: match.index, line, what })
+      }
+    }
+    found.sort((a, b) => a.index - b.index)
+    const quoted = (index: number): string => {
+      // From where the pattern matched to the end of its line: the instruction in full.
+      const end = text.indexOf('\n', index)
+      return text.slice(index, end === -1 ? undefined : end)
+    }
+    for (const hit of found) {
+      if (flagged.has(hit.line)) continue
+      flagged.add(hit.line)
+      flags.push({
+        rule: 'instructions',
+        path,
+        line: hit.line,
+        message: `Reads as instructions to a future assistant (${hit.what}): ${quote(quoted(hit.index))}`,
+      })
+      if (flags.length >= MAX_FLAGS) return flags
+    }
+  }
+  return flags
+}
+
+/**
+ * What the patterns read: compatibility forms folded (full-width letters, ligatures),
+ * invisible format characters removed (so "ig\u200Bnore" still reads as "ignore"), and
+ * typographic apostrophes made plain. Line breaks stay where they were.
+ */
+function normalize(text: string): string {
+  return text
+    .normalize('NFKC')
+    .replace(/\p{Cf}/gu, '')
+    .replace(/[\u2018\u2019\u02BC]/g, "'")
+}

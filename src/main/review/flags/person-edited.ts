@@ -1,0 +1,53 @@
+/**
+ * The `person-edited` rule: Claude writes to (or deletes) a file the person edited themselves
+ * in the last 24 hours, in the memory browser, by a restore, or in another editor. Their
+ * recent words are the ones most worth a second look before Claude changes them.
+ */
+import type { CommitSummary, WriteFlag } from '../../../shared/types'
+import type { VersionedMemory } from '../../history'
+
+/** How recent an edit of the person's counts. */
+export const PERSON_EDIT_WINDOW_MS = 24 * 60 * 60 * 1000
+
+/**
+ * True for a commit that holds the person's own words: their edit, one made in another editor,
+ * or Claude's change they rewrote before approving it.
+ */
+export function isPersonEdit(commit: CommitSummary): boolean {
+  return commit.actor === 'user' || commit.command === 'outside' || commit.review === 'edited'
+}
+
+/** When the person last edited `path` (or anything under it) within the window before `now`, or null. */
+export async function lastPersonEdit(
+  history: Pick<VersionedMemory, 'changesSince'>,
+  path: string,
+  now: number,
+): Promise<number | null> {
+  const recent = await history.changesSince(path, now - PERSON_EDIT_WINDOW_MS)
+  return recent.find(isPersonEdit)?.time ?? null
+}
+
+/** The flag for a change to a file the person edited at `editedAt` (null: not recently). */
+export function personEditedFlags(
+  path: string,
+  editedAt: number | null,
+  now: number,
+): ReadonlyArray<WriteFlag> {
+  if (editedAt === null || now - editedAt > PERSON_EDIT_WINDOW_MS) return []
+  return [
+    {
+      rule: 'person-edited',
+      path,
+      line: null,
+      message: `You edited this yourself ${ago(now - editedAt)} before this change`,
+    },
+  ]
+}
+
+function ago(ms: number): string {
+  const minutes = Math.max(0, Math.round(ms / 60_000))
+  if (minutes < 1) return 'moments'
+  if (minutes < 60) return minutes === 1 ? '1 minute' : `${minutes} minutes`
+  const hours = Math.round(minutes / 60)
+  return hours === 1 ? '1 hour' : `${hours} hours`
+}

@@ -1,0 +1,426 @@
+/**
+ * Review: Claude proposes, the person decides. Claude's memory commands pass through
+ * `execute`, the gate: each change is checked (the flag rules) on a dry run, and, as the
+ * review mode says, runs at once or waits as a pending change until the person approves it
+ * (as it is, or with their edits) or declines it. The command's caller (Claude's turn) waits
+ * meanwhile, with no time limit; the turn's Stop, and closing Cairn, decline what still waits.
+ * Cairn's own proposals (expiries) wait the same way.
+ */
+import { randomUUID } from 'node:crypto'
+import type { ValidPayload } from '../../shared/contract'
+import { CLOSED_REASON, declinedText, STOPPED_REASON } from '../../shared/review'
+import type {
+  ChangeCommand,
+  ChangeResult,
+  PendingChange,
+  ReviewMode,
+  WriteFlag,
+} from '../../shared/types'
+import type { ExecuteOutcome, Origin, VersionedMemory } from '../history'
+import { CairnError } from '../lib/errors'
+import { consoleLogger, type Logger } from '../lib/logger'
+import { parseMemoryPath, type PlannedChange } from '../memory'
+import { flagsFor } from './check'
+
+const CHANGE_COMMANDS: ReadonlySet<string> = new Set<ChangeCommand>([
+  'create',
+  'str_replace',
+  'insert',
+  'delete',
+  'rename',
+])
+
+export interface ReviewServiceOptions {
+  readonly memory: Pick<VersionedMemory, 'execute' | 'changesSince'>
+  /** The mode at start (settings may change it with `setMode`). Default `off`. */
+  readonly mode?: ReviewMode
+  readonly now?: () => number
+  /** Told after each of Claude's `view`s that succeeded, with the normalized path. */
+  readonly onViewed?: (path: string) => void
+  readonly logger?: Logger
+}
+
+/** Options of one of Claude's commands through the gate. */
+export interface GateOptions {
+  /** The turn's signal: when it aborts (Stop), a change still waiting is declined, "stopped". */
+  readonly signal?: AbortSignal
+}
+
+export interface ReviewService {
+  /**
+   * Runs one of Claude's memory commands, or holds it for the person and resolves once they
+   * decided: with the command's outcome when approved, with an error naming the path and
+   * their reason when declined. Reads and other actors' commands run at once.
+   */
+  execute(input: unknown, origin: Origin, options?: GateOptions): Promise<ExecuteOutcome>
+  setMode(mode: ReviewMode): void
+  /** Every change waiting, oldest first. */
+  list(): ReadonlyArray<PendingChange>
+  /**
+   * Approves (runs and commits at once, `Reviewed-by: You`; with `editedText`, the person's
+   * text lands instead of Claude's) or declines (nothing changes) one pending change.
+   */
+  decide(decision: ValidPayload<'review:decide'>): Promise<ChangeResult>
+  /**
+   * Holds a change of Cairn's own (an expiry) for the person, as Claude's are held. Resolves
+   * with it once it waits, or null when the command would fail as things are.
+   */
+  propose(
+    input: { readonly command: 'delete'; readonly path: string },
+    options: { readonly subject: string; readonly onDecline?: () => void },
+  ): Promise<PendingChange | null>
+  /** Told with the whole list whenever it changes. */
+  onPending(listener: (changes: ReadonlyArray<PendingChange>) => void): () => void
+  /** Declines everything waiting (Cairn is quitting); later holds are declined at once. */
+  close(): void
+}
+
+interface Held {
+  change: PendingChange
+  fingerprint: string
+  readonly input: unknown
+  readonly origin: Origin
+  readonly subject: string | undefined
+  /** Set while an approval runs: no second decision may start. */
+  deciding: boolean
+  /** The turn stopped while an approval ran: decline it if the approval does not land. */
+  stopWanted: boolean
+  /** Ends the wait of whoever holds the command (Claude's turn). */
+  readonly finish: (outcome: ExecuteOutcome) => void
+  readonly onDecline: (() => void) | undefined
+}
+
+/** Builds the review gate over the versioned memory. */
+export function createReviewService(options: ReviewServiceOptions): ReviewService {
+  const { memory } = options
+  const now = options.now ?? Date.now
+  const logger = options.logger ?? consoleLogger
+  let mode: ReviewMode = options.mode ?? 'off'
+  let closed = false
+  const pending = new Map<string, Held>()
+  const listeners = new Set<(changes: ReadonlyArray<PendingChange>) => void>()
+
+  const list = (): ReadonlyArray<PendingChange> => [...pending.values()].map((held) => held.change)
+
+  const announce = (): void => {
+    const changes = list()
+    for (const listener of listeners) {
+      try {
+        listener(changes)
+      } catch (error) {
+        logger.error('A review listener failed', error)
+      }
+    }
+  }
+
+  const check = (planned: PlannedChange, origin: Origin): Promise<ReadonlyArray<WriteFlag>> =>
+    origin.actor === 'claude'
+      ? flagsFor(planned, { history: memory, now: now() })
+      : Promise.resolve([])
+
+  const shouldHold = (flags: ReadonlyArray<WriteFlag>): boolean =>
+    mode === 'all' || (mode === 'flagged' && flags.length > 0)
+
+  function hold(
+    input: unknown,
+    origin: Origin,
+    planned: PlannedChange,
+    flags: ReadonlyArray<WriteFlag>,
+    extra: {
+      readonly subject?: string
+      readonly finish: (outcome: ExecuteOutcome) => void
+      readonly onDecline?: () => void
+    },
+  ): Held {
+    const held: Held = {
+      change: pendingChange(randomUUID(), origin, planned, flags, now()),
+      fingerprint: planned.fingerprint,
+      input,
+      origin,
+      subject: extra.subject,
+      deciding: false,
+      stopWanted: false,
+      finish: extra.finish,
+      onDecline: extra.onDecline,
+    }
+    pending.set(held.change.id, held)
+    announce()
+    return held
+  }
+
+  function decline(held: Held, reason: string | null, byPerson: boolean): void {
+    if (!pending.delete(held.change.id)) return
+    held.finish(declined(held.change.path, reason))
+    if (byPerson) held.onDecline?.()
+    announce()
+  }
+
+  /** Plans Claude's command again against the memory as it is now, updating its preview. */
+  async function refresh(held: Held): Promise<void> {
+    const box: { planned: PlannedChange | null; flags: ReadonlyArray<WriteFlag> } = {
+      planned: null,
+      flags: [],
+    }
+    const outcome = await memory.execute(held.input, held.origin, {
+      subject: held.subject,
+      beforeRun: async (planned) => {
+        box.planned = planned
+        box.flags = await check(planned, held.origin)
+        return { run: false }
+      },
+    })
+    if (!pending.has(held.change.id)) return
+    if (box.planned) {
+      held.change = {
+        ...pendingChange(held.change.id, held.origin, box.planned, box.flags, now()),
+        createdAt: held.change.createdAt,
+      }
+      held.fingerprint = box.planned.fingerprint
+    } else {
+      held.change = { ...held.change, problem: forPeople(outcome) }
+    }
+    announce()
+  }
+
+  async function approve(held: Held, editedText: string | undefined): Promise<ChangeResult> {
+    const { change } = held
+    if (change.problem) {
+      throw new CairnError(
+        'review-outdated',
+        `${change.problem} This change can no longer be applied; decline it instead.`,
+      )
+    }
+    const edited = editedText !== undefined && editedText !== change.after
+    if (edited && !change.editable) {
+      throw new CairnError(
+        'invalid-input',
+        'Only a change that leaves text in a file can be edited before approving it.',
+      )
+    }
+    const runInput = edited
+      ? { command: 'create', path: change.path, file_text: editedText }
+      : held.input
+    const box = { stale: false, planned: false }
+    const outcome = await memory.execute(runInput, held.origin, {
+      createExisting: edited ? 'overwrite' : undefined,
+      commitAs: edited ? change.command : undefined,
+      subject: held.subject,
+      beforeRun: async (planned) => {
+        if (planned.fingerprint !== held.fingerprint) {
+          box.stale = true
+          return { run: false }
+        }
+        box.planned = true
+        return {
+          run: true,
+          review: edited ? 'edited' : 'approved',
+          flags: await check(planned, held.origin),
+        }
+      },
+    })
+    if (box.stale) {
+      await refresh(held)
+      throw new CairnError(
+        'review-outdated',
+        `${change.path} changed since this change was proposed. The preview now shows it against the file as it is: review it again.`,
+      )
+    }
+    if (outcome.isError && (box.planned || edited)) {
+      // The write itself failed (a full disk, a permission), or the person's text was refused
+      // (too large, a secret): nothing changed, and the change can be approved again.
+      throw new CairnError(outcome.errorCode ?? 'io-error', forPeople(outcome))
+    }
+    if (outcome.isError) {
+      await refresh(held)
+      throw new CairnError(
+        'review-outdated',
+        `This change can no longer be applied: ${forPeople(outcome)} Decline it instead.`,
+      )
+    }
+    pending.delete(change.id)
+    held.finish(edited ? editedOutcome(outcome, change) : outcome)
+    announce()
+    const what = edited ? 'Approved with your edits' : 'Approved'
+    return {
+      commit: outcome.commit,
+      message: outcome.commit
+        ? `${what}. The change is in History.`
+        : outcome.commitPending
+          ? `${what}. It will appear in History with the next change.`
+          : `${what}. It changed nothing.`,
+    }
+  }
+
+  function wait(held: Held, signal: AbortSignal | undefined): void {
+    if (!signal) return
+    const onAbort = (): void => {
+      if (held.deciding) held.stopWanted = true
+      else decline(held, STOPPED_REASON, false)
+    }
+    if (signal.aborted) onAbort()
+    else signal.addEventListener('abort', onAbort, { once: true })
+  }
+
+  return {
+    async execute(input, origin, gateOptions = {}) {
+      if (origin.actor !== 'claude' || !CHANGE_COMMANDS.has(commandOf(input))) {
+        const outcome = await memory.execute(input, origin)
+        if (origin.actor === 'claude' && commandOf(input) === 'view' && !outcome.isError) {
+          viewed(input, options.onViewed, logger)
+        }
+        return outcome
+      }
+      const box: { planned: PlannedChange | null; flags: ReadonlyArray<WriteFlag> } = {
+        planned: null,
+        flags: [],
+      }
+      const outcome = await memory.execute(input, origin, {
+        beforeRun: async (planned) => {
+          const flags = await check(planned, origin)
+          if (!shouldHold(flags)) return { run: true, flags }
+          box.planned = planned
+          box.flags = flags
+          return { run: false }
+        },
+      })
+      if (!outcome.held || !box.planned) return outcome
+      if (closed) return declined(box.planned.path, CLOSED_REASON)
+      const { planned, flags } = box
+      return new Promise<ExecuteOutcome>((resolve) => {
+        const held = hold(input, origin, planned, flags, { finish: resolve })
+        wait(held, gateOptions.signal)
+      })
+    },
+
+    setMode(next) {
+      mode = next
+    },
+
+    list,
+
+    async decide({ id, decision, reason, editedText }) {
+      const held = pending.get(id)
+      if (!held) {
+        throw new CairnError(
+          'review-not-found',
+          'This change is no longer waiting: it was decided already, or its turn ended.',
+        )
+      }
+      if (held.deciding) {
+        throw new CairnError('conflict', 'This change is being applied already.')
+      }
+      if (decision === 'decline') {
+        decline(held, reason ?? null, true)
+        return {
+          commit: null,
+          message:
+            held.origin.actor === 'claude'
+              ? 'Declined. Nothing changed, and Claude was told.'
+              : 'Declined. Nothing changed.',
+        }
+      }
+      held.deciding = true
+      try {
+        return await approve(held, editedText)
+      } finally {
+        held.deciding = false
+        if (held.stopWanted) decline(held, STOPPED_REASON, false)
+      }
+    },
+
+    async propose(input, proposal) {
+      const origin: Origin = { actor: 'system' }
+      const box: { planned: PlannedChange | null } = { planned: null }
+      if (closed) return null
+      const outcome = await memory.execute(input, origin, {
+        subject: proposal.subject,
+        beforeRun: (planned) => {
+          box.planned = planned
+          return { run: false }
+        },
+      })
+      if (!outcome.held || !box.planned || closed) return null
+      const held = hold(input, origin, box.planned, [], {
+        subject: proposal.subject,
+        finish: () => {},
+        onDecline: proposal.onDecline,
+      })
+      return held.change
+    },
+
+    onPending(listener) {
+      listeners.add(listener)
+      return () => listeners.delete(listener)
+    },
+
+    close() {
+      closed = true
+      for (const held of [...pending.values()]) decline(held, CLOSED_REASON, false)
+    },
+  }
+}
+
+function pendingChange(
+  id: string,
+  origin: Origin,
+  planned: PlannedChange,
+  flags: ReadonlyArray<WriteFlag>,
+  createdAt: number,
+): PendingChange {
+  const { fingerprint: _, ...preview } = planned
+  const claude = origin.actor === 'claude' ? origin : null
+  return {
+    ...preview,
+    id,
+    toolUseId: claude?.toolUseId ?? null,
+    conversationId: claude?.conversationId ?? null,
+    origin: claude ? 'claude' : 'cairn',
+    flags,
+    createdAt,
+    editable: planned.kind === 'file' && planned.after !== null && planned.command !== 'rename',
+    problem: null,
+  }
+}
+
+/** What Claude receives for a change the person declined (or that Stop or quitting declined). */
+function declined(path: string, reason: string | null): ExecuteOutcome {
+  return {
+    content: declinedText(path, reason),
+    isError: true,
+    mutation: null,
+    errorCode: null,
+    commit: null,
+  }
+}
+
+/** What Claude receives when the person changed its text before approving it. */
+function editedOutcome(outcome: ExecuteOutcome, change: PendingChange): ExecuteOutcome {
+  return {
+    ...outcome,
+    content: `The person approved your ${change.command} of ${change.path} after editing it: the file now holds their version, which differs from what you sent. View the file before relying on its content.`,
+  }
+}
+
+/** The tool's refusal in words for people (Claude's "Error:" prefix dropped). */
+function forPeople(outcome: ExecuteOutcome): string {
+  const text = typeof outcome.content === 'string' ? outcome.content : 'The change was refused.'
+  return text.replace(/^Error:\s*/, '')
+}
+
+function commandOf(input: unknown): string {
+  const command = (input as { command?: unknown } | null)?.command
+  return typeof command === 'string' ? command : ''
+}
+
+function viewed(input: unknown, onViewed: ((path: string) => void) | undefined, logger: Logger) {
+  const raw = (input as { path?: unknown }).path
+  if (!onViewed || typeof raw !== 'string') return
+  const parsed = parseMemoryPath(raw)
+  if (!parsed.ok) return
+  try {
+    onViewed(parsed.virtual)
+  } catch (error) {
+    // The read log is a nicety: Claude's view already happened.
+    logger.warn('Could not record a view in the read log', error)
+  }
+}

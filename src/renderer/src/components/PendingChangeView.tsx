@@ -1,0 +1,294 @@
+import { useId, useMemo, useState, type KeyboardEvent } from 'react'
+import type { PendingChange } from '../../../shared/types'
+import { errorMessage } from '../lib/api'
+import { changeDiff } from '../lib/change-diff'
+import { flagTitle, flagWhere } from '../lib/flags'
+import { displayPath } from '../lib/format'
+import { usePendingChanges } from '../lib/pending-changes'
+import { revealHidden } from '../lib/reveal-hidden'
+import { icons } from './icons'
+import './review.css'
+
+type Step = { readonly kind: 'view' } | { readonly kind: 'edit' } | { readonly kind: 'decline' }
+
+/**
+ * One change waiting for the person: why it was flagged, the exact diff it would make, and
+ * the decision: Approve, Edit (then approve the edited text) or Decline (with an optional
+ * reason Claude is told). Shown on the chat's tool card and in the memory pane's list.
+ */
+export function PendingChangeView({ change }: { readonly change: PendingChange }) {
+  const { decide } = usePendingChanges()
+  const [step, setStep] = useState<Step>({ kind: 'view' })
+  const [draft, setDraft] = useState(change.after ?? '')
+  const [reason, setReason] = useState('')
+  const [busy, setBusy] = useState(false)
+  const [error, setError] = useState<string | null>(null)
+  const id = useId()
+  const name = displayPath(change.path)
+
+  const run = async (decision: Parameters<typeof decide>[1]) => {
+    if (busy) return
+    setBusy(true)
+    setError(null)
+    try {
+      await decide(change.id, decision)
+    } catch (failure) {
+      setError(errorMessage(failure))
+      setBusy(false)
+    }
+    // On success the change leaves the list and this view with it.
+  }
+
+  /**
+   * Keys of the edit and decline steps: Escape cancels the step (and only it, not Claude's
+   * turn); `isConfirm` says which key confirms it.
+   */
+  const stepKeys =
+    (isConfirm: (event: KeyboardEvent) => boolean, confirm: () => void) =>
+    (event: KeyboardEvent) => {
+      if (event.key === 'Escape') {
+        event.preventDefault()
+        event.stopPropagation()
+        setStep({ kind: 'view' })
+      } else if (isConfirm(event)) {
+        event.preventDefault()
+        confirm()
+      }
+    }
+  const approveEdited = () => void run({ decision: 'approve', editedText: draft })
+  const declineNow = () => void run({ decision: 'decline', reason: reason.trim() || undefined })
+  const onEditorKey = stepKeys((e) => e.key === 'Enter' && (e.ctrlKey || e.metaKey), approveEdited)
+  const onReasonKey = stepKeys((e) => e.key === 'Enter', declineNow)
+
+  return (
+    <section className="review" aria-label={`Review the change to ${name}`} aria-busy={busy}>
+      {change.flags.length > 0 && (
+        <ul className="review-flags" aria-label="Why this change was flagged">
+          {change.flags.map((flag, i) => (
+            <li key={i} className="review-flag">
+              <icons.alert className="review-flag-icon" />
+              <span>
+                <strong>{flagTitle(flag.rule)}</strong>
+                <span className="review-flag-where"> · {flagWhere(flag)}</span>
+                <span className="review-flag-message">{flag.message}</span>
+              </span>
+            </li>
+          ))}
+        </ul>
+      )}
+
+      {step.kind === 'edit' ? (
+        <textarea
+          className="review-editor"
+          aria-label={`Edit the text of ${name} before approving`}
+          value={draft}
+          spellCheck={false}
+          autoFocus
+          onChange={(event) => setDraft(event.target.value)}
+          onKeyDown={onEditorKey}
+        />
+      ) : (
+        <ChangePreview change={change} />
+      )}
+
+      {change.problem && (
+        <p className="review-problem" role="note">
+          <icons.alert /> {change.problem} It can only be declined now.
+        </p>
+      )}
+      {error && (
+        <p className="review-error" role="alert">
+          {error}
+        </p>
+      )}
+
+      {step.kind === 'decline' && (
+        <div className="review-reason">
+          <label htmlFor={`${id}-reason`} className="review-reason-label">
+            Tell Claude why (optional)
+          </label>
+          <input
+            id={`${id}-reason`}
+            className="input input-small"
+            aria-label="Reason for declining (optional)"
+            placeholder="For example: that is not true any more"
+            value={reason}
+            maxLength={2000}
+            autoFocus
+            onChange={(event) => setReason(event.target.value)}
+            onKeyDown={onReasonKey}
+          />
+        </div>
+      )}
+
+      <div className="review-actions" role="group" aria-label="Decision">
+        {step.kind === 'view' && (
+          <>
+            <button
+              type="button"
+              className="button button-small button-primary"
+              disabled={busy || change.problem !== null}
+              onClick={() => void run({ decision: 'approve' })}
+            >
+              <icons.check /> Approve
+            </button>
+            {change.editable && (
+              <button
+                type="button"
+                className="button button-small"
+                disabled={busy || change.problem !== null}
+                onClick={() => {
+                  setDraft(change.after ?? '')
+                  setStep({ kind: 'edit' })
+                }}
+              >
+                <icons.pencil /> Edit
+              </button>
+            )}
+            <button
+              type="button"
+              className="button button-small"
+              disabled={busy}
+              onClick={() => setStep({ kind: 'decline' })}
+            >
+              <icons.close /> Decline
+            </button>
+          </>
+        )}
+        {step.kind === 'edit' && (
+          <>
+            <button
+              type="button"
+              className="button button-small button-primary"
+              disabled={busy}
+              onClick={approveEdited}
+            >
+              <icons.check /> Approve edited text
+            </button>
+            <button
+              type="button"
+              className="button button-small"
+              disabled={busy}
+              onClick={() => setStep({ kind: 'view' })}
+            >
+              Cancel edit
+            </button>
+            <span className="hint review-hint">Ctrl+Enter approves · Esc cancels</span>
+          </>
+        )}
+        {step.kind === 'decline' && (
+          <>
+            <button
+              type="button"
+              className="button button-small button-danger"
+              disabled={busy}
+              onClick={declineNow}
+            >
+              Decline change
+            </button>
+            <button
+              type="button"
+              className="button button-small"
+              disabled={busy}
+              onClick={() => setStep({ kind: 'view' })}
+            >
+              Cancel
+            </button>
+          </>
+        )}
+      </div>
+    </section>
+  )
+}
+
+/** A line with its invisible characters marked, so the person sees what Claude would read. */
+function Revealed({ text }: { readonly text: string }) {
+  const pieces = revealHidden(text)
+  if (pieces.length === 1 && pieces[0]!.kind === 'text') return text
+  return pieces.map((piece, i) =>
+    piece.kind === 'text' ? (
+      <span key={i}>{piece.text}</span>
+    ) : (
+      <mark key={i} className="review-hidden" title="An invisible character">
+        {piece.label}
+      </mark>
+    ),
+  )
+}
+
+/** What the change would do: the diff of the file, or what a folder change touches. */
+function ChangePreview({ change }: { readonly change: PendingChange }) {
+  const diff = useMemo(
+    () => (change.kind === 'file' ? changeDiff(change.before, change.after) : null),
+    [change.kind, change.before, change.after],
+  )
+  const name = displayPath(change.path)
+  if (change.kind === 'dir') {
+    const verb = change.command === 'rename' ? 'Moves' : 'Deletes'
+    const to = change.newPath ? ` to ${displayPath(change.newPath)}` : ''
+    return (
+      <div className="review-folder" role="region" aria-label={`What changes in ${name}`}>
+        <p>
+          {verb} the folder <strong>{name}</strong>
+          {to} with {change.fileCount} {change.fileCount === 1 ? 'file' : 'files'}:
+        </p>
+        <ul>
+          {change.files.map((file) => (
+            <li key={file}>
+              <code>{displayPath(file)}</code>
+            </li>
+          ))}
+          {change.fileCount > change.files.length && (
+            <li className="hint">and {change.fileCount - change.files.length} more</li>
+          )}
+        </ul>
+      </div>
+    )
+  }
+  const note =
+    change.command === 'rename'
+      ? `Renames ${name} to ${displayPath(change.newPath ?? '')}; its text stays the same.`
+      : change.command === 'delete'
+        ? `Deletes ${name}.`
+        : change.before === null
+          ? `Creates ${name}.`
+          : null
+  return (
+    <div className="review-diff-frame">
+      {note && <p className="review-note">{note}</p>}
+      {diff && diff.rows.length > 0 && (
+        <div className="review-diff" role="table" aria-label={`Changes to ${change.path}`}>
+          {diff.rows.map((row, i) =>
+            row.kind === 'gap' ? (
+              <div key={i} role="row" className="review-gap">
+                <span role="cell">
+                  ⋯ {row.count} unchanged {row.count === 1 ? 'line' : 'lines'}
+                </span>
+              </div>
+            ) : (
+              <div key={i} role="row" className={`review-line review-${row.kind}`}>
+                <span className="review-no" aria-hidden="true">
+                  {row.line}
+                </span>
+                <span className="review-sign" aria-hidden="true">
+                  {row.kind === 'add' ? '+' : row.kind === 'del' ? '−' : ' '}
+                </span>
+                <span
+                  role="cell"
+                  className="review-text"
+                  aria-label={`${row.kind === 'add' ? 'added' : row.kind === 'del' ? 'removed' : 'unchanged'}: ${row.text}`}
+                >
+                  {row.text === '' ? ' ' : <Revealed text={row.text} />}
+                </span>
+              </div>
+            ),
+          )}
+          {diff.cut && <p className="hint review-note">The rest of the diff is left out here.</p>}
+        </div>
+      )}
+      {diff && diff.rows.length === 0 && change.command !== 'rename' && (
+        <p className="review-note">No change to the text.</p>
+      )}
+    </div>
+  )
+}

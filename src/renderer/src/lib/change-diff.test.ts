@@ -1,0 +1,75 @@
+import { describe, expect, it } from 'vitest'
+import { changeDiff } from './change-diff'
+import { flagRules, flagSentences, flagWhere } from './flags'
+import { revealHidden } from './reveal-hidden'
+
+describe('the diff of a pending change', () => {
+  it('shows added and removed lines with their numbers, folding what did not change', () => {
+    const before = Array.from({ length: 20 }, (_, i) => `line ${i + 1}`).join('\n') + '\n'
+    const after = before.replace('line 10\n', 'line ten\n')
+    const diff = changeDiff(before, after)
+    expect(diff.added).toBe(1)
+    expect(diff.removed).toBe(1)
+    expect(diff.rows).toEqual([
+      { kind: 'gap', count: 6 },
+      { kind: 'same', text: 'line 7', line: 7 },
+      { kind: 'same', text: 'line 8', line: 8 },
+      { kind: 'same', text: 'line 9', line: 9 },
+      { kind: 'del', text: 'line 10', line: 10 },
+      { kind: 'add', text: 'line ten', line: 10 },
+      { kind: 'same', text: 'line 11', line: 11 },
+      { kind: 'same', text: 'line 12', line: 12 },
+      { kind: 'same', text: 'line 13', line: 13 },
+      { kind: 'gap', count: 7 },
+    ])
+  })
+
+  it('shows a new file as all added and a deletion as all removed', () => {
+    expect(changeDiff(null, 'a\nb\n').rows).toEqual([
+      { kind: 'add', text: 'a', line: 1 },
+      { kind: 'add', text: 'b', line: 2 },
+    ])
+    expect(changeDiff('a\n', null)).toMatchObject({ added: 0, removed: 1 })
+  })
+
+  it('cuts a very long diff and says so', () => {
+    const after = Array.from({ length: 900 }, (_, i) => `${i}`).join('\n')
+    const diff = changeDiff(null, after, 3, 100)
+    expect(diff.rows).toHaveLength(100)
+    expect(diff.cut).toBe(true)
+    expect(diff.added).toBe(900)
+  })
+})
+
+describe('invisible characters in a diff', () => {
+  it('marks each one by its code, and spells out hidden tag text', () => {
+    const tags = [...'hi you'].map((c) => String.fromCodePoint(0xe0000 + c.charCodeAt(0))).join('')
+    expect(revealHidden(`pass\u200bword${tags}!`)).toEqual([
+      { kind: 'text', text: 'pass' },
+      { kind: 'hidden', label: 'U+200B' },
+      { kind: 'text', text: 'word' },
+      { kind: 'hidden', label: 'hidden text “hi you”' },
+      { kind: 'text', text: '!' },
+    ])
+  })
+
+  it('leaves plain text and emoji joiners as they are', () => {
+    expect(revealHidden('Family 👨\u200d👩\u200d👧')).toEqual([
+      { kind: 'text', text: 'Family 👨\u200d👩\u200d👧' },
+    ])
+  })
+})
+
+describe('flags for people', () => {
+  const flags = [
+    { rule: 'instructions', path: '/memories/notes.md', line: 2, message: 'm1' },
+    { rule: 'instructions', path: '/memories/notes.md', line: 5, message: 'm2' },
+    { rule: 'deletes-most', path: '/memories/a/b.md', line: null, message: 'm3' },
+  ] as const
+  it('say which rule fired and where', () => {
+    expect(flagWhere(flags[0])).toBe('notes.md, line 2')
+    expect(flagWhere(flags[2])).toBe('a/b.md')
+    expect(flagSentences(flags)[0]).toBe('Instruction-like text (notes.md, line 2): m1')
+    expect(flagRules(flags)).toEqual(['instructions', 'deletes-most'])
+  })
+})
