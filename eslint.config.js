@@ -64,7 +64,8 @@ const libBoundaries = {
     },
   ],
 }
-const DOMAINS = '{agent,app,conversations,history,hygiene,memory,memory-browser,review,settings}'
+const DOMAINS =
+  '{agent,app,conversations,history,hygiene,memory,memory-browser,review,settings,sync}'
 
 /** The renderer and the shared contract never touch node. */
 const noNode = {

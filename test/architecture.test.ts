@@ -159,6 +159,7 @@ describe('src/main', () => {
         'work-tree.ts',
         'open-repo.ts',
         'watcher.ts',
+        'checkout.ts',
       ].map((f) => `${MAIN}/history/${f}`),
     )
     for (const start of [

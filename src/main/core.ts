@@ -10,6 +10,7 @@ import { createHygieneService, hygieneHandlers, openReadLog } from './hygiene'
 import { createEventBus, type EventBus } from './lib/events'
 import { consoleLogger, type Logger } from './lib/logger'
 import { createRunnableMemoryTool } from './memory'
+import { DEFAULT_LIMITS } from './memory'
 import { memoryBrowserHandlers } from './memory-browser'
 import { createReviewService, reviewHandlers } from './review'
 import {
@@ -18,6 +19,7 @@ import {
   settingsHandlers,
   type SecretStore,
 } from './settings'
+import { createSyncService, syncHandlers } from './sync'
 
 export type { HostActions } from './app'
 
@@ -33,6 +35,12 @@ export interface CoreOptions {
   readonly logger?: Logger
   /** Keeps the API key: the app passes a file store over Electron's safeStorage; default in memory. */
   readonly secretStore?: SecretStore
+  /** Keeps the sync remote's token, the same way (default in memory). */
+  readonly syncTokenStore?: SecretStore
+  /** The default machine name in commits (default: the host name). */
+  readonly hostName?: () => string
+  /** Quiet time after a memory change before sync runs (tests shorten it). */
+  readonly syncDebounceMs?: number
   /** Source of `ANTHROPIC_API_KEY` / `ANTHROPIC_BASE_URL` (default `process.env`). */
   readonly env?: Readonly<Record<string, string | undefined>>
   /** fetch for the Anthropic SDK (tests, proxies). */
@@ -92,6 +100,23 @@ export async function createCore(options: CoreOptions): Promise<Core> {
   }
   applyPolicy(await settings.get())
 
+  const sync = createSyncService({
+    dataDir,
+    memory,
+    tokens: options.syncTokenStore ?? createMemorySecretStore(),
+    logger,
+    host: options.host ?? noHost,
+    importPolicy: async () => ({
+      secretScanning: (await settings.get()).secretScanning,
+      limits: DEFAULT_LIMITS,
+    }),
+    hostName: options.hostName,
+    debounceMs: options.syncDebounceMs,
+  })
+  sync.onStatus((status) => events.emit('sync:state', status))
+  // A few seconds after memory changed here (a turn, an edit), the change goes out.
+  memory.onCommit(() => sync.noteLocalChange())
+
   const conversations = createConversationStore({ dataDir, logger })
   const chat = createChatService({
     conversations,
@@ -129,6 +154,7 @@ export async function createCore(options: CoreOptions): Promise<Core> {
         await chat.settled(id)
       },
     }),
+    ...syncHandlers(sync),
     ...settingsHandlers({
       settings,
       events,
@@ -138,6 +164,7 @@ export async function createCore(options: CoreOptions): Promise<Core> {
   }
 
   const dispatch = createDispatcher(handlers, { logger })
+  sync.start()
   return {
     dataDir,
     dispatch,
@@ -146,6 +173,7 @@ export async function createCore(options: CoreOptions): Promise<Core> {
       // Changes still waiting are declined first (Claude is told Cairn closed), then the turns
       // that waited for them stop.
       review.close()
+      await sync.close()
       await chat.close()
       await hygiene.close()
       await memory.close()

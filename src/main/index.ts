@@ -363,6 +363,48 @@ app.on('window-all-closed', () => {
   if (!isMac) app.quit()
 })
 
+/** The system's save dialog, over the window when there is one (export). */
+async function chooseSavePath(options: {
+  readonly title: string
+  readonly defaultName: string
+  readonly filters: ReadonlyArray<{
+    readonly name: string
+    readonly extensions: ReadonlyArray<string>
+  }>
+}): Promise<string | null> {
+  const settings = {
+    title: options.title,
+    defaultPath: path.join(app.getPath('documents'), options.defaultName),
+    filters: options.filters.map((f) => ({ name: f.name, extensions: [...f.extensions] })),
+  }
+  const result =
+    mainWindow && !mainWindow.isDestroyed()
+      ? await dialog.showSaveDialog(mainWindow, settings)
+      : await dialog.showSaveDialog(settings)
+  return result.canceled || !result.filePath ? null : result.filePath
+}
+
+/** The system's open dialog for a file or a folder (import). */
+async function chooseOpenPath(options: {
+  readonly title: string
+  readonly kind: 'file' | 'folder'
+  readonly filters?: ReadonlyArray<{
+    readonly name: string
+    readonly extensions: ReadonlyArray<string>
+  }>
+}): Promise<string | null> {
+  const settings = {
+    title: options.title,
+    properties: [options.kind === 'folder' ? ('openDirectory' as const) : ('openFile' as const)],
+    filters: options.filters?.map((f) => ({ name: f.name, extensions: [...f.extensions] })),
+  }
+  const result =
+    mainWindow && !mainWindow.isDestroyed()
+      ? await dialog.showOpenDialog(mainWindow, settings)
+      : await dialog.showOpenDialog(settings)
+  return result.canceled ? null : (result.filePaths[0] ?? null)
+}
+
 async function main(): Promise<void> {
   if (!app.requestSingleInstanceLock()) {
     // Another Cairn runs with this data folder: it brings its window forward (below).
@@ -394,6 +436,11 @@ async function main(): Promise<void> {
         file: path.join(dataDir, 'secrets.json'),
         cipher: cipherFromSafeStorage(safeStorage),
       }),
+      // The sync remote's token is kept the same way, in its own file.
+      syncTokenStore: createFileSecretStore({
+        file: path.join(dataDir, 'sync-token.json'),
+        cipher: cipherFromSafeStorage(safeStorage),
+      }),
       appVersion: app.getVersion(),
       host: {
         openPath: openFolder,
@@ -403,6 +450,8 @@ async function main(): Promise<void> {
           }
           await shell.openExternal(url)
         },
+        chooseSavePath: chooseSavePath,
+        chooseOpenPath: chooseOpenPath,
       },
     })
     registerIpc(core, isTrustedFrame)

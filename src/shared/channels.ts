@@ -41,6 +41,15 @@ export const requestChannels = [
   'settings:setApiKey',
   'settings:clearApiKey',
   'settings:models',
+  'sync:status',
+  'sync:now',
+  'sync:configure',
+  'sync:test',
+  'sync:resolve',
+  'sync:join',
+  'sync:restoreBackup',
+  'sync:export',
+  'sync:import',
 ] as const
 
 /** The single IPC channel events travel on; the event name is inside the envelope. */

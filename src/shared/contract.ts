@@ -32,6 +32,10 @@ import type {
   PendingChange,
   RecoveryReport,
   SettingsView,
+  SyncStatus,
+  SyncTestResult,
+  ExportResult,
+  ImportResult,
 } from './types'
 import { requestChannels } from './channels'
 
@@ -39,6 +43,14 @@ const virtualPath = z.string().min(1).max(4096)
 const oid = z.string().regex(/^[0-9a-f]{40}$/, 'must be a 40-character commit id')
 const id = z.string().min(1).max(200)
 const none = z.undefined()
+// A name for this machine: one line, shown in the timeline and in conflict markers.
+const machineName = z
+  .string()
+  .max(100)
+  .refine(
+    (name) => !/[\p{Cc}\p{Zl}\p{Zp}]/u.test(name),
+    'must be one line without control characters',
+  )
 
 /** Each setting's bounds: an update and what `settings.json` holds are checked alike. */
 export const settingFields = {
@@ -138,6 +150,39 @@ export const requestSchemas = {
   'settings:setApiKey': z.strictObject({ key: z.string().trim().min(1).max(500) }),
   'settings:clearApiKey': none,
   'settings:models': none,
+
+  'sync:status': none,
+  'sync:now': none,
+  /** An empty `url` turns sync off (and forgets the token); omitted fields keep their value. */
+  'sync:configure': z.strictObject({
+    url: z.string().max(2000),
+    username: z.string().max(200).optional(),
+    /** Stored encrypted, never sent back; '' removes it. */
+    token: z.string().max(1000).optional(),
+    machineName: machineName.optional(),
+    intervalMinutes: z.int().min(0).max(1440).optional(),
+  }),
+  /** Tries an address without saving it; without a token, the saved one (same address). */
+  'sync:test': z.strictObject({
+    url: z.string().min(1).max(2000),
+    username: z.string().max(200).optional(),
+    token: z.string().max(1000).optional(),
+  }),
+  'sync:resolve': z.strictObject({
+    path: virtualPath,
+    choice: z.enum(['ours', 'theirs', 'both', 'edit']),
+    /** The text to keep, for `edit`. */
+    text: z.string().max(2_000_000).optional(),
+  }),
+  'sync:join': z.strictObject({ choice: z.enum(['merge', 'use-remote']) }),
+  'sync:restoreBackup': z.strictObject({ name: z.string().min(1).max(200) }),
+  /** `bundle`: the whole history; `zip`: the memory files now, or at commit `at`. */
+  'sync:export': z.strictObject({ kind: z.enum(['bundle', 'zip']), at: oid.optional() }),
+  /** `text`: a pasted memory export from another assistant, saved as one file. */
+  'sync:import': z.strictObject({
+    kind: z.enum(['bundle', 'repository', 'folder', 'zip', 'text']),
+    text: z.string().max(1_000_000).optional(),
+  }),
 } as const
 
 export type RequestChannel = keyof typeof requestSchemas
@@ -184,6 +229,15 @@ export interface RequestResults {
   'settings:setApiKey': SettingsView
   'settings:clearApiKey': SettingsView
   'settings:models': ReadonlyArray<ModelInfo>
+  'sync:status': SyncStatus
+  'sync:now': SyncStatus
+  'sync:configure': SyncStatus
+  'sync:test': SyncTestResult
+  'sync:resolve': SyncStatus
+  'sync:join': SyncStatus
+  'sync:restoreBackup': SyncStatus
+  'sync:export': ExportResult
+  'sync:import': ImportResult
 }
 
 // Compile-time checks that schemas, results and the preload's channel list agree.
@@ -201,6 +255,7 @@ export interface EventMap {
   'app:recovery': RecoveryReport
   /** A command from the application menu, for the window to carry out. */
   'app:command': { readonly command: AppCommand }
+  'sync:state': SyncStatus
   /** Every change waiting for the person, whenever the list changes. */
   'review:pending': ReadonlyArray<PendingChange>
 }

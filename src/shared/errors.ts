@@ -109,12 +109,41 @@ interface TurnErrors {
   'too-many-steps': true
 }
 
+/** Syncing memory through a git remote, and moving memory in or out of Cairn. */
+interface SyncErrors {
+  /** The remote's address is not a usable http(s) URL (or carries a password in it). */
+  'sync-invalid-url': true
+  /** The remote could not be reached: no network, an unknown host, or the server is down. */
+  'sync-unreachable': true
+  /** The remote refused the username or token (HTTP 401 or 403). */
+  'sync-auth': true
+  /** The address answers, but not as a git repository. */
+  'sync-not-a-repository': true
+  /** The connection broke part-way; nothing local changed and the next sync completes it. */
+  'sync-interrupted': true
+  /** The remote refused the update (it changed meanwhile, or the branch is protected). */
+  'sync-rejected': true
+  /** The remote's history was rewritten (force-pushed) since the last sync. */
+  'sync-rewritten': true
+  /** The remote holds another machine's memory: the person chooses how to join them. */
+  'sync-join-needed': true
+  /** The remote holds files Cairn will not put in the memory folder. */
+  'sync-unsafe-content': true
+  /** There is no conflict (left) at that path. */
+  'sync-no-conflict': true
+  /** A file chosen for import is not what it claims to be (not a bundle, zip or repository). */
+  'import-invalid': true
+  /** Nothing in the chosen import could become a memory file. */
+  'import-empty': true
+}
+
 export type RequestErrorCode = keyof RequestErrors
 export type MemoryErrorCode = keyof MemoryErrors
 export type HistoryErrorCode = keyof HistoryErrors
 export type ReviewErrorCode = keyof ReviewErrors
 export type ConversationErrorCode = keyof ConversationErrors
 export type TurnErrorCode = keyof TurnErrors
+export type SyncErrorCode = keyof SyncErrors
 
 /** Any code an `ApiErrorData` or an agent `error` event may carry. */
 export type ErrorCode =
@@ -124,3 +153,4 @@ export type ErrorCode =
   | ReviewErrorCode
   | ConversationErrorCode
   | TurnErrorCode
+  | SyncErrorCode

@@ -88,6 +88,9 @@ export type CommitCommand =
   | 'recovery'
   | 'outside'
   | 'init'
+  | 'merge'
+  | 'resolve'
+  | 'import'
 
 /** One entry of the timeline. */
 export interface CommitSummary {
@@ -106,6 +109,10 @@ export interface CommitSummary {
   readonly overwrite: boolean
   /** For restores and reverts: the commit they restored from or reverted. */
   readonly restoredFrom: string | null
+  /** For a merge commit: the parents after `parent` (the history it joined in). */
+  readonly otherParents?: ReadonlyArray<string>
+  /** The machine that made the commit (its `Machine:` trailer), when it names one. */
+  readonly machine?: string | null
   /**
    * What the review checks found in this change (see `WriteFlag`); absent when none fired or
    * the commit predates them. Stored as `Flag:` trailers, so they survive a restart.
@@ -430,4 +437,112 @@ export interface SettingsView extends Settings {
 export interface ModelInfo {
   readonly id: string
   readonly displayName: string
+}
+
+// ---------------------------------------------------------------- sync, export and import
+
+export type SyncState = 'off' | 'idle' | 'syncing' | 'error' | 'conflicts'
+
+/** Sync's settings as the renderer sees them: never the token itself. */
+export interface SyncConfigView {
+  /** The remote's address; '' when sync is off. */
+  readonly url: string
+  readonly username: string
+  readonly hasToken: boolean
+  /** The name this machine's commits carry. */
+  readonly machineName: string
+  /** The host name, used when `machineName` is left empty. */
+  readonly defaultMachineName: string
+  /** Minutes between syncs when nothing changes (0: only on changes and "Sync now"). */
+  readonly intervalMinutes: number
+  /** True when the token would travel unencrypted (plain http to another machine). */
+  readonly insecure: boolean
+}
+
+/** One file a merge could not settle alone: both versions kept, waiting for the person. */
+export interface SyncConflict {
+  /** The file holding both versions (virtual path). */
+  readonly path: string
+  /** `text`: both versions between markers in the file; `binary`: kept as two files. */
+  readonly kind: 'text' | 'binary'
+  /** This machine's side: its machine name. */
+  readonly oursLabel: string
+  /** The other side's machine name. */
+  readonly theirsLabel: string
+  /** For text: each conflicting region, this machine's version and the other one. */
+  readonly blocks: ReadonlyArray<{ readonly ours: string; readonly theirs: string }>
+  /** For binary: where the other side's version is (virtual path). */
+  readonly otherPath: string | null
+  /** The merge commit that raised it. */
+  readonly since: string
+}
+
+/**
+ * The question asked before anything is joined: the remote holds memory unrelated to this
+ * machine's (or its history was rewritten). Nothing happens until the person answers.
+ */
+export interface SyncJoinQuestion {
+  readonly reason: 'unrelated' | 'rewritten'
+  /** Files in the remote's memory and in this machine's. */
+  readonly remoteFiles: number
+  readonly localFiles: number
+  /** The machine that made the remote's latest commit, when it says. */
+  readonly remoteMachine: string | null
+}
+
+/** A history kept aside under a backup ref (when "Use the remote's memory" replaced it). */
+export interface SyncBackup {
+  /** The ref's name under refs/cairn/backups/. */
+  readonly name: string
+  readonly commit: string
+  /** When the backup's last commit was made (ms). */
+  readonly time: number
+  readonly files: number
+}
+
+export interface SyncStatus {
+  readonly state: SyncState
+  /** When the last sync finished (ms), null if never. */
+  readonly lastSyncedAt: number | null
+  /** Why the last sync did not finish (state `error`). */
+  readonly error?: ApiErrorData
+  readonly conflicts: ReadonlyArray<SyncConflict>
+  /** Set while the person must choose how to join this machine's memory with the remote's. */
+  readonly join: SyncJoinQuestion | null
+  /** Local commits the remote does not have yet. */
+  readonly unsynced: number
+  readonly config: SyncConfigView
+  readonly backups: ReadonlyArray<SyncBackup>
+}
+
+/** What "Test connection" found. */
+export interface SyncTestResult {
+  readonly ok: boolean
+  readonly found:
+    | 'empty'
+    | 'this-memory'
+    | 'other-memory'
+    | 'unreachable'
+    | 'auth'
+    | 'not-a-repository'
+    | 'invalid-url'
+  /** A sentence for people. */
+  readonly message: string
+}
+
+export type ExportKind = 'bundle' | 'zip'
+export type ImportKind = 'bundle' | 'repository' | 'folder' | 'zip' | 'text'
+
+/** The result of an export: the file name the person chose (never a folder path). */
+export interface ExportResult {
+  /** False when the person cancelled the save dialog. */
+  readonly saved: boolean
+  readonly fileName: string | null
+  readonly message: string
+}
+
+/** The result of an import: its commit (null when cancelled or nothing new) and what was left out. */
+export interface ImportResult extends ChangeResult {
+  /** Files not imported, each with why (hidden, a link, looks like a secret, too large...). */
+  readonly skipped: ReadonlyArray<{ readonly path: string; readonly reason: string }>
 }

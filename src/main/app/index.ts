@@ -1,3 +1,3 @@
 /** The app itself: what `app:info` tells, and what only the desktop shell can do. */
 export { appHandlers, type AppHandlerOptions } from './handlers'
-export { noHost, type HostActions } from './host'
+export { noHost, type FileFilter, type HostActions } from './host'

@@ -8,7 +8,7 @@ import {
 } from '../../shared/types'
 
 /** The structured facts of one commit, carried by its author and trailers. */
-export type CommitMeta = Omit<CommitSummary, 'oid' | 'parent' | 'time'>
+export type CommitMeta = Omit<CommitSummary, 'oid' | 'parent' | 'time' | 'otherParents'>
 
 /** Git identities per actor. The system author signs recovery and start-of-history commits. */
 export const AUTHORS: Readonly<Record<Actor, { readonly name: string; readonly email: string }>> = {
@@ -31,6 +31,9 @@ const COMMANDS: ReadonlySet<string> = new Set<CommitCommand>([
   'recovery',
   'outside',
   'init',
+  'merge',
+  'resolve',
+  'import',
 ])
 
 const KEY = {
@@ -40,6 +43,7 @@ const KEY = {
   toolUse: 'Tool-Use-Id',
   overwrite: 'Overwrite',
   restoredFrom: 'Restored-From',
+  machine: 'Machine',
   reviewedBy: 'Reviewed-by',
   editedBy: 'Edited-by',
   flag: 'Flag',
@@ -57,6 +61,7 @@ const REVIEWER = 'You'
  *   Path: /memories/notes.md
  *   Conversation-Id: 6f1c…
  *   Tool-Use-Id: toolu_01…
+ *   Machine: laptop
  *   Reviewed-by: You
  *   Flag: {"rule":"instructions","path":"/memories/notes.md","line":3,"message":"…"}
  *
@@ -70,6 +75,7 @@ export function formatCommitMessage(meta: CommitMeta): string {
   if (meta.toolUseId) trailers.push(`${KEY.toolUse}: ${encodeValue(meta.toolUseId)}`)
   if (meta.overwrite) trailers.push(`${KEY.overwrite}: true`)
   if (meta.restoredFrom) trailers.push(`${KEY.restoredFrom}: ${meta.restoredFrom}`)
+  if (meta.machine) trailers.push(`${KEY.machine}: ${encodeValue(meta.machine)}`)
   if (meta.review) trailers.push(`${KEY.reviewedBy}: ${REVIEWER}`)
   if (meta.review === 'edited') trailers.push(`${KEY.editedBy}: ${REVIEWER}`)
   for (const flag of meta.flags ?? []) {
@@ -93,6 +99,7 @@ export function parseCommitMessage(authorName: string, message: string): CommitM
   let toolUseId: string | null = null
   let overwrite = false
   let restoredFrom: string | null = null
+  let machine: string | null = null
   let reviewed = false
   let edited = false
   const flags: WriteFlag[] = []
@@ -107,6 +114,7 @@ export function parseCommitMessage(authorName: string, message: string): CommitM
     else if (key === KEY.toolUse) toolUseId = decodeValue(value)
     else if (key === KEY.overwrite) overwrite = value === 'true'
     else if (key === KEY.restoredFrom && /^[0-9a-f]{40}$/.test(value)) restoredFrom = value
+    else if (key === KEY.machine && value.trim() !== '') machine = decodeValue(value)
     else if (key === KEY.reviewedBy) reviewed = true
     else if (key === KEY.editedBy) edited = true
     else if (key === KEY.flag) {
@@ -123,6 +131,7 @@ export function parseCommitMessage(authorName: string, message: string): CommitM
     toolUseId,
     overwrite,
     restoredFrom,
+    ...(machine ? { machine } : {}),
   }
   // Absent rather than empty, so commits without them read back exactly as before.
   const review: ReviewMark | undefined = edited ? 'edited' : reviewed ? 'approved' : undefined

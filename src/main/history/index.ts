@@ -10,9 +10,25 @@ export {
 export type {
   ExecuteOptions,
   ExecuteOutcome,
+  HistoryGit,
+  HistorySession,
+  CommitFacts,
+  MoveKind,
   LogQuery,
   Origin,
   SearchQuery,
   RunVerdict,
   VersionedMemory,
 } from './types'
+export { AUTHORS, formatCommitMessage, parseCommitMessage, type CommitMeta } from './commit-message'
+export type { CommitIntent } from './repo'
+export { EMPTY_TREE_OID } from './repo'
+export {
+  MAIN_REF,
+  serializeCommit,
+  serializeTree,
+  type CommitFields,
+  type ObjectType,
+  type RawCommit,
+  type RawTreeEntry,
+} from './object-store'

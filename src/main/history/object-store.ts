@@ -17,7 +17,10 @@ export interface RawTreeEntry {
 export interface RawCommit {
   readonly oid: string
   readonly tree: string
+  /** The first parent (the history this commit continued); null for a root commit. */
   readonly parent: string | null
+  /** Every parent in order: more than one for a merge commit. */
+  readonly parents: ReadonlyArray<string>
   readonly authorName: string
   /** Seconds since the epoch, as git stores it. */
   readonly timestamp: number
@@ -41,6 +44,8 @@ export interface ObjectStore {
   readTree(oid: string): Promise<ReadonlyArray<RawTreeEntry>>
   readBlob(oid: string): Promise<Uint8Array>
   readCommit(oid: string): Promise<RawCommit>
+  /** An object's stored content (what its id hashes, without the header), checked for `type`. */
+  readRaw(oid: string, type: ObjectType): Promise<Uint8Array>
 }
 
 /**
@@ -109,6 +114,7 @@ export function createObjectStore(gitdir: string): ObjectStore {
       oid,
       tree: commit.tree,
       parent: commit.parent[0] ?? null,
+      parents: commit.parent,
       authorName: commit.author.name,
       timestamp: commit.author.timestamp,
       message: commit.message,
@@ -118,7 +124,13 @@ export function createObjectStore(gitdir: string): ObjectStore {
     return raw
   }
 
-  return { gitdir, hash, write, readTree, readBlob, readCommit }
+  async function readRaw(oid: string, type: ObjectType): Promise<Uint8Array> {
+    const result = await git.readObject({ fs, gitdir, oid, cache, format: 'content' })
+    if (result.type !== type) throw new Error(`object ${oid} is a ${result.type}, not a ${type}`)
+    return result.object as Uint8Array
+  }
+
+  return { gitdir, hash, write, readTree, readBlob, readCommit, readRaw }
 }
 
 /** Serializes tree entries in git's canonical form (byte order, directories as `name/`). */
@@ -138,6 +150,8 @@ function sortKey(entry: RawTreeEntry): Buffer {
 export interface CommitFields {
   readonly tree: string
   readonly parent: string | null
+  /** Further parents, for a merge commit (after `parent`). */
+  readonly otherParents?: ReadonlyArray<string>
   readonly author: { readonly name: string; readonly email: string }
   readonly timestamp: number
   readonly message: string
@@ -148,6 +162,7 @@ export function serializeCommit(fields: CommitFields): Buffer {
   const person = `${fields.author.name} <${fields.author.email}> ${fields.timestamp} +0000`
   const lines = [`tree ${fields.tree}`]
   if (fields.parent) lines.push(`parent ${fields.parent}`)
+  for (const other of fields.otherParents ?? []) lines.push(`parent ${other}`)
   lines.push(`author ${person}`, `committer ${person}`, '', fields.message)
   return Buffer.from(lines.join('\n'))
 }

@@ -4,6 +4,7 @@ import path from 'node:path'
 import type { RecoveryReport } from '../../shared/types'
 import { TEMP_FILE_PREFIX } from '../lib/atomic-write'
 import type { Logger } from '../lib/logger'
+import { finishInterruptedMove } from './checkout'
 import { createObjectStore, initRepository, readMainRef } from './object-store'
 import { createRepo, systemIntent, type Repo, type RepoState } from './repo'
 import { indexFileOf, reconcileIndex } from './side-index'
@@ -27,6 +28,8 @@ export async function openRepo(options: {
   now: () => number
   /** Told why a history could not be read before it is set aside. */
   logger?: Logger
+  /** The machine named in each commit's `Machine:` trailer (see `createRepo`). */
+  machine?: () => string | null
 }): Promise<OpenedRepo> {
   const { dataDir, now } = options
   const workRoot = path.join(dataDir, 'memories')
@@ -39,6 +42,9 @@ export async function openRepo(options: {
   let damaged = false
   if (hadGitdir) {
     try {
+      // A sync moving `main` when the app stopped is finished first, so the folder and
+      // `main` agree again before anything is compared.
+      await finishInterruptedMove(gitdir, workRoot, options.logger)
       state = await loadState(gitdir)
     } catch (error) {
       options.logger?.warn('The memory history could not be read; it is set aside', error)
@@ -57,6 +63,7 @@ export async function openRepo(options: {
     indexFile: indexFileOf(gitdir),
     state,
     now,
+    machine: options.machine,
   })
 
   const entry = await repo.commit(

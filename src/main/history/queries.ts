@@ -17,6 +17,8 @@ export function toSummary(entry: IndexEntry): CommitSummary {
     toolUseId: entry.toolUseId,
     overwrite: entry.overwrite,
     restoredFrom: entry.restoredFrom,
+    ...(entry.otherParents?.length ? { otherParents: entry.otherParents } : {}),
+    ...(entry.machine ? { machine: entry.machine } : {}),
     ...reviewFactsOf(entry),
   }
 }

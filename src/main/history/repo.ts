@@ -2,6 +2,7 @@ import type { CommitCommand } from '../../shared/types'
 import { AUTHORS, formatCommitMessage, reviewFactsOf, type CommitMeta } from './commit-message'
 import { serializeCommit, writeMainRef, type ObjectStore } from './object-store'
 import { segmentsOf, toVirtual } from './paths'
+import type { CommitFacts } from './types'
 import type { RepoView } from './read'
 import { appendIndexEntry, type IndexEntry } from './side-index'
 import {
@@ -10,6 +11,7 @@ import {
   flushTree,
   nodeAt,
   setAt,
+  treeFromOid,
   type FileDelta,
   type TreeNode,
 } from './tree-state'
@@ -19,7 +21,7 @@ import { scanNode, scanPath } from './work-tree'
 export const EMPTY_TREE_OID = '4b825dc642cb6eb9a060e54bf8d69288fbee4904'
 
 /** Facts of a commit to make; `paths` defaults to the files it changed. */
-export type CommitIntent = Omit<CommitMeta, 'paths'> & { readonly paths?: ReadonlyArray<string> }
+export type CommitIntent = CommitFacts
 
 /** The intent of a commit Cairn makes on its own (no conversation, no overwrite, no restore). */
 export function systemIntent(command: CommitCommand, subject: string): CommitIntent {
@@ -47,6 +49,12 @@ export interface Repo extends RepoView {
    * the tree changed, commits it. Returns the new entry, or null when nothing changed.
    */
   commit(paths: ReadonlyArray<string> | 'all', intent: CommitIntent): Promise<IndexEntry | null>
+  /**
+   * Takes `head` as the new `main` after the ref and the folder were moved to it (see
+   * `checkout.ts`): `added` are its commits the index lacked, oldest first; `replace` drops
+   * every entry first (the history was switched, not grown).
+   */
+  adopt(head: string, tree: string, added: ReadonlyArray<IndexEntry>, replace?: boolean): void
 }
 
 export interface RepoState {
@@ -61,8 +69,11 @@ export function createRepo(options: {
   indexFile: string
   state: RepoState
   now: () => number
+  /** The machine named in every commit's `Machine:` trailer (null: none). */
+  machine?: () => string | null
 }): Repo {
   const { store, workRoot, indexFile, now } = options
+  const machine = options.machine ?? (() => null)
   let head = options.state.head
   let root = options.state.root
   const entries = options.state.entries
@@ -90,7 +101,11 @@ export function createRepo(options: {
     if (nextTree === treeOid) return null
     const deltas: FileDelta[] = await diffNodes(store, head ? root : null, next)
     const files = deltas.map((delta) => toVirtual(delta.path))
-    const meta: CommitMeta = { ...intent, paths: intent.paths ?? files }
+    const meta: CommitMeta = {
+      ...intent,
+      paths: intent.paths ?? files,
+      machine: intent.machine ?? machine(),
+    }
     const time = Math.floor(now() / 1000)
     const body = serializeCommit({
       tree: nextTree,
@@ -113,6 +128,7 @@ export function createRepo(options: {
       toolUseId: meta.toolUseId,
       overwrite: meta.overwrite,
       restoredFrom: meta.restoredFrom,
+      ...(meta.machine ? { machine: meta.machine } : {}),
       ...reviewFactsOf(meta),
       files,
     }
@@ -135,5 +151,21 @@ export function createRepo(options: {
     entries: () => entries,
     entry: (oid) => byOid.get(oid),
     commit,
+    adopt(nextHead, tree, added, replace = false) {
+      if (replace) {
+        entries.length = 0
+        byOid.clear()
+      }
+      for (const entry of added) {
+        entries.push(entry)
+        byOid.set(entry.oid, entry)
+      }
+      head = nextHead
+      root =
+        tree === EMPTY_TREE_OID
+          ? { kind: 'tree', oid: EMPTY_TREE_OID, children: new Map() }
+          : treeFromOid(tree)
+      treeOid = tree
+    },
   }
 }

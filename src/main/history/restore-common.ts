@@ -20,7 +20,10 @@ export const USER_INTENT = {
  * Makes the folder match `deltas`' after side. Deletions first, so that a file and a folder
  * of the same name can trade places.
  */
-export async function applyDeltas(repo: Repo, deltas: ReadonlyArray<FileDelta>): Promise<void> {
+export async function applyDeltas(
+  repo: Pick<Repo, 'store' | 'workRoot'>,
+  deltas: ReadonlyArray<FileDelta>,
+): Promise<void> {
   for (const delta of deltas) {
     if (delta.after === null) await deleteFileAndPrune(repo.workRoot, delta.path)
   }

@@ -57,13 +57,21 @@ export async function readIndexFile(
   } catch {
     return null
   }
-  let parent: string | null = null
+  // Oldest first: every parent of an entry comes before it (a merge brings in the commits it
+  // joined before itself), and the first entry is a root commit.
+  const seen = new Set<string>()
   for (const entry of entries) {
-    if (!isEntry(entry) || entry.parent !== parent) return null
-    parent = entry.oid
+    if (!isEntry(entry)) return null
+    for (const parent of parentsOf(entry)) if (!seen.has(parent)) return null
+    seen.add(entry.oid)
   }
   // Text after the last newline is an append a crash cut short.
   return { entries, torn: last !== '' }
+}
+
+/** Every parent of an entry, first parent first (none for a root commit). */
+export function parentsOf(entry: Pick<IndexEntry, 'parent' | 'otherParents'>): string[] {
+  return entry.parent ? [entry.parent, ...(entry.otherParents ?? [])] : []
 }
 
 function isEntry(value: unknown): value is IndexEntry {
@@ -88,9 +96,11 @@ export async function entryFromCommit(store: ObjectStore, oid: string): Promise<
   )
   const files = deltas.map((delta) => toVirtual(delta.path))
   const meta = parseCommitMessage(commit.authorName, commit.message)
+  const otherParents = commit.parents.slice(1)
   return {
     oid,
     parent: commit.parent,
+    ...(otherParents.length > 0 ? { otherParents } : {}),
     time: commit.timestamp * 1000,
     actor: meta.actor,
     command: meta.command,
@@ -100,6 +110,7 @@ export async function entryFromCommit(store: ObjectStore, oid: string): Promise<
     toolUseId: meta.toolUseId,
     overwrite: meta.overwrite,
     restoredFrom: meta.restoredFrom,
+    ...(meta.machine ? { machine: meta.machine } : {}),
     ...reviewFactsOf(meta),
     files,
   }
@@ -107,8 +118,9 @@ export async function entryFromCommit(store: ObjectStore, oid: string): Promise<
 
 /**
  * Makes the index match `head`: trusted as is when its last entry is `head`; caught up
- * from the commits when it lags behind (a crash between commit and append); rebuilt from
- * the commits' trailers when missing, unreadable or from another history.
+ * from the commits when it lags behind (a crash between commit and append, or between a
+ * sync moving `main` forward and its append); rebuilt from the commits' trailers when
+ * missing, unreadable or from another history.
  */
 export async function reconcileIndex(
   store: ObjectStore,
@@ -121,16 +133,46 @@ export async function reconcileIndex(
     if (read.torn || !loaded.length) await writeIndexFile(file, loaded)
     return loaded
   }
-  const known = loaded?.at(-1)?.oid ?? null
-  const missing: IndexEntry[] = []
-  let cursor = head
-  while (cursor && cursor !== known) {
-    const entry = await entryFromCommit(store, cursor)
-    missing.push(entry)
-    cursor = entry.parent
+  const last = loaded?.at(-1)?.oid ?? null
+  let entries: IndexEntry[] = []
+  if (head && loaded && last) {
+    const known = new Set(loaded.map((entry) => entry.oid))
+    const missing = await entriesSince(store, head, (oid) => known.has(oid))
+    // Only a history that grew from the indexed one keeps its entries.
+    if (missing.some((entry) => parentsOf(entry).includes(last))) entries = [...loaded, ...missing]
   }
-  missing.reverse()
-  const entries = cursor !== null && loaded ? [...loaded, ...missing] : missing
+  if (head && entries.length === 0) entries = await entriesSince(store, head, () => false)
   await writeIndexFile(file, entries)
   return entries
+}
+
+/**
+ * Index entries for the commits reachable from `head` that `known` does not hold, oldest
+ * first with every parent before its child (a merge's joined history before the merge).
+ */
+export async function entriesSince(
+  store: ObjectStore,
+  head: string,
+  known: (oid: string) => boolean,
+): Promise<IndexEntry[]> {
+  const built = new Map<string, IndexEntry>()
+  const ordered: IndexEntry[] = []
+  // Depth-first without recursion: histories can be far deeper than the call stack.
+  const stack: Array<{ oid: string; expanded: boolean }> = [{ oid: head, expanded: false }]
+  while (stack.length > 0) {
+    const top = stack.pop() as { oid: string; expanded: boolean }
+    if (known(top.oid) || (built.has(top.oid) && !top.expanded)) continue
+    if (top.expanded) {
+      ordered.push(built.get(top.oid) as IndexEntry)
+      continue
+    }
+    const entry = await entryFromCommit(store, top.oid)
+    built.set(top.oid, entry)
+    stack.push({ oid: top.oid, expanded: true })
+    // Pushed in reverse, so the first parent's history comes out first.
+    for (const parent of parentsOf(entry).reverse()) {
+      if (!known(parent) && !built.has(parent)) stack.push({ oid: parent, expanded: false })
+    }
+  }
+  return ordered
 }

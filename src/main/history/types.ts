@@ -16,6 +16,8 @@ import type {
   WriteFlag,
 } from '../../shared/types'
 import type { MemoryExecution, MemoryPolicy, PlannedChange } from '../memory'
+import type { CommitMeta } from './commit-message'
+import type { ObjectStore } from './object-store'
 
 /**
  * Who asked for a change: Claude (in a conversation, for a tool_use), the user in the UI, or
@@ -127,6 +129,11 @@ export interface VersionedMemory {
   revert(oid: string): Promise<ChangeResult>
   restoreAll(oid: string): Promise<ChangeResult>
 
+  /** Names this machine in every commit's `Machine:` trailer from now on (null: none). */
+  setMachine(name: string | null): void
+  /** The repository itself, for sync, export and import (see `HistoryGit`). */
+  readonly git: HistoryGit
+
   onCommit(listener: (commit: CommitSummary) => void): () => void
   /**
    * Reports repairs made after start-up (edits made outside Cairn saved as their own commit,
@@ -135,4 +142,56 @@ export interface VersionedMemory {
   onRecovery(listener: (report: RecoveryReport) => void): () => void
   /** Waits for queued work and releases resources. */
   close(): Promise<void>
+}
+
+/** How `main` moves: `forward` keeps every commit it had (refused otherwise); `switch` does not. */
+export type MoveKind = 'forward' | 'switch'
+
+/** The facts of a commit to make (its paths default to the files it changed). */
+export type CommitFacts = Omit<CommitMeta, 'paths'> & { readonly paths?: ReadonlyArray<string> }
+
+/**
+ * What sync, export and import may do with the repository: read and write objects, and, alone
+ * in the serial queue, move `main` or commit files. Nothing here rewrites history.
+ */
+export interface HistoryGit {
+  /** The bare repository (`<dataDir>/history.git`), for git transports. */
+  readonly gitdir: string
+  /** Its objects (reads, and writes of new objects; writing an object changes no history). */
+  readonly objects: Pick<
+    ObjectStore,
+    'hash' | 'write' | 'readTree' | 'readBlob' | 'readCommit' | 'readRaw'
+  >
+  /** The commit `main` points at now (null for an empty history). */
+  head(): string | null
+  /**
+   * Where `oid` sits in the history of `main`, oldest first: every commit comes after its
+   * parents. -1 for a commit that is not part of it.
+   */
+  position(oid: string): number
+  /**
+   * Runs `task` alone in the serial queue, after edits made outside Cairn were saved, so the
+   * folder equals `main`'s tree while it runs.
+   */
+  exclusive<T>(task: (session: HistorySession) => Promise<T>): Promise<T>
+}
+
+/** What a task of `HistoryGit.exclusive` may change. */
+export interface HistorySession {
+  head(): string | null
+  /**
+   * Moves `main`, with the folder, to `target` (all its objects stored already): `forward`
+   * refuses a target that does not contain `main`; `switch` replaces the history (the caller
+   * keeps the old one under a ref first). Returns the commits added, oldest first; the last
+   * (the new head) is announced like any other commit.
+   */
+  moveMain(target: string, kind: MoveKind): Promise<ReadonlyArray<CommitSummary>>
+  /**
+   * Writes files (relative path -> content, null deletes) into the folder and commits them as
+   * one commit; null when nothing changed.
+   */
+  commitFiles(
+    files: ReadonlyMap<string, Uint8Array | null>,
+    intent: CommitFacts,
+  ): Promise<CommitSummary | null>
 }

@@ -13,6 +13,7 @@ import {
 import { createBlamer } from './blame'
 import { blameDirOf } from './blame-store'
 import { changeLogOf, createChangeLog } from './change-log'
+import { moveMain } from './checkout'
 import { reviewFactsOf } from './commit-message'
 import { compareCommits, diffFile, readAt, readBytesAt, showCommit } from './inspect'
 import { createLookup } from './lookup'
@@ -33,8 +34,17 @@ import { restoreDeleted } from './restore-deleted'
 import { restoreFile } from './restore-file'
 import { revert } from './revert'
 import type { IndexEntry } from './side-index'
-import type { ExecuteOptions, ExecuteOutcome, Origin, RunVerdict, VersionedMemory } from './types'
+import type {
+  ExecuteOptions,
+  ExecuteOutcome,
+  HistoryGit,
+  HistorySession,
+  Origin,
+  RunVerdict,
+  VersionedMemory,
+} from './types'
 import { watchFolder } from './watcher'
+import { deleteFileAndPrune, writeFileSafely } from './work-tree'
 
 /** Quiet time after the last file-system event before outside edits are committed. */
 export const WATCH_DEBOUNCE_MS = 400
@@ -56,6 +66,8 @@ export interface VersionedMemoryOptions {
   readonly watch?: boolean | { readonly debounceMs: number }
   /** Where failures nobody waits for are reported (default: the console). */
   readonly logger?: Logger
+  /** The machine each commit names in its `Machine:` trailer (default: none; see `setMachine`). */
+  readonly machine?: string | null
 }
 
 /**
@@ -70,7 +82,8 @@ export async function openVersionedMemory(
   await mkdir(dataDir, { recursive: true, mode: 0o700 })
   const now = options.now ?? Date.now
   const logger = options.logger ?? consoleLogger
-  const { repo, recovery } = await openRepo({ dataDir, now, logger })
+  let machine = options.machine ?? null
+  const { repo, recovery } = await openRepo({ dataDir, now, logger, machine: () => machine })
   const tool = createMemoryTool({
     root: repo.workRoot,
     createExisting: options.policy?.createExisting,
@@ -233,6 +246,58 @@ export async function openVersionedMemory(
     }, touched)
   }
 
+  // What sync, export and import do with the repository: always alone in the queue, with
+  // the folder equal to `main` (edits made outside Cairn saved first).
+  const session: HistorySession = {
+    head: () => repo.head(),
+    async moveMain(target, kind) {
+      const added = (await moveMain(repo, target, kind)).map(toSummary)
+      // One announcement for the new head: a sync can bring hundreds of commits at once, and
+      // listeners only need to know that the history and the folder moved.
+      const head = added.at(-1)
+      if (head) tell(commitListeners, head, 'commit')
+      return added
+    },
+    async commitFiles(files, intent) {
+      for (const [relative, content] of files) {
+        if (content === null) await deleteFileAndPrune(repo.workRoot, relative)
+        else await writeFileSafely(repo.workRoot, relative, content)
+      }
+      return announce(await repo.commit([...files.keys()], intent))
+    },
+  }
+  // Positions in the index, rebuilt when the history grew or was switched.
+  let positionCache: { head: string | null; size: number; map: Map<string, number> } | null = null
+  const positions = (): Map<string, number> => {
+    const entries = repo.entries()
+    if (positionCache?.head !== repo.head() || positionCache.size !== entries.length) {
+      positionCache = {
+        head: repo.head(),
+        size: entries.length,
+        map: new Map(entries.map((entry, index) => [entry.oid, index])),
+      }
+    }
+    return positionCache.map
+  }
+  const git: HistoryGit = {
+    gitdir: repo.gitdir,
+    objects: repo.store,
+    head: () => repo.head(),
+    position: (oid) => positions().get(oid) ?? -1,
+    exclusive: (task) =>
+      exclusive(
+        async () => {
+          try {
+            return await task(session)
+          } finally {
+            // Whatever the task wrote, the tool's running total of the folder's size is stale.
+            tool.invalidateUsage()
+          }
+        },
+        () => 'all',
+      ),
+  }
+
   // Events for Cairn's own writes come too, after their commit: the rescan of those paths
   // finds them equal to HEAD and commits nothing.
   const watcher =
@@ -263,6 +328,10 @@ export async function openVersionedMemory(
         () => touchedByCommand(input),
       ),
     setPolicy: (policy) => tool.configure(policy),
+    setMachine: (name) => {
+      machine = name
+    },
+    git,
 
     log: async (query) =>
       queryLog(repo.entries(), query.path ? { ...query, path: normalize(query.path) } : query),

@@ -15,5 +15,6 @@ export {
 export { createRunnableMemoryTool, type MemoryExecutor } from './sdk-adapter'
 export * from './types'
 export { IMAGE_TYPES } from './view'
+export { scanForSecrets, type SecretFinding } from './secrets'
 export { MAX_VIEW_CHARS, wholeViewSize } from './format'
 export { PLAN_FILE_LIST } from './plan'

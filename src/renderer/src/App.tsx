@@ -1,5 +1,6 @@
 import { NavigationProvider, useNavigation } from './lib/navigation'
 import { PendingChangesProvider } from './lib/pending-changes'
+import { ThisMachineProvider } from './lib/this-machine'
 import { RecoveryNotice } from './features/app/RecoveryNotice'
 import { SidePane } from './features/app/SidePane'
 import { CairnMark, icons } from './components/icons'
@@ -12,17 +13,26 @@ import { LiveTurnsProvider } from './features/chat/live-turns'
 import { SettingsDialog } from './features/settings/SettingsDialog'
 import { SettingsProvider, useSettings } from './features/settings/settings-context'
 import { useTheme } from './features/settings/use-theme'
+import { ConflictDialog } from './features/sync/ConflictDialog'
+import { JoinDialog } from './features/sync/JoinDialog'
+import { SyncProvider, useSync } from './features/sync/sync-context'
+import { SyncIndicator } from './features/sync/SyncIndicator'
+import { SyncSettings } from './features/sync/SyncSettings'
 
 /** The window's frame: conversations sidebar, chat in the middle, memory and history beside. */
 export function App() {
   return (
     <NavigationProvider>
       <SettingsProvider>
-        <LiveTurnsProvider>
-          <PendingChangesProvider>
-            <Frame />
-          </PendingChangesProvider>
-        </LiveTurnsProvider>
+        <SyncProvider>
+          <ThisMachineProvider>
+            <LiveTurnsProvider>
+              <PendingChangesProvider>
+                <Frame />
+              </PendingChangesProvider>
+            </LiveTurnsProvider>
+          </ThisMachineProvider>
+        </SyncProvider>
       </SettingsProvider>
     </NavigationProvider>
   )
@@ -32,6 +42,7 @@ function Frame() {
   const appInfo = useAppInfo()
   const { state: settings } = useSettings()
   const { settingsOpen, openSettings, view } = useNavigation()
+  const { dialog } = useSync()
   useTheme(settings.status === 'ready' ? settings.settings.theme : null)
   useShortcuts()
 
@@ -50,6 +61,7 @@ function Frame() {
           <ConversationSidebar />
         </div>
         <footer className="sidebar-bottom">
+          <SyncIndicator />
           <button
             type="button"
             className="settings-button"
@@ -88,7 +100,9 @@ function Frame() {
 
       {fullHistory && <FullHistoryView />}
 
-      {settingsOpen && <SettingsDialog />}
+      {settingsOpen && <SettingsDialog extraSections={<SyncSettings />} />}
+      {dialog === 'conflicts' && <ConflictDialog />}
+      {dialog === 'join' && <JoinDialog />}
     </div>
   )
 }

@@ -2,8 +2,9 @@ import type { BlameLine, CommitSummary } from '../../../shared/types'
 import { useBlame } from '../lib/use-blame'
 import { Banner } from './Banner'
 import { Loading } from './Feedback'
-import { sentence, whoLabel, whoOf } from '../lib/commit-words'
+import { madeElsewhere, sentence, whoLabel, whoOf } from '../lib/commit-words'
 import { clockTime, dayKey, exactTime, shortDateTime } from '../lib/format'
+import { useThisMachine } from '../lib/this-machine'
 import './blame.css'
 
 /** What the blame gutter can lead to: the commit, and for Claude the reply that wrote it. */
@@ -105,8 +106,12 @@ function BlameGutter(props: {
 }) {
   const { commit, actions, now } = props
   const who = whoOf(commit)
-  const { conversationId, toolUseId } = commit
-  const said = sentence(commit, null, now)
+  const thisMachine = useThisMachine()
+  const machine = madeElsewhere(commit, thisMachine)
+  // A conversation held on another machine cannot be opened here.
+  const conversationId = machine ? null : commit.conversationId
+  const { toolUseId } = commit
+  const said = sentence(commit, null, now, { thisMachine })
   return (
     <span className="blame-info">
       <button
@@ -118,6 +123,11 @@ function BlameGutter(props: {
       >
         <span className={`blame-mark blame-mark-${who}`} aria-hidden="true" />
         <span className="blame-who">{whoLabel(who)}</span>
+        {machine && (
+          <span className="blame-machine" title={`Made on ${machine}`}>
+            {machine}
+          </span>
+        )}
         <span className="blame-when">
           {props.compact ? briefTime(commit.time, now) : shortDateTime(commit.time, now)}
         </span>

@@ -69,6 +69,16 @@ export const icons = {
     <Icon d="M12 22a10 10 0 1 0 0-20 10 10 0 0 0 0 20zM12 16v-4M12 8h.01" {...p} />
   ),
   check: (p: IconProps) => <Icon d="M5 12l5 5L20 7" {...p} />,
+  sync: (p: IconProps) => (
+    <Icon d="M20 11a8 8 0 0 0-14.6-4.4M4 4v4h4M4 13a8 8 0 0 0 14.6 4.4M20 20v-4h-4" {...p} />
+  ),
+  cloudOff: (p: IconProps) => (
+    <Icon
+      d="M3 3l18 18M8 6.3A6 6 0 0 1 17.7 10H18a4 4 0 0 1 2.3 7.3M16 18H7a5 5 0 0 1-1.6-9.7"
+      {...p}
+    />
+  ),
+  merge: (p: IconProps) => <Icon d="M7 3v18M7 7c0 6 10 4 10 10v4M17 3v4" {...p} />,
   close: (p: IconProps) => <Icon d="M6 6l12 12M18 6 6 18" {...p} />,
   memory: (p: IconProps) => <Icon d="M6 3h9l4 4v14H6zM14 3v5h5M9 13h6M9 17h6" {...p} />,
   history: (p: IconProps) => <Icon d="M3 12a9 9 0 1 0 3-6.7L3 8M3 3v5h5M12 7v5l3 2" {...p} />,

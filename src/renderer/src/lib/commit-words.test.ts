@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import type { CommitSummary } from '../../../shared/types'
-import { namesOf, sentence, whoLabel, whoOf } from './commit-words'
+import { madeElsewhere, namesOf, sentence, whoLabel, whoOf } from './commit-words'
 import { clockTime, dayHeading, shortDateTime } from './format'
 
 const now = new Date(2026, 10, 30, 18, 0).getTime()
@@ -93,6 +93,84 @@ describe('commits in plain language', () => {
     expect(whoLabel(whoOf(commit({ actor: 'user' })))).toBe('You')
     expect(whoLabel(whoOf(commit({ actor: 'system', command: 'outside' })))).toBe('Outside Cairn')
     expect(whoLabel(whoOf(commit({ actor: 'system', command: 'recovery' })))).toBe('Cairn')
+  })
+
+  it('says on which machine a change was made when it was not this one', () => {
+    const remote = commit({ machine: 'laptop', paths: ['/memories/notes.md'] })
+    const here = { thisMachine: 'desktop' }
+    expect(sentence(remote, null, now, here)).toBe('Claude on laptop edited notes.md')
+    expect(sentence(remote, null, now, { thisMachine: 'laptop' })).toBe('Claude edited notes.md')
+    // Not known yet which machine this is: nothing is said rather than something wrong.
+    expect(sentence(remote, null, now)).toBe('Claude edited notes.md')
+    expect(sentence(commit({ machine: null }), null, now, here)).toBe('Claude edited trailhead.md')
+    expect(sentence({ ...remote, actor: 'system', command: 'outside' }, null, now, here)).toBe(
+      'notes.md was edited outside Cairn on laptop',
+    )
+    expect(
+      sentence({ ...remote, actor: 'system', command: 'init', paths: [] }, null, now, here),
+    ).toBe('Cairn on laptop started the history')
+    expect(madeElsewhere(remote, 'desktop')).toBe('laptop')
+    expect(madeElsewhere(remote, null)).toBeNull()
+  })
+
+  it('says whose memory a merge joined, from where it is read', () => {
+    const joined = commit({ oid: 'c'.repeat(40), machine: 'laptop' })
+    const merge = commit({
+      actor: 'system',
+      command: 'merge',
+      subject: 'Merge memory from laptop',
+      machine: 'desktop',
+      otherParents: [joined.oid],
+      conversationId: null,
+      toolUseId: null,
+    })
+    expect(sentence(merge, null, now, { thisMachine: 'desktop', joined })).toBe(
+      'Cairn merged the memory of laptop',
+    )
+    // The same merge read on the laptop, after it synced.
+    expect(sentence(merge, null, now, { thisMachine: 'laptop', joined })).toBe(
+      'Cairn on desktop merged this machine’s memory',
+    )
+    expect(sentence(merge, null, now, { thisMachine: 'desktop' })).toBe(
+      'Cairn merged the memory of another machine',
+    )
+    const join = {
+      ...merge,
+      actor: 'user' as const,
+      subject: 'Join this machine’s memory with laptop’s',
+    }
+    expect(sentence(join, null, now, { thisMachine: 'desktop', joined })).toBe(
+      'You joined this machine’s memory with the memory of laptop',
+    )
+    expect(sentence(join, null, now, { thisMachine: 'laptop', joined })).toBe(
+      'You on desktop joined its memory with this machine’s memory',
+    )
+    const backup = { ...join, subject: 'Bring back the memory kept in a backup' }
+    expect(sentence(backup, null, now, { thisMachine: 'desktop', joined })).toBe(
+      'You brought back memory from a backup',
+    )
+  })
+
+  it('says a conflict was resolved, and what was imported', () => {
+    const resolve = commit({
+      actor: 'user',
+      command: 'resolve',
+      paths: ['/memories/photo.png', '/memories/photo (desktop).png'],
+      machine: 'laptop',
+    })
+    expect(sentence(resolve, null, now, { thisMachine: 'laptop' })).toBe(
+      'You resolved the conflict in photo.png',
+    )
+    expect(sentence(resolve, null, now, { thisMachine: 'desktop' })).toBe(
+      'You on laptop resolved the conflict in photo.png',
+    )
+    expect(
+      sentence(
+        commit({ actor: 'user', command: 'import', paths: ['/memories/a.md', '/memories/b.md'] }),
+        null,
+        now,
+      ),
+    ).toBe('You imported a.md and b.md')
   })
 
   it('lists a few names, and counts many', () => {

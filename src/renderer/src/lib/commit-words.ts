@@ -1,7 +1,9 @@
 /**
  * Commits as people read them: who made a change and a sentence saying what it did ("Claude
  * edited trailhead.md", "You restored preferences.md to its version of 3 Nov, 14:02").
- * Restores name what they went back to by its time, never by a commit id. Pure.
+ * Restores name what they went back to by its time, never by a commit id; a change that came
+ * from another machine says where it was made ("Claude on laptop edited notes.md"), and a
+ * merge says whose memory it joined ("Cairn merged the memory of laptop"). Pure.
  */
 import type { CommitSummary } from '../../../shared/types'
 import { displayPath, shortDateTime } from './format'
@@ -35,16 +37,43 @@ export function namesOf(paths: ReadonlyArray<string>): string {
   return `${names[0]} and ${names.length - 1} other files`
 }
 
+/** Where a change is read: which machine is this one, and what a merge joined. */
+export interface Whereabouts {
+  /** This machine's name (its commits' `Machine:`); null when not known yet. */
+  readonly thisMachine?: string | null
+  /** The commit a merge joined (its second parent), when known. */
+  readonly joined?: CommitSummary | null
+}
+
+/** The machine a change was made on when it is not this one (null: here, or unknown). */
+export function madeElsewhere(
+  commit: Pick<CommitSummary, 'machine'>,
+  thisMachine: string | null | undefined,
+): string | null {
+  if (!commit.machine || !thisMachine || commit.machine === thisMachine) return null
+  return commit.machine
+}
+
+/** "this machine’s memory", "the memory of laptop", "the memory of another machine". */
+function memoryOf(machine: string | null | undefined, thisMachine: string | null | undefined) {
+  if (machine && thisMachine && machine === thisMachine) return 'this machine’s memory'
+  return `the memory of ${machine || 'another machine'}`
+}
+
 /**
  * What a commit did, as one sentence. `target` is the commit a restore or a revert went back
- * to (when known), named by its time; `now` decides whether the year is worth saying.
+ * to (when known), named by its time; `now` decides whether the year is worth saying; `where`
+ * tells changes made on other machines apart and names what a merge joined.
  */
 export function sentence(
   commit: CommitSummary,
   target: CommitSummary | null = null,
   now = Date.now(),
+  where: Whereabouts = {},
 ): string {
-  const actor = whoLabel(commit.actor)
+  const elsewhere = madeElsewhere(commit, where.thisMachine)
+  const on = elsewhere ? ` on ${elsewhere}` : ''
+  const actor = `${whoLabel(commit.actor)}${on}`
   const names = namesOf(commit.paths)
   const when = target ? shortDateTime(target.time, now) : null
   switch (commit.command) {
@@ -75,19 +104,48 @@ export function sentence(
         : `${actor} brought back ${names}`
     case 'revert':
       return target
-        ? `${actor} undid “${sentence(target, null, now)}” of ${when}`
+        ? `${actor} undid “${sentence(target, null, now, { thisMachine: where.thisMachine })}” of ${when}`
         : `${actor} undid an earlier change`
     case 'restore-all':
       return when
         ? `${actor} restored all memory to how it was on ${when}`
         : `${actor} restored all memory to an earlier point`
     case 'recovery':
-      return `Cairn saved ${names} after an interrupted change`
+      return `Cairn${on} saved ${names} after an interrupted change`
     case 'outside':
-      return `${names} ${commit.paths.length === 1 ? 'was' : 'were'} edited outside Cairn`
+      return `${names} ${commit.paths.length === 1 ? 'was' : 'were'} edited outside Cairn${on}`
     case 'init':
       return commit.paths.length > 0
-        ? `Cairn started the history with ${commit.paths.length} ${commit.paths.length === 1 ? 'file' : 'files'}`
-        : 'Cairn started the history'
+        ? `Cairn${on} started the history with ${commit.paths.length} ${commit.paths.length === 1 ? 'file' : 'files'}`
+        : `Cairn${on} started the history`
+    case 'merge':
+      return mergeSentence(commit, actor, elsewhere, where)
+    case 'resolve':
+      // A file that is not text is resolved with its other version (`photo (desktop).png`).
+      return `${actor} resolved the conflict in ${namesOf(commit.paths.slice(0, 1))}`
+    case 'import':
+      return commit.paths.length > 0 ? `${actor} imported ${names}` : `${actor} imported memory`
   }
+}
+
+/**
+ * A merge commit: by Cairn when a sync joined two machines' changes; by You when the person
+ * chose to join this machine's memory with a remote's, or to bring back a backup.
+ */
+function mergeSentence(
+  commit: CommitSummary,
+  actor: string,
+  elsewhere: string | null,
+  where: Whereabouts,
+): string {
+  const joined = where.joined ?? null
+  if (commit.actor === 'system') {
+    return `${actor} merged ${memoryOf(joined?.machine, where.thisMachine)}`
+  }
+  // Sync's own subject for bringing a backup back (sync/engine.ts, `restore-backup`).
+  if (commit.subject.startsWith('Bring back')) return `${actor} brought back memory from a backup`
+  const theirs = memoryOf(joined?.machine, where.thisMachine)
+  return elsewhere
+    ? `${actor} joined its memory with ${theirs}`
+    : `${actor} joined this machine’s memory with ${theirs}`
 }

@@ -27,6 +27,29 @@ export function errorTitle(code: ErrorCode): string {
       return 'Conversation too long'
     case 'stream-interrupted':
       return 'The reply was interrupted'
+    case 'sync-invalid-url':
+      return 'Check the remote’s address'
+    case 'sync-unreachable':
+      return 'Could not reach the remote'
+    case 'sync-auth':
+      return 'The remote refused the token'
+    case 'sync-not-a-repository':
+      return 'Not a git repository'
+    case 'sync-interrupted':
+      return 'Sync was interrupted'
+    case 'sync-rejected':
+      return 'The remote refused the update'
+    case 'sync-rewritten':
+      return 'The remote’s history was rewritten'
+    case 'sync-join-needed':
+      return 'Choose how to join the memories'
+    case 'sync-unsafe-content':
+      return 'The remote holds files Cairn refuses'
+    case 'sync-no-conflict':
+      return 'Nothing left to resolve'
+    case 'import-invalid':
+    case 'import-empty':
+      return 'Nothing was imported'
     case 'review-not-found':
       return 'This change is no longer waiting'
     case 'review-outdated':

@@ -6,8 +6,9 @@ import { CommitBadges, FlagList } from './CommitBadges'
 import { SplitIcon, UnifiedIcon } from '../../components/icons'
 import type { BlameActions } from '../../components/BlameView'
 import { useSummary } from '../../lib/commit-summaries'
-import { sentence, whoLabel, whoOf } from '../../lib/commit-words'
-import { exactTime, shortDateTime } from '../../lib/format'
+import { madeElsewhere, sentence, whoLabel, whoOf } from '../../lib/commit-words'
+import { displayPath, exactTime, shortDateTime } from '../../lib/format'
+import { useThisMachine } from '../../lib/this-machine'
 import { commandLabel } from './describe'
 import { FileBlameView } from './FileBlameView'
 import { FileChangeView } from './FileChangeView'
@@ -29,9 +30,10 @@ const MODES: ReadonlyArray<{
 ]
 
 /**
- * The selected change: what it did in a sentence, when, where it came from, the restore
- * actions, its facts (command, commit id, trailers) one click away, and each file as a diff
- * or with the provenance of every line.
+ * The selected change: what it did in a sentence, when, where it came from (a conversation,
+ * another machine, the history a merge joined), the restore actions, its facts (command,
+ * commit id, trailers) one click away, and each file as a diff or with the provenance of
+ * every line.
  */
 export function CommitDetailView(props: {
   readonly detail: CommitDetail
@@ -44,13 +46,21 @@ export function CommitDetailView(props: {
   readonly onOpenConversation: (id: string) => void
   readonly onSelectOid: (oid: string) => void
   readonly onRequest: (request: RestoreRequest) => void
+  /** Saves the memory as it was at this change, as a ZIP. */
+  readonly onExport: (oid: string) => void
   readonly blameActions: BlameActions
 }) {
   const { detail, mode, now } = props
   const { commit } = detail
   const target = useSummary(commit.restoredFrom)
+  const joinedOid = commit.otherParents?.[0] ?? null
+  const joined = useSummary(joinedOid)
+  const thisMachine = useThisMachine()
+  const machine = madeElsewhere(commit, thisMachine)
+  // A conversation held on another machine cannot be opened here.
+  const conversationId = machine ? null : commit.conversationId
   const truncated = truncationNote(detail)
-  const conversationId = commit.conversationId
+  const kept = conflictsKept(detail.message)
   const canRevert = commit.parent !== null && commit.command !== 'init'
   const who = whoOf(commit)
   return (
@@ -58,7 +68,7 @@ export function CommitDetailView(props: {
       <header className="hist-detail-header">
         <h2 className="hist-detail-title">
           <span className={`hist-who hist-who-${who}`} title={whoLabel(who)} aria-hidden="true" />
-          <span>{sentence(commit, target, now)}</span>
+          <span>{sentence(commit, target, now, { thisMachine, joined })}</span>
           {commit.overwrite && <span className="hist-badge hist-badge-overwrite">Overwrite</span>}
           <CommitBadges commit={commit} />
         </h2>
@@ -66,6 +76,7 @@ export function CommitDetailView(props: {
           <time dateTime={new Date(commit.time).toISOString()} title={exactTime(commit.time)}>
             {shortDateTime(commit.time, now)}
           </time>
+          {machine && <span className="hist-badge hist-badge-machine">Made on {machine}</span>}
           {conversationId && (
             <ConversationLink
               prefix="From "
@@ -81,7 +92,27 @@ export function CommitDetailView(props: {
               onSelect={() => props.onSelectOid(commit.restoredFrom!)}
             />
           )}
+          {joinedOid && (
+            <button
+              type="button"
+              className="hist-link"
+              title="Open the last change of the history this merge joined"
+              onClick={() => props.onSelectOid(joinedOid)}
+            >
+              Joined:{' '}
+              {joined
+                ? `${shortDateTime(joined.time, now)} — ${sentence(joined, null, now, { thisMachine })}`
+                : 'another history'}
+            </button>
+          )}
         </p>
+        {kept.length > 0 && (
+          <p className="hist-conflict-note" role="note">
+            Both versions of {kept.map(displayPath).join(', ')}{' '}
+            {kept.length === 1 ? 'were' : 'were each'} kept, between conflict markers, until one is
+            chosen.
+          </p>
+        )}
         {commit.overwrite && (
           <p className="hist-overwrite-note">
             Claude replaced an existing file with new content. Use “Restore this version” on the
@@ -105,6 +136,13 @@ export function CommitDetailView(props: {
             onClick={() => props.onRequest({ kind: 'all', commit })}
           >
             Restore all memory to this point
+          </button>
+          <button
+            type="button"
+            className="button button-small"
+            onClick={() => props.onExport(commit.oid)}
+          >
+            Export this version (.zip)
           </button>
           <div className="hist-view-controls">
             {mode === 'split' && (
@@ -147,9 +185,21 @@ export function CommitDetailView(props: {
             </dd>
             {commit.parent && (
               <>
-                <dt>Parent</dt>
+                <dt>{joinedOid ? 'Parents' : 'Parent'}</dt>
                 <dd>
-                  <code className="hist-oid">{commit.parent}</code>
+                  {[commit.parent, ...(commit.otherParents ?? [])].map((oid) => (
+                    <code key={oid} className="hist-oid">
+                      {oid}
+                    </code>
+                  ))}
+                </dd>
+              </>
+            )}
+            {commit.machine && (
+              <>
+                <dt>Machine</dt>
+                <dd>
+                  {commit.machine === thisMachine ? `${commit.machine} (this one)` : commit.machine}
                 </dd>
               </>
             )}
@@ -212,6 +262,26 @@ function TargetLink(props: {
         : 'an earlier change'}
     </button>
   )
+}
+
+/**
+ * The files a merge kept both versions of (its `Conflict:` trailers, sync/engine.ts):
+ *
+ *   Conflict: %2Fmemories%2Fnotes.md
+ *   Conflict: %2Fmemories%2Fphoto.png %2Fmemories%2Fphoto%20(desktop).png
+ */
+export function conflictsKept(message: string): ReadonlyArray<string> {
+  const paths: string[] = []
+  for (const line of message.split('\n')) {
+    const match = /^Conflict: (\S+)/.exec(line)
+    if (!match) continue
+    try {
+      paths.push(decodeURIComponent(match[1] as string))
+    } catch {
+      // Not one of Cairn's trailers: nothing to say about it.
+    }
+  }
+  return paths
 }
 
 function BlameIcon() {

@@ -9,6 +9,7 @@ import type { BlameActions } from '../../components/BlameView'
 import { ConfirmDialog } from '../../components/ConfirmDialog'
 import { EmptyState, Loading } from '../../components/Feedback'
 import { CommitDetailView } from './CommitDetailView'
+import { useThisMachine } from '../../lib/this-machine'
 import { describeRequest } from './restore-request'
 import { Timeline } from './Timeline'
 import type { HistoryState } from './use-history'
@@ -95,6 +96,7 @@ export function DetailArea(props: {
           onOpenConversation={props.onOpenConversation}
           onSelectOid={history.selectOid}
           onRequest={history.setRequest}
+          onExport={history.exportVersion}
           blameActions={props.blameActions}
         />
       ) : (
@@ -112,8 +114,9 @@ export function DetailArea(props: {
 
 export function RestoreConfirm(props: { readonly history: HistoryState; readonly now: number }) {
   const { request, setRequest, perform } = props.history
+  const thisMachine = useThisMachine()
   if (!request) return null
-  const described = describeRequest(request, props.now)
+  const described = describeRequest(request, props.now, thisMachine)
   return (
     <ConfirmDialog
       title={described.title}

@@ -2,6 +2,7 @@ import { useRef, type KeyboardEvent } from 'react'
 import { knownSummary } from '../../lib/commit-summaries'
 import { sentence, whoLabel, whoOf } from '../../lib/commit-words'
 import { displayPath, exactTime, shortDateTime } from '../../lib/format'
+import { useThisMachine } from '../../lib/this-machine'
 import type { HistorySearch } from './use-history-search'
 
 /**
@@ -17,6 +18,7 @@ export function SearchHits(props: {
   readonly onClear: () => void
 }) {
   const { search, now } = props
+  const thisMachine = useThisMachine()
   const list = useRef<HTMLUListElement>(null)
   const quoted = `“${search.text ?? ''}”`
   const count = search.hits.length
@@ -109,7 +111,10 @@ export function SearchHits(props: {
                 />
                 <span className="fh-hit-main">
                   <span className="hist-sentence">
-                    {sentence(commit, knownSummary(commit.restoredFrom), now)}
+                    {sentence(commit, knownSummary(commit.restoredFrom), now, {
+                      thisMachine,
+                      joined: knownSummary(commit.otherParents?.[0]),
+                    })}
                   </span>
                   <span className="hist-sub">
                     <time title={exactTime(commit.time)}>{shortDateTime(commit.time, now)}</time>

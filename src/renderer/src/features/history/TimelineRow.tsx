@@ -1,15 +1,17 @@
 import type { ReactNode } from 'react'
 import type { CommitSummary } from '../../../../shared/types'
 import { knownSummary } from '../../lib/commit-summaries'
-import { sentence, whoLabel, whoOf } from '../../lib/commit-words'
+import { madeElsewhere, sentence, whoLabel, whoOf } from '../../lib/commit-words'
 import { clockTime, exactTime } from '../../lib/format'
+import { useThisMachine } from '../../lib/this-machine'
 import { ConversationLink } from '../../components/ConversationLink'
 import { CommitBadges, FlagReason } from './CommitBadges'
 
 /**
  * One change in the timeline: who made it (a coloured mark), what it did in a sentence, its
- * time of day (the exact moment on hover) and the conversation it came from. `badges` is
- * where a row gets its markers (an overwrite, a flag); `heading` opens a new day.
+ * time of day (the exact moment on hover) and the conversation it came from, or the machine
+ * when another one made it. `badges` is where a row gets its markers (an overwrite, a flag);
+ * `heading` opens a new day.
  */
 export function TimelineRow(props: {
   readonly commit: CommitSummary
@@ -21,7 +23,10 @@ export function TimelineRow(props: {
 }) {
   const { commit } = props
   const who = whoOf(commit)
-  const conversationId = commit.conversationId
+  const thisMachine = useThisMachine()
+  const machine = madeElsewhere(commit, thisMachine)
+  // A conversation held on another machine cannot be opened here.
+  const conversationId = machine ? null : commit.conversationId
   return (
     <div role="gridcell" className="hist-cell-wrap">
       {props.heading && (
@@ -34,7 +39,10 @@ export function TimelineRow(props: {
         <div className="hist-cell-main">
           <div className="hist-line">
             <span className="hist-sentence" title={commit.paths.join('\n')}>
-              {sentence(commit, knownSummary(commit.restoredFrom), props.now)}
+              {sentence(commit, knownSummary(commit.restoredFrom), props.now, {
+                thisMachine,
+                joined: knownSummary(commit.otherParents?.[0]),
+              })}
             </span>
             {commit.overwrite && <span className="hist-badge hist-badge-overwrite">Overwrite</span>}
             <CommitBadges commit={commit} />
@@ -44,6 +52,11 @@ export function TimelineRow(props: {
             <time dateTime={new Date(commit.time).toISOString()} title={exactTime(commit.time)}>
               {clockTime(commit.time)}
             </time>
+            {machine && (
+              <span className="hist-badge hist-badge-machine" title={`Made on ${machine}`}>
+                {machine}
+              </span>
+            )}
             <FlagReason commit={commit} />
             {conversationId && (
               <ConversationLink

@@ -14,6 +14,9 @@ const COMMAND_LABELS: Readonly<Record<CommitCommand, string>> = {
   recovery: 'changes saved after an interruption',
   outside: 'edits made outside Cairn, saved',
   init: 'the start of the history',
+  merge: 'two histories joined: changes made on another machine brought in',
+  resolve: 'a sync conflict settled',
+  import: 'memory brought in from a bundle, a repository, files or pasted text',
 }
 
 /** What a commit's command means, for the change's details (beside the command itself). */

@@ -5,6 +5,7 @@
  */
 import type { ApiResult, ChangeResult, CommitSummary } from '../../../../shared/types'
 import { api } from '../../lib/api'
+import { knownSummary } from '../../lib/commit-summaries'
 import { sentence } from '../../lib/commit-words'
 import { displayPath, shortDateTime } from '../../lib/format'
 
@@ -16,21 +17,26 @@ export type RestoreRequest =
   | { readonly kind: 'all'; readonly commit: CommitSummary }
 
 /** "the change of 3 Nov, 14:02 (“Claude edited notes.md”)". */
-function changeOf(commit: CommitSummary, now: number): string {
-  return `the change of ${shortDateTime(commit.time, now)} (“${sentence(commit, null, now)}”)`
+function changeOf(commit: CommitSummary, now: number, thisMachine: string | null): string {
+  const said = sentence(commit, knownSummary(commit.restoredFrom) ?? null, now, {
+    thisMachine,
+    joined: knownSummary(commit.otherParents?.[0]) ?? null,
+  })
+  return `the change of ${shortDateTime(commit.time, now)} (“${said}”)`
 }
 
 /** The confirmation text for a restore: exactly what will happen, and that it can be undone. */
 export function describeRequest(
   request: RestoreRequest,
   now = Date.now(),
+  thisMachine: string | null = null,
 ): {
   readonly title: string
   readonly body: ReadonlyArray<string>
   readonly confirm: string
 } {
   const undo = 'Nothing is lost: this is saved as a new change in History, and you can undo it.'
-  const change = changeOf(request.commit, now)
+  const change = changeOf(request.commit, now, thisMachine)
   switch (request.kind) {
     case 'file':
       return {
@@ -75,6 +81,7 @@ export function describeRequest(
 export function startRestore(
   req: RestoreRequest,
   now = Date.now(),
+  thisMachine: string | null = null,
 ): [Promise<ApiResult<ChangeResult>>, string] {
   const { oid, time } = req.commit
   const when = shortDateTime(time, now)
@@ -90,7 +97,7 @@ export function startRestore(
         `Brought back ${displayPath(req.path)}.`,
       ]
     case 'revert':
-      return [api().history.revert({ oid }), `Undid ${changeOf(req.commit, now)}.`]
+      return [api().history.revert({ oid }), `Undid ${changeOf(req.commit, now, thisMachine)}.`]
     case 'all':
       return [api().history.restoreAll({ oid }), `Restored all memory to how it was on ${when}.`]
   }

@@ -8,16 +8,19 @@ import { loadSummaries } from '../../lib/commit-summaries'
 import { useConversationTitles } from '../../lib/conversation-titles'
 import { useNavigation, type HistoryTarget } from '../../lib/navigation'
 import { useResource } from '../../lib/use-resource'
+import { useThisMachine } from '../../lib/this-machine'
 import { startRestore, type RestoreRequest } from './restore-request'
 import { TimelineStore, type TimelineFilters } from './timeline-store'
 
 /**
- * A page of the timeline, with the commits its restores went back to loaded first: a row
- * says "restored preferences.md to its version of 3 Nov, 14:02" from its first drawing.
+ * A page of the timeline, with the commits its restores went back to and its merges joined
+ * loaded first: a row says "restored preferences.md to its version of 3 Nov, 14:02" or
+ * "merged the memory of laptop" from its first drawing.
  */
 async function fetchPage(query: TimelineFilters & { offset: number; limit: number }) {
   const page: LogPage = await unwrap(api().history.log(withoutEmpty(query)))
-  await loadSummaries(page.entries.map((entry) => entry.restoredFrom)).catch(() => {
+  const named = page.entries.flatMap((entry) => [entry.restoredFrom, entry.otherParents?.[0]])
+  await loadSummaries(named).catch(() => {
     // Rows then name the target less precisely ("an earlier version"), nothing worse.
   })
   return page
@@ -56,6 +59,7 @@ export function useHistory(target: HistoryTarget | null) {
   const { notice, show, dismiss } = useNotice()
   const { conversations, titleOf } = useConversationTitles()
   const { showReply } = useNavigation()
+  const thisMachine = useThisMachine()
 
   const selectOid = useCallback((oid: string) => {
     setSelectedOid(oid)
@@ -141,9 +145,19 @@ export function useHistory(target: HistoryTarget | null) {
     })
   }
 
+  // The memory as it was at a change, saved as a ZIP where the person chooses.
+  const exportVersion = (oid: string) => {
+    unwrap(api().sync.export({ kind: 'zip', at: oid })).then(
+      (result) => {
+        if (result.saved) show(result.message, 'success')
+      },
+      (error: unknown) => show(`Not exported: ${errorMessage(error)}`, 'error'),
+    )
+  }
+
   const perform = async (req: RestoreRequest) => {
     try {
-      const [call, done] = startRestore(req)
+      const [call, done] = startRestore(req, Date.now(), thisMachine)
       afterChange(await unwrap(call), done)
     } catch (error) {
       show(errorMessage(error), 'error')
@@ -174,6 +188,7 @@ export function useHistory(target: HistoryTarget | null) {
     request,
     setRequest,
     perform,
+    exportVersion,
     notice,
     dismissNotice: dismiss,
   }

@@ -1,4 +1,4 @@
-import { useEffect, useId, useRef, useState, type FormEvent } from 'react'
+import { useEffect, useId, useRef, useState, type FormEvent, type ReactNode } from 'react'
 import type { ModelInfo, SettingsView, ThemeSetting } from '../../../../shared/types'
 import { Banner } from '../../components/Banner'
 import { Loading } from '../../components/Feedback'
@@ -8,8 +8,11 @@ import { useNavigation } from '../../lib/navigation'
 import { useSettings } from './settings-context'
 import './settings.css'
 
-/** The settings window: a modal dialog over the app, opened with Ctrl/Cmd+, or the gear. */
-export function SettingsDialog() {
+/**
+ * The settings window: a modal dialog over the app, opened with Ctrl/Cmd+, or the gear.
+ * `extraSections` are other features' settings (sync), shown after Appearance.
+ */
+export function SettingsDialog({ extraSections }: { readonly extraSections?: ReactNode } = {}) {
   const { openSettings } = useNavigation()
   const { state, reload } = useSettings()
   const ref = useRef<HTMLDialogElement>(null)
@@ -49,7 +52,9 @@ export function SettingsDialog() {
           </Banner>
         )}
         <Loading active={state.status === 'loading'} label="Loading settings…" />
-        {state.status === 'ready' && <SettingsForm settings={state.settings} onClose={close} />}
+        {state.status === 'ready' && (
+          <SettingsForm settings={state.settings} onClose={close} extra={extraSections} />
+        )}
       </div>
     </dialog>
   )
@@ -204,9 +209,11 @@ function useModels(hasApiKey: boolean) {
 function SettingsForm({
   settings,
   onClose,
+  extra,
 }: {
   readonly settings: SettingsView
   readonly onClose: () => void
+  readonly extra?: ReactNode
 }) {
   const { update } = useSettings()
   const [draft, setDraft] = useState<Draft>(() => draftOf(settings))
@@ -455,6 +462,7 @@ function SettingsForm({
         <p className="field-help">Applies at once. System follows your computer’s setting.</p>
       </section>
 
+      {extra}
       <DataFolderSection dataDir={settings.dataDir} />
       <ShortcutsSection />
     </>

@@ -1,0 +1,266 @@
+import { mkdtemp, rm } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import type { Core } from '../src/main/core'
+import { createRecordingLogger } from '../src/main/lib/logger'
+import { startGitServer, type GitServer } from '../test/fixtures/git-server'
+import { expect, test } from './fixtures/harness'
+import { call, otherMachine } from './fixtures/machines'
+import { HistoryPage } from './pages/history.page'
+import { SyncPage } from './pages/sync.page'
+
+let server: GitServer
+let repoCount = 0
+
+test.beforeAll(async () => {
+  server = await startGitServer()
+})
+test.afterAll(async () => {
+  await server.close()
+})
+
+// Sync failures are expected here (a server stopped on purpose): kept, not printed.
+test.use({
+  cairnOptions: {
+    hostName: () => 'laptop',
+    syncDebounceMs: 3_600_000,
+    logger: createRecordingLogger(),
+  },
+})
+
+function newRepo(): string {
+  const name = `e2e-${++repoCount}`
+  server.createRepo(name)
+  return name
+}
+
+const remoteOf = (repo: string, token = server.token) => ({
+  url: server.url(repo),
+  username: server.user,
+  token,
+  intervalMinutes: 0,
+})
+
+test('Sync settings say plainly what failed, then turn sync on', async ({ page, cairn }) => {
+  const repo = newRepo()
+  await cairn.core.dispatch('memory:write', { path: '/memories/notes.md', content: 'hello\n' })
+  await cairn.open(page)
+  const sync = new SyncPage(page)
+  await sync.openSettings()
+  await expect(sync.state()).toContainText('Sync off')
+
+  await sync.fill({
+    url: 'http://127.0.0.1:1/memory.git',
+    username: server.user,
+    token: server.token,
+  })
+  await sync.testConnection()
+  await expect(sync.testResult()).toContainText('could not be reached')
+
+  await sync.fill({ url: server.url(repo), token: 'wrong-token' })
+  await sync.testConnection()
+  await expect(sync.testResult()).toContainText('refused the username or token')
+
+  await sync.fill({ url: server.url('no-such-repository'), token: server.token })
+  await sync.testConnection()
+  await expect(sync.testResult()).toContainText('No git repository was found')
+
+  await sync.fill({ url: 'ssh://git@example.com/memory.git' })
+  await sync.testConnection()
+  await expect(sync.testResult()).toContainText('HTTPS')
+
+  await sync.fill({ url: server.url(repo), token: server.token })
+  await sync.testConnection()
+  await expect(sync.testResult()).toContainText('The repository is empty')
+
+  await sync.turnOn()
+  await expect(sync.state()).toContainText('Synced')
+  await expect(sync.token).toHaveValue('')
+  expect(await page.content()).not.toContain(server.token)
+  await expect(sync.indicator).toContainText('Synced')
+  expect(server.git(repo, 'ls-tree', '--name-only', 'main').trim()).toBe('notes.md')
+})
+
+test('the sync indicator shows syncing, failure and recovery', async ({ page, cairn }) => {
+  const repo = newRepo()
+  await call(cairn.core, 'memory:write', { path: '/memories/a.md', content: 'a\n' })
+  await call(cairn.core, 'sync:configure', remoteOf(repo))
+  await call(cairn.core, 'sync:now')
+  await cairn.open(page)
+  const sync = new SyncPage(page)
+  await expect(sync.indicator).toContainText('Synced just now')
+
+  await call(cairn.core, 'memory:write', { path: '/memories/a.md', content: 'a\nb\n' })
+  await server.stop()
+  try {
+    await sync.syncNow()
+    await expect(sync.indicator).toContainText('Could not reach the remote')
+    await expect(sync.indicator.getByRole('button').first()).toHaveAttribute(
+      'title',
+      /1 change not synced yet/,
+    )
+  } finally {
+    await server.start()
+  }
+  await sync.syncNow()
+  await expect(sync.indicator).toContainText('Synced just now')
+  expect(server.git(repo, 'show', 'main:a.md')).toBe('a\nb\n')
+
+  // Clicking it opens Settings, where the same state is told.
+  await sync.indicator.getByRole('button', { name: /Synced/ }).click()
+  await expect(sync.state()).toContainText('Synced')
+})
+
+test('the conflict dialog shows both versions and commits the choice', async ({ page, cairn }) => {
+  const repo = newRepo()
+  const desktop = await otherMachine('desktop')
+  try {
+    const base = '# Prefs\nEditor: Helix\nTheme: dark\n'
+    await call(cairn.core, 'memory:write', { path: '/memories/prefs.md', content: base })
+    await call(cairn.core, 'sync:configure', remoteOf(repo))
+    await call(cairn.core, 'sync:now')
+    await call(desktop.core, 'sync:configure', remoteOf(repo))
+    await call(desktop.core, 'sync:now')
+    const edit = (core: Core, editor: string) =>
+      core.dispatch('memory:write', {
+        path: '/memories/prefs.md',
+        content: base.replace('Helix', editor),
+      })
+    await edit(desktop.core, 'Vim')
+    await call(desktop.core, 'sync:now')
+    await edit(cairn.core, 'Zed')
+    await call(cairn.core, 'sync:now')
+
+    await cairn.open(page)
+    const sync = new SyncPage(page)
+    await expect(sync.indicator).toContainText('1 conflict to resolve')
+    await sync.indicator.getByRole('button', { name: /conflict/ }).click()
+    const dialog = sync.conflictDialog
+    await expect(dialog).toBeVisible()
+    await expect(dialog.getByRole('heading', { name: 'prefs.md' })).toBeVisible()
+    await expect(dialog.getByRole('figure', { name: /This machine · laptop/ })).toContainText(
+      'Editor: Zed',
+    )
+    await expect(dialog.getByRole('figure', { name: /Other machine · desktop/ })).toContainText(
+      'Editor: Vim',
+    )
+    await dialog.getByRole('button', { name: 'Keep desktop’s' }).click()
+    await expect(dialog).toContainText('No conflicts left')
+    await dialog.getByRole('button', { name: 'Close' }).first().click()
+    await expect(dialog).toBeHidden()
+    const file = await call(cairn.core, 'memory:read', { path: '/memories/prefs.md' })
+    expect(file.text).toBe(base.replace('Helix', 'Vim'))
+
+    // The choice is a commit by You, in the timeline with the desktop's change beside it.
+    const history = new HistoryPage(page)
+    await history.open()
+    await expect(history.row('resolve conflict')).toContainText('You')
+    await expect(
+      page.getByRole('grid', { name: 'Commits' }).getByText('desktop').first(),
+    ).toBeVisible()
+  } finally {
+    await desktop.close()
+  }
+})
+
+test('the conflict dialog saves text written by hand', async ({ page, cairn }) => {
+  const repo = newRepo()
+  const desktop = await otherMachine('desktop')
+  try {
+    await call(cairn.core, 'sync:configure', remoteOf(repo))
+    await call(desktop.core, 'memory:write', {
+      path: '/memories/me.md',
+      content: 'Likes: tea\n',
+    })
+    await call(desktop.core, 'sync:configure', remoteOf(repo))
+    await call(desktop.core, 'sync:now')
+    await call(cairn.core, 'sync:now')
+    await call(desktop.core, 'memory:write', {
+      path: '/memories/me.md',
+      content: 'Likes: coffee\n',
+    })
+    await call(desktop.core, 'sync:now')
+    await call(cairn.core, 'memory:write', {
+      path: '/memories/me.md',
+      content: 'Likes: green tea\n',
+    })
+    await call(cairn.core, 'sync:now')
+
+    await cairn.open(page)
+    const sync = new SyncPage(page)
+    await sync.indicator.getByRole('button', { name: /conflict/ }).click()
+    const dialog = sync.conflictDialog
+    await dialog.getByRole('button', { name: 'Edit…' }).click()
+    const text = dialog.getByRole('textbox', { name: 'The text to keep' })
+    await expect(text).toHaveValue(/<<<<<<< laptop/)
+    await expect(dialog).toContainText('still holds conflict markers')
+    await text.fill('Likes: green tea, and coffee in the morning\n')
+    await dialog.getByRole('button', { name: 'Save this text' }).click()
+    await expect(dialog).toContainText('No conflicts left')
+    const file = await call(cairn.core, 'memory:read', { path: '/memories/me.md' })
+    expect(file.text).toBe('Likes: green tea, and coffee in the morning\n')
+  } finally {
+    await desktop.close()
+  }
+})
+
+test('joining asks first, and merging keeps both memories', async ({ page, cairn }) => {
+  const repo = newRepo()
+  const desktop = await otherMachine('desktop')
+  try {
+    await call(desktop.core, 'memory:write', { path: '/memories/desktop.md', content: 'd\n' })
+    await call(desktop.core, 'sync:configure', remoteOf(repo))
+    await call(desktop.core, 'sync:now')
+    await call(cairn.core, 'memory:write', { path: '/memories/laptop.md', content: 'l\n' })
+    await cairn.open(page)
+    const sync = new SyncPage(page)
+    await call(cairn.core, 'sync:configure', remoteOf(repo))
+    await call(cairn.core, 'sync:now')
+    // The question opens by itself; nothing has changed yet.
+    await expect(sync.joinDialog).toBeVisible()
+    await expect(sync.joinDialog).toContainText('desktop’s memory (1 file)')
+    expect((await call(cairn.core, 'memory:tree')).map((e) => e.path)).toEqual([
+      '/memories/laptop.md',
+    ])
+    await sync.joinDialog
+      .getByRole('button', { name: /Merge this machine’s memory into it/ })
+      .click()
+    await expect(sync.joinDialog).toBeHidden()
+    await expect(sync.indicator).toContainText('Synced')
+    const files = (await call(cairn.core, 'memory:tree')).map((e) => e.path)
+    expect(files.sort()).toEqual(['/memories/desktop.md', '/memories/laptop.md'])
+  } finally {
+    await desktop.close()
+  }
+})
+
+test('export and import from Settings', async ({ page, cairn }) => {
+  await call(cairn.core, 'memory:write', { path: '/memories/a.md', content: 'a\n' })
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'cairn-e2e-export-'))
+  try {
+    await cairn.open(page)
+    const sync = new SyncPage(page)
+    await sync.openSettings()
+    const dialog = sync.settings.dialog
+    cairn.host.answerDialog(path.join(dir, 'memory.bundle'))
+    await dialog.getByRole('button', { name: 'Whole history (.bundle)' }).click()
+    await expect(dialog.getByLabel('Export or import result')).toContainText(
+      'saved as memory.bundle',
+    )
+    await expect(dialog.getByLabel('Export or import result')).not.toContainText(dir)
+
+    await dialog.getByRole('button', { name: 'Paste a memory export…' }).click()
+    const paste = page.getByRole('dialog', { name: 'Paste a memory export' })
+    await paste
+      .getByRole('textbox', { name: 'Memory export' })
+      .fill('- Prefers tea\n- Lives in Lyon\n')
+    await paste.getByRole('button', { name: 'Import' }).click()
+    await expect(dialog.getByLabel('Export or import result')).toContainText(
+      'Saved the pasted memory as /memories/imported-memory.md',
+    )
+    const file = await call(cairn.core, 'memory:read', { path: '/memories/imported-memory.md' })
+    expect(file.text).toContain('- Lives in Lyon')
+  } finally {
+    await rm(dir, { recursive: true, force: true })
+  }
+})

@@ -1,0 +1,243 @@
+/**
+ * Moving `main` to commits made elsewhere (a sync's fast-forward or merge, a switch of
+ * history): the folder follows, the side index holds every new commit parents first, and a
+ * crash at any step is finished at the next open.
+ */
+import { writeFileSync } from 'node:fs'
+import { mkdir, rm, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { moveMain, moveNoteOf } from './checkout'
+import { formatCommitMessage } from './commit-message'
+import { serializeCommit, writeMainRef } from './object-store'
+import { openRepo } from './open-repo'
+import { systemIntent, type Repo } from './repo'
+import { readIndexFile } from './side-index'
+import { folderFiles, fsck, gitCli, headFiles, tempDataDir } from './test-helpers'
+
+let dataDir: string
+let cleanup: () => Promise<void>
+let clock = 1_700_000_000_000
+const now = () => (clock += 1000)
+
+beforeEach(async () => {
+  ;({ dir: dataDir, cleanup } = await tempDataDir())
+})
+afterEach(() => cleanup())
+
+async function open(): Promise<Repo> {
+  return (await openRepo({ dataDir, now })).repo
+}
+
+async function put(repo: Repo, relative: string, content: string | null): Promise<string> {
+  const file = path.join(dataDir, 'memories', relative)
+  if (content === null) await rm(file)
+  else {
+    await mkdir(path.dirname(file), { recursive: true })
+    await writeFile(file, content)
+  }
+  const entry = await repo.commit([relative], systemIntent('outside', `edit ${relative}`))
+  return entry!.oid
+}
+
+/** A commit made "elsewhere": the tree of `files` on top of `parents`, never checked out. */
+async function foreignCommit(
+  repo: Repo,
+  parents: ReadonlyArray<string>,
+  files: Record<string, string>,
+  subject: string,
+): Promise<string> {
+  const store = repo.store
+  const { serializeTree } = await import('./object-store')
+  const writeDir = async (entries: Record<string, string>): Promise<string> => {
+    const dirs = new Map<string, Record<string, string>>()
+    const raw = []
+    for (const [name, content] of Object.entries(entries)) {
+      const [head, ...rest] = name.split('/')
+      if (rest.length > 0) {
+        dirs.set(head!, { ...(dirs.get(head!) ?? {}), [rest.join('/')]: content })
+        continue
+      }
+      raw.push({
+        name,
+        kind: 'blob' as const,
+        oid: await store.write('blob', Buffer.from(content)),
+        mode: '100644',
+      })
+    }
+    for (const [name, sub] of dirs)
+      raw.push({ name, kind: 'tree' as const, oid: await writeDir(sub), mode: '40000' })
+    return store.write('tree', serializeTree(raw))
+  }
+  const [first, ...others] = parents
+  return store.write(
+    'commit',
+    serializeCommit({
+      tree: await writeDir(files),
+      parent: first ?? null,
+      otherParents: others,
+      author: { name: 'Cairn', email: 'system@cairn.invalid' },
+      timestamp: Math.floor(now() / 1000),
+      message: formatCommitMessage({
+        ...systemIntent('outside', subject),
+        paths: [],
+        machine: 'desktop',
+      }),
+    }),
+  )
+}
+
+async function expectInSync(): Promise<void> {
+  expect(headFiles(dataDir)).toEqual(await folderFiles(dataDir))
+  fsck(dataDir)
+}
+
+describe('moving main to commits made elsewhere', () => {
+  it('fast-forwards with the folder and indexes the new commits, parents first', async () => {
+    const repo = await open()
+    const base = await put(repo, 'a.md', 'a\n')
+    const remote1 = await foreignCommit(repo, [base], { 'a.md': 'a\n', 'b.md': 'b\n' }, 'add b')
+    const remote2 = await foreignCommit(repo, [remote1], { 'b.md': 'b2\n' }, 'edit b, drop a')
+    const added = await moveMain(repo, remote2, 'forward')
+    expect(added.map((e) => e.oid)).toEqual([remote1, remote2])
+    expect(added[1]).toMatchObject({
+      machine: 'desktop',
+      files: ['/memories/a.md', '/memories/b.md'],
+    })
+    expect(repo.head()).toBe(remote2)
+    expect(Object.fromEntries(await folderFiles(dataDir))).toEqual({ 'b.md': 'b2\n' })
+    await expectInSync()
+    const index = await readIndexFile(repo.indexFile)
+    expect(index?.entries.map((e) => e.oid)).toEqual([base, remote1, remote2])
+  })
+
+  it('indexes a merge commit after the commits it joins, and reopens with the same index', async () => {
+    const repo = await open()
+    const base = await put(repo, 'a.md', 'a\n')
+    const local = await put(repo, 'local.md', 'local\n')
+    const theirs = await foreignCommit(
+      repo,
+      [base],
+      { 'a.md': 'a\n', 'remote.md': 'r\n' },
+      'remote',
+    )
+    const merge = await foreignCommit(
+      repo,
+      [local, theirs],
+      { 'a.md': 'a\n', 'local.md': 'local\n', 'remote.md': 'r\n' },
+      'merge',
+    )
+    await moveMain(repo, merge, 'forward')
+    const entries = repo.entries()
+    expect(entries.map((e) => e.oid)).toEqual([base, local, theirs, merge])
+    expect(entries.at(-1)).toMatchObject({
+      parent: local,
+      otherParents: [theirs],
+      files: ['/memories/remote.md'],
+    })
+    await expectInSync()
+    const reopened = await open()
+    expect(reopened.entries().map((e) => e.oid)).toEqual([base, local, theirs, merge])
+    expect(gitCli(dataDir, 'rev-list', '--count', 'main').trim()).toBe('4')
+  })
+
+  it('refuses to move forward to a history that does not contain main, changing nothing', async () => {
+    const repo = await open()
+    await put(repo, 'a.md', 'a\n')
+    const head = repo.head()
+    const other = await foreignCommit(repo, [], { 'x.md': 'x\n' }, 'unrelated')
+    await expect(moveMain(repo, other, 'forward')).rejects.toMatchObject({ code: 'conflict' })
+    expect(repo.head()).toBe(head)
+    expect(Object.fromEntries(await folderFiles(dataDir))).toEqual({ 'a.md': 'a\n' })
+    // (fsck would rightly flag the hostile tree this test stored; main never reaches it.)
+    expect(headFiles(dataDir)).toEqual(await folderFiles(dataDir))
+  })
+
+  it('switches to another history when asked, replacing the index', async () => {
+    const repo = await open()
+    await put(repo, 'a.md', 'a\n')
+    const other = await foreignCommit(repo, [], { 'x.md': 'x\n' }, 'unrelated')
+    await moveMain(repo, other, 'switch')
+    expect(repo.entries().map((e) => e.oid)).toEqual([other])
+    expect(Object.fromEntries(await folderFiles(dataDir))).toEqual({ 'x.md': 'x\n' })
+    await expectInSync()
+    expect((await open()).entries().map((e) => e.oid)).toEqual([other])
+  })
+
+  it('refuses a commit whose files would leave the memory folder', async () => {
+    const repo = await open()
+    const base = await put(repo, 'a.md', 'a\n')
+    const { serializeTree } = await import('./object-store')
+    const blob = await repo.store.write('blob', Buffer.from('escape\n'))
+    const evil = await repo.store.write(
+      'tree',
+      serializeTree([{ name: '..', kind: 'blob', oid: blob, mode: '100644' }]),
+    )
+    const commit = await repo.store.write(
+      'commit',
+      serializeCommit({
+        tree: evil,
+        parent: base,
+        author: { name: 'x', email: 'x@x' },
+        timestamp: 1,
+        message: 'evil\n',
+      }),
+    )
+    await expect(moveMain(repo, commit, 'forward')).rejects.toThrow()
+    expect(repo.head()).toBe(base)
+    expect(Object.fromEntries(await folderFiles(dataDir))).toEqual({ 'a.md': 'a\n' })
+    // (fsck would rightly flag the hostile tree this test stored; main never reaches it.)
+    expect(headFiles(dataDir)).toEqual(await folderFiles(dataDir))
+  })
+})
+
+describe('a move interrupted by a crash', () => {
+  it('is finished at the next open, wherever it stopped', async () => {
+    for (const stop of ['after-note', 'half-folder', 'after-ref'] as const) {
+      await cleanup()
+      ;({ dir: dataDir, cleanup } = await tempDataDir())
+      const repo = await open()
+      const base = await put(repo, 'a.md', 'a\n')
+      await put(repo, 'b.md', 'b\n')
+      const from = repo.head()!
+      const target = await foreignCommit(
+        repo,
+        [from],
+        { 'a.md': 'a from the remote\n', 'c.md': 'c\n' },
+        'remote change',
+      )
+      writeFileSync(moveNoteOf(repo.gitdir), JSON.stringify({ from, to: target }))
+      if (stop !== 'after-note') {
+        await writeFile(path.join(dataDir, 'memories', 'a.md'), 'a from the remote\n')
+      }
+      if (stop === 'after-ref') {
+        await rm(path.join(dataDir, 'memories', 'b.md'))
+        await writeFile(path.join(dataDir, 'memories', 'c.md'), 'c\n')
+        await writeMainRef(repo.gitdir, target)
+      }
+      const opened = await openRepo({ dataDir, now })
+      expect(opened.recovery).toBeNull()
+      expect(opened.repo.head()).toBe(target)
+      expect(opened.repo.entries().map((e) => e.oid)).toEqual([base, from, target])
+      expect(Object.fromEntries(await folderFiles(dataDir))).toEqual({
+        'a.md': 'a from the remote\n',
+        'c.md': 'c\n',
+      })
+      await expectInSync()
+    }
+  })
+
+  it('keeps a file edited by hand meanwhile, as its own recovery commit', async () => {
+    const repo = await open()
+    await put(repo, 'a.md', 'a\n')
+    const from = repo.head()!
+    const target = await foreignCommit(repo, [from], { 'a.md': 'a from the remote\n' }, 'remote')
+    writeFileSync(moveNoteOf(repo.gitdir), JSON.stringify({ from, to: target }))
+    await writeFile(path.join(dataDir, 'memories', 'a.md'), 'typed by hand\n')
+    const opened = await openRepo({ dataDir, now })
+    expect(opened.repo.entries().at(-2)?.oid).toBe(target)
+    expect(opened.recovery?.kind).toBe('uncommitted-changes')
+    expect(Object.fromEntries(await folderFiles(dataDir))).toEqual({ 'a.md': 'typed by hand\n' })
+    await expectInSync()
+  })
+})

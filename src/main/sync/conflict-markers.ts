@@ -1,0 +1,138 @@
+/**
+ * Conflict blocks in a merged file, and what each resolution makes of them. Pure.
+ *
+ * A file with one conflict reads:
+ *
+ *   # Preferences
+ *   <<<<<<< laptop
+ *   Editor: Helix
+ *   =======
+ *   Editor: Zed
+ *   >>>>>>> desktop
+ *   Theme: dark
+ */
+
+/** The marker lines (git's, so every tool and person recognizes them). */
+export const CONFLICT_MARKERS = { start: '<<<<<<<', middle: '=======', end: '>>>>>>>' } as const
+
+/** A machine name as a marker shows it: one line, no control characters, at most 60 chars. */
+export function markerLabel(name: string): string {
+  const clean = name.replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu, ' ').trim()
+  return (clean || 'unnamed').slice(0, 60)
+}
+
+/** One conflict block: the two versions and who wrote each. */
+export interface ConflictBlock {
+  readonly ours: string
+  readonly theirs: string
+  readonly oursLabel: string
+  readonly theirsLabel: string
+}
+
+export type Segment = { readonly kind: 'text'; readonly text: string } | ConflictSegment
+type ConflictSegment = { readonly kind: 'conflict' } & ConflictBlock
+
+/**
+ * Splits a file into plain text and conflict blocks. Only complete blocks count: a stray
+ * marker line stays plain text.
+ */
+export function parseConflicts(text: string): ReadonlyArray<Segment> {
+  const lines = text.match(/[^\n]*\n|[^\n]+$/g) ?? []
+  const segments: Segment[] = []
+  let plain = ''
+  let i = 0
+  while (i < lines.length) {
+    const block = blockAt(lines, i)
+    if (!block) {
+      plain += lines[i]
+      i++
+      continue
+    }
+    if (plain) segments.push({ kind: 'text', text: plain })
+    plain = ''
+    segments.push(block.segment)
+    i = block.next
+  }
+  if (plain) segments.push({ kind: 'text', text: plain })
+  return segments
+}
+
+/** True when the text holds at least one complete conflict block. */
+export function hasConflicts(text: string): boolean {
+  return parseConflicts(text).some((segment) => segment.kind === 'conflict')
+}
+
+/** The conflict blocks of a text, in order. */
+export function conflictBlocks(text: string): ReadonlyArray<ConflictBlock> {
+  const blocks: ConflictBlock[] = []
+  for (const segment of parseConflicts(text)) {
+    if (segment.kind === 'conflict') {
+      const { ours, theirs, oursLabel, theirsLabel } = segment
+      blocks.push({ ours, theirs, oursLabel, theirsLabel })
+    }
+  }
+  return blocks
+}
+
+/** How a conflict is settled: one side, both one after the other, or text the person wrote. */
+export type Resolution = 'ours' | 'theirs' | 'both'
+
+/** The text with every conflict block replaced by the chosen side (or both, ours first). */
+export function resolveConflicts(text: string, choice: Resolution): string {
+  return replaceConflicts(text, (block) => {
+    if (choice === 'ours') return block.ours
+    if (choice === 'theirs') return block.theirs
+    return block.ours + block.theirs
+  })
+}
+
+/** The text with every conflict block replaced by what `pick` makes of it. */
+export function replaceConflicts(text: string, pick: (block: ConflictBlock) => string): string {
+  return parseConflicts(text)
+    .map((segment) => (segment.kind === 'text' ? segment.text : pick(segment)))
+    .join('')
+}
+
+function blockAt(
+  lines: ReadonlyArray<string>,
+  start: number,
+): { segment: ConflictSegment; next: number } | null {
+  const oursLabel = labelOf(lines[start], CONFLICT_MARKERS.start)
+  if (oursLabel === null) return null
+  let middle = -1
+  for (let i = start + 1; i < lines.length; i++) {
+    const line = lines[i] as string
+    if (labelOf(line, CONFLICT_MARKERS.start) !== null) return null
+    if (middle < 0 && stripNewline(line) === CONFLICT_MARKERS.middle) {
+      middle = i
+      continue
+    }
+    const theirsLabel = labelOf(line, CONFLICT_MARKERS.end)
+    if (theirsLabel !== null) {
+      if (middle < 0) return null
+      return {
+        segment: {
+          kind: 'conflict',
+          ours: lines.slice(start + 1, middle).join(''),
+          theirs: lines.slice(middle + 1, i).join(''),
+          oursLabel,
+          theirsLabel,
+        },
+        next: i + 1,
+      }
+    }
+  }
+  return null
+}
+
+function labelOf(line: string | undefined, marker: string): string | null {
+  if (line === undefined) return null
+  const bare = stripNewline(line)
+  if (bare === marker) return ''
+  if (!bare.startsWith(`${marker} `)) return null
+  return bare.slice(marker.length + 1)
+}
+
+function stripNewline(line: string): string {
+  return line.endsWith('\n') ? line.slice(0, -1).replace(/\r$/, '') : line.replace(/\r$/, '')
+}

@@ -1,0 +1,374 @@
+/**
+ * One sync: fetch the remote's `main`, bring it into local history (fast-forward, or a merge
+ * commit by Cairn), push the result. Local history is never rewritten: a remote that does
+ * not continue what was synced before, or that holds another machine's unrelated memory, is
+ * not taken until the person answers the join question.
+ *
+ * Network work happens outside the serial queue; everything that changes `main` or the
+ * folder happens inside it (`HistoryGit.exclusive`), so the folder always equals `main`.
+ */
+import git from 'isomorphic-git'
+import type { CommitSummary, SyncJoinQuestion } from '../../shared/types'
+import {
+  AUTHORS,
+  formatCommitMessage,
+  parseCommitMessage,
+  serializeCommit,
+  type HistoryGit,
+  type HistorySession,
+} from '../history'
+import { CairnError } from '../lib/errors'
+import { gitFs, readRef } from './git-fs'
+import { commitFiles, foldedCollisions, unsafeEntry, writeFileMap, type FileMap } from './file-map'
+import { descendsFrom, explore, mergeBaseOf, type CommitGraph } from './graph'
+import { mergeTrees, type MergeConflict } from './merge-trees'
+import type { ConflictRecord } from './store'
+import { fetchMain, pushMain, TRACKING_REF, type RemoteSpec } from './transport'
+
+/** How often a push that lost a race with another machine is retried within one sync. */
+const PUSH_ATTEMPTS = 4
+
+/** Where histories kept aside live. */
+export const BACKUP_PREFIX = 'refs/cairn/backups/'
+
+export interface EngineContext {
+  readonly git: HistoryGit
+  readonly remote: RemoteSpec
+  /** This machine's name, for merge commits and conflict markers. */
+  readonly machine: string
+  /** The remote's `main` when the last sync with this remote finished. */
+  readonly lastRemote: string | null
+  readonly now: () => number
+}
+
+export type SyncOutcome =
+  | {
+      readonly kind: 'synced'
+      /** The remote's `main` now (what this machine pushed or took). */
+      readonly remote: string | null
+      /** Conflicts raised here or learnt from merges made elsewhere. */
+      readonly conflicts: ReadonlyArray<ConflictRecord>
+    }
+  | { readonly kind: 'question'; readonly question: SyncJoinQuestion }
+
+export type JoinChoice = 'merge' | 'use-remote'
+
+/** Runs one sync. Throws a `CairnError` (code `sync-*`) when the remote cannot be used. */
+export async function syncOnce(ctx: EngineContext): Promise<SyncOutcome> {
+  return run(ctx, null)
+}
+
+/** Answers the join question, then completes the sync. */
+export async function joinRemote(ctx: EngineContext, choice: JoinChoice): Promise<SyncOutcome> {
+  return run(ctx, choice)
+}
+
+async function run(ctx: EngineContext, choice: JoinChoice | null): Promise<SyncOutcome> {
+  const conflicts: ConflictRecord[] = []
+  for (let attempt = 1; ; attempt++) {
+    const remote = await fetchMain(ctx.git.gitdir, ctx.remote)
+    const step = await ctx.git.exclusive((session) =>
+      // The person's answer covers the remote they were asked about; a later attempt (another
+      // machine pushed meanwhile) asks again if the remote turned into something else.
+      integrate(ctx, session, remote, attempt === 1 ? choice : null),
+    )
+    if (step.kind === 'question') return step
+    conflicts.push(...step.conflicts)
+    const local = ctx.git.head()
+    if (!local || local === remote) return { kind: 'synced', remote, conflicts }
+    try {
+      await pushMain(ctx.git.gitdir, ctx.remote)
+    } catch (error) {
+      // Another machine pushed between the fetch and the push: fetch and merge again.
+      if (
+        error instanceof CairnError &&
+        error.code === 'sync-rejected' &&
+        attempt < PUSH_ATTEMPTS
+      ) {
+        continue
+      }
+      throw error
+    }
+    return { kind: 'synced', remote: await pushedHead(ctx.git.gitdir, local), conflicts }
+  }
+}
+
+type Step =
+  | { readonly kind: 'ready'; readonly conflicts: ReadonlyArray<ConflictRecord> }
+  | { readonly kind: 'question'; readonly question: SyncJoinQuestion }
+
+async function integrate(
+  ctx: EngineContext,
+  session: HistorySession,
+  remote: string | null,
+  choice: JoinChoice | null,
+): Promise<Step> {
+  const local = session.head()
+  const none: Step = { kind: 'ready', conflicts: [] }
+  if (remote === null || remote === local) return none
+  const objects = ctx.git.objects
+  if (local === null) {
+    await checkSafe(objects, remote)
+    return { kind: 'ready', conflicts: await learn(ctx, await session.moveMain(remote, 'forward')) }
+  }
+  const graph = graphOf(ctx.git)
+  const found = await explore(graph, remote)
+  const rewritten =
+    ctx.lastRemote !== null &&
+    ctx.lastRemote !== remote &&
+    !(await descendsFrom(graph, found, ctx.lastRemote))
+  const base = mergeBaseOf(graph, found)
+  if (choice === null && (rewritten || base === null)) {
+    return {
+      kind: 'question',
+      question: await questionOf(ctx, local, remote, rewritten ? 'rewritten' : 'unrelated'),
+    }
+  }
+  if (choice === 'use-remote') {
+    await checkSafe(objects, remote)
+    await keepBackup(ctx, local)
+    return { kind: 'ready', conflicts: await learn(ctx, await session.moveMain(remote, 'switch')) }
+  }
+  // The remote has nothing this machine lacks: only a push is needed.
+  if (found.fresh.size === 0) return none
+  if (found.frontier.includes(local)) {
+    await checkSafe(objects, remote)
+    return { kind: 'ready', conflicts: await learn(ctx, await session.moveMain(remote, 'forward')) }
+  }
+  const style = choice === 'merge' && base === null ? 'join' : 'sync'
+  const merge = await mergeCommit(ctx, local, remote, base, style)
+  const added = await session.moveMain(merge.oid, 'forward')
+  // The merge's own conflicts are known already; the rest came from other machines' merges.
+  const learnt = await learn(
+    ctx,
+    added.filter((commit) => commit.oid !== merge.oid),
+  )
+  return { kind: 'ready', conflicts: [...merge.conflicts, ...learnt] }
+}
+
+/** Who a merge commit is by and what it says, by why it was made. */
+export type MergeStyle = 'sync' | 'join' | 'restore-backup' | 'import'
+
+/**
+ * Makes the merge commit of `local` and `other` (first parent local): by Cairn for a sync,
+ * by You when the person chose to join two memories or bring back a backup.
+ */
+export async function mergeCommit(
+  ctx: Pick<EngineContext, 'git' | 'machine' | 'now'>,
+  local: string,
+  other: string,
+  base: string | null,
+  style: MergeStyle,
+  subjectOverride?: string,
+): Promise<{ oid: string; conflicts: ConflictRecord[] }> {
+  const objects = ctx.git.objects
+  const theirsFiles = await commitFiles(objects, other)
+  checkFiles(theirsFiles)
+  const oursFiles = await commitFiles(objects, local)
+  const otherMachine = await machineOf(ctx.git, other)
+  const labels = {
+    ours: ctx.machine,
+    theirs:
+      style === 'restore-backup'
+        ? 'backup'
+        : style === 'import'
+          ? 'imported'
+          : otherMachine && otherMachine !== ctx.machine
+            ? otherMachine
+            : 'the other machine',
+  }
+  const result = await mergeTrees({
+    base: await commitFiles(objects, base),
+    ours: oursFiles,
+    theirs: theirsFiles,
+    labels,
+    blobs: {
+      read: (oid) => objects.readBlob(oid),
+      write: (content) => objects.write('blob', content),
+    },
+  })
+  const tree = await writeFileMap(objects, result.files)
+  const changed = changedPaths(oursFiles, result.files)
+  const subject =
+    subjectOverride ??
+    (style === 'join'
+      ? `Join this machine’s memory with ${labels.theirs}’s`
+      : style === 'restore-backup'
+        ? 'Bring back the memory kept in a backup'
+        : `Merge memory from ${labels.theirs}`)
+  const trailers = formatCommitMessage({
+    actor: style === 'sync' ? 'system' : 'user',
+    command: style === 'import' ? 'import' : 'merge',
+    subject,
+    paths: changed.map(toVirtualPath),
+    conversationId: null,
+    toolUseId: null,
+    overwrite: false,
+    restoredFrom: null,
+    machine: ctx.machine,
+  })
+  const message = withNotesAndConflicts(trailers, result.notes, result.conflicts)
+  const oid = await objects.write(
+    'commit',
+    serializeCommit({
+      tree,
+      parent: local,
+      otherParents: [other],
+      author: style === 'sync' ? AUTHORS.system : AUTHORS.user,
+      timestamp: Math.floor(ctx.now() / 1000),
+      message,
+    }),
+  )
+  return { oid, conflicts: result.conflicts.map((c) => recordOf(c, oid)) }
+}
+
+/** The commit message with the merge's notes as its body and one `Conflict:` trailer each. */
+function withNotesAndConflicts(
+  formatted: string,
+  notes: ReadonlyArray<string>,
+  conflicts: ReadonlyArray<MergeConflict>,
+): string {
+  const split = formatted.indexOf('\n\n')
+  const subject = formatted.slice(0, split)
+  let trailers = formatted.slice(split + 2)
+  for (const conflict of conflicts) {
+    trailers += `${CONFLICT_TRAILER}: ${encodeURIComponent(toVirtualPath(conflict.path))}`
+    if (conflict.otherPath) trailers += ` ${encodeURIComponent(toVirtualPath(conflict.otherPath))}`
+    trailers += '\n'
+  }
+  // Notes are plain sentences about paths; one per line, never a blank line inside.
+  const body = notes.map((note) => note.replace(/\s+/g, ' ')).join('\n')
+  return body ? `${subject}\n\n${body}\n\n${trailers}` : `${subject}\n\n${trailers}`
+}
+
+const CONFLICT_TRAILER = 'Conflict'
+
+/** The conflicts a merge commit (made here or elsewhere) recorded in its trailers. */
+export function conflictsOfMessage(message: string, since: string): ConflictRecord[] {
+  const records: ConflictRecord[] = []
+  for (const line of message.split('\n')) {
+    const match = /^Conflict: (\S+)(?: (\S+))?$/.exec(line)
+    if (!match) continue
+    try {
+      const path = decodeURIComponent(match[1] as string)
+      const other = match[2] ? decodeURIComponent(match[2]) : undefined
+      if (!path.startsWith('/memories/') || (other && !other.startsWith('/memories/'))) continue
+      records.push(
+        other ? { path, kind: 'binary', otherPath: other, since } : { path, kind: 'text', since },
+      )
+    } catch {
+      // A malformed trailer (not from Cairn): no conflict to track.
+    }
+  }
+  return records
+}
+
+/** Conflicts recorded by merges made on other machines, now part of local history. */
+export async function learn(
+  ctx: Pick<EngineContext, 'git'>,
+  added: ReadonlyArray<CommitSummary>,
+): Promise<ConflictRecord[]> {
+  const records: ConflictRecord[] = []
+  for (const commit of added) {
+    if (commit.command !== 'merge' && commit.command !== 'import') continue
+    const { message } = await ctx.git.objects.readCommit(commit.oid)
+    records.push(...conflictsOfMessage(message, commit.oid))
+  }
+  return records
+}
+
+function recordOf(conflict: MergeConflict, since: string): ConflictRecord {
+  return conflict.otherPath
+    ? {
+        path: toVirtualPath(conflict.path),
+        kind: 'binary',
+        otherPath: toVirtualPath(conflict.otherPath),
+        since,
+      }
+    : { path: toVirtualPath(conflict.path), kind: conflict.kind, since }
+}
+
+async function questionOf(
+  ctx: EngineContext,
+  local: string,
+  remote: string,
+  reason: SyncJoinQuestion['reason'],
+): Promise<SyncJoinQuestion> {
+  const [remoteFiles, localFiles] = await Promise.all([
+    commitFiles(ctx.git.objects, remote),
+    commitFiles(ctx.git.objects, local),
+  ])
+  return {
+    reason,
+    remoteFiles: remoteFiles.size,
+    localFiles: localFiles.size,
+    remoteMachine: await machineOf(ctx.git, remote),
+  }
+}
+
+/** Keeps `local` under a backup ref before the history is switched to the remote's. */
+async function keepBackup(ctx: EngineContext, local: string): Promise<void> {
+  const stamp = new Date(ctx.now()).toISOString().replace(/[-:]/g, '').replace(/\..*$/, 'Z')
+  const machine = ctx.machine.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^[.-]+|[.-]+$/g, '')
+  const name = `${machine || 'this-machine'}-${stamp}`
+  let ref = `${BACKUP_PREFIX}${name}`
+  for (let n = 2; await readRef(ctx.git.gitdir, ref); n++) ref = `${BACKUP_PREFIX}${name}-${n}`
+  await git.writeRef({ fs: gitFs, gitdir: ctx.git.gitdir, ref, value: local })
+}
+
+// What push left as the remote's `main` (the tracking ref it updated), or `local`.
+async function pushedHead(gitdir: string, local: string): Promise<string> {
+  return (await readRef(gitdir, TRACKING_REF)) ?? local
+}
+
+/** The `Machine:` trailer of a commit, if it has one. */
+export async function machineOf(history: HistoryGit, oid: string): Promise<string | null> {
+  const commit = await history.objects.readCommit(oid)
+  return parseCommitMessage(commit.authorName, commit.message).machine ?? null
+}
+
+export function graphOf(history: HistoryGit): CommitGraph {
+  return {
+    parents: async (oid) => (await history.objects.readCommit(oid)).parents,
+    position: (oid) => history.position(oid),
+  }
+}
+
+/** Refuses a commit whose files the memory folder may not hold. */
+export async function checkSafe(objects: HistoryGit['objects'], oid: string): Promise<void> {
+  checkFiles(await commitFiles(objects, oid))
+}
+
+/** True where the file system ignores case in names (macOS and Windows, by default). */
+const FOLDS_CASE = process.platform === 'darwin' || process.platform === 'win32'
+
+function checkFiles(files: FileMap): void {
+  const refused: string[] = []
+  for (const [path, entry] of files) {
+    const why = unsafeEntry(path, entry.mode)
+    if (why) refused.push(`${path} (${why})`)
+  }
+  // Two names this system cannot tell apart would overwrite each other in the folder.
+  if (FOLDS_CASE) {
+    for (const [a, b] of foldedCollisions(files.keys())) {
+      refused.push(`${b} (the same name as ${a} on this system)`)
+    }
+  }
+  if (refused.length === 0) return
+  const listed = refused.slice(0, 3).join(', ') + (refused.length > 3 ? ', …' : '')
+  throw new CairnError(
+    'sync-unsafe-content',
+    `The remote holds files Cairn will not put in your memory folder: ${listed}. Nothing was changed; remove them from the remote to sync.`,
+  )
+}
+
+function changedPaths(before: FileMap, after: FileMap): string[] {
+  const paths = new Set<string>()
+  for (const [path, entry] of after) if (before.get(path)?.oid !== entry.oid) paths.add(path)
+  for (const path of before.keys()) if (!after.has(path)) paths.add(path)
+  return [...paths].sort()
+}
+
+function toVirtualPath(relative: string): string {
+  return `/memories/${relative}`
+}

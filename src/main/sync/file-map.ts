@@ -1,0 +1,102 @@
+/**
+ * A commit's files as a flat map (relative path -> blob), read from and written back to git
+ * trees. Merges, exports and imports work on these maps.
+ */
+import { serializeTree, type HistoryGit, type RawTreeEntry } from '../history'
+
+/** A file in a tree: its blob and git mode. */
+export interface FileEntry {
+  readonly oid: string
+  readonly mode: string
+}
+
+export type FileMap = ReadonlyMap<string, FileEntry>
+
+type Objects = HistoryGit['objects']
+
+/** The modes a memory file may have: a regular file, or an executable one. */
+const FILE_MODES = new Set(['100644', '100755'])
+
+/** Every file of the tree `treeOid` (null: no tree, no files). */
+export async function readFileMap(objects: Objects, treeOid: string | null): Promise<FileMap> {
+  const files = new Map<string, FileEntry>()
+  if (!treeOid) return files
+  const walk = async (oid: string, prefix: string): Promise<void> => {
+    for (const entry of await objects.readTree(oid)) {
+      const path = prefix ? `${prefix}/${entry.name}` : entry.name
+      if (entry.kind === 'tree') await walk(entry.oid, path)
+      else files.set(path, { oid: entry.oid, mode: entry.mode })
+    }
+  }
+  await walk(treeOid, '')
+  return files
+}
+
+/** The files of commit `oid` (its tree). */
+export async function commitFiles(objects: Objects, oid: string | null): Promise<FileMap> {
+  if (!oid) return new Map()
+  return readFileMap(objects, (await objects.readCommit(oid)).tree)
+}
+
+/** Writes the trees for `files` and returns the root tree's id. */
+export async function writeFileMap(objects: Objects, files: FileMap): Promise<string> {
+  interface Dir {
+    readonly dirs: Map<string, Dir>
+    readonly files: Map<string, FileEntry>
+  }
+  const root: Dir = { dirs: new Map(), files: new Map() }
+  for (const [path, entry] of files) {
+    const parts = path.split('/')
+    let dir = root
+    for (const part of parts.slice(0, -1)) {
+      let next = dir.dirs.get(part)
+      if (!next) {
+        next = { dirs: new Map(), files: new Map() }
+        dir.dirs.set(part, next)
+      }
+      dir = next
+    }
+    dir.files.set(parts.at(-1) as string, entry)
+  }
+  const write = async (dir: Dir): Promise<string> => {
+    const entries: RawTreeEntry[] = []
+    for (const [name, entry] of dir.files) {
+      entries.push({ name, kind: 'blob', oid: entry.oid, mode: entry.mode })
+    }
+    for (const [name, sub] of dir.dirs) {
+      entries.push({ name, kind: 'tree', oid: await write(sub), mode: '40000' })
+    }
+    return objects.write('tree', serializeTree(entries))
+  }
+  return write(root)
+}
+
+/**
+ * Why a path from another repository cannot be a memory file (null when it can): anything
+ * that could leave the folder or reach git's own files, and links or other special entries.
+ */
+export function unsafeEntry(path: string, mode: string): string | null {
+  for (const segment of path.split('/')) {
+    if (segment === '' || segment === '.' || segment === '..') return 'not a valid file name'
+    if (segment.toLowerCase() === '.git') return 'a git folder'
+    if (/[\\\0]/.test(segment) || /\p{Cc}/u.test(segment)) return 'not a valid file name'
+  }
+  if (!FILE_MODES.has(mode)) return mode === '120000' ? 'a symbolic link' : 'a special file'
+  return null
+}
+
+/**
+ * Paths that name the same file where names ignore case and Unicode form (macOS and Windows
+ * by default): `Notes.md` and `notes.md` would overwrite each other there. Pairs, as found.
+ */
+export function foldedCollisions(paths: Iterable<string>): Array<[string, string]> {
+  const seen = new Map<string, string>()
+  const found: Array<[string, string]> = []
+  for (const path of paths) {
+    const folded = path.normalize('NFC').toLowerCase()
+    const other = seen.get(folded)
+    if (other !== undefined && other !== path) found.push([other, path])
+    else seen.set(folded, path)
+  }
+  return found
+}

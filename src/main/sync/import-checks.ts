@@ -1,0 +1,76 @@
+/**
+ * The checks a file must pass to enter memory by an import: the same path rules and secret
+ * scan as Claude's writes, the size limit, and text (or a PNG/JPEG image).
+ */
+import { decodeUtf8 } from '../lib/text'
+import { IMAGE_TYPES, parseMemoryPath, scanForSecrets, type MemoryLimits } from '../memory'
+
+/** What the checks depend on: the Memory tool's policy and limits in force. */
+export interface ImportPolicy {
+  readonly secretScanning: boolean
+  readonly limits: MemoryLimits
+}
+
+/** A file left out of an import, and why (a sentence fragment for people). */
+export interface Skipped {
+  readonly path: string
+  readonly reason: string
+}
+
+export type FileCheck =
+  { readonly ok: true; readonly relative: string } | { readonly ok: false; readonly reason: string }
+
+/**
+ * Checks one file (`relative` to the memory root, as the source names it). The accepted path
+ * is normalized (NFC) as the Memory tool would.
+ */
+export async function checkImportedFile(
+  relative: string,
+  bytes: Uint8Array,
+  policy: ImportPolicy,
+): Promise<FileCheck> {
+  const parsed = parseMemoryPath(`/memories/${relative}`)
+  if (!parsed.ok || parsed.relative === '') {
+    return { ok: false, reason: parsed.ok ? 'not a file' : pathReason(parsed.message) }
+  }
+  if (bytes.byteLength > policy.limits.maxFileBytes) {
+    return {
+      ok: false,
+      reason: `larger than the ${Math.round(policy.limits.maxFileBytes / 1024)} KB a memory file may hold`,
+    }
+  }
+  const extension = /\.[^./]+$/.exec(parsed.relative)?.[0]?.toLowerCase() ?? ''
+  const text = decodeUtf8(bytes)
+  if (text === null) {
+    if (IMAGE_TYPES[extension]) return { ok: true, relative: parsed.relative }
+    return { ok: false, reason: 'not text' }
+  }
+  if (policy.secretScanning) {
+    const found = await scanForSecrets(text, parsed.virtual)
+    if (found.length > 0) {
+      const kinds = [...new Set(found.map((f) => f.kind))].join(', ')
+      return { ok: false, reason: `looks like it holds a credential (${kinds})` }
+    }
+  }
+  return { ok: true, relative: parsed.relative }
+}
+
+// The path rules speak to Claude ("The path … is not allowed: names starting with…"); an
+// import lists the reason alone.
+function pathReason(message: string): string {
+  const reason = /is not allowed: (.*)\.$/.exec(message)?.[1]
+  if (reason)
+    return reason.replace(
+      /^names starting with "\." \(hidden files\) are not allowed$/,
+      'a hidden file',
+    )
+  return 'not a valid memory path'
+}
+
+/** Sentences listing what was left out (the first few, then a count). */
+export function skippedSummary(skipped: ReadonlyArray<Skipped>): string {
+  if (skipped.length === 0) return ''
+  const shown = skipped.slice(0, 3).map((s) => `${s.path} (${s.reason})`)
+  const more = skipped.length > 3 ? ` and ${skipped.length - 3} more` : ''
+  return ` Left out: ${shown.join(', ')}${more}.`
+}

@@ -1,0 +1,170 @@
+/**
+ * Copies a whole git history (a bundle's, or an existing repository's) into memory's
+ * repository, commit by commit, each file passing the import checks. A history whose every
+ * file passes keeps its commits exactly (same ids); files that do not pass are left out of
+ * every commit, which then get new ids. The repository root becomes `/memories`.
+ */
+import fs from 'node:fs'
+import git from 'isomorphic-git'
+import {
+  EMPTY_TREE_OID,
+  serializeCommit,
+  serializeTree,
+  type HistoryGit,
+  type RawTreeEntry,
+} from '../history'
+import { unsafeEntry } from './file-map'
+import { checkImportedFile, type ImportPolicy, type Skipped } from './import-checks'
+
+/** Most commits one import copies (a memory history is far smaller; this bounds a hostile one). */
+export const MAX_IMPORTED_COMMITS = 200_000
+
+export interface ImportedHistory {
+  /** The last commit, as copied into memory's repository. */
+  readonly tip: string
+  readonly commits: number
+  readonly skipped: ReadonlyArray<Skipped>
+  /** True when every commit kept its id (nothing had to be left out). */
+  readonly unchanged: boolean
+}
+
+/** The source history is damaged (an object does not hash to its id). */
+export class ImportDamagedError extends Error {}
+
+/** Reads the repository at `gitdir` (bare, or a `.git` folder). */
+export async function importHistory(
+  source: string,
+  tip: string,
+  history: HistoryGit,
+  policy: ImportPolicy,
+): Promise<ImportedHistory> {
+  const cache = {}
+  const read = (oid: string) =>
+    git.readObject({ fs, gitdir: source, oid, cache, format: 'content' })
+  const order = await commitsOldestFirst(source, tip, cache)
+  const skipped = new Map<string, string>()
+  const mapped = new Map<string, string>()
+  const trees = new Map<string, string | null>()
+  const checked = new Map<string, boolean>()
+  let unchanged = true
+
+  // A tree filtered to what may enter memory, written into memory's repository; null when
+  // nothing in it may. Memoized by place and id: unchanged folders are filtered once.
+  async function copyTree(oid: string, prefix: string): Promise<string | null> {
+    const key = `${prefix}\0${oid}`
+    if (trees.has(key)) return trees.get(key) ?? null
+    const { tree } = await git.readTree({ fs, gitdir: source, oid, cache })
+    const kept: RawTreeEntry[] = []
+    for (const entry of tree) {
+      const path = prefix ? `${prefix}/${entry.path}` : entry.path
+      if (entry.type === 'tree') {
+        const sub = await copyTree(entry.oid, path)
+        if (sub) kept.push({ name: entry.path, kind: 'tree', oid: sub, mode: '40000' })
+        continue
+      }
+      const fileKey = `${path}\0${entry.oid}`
+      let ok = checked.get(fileKey)
+      if (ok === undefined) {
+        ok = await checkBlob(path, entry.type, entry.mode, entry.oid)
+        checked.set(fileKey, ok)
+      }
+      if (ok) kept.push({ name: entry.path, kind: 'blob', oid: entry.oid, mode: entry.mode })
+    }
+    const written =
+      kept.length > 0 ? await history.objects.write('tree', serializeTree(kept)) : null
+    if (written !== oid) unchanged = false
+    trees.set(key, written)
+    return written
+  }
+
+  async function checkBlob(
+    path: string,
+    type: string,
+    mode: string,
+    oid: string,
+  ): Promise<boolean> {
+    const refuse = (reason: string) => {
+      if (!skipped.has(path)) skipped.set(path, reason)
+      return false
+    }
+    if (type !== 'blob') return refuse('a link to another repository')
+    const unsafe = unsafeEntry(path, mode)
+    if (unsafe) return refuse(unsafe)
+    const { object } = await read(oid)
+    const bytes = object as Uint8Array
+    const check = await checkImportedFile(path, bytes, policy)
+    if (!check.ok) return refuse(check.reason)
+    // Paths are kept as the history has them: a commit cannot rename what it holds.
+    if (check.relative !== path) return refuse('a name memory would spell differently')
+    if ((await history.objects.write('blob', bytes)) !== oid) {
+      throw new ImportDamagedError('an object of the history does not match its id')
+    }
+    return true
+  }
+
+  for (const oid of order) {
+    const { object, type } = await read(oid)
+    if (type !== 'commit') throw new Error(`${oid} is not a commit`)
+    const { commit } = await git.readCommit({ fs, gitdir: source, oid, cache })
+    const tree = (await copyTree(commit.tree, '')) ?? (await emptyTree(history))
+    const parents = commit.parent.map((parent) => mapped.get(parent) as string)
+    const same = tree === commit.tree && parents.every((parent, i) => parent === commit.parent[i])
+    if (same) {
+      if ((await history.objects.write('commit', object as Uint8Array)) !== oid) {
+        throw new ImportDamagedError('a commit of the history does not match its id')
+      }
+      mapped.set(oid, oid)
+      continue
+    }
+    unchanged = false
+    const [first, ...others] = parents
+    mapped.set(
+      oid,
+      await history.objects.write(
+        'commit',
+        serializeCommit({
+          tree,
+          parent: first ?? null,
+          otherParents: others,
+          author: { name: commit.author.name, email: commit.author.email },
+          timestamp: commit.author.timestamp,
+          message: commit.message,
+        }),
+      ),
+    )
+  }
+  return {
+    tip: mapped.get(tip) as string,
+    commits: order.length,
+    skipped: [...skipped].map(([path, reason]) => ({ path, reason })),
+    unchanged,
+  }
+}
+
+async function emptyTree(history: HistoryGit): Promise<string> {
+  return history.objects.write('tree', serializeTree([]), EMPTY_TREE_OID)
+}
+
+// Every commit reachable from `tip`, parents before children.
+async function commitsOldestFirst(source: string, tip: string, cache: object): Promise<string[]> {
+  const ordered: string[] = []
+  const state = new Map<string, 'open' | 'done'>()
+  const stack: Array<{ oid: string; expanded: boolean }> = [{ oid: tip, expanded: false }]
+  while (stack.length > 0) {
+    const top = stack.pop() as { oid: string; expanded: boolean }
+    if (top.expanded) {
+      state.set(top.oid, 'done')
+      ordered.push(top.oid)
+      continue
+    }
+    if (state.has(top.oid)) continue
+    state.set(top.oid, 'open')
+    if (state.size > MAX_IMPORTED_COMMITS) throw new Error('history too long to import')
+    const { commit } = await git.readCommit({ fs, gitdir: source, oid: top.oid, cache })
+    stack.push({ oid: top.oid, expanded: true })
+    for (const parent of [...commit.parent].reverse()) {
+      if (!state.has(parent)) stack.push({ oid: parent, expanded: false })
+    }
+  }
+  return ordered
+}

@@ -1,0 +1,150 @@
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import { conflictBlocks, hasConflicts, parseConflicts, resolveConflicts } from './conflict-markers'
+import { mergeText, splitLines } from './merge-text'
+
+const labels = { ours: 'laptop', theirs: 'desktop' }
+const lines = (...items: string[]) => items.map((line) => `${line}\n`).join('')
+
+describe('three-way text merge', () => {
+  it('takes each side’s change to different lines, with no markers', () => {
+    const base = lines('# Notes', 'Editor: Helix', 'Theme: dark', 'Font: Iosevka', 'Shell: fish')
+    const ours = lines('# Notes', 'Editor: Zed', 'Theme: dark', 'Font: Iosevka', 'Shell: fish')
+    const theirs = lines('# Notes', 'Editor: Helix', 'Theme: dark', 'Font: Iosevka', 'Shell: zsh')
+    const merged = mergeText(base, ours, theirs, labels)
+    expect(merged).toEqual({
+      text: lines('# Notes', 'Editor: Zed', 'Theme: dark', 'Font: Iosevka', 'Shell: zsh'),
+      conflicts: 0,
+    })
+  })
+
+  it('keeps both versions of the same line between markers', () => {
+    const base = lines('a', 'Editor: Helix', 'b')
+    const merged = mergeText(
+      base,
+      lines('a', 'Editor: Zed', 'b'),
+      lines('a', 'Editor: Vim', 'b'),
+      labels,
+    )
+    expect(merged.conflicts).toBe(1)
+    expect(merged.text).toBe(
+      lines('a', '<<<<<<< laptop', 'Editor: Zed', '=======', 'Editor: Vim', '>>>>>>> desktop', 'b'),
+    )
+    expect(conflictBlocks(merged.text)).toEqual([
+      {
+        ours: 'Editor: Zed\n',
+        theirs: 'Editor: Vim\n',
+        oursLabel: 'laptop',
+        theirsLabel: 'desktop',
+      },
+    ])
+  })
+
+  it('takes identical changes once and insertions at either end', () => {
+    const base = lines('middle')
+    expect(mergeText(base, lines('top', 'middle'), lines('middle', 'bottom'), labels)).toEqual({
+      text: lines('top', 'middle', 'bottom'),
+      conflicts: 0,
+    })
+    expect(mergeText(base, lines('same'), lines('same'), labels).text).toBe(lines('same'))
+  })
+
+  it('without a base, keeps shared lines once and marks only what differs', () => {
+    const merged = mergeText(
+      '',
+      lines('# Me', 'Name: Sam', 'Likes: tea'),
+      lines('# Me', 'Name: Sam', 'Likes: coffee'),
+      labels,
+    )
+    expect(merged.conflicts).toBe(1)
+    expect(merged.text).toBe(
+      lines(
+        '# Me',
+        'Name: Sam',
+        '<<<<<<< laptop',
+        'Likes: tea',
+        '=======',
+        'Likes: coffee',
+        '>>>>>>> desktop',
+      ),
+    )
+  })
+
+  it('starts a block on its own line after a last line without newline', () => {
+    const merged = mergeText('x', 'x\ny', 'x\nz', labels)
+    expect(merged.text).toBe(lines('x', '<<<<<<< laptop', 'y', '=======', 'z', '>>>>>>> desktop'))
+  })
+
+  it('keeps a one-sided deletion and the other side’s unrelated edit', () => {
+    const base = lines('1', '2', '3', '4', '5')
+    const merged = mergeText(
+      base,
+      lines('1', '3', '4', '5'),
+      lines('1', '2', '3', '4', 'five'),
+      labels,
+    )
+    expect(merged).toEqual({ text: lines('1', '3', '4', 'five'), conflicts: 0 })
+  })
+
+  it('loses no line either side wrote, and one side alone is taken as it is', () => {
+    const line = fc.constantFrom('a', 'b', 'c', 'd', 'e', '', '# h', '- x')
+    const text = fc.array(line, { maxLength: 12 }).map((items) => lines(...items))
+    fc.assert(
+      fc.property(text, text, text, (base, ours, theirs) => {
+        const merged = mergeText(base, ours, theirs, labels)
+        expect(mergeText(base, ours, base, labels).text).toBe(ours)
+        expect(mergeText(base, base, theirs, labels).text).toBe(theirs)
+        const out = splitLines(merged.text)
+        for (const side of [ours, theirs]) {
+          for (const written of added(base, side)) expect(out).toContain(written)
+        }
+        expect(conflictBlocks(merged.text)).toHaveLength(merged.conflicts)
+        expect(hasConflicts(merged.text)).toBe(merged.conflicts > 0)
+      }),
+      { numRuns: 400 },
+    )
+  })
+})
+
+describe('conflict markers', () => {
+  const text = lines(
+    'top',
+    '<<<<<<< laptop',
+    'ours 1',
+    '=======',
+    'theirs 1',
+    '>>>>>>> desktop',
+    'mid',
+    '<<<<<<< laptop',
+    '=======',
+    'theirs 2',
+    '>>>>>>> desktop',
+  )
+
+  it('resolves every block to one side or both', () => {
+    expect(resolveConflicts(text, 'ours')).toBe(lines('top', 'ours 1', 'mid'))
+    expect(resolveConflicts(text, 'theirs')).toBe(lines('top', 'theirs 1', 'mid', 'theirs 2'))
+    expect(resolveConflicts(text, 'both')).toBe(
+      lines('top', 'ours 1', 'theirs 1', 'mid', 'theirs 2'),
+    )
+  })
+
+  it('leaves incomplete or stray markers as plain text', () => {
+    const stray = lines('<<<<<<< nobody', 'no end', '=======', 'x')
+    expect(parseConflicts(stray)).toEqual([{ kind: 'text', text: stray }])
+    expect(hasConflicts(lines('>>>>>>> x', '======='))).toBe(false)
+  })
+})
+
+// Lines of `side` beyond what `base` holds (as a multiset): what that side wrote.
+function added(base: string, side: string): string[] {
+  const pool = new Map<string, number>()
+  for (const line of splitLines(base)) pool.set(line, (pool.get(line) ?? 0) + 1)
+  const result: string[] = []
+  for (const line of splitLines(side)) {
+    const left = pool.get(line) ?? 0
+    if (left > 0) pool.set(line, left - 1)
+    else result.push(line.endsWith('\n') ? line : `${line}\n`)
+  }
+  return result
+}

@@ -1,0 +1,212 @@
+/**
+ * Three-way merge of two file maps from their merge base: files changed on one side only are
+ * taken as they are; a file changed on both sides is merged line by line; deleted on one side
+ * and edited on the other, the edited file is kept; renames (of files and whole folders) are
+ * followed. Nothing either side wrote is lost: overlapping edits keep both versions between
+ * markers and are reported as conflicts. Pure apart from the injected blob reads and writes.
+ */
+import { decodeUtf8 } from '../lib/text'
+import type { FileEntry, FileMap } from './file-map'
+import { mergeText, type MergeLabels } from './merge-text'
+import { detectRenames, followFolders, type Renames } from './renames'
+
+/** Reads and writes blobs (the object store, or a map in tests). */
+export interface BlobAccess {
+  read(oid: string): Promise<Uint8Array>
+  write(content: Uint8Array): Promise<string>
+}
+
+/** A file the merge could not settle alone. */
+export interface MergeConflict {
+  /** The merged file (relative path): both versions between markers, or ours when binary. */
+  readonly path: string
+  readonly kind: 'text' | 'binary'
+  /** For a binary file: where the other side's version was kept. */
+  readonly otherPath?: string
+}
+
+export interface TreeMerge {
+  readonly files: Map<string, FileEntry>
+  readonly conflicts: ReadonlyArray<MergeConflict>
+  /** What the merge decided that people may want to know, one sentence each. */
+  readonly notes: ReadonlyArray<string>
+}
+
+interface Placement {
+  readonly path: string
+  readonly entry: FileEntry
+}
+
+/**
+ * Merges `ours` and `theirs` from `base` (an empty map when the histories share nothing: then
+ * every file both sides hold under one path is merged as if added on both).
+ */
+export async function mergeTrees(input: {
+  readonly base: FileMap
+  readonly ours: FileMap
+  readonly theirs: FileMap
+  readonly labels: MergeLabels
+  readonly blobs: BlobAccess
+}): Promise<TreeMerge> {
+  const { base, ours, theirs, labels, blobs } = input
+  const conflicts: MergeConflict[] = []
+  const notes: string[] = []
+  const oursRenames = await detectRenames(base, ours, blobs.read)
+  const theirsRenames = await detectRenames(base, theirs, blobs.read)
+  const placements: Placement[] = []
+  const place = (path: string, entry: FileEntry) => placements.push({ path, entry })
+
+  for (const [path, before] of base) {
+    const o = locate(path, ours, oursRenames)
+    const t = locate(path, theirs, theirsRenames)
+    if (!o && !t) continue
+    if (!o || !t) {
+      const kept = (o ?? t) as Placement
+      const keptBy = o ? labels.ours : labels.theirs
+      const deletedBy = o ? labels.theirs : labels.ours
+      // Untouched (or only moved) where the other side deleted it: the deletion stands.
+      if (kept.entry.oid === before.oid) continue
+      place(kept.path, kept.entry)
+      notes.push(
+        `${kept.path} was deleted on ${deletedBy} and edited on ${keptBy}; the edited file was kept.`,
+      )
+      continue
+    }
+    // A rename on one side carries the other side's edits along.
+    const target = o.path === path ? t.path : o.path
+    if (o.path !== path && t.path !== path && o.path !== t.path) {
+      notes.push(
+        `${path} was renamed to ${o.path} on ${labels.ours} and to ${t.path} on ${labels.theirs}; it is kept as ${o.path}.`,
+      )
+    }
+    const merged = await mergeEntries(before, o.entry, t.entry, target, labels, blobs)
+    place(target, merged.entry)
+    if (merged.conflict) conflicts.push(merged.conflict)
+    if (merged.other) place(merged.other.path, merged.other.entry)
+  }
+
+  const oursTargets = new Set(oursRenames.files.values())
+  const theirsTargets = new Set(theirsRenames.files.values())
+  for (const [path, entry] of ours) {
+    if (base.has(path) || oursTargets.has(path)) continue
+    place(followFolders(path, theirsRenames.folders), entry)
+  }
+  for (const [path, entry] of theirs) {
+    if (base.has(path) || theirsTargets.has(path)) continue
+    place(followFolders(path, oursRenames.folders), entry)
+  }
+
+  const files = new Map<string, FileEntry>()
+  const sources = new Map<string, FileEntry>()
+  for (const { path, entry } of placements) {
+    const existing = files.get(path)
+    if (!existing || existing.oid === entry.oid) {
+      files.set(path, entry)
+      sources.set(path, entry)
+      continue
+    }
+    // Two different files ended up under one path (added on both sides, or one side's rename
+    // onto the other's new file): merged as if both were added.
+    const empty = await blobs.write(new Uint8Array())
+    const merged = await mergeEntries(
+      { oid: empty, mode: existing.mode },
+      existing,
+      entry,
+      path,
+      labels,
+      blobs,
+      files,
+    )
+    files.set(path, merged.entry)
+    if (merged.conflict) {
+      const index = conflicts.findIndex((c) => c.path === path)
+      if (index >= 0) conflicts.splice(index, 1)
+      conflicts.push(merged.conflict)
+    }
+    if (merged.other) files.set(merged.other.path, merged.other.entry)
+  }
+  moveFilesOutOfFolders(files, conflicts, notes, labels)
+  return { files, conflicts, notes }
+}
+
+function locate(path: string, side: FileMap, renames: Renames): Placement | null {
+  const moved = renames.files.get(path)
+  const at = moved ?? path
+  const entry = side.get(at)
+  return entry ? { path: at, entry } : null
+}
+
+async function mergeEntries(
+  base: FileEntry,
+  ours: FileEntry,
+  theirs: FileEntry,
+  path: string,
+  labels: MergeLabels,
+  blobs: BlobAccess,
+  taken: ReadonlyMap<string, FileEntry> = new Map(),
+): Promise<{ entry: FileEntry; conflict?: MergeConflict; other?: Placement }> {
+  const mode = ours.mode === theirs.mode || ours.mode !== base.mode ? ours.mode : theirs.mode
+  if (ours.oid === theirs.oid || theirs.oid === base.oid) return { entry: { oid: ours.oid, mode } }
+  if (ours.oid === base.oid) return { entry: { oid: theirs.oid, mode } }
+  const [b, o, t] = await Promise.all([
+    blobs.read(base.oid).then(decodeUtf8),
+    blobs.read(ours.oid).then(decodeUtf8),
+    blobs.read(theirs.oid).then(decodeUtf8),
+  ])
+  if (b !== null && o !== null && t !== null) {
+    const merged = mergeText(b, o, t, labels)
+    const oid = await blobs.write(new TextEncoder().encode(merged.text))
+    const entry = { oid, mode }
+    return merged.conflicts > 0 ? { entry, conflict: { path, kind: 'text' } } : { entry }
+  }
+  // Not text: no line to merge, so both files are kept side by side.
+  const otherPath = sideName(path, labels.theirs, taken)
+  return {
+    entry: { oid: ours.oid, mode },
+    conflict: { path, kind: 'binary', otherPath },
+    other: { path: otherPath, entry: theirs },
+  }
+}
+
+/** `notes.md` -> `notes (desktop).md`, unused in `taken`. */
+export function sideName(path: string, label: string, taken: ReadonlyMap<string, unknown>): string {
+  const slash = path.lastIndexOf('/')
+  const dir = path.slice(0, slash + 1)
+  const name = path.slice(slash + 1)
+  const dot = name.lastIndexOf('.')
+  const stem = dot > 0 ? name.slice(0, dot) : name
+  const ext = dot > 0 ? name.slice(dot) : ''
+  const tag = label.replace(/[\\/:*?"<>|\p{Cc}]/gu, '-').slice(0, 40) || 'other'
+  for (let n = 1; ; n++) {
+    const candidate = `${dir}${stem} (${tag}${n > 1 ? ` ${n}` : ''})${ext}`
+    if (!taken.has(candidate)) return candidate
+  }
+}
+
+// A file and a folder cannot share a name: the file moves beside it, as a conflict to look at.
+function moveFilesOutOfFolders(
+  files: Map<string, FileEntry>,
+  conflicts: MergeConflict[],
+  notes: string[],
+  labels: MergeLabels,
+): void {
+  const folders = new Set<string>()
+  for (const path of files.keys()) {
+    const parts = path.split('/')
+    for (let i = 1; i < parts.length; i++) folders.add(parts.slice(0, i).join('/'))
+  }
+  for (const path of [...files.keys()]) {
+    if (!folders.has(path)) continue
+    const entry = files.get(path) as FileEntry
+    files.delete(path)
+    const moved = sideName(path, labels.theirs, files)
+    files.set(moved, entry)
+    notes.push(
+      `${path} is a folder on one side and a file on the other; the file was kept as ${moved}.`,
+    )
+    for (const conflict of conflicts) {
+      if (conflict.path === path)
+        conflicts.splice(conflicts.indexOf(conflict), 1, { ...conflict, path: moved })
+    }
+  }
+}

@@ -1,0 +1,622 @@
+/**
+ * Sync as the app runs it: the settings, when syncs happen (at start, a few seconds after
+ * memory changed, every N minutes, on "Sync now"), one at a time, and the status the window
+ * shows. The engine (`engine.ts`) does each sync; this decides when and reports how it went.
+ */
+import git from 'isomorphic-git'
+import os from 'node:os'
+import type { RequestPayload } from '../../shared/contract'
+import type {
+  ApiErrorData,
+  ExportKind,
+  ExportResult,
+  ImportKind,
+  ImportResult,
+  SyncBackup,
+  SyncConfigView,
+  SyncConflict,
+  SyncJoinQuestion,
+  SyncStatus,
+  SyncTestResult,
+} from '../../shared/types'
+import type { HostActions } from '../app'
+import type { HistoryGit, VersionedMemory } from '../history'
+import { CairnError, toApiError } from '../lib/errors'
+import type { Logger } from '../lib/logger'
+import type { SecretStore } from '../settings'
+import { resolvedText, viewConflict, type ConflictChoice } from './conflicts'
+import {
+  BACKUP_PREFIX,
+  graphOf,
+  joinRemote,
+  syncOnce,
+  type EngineContext,
+  type JoinChoice,
+  type SyncOutcome,
+} from './engine'
+import { commitFiles } from './file-map'
+import { gitFs, readRef } from './git-fs'
+import { explore } from './graph'
+import { restoreBackup } from './backups'
+import type { ImportPolicy } from './import-checks'
+import { exportMemory, importMemory, removeStaging, type TransferContext } from './transfer'
+import { createSyncStore, OFF, type ConflictRecord, type SyncConfig } from './store'
+import { checkRemoteUrl, fetchMain, isLoopback, remoteHead, type RemoteSpec } from './transport'
+
+/** Quiet time after the last memory change before a sync starts. */
+export const SYNC_DEBOUNCE_MS = 3000
+const RETRY_FIRST_MS = 30_000
+const RETRY_MAX_MS = 10 * 60_000
+/** Failures worth retrying soon: the network, or another machine pushing at the same time. */
+const TRANSIENT: ReadonlySet<string> = new Set([
+  'sync-unreachable',
+  'sync-interrupted',
+  'sync-rejected',
+])
+
+export interface SyncServiceOptions {
+  readonly dataDir: string
+  /** The versioned memory: its repository, and `execute` for the person's resolutions. */
+  readonly memory: Pick<VersionedMemory, 'git' | 'execute' | 'readAt' | 'setMachine'>
+  /** Keeps the remote's token (the same kind of store as the API key's). */
+  readonly tokens: SecretStore
+  readonly logger: Logger
+  /** The shell's save and open dialogs, for export and import. */
+  readonly host: Pick<HostActions, 'chooseSavePath' | 'chooseOpenPath'>
+  /** The Memory tool's policy and limits in force: imports pass the same checks. */
+  readonly importPolicy: () => Promise<ImportPolicy>
+  /** The host name, the default machine name (tests pass their own). */
+  readonly hostName?: () => string
+  readonly now?: () => number
+  readonly debounceMs?: number
+}
+
+export type SyncConfigureInput = RequestPayload<'sync:configure'>
+export type SyncTestInput = RequestPayload<'sync:test'>
+export type SyncResolveInput = RequestPayload<'sync:resolve'>
+
+export interface SyncService {
+  status(): Promise<SyncStatus>
+  configure(input: SyncConfigureInput): Promise<SyncStatus>
+  /** Syncs now (or after the sync already running) and answers the status after it. */
+  syncNow(): Promise<SyncStatus>
+  test(input: SyncTestInput): Promise<SyncTestResult>
+  resolve(input: SyncResolveInput): Promise<SyncStatus>
+  join(choice: JoinChoice): Promise<SyncStatus>
+  restoreBackup(name: string): Promise<SyncStatus>
+  exportMemory(kind: ExportKind, at?: string): Promise<ExportResult>
+  importMemory(kind: ImportKind, text?: string): Promise<ImportResult>
+  /** Memory changed here: sync once it has been quiet for a few seconds. */
+  noteLocalChange(): void
+  /** Starts syncing: once now, then on changes and every N minutes. */
+  start(): void
+  onStatus(listener: (status: SyncStatus) => void): () => void
+  close(): Promise<void>
+}
+
+export function createSyncService(options: SyncServiceOptions): SyncService {
+  const { memory, tokens, logger } = options
+  const history = memory.git
+  const store = createSyncStore(options.dataDir, logger)
+  const now = options.now ?? Date.now
+  const hostName = options.hostName ?? (() => os.hostname())
+  const debounceMs = options.debounceMs ?? SYNC_DEBOUNCE_MS
+  const listeners = new Set<(status: SyncStatus) => void>()
+
+  let syncing = false
+  let error: ApiErrorData | null = null
+  let join: SyncJoinQuestion | null = null
+  let pendingChoice: JoinChoice | null = null
+  let running: Promise<void> | null = null
+  let again = false
+  let moving = false
+  let closed = false
+  let debounce: NodeJS.Timeout | null = null
+  let interval: NodeJS.Timeout | null = null
+  // A failure the network may mend (unreachable, cut, raced) is retried sooner than the
+  // interval, less often each time: 30 s, 1 min, 2 min … up to 10 min.
+  let retry: NodeJS.Timeout | null = null
+  let failures = 0
+
+  // Commits the engine itself makes (a fast-forward, a merge) are no reason to sync again.
+  const engineHistory: HistoryGit = {
+    ...history,
+    gitdir: history.gitdir,
+    objects: history.objects,
+    head: () => history.head(),
+    position: (oid) => history.position(oid),
+    exclusive: (task) =>
+      history.exclusive(async (session) => {
+        moving = true
+        try {
+          return await task(session)
+        } finally {
+          moving = false
+        }
+      }),
+  }
+
+  const machineOf = (config: SyncConfig) => config.machineName.trim() || hostName()
+
+  // Conflicts found anywhere (a merge here, one learnt from another machine, an import) are
+  // kept until their file is settled.
+  async function addConflicts(records: ReadonlyArray<ConflictRecord>): Promise<void> {
+    if (records.length === 0) return
+    const state = await store.state()
+    const known = new Set(state.conflicts.map((c) => c.path))
+    const fresh = records.filter((r) => !known.has(r.path) && known.add(r.path))
+    await store.saveState({ ...state, conflicts: [...state.conflicts, ...fresh] })
+  }
+
+  const transfer: TransferContext = {
+    dataDir: options.dataDir,
+    history: engineHistory,
+    memory,
+    host: options.host,
+    policy: options.importPolicy,
+    machine: async () => machineOf(await store.config()),
+    now,
+    onConflicts: addConflicts,
+  }
+
+  async function remoteOf(config: SyncConfig, token?: string | null): Promise<RemoteSpec> {
+    return {
+      url: config.url,
+      username: config.username,
+      token: token === undefined ? await tokens.get() : token,
+    }
+  }
+
+  async function configView(config: SyncConfig): Promise<SyncConfigView> {
+    const url = config.url
+    return {
+      url,
+      username: config.username,
+      hasToken: (await tokens.get()) !== null,
+      machineName: config.machineName,
+      defaultMachineName: hostName(),
+      intervalMinutes: config.intervalMinutes,
+      insecure: url.startsWith('http:') && !isLoopback(url),
+    }
+  }
+
+  async function openConflicts(): Promise<SyncConflict[]> {
+    const state = await store.state()
+    const config = await store.config()
+    const head = history.head()
+    if (!head || state.conflicts.length === 0) return []
+    const read = (path: string) => memory.readAt(path, head).catch(() => null)
+    const open: SyncConflict[] = []
+    const kept: ConflictRecord[] = []
+    for (const record of state.conflicts) {
+      const view = await viewConflict(record, machineOf(config), read)
+      if (!view) continue
+      open.push(view)
+      kept.push(record)
+    }
+    // Settled ones (by the dialog, Claude or an editor) are forgotten.
+    if (kept.length !== state.conflicts.length) await store.saveState({ ...state, conflicts: kept })
+    return open
+  }
+
+  const backupFacts = new Map<string, { time: number; files: number }>()
+  async function backups(): Promise<SyncBackup[]> {
+    let refs: string[]
+    try {
+      refs = await git.listRefs({
+        fs: gitFs,
+        gitdir: history.gitdir,
+        filepath: BACKUP_PREFIX.slice(0, -1),
+      })
+    } catch {
+      // No backup was ever made.
+      return []
+    }
+    const list: SyncBackup[] = []
+    for (const name of refs) {
+      try {
+        const commit = await readRef(history.gitdir, `${BACKUP_PREFIX}${name}`)
+        if (!commit) continue
+        let facts = backupFacts.get(commit)
+        if (!facts) {
+          // Read once per backup: its files are counted from its whole tree.
+          const raw = await history.objects.readCommit(commit)
+          const files = await commitFiles(history.objects, commit)
+          facts = { time: raw.timestamp * 1000, files: files.size }
+          backupFacts.set(commit, facts)
+        }
+        list.push({ name, commit, ...facts })
+      } catch (failure) {
+        logger.warn('A backup of an earlier history could not be read', failure)
+      }
+    }
+    return list.sort((a, b) => b.time - a.time)
+  }
+
+  async function unsynced(lastRemote: string | null): Promise<number> {
+    const head = history.head()
+    if (!head || head === lastRemote) return 0
+    const floor = lastRemote ? history.position(lastRemote) : -1
+    const graph = graphOf(history)
+    const seen = new Set<string>()
+    const stack = [head]
+    while (stack.length > 0 && seen.size < 10_000) {
+      const oid = stack.pop() as string
+      if (seen.has(oid) || history.position(oid) <= floor) continue
+      seen.add(oid)
+      stack.push(...(await graph.parents(oid)))
+    }
+    return seen.size
+  }
+
+  async function status(): Promise<SyncStatus> {
+    const config = await store.config()
+    const state = await store.state()
+    const lastRemote = state.remoteUrl === config.url ? state.lastRemote : null
+    const conflicts = config.url || state.conflicts.length ? await openConflicts() : []
+    const off = !config.url
+    return {
+      state: off
+        ? conflicts.length > 0
+          ? 'conflicts'
+          : 'off'
+        : syncing
+          ? 'syncing'
+          : error
+            ? 'error'
+            : conflicts.length > 0
+              ? 'conflicts'
+              : 'idle',
+      lastSyncedAt: state.remoteUrl === config.url ? state.lastSyncedAt : null,
+      ...(error && !off ? { error } : {}),
+      conflicts,
+      join: off ? null : join,
+      unsynced: off ? 0 : await unsynced(lastRemote),
+      config: await configView(config),
+      backups: await backups(),
+    }
+  }
+
+  function announce(): void {
+    if (listeners.size === 0) return
+    status().then(
+      (current) => {
+        for (const listener of listeners) {
+          try {
+            listener(current)
+          } catch (failure) {
+            logger.error('A sync status listener failed', failure)
+          }
+        }
+      },
+      (failure: unknown) => logger.warn('Could not report the sync status', failure),
+    )
+  }
+
+  async function runOnce(): Promise<void> {
+    const config = await store.config()
+    if (!config.url || closed) return
+    const choice = pendingChoice
+    pendingChoice = null
+    syncing = true
+    announce()
+    try {
+      const state = await store.state()
+      const ctx: EngineContext = {
+        git: engineHistory,
+        remote: await remoteOf(config),
+        machine: machineOf(config),
+        lastRemote: state.remoteUrl === config.url ? state.lastRemote : null,
+        now,
+      }
+      const outcome: SyncOutcome = choice ? await joinRemote(ctx, choice) : await syncOnce(ctx)
+      if (outcome.kind === 'question') {
+        join = outcome.question
+        error = {
+          code: 'sync-join-needed',
+          message:
+            outcome.question.reason === 'rewritten'
+              ? 'The remote’s history was rewritten since the last sync (it no longer holds what this machine synced). Cairn did not replace your history; choose what to do.'
+              : 'The remote holds another machine’s memory. Choose whether to merge this machine’s memory into it or to use the remote’s memory.',
+        }
+      } else {
+        join = null
+        error = null
+        await addConflicts(outcome.conflicts)
+        const latest = await store.state()
+        await store.saveState({
+          ...latest,
+          remoteUrl: config.url,
+          lastRemote: outcome.remote,
+          lastSyncedAt: now(),
+        })
+      }
+    } catch (failure) {
+      // Closing mid-sync: the next start completes it, there is nobody to tell.
+      if (closed) return
+      error = toApiError(failure)
+      if (error.code === 'internal') logger.error('Sync failed', failure)
+      else logger.warn(`Sync did not complete: ${error.message}`, failure)
+    } finally {
+      syncing = false
+    }
+    announce()
+    if (retry) clearTimeout(retry)
+    retry = null
+    if (error && TRANSIENT.has(error.code) && !closed) {
+      const delay = Math.min(RETRY_FIRST_MS * 2 ** failures, RETRY_MAX_MS)
+      failures++
+      retry = setTimeout(() => void request(), delay)
+      retry.unref()
+      return
+    }
+    failures = 0
+    // Memory changed while the sync ran: those changes go out with the next one.
+    const state = await store.state()
+    if (!error && history.head() !== state.lastRemote) schedule()
+  }
+
+  function request(): Promise<void> {
+    if (closed) return Promise.resolve()
+    if (running) {
+      again = true
+      return running
+    }
+    running = (async () => {
+      do {
+        again = false
+        await runOnce()
+      } while (again && !closed)
+    })()
+      .catch((failure: unknown) => logger.error('Sync failed', failure))
+      .finally(() => {
+        running = null
+      })
+    return running
+  }
+
+  function schedule(): void {
+    if (closed) return
+    if (debounce) clearTimeout(debounce)
+    debounce = setTimeout(() => {
+      debounce = null
+      void request()
+    }, debounceMs)
+    debounce.unref()
+  }
+
+  async function applyConfig(): Promise<void> {
+    const config = await store.config()
+    memory.setMachine(machineOf(config))
+    if (interval) clearInterval(interval)
+    interval = null
+    if (!config.url || config.intervalMinutes === 0 || closed) return
+    interval = setInterval(() => void request(), config.intervalMinutes * 60_000)
+    interval.unref()
+  }
+
+  return {
+    status,
+    async configure(input) {
+      const current = await store.config()
+      const url = input.url.trim() === '' ? '' : checkRemoteUrl(input.url)
+      const next: SyncConfig = url
+        ? {
+            url,
+            username: input.username?.trim() ?? current.username,
+            machineName: input.machineName?.trim() ?? current.machineName,
+            intervalMinutes: input.intervalMinutes ?? current.intervalMinutes,
+          }
+        : { ...OFF, machineName: input.machineName?.trim() ?? current.machineName }
+      if (!url) await tokens.clear()
+      else if (input.token !== undefined) {
+        if (input.token.trim() === '') await tokens.clear()
+        else await tokens.set(input.token.trim())
+      }
+      await store.saveConfig(next)
+      if (next.url !== current.url) {
+        error = null
+        join = null
+      }
+      await applyConfig()
+      announce()
+      if (next.url) void request()
+      return status()
+    },
+    async syncNow() {
+      // With no remote there is nothing to do: the answer says so (state `off`).
+      if ((await store.config()).url) await request()
+      return status()
+    },
+    async test(input) {
+      return testConnection(input)
+    },
+    async resolve(input) {
+      await resolveConflict(input.path, input.choice, input.text)
+      schedule()
+      return status()
+    },
+    async join(choice) {
+      if (!join) throw new CairnError('sync-no-conflict', 'There is no question to answer now.')
+      pendingChoice = choice
+      await request()
+      return status()
+    },
+    async restoreBackup(name) {
+      const config = await store.config()
+      await addConflicts(await restoreBackup(engineHistory, name, machineOf(config), now))
+      schedule()
+      return status()
+    },
+    exportMemory: (kind, at) => exportMemory(transfer, kind, at),
+    async importMemory(kind, text) {
+      const result = await importMemory(transfer, kind, text)
+      if (result.commit) schedule()
+      announce()
+      return result
+    },
+    noteLocalChange() {
+      if (moving || closed) return
+      void store.config().then((config) => {
+        if (config.url) schedule()
+      })
+    },
+    start() {
+      // An import a crash interrupted leaves its staging repository behind.
+      void removeStaging(options.dataDir).catch((failure: unknown) =>
+        logger.warn('Could not remove what an interrupted import left', failure),
+      )
+      void applyConfig().then(async () => {
+        if ((await store.config()).url) void request()
+      })
+    },
+    onStatus(listener) {
+      listeners.add(listener)
+      return () => listeners.delete(listener)
+    },
+    async close() {
+      closed = true
+      if (debounce) clearTimeout(debounce)
+      if (interval) clearInterval(interval)
+      if (retry) clearTimeout(retry)
+      listeners.clear()
+    },
+  }
+
+  async function resolveConflict(
+    path: string,
+    choice: ConflictChoice,
+    text?: string,
+  ): Promise<void> {
+    const state = await store.state()
+    const config = await store.config()
+    const record = state.conflicts.find((c) => c.path === path)
+    const head = history.head()
+    const read = (file: string) =>
+      head ? memory.readAt(file, head).catch(() => null) : Promise.resolve(null)
+    const open = record ? await viewConflict(record, machineOf(config), read) : null
+    if (!record || !open) {
+      throw new CairnError('sync-no-conflict', `${path} has no conflict left to resolve.`)
+    }
+    if (choice === 'edit' && text === undefined) {
+      throw new CairnError('invalid-input', 'Write the text to keep, or choose a version.')
+    }
+    if (record.kind === 'binary') {
+      await resolveBinary(record, choice)
+    } else {
+      const current = (await read(path)) ?? ''
+      const next = resolvedText(current, machineOf(config), choice, text)
+      const outcome = await memory.execute(
+        { command: 'create', path, file_text: next },
+        { actor: 'user' },
+        { commitAs: 'resolve', createExisting: 'overwrite' },
+      )
+      if (outcome.isError) {
+        const message = String(outcome.content).replace(/^Error: /, '')
+        throw new CairnError(outcome.errorCode ?? 'invalid-input', message)
+      }
+    }
+    const latest = await store.state()
+    await store.saveState({
+      ...latest,
+      conflicts: latest.conflicts.filter((c) => c !== record && c.path !== path),
+    })
+  }
+
+  async function resolveBinary(record: ConflictRecord, choice: ConflictChoice): Promise<void> {
+    const other = record.otherPath
+    if (!other || choice === 'edit') {
+      throw new CairnError(
+        'invalid-input',
+        'A file that is not text can only be kept one way or both ways.',
+      )
+    }
+    if (choice === 'both') return
+    const relative = (virtual: string) => virtual.replace(/^\/memories\//, '')
+    await history.exclusive(async (session) => {
+      const files = new Map<string, Uint8Array | null>()
+      if (choice === 'theirs') {
+        const head = session.head() as string
+        const tree = await commitFiles(history.objects, head)
+        const entry = tree.get(relative(other))
+        if (!entry) throw new CairnError('sync-no-conflict', `${other} is gone already.`)
+        files.set(relative(record.path), await history.objects.readBlob(entry.oid))
+      }
+      files.set(relative(other), null)
+      await session.commitFiles(files, {
+        actor: 'user',
+        command: 'resolve',
+        subject: `resolve ${record.path}`,
+        paths: [record.path, other],
+        conversationId: null,
+        toolUseId: null,
+        overwrite: false,
+        restoredFrom: null,
+      })
+    })
+  }
+
+  async function testConnection(input: SyncTestInput): Promise<SyncTestResult> {
+    let url: string
+    try {
+      url = checkRemoteUrl(input.url)
+    } catch (failure) {
+      return { ok: false, found: 'invalid-url', message: toApiError(failure).message }
+    }
+    const config = await store.config()
+    const token =
+      input.token !== undefined && input.token.trim() !== ''
+        ? input.token.trim()
+        : url === config.url
+          ? await tokens.get()
+          : null
+    const remote: RemoteSpec = { url, username: input.username?.trim() ?? config.username, token }
+    try {
+      const head = await remoteHead(remote)
+      if (head === null) {
+        return {
+          ok: true,
+          found: 'empty',
+          message:
+            'Connected. The repository is empty: this machine’s memory will be its first content.',
+        }
+      }
+      if (history.position(head) >= 0) {
+        return {
+          ok: true,
+          found: 'this-memory',
+          message: 'Connected. The repository holds this memory’s history.',
+        }
+      }
+      // Which history it is needs its commits: fetched, changing nothing local.
+      const fetched = (await fetchMain(history.gitdir, remote)) ?? head
+      const found = await explore(graphOf(history), fetched)
+      if (history.head() === null || found.frontier.length > 0) {
+        return {
+          ok: true,
+          found: 'this-memory',
+          message:
+            history.head() === null
+              ? 'Connected. The repository holds memory that this machine will take on the first sync.'
+              : 'Connected. The repository holds this memory’s history, with changes this machine does not have yet.',
+        }
+      }
+      const files = await commitFiles(history.objects, fetched)
+      return {
+        ok: true,
+        found: 'other-memory',
+        message: `Connected. The repository holds another machine’s memory (${files.size} ${files.size === 1 ? 'file' : 'files'}). The first sync asks how to join it with this machine’s.`,
+      }
+    } catch (failure) {
+      const apiError = toApiError(failure)
+      const found: SyncTestResult['found'] =
+        apiError.code === 'sync-auth'
+          ? 'auth'
+          : apiError.code === 'sync-not-a-repository'
+            ? 'not-a-repository'
+            : 'unreachable'
+      if (apiError.code === 'internal') logger.error('Testing the sync connection failed', failure)
+      return { ok: false, found, message: apiError.message }
+    }
+  }
+}

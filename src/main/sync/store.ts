@@ -1,0 +1,132 @@
+/**
+ * What sync keeps between runs, in `<dataDir>/sync/`: the settings (`config.json`: address,
+ * username, machine name, interval — never the token, which lives in a `SecretStore`) and
+ * the state (`state.json`: the remote `main` the last sync left, and the conflicts raised).
+ */
+import { readFile } from 'node:fs/promises'
+import path from 'node:path'
+import { z } from 'zod'
+import { writeJsonAtomic } from '../lib/atomic-json'
+import type { Logger } from '../lib/logger'
+
+/** How often sync runs by itself when no memory changes, in minutes (0: only on changes). */
+export const DEFAULT_INTERVAL_MINUTES = 10
+
+export interface SyncConfig {
+  /** The remote's address; '' when sync is off. */
+  readonly url: string
+  readonly username: string
+  /** The name commits carry (`Machine:`); '' for the host name. */
+  readonly machineName: string
+  readonly intervalMinutes: number
+}
+
+export const OFF: SyncConfig = {
+  url: '',
+  username: '',
+  machineName: '',
+  intervalMinutes: DEFAULT_INTERVAL_MINUTES,
+}
+
+/** A conflict raised by a merge (here or on another machine), until its file is settled. */
+export interface ConflictRecord {
+  /** Virtual path of the file holding both versions (or this side's, for a binary file). */
+  readonly path: string
+  readonly kind: 'text' | 'binary'
+  /** For a binary file: where the other side's version was kept (virtual). */
+  readonly otherPath?: string
+  /** The merge commit that raised it. */
+  readonly since: string
+}
+
+export interface SyncState {
+  /** The address `lastRemote` belongs to: another address starts over. */
+  readonly remoteUrl: string | null
+  /** The remote's `main` when the last sync finished (what this machine knows it holds). */
+  readonly lastRemote: string | null
+  readonly lastSyncedAt: number | null
+  readonly conflicts: ReadonlyArray<ConflictRecord>
+}
+
+export const EMPTY_STATE: SyncState = {
+  remoteUrl: null,
+  lastRemote: null,
+  lastSyncedAt: null,
+  conflicts: [],
+}
+
+const oid = z.string().regex(/^[0-9a-f]{40}$/)
+const configSchema = z.object({
+  url: z.string().max(2000).catch(''),
+  username: z.string().max(200).catch(''),
+  machineName: z.string().max(100).catch(''),
+  intervalMinutes: z.int().min(0).max(1440).catch(DEFAULT_INTERVAL_MINUTES),
+})
+const stateSchema = z.object({
+  remoteUrl: z.string().nullable().catch(null),
+  lastRemote: oid.nullable().catch(null),
+  lastSyncedAt: z.number().nullable().catch(null),
+  conflicts: z
+    .array(
+      z.object({
+        path: z.string().startsWith('/memories/'),
+        kind: z.enum(['text', 'binary']),
+        otherPath: z.string().startsWith('/memories/').optional(),
+        since: oid,
+      }),
+    )
+    .catch([]),
+})
+
+/** The two files, read once and cached; writes are atomic. */
+export interface SyncStore {
+  config(): Promise<SyncConfig>
+  saveConfig(config: SyncConfig): Promise<void>
+  state(): Promise<SyncState>
+  saveState(state: SyncState): Promise<void>
+}
+
+export function createSyncStore(dataDir: string, logger: Logger): SyncStore {
+  const dir = path.join(dataDir, 'sync')
+  const configFile = path.join(dir, 'config.json')
+  const stateFile = path.join(dir, 'state.json')
+  let config: SyncConfig | null = null
+  let state: SyncState | null = null
+
+  async function read<T>(file: string, schema: z.ZodType<T>, fallback: T): Promise<T> {
+    let raw: string
+    try {
+      raw = await readFile(file, 'utf8')
+    } catch {
+      // Not set up yet.
+      return fallback
+    }
+    try {
+      const parsed = schema.safeParse(JSON.parse(raw))
+      if (parsed.success) return parsed.data
+    } catch {
+      // Falls through to the warning: a hand edit gone wrong.
+    }
+    logger.warn(`Could not read ${path.basename(file)} of sync; starting from defaults`)
+    return fallback
+  }
+
+  return {
+    async config() {
+      config ??= await read(configFile, configSchema, OFF)
+      return config
+    },
+    async saveConfig(next) {
+      await writeJsonAtomic(configFile, next, logger)
+      config = next
+    },
+    async state() {
+      state ??= await read(stateFile, stateSchema, EMPTY_STATE)
+      return state
+    },
+    async saveState(next) {
+      await writeJsonAtomic(stateFile, next, logger)
+      state = next
+    },
+  }
+}

@@ -1,0 +1,182 @@
+/**
+ * Helpers for sync tests: machines (a real core on its own data folder) syncing through the
+ * real git server of `test/fixtures/git-server.ts`, and second opinions from the git CLI.
+ */
+import { execFile, execFileSync } from 'node:child_process'
+import { mkdtemp, rm } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { promisify } from 'node:util'
+import type { RequestChannel, RequestPayload, RequestResults } from '../../shared/contract'
+import type { SyncStatus } from '../../shared/types'
+import { createFileSecretStore } from '../settings'
+import { createCore, type Core, type HostActions } from '../core'
+import { folderFiles, headFiles } from '../history/test-helpers'
+import { consoleLogger, createRecordingLogger } from '../lib/logger'
+import type { GitServer } from '../../../test/fixtures/git-server'
+
+const run = promisify(execFile)
+
+export interface Machine {
+  readonly name: string
+  readonly dir: string
+  readonly core: Core
+  /** Calls a channel; throws `Error(code: message)` when it fails. */
+  call<C extends RequestChannel>(
+    channel: C,
+    payload?: RequestPayload<C>,
+  ): Promise<RequestResults[C]>
+  /** Calls a channel expecting a refusal; returns its code. */
+  refused<C extends RequestChannel>(channel: C, payload?: RequestPayload<C>): Promise<string>
+  write(file: string, content: string): Promise<void>
+  remove(file: string): Promise<void>
+  rename(from: string, to: string): Promise<void>
+  /** Connects to `url` on `server` (its credentials unless told otherwise). */
+  connect(server: GitServer, repo: string, token?: string): Promise<SyncStatus>
+  sync(): Promise<SyncStatus>
+  /** Memory files in the folder (relative path -> content). */
+  files(): Promise<Map<string, string>>
+  /** Runs the git CLI on this machine's history (never the server: that would block). */
+  git(...args: string[]): string
+  close(): Promise<void>
+}
+
+/** A machine named `name` on a fresh data folder, syncing only when told to. */
+export async function startMachine(
+  name: string,
+  options: { debounceMs?: number; dataDir?: string; host?: HostActions } = {},
+): Promise<Machine> {
+  const dir = options.dataDir ?? (await mkdtemp(path.join(os.tmpdir(), `cairn-sync-${name}-`)))
+  const logger = process.env['SYNC_DEBUG'] ? consoleLogger : createRecordingLogger()
+  const core = await createCore({
+    dataDir: dir,
+    hostName: () => name,
+    logger,
+    // Kept in the data folder, like the app's, so a reopened machine still has it.
+    syncTokenStore: createFileSecretStore({ file: path.join(dir, 'sync-token.json') }),
+    syncDebounceMs: options.debounceMs ?? 3_600_000,
+    env: {},
+    ...(options.host ? { host: options.host } : {}),
+  })
+  const call: Machine['call'] = async (channel, payload) => {
+    const result = await core.dispatch(channel, payload)
+    if (!result.ok) throw new Error(`${result.error.code}: ${result.error.message}`)
+    return result.value as never
+  }
+  return {
+    name,
+    dir,
+    core,
+    call,
+    async refused(channel, payload) {
+      const result = await core.dispatch(channel, payload)
+      if (result.ok) throw new Error(`${channel} succeeded but was expected to fail`)
+      return result.error.code
+    },
+    async write(file, content) {
+      await call('memory:write', { path: `/memories/${file}`, content })
+    },
+    async remove(file) {
+      await call('memory:delete', { path: `/memories/${file}` })
+    },
+    async rename(from, to) {
+      await call('memory:rename', { from: `/memories/${from}`, to: `/memories/${to}` })
+    },
+    async connect(server, repo, token) {
+      return call('sync:configure', {
+        url: server.url(repo),
+        username: server.user,
+        token: token ?? server.token,
+        intervalMinutes: 0,
+      })
+    },
+    sync: () => call('sync:now'),
+    files: () => folderFiles(dir),
+    git: (...args) =>
+      execFileSync('git', ['--git-dir', path.join(dir, 'history.git'), ...args], {
+        encoding: 'utf8',
+        env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: dir },
+        maxBuffer: 64 * 1024 * 1024,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+    async close() {
+      await core.close()
+      if (!options.dataDir) await rm(dir, { recursive: true, force: true })
+    },
+  }
+}
+
+/**
+ * The checks after every case: the git CLI clones the remote and `fsck --strict` finds it
+ * clean, each machine's repository is sound and its folder equals its HEAD tree.
+ */
+export async function expectSound(
+  server: GitServer,
+  repo: string,
+  machines: ReadonlyArray<Machine>,
+): Promise<string> {
+  const clone = await mkdtemp(path.join(os.tmpdir(), 'cairn-clone-'))
+  const env = { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: clone, GIT_TERMINAL_PROMPT: '0' }
+  const url = server.url(repo).replace('http://', `http://${server.user}:${server.token}@`)
+  await run('git', ['clone', '--quiet', '--mirror', url, path.join(clone, 'remote.git')], { env })
+  await run(
+    'git',
+    ['--git-dir', path.join(clone, 'remote.git'), 'fsck', '--strict', '--no-dangling'],
+    { env },
+  )
+  for (const machine of machines) {
+    machine.git('fsck', '--strict', '--no-dangling')
+    const head = headFiles(machine.dir)
+    const folder = await machine.files()
+    if (JSON.stringify([...head]) !== JSON.stringify([...folder])) {
+      throw new Error(`${machine.name}'s folder differs from its HEAD tree`)
+    }
+  }
+  return path.join(clone, 'remote.git')
+}
+
+/** Every line of every file in every commit of a repository (the union of its history). */
+export function linesOfHistory(gitdir: string): Set<string> {
+  const out = execFileSync(
+    'git',
+    ['--git-dir', gitdir, 'cat-file', '--batch-all-objects', '--batch'],
+    {
+      maxBuffer: 256 * 1024 * 1024,
+      env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1' },
+    },
+  )
+  const lines = new Set<string>()
+  let at = 0
+  while (at < out.length) {
+    const headerEnd = out.indexOf(10, at)
+    const [, type, size] = out.subarray(at, headerEnd).toString('latin1').split(' ')
+    const start = headerEnd + 1
+    const end = start + Number(size)
+    if (type === 'blob') {
+      for (const line of out.subarray(start, end).toString('utf8').split('\n')) lines.add(line)
+    }
+    at = end + 1
+  }
+  return lines
+}
+
+/** Lines written (the tests write one fact per line, so lines are what must never be lost). */
+export function linesOf(...texts: string[]): string[] {
+  return texts.flatMap((text) => text.split('\n')).filter((line) => line !== '')
+}
+
+/** A host whose save and open dialogs answer with the paths a test queues. */
+export function dialogHost(): HostActions & { answer(path: string | null): void } {
+  const answers: Array<string | null> = []
+  const next = async () => {
+    if (answers.length === 0) throw new Error('no dialog answer queued')
+    return answers.shift() ?? null
+  }
+  return {
+    answer: (path) => answers.push(path),
+    openPath: async () => undefined,
+    openExternal: async () => undefined,
+    chooseSavePath: next,
+    chooseOpenPath: next,
+  }
+}

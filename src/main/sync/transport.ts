@@ -1,0 +1,269 @@
+/**
+ * Talking to the remote: isomorphic-git's fetch and push over `isomorphic-git/http/node`,
+ * with the token handed over only when the server asks for it, and every failure turned into
+ * a plain sentence with a code (unreachable, refused, not a repository, interrupted).
+ */
+import git from 'isomorphic-git'
+import nodeHttp from 'isomorphic-git/http/node'
+import { CairnError } from '../lib/errors'
+import { cleanInterruptedFetch, fetchFs, gitFs, readRef } from './git-fs'
+
+/** Where sync goes and who it says it is; the token never leaves the main process. */
+export interface RemoteSpec {
+  readonly url: string
+  readonly username: string
+  readonly token: string | null
+}
+
+/** The one branch memory lives on, here and on the remote. */
+export const REMOTE_BRANCH = 'refs/heads/main'
+/** isomorphic-git's name for the remote: the last remote `main` seen is kept under it. */
+export const REMOTE_NAME = 'cairn-sync'
+export const TRACKING_REF = `refs/remotes/${REMOTE_NAME}/main`
+
+/** Quiet time on a connection before it counts as dropped. */
+const IDLE_TIMEOUT_MS = 60_000
+
+// isomorphic-git's node client, with sockets that give up when the server goes silent.
+const http = {
+  request: (request: Parameters<typeof nodeHttp.request>[0]) =>
+    nodeHttp.request({
+      ...request,
+      fetchOptions: { ...request.fetchOptions, timeout: IDLE_TIMEOUT_MS },
+    }),
+}
+
+/**
+ * Checks and normalizes a remote address: http(s) only, no credentials inside it (they go in
+ * the username and token fields, where the token is kept encrypted).
+ */
+export function checkRemoteUrl(raw: string): string {
+  const trimmed = raw.trim()
+  let url: URL
+  try {
+    url = new URL(trimmed)
+  } catch {
+    throw new CairnError(
+      'sync-invalid-url',
+      'Enter the repository’s HTTPS address, for example https://github.com/you/memory.git.',
+    )
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw new CairnError(
+      'sync-invalid-url',
+      'Cairn syncs over HTTPS: enter an address that starts with https:// (SSH addresses are not supported).',
+    )
+  }
+  if (url.username || url.password) {
+    throw new CairnError(
+      'sync-invalid-url',
+      'Put the username and token in their own fields, not in the address.',
+    )
+  }
+  if (url.search || url.hash) {
+    throw new CairnError('sync-invalid-url', 'The address must not contain ? or #.')
+  }
+  return url.href
+}
+
+/** True for an address whose traffic stays on this machine. */
+export function isLoopback(url: string): boolean {
+  const host = new URL(url).hostname
+  return host === 'localhost' || host === '127.0.0.1' || host === '[::1]'
+}
+
+function authOf(remote: RemoteSpec, refused: { value: boolean }) {
+  return {
+    onAuth: () =>
+      remote.token ? { username: remote.username || 'cairn', password: remote.token } : undefined,
+    onAuthFailure: () => {
+      refused.value = true
+      return { cancel: true }
+    },
+  }
+}
+
+/** The remote's `main` (null when the repository is empty or has no `main`). */
+export async function remoteHead(remote: RemoteSpec): Promise<string | null> {
+  const refused = { value: false }
+  try {
+    const refs = await git.listServerRefs({
+      http,
+      url: remote.url,
+      prefix: REMOTE_BRANCH,
+      ...authOf(remote, refused),
+    })
+    return refs.find((ref) => ref.ref === REMOTE_BRANCH)?.oid ?? null
+  } catch (error) {
+    throw transportError(error, refused.value, 'reach')
+  }
+}
+
+/**
+ * Fetches the remote's `main` into the repository (objects, and the tracking ref) and returns
+ * it, or null when the remote has none. Changes nothing else: never `main`, never the folder.
+ */
+export async function fetchMain(gitdir: string, remote: RemoteSpec): Promise<string | null> {
+  cleanInterruptedFetch(gitdir)
+  await forgetBrokenTracking(gitdir)
+  await ensureRefspec(gitdir)
+  const refused = { value: false }
+  // The best "have" is the remote `main` seen last time: the server knows it, so it sends
+  // only what came since.
+  const have = (await readRef(gitdir, TRACKING_REF)) ? TRACKING_REF : REMOTE_BRANCH
+  const held = fetchFs(gitdir)
+  try {
+    const result = await git.fetch({
+      fs: held.fs,
+      http,
+      gitdir,
+      url: remote.url,
+      remote: REMOTE_NAME,
+      ref: have,
+      remoteRef: REMOTE_BRANCH,
+      singleBranch: true,
+      tags: false,
+      cache: {},
+      ...authOf(remote, refused),
+    })
+    // The pack and its index are in place: now the ref may point into them.
+    await held.flush()
+    return result.fetchHead ?? null
+  } catch (error) {
+    if ((error as { code?: string }).code === 'NotFoundError') return null
+    throw transportError(error, refused.value, 'fetch')
+  }
+}
+
+/** Pushes the local `main` to the remote's `main`, which must be an ancestor of it. */
+export async function pushMain(gitdir: string, remote: RemoteSpec): Promise<void> {
+  const refused = { value: false }
+  try {
+    await git.push({
+      fs: gitFs,
+      http,
+      gitdir,
+      url: remote.url,
+      remote: REMOTE_NAME,
+      ref: REMOTE_BRANCH,
+      remoteRef: REMOTE_BRANCH,
+      force: false,
+      cache: {},
+      ...authOf(remote, refused),
+    })
+  } catch (error) {
+    throw transportError(error, refused.value, 'push')
+  }
+}
+
+// isomorphic-git records the remote's `main` through the remote's fetch refspec in the
+// repository's config (the address itself is passed on each call, never stored).
+async function ensureRefspec(gitdir: string): Promise<void> {
+  const path = `remote.${REMOTE_NAME}.fetch`
+  const refspec = `+${REMOTE_BRANCH}:${TRACKING_REF}`
+  if ((await git.getConfig({ fs: gitFs, gitdir, path })) === refspec) return
+  await git.setConfig({ fs: gitFs, gitdir, path, value: refspec })
+}
+
+// A fetch killed between writing the tracking ref and its pack leaves the ref pointing at
+// nothing; git (and fsck) must never see such a ref.
+async function forgetBrokenTracking(gitdir: string): Promise<void> {
+  const oid = await readRef(gitdir, TRACKING_REF)
+  if (!oid) return
+  try {
+    await git.readCommit({ fs: gitFs, gitdir, oid, cache: {} })
+  } catch {
+    await git.deleteRef({ fs: gitFs, gitdir, ref: TRACKING_REF })
+  }
+}
+
+type Stage = 'reach' | 'fetch' | 'push'
+
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'ETIMEDOUT',
+  'ECONNABORTED',
+])
+const BROKEN_CODES = new Set(['ECONNRESET', 'EPIPE', 'ERR_STREAM_PREMATURE_CLOSE'])
+
+/** Turns what isomorphic-git or the network threw into a sentence with a code. */
+export function transportError(error: unknown, authRefused: boolean, stage: Stage): CairnError {
+  if (error instanceof CairnError) return error
+  const translated = translate(error, authRefused, stage)
+  // The original stays attached for the log; only the sentence reaches the window.
+  Object.defineProperty(translated, 'cause', { value: error, enumerable: false })
+  return translated
+}
+
+function translate(error: unknown, authRefused: boolean, stage: Stage): CairnError {
+  const e = error as {
+    code?: string
+    message?: string
+    data?: { statusCode?: number; reason?: string }
+  }
+  const code = e?.code ?? ''
+  const status = e?.data?.statusCode
+  if (authRefused || code === 'UserCanceledError' || status === 401 || status === 403) {
+    return new CairnError(
+      'sync-auth',
+      status === 403
+        ? 'The remote refused access: the token may not have permission to read and write this repository.'
+        : 'The remote refused the username or token. Check them and try again.',
+    )
+  }
+  if (
+    status === 404 ||
+    code === 'SmartHttpError' ||
+    code === 'ParseError' ||
+    (status && status < 500)
+  ) {
+    return new CairnError(
+      'sync-not-a-repository',
+      status === 404
+        ? 'No git repository was found at that address. Check the URL (it usually ends in .git).'
+        : 'That address answers, but not as a git repository. Check the URL (it usually ends in .git).',
+    )
+  }
+  if (code === 'PushRejectedError' || code === 'GitPushError') {
+    return new CairnError(
+      'sync-rejected',
+      'The remote did not accept the update (it changed meanwhile, or the branch is protected). Cairn will try again.',
+    )
+  }
+  if (NETWORK_CODES.has(code) && stage === 'reach') {
+    return new CairnError(
+      'sync-unreachable',
+      'The remote could not be reached. Check your connection and the address.',
+    )
+  }
+  if (
+    NETWORK_CODES.has(code) ||
+    BROKEN_CODES.has(code) ||
+    /timed out|socket hang up|premature|aborted/i.test(e?.message ?? '')
+  ) {
+    return stage === 'reach' || code === 'ECONNREFUSED' || code === 'ENOTFOUND'
+      ? new CairnError(
+          'sync-unreachable',
+          'The remote could not be reached. Check your connection and the address.',
+        )
+      : new CairnError(
+          'sync-interrupted',
+          'The connection to the remote broke during the sync. Nothing was lost; Cairn tries again on the next sync.',
+        )
+  }
+  if (status && status >= 500) {
+    return new CairnError(
+      'sync-unreachable',
+      `The remote’s server failed (HTTP ${status}). Cairn tries again on the next sync.`,
+    )
+  }
+  return new CairnError(
+    'sync-interrupted',
+    'The sync stopped part-way. Nothing was lost; Cairn tries again on the next sync.',
+  )
+}

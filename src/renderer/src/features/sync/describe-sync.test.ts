@@ -1,0 +1,65 @@
+import { describe, expect, it } from 'vitest'
+import type { SyncStatus } from '../../../../shared/types'
+import { syncLabel } from './describe-sync'
+
+const base: SyncStatus = {
+  state: 'idle',
+  lastSyncedAt: 1_000_000,
+  conflicts: [],
+  join: null,
+  unsynced: 0,
+  config: {
+    url: 'https://example.com/me/memory.git',
+    username: 'sam',
+    hasToken: true,
+    machineName: '',
+    defaultMachineName: 'laptop',
+    intervalMinutes: 10,
+    insecure: false,
+  },
+  backups: [],
+}
+const now = 1_000_000 + 5 * 60_000
+
+describe('the sync indicator’s words', () => {
+  it('says when memory last synced, or what waits', () => {
+    expect(syncLabel(base, now)).toMatchObject({ text: 'Synced 5 min ago', tone: 'quiet' })
+    expect(syncLabel({ ...base, unsynced: 2 }, now)).toMatchObject({ text: '2 changes to sync' })
+    expect(syncLabel({ ...base, state: 'off' }, now).text).toBe('Sync off')
+    expect(syncLabel({ ...base, state: 'syncing' }, now).tone).toBe('busy')
+  })
+
+  it('names the failure, and the question before anything else', () => {
+    const failed = syncLabel(
+      { ...base, state: 'error', unsynced: 1, error: { code: 'sync-auth', message: 'Refused.' } },
+      now,
+    )
+    expect(failed).toMatchObject({ text: 'The remote refused the token', tone: 'error' })
+    expect(failed.detail).toContain('1 change not synced yet.')
+    const asked = syncLabel(
+      {
+        ...base,
+        state: 'error',
+        error: { code: 'sync-join-needed', message: 'Choose.' },
+        join: { reason: 'unrelated', remoteFiles: 3, localFiles: 2, remoteMachine: 'desktop' },
+      },
+      now,
+    )
+    expect(asked).toMatchObject({ text: 'Choose how to join', tone: 'attention' })
+  })
+
+  it('counts conflicts', () => {
+    const conflict = {
+      path: '/memories/a.md',
+      kind: 'text' as const,
+      oursLabel: 'laptop',
+      theirsLabel: 'desktop',
+      blocks: [],
+      otherPath: null,
+      since: 'a'.repeat(40),
+    }
+    expect(syncLabel({ ...base, state: 'conflicts', conflicts: [conflict] }, now).text).toBe(
+      '1 conflict to resolve',
+    )
+  })
+})

@@ -1,0 +1,92 @@
+import {
+  createContext,
+  useCallback,
+  useContext,
+  useEffect,
+  useMemo,
+  useState,
+  type ReactNode,
+} from 'react'
+import type { RequestPayload } from '../../../../shared/contract'
+import type { SyncStatus } from '../../../../shared/types'
+import { api, errorMessage, unwrap } from '../../lib/api'
+
+/** Which sync dialog is open over the app. */
+export type SyncDialog = 'conflicts' | 'join' | null
+
+interface SyncStore {
+  /** The last status main reported (null until the first answer). */
+  readonly status: SyncStatus | null
+  /** Why the status could not be read. */
+  readonly loadError: string | null
+  readonly dialog: SyncDialog
+  openDialog(dialog: SyncDialog): void
+  configure(payload: RequestPayload<'sync:configure'>): Promise<SyncStatus>
+  syncNow(): Promise<SyncStatus>
+  resolve(payload: RequestPayload<'sync:resolve'>): Promise<SyncStatus>
+  join(choice: 'merge' | 'use-remote'): Promise<SyncStatus>
+  restoreBackup(name: string): Promise<SyncStatus>
+}
+
+const SyncContext = createContext<SyncStore | null>(null)
+
+/**
+ * Sync as main reports it (`sync:status`, then every `sync:state`). The join question opens
+ * its dialog by itself, once per time it is asked.
+ */
+export function SyncProvider({ children }: { readonly children: ReactNode }) {
+  const [status, setStatus] = useState<SyncStatus | null>(null)
+  const [loadError, setLoadError] = useState<string | null>(null)
+  const [dialog, setDialog] = useState<SyncDialog>(null)
+  const [asked, setAsked] = useState(false)
+
+  useEffect(() => {
+    let live = true
+    unwrap(api().sync.status()).then(
+      (value) => live && setStatus(value),
+      (error: unknown) => live && setLoadError(errorMessage(error)),
+    )
+    const off = api().on('sync:state', setStatus)
+    return () => {
+      live = false
+      off()
+    }
+  }, [])
+
+  // The question is put to the person as soon as it arises; closing the dialog leaves it in
+  // the indicator until answered.
+  const question = status?.join ?? null
+  if (question && !asked) {
+    setAsked(true)
+    setDialog('join')
+  } else if (!question && asked) {
+    setAsked(false)
+  }
+
+  const accept = useCallback((value: SyncStatus) => {
+    setStatus(value)
+    return value
+  }, [])
+
+  const store = useMemo<SyncStore>(
+    () => ({
+      status,
+      loadError,
+      dialog,
+      openDialog: setDialog,
+      configure: (payload) => unwrap(api().sync.configure(payload)).then(accept),
+      syncNow: () => unwrap(api().sync.now()).then(accept),
+      resolve: (payload) => unwrap(api().sync.resolve(payload)).then(accept),
+      join: (choice) => unwrap(api().sync.join({ choice })).then(accept),
+      restoreBackup: (name) => unwrap(api().sync.restoreBackup({ name })).then(accept),
+    }),
+    [status, loadError, dialog, accept],
+  )
+  return <SyncContext.Provider value={store}>{children}</SyncContext.Provider>
+}
+
+export function useSync(): SyncStore {
+  const store = useContext(SyncContext)
+  if (!store) throw new Error('useSync must be used inside SyncProvider')
+  return store
+}
