@@ -11,6 +11,12 @@
  * version, so they keep the commit that first wrote them; any other restore is an edit like
  * any other. What a walk found is kept (bounded), so asking again after a new commit only
  * looks at what changed since.
+ *
+ * Merge commits (sync) have two parents. A merge that took the file as one parent had it
+ * hands every line to that parent; otherwise each line goes to the first parent that has it
+ * unchanged (this machine's side first, then the other machine's), and only the lines
+ * neither had are the merge's own: the markers around both versions of a conflict, or lines
+ * the line-by-line merge had to write. That is `git blame`'s rule, so the two agree.
  */
 import type { BlameLine, CommitSummary } from '../../shared/types'
 import { CairnError } from '../lib/errors'
@@ -20,9 +26,11 @@ import { loadBlame, saveBlame } from './blame-store'
 import { diffLines, splitLines, type Hunk, type Lines } from './line-diff'
 import type { Lookup } from './lookup'
 import { segmentsOf, toRelative, toVirtual } from './paths'
+import type { Ancestry } from './ancestry'
 import { toSummary } from './queries'
-import { requireEntry, type RepoView } from './read'
+import { requireEntry, treeOf, type RepoView } from './read'
 import type { IndexEntry } from './side-index'
+import { diffNodes } from './tree-state'
 
 /** Most file versions whose provenance is kept in memory. */
 export const BLAME_CACHE_SIZE = 64
@@ -49,6 +57,16 @@ interface Version {
   readonly lines: Lines
 }
 
+/**
+ * A version waiting in the walk, with the lines still looking for their commit. Lines can
+ * reach one version along several paths (both sides of a merge lead to the common past), so
+ * they come in groups, each in this version's line order.
+ */
+interface Waiting {
+  version: Version
+  readonly groups: Pending[][]
+}
+
 export interface Blamer {
   blame(path: string, at?: string): Promise<ReadonlyArray<BlameLine>>
 }
@@ -59,52 +77,26 @@ export interface BlamerOptions {
   readonly logger: Logger
 }
 
-/** Blame over one history; keeps what it found for the next call (and the next session). */
-export function createBlamer(repo: RepoView, lookup: Lookup, options: BlamerOptions): Blamer {
+/**
+ * Blame over one history; keeps what it found for the next call (and the next session).
+ * It reaches the index only through `ancestry` (positions, parents, producers).
+ */
+export function createBlamer(
+  repo: RepoView,
+  lookup: Lookup,
+  ancestry: Ancestry,
+  options: BlamerOptions,
+): Blamer {
   const cache = new Map<string, Provenance>()
   // What the save folder holds per path: the position of its version and its provenance.
   const saved = new Map<string, { readonly position: number; readonly provenance: Provenance }>()
   let saveFailed = false
-  // Positions found so far (the index has no lookup by position of its own).
-  const positions = new Map<string, number>()
-
-  /** Where commit `oid` is in the history (undefined when it is not there). */
-  function positionOf(oid: string): number | undefined {
-    return positionsOf(new Set([oid])).get(oid)
-  }
-
-  /** The positions of `oids`, in one pass back from the newest commit. */
-  function positionsOf(oids: ReadonlySet<string>): Map<string, number> {
-    const entries = repo.entries()
-    const found = new Map<string, number>()
-    const wanted = new Set<string>()
-    for (const oid of oids) {
-      const known = positions.get(oid)
-      if (known !== undefined && entries[known]?.oid === oid) found.set(oid, known)
-      else wanted.add(oid)
-    }
-    for (let i = entries.length - 1; i >= 0 && wanted.size > 0; i--) {
-      const oid = (entries[i] as IndexEntry).oid
-      if (!wanted.delete(oid)) continue
-      found.set(oid, i)
-      positions.set(oid, i)
-    }
-    return found
-  }
-
-  /** The newest commit at or before `from` that changed `path`, or -1. */
-  function producerOf(path: string, from: number): number {
-    // `touches`, inlined: this loop may cross a whole 100,000-commit index.
-    const entries = repo.entries()
-    const prefix = `${path}/`
-    for (let i = Math.min(from, entries.length - 1); i >= 0; i--) {
-      const files = (entries[i] as IndexEntry).files
-      for (let k = 0; k < files.length; k++) {
-        const file = files[k] as string
-        if (file === path || file.startsWith(prefix)) return i
-      }
-    }
-    return -1
+  // Positions kept above belong to one index; a switched history starts them again.
+  let generation = ancestry.generation()
+  const { producerOf, positionsOf } = ancestry
+  const positionOf = (oid: string): number | undefined => {
+    const position = ancestry.positionOf(oid)
+    return position >= 0 ? position : undefined
   }
 
   function remember(key: string, provenance: Provenance): void {
@@ -134,7 +126,7 @@ export function createBlamer(repo: RepoView, lookup: Lookup, options: BlamerOpti
   function save(path: string, position: number, provenance: Provenance): void {
     if (!options.saveDir || saveFailed) return
     if ((saved.get(path)?.position ?? -1) >= position) return
-    const entries = repo.entries()
+    const entries = ancestry.entries()
     try {
       saveBlame(options.saveDir, {
         path,
@@ -178,11 +170,28 @@ export function createBlamer(repo: RepoView, lookup: Lookup, options: BlamerOpti
     return null
   }
 
-  /** A file `entry` removed whose content is exactly `blob`: where a moved file came from. */
-  async function movedFrom(entry: IndexEntry, path: string, blob: string): Promise<string | null> {
-    if (!entry.parent) return null
+  /**
+   * Where a file that `parent` does not have came from in it: a file the commit removed
+   * whose content is exactly `blob`. For a merge, failing that, the removed file that shares
+   * the most lines with it (at least half, as git's rename detection asks), so a file one
+   * machine renamed and the other edited still leads to both histories.
+   */
+  async function movedFrom(
+    entry: IndexEntry,
+    parent: string,
+    path: string,
+    version: { readonly blob: string; readonly lines: Lines },
+  ): Promise<{ path: string; blob: string } | null> {
     const name = path.slice(path.lastIndexOf('/') + 1)
-    const candidates = entry.files
+    const merge = Boolean(entry.otherParents?.length)
+    // What the commit changed against this parent: its `files` for the first parent.
+    const changed =
+      parent === entry.parent
+        ? entry.files
+        : (await diffNodes(repo.store, await treeOf(repo, parent), await treeOf(repo, entry.oid)))
+            .filter((delta) => delta.before !== null && delta.after === null)
+            .map((delta) => toVirtual(delta.path))
+    const candidates = changed
       .filter((file) => file !== path)
       .sort((a, b) => {
         // Git prefers a source with the same file name.
@@ -190,16 +199,32 @@ export function createBlamer(repo: RepoView, lookup: Lookup, options: BlamerOpti
         const sameB = b.endsWith(`/${name}`) ? 0 : 1
         return sameA - sameB || (a < b ? -1 : a > b ? 1 : 0)
       })
+    const removed: Array<{ path: string; blob: string }> = []
     for (const file of candidates) {
       const segments = segmentsOf(toRelative(file))
-      if ((await lookup.blobAt(entry.parent, segments)) !== blob) continue
-      if ((await lookup.blobAt(entry.oid, segments)) !== null) continue
-      return file
+      const before = await lookup.blobAt(parent, segments)
+      if (!before || (await lookup.blobAt(entry.oid, segments)) !== null) continue
+      if (before === version.blob) return { path: file, blob: before }
+      removed.push({ path: file, blob: before })
     }
-    return null
+    if (!merge) return null
+    let best: { path: string; blob: string; shared: number } | null = null
+    for (const candidate of removed) {
+      const lines = await readLines(candidate.blob)
+      if (!lines) continue
+      const shared = sharedLines(lines, version.lines)
+      if (shared * 2 < Math.max(lines.count, version.lines.count)) continue
+      if (!best || shared > best.shared) best = { ...candidate, shared }
+    }
+    return best
   }
 
   async function blame(path: string, at?: string): Promise<ReadonlyArray<BlameLine>> {
+    if (ancestry.generation() !== generation) {
+      generation = ancestry.generation()
+      cache.clear()
+      saved.clear()
+    }
     const relative = toRelative(path)
     if (relative === '') throw new CairnError('not-a-file', 'Choose a file to trace its lines.')
     const virtual = toVirtual(relative)
@@ -222,11 +247,11 @@ export function createBlamer(repo: RepoView, lookup: Lookup, options: BlamerOpti
     const producer = producerOf(virtual, atPosition)
     const owners = await walk({ position: Math.max(producer, 0), path: virtual, blob, lines })
     if (producer >= 0) {
-      remember(`${repo.entries()[producer]?.oid}\0${virtual}`, { blob, owners })
+      remember(`${ancestry.entries()[producer]?.oid}\0${virtual}`, { blob, owners })
       save(virtual, producer, { blob, owners })
     }
 
-    const entries = repo.entries()
+    const entries = ancestry.entries()
     const summaries = new Map<number, CommitSummary>()
     const text = Buffer.from(lines.bytes.buffer, lines.bytes.byteOffset, lines.bytes.length)
     const result: BlameLine[] = []
@@ -248,76 +273,137 @@ export function createBlamer(repo: RepoView, lookup: Lookup, options: BlamerOpti
     return result
   }
 
-  /** Walks back from `start` until every line of it has its commit. */
+  /**
+   * Walks back from `start` until every line of it has its commit: the newest waiting
+   * version first, so that every line reaching a version (from each side of a merge) has
+   * arrived before the version is looked at.
+   */
   async function walk(start: Version): Promise<Int32Array> {
     const owners = new Int32Array(start.lines.count).fill(-1)
-    let pending: Pending[] =
-      start.lines.count > 0 ? [{ target: 0, at: 0, count: start.lines.count }] : []
-    let version = start
-    const entries = repo.entries()
-    const own = (items: ReadonlyArray<Pending>, position: number) => {
-      for (const item of items) owners.fill(position, item.target, item.target + item.count)
+    const waiting = new Map<string, Waiting>()
+    const wait = (version: Version, group: Pending[]) => {
+      if (group.length === 0) return
+      const key = `${version.position}\0${version.path}`
+      const known = waiting.get(key)
+      if (known) known.groups.push(group)
+      else waiting.set(key, { version, groups: [group] })
     }
+    if (start.lines.count > 0) wait(start, [{ target: 0, at: 0, count: start.lines.count }])
 
-    while (pending.length > 0) {
-      const entry = entries[version.position] as IndexEntry
-      const fromDisk = savedFor(version.path)
-      const known =
-        cache.get(`${entry.oid}\0${version.path}`) ??
-        (fromDisk?.position === version.position ? fromDisk.provenance : undefined)
-      if (known && known.blob === version.blob && known.owners.length === version.lines.count) {
-        for (const item of pending) {
-          owners.set(known.owners.subarray(item.at, item.at + item.count), item.target)
-        }
-        break
-      }
-
-      // A restore that copied an earlier version as it was: its lines belong to that version.
-      const source = restoreSource(entry)
-      const sourcePosition = source ? positionOf(source) : undefined
-      if (source && sourcePosition !== undefined && sourcePosition < version.position) {
-        const segments = segmentsOf(toRelative(version.path))
-        if ((await lookup.blobAt(source, segments)) === version.blob) {
-          const producer = producerOf(version.path, sourcePosition)
-          if (producer >= 0) {
-            version = { ...version, position: producer }
-            continue
-          }
+    while (waiting.size > 0) {
+      let key = ''
+      let next: Waiting | null = null
+      for (const [k, item] of waiting) {
+        if (!next || item.version.position > next.version.position) {
+          key = k
+          next = item
         }
       }
-
-      let parentPath = renamedFrom(entry, version.path) ?? version.path
-      let parentBlob = entry.parent
-        ? await lookup.blobAt(entry.parent, segmentsOf(toRelative(parentPath)))
-        : null
-      if (!parentBlob && parentPath === version.path) {
-        const moved = await movedFrom(entry, version.path, version.blob)
-        if (moved) {
-          parentPath = moved
-          parentBlob = version.blob
-        }
-      }
-      const parentLines = !parentBlob
-        ? null
-        : parentBlob === version.blob
-          ? version.lines
-          : await readLines(parentBlob)
-      const producer = parentLines ? producerOf(parentPath, version.position - 1) : -1
-      if (!parentBlob || !parentLines || producer < 0) {
-        // The file starts here (or was binary before): every line left is this commit's.
-        own(pending, version.position)
-        break
-      }
-      const hunks = parentLines === version.lines ? [] : diffLines(parentLines, version.lines)
-      const passed = pass(pending, hunks)
-      own(passed.kept, version.position)
-      pending = passed.older
-      version = { position: producer, path: parentPath, blob: parentBlob, lines: parentLines }
+      waiting.delete(key)
+      await step(next as Waiting, owners, wait)
     }
     return owners
   }
 
+  /** Settles the lines waiting at one version, or hands them to the versions before it. */
+  async function step(
+    item: Waiting,
+    owners: Int32Array,
+    wait: (version: Version, group: Pending[]) => void,
+  ): Promise<void> {
+    const { version, groups } = item
+    const entries = ancestry.entries()
+    const entry = entries[version.position] as IndexEntry
+    const own = (group: ReadonlyArray<Pending>) => {
+      for (const line of group) owners.fill(version.position, line.target, line.target + line.count)
+    }
+
+    const fromDisk = savedFor(version.path)
+    const known =
+      cache.get(`${entry.oid}\0${version.path}`) ??
+      (fromDisk?.position === version.position ? fromDisk.provenance : undefined)
+    if (known && known.blob === version.blob && known.owners.length === version.lines.count) {
+      for (const group of groups) {
+        for (const line of group) {
+          owners.set(known.owners.subarray(line.at, line.at + line.count), line.target)
+        }
+      }
+      return
+    }
+
+    // A restore that copied an earlier version as it was: its lines belong to that version.
+    const source = restoreSource(entry)
+    const sourcePosition = source ? positionOf(source) : undefined
+    if (source && sourcePosition !== undefined && sourcePosition < version.position) {
+      const segments = segmentsOf(toRelative(version.path))
+      if ((await lookup.blobAt(source, segments)) === version.blob) {
+        const producer = producerOf(version.path, sourcePosition)
+        if (producer >= 0) {
+          for (const group of groups) wait({ ...version, position: producer }, group)
+          return
+        }
+      }
+    }
+
+    // The file's version in each parent, first parent first.
+    const parents: Version[] = []
+    for (const position of ancestry.parentPositions(version.position)) {
+      const parent = (entries[position] as IndexEntry).oid
+      let path = (parent === entry.parent ? renamedFrom(entry, version.path) : null) ?? version.path
+      let blob = await lookup.blobAt(parent, segmentsOf(toRelative(path)))
+      if (!blob && path === version.path) {
+        const moved = await movedFrom(entry, parent, version.path, version)
+        if (moved) ({ path, blob } = moved)
+      }
+      const lines = !blob ? null : blob === version.blob ? version.lines : await readLines(blob)
+      const producer = blob && lines ? producerOf(path, position) : -1
+      if (blob && lines && producer >= 0) parents.push({ position: producer, path, blob, lines })
+    }
+
+    // A parent with the very same file takes every line (a merge that kept one side's file).
+    const same = parents.find((parent) => parent.blob === version.blob)
+    if (same) {
+      for (const group of groups) wait(same, group)
+      return
+    }
+    // Each line goes to the first parent that has it unchanged; the rest are this commit's.
+    let left = groups
+    for (const parent of parents) {
+      const hunks = diffLines(parent.lines, version.lines)
+      const kept: Pending[][] = []
+      for (const group of left) {
+        const passed = pass(group, hunks)
+        wait(parent, passed.older)
+        if (passed.kept.length > 0) kept.push(passed.kept)
+      }
+      left = kept
+    }
+    for (const group of left) own(group)
+  }
+
   return { blame }
+}
+
+/** How many lines two texts have in common, each line counted as often as both hold it. */
+function sharedLines(a: Lines, b: Lines): number {
+  const text = (lines: Lines, i: number) =>
+    Buffer.from(lines.bytes.buffer, lines.bytes.byteOffset, lines.bytes.length).toString(
+      'latin1',
+      lines.starts[i],
+      lines.starts[i + 1],
+    )
+  const counts = new Map<string, number>()
+  for (let i = 0; i < a.count; i++) counts.set(text(a, i), (counts.get(text(a, i)) ?? 0) + 1)
+  let shared = 0
+  for (let i = 0; i < b.count; i++) {
+    const line = text(b, i)
+    const left = counts.get(line) ?? 0
+    if (left > 0) {
+      shared++
+      counts.set(line, left - 1)
+    }
+  }
+  return shared
 }
 
 /**

@@ -6,6 +6,9 @@
  * line for a commit not in this history, or unreadable, is ignored; safe to delete).
  *
  *   {"c":"<commit oid>","f":[["/memories/a.md","<blob before>",null],…]}
+ *
+ * A merge commit's files (what it changed against its first parent) also carry their blob in
+ * each other parent, after the first three: `["/memories/a.md","<before>","<after>","<other>"]`.
  */
 import { appendFileSync, readFileSync } from 'node:fs'
 import path from 'node:path'
@@ -20,6 +23,8 @@ export interface FileBlobs {
   readonly path: string
   readonly before: string | null
   readonly after: string | null
+  /** For a merge: the file's blob in each parent after the first. */
+  readonly others?: ReadonlyArray<string | null>
 }
 
 const OID = /^[0-9a-f]{40}$/
@@ -66,19 +71,29 @@ export function createChangeLog(
     async of(entry) {
       const records = load()
       const found = records.get(entry.oid)
-      if (found && samePaths(found, entry.files)) return found
+      const others = entry.otherParents ?? []
+      if (found && samePaths(found, entry.files, others.length)) return found
       const files: FileBlobs[] = []
       for (const file of entry.files) {
         const segments = segmentsOf(toRelative(file))
-        files.push({
+        const sides: FileBlobs = {
           path: file,
           before: entry.parent ? await lookup.blobAt(entry.parent, segments) : null,
           after: await lookup.blobAt(entry.oid, segments),
-        })
+        }
+        if (others.length === 0) files.push(sides)
+        else {
+          const blobs: Array<string | null> = []
+          for (const other of others) blobs.push(await lookup.blobAt(other, segments))
+          files.push({ ...sides, others: blobs })
+        }
       }
       records.set(entry.oid, files)
       unsaved.push(
-        JSON.stringify({ c: entry.oid, f: files.map((f) => [f.path, f.before, f.after]) }),
+        JSON.stringify({
+          c: entry.oid,
+          f: files.map((f) => [f.path, f.before, f.after, ...(f.others ?? [])]),
+        }),
       )
       return files
     },
@@ -111,16 +126,27 @@ function parse(line: string): { commit: string; files: FileBlobs[] } | null {
   }
   const files: FileBlobs[] = []
   for (const item of record.f as unknown[]) {
-    if (!Array.isArray(item) || item.length !== 3) return null
-    const [file, before, after] = item as unknown[]
+    if (!Array.isArray(item) || item.length < 3) return null
+    const [file, before, after, ...others] = item as unknown[]
     const blob = (value: unknown) =>
       value === null || (typeof value === 'string' && OID.test(value))
-    if (typeof file !== 'string' || !blob(before) || !blob(after)) return null
-    files.push({ path: file, before: before as string | null, after: after as string | null })
+    if (typeof file !== 'string' || !blob(before) || !blob(after) || !others.every(blob)) {
+      return null
+    }
+    const sides = { path: file, before: before as string | null, after: after as string | null }
+    files.push(others.length > 0 ? { ...sides, others: others as Array<string | null> } : sides)
   }
   return { commit: record.c, files }
 }
 
-function samePaths(files: ReadonlyArray<FileBlobs>, paths: ReadonlyArray<string>): boolean {
-  return files.length === paths.length && files.every((file, i) => file.path === paths[i])
+/** A record made for this very commit: the same files, each with every parent's blob. */
+function samePaths(
+  files: ReadonlyArray<FileBlobs>,
+  paths: ReadonlyArray<string>,
+  others: number,
+): boolean {
+  return (
+    files.length === paths.length &&
+    files.every((file, i) => file.path === paths[i] && (file.others?.length ?? 0) === others)
+  )
 }

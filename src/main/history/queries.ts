@@ -1,4 +1,5 @@
 import type { CommitSummary, LogPage } from '../../shared/types'
+import type { NewestFirst } from './ancestry'
 import { reviewFactsOf } from './commit-message'
 import type { IndexEntry } from './side-index'
 import type { LogQuery } from './types'
@@ -30,20 +31,37 @@ export function touches(entry: IndexEntry, path: string): boolean {
   return false
 }
 
-/** One page of the timeline, newest first, with the number of matching entries. */
-export function queryLog(entries: ReadonlyArray<IndexEntry>, query: LogQuery): LogPage {
+/** The index's own order, newest last: right for a history that is one line of commits. */
+export function indexOrder(entries: ReadonlyArray<IndexEntry>): NewestFirst {
+  const length = entries.length
+  return {
+    length,
+    at: (k) => length - 1 - k,
+    indexOf: (position) => (position >= 0 && position < length ? length - 1 - position : -1),
+  }
+}
+
+/**
+ * One page of the timeline, newest first (in `order`, the timeline's order: see
+ * `ancestry.ts`), with the number of matching entries.
+ */
+export function queryLog(
+  entries: ReadonlyArray<IndexEntry>,
+  query: LogQuery,
+  order: NewestFirst = indexOrder(entries),
+): LogPage {
   const page: CommitSummary[] = []
   const end = query.offset + query.limit
   const unfiltered = !query.path && !query.conversationId && !query.actor
   if (unfiltered) {
-    for (let i = entries.length - 1 - query.offset; i >= 0 && page.length < query.limit; i--) {
-      page.push(toSummary(entries[i] as IndexEntry))
+    for (let k = query.offset; k < order.length && page.length < query.limit; k++) {
+      page.push(toSummary(entries[order.at(k)] as IndexEntry))
     }
     return { entries: page, total: entries.length }
   }
   let total = 0
-  for (let i = entries.length - 1; i >= 0; i--) {
-    const entry = entries[i] as IndexEntry
+  for (let k = 0; k < order.length; k++) {
+    const entry = entries[order.at(k)] as IndexEntry
     if (query.actor && entry.actor !== query.actor) continue
     if (query.conversationId && entry.conversationId !== query.conversationId) continue
     if (query.path && !touches(entry, query.path)) continue
@@ -60,11 +78,12 @@ export function queryLog(entries: ReadonlyArray<IndexEntry>, query: LogQuery): L
 export function fileHistoryOf(
   entries: ReadonlyArray<IndexEntry>,
   path: string,
+  order: NewestFirst = indexOrder(entries),
 ): ReadonlyArray<CommitSummary> {
   const result: CommitSummary[] = []
   let current = path
-  for (let i = entries.length - 1; i >= 0; i--) {
-    const entry = entries[i] as IndexEntry
+  for (let k = 0; k < order.length; k++) {
+    const entry = entries[order.at(k)] as IndexEntry
     if (!touches(entry, current)) continue
     result.push(toSummary(entry))
     const [from, to] = entry.paths
@@ -79,16 +98,18 @@ export function fileHistoryOf(
 /**
  * The commits made at `since` or later that changed `path` (or anything under it), newest
  * first. Reads back from the newest commit and stops at the first older one, so its cost is
- * the recent history only.
+ * the recent history only. In the timeline's order, so that commits another machine made
+ * earlier, joined by a merge, do not hide this machine's recent ones.
  */
 export function changesSince(
   entries: ReadonlyArray<IndexEntry>,
   path: string,
   since: number,
+  order: NewestFirst = indexOrder(entries),
 ): ReadonlyArray<CommitSummary> {
   const found: CommitSummary[] = []
-  for (let i = entries.length - 1; i >= 0; i--) {
-    const entry = entries[i] as IndexEntry
+  for (let k = 0; k < order.length; k++) {
+    const entry = entries[order.at(k)] as IndexEntry
     if (entry.time < since) break
     if (touches(entry, path)) found.push(toSummary(entry))
   }

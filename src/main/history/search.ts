@@ -3,12 +3,18 @@
  * like `git log -S` (a commit matches when a file it changed holds the text a different
  * number of times after it than before; a pure rename matches nothing). Read side only.
  *
- * A search runs in pages, newest commits first: each call scans for about `budgetMs` and
- * says where to go on, so the caller shows progress and can stop at any time. What was
- * counted (per blob) is kept for the search's next page.
+ * A merge commit (sync) matches only for a file whose count differs from what every parent
+ * had: taking a text from the other machine is not adding it (the commit that wrote it there
+ * is the one found), but the markers of a conflict kept in the file, or a line the merge had
+ * to write, are the merge's own.
+ *
+ * A search runs in pages, newest commits first in the timeline's order: each call scans for
+ * about `budgetMs` and says where to go on, so the caller shows progress and can stop at any
+ * time. What was counted (per blob) is kept for the search's next page.
  */
 import type { HistorySearchHit, HistorySearchPage } from '../../shared/types'
 import { CairnError } from '../lib/errors'
+import type { Ancestry } from './ancestry'
 import type { ChangeLog } from './change-log'
 import { toSummary } from './queries'
 import type { RepoView } from './read'
@@ -29,7 +35,11 @@ export const SEARCH_TEXT_CACHE = 16_000_000
  * A searcher over one history; remembers the counts of the latest search it ran, and the
  * texts of the versions it read (bounded), so that searching again reads little.
  */
-export function createSearcher(repo: RepoView, changes: ChangeLog): HistorySearcher {
+export function createSearcher(
+  repo: RepoView,
+  ancestry: Ancestry,
+  changes: ChangeLog,
+): HistorySearcher {
   // Occurrences per blob for the text searched last (the next page reuses them).
   let counted: { readonly key: string; readonly counts: Map<string, number> } | null = null
   const texts = new Map<string, { text: string | null; lower?: string }>()
@@ -63,20 +73,17 @@ export function createSearcher(repo: RepoView, changes: ChangeLog): HistorySearc
   return {
     async search(query) {
       const budgetMs = query.budgetMs ?? SEARCH_PAGE_MS
-      const entries = repo.entries()
-      const total = entries.length
-      let position = total - 1
+      const entries = ancestry.entries()
+      const order = ancestry.newestFirst()
+      const total = order.length
+      // `k`: how many commits of the timeline's order are behind (newest first).
+      let k = 0
       if (query.before !== undefined) {
-        position = -2
-        for (let i = total - 1; i >= 0; i--) {
-          if ((entries[i] as IndexEntry).oid === query.before) {
-            position = i - 1
-            break
-          }
-        }
-        if (position === -2) {
+        const shown = order.indexOf(ancestry.positionOf(query.before))
+        if (shown < 0) {
           throw new CairnError('not-found', 'That search can no longer go on: search again.')
         }
+        k = shown + 1
       }
       const counts = countsFor(query)
       const needle = query.matchCase ? query.text : query.text.toLowerCase()
@@ -99,29 +106,33 @@ export function createSearcher(repo: RepoView, changes: ChangeLog): HistorySearc
 
       const hits: HistorySearchHit[] = []
       const started = performance.now()
-      for (; position >= 0; position--) {
-        const entry = entries[position] as IndexEntry
+      for (; k < total; k++) {
+        const entry = entries[order.at(k)] as IndexEntry
         const files: Array<{ path: string; change: 'added' | 'removed' }> = []
         for (const side of movedUnchanged(await changes.of(entry))) {
           const before = await occurrences(side.before)
           const after = await occurrences(side.after)
-          if (before !== after) {
-            files.push({ path: side.path, change: after > before ? 'added' : 'removed' })
+          if (before === after) continue
+          // A merge that took this file's text as another parent had it added nothing.
+          let taken = false
+          for (const other of side.others ?? []) {
+            if ((await occurrences(other)) === after) taken = true
           }
+          if (!taken) files.push({ path: side.path, change: after > before ? 'added' : 'removed' })
         }
         if (files.length > 0) hits.push({ commit: toSummary(entry), files })
-        if (performance.now() - started >= budgetMs && position > 0) {
-          position--
+        if (performance.now() - started >= budgetMs && k < total - 1) {
+          k++
           break
         }
       }
       changes.flush()
-      const done = position < 0
+      const done = k >= total
       return {
         hits,
         // The page stopped before this commit: the next one starts with the one older.
-        next: done ? null : (entries[position + 1] as IndexEntry).oid,
-        scanned: total - 1 - position,
+        next: done ? null : (entries[order.at(k - 1)] as IndexEntry).oid,
+        scanned: k,
         total,
       }
     },

@@ -3,6 +3,7 @@
  * file and folder of that commit's tree with its size and the time it last changed. Read side.
  */
 import type { MemoryEntry } from '../../shared/types'
+import type { Ancestry } from './ancestry'
 import type { Lookup, TreeItem } from './lookup'
 import { toVirtual } from './paths'
 import { requireEntry, type RepoView } from './read'
@@ -12,7 +13,7 @@ import type { IndexEntry } from './side-index'
 const SIZE_CACHE = 50_000
 
 /** Lists trees at commits; remembers blob sizes between calls. */
-export function createSnapshots(repo: RepoView, lookup: Lookup) {
+export function createSnapshots(repo: RepoView, lookup: Lookup, ancestry: Ancestry) {
   const sizes = new Map<string, number>()
 
   async function sizeOf(blob: string): Promise<number> {
@@ -43,17 +44,18 @@ export function createSnapshots(repo: RepoView, lookup: Lookup) {
     }
     if (root?.kind === 'tree') await walk(root, '')
 
-    // When each file last changed: the newest commit up to `oid` that touched it.
+    // When each file last changed: the newest commit up to `oid`, along first parents (where
+    // the file was as it is, see ancestry.ts), that touched it.
     const changed = new Map<string, number>()
     const wanted = new Set(files.map((file) => toVirtual(file.path)))
-    const entries = repo.entries()
-    let position = entries.length - 1
-    while (position >= 0 && (entries[position] as IndexEntry).oid !== oid) position--
-    for (let i = position; i >= 0 && wanted.size > 0; i--) {
-      const entry = entries[i] as IndexEntry
+    const entries = ancestry.entries()
+    let position = ancestry.positionOf(oid)
+    while (position >= 0 && wanted.size > 0) {
+      const entry = entries[position] as IndexEntry
       for (const file of entry.files) {
         if (wanted.delete(file)) changed.set(file, entry.time)
       }
+      position = ancestry.firstParentOf(position)
     }
 
     const result: MemoryEntry[] = []

@@ -10,6 +10,7 @@ import {
   type MemoryMutation,
   type MemoryPolicy,
 } from '../memory'
+import { createAncestry } from './ancestry'
 import { createBlamer } from './blame'
 import { blameDirOf } from './blame-store'
 import { changeLogOf, createChangeLog } from './change-log'
@@ -93,12 +94,17 @@ export async function openVersionedMemory(
   })
   const queue = createSerialQueue()
   const lookup = createLookup(repo.store)
-  const blamer = createBlamer(repo, lookup, { saveDir: blameDirOf(repo.gitdir), logger })
+  const ancestry = createAncestry(() => repo.entries())
+  const blamer = createBlamer(repo, lookup, ancestry, {
+    saveDir: blameDirOf(repo.gitdir),
+    logger,
+  })
   const searcher = createSearcher(
     repo,
+    ancestry,
     createChangeLog(repo, lookup, { file: changeLogOf(repo.gitdir), logger }),
   )
-  const snapshots = createSnapshots(repo, lookup)
+  const snapshots = createSnapshots(repo, lookup, ancestry)
   const commitListeners = new Set<(commit: CommitSummary) => void>()
   const recoveryListeners = new Set<(report: RecoveryReport) => void>()
   let closed = false
@@ -334,9 +340,15 @@ export async function openVersionedMemory(
     git,
 
     log: async (query) =>
-      queryLog(repo.entries(), query.path ? { ...query, path: normalize(query.path) } : query),
-    fileHistory: async (file) => fileHistoryOf(repo.entries(), normalize(file)),
-    changesSince: async (file, since) => changesSince(repo.entries(), normalize(file), since),
+      queryLog(
+        ancestry.entries(),
+        query.path ? { ...query, path: normalize(query.path) } : query,
+        ancestry.newestFirst(),
+      ),
+    fileHistory: async (file) =>
+      fileHistoryOf(ancestry.entries(), normalize(file), ancestry.newestFirst()),
+    changesSince: async (file, since) =>
+      changesSince(ancestry.entries(), normalize(file), since, ancestry.newestFirst()),
     show: (oid) => showCommit(repo, oid),
     readAt: (file, oid) => readAt(repo, file, oid),
     diff: (file, from, to) => diffFile(repo, file, from, to),
