@@ -8,6 +8,7 @@ const syncIntegration = [
   'src/main/sync/sync.test.ts',
   'src/main/sync/sync-kill.test.ts',
   'src/main/sync/transfer.test.ts',
+  'src/main/sync/sync-maintenance.test.ts',
 ]
 
 export default defineConfig({

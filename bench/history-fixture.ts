@@ -1,26 +1,32 @@
 /**
- * Builds large history fixtures fast, for the history benchmark: every object is written
- * straight into one packfile (with its .idx), the side index is written alongside, and the
- * memory folder holds HEAD's files — so opening it needs no recovery.
+ * Builds large history fixtures fast, for the history benchmark: objects go straight into the
+ * repository as loose files (what Cairn leaves before maintenance), then — for `pack` storage —
+ * into one pack by Cairn's own maintenance; the side index is written alongside, and the
+ * memory folder holds HEAD's files, so opening it needs no recovery.
+ *
+ * Shapes: `nested-1024` (8 areas x 8 topics x 16 notes), `nested-10000` (10 x 10 x 100) and
+ * `flat-1000` (1,000 notes in the root folder, whose tree is rewritten by every commit).
  */
-import { createHash } from 'node:crypto'
-import { mkdir, writeFile } from 'node:fs/promises'
+import { randomBytes } from 'node:crypto'
+import fs from 'node:fs'
+import { mkdir, utimes, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { crc32 } from 'node:zlib'
+import { deflateSync } from 'node:zlib'
 import { AUTHORS, formatCommitMessage, type CommitMeta } from '../src/main/history/commit-message'
-import {
-  initRepository,
-  serializeCommit,
-  serializeTree,
-  writeMainRef,
-  type RawTreeEntry,
-} from '../src/main/history/object-store'
-import { indexFileOf, writeIndexFile, type IndexEntry } from '../src/main/history/side-index'
+import { initRepository, serializeCommit, writeMainRef } from '../src/main/history/object-store'
+import { hashObject, ObjectDatabase } from '../src/main/history/objects/object-database'
+import type { ObjectKind } from '../src/main/history/objects/pack-file'
+import { repack } from '../src/main/history/objects/repack'
+import { indexDirOf, writeIndex, type IndexEntry } from '../src/main/history/side-index'
+
+export type Shape = 'nested-1024' | 'nested-10000' | 'flat-1000'
+export type Storage = 'loose' | 'pack'
 
 export interface Fixture {
   readonly dataDir: string
   readonly files: number
   readonly commits: number
+  readonly shape: Shape
   /** The file followed through a rename: its name now and before the rename. */
   readonly target: string
   readonly targetBefore: string
@@ -35,95 +41,175 @@ export interface Fixture {
 }
 
 export interface FixtureOptions {
+  readonly shape?: Shape
+  readonly storage?: Storage
   /** How many commits change the sparse file, spread evenly (its creation counts). */
   readonly sparseTouches?: number
 }
 
-const SHAPE = [8, 8, 16] as const // 8 areas x 8 topics x 16 notes = 1,024 files
-const TYPE_CODES = { commit: 1, tree: 2, blob: 3 } as const
-type Kind = keyof typeof TYPE_CODES
+const SHAPES: Readonly<Record<Shape, ReadonlyArray<number>>> = {
+  'nested-1024': [8, 8, 16],
+  'nested-10000': [10, 10, 100],
+  'flat-1000': [1000],
+}
 
-function fileContent(relative: string, revision: number): Buffer {
+export function fileContent(relative: string, revision: number): Buffer {
   return Buffer.from(
     `# ${relative}\n\nThe user prefers short answers and metric units.\n` +
       `Project notes: keep the changelog tidy; release on Thursdays.\n\nrevision ${revision}\n`,
   )
 }
 
-/** Writes a repository with `commits` commits over 1,024 files into `dataDir`. */
+interface Sink {
+  add(kind: ObjectKind, content: Buffer, path: string): Promise<string>
+}
+
+function looseSink(gitdir: string): Sink {
+  const made = new Set<string>()
+  return {
+    async add(kind, content) {
+      const oid = hashObject(kind, content)
+      const dir = path.join(gitdir, 'objects', oid.slice(0, 2))
+      if (!made.has(dir)) {
+        fs.mkdirSync(dir, { recursive: true })
+        made.add(dir)
+      }
+      const file = path.join(dir, oid.slice(2))
+      const data = deflateSync(
+        Buffer.concat([Buffer.from(`${kind} ${content.length}\0`), content]),
+        {
+          level: 1,
+        },
+      )
+      try {
+        fs.writeFileSync(file, data, { flag: 'wx', mode: 0o444 })
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+      }
+      return oid
+    },
+  }
+}
+
+/** A folder of the fixture: entries kept in git's order so a tree serializes without sorting. */
+class Folder {
+  private readonly keys: string[] = []
+  readonly entries = new Map<string, { oid: string; tree: boolean; key: string }>()
+
+  set(name: string, oid: string, tree: boolean): void {
+    const known = this.entries.get(name)
+    if (known) {
+      known.oid = oid
+      return
+    }
+    // Git orders by bytes, folders as if named `name/`; latin1 keeps one char per byte.
+    const sortKey = Buffer.from(tree ? `${name}/` : name).toString('latin1')
+    let low = 0
+    let high = this.keys.length
+    while (low < high) {
+      const mid = (low + high) >>> 1
+      if ((this.keys[mid] as string) < sortKey) low = mid + 1
+      else high = mid
+    }
+    this.keys.splice(low, 0, sortKey)
+    this.entries.set(name, { oid, tree, key: sortKey })
+  }
+
+  remove(name: string): void {
+    const known = this.entries.get(name)
+    if (!known) return
+    this.entries.delete(name)
+    this.keys.splice(this.keys.indexOf(known.key), 1)
+  }
+
+  serialize(): Buffer {
+    const byKey = new Map([...this.entries].map(([name, entry]) => [entry.key, { name, ...entry }]))
+    const parts: Buffer[] = []
+    for (const sortKey of this.keys) {
+      const entry = byKey.get(sortKey)!
+      parts.push(
+        Buffer.from(`${entry.tree ? '40000' : '100644'} ${entry.name}\0`),
+        Buffer.from(entry.oid, 'hex'),
+      )
+    }
+    return Buffer.concat(parts)
+  }
+}
+
+/** Writes a repository with `commits` commits over the files of `shape` into `dataDir`. */
 export async function buildFixture(
   dataDir: string,
   commits: number,
   options: FixtureOptions = {},
 ): Promise<Fixture> {
+  const shape = options.shape ?? 'nested-1024'
   const gitdir = path.join(dataDir, 'history.git')
   await initRepository(gitdir)
-  const pack = new PackWriter()
+  const sink = looseSink(gitdir)
 
-  // The tree, level by level: area -> topic -> note name -> blob id.
-  const notes = new Map<string, Map<string, string>>() // "a/t" -> name -> blob
-  const topicTrees = new Map<string, string>() // "a/t" -> tree id
-  const areaTrees = new Map<string, string>() // "a" -> tree id
+  const dims = SHAPES[shape]
+  const folders = new Map<string, Folder>([['', new Folder()]])
   const revisions = new Map<string, number>()
   const files: string[] = []
-  for (let a = 0; a < SHAPE[0]; a++) {
-    for (let t = 0; t < SHAPE[1]; t++) {
-      const dir = `area-${a}/topic-${t}`
-      const names = new Map<string, string>()
-      for (let n = 0; n < SHAPE[2]; n++) {
-        const relative = `${dir}/note-${n}.md`
-        names.set(`note-${n}.md`, pack.add('blob', fileContent(relative, 0)))
+  const walk = (prefix: string, level: number): void => {
+    const count = dims[level] as number
+    for (let i = 0; i < count; i++) {
+      if (level === dims.length - 1) {
+        const relative = `${prefix}note-${i}.md`
         revisions.set(relative, 0)
         files.push(relative)
+      } else {
+        const name = `${level === 0 ? 'area' : 'topic'}-${i}`
+        folders.set(`${prefix}${name}`, new Folder())
+        walk(`${prefix}${name}/`, level + 1)
       }
-      notes.set(dir, names)
     }
   }
-  const target = 'area-0/topic-0/renamed-note.md'
-  const targetBefore = 'area-0/topic-0/note-0.md'
-  // A 20-line file in the last topic, changed at evenly spaced commits only.
-  const sparse = options.sparseTouches ? 'area-7/topic-7/sparse.md' : null
+  walk('', 0)
+
+  const dirOf = (relative: string) => path.posix.dirname(relative).replace(/^\.$/, '')
+  // Rewrites the trees from `dir` up to the root; returns the root tree's id.
+  const writeUp = async (dir: string): Promise<string> => {
+    for (let current = dir; ; current = dirOf(current)) {
+      const folder = folders.get(current)!
+      const oid = await sink.add('tree', folder.serialize(), current)
+      if (current === '') return oid
+      folders.get(dirOf(current))!.set(path.posix.basename(current), oid, true)
+    }
+  }
+  for (const relative of files) {
+    const oid = await sink.add('blob', fileContent(relative, 0), relative)
+    folders.get(dirOf(relative))!.set(path.posix.basename(relative), oid, false)
+  }
+  // A 20-line file beside the last note, changed at evenly spaced commits only (one line
+  // each time), never among the files picked at random.
+  const sparse = options.sparseTouches
+    ? path.posix.join(dirOf(files[files.length - 1] as string), 'sparse.md')
+    : null
   const sparseLines = Array.from({ length: 20 }, (_, i) => `sparse line ${i}: version 0`)
   const sparseContent = () => Buffer.from(`${sparseLines.join('\n')}\n`)
   const sparseAt = new Set<number>()
+  const sparseCommits: string[] = []
   if (sparse && options.sparseTouches) {
-    notes.get('area-7/topic-7')?.set('sparse.md', pack.add('blob', sparseContent()))
+    const oid = await sink.add('blob', sparseContent(), sparse)
+    folders.get(dirOf(sparse))!.set(path.posix.basename(sparse), oid, false)
     for (let k = 1; k < options.sparseTouches; k++) {
       // Off by a few, so that no touch lands on the commit that renames the target.
       sparseAt.add(Math.floor((k * commits) / options.sparseTouches) + 3)
     }
   }
-  const sparseCommits: string[] = []
+  // Folders deepest first, so every parent sees its children's ids.
+  const byDepth = [...folders.keys()]
+    .filter(Boolean)
+    .sort((a, b) => b.split('/').length - a.split('/').length)
+  for (const dir of byDepth) {
+    const oid = await sink.add('tree', folders.get(dir)!.serialize(), dir)
+    folders.get(dirOf(dir))!.set(path.posix.basename(dir), oid, true)
+  }
+  let rootTree = await sink.add('tree', folders.get('')!.serialize(), '')
 
-  const writeTopic = (dir: string) => {
-    const entries: RawTreeEntry[] = []
-    for (const [name, oid] of notes.get(dir) ?? [])
-      entries.push({ name, kind: 'blob', oid, mode: '100644' })
-    topicTrees.set(dir, pack.add('tree', serializeTree(entries)))
-  }
-  const writeArea = (area: string) => {
-    const entries: RawTreeEntry[] = []
-    for (let t = 0; t < SHAPE[1]; t++) {
-      const oid = topicTrees.get(`${area}/topic-${t}`) as string
-      entries.push({ name: `topic-${t}`, kind: 'tree', oid, mode: '40000' })
-    }
-    areaTrees.set(area, pack.add('tree', serializeTree(entries)))
-  }
-  const writeRoot = () => {
-    const entries: RawTreeEntry[] = []
-    for (let a = 0; a < SHAPE[0]; a++) {
-      entries.push({
-        name: `area-${a}`,
-        kind: 'tree',
-        oid: areaTrees.get(`area-${a}`) as string,
-        mode: '40000',
-      })
-    }
-    return pack.add('tree', serializeTree(entries))
-  }
-  for (const dir of notes.keys()) writeTopic(dir)
-  for (let a = 0; a < SHAPE[0]; a++) writeArea(`area-${a}`)
-
+  const target = shape === 'flat-1000' ? 'renamed-note.md' : 'area-0/topic-0/renamed-note.md'
+  const targetBefore = shape === 'flat-1000' ? 'note-0.md' : 'area-0/topic-0/note-0.md'
   const entries: IndexEntry[] = []
   const targetCommits: string[] = []
   let parent: string | null = null
@@ -131,16 +217,15 @@ export async function buildFixture(
   const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648
   const start = 1_700_000_000
 
-  const commit = (meta: CommitMeta, changed: ReadonlyArray<string>, time: number) => {
-    const tree = writeRoot()
+  const commit = async (meta: CommitMeta, changed: ReadonlyArray<string>, time: number) => {
     const body = serializeCommit({
-      tree,
+      tree: rootTree,
       parent,
       author: AUTHORS[meta.actor],
       timestamp: time,
       message: formatCommitMessage(meta),
     })
-    const oid = pack.add('commit', body)
+    const oid = await sink.add('commit', body, '')
     entries.push({
       ...meta,
       oid,
@@ -152,9 +237,8 @@ export async function buildFixture(
     return oid
   }
   const system = { conversationId: null, toolUseId: null, overwrite: false, restoredFrom: null }
-  // The sparse file is in the first commit but never among the files picked at random.
   const initial = sparse ? [...files, sparse] : files
-  const first = commit(
+  const first = await commit(
     {
       ...system,
       actor: 'system',
@@ -162,7 +246,7 @@ export async function buildFixture(
       subject: 'Start the history',
       paths: initial.map((f) => `/memories/${f}`),
     },
-    initial,
+    [...initial].sort(),
     start,
   )
   if (sparse) sparseCommits.push(first)
@@ -180,12 +264,12 @@ export async function buildFixture(
       // One line of the sparse file changes; the rest keep their first commit.
       const line = (sparseCommits.length * 7) % sparseLines.length
       sparseLines[line] = `sparse line ${line}: changed at commit ${i}`
-      notes.get('area-7/topic-7')?.set('sparse.md', pack.add('blob', sparseContent()))
-      writeTopic('area-7/topic-7')
-      writeArea('area-7')
+      const blob = await sink.add('blob', sparseContent(), sparse)
+      folders.get(dirOf(sparse))!.set(path.posix.basename(sparse), blob, false)
+      rootTree = await writeUp(dirOf(sparse))
       const virtual = `/memories/${sparse}`
       sparseCommits.push(
-        commit(
+        await commit(
           {
             ...conversation,
             actor: 'claude',
@@ -200,16 +284,20 @@ export async function buildFixture(
       continue
     }
     if (i === renameAt) {
-      const names = notes.get('area-0/topic-0') as Map<string, string>
-      names.set('renamed-note.md', names.get('note-0.md') as string)
-      names.delete('note-0.md')
-      revisions.set(target, revisions.get(targetBefore) as number)
+      const folder = folders.get(dirOf(targetBefore))!
+      folder.set(
+        path.posix.basename(target),
+        folder.entries.get(path.posix.basename(targetBefore))!.oid,
+        false,
+      )
+      folder.remove(path.posix.basename(targetBefore))
+      revisions.set(target, revisions.get(targetBefore)!)
       revisions.delete(targetBefore)
-      writeTopic('area-0/topic-0')
-      writeArea('area-0')
+      files[files.indexOf(targetBefore)] = target
+      rootTree = await writeUp(dirOf(target))
       const paths = [`/memories/${targetBefore}`, `/memories/${target}`]
       targetCommits.push(
-        commit(
+        await commit(
           {
             ...conversation,
             actor: 'claude',
@@ -217,7 +305,7 @@ export async function buildFixture(
             subject: `rename ${paths[0]} -> ${paths[1]}`,
             paths,
           },
-          [targetBefore, target],
+          [targetBefore, target].sort(),
           time,
         ),
       )
@@ -228,17 +316,13 @@ export async function buildFixture(
       i % 97 === 0
         ? current
         : pickFile(files, random, current, i < renameAt ? target : targetBefore)
-    const revision = (revisions.get(relative) as number) + 1
+    const revision = revisions.get(relative)! + 1
     revisions.set(relative, revision)
-    const dir = path.posix.dirname(relative)
-    ;(notes.get(dir) as Map<string, string>).set(
-      path.posix.basename(relative),
-      pack.add('blob', fileContent(relative, revision)),
-    )
-    writeTopic(dir)
-    writeArea(dir.split('/')[0] as string)
+    const blob = await sink.add('blob', fileContent(relative, revision), relative)
+    folders.get(dirOf(relative))!.set(path.posix.basename(relative), blob, false)
+    rootTree = await writeUp(dirOf(relative))
     const virtual = `/memories/${relative}`
-    const oid = commit(
+    const oid = await commit(
       {
         ...conversation,
         actor: 'claude',
@@ -252,21 +336,34 @@ export async function buildFixture(
     if (relative === current) targetCommits.push(oid)
   }
 
-  await pack.writeTo(path.join(gitdir, 'objects', 'pack'))
   await writeMainRef(gitdir, parent as unknown as string)
-  await writeIndexFile(indexFileOf(gitdir), entries)
+  if (options.storage === 'pack') {
+    // Packed the way Cairn's maintenance packs it (newest version of each path whole).
+    const db = new ObjectDatabase(gitdir)
+    await repack(db, parent ? [parent] : [])
+    db.close()
+  }
+  writeIndex(indexDirOf(gitdir), entries)
 
+  // HEAD's files, with times in the past so the first open trusts their stat after one hash.
   const workRoot = path.join(dataDir, 'memories')
+  const past = new Date(Date.now() - 60_000)
   for (const [relative, revision] of revisions) {
     const file = path.join(workRoot, relative)
     await mkdir(path.dirname(file), { recursive: true, mode: 0o700 })
     await writeFile(file, fileContent(relative, revision), { mode: 0o600 })
+    await utimes(file, past, past)
   }
-  if (sparse) await writeFile(path.join(workRoot, sparse), sparseContent(), { mode: 0o600 })
+  if (sparse) {
+    const file = path.join(workRoot, sparse)
+    await writeFile(file, sparseContent(), { mode: 0o600 })
+    await utimes(file, past, past)
+  }
   return {
     dataDir,
     files: revisions.size,
     commits,
+    shape,
     target,
     targetBefore,
     revisions,
@@ -291,6 +388,7 @@ export interface BlameFixture {
  * Writes a history in which a file of `lines` lines is created, then changed by each of
  * `commits` more commits, as Claude edits a growing memory file: most replace a line, some
  * insert one and some remove one (its length stays about the same). Every line is unique.
+ * Its objects are packed, as maintenance leaves an older history.
  */
 export async function buildBlameFixture(
   dataDir: string,
@@ -298,7 +396,7 @@ export async function buildBlameFixture(
 ): Promise<BlameFixture> {
   const gitdir = path.join(dataDir, 'history.git')
   await initRepository(gitdir)
-  const pack = new PackWriter()
+  const sink = looseSink(gitdir)
   const file = 'notes/long.md'
   let seed = 7
   const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648
@@ -309,24 +407,23 @@ export async function buildBlameFixture(
   const entries: IndexEntry[] = []
   let parent: string | null = null
   const start = 1_700_000_000
-  const commit = (meta: CommitMeta, time: number) => {
-    const blob = pack.add('blob', Buffer.from(`${content.join('\n')}\n`))
-    const notesTree = pack.add(
-      'tree',
-      serializeTree([{ name: 'long.md', kind: 'blob', oid: blob, mode: '100644' }]),
+  const notes = new Folder()
+  const root = new Folder()
+  const commit = async (meta: CommitMeta, time: number) => {
+    notes.set(
+      'long.md',
+      await sink.add('blob', Buffer.from(`${content.join('\n')}\n`), file),
+      false,
     )
-    const root = pack.add(
-      'tree',
-      serializeTree([{ name: 'notes', kind: 'tree', oid: notesTree, mode: '40000' }]),
-    )
+    root.set('notes', await sink.add('tree', notes.serialize(), 'notes'), true)
     const body = serializeCommit({
-      tree: root,
+      tree: await sink.add('tree', root.serialize(), ''),
       parent,
       author: AUTHORS[meta.actor],
       timestamp: time,
       message: formatCommitMessage(meta),
     })
-    const oid = pack.add('commit', body)
+    const oid = await sink.add('commit', body, '')
     entries.push({ ...meta, oid, parent, time: time * 1000, files: [`/memories/${file}`] })
     parent = oid
   }
@@ -341,21 +438,25 @@ export async function buildBlameFixture(
     overwrite: false,
     restoredFrom: null,
   })
-  commit(claude(0, 'create'), start)
+  await commit(claude(0, 'create'), start)
   for (let i = 1; i <= options.commits; i++) {
     const roll = random()
     const at = Math.floor(random() * content.length)
     if (roll < 0.15) content.splice(at, 0, line())
     else if (roll < 0.3 && content.length > 1) content.splice(at, 1)
     else content[at] = line()
-    commit(claude(i, roll < 0.15 ? 'insert' : 'str_replace'), start + i)
+    await commit(claude(i, roll < 0.15 ? 'insert' : 'str_replace'), start + i)
   }
-  await pack.writeTo(path.join(gitdir, 'objects', 'pack'))
   await writeMainRef(gitdir, parent as unknown as string)
-  await writeIndexFile(indexFileOf(gitdir), entries)
+  const db = new ObjectDatabase(gitdir)
+  await repack(db, parent ? [parent] : [])
+  db.close()
+  writeIndex(indexDirOf(gitdir), entries)
   const workRoot = path.join(dataDir, 'memories')
   await mkdir(path.join(workRoot, 'notes'), { recursive: true, mode: 0o700 })
+  const past = new Date(Date.now() - 60_000)
   await writeFile(path.join(workRoot, file), `${content.join('\n')}\n`, { mode: 0o600 })
+  await utimes(path.join(workRoot, file), past, past)
   return { dataDir, file, lines: content.length, commits: options.commits + 1, content }
 }
 
@@ -366,113 +467,7 @@ function pickFile(files: ReadonlyArray<string>, random: () => number, ...avoid: 
   }
 }
 
-/** Collects objects into one version-2 packfile plus its version-2 index. */
-class PackWriter {
-  private readonly chunks: Buffer[] = []
-  private readonly objects: Array<{ oid: Buffer; offset: number; crc: number }> = []
-  private readonly seen = new Set<string>()
-  private offset = 12
-
-  add(kind: Kind, content: Buffer): string {
-    const hash = createHash('sha1')
-      .update(`${kind} ${content.byteLength}\0`)
-      .update(content)
-      .digest()
-    const oid = hash.toString('hex')
-    if (this.seen.has(oid)) return oid
-    this.seen.add(oid)
-    const header = packHeader(TYPE_CODES[kind], content.byteLength)
-    const data = storedZlib(content)
-    const crc = crc32(data, crc32(header))
-    this.objects.push({ oid: hash, offset: this.offset, crc })
-    this.chunks.push(header, data)
-    this.offset += header.byteLength + data.byteLength
-    return oid
-  }
-
-  async writeTo(dir: string): Promise<void> {
-    const head = Buffer.alloc(12)
-    head.write('PACK', 0)
-    head.writeUInt32BE(2, 4)
-    head.writeUInt32BE(this.objects.length, 8)
-    const packHash = createHash('sha1').update(head)
-    for (const chunk of this.chunks) packHash.update(chunk)
-    const packSum = packHash.digest()
-
-    const sorted = [...this.objects].sort((a, b) => Buffer.compare(a.oid, b.oid))
-    const counts = new Array<number>(256).fill(0)
-    for (const object of sorted) counts[object.oid[0] as number]++
-    const fanout = Buffer.alloc(256 * 4)
-    let running = 0
-    for (let i = 0; i < 256; i++) {
-      running += counts[i] as number
-      fanout.writeUInt32BE(running, i * 4)
-    }
-    const crcs = Buffer.alloc(sorted.length * 4)
-    const offsets = Buffer.alloc(sorted.length * 4)
-    sorted.forEach((object, i) => {
-      crcs.writeUInt32BE(object.crc >>> 0, i * 4)
-      offsets.writeUInt32BE(object.offset, i * 4)
-    })
-    const idxBody = Buffer.concat([
-      Buffer.from([0xff, 0x74, 0x4f, 0x63, 0, 0, 0, 2]),
-      fanout,
-      ...sorted.map((object) => object.oid),
-      crcs,
-      offsets,
-      packSum,
-    ])
-    const idx = Buffer.concat([idxBody, createHash('sha1').update(idxBody).digest()])
-    const name = `pack-${packSum.toString('hex')}`
-    await mkdir(dir, { recursive: true })
-    await writeFile(path.join(dir, `${name}.pack`), Buffer.concat([head, ...this.chunks, packSum]))
-    await writeFile(path.join(dir, `${name}.idx`), idx)
-  }
-}
-
-function packHeader(type: number, size: number): Buffer {
-  const bytes: number[] = []
-  let byte = (type << 4) | (size & 0x0f)
-  size >>>= 4
-  while (size > 0) {
-    bytes.push(byte | 0x80)
-    byte = size & 0x7f
-    size >>>= 7
-  }
-  bytes.push(byte)
-  return Buffer.from(bytes)
-}
-
-/**
- * Wraps `content` in a zlib stream of stored (uncompressed) blocks: valid for every inflater,
- * and far cheaper to produce by the hundred thousand than calling zlib each time.
- */
-function storedZlib(content: Buffer): Buffer {
-  const blocks = Math.max(1, Math.ceil(content.byteLength / 65_535))
-  const out = Buffer.alloc(2 + content.byteLength + blocks * 5 + 4)
-  out[0] = 0x78
-  out[1] = 0x01
-  let at = 2
-  for (let i = 0; i < blocks; i++) {
-    const chunk = content.subarray(i * 65_535, (i + 1) * 65_535)
-    out[at] = i === blocks - 1 ? 1 : 0
-    out.writeUInt16LE(chunk.byteLength, at + 1)
-    out.writeUInt16LE(~chunk.byteLength & 0xffff, at + 3)
-    chunk.copy(out, at + 5)
-    at += 5 + chunk.byteLength
-  }
-  let a = 1
-  let b = 0
-  // Adler-32, reducing modulo only every 5,552 bytes (the most that cannot overflow).
-  for (let start = 0; start < content.byteLength; start += 5_552) {
-    const end = Math.min(start + 5_552, content.byteLength)
-    for (let i = start; i < end; i++) {
-      a += content[i] as number
-      b += a
-    }
-    a %= 65_521
-    b %= 65_521
-  }
-  out.writeUInt32BE(((b << 16) | a) >>> 0, at)
-  return out
+/** A unique scratch name (for copies of a fixture). */
+export function scratchName(prefix: string): string {
+  return `${prefix}-${randomBytes(4).toString('hex')}`
 }

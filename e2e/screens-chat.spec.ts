@@ -49,6 +49,8 @@ for (const scheme of ['light', 'dark'] as const) {
     await chat.send('My favourite language is Python — remember it, and compare it with Rust.')
     await expect(chat.lastReply()).toContainText('More in the Python docs.')
     await expect(chat.lastReply()).toContainText('tokens in')
+    // Highlighting loads on demand with the first code fence: the keyword gets its colour.
+    await expect(chat.lastReply().getByText('def', { exact: true })).toHaveClass(/hljs-keyword/)
     await expect(
       chat.lastReply().getByRole('button', { name: 'Memory at this reply' }),
     ).toBeVisible()

@@ -63,6 +63,8 @@ interface MemoryErrors {
 interface HistoryErrors {
   /** The memory folder was closed (the app is quitting). */
   closed: true
+  /** Part of the history index was found damaged; it is being rebuilt from the commits. */
+  'index-rebuilding': true
 }
 
 /** Changes waiting for the person's review. */

@@ -5,12 +5,15 @@
  * timeline reach the index through these few functions, so a new index format changes them
  * here alone.
  *
- * The index holds every commit of `main`, oldest first, each after all of its parents. A
+ * The side index (index-file.ts) holds every commit of `main`, oldest first, each after all of
+ * its parents; positions, first parents, times and changed files are read from its fixed
+ * records, and an entry's details (other parents) only for a merge. A
  * merge commit's `files` are what it changed against its first parent; a commit that did not
  * change a file has it exactly as its first parent had it, so following first parents from a
  * commit finds the change that produced the file's version there (what git calls following
  * a TREESAME parent).
  */
+import type { IndexFile } from './index-file'
 import type { IndexEntry } from './side-index'
 
 /** Positions in the index, newest first in the timeline's order. */
@@ -23,16 +26,20 @@ export interface NewestFirst {
 }
 
 export interface Ancestry {
-  /** Every commit, oldest first (the side index). */
-  entries(): ReadonlyArray<IndexEntry>
+  /** The side index as it is now (replaced when rebuilt or switched). */
+  index(): IndexFile
+  /** The entry at `position` (its details read from disk the first time). */
+  entry(position: number): IndexEntry
+  /** The commit id at `position`. */
+  oidAt(position: number): string
   /**
-   * Changes whenever the index was replaced rather than grown (a sync that switched to
-   * another history): positions kept from before mean nothing after it.
+   * Changes whenever the index was replaced by another history rather than grown (a sync
+   * that switched to another history): positions kept from before mean nothing after it.
    */
   generation(): number
   /** Where commit `oid` is in the index, looking below `before` only (default: all); -1. */
   positionOf(oid: string, before?: number): number
-  /** The positions of `oids`, in one pass back from the newest commit. */
+  /** The positions of `oids` that are in the index. */
   positionsOf(oids: ReadonlySet<string>): Map<string, number>
   /** The position of a commit's first parent (-1 for a root commit). */
   firstParentOf(position: number): number
@@ -47,110 +54,115 @@ export interface Ancestry {
   newestFirst(): NewestFirst
 }
 
+/** Most path matchers kept (each is a mark per name of the index). */
+const MATCHERS = 64
+
 /** The history's shape over an index that grows by appending (and is sometimes replaced). */
-export function createAncestry(entriesOf: () => ReadonlyArray<IndexEntry>): Ancestry {
-  // Positions found so far; each is checked against the index before it is trusted.
-  const positions = new Map<string, number>()
+export function createAncestry(indexOf: () => IndexFile): Ancestry {
   let generation = 0
   // What the index looked like when last seen: it only grows, unless it was replaced.
-  let seenLength = 0
+  let seen: IndexFile | null = null
+  let seenSize = 0
   let seenLast: string | null = null
   let order: { readonly length: number; readonly positions: Int32Array } | null = null
+  // Path matchers, for the index as it was at `matchersFor` (an append may add names).
+  const matchers = new Map<string, (i: number) => boolean>()
+  let matchersFor: { index: IndexFile; size: number } | null = null
 
-  function current(): ReadonlyArray<IndexEntry> {
-    const entries = entriesOf()
-    const last = seenLength > 0 ? entries[seenLength - 1]?.oid : undefined
-    if (seenLength > 0 && (entries.length < seenLength || last !== seenLast)) {
+  function current(): IndexFile {
+    const index = indexOf()
+    if (index === seen && index.size >= seenSize) {
+      if (index.size !== seenSize) {
+        seenSize = index.size
+        seenLast = index.oidAt(seenSize - 1)
+      }
+      return index
+    }
+    // Another index object (rebuilt, or switched) or a shorter one: the same history only
+    // when it still holds the newest commit seen, where it was.
+    if (
+      seenSize > 0 &&
+      (index.size < seenSize || index.oidAt(seenSize - 1) !== (seenLast as string))
+    ) {
       generation++
-      positions.clear()
       order = null
     }
-    seenLength = entries.length
-    seenLast = entries.at(-1)?.oid ?? null
-    return entries
+    seen = index
+    seenSize = index.size
+    seenLast = seenSize > 0 ? index.oidAt(seenSize - 1) : null
+    return index
   }
 
   function positionOf(oid: string, before?: number): number {
-    const entries = current()
-    const top = Math.min(before ?? entries.length, entries.length) - 1
-    const known = positions.get(oid)
-    if (known !== undefined && known <= top && entries[known]?.oid === oid) return known
-    for (let i = top; i >= 0; i--) {
-      if ((entries[i] as IndexEntry).oid !== oid) continue
-      positions.set(oid, i)
-      return i
-    }
-    return -1
+    const index = current()
+    const position = index.positionOf(oid)
+    return position >= 0 && position < (before ?? index.size) ? position : -1
   }
 
   function positionsOf(oids: ReadonlySet<string>): Map<string, number> {
-    const entries = current()
     const found = new Map<string, number>()
-    const wanted = new Set<string>()
     for (const oid of oids) {
-      const known = positions.get(oid)
-      if (known !== undefined && entries[known]?.oid === oid) found.set(oid, known)
-      else wanted.add(oid)
-    }
-    for (let i = entries.length - 1; i >= 0 && wanted.size > 0; i--) {
-      const oid = (entries[i] as IndexEntry).oid
-      if (!wanted.delete(oid)) continue
-      found.set(oid, i)
-      positions.set(oid, i)
+      const position = positionOf(oid)
+      if (position >= 0) found.set(oid, position)
     }
     return found
   }
 
-  /** The first parent's position: usually the entry just before (a line of commits). */
-  function firstParent(entries: ReadonlyArray<IndexEntry>, position: number): number {
-    const parent = entries[position]?.parent
-    if (!parent) return -1
-    if (entries[position - 1]?.oid === parent) return position - 1
-    return positionOf(parent, position)
-  }
-
   function parentPositions(position: number): number[] {
-    const entries = current()
-    const entry = entries[position]
-    if (!entry?.parent) return []
-    const result = [firstParent(entries, position)]
-    for (const other of entry.otherParents ?? []) result.push(positionOf(other, position))
+    const index = current()
+    const first = index.parentAt(position)
+    if (first < 0) return []
+    const result = [first]
+    if (index.isMergeAt(position)) {
+      for (const other of index.at(position).otherParents ?? []) {
+        result.push(positionOf(other, position))
+      }
+    }
     return result.filter((p) => p >= 0)
   }
 
+  function matcherFor(index: IndexFile, path: string): (i: number) => boolean {
+    if (matchersFor?.index !== index || matchersFor.size !== index.size) {
+      matchers.clear()
+      matchersFor = { index, size: index.size }
+    }
+    let matches = matchers.get(path)
+    if (!matches) {
+      if (matchers.size >= MATCHERS) matchers.delete(matchers.keys().next().value as string)
+      matches = index.pathMatcher(path)
+      matchers.set(path, matches)
+    }
+    return matches
+  }
+
   function producerOf(path: string, from: number): number {
-    const entries = current()
-    const prefix = `${path}/`
-    let position = Math.min(from, entries.length - 1)
-    // `touches`, inlined: this loop may cross a whole 100,000-commit index.
-    while (position >= 0) {
-      const files = (entries[position] as IndexEntry).files
-      for (let k = 0; k < files.length; k++) {
-        const file = files[k] as string
-        if (file === path || file.startsWith(prefix)) return position
-      }
-      position = firstParent(entries, position)
+    const index = current()
+    const matches = matcherFor(index, path)
+    // This loop may cross a whole 100,000-commit index: file ids and parent positions only.
+    for (let position = Math.min(from, index.size - 1); position >= 0;) {
+      if (matches(position)) return position
+      position = index.parentAt(position)
     }
     return -1
   }
 
   function newestFirst(): NewestFirst {
-    const entries = current()
-    if (order && order.length < entries.length) order = grown(entries, order)
-    if (!order || order.length !== entries.length) {
-      order = { length: entries.length, positions: timelineOrder(entries) }
+    const index = current()
+    const size = index.size
+    if (order && order.length < size) order = grown(index, order)
+    if (!order || order.length !== size) {
+      order = { length: size, positions: timelineOrder(index) }
     }
     const { positions: oldestLast } = order
-    const length = entries.length
     // Where each position is shown, worked out the first time someone asks.
     let shownAt: Int32Array | null = null
     return {
-      length,
-      at: (k) => oldestLast[length - 1 - k] as number,
+      length: size,
+      at: (k) => oldestLast[size - 1 - k] as number,
       indexOf(position) {
         if (!shownAt) {
-          shownAt = new Int32Array(length).fill(-1)
-          for (let i = 0; i < length; i++) shownAt[oldestLast[i] as number] = length - 1 - i
+          shownAt = new Int32Array(size).fill(-1)
+          for (let i = 0; i < size; i++) shownAt[oldestLast[i] as number] = size - 1 - i
         }
         return shownAt[position] ?? -1
       },
@@ -162,28 +174,30 @@ export function createAncestry(entriesOf: () => ReadonlyArray<IndexEntry>): Ance
    * before it goes on top as it is; anything else (a merge) orders the whole history again.
    */
   function grown(
-    entries: ReadonlyArray<IndexEntry>,
+    index: IndexFile,
     known: { readonly length: number; readonly positions: Int32Array },
   ): { readonly length: number; readonly positions: Int32Array } | null {
-    for (let i = known.length; i < entries.length; i++) {
-      const entry = entries[i] as IndexEntry
-      if (entry.otherParents?.length || entry.parent !== entries[i - 1]?.oid) return null
+    const size = index.size
+    for (let i = known.length; i < size; i++) {
+      if (index.isMergeAt(i) || index.parentAt(i) !== i - 1) return null
     }
-    const positions = new Int32Array(entries.length)
+    const positions = new Int32Array(size)
     positions.set(known.positions)
-    for (let i = known.length; i < entries.length; i++) positions[i] = i
-    return { length: entries.length, positions }
+    for (let i = known.length; i < size; i++) positions[i] = i
+    return { length: size, positions }
   }
 
   return {
-    entries: current,
+    index: current,
+    entry: (position) => current().at(position),
+    oidAt: (position) => current().oidAt(position),
     generation: () => {
       current()
       return generation
     },
     positionOf,
     positionsOf,
-    firstParentOf: (position) => firstParent(current(), position),
+    firstParentOf: (position) => current().parentAt(position),
     parentPositions,
     producerOf,
     newestFirst,
@@ -196,20 +210,27 @@ export function createAncestry(entriesOf: () => ReadonlyArray<IndexEntry>): Ance
  * its parents, like `git log --date-order`. A line of commits keeps the index's order; commits
  * another machine made interleave by time with this one's, so days are not split in two.
  */
-export function timelineOrder(entries: ReadonlyArray<IndexEntry>): Int32Array {
-  const length = entries.length
+export function timelineOrder(index: IndexFile): Int32Array {
+  const length = index.size
   const result = new Int32Array(length)
-  if (!entries.some((entry) => entry.otherParents?.length)) {
+  let merges = false
+  for (let i = 0; i < length && !merges; i++) merges = index.isMergeAt(i)
+  if (!merges) {
     for (let i = 0; i < length; i++) result[i] = i
     return result
   }
-  const byOid = new Map<string, number>()
-  entries.forEach((entry, i) => byOid.set(entry.oid, i))
-  const parents = entries.map((entry) =>
-    [entry.parent, ...(entry.otherParents ?? [])]
-      .map((oid) => (oid ? (byOid.get(oid) ?? -1) : -1))
-      .filter((p) => p >= 0),
-  )
+  const parents: number[][] = []
+  for (let i = 0; i < length; i++) {
+    const first = index.parentAt(i)
+    const list = first >= 0 ? [first] : []
+    if (index.isMergeAt(i)) {
+      for (const other of index.at(i).otherParents ?? []) {
+        const p = index.positionOf(other)
+        if (p >= 0) list.push(p)
+      }
+    }
+    parents.push(list)
+  }
   const children = new Int32Array(length)
   for (const list of parents) for (const p of list) children[p] = (children[p] as number) + 1
 
@@ -217,8 +238,8 @@ export function timelineOrder(entries: ReadonlyArray<IndexEntry>): Int32Array {
   // made in the same second, the later in the index (a child before its parent).
   const heap: number[] = []
   const before = (a: number, b: number) => {
-    const ta = (entries[a] as IndexEntry).time
-    const tb = (entries[b] as IndexEntry).time
+    const ta = index.timeAt(a)
+    const tb = index.timeAt(b)
     return ta !== tb ? ta > tb : a > b
   }
   const push = (p: number) => {

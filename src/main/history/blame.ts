@@ -126,13 +126,12 @@ export function createBlamer(
   function save(path: string, position: number, provenance: Provenance): void {
     if (!options.saveDir || saveFailed) return
     if ((saved.get(path)?.position ?? -1) >= position) return
-    const entries = ancestry.entries()
     try {
       saveBlame(options.saveDir, {
         path,
-        commit: (entries[position] as IndexEntry).oid,
+        commit: ancestry.oidAt(position),
         blob: provenance.blob,
-        owners: Array.from(provenance.owners, (owner) => (entries[owner] as IndexEntry).oid),
+        owners: Array.from(provenance.owners, (owner) => ancestry.oidAt(owner)),
       })
       saved.set(path, { position, provenance })
     } catch (error) {
@@ -247,11 +246,10 @@ export function createBlamer(
     const producer = producerOf(virtual, atPosition)
     const owners = await walk({ position: Math.max(producer, 0), path: virtual, blob, lines })
     if (producer >= 0) {
-      remember(`${ancestry.entries()[producer]?.oid}\0${virtual}`, { blob, owners })
+      remember(`${ancestry.oidAt(producer)}\0${virtual}`, { blob, owners })
       save(virtual, producer, { blob, owners })
     }
 
-    const entries = ancestry.entries()
     const summaries = new Map<number, CommitSummary>()
     const text = Buffer.from(lines.bytes.buffer, lines.bytes.byteOffset, lines.bytes.length)
     const result: BlameLine[] = []
@@ -259,7 +257,7 @@ export function createBlamer(
       const position = owners[i] as number
       let summary = summaries.get(position)
       if (!summary) {
-        summary = toSummary(entries[position] as IndexEntry)
+        summary = toSummary(ancestry.entry(position))
         summaries.set(position, summary)
       }
       let end = lines.starts[i + 1] as number
@@ -312,8 +310,7 @@ export function createBlamer(
     wait: (version: Version, group: Pending[]) => void,
   ): Promise<void> {
     const { version, groups } = item
-    const entries = ancestry.entries()
-    const entry = entries[version.position] as IndexEntry
+    const entry = ancestry.entry(version.position)
     const own = (group: ReadonlyArray<Pending>) => {
       for (const line of group) owners.fill(version.position, line.target, line.target + line.count)
     }
@@ -348,7 +345,7 @@ export function createBlamer(
     // The file's version in each parent, first parent first.
     const parents: Version[] = []
     for (const position of ancestry.parentPositions(version.position)) {
-      const parent = (entries[position] as IndexEntry).oid
+      const parent = ancestry.oidAt(position)
       let path = (parent === entry.parent ? renamedFrom(entry, version.path) : null) ?? version.path
       let blob = await lookup.blobAt(parent, segmentsOf(toRelative(path)))
       if (!blob && path === version.path) {

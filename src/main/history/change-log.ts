@@ -62,7 +62,8 @@ export function createChangeLog(
     }
     for (const line of text.split('\n')) {
       const record = parse(line)
-      if (record && repo.entry(record.commit)) known.set(record.commit, record.files)
+      if (record && repo.index.positionOf(record.commit) >= 0)
+        known.set(record.commit, record.files)
     }
     return known
   }

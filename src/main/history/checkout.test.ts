@@ -4,15 +4,16 @@
  * crash at any step is finished at the next open.
  */
 import { writeFileSync } from 'node:fs'
-import { mkdir, rm, writeFile } from 'node:fs/promises'
+import { mkdir, readFile, rm, utimes, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { moveMain, moveNoteOf } from './checkout'
 import { formatCommitMessage } from './commit-message'
-import { serializeCommit, writeMainRef } from './object-store'
+import { createObjectStore, serializeCommit, writeMainRef } from './object-store'
 import { openRepo } from './open-repo'
 import { systemIntent, type Repo } from './repo'
-import { readIndexFile } from './side-index'
+import { checkIndex, openIndex, rebuildIndex } from './side-index'
+import { IndexFile, indexDirOf } from './index-file'
 import { folderFiles, fsck, gitCli, headFiles, tempDataDir } from './test-helpers'
 
 let dataDir: string
@@ -107,8 +108,10 @@ describe('moving main to commits made elsewhere', () => {
     expect(repo.head()).toBe(remote2)
     expect(Object.fromEntries(await folderFiles(dataDir))).toEqual({ 'b.md': 'b2\n' })
     await expectInSync()
-    const index = await readIndexFile(repo.indexFile)
-    expect(index?.entries.map((e) => e.oid)).toEqual([base, remote1, remote2])
+    // What is on disk, read by a second reader.
+    const index = IndexFile.open(indexDirOf(repo.gitdir))
+    expect(index.all().map((e) => e.oid)).toEqual([base, remote1, remote2])
+    index.close()
   })
 
   it('indexes a merge commit after the commits it joins, and reopens with the same index', async () => {
@@ -128,7 +131,7 @@ describe('moving main to commits made elsewhere', () => {
       'merge',
     )
     await moveMain(repo, merge, 'forward')
-    const entries = repo.entries()
+    const entries = repo.index.all()
     expect(entries.map((e) => e.oid)).toEqual([base, local, theirs, merge])
     expect(entries.at(-1)).toMatchObject({
       parent: local,
@@ -137,7 +140,7 @@ describe('moving main to commits made elsewhere', () => {
     })
     await expectInSync()
     const reopened = await open()
-    expect(reopened.entries().map((e) => e.oid)).toEqual([base, local, theirs, merge])
+    expect(reopened.index.all().map((e) => e.oid)).toEqual([base, local, theirs, merge])
     expect(gitCli(dataDir, 'rev-list', '--count', 'main').trim()).toBe('4')
   })
 
@@ -158,10 +161,10 @@ describe('moving main to commits made elsewhere', () => {
     await put(repo, 'a.md', 'a\n')
     const other = await foreignCommit(repo, [], { 'x.md': 'x\n' }, 'unrelated')
     await moveMain(repo, other, 'switch')
-    expect(repo.entries().map((e) => e.oid)).toEqual([other])
+    expect(repo.index.all().map((e) => e.oid)).toEqual([other])
     expect(Object.fromEntries(await folderFiles(dataDir))).toEqual({ 'x.md': 'x\n' })
     await expectInSync()
-    expect((await open()).entries().map((e) => e.oid)).toEqual([other])
+    expect((await open()).index.all().map((e) => e.oid)).toEqual([other])
   })
 
   it('refuses a commit whose files would leave the memory folder', async () => {
@@ -218,7 +221,7 @@ describe('a move interrupted by a crash', () => {
       const opened = await openRepo({ dataDir, now })
       expect(opened.recovery).toBeNull()
       expect(opened.repo.head()).toBe(target)
-      expect(opened.repo.entries().map((e) => e.oid)).toEqual([base, from, target])
+      expect(opened.repo.index.all().map((e) => e.oid)).toEqual([base, from, target])
       expect(Object.fromEntries(await folderFiles(dataDir))).toEqual({
         'a.md': 'a from the remote\n',
         'c.md': 'c\n',
@@ -235,9 +238,103 @@ describe('a move interrupted by a crash', () => {
     writeFileSync(moveNoteOf(repo.gitdir), JSON.stringify({ from, to: target }))
     await writeFile(path.join(dataDir, 'memories', 'a.md'), 'typed by hand\n')
     const opened = await openRepo({ dataDir, now })
-    expect(opened.repo.entries().at(-2)?.oid).toBe(target)
+    expect(opened.repo.index.all().at(-2)?.oid).toBe(target)
     expect(opened.recovery?.kind).toBe('uncommitted-changes')
     expect(Object.fromEntries(await folderFiles(dataDir))).toEqual({ 'a.md': 'typed by hand\n' })
     await expectInSync()
+  })
+})
+
+describe('the side index across merge commits', () => {
+  /** Commits made here and elsewhere, joined by two merges made here (local parent first). */
+  async function mergedHistory(repo: Repo): Promise<void> {
+    const base = await put(repo, 'a.md', 'a\n')
+    await put(repo, 'local.md', 'local 1\n')
+    const theirs1 = await foreignCommit(repo, [base], { 'a.md': 'a\n', 'r.md': 'r1\n' }, 'r1')
+    const theirs2 = await foreignCommit(repo, [theirs1], { 'a.md': 'a2\n', 'r.md': 'r1\n' }, 'r2')
+    const files1 = { 'a.md': 'a2\n', 'local.md': 'local 1\n', 'r.md': 'r1\n' }
+    await moveMain(
+      repo,
+      await foreignCommit(repo, [repo.head()!, theirs2], files1, 'merge 1'),
+      'forward',
+    )
+    await put(repo, 'local.md', 'local 2\n')
+    const theirs3 = await foreignCommit(repo, [theirs2], { 'a.md': 'a2\n', 'r.md': 'r3\n' }, 'r3')
+    const files2 = { 'a.md': 'a2\n', 'local.md': 'local 2\n', 'r.md': 'r3\n' }
+    await moveMain(
+      repo,
+      await foreignCommit(repo, [repo.head()!, theirs3], files2, 'merge 2'),
+      'forward',
+    )
+    await put(repo, 'after.md', 'after\n')
+  }
+
+  it('rebuilt from the commits equals the one kept commit by commit, byte for byte', async () => {
+    const repo = await open()
+    await mergedHistory(repo)
+    const incremental = repo.index.all()
+    expect(incremental).toHaveLength(9)
+    expect(incremental.filter((entry) => entry.otherParents)).toHaveLength(2)
+    const rebuilt = await rebuildIndex(repo.store, path.join(dataDir, 'rebuilt'), repo.head())
+    expect(rebuilt.all()).toEqual(incremental)
+    rebuilt.close()
+    for (const name of ['commits', 'files', 'names', 'details']) {
+      expect(await readFile(path.join(dataDir, 'rebuilt', name))).toEqual(
+        await readFile(path.join(indexDirOf(repo.gitdir), name)),
+      )
+    }
+    expect(await checkIndex(repo.store, repo.index)).toBe(true)
+    fsck(dataDir)
+  })
+
+  it('on a machine that fast-forwards to another machine’s merges, holds the same entries', async () => {
+    const repo = await open()
+    const base = await put(repo, 'a.md', 'a\n')
+    const mine = await put(repo, 'mine.md', 'mine\n')
+    // Another machine joined this one's commits to its own, its own history first.
+    const theirs = await foreignCommit(repo, [base], { 'a.md': 'a\n', 'r.md': 'r\n' }, 'theirs')
+    const files = { 'a.md': 'a\n', 'mine.md': 'mine\n', 'r.md': 'r\n' }
+    const merge = await foreignCommit(repo, [theirs, mine], files, 'merge there')
+    await moveMain(repo, merge, 'forward')
+    // Arrival order here; a rebuild orders by first parents. Both put parents first.
+    expect(repo.index.all().map((e) => e.oid)).toEqual([base, mine, theirs, merge])
+    const rebuilt = await rebuildIndex(repo.store, path.join(dataDir, 'rebuilt'), repo.head())
+    expect(rebuilt.all().map((e) => e.oid)).toEqual([base, theirs, mine, merge])
+    const byOid = (entries: ReadonlyArray<{ oid: string }>) =>
+      new Map(entries.map((entry) => [entry.oid, entry]))
+    expect(byOid(rebuilt.all())).toEqual(byOid(repo.index.all()))
+    rebuilt.close()
+    expect(await checkIndex(repo.store, repo.index)).toBe(true)
+  })
+
+  it('reopens as trusted (no catch-up, no rebuild) and reads every file without hashing one', async () => {
+    const repo = await open()
+    await mergedHistory(repo)
+    const head = repo.head()
+    repo.stats.save()
+    const before = repo.index.all()
+    repo.index.close()
+    repo.store.close()
+    // Times in the past: the stat cache trusts each file by its stat alone.
+    const past = new Date(Date.now() - 60_000)
+    for (const name of ['a.md', 'local.md', 'r.md', 'after.md']) {
+      await utimes(path.join(dataDir, 'memories', name), past, past)
+    }
+    const store = createObjectStore(repo.gitdir)
+    const { index, state } = await openIndex(store, repo.gitdir, head)
+    expect(state).toBe('trusted')
+    expect(index.all()).toEqual(before)
+    index.close()
+    store.close()
+    // The first open hashes the files whose times changed; the next one none.
+    const first = await openRepo({ dataDir, now })
+    expect(first.recovery).toBeNull()
+    first.repo.stats.save()
+    first.repo.index.close()
+    first.repo.store.close()
+    const again = await openRepo({ dataDir, now })
+    expect(again.recovery).toBeNull()
+    expect(again.repo.stats.hashed).toBe(0)
+    expect(again.repo.index.all()).toEqual(before)
   })
 })

@@ -4,10 +4,11 @@
  * the tree of `main`; a crash at any point is finished at the next open.
  *
  * Order: the move is written down (`cairn-move.json` in the git directory), the folder is
- * updated, `main` is moved, the side index is appended to, the note is removed. Re-running
+ * updated (and the stat cache told what was written), `main` is moved, the side index is
+ * appended to (or replaced), the note is removed. Re-running
  * the note's move is harmless at any point, which is what `finishInterruptedMove` does.
  */
-import { readFileSync, rmSync } from 'node:fs'
+import { lstatSync, readFileSync, rmSync } from 'node:fs'
 import { lstat, readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { writeJsonAtomic } from '../lib/atomic-json'
@@ -18,13 +19,7 @@ import { segmentsOf, toRelative, toVirtual } from './paths'
 import type { Repo } from './repo'
 import type { MoveKind } from './types'
 import { applyDeltas } from './restore-common'
-import {
-  appendIndexEntry,
-  entriesSince,
-  parentsOf,
-  writeIndexFile,
-  type IndexEntry,
-} from './side-index'
+import { entriesSince, parentsOf, type IndexEntry } from './side-index'
 import { diffNodes, emptyTree, treeFromOid, type FileDelta, type TreeNode } from './tree-state'
 
 /** The note of a move in progress, inside the git directory (never in the memory folder). */
@@ -59,7 +54,7 @@ export async function moveMain(
   const added = await entriesSince(
     store,
     target,
-    kind === 'switch' ? () => false : (oid) => repo.entry(oid) !== undefined,
+    kind === 'switch' ? () => false : (oid) => repo.index.positionOf(oid) >= 0,
   )
   if (kind === 'forward' && from && !added.some((entry) => parentsOf(entry).includes(from))) {
     throw new CairnError(
@@ -72,12 +67,32 @@ export async function moveMain(
   for (const delta of deltas) toRelative(toVirtual(delta.path))
   await writeJsonAtomic(moveNoteOf(store.gitdir), { from, to: target } satisfies MoveNote)
   await applyDeltas(repo, deltas)
+  noteWritten(repo, deltas)
   await writeMainRef(store.gitdir, target)
-  if (kind === 'switch') await writeIndexFile(repo.indexFile, added)
-  else for (const entry of added) await appendIndexEntry(repo.indexFile, entry)
-  repo.adopt(target, commit.tree, added, kind === 'switch')
+  await repo.adopt(target, commit.tree, added, kind === 'switch')
   rmSync(moveNoteOf(store.gitdir), { force: true })
   return added
+}
+
+// The files a move wrote hold the blobs it wrote: the stat cache learns them (keeping the
+// folder's totals right for the Memory tool's limits) without reading them back.
+function noteWritten(repo: Repo, deltas: ReadonlyArray<FileDelta>): void {
+  for (const delta of deltas) {
+    if (delta.after === null) {
+      repo.stats.forget(delta.path)
+      continue
+    }
+    try {
+      repo.stats.record(
+        delta.path,
+        lstatSync(path.join(repo.workRoot, ...segmentsOf(delta.path))),
+        delta.after,
+      )
+    } catch {
+      // Gone already: the next scan sees what is there.
+      repo.stats.forget(delta.path)
+    }
+  }
 }
 
 /**
@@ -105,16 +120,20 @@ export async function finishInterruptedMove(
     return false
   }
   const store = createObjectStore(gitdir)
-  const before = await treeOfCommit(store, note.from)
-  const after = await treeOfCommit(store, note.to)
-  const deltas = await diffNodes(store, before, after)
-  const pending: FileDelta[] = []
-  for (const delta of deltas) {
-    const onDisk = await blobOidOnDisk(store, workRoot, delta.path)
-    if (onDisk === delta.before && onDisk !== delta.after) pending.push(delta)
+  try {
+    const before = await treeOfCommit(store, note.from)
+    const after = await treeOfCommit(store, note.to)
+    const deltas = await diffNodes(store, before, after)
+    const pending: FileDelta[] = []
+    for (const delta of deltas) {
+      const onDisk = await blobOidOnDisk(store, workRoot, delta.path)
+      if (onDisk === delta.before && onDisk !== delta.after) pending.push(delta)
+    }
+    await applyDeltas({ store, workRoot }, pending)
+    if ((await readMainRef(gitdir)) !== note.to) await writeMainRef(gitdir, note.to)
+  } finally {
+    store.close()
   }
-  await applyDeltas({ store, workRoot }, pending)
-  if ((await readMainRef(gitdir)) !== note.to) await writeMainRef(gitdir, note.to)
   rmSync(file, { force: true })
   logger?.warn('An interrupted move of the history (a sync) was finished at start-up')
   return true

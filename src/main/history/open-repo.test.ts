@@ -5,7 +5,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { TEMP_FILE_PREFIX } from '../lib/atomic-write'
 import { openRepo } from './open-repo'
 import type { CommitIntent } from './repo'
-import { indexFileOf, readIndexFile } from './side-index'
+import { indexDirOf, IndexFile, writeIndex } from './index-file'
+import { checkIndex, rebuildIndex } from './side-index'
 import { commitCount, folderFiles, fsck, gitCli, headFiles, tempDataDir } from './test-helpers'
 
 const intent: CommitIntent = {
@@ -44,7 +45,7 @@ async function seed() {
     await put(name, `content of ${name}`)
     await repo.commit([name], { ...intent, paths: [`/memories/${name}`] })
   }
-  return repo.entries()
+  return repo.index.all()
 }
 
 async function expectInSync(): Promise<void> {
@@ -70,7 +71,7 @@ describe('start-up recovery', () => {
     expect(recovery?.message).not.toContain(dataDir)
     expect(commitCount(dataDir)).toBe(4)
     expect(gitCli(dataDir, 'log', '-1', '--format=%an').trim()).toBe('Cairn')
-    expect(repo.entries().at(-1)).toMatchObject({
+    expect(repo.index.all().at(-1)).toMatchObject({
       actor: 'system',
       command: 'recovery',
       files: ['/memories/a.md', '/memories/c.md', '/memories/new/file.md'],
@@ -102,7 +103,7 @@ describe('start-up recovery', () => {
     const aside = (await readdir(dataDir)).filter((name) => name.startsWith('history.git.broken-'))
     expect(aside).toHaveLength(1)
     expect(commitCount(dataDir)).toBe(1)
-    expect(repo.entries()[0]).toMatchObject({ actor: 'system', command: 'init' })
+    expect(repo.index.all()[0]).toMatchObject({ actor: 'system', command: 'init' })
     await expectInSync()
   })
 
@@ -134,45 +135,125 @@ describe('start-up recovery', () => {
 })
 
 describe('the side index', () => {
+  const dir = () => indexDirOf(gitdir())
+  const part = (name: string) => path.join(dir(), name)
+
   it('is rebuilt from the commit trailers when missing', async () => {
     const entries = await seed()
-    await rm(indexFileOf(gitdir()))
+    await rm(dir(), { recursive: true })
     const { repo } = await openRepo({ dataDir, now })
-    expect(repo.entries()).toEqual(entries)
-    expect((await readIndexFile(indexFileOf(gitdir())))?.entries).toEqual(entries)
+    expect(repo.index.all()).toEqual(entries)
+    const again = IndexFile.open(dir())
+    expect(again.all()).toEqual(entries)
+    again.close()
   })
 
-  it('catches up when a commit landed but its index line did not', async () => {
+  it('catches up when a commit landed but its index entry did not', async () => {
     const entries = await seed()
-    const file = indexFileOf(gitdir())
-    const lines = (await readFile(file, 'utf8')).split('\n')
-    await writeFile(file, lines.slice(0, 2).join('\n') + '\n')
+    await truncate(part('commits'), 2 * 64)
     const { repo } = await openRepo({ dataDir, now })
-    expect(repo.entries()).toEqual(entries)
+    expect(repo.index.all()).toEqual(entries)
   })
 
-  it('drops a torn last line and re-adds the entry', async () => {
+  it('drops a torn append and re-adds the entry', async () => {
     const entries = await seed()
-    const file = indexFileOf(gitdir())
-    const text = await readFile(file, 'utf8')
-    await writeFile(file, text.slice(0, text.length - 20))
+    await truncate(part('commits'), 3 * 64 - 20)
     const { repo } = await openRepo({ dataDir, now })
-    expect(repo.entries()).toEqual(entries)
-    expect((await readIndexFile(file))?.torn).toBe(false)
+    expect(repo.index.all()).toEqual(entries)
+    expect((await readFile(part('commits'))).length).toBe(3 * 64)
   })
 
   it('is rebuilt when it belongs to another history', async () => {
     const entries = await seed()
-    const file = indexFileOf(gitdir())
-    const other = JSON.stringify({ ...entries[0], oid: 'f'.repeat(40) })
-    await writeFile(file, `${other}\n`)
+    writeIndex(dir(), [{ ...entries[0]!, oid: 'f'.repeat(40) }])
     const { repo } = await openRepo({ dataDir, now })
-    expect(repo.entries()).toEqual(entries)
+    expect(repo.index.all()).toEqual(entries)
+  })
+
+  it('is found out when damaged in the middle (at open or by the background check)', async () => {
+    const entries = await seed()
+    // Entry 1's details offset, then its flags (it would claim to have no parent).
+    for (const at of [64 + 33, 64 + 58]) {
+      const bytes = await readFile(part('commits'))
+      bytes[at] = (bytes[at] as number) ^ 0x22
+      await writeFile(part('commits'), bytes)
+      const { repo } = await openRepo({ dataDir, now })
+      // Either open saw it and rebuilt, or the check run when idle reports it.
+      if (!(await checkIndex(repo.store, repo.index))) {
+        const rebuilt = await rebuildIndex(repo.store, repo.index.dir, repo.head())
+        expect(rebuilt.all()).toEqual(entries)
+        rebuilt.close()
+      } else {
+        expect(repo.index.all()).toEqual(entries)
+      }
+      repo.index.close()
+    }
+  })
+
+  it('takes over the JSON-lines index of earlier versions', async () => {
+    const entries = await seed()
+    await rm(dir(), { recursive: true })
+    const legacy = path.join(gitdir(), 'cairn-index.jsonl')
+    await writeFile(legacy, entries.map((entry) => `${JSON.stringify(entry)}\n`).join(''))
+    const { repo } = await openRepo({ dataDir, now })
+    expect(repo.index.all()).toEqual(entries)
+    expect(existsSync(legacy)).toBe(false)
+  })
+
+  it('rebuilt from the commits equals the one kept commit by commit', async () => {
+    const { repo } = await openRepo({ dataDir, now })
+    const commit = (paths: ReadonlyArray<string> | 'all', extra: Partial<CommitIntent> = {}) =>
+      repo.commit(paths, { ...intent, ...extra })
+    await put('a.md', 'a')
+    await put('dir/ü nicode.md', 'u')
+    await commit(['a.md', 'dir'], {
+      command: 'create',
+      paths: ['/memories/a.md'],
+      conversationId: 'c-1',
+    })
+    await put('a.md', 'a2')
+    await commit(['a.md'], {
+      command: 'str_replace',
+      overwrite: true,
+      toolUseId: null,
+      review: 'edited',
+      flags: [
+        { rule: 'instructions', path: '/memories/a.md', line: 1, message: 'Reads as an order' },
+      ],
+    })
+    await rm(path.join(memories(), 'dir'), { recursive: true })
+    await put('moved/ü nicode.md', 'u')
+    await commit(['dir', 'moved'], {
+      command: 'rename',
+      subject: 'rename /memories/dir -> /memories/moved',
+      paths: ['/memories/dir', '/memories/moved'],
+    })
+    await put('b.md', 'b')
+    await commit('all', { actor: 'system', command: 'recovery', conversationId: null })
+    await rm(path.join(memories(), 'a.md'))
+    await commit(['a.md'], {
+      actor: 'user',
+      command: 'delete',
+      conversationId: null,
+      restoredFrom: repo.head(),
+    })
+    const incremental = repo.index.all()
+    expect(incremental).toHaveLength(5)
+    expect(incremental[1]).toMatchObject({ review: 'edited', flags: [{ rule: 'instructions' }] })
+
+    const rebuilt = await rebuildIndex(repo.store, path.join(dataDir, 'rebuilt'), repo.head())
+    expect(rebuilt.all()).toEqual(incremental)
+    rebuilt.close()
+    for (const name of ['commits', 'files', 'names', 'details']) {
+      expect(await readFile(path.join(dataDir, 'rebuilt', name))).toEqual(
+        await readFile(part(name)),
+      )
+    }
   })
 
   it('is never written inside the memory folder', async () => {
     await seed()
-    expect(existsSync(indexFileOf(gitdir()))).toBe(true)
-    expect(indexFileOf(gitdir()).startsWith(memories())).toBe(false)
+    expect(existsSync(dir())).toBe(true)
+    expect(dir().startsWith(memories())).toBe(false)
   })
 })

@@ -1,13 +1,15 @@
-import { existsSync } from 'node:fs'
-import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises'
+import fs, { existsSync } from 'node:fs'
+import { mkdir, rename, stat } from 'node:fs/promises'
 import path from 'node:path'
 import type { RecoveryReport } from '../../shared/types'
-import { TEMP_FILE_PREFIX } from '../lib/atomic-write'
 import type { Logger } from '../lib/logger'
 import { finishInterruptedMove } from './checkout'
-import { createObjectStore, initRepository, readMainRef } from './object-store'
+import { createObjectStore, initRepository, readMainRef, type ObjectStore } from './object-store'
+import { removePackLeftovers } from './objects/pack-writer'
 import { createRepo, systemIntent, type Repo, type RepoState } from './repo'
-import { indexFileOf, reconcileIndex } from './side-index'
+import { IndexFile, indexDirOf } from './index-file'
+import { openIndex } from './side-index'
+import { StatCache, statCacheOf } from './stat-cache'
 import { emptyTree, loadAll, treeFromOid } from './tree-state'
 
 export interface OpenedRepo {
@@ -35,10 +37,9 @@ export async function openRepo(options: {
   const workRoot = path.join(dataDir, 'memories')
   const gitdir = path.join(dataDir, 'history.git')
   await mkdir(workRoot, { recursive: true, mode: 0o700 })
-  await removeStrayTempFiles(workRoot)
 
   const hadGitdir = existsSync(gitdir)
-  let state: RepoState | null = null
+  let state: (RepoState & { store: ObjectStore }) | null = null
   let damaged = false
   if (hadGitdir) {
     try {
@@ -55,12 +56,19 @@ export async function openRepo(options: {
   const fresh = state === null
   if (!state) {
     await initRepository(gitdir)
-    state = { head: null, root: emptyTree(), entries: [] }
+    fs.rmSync(indexDirOf(gitdir), { recursive: true, force: true })
+    fs.rmSync(statCacheOf(gitdir), { force: true })
+    state = {
+      store: createObjectStore(gitdir),
+      head: null,
+      root: emptyTree(),
+      index: IndexFile.create(indexDirOf(gitdir)),
+      stats: new StatCache(statCacheOf(gitdir)),
+    }
   }
   const repo = createRepo({
-    store: createObjectStore(gitdir),
+    store: state.store,
     workRoot,
-    indexFile: indexFileOf(gitdir),
     state,
     now,
     machine: options.machine,
@@ -71,7 +79,10 @@ export async function openRepo(options: {
     fresh
       ? systemIntent('init', 'Start the history from the memory folder')
       : systemIntent('recovery', 'Save changes made outside Cairn'),
+    // Temp files of interrupted writes go on the way: they were never part of the folder.
+    { removeTemp: true },
   )
+  repo.stats.save()
   if (damaged || (fresh && entry)) {
     const count = entry?.files.length ?? 0
     return {
@@ -99,17 +110,23 @@ export async function openRepo(options: {
   return { repo, recovery: null }
 }
 
-async function loadState(gitdir: string): Promise<RepoState> {
+async function loadState(gitdir: string): Promise<RepoState & { store: ObjectStore }> {
   if (!(await stat(path.join(gitdir, 'objects'))).isDirectory()) throw new Error('no objects')
+  removePackLeftovers(path.join(gitdir, 'objects', 'pack'))
   const store = createObjectStore(gitdir)
-  const head = await readMainRef(gitdir)
-  let root = emptyTree()
-  if (head) {
-    root = treeFromOid((await store.readCommit(head)).tree)
-    await loadAll(store, root)
+  try {
+    const head = await readMainRef(gitdir)
+    let root = emptyTree()
+    if (head) {
+      root = treeFromOid((await store.readCommit(head)).tree)
+      await loadAll(store, root)
+    }
+    const { index } = await openIndex(store, gitdir, head)
+    return { store, head, root, index, stats: StatCache.load(statCacheOf(gitdir)) }
+  } catch (error) {
+    store.close()
+    throw error
   }
-  const entries = await reconcileIndex(store, indexFileOf(gitdir), head)
-  return { head, root, entries }
 }
 
 async function asideName(gitdir: string, time: number): Promise<string> {
@@ -117,14 +134,6 @@ async function asideName(gitdir: string, time: number): Promise<string> {
   for (let n = 0; ; n++) {
     const candidate = `${gitdir}.broken-${stamp}${n ? `-${n}` : ''}`
     if (!existsSync(candidate)) return candidate
-  }
-}
-
-async function removeStrayTempFiles(dir: string): Promise<void> {
-  for (const dirent of await readdir(dir, { withFileTypes: true })) {
-    const child = path.join(dir, dirent.name)
-    if (dirent.name.startsWith(TEMP_FILE_PREFIX)) await rm(child, { force: true, recursive: true })
-    else if (dirent.isDirectory()) await removeStrayTempFiles(child)
   }
 }
 

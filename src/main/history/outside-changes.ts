@@ -58,7 +58,9 @@ export async function differsFromHead(repo: Repo, paths: ReadonlyArray<string>):
   for (const relative of paths) {
     const segments = segmentsOf(relative)
     const committed = await nodeAt(repo.store, root, segments)
-    const onDisk = await scanPath(repo.store, repo.workRoot, segments, committed)
+    const onDisk = await scanPath(repo.store, repo.workRoot, segments, committed, {
+      stats: repo.stats,
+    })
     if (!sameNode(committed, onDisk)) return true
   }
   return false

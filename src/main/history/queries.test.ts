@@ -1,4 +1,8 @@
-import { describe, expect, it } from 'vitest'
+import { mkdtempSync, rmSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { IndexFile, writeIndex } from './index-file'
 import { fileHistoryOf, queryLog } from './queries'
 import type { IndexEntry } from './side-index'
 
@@ -19,13 +23,28 @@ function entries(specs: ReadonlyArray<Partial<IndexEntry> & { files: string[] }>
   }))
 }
 
-const log = entries([
-  { files: ['/memories/a.md'], conversationId: 'c1' },
-  { files: ['/memories/b.md'], actor: 'user' },
-  { files: ['/memories/d/x.md'], conversationId: 'c1' },
-  { files: ['/memories/a.md'], conversationId: 'c2' },
-  { files: ['/memories/d/x.md', '/memories/d/y.md'], command: 'delete', paths: ['/memories/d'] },
-])
+const scratch = mkdtempSync(path.join(os.tmpdir(), 'cairn-queries-'))
+afterAll(() => {
+  log.close()
+  rmSync(scratch, { recursive: true, force: true })
+})
+
+/** The entries as a real side index on disk. */
+function indexOf(list: IndexEntry[]): IndexFile {
+  const dir = path.join(scratch, 'index')
+  writeIndex(dir, list)
+  return IndexFile.open(dir)
+}
+
+const log = indexOf(
+  entries([
+    { files: ['/memories/a.md'], conversationId: 'c1' },
+    { files: ['/memories/b.md'], actor: 'user' },
+    { files: ['/memories/d/x.md'], conversationId: 'c1' },
+    { files: ['/memories/a.md'], conversationId: 'c2' },
+    { files: ['/memories/d/x.md', '/memories/d/y.md'], command: 'delete', paths: ['/memories/d'] },
+  ]),
+)
 
 describe('the timeline', () => {
   it('pages newest first with the total count', () => {

@@ -1,6 +1,7 @@
 import type { CommitSummary, LogPage } from '../../shared/types'
 import type { NewestFirst } from './ancestry'
 import { reviewFactsOf } from './commit-message'
+import type { IndexFile } from './index-file'
 import type { IndexEntry } from './side-index'
 import type { LogQuery } from './types'
 
@@ -32,64 +33,71 @@ export function touches(entry: IndexEntry, path: string): boolean {
 }
 
 /** The index's own order, newest last: right for a history that is one line of commits. */
-export function indexOrder(entries: ReadonlyArray<IndexEntry>): NewestFirst {
-  const length = entries.length
+export function indexOrder(size: number): NewestFirst {
   return {
-    length,
-    at: (k) => length - 1 - k,
-    indexOf: (position) => (position >= 0 && position < length ? length - 1 - position : -1),
+    length: size,
+    at: (k) => size - 1 - k,
+    indexOf: (position) => (position >= 0 && position < size ? size - 1 - position : -1),
   }
 }
 
 /**
  * One page of the timeline, newest first (in `order`, the timeline's order: see
- * `ancestry.ts`), with the number of matching entries.
+ * `ancestry.ts`), with the number of matching entries. Filters run on the index's fixed
+ * records (actor, conversation, file ids); only the page's entries are read in full.
  */
 export function queryLog(
-  entries: ReadonlyArray<IndexEntry>,
+  index: IndexFile,
   query: LogQuery,
-  order: NewestFirst = indexOrder(entries),
+  order: NewestFirst = indexOrder(index.size),
 ): LogPage {
   const page: CommitSummary[] = []
   const end = query.offset + query.limit
   const unfiltered = !query.path && !query.conversationId && !query.actor
   if (unfiltered) {
     for (let k = query.offset; k < order.length && page.length < query.limit; k++) {
-      page.push(toSummary(entries[order.at(k)] as IndexEntry))
+      page.push(toSummary(index.at(order.at(k))))
     }
-    return { entries: page, total: entries.length }
+    return { entries: page, total: index.size }
   }
+  const conversation = query.conversationId ? index.conversationKey(query.conversationId) : null
+  if (conversation === -1) return { entries: [], total: 0 }
+  const matchesPath = query.path ? index.pathMatcher(query.path) : null
   let total = 0
   for (let k = 0; k < order.length; k++) {
-    const entry = entries[order.at(k)] as IndexEntry
-    if (query.actor && entry.actor !== query.actor) continue
-    if (query.conversationId && entry.conversationId !== query.conversationId) continue
-    if (query.path && !touches(entry, query.path)) continue
-    if (total >= query.offset && total < end) page.push(toSummary(entry))
+    const i = order.at(k)
+    if (query.actor && index.actorAt(i) !== query.actor) continue
+    if (conversation !== null && index.conversationKeyAt(i) !== conversation) continue
+    if (matchesPath && !matchesPath(i)) continue
+    if (total >= query.offset && total < end) page.push(toSummary(index.at(i)))
     total++
   }
   return { entries: page, total }
 }
 
 /**
- * Every commit that changed the file at `path`, newest first, following it back through
- * renames (of the file or of a folder holding it); the deletion is included.
+ * Every commit that changed the file at `path`, newest first (in `order`), following it back
+ * through renames (of the file or of a folder holding it); the deletion is included.
  */
 export function fileHistoryOf(
-  entries: ReadonlyArray<IndexEntry>,
+  index: IndexFile,
   path: string,
-  order: NewestFirst = indexOrder(entries),
+  order: NewestFirst = indexOrder(index.size),
 ): ReadonlyArray<CommitSummary> {
   const result: CommitSummary[] = []
   let current = path
+  let matches = index.pathMatcher(current)
   for (let k = 0; k < order.length; k++) {
-    const entry = entries[order.at(k)] as IndexEntry
-    if (!touches(entry, current)) continue
+    const i = order.at(k)
+    if (!matches(i)) continue
+    const entry = index.at(i)
     result.push(toSummary(entry))
     const [from, to] = entry.paths
     if (entry.command === 'rename' && from && to) {
+      const before = current
       if (current === to) current = from
       else if (current.startsWith(`${to}/`)) current = from + current.slice(to.length)
+      if (current !== before) matches = index.pathMatcher(current)
     }
   }
   return result
@@ -98,20 +106,22 @@ export function fileHistoryOf(
 /**
  * The commits made at `since` or later that changed `path` (or anything under it), newest
  * first. Reads back from the newest commit and stops at the first older one, so its cost is
- * the recent history only. In the timeline's order, so that commits another machine made
- * earlier, joined by a merge, do not hide this machine's recent ones.
+ * the recent history only (times and file ids come from the index's records). In the
+ * timeline's order, so that commits another machine made earlier, joined by a merge, do not
+ * hide this machine's recent ones.
  */
 export function changesSince(
-  entries: ReadonlyArray<IndexEntry>,
+  index: IndexFile,
   path: string,
   since: number,
-  order: NewestFirst = indexOrder(entries),
+  order: NewestFirst = indexOrder(index.size),
 ): ReadonlyArray<CommitSummary> {
   const found: CommitSummary[] = []
+  const matches = index.pathMatcher(path)
   for (let k = 0; k < order.length; k++) {
-    const entry = entries[order.at(k)] as IndexEntry
-    if (entry.time < since) break
-    if (touches(entry, path)) found.push(toSummary(entry))
+    const i = order.at(k)
+    if (index.timeAt(i) < since) break
+    if (matches(i)) found.push(toSummary(index.at(i)))
   }
   return found
 }

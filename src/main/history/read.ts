@@ -4,6 +4,7 @@
  * the view, so reading the history can never change it.
  */
 import { CairnError } from '../lib/errors'
+import type { IndexFile } from './index-file'
 import type { ObjectStore } from './object-store'
 import type { IndexEntry } from './side-index'
 import { emptyTree, treeFromOid, type TreeNode } from './tree-state'
@@ -16,8 +17,8 @@ export interface RepoView {
   head(): string | null
   /** The tree of `head`, kept in memory. */
   root(): TreeNode
-  /** Every commit, oldest first. */
-  entries(): ReadonlyArray<IndexEntry>
+  /** The side index: one entry per commit, oldest first (replaced when rebuilt). */
+  readonly index: IndexFile
   entry(oid: string): IndexEntry | undefined
 }
 

@@ -3,7 +3,7 @@ import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { openRepo } from './open-repo'
 import type { CommitIntent, Repo } from './repo'
-import { readIndexFile } from './side-index'
+import { IndexFile } from './index-file'
 import { commitCount, folderFiles, fsck, gitCli, headFiles, tempDataDir } from './test-helpers'
 
 const claude: CommitIntent = {
@@ -102,8 +102,37 @@ describe('committing changes read from the folder', () => {
       await put('n.md', String(i))
       await repo.commit(['n.md'], claude)
     }
-    const read = await readIndexFile(repo.indexFile)
-    expect(read?.entries.map((entry) => entry.oid)).toEqual(repo.entries().map((e) => e.oid))
-    expect(read?.entries.at(-1)?.oid).toBe(gitCli(dataDir, 'rev-parse', 'main').trim())
+    const read = IndexFile.open(repo.index.dir)
+    expect(read.all()).toEqual(repo.index.all())
+    expect(read.head()).toBe(gitCli(dataDir, 'rev-parse', 'main').trim())
+    read.close()
+  })
+})
+
+describe('when the side index cannot be written', () => {
+  it('keeps the commit, and catches the index up from the commits at the next one', async () => {
+    const repo = await open()
+    await put('a.md', '1')
+    await repo.commit(['a.md'], claude)
+    // One failing append (as on a full disk), injected at the index's own boundary.
+    const append = repo.index.append.bind(repo.index)
+    repo.index.append = () => {
+      repo.index.append = append
+      throw Object.assign(new Error('no space left on device'), { code: 'ENOSPC' })
+    }
+    await put('a.md', '2')
+    const missed = await repo.commit(['a.md'], claude)
+    expect(missed).not.toBeNull()
+    expect(repo.index.head()).not.toBe(missed?.oid)
+    await put('b.md', '3')
+    const next = await repo.commit(['b.md'], claude)
+    expect(
+      repo.index
+        .all()
+        .map((entry) => entry.oid)
+        .slice(-2),
+    ).toEqual([missed?.oid, next?.oid])
+    expect(repo.index.find(missed!.oid)).toEqual(missed)
+    await expectInSync()
   })
 })

@@ -2,9 +2,10 @@ import type { CommitCommand } from '../../shared/types'
 import { AUTHORS, formatCommitMessage, reviewFactsOf, type CommitMeta } from './commit-message'
 import { serializeCommit, writeMainRef, type ObjectStore } from './object-store'
 import { segmentsOf, toVirtual } from './paths'
+import { IndexFile, replaceIndexDir, writeIndexBeside } from './index-file'
 import type { CommitFacts } from './types'
 import type { RepoView } from './read'
-import { appendIndexEntry, type IndexEntry } from './side-index'
+import { catchUp, type IndexEntry } from './side-index'
 import {
   diffNodes,
   emptyTree,
@@ -15,6 +16,7 @@ import {
   type FileDelta,
   type TreeNode,
 } from './tree-state'
+import type { StatCache } from './stat-cache'
 import { scanNode, scanPath } from './work-tree'
 
 /** The id of git's empty tree. */
@@ -43,58 +45,81 @@ export function systemIntent(command: CommitCommand, subject: string): CommitInt
  */
 export interface Repo extends RepoView {
   readonly gitdir: string
-  readonly indexFile: string
+  /** What the folder's files looked like when last hashed (and the folder's totals). */
+  readonly stats: StatCache
   /**
    * Reads `paths` (relative; `'all'` for the whole folder) from disk into the tree and, when
    * the tree changed, commits it. Returns the new entry, or null when nothing changed.
    */
-  commit(paths: ReadonlyArray<string> | 'all', intent: CommitIntent): Promise<IndexEntry | null>
+  commit(
+    paths: ReadonlyArray<string> | 'all',
+    intent: CommitIntent,
+    options?: { readonly removeTemp?: boolean },
+  ): Promise<IndexEntry | null>
+  /** Swaps in a rebuilt side index (which must end at `head()`); closes the old one. */
+  replaceIndex(next: IndexFile): void
   /**
    * Takes `head` as the new `main` after the ref and the folder were moved to it (see
-   * `checkout.ts`): `added` are its commits the index lacked, oldest first; `replace` drops
-   * every entry first (the history was switched, not grown).
+   * `checkout.ts`): `added` are its commits the index lacked, oldest first (appended);
+   * `replace` makes them the whole index (the history was switched, not grown).
    */
-  adopt(head: string, tree: string, added: ReadonlyArray<IndexEntry>, replace?: boolean): void
+  adopt(
+    head: string,
+    tree: string,
+    added: ReadonlyArray<IndexEntry>,
+    replace?: boolean,
+  ): Promise<void>
 }
 
 export interface RepoState {
   readonly head: string | null
   readonly root: TreeNode
-  readonly entries: IndexEntry[]
+  readonly index: IndexFile
+  readonly stats: StatCache
 }
 
 export function createRepo(options: {
   store: ObjectStore
   workRoot: string
-  indexFile: string
   state: RepoState
   now: () => number
   /** The machine named in every commit's `Machine:` trailer (null: none). */
   machine?: () => string | null
 }): Repo {
-  const { store, workRoot, indexFile, now } = options
+  const { store, workRoot, now } = options
   const machine = options.machine ?? (() => null)
+  let index = options.state.index
+  // Set when an index append failed: the next commit first catches the index up.
+  let indexBehind = false
+  const stats = options.state.stats
   let head = options.state.head
   let root = options.state.root
-  const entries = options.state.entries
-  const byOid = new Map(entries.map((entry) => [entry.oid, entry]))
   let treeOid = head ? (root.oid ?? EMPTY_TREE_OID) : EMPTY_TREE_OID
   if (!head) root = emptyTree()
 
   async function commit(
     paths: ReadonlyArray<string> | 'all',
     intent: CommitIntent,
+    options: { readonly removeTemp?: boolean } = {},
   ): Promise<IndexEntry | null> {
     let next = root
     if (paths === 'all') {
-      const scanned = await scanNode(store, workRoot, root)
+      const visited = new Set<string>()
+      const scanned = await scanNode(store, workRoot, root, '', {
+        stats,
+        visited,
+        removeTemp: options.removeTemp,
+      })
+      stats.retainOnly(visited)
       next = scanned?.kind === 'tree' ? scanned : emptyTree()
     } else {
+      // One owner for the whole commit: a folder several paths go through is copied once.
+      const owner = {}
       for (const relative of paths) {
         const segments = segmentsOf(relative)
         const previous = await nodeAt(store, next, segments)
-        const scanned = await scanPath(store, workRoot, segments, previous)
-        if (scanned !== previous) next = await setAt(store, next, segments, scanned)
+        const scanned = await scanPath(store, workRoot, segments, previous, { stats })
+        if (scanned !== previous) next = await setAt(store, next, segments, scanned, owner)
       }
     }
     const nextTree = await flushTree(store, next)
@@ -123,7 +148,8 @@ export function createRepo(options: {
       actor: meta.actor,
       command: meta.command,
       subject: meta.subject,
-      paths: meta.paths,
+      // As a rebuild from the commit reads it back: no Path trailer means "the files".
+      paths: meta.paths.length > 0 ? meta.paths : files,
       conversationId: meta.conversationId,
       toolUseId: meta.toolUseId,
       overwrite: meta.overwrite,
@@ -135,9 +161,14 @@ export function createRepo(options: {
     head = oid
     root = next
     treeOid = nextTree
-    entries.push(entry)
-    byOid.set(oid, entry)
-    await appendIndexEntry(indexFile, entry)
+    // The commit has happened once the ref moved: failing to record it in the index (a full
+    // disk) must not undo it. The entries missed are rebuilt from their commits next time.
+    try {
+      if (indexBehind) indexBehind = !(await catchUp(store, index, oid))
+      else index.append(entry)
+    } catch {
+      indexBehind = true
+    }
     return entry
   }
 
@@ -145,27 +176,48 @@ export function createRepo(options: {
     store,
     gitdir: store.gitdir,
     workRoot,
-    indexFile,
+    get index() {
+      return index
+    },
+    stats,
     head: () => head,
     root: () => root,
-    entries: () => entries,
-    entry: (oid) => byOid.get(oid),
+    entry: (oid) => index.find(oid),
     commit,
-    adopt(nextHead, tree, added, replace = false) {
-      if (replace) {
-        entries.length = 0
-        byOid.clear()
-      }
-      for (const entry of added) {
-        entries.push(entry)
-        byOid.set(entry.oid, entry)
-      }
+    replaceIndex(next) {
+      if (next.head() !== head) throw new Error('the new index does not end at HEAD')
+      indexBehind = false
+      const old = index
+      index = next
+      old.close()
+    },
+    async adopt(nextHead, tree, added, replace = false) {
       head = nextHead
       root =
         tree === EMPTY_TREE_OID
           ? { kind: 'tree', oid: EMPTY_TREE_OID, children: new Map() }
           : treeFromOid(tree)
       treeOid = tree
+      if (replace) {
+        // Built beside the old one first: a failure leaves the old index whole (and the next
+        // open, finishing the move, rebuilds it).
+        const dir = index.dir
+        const temp = writeIndexBeside(dir, added)
+        index.close()
+        replaceIndexDir(temp, dir)
+        index = IndexFile.open(dir)
+        indexBehind = false
+        return
+      }
+      // `added` holds every commit up to `nextHead` the index lacks (even ones an earlier
+      // append missed). As with a commit, the move has happened once the ref moved: what an
+      // append misses now is caught up from the commits at the next commit.
+      try {
+        for (const entry of added) index.append(entry)
+        indexBehind = false
+      } catch {
+        indexBehind = true
+      }
     },
   }
 }

@@ -1,11 +1,9 @@
 import type { ChangeResult } from '../../shared/types'
 import { CairnError } from '../lib/errors'
 import { segmentsOf, toVirtual } from './paths'
-import { touches } from './queries'
 import { shortOid, treeOf, versionOf } from './read'
 import type { Repo } from './repo'
 import { changeResult, requireFilePath, USER_INTENT } from './restore-common'
-import type { IndexEntry } from './side-index'
 import { listFiles, nodeAt } from './tree-state'
 import { writeFileSafely } from './work-tree'
 
@@ -18,10 +16,12 @@ export async function restoreDeleted(repo: Repo, path: string): Promise<ChangeRe
   if (await nodeAt(repo.store, repo.root(), segments)) {
     throw new CairnError('exists', `${virtual} exists; restore one of its versions instead.`)
   }
-  const entries = repo.entries()
-  for (let i = entries.length - 1; i >= 0; i--) {
-    const entry = entries[i] as IndexEntry
-    if (!entry.parent || !touches(entry, virtual)) continue
+  // The timeline's path filter, run on the index's file ids.
+  const touches = repo.index.pathMatcher(virtual)
+  for (let i = repo.index.size - 1; i >= 1; i--) {
+    if (!touches(i)) continue
+    const entry = repo.index.at(i)
+    if (!entry.parent) continue
     const before = await nodeAt(repo.store, await treeOf(repo, entry.parent), segments)
     if (!before) continue
     const files = await listFiles(repo.store, before, relative)

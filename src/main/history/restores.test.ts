@@ -137,7 +137,7 @@ describe('reading history', () => {
     await put('other.md', 'x')
     const folderRenamed = await move('dir', 'dir2')
     const deleted = await remove('dir2/b.md')
-    const oids = fileHistoryOf(repo.entries(), '/memories/dir2/b.md').map((c) => c.oid)
+    const oids = fileHistoryOf(repo.index, '/memories/dir2/b.md').map((c) => c.oid)
     expect(oids).toEqual([deleted, folderRenamed, renamed, edited, created])
   })
 

@@ -19,7 +19,6 @@ import type { ChangeLog } from './change-log'
 import { toSummary } from './queries'
 import type { RepoView } from './read'
 import type { SearchQuery } from './types'
-import type { IndexEntry } from './side-index'
 
 /** Time one page may scan before it returns what it found so far. */
 export const SEARCH_PAGE_MS = 120
@@ -73,7 +72,6 @@ export function createSearcher(
   return {
     async search(query) {
       const budgetMs = query.budgetMs ?? SEARCH_PAGE_MS
-      const entries = ancestry.entries()
       const order = ancestry.newestFirst()
       const total = order.length
       // `k`: how many commits of the timeline's order are behind (newest first).
@@ -107,7 +105,7 @@ export function createSearcher(
       const hits: HistorySearchHit[] = []
       const started = performance.now()
       for (; k < total; k++) {
-        const entry = entries[order.at(k)] as IndexEntry
+        const entry = ancestry.entry(order.at(k))
         const files: Array<{ path: string; change: 'added' | 'removed' }> = []
         for (const side of movedUnchanged(await changes.of(entry))) {
           const before = await occurrences(side.before)
@@ -131,7 +129,7 @@ export function createSearcher(
       return {
         hits,
         // The page stopped before this commit: the next one starts with the one older.
-        next: done ? null : (entries[order.at(k - 1)] as IndexEntry).oid,
+        next: done ? null : ancestry.oidAt(order.at(k - 1)),
         scanned: k,
         total,
       }

@@ -1,88 +1,26 @@
-import { appendFileSync } from 'node:fs'
-import { readFile, rename, writeFile } from 'node:fs/promises'
+import fs from 'node:fs'
 import path from 'node:path'
-import type { CommitSummary } from '../../shared/types'
 import { parseCommitMessage, reviewFactsOf } from './commit-message'
+import {
+  IndexDamagedError,
+  IndexFile,
+  type IndexEntry,
+  indexDirOf,
+  removeIndexLeftovers,
+  replaceIndexDir,
+  writeIndex,
+} from './index-file'
 import type { ObjectStore } from './object-store'
 import { toVirtual } from './paths'
 import { diffNodes, treeFromOid } from './tree-state'
 
-/** One commit in the side index: its summary plus every file (virtual path) it changed. */
-export interface IndexEntry extends CommitSummary {
-  readonly files: ReadonlyArray<string>
-}
+export { indexDirOf, writeIndex } from './index-file'
 
-/** Where the side index lives: inside the git directory, never inside the memory folder. */
-export function indexFileOf(gitdir: string): string {
-  return path.join(gitdir, 'cairn-index.jsonl')
-}
-
-/** Appends one entry (one JSON line). */
-export async function appendIndexEntry(file: string, entry: IndexEntry): Promise<void> {
-  appendFileSync(file, `${JSON.stringify(entry)}\n`, { mode: 0o600 })
-}
-
-/** Replaces the whole index atomically. */
-export async function writeIndexFile(
-  file: string,
-  entries: ReadonlyArray<IndexEntry>,
-): Promise<void> {
-  const temp = `${file}.tmp`
-  await writeFile(temp, entries.map((entry) => `${JSON.stringify(entry)}\n`).join(''), {
-    mode: 0o600,
-  })
-  await rename(temp, file)
-}
-
-/**
- * Reads the index, oldest first. A torn last line (a crash mid-append) is dropped; anything
- * else unreadable makes the whole file untrusted (null), and the caller rebuilds it.
- */
-export async function readIndexFile(
-  file: string,
-): Promise<{ entries: IndexEntry[]; torn: boolean } | null> {
-  let text: string
-  try {
-    text = await readFile(file, 'utf8')
-  } catch {
-    // Missing or unreadable: the caller rebuilds it from the commits.
-    return null
-  }
-  const lines = text.split('\n')
-  const last = lines.pop() ?? ''
-  let entries: IndexEntry[]
-  try {
-    // One parse of the whole file is several times faster than one per line.
-    entries = JSON.parse(`[${lines.filter(Boolean).join(',')}]`) as IndexEntry[]
-  } catch {
-    return null
-  }
-  // Oldest first: every parent of an entry comes before it (a merge brings in the commits it
-  // joined before itself), and the first entry is a root commit.
-  const seen = new Set<string>()
-  for (const entry of entries) {
-    if (!isEntry(entry)) return null
-    for (const parent of parentsOf(entry)) if (!seen.has(parent)) return null
-    seen.add(entry.oid)
-  }
-  // Text after the last newline is an append a crash cut short.
-  return { entries, torn: last !== '' }
-}
+export type { IndexEntry } from './index-file'
 
 /** Every parent of an entry, first parent first (none for a root commit). */
 export function parentsOf(entry: Pick<IndexEntry, 'parent' | 'otherParents'>): string[] {
   return entry.parent ? [entry.parent, ...(entry.otherParents ?? [])] : []
-}
-
-function isEntry(value: unknown): value is IndexEntry {
-  const entry = value as IndexEntry
-  return (
-    typeof entry === 'object' &&
-    entry !== null &&
-    typeof entry.oid === 'string' &&
-    Array.isArray(entry.files) &&
-    Array.isArray(entry.paths)
-  )
 }
 
 /** Builds an index entry from a commit object (used when catching up or rebuilding). */
@@ -116,63 +54,301 @@ export async function entryFromCommit(store: ObjectStore, oid: string): Promise<
   }
 }
 
+/** How `openIndex` found the index. */
+export type IndexState = 'trusted' | 'caught-up' | 'migrated' | 'rebuilt'
+
 /**
- * Makes the index match `head`: trusted as is when its last entry is `head`; caught up
- * from the commits when it lags behind (a crash between commit and append, or between a
- * sync moving `main` forward and its append); rebuilt from the commits' trailers when
- * missing, unreadable or from another history.
+ * Opens the side index of `gitdir` and makes it match `head`:
+ * - trusted as it is when its structure holds and its newest entry is `head`, equal to the
+ *   entry rebuilt from that commit (entries spread over the history are compared in the
+ *   background later: `spotCheck`);
+ * - caught up from the commits when it lags behind (a crash between commit and append, or
+ *   between a sync moving `main` forward and its append);
+ * - migrated from the JSON-lines index of earlier versions;
+ * - rebuilt from the commits when missing, damaged or from another history.
  */
-export async function reconcileIndex(
+export async function openIndex(
   store: ObjectStore,
-  file: string,
+  gitdir: string,
   head: string | null,
-): Promise<IndexEntry[]> {
-  const read = await readIndexFile(file)
-  const loaded = read?.entries ?? null
-  if (read && loaded && (loaded.at(-1)?.oid ?? null) === head) {
-    if (read.torn || !loaded.length) await writeIndexFile(file, loaded)
-    return loaded
+): Promise<{ index: IndexFile; state: IndexState }> {
+  const dir = indexDirOf(gitdir)
+  removeIndexLeftovers(dir)
+  let index: IndexFile | null = null
+  let state: IndexState = 'trusted'
+  try {
+    index = IndexFile.open(dir)
+  } catch (error) {
+    if (!(error instanceof IndexDamagedError)) throw error
   }
-  const last = loaded?.at(-1)?.oid ?? null
-  let entries: IndexEntry[] = []
-  if (head && loaded && last) {
-    const known = new Set(loaded.map((entry) => entry.oid))
-    const missing = await entriesSince(store, head, (oid) => known.has(oid))
-    // Only a history that grew from the indexed one keeps its entries.
-    if (missing.some((entry) => parentsOf(entry).includes(last))) entries = [...loaded, ...missing]
+  if (!index) {
+    const legacy = await readLegacyIndex(legacyIndexOf(gitdir))
+    if (legacy) {
+      writeIndex(dir, legacy)
+      index = IndexFile.open(dir)
+      state = 'migrated'
+    }
   }
-  if (head && entries.length === 0) entries = await entriesSince(store, head, () => false)
-  await writeIndexFile(file, entries)
+  if (index) {
+    const lagged = index.head() !== head
+    if ((await catchUp(store, index, head)) && (await spotCheck(store, index, [index.size - 1]))) {
+      if (lagged && state === 'trusted') state = 'caught-up'
+      fs.rmSync(legacyIndexOf(gitdir), { force: true })
+      return { index, state }
+    }
+    index.close()
+  }
+  const building = await buildIndex(store, dir, head)
+  building.close()
+  replaceIndexDir(building.dir, dir)
+  fs.rmSync(legacyIndexOf(gitdir), { force: true })
+  return { index: IndexFile.open(dir), state: 'rebuilt' }
+}
+
+/**
+ * Brings `index` up to `head` when it lags behind, appending entries rebuilt from the commits
+ * it lacks along every parent (a sync's fast-forward or merge brings commits made elsewhere),
+ * parents first. False when it cannot be made to fit: another history, or `head` moved back.
+ */
+export async function catchUp(
+  store: ObjectStore,
+  index: IndexFile,
+  head: string | null,
+): Promise<boolean> {
+  if (head === null) return index.size === 0
+  const newest = index.head()
+  if (newest === head) return true
+  const missing: IndexEntry[] = []
+  try {
+    for (const oid of await commitsSince(store, head, (oid) => index.positionOf(oid) >= 0)) {
+      missing.push(await entryFromCommit(store, oid))
+    }
+  } catch {
+    return false
+  }
+  // Only a history that grew from the indexed one keeps its entries.
+  if (newest !== null && !missing.some((entry) => parentsOf(entry).includes(newest))) return false
+  index.beginBatch()
+  try {
+    for (const entry of missing) index.append(entry)
+  } catch {
+    return false
+  } finally {
+    index.endBatch()
+  }
+  return true
+}
+
+/** True when the entries at `positions` equal the entries rebuilt from their commits. */
+export async function spotCheck(
+  store: ObjectStore,
+  index: IndexFile,
+  positions: Iterable<number>,
+): Promise<boolean> {
+  try {
+    for (const i of positions) {
+      if (i < 0 || i >= index.size) continue
+      if (!sameEntry(index.at(i), await entryFromCommit(store, index.oidAt(i)))) return false
+    }
+    return true
+  } catch {
+    return false
+  }
+}
+
+/**
+ * The background check of an index opened as trusted: every entry's structure and checksum,
+ * then entries spread over the history against their commits. False when anything is off.
+ */
+export async function checkIndex(
+  store: ObjectStore,
+  index: IndexFile,
+  pause: () => Promise<void> = async () => undefined,
+): Promise<boolean> {
+  const size = index.size
+  for (let from = 0; from < size; from += 2048) {
+    const to = Math.min(size, from + 2048)
+    try {
+      index.checkStructure(from, to)
+    } catch {
+      return false
+    }
+    if (index.firstDamaged(from, to) >= 0) return false
+    // A merge's further parents live in its details: each must come before it too.
+    for (let i = from; i < to; i++) {
+      if (!index.isMergeAt(i)) continue
+      const others = index.at(i).otherParents ?? []
+      if (others.some((other) => !(index.positionOf(other) >= 0 && index.positionOf(other) < i))) {
+        return false
+      }
+    }
+    await pause()
+  }
+  for (const i of spreadPositions(size, 16)) {
+    if (!(await spotCheck(store, index, [i]))) return false
+    await pause()
+  }
+  return true
+}
+
+/** `count` positions spread evenly over an index of `size` entries (newest included). */
+export function spreadPositions(size: number, count: number): number[] {
+  const positions = new Set<number>([size - 1])
+  for (let k = 0; k < count && size > 1; k++) {
+    positions.add(Math.floor(((k + 0.5) * (size - 1)) / count))
+  }
+  return [...positions]
+}
+
+/**
+ * Builds a fresh index of the history ending at `head` from its commits, beside `dir` (in
+ * `<dir>.tmp-…`); the caller moves it into place (`replaceIndexDir`). `pause` is awaited
+ * between commits (background rebuilds).
+ */
+export async function buildIndex(
+  store: ObjectStore,
+  dir: string,
+  head: string | null,
+  pause: () => Promise<void> = async () => undefined,
+): Promise<IndexFile> {
+  // Found from the newest, written oldest first: every parent before its child.
+  const oids = head === null ? [] : await commitsSince(store, head, () => false, pause)
+  const temp = `${dir}.tmp-${process.pid}-${Date.now()}`
+  fs.rmSync(temp, { recursive: true, force: true })
+  const building = IndexFile.create(temp)
+  try {
+    building.beginBatch()
+    for (let i = 0; i < oids.length; i++) {
+      building.append(await entryFromCommit(store, oids[i] as string))
+      if (i % 4096 === 4095) {
+        building.endBatch()
+        building.beginBatch()
+      }
+      await pause()
+    }
+    building.endBatch()
+    building.sync()
+  } catch (error) {
+    building.close()
+    fs.rmSync(temp, { recursive: true, force: true })
+    throw error
+  }
+  return building
+}
+
+/** Rebuilds the index of the history ending at `head` from its commits, into `dir`. */
+export async function rebuildIndex(
+  store: ObjectStore,
+  dir: string,
+  head: string | null,
+): Promise<IndexFile> {
+  const building = await buildIndex(store, dir, head)
+  building.close()
+  replaceIndexDir(building.dir, dir)
+  return IndexFile.open(dir)
+}
+
+function sameEntry(a: IndexEntry, b: IndexEntry): boolean {
+  return canonical(a) === canonical(b)
+}
+
+// JSON with keys in one order, so entries built along different paths compare by content.
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, inner: unknown) =>
+    inner && typeof inner === 'object' && !Array.isArray(inner)
+      ? Object.fromEntries(Object.entries(inner).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)))
+      : inner,
+  )
+}
+
+/** The JSON-lines index Cairn kept before the binary one. */
+function legacyIndexOf(gitdir: string): string {
+  return path.join(gitdir, 'cairn-index.jsonl')
+}
+
+/**
+ * Reads a JSON-lines index of earlier versions, oldest first, or null when it is missing or
+ * unreadable (a torn last line is dropped).
+ */
+async function readLegacyIndex(file: string): Promise<IndexEntry[] | null> {
+  let text: string
+  try {
+    text = await fs.promises.readFile(file, 'utf8')
+  } catch {
+    return null
+  }
+  const lines = text.split('\n')
+  lines.pop()
+  let entries: IndexEntry[]
+  try {
+    entries = JSON.parse(`[${lines.filter(Boolean).join(',')}]`) as IndexEntry[]
+  } catch {
+    return null
+  }
+  // Oldest first, every parent before its child (sync wrote merge commits into it too).
+  const seen = new Set<string>()
+  for (const entry of entries) {
+    if (
+      typeof entry !== 'object' ||
+      entry === null ||
+      typeof entry.oid !== 'string' ||
+      !Array.isArray(entry.files) ||
+      !Array.isArray(entry.paths) ||
+      parentsOf(entry).some((parent) => !seen.has(parent))
+    ) {
+      return null
+    }
+    seen.add(entry.oid)
+  }
   return entries
 }
 
 /**
- * Index entries for the commits reachable from `head` that `known` does not hold, oldest
- * first with every parent before its child (a merge's joined history before the merge).
+ * The commits reachable from `head` that `known` does not hold, oldest first with every
+ * parent before its child: depth-first, first parents first, so a merge's own history comes
+ * before the history it joined, then the merge. The same commits in the same order whether
+ * caught up after a move or rebuilt, which keeps a rebuilt index equal to the one kept commit
+ * by commit on the machine that made the merges.
  */
+export async function commitsSince(
+  store: ObjectStore,
+  head: string,
+  known: (oid: string) => boolean,
+  pause: () => Promise<void> = async () => undefined,
+): Promise<string[]> {
+  const expanded = new Set<string>()
+  const ordered: string[] = []
+  // Without recursion: histories can be far deeper than the call stack.
+  const stack: Array<{ oid: string; done: boolean }> = [{ oid: head, done: false }]
+  while (stack.length > 0) {
+    const top = stack.pop() as { oid: string; done: boolean }
+    if (top.done) {
+      ordered.push(top.oid)
+      continue
+    }
+    if (expanded.has(top.oid) || known(top.oid)) continue
+    expanded.add(top.oid)
+    stack.push({ oid: top.oid, done: true })
+    const { parents } = await store.readCommit(top.oid)
+    // Pushed in reverse, so the first parent's history comes out first.
+    for (let k = parents.length - 1; k >= 0; k--) {
+      const parent = parents[k] as string
+      if (!expanded.has(parent) && !known(parent)) stack.push({ oid: parent, done: false })
+    }
+    await pause()
+  }
+  return ordered
+}
+
+/** Index entries for `commitsSince(store, head, known)`, in its order. */
 export async function entriesSince(
   store: ObjectStore,
   head: string,
   known: (oid: string) => boolean,
 ): Promise<IndexEntry[]> {
-  const built = new Map<string, IndexEntry>()
-  const ordered: IndexEntry[] = []
-  // Depth-first without recursion: histories can be far deeper than the call stack.
-  const stack: Array<{ oid: string; expanded: boolean }> = [{ oid: head, expanded: false }]
-  while (stack.length > 0) {
-    const top = stack.pop() as { oid: string; expanded: boolean }
-    if (known(top.oid) || (built.has(top.oid) && !top.expanded)) continue
-    if (top.expanded) {
-      ordered.push(built.get(top.oid) as IndexEntry)
-      continue
-    }
-    const entry = await entryFromCommit(store, top.oid)
-    built.set(top.oid, entry)
-    stack.push({ oid: top.oid, expanded: true })
-    // Pushed in reverse, so the first parent's history comes out first.
-    for (const parent of parentsOf(entry).reverse()) {
-      if (!known(parent) && !built.has(parent)) stack.push({ oid: parent, expanded: false })
-    }
+  const entries: IndexEntry[] = []
+  for (const oid of await commitsSince(store, head, known)) {
+    entries.push(await entryFromCommit(store, oid))
   }
-  return ordered
+  return entries
 }

@@ -7,7 +7,6 @@ import type { Ancestry } from './ancestry'
 import type { Lookup, TreeItem } from './lookup'
 import { toVirtual } from './paths'
 import { requireEntry, type RepoView } from './read'
-import type { IndexEntry } from './side-index'
 
 /** Most blob sizes remembered (blobs never change, so a size never goes stale). */
 const SIZE_CACHE = 50_000
@@ -48,12 +47,11 @@ export function createSnapshots(repo: RepoView, lookup: Lookup, ancestry: Ancest
     // the file was as it is, see ancestry.ts), that touched it.
     const changed = new Map<string, number>()
     const wanted = new Set(files.map((file) => toVirtual(file.path)))
-    const entries = ancestry.entries()
+    const index = ancestry.index()
     let position = ancestry.positionOf(oid)
     while (position >= 0 && wanted.size > 0) {
-      const entry = entries[position] as IndexEntry
-      for (const file of entry.files) {
-        if (wanted.delete(file)) changed.set(file, entry.time)
+      for (const file of index.filesAt(position)) {
+        if (wanted.delete(file)) changed.set(file, index.timeAt(position))
       }
       position = ancestry.firstParentOf(position)
     }

@@ -1,4 +1,9 @@
-import { serializeTree, type ObjectStore, type RawTreeEntry } from './object-store'
+import {
+  parseTreeEncoded,
+  serializeTree,
+  type ObjectStore,
+  type RawTreeEntry,
+} from './object-store'
 
 /** A file as history sees it: its blob id and git mode. */
 export interface BlobNode {
@@ -16,6 +21,18 @@ export interface TreeNode {
   readonly kind: 'tree'
   oid: string | null
   children: ReadonlyMap<string, Node> | null
+  /** The serialized tree and where each entry's id sits in it (set once written or read). */
+  encoding?: TreeEncoding
+  /** For a node made by `setAt`: the node it was derived from and the names it changed. */
+  derived?: { readonly from: TreeNode; readonly names: Set<string>; reshaped: boolean }
+  /** The `setAt` batch that made this node: that batch may still change it in place. */
+  owner?: object
+}
+
+/** A tree's bytes, with the offset of each entry's 20-byte id (to patch one id cheaply). */
+export interface TreeEncoding {
+  readonly bytes: Buffer
+  readonly idAt: ReadonlyMap<string, number>
 }
 
 export type Node = BlobNode | TreeNode
@@ -42,7 +59,7 @@ export async function childrenOf(
 ): Promise<ReadonlyMap<string, Node>> {
   if (node.children) return node.children
   if (!node.oid) throw new Error('tree without oid or children')
-  const entries = await store.readTree(node.oid)
+  const { entries, bytes, idAt } = await store.readTreeEncoded(node.oid)
   const children = new Map<string, Node>()
   for (const entry of entries) {
     children.set(
@@ -53,6 +70,8 @@ export async function childrenOf(
     )
   }
   node.children = children
+  // Only a tree written the way Cairn writes it can be patched into the next version.
+  if (idAt) node.encoding = { bytes, idAt }
   return children
 }
 
@@ -81,18 +100,23 @@ export async function nodeAt(
 /**
  * Returns a new root with `value` at `segments` (null removes it). Directories that become
  * empty are dropped, since git cannot store them; a file in the way of a directory is replaced.
+ *
+ * Persistent: `root` is left as it was. A folder's entries are copied once, the first time a
+ * change reaches it; calls passing the same `owner` (one commit's paths) then change that copy
+ * in place instead of copying it again.
  */
 export async function setAt(
   store: ObjectStore,
   root: TreeNode,
   segments: ReadonlyArray<string>,
   value: Node | null,
+  owner: object = {},
 ): Promise<TreeNode> {
   if (segments.length === 0) {
     if (value && value.kind === 'tree') return value
     return emptyTree()
   }
-  const result = await setIn(store, root, segments, value)
+  const result = await setIn(store, root, segments, 0, value, owner)
   return result ?? emptyTree()
 }
 
@@ -100,43 +124,104 @@ async function setIn(
   store: ObjectStore,
   node: TreeNode | null,
   segments: ReadonlyArray<string>,
+  depth: number,
   value: Node | null,
+  owner: object,
 ): Promise<TreeNode | null> {
-  const [name, ...rest] = segments as [string, ...string[]]
-  const children = new Map(node ? await childrenOf(store, node) : [])
-  const current = children.get(name)
+  const name = segments[depth] as string
+  const children = node ? await childrenOf(store, node) : null
+  const current = children?.get(name) ?? null
   let next: Node | null
-  if (rest.length === 0) {
+  if (depth === segments.length - 1) {
     next = value
   } else {
     const sub = current && current.kind === 'tree' ? current : null
     if (!sub && !value) return node
-    next = await setIn(store, sub, rest, value)
+    next = await setIn(store, sub, segments, depth + 1, value, owner)
   }
-  if (next === null || (next.kind === 'tree' && next.children?.size === 0)) {
-    if (!current) return node
-    children.delete(name)
+  if (next !== null && next.kind === 'tree' && next.children?.size === 0) next = null
+  if (next === current) return node
+  const target = writable(node, owner)
+  const entries = target.children as Map<string, Node>
+  const derived = target.derived as NonNullable<TreeNode['derived']>
+  if (next === null) {
+    entries.delete(name)
+    derived.reshaped = true
   } else {
-    if (current === next) return node
-    children.set(name, next)
+    if (!current || current.kind !== next.kind) derived.reshaped = true
+    entries.set(name, next)
   }
-  if (children.size === 0) return null
-  return { kind: 'tree', oid: null, children }
+  derived.names.add(name)
+  return entries.size === 0 ? null : target
 }
 
-/** Writes every directory that has no oid yet (post-order) and returns the root's oid. */
+/** `node` itself when this batch made it (and it is not written yet), else a copy to change. */
+function writable(node: TreeNode | null, owner: object): TreeNode {
+  if (node && node.owner === owner && node.oid === null && node.derived) return node
+  return {
+    kind: 'tree',
+    oid: null,
+    children: new Map(node?.children ?? []),
+    derived: node
+      ? { from: node, names: new Set(), reshaped: false }
+      : { from: emptyTree(), names: new Set(), reshaped: true },
+    owner,
+  }
+}
+
+/**
+ * Writes every directory that has no oid yet (post-order) and returns the root's oid. A folder
+ * derived from a written one by changing entries' ids only is not serialized again: the old
+ * bytes are copied and the new ids written over the old ones.
+ */
 export async function flushTree(store: ObjectStore, node: TreeNode): Promise<string> {
   if (node.oid) return node.oid
-  const entries: RawTreeEntry[] = []
-  for (const [name, child] of node.children ?? new Map<string, Node>()) {
-    if (child.kind === 'blob') {
-      entries.push({ name, kind: 'blob', oid: child.oid, mode: child.mode })
-    } else {
-      entries.push({ name, kind: 'tree', oid: await flushTree(store, child), mode: '40000' })
-    }
+  const children = node.children ?? new Map<string, Node>()
+  for (const child of children.values()) {
+    if (child.kind === 'tree' && !child.oid) await flushTree(store, child)
   }
-  node.oid = await store.write('tree', serializeTree(entries))
+  const encoding = patchedEncoding(node) ?? encode(children)
+  node.oid = await store.write('tree', encoding.bytes)
+  node.encoding = encoding
+  // Written: from now on a change copies it (and the node it came from can be let go).
+  node.derived = undefined
+  node.owner = undefined
   return node.oid
+}
+
+function patchedEncoding(node: TreeNode): TreeEncoding | null {
+  const derived = node.derived
+  const base = derived?.from.encoding
+  if (!derived || derived.reshaped || !base || !node.children) return null
+  const bytes = Buffer.from(base.bytes)
+  for (const name of derived.names) {
+    const at = base.idAt.get(name)
+    const child = node.children.get(name)
+    if (at === undefined || !child?.oid) return null
+    // A file's mode sits before its name: a changed mode means serializing afresh.
+    if (child.kind === 'blob' && !modeMatches(bytes, at, name, child.mode)) return null
+    bytes.write(child.oid, at, 20, 'hex')
+  }
+  return { bytes, idAt: base.idAt }
+}
+
+function modeMatches(bytes: Buffer, idAt: number, name: string, mode: string): boolean {
+  const nameBytes = Buffer.byteLength(name)
+  const start = idAt - 1 - nameBytes - 1 - mode.length
+  return start >= 0 && bytes.toString('latin1', start, start + mode.length + 1) === `${mode} `
+}
+
+function encode(children: ReadonlyMap<string, Node>): TreeEncoding {
+  const entries: RawTreeEntry[] = []
+  for (const [name, child] of children) {
+    entries.push(
+      child.kind === 'blob'
+        ? { name, kind: 'blob', oid: child.oid, mode: child.mode }
+        : { name, kind: 'tree', oid: child.oid as string, mode: '40000' },
+    )
+  }
+  const bytes = serializeTree(entries)
+  return { bytes, idAt: parseTreeEncoded(bytes).idAt as Map<string, number> }
 }
 
 /** Every file under `node`, as relative path -> blob id. */
@@ -157,7 +242,10 @@ export async function listFiles(
   return into
 }
 
-/** File-level differences between two nodes, descending only where ids differ. */
+/**
+ * File-level differences between two nodes, descending only where ids differ, in path order
+ * (names sorted at each level). Only the names that differ are sorted, not whole folders.
+ */
 export async function diffNodes(
   store: ObjectStore,
   before: Node | null,
@@ -175,12 +263,23 @@ export async function diffNodes(
   }
   if (before?.kind === 'blob') into.push({ path: prefix, before: before.oid, after: null })
   if (after?.kind === 'blob') into.push({ path: prefix, before: null, after: after.oid })
-  const left = before?.kind === 'tree' ? await childrenOf(store, before) : new Map<string, Node>()
-  const right = after?.kind === 'tree' ? await childrenOf(store, after) : new Map<string, Node>()
-  const names = new Set([...left.keys(), ...right.keys()])
-  for (const name of [...names].sort()) {
+  const left = before?.kind === 'tree' ? await childrenOf(store, before) : EMPTY
+  const right = after?.kind === 'tree' ? await childrenOf(store, after) : EMPTY
+  const names: string[] = []
+  for (const [name, node] of right) if (differs(left.get(name), node)) names.push(name)
+  for (const name of left.keys()) if (!right.has(name)) names.push(name)
+  names.sort()
+  for (const name of names) {
     const child = prefix ? `${prefix}/${name}` : name
     await diffNodes(store, left.get(name) ?? null, right.get(name) ?? null, child, into)
   }
   return into
+}
+
+const EMPTY: ReadonlyMap<string, Node> = new Map()
+
+// As the walk itself decides: a node of the same kind and id is the same.
+function differs(a: Node | undefined, b: Node): boolean {
+  if (a === b) return false
+  return !a || a.kind !== b.kind || a.oid === null || a.oid !== b.oid
 }

@@ -18,6 +18,7 @@ import type {
 import type { MemoryExecution, MemoryPolicy, PlannedChange } from '../memory'
 import type { CommitMeta } from './commit-message'
 import type { ObjectStore } from './object-store'
+import type { RepackReport, RepackStep } from './objects/repack'
 
 /**
  * Who asked for a change: Claude (in a conversation, for a tool_use), the user in the UI, or
@@ -129,6 +130,16 @@ export interface VersionedMemory {
   revert(oid: string): Promise<ChangeResult>
   restoreAll(oid: string): Promise<ChangeResult>
 
+  /**
+   * Runs history maintenance now (packing loose objects; `mergeAll` folds every pack into
+   * one) instead of waiting for the background trigger. Commands keep running meanwhile.
+   * `onStep` marks each durable step (crash tests stop the process there).
+   */
+  maintain(options?: {
+    readonly mergeAll?: boolean
+    readonly onStep?: (step: RepackStep) => void
+  }): Promise<RepackReport>
+
   /** Names this machine in every commit's `Machine:` trailer from now on (null: none). */
   setMachine(name: string | null): void
   /** The repository itself, for sync, export and import (see `HistoryGit`). */
@@ -174,6 +185,12 @@ export interface HistoryGit {
    * folder equals `main`'s tree while it runs.
    */
   exclusive<T>(task: (session: HistorySession) => Promise<T>): Promise<T>
+  /**
+   * Runs a fetch or push (isomorphic-git writing a pack and its index, or reading objects
+   * loose or packed) outside the queue: background maintenance clears, installs and removes
+   * nothing in the object folders meanwhile, and a transfer waits for such a step in progress.
+   */
+  transfer<T>(task: () => Promise<T>): Promise<T>
 }
 
 /** What a task of `HistoryGit.exclusive` may change. */

@@ -16,8 +16,10 @@ import { blameDirOf } from './blame-store'
 import { changeLogOf, createChangeLog } from './change-log'
 import { moveMain } from './checkout'
 import { reviewFactsOf } from './commit-message'
+import { IndexDamagedError, IndexFile, replaceIndexDir } from './index-file'
 import { compareCommits, diffFile, readAt, readBytesAt, showCommit } from './inspect'
 import { createLookup } from './lookup'
+import { createMaintainer, PackFolderGate, type MaintenanceSettings } from './maintainer'
 import { openRepo } from './open-repo'
 import {
   commitOutsideChanges,
@@ -34,7 +36,7 @@ import { restoreAll } from './restore-all'
 import { restoreDeleted } from './restore-deleted'
 import { restoreFile } from './restore-file'
 import { revert } from './revert'
-import type { IndexEntry } from './side-index'
+import { buildIndex, catchUp, checkIndex, type IndexEntry } from './side-index'
 import type {
   ExecuteOptions,
   ExecuteOutcome,
@@ -67,6 +69,11 @@ export interface VersionedMemoryOptions {
   readonly watch?: boolean | { readonly debounceMs: number }
   /** Where failures nobody waits for are reported (default: the console). */
   readonly logger?: Logger
+  /**
+   * Background maintenance: packs loose objects into a git pack with deltas when they pile
+   * up and when idle (default on). `false` turns it off; `maintain()` still runs it on demand.
+   */
+  readonly maintenance?: false | MaintenanceSettings
   /** The machine each commit names in its `Machine:` trailer (default: none; see `setMachine`). */
   readonly machine?: string | null
 }
@@ -91,10 +98,49 @@ export async function openVersionedMemory(
     secretScanning: options.policy?.secretScanning,
     limits: options.limits,
     logger,
+    // Every change is scanned for its commit right after the command, and the scans keep the
+    // folder's totals: the tool never has to walk the folder.
+    usage: {
+      get: async () => repo.stats.totals(),
+      add: () => undefined,
+      invalidate: () => undefined,
+      wantsRefresh: () => false,
+      refresh: async () => undefined,
+    },
   })
   const queue = createSerialQueue()
+  const gate = new PackFolderGate()
+  const maintainer = createMaintainer({
+    store: repo.store,
+    queue,
+    gate,
+    logger,
+    head: () => repo.head(),
+    settings:
+      options.maintenance === false
+        ? { looseThreshold: Infinity, idleMs: 2 ** 30 }
+        : options.maintenance,
+    // The side index was checked at open by its structure and newest entry; the rest of it is
+    // checked at the first idle moment, and rebuilt from the commits (then swapped in) if off.
+    verify: async (pause) => {
+      if (await checkIndex(repo.store, repo.index, pause)) return
+      logger.warn('The history index does not match the commits; it is rebuilt from them')
+      const dir = repo.index.dir
+      const building = await buildIndex(repo.store, dir, repo.head(), pause)
+      building.close()
+      await queue.run(async () => {
+        repo.index.close()
+        replaceIndexDir(building.dir, dir)
+        const next = IndexFile.open(dir)
+        if (!(await catchUp(repo.store, next, repo.head()))) {
+          throw new Error('the rebuilt index does not fit the history')
+        }
+        repo.replaceIndex(next)
+      })
+    },
+  })
   const lookup = createLookup(repo.store)
-  const ancestry = createAncestry(() => repo.entries())
+  const ancestry = createAncestry(() => repo.index)
   const blamer = createBlamer(repo, lookup, ancestry, {
     saveDir: blameDirOf(repo.gitdir),
     logger,
@@ -128,6 +174,7 @@ export async function openVersionedMemory(
   }
 
   function announce(entry: IndexEntry | null): CommitSummary | null {
+    if (entry) maintainer.noteActivity()
     const commit = entry ? toSummary(entry) : null
     if (commit) tell(commitListeners, commit, 'commit')
     return commit
@@ -240,12 +287,30 @@ export async function openVersionedMemory(
     return { ...result, commit: announce(entry) }
   }
 
+  /**
+   * Runs a read of the side index. An entry found damaged there (its checksum) fails this
+   * call with a clear error and sets a rebuild from the commits going in the background.
+   */
+  async function indexed<T>(read: () => Promise<T>): Promise<T> {
+    try {
+      return await read()
+    } catch (error) {
+      if (!(error instanceof IndexDamagedError)) throw error
+      logger.warn('A damaged history index entry was read; the index is rebuilt', error)
+      maintainer.reverify()
+      throw new CairnError(
+        'index-rebuilding',
+        'Part of the history index was damaged; Cairn is rebuilding it from the commits. Try again in a moment.',
+      )
+    }
+  }
+
   function restoring(
     touched: () => TouchedPaths,
     task: () => Promise<ChangeResult>,
   ): Promise<ChangeResult> {
     return exclusive(async () => {
-      const result = await task()
+      const result = await indexed(task)
       tool.invalidateUsage()
       if (result.commit) tell(commitListeners, result.commit, 'commit')
       return result
@@ -272,24 +337,12 @@ export async function openVersionedMemory(
       return announce(await repo.commit([...files.keys()], intent))
     },
   }
-  // Positions in the index, rebuilt when the history grew or was switched.
-  let positionCache: { head: string | null; size: number; map: Map<string, number> } | null = null
-  const positions = (): Map<string, number> => {
-    const entries = repo.entries()
-    if (positionCache?.head !== repo.head() || positionCache.size !== entries.length) {
-      positionCache = {
-        head: repo.head(),
-        size: entries.length,
-        map: new Map(entries.map((entry, index) => [entry.oid, index])),
-      }
-    }
-    return positionCache.map
-  }
   const git: HistoryGit = {
     gitdir: repo.gitdir,
     objects: repo.store,
     head: () => repo.head(),
-    position: (oid) => positions().get(oid) ?? -1,
+    // The side index is oldest first with parents before children: its positions are that order.
+    position: (oid) => repo.index.positionOf(oid),
     exclusive: (task) =>
       exclusive(
         async () => {
@@ -302,6 +355,7 @@ export async function openVersionedMemory(
         },
         () => 'all',
       ),
+    transfer: (task) => gate.transfer(task),
   }
 
   // Events for Cairn's own writes come too, after their commit: the rescan of those paths
@@ -339,30 +393,32 @@ export async function openVersionedMemory(
     },
     git,
 
-    log: async (query) =>
-      queryLog(
-        ancestry.entries(),
-        query.path ? { ...query, path: normalize(query.path) } : query,
-        ancestry.newestFirst(),
+    log: (query) =>
+      indexed(async () =>
+        queryLog(
+          repo.index,
+          query.path ? { ...query, path: normalize(query.path) } : query,
+          ancestry.newestFirst(),
+        ),
       ),
-    fileHistory: async (file) =>
-      fileHistoryOf(ancestry.entries(), normalize(file), ancestry.newestFirst()),
-    changesSince: async (file, since) =>
-      changesSince(ancestry.entries(), normalize(file), since, ancestry.newestFirst()),
-    show: (oid) => showCommit(repo, oid),
-    readAt: (file, oid) => readAt(repo, file, oid),
-    diff: (file, from, to) => diffFile(repo, file, from, to),
+    fileHistory: (file) =>
+      indexed(async () => fileHistoryOf(repo.index, normalize(file), ancestry.newestFirst())),
+    changesSince: (file, since) =>
+      indexed(async () => changesSince(repo.index, normalize(file), since, ancestry.newestFirst())),
+    show: (oid) => indexed(() => showCommit(repo, oid)),
+    readAt: (file, oid) => indexed(() => readAt(repo, file, oid)),
+    diff: (file, from, to) => indexed(() => diffFile(repo, file, from, to)),
     head: () => repo.head(),
-    blame: (file, at) => blamer.blame(file, at),
-    searchHistory: (query) => searcher.search(query),
-    compare: (from, to) => compareCommits(repo, from, to ?? null),
+    blame: (file, at) => indexed(() => blamer.blame(file, at)),
+    searchHistory: (query) => indexed(() => searcher.search(query)),
+    compare: (from, to) => indexed(() => compareCommits(repo, from, to ?? null)),
     summaries: (oids) =>
       oids.flatMap((oid) => {
         const entry = repo.entry(oid)
         return entry ? [toSummary(entry)] : []
       }),
-    listAt: (oid) => snapshots.listAt(oid),
-    readBytesAt: (file, oid) => readBytesAt(repo, file, oid),
+    listAt: (oid) => indexed(() => snapshots.listAt(oid)),
+    readBytesAt: (file, oid) => indexed(() => readBytesAt(repo, file, oid)),
 
     restoreFile: (file, oid) =>
       restoring(
@@ -376,7 +432,14 @@ export async function openVersionedMemory(
       ),
     revert: (oid) =>
       restoring(
-        () => touchedByRevert(repo.entry(oid)),
+        () => {
+          try {
+            return touchedByRevert(repo.entry(oid))
+          } catch {
+            // A damaged index entry: the revert itself reports it.
+            return []
+          }
+        },
         () => revert(repo, oid),
       ),
     // Its commit covers only the paths that differ from the target: anything else the folder
@@ -386,6 +449,8 @@ export async function openVersionedMemory(
         () => 'all',
         () => restoreAll(repo, oid),
       ),
+
+    maintain: (maintainOptions) => maintainer.runNow(maintainOptions),
 
     onCommit(listener) {
       commitListeners.add(listener)
@@ -399,6 +464,10 @@ export async function openVersionedMemory(
       closed = true
       watcher?.close()
       await queue.idle()
+      await maintainer.stop()
+      repo.stats.save()
+      repo.store.close()
+      repo.index.close()
       commitListeners.clear()
       recoveryListeners.clear()
     },

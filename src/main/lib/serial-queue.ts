@@ -3,18 +3,23 @@ export interface SerialQueue {
   run<T>(task: () => Promise<T>): Promise<T>
   /** Resolves when everything queued so far has finished. */
   idle(): Promise<void>
+  /** True while a task runs or waits (background work yields to it). */
+  busy(): boolean
 }
 
 export function createSerialQueue(): SerialQueue {
   let tail: Promise<unknown> = Promise.resolve()
+  let pending = 0
   return {
     run(task) {
+      pending++
       const result = tail.then(task)
-      tail = result.catch(() => undefined)
+      tail = result.catch(() => undefined).finally(() => pending--)
       return result
     },
     idle() {
       return tail.then(() => undefined)
     },
+    busy: () => pending > 0,
   }
 }

@@ -21,7 +21,7 @@ import type {
   MemoryPolicy,
   MemoryTool,
 } from './types'
-import { UsageCache } from './usage'
+import { UsageCache, type UsageSource } from './usage'
 import { view } from './view'
 
 /** Defaults sized for a personal memory: generous, but a runaway loop cannot fill the disk. */
@@ -49,6 +49,11 @@ export interface MemoryToolOptions {
   readonly usageMaxAgeMs?: number
   /** Clock for the usage cache (tests). */
   readonly now?: () => number
+  /**
+   * The folder's usage from a host that tracks every file itself; then the tool never walks
+   * the folder (and `usageMaxAgeMs` does not apply).
+   */
+  readonly usage?: UsageSource
   /** Where failures nobody waits for are reported (default: the console). */
   readonly logger?: Logger
 }
@@ -62,11 +67,9 @@ export function createMemoryTool(options: MemoryToolOptions): MemoryTool {
     secretScanning: options.secretScanning ?? true,
   }
   const logger = options.logger ?? consoleLogger
-  const usage = new UsageCache(
-    root,
-    options.usageMaxAgeMs ?? USAGE_MAX_AGE_MS,
-    options.now ?? Date.now,
-  )
+  const usage: UsageSource =
+    options.usage ??
+    new UsageCache(root, options.usageMaxAgeMs ?? USAGE_MAX_AGE_MS, options.now ?? Date.now)
   let rootReady: Promise<void> | null = null
   // One command at a time: the usage cache and check-then-write steps assume no interleaving.
   const queue = createSerialQueue()

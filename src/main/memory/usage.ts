@@ -15,8 +15,23 @@ export interface Usage {
   readonly bytes: number
 }
 
+/**
+ * Where the tool gets the folder's usage from. The default (`UsageCache`) walks the folder; a
+ * host that already tracks every file (the versioned memory's stat cache) supplies its own.
+ */
+export interface UsageSource {
+  get(): Promise<Usage>
+  /** A change the tool made itself (files, bytes: signed). */
+  add(files: number, bytes: number): void
+  /** Something else changed the folder. */
+  invalidate(): void
+  /** True when a refresh between commands would help. */
+  wantsRefresh(): boolean
+  refresh(): Promise<void>
+}
+
 /** A lazily computed, self-updating usage total. */
-export class UsageCache {
+export class UsageCache implements UsageSource {
   private usage: Usage | null = null
   private computedAt = 0
 

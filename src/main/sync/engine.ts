@@ -66,7 +66,7 @@ export async function joinRemote(ctx: EngineContext, choice: JoinChoice): Promis
 async function run(ctx: EngineContext, choice: JoinChoice | null): Promise<SyncOutcome> {
   const conflicts: ConflictRecord[] = []
   for (let attempt = 1; ; attempt++) {
-    const remote = await fetchMain(ctx.git.gitdir, ctx.remote)
+    const remote = await ctx.git.transfer(() => fetchMain(ctx.git.gitdir, ctx.remote))
     const step = await ctx.git.exclusive((session) =>
       // The person's answer covers the remote they were asked about; a later attempt (another
       // machine pushed meanwhile) asks again if the remote turned into something else.
@@ -77,7 +77,7 @@ async function run(ctx: EngineContext, choice: JoinChoice | null): Promise<SyncO
     const local = ctx.git.head()
     if (!local || local === remote) return { kind: 'synced', remote, conflicts }
     try {
-      await pushMain(ctx.git.gitdir, ctx.remote)
+      await ctx.git.transfer(() => pushMain(ctx.git.gitdir, ctx.remote))
     } catch (error) {
       // Another machine pushed between the fetch and the push: fetch and merge again.
       if (

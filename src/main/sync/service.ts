@@ -589,7 +589,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
         }
       }
       // Which history it is needs its commits: fetched, changing nothing local.
-      const fetched = (await fetchMain(history.gitdir, remote)) ?? head
+      const fetched = (await history.transfer(() => fetchMain(history.gitdir, remote))) ?? head
       const found = await explore(graphOf(history), fetched)
       if (history.head() === null || found.frontier.length > 0) {
         return {

@@ -87,6 +87,8 @@ export function errorTitle(code: ErrorCode): string {
     case 'io-error':
     case 'closed':
       return 'Something went wrong'
+    case 'index-rebuilding':
+      return 'History is being rebuilt'
     default:
       return unhandled(code)
   }

@@ -1,8 +1,14 @@
-import { useRef, type KeyboardEvent } from 'react'
-import { HistoryPane } from '../history/HistoryPane'
+import { lazy, Suspense, useRef, useState, type KeyboardEvent } from 'react'
+import { Loading } from '../../components/Feedback'
 import { MemoryBrowser } from '../memory/MemoryBrowser'
 import { useNavigation, type SidePane as Pane } from '../../lib/navigation'
 import { usePendingChanges } from '../../lib/pending-changes'
+
+// The history tab (timeline, diffs) is not part of the first screen: its code loads the first
+// time the tab opens, so the window starts on less JavaScript.
+const HistoryPane = lazy(() =>
+  import('../history/HistoryPane').then((module) => ({ default: module.HistoryPane })),
+)
 
 const PANES: ReadonlyArray<{ readonly id: Pane; readonly label: string }> = [
   { id: 'memory', label: 'Memory' },
@@ -10,13 +16,16 @@ const PANES: ReadonlyArray<{ readonly id: Pane; readonly label: string }> = [
 ]
 
 /**
- * The secondary pane: the memory browser and the history timeline, as two tabs. Both stay
- * mounted (the hidden one keeps its selection and scroll position) and update live.
+ * The secondary pane: the memory browser and the history timeline, as two tabs. Once shown,
+ * both stay mounted (the hidden one keeps its selection and scroll position) and update live.
  */
 export function SidePane() {
   const { sidePane, showSidePane } = useNavigation()
   const { changes } = usePendingChanges()
   const tabs = useRef(new Map<Pane, HTMLButtonElement>())
+  // Each tab mounts the first time it is shown, and stays.
+  const [shown, setShown] = useState<ReadonlySet<Pane>>(() => new Set([sidePane]))
+  if (!shown.has(sidePane)) setShown(new Set([...shown, sidePane]))
 
   const onKeyDown = (event: KeyboardEvent) => {
     if (event.key !== 'ArrowLeft' && event.key !== 'ArrowRight') return
@@ -64,7 +73,13 @@ export function SidePane() {
           className="tab-panel"
           hidden={sidePane !== pane.id}
         >
-          {pane.id === 'memory' ? <MemoryBrowser /> : <HistoryPane />}
+          {!shown.has(pane.id) ? null : pane.id === 'memory' ? (
+            <MemoryBrowser />
+          ) : (
+            <Suspense fallback={<Loading active label="Loading history…" />}>
+              <HistoryPane />
+            </Suspense>
+          )}
         </div>
       ))}
     </>

@@ -1,6 +1,5 @@
-import { memo, type MouseEvent, type ReactNode } from 'react'
-import ReactMarkdown, { type Components } from 'react-markdown'
-import rehypeHighlight from 'rehype-highlight'
+import { memo, useEffect, useState, type MouseEvent, type ReactNode } from 'react'
+import ReactMarkdown, { type Components, type Options } from 'react-markdown'
 import remarkGfm from 'remark-gfm'
 import { api } from '../../lib/api'
 import { isOpenableUrl } from './links'
@@ -30,17 +29,54 @@ const components: Components = {
   ),
 }
 
+type Plugins = NonNullable<Options['rehypePlugins']>
+
+// Code highlighting (highlight.js and its grammars) is most of markdown's weight and only
+// fenced code needs it: it loads, once, when the first message with a code fence renders.
+let highlighting: Plugins | null = null
+let loading: Promise<Plugins> | null = null
+
+function loadHighlighting(): Promise<Plugins> {
+  loading ??= import('rehype-highlight').then((module) => {
+    highlighting = [[module.default, { detect: false }]]
+    return highlighting
+  })
+  return loading
+}
+
+/** The highlighting plugins once loaded, for text with a code fence; until then none. */
+function useHighlighting(text: string): Plugins | undefined {
+  const wanted = text.includes('```') || text.includes('~~~')
+  const [plugins, setPlugins] = useState(highlighting)
+  useEffect(() => {
+    if (!wanted || plugins) return
+    let live = true
+    loadHighlighting().then(
+      (loaded) => {
+        if (live) setPlugins(loaded)
+      },
+      // Without highlighting the code still shows, in plain monospace.
+      () => undefined,
+    )
+    return () => {
+      live = false
+    }
+  }, [wanted, plugins])
+  return wanted ? (plugins ?? undefined) : undefined
+}
+
 /**
  * Claude's markdown: GFM (tables, task lists), highlighted code, never raw HTML (`skipHtml`,
  * no rehype-raw).
  */
 export const Markdown = memo(function Markdown({ text }: { readonly text: string }) {
+  const rehypePlugins = useHighlighting(text)
   return (
     <div className="markdown">
       <ReactMarkdown
         skipHtml
         remarkPlugins={[remarkGfm]}
-        rehypePlugins={[[rehypeHighlight, { detect: false }]]}
+        rehypePlugins={rehypePlugins}
         components={components}
       >
         {text}

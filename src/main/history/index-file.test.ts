@@ -1,0 +1,172 @@
+import { mkdtempSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { IndexDamagedError, IndexFile, writeIndex, type IndexEntry } from './index-file'
+
+let dir: string
+let root: string
+
+beforeEach(() => {
+  root = mkdtempSync(path.join(os.tmpdir(), 'cairn-index-'))
+  dir = path.join(root, 'cairn-index')
+})
+afterEach(() => rmSync(root, { recursive: true, force: true }))
+
+const oid = (i: number) => i.toString(16).padStart(40, 'a')
+
+/** Entries of every shape the index stores specially (usual subject, paths not files, nulls). */
+function history(count: number): IndexEntry[] {
+  return Array.from({ length: count }, (_, i) => {
+    const file = `/memories/n${i % 3}.md`
+    const rename = i % 5 === 4
+    return {
+      oid: oid(i),
+      parent: i === 0 ? null : oid(i - 1),
+      time: (1_700_000_000 + i) * 1000,
+      actor: i % 4 === 0 ? 'user' : 'claude',
+      command: rename ? 'rename' : 'str_replace',
+      subject: rename ? `rename ${file} -> /memories/ü ${i}.md` : `str_replace ${file}`,
+      paths: rename ? [file, `/memories/ü ${i}.md`] : [file],
+      conversationId: i % 4 === 0 ? null : `conv-${i % 2}`,
+      toolUseId: i % 4 === 0 ? null : `toolu_${i}`,
+      overwrite: i % 7 === 0,
+      restoredFrom: i % 6 === 5 ? oid(i - 2) : null,
+      files: rename ? [file, `/memories/ü ${i}.md`].sort() : [file],
+    } satisfies IndexEntry
+  })
+}
+
+const part = (name: string) => path.join(dir, name)
+
+describe('the side index file', () => {
+  it('reads back every entry as written, after reopening', () => {
+    const entries = history(40)
+    writeIndex(dir, entries)
+    const index = IndexFile.open(dir)
+    expect(index.all()).toEqual(entries)
+    expect(index.find(oid(17))).toEqual(entries[17])
+    expect(index.positionOf('b'.repeat(40))).toBe(-1)
+    index.close()
+  })
+
+  it('appends after reopening, and grows past its first buffers', () => {
+    const entries = history(3000)
+    writeIndex(dir, entries.slice(0, 10))
+    const index = IndexFile.open(dir)
+    for (const entry of entries.slice(10)) index.append(entry)
+    index.close()
+    const again = IndexFile.open(dir)
+    expect(again.size).toBe(3000)
+    expect(again.all()).toEqual(entries)
+    expect(again.find(oid(2999))?.subject).toBe(entries[2999]!.subject)
+    again.close()
+  })
+
+  it('refuses an entry whose parents it does not hold, or one it holds already', () => {
+    const entries = history(3)
+    writeIndex(dir, entries.slice(0, 2))
+    const index = IndexFile.open(dir)
+    expect(() => index.append({ ...entries[2]!, parent: oid(99) })).toThrow()
+    expect(() => index.append({ ...entries[2]!, otherParents: [oid(99)] })).toThrow()
+    expect(() => index.append({ ...entries[1]!, parent: oid(0) })).toThrow()
+    expect(index.size).toBe(2)
+    index.close()
+  })
+
+  it('keeps merge commits: parents anywhere before, further parents and machines read back', () => {
+    // Two lines of history from entry 0 (this machine's 1-2, another's 3-4), joined by 5.
+    const base = history(6)
+    const entries: IndexEntry[] = [
+      base[0]!,
+      base[1]!,
+      base[2]!,
+      { ...base[3]!, parent: oid(0), machine: 'desktop' },
+      { ...base[4]!, machine: 'desktop' },
+      { ...base[5]!, parent: oid(2), otherParents: [oid(4)], command: 'merge', subject: 'Merge' },
+    ]
+    writeIndex(dir, entries.slice(0, 4))
+    const index = IndexFile.open(dir)
+    index.append(entries[4]!)
+    index.append(entries[5]!)
+    index.close()
+    const again = IndexFile.open(dir)
+    expect(again.all()).toEqual(entries)
+    expect(again.isMergeAt(5)).toBe(true)
+    expect(again.isMergeAt(4)).toBe(false)
+    expect(() => again.checkStructure(0, again.size)).not.toThrow()
+    expect(again.firstDamaged(0, again.size)).toBe(-1)
+    again.close()
+  })
+
+  it('drops an append a crash cut short, in any of its parts, and trims the leftovers', () => {
+    const entries = history(6)
+    for (const [name, cut] of [
+      ['commits', 30],
+      ['details', 5],
+      ['files', 2],
+    ] as const) {
+      writeIndex(dir, entries)
+      truncateSync(part(name), statSync(part(name)).size - cut)
+      const index = IndexFile.open(dir)
+      expect(index.all()).toEqual(entries.slice(0, 5))
+      index.append(entries[5]!)
+      index.close()
+      const again = IndexFile.open(dir)
+      expect(again.all()).toEqual(entries)
+      again.close()
+    }
+  })
+
+  it('cuts off bytes past the last entry (an append whose record never came)', () => {
+    const entries = history(4)
+    writeIndex(dir, entries)
+    const size = statSync(part('details')).size
+    writeFileSync(
+      part('details'),
+      Buffer.concat([readFileSync(part('details')), Buffer.from('{"s":"torn')]),
+    )
+    const index = IndexFile.open(dir)
+    expect(statSync(part('details')).size).toBe(size)
+    expect(index.all()).toEqual(entries)
+    index.close()
+  })
+
+  it('finds a break in the middle, and refuses a broken newest entry or another format', () => {
+    const entries = history(5)
+    writeIndex(dir, entries)
+    const commits = readFileSync(part('commits'))
+    commits[64 * 2 + 20] ^= 0xff // entry 2's parent no longer matches entry 1
+    writeFileSync(part('commits'), commits)
+    // Open reads only the tail; the structure check (run in the background) finds it.
+    const opened = IndexFile.open(dir)
+    expect(() => opened.checkStructure(0, opened.size)).toThrow(IndexDamagedError)
+    opened.close()
+    // The newest entry is checked at open.
+    const tail = readFileSync(part('commits'))
+    tail[64 * 4 + 20] ^= 0xff
+    writeFileSync(part('commits'), tail)
+    expect(() => IndexFile.open(dir)).toThrow(IndexDamagedError)
+    writeIndex(dir, entries)
+    writeFileSync(part('format'), 'cairn-index 9\n')
+    expect(() => IndexFile.open(dir)).toThrow(IndexDamagedError)
+  })
+
+  it('finds entries by path (files and folders) and by conversation without reading details', () => {
+    writeIndex(dir, history(20))
+    const index = IndexFile.open(dir)
+    const touching = index.pathMatcher('/memories/n1.md')
+    const hits = Array.from({ length: index.size }, (_, i) => i).filter(touching)
+    expect(hits).toEqual(
+      index
+        .all()
+        .map((entry, i) => (entry.files.includes('/memories/n1.md') ? i : -1))
+        .filter((i) => i >= 0),
+    )
+    expect(index.pathMatcher('/memories/n1')(1)).toBe(false)
+    const key = index.conversationKey('conv-1')
+    expect(index.conversationKeyAt(1)).toBe(key)
+    expect(index.conversationKey('nobody')).toBe(-1)
+    index.close()
+  })
+})

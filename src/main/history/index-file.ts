@@ -1,0 +1,763 @@
+/**
+ * The side index on disk: one entry per commit, oldest first, in four append-only files that
+ * open without parsing their content (`<gitdir>/cairn-index/`):
+ *
+ *   commits   fixed 64-byte records, read whole at open (6.4 MB at 100,000 commits):
+ *               0 oid (20)            20 first parent's position (u32, ffffffff = none)
+ *              24 time, seconds (f64) 32 details offset (f64)    40 details length (u32)
+ *              44 first file (u32)    48 file count (u32)
+ *              52 conversation name id (u32, ffffffff = none)
+ *              56 actor (u8) 57 command (u8) 58 flags (u8) 59 reserved
+ *              60 crc32 of bytes 0..59 + the entry's details + its file ids
+ *   files     the changed files of every entry, as u32 name ids
+ *   names     every distinct path and conversation id, each as u32 length + UTF-8
+ *   details   per entry, JSON {s?: subject (unless the usual one), p?: paths (when not the
+ *             files), t?: tool use, r?: restored from, o?: further parents (a merge),
+ *             m?: machine, f?: review flags, v?: review mark}; read only for the entries a
+ *             query returns
+ *
+ * Entries are oldest first with every parent before its child: a sync's merge commit comes
+ * after the commits it joined, so a parent is named by its position, not assumed to be the
+ * entry before. A record is written last, so a crash mid-append leaves data past the last
+ * record, which the next open cuts off. Structure is checked at open (parents earlier,
+ * contiguous extents, ids in range); a record's checksum when its entry is read.
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import type { Actor, CommitCommand, CommitSummary, ReviewMark, WriteFlag } from '../../shared/types'
+import { crc32 } from './objects/crc32'
+
+/** One commit in the side index: its summary plus every file (virtual path) it changed. */
+export interface IndexEntry extends CommitSummary {
+  readonly files: ReadonlyArray<string>
+}
+
+const RECORD = 64
+const NONE = 0xffffffff
+// Version 1 (never released) named the parent by its first bytes and assumed it was the entry
+// before; an index in another format is rebuilt from the commits.
+const FORMAT = 'cairn-index 2\n'
+// The byte each actor and command is stored as. These numbers are the file format: never
+// change one; a new command takes the next free number. (A Record, so a new member of either
+// union is a compile error here until it has its number.)
+const ACTOR_CODES: Readonly<Record<Actor, number>> = { claude: 0, user: 1, system: 2 }
+const COMMAND_CODES: Readonly<Record<CommitCommand, number>> = {
+  create: 0,
+  str_replace: 1,
+  insert: 2,
+  delete: 3,
+  rename: 4,
+  write: 5,
+  'restore-file': 6,
+  'restore-deleted': 7,
+  revert: 8,
+  'restore-all': 9,
+  recovery: 10,
+  outside: 11,
+  init: 12,
+  merge: 13,
+  resolve: 14,
+  import: 15,
+}
+const ACTORS = decoding(ACTOR_CODES)
+const COMMANDS = decoding(COMMAND_CODES)
+
+/** Code -> name, from a name -> code table. */
+function decoding<T extends string>(codes: Readonly<Record<T, number>>): ReadonlyArray<T> {
+  const names: T[] = []
+  for (const [name, code] of Object.entries(codes) as Array<[T, number]>) names[code] = name
+  return names
+}
+const FLAG_OVERWRITE = 1
+const FLAG_PARENT = 2
+const FLAG_PATHS_ARE_FILES = 4
+/** The subject is `<command> <first path>`, as most are: not stored. */
+const FLAG_USUAL_SUBJECT = 8
+/** A merge commit: its further parents are in the details (`o`). */
+const FLAG_MERGE = 16
+
+// The hot loops read records through typed views, which use the platform's byte order: the
+// format is little-endian, as is every platform Electron and Node ship for.
+if (new Uint8Array(new Uint32Array([1]).buffer)[0] !== 1) {
+  throw new Error('the side index needs a little-endian platform')
+}
+
+/** A zeroed buffer of its own (offset 0), so typed views over it are aligned. */
+function alignedBuffer(bytes: number): Buffer {
+  return Buffer.from(new ArrayBuffer(bytes))
+}
+
+/** Why an index could not be used as it is (the caller rebuilds it from the commits). */
+export class IndexDamagedError extends Error {}
+
+type Part = 'commits' | 'files' | 'names' | 'details'
+const PARTS: ReadonlyArray<Part> = ['commits', 'files', 'names', 'details']
+
+interface Details {
+  readonly s?: string
+  readonly p?: ReadonlyArray<string>
+  readonly t?: string
+  readonly r?: string
+  /** Parents after the first (a merge commit), and the machine that made the commit. */
+  readonly o?: ReadonlyArray<string>
+  readonly m?: string
+  /** Review flags and mark, when the change has them. */
+  readonly f?: ReadonlyArray<WriteFlag>
+  readonly v?: ReviewMark
+}
+
+export class IndexFile {
+  private records: Buffer
+  /** The records as 32-bit words (16 a record) and as 64-bit floats (8 a record). */
+  private words: Uint32Array
+  private floats: Float64Array
+  private count = 0
+  private fileIds: Uint32Array
+  private fileCount = 0
+  private readonly names: string[] = []
+  private readonly nameIds = new Map<string, number>()
+  private namesBytes = 0
+  private detailsEnd = 0
+  /** Commit id lookup (open addressing, position + 1 per slot), built on first use. */
+  private table: Int32Array | null = null
+  private readonly cache = new Map<number, IndexEntry>()
+  private closed = false
+  /** Pending bytes per part while a batch runs (see `batch`). */
+  private pending: Record<Part, Buffer[]> | null = null
+  private batchStarts: Record<Part, number> = { commits: 0, files: 0, names: 0, details: 0 }
+
+  private constructor(
+    readonly dir: string,
+    private readonly fds: Record<Part, number>,
+    records: Buffer,
+    fileIds: Uint32Array,
+  ) {
+    this.records = records
+    this.words = new Uint32Array(records.buffer, records.byteOffset, records.length / 4)
+    this.floats = new Float64Array(records.buffer, records.byteOffset, records.length / 8)
+    this.fileIds = fileIds
+  }
+
+  /** Number of entries. */
+  get size(): number {
+    return this.count
+  }
+
+  /** Creates an empty index in `dir` (which must not hold one). */
+  static create(dir: string): IndexFile {
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
+    const fds = {} as Record<Part, number>
+    for (const part of PARTS) fds[part] = fs.openSync(path.join(dir, part), 'w+', 0o600)
+    fs.writeFileSync(path.join(dir, 'format'), FORMAT, { mode: 0o600 })
+    const index = new IndexFile(dir, fds, alignedBuffer(RECORD * 1024), new Uint32Array(1024))
+    return index
+  }
+
+  /**
+   * Opens the index in `dir`: reads the records, file ids and names (not the details), checks
+   * their structure and cuts off a torn tail. Throws `IndexDamagedError` when it cannot be
+   * trusted (missing, another format, broken in the middle).
+   */
+  static open(dir: string): IndexFile {
+    let format: string
+    try {
+      format = fs.readFileSync(path.join(dir, 'format'), 'utf8')
+    } catch {
+      throw new IndexDamagedError('no index')
+    }
+    if (format !== FORMAT) throw new IndexDamagedError('another index format')
+    const fds = {} as Record<Part, number>
+    try {
+      for (const part of PARTS) fds[part] = fs.openSync(path.join(dir, part), 'r+')
+    } catch (error) {
+      for (const fd of Object.values(fds)) fs.closeSync(fd)
+      throw new IndexDamagedError(`index part missing (${(error as Error).message})`)
+    }
+    try {
+      const whole = (part: Part) => {
+        const size = fs.fstatSync(fds[part]).size
+        const buf = Buffer.allocUnsafe(size)
+        let done = 0
+        while (done < size) {
+          const got = fs.readSync(fds[part], buf, done, size - done, done)
+          if (got === 0) break
+          done += got
+        }
+        return buf.subarray(0, done)
+      }
+      const rawRecords = whole('commits')
+      const rawFiles = whole('files')
+      const rawNames = whole('names')
+      const detailsSize = fs.fstatSync(fds.details).size
+
+      const count = Math.floor(rawRecords.length / RECORD)
+      const records = alignedBuffer((count + Math.max(1024, count >> 2)) * RECORD)
+      rawRecords.copy(records, 0, 0, count * RECORD)
+      const filesAvailable = Math.floor(rawFiles.length / 4)
+      const fileIds = new Uint32Array(filesAvailable + Math.max(1024, filesAvailable >> 2))
+      fileIds.set(new Uint32Array(alignedCopy(rawFiles, filesAvailable * 4)))
+
+      const index = new IndexFile(dir, fds, records, fileIds)
+      index.loadNames(rawNames)
+      index.count = count
+      index.count = index.keepComplete(count, filesAvailable, detailsSize)
+      index.trimTails()
+      return index
+    } catch (error) {
+      for (const fd of Object.values(fds)) fs.closeSync(fd)
+      if (error instanceof IndexDamagedError) throw error
+      throw new IndexDamagedError((error as Error).message)
+    }
+  }
+
+  /** The newest entry's commit, or null when empty. */
+  head(): string | null {
+    return this.count === 0 ? null : this.oidAt(this.count - 1)
+  }
+
+  /** The commit id of entry `i` (0 = oldest). */
+  oidAt(i: number): string {
+    return this.records.toString('hex', i * RECORD, i * RECORD + 20)
+  }
+
+  /** The position of `oid`, or -1. */
+  positionOf(oid: string): number {
+    if (!/^[0-9a-f]{40}$/.test(oid)) return -1
+    // The first four bytes as the word view reads them (little-endian).
+    const key = Buffer.from(oid.slice(0, 8), 'hex').readUInt32LE(0)
+    const table = this.table ?? this.rehash(this.count * 2)
+    const mask = table.length - 1
+    for (let slot = key & mask; ; slot = (slot + 1) & mask) {
+      const value = table[slot] as number
+      if (value === 0) return -1
+      const i = value - 1
+      if (this.words[i * 16] === key && this.oidAt(i) === oid) return i
+    }
+  }
+
+  /** The entry of `oid`, or undefined when it is not in this history. */
+  find(oid: string): IndexEntry | undefined {
+    const i = this.positionOf(oid)
+    return i < 0 ? undefined : this.at(i)
+  }
+
+  /** Entry `i` (0 = oldest), read from disk once and then cached. Throws when it is damaged. */
+  at(i: number): IndexEntry {
+    if (i < 0 || i >= this.count) throw new RangeError(`no index entry ${i}`)
+    const hit = this.cache.get(i)
+    if (hit) return hit
+    const at = i * RECORD
+    const rec = this.records
+    const detailsAt = rec.readDoubleLE(at + 32)
+    const detailsLength = rec.readUInt32LE(at + 40)
+    const first = rec.readUInt32LE(at + 44)
+    const files = rec.readUInt32LE(at + 48)
+    const raw = Buffer.allocUnsafe(detailsLength)
+    let done = 0
+    while (done < detailsLength) {
+      const got = fs.readSync(this.fds.details, raw, done, detailsLength - done, detailsAt + done)
+      if (got === 0) throw new IndexDamagedError('index details cut short')
+      done += got
+    }
+    const ids = this.fileIds.subarray(first, first + files)
+    const sum = crc32(
+      Buffer.from(ids.buffer, ids.byteOffset, ids.byteLength),
+      crc32(raw, crc32(rec.subarray(at, at + 60))),
+    )
+    if (sum >>> 0 !== rec.readUInt32LE(at + 60))
+      throw new IndexDamagedError(`index entry ${i} is damaged`)
+    const details = JSON.parse(raw.toString('utf8')) as Details
+    const flags = rec[at + 58] as number
+    const fileNames = Array.from(ids, (id) => this.names[id] as string)
+    const conversation = rec.readUInt32LE(at + 52)
+    const command = COMMANDS[rec[at + 57] as number] as CommitCommand
+    const paths = flags & FLAG_PATHS_ARE_FILES ? fileNames : (details.p ?? [])
+    const parentAt = rec.readUInt32LE(at + 20)
+    const entry: IndexEntry = {
+      oid: this.oidAt(i),
+      parent: parentAt === NONE ? null : this.oidAt(parentAt),
+      ...(details.o && details.o.length > 0 ? { otherParents: details.o } : {}),
+      time: rec.readDoubleLE(at + 24) * 1000,
+      actor: ACTORS[rec[at + 56] as number] as Actor,
+      command,
+      subject: flags & FLAG_USUAL_SUBJECT ? `${command} ${paths[0]}` : (details.s ?? ''),
+      paths,
+      conversationId: conversation === NONE ? null : (this.names[conversation] as string),
+      toolUseId: details.t ?? null,
+      overwrite: (flags & FLAG_OVERWRITE) !== 0,
+      restoredFrom: details.r ?? null,
+      ...(details.m ? { machine: details.m } : {}),
+      // Absent rather than empty, as a commit without them reads back.
+      ...(details.f && details.f.length > 0 ? { flags: details.f } : {}),
+      ...(details.v ? { review: details.v } : {}),
+      files: fileNames,
+    }
+    if (this.cache.size >= 4096) this.cache.delete(this.cache.keys().next().value as number)
+    this.cache.set(i, entry)
+    return entry
+  }
+
+  /**
+   * Checks the checksums of entries `from` to `to` (exclusive) with one read of their
+   * details; returns the first damaged position, or -1.
+   */
+  firstDamaged(from: number, to: number): number {
+    to = Math.min(to, this.count)
+    if (from >= to) return -1
+    const rec = this.records
+    const start = rec.readDoubleLE(from * RECORD + 32)
+    const end = rec.readDoubleLE((to - 1) * RECORD + 32) + rec.readUInt32LE((to - 1) * RECORD + 40)
+    const raw = Buffer.allocUnsafe(end - start)
+    let done = 0
+    while (done < raw.length) {
+      const got = fs.readSync(this.fds.details, raw, done, raw.length - done, start + done)
+      if (got === 0) return from
+      done += got
+    }
+    for (let i = from; i < to; i++) {
+      const at = i * RECORD
+      const detailsAt = rec.readDoubleLE(at + 32) - start
+      const details = raw.subarray(detailsAt, detailsAt + rec.readUInt32LE(at + 40))
+      const first = rec.readUInt32LE(at + 44)
+      const ids = this.fileIds.subarray(first, first + rec.readUInt32LE(at + 48))
+      const sum = crc32(
+        Buffer.from(ids.buffer, ids.byteOffset, ids.byteLength),
+        crc32(details, crc32(rec.subarray(at, at + 60))),
+      )
+      if (sum >>> 0 !== rec.readUInt32LE(at + 60)) return i
+    }
+    return -1
+  }
+
+  /** Every entry, oldest first (tests and rebuild checks; large histories page instead). */
+  all(): IndexEntry[] {
+    return Array.from({ length: this.count }, (_, i) => this.at(i))
+  }
+
+  /** The time of entry `i` (milliseconds), without reading its details. */
+  timeAt(i: number): number {
+    return (this.floats[i * 8 + 3] as number) * 1000
+  }
+
+  /** The actor of entry `i`, without reading its details. */
+  actorAt(i: number): Actor {
+    return ACTORS[this.records[i * RECORD + 56] as number] as Actor
+  }
+
+  /**
+   * The files entry `i` changed, from its file ids alone (no details read, no checksum: the
+   * ids' range was checked at open). For walks over many entries; `at` for one entry.
+   */
+  filesAt(i: number): string[] {
+    const first = this.words[i * 16 + 11] as number
+    const end = first + (this.words[i * 16 + 12] as number)
+    const files: string[] = []
+    for (let f = first; f < end; f++) files.push(this.names[this.fileIds[f] as number] as string)
+    return files
+  }
+
+  /** The position of entry `i`'s first parent (-1 for a root commit), without its details. */
+  parentAt(i: number): number {
+    const parent = this.words[i * 16 + 5] as number
+    return parent === NONE ? -1 : parent
+  }
+
+  /** True when entry `i` is a merge commit (its further parents are in its details). */
+  isMergeAt(i: number): boolean {
+    return ((this.records[i * RECORD + 58] as number) & FLAG_MERGE) !== 0
+  }
+
+  /** The command of entry `i`, without reading its details. */
+  commandAt(i: number): CommitCommand {
+    return COMMANDS[this.records[i * RECORD + 57] as number] as CommitCommand
+  }
+
+  /** The name id of a conversation, or -1 when no entry mentions it. */
+  conversationKey(conversationId: string): number {
+    return this.nameIds.get(conversationId) ?? -1
+  }
+
+  conversationKeyAt(i: number): number {
+    return this.words[i * 16 + 13] as number
+  }
+
+  /**
+   * A matcher for "entry changed `path` (a file) or something under it (a folder)": marks the
+   * name ids that match, then tests entries by their file ids alone.
+   */
+  pathMatcher(virtual: string): (i: number) => boolean {
+    const marks = new Uint8Array(this.names.length)
+    const prefix = `${virtual}/`
+    let any = false
+    for (let id = 0; id < this.names.length; id++) {
+      const name = this.names[id] as string
+      if (name === virtual || name.startsWith(prefix)) {
+        marks[id] = 1
+        any = true
+      }
+    }
+    if (!any) return () => false
+    return (i) => {
+      const first = this.words[i * 16 + 11] as number
+      const end = first + (this.words[i * 16 + 12] as number)
+      for (let f = first; f < end; f++) if (marks[this.fileIds[f] as number]) return true
+      return false
+    }
+  }
+
+  /**
+   * Appends `entry`, whose parents must all be in the index already (and it not). A commit
+   * continuing the newest entry, the usual case, needs no lookup.
+   */
+  append(entry: IndexEntry): void {
+    if (this.closed) throw new Error('index closed')
+    const others = entry.otherParents ?? []
+    let parentAt = NONE
+    if (entry.parent === null ? this.count > 0 : entry.parent !== this.head()) {
+      parentAt = entry.parent === null ? NONE : this.positionOf(entry.parent)
+      if (parentAt < 0 || this.positionOf(entry.oid) >= 0) {
+        throw new Error('index entry does not follow its parents')
+      }
+    } else if (entry.parent !== null) {
+      parentAt = this.count - 1
+    }
+    if (
+      (entry.parent === null && others.length > 0) ||
+      others.some((other) => this.positionOf(other) < 0)
+    ) {
+      throw new Error('index entry does not follow its parents')
+    }
+    const newNames: Buffer[] = []
+    const idOf = (name: string): number => {
+      let id = this.nameIds.get(name)
+      if (id === undefined) {
+        id = this.names.length
+        this.names.push(name)
+        this.nameIds.set(name, id)
+        const bytes = Buffer.from(name, 'utf8')
+        const length = Buffer.alloc(4)
+        length.writeUInt32LE(bytes.length)
+        newNames.push(length, bytes)
+      }
+      return id
+    }
+    const conversation = entry.conversationId === null ? NONE : idOf(entry.conversationId)
+    const ids = entry.files.map(idOf)
+    const pathsAreFiles =
+      entry.paths.length === entry.files.length && entry.paths.every((p, i) => p === entry.files[i])
+    const usualSubject =
+      entry.paths.length > 0 && entry.subject === `${entry.command} ${entry.paths[0]}`
+    const details: Details = {
+      ...(usualSubject ? {} : { s: entry.subject }),
+      ...(pathsAreFiles ? {} : { p: entry.paths }),
+      ...(entry.toolUseId !== null ? { t: entry.toolUseId } : {}),
+      ...(entry.restoredFrom !== null ? { r: entry.restoredFrom } : {}),
+      ...(others.length > 0 ? { o: others } : {}),
+      ...(entry.machine ? { m: entry.machine } : {}),
+      ...(entry.flags && entry.flags.length > 0 ? { f: entry.flags } : {}),
+      ...(entry.review ? { v: entry.review } : {}),
+    }
+    const detailBytes = Buffer.from(JSON.stringify(details), 'utf8')
+    const idBytes = Buffer.alloc(ids.length * 4)
+    ids.forEach((id, k) => idBytes.writeUInt32LE(id, k * 4))
+
+    const rec = Buffer.alloc(RECORD)
+    rec.write(entry.oid, 0, 20, 'hex')
+    rec.writeUInt32LE(parentAt, 20)
+    rec.writeDoubleLE(Math.floor(entry.time / 1000), 24)
+    rec.writeDoubleLE(this.detailsEnd, 32)
+    rec.writeUInt32LE(detailBytes.length, 40)
+    rec.writeUInt32LE(this.fileCount, 44)
+    rec.writeUInt32LE(ids.length, 48)
+    rec.writeUInt32LE(conversation, 52)
+    rec[56] = ACTOR_CODES[entry.actor] ?? 255
+    rec[57] = COMMAND_CODES[entry.command] ?? 255
+    rec[58] =
+      (entry.overwrite ? FLAG_OVERWRITE : 0) |
+      (entry.parent ? FLAG_PARENT : 0) |
+      (pathsAreFiles ? FLAG_PATHS_ARE_FILES : 0) |
+      (usualSubject ? FLAG_USUAL_SUBJECT : 0) |
+      (others.length > 0 ? FLAG_MERGE : 0)
+    rec.writeUInt32LE(crc32(idBytes, crc32(detailBytes, crc32(rec.subarray(0, 60)))) >>> 0, 60)
+    if (rec[56] === 255 || rec[57] === 255) throw new Error('unknown actor or command')
+
+    // Data first, the record last: the record is what makes the entry count.
+    const namesBytes = Buffer.concat(newNames)
+    this.write('names', namesBytes, this.namesBytes)
+    this.write('files', idBytes, this.fileCount * 4)
+    this.write('details', detailBytes, this.detailsEnd)
+    this.write('commits', rec, this.count * RECORD)
+    this.namesBytes += namesBytes.length
+    this.detailsEnd += detailBytes.length
+
+    if ((this.count + 1) * RECORD > this.records.length) {
+      const grown = alignedBuffer(this.records.length * 2)
+      this.records.copy(grown)
+      this.records = grown
+      this.words = new Uint32Array(grown.buffer, 0, grown.length / 4)
+      this.floats = new Float64Array(grown.buffer, 0, grown.length / 8)
+    }
+    rec.copy(this.records, this.count * RECORD)
+    if (this.fileCount + ids.length > this.fileIds.length) {
+      const grown = new Uint32Array(Math.max(this.fileIds.length * 2, this.fileCount + ids.length))
+      grown.set(this.fileIds.subarray(0, this.fileCount))
+      this.fileIds = grown
+    }
+    this.fileIds.set(ids, this.fileCount)
+    this.fileCount += ids.length
+    this.count++
+    if (this.table) {
+      if (this.count * 2 > this.table.length) this.rehash(this.table.length * 2)
+      else this.insertKey(this.table, this.count - 1)
+    }
+  }
+
+  /**
+   * Gathers writes in memory until `endBatch` writes them at once (bulk appends: rebuilds,
+   * fixtures). Entries appended meanwhile count at once; on disk they appear at `endBatch`.
+   */
+  beginBatch(): void {
+    if (this.pending) return
+    this.pending = { commits: [], files: [], names: [], details: [] }
+    this.batchStarts = {
+      commits: this.count * RECORD,
+      files: this.fileCount * 4,
+      names: this.namesBytes,
+      details: this.detailsEnd,
+    }
+  }
+
+  endBatch(): void {
+    const pending = this.pending
+    if (!pending) return
+    this.pending = null
+    // The records last, as with single appends.
+    for (const part of ['names', 'files', 'details', 'commits'] as const) {
+      const bytes = Buffer.concat(pending[part])
+      if (bytes.length) this.writeAt(part, bytes, this.batchStarts[part])
+    }
+  }
+
+  /** Forces the index to disk (after a rebuild, before it replaces the old one). */
+  sync(): void {
+    for (const part of PARTS) fs.fsyncSync(this.fds[part])
+  }
+
+  close(): void {
+    if (this.closed) return
+    this.endBatch()
+    this.closed = true
+    for (const fd of Object.values(this.fds)) fs.closeSync(fd)
+  }
+
+  private write(part: Part, bytes: Buffer, position: number): void {
+    if (bytes.length === 0) return
+    if (this.pending) this.pending[part].push(bytes)
+    else this.writeAt(part, bytes, position)
+  }
+
+  private writeAt(part: Part, bytes: Buffer, position: number): void {
+    let done = 0
+    while (done < bytes.length) {
+      done += fs.writeSync(this.fds[part], bytes, done, bytes.length - done, position + done)
+    }
+  }
+
+  private loadNames(raw: Buffer): void {
+    let at = 0
+    while (at + 4 <= raw.length) {
+      const length = raw.readUInt32LE(at)
+      if (at + 4 + length > raw.length) break
+      const name = raw.toString('utf8', at + 4, at + 4 + length)
+      this.nameIds.set(name, this.names.length)
+      this.names.push(name)
+      at += 4 + length
+    }
+    this.namesBytes = at
+  }
+
+  /**
+   * How many of `count` records to keep: a tail of records whose data never fully reached
+   * the disk (a crash mid-append) is dropped. Only the tail is read here; the rest is checked
+   * in the background (`checkStructure`, and the checksums).
+   */
+  private keepComplete(count: number, filesAvailable: number, detailsSize: number): number {
+    const words = this.words
+    const floats = this.floats
+    const names = this.names.length
+    let keep = count
+    while (keep > 0) {
+      const i = keep - 1
+      const w = i * 16
+      const first = words[w + 11] as number
+      const fileCount = words[w + 12] as number
+      const conversation = words[w + 13] as number
+      let complete =
+        (floats[i * 8 + 4] as number) + (words[w + 10] as number) <= detailsSize &&
+        first + fileCount <= filesAvailable &&
+        (conversation === NONE || conversation < names)
+      for (let f = first; complete && f < first + fileCount; f++) {
+        if ((this.fileIds[f] as number) >= names) complete = false
+      }
+      if (complete) break
+      keep--
+    }
+    if (keep > 0) this.checkStructure(keep - 1, keep)
+    const last = (keep - 1) * 16
+    this.detailsEnd =
+      keep === 0 ? 0 : (floats[(keep - 1) * 8 + 4] as number) + (words[last + 10] as number)
+    this.fileCount = keep === 0 ? 0 : (words[last + 11] as number) + (words[last + 12] as number)
+    this.records.fill(0, keep * RECORD)
+    return keep
+  }
+
+  /**
+   * Checks records `from` to `to` (exclusive) against each other and the other parts: each
+   * follows its parent, its data starts where the previous entry's ends, its ids are in range.
+   * Throws `IndexDamagedError` at the first that does not.
+   */
+  checkStructure(from: number, to: number): void {
+    const words = this.words
+    const floats = this.floats
+    const names = this.names.length
+    for (let i = from; i < Math.min(to, this.count || to); i++) {
+      const w = i * 16
+      const detailsAt = floats[i * 8 + 4] as number
+      const first = words[w + 11] as number
+      const fileCount = words[w + 12] as number
+      const expectedDetails =
+        i === 0 ? 0 : (floats[(i - 1) * 8 + 4] as number) + (words[w - 16 + 10] as number)
+      const expectedFiles =
+        i === 0 ? 0 : (words[w - 16 + 11] as number) + (words[w - 16 + 12] as number)
+      if (detailsAt !== expectedDetails || first !== expectedFiles) {
+        throw new IndexDamagedError(`index entry ${i} does not follow the one before`)
+      }
+      const flags = this.records[i * RECORD + 58] as number
+      const parentAt = words[w + 5] as number
+      if (((flags & FLAG_PARENT) !== 0) !== (parentAt !== NONE)) {
+        throw new IndexDamagedError(`index entry ${i} has a wrong parent`)
+      }
+      // A parent comes before its child (further parents are checked with the entry).
+      if (parentAt !== NONE && parentAt >= i) {
+        throw new IndexDamagedError(`index entry ${i} does not follow its parent`)
+      }
+      const conversation = words[w + 13] as number
+      const kinds = words[w + 14] as number
+      if (
+        (conversation !== NONE && conversation >= names) ||
+        (kinds & 0xff) >= ACTORS.length ||
+        ((kinds >> 8) & 0xff) >= COMMANDS.length
+      ) {
+        throw new IndexDamagedError(`index entry ${i} names something unknown`)
+      }
+      for (let f = first; f < first + fileCount; f++) {
+        if ((this.fileIds[f] as number) >= names) {
+          throw new IndexDamagedError(`index entry ${i} names an unknown file`)
+        }
+      }
+    }
+  }
+
+  /** Cuts each part to what the kept records use (what a crash left past them goes). */
+  private trimTails(): void {
+    const lengths: Record<Part, number> = {
+      commits: this.count * RECORD,
+      files: this.fileCount * 4,
+      names: this.namesBytes,
+      details: this.detailsEnd,
+    }
+    for (const part of PARTS) {
+      if (fs.fstatSync(this.fds[part]).size !== lengths[part])
+        fs.ftruncateSync(this.fds[part], lengths[part])
+    }
+  }
+
+  private rehash(size: number): Int32Array {
+    let slots = 1024
+    while (slots < size) slots *= 2
+    const table = new Int32Array(slots)
+    for (let i = 0; i < this.count; i++) this.insertKey(table, i)
+    this.table = table
+    return table
+  }
+
+  private insertKey(table: Int32Array, i: number): void {
+    const mask = table.length - 1
+    let slot = (this.words[i * 16] as number) & mask
+    while (table[slot] !== 0) slot = (slot + 1) & mask
+    table[slot] = i + 1
+  }
+}
+
+/** The first `bytes` of `source` in a buffer of their own (for an aligned typed view). */
+function alignedCopy(source: Buffer, bytes: number): ArrayBuffer {
+  const copy = new ArrayBuffer(bytes)
+  new Uint8Array(copy).set(source.subarray(0, bytes))
+  return copy
+}
+
+/** Where the side index lives: inside the git directory, never inside the memory folder. */
+export function indexDirOf(gitdir: string): string {
+  return path.join(gitdir, 'cairn-index')
+}
+
+/**
+ * Writes a complete index for `entries` (oldest first) into `dir`, replacing what is there:
+ * built beside it, fsynced, then swapped in with renames.
+ */
+export function writeIndex(dir: string, entries: Iterable<IndexEntry>): void {
+  replaceIndexDir(writeIndexBeside(dir, entries), dir)
+}
+
+/**
+ * Writes a complete, fsynced index for `entries` (oldest first) beside `dir` and returns
+ * where; the caller swaps it in with `replaceIndexDir` (after closing the index it replaces).
+ */
+export function writeIndexBeside(dir: string, entries: Iterable<IndexEntry>): string {
+  const temp = `${dir}.tmp-${process.pid}-${Date.now()}`
+  fs.rmSync(temp, { recursive: true, force: true })
+  const index = IndexFile.create(temp)
+  try {
+    index.beginBatch()
+    for (const entry of entries) index.append(entry)
+    index.endBatch()
+    index.sync()
+  } catch (error) {
+    index.close()
+    fs.rmSync(temp, { recursive: true, force: true })
+    throw error
+  }
+  index.close()
+  return temp
+}
+
+/** Moves a finished index from `temp` into `dir`, the old one aside first and then removed. */
+export function replaceIndexDir(temp: string, dir: string): void {
+  const old = `${dir}.old-${process.pid}-${Date.now()}`
+  let moved = false
+  try {
+    fs.renameSync(dir, old)
+    moved = true
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+  }
+  fs.renameSync(temp, dir)
+  if (moved) fs.rmSync(old, { recursive: true, force: true })
+}
+
+/** Removes what an interrupted rebuild left beside `dir`. */
+export function removeIndexLeftovers(dir: string): void {
+  const parent = path.dirname(dir)
+  const base = path.basename(dir)
+  let names: string[]
+  try {
+    names = fs.readdirSync(parent)
+  } catch {
+    return
+  }
+  for (const name of names) {
+    if (name.startsWith(`${base}.tmp-`) || name.startsWith(`${base}.old-`)) {
+      fs.rmSync(path.join(parent, name), { recursive: true, force: true })
+    }
+  }
+}

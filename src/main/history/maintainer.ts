@@ -1,0 +1,249 @@
+/**
+ * Background maintenance of the history's objects: packs loose objects (see objects/repack.ts)
+ * once enough have piled up, and whatever is loose once the user has been idle a while.
+ *
+ * It runs on the main thread in slices of a few milliseconds and steps aside whenever the
+ * serial queue has work, so a command waits at most one slice; it is stopped (between two
+ * slices, removing nothing it did not finish) when the history closes.
+ */
+import { readRefTips, type ObjectStore } from './object-store'
+import {
+  estimateLoose,
+  repack,
+  RepackAborted,
+  type RepackOptions,
+  type RepackReport,
+} from './objects/repack'
+import type { Logger } from '../lib/logger'
+import type { SerialQueue } from '../lib/serial-queue'
+
+export interface MaintenanceSettings {
+  /** Pack as soon as this many loose objects have piled up (default 2,000). */
+  readonly looseThreshold?: number
+  /** Pack whatever is loose (at least `idleMinimum` objects) after this long without a commit. */
+  readonly idleMs?: number
+  readonly idleMinimum?: number
+  /** Longest stretch of work between two yields (default 2 ms). */
+  readonly sliceMs?: number
+}
+
+export interface Maintainer {
+  /** A commit happened: maybe time to pack; restarts the idle clock. */
+  noteActivity(): void
+  /**
+   * Runs one pass now (after any pass in progress) and resolves with what it did; in slices
+   * like a background pass, so commands keep running meanwhile.
+   */
+  runNow(options?: Pick<RepackOptions, 'mergeAll' | 'onStep'>): Promise<RepackReport>
+  /** Runs the `verify` task again (something found the side index damaged). */
+  reverify(): void
+  /** The last background failure, if any (a later success clears it). */
+  lastError(): Error | null
+  /** Ends any pass at its next yield and stops all timers. */
+  stop(): Promise<void>
+}
+
+/**
+ * Keeps background maintenance and git transfers (a sync's fetch and push, through
+ * isomorphic-git) out of each other's way. A transfer writes a pack and then its index, and
+ * reads objects loose or from any pack; maintenance clears packs without an index and removes
+ * loose objects and packs it folded. So while a transfer runs, maintenance neither clears,
+ * installs nor removes anything (it waits, its new pack still under a temp name); a transfer
+ * waits for such a step in progress. The same rule `git fetch` keeps with `git gc` through
+ * `.keep` files, kept here in memory because both run in this one process.
+ */
+export class PackFolderGate {
+  private transfers = 0
+  private changing = false
+  private waiting: Array<() => void> = []
+
+  /** Runs a fetch or push: no maintenance step changes the object folders meanwhile. */
+  async transfer<T>(task: () => Promise<T>): Promise<T> {
+    while (this.changing) await this.wait()
+    this.transfers++
+    try {
+      return await task()
+    } finally {
+      this.transfers--
+      this.wake()
+    }
+  }
+
+  /** Runs a maintenance step that changes the object folders, once no transfer runs. */
+  async change<T>(step: () => Promise<T>, aborted: () => boolean = () => false): Promise<T> {
+    while (this.changing || this.transfers > 0) {
+      if (aborted()) throw new RepackAborted('maintenance stopped')
+      await this.wait()
+    }
+    this.changing = true
+    try {
+      return await step()
+    } finally {
+      this.changing = false
+      this.wake()
+    }
+  }
+
+  /** True while a transfer runs (tests). */
+  busy(): boolean {
+    return this.transfers > 0
+  }
+
+  /** Lets a waiting `change` see that it was aborted. */
+  wake(): void {
+    const waiting = this.waiting
+    this.waiting = []
+    for (const resume of waiting) resume()
+  }
+
+  private wait(): Promise<void> {
+    return new Promise((resolve) => this.waiting.push(resolve))
+  }
+}
+
+const EMPTY_REPORT: RepackReport = {
+  loose: 0,
+  packed: 0,
+  mergedPacks: 0,
+  removedLoose: 0,
+  pack: null,
+  unreadable: [],
+}
+
+const DEFAULTS = { looseThreshold: 2_000, idleMs: 20_000, idleMinimum: 64, sliceMs: 2 }
+
+export function createMaintainer(options: {
+  store: ObjectStore
+  queue: SerialQueue
+  head: () => string | null
+  /** Shared with sync's transfers (see `PackFolderGate`). */
+  gate?: PackFolderGate
+  settings?: MaintenanceSettings
+  /**
+   * A check to run once per session, at the first idle moment or pass (the side index against
+   * the commits); it gets the same `pause` as packing.
+   */
+  verify?: (pause: () => Promise<void>) => Promise<void>
+  /** Told about background passes that failed (they are tried again at the next trigger). */
+  logger?: Logger
+}): Maintainer {
+  const { store, queue, head } = options
+  const gate = options.gate ?? new PackFolderGate()
+  const settings = { ...DEFAULTS, ...options.settings }
+  // Loose objects = what the folders held at the last count + what this process wrote since.
+  // The first count waits for the first commit or idle moment (not on the way to opening).
+  let counted: number | null = null
+  let writtenAtCount = store.looseWritten()
+  let running: Promise<RepackReport> | null = null
+  let stopped = false
+  let failure: Error | null = null
+  let idleTimer: NodeJS.Timeout | null = null
+
+  const loose = () => {
+    counted ??= estimateLoose(store.db)
+    return counted + store.looseWritten() - writtenAtCount
+  }
+
+  let sliceStart = performance.now()
+  async function pause(): Promise<void> {
+    if (performance.now() - sliceStart < settings.sliceMs && !queue.busy()) return
+    do {
+      await new Promise<void>((resolve) => setImmediate(resolve))
+      if (queue.busy()) await queue.idle()
+    } while (queue.busy() && !stopped)
+    sliceStart = performance.now()
+  }
+
+  let verified = false
+  async function verifyOnce(): Promise<void> {
+    if (verified || !options.verify) return
+    verified = true
+    try {
+      await options.verify(async () => {
+        await pause()
+        if (stopped) throw new RepackAborted('maintenance stopped')
+      })
+    } catch (error) {
+      if (error instanceof RepackAborted) throw error
+      failure = error as Error
+      options.logger?.warn('The history index check failed', error)
+    }
+  }
+
+  function start(
+    extra: Pick<RepackOptions, 'mergeAll' | 'onStep'> = {},
+    verifyOnly = false,
+  ): Promise<RepackReport> {
+    const previous = running ?? Promise.resolve(null)
+    const pass = previous
+      .catch(() => null)
+      .then(async () => {
+        if (stopped) throw new RepackAborted('maintenance stopped')
+        sliceStart = performance.now()
+        await verifyOnce()
+        if (verifyOnly) return EMPTY_REPORT
+        const writtenBefore = store.looseWritten()
+        sliceStart = performance.now()
+        // `main` first, then every other ref: the remote's `main`, backups of other histories.
+        const current = head()
+        const tips = [...new Set([...(current ? [current] : []), ...readRefTips(store.gitdir)])]
+        const report = await repack(store.db, tips, {
+          pause,
+          aborted: () => stopped,
+          exclusive: (step) => gate.change(step, () => stopped),
+          ...extra,
+        })
+        // What is loose now: whatever this process wrote while the pass ran (a few at most).
+        counted = 0
+        writtenAtCount = writtenBefore
+        failure = null
+        return report
+      })
+    running = pass
+    void pass.then(
+      () => {
+        if (running === pass) running = null
+      },
+      (error: unknown) => {
+        if (running === pass) running = null
+        if (error instanceof RepackAborted) return
+        failure = error as Error
+        options.logger?.warn('History maintenance failed; it is tried again later', error)
+      },
+    )
+    return pass
+  }
+
+  function armIdle(): void {
+    if (idleTimer) clearTimeout(idleTimer)
+    idleTimer = setTimeout(() => {
+      idleTimer = null
+      if (stopped || running) return
+      start({}, loose() < settings.idleMinimum).catch(() => undefined)
+    }, settings.idleMs)
+    idleTimer.unref()
+  }
+
+  armIdle()
+  return {
+    noteActivity() {
+      if (stopped) return
+      armIdle()
+      if (!running && loose() >= settings.looseThreshold) start().catch(() => undefined)
+    },
+    runNow: (extra) => start(extra),
+    reverify() {
+      if (stopped) return
+      verified = false
+      start({}, true).catch(() => undefined)
+    },
+    lastError: () => failure,
+    async stop() {
+      stopped = true
+      gate.wake()
+      if (idleTimer) clearTimeout(idleTimer)
+      idleTimer = null
+      await running?.catch(() => undefined)
+    },
+  }
+}

@@ -1,0 +1,381 @@
+import { execFileSync, spawn } from 'node:child_process'
+import { cpSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { PackFolderGate } from './maintainer'
+import { RepackAborted } from './objects/repack'
+import { openVersionedMemory } from './versioned-memory'
+import type { VersionedMemory } from './types'
+import { fsck, gitCli, tempDataDir } from './test-helpers'
+
+let dataDir: string
+let cleanup: () => Promise<void>
+let clock = 1_700_000_000_000
+const now = () => (clock += 1000)
+
+beforeEach(async () => {
+  ;({ dir: dataDir, cleanup } = await tempDataDir())
+})
+afterEach(() => cleanup())
+
+const gitdir = (dir = dataDir) => path.join(dir, 'history.git')
+const claude = (i: number) =>
+  ({ actor: 'claude', conversationId: 'c', toolUseId: `t${i}` }) as const
+
+/** A mix of every kind of command over a few folders, each file growing a little. */
+async function work(memory: VersionedMemory, from: number, count: number): Promise<void> {
+  for (let i = from; i < from + count; i++) {
+    const file = `/memories/area-${i % 3}/note-${i % 7}.md`
+    const body = `# Note ${i % 7}\n\n${'The user likes short answers and metric units.\n'.repeat(8)}revision ${i}\n`
+    if (i % 23 === 22) {
+      await memory.execute(
+        { command: 'rename', old_path: file, new_path: `/memories/moved-${i}.md` },
+        claude(i),
+      )
+    } else if (i % 17 === 16) {
+      await memory.execute({ command: 'delete', path: file }, claude(i))
+    } else {
+      await memory.execute({ command: 'create', path: file, file_text: body }, claude(i))
+    }
+  }
+}
+
+/** Every object id the git CLI can find (loose or packed). */
+function allObjects(dir = dataDir): string[] {
+  return gitCli(dir, 'cat-file', '--batch-all-objects', '--batch-check=%(objectname)')
+    .split('\n')
+    .filter(Boolean)
+    .sort()
+}
+
+function looseCount(dir = dataDir): number {
+  const line = gitCli(dir, 'count-objects', '-v')
+    .split('\n')
+    .find((l) => l.startsWith('count:'))
+  return Number(line?.split(' ')[1])
+}
+
+function packNames(dir = dataDir): string[] {
+  return readdirSync(path.join(gitdir(dir), 'objects', 'pack')).sort()
+}
+
+/** `git verify-pack` on every pack; returns how many entries are deltas. */
+function verifyPacks(dir = dataDir): number {
+  let deltas = 0
+  for (const name of packNames(dir).filter((n) => n.endsWith('.idx'))) {
+    const out = execFileSync(
+      'git',
+      ['verify-pack', '-v', path.join(gitdir(dir), 'objects', 'pack', name)],
+      {
+        encoding: 'utf8',
+        maxBuffer: 64 * 1024 * 1024,
+      },
+    )
+    // Delta entries list a depth and a base: "<id> <type> <size> <packed> <offset> <depth> <base>".
+    deltas += out
+      .split('\n')
+      .filter((line) => /^[0-9a-f]{40} \w+ +\d+ \d+ \d+ \d+ [0-9a-f]{40}$/.test(line)).length
+  }
+  return deltas
+}
+
+/** For every commit and every file in it: Cairn's `readAt` equals `git show <commit>:<file>`. */
+async function expectReadAtMatchesGit(memory: VersionedMemory, dir = dataDir): Promise<number> {
+  const commits = gitCli(dir, 'rev-list', 'main').split('\n').filter(Boolean)
+  const requests: Array<{ oid: string; file: string }> = []
+  for (const oid of commits) {
+    for (const file of gitCli(dir, 'ls-tree', '-r', '--name-only', '-z', oid)
+      .split('\0')
+      .filter(Boolean)) {
+      requests.push({ oid, file })
+    }
+  }
+  const out = execFileSync('git', ['--git-dir', gitdir(dir), 'cat-file', '--batch'], {
+    input: requests.map((r) => `${r.oid}:${r.file}`).join('\n') + '\n',
+    maxBuffer: 256 * 1024 * 1024,
+  })
+  let at = 0
+  for (const request of requests) {
+    const eol = out.indexOf(0x0a, at)
+    const size = Number(out.toString('latin1', at, eol).split(' ')[2])
+    const expected = out.toString('utf8', eol + 1, eol + 1 + size)
+    at = eol + 1 + size + 1
+    expect(await memory.readAt(`/memories/${request.file}`, request.oid)).toBe(expected)
+  }
+  return requests.length
+}
+
+describe('background maintenance', () => {
+  it('packs loose objects into a pack git verifies, with deltas, and reads the same after', async () => {
+    const memory = await openVersionedMemory({ dataDir, now, watch: false, maintenance: false })
+    await work(memory, 0, 120)
+    const before = allObjects()
+    const report = await memory.maintain()
+    expect(report.packed).toBe(before.length)
+    expect(report.removedLoose).toBe(before.length)
+    expect(looseCount()).toBe(0)
+    expect(allObjects()).toEqual(before)
+    expect(verifyPacks()).toBeGreaterThan(before.length / 2)
+    fsck(dataDir)
+    expect(await expectReadAtMatchesGit(memory)).toBeGreaterThan(500)
+    await memory.close()
+  })
+
+  it('interleaved with commands and restores keeps fsck clean and every readAt equal to git show', async () => {
+    const memory = await openVersionedMemory({
+      dataDir,
+      now,
+      watch: false,
+      // Packs itself every few commands and yields at every step: the most interleaving.
+      maintenance: { looseThreshold: 12, sliceMs: 0, idleMs: 50, idleMinimum: 1 },
+    })
+    await work(memory, 0, 30)
+    for (let round = 0; round < 6; round++) {
+      const pass = memory.maintain()
+      const log = await memory.log({ offset: 0, limit: 40 })
+      const older = log.entries[Math.min(10, log.entries.length - 1)]!.oid
+      await Promise.all([
+        work(memory, 30 + round * 12, 12),
+        memory.restoreAll(older).catch(() => undefined),
+        memory.revert(log.entries[2]!.oid).catch(() => undefined),
+        memory.restoreFile('/memories/area-1/note-1.md', older).catch(() => undefined),
+        memory.restoreDeleted('/memories/area-2/note-2.md').catch(() => undefined),
+      ])
+      await pass
+      fsck(dataDir)
+    }
+    await memory.maintain()
+    fsck(dataDir)
+    expect(verifyPacks()).toBeGreaterThan(0)
+    expect(packNames().filter((n) => n.endsWith('.pack')).length).toBeLessThanOrEqual(4)
+    await expectReadAtMatchesGit(memory)
+    await memory.close()
+
+    // And the same after a fresh open, reading from the packs only.
+    const reopened = await openVersionedMemory({ dataDir, now, watch: false, maintenance: false })
+    expect(reopened.recovery).toBeNull()
+    await expectReadAtMatchesGit(reopened)
+    await reopened.close()
+  })
+
+  it('keeps unreachable objects, and leaves a damaged loose object where it is', async () => {
+    const memory = await openVersionedMemory({ dataDir, now, watch: false, maintenance: false })
+    await work(memory, 0, 10)
+    const stray = execFileSync('git', ['--git-dir', gitdir(), 'hash-object', '-w', '--stdin'], {
+      input: 'written, never committed\n',
+      encoding: 'utf8',
+    }).trim()
+    const damaged = path.join(gitdir(), 'objects', 'ab', 'c'.repeat(38))
+    mkdirSync(path.dirname(damaged), { recursive: true })
+    writeFileSync(damaged, 'not zlib at all')
+    const report = await memory.maintain()
+    expect(report.unreadable).toEqual([`ab${'c'.repeat(38)}`])
+    expect(existsSync(damaged)).toBe(true)
+    expect(gitCli(dataDir, 'cat-file', '-p', stray)).toBe('written, never committed\n')
+    await memory.close()
+  })
+
+  it('folds small packs into bigger ones so their number stays small', async () => {
+    const memory = await openVersionedMemory({ dataDir, now, watch: false, maintenance: false })
+    for (let round = 0; round < 10; round++) {
+      await work(memory, round * 8, 8)
+      await memory.maintain()
+    }
+    const packs = packNames().filter((n) => n.endsWith('.pack'))
+    expect(packs.length).toBeLessThanOrEqual(4)
+    await memory.maintain({ mergeAll: true })
+    expect(packNames().filter((n) => n.endsWith('.pack'))).toHaveLength(1)
+    fsck(dataDir)
+    await expectReadAtMatchesGit(memory)
+    await memory.close()
+  })
+
+  it('works on top of packs git gc made (REF_DELTA ones too)', async () => {
+    let memory = await openVersionedMemory({ dataDir, now, watch: false, maintenance: false })
+    await work(memory, 0, 40)
+    await memory.close()
+    gitCli(dataDir, 'gc', '-q')
+    memory = await openVersionedMemory({ dataDir, now, watch: false, maintenance: false })
+    await work(memory, 40, 30)
+    await memory.close()
+    gitCli(dataDir, '-c', 'repack.useDeltaBaseOffset=false', 'repack', '-d', '-q')
+    memory = await openVersionedMemory({ dataDir, now, watch: false, maintenance: false })
+    expect(memory.recovery).toBeNull()
+    await work(memory, 70, 20)
+    await expectReadAtMatchesGit(memory)
+    await memory.maintain({ mergeAll: true })
+    expect(looseCount()).toBe(0)
+    fsck(dataDir)
+    await expectReadAtMatchesGit(memory)
+    await memory.close()
+  })
+})
+
+const child = path.join(path.dirname(fileURLToPath(import.meta.url)), 'crash-child.ts')
+
+/** Runs the crash child on `dir`; kills it with SIGKILL at `step` or after `afterMs`. */
+function runChild(dir: string, stop: { step?: string; afterMs?: number }, mergeAll = false) {
+  return new Promise<{ killed: boolean; output: string }>((resolve, reject) => {
+    const proc = spawn(process.execPath, ['--import', 'tsx', child, dir, stop.step ?? ''], {
+      env: { ...process.env, CAIRN_MERGE_ALL: mergeAll ? '1' : '0' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let output = ''
+    let errors = ''
+    let timer: NodeJS.Timeout | null = null
+    proc.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString()
+      if (stop.step && output.includes(`step ${stop.step}\n`)) proc.kill('SIGKILL')
+      if (stop.afterMs !== undefined && !timer && output.includes('opened\n')) {
+        timer = setTimeout(() => proc.kill('SIGKILL'), stop.afterMs)
+      }
+    })
+    proc.stderr.on('data', (chunk: Buffer) => (errors += chunk.toString()))
+    proc.on('error', reject)
+    proc.on('exit', (code, signal) => {
+      if (timer) clearTimeout(timer)
+      if (signal === 'SIGKILL') resolve({ killed: true, output })
+      else if (code === 0) resolve({ killed: false, output })
+      else reject(new Error(`crash child failed (${code}): ${errors}`))
+    })
+  })
+}
+
+describe('a kill during packing', () => {
+  const steps = [
+    'listed',
+    'writing',
+    'index-durable',
+    'pack-renamed',
+    'pack-durable',
+    'removing-loose',
+    'removing-packs',
+    'done',
+  ]
+
+  /** A history with one pack and loose objects on top, so a full pass both packs and merges. */
+  async function seed(): Promise<{ objects: string[]; head: string; log: string }> {
+    const memory = await openVersionedMemory({ dataDir, now, watch: false, maintenance: false })
+    await work(memory, 0, 60)
+    await memory.maintain()
+    await work(memory, 60, 60)
+    await memory.close()
+    return {
+      objects: allObjects(),
+      head: gitCli(dataDir, 'rev-parse', 'main').trim(),
+      log: gitCli(dataDir, 'log', '--format=%H %s'),
+    }
+  }
+
+  async function expectNothingLost(
+    dir: string,
+    before: { objects: string[]; head: string; log: string },
+  ) {
+    expect(allObjects(dir)).toEqual(before.objects)
+    fsck(dir)
+    // Cairn opens it as it was, and a full pass afterwards leaves one tidy pack.
+    const memory = await openVersionedMemory({
+      dataDir: dir,
+      now,
+      watch: false,
+      maintenance: false,
+    })
+    expect(memory.recovery).toBeNull()
+    expect(gitCli(dir, 'rev-parse', 'main').trim()).toBe(before.head)
+    await memory.maintain({ mergeAll: true })
+    await memory.close()
+    expect(allObjects(dir)).toEqual(before.objects)
+    expect(looseCount(dir)).toBe(0)
+    expect(packNames(dir).filter((n) => !/^pack-[0-9a-f]{40}\.(pack|idx)$/.test(n))).toEqual([])
+    expect(gitCli(dir, 'log', '--format=%H %s')).toBe(before.log)
+    fsck(dir)
+  }
+
+  // Copies go beside the seeded data folder, inside the test's temp folder.
+  let root: string
+  beforeEach(() => {
+    root = dataDir
+    dataDir = path.join(root, 'seed')
+  })
+
+  it('at every step loses nothing', { timeout: 120_000 }, async () => {
+    const before = await seed()
+    for (const step of steps) {
+      const dir = path.join(root, `copy-${step}`)
+      cpSync(dataDir, dir, { recursive: true })
+      const result = await runChild(dir, { step }, true)
+      expect(result.killed, `killed at ${step}`).toBe(true)
+      expect(result.output).toContain(`step ${step}`)
+      await expectNothingLost(dir, before)
+    }
+  })
+
+  it('at random moments loses nothing', { timeout: 120_000 }, async () => {
+    const before = await seed()
+    const finished = await runChild(path.join(dataDir), {}, true).then(() => null)
+    expect(finished).toBeNull()
+    // The pass above packed everything; make loose objects again for the kills to interrupt.
+    const memory = await openVersionedMemory({ dataDir, now, watch: false, maintenance: false })
+    await work(memory, 120, 80)
+    await memory.close()
+    const state = {
+      objects: allObjects(),
+      head: gitCli(dataDir, 'rev-parse', 'main').trim(),
+      log: gitCli(dataDir, 'log', '--format=%H %s'),
+    }
+    expect(state.head).not.toBe(before.head)
+    for (const delay of [0, 15, 40, 80, 150]) {
+      const dir = path.join(root, `copy-${delay}`)
+      cpSync(dataDir, dir, { recursive: true })
+      await runChild(dir, { afterMs: delay }, true)
+      await expectNothingLost(dir, state)
+    }
+  })
+})
+
+describe('the pack folder gate between maintenance and transfers', () => {
+  const tick = () => new Promise<void>((resolve) => setImmediate(resolve))
+
+  it('holds a maintenance step while a transfer runs, and a transfer while a step runs', async () => {
+    const gate = new PackFolderGate()
+    const events: string[] = []
+    let endTransfer!: () => void
+    const transfer = gate.transfer(async () => {
+      events.push('transfer')
+      await new Promise<void>((resolve) => (endTransfer = resolve))
+      events.push('transfer done')
+    })
+    const step = gate.change(async () => {
+      events.push('step')
+      await tick()
+      events.push('step done')
+    })
+    for (let i = 0; i < 5; i++) await tick()
+    expect(events).toEqual(['transfer'])
+    expect(gate.busy()).toBe(true)
+    endTransfer()
+    await transfer
+    // The step now runs; a transfer asked for meanwhile waits for it to finish.
+    const second = gate.transfer(async () => void events.push('second transfer'))
+    await Promise.all([step, second])
+    expect(events).toEqual(['transfer', 'transfer done', 'step', 'step done', 'second transfer'])
+  })
+
+  it('lets a waiting step give up when maintenance stops', async () => {
+    const gate = new PackFolderGate()
+    let endTransfer!: () => void
+    const transfer = gate.transfer(() => new Promise<void>((resolve) => (endTransfer = resolve)))
+    let stopped = false
+    const step = gate.change(
+      async () => 'ran',
+      () => stopped,
+    )
+    await tick()
+    stopped = true
+    gate.wake()
+    await expect(step).rejects.toBeInstanceOf(RepackAborted)
+    endTransfer()
+    await transfer
+  })
+})

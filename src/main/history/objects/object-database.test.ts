@@ -1,0 +1,216 @@
+import { execFileSync } from 'node:child_process'
+import { copyFileSync, readdirSync, readFileSync, writeFileSync, chmodSync } from 'node:fs'
+import { mkdtemp, rm } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { DamagedObjectError, MissingObjectError, ObjectDatabase } from './object-database'
+import { OFS_DELTA, REF_DELTA } from './pack-file'
+
+let work: string
+let gitdir: string
+
+function git(...args: string[]): string {
+  return execFileSync('git', args, {
+    cwd: work,
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+    env: {
+      ...process.env,
+      GIT_CONFIG_NOSYSTEM: '1',
+      HOME: work,
+      GIT_AUTHOR_NAME: 'A',
+      GIT_AUTHOR_EMAIL: 'a@example.invalid',
+      GIT_COMMITTER_NAME: 'A',
+      GIT_COMMITTER_EMAIL: 'a@example.invalid',
+    },
+  })
+}
+
+/** Every object of the repository as the git CLI reads it: id -> (type, content). */
+function gitObjects(): Map<string, { type: string; content: Buffer }> {
+  const ids = git('cat-file', '--batch-all-objects', '--batch-check=%(objectname)').split('\n')
+  const out = execFileSync('git', ['cat-file', '--batch'], {
+    cwd: work,
+    input: ids.filter(Boolean).join('\n') + '\n',
+    maxBuffer: 64 * 1024 * 1024,
+  })
+  const objects = new Map<string, { type: string; content: Buffer }>()
+  let at = 0
+  while (at < out.length) {
+    const eol = out.indexOf(0x0a, at)
+    const [oid, type, size] = out.toString('latin1', at, eol).split(' ') as [string, string, string]
+    const content = out.subarray(eol + 1, eol + 1 + Number(size))
+    objects.set(oid, { type, content: Buffer.from(content) })
+    at = eol + 1 + Number(size) + 1
+  }
+  return objects
+}
+
+/** Commits `rounds` edits to a few files that grow, so git makes real delta chains. */
+function makeHistory(rounds: number, from = 0): void {
+  for (let i = from; i < from + rounds; i++) {
+    const lines = Array.from(
+      { length: 200 + i * 3 },
+      (_, n) => `line ${n} of the notes, round ${n % 7 === 0 ? i : 0}`,
+    )
+    writeFileSync(path.join(work, 'notes.md'), lines.join('\n'))
+    writeFileSync(path.join(work, `file-${i % 5}.txt`), `small file ${i}\n`.repeat(20 + i))
+    git('add', '-A')
+    git('commit', '-q', '-m', `round ${i}`)
+  }
+}
+
+function expectAllReadable(db: ObjectDatabase): number {
+  const expected = gitObjects()
+  for (const [oid, object] of expected) {
+    const read = db.read(oid)
+    expect(read.type).toBe(object.type)
+    expect(read.content.equals(object.content)).toBe(true)
+  }
+  return expected.size
+}
+
+function packFiles(): string[] {
+  return readdirSync(path.join(gitdir, 'objects', 'pack')).filter((name) => name.endsWith('.pack'))
+}
+
+beforeEach(async () => {
+  work = await mkdtemp(path.join(os.tmpdir(), 'cairn-odb-'))
+  gitdir = path.join(work, '.git')
+  git('init', '-q')
+})
+afterEach(() => rm(work, { recursive: true, force: true }))
+
+describe('reading objects git wrote', () => {
+  it('reads loose objects', () => {
+    makeHistory(5)
+    const db = new ObjectDatabase(gitdir)
+    expect(db.packs()).toHaveLength(0)
+    expect(expectAllReadable(db)).toBeGreaterThan(10)
+    db.close()
+  })
+
+  it('reads a pack made by git gc, with OFS_DELTA chains', () => {
+    makeHistory(40)
+    git('gc', '-q')
+    const db = new ObjectDatabase(gitdir)
+    expect(db.packs()).toHaveLength(1)
+    const pack = db.packs()[0]!
+    const codes = [...pack.index.entries()].map((entry) => pack.pack.peek(entry.offset).code)
+    expect(codes).toContain(OFS_DELTA)
+    expectAllReadable(db)
+    db.close()
+  })
+
+  it('reads REF_DELTA packs, several packs at once, and loose objects beside them', () => {
+    makeHistory(20)
+    git('-c', 'repack.useDeltaBaseOffset=false', 'repack', '-a', '-d', '-f', '-q')
+    makeHistory(15, 20)
+    git('-c', 'repack.useDeltaBaseOffset=false', 'repack', '-d', '-q')
+    makeHistory(3, 35)
+    expect(packFiles().length).toBe(2)
+    const db = new ObjectDatabase(gitdir)
+    const codes = db
+      .packs()
+      .flatMap((open) =>
+        [...open.index.entries()].map((entry) => open.pack.peek(entry.offset).code),
+      )
+    expect(codes).toContain(REF_DELTA)
+    expect(codes).not.toContain(OFS_DELTA)
+    expectAllReadable(db)
+    db.close()
+  })
+
+  it('reads an index with 64-bit offsets, and a version 1 index', () => {
+    makeHistory(12)
+    git('gc', '-q')
+    const [pack] = packFiles()
+    const packPath = path.join(gitdir, 'objects', 'pack', pack!)
+    const idxPath = packPath.replace(/\.pack$/, '.idx')
+    // 2,256: every object past offset 256 goes into the 64-bit table (git allows up to n-1).
+    for (const version of ['2,256', '1']) {
+      const scratch = path.join(work, 'scratch.pack')
+      copyFileSync(packPath, scratch)
+      git('index-pack', `--index-version=${version}`, '-o', path.join(work, 'scratch.idx'), scratch)
+      chmodSync(idxPath, 0o644)
+      copyFileSync(path.join(work, 'scratch.idx'), idxPath)
+      const db = new ObjectDatabase(gitdir)
+      const index = db.packs()[0]!.index
+      expect(index.version).toBe(version === '1' ? 1 : 2)
+      if (version !== '1') {
+        const large = (readFileSync(idxPath).length - (8 + 1024 + index.count * 28 + 40)) / 8
+        expect(large).toBeGreaterThan(index.count / 2)
+      }
+      expectAllReadable(db)
+      db.close()
+      rmSync(path.join(work, 'scratch.pack'), path.join(work, 'scratch.idx'))
+    }
+  })
+
+  it('finds an object packed after it opened (the loose file gone)', () => {
+    makeHistory(4)
+    const db = new ObjectDatabase(gitdir)
+    const head = git('rev-parse', 'HEAD').trim()
+    expect(db.read(head).type).toBe('commit')
+    git('gc', '-q', '--prune=now')
+    expect(db.packs()).toHaveLength(0)
+    expectAllReadable(db)
+    expect(db.packs()).toHaveLength(1)
+    db.close()
+  })
+
+  it('reports a missing object as missing', () => {
+    makeHistory(1)
+    const db = new ObjectDatabase(gitdir)
+    expect(() => db.read('0'.repeat(40))).toThrow(MissingObjectError)
+    expect(db.has('0'.repeat(40))).toBe(false)
+    db.close()
+  })
+
+  it('reports damaged pack data as damage, never as other content', () => {
+    makeHistory(10)
+    git('gc', '-q')
+    const [pack] = packFiles()
+    const file = path.join(gitdir, 'objects', 'pack', pack!)
+    const bytes = readFileSync(file)
+    const db0 = new ObjectDatabase(gitdir)
+    const open = db0.packs()[0]!
+    const entries = [...open.index.entries()]
+    db0.close()
+    // Flip one byte in the middle of every object's data.
+    const sorted = entries.map((entry) => entry.offset).sort((a, b) => a - b)
+    for (let i = 0; i < sorted.length; i++) {
+      const start = sorted[i]!
+      const end = sorted[i + 1] ?? bytes.length - 20
+      const middle = start + Math.floor((end - start) * 0.7)
+      bytes[middle] = (bytes[middle] as number) ^ 0x55
+    }
+    chmodSync(file, 0o644)
+    writeFileSync(file, bytes)
+    const db = new ObjectDatabase(gitdir)
+    let damaged = 0
+    for (const entry of entries) {
+      const oid = entry.oid.toString('hex')
+      try {
+        db.read(oid)
+      } catch (error) {
+        expect(error).toBeInstanceOf(DamagedObjectError)
+        damaged++
+      }
+    }
+    expect(damaged).toBe(entries.length)
+    db.close()
+  })
+})
+
+function rmSync(...files: string[]): void {
+  for (const file of files) {
+    try {
+      chmodSync(file, 0o644)
+    } catch {
+      // already gone
+    }
+    execFileSync('rm', ['-f', file])
+  }
+}

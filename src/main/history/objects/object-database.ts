@@ -1,0 +1,271 @@
+/**
+ * Finds and reads objects of one git directory: loose files (`objects/xx/yyyy…`) and every
+ * pack with an index (`objects/pack/pack-*.idx` + `.pack`), whichever wrote them — Cairn's
+ * own maintenance or `git gc`. Nothing is loaded whole: packs are read by index lookup and
+ * positioned reads (see pack-index.ts and pack-file.ts). Every object read is checked against
+ * its name, so damage shows up as an error instead of wrong content.
+ */
+import { createHash } from 'node:crypto'
+import fs from 'node:fs'
+import path from 'node:path'
+import { inflateSync } from 'node:zlib'
+import { DeltaError } from './delta'
+import { ObjectCache, PackError, PackFile, type ObjectKind, type RawObject } from './pack-file'
+import { PackIndex, PackIndexError } from './pack-index'
+
+export type { ObjectKind, RawObject } from './pack-file'
+
+/** Thrown when no loose file and no pack holds an object. */
+export class MissingObjectError extends Error {
+  readonly code = 'missing-object'
+  constructor(readonly oid: string) {
+    super(`object ${oid} is missing`)
+  }
+}
+
+/** Thrown when an object's bytes are not what its name promises. */
+export class DamagedObjectError extends Error {
+  readonly code = 'damaged-object'
+  constructor(
+    readonly oid: string,
+    reason: string,
+  ) {
+    super(`object ${oid} is damaged: ${reason}`)
+  }
+}
+
+/** One pack of the repository: its index and its data. */
+export interface OpenPack {
+  /** `pack-<checksum>` (without extension). */
+  readonly name: string
+  readonly index: PackIndex
+  readonly pack: PackFile
+  /** Size in bytes of the .pack file. */
+  readonly bytes: number
+}
+
+const OID = /^[0-9a-f]{40}$/
+
+/** The header git puts in front of an object's content before hashing it. */
+export function objectHeader(type: ObjectKind, size: number): Buffer {
+  return Buffer.from(`${type} ${size}\0`)
+}
+
+/** The object id of `content` stored as `type`. */
+export function hashObject(type: ObjectKind, content: Uint8Array): string {
+  return createHash('sha1')
+    .update(objectHeader(type, content.byteLength))
+    .update(content)
+    .digest('hex')
+}
+
+export class ObjectDatabase {
+  readonly objectsDir: string
+  readonly packDir: string
+  private readonly cache = new ObjectCache()
+  private packList: OpenPack[] = []
+  private packListing = ''
+  private closed = false
+
+  constructor(readonly gitdir: string) {
+    this.objectsDir = path.join(gitdir, 'objects')
+    this.packDir = path.join(this.objectsDir, 'pack')
+    this.refresh()
+  }
+
+  /** The packs currently open, newest first. */
+  packs(): ReadonlyArray<OpenPack> {
+    return this.packList
+  }
+
+  /**
+   * Re-reads the pack folder: opens packs that appeared, closes those that went. Returns true
+   * when the set changed. A pack whose index or data cannot be read is left out (its objects
+   * then read as missing, which the caller reports).
+   */
+  refresh(): boolean {
+    let names: string[]
+    try {
+      names = fs.readdirSync(this.packDir)
+    } catch {
+      names = []
+    }
+    const idx = names.filter((name) => /^pack-[0-9a-f]{40,64}\.idx$/.test(name)).sort()
+    const listing = idx.join('\n')
+    if (listing === this.packListing) return false
+    this.packListing = listing
+    const present = new Set(names)
+    const kept = new Map(this.packList.map((open) => [open.name, open]))
+    const next: Array<OpenPack & { mtime: number }> = []
+    for (const file of idx) {
+      const name = file.slice(0, -4)
+      if (!present.has(`${name}.pack`)) continue
+      const mtime = mtimeOf(path.join(this.packDir, `${name}.pack`))
+      const known = kept.get(name)
+      if (known) {
+        kept.delete(name)
+        next.push({ ...known, mtime })
+        continue
+      }
+      const opened = this.openPack(name)
+      if (opened) next.push({ ...opened, mtime })
+    }
+    for (const gone of kept.values()) closePack(gone)
+    next.sort((a, b) => b.mtime - a.mtime)
+    this.packList = next.map(({ mtime: _mtime, ...open }) => open)
+    return true
+  }
+
+  /** Closes and forgets the packs named (before they are deleted: Windows refuses otherwise). */
+  retire(names: ReadonlyArray<string>): void {
+    const drop = new Set(names)
+    for (const open of this.packList) if (drop.has(open.name)) closePack(open)
+    this.packList = this.packList.filter((open) => !drop.has(open.name))
+    this.packListing = ''
+  }
+
+  /** True when a pack or a loose file holds `oid`. */
+  has(oid: string): boolean {
+    const raw = Buffer.from(oid, 'hex')
+    for (const open of this.packList) if (open.index.has(raw)) return true
+    return fs.existsSync(this.loosePath(oid))
+  }
+
+  /** True when a pack (not counting loose files) holds `oid`. */
+  inPack(oid: string): boolean {
+    const raw = Buffer.from(oid, 'hex')
+    for (const open of this.packList) if (open.index.has(raw)) return true
+    return false
+  }
+
+  /** The object `oid`; throws `MissingObjectError` or `DamagedObjectError`. */
+  read(oid: string): RawObject {
+    if (!OID.test(oid)) throw new MissingObjectError(oid)
+    const found = this.readPacked(oid) ?? this.readLoose(oid)
+    if (found) return found
+    // Maintenance (or git gc) may just have packed it and removed the loose file.
+    if (this.refresh()) {
+      const again = this.readPacked(oid)
+      if (again) return again
+    }
+    throw new MissingObjectError(oid)
+  }
+
+  /** Path of the loose file `oid` has (or would have). */
+  loosePath(oid: string): string {
+    return path.join(this.objectsDir, oid.slice(0, 2), oid.slice(2))
+  }
+
+  /** Reads a loose object, or null when there is no loose file for it. */
+  readLoose(oid: string): RawObject | null {
+    let stored: Buffer
+    try {
+      stored = fs.readFileSync(this.loosePath(oid))
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code
+      if (code === 'ENOENT' || code === 'ENOTDIR') return null
+      throw error
+    }
+    let raw: Buffer
+    try {
+      raw = inflateSync(stored)
+    } catch (error) {
+      throw new DamagedObjectError(oid, (error as Error).message)
+    }
+    const nul = raw.indexOf(0)
+    const header = nul > 0 ? raw.toString('latin1', 0, nul) : ''
+    const match = /^(commit|tree|blob|tag) (\d+)$/.exec(header)
+    if (!match || Number(match[2]) !== raw.length - nul - 1) {
+      throw new DamagedObjectError(oid, 'bad loose object header')
+    }
+    const object = { type: match[1] as ObjectKind, content: raw.subarray(nul + 1) }
+    if (createHash('sha1').update(raw).digest('hex') !== oid) {
+      throw new DamagedObjectError(oid, 'content does not hash to its name')
+    }
+    return object
+  }
+
+  close(): void {
+    if (this.closed) return
+    this.closed = true
+    for (const open of this.packList) closePack(open)
+    this.packList = []
+  }
+
+  private readPacked(oid: string): RawObject | null {
+    const raw = Buffer.from(oid, 'hex')
+    for (const open of this.packList) {
+      let object: RawObject
+      try {
+        const offset = open.index.find(raw)
+        if (offset < 0) continue
+        object = open.pack.read(offset, (base) => this.resolveBase(base))
+      } catch (error) {
+        // An I/O error (a full or failing disk, too many open files) is not damage: it is
+        // passed on as it is, so no one mistakes a bad moment for a broken history.
+        if (!isFormatError(error) || error instanceof DamagedObjectError) throw error
+        if (error instanceof MissingObjectError) throw error
+        throw new DamagedObjectError(oid, (error as Error).message)
+      }
+      if (hashObject(object.type, object.content) !== oid) {
+        throw new DamagedObjectError(oid, 'content does not hash to its name')
+      }
+      return object
+    }
+    return null
+  }
+
+  private resolveBase(oid: Buffer): RawObject {
+    return this.read(oid.toString('hex'))
+  }
+
+  private openPack(name: string): OpenPack | null {
+    let index: PackIndex | null = null
+    try {
+      index = PackIndex.open(path.join(this.packDir, `${name}.idx`))
+      const file = path.join(this.packDir, `${name}.pack`)
+      const pack = PackFile.open(file, this.cache)
+      if (!pack.checksum().equals(index.packChecksum()) || pack.objectCount !== index.count) {
+        pack.close()
+        throw new Error(MISMATCH)
+      }
+      return { name, index, pack, bytes: fs.statSync(file).size }
+    } catch (error) {
+      index?.close()
+      // A pack that is not one (damaged, or not for this index) is left out; its objects then
+      // read as missing. An I/O error is not the pack's fault and is passed on.
+      if (isFormatError(error) || (error as Error).message === MISMATCH) return null
+      throw error
+    }
+  }
+}
+
+const MISMATCH = 'index and pack do not belong together'
+
+/** True for errors that say the bytes are wrong, as opposed to the disk failing to give them. */
+export function isFormatError(error: unknown): boolean {
+  if (
+    error instanceof PackError ||
+    error instanceof PackIndexError ||
+    error instanceof DeltaError ||
+    error instanceof DamagedObjectError ||
+    error instanceof MissingObjectError
+  ) {
+    return true
+  }
+  const code = (error as { code?: unknown }).code
+  return typeof code === 'string' && code.startsWith('Z_')
+}
+
+function closePack(open: OpenPack): void {
+  open.index.close()
+  open.pack.close()
+}
+
+function mtimeOf(file: string): number {
+  try {
+    return fs.statSync(file).mtimeMs
+  } catch {
+    return 0
+  }
+}

@@ -1,0 +1,245 @@
+/**
+ * Reads objects out of a `.pack` by positioned reads: the entry header, then just enough
+ * compressed bytes to inflate it. Deltas (OFS_DELTA against an earlier entry of the same
+ * pack, REF_DELTA against any object by name) are resolved base first, through a byte-bounded
+ * cache of recently built objects, so walking a delta chain again is cheap.
+ *
+ *   entry = type+size varint (type in bits 4-6 of the first byte, size in 4 + 7n bits)
+ *           [OFS_DELTA: base distance, big-endian 7-bit groups, each continuation adding 1]
+ *           [REF_DELTA: 20-byte base name]
+ *           zlib stream (the object, or its delta)
+ */
+import fs from 'node:fs'
+import { inflateSync } from 'node:zlib'
+import { ByteLru } from './byte-lru'
+import { applyDelta } from './delta'
+
+export type ObjectKind = 'commit' | 'tree' | 'blob' | 'tag'
+
+export interface RawObject {
+  readonly type: ObjectKind
+  readonly content: Buffer
+}
+
+export const TYPE_CODES: Readonly<Record<ObjectKind, number>> = {
+  commit: 1,
+  tree: 2,
+  blob: 3,
+  tag: 4,
+}
+const KINDS: Readonly<Record<number, ObjectKind>> = { 1: 'commit', 2: 'tree', 3: 'blob', 4: 'tag' }
+export const OFS_DELTA = 6
+export const REF_DELTA = 7
+
+/** Thrown for a pack entry that cannot be read as git would write it. */
+export class PackError extends Error {}
+
+/** Longest delta chain followed before the pack is declared damaged (git's is far shorter). */
+const MAX_CHAIN = 10_000
+
+/** Built objects kept for delta bases, across all packs, in bytes of content. */
+const CACHE_BUDGET = 32 * 1024 * 1024
+/** Larger objects are never cached: one would push out everything else. */
+const CACHE_MAX_OBJECT = 4 * 1024 * 1024
+
+interface Header {
+  readonly code: number
+  readonly size: number
+  /** Where the zlib stream starts. */
+  readonly dataAt: number
+  /** OFS_DELTA: the base's offset; REF_DELTA: the base's name. */
+  readonly baseOffset?: number
+  readonly baseOid?: Buffer
+}
+
+let nextPackId = 0
+
+export class PackFile {
+  readonly id = nextPackId++
+  private closed = false
+
+  private constructor(
+    readonly file: string,
+    private readonly fd: number,
+    /** Offset of the 20-byte trailer: no entry reaches past it. */
+    private readonly end: number,
+    readonly objectCount: number,
+    private readonly cache: ObjectCache,
+  ) {}
+
+  static open(file: string, cache: ObjectCache): PackFile {
+    const fd = fs.openSync(file, 'r')
+    try {
+      const size = fs.fstatSync(fd).size
+      const head = Buffer.alloc(12)
+      if (fs.readSync(fd, head, 0, 12, 0) !== 12 || head.toString('latin1', 0, 4) !== 'PACK') {
+        throw new PackError('not a pack file')
+      }
+      const version = head.readUInt32BE(4)
+      if (version !== 2 && version !== 3) throw new PackError(`unsupported pack version ${version}`)
+      if (size < 32) throw new PackError('pack is cut short')
+      return new PackFile(file, fd, size - 20, head.readUInt32BE(8), cache)
+    } catch (error) {
+      fs.closeSync(fd)
+      throw error
+    }
+  }
+
+  /** The 20-byte checksum at the end of the pack (its `.idx` names the same one). */
+  checksum(): Buffer {
+    const buf = Buffer.alloc(20)
+    this.readExactly(buf, 20, this.end)
+    return buf
+  }
+
+  /**
+   * The object at `offset`, deltas resolved. `resolveRef` finds a REF_DELTA base by name
+   * (in this pack, another pack or a loose object).
+   */
+  read(offset: number, resolveRef: (oid: Buffer) => RawObject): RawObject {
+    const cached = this.cache.get(this.id, offset)
+    if (cached) return cached
+    // Walk down to an object that is whole (or cached), then build back up.
+    const chain: Array<{ offset: number; header: Header }> = []
+    let at = offset
+    let base: RawObject
+    for (;;) {
+      const hit = chain.length > 0 ? this.cache.get(this.id, at) : undefined
+      if (hit) {
+        base = hit
+        break
+      }
+      const header = this.header(at)
+      if (header.code === OFS_DELTA) {
+        chain.push({ offset: at, header })
+        at = header.baseOffset as number
+      } else if (header.code === REF_DELTA) {
+        chain.push({ offset: at, header })
+        base = resolveRef(header.baseOid as Buffer)
+        break
+      } else {
+        const type = KINDS[header.code]
+        if (!type) throw new PackError(`unknown object type ${header.code}`)
+        base = { type, content: this.inflate(header) }
+        if (chain.length > 0) this.cache.set(this.id, at, base)
+        break
+      }
+      if (chain.length > MAX_CHAIN) throw new PackError('delta chain too long (a cycle?)')
+    }
+    let current = base
+    for (let i = chain.length - 1; i >= 0; i--) {
+      const link = chain[i] as { offset: number; header: Header }
+      const delta = this.inflate(link.header)
+      current = { type: current.type, content: applyDelta(current.content, delta) }
+      this.cache.set(this.id, link.offset, current)
+    }
+    return current
+  }
+
+  /** The type and size of the entry at `offset` without inflating it (deltas: the delta's size). */
+  peek(offset: number): { code: number; size: number } {
+    const header = this.header(offset)
+    return { code: header.code, size: header.size }
+  }
+
+  close(): void {
+    if (this.closed) return
+    this.closed = true
+    this.cache.forget(this.id)
+    fs.closeSync(this.fd)
+  }
+
+  private header(offset: number): Header {
+    if (offset < 12 || offset >= this.end) throw new PackError('object offset outside the pack')
+    const buf = Buffer.alloc(Math.min(32, this.end - offset))
+    this.readExactly(buf, buf.length, offset)
+    let at = 0
+    let byte = buf[at++] as number
+    const code = (byte >> 4) & 7
+    let size = byte & 0x0f
+    let shift = 4
+    while (byte & 0x80) {
+      if (at >= buf.length || shift > 49) throw new PackError('bad object header')
+      byte = buf[at++] as number
+      size += (byte & 0x7f) * 2 ** shift
+      shift += 7
+    }
+    if (code === OFS_DELTA) {
+      if (at >= buf.length) throw new PackError('bad delta offset')
+      byte = buf[at++] as number
+      let distance = byte & 0x7f
+      while (byte & 0x80) {
+        if (at >= buf.length || distance > 2 ** 45) throw new PackError('bad delta offset')
+        byte = buf[at++] as number
+        distance = (distance + 1) * 128 + (byte & 0x7f)
+      }
+      if (distance <= 0 || distance > offset - 12)
+        throw new PackError('delta base outside the pack')
+      return { code, size, dataAt: offset + at, baseOffset: offset - distance }
+    }
+    if (code === REF_DELTA) {
+      if (at + 20 > buf.length) throw new PackError('bad delta base name')
+      return {
+        code,
+        size,
+        dataAt: offset + at + 20,
+        baseOid: Buffer.from(buf.subarray(at, at + 20)),
+      }
+    }
+    return { code, size, dataAt: offset + at }
+  }
+
+  /** Inflates the entry's zlib stream, which must produce exactly `size` bytes. */
+  private inflate(header: Header): Buffer {
+    const available = this.end - header.dataAt
+    // Deflate never grows data by more than a few bytes per 16 KiB block (zlib's compressBound).
+    let want = Math.min(available, header.size + (header.size >>> 10) + 64)
+    for (;;) {
+      const input = Buffer.allocUnsafe(want)
+      this.readExactly(input, want, header.dataAt)
+      try {
+        const out = inflateSync(input)
+        if (out.length !== header.size) throw new PackError('object size does not match its header')
+        return out
+      } catch (error) {
+        const cutShort = (error as { code?: string }).code === 'Z_BUF_ERROR'
+        if (!cutShort || want >= available) {
+          if (error instanceof PackError) throw error
+          throw new PackError(`object data is damaged (${(error as Error).message})`)
+        }
+        want = Math.min(available, want * 2)
+      }
+    }
+  }
+
+  private readExactly(buf: Buffer, length: number, position: number): void {
+    let done = 0
+    while (done < length) {
+      const got = fs.readSync(this.fd, buf, done, length - done, position + done)
+      if (got === 0) throw new PackError('pack is cut short')
+      done += got
+    }
+  }
+}
+
+/** Built pack objects by pack and offset, bounded by their total size. */
+export class ObjectCache {
+  private readonly lru: ByteLru<RawObject>
+
+  constructor(budget = CACHE_BUDGET) {
+    this.lru = new ByteLru(budget, (object) => object.content.length)
+  }
+
+  get(pack: number, offset: number): RawObject | undefined {
+    return this.lru.get(`${pack}:${offset}`)
+  }
+
+  set(pack: number, offset: number, object: RawObject): void {
+    if (object.content.length > CACHE_MAX_OBJECT) return
+    this.lru.set(`${pack}:${offset}`, object)
+  }
+
+  forget(pack: number): void {
+    this.lru.deletePrefix(`${pack}:`)
+  }
+}

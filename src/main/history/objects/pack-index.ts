@@ -1,0 +1,189 @@
+/**
+ * Reads a pack's `.idx` (version 2, and the older version 1) by positioned reads: only the
+ * 1 KiB fanout table is read at open; a lookup reads the object names that share the first
+ * byte (one slice of the name table, kept in a bounded cache), binary-searches them, then reads
+ * the one offset it needs.
+ *
+ * Version 2 layout (all integers big-endian):
+ *
+ *   ff 74 4f 63 | 00 00 00 02 | fanout: 256 x u32 (objects whose first byte <= i)
+ *   names: N x 20 bytes (sorted) | crc32: N x u32 | offsets: N x u32 (top bit set: index into
+ *   the 64-bit table) | large offsets: M x u64 | pack checksum (20) | idx checksum (20)
+ *
+ * Version 1 has no header: fanout, then N x (u32 offset, 20-byte name), then the checksums.
+ */
+import fs from 'node:fs'
+import { ByteLru } from './byte-lru'
+
+const V2_MAGIC = 0xff744f63
+const FANOUT_BYTES = 256 * 4
+
+/** Thrown for an index that is not one git could have written. */
+export class PackIndexError extends Error {}
+
+/** Object-name slices kept across all open indexes, in bytes; least recently used go first. */
+const slices = new ByteLru<Buffer>(24 * 1024 * 1024, (slice) => slice.length)
+
+let nextId = 0
+
+export class PackIndex {
+  readonly count: number
+  private readonly fanout: Uint32Array
+  private readonly id = `${nextId++}:`
+  private closed = false
+
+  private constructor(
+    readonly file: string,
+    private readonly fd: number,
+    readonly version: 1 | 2,
+    fanout: Uint32Array,
+    private readonly size: number,
+  ) {
+    this.fanout = fanout
+    this.count = fanout[255] as number
+  }
+
+  /** Opens `file`, checking its header, fanout and size against each other. */
+  static open(file: string): PackIndex {
+    const fd = fs.openSync(file, 'r')
+    try {
+      const size = fs.fstatSync(fd).size
+      const head = Buffer.alloc(8 + FANOUT_BYTES)
+      const got = fs.readSync(fd, head, 0, head.length, 0)
+      const v2 = got >= 8 && head.readUInt32BE(0) === V2_MAGIC
+      if (v2 && head.readUInt32BE(4) !== 2) throw new PackIndexError('unsupported .idx version')
+      const start = v2 ? 8 : 0
+      if (got < start + FANOUT_BYTES) throw new PackIndexError('.idx is cut short')
+      const fanout = new Uint32Array(256)
+      let previous = 0
+      for (let i = 0; i < 256; i++) {
+        const value = head.readUInt32BE(start + i * 4)
+        if (value < previous) throw new PackIndexError('.idx fanout is not sorted')
+        fanout[i] = previous = value
+      }
+      const count = fanout[255] as number
+      const minimum = v2 ? 8 + FANOUT_BYTES + count * 28 + 40 : FANOUT_BYTES + count * 24 + 40
+      if (size < minimum || (!v2 && size !== minimum)) {
+        throw new PackIndexError('.idx size does not match its object count')
+      }
+      if (v2 && (size - minimum) % 8 !== 0)
+        throw new PackIndexError('.idx has a torn large-offset table')
+      return new PackIndex(file, fd, v2 ? 2 : 1, fanout, size)
+    } catch (error) {
+      fs.closeSync(fd)
+      throw error
+    }
+  }
+
+  /** The pack offset of `oid` (20 raw bytes), or -1 when this pack does not hold it. */
+  find(oid: Uint8Array): number {
+    const position = this.position(oid)
+    return position < 0 ? -1 : this.offsetAt(position)
+  }
+
+  /** True when this pack holds `oid`. */
+  has(oid: Uint8Array): boolean {
+    return this.position(oid) >= 0
+  }
+
+  /** The sorted position of `oid` in this index, or -1. */
+  position(oid: Uint8Array): number {
+    const first = oid[0] as number
+    const lo = first === 0 ? 0 : (this.fanout[first - 1] as number)
+    const hi = this.fanout[first] as number
+    if (hi === lo) return -1
+    const key = this.id + first
+    let names = slices.get(key)
+    if (!names) {
+      names = this.readNames(lo, hi)
+      slices.set(key, names)
+    }
+    const stride = this.version === 2 ? 20 : 24
+    const skip = this.version === 2 ? 0 : 4
+    let low = 0
+    let high = hi - lo - 1
+    while (low <= high) {
+      const mid = (low + high) >>> 1
+      const cmp = compareName(names, mid * stride + skip, oid)
+      if (cmp === 0) return lo + mid
+      if (cmp < 0) low = mid + 1
+      else high = mid - 1
+    }
+    return -1
+  }
+
+  /** The pack offset of the object at sorted `position`. */
+  offsetAt(position: number): number {
+    const buf = Buffer.alloc(8)
+    if (this.version === 1) {
+      this.read(buf, 4, FANOUT_BYTES + position * 24)
+      return buf.readUInt32BE(0)
+    }
+    this.read(buf, 4, 8 + FANOUT_BYTES + this.count * 24 + position * 4)
+    const small = buf.readUInt32BE(0)
+    if (!(small & 0x80000000)) return small
+    const large = small & 0x7fffffff
+    const at = 8 + FANOUT_BYTES + this.count * 28 + large * 8
+    if (at + 8 > this.size - 40) throw new PackIndexError('.idx large offset out of range')
+    this.read(buf, 8, at)
+    const offset = buf.readUInt32BE(0) * 2 ** 32 + buf.readUInt32BE(4)
+    if (offset > Number.MAX_SAFE_INTEGER) throw new PackIndexError('.idx offset too large')
+    return offset
+  }
+
+  /**
+   * Every object of the pack as (name, offset), in name order. Reads the tables in chunks, so
+   * a pack of millions of objects never sits in memory whole.
+   */
+  *entries(chunk = 4096): Generator<{ oid: Buffer; offset: number }> {
+    for (let start = 0; start < this.count; start += chunk) {
+      const end = Math.min(this.count, start + chunk)
+      const names = this.readNames(start, end)
+      const stride = this.version === 2 ? 20 : 24
+      const skip = this.version === 2 ? 0 : 4
+      for (let i = start; i < end; i++) {
+        const at = (i - start) * stride + skip
+        yield { oid: Buffer.from(names.subarray(at, at + 20)), offset: this.offsetAt(i) }
+      }
+    }
+  }
+
+  /** The pack checksum this index was written for (20 bytes). */
+  packChecksum(): Buffer {
+    const buf = Buffer.alloc(20)
+    this.read(buf, 20, this.size - 40)
+    return buf
+  }
+
+  close(): void {
+    if (this.closed) return
+    this.closed = true
+    slices.deletePrefix(this.id)
+    fs.closeSync(this.fd)
+  }
+
+  private readNames(from: number, to: number): Buffer {
+    const stride = this.version === 2 ? 20 : 24
+    const base = this.version === 2 ? 8 + FANOUT_BYTES : FANOUT_BYTES
+    const buf = Buffer.allocUnsafe((to - from) * stride)
+    this.read(buf, buf.length, base + from * stride)
+    return buf
+  }
+
+  private read(buf: Buffer, length: number, position: number): void {
+    let done = 0
+    while (done < length) {
+      const got = fs.readSync(this.fd, buf, done, length - done, position + done)
+      if (got === 0) throw new PackIndexError('.idx is cut short')
+      done += got
+    }
+  }
+}
+
+function compareName(names: Buffer, at: number, oid: Uint8Array): number {
+  for (let i = 0; i < 20; i++) {
+    const diff = (names[at + i] as number) - (oid[i] as number)
+    if (diff !== 0) return diff
+  }
+  return 0
+}

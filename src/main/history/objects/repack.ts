@@ -1,0 +1,428 @@
+/**
+ * Packs loose objects (and small packs, geometrically) into one new pack with deltas, then
+ * removes what the new pack now holds.
+ *
+ * Deltas follow paths: walking the commits newest first from every ref (`main` first, then
+ * the remote's `main` and backups; every parent of a merge), each tree and blob is stored as
+ * a delta against the next newer version at the same path (commits against the next newer
+ * commit), so the newest version of everything is whole and older ones are short chains —
+ * what `git gc` achieves with its window search, found here in one pass.
+ *
+ * Safe at every point: nothing is removed until the new pack and its index are fsynced and
+ * renamed into place, and every object removed is checked to be in it. Killed anywhere, the
+ * repository holds every object at least once (see pack-writer.ts for the files left over).
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import { parseCommit, parseTree, type RawTreeEntry } from '../object-store'
+import { isFormatError, type ObjectDatabase, type OpenPack } from './object-database'
+import type { ObjectKind, RawObject } from './pack-file'
+import { ByteLru } from './byte-lru'
+import { PackIndex } from './pack-index'
+import { PackWriter, removePackLeftovers, type DeltaBase } from './pack-writer'
+
+/** The points a crash test can stop at (`onStep`), in the order they happen. */
+export type RepackStep =
+  | 'listed'
+  | 'writing'
+  | 'index-durable'
+  | 'pack-renamed'
+  | 'pack-durable'
+  | 'removing-loose'
+  | 'removing-packs'
+  | 'done'
+
+export interface RepackOptions {
+  /** Awaited between small units of work; resolves when it is fine to go on. */
+  readonly pause?: () => Promise<void>
+  /** True once the caller wants the work dropped (checked at each pause). */
+  readonly aborted?: () => boolean
+  /** Called at each step (crash tests kill the process there). */
+  readonly onStep?: (step: RepackStep) => void
+  /** Fold every pack into the new one instead of only the small ones. */
+  readonly mergeAll?: boolean
+  /**
+   * Runs a step that changes what the pack folder holds (clearing leftovers, putting the new
+   * pack in place, removing what it holds) while nothing else writes or reads the folders
+   * whole: a sync's fetch or push (see `PackFolderGate`). Default: runs it at once.
+   */
+  readonly exclusive?: <T>(step: () => Promise<T>) => Promise<T>
+}
+
+export interface RepackReport {
+  /** Loose objects found at the start. */
+  readonly loose: number
+  /** Objects written into the new pack (0: no pack was written). */
+  readonly packed: number
+  /** Packs folded into the new one and removed. */
+  readonly mergedPacks: number
+  /** Loose files removed (their objects are in a pack). */
+  readonly removedLoose: number
+  /** The new pack, or null. */
+  readonly pack: { readonly name: string; readonly bytes: number } | null
+  /** Objects that could not be read: left where they are. */
+  readonly unreadable: ReadonlyArray<string>
+}
+
+/** Thrown out of `repack` when `aborted()` turned true; nothing was removed. */
+export class RepackAborted extends Error {}
+
+const LOOSE_NAME = /^[0-9a-f]{38}$/
+/** Bytes of recent versions kept as delta bases while packing. */
+const BASE_BUDGET = 48 * 1024 * 1024
+
+/**
+ * Packs the loose objects of `db` (reachable or not: nothing is ever dropped) into one new
+ * pack, folding in packs smaller than twice what is being packed, and removes what the new
+ * pack holds. `tips` (the commits refs name, `main` first) are where the path walk starts.
+ */
+export async function repack(
+  db: ObjectDatabase,
+  tips: ReadonlyArray<string>,
+  options: RepackOptions = {},
+): Promise<RepackReport> {
+  const pause = async () => {
+    await options.pause?.()
+    if (options.aborted?.()) throw new RepackAborted('maintenance stopped')
+  }
+  const step = (name: RepackStep) => options.onStep?.(name)
+  const exclusive = options.exclusive ?? (<T>(task: () => Promise<T>) => task())
+  // A pack without its index may be a fetch's, half-way: only cleared while none runs.
+  await exclusive(async () => removePackLeftovers(db.packDir))
+  db.refresh()
+
+  const loose = await listLoose(db, pause)
+  // Loose objects some pack already holds (a crash after the last pack was made) are only
+  // removed below; the rest are packed.
+  const toPack = new Set<string>()
+  let seen = 0
+  for (const oid of loose) {
+    if (!db.inPack(oid)) toPack.add(oid)
+    if (++seen % 512 === 0) await pause()
+  }
+  const merged = packsToMerge(db, toPack.size, options.mergeAll ?? false)
+  for (const open of merged) {
+    let n = 0
+    for (const entry of open.index.entries()) {
+      const oid = entry.oid.toString('hex')
+      toPack.add(oid)
+      if (++n % 1024 === 0) await pause()
+    }
+  }
+  step('listed')
+
+  const unreadable: string[] = []
+  const packed = new Set<string>()
+  const writer = toPack.size > 0 ? PackWriter.create(db.packDir) : null
+  try {
+    if (writer) {
+      await writeObjects(db, tips, toPack, writer, packed, unreadable, pause, () => step('writing'))
+    }
+  } catch (error) {
+    writer?.abort()
+    throw error
+  }
+  // Putting the pack in place and removing what it holds change the folders a fetch or push
+  // reads and writes: they wait for one to end, and one waits for them.
+  try {
+    return await exclusive(() =>
+      install(db, writer, loose, merged, options, pause, step, unreadable),
+    )
+  } catch (error) {
+    // Stopped while waiting for a transfer to end: the unfinished pack goes (no-op once done).
+    writer?.abort()
+    throw error
+  }
+}
+
+async function install(
+  db: ObjectDatabase,
+  writer: PackWriter | null,
+  loose: ReadonlySet<string>,
+  merged: ReadonlyArray<OpenPack>,
+  options: RepackOptions,
+  pause: () => Promise<void>,
+  step: (name: RepackStep) => void,
+  unreadable: ReadonlyArray<string>,
+): Promise<RepackReport> {
+  let written: WrittenPack | null = null
+  if (writer) {
+    try {
+      if (writer.count === 0) {
+        writer.abort()
+      } else {
+        const pack = await writer.finish(pause, step)
+        written = { name: pack.name, bytes: pack.bytes, objects: pack.objects }
+        step('pack-durable')
+      }
+    } catch (error) {
+      writer.abort()
+      throw error
+    }
+  }
+
+  // From here on, only removals of what a durable pack holds.
+  db.refresh()
+  const check = written ? PackIndex.open(path.join(db.packDir, `${written.name}.idx`)) : null
+  const inNewPack = (oid: string) => check !== null && check.has(Buffer.from(oid, 'hex'))
+  let removedLoose = 0
+  step('removing-loose')
+  try {
+    const emptied = new Set<string>()
+    let visited = 0
+    for (const oid of loose) {
+      if (++visited % 16 === 0) await options.pause?.()
+      // Every loose object some durable pack holds goes (packed now, or before a crash).
+      if (!inNewPack(oid) && !db.inPack(oid)) continue
+      try {
+        fs.unlinkSync(db.loosePath(oid))
+        removedLoose++
+        emptied.add(oid.slice(0, 2))
+      } catch {
+        // Already gone (or never loose): nothing to do.
+      }
+    }
+    // Emptied folders go too: a folder that held thousands of names keeps its size (and slows
+    // every lookup in it) after they are gone; the object writer makes a fresh one when needed.
+    for (const prefix of emptied) {
+      try {
+        // A folder that held thousands of names takes a while to go.
+        await fs.promises.rmdir(path.join(db.objectsDir, prefix))
+      } catch {
+        // Not empty (an object written meanwhile), or gone.
+      }
+      await options.pause?.()
+    }
+
+    let mergedPacks = 0
+    step('removing-packs')
+    for (const open of merged) {
+      // Repacking the same objects the same way makes the same pack, under the same name.
+      if (open.name === written?.name) continue
+      let complete = check !== null
+      let n = 0
+      for (const entry of open.index.entries()) {
+        if (!complete) break
+        if (!check?.has(entry.oid)) complete = false
+        if (++n % 1024 === 0) await options.pause?.()
+      }
+      if (!complete) continue
+      db.retire([open.name])
+      // The index first: a pack without one is invisible, and cleared as a leftover.
+      for (const ext of ['idx', 'pack', 'rev', 'bitmap']) {
+        await fs.promises.rm(path.join(db.packDir, `${open.name}.${ext}`), { force: true })
+      }
+      mergedPacks++
+      await options.pause?.()
+    }
+    step('done')
+    return {
+      loose: loose.size,
+      packed: written?.objects ?? 0,
+      mergedPacks,
+      removedLoose,
+      pack: written ? { name: written.name, bytes: written.bytes } : null,
+      unreadable: [...new Set(unreadable)],
+    }
+  } finally {
+    check?.close()
+    db.refresh()
+  }
+}
+
+interface WrittenPack {
+  readonly name: string
+  readonly bytes: number
+  readonly objects: number
+}
+
+/** Every loose object id, one folder at a time. */
+export async function listLoose(
+  db: ObjectDatabase,
+  pause: () => Promise<void>,
+): Promise<Set<string>> {
+  const found = new Set<string>()
+  for (let i = 0; i < 256; i++) {
+    const prefix = i.toString(16).padStart(2, '0')
+    let names: string[]
+    try {
+      names = fs.readdirSync(path.join(db.objectsDir, prefix))
+    } catch {
+      continue
+    }
+    for (const name of names) if (LOOSE_NAME.test(name)) found.add(prefix + name)
+    await pause()
+  }
+  return found
+}
+
+/**
+ * Counts loose objects the way `git gc --auto` does: one folder of 256, times 256. Cheap
+ * enough for every start.
+ */
+export function estimateLoose(db: ObjectDatabase): number {
+  try {
+    const names = fs.readdirSync(path.join(db.objectsDir, '17'))
+    return names.filter((name) => LOOSE_NAME.test(name)).length * 256
+  } catch {
+    return 0
+  }
+}
+
+/**
+ * The packs to fold into the new one: smallest first, each while it holds fewer than twice
+ * the objects gathered so far, so pack sizes grow geometrically and an object is rewritten
+ * O(log n) times over its life. `.keep` packs stay as they are.
+ */
+export function packsToMerge(db: ObjectDatabase, loose: number, all: boolean): OpenPack[] {
+  const candidates = db
+    .packs()
+    .filter((open) => !fs.existsSync(path.join(db.packDir, `${open.name}.keep`)))
+    .sort((a, b) => a.index.count - b.index.count)
+  if (all) return candidates.length === 1 && loose === 0 ? [] : candidates
+  const merged: OpenPack[] = []
+  let total = loose
+  for (const open of candidates) {
+    if (open.index.count >= 2 * total) break
+    merged.push(open)
+    total += open.index.count
+  }
+  // A single pack and nothing loose: already as packed as it gets.
+  return merged.length === 1 && loose === 0 ? [] : merged
+}
+
+async function writeObjects(
+  db: ObjectDatabase,
+  tips: ReadonlyArray<string>,
+  toPack: Set<string>,
+  writer: PackWriter,
+  packed: Set<string>,
+  unreadable: string[],
+  pause: () => Promise<void>,
+  onFirst: () => void,
+): Promise<void> {
+  // Delta bases by path: the last version written at each, bounded in bytes.
+  const bases = new ByteLru<DeltaBase>(BASE_BUDGET, (base) => base.content.length)
+  let first = true
+  // A damaged object is left where it is (and reported); an I/O error ends the pass, which
+  // then removes nothing, to be tried again later.
+  const read = (oid: string): RawObject | null => {
+    try {
+      return db.read(oid)
+    } catch (error) {
+      if (!isFormatError(error)) throw error
+      unreadable.push(oid)
+      return null
+    }
+  }
+  const emit = async (oid: string, type: ObjectKind, content: Buffer, key: string) => {
+    const base = bases.get(key)
+    const entry = await writer.add(oid, type, content, base, content.length > 1024 * 1024 ? 10 : 50)
+    packed.add(oid)
+    bases.set(key, { content, offset: entry.offset, depth: entry.depth })
+    if (first) {
+      first = false
+      onFirst()
+    }
+    await pause()
+  }
+
+  // Trees read as the parent's side of one commit are the current side of the next one.
+  interface Tree {
+    readonly content: Buffer
+    readonly entries: RawTreeEntry[]
+  }
+  let previousTrees = new Map<string, Tree>()
+  let nextTrees = new Map<string, Tree>()
+  const readTree = (oid: string, report: boolean): Tree | null => {
+    const known = previousTrees.get(oid) ?? nextTrees.get(oid)
+    if (known) return known
+    const object = report ? read(oid) : quietRead(oid)
+    if (!object || object.type !== 'tree') return null
+    let entries: RawTreeEntry[]
+    try {
+      entries = parseTree(object.content)
+    } catch {
+      return null
+    }
+    const tree = { content: object.content, entries }
+    nextTrees.set(oid, tree)
+    return tree
+  }
+  const quietRead = (oid: string): RawObject | null => {
+    try {
+      return db.read(oid)
+    } catch (error) {
+      if (!isFormatError(error)) throw error
+      return null
+    }
+  }
+
+  const visitTree = async (oid: string, baseOid: string | null, prefix: string): Promise<void> => {
+    if (oid === baseOid || !toPack.has(oid) || packed.has(oid)) return
+    const tree = readTree(oid, true)
+    if (!tree) return
+    await emit(oid, 'tree', tree.content, `tree:${prefix}`)
+    const before = new Map<string, RawTreeEntry>()
+    for (const entry of (baseOid && readTree(baseOid, false)?.entries) || []) {
+      before.set(entry.name, entry)
+    }
+    for (const entry of tree.entries) {
+      const old = before.get(entry.name)
+      if (old && old.oid === entry.oid) continue
+      if (entry.kind === 'tree') {
+        await visitTree(entry.oid, old?.kind === 'tree' ? old.oid : null, `${prefix}${entry.name}/`)
+      } else if (toPack.has(entry.oid) && !packed.has(entry.oid)) {
+        const blob = read(entry.oid)
+        if (blob) await emit(entry.oid, blob.type, blob.content, `blob:${prefix}${entry.name}`)
+      }
+    }
+  }
+
+  // Depth-first from each tip, first parents first; a commit some pack not being folded holds
+  // ends the walk there (everything older was packed before).
+  const stack = [...tips].reverse()
+  const walked = new Set<string>()
+  while (stack.length > 0) {
+    const cursor = stack.pop() as string
+    if (walked.has(cursor)) continue
+    walked.add(cursor)
+    if (!toPack.has(cursor) || packed.has(cursor)) continue
+    const object = quietRead(cursor)
+    if (object?.type !== 'commit') continue
+    let commit
+    try {
+      commit = parseCommit(cursor, object.content)
+    } catch {
+      continue
+    }
+    await emit(cursor, 'commit', object.content, 'commit')
+    const parent = commit.parent ? quietRead(commit.parent) : null
+    let parentTree: string | null = null
+    if (parent?.type === 'commit' && commit.parent) {
+      try {
+        parentTree = parseCommit(commit.parent, parent.content).tree
+      } catch {
+        parentTree = null
+      }
+    }
+    await visitTree(commit.tree, parentTree, '')
+    previousTrees = nextTrees
+    nextTrees = new Map()
+    for (let k = commit.parents.length - 1; k >= 0; k--) {
+      const next = commit.parents[k] as string
+      if (!walked.has(next)) stack.push(next)
+    }
+  }
+
+  // Whatever the walk did not reach (unreachable objects, history beyond the walk): each type
+  // in one chain of attempts, which costs little when the objects are unrelated.
+  let visited = 0
+  for (const oid of toPack) {
+    if (++visited % 1024 === 0) await pause()
+    if (packed.has(oid)) continue
+    const object = read(oid)
+    if (!object) continue
+    await emit(oid, object.type, object.content, `other:${object.type}`)
+  }
+}

@@ -1,0 +1,121 @@
+import { existsSync, utimesSync } from 'node:fs'
+import { mkdir, rm, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { openRepo } from './open-repo'
+import { statCacheOf } from './stat-cache'
+import { commitCount, folderFiles, fsck, headFiles, tempDataDir } from './test-helpers'
+import { openVersionedMemory } from './versioned-memory'
+
+let dataDir: string
+let cleanup: () => Promise<void>
+let clock = 1_700_000_000_000
+const now = () => (clock += 1000)
+
+beforeEach(async () => {
+  ;({ dir: dataDir, cleanup } = await tempDataDir())
+})
+afterEach(() => cleanup())
+
+const memories = () => path.join(dataDir, 'memories')
+/** Ten seconds ago: far enough back that a file's stat can be trusted. */
+const past = () => new Date(Date.now() - 10_000)
+
+async function put(relative: string, content: string, when = past()): Promise<void> {
+  const file = path.join(memories(), relative)
+  await mkdir(path.dirname(file), { recursive: true })
+  await writeFile(file, content)
+  utimesSync(file, when, when)
+}
+
+async function reopen() {
+  const { repo, recovery } = await openRepo({ dataDir, now })
+  repo.stats.save()
+  return { repo, recovery }
+}
+
+describe('checking the folder at open by stat', () => {
+  it('hashes every file once, then only the files that changed', async () => {
+    for (let i = 0; i < 40; i++) await put(`d${i % 4}/note-${i}.md`, `note ${i}`)
+    const first = await reopen()
+    expect(first.repo.stats.hashed).toBe(40)
+    expect(existsSync(statCacheOf(path.join(dataDir, 'history.git')))).toBe(true)
+
+    const second = await reopen()
+    expect(second.recovery).toBeNull()
+    expect(second.repo.stats.hashed).toBe(0)
+    expect(second.repo.stats.trusted).toBe(40)
+
+    // Same size, new content: the mtime tells.
+    await put('d1/note-1.md', 'NOTE 1', new Date(Date.now() - 5_000))
+    await rm(path.join(memories(), 'd2', 'note-2.md'))
+    await put('d3/new.md', 'new')
+    const third = await reopen()
+    expect(third.recovery?.kind).toBe('uncommitted-changes')
+    expect(third.repo.stats.hashed).toBe(2)
+    expect(third.repo.index.all().at(-1)?.files).toEqual([
+      '/memories/d1/note-1.md',
+      '/memories/d2/note-2.md',
+      '/memories/d3/new.md',
+    ])
+    expect(headFiles(dataDir)).toEqual(await folderFiles(dataDir))
+    fsck(dataDir)
+  })
+
+  it('catches an edit that kept the size and the mtime (the ctime moved)', async () => {
+    await put('a.md', 'aaaa')
+    await reopen()
+    const before = past()
+    await put('a.md', 'bbbb', before)
+    // Put the mtime back exactly: only ctime (which no one can set) shows the write.
+    utimesSync(path.join(memories(), 'a.md'), before, before)
+    const { repo, recovery } = await reopen()
+    expect(recovery?.kind).toBe('uncommitted-changes')
+    expect(repo.stats.hashed).toBe(1)
+    expect(headFiles(dataDir).get('a.md')).toBe('bbbb')
+  })
+
+  it('hashes again a file modified right when it was last hashed (racily clean)', async () => {
+    await put('a.md', 'one', new Date())
+    await reopen()
+    const { repo } = await reopen()
+    expect(repo.stats.hashed).toBe(1)
+    expect(commitCount(dataDir)).toBe(1)
+  })
+
+  it('works without the cache file (everything hashed once)', async () => {
+    for (let i = 0; i < 5; i++) await put(`n-${i}.md`, `${i}`)
+    await reopen()
+    await rm(statCacheOf(path.join(dataDir, 'history.git')))
+    const { repo, recovery } = await reopen()
+    expect(recovery).toBeNull()
+    expect(repo.stats.hashed).toBe(5)
+  })
+})
+
+describe("the folder's totals for the Memory tool's limits", () => {
+  it('come from the commits, with no walk, and follow every kind of change', async () => {
+    await put('outside.md', 'written before Cairn started')
+    await put('.hidden/x.md', 'not counted')
+    const memory = await openVersionedMemory({
+      dataDir,
+      now,
+      watch: false,
+      limits: { maxFiles: 3 },
+    })
+    const claude = { actor: 'claude', conversationId: 'c', toolUseId: 't' } as const
+    const create = (file: string) =>
+      memory.execute({ command: 'create', path: `/memories/${file}`, file_text: 'x' }, claude)
+    expect((await create('a.md')).isError).toBe(false)
+    expect((await create('b.md')).isError).toBe(false)
+    const refused = await create('c.md')
+    expect(refused.isError).toBe(true)
+    expect(String(refused.content)).toContain('memory already holds 3 files')
+    await memory.execute({ command: 'delete', path: '/memories/a.md' }, claude)
+    expect((await create('c.md')).isError).toBe(false)
+    // A restore brings a.md back: the total counts it again.
+    await memory.restoreDeleted('/memories/a.md')
+    expect((await create('d.md')).isError).toBe(true)
+    await memory.close()
+  })
+})

@@ -1,0 +1,199 @@
+/**
+ * What each file of the memory folder looked like (size, times, inode) when its content was
+ * last hashed, and that hash — so a scan can tell an unchanged file by one `lstat`, as git's
+ * index does, and read and hash only the files that changed. It also keeps the folder's
+ * totals (files, bytes) current from the scans themselves, for the Memory tool's limits.
+ *
+ * An entry is trusted only when the file's mtime is clearly older than the moment it was
+ * hashed: a file written in the same clock tick as its hash could change again unseen
+ * ("racily clean" in git's words), so it is hashed again next time.
+ *
+ * Saved as `<gitdir>/cairn-stat` (rewritten whole, atomically): a header line, then per file
+ *   20-byte oid | size, mtimeMs, ctimeMs, ino, checkedAt (5 x f64) | u32 path length | path
+ * A missing or unreadable file is no harm: every file is then hashed once.
+ */
+import fs, { type Stats } from 'node:fs'
+import path from 'node:path'
+
+const HEADER = Buffer.from('cairn-stat 1\n')
+const FIXED = 20 + 5 * 8 + 4
+/** A file modified this close to its hash is hashed again (covers 2 s FAT timestamps). */
+const RACY_MS = 3000
+
+interface Entry {
+  readonly oid: string
+  readonly size: number
+  readonly mtimeMs: number
+  readonly ctimeMs: number
+  readonly ino: number
+  readonly checkedAt: number
+}
+
+/** Files and bytes of the folder (regular files; hidden ones not counted, as the Memory tool's limits). */
+export interface FolderTotals {
+  readonly files: number
+  readonly bytes: number
+}
+
+export class StatCache {
+  private readonly entries = new Map<string, Entry>()
+  /** Folder -> how many entries lie under it, so forgetting a folder nothing is under is free. */
+  private readonly folders = new Map<string, number>()
+  private files = 0
+  private bytes = 0
+  private dirty = false
+  /** Files read and hashed, and files taken as unchanged by their stat, since load. */
+  hashed = 0
+  trusted = 0
+
+  constructor(
+    private readonly file: string,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Loads the saved cache (nothing happens when it is missing or unreadable). */
+  static load(file: string, now: () => number = Date.now): StatCache {
+    const cache = new StatCache(file, now)
+    let raw: Buffer
+    try {
+      raw = fs.readFileSync(file)
+    } catch {
+      return cache
+    }
+    if (!raw.subarray(0, HEADER.length).equals(HEADER)) return cache
+    let at = HEADER.length
+    while (at + FIXED <= raw.length) {
+      const length = raw.readUInt32LE(at + 60)
+      if (at + FIXED + length > raw.length) break
+      const relative = raw.toString('utf8', at + FIXED, at + FIXED + length)
+      cache.set(relative, {
+        oid: raw.toString('hex', at, at + 20),
+        size: raw.readDoubleLE(at + 20),
+        mtimeMs: raw.readDoubleLE(at + 28),
+        ctimeMs: raw.readDoubleLE(at + 36),
+        ino: raw.readDoubleLE(at + 44),
+        checkedAt: raw.readDoubleLE(at + 52),
+      })
+      at += FIXED + length
+    }
+    cache.dirty = false
+    return cache
+  }
+
+  /**
+   * The content hash of the file at `relative` when `stats` match what was recorded and the
+   * record is not racy; otherwise undefined (read and hash it).
+   */
+  lookup(relative: string, stats: Stats): string | undefined {
+    const entry = this.entries.get(relative)
+    if (
+      !entry ||
+      entry.size !== stats.size ||
+      entry.mtimeMs !== stats.mtimeMs ||
+      entry.ctimeMs !== stats.ctimeMs ||
+      entry.ino !== stats.ino ||
+      stats.mtimeMs + RACY_MS >= entry.checkedAt
+    ) {
+      return undefined
+    }
+    this.trusted++
+    return entry.oid
+  }
+
+  /** Records that the file at `relative`, as `stats` describe it, hashed to `oid` just now. */
+  record(relative: string, stats: Stats, oid: string): void {
+    this.hashed++
+    this.set(relative, {
+      oid,
+      size: stats.size,
+      mtimeMs: stats.mtimeMs,
+      ctimeMs: stats.ctimeMs,
+      ino: stats.ino,
+      checkedAt: this.now(),
+    })
+  }
+
+  /** Forgets `relative` and everything under it (a file or folder that is gone). */
+  forget(relative: string): void {
+    if (this.remove(relative)) return
+    if (relative !== '' && !this.folders.has(relative)) return
+    const prefix = relative === '' ? '' : `${relative}/`
+    for (const key of [...this.entries.keys()]) if (key.startsWith(prefix)) this.remove(key)
+  }
+
+  /** Keeps only the entries of `files` (after a scan of the whole folder saw exactly those). */
+  retainOnly(files: ReadonlySet<string>): void {
+    // Every file a scan visits has an entry afterwards: equal counts mean nothing to drop.
+    if (files.size === this.entries.size) return
+    for (const key of [...this.entries.keys()]) if (!files.has(key)) this.remove(key)
+  }
+
+  /** The folder's totals as the last scans saw it. */
+  totals(): FolderTotals {
+    return { files: this.files, bytes: this.bytes }
+  }
+
+  /** Writes the cache out when it changed (temp file + rename). */
+  save(): void {
+    if (!this.dirty) return
+    const parts: Buffer[] = [HEADER]
+    for (const [relative, entry] of this.entries) {
+      const name = Buffer.from(relative, 'utf8')
+      const fixed = Buffer.allocUnsafe(FIXED)
+      fixed.write(entry.oid, 0, 20, 'hex')
+      fixed.writeDoubleLE(entry.size, 20)
+      fixed.writeDoubleLE(entry.mtimeMs, 28)
+      fixed.writeDoubleLE(entry.ctimeMs, 36)
+      fixed.writeDoubleLE(entry.ino, 44)
+      fixed.writeDoubleLE(entry.checkedAt, 52)
+      fixed.writeUInt32LE(name.length, 60)
+      parts.push(fixed, name)
+    }
+    const temp = `${this.file}.tmp`
+    fs.writeFileSync(temp, Buffer.concat(parts), { mode: 0o600 })
+    fs.renameSync(temp, this.file)
+    this.dirty = false
+  }
+
+  private set(relative: string, entry: Entry): void {
+    this.remove(relative)
+    this.entries.set(relative, entry)
+    for (let at = relative.indexOf('/'); at > 0; at = relative.indexOf('/', at + 1)) {
+      const folder = relative.slice(0, at)
+      this.folders.set(folder, (this.folders.get(folder) ?? 0) + 1)
+    }
+    if (counted(relative)) {
+      this.files++
+      this.bytes += entry.size
+    }
+    this.dirty = true
+  }
+
+  private remove(relative: string): boolean {
+    const old = this.entries.get(relative)
+    if (!old) return false
+    this.entries.delete(relative)
+    for (let at = relative.indexOf('/'); at > 0; at = relative.indexOf('/', at + 1)) {
+      const folder = relative.slice(0, at)
+      const left = (this.folders.get(folder) ?? 1) - 1
+      if (left === 0) this.folders.delete(folder)
+      else this.folders.set(folder, left)
+    }
+    if (counted(relative)) {
+      this.files--
+      this.bytes -= old.size
+    }
+    this.dirty = true
+    return true
+  }
+}
+
+/** Where the stat cache lives: in the git directory, beside the side index. */
+export function statCacheOf(gitdir: string): string {
+  return path.join(gitdir, 'cairn-stat')
+}
+
+// The Memory tool's limits count regular files whose path has no hidden segment.
+function counted(relative: string): boolean {
+  return !relative.startsWith('.') && !relative.includes('/.')
+}

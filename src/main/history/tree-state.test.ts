@@ -1,0 +1,125 @@
+import fc from 'fast-check'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import path from 'node:path'
+import {
+  compareTreeKeys,
+  createObjectStore,
+  initRepository,
+  serializeTree,
+  type ObjectStore,
+} from './object-store'
+import { gitCli, tempDataDir } from './test-helpers'
+import {
+  childrenOf,
+  diffNodes,
+  emptyTree,
+  flushTree,
+  listFiles,
+  setAt,
+  treeFromOid,
+  type Node,
+} from './tree-state'
+
+let dataDir: string
+let cleanup: () => Promise<void>
+let store: ObjectStore
+
+beforeEach(async () => {
+  ;({ dir: dataDir, cleanup } = await tempDataDir())
+  await initRepository(path.join(dataDir, 'history.git'))
+  store = createObjectStore(path.join(dataDir, 'history.git'))
+})
+afterEach(async () => {
+  store.close()
+  await cleanup()
+})
+
+const blob = (oid: string): Node => ({ kind: 'blob', oid, mode: '100644' })
+const name = fc.constantFrom(
+  'a',
+  'a.md',
+  'a-b',
+  'a/b',
+  'b',
+  'ä',
+  'é.md',
+  '😀',
+  '\uE000',
+  'z',
+  'a.b',
+)
+
+describe('tree keys', () => {
+  it('order like their UTF-8 bytes', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary' }), fc.string({ unit: 'binary' }), (a, b) => {
+        const bytes = Math.sign(Buffer.compare(Buffer.from(a), Buffer.from(b)))
+        expect(Math.sign(compareTreeKeys(a, b))).toBe(bytes)
+      }),
+      { numRuns: 2000 },
+    )
+  })
+})
+
+describe('the tree kept in memory', () => {
+  it('writes the same trees patched as serialized afresh, and leaves older roots as they were', async () => {
+    const ops = fc.array(
+      fc.record({
+        dir: fc.constantFrom([], ['d'], ['d', 'e'], ['f']),
+        file: name,
+        remove: fc.boolean(),
+        content: fc.nat({ max: 5 }),
+      }),
+      { minLength: 1, maxLength: 30 },
+    )
+    await fc.assert(
+      fc.asyncProperty(fc.array(ops, { minLength: 1, maxLength: 4 }), async (commits) => {
+        let root = emptyTree()
+        for (const commit of commits) {
+          const before = root
+          const beforeOid = before.children?.size ? await flushTree(store, before) : null
+          const beforeFiles = await listFiles(store, before)
+          const owner = {}
+          for (const op of commit) {
+            const segments = [...op.dir, op.file.replace('/', '_')]
+            const oid = await store.write('blob', Buffer.from(`content ${op.content}`))
+            root = await setAt(store, root, segments, op.remove ? null : blob(oid), owner)
+          }
+          if (!root.children?.size) continue
+          const oid = await flushTree(store, root)
+          // A fresh read of the written tree, serialized from scratch, names the same tree.
+          const fresh = treeFromOid(oid)
+          const files = await listFiles(store, fresh)
+          expect(files).toEqual(await listFiles(store, root))
+          expect(await rewrite(store, fresh)).toBe(oid)
+          // The root before this commit still lists what it listed.
+          expect(await listFiles(store, before)).toEqual(beforeFiles)
+          if (beforeOid) expect(await flushTree(store, before)).toBe(beforeOid)
+          // And the diff names exactly the files that differ.
+          const deltas = await diffNodes(store, before, root)
+          const changed = [...new Set([...files.keys(), ...beforeFiles.keys()])].filter(
+            (file) => files.get(file) !== beforeFiles.get(file),
+          )
+          expect(deltas.map((delta) => delta.path).sort()).toEqual(changed.sort())
+        }
+      }),
+      { numRuns: 60 },
+    )
+    gitCli(dataDir, 'fsck', '--strict', '--no-dangling')
+  })
+})
+
+/** The id `node`'s tree gets when every folder under it is serialized again from its entries. */
+async function rewrite(store: ObjectStore, node: Node): Promise<string> {
+  if (node.kind === 'blob') return node.oid
+  const entries = []
+  for (const [entryName, child] of await childrenOf(store, node)) {
+    entries.push({
+      name: entryName,
+      kind: child.kind,
+      oid: await rewrite(store, child),
+      mode: child.kind === 'tree' ? '40000' : child.mode,
+    })
+  }
+  return store.hash('tree', serializeTree(entries))
+}
