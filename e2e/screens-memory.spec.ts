@@ -112,5 +112,12 @@ for (const scheme of ['light', 'dark'] as const) {
     await full.showAs('Side by side')
     await expect(full.diffTable('/memories/projects/trailhead.md')).toContainText('serde')
     await shoot(page, cairn, `full-history-split-${scheme}`)
+
+    // The history search: the changes that added or removed a text, one of them opened.
+    await full.find('serde')
+    await expect(full.searchProgress).toContainText('1 change added or removed')
+    await full.hits.getByRole('option').first().click()
+    await expect(full.title()).toHaveText('Claude edited projects/trailhead.md')
+    await shoot(page, cairn, `full-history-search-${scheme}`)
   })
 }

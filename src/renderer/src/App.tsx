@@ -1,3 +1,5 @@
+import { lazy, Suspense } from 'react'
+import { Loading } from './components/Feedback'
 import { NavigationProvider, useNavigation } from './lib/navigation'
 import { PendingChangesProvider } from './lib/pending-changes'
 import { ThisMachineProvider } from './lib/this-machine'
@@ -8,7 +10,6 @@ import { useAppInfo } from './features/app/use-app-info'
 import { useShortcuts } from './features/app/use-shortcuts'
 import { ChatPane } from './features/chat/ChatPane'
 import { ConversationSidebar } from './features/chat/ConversationSidebar'
-import { FullHistoryView } from './features/history/FullHistoryView'
 import { LiveTurnsProvider } from './features/chat/live-turns'
 import { SettingsDialog } from './features/settings/SettingsDialog'
 import { SettingsProvider, useSettings } from './features/settings/settings-context'
@@ -18,6 +19,14 @@ import { JoinDialog } from './features/sync/JoinDialog'
 import { SyncProvider, useSync } from './features/sync/sync-context'
 import { SyncIndicator } from './features/sync/SyncIndicator'
 import { SyncSettings } from './features/sync/SyncSettings'
+
+// The full history view (timeline, diffs, blame, search) is not part of the first screen: its
+// code loads the first time it opens, as the side pane's history tab does.
+const FullHistoryView = lazy(() =>
+  import('./features/history/FullHistoryView').then((module) => ({
+    default: module.FullHistoryView,
+  })),
+)
 
 /** The window's frame: conversations sidebar, chat in the middle, memory and history beside. */
 export function App() {
@@ -98,7 +107,11 @@ function Frame() {
         <SidePane />
       </aside>
 
-      {fullHistory && <FullHistoryView />}
+      {fullHistory && (
+        <Suspense fallback={<Loading active label="Loading history…" />}>
+          <FullHistoryView />
+        </Suspense>
+      )}
 
       {settingsOpen && <SettingsDialog extraSections={<SyncSettings />} />}
       {dialog === 'conflicts' && <ConflictDialog />}

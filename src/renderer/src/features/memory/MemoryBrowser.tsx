@@ -1,4 +1,4 @@
-import { useEffect, useMemo, useRef, useState } from 'react'
+import { lazy, Suspense, useEffect, useMemo, useRef, useState } from 'react'
 import type { ApiResult, ChangeResult, MemoryEntry } from '../../../../shared/types'
 import { Banner, Notice, useNotice } from '../../components/Banner'
 import type { BlameActions } from '../../components/BlameView'
@@ -14,7 +14,6 @@ import { useNow } from '../../lib/use-now'
 import { useResource } from '../../lib/use-resource'
 import { useNavigation } from '../../lib/navigation'
 import { displayPath, exactTime, shortDateTime } from '../../lib/format'
-import { ComparePanel } from './ComparePanel'
 import { FileUseList } from './FileUseList'
 import { filesByUse, type FileOrder } from './file-use'
 import { FileView, type FileActions } from './FileView'
@@ -26,6 +25,11 @@ import { SizeMeter } from './SizeMeter'
 import { parentOf } from './tree-model'
 import { useMemoryStats } from './use-memory-stats'
 import './memory.css'
+
+// Comparing a past version with now (diffs) is rare: its code loads the first time it is used.
+const ComparePanel = lazy(() =>
+  import('./ComparePanel').then((module) => ({ default: module.ComparePanel })),
+)
 
 type Dialog =
   | { readonly kind: 'new' }
@@ -408,14 +412,16 @@ export function MemoryBrowser() {
 
       <div className="mem-detail">
         {comparing && then?.at ? (
-          <ComparePanel
-            comparison={comparison.value}
-            loading={comparison.loading}
-            error={comparison.error}
-            onRetry={comparison.reload}
-            selected={selected}
-            onSelect={(path) => setSelected(path)}
-          />
+          <Suspense fallback={<Loading active label="Loading the comparison…" />}>
+            <ComparePanel
+              comparison={comparison.value}
+              loading={comparison.loading}
+              error={comparison.error}
+              onRetry={comparison.reload}
+              selected={selected}
+              onSelect={(path) => setSelected(path)}
+            />
+          </Suspense>
         ) : selected ? (
           <FileView
             path={selected}
