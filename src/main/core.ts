@@ -122,6 +122,7 @@ export async function createCore(options: CoreOptions): Promise<Core> {
     conversations,
     settings,
     memory: review,
+    memoryHead: () => memory.head(),
     createMemoryTool: createRunnableMemoryTool,
     emit: (event) => events.emit('agent:event', event),
     onConversationChanged: (id) => events.emit('conversations:changed', { id, deleted: false }),

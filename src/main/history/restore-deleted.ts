@@ -1,7 +1,7 @@
 import type { ChangeResult } from '../../shared/types'
 import { CairnError } from '../lib/errors'
 import { segmentsOf, toVirtual } from './paths'
-import { shortOid, treeOf } from './read'
+import { shortOid, treeOf, versionOf } from './read'
 import type { Repo } from './repo'
 import { changeResult, requireFilePath, USER_INTENT } from './restore-common'
 import { listFiles, nodeAt } from './tree-state'
@@ -36,7 +36,7 @@ export async function restoreDeleted(repo: Repo, path: string): Promise<ChangeRe
         paths: [virtual],
         restoredFrom: entry.parent,
       }),
-      `Restored ${virtual} from version ${shortOid(entry.parent)}.`,
+      `Brought back ${virtual} as of ${versionOf(repo.entry(entry.parent) ?? entry)}.`,
     )
   }
   throw new CairnError('not-found', `No earlier version of ${virtual} is in the history.`)

@@ -4,7 +4,7 @@ import path from 'node:path'
 import type { MemoryEntry, MemoryFile, MemorySearchHit } from '../../shared/types'
 import { CairnError } from '../lib/errors'
 import { IMAGE_TYPES } from '../memory'
-import { segmentsOf, toRelative, toVirtual } from '../history'
+import { segmentsOf, toRelative, toVirtual, type VersionedMemory } from '../history'
 import { lstatInside } from '../lib/lstat-inside'
 import { decodeUtf8 } from '../lib/text'
 
@@ -46,6 +46,16 @@ async function walk(abs: string, relative: string, into: MemoryEntry[]): Promise
   return total
 }
 
+/** Every file and folder memory held after commit `at` (read-only), as the tree shows them. */
+export async function listTreeAt(
+  memory: Pick<VersionedMemory, 'listAt'>,
+  at: string,
+): Promise<ReadonlyArray<MemoryEntry>> {
+  return (await memory.listAt(at)).filter((entry) =>
+    segmentsOf(toRelative(entry.path)).every(isListed),
+  )
+}
+
 /** One memory file for the viewer: text, or an image as base64, or "binary". */
 export async function readMemoryFile(workRoot: string, virtual: string): Promise<MemoryFile> {
   const relative = toRelative(virtual)
@@ -54,6 +64,26 @@ export async function readMemoryFile(workRoot: string, virtual: string): Promise
   const stats = await lstatInside(workRoot, relative)
   if (!stats?.isFile()) throw notFound(virtual)
   const bytes = await readFile(abs, { flag: constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) })
+  return memoryFile(virtual, bytes)
+}
+
+/** One memory file as it was after commit `at`. */
+export async function readMemoryFileAt(
+  memory: Pick<VersionedMemory, 'readBytesAt'>,
+  virtual: string,
+  at: string,
+): Promise<MemoryFile> {
+  const relative = toRelative(virtual)
+  if (relative === '' || segmentsOf(relative).some((segment) => !isListed(segment))) {
+    throw notFound(virtual)
+  }
+  const bytes = await memory.readBytesAt(virtual, at)
+  if (!bytes) throw new CairnError('not-found', `${virtual} was not a file in that version.`)
+  return memoryFile(virtual, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))
+}
+
+function memoryFile(virtual: string, bytes: Buffer): MemoryFile {
+  const relative = toRelative(virtual)
   const mediaType = IMAGE_TYPES[path.extname(relative).toLowerCase()]
   if (mediaType) {
     return {

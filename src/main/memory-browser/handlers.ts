@@ -1,6 +1,6 @@
 import type { VersionedMemory } from '../history'
 import type { DomainHandlers } from '../lib/handlers'
-import { listTree, readMemoryFile, searchMemories } from './browser'
+import { listTree, listTreeAt, readMemoryFile, readMemoryFileAt, searchMemories } from './browser'
 import { deleteFile, renameFile, writeFile } from './edits'
 
 /**
@@ -10,8 +10,10 @@ import { deleteFile, renameFile, writeFile } from './edits'
 export function memoryBrowserHandlers(memory: VersionedMemory): DomainHandlers<'memory'> {
   const execute = memory.execute
   return {
-    'memory:tree': () => listTree(memory.folder),
-    'memory:read': ({ path }) => readMemoryFile(memory.folder, path),
+    'memory:tree': (payload) =>
+      payload?.at ? listTreeAt(memory, payload.at) : listTree(memory.folder),
+    'memory:read': ({ path, at }) =>
+      at ? readMemoryFileAt(memory, path, at) : readMemoryFile(memory.folder, path),
     'memory:search': ({ query }) => searchMemories(memory.folder, query),
     'memory:write': ({ path, content, mustNotExist }) =>
       writeFile(execute, path, content, { mustNotExist }),
