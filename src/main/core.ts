@@ -140,6 +140,7 @@ async function assemble(
     conversations,
     settings,
     memory: review,
+    memoryHead: () => memory.head(),
     createMemoryTool: createRunnableMemoryTool,
     emit: (event) => events.emit('agent:event', event),
     onConversationChanged: (id) => events.emit('conversations:changed', { id, deleted: false }),

@@ -13,13 +13,16 @@ import type {
   ApiResult,
   AppCommand,
   AppInfo,
+  BlameLine,
   ChangeResult,
   CommitDetail,
+  Comparison,
   CommitSummary,
   Conversation,
   ConversationSearchHit,
   ConversationSummary,
   FileChange,
+  HistorySearchPage,
   LogPage,
   MemoryEntry,
   MemoryFile,
@@ -69,8 +72,9 @@ export const requestSchemas = {
   'app:openDataFolder': none,
   'app:openExternal': z.strictObject({ url: z.url({ protocol: /^https$/ }) }),
 
-  'memory:tree': none,
-  'memory:read': z.strictObject({ path: virtualPath }),
+  /** `at`: the memory as it was after that commit (read-only), instead of now. */
+  'memory:tree': z.strictObject({ at: oid.optional() }).optional(),
+  'memory:read': z.strictObject({ path: virtualPath, at: oid.optional() }),
   'memory:write': z.strictObject({
     path: virtualPath,
     // The Memory tool's write limit is 1 MiB of UTF-8; no character is less than a byte.
@@ -99,6 +103,18 @@ export const requestSchemas = {
   'history:restoreDeleted': z.strictObject({ path: virtualPath }),
   'history:revert': z.strictObject({ oid }),
   'history:restoreAll': z.strictObject({ oid }),
+  /** Each line of a file (at `oid`, default now) with the commit that last changed it. */
+  'history:blame': z.strictObject({ path: virtualPath, oid: oid.optional() }),
+  /** One page of the commits adding or removing `text`, older than `before` if given. */
+  'history:search': z.strictObject({
+    text: z.string().min(1).max(1000),
+    matchCase: z.boolean().optional(),
+    before: oid.optional(),
+  }),
+  /** How memory at `from` differs from memory at `to` (default now). */
+  'history:compare': z.strictObject({ from: oid, to: oid.optional() }),
+  /** The summaries of these commits (unknown ones are left out). */
+  'history:summaries': z.strictObject({ oids: z.array(oid).max(500) }),
 
   'review:list': none,
   'review:decide': z
@@ -202,6 +218,10 @@ export interface RequestResults {
   'history:restoreDeleted': ChangeResult
   'history:revert': ChangeResult
   'history:restoreAll': ChangeResult
+  'history:blame': ReadonlyArray<BlameLine>
+  'history:search': HistorySearchPage
+  'history:compare': Comparison
+  'history:summaries': ReadonlyArray<CommitSummary>
   'review:list': ReadonlyArray<PendingChange>
   'review:decide': ChangeResult
   'hygiene:stats': MemoryStats

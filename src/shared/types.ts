@@ -28,7 +28,8 @@ export interface AppInfo {
  * history). Main sends it as the `app:command` event; the renderer reacts as it would to the
  * same keyboard shortcut.
  */
-export type AppCommand = 'new-chat' | 'open-settings' | 'show-memory' | 'show-history'
+export type AppCommand =
+  'new-chat' | 'open-settings' | 'show-memory' | 'show-history' | 'show-full-history'
 
 /**
  * What the versioned memory repaired: at start-up (`app:info`), or later (`app:recovery`):
@@ -180,12 +181,49 @@ export interface FileChange {
 
 export interface CommitDetail {
   readonly commit: CommitSummary
+  /** The commit's message as git stores it: subject, then one trailer per fact. */
+  readonly message: string
   /** The first changes in path order, at most a bounded number (see `totalChanges`). */
   readonly changes: ReadonlyArray<FileChange>
   /** How many files the commit changed in all (renames count once). */
   readonly totalChanges: number
   /** True when `changes` lists fewer files than `totalChanges`. */
   readonly truncated: boolean
+}
+
+/** One line of a file with the commit that last changed it (`history:blame`). */
+export interface BlameLine {
+  /** 1-based line number. */
+  readonly line: number
+  /** The line's text, without its newline. */
+  readonly text: string
+  readonly commit: CommitSummary
+}
+
+/** How memory differs between two commits (`history:compare`), file by file. */
+export interface Comparison {
+  readonly from: string
+  readonly to: string
+  /** The first changes in path order, bounded like `CommitDetail.changes`. */
+  readonly changes: ReadonlyArray<FileChange>
+  readonly totalChanges: number
+  readonly truncated: boolean
+}
+
+/** A commit whose diff adds or removes the searched text, and the files where it does. */
+export interface HistorySearchHit {
+  readonly commit: CommitSummary
+  readonly files: ReadonlyArray<{ readonly path: string; readonly change: 'added' | 'removed' }>
+}
+
+/** One page of a history search, newest commits first (`history:search`). */
+export interface HistorySearchPage {
+  readonly hits: ReadonlyArray<HistorySearchHit>
+  /** Pass as `before` to go on with older commits; null when the whole history was searched. */
+  readonly next: string | null
+  /** Commits searched so far, counted from the newest, out of `total`. */
+  readonly scanned: number
+  readonly total: number
 }
 
 /** Result of a user edit or a restore: the commit it made, or null when nothing changed. */
@@ -338,6 +376,13 @@ export interface StoredMessage {
   readonly createdAt: number
   /** For a prompt the person typed: the turn it started (absent in older conversations). */
   readonly turnId?: string
+  /**
+   * For Claude's replies: the memory commit at the start of the reply's turn, what Claude
+   * could see (null: memory was empty; absent in older conversations).
+   */
+  readonly memoryAt?: string | null
+  /** For Claude's replies: the memory paths Claude viewed during the turn, in order. */
+  readonly viewed?: ReadonlyArray<string>
 }
 
 export interface ConversationSummary {
@@ -365,6 +410,8 @@ export type AgentEvent = { readonly conversationId: string; readonly turnId: str
   | {
       readonly type: 'turn-started'
       readonly userText: string
+      /** The memory commit at the turn's start (null: memory was empty). */
+      readonly memoryAt: string | null
       /** The id the sender gave `chat:send`: how it recognizes its own turn. */
       readonly clientId: string
     }

@@ -410,6 +410,10 @@ describe('the built main bundle in Node, with a recording stand-in for electron'
       label: 'Show history',
       accelerator: 'CmdOrCtrl+2',
     })
+    expect(byId('show-full-history')).toMatchObject({
+      label: 'Full history',
+      accelerator: 'CmdOrCtrl+Shift+H',
+    })
     expect(byId('open-data-folder')).toMatchObject({
       label: 'Open data folder',
       accelerator: 'CmdOrCtrl+Shift+O',
@@ -421,12 +425,15 @@ describe('the built main bundle in Node, with a recording stand-in for electron'
         .map((call) => call.args[1] as { name: string; data: { command: string } })
         .filter((message) => message.name === 'app:command')
         .map((message) => message.data.command)
-    for (const id of ['new-chat', 'open-settings', 'show-memory', 'show-history']) {
-      byId(id).click!()
-    }
-    await vi.waitFor(() =>
-      expect(commandsSent()).toEqual(['new-chat', 'open-settings', 'show-memory', 'show-history']),
-    )
+    const commands = [
+      'new-chat',
+      'open-settings',
+      'show-memory',
+      'show-history',
+      'show-full-history',
+    ]
+    for (const id of commands) byId(id).click!()
+    await vi.waitFor(() => expect(commandsSent()).toEqual(commands))
     byId('open-data-folder').click!()
     await standIn.waitFor('shell.openPath')
     expect(standIn.callsOf('shell.openPath').map((call) => call.args[0])).toEqual([userData])

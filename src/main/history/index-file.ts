@@ -364,6 +364,24 @@ export class IndexFile {
     return ACTORS[this.records[i * RECORD + 56] as number] as Actor
   }
 
+  /**
+   * The files entry `i` changed, from its file ids alone (no details read, no checksum: the
+   * ids' range was checked at open). For walks over many entries; `at` for one entry.
+   */
+  filesAt(i: number): string[] {
+    const first = this.words[i * 16 + 11] as number
+    const end = first + (this.words[i * 16 + 12] as number)
+    const files: string[] = []
+    for (let f = first; f < end; f++) files.push(this.names[this.fileIds[f] as number] as string)
+    return files
+  }
+
+  /** The position of entry `i`'s first parent (-1 for a root commit), without its details. */
+  parentAt(i: number): number {
+    const parent = this.words[i * 16 + 5] as number
+    return parent === NONE ? -1 : parent
+  }
+
   /** True when entry `i` is a merge commit (its further parents are in its details). */
   isMergeAt(i: number): boolean {
     return ((this.records[i * RECORD + 58] as number) & FLAG_MERGE) !== 0

@@ -1,4 +1,4 @@
-import type { CommitDetail, FileChange } from '../../shared/types'
+import type { CommitDetail, Comparison, FileChange } from '../../shared/types'
 import { CairnError } from '../lib/errors'
 import { decodeUtf8 } from '../lib/text'
 import { DamagedHistoryError, readingVersion } from './damage'
@@ -56,6 +56,22 @@ export async function showCommit(
 ): Promise<CommitDetail> {
   const entry = requireEntry(repo, oid)
   const pending = await readingVersion(oid, () => pendingChanges(repo, entry))
+  const changes = await bounded(repo, pending, limits)
+  return {
+    commit: toSummary(entry),
+    message: await readingVersion(oid, async () => (await repo.store.readCommit(oid)).message),
+    changes,
+    totalChanges: pending.length,
+    truncated: changes.length < pending.length,
+  }
+}
+
+/** The first changes of `pending` with their text, within `limits`. */
+async function bounded(
+  repo: RepoView,
+  pending: ReadonlyArray<PendingChange>,
+  limits: ShowLimits,
+): Promise<FileChange[]> {
   const changes: FileChange[] = []
   let budget = limits.maxTextChars
   for (const item of pending.slice(0, limits.maxChanges)) {
@@ -68,12 +84,50 @@ export async function showCommit(
     budget -= cost
     changes.push(full)
   }
+  return changes
+}
+
+/**
+ * How memory at `from` differs from memory at `to` (default: now), file by file and bounded
+ * like `showCommit`. Files that moved in between show as one removed and one added.
+ */
+export async function compareCommits(
+  repo: RepoView,
+  from: string,
+  to: string | null,
+  limits: ShowLimits = SHOW_LIMITS,
+): Promise<Comparison> {
+  requireEntry(repo, from)
+  const target = to ?? repo.head()
+  if (!target) throw new CairnError('not-found', 'The history is empty.')
+  requireEntry(repo, target)
+  const deltas = await diffNodes(repo.store, await treeOf(repo, from), await treeOf(repo, target))
+  const pending: PendingChange[] = deltas.map((delta) => ({
+    path: toVirtual(delta.path),
+    oldPath: null,
+    before: delta.before,
+    after: delta.after,
+    status: !delta.before ? 'added' : !delta.after ? 'deleted' : 'modified',
+  }))
+  const changes = await bounded(repo, pending, limits)
   return {
-    commit: toSummary(entry),
+    from,
+    to: target,
     changes,
     totalChanges: pending.length,
     truncated: changes.length < pending.length,
   }
+}
+
+/** The bytes of a file at a commit (null when it did not exist there or was a folder). */
+export async function readBytesAt(
+  repo: RepoView,
+  virtual: string,
+  oid: string,
+): Promise<Uint8Array | null> {
+  requireEntry(repo, oid)
+  const node = await nodeAt(repo.store, await treeOf(repo, oid), segmentsOf(toRelative(virtual)))
+  return node?.kind === 'blob' ? repo.store.readBlob(node.oid) : null
 }
 
 // Every change of a commit by blob id only (cheap: no content is read).

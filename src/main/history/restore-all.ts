@@ -1,6 +1,6 @@
 import type { ChangeResult } from '../../shared/types'
 import { readingVersion } from './damage'
-import { requireEntry, shortOid, treeOf } from './read'
+import { requireEntry, shortOid, treeOf, versionOf } from './read'
 import type { CommitIntent, Repo } from './repo'
 import { applyDeltas, changeResult, commitNow, USER_INTENT, type Committer } from './restore-common'
 import { diffNodes } from './tree-state'
@@ -11,7 +11,7 @@ export async function restoreAll(
   oid: string,
   commit: Committer = commitNow(repo),
 ): Promise<ChangeResult> {
-  requireEntry(repo, oid)
+  const entry = requireEntry(repo, oid)
   const deltas = await readingVersion(
     oid,
     async () => diffNodes(repo.store, repo.root(), await treeOf(repo, oid)),
@@ -20,7 +20,7 @@ export async function restoreAll(
   if (deltas.length === 0) {
     return {
       commit: null,
-      message: `The memory folder already matches version ${shortOid(oid)}.`,
+      message: `The memory folder already matches ${versionOf(entry)}.`,
     }
   }
   await readingVersion(oid, () => applyDeltas(repo, deltas), true)
@@ -35,6 +35,6 @@ export async function restoreAll(
       deltas.map((delta) => delta.path),
       intent,
     ),
-    `Restored the memory folder to version ${shortOid(oid)}.`,
+    `Restored the memory folder to ${versionOf(entry)}.`,
   )
 }

@@ -2,7 +2,7 @@ import type { ChangeResult } from '../../shared/types'
 import { CairnError } from '../lib/errors'
 import { readingVersion } from './damage'
 import { segmentsOf, toVirtual } from './paths'
-import { shortOid, treeOf } from './read'
+import { shortOid, treeOf, versionOf } from './read'
 import type { Repo } from './repo'
 import {
   applyDeltas,
@@ -53,7 +53,7 @@ export async function restoreDeleted(
         paths: [virtual],
         restoredFrom: from,
       }),
-      `Restored ${virtual} from version ${shortOid(from)}.`,
+      `Brought back ${virtual} as of ${versionOf(repo.entry(from) ?? repo.index.at(i))}.`,
     )
   }
   throw new CairnError('not-found', `No earlier version of ${virtual} is in the history.`)

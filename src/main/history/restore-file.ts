@@ -2,7 +2,7 @@ import type { ChangeResult } from '../../shared/types'
 import { CairnError } from '../lib/errors'
 import { readingVersion } from './damage'
 import { segmentsOf, toVirtual } from './paths'
-import { requireEntry, shortOid, treeOf } from './read'
+import { requireEntry, shortOid, treeOf, versionOf } from './read'
 import type { Repo } from './repo'
 import {
   changeResult,
@@ -22,7 +22,7 @@ export async function restoreFile(
   oid: string,
   commit: Committer = commitNow(repo),
 ): Promise<ChangeResult> {
-  requireEntry(repo, oid)
+  const entry = requireEntry(repo, oid)
   const relative = requireFilePath(path)
   // Normalized, so the commit's paths match the index (no trailing slash).
   const virtual = toVirtual(relative)
@@ -37,11 +37,11 @@ export async function restoreFile(
     true,
   )
   if (!then || !content) {
-    throw new CairnError('not-found', `${virtual} was not a file in version ${shortOid(oid)}.`)
+    throw new CairnError('not-found', `${virtual} was not a file in ${versionOf(entry)}.`)
   }
   const now = await nodeAt(repo.store, repo.root(), segments)
   if (now?.kind === 'blob' && now.oid === then.oid) {
-    return { commit: null, message: `${virtual} already matches version ${shortOid(oid)}.` }
+    return { commit: null, message: `${virtual} already matches ${versionOf(entry)}.` }
   }
   await inWorkTree(repo, (tree) => writeFileSafely(tree, relative, content))
   return changeResult(
@@ -52,6 +52,6 @@ export async function restoreFile(
       paths: [virtual],
       restoredFrom: oid,
     }),
-    `Restored ${virtual} from version ${shortOid(oid)}.`,
+    `Restored ${virtual} to ${versionOf(entry)}.`,
   )
 }

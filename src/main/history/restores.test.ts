@@ -206,7 +206,9 @@ describe('restores (each a new commit)', () => {
       paths: ['/memories/d'],
       restoredFrom: last,
     })
-    expect(result.message).toBe(`Restored /memories/d from version ${last.slice(0, 7)}.`)
+    // The version is named by its time, never by a commit id.
+    expect(result.message).toMatch(/^Brought back \/memories\/d as of the version of /)
+    expect(result.message).not.toContain(last.slice(0, 7))
     expect([...(await folderFiles(dataDir)).keys()]).toEqual(['d/a.md', 'd/b.md'])
     await expectInSync()
   })

@@ -2,7 +2,8 @@ import type { ChangeResult } from '../../shared/types'
 import { CairnError } from '../lib/errors'
 import { readingVersion } from './damage'
 import { segmentsOf, toVirtual } from './paths'
-import { requireEntry, shortOid, treeOf } from './read'
+import { momentOf, requireEntry, shortOid, treeOf } from './read'
+import type { IndexEntry } from './side-index'
 import type { Repo } from './repo'
 import { applyDeltas, changeResult, commitNow, USER_INTENT, type Committer } from './restore-common'
 import { diffNodes, nodeAt } from './tree-state'
@@ -37,11 +38,13 @@ export async function revert(
       (conflicts.length > CONFLICTS_LISTED ? ', …' : '')
     throw new CairnError(
       'conflict',
-      `Cannot revert ${shortOid(oid)}: ${listed} changed since. Nothing was changed; restore a version of the file instead.`,
+      `Cannot undo that change (${describe(entry)}): ${listed} changed since. Nothing was changed; restore a version of the file instead.`,
     )
   }
   const inverse = deltas.map((delta) => ({ ...delta, before: delta.after, after: delta.before }))
-  if (inverse.length === 0) return { commit: null, message: `${shortOid(oid)} changed nothing.` }
+  if (inverse.length === 0) {
+    return { commit: null, message: `That change (${describe(entry)}) changed nothing.` }
+  }
   await readingVersion(oid, () => applyDeltas(repo, inverse), true)
   return changeResult(
     await commit(
@@ -54,6 +57,14 @@ export async function revert(
         restoredFrom: oid,
       },
     ),
-    `Reverted ${shortOid(oid)}.`,
+    `Undid the change of ${momentOf(entry.time)}.`,
   )
+}
+
+/** A change named for people: its time and what it touched ("3 Nov, 14:02, notes.md"). */
+function describe(entry: IndexEntry): string {
+  const [first] = entry.paths
+  const name = first ? first.replace(/^\/memories\/?/, '') || '/memories' : 'memory'
+  const more = entry.paths.length > 1 ? ` and ${entry.paths.length - 1} more` : ''
+  return `${momentOf(entry.time)}, ${name}${more}`
 }

@@ -1,13 +1,17 @@
 import type { ValidPayload } from '../../shared/contract'
 import type {
+  BlameLine,
   ChangeResult,
   CommitCommand,
   CommitDetail,
   CommitSummary,
+  Comparison,
   CreateExistingPolicy,
   FileChange,
+  HistorySearchPage,
   LogPage,
   MemoryNotice,
+  MemoryEntry,
   RecoveryReport,
   ReviewMark,
   WriteFlag,
@@ -71,6 +75,16 @@ export interface ExecuteOutcome extends Omit<MemoryExecution, 'errorCode'> {
   readonly held?: boolean
 }
 
+/** One page of a history search (`history:search`, plus a time budget for tests). */
+export interface SearchQuery {
+  readonly text: string
+  readonly matchCase: boolean
+  /** Continue with the commits older than this one (from a previous page's `next`). */
+  readonly before?: string
+  /** How long this page may scan (default: search.ts's `SEARCH_PAGE_MS`). */
+  readonly budgetMs?: number
+}
+
 /** A page request of the timeline: exactly what the `history:log` channel accepts. */
 export type LogQuery = ValidPayload<'history:log'>
 
@@ -109,6 +123,23 @@ export interface VersionedMemory {
   show(oid: string): Promise<CommitDetail>
   readAt(path: string, oid: string): Promise<string | null>
   diff(path: string, from: string, to: string): Promise<FileChange>
+  /** The newest commit (null for an empty history): what memory holds right now. */
+  head(): string | null
+  /**
+   * For each line of the file at `at` (default: now), the commit that last changed it,
+   * following renames and plain-copy restores (see blame.ts).
+   */
+  blame(path: string, at?: string): Promise<ReadonlyArray<BlameLine>>
+  /** One page of the commits whose diff adds or removes a text (like `git log -S`). */
+  searchHistory(query: SearchQuery): Promise<HistorySearchPage>
+  /** How memory at `from` differs from memory at `to` (default now). */
+  compare(from: string, to?: string): Promise<Comparison>
+  /** The summaries of the commits of this history among `oids`, in that order. */
+  summaries(oids: ReadonlyArray<string>): ReadonlyArray<CommitSummary>
+  /** Every file and folder of memory after commit `oid` (sizes, last change times). */
+  listAt(oid: string): Promise<ReadonlyArray<MemoryEntry>>
+  /** A file's bytes after commit `oid` (null when it was not a file there). */
+  readBytesAt(path: string, oid: string): Promise<Uint8Array | null>
 
   // Restores: each one is a new commit, never a rewrite.
   restoreFile(path: string, oid: string): Promise<ChangeResult>

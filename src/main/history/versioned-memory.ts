@@ -17,11 +17,16 @@ import {
   type MemoryMutation,
   type MemoryPolicy,
 } from '../memory'
+import { createAncestry } from './ancestry'
+import { createBlamer } from './blame'
+import { blameDirOf } from './blame-store'
+import { changeLogOf, createChangeLog } from './change-log'
 import { moveMain } from './checkout'
 import { reviewFactsOf } from './commit-message'
 import { DamagedHistoryError } from './damage'
 import { IndexDamagedError, IndexFile, replaceIndexDir } from './index-file'
-import { diffFile, readAt, showCommit } from './inspect'
+import { compareCommits, diffFile, readAt, readBytesAt, showCommit } from './inspect'
+import { createLookup } from './lookup'
 import { createMaintainer, PackFolderGate, type MaintenanceSettings } from './maintainer'
 import { createNotices, secretNotices, tooLargeNotice } from './notices'
 import { openRepo } from './open-repo'
@@ -34,6 +39,8 @@ import {
 import { toRelative, toVirtual } from './paths'
 import { changesSince, fileHistoryOf, queryLog, toSummary } from './queries'
 import { systemIntent, type CommitIntent } from './repo'
+import { createSearcher } from './search'
+import { createSnapshots } from './snapshot'
 import { restoreAll } from './restore-all'
 import { inWorkTree, type Committer } from './restore-common'
 import { restoreDeleted } from './restore-deleted'
@@ -172,6 +179,18 @@ async function openLocked(
       })
     },
   })
+  const lookup = createLookup(repo.store)
+  const ancestry = createAncestry(() => repo.index)
+  const blamer = createBlamer(repo, lookup, ancestry, {
+    saveDir: blameDirOf(repo.gitdir),
+    logger,
+  })
+  const searcher = createSearcher(
+    repo,
+    ancestry,
+    createChangeLog(repo, lookup, { file: changeLogOf(repo.gitdir), logger }),
+  )
+  const snapshots = createSnapshots(repo, lookup, ancestry)
   const commitListeners = new Set<(commit: CommitSummary) => void>()
   const recoveryListeners = new Set<(report: RecoveryReport) => void>()
   const notices = createNotices(logger)
@@ -535,14 +554,30 @@ async function openLocked(
 
     log: (query) =>
       indexed(async () =>
-        queryLog(repo.index, query.path ? { ...query, path: normalize(query.path) } : query),
+        queryLog(
+          repo.index,
+          query.path ? { ...query, path: normalize(query.path) } : query,
+          ancestry.newestFirst(),
+        ),
       ),
-    fileHistory: (file) => indexed(async () => fileHistoryOf(repo.index, normalize(file))),
+    fileHistory: (file) =>
+      indexed(async () => fileHistoryOf(repo.index, normalize(file), ancestry.newestFirst())),
     changesSince: (file, since) =>
-      indexed(async () => changesSince(repo.index, normalize(file), since)),
+      indexed(async () => changesSince(repo.index, normalize(file), since, ancestry.newestFirst())),
     show: (oid) => forPeople(indexed(() => showCommit(repo, oid))),
     readAt: (file, oid) => forPeople(indexed(() => readAt(repo, file, oid))),
     diff: (file, from, to) => forPeople(indexed(() => diffFile(repo, file, from, to))),
+    head: () => repo.head(),
+    blame: (file, at) => forPeople(indexed(() => blamer.blame(file, at))),
+    searchHistory: (query) => indexed(() => searcher.search(query)),
+    compare: (from, to) => forPeople(indexed(() => compareCommits(repo, from, to ?? null))),
+    summaries: (oids) =>
+      oids.flatMap((oid) => {
+        const entry = repo.entry(oid)
+        return entry ? [toSummary(entry)] : []
+      }),
+    listAt: (oid) => forPeople(indexed(() => snapshots.listAt(oid))),
+    readBytesAt: (file, oid) => forPeople(indexed(() => readBytesAt(repo, file, oid))),
 
     restoreFile: (file, oid) =>
       restoring(

@@ -1,7 +1,7 @@
 import type { Stats } from 'node:fs'
 import path from 'node:path'
 import type { MemoryEntry, MemoryFile, MemorySearchHit } from '../../shared/types'
-import { segmentsOf, toRelative, toVirtual } from '../history'
+import { segmentsOf, toRelative, toVirtual, type VersionedMemory } from '../history'
 import { disk, isCode, OPEN } from '../lib/disk'
 import { CairnError } from '../lib/errors'
 import { Folder, FolderTree, sameEntry } from '../lib/folders'
@@ -67,6 +67,16 @@ function walk(folder: Folder, relative: string, into: MemoryEntry[]): number {
   return total
 }
 
+/** Every file and folder memory held after commit `at` (read-only), as the tree shows them. */
+export async function listTreeAt(
+  memory: Pick<VersionedMemory, 'listAt'>,
+  at: string,
+): Promise<ReadonlyArray<MemoryEntry>> {
+  return (await memory.listAt(at)).filter((entry) =>
+    segmentsOf(toRelative(entry.path)).every(isListed),
+  )
+}
+
 /**
  * One memory file for the viewer: text, or an image as base64, or "binary". A file over the
  * limits comes back as `too-large`, without its content (the window would freeze on it).
@@ -84,37 +94,64 @@ export async function readMemoryFile(
   try {
     const found = tree.find(relative)
     if (found.kind !== 'file') throw notFound(virtual)
-    const mediaType = IMAGE_TYPES[path.extname(relative).toLowerCase()]
-    const max = mediaType ? limits.maxImageBytes : limits.maxTextBytes
-    const shape = { path: virtual, size: found.stats.size }
-    if (found.stats.size > max) {
-      return { ...shape, kind: 'too-large', text: null, mediaType: null, data: null }
-    }
+    const max = maxBytesOf(relative, limits)
+    if (found.stats.size > max) return tooLarge(virtual, found.stats.size)
     const bytes = readAtMost(found.parent, found.name, found.stats, max)
-    if (bytes === null) {
-      return { ...shape, kind: 'too-large', text: null, mediaType: null, data: null }
-    }
-    if (mediaType) {
-      return {
-        path: virtual,
-        size: bytes.byteLength,
-        kind: 'image',
-        text: null,
-        mediaType,
-        data: bytes.toString('base64'),
-      }
-    }
-    const text = decodeUtf8(bytes)
+    if (bytes === null) return tooLarge(virtual, found.stats.size)
+    return memoryFile(virtual, bytes)
+  } finally {
+    tree.close()
+  }
+}
+
+/** One memory file as it was after commit `at`, within the same limits. */
+export async function readMemoryFileAt(
+  memory: Pick<VersionedMemory, 'readBytesAt'>,
+  virtual: string,
+  at: string,
+  limits: BrowserLimits,
+): Promise<MemoryFile> {
+  const relative = toRelative(virtual)
+  if (relative === '' || segmentsOf(relative).some((segment) => !isListed(segment))) {
+    throw notFound(virtual)
+  }
+  const bytes = await memory.readBytesAt(virtual, at)
+  if (!bytes) throw new CairnError('not-found', `${virtual} was not a file in that version.`)
+  if (bytes.byteLength > maxBytesOf(relative, limits)) return tooLarge(virtual, bytes.byteLength)
+  return memoryFile(virtual, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))
+}
+
+function maxBytesOf(relative: string, limits: BrowserLimits): number {
+  return IMAGE_TYPES[path.extname(relative).toLowerCase()]
+    ? limits.maxImageBytes
+    : limits.maxTextBytes
+}
+
+function tooLarge(virtual: string, size: number): MemoryFile {
+  return { path: virtual, size, kind: 'too-large', text: null, mediaType: null, data: null }
+}
+
+function memoryFile(virtual: string, bytes: Buffer): MemoryFile {
+  const relative = toRelative(virtual)
+  const mediaType = IMAGE_TYPES[path.extname(relative).toLowerCase()]
+  if (mediaType) {
     return {
       path: virtual,
       size: bytes.byteLength,
-      kind: text === null ? 'binary' : 'text',
-      text,
-      mediaType: text === null ? null : 'text/plain',
-      data: null,
+      kind: 'image',
+      text: null,
+      mediaType,
+      data: bytes.toString('base64'),
     }
-  } finally {
-    tree.close()
+  }
+  const text = decodeUtf8(bytes)
+  return {
+    path: virtual,
+    size: bytes.byteLength,
+    kind: text === null ? 'binary' : 'text',
+    text,
+    mediaType: text === null ? null : 'text/plain',
+    data: null,
   }
 }
 

@@ -3,7 +3,14 @@ import { diskProblem } from '../lib/disk-errors'
 import { CairnError } from '../lib/errors'
 import type { DomainHandlers } from '../lib/handlers'
 import { maxEditableBytes } from '../memory'
-import { listTree, readMemoryFile, searchMemories, type BrowserLimits } from './browser'
+import {
+  listTree,
+  listTreeAt,
+  readMemoryFile,
+  readMemoryFileAt,
+  searchMemories,
+  type BrowserLimits,
+} from './browser'
 import { deleteFile, renameFile, writeFile } from './edits'
 
 /**
@@ -15,8 +22,14 @@ export function memoryBrowserHandlers(memory: VersionedMemory): DomainHandlers<'
   const execute = memory.execute
   const limits = browserLimits(memory)
   return {
-    'memory:tree': () => forPeople(listTree(memory.folder)),
-    'memory:read': ({ path }) => forPeople(readMemoryFile(memory.folder, path, limits)),
+    'memory:tree': (payload) =>
+      forPeople(payload?.at ? listTreeAt(memory, payload.at) : listTree(memory.folder)),
+    'memory:read': ({ path, at }) =>
+      forPeople(
+        at
+          ? readMemoryFileAt(memory, path, at, limits)
+          : readMemoryFile(memory.folder, path, limits),
+      ),
     'memory:search': ({ query }) => forPeople(searchMemories(memory.folder, query, limits)),
     'memory:write': ({ path, content, mustNotExist }) =>
       writeFile(execute, path, content, { mustNotExist }),

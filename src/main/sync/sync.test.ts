@@ -146,6 +146,21 @@ describe('sync through a git remote', () => {
     expect(merge).toMatch(/^Cairn\|[0-9a-f]{40} [0-9a-f]{40}\|Merge memory from laptop/)
     expect(merge).toContain('Command: merge')
     expect(merge).toContain('Machine: desktop')
+    // Each line's provenance, read on either machine, is git blame's: the laptop's line from
+    // the laptop's change, the desktop's from its own, none from the merge.
+    const gitBlame = laptop
+      .git('blame', '--porcelain', 'main', '--', 'me.md')
+      .split('\n')
+      .flatMap((line) => /^([0-9a-f]{40}) \d+ \d+/.exec(line)?.[1] ?? [])
+    for (const machine of [laptop, desktop]) {
+      const lines = await machine.call('history:blame', { path: '/memories/me.md' })
+      expect(lines.map((l) => l.commit.oid)).toEqual(gitBlame)
+      expect(lines.find((l) => l.text === 'Editor: Zed')?.commit.machine).toBe('laptop')
+      expect(lines.find((l) => l.text === 'Shell: zsh')?.commit.machine).toBe('desktop')
+      // History search finds the change that wrote a line, not the merge that brought it.
+      const found = await machine.call('history:search', { text: 'Shell: zsh', matchCase: true })
+      expect(found.hits.map((hit) => hit.commit.machine)).toEqual(['desktop'])
+    }
     await expectAllLines(linesOf(expected))
   })
 
