@@ -32,6 +32,19 @@ describe('browser-side size limits (defect 6)', () => {
     expect(JSON.stringify(result.value).length).toBeLessThan(10_000)
   })
 
+  it('answers memory:read of a large version from the history the same way', async () => {
+    await writeFile(file('big.md'), 'line of text\n'.repeat(400_000))
+    // An edit made outside Cairn: the next open saves it to the history.
+    await core.close()
+    core = await createCore({ dataDir })
+    const log = await core.dispatch('history:log', { offset: 0, limit: 1 })
+    if (!log.ok) throw new Error('no history')
+    const at = log.value.entries[0]!.oid
+    const result = await core.dispatch('memory:read', { path: '/memories/big.md', at })
+    expect(result).toMatchObject({ ok: true, value: { kind: 'too-large', text: null } })
+    expect(JSON.stringify(result).length).toBeLessThan(10_000)
+  })
+
   it('answers memory:read of a large image the same way', async () => {
     await writeFile(file('big.png'), Buffer.alloc(8_000_000, 0x89))
     const result = await core.dispatch('memory:read', { path: '/memories/big.png' })
