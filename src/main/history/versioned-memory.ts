@@ -204,7 +204,14 @@ async function openLocked(
     []
 
   for (const relative of tooLarge) notices.raise(tooLargeNotice(relative))
-  const opened = recovery?.commitOid ? repo.entry(recovery.commitOid) : undefined
+  // The open's recovery commit has happened: a failure to read it back for the secret scan
+  // (a failing disk, a damaged index entry) only means no warning, never a failed open.
+  let opened: IndexEntry | undefined
+  try {
+    opened = recovery?.commitOid ? repo.entry(recovery.commitOid) : undefined
+  } catch (error) {
+    logger.warn('Could not scan the changes saved at start-up for secrets', error)
+  }
   if (opened && opened.actor === 'system') await raiseSecretNotices(opened)
 
   function tell<T>(listeners: ReadonlySet<(value: T) => void>, value: T, what: string): void {
@@ -553,23 +560,31 @@ async function openLocked(
     git,
 
     log: (query) =>
-      indexed(async () =>
-        queryLog(
-          repo.index,
-          query.path ? { ...query, path: normalize(query.path) } : query,
-          ancestry.newestFirst(),
+      forPeople(
+        indexed(async () =>
+          queryLog(
+            repo.index,
+            query.path ? { ...query, path: normalize(query.path) } : query,
+            ancestry.newestFirst(),
+          ),
         ),
       ),
     fileHistory: (file) =>
-      indexed(async () => fileHistoryOf(repo.index, normalize(file), ancestry.newestFirst())),
+      forPeople(
+        indexed(async () => fileHistoryOf(repo.index, normalize(file), ancestry.newestFirst())),
+      ),
     changesSince: (file, since) =>
-      indexed(async () => changesSince(repo.index, normalize(file), since, ancestry.newestFirst())),
+      forPeople(
+        indexed(async () =>
+          changesSince(repo.index, normalize(file), since, ancestry.newestFirst()),
+        ),
+      ),
     show: (oid) => forPeople(indexed(() => showCommit(repo, oid))),
     readAt: (file, oid) => forPeople(indexed(() => readAt(repo, file, oid))),
     diff: (file, from, to) => forPeople(indexed(() => diffFile(repo, file, from, to))),
     head: () => repo.head(),
     blame: (file, at) => forPeople(indexed(() => blamer.blame(file, at))),
-    searchHistory: (query) => indexed(() => searcher.search(query)),
+    searchHistory: (query) => forPeople(indexed(() => searcher.search(query))),
     compare: (from, to) => forPeople(indexed(() => compareCommits(repo, from, to ?? null))),
     summaries: (oids) =>
       oids.flatMap((oid) => {

@@ -138,9 +138,16 @@ function createLockFile(file: string, text: string, token: string): number {
 
 // Temp files of a lock creation or take-over that a kill interrupted: meaningless once the
 // lock is held.
+// Best effort: a failing disk must not leave the lock just taken behind, held by no one.
 function removeLeftovers(file: string): void {
   const name = path.basename(file)
-  for (const entry of listNames(path.dirname(file))) {
+  let names: string[]
+  try {
+    names = listNames(path.dirname(file))
+  } catch {
+    return
+  }
+  for (const entry of names) {
     if (entry.startsWith(`${name}.`) && /\.tmp$|\.stale-[0-9a-f]+$/.test(entry)) {
       unlinkQuietly(path.join(path.dirname(file), entry))
     }

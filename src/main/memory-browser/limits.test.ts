@@ -39,7 +39,7 @@ describe('browser-side size limits (defect 6)', () => {
     core = await createCore({ dataDir })
     const log = await core.dispatch('history:log', { offset: 0, limit: 1 })
     if (!log.ok) throw new Error('no history')
-    const at = log.value.entries[0]!.oid
+    const at = (log.value as { entries: Array<{ oid: string }> }).entries[0]!.oid
     const result = await core.dispatch('memory:read', { path: '/memories/big.md', at })
     expect(result).toMatchObject({ ok: true, value: { kind: 'too-large', text: null } })
     expect(JSON.stringify(result).length).toBeLessThan(10_000)
