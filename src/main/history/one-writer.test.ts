@@ -4,6 +4,8 @@ import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createCore } from '../core'
 import { CairnError } from '../lib/errors'
+import { nodeDisk, setDisk } from '../lib/disk'
+import { errnoError, hookDisk } from '../lib/disk-hooks'
 import { LOCK_FILE } from '../lib/instance-lock'
 import { writeFile } from '../memory-browser'
 import { openVersionedMemory, type VersionedMemory } from './index'
@@ -117,6 +119,39 @@ describe('one writer per data folder', () => {
     }
     expect(lock.pid).toBe(process.pid)
   }, 60_000)
+
+  // Found by the full fault-injection run: an open failing right after it took the lock left
+  // the lock behind, held by no one, and every later open of this process was refused.
+  it('leaves no lock behind when an open fails at any point after taking it', async () => {
+    // The k-th call after the lock file is linked into place fails, for k = 1, 2, … until
+    // the open makes fewer calls than that.
+    let failures = 0
+    for (let k = 1; k <= 400; k++) {
+      let after = -1
+      const failing = hookDisk(nodeDisk, (call) => {
+        if (after >= 0) after++
+        if (call.name === 'linkSync' && String(call.args[1]).endsWith(LOCK_FILE)) after = 0
+        return after === k ? errnoError(call, 'EIO') : undefined
+      })
+      const restore = setDisk(failing.disk)
+      let memory: VersionedMemory | null = null
+      let failed = false
+      try {
+        memory = await openVersionedMemory({ dataDir, watch: false })
+      } catch {
+        failed = true
+      } finally {
+        restore()
+      }
+      await memory?.close()
+      if (after < k) break
+      if (failed) failures++
+      expect(fs.existsSync(path.join(dataDir, LOCK_FILE)), `call ${k}`).toBe(false)
+      // Opens now, in this same process.
+      await (await open()).close()
+    }
+    expect(failures).toBeGreaterThan(0)
+  })
 
   it('takes over an unreadable lock only once it is old', async () => {
     const file = path.join(dataDir, LOCK_FILE)
