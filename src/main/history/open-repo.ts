@@ -51,6 +51,8 @@ export async function openRepo(options: {
   logger?: Logger
   /** The machine named in each commit's `Machine:` trailer (see `createRepo`). */
   machine?: () => string | null
+  /** The Cairn before did not close (its lock was taken over): look for its leftovers everywhere. */
+  afterCrash?: boolean
 }): Promise<OpenedRepo> {
   try {
     return await openOrRepair(options)
@@ -83,6 +85,7 @@ async function openOrRepair(options: {
   now: () => number
   logger?: Logger
   machine?: () => string | null
+  afterCrash?: boolean
 }): Promise<OpenedRepo> {
   const { dataDir, now } = options
   const workRoot = path.join(dataDir, 'memories')
@@ -98,7 +101,13 @@ async function openOrRepair(options: {
   let state: (RepoState & { store: ObjectStore }) | null = null
   if (exists(gitdir)) {
     try {
-      state = await loadState(gitdir, workRoot, findings, options.logger)
+      state = await loadState(
+        gitdir,
+        workRoot,
+        findings,
+        options.logger,
+        options.afterCrash ?? false,
+      )
     } catch (error) {
       if (!(error instanceof DamagedHistoryError)) throw error
       options.logger?.warn('The memory history could not be read; it is set aside', error)
@@ -214,11 +223,12 @@ async function loadState(
   workRoot: string,
   findings: Findings,
   logger: Logger | undefined,
+  afterCrash: boolean,
 ): Promise<RepoState & { store: ObjectStore }> {
   if (!isFolder(path.join(gitdir, 'objects'))) {
     throw new DamagedHistoryError('objects', 'no objects folder')
   }
-  removeGitTemps(gitdir)
+  removeGitTemps(gitdir, afterCrash)
   removePackLeftovers(path.join(gitdir, 'objects', 'pack'))
   repairLayout(gitdir)
   // A sync moving `main` when the app stopped is finished first, so the folder and `main`
@@ -390,12 +400,13 @@ function repairLayout(gitdir: string): void {
 const MAX_LOOSE_SWEPT_AT_OPEN = 8192
 
 // Temp files of object, ref and index writes a crash or a failure left behind.
-function removeGitTemps(gitdir: string): void {
+function removeGitTemps(gitdir: string, afterCrash: boolean): void {
   const objects = path.join(gitdir, 'objects')
-  // Listing every object folder costs ~1 ms per 1,000 loose objects: done here while they are
-  // few (as maintenance keeps them); with more, the next maintenance pass, which lists them
-  // all anyway and starts at once past 2,000, removes the temp files it meets.
-  if (listNames(path.join(objects, '17')).length <= MAX_LOOSE_SWEPT_AT_OPEN / 256) {
+  // Listing every object folder costs ~1 ms per 1,000 loose objects: done after a crash, and
+  // otherwise while they are few (as maintenance keeps them); with more, the next maintenance
+  // pass, which lists them all anyway and starts at once past 2,000, removes the temp files it
+  // meets (a failed write removes its own; only a kill leaves one).
+  if (afterCrash || listNames(path.join(objects, '17')).length <= MAX_LOOSE_SWEPT_AT_OPEN / 256) {
     for (const dir of listNames(objects)) {
       if (!/^[0-9a-f]{2}$/.test(dir)) continue
       for (const name of listNames(path.join(objects, dir))) {

@@ -129,6 +129,7 @@ async function openLocked(
     dataDir,
     now,
     logger,
+    afterCrash: lock.tookOver,
     machine: () => machine,
   })
   const tool = createMemoryTool({

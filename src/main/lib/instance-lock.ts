@@ -17,6 +17,11 @@ export const LOCK_FILE = 'cairn.lock'
 export interface InstanceLock {
   /** Throws a `locked` error when another process took the lock over meanwhile. */
   assertHeld(): void
+  /**
+   * True when a lock was found and taken over (its process was gone): the Cairn before this
+   * one did not close, so what a kill can leave behind (temp files) is looked for everywhere.
+   */
+  readonly tookOver: boolean
   /** Removes the lock file if it is still this one's. Safe to call twice. */
   release(): void
 }
@@ -44,6 +49,7 @@ export function acquireInstanceLock(dataDir: string): InstanceLock {
     since: new Date().toISOString(),
   }
   const text = `${JSON.stringify(me)}\n`
+  let tookOver = false
   for (let attempt = 0; attempt < 5; attempt++) {
     let ino: number
     try {
@@ -54,10 +60,12 @@ export function acquireInstanceLock(dataDir: string): InstanceLock {
       if (found === 'gone') continue
       if (isLive(found)) throw lockedError(found === 'unreadable' ? null : found)
       takeOver(file, found === 'unreadable' ? null : found.raw)
+      tookOver = true
       continue
     }
     removeLeftovers(file)
     return {
+      tookOver,
       assertHeld() {
         // The file is this one's while it holds this one's token (an inode number alone may
         // be reused by a lock made after this one's was deleted).
