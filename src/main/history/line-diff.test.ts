@@ -143,7 +143,8 @@ describe('the line diff', () => {
       )
     }
     for (let round = 0; round < 400; round++) {
-      let [before, after] = randomPair(random)
+      const [before, edited] = randomPair(random)
+      let after = edited
       // Some texts that differ only around a last line without a newline, or not at all.
       if (round % 10 === 0) after = before.endsWith('\n') ? before.slice(0, -1) : `${before}é\n`
       if (round % 10 === 1) after = before
