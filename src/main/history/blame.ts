@@ -322,14 +322,18 @@ export function createBlamer(
     table: LineTable,
   ): Promise<void> {
     const { version, groups } = item
-    const entry = ancestry.entry(version.position)
+    // The entry's details are read only for the commits that need them (restores, renames,
+    // a parent without the file): most steps are plain edits.
+    const command = ancestry.index().commandAt(version.position)
+    let entry: IndexEntry | null = null
+    const entryOf = () => (entry ??= ancestry.entry(version.position))
     const own = (group: ReadonlyArray<Pending>) => {
       for (const line of group) owners.fill(version.position, line.target, line.target + line.count)
     }
 
     const fromDisk = savedFor(version.path)
     const known =
-      cache.get(`${entry.oid}\0${version.path}`) ??
+      cache.get(`${ancestry.oidAt(version.position)}\0${version.path}`) ??
       (fromDisk?.position === version.position ? fromDisk.provenance : undefined)
     if (known && known.blob === version.blob && known.owners.length === version.lines.count) {
       for (const group of groups) {
@@ -341,7 +345,7 @@ export function createBlamer(
     }
 
     // A restore that copied an earlier version as it was: its lines belong to that version.
-    const source = restoreSource(entry)
+    const source = RESTORES.has(command) ? restoreSource(entryOf()) : null
     const sourcePosition = source ? positionOf(source) : undefined
     if (source && sourcePosition !== undefined && sourcePosition < version.position) {
       const segments = segmentsOf(toRelative(version.path))
@@ -358,10 +362,13 @@ export function createBlamer(
     const parents: Version[] = []
     for (const position of ancestry.parentPositions(version.position)) {
       const parent = ancestry.oidAt(position)
-      let path = (parent === entry.parent ? renamedFrom(entry, version.path) : null) ?? version.path
+      let path =
+        (command === 'rename' && parent === entryOf().parent
+          ? renamedFrom(entryOf(), version.path)
+          : null) ?? version.path
       let blob = await lookup.blobAt(parent, segmentsOf(toRelative(path)))
       if (!blob && path === version.path) {
-        const moved = await movedFrom(entry, parent, version.path, version, table)
+        const moved = await movedFrom(entryOf(), parent, version.path, version, table)
         if (moved) ({ path, blob } = moved)
       }
       const lines = !blob
@@ -396,6 +403,14 @@ export function createBlamer(
 
   return { blame }
 }
+
+/** The commands whose commit may be a plain copy of an earlier version (`restoreSource`). */
+const RESTORES: ReadonlySet<string> = new Set([
+  'revert',
+  'restore-file',
+  'restore-deleted',
+  'restore-all',
+])
 
 /** How many lines two texts have in common, each line counted as often as both hold it. */
 function sharedLines(a: Lines, b: Lines): number {

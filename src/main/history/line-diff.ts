@@ -161,20 +161,18 @@ function commonPrefix(a: Buffer, b: Buffer): number {
 
 /** Length of the common end of `a` and `b`, in bytes, at most `limit`. */
 function commonSuffix(a: Buffer, b: Buffer, limit: number): number {
-  const aEnd = a.length
-  const bEnd = b.length
   let done = 0
   let block = 256
   while (done < limit) {
     const size = Math.min(block, limit - done)
-    const same = (n: number) =>
-      a.compare(b, bEnd - done - n, bEnd - done, aEnd - done - n, aEnd - done) === 0
-    if (!same(size)) {
+    const aEnd = a.length - done
+    const bEnd = b.length - done
+    if (a.compare(b, bEnd - size, bEnd, aEnd - size, aEnd) !== 0) {
       let low = 0
       let high = size - 1
       while (low < high) {
         const mid = (low + high + 1) >>> 1
-        if (same(mid)) low = mid
+        if (a.compare(b, bEnd - mid, bEnd, aEnd - mid, aEnd) === 0) low = mid
         else high = mid - 1
       }
       return done + low
