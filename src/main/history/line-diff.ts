@@ -143,15 +143,16 @@ function commonPrefix(a: Buffer, b: Buffer): number {
   while (at < limit) {
     const size = Math.min(block, limit - at)
     if (a.compare(b, at, at + size, at, at + size) !== 0) {
-      // The first difference is inside this block: halve it down.
-      let low = 0
-      let high = size - 1
-      while (low < high) {
-        const mid = (low + high + 1) >>> 1
-        if (a.compare(b, at, at + mid, at, at + mid) === 0) low = mid
-        else high = mid - 1
+      // The first difference is inside this block: halve it down, comparing only the part
+      // not known equal yet (bytes `at…low` are equal, the difference is before `high`).
+      let low = at
+      let high = at + size
+      while (high - low > 1) {
+        const mid = (low + high) >>> 1
+        if (a.compare(b, low, mid, low, mid) === 0) low = mid
+        else high = mid
       }
-      return at + low
+      return low
     }
     at += size
     block *= 2
@@ -168,12 +169,13 @@ function commonSuffix(a: Buffer, b: Buffer, limit: number): number {
     const aEnd = a.length - done
     const bEnd = b.length - done
     if (a.compare(b, bEnd - size, bEnd, aEnd - size, aEnd) !== 0) {
+      // As above, from the end: the last `low` bytes of the block are equal.
       let low = 0
-      let high = size - 1
-      while (low < high) {
-        const mid = (low + high + 1) >>> 1
-        if (a.compare(b, bEnd - mid, bEnd, aEnd - mid, aEnd) === 0) low = mid
-        else high = mid - 1
+      let high = size
+      while (high - low > 1) {
+        const mid = (low + high) >>> 1
+        if (a.compare(b, bEnd - mid, bEnd - low, aEnd - mid, aEnd - low) === 0) low = mid
+        else high = mid
       }
       return done + low
     }

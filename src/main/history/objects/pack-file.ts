@@ -204,7 +204,11 @@ export class PackFile {
       const input = Buffer.allocUnsafe(want)
       this.readExactly(input, want, header.dataAt)
       try {
-        const out = inflateSync(input)
+        // Output in one buffer of the size announced (plus one byte, so zlib stops there):
+        // the default 16 KiB chunks would each stay held by a small object built in them.
+        const out = inflateSync(input, {
+          chunkSize: Math.min(Math.max(64, header.size + 1), 1 << 20),
+        })
         if (out.length !== header.size) throw new PackError('object size does not match its header')
         return out
       } catch (error) {
