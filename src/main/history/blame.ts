@@ -18,12 +18,12 @@
  * neither had are the merge's own: the markers around both versions of a conflict, or lines
  * the line-by-line merge had to write. That is `git blame`'s rule, so the two agree.
  */
+import { isUtf8 } from 'node:buffer'
 import type { BlameLine, CommitSummary } from '../../shared/types'
 import { CairnError } from '../lib/errors'
 import type { Logger } from '../lib/logger'
-import { decodeUtf8 } from '../lib/text'
 import { loadBlame, saveBlame } from './blame-store'
-import { diffLines, splitLines, type Hunk, type Lines } from './line-diff'
+import { diffLines, LineTable, type Hunk, type Lines } from './line-diff'
 import type { Lookup } from './lookup'
 import { segmentsOf, toRelative, toVirtual } from './paths'
 import type { Ancestry } from './ancestry'
@@ -141,9 +141,14 @@ export function createBlamer(
     }
   }
 
-  async function readLines(blob: string): Promise<Lines | null> {
+  /**
+   * The lines of `blob` when it is text (no NUL byte, valid UTF-8), split by `table`; `like`
+   * is a version it will be compared with, whose lines at both ends it may share.
+   */
+  async function readLines(blob: string, table: LineTable, like?: Lines): Promise<Lines | null> {
     const bytes = await repo.store.readBlob(blob)
-    return decodeUtf8(bytes) === null ? null : splitLines(bytes)
+    if (bytes.includes(0) || !isUtf8(bytes)) return null
+    return like ? table.splitLike(bytes, like) : table.split(bytes)
   }
 
   /** The commit whose version a restore copied, when `entry` is one. */
@@ -180,6 +185,7 @@ export function createBlamer(
     parent: string,
     path: string,
     version: { readonly blob: string; readonly lines: Lines },
+    table: LineTable,
   ): Promise<{ path: string; blob: string } | null> {
     const name = path.slice(path.lastIndexOf('/') + 1)
     const merge = Boolean(entry.otherParents?.length)
@@ -209,7 +215,7 @@ export function createBlamer(
     if (!merge) return null
     let best: { path: string; blob: string; shared: number } | null = null
     for (const candidate of removed) {
-      const lines = await readLines(candidate.blob)
+      const lines = await readLines(candidate.blob, table, version.lines)
       if (!lines) continue
       const shared = sharedLines(lines, version.lines)
       if (shared * 2 < Math.max(lines.count, version.lines.count)) continue
@@ -236,7 +242,9 @@ export function createBlamer(
     if (!blob) {
       throw new CairnError('not-found', `${virtual} is not a file in that version.`)
     }
-    const lines = await readLines(blob)
+    // Line ids for this walk: each version is compared with the next by numbers.
+    const table = new LineTable()
+    const lines = await readLines(blob, table)
     if (!lines) {
       throw new CairnError(
         'not-text',
@@ -244,7 +252,10 @@ export function createBlamer(
       )
     }
     const producer = producerOf(virtual, atPosition)
-    const owners = await walk({ position: Math.max(producer, 0), path: virtual, blob, lines })
+    const owners = await walk(
+      { position: Math.max(producer, 0), path: virtual, blob, lines },
+      table,
+    )
     if (producer >= 0) {
       remember(`${ancestry.oidAt(producer)}\0${virtual}`, { blob, owners })
       save(virtual, producer, { blob, owners })
@@ -276,7 +287,7 @@ export function createBlamer(
    * version first, so that every line reaching a version (from each side of a merge) has
    * arrived before the version is looked at.
    */
-  async function walk(start: Version): Promise<Int32Array> {
+  async function walk(start: Version, table: LineTable): Promise<Int32Array> {
     const owners = new Int32Array(start.lines.count).fill(-1)
     const waiting = new Map<string, Waiting>()
     const wait = (version: Version, group: Pending[]) => {
@@ -298,7 +309,7 @@ export function createBlamer(
         }
       }
       waiting.delete(key)
-      await step(next as Waiting, owners, wait)
+      await step(next as Waiting, owners, wait, table)
     }
     return owners
   }
@@ -308,16 +319,21 @@ export function createBlamer(
     item: Waiting,
     owners: Int32Array,
     wait: (version: Version, group: Pending[]) => void,
+    table: LineTable,
   ): Promise<void> {
     const { version, groups } = item
-    const entry = ancestry.entry(version.position)
+    // The entry's details are read only for the commits that need them (restores, renames,
+    // a parent without the file): most steps are plain edits.
+    const command = ancestry.index().commandAt(version.position)
+    let entry: IndexEntry | null = null
+    const entryOf = () => (entry ??= ancestry.entry(version.position))
     const own = (group: ReadonlyArray<Pending>) => {
       for (const line of group) owners.fill(version.position, line.target, line.target + line.count)
     }
 
     const fromDisk = savedFor(version.path)
     const known =
-      cache.get(`${entry.oid}\0${version.path}`) ??
+      cache.get(`${ancestry.oidAt(version.position)}\0${version.path}`) ??
       (fromDisk?.position === version.position ? fromDisk.provenance : undefined)
     if (known && known.blob === version.blob && known.owners.length === version.lines.count) {
       for (const group of groups) {
@@ -329,7 +345,7 @@ export function createBlamer(
     }
 
     // A restore that copied an earlier version as it was: its lines belong to that version.
-    const source = restoreSource(entry)
+    const source = RESTORES.has(command) ? restoreSource(entryOf()) : null
     const sourcePosition = source ? positionOf(source) : undefined
     if (source && sourcePosition !== undefined && sourcePosition < version.position) {
       const segments = segmentsOf(toRelative(version.path))
@@ -346,13 +362,20 @@ export function createBlamer(
     const parents: Version[] = []
     for (const position of ancestry.parentPositions(version.position)) {
       const parent = ancestry.oidAt(position)
-      let path = (parent === entry.parent ? renamedFrom(entry, version.path) : null) ?? version.path
+      let path =
+        (command === 'rename' && parent === entryOf().parent
+          ? renamedFrom(entryOf(), version.path)
+          : null) ?? version.path
       let blob = await lookup.blobAt(parent, segmentsOf(toRelative(path)))
       if (!blob && path === version.path) {
-        const moved = await movedFrom(entry, parent, version.path, version)
+        const moved = await movedFrom(entryOf(), parent, version.path, version, table)
         if (moved) ({ path, blob } = moved)
       }
-      const lines = !blob ? null : blob === version.blob ? version.lines : await readLines(blob)
+      const lines = !blob
+        ? null
+        : blob === version.blob
+          ? version.lines
+          : await readLines(blob, table, version.lines)
       const producer = blob && lines ? producerOf(path, position) : -1
       if (blob && lines && producer >= 0) parents.push({ position: producer, path, blob, lines })
     }
@@ -380,6 +403,14 @@ export function createBlamer(
 
   return { blame }
 }
+
+/** The commands whose commit may be a plain copy of an earlier version (`restoreSource`). */
+const RESTORES: ReadonlySet<string> = new Set([
+  'revert',
+  'restore-file',
+  'restore-deleted',
+  'restore-all',
+])
 
 /** How many lines two texts have in common, each line counted as often as both hold it. */
 function sharedLines(a: Lines, b: Lines): number {

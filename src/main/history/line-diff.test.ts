@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { diffLines, splitLines, type Hunk } from './line-diff'
+import { diffLines, LineTable, splitLines, type Hunk, type Lines } from './line-diff'
 
 let dir: string
 beforeAll(async () => {
@@ -130,6 +130,76 @@ describe('the line diff', () => {
       expect(diffLines(bytes(beforeWithTail), bytes(after))).toEqual(
         await gitHunks(beforeWithTail, after),
       )
+    }
+  })
+
+  it('splits a version like its neighbour exactly as it splits it on its own', () => {
+    const random = seeded(31)
+    const table = new LineTable()
+    const texts = (lines: Lines) => {
+      const text = Buffer.from(lines.bytes).toString('latin1')
+      return Array.from({ length: lines.count }, (_, i) =>
+        text.slice(lines.starts[i], lines.starts[i + 1]),
+      )
+    }
+    for (let round = 0; round < 400; round++) {
+      const [before, edited] = randomPair(random)
+      let after = edited
+      // Some texts that differ only around a last line without a newline, or not at all.
+      if (round % 10 === 0) after = before.endsWith('\n') ? before.slice(0, -1) : `${before}é\n`
+      if (round % 10 === 1) after = before
+      const like = table.split(bytes(before))
+      const derived = table.splitLike(bytes(after), like)
+      const whole = table.split(bytes(after))
+      expect([...derived.starts], JSON.stringify({ before, after })).toEqual([...whole.starts])
+      expect([...(derived.ids ?? [])]).toEqual([...(whole.ids ?? [])])
+      // One id per distinct line, across both texts.
+      const all = [...texts(like), ...texts(derived)]
+      const ids = [...(like.ids ?? []), ...(derived.ids ?? [])]
+      const idOf = new Map<string, number>()
+      const textOf = new Map<number, string>()
+      all.forEach((text, i) => {
+        const id = ids[i] as number
+        expect(idOf.get(text) ?? id).toBe(id)
+        expect(textOf.get(id) ?? text).toBe(text)
+        idOf.set(text, id)
+        textOf.set(id, text)
+      })
+    }
+  })
+
+  it('agrees with git diff along random histories split version by version, as blame does', async () => {
+    const random = seeded(2024)
+    const alphabet = ['', '}', 'same', '# heading', '  - item']
+    for (let history = 0; history < 6; history++) {
+      // Versions newest first, each split like the one after it (the walk goes back in time).
+      let content = Array.from({ length: 40 + Math.floor(random() * 200) }, (_, i) =>
+        random() < 0.3 ? (alphabet[i % alphabet.length] as string) : `fact ${history}.${i}`,
+      )
+      const versions: string[] = []
+      for (let v = 0; v < 12; v++) {
+        versions.push(`${content.join('\n')}${random() < 0.9 ? '\n' : ''}`)
+        content = [...content]
+        for (let e = Math.floor(random() * 4); e >= 0; e--) {
+          const at = Math.floor(random() * (content.length + 1))
+          const roll = random()
+          const line =
+            random() < 0.4 ? (alphabet[Math.floor(random() * 5)] as string) : `new ${random()}`
+          if (roll < 0.35) content.splice(at, 0, line)
+          else if (roll < 0.6) content.splice(at, Math.ceil(random() * 3))
+          else content[at] = line
+        }
+      }
+      const table = new LineTable()
+      let newer = table.split(bytes(versions[0] as string))
+      for (let v = 1; v < versions.length; v++) {
+        const older = table.splitLike(bytes(versions[v] as string), newer)
+        const label = JSON.stringify({ history, v })
+        expect(diffLines(older, newer), label).toEqual(
+          await gitHunks(versions[v] as string, versions[v - 1] as string),
+        )
+        newer = older
+      }
     }
   })
 })

@@ -27,6 +27,9 @@ export interface Lines {
   /** `starts[i]` is line i's first byte; `starts[count]` is the end of the last line. */
   readonly starts: Uint32Array
   readonly count: number
+  /** Each line's id in `table`: two lines have the same id exactly when their bytes are equal. */
+  readonly ids?: Int32Array
+  readonly table?: LineTable
 }
 
 const NEWLINE = 0x0a
@@ -43,6 +46,155 @@ export function splitLines(bytes: Uint8Array): Lines {
   }
   if (at < bytes.length) found.push(bytes.length)
   return { bytes, starts: Uint32Array.from(found), count: found.length - 1 }
+}
+
+/**
+ * Numbers distinct lines: texts split by one table can be compared line by line as
+ * integers. Splitting a text `like` another one (the next or previous version of a file)
+ * reuses that one's numbers for the lines both share at their start and end, found by
+ * comparing bytes, so only the lines in between are looked up: walking a file's history
+ * costs about the changed lines, not the whole file each time.
+ */
+export class LineTable {
+  private readonly ids = new Map<string, number>()
+
+  /** How many distinct lines have an id. */
+  get size(): number {
+    return this.ids.size
+  }
+
+  /** Splits `bytes` into lines, each with its id. */
+  split(bytes: Uint8Array): Lines {
+    const { starts, count } = splitLines(bytes)
+    const ids = new Int32Array(count)
+    const buffer = bufferOf(bytes)
+    for (let i = 0; i < count; i++)
+      ids[i] = this.idOf(buffer, starts[i] as number, starts[i + 1] as number)
+    return { bytes, starts, count, ids, table: this }
+  }
+
+  /**
+   * Splits `bytes` as `split` does, taking from `like` (split by this table) the lines both
+   * texts have at their start and at their end.
+   */
+  splitLike(bytes: Uint8Array, like: Lines): Lines {
+    if (like.table !== this || !like.ids) return this.split(bytes)
+    const mine = bufferOf(bytes)
+    const theirs = bufferOf(like.bytes)
+    const size = mine.length
+    const delta = size - theirs.length
+    // Whole lines of `like` inside the common start are lines of this text too.
+    let head = linesBefore(like, commonPrefix(mine, theirs))
+    // Unless both texts end there, a last line without a newline goes on in this text.
+    const last = like.starts[like.count] as number
+    if (head === like.count && head > 0 && theirs[last - 1] !== NEWLINE && size !== last) head--
+    const middle = like.starts[head] as number
+    // The common end, not reaching back into those lines on either side.
+    const suffix = commonSuffix(mine, theirs, Math.min(size, theirs.length) - middle)
+    let tail = firstLineFrom(like, theirs.length - suffix)
+    // A line of `like` starting exactly where the common end starts is a line here only if
+    // a line ends there in this text too.
+    if (tail < like.count) {
+      const at = (like.starts[tail] as number) + delta
+      if (at > middle && mine[at - 1] !== NEWLINE) tail++
+    }
+    const end = (like.starts[tail] as number) + delta
+    const found: number[] = []
+    for (let at = middle; at < end;) {
+      const newline = mine.indexOf(NEWLINE, at)
+      const next = newline < 0 || newline >= end ? end : newline + 1
+      found.push(at)
+      at = next
+    }
+    const count = head + found.length + like.count - tail
+    const starts = new Uint32Array(count + 1)
+    const ids = new Int32Array(count)
+    starts.set(like.starts.subarray(0, head))
+    ids.set(like.ids.subarray(0, head))
+    for (let i = 0; i < found.length; i++) {
+      const start = found[i] as number
+      starts[head + i] = start
+      ids[head + i] = this.idOf(mine, start, (found[i + 1] as number | undefined) ?? end)
+    }
+    const after = head + found.length
+    for (let i = tail; i <= like.count; i++) {
+      starts[after + i - tail] = (like.starts[i] as number) + delta
+    }
+    ids.set(like.ids.subarray(tail), after)
+    return { bytes, starts, count, ids, table: this }
+  }
+
+  private idOf(buffer: Buffer, start: number, end: number): number {
+    const key = buffer.toString('latin1', start, end)
+    let id = this.ids.get(key)
+    if (id === undefined) {
+      id = this.ids.size
+      this.ids.set(key, id)
+    }
+    return id
+  }
+}
+
+/** Length of the common start of `a` and `b`, in bytes (compared natively, block by block). */
+function commonPrefix(a: Buffer, b: Buffer): number {
+  const limit = Math.min(a.length, b.length)
+  let at = 0
+  let block = 256
+  while (at < limit) {
+    const size = Math.min(block, limit - at)
+    if (a.compare(b, at, at + size, at, at + size) !== 0) {
+      // The first difference is inside this block: halve it down, comparing only the part
+      // not known equal yet (bytes `at…low` are equal, the difference is before `high`).
+      let low = at
+      let high = at + size
+      while (high - low > 1) {
+        const mid = (low + high) >>> 1
+        if (a.compare(b, low, mid, low, mid) === 0) low = mid
+        else high = mid
+      }
+      return low
+    }
+    at += size
+    block *= 2
+  }
+  return limit
+}
+
+/** Length of the common end of `a` and `b`, in bytes, at most `limit`. */
+function commonSuffix(a: Buffer, b: Buffer, limit: number): number {
+  let done = 0
+  let block = 256
+  while (done < limit) {
+    const size = Math.min(block, limit - done)
+    const aEnd = a.length - done
+    const bEnd = b.length - done
+    if (a.compare(b, bEnd - size, bEnd, aEnd - size, aEnd) !== 0) {
+      // As above, from the end: the last `low` bytes of the block are equal.
+      let low = 0
+      let high = size
+      while (high - low > 1) {
+        const mid = (low + high) >>> 1
+        if (a.compare(b, bEnd - mid, bEnd - low, aEnd - mid, aEnd - low) === 0) low = mid
+        else high = mid
+      }
+      return done + low
+    }
+    done += size
+    block *= 2
+  }
+  return limit
+}
+
+/** The first line starting at or after byte `offset` (`count` when none does). */
+function firstLineFrom(lines: Lines, offset: number): number {
+  let low = 0
+  let high = lines.count
+  while (low < high) {
+    const mid = (low + high) >>> 1
+    if ((lines.starts[mid] as number) < offset) low = mid + 1
+    else high = mid
+  }
+  return low
 }
 
 // Git's constants: a line matching this many others counts as "common" when discarding;
@@ -100,11 +252,10 @@ function bufferOf(bytes: Uint8Array): Buffer {
 
 /** One side of the diff: its lines, class ids for the ones in play, and which changed. */
 interface Side {
-  readonly buffer: Buffer
-  readonly starts: Uint32Array
   /** Lines taking part (a common tail of whole lines is left out). */
   readonly count: number
-  readonly hashes: Float64Array
+  /** Each line's id in the table both sides were split by (equal lines, equal ids). */
+  readonly lines: Int32Array
   /** Class id of each line between the common head and tail (equal lines share an id). */
   readonly ids: Int32Array
   /** 1 for a changed line; one guard slot before and after (index i is `changed[i + 1]`). */
@@ -115,160 +266,93 @@ interface Side {
 
 function sideOf(lines: Lines, count: number): Side {
   return {
-    buffer: bufferOf(lines.bytes),
-    starts: lines.starts,
     count,
-    hashes: hashesOf(lines),
+    lines: lines.ids as Int32Array,
     ids: new Int32Array(count).fill(-1),
     changed: new Uint8Array(count + 2),
     refs: new Int32Array(0),
   }
 }
 
-const lengthOf = (side: Side, i: number): number =>
-  (side.starts[i + 1] as number) - (side.starts[i] as number)
-
 /** True when line `i` of `x` and line `j` of `y` are the same bytes. */
-function sameLine(x: Side, i: number, y: Side, j: number): boolean {
-  const length = lengthOf(x, i)
-  if (length !== lengthOf(y, j) || x.hashes[i] !== y.hashes[j]) return false
-  const from = y.starts[j] as number
-  const at = x.starts[i] as number
-  return x.buffer.compare(y.buffer, from, from + length, at, at + length) === 0
-}
+const sameLine = (x: Side, i: number, y: Side, j: number): boolean => x.lines[i] === y.lines[j]
 
-/** How many lines (a whole number) `a` and `b` share at their start. */
+/** How many lines `a` and `b` share at their start. */
 function commonHeadLines(a: Side, b: Side): number {
   const limit = Math.min(a.count, b.count)
-  // Bytes first (memcmp by halving), then the lines that lie entirely within them.
-  const aEnd = a.starts[a.count] as number
-  const bEnd = b.starts[b.count] as number
-  let low = 0
-  let high = Math.min(aEnd, bEnd)
-  while (low < high) {
-    const mid = (low + high + 1) >>> 1
-    if (a.buffer.compare(b.buffer, 0, mid, 0, mid) === 0) low = mid
-    else high = mid - 1
-  }
   let lines = 0
-  while (
-    lines < limit &&
-    (a.starts[lines + 1] as number) <= low &&
-    (b.starts[lines + 1] as number) <= low
-  ) {
-    lines++
-  }
+  while (lines < limit && a.lines[lines] === b.lines[lines]) lines++
   return lines
 }
 
-/** How many whole lines `a` and `b` share at their end, not overlapping the first `head`. */
+/** How many lines `a` and `b` share at their end, not overlapping the first `head`. */
 function commonTailLines(a: Side, b: Side, head: number): number {
   const limit = Math.min(a.count, b.count) - head
-  const aEnd = a.starts[a.count] as number
-  const bEnd = b.starts[b.count] as number
-  let low = 0
-  let high = Math.min(aEnd, bEnd)
-  while (low < high) {
-    const mid = (low + high + 1) >>> 1
-    if (a.buffer.compare(b.buffer, bEnd - mid, bEnd, aEnd - mid, aEnd) === 0) low = mid
-    else high = mid - 1
-  }
   let lines = 0
-  while (
-    lines < limit &&
-    (a.starts[a.count - 1 - lines] as number) >= aEnd - low &&
-    (b.starts[b.count - 1 - lines] as number) >= bEnd - low
-  ) {
-    lines++
-  }
+  while (lines < limit && a.lines[a.count - 1 - lines] === b.lines[b.count - 1 - lines]) lines++
   return lines
 }
 
-const lineHashes = new WeakMap<Lines, Float64Array>()
-
-/**
- * A 53-bit hash of each line (two 32-bit FNV-style hashes combined), computed once per text:
- * it lets lines be matched by number, and equal hashes are still confirmed byte for byte.
- */
-function hashesOf(lines: Lines): Float64Array {
-  const known = lineHashes.get(lines)
-  if (known) return known
-  const hashes = new Float64Array(lines.count)
-  const { bytes, starts } = lines
-  for (let i = 0; i < lines.count; i++) {
-    let h1 = 0x811c9dc5
-    let h2 = 0x2f0b3c5d
-    const end = starts[i + 1] as number
-    for (let k = starts[i] as number; k < end; k++) {
-      const byte = bytes[k] as number
-      h1 = Math.imul(h1 ^ byte, 0x01000193)
-      h2 = Math.imul(h2 ^ byte, 0x5bd1e995) ^ (h2 >>> 13)
-    }
-    hashes[i] = (h1 >>> 0) * 0x200000 + ((h2 >>> 0) & 0x1fffff)
-  }
-  lineHashes.set(lines, hashes)
-  return hashes
-}
+/** For each table line id, 1 + its class id during one `classify` (0: none); kept zeroed. */
+let classOf = new Int32Array(1024)
 
 /**
  * Gives the lines between `head` and each side's tail class ids (equal lines share one),
- * and counts how often each class occurs in either whole side: git's discard rules need
- * those counts, and only lines whose hash matches a class are compared at all.
+ * and counts how often each class occurs in either whole side (`counts[2 * id + side]`):
+ * git's discard rules need those counts.
  */
-function classify(one: Side, two: Side, head: number, tail: number): Array<[number, number]> {
-  const byHash = new Map<number, number[]>()
-  const counts: Array<[number, number]> = []
-  const firsts: Array<[Side, number]> = []
-  const find = (side: Side, i: number, create: boolean): number => {
-    const hash = side.hashes[i] as number
-    const ids = byHash.get(hash)
-    for (const id of ids ?? []) {
-      const [first, at] = firsts[id] as [Side, number]
-      if (sameLine(side, i, first, at)) return id
+function classify(one: Side, two: Side, head: number, tail: number, tableSize: number): Int32Array {
+  if (classOf.length < tableSize) classOf = new Int32Array(Math.max(tableSize, classOf.length * 2))
+  const table = classOf
+  let classes = 0
+  for (const side of [one, two]) {
+    for (let i = head; i < side.count - tail; i++) {
+      const line = side.lines[i] as number
+      let id = table[line] as number
+      if (id === 0) id = table[line] = ++classes
+      side.ids[i] = id - 1
     }
-    if (!create) return -1
-    const id = counts.length
-    counts.push([0, 0])
-    firsts.push([side, i])
-    if (ids) ids.push(id)
-    else byHash.set(hash, [id])
-    return id
+  }
+  const counts = new Int32Array(classes * 2)
+  for (let which = 0; which < 2; which++) {
+    const side = which === 0 ? one : two
+    for (let i = 0; i < side.count; i++) {
+      const id = table[side.lines[i] as number] as number
+      if (id !== 0) (counts[2 * (id - 1) + which] as number)++
+    }
   }
   for (const side of [one, two]) {
-    for (let i = head; i < side.count - tail; i++) side.ids[i] = find(side, i, true)
-  }
-  const sides = [one, two] as const
-  for (let which = 0; which < 2; which++) {
-    const side = sides[which] as Side
-    const hashes = side.hashes
-    for (let i = 0; i < side.count; i++) {
-      if (!byHash.has(hashes[i] as number)) continue
-      const id = i >= head && i < side.count - tail ? (side.ids[i] as number) : find(side, i, false)
-      if (id >= 0) (counts[id] as [number, number])[which]++
-    }
+    for (let i = head; i < side.count - tail; i++) table[side.lines[i] as number] = 0
   }
   return counts
 }
 
 /**
  * The hunks turning `before` into `after`, in order. `before`/`after` may be given already
- * split (the blame walk splits each version once).
+ * split (the blame walk splits each version once, both by one `LineTable`).
  */
 export function diffLines(before: Lines | Uint8Array, after: Lines | Uint8Array): Hunk[] {
-  const linesA = before instanceof Uint8Array ? splitLines(before) : before
-  const linesB = after instanceof Uint8Array ? splitLines(after) : after
-  const a = linesA.bytes
-  const b = linesB.bytes
+  let linesA = before instanceof Uint8Array ? null : before
+  let linesB = after instanceof Uint8Array ? null : after
+  const a = linesA?.bytes ?? (before as Uint8Array)
+  const b = linesB?.bytes ?? (after as Uint8Array)
   if (a.length === b.length && equalBytes(a, 0, b, 0, a.length)) return []
+  // Lines are compared by id: both sides need ids from one table.
+  if (!linesA?.table || linesA.table !== linesB?.table) {
+    const table = new LineTable()
+    linesA = table.split(a)
+    linesB = table.splitLike(b, linesA)
+  }
+  const table = linesA.table as LineTable
   // The common tail git leaves out is whole lines: drop them by count.
   const tail = commonTail(a, b)
   const one = sideOf(linesA, linesBefore(linesA, a.length - tail))
-  const two = sideOf(linesB, linesBefore(linesB, b.length - tail))
+  const two = sideOf(linesB as Lines, linesBefore(linesB as Lines, b.length - tail))
 
   // Equal lines at both ends are never part of a change.
   const head = commonHeadLines(one, two)
   const end = commonTailLines(one, two, head)
-  const counts = classify(one, two, head, end)
+  const counts = classify(one, two, head, end, table.size)
   discardUnmatched(one, head, one.count - end, counts, 1)
   discardUnmatched(two, head, two.count - end, counts, 0)
   compare(one, two)
@@ -298,14 +382,14 @@ function discardUnmatched(
   side: Side,
   from: number,
   to: number,
-  counts: ReadonlyArray<readonly [number, number]>,
+  counts: Int32Array,
   other: 0 | 1,
 ): void {
   const length = Math.max(0, to - from)
   const limit = Math.min(roughSqrt(side.count), MAX_EQUAL_LIMIT)
   const action = new Uint8Array(length)
   for (let i = 0; i < length; i++) {
-    const matches = (counts[side.ids[from + i] as number] as readonly [number, number])[other]
+    const matches = counts[2 * (side.ids[from + i] as number) + other] as number
     action[i] = matches === 0 ? DISCARD : matches < limit ? KEEP : INVESTIGATE
   }
   const refs: number[] = []

@@ -33,6 +33,9 @@ async function runWithInput(gitdir: string, args: string[], input: string): Prom
     let out = ''
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()))
     child.on('error', reject)
+    // A command that does not read its input (commit-tree -m) may exit before it is written:
+    // the write then fails with EPIPE, and git's exit status is what tells the outcome.
+    child.stdin.on('error', () => {})
     child.on('close', (code) =>
       code === 0 ? resolve(out) : reject(new Error(`git ${args[0]} failed`)),
     )

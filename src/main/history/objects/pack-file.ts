@@ -39,6 +39,9 @@ const MAX_CHAIN = 10_000
 
 /** Built objects kept for delta bases, across all packs, in bytes of content. */
 const CACHE_BUDGET = 32 * 1024 * 1024
+/** Bytes read at once for small reads (see `readExactly`). */
+const WINDOW = 16 * 1024
+
 /** Larger objects are never cached: one would push out everything else. */
 const CACHE_MAX_OBJECT = 4 * 1024 * 1024
 
@@ -57,6 +60,9 @@ let nextPackId = 0
 export class PackFile {
   readonly id = nextPackId++
   private closed = false
+  /** The part of the pack read last (`WINDOW` bytes from `windowAt`), for small reads. */
+  private window: Buffer | null = null
+  private windowAt = 0
 
   private constructor(
     readonly file: string,
@@ -198,7 +204,11 @@ export class PackFile {
       const input = Buffer.allocUnsafe(want)
       this.readExactly(input, want, header.dataAt)
       try {
-        const out = inflateSync(input)
+        // Output in one buffer of the size announced (plus one byte, so zlib stops there):
+        // the default 16 KiB chunks would each stay held by a small object built in them.
+        const out = inflateSync(input, {
+          chunkSize: Math.min(Math.max(64, header.size + 1), 1 << 20),
+        })
         if (out.length !== header.size) throw new PackError('object size does not match its header')
         return out
       } catch (error) {
@@ -213,6 +223,34 @@ export class PackFile {
   }
 
   private readExactly(buf: Buffer, length: number, position: number): void {
+    // Small reads (entry headers, deltas, trees, commits) come from a window of the pack:
+    // a walk reads objects that lie close together, and each read is a system call.
+    if (length <= WINDOW / 8) {
+      const window = this.window
+      if (
+        !window ||
+        position < this.windowAt ||
+        position + length > this.windowAt + window.length
+      ) {
+        const size = Math.min(WINDOW, this.end + 20 - position)
+        if (size >= length) {
+          const loaded = Buffer.allocUnsafe(size)
+          this.readFully(loaded, size, position)
+          this.window = loaded
+          this.windowAt = position
+        }
+      }
+      const current = this.window
+      const at = position - this.windowAt
+      if (current && at >= 0 && at + length <= current.length) {
+        current.copy(buf, 0, at, at + length)
+        return
+      }
+    }
+    this.readFully(buf, length, position)
+  }
+
+  private readFully(buf: Buffer, length: number, position: number): void {
     let done = 0
     while (done < length) {
       const got = disk.readSync(this.fd, buf, done, length - done, position + done)

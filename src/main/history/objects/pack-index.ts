@@ -2,7 +2,7 @@
  * Reads a pack's `.idx` (version 2, and the older version 1) by positioned reads: only the
  * 1 KiB fanout table is read at open; a lookup reads the object names that share the first
  * byte (one slice of the name table, kept in a bounded cache), binary-searches them, then reads
- * the one offset it needs.
+ * its offset (version 2: with the 1,023 next to it, kept in the same cache).
  *
  * Version 2 layout (all integers big-endian):
  *
@@ -17,6 +17,8 @@ import { ByteLru } from './byte-lru'
 
 const V2_MAGIC = 0xff744f63
 const FANOUT_BYTES = 256 * 4
+/** Offset entries read together (4 bytes each). */
+const OFFSET_CHUNK = 1024
 
 /** Thrown for an index that is not one git could have written. */
 export class PackIndexError extends Error {}
@@ -119,8 +121,7 @@ export class PackIndex {
       this.read(buf, 4, FANOUT_BYTES + position * 24)
       return buf.readUInt32BE(0)
     }
-    this.read(buf, 4, 8 + FANOUT_BYTES + this.count * 24 + position * 4)
-    const small = buf.readUInt32BE(0)
+    const small = this.smallOffset(position)
     if (!(small & 0x80000000)) return small
     const large = small & 0x7fffffff
     const at = 8 + FANOUT_BYTES + this.count * 28 + large * 8
@@ -160,6 +161,23 @@ export class PackIndex {
     this.closed = true
     slices.deletePrefix(this.id)
     disk.closeSync(this.fd)
+  }
+
+  /**
+   * The 4-byte offset entry at `position` (version 2), read with its neighbours: a walk over
+   * many objects looks up many entries, one read each would be a system call each.
+   */
+  private smallOffset(position: number): number {
+    const chunk = Math.floor(position / OFFSET_CHUNK)
+    const key = `${this.id}o${chunk}`
+    let offsets = slices.get(key)
+    if (!offsets) {
+      const from = chunk * OFFSET_CHUNK
+      offsets = Buffer.allocUnsafe(Math.min(OFFSET_CHUNK, this.count - from) * 4)
+      this.read(offsets, offsets.length, 8 + FANOUT_BYTES + this.count * 24 + from * 4)
+      slices.set(key, offsets)
+    }
+    return offsets.readUInt32BE((position - chunk * OFFSET_CHUNK) * 4)
   }
 
   private readNames(from: number, to: number): Buffer {
