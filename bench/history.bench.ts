@@ -24,6 +24,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { fileURLToPath } from 'node:url'
 import { build } from 'vite'
 import { openVersionedMemory, type Origin, type VersionedMemory } from '../src/main/history'
+import { nodeDisk, setDisk, type Disk } from '../src/main/lib/disk'
 import { bundleSizes, total } from './bundle-sizes'
 import { buildBlameFixture, buildFixture, type Fixture, type Shape } from './history-fixture'
 import { median } from './median'
@@ -226,6 +227,12 @@ async function commitOne(memory: VersionedMemory, fixture: Fixture, i: number): 
   if (!outcome.commit) throw new Error(`no commit: ${JSON.stringify(outcome.content)}`)
 }
 
+/**
+ * The disk with every fsync skipped: the reference that tells what durability costs (the same
+ * commands, samples alternating with the durable ones, so load on the machine hits both alike).
+ */
+const withoutFsync: Disk = { ...nodeDisk, fsync: async () => undefined, fsyncSync: () => undefined }
+
 /** Commits with Cairn and with the git CLI on a clone of the same history, samples alternating. */
 async function compareCommits(
   label: string,
@@ -238,9 +245,16 @@ async function compareCommits(
   for (let i = 0; i < 20; i++) await commitOne(memory, fixture, 10_000 + i)
   const files = [...fixture.revisions.keys()]
   const cairn: number[] = []
+  const unsynced: number[] = []
   const gitTimes: number[] = []
   for (let i = 0; i < samples; i++) {
     cairn.push(...(await measure(1, () => commitOne(memory, fixture, i))))
+    const restore = setDisk(withoutFsync)
+    try {
+      unsynced.push(...(await measure(1, () => commitOne(memory, fixture, 20_000 + i))))
+    } finally {
+      restore()
+    }
     if (i % 2 === 0) {
       gitTimes.push(
         ...(await measure(1, async () => {
@@ -275,6 +289,12 @@ async function compareCommits(
   })
   notes.push(
     `commit ${label}: max ${round(Math.max(...cairn), 1)} ms over ${cairn.length} commands`,
+  )
+  // What the fsyncs cost (docs/durability.md): the same commands with fsync skipped.
+  const bareP50 = percentile(unsynced, 50)
+  const bareP99 = percentile(unsynced, 99)
+  notes.push(
+    `commit ${label} with every fsync skipped (reference, samples alternating): p50 ${round(bareP50, 2)} ms, p99 ${round(bareP99, 1)} ms; durability costs ${round(p50 - bareP50, 2)} ms at p50 (${round(p50 / bareP50, 2)}x), ${round(p99 - bareP99, 1)} ms at p99`,
   )
 }
 

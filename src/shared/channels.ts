@@ -13,6 +13,8 @@ export const requestChannels = [
   'memory:rename',
   'memory:delete',
   'memory:search',
+  'memory:notices',
+  'memory:removeSecrets',
   'history:log',
   'history:show',
   'history:fileHistory',

@@ -26,6 +26,7 @@ import type {
   LogPage,
   MemoryEntry,
   MemoryFile,
+  MemoryNotice,
   MemorySearchHit,
   MemoryStats,
   ModelInfo,
@@ -40,6 +41,8 @@ import type {
 import { requestChannels } from './channels'
 
 const virtualPath = z.string().min(1).max(4096)
+/** Most characters `memory:write` accepts: the Memory tool's 1 MiB per file. */
+export const MAX_WRITE_CHARS = 1024 * 1024
 const oid = z.string().regex(/^[0-9a-f]{40}$/, 'must be a 40-character commit id')
 const id = z.string().min(1).max(200)
 const none = z.undefined()
@@ -74,13 +77,16 @@ export const requestSchemas = {
   'memory:read': z.strictObject({ path: virtualPath, at: oid.optional() }),
   'memory:write': z.strictObject({
     path: virtualPath,
-    content: z.string(),
+    // The Memory tool's write limit is 1 MiB of UTF-8; no character is less than a byte.
+    content: z.string().max(MAX_WRITE_CHARS, 'is over the 1 MiB limit of a memory file'),
     /** true for "New file": refuse to replace an existing one. */
     mustNotExist: z.boolean().optional(),
   }),
   'memory:rename': z.strictObject({ from: virtualPath, to: virtualPath }),
   'memory:delete': z.strictObject({ path: virtualPath }),
   'memory:search': z.strictObject({ query: z.string().min(1).max(500) }),
+  'memory:notices': none,
+  'memory:removeSecrets': z.strictObject({ path: virtualPath }),
 
   'history:log': z.strictObject({
     offset: z.int().min(0),
@@ -201,6 +207,8 @@ export interface RequestResults {
   'memory:rename': ChangeResult
   'memory:delete': ChangeResult
   'memory:search': ReadonlyArray<MemorySearchHit>
+  'memory:notices': ReadonlyArray<MemoryNotice>
+  'memory:removeSecrets': ChangeResult
   'history:log': LogPage
   'history:show': CommitDetail
   'history:fileHistory': ReadonlyArray<CommitSummary>
@@ -253,6 +261,7 @@ export interface EventMap {
   'conversations:changed': { readonly id: string; readonly deleted: boolean }
   'settings:changed': SettingsView
   'app:recovery': RecoveryReport
+  'memory:notice': MemoryNotice
   /** A command from the application menu, for the window to carry out. */
   'app:command': { readonly command: AppCommand }
   'sync:state': SyncStatus

@@ -37,7 +37,14 @@ export type AppCommand =
  * memory folder outside Cairn, saved as their own commit.
  */
 export interface RecoveryReport {
-  readonly kind: 'uncommitted-changes' | 'history-rebuilt' | 'outside-changes'
+  /**
+   * `uncommitted-changes`: changes no commit held yet were saved as a recovery commit;
+   * `outside-changes`: edits made outside Cairn were saved as their own commit;
+   * `history-repaired`: damage to the history was repaired in place (a lost newest-version
+   * pointer found again, damaged stored copies rewritten from the files), history kept;
+   * `history-rebuilt`: no usable history was found (or it was set aside) and a new one began.
+   */
+  readonly kind: 'uncommitted-changes' | 'outside-changes' | 'history-repaired' | 'history-rebuilt'
   /** A sentence for people, without host paths. */
   readonly message: string
   readonly commitOid: string | null
@@ -57,11 +64,32 @@ export interface MemoryEntry {
 export interface MemoryFile {
   readonly path: string
   readonly size: number
-  /** `text` for UTF-8 files, `image` for png/jpeg (base64 in `data`). */
-  readonly kind: 'text' | 'image' | 'binary'
+  /**
+   * `text` for UTF-8 files, `image` for png/jpeg (base64 in `data`); `too-large` for a file
+   * over the size the viewer shows (no content is sent; `size` says how big it is).
+   */
+  readonly kind: 'text' | 'image' | 'binary' | 'too-large'
   readonly text: string | null
   readonly mediaType: string | null
   readonly data: string | null
+}
+
+/**
+ * Something about the memory folder the person should know, raised once per file:
+ * `too-large`: a file is not versioned because it is too large;
+ * `secret`: a file edited outside Cairn holds what looks like a secret (it was committed;
+ * `memory:removeSecrets` takes it out of the current file).
+ */
+export interface MemoryNotice {
+  /** Stable for one kind and path (`too-large:/memories/big.bin`). */
+  readonly id: string
+  readonly kind: 'too-large' | 'secret'
+  /** Virtual path of the file. */
+  readonly path: string
+  /** A sentence for people: no host path, never the secret itself. */
+  readonly message: string
+  /** The commit that recorded it, when there is one. */
+  readonly commitOid: string | null
 }
 
 export interface MemorySearchHit {
@@ -144,6 +172,11 @@ export interface FileChange {
    * null then, whatever the file holds); fetch this file alone with `history:diff`.
    */
   readonly omitted?: boolean
+  /**
+   * True when the history's copy of one side is missing or corrupt: that side is null and
+   * cannot be shown (the rest of the history is unaffected).
+   */
+  readonly damaged?: boolean
 }
 
 export interface CommitDetail {

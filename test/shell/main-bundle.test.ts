@@ -11,6 +11,7 @@ import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { eventChannel, requestChannels } from '../../src/shared/channels'
+import { acquireInstanceLock, LOCK_FILE } from '../../src/main/lib/instance-lock'
 import { contentSecurityPolicy } from '../../src/main/shell'
 import { builtFile, root } from './built'
 import {
@@ -619,6 +620,31 @@ describe('a start that fails', () => {
     expect(standIn.callsOf('new BrowserWindow')).toHaveLength(0)
     // "Quit" was chosen: nothing was opened.
     expect(standIn.callsOf('shell.openPath')).toHaveLength(0)
+  })
+
+  it('a data folder another Cairn is using is refused in plain words, and left as it was', async () => {
+    const userData = await tempDir()
+    // Another Cairn (this live process, through the lock the core takes) holds the folder.
+    const other = acquireInstanceLock(userData)
+    cleanups.push(async () => other.release())
+    const lockBefore = await readFile(path.join(userData, LOCK_FILE), 'utf8')
+    const log = logged()
+    const standIn = await start({ userData }, { CAIRN_DATA_DIR: undefined })
+    const exit = await standIn.waitFor('app.exit')
+    expect(exit.args).toEqual([1])
+    expect(log).toHaveBeenCalledWith('[cairn] Cairn could not start:', expect.any(Error))
+    const [dialog] = standIn.callsOf('dialog.showMessageBox')
+    expect(dialog?.args[0]).toMatchObject({ type: 'error', message: 'Cairn could not start' })
+    const detail = (dialog!.args[0] as { detail: string }).detail
+    expect(detail).toContain(
+      `Cairn is already open on this data folder (process ${process.pid}). Close the other Cairn window first`,
+    )
+    expect(detail).toContain(`Your data folder: ${userData}`)
+    expect(detail).not.toMatch(/locked|at .*\.js:\d+|Error:/)
+    expect(standIn.callsOf('new BrowserWindow')).toHaveLength(0)
+    // The other Cairn's lock and folder are untouched: no history was opened or made.
+    expect(await readFile(path.join(userData, LOCK_FILE), 'utf8')).toBe(lockBefore)
+    expect(existsSync(path.join(userData, 'history.git'))).toBe(false)
   })
 
   it('"Open data folder" opens the nearest folder that exists, then quits', async () => {

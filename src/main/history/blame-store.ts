@@ -9,7 +9,7 @@
  *    "commits":["<oid>",…],"runs":[0,12,1,3,…]}     runs: (index in commits, line count) pairs
  */
 import { createHash, randomBytes } from 'node:crypto'
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { disk, makeFolders, removeFile } from '../lib/disk'
 import path from 'node:path'
 
 /** What was saved for one file: the version (commit that wrote it, blob) and each line's commit. */
@@ -36,7 +36,7 @@ function fileOf(dir: string, virtual: string): string {
 export function loadBlame(dir: string, virtual: string): SavedBlame | null {
   let raw: unknown
   try {
-    raw = JSON.parse(readFileSync(fileOf(dir, virtual), 'utf8'))
+    raw = JSON.parse(disk.readFileSync(fileOf(dir, virtual)).toString('utf8'))
   } catch {
     return null
   }
@@ -101,12 +101,16 @@ export function saveBlame(dir: string, blame: SavedBlame): void {
   })
   const file = fileOf(dir, blame.path)
   const temp = `${file}.${randomBytes(6).toString('hex')}.tmp`
-  mkdirSync(dir, { recursive: true, mode: 0o700 })
+  makeFolders(dir, 0o700)
   try {
-    writeFileSync(temp, body, { mode: 0o600 })
-    renameSync(temp, file)
+    disk.writeFileSync(temp, body, { mode: 0o600 })
+    disk.renameSync(temp, file)
   } catch (error) {
-    rmSync(temp, { force: true })
+    try {
+      removeFile(temp)
+    } catch {
+      // Left behind, harmless: only `<hash>.json` files are ever read as saved blame.
+    }
     throw error
   }
 }

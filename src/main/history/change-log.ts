@@ -10,7 +10,7 @@
  * A merge commit's files (what it changed against its first parent) also carry their blob in
  * each other parent, after the first three: `["/memories/a.md","<before>","<after>","<other>"]`.
  */
-import { appendFileSync, readFileSync } from 'node:fs'
+import { disk } from '../lib/disk'
 import path from 'node:path'
 import type { Logger } from '../lib/logger'
 import type { Lookup } from './lookup'
@@ -56,7 +56,7 @@ export function createChangeLog(
     if (!options.file) return known
     let text: string
     try {
-      text = readFileSync(options.file, 'utf8')
+      text = disk.readFileSync(options.file).toString('utf8')
     } catch {
       return known
     }
@@ -103,7 +103,7 @@ export function createChangeLog(
       const lines = `${unsaved.join('\n')}\n`
       unsaved = []
       try {
-        appendFileSync(options.file, lines, { mode: 0o600 })
+        disk.appendFileSync(options.file, lines, { mode: 0o600 })
       } catch (error) {
         // Only the next session's first search is slower for it; say so once.
         saveFailed = true

@@ -1,10 +1,11 @@
 import type { ChangeResult } from '../../shared/types'
 import { CairnError } from '../lib/errors'
+import { readingVersion } from './damage'
 import { segmentsOf, toVirtual } from './paths'
 import { momentOf, requireEntry, shortOid, treeOf } from './read'
 import type { IndexEntry } from './side-index'
 import type { Repo } from './repo'
-import { applyDeltas, changeResult, USER_INTENT } from './restore-common'
+import { applyDeltas, changeResult, commitNow, USER_INTENT, type Committer } from './restore-common'
 import { diffNodes, nodeAt } from './tree-state'
 
 /** How many conflicting paths a refused revert names before "…". */
@@ -14,12 +15,16 @@ const CONFLICTS_LISTED = 5
  * Undoes one commit with a new commit. Refuses, changing nothing, when a file it touched
  * has changed since.
  */
-export async function revert(repo: Repo, oid: string): Promise<ChangeResult> {
+export async function revert(
+  repo: Repo,
+  oid: string,
+  commit: Committer = commitNow(repo),
+): Promise<ChangeResult> {
   const entry = requireEntry(repo, oid)
-  const deltas = await diffNodes(
-    repo.store,
-    await treeOf(repo, entry.parent),
-    await treeOf(repo, oid),
+  const deltas = await readingVersion(
+    oid,
+    async () => diffNodes(repo.store, await treeOf(repo, entry.parent), await treeOf(repo, oid)),
+    true,
   )
   const conflicts: string[] = []
   for (const delta of deltas) {
@@ -40,9 +45,9 @@ export async function revert(repo: Repo, oid: string): Promise<ChangeResult> {
   if (inverse.length === 0) {
     return { commit: null, message: `That change (${describe(entry)}) changed nothing.` }
   }
-  await applyDeltas(repo, inverse)
+  await readingVersion(oid, () => applyDeltas(repo, inverse), true)
   return changeResult(
-    await repo.commit(
+    await commit(
       inverse.map((delta) => delta.path),
       {
         ...USER_INTENT,

@@ -10,12 +10,14 @@ import type {
   FileChange,
   HistorySearchPage,
   LogPage,
+  MemoryNotice,
   MemoryEntry,
   RecoveryReport,
   ReviewMark,
   WriteFlag,
 } from '../../shared/types'
-import type { MemoryExecution, MemoryPolicy, PlannedChange } from '../memory'
+import type { HistoryErrorCode, MemoryErrorCode } from '../../shared/errors'
+import type { MemoryExecution, MemoryLimits, MemoryPolicy, PlannedChange } from '../memory'
 import type { CommitMeta } from './commit-message'
 import type { ObjectStore } from './object-store'
 import type { RepackReport, RepackStep } from './objects/repack'
@@ -56,7 +58,12 @@ export interface ExecuteOptions {
   readonly beforeRun?: (planned: PlannedChange) => RunVerdict | Promise<RunVerdict>
 }
 
-export interface ExecuteOutcome extends MemoryExecution {
+export interface ExecuteOutcome extends Omit<MemoryExecution, 'errorCode'> {
+  /**
+   * Which refusal it was, when `isError`: the Memory tool's, or the history's own when the
+   * command could not run at all (`closed`, `locked`, `history-damaged`).
+   */
+  readonly errorCode: MemoryErrorCode | HistoryErrorCode | null
   /** The commit made for this command; null for reads, failures and no-op changes. */
   readonly commit: CommitSummary | null
   /** True when the command changed the folder but its commit failed; it is retried first thing. */
@@ -90,10 +97,20 @@ export interface VersionedMemory {
   readonly folder: string
   /** What start-up recovery did (null when nothing needed repair). */
   readonly recovery: RecoveryReport | null
+  /** The Memory tool's size limits in force (the memory browser reads within them too). */
+  readonly limits: MemoryLimits
 
   /** Runs one Memory tool command (untrusted input); commits when it changed something. */
   execute(input: unknown, origin: Origin, options?: ExecuteOptions): Promise<ExecuteOutcome>
   setPolicy(policy: Partial<MemoryPolicy>): void
+  /**
+   * Takes every secret out of the file as it is now, as a commit by the person; the history
+   * keeps the past (it is never rewritten).
+   */
+  removeSecrets(path: string): Promise<ChangeResult>
+  /** Notices raised so far this session (too-large files, secrets from outside edits). */
+  notices(): ReadonlyArray<MemoryNotice>
+  onNotice(listener: (notice: MemoryNotice) => void): () => void
 
   // History.
   log(query: LogQuery): Promise<LogPage>
@@ -168,13 +185,22 @@ export type CommitFacts = Omit<CommitMeta, 'paths'> & { readonly paths?: Readonl
 export interface HistoryGit {
   /** The bare repository (`<dataDir>/history.git`), for git transports. */
   readonly gitdir: string
-  /** Its objects (reads, and writes of new objects; writing an object changes no history). */
+  /**
+   * Its objects (reads, and writes of new objects; writing an object changes no history).
+   * Trees are read as stored (`readForeignTree`): links and odd names come through, for sync
+   * to refuse in its own words.
+   */
   readonly objects: Pick<
     ObjectStore,
     'hash' | 'write' | 'readTree' | 'readBlob' | 'readCommit' | 'readRaw'
   >
   /** The commit `main` points at now (null for an empty history). */
   head(): string | null
+  /**
+   * Throws a `locked` CairnError when another Cairn took this data folder over (its lock):
+   * sync checks it before it writes to the repository outside the queue (fetch, push).
+   */
+  assertWriter(): void
   /**
    * Where `oid` sits in the history of `main`, oldest first: every commit comes after its
    * parents. -1 for a commit that is not part of it.

@@ -1,6 +1,7 @@
 import { lazy, Suspense } from 'react'
 import { Loading } from './components/Feedback'
 import { NavigationProvider, useNavigation } from './lib/navigation'
+import { MemoryNotices } from './features/app/MemoryNotices'
 import { PendingChangesProvider } from './lib/pending-changes'
 import { ThisMachineProvider } from './lib/this-machine'
 import { RecoveryNotice } from './features/app/RecoveryNotice'
@@ -100,6 +101,7 @@ function Frame() {
 
       <main className="main-pane" aria-label="Chat" hidden={fullHistory}>
         {appInfo.status === 'ready' && <RecoveryNotice initial={appInfo.info.recovery} />}
+        {appInfo.status === 'ready' && <MemoryNotices />}
         <ChatPane />
       </main>
 

@@ -9,7 +9,7 @@
  *           [REF_DELTA: 20-byte base name]
  *           zlib stream (the object, or its delta)
  */
-import fs from 'node:fs'
+import { disk, OPEN } from '../../lib/disk'
 import { inflateSync } from 'node:zlib'
 import { ByteLru } from './byte-lru'
 import { applyDelta } from './delta'
@@ -74,11 +74,11 @@ export class PackFile {
   ) {}
 
   static open(file: string, cache: ObjectCache): PackFile {
-    const fd = fs.openSync(file, 'r')
+    const fd = disk.openSync(file, OPEN.READ)
     try {
-      const size = fs.fstatSync(fd).size
+      const size = disk.fstatSync(fd).size
       const head = Buffer.alloc(12)
-      if (fs.readSync(fd, head, 0, 12, 0) !== 12 || head.toString('latin1', 0, 4) !== 'PACK') {
+      if (disk.readSync(fd, head, 0, 12, 0) !== 12 || head.toString('latin1', 0, 4) !== 'PACK') {
         throw new PackError('not a pack file')
       }
       const version = head.readUInt32BE(4)
@@ -86,7 +86,7 @@ export class PackFile {
       if (size < 32) throw new PackError('pack is cut short')
       return new PackFile(file, fd, size - 20, head.readUInt32BE(8), cache)
     } catch (error) {
-      fs.closeSync(fd)
+      disk.closeSync(fd)
       throw error
     }
   }
@@ -152,7 +152,7 @@ export class PackFile {
     if (this.closed) return
     this.closed = true
     this.cache.forget(this.id)
-    fs.closeSync(this.fd)
+    disk.closeSync(this.fd)
   }
 
   private header(offset: number): Header {
@@ -253,7 +253,7 @@ export class PackFile {
   private readFully(buf: Buffer, length: number, position: number): void {
     let done = 0
     while (done < length) {
-      const got = fs.readSync(this.fd, buf, done, length - done, position + done)
+      const got = disk.readSync(this.fd, buf, done, length - done, position + done)
       if (got === 0) throw new PackError('pack is cut short')
       done += got
     }

@@ -12,7 +12,7 @@
  *
  * Version 1 has no header: fanout, then N x (u32 offset, 20-byte name), then the checksums.
  */
-import fs from 'node:fs'
+import { disk, OPEN } from '../../lib/disk'
 import { ByteLru } from './byte-lru'
 
 const V2_MAGIC = 0xff744f63
@@ -47,11 +47,11 @@ export class PackIndex {
 
   /** Opens `file`, checking its header, fanout and size against each other. */
   static open(file: string): PackIndex {
-    const fd = fs.openSync(file, 'r')
+    const fd = disk.openSync(file, OPEN.READ)
     try {
-      const size = fs.fstatSync(fd).size
+      const size = disk.fstatSync(fd).size
       const head = Buffer.alloc(8 + FANOUT_BYTES)
-      const got = fs.readSync(fd, head, 0, head.length, 0)
+      const got = disk.readSync(fd, head, 0, head.length, 0)
       const v2 = got >= 8 && head.readUInt32BE(0) === V2_MAGIC
       if (v2 && head.readUInt32BE(4) !== 2) throw new PackIndexError('unsupported .idx version')
       const start = v2 ? 8 : 0
@@ -72,7 +72,7 @@ export class PackIndex {
         throw new PackIndexError('.idx has a torn large-offset table')
       return new PackIndex(file, fd, v2 ? 2 : 1, fanout, size)
     } catch (error) {
-      fs.closeSync(fd)
+      disk.closeSync(fd)
       throw error
     }
   }
@@ -160,7 +160,7 @@ export class PackIndex {
     if (this.closed) return
     this.closed = true
     slices.deletePrefix(this.id)
-    fs.closeSync(this.fd)
+    disk.closeSync(this.fd)
   }
 
   /**
@@ -191,7 +191,7 @@ export class PackIndex {
   private read(buf: Buffer, length: number, position: number): void {
     let done = 0
     while (done < length) {
-      const got = fs.readSync(this.fd, buf, done, length - done, position + done)
+      const got = disk.readSync(this.fd, buf, done, length - done, position + done)
       if (got === 0) throw new PackIndexError('.idx is cut short')
       done += got
     }

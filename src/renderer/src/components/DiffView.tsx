@@ -9,7 +9,7 @@ export type DiffMode = 'unified' | 'split'
 export function DiffStat(props: { readonly change: FileChange }) {
   const { change } = props
   const model = useMemo(() => buildDiff(change.before, change.after), [change.before, change.after])
-  if (change.binary || (model.added === 0 && model.removed === 0)) return null
+  if (change.binary || change.damaged || (model.added === 0 && model.removed === 0)) return null
   return (
     <span className="hist-stat" aria-label={`${model.added} added, ${model.removed} removed`}>
       <span className="hist-stat-add">+{model.added}</span>
@@ -31,6 +31,14 @@ export function DiffView(props: {
 }) {
   const { change, mode } = props
   const model = useMemo(() => buildDiff(change.before, change.after), [change.before, change.after])
+  if (change.damaged) {
+    return (
+      <p className="hint hist-diff-note hist-damaged" role="note">
+        The history&apos;s copy of this version is damaged (missing or corrupt), so it cannot be
+        shown. The rest of the history is not affected.
+      </p>
+    )
+  }
   if (change.binary) {
     return <p className="hint hist-diff-note">Binary file — its contents cannot be compared.</p>
   }

@@ -261,6 +261,14 @@ function FileContent(props: {
       </div>
     )
   }
+  if (file.kind === 'too-large') {
+    return (
+      <p className="hint mem-file-note">
+        This file is too large to show here ({formatSize(file.size)}). It stays in your memory
+        folder; open it with another editor.
+      </p>
+    )
+  }
   if (file.kind !== 'text' || file.text === null) {
     return (
       <p className="hint mem-file-note">
