@@ -67,6 +67,24 @@ const libBoundaries = {
 const DOMAINS =
   '{agent,app,conversations,history,hygiene,memory,memory-browser,review,settings,sync}'
 
+/**
+ * The memory handler, the history and the memory browser reach the file system through one
+ * seam, src/main/lib/disk.ts, so that tests can fail any call of it (fault injection) or
+ * change the folder between two calls (races). Types may still be imported from node:fs.
+ */
+const oneDiskSeam = {
+  '@typescript-eslint/no-restricted-imports': [
+    'error',
+    {
+      paths: ['fs', 'node:fs', 'fs/promises', 'node:fs/promises'].map((name) => ({
+        name,
+        allowTypeImports: true,
+        message: 'Reach the file system through src/main/lib/disk.ts (the one seam).',
+      })),
+    },
+  ],
+}
+
 /** The renderer and the shared contract never touch node. */
 const noNode = {
   'no-restricted-imports': [
@@ -115,6 +133,11 @@ export default tseslint.config(
     rules: domainBoundaries,
   },
   { files: ['src/main/lib/**/*.ts'], ignores: ['**/*.test.ts'], rules: libBoundaries },
+  {
+    files: ['src/main/{memory,history,memory-browser,lib}/**/*.ts'],
+    ignores: ['src/main/lib/disk.ts', '**/*.test.ts', '**/test-helpers.ts', '**/test-support.ts'],
+    rules: oneDiskSeam,
+  },
   { files: ['src/main/index.ts', 'src/main/ipc.ts'], rules: { 'no-restricted-imports': 'off' } },
   { files: ['src/shared/**/*.ts'], rules: noNode },
   // Playwright fixtures declare their dependencies with a (possibly empty) destructuring.

@@ -34,6 +34,17 @@ export interface Fixture {
   readonly revisions: Map<string, number>
   /** Commits that changed the target, oldest first. */
   readonly targetCommits: ReadonlyArray<string>
+  /** A file changed by only a few commits spread over the whole history (relative path). */
+  readonly sparse: string | null
+  /** The commits that changed `sparse`, oldest first (its creation included). */
+  readonly sparseCommits: ReadonlyArray<string>
+}
+
+export interface FixtureOptions {
+  readonly shape?: Shape
+  readonly storage?: Storage
+  /** How many commits change the sparse file, spread evenly (its creation counts). */
+  readonly sparseTouches?: number
 }
 
 const SHAPES: Readonly<Record<Shape, ReadonlyArray<number>>> = {
@@ -129,7 +140,7 @@ class Folder {
 export async function buildFixture(
   dataDir: string,
   commits: number,
-  options: { shape?: Shape; storage?: Storage } = {},
+  options: FixtureOptions = {},
 ): Promise<Fixture> {
   const shape = options.shape ?? 'nested-1024'
   const gitdir = path.join(dataDir, 'history.git')
@@ -170,6 +181,23 @@ export async function buildFixture(
     const oid = await sink.add('blob', fileContent(relative, 0), relative)
     folders.get(dirOf(relative))!.set(path.posix.basename(relative), oid, false)
   }
+  // A 20-line file beside the last note, changed at evenly spaced commits only (one line
+  // each time), never among the files picked at random.
+  const sparse = options.sparseTouches
+    ? path.posix.join(dirOf(files[files.length - 1] as string), 'sparse.md')
+    : null
+  const sparseLines = Array.from({ length: 20 }, (_, i) => `sparse line ${i}: version 0`)
+  const sparseContent = () => Buffer.from(`${sparseLines.join('\n')}\n`)
+  const sparseAt = new Set<number>()
+  const sparseCommits: string[] = []
+  if (sparse && options.sparseTouches) {
+    const oid = await sink.add('blob', sparseContent(), sparse)
+    folders.get(dirOf(sparse))!.set(path.posix.basename(sparse), oid, false)
+    for (let k = 1; k < options.sparseTouches; k++) {
+      // Off by a few, so that no touch lands on the commit that renames the target.
+      sparseAt.add(Math.floor((k * commits) / options.sparseTouches) + 3)
+    }
+  }
   // Folders deepest first, so every parent sees its children's ids.
   const byDepth = [...folders.keys()]
     .filter(Boolean)
@@ -209,17 +237,19 @@ export async function buildFixture(
     return oid
   }
   const system = { conversationId: null, toolUseId: null, overwrite: false, restoredFrom: null }
-  await commit(
+  const initial = sparse ? [...files, sparse] : files
+  const first = await commit(
     {
       ...system,
       actor: 'system',
       command: 'init',
       subject: 'Start the history',
-      paths: files.map((f) => `/memories/${f}`),
+      paths: initial.map((f) => `/memories/${f}`),
     },
-    [...files].sort(),
+    [...initial].sort(),
     start,
   )
+  if (sparse) sparseCommits.push(first)
 
   const renameAt = Math.floor(commits / 2)
   for (let i = 1; i < commits; i++) {
@@ -229,6 +259,29 @@ export async function buildFixture(
       toolUseId: `toolu_${i}`,
       overwrite: false,
       restoredFrom: null,
+    }
+    if (sparse && sparseAt.has(i)) {
+      // One line of the sparse file changes; the rest keep their first commit.
+      const line = (sparseCommits.length * 7) % sparseLines.length
+      sparseLines[line] = `sparse line ${line}: changed at commit ${i}`
+      const blob = await sink.add('blob', sparseContent(), sparse)
+      folders.get(dirOf(sparse))!.set(path.posix.basename(sparse), blob, false)
+      rootTree = await writeUp(dirOf(sparse))
+      const virtual = `/memories/${sparse}`
+      sparseCommits.push(
+        await commit(
+          {
+            ...conversation,
+            actor: 'claude',
+            command: 'str_replace',
+            subject: `str_replace ${virtual}`,
+            paths: [virtual],
+          },
+          [sparse],
+          time,
+        ),
+      )
+      continue
     }
     if (i === renameAt) {
       const folder = folders.get(dirOf(targetBefore))!
@@ -301,6 +354,11 @@ export async function buildFixture(
     await writeFile(file, fileContent(relative, revision), { mode: 0o600 })
     await utimes(file, past, past)
   }
+  if (sparse) {
+    const file = path.join(workRoot, sparse)
+    await writeFile(file, sparseContent(), { mode: 0o600 })
+    await utimes(file, past, past)
+  }
   return {
     dataDir,
     files: revisions.size,
@@ -310,7 +368,96 @@ export async function buildFixture(
     targetBefore,
     revisions,
     targetCommits,
+    sparse,
+    sparseCommits,
   }
+}
+
+/** A history in which one long file is changed by every commit (for line provenance). */
+export interface BlameFixture {
+  readonly dataDir: string
+  /** The file's relative path. */
+  readonly file: string
+  readonly lines: number
+  readonly commits: number
+  /** The file's lines now. */
+  readonly content: ReadonlyArray<string>
+}
+
+/**
+ * Writes a history in which a file of `lines` lines is created, then changed by each of
+ * `commits` more commits, as Claude edits a growing memory file: most replace a line, some
+ * insert one and some remove one (its length stays about the same). Every line is unique.
+ * Its objects are packed, as maintenance leaves an older history.
+ */
+export async function buildBlameFixture(
+  dataDir: string,
+  options: { readonly lines: number; readonly commits: number },
+): Promise<BlameFixture> {
+  const gitdir = path.join(dataDir, 'history.git')
+  await initRepository(gitdir)
+  const sink = looseSink(gitdir)
+  const file = 'notes/long.md'
+  let seed = 7
+  const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648
+  let fresh = 0
+  const line = () =>
+    `- Fact ${++fresh}: the user mentioned ${Math.floor(random() * 1e6)} in passing, worth keeping.`
+  const content = Array.from({ length: options.lines }, line)
+  const entries: IndexEntry[] = []
+  let parent: string | null = null
+  const start = 1_700_000_000
+  const notes = new Folder()
+  const root = new Folder()
+  const commit = async (meta: CommitMeta, time: number) => {
+    notes.set(
+      'long.md',
+      await sink.add('blob', Buffer.from(`${content.join('\n')}\n`), file),
+      false,
+    )
+    root.set('notes', await sink.add('tree', notes.serialize(), 'notes'), true)
+    const body = serializeCommit({
+      tree: await sink.add('tree', root.serialize(), ''),
+      parent,
+      author: AUTHORS[meta.actor],
+      timestamp: time,
+      message: formatCommitMessage(meta),
+    })
+    const oid = await sink.add('commit', body, '')
+    entries.push({ ...meta, oid, parent, time: time * 1000, files: [`/memories/${file}`] })
+    parent = oid
+  }
+  const virtual = `/memories/${file}`
+  const claude = (i: number, command: 'create' | 'str_replace' | 'insert'): CommitMeta => ({
+    actor: 'claude',
+    command,
+    subject: `${command} ${virtual}`,
+    paths: [virtual],
+    conversationId: `conv-${i % 7}`,
+    toolUseId: `toolu_${i}`,
+    overwrite: false,
+    restoredFrom: null,
+  })
+  await commit(claude(0, 'create'), start)
+  for (let i = 1; i <= options.commits; i++) {
+    const roll = random()
+    const at = Math.floor(random() * content.length)
+    if (roll < 0.15) content.splice(at, 0, line())
+    else if (roll < 0.3 && content.length > 1) content.splice(at, 1)
+    else content[at] = line()
+    await commit(claude(i, roll < 0.15 ? 'insert' : 'str_replace'), start + i)
+  }
+  await writeMainRef(gitdir, parent as unknown as string)
+  const db = new ObjectDatabase(gitdir)
+  await repack(db, parent ? [parent] : [])
+  db.close()
+  writeIndex(indexDirOf(gitdir), entries)
+  const workRoot = path.join(dataDir, 'memories')
+  await mkdir(path.join(workRoot, 'notes'), { recursive: true, mode: 0o700 })
+  const past = new Date(Date.now() - 60_000)
+  await writeFile(path.join(workRoot, file), `${content.join('\n')}\n`, { mode: 0o600 })
+  await utimes(path.join(workRoot, file), past, past)
+  return { dataDir, file, lines: content.length, commits: options.commits + 1, content }
 }
 
 function pickFile(files: ReadonlyArray<string>, random: () => number, ...avoid: string[]): string {

@@ -11,20 +11,22 @@
  * - compares bytes on disk after Cairn's maintenance with `git gc` on the same history;
  * - times commands with their commits (p50, p99) against `git add` + `git commit` on a clone;
  * - times file history, timeline pages and restores against `git log` and `git checkout`;
- * - reports the renderer's start-up JavaScript against what later screens load.
+ * - reports the renderer's start-up JavaScript against what later screens load;
+ * - times line provenance (blame) and history search against `git blame` and `git log -S`.
  * Writes everything to bench/results/history.json.
  */
 import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks'
 import { fileURLToPath } from 'node:url'
 import { build } from 'vite'
 import { openVersionedMemory, type Origin, type VersionedMemory } from '../src/main/history'
+import { nodeDisk, setDisk, type Disk } from '../src/main/lib/disk'
 import { bundleSizes, total } from './bundle-sizes'
-import { buildFixture, type Fixture, type Shape } from './history-fixture'
+import { buildBlameFixture, buildFixture, type Fixture, type Shape } from './history-fixture'
 import { median } from './median'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
@@ -238,6 +240,12 @@ async function commitOne(memory: VersionedMemory, fixture: Fixture, i: number): 
   if (!outcome.commit) throw new Error(`no commit: ${JSON.stringify(outcome.content)}`)
 }
 
+/**
+ * The disk with every fsync skipped: the reference that tells what durability costs (the same
+ * commands, samples alternating with the durable ones, so load on the machine hits both alike).
+ */
+const withoutFsync: Disk = { ...nodeDisk, fsync: async () => undefined, fsyncSync: () => undefined }
+
 /** Commits with Cairn and with the git CLI on a clone of the same history, samples alternating. */
 async function compareCommits(
   label: string,
@@ -250,9 +258,16 @@ async function compareCommits(
   for (let i = 0; i < 20; i++) await commitOne(memory, fixture, 10_000 + i)
   const files = [...fixture.revisions.keys()]
   const cairn: number[] = []
+  const unsynced: number[] = []
   const gitTimes: number[] = []
   for (let i = 0; i < samples; i++) {
     cairn.push(...(await measure(1, () => commitOne(memory, fixture, i))))
+    const restore = setDisk(withoutFsync)
+    try {
+      unsynced.push(...(await measure(1, () => commitOne(memory, fixture, 20_000 + i))))
+    } finally {
+      restore()
+    }
     if (i % 2 === 0) {
       gitTimes.push(
         ...(await measure(1, async () => {
@@ -288,6 +303,12 @@ async function compareCommits(
   notes.push(
     `commit ${label}: max ${round(Math.max(...cairn), 1)} ms over ${cairn.length} commands`,
   )
+  // What the fsyncs cost (docs/durability.md): the same commands with fsync skipped.
+  const bareP50 = percentile(unsynced, 50)
+  const bareP99 = percentile(unsynced, 99)
+  notes.push(
+    `commit ${label} with every fsync skipped (reference, samples alternating): p50 ${round(bareP50, 2)} ms, p99 ${round(bareP99, 1)} ms; durability costs ${round(p50 - bareP50, 2)} ms at p50 (${round(p50 / bareP50, 2)}x), ${round(p99 - bareP99, 1)} ms at p99`,
+  )
 }
 
 /** Clones `dataDir`'s history into a work tree for the git CLI, its index warmed. */
@@ -306,10 +327,12 @@ async function storageRows(
   label: string,
   commits: number,
   targets: { openMs: number; rssMb: number | null; diskMb: number | null },
+  sparseTouches?: number,
 ): Promise<Fixture> {
   let start = performance.now()
   const fixture = await buildFixture(path.join(root, `loose-${commits}`), commits, {
     storage: 'loose',
+    ...(sparseTouches ? { sparseTouches } : {}),
   })
   notes.push(
     `${label}: 1,024 files x ${commits.toLocaleString('en-US')} commits written as loose objects in ${round((performance.now() - start) / 1000, 1)} s`,
@@ -557,17 +580,22 @@ async function main(): Promise<void> {
     await commitRows(root, 'flat-1000', '@10k, 1,000 flat files')
     await commitRows(root, 'nested-10000', '@10k, 10,000 nested files')
 
+    let large: Fixture | null = null
     if (!quick) {
       console.log('\n1,024 files, 100,000 commits')
-      const large = await storageRows(root, '@100k', 100_000, {
-        openMs: 300,
-        rssMb: 150,
-        diskMb: 100,
-      })
-      memory = await openVersionedMemory({ dataDir: large.dataDir, watch: false })
-      await queryRows(memory, large, '@100k', null)
-      for (let i = 0; i < 20; i++) await commitOne(memory, large, 10_000 + i)
-      const commits = await measure(200, (i) => commitOne(memory, large, i))
+      // With a file 10 commits changed, spread over the history, for blame's row.
+      const big = await storageRows(
+        root,
+        '@100k',
+        100_000,
+        { openMs: 300, rssMb: 150, diskMb: 100 },
+        10,
+      )
+      large = big
+      memory = await openVersionedMemory({ dataDir: big.dataDir, watch: false })
+      await queryRows(memory, big, '@100k', null)
+      for (let i = 0; i < 20; i++) await commitOne(memory, big, 10_000 + i)
+      const commits = await measure(200, (i) => commitOne(memory, big, i))
       record({
         name: 'commit p50 @100k, 1,024 nested files',
         unit: 'ms',
@@ -578,6 +606,8 @@ async function main(): Promise<void> {
       })
       await memory.close()
     }
+
+    await provenanceAndSearch(root, small, large)
   } finally {
     await rm(root, { recursive: true, force: true })
   }
@@ -605,6 +635,188 @@ async function main(): Promise<void> {
     `${JSON.stringify({ date: new Date().toISOString(), node: process.version, cpus: os.cpus().length, rows, notes }, null, 2)}\n`,
   )
   console.log(`\nwrote ${path.relative(process.cwd(), out)}`)
+}
+
+/** `git blame --porcelain` of `file` at `main` in the git directory `dir`. */
+const gitBlame = (dir: string, file: string) =>
+  git(null, ['--git-dir', dir, 'blame', '--porcelain', 'main', '--', file])
+
+/** Medians in milliseconds, against a target in milliseconds (null: none). */
+function recordMs(
+  name: string,
+  cairn: ReadonlyArray<number>,
+  gitTimes: ReadonlyArray<number> | null,
+  targetMs: number | null,
+): void {
+  const value = median(cairn)
+  record({
+    name,
+    unit: 'ms',
+    cairn: value,
+    git: gitTimes ? median(gitTimes) : null,
+    target: targetMs === null ? '' : `≤ ${targetMs} ms`,
+    ok: targetMs === null ? null : value <= targetMs,
+    samples: cairn.length,
+  })
+}
+
+/** Blame of a file that 10 commits changed, spread over a 100,000-commit history. */
+async function sparseBlame(large: Fixture): Promise<void> {
+  const sparse = large.sparse
+  if (!sparse) throw new Error('the 100k fixture has no sparse file')
+  const sparsePath = `/memories/${sparse}`
+  const largeDir = path.join(large.dataDir, 'history.git')
+  const largeMemory = await openVersionedMemory({ dataDir: large.dataDir, watch: false })
+  const sparseOwners = new Set((await largeMemory.blame(sparsePath)).map((l) => l.commit.oid))
+  if ([...sparseOwners].some((oid) => !large.sparseCommits.includes(oid))) {
+    throw new Error('sparse blame names a commit that did not change the file')
+  }
+  await largeMemory.close()
+  const sparseTimes: number[] = []
+  for (let i = 0; i < 5; i++) {
+    await rm(path.join(largeDir, 'cairn-blame'), { recursive: true, force: true })
+    // A new session each time: nothing the previous walk found is reused (the pack is
+    // opened first, by reading the file at HEAD, as above).
+    const again = await openVersionedMemory({ dataDir: large.dataDir, watch: false })
+    const top = (await again.log({ offset: 0, limit: 1 })).entries[0]?.oid ?? ''
+    await again.readAt(sparsePath, top)
+    sparseTimes.push(...(await measure(1, () => again.blame(sparsePath))))
+    await again.close()
+  }
+  recordMs(
+    'blame 10 commits in 100,000, first time',
+    sparseTimes,
+    await measure(3, () => gitBlame(largeDir, sparse)),
+    15,
+  )
+}
+
+/**
+ * Line provenance (blame) and history search (issue #12), as their own rows: blame of a
+ * 500-line file that 1,000 commits changed (first time, from provenance kept by an earlier
+ * session, and after one more commit), blame of a file 10 commits changed in a 100,000-commit
+ * history, and a search of 10,000 commits for a text — each against the git CLI.
+ */
+async function provenanceAndSearch(
+  root: string,
+  small: Fixture,
+  large: Fixture | null,
+): Promise<void> {
+  console.log('\nline provenance and history search')
+  const long = await buildBlameFixture(path.join(root, 'blame'), { lines: 500, commits: 1_000 })
+  const longPath = `/memories/${long.file}`
+  const gitdir = path.join(long.dataDir, 'history.git')
+  const saved = path.join(gitdir, 'cairn-blame')
+
+  // Cairn's answer must be git's before its time means anything.
+  const session = await openVersionedMemory({ dataDir: long.dataDir, watch: false })
+  const ours = (await session.blame(longPath)).map((line) => line.commit.oid)
+  const theirs = gitBlame(gitdir, long.file)
+    .split('\n')
+    .filter((line) => /^[0-9a-f]{40} /.test(line))
+    .map((line) => line.slice(0, 40))
+  if (ours.join() !== theirs.join()) throw new Error('blame differs from git blame')
+  await session.close()
+  notes.push(
+    `blame fixture: ${long.lines} lines, ${long.commits} commits changing the file, ${new Set(ours).size} distinct commits in the answer`,
+  )
+
+  // Each session first reads one file at HEAD (the pack's index opened, its first object
+  // read), a fixed cost measured on its own row.
+  const head = async (memory: Awaited<ReturnType<typeof openVersionedMemory>>) =>
+    memory.readAt(longPath, (await memory.log({ offset: 0, limit: 1 })).entries[0]?.oid ?? '')
+  const fresh = async () => openVersionedMemory({ dataDir: long.dataDir, watch: false })
+  // The first blame ever (nothing kept: a history that came by sync or import, or a lost
+  // cache) reads and checks every version once; git blame's samples alternate with it.
+  const opening: number[] = []
+  const cold: number[] = []
+  const coldGit: number[] = []
+  for (let i = 0; i < 7; i++) {
+    await rm(saved, { recursive: true, force: true })
+    const memory = await fresh()
+    opening.push(...(await measure(1, () => head(memory))))
+    cold.push(...(await measure(1, () => memory.blame(longPath))))
+    await memory.close()
+    coldGit.push(...(await measure(1, () => gitBlame(gitdir, long.file))))
+  }
+  recordMs('  first object read of a session (the pack opened), for reference', opening, null, null)
+  recordMs('blame 500 lines x 1,000 commits, first time (nothing kept)', cold, coldGit, 30)
+  const kept: number[] = []
+  for (let i = 0; i < 10; i++) {
+    const memory = await fresh()
+    await head(memory)
+    kept.push(...(await measure(1, () => memory.blame(longPath))))
+    await memory.close()
+  }
+  recordMs('blame 500 lines x 1,000 commits, new session (provenance kept)', kept, null, 30)
+  const memory = await fresh()
+  await memory.blame(longPath)
+  const origin = { actor: 'claude', conversationId: 'bench', toolUseId: 'toolu_blame' } as const
+  const text = (await readFile(path.join(long.dataDir, 'memories', long.file), 'utf8')).split('\n')
+  const afterCommit: number[] = []
+  for (let i = 0; i < 10; i++) {
+    const line = text[(i * 53) % long.lines] as string
+    const outcome = await memory.execute(
+      { command: 'str_replace', path: longPath, old_str: line, new_str: `${line} (edited ${i})` },
+      origin,
+    )
+    if (!outcome.commit) throw new Error(`no commit: ${JSON.stringify(outcome.content)}`)
+    text[(i * 53) % long.lines] = `${line} (edited ${i})`
+    afterCommit.push(...(await measure(1, () => memory.blame(longPath))))
+  }
+  recordMs('blame 500 lines x 1,000 commits, after one more commit', afterCommit, null, 30)
+  await memory.close()
+
+  // A file 10 commits changed, among 100,000: the walk crosses the whole index.
+  if (large) await sparseBlame(large)
+
+  // History search: every page of a search of the 10,000-commit history.
+  const searchDir = path.join(small.dataDir, 'history.git')
+  const searchAll = async (memory: VersionedMemory, text: string) => {
+    let before: string | undefined
+    let hits = 0
+    for (;;) {
+      const page = await memory.searchHistory({ text, matchCase: true, before })
+      hits += page.hits.length
+      if (!page.next) return hits
+      before = page.next
+    }
+  }
+  const needles = ['revision 7\n', 'revision 12\n', 'revision 3\n', 'revision 41\n']
+  const gitSearch = (needle: string) =>
+    git(null, ['--git-dir', searchDir, 'log', `-S${needle}`, '--format=%H'])
+  const freshSearch = () => openVersionedMemory({ dataDir: small.dataDir, watch: false })
+  // The first search of all reads every commit's trees once; what it found is kept.
+  await rm(path.join(searchDir, 'cairn-changes.jsonl'), { force: true })
+  let searcher = await freshSearch()
+  let hits = 0
+  const first = await measure(1, async () => (hits = await searchAll(searcher, needles[0]!)))
+  await searcher.close()
+  const gitHits = gitSearch(needles[0]!).trim().split('\n').filter(Boolean).length
+  if (hits !== gitHits) throw new Error(`search found ${hits} commits, git log -S ${gitHits}`)
+  notes.push(`history search @10k for "revision 7": ${hits} commits (git log -S: ${gitHits})`)
+  recordMs(
+    'history search, 10,000 commits, first search ever (trees read)',
+    first,
+    await measure(3, () => gitSearch(needles[0]!)),
+    null,
+  )
+  const keptSearch: number[] = []
+  for (const needle of needles.slice(1)) {
+    searcher = await freshSearch()
+    keptSearch.push(...(await measure(1, () => searchAll(searcher, needle))))
+    await searcher.close()
+  }
+  recordMs('history search, 10,000 commits, new session (records kept)', keptSearch, null, 1000)
+  searcher = await freshSearch()
+  await searchAll(searcher, needles[0]!)
+  recordMs(
+    'history search, 10,000 commits, next search in the session',
+    await measure(3, (i) => searchAll(searcher, needles[i + 1]!)),
+    null,
+    1000,
+  )
+  await searcher.close()
 }
 
 await main()

@@ -179,10 +179,13 @@ test('the tree updates live when a chat turn writes memory, and the timeline sho
   await page.getByRole('button', { name: 'View change to /memories/notes.md' }).click()
   const history = new HistoryPage(page)
   const selected = history.timeline.getByRole('row', { selected: true })
-  await expect(selected).toContainText('Claude')
-  await expect(selected).toContainText('create')
-  await expect(history.detail).toContainText('create /memories/notes.md')
-  await expect(history.detail.getByRole('button', { name: /^From: / })).toBeVisible()
+  await expect(selected).toContainText('Claude created notes.md')
+  await expect(
+    history.detail.getByRole('heading', { name: 'Claude created notes.md' }),
+  ).toBeVisible()
+  await expect(history.detail.getByRole('button', { name: /^From / })).toContainText(
+    'I am learning Portuguese.',
+  )
 })
 
 test('the tree is navigable with the keyboard', async ({ page, cairn }) => {

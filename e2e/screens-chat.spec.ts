@@ -1,5 +1,5 @@
 import { reply } from '../test/fixtures/fake-anthropic'
-import { expect, test } from './fixtures/harness'
+import { expect, shoot, test } from './fixtures/screens'
 import { ChatPage } from './pages/chat.page'
 import { SettingsPage } from './pages/settings.page'
 
@@ -51,11 +51,15 @@ for (const scheme of ['light', 'dark'] as const) {
     await expect(chat.lastReply()).toContainText('tokens in')
     // Highlighting loads on demand with the first code fence: the keyword gets its colour.
     await expect(chat.lastReply().getByText('def', { exact: true })).toHaveClass(/hljs-keyword/)
-    await page.screenshot({ path: `e2e/artifacts/chat-${scheme}.png` })
+    await expect(
+      chat.lastReply().getByRole('button', { name: 'Memory at this reply' }),
+    ).toBeVisible()
+    await expect(page.getByRole('region', { name: 'About' })).not.toContainText('0.1.0-e2e')
+    await shoot(page, cairn, `chat-${scheme}`, { docs: scheme === 'light' })
 
     const settings = new SettingsPage(page)
     await settings.open()
     await expect(settings.keyStatus).toContainText('Set')
-    await page.screenshot({ path: `e2e/artifacts/settings-${scheme}.png` })
+    await shoot(page, cairn, `settings-${scheme}`)
   })
 }

@@ -1,4 +1,5 @@
-import { claudeTurn, create, expect, reply, test } from './fixtures/claude-turns'
+import { claudeTurn, create, reply } from './fixtures/claude-turns'
+import { expect, shoot, test } from './fixtures/screens'
 import { ChatPage } from './pages/chat.page'
 import { HistoryPage } from './pages/history.page'
 import { MemoryPage } from './pages/memory.page'
@@ -9,6 +10,7 @@ for (const scheme of ['light', 'dark'] as const) {
   test(`review, hygiene and flag screens (${scheme})`, async ({ page, cairn, anthropic }) => {
     await page.setViewportSize({ width: 1440, height: 900 })
     await page.emulateMedia({ colorScheme: scheme })
+    await cairn.core.dispatch('settings:setApiKey', { key: 'sk-ant-e2e-screens' })
     await claudeTurn(cairn, anthropic, 'I am Sam and I like short answers.', [
       create('/memories/about-sam.md', '# About Sam\n- Likes short answers\n- Lives in Lisbon\n'),
       create(
@@ -41,25 +43,27 @@ for (const scheme of ['light', 'dark'] as const) {
     const card = chat.toolCard('str_replace', '/memories/about-sam.md')
     await expect(card).toContainText('Waiting for you')
     await expect(new PendingListPage(page).heading()).toContainText('1 change waits')
-    await page.screenshot({ path: `e2e/artifacts/review-chat-${scheme}.png` })
+    await shoot(page, cairn, `review-chat-${scheme}`, {
+      docs: scheme === 'light' && 'review-light',
+    })
 
     const memory = new MemoryPage(page)
     await memory.pane.getByRole('combobox', { name: 'Sort files' }).selectOption('By last read')
     await expect(memory.pane.getByRole('list', { name: 'Memory files by use' })).toBeVisible()
-    await page.screenshot({ path: `e2e/artifacts/review-memory-${scheme}.png` })
+    await shoot(page, cairn, `review-memory-${scheme}`)
 
     await new PendingListPage(page).panel('/memories/about-sam.md').approve()
     await expect(card).toContainText('Done')
     await memory.pane.getByRole('combobox', { name: 'Sort files' }).selectOption('By name')
     await memory.openFile('trailhead.md')
     await expect(memory.pane.getByLabel('Use by Claude')).toContainText('longer than one view')
-    await page.screenshot({ path: `e2e/artifacts/hygiene-memory-${scheme}.png` })
+    await shoot(page, cairn, `hygiene-memory-${scheme}`)
 
     const history = new HistoryPage(page)
     await history.open()
     await history.select(history.rows.first())
     await expect(history.rows.first()).toContainText('Flagged')
-    await page.screenshot({ path: `e2e/artifacts/review-history-${scheme}.png` })
+    await shoot(page, cairn, `review-history-${scheme}`)
 
     const settings = new SettingsPage(page)
     await settings.open()
@@ -70,6 +74,6 @@ for (const scheme of ['light', 'dark'] as const) {
     await expect(
       settings.dialog.getByRole('spinbutton', { name: 'Days unread before an expiry is proposed' }),
     ).toHaveValue('90')
-    await page.screenshot({ path: `e2e/artifacts/review-settings-${scheme}.png` })
+    await shoot(page, cairn, `review-settings-${scheme}`)
   })
 }

@@ -5,7 +5,9 @@ import type { Core } from '../src/main/core'
 import { createRecordingLogger } from '../src/main/lib/logger'
 import { startGitServer, type GitServer } from '../test/fixtures/git-server'
 import { expect, test } from './fixtures/harness'
-import { call, otherMachine } from './fixtures/machines'
+import type { FakeAnthropic } from '../test/fixtures/fake-anthropic'
+import { call, claudeWrites, otherMachine } from './fixtures/machines'
+import { FullHistoryPage } from './pages/full-history.page'
 import { HistoryPage } from './pages/history.page'
 import { SyncPage } from './pages/sync.page'
 
@@ -29,8 +31,12 @@ test.use({
 
 const NOTES = '# Preferences\n\nEditor: Helix\nTheme: dark\nShell: fish\n'
 
-/** The laptop (the page's core) and a desktop, with one conflict in preferences.md. */
-async function twoMachinesWithConflict(cairn: { core: Core }) {
+/**
+ * The laptop (the page's core) and a desktop, with one conflict in preferences.md: Claude
+ * wrote the notes on the laptop and edited them on the desktop, the person edited the same
+ * line on the laptop.
+ */
+async function twoMachinesWithConflict(cairn: { core: Core }, anthropic: FakeAnthropic) {
   const repo = `screens-${++count}`
   server.createRepo(repo)
   const remote = {
@@ -39,27 +45,48 @@ async function twoMachinesWithConflict(cairn: { core: Core }) {
     token: server.token,
     intervalMinutes: 10,
   }
-  const machine = await otherMachine('desktop')
+  const machine = await otherMachine('desktop', anthropic)
   const desktop = machine.core
-  const write = (core: Core, file: string, content: string) =>
-    call(core, 'memory:write', { path: `/memories/${file}`, content })
-  await write(cairn.core, 'preferences.md', NOTES)
-  await write(cairn.core, 'projects/trailhead.md', '# trailhead\n\nA Rust CLI for trail maps.\n')
+  const at = (file: string) => `/memories/${file}`
+  await claudeWrites(
+    cairn.core,
+    anthropic,
+    'Remember my setup, and that trailhead is a Rust CLI.',
+    { command: 'create', path: at('preferences.md'), file_text: NOTES },
+    {
+      command: 'create',
+      path: at('projects/trailhead.md'),
+      file_text: '# trailhead\n\nA Rust CLI for trail maps.\n',
+    },
+  )
   await call(cairn.core, 'sync:configure', remote)
   await call(cairn.core, 'sync:now')
   await call(desktop, 'sync:configure', remote)
   await call(desktop, 'sync:now')
-  await write(desktop, 'preferences.md', NOTES.replace('Helix', 'Zed').replace('fish', 'zsh'))
-  await write(desktop, 'reading.md', 'Currently reading: The Overstory\n')
+  await claudeWrites(
+    desktop,
+    anthropic,
+    'I switched to Zed and zsh; I am reading The Overstory.',
+    { command: 'str_replace', path: at('preferences.md'), old_str: 'Helix', new_str: 'Zed' },
+    { command: 'str_replace', path: at('preferences.md'), old_str: 'fish', new_str: 'zsh' },
+    {
+      command: 'create',
+      path: at('reading.md'),
+      file_text: 'Currently reading: The Overstory\n',
+    },
+  )
   await call(desktop, 'sync:now')
-  await write(cairn.core, 'preferences.md', NOTES.replace('Helix', 'Neovim'))
+  await call(cairn.core, 'memory:write', {
+    path: at('preferences.md'),
+    content: NOTES.replace('Helix', 'Neovim'),
+  })
   await call(cairn.core, 'sync:now')
   return machine
 }
 
 for (const scheme of ['light', 'dark'] as const) {
-  test(`sync screens (${scheme})`, async ({ page, cairn }) => {
-    const desktop = await twoMachinesWithConflict(cairn)
+  test(`sync screens (${scheme})`, async ({ page, cairn, anthropic }) => {
+    const desktop = await twoMachinesWithConflict(cairn, anthropic)
     try {
       await page.emulateMedia({ colorScheme: scheme })
       await cairn.open(page)
@@ -76,9 +103,27 @@ for (const scheme of ['light', 'dark'] as const) {
 
       const history = new HistoryPage(page)
       await history.open()
-      await history.select(history.row('merge'))
-      await expect(page.getByRole('region', { name: 'Change details' })).toContainText('Joins')
+      await history.select(history.row('Cairn merged the memory of desktop'))
+      await expect(history.detail).toContainText('Joined:')
+      await expect(history.detail.getByRole('note')).toContainText(
+        'Both versions of preferences.md were kept',
+      )
+      await expect(history.row('Claude on desktop edited preferences.md').first()).toBeVisible()
       await page.screenshot({ path: `e2e/artifacts/sync-history-${scheme}.png` })
+
+      // The full view of the synced history: the merge, then its lines' provenance.
+      await page.setViewportSize({ width: 1440, height: 900 })
+      const full = new FullHistoryPage(page)
+      await history.pane.getByRole('button', { name: 'Open full history' }).click()
+      await expect(full.title()).toHaveText(/Cairn merged the memory of desktop/)
+      await page.screenshot({ path: `e2e/artifacts/sync-full-history-${scheme}.png` })
+      await full.showAs('Blame')
+      const blame = full.blame('/memories/preferences.md')
+      await expect(blame.getByRole('row', { name: /<<<<<<< laptop/ })).toContainText('Cairn')
+      await expect(blame.getByRole('row', { name: /Editor: Zed/ })).toContainText('desktop')
+      await page.screenshot({ path: `e2e/artifacts/sync-full-history-blame-${scheme}.png` })
+      await page.keyboard.press('Escape')
+      await page.setViewportSize({ width: 1280, height: 800 })
 
       await sync.openSettings()
       await sync.url.scrollIntoViewIfNeeded()

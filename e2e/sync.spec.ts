@@ -154,10 +154,9 @@ test('the conflict dialog shows both versions and commits the choice', async ({ 
     // The choice is a commit by You, in the timeline with the desktop's change beside it.
     const history = new HistoryPage(page)
     await history.open()
-    await expect(history.row('resolve conflict')).toContainText('You')
-    await expect(
-      page.getByRole('grid', { name: 'Commits' }).getByText('desktop').first(),
-    ).toBeVisible()
+    await expect(history.row('You resolved the conflict in prefs.md')).toBeVisible()
+    await expect(history.row('You on desktop edited prefs.md')).toContainText('desktop')
+    await expect(history.row('Cairn merged the memory of desktop')).toBeVisible()
   } finally {
     await desktop.close()
   }

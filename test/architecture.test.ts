@@ -162,7 +162,18 @@ describe('src/main', () => {
         'checkout.ts',
       ].map((f) => `${MAIN}/history/${f}`),
     )
-    for (const start of ['read.ts', 'inspect.ts', 'queries.ts']) {
+    for (const start of [
+      'read.ts',
+      'inspect.ts',
+      'queries.ts',
+      'lookup.ts',
+      'line-diff.ts',
+      'blame.ts',
+      'blame-store.ts',
+      'search.ts',
+      'change-log.ts',
+      'snapshot.ts',
+    ]) {
       const reached = new Set<string>()
       const pending = [`${MAIN}/history/${start}`]
       while (pending.length > 0) {

@@ -5,7 +5,7 @@ import { availableModels, chatHandlers, createChatService, type AnthropicFetch }
 import { appHandlers, noHost, type HostActions } from './app'
 import { conversationHandlers, createConversationStore } from './conversations'
 import { createDispatcher, type Dispatch, type Handlers } from './dispatcher'
-import { historyHandlers, openVersionedMemory } from './history'
+import { historyHandlers, openVersionedMemory, type VersionedMemory } from './history'
 import { createHygieneService, hygieneHandlers, openReadLog } from './hygiene'
 import { createEventBus, type EventBus } from './lib/events'
 import { consoleLogger, type Logger } from './lib/logger'
@@ -68,9 +68,27 @@ export async function createCore(options: CoreOptions): Promise<Core> {
   const logger = options.logger ?? consoleLogger
   const events = createEventBus()
 
+  // Refused with a `locked` CairnError when another Cairn has this data folder open.
   const memory = await openVersionedMemory({ dataDir, logger })
+  try {
+    return await assemble(options, dataDir, logger, events, memory)
+  } catch (error) {
+    // The data folder's lock is released, so a retry (or another window) can open it.
+    await memory.close()
+    throw error
+  }
+}
+
+async function assemble(
+  options: CoreOptions,
+  dataDir: string,
+  logger: Logger,
+  events: EventBus,
+  memory: VersionedMemory,
+): Promise<Core> {
   memory.onCommit((commit) => events.emit('history:commit', commit))
   memory.onRecovery((report) => events.emit('app:recovery', report))
+  memory.onNotice((notice) => events.emit('memory:notice', notice))
 
   const settings = createSettingsService({
     dataDir,
@@ -122,6 +140,7 @@ export async function createCore(options: CoreOptions): Promise<Core> {
     conversations,
     settings,
     memory: review,
+    memoryHead: () => memory.head(),
     createMemoryTool: createRunnableMemoryTool,
     emit: (event) => events.emit('agent:event', event),
     onConversationChanged: (id) => events.emit('conversations:changed', { id, deleted: false }),

@@ -13,16 +13,20 @@ import type {
   ApiResult,
   AppCommand,
   AppInfo,
+  BlameLine,
   ChangeResult,
   CommitDetail,
+  Comparison,
   CommitSummary,
   Conversation,
   ConversationSearchHit,
   ConversationSummary,
   FileChange,
+  HistorySearchPage,
   LogPage,
   MemoryEntry,
   MemoryFile,
+  MemoryNotice,
   MemorySearchHit,
   MemoryStats,
   ModelInfo,
@@ -37,6 +41,8 @@ import type {
 import { requestChannels } from './channels'
 
 const virtualPath = z.string().min(1).max(4096)
+/** Most characters `memory:write` accepts: the Memory tool's 1 MiB per file. */
+export const MAX_WRITE_CHARS = 1024 * 1024
 const oid = z.string().regex(/^[0-9a-f]{40}$/, 'must be a 40-character commit id')
 const id = z.string().min(1).max(200)
 const none = z.undefined()
@@ -66,17 +72,21 @@ export const requestSchemas = {
   'app:openDataFolder': none,
   'app:openExternal': z.strictObject({ url: z.url({ protocol: /^https$/ }) }),
 
-  'memory:tree': none,
-  'memory:read': z.strictObject({ path: virtualPath }),
+  /** `at`: the memory as it was after that commit (read-only), instead of now. */
+  'memory:tree': z.strictObject({ at: oid.optional() }).optional(),
+  'memory:read': z.strictObject({ path: virtualPath, at: oid.optional() }),
   'memory:write': z.strictObject({
     path: virtualPath,
-    content: z.string(),
+    // The Memory tool's write limit is 1 MiB of UTF-8; no character is less than a byte.
+    content: z.string().max(MAX_WRITE_CHARS, 'is over the 1 MiB limit of a memory file'),
     /** true for "New file": refuse to replace an existing one. */
     mustNotExist: z.boolean().optional(),
   }),
   'memory:rename': z.strictObject({ from: virtualPath, to: virtualPath }),
   'memory:delete': z.strictObject({ path: virtualPath }),
   'memory:search': z.strictObject({ query: z.string().min(1).max(500) }),
+  'memory:notices': none,
+  'memory:removeSecrets': z.strictObject({ path: virtualPath }),
 
   'history:log': z.strictObject({
     offset: z.int().min(0),
@@ -93,6 +103,18 @@ export const requestSchemas = {
   'history:restoreDeleted': z.strictObject({ path: virtualPath }),
   'history:revert': z.strictObject({ oid }),
   'history:restoreAll': z.strictObject({ oid }),
+  /** Each line of a file (at `oid`, default now) with the commit that last changed it. */
+  'history:blame': z.strictObject({ path: virtualPath, oid: oid.optional() }),
+  /** One page of the commits adding or removing `text`, older than `before` if given. */
+  'history:search': z.strictObject({
+    text: z.string().min(1).max(1000),
+    matchCase: z.boolean().optional(),
+    before: oid.optional(),
+  }),
+  /** How memory at `from` differs from memory at `to` (default now). */
+  'history:compare': z.strictObject({ from: oid, to: oid.optional() }),
+  /** The summaries of these commits (unknown ones are left out). */
+  'history:summaries': z.strictObject({ oids: z.array(oid).max(500) }),
 
   'review:list': none,
   'review:decide': z
@@ -185,6 +207,8 @@ export interface RequestResults {
   'memory:rename': ChangeResult
   'memory:delete': ChangeResult
   'memory:search': ReadonlyArray<MemorySearchHit>
+  'memory:notices': ReadonlyArray<MemoryNotice>
+  'memory:removeSecrets': ChangeResult
   'history:log': LogPage
   'history:show': CommitDetail
   'history:fileHistory': ReadonlyArray<CommitSummary>
@@ -194,6 +218,10 @@ export interface RequestResults {
   'history:restoreDeleted': ChangeResult
   'history:revert': ChangeResult
   'history:restoreAll': ChangeResult
+  'history:blame': ReadonlyArray<BlameLine>
+  'history:search': HistorySearchPage
+  'history:compare': Comparison
+  'history:summaries': ReadonlyArray<CommitSummary>
   'review:list': ReadonlyArray<PendingChange>
   'review:decide': ChangeResult
   'hygiene:stats': MemoryStats
@@ -233,6 +261,7 @@ export interface EventMap {
   'conversations:changed': { readonly id: string; readonly deleted: boolean }
   'settings:changed': SettingsView
   'app:recovery': RecoveryReport
+  'memory:notice': MemoryNotice
   /** A command from the application menu, for the window to carry out. */
   'app:command': { readonly command: AppCommand }
   'sync:state': SyncStatus

@@ -63,6 +63,10 @@ interface MemoryErrors {
 interface HistoryErrors {
   /** The memory folder was closed (the app is quitting). */
   closed: true
+  /** Another Cairn has this data folder open (its lock file names the process). */
+  locked: true
+  /** A version's stored objects are missing, corrupt, or name entries Cairn never writes. */
+  'history-damaged': true
   /** Part of the history index was found damaged; it is being rebuilt from the commits. */
   'index-rebuilding': true
 }

@@ -28,7 +28,8 @@ export interface AppInfo {
  * history). Main sends it as the `app:command` event; the renderer reacts as it would to the
  * same keyboard shortcut.
  */
-export type AppCommand = 'new-chat' | 'open-settings' | 'show-memory' | 'show-history'
+export type AppCommand =
+  'new-chat' | 'open-settings' | 'show-memory' | 'show-history' | 'show-full-history'
 
 /**
  * What the versioned memory repaired: at start-up (`app:info`), or later (`app:recovery`):
@@ -36,7 +37,14 @@ export type AppCommand = 'new-chat' | 'open-settings' | 'show-memory' | 'show-hi
  * memory folder outside Cairn, saved as their own commit.
  */
 export interface RecoveryReport {
-  readonly kind: 'uncommitted-changes' | 'history-rebuilt' | 'outside-changes'
+  /**
+   * `uncommitted-changes`: changes no commit held yet were saved as a recovery commit;
+   * `outside-changes`: edits made outside Cairn were saved as their own commit;
+   * `history-repaired`: damage to the history was repaired in place (a lost newest-version
+   * pointer found again, damaged stored copies rewritten from the files), history kept;
+   * `history-rebuilt`: no usable history was found (or it was set aside) and a new one began.
+   */
+  readonly kind: 'uncommitted-changes' | 'outside-changes' | 'history-repaired' | 'history-rebuilt'
   /** A sentence for people, without host paths. */
   readonly message: string
   readonly commitOid: string | null
@@ -56,11 +64,32 @@ export interface MemoryEntry {
 export interface MemoryFile {
   readonly path: string
   readonly size: number
-  /** `text` for UTF-8 files, `image` for png/jpeg (base64 in `data`). */
-  readonly kind: 'text' | 'image' | 'binary'
+  /**
+   * `text` for UTF-8 files, `image` for png/jpeg (base64 in `data`); `too-large` for a file
+   * over the size the viewer shows (no content is sent; `size` says how big it is).
+   */
+  readonly kind: 'text' | 'image' | 'binary' | 'too-large'
   readonly text: string | null
   readonly mediaType: string | null
   readonly data: string | null
+}
+
+/**
+ * Something about the memory folder the person should know, raised once per file:
+ * `too-large`: a file is not versioned because it is too large;
+ * `secret`: a file edited outside Cairn holds what looks like a secret (it was committed;
+ * `memory:removeSecrets` takes it out of the current file).
+ */
+export interface MemoryNotice {
+  /** Stable for one kind and path (`too-large:/memories/big.bin`). */
+  readonly id: string
+  readonly kind: 'too-large' | 'secret'
+  /** Virtual path of the file. */
+  readonly path: string
+  /** A sentence for people: no host path, never the secret itself. */
+  readonly message: string
+  /** The commit that recorded it, when there is one. */
+  readonly commitOid: string | null
 }
 
 export interface MemorySearchHit {
@@ -143,16 +172,58 @@ export interface FileChange {
    * null then, whatever the file holds); fetch this file alone with `history:diff`.
    */
   readonly omitted?: boolean
+  /**
+   * True when the history's copy of one side is missing or corrupt: that side is null and
+   * cannot be shown (the rest of the history is unaffected).
+   */
+  readonly damaged?: boolean
 }
 
 export interface CommitDetail {
   readonly commit: CommitSummary
+  /** The commit's message as git stores it: subject, then one trailer per fact. */
+  readonly message: string
   /** The first changes in path order, at most a bounded number (see `totalChanges`). */
   readonly changes: ReadonlyArray<FileChange>
   /** How many files the commit changed in all (renames count once). */
   readonly totalChanges: number
   /** True when `changes` lists fewer files than `totalChanges`. */
   readonly truncated: boolean
+}
+
+/** One line of a file with the commit that last changed it (`history:blame`). */
+export interface BlameLine {
+  /** 1-based line number. */
+  readonly line: number
+  /** The line's text, without its newline. */
+  readonly text: string
+  readonly commit: CommitSummary
+}
+
+/** How memory differs between two commits (`history:compare`), file by file. */
+export interface Comparison {
+  readonly from: string
+  readonly to: string
+  /** The first changes in path order, bounded like `CommitDetail.changes`. */
+  readonly changes: ReadonlyArray<FileChange>
+  readonly totalChanges: number
+  readonly truncated: boolean
+}
+
+/** A commit whose diff adds or removes the searched text, and the files where it does. */
+export interface HistorySearchHit {
+  readonly commit: CommitSummary
+  readonly files: ReadonlyArray<{ readonly path: string; readonly change: 'added' | 'removed' }>
+}
+
+/** One page of a history search, newest commits first (`history:search`). */
+export interface HistorySearchPage {
+  readonly hits: ReadonlyArray<HistorySearchHit>
+  /** Pass as `before` to go on with older commits; null when the whole history was searched. */
+  readonly next: string | null
+  /** Commits searched so far, counted from the newest, out of `total`. */
+  readonly scanned: number
+  readonly total: number
 }
 
 /** Result of a user edit or a restore: the commit it made, or null when nothing changed. */
@@ -305,6 +376,13 @@ export interface StoredMessage {
   readonly createdAt: number
   /** For a prompt the person typed: the turn it started (absent in older conversations). */
   readonly turnId?: string
+  /**
+   * For Claude's replies: the memory commit at the start of the reply's turn, what Claude
+   * could see (null: memory was empty; absent in older conversations).
+   */
+  readonly memoryAt?: string | null
+  /** For Claude's replies: the memory paths Claude viewed during the turn, in order. */
+  readonly viewed?: ReadonlyArray<string>
 }
 
 export interface ConversationSummary {
@@ -332,6 +410,8 @@ export type AgentEvent = { readonly conversationId: string; readonly turnId: str
   | {
       readonly type: 'turn-started'
       readonly userText: string
+      /** The memory commit at the turn's start (null: memory was empty). */
+      readonly memoryAt: string | null
       /** The id the sender gave `chat:send`: how it recognizes its own turn. */
       readonly clientId: string
     }

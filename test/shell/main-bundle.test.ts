@@ -11,6 +11,7 @@ import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { eventChannel, requestChannels } from '../../src/shared/channels'
+import { acquireInstanceLock, LOCK_FILE } from '../../src/main/lib/instance-lock'
 import { contentSecurityPolicy } from '../../src/main/shell'
 import { builtFile, root } from './built'
 import {
@@ -409,6 +410,10 @@ describe('the built main bundle in Node, with a recording stand-in for electron'
       label: 'Show history',
       accelerator: 'CmdOrCtrl+2',
     })
+    expect(byId('show-full-history')).toMatchObject({
+      label: 'Full history',
+      accelerator: 'CmdOrCtrl+Shift+H',
+    })
     expect(byId('open-data-folder')).toMatchObject({
       label: 'Open data folder',
       accelerator: 'CmdOrCtrl+Shift+O',
@@ -420,12 +425,15 @@ describe('the built main bundle in Node, with a recording stand-in for electron'
         .map((call) => call.args[1] as { name: string; data: { command: string } })
         .filter((message) => message.name === 'app:command')
         .map((message) => message.data.command)
-    for (const id of ['new-chat', 'open-settings', 'show-memory', 'show-history']) {
-      byId(id).click!()
-    }
-    await vi.waitFor(() =>
-      expect(commandsSent()).toEqual(['new-chat', 'open-settings', 'show-memory', 'show-history']),
-    )
+    const commands = [
+      'new-chat',
+      'open-settings',
+      'show-memory',
+      'show-history',
+      'show-full-history',
+    ]
+    for (const id of commands) byId(id).click!()
+    await vi.waitFor(() => expect(commandsSent()).toEqual(commands))
     byId('open-data-folder').click!()
     await standIn.waitFor('shell.openPath')
     expect(standIn.callsOf('shell.openPath').map((call) => call.args[0])).toEqual([userData])
@@ -612,6 +620,31 @@ describe('a start that fails', () => {
     expect(standIn.callsOf('new BrowserWindow')).toHaveLength(0)
     // "Quit" was chosen: nothing was opened.
     expect(standIn.callsOf('shell.openPath')).toHaveLength(0)
+  })
+
+  it('a data folder another Cairn is using is refused in plain words, and left as it was', async () => {
+    const userData = await tempDir()
+    // Another Cairn (this live process, through the lock the core takes) holds the folder.
+    const other = acquireInstanceLock(userData)
+    cleanups.push(async () => other.release())
+    const lockBefore = await readFile(path.join(userData, LOCK_FILE), 'utf8')
+    const log = logged()
+    const standIn = await start({ userData }, { CAIRN_DATA_DIR: undefined })
+    const exit = await standIn.waitFor('app.exit')
+    expect(exit.args).toEqual([1])
+    expect(log).toHaveBeenCalledWith('[cairn] Cairn could not start:', expect.any(Error))
+    const [dialog] = standIn.callsOf('dialog.showMessageBox')
+    expect(dialog?.args[0]).toMatchObject({ type: 'error', message: 'Cairn could not start' })
+    const detail = (dialog!.args[0] as { detail: string }).detail
+    expect(detail).toContain(
+      `Cairn is already open on this data folder (process ${process.pid}). Close the other Cairn window first`,
+    )
+    expect(detail).toContain(`Your data folder: ${userData}`)
+    expect(detail).not.toMatch(/locked|at .*\.js:\d+|Error:/)
+    expect(standIn.callsOf('new BrowserWindow')).toHaveLength(0)
+    // The other Cairn's lock and folder are untouched: no history was opened or made.
+    expect(await readFile(path.join(userData, LOCK_FILE), 'utf8')).toBe(lockBefore)
+    expect(existsSync(path.join(userData, 'history.git'))).toBe(false)
   })
 
   it('"Open data folder" opens the nearest folder that exists, then quits', async () => {

@@ -98,6 +98,8 @@ function build(): ChatService {
     conversations,
     settings,
     memory,
+    // No history behind this fake memory: every turn starts from empty memory.
+    memoryHead: () => null,
     createMemoryTool: createRunnableMemoryTool,
     emit: (event) => {
       events.push(event)
@@ -474,6 +476,7 @@ describe('errors', () => {
       conversations,
       settings,
       memory,
+      memoryHead: () => null,
       createMemoryTool: createRunnableMemoryTool,
       emit: (event) => events.push(event),
       onConversationChanged: () => {},

@@ -18,6 +18,8 @@ export interface ChatServiceOptions {
   readonly settings: Pick<SettingsService, 'get' | 'credentials'>
   /** Claude's memory commands: the versioned memory, or the review gate in front of it. */
   readonly memory: TurnMemory
+  /** The memory commit right now: each reply records the one its turn began with. */
+  readonly memoryHead: () => string | null
   readonly createMemoryTool: MemoryToolFactory
   /** Receives every agent event (core forwards them as `agent:event`). */
   readonly emit: (event: AgentEvent) => void
@@ -66,10 +68,11 @@ export function createChatService(options: ChatServiceOptions): ChatService {
     id: string,
     messages: ReadonlyArray<StoredMessage>,
     toolCommits: Readonly<Record<string, string>> = {},
+    turn: { readonly turnId: string; readonly viewed: ReadonlyArray<string> } | null = null,
   ): Promise<Conversation> => {
     const updated = await options.conversations.update(id, (current) => ({
       ...current,
-      messages: [...current.messages, ...messages],
+      messages: withViewed([...current.messages, ...messages], turn),
       toolCommits: { ...current.toolCommits, ...toolCommits },
     }))
     options.onConversationChanged(id)
@@ -79,6 +82,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
   const execute = async (
     conversation: Conversation,
     turnId: string,
+    memoryAt: string | null,
     controller: AbortController,
     release: () => void,
   ): Promise<void> => {
@@ -106,8 +110,9 @@ export function createChatService(options: ChatServiceOptions): ChatService {
           settings,
           signal: controller.signal,
           emit,
-          append: async (messages, commits) => {
-            await append(conversation.id, messages, commits)
+          memoryAt,
+          append: async (messages, commits, viewed) => {
+            await append(conversation.id, messages, commits, { turnId, viewed })
           },
           now,
           logger,
@@ -153,18 +158,21 @@ export function createChatService(options: ChatServiceOptions): ChatService {
         const conversation = await append(base.id, [
           { role: 'user', content: [{ type: 'text', text }], createdAt: now(), turnId },
         ])
+        // What Claude can see when the turn starts: every reply of the turn records it.
+        const memoryAt = options.memoryHead()
         options.emit({
           type: 'turn-started',
           conversationId: base.id,
           turnId,
           clientId,
           userText: text,
+          memoryAt,
         })
         const release = () => {
           if (running.get(base.id)?.turnId === turnId) running.delete(base.id)
           finish()
         }
-        void execute(conversation, turnId, controller, release).finally(release)
+        void execute(conversation, turnId, memoryAt, controller, release).finally(release)
       } catch (error) {
         running.delete(base.id)
         finish()
@@ -187,6 +195,22 @@ export function createChatService(options: ChatServiceOptions): ChatService {
       await Promise.all(turns.map((turn) => turn.done))
     },
   }
+}
+
+/**
+ * Gives every reply of the turn `turn.turnId` the paths viewed so far in that turn: a reply
+ * is stored before the views it asked for run, so earlier replies learn of them later.
+ */
+function withViewed(
+  messages: ReadonlyArray<StoredMessage>,
+  turn: { readonly turnId: string; readonly viewed: ReadonlyArray<string> } | null,
+): ReadonlyArray<StoredMessage> {
+  if (!turn) return messages
+  const start = messages.findLastIndex((message) => message.turnId === turn.turnId)
+  if (start < 0) return messages
+  return messages.map((message, i) =>
+    i > start && message.role === 'assistant' ? { ...message, viewed: turn.viewed } : message,
+  )
 }
 
 function turnRunning(): CairnError {

@@ -9,7 +9,7 @@ import type { BetaMemoryTool20250818Command } from '@anthropic-ai/sdk/resources/
 import type { AgentEvent, Settings, StoredBlock, StoredMessage } from '../../shared/types'
 import type { ExecuteOutcome, Origin } from '../history'
 import type { Logger } from '../lib/logger'
-import type { MemoryExecutor, MemoryResult } from '../memory'
+import { parseMemoryPath, type MemoryExecutor, type MemoryResult } from '../memory'
 import {
   NOT_RUN_CUT_OFF,
   NOT_RUN_STOPPED,
@@ -79,10 +79,16 @@ export interface TurnOptions {
   readonly settings: Settings
   readonly signal: AbortSignal
   readonly emit: (event: TurnEvent) => void
-  /** Stores messages as they complete (a reply, then the results of its tool calls). */
+  /** The memory commit at the turn's start (null: memory was empty), kept on every reply. */
+  readonly memoryAt: string | null
+  /**
+   * Stores messages as they complete (a reply, then the results of its tool calls), with
+   * the paths viewed in the turn so far (every reply of the turn records them).
+   */
   readonly append: (
     messages: ReadonlyArray<StoredMessage>,
     toolCommits: Readonly<Record<string, string>>,
+    viewed: ReadonlyArray<string>,
   ) => Promise<void>
   readonly now?: () => number
   /** Where a memory command that failed unexpectedly is reported (Claude gets a plain error). */
@@ -100,6 +106,8 @@ export async function runTurn(options: TurnOptions): Promise<TurnOutcome> {
   const now = options.now ?? Date.now
   const results = new Map<string, { content: string; isError: boolean }>()
   const commits: Record<string, string> = {}
+  // The memory paths Claude viewed in this turn, in order, each once.
+  const viewed: string[] = []
   let awaitingResults: StoredMessage | null = null
   let streamStarted = false
   let partial: StoredBlock[] = []
@@ -114,7 +122,7 @@ export async function runTurn(options: TurnOptions): Promise<TurnOutcome> {
     flushing = (async () => {
       await previous
       const message = reply && toolResultsFor(reply, results, notRun, now())
-      if (message) await options.append([message], { ...commits })
+      if (message) await options.append([message], { ...commits }, [...viewed])
     })()
     return flushing
   }
@@ -136,6 +144,8 @@ export async function runTurn(options: TurnOptions): Promise<TurnOutcome> {
         )
         result = { content: outcome.content, isError: outcome.isError }
         commitOid = outcome.commit?.oid ?? null
+        const path = !outcome.isError ? viewedPath(input) : null
+        if (path && !viewed.includes(path)) viewed.push(path)
       } catch (error) {
         options.logger.error('A memory command failed unexpectedly', error)
         result = { content: 'Error: the memory command could not be completed.', isError: true }
@@ -194,9 +204,13 @@ export async function runTurn(options: TurnOptions): Promise<TurnOutcome> {
       const message = await stream.finalMessage()
       await flushing
       partial = []
-      const reply = storedReply(message, now())
+      const reply: StoredMessage = {
+        ...storedReply(message, now()),
+        memoryAt: options.memoryAt,
+        viewed: [...viewed],
+      }
       lastStop = message.stop_reason
-      await options.append([reply], { ...commits })
+      await options.append([reply], { ...commits }, [...viewed])
       emit({
         type: 'message-finished',
         stopReason: message.stop_reason,
@@ -240,10 +254,19 @@ export async function runTurn(options: TurnOptions): Promise<TurnOutcome> {
     if (kept.length > 0) {
       // What the person saw stream in stays in the transcript (without any half tool call).
       await options.append(
-        [{ role: 'assistant', content: kept, stopReason: null, usage: null, createdAt: now() }],
-        {
-          ...commits,
-        },
+        [
+          {
+            role: 'assistant',
+            content: kept,
+            stopReason: null,
+            usage: null,
+            createdAt: now(),
+            memoryAt: options.memoryAt,
+            viewed: [...viewed],
+          },
+        ],
+        { ...commits },
+        [...viewed],
       )
     }
     if (signal.aborted) return { stopped: true, error: null }
@@ -263,6 +286,14 @@ function withCacheBreakpoint(messages: ApiMessage[]): ApiMessage[] {
   if (end.type !== 'text' && end.type !== 'tool_result') return messages
   blocks[blocks.length - 1] = { ...end, cache_control: { type: 'ephemeral' } }
   return [...messages.slice(0, -1), { ...last, content: blocks }]
+}
+
+/** The memory path a successful `view` looked at, as `/memories/…` (null for other commands). */
+function viewedPath(input: unknown): string | null {
+  const raw = input as { command?: unknown; path?: unknown } | null
+  if (raw?.command !== 'view' || typeof raw.path !== 'string') return null
+  const parsed = parseMemoryPath(raw.path)
+  return parsed.ok ? parsed.virtual : null
 }
 
 function commandOf(input: unknown): string {

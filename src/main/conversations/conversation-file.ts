@@ -29,6 +29,12 @@ const message = z.object({
   usage: usage.nullable().optional(),
   createdAt: z.number(),
   turnId: z.string().optional(),
+  memoryAt: z
+    .string()
+    .regex(/^[0-9a-f]{40}$/)
+    .nullable()
+    .optional(),
+  viewed: z.array(z.string()).optional(),
 })
 
 /*

@@ -4,7 +4,7 @@ import path from 'node:path'
 import type { Conversation, ConversationSearchHit, ConversationSummary } from '../../shared/types'
 import { writeJsonAtomic } from '../lib/atomic-json'
 import { CairnError } from '../lib/errors'
-import { isMissing } from '../lib/lstat-inside'
+import { isMissing } from '../lib/disk'
 import { consoleLogger, type Logger } from '../lib/logger'
 import { createSerialQueue } from '../lib/serial-queue'
 import {

@@ -3,24 +3,30 @@
  * or a switch to another history the person chose. The folder follows, so it always equals
  * the tree of `main`; a crash at any point is finished at the next open.
  *
- * Order: the move is written down (`cairn-move.json` in the git directory), the folder is
- * updated (and the stat cache told what was written), `main` is moved, the side index is
- * appended to (or replaced), the note is removed. Re-running
- * the note's move is harmless at any point, which is what `finishInterruptedMove` does.
+ * Order: the objects it reaches are made durable, the move is written down (`cairn-move.json`
+ * in the git directory), the folder is updated (its fsyncs settled, and the stat cache told
+ * what was written), `main` is moved (fsynced), the side index is appended to (or replaced),
+ * the note is removed. Re-running the note's move is harmless at any point, which is what
+ * `finishInterruptedMove` does at the next open, before anything else compares the folder
+ * with `main`. All of it goes through the disk seam.
  */
-import { lstatSync, readFileSync, rmSync } from 'node:fs'
-import { lstat, readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { writeJsonAtomic } from '../lib/atomic-json'
+import { disk, isCode, isMissing } from '../lib/disk'
 import { CairnError } from '../lib/errors'
+import { isDiskProblem } from '../lib/disk-errors'
+import { FolderTree, readFileIn, settleFolderSyncs } from '../lib/folders'
 import type { Logger } from '../lib/logger'
-import { createObjectStore, readMainRef, writeMainRef, type ObjectStore } from './object-store'
+import { DamagedHistoryError } from './damage'
+import { readMainRef } from './find-tip'
+import { createObjectStore, writeMainRef, type ObjectStore } from './object-store'
 import { segmentsOf, toRelative, toVirtual } from './paths'
 import type { Repo } from './repo'
 import type { MoveKind } from './types'
 import { applyDeltas } from './restore-common'
 import { entriesSince, parentsOf, type IndexEntry } from './side-index'
 import { diffNodes, emptyTree, treeFromOid, type FileDelta, type TreeNode } from './tree-state'
+import { MAX_VERSIONED_BYTES } from './work-tree'
 
 /** The note of a move in progress, inside the git directory (never in the memory folder). */
 export function moveNoteOf(gitdir: string): string {
@@ -65,12 +71,39 @@ export async function moveMain(
   const deltas = await diffNodes(store, repo.root(), treeFromOid(commit.tree))
   // A commit from elsewhere is untrusted: none of its paths may leave the folder or reach git.
   for (const delta of deltas) toRelative(toVirtual(delta.path))
+  // The objects the target reaches that were written here (a merge commit, its trees) are
+  // durable before anything refers to them.
+  await store.flush()
   await writeJsonAtomic(moveNoteOf(store.gitdir), { from, to: target } satisfies MoveNote)
   await applyDeltas(repo, deltas)
   noteWritten(repo, deltas)
-  await writeMainRef(store.gitdir, target)
+  try {
+    // The folder's changes are durable before the ref that records them moves (as for a
+    // commit).
+    await settleFolderSyncs()
+    await writeMainRef(store.gitdir, target)
+  } catch (error) {
+    // `main` did not move (a full disk): the folder goes back to it, and the note with it. If
+    // even that fails, the note stays and the next start finishes the move.
+    try {
+      await applyDeltas(
+        repo,
+        deltas.map(({ path, before, after }) => ({ path, before: after, after: before })),
+      )
+      removeNote(store.gitdir)
+    } catch {
+      // Finished at the next start.
+    }
+    throw error
+  }
   await repo.adopt(target, commit.tree, added, kind === 'switch')
-  rmSync(moveNoteOf(store.gitdir), { force: true })
+  // The move has happened: a note that cannot be removed now is finished (harmlessly) at the
+  // next start, and must not make the move look failed.
+  try {
+    removeNote(store.gitdir)
+  } catch {
+    // Left for the next start.
+  }
   return added
 }
 
@@ -85,7 +118,7 @@ function noteWritten(repo: Repo, deltas: ReadonlyArray<FileDelta>): void {
     try {
       repo.stats.record(
         delta.path,
-        lstatSync(path.join(repo.workRoot, ...segmentsOf(delta.path))),
+        disk.lstatSync(path.join(repo.workRoot, ...segmentsOf(delta.path))),
         delta.after,
       )
     } catch {
@@ -107,16 +140,32 @@ export async function finishInterruptedMove(
   logger?: Logger,
 ): Promise<boolean> {
   const file = moveNoteOf(gitdir)
+  let text: string
+  try {
+    text = disk.readFileSync(file).toString('utf8')
+  } catch (error) {
+    // No move was in progress. An I/O error is not "no move": open fails, changing nothing.
+    if (isMissing(error)) return false
+    throw error
+  }
   let note: MoveNote
   try {
-    note = JSON.parse(readFileSync(file, 'utf8')) as MoveNote
+    note = JSON.parse(text) as MoveNote
   } catch {
-    // No move was in progress (or its note was never completely written: nothing moved yet).
-    rmSync(file, { force: true })
+    // Its note was never completely written: nothing moved yet.
+    removeNote(gitdir)
     return false
   }
   if (!isOid(note.to) || (note.from !== null && !isOid(note.from))) {
-    rmSync(file, { force: true })
+    removeNote(gitdir)
+    return false
+  }
+  const at = readMainRef(gitdir)
+  if (at.kind === 'ok' && at.oid !== note.from && at.oid !== note.to) {
+    // `main` moved on since (the move failed and was undone, and commits followed): the note
+    // is stale, and finishing it would drop those commits.
+    logger?.warn('A stale note of a move of the history was dropped at start-up')
+    removeNote(gitdir)
     return false
   }
   const store = createObjectStore(gitdir)
@@ -126,17 +175,34 @@ export async function finishInterruptedMove(
     const deltas = await diffNodes(store, before, after)
     const pending: FileDelta[] = []
     for (const delta of deltas) {
-      const onDisk = await blobOidOnDisk(store, workRoot, delta.path)
+      const onDisk = blobOidOnDisk(store, workRoot, delta.path)
       if (onDisk === delta.before && onDisk !== delta.after) pending.push(delta)
     }
     await applyDeltas({ store, workRoot }, pending)
-    if ((await readMainRef(gitdir)) !== note.to) await writeMainRef(gitdir, note.to)
+  } catch (error) {
+    if (!(error instanceof DamagedHistoryError)) throw error
+    // The versions the move was between cannot be read: the folder stays as the move left it
+    // (part moved, part not), and the start-up recovery commit saves it on top of `main` as
+    // it was. Every file is kept; nothing is guessed.
+    logger?.warn('An interrupted move of the history could not be finished: it is damaged', error)
+    removeNote(gitdir)
+    return false
   } finally {
     store.close()
   }
-  rmSync(file, { force: true })
+  await settleFolderSyncs()
+  if (at.kind !== 'ok' || at.oid !== note.to) await writeMainRef(gitdir, note.to)
+  removeNote(gitdir)
   logger?.warn('An interrupted move of the history (a sync) was finished at start-up')
   return true
+}
+
+function removeNote(gitdir: string): void {
+  try {
+    disk.unlinkSync(moveNoteOf(gitdir))
+  } catch (error) {
+    if (!isCode(error, 'ENOENT')) throw error
+  }
 }
 
 async function treeOfCommit(store: ObjectStore, oid: string | null): Promise<TreeNode> {
@@ -144,18 +210,23 @@ async function treeOfCommit(store: ObjectStore, oid: string | null): Promise<Tre
 }
 
 // The blob id of what the folder holds at `relative` (null: nothing, or not a regular file).
-async function blobOidOnDisk(
-  store: ObjectStore,
-  workRoot: string,
-  relative: string,
-): Promise<string | null> {
-  const file = path.join(workRoot, ...segmentsOf(relative))
+// Read through the folders' handles, never through a link.
+function blobOidOnDisk(store: ObjectStore, workRoot: string, relative: string): string | null {
+  const tree = new FolderTree(workRoot)
   try {
-    if (!(await lstat(file)).isFile()) return null
-    return store.hash('blob', await readFile(file))
-  } catch {
-    // Missing (or unreadable): the move's "absent" side.
+    const found = tree.find(segmentsOf(relative).join('/'))
+    if (found.kind !== 'file') return null
+    return store.hash(
+      'blob',
+      readFileIn(found.parent, found.name, found.stats, MAX_VERSIONED_BYTES),
+    )
+  } catch (error) {
+    // Unreadable as a file (changed meanwhile): the move's "absent" side. A disk problem is
+    // not that.
+    if (isDiskProblem(error)) throw error
     return null
+  } finally {
+    tree.close()
   }
 }
 

@@ -107,3 +107,75 @@ describe('memory and history channels in the core', () => {
     expect(info).toMatchObject({ ok: true, value: { recovery: { kind: 'uncommitted-changes' } } })
   })
 })
+
+describe('provenance, search and memory at a commit through dispatch', () => {
+  it('answers blame, search, compare and summaries, and refuses bad requests cleanly', async () => {
+    // A hidden file in the first commit: memory at a commit lists what the live browser lists.
+    await mkdir(path.join(dataDir, 'memories'), { recursive: true })
+    await writeFile(path.join(dataDir, 'memories', '.hidden.md'), 'secret\n')
+    core = await createCore({ dataDir })
+    const call = async (channel: string, payload: unknown) => core!.dispatch(channel, payload)
+    const first = await call('memory:write', { path: '/memories/a.md', content: 'one\ntwo\n' })
+    const oid = (first as { value: { commit: CommitSummary } }).value.commit.oid
+    await call('memory:write', { path: '/memories/a.md', content: 'one\nTWO\n' })
+    await call('memory:write', { path: '/memories/b.png', content: 'x' })
+
+    const blame = await call('history:blame', { path: '/memories/a.md' })
+    expect(blame).toMatchObject({
+      ok: true,
+      value: [
+        { line: 1, text: 'one', commit: { oid } },
+        { line: 2, text: 'TWO', commit: { actor: 'user' } },
+      ],
+    })
+    expect(await call('history:blame', { path: '/memories/a.md', oid })).toMatchObject({
+      ok: true,
+      value: [{ text: 'one' }, { text: 'two' }],
+    })
+    for (const [payload, code] of [
+      [{ path: '/memories/a.md', oid: 'HEAD' }, 'invalid-payload'],
+      [{ path: '/memories/../etc/passwd' }, 'invalid-path'],
+      [{ path: '/memories/nope.md' }, 'not-found'],
+      [{ path: '/memories' }, 'not-a-file'],
+      [{ path: '/memories/a.md', oid: 'e'.repeat(40) }, 'not-found'],
+    ] as const) {
+      const answer = await call('history:blame', payload)
+      expect(answer, JSON.stringify(payload)).toMatchObject({ ok: false, error: { code } })
+      expect(JSON.stringify(answer)).not.toContain(dataDir)
+    }
+
+    const search = await call('history:search', { text: 'two', matchCase: true })
+    expect(search).toMatchObject({
+      ok: true,
+      value: { next: null, hits: [{ commit: { actor: 'user' } }, { commit: { oid } }] },
+    })
+    expect(await call('history:search', { text: '' })).toMatchObject({
+      ok: false,
+      error: { code: 'invalid-payload' },
+    })
+    expect(await call('history:summaries', { oids: [oid, 'f'.repeat(40)] })).toMatchObject({
+      ok: true,
+      value: [{ oid }],
+    })
+    expect(await call('history:compare', { from: oid })).toMatchObject({
+      ok: true,
+      value: { from: oid, totalChanges: 2, truncated: false },
+    })
+    expect(await call('history:show', { oid })).toMatchObject({
+      ok: true,
+      value: { message: expect.stringContaining('Command: write') },
+    })
+
+    const tree = await call('memory:tree', { at: oid })
+    expect(tree).toMatchObject({ ok: true, value: [{ path: '/memories/a.md', size: 8 }] })
+    expect((tree as { value: unknown[] }).value).toHaveLength(1)
+    expect(await call('memory:tree', { at: 'nope' })).toMatchObject({
+      ok: false,
+      error: { code: 'invalid-payload' },
+    })
+    expect(await call('memory:read', { path: '/memories/.hidden.md', at: oid })).toMatchObject({
+      ok: false,
+      error: { code: 'not-found' },
+    })
+  })
+})

@@ -13,5 +13,10 @@ export function historyHandlers(memory: VersionedMemory): DomainHandlers<'histor
     'history:restoreDeleted': ({ path }) => memory.restoreDeleted(path),
     'history:revert': ({ oid }) => memory.revert(oid),
     'history:restoreAll': ({ oid }) => memory.restoreAll(oid),
+    'history:blame': ({ path, oid }) => memory.blame(path, oid),
+    'history:search': ({ text, matchCase, before }) =>
+      memory.searchHistory({ text, matchCase: matchCase ?? false, before }),
+    'history:compare': ({ from, to }) => memory.compare(from, to),
+    'history:summaries': ({ oids }) => memory.summaries(oids),
   }
 }

@@ -22,7 +22,7 @@
  * record, which the next open cuts off. Structure is checked at open (parents earlier,
  * contiguous extents, ids in range); a record's checksum when its entry is read.
  */
-import fs from 'node:fs'
+import { disk, isCode, isMissing, listNames, makeFolders, OPEN, removePath } from '../lib/disk'
 import path from 'node:path'
 import type { Actor, CommitCommand, CommitSummary, ReviewMark, WriteFlag } from '../../shared/types'
 import { crc32 } from './objects/crc32'
@@ -104,6 +104,12 @@ interface Details {
   /** Review flags and mark, when the change has them. */
   readonly f?: ReadonlyArray<WriteFlag>
   readonly v?: ReviewMark
+  /**
+   * Parents beyond the index: commits that could not be read when it was built (damage), so
+   * the history the index holds starts after them. `c` is the first parent; `x` those of `o`.
+   */
+  readonly c?: string
+  readonly x?: ReadonlyArray<string>
 }
 
 export class IndexFile {
@@ -121,6 +127,8 @@ export class IndexFile {
   /** Commit id lookup (open addressing, position + 1 per slot), built on first use. */
   private table: Int32Array | null = null
   private readonly cache = new Map<number, IndexEntry>()
+  // Further parents beyond the index, of the entries read so far that have any.
+  private readonly beyond = new Map<number, ReadonlyArray<string>>()
   private closed = false
   /** Pending bytes per part while a batch runs (see `batch`). */
   private pending: Record<Part, Buffer[]> | null = null
@@ -145,10 +153,12 @@ export class IndexFile {
 
   /** Creates an empty index in `dir` (which must not hold one). */
   static create(dir: string): IndexFile {
-    fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
+    makeFolders(dir, 0o700)
     const fds = {} as Record<Part, number>
-    for (const part of PARTS) fds[part] = fs.openSync(path.join(dir, part), 'w+', 0o600)
-    fs.writeFileSync(path.join(dir, 'format'), FORMAT, { mode: 0o600 })
+    for (const part of PARTS) {
+      fds[part] = disk.openSync(path.join(dir, part), OPEN.READ_WRITE_TRUNC, 0o600)
+    }
+    disk.writeFileSync(path.join(dir, 'format'), FORMAT, { mode: 0o600 })
     const index = new IndexFile(dir, fds, alignedBuffer(RECORD * 1024), new Uint32Array(1024))
     return index
   }
@@ -161,25 +171,28 @@ export class IndexFile {
   static open(dir: string): IndexFile {
     let format: string
     try {
-      format = fs.readFileSync(path.join(dir, 'format'), 'utf8')
-    } catch {
+      format = disk.readFileSync(path.join(dir, 'format')).toString('utf8')
+    } catch (error) {
+      // Missing: rebuilt from the commits. A disk that fails is not a missing index.
+      if (!isMissing(error) && !isCode(error, 'EISDIR')) throw error
       throw new IndexDamagedError('no index')
     }
     if (format !== FORMAT) throw new IndexDamagedError('another index format')
     const fds = {} as Record<Part, number>
     try {
-      for (const part of PARTS) fds[part] = fs.openSync(path.join(dir, part), 'r+')
+      for (const part of PARTS) fds[part] = disk.openSync(path.join(dir, part), OPEN.READ_WRITE)
     } catch (error) {
-      for (const fd of Object.values(fds)) fs.closeSync(fd)
+      for (const fd of Object.values(fds)) disk.closeSync(fd)
+      if (!isMissing(error)) throw error
       throw new IndexDamagedError(`index part missing (${(error as Error).message})`)
     }
     try {
       const whole = (part: Part) => {
-        const size = fs.fstatSync(fds[part]).size
+        const size = disk.fstatSync(fds[part]).size
         const buf = Buffer.allocUnsafe(size)
         let done = 0
         while (done < size) {
-          const got = fs.readSync(fds[part], buf, done, size - done, done)
+          const got = disk.readSync(fds[part], buf, done, size - done, done)
           if (got === 0) break
           done += got
         }
@@ -188,7 +201,7 @@ export class IndexFile {
       const rawRecords = whole('commits')
       const rawFiles = whole('files')
       const rawNames = whole('names')
-      const detailsSize = fs.fstatSync(fds.details).size
+      const detailsSize = disk.fstatSync(fds.details).size
 
       const count = Math.floor(rawRecords.length / RECORD)
       const records = alignedBuffer((count + Math.max(1024, count >> 2)) * RECORD)
@@ -204,7 +217,7 @@ export class IndexFile {
       index.trimTails()
       return index
     } catch (error) {
-      for (const fd of Object.values(fds)) fs.closeSync(fd)
+      for (const fd of Object.values(fds)) disk.closeSync(fd)
       if (error instanceof IndexDamagedError) throw error
       throw new IndexDamagedError((error as Error).message)
     }
@@ -242,6 +255,12 @@ export class IndexFile {
   }
 
   /** Entry `i` (0 = oldest), read from disk once and then cached. Throws when it is damaged. */
+  /** The further parents of entry `i` that are beyond the index (see `Details.x`). */
+  otherParentsBeyond(i: number): ReadonlyArray<string> {
+    this.at(i)
+    return this.beyond.get(i) ?? []
+  }
+
   at(i: number): IndexEntry {
     if (i < 0 || i >= this.count) throw new RangeError(`no index entry ${i}`)
     const hit = this.cache.get(i)
@@ -255,7 +274,7 @@ export class IndexFile {
     const raw = Buffer.allocUnsafe(detailsLength)
     let done = 0
     while (done < detailsLength) {
-      const got = fs.readSync(this.fds.details, raw, done, detailsLength - done, detailsAt + done)
+      const got = disk.readSync(this.fds.details, raw, done, detailsLength - done, detailsAt + done)
       if (got === 0) throw new IndexDamagedError('index details cut short')
       done += got
     }
@@ -267,6 +286,7 @@ export class IndexFile {
     if (sum >>> 0 !== rec.readUInt32LE(at + 60))
       throw new IndexDamagedError(`index entry ${i} is damaged`)
     const details = JSON.parse(raw.toString('utf8')) as Details
+    if (details.x && details.x.length > 0) this.beyond.set(i, details.x)
     const flags = rec[at + 58] as number
     const fileNames = Array.from(ids, (id) => this.names[id] as string)
     const conversation = rec.readUInt32LE(at + 52)
@@ -275,7 +295,7 @@ export class IndexFile {
     const parentAt = rec.readUInt32LE(at + 20)
     const entry: IndexEntry = {
       oid: this.oidAt(i),
-      parent: parentAt === NONE ? null : this.oidAt(parentAt),
+      parent: parentAt === NONE ? (details.c ?? null) : this.oidAt(parentAt),
       ...(details.o && details.o.length > 0 ? { otherParents: details.o } : {}),
       time: rec.readDoubleLE(at + 24) * 1000,
       actor: ACTORS[rec[at + 56] as number] as Actor,
@@ -310,7 +330,7 @@ export class IndexFile {
     const raw = Buffer.allocUnsafe(end - start)
     let done = 0
     while (done < raw.length) {
-      const got = fs.readSync(this.fds.details, raw, done, raw.length - done, start + done)
+      const got = disk.readSync(this.fds.details, raw, done, raw.length - done, start + done)
       if (got === 0) return from
       done += got
     }
@@ -342,6 +362,24 @@ export class IndexFile {
   /** The actor of entry `i`, without reading its details. */
   actorAt(i: number): Actor {
     return ACTORS[this.records[i * RECORD + 56] as number] as Actor
+  }
+
+  /**
+   * The files entry `i` changed, from its file ids alone (no details read, no checksum: the
+   * ids' range was checked at open). For walks over many entries; `at` for one entry.
+   */
+  filesAt(i: number): string[] {
+    const first = this.words[i * 16 + 11] as number
+    const end = first + (this.words[i * 16 + 12] as number)
+    const files: string[] = []
+    for (let f = first; f < end; f++) files.push(this.names[this.fileIds[f] as number] as string)
+    return files
+  }
+
+  /** The position of entry `i`'s first parent (-1 for a root commit), without its details. */
+  parentAt(i: number): number {
+    const parent = this.words[i * 16 + 5] as number
+    return parent === NONE ? -1 : parent
   }
 
   /** True when entry `i` is a merge commit (its further parents are in its details). */
@@ -391,11 +429,18 @@ export class IndexFile {
    * Appends `entry`, whose parents must all be in the index already (and it not). A commit
    * continuing the newest entry, the usual case, needs no lookup.
    */
-  append(entry: IndexEntry): void {
+  append(entry: IndexEntry, unreadable?: ReadonlySet<string>): void {
     if (this.closed) throw new Error('index closed')
     const others = entry.otherParents ?? []
+    // A parent that could not be read (a rebuild around damage) is named, not positioned.
+    const beyond = (oid: string) => unreadable?.has(oid) === true && this.positionOf(oid) < 0
+    const cut = entry.parent !== null && beyond(entry.parent) ? entry.parent : null
+    const cutOthers = others.filter(beyond)
     let parentAt = NONE
-    if (entry.parent === null ? this.count > 0 : entry.parent !== this.head()) {
+    if (cut !== null) {
+      if (this.positionOf(entry.oid) >= 0)
+        throw new Error('index entry does not follow its parents')
+    } else if (entry.parent === null ? this.count > 0 : entry.parent !== this.head()) {
       parentAt = entry.parent === null ? NONE : this.positionOf(entry.parent)
       if (parentAt < 0 || this.positionOf(entry.oid) >= 0) {
         throw new Error('index entry does not follow its parents')
@@ -405,7 +450,7 @@ export class IndexFile {
     }
     if (
       (entry.parent === null && others.length > 0) ||
-      others.some((other) => this.positionOf(other) < 0)
+      others.some((other) => this.positionOf(other) < 0 && !cutOthers.includes(other))
     ) {
       throw new Error('index entry does not follow its parents')
     }
@@ -438,6 +483,8 @@ export class IndexFile {
       ...(entry.machine ? { m: entry.machine } : {}),
       ...(entry.flags && entry.flags.length > 0 ? { f: entry.flags } : {}),
       ...(entry.review ? { v: entry.review } : {}),
+      ...(cut !== null ? { c: cut } : {}),
+      ...(cutOthers.length > 0 ? { x: cutOthers } : {}),
     }
     const detailBytes = Buffer.from(JSON.stringify(details), 'utf8')
     const idBytes = Buffer.alloc(ids.length * 4)
@@ -456,7 +503,7 @@ export class IndexFile {
     rec[57] = COMMAND_CODES[entry.command] ?? 255
     rec[58] =
       (entry.overwrite ? FLAG_OVERWRITE : 0) |
-      (entry.parent ? FLAG_PARENT : 0) |
+      (parentAt !== NONE ? FLAG_PARENT : 0) |
       (pathsAreFiles ? FLAG_PATHS_ARE_FILES : 0) |
       (usualSubject ? FLAG_USUAL_SUBJECT : 0) |
       (others.length > 0 ? FLAG_MERGE : 0)
@@ -522,14 +569,14 @@ export class IndexFile {
 
   /** Forces the index to disk (after a rebuild, before it replaces the old one). */
   sync(): void {
-    for (const part of PARTS) fs.fsyncSync(this.fds[part])
+    for (const part of PARTS) disk.fsyncSync(this.fds[part])
   }
 
   close(): void {
     if (this.closed) return
     this.endBatch()
     this.closed = true
-    for (const fd of Object.values(this.fds)) fs.closeSync(fd)
+    for (const fd of Object.values(this.fds)) disk.closeSync(fd)
   }
 
   private write(part: Part, bytes: Buffer, position: number): void {
@@ -541,7 +588,7 @@ export class IndexFile {
   private writeAt(part: Part, bytes: Buffer, position: number): void {
     let done = 0
     while (done < bytes.length) {
-      done += fs.writeSync(this.fds[part], bytes, done, bytes.length - done, position + done)
+      done += disk.writeSync(this.fds[part], bytes.subarray(done), position + done)
     }
   }
 
@@ -649,8 +696,8 @@ export class IndexFile {
       details: this.detailsEnd,
     }
     for (const part of PARTS) {
-      if (fs.fstatSync(this.fds[part]).size !== lengths[part])
-        fs.ftruncateSync(this.fds[part], lengths[part])
+      if (disk.fstatSync(this.fds[part]).size !== lengths[part])
+        disk.ftruncateSync(this.fds[part], lengths[part])
     }
   }
 
@@ -697,7 +744,7 @@ export function writeIndex(dir: string, entries: Iterable<IndexEntry>): void {
  */
 export function writeIndexBeside(dir: string, entries: Iterable<IndexEntry>): string {
   const temp = `${dir}.tmp-${process.pid}-${Date.now()}`
-  fs.rmSync(temp, { recursive: true, force: true })
+  removePath(temp)
   const index = IndexFile.create(temp)
   try {
     index.beginBatch()
@@ -706,7 +753,7 @@ export function writeIndexBeside(dir: string, entries: Iterable<IndexEntry>): st
     index.sync()
   } catch (error) {
     index.close()
-    fs.rmSync(temp, { recursive: true, force: true })
+    removePath(temp)
     throw error
   }
   index.close()
@@ -718,28 +765,22 @@ export function replaceIndexDir(temp: string, dir: string): void {
   const old = `${dir}.old-${process.pid}-${Date.now()}`
   let moved = false
   try {
-    fs.renameSync(dir, old)
+    disk.renameSync(dir, old)
     moved = true
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+    if (!isMissing(error)) throw error
   }
-  fs.renameSync(temp, dir)
-  if (moved) fs.rmSync(old, { recursive: true, force: true })
+  disk.renameSync(temp, dir)
+  if (moved) removePath(old)
 }
 
 /** Removes what an interrupted rebuild left beside `dir`. */
 export function removeIndexLeftovers(dir: string): void {
   const parent = path.dirname(dir)
   const base = path.basename(dir)
-  let names: string[]
-  try {
-    names = fs.readdirSync(parent)
-  } catch {
-    return
-  }
-  for (const name of names) {
+  for (const name of listNames(parent)) {
     if (name.startsWith(`${base}.tmp-`) || name.startsWith(`${base}.old-`)) {
-      fs.rmSync(path.join(parent, name), { recursive: true, force: true })
+      removePath(path.join(parent, name))
     }
   }
 }

@@ -16,6 +16,7 @@ export type {
   MoveKind,
   LogQuery,
   Origin,
+  SearchQuery,
   RunVerdict,
   VersionedMemory,
 } from './types'

@@ -1,18 +1,25 @@
-import type { CommitDetail, FileChange } from '../../shared/types'
+import type { CommitDetail, Comparison, FileChange } from '../../shared/types'
 import { CairnError } from '../lib/errors'
 import { decodeUtf8 } from '../lib/text'
+import { DamagedHistoryError, readingVersion } from './damage'
 import { segmentsOf, toRelative, toVirtual } from './paths'
 import { toSummary } from './queries'
 import { requireEntry, treeOf, type RepoView } from './read'
 import type { IndexEntry } from './side-index'
 import { diffNodes, nodeAt } from './tree-state'
 
-/** The content of a file at a commit (null when it did not exist there or was a folder). */
+/**
+ * The content of a file at a commit (null when it did not exist there or was a folder).
+ * A damaged version is a `history-damaged` error.
+ */
 export async function readAt(repo: RepoView, virtual: string, oid: string): Promise<string | null> {
   requireEntry(repo, oid)
-  const node = await nodeAt(repo.store, await treeOf(repo, oid), segmentsOf(toRelative(virtual)))
-  if (node?.kind !== 'blob') return null
-  return new TextDecoder().decode(await repo.store.readBlob(node.oid))
+  const segments = segmentsOf(toRelative(virtual))
+  return readingVersion(oid, async () => {
+    const node = await nodeAt(repo.store, await treeOf(repo, oid), segments)
+    if (node?.kind !== 'blob') return null
+    return new TextDecoder().decode(await repo.store.readBlob(node.oid))
+  })
 }
 
 /** How much of a large commit `show` sends at once; the rest stays reachable per file. */
@@ -48,7 +55,23 @@ export async function showCommit(
   limits: ShowLimits = SHOW_LIMITS,
 ): Promise<CommitDetail> {
   const entry = requireEntry(repo, oid)
-  const pending = await pendingChanges(repo, entry)
+  const pending = await readingVersion(oid, () => pendingChanges(repo, entry))
+  const changes = await bounded(repo, pending, limits)
+  return {
+    commit: toSummary(entry),
+    message: await readingVersion(oid, async () => (await repo.store.readCommit(oid)).message),
+    changes,
+    totalChanges: pending.length,
+    truncated: changes.length < pending.length,
+  }
+}
+
+/** The first changes of `pending` with their text, within `limits`. */
+async function bounded(
+  repo: RepoView,
+  pending: ReadonlyArray<PendingChange>,
+  limits: ShowLimits,
+): Promise<FileChange[]> {
   const changes: FileChange[] = []
   let budget = limits.maxTextChars
   for (const item of pending.slice(0, limits.maxChanges)) {
@@ -61,12 +84,50 @@ export async function showCommit(
     budget -= cost
     changes.push(full)
   }
+  return changes
+}
+
+/**
+ * How memory at `from` differs from memory at `to` (default: now), file by file and bounded
+ * like `showCommit`. Files that moved in between show as one removed and one added.
+ */
+export async function compareCommits(
+  repo: RepoView,
+  from: string,
+  to: string | null,
+  limits: ShowLimits = SHOW_LIMITS,
+): Promise<Comparison> {
+  requireEntry(repo, from)
+  const target = to ?? repo.head()
+  if (!target) throw new CairnError('not-found', 'The history is empty.')
+  requireEntry(repo, target)
+  const deltas = await diffNodes(repo.store, await treeOf(repo, from), await treeOf(repo, target))
+  const pending: PendingChange[] = deltas.map((delta) => ({
+    path: toVirtual(delta.path),
+    oldPath: null,
+    before: delta.before,
+    after: delta.after,
+    status: !delta.before ? 'added' : !delta.after ? 'deleted' : 'modified',
+  }))
+  const changes = await bounded(repo, pending, limits)
   return {
-    commit: toSummary(entry),
+    from,
+    to: target,
     changes,
     totalChanges: pending.length,
     truncated: changes.length < pending.length,
   }
+}
+
+/** The bytes of a file at a commit (null when it did not exist there or was a folder). */
+export async function readBytesAt(
+  repo: RepoView,
+  virtual: string,
+  oid: string,
+): Promise<Uint8Array | null> {
+  requireEntry(repo, oid)
+  const node = await nodeAt(repo.store, await treeOf(repo, oid), segmentsOf(toRelative(virtual)))
+  return node?.kind === 'blob' ? repo.store.readBlob(node.oid) : null
 }
 
 // Every change of a commit by blob id only (cheap: no content is read).
@@ -130,8 +191,12 @@ export async function diffFile(
   requireEntry(repo, from)
   requireEntry(repo, to)
   const segments = segmentsOf(toRelative(virtual))
-  const before = await nodeAt(repo.store, await treeOf(repo, from), segments)
-  const after = await nodeAt(repo.store, await treeOf(repo, to), segments)
+  const before = await readingVersion(from, async () =>
+    nodeAt(repo.store, await treeOf(repo, from), segments),
+  )
+  const after = await readingVersion(to, async () =>
+    nodeAt(repo.store, await treeOf(repo, to), segments),
+  )
   const beforeOid = before?.kind === 'blob' ? before.oid : null
   const afterOid = after?.kind === 'blob' ? after.oid : null
   if (!beforeOid && !afterOid) {
@@ -149,8 +214,33 @@ async function change(
   afterOid: string | null,
   status: FileChange['status'],
 ): Promise<FileChange> {
-  const before = beforeOid ? decodeUtf8(await repo.store.readBlob(beforeOid)) : null
-  const after = afterOid ? decodeUtf8(await repo.store.readBlob(afterOid)) : null
-  const binary = (beforeOid !== null && before === null) || (afterOid !== null && after === null)
-  return { path, oldPath, status, before, after, binary }
+  const before = await textOf(repo, beforeOid)
+  const after = await textOf(repo, afterOid)
+  const damaged = before.damaged || after.damaged
+  const binary =
+    (beforeOid !== null && !before.damaged && before.text === null) ||
+    (afterOid !== null && !after.damaged && after.text === null)
+  return {
+    path,
+    oldPath,
+    status,
+    before: before.text,
+    after: after.text,
+    binary,
+    ...(damaged ? { damaged } : {}),
+  }
+}
+
+// A blob's text; a missing or corrupt blob is shown as damaged, not as an error.
+async function textOf(
+  repo: RepoView,
+  oid: string | null,
+): Promise<{ readonly text: string | null; readonly damaged: boolean }> {
+  if (oid === null) return { text: null, damaged: false }
+  try {
+    return { text: decodeUtf8(await repo.store.readBlob(oid)), damaged: false }
+  } catch (error) {
+    if (error instanceof DamagedHistoryError) return { text: null, damaged: true }
+    throw error
+  }
 }

@@ -1,16 +1,26 @@
 import { randomBytes } from 'node:crypto'
-import fs from 'node:fs'
-import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { deflateSync } from 'node:zlib'
-import { hashObject, ObjectDatabase } from './objects/object-database'
+import { disk, exists, isCode, makeFolders, OPEN, syncFolder } from '../lib/disk'
+import { isDiskProblem } from '../lib/disk-errors'
+import { DamagedHistoryError, entryNameProblem } from './damage'
+import {
+  DamagedObjectError,
+  hashObject,
+  isFormatError,
+  MissingObjectError,
+  ObjectDatabase,
+} from './objects/object-database'
 
 /** One entry of a git tree as Cairn stores it: regular files and directories only. */
 export interface RawTreeEntry {
   readonly name: string
   readonly kind: 'blob' | 'tree'
   readonly oid: string
-  /** `100644` / `100755` for files, `40000` for directories. */
+  /**
+   * `100644` / `100755` for files, `40000` for directories (`120000` for a link and `160000`
+   * for a submodule only from `readForeignTree`).
+   */
   readonly mode: string
 }
 
@@ -30,22 +40,42 @@ export interface RawCommit {
 export type ObjectType = 'blob' | 'tree' | 'commit'
 
 /**
- * Reads and writes the objects of one bare repository.
+ * Reads and writes the objects of one bare repository, through the disk seam.
  *
  * Reads go through the object database (loose files and packs, read by index lookup and
- * positioned reads, never whole). Writes produce git's loose object format directly: hash,
- * deflate, temp file, rename — so a crash never leaves a half-written object under its final
- * name, and no tree is rebuilt that did not change. Background maintenance later moves loose
- * objects into packs.
+ * positioned reads, never whole; every object checked against its id). Anything that is
+ * missing, does not inflate, does not hash to its id or does not parse is reported as a
+ * `DamagedHistoryError` (never as an internal error); an I/O error (full disk, EIO, EACCES,
+ * EMFILE) is passed on as it is, never taken for damage.
+ *
+ * Writes produce git's loose object format directly: hash, deflate, temp file, rename — so a
+ * crash never leaves a half-written object under its final name, and no tree is rebuilt that
+ * did not change. Writing an object again renames the same bytes over a damaged loose copy.
+ * Written objects are made durable by `flush` (file contents and their folders, together),
+ * which the caller runs before the ref that makes them reachable moves. Background
+ * maintenance later moves loose objects into packs.
  */
 export interface ObjectStore {
   readonly gitdir: string
   readonly db: ObjectDatabase
   hash(type: ObjectType, content: Uint8Array): string
   write(type: ObjectType, content: Uint8Array, knownOid?: string): Promise<string>
+  /** fsyncs every object written since the last flush, and their folders. */
+  flush(): Promise<void>
+  /** True when the object `oid` can be read and holds what its id says. */
+  isIntact(oid: string): Promise<boolean>
+  /** The size of `oid`'s loose file, or null when it has none (one `lstat`). */
+  looseBytes(oid: string): number | null
+  /** A tree of this history: an entry Cairn would never write is damage. */
   readTree(oid: string): Promise<ReadonlyArray<RawTreeEntry>>
   /** A tree's entries with its bytes, and where each id sits when it is in canonical form. */
   readTreeEncoded(oid: string): Promise<EncodedTree>
+  /**
+   * A tree as it is stored, for content from elsewhere (sync) that its reader judges itself:
+   * links and submodules come as `blob` entries with their own mode (`120000`, `160000`),
+   * and names are not checked (only that they are UTF-8).
+   */
+  readForeignTree(oid: string): Promise<ReadonlyArray<RawTreeEntry>>
   readBlob(oid: string): Promise<Uint8Array>
   readCommit(oid: string): Promise<RawCommit>
   /** An object's stored content (what its id hashes, without the header), checked for `type`. */
@@ -62,28 +92,42 @@ export interface ObjectStore {
  */
 export const COMMIT_CACHE_SIZE = 10_000
 
+// More written objects than this are flushed at once, so a large restore never holds
+// thousands of descriptors open.
+const MAX_UNFLUSHED = 64
+
 /** Opens the object store of `gitdir` (which must exist). */
 export function createObjectStore(gitdir: string): ObjectStore {
   const db = new ObjectDatabase(gitdir)
   const knownDirs = new Set<string>()
   const commits = new Map<string, RawCommit>()
   let written = 0
+  // Written objects whose fsync is running (started at once, so it overlaps with the work of
+  // building the rest of the commit) and whose folder still has to be synced.
+  let unflushed: Array<{
+    readonly fd: number
+    readonly dir: string
+    readonly synced: Promise<unknown>
+  }> = []
+  // Object folders made since the last flush: objects/ itself must be synced for them.
+  let newDirs = false
 
   function hash(type: ObjectType, content: Uint8Array): string {
     return hashObject(type, content)
   }
 
-  // Synchronous on purpose: a handful of small writes per commit, and going through the
-  // thread pool for each costs more than the writes themselves.
+  // Synchronous writes on purpose: a handful of small writes per commit, and going through
+  // the thread pool for each costs more than the writes themselves. Only the fsyncs are not.
   async function write(type: ObjectType, content: Uint8Array, knownOid?: string): Promise<string> {
     const oid = knownOid ?? hash(type, content)
     const dir = path.join(gitdir, 'objects', oid.slice(0, 2))
     const file = path.join(dir, oid.slice(2))
-    // No stat for a loose copy: a commit's trees and commit are always new, and writing an
+    // No read of a loose copy: a commit's trees and commit are always new, and writing an
     // object again only renames the same bytes over it (mending a damaged copy as it goes).
-    if (db.inPack(oid)) return oid
+    // A packed one is whole (its pack is checked), unless a damaged loose copy sits beside it.
+    if (db.inPack(oid) && !exists(file)) return oid
     if (!knownDirs.has(dir)) {
-      fs.mkdirSync(dir, { recursive: true })
+      makeObjectDir(dir)
       knownDirs.add(dir)
     }
     const header = Buffer.from(`${type} ${content.byteLength}\0`)
@@ -92,36 +136,108 @@ export function createObjectStore(gitdir: string): ObjectStore {
     const level = content.byteLength > 8192 ? 0 : 1
     const data = deflateSync(Buffer.concat([header, content]), { level })
     const temp = path.join(dir, `tmp_obj_${tempSuffix()}`)
+    let fd: number | null = null
     try {
-      fs.writeFileSync(temp, data, { flag: 'wx', mode: 0o444 })
+      try {
+        fd = disk.openSync(temp, OPEN.WRITE_NEW, 0o444)
+      } catch (error) {
+        // Maintenance removes object folders it emptied; make this one again.
+        if (!isCode(error, 'ENOENT')) throw error
+        makeObjectDir(dir)
+        fd = disk.openSync(temp, OPEN.WRITE_NEW, 0o444)
+      }
+      disk.writeFileSync(fd, data)
+      // Renamed over a damaged file of the same name, if there is one.
+      disk.renameSync(temp, file)
     } catch (error) {
-      // Maintenance removes object folders it emptied; make this one again.
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
-      fs.mkdirSync(dir, { recursive: true })
-      fs.writeFileSync(temp, data, { flag: 'wx', mode: 0o444 })
-    }
-    try {
-      fs.renameSync(temp, file)
-    } catch (error) {
-      fs.rmSync(temp, { force: true })
+      if (fd !== null) closeQuietly(fd)
+      unlinkQuietly(temp)
       throw error
     }
     written++
+    // Settled here, so a failure waits for `flush` instead of going unhandled.
+    const synced = disk.fsync(fd).then(
+      () => null,
+      (error: unknown) => error ?? new Error('fsync failed'),
+    )
+    unflushed.push({ fd, dir, synced })
+    if (unflushed.length >= MAX_UNFLUSHED) await flush()
     return oid
   }
 
+  function makeObjectDir(dir: string): void {
+    try {
+      disk.mkdirSync(dir, 0o755)
+      newDirs = true
+    } catch (error) {
+      if (!isCode(error, 'EEXIST')) throw error
+    }
+  }
+
+  // Files and folders are fsynced all at once: the order among them does not matter, only
+  // that all are done before the ref moves.
+  async function flush(): Promise<void> {
+    const pending = unflushed
+    unflushed = []
+    if (pending.length === 0) return
+    const dirs = new Set(pending.map(({ dir }) => dir))
+    if (newDirs) dirs.add(path.join(gitdir, 'objects'))
+    newDirs = false
+    try {
+      const [failures] = await Promise.all([
+        Promise.all(pending.map(({ synced }) => synced)),
+        Promise.all([...dirs].map((dir) => syncDir(dir))),
+      ])
+      const failure = failures.find((result) => result !== null)
+      if (failure) throw failure
+    } finally {
+      for (const { fd } of pending) closeQuietly(fd)
+    }
+  }
+
+  // A packed object is checked only for being listed in a pack index (a pack carries
+  // checksums of its own, and reading every packed blob at open would cost what a pack is
+  // there to save); a loose one whole (inflated, length, hash).
+  async function isIntact(oid: string): Promise<boolean> {
+    if (db.inPack(oid)) return true
+    try {
+      return db.readLoose(oid) !== null
+    } catch (error) {
+      if (error instanceof DamagedObjectError) return false
+      throw error
+    }
+  }
+
+  function looseBytes(oid: string): number | null {
+    return disk.lstatIfThere(db.loosePath(oid))?.size ?? null
+  }
+
   function readTyped(oid: string, type: ObjectType): Buffer {
-    const object = db.read(oid)
-    if (object.type !== type) throw new Error(`object ${oid} is a ${object.type}, not a ${type}`)
+    let object
+    try {
+      object = db.read(oid)
+    } catch (error) {
+      // The reader's damage becomes the history's; the disk's own errors pass on as they are.
+      if (error instanceof MissingObjectError) throw new DamagedHistoryError(oid, 'missing')
+      if (isFormatError(error) && !isDiskProblem(error)) {
+        throw new DamagedHistoryError(oid, 'corrupt')
+      }
+      throw error
+    }
+    if (object.type !== type) throw new DamagedHistoryError(oid, `not a ${type}`)
     return object.content
   }
 
   async function readTree(oid: string): Promise<ReadonlyArray<RawTreeEntry>> {
-    return parseTree(readTyped(oid, 'tree'))
+    return parseTree(oid, readTyped(oid, 'tree'))
   }
 
   async function readTreeEncoded(oid: string): Promise<EncodedTree> {
-    return parseTreeEncoded(readTyped(oid, 'tree'))
+    return parseTreeEncoded(oid, readTyped(oid, 'tree'))
+  }
+
+  async function readForeignTree(oid: string): Promise<ReadonlyArray<RawTreeEntry>> {
+    return parseTree(oid, readTyped(oid, 'tree'), { foreign: true })
   }
 
   async function readBlob(oid: string): Promise<Uint8Array> {
@@ -146,8 +262,12 @@ export function createObjectStore(gitdir: string): ObjectStore {
     db,
     hash,
     write,
+    flush,
+    isIntact,
+    looseBytes,
     readTree,
     readTreeEncoded,
+    readForeignTree,
     readBlob,
     readCommit,
     readRaw,
@@ -164,76 +284,103 @@ export interface EncodedTree {
 }
 
 /**
- * Parses a tree object: entries of `<octal mode> <name>\0<20-byte id>`. Directories and files
- * are kept (symlinks count as files, as git's own tree walk has them); submodules are skipped.
+ * Parses a tree object: entries of `<octal mode> <name>\0<20-byte id>`. A tree of this
+ * history holds only files and folders with names Cairn would write (no `..`, `.git`, control
+ * characters, temp names, twice the same name, links or submodules): anything else is damage
+ * (`DamagedHistoryError`), never passed on to be used as a path. `foreign` reads a tree made
+ * elsewhere, for its reader to judge: links and submodules come as blobs with their mode, and
+ * names are only checked to be UTF-8.
  */
-export function parseTree(content: Buffer): RawTreeEntry[] {
-  return parseTreeEncoded(content).entries
+export function parseTree(
+  oid: string,
+  content: Buffer,
+  options: { readonly foreign?: boolean } = {},
+): RawTreeEntry[] {
+  return parseTreeEncoded(oid, content, options).entries
 }
 
 const CANONICAL_MODES: ReadonlySet<string> = new Set(['100644', '100755', '120000', '40000'])
+const utf8 = new TextDecoder('utf-8', { fatal: true })
 
 /** `parseTree`, also locating each id when the tree is written as Cairn would write it. */
-export function parseTreeEncoded(content: Buffer): EncodedTree {
+export function parseTreeEncoded(
+  oid: string,
+  content: Buffer,
+  options: { readonly foreign?: boolean } = {},
+): EncodedTree {
+  const foreign = options.foreign === true
   const entries: RawTreeEntry[] = []
+  const names = new Set<string>()
   let idAt: Map<string, number> | null = new Map()
   let at = 0
   while (at < content.length) {
     const space = content.indexOf(0x20, at)
     const nul = content.indexOf(0, space + 1)
-    if (space < 0 || nul < 0 || nul + 21 > content.length) throw new Error('malformed tree object')
+    if (space < 0 || nul < 0 || nul + 21 > content.length) {
+      throw new DamagedHistoryError(oid, 'a folder listing that cannot be read')
+    }
     const rawMode = content.toString('latin1', at, space)
-    const name = content.toString('utf8', space + 1, nul)
-    const oid = content.toString('hex', nul + 1, nul + 21)
+    let name: string
+    try {
+      name = utf8.decode(content.subarray(space + 1, nul))
+    } catch {
+      throw new DamagedHistoryError(oid, 'a file name that is not UTF-8')
+    }
+    const problem = foreign ? null : entryNameProblem(name)
+    if (problem) throw new DamagedHistoryError(oid, problem)
+    if (names.has(name)) throw new DamagedHistoryError(oid, `the name "${name}" twice`)
+    names.add(name)
+    const entryOid = content.toString('hex', nul + 1, nul + 21)
     if (!CANONICAL_MODES.has(rawMode)) idAt = null
     idAt?.set(name, nul + 1)
     at = nul + 21
     if (rawMode === '40000' || rawMode === '040000') {
-      entries.push({ name, kind: 'tree', oid, mode: '40000' })
-    } else if (rawMode !== '160000') {
-      const mode = rawMode === '100755' || rawMode === '120000' ? rawMode : '100644'
-      entries.push({ name, kind: 'blob', oid, mode })
+      entries.push({ name, kind: 'tree', oid: entryOid, mode: '40000' })
+    } else if (rawMode === '100644' || rawMode === '100755') {
+      entries.push({ name, kind: 'blob', oid: entryOid, mode: rawMode })
+    } else if (foreign && (rawMode === '120000' || rawMode === '160000')) {
+      entries.push({ name, kind: 'blob', oid: entryOid, mode: rawMode })
+    } else {
+      throw new DamagedHistoryError(oid, 'a link or submodule, which Cairn never writes')
     }
   }
   return { entries, bytes: content, idAt }
 }
 
 /**
- * Parses a commit object:
+ * Parses a commit object: its tree, every parent in order (two or more for a merge), the
+ * author's name and time, and the message.
  *
- *   tree <id>\nparent <id>\nparent <id>\nauthor <name> <<email>> <seconds> <zone>\ncommitter …\n\n<message>
- *
- * Every parent is kept in order (a merge commit made by sync has two); headers git may add
- * (gpgsig, encoding, continuation lines) are skipped.
+ * Sample: `tree <id>\nparent <id>\nauthor Claude <claude@cairn.invalid> 1700000000 +0000\n…\n\nsubject`
  */
-export function parseCommit(oid: string, content: Buffer): RawCommit {
-  const text = content.toString('utf8')
+export function parseCommit(oid: string, buffer: Buffer): RawCommit {
+  const text = buffer.toString('utf8')
   const split = text.indexOf('\n\n')
-  const head = split < 0 ? text : text.slice(0, split)
+  const headers = (split < 0 ? text : text.slice(0, split)).split('\n')
   const message = split < 0 ? '' : text.slice(split + 2)
   let tree: string | null = null
   const parents: string[] = []
-  let authorName = ''
-  let timestamp = 0
-  for (const line of head.split('\n')) {
-    if (line.startsWith('tree ')) tree = line.slice(5)
+  let author: RegExpExecArray | null = null
+  for (const line of headers) {
+    if (line.startsWith('tree ') && tree === null) tree = line.slice(5)
     else if (line.startsWith('parent ')) parents.push(line.slice(7))
-    else if (line.startsWith('author ')) {
-      const match = /^author (.*?) <[^>]*> (-?\d+) [+-]\d{4}$/.exec(line)
-      if (match) {
-        authorName = match[1] as string
-        timestamp = Number(match[2])
-      }
+    else if (line.startsWith('author ') && author === null) {
+      author = /^author (.*) <[^>]*> (-?\d+) [+-]\d{4}$/.exec(line)
     }
   }
-  if (
-    !tree ||
-    !/^[0-9a-f]{40}$/.test(tree) ||
-    parents.some((parent) => !/^[0-9a-f]{40}$/.test(parent))
-  ) {
-    throw new Error(`malformed commit object ${oid}`)
+  const isId = (value: string | null) => value !== null && /^[0-9a-f]{40}$/.test(value)
+  if (!isId(tree) || !parents.every(isId) || !author) {
+    throw new DamagedHistoryError(oid, 'a version record that cannot be read')
   }
-  return { oid, tree, parent: parents[0] ?? null, parents, authorName, timestamp, message }
+  return {
+    oid,
+    tree: tree!,
+    parent: parents[0] ?? null,
+    parents,
+    authorName: author[1]!,
+    timestamp: Number(author[2]),
+    message,
+  }
 }
 
 /** Serializes tree entries in git's canonical form (byte order, directories as `name/`). */
@@ -296,20 +443,27 @@ export function serializeCommit(fields: CommitFields): Buffer {
 
 /** Creates an empty bare repository whose HEAD points at `main` (an existing one is kept). */
 export async function initRepository(gitdir: string): Promise<void> {
-  await mkdir(gitdir, { recursive: true, mode: 0o700 })
+  makeFolders(gitdir)
   for (const dir of ['objects/info', 'objects/pack', 'refs/heads', 'refs/tags']) {
-    await mkdir(path.join(gitdir, dir), { recursive: true })
+    makeFolders(path.join(gitdir, dir), 0o755)
   }
   const config = '[core]\n\trepositoryformatversion = 0\n\tfilemode = false\n\tbare = true\n'
-  await writeIfMissing(path.join(gitdir, 'config'), config)
-  await writeIfMissing(path.join(gitdir, 'HEAD'), `ref: ${MAIN_REF}\n`)
+  writeIfMissing(path.join(gitdir, 'config'), config)
+  writeIfMissing(path.join(gitdir, 'HEAD'), `ref: ${MAIN_REF}\n`)
 }
 
-async function writeIfMissing(file: string, content: string): Promise<void> {
+function writeIfMissing(file: string, content: string): void {
+  let fd: number
   try {
-    await writeFile(file, content, { flag: 'wx' })
+    fd = disk.openSync(file, OPEN.WRITE_NEW, 0o644)
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+    if (isCode(error, 'EEXIST')) return
+    throw error
+  }
+  try {
+    disk.writeFileSync(fd, content)
+  } finally {
+    closeQuietly(fd)
   }
 }
 
@@ -323,32 +477,6 @@ function tempSuffix(): string {
   return `${tempPrefix}${(tempCounter++).toString(36)}`
 }
 
-/** The commit `main` points at, or null for an empty history. Throws when the ref is unreadable. */
-export async function readMainRef(gitdir: string): Promise<string | null> {
-  const head = (await readFile(path.join(gitdir, 'HEAD'), 'utf8')).trim()
-  if (head !== `ref: ${MAIN_REF}`) throw new Error('HEAD does not point at main')
-  try {
-    const value = (await readFile(path.join(gitdir, MAIN_REF), 'utf8')).trim()
-    if (!/^[0-9a-f]{40}$/.test(value)) throw new Error('main is not a commit id')
-    return value
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
-  }
-  // `git gc` / `git pack-refs` move refs into packed-refs: `<id> <ref>` lines, `^<id>` peels.
-  let packed: string
-  try {
-    packed = await readFile(path.join(gitdir, 'packed-refs'), 'utf8')
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null
-    throw error
-  }
-  for (const line of packed.split('\n')) {
-    const match = /^([0-9a-f]{40}) (.+)$/.exec(line.trim())
-    if (match && match[2] === MAIN_REF) return match[1] as string
-  }
-  return null
-}
-
 /**
  * Every commit a ref of the repository names: `main` first, then the others (the remote's
  * `main` as sync last saw it, backups of switched-away histories under `refs/cairn/backups/`,
@@ -358,9 +486,9 @@ export async function readMainRef(gitdir: string): Promise<string | null> {
 export function readRefTips(gitdir: string): string[] {
   const tips = new Map<string, string>()
   const walk = (dir: string, name: string): void => {
-    let dirents: fs.Dirent[]
+    let dirents
     try {
-      dirents = fs.readdirSync(dir, { withFileTypes: true })
+      dirents = disk.readdirSync(dir)
     } catch {
       // No such folder (no refs of that kind yet).
       return
@@ -371,7 +499,7 @@ export function readRefTips(gitdir: string): string[] {
       if (dirent.isDirectory()) walk(file, ref)
       else if (dirent.isFile()) {
         try {
-          const value = fs.readFileSync(file, 'utf8').trim()
+          const value = disk.readFileSync(file).toString('utf8').trim()
           if (/^[0-9a-f]{40}$/.test(value)) tips.set(ref, value)
         } catch {
           // Removed meanwhile, or a temp file of a ref being written.
@@ -380,7 +508,10 @@ export function readRefTips(gitdir: string): string[] {
     }
   }
   try {
-    for (const line of fs.readFileSync(path.join(gitdir, 'packed-refs'), 'utf8').split('\n')) {
+    for (const line of disk
+      .readFileSync(path.join(gitdir, 'packed-refs'))
+      .toString('utf8')
+      .split('\n')) {
       const match = /^([0-9a-f]{40}) (refs\/.+)$/.exec(line.trim())
       if (match) tips.set(match[2] as string, match[1] as string)
     }
@@ -394,27 +525,94 @@ export function readRefTips(gitdir: string): string[] {
   return [...new Set([...(main ? [main] : []), ...tips.values()])]
 }
 
-const refDirs = new Set<string>()
+/** A new value of `main`, written to a temp file, not yet in place. */
+export interface PendingRef {
+  /** fsyncs the temp file (may run while the objects it names are flushed). */
+  flush(): Promise<void>
+  /**
+   * Renames it over `main`, then fsyncs the folder. Once the rename has happened the ref has
+   * moved, so a failing folder fsync after it is not reported (the caller must not believe
+   * the commit failed when it did not).
+   */
+  publish(): Promise<void>
+  /** Drops it (the commit failed). */
+  abandon(): void
+}
 
-/** Points `main` at `oid` atomically (temp file + rename). */
-export async function writeMainRef(gitdir: string, oid: string): Promise<void> {
-  const file = path.join(gitdir, MAIN_REF)
+/** Writes the next value of `main` to a temp file beside it (see `PendingRef`). */
+export function prepareMainRef(gitdir: string, oid: string): PendingRef {
+  const dir = path.join(gitdir, 'refs', 'heads')
+  const file = path.join(dir, 'main')
   const temp = `${file}.${tempSuffix()}.lock`
-  if (!refDirs.has(gitdir)) {
-    fs.mkdirSync(path.dirname(file), { recursive: true })
-    refDirs.add(gitdir)
+  let fd: number | null = null
+  const abandon = () => {
+    if (fd !== null) closeQuietly(fd)
+    fd = null
+    unlinkQuietly(temp)
   }
   try {
-    fs.writeFileSync(temp, `${oid}\n`)
+    try {
+      fd = disk.openSync(temp, OPEN.WRITE_NEW, 0o644)
+    } catch (error) {
+      if (!isCode(error, 'ENOENT')) throw error
+      // refs/heads went missing: make it again.
+      makeFolders(dir, 0o755)
+      fd = disk.openSync(temp, OPEN.WRITE_NEW, 0o644)
+    }
+    disk.writeFileSync(fd, `${oid}\n`)
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
-    fs.mkdirSync(path.dirname(file), { recursive: true })
-    fs.writeFileSync(temp, `${oid}\n`)
-  }
-  try {
-    fs.renameSync(temp, file)
-  } catch (error) {
-    fs.rmSync(temp, { force: true })
+    abandon()
     throw error
+  }
+  return {
+    async flush() {
+      if (fd !== null) await disk.fsync(fd)
+    },
+    async publish() {
+      try {
+        const closing = fd
+        fd = null
+        if (closing !== null) disk.closeSync(closing)
+        disk.renameSync(temp, file)
+      } catch (error) {
+        abandon()
+        throw error
+      }
+      await syncDir(dir).catch(() => {})
+    },
+    abandon,
+  }
+}
+
+/** Points `main` at `oid` durably: temp file, fsync, rename, fsync the folder. */
+export async function writeMainRef(gitdir: string, oid: string): Promise<void> {
+  const ref = prepareMainRef(gitdir, oid)
+  try {
+    await ref.flush()
+  } catch (error) {
+    ref.abandon()
+    throw error
+  }
+  await ref.publish()
+}
+
+/** fsyncs a folder of the git directory (its entries: a rename is durable once it is). */
+export async function syncDir(dir: string): Promise<void> {
+  await syncFolder(dir)
+}
+
+function closeQuietly(fd: number): void {
+  try {
+    disk.closeSync(fd)
+  } catch {
+    // Already closed.
+  }
+}
+
+function unlinkQuietly(file: string): void {
+  try {
+    disk.unlinkSync(file)
+  } catch {
+    // Never created, or already gone.
   }
 }

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs'
-import { mkdir, readdir, readFile, rm, truncate, writeFile } from 'node:fs/promises'
+import { chmod, mkdir, readdir, readFile, rm, truncate, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { TEMP_FILE_PREFIX } from '../lib/atomic-write'
@@ -90,15 +90,48 @@ describe('start-up recovery', () => {
     await expectInSync()
   })
 
-  it('moves a corrupt git directory aside and starts a fresh history from the files', async () => {
+  it('rebuilds a damaged newest commit exactly, from the side index and the files', async () => {
     await seed()
     const head = gitCli(dataDir, 'rev-parse', 'main').trim()
     const object = path.join(gitdir(), 'objects', head.slice(0, 2), head.slice(2))
+    await chmod(object, 0o644)
     await truncate(object, 5)
     const before = await folderFiles(dataDir)
     const { repo, recovery } = await openRepo({ dataDir, now })
+    expect(recovery).toMatchObject({ kind: 'history-repaired', commitOid: head })
+    expect(recovery?.message).toMatch(/rebuilt/)
+    expect(repo.head()).toBe(head)
+    expect(await folderFiles(dataDir)).toEqual(before)
+    expect(commitCount(dataDir)).toBe(3)
+    await expectInSync()
+  })
+
+  it('continues from the newest intact commit when a damaged one cannot be rebuilt', async () => {
+    await seed()
+    const head = gitCli(dataDir, 'rev-parse', 'main').trim()
+    const parent = gitCli(dataDir, 'rev-parse', 'main^').trim()
+    const object = path.join(gitdir(), 'objects', head.slice(0, 2), head.slice(2))
+    await chmod(object, 0o644)
+    await truncate(object, 5)
+    // The folder moved on since: the damaged commit's tree can no longer be rebuilt.
+    await put('c.md', 'changed while Cairn was closed')
+    const { repo, recovery } = await openRepo({ dataDir, now })
+    expect(recovery?.kind).toBe('history-repaired')
+    expect(repo.index.all().at(-1)).toMatchObject({ parent, actor: 'system', command: 'recovery' })
+    expect((await readdir(dataDir)).filter((name) => name.startsWith('history.git.'))).toEqual([])
+    expect(existsSync(path.join(gitdir(), 'cairn-damaged', head))).toBe(true)
+    expect(commitCount(dataDir)).toBe(3)
+    await expectInSync()
+  })
+
+  it('moves a git directory with no objects aside and starts a fresh history', async () => {
+    await seed()
+    const before = await folderFiles(dataDir)
+    await rm(path.join(gitdir(), 'objects'), { recursive: true })
+    const { repo, recovery } = await openRepo({ dataDir, now })
     expect(recovery).toMatchObject({ kind: 'history-rebuilt', commitOid: repo.head() })
     expect(recovery?.message).toContain('3 files')
+    expect(recovery?.message).toContain('set aside')
     expect(await folderFiles(dataDir)).toEqual(before)
     const aside = (await readdir(dataDir)).filter((name) => name.startsWith('history.git.broken-'))
     expect(aside).toHaveLength(1)
@@ -107,11 +140,12 @@ describe('start-up recovery', () => {
     await expectInSync()
   })
 
-  it('treats an unreadable ref as a broken history', async () => {
-    await seed()
+  it('finds the tip again when the ref is unreadable', async () => {
+    const entries = await seed()
     await writeFile(path.join(gitdir(), 'refs', 'heads', 'main'), 'garbage\n')
-    const { recovery } = await openRepo({ dataDir, now })
-    expect(recovery?.kind).toBe('history-rebuilt')
+    const { repo, recovery } = await openRepo({ dataDir, now })
+    expect(recovery?.kind).toBe('history-repaired')
+    expect(repo.index.all()).toEqual(entries)
     await expectInSync()
   })
 

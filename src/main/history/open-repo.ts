@@ -1,29 +1,48 @@
-import fs, { existsSync } from 'node:fs'
-import { mkdir, rename, stat } from 'node:fs/promises'
 import path from 'node:path'
 import type { RecoveryReport } from '../../shared/types'
+import { CairnError } from '../lib/errors'
 import type { Logger } from '../lib/logger'
+import { disk, isCode, listNames } from '../lib/disk'
+import { diskProblem } from '../lib/disk-errors'
+import { DIR_MODE, TEMP_FILE_PREFIX } from '../lib/folders'
 import { finishInterruptedMove } from './checkout'
-import { createObjectStore, initRepository, readMainRef, type ObjectStore } from './object-store'
+import { DamagedHistoryError } from './damage'
+import { findLostTip, isReadableCommit, otherRefs, readMainRef } from './find-tip'
+import { IndexDamagedError, IndexFile, indexDirOf, type IndexEntry } from './index-file'
+import { createObjectStore, initRepository, writeMainRef, type ObjectStore } from './object-store'
 import { removePackLeftovers } from './objects/pack-writer'
-import { createRepo, systemIntent, type Repo, type RepoState } from './repo'
-import { IndexFile, indexDirOf } from './index-file'
+import {
+  commitBody,
+  createRepo,
+  EMPTY_TREE_OID,
+  systemIntent,
+  type Repo,
+  type RepoState,
+} from './repo'
 import { openIndex } from './side-index'
 import { StatCache, statCacheOf } from './stat-cache'
-import { emptyTree, loadAll, treeFromOid } from './tree-state'
+import { emptyTree, flushTree, loadAll, treeFromOid } from './tree-state'
+import { newScanReport, scanPath, type ScanReport } from './work-tree'
 
 export interface OpenedRepo {
   readonly repo: Repo
   readonly recovery: RecoveryReport | null
+  /** Relative paths of files too large to version, found by the scan at open. */
+  readonly tooLarge: ReadonlyArray<string>
 }
 
 /**
  * Opens (or starts) the history of `<dataDir>/memories` in `<dataDir>/history.git` and
- * repairs what an interrupted run or an outside edit left behind:
- * - stray temp files of interrupted writes are removed;
+ * repairs what an interrupted run, a damaged disk or an outside edit left behind:
+ * - stray temp files of interrupted writes are removed (in the folder and in the history);
+ * - a lost, empty or garbage `main` is found again (side index, then the commit objects);
+ * - damaged copies of files the folder still holds are written again from the folder;
  * - changes not yet committed become one recovery commit by the system author;
- * - a missing or unreadable git directory is moved aside (never deleted) and a fresh
- *   history starts from the files as they are — the files themselves are never touched.
+ * - a history that cannot be read at all is moved aside (never deleted, never overwritten)
+ *   and a fresh one starts from the files as they are — the files are never touched.
+ *
+ * An I/O error (a full disk, EIO, EACCES, EMFILE) is never taken for damage: open fails with
+ * a `disk-full` or `disk-error` CairnError and leaves the history as it was.
  */
 export async function openRepo(options: {
   dataDir: string
@@ -32,36 +51,77 @@ export async function openRepo(options: {
   logger?: Logger
   /** The machine named in each commit's `Machine:` trailer (see `createRepo`). */
   machine?: () => string | null
+  /** The Cairn before did not close (its lock was taken over): look for its leftovers everywhere. */
+  afterCrash?: boolean
+}): Promise<OpenedRepo> {
+  try {
+    return await openOrRepair(options)
+  } catch (error) {
+    const problem = diskProblem(error)
+    if (!problem) throw error
+    throw new CairnError(
+      problem.code,
+      `Cairn could not open your memory history because ${problem.reason}. Nothing was changed; ${
+        problem.code === 'disk-full' ? 'free some space' : 'fix the problem'
+      } and open Cairn again.`,
+    )
+  }
+}
+
+/** What opening found and did, for the recovery notice. */
+interface Findings {
+  /** The commit a lost `main` was found again at, if it was lost. */
+  tipFound: string | null
+  /** Why the history was set aside, if it was. */
+  setAside: string | null
+  /** True when the newest commit's damaged object was written again, exactly, from the index. */
+  commitRebuilt: boolean
+  /** True when HEAD's tree could not be read and was rebuilt from the folder. */
+  treeRebuilt: boolean
+}
+
+async function openOrRepair(options: {
+  dataDir: string
+  now: () => number
+  logger?: Logger
+  machine?: () => string | null
+  afterCrash?: boolean
 }): Promise<OpenedRepo> {
   const { dataDir, now } = options
   const workRoot = path.join(dataDir, 'memories')
   const gitdir = path.join(dataDir, 'history.git')
-  await mkdir(workRoot, { recursive: true, mode: 0o700 })
+  makeFolder(workRoot)
 
-  const hadGitdir = existsSync(gitdir)
+  const findings: Findings = {
+    tipFound: null,
+    setAside: null,
+    commitRebuilt: false,
+    treeRebuilt: false,
+  }
   let state: (RepoState & { store: ObjectStore }) | null = null
-  let damaged = false
-  if (hadGitdir) {
+  if (exists(gitdir)) {
     try {
-      // A sync moving `main` when the app stopped is finished first, so the folder and
-      // `main` agree again before anything is compared.
-      await finishInterruptedMove(gitdir, workRoot, options.logger)
-      state = await loadState(gitdir)
+      state = await loadState(
+        gitdir,
+        workRoot,
+        findings,
+        options.logger,
+        options.afterCrash ?? false,
+      )
     } catch (error) {
+      if (!(error instanceof DamagedHistoryError)) throw error
       options.logger?.warn('The memory history could not be read; it is set aside', error)
-      damaged = true
-      await rename(gitdir, await asideName(gitdir, now()))
+      findings.setAside = await setAside(gitdir, now())
     }
   }
   const fresh = state === null
   if (!state) {
     await initRepository(gitdir)
-    fs.rmSync(indexDirOf(gitdir), { recursive: true, force: true })
-    fs.rmSync(statCacheOf(gitdir), { force: true })
     state = {
       store: createObjectStore(gitdir),
       head: null,
       root: emptyTree(),
+      treeOid: EMPTY_TREE_OID,
       index: IndexFile.create(indexDirOf(gitdir)),
       stats: new StatCache(statCacheOf(gitdir)),
     }
@@ -74,66 +134,373 @@ export async function openRepo(options: {
     machine: options.machine,
   })
 
+  const report = newScanReport()
   const entry = await repo.commit(
     'all',
     fresh
       ? systemIntent('init', 'Start the history from the memory folder')
       : systemIntent('recovery', 'Save changes made outside Cairn'),
-    // Temp files of interrupted writes go on the way: they were never part of the folder.
-    { removeTemp: true },
+    // Temp files of interrupted writes go on the way (through the folders' handles): they
+    // were never part of the folder.
+    { report, verify: !fresh, removeTemp: true },
   )
   repo.stats.save()
-  if (damaged || (fresh && entry)) {
-    const count = entry?.files.length ?? 0
-    return {
-      repo,
-      recovery: {
-        kind: 'history-rebuilt',
-        message: damaged
-          ? `The memory history could not be read. It was set aside and a new history was started from your current memory files (${count} ${plural(count)}); no file was lost.`
-          : `No history was found for your memory folder. A new history was started from its ${count} ${plural(count)}.`,
-        commitOid: entry?.oid ?? null,
-      },
-    }
+  return {
+    repo,
+    recovery: recoveryReport(findings, fresh, entry, report),
+    tooLarge: report.tooLarge,
   }
-  if (entry) {
-    const count = entry.files.length
-    return {
-      repo,
-      recovery: {
-        kind: 'uncommitted-changes',
-        message: `${count} ${plural(count)} had changed without being saved to the history (an interrupted write or an edit outside Cairn). They were saved as one recovery commit.`,
-        commitOid: entry.oid,
-      },
-    }
-  }
-  return { repo, recovery: null }
 }
 
-async function loadState(gitdir: string): Promise<RepoState & { store: ObjectStore }> {
-  if (!(await stat(path.join(gitdir, 'objects'))).isDirectory()) throw new Error('no objects')
+function recoveryReport(
+  findings: Findings,
+  fresh: boolean,
+  entry: IndexEntry | null,
+  report: ScanReport,
+): RecoveryReport | null {
+  const count = entry?.files.length ?? 0
+  const commitOid = entry?.oid ?? null
+  if (findings.setAside) {
+    return {
+      kind: 'history-rebuilt',
+      message: `The memory history could not be read. It was set aside, untouched (as ${findings.setAside} in your data folder), and a new history was started from your current memory files (${count} ${plural(count)}); no file was lost.`,
+      commitOid,
+    }
+  }
+  if (fresh) {
+    if (!entry) return null
+    return {
+      kind: 'history-rebuilt',
+      message: `No history was found for your memory folder. A new history was started from its ${count} ${plural(count)}.`,
+      commitOid,
+    }
+  }
+  const repairs: string[] = []
+  if (findings.commitRebuilt) {
+    repairs.push(
+      "The newest version's record in the history was damaged; it was rebuilt, exactly, from your files.",
+    )
+  } else if (findings.tipFound) {
+    repairs.push(
+      "The history's pointer to its newest version was missing or damaged; the newest version was found again and the history continues from it.",
+    )
+  }
+  if (findings.treeRebuilt) {
+    repairs.push(
+      entry
+        ? "The newest version's list of files in the history was damaged; your files were saved again as a new version."
+        : "The newest version's list of files in the history was damaged; it was rebuilt from your files.",
+    )
+  }
+  if (report.repaired > 0) {
+    repairs.push(
+      `${report.repaired} damaged stored ${report.repaired === 1 ? 'copy' : 'copies'} of your files ${report.repaired === 1 ? 'was' : 'were'} repaired from the files themselves.`,
+    )
+  }
+  if (entry) {
+    repairs.push(
+      `${count} ${plural(count)} had changed without being saved to the history (an interrupted write or an edit outside Cairn). They were saved as one recovery commit.`,
+    )
+  }
+  if (repairs.length === 0) return null
+  return {
+    kind:
+      findings.tipFound || findings.commitRebuilt || findings.treeRebuilt || report.repaired > 0
+        ? 'history-repaired'
+        : 'uncommitted-changes',
+    message: repairs.join(' '),
+    commitOid: commitOid ?? findings.tipFound,
+  }
+}
+
+/**
+ * Reads the history's state, repairing what can be repaired in place. Throws a
+ * `DamagedHistoryError` when the history cannot be used at all (the caller sets it aside);
+ * I/O errors pass through.
+ */
+async function loadState(
+  gitdir: string,
+  workRoot: string,
+  findings: Findings,
+  logger: Logger | undefined,
+  afterCrash: boolean,
+): Promise<RepoState & { store: ObjectStore }> {
+  if (!isFolder(path.join(gitdir, 'objects'))) {
+    throw new DamagedHistoryError('objects', 'no objects folder')
+  }
+  removeGitTemps(gitdir, afterCrash)
   removePackLeftovers(path.join(gitdir, 'objects', 'pack'))
+  repairLayout(gitdir)
+  // A sync moving `main` when the app stopped is finished first, so the folder and `main`
+  // agree again before anything is compared (and before the recovery commit).
+  await finishInterruptedMove(gitdir, workRoot, logger)
   const store = createObjectStore(gitdir)
   try {
-    const head = await readMainRef(gitdir)
-    let root = emptyTree()
-    if (head) {
-      root = treeFromOid((await store.readCommit(head)).tree)
-      await loadAll(store, root)
+    const head = await findHead(store, gitdir, workRoot, findings)
+    if (!head) {
+      const { index } = await openIndex(store, gitdir, null)
+      const stats = loadStats(gitdir)
+      return { store, head: null, root: emptyTree(), treeOid: EMPTY_TREE_OID, index, stats }
     }
-    const { index } = await openIndex(store, gitdir, head)
-    return { store, head, root, index, stats: StatCache.load(statCacheOf(gitdir)) }
+    return { store, ...(await loadHead(store, gitdir, head, findings)) }
   } catch (error) {
+    // Its packs are closed before the history is set aside (or open fails).
     store.close()
     throw error
   }
 }
 
-async function asideName(gitdir: string, time: number): Promise<string> {
+/**
+ * The commit `main` names when it can be read; otherwise the newest commit found again (the
+ * newest commit rebuilt exactly from the side index and the folder, or a lost tip found from
+ * the index or the commit objects), which `main` is then moved to. Null for a history that
+ * never had a commit; a `DamagedHistoryError` when there was a history and none of it can be
+ * found.
+ */
+async function findHead(
+  store: ObjectStore,
+  gitdir: string,
+  workRoot: string,
+  findings: Findings,
+): Promise<string | null> {
+  const ref = readMainRef(gitdir)
+  if (ref.kind === 'ok' && (await isReadableCommit(store, ref.oid))) return ref.oid
+  // Only now is the side index read as it is (the usual open reads it once, in openIndex).
+  const index = openIndexAsIs(gitdir)
+  try {
+    const newest = newestEntry(index)
+    if (
+      newest &&
+      (ref.kind !== 'ok' || ref.oid === newest.oid) &&
+      !(await isReadableCommit(store, newest.oid)) &&
+      (await rebuildCommit(store, workRoot, newest))
+    ) {
+      findings.commitRebuilt = true
+      findings.tipFound = newest.oid
+      await writeMainRef(gitdir, newest.oid)
+      return newest.oid
+    }
+    // A damaged commit a sync ref (a backup, the remote's) still names stays where it is.
+    if (ref.kind === 'ok' && !otherRefs(gitdir).some((other) => other.oid === ref.oid)) {
+      quarantine(gitdir, ref.oid)
+    }
+    const head = await findLostTip(store, gitdir, index)
+    if (head) {
+      findings.tipFound = head
+      await writeMainRef(gitdir, head)
+      return head
+    }
+    if (
+      ref.kind !== 'lost' ||
+      ref.why !== 'missing' ||
+      hasHistoryObjects(gitdir) ||
+      (index?.size ?? 0) > 0
+    ) {
+      // There was a history, and nothing of it can be found: set it aside whole.
+      throw new DamagedHistoryError(ref.kind === 'ok' ? ref.oid : 'main', 'no commit to be found')
+    }
+    return null
+  } finally {
+    index?.close()
+  }
+}
+
+// The side index as it is on disk, or null when it is missing or damaged (I/O errors pass).
+function openIndexAsIs(gitdir: string): IndexFile | null {
+  try {
+    return IndexFile.open(indexDirOf(gitdir))
+  } catch (error) {
+    if (error instanceof IndexDamagedError) return null
+    throw error
+  }
+}
+
+function newestEntry(index: IndexFile | null): IndexEntry | null {
+  if (!index || index.size === 0) return null
+  try {
+    return index.at(index.size - 1)
+  } catch (error) {
+    if (error instanceof IndexDamagedError) return null
+    throw error
+  }
+}
+
+// HEAD's tree (rebuilt from the folder when damaged), the side index made to match HEAD, and
+// the stat cache.
+async function loadHead(
+  store: ObjectStore,
+  gitdir: string,
+  head: string,
+  findings: Findings,
+): Promise<RepoState> {
+  const commit = await store.readCommit(head)
+  let root = treeFromOid(commit.tree)
+  try {
+    await loadAll(store, root)
+  } catch (error) {
+    if (!(error instanceof DamagedHistoryError)) throw error
+    // HEAD's tree is damaged: the scan of the folder rebuilds it (and rewrites the damaged
+    // objects, when the folder still holds what they held).
+    root = emptyTree()
+    findings.treeRebuilt = true
+  }
+  const { index } = await openIndex(store, gitdir, head)
+  return { head, root, treeOid: commit.tree, index, stats: loadStats(gitdir) }
+}
+
+/**
+ * Writes the newest commit's object again when it is damaged but the side index still has
+ * its facts and the folder still holds its files: the commit is rebuilt byte for byte (its id
+ * proves it). False when the rebuilt commit would not have that id.
+ */
+async function rebuildCommit(
+  store: ObjectStore,
+  workRoot: string,
+  entry: IndexEntry,
+): Promise<boolean> {
+  if (entry.parent && !(await isReadableCommit(store, entry.parent))) return false
+  const scanned = await scanPath(store, workRoot, [], null)
+  const tree = await flushTree(store, scanned?.kind === 'tree' ? scanned : emptyTree())
+  // The entry holds every fact the commit message was made from.
+  const { oid: _oid, parent: _parent, otherParents, time: _time, files: _files, ...meta } = entry
+  const body = commitBody(meta, tree, entry.parent, Math.floor(entry.time / 1000), otherParents)
+  if (store.hash('commit', body) !== entry.oid) {
+    await store.flush()
+    return false
+  }
+  await store.write('commit', body, entry.oid)
+  await store.flush()
+  return true
+}
+
+// A damaged loose object no commit will reach again is moved out of objects/ (git fsck
+// would report it forever), into cairn-damaged/ beside it: set aside, never deleted.
+function quarantine(gitdir: string, oid: string): void {
+  const file = path.join(gitdir, 'objects', oid.slice(0, 2), oid.slice(2))
+  if (!exists(file)) return
+  const aside = path.join(gitdir, 'cairn-damaged')
+  makeFolder(aside, 0o700)
+  disk.renameSync(file, path.join(aside, oid))
+}
+
+// HEAD must name main, and refs/heads must exist, for git (and us) to see a repository.
+function repairLayout(gitdir: string): void {
+  const headFile = path.join(gitdir, 'HEAD')
+  let head: string | null = null
+  try {
+    head = disk.readFileSync(headFile).toString('utf8').trim()
+  } catch (error) {
+    if (!isCode(error, 'ENOENT')) throw error
+  }
+  if (head !== 'ref: refs/heads/main') disk.writeFileSync(headFile, 'ref: refs/heads/main\n')
+  for (const dir of ['refs', 'refs/heads']) makeFolder(path.join(gitdir, dir), 0o755)
+}
+
+/** Loose objects (estimated from one folder of 256) up to which open lists them all for temps. */
+const MAX_LOOSE_SWEPT_AT_OPEN = 8192
+
+// Temp files of object, ref and index writes a crash or a failure left behind.
+function removeGitTemps(gitdir: string, afterCrash: boolean): void {
+  const objects = path.join(gitdir, 'objects')
+  // Listing every object folder costs ~1 ms per 1,000 loose objects: done after a crash, and
+  // otherwise while they are few (as maintenance keeps them); with more, the next maintenance
+  // pass, which lists them all anyway and starts at once past 2,000, removes the temp files it
+  // meets (a failed write removes its own; only a kill leaves one).
+  if (afterCrash || listNames(path.join(objects, '17')).length <= MAX_LOOSE_SWEPT_AT_OPEN / 256) {
+    for (const dir of listNames(objects)) {
+      if (!/^[0-9a-f]{2}$/.test(dir)) continue
+      for (const name of listNames(path.join(objects, dir))) {
+        if (name.startsWith('tmp_obj_')) unlinkIfThere(path.join(objects, dir, name))
+      }
+    }
+  }
+  for (const name of listNames(path.join(gitdir, 'refs', 'heads'))) {
+    if (name.endsWith('.lock')) unlinkIfThere(path.join(gitdir, 'refs', 'heads', name))
+  }
+  for (const name of listNames(gitdir)) {
+    if (/^cairn-index\.jsonl\..*tmp$/.test(name)) unlinkIfThere(path.join(gitdir, name))
+    // The temp file of a move note (checkout.ts) a kill interrupted.
+    if (name.startsWith(TEMP_FILE_PREFIX)) unlinkIfThere(path.join(gitdir, name))
+  }
+  // Those of a sync's writes (a fetched pack, a ref: sync/git-fs.ts).
+  for (const name of listNames(path.join(objects, 'pack'))) {
+    if (name.startsWith(TEMP_FILE_PREFIX)) unlinkIfThere(path.join(objects, 'pack', name))
+  }
+  removeTempsUnder(path.join(gitdir, 'refs'))
+}
+
+function removeTempsUnder(dir: string): void {
+  for (const name of listNames(dir)) {
+    const child = path.join(dir, name)
+    if (name.startsWith(TEMP_FILE_PREFIX)) unlinkIfThere(child)
+    else if (isFolder(child)) removeTempsUnder(child)
+  }
+}
+
+// Any object but the empty tree (which a history with no commit yet holds).
+function hasHistoryObjects(gitdir: string): boolean {
+  const objects = path.join(gitdir, 'objects')
+  for (const dir of listNames(objects)) {
+    const names = /^[0-9a-f]{2}$/.test(dir) ? listNames(path.join(objects, dir)) : []
+    if (names.some((name) => dir + name !== EMPTY_TREE_OID && !name.startsWith('tmp_obj_'))) {
+      return true
+    }
+    if (
+      dir === 'pack' &&
+      listNames(path.join(objects, dir)).some((name) => name.endsWith('.pack'))
+    ) {
+      return true
+    }
+  }
+  return false
+}
+
+async function setAside(gitdir: string, time: number): Promise<string> {
   const stamp = new Date(time).toISOString().replace(/[-:]/g, '').replace(/\..*$/, 'Z')
   for (let n = 0; ; n++) {
     const candidate = `${gitdir}.broken-${stamp}${n ? `-${n}` : ''}`
-    if (!existsSync(candidate)) return candidate
+    if (exists(candidate)) continue
+    disk.renameSync(gitdir, candidate)
+    return path.basename(candidate)
+  }
+}
+
+function loadStats(gitdir: string): StatCache {
+  return StatCache.load(statCacheOf(gitdir))
+}
+
+function makeFolder(dir: string, mode = DIR_MODE): void {
+  try {
+    disk.mkdirSync(dir, mode)
+  } catch (error) {
+    if (!isCode(error, 'EEXIST')) throw error
+  }
+}
+
+function exists(file: string): boolean {
+  try {
+    disk.lstatSync(file)
+    return true
+  } catch (error) {
+    if (isCode(error, 'ENOENT')) return false
+    throw error
+  }
+}
+
+function isFolder(dir: string): boolean {
+  try {
+    return disk.statSync(dir).isDirectory()
+  } catch (error) {
+    if (isCode(error, 'ENOENT') || isCode(error, 'ENOTDIR')) return false
+    throw error
+  }
+}
+
+function unlinkIfThere(file: string): void {
+  try {
+    disk.unlinkSync(file)
+  } catch (error) {
+    if (!isCode(error, 'ENOENT')) throw error
   }
 }
 

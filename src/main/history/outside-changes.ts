@@ -3,7 +3,7 @@ import { isWithin, segmentsOf } from './paths'
 import { systemIntent, type CommitIntent, type Repo } from './repo'
 import type { IndexEntry } from './side-index'
 import { nodeAt, type Node } from './tree-state'
-import { scanPath } from './work-tree'
+import { scanPath, type ScanReport } from './work-tree'
 
 /** What a change is about to touch: relative paths (a folder covers its subtree), or all. */
 export type TouchedPaths = ReadonlyArray<string> | 'all'
@@ -45,20 +45,31 @@ export function touchedByRevert(entry: IndexEntry | undefined): ReadonlyArray<st
 export async function commitOutsideChanges(
   repo: Repo,
   touched: TouchedPaths,
+  commit: (
+    paths: ReadonlyArray<string> | 'all',
+    intent: CommitIntent,
+  ) => Promise<IndexEntry | null> = (paths, intent) => repo.commit(paths, intent),
+  /** Filled in with the files too large to version that the check met. */
+  report?: ScanReport,
 ): Promise<IndexEntry | null> {
-  if (touched === 'all') return repo.commit('all', OUTSIDE_INTENT)
+  if (touched === 'all') return commit('all', OUTSIDE_INTENT)
   const paths = outermost(touched)
-  if (paths.length === 0 || !(await differsFromHead(repo, paths))) return null
-  return repo.commit(paths, OUTSIDE_INTENT)
+  if (paths.length === 0 || !(await differsFromHead(repo, paths, report))) return null
+  return commit(paths, OUTSIDE_INTENT)
 }
 
 /** True when the folder at any of `paths` (relative) is not what `HEAD`'s tree holds. */
-export async function differsFromHead(repo: Repo, paths: ReadonlyArray<string>): Promise<boolean> {
+export async function differsFromHead(
+  repo: Repo,
+  paths: ReadonlyArray<string>,
+  report?: ScanReport,
+): Promise<boolean> {
   const root = repo.root()
   for (const relative of paths) {
     const segments = segmentsOf(relative)
     const committed = await nodeAt(repo.store, root, segments)
     const onDisk = await scanPath(repo.store, repo.workRoot, segments, committed, {
+      report,
       stats: repo.stats,
     })
     if (!sameNode(committed, onDisk)) return true

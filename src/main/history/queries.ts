@@ -1,4 +1,5 @@
 import type { CommitSummary, LogPage } from '../../shared/types'
+import type { NewestFirst } from './ancestry'
 import { reviewFactsOf } from './commit-message'
 import type { IndexFile } from './index-file'
 import type { IndexEntry } from './side-index'
@@ -31,18 +32,31 @@ export function touches(entry: IndexEntry, path: string): boolean {
   return false
 }
 
+/** The index's own order, newest last: right for a history that is one line of commits. */
+export function indexOrder(size: number): NewestFirst {
+  return {
+    length: size,
+    at: (k) => size - 1 - k,
+    indexOf: (position) => (position >= 0 && position < size ? size - 1 - position : -1),
+  }
+}
+
 /**
- * One page of the timeline, newest first, with the number of matching entries. Filters run
- * on the index's fixed records (actor, conversation, file ids); only the page's entries are
- * read in full.
+ * One page of the timeline, newest first (in `order`, the timeline's order: see
+ * `ancestry.ts`), with the number of matching entries. Filters run on the index's fixed
+ * records (actor, conversation, file ids); only the page's entries are read in full.
  */
-export function queryLog(index: IndexFile, query: LogQuery): LogPage {
+export function queryLog(
+  index: IndexFile,
+  query: LogQuery,
+  order: NewestFirst = indexOrder(index.size),
+): LogPage {
   const page: CommitSummary[] = []
   const end = query.offset + query.limit
   const unfiltered = !query.path && !query.conversationId && !query.actor
   if (unfiltered) {
-    for (let i = index.size - 1 - query.offset; i >= 0 && page.length < query.limit; i--) {
-      page.push(toSummary(index.at(i)))
+    for (let k = query.offset; k < order.length && page.length < query.limit; k++) {
+      page.push(toSummary(index.at(order.at(k))))
     }
     return { entries: page, total: index.size }
   }
@@ -50,7 +64,8 @@ export function queryLog(index: IndexFile, query: LogQuery): LogPage {
   if (conversation === -1) return { entries: [], total: 0 }
   const matchesPath = query.path ? index.pathMatcher(query.path) : null
   let total = 0
-  for (let i = index.size - 1; i >= 0; i--) {
+  for (let k = 0; k < order.length; k++) {
+    const i = order.at(k)
     if (query.actor && index.actorAt(i) !== query.actor) continue
     if (conversation !== null && index.conversationKeyAt(i) !== conversation) continue
     if (matchesPath && !matchesPath(i)) continue
@@ -61,14 +76,19 @@ export function queryLog(index: IndexFile, query: LogQuery): LogPage {
 }
 
 /**
- * Every commit that changed the file at `path`, newest first, following it back through
- * renames (of the file or of a folder holding it); the deletion is included.
+ * Every commit that changed the file at `path`, newest first (in `order`), following it back
+ * through renames (of the file or of a folder holding it); the deletion is included.
  */
-export function fileHistoryOf(index: IndexFile, path: string): ReadonlyArray<CommitSummary> {
+export function fileHistoryOf(
+  index: IndexFile,
+  path: string,
+  order: NewestFirst = indexOrder(index.size),
+): ReadonlyArray<CommitSummary> {
   const result: CommitSummary[] = []
   let current = path
   let matches = index.pathMatcher(current)
-  for (let i = index.size - 1; i >= 0; i--) {
+  for (let k = 0; k < order.length; k++) {
+    const i = order.at(k)
     if (!matches(i)) continue
     const entry = index.at(i)
     result.push(toSummary(entry))
@@ -86,16 +106,20 @@ export function fileHistoryOf(index: IndexFile, path: string): ReadonlyArray<Com
 /**
  * The commits made at `since` or later that changed `path` (or anything under it), newest
  * first. Reads back from the newest commit and stops at the first older one, so its cost is
- * the recent history only (times and file ids come from the index's records).
+ * the recent history only (times and file ids come from the index's records). In the
+ * timeline's order, so that commits another machine made earlier, joined by a merge, do not
+ * hide this machine's recent ones.
  */
 export function changesSince(
   index: IndexFile,
   path: string,
   since: number,
+  order: NewestFirst = indexOrder(index.size),
 ): ReadonlyArray<CommitSummary> {
   const found: CommitSummary[] = []
   const matches = index.pathMatcher(path)
-  for (let i = index.size - 1; i >= 0; i--) {
+  for (let k = 0; k < order.length; k++) {
+    const i = order.at(k)
     if (index.timeAt(i) < since) break
     if (matches(i)) found.push(toSummary(index.at(i)))
   }

@@ -25,7 +25,7 @@ export interface RepoView {
 /** The commit `oid` of this history, or a `not-found` error. */
 export function requireEntry(repo: RepoView, oid: string): IndexEntry {
   const entry = repo.entry(oid)
-  if (!entry) throw new CairnError('not-found', `Version ${shortOid(oid)} is not in the history.`)
+  if (!entry) throw new CairnError('not-found', 'That version is not in the history.')
   return entry
 }
 
@@ -35,7 +35,25 @@ export async function treeOf(repo: RepoView, oid: string | null): Promise<TreeNo
   return treeFromOid((await repo.store.readCommit(oid)).tree)
 }
 
-/** The first 7 characters of a commit id, as git shows them. */
+/**
+ * A version as people name it, by its time: "the version of 3 Nov, 14:02" (the system's
+ * language and time zone). Messages never name versions by commit id.
+ */
+export function versionOf(entry: { readonly time: number }): string {
+  return `the version of ${momentOf(entry.time)}`
+}
+
+/** A moment as people name it: "3 Nov, 14:02". */
+export function momentOf(time: number): string {
+  return new Date(time).toLocaleString(undefined, {
+    day: 'numeric',
+    month: 'short',
+    hour: '2-digit',
+    minute: '2-digit',
+  })
+}
+
+/** The first 7 characters of a commit id, as git shows them (commit subjects only). */
 export function shortOid(oid: string): string {
   return oid.slice(0, 7)
 }

@@ -1,6 +1,7 @@
 import type { CommitCommand } from '../../shared/types'
 import { AUTHORS, formatCommitMessage, reviewFactsOf, type CommitMeta } from './commit-message'
-import { serializeCommit, writeMainRef, type ObjectStore } from './object-store'
+import { settleFolderSyncs } from '../lib/folders'
+import { prepareMainRef, serializeCommit, type ObjectStore } from './object-store'
 import { segmentsOf, toVirtual } from './paths'
 import { IndexFile, replaceIndexDir, writeIndexBeside } from './index-file'
 import type { CommitFacts } from './types'
@@ -17,7 +18,7 @@ import {
   type TreeNode,
 } from './tree-state'
 import type { StatCache } from './stat-cache'
-import { scanNode, scanPath } from './work-tree'
+import { scanPath, type ScanReport } from './work-tree'
 
 /** The id of git's empty tree. */
 export const EMPTY_TREE_OID = '4b825dc642cb6eb9a060e54bf8d69288fbee4904'
@@ -39,6 +40,37 @@ export function systemIntent(command: CommitCommand, subject: string): CommitInt
 }
 
 /**
+ * The bytes of the commit object Cairn writes for `meta` (time in seconds); `otherParents`
+ * only for a merge commit.
+ */
+export function commitBody(
+  meta: CommitMeta,
+  tree: string,
+  parent: string | null,
+  time: number,
+  otherParents: ReadonlyArray<string> = [],
+): Buffer {
+  return serializeCommit({
+    tree,
+    parent,
+    otherParents,
+    author: AUTHORS[meta.actor],
+    timestamp: time,
+    message: formatCommitMessage(meta),
+  })
+}
+
+/** Options of one `Repo.commit`. */
+export interface CommitOptions {
+  /** Filled in with what the scan skipped or repaired. */
+  readonly report?: ScanReport
+  /** Check that the history's copy of every unchanged file is intact (at open). */
+  readonly verify?: boolean
+  /** Remove temp files of interrupted writes on the way (the scan at open). */
+  readonly removeTemp?: boolean
+}
+
+/**
  * The history of one memory folder: the commit `main` points at, its tree kept in memory,
  * and the side index (the read side, `RepoView`), plus `commit`. Only the serial queue
  * calls `commit`.
@@ -54,14 +86,15 @@ export interface Repo extends RepoView {
   commit(
     paths: ReadonlyArray<string> | 'all',
     intent: CommitIntent,
-    options?: { readonly removeTemp?: boolean },
+    options?: CommitOptions,
   ): Promise<IndexEntry | null>
   /** Swaps in a rebuilt side index (which must end at `head()`); closes the old one. */
   replaceIndex(next: IndexFile): void
   /**
    * Takes `head` as the new `main` after the ref and the folder were moved to it (see
    * `checkout.ts`): `added` are its commits the index lacked, oldest first (appended);
-   * `replace` makes them the whole index (the history was switched, not grown).
+   * `replace` makes them the whole index (the history was switched, not grown). A failure to
+   * record them is caught up later, never reported (the move has happened).
    */
   adopt(
     head: string,
@@ -73,7 +106,10 @@ export interface Repo extends RepoView {
 
 export interface RepoState {
   readonly head: string | null
+  /** HEAD's tree, loaded; an empty tree (with `treeOid` set) when HEAD's tree is damaged. */
   readonly root: TreeNode
+  /** The tree id HEAD's commit names (the empty tree's id for no commit). */
+  readonly treeOid: string
   readonly index: IndexFile
   readonly stats: StatCache
 }
@@ -93,37 +129,59 @@ export function createRepo(options: {
   let indexBehind = false
   const stats = options.state.stats
   let head = options.state.head
-  let root = options.state.root
-  let treeOid = head ? (root.oid ?? EMPTY_TREE_OID) : EMPTY_TREE_OID
-  if (!head) root = emptyTree()
+  let root = head ? options.state.root : emptyTree()
+  let treeOid = head ? options.state.treeOid : EMPTY_TREE_OID
 
   async function commit(
     paths: ReadonlyArray<string> | 'all',
     intent: CommitIntent,
-    options: { readonly removeTemp?: boolean } = {},
+    commitOptions: CommitOptions = {},
   ): Promise<IndexEntry | null> {
-    let next = root
+    try {
+      return await commitScanned(await scan(paths, commitOptions), intent)
+    } catch (error) {
+      // Objects already written are complete files; make them durable or at least release them.
+      await store.flush().catch(() => {})
+      throw error
+    }
+  }
+
+  async function scan(
+    paths: ReadonlyArray<string> | 'all',
+    { report, verify = false, removeTemp = false }: CommitOptions,
+  ): Promise<TreeNode> {
     if (paths === 'all') {
       const visited = new Set<string>()
-      const scanned = await scanNode(store, workRoot, root, '', {
+      const scanned = await scanPath(store, workRoot, [], root, {
         stats,
         visited,
-        removeTemp: options.removeTemp,
+        removeTemp,
+        report,
+        verify,
       })
       stats.retainOnly(visited)
-      next = scanned?.kind === 'tree' ? scanned : emptyTree()
-    } else {
-      // One owner for the whole commit: a folder several paths go through is copied once.
-      const owner = {}
-      for (const relative of paths) {
-        const segments = segmentsOf(relative)
-        const previous = await nodeAt(store, next, segments)
-        const scanned = await scanPath(store, workRoot, segments, previous, { stats })
-        if (scanned !== previous) next = await setAt(store, next, segments, scanned, owner)
-      }
+      return scanned?.kind === 'tree' ? scanned : emptyTree()
     }
+    let next = root
+    // One owner for the whole commit: a folder several paths go through is copied once.
+    const owner = {}
+    for (const relative of paths) {
+      const segments = segmentsOf(relative)
+      const previous = await nodeAt(store, next, segments)
+      const scanned = await scanPath(store, workRoot, segments, previous, { stats, report })
+      if (scanned !== previous) next = await setAt(store, next, segments, scanned, owner)
+    }
+    return next
+  }
+
+  async function commitScanned(next: TreeNode, intent: CommitIntent): Promise<IndexEntry | null> {
     const nextTree = await flushTree(store, next)
-    if (nextTree === treeOid) return null
+    if (nextTree === treeOid) {
+      // Nothing to commit; objects rewritten by a repair still have to be made durable.
+      await store.flush()
+      root = next
+      return null
+    }
     const deltas: FileDelta[] = await diffNodes(store, head ? root : null, next)
     const files = deltas.map((delta) => toVirtual(delta.path))
     const meta: CommitMeta = {
@@ -132,15 +190,18 @@ export function createRepo(options: {
       machine: intent.machine ?? machine(),
     }
     const time = Math.floor(now() / 1000)
-    const body = serializeCommit({
-      tree: nextTree,
-      parent: head,
-      author: AUTHORS[meta.actor],
-      timestamp: time,
-      message: formatCommitMessage(meta),
-    })
+    const body = commitBody(meta, nextTree, head, time)
     const oid = await store.write('commit', body)
-    await writeMainRef(store.gitdir, oid)
+    // Every object the commit reaches, and the change it records, are durable before the ref
+    // makes them reachable; the ref's temp file is flushed meanwhile.
+    const ref = prepareMainRef(store.gitdir, oid)
+    try {
+      await Promise.all([store.flush(), ref.flush(), settleFolderSyncs()])
+    } catch (error) {
+      ref.abandon()
+      throw error
+    }
+    await ref.publish()
     const entry: IndexEntry = {
       oid,
       parent: head,

@@ -1,20 +1,29 @@
 import type { ChangeResult } from '../../shared/types'
-import { requireEntry, shortOid, treeOf } from './read'
+import { readingVersion } from './damage'
+import { requireEntry, shortOid, treeOf, versionOf } from './read'
 import type { CommitIntent, Repo } from './repo'
-import { applyDeltas, changeResult, USER_INTENT } from './restore-common'
+import { applyDeltas, changeResult, commitNow, USER_INTENT, type Committer } from './restore-common'
 import { diffNodes } from './tree-state'
 
 /** Makes the whole memory folder what it was at `oid`, in one commit. */
-export async function restoreAll(repo: Repo, oid: string): Promise<ChangeResult> {
-  requireEntry(repo, oid)
-  const deltas = await diffNodes(repo.store, repo.root(), await treeOf(repo, oid))
+export async function restoreAll(
+  repo: Repo,
+  oid: string,
+  commit: Committer = commitNow(repo),
+): Promise<ChangeResult> {
+  const entry = requireEntry(repo, oid)
+  const deltas = await readingVersion(
+    oid,
+    async () => diffNodes(repo.store, repo.root(), await treeOf(repo, oid)),
+    true,
+  )
   if (deltas.length === 0) {
     return {
       commit: null,
-      message: `The memory folder already matches version ${shortOid(oid)}.`,
+      message: `The memory folder already matches ${versionOf(entry)}.`,
     }
   }
-  await applyDeltas(repo, deltas)
+  await readingVersion(oid, () => applyDeltas(repo, deltas), true)
   const intent: CommitIntent = {
     ...USER_INTENT,
     command: 'restore-all',
@@ -22,10 +31,10 @@ export async function restoreAll(repo: Repo, oid: string): Promise<ChangeResult>
     restoredFrom: oid,
   }
   return changeResult(
-    await repo.commit(
+    await commit(
       deltas.map((delta) => delta.path),
       intent,
     ),
-    `Restored the memory folder to version ${shortOid(oid)}.`,
+    `Restored the memory folder to ${versionOf(entry)}.`,
   )
 }

@@ -1,14 +1,25 @@
 import type { ChangeResult } from '../../shared/types'
 import { CairnError } from '../lib/errors'
+import { readingVersion } from './damage'
 import { segmentsOf, toVirtual } from './paths'
-import { shortOid, treeOf } from './read'
+import { shortOid, treeOf, versionOf } from './read'
 import type { Repo } from './repo'
-import { changeResult, requireFilePath, USER_INTENT } from './restore-common'
+import {
+  applyDeltas,
+  changeResult,
+  commitNow,
+  requireFilePath,
+  USER_INTENT,
+  type Committer,
+} from './restore-common'
 import { listFiles, nodeAt } from './tree-state'
-import { writeFileSafely } from './work-tree'
 
 /** Brings back a deleted file or folder from the last version that had it. */
-export async function restoreDeleted(repo: Repo, path: string): Promise<ChangeResult> {
+export async function restoreDeleted(
+  repo: Repo,
+  path: string,
+  commit: Committer = commitNow(repo),
+): Promise<ChangeResult> {
   const relative = requireFilePath(path)
   // The index stores normalized paths: `/memories/d/` must find the commits of `/memories/d`.
   const virtual = toVirtual(relative)
@@ -20,23 +31,29 @@ export async function restoreDeleted(repo: Repo, path: string): Promise<ChangeRe
   const touches = repo.index.pathMatcher(virtual)
   for (let i = repo.index.size - 1; i >= 1; i--) {
     if (!touches(i)) continue
-    const entry = repo.index.at(i)
-    if (!entry.parent) continue
-    const before = await nodeAt(repo.store, await treeOf(repo, entry.parent), segments)
-    if (!before) continue
-    const files = await listFiles(repo.store, before, relative)
-    for (const [file, blob] of files) {
-      await writeFileSafely(repo.workRoot, file, await repo.store.readBlob(blob))
-    }
+    const from = repo.index.at(i).parent
+    if (!from) continue
+    const deltas = await readingVersion(
+      from,
+      async () => {
+        const before = await nodeAt(repo.store, await treeOf(repo, from), segments)
+        if (!before) return null
+        const files = await listFiles(repo.store, before, relative)
+        return [...files].map(([file, blob]) => ({ path: file, before: null, after: blob }))
+      },
+      true,
+    )
+    if (!deltas) continue
+    await readingVersion(from, () => applyDeltas(repo, deltas), true)
     return changeResult(
-      await repo.commit([relative], {
+      await commit([relative], {
         ...USER_INTENT,
         command: 'restore-deleted',
-        subject: `restore deleted ${virtual} from ${shortOid(entry.parent)}`,
+        subject: `restore deleted ${virtual} from ${shortOid(from)}`,
         paths: [virtual],
-        restoredFrom: entry.parent,
+        restoredFrom: from,
       }),
-      `Restored ${virtual} from version ${shortOid(entry.parent)}.`,
+      `Brought back ${virtual} as of ${versionOf(repo.entry(from) ?? repo.index.at(i))}.`,
     )
   }
   throw new CairnError('not-found', `No earlier version of ${virtual} is in the history.`)

@@ -1,36 +1,57 @@
 import type { ChangeResult } from '../../shared/types'
 import { CairnError } from '../lib/errors'
+import { readingVersion } from './damage'
 import { segmentsOf, toVirtual } from './paths'
-import { requireEntry, shortOid, treeOf } from './read'
+import { requireEntry, shortOid, treeOf, versionOf } from './read'
 import type { Repo } from './repo'
-import { changeResult, requireFilePath, USER_INTENT } from './restore-common'
+import {
+  changeResult,
+  commitNow,
+  inWorkTree,
+  requireFilePath,
+  USER_INTENT,
+  type Committer,
+} from './restore-common'
 import { nodeAt } from './tree-state'
 import { writeFileSafely } from './work-tree'
 
 /** Puts one file back to its content at `oid` (the undo for an overwrite or a bad edit). */
-export async function restoreFile(repo: Repo, path: string, oid: string): Promise<ChangeResult> {
-  requireEntry(repo, oid)
+export async function restoreFile(
+  repo: Repo,
+  path: string,
+  oid: string,
+  commit: Committer = commitNow(repo),
+): Promise<ChangeResult> {
+  const entry = requireEntry(repo, oid)
   const relative = requireFilePath(path)
   // Normalized, so the commit's paths match the index (no trailing slash).
   const virtual = toVirtual(relative)
   const segments = segmentsOf(relative)
-  const then = await nodeAt(repo.store, await treeOf(repo, oid), segments)
-  if (then?.kind !== 'blob') {
-    throw new CairnError('not-found', `${virtual} was not a file in version ${shortOid(oid)}.`)
+  const { then, content } = await readingVersion(
+    oid,
+    async () => {
+      const node = await nodeAt(repo.store, await treeOf(repo, oid), segments)
+      if (node?.kind !== 'blob') return { then: null, content: null }
+      return { then: node, content: await repo.store.readBlob(node.oid) }
+    },
+    true,
+  )
+  if (!then || !content) {
+    throw new CairnError('not-found', `${virtual} was not a file in ${versionOf(entry)}.`)
   }
   const now = await nodeAt(repo.store, repo.root(), segments)
   if (now?.kind === 'blob' && now.oid === then.oid) {
-    return { commit: null, message: `${virtual} already matches version ${shortOid(oid)}.` }
+    return { commit: null, message: `${virtual} already matches ${versionOf(entry)}.` }
   }
-  await writeFileSafely(repo.workRoot, relative, await repo.store.readBlob(then.oid))
+  await inWorkTree(repo, (tree) => writeFileSafely(tree, relative, content))
   return changeResult(
-    await repo.commit([relative], {
+    await commit([relative], {
       ...USER_INTENT,
       command: 'restore-file',
       subject: `restore ${virtual} from ${shortOid(oid)}`,
       paths: [virtual],
       restoredFrom: oid,
     }),
-    `Restored ${virtual} from version ${shortOid(oid)}.`,
+    `Restored ${virtual} to ${versionOf(entry)}.`,
   )
 }

@@ -206,7 +206,9 @@ describe('restores (each a new commit)', () => {
       paths: ['/memories/d'],
       restoredFrom: last,
     })
-    expect(result.message).toBe(`Restored /memories/d from version ${last.slice(0, 7)}.`)
+    // The version is named by its time, never by a commit id.
+    expect(result.message).toMatch(/^Brought back \/memories\/d as of the version of /)
+    expect(result.message).not.toContain(last.slice(0, 7))
     expect([...(await folderFiles(dataDir)).keys()]).toEqual(['d/a.md', 'd/b.md'])
     await expectInSync()
   })
@@ -270,5 +272,23 @@ describe('restores (each a new commit)', () => {
     expect(commitCount(dataDir)).toBe(count + 1)
     expect(await folderFiles(dataDir)).toEqual(expected)
     await expectInSync()
+  })
+
+  // Found by the model test: git keeps no empty folders, so one standing where a restored
+  // file goes (here a.md, made of a renamed folder whose file was deleted) holds nothing to lose.
+  it('writes a restored file where only empty folders stand, but never over a file inside one', async () => {
+    const snapshot = await put('a.md', 'a')
+    await remove('a.md')
+    await mkdir(abs('a.md/e/f'), { recursive: true })
+    const result = await restoreAll(repo, snapshot)
+    expect(result.commit).toMatchObject({ command: 'restore-all' })
+    expect(await folderFiles(dataDir)).toEqual(new Map([['a.md', 'a']]))
+    await expectInSync()
+    // A folder that holds a file (not yet committed) is in the way: refused, nothing lost.
+    await remove('a.md')
+    await mkdir(abs('a.md/e'), { recursive: true })
+    await writeFile(abs('a.md/e/kept.md'), 'kept')
+    await expectCairnError(restoreAll(repo, snapshot), 'conflict')
+    expect((await folderFiles(dataDir)).get('a.md/e/kept.md')).toBe('kept')
   })
 })

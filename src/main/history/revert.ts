@@ -1,9 +1,11 @@
 import type { ChangeResult } from '../../shared/types'
 import { CairnError } from '../lib/errors'
+import { readingVersion } from './damage'
 import { segmentsOf, toVirtual } from './paths'
-import { requireEntry, shortOid, treeOf } from './read'
+import { momentOf, requireEntry, shortOid, treeOf } from './read'
+import type { IndexEntry } from './side-index'
 import type { Repo } from './repo'
-import { applyDeltas, changeResult, USER_INTENT } from './restore-common'
+import { applyDeltas, changeResult, commitNow, USER_INTENT, type Committer } from './restore-common'
 import { diffNodes, nodeAt } from './tree-state'
 
 /** How many conflicting paths a refused revert names before "…". */
@@ -13,12 +15,16 @@ const CONFLICTS_LISTED = 5
  * Undoes one commit with a new commit. Refuses, changing nothing, when a file it touched
  * has changed since.
  */
-export async function revert(repo: Repo, oid: string): Promise<ChangeResult> {
+export async function revert(
+  repo: Repo,
+  oid: string,
+  commit: Committer = commitNow(repo),
+): Promise<ChangeResult> {
   const entry = requireEntry(repo, oid)
-  const deltas = await diffNodes(
-    repo.store,
-    await treeOf(repo, entry.parent),
-    await treeOf(repo, oid),
+  const deltas = await readingVersion(
+    oid,
+    async () => diffNodes(repo.store, await treeOf(repo, entry.parent), await treeOf(repo, oid)),
+    true,
   )
   const conflicts: string[] = []
   for (const delta of deltas) {
@@ -32,14 +38,16 @@ export async function revert(repo: Repo, oid: string): Promise<ChangeResult> {
       (conflicts.length > CONFLICTS_LISTED ? ', …' : '')
     throw new CairnError(
       'conflict',
-      `Cannot revert ${shortOid(oid)}: ${listed} changed since. Nothing was changed; restore a version of the file instead.`,
+      `Cannot undo that change (${describe(entry)}): ${listed} changed since. Nothing was changed; restore a version of the file instead.`,
     )
   }
   const inverse = deltas.map((delta) => ({ ...delta, before: delta.after, after: delta.before }))
-  if (inverse.length === 0) return { commit: null, message: `${shortOid(oid)} changed nothing.` }
-  await applyDeltas(repo, inverse)
+  if (inverse.length === 0) {
+    return { commit: null, message: `That change (${describe(entry)}) changed nothing.` }
+  }
+  await readingVersion(oid, () => applyDeltas(repo, inverse), true)
   return changeResult(
-    await repo.commit(
+    await commit(
       inverse.map((delta) => delta.path),
       {
         ...USER_INTENT,
@@ -49,6 +57,14 @@ export async function revert(repo: Repo, oid: string): Promise<ChangeResult> {
         restoredFrom: oid,
       },
     ),
-    `Reverted ${shortOid(oid)}.`,
+    `Undid the change of ${momentOf(entry.time)}.`,
   )
+}
+
+/** A change named for people: its time and what it touched ("3 Nov, 14:02, notes.md"). */
+function describe(entry: IndexEntry): string {
+  const [first] = entry.paths
+  const name = first ? first.replace(/^\/memories\/?/, '') || '/memories' : 'memory'
+  const more = entry.paths.length > 1 ? ` and ${entry.paths.length - 1} more` : ''
+  return `${momentOf(entry.time)}, ${name}${more}`
 }

@@ -1,6 +1,8 @@
-import fs from 'node:fs'
 import path from 'node:path'
+import { disk, isCode } from '../lib/disk'
+import { isDiskProblem } from '../lib/disk-errors'
 import { parseCommitMessage, reviewFactsOf } from './commit-message'
+import { DamagedHistoryError } from './damage'
 import {
   IndexDamagedError,
   IndexFile,
@@ -23,16 +25,25 @@ export function parentsOf(entry: Pick<IndexEntry, 'parent' | 'otherParents'>): s
   return entry.parent ? [entry.parent, ...(entry.otherParents ?? [])] : []
 }
 
-/** Builds an index entry from a commit object (used when catching up or rebuilding). */
+/**
+ * Builds an index entry from a commit object (used when catching up or rebuilding). A commit
+ * whose trees are damaged still gets its entry, with the files it changed left empty: reading
+ * that version later says it is damaged.
+ */
 export async function entryFromCommit(store: ObjectStore, oid: string): Promise<IndexEntry> {
   const commit = await store.readCommit(oid)
-  const before = commit.parent ? (await store.readCommit(commit.parent)).tree : null
-  const deltas = await diffNodes(
-    store,
-    before ? treeFromOid(before) : null,
-    treeFromOid(commit.tree),
-  )
-  const files = deltas.map((delta) => toVirtual(delta.path))
+  let files: string[] = []
+  try {
+    const before = commit.parent ? (await store.readCommit(commit.parent)).tree : null
+    const deltas = await diffNodes(
+      store,
+      before ? treeFromOid(before) : null,
+      treeFromOid(commit.tree),
+    )
+    files = deltas.map((delta) => toVirtual(delta.path))
+  } catch (error) {
+    if (!(error instanceof DamagedHistoryError)) throw error
+  }
   const meta = parseCommitMessage(commit.authorName, commit.message)
   const otherParents = commit.parents.slice(1)
   return {
@@ -65,7 +76,11 @@ export type IndexState = 'trusted' | 'caught-up' | 'migrated' | 'rebuilt'
  * - caught up from the commits when it lags behind (a crash between commit and append, or
  *   between a sync moving `main` forward and its append);
  * - migrated from the JSON-lines index of earlier versions;
- * - rebuilt from the commits when missing, damaged or from another history.
+ * - rebuilt from the commits when missing, damaged or from another history; a commit that
+ *   cannot be read is where the rebuilt part starts (what is older on that path is out of
+ *   reach).
+ * A disk that fails (full, EIO, EACCES, EMFILE) is never taken for a damaged index: the error
+ * is passed on and nothing is rebuilt.
  */
 export async function openIndex(
   store: ObjectStore,
@@ -93,7 +108,7 @@ export async function openIndex(
     const lagged = index.head() !== head
     if ((await catchUp(store, index, head)) && (await spotCheck(store, index, [index.size - 1]))) {
       if (lagged && state === 'trusted') state = 'caught-up'
-      fs.rmSync(legacyIndexOf(gitdir), { force: true })
+      removeIfThere(legacyIndexOf(gitdir))
       return { index, state }
     }
     index.close()
@@ -101,7 +116,7 @@ export async function openIndex(
   const building = await buildIndex(store, dir, head)
   building.close()
   replaceIndexDir(building.dir, dir)
-  fs.rmSync(legacyIndexOf(gitdir), { force: true })
+  removeIfThere(legacyIndexOf(gitdir))
   return { index: IndexFile.open(dir), state: 'rebuilt' }
 }
 
@@ -123,7 +138,9 @@ export async function catchUp(
     for (const oid of await commitsSince(store, head, (oid) => index.positionOf(oid) >= 0)) {
       missing.push(await entryFromCommit(store, oid))
     }
-  } catch {
+  } catch (error) {
+    // A damaged commit on the way: the index is rebuilt around it. The disk failing is not that.
+    if (isDiskProblem(error)) throw error
     return false
   }
   // Only a history that grew from the indexed one keeps its entries.
@@ -131,7 +148,8 @@ export async function catchUp(
   index.beginBatch()
   try {
     for (const entry of missing) index.append(entry)
-  } catch {
+  } catch (error) {
+    if (isDiskProblem(error)) throw error
     return false
   } finally {
     index.endBatch()
@@ -145,15 +163,27 @@ export async function spotCheck(
   index: IndexFile,
   positions: Iterable<number>,
 ): Promise<boolean> {
-  try {
-    for (const i of positions) {
-      if (i < 0 || i >= index.size) continue
-      if (!sameEntry(index.at(i), await entryFromCommit(store, index.oidAt(i)))) return false
+  for (const i of positions) {
+    if (i < 0 || i >= index.size) continue
+    let entry: IndexEntry
+    try {
+      entry = index.at(i)
+    } catch (error) {
+      if (isDiskProblem(error)) throw error
+      return false
     }
-    return true
-  } catch {
-    return false
+    let fromCommit: IndexEntry
+    try {
+      fromCommit = await entryFromCommit(store, index.oidAt(i))
+    } catch (error) {
+      // A damaged commit is the history's damage, not the index's: reading that version says
+      // so, and a rebuild could not do better. The disk failing is neither.
+      if (error instanceof DamagedHistoryError) continue
+      throw error
+    }
+    if (!sameEntry(entry, fromCommit)) return false
   }
+  return true
 }
 
 /**
@@ -177,7 +207,9 @@ export async function checkIndex(
     // A merge's further parents live in its details: each must come before it too.
     for (let i = from; i < to; i++) {
       if (!index.isMergeAt(i)) continue
-      const others = index.at(i).otherParents ?? []
+      // Parents beyond the index (unreadable when it was built) are not in it at all.
+      const beyond = index.otherParentsBeyond(i)
+      const others = (index.at(i).otherParents ?? []).filter((other) => !beyond.includes(other))
       if (others.some((other) => !(index.positionOf(other) >= 0 && index.positionOf(other) < i))) {
         return false
       }
@@ -211,15 +243,18 @@ export async function buildIndex(
   head: string | null,
   pause: () => Promise<void> = async () => undefined,
 ): Promise<IndexFile> {
-  // Found from the newest, written oldest first: every parent before its child.
-  const oids = head === null ? [] : await commitsSince(store, head, () => false, pause)
+  // Found from the newest, written oldest first: every parent before its child. A commit that
+  // cannot be read is left out, with what only it leads to; its children name it as a parent
+  // beyond the index.
+  const unreadable = new Set<string>()
+  const oids = head === null ? [] : await commitsSince(store, head, () => false, pause, unreadable)
   const temp = `${dir}.tmp-${process.pid}-${Date.now()}`
-  fs.rmSync(temp, { recursive: true, force: true })
+  removeTree(temp)
   const building = IndexFile.create(temp)
   try {
     building.beginBatch()
     for (let i = 0; i < oids.length; i++) {
-      building.append(await entryFromCommit(store, oids[i] as string))
+      building.append(await entryFromCommit(store, oids[i] as string), unreadable)
       if (i % 4096 === 4095) {
         building.endBatch()
         building.beginBatch()
@@ -230,7 +265,7 @@ export async function buildIndex(
     building.sync()
   } catch (error) {
     building.close()
-    fs.rmSync(temp, { recursive: true, force: true })
+    removeTree(temp)
     throw error
   }
   return building
@@ -273,9 +308,11 @@ function legacyIndexOf(gitdir: string): string {
 async function readLegacyIndex(file: string): Promise<IndexEntry[] | null> {
   let text: string
   try {
-    text = await fs.promises.readFile(file, 'utf8')
-  } catch {
-    return null
+    text = disk.readFileSync(file).toString('utf8')
+  } catch (error) {
+    // Missing (the usual case): nothing to convert. An I/O error is not "missing".
+    if (isCode(error, 'ENOENT') || isCode(error, 'EISDIR')) return null
+    throw error
   }
   const lines = text.split('\n')
   lines.pop()
@@ -309,12 +346,17 @@ async function readLegacyIndex(file: string): Promise<IndexEntry[] | null> {
  * before the history it joined, then the merge. The same commits in the same order whether
  * caught up after a move or rebuilt, which keeps a rebuilt index equal to the one kept commit
  * by commit on the machine that made the merges.
+ *
+ * A commit that cannot be read throws a `DamagedHistoryError`, unless `unreadable` is given:
+ * then it is added there and left out, like a known one (what is older than it on that path
+ * is out of reach).
  */
 export async function commitsSince(
   store: ObjectStore,
   head: string,
   known: (oid: string) => boolean,
   pause: () => Promise<void> = async () => undefined,
+  unreadable?: Set<string>,
 ): Promise<string[]> {
   const expanded = new Set<string>()
   const ordered: string[] = []
@@ -328,8 +370,15 @@ export async function commitsSince(
     }
     if (expanded.has(top.oid) || known(top.oid)) continue
     expanded.add(top.oid)
+    let parents: ReadonlyArray<string>
+    try {
+      ;({ parents } = await store.readCommit(top.oid))
+    } catch (error) {
+      if (!unreadable || !(error instanceof DamagedHistoryError)) throw error
+      unreadable.add(top.oid)
+      continue
+    }
     stack.push({ oid: top.oid, done: true })
-    const { parents } = await store.readCommit(top.oid)
     // Pushed in reverse, so the first parent's history comes out first.
     for (let k = parents.length - 1; k >= 0; k--) {
       const parent = parents[k] as string
@@ -351,4 +400,25 @@ export async function entriesSince(
     entries.push(await entryFromCommit(store, oid))
   }
   return entries
+}
+
+function removeIfThere(file: string): void {
+  try {
+    disk.unlinkSync(file)
+  } catch (error) {
+    if (!isCode(error, 'ENOENT')) throw error
+  }
+}
+
+// A temp index folder of a rebuild (its four files and format), gone or never made.
+function removeTree(dir: string): void {
+  let names: string[]
+  try {
+    names = disk.readdirSync(dir).map((dirent) => dirent.name)
+  } catch (error) {
+    if (isCode(error, 'ENOENT')) return
+    throw error
+  }
+  for (const name of names) removeIfThere(path.join(dir, name))
+  disk.rmdirSync(dir)
 }

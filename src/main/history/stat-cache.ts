@@ -9,14 +9,21 @@
  * ("racily clean" in git's words), so it is hashed again next time.
  *
  * Saved as `<gitdir>/cairn-stat` (rewritten whole, atomically): a header line, then per file
- *   20-byte oid | size, mtimeMs, ctimeMs, ino, checkedAt (5 x f64) | u32 path length | path
- * A missing or unreadable file is no harm: every file is then hashed once.
+ *   20-byte oid | size, mtimeMs, ctimeMs, ino, checkedAt, objectBytes (6 x f64) | u32 path
+ *   length | path
+ * A missing or unreadable file (or one of an earlier format) is no harm: every file is then
+ * hashed once.
+ *
+ * `objectBytes` is the size of the blob's loose object file when it was last checked whole
+ * (-1: not checked, or packed): the check at open (`verify`) then costs one `lstat` per file
+ * unless that size changed (a truncated or emptied object), when it is read and hashed.
  */
-import fs, { type Stats } from 'node:fs'
+import type { Stats } from 'node:fs'
 import path from 'node:path'
+import { disk } from '../lib/disk'
 
-const HEADER = Buffer.from('cairn-stat 1\n')
-const FIXED = 20 + 5 * 8 + 4
+const HEADER = Buffer.from('cairn-stat 2\n')
+const FIXED = 20 + 6 * 8 + 4
 /** A file modified this close to its hash is hashed again (covers 2 s FAT timestamps). */
 const RACY_MS = 3000
 
@@ -27,6 +34,8 @@ interface Entry {
   readonly ctimeMs: number
   readonly ino: number
   readonly checkedAt: number
+  /** See the file's comment; -1 when unknown. */
+  objectBytes: number
 }
 
 /** Files and bytes of the folder (regular files; hidden ones not counted, as the Memory tool's limits). */
@@ -56,14 +65,16 @@ export class StatCache {
     const cache = new StatCache(file, now)
     let raw: Buffer
     try {
-      raw = fs.readFileSync(file)
+      raw = disk.readFileSync(file)
     } catch {
+      // Missing or unreadable (a failing disk too): a cache only saves work, so every file is
+      // read and hashed again instead. Nothing is taken as unchanged that was not seen so.
       return cache
     }
     if (!raw.subarray(0, HEADER.length).equals(HEADER)) return cache
     let at = HEADER.length
     while (at + FIXED <= raw.length) {
-      const length = raw.readUInt32LE(at + 60)
+      const length = raw.readUInt32LE(at + 68)
       if (at + FIXED + length > raw.length) break
       const relative = raw.toString('utf8', at + FIXED, at + FIXED + length)
       cache.set(relative, {
@@ -73,6 +84,7 @@ export class StatCache {
         ctimeMs: raw.readDoubleLE(at + 36),
         ino: raw.readDoubleLE(at + 44),
         checkedAt: raw.readDoubleLE(at + 52),
+        objectBytes: raw.readDoubleLE(at + 60),
       })
       at += FIXED + length
     }
@@ -110,7 +122,22 @@ export class StatCache {
       ctimeMs: stats.ctimeMs,
       ino: stats.ino,
       checkedAt: this.now(),
+      objectBytes: -1,
     })
+  }
+
+  /** The loose object size recorded when `relative`'s blob was last checked whole. */
+  checkedObjectBytes(relative: string): number | undefined {
+    const bytes = this.entries.get(relative)?.objectBytes
+    return bytes === undefined || bytes < 0 ? undefined : bytes
+  }
+
+  /** Records that `relative`'s blob was checked whole, its loose file `bytes` long. */
+  noteObjectChecked(relative: string, bytes: number): void {
+    const entry = this.entries.get(relative)
+    if (!entry || entry.objectBytes === bytes) return
+    entry.objectBytes = bytes
+    this.dirty = true
   }
 
   /** Forgets `relative` and everything under it (a file or folder that is gone). */
@@ -133,7 +160,12 @@ export class StatCache {
     return { files: this.files, bytes: this.bytes }
   }
 
-  /** Writes the cache out when it changed (temp file + rename). */
+  /**
+   * Writes the cache out when it changed (temp file + rename; not fsynced: a cache lost to a
+   * power cut costs one full read of the folder, and a torn one is cut at its last whole
+   * entry). A failure (a full disk) leaves the old file and is not reported: the next save
+   * tries again.
+   */
   save(): void {
     if (!this.dirty) return
     const parts: Buffer[] = [HEADER]
@@ -146,12 +178,22 @@ export class StatCache {
       fixed.writeDoubleLE(entry.ctimeMs, 36)
       fixed.writeDoubleLE(entry.ino, 44)
       fixed.writeDoubleLE(entry.checkedAt, 52)
-      fixed.writeUInt32LE(name.length, 60)
+      fixed.writeDoubleLE(entry.objectBytes, 60)
+      fixed.writeUInt32LE(name.length, 68)
       parts.push(fixed, name)
     }
     const temp = `${this.file}.tmp`
-    fs.writeFileSync(temp, Buffer.concat(parts), { mode: 0o600 })
-    fs.renameSync(temp, this.file)
+    try {
+      disk.writeFileSync(temp, Buffer.concat(parts), { mode: 0o600 })
+      disk.renameSync(temp, this.file)
+    } catch {
+      try {
+        disk.unlinkSync(temp)
+      } catch {
+        // Never made.
+      }
+      return
+    }
     this.dirty = false
   }
 

@@ -1,8 +1,33 @@
 import { execFileSync } from 'node:child_process'
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { createHash } from 'node:crypto'
+import { readdirSync, readlinkSync, statfsSync } from 'node:fs'
+import { mkdir, mkdtemp, open, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import type { ExecuteOutcome, VersionedMemory } from './types'
+import { nodeDisk, setDisk, type Disk } from '../lib/disk'
+import { AUTHORS, formatCommitMessage } from './commit-message'
+import { serializeCommit, serializeTree, type RawTreeEntry } from './object-store'
+import type { ExecuteOutcome, HistoryGit, Origin, VersionedMemory } from './types'
+
+/** The side index's folder (four binary files; see index-file.ts). */
+export function indexDirIn(dataDir: string): string {
+  return path.join(dataDir, 'history.git', 'cairn-index')
+}
+
+/**
+ * Drops the side index's newest entry, as a kill between the ref update and the index append
+ * leaves it (its record is the last 64 bytes of `commits`; the rest is cut at open).
+ */
+export async function dropNewestIndexEntry(dataDir: string): Promise<void> {
+  const file = path.join(indexDirIn(dataDir), 'commits')
+  const handle = await open(file, 'r+')
+  try {
+    const { size } = await handle.stat()
+    await handle.truncate(size - 64)
+  } finally {
+    await handle.close()
+  }
+}
 
 /** A fresh data folder under the OS temp dir; `cleanup` removes it. */
 export async function tempDataDir(): Promise<{ dir: string; cleanup: () => Promise<void> }> {
@@ -69,6 +94,180 @@ export function sorted(map: Map<string, string>): Map<string, string> {
   return new Map([...map].sort(([a], [b]) => (a < b ? -1 : 1)))
 }
 
+/** A small real file system (tmpfs) for full-disk tests; needs root. */
+export interface SmallDisk {
+  readonly dir: string
+  /** Fills the disk with a filler file, leaving `spareBlocks` free blocks. */
+  fill(spareBlocks?: number): Promise<void>
+  /** Deletes the filler file. */
+  free(): Promise<void>
+  unmount(): Promise<void>
+}
+
+/**
+ * Mounts a tmpfs of `size` (e.g. `2m`) on a fresh temp folder. Throws, loudly, when mounting
+ * is impossible (not root, no CAP_SYS_ADMIN): a full-disk test must never pass by skipping.
+ */
+export async function mountSmallDisk(size = '2m'): Promise<SmallDisk> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'cairn-disk-'))
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size},mode=0700`, 'tmpfs', dir], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+  } catch (error) {
+    await rm(dir, { recursive: true, force: true })
+    throw new Error(
+      `Cannot mount a tmpfs for the full-disk test (${String((error as Error).message).trim()}). Run the tests as root with mount allowed.`,
+      { cause: error },
+    )
+  }
+  const filler = path.join(dir, 'filler')
+  return {
+    dir,
+    async fill(spareBlocks = 0) {
+      const { bavail, bsize } = statfsSync(dir)
+      const room = (bavail - spareBlocks) * bsize
+      const handle = await open(filler, 'a')
+      try {
+        const chunk = Buffer.alloc(64 * 1024, 1)
+        let written = 0
+        while (written < room) {
+          const size = Math.min(chunk.length, room - written)
+          try {
+            await handle.write(chunk.subarray(0, size))
+          } catch (error) {
+            if ((error as NodeJS.ErrnoException).code === 'ENOSPC') break
+            throw error
+          }
+          written += size
+        }
+      } finally {
+        await handle.close()
+      }
+    },
+    free: () => rm(filler, { force: true }),
+    async unmount() {
+      execFileSync('umount', [dir])
+      await rm(dir, { recursive: true, force: true })
+    },
+  }
+}
+
+/**
+ * True when HEAD's tree (per the git CLI, one call) holds exactly the folder's files, byte for
+ * byte (compared by blob id).
+ */
+export async function headMatchesFolder(dataDir: string): Promise<boolean> {
+  return (await headFolderDifferences(dataDir)).length === 0
+}
+
+/** The paths where HEAD's tree and the folder differ (empty when they match). */
+export async function headFolderDifferences(dataDir: string): Promise<string[]> {
+  let listing = ''
+  try {
+    listing = gitCli(dataDir, 'ls-tree', '-r', '-z', 'main')
+  } catch {
+    // No commit yet.
+  }
+  const head = new Map<string, string>()
+  for (const line of listing.split('\0').filter(Boolean)) {
+    const [meta, name] = line.split('\t') as [string, string]
+    head.set(name, meta.split(' ')[2]!)
+  }
+  const folder = new Map<string, string>()
+  for (const [name, content] of await folderFiles(dataDir)) {
+    const bytes = Buffer.from(content, 'utf8')
+    const oid = createHash('sha1').update(`blob ${bytes.length}\0`).update(bytes).digest('hex')
+    folder.set(name, oid)
+  }
+  const differences: string[] = []
+  for (const name of new Set([...head.keys(), ...folder.keys()])) {
+    if (head.get(name) !== folder.get(name)) {
+      differences.push(
+        `${name}: ${head.has(name) ? 'HEAD' : '-'} / ${folder.has(name) ? 'folder' : '-'}`,
+      )
+    }
+  }
+  return differences.sort()
+}
+
+/**
+ * A full disk emulated through the disk seam, for where no tmpfs can be mounted: once
+ * `fill` is called, every call that needs space (writing data, making a folder) fails with
+ * ENOSPC, except — with `spareBlocks` > 0 — writes inside `memories/` (a memory file fits,
+ * its history objects do not).
+ */
+export async function simulatedSmallDisk(): Promise<SmallDisk> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'cairn-fulldisk-'))
+  let restore: (() => void) | null = null
+  // Entries named through a folder handle (/proc/self/fd/<fd>/<name>) resolve to its path.
+  const real = (target: string) => {
+    const match = /^\/proc\/self\/fd\/(\d+)(\/.*)?$/.exec(target)
+    return match ? readlinkSync(`/proc/self/fd/${match[1]}`) + (match[2] ?? '') : target
+  }
+  const full = (target: string | undefined, spare: boolean) =>
+    !(spare && target !== undefined && real(target).includes(`${path.sep}memories${path.sep}`))
+  return {
+    dir,
+    async fill(spareBlocks = 0) {
+      const fds = new Map<number, string>()
+      const nospace = (call: string) =>
+        Object.assign(new Error(`ENOSPC: no space left on device, ${call}`), { code: 'ENOSPC' })
+      const spare = spareBlocks > 0
+      const wrapped: Disk = {
+        ...nodeDisk,
+        openSync(file, flags, mode) {
+          const fd = nodeDisk.openSync(file, flags, mode)
+          fds.set(fd, file)
+          return fd
+        },
+        closeSync(fd) {
+          fds.delete(fd)
+          nodeDisk.closeSync(fd)
+        },
+        writeSync(fd, data, position) {
+          if (data.byteLength > 0 && full(fds.get(fd), spare)) throw nospace('write')
+          return nodeDisk.writeSync(fd, data, position)
+        },
+        async write(fd, data, position) {
+          if (data.byteLength > 0 && full(fds.get(fd), spare)) throw nospace('write')
+          return nodeDisk.write(fd, data, position)
+        },
+        writeFileSync(file, data, options) {
+          const target = typeof file === 'number' ? fds.get(file) : file
+          if (data.length > 0 && full(target, spare)) throw nospace('write')
+          nodeDisk.writeFileSync(file, data, options)
+        },
+        appendFileSync(file, data, options) {
+          if (data.length > 0 && full(file, spare)) throw nospace('write')
+          nodeDisk.appendFileSync(file, data, options)
+        },
+        mkdirSync(target, mode) {
+          if (full(`${target}${path.sep}`, spare)) throw nospace('mkdir')
+          nodeDisk.mkdirSync(target, mode)
+        },
+        promises: {
+          ...nodeDisk.promises,
+          async writeFile(file, data, options) {
+            if (data.length > 0 && full(file, spare)) throw nospace('write')
+            await nodeDisk.promises.writeFile(file, data, options)
+          },
+        },
+      }
+      restore?.()
+      restore = setDisk(wrapped)
+    },
+    async free() {
+      restore?.()
+      restore = null
+    },
+    async unmount() {
+      restore?.()
+      await rm(dir, { recursive: true, force: true })
+    },
+  }
+}
+
 /**
  * A change made by the user (a timeline `write`, or a delete), as the memory browser makes
  * it: one Memory tool command through `execute`. Throws the refusal when it fails.
@@ -112,4 +311,118 @@ export async function breakMainRef(dataDir: string): Promise<() => Promise<void>
     await rm(ref, { recursive: true })
     await writeFile(ref, `${head}\n`)
   }
+}
+
+/** The origin tests give Claude's commands. */
+export const CLAUDE: Origin = { actor: 'claude', conversationId: 'test', toolUseId: 'toolu_test' }
+
+/**
+ * Temp files an interrupted or failed write left anywhere under `dataDir` (object, ref and
+ * index temp files, `.cairn-tmp-…`, set-aside locks). `cairn.lock` itself is the open
+ * instance's lock, not a leftover.
+ */
+export function leftoverTempFiles(dataDir: string): string[] {
+  const found: string[] = []
+  const walk = (dir: string) => {
+    for (const dirent of readdirSync(dir, { withFileTypes: true })) {
+      const full = path.join(dir, dirent.name)
+      if (dir === dataDir && dirent.name === 'cairn.lock') continue
+      if (/^tmp_obj_|\.lock$|\.tmp$|^\.cairn-tmp-|\.stale-/.test(dirent.name)) found.push(full)
+      else if (dirent.isDirectory()) walk(full)
+    }
+  }
+  walk(dataDir)
+  return found
+}
+
+/**
+ * Writes, into the repository, a commit made on another machine: `main`'s tree with
+ * `changes` applied (relative path -> new text; null deletes), a `Machine:` trailer, and
+ * `parents` (default: `main`, so moving `main` to it is a fast-forward). What a sync's fetch
+ * brings, without the network. Returns its id; `main` does not move.
+ */
+export async function commitElsewhere(
+  git: HistoryGit,
+  changes: Readonly<Record<string, string | null>>,
+  options: {
+    readonly machine?: string
+    readonly subject?: string
+    readonly time?: number
+    readonly parents?: ReadonlyArray<string>
+    /** The tree to change (default: that of the first parent). */
+    readonly base?: string | null
+  } = {},
+): Promise<string> {
+  const { objects } = git
+  const parents = options.parents ?? (git.head() ? [git.head()!] : [])
+  const baseCommit = options.base !== undefined ? options.base : (parents[0] ?? null)
+  // The tree as nested maps of name -> blob id (files) or folder.
+  type Folder = Map<string, string | Folder>
+  const read = async (oid: string): Promise<Folder> => {
+    const folder: Folder = new Map()
+    for (const entry of await objects.readTree(oid)) {
+      folder.set(entry.name, entry.kind === 'tree' ? await read(entry.oid) : entry.oid)
+    }
+    return folder
+  }
+  const root: Folder = baseCommit
+    ? await read((await objects.readCommit(baseCommit)).tree)
+    : new Map()
+  for (const [relative, text] of Object.entries(changes)) {
+    const names = relative.split('/')
+    const chain: Folder[] = [root]
+    for (const name of names.slice(0, -1)) {
+      const parent = chain.at(-1)!
+      let next = parent.get(name)
+      if (!(next instanceof Map)) {
+        next = new Map()
+        parent.set(name, next)
+      }
+      chain.push(next)
+    }
+    const last = names.at(-1)!
+    if (text === null) {
+      chain.at(-1)!.delete(last)
+      // Folders left empty go too: git has no empty folders.
+      for (let i = chain.length - 1; i > 0 && chain[i]!.size === 0; i--) {
+        chain[i - 1]!.delete(names[i - 1]!)
+      }
+    } else {
+      chain.at(-1)!.set(last, await objects.write('blob', Buffer.from(text)))
+    }
+  }
+  const write = async (folder: Folder): Promise<string> => {
+    const entries: RawTreeEntry[] = []
+    for (const [name, value] of folder) {
+      entries.push(
+        value instanceof Map
+          ? { name, kind: 'tree', oid: await write(value), mode: '40000' }
+          : { name, kind: 'blob', oid: value, mode: '100644' },
+      )
+    }
+    return objects.write('tree', serializeTree(entries))
+  }
+  const tree = await write(root)
+  const message = formatCommitMessage({
+    actor: 'claude',
+    command: 'create',
+    subject: options.subject ?? `change ${Object.keys(changes).join(', ')}`,
+    paths: Object.keys(changes).map((relative) => `/memories/${relative}`),
+    conversationId: null,
+    toolUseId: null,
+    overwrite: false,
+    restoredFrom: null,
+    machine: options.machine ?? 'desktop',
+  })
+  return objects.write(
+    'commit',
+    serializeCommit({
+      tree,
+      parent: parents[0] ?? null,
+      otherParents: parents.slice(1),
+      author: AUTHORS.claude,
+      timestamp: options.time ?? 1_800_000_000,
+      message,
+    }),
+  )
 }

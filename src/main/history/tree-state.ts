@@ -221,7 +221,10 @@ function encode(children: ReadonlyMap<string, Node>): TreeEncoding {
     )
   }
   const bytes = serializeTree(entries)
-  return { bytes, idAt: parseTreeEncoded(bytes).idAt as Map<string, number> }
+  return {
+    bytes,
+    idAt: parseTreeEncoded('(a tree being written)', bytes).idAt as Map<string, number>,
+  }
 }
 
 /** Every file under `node`, as relative path -> blob id. */

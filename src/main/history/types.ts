@@ -1,17 +1,23 @@
 import type { ValidPayload } from '../../shared/contract'
 import type {
+  BlameLine,
   ChangeResult,
   CommitCommand,
   CommitDetail,
   CommitSummary,
+  Comparison,
   CreateExistingPolicy,
   FileChange,
+  HistorySearchPage,
   LogPage,
+  MemoryNotice,
+  MemoryEntry,
   RecoveryReport,
   ReviewMark,
   WriteFlag,
 } from '../../shared/types'
-import type { MemoryExecution, MemoryPolicy, PlannedChange } from '../memory'
+import type { HistoryErrorCode, MemoryErrorCode } from '../../shared/errors'
+import type { MemoryExecution, MemoryLimits, MemoryPolicy, PlannedChange } from '../memory'
 import type { CommitMeta } from './commit-message'
 import type { ObjectStore } from './object-store'
 import type { RepackReport, RepackStep } from './objects/repack'
@@ -52,7 +58,12 @@ export interface ExecuteOptions {
   readonly beforeRun?: (planned: PlannedChange) => RunVerdict | Promise<RunVerdict>
 }
 
-export interface ExecuteOutcome extends MemoryExecution {
+export interface ExecuteOutcome extends Omit<MemoryExecution, 'errorCode'> {
+  /**
+   * Which refusal it was, when `isError`: the Memory tool's, or the history's own when the
+   * command could not run at all (`closed`, `locked`, `history-damaged`).
+   */
+  readonly errorCode: MemoryErrorCode | HistoryErrorCode | null
   /** The commit made for this command; null for reads, failures and no-op changes. */
   readonly commit: CommitSummary | null
   /** True when the command changed the folder but its commit failed; it is retried first thing. */
@@ -62,6 +73,16 @@ export interface ExecuteOutcome extends MemoryExecution {
    * says what it would have done.
    */
   readonly held?: boolean
+}
+
+/** One page of a history search (`history:search`, plus a time budget for tests). */
+export interface SearchQuery {
+  readonly text: string
+  readonly matchCase: boolean
+  /** Continue with the commits older than this one (from a previous page's `next`). */
+  readonly before?: string
+  /** How long this page may scan (default: search.ts's `SEARCH_PAGE_MS`). */
+  readonly budgetMs?: number
 }
 
 /** A page request of the timeline: exactly what the `history:log` channel accepts. */
@@ -76,10 +97,20 @@ export interface VersionedMemory {
   readonly folder: string
   /** What start-up recovery did (null when nothing needed repair). */
   readonly recovery: RecoveryReport | null
+  /** The Memory tool's size limits in force (the memory browser reads within them too). */
+  readonly limits: MemoryLimits
 
   /** Runs one Memory tool command (untrusted input); commits when it changed something. */
   execute(input: unknown, origin: Origin, options?: ExecuteOptions): Promise<ExecuteOutcome>
   setPolicy(policy: Partial<MemoryPolicy>): void
+  /**
+   * Takes every secret out of the file as it is now, as a commit by the person; the history
+   * keeps the past (it is never rewritten).
+   */
+  removeSecrets(path: string): Promise<ChangeResult>
+  /** Notices raised so far this session (too-large files, secrets from outside edits). */
+  notices(): ReadonlyArray<MemoryNotice>
+  onNotice(listener: (notice: MemoryNotice) => void): () => void
 
   // History.
   log(query: LogQuery): Promise<LogPage>
@@ -92,6 +123,23 @@ export interface VersionedMemory {
   show(oid: string): Promise<CommitDetail>
   readAt(path: string, oid: string): Promise<string | null>
   diff(path: string, from: string, to: string): Promise<FileChange>
+  /** The newest commit (null for an empty history): what memory holds right now. */
+  head(): string | null
+  /**
+   * For each line of the file at `at` (default: now), the commit that last changed it,
+   * following renames and plain-copy restores (see blame.ts).
+   */
+  blame(path: string, at?: string): Promise<ReadonlyArray<BlameLine>>
+  /** One page of the commits whose diff adds or removes a text (like `git log -S`). */
+  searchHistory(query: SearchQuery): Promise<HistorySearchPage>
+  /** How memory at `from` differs from memory at `to` (default now). */
+  compare(from: string, to?: string): Promise<Comparison>
+  /** The summaries of the commits of this history among `oids`, in that order. */
+  summaries(oids: ReadonlyArray<string>): ReadonlyArray<CommitSummary>
+  /** Every file and folder of memory after commit `oid` (sizes, last change times). */
+  listAt(oid: string): Promise<ReadonlyArray<MemoryEntry>>
+  /** A file's bytes after commit `oid` (null when it was not a file there). */
+  readBytesAt(path: string, oid: string): Promise<Uint8Array | null>
 
   // Restores: each one is a new commit, never a rewrite.
   restoreFile(path: string, oid: string): Promise<ChangeResult>
@@ -137,13 +185,22 @@ export type CommitFacts = Omit<CommitMeta, 'paths'> & { readonly paths?: Readonl
 export interface HistoryGit {
   /** The bare repository (`<dataDir>/history.git`), for git transports. */
   readonly gitdir: string
-  /** Its objects (reads, and writes of new objects; writing an object changes no history). */
+  /**
+   * Its objects (reads, and writes of new objects; writing an object changes no history).
+   * Trees are read as stored (`readForeignTree`): links and odd names come through, for sync
+   * to refuse in its own words.
+   */
   readonly objects: Pick<
     ObjectStore,
     'hash' | 'write' | 'readTree' | 'readBlob' | 'readCommit' | 'readRaw'
   >
   /** The commit `main` points at now (null for an empty history). */
   head(): string | null
+  /**
+   * Throws a `locked` CairnError when another Cairn took this data folder over (its lock):
+   * sync checks it before it writes to the repository outside the queue (fetch, push).
+   */
+  assertWriter(): void
   /**
    * Where `oid` sits in the history of `main`, oldest first: every commit comes after its
    * parents. -1 for a commit that is not part of it.

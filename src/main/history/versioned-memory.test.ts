@@ -180,8 +180,11 @@ describe('history through the public API', () => {
     const pending = memory.execute(create('/memories/late.md', 'late'), claude())
     await memory.close()
     expect((await pending).commit).not.toBeNull()
-    await expect(memory.execute(create('/memories/x.md', 'x'), claude())).rejects.toMatchObject({
-      code: 'closed',
+    // Claude is told, as a tool error: execute never rejects.
+    expect(await memory.execute(create('/memories/x.md', 'x'), claude())).toMatchObject({
+      isError: true,
+      content: 'Error: The memory folder is closed.',
+      commit: null,
     })
   })
 

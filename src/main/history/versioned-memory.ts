@@ -1,20 +1,34 @@
-import { mkdir } from 'node:fs/promises'
 import path from 'node:path'
 import type { ChangeResult, CommitCommand, CommitSummary, RecoveryReport } from '../../shared/types'
+import { makeFolders } from '../lib/disk'
+import { diskProblem, isDiskProblem } from '../lib/disk-errors'
 import { CairnError } from '../lib/errors'
+import { FolderTree, readFileIn } from '../lib/folders'
+import { acquireInstanceLock, type InstanceLock } from '../lib/instance-lock'
 import { consoleLogger, type Logger } from '../lib/logger'
 import { createSerialQueue } from '../lib/serial-queue'
 import {
   createMemoryTool,
+  DEFAULT_LIMITS,
+  maxEditableBytes,
+  removeSecrets,
+  unexpectedFailure,
   type MemoryLimits,
   type MemoryMutation,
   type MemoryPolicy,
 } from '../memory'
+import { createAncestry } from './ancestry'
+import { createBlamer } from './blame'
+import { blameDirOf } from './blame-store'
+import { changeLogOf, createChangeLog } from './change-log'
 import { moveMain } from './checkout'
 import { reviewFactsOf } from './commit-message'
+import { DamagedHistoryError } from './damage'
 import { IndexDamagedError, IndexFile, replaceIndexDir } from './index-file'
-import { diffFile, readAt, showCommit } from './inspect'
+import { compareCommits, diffFile, readAt, readBytesAt, showCommit } from './inspect'
+import { createLookup } from './lookup'
 import { createMaintainer, PackFolderGate, type MaintenanceSettings } from './maintainer'
+import { createNotices, secretNotices, tooLargeNotice } from './notices'
 import { openRepo } from './open-repo'
 import {
   commitOutsideChanges,
@@ -25,11 +39,14 @@ import {
 import { toRelative, toVirtual } from './paths'
 import { changesSince, fileHistoryOf, queryLog, toSummary } from './queries'
 import { systemIntent, type CommitIntent } from './repo'
+import { createSearcher } from './search'
+import { createSnapshots } from './snapshot'
 import { restoreAll } from './restore-all'
+import { inWorkTree, type Committer } from './restore-common'
 import { restoreDeleted } from './restore-deleted'
 import { restoreFile } from './restore-file'
 import { revert } from './revert'
-import { buildIndex, catchUp, checkIndex, type IndexEntry } from './side-index'
+import { buildIndex, catchUp as catchUpIndex, checkIndex, type IndexEntry } from './side-index'
 import type {
   ExecuteOptions,
   ExecuteOutcome,
@@ -40,7 +57,7 @@ import type {
   VersionedMemory,
 } from './types'
 import { watchFolder } from './watcher'
-import { deleteFileAndPrune, writeFileSafely } from './work-tree'
+import { deleteFileAndPrune, newScanReport, writeFileSafely } from './work-tree'
 
 /** Quiet time after the last file-system event before outside edits are committed. */
 export const WATCH_DEBOUNCE_MS = 400
@@ -74,17 +91,47 @@ export interface VersionedMemoryOptions {
 /**
  * Opens the memory folder of `dataDir` under version control, repairing what an interrupted
  * run left behind (see `recovery`). Every successful change is one commit, made before the
- * call resolves; all changes run through one serial queue.
+ * call resolves; all changes run through one serial queue. Only one instance may have a data
+ * folder open: a second one is refused with a `locked` CairnError; a disk problem at open is
+ * a `disk-full` (or other disk) CairnError that changed nothing.
  */
 export async function openVersionedMemory(
   options: VersionedMemoryOptions,
 ): Promise<VersionedMemory> {
   const dataDir = path.resolve(options.dataDir)
-  await mkdir(dataDir, { recursive: true, mode: 0o700 })
+  let lock: InstanceLock | null = null
+  try {
+    makeFolders(dataDir)
+    lock = acquireInstanceLock(dataDir)
+    return await openLocked(dataDir, lock, options)
+  } catch (error) {
+    lock?.release()
+    const problem = diskProblem(error)
+    if (!problem || error instanceof CairnError) throw error
+    throw new CairnError(
+      problem.code,
+      `Cairn could not open your memory because ${problem.reason}. Nothing was changed; ${
+        problem.code === 'disk-full' ? 'free some space' : 'fix the problem'
+      } and open Cairn again.`,
+    )
+  }
+}
+
+async function openLocked(
+  dataDir: string,
+  lock: InstanceLock,
+  options: VersionedMemoryOptions,
+): Promise<VersionedMemory> {
   const now = options.now ?? Date.now
   const logger = options.logger ?? consoleLogger
   let machine = options.machine ?? null
-  const { repo, recovery } = await openRepo({ dataDir, now, logger, machine: () => machine })
+  const { repo, recovery, tooLarge } = await openRepo({
+    dataDir,
+    now,
+    logger,
+    afterCrash: lock.tookOver,
+    machine: () => machine,
+  })
   const tool = createMemoryTool({
     root: repo.workRoot,
     createExisting: options.policy?.createExisting,
@@ -101,6 +148,7 @@ export async function openVersionedMemory(
       refresh: async () => undefined,
     },
   })
+  const limits: MemoryLimits = { ...DEFAULT_LIMITS, ...options.limits }
   const queue = createSerialQueue()
   const gate = new PackFolderGate()
   const maintainer = createMaintainer({
@@ -125,15 +173,28 @@ export async function openVersionedMemory(
         repo.index.close()
         replaceIndexDir(building.dir, dir)
         const next = IndexFile.open(dir)
-        if (!(await catchUp(repo.store, next, repo.head()))) {
+        if (!(await catchUpIndex(repo.store, next, repo.head()))) {
           throw new Error('the rebuilt index does not fit the history')
         }
         repo.replaceIndex(next)
       })
     },
   })
+  const lookup = createLookup(repo.store)
+  const ancestry = createAncestry(() => repo.index)
+  const blamer = createBlamer(repo, lookup, ancestry, {
+    saveDir: blameDirOf(repo.gitdir),
+    logger,
+  })
+  const searcher = createSearcher(
+    repo,
+    ancestry,
+    createChangeLog(repo, lookup, { file: changeLogOf(repo.gitdir), logger }),
+  )
+  const snapshots = createSnapshots(repo, lookup, ancestry)
   const commitListeners = new Set<(commit: CommitSummary) => void>()
   const recoveryListeners = new Set<(report: RecoveryReport) => void>()
+  const notices = createNotices(logger)
   let closed = false
   // Set when a change reached the disk but its commit failed: the next change first saves
   // whatever the folder holds, so HEAD and the folder agree again.
@@ -142,6 +203,17 @@ export async function openVersionedMemory(
   // and trailers, before anything else runs.
   let unrecorded: Array<{ readonly paths: ReadonlyArray<string>; readonly intent: CommitIntent }> =
     []
+
+  for (const relative of tooLarge) notices.raise(tooLargeNotice(relative))
+  // The open's recovery commit has happened: a failure to read it back for the secret scan
+  // (a failing disk, a damaged index entry) only means no warning, never a failed open.
+  let opened: IndexEntry | undefined
+  try {
+    opened = recovery?.commitOid ? repo.entry(recovery.commitOid) : undefined
+  } catch (error) {
+    logger.warn('Could not scan the changes saved at start-up for secrets', error)
+  }
+  if (opened && opened.actor === 'system') await raiseSecretNotices(opened)
 
   function tell<T>(listeners: ReadonlySet<(value: T) => void>, value: T, what: string): void {
     for (const listener of listeners) {
@@ -154,15 +226,7 @@ export async function openVersionedMemory(
     }
   }
 
-  function announce(entry: IndexEntry | null): CommitSummary | null {
-    if (entry) maintainer.noteActivity()
-    const commit = entry ? toSummary(entry) : null
-    if (commit) tell(commitListeners, commit, 'commit')
-    return commit
-  }
-
-  function reportRecovery(entry: IndexEntry | null): void {
-    if (!entry) return
+  function reportRecovery(entry: IndexEntry): void {
     const [first] = entry.files
     const one = entry.files.length === 1
     // One file is named (relative to /memories, never a host path); more are counted.
@@ -183,32 +247,79 @@ export async function openVersionedMemory(
   }
 
   /**
+   * Every commit goes through here: it is made (if this instance still holds the data
+   * folder), what the scan skipped is reported, what an edit outside Cairn brought in is
+   * scanned for secrets, and listeners hear of it.
+   */
+  async function record(
+    paths: ReadonlyArray<string> | 'all',
+    intent: CommitIntent,
+  ): Promise<IndexEntry | null> {
+    lock.assertHeld()
+    const report = newScanReport()
+    const entry = await repo.commit(paths, intent, { report })
+    for (const relative of report.tooLarge) notices.raise(tooLargeNotice(relative))
+    if (!entry) return null
+    // Maintenance waits for a quiet moment after the last commit.
+    maintainer.noteActivity()
+    tell(commitListeners, toSummary(entry), 'commit')
+    if (entry.actor === 'system') {
+      reportRecovery(entry)
+      await raiseSecretNotices(entry)
+    }
+    return entry
+  }
+
+  async function raiseSecretNotices(entry: IndexEntry): Promise<void> {
+    if (!tool.policy().secretScanning) return
+    try {
+      for (const notice of await secretNotices(repo, entry)) notices.raise(notice)
+    } catch (error) {
+      // The commit stands; a scan that could not read it only means no warning.
+      logger.warn('Could not scan an outside edit for secrets', error)
+    }
+  }
+
+  // What the queue owes before the next change: commits that failed, then a full rescan.
+  async function catchUp(): Promise<void> {
+    while (unrecorded.length > 0) {
+      const [first] = unrecorded
+      await record(first!.paths, first!.intent)
+      unrecorded = unrecorded.slice(1)
+    }
+    if (resync) {
+      await record('all', systemIntent('recovery', 'Save changes whose commit was interrupted'))
+      resync = false
+    }
+  }
+
+  /**
    * Runs `task` alone in the queue. `touched` names what it will change: edits made there
    * outside Cairn are committed first, on their own, so the task's commit holds only its
-   * own change (and undoing it never undoes someone else's edit).
+   * own change (and undoing it never undoes someone else's edit). A task that only `reads`
+   * runs even when the commits owed cannot be made (a full disk): reads keep working.
    */
   function exclusive<T>(
     task: () => Promise<T>,
     touched: () => TouchedPaths = () => [],
+    mode: 'reads' | 'writes' = 'writes',
   ): Promise<T> {
     if (closed) return Promise.reject(new CairnError('closed', 'The memory folder is closed.'))
     return queue.run(async () => {
-      while (unrecorded.length > 0) {
-        const [first] = unrecorded
-        announce(await repo.commit(first!.paths, first!.intent))
-        unrecorded = unrecorded.slice(1)
-      }
-      if (resync) {
-        const entry = await repo.commit(
-          'all',
-          systemIntent('recovery', 'Save changes whose commit was interrupted'),
-        )
-        resync = false
-        announce(entry)
-        reportRecovery(entry)
+      try {
+        await catchUp()
+      } catch (error) {
+        if (mode === 'writes') throw error
+        logger.warn('Owed commits could not be made yet; a read runs anyway', error)
       }
       try {
-        await saveOutsideChanges(touched())
+        if (mode === 'writes') {
+          const report = newScanReport()
+          const entry = await commitOutsideChanges(repo, touched(), record, report)
+          for (const relative of report.tooLarge) notices.raise(tooLargeNotice(relative))
+          // The tool's running total of the folder's size no longer holds.
+          if (entry) tool.invalidateUsage()
+        }
         return await task()
       } catch (error) {
         // Whatever failed may have failed half-way (a restore that wrote some files): the
@@ -218,15 +329,6 @@ export async function openVersionedMemory(
         throw error
       }
     })
-  }
-
-  async function saveOutsideChanges(touched: TouchedPaths): Promise<void> {
-    const entry = await commitOutsideChanges(repo, touched)
-    if (!entry) return
-    // The tool's running total of the folder's size no longer holds.
-    tool.invalidateUsage()
-    announce(entry)
-    reportRecovery(entry)
   }
 
   async function run(
@@ -256,7 +358,7 @@ export async function openVersionedMemory(
     }
     let entry: IndexEntry | null
     try {
-      entry = await repo.commit(paths, intent)
+      entry = await record(paths, intent)
     } catch (error) {
       // The command did change the folder, so Claude (or the user) is told the truth; its
       // commit is made, with the same author and trailers, before the next change runs.
@@ -265,7 +367,21 @@ export async function openVersionedMemory(
       resync = true
       return { ...result, commit: null, commitPending: true }
     }
-    return { ...result, commit: announce(entry) }
+    return { ...result, commit: entry ? toSummary(entry) : null }
+  }
+
+  // Restores commit through here: when the files are written but the commit fails, the
+  // commit is owed (made, with this intent, before the next change) instead of lost.
+  const commitOrOwe: Committer = async (paths, intent) => {
+    try {
+      return await record(paths, intent)
+    } catch (error) {
+      if (!isDiskProblem(error)) throw error
+      logger.warn('A restore commit failed; it is retried before the next change', error)
+      unrecorded = [...unrecorded, { paths, intent }]
+      resync = true
+      return 'pending'
+    }
   }
 
   /**
@@ -290,12 +406,53 @@ export async function openVersionedMemory(
     touched: () => TouchedPaths,
     task: () => Promise<ChangeResult>,
   ): Promise<ChangeResult> {
-    return exclusive(async () => {
-      const result = await indexed(task)
-      tool.invalidateUsage()
-      if (result.commit) tell(commitListeners, result.commit, 'commit')
-      return result
-    }, touched)
+    return forPeople(
+      exclusive(async () => {
+        const result = await indexed(task)
+        tool.invalidateUsage()
+        return result
+      }, touched),
+    )
+  }
+
+  async function takeOutSecrets(file: string): Promise<ChangeResult> {
+    const virtual = normalize(file)
+    const relative = toRelative(virtual)
+    const tree = new FolderTree(repo.workRoot)
+    let text: string
+    try {
+      const found = tree.find(relative)
+      if (found.kind !== 'file') throw new CairnError('not-found', `${virtual} does not exist.`)
+      const bytes = readFileIn(found.parent, found.name, found.stats, maxEditableBytes(limits))
+      text = new TextDecoder('utf-8', { fatal: true }).decode(bytes)
+    } catch (error) {
+      if (error instanceof CairnError) throw error
+      if (error instanceof TypeError || (error as { code?: string }).code === 'EFBIG') {
+        throw new CairnError('not-text', `${virtual} is not a text file Cairn can edit.`)
+      }
+      throw error
+    } finally {
+      tree.close()
+    }
+    const cleaned = await removeSecrets(text, virtual)
+    if (cleaned.removed === 0) {
+      notices.resolve('secret', virtual)
+      return { commit: null, message: `No secret was found in ${virtual}.` }
+    }
+    const outcome = await run(
+      { command: 'create', path: virtual, file_text: cleaned.text },
+      { actor: 'user' },
+      { commitAs: 'write', subject: `remove secrets from ${virtual}` },
+    )
+    if (outcome.isError) {
+      const message = typeof outcome.content === 'string' ? outcome.content : 'It was refused.'
+      throw new CairnError(outcome.errorCode ?? 'io-error', message.replace(/^Error:\s*/, ''))
+    }
+    notices.resolve('secret', virtual)
+    const said = `Removed ${cleaned.removed === 1 ? 'the secret' : `${cleaned.removed} secrets`} from ${virtual}. Earlier versions in the history still hold it.`
+    return outcome.commitPending
+      ? { commit: null, message: `${said} It will appear in History with the next change.` }
+      : { commit: outcome.commit, message: said }
   }
 
   // What sync, export and import do with the repository: always alone in the queue, with
@@ -303,6 +460,7 @@ export async function openVersionedMemory(
   const session: HistorySession = {
     head: () => repo.head(),
     async moveMain(target, kind) {
+      lock.assertHeld()
       const added = (await moveMain(repo, target, kind)).map(toSummary)
       // One announcement for the new head: a sync can bring hundreds of commits at once, and
       // listeners only need to know that the history and the folder moved.
@@ -311,30 +469,47 @@ export async function openVersionedMemory(
       return added
     },
     async commitFiles(files, intent) {
-      for (const [relative, content] of files) {
-        if (content === null) await deleteFileAndPrune(repo.workRoot, relative)
-        else await writeFileSafely(repo.workRoot, relative, content)
-      }
-      return announce(await repo.commit([...files.keys()], intent))
+      lock.assertHeld()
+      await inWorkTree(repo, async (tree) => {
+        for (const [relative, content] of files) {
+          if (content === null) deleteFileAndPrune(tree, relative)
+          else await writeFileSafely(tree, relative, content)
+        }
+      })
+      const entry = await record([...files.keys()], intent)
+      return entry ? toSummary(entry) : null
     },
   }
+  const store = repo.store
   const git: HistoryGit = {
     gitdir: repo.gitdir,
-    objects: repo.store,
+    // Trees come as stored: sync judges content from elsewhere itself (links, odd names).
+    objects: {
+      hash: store.hash,
+      write: store.write,
+      readTree: store.readForeignTree,
+      readBlob: store.readBlob,
+      readCommit: store.readCommit,
+      readRaw: store.readRaw,
+    },
+    assertWriter: () => lock.assertHeld(),
     head: () => repo.head(),
     // The side index is oldest first with parents before children: its positions are that order.
     position: (oid) => repo.index.positionOf(oid),
+    // A full disk or damage met on the way is said in plain words, like a restore's.
     exclusive: (task) =>
-      exclusive(
-        async () => {
-          try {
-            return await task(session)
-          } finally {
-            // Whatever the task wrote, the tool's running total of the folder's size is stale.
-            tool.invalidateUsage()
-          }
-        },
-        () => 'all',
+      forPeople(
+        exclusive(
+          async () => {
+            try {
+              return await task(session)
+            } finally {
+              // Whatever the task wrote, the tool's running total of the folder's size is stale.
+              tool.invalidateUsage()
+            }
+          },
+          () => 'all',
+        ),
       ),
     transfer: (task) => gate.transfer(task),
   }
@@ -363,37 +538,72 @@ export async function openVersionedMemory(
   return {
     folder: repo.workRoot,
     recovery,
+    limits,
     execute: (input, origin, executeOptions = {}) =>
       exclusive(
         () => run(input, origin, executeOptions),
         () => touchedByCommand(input),
-      ),
+        isView(input) ? 'reads' : 'writes',
+      ).catch(toolFailure),
     setPolicy: (policy) => tool.configure(policy),
+    removeSecrets: (file) =>
+      forPeople(
+        exclusive(
+          () => takeOutSecrets(file),
+          () => touchedByUserPath(file),
+        ),
+      ),
+    notices: () => notices.list(),
+    onNotice: (listener) => notices.onNotice(listener),
     setMachine: (name) => {
       machine = name
     },
     git,
 
     log: (query) =>
-      indexed(async () =>
-        queryLog(repo.index, query.path ? { ...query, path: normalize(query.path) } : query),
+      forPeople(
+        indexed(async () =>
+          queryLog(
+            repo.index,
+            query.path ? { ...query, path: normalize(query.path) } : query,
+            ancestry.newestFirst(),
+          ),
+        ),
       ),
-    fileHistory: (file) => indexed(async () => fileHistoryOf(repo.index, normalize(file))),
+    fileHistory: (file) =>
+      forPeople(
+        indexed(async () => fileHistoryOf(repo.index, normalize(file), ancestry.newestFirst())),
+      ),
     changesSince: (file, since) =>
-      indexed(async () => changesSince(repo.index, normalize(file), since)),
-    show: (oid) => indexed(() => showCommit(repo, oid)),
-    readAt: (file, oid) => indexed(() => readAt(repo, file, oid)),
-    diff: (file, from, to) => indexed(() => diffFile(repo, file, from, to)),
+      forPeople(
+        indexed(async () =>
+          changesSince(repo.index, normalize(file), since, ancestry.newestFirst()),
+        ),
+      ),
+    show: (oid) => forPeople(indexed(() => showCommit(repo, oid))),
+    readAt: (file, oid) => forPeople(indexed(() => readAt(repo, file, oid))),
+    diff: (file, from, to) => forPeople(indexed(() => diffFile(repo, file, from, to))),
+    head: () => repo.head(),
+    blame: (file, at) => forPeople(indexed(() => blamer.blame(file, at))),
+    searchHistory: (query) => forPeople(indexed(() => searcher.search(query))),
+    compare: (from, to) => forPeople(indexed(() => compareCommits(repo, from, to ?? null))),
+    summaries: (oids) =>
+      oids.flatMap((oid) => {
+        const entry = repo.entry(oid)
+        return entry ? [toSummary(entry)] : []
+      }),
+    listAt: (oid) => forPeople(indexed(() => snapshots.listAt(oid))),
+    readBytesAt: (file, oid) => forPeople(indexed(() => readBytesAt(repo, file, oid))),
 
     restoreFile: (file, oid) =>
       restoring(
         () => touchedByUserPath(file),
-        () => restoreFile(repo, file, oid),
+        () => restoreFile(repo, file, oid, commitOrOwe),
       ),
     restoreDeleted: (file) =>
       restoring(
         () => touchedByUserPath(file),
-        () => restoreDeleted(repo, file),
+        () => restoreDeleted(repo, file, commitOrOwe),
       ),
     revert: (oid) =>
       restoring(
@@ -405,14 +615,14 @@ export async function openVersionedMemory(
             return []
           }
         },
-        () => revert(repo, oid),
+        () => revert(repo, oid, commitOrOwe),
       ),
     // Its commit covers only the paths that differ from the target: anything else the folder
     // gained outside Cairn must be saved before, or it would stay out of HEAD.
     restoreAll: (oid) =>
       restoring(
         () => 'all',
-        () => restoreAll(repo, oid),
+        () => restoreAll(repo, oid, commitOrOwe),
       ),
 
     maintain: (maintainOptions) => maintainer.runNow(maintainOptions),
@@ -426,6 +636,7 @@ export async function openVersionedMemory(
       return () => recoveryListeners.delete(listener)
     },
     async close() {
+      if (closed) return
       closed = true
       watcher?.close()
       await queue.idle()
@@ -435,6 +646,7 @@ export async function openVersionedMemory(
       repo.index.close()
       commitListeners.clear()
       recoveryListeners.clear()
+      lock.release()
     },
   }
 }
@@ -458,6 +670,60 @@ export function intentFor(
     toolUseId: claude?.toolUseId ?? null,
     overwrite: command === 'create' && mutation.overwrite,
     restoredFrom: null,
+  }
+}
+
+function isView(input: unknown): boolean {
+  return (
+    typeof input === 'object' &&
+    input !== null &&
+    (input as { command?: unknown }).command === 'view'
+  )
+}
+
+/**
+ * What Claude (or the person's edit) gets when a command could not run at all: never a
+ * rejected promise, a raw errno or a host path.
+ */
+function toolFailure(error: unknown): ExecuteOutcome {
+  if (error instanceof CairnError) {
+    const code = error.code === 'closed' || error.code === 'locked' ? error.code : 'io-error'
+    return failed(code, `Error: ${error.message}`)
+  }
+  if (error instanceof DamagedHistoryError) {
+    return failed(
+      'history-damaged',
+      'Error: The memory command failed because the memory history is damaged. Nothing was changed.',
+    )
+  }
+  const refusal = unexpectedFailure(error)
+  return failed(refusal.code, refusal.content)
+}
+
+function failed(errorCode: ExecuteOutcome['errorCode'], content: string): ExecuteOutcome {
+  return { content, isError: true, mutation: null, errorCode, commit: null }
+}
+
+/** Passes CairnErrors on; a disk problem or damage becomes one, in plain words. */
+async function forPeople<T>(work: Promise<T>): Promise<T> {
+  try {
+    return await work
+  } catch (error) {
+    if (error instanceof CairnError) throw error
+    const problem = diskProblem(error)
+    if (problem) {
+      throw new CairnError(
+        problem.code,
+        `That did not work because ${problem.reason}. Nothing was changed.`,
+      )
+    }
+    if (error instanceof DamagedHistoryError) {
+      throw new CairnError(
+        'history-damaged',
+        'The memory history is damaged; that version cannot be read.',
+      )
+    }
+    throw error
   }
 }
 

@@ -1,6 +1,6 @@
-import { lstatSync, readdirSync, watch, type FSWatcher } from 'node:fs'
+import type { FSWatcher } from 'node:fs'
 import path from 'node:path'
-import { isMissing } from '../lib/lstat-inside'
+import { disk, isMissing } from '../lib/disk'
 import type { Logger } from '../lib/logger'
 import { isWithin } from './paths'
 import type { TouchedPaths } from './outside-changes'
@@ -81,7 +81,7 @@ type Report = (relative: string | null) => void
 
 function watchNatively(root: string, record: Report, logger: Logger): () => void {
   try {
-    const watcher = watch(root, { recursive: true, persistent: false }, (_event, name) =>
+    const watcher = disk.watch(root, { recursive: true, persistent: false }, (_event, name) =>
       record(name ? name.toString().split(path.sep).join('/') : null),
     )
     watcher.on('error', (error) => {
@@ -113,7 +113,7 @@ function watchEachFolder(root: string, record: Report, logger: Logger): () => vo
     const abs = path.join(root, relative)
     let watcher: FSWatcher
     try {
-      watcher = watch(abs, { persistent: false }, (_event, name) => {
+      watcher = disk.watch(abs, { persistent: false }, (_event, name) => {
         if (!name) return record(relative || null)
         const child = relative ? `${relative}/${name.toString()}` : name.toString()
         record(child)
@@ -129,7 +129,8 @@ function watchEachFolder(root: string, record: Report, logger: Logger): () => vo
     watchers.set(relative, watcher)
     let names: string[]
     try {
-      names = readdirSync(abs, { withFileTypes: true })
+      names = disk
+        .readdirSync(abs)
         .filter((dirent) => dirent.isDirectory() && !isUntracked(dirent.name))
         .map((dirent) => dirent.name)
     } catch {
@@ -144,7 +145,7 @@ function watchEachFolder(root: string, record: Report, logger: Logger): () => vo
   function follow(child: string): void {
     let isFolder: boolean
     try {
-      isFolder = lstatSync(path.join(root, child)).isDirectory()
+      isFolder = disk.lstatSync(path.join(root, child)).isDirectory()
     } catch {
       // Gone already: nothing to follow.
       isFolder = false

@@ -1,89 +1,198 @@
-import { lstatSync, readdirSync, readFileSync, rmSync, type Dirent } from 'node:fs'
-import { mkdir, rm, rmdir } from 'node:fs/promises'
-import path from 'node:path'
 import { CairnError } from '../lib/errors'
-import { atomicWrite, DIR_MODE, TEMP_FILE_PREFIX } from '../lib/atomic-write'
-import { isMissing, lstatInside, lstatOrNull } from '../lib/lstat-inside'
+import { disk, isCode } from '../lib/disk'
+import {
+  Folder,
+  FolderTree,
+  readFileIn,
+  removeTree,
+  TEMP_FILE_PREFIX,
+  writeFileAtomically,
+} from '../lib/folders'
+import { MAX_VIEW_FILE_BYTES } from '../memory'
+import { entryNameProblem } from './damage'
 import type { ObjectStore } from './object-store'
 import type { StatCache } from './stat-cache'
 import { childrenOf, type Node, type TreeNode } from './tree-state'
 
-/** Names history never tracks: temp files of interrupted writes and anything named `.git`. */
+/**
+ * Names history never tracks: temp files of interrupted writes, anything named `.git`, and
+ * names it could not hand back safely (see `entryNameProblem`).
+ */
 export function isUntracked(name: string): boolean {
-  return name.startsWith(TEMP_FILE_PREFIX) || name.toLowerCase() === '.git'
+  return entryNameProblem(name) !== null
 }
 
-/** What a scan may use and update besides the store: the stat cache, and the files it saw. */
+/**
+ * Largest file the history records (the largest the Memory tool views). A bigger file is
+ * skipped by every scan, never read, and reported as "not versioned: too large".
+ */
+export const MAX_VERSIONED_BYTES = MAX_VIEW_FILE_BYTES
+
+/** What a scan left out or mended, for the caller to report. */
+export interface ScanReport {
+  /** Relative paths of files skipped because they are larger than `MAX_VERSIONED_BYTES`. */
+  readonly tooLarge: string[]
+  /** Blobs whose stored copy was damaged and was written again from the folder. */
+  repaired: number
+}
+
+/** An empty report to pass to a scan. */
+export function newScanReport(): ScanReport {
+  return { tooLarge: [], repaired: 0 }
+}
+
+/** What a scan may use and update besides the store, and what it reports. */
 export interface ScanContext {
-  readonly stats: StatCache | null
+  /** The stat cache: files whose size, times and inode did not change are not read again. */
+  readonly stats?: StatCache | null
   /** Relative paths of the files the scan visited (a full scan prunes the cache to them). */
   readonly visited?: Set<string>
   /** Remove temp files of interrupted writes on the way (the scan at open). */
   readonly removeTemp?: boolean
+  readonly report?: ScanReport
+  /** Check the stored copy of every file that did not change (see `ObjectStore.isIntact`). */
+  readonly verify?: boolean
 }
 
 /**
- * Reads what is on disk at `abs` (`relative` in the memory folder) as a history node, writing
- * blobs that are new. Regular files and directories only: symlinks and other special files are
- * not tracked, empty directories yield null (git cannot store them). `previous` (the committed
- * node at the same place) saves re-writing unchanged blobs; the stat cache saves reading and
- * hashing files whose size, times and inode did not change since they were last hashed.
+ * Reads what the memory folder holds at `root/<segments>` as a history node, writing blobs
+ * that are new; `[]` reads the whole folder. Regular files and directories only: symlinks
+ * and other special files are not tracked, and a folder on the way that is not a real folder
+ * (a symlink there would put files from outside into the history) yields null. Empty
+ * directories yield null (git cannot store them). `previous` (the committed node at the same
+ * place) saves re-writing unchanged blobs; the stat cache saves reading and hashing files
+ * whose size, times and inode did not change since they were last hashed.
+ *
+ * Every folder is read through its open handle (see lib/folders.ts), so a symlink swapped in
+ * while the scan runs is never followed.
  */
-export async function scanNode(
+export async function scanPath(
   store: ObjectStore,
-  abs: string,
+  root: string,
+  segments: ReadonlyArray<string>,
   previous: Node | null,
-  relative = '',
-  context: ScanContext = { stats: null },
+  context: ScanContext = {},
 ): Promise<Node | null> {
-  // Synchronous reads: a scan touches every file at open, and a thread-pool round trip per
-  // file costs far more than the read itself.
-  let stats
+  const tree = new FolderTree(root)
+  const scan: Scan = { store, context }
   try {
-    stats = lstatSync(abs)
-  } catch (error) {
-    if (isMissing(error)) return null
-    throw error
+    if (segments.length === 0) return await scanFolder(scan, tree.root(), '', previous)
+    const dir = segments.slice(0, -1).join('/')
+    const relative = segments.join('/')
+    const parent = tree.folder(dir)
+    const node =
+      parent instanceof Folder
+        ? await scanEntry(scan, parent, relative, segments.at(-1)!, previous)
+        : null
+    // Gone: its stat entries go too.
+    if (node === null) context.stats?.forget(relative)
+    return node
+  } finally {
+    tree.close()
   }
+}
+
+interface Scan {
+  readonly store: ObjectStore
+  readonly context: ScanContext
+}
+
+async function scanEntry(
+  scan: Scan,
+  folder: Folder,
+  relative: string,
+  name: string,
+  previous: Node | null,
+): Promise<Node | null> {
+  const { store, context } = scan
+  const stats = folder.lstat(name)
+  if (stats === null) return null
   if (stats.isFile()) {
+    if (stats.size > MAX_VERSIONED_BYTES) {
+      context.report?.tooLarge.push(relative)
+      return null
+    }
     context.visited?.add(relative)
     const known = context.stats?.lookup(relative, stats)
     if (known !== undefined) {
-      if (previous?.kind === 'blob' && previous.oid === known && previous.mode === '100644') {
-        return previous
+      const same = previous?.kind === 'blob' && previous.oid === known && previous.mode === '100644'
+      // Unchanged since it was hashed: its stored copy is only checked at open (`verify`).
+      if (!context.verify || (await storedCopyIntact(scan, relative, known))) {
+        if (same) return previous
+        if (store.db.has(known)) return { kind: 'blob', oid: known, mode: '100644' }
       }
-      if (store.db.has(known)) return { kind: 'blob', oid: known, mode: '100644' }
     }
-    const content = readFileSync(abs)
+    let content: Buffer
+    try {
+      content = readFileIn(folder, name, undefined, MAX_VERSIONED_BYTES)
+    } catch (error) {
+      if (isCode(error, 'EFBIG')) {
+        context.report?.tooLarge.push(relative)
+        return null
+      }
+      // Gone, or replaced by something that is not a regular file, since the listing.
+      if (isCode(error, 'ENOENT') || isCode(error, 'ELOOP') || isCode(error, 'EINVAL')) return null
+      throw error
+    }
     const oid = store.hash('blob', content)
-    if (previous?.kind !== 'blob' || previous.oid !== oid) await store.write('blob', content, oid)
+    if (previous?.kind !== 'blob' || previous.oid !== oid) {
+      await store.write('blob', content, oid)
+    } else if (context.verify && !(await store.isIntact(oid))) {
+      // The history's copy of a file the folder still holds is damaged: write it again.
+      await store.write('blob', content, oid)
+      if (context.report) context.report.repaired++
+    }
     context.stats?.record(relative, stats, oid)
     return { kind: 'blob', oid, mode: '100644' }
   }
   if (!stats.isDirectory()) return null
-  let dirents: Dirent[]
+  const child = folder.openChildIfFolder(name)
+  if (!child) return null
   try {
-    dirents = readdirSync(abs, { withFileTypes: true })
-  } catch (error) {
-    if (isMissing(error)) return null
-    throw error
+    return await scanFolder(scan, child, relative, previous)
+  } finally {
+    child.close()
   }
-  const before = previous?.kind === 'tree' ? await childrenOf(store, previous) : null
+}
+
+/**
+ * The check at open of an unchanged file's stored copy, kept cheap: a packed one by its pack
+ * index; a loose one by its size when it was last checked whole (one `lstat`), else read and
+ * hashed (then its size is remembered).
+ */
+async function storedCopyIntact(scan: Scan, relative: string, oid: string): Promise<boolean> {
+  const { store, context } = scan
+  const bytes = store.looseBytes(oid)
+  if (bytes === null) return store.isIntact(oid)
+  if (bytes > 0 && bytes === context.stats?.checkedObjectBytes(relative)) return true
+  if (!(await store.isIntact(oid))) return false
+  context.stats?.noteObjectChecked(relative, bytes)
+  return true
+}
+
+async function scanFolder(
+  scan: Scan,
+  folder: Folder,
+  relative: string,
+  previous: Node | null,
+): Promise<Node | null> {
+  const { context } = scan
+  const before = previous?.kind === 'tree' ? await childrenOf(scan.store, previous) : null
   const children = new Map<string, Node>()
-  for (const dirent of dirents) {
+  for (const dirent of folder.list()) {
     if (context.removeTemp && dirent.name.startsWith(TEMP_FILE_PREFIX)) {
-      rmSync(path.join(abs, dirent.name), { recursive: true, force: true })
+      // Through the folder's handle: a temp name swapped for a link is unlinked, not followed.
+      removeTree(folder, dirent.name)
       continue
     }
     if (isUntracked(dirent.name)) continue
     if (!dirent.isFile() && !dirent.isDirectory()) continue
-    const childRelative = relative ? `${relative}/${dirent.name}` : dirent.name
-    const child = await scanNode(
-      store,
-      path.join(abs, dirent.name),
+    const child = await scanEntry(
+      scan,
+      folder,
+      relative ? `${relative}/${dirent.name}` : dirent.name,
+      dirent.name,
       before?.get(dirent.name) ?? null,
-      childRelative,
-      context,
     )
     if (child) children.set(dirent.name, child)
   }
@@ -96,44 +205,6 @@ export async function scanNode(
   if (children.size === 0) return null
   if (before && sameChildren(before, children)) return previous as TreeNode
   return { kind: 'tree', oid: null, children }
-}
-
-/**
- * `scanNode` for `root/<segments>`, or null when a folder on the way is not a real folder: a
- * symlink there would put files from outside the memory folder into the history.
- */
-export async function scanPath(
-  store: ObjectStore,
-  root: string,
-  segments: ReadonlyArray<string>,
-  previous: Node | null,
-  context: ScanContext = { stats: null },
-): Promise<Node | null> {
-  let dir = root
-  for (const segment of segments.slice(0, -1)) {
-    dir = path.join(dir, segment)
-    let stats
-    try {
-      stats = lstatSync(dir)
-    } catch (error) {
-      if (isMissing(error)) return gone(segments, context)
-      throw error
-    }
-    if (!stats.isDirectory()) return gone(segments, context)
-  }
-  const node = await scanNode(
-    store,
-    path.join(root, ...segments),
-    previous,
-    segments.join('/'),
-    context,
-  )
-  return node ?? gone(segments, context)
-}
-
-function gone(segments: ReadonlyArray<string>, context: ScanContext): null {
-  context.stats?.forget(segments.join('/'))
-  return null
 }
 
 function sameChildren(a: ReadonlyMap<string, Node>, b: ReadonlyMap<string, Node>): boolean {
@@ -150,43 +221,88 @@ function sameChildren(a: ReadonlyMap<string, Node>, b: ReadonlyMap<string, Node>
 }
 
 /**
- * Writes `content` to `root/relative` atomically (the Memory tool's `atomicWrite`), creating
- * parent folders 0700; the file is 0600. Refuses to write through a symlink or over a directory.
+ * Writes `content` to `relative` atomically, creating parent folders 0700; the file is 0600.
+ * Refuses to write through a symlink or over a directory.
  */
 export async function writeFileSafely(
-  root: string,
+  tree: FolderTree,
   relative: string,
   content: Uint8Array,
 ): Promise<void> {
-  const segments = relative.split('/')
-  let dir = root
-  for (const segment of segments.slice(0, -1)) {
-    dir = path.join(dir, segment)
-    const stats = await lstatOrNull(dir)
-    if (!stats) await mkdir(dir, { mode: DIR_MODE })
-    else if (!stats.isDirectory()) {
-      throw new CairnError('conflict', `A file is in the way of /memories/${relative}.`)
-    }
+  const slash = relative.lastIndexOf('/')
+  const name = relative.slice(slash + 1)
+  let folder: Folder
+  try {
+    ;({ folder } = tree.ensure(slash < 0 ? '' : relative.slice(0, slash)))
+  } catch (error) {
+    if (!isCode(error, 'ENOTDIR')) throw error
+    throw new CairnError('conflict', `A file is in the way of /memories/${relative}.`)
   }
-  const target = path.join(root, relative)
-  const existing = await lstatOrNull(target)
-  if (existing && !existing.isFile()) {
+  const existing = folder.lstat(name)
+  // An empty folder (or one of empty folders only) holds nothing git keeps: it gives way.
+  const givesWay = () => {
+    const gone = removeIfEmpty(folder, name)
+    if (gone) tree.forget(relative)
+    return gone
+  }
+  if (existing && !existing.isFile() && !(existing.isDirectory() && givesWay())) {
     throw new CairnError('conflict', `/memories/${relative} is a folder now; move it first.`)
   }
-  await atomicWrite(target, content)
+  await writeFileAtomically(folder, name, content)
 }
 
-/** Deletes `root/relative` (a file) and then any parent folders it left empty. */
-export async function deleteFileAndPrune(root: string, relative: string): Promise<void> {
+/**
+ * Removes the folder `name` of `parent` when it holds no file at any depth (only empty
+ * folders), through handles; true when it is gone. A file anywhere inside keeps it all:
+ * `rmdir` never removes a folder that is not empty.
+ */
+function removeIfEmpty(parent: Folder, name: string): boolean {
+  let folder: Folder
+  try {
+    folder = parent.openChild(name)
+  } catch (error) {
+    if (isCode(error, 'ENOENT')) return true
+    if (isCode(error, 'ENOTDIR') || isCode(error, 'ELOOP')) return false
+    throw error
+  }
+  try {
+    for (const dirent of folder.list()) {
+      if (!dirent.isDirectory() || !removeIfEmpty(folder, dirent.name)) return false
+    }
+  } finally {
+    folder.close()
+  }
+  try {
+    disk.rmdirSync(parent.entry(name))
+  } catch (error) {
+    if (isCode(error, 'ENOTEMPTY') || isCode(error, 'EEXIST')) return false
+    if (!isCode(error, 'ENOENT')) throw error
+  }
+  parent.syncLater()
+  return true
+}
+
+/** Deletes the file `relative` and then any parent folders it left empty. */
+export function deleteFileAndPrune(tree: FolderTree, relative: string): void {
+  const found = tree.find(relative)
   // Never through a symlinked folder: that would delete a file outside the memory folder.
-  if (!(await lstatInside(root, relative))) return
-  await rm(path.join(root, relative), { force: true })
+  if (found.kind !== 'file') return
+  try {
+    disk.unlinkSync(found.parent.entry(found.name))
+  } catch (error) {
+    if (!isCode(error, 'ENOENT')) throw error
+  }
+  // Durable before the commit that records it (settleFolderSyncs; best effort).
+  found.parent.syncLater()
   const segments = relative.split('/')
   for (let depth = segments.length - 1; depth > 0; depth--) {
+    const dir = segments.slice(0, depth).join('/')
+    const parent = tree.folder(segments.slice(0, depth - 1).join('/'))
+    if (!(parent instanceof Folder)) break
+    tree.forget(dir)
     try {
-      await rmdir(path.join(root, ...segments.slice(0, depth)))
+      disk.rmdirSync(parent.entry(segments[depth - 1]!))
     } catch {
-      // Not empty (or already gone): the folders above it stay as well.
       break
     }
   }

@@ -7,7 +7,7 @@
 import type { ChangeResult, CommitSummary, MemoryStats, PendingChange } from '../../shared/types'
 import type { VersionedMemory } from '../history'
 import { CairnError } from '../lib/errors'
-import { lstatInside } from '../lib/lstat-inside'
+import { FolderTree, type Found } from '../lib/folders'
 import { consoleLogger, type Logger } from '../lib/logger'
 import { parseMemoryPath } from '../memory'
 import { listTree } from '../memory-browser'
@@ -110,12 +110,11 @@ export function createHygieneService(options: HygieneServiceOptions): HygieneSer
     async noteViewed(path) {
       const parsed = parseMemoryPath(path)
       if (!parsed.ok || parsed.relative === '') return
-      await lstatInside(memory.folder, parsed.relative).then(
-        (stats) => {
-          if (stats?.isFile()) readLog.noteRead(parsed.virtual)
-        },
-        (error: unknown) => logger.warn('Could not record a view in the read log', error),
-      )
+      try {
+        if (kindAt(memory.folder, parsed.relative) === 'file') readLog.noteRead(parsed.virtual)
+      } catch (error) {
+        logger.warn('Could not record a view in the read log', error)
+      }
     },
 
     noteCommit: (commit) => readLog.noteCommit(commit),
@@ -127,10 +126,11 @@ export function createHygieneService(options: HygieneServiceOptions): HygieneSer
     async expire(path) {
       const parsed = parseMemoryPath(path)
       if (!parsed.ok) throw new CairnError('invalid-path', parsed.message)
-      const stats =
-        parsed.relative === '' ? null : await lstatInside(memory.folder, parsed.relative)
-      if (!stats) throw new CairnError('not-found', `${parsed.virtual} does not exist.`)
-      if (!stats.isFile()) {
+      const kind = parsed.relative === '' ? 'missing' : kindAt(memory.folder, parsed.relative)
+      if (kind === 'missing' || kind === 'under-file') {
+        throw new CairnError('not-found', `${parsed.virtual} does not exist.`)
+      }
+      if (kind !== 'file') {
         throw new CairnError(
           'not-a-file',
           `Only a file can be expired; ${parsed.virtual} is not one.`,
@@ -171,5 +171,16 @@ export function createHygieneService(options: HygieneServiceOptions): HygieneSer
       await running?.catch(() => undefined)
       await readLog.close()
     },
+  }
+}
+
+// What `relative` names in the memory folder, found through the folders' own handles (a
+// folder swapped for a symlink is never followed).
+function kindAt(folder: string, relative: string): Found['kind'] {
+  const tree = new FolderTree(folder)
+  try {
+    return tree.find(relative).kind
+  } finally {
+    tree.close()
   }
 }

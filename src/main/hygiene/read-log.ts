@@ -12,7 +12,7 @@ import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { CommitSummary } from '../../shared/types'
 import { writeJsonAtomic } from '../lib/atomic-json'
-import { isMissing } from '../lib/lstat-inside'
+import { isMissing } from '../lib/disk'
 import type { Logger } from '../lib/logger'
 
 /** Most files the log remembers (the memory tool's own default limit of files). */

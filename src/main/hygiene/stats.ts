@@ -2,10 +2,11 @@
  * The memory size meter: every file with its size, its use (from the read log), what viewing
  * it costs Claude in tokens, and whether one `view` can return it whole.
  */
-import { open, readFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { FileUse, MemoryEntry, MemoryStats } from '../../shared/types'
 import { toRelative } from '../history'
+import { disk, OPEN } from '../lib/disk'
+import { FolderTree, readFileIn, type Folder } from '../lib/folders'
 import { decodeUtf8 } from '../lib/text'
 import { IMAGE_TYPES, MAX_VIEW_CHARS, wholeViewSize } from '../memory'
 import type { ReadLog } from './read-log'
@@ -42,23 +43,29 @@ export async function memoryStats(
   let totalTokens = 0
   let listingChars = 0
   const seen = new Set<string>()
-  for (const entry of entries) {
-    listingChars += entry.path.length + 8
-    if (entry.kind !== 'file') continue
-    seen.add(entry.path)
-    const measured = await measure(folder, entry, cache)
-    const record = readLog.get(entry.path)
-    totalBytes += entry.size
-    totalTokens += measured.tokens
-    files.push({
-      path: entry.path,
-      size: entry.size,
-      modifiedAt: entry.modifiedAt,
-      lastReadAt: record?.read ?? null,
-      lastChangedAt: record?.changed ?? null,
-      tokens: measured.tokens,
-      overViewLimit: measured.overViewLimit,
-    })
+  // Files are read through their folders' handles: a folder swapped for a link is not followed.
+  const tree = new FolderTree(folder)
+  try {
+    for (const entry of entries) {
+      listingChars += entry.path.length + 8
+      if (entry.kind !== 'file') continue
+      seen.add(entry.path)
+      const measured = measure(tree, entry, cache)
+      const record = readLog.get(entry.path)
+      totalBytes += entry.size
+      totalTokens += measured.tokens
+      files.push({
+        path: entry.path,
+        size: entry.size,
+        modifiedAt: entry.modifiedAt,
+        lastReadAt: record?.read ?? null,
+        lastChangedAt: record?.changed ?? null,
+        tokens: measured.tokens,
+        overViewLimit: measured.overViewLimit,
+      })
+    }
+  } finally {
+    tree.close()
   }
   for (const key of cache.keys()) if (!seen.has(key)) cache.delete(key)
   // The listing of the folder itself: its lines name each entry with its size.
@@ -72,19 +79,24 @@ export async function memoryStats(
   }
 }
 
-async function measure(folder: string, entry: MemoryEntry, cache: MeasureCache): Promise<Measured> {
+function measure(tree: FolderTree, entry: MemoryEntry, cache: MeasureCache): Measured {
   const known = cache.get(entry.path)
   if (known && known.size === entry.size && known.modifiedAt === entry.modifiedAt) return known
-  const real = path.join(folder, toRelative(entry.path))
   const base = { size: entry.size, modifiedAt: entry.modifiedAt }
   let measured: Measured
   try {
+    const found = tree.find(toRelative(entry.path))
+    if (found.kind !== 'file') throw new Error('no longer a file')
     if (IMAGE_TYPES[path.extname(entry.path).toLowerCase()]) {
-      measured = { ...base, tokens: imageTokens(await head(real)), overViewLimit: false }
+      measured = {
+        ...base,
+        tokens: imageTokens(head(found.parent, found.name)),
+        overViewLimit: false,
+      }
     } else if (entry.size > READ_LIMIT) {
       measured = { ...base, tokens: Math.ceil(entry.size / 4), overViewLimit: true }
     } else {
-      const text = decodeUtf8(await readFile(real))
+      const text = decodeUtf8(readFileIn(found.parent, found.name, found.stats, READ_LIMIT))
       if (text === null) {
         measured = { ...base, tokens: REFUSAL_TOKENS, overViewLimit: false }
       } else {
@@ -102,13 +114,13 @@ async function measure(folder: string, entry: MemoryEntry, cache: MeasureCache):
   return measured
 }
 
-async function head(file: string): Promise<Uint8Array> {
-  const handle = await open(file, 'r')
+function head(folder: Folder, name: string): Uint8Array {
+  const fd = disk.openSync(folder.entry(name), OPEN.READ | OPEN.NOFOLLOW)
   try {
     const buffer = Buffer.alloc(IMAGE_HEAD)
-    const { bytesRead } = await handle.read(buffer, 0, IMAGE_HEAD, 0)
+    const bytesRead = disk.readSync(fd, buffer, 0, IMAGE_HEAD, 0)
     return buffer.subarray(0, bytesRead)
   } finally {
-    await handle.close()
+    disk.closeSync(fd)
   }
 }

@@ -1,6 +1,6 @@
-import { mkdir } from 'node:fs/promises'
 import path from 'node:path'
 import { atomicWrite, DIR_MODE } from './atomic-write'
+import { makeFolders } from './disk'
 import type { Logger } from './logger'
 
 /**
@@ -13,6 +13,6 @@ export async function writeJsonAtomic(
   value: unknown,
   logger?: Logger,
 ): Promise<void> {
-  await mkdir(path.dirname(file), { recursive: true, mode: DIR_MODE })
+  makeFolders(path.dirname(file), DIR_MODE)
   await atomicWrite(file, `${JSON.stringify(value, null, 2)}\n`, { logger })
 }

@@ -1,33 +1,48 @@
-import { constants } from 'node:fs'
-import { lstat, readdir, readFile } from 'node:fs/promises'
+import type { Stats } from 'node:fs'
 import path from 'node:path'
 import type { MemoryEntry, MemoryFile, MemorySearchHit } from '../../shared/types'
+import { segmentsOf, toRelative, toVirtual, type VersionedMemory } from '../history'
+import { disk, isCode, OPEN } from '../lib/disk'
 import { CairnError } from '../lib/errors'
-import { IMAGE_TYPES } from '../memory'
-import { segmentsOf, toRelative, toVirtual } from '../history'
-import { lstatInside } from '../lib/lstat-inside'
+import { Folder, FolderTree, sameEntry } from '../lib/folders'
 import { decodeUtf8 } from '../lib/text'
+import { IMAGE_TYPES, MAX_VIEW_FILE_BYTES } from '../memory'
 
 /** Hidden entries (which include temp files) and node_modules never show in the browser. */
 function isListed(name: string): boolean {
   return !name.startsWith('.') && name !== 'node_modules'
 }
 
+/** How much the memory browser reads: the Memory tool's own limits. */
+export interface BrowserLimits {
+  /** Largest text file shown (the largest file the tool edits). */
+  readonly maxTextBytes: number
+  /** Largest image shown. */
+  readonly maxImageBytes: number
+  /** Most bytes one search reads in all (files past it are not searched). */
+  readonly maxSearchBytes: number
+}
+
 /** Every file and folder of the memory folder, sorted by path; folders carry their total size. */
 export async function listTree(workRoot: string): Promise<ReadonlyArray<MemoryEntry>> {
   const entries: MemoryEntry[] = []
-  await walk(workRoot, '', entries)
+  const tree = new FolderTree(workRoot)
+  try {
+    walk(tree.root(), '', entries)
+  } finally {
+    tree.close()
+  }
   return entries.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
 }
 
-async function walk(abs: string, relative: string, into: MemoryEntry[]): Promise<number> {
+// Through each folder's handle: a folder swapped for a symlink meanwhile is never followed.
+function walk(folder: Folder, relative: string, into: MemoryEntry[]): number {
   let total = 0
-  for (const dirent of await readdir(abs, { withFileTypes: true })) {
+  for (const dirent of folder.list()) {
     if (!isListed(dirent.name)) continue
-    const child = path.join(abs, dirent.name)
     const childRelative = relative ? `${relative}/${dirent.name}` : dirent.name
-    const stats = await lstat(child)
-    if (stats.isFile()) {
+    const stats = folder.lstat(dirent.name)
+    if (stats?.isFile()) {
       into.push({
         path: toVirtual(childRelative),
         kind: 'file',
@@ -35,25 +50,89 @@ async function walk(abs: string, relative: string, into: MemoryEntry[]): Promise
         modifiedAt: stats.mtimeMs,
       })
       total += stats.size
-    } else if (stats.isDirectory()) {
+    } else if (stats?.isDirectory()) {
+      const child = folder.openChildIfFolder(dirent.name)
+      if (!child) continue
       const index = into.length
       into.push({ path: toVirtual(childRelative), kind: 'dir', size: 0, modifiedAt: stats.mtimeMs })
-      const size = await walk(child, childRelative, into)
-      into[index] = { ...(into[index] as MemoryEntry), size }
-      total += size
+      try {
+        const size = walk(child, childRelative, into)
+        into[index] = { ...(into[index] as MemoryEntry), size }
+        total += size
+      } finally {
+        child.close()
+      }
     }
   }
   return total
 }
 
-/** One memory file for the viewer: text, or an image as base64, or "binary". */
-export async function readMemoryFile(workRoot: string, virtual: string): Promise<MemoryFile> {
+/** Every file and folder memory held after commit `at` (read-only), as the tree shows them. */
+export async function listTreeAt(
+  memory: Pick<VersionedMemory, 'listAt'>,
+  at: string,
+): Promise<ReadonlyArray<MemoryEntry>> {
+  return (await memory.listAt(at)).filter((entry) =>
+    segmentsOf(toRelative(entry.path)).every(isListed),
+  )
+}
+
+/**
+ * One memory file for the viewer: text, or an image as base64, or "binary". A file over the
+ * limits comes back as `too-large`, without its content (the window would freeze on it).
+ */
+export async function readMemoryFile(
+  workRoot: string,
+  virtual: string,
+  limits: BrowserLimits,
+): Promise<MemoryFile> {
   const relative = toRelative(virtual)
-  if (segmentsOf(relative).some((segment) => !isListed(segment))) throw notFound(virtual)
-  const abs = path.join(workRoot, relative)
-  const stats = await lstatInside(workRoot, relative)
-  if (!stats?.isFile()) throw notFound(virtual)
-  const bytes = await readFile(abs, { flag: constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) })
+  if (relative === '' || segmentsOf(relative).some((segment) => !isListed(segment))) {
+    throw notFound(virtual)
+  }
+  const tree = new FolderTree(workRoot)
+  try {
+    const found = tree.find(relative)
+    if (found.kind !== 'file') throw notFound(virtual)
+    const max = maxBytesOf(relative, limits)
+    if (found.stats.size > max) return tooLarge(virtual, found.stats.size)
+    const bytes = readAtMost(found.parent, found.name, found.stats, max)
+    if (bytes === null) return tooLarge(virtual, found.stats.size)
+    return memoryFile(virtual, bytes)
+  } finally {
+    tree.close()
+  }
+}
+
+/** One memory file as it was after commit `at`, within the same limits. */
+export async function readMemoryFileAt(
+  memory: Pick<VersionedMemory, 'readBytesAt'>,
+  virtual: string,
+  at: string,
+  limits: BrowserLimits,
+): Promise<MemoryFile> {
+  const relative = toRelative(virtual)
+  if (relative === '' || segmentsOf(relative).some((segment) => !isListed(segment))) {
+    throw notFound(virtual)
+  }
+  const bytes = await memory.readBytesAt(virtual, at)
+  if (!bytes) throw new CairnError('not-found', `${virtual} was not a file in that version.`)
+  if (bytes.byteLength > maxBytesOf(relative, limits)) return tooLarge(virtual, bytes.byteLength)
+  return memoryFile(virtual, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))
+}
+
+function maxBytesOf(relative: string, limits: BrowserLimits): number {
+  return IMAGE_TYPES[path.extname(relative).toLowerCase()]
+    ? limits.maxImageBytes
+    : limits.maxTextBytes
+}
+
+function tooLarge(virtual: string, size: number): MemoryFile {
+  return { path: virtual, size, kind: 'too-large', text: null, mediaType: null, data: null }
+}
+
+function memoryFile(virtual: string, bytes: Buffer): MemoryFile {
+  const relative = toRelative(virtual)
   const mediaType = IMAGE_TYPES[path.extname(relative).toLowerCase()]
   if (mediaType) {
     return {
@@ -76,30 +155,116 @@ export async function readMemoryFile(workRoot: string, virtual: string): Promise
   }
 }
 
+// Reads the file through its folder's handle, never more than `max` bytes (null when it grew
+// past that since it was looked at).
+function readAtMost(folder: Folder, name: string, expected: Stats, max: number): Buffer | null {
+  const fd = disk.openSync(folder.entry(name), OPEN.READ | OPEN.NOFOLLOW)
+  try {
+    const stats = disk.fstatSync(fd)
+    if (!stats.isFile() || !sameEntry(stats, expected)) throw notFound(name)
+    const buffer = Buffer.alloc(Math.min(stats.size, max) + 1)
+    let length = 0
+    while (length < buffer.length) {
+      const read = disk.readSync(fd, buffer, length, buffer.length - length, null)
+      if (read === 0) break
+      length += read
+    }
+    return length > max ? null : buffer.subarray(0, length)
+  } finally {
+    disk.closeSync(fd)
+  }
+}
+
 const MAX_HITS = 200
 const MAX_LINE = 300
+const CHUNK = 64 * 1024
 
-/** Case-insensitive search over the text files, one hit per matching line, capped. */
+/**
+ * Case-insensitive search over the text files, one hit per matching line, capped at 200
+ * hits. Files are read in 64 KiB chunks, never whole; files larger than the Memory tool
+ * would view, binary files and images are skipped, and the search stops after reading
+ * `maxSearchBytes` in all.
+ */
 export async function searchMemories(
   workRoot: string,
   query: string,
+  limits: BrowserLimits,
 ): Promise<ReadonlyArray<MemorySearchHit>> {
   const needle = query.toLowerCase()
   if (!needle) return []
   const hits: MemorySearchHit[] = []
-  for (const entry of await listTree(workRoot)) {
-    if (entry.kind !== 'file' || IMAGE_TYPES[path.extname(entry.path).toLowerCase()]) continue
-    const text = decodeUtf8(await readFile(path.join(workRoot, toRelative(entry.path))))
-    if (text === null || !text.toLowerCase().includes(needle)) continue
-    const lines = text.split('\n')
-    for (let i = 0; i < lines.length; i++) {
-      const line = lines[i] as string
-      if (!line.toLowerCase().includes(needle)) continue
-      hits.push({ path: entry.path, line: i + 1, text: line.slice(0, MAX_LINE) })
-      if (hits.length >= MAX_HITS) return hits
+  let budget = limits.maxSearchBytes
+  const tree = new FolderTree(workRoot)
+  try {
+    for (const entry of await listTree(workRoot)) {
+      if (entry.kind !== 'file' || IMAGE_TYPES[path.extname(entry.path).toLowerCase()]) continue
+      if (entry.size > MAX_VIEW_FILE_BYTES || entry.size > budget) continue
+      const relative = toRelative(entry.path)
+      const found = tree.find(relative)
+      if (found.kind !== 'file') continue
+      budget -= found.stats.size
+      searchFile(found.parent, found.name, entry.path, needle, hits)
+      if (hits.length >= MAX_HITS) break
+      // A search of a large folder must not hold the main process for its whole length.
+      await new Promise((resolve) => setImmediate(resolve))
     }
+  } finally {
+    tree.close()
   }
-  return hits
+  return hits.slice(0, MAX_HITS)
+}
+
+function searchFile(
+  folder: Folder,
+  name: string,
+  virtual: string,
+  needle: string,
+  hits: MemorySearchHit[],
+): void {
+  let fd: number
+  try {
+    fd = disk.openSync(folder.entry(name), OPEN.READ | OPEN.NOFOLLOW)
+  } catch (error) {
+    if (isCode(error, 'ENOENT') || isCode(error, 'ELOOP')) return
+    throw error
+  }
+  try {
+    if (!disk.fstatSync(fd).isFile()) return
+    const decoder = new TextDecoder('utf-8', { fatal: true })
+    const chunk = Buffer.alloc(CHUNK)
+    let carry = ''
+    let lineNumber = 0
+    // Lines are bounded by the file size cap (files over it are not searched at all).
+    const scan = (text: string, final: boolean): boolean => {
+      const lines = (carry + text).split('\n')
+      carry = final ? '' : (lines.pop() ?? '')
+      for (const line of lines) {
+        lineNumber++
+        if (!line.toLowerCase().includes(needle)) continue
+        hits.push({ path: virtual, line: lineNumber, text: line.slice(0, MAX_LINE) })
+        if (hits.length >= MAX_HITS) return false
+      }
+      return true
+    }
+    for (;;) {
+      const read = disk.readSync(fd, chunk, 0, CHUNK, null)
+      const bytes = chunk.subarray(0, read)
+      if (bytes.includes(0)) return
+      let text: string
+      try {
+        text = decoder.decode(bytes, { stream: read > 0 })
+      } catch {
+        return
+      }
+      if (read === 0) {
+        if (carry !== '' || text !== '') scan(text, true)
+        return
+      }
+      if (!scan(text, false)) return
+    }
+  } finally {
+    disk.closeSync(fd)
+  }
 }
 
 function notFound(virtual: string): CairnError {

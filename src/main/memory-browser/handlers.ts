@@ -1,21 +1,61 @@
 import type { VersionedMemory } from '../history'
+import { diskProblem } from '../lib/disk-errors'
+import { CairnError } from '../lib/errors'
 import type { DomainHandlers } from '../lib/handlers'
-import { listTree, readMemoryFile, searchMemories } from './browser'
+import { maxEditableBytes } from '../memory'
+import {
+  listTree,
+  listTreeAt,
+  readMemoryFile,
+  readMemoryFileAt,
+  searchMemories,
+  type BrowserLimits,
+} from './browser'
 import { deleteFile, renameFile, writeFile } from './edits'
 
 /**
- * Request handlers for the `memory:*` channels: browsing reads the live folder directly;
- * edits go through the versioned memory, so each is one commit.
+ * Request handlers for the `memory:*` channels: browsing reads the live folder directly,
+ * within the Memory tool's own limits; edits go through the versioned memory, so each is one
+ * commit; notices and removing a secret are the versioned memory's.
  */
 export function memoryBrowserHandlers(memory: VersionedMemory): DomainHandlers<'memory'> {
   const execute = memory.execute
+  const limits = browserLimits(memory)
   return {
-    'memory:tree': () => listTree(memory.folder),
-    'memory:read': ({ path }) => readMemoryFile(memory.folder, path),
-    'memory:search': ({ query }) => searchMemories(memory.folder, query),
+    'memory:tree': (payload) =>
+      forPeople(payload?.at ? listTreeAt(memory, payload.at) : listTree(memory.folder)),
+    'memory:read': ({ path, at }) =>
+      forPeople(
+        at
+          ? readMemoryFileAt(memory, path, at, limits)
+          : readMemoryFile(memory.folder, path, limits),
+      ),
+    'memory:search': ({ query }) => forPeople(searchMemories(memory.folder, query, limits)),
     'memory:write': ({ path, content, mustNotExist }) =>
       writeFile(execute, path, content, { mustNotExist }),
     'memory:rename': ({ from, to }) => renameFile(execute, from, to),
     'memory:delete': ({ path }) => deleteFile(execute, path),
+    'memory:notices': () => memory.notices(),
+    'memory:removeSecrets': ({ path }) => memory.removeSecrets(path),
+  }
+}
+
+/** How much the browser reads: the Memory tool's limits in force. */
+export function browserLimits(memory: Pick<VersionedMemory, 'limits'>): BrowserLimits {
+  return {
+    maxTextBytes: maxEditableBytes(memory.limits),
+    maxImageBytes: memory.limits.maxImageBytes,
+    maxSearchBytes: memory.limits.maxTotalBytes,
+  }
+}
+
+// A disk that refuses a read is said in plain words, never as `internal`.
+async function forPeople<T>(work: Promise<T>): Promise<T> {
+  try {
+    return await work
+  } catch (error) {
+    const problem = diskProblem(error)
+    if (!problem || error instanceof CairnError) throw error
+    throw new CairnError(problem.code, `That could not be read because ${problem.reason}.`)
   }
 }

@@ -1,5 +1,6 @@
-/** What every command needs: the real root, the limits, the policies and the usage cache. */
+/** What every command needs: the root, its open folders, the limits, policies and usage cache. */
 
+import type { FolderTree } from '../lib/folders'
 import type { Logger } from '../lib/logger'
 import type { UsageSource } from './usage'
 import type { MemoryLimits, MemoryPolicy } from './types'
@@ -7,9 +8,16 @@ import type { MemoryLimits, MemoryPolicy } from './types'
 /** The per-call view of the tool's state that commands work with. */
 export interface CommandContext {
   readonly root: string
+  /** The memory folder for this one command: folders opened by handle, closed after it. */
+  readonly tree: FolderTree
   readonly limits: MemoryLimits
   readonly policy: MemoryPolicy
   readonly usage: UsageSource
+  /**
+   * Folders renamed aside by a delete whose removal failed half-way (they are out of the
+   * memory already); the next command tries again. Relative paths.
+   */
+  readonly leftovers: Set<string>
   /** Where best-effort steps that failed (a folder flush after a write) are reported. */
   readonly logger: Logger
   /** A dry run: every check runs, nothing is written; a success carries `planned`. */

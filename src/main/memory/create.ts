@@ -2,14 +2,14 @@
 
 import path from 'node:path'
 import type { CreateExistingPolicy } from '../../shared/types'
+import { Folder, readFileIn, writeFileAtomically } from '../lib/folders'
 import type { CommandContext } from './context'
-import { atomicWrite } from '../lib/atomic-write'
-import { ensureDirectories, lookup, readRegularFile, realPath, removeDirectories } from './fs-safe'
 import { CommandError, specialMessage, success } from './outcome'
 import type { ParsedMemoryPath } from './path-rules'
 import { planFile } from './plan'
 import type { MemoryExecution } from './types'
-import { guardWrite, scanWrite } from './write-guard'
+import { isCounted } from './usage'
+import { guardPath, guardWrite, scanWrite } from './write-guard'
 
 /** Runs `create`; `createExisting` decides whether an existing file is replaced or refused. */
 export async function create(
@@ -25,7 +25,7 @@ export async function create(
       `Error: ${virtual} is the memory directory itself; create needs a file path such as /memories/notes.md.`,
     )
   }
-  const found = await lookup(ctx.root, relative)
+  const found = ctx.tree.find(relative)
   if (found.kind === 'special') throw new CommandError('special-file', specialMessage(virtual))
   if (found.kind === 'under-file') {
     throw new CommandError(
@@ -39,18 +39,21 @@ export async function create(
       `Error: ${virtual} is a directory; create needs a file path.`,
     )
   }
-  const exists = found.kind === 'file'
+  const previous = found.kind === 'file' ? found : null
+  const exists = previous !== null
+  const counted = previous !== null && isCounted(previous.stats.size)
   if (exists && createExisting === 'error') {
     throw new CommandError('exists', `Error: File ${virtual} already exists`)
   }
-  const real = realPath(ctx.root, relative)
   const plan = {
     virtual,
     text: fileText,
-    previousBytes: exists ? found.stats.size : 0,
-    newFile: !exists,
-    previousText: async () => (exists ? (await readRegularFile(real)).toString('utf8') : null),
+    previousBytes: counted ? previous.stats.size : 0,
+    newFile: !counted,
+    previousText: async () =>
+      previous ? readFileIn(previous.parent, previous.name, previous.stats).toString('utf8') : null,
   }
+  if (!exists) await guardPath(ctx, virtual, 'create')
   const change = await guardWrite(ctx, plan)
   const message = exists
     ? `File created successfully at: ${virtual}. The file already existed; its previous content was replaced.`
@@ -60,16 +63,20 @@ export async function create(
     await scanWrite(ctx, plan)
     return success(message, mutation, await planFile(ctx, 'create', target, { after: fileText }))
   }
-  const parent = relative.includes('/') ? path.posix.dirname(relative) : ''
-  const parentReady = exists || (found.kind === 'missing' && found.parentIsDirectory)
-  const created = parentReady ? [] : await ensureDirectories(ctx.root, parent)
+  // New folders appear together with the file, in one rename (see FolderTree.stage).
+  const existing = found.parent instanceof Folder ? found.parent : null
+  const staged = existing
+    ? null
+    : ctx.tree.stage(relative.includes('/') ? path.posix.dirname(relative) : '')
   try {
-    await atomicWrite(real, fileText, {
+    await writeFileAtomically(existing ?? staged!.folder, path.posix.basename(relative), fileText, {
       beforeCommit: () => scanWrite(ctx, plan),
+      folderSync: 'later',
       logger: ctx.logger,
     })
+    staged?.publish()
   } catch (error) {
-    await removeDirectories(created)
+    staged?.abort()
     throw error
   }
   ctx.usage.add(change.files, change.bytes)

@@ -1,20 +1,20 @@
 /** The `delete` command: removes a file, or a directory with everything in it. */
 
 import { randomUUID } from 'node:crypto'
-import fs from 'node:fs/promises'
-import path from 'node:path'
+import { disk } from '../lib/disk'
+import { ChangedUnderfootError, removeTree, sameEntry, TEMP_FILE_PREFIX } from '../lib/folders'
 import type { CommandContext } from './context'
-import { lookup, realPath } from './fs-safe'
 import { CommandError, specialMessage, success } from './outcome'
 import type { ParsedMemoryPath } from './path-rules'
 import { planMove } from './plan'
-import { TEMP_FILE_PREFIX } from '../lib/atomic-write'
 import type { MemoryExecution } from './types'
-import { measure } from './usage'
+import { isCounted, measure } from './usage'
 
 /**
  * Runs `delete` (directories recursively; never the root). `unlink`/`rename` are atomic on
- * their own; like the reference handler it does not fsync the folder afterwards (see docs).
+ * their own; the folder is fsynced after, so the delete is durable before its commit is.
+ * Everything happens inside the parent folder's open handle: a folder on the way swapped for
+ * a symlink cannot send the delete outside.
  */
 export async function deletePath(
   ctx: CommandContext,
@@ -23,33 +23,55 @@ export async function deletePath(
   const { virtual, relative } = target
   if (relative === '')
     throw new CommandError('invalid-path', 'Error: Cannot delete the /memories directory itself')
-  const found = await lookup(ctx.root, relative)
+  const found = ctx.tree.find(relative)
   if (found.kind === 'special') throw new CommandError('special-file', specialMessage(virtual))
   if (found.kind === 'missing' || found.kind === 'under-file') {
     throw new CommandError('not-found', `Error: The path ${virtual} does not exist`)
   }
+  const { parent, name, stats } = found
+  if (parent === null)
+    throw new CommandError('invalid-path', 'Error: Cannot delete the /memories directory itself')
   const mutation = { command: 'delete', paths: [virtual], overwrite: false } as const
   const message = `Successfully deleted ${virtual}`
   if (ctx.dryRun) {
     const kind = found.kind === 'file' ? 'file' : 'dir'
     return success(message, mutation, await planMove(ctx, 'delete', target, kind, null))
   }
-  const real = realPath(ctx.root, relative)
-  const parent = path.dirname(real)
   if (found.kind === 'file') {
-    await fs.unlink(real)
-    ctx.usage.add(-1, -found.stats.size)
+    const now = parent.lstat(name)
+    if (!now || !sameEntry(now, stats)) throw new ChangedUnderfootError()
+    disk.unlinkSync(parent.entry(name))
+    if (isCounted(stats.size)) ctx.usage.add(-1, -stats.size)
   } else {
-    const removed = await measure(real)
+    const removed = await measure(parent.entry(name))
     // Renamed aside first so the folder disappears at once; a crash mid-removal leaves only a
     // hidden temp folder, which start-up recovery deletes.
-    const aside = path.join(parent, `${TEMP_FILE_PREFIX}${randomUUID()}`)
-    await fs.rename(real, aside)
+    const aside = `${TEMP_FILE_PREFIX}${randomUUID()}`
+    disk.renameSync(parent.entry(name), parent.entry(aside))
+    ctx.tree.forget(relative)
+    // What was renamed must be the folder that was checked: a folder (or link) swapped in
+    // between is put back, and nothing is removed. So is the folder when the check fails.
+    try {
+      const moved = parent.lstat(aside)
+      if (!moved || !moved.isDirectory() || !sameEntry(moved, stats)) {
+        throw new ChangedUnderfootError()
+      }
+    } catch (error) {
+      disk.renameSync(parent.entry(aside), parent.entry(name))
+      throw error
+    }
     ctx.usage.add(-removed.files, -removed.bytes)
-    // The folder is gone for Claude already; a leftover hidden folder is removed at next start.
-    await fs
-      .rm(aside, { recursive: true, force: true })
-      .catch((error: unknown) => ctx.logger.warn('Could not remove a deleted folder', error))
+    try {
+      removeTree(parent, aside)
+    } catch (error) {
+      // The folder is gone from the memory already: the next command (or the next start)
+      // removes the rest.
+      ctx.logger.warn('Could not remove a deleted folder; it is removed later', error)
+      const slash = relative.lastIndexOf('/')
+      ctx.leftovers.add(slash < 0 ? aside : `${relative.slice(0, slash)}/${aside}`)
+    }
   }
+  // Durable before its commit is (settleFolderSyncs; best effort: it has happened either way).
+  parent.syncLater()
   return success(message, mutation)
 }

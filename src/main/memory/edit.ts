@@ -1,10 +1,9 @@
 /** The `str_replace` and `insert` commands: in-place edits of an existing text file. */
 
 import type { Stats } from 'node:fs'
+import { readFileIn, writeFileAtomically, type Folder } from '../lib/folders'
 import type { CommandContext } from './context'
-import { atomicWrite } from '../lib/atomic-write'
-import { lookup, readRegularFile, realPath } from './fs-safe'
-import { CommandError, specialMessage, success } from './outcome'
+import { CommandError, quoteInput, specialMessage, success } from './outcome'
 import type { ParsedMemoryPath } from './path-rules'
 import { planFile } from './plan'
 import {
@@ -16,19 +15,27 @@ import {
   numberLine,
   splitLines,
 } from './text-model'
-import type { MemoryExecution, PlannedChange } from './types'
+import type { MemoryExecution, MemoryLimits, PlannedChange } from './types'
 import { decodeText } from './view'
 import { guardWrite, scanWrite } from './write-guard'
 
 /** Most characters of the numbered snippet `str_replace` returns. */
 const MAX_SNIPPET_CHARS = 8_000
+/** Most line numbers listed for an `old_str` that occurs more than once. */
+const MAX_LISTED_LINES = 50
 /** Lines of context shown above and below an edit. */
 const SNIPPET_CONTEXT = 2
+
 /**
  * An edit reads files up to this many times the per-file write limit, so a file that grew
  * past the limit outside Cairn can still be shortened; anything larger is refused unread.
  */
 const EDIT_READ_FACTOR = 4
+
+/** Largest file `str_replace` and `insert` read; the memory browser shows text up to it too. */
+export function maxEditableBytes(limits: MemoryLimits): number {
+  return limits.maxFileBytes * EDIT_READ_FACTOR
+}
 
 /** Runs `str_replace`: replaces the one occurrence of `oldStr` in the whole file by `newStr`. */
 export async function strReplace(
@@ -53,14 +60,16 @@ export async function strReplace(
   if (found.length === 0) {
     throw new CommandError(
       'no-match',
-      `No replacement was performed, old_str \`${oldStr}\` did not appear verbatim in ${virtual}.`,
+      `No replacement was performed, old_str \`${quoteInput(oldStr)}\` did not appear verbatim in ${virtual}.`,
     )
   }
   if (found.length > 1) {
-    const lines = found.map((at) => lineOf(file.text, at)).join(', ')
+    const shown = found.slice(0, MAX_LISTED_LINES).map((at) => lineOf(file.text, at))
+    const more = found.length - shown.length
+    const lines = shown.join(', ') + (more > 0 ? ` and ${more.toLocaleString('en-US')} more` : '')
     throw new CommandError(
       'ambiguous-match',
-      `No replacement was performed. Multiple occurrences of old_str \`${oldStr}\` in lines: ${lines}. Please ensure it is unique`,
+      `No replacement was performed. Multiple occurrences of old_str \`${quoteInput(oldStr)}\` in lines: ${lines}. Please ensure it is unique`,
     )
   }
   const at = found[0]!
@@ -102,7 +111,8 @@ export async function insert(
 }
 
 interface TextFile {
-  readonly real: string
+  readonly folder: Folder
+  readonly name: string
   readonly stats: Stats
   readonly text: string
 }
@@ -112,26 +122,25 @@ async function readTextFile(
   target: ParsedMemoryPath,
   missingMessage: string,
 ): Promise<TextFile> {
-  const found = await lookup(ctx.root, target.relative)
+  const found = ctx.tree.find(target.relative)
   if (found.kind === 'special')
     throw new CommandError('special-file', specialMessage(target.virtual))
   // The official handler answers "does not exist" for a directory too.
   if (found.kind !== 'file') throw new CommandError('not-found', missingMessage)
-  const real = realPath(ctx.root, target.relative)
-  if (found.stats.size > ctx.limits.maxFileBytes * EDIT_READ_FACTOR) {
+  if (found.stats.size > maxEditableBytes(ctx.limits)) {
     throw new CommandError(
       'too-large',
       `Error: ${target.virtual} is too large to edit (${found.stats.size.toLocaleString('en-US')} bytes).`,
     )
   }
-  const text = decodeText(await readRegularFile(real), target.virtual)
+  const text = decodeText(readFileIn(found.parent, found.name, found.stats), target.virtual)
   if (splitLines(text).lines.length > MAX_LINES) {
     throw new CommandError(
       'too-large',
       `File ${target.virtual} exceeds maximum line limit of ${MAX_LINES.toLocaleString('en-US')} lines.`,
     )
   }
-  return { real, stats: found.stats, text }
+  return { folder: found.parent, name: found.name, stats: found.stats, text }
 }
 
 /** Writes the edited text; in a dry run only checks it, and returns the plan instead. */
@@ -154,8 +163,10 @@ async function writeText(
     await scanWrite(ctx, plan)
     return planFile(ctx, command, target, { before: file.text, after: next })
   }
-  await atomicWrite(file.real, next, {
+  // The folder's fsync finishes before the commit's ref moves (settleFolderSyncs).
+  await writeFileAtomically(file.folder, file.name, next, {
     beforeCommit: () => scanWrite(ctx, plan),
+    folderSync: 'later',
     logger: ctx.logger,
   })
   ctx.usage.add(change.files, change.bytes)

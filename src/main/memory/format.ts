@@ -2,6 +2,12 @@
 
 import { LINE_NUMBER_WIDTH, numberLine, splitLines } from './text-model'
 
+/**
+ * Largest text file `view` reads at all (bigger files are refused before reading). Files
+ * larger than this are also left out of the size limits and of the history (never read).
+ */
+export const MAX_VIEW_FILE_BYTES = 32 * 1024 * 1024
+
 /** Most characters one `view` reply may hold. */
 export const MAX_VIEW_CHARS = 16_000
 

@@ -1,9 +1,9 @@
 /** `createMemoryTool`: validates Claude's input, runs one command at a time, never throws. */
 
-import fs from 'node:fs/promises'
 import path from 'node:path'
 import type { CreateExistingPolicy } from '../../shared/types'
-import { DIR_MODE } from '../lib/atomic-write'
+import { disk, isCode } from '../lib/disk'
+import { DIR_MODE, Folder, FolderTree, removeTree } from '../lib/folders'
 import type { CommandContext } from './context'
 import { create } from './create'
 import { deletePath } from './delete'
@@ -71,17 +71,18 @@ export function createMemoryTool(options: MemoryToolOptions): MemoryTool {
     options.usage ??
     new UsageCache(root, options.usageMaxAgeMs ?? USAGE_MAX_AGE_MS, options.now ?? Date.now)
   let rootReady: Promise<void> | null = null
+  const leftovers = new Set<string>()
   // One command at a time: the usage cache and check-then-write steps assume no interleaving.
   const queue = createSerialQueue()
 
   const ensureRoot = (): Promise<void> => {
-    rootReady ??= fs.mkdir(root, { recursive: true, mode: DIR_MODE }).then(
-      () => undefined,
-      (error: unknown) => {
+    rootReady ??= Promise.resolve()
+      .then(() => disk.mkdirSync(root, DIR_MODE))
+      .catch((error: unknown) => {
+        if (isCode(error, 'EEXIST')) return
         rootReady = null
         throw error
-      },
-    )
+      })
     return rootReady
   }
 
@@ -92,9 +93,12 @@ export function createMemoryTool(options: MemoryToolOptions): MemoryTool {
   ): Promise<MemoryExecution> => {
     const parsed = parseCommand(input)
     if (!parsed.ok) return failure(new CommandError('invalid-input', `Error: ${parsed.message}`))
+    const tree = new FolderTree(root)
     try {
       await ensureRoot()
-      const ctx: CommandContext = { root, limits, policy, usage, logger, dryRun }
+      // A dry run changes nothing, not even the leftovers of an earlier failed delete.
+      if (!dryRun) removeLeftovers(tree, leftovers)
+      const ctx: CommandContext = { root, tree, limits, policy, usage, leftovers, logger, dryRun }
       return await dispatch(
         ctx,
         parsed.command,
@@ -105,6 +109,8 @@ export function createMemoryTool(options: MemoryToolOptions): MemoryTool {
       // Something outside our checks changed under us; the counts may be off too.
       usage.invalidate()
       return failure(unexpectedFailure(error))
+    } finally {
+      tree.close()
     }
   }
 
@@ -166,6 +172,20 @@ async function dispatch(
       return deletePath(ctx, checkPath(command.path))
     case 'rename':
       return rename(ctx, checkPath(command.old_path), checkPath(command.new_path))
+  }
+}
+
+// Folders a failed delete left renamed aside: removed now if the disk lets us.
+function removeLeftovers(tree: FolderTree, leftovers: Set<string>): void {
+  for (const relative of leftovers) {
+    const slash = relative.lastIndexOf('/')
+    try {
+      const parent = tree.folder(slash < 0 ? '' : relative.slice(0, slash))
+      if (parent instanceof Folder) removeTree(parent, relative.slice(slash + 1))
+      leftovers.delete(relative)
+    } catch {
+      // Still failing: the next command tries again, and start-up removes it in any case.
+    }
   }
 }
 

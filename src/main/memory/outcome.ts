@@ -1,6 +1,7 @@
 /** Results of one command, and the error type for refusals written for Claude. */
 
 import type { MemoryErrorCode } from '../../shared/errors'
+import { diskProblem } from '../lib/disk-errors'
 import type { MemoryContentBlock, MemoryExecution, MemoryMutation, PlannedChange } from './types'
 
 /**
@@ -38,30 +39,28 @@ export function specialMessage(virtualPath: string): string {
   return `Error: The path ${virtualPath} is (or passes through) a symbolic link or special file. Memory only works with regular files and folders and never follows links.`
 }
 
-// What an errno means for the person, and the refusal's code.
-const ERRNO_REASONS: Readonly<Record<string, readonly [MemoryErrorCode, string]>> = {
-  ENOSPC: ['disk-full', 'the disk is full'],
-  EDQUOT: ['disk-full', 'the disk is full'],
-  EACCES: ['access-denied', 'permission was denied by the operating system'],
-  EPERM: ['access-denied', 'permission was denied by the operating system'],
-  EROFS: ['read-only', 'the memory folder is read-only'],
-  ENOTDIR: ['conflict', 'a file is in the way of a folder on that path'],
-  EBUSY: ['io-error', 'a file is in use by another program'],
-  ENAMETOOLONG: ['invalid-path', 'the path is too long for this system'],
-}
-
 /**
  * Turns an unexpected file-system error into a refusal in words, never a host path or raw
  * errno text.
  */
 export function unexpectedFailure(error: unknown): CommandError {
-  const errno =
-    typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined
-  const [code, reason] = (typeof errno === 'string' && Object.hasOwn(ERRNO_REASONS, errno)
-    ? ERRNO_REASONS[errno]
-    : undefined) ?? ['io-error', 'of an unexpected file system error']
+  const problem = diskProblem(error)
+  const code: MemoryErrorCode = problem?.code ?? 'io-error'
+  const reason = problem?.reason ?? 'of an unexpected file system error'
   return new CommandError(
     code,
     `Error: The memory command failed because ${reason}. Nothing was changed.`,
   )
+}
+
+/** Most characters of an input quoted back in an error (a huge `old_str` must not flood the reply). */
+export const MAX_QUOTE_CHARS = 200
+
+/** `text` cut to `max` characters with an ellipsis, never splitting a surrogate pair. */
+export function quoteInput(text: string, max = MAX_QUOTE_CHARS): string {
+  if (text.length <= max) return text
+  let end = max
+  const last = text.charCodeAt(end - 1)
+  if (last >= 0xd800 && last <= 0xdbff) end--
+  return `${text.slice(0, end)}…`
 }

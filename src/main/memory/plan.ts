@@ -1,15 +1,14 @@
 /**
  * Dry runs (`MemoryTool.preview`): what a command would change, and a fingerprint of the state
  * it was planned against, so a plan made now can be checked later ("has anything changed?").
+ * Everything is read through the command's own open folders (`ctx.tree`), never by path.
  */
 
 import { createHash } from 'node:crypto'
 import type { Stats } from 'node:fs'
-import fs from 'node:fs/promises'
-import path from 'node:path'
+import { Folder, readFileIn, type FolderTree } from '../lib/folders'
 import { decodeUtf8 } from '../lib/text'
 import type { CommandContext } from './context'
-import { lookup, readRegularFile, realPath } from './fs-safe'
 import { isAddressableName, type ParsedMemoryPath } from './path-rules'
 import type { MutatingCommand, PlannedChange } from './types'
 
@@ -26,8 +25,7 @@ export async function planFile(
   target: ParsedMemoryPath,
   change: { readonly before?: string | null; readonly after: string | null },
 ): Promise<PlannedChange> {
-  const before =
-    change.before !== undefined ? change.before : await textAt(ctx.root, target.relative)
+  const before = change.before !== undefined ? change.before : textAt(ctx.tree, target.relative)
   return {
     command,
     path: target.virtual,
@@ -37,7 +35,7 @@ export async function planFile(
     after: change.after,
     files: [],
     fileCount: 0,
-    fingerprint: await fingerprint(ctx.root, target.relative),
+    fingerprint: fingerprint(ctx.tree, target.relative),
   }
 }
 
@@ -49,10 +47,10 @@ export async function planMove(
   kind: 'file' | 'dir',
   to: ParsedMemoryPath | null,
 ): Promise<PlannedChange> {
-  const listed = kind === 'dir' ? await listFiles(ctx.root, from.relative) : null
-  const before = kind === 'file' ? await textAt(ctx.root, from.relative) : null
-  const prints = [await fingerprint(ctx.root, from.relative)]
-  if (to) prints.push(await fingerprint(ctx.root, to.relative))
+  const listed = kind === 'dir' ? listFiles(ctx.tree, from.relative) : null
+  const before = kind === 'file' ? textAt(ctx.tree, from.relative) : null
+  const prints = [fingerprint(ctx.tree, from.relative)]
+  if (to) prints.push(fingerprint(ctx.tree, to.relative))
   return {
     command,
     path: from.virtual,
@@ -68,19 +66,18 @@ export async function planMove(
 }
 
 /** The UTF-8 text of a regular file, or null when it is missing or not text. */
-async function textAt(root: string, relative: string): Promise<string | null> {
-  const found = await lookup(root, relative)
+function textAt(tree: FolderTree, relative: string): string | null {
+  const found = tree.find(relative)
   if (found.kind !== 'file') return null
-  return decodeUtf8(await readRegularFile(realPath(root, relative)))
+  return decodeUtf8(readFileIn(found.parent, found.name, found.stats))
 }
 
 /**
  * What is at `relative` now, in a short string: a content hash for a file, a hash of the
  * listing (names, sizes, times) for a folder, or what stands in the way.
  */
-export async function fingerprint(root: string, relative: string): Promise<string> {
-  const found = await lookup(root, relative)
-  const real = realPath(root, relative)
+function fingerprint(tree: FolderTree, relative: string): string {
+  const found = tree.find(relative)
   switch (found.kind) {
     case 'missing':
       return 'missing'
@@ -91,11 +88,11 @@ export async function fingerprint(root: string, relative: string): Promise<strin
     case 'file': {
       const { size, mtimeMs, ino } = found.stats
       if (size > HASHED_BYTES) return `file:${size}:${mtimeMs}:${ino}`
-      return `file:${hash(await readRegularFile(real))}`
+      return `file:${hash(readFileIn(found.parent, found.name, found.stats))}`
     }
     case 'directory': {
       const lines: string[] = []
-      await walk(real, '', async (relativeChild, stats) => {
+      walkFolder(tree, relative, (relativeChild, stats) => {
         lines.push(`${relativeChild}\t${stats.isDirectory() ? 'd' : stats.size}\t${stats.mtimeMs}`)
       })
       return `dir:${hash(Buffer.from(lines.sort().join('\n')))}`
@@ -103,14 +100,14 @@ export async function fingerprint(root: string, relative: string): Promise<strin
   }
 }
 
-async function listFiles(
-  root: string,
+function listFiles(
+  tree: FolderTree,
   relative: string,
-): Promise<{ files: ReadonlyArray<string>; count: number }> {
+): { files: ReadonlyArray<string>; count: number } {
   const files: string[] = []
   let count = 0
   const base = `/memories/${relative}`
-  await walk(realPath(root, relative), '', async (child, stats) => {
+  walkFolder(tree, relative, (child, stats) => {
     if (!stats.isFile()) return
     count++
     files.push(`${base}/${child}`)
@@ -119,28 +116,32 @@ async function listFiles(
   return { files: files.slice(0, PLAN_FILE_LIST), count }
 }
 
-/** Visits every regular file and folder under `dir` that a memory path can name. */
-async function walk(
-  dir: string,
-  prefix: string,
-  visit: (relative: string, stats: Stats) => Promise<void>,
-): Promise<void> {
-  let names: string[]
-  try {
-    names = await fs.readdir(dir)
-  } catch {
-    // Gone or unreadable since it was found: it lists as empty.
-    return
+/** Visits every regular file and folder under `relative` that a memory path can name. */
+function walkFolder(
+  tree: FolderTree,
+  relative: string,
+  visit: (relative: string, stats: Stats) => void,
+): void {
+  const start = tree.folder(relative)
+  if (!(start instanceof Folder)) return
+  const walk = (folder: Folder, prefix: string): void => {
+    for (const dirent of folder.list()) {
+      if (!isAddressableName(dirent.name)) continue
+      const stats = folder.lstat(dirent.name)
+      if (!stats || !(stats.isFile() || stats.isDirectory())) continue
+      const child = prefix ? `${prefix}/${dirent.name}` : dirent.name
+      visit(child, stats)
+      if (!stats.isDirectory()) continue
+      const inner = folder.openChildIfFolder(dirent.name)
+      if (!inner) continue
+      try {
+        walk(inner, child)
+      } finally {
+        inner.close()
+      }
+    }
   }
-  for (const name of names) {
-    if (!isAddressableName(name)) continue
-    const full = path.join(dir, name)
-    const stats = await fs.lstat(full).catch(() => null)
-    if (!stats || !(stats.isFile() || stats.isDirectory())) continue
-    const relative = prefix ? `${prefix}/${name}` : name
-    await visit(relative, stats)
-    if (stats.isDirectory()) await walk(full, relative, visit)
-  }
+  walk(start, '')
 }
 
 function hash(bytes: Uint8Array): string {

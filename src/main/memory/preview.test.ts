@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { makeSandbox, snapshot, type Sandbox } from './test-support'
+import { makeSandbox, snapshot, text, type Sandbox } from './test-support'
 
 let box: Sandbox
 
@@ -79,6 +79,105 @@ describe('preview (a dry run)', () => {
         content: real.content,
         code: real.errorCode,
       })
+    }
+  })
+
+  // Review mode holds Claude's command and shows its dry run: the hardening of issue #9 (limits,
+  // secrets in text and in names) must refuse a dry run exactly as it refuses the real one.
+  it('refuses what the limits and the secret scan refuse, exactly as the command would', async () => {
+    const token = ['ghp', 'wWPw5k4aXcaT4fNP0UcnZwJUVFk6LO0pINUx'].join('_')
+    const awsId = ['AKIA', 'Z3MHK7QX2N5P4WTR'].join('')
+    const awsSecret = ['wJalrXUtnFEMI', 'K7MDENG', 'bPxRfiCYzq8d3Hs1Lp'].join('/')
+    const limited = await makeSandbox({ limits: { maxFileBytes: 64, maxFiles: 4 } })
+    try {
+      await limited.write('notes.md', 'a\nb\nc\n')
+      await limited.write('big.md', 'x'.repeat(100))
+      await limited.write('f2.md', 'x')
+      await limited.write('f3.md', 'x')
+      const cases: ReadonlyArray<readonly [Sandbox, Record<string, unknown>, string]> = [
+        [
+          limited,
+          { command: 'create', path: '/memories/n.md', file_text: 'y'.repeat(65) },
+          'too-large',
+        ],
+        [
+          limited,
+          {
+            command: 'str_replace',
+            path: '/memories/notes.md',
+            old_str: 'b',
+            new_str: 'b'.repeat(70),
+          },
+          'too-large',
+        ],
+        [
+          limited,
+          { command: 'create', path: '/memories/fifth.md', file_text: 'y' },
+          'limit-reached',
+        ],
+        [
+          limited,
+          {
+            command: 'str_replace',
+            path: '/memories/big.md',
+            old_str: 'x'.repeat(100),
+            new_str: 'y'.repeat(100),
+          },
+          'too-large',
+        ],
+        [
+          box,
+          {
+            command: 'create',
+            path: '/memories/k.md',
+            file_text: `AWS secret access key: ${awsSecret}`,
+          },
+          'secret-detected',
+        ],
+        [
+          box,
+          {
+            command: 'insert',
+            path: '/memories/notes.md',
+            insert_line: 1,
+            insert_text: `id ${awsId}`,
+          },
+          'secret-detected',
+        ],
+        [
+          box,
+          { command: 'create', path: `/memories/${token}.md`, file_text: 'x' },
+          'secret-detected',
+        ],
+        [
+          box,
+          {
+            command: 'rename',
+            old_path: '/memories/notes.md',
+            new_path: `/memories/${awsId}/n.md`,
+          },
+          'secret-detected',
+        ],
+      ]
+      for (const [sandbox, input, code] of cases) {
+        const before = await snapshot(sandbox.base)
+        const dry = await sandbox.tool.preview(input)
+        expect({ isError: dry.isError, code: dry.errorCode }, JSON.stringify(input)).toEqual({
+          isError: true,
+          code,
+        })
+        expect(dry.planned ?? null).toBeNull()
+        // Neither the dry run's answer nor its (absent) plan repeats the secret.
+        for (const secret of [token, awsId, awsSecret]) expect(text(dry)).not.toContain(secret)
+        const real = await sandbox.tool.execute(input)
+        expect({ content: dry.content, code: dry.errorCode }).toEqual({
+          content: real.content,
+          code: real.errorCode,
+        })
+        expect(await snapshot(sandbox.base)).toBe(before)
+      }
+    } finally {
+      await limited.cleanup()
     }
   })
 

@@ -1,17 +1,18 @@
 /** The `rename` command: moves a file or directory; never overwrites, never moves the root. */
 
-import fs from 'node:fs/promises'
 import path from 'node:path'
+import { disk } from '../lib/disk'
+import { ChangedUnderfootError, Folder, sameEntry } from '../lib/folders'
 import type { CommandContext } from './context'
-import { ensureDirectories, lookup, realPath, removeDirectories } from './fs-safe'
 import { CommandError, specialMessage, success } from './outcome'
 import { MAX_DEPTH, MAX_PATH_LENGTH, type ParsedMemoryPath } from './path-rules'
 import { planMove } from './plan'
 import type { MemoryExecution } from './types'
+import { guardPath } from './write-guard'
 
 /**
  * Runs `rename` from `from` to `to`, creating the destination's folders. One `rename(2)`, atomic
- * on its own; like the reference handler it does not fsync the folders afterwards (see docs).
+ * on its own; both folders are fsynced after, so it is durable before its commit is.
  */
 export async function rename(
   ctx: CommandContext,
@@ -21,7 +22,7 @@ export async function rename(
   if (from.relative === '') {
     throw new CommandError('invalid-path', 'Error: Cannot rename the /memories directory itself')
   }
-  const source = await lookup(ctx.root, from.relative)
+  const source = ctx.tree.find(from.relative)
   if (source.kind === 'special')
     throw new CommandError('special-file', specialMessage(from.virtual))
   if (source.kind === 'missing' || source.kind === 'under-file') {
@@ -36,7 +37,7 @@ export async function rename(
       `Error: Cannot move the directory ${from.virtual} into itself (${to.virtual}).`,
     )
   }
-  const destination = await lookup(ctx.root, to.relative)
+  const destination = ctx.tree.find(to.relative)
   if (destination.kind === 'special')
     throw new CommandError('special-file', specialMessage(to.virtual))
   if (destination.kind === 'under-file') {
@@ -45,16 +46,19 @@ export async function rename(
       `Error: Cannot rename to ${to.virtual}: /memories/${destination.at} is a file, not a directory.`,
     )
   }
-  const sameEntry =
+  const caseChange =
     (destination.kind === 'file' || destination.kind === 'directory') &&
-    destination.stats.ino === source.stats.ino &&
-    destination.stats.dev === source.stats.dev &&
+    sameEntry(destination.stats, source.stats) &&
     to.relative.toLowerCase() === from.relative.toLowerCase()
   // On a case-insensitive disk `Notes.md` → `notes.md` finds the source itself: a case change.
-  if (destination.kind !== 'missing' && !sameEntry) {
+  if (destination.kind !== 'missing' && !caseChange) {
     throw new CommandError('exists', `Error: The destination ${to.virtual} already exists`)
   }
-  if (source.kind === 'directory') await checkMovedPaths(ctx, from, to)
+  const { parent: sourceParent } = source
+  if (sourceParent === null)
+    throw new CommandError('invalid-path', 'Error: Cannot rename the /memories directory itself')
+  if (source.kind === 'directory') checkMovedPaths(ctx, from, to)
+  await guardPath(ctx, to.virtual, 'rename')
   const mutation = {
     command: 'rename',
     paths: [from.virtual, to.virtual],
@@ -66,38 +70,50 @@ export async function rename(
     return success(message, mutation, await planMove(ctx, 'rename', from, kind, to))
   }
 
-  const fromReal = realPath(ctx.root, from.relative)
-  const toReal = realPath(ctx.root, to.relative)
   const toParent = to.relative.includes('/') ? path.posix.dirname(to.relative) : ''
-  const created = await ensureDirectories(ctx.root, toParent)
+  const { folder, created } = ctx.tree.ensure(toParent)
   try {
-    await fs.rename(fromReal, toReal)
+    // Both names are taken from their folders' own handles; the source must still be what was
+    // checked.
+    const now = sourceParent.lstat(source.name)
+    if (!now || !sameEntry(now, source.stats)) throw new ChangedUnderfootError()
+    disk.renameSync(sourceParent.entry(source.name), folder.entry(path.posix.basename(to.relative)))
   } catch (error) {
-    await removeDirectories(created)
+    ctx.tree.removeCreated(created)
     throw error
   }
+  ctx.tree.forget(from.relative)
+  // Durable before its commit is (settleFolderSyncs; best effort: it has happened either way).
+  for (const changed of new Set([sourceParent, folder])) changed.syncLater()
   return success(message, mutation)
 }
 
 // A moved directory must not push anything inside it past the path length or depth limits.
-async function checkMovedPaths(
-  ctx: CommandContext,
-  from: ParsedMemoryPath,
-  to: ParsedMemoryPath,
-): Promise<void> {
+function checkMovedPaths(ctx: CommandContext, from: ParsedMemoryPath, to: ParsedMemoryPath): void {
   const extraLength = to.virtual.length - from.virtual.length
   const extraDepth = to.relative.split('/').length - from.relative.split('/').length
   if (extraLength <= 0 && extraDepth <= 0) return
-  const entries = await fs.readdir(realPath(ctx.root, from.relative), { recursive: true })
-  for (const entry of entries) {
-    const relative = entry.split(path.sep).join('/')
-    const length = to.virtual.length + 1 + relative.length
-    const depth = to.relative.split('/').length + relative.split('/').length
-    if (length > MAX_PATH_LENGTH || depth > MAX_DEPTH) {
-      throw new CommandError(
-        'invalid-path',
-        `Error: Cannot rename ${from.virtual} to ${to.virtual}: a path inside it would become longer than ${MAX_PATH_LENGTH} characters or deeper than ${MAX_DEPTH} folders.`,
-      )
+  const folder = ctx.tree.folder(from.relative)
+  if (!(folder instanceof Folder)) throw new ChangedUnderfootError()
+  const check = (dir: Folder, relative: string): void => {
+    for (const entry of dir.list()) {
+      const inside = relative ? `${relative}/${entry.name}` : entry.name
+      const length = to.virtual.length + 1 + inside.length
+      const depth = to.relative.split('/').length + inside.split('/').length
+      if (length > MAX_PATH_LENGTH || depth > MAX_DEPTH) {
+        throw new CommandError(
+          'invalid-path',
+          `Error: Cannot rename ${from.virtual} to ${to.virtual}: a path inside it would become longer than ${MAX_PATH_LENGTH} characters or deeper than ${MAX_DEPTH} folders.`,
+        )
+      }
+      if (!entry.isDirectory()) continue
+      const child = dir.openChild(entry.name)
+      try {
+        check(child, inside)
+      } finally {
+        child.close()
+      }
     }
   }
+  check(folder, '')
 }

@@ -10,6 +10,7 @@ import {
   creator as recommendedPreset,
   rules as recommendedRules,
 } from '@secretlint/secretlint-rule-preset-recommend'
+import { findRuleSecrets } from './secret-rules'
 
 const CONFIG: Parameters<typeof lintSource>[0]['options']['config'] = {
   rules: [{ id: '@secretlint/secretlint-rule-preset-recommend', rule: recommendedPreset }],
@@ -126,13 +127,42 @@ export interface SecretFinding {
   readonly match: string
 }
 
-/** Finds secrets in `text`. `fileName` only helps rules that look at extensions. */
+/**
+ * Finds secrets in `text`: secretlint's recommended rules (when the prefilter says they may
+ * match) and Cairn's own (see secret-rules.ts). `fileName` only helps rules that look at
+ * extensions. One finding per matched text.
+ */
 export async function scanForSecrets(
   text: string,
   fileName: string,
 ): Promise<ReadonlyArray<SecretFinding>> {
-  if (!mayHoldSecret(text, fileName)) return []
-  return runSecretlint(text, fileName)
+  const linted = mayHoldSecret(text, fileName) ? await runSecretlint(text, fileName) : []
+  const seen = new Set<string>()
+  const found: SecretFinding[] = []
+  for (const finding of [...linted, ...findRuleSecrets(text)]) {
+    if (seen.has(finding.match)) continue
+    seen.add(finding.match)
+    found.push(finding)
+  }
+  return found
+}
+
+/** Secrets in a memory path (a file or folder name can hold one too). */
+export function scanPathForSecrets(virtualPath: string): Promise<ReadonlyArray<SecretFinding>> {
+  // No extension-driven rule applies to a path.
+  return scanForSecrets(virtualPath, 'path')
+}
+
+/**
+ * The message Claude gets when a path is refused for a secret. The path itself is not
+ * repeated: it is the secret.
+ */
+export function pathSecretRefusal(
+  what: 'create' | 'rename',
+  findings: ReadonlyArray<SecretFinding>,
+): string {
+  const kinds = [...new Set(findings.map((f) => f.kind))].join(', ')
+  return `Error: Nothing was ${what === 'create' ? 'written' : 'renamed'}: the ${what === 'create' ? 'path' : 'new path'} contains what looks like a secret (${kinds}). Memory file and folder names must not hold credentials; choose a descriptive name.`
 }
 
 /** Runs secretlint itself on `text`, without the prefilter (tests compare the two). */
@@ -172,6 +202,23 @@ export async function newSecrets(
   if (previous === null || previous === '') return found
   const before = new Set((await scanForSecrets(previous, fileName)).map((f) => f.match))
   return found.filter((f) => !before.has(f.match))
+}
+
+/** What a removed secret is replaced with. */
+export const REMOVED_SECRET = '[secret removed]'
+
+/** `text` with every secret found in it replaced by `REMOVED_SECRET`, and how many there were. */
+export async function removeSecrets(
+  text: string,
+  fileName: string,
+): Promise<{ readonly text: string; readonly removed: number }> {
+  const found = await scanForSecrets(text, fileName)
+  let next = text
+  // Longest first, so a secret that contains another is replaced whole.
+  for (const match of [...new Set(found.map((f) => f.match))].sort((a, b) => b.length - a.length)) {
+    if (match !== '') next = next.split(match).join(REMOVED_SECRET)
+  }
+  return { text: next, removed: found.length }
 }
 
 /** The message Claude gets when a write is refused for a secret (names the kind, never the value). */

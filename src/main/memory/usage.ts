@@ -6,7 +6,8 @@
  * between commands (`wantsRefresh`), so a write rarely has to wait for a walk.
  */
 
-import fs from 'node:fs/promises'
+import { disk } from '../lib/disk'
+import { MAX_VIEW_FILE_BYTES } from './format'
 import path from 'node:path'
 
 /** Files and bytes in the memory folder (regular, non-hidden files only). */
@@ -73,6 +74,15 @@ export class UsageCache implements UsageSource {
   }
 }
 
+/**
+ * True when a file of `size` bytes counts toward the limits. A file too large to view or
+ * version is outside the memory's accounting (it would otherwise block every write); the
+ * history reports it on its own.
+ */
+export function isCounted(size: number): boolean {
+  return size <= MAX_VIEW_FILE_BYTES
+}
+
 /** Walks a folder (no symlinks followed, hidden entries skipped) and totals its regular files. */
 export async function measure(dir: string): Promise<Usage> {
   let files = 0
@@ -82,7 +92,7 @@ export async function measure(dir: string): Promise<Usage> {
     const current = pending.pop()!
     let entries
     try {
-      entries = await fs.readdir(current, { withFileTypes: true })
+      entries = await disk.promises.readdir(current)
     } catch {
       // Removed or unreadable since it was found: it holds nothing Claude can write to.
       continue
@@ -95,8 +105,12 @@ export async function measure(dir: string): Promise<Usage> {
       else if (entry.isFile()) {
         files++
         sizes.push(
-          fs.lstat(full).then(
+          disk.promises.lstat(full).then(
             (stats) => {
+              if (!isCounted(stats.size)) {
+                files--
+                return
+              }
               bytes += stats.size
             },
             () => {},

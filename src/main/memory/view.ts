@@ -1,7 +1,7 @@
 /** The `view` command: a directory listing two levels deep, a numbered file, or an image. */
 
-import fs from 'node:fs/promises'
 import path from 'node:path'
+import { ChangedUnderfootError, Folder, readFileIn, sameEntry } from '../lib/folders'
 import type { CommandContext } from './context'
 import {
   formatFileView,
@@ -9,16 +9,13 @@ import {
   listingHeader,
   listingLine,
   MAX_VIEW_CHARS,
+  MAX_VIEW_FILE_BYTES,
   type ListingEntry,
 } from './format'
-import { lookup, readRegularFile, realPath } from './fs-safe'
 import { CommandError, specialMessage, success } from './outcome'
 import { isAddressableName, type ParsedMemoryPath } from './path-rules'
 import { MAX_LINES, splitLines } from './text-model'
 import type { MemoryExecution } from './types'
-
-/** Largest text file `view` reads at all (bigger files are refused before reading). */
-export const MAX_VIEW_FILE_BYTES = 32 * 1024 * 1024
 
 /** Media types by lower-case extension: the files `view` and the history browser show as images. */
 export const IMAGE_TYPES: Readonly<Record<string, 'image/png' | 'image/jpeg'>> = {
@@ -33,7 +30,7 @@ export async function view(
   target: ParsedMemoryPath,
   viewRange: readonly [number, number] | undefined,
 ): Promise<MemoryExecution> {
-  const found = await lookup(ctx.root, target.relative)
+  const found = ctx.tree.find(target.relative)
   if (found.kind === 'special')
     throw new CommandError('special-file', specialMessage(target.virtual))
   if (found.kind === 'missing' || found.kind === 'under-file') {
@@ -42,29 +39,33 @@ export async function view(
       `The path ${target.virtual} does not exist. Please provide a valid path.`,
     )
   }
-  const real = realPath(ctx.root, target.relative)
   // A view_range on a directory is ignored, as the reference handler does.
   if (found.kind === 'directory') {
-    return success(await listDirectory(real, target.virtual, found.stats.size))
+    const folder = ctx.tree.folder(target.relative)
+    if (!(folder instanceof Folder) || !sameEntry(folder.stats, found.stats)) {
+      throw new ChangedUnderfootError()
+    }
+    return success(listDirectory(folder, target.virtual, found.stats.size))
   }
+  const read = () => readFileIn(found.parent, found.name, found.stats)
   const imageType = IMAGE_TYPES[path.extname(target.relative).toLowerCase()]
-  if (imageType) return viewImage(ctx, target.virtual, real, found.stats.size, imageType)
-  return success(await viewText(target.virtual, real, found.stats.size, viewRange))
+  if (imageType) return viewImage(ctx, target.virtual, read, found.stats.size, imageType)
+  return success(viewText(target.virtual, read, found.stats.size, viewRange))
 }
 
-async function viewText(
+function viewText(
   virtual: string,
-  real: string,
+  read: () => Buffer,
   size: number,
   viewRange: readonly [number, number] | undefined,
-): Promise<string> {
+): string {
   if (size > MAX_VIEW_FILE_BYTES) {
     throw new CommandError(
       'too-large',
       `Error: File ${virtual} is too large to view (${size.toLocaleString('en-US')} bytes).`,
     )
   }
-  const text = decodeText(await readRegularFile(real), virtual)
+  const text = decodeText(read(), virtual)
   const { lines } = splitLines(text)
   if (lines.length > MAX_LINES) {
     throw new CommandError(
@@ -113,13 +114,13 @@ export function decodeText(bytes: Uint8Array, virtual: string): string {
   }
 }
 
-async function viewImage(
+function viewImage(
   ctx: CommandContext,
   virtual: string,
-  real: string,
+  read: () => Buffer,
   size: number,
   mediaType: 'image/png' | 'image/jpeg',
-): Promise<MemoryExecution> {
+): MemoryExecution {
   const max = ctx.limits.maxImageBytes
   if (size > max) {
     throw new CommandError(
@@ -127,7 +128,7 @@ async function viewImage(
       `Error: The image ${virtual} is ${size.toLocaleString('en-US')} bytes; images up to ${max.toLocaleString('en-US')} bytes can be viewed.`,
     )
   }
-  const bytes = await readRegularFile(real)
+  const bytes = read()
   if (!hasSignature(bytes, mediaType)) {
     throw new CommandError(
       'not-text',
@@ -151,58 +152,54 @@ function hasSignature(bytes: Buffer, mediaType: 'image/png' | 'image/jpeg'): boo
   return signature.every((byte, i) => bytes[i] === byte)
 }
 
-// Sizes are read in batches so a folder of 10,000 files is not stat-ed in full when the
-// listing is cut after a few hundred lines.
-const STAT_BATCH = 64
-
-async function listDirectory(real: string, virtual: string, ownSize: number): Promise<string> {
+/**
+ * The listing two levels deep, through the folders' own handles (a folder swapped for a link
+ * meanwhile is left out, never followed), cut at the reply's character cap.
+ */
+function listDirectory(folder: Folder, virtual: string, ownSize: number): string {
   const header = listingHeader(virtual)
   const lines: string[] = [listingLine({ size: ownSize, path: virtual })]
   const budget = MAX_VIEW_CHARS - header.length - 200
   let used = lines[0]!.length + 1
   let cut = false
 
-  const visit = async (dir: string, dirVirtual: string, depth: number): Promise<void> => {
-    let entries
-    try {
-      entries = await fs.readdir(dir, { withFileTypes: true })
-    } catch {
-      // Removed or unreadable since it was listed: it shows without its contents.
-      return
-    }
+  const visit = (dir: Folder, dirVirtual: string, depth: number): void => {
     // Only what a memory path can name: no hidden items, links, devices or unaddressable names.
-    const names = entries
+    const names = dir
+      .list()
       .filter((e) => (e.isFile() || e.isDirectory()) && isAddressableName(e.name))
       .map((e) => e.name)
       .sort()
-    for (let i = 0; i < names.length && !cut; i += STAT_BATCH) {
-      const batch = names.slice(i, i + STAT_BATCH)
-      const stats = await Promise.all(
-        batch.map((name) => fs.lstat(path.join(dir, name)).catch(() => null)),
-      )
-      for (let j = 0; j < batch.length; j++) {
-        const s = stats[j]
-        if (!s || !(s.isFile() || s.isDirectory())) continue
-        const entry: ListingEntry = {
-          size: s.size,
-          path: `${dirVirtual}/${batch[j]}${s.isDirectory() ? '/' : ''}`,
+    for (const name of names) {
+      const stats = dir.lstat(name)
+      if (!stats || !(stats.isFile() || stats.isDirectory())) continue
+      const entry: ListingEntry = {
+        size: stats.size,
+        path: `${dirVirtual}/${name}${stats.isDirectory() ? '/' : ''}`,
+      }
+      const line = listingLine(entry)
+      if (used + line.length + 1 > budget) {
+        cut = true
+        return
+      }
+      lines.push(line)
+      used += line.length + 1
+      if (stats.isDirectory() && depth < 2) {
+        const child = dir.openChildIfFolder(name)
+        if (!child) continue
+        try {
+          visit(child, `${dirVirtual}/${name}`, depth + 1)
+        } finally {
+          child.close()
         }
-        const line = listingLine(entry)
-        if (used + line.length + 1 > budget) {
-          cut = true
-          return
-        }
-        lines.push(line)
-        used += line.length + 1
-        if (s.isDirectory() && depth < 2) {
-          await visit(path.join(dir, batch[j]!), `${dirVirtual}/${batch[j]}`, depth + 1)
-          if (cut) return
-        }
+        if (cut) return
       }
     }
   }
 
-  await visit(real, virtual, 1)
+  visit(folder, virtual, 1)
   const listing = `${header}\n${lines.join('\n')}`
   return cut ? `${listing}${listingCutNote(lines.length - 1)}` : listing
 }
+
+// A folder that went away or became a link since it was listed is skipped.

@@ -2,7 +2,7 @@
 
 import type { CommandContext } from './context'
 import { CommandError } from './outcome'
-import { newSecrets, secretRefusal } from './secrets'
+import { newSecrets, pathSecretRefusal, scanPathForSecrets, secretRefusal } from './secrets'
 
 /** What a write would change, for the limit checks. */
 export interface PlannedWrite {
@@ -64,4 +64,15 @@ export async function scanWrite(ctx: CommandContext, plan: PlannedWrite): Promis
 
 function count(n: number): string {
   return n.toLocaleString('en-US')
+}
+
+/** Refuses a new path that holds a secret (create of a new file, rename's destination). */
+export async function guardPath(
+  ctx: CommandContext,
+  virtual: string,
+  what: 'create' | 'rename',
+): Promise<void> {
+  if (!ctx.policy.secretScanning) return
+  const found = await scanPathForSecrets(virtual)
+  if (found.length > 0) throw new CommandError('secret-detected', pathSecretRefusal(what, found))
 }

@@ -3,7 +3,7 @@ import { z } from 'zod'
 import { settingFields } from '../../shared/contract'
 import type { Settings } from '../../shared/types'
 import { writeJsonAtomic } from '../lib/atomic-json'
-import { isMissing } from '../lib/lstat-inside'
+import { isMissing } from '../lib/disk'
 import type { Logger } from '../lib/logger'
 
 /** A current Claude model that supports the memory tool and context editing. */

@@ -79,10 +79,18 @@ describe('the application menu', () => {
         'open-data-folder': 'CmdOrCtrl+Shift+O',
         'show-memory': 'CmdOrCtrl+1',
         'show-history': 'CmdOrCtrl+2',
+        'show-full-history': 'CmdOrCtrl+Shift+H',
       })
       for (const item of ours) item.click!()
       expect(new Set(ran)).toEqual(
-        new Set(['new-chat', 'open-settings', 'open-data-folder', 'show-memory', 'show-history']),
+        new Set([
+          'new-chat',
+          'open-settings',
+          'open-data-folder',
+          'show-memory',
+          'show-history',
+          'show-full-history',
+        ]),
       )
     }
   })

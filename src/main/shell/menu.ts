@@ -77,6 +77,11 @@ export function buildApplicationMenu(options: MenuOptions): MenuItemSpec[] {
   )
   const showMemory = item('show-memory', label('Show Memory', 'Show memory'), 'CmdOrCtrl+1')
   const showHistory = item('show-history', label('Show History', 'Show history'), 'CmdOrCtrl+2')
+  const showFullHistory = item(
+    'show-full-history',
+    label('Full History', 'Full history'),
+    'CmdOrCtrl+Shift+H',
+  )
 
   const appMenu: MenuItemSpec = {
     label: options.appName,
@@ -120,6 +125,7 @@ export function buildApplicationMenu(options: MenuOptions): MenuItemSpec[] {
     submenu: [
       showMemory,
       showHistory,
+      showFullHistory,
       separator,
       ...(options.development
         ? [

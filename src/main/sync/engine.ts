@@ -66,6 +66,9 @@ export async function joinRemote(ctx: EngineContext, choice: JoinChoice): Promis
 async function run(ctx: EngineContext, choice: JoinChoice | null): Promise<SyncOutcome> {
   const conflicts: ConflictRecord[] = []
   for (let attempt = 1; ; attempt++) {
+    // Only the Cairn that holds the data folder writes to its repository (the fetch stores
+    // objects and refs outside the serial queue).
+    ctx.git.assertWriter()
     const remote = await ctx.git.transfer(() => fetchMain(ctx.git.gitdir, ctx.remote))
     const step = await ctx.git.exclusive((session) =>
       // The person's answer covers the remote they were asked about; a later attempt (another
@@ -77,6 +80,7 @@ async function run(ctx: EngineContext, choice: JoinChoice | null): Promise<SyncO
     const local = ctx.git.head()
     if (!local || local === remote) return { kind: 'synced', remote, conflicts }
     try {
+      ctx.git.assertWriter()
       await ctx.git.transfer(() => pushMain(ctx.git.gitdir, ctx.remote))
     } catch (error) {
       // Another machine pushed between the fetch and the push: fetch and merge again.

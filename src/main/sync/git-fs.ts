@@ -1,51 +1,91 @@
 /**
- * The file system isomorphic-git's fetch and push get: node's, except that every file it
- * writes (a pack, its index, a ref) is written atomically, so an interrupted sync never
- * leaves half a pack or a torn ref in the repository.
+ * The file system isomorphic-git's fetch and push get: the disk seam (lib/disk.ts, which
+ * fault injection wraps), with every file it writes (a pack, its index, a ref) written
+ * atomically and durably — temp file, fsync, rename, fsync of the folder — so an interrupted
+ * sync never leaves half a pack or a torn ref in the repository, and a power cut cannot
+ * un-write a backup ref the person was promised.
  */
 import { randomUUID } from 'node:crypto'
-import fs from 'node:fs'
-import fsp from 'node:fs/promises'
 import path from 'node:path'
 import git from 'isomorphic-git'
+import { disk, isCode, isMissing, listNames, makeFolders, OPEN } from '../lib/disk'
+import { TEMP_FILE_PREFIX } from '../lib/folders'
 
-const TEMP_PREFIX = '.tmp-sync-'
+type Encoding = { readonly encoding?: string; readonly mode?: number } | string | undefined
+
+const wantsText = (options: Encoding): boolean =>
+  options === 'utf8' || (typeof options === 'object' && options?.encoding === 'utf8')
 
 async function writeFileAtomic(
   file: string,
   data: string | Uint8Array,
-  options?: { mode?: number; encoding?: BufferEncoding } | BufferEncoding,
+  options?: Encoding,
 ): Promise<void> {
-  const temp = path.join(path.dirname(file), `${TEMP_PREFIX}${randomUUID()}`)
-  const handle = await fsp.open(temp, 'wx', typeof options === 'object' ? options.mode : undefined)
+  const dir = path.dirname(file)
+  const temp = path.join(dir, `${TEMP_FILE_PREFIX}${randomUUID()}`)
+  const mode = typeof options === 'object' ? options.mode : undefined
+  const fd = disk.openSync(temp, OPEN.WRITE_NEW, mode ?? 0o644)
   try {
-    await handle.writeFile(data, typeof options === 'string' ? options : options?.encoding)
-    await handle.sync()
-  } finally {
-    await handle.close()
-  }
-  try {
-    await fsp.rename(temp, file)
+    try {
+      disk.writeFileSync(fd, data)
+      await disk.fsync(fd)
+    } finally {
+      disk.closeSync(fd)
+    }
+    disk.renameSync(temp, file)
   } catch (error) {
-    await fsp.rm(temp, { force: true })
+    unlinkQuietly(temp)
     throw error
   }
+  await syncFolder(dir)
+}
+
+// The rename is durable once the folder is (best effort where folders cannot be opened).
+async function syncFolder(dir: string): Promise<void> {
+  if (process.platform === 'win32') return
+  const fd = disk.openSync(dir, OPEN.READ | OPEN.DIRECTORY)
+  try {
+    await disk.fsync(fd)
+  } finally {
+    disk.closeSync(fd)
+  }
+}
+
+function unlinkQuietly(file: string): void {
+  try {
+    disk.unlinkSync(file)
+  } catch {
+    // Never made, or gone already.
+  }
+}
+
+async function readFile(file: string, options?: Encoding): Promise<Buffer | string> {
+  const bytes = await disk.promises.readFile(file)
+  return wantsText(options) ? bytes.toString('utf8') : bytes
 }
 
 /** The `fs` to hand to isomorphic-git for fetch and push. */
 export const gitFs = {
   promises: {
-    readFile: fsp.readFile,
+    readFile,
     writeFile: writeFileAtomic,
-    unlink: fsp.unlink,
-    readdir: fsp.readdir,
-    mkdir: fsp.mkdir,
-    rmdir: fsp.rmdir,
-    stat: fsp.stat,
-    lstat: fsp.lstat,
-    readlink: fsp.readlink,
-    symlink: fsp.symlink,
-    chmod: fsp.chmod,
+    async unlink(file: string) {
+      disk.unlinkSync(file)
+    },
+    async readdir(dir: string): Promise<string[]> {
+      return (await disk.promises.readdir(dir)).map((dirent) => dirent.name)
+    },
+    async mkdir(dir: string, options?: { mode?: number } | number) {
+      disk.mkdirSync(dir, typeof options === 'number' ? options : (options?.mode ?? 0o755))
+    },
+    async rmdir(dir: string) {
+      disk.rmdirSync(dir)
+    },
+    stat: (file: string) => disk.promises.stat(file),
+    lstat: (file: string) => disk.promises.lstat(file),
+    readlink: (file: string) => disk.promises.readlink(file),
+    symlink: (target: string, file: string) => disk.promises.symlink(target, file),
+    chmod: (file: string, mode: number) => disk.promises.chmod(file, mode),
   },
 }
 
@@ -61,20 +101,20 @@ export function fetchFs(gitdir: string): { fs: typeof gitFs; flush(): Promise<vo
     fs: {
       promises: {
         ...gitFs.promises,
-        async writeFile(file, data, options) {
+        async writeFile(file: string, data: string | Uint8Array, options?: Encoding) {
           if (String(file).startsWith(refs)) held.set(String(file), data)
           else await writeFileAtomic(file, data, options)
         },
-        readFile: (async (file: string, options?: unknown) => {
+        async readFile(file: string, options?: Encoding) {
           const pending = held.get(String(file))
-          if (pending === undefined) return fsp.readFile(file, options as BufferEncoding)
+          if (pending === undefined) return readFile(file, options)
           return typeof pending === 'string' || options ? String(pending) : Buffer.from(pending)
-        }) as typeof fsp.readFile,
+        },
       },
     },
     async flush() {
       for (const [file, data] of held) {
-        await fsp.mkdir(path.dirname(file), { recursive: true })
+        makeFolders(path.dirname(file), 0o755)
         await writeFileAtomic(file, data)
       }
       held.clear()
@@ -88,31 +128,35 @@ export function fetchFs(gitdir: string): { fs: typeof gitFs; flush(): Promise<vo
  */
 export function cleanInterruptedFetch(gitdir: string): void {
   const packs = path.join(gitdir, 'objects', 'pack')
-  let names: string[] = []
-  try {
-    names = fs.readdirSync(packs)
-  } catch {
-    // No pack folder yet: nothing was ever fetched.
-  }
+  const names = listNames(packs)
   for (const name of names) {
     const orphan = name.endsWith('.pack') && !names.includes(name.replace(/\.pack$/, '.idx'))
-    if (name.startsWith(TEMP_PREFIX) || orphan) fs.rmSync(path.join(packs, name), { force: true })
+    if (name.startsWith(TEMP_FILE_PREFIX) || orphan) unlinkIfThere(path.join(packs, name))
   }
   removeTempFiles(path.join(gitdir, 'refs'))
 }
 
 function removeTempFiles(dir: string): void {
-  let dirents: fs.Dirent[]
+  let dirents
   try {
-    dirents = fs.readdirSync(dir, { withFileTypes: true })
-  } catch {
+    dirents = disk.readdirSync(dir)
+  } catch (error) {
     // Gone or never made: nothing to clean.
-    return
+    if (isMissing(error)) return
+    throw error
   }
   for (const dirent of dirents) {
     const child = path.join(dir, dirent.name)
-    if (dirent.name.startsWith(TEMP_PREFIX)) fs.rmSync(child, { force: true })
+    if (dirent.name.startsWith(TEMP_FILE_PREFIX)) unlinkIfThere(child)
     else if (dirent.isDirectory()) removeTempFiles(child)
+  }
+}
+
+function unlinkIfThere(file: string): void {
+  try {
+    disk.unlinkSync(file)
+  } catch (error) {
+    if (!isCode(error, 'ENOENT')) throw error
   }
 }
 

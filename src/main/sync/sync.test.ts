@@ -10,6 +10,9 @@ import path from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { startGitServer, type GitServer } from '../../../test/fixtures/git-server'
+import { leftoverTempFiles } from '../history/test-helpers'
+import { nodeDisk, setDisk } from '../lib/disk'
+import { errnoError, hookDisk } from '../lib/disk-hooks'
 import { expectSound, linesOf, linesOfHistory, startMachine, type Machine } from './test-support'
 
 const run = promisify(execFile)
@@ -30,6 +33,9 @@ async function runWithInput(gitdir: string, args: string[], input: string): Prom
     let out = ''
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()))
     child.on('error', reject)
+    // A command that does not read its input (commit-tree -m) may exit before it is written:
+    // the write then fails with EPIPE, and git's exit status is what tells the outcome.
+    child.stdin.on('error', () => {})
     child.on('close', (code) =>
       code === 0 ? resolve(out) : reject(new Error(`git ${args[0]} failed`)),
     )
@@ -143,6 +149,21 @@ describe('sync through a git remote', () => {
     expect(merge).toMatch(/^Cairn\|[0-9a-f]{40} [0-9a-f]{40}\|Merge memory from laptop/)
     expect(merge).toContain('Command: merge')
     expect(merge).toContain('Machine: desktop')
+    // Each line's provenance, read on either machine, is git blame's: the laptop's line from
+    // the laptop's change, the desktop's from its own, none from the merge.
+    const gitBlame = laptop
+      .git('blame', '--porcelain', 'main', '--', 'me.md')
+      .split('\n')
+      .flatMap((line) => /^([0-9a-f]{40}) \d+ \d+/.exec(line)?.[1] ?? [])
+    for (const machine of [laptop, desktop]) {
+      const lines = await machine.call('history:blame', { path: '/memories/me.md' })
+      expect(lines.map((l) => l.commit.oid)).toEqual(gitBlame)
+      expect(lines.find((l) => l.text === 'Editor: Zed')?.commit.machine).toBe('laptop')
+      expect(lines.find((l) => l.text === 'Shell: zsh')?.commit.machine).toBe('desktop')
+      // History search finds the change that wrote a line, not the merge that brought it.
+      const found = await machine.call('history:search', { text: 'Shell: zsh', matchCase: true })
+      expect(found.hits.map((hit) => hit.commit.machine)).toEqual(['desktop'])
+    }
     await expectAllLines(linesOf(expected))
   })
 
@@ -525,6 +546,36 @@ describe('testing the connection', () => {
     // Testing changed nothing on the desktop.
     expect([...(await desktop.files()).keys()]).toEqual(['b.md'])
     expect(desktop.git('rev-list', '--count', 'main').trim()).toBe('1')
+  })
+
+  it('says the disk is full when a fetch cannot store what arrived, and loses nothing', async () => {
+    const [laptop, desktop] = await connected({ 'log.md': notes('one') })
+    await laptop.write('log.md', notes('one', 'two'))
+    expect((await laptop.sync()).state).toBe('idle')
+    const head = desktop.git('rev-parse', 'main').trim()
+    const packs = path.join(desktop.dir, 'history.git', 'objects', 'pack')
+    // Every file the fetch writes into the pack folder meets a full disk.
+    const full = hookDisk(nodeDisk, (call) =>
+      call.name === 'openSync' && String(call.args[0]).startsWith(packs)
+        ? errnoError(call, 'ENOSPC')
+        : undefined,
+    )
+    const restore = setDisk(full.disk)
+    let status
+    try {
+      status = await desktop.sync()
+    } finally {
+      restore()
+    }
+    expect(status.state).toBe('error')
+    expect(status.error).toEqual({ code: 'disk-full', message: expect.stringContaining('full') })
+    expect(status.error?.message).not.toMatch(/ENOSPC|\/tmp|\/history\.git/)
+    // Nothing moved, nothing half-written is left, and the next sync brings the change.
+    expect(desktop.git('rev-parse', 'main').trim()).toBe(head)
+    expect(leftoverTempFiles(desktop.dir)).toEqual([])
+    expect((await desktop.sync()).state).toBe('idle')
+    expect((await desktop.files()).get('log.md')).toBe(notes('one', 'two'))
+    await expectAllLines(['one', 'two'])
   })
 
   it('keeps the token out of everything the window sees', async () => {

@@ -5,6 +5,7 @@
  */
 import git from 'isomorphic-git'
 import nodeHttp from 'isomorphic-git/http/node'
+import { diskProblem, isDiskProblem } from '../lib/disk-errors'
 import { CairnError } from '../lib/errors'
 import { cleanInterruptedFetch, fetchFs, gitFs, readRef } from './git-fs'
 
@@ -172,12 +173,31 @@ async function forgetBrokenTracking(gitdir: string): Promise<void> {
   if (!oid) return
   try {
     await git.readCommit({ fs: gitFs, gitdir, oid, cache: {} })
-  } catch {
+  } catch (error) {
+    // A disk that fails is not a ref to nothing: the sync stops, changing nothing.
+    if (isDiskProblem(error)) throw error
     await git.deleteRef({ fs: gitFs, gitdir, ref: TRACKING_REF })
   }
 }
 
 type Stage = 'reach' | 'fetch' | 'push'
+
+// Errors of this machine's disk while a fetch stores what arrived (never the network's: a
+// socket's ETIMEDOUT is the connection, not the disk).
+const DISK_CODES = new Set(['ENOSPC', 'EDQUOT', 'EIO', 'EROFS', 'EMFILE', 'ENFILE'])
+
+function diskError(error: unknown): CairnError | null {
+  const problem = diskProblem(error)
+  const code = (error as { code?: string } | null)?.code ?? ''
+  const onFile = typeof (error as { path?: unknown } | null)?.path === 'string'
+  if (!problem || !(DISK_CODES.has(code) || ((code === 'EACCES' || code === 'EPERM') && onFile))) {
+    return null
+  }
+  return new CairnError(
+    problem.code,
+    `The sync could not store what it fetched because ${problem.reason}. Nothing was lost; Cairn tries again on the next sync.`,
+  )
+}
 
 const NETWORK_CODES = new Set([
   'ECONNREFUSED',
@@ -194,7 +214,7 @@ const BROKEN_CODES = new Set(['ECONNRESET', 'EPIPE', 'ERR_STREAM_PREMATURE_CLOSE
 /** Turns what isomorphic-git or the network threw into a sentence with a code. */
 export function transportError(error: unknown, authRefused: boolean, stage: Stage): CairnError {
   if (error instanceof CairnError) return error
-  const translated = translate(error, authRefused, stage)
+  const translated = diskError(error) ?? translate(error, authRefused, stage)
   // The original stays attached for the log; only the sentence reaches the window.
   Object.defineProperty(translated, 'cause', { value: error, enumerable: false })
   return translated

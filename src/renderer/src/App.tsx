@@ -1,5 +1,9 @@
+import { lazy, Suspense } from 'react'
+import { Loading } from './components/Feedback'
 import { NavigationProvider, useNavigation } from './lib/navigation'
+import { MemoryNotices } from './features/app/MemoryNotices'
 import { PendingChangesProvider } from './lib/pending-changes'
+import { ThisMachineProvider } from './lib/this-machine'
 import { RecoveryNotice } from './features/app/RecoveryNotice'
 import { SidePane } from './features/app/SidePane'
 import { CairnMark, icons } from './components/icons'
@@ -17,17 +21,27 @@ import { SyncProvider, useSync } from './features/sync/sync-context'
 import { SyncIndicator } from './features/sync/SyncIndicator'
 import { SyncSettings } from './features/sync/SyncSettings'
 
+// The full history view (timeline, diffs, blame, search) is not part of the first screen: its
+// code loads the first time it opens, as the side pane's history tab does.
+const FullHistoryView = lazy(() =>
+  import('./features/history/FullHistoryView').then((module) => ({
+    default: module.FullHistoryView,
+  })),
+)
+
 /** The window's frame: conversations sidebar, chat in the middle, memory and history beside. */
 export function App() {
   return (
     <NavigationProvider>
       <SettingsProvider>
         <SyncProvider>
-          <LiveTurnsProvider>
-            <PendingChangesProvider>
-              <Frame />
-            </PendingChangesProvider>
-          </LiveTurnsProvider>
+          <ThisMachineProvider>
+            <LiveTurnsProvider>
+              <PendingChangesProvider>
+                <Frame />
+              </PendingChangesProvider>
+            </LiveTurnsProvider>
+          </ThisMachineProvider>
         </SyncProvider>
       </SettingsProvider>
     </NavigationProvider>
@@ -37,14 +51,16 @@ export function App() {
 function Frame() {
   const appInfo = useAppInfo()
   const { state: settings } = useSettings()
-  const { settingsOpen, openSettings } = useNavigation()
+  const { settingsOpen, openSettings, view } = useNavigation()
   const { dialog } = useSync()
   useTheme(settings.status === 'ready' ? settings.settings.theme : null)
   useShortcuts()
 
+  const fullHistory = view === 'history'
   return (
-    <div className="app-frame">
-      <nav className="sidebar" aria-label="Conversations">
+    <div className="app-frame" data-view={view}>
+      {/* The chat stays mounted under the full history view: its draft and scroll survive. */}
+      <nav className="sidebar" aria-label="Conversations" hidden={fullHistory}>
         <header className="sidebar-header">
           <span className="brand">
             <CairnMark />
@@ -83,14 +99,21 @@ function Frame() {
         </footer>
       </nav>
 
-      <main className="main-pane" aria-label="Chat">
+      <main className="main-pane" aria-label="Chat" hidden={fullHistory}>
         {appInfo.status === 'ready' && <RecoveryNotice initial={appInfo.info.recovery} />}
+        {appInfo.status === 'ready' && <MemoryNotices />}
         <ChatPane />
       </main>
 
-      <aside className="side-pane" aria-label="Memory and history">
+      <aside className="side-pane" aria-label="Memory and history" hidden={fullHistory}>
         <SidePane />
       </aside>
+
+      {fullHistory && (
+        <Suspense fallback={<Loading active label="Loading history…" />}>
+          <FullHistoryView />
+        </Suspense>
+      )}
 
       {settingsOpen && <SettingsDialog extraSections={<SyncSettings />} />}
       {dialog === 'conflicts' && <ConflictDialog />}

@@ -103,6 +103,27 @@ describe('reading objects git wrote', () => {
     db.close()
   })
 
+  it('reads every object of a large pack in any order (offsets and data read in blocks)', () => {
+    makeHistory(30)
+    // Over a thousand more objects: the offset table is read 1,024 entries at a time, and a
+    // pack far larger than one read window, read here in name order (all over the pack).
+    for (let i = 0; i < 1_500; i++) {
+      writeFileSync(path.join(work, `many-${i}.txt`), `file ${i}: ${'x'.repeat(i % 97)}\n`)
+    }
+    git('add', '-A')
+    git('commit', '-q', '-m', 'many files')
+    git('gc', '-q')
+    const db = new ObjectDatabase(gitdir)
+    const pack = db.packs()[0]!
+    expect(pack.index.count).toBeGreaterThan(1024)
+    expect(pack.bytes).toBeGreaterThan(64 * 1024)
+    expectAllReadable(db)
+    // And backwards through the pack, as a walk to older commits may go.
+    const entries = [...pack.index.entries()].sort((a, b) => b.offset - a.offset)
+    for (const entry of entries) expect(db.read(entry.oid.toString('hex')).type).toBeTruthy()
+    db.close()
+  })
+
   it('reads REF_DELTA packs, several packs at once, and loose objects beside them', () => {
     makeHistory(20)
     git('-c', 'repack.useDeltaBaseOffset=false', 'repack', '-a', '-d', '-f', '-q')

@@ -6,7 +6,7 @@
  * its name, so damage shows up as an error instead of wrong content.
  */
 import { createHash } from 'node:crypto'
-import fs from 'node:fs'
+import { disk, exists, listNames } from '../../lib/disk'
 import path from 'node:path'
 import { inflateSync } from 'node:zlib'
 import { DeltaError } from './delta'
@@ -84,12 +84,8 @@ export class ObjectDatabase {
    * then read as missing, which the caller reports).
    */
   refresh(): boolean {
-    let names: string[]
-    try {
-      names = fs.readdirSync(this.packDir)
-    } catch {
-      names = []
-    }
+    // A missing folder is no packs; a disk that fails says so (never "no packs").
+    const names = listNames(this.packDir)
     const idx = names.filter((name) => /^pack-[0-9a-f]{40,64}\.idx$/.test(name)).sort()
     const listing = idx.join('\n')
     if (listing === this.packListing) return false
@@ -128,7 +124,7 @@ export class ObjectDatabase {
   has(oid: string): boolean {
     const raw = Buffer.from(oid, 'hex')
     for (const open of this.packList) if (open.index.has(raw)) return true
-    return fs.existsSync(this.loosePath(oid))
+    return exists(this.loosePath(oid))
   }
 
   /** True when a pack (not counting loose files) holds `oid`. */
@@ -160,7 +156,7 @@ export class ObjectDatabase {
   readLoose(oid: string): RawObject | null {
     let stored: Buffer
     try {
-      stored = fs.readFileSync(this.loosePath(oid))
+      stored = disk.readFileSync(this.loosePath(oid))
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code
       if (code === 'ENOENT' || code === 'ENOTDIR') return null
@@ -229,7 +225,7 @@ export class ObjectDatabase {
         pack.close()
         throw new Error(MISMATCH)
       }
-      return { name, index, pack, bytes: fs.statSync(file).size }
+      return { name, index, pack, bytes: disk.statSync(file).size }
     } catch (error) {
       index?.close()
       // A pack that is not one (damaged, or not for this index) is left out; its objects then
@@ -264,7 +260,7 @@ function closePack(open: OpenPack): void {
 
 function mtimeOf(file: string): number {
   try {
-    return fs.statSync(file).mtimeMs
+    return disk.statSync(file).mtimeMs
   } catch {
     return 0
   }

@@ -9,7 +9,7 @@
  *           [REF_DELTA: 20-byte base name]
  *           zlib stream (the object, or its delta)
  */
-import fs from 'node:fs'
+import { disk, OPEN } from '../../lib/disk'
 import { inflateSync } from 'node:zlib'
 import { ByteLru } from './byte-lru'
 import { applyDelta } from './delta'
@@ -39,6 +39,9 @@ const MAX_CHAIN = 10_000
 
 /** Built objects kept for delta bases, across all packs, in bytes of content. */
 const CACHE_BUDGET = 32 * 1024 * 1024
+/** Bytes read at once for small reads (see `readExactly`). */
+const WINDOW = 16 * 1024
+
 /** Larger objects are never cached: one would push out everything else. */
 const CACHE_MAX_OBJECT = 4 * 1024 * 1024
 
@@ -57,6 +60,9 @@ let nextPackId = 0
 export class PackFile {
   readonly id = nextPackId++
   private closed = false
+  /** The part of the pack read last (`WINDOW` bytes from `windowAt`), for small reads. */
+  private window: Buffer | null = null
+  private windowAt = 0
 
   private constructor(
     readonly file: string,
@@ -68,11 +74,11 @@ export class PackFile {
   ) {}
 
   static open(file: string, cache: ObjectCache): PackFile {
-    const fd = fs.openSync(file, 'r')
+    const fd = disk.openSync(file, OPEN.READ)
     try {
-      const size = fs.fstatSync(fd).size
+      const size = disk.fstatSync(fd).size
       const head = Buffer.alloc(12)
-      if (fs.readSync(fd, head, 0, 12, 0) !== 12 || head.toString('latin1', 0, 4) !== 'PACK') {
+      if (disk.readSync(fd, head, 0, 12, 0) !== 12 || head.toString('latin1', 0, 4) !== 'PACK') {
         throw new PackError('not a pack file')
       }
       const version = head.readUInt32BE(4)
@@ -80,7 +86,7 @@ export class PackFile {
       if (size < 32) throw new PackError('pack is cut short')
       return new PackFile(file, fd, size - 20, head.readUInt32BE(8), cache)
     } catch (error) {
-      fs.closeSync(fd)
+      disk.closeSync(fd)
       throw error
     }
   }
@@ -146,7 +152,7 @@ export class PackFile {
     if (this.closed) return
     this.closed = true
     this.cache.forget(this.id)
-    fs.closeSync(this.fd)
+    disk.closeSync(this.fd)
   }
 
   private header(offset: number): Header {
@@ -198,7 +204,11 @@ export class PackFile {
       const input = Buffer.allocUnsafe(want)
       this.readExactly(input, want, header.dataAt)
       try {
-        const out = inflateSync(input)
+        // Output in one buffer of the size announced (plus one byte, so zlib stops there):
+        // the default 16 KiB chunks would each stay held by a small object built in them.
+        const out = inflateSync(input, {
+          chunkSize: Math.min(Math.max(64, header.size + 1), 1 << 20),
+        })
         if (out.length !== header.size) throw new PackError('object size does not match its header')
         return out
       } catch (error) {
@@ -213,9 +223,37 @@ export class PackFile {
   }
 
   private readExactly(buf: Buffer, length: number, position: number): void {
+    // Small reads (entry headers, deltas, trees, commits) come from a window of the pack:
+    // a walk reads objects that lie close together, and each read is a system call.
+    if (length <= WINDOW / 8) {
+      const window = this.window
+      if (
+        !window ||
+        position < this.windowAt ||
+        position + length > this.windowAt + window.length
+      ) {
+        const size = Math.min(WINDOW, this.end + 20 - position)
+        if (size >= length) {
+          const loaded = Buffer.allocUnsafe(size)
+          this.readFully(loaded, size, position)
+          this.window = loaded
+          this.windowAt = position
+        }
+      }
+      const current = this.window
+      const at = position - this.windowAt
+      if (current && at >= 0 && at + length <= current.length) {
+        current.copy(buf, 0, at, at + length)
+        return
+      }
+    }
+    this.readFully(buf, length, position)
+  }
+
+  private readFully(buf: Buffer, length: number, position: number): void {
     let done = 0
     while (done < length) {
-      const got = fs.readSync(this.fd, buf, done, length - done, position + done)
+      const got = disk.readSync(this.fd, buf, done, length - done, position + done)
       if (got === 0) throw new PackError('pack is cut short')
       done += got
     }

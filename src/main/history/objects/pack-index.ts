@@ -2,7 +2,7 @@
  * Reads a pack's `.idx` (version 2, and the older version 1) by positioned reads: only the
  * 1 KiB fanout table is read at open; a lookup reads the object names that share the first
  * byte (one slice of the name table, kept in a bounded cache), binary-searches them, then reads
- * the one offset it needs.
+ * its offset (version 2: with the 1,023 next to it, kept in the same cache).
  *
  * Version 2 layout (all integers big-endian):
  *
@@ -12,11 +12,13 @@
  *
  * Version 1 has no header: fanout, then N x (u32 offset, 20-byte name), then the checksums.
  */
-import fs from 'node:fs'
+import { disk, OPEN } from '../../lib/disk'
 import { ByteLru } from './byte-lru'
 
 const V2_MAGIC = 0xff744f63
 const FANOUT_BYTES = 256 * 4
+/** Offset entries read together (4 bytes each). */
+const OFFSET_CHUNK = 1024
 
 /** Thrown for an index that is not one git could have written. */
 export class PackIndexError extends Error {}
@@ -45,11 +47,11 @@ export class PackIndex {
 
   /** Opens `file`, checking its header, fanout and size against each other. */
   static open(file: string): PackIndex {
-    const fd = fs.openSync(file, 'r')
+    const fd = disk.openSync(file, OPEN.READ)
     try {
-      const size = fs.fstatSync(fd).size
+      const size = disk.fstatSync(fd).size
       const head = Buffer.alloc(8 + FANOUT_BYTES)
-      const got = fs.readSync(fd, head, 0, head.length, 0)
+      const got = disk.readSync(fd, head, 0, head.length, 0)
       const v2 = got >= 8 && head.readUInt32BE(0) === V2_MAGIC
       if (v2 && head.readUInt32BE(4) !== 2) throw new PackIndexError('unsupported .idx version')
       const start = v2 ? 8 : 0
@@ -70,7 +72,7 @@ export class PackIndex {
         throw new PackIndexError('.idx has a torn large-offset table')
       return new PackIndex(file, fd, v2 ? 2 : 1, fanout, size)
     } catch (error) {
-      fs.closeSync(fd)
+      disk.closeSync(fd)
       throw error
     }
   }
@@ -119,8 +121,7 @@ export class PackIndex {
       this.read(buf, 4, FANOUT_BYTES + position * 24)
       return buf.readUInt32BE(0)
     }
-    this.read(buf, 4, 8 + FANOUT_BYTES + this.count * 24 + position * 4)
-    const small = buf.readUInt32BE(0)
+    const small = this.smallOffset(position)
     if (!(small & 0x80000000)) return small
     const large = small & 0x7fffffff
     const at = 8 + FANOUT_BYTES + this.count * 28 + large * 8
@@ -159,7 +160,24 @@ export class PackIndex {
     if (this.closed) return
     this.closed = true
     slices.deletePrefix(this.id)
-    fs.closeSync(this.fd)
+    disk.closeSync(this.fd)
+  }
+
+  /**
+   * The 4-byte offset entry at `position` (version 2), read with its neighbours: a walk over
+   * many objects looks up many entries, one read each would be a system call each.
+   */
+  private smallOffset(position: number): number {
+    const chunk = Math.floor(position / OFFSET_CHUNK)
+    const key = `${this.id}o${chunk}`
+    let offsets = slices.get(key)
+    if (!offsets) {
+      const from = chunk * OFFSET_CHUNK
+      offsets = Buffer.allocUnsafe(Math.min(OFFSET_CHUNK, this.count - from) * 4)
+      this.read(offsets, offsets.length, 8 + FANOUT_BYTES + this.count * 24 + from * 4)
+      slices.set(key, offsets)
+    }
+    return offsets.readUInt32BE((position - chunk * OFFSET_CHUNK) * 4)
   }
 
   private readNames(from: number, to: number): Buffer {
@@ -173,7 +191,7 @@ export class PackIndex {
   private read(buf: Buffer, length: number, position: number): void {
     let done = 0
     while (done < length) {
-      const got = fs.readSync(this.fd, buf, done, length - done, position + done)
+      const got = disk.readSync(this.fd, buf, done, length - done, position + done)
       if (got === 0) throw new PackIndexError('.idx is cut short')
       done += got
     }

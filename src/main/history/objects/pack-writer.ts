@@ -10,20 +10,24 @@
  * which `removePackLeftovers` clears.
  */
 import { createHash, randomBytes } from 'node:crypto'
-import fs from 'node:fs'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import zlib from 'node:zlib'
-import { syncDirectory } from '../../lib/atomic-write'
+import {
+  disk,
+  exists,
+  isMissing,
+  listNames,
+  makeFolders,
+  OPEN,
+  removeFile,
+  syncFolder,
+} from '../../lib/disk'
 import { crc32 } from './crc32'
 import { createDelta } from './delta'
 import { OFS_DELTA, TYPE_CODES, type ObjectKind } from './pack-file'
 
-const fsync = promisify(fs.fsync)
-const close = promisify(fs.close)
-const rename = promisify(fs.rename)
 const deflateAsync = promisify(zlib.deflate)
-const writeAsync = promisify(fs.write)
 
 /** Objects this large are compressed on the thread pool, so the event loop never waits on one. */
 const ASYNC_DEFLATE_BYTES = 64 * 1024
@@ -126,9 +130,9 @@ export class PackWriter {
 
   /** Starts a pack in `dir` (the repository's `objects/pack`). */
   static create(dir: string): PackWriter {
-    fs.mkdirSync(dir, { recursive: true })
+    makeFolders(dir, 0o755)
     const temp = path.join(dir, `tmp_pack_${randomBytes(8).toString('hex')}`)
-    const fd = fs.openSync(temp, 'wx+', 0o444)
+    const fd = disk.openSync(temp, OPEN.READ_WRITE_NEW, 0o444)
     const writer = new PackWriter(dir, temp, fd)
     // The object count is patched in at the end, before the checksum is computed.
     const head = Buffer.alloc(12)
@@ -205,55 +209,56 @@ export class PackWriter {
     await this.flush()
     const count = Buffer.alloc(4)
     count.writeUInt32BE(this.entries.length)
-    fs.writeSync(fd, count, 0, 4, 8)
+    disk.writeSync(fd, count, 8)
 
     // Checksum the file as written (read back in chunks).
     const hash = createHash('sha1')
     const chunk = Buffer.allocUnsafe(BUFFER_BYTES)
     for (let at = 0; at < this.offset;) {
-      const got = fs.readSync(fd, chunk, 0, Math.min(chunk.length, this.offset - at), at)
+      const got = disk.readSync(fd, chunk, 0, Math.min(chunk.length, this.offset - at), at)
       if (got <= 0) throw new Error('pack file shrank while being written')
       hash.update(chunk.subarray(0, got))
       at += got
       await pause()
     }
     const checksum = hash.digest()
-    fs.writeSync(fd, checksum, 0, 20, this.offset)
-    await fsync(fd)
+    disk.writeSync(fd, checksum, this.offset)
+    await disk.fsync(fd)
     this.fd = null
-    await close(fd)
+    disk.closeSync(fd)
 
     const name = `pack-${checksum.toString('hex')}`
     const finalPack = path.join(this.dir, `${name}.pack`)
     const finalIdx = path.join(this.dir, `${name}.idx`)
-    if (fs.existsSync(finalPack) && fs.existsSync(finalIdx)) {
+    if (exists(finalPack) && exists(finalIdx)) {
       // The same objects packed the same way again: the pack named by this checksum is it.
-      fs.rmSync(this.tempPack, { force: true })
+      removeFile(this.tempPack)
       this.done = true
       return { name, objects: this.entries.length, bytes: this.offset + 20 }
     }
     const idx = await this.buildIndex(checksum, pause)
     const tempIdx = path.join(this.dir, `tmp_idx_${randomBytes(8).toString('hex')}`)
-    const idxFd = fs.openSync(tempIdx, 'wx', 0o444)
+    const idxFd = disk.openSync(tempIdx, OPEN.WRITE_NEW, 0o444)
     try {
       for (let at = 0; at < idx.length; at += BUFFER_BYTES) {
         const end = Math.min(idx.length, at + BUFFER_BYTES)
         let done = at
-        while (done < end) {
-          done += (await writeAsync(idxFd, idx, done, end - done, done)).bytesWritten
-        }
+        while (done < end) done += await disk.write(idxFd, idx.subarray(done, end), done)
         await pause()
       }
-      await fsync(idxFd)
-    } finally {
-      await close(idxFd)
+      await disk.fsync(idxFd)
+    } catch (error) {
+      disk.closeSync(idxFd)
+      removeFile(tempIdx)
+      throw error
     }
+    disk.closeSync(idxFd)
     onStep('index-durable')
-    await rename(this.tempPack, finalPack)
+    disk.renameSync(this.tempPack, finalPack)
     onStep('pack-renamed')
-    await rename(tempIdx, finalIdx)
+    disk.renameSync(tempIdx, finalIdx)
     // Some file systems refuse a folder fsync; the renames stand regardless.
-    await syncDirectory(this.dir).catch(() => undefined)
+    await syncFolder(this.dir).catch(() => undefined)
     this.done = true
     return { name, objects: this.entries.length, bytes: this.offset + 20 }
   }
@@ -264,13 +269,17 @@ export class PackWriter {
     this.done = true
     if (this.fd !== null) {
       try {
-        fs.closeSync(this.fd)
+        disk.closeSync(this.fd)
       } catch {
         // already closed
       }
       this.fd = null
     }
-    fs.rmSync(this.tempPack, { force: true })
+    try {
+      removeFile(this.tempPack)
+    } catch {
+      // Left for the next open, which removes temp files.
+    }
   }
 
   private async push(bytes: Buffer): Promise<void> {
@@ -296,14 +305,7 @@ export class PackWriter {
     if (this.fd === null) throw new Error('pack already finished')
     let done = 0
     while (done < bytes.length) {
-      const { bytesWritten } = await writeAsync(
-        this.fd,
-        bytes,
-        done,
-        bytes.length - done,
-        position + done,
-      )
-      done += bytesWritten
+      done += await disk.write(this.fd, bytes.subarray(done), position + done)
     }
   }
 
@@ -397,17 +399,14 @@ export function entryHeader(code: number, size: number, distance: number): Buffe
 }
 
 /**
- * Removes what an interrupted pack write leaves in `dir`: temp files, and a `.pack` whose
- * `.idx` never arrived (or the reverse). `olderThanMs` spares files another writer may still
- * be busy with.
+ * Clears what an interrupted pack write leaves in `dir`: temp files are removed, and a `.pack`
+ * whose `.idx` never arrived (or the reverse) is moved aside, into `cairn-damaged/` in the git
+ * directory — never deleted: a pack whose index was lost by damage rather than by a crash
+ * may hold the only copy of its objects (`git index-pack` can index it again). `olderThanMs`
+ * spares files another writer may still be busy with. Returns the names cleared.
  */
 export function removePackLeftovers(dir: string, olderThanMs = 0, now = Date.now()): string[] {
-  let names: string[]
-  try {
-    names = fs.readdirSync(dir)
-  } catch {
-    return []
-  }
+  const names = listNames(dir)
   const present = new Set(names)
   const removed: string[] = []
   for (const name of names) {
@@ -417,11 +416,18 @@ export function removePackLeftovers(dir: string, olderThanMs = 0, now = Date.now
     if (!orphan && !name.startsWith('tmp_pack_') && !name.startsWith('tmp_idx_')) continue
     const file = path.join(dir, name)
     try {
-      if (olderThanMs > 0 && now - fs.statSync(file).mtimeMs < olderThanMs) continue
-      fs.rmSync(file, { force: true })
+      if (olderThanMs > 0 && now - disk.statSync(file).mtimeMs < olderThanMs) continue
+      if (orphan) {
+        const aside = path.join(dir, '..', '..', 'cairn-damaged')
+        makeFolders(aside, 0o700)
+        disk.renameSync(file, path.join(aside, name))
+      } else {
+        removeFile(file)
+      }
       removed.push(name)
-    } catch {
-      // Gone already, or not ours to remove.
+    } catch (error) {
+      // Gone already. A disk that fails is said, never taken for "nothing there".
+      if (!isMissing(error)) throw error
     }
   }
   return removed

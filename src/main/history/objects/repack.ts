@@ -12,7 +12,7 @@
  * renamed into place, and every object removed is checked to be in it. Killed anywhere, the
  * repository holds every object at least once (see pack-writer.ts for the files left over).
  */
-import fs from 'node:fs'
+import { disk, exists, isMissing, listNames } from '../../lib/disk'
 import path from 'node:path'
 import { parseCommit, parseTree, type RawTreeEntry } from '../object-store'
 import { isFormatError, type ObjectDatabase, type OpenPack } from './object-database'
@@ -176,7 +176,7 @@ async function install(
       // Every loose object some durable pack holds goes (packed now, or before a crash).
       if (!inNewPack(oid) && !db.inPack(oid)) continue
       try {
-        fs.unlinkSync(db.loosePath(oid))
+        disk.unlinkSync(db.loosePath(oid))
         removedLoose++
         emptied.add(oid.slice(0, 2))
       } catch {
@@ -188,7 +188,7 @@ async function install(
     for (const prefix of emptied) {
       try {
         // A folder that held thousands of names takes a while to go.
-        await fs.promises.rmdir(path.join(db.objectsDir, prefix))
+        await disk.promises.rmdir(path.join(db.objectsDir, prefix))
       } catch {
         // Not empty (an object written meanwhile), or gone.
       }
@@ -211,7 +211,11 @@ async function install(
       db.retire([open.name])
       // The index first: a pack without one is invisible, and cleared as a leftover.
       for (const ext of ['idx', 'pack', 'rev', 'bitmap']) {
-        await fs.promises.rm(path.join(db.packDir, `${open.name}.${ext}`), { force: true })
+        try {
+          await disk.promises.unlink(path.join(db.packDir, `${open.name}.${ext}`))
+        } catch (error) {
+          if (!isMissing(error)) throw error
+        }
       }
       mergedPacks++
       await options.pause?.()
@@ -237,18 +241,21 @@ interface WrittenPack {
   readonly objects: number
 }
 
-/** Every loose object id, one folder at a time. */
+/**
+ * Every loose object id, one folder at a time. Temp files of object writes a crash left behind
+ * (a minute old: never one being written) go on the way; open leaves them to this pass when
+ * there are too many loose objects to list them quickly.
+ */
 export async function listLoose(db: ObjectDatabase, pause: () => Promise<void>): Promise<OidSet> {
   const found = new OidSet()
+  const now = Date.now()
   for (let i = 0; i < 256; i++) {
     const prefix = i.toString(16).padStart(2, '0')
-    let names: string[]
-    try {
-      names = fs.readdirSync(path.join(db.objectsDir, prefix))
-    } catch {
-      continue
+    for (const name of listNames(path.join(db.objectsDir, prefix))) {
+      if (LOOSE_NAME.test(name)) found.add(prefix + name)
+      else if (name.startsWith('tmp_obj_'))
+        removeStaleTemp(path.join(db.objectsDir, prefix, name), now)
     }
-    for (const name of names) if (LOOSE_NAME.test(name)) found.add(prefix + name)
     await pause()
   }
   return found
@@ -260,9 +267,10 @@ export async function listLoose(db: ObjectDatabase, pause: () => Promise<void>):
  */
 export function estimateLoose(db: ObjectDatabase): number {
   try {
-    const names = fs.readdirSync(path.join(db.objectsDir, '17'))
+    const names = listNames(path.join(db.objectsDir, '17'))
     return names.filter((name) => LOOSE_NAME.test(name)).length * 256
   } catch {
+    // A failing disk: the next pass tries again.
     return 0
   }
 }
@@ -275,7 +283,7 @@ export function estimateLoose(db: ObjectDatabase): number {
 export function packsToMerge(db: ObjectDatabase, loose: number, all: boolean): OpenPack[] {
   const candidates = db
     .packs()
-    .filter((open) => !fs.existsSync(path.join(db.packDir, `${open.name}.keep`)))
+    .filter((open) => !exists(path.join(db.packDir, `${open.name}.keep`)))
     .sort((a, b) => a.index.count - b.index.count)
   if (all) return candidates.length === 1 && loose === 0 ? [] : candidates
   const merged: OpenPack[] = []
@@ -351,7 +359,7 @@ async function writeObjects(
     if (!object || object.type !== 'tree') return null
     let entries: RawTreeEntry[]
     try {
-      entries = parseTree(object.content)
+      entries = parseTree(oid, object.content, { foreign: true })
     } catch {
       return null
     }
@@ -434,5 +442,14 @@ async function writeObjects(
     const object = read(oid)
     if (!object) continue
     await emit(oid, object.type, object.content, `other:${object.type}`)
+  }
+}
+
+function removeStaleTemp(file: string, now: number): void {
+  try {
+    const stats = disk.lstatIfThere(file)
+    if (stats && now - stats.mtimeMs > 60_000) disk.unlinkSync(file)
+  } catch {
+    // Gone meanwhile, or the disk failing: the next pass tries again.
   }
 }

@@ -44,6 +44,13 @@ export const icons = {
   ),
   send: (p: IconProps) => <Icon d="M12 19V5M6 11l6-6 6 6" {...p} />,
   arrowDown: (p: IconProps) => <Icon d="M12 5v14M6 13l6 6 6-6" {...p} />,
+  arrowLeft: (p: IconProps) => <Icon d="M19 12H5M11 6l-6 6 6 6" {...p} />,
+  eye: (p: IconProps) => (
+    <Icon
+      d="M2 12s3.6-7 10-7 10 7 10 7-3.6 7-10 7S2 12 2 12zM12 15a3 3 0 1 0 0-6 3 3 0 0 0 0 6z"
+      {...p}
+    />
+  ),
   stop: (p: IconProps) => (
     <svg width="16" height="16" viewBox="0 0 24 24" aria-hidden="true" focusable="false" {...p}>
       <rect x="6" y="6" width="12" height="12" rx="2" fill="currentColor" />

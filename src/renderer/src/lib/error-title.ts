@@ -27,6 +27,12 @@ export function errorTitle(code: ErrorCode): string {
       return 'Conversation too long'
     case 'stream-interrupted':
       return 'The reply was interrupted'
+    case 'disk-full':
+      return 'The disk is full'
+    case 'locked':
+      return 'Cairn is already open'
+    case 'history-damaged':
+      return 'This version is damaged'
     case 'sync-invalid-url':
       return 'Check the remote’s address'
     case 'sync-unreachable':
@@ -81,7 +87,6 @@ export function errorTitle(code: ErrorCode): string {
     case 'limit-reached':
     case 'not-text':
     case 'secret-detected':
-    case 'disk-full':
     case 'access-denied':
     case 'read-only':
     case 'io-error':

@@ -27,7 +27,43 @@ export function relativeTime(time: number, now: number): string {
   })
 }
 
-/** A full local date and time for tooltips and the detail header. */
-export function absoluteTime(time: number): string {
-  return new Date(time).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' })
+/** The local calendar day of a time, as `2026-11-03` (for grouping by day). */
+export function dayKey(time: number): string {
+  const date = new Date(time)
+  return `${date.getFullYear()}-${date.getMonth() + 1}-${date.getDate()}`
+}
+
+/** A day heading: "Today", "Yesterday", "3 November" (with the year when not this year). */
+export function dayHeading(time: number, now: number): string {
+  const today = new Date(now)
+  const yesterday = new Date(today.getFullYear(), today.getMonth(), today.getDate() - 1)
+  if (dayKey(time) === dayKey(now)) return 'Today'
+  if (dayKey(time) === dayKey(yesterday.getTime())) return 'Yesterday'
+  const sameYear = new Date(time).getFullYear() === today.getFullYear()
+  return new Date(time).toLocaleDateString(undefined, {
+    day: 'numeric',
+    month: 'long',
+    ...(sameYear ? {} : { year: 'numeric' }),
+  })
+}
+
+/** The time of day: "14:02" (or "2:02 PM", as the system says it). */
+export function clockTime(time: number): string {
+  return new Date(time).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' })
+}
+
+/** A moment named briefly: "3 Nov, 14:02" (the year added when not this year). */
+export function shortDateTime(time: number, now: number): string {
+  const sameYear = new Date(time).getFullYear() === new Date(now).getFullYear()
+  const day = new Date(time).toLocaleDateString(undefined, {
+    day: 'numeric',
+    month: 'short',
+    ...(sameYear ? {} : { year: 'numeric' }),
+  })
+  return `${day}, ${clockTime(time)}`
+}
+
+/** The exact moment, to the second, for tooltips: "Tuesday 3 November 2026 at 14:02:09". */
+export function exactTime(time: number): string {
+  return new Date(time).toLocaleString(undefined, { dateStyle: 'full', timeStyle: 'medium' })
 }

@@ -8,6 +8,7 @@ const PRESENTATION: Readonly<
   Record<RecoveryReport['kind'], { readonly tone: BannerTone; readonly title: string }>
 > = {
   'history-rebuilt': { tone: 'warning', title: 'Memory history was rebuilt' },
+  'history-repaired': { tone: 'warning', title: 'Memory history was repaired' },
   'uncommitted-changes': { tone: 'warning', title: 'Unsaved memory changes recovered' },
   'outside-changes': { tone: 'info', title: 'Edits made outside Cairn saved' },
 }

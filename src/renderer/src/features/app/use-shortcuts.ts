@@ -5,7 +5,8 @@ import { useNavigation } from '../../lib/navigation'
 
 /**
  * App-wide keys: Ctrl/Cmd+N new chat, Ctrl/Cmd+L focus the composer, Ctrl/Cmd+1/2 Memory or
- * History, Ctrl/Cmd+, settings. (Escape, which stops a turn, belongs to the chat pane.)
+ * History, Ctrl/Cmd+Shift+H the full history view, Ctrl/Cmd+, settings. (Escape stops a
+ * turn in the chat pane, and leaves the full history view.)
  * The desktop app's menu offers the same commands with the same keys and sends them as
  * `app:command` events; both routes run the same code, so a key the menu also handles does
  * the same thing twice at most, never two different things.
@@ -27,6 +28,7 @@ export function useShortcuts(): void {
       else if (key === '1') act(() => run('show-memory'))
       else if (key === '2') act(() => run('show-history'))
       else if (key === ',') act(() => run('open-settings'))
+      else if (key === 'h' && event.shiftKey) act(() => run('show-full-history'))
     }
     window.addEventListener('keydown', onKey)
     return () => window.removeEventListener('keydown', onKey)
@@ -35,7 +37,8 @@ export function useShortcuts(): void {
 
 /** Carries out one app command, whether it came from a key or from the application menu. */
 function useAppCommand(): (command: AppCommand) => void {
-  const { openConversation, focusComposer, showSidePane, openSettings } = useNavigation()
+  const { openConversation, focusComposer, showSidePane, openSettings, openFullHistory } =
+    useNavigation()
   return useCallback(
     (command: AppCommand) => {
       switch (command) {
@@ -53,8 +56,11 @@ function useAppCommand(): (command: AppCommand) => void {
         case 'show-history':
           showSidePane('history')
           return
+        case 'show-full-history':
+          openFullHistory()
+          return
       }
     },
-    [openConversation, focusComposer, showSidePane, openSettings],
+    [openConversation, focusComposer, showSidePane, openSettings, openFullHistory],
   )
 }

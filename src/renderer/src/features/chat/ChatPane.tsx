@@ -25,6 +25,7 @@ import {
   turnsFromStored,
   type TranscriptTurn,
 } from './transcript-model'
+import { toolCardId } from './ToolCard'
 import { TurnView } from './TurnView'
 import { useConversation } from './use-conversation'
 import './chat.css'
@@ -52,6 +53,7 @@ export function ChatPane() {
     showHistory,
     composerFocusRequest,
     focusComposer,
+    replyTarget,
   } = useNavigation()
   const settings = useSettings()
   const live = useLiveTurns()
@@ -194,7 +196,12 @@ export function ChatPane() {
         )}
       </header>
 
-      <Transcript conversationId={conversationId} turns={turns} running={running}>
+      <Transcript
+        conversationId={conversationId}
+        turns={turns}
+        running={running}
+        reveal={replyTarget?.conversationId === conversationId ? replyTarget : null}
+      >
         {state.status === 'error' && (
           <Banner
             tone="error"
@@ -299,11 +306,14 @@ function Transcript({
   conversationId,
   turns,
   running,
+  reveal,
   children,
 }: {
   readonly conversationId: string | null
   readonly turns: ReadonlyArray<TranscriptTurn>
   readonly running: boolean
+  /** A tool card to bring into view (the reply that wrote a line), once it is drawn. */
+  readonly reveal: { readonly toolUseId: string; readonly token: number } | null
   readonly children: ReactNode
 }) {
   const scroller = useRef<HTMLDivElement>(null)
@@ -329,6 +339,20 @@ function Transcript({
     const element = scroller.current
     if (element && pinned.current) element.scrollTop = element.scrollHeight
   })
+  // Scroll to the card someone asked for, once its conversation is drawn; then stay there
+  // (the scroll itself tells the transcript it is away from the end).
+  const revealedToken = useRef<number | null>(null)
+  useEffect(() => {
+    if (!reveal || revealedToken.current === reveal.token) return
+    const card = document.getElementById(toolCardId(reveal.toolUseId))
+    if (!card) return
+    revealedToken.current = reveal.token
+    pinned.current = false
+    jumping.current = false
+    card.scrollIntoView({ block: 'center' })
+  }, [reveal, turns])
+  const highlighted = reveal?.toolUseId ?? null
+
   const jumpToLatest = () => {
     const element = scroller.current
     if (!element) return
@@ -359,7 +383,13 @@ function Transcript({
       >
         <div className="transcript-inner" role="log" aria-label="Transcript">
           {turns.map((turn) => (
-            <TurnView key={turn.key} turn={turn} running={running && turn.key === lastKey} />
+            <TurnView
+              key={turn.key}
+              turn={turn}
+              running={running && turn.key === lastKey}
+              conversationId={conversationId}
+              revealed={highlighted}
+            />
           ))}
           {children}
         </div>

@@ -31,9 +31,12 @@ const proposalLabels: Readonly<Record<string, string>> = {
 export function ToolCard({
   item,
   interrupted,
+  revealed = false,
 }: {
   readonly item: ToolItem
   readonly interrupted: boolean
+  /** This card is the one someone asked to see (from a line's provenance): highlighted. */
+  readonly revealed?: boolean
 }) {
   const { showHistory } = useNavigation()
   const summary = summarizeTool(item.command, item.input)
@@ -61,8 +64,11 @@ export function ToolCard({
   const preview = item.result && !item.result.isError ? previewResult(item.result.content, 1) : null
   return (
     <section
+      id={toolCardId(item.toolUseId)}
       className="tool-card"
       data-state={state}
+      data-revealed={revealed || undefined}
+      aria-current={revealed || undefined}
       aria-label={`Memory ${item.command} ${summary.target}`}
     >
       <div className="tool-head">
@@ -122,4 +128,9 @@ export function ToolCard({
 /** `/memories/a/b.md` -> `/memories/a/` (everything up to the last slash). */
 function folderOf(path: string): string {
   return path.slice(0, path.lastIndexOf('/') + 1)
+}
+
+/** The DOM id of the card of a tool call (the chat scrolls to it when a line's blame asks). */
+export function toolCardId(toolUseId: string): string {
+  return `tool-${toolUseId.replace(/[^A-Za-z0-9_-]/g, '_')}`
 }

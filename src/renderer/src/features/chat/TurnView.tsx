@@ -1,17 +1,27 @@
 import { memo } from 'react'
 import { icons } from '../../components/icons'
+import { displayPath } from '../../lib/format'
+import { useNavigation } from '../../lib/navigation'
 import { Markdown } from './Markdown'
 import { ToolCard } from './ToolCard'
 import { formatTokens, type TranscriptTurn } from './transcript-model'
 
-/** One exchange: the person's message, then Claude's text and memory commands, then usage. */
+/**
+ * One exchange: the person's message, then Claude's text and memory commands, then usage
+ * and "Memory at this reply" (memory as Claude could see it when the turn began).
+ */
 export const TurnView = memo(function TurnView({
   turn,
   running,
+  conversationId,
+  revealed,
 }: {
   readonly turn: TranscriptTurn
   /** The turn is still streaming. */
   readonly running: boolean
+  readonly conversationId: string | null
+  /** The tool card someone asked to see (it is highlighted). */
+  readonly revealed: string | null
 }) {
   const last = turn.items.at(-1)
   const waiting = running && (!last || (last.kind === 'tool' && last.result !== null))
@@ -32,7 +42,12 @@ export const TurnView = memo(function TurnView({
               item.kind === 'text' ? (
                 <Markdown key={item.key} text={item.text} />
               ) : (
-                <ToolCard key={item.key} item={item} interrupted={!running} />
+                <ToolCard
+                  key={item.key}
+                  item={item}
+                  interrupted={!running}
+                  revealed={item.toolUseId === revealed}
+                />
               ),
             )}
             {waiting && (
@@ -58,9 +73,52 @@ export const TurnView = memo(function TurnView({
                   ` · ${formatTokens(turn.usage.cacheReadInputTokens)} from cache`}
               </p>
             )}
+            {!running && turn.memoryAt !== undefined && (
+              <MemoryAtReply
+                at={turn.memoryAt}
+                viewed={turn.viewed ?? []}
+                conversationId={conversationId}
+              />
+            )}
           </div>
         </article>
       )}
     </div>
   )
 })
+
+/** "Memory at this reply": opens the memory browser, read-only, on what Claude could see. */
+function MemoryAtReply(props: {
+  readonly at: string | null
+  readonly viewed: ReadonlyArray<string>
+  readonly conversationId: string | null
+}) {
+  const { showMemoryAt } = useNavigation()
+  const files = props.viewed.filter((path) => path !== '/memories')
+  const viewedNote =
+    files.length > 0
+      ? `Claude read ${files.map(displayPath).join(', ')}`
+      : props.viewed.length > 0
+        ? 'Claude looked at the list of memory files'
+        : null
+  return (
+    <p className="reply-memory">
+      <button
+        type="button"
+        className="button button-small button-ghost"
+        title="Memory as Claude could see it when this reply began (read-only)"
+        onClick={() =>
+          showMemoryAt({
+            at: props.at,
+            conversationId: props.conversationId,
+            viewed: props.viewed,
+          })
+        }
+      >
+        <icons.eye width={14} height={14} />
+        Memory at this reply
+      </button>
+      {viewedNote && <span className="reply-memory-note">{viewedNote}</span>}
+    </p>
+  )
+}

@@ -33,6 +33,13 @@ export interface TranscriptTurn {
   /** Summed over every API response of the turn; null when none finished. */
   readonly usage: TokenUsage | null
   readonly stopReason: string | null
+  /**
+   * The memory commit Claude could see when the turn started (null: memory was empty;
+   * undefined: not recorded, in conversations from before Cairn kept it).
+   */
+  readonly memoryAt?: string | null
+  /** The memory paths Claude viewed during the turn. */
+  readonly viewed?: ReadonlyArray<string>
 }
 
 /** What the events of one running turn have told so far. */
@@ -42,6 +49,8 @@ export interface LiveTurn {
   /** The id the sender gave the message (from `turn-started`); null if that was missed. */
   readonly clientId: string | null
   readonly userText: string
+  /** The memory commit at the turn's start, from `turn-started` (undefined if missed). */
+  readonly memoryAt?: string | null
   readonly items: ReadonlyArray<ReplyItem>
   readonly usage: TokenUsage | null
   readonly stopReason: string | null
@@ -123,6 +132,8 @@ export function turnsFromStored(
     current ??= { key: `stored-${index}`, userText: '', items: [], usage: null, stopReason: null }
     current.usage = addUsage(current.usage, message.usage)
     current.stopReason = message.stopReason ?? current.stopReason
+    if (message.memoryAt !== undefined) current.memoryAt = message.memoryAt
+    if (message.viewed) current.viewed = message.viewed
     message.content.forEach((block, blockIndex) => {
       const key = `stored-${index}-${blockIndex}`
       if (block.type === 'text' && block.text.length > 0) {
@@ -160,6 +171,7 @@ export function startLiveTurn(event: AgentEvent): LiveTurn {
     turnId: event.turnId,
     clientId: event.type === 'turn-started' ? event.clientId : null,
     userText: event.type === 'turn-started' ? event.userText : '',
+    ...(event.type === 'turn-started' ? { memoryAt: event.memoryAt } : {}),
     items: [],
     usage: null,
     stopReason: null,
@@ -235,7 +247,24 @@ export function turnFromLive(turn: LiveTurn): TranscriptTurn {
     items: turn.items,
     usage: turn.usage,
     stopReason: turn.stopReason,
+    ...(turn.memoryAt !== undefined ? { memoryAt: turn.memoryAt } : {}),
+    viewed: viewedPaths(turn.items),
   }
+}
+
+/** The memory paths that `view` commands among `items` looked at successfully, each once. */
+export function viewedPaths(items: ReadonlyArray<ReplyItem>): ReadonlyArray<string> {
+  const paths: string[] = []
+  for (const item of items) {
+    if (item.kind !== 'tool' || item.command !== 'view' || !item.result || item.result.isError) {
+      continue
+    }
+    const raw = (item.input as { path?: unknown } | null)?.path
+    if (typeof raw !== 'string') continue
+    const path = raw.length > 1 ? raw.replace(/\/$/, '') : raw
+    if (!paths.includes(path)) paths.push(path)
+  }
+  return paths
 }
 
 /**

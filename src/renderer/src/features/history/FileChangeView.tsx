@@ -4,7 +4,7 @@ import { Loading } from '../../components/Feedback'
 import { api, errorMessage, unwrap } from '../../lib/api'
 import type { RestoreRequest } from './restore-request'
 import { displayPath } from '../../lib/format'
-import { DiffStat, DiffView, type DiffMode } from './DiffView'
+import { DiffStat, DiffView, type DiffMode } from '../../components/DiffView'
 import { loadOmittedChange, type HistoryReader } from './omitted-change'
 
 const STATUS_LABEL: Readonly<Record<FileChange['status'], string>> = {
@@ -32,6 +32,8 @@ export function FileChangeView(props: {
   readonly commit: CommitSummary
   readonly change: FileChange
   readonly mode: DiffMode
+  /** Side by side: wrap long lines instead of scrolling sideways. */
+  readonly wrap?: boolean
   readonly onRequest: (request: RestoreRequest) => void
 }) {
   const { commit, mode } = props
@@ -96,7 +98,7 @@ export function FileChangeView(props: {
           <Loading active={loaded.state === 'loading'} label="Loading diff…" />
         </div>
       ) : (
-        <DiffView change={change} mode={mode} />
+        <DiffView change={change} mode={mode} wrap={props.wrap} />
       )}
     </article>
   )

@@ -1,4 +1,4 @@
-import { useState } from 'react'
+import { useState, type ReactNode } from 'react'
 import type { TimelineFilters } from './timeline-store'
 
 /** File, conversation and author filters above the timeline. */
@@ -8,6 +8,8 @@ export function HistoryFilters(props: {
   readonly filePaths: ReadonlyArray<string>
   readonly conversations: ReadonlyArray<{ readonly id: string; readonly title: string }>
   readonly total: number | null
+  /** More controls at the end of the bar (the side pane's "Open full history"). */
+  readonly children?: ReactNode
 }) {
   const { filters, onChange } = props
   const [pathDraft, setPathDraft] = useState(filters.path ?? '')
@@ -99,6 +101,7 @@ export function HistoryFilters(props: {
           Clear filters
         </button>
       )}
+      {props.children}
     </div>
   )
 }

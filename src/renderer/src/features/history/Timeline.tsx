@@ -1,18 +1,19 @@
 import { useVirtualizer } from '@tanstack/react-virtual'
 import { useEffect, useId, useRef, type KeyboardEvent } from 'react'
 import type { CommitSummary } from '../../../../shared/types'
-import { absoluteTime, relativeTime } from '../../lib/format'
-import { otherMachine } from '../../lib/use-this-machine'
-import { CommitBadges, FlagReason } from './CommitBadges'
-import { actorLabel, commandLabel, pathsLabel, restoreNote } from './describe'
+import { dayHeading, dayKey } from '../../lib/format'
 import type { TimelineStore } from './timeline-store'
+import { TimelineRow } from './TimelineRow'
 
-const ROW_HEIGHT = 58
+const ROW_HEIGHT = 54
+/** Extra height of a row that opens a new day with its heading. */
+const HEADING_HEIGHT = 30
 
 /**
- * The commits, newest first, as a virtualized grid: only the rows on screen exist in the
- * DOM and only their pages are requested. Arrow keys, Page Up/Down, Home and End move the
- * selection; the grid keeps focus and points at the selected row.
+ * The commits, newest first, as a virtualized grid under day headings ("Today", "Yesterday",
+ * "3 November"): only the rows on screen exist in the DOM and only their pages are
+ * requested. Arrow keys, Page Up/Down, Home and End move the selection; the grid keeps focus
+ * and points at the selected row.
  */
 export function Timeline(props: {
   readonly store: TimelineStore
@@ -20,8 +21,6 @@ export function Timeline(props: {
   readonly selectedOid: string | null
   readonly scrollTo: { readonly index: number; readonly token: number } | null
   readonly now: number
-  /** This machine's name: changes made on others are marked with theirs. */
-  readonly thisMachine: string | null
   /** Changes whenever the store loaded something (re-checks a pending keyboard move). */
   readonly version: number
   readonly conversationTitle: (id: string) => string
@@ -31,13 +30,26 @@ export function Timeline(props: {
   const { store, total, selectedOid } = props
   const scrollRef = useRef<HTMLDivElement>(null)
   const baseId = useId()
+  /** A row opens a day when the row above it (once loaded) is from another day. */
+  const opensDay = (index: number): boolean => {
+    const entry = store.entryAt(index)
+    if (!entry) return false
+    if (index === 0) return true
+    const above = store.entryAt(index - 1)
+    return above !== undefined && dayKey(above.time) !== dayKey(entry.time)
+  }
   // eslint-disable-next-line react-hooks/incompatible-library -- virtual rows are read fresh each render
   const virtualizer = useVirtualizer({
     count: total,
     getScrollElement: () => scrollRef.current,
-    estimateSize: () => ROW_HEIGHT,
+    estimateSize: (index) => ROW_HEIGHT + (opensDay(index) ? HEADING_HEIGHT : 0),
     overscan: 6,
   })
+  // Loaded pages decide where days begin: the rows are measured again.
+  const { version } = props
+  useEffect(() => {
+    virtualizer.measure()
+  }, [virtualizer, version, total])
   const items = virtualizer.getVirtualItems()
   const first = items[0]?.index ?? 0
   const last = items.at(-1)?.index ?? 0
@@ -57,7 +69,7 @@ export function Timeline(props: {
 
   // A keyboard move to a row whose page is still loading selects it once it arrives.
   const pending = useRef<number | null>(null)
-  const { onSelect, version } = props
+  const { onSelect } = props
   useEffect(() => {
     if (pending.current === null) return
     const entry = store.entryAt(pending.current)
@@ -116,14 +128,14 @@ export function Timeline(props: {
               aria-rowindex={item.index + 1}
               aria-selected={commit ? commit.oid === selectedOid : false}
               className="hist-row"
-              style={{ transform: `translateY(${item.start}px)`, height: ROW_HEIGHT }}
+              style={{ transform: `translateY(${item.start}px)`, height: item.size }}
               onClick={() => commit && onSelect(commit, item.index)}
             >
               {commit ? (
                 <TimelineRow
                   commit={commit}
                   now={props.now}
-                  thisMachine={props.thisMachine}
+                  heading={opensDay(item.index) ? dayHeading(commit.time, props.now) : null}
                   conversationTitle={props.conversationTitle}
                   onOpenConversation={props.onOpenConversation}
                 />
@@ -136,59 +148,6 @@ export function Timeline(props: {
             </div>
           )
         })}
-      </div>
-    </div>
-  )
-}
-
-function TimelineRow(props: {
-  readonly commit: CommitSummary
-  readonly now: number
-  readonly thisMachine: string | null
-  readonly conversationTitle: (id: string) => string
-  readonly onOpenConversation: (id: string) => void
-}) {
-  const { commit } = props
-  const note = restoreNote(commit)
-  const machine = otherMachine(commit, props.thisMachine)
-  // A conversation held on another machine cannot be opened here.
-  const conversationId = machine ? null : commit.conversationId
-  return (
-    <div role="gridcell" className="hist-cell">
-      <div className="hist-line">
-        <span className={`hist-actor hist-actor-${commit.actor}`}>{actorLabel(commit.actor)}</span>
-        <span className="hist-command">{commandLabel(commit.command)}</span>
-        <span className="hist-paths" title={commit.paths.join('\n')}>
-          {pathsLabel(commit.paths, commit.command)}
-        </span>
-        {commit.overwrite && <span className="hist-badge hist-badge-overwrite">Overwrite</span>}
-        {machine && (
-          <span className="hist-badge hist-badge-machine" title={`Made on ${machine}`}>
-            {machine}
-          </span>
-        )}
-        <CommitBadges commit={commit} />
-      </div>
-      <div className="hist-line hist-sub">
-        <time dateTime={new Date(commit.time).toISOString()} title={absoluteTime(commit.time)}>
-          {relativeTime(commit.time, props.now)}
-        </time>
-        {note && <span className="hist-note">{note}</span>}
-        <FlagReason commit={commit} />
-        {conversationId && (
-          <button
-            type="button"
-            className="hist-link"
-            tabIndex={-1}
-            title="Open the conversation this change came from"
-            onClick={(event) => {
-              event.stopPropagation()
-              props.onOpenConversation(conversationId)
-            }}
-          >
-            {props.conversationTitle(conversationId)}
-          </button>
-        )}
       </div>
     </div>
   )

@@ -1,57 +1,25 @@
-import type { Actor, CommitCommand, CommitSummary } from '../../../../shared/types'
-import { displayPath } from '../../lib/format'
-
-/** Who made a commit, as people read it. */
-export function actorLabel(actor: Actor): string {
-  if (actor === 'claude') return 'Claude'
-  if (actor === 'user') return 'You'
-  return 'Cairn'
-}
+import type { CommitCommand } from '../../../../shared/types'
 
 const COMMAND_LABELS: Readonly<Record<CommitCommand, string>> = {
-  create: 'create',
-  str_replace: 'str_replace',
-  insert: 'insert',
-  delete: 'delete',
-  rename: 'rename',
-  write: 'edit',
-  'restore-file': 'restore file',
-  'restore-deleted': 'bring back',
-  revert: 'revert',
-  'restore-all': 'restore all',
-  recovery: 'recovery',
-  outside: 'edited outside Cairn',
-  init: 'start of history',
-  merge: 'merge',
-  resolve: 'resolve conflict',
-  import: 'import',
+  create: 'Claude’s create: a new file, or one replaced whole',
+  str_replace: 'Claude’s str_replace: one passage replaced',
+  insert: 'Claude’s insert: lines added at a line number',
+  delete: 'a file or folder deleted',
+  rename: 'a file or folder renamed or moved',
+  write: 'your edit in the memory browser',
+  'restore-file': 'one file restored to an earlier version',
+  'restore-deleted': 'a deleted file brought back',
+  revert: 'an earlier change undone',
+  'restore-all': 'all memory restored to an earlier point',
+  recovery: 'changes saved after an interruption',
+  outside: 'edits made outside Cairn, saved',
+  init: 'the start of the history',
+  merge: 'two histories joined: changes made on another machine brought in',
+  resolve: 'a sync conflict settled',
+  import: 'memory brought in from a bundle, a repository, files or pasted text',
 }
 
-/** The command of a commit, short: `str_replace`, `edit`, `restore file`. */
+/** What a commit's command means, for the change's details (beside the command itself). */
 export function commandLabel(command: CommitCommand): string {
   return COMMAND_LABELS[command]
-}
-
-/** The first 7 characters of a commit id, as git shows them. */
-export function shortOid(oid: string): string {
-  return oid.slice(0, 7)
-}
-
-/** The note under a restore or a revert: what it restored from or undid; null otherwise. */
-export function restoreNote(commit: CommitSummary): string | null {
-  if (!commit.restoredFrom) return null
-  const from = shortOid(commit.restoredFrom)
-  if (commit.command === 'revert') return `Reverted ${from}`
-  if (commit.command === 'restore-all') return `Restored all memory to ${from}`
-  if (commit.command === 'restore-deleted') return `Brought back from ${from}`
-  return `Restored from ${from}`
-}
-
-/** The paths of a commit in one line: `a.md`, `a.md → b.md`, `a.md +2 more`. */
-export function pathsLabel(paths: ReadonlyArray<string>, command: CommitCommand): string {
-  const names = paths.map(displayPath)
-  if (names.length === 0) return '/memories'
-  if (command === 'rename' && names.length === 2) return `${names[0]} → ${names[1]}`
-  if (names.length === 1) return names[0]!
-  return `${names[0]} +${names.length - 1} more`
 }

@@ -82,6 +82,7 @@ describe('loadOmittedChange', () => {
 describe('truncationNote', () => {
   const detail = (shown: number, total: number): CommitDetail => ({
     commit,
+    message: '',
     changes: Array.from({ length: shown }, (_, i) => omitted({ path: `/memories/f${i}.md` })),
     totalChanges: total,
     truncated: shown < total,

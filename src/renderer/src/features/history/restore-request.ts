@@ -1,11 +1,13 @@
 /**
  * A restore the person asked for in History: what it is, the words of its confirmation, and
- * the call that performs it. Shared by the views that offer restores and the pane that runs them.
+ * the call that performs it. Shared by the views that offer restores and the pane that runs
+ * them. Versions are named by their time and what they were, never by a commit id.
  */
 import type { ApiResult, ChangeResult, CommitSummary } from '../../../../shared/types'
 import { api } from '../../lib/api'
-import { absoluteTime, displayPath } from '../../lib/format'
-import { shortOid } from './describe'
+import { knownSummary } from '../../lib/commit-summaries'
+import { sentence } from '../../lib/commit-words'
+import { displayPath, shortDateTime } from '../../lib/format'
 
 /** One restore, as a button asked for it (before the person confirms). */
 export type RestoreRequest =
@@ -14,20 +16,33 @@ export type RestoreRequest =
   | { readonly kind: 'revert'; readonly commit: CommitSummary }
   | { readonly kind: 'all'; readonly commit: CommitSummary }
 
+/** "the change of 3 Nov, 14:02 (“Claude edited notes.md”)". */
+function changeOf(commit: CommitSummary, now: number, thisMachine: string | null): string {
+  const said = sentence(commit, knownSummary(commit.restoredFrom) ?? null, now, {
+    thisMachine,
+    joined: knownSummary(commit.otherParents?.[0]) ?? null,
+  })
+  return `the change of ${shortDateTime(commit.time, now)} (“${said}”)`
+}
+
 /** The confirmation text for a restore: exactly what will happen, and that it can be undone. */
-export function describeRequest(request: RestoreRequest): {
+export function describeRequest(
+  request: RestoreRequest,
+  now = Date.now(),
+  thisMachine: string | null = null,
+): {
   readonly title: string
   readonly body: ReadonlyArray<string>
   readonly confirm: string
 } {
-  const at = `${shortOid(request.commit.oid)} (${absoluteTime(request.commit.time)})`
   const undo = 'Nothing is lost: this is saved as a new change in History, and you can undo it.'
+  const change = changeOf(request.commit, now, thisMachine)
   switch (request.kind) {
     case 'file':
       return {
         title: `Restore ${displayPath(request.path)} to this version?`,
         body: [
-          `${request.path} will get back the content it had right after change ${at}. Its current content is replaced.`,
+          `${displayPath(request.path)} will get back the content it had right after ${change}. Its current content is replaced.`,
           undo,
         ],
         confirm: 'Restore file',
@@ -36,7 +51,7 @@ export function describeRequest(request: RestoreRequest): {
       return {
         title: `Bring back ${displayPath(request.path)}?`,
         body: [
-          `${request.path} is recreated with the content it had just before it was deleted.`,
+          `${displayPath(request.path)} is recreated with the content it had just before it was deleted.`,
           undo,
         ],
         confirm: 'Bring back',
@@ -45,7 +60,7 @@ export function describeRequest(request: RestoreRequest): {
       return {
         title: 'Revert this change?',
         body: [
-          `Cairn applies the opposite of change ${at} (“${request.commit.subject}”). If those files have changed since, nothing is touched and you will be told why.`,
+          `Cairn applies the opposite of ${change}. If those files have changed since, nothing is touched and you will be told why.`,
           undo,
         ],
         confirm: 'Revert change',
@@ -54,7 +69,7 @@ export function describeRequest(request: RestoreRequest): {
       return {
         title: 'Restore all memory to this point?',
         body: [
-          `Every memory file is put back exactly as it was right after change ${at}: files added since are removed, changed files get their earlier content, deleted files come back.`,
+          `Every memory file is put back exactly as it was right after ${change}: files added since are removed, changed files get their earlier content, deleted files come back.`,
           undo,
         ],
         confirm: 'Restore all memory',
@@ -63,13 +78,18 @@ export function describeRequest(request: RestoreRequest): {
 }
 
 /** Starts the restore a confirmed request asks for; returns it with the notice it earns. */
-export function startRestore(req: RestoreRequest): [Promise<ApiResult<ChangeResult>>, string] {
-  const { oid } = req.commit
+export function startRestore(
+  req: RestoreRequest,
+  now = Date.now(),
+  thisMachine: string | null = null,
+): [Promise<ApiResult<ChangeResult>>, string] {
+  const { oid, time } = req.commit
+  const when = shortDateTime(time, now)
   switch (req.kind) {
     case 'file':
       return [
         api().history.restoreFile({ path: req.path, oid }),
-        `Restored ${displayPath(req.path)} to its version from ${shortOid(oid)}.`,
+        `Restored ${displayPath(req.path)} to its version of ${when}.`,
       ]
     case 'deleted':
       return [
@@ -77,8 +97,8 @@ export function startRestore(req: RestoreRequest): [Promise<ApiResult<ChangeResu
         `Brought back ${displayPath(req.path)}.`,
       ]
     case 'revert':
-      return [api().history.revert({ oid }), `Reverted ${shortOid(oid)}.`]
+      return [api().history.revert({ oid }), `Undid ${changeOf(req.commit, now, thisMachine)}.`]
     case 'all':
-      return [api().history.restoreAll({ oid }), `Restored all memory to ${shortOid(oid)}.`]
+      return [api().history.restoreAll({ oid }), `Restored all memory to how it was on ${when}.`]
   }
 }

@@ -2,6 +2,7 @@ import { useEffect, useRef, useState, type KeyboardEvent } from 'react'
 import type { FileUse, MemoryEntry, MemoryFile } from '../../../../shared/types'
 import { relativeTime } from '../../lib/format'
 import { Banner } from '../../components/Banner'
+import { LoadedBlame, type BlameActions } from '../../components/BlameView'
 import { EmptyState, Loading } from '../../components/Feedback'
 import { icons } from '../../components/icons'
 import { useNow } from '../../lib/use-now'
@@ -32,16 +33,32 @@ export function FileView(props: {
   readonly actions: FileActions
   readonly editing: boolean
   readonly onEditingChange: (editing: boolean) => void
+  /** Memory as it was at this commit: nothing can be changed (null: memory now). */
+  readonly at?: string | null
+  readonly readOnly?: boolean
+  /** Each line with who last changed it, beside the text. */
+  readonly blame: boolean
+  readonly onBlameChange: (blame: boolean) => void
+  readonly blameActions: BlameActions
   /** When Claude last read and changed the file (the read log). */
   readonly use?: FileUse
 }) {
-  const { path, file, entry, actions, editing, onEditingChange } = props
+  const { path, file, entry, actions, editing, onEditingChange, readOnly = false } = props
   const name = baseName(path)
   const [rendered, setRendered] = useState(false)
   const markdown = isMarkdown(path) && file?.kind === 'text'
   const isDir = entry?.kind === 'dir'
   const now = useNow()
 
+  if (props.missing && readOnly) {
+    return (
+      <section className="mem-file" aria-label={`File ${name}`}>
+        <EmptyState title={`${name} was not in memory then`}>
+          <p>It did not exist when this reply began.</p>
+        </EmptyState>
+      </section>
+    )
+  }
   if (props.missing) {
     return (
       <section className="mem-file" aria-label={`File ${name}`}>
@@ -69,7 +86,10 @@ export function FileView(props: {
           <span className="mem-file-meta">
             {path.slice(0, path.length - name.length - 1) || '/'}
             {entry && ` · ${formatSize(entry.size)}`}
-            {entry && !isDir && ` · modified ${relativeTime(entry.modifiedAt, now)}`}
+            {entry &&
+              !isDir &&
+              entry.modifiedAt > 0 &&
+              ` · modified ${relativeTime(entry.modifiedAt, now)}`}
             {isDir && ` · ${props.childCount} ${props.childCount === 1 ? 'item' : 'items'}`}
           </span>
           {props.use && !isDir && <FileUseLine use={props.use} now={now} />}
@@ -80,13 +100,27 @@ export function FileView(props: {
               <button
                 type="button"
                 className="button button-small"
-                aria-pressed={rendered}
-                onClick={() => setRendered((value) => !value)}
+                aria-pressed={rendered && !props.blame}
+                onClick={() => {
+                  setRendered((value) => !value)
+                  props.onBlameChange(false)
+                }}
               >
                 Preview
               </button>
             )}
             {file?.kind === 'text' && (
+              <button
+                type="button"
+                className="button button-small"
+                aria-pressed={props.blame}
+                title="Show who last changed each line, and when"
+                onClick={() => props.onBlameChange(!props.blame)}
+              >
+                Blame
+              </button>
+            )}
+            {file?.kind === 'text' && !readOnly && (
               <button
                 type="button"
                 className="button button-small"
@@ -102,7 +136,7 @@ export function FileView(props: {
             >
               Show history
             </button>
-            {(entry || file) && (
+            {(entry || file) && !readOnly && (
               <>
                 <button
                   type="button"
@@ -158,7 +192,10 @@ export function FileView(props: {
           onCancel={() => onEditingChange(false)}
         />
       )}
-      {!isDir && file && !editing && (
+      {!isDir && file && !editing && props.blame && file.kind === 'text' && (
+        <FileBlame path={path} at={props.at ?? null} actions={props.blameActions} />
+      )}
+      {!isDir && file && !editing && !(props.blame && file.kind === 'text') && (
         <FileContent
           file={file}
           rendered={rendered && markdown}
@@ -166,6 +203,20 @@ export function FileView(props: {
         />
       )}
     </section>
+  )
+}
+
+/** The file with each line's provenance (compact, for the side pane). */
+function FileBlame(props: {
+  readonly path: string
+  readonly at: string | null
+  readonly actions: BlameActions
+}) {
+  const now = useNow()
+  return (
+    <div className="mem-blame" role="region" aria-label={`Blame of ${baseName(props.path)}`}>
+      <LoadedBlame path={props.path} at={props.at} now={now} actions={props.actions} compact />
+    </div>
   )
 }
 
@@ -208,6 +259,14 @@ function FileContent(props: {
       <div className="mem-image" role="region" aria-label={`Content of ${name}`}>
         <img src={`data:${file.mediaType};base64,${file.data}`} alt={name} />
       </div>
+    )
+  }
+  if (file.kind === 'too-large') {
+    return (
+      <p className="hint mem-file-note">
+        This file is too large to show here ({formatSize(file.size)}). It stays in your memory
+        folder; open it with another editor.
+      </p>
     )
   }
   if (file.kind !== 'text' || file.text === null) {

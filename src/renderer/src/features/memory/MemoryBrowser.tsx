@@ -1,15 +1,19 @@
-import { useEffect, useMemo, useState } from 'react'
+import { lazy, Suspense, useEffect, useMemo, useRef, useState } from 'react'
 import type { ApiResult, ChangeResult, MemoryEntry } from '../../../../shared/types'
 import { Banner, Notice, useNotice } from '../../components/Banner'
+import type { BlameActions } from '../../components/BlameView'
+import { ConversationLink } from '../../components/ConversationLink'
+import { useSummary } from '../../lib/commit-summaries'
+import { useConversationTitles } from '../../lib/conversation-titles'
 import { EmptyState, Loading } from '../../components/Feedback'
 import { icons } from '../../components/icons'
 import { Splitter } from '../../components/Splitter'
 import { api, errorMessage, unwrap } from '../../lib/api'
 import { useDebounced } from '../../lib/use-debounced'
+import { useNow } from '../../lib/use-now'
 import { useResource } from '../../lib/use-resource'
 import { useNavigation } from '../../lib/navigation'
-import { displayPath } from '../../lib/format'
-import { useNow } from '../../lib/use-now'
+import { displayPath, exactTime, shortDateTime } from '../../lib/format'
 import { FileUseList } from './FileUseList'
 import { filesByUse, type FileOrder } from './file-use'
 import { FileView, type FileActions } from './FileView'
@@ -22,20 +26,40 @@ import { parentOf } from './tree-model'
 import { useMemoryStats } from './use-memory-stats'
 import './memory.css'
 
+// Comparing a past version with now (diffs) is rare: its code loads the first time it is used.
+const ComparePanel = lazy(() =>
+  import('./ComparePanel').then((module) => ({ default: module.ComparePanel })),
+)
+
 type Dialog =
   | { readonly kind: 'new' }
   | { readonly kind: 'rename'; readonly path: string }
   | { readonly kind: 'delete'; readonly path: string; readonly entryKind: 'file' | 'dir' }
   | { readonly kind: 'expire'; readonly path: string }
 
-const loadTree = () => unwrap(api().memory.tree())
-const loadFile = (path: string) => unwrap(api().memory.read({ path }))
+/** `now`, `then:<oid>` (memory after that commit) or `then:empty` (memory was empty). */
+const loadTree = async (key: string) => {
+  if (key === 'now') return unwrap(api().memory.tree())
+  const at = key.slice('then:'.length)
+  return at === 'empty' ? [] : unwrap(api().memory.tree({ at }))
+}
+const loadFile = (key: string) => {
+  const { path, at } = JSON.parse(key) as { path: string; at: string | null }
+  return unwrap(api().memory.read(at ? { path, at } : { path }))
+}
 const runSearch = (query: string) => unwrap(api().memory.search({ query }))
+const compareWithNow = (key: string) => unwrap(api().history.compare({ from: key }))
 
-/** The Memory tab: the /memories tree, search, the open file, and the user's own edits. */
+/**
+ * The Memory tab: the /memories tree, search, the open file, and the user's own edits. Asked
+ * for memory at a reply, it shows memory as it was then, read-only, with the files Claude
+ * viewed marked, and can compare it with now.
+ */
 export function MemoryBrowser() {
   const navigation = useNavigation()
-  const tree = useResource('tree', loadTree)
+  const then = navigation.memoryAt
+  const readOnly = then !== null
+  const tree = useResource(then ? `then:${then.at ?? 'empty'}` : 'now', loadTree)
   const [selected, setSelected] = useState<string | null>(navigation.memoryPath)
   const [requestedPath, setRequestedPath] = useState(navigation.memoryPath)
   const [highlightLine, setHighlightLine] = useState<number | null>(null)
@@ -44,6 +68,26 @@ export function MemoryBrowser() {
   const { notice, show, dismiss } = useNotice()
   const [query, setQuery] = useState('')
   const [split, setSplit] = useState(34)
+  const [blame, setBlame] = useState(false)
+  const [comparing, setComparing] = useState(false)
+  const [shownThen, setShownThen] = useState(then)
+  if (then !== shownThen) {
+    // Another reply's memory, or back to now: start without a comparison.
+    setShownThen(then)
+    setComparing(false)
+    setEditing(false)
+  }
+  const thenCommit = useSummary(then?.at)
+  const { titleOf } = useConversationTitles()
+  const { openFullHistory, showReply } = navigation
+  const blameActions = useMemo<BlameActions>(
+    () => ({
+      openCommit: (commit) => openFullHistory({ oid: commit.oid }),
+      openReply: showReply,
+      conversationTitle: titleOf,
+    }),
+    [openFullHistory, showReply, titleOf],
+  )
   const stats = useMemoryStats()
   const [order, setOrder] = useState<FileOrder>('name')
   const [notReadInDays, setNotReadInDays] = useState('')
@@ -64,24 +108,54 @@ export function MemoryBrowser() {
   const byPath = useMemo(() => new Map(entries.map((entry) => [entry.path, entry])), [entries])
   const selectedEntry = selected ? byPath.get(selected) : undefined
   const searched = useDebounced(query).trim()
-  const searchKey = searched === '' ? null : searched
-  const fileKey = selected && selectedEntry?.kind !== 'dir' ? selected : null
+  const searchKey = searched === '' || readOnly ? null : searched
+  const fileKey =
+    selected && selectedEntry?.kind !== 'dir' && !(then && then.at === null)
+      ? JSON.stringify({ path: selected, at: then?.at ?? null })
+      : null
   const file = useResource(fileKey, loadFile)
   const search = useResource(searchKey, runSearch)
+  const comparison = useResource(comparing && then?.at ? then.at : null, compareWithNow)
   const { reload: reloadTree } = tree
   const { reload: reloadFile } = file
   const { reload: reloadSearch } = search
+  const { reload: reloadComparison } = comparison
 
-  // Live: every commit (Claude's, yours, a restore) may change the tree and the open file.
+  // Live: every commit (Claude's, yours, a restore) may change the tree and the open file;
+  // memory at a reply never changes, but "now" in a comparison does.
+  const live = useRef(!readOnly)
+  useEffect(() => {
+    live.current = !readOnly
+  }, [readOnly])
   useEffect(
     () =>
       api().on('history:commit', () => {
+        if (!live.current) {
+          reloadComparison()
+          return
+        }
         reloadTree()
         reloadFile()
         reloadSearch()
       }),
-    [reloadTree, reloadFile, reloadSearch],
+    [reloadTree, reloadFile, reloadSearch, reloadComparison],
   )
+
+  const changedSince = comparing ? comparison.value?.changes : undefined
+  const marks = useMemo(() => {
+    const found = new Map<string, { label: string; tone: string }>()
+    for (const path of then?.viewed ?? []) found.set(path, { label: 'Viewed', tone: 'viewed' })
+    for (const change of changedSince ?? []) {
+      if (change.status === 'added') continue
+      found.set(
+        change.path,
+        change.status === 'deleted'
+          ? { label: 'Deleted since', tone: 'deleted' }
+          : { label: 'Changed since', tone: 'modified' },
+      )
+    }
+    return found
+  }, [then, changedSince])
 
   const select = (path: string, line: number | null = null) => {
     setSelected(path)
@@ -144,7 +218,8 @@ export function MemoryBrowser() {
 
   const days = Number(notReadInDays)
   const daysFilter = notReadInDays.trim() !== '' && Number.isInteger(days) && days > 0 ? days : null
-  const byUse = order !== 'name' || daysFilter !== null || oversizedOnly
+  // Use (reads, sizes) is about memory now: memory at a reply is shown as its tree.
+  const byUse = !readOnly && (order !== 'name' || daysFilter !== null || oversizedOnly)
   const useByPath = useMemo(
     () => new Map((stats.value?.files ?? []).map((file) => [file.path, file])),
     [stats.value],
@@ -166,57 +241,108 @@ export function MemoryBrowser() {
   const empty = tree.value !== undefined && entries.length === 0
 
   return (
-    <div className="mem-browser">
-      <div className="mem-toolbar">
-        <input
-          type="search"
-          className="input input-small mem-search"
-          aria-label="Search memory files"
-          placeholder="Search memory…"
-          value={query}
-          onChange={(event) => setQuery(event.target.value)}
-          onKeyDown={(event) => {
-            if (event.key === 'Escape') setQuery('')
-          }}
-        />
-        <button
-          type="button"
-          className="button button-small"
-          onClick={() => setDialog({ kind: 'new' })}
+    <div className={`mem-browser${readOnly ? ' mem-then' : ''}`}>
+      {then && (
+        <Banner
+          tone="info"
+          title="Memory at this reply"
+          actions={
+            <>
+              {then.at && (
+                <button
+                  type="button"
+                  className="button button-small"
+                  aria-pressed={comparing}
+                  onClick={() => setComparing((value) => !value)}
+                >
+                  {comparing ? 'Hide comparison' : 'Compare with now'}
+                </button>
+              )}
+              <button type="button" className="button button-small" onClick={navigation.backToNow}>
+                Back to now
+              </button>
+            </>
+          }
         >
-          <icons.plus width={14} height={14} /> New file
-        </button>
-      </div>
-
-      <div className="mem-toolbar mem-use-bar">
-        <label className="mem-use-field">
-          Sort
-          <select
-            className="input input-small"
-            aria-label="Sort files"
-            value={order}
-            onChange={(event) => setOrder(event.target.value as FileOrder)}
-          >
-            <option value="name">By name</option>
-            <option value="last-read">By last read</option>
-            <option value="size">By size</option>
-          </select>
-        </label>
-        <label className="mem-use-field">
-          Not read in
+          {then.at === null ? (
+            <>Memory was empty when this reply began. </>
+          ) : (
+            <>
+              Read-only: memory as Claude could see it when the reply began
+              {thenCommit && (
+                <>
+                  ,{' '}
+                  <time title={exactTime(thenCommit.time)}>
+                    {shortDateTime(thenCommit.time, now)}
+                  </time>
+                </>
+              )}
+              .{' '}
+            </>
+          )}
+          {then.conversationId && (
+            <ConversationLink
+              title={titleOf(then.conversationId)}
+              prefix="Reply in "
+              onOpen={() => navigation.openConversation(then.conversationId!)}
+            />
+          )}
+        </Banner>
+      )}
+      {!readOnly && (
+        <div className="mem-toolbar">
           <input
-            type="number"
-            className="input input-small mem-use-days"
-            aria-label="Not read in days"
-            min={1}
-            max={3650}
-            placeholder="any"
-            value={notReadInDays}
-            onChange={(event) => setNotReadInDays(event.target.value)}
+            type="search"
+            className="input input-small mem-search"
+            aria-label="Search memory files"
+            placeholder="Search memory…"
+            value={query}
+            onChange={(event) => setQuery(event.target.value)}
+            onKeyDown={(event) => {
+              if (event.key === 'Escape') setQuery('')
+            }}
           />
-          days
-        </label>
-      </div>
+          <button
+            type="button"
+            className="button button-small"
+            onClick={() => setDialog({ kind: 'new' })}
+          >
+            <icons.plus width={14} height={14} /> New file
+          </button>
+        </div>
+      )}
+
+      {!readOnly && (
+        <div className="mem-toolbar mem-use-bar">
+          <label className="mem-use-field">
+            Sort
+            <select
+              className="input input-small"
+              aria-label="Sort files"
+              value={order}
+              onChange={(event) => setOrder(event.target.value as FileOrder)}
+            >
+              <option value="name">By name</option>
+              <option value="last-read">By last read</option>
+              <option value="size">By size</option>
+            </select>
+          </label>
+          <label className="mem-use-field">
+            Not read in
+            <input
+              type="number"
+              className="input input-small mem-use-days"
+              aria-label="Not read in days"
+              min={1}
+              max={3650}
+              placeholder="any"
+              value={notReadInDays}
+              onChange={(event) => setNotReadInDays(event.target.value)}
+            />
+            days
+          </label>
+        </div>
+      )}
 
       <Notice notice={notice} onDismiss={dismiss} />
       <PendingList />
@@ -239,14 +365,24 @@ export function MemoryBrowser() {
         ) : (
           <>
             <Loading active={tree.loading && tree.value === undefined} label="Loading memory…" />
-            {empty && (
+            {empty && readOnly && (
+              <EmptyState title="Memory was empty then">
+                <p>Claude had no memory files when this reply began.</p>
+              </EmptyState>
+            )}
+            {empty && !readOnly && (
               <EmptyState title="No memories yet">
                 <p>When Claude decides something is worth remembering, its files appear here.</p>
                 <p>You can also write one yourself with New file.</p>
               </EmptyState>
             )}
             {entries.length > 0 && !byUse && (
-              <MemoryTree entries={entries} selected={selected} onSelect={(path) => select(path)} />
+              <MemoryTree
+                entries={entries}
+                selected={selected}
+                onSelect={(path) => select(path)}
+                marks={marks}
+              />
             )}
             {byUse && (
               <FileUseList
@@ -264,7 +400,7 @@ export function MemoryBrowser() {
           </>
         )}
       </div>
-      {stats.value && stats.value.files.length > 0 && (
+      {stats.value && stats.value.files.length > 0 && !readOnly && (
         <SizeMeter
           stats={stats.value}
           oversizedOnly={oversizedOnly}
@@ -275,7 +411,18 @@ export function MemoryBrowser() {
       <Splitter label="Resize file list" value={split} onChange={setSplit} />
 
       <div className="mem-detail">
-        {selected ? (
+        {comparing && then?.at ? (
+          <Suspense fallback={<Loading active label="Loading the comparison…" />}>
+            <ComparePanel
+              comparison={comparison.value}
+              loading={comparison.loading}
+              error={comparison.error}
+              onRetry={comparison.reload}
+              selected={selected}
+              onSelect={(path) => setSelected(path)}
+            />
+          </Suspense>
+        ) : selected ? (
           <FileView
             path={selected}
             entry={selectedEntry}
@@ -285,11 +432,16 @@ export function MemoryBrowser() {
             highlightLine={highlightLine}
             childCount={childCount}
             missing={tree.value !== undefined && !selectedEntry && file.error !== null}
-            use={selected ? useByPath.get(selected) : undefined}
+            use={selected && !readOnly ? useByPath.get(selected) : undefined}
             onRetry={file.reload}
             actions={actions}
             editing={editing}
             onEditingChange={setEditing}
+            at={then?.at ?? null}
+            readOnly={readOnly}
+            blame={blame}
+            onBlameChange={setBlame}
+            blameActions={blameActions}
           />
         ) : empty ? (
           <EmptyState title="How memory works">

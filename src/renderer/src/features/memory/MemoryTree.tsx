@@ -11,6 +11,8 @@ export function MemoryTree(props: {
   readonly entries: ReadonlyArray<MemoryEntry>
   readonly selected: string | null
   readonly onSelect: (path: string) => void
+  /** A word beside some paths ("Viewed", "Changed since"), and its tone. */
+  readonly marks?: ReadonlyMap<string, { readonly label: string; readonly tone: string }>
 }) {
   const { entries, selected, onSelect } = props
   const [collapsed, setCollapsed] = useState<ReadonlySet<string>>(() => new Set())
@@ -69,7 +71,9 @@ export function MemoryTree(props: {
           aria-level={row.level}
           aria-expanded={row.expanded ?? undefined}
           aria-selected={row.entry.path === selected}
-          aria-label={`${row.name}, ${row.entry.kind === 'dir' ? 'folder' : 'file'}, ${formatSize(row.entry.size)}`}
+          aria-label={`${row.name}, ${row.entry.kind === 'dir' ? 'folder' : 'file'}, ${formatSize(row.entry.size)}${
+            props.marks?.get(row.entry.path) ? `, ${props.marks.get(row.entry.path)?.label}` : ''
+          }`}
           tabIndex={row.entry.path === focusable ? 0 : -1}
           className="mem-tree-row"
           style={{ paddingLeft: 8 + (row.level - 1) * 14 }}
@@ -94,6 +98,14 @@ export function MemoryTree(props: {
           <span className="mem-tree-name" title={row.entry.path}>
             {row.name}
           </span>
+          {props.marks?.get(row.entry.path) && (
+            <span
+              className={`mem-tree-mark mem-tree-mark-${props.marks.get(row.entry.path)?.tone}`}
+              aria-hidden="true"
+            >
+              {props.marks.get(row.entry.path)?.label}
+            </span>
+          )}
           <span className="mem-tree-size" aria-hidden="true">
             {formatSize(row.entry.size)}
           </span>

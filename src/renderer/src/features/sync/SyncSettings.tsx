@@ -5,7 +5,7 @@ import { ConfirmDialog } from '../../components/ConfirmDialog'
 import { icons } from '../../components/icons'
 import { api, errorMessage, unwrap } from '../../lib/api'
 import { errorTitle } from '../../lib/error-title'
-import { absoluteTime } from '../../lib/format'
+import { exactTime, shortDateTime } from '../../lib/format'
 import { useNow } from '../../lib/use-now'
 import { syncLabel } from './describe-sync'
 import { useSync } from './sync-context'
@@ -304,8 +304,8 @@ function SyncForm({ status }: { readonly status: SyncStatus }) {
             {status.backups.map((backup) => (
               <li key={backup.name}>
                 <span>
-                  <strong>{absoluteTime(backup.time)}</strong> · {backup.files}{' '}
-                  {backup.files === 1 ? 'file' : 'files'}
+                  <strong title={exactTime(backup.time)}>{shortDateTime(backup.time, now)}</strong>{' '}
+                  · {backup.files} {backup.files === 1 ? 'file' : 'files'}
                 </span>
                 <button
                   type="button"

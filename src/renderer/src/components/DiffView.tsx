@@ -1,6 +1,7 @@
 import { useMemo } from 'react'
-import type { FileChange } from '../../../../shared/types'
-import { buildDiff, type DiffGap, type DiffLine, type Segment } from './diff-model'
+import type { FileChange } from '../../../shared/types'
+import { buildDiff, type DiffGap, type DiffLine, type Segment } from '../lib/diff-model'
+import './diff.css'
 
 export type DiffMode = 'unified' | 'split'
 
@@ -8,7 +9,7 @@ export type DiffMode = 'unified' | 'split'
 export function DiffStat(props: { readonly change: FileChange }) {
   const { change } = props
   const model = useMemo(() => buildDiff(change.before, change.after), [change.before, change.after])
-  if (change.binary || (model.added === 0 && model.removed === 0)) return null
+  if (change.binary || change.damaged || (model.added === 0 && model.removed === 0)) return null
   return (
     <span className="hist-stat" aria-label={`${model.added} added, ${model.removed} removed`}>
       <span className="hist-stat-add">+{model.added}</span>
@@ -17,10 +18,27 @@ export function DiffStat(props: { readonly change: FileChange }) {
   )
 }
 
-/** One file's change as a unified or side-by-side diff with word-level highlights. */
-export function DiffView(props: { readonly change: FileChange; readonly mode: DiffMode }) {
+/**
+ * One file's change as a unified or side-by-side diff with word-level highlights. Lines are
+ * never wrapped unless `wrap` asks for it: side by side, each side then scrolls sideways on
+ * its own, its rows staying level with the other side's.
+ */
+export function DiffView(props: {
+  readonly change: FileChange
+  readonly mode: DiffMode
+  /** Side by side only: wrap long lines instead of scrolling. */
+  readonly wrap?: boolean
+}) {
   const { change, mode } = props
   const model = useMemo(() => buildDiff(change.before, change.after), [change.before, change.after])
+  if (change.damaged) {
+    return (
+      <p className="hint hist-diff-note hist-damaged" role="note">
+        The history&apos;s copy of this version is damaged (missing or corrupt), so it cannot be
+        shown. The rest of the history is not affected.
+      </p>
+    )
+  }
   if (change.binary) {
     return <p className="hint hist-diff-note">Binary file — its contents cannot be compared.</p>
   }
@@ -33,26 +51,63 @@ export function DiffView(props: { readonly change: FileChange; readonly mode: Di
       </p>
     )
   }
+  const label = `Changes in ${change.path}`
+  if (mode === 'unified') {
+    return (
+      <div className="hist-diff hist-diff-unified" role="table" aria-label={label}>
+        {model.unified.map((row, i) =>
+          row.kind === 'gap' ? <Gap key={i} gap={row} /> : <UnifiedLine key={i} line={row} />,
+        )}
+      </div>
+    )
+  }
+  if (props.wrap) {
+    return (
+      <div
+        className="hist-diff hist-diff-split-rows hist-diff-wrap"
+        role="table"
+        aria-label={label}
+      >
+        {model.split.map((row, i) =>
+          row.kind === 'gap' ? (
+            <Gap key={i} gap={row} />
+          ) : (
+            <div role="row" key={i} className="hist-split-row">
+              <SideCell line={row.left} side="old" />
+              <SideCell line={row.right} side="new" />
+            </div>
+          ),
+        )}
+      </div>
+    )
+  }
   return (
-    <div
-      className={`hist-diff hist-diff-${mode}`}
-      role="table"
-      aria-label={`Changes in ${change.path}`}
-    >
-      {mode === 'unified'
-        ? model.unified.map((row, i) =>
-            row.kind === 'gap' ? <Gap key={i} gap={row} /> : <UnifiedLine key={i} line={row} />,
-          )
-        : model.split.map((row, i) =>
-            row.kind === 'gap' ? (
-              <Gap key={i} gap={row} />
-            ) : (
-              <div role="row" key={i} className="hist-split-row">
-                <SideCell line={row.left} side="old" />
-                <SideCell line={row.right} side="new" />
-              </div>
-            ),
-          )}
+    <div className="hist-diff hist-diff-split" role="table" aria-label={label}>
+      {(['old', 'new'] as const).map((side) => (
+        <div
+          key={side}
+          role="rowgroup"
+          aria-label={side === 'old' ? 'Before' : 'After'}
+          className="hist-split-column"
+          tabIndex={0}
+        >
+          <div className="hist-split-lines">
+            {model.split.map((row, i) =>
+              row.kind === 'gap' ? (
+                side === 'old' ? (
+                  <Gap key={i} gap={row} />
+                ) : (
+                  <div key={i} className="hist-gap" aria-hidden="true" />
+                )
+              ) : (
+                <div role="row" key={i}>
+                  <SideCell line={side === 'old' ? row.left : row.right} side={side} />
+                </div>
+              ),
+            )}
+          </div>
+        </div>
+      ))}
     </div>
   )
 }
@@ -89,7 +144,7 @@ function SideCell(props: { readonly line: DiffLine | null; readonly side: 'old' 
   if (!line) return <span role="cell" className="hist-side hist-side-empty" />
   const number = side === 'old' ? line.oldNo : line.newNo
   return (
-    <span role="cell" className={`hist-side hist-dl-${line.kind}`}>
+    <span role="cell" className={`hist-side hist-dl hist-dl-${line.kind}`}>
       <span className="hist-no" aria-hidden="true">
         {number ?? ''}
       </span>

@@ -1,0 +1,154 @@
+/**
+ * "What Claude saw": every stored reply records the memory commit at the start of its turn
+ * (`memoryAt`) and the paths Claude viewed during the turn (`viewed`), and memory can be read
+ * back as it was at that commit. End to end through the real core: the real SDK against the
+ * fake Messages API, the real versioned memory and the real conversation store.
+ */
+import { mkdtemp, rm } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import {
+  reply,
+  startFakeAnthropic,
+  type FakeAnthropic,
+} from '../../../test/fixtures/fake-anthropic'
+import type { RequestChannel, RequestResults } from '../../shared/contract'
+import type { AgentEvent, StoredMessage } from '../../shared/types'
+import { createCore, type Core } from '../core'
+
+let dataDir: string
+let fake: FakeAnthropic
+let core: Core
+let events: AgentEvent[]
+
+beforeEach(async () => {
+  dataDir = await mkdtemp(path.join(os.tmpdir(), 'cairn-saw-'))
+  fake = await startFakeAnthropic()
+  events = []
+  core = await createCore({
+    dataDir,
+    env: { ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: fake.url },
+    anthropicMaxRetries: 0,
+  })
+  core.events.on((name, data) => {
+    if (name === 'agent:event') events.push(data as AgentEvent)
+  })
+})
+
+afterEach(async () => {
+  await core.close()
+  await fake.close()
+  await rm(dataDir, { recursive: true, force: true })
+})
+
+async function call<C extends RequestChannel>(
+  channel: C,
+  payload?: unknown,
+): Promise<RequestResults[C]> {
+  const result = await core.dispatch(channel, payload)
+  if (!result.ok) throw new Error(`${channel} failed: ${result.error.code} ${result.error.message}`)
+  return result.value as RequestResults[C]
+}
+
+let clientIds = 0
+async function turn(conversationId: string | null, text: string) {
+  const started = await call('chat:send', {
+    conversationId,
+    text,
+    clientId: `client-${++clientIds}`,
+  })
+  await new Promise<void>((resolve) => {
+    const check = () =>
+      events.some((e) => e.turnId === started.turnId && e.type === 'turn-finished')
+        ? resolve()
+        : setTimeout(check, 5)
+    check()
+  })
+  const conversation = await call('conversations:get', { id: started.conversationId })
+  return { ...started, conversation }
+}
+
+const replies = (messages: ReadonlyArray<StoredMessage>) =>
+  messages.filter((message) => message.role === 'assistant')
+const head = async () => (await call('history:log', { offset: 0, limit: 1 })).entries[0]?.oid
+
+describe('what Claude saw', () => {
+  it('records the memory at the turn start and every path viewed, on every reply', async () => {
+    await call('memory:write', { path: '/memories/a.md', content: 'The user likes tea.\n' })
+    const before = await head()
+    fake.script(
+      reply.toolUse({ input: { command: 'view', path: '/memories/a.md' } }),
+      reply.toolUse({
+        input: { command: 'create', path: '/memories/b.md', file_text: 'Coffee now.\n' },
+      }),
+      reply.toolUses([
+        { input: { command: 'view', path: '/memories/' } },
+        { input: { command: 'view', path: '/memories/missing.md' } },
+        { input: { command: 'view', path: '/memories/a.md' } },
+      ]),
+      reply.text('Noted.'),
+    )
+    const first = await turn(null, 'What do I drink?')
+    const stored = replies(first.conversation.messages)
+    expect(stored).toHaveLength(4)
+    for (const message of stored) {
+      expect(message.memoryAt).toBe(before)
+      // A view that failed saw nothing; a path viewed twice is listed once; `/memories/` is
+      // the folder itself.
+      expect(message.viewed).toEqual(['/memories/a.md', '/memories'])
+    }
+    const started = events.find((e) => e.turnId === first.turnId && e.type === 'turn-started')
+    expect(started).toMatchObject({ memoryAt: before })
+
+    // The next turn starts from the memory the first one left.
+    const after = await head()
+    expect(after).not.toBe(before)
+    fake.script(reply.text('Still coffee.'))
+    const second = await turn(first.conversationId, 'And now?')
+    const latest = replies(second.conversation.messages).at(-1)
+    expect(latest).toMatchObject({ memoryAt: after, viewed: [] })
+    // Stored conversations keep the fields (the file is read back from disk).
+    expect(replies(second.conversation.messages)[0]?.memoryAt).toBe(before)
+  })
+
+  it('reads memory back as it was at the reply, while memory has moved on', async () => {
+    await call('memory:write', { path: '/memories/a.md', content: 'old\n' })
+    await call('memory:write', { path: '/memories/img/x.bin', content: 'bin\n' })
+    fake.script(
+      reply.toolUse({ input: { command: 'view', path: '/memories/a.md' } }),
+      reply.toolUse({
+        input: { command: 'str_replace', path: '/memories/a.md', old_str: 'old', new_str: 'new' },
+      }),
+      reply.toolUse({ input: { command: 'create', path: '/memories/c.md', file_text: 'c\n' } }),
+      reply.text('Updated.'),
+    )
+    const { conversation } = await turn(null, 'Update it.')
+    const at = replies(conversation.messages)[0]?.memoryAt as string
+
+    const then = await call('memory:tree', { at })
+    expect(then.map((entry) => [entry.path, entry.kind, entry.size])).toEqual([
+      ['/memories/a.md', 'file', 4],
+      ['/memories/img', 'dir', 4],
+      ['/memories/img/x.bin', 'file', 4],
+    ])
+    expect(then.every((entry) => entry.modifiedAt > 0)).toBe(true)
+    expect((await call('memory:read', { path: '/memories/a.md', at })).text).toBe('old\n')
+    expect((await call('memory:read', { path: '/memories/a.md' })).text).toBe('new\n')
+    const missing = await core.dispatch('memory:read', { path: '/memories/c.md', at })
+    expect(missing).toMatchObject({ ok: false, error: { code: 'not-found' } })
+
+    const compared = await call('history:compare', { from: at })
+    expect(compared.changes.map((change) => [change.path, change.status])).toEqual([
+      ['/memories/a.md', 'modified'],
+      ['/memories/c.md', 'added'],
+    ])
+    expect(compared.changes[0]).toMatchObject({ before: 'old\n', after: 'new\n' })
+  })
+
+  it('records an empty memory as null', async () => {
+    fake.script(reply.text('Hello.'))
+    const { conversation } = await turn(null, 'Hi')
+    expect(replies(conversation.messages)[0]).toMatchObject({ memoryAt: null, viewed: [] })
+  })
+})

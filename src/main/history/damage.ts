@@ -1,0 +1,72 @@
+/**
+ * Damage in the history: objects that are missing, do not hash to their id, do not parse, or
+ * name entries Cairn would never write. Reported as "history is damaged at <commit>", never as
+ * an internal error; never confused with an I/O error (see lib/disk-errors.ts).
+ */
+
+import { CairnError } from '../lib/errors'
+import { TEMP_FILE_PREFIX } from '../lib/folders'
+
+/** An object of the history that cannot be used; `detail` completes "…: <detail>". */
+export class DamagedHistoryError extends Error {
+  readonly code = 'EDAMAGED'
+  constructor(
+    readonly oid: string,
+    readonly detail: string,
+  ) {
+    super(`damaged object ${oid}: ${detail}`)
+    this.name = 'DamagedHistoryError'
+  }
+}
+
+// Control (Cc) characters: newlines, tabs, NUL, escape sequences.
+const CONTROL = /\p{Cc}/u
+
+/**
+ * Why a name may not be an entry of the history (a tree entry, or a file the scan would
+ * record), or null when it may. Refused: `.` and `..`, path separators, control characters
+ * such as a newline, `.git` in any spelling a file system may fold to it, and the names of
+ * Cairn's own temp files.
+ */
+export function entryNameProblem(name: string): string | null {
+  if (name === '') return 'an entry without a name'
+  if (name === '.' || name === '..') return `an entry named "${name}"`
+  if (name.includes('/') || name.includes('\\')) return 'an entry whose name holds a path separator'
+  if (CONTROL.test(name)) return 'an entry whose name holds a control character'
+  const folded = name.toLowerCase().replace(/[. ]+$/, '')
+  if (folded === '.git' || /^git~\d+$/.test(folded)) return 'an entry named ".git"'
+  if (name.startsWith(TEMP_FILE_PREFIX)) return "an entry named like one of Cairn's temp files"
+  return null
+}
+
+/** The error people see for damage found while working with version `commit`. */
+export function damagedAt(
+  commit: string,
+  error: DamagedHistoryError,
+  changedNothing = false,
+): CairnError {
+  const detail =
+    error.detail === 'missing'
+      ? 'part of that version is missing from the history folder'
+      : error.detail === 'corrupt'
+        ? 'part of that version is corrupt'
+        : `it holds ${error.detail}`
+  return new CairnError(
+    'history-damaged',
+    `The history is damaged at ${commit.slice(0, 7)}: ${detail}.${changedNothing ? ' Nothing was changed.' : ''}`,
+  )
+}
+
+/** Runs `task` (which reads version `commit`), turning damage into `damagedAt`. */
+export async function readingVersion<T>(
+  commit: string,
+  task: () => Promise<T>,
+  changedNothing = false,
+): Promise<T> {
+  try {
+    return await task()
+  } catch (error) {
+    if (error instanceof DamagedHistoryError) throw damagedAt(commit, error, changedNothing)
+    throw error
+  }
+}

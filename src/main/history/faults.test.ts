@@ -1,0 +1,273 @@
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { addTotals, size } from '../../../test/stress/stress'
+import { CairnError } from '../lib/errors'
+import { nodeDisk, setDisk } from '../lib/disk'
+import { createRecordingLogger } from '../lib/logger'
+import { errnoError, hookDisk, type DiskCall } from '../lib/disk-hooks'
+import { deleteFile, renameFile, writeFile } from '../memory-browser'
+import { openVersionedMemory, type VersionedMemory } from './index'
+import {
+  CLAUDE,
+  commitCount,
+  folderFiles,
+  fsck,
+  headMatchesFolder,
+  leftoverTempFiles,
+} from './test-helpers'
+
+// Fault injection (issue #9): the scripted scenario below runs once per file-system call it
+// makes, failing that one call with EIO, ENOSPC, EACCES or EMFILE. After each: the step
+// that met the fault either worked or failed with a clear error, the folder is fully as
+// before that step or fully as after it, and the next change works and leaves a valid
+// repository whose HEAD matches the folder.
+
+const CODES = ['EIO', 'ENOSPC', 'EACCES', 'EMFILE'] as const
+
+interface Step {
+  readonly name: string
+  run(memory: VersionedMemory): Promise<unknown>
+}
+
+const claude = { actor: 'claude', conversationId: 'c', toolUseId: 't' } as const
+const tool = (input: Record<string, unknown>): Step => ({
+  name: `${String(input.command)} ${String(input.path ?? input.old_path)}`,
+  run: (memory) => memory.execute(input, claude),
+})
+const oldest = async (memory: VersionedMemory) =>
+  (await memory.log({ offset: 0, limit: 500 })).entries.at(-1)!.oid
+
+const STEPS: ReadonlyArray<Step> = [
+  tool({ command: 'create', path: '/memories/a.md', file_text: 'alpha\nbeta\n' }),
+  tool({ command: 'str_replace', path: '/memories/a.md', old_str: 'beta', new_str: 'gamma' }),
+  tool({ command: 'create', path: '/memories/dir/deep/b.md', file_text: 'b\n' }),
+  tool({ command: 'insert', path: '/memories/dir/deep/b.md', insert_line: 1, insert_text: 'c' }),
+  tool({ command: 'rename', old_path: '/memories/dir/deep', new_path: '/memories/moved' }),
+  tool({ command: 'view', path: '/memories' }),
+  tool({ command: 'view', path: '/memories/a.md' }),
+  tool({ command: 'delete', path: '/memories/moved' }),
+  { name: 'user write', run: (m) => writeFile(m.execute, '/memories/user.md', 'by hand\n') },
+  {
+    name: 'user rename',
+    run: (m) => renameFile(m.execute, '/memories/user.md', '/memories/u2.md'),
+  },
+  {
+    name: 'restore file',
+    run: async (m) =>
+      m.restoreFile('/memories/a.md', (await m.log({ offset: 0, limit: 9 })).entries[4]!.oid),
+  },
+  { name: 'restore all', run: async (m) => m.restoreAll(await oldest(m)) },
+  {
+    name: 'revert',
+    run: async (m) => m.revert((await m.log({ offset: 0, limit: 1 })).entries[0]!.oid),
+  },
+  { name: 'user delete', run: (m) => deleteFile(m.execute, '/memories/seed.md') },
+]
+
+let template: string
+let scratch: string
+
+beforeAll(async () => {
+  scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-faults-'))
+  template = path.join(scratch, 'template')
+  // A history to open, an outside edit for open to commit, a stray temp file to remove.
+  const memory = await openVersionedMemory({
+    dataDir: template,
+    watch: false,
+    now: clock(),
+    logger: createRecordingLogger(),
+  })
+  await memory.execute(
+    { command: 'create', path: '/memories/seed.md', file_text: 'seed\n' },
+    CLAUDE,
+  )
+  await memory.execute({ command: 'create', path: '/memories/old/x.md', file_text: 'x\n' }, CLAUDE)
+  await memory.close()
+  fs.writeFileSync(path.join(template, 'memories', 'outside.md'), 'edited outside\n')
+  fs.writeFileSync(path.join(template, 'memories', '.cairn-tmp-stray'), 'half')
+})
+afterAll(() => fs.rmSync(scratch, { recursive: true, force: true }))
+
+function clock(): () => number {
+  let time = 1_700_000_000_000
+  return () => (time += 1000)
+}
+
+function fresh(name: string): string {
+  const dir = path.join(scratch, name)
+  fs.rmSync(dir, { recursive: true, force: true })
+  fs.cpSync(template, dir, { recursive: true })
+  return dir
+}
+
+/** The folder as people see it: regular files and their content, temp files left out. */
+async function visible(dataDir: string): Promise<string> {
+  const files = await folderFiles(dataDir)
+  return JSON.stringify([...files].filter(([file]) => !/(^|\/)\.cairn-tmp-/.test(file)))
+}
+
+interface Reference {
+  /** Calls made before each step (index 0: before open), and in all. */
+  readonly startsAt: ReadonlyArray<number>
+  readonly total: number
+  readonly before: ReadonlyArray<string>
+  readonly after: ReadonlyArray<string>
+}
+
+/** The scenario without faults: where each step's calls start, and the folder around it. */
+async function reference(): Promise<Reference> {
+  const dataDir = fresh('reference')
+  const logger = createRecordingLogger()
+  const counting = hookDisk(nodeDisk, () => undefined)
+  const restore = setDisk(counting.disk)
+  const startsAt: number[] = []
+  const before: string[] = []
+  const after: string[] = []
+  try {
+    before.push(await visible(dataDir))
+    startsAt.push(counting.calls())
+    const memory = await openVersionedMemory({ dataDir, watch: false, now: clock(), logger })
+    after.push(await visible(dataDir))
+    for (const step of STEPS) {
+      before.push(await visible(dataDir))
+      startsAt.push(counting.calls())
+      await step.run(memory)
+      after.push(await visible(dataDir))
+    }
+    await memory.close()
+  } finally {
+    restore()
+  }
+  return { startsAt, total: counting.calls(), before, after }
+}
+
+/** Everything a result or an error shows people or Claude must be plain words. */
+function expectClear(shown: string, dataDir: string): void {
+  expect(shown).not.toContain(dataDir)
+  expect(shown).not.toContain('injected')
+  expect(shown).not.toMatch(/\bE[A-Z]{2,}\b|\n\s+at /)
+}
+
+async function runWithFault(ref: Reference, n: number, code: string): Promise<void> {
+  const dataDir = fresh(`fault-${n}-${code}`)
+  // Faults are logged as warnings (retried, or a nicety lost); never as errors (bugs).
+  const logger = createRecordingLogger()
+  const label = `fault ${code} at call ${n}`
+  let faulted: DiskCall | null = null
+  const faulty = hookDisk(nodeDisk, (call) => {
+    if (call.n !== n) return undefined
+    faulted = call
+    return errnoError(call, code)
+  })
+  const countBefore = commitCount(dataDir)
+  const restore = setDisk(faulty.disk)
+  let memory: VersionedMemory | null = null
+  // Which step the fault falls in: 0 is open.
+  const step = ref.startsAt.findLastIndex((start) => start < n)
+  try {
+    try {
+      memory = await openVersionedMemory({ dataDir, watch: false, now: clock(), logger })
+    } catch (error) {
+      // Open failed: clearly, and having changed nothing.
+      expect(step, label).toBe(0)
+      expect(error, label).toBeInstanceOf(CairnError)
+      expect(['disk-full', 'io-error', 'access-denied', 'read-only']).toContain(
+        (error as CairnError).code,
+      )
+      expectClear((error as Error).message, dataDir)
+      expect(await visible(dataDir), label).toBe(ref.before[0])
+      expect(
+        fs.readdirSync(dataDir).filter((name) => name.includes('.broken')),
+        label,
+      ).toEqual([])
+      restore()
+      expect(commitCount(dataDir), label).toBe(countBefore)
+      memory = await openVersionedMemory({ dataDir, watch: false, now: clock(), logger })
+    }
+    if (step === 0) expect([ref.after[0], ref.before[0]]).toContain(await visible(dataDir))
+    for (let i = 1; i < STEPS.length + 1 && faulted === null; i++) {
+      const wasBefore = await visible(dataDir)
+      let outcome: unknown
+      let failed: unknown = null
+      try {
+        outcome = await STEPS[i - 1]!.run(memory)
+      } catch (error) {
+        failed = error
+      }
+      if (faulted === null) continue
+      // This step met the fault.
+      const now = await visible(dataDir)
+      const toolError =
+        typeof outcome === 'object' &&
+        outcome !== null &&
+        (outcome as { isError?: boolean }).isError
+      if (failed) {
+        expect(failed, `${label} in ${STEPS[i - 1]!.name}`).toBeInstanceOf(CairnError)
+        expectClear((failed as Error).message, dataDir)
+        expect(now, `${label}: an error, so nothing changed`).toBe(wasBefore)
+      } else if (toolError) {
+        const content = String((outcome as { content: unknown }).content)
+        expect(content).toMatch(/^Error: /)
+        expectClear(content, dataDir)
+        expect(now, `${label}: an error, so nothing changed`).toBe(wasBefore)
+      } else {
+        expectClear(JSON.stringify(outcome), dataDir)
+        expect([ref.after[i], wasBefore], `${label} in ${STEPS[i - 1]!.name}`).toContain(now)
+      }
+    }
+    restore()
+    // The next change works, and catches up whatever the fault left owed.
+    const probe = await memory.execute(
+      {
+        command: 'create',
+        path: '/memories/probe.md',
+        file_text: `after ${label}\n`,
+      },
+      CLAUDE,
+    )
+    expect(probe.isError, `${label}: ${JSON.stringify(probe.content)}`).toBe(false)
+    expect(probe.commit, label).not.toBeNull()
+    await memory.close()
+    memory = null
+    expect(await headMatchesFolder(dataDir), `${label}: HEAD is the folder`).toBe(true)
+    fsck(dataDir)
+    expect(commitCount(dataDir)).toBeGreaterThanOrEqual(countBefore)
+    // Open again: nothing left over anywhere.
+    memory = await openVersionedMemory({ dataDir, watch: false, now: clock(), logger })
+    await memory.close()
+    memory = null
+    expect(leftoverTempFiles(dataDir), label).toEqual([])
+    expect(
+      logger.entries.filter((entry) => entry.level === 'error'),
+      label,
+    ).toEqual([])
+  } catch (error) {
+    throw new Error(`${label}: ${String(error)}`, { cause: error })
+  } finally {
+    restore()
+    await memory?.close()
+    fs.rmSync(dataDir, { recursive: true, force: true })
+  }
+}
+
+describe('fault injection at every file-system call of a scripted scenario', () => {
+  it('always ends in a clear error or a success, a whole folder, and a valid history', async () => {
+    const ref = await reference()
+    expect(ref.total).toBeGreaterThan(100)
+    console.log(`fault injection: ${ref.total} calls in the scenario`)
+    // Quick: a spread of positions, every code; full: every position with every code.
+    const stride = size(Math.max(1, Math.floor(ref.total / 24)), 1)
+    let faults = 0
+    const first = Number(process.env['CAIRN_FAULT_FROM'] ?? 1)
+    for (let n = first; n <= ref.total; n += stride) {
+      const codes = size([CODES[n % CODES.length]!], [...CODES])
+      for (const code of codes) {
+        await runWithFault(ref, n, code)
+        faults++
+      }
+    }
+    addTotals('fault injection', { rounds: faults, injectedFaults: faults })
+  }, 3_600_000)
+})

@@ -1,0 +1,118 @@
+/**
+ * Notices about the memory folder, raised once per file and session: files too large to
+ * version, and secrets that arrived in a file edited outside Cairn.
+ */
+
+import type { MemoryNotice } from '../../shared/types'
+import type { Logger } from '../lib/logger'
+import { newSecrets } from '../memory'
+import { DamagedHistoryError } from './damage'
+import { segmentsOf, toRelative, toVirtual } from './paths'
+import type { Repo } from './repo'
+import type { IndexEntry } from './side-index'
+import { nodeAt, treeFromOid } from './tree-state'
+import { MAX_VERSIONED_BYTES } from './work-tree'
+
+/** The notices of one session. */
+export interface Notices {
+  /** The notices raised so far (and not resolved), oldest first. */
+  list(): ReadonlyArray<MemoryNotice>
+  /** Raises a notice, unless one of its kind for its path was raised already. */
+  raise(notice: Omit<MemoryNotice, 'id'>): void
+  /** Drops the notice of `kind` for `path` (it was dealt with). */
+  resolve(kind: MemoryNotice['kind'], path: string): void
+  onNotice(listener: (notice: MemoryNotice) => void): () => void
+}
+
+export function createNotices(logger: Logger): Notices {
+  const raised = new Map<string, MemoryNotice>()
+  const listeners = new Set<(notice: MemoryNotice) => void>()
+  return {
+    list: () => [...raised.values()],
+    raise(notice) {
+      const id = `${notice.kind}:${notice.path}`
+      if (raised.has(id)) return
+      const full: MemoryNotice = { id, ...notice }
+      raised.set(id, full)
+      for (const listener of listeners) {
+        try {
+          listener(full)
+        } catch (error) {
+          // A listener's failure must not stop the others.
+          logger.error('A notice listener failed', error)
+        }
+      }
+    },
+    resolve(kind, path) {
+      raised.delete(`${kind}:${path}`)
+    },
+    onNotice(listener) {
+      listeners.add(listener)
+      return () => listeners.delete(listener)
+    },
+  }
+}
+
+/** The notice for a file too large to version (relative path). */
+export function tooLargeNotice(relative: string): Omit<MemoryNotice, 'id'> {
+  const virtual = toVirtual(relative)
+  const limit = Math.round(MAX_VERSIONED_BYTES / (1024 * 1024))
+  return {
+    kind: 'too-large',
+    path: virtual,
+    message: `${virtual} is not versioned: too large (over ${limit} MB). It stays in your memory folder, but its changes are not kept in the history and it cannot be restored.`,
+    commitOid: null,
+  }
+}
+
+// Larger texts are not scanned (secretlint on megabytes would stall the queue).
+const MAX_SCANNED_BYTES = 1024 * 1024
+
+/**
+ * Secrets that a commit of changes made outside Cairn brought into files (those not already
+ * in the file's previous version), one notice per file. Never the secret itself.
+ */
+export async function secretNotices(
+  repo: Repo,
+  entry: IndexEntry,
+): Promise<ReadonlyArray<Omit<MemoryNotice, 'id'>>> {
+  const notices: Array<Omit<MemoryNotice, 'id'>> = []
+  const after = treeFromOid((await repo.store.readCommit(entry.oid)).tree)
+  const before = entry.parent ? treeFromOid((await repo.store.readCommit(entry.parent)).tree) : null
+  for (const file of entry.files) {
+    const segments = segmentsOf(toRelative(file))
+    const text = await textAt(repo, after, segments)
+    if (text === null) continue
+    const found = await newSecrets(
+      text,
+      async () => (before ? textAt(repo, before, segments) : null),
+      file,
+    )
+    if (found.length === 0) continue
+    const kinds = [...new Set(found.map((finding) => finding.kind))].join(', ')
+    notices.push({
+      kind: 'secret',
+      path: file,
+      message: `${file} was changed outside Cairn and now holds what looks like a secret (${kinds}). It was saved in the history (version ${entry.oid.slice(0, 7)}); remove it from the file so later versions do not carry it.`,
+      commitOid: entry.oid,
+    })
+  }
+  return notices
+}
+
+async function textAt(
+  repo: Repo,
+  root: ReturnType<typeof treeFromOid>,
+  segments: ReadonlyArray<string>,
+): Promise<string | null> {
+  try {
+    const node = await nodeAt(repo.store, root, segments)
+    if (node?.kind !== 'blob') return null
+    const bytes = await repo.store.readBlob(node.oid)
+    if (bytes.byteLength > MAX_SCANNED_BYTES || bytes.includes(0)) return null
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes)
+  } catch (error) {
+    if (error instanceof DamagedHistoryError || error instanceof TypeError) return null
+    throw error
+  }
+}

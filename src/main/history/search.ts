@@ -1,0 +1,174 @@
+/**
+ * "When did this text appear or disappear?": the commits whose diff adds or removes a text,
+ * like `git log -S` (a commit matches when a file it changed holds the text a different
+ * number of times after it than before; a pure rename matches nothing). Read side only.
+ *
+ * A merge commit (sync) matches only for a file whose count differs from what every parent
+ * had: taking a text from the other machine is not adding it (the commit that wrote it there
+ * is the one found), but the markers of a conflict kept in the file, or a line the merge had
+ * to write, are the merge's own.
+ *
+ * A search runs in pages, newest commits first in the timeline's order: each call scans for
+ * about `budgetMs` and says where to go on, so the caller shows progress and can stop at any
+ * time. What was counted (per blob) is kept for the search's next page.
+ */
+import type { HistorySearchHit, HistorySearchPage } from '../../shared/types'
+import { CairnError } from '../lib/errors'
+import type { Ancestry } from './ancestry'
+import type { ChangeLog } from './change-log'
+import { toSummary } from './queries'
+import type { RepoView } from './read'
+import type { SearchQuery } from './types'
+
+/** Time one page may scan before it returns what it found so far. */
+export const SEARCH_PAGE_MS = 120
+
+export interface HistorySearcher {
+  search(query: SearchQuery): Promise<HistorySearchPage>
+}
+
+/** Most characters of file text kept between searches (the texts searched most recently). */
+export const SEARCH_TEXT_CACHE = 16_000_000
+
+/**
+ * A searcher over one history; remembers the counts of the latest search it ran, and the
+ * texts of the versions it read (bounded), so that searching again reads little.
+ */
+export function createSearcher(
+  repo: RepoView,
+  ancestry: Ancestry,
+  changes: ChangeLog,
+): HistorySearcher {
+  // Occurrences per blob for the text searched last (the next page reuses them).
+  let counted: { readonly key: string; readonly counts: Map<string, number> } | null = null
+  const texts = new Map<string, { text: string | null; lower?: string }>()
+  let cachedChars = 0
+
+  async function textOf(blob: string): Promise<{ text: string | null; lower?: string }> {
+    const known = texts.get(blob)
+    if (known) {
+      texts.delete(blob)
+      texts.set(blob, known)
+      return known
+    }
+    const bytes = Buffer.from(await repo.store.readBlob(blob))
+    const entry = { text: bytes.includes(0) ? null : bytes.toString('utf8') }
+    texts.set(blob, entry)
+    cachedChars += entry.text?.length ?? 0
+    while (cachedChars > SEARCH_TEXT_CACHE && texts.size > 1) {
+      const [oldest, value] = texts.entries().next().value as [string, { text: string | null }]
+      texts.delete(oldest)
+      cachedChars -= value.text?.length ?? 0
+    }
+    return entry
+  }
+
+  function countsFor(query: SearchQuery): Map<string, number> {
+    const key = `${query.matchCase ? 'case' : 'nocase'}\0${query.text}`
+    if (counted?.key !== key) counted = { key, counts: new Map() }
+    return counted.counts
+  }
+
+  return {
+    async search(query) {
+      const budgetMs = query.budgetMs ?? SEARCH_PAGE_MS
+      const order = ancestry.newestFirst()
+      const total = order.length
+      // `k`: how many commits of the timeline's order are behind (newest first).
+      let k = 0
+      if (query.before !== undefined) {
+        const shown = order.indexOf(ancestry.positionOf(query.before))
+        if (shown < 0) {
+          throw new CairnError('not-found', 'That search can no longer go on: search again.')
+        }
+        k = shown + 1
+      }
+      const counts = countsFor(query)
+      const needle = query.matchCase ? query.text : query.text.toLowerCase()
+      const occurrences = async (blob: string | null): Promise<number> => {
+        if (!blob) return 0
+        const known = counts.get(blob)
+        if (known !== undefined) return known
+        const version = await textOf(blob)
+        let count = 0
+        if (version.text !== null) {
+          if (query.matchCase) count = countText(version.text, needle)
+          else {
+            version.lower ??= version.text.toLowerCase()
+            count = countText(version.lower, needle)
+          }
+        }
+        counts.set(blob, count)
+        return count
+      }
+
+      const hits: HistorySearchHit[] = []
+      const started = performance.now()
+      for (; k < total; k++) {
+        const entry = ancestry.entry(order.at(k))
+        const files: Array<{ path: string; change: 'added' | 'removed' }> = []
+        for (const side of movedUnchanged(await changes.of(entry))) {
+          const before = await occurrences(side.before)
+          const after = await occurrences(side.after)
+          if (before === after) continue
+          // A merge that took this file's text as another parent had it added nothing.
+          let taken = false
+          for (const other of side.others ?? []) {
+            if ((await occurrences(other)) === after) taken = true
+          }
+          if (!taken) files.push({ path: side.path, change: after > before ? 'added' : 'removed' })
+        }
+        if (files.length > 0) hits.push({ commit: toSummary(entry), files })
+        if (performance.now() - started >= budgetMs && k < total - 1) {
+          k++
+          break
+        }
+      }
+      changes.flush()
+      const done = k >= total
+      return {
+        hits,
+        // The page stopped before this commit: the next one starts with the one older.
+        next: done ? null : ancestry.oidAt(order.at(k - 1)),
+        scanned: k,
+        total,
+      }
+    },
+  }
+}
+
+/**
+ * The changes of a commit without the files that only moved: a removed file and an added
+ * one with the same content are one file renamed (git pairs them the same way), so the
+ * text in it was neither removed nor added.
+ */
+function movedUnchanged<T extends { before: string | null; after: string | null }>(
+  sides: ReadonlyArray<T>,
+): ReadonlyArray<T> {
+  const added = new Map<string, number[]>()
+  sides.forEach((side, i) => {
+    if (!side.before && side.after) added.set(side.after, [...(added.get(side.after) ?? []), i])
+  })
+  const moved = new Set<number>()
+  sides.forEach((side, i) => {
+    if (!side.before || side.after) return
+    const target = added.get(side.before)?.shift()
+    if (target === undefined) return
+    moved.add(target)
+    moved.add(i)
+  })
+  return sides.filter((_, i) => !moved.has(i))
+}
+
+/** Occurrences of `needle` in `haystack`, not overlapping (as git's pickaxe counts). */
+function countText(haystack: string, needle: string): number {
+  let count = 0
+  for (
+    let at = haystack.indexOf(needle);
+    at >= 0;
+    at = haystack.indexOf(needle, at + needle.length)
+  ) {
+    count++
+  }
+  return count
+}

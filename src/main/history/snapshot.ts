@@ -1,0 +1,82 @@
+/**
+ * Memory as it was after a commit, for browsing it read-only ("Memory at this reply"): every
+ * file and folder of that commit's tree with its size and the time it last changed. Read side.
+ */
+import type { MemoryEntry } from '../../shared/types'
+import type { Ancestry } from './ancestry'
+import type { Lookup, TreeItem } from './lookup'
+import { toVirtual } from './paths'
+import { requireEntry, type RepoView } from './read'
+
+/** Most blob sizes remembered (blobs never change, so a size never goes stale). */
+const SIZE_CACHE = 50_000
+
+/** Lists trees at commits; remembers blob sizes between calls. */
+export function createSnapshots(repo: RepoView, lookup: Lookup, ancestry: Ancestry) {
+  const sizes = new Map<string, number>()
+
+  async function sizeOf(blob: string): Promise<number> {
+    const known = sizes.get(blob)
+    if (known !== undefined) return known
+    const size = (await repo.store.readBlob(blob)).byteLength
+    if (sizes.size >= SIZE_CACHE) sizes.delete(sizes.keys().next().value as string)
+    sizes.set(blob, size)
+    return size
+  }
+
+  /** Every file and folder of memory after commit `oid`, sorted by path. */
+  async function listAt(oid: string): Promise<ReadonlyArray<MemoryEntry>> {
+    requireEntry(repo, oid)
+    const root = await lookup.itemAt(oid, [])
+    const files: Array<{ path: string; size: number }> = []
+    const dirs: string[] = []
+    async function walk(item: TreeItem, relative: string): Promise<void> {
+      for (const [name, child] of await lookup.tree(item.oid)) {
+        const path = relative ? `${relative}/${name}` : name
+        if (child.kind === 'tree') {
+          dirs.push(path)
+          await walk(child, path)
+        } else {
+          files.push({ path, size: await sizeOf(child.oid) })
+        }
+      }
+    }
+    if (root?.kind === 'tree') await walk(root, '')
+
+    // When each file last changed: the newest commit up to `oid`, along first parents (where
+    // the file was as it is, see ancestry.ts), that touched it.
+    const changed = new Map<string, number>()
+    const wanted = new Set(files.map((file) => toVirtual(file.path)))
+    const index = ancestry.index()
+    let position = ancestry.positionOf(oid)
+    while (position >= 0 && wanted.size > 0) {
+      for (const file of index.filesAt(position)) {
+        if (wanted.delete(file)) changed.set(file, index.timeAt(position))
+      }
+      position = ancestry.firstParentOf(position)
+    }
+
+    const result: MemoryEntry[] = []
+    const totals = new Map<string, { size: number; modifiedAt: number }>()
+    for (const file of files) {
+      const virtual = toVirtual(file.path)
+      const modifiedAt = changed.get(virtual) ?? 0
+      result.push({ path: virtual, kind: 'file', size: file.size, modifiedAt })
+      for (let at = file.path.lastIndexOf('/'); at > 0; at = file.path.lastIndexOf('/', at - 1)) {
+        const dir = file.path.slice(0, at)
+        const total = totals.get(dir) ?? { size: 0, modifiedAt: 0 }
+        totals.set(dir, {
+          size: total.size + file.size,
+          modifiedAt: Math.max(total.modifiedAt, modifiedAt),
+        })
+      }
+    }
+    for (const dir of dirs) {
+      const total = totals.get(dir) ?? { size: 0, modifiedAt: 0 }
+      result.push({ path: toVirtual(dir), kind: 'dir', ...total })
+    }
+    return result.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
+  }
+
+  return { listAt }
+}

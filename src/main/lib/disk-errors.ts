@@ -1,0 +1,67 @@
+/**
+ * Words for what the file system refused. An I/O error (a full disk, a failing disk, a denied
+ * permission, too many open files) is never taken for damage: it gets a code and a sentence
+ * for people, and no host path or errno text.
+ */
+
+import type { MemoryErrorCode } from '../../shared/errors'
+import { errorCode } from './disk'
+
+/** The codes a disk problem surfaces as. */
+export type DiskErrorCode = Extract<
+  MemoryErrorCode,
+  'disk-full' | 'access-denied' | 'read-only' | 'io-error' | 'conflict' | 'invalid-path'
+>
+
+const PROBLEMS: Readonly<Record<string, readonly [DiskErrorCode, string]>> = {
+  ENOSPC: ['disk-full', 'the disk is full'],
+  EDQUOT: ['disk-full', 'the disk is full (the disk quota is used up)'],
+  EIO: ['io-error', 'the disk reported a read or write error'],
+  EACCES: ['access-denied', 'permission was denied by the operating system'],
+  EPERM: ['access-denied', 'permission was denied by the operating system'],
+  EROFS: ['read-only', 'the memory folder is read-only'],
+  EMFILE: ['io-error', 'too many files are open'],
+  ENFILE: ['io-error', 'too many files are open on this system'],
+  EBUSY: ['io-error', 'a file is in use by another program'],
+  ENOMEM: ['io-error', 'the system ran out of memory'],
+  ETIMEDOUT: ['io-error', 'the disk did not answer in time'],
+  ESTALE: ['io-error', 'the disk was disconnected'],
+  ENOTDIR: ['conflict', 'a file is in the way of a folder on that path'],
+  ENAMETOOLONG: ['invalid-path', 'the path is too long for this system'],
+  ECHANGED: ['conflict', 'another program changed the memory folder while Cairn was working in it'],
+}
+
+// Codes of the disk itself (not of what is on it): never to be taken for damage.
+const DISK_TROUBLE = new Set([
+  'ENOSPC',
+  'EDQUOT',
+  'EIO',
+  'EACCES',
+  'EPERM',
+  'EROFS',
+  'EMFILE',
+  'ENFILE',
+  'EBUSY',
+  'ENOMEM',
+  'ETIMEDOUT',
+  'ESTALE',
+])
+
+/**
+ * When `error` carries an errno Cairn has words for: the refusal's code and the reason in
+ * plain words (completing "… because <reason>"). Null for anything else, such as damage.
+ */
+export function diskProblem(
+  error: unknown,
+): { readonly code: DiskErrorCode; readonly reason: string } | null {
+  const code = errorCode(error)
+  if (code === undefined || !Object.hasOwn(PROBLEMS, code)) return null
+  const [errorCodeFor, reason] = PROBLEMS[code]!
+  return { code: errorCodeFor, reason }
+}
+
+/** True for errors of the disk itself (full, failing, denied), as opposed to bad content. */
+export function isDiskProblem(error: unknown): boolean {
+  const code = errorCode(error)
+  return code !== undefined && DISK_TROUBLE.has(code)
+}

@@ -1,0 +1,68 @@
+/**
+ * Test support for the disk seam: a wrapper that counts every call and can act before any
+ * one of them (fail it with an errno, or change the folder first). Used by the fault
+ * injection, race and fuzz tests; never by the app.
+ */
+
+import type { Disk } from './disk'
+
+/** One call about to be made through the seam. */
+export interface DiskCall {
+  /** 1-based position among all calls since the wrapper was made. */
+  readonly n: number
+  /** `openSync`, `promises.readFile`, … */
+  readonly name: string
+  readonly args: ReadonlyArray<unknown>
+}
+
+/**
+ * What to do before a call: nothing (undefined), or an error to fail it with (thrown for a
+ * synchronous call, a rejection for an asynchronous one).
+ */
+export type BeforeCall = (call: DiskCall) => Error | undefined | void
+
+/** `inner` with `before` run ahead of every call. `calls()` tells how many were made. */
+export function hookDisk(
+  inner: Disk,
+  before: BeforeCall,
+): { readonly disk: Disk; calls(): number } {
+  let n = 0
+  const out: Record<string, unknown> = {}
+  const promises: Record<string, unknown> = {}
+  for (const [name, fn] of Object.entries(inner)) {
+    if (name === 'promises') continue
+    const sync = name !== 'fsync' && name !== 'write'
+    out[name] = (...args: unknown[]) => {
+      const error = before({ n: ++n, name, args })
+      if (error) {
+        if (sync) throw error
+        return Promise.reject(error)
+      }
+      return (fn as (...a: unknown[]) => unknown)(...args)
+    }
+  }
+  for (const [name, fn] of Object.entries(inner.promises)) {
+    promises[name] = (...args: unknown[]) => {
+      const error = before({ n: ++n, name: `promises.${name}`, args })
+      if (error) return Promise.reject(error)
+      return (fn as (...a: unknown[]) => unknown)(...args)
+    }
+  }
+  out.promises = promises
+  return { disk: out as unknown as Disk, calls: () => n }
+}
+
+/**
+ * An errno error as node makes them: `code`, `syscall`, and the path in the message (so a
+ * test sees it if the message ever reaches Claude or the window).
+ */
+export function errnoError(call: DiskCall, code: string): NodeJS.ErrnoException {
+  const target = call.args.find((arg) => typeof arg === 'string')
+  const where = typeof target === 'string' ? ` '${target}'` : ''
+  return Object.assign(new Error(`${code}: injected fault, ${call.name}${where}`), {
+    code,
+    syscall: call.name,
+    path: target,
+    errno: -1,
+  })
+}

@@ -1,0 +1,293 @@
+/**
+ * The one seam through which the memory handler and the history reach the file system.
+ *
+ * Every call they make goes through `disk`, so a test can put a wrapper in front of the real
+ * file system (`setDisk`) that fails any chosen call with EIO, ENOSPC, EACCES or EMFILE, or
+ * changes the folder between two calls. Nothing else in src/main/memory or src/main/history
+ * imports `node:fs` (ESLint enforces it).
+ *
+ * Metadata calls are synchronous: each takes microseconds on a local disk, while an async hop
+ * through libuv's thread pool costs more than the call itself. `fsync`, which takes
+ * milliseconds, and the bulk reads of `promises` stay asynchronous.
+ */
+
+import fss, { type Dirent, type FSWatcher, type Stats, type WatchListener } from 'node:fs'
+import path from 'node:path'
+import { promisify } from 'node:util'
+
+/** The file-system calls Cairn's memory and history make, with the signatures they use. */
+export interface Disk {
+  openSync(path: string, flags: number, mode?: number): number
+  closeSync(fd: number): void
+  fstatSync(fd: number): Stats
+  /** `lstat`; throws ENOENT like node's. */
+  lstatSync(path: string): Stats
+  /** `lstat`, or undefined when nothing has that name (no exception: those cost ~10 µs). */
+  lstatIfThere(path: string): Stats | undefined
+  statSync(path: string): Stats
+  readSync(
+    fd: number,
+    buffer: Uint8Array,
+    offset: number,
+    length: number,
+    position: number | null,
+  ): number
+  /** At `position`, or at the file's offset when it is null or left out. */
+  writeSync(fd: number, data: Uint8Array, position?: number | null): number
+  /** The same, on the thread pool (bulk writes that must not hold up the event loop). */
+  write(fd: number, data: Uint8Array, position: number): Promise<number>
+  ftruncateSync(fd: number, length: number): void
+  fsyncSync(fd: number): void
+  /** Reads a whole file (by path or open descriptor). */
+  readFileSync(file: string | number): Buffer
+  writeFileSync(
+    file: string | number,
+    data: string | Uint8Array,
+    options?: fss.WriteFileOptions,
+  ): void
+  appendFileSync(file: string, data: string, options?: fss.WriteFileOptions): void
+  renameSync(from: string, to: string): void
+  linkSync(existing: string, created: string): void
+  unlinkSync(path: string): void
+  mkdirSync(path: string, mode?: number): void
+  rmdirSync(path: string): void
+  /** Entries of a folder with their types (never recursive). */
+  readdirSync(path: string): Dirent[]
+  fchmodSync(fd: number, mode: number): void
+  chmodSync(path: string, mode: number): void
+  fsync(fd: number): Promise<void>
+  watch(
+    path: string,
+    options: { recursive?: boolean; persistent?: boolean },
+    listener: WatchListener<string>,
+  ): FSWatcher
+  /** Async reads and writes for code that must not block (the usage walk, isomorphic-git). */
+  readonly promises: {
+    readFile(path: string): Promise<Buffer>
+    writeFile(
+      path: string,
+      data: string | Uint8Array,
+      options?: fss.WriteFileOptions,
+    ): Promise<void>
+    readdir(path: string): Promise<Dirent[]>
+    lstat(path: string): Promise<Stats>
+    stat(path: string): Promise<Stats>
+    mkdir(path: string, mode?: number): Promise<void>
+    rmdir(path: string): Promise<void>
+    unlink(path: string): Promise<void>
+    readlink(path: string): Promise<string>
+    symlink(target: string, path: string): Promise<void>
+    chmod(path: string, mode: number): Promise<void>
+  }
+}
+
+const fsyncAsync = promisify(fss.fsync)
+const writeAsync = promisify(fss.write)
+
+/** The real file system. */
+export const nodeDisk: Disk = {
+  openSync: (path, flags, mode) => fss.openSync(path, flags, mode),
+  closeSync: (fd) => fss.closeSync(fd),
+  fstatSync: (fd) => fss.fstatSync(fd),
+  lstatSync: (path) => fss.lstatSync(path),
+  lstatIfThere: (path) => fss.lstatSync(path, { throwIfNoEntry: false }),
+  statSync: (path) => fss.statSync(path),
+  readSync: (fd, buffer, offset, length, position) =>
+    fss.readSync(fd, buffer, offset, length, position),
+  writeSync: (fd, data, position) => fss.writeSync(fd, data, 0, data.byteLength, position ?? null),
+  write: async (fd, data, position) =>
+    (await writeAsync(fd, data, 0, data.byteLength, position)).bytesWritten,
+  ftruncateSync: (fd, length) => fss.ftruncateSync(fd, length),
+  fsyncSync: (fd) => fss.fsyncSync(fd),
+  readFileSync: (file) => fss.readFileSync(file),
+  writeFileSync: (file, data, options) => fss.writeFileSync(file, data, options),
+  appendFileSync: (file, data, options) => fss.appendFileSync(file, data, options),
+  renameSync: (from, to) => fss.renameSync(from, to),
+  linkSync: (existing, created) => fss.linkSync(existing, created),
+  unlinkSync: (path) => fss.unlinkSync(path),
+  mkdirSync: (path, mode) => {
+    fss.mkdirSync(path, { mode })
+  },
+  rmdirSync: (path) => fss.rmdirSync(path),
+  readdirSync: (path) => fss.readdirSync(path, { withFileTypes: true }),
+  fchmodSync: (fd, mode) => fss.fchmodSync(fd, mode),
+  chmodSync: (path, mode) => fss.chmodSync(path, mode),
+  fsync: (fd) => fsyncAsync(fd),
+  watch: (path, options, listener) => fss.watch(path, options, listener),
+  promises: {
+    readFile: (path) => fss.promises.readFile(path),
+    writeFile: (path, data, options) => fss.promises.writeFile(path, data, options),
+    readdir: (path) => fss.promises.readdir(path, { withFileTypes: true }),
+    lstat: (path) => fss.promises.lstat(path),
+    stat: (path) => fss.promises.stat(path),
+    mkdir: async (path, mode) => {
+      await fss.promises.mkdir(path, { mode })
+    },
+    rmdir: (path) => fss.promises.rmdir(path),
+    unlink: (path) => fss.promises.unlink(path),
+    readlink: (path) => fss.promises.readlink(path),
+    symlink: (target, path) => fss.promises.symlink(target, path),
+    chmod: (path, mode) => fss.promises.chmod(path, mode),
+  },
+}
+
+let current: Disk = nodeDisk
+
+type SyncName = Exclude<keyof Disk, 'promises'>
+type AsyncName = keyof Disk['promises']
+
+function delegate(): Disk {
+  const out: Record<string, unknown> = {}
+  for (const name of Object.keys(nodeDisk) as SyncName[]) {
+    if ((name as string) === 'promises') continue
+    out[name] = (...args: unknown[]) => (current[name] as (...a: unknown[]) => unknown)(...args)
+  }
+  const promises: Record<string, unknown> = {}
+  for (const name of Object.keys(nodeDisk.promises) as AsyncName[]) {
+    promises[name] = (...args: unknown[]) =>
+      (current.promises[name] as (...a: unknown[]) => unknown)(...args)
+  }
+  out.promises = promises
+  return out as unknown as Disk
+}
+
+/** What memory and history call: the real file system, or what a test put in front of it. */
+export const disk: Disk = delegate()
+
+/**
+ * Puts `next` in front of every later call (tests: fault injection, race interleaving).
+ * Returns the function that restores the previous one.
+ */
+export function setDisk(next: Disk): () => void {
+  const previous = current
+  current = next
+  return () => {
+    current = previous
+  }
+}
+
+/**
+ * True where a folder's open handle can name its entries (`/proc/self/fd/<fd>/<name>` on
+ * Linux), so that nothing re-walks a path that a symlink swapped in meanwhile could redirect.
+ * Probed once, outside the seam: it is a fact about the platform, not about the data.
+ */
+export const handlesNameEntries: boolean =
+  process.platform === 'linux' && fss.existsSync('/proc/self/fd')
+
+/** The open(2) flags Cairn uses; 0 where the platform lacks one (O_NOFOLLOW on Windows). */
+export const OPEN = {
+  READ: fss.constants.O_RDONLY,
+  /** Create a new file for writing; fails if the name exists. */
+  WRITE_NEW: fss.constants.O_CREAT | fss.constants.O_EXCL | fss.constants.O_WRONLY,
+  /** The same, also for reading back what was written. */
+  READ_WRITE_NEW: fss.constants.O_CREAT | fss.constants.O_EXCL | fss.constants.O_RDWR,
+  /** An existing file, to read and write. */
+  READ_WRITE: fss.constants.O_RDWR,
+  /** Created or emptied, to read and write (`w+`). */
+  READ_WRITE_TRUNC: fss.constants.O_CREAT | fss.constants.O_TRUNC | fss.constants.O_RDWR,
+  NOFOLLOW: fss.constants.O_NOFOLLOW ?? 0,
+  DIRECTORY: fss.constants.O_DIRECTORY ?? 0,
+} as const
+
+/** Makes `dir` and any missing parents (`mode` for the ones it makes); fine if it exists. */
+export function makeFolders(dir: string, mode = 0o700): void {
+  try {
+    disk.mkdirSync(dir, mode)
+  } catch (error) {
+    if (isCode(error, 'EEXIST')) return
+    if (!isCode(error, 'ENOENT') || path.dirname(dir) === dir) throw error
+    makeFolders(path.dirname(dir), mode)
+    try {
+      disk.mkdirSync(dir, mode)
+    } catch (again) {
+      if (!isCode(again, 'EEXIST')) throw again
+    }
+  }
+}
+
+/**
+ * fsyncs the folder `dir`, so the renames and new names in it are durable (nothing to do on
+ * Windows, where a folder cannot be opened for it).
+ */
+export async function syncFolder(dir: string): Promise<void> {
+  if (process.platform === 'win32') return
+  const fd = disk.openSync(dir, OPEN.READ | OPEN.DIRECTORY)
+  try {
+    await disk.fsync(fd)
+  } finally {
+    try {
+      disk.closeSync(fd)
+    } catch {
+      // Already closed.
+    }
+  }
+}
+
+/** True when something (a file, folder or link) has the name `file`; I/O errors are thrown. */
+export function exists(file: string): boolean {
+  try {
+    return disk.lstatIfThere(file) !== undefined
+  } catch (error) {
+    if (isMissing(error)) return false
+    throw error
+  }
+}
+
+/** Removes the file `file` if it is there (an I/O error is thrown). */
+export function removeFile(file: string): void {
+  try {
+    disk.unlinkSync(file)
+  } catch (error) {
+    if (!isMissing(error)) throw error
+  }
+}
+
+/**
+ * Removes `target` and, for a folder, everything in it; fine if it is not there. For Cairn's
+ * own folders inside the git directory (an index being rebuilt), never the memory folder
+ * (see lib/folders.ts `removeTree`, which works by handles).
+ */
+export function removePath(target: string): void {
+  let stats
+  try {
+    stats = disk.lstatSync(target)
+  } catch (error) {
+    if (isMissing(error)) return
+    throw error
+  }
+  if (!stats.isDirectory()) return removeFile(target)
+  for (const name of listNames(target)) removePath(path.join(target, name))
+  try {
+    disk.rmdirSync(target)
+  } catch (error) {
+    if (!isMissing(error)) throw error
+  }
+}
+
+/** The names in folder `dir`, or none when it (or a folder on the way) is missing. */
+export function listNames(dir: string): string[] {
+  try {
+    return disk.readdirSync(dir).map((dirent) => dirent.name)
+  } catch (error) {
+    if (isMissing(error)) return []
+    throw error
+  }
+}
+
+/** Node's errno code of an error, if any. */
+export function errorCode(error: unknown): string | undefined {
+  if (typeof error !== 'object' || error === null) return undefined
+  const code = (error as { code?: unknown }).code
+  return typeof code === 'string' ? code : undefined
+}
+
+/** True for the errors that mean "nothing is there": ENOENT, or ENOTDIR on the way. */
+export function isMissing(error: unknown): boolean {
+  const code = errorCode(error)
+  return code === 'ENOENT' || code === 'ENOTDIR'
+}
+
+/** True when `error` carries errno `code`. */
+export function isCode(error: unknown, code: string): boolean {
+  return errorCode(error) === code
+}

@@ -1,0 +1,104 @@
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { handlesNameEntries } from './disk'
+import {
+  Folder,
+  FolderTree,
+  nameEntriesByHandle,
+  readFileIn,
+  removeTree,
+  writeFileAtomically,
+} from './folders'
+
+// Folders held open by handle: the same behaviour whether entries are named through the
+// handle (Linux) or by path with identity checks (macOS, Windows), which these tests force.
+
+let base: string
+beforeEach(() => {
+  base = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-folders-'))
+  fs.mkdirSync(path.join(base, 'root', 'a', 'b'), { recursive: true })
+  fs.writeFileSync(path.join(base, 'root', 'a', 'b', 'f.md'), 'inside\n')
+  fs.mkdirSync(path.join(base, 'outside'))
+  fs.writeFileSync(path.join(base, 'outside', 'f.md'), 'outside\n')
+})
+afterEach(() => fs.rmSync(base, { recursive: true, force: true }))
+
+describe.each([
+  ['named through handles', true],
+  ['named by path', false],
+] as const)('folders %s', (_name, byHandle) => {
+  let restore: () => void
+  beforeEach(() => {
+    restore = nameEntriesByHandle(byHandle)
+  })
+  afterEach(() => restore())
+
+  it('finds files, folders, missing names, files in the way and links', () => {
+    fs.symlinkSync(path.join(base, 'outside'), path.join(base, 'root', 'link'))
+    const tree = new FolderTree(path.join(base, 'root'))
+    try {
+      expect(tree.find('a/b/f.md').kind).toBe('file')
+      expect(tree.find('a/b').kind).toBe('directory')
+      expect(tree.find('a/b/none.md')).toMatchObject({ kind: 'missing', name: 'none.md' })
+      expect(tree.find('a/b/f.md/x')).toMatchObject({ kind: 'under-file', at: 'a/b/f.md' })
+      expect(tree.find('link/f.md')).toMatchObject({ kind: 'special', at: 'link' })
+      expect(tree.find('link')).toMatchObject({ kind: 'special', at: 'link' })
+    } finally {
+      tree.close()
+    }
+  })
+
+  it('reads, writes atomically, creates folders and removes trees inside the root only', async () => {
+    const tree = new FolderTree(path.join(base, 'root'))
+    try {
+      const found = tree.find('a/b/f.md')
+      if (found.kind !== 'file') throw new Error('expected a file')
+      expect(readFileIn(found.parent, found.name, found.stats).toString()).toBe('inside\n')
+      const { folder, created } = tree.ensure('x/y')
+      expect(created).toEqual(['x', 'x/y'])
+      await writeFileAtomically(folder, 'n.md', 'new\n')
+      expect(fs.readFileSync(path.join(base, 'root', 'x', 'y', 'n.md'), 'utf8')).toBe('new\n')
+      expect(fs.statSync(path.join(base, 'root', 'x')).mode & 0o777).toBe(0o700)
+      removeTree(tree.root(), 'x')
+      expect(fs.existsSync(path.join(base, 'root', 'x'))).toBe(false)
+    } finally {
+      tree.close()
+    }
+    expect(fs.readFileSync(path.join(base, 'outside', 'f.md'), 'utf8')).toBe('outside\n')
+  })
+
+  it('stages new folders under a hidden name: all shown by publish, none left by abort', async () => {
+    const tree = new FolderTree(path.join(base, 'root'))
+    try {
+      const aborted = tree.stage('a/new/deeper')
+      await writeFileAtomically(aborted.folder, 'x.md', 'x')
+      expect(fs.readdirSync(path.join(base, 'root', 'a')).sort()).toEqual(
+        expect.arrayContaining(['b']),
+      )
+      expect(fs.existsSync(path.join(base, 'root', 'a', 'new'))).toBe(false)
+      aborted.abort()
+      expect(fs.readdirSync(path.join(base, 'root', 'a'))).toEqual(['b'])
+
+      const staged = tree.stage('a/new/deeper')
+      await writeFileAtomically(staged.folder, 'x.md', 'x')
+      staged.publish()
+      expect(fs.readFileSync(path.join(base, 'root', 'a', 'new', 'deeper', 'x.md'), 'utf8')).toBe(
+        'x',
+      )
+      expect(fs.readdirSync(path.join(base, 'root', 'a')).sort()).toEqual(['b', 'new'])
+    } finally {
+      tree.close()
+    }
+  })
+
+  it('refuses a root that is itself a symlink', () => {
+    fs.symlinkSync(path.join(base, 'outside'), path.join(base, 'linked-root'))
+    expect(() => Folder.openRoot(path.join(base, 'linked-root'))).toThrow()
+  })
+})
+
+it('names entries through handles on Linux', () => {
+  expect(handlesNameEntries).toBe(process.platform === 'linux')
+})

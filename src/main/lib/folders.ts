@@ -1,0 +1,574 @@
+/**
+ * Folders held open by their handle, so that a path checked once cannot be redirected later.
+ *
+ * A local process may swap a folder inside `memories/` for a symlink at any moment. Checking a
+ * path and then using it (even with O_NOFOLLOW, which guards only the last name) leaves a gap
+ * in which the swap sends the call outside. Here every folder on the way is opened with
+ * O_DIRECTORY | O_NOFOLLOW, one name at a time, starting from the root's handle; entries are
+ * then named through the handle of their own folder (`/proc/self/fd/<fd>/<name>` on Linux,
+ * which the kernel resolves from the open folder itself, like openat(2)). A symlink swapped in
+ * after a folder was opened changes nothing for calls made through its handle.
+ *
+ * Where the platform cannot name entries through a handle (macOS, Windows), entries are named
+ * by path and every folder's identity (device, inode) is checked against what was opened: this
+ * narrows the gap to microseconds but cannot close it (see docs/durability.md).
+ */
+
+import { randomUUID } from 'node:crypto'
+import type { Dirent, Stats } from 'node:fs'
+import path from 'node:path'
+import { disk, handlesNameEntries, isCode, isMissing, OPEN } from './disk'
+import type { Logger } from './logger'
+
+/** Prefix of the temp files and folders of atomic writes and deletes; start-up removes strays. */
+export const TEMP_FILE_PREFIX = '.cairn-tmp-'
+/** Mode of every file Cairn writes in the memory folder: owner read/write only. */
+export const FILE_MODE = 0o600
+/** Mode of every folder Cairn creates there: owner only. */
+export const DIR_MODE = 0o700
+
+let byHandle = handlesNameEntries
+
+// Folder fsyncs started by `syncLater` and not finished yet.
+const pendingSyncs = new Set<Promise<void>>()
+
+/**
+ * Waits for the folder fsyncs started so far: the history calls it before moving its ref, so
+ * a commit is never durable before the change it records.
+ */
+export async function settleFolderSyncs(): Promise<void> {
+  await Promise.all([...pendingSyncs])
+}
+
+/** Tests: run with entries named by path, as on platforms without handle naming. */
+export function nameEntriesByHandle(on: boolean): () => void {
+  const previous = byHandle
+  byHandle = on && handlesNameEntries
+  return () => {
+    byHandle = previous
+  }
+}
+
+/** Thrown when a folder or file changed identity between the check and the call. */
+export class ChangedUnderfootError extends Error {
+  readonly code = 'ECHANGED'
+  constructor() {
+    super('a folder or file changed while it was being used')
+    this.name = 'ChangedUnderfootError'
+  }
+}
+
+/** An open folder. `close` it when done (closing twice is harmless). */
+export class Folder {
+  private open = true
+
+  private constructor(
+    /** The path it was opened by (never shown to anyone). */
+    readonly path: string,
+    private readonly fd: number | null,
+    /** Its identity when opened. */
+    readonly stats: Stats,
+  ) {}
+
+  /** Opens the folder at `real`, refusing a symlink there (its ancestors are trusted). */
+  static openRoot(real: string): Folder {
+    return Folder.openPath(real)
+  }
+
+  /** Opens `name` inside this folder; throws ENOENT, or ENOTDIR/ELOOP when it is not a folder. */
+  openChild(name: string): Folder {
+    return Folder.openPath(this.entry(name), path.join(this.path, name))
+  }
+
+  /**
+   * Opens `name` inside this folder, or null when it is gone or is not a folder (a link
+   * swapped in meanwhile is never followed). Other errors are thrown.
+   */
+  openChildIfFolder(name: string): Folder | null {
+    try {
+      return this.openChild(name)
+    } catch (error) {
+      if (isMissing(error) || isCode(error, 'ELOOP')) return null
+      throw error
+    }
+  }
+
+  /** A path that names `name` inside this folder, for any file-system call. */
+  entry(name: string): string {
+    return this.fd !== null && byHandle
+      ? `/proc/self/fd/${this.fd}/${name}`
+      : path.join(this.path, name)
+  }
+
+  /** A path that names this folder itself (to list it). */
+  get self(): string {
+    return this.fd !== null && byHandle ? `/proc/self/fd/${this.fd}` : this.path
+  }
+
+  /** The folder's entries. */
+  list(): Dirent[] {
+    return disk.readdirSync(this.self)
+  }
+
+  /** `lstat` of an entry, or null when there is none. */
+  lstat(name: string): Stats | null {
+    try {
+      return disk.lstatIfThere(this.entry(name)) ?? null
+    } catch (error) {
+      if (isCode(error, 'ENOENT') || isCode(error, 'ENOTDIR')) return null
+      throw error
+    }
+  }
+
+  /** Makes this folder's entries durable (a rename is durable once its folder is). */
+  async sync(): Promise<void> {
+    if (this.fd === null || process.platform === 'win32') return
+    await disk.fsync(this.fd)
+  }
+
+  /**
+   * Starts making this folder's entries durable without waiting: the fsync runs on a
+   * descriptor of its own (this handle may close first) and `settleFolderSyncs` waits for it.
+   * Best effort: a failure is not reported (what it was to make durable has happened).
+   */
+  syncLater(): void {
+    if (this.fd === null || process.platform === 'win32') return
+    let fd: number
+    try {
+      fd = disk.openSync(this.self, OPEN.READ | OPEN.DIRECTORY)
+    } catch {
+      return
+    }
+    const pending: Promise<void> = disk
+      .fsync(fd)
+      .catch(() => {})
+      .finally(() => {
+        closeQuietly(fd)
+        pendingSyncs.delete(pending)
+      })
+    pendingSyncs.add(pending)
+  }
+
+  /** Releases the handle. Never throws: close(2) releases it even when it reports an error. */
+  close(): void {
+    if (!this.open) return
+    this.open = false
+    if (this.fd !== null) closeQuietly(this.fd)
+  }
+
+  private static openPath(target: string, shownPath = target): Folder {
+    if (process.platform === 'win32') {
+      // Windows cannot open a folder without following links: check that it is a real folder.
+      const stats = disk.lstatSync(target)
+      if (!stats.isDirectory()) throw notADirectory(stats)
+      return new Folder(shownPath, null, stats)
+    }
+    const fd = disk.openSync(target, OPEN.READ | OPEN.DIRECTORY | OPEN.NOFOLLOW)
+    try {
+      const stats = disk.fstatSync(fd)
+      if (!stats.isDirectory()) throw notADirectory(stats)
+      if (!byHandle) {
+        // Named by path from here on: make sure the path still leads to what was opened.
+        const now = disk.lstatSync(shownPath)
+        if (!sameEntry(now, stats)) throw new ChangedUnderfootError()
+      }
+      return new Folder(shownPath, fd, stats)
+    } catch (error) {
+      closeQuietly(fd)
+      throw error
+    }
+  }
+}
+
+function notADirectory(stats: Stats): Error {
+  return Object.assign(new Error('not a directory'), {
+    code: stats.isSymbolicLink() ? 'ELOOP' : 'ENOTDIR',
+  })
+}
+
+/** True when two stats describe the same file (device and inode). */
+export function sameEntry(a: Stats, b: Stats): boolean {
+  return a.dev === b.dev && a.ino === b.ino
+}
+
+/** What a relative path names, found one folder handle at a time, never following a link. */
+export type Found =
+  | { readonly kind: 'file'; readonly parent: Folder; readonly name: string; readonly stats: Stats }
+  | {
+      readonly kind: 'directory'
+      /** Null for the root itself. */
+      readonly parent: Folder | null
+      readonly name: string
+      readonly stats: Stats
+    }
+  /** Nothing there; `parent` is the folder that would hold it, when it exists. */
+  | { readonly kind: 'missing'; readonly parent: Folder | null; readonly name: string }
+  /** An ancestor (`at`, relative) is a regular file. */
+  | { readonly kind: 'under-file'; readonly at: string }
+  /** The path or an ancestor (`at`, relative) is a symlink, device, socket or FIFO. */
+  | { readonly kind: 'special'; readonly at: string }
+
+/**
+ * One operation's view of a folder tree: every folder it walks is opened once, kept open
+ * (pinned) and closed by `close`. Paths are posix, relative to the root, already checked by
+ * the caller's path rules.
+ */
+export class FolderTree {
+  private readonly open = new Map<string, Folder>()
+  // Folders opened under a hidden name by `stage`, closed with the rest.
+  private readonly staged: Folder[] = []
+
+  constructor(readonly rootPath: string) {}
+
+  /** The root folder (opened on first use). */
+  root(): Folder {
+    let root = this.open.get('')
+    if (!root) {
+      root = Folder.openRoot(this.rootPath)
+      this.open.set('', root)
+    }
+    return root
+  }
+
+  /**
+   * The folder at `relativeDir`, or why there is none: `missing` (at the first missing name),
+   * `under-file` or `special` (with the relative path of the offending entry).
+   */
+  folder(
+    relativeDir: string,
+  ): Folder | { readonly kind: 'missing' | 'under-file' | 'special'; readonly at: string } {
+    let current = this.root()
+    if (relativeDir === '') return current
+    const segments = relativeDir.split('/')
+    for (let i = 0; i < segments.length; i++) {
+      const at = segments.slice(0, i + 1).join('/')
+      const known = this.open.get(at)
+      if (known) {
+        current = known
+        continue
+      }
+      try {
+        current = current.openChild(segments[i]!)
+      } catch (error) {
+        if (isCode(error, 'ENOENT')) return { kind: 'missing', at }
+        if (!isCode(error, 'ENOTDIR') && !isCode(error, 'ELOOP')) throw error
+        const stats = current.lstat(segments[i]!)
+        if (stats === null) return { kind: 'missing', at }
+        return { kind: stats.isFile() ? 'under-file' : 'special', at }
+      }
+      this.open.set(at, current)
+    }
+    return current
+  }
+
+  /** What `relative` names. */
+  find(relative: string): Found {
+    if (relative === '') {
+      const root = this.root()
+      return { kind: 'directory', parent: null, name: '', stats: root.stats }
+    }
+    const slash = relative.lastIndexOf('/')
+    const name = relative.slice(slash + 1)
+    const parent = this.folder(slash < 0 ? '' : relative.slice(0, slash))
+    if (!(parent instanceof Folder)) {
+      if (parent.kind === 'missing') return { kind: 'missing', parent: null, name }
+      return { kind: parent.kind, at: parent.at }
+    }
+    const stats = parent.lstat(name)
+    if (stats === null) return { kind: 'missing', parent, name }
+    if (stats.isFile()) return { kind: 'file', parent, name, stats }
+    if (stats.isDirectory()) return { kind: 'directory', parent, name, stats }
+    return { kind: 'special', at: relative }
+  }
+
+  /**
+   * Creates the missing folders of `relativeDir` (mode 0700, exactly) and returns the relative
+   * paths it created, outermost first, for `removeCreated`. Refuses to pass through anything
+   * but real folders (ENOTDIR).
+   */
+  ensure(relativeDir: string): {
+    readonly folder: Folder
+    readonly created: ReadonlyArray<string>
+  } {
+    const created: string[] = []
+    if (relativeDir === '') return { folder: this.root(), created }
+    const segments = relativeDir.split('/')
+    try {
+      let current = this.root()
+      for (let i = 0; i < segments.length; i++) {
+        const at = segments.slice(0, i + 1).join('/')
+        const found = this.folder(at)
+        if (found instanceof Folder) {
+          current = found
+          continue
+        }
+        if (found.kind !== 'missing') {
+          throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' })
+        }
+        disk.mkdirSync(current.entry(segments[i]!), DIR_MODE)
+        created.push(at)
+        const opened = current.openChild(segments[i]!)
+        this.open.set(at, opened)
+        // mkdir's mode is filtered by the umask; make it exactly owner-only.
+        disk.chmodSync(opened.self, DIR_MODE)
+        current = opened
+      }
+      return { folder: current, created }
+    } catch (error) {
+      this.removeCreated(created)
+      throw error
+    }
+  }
+
+  /** Removes folders `ensure` created (deepest first), ignoring any that are gone or not empty. */
+  removeCreated(created: ReadonlyArray<string>): void {
+    for (const at of [...created].reverse()) {
+      const slash = at.lastIndexOf('/')
+      const parent = this.folder(slash < 0 ? '' : at.slice(0, slash))
+      this.forget(at)
+      if (!(parent instanceof Folder)) continue
+      try {
+        disk.rmdirSync(parent.entry(at.slice(slash + 1)))
+      } catch {
+        // Gone already, or something was put in it meanwhile: leave it.
+      }
+    }
+  }
+
+  /** Closes and forgets the open folder at `relative` and any below it (it moved or went). */
+  forget(relative: string): void {
+    for (const [at, folder] of this.open) {
+      if (at === relative || (relative !== '' && at.startsWith(`${relative}/`))) {
+        folder.close()
+        this.open.delete(at)
+      }
+    }
+  }
+
+  /**
+   * Prepares the folders of `relativeDir` for a new file without showing any of them until
+   * `publish`: the missing ones are made under a hidden temp name in the deepest folder that
+   * exists, and `publish` renames that one into place (one atomic rename), so a crash or a
+   * failure in between leaves nothing but a temp folder (removed at start-up, or by `abort`).
+   * When nothing is missing, `folder` is the existing folder and both are no-ops.
+   */
+  stage(relativeDir: string): StagedFolders {
+    const segments = relativeDir === '' ? [] : relativeDir.split('/')
+    let parent = this.root()
+    let first = 0
+    for (; first < segments.length; first++) {
+      const found = this.folder(segments.slice(0, first + 1).join('/'))
+      if (!(found instanceof Folder)) {
+        if (found.kind !== 'missing') {
+          throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' })
+        }
+        break
+      }
+      parent = found
+    }
+    if (first === segments.length) return { folder: parent, publish() {}, abort() {} }
+    const temp = `${TEMP_FILE_PREFIX}${randomUUID()}`
+    const made: Folder[] = []
+    const abort = () => {
+      for (const folder of made.reverse()) folder.close()
+      made.length = 0
+      try {
+        removeTree(parent, temp)
+      } catch {
+        // What stays is a temp folder: start-up removes it.
+      }
+    }
+    try {
+      let current = parent
+      for (const name of [temp, ...segments.slice(first + 1)]) {
+        disk.mkdirSync(current.entry(name), DIR_MODE)
+        current = current.openChild(name)
+        made.push(current)
+        // mkdir's mode is filtered by the umask; make it exactly owner-only.
+        disk.chmodSync(current.self, DIR_MODE)
+      }
+      this.staged.push(...made)
+      return {
+        folder: current,
+        publish: () => {
+          disk.renameSync(parent.entry(temp), parent.entry(segments[first]!))
+          parent.syncLater()
+        },
+        abort,
+      }
+    } catch (error) {
+      abort()
+      throw error
+    }
+  }
+
+  close(): void {
+    for (const folder of this.open.values()) folder.close()
+    this.open.clear()
+    for (const folder of this.staged) folder.close()
+    this.staged.length = 0
+  }
+}
+
+/** Folders made under a hidden name by `FolderTree.stage`, shown by `publish`. */
+export interface StagedFolders {
+  /** The folder the new file goes in (inside the hidden folders until `publish`). */
+  readonly folder: Folder
+  /** Renames the hidden folders into place. */
+  publish(): void
+  /** Removes the hidden folders and what was written in them. */
+  abort(): void
+}
+
+/**
+ * Reads the regular file `name` of `folder` through its own handle: never through a symlink,
+ * only when it is still the file `expected` describes (when given), and never when it is
+ * larger than `maxBytes` (EFBIG).
+ */
+export function readFileIn(
+  folder: Folder,
+  name: string,
+  expected?: Stats,
+  maxBytes = Number.POSITIVE_INFINITY,
+): Buffer {
+  const fd = disk.openSync(folder.entry(name), OPEN.READ | OPEN.NOFOLLOW)
+  try {
+    const stats = disk.fstatSync(fd)
+    if (!stats.isFile()) throw Object.assign(new Error('not a regular file'), { code: 'EINVAL' })
+    if (expected && !sameEntry(stats, expected)) throw new ChangedUnderfootError()
+    if (stats.size > maxBytes) throw Object.assign(new Error('file too large'), { code: 'EFBIG' })
+    return disk.readFileSync(fd)
+  } finally {
+    disk.closeSync(fd)
+  }
+}
+
+/** Options of `writeFileAtomically`. */
+export interface WriteOptions {
+  /**
+   * Runs while the temp file is flushed (e.g. the secret scan); if it throws, nothing is
+   * renamed and the error is the write's.
+   */
+  readonly beforeCommit?: () => Promise<void>
+  /**
+   * `wait` (default): the folder is fsynced before the write returns. `later`: the fsync is
+   * started and `settleFolderSyncs` waits for it (the history does, before its ref moves).
+   */
+  readonly folderSync?: 'wait' | 'later'
+  /** Told when the folder could not be flushed after the rename. */
+  readonly logger?: Logger
+}
+
+/**
+ * Writes `data` as `name` in `folder` atomically: a hidden temp file beside it, fsync, rename
+ * over the target, fsync the folder. The temp file never survives a failure. `beforeCommit`
+ * (e.g. the secret scan) runs while the temp file is flushed; if it throws, nothing is renamed.
+ */
+export async function writeFileAtomically(
+  folder: Folder,
+  name: string,
+  data: string | Uint8Array,
+  options: WriteOptions = {},
+): Promise<void> {
+  const beforeCommit = options.beforeCommit ?? (async () => {})
+  const temp = `${TEMP_FILE_PREFIX}${randomUUID()}`
+  let fd: number | undefined
+  let renamed = false
+  try {
+    // The mode is only ever narrowed by the umask, so the file is never more than owner-only.
+    fd = disk.openSync(folder.entry(temp), OPEN.WRITE_NEW | OPEN.NOFOLLOW, FILE_MODE)
+    disk.writeFileSync(fd, data)
+    const [flush, check] = await Promise.allSettled([disk.fsync(fd), beforeCommit()])
+    if (flush.status === 'rejected') throw flush.reason
+    if (check.status === 'rejected') throw check.reason
+    const closing = fd
+    fd = undefined
+    disk.closeSync(closing)
+    disk.renameSync(folder.entry(temp), folder.entry(name))
+    renamed = true
+  } catch (error) {
+    if (fd !== undefined) closeQuietly(fd)
+    if (!renamed) unlinkQuietly(folder, temp)
+    throw error
+  }
+  // The rename has happened: the new content is in place, so reporting a failure now would
+  // say that nothing changed when something did. Durability of the entry is best effort.
+  if (options.folderSync === 'later') folder.syncLater()
+  else {
+    await folder
+      .sync()
+      .catch((error: unknown) =>
+        options.logger?.warn('Could not flush a folder after a write', error),
+      )
+  }
+}
+
+/**
+ * Removes the folder `name` of `parent` and everything in it, through handles all the way
+ * down: a symlink swapped in for a folder inside is unlinked itself, never followed.
+ */
+export function removeTree(parent: Folder, name: string): void {
+  let folder: Folder
+  try {
+    folder = parent.openChild(name)
+  } catch (error) {
+    if (isCode(error, 'ENOENT')) return
+    if (!isCode(error, 'ENOTDIR') && !isCode(error, 'ELOOP')) throw error
+    // Not a folder (any more): remove the entry itself.
+    unlinkMissingOk(parent, name)
+    return
+  }
+  try {
+    for (const dirent of folder.list()) {
+      if (dirent.isDirectory()) removeTree(folder, dirent.name)
+      else unlinkMissingOk(folder, dirent.name)
+    }
+  } finally {
+    folder.close()
+  }
+  try {
+    disk.rmdirSync(parent.entry(name))
+  } catch (error) {
+    if (!isCode(error, 'ENOENT')) throw error
+  }
+}
+
+function unlinkMissingOk(folder: Folder, name: string): void {
+  try {
+    disk.unlinkSync(folder.entry(name))
+  } catch (error) {
+    if (!isCode(error, 'ENOENT')) throw error
+  }
+}
+
+function unlinkQuietly(folder: Folder, name: string): void {
+  try {
+    disk.unlinkSync(folder.entry(name))
+  } catch {
+    // Never created, or already gone.
+  }
+}
+
+function closeQuietly(fd: number): void {
+  try {
+    disk.closeSync(fd)
+  } catch {
+    // Already closed.
+  }
+}
+
+/** Removes every temp file or folder of an interrupted write under `folder` (recursively). */
+export function removeStrayTemps(folder: Folder): void {
+  for (const dirent of folder.list()) {
+    if (dirent.name.startsWith(TEMP_FILE_PREFIX)) removeTree(folder, dirent.name)
+    else if (dirent.isDirectory()) {
+      const child = folder.openChildIfFolder(dirent.name)
+      if (!child) continue
+      try {
+        removeStrayTemps(child)
+      } finally {
+        child.close()
+      }
+    }
+  }
+}

@@ -1,0 +1,159 @@
+import type { BlameLine, CommitSummary } from '../../../shared/types'
+import { useBlame } from '../lib/use-blame'
+import { Banner } from './Banner'
+import { Loading } from './Feedback'
+import { madeElsewhere, sentence, whoLabel, whoOf } from '../lib/commit-words'
+import { clockTime, dayKey, exactTime, shortDateTime } from '../lib/format'
+import { useThisMachine } from '../lib/this-machine'
+import './blame.css'
+
+/** What the blame gutter can lead to: the commit, and for Claude the reply that wrote it. */
+export interface BlameActions {
+  openCommit(commit: CommitSummary): void
+  openReply(conversationId: string, toolUseId: string): void
+  conversationTitle(id: string): string
+}
+
+/**
+ * A file with, beside each run of lines, who last changed them (Claude, You, outside Cairn,
+ * Cairn), when, a link to that change and, for Claude, to the reply that wrote them.
+ * `compact` fits the side pane: who and when only, the links as small buttons.
+ */
+export function BlameView(props: {
+  readonly path: string
+  readonly lines: ReadonlyArray<BlameLine>
+  readonly now: number
+  readonly actions: BlameActions
+  readonly compact?: boolean
+  /** The commit being looked at (its lines are marked). */
+  readonly current?: string | null
+}) {
+  const { lines, actions, now, compact = false } = props
+  if (lines.length === 0) return <p className="hint blame-note">This file is empty.</p>
+  return (
+    <div
+      className={`blame${compact ? ' blame-compact' : ''}`}
+      role="table"
+      aria-label={`Line history of ${props.path}`}
+    >
+      {lines.map((line, index) => {
+        const { commit } = line
+        const first = index === 0 || lines[index - 1]?.commit.oid !== commit.oid
+        const last = lines[index + 1]?.commit.oid !== commit.oid
+        const who = whoOf(commit)
+        return (
+          <div
+            role="row"
+            key={line.line}
+            className={`blame-row${first ? ' blame-first' : ''}${last ? ' blame-last' : ''}${
+              commit.oid === props.current ? ' blame-current' : ''
+            }`}
+          >
+            <span role="cell" className={`blame-gutter blame-who-${who}`}>
+              {first && (
+                <BlameGutter commit={commit} now={now} actions={actions} compact={compact} />
+              )}
+            </span>
+            <span className="blame-no" aria-hidden="true">
+              {line.line}
+            </span>
+            <span role="cell" className="blame-text">
+              {line.text === '' ? '\u200b' : line.text}
+            </span>
+          </div>
+        )
+      })}
+    </div>
+  )
+}
+
+/** Loads the provenance of `path` at commit `at` (null: now) and shows it, or why not. */
+export function LoadedBlame(props: {
+  readonly path: string
+  readonly at: string | null
+  readonly now: number
+  readonly actions: BlameActions
+  readonly compact?: boolean
+}) {
+  const blame = useBlame(props.path, props.at)
+  return (
+    <>
+      {blame.error && (
+        <Banner tone="error" compact onRetry={blame.reload}>
+          {blame.error}
+        </Banner>
+      )}
+      <Loading active={blame.loading && !blame.value} label="Tracing lines…" />
+      {blame.value && (
+        <BlameView
+          path={props.path}
+          lines={blame.value}
+          now={props.now}
+          actions={props.actions}
+          compact={props.compact}
+          current={props.at}
+        />
+      )}
+    </>
+  )
+}
+
+function BlameGutter(props: {
+  readonly commit: CommitSummary
+  readonly now: number
+  readonly actions: BlameActions
+  readonly compact: boolean
+}) {
+  const { commit, actions, now } = props
+  const who = whoOf(commit)
+  const thisMachine = useThisMachine()
+  const machine = madeElsewhere(commit, thisMachine)
+  // A conversation held on another machine cannot be opened here.
+  const conversationId = machine ? null : commit.conversationId
+  const { toolUseId } = commit
+  const said = sentence(commit, null, now, { thisMachine })
+  return (
+    <span className="blame-info">
+      <button
+        type="button"
+        className="blame-commit"
+        title={`${said} — ${exactTime(commit.time)}. Open this change.`}
+        aria-label={`${whoLabel(who)}, ${shortDateTime(commit.time, now)}: ${said}. Open this change`}
+        onClick={() => actions.openCommit(commit)}
+      >
+        <span className={`blame-mark blame-mark-${who}`} aria-hidden="true" />
+        <span className="blame-who">{whoLabel(who)}</span>
+        {machine && (
+          <span className="blame-machine" title={`Made on ${machine}`}>
+            {machine}
+          </span>
+        )}
+        <span className="blame-when">
+          {props.compact ? briefTime(commit.time, now) : shortDateTime(commit.time, now)}
+        </span>
+      </button>
+      {who === 'claude' && conversationId && toolUseId && (
+        <button
+          type="button"
+          className="conversation-link blame-reply"
+          aria-label={`Open the reply that wrote this, in “${actions.conversationTitle(conversationId)}”`}
+          title={`Open the reply that wrote this, in “${actions.conversationTitle(conversationId)}”`}
+          onClick={() => actions.openReply(conversationId, toolUseId)}
+        >
+          {props.compact ? 'Reply' : actions.conversationTitle(conversationId)}
+        </button>
+      )}
+    </span>
+  )
+}
+
+/** When, as briefly as the narrow gutter allows: the time today, else the day. */
+function briefTime(time: number, now: number): string {
+  if (dayKey(time) === dayKey(now)) return clockTime(time)
+  const sameYear = new Date(time).getFullYear() === new Date(now).getFullYear()
+  return new Date(time).toLocaleDateString(undefined, {
+    day: 'numeric',
+    month: 'short',
+    ...(sameYear ? {} : { year: 'numeric' }),
+  })
+}

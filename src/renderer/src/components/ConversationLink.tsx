@@ -1,0 +1,29 @@
+import './components.css'
+import type { MouseEvent } from 'react'
+
+/**
+ * A link to the conversation a change came from, by its title. Every link to a conversation
+ * has the one conversation colour (`.conversation-link`), wherever it appears.
+ */
+export function ConversationLink(props: {
+  readonly title: string
+  readonly onOpen: () => void
+  readonly prefix?: string
+  readonly tabIndex?: number
+}) {
+  return (
+    <button
+      type="button"
+      className="conversation-link"
+      tabIndex={props.tabIndex}
+      title="Open the conversation this change came from"
+      onClick={(event: MouseEvent) => {
+        event.stopPropagation()
+        props.onOpen()
+      }}
+    >
+      {props.prefix}
+      {props.title}
+    </button>
+  )
+}

@@ -1,0 +1,109 @@
+import { useEffect, useState } from 'react'
+import type { MemoryNotice } from '../../../../shared/types'
+import { Banner } from '../../components/Banner'
+import { api, errorMessage, unwrap } from '../../lib/api'
+import { useNavigation } from '../../lib/navigation'
+
+type Removal =
+  | { readonly state: 'idle' | 'working' }
+  | { readonly state: 'done' | 'failed'; readonly message: string }
+
+/**
+ * What the core noticed about the memory folder (`memory:notices` at start, `memory:notice`
+ * as it happens): a file too large to version, or a secret that arrived in a file edited
+ * outside Cairn, with a way to take it out of the file. Each can be dismissed.
+ */
+export function MemoryNotices() {
+  const [notices, setNotices] = useState<ReadonlyArray<MemoryNotice>>([])
+  const [dismissed, setDismissed] = useState<ReadonlySet<string>>(new Set())
+  useEffect(() => {
+    let live = true
+    const add = (notice: MemoryNotice) =>
+      setNotices((list) => (list.some((n) => n.id === notice.id) ? list : [...list, notice]))
+    unwrap(api().memory.notices()).then(
+      (list) => live && list.forEach(add),
+      () => {
+        // The notices are a courtesy: without them the app works as before.
+      },
+    )
+    const stop = api().on('memory:notice', add)
+    return () => {
+      live = false
+      stop()
+    }
+  }, [])
+  const dismiss = (id: string) => setDismissed((set) => new Set(set).add(id))
+  const shown = notices.filter((notice) => !dismissed.has(notice.id))
+  if (shown.length === 0) return null
+  return (
+    <div className="memory-notices">
+      {shown.map((notice) =>
+        notice.kind === 'secret' ? (
+          <SecretNotice key={notice.id} notice={notice} onDismiss={() => dismiss(notice.id)} />
+        ) : (
+          <Banner
+            key={notice.id}
+            tone="info"
+            title="A file is not versioned"
+            onDismiss={() => dismiss(notice.id)}
+          >
+            {notice.message}
+          </Banner>
+        ),
+      )}
+    </div>
+  )
+}
+
+function SecretNotice(props: { readonly notice: MemoryNotice; readonly onDismiss: () => void }) {
+  const { notice } = props
+  const { showHistory } = useNavigation()
+  const [removal, setRemoval] = useState<Removal>({ state: 'idle' })
+  const remove = async () => {
+    setRemoval({ state: 'working' })
+    try {
+      const result = await unwrap(api().memory.removeSecrets({ path: notice.path }))
+      setRemoval({ state: 'done', message: result.message })
+    } catch (error) {
+      setRemoval({ state: 'failed', message: errorMessage(error) })
+    }
+  }
+  if (removal.state === 'done') {
+    return (
+      <Banner tone="success" title="Secret removed" onDismiss={props.onDismiss} compact>
+        {removal.message}
+      </Banner>
+    )
+  }
+  return (
+    <Banner
+      tone="warning"
+      title="A secret was found in your memory"
+      onDismiss={props.onDismiss}
+      actions={
+        <>
+          <button
+            type="button"
+            className="button button-small button-primary"
+            disabled={removal.state === 'working'}
+            onClick={() => void remove()}
+          >
+            {removal.state === 'working' ? 'Removing…' : 'Remove it from the file'}
+          </button>
+          {notice.commitOid && (
+            <button
+              type="button"
+              className="button button-small"
+              onClick={() => showHistory({ oid: notice.commitOid ?? undefined })}
+            >
+              View in History
+            </button>
+          )}
+        </>
+      }
+    >
+      {notice.message}
+      {removal.state === 'failed' && <p role="alert">{removal.message}</p>}
+    </Banner>
+  )
+}

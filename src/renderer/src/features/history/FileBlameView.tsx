@@ -1,0 +1,32 @@
+import type { CommitSummary, FileChange } from '../../../../shared/types'
+import { LoadedBlame, type BlameActions } from '../../components/BlameView'
+import { displayPath } from '../../lib/format'
+
+/** One file of the selected change, whole as it was after it, with each line's provenance. */
+export function FileBlameView(props: {
+  readonly commit: CommitSummary
+  readonly change: FileChange
+  readonly now: number
+  readonly actions: BlameActions
+}) {
+  const { commit, change } = props
+  const gone = change.status === 'deleted'
+  return (
+    <article className="hist-file" aria-label={`Blame of ${displayPath(change.path)}`}>
+      <header className="hist-file-header">
+        <span className="hist-file-path" title={change.path}>
+          {displayPath(change.path)}
+        </span>
+      </header>
+      {gone ? (
+        <p className="hint hist-diff-note">
+          This change deleted the file: it has no lines left to trace.
+        </p>
+      ) : change.binary ? (
+        <p className="hint hist-diff-note">Binary file — it has no lines to trace.</p>
+      ) : (
+        <LoadedBlame path={change.path} at={commit.oid} now={props.now} actions={props.actions} />
+      )}
+    </article>
+  )
+}

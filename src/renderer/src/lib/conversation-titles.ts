@@ -1,0 +1,28 @@
+import { useCallback, useEffect, useMemo } from 'react'
+import { api, unwrap } from './api'
+import { useResource } from './use-resource'
+
+const loadConversations = async () =>
+  (await unwrap(api().conversations.list({}))).map((hit) => ({
+    id: hit.conversation.id,
+    title: hit.conversation.title,
+  }))
+
+/**
+ * Every conversation's id and title, kept current (`conversations:changed`), and a function
+ * naming one: links to the conversation a change came from read by its title.
+ */
+export function useConversationTitles(): {
+  readonly conversations: ReadonlyArray<{ readonly id: string; readonly title: string }>
+  readonly titleOf: (id: string) => string
+} {
+  const resource = useResource('conversations', loadConversations)
+  const { reload } = resource
+  useEffect(() => api().on('conversations:changed', () => reload()), [reload])
+  const titles = useMemo(
+    () => new Map((resource.value ?? []).map((c) => [c.id, c.title])),
+    [resource.value],
+  )
+  const titleOf = useCallback((id: string) => titles.get(id) ?? 'A conversation', [titles])
+  return { conversations: resource.value ?? [], titleOf }
+}
