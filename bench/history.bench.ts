@@ -20,7 +20,7 @@ import fs from 'node:fs'
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import { monitorEventLoopDelay } from 'node:perf_hooks'
+import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks'
 import { fileURLToPath } from 'node:url'
 import { build } from 'vite'
 import { openVersionedMemory, type Origin, type VersionedMemory } from '../src/main/history'
@@ -112,6 +112,19 @@ function diskBytes(dir: string): number {
  * maintenance leave hundreds of MB of writes and deletions in flight, which would otherwise
  * slow whatever is measured next.
  */
+/**
+ * How long the main thread has been ready to run but waiting for a CPU (Linux), in ms: on a
+ * shared machine, the part of any stall that other processes caused.
+ */
+function cpuWaitMs(): number | null {
+  try {
+    const stat = fs.readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'latin1')
+    return Number(stat.split(' ')[1]) / 1e6
+  } catch {
+    return null
+  }
+}
+
 function settle(): void {
   spawnSync('sync')
 }
@@ -350,6 +363,12 @@ async function storageRows(
   // How long anything held the event loop while it packed (timer lateness, 1 ms resolution).
   const loopDelay = monitorEventLoopDelay({ resolution: 1 })
   loopDelay.enable()
+  const gcPauses: number[] = []
+  const gcObserver = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) gcPauses.push(entry.duration)
+  })
+  gcObserver.observe({ entryTypes: ['gc'] })
+  const waitedBefore = cpuWaitMs()
   const pass = memory.maintain().finally(() => (packing = false))
   const during: number[] = []
   for (let i = 0; packing; i++) {
@@ -358,7 +377,9 @@ async function storageRows(
   }
   const report = await pass
   loopDelay.disable()
+  gcObserver.disconnect()
   const maintainMs = performance.now() - start
+  const waited = waitedBefore === null ? null : (cpuWaitMs() as number) - waitedBefore
   // What those commands left loose is packed by the next pass, as the next idle moment would.
   await memory.maintain()
   await memory.close()
@@ -371,7 +392,7 @@ async function storageRows(
     samples: during.length,
   })
   notes.push(
-    `${label}: ${during.length} commands ran while maintenance packed: p50 ${round(percentile(during, 50), 2)} ms, max ${round(Math.max(...during), 1)} ms; the event loop was held at most ${round(loopDelay.max / 1e6, 1)} ms at a time`,
+    `${label}: ${during.length} commands ran while maintenance packed: p50 ${round(percentile(during, 50), 2)} ms, max ${round(Math.max(...during), 1)} ms; the event loop was held at most ${round(loopDelay.max / 1e6, 1)} ms at a time; ${gcPauses.length} GC pauses, the longest ${round(Math.max(0, ...gcPauses), 1)} ms${waited === null ? '' : `; the main thread waited ${round(waited / 1000, 1)} s of the ${round(maintainMs / 1000, 1)} s for a CPU (other processes)`}`,
   )
   const packedBytes = diskBytes(gitdir)
   settle()

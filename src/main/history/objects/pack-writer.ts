@@ -54,8 +54,69 @@ export interface WrittenPack {
   readonly bytes: number
 }
 
+/** Entries per chunk of the writer's list: a chunk is never copied to grow it. */
+const LOG_CHUNK = 4096
+
+/**
+ * What the index needs of each written entry (id, offset, crc), in typed-array chunks: a
+ * pack of half a million objects as small JavaScript objects would sit on the traced heap and
+ * lengthen every garbage collection while the pack is written.
+ */
+class EntryLog {
+  private readonly ids: Buffer[] = []
+  private readonly offsets: Float64Array[] = []
+  private readonly crcs: Uint32Array[] = []
+  length = 0
+
+  push(oid: string, offset: number, crc: number): void {
+    const chunk = Math.floor(this.length / LOG_CHUNK)
+    const at = this.length % LOG_CHUNK
+    if (at === 0) {
+      this.ids.push(Buffer.allocUnsafe(LOG_CHUNK * 20))
+      this.offsets.push(new Float64Array(LOG_CHUNK))
+      this.crcs.push(new Uint32Array(LOG_CHUNK))
+    }
+    if (oid.length !== 40 || this.ids[chunk]!.write(oid, at * 20, 20, 'hex') !== 20) {
+      throw new TypeError(`not an object id: ${oid}`)
+    }
+    this.offsets[chunk]![at] = offset
+    this.crcs[chunk]![at] = crc
+    this.length++
+  }
+
+  firstByte(n: number): number {
+    return this.ids[Math.floor(n / LOG_CHUNK)]![(n % LOG_CHUNK) * 20]!
+  }
+
+  offset(n: number): number {
+    return this.offsets[Math.floor(n / LOG_CHUNK)]![n % LOG_CHUNK]!
+  }
+
+  crc(n: number): number {
+    return this.crcs[Math.floor(n / LOG_CHUNK)]![n % LOG_CHUNK]!
+  }
+
+  copyId(n: number, target: Buffer, at: number): void {
+    const from = (n % LOG_CHUNK) * 20
+    this.ids[Math.floor(n / LOG_CHUNK)]!.copy(target, at, from, from + 20)
+  }
+
+  /** Orders entries `a` and `b` by id, bytewise (0: the same id). */
+  compare(a: number, b: number): number {
+    const left = this.ids[Math.floor(a / LOG_CHUNK)]!
+    const right = this.ids[Math.floor(b / LOG_CHUNK)]!
+    const at = (a % LOG_CHUNK) * 20
+    const bt = (b % LOG_CHUNK) * 20
+    for (let k = 0; k < 20; k++) {
+      const diff = left[at + k]! - right[bt + k]!
+      if (diff !== 0) return diff
+    }
+    return 0
+  }
+}
+
 export class PackWriter {
-  private readonly entries: Array<{ oid: string; offset: number; crc: number }> = []
+  private readonly entries = new EntryLog()
   private buffer = Buffer.allocUnsafe(BUFFER_BYTES)
   private buffered = 0
   private offset = 0
@@ -115,17 +176,22 @@ export class PackWriter {
         baseOffset = base.offset
       }
     }
+    // Output room for the whole result: zlib's default 16 KB chunk, allocated per call, was
+    // most of the memory maintenance churned through (and what set the pace of collections).
     const compressed =
       body.length >= ASYNC_DEFLATE_BYTES
         ? await deflateAsync(body)
-        : zlib.deflateSync(body, body.length <= 4096 ? SMALL_DEFLATE : undefined)
+        : zlib.deflateSync(body, {
+            ...(body.length <= 4096 ? SMALL_DEFLATE : {}),
+            chunkSize: Math.max(64, body.length + 64),
+          })
     const header = entryHeader(code, body.length, code === OFS_DELTA ? this.offset - baseOffset : 0)
     const offset = this.offset
     let crc = crc32(header)
     crc = crc32(compressed, crc)
     await this.push(header)
     await this.push(compressed)
-    this.entries.push({ oid, offset, crc })
+    this.entries.push(oid, offset, crc)
     return { offset, depth }
   }
 
@@ -245,52 +311,53 @@ export class PackWriter {
 
   /** The version 2 index: header, fanout, names, crc32s, offsets, large offsets, checksums. */
   private async buildIndex(packChecksum: Buffer, pause: () => Promise<void>): Promise<Buffer> {
-    const n = this.entries.length
-    // Sorting hex names by first byte first keeps each sort small enough to pause between.
-    const buckets: Array<Array<{ oid: string; offset: number; crc: number }>> = Array.from(
-      { length: 256 },
-      () => [],
-    )
+    const entries = this.entries
+    const n = entries.length
+    // Entries by first byte (counting sort), then each of those 256 runs sorted by id, with a
+    // pause between runs: no step is proportional to the whole pack.
+    const starts = new Int32Array(257)
+    let large = 0
     for (let i = 0; i < n; i++) {
-      const entry = this.entries[i]!
-      buckets[parseInt(entry.oid.slice(0, 2), 16)]!.push(entry)
+      starts[entries.firstByte(i) + 1]!++
+      if (entries.offset(i) >= LARGE_OFFSET) large++
       if (i % 1024 === 1023) await pause()
     }
-    const sorted: Array<{ oid: string; offset: number; crc: number }> = []
-    let large = 0
-    for (const bucket of buckets) {
-      bucket.sort((a, b) => (a.oid < b.oid ? -1 : a.oid > b.oid ? 1 : 0))
-      for (let i = 0; i < bucket.length; i++) {
-        if (i > 0 && bucket[i]!.oid === bucket[i - 1]!.oid) throw new Error('object packed twice')
-        sorted.push(bucket[i]!)
-        if (bucket[i]!.offset >= LARGE_OFFSET) large++
+    for (let b = 0; b < 256; b++) starts[b + 1]! += starts[b]!
+    const order = new Int32Array(n)
+    const next = starts.slice(0, 256)
+    for (let i = 0; i < n; i++) {
+      order[next[entries.firstByte(i)]!++] = i
+      if (i % 1024 === 1023) await pause()
+    }
+    const byId = (a: number, b: number) => entries.compare(a, b)
+    for (let b = 0; b < 256; b++) {
+      const run = order.subarray(starts[b]!, starts[b + 1]!).sort(byId)
+      for (let k = 1; k < run.length; k++) {
+        if (byId(run[k - 1]!, run[k]!) === 0) throw new Error('object packed twice')
       }
       await pause()
     }
     const out = Buffer.alloc(8 + 1024 + n * 28 + large * 8 + 40)
     out.writeUInt32BE(0xff744f63, 0)
     out.writeUInt32BE(2, 4)
-    let running = 0
-    for (let b = 0; b < 256; b++) {
-      running += buckets[b]!.length
-      out.writeUInt32BE(running, 8 + b * 4)
-    }
+    for (let b = 0; b < 256; b++) out.writeUInt32BE(starts[b + 1]!, 8 + b * 4)
     const namesAt = 8 + 1024
     const crcAt = namesAt + n * 20
     const offsetsAt = crcAt + n * 4
     const largeAt = offsetsAt + n * 4
     let nextLarge = 0
-    for (let i = 0; i < sorted.length; i++) {
-      const entry = sorted[i]!
-      if (i % 1024 === 1023) await pause()
-      out.write(entry.oid, namesAt + i * 20, 20, 'hex')
-      out.writeUInt32BE(entry.crc >>> 0, crcAt + i * 4)
-      if (entry.offset < LARGE_OFFSET) {
-        out.writeUInt32BE(entry.offset, offsetsAt + i * 4)
+    for (let k = 0; k < n; k++) {
+      const i = order[k]!
+      if (k % 1024 === 1023) await pause()
+      entries.copyId(i, out, namesAt + k * 20)
+      out.writeUInt32BE(entries.crc(i) >>> 0, crcAt + k * 4)
+      const offset = entries.offset(i)
+      if (offset < LARGE_OFFSET) {
+        out.writeUInt32BE(offset, offsetsAt + k * 4)
       } else {
-        out.writeUInt32BE((LARGE_OFFSET | nextLarge) >>> 0, offsetsAt + i * 4)
-        out.writeUInt32BE(Math.floor(entry.offset / 2 ** 32), largeAt + nextLarge * 8)
-        out.writeUInt32BE(entry.offset >>> 0, largeAt + nextLarge * 8 + 4)
+        out.writeUInt32BE((LARGE_OFFSET | nextLarge) >>> 0, offsetsAt + k * 4)
+        out.writeUInt32BE(Math.floor(offset / 2 ** 32), largeAt + nextLarge * 8)
+        out.writeUInt32BE(offset >>> 0, largeAt + nextLarge * 8 + 4)
         nextLarge++
       }
     }

@@ -18,6 +18,7 @@ import { parseCommit, parseTree, type RawTreeEntry } from '../object-store'
 import { isFormatError, type ObjectDatabase, type OpenPack } from './object-database'
 import type { ObjectKind, RawObject } from './pack-file'
 import { ByteLru } from './byte-lru'
+import { OidSet } from './oid-set'
 import { PackIndex } from './pack-index'
 import { PackWriter, removePackLeftovers, type DeltaBase } from './pack-writer'
 
@@ -94,7 +95,7 @@ export async function repack(
   const loose = await listLoose(db, pause)
   // Loose objects some pack already holds (a crash after the last pack was made) are only
   // removed below; the rest are packed.
-  const toPack = new Set<string>()
+  const toPack = new OidSet()
   let seen = 0
   for (const oid of loose) {
     if (!db.inPack(oid)) toPack.add(oid)
@@ -112,7 +113,7 @@ export async function repack(
   step('listed')
 
   const unreadable: string[] = []
-  const packed = new Set<string>()
+  const packed = new OidSet()
   const writer = toPack.size > 0 ? PackWriter.create(db.packDir) : null
   try {
     if (writer) {
@@ -138,7 +139,7 @@ export async function repack(
 async function install(
   db: ObjectDatabase,
   writer: PackWriter | null,
-  loose: ReadonlySet<string>,
+  loose: OidSet,
   merged: ReadonlyArray<OpenPack>,
   options: RepackOptions,
   pause: () => Promise<void>,
@@ -245,11 +246,8 @@ interface WrittenPack {
  * (a minute old: never one being written) go on the way; open leaves them to this pass when
  * there are too many loose objects to list them quickly.
  */
-export async function listLoose(
-  db: ObjectDatabase,
-  pause: () => Promise<void>,
-): Promise<Set<string>> {
-  const found = new Set<string>()
+export async function listLoose(db: ObjectDatabase, pause: () => Promise<void>): Promise<OidSet> {
+  const found = new OidSet()
   const now = Date.now()
   for (let i = 0; i < 256; i++) {
     const prefix = i.toString(16).padStart(2, '0')
@@ -299,12 +297,24 @@ export function packsToMerge(db: ObjectDatabase, loose: number, all: boolean): O
   return merged.length === 1 && loose === 0 ? [] : merged
 }
 
+/**
+ * `content` in a buffer of its own size. What zlib's sync calls return is a slice of a 16 KB
+ * chunk: kept as a delta base, a 300-byte tree would hold all 16 KB, outlive two scavenges
+ * and reach the old generation, which then filled (and was collected whole) every ~100 ms.
+ */
+function ownCopy(content: Buffer): Buffer {
+  if (content.length * 2 >= content.buffer.byteLength) return content
+  const copy = Buffer.allocUnsafeSlow(content.length)
+  content.copy(copy)
+  return copy
+}
+
 async function writeObjects(
   db: ObjectDatabase,
   tips: ReadonlyArray<string>,
-  toPack: Set<string>,
+  toPack: OidSet,
   writer: PackWriter,
-  packed: Set<string>,
+  packed: OidSet,
   unreadable: string[],
   pause: () => Promise<void>,
   onFirst: () => void,
@@ -327,7 +337,7 @@ async function writeObjects(
     const base = bases.get(key)
     const entry = await writer.add(oid, type, content, base, content.length > 1024 * 1024 ? 10 : 50)
     packed.add(oid)
-    bases.set(key, { content, offset: entry.offset, depth: entry.depth })
+    bases.set(key, { content: ownCopy(content), offset: entry.offset, depth: entry.depth })
     if (first) {
       first = false
       onFirst()
@@ -390,7 +400,7 @@ async function writeObjects(
   // Depth-first from each tip, first parents first; a commit some pack not being folded holds
   // ends the walk there (everything older was packed before).
   const stack = [...tips].reverse()
-  const walked = new Set<string>()
+  const walked = new OidSet()
   while (stack.length > 0) {
     const cursor = stack.pop() as string
     if (walked.has(cursor)) continue
