@@ -3,7 +3,7 @@
 import type { FolderTree } from '../lib/folders'
 import type { Logger } from '../lib/logger'
 import type { UsageSource } from './usage'
-import type { MemoryLimits, MemoryPolicy } from './types'
+import type { MemoryLimits, MemoryPolicy, WriteStager } from './types'
 
 /** The per-call view of the tool's state that commands work with. */
 export interface CommandContext {
@@ -22,4 +22,6 @@ export interface CommandContext {
   readonly logger: Logger
   /** A dry run: every check runs, nothing is written; a success carries `planned`. */
   readonly dryRun?: boolean
+  /** Takes over a file write into an existing folder before it is flushed (the history's commit). */
+  readonly stage?: WriteStager
 }

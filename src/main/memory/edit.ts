@@ -164,10 +164,13 @@ async function writeText(
     return planFile(ctx, command, target, { before: file.text, after: next })
   }
   // The folder's fsync finishes before the commit's ref moves (settleFolderSyncs).
+  const { stage } = ctx
+  const mutation = { command, paths: [target.virtual], overwrite: false }
   await writeFileAtomically(file.folder, file.name, next, {
     beforeCommit: () => scanWrite(ctx, plan),
     folderSync: 'later',
     logger: ctx.logger,
+    ...(stage ? { stage: (write) => stage(write, target.relative, mutation) } : {}),
   })
   ctx.usage.add(change.files, change.bytes)
   return undefined
