@@ -216,15 +216,16 @@ export function createRepo(options: {
 
   /**
    * Publishes a staged write once everything is flushed, and records its file in the stat
-   * cache: by an `lstat` after the rename, the time of the check taken after it, so a file
-   * changed since is never taken as unchanged (a change that keeps size and times within the
-   * racy window is caught by that window, as for any hashed file).
+   * cache (its size counts in the folder's totals) as its descriptor described it before the
+   * rename. That record is never trusted as it stands: its times are within the racy window of
+   * the moment it is recorded, and the rename may change the file's ctime; the next scan of
+   * the file reads and hashes it, as it would any file just written.
    */
   function publishStaged(staged: StagedChange | undefined, node: Node | null): void {
     if (!staged) return
     staged.write.publish()
-    const entry = staged.write.lstat()
-    if (node?.kind === 'blob' && entry?.isFile()) stats.record(staged.relative, entry, node.oid)
+    const written = staged.write.stats()
+    if (node?.kind === 'blob' && written) stats.record(staged.relative, written, node.oid)
     else stats.forget(staged.relative)
   }
 

@@ -497,6 +497,7 @@ export class StagedWrite {
   private flushing: Promise<void> | null = null
   private fd: number | null
   private done = false
+  private written: Stats | null = null
 
   constructor(
     private readonly folder: Folder,
@@ -528,7 +529,13 @@ export class StagedWrite {
     if (this.done) return
     const fd = this.fd
     this.fd = null
-    if (fd !== null) disk.closeSync(fd)
+    if (fd !== null) {
+      try {
+        this.written = disk.fstatSync(fd)
+      } finally {
+        disk.closeSync(fd)
+      }
+    }
     disk.renameSync(this.folder.entry(this.temp), this.folder.entry(this.name))
     this.done = true
   }
@@ -540,9 +547,12 @@ export class StagedWrite {
       .catch((error: unknown) => logger?.warn('Could not flush a folder after a write', error))
   }
 
-  /** The published file's entry, by `lstat` through the folder's handle (null: gone). */
-  lstat(): Stats | null {
-    return this.folder.lstat(this.name)
+  /**
+   * The file as written (its descriptor's `fstat` just before the rename; the rename itself
+   * may change its ctime). Null before `publish`.
+   */
+  stats(): Stats | null {
+    return this.written
   }
 
   /** The flush, the rename and the folder's fsync, one after the other (no commit with it). */
