@@ -1,7 +1,14 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { nodeDisk, OPEN, setDisk, type Disk } from '../lib/disk'
 import { openVersionedMemory, type VersionedMemory } from './index'
-import { CLAUDE, folderFiles, fsck, headMatchesFolder, tempDataDir } from './test-helpers'
+import {
+  CLAUDE,
+  folderFiles,
+  fsck,
+  headMatchesFolder,
+  leftoverTempFiles,
+  tempDataDir,
+} from './test-helpers'
 
 // The order of a command's durable steps (docs/durability.md, "When a change is acknowledged"):
 // what must be flushed before each rename, recorded from the real calls a command makes.
@@ -147,6 +154,21 @@ describe('a command with its commit, step by step', () => {
   }
 })
 
+describe('a staged write that changes nothing', () => {
+  it('is published without a commit and leaves no temp file', async () => {
+    const head = (await memory.log({ offset: 0, limit: 1 })).entries[0]!.oid
+    const outcome = await memory.execute(
+      { command: 'create', path: '/memories/a.md', file_text: 'alpha\nbeta\n' },
+      CLAUDE,
+    )
+    expect(outcome.isError).toBe(false)
+    expect(outcome.commit).toBeNull()
+    expect((await memory.log({ offset: 0, limit: 1 })).entries[0]!.oid).toBe(head)
+    expect(leftoverTempFiles(dataDir)).toEqual([])
+    expect(await headMatchesFolder(dataDir)).toBe(true)
+  })
+})
+
 describe('when the flushes of a staged write fail', () => {
   it("fails the command and changes nothing when the file's own flush fails", async () => {
     const before = await folderFiles(dataDir)
@@ -176,6 +198,7 @@ describe('when the flushes of a staged write fail', () => {
     expect(outcome.commit).toBeNull()
     expect(await folderFiles(dataDir)).toEqual(before)
     expect((await memory.log({ offset: 0, limit: 1 })).entries[0]!.oid).toBe(head)
+    expect(leftoverTempFiles(dataDir)).toEqual([])
     // The next change works and leaves the history matching the folder.
     const next = await memory.execute(
       { command: 'str_replace', path: '/memories/a.md', old_str: 'beta', new_str: 'delta' },
