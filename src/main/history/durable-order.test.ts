@@ -169,31 +169,39 @@ describe('a staged write that changes nothing', () => {
   })
 })
 
+/** A `str_replace` run while every `fsync` of a file whose name holds `part` fails (EIO). */
+async function editWhileFsyncFails(part: string) {
+  const names = new Map<number, string>()
+  restoreDisk = setDisk({
+    ...nodeDisk,
+    openSync(file, flags, mode) {
+      const fd = nodeDisk.openSync(file, flags, mode)
+      names.set(fd, file)
+      return fd
+    },
+    async fsync(fd) {
+      if (names.get(fd)?.includes(part)) {
+        throw Object.assign(new Error('EIO: injected'), { code: 'EIO' })
+      }
+      await nodeDisk.fsync(fd)
+    },
+  })
+  try {
+    return await memory.execute(
+      { command: 'str_replace', path: '/memories/a.md', old_str: 'beta', new_str: 'gamma' },
+      CLAUDE,
+    )
+  } finally {
+    restoreDisk()
+    restoreDisk = null
+  }
+}
+
 describe('when the flushes of a staged write fail', () => {
   it("fails the command and changes nothing when the file's own flush fails", async () => {
     const before = await folderFiles(dataDir)
     const head = (await memory.log({ offset: 0, limit: 1 })).entries[0]!.oid
-    const kinds = new Map<number, string>()
-    restoreDisk = setDisk({
-      ...nodeDisk,
-      openSync(file, flags, mode) {
-        const fd = nodeDisk.openSync(file, flags, mode)
-        kinds.set(fd, file)
-        return fd
-      },
-      async fsync(fd) {
-        if (kinds.get(fd)?.includes('.cairn-tmp-')) {
-          throw Object.assign(new Error('EIO: injected'), { code: 'EIO' })
-        }
-        await nodeDisk.fsync(fd)
-      },
-    })
-    const outcome = await memory.execute(
-      { command: 'str_replace', path: '/memories/a.md', old_str: 'beta', new_str: 'gamma' },
-      CLAUDE,
-    )
-    restoreDisk()
-    restoreDisk = null
+    const outcome = await editWhileFsyncFails('.cairn-tmp-')
     expect(outcome.isError).toBe(true)
     expect(outcome.commit).toBeNull()
     expect(await folderFiles(dataDir)).toEqual(before)
@@ -210,27 +218,7 @@ describe('when the flushes of a staged write fail', () => {
   })
 
   it('makes the change and owes its commit when an object cannot be flushed', async () => {
-    const kinds = new Map<number, string>()
-    restoreDisk = setDisk({
-      ...nodeDisk,
-      openSync(file, flags, mode) {
-        const fd = nodeDisk.openSync(file, flags, mode)
-        kinds.set(fd, file)
-        return fd
-      },
-      async fsync(fd) {
-        if (kinds.get(fd)?.includes('tmp_obj_')) {
-          throw Object.assign(new Error('EIO: injected'), { code: 'EIO' })
-        }
-        await nodeDisk.fsync(fd)
-      },
-    })
-    const outcome = await memory.execute(
-      { command: 'str_replace', path: '/memories/a.md', old_str: 'beta', new_str: 'gamma' },
-      CLAUDE,
-    )
-    restoreDisk()
-    restoreDisk = null
+    const outcome = await editWhileFsyncFails('tmp_obj_')
     expect(outcome.isError).toBe(false)
     expect(outcome.commit).toBeNull()
     expect(outcome.commitPending).toBe(true)
