@@ -23,6 +23,7 @@ export type {
 export { AUTHORS, formatCommitMessage, parseCommitMessage, type CommitMeta } from './commit-message'
 export type { CommitIntent } from './repo'
 export { EMPTY_TREE_OID } from './repo'
+export { wholeEntryHeader } from './objects/pack-writer'
 export {
   MAIN_REF,
   serializeCommit,
