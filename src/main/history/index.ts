@@ -17,6 +17,7 @@ export type {
   LogQuery,
   Origin,
   SearchQuery,
+  RunFacts,
   RunVerdict,
   VersionedMemory,
 } from './types'
