@@ -53,7 +53,7 @@ import type {
   HistoryGit,
   HistorySession,
   Origin,
-  RunVerdict,
+  RunFacts,
   VersionedMemory,
 } from './types'
 import { watchFolder } from './watcher'
@@ -337,24 +337,35 @@ async function openLocked(
     runOptions: ExecuteOptions,
   ): Promise<ExecuteOutcome> {
     const toolOptions = { createExisting: runOptions.createExisting }
-    let verdict: RunVerdict = { run: true }
-    if (runOptions.beforeRun) {
+    let facts: RunFacts = {}
+    const dryRun = runOptions.beforeRun && (runOptions.needsDryRun?.() ?? true)
+    if (dryRun && runOptions.beforeRun) {
       const dry = await tool.preview(input, toolOptions)
       if (dry.isError) return { ...dry, commit: null }
       if (dry.planned) {
-        verdict = await runOptions.beforeRun(dry.planned)
+        const verdict = await runOptions.beforeRun(dry.planned)
         if (!verdict.run) {
           return { ...dry, content: '', mutation: null, commit: null, held: true }
         }
+        facts = verdict
       }
     }
-    const result = await tool.execute(input, toolOptions)
+    const afterRun = dryRun ? undefined : runOptions.afterRun
+    const result = await tool.execute(input, { ...toolOptions, describe: afterRun !== undefined })
     if (result.isError || !result.mutation) return { ...result, commit: null }
+    if (afterRun && result.made) {
+      try {
+        facts = await afterRun(result.made)
+      } catch (error) {
+        logger.warn('The facts of a change could not be found; it is committed without them', error)
+      }
+    }
+    const { made: _, ...answer } = result
     const paths = result.mutation.paths.map(toRelative)
     const intent: CommitIntent = {
       ...intentFor(result.mutation, origin, runOptions.commitAs),
       ...(runOptions.subject ? { subject: runOptions.subject } : {}),
-      ...reviewFactsOf(verdict.run ? verdict : {}),
+      ...reviewFactsOf(facts),
     }
     let entry: IndexEntry | null
     try {
@@ -365,9 +376,9 @@ async function openLocked(
       logger.warn('A commit failed; it is retried before the next change', error)
       unrecorded = [...unrecorded, { paths, intent }]
       resync = true
-      return { ...result, commit: null, commitPending: true }
+      return { ...answer, commit: null, commitPending: true }
     }
-    return { ...result, commit: entry ? toSummary(entry) : null }
+    return { ...answer, commit: entry ? toSummary(entry) : null }
   }
 
   // Restores commit through here: when the files are written but the commit fails, the

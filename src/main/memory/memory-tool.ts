@@ -98,7 +98,18 @@ export function createMemoryTool(options: MemoryToolOptions): MemoryTool {
       await ensureRoot()
       // A dry run changes nothing, not even the leftovers of an earlier failed delete.
       if (!dryRun) removeLeftovers(tree, leftovers)
-      const ctx: CommandContext = { root, tree, limits, policy, usage, leftovers, logger, dryRun }
+      const describe = !dryRun && callOptions?.describe === true
+      const ctx: CommandContext = {
+        root,
+        tree,
+        limits,
+        policy,
+        usage,
+        leftovers,
+        logger,
+        dryRun,
+        describe,
+      }
       return await dispatch(
         ctx,
         parsed.command,
