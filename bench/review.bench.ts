@@ -1,7 +1,8 @@
 /**
- * Review benchmark: what the review gate adds to each of Claude's memory changes (a dry run,
- * the flag rules, the person's recent edits), against the same command straight to the
- * versioned memory, measured in the same run on the same folder.
+ * Review benchmark: what the review gate adds to each of Claude's memory changes in `off`
+ * mode (the flag rules and the person's recent edits, on what the change did; no dry run,
+ * since nothing can wait), against the same command straight to the versioned memory,
+ * measured in the same run on the same folder.
  *
  *   npm run bench:review          (or: npx tsx bench/review.bench.ts)
  *

@@ -2,32 +2,14 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import type { Core } from '../src/main/core'
-import { createRecordingLogger } from '../src/main/lib/logger'
-import { startGitServer, type GitServer } from '../test/fixtures/git-server'
 import { expect, test } from './fixtures/harness'
 import type { FakeAnthropic } from '../test/fixtures/fake-anthropic'
-import { call, claudeWrites, otherMachine } from './fixtures/machines'
+import { call, claudeWrites, otherMachine, syncSpec } from './fixtures/machines'
 import { FullHistoryPage } from './pages/full-history.page'
 import { HistoryPage } from './pages/history.page'
 import { SyncPage } from './pages/sync.page'
 
-let server: GitServer
-let count = 0
-
-test.beforeAll(async () => {
-  server = await startGitServer()
-})
-test.afterAll(async () => {
-  await server.close()
-})
-
-test.use({
-  cairnOptions: {
-    hostName: () => 'laptop',
-    syncDebounceMs: 3_600_000,
-    logger: createRecordingLogger(),
-  },
-})
+const hub = syncSpec('screens')
 
 const NOTES = '# Preferences\n\nEditor: Helix\nTheme: dark\nShell: fish\n'
 
@@ -37,14 +19,7 @@ const NOTES = '# Preferences\n\nEditor: Helix\nTheme: dark\nShell: fish\n'
  * line on the laptop.
  */
 async function twoMachinesWithConflict(cairn: { core: Core }, anthropic: FakeAnthropic) {
-  const repo = `screens-${++count}`
-  server.createRepo(repo)
-  const remote = {
-    url: server.url(repo),
-    username: server.user,
-    token: server.token,
-    intervalMinutes: 10,
-  }
+  const remote = hub.remoteOf(hub.newRepo(), 10)
   const machine = await otherMachine('desktop', anthropic)
   const desktop = machine.core
   const at = (file: string) => `/memories/${file}`
@@ -148,9 +123,7 @@ for (const scheme of ['light', 'dark'] as const) {
   })
 
   test(`join question (${scheme})`, async ({ page, cairn }) => {
-    const repo = `screens-${++count}`
-    server.createRepo(repo)
-    const remote = { url: server.url(repo), username: server.user, token: server.token }
+    const remote = hub.remoteOf(hub.newRepo())
     const machine = await otherMachine('desktop')
     const desktop = machine.core
     try {

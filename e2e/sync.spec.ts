@@ -2,47 +2,17 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import type { Core } from '../src/main/core'
-import { createRecordingLogger } from '../src/main/lib/logger'
-import { startGitServer, type GitServer } from '../test/fixtures/git-server'
 import { expect, test } from './fixtures/harness'
-import { call, otherMachine } from './fixtures/machines'
+import { call, otherMachine, syncSpec } from './fixtures/machines'
 import { HistoryPage } from './pages/history.page'
 import { SyncPage } from './pages/sync.page'
 
-let server: GitServer
-let repoCount = 0
-
-test.beforeAll(async () => {
-  server = await startGitServer()
-})
-test.afterAll(async () => {
-  await server.close()
-})
-
-// Sync failures are expected here (a server stopped on purpose): kept, not printed.
-test.use({
-  cairnOptions: {
-    hostName: () => 'laptop',
-    syncDebounceMs: 3_600_000,
-    logger: createRecordingLogger(),
-  },
-})
-
-function newRepo(): string {
-  const name = `e2e-${++repoCount}`
-  server.createRepo(name)
-  return name
-}
-
-const remoteOf = (repo: string, token = server.token) => ({
-  url: server.url(repo),
-  username: server.user,
-  token,
-  intervalMinutes: 0,
-})
+const hub = syncSpec('e2e')
+// No periodic sync: these tests sync on changes and "Sync now" only.
+const remoteOf = (repo: string) => hub.remoteOf(repo, 0)
 
 test('Sync settings say plainly what failed, then turn sync on', async ({ page, cairn }) => {
-  const repo = newRepo()
+  const repo = hub.newRepo()
   await cairn.core.dispatch('memory:write', { path: '/memories/notes.md', content: 'hello\n' })
   await cairn.open(page)
   const sync = new SyncPage(page)
@@ -51,17 +21,17 @@ test('Sync settings say plainly what failed, then turn sync on', async ({ page, 
 
   await sync.fill({
     url: 'http://127.0.0.1:1/memory.git',
-    username: server.user,
-    token: server.token,
+    username: hub.server.user,
+    token: hub.server.token,
   })
   await sync.testConnection()
   await expect(sync.testResult()).toContainText('could not be reached')
 
-  await sync.fill({ url: server.url(repo), token: 'wrong-token' })
+  await sync.fill({ url: hub.server.url(repo), token: 'wrong-token' })
   await sync.testConnection()
   await expect(sync.testResult()).toContainText('refused the username or token')
 
-  await sync.fill({ url: server.url('no-such-repository'), token: server.token })
+  await sync.fill({ url: hub.server.url('no-such-repository'), token: hub.server.token })
   await sync.testConnection()
   await expect(sync.testResult()).toContainText('No git repository was found')
 
@@ -69,20 +39,20 @@ test('Sync settings say plainly what failed, then turn sync on', async ({ page, 
   await sync.testConnection()
   await expect(sync.testResult()).toContainText('HTTPS')
 
-  await sync.fill({ url: server.url(repo), token: server.token })
+  await sync.fill({ url: hub.server.url(repo), token: hub.server.token })
   await sync.testConnection()
   await expect(sync.testResult()).toContainText('The repository is empty')
 
   await sync.turnOn()
   await expect(sync.state()).toContainText('Synced')
   await expect(sync.token).toHaveValue('')
-  expect(await page.content()).not.toContain(server.token)
+  expect(await page.content()).not.toContain(hub.server.token)
   await expect(sync.indicator).toContainText('Synced')
-  expect(server.git(repo, 'ls-tree', '--name-only', 'main').trim()).toBe('notes.md')
+  expect(hub.server.git(repo, 'ls-tree', '--name-only', 'main').trim()).toBe('notes.md')
 })
 
 test('the sync indicator shows syncing, failure and recovery', async ({ page, cairn }) => {
-  const repo = newRepo()
+  const repo = hub.newRepo()
   await call(cairn.core, 'memory:write', { path: '/memories/a.md', content: 'a\n' })
   await call(cairn.core, 'sync:configure', remoteOf(repo))
   await call(cairn.core, 'sync:now')
@@ -91,7 +61,7 @@ test('the sync indicator shows syncing, failure and recovery', async ({ page, ca
   await expect(sync.indicator).toContainText('Synced just now')
 
   await call(cairn.core, 'memory:write', { path: '/memories/a.md', content: 'a\nb\n' })
-  await server.stop()
+  await hub.server.stop()
   try {
     await sync.syncNow()
     await expect(sync.indicator).toContainText('Could not reach the remote')
@@ -100,11 +70,11 @@ test('the sync indicator shows syncing, failure and recovery', async ({ page, ca
       /1 change not synced yet/,
     )
   } finally {
-    await server.start()
+    await hub.server.start()
   }
   await sync.syncNow()
   await expect(sync.indicator).toContainText('Synced just now')
-  expect(server.git(repo, 'show', 'main:a.md')).toBe('a\nb\n')
+  expect(hub.server.git(repo, 'show', 'main:a.md')).toBe('a\nb\n')
 
   // Clicking it opens Settings, where the same state is told.
   await sync.indicator.getByRole('button', { name: /Synced/ }).click()
@@ -112,7 +82,7 @@ test('the sync indicator shows syncing, failure and recovery', async ({ page, ca
 })
 
 test('the conflict dialog shows both versions and commits the choice', async ({ page, cairn }) => {
-  const repo = newRepo()
+  const repo = hub.newRepo()
   const desktop = await otherMachine('desktop')
   try {
     const base = '# Prefs\nEditor: Helix\nTheme: dark\n'
@@ -163,7 +133,7 @@ test('the conflict dialog shows both versions and commits the choice', async ({ 
 })
 
 test('the conflict dialog saves text written by hand', async ({ page, cairn }) => {
-  const repo = newRepo()
+  const repo = hub.newRepo()
   const desktop = await otherMachine('desktop')
   try {
     await call(cairn.core, 'sync:configure', remoteOf(repo))
@@ -204,7 +174,7 @@ test('the conflict dialog saves text written by hand', async ({ page, cairn }) =
 })
 
 test('joining asks first, and merging keeps both memories', async ({ page, cairn }) => {
-  const repo = newRepo()
+  const repo = hub.newRepo()
   const desktop = await otherMachine('desktop')
   try {
     await call(desktop.core, 'memory:write', { path: '/memories/desktop.md', content: 'd\n' })

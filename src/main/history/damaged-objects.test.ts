@@ -1,46 +1,26 @@
 import { chmod, rm, truncate, writeFile } from 'node:fs/promises'
-import path from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { CairnError } from '../lib/errors'
-import { openVersionedMemory, type VersionedMemory } from './index'
+import type { VersionedMemory } from './index'
 import {
   commitCount,
   folderFiles,
   fsck,
   gitCli,
   headFiles,
-  tempDataDir,
+  recoveryRepo,
   CLAUDE,
 } from './test-helpers'
 
 // Defect 2 of issue #9: a truncated, empty or missing blob was never detected or repaired;
 // `readAt` threw "SHA check failed" and writing the same content again did not repair it.
 
-let dataDir: string
-let cleanup: () => Promise<void>
-let clock = 1_700_000_000_000
-const now = () => (clock += 1000)
-const open = () => openVersionedMemory({ dataDir, now, watch: false })
-
-beforeEach(async () => {
-  ;({ dir: dataDir, cleanup } = await tempDataDir())
-})
-afterEach(() => cleanup())
-
-function objectFile(oid: string): string {
-  return path.join(dataDir, 'history.git', 'objects', oid.slice(0, 2), oid.slice(2))
-}
+const repo = recoveryRepo()
 
 async function seed(): Promise<{ old: string; tip: string }> {
-  const memory = await open()
-  await memory.execute(
-    { command: 'create', path: '/memories/x/f1.md', file_text: 'first\n' },
-    CLAUDE,
-  )
-  await memory.execute(
-    { command: 'create', path: '/memories/x/f2.md', file_text: 'second\n' },
-    CLAUDE,
-  )
+  const memory = await repo.open()
+  await repo.create(memory, 'x/f1.md', 'first\n')
+  await repo.create(memory, 'x/f2.md', 'second\n')
   const old = (await memory.log({ offset: 0, limit: 1 })).entries[0]!.oid
   await memory.execute(
     {
@@ -57,7 +37,7 @@ async function seed(): Promise<{ old: string; tip: string }> {
 }
 
 async function damage(oid: string, how: 'truncate' | 'empty' | 'delete'): Promise<void> {
-  const file = objectFile(oid)
+  const file = repo.objectFile(oid)
   await chmod(file, 0o644)
   if (how === 'delete') await rm(file)
   else if (how === 'empty') await writeFile(file, '')
@@ -75,25 +55,18 @@ describe('damaged blobs (defect 2)', () => {
       const { tip } = await seed()
       // Opened and closed once more: the open checks each stored copy whole once and then
       // only by its size; damage after that must be found all the same.
-      await (await open()).close()
-      await damage(gitCli(dataDir, 'rev-parse', 'HEAD:x/f1.md').trim(), how)
-      const memory = await open()
+      await (await repo.open()).close()
+      await damage(gitCli(repo.dataDir, 'rev-parse', 'HEAD:x/f1.md').trim(), how)
+      const memory = await repo.open()
       try {
         expect(memory.recovery).toMatchObject({ kind: 'history-repaired' })
         expect(memory.recovery?.message).toMatch(/repaired/)
         expect(await memory.readAt('/memories/x/f1.md', tip)).toBe('first\n')
-        expect(commitCount(dataDir)).toBe(3)
-        fsck(dataDir)
-        const next = await memory.execute(
-          {
-            command: 'create',
-            path: '/memories/x/f3.md',
-            file_text: 'third\n',
-          },
-          CLAUDE,
-        )
+        expect(commitCount(repo.dataDir)).toBe(3)
+        fsck(repo.dataDir)
+        const next = await repo.create(memory, 'x/f3.md', 'third\n')
         expect(next.commit?.parent).toBe(tip)
-        expect(headFiles(dataDir)).toEqual(await folderFiles(dataDir))
+        expect(headFiles(repo.dataDir)).toEqual(await folderFiles(repo.dataDir))
       } finally {
         await memory.close()
       }
@@ -103,17 +76,14 @@ describe('damaged blobs (defect 2)', () => {
   it('replaces a damaged object file when the same content is written again', async () => {
     const { old } = await seed()
     // `second\n` is only in the older commit now: open does not check it.
-    const blob = gitCli(dataDir, 'rev-parse', `${old}:x/f2.md`).trim()
+    const blob = gitCli(repo.dataDir, 'rev-parse', `${old}:x/f2.md`).trim()
     await damage(blob, 'truncate')
-    const memory = await open()
+    const memory = await repo.open()
     try {
       expect(memory.recovery).toBeNull()
-      await memory.execute(
-        { command: 'create', path: '/memories/again.md', file_text: 'second\n' },
-        CLAUDE,
-      )
+      await repo.create(memory, 'again.md', 'second\n')
       expect(await memory.readAt('/memories/x/f2.md', old)).toBe('second\n')
-      fsck(dataDir)
+      fsck(repo.dataDir)
     } finally {
       await memory.close()
     }
@@ -121,15 +91,15 @@ describe('damaged blobs (defect 2)', () => {
 
   it('shows a version whose blob is gone as damaged, not as an internal error', async () => {
     const { old, tip } = await seed()
-    await damage(gitCli(dataDir, 'rev-parse', `${old}:x/f2.md`).trim(), 'delete')
+    await damage(gitCli(repo.dataDir, 'rev-parse', `${old}:x/f2.md`).trim(), 'delete')
     let memory: VersionedMemory | null = null
     try {
-      memory = await open()
+      memory = await repo.open()
       const error = await memory.readAt('/memories/x/f2.md', old).catch((e: unknown) => e)
       expect(error).toBeInstanceOf(CairnError)
       expect(error).toMatchObject({ code: 'history-damaged' })
       expect((error as Error).message).toMatch(/damaged/)
-      expect((error as Error).message).not.toContain(dataDir)
+      expect((error as Error).message).not.toContain(repo.dataDir)
 
       const shown = await memory.show(old)
       expect(shown.changes).toEqual([

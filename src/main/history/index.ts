@@ -17,12 +17,14 @@ export type {
   LogQuery,
   Origin,
   SearchQuery,
+  RunFacts,
   RunVerdict,
   VersionedMemory,
 } from './types'
 export { AUTHORS, formatCommitMessage, parseCommitMessage, type CommitMeta } from './commit-message'
 export type { CommitIntent } from './repo'
 export { EMPTY_TREE_OID } from './repo'
+export { wholeEntryHeader } from './objects/pack-writer'
 export {
   MAIN_REF,
   serializeCommit,

@@ -5,43 +5,22 @@
  * remote's or a backup's; nothing those refs reach is set aside or dropped.
  */
 import { readFile, rm, truncate, writeFile } from 'node:fs/promises'
-import path from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { createRecordingLogger } from '../lib/logger'
-import { openVersionedMemory, type VersionedMemory } from './index'
+import { describe, expect, it } from 'vitest'
+import type { VersionedMemory } from './index'
 import {
-  CLAUDE,
   commitCount,
   commitElsewhere,
   folderFiles,
   fsck,
   gitCli,
   headFiles,
-  tempDataDir,
+  recoveryRepo,
 } from './test-helpers'
 
-let dataDir: string
-let cleanup: () => Promise<void>
-let clock = 1_700_000_000_000
-const now = () => (clock += 1000)
-const open = () =>
-  openVersionedMemory({ dataDir, now, watch: false, logger: createRecordingLogger() })
-const gitdir = () => path.join(dataDir, 'history.git')
+const repo = recoveryRepo()
+const create = repo.create
 const TRACKING = 'refs/remotes/origin/main'
 const BACKUP = 'refs/cairn/backups/desktop-20250101T000000Z'
-
-beforeEach(async () => {
-  ;({ dir: dataDir, cleanup } = await tempDataDir())
-})
-afterEach(() => cleanup())
-
-async function create(memory: VersionedMemory, relative: string, text: string): Promise<void> {
-  const result = await memory.execute(
-    { command: 'create', path: `/memories/${relative}`, file_text: text },
-    CLAUDE,
-  )
-  expect(result.isError).toBe(false)
-}
 
 /** A chain of `count` commits made on another machine on top of `parent`; returns its tip. */
 async function chainElsewhere(
@@ -74,7 +53,7 @@ async function syncedHistory(): Promise<{
   backup: string
   count: number
 }> {
-  const memory = await open()
+  const memory = await repo.open()
   try {
     await create(memory, 'a.md', 'a\n')
     const base = memory.git.head()!
@@ -93,9 +72,9 @@ async function syncedHistory(): Promise<{
     const tip = memory.git.head()!
     const tracking = await chainElsewhere(memory, remote, 6, 'laptop')
     const backup = await chainElsewhere(memory, base, 8, 'old')
-    gitCli(dataDir, 'update-ref', TRACKING, tracking)
-    gitCli(dataDir, 'update-ref', BACKUP, backup)
-    return { tip, merge, tracking, backup, count: commitCount(dataDir) }
+    gitCli(repo.dataDir, 'update-ref', TRACKING, tracking)
+    gitCli(repo.dataDir, 'update-ref', BACKUP, backup)
+    return { tip, merge, tracking, backup, count: commitCount(repo.dataDir) }
   } finally {
     await memory.close()
   }
@@ -105,30 +84,30 @@ async function expectKeptEverything(
   memory: VersionedMemory,
   expected: { tip: string; tracking: string; backup: string; count: number },
 ): Promise<void> {
-  expect(gitCli(dataDir, 'rev-parse', 'main').trim()).toBe(expected.tip)
-  expect(commitCount(dataDir)).toBe(expected.count)
+  expect(gitCli(repo.dataDir, 'rev-parse', 'main').trim()).toBe(expected.tip)
+  expect(commitCount(repo.dataDir)).toBe(expected.count)
   // The other refs and every commit they reach are where they were.
-  expect(gitCli(dataDir, 'rev-parse', TRACKING).trim()).toBe(expected.tracking)
-  expect(gitCli(dataDir, 'rev-parse', BACKUP).trim()).toBe(expected.backup)
-  expect(Number(gitCli(dataDir, 'rev-list', '--count', TRACKING).trim())).toBe(8)
-  expect(Number(gitCli(dataDir, 'rev-list', '--count', BACKUP).trim())).toBe(9)
-  fsck(dataDir)
-  expect(headFiles(dataDir)).toEqual(await folderFiles(dataDir))
+  expect(gitCli(repo.dataDir, 'rev-parse', TRACKING).trim()).toBe(expected.tracking)
+  expect(gitCli(repo.dataDir, 'rev-parse', BACKUP).trim()).toBe(expected.backup)
+  expect(Number(gitCli(repo.dataDir, 'rev-list', '--count', TRACKING).trim())).toBe(8)
+  expect(Number(gitCli(repo.dataDir, 'rev-list', '--count', BACKUP).trim())).toBe(9)
+  fsck(repo.dataDir)
+  expect(headFiles(repo.dataDir)).toEqual(await folderFiles(repo.dataDir))
   await create(memory, 'd.md', 'd\n')
-  expect(gitCli(dataDir, 'rev-parse', 'main~1').trim()).toBe(expected.tip)
+  expect(gitCli(repo.dataDir, 'rev-parse', 'main~1').trim()).toBe(expected.tip)
 }
 
 describe('a lost main in a history that syncs', () => {
   it('is found again at this machine’s tip, past a merge, with the side index', async () => {
     const synced = await syncedHistory()
-    await rm(path.join(gitdir(), 'refs', 'heads', 'main'))
-    const memory = await open()
+    await rm(repo.mainRef())
+    const memory = await repo.open()
     try {
       expect(memory.recovery?.kind).toBe('history-repaired')
       await expectKeptEverything(memory, synced)
       // The merge's second parent is still its parent.
       expect(
-        gitCli(dataDir, 'rev-list', '--parents', '-1', synced.merge).trim().split(' '),
+        gitCli(repo.dataDir, 'rev-list', '--parents', '-1', synced.merge).trim().split(' '),
       ).toHaveLength(3)
     } finally {
       await memory.close()
@@ -137,11 +116,9 @@ describe('a lost main in a history that syncs', () => {
 
   it('is found again by scanning commits, never at the remote’s or a backup’s longer, newer tip', async () => {
     const synced = await syncedHistory()
-    await rm(path.join(gitdir(), 'refs', 'heads', 'main'))
-    for (const name of await import('node:fs/promises').then((fs) => fs.readdir(gitdir()))) {
-      if (name.startsWith('cairn-index')) await rm(path.join(gitdir(), name), { recursive: true })
-    }
-    const memory = await open()
+    await rm(repo.mainRef())
+    await repo.removeSideIndex()
+    const memory = await repo.open()
     try {
       expect(memory.recovery?.kind).toBe('history-repaired')
       await expectKeptEverything(memory, synced)
@@ -157,7 +134,7 @@ describe('a lost main in a history that syncs', () => {
   it('follows a main the other refs also name (after a fast-forward) when nothing newer is its own', async () => {
     const synced = await syncedHistory()
     // main fast-forwarded to the remote's tip after merging this machine's commits into it.
-    const memory = await open()
+    const memory = await repo.open()
     let tip: string
     try {
       tip = await memory.git.exclusive(async (session) => {
@@ -172,24 +149,22 @@ describe('a lost main in a history that syncs', () => {
     } finally {
       await memory.close()
     }
-    gitCli(dataDir, 'update-ref', TRACKING, tip)
-    await rm(path.join(gitdir(), 'refs', 'heads', 'main'))
-    for (const name of await import('node:fs/promises').then((fs) => fs.readdir(gitdir()))) {
-      if (name.startsWith('cairn-index')) await rm(path.join(gitdir(), name), { recursive: true })
-    }
-    const reopened = await open()
+    gitCli(repo.dataDir, 'update-ref', TRACKING, tip)
+    await rm(repo.mainRef())
+    await repo.removeSideIndex()
+    const reopened = await repo.open()
     try {
-      expect(gitCli(dataDir, 'rev-parse', 'main').trim()).toBe(tip)
-      expect(gitCli(dataDir, 'rev-parse', BACKUP).trim()).toBe(synced.backup)
-      fsck(dataDir)
-      expect(headFiles(dataDir)).toEqual(await folderFiles(dataDir))
+      expect(gitCli(repo.dataDir, 'rev-parse', 'main').trim()).toBe(tip)
+      expect(gitCli(repo.dataDir, 'rev-parse', BACKUP).trim()).toBe(synced.backup)
+      fsck(repo.dataDir)
+      expect(headFiles(repo.dataDir)).toEqual(await folderFiles(repo.dataDir))
     } finally {
       await reopened.close()
     }
   })
 
   it('rebuilds a damaged merge commit at the tip with both its parents', async () => {
-    const memory = await open()
+    const memory = await repo.open()
     let merge: string
     try {
       await create(memory, 'a.md', 'a\n')
@@ -205,21 +180,21 @@ describe('a lost main in a history that syncs', () => {
         await session.moveMain(oid, 'forward')
         return oid
       })
-      gitCli(dataDir, 'update-ref', TRACKING, remote)
+      gitCli(repo.dataDir, 'update-ref', TRACKING, remote)
     } finally {
       await memory.close()
     }
-    const file = path.join(gitdir(), 'objects', merge.slice(0, 2), merge.slice(2))
+    const file = repo.objectFile(merge)
     const before = await readFile(file)
     await truncate(file, 10)
-    const reopened = await open()
+    const reopened = await repo.open()
     try {
-      expect(gitCli(dataDir, 'rev-parse', 'main').trim()).toBe(merge)
-      expect(gitCli(dataDir, 'rev-list', '--parents', '-1', merge).trim().split(' ')).toHaveLength(
-        3,
-      )
-      fsck(dataDir)
-      expect(headFiles(dataDir)).toEqual(await folderFiles(dataDir))
+      expect(gitCli(repo.dataDir, 'rev-parse', 'main').trim()).toBe(merge)
+      expect(
+        gitCli(repo.dataDir, 'rev-list', '--parents', '-1', merge).trim().split(' '),
+      ).toHaveLength(3)
+      fsck(repo.dataDir)
+      expect(headFiles(repo.dataDir)).toEqual(await folderFiles(repo.dataDir))
       // Written again exactly (or repaired to the same id).
       expect((await readFile(file)).length).toBeGreaterThan(10)
       expect(before.length).toBeGreaterThan(10)
@@ -230,8 +205,8 @@ describe('a lost main in a history that syncs', () => {
 
   it('a backup alone naming a commit keeps it through an open that repairs the tip', async () => {
     const synced = await syncedHistory()
-    await writeFile(path.join(gitdir(), 'refs', 'heads', 'main'), 'garbage\n')
-    const memory = await open()
+    await writeFile(repo.mainRef(), 'garbage\n')
+    const memory = await repo.open()
     try {
       await expectKeptEverything(memory, synced)
     } finally {

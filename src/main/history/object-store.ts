@@ -1,7 +1,16 @@
 import { randomBytes } from 'node:crypto'
 import path from 'node:path'
 import { deflateSync } from 'node:zlib'
-import { disk, exists, isCode, makeFolders, OPEN, syncFolder } from '../lib/disk'
+import {
+  closeQuietly,
+  disk,
+  exists,
+  isCode,
+  makeFolders,
+  OPEN,
+  syncFolder,
+  unlinkQuietly,
+} from '../lib/disk'
 import { isDiskProblem } from '../lib/disk-errors'
 import { DamagedHistoryError, entryNameProblem } from './damage'
 import {
@@ -609,20 +618,4 @@ export async function writeMainRef(gitdir: string, oid: string): Promise<void> {
 /** fsyncs a folder of the git directory (its entries: a rename is durable once it is). */
 export async function syncDir(dir: string): Promise<void> {
   await syncFolder(dir)
-}
-
-function closeQuietly(fd: number): void {
-  try {
-    disk.closeSync(fd)
-  } catch {
-    // Already closed.
-  }
-}
-
-function unlinkQuietly(file: string): void {
-  try {
-    disk.unlinkSync(file)
-  } catch {
-    // Never created, or already gone.
-  }
 }

@@ -31,6 +31,18 @@ export interface OpenedRepo {
   readonly tooLarge: ReadonlyArray<string>
 }
 
+/** What `openRepo` opens, and how. */
+export interface OpenRepoOptions {
+  readonly dataDir: string
+  readonly now: () => number
+  /** Told why a history could not be read before it is set aside. */
+  readonly logger?: Logger
+  /** The machine named in each commit's `Machine:` trailer (see `createRepo`). */
+  readonly machine?: () => string | null
+  /** The Cairn before did not close (its lock was taken over): look for its leftovers everywhere. */
+  readonly afterCrash?: boolean
+}
+
 /**
  * Opens (or starts) the history of `<dataDir>/memories` in `<dataDir>/history.git` and
  * repairs what an interrupted run, a damaged disk or an outside edit left behind:
@@ -44,16 +56,7 @@ export interface OpenedRepo {
  * An I/O error (a full disk, EIO, EACCES, EMFILE) is never taken for damage: open fails with
  * a `disk-full` or `disk-error` CairnError and leaves the history as it was.
  */
-export async function openRepo(options: {
-  dataDir: string
-  now: () => number
-  /** Told why a history could not be read before it is set aside. */
-  logger?: Logger
-  /** The machine named in each commit's `Machine:` trailer (see `createRepo`). */
-  machine?: () => string | null
-  /** The Cairn before did not close (its lock was taken over): look for its leftovers everywhere. */
-  afterCrash?: boolean
-}): Promise<OpenedRepo> {
+export async function openRepo(options: OpenRepoOptions): Promise<OpenedRepo> {
   try {
     return await openOrRepair(options)
   } catch (error) {
@@ -80,13 +83,7 @@ interface Findings {
   treeRebuilt: boolean
 }
 
-async function openOrRepair(options: {
-  dataDir: string
-  now: () => number
-  logger?: Logger
-  machine?: () => string | null
-  afterCrash?: boolean
-}): Promise<OpenedRepo> {
+async function openOrRepair(options: OpenRepoOptions): Promise<OpenedRepo> {
   const { dataDir, now } = options
   const workRoot = path.join(dataDir, 'memories')
   const gitdir = path.join(dataDir, 'history.git')

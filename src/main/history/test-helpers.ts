@@ -4,8 +4,11 @@ import { readdirSync, readlinkSync, statfsSync } from 'node:fs'
 import { mkdir, mkdtemp, open, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
+import { afterEach, beforeEach, expect } from 'vitest'
 import { nodeDisk, setDisk, type Disk } from '../lib/disk'
+import { createRecordingLogger } from '../lib/logger'
 import { AUTHORS, formatCommitMessage } from './commit-message'
+import { openVersionedMemory } from './index'
 import { serializeCommit, serializeTree, type RawTreeEntry } from './object-store'
 import type { ExecuteOutcome, HistoryGit, Origin, VersionedMemory } from './types'
 
@@ -425,4 +428,69 @@ export async function commitElsewhere(
       message,
     }),
   )
+}
+
+/** A data folder for each test of a file, with what the recovery tests do to break it. */
+export interface RecoveryRepo {
+  /** This test's data folder. */
+  readonly dataDir: string
+  /** Its git directory. */
+  readonly gitdir: string
+  /** Opens the versioned memory of `dataDir` (no watcher, a clock a second per tick). */
+  open(): Promise<VersionedMemory>
+  /** The file of `refs/heads/main`. */
+  mainRef(): string
+  /** The loose object file of `oid`. */
+  objectFile(oid: string): string
+  /** Removes the side index, and any index of an earlier format, as a lost folder would. */
+  removeSideIndex(): Promise<void>
+  /** Claude creates `/memories/<relative>` with `text`; the command must succeed. */
+  create(memory: VersionedMemory, relative: string, text: string): Promise<ExecuteOutcome>
+}
+
+/**
+ * The setup the recovery tests share (lost ref, damaged objects, either in a synced history):
+ * a fresh data folder before each test of the file, removed after it. Call once at the top of
+ * a test file; it registers its own `beforeEach` and `afterEach`. Recovery messages go to a
+ * recording logger, so the run's output stays quiet.
+ */
+export function recoveryRepo(): RecoveryRepo {
+  let dataDir = ''
+  let cleanup = async (): Promise<void> => {}
+  let clock = 1_700_000_000_000
+  beforeEach(async () => {
+    ;({ dir: dataDir, cleanup } = await tempDataDir())
+  })
+  afterEach(() => cleanup())
+  const gitdir = () => path.join(dataDir, 'history.git')
+  return {
+    get dataDir() {
+      return dataDir
+    },
+    get gitdir() {
+      return gitdir()
+    },
+    open: () =>
+      openVersionedMemory({
+        dataDir,
+        now: () => (clock += 1000),
+        watch: false,
+        logger: createRecordingLogger(),
+      }),
+    mainRef: () => path.join(gitdir(), 'refs', 'heads', 'main'),
+    objectFile: (oid) => path.join(gitdir(), 'objects', oid.slice(0, 2), oid.slice(2)),
+    async removeSideIndex() {
+      for (const name of await readdir(gitdir())) {
+        if (name.startsWith('cairn-index')) await rm(path.join(gitdir(), name), { recursive: true })
+      }
+    },
+    async create(memory, relative, text) {
+      const result = await memory.execute(
+        { command: 'create', path: `/memories/${relative}`, file_text: text },
+        CLAUDE,
+      )
+      expect(result.isError).toBe(false)
+      return result
+    },
+  }
 }

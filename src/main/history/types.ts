@@ -17,7 +17,13 @@ import type {
   WriteFlag,
 } from '../../shared/types'
 import type { HistoryErrorCode, MemoryErrorCode } from '../../shared/errors'
-import type { MemoryExecution, MemoryLimits, MemoryPolicy, PlannedChange } from '../memory'
+import type {
+  MadeChange,
+  MemoryExecution,
+  MemoryLimits,
+  MemoryPolicy,
+  PlannedChange,
+} from '../memory'
 import type { CommitMeta } from './commit-message'
 import type { ObjectStore } from './object-store'
 import type { RepackReport, RepackStep } from './objects/repack'
@@ -31,14 +37,14 @@ export type Origin =
   | { readonly actor: 'user' }
   | { readonly actor: 'system' }
 
+/** Facts a caller adds to a command's commit: review flags, the person's review. */
+export interface RunFacts {
+  readonly flags?: ReadonlyArray<WriteFlag>
+  readonly review?: ReviewMark
+}
+
 /** What `beforeRun` decides: run the command (with facts for its commit), or not. */
-export type RunVerdict =
-  | {
-      readonly run: true
-      readonly flags?: ReadonlyArray<WriteFlag>
-      readonly review?: ReviewMark
-    }
-  | { readonly run: false }
+export type RunVerdict = ({ readonly run: true } & RunFacts) | { readonly run: false }
 
 /** Per-call choices of `execute` beyond the command itself. */
 export interface ExecuteOptions {
@@ -56,6 +62,19 @@ export interface ExecuteOptions {
    * refuses is not run and this is not called: the outcome is the refusal.
    */
   readonly beforeRun?: (planned: PlannedChange) => RunVerdict | Promise<RunVerdict>
+  /**
+   * Asked in the queue, where `beforeRun` would be: false means the caller has nothing to
+   * decide this time (a review gate that holds nothing), so there is no dry run and no
+   * `beforeRun`; the command runs at once and `afterRun` gives its commit's facts. Default:
+   * true.
+   */
+  readonly needsDryRun?: () => boolean
+  /**
+   * Called in the queue after a command ran without a dry run (see `needsDryRun`) and changed
+   * memory, before its commit, with what it changed; adds facts (review flags) to the commit.
+   * The change has happened: if this fails, it is logged and the commit made without them.
+   */
+  readonly afterRun?: (made: MadeChange) => RunFacts | Promise<RunFacts>
 }
 
 export interface ExecuteOutcome extends Omit<MemoryExecution, 'errorCode'> {

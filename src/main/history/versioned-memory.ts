@@ -13,6 +13,7 @@ import {
   maxEditableBytes,
   removeSecrets,
   unexpectedFailure,
+  type MadeChange,
   type MemoryLimits,
   type MemoryMutation,
   type MemoryPolicy,
@@ -54,7 +55,7 @@ import type {
   HistoryGit,
   HistorySession,
   Origin,
-  RunVerdict,
+  RunFacts,
   VersionedMemory,
 } from './types'
 import { watchFolder } from './watcher'
@@ -338,18 +339,30 @@ async function openLocked(
     origin: Origin,
     runOptions: ExecuteOptions,
   ): Promise<ExecuteOutcome> {
-    let verdict: RunVerdict = { run: true }
+    let facts: RunFacts = {}
+    const dryRun = runOptions.beforeRun && (runOptions.needsDryRun?.() ?? true)
+    const afterRun = dryRun ? undefined : runOptions.afterRun
     const intentOf = (mutation: MemoryMutation): CommitIntent => ({
       ...intentFor(mutation, origin, runOptions.commitAs),
       ...(runOptions.subject ? { subject: runOptions.subject } : {}),
-      ...reviewFactsOf(verdict.run ? verdict : {}),
+      ...reviewFactsOf(facts),
     })
+    // Without a dry run, `afterRun` finds the commit's facts in what the command changed.
+    const findFacts = async (made: MadeChange | undefined): Promise<void> => {
+      if (!afterRun || !made) return
+      try {
+        facts = await afterRun(made)
+      } catch (error) {
+        logger.warn('The facts of a change could not be found; it is committed without them', error)
+      }
+    }
     // A command's file write is committed before it is renamed into place: the write and its
     // commit share their fsyncs (docs/durability.md, "Cost").
     const staged: { outcome: { readonly entry: IndexEntry | null } | 'owed' | null } = {
       outcome: null,
     }
-    const stage: WriteStager = async (write, relative, mutation) => {
+    const stage: WriteStager = async (write, relative, mutation, made) => {
+      await findFacts(made)
       const paths = mutation.paths.map(toRelative)
       const intent = intentOf(mutation)
       try {
@@ -365,21 +378,24 @@ async function openLocked(
       }
     }
     const toolOptions = { createExisting: runOptions.createExisting, stage }
-    if (runOptions.beforeRun) {
+    if (dryRun && runOptions.beforeRun) {
       const dry = await tool.preview(input, toolOptions)
       if (dry.isError) return { ...dry, commit: null }
       if (dry.planned) {
-        verdict = await runOptions.beforeRun(dry.planned)
+        const verdict = await runOptions.beforeRun(dry.planned)
         if (!verdict.run) {
           return { ...dry, content: '', mutation: null, commit: null, held: true }
         }
+        facts = verdict
       }
     }
-    const result = await tool.execute(input, toolOptions)
+    const result = await tool.execute(input, { ...toolOptions, describe: afterRun !== undefined })
     const done = staged.outcome
     if (result.isError || !result.mutation) return { ...result, commit: null }
-    if (done === 'owed') return { ...result, commit: null, commitPending: true }
-    if (done) return { ...result, commit: done.entry ? toSummary(done.entry) : null }
+    const { made, ...answer } = result
+    if (done === 'owed') return { ...answer, commit: null, commitPending: true }
+    if (done) return { ...answer, commit: done.entry ? toSummary(done.entry) : null }
+    await findFacts(made)
     const paths = result.mutation.paths.map(toRelative)
     const intent = intentOf(result.mutation)
     let entry: IndexEntry | null
@@ -391,9 +407,9 @@ async function openLocked(
       logger.warn('A commit failed; it is retried before the next change', error)
       unrecorded = [...unrecorded, { paths, intent }]
       resync = true
-      return { ...result, commit: null, commitPending: true }
+      return { ...answer, commit: null, commitPending: true }
     }
-    return { ...result, commit: entry ? toSummary(entry) : null }
+    return { ...answer, commit: entry ? toSummary(entry) : null }
   }
 
   // Restores commit through here: when the files are written but the commit fails, the

@@ -242,6 +242,27 @@ export function removeFile(file: string): void {
   }
 }
 
+/** Closes `fd`, ignoring any error: for clean-up paths, where the handle may be closed already. */
+export function closeQuietly(fd: number): void {
+  try {
+    disk.closeSync(fd)
+  } catch {
+    // Already closed.
+  }
+}
+
+/**
+ * Removes the file `file`, ignoring any error: for clean-up of a temp file that may never
+ * have been made, or be gone already (where an I/O error must not hide the first failure).
+ */
+export function unlinkQuietly(file: string): void {
+  try {
+    disk.unlinkSync(file)
+  } catch {
+    // Never made, or gone already.
+  }
+}
+
 /**
  * Removes `target` and, for a folder, everything in it; fine if it is not there. For Cairn's
  * own folders inside the git directory (an index being rebuilt), never the memory folder

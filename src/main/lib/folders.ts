@@ -17,7 +17,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Dirent, Stats } from 'node:fs'
 import path from 'node:path'
-import { disk, handlesNameEntries, isCode, isMissing, OPEN } from './disk'
+import { closeQuietly, disk, handlesNameEntries, isCode, isMissing, OPEN } from './disk'
 import type { Logger } from './logger'
 
 /** Prefix of the temp files and folders of atomic writes and deletes; start-up removes strays. */
@@ -678,14 +678,6 @@ function unlinkQuietly(folder: Folder, name: string): void {
     disk.unlinkSync(folder.entry(name))
   } catch {
     // Never created, or already gone.
-  }
-}
-
-function closeQuietly(fd: number): void {
-  try {
-    disk.closeSync(fd)
-  } catch {
-    // Already closed.
   }
 }
 

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto'
 import os from 'node:os'
 import path from 'node:path'
 import { CairnError } from './errors'
-import { disk, isCode, listNames, OPEN } from './disk'
+import { closeQuietly, disk, isCode, listNames, OPEN, unlinkQuietly } from './disk'
 
 /** The name of the lock file in the data folder. */
 export const LOCK_FILE = 'cairn.lock'
@@ -159,22 +159,6 @@ function removeLeftovers(file: string): void {
     if (entry.startsWith(`${name}.`) && /\.tmp$|\.stale-[0-9a-f]+$/.test(entry)) {
       unlinkQuietly(path.join(path.dirname(file), entry))
     }
-  }
-}
-
-function closeQuietly(fd: number): void {
-  try {
-    disk.closeSync(fd)
-  } catch {
-    // Closed already.
-  }
-}
-
-function unlinkQuietly(file: string): void {
-  try {
-    disk.unlinkSync(file)
-  } catch {
-    // Not there.
   }
 }
 

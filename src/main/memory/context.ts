@@ -22,6 +22,8 @@ export interface CommandContext {
   readonly logger: Logger
   /** A dry run: every check runs, nothing is written; a success carries `planned`. */
   readonly dryRun?: boolean
+  /** Not a dry run, but a success says what it changed (`made`), read before it writes. */
+  readonly describe?: boolean
   /** Takes over a file write into an existing folder before it is flushed (the history's commit). */
   readonly stage?: WriteStager
 }

@@ -6,7 +6,7 @@ import { Folder, readFileIn, writeFileAtomically } from '../lib/folders'
 import type { CommandContext } from './context'
 import { CommandError, specialMessage, success } from './outcome'
 import type { ParsedMemoryPath } from './path-rules'
-import { planFile } from './plan'
+import { describeFile, planFile } from './plan'
 import type { MemoryExecution } from './types'
 import { isCounted } from './usage'
 import { guardPath, guardWrite, scanWrite } from './write-guard'
@@ -63,6 +63,7 @@ export async function create(
     await scanWrite(ctx, plan)
     return success(message, mutation, await planFile(ctx, 'create', target, { after: fileText }))
   }
+  const made = ctx.describe ? describeFile(ctx, 'create', target, { after: fileText }) : undefined
   // New folders appear together with the file, in one rename (see FolderTree.stage).
   const existing = found.parent instanceof Folder ? found.parent : null
   const staged = existing
@@ -75,7 +76,7 @@ export async function create(
       folderSync: 'later',
       logger: ctx.logger,
       // Into new folders the file is published by the folders' rename, not its own: no stage.
-      ...(stage && existing ? { stage: (write) => stage(write, relative, mutation) } : {}),
+      ...(stage && existing ? { stage: (write) => stage(write, relative, mutation, made) } : {}),
     })
     staged?.publish()
   } catch (error) {
@@ -83,5 +84,5 @@ export async function create(
     throw error
   }
   ctx.usage.add(change.files, change.bytes)
-  return success(message, mutation)
+  return success(message, mutation, made)
 }

@@ -6,7 +6,7 @@ import { ChangedUnderfootError, removeTree, sameEntry, TEMP_FILE_PREFIX } from '
 import type { CommandContext } from './context'
 import { CommandError, specialMessage, success } from './outcome'
 import type { ParsedMemoryPath } from './path-rules'
-import { planMove } from './plan'
+import { describeMove, planMove } from './plan'
 import type { MemoryExecution } from './types'
 import { isCounted, measure } from './usage'
 
@@ -33,10 +33,11 @@ export async function deletePath(
     throw new CommandError('invalid-path', 'Error: Cannot delete the /memories directory itself')
   const mutation = { command: 'delete', paths: [virtual], overwrite: false } as const
   const message = `Successfully deleted ${virtual}`
+  const kind = found.kind === 'file' ? 'file' : 'dir'
   if (ctx.dryRun) {
-    const kind = found.kind === 'file' ? 'file' : 'dir'
     return success(message, mutation, await planMove(ctx, 'delete', target, kind, null))
   }
+  const made = ctx.describe ? describeMove(ctx, 'delete', target, kind, null) : undefined
   if (found.kind === 'file') {
     const now = parent.lstat(name)
     if (!now || !sameEntry(now, stats)) throw new ChangedUnderfootError()
@@ -73,5 +74,5 @@ export async function deletePath(
   }
   // Durable before its commit is (settleFolderSyncs; best effort: it has happened either way).
   parent.syncLater()
-  return success(message, mutation)
+  return success(message, mutation, made)
 }

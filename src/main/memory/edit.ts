@@ -5,7 +5,7 @@ import { readFileIn, writeFileAtomically, type Folder } from '../lib/folders'
 import type { CommandContext } from './context'
 import { CommandError, quoteInput, specialMessage, success } from './outcome'
 import type { ParsedMemoryPath } from './path-rules'
-import { planFile } from './plan'
+import { describeFile, planFile } from './plan'
 import {
   findOccurrences,
   insertLines,
@@ -15,7 +15,7 @@ import {
   numberLine,
   splitLines,
 } from './text-model'
-import type { MemoryExecution, MemoryLimits, PlannedChange } from './types'
+import type { MadeChange, MemoryExecution, MemoryLimits, PlannedChange } from './types'
 import { decodeText } from './view'
 import { guardWrite, scanWrite } from './write-guard'
 
@@ -143,14 +143,17 @@ async function readTextFile(
   return { folder: found.parent, name: found.name, stats: found.stats, text }
 }
 
-/** Writes the edited text; in a dry run only checks it, and returns the plan instead. */
+/**
+ * Writes the edited text; in a dry run only checks it, and returns the plan instead. A run that
+ * describes itself returns what it changed.
+ */
 async function writeText(
   ctx: CommandContext,
   command: 'str_replace' | 'insert',
   target: ParsedMemoryPath,
   file: TextFile,
   next: string,
-): Promise<PlannedChange | undefined> {
+): Promise<PlannedChange | MadeChange | undefined> {
   const plan = {
     virtual: target.virtual,
     text: next,
@@ -163,6 +166,9 @@ async function writeText(
     await scanWrite(ctx, plan)
     return planFile(ctx, command, target, { before: file.text, after: next })
   }
+  const made = ctx.describe
+    ? describeFile(ctx, command, target, { before: file.text, after: next })
+    : undefined
   // The folder's fsync finishes before the commit's ref moves (settleFolderSyncs).
   const { stage } = ctx
   const mutation = { command, paths: [target.virtual], overwrite: false }
@@ -170,10 +176,10 @@ async function writeText(
     beforeCommit: () => scanWrite(ctx, plan),
     folderSync: 'later',
     logger: ctx.logger,
-    ...(stage ? { stage: (write) => stage(write, target.relative, mutation) } : {}),
+    ...(stage ? { stage: (write) => stage(write, target.relative, mutation, made) } : {}),
   })
   ctx.usage.add(change.files, change.bytes)
-  return undefined
+  return made
 }
 
 /** Numbered lines `first - 2 … last + 2` of `text`, cut if very long. */

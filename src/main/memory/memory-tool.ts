@@ -98,6 +98,7 @@ export function createMemoryTool(options: MemoryToolOptions): MemoryTool {
       await ensureRoot()
       // A dry run changes nothing, not even the leftovers of an earlier failed delete.
       if (!dryRun) removeLeftovers(tree, leftovers)
+      const describe = !dryRun && callOptions?.describe === true
       const ctx: CommandContext = {
         root,
         tree,
@@ -107,6 +108,7 @@ export function createMemoryTool(options: MemoryToolOptions): MemoryTool {
         leftovers,
         logger,
         dryRun,
+        describe,
         stage: callOptions?.stage,
       }
       return await dispatch(

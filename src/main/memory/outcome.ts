@@ -2,7 +2,13 @@
 
 import type { MemoryErrorCode } from '../../shared/errors'
 import { diskProblem } from '../lib/disk-errors'
-import type { MemoryContentBlock, MemoryExecution, MemoryMutation, PlannedChange } from './types'
+import type {
+  MadeChange,
+  MemoryContentBlock,
+  MemoryExecution,
+  MemoryMutation,
+  PlannedChange,
+} from './types'
 
 /**
  * A refusal: `content` goes to Claude exactly as written, `code` tells the app (and the
@@ -18,15 +24,18 @@ export class CommandError extends Error {
   }
 }
 
-/** A successful command's result (with `planned` when it was a dry run). */
+/**
+ * A successful command's result, with what it changes when asked: `planned` from a dry run
+ * (the change with its fingerprint), `made` from a run that describes what it did.
+ */
 export function success(
   content: string | ReadonlyArray<MemoryContentBlock>,
   mutation: MemoryMutation | null = null,
-  planned?: PlannedChange,
+  change?: PlannedChange | MadeChange,
 ): MemoryExecution {
-  return planned
-    ? { content, isError: false, mutation, errorCode: null, planned }
-    : { content, isError: false, mutation, errorCode: null }
+  const result = { content, isError: false, mutation, errorCode: null } as const
+  if (!change) return result
+  return 'fingerprint' in change ? { ...result, planned: change } : { ...result, made: change }
 }
 
 /** A failed command's result. */

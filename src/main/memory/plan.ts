@@ -1,6 +1,7 @@
 /**
  * Dry runs (`MemoryTool.preview`): what a command would change, and a fingerprint of the state
  * it was planned against, so a plan made now can be checked later ("has anything changed?").
+ * A run that describes itself (`describe`) says the same, read before it writes, unprinted.
  * Everything is read through the command's own open folders (`ctx.tree`), never by path.
  */
 
@@ -10,7 +11,7 @@ import { Folder, readFileIn, type FolderTree } from '../lib/folders'
 import { decodeUtf8 } from '../lib/text'
 import type { CommandContext } from './context'
 import { isAddressableName, type ParsedMemoryPath } from './path-rules'
-import type { MutatingCommand, PlannedChange } from './types'
+import type { MadeChange, MutatingCommand, PlannedChange } from './types'
 
 /** Most files of a folder a plan lists by name (it counts them all). */
 export const PLAN_FILE_LIST = 200
@@ -25,16 +26,8 @@ export async function planFile(
   target: ParsedMemoryPath,
   change: { readonly before?: string | null; readonly after: string | null },
 ): Promise<PlannedChange> {
-  const before = change.before !== undefined ? change.before : textAt(ctx.tree, target.relative)
   return {
-    command,
-    path: target.virtual,
-    newPath: null,
-    kind: 'file',
-    before,
-    after: change.after,
-    files: [],
-    fileCount: 0,
+    ...describeFile(ctx, command, target, change),
     fingerprint: fingerprint(ctx.tree, target.relative),
   }
 }
@@ -47,10 +40,44 @@ export async function planMove(
   kind: 'file' | 'dir',
   to: ParsedMemoryPath | null,
 ): Promise<PlannedChange> {
-  const listed = kind === 'dir' ? listFiles(ctx.tree, from.relative) : null
-  const before = kind === 'file' ? textAt(ctx.tree, from.relative) : null
   const prints = [fingerprint(ctx.tree, from.relative)]
   if (to) prints.push(fingerprint(ctx.tree, to.relative))
+  return { ...describeMove(ctx, command, from, kind, to), fingerprint: prints.join('|') }
+}
+
+/**
+ * What a change to one file does, as `planFile` says it but without a fingerprint: for a run
+ * that describes itself, called before it writes. `before` undefined: read it from disk.
+ */
+export function describeFile(
+  ctx: CommandContext,
+  command: MutatingCommand,
+  target: ParsedMemoryPath,
+  change: { readonly before?: string | null; readonly after: string | null },
+): MadeChange {
+  const before = change.before !== undefined ? change.before : textAt(ctx.tree, target.relative)
+  return {
+    command,
+    path: target.virtual,
+    newPath: null,
+    kind: 'file',
+    before,
+    after: change.after,
+    files: [],
+    fileCount: 0,
+  }
+}
+
+/** What a delete or rename does, as `planMove` says it but without a fingerprint. */
+export function describeMove(
+  ctx: CommandContext,
+  command: 'delete' | 'rename',
+  from: ParsedMemoryPath,
+  kind: 'file' | 'dir',
+  to: ParsedMemoryPath | null,
+): MadeChange {
+  const listed = kind === 'dir' ? listFiles(ctx.tree, from.relative) : null
+  const before = kind === 'file' ? textAt(ctx.tree, from.relative) : null
   return {
     command,
     path: from.virtual,
@@ -61,7 +88,6 @@ export async function planMove(
     after: command === 'rename' ? before : null,
     files: listed?.files ?? [],
     fileCount: listed?.count ?? 0,
-    fingerprint: prints.join('|'),
   }
 }
 

@@ -11,47 +11,49 @@ beforeEach(async () => {
 })
 afterEach(() => box.cleanup())
 
+/** Each command, and what its plan says (beside the files `beforeEach` writes). */
+const CASES = [
+  [
+    { command: 'create', path: '/memories/new/n.md', file_text: 'n\n' },
+    { command: 'create', path: '/memories/new/n.md', kind: 'file', before: null, after: 'n\n' },
+  ],
+  [
+    { command: 'create', path: '/memories/notes.md', file_text: 'z\n' },
+    { command: 'create', before: 'a\nb\nc\n', after: 'z\n' },
+  ],
+  [
+    { command: 'str_replace', path: '/memories/notes.md', old_str: 'b', new_str: 'B' },
+    { command: 'str_replace', before: 'a\nb\nc\n', after: 'a\nB\nc\n' },
+  ],
+  [
+    { command: 'insert', path: '/memories/notes.md', insert_line: 1, insert_text: 'i' },
+    { command: 'insert', before: 'a\nb\nc\n', after: 'a\ni\nb\nc\n' },
+  ],
+  [
+    { command: 'delete', path: '/memories/notes.md' },
+    { command: 'delete', kind: 'file', before: 'a\nb\nc\n', after: null },
+  ],
+  [
+    { command: 'delete', path: '/memories/work' },
+    {
+      command: 'delete',
+      kind: 'dir',
+      before: null,
+      after: null,
+      files: ['/memories/work/deep/y.md', '/memories/work/x.md'],
+      fileCount: 2,
+    },
+  ],
+  [
+    { command: 'rename', old_path: '/memories/notes.md', new_path: '/memories/n2.md' },
+    { command: 'rename', newPath: '/memories/n2.md', before: 'a\nb\nc\n', after: 'a\nb\nc\n' },
+  ],
+] as const
+
 describe('preview (a dry run)', () => {
   it('plans each command exactly, writing nothing', async () => {
     const before = await snapshot(box.base)
-    const cases = [
-      [
-        { command: 'create', path: '/memories/new/n.md', file_text: 'n\n' },
-        { command: 'create', path: '/memories/new/n.md', kind: 'file', before: null, after: 'n\n' },
-      ],
-      [
-        { command: 'create', path: '/memories/notes.md', file_text: 'z\n' },
-        { command: 'create', before: 'a\nb\nc\n', after: 'z\n' },
-      ],
-      [
-        { command: 'str_replace', path: '/memories/notes.md', old_str: 'b', new_str: 'B' },
-        { command: 'str_replace', before: 'a\nb\nc\n', after: 'a\nB\nc\n' },
-      ],
-      [
-        { command: 'insert', path: '/memories/notes.md', insert_line: 1, insert_text: 'i' },
-        { command: 'insert', before: 'a\nb\nc\n', after: 'a\ni\nb\nc\n' },
-      ],
-      [
-        { command: 'delete', path: '/memories/notes.md' },
-        { command: 'delete', kind: 'file', before: 'a\nb\nc\n', after: null },
-      ],
-      [
-        { command: 'delete', path: '/memories/work' },
-        {
-          command: 'delete',
-          kind: 'dir',
-          before: null,
-          after: null,
-          files: ['/memories/work/deep/y.md', '/memories/work/x.md'],
-          fileCount: 2,
-        },
-      ],
-      [
-        { command: 'rename', old_path: '/memories/notes.md', new_path: '/memories/n2.md' },
-        { command: 'rename', newPath: '/memories/n2.md', before: 'a\nb\nc\n', after: 'a\nb\nc\n' },
-      ],
-    ] as const
-    for (const [input, planned] of cases) {
+    for (const [input, planned] of CASES) {
       const dry = await box.tool.preview(input)
       expect(dry.isError, JSON.stringify(input)).toBe(false)
       expect(dry.planned).toMatchObject(planned)
@@ -197,5 +199,40 @@ describe('preview (a dry run)', () => {
     const dry = await box.tool.preview({ command: 'view', path: '/memories' })
     expect(dry.isError).toBe(false)
     expect(dry.planned).toBeNull()
+  })
+
+  it.each(CASES)(
+    'describes a run as its dry run plans it, when asked: %j',
+    async (input, planned) => {
+      const dry = await box.tool.preview(input)
+      const { fingerprint: _, ...expected } = dry.planned!
+      const run = await box.tool.execute(input, { describe: true })
+      expect(run.isError).toBe(false)
+      expect(run.made).toEqual(expected)
+      expect(run.made).toMatchObject(planned)
+      expect(run.planned).toBeUndefined()
+      // It ran: the dry run now plans something else (or refuses).
+      const again = await box.tool.preview(input)
+      expect(again.isError ? null : again.planned!.fingerprint).not.toBe(dry.planned!.fingerprint)
+    },
+  )
+
+  it('describes nothing unless asked, and nothing for a refusal or a view', async () => {
+    const plain = await box.tool.execute({
+      command: 'str_replace',
+      path: '/memories/notes.md',
+      old_str: 'b',
+      new_str: 'B',
+    })
+    expect(plain.isError).toBe(false)
+    expect(plain.made).toBeUndefined()
+    const refused = await box.tool.execute(
+      { command: 'str_replace', path: '/memories/notes.md', old_str: 'gone', new_str: 'x' },
+      { describe: true },
+    )
+    expect(refused.isError).toBe(true)
+    expect(refused.made).toBeUndefined()
+    const view = await box.tool.execute({ command: 'view', path: '/memories' }, { describe: true })
+    expect(view.made).toBeUndefined()
   })
 })

@@ -6,7 +6,7 @@ import { ChangedUnderfootError, Folder, sameEntry } from '../lib/folders'
 import type { CommandContext } from './context'
 import { CommandError, specialMessage, success } from './outcome'
 import { MAX_DEPTH, MAX_PATH_LENGTH, type ParsedMemoryPath } from './path-rules'
-import { planMove } from './plan'
+import { describeMove, planMove } from './plan'
 import type { MemoryExecution } from './types'
 import { guardPath } from './write-guard'
 
@@ -65,10 +65,11 @@ export async function rename(
     overwrite: false,
   } as const
   const message = `Successfully renamed ${from.virtual} to ${to.virtual}`
+  const kind = source.kind === 'file' ? 'file' : 'dir'
   if (ctx.dryRun) {
-    const kind = source.kind === 'file' ? 'file' : 'dir'
     return success(message, mutation, await planMove(ctx, 'rename', from, kind, to))
   }
+  const made = ctx.describe ? describeMove(ctx, 'rename', from, kind, to) : undefined
 
   const toParent = to.relative.includes('/') ? path.posix.dirname(to.relative) : ''
   const { folder, created } = ctx.tree.ensure(toParent)
@@ -85,7 +86,7 @@ export async function rename(
   ctx.tree.forget(from.relative)
   // Durable before its commit is (settleFolderSyncs; best effort: it has happened either way).
   for (const changed of new Set([sourceParent, folder])) changed.syncLater()
-  return success(message, mutation)
+  return success(message, mutation, made)
 }
 
 // A moved directory must not push anything inside it past the path length or depth limits.

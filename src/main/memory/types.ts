@@ -36,12 +36,18 @@ export interface MemoryMutation {
 }
 
 /**
- * What a mutating command would do, from a dry run (`MemoryTool.preview`): the same checks and
- * the same answer as the command itself, without touching the disk. Paths are virtual; a
- * folder lists its first `PLAN_FILE_LIST` files.
+ * What a mutating command changes: the file's text before and after, or the folder it deletes
+ * or moves. Paths are virtual; a folder lists its first `PLAN_FILE_LIST` files.
  */
-export interface PlannedChange extends ChangePreview {
+export interface MadeChange extends ChangePreview {
   readonly command: MutatingCommand
+}
+
+/**
+ * What a mutating command would do, from a dry run (`MemoryTool.preview`): the same checks and
+ * the same answer as the command itself, without touching the disk.
+ */
+export interface PlannedChange extends MadeChange {
   /**
    * The state of the paths the plan was made against (content hashes, or a folder's listing):
    * a later plan with the same fingerprint would do exactly the same.
@@ -56,6 +62,8 @@ export interface MemoryExecution extends MemoryResult {
   readonly errorCode: MemoryErrorCode | null
   /** From `preview` only: what the command would change (null for `view` and refusals). */
   readonly planned?: PlannedChange | null
+  /** From `execute` with `describe` only: what the command changed (absent otherwise). */
+  readonly made?: MadeChange
 }
 
 /** Policies that settings may change while the app runs. */
@@ -80,6 +88,11 @@ export interface MemoryLimits {
 export interface MemoryExecuteOptions {
   /** Overrides the tool's `createExisting` policy for this one call. */
   readonly createExisting?: CreateExistingPolicy
+  /**
+   * `execute` only: a success also says what it changed (`made`), read as the command runs
+   * (no dry run, no fingerprint), for facts about the change that need its text.
+   */
+  readonly describe?: boolean
   /** Given a file write before it is flushed and renamed into place (see `WriteStager`). */
   readonly stage?: WriteStager
 }
@@ -88,12 +101,14 @@ export interface MemoryExecuteOptions {
  * Takes over a command's file write (one file, in a folder that already exists) before its
  * temp file is flushed: the history commits it in the same rounds of fsyncs as the file itself.
  * It publishes the write, or throws with the write unpublished (then the command fails and
- * nothing changed). `mutation` is what the command's result will carry.
+ * nothing changed). `mutation` is what the command's result will carry, `made` what it changed
+ * (with `describe` only).
  */
 export type WriteStager = (
   write: StagedWrite,
   relative: string,
   mutation: MemoryMutation,
+  made: MadeChange | undefined,
 ) => Promise<void>
 
 /** The Memory tool handler: runs Claude's commands on the real memory folder. */

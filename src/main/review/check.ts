@@ -1,7 +1,7 @@
-/** Every flag rule run on one planned change: what the review checks found. */
+/** Every flag rule run on one change (planned, or made): what the review checks found. */
 import type { WriteFlag } from '../../shared/types'
 import type { VersionedMemory } from '../history'
-import type { PlannedChange } from '../memory'
+import type { MadeChange } from '../memory'
 import { deletionFlags } from './flags/deletions'
 import { hiddenUnicodeFlags } from './flags/hidden-unicode'
 import { instructionFlags } from './flags/instructions'
@@ -18,7 +18,7 @@ export interface CheckContext {
  * person edited the file in the last day. A rename moves text without changing it: no flags.
  */
 export async function flagsFor(
-  planned: PlannedChange,
+  planned: MadeChange,
   context: CheckContext,
 ): Promise<ReadonlyArray<WriteFlag>> {
   if (planned.command === 'rename') return []

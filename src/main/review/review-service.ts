@@ -2,7 +2,8 @@
  * Review: Claude proposes, the person decides. Claude's memory commands pass through
  * `execute`, the gate: each change is checked (the flag rules) on a dry run, and, as the
  * review mode says, runs at once or waits as a pending change until the person approves it
- * (as it is, or with their edits) or declines it. The command's caller (Claude's turn) waits
+ * (as it is, or with their edits) or declines it. In `off` mode, where nothing can wait, there
+ * is no dry run: the command runs and its flags are found on what it changed. The command's caller (Claude's turn) waits
  * meanwhile, with no time limit; the turn's Stop, and closing Cairn, decline what still waits.
  * Cairn's own proposals (expiries) wait the same way.
  */
@@ -19,7 +20,7 @@ import type {
 import type { ExecuteOutcome, Origin, VersionedMemory } from '../history'
 import { CairnError } from '../lib/errors'
 import { consoleLogger, type Logger } from '../lib/logger'
-import { parseMemoryPath, type PlannedChange } from '../memory'
+import { parseMemoryPath, type MadeChange, type PlannedChange } from '../memory'
 import { flagsFor } from './check'
 
 const CHANGE_COMMANDS: ReadonlySet<string> = new Set<ChangeCommand>([
@@ -113,7 +114,7 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
     }
   }
 
-  const check = (planned: PlannedChange, origin: Origin): Promise<ReadonlyArray<WriteFlag>> =>
+  const check = (planned: MadeChange, origin: Origin): Promise<ReadonlyArray<WriteFlag>> =>
     origin.actor === 'claude'
       ? flagsFor(planned, { history: memory, now: now() })
       : Promise.resolve([])
@@ -275,6 +276,10 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
         flags: [],
       }
       const outcome = await memory.execute(input, origin, {
+        // In `off` mode nothing waits: the command runs without a dry run, and its flags,
+        // found on what it changed, go with its commit all the same.
+        needsDryRun: () => mode !== 'off',
+        afterRun: async (made) => ({ flags: await check(made, origin) }),
         beforeRun: async (planned) => {
           const flags = await check(planned, origin)
           if (!shouldHold(flags)) return { run: true, flags }

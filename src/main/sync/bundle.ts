@@ -10,7 +10,7 @@
  */
 import { createHash } from 'node:crypto'
 import { deflateSync } from 'node:zlib'
-import type { HistoryGit, ObjectType } from '../history'
+import { wholeEntryHeader, type HistoryGit, type ObjectType } from '../history'
 
 const SIGNATURE_V2 = '# v2 git bundle'
 const SIGNATURE_V3 = '# v3 git bundle'
@@ -115,8 +115,6 @@ async function reachableObjects(
   return found
 }
 
-const TYPE_CODES: Readonly<Record<ObjectType, number>> = { commit: 1, tree: 2, blob: 3 }
-
 /** A version 2 pack of whole (undeltified) objects, checksummed as git expects. */
 async function writePack(
   history: HistoryGit,
@@ -130,7 +128,7 @@ async function writePack(
   parts.push(header)
   for (const { oid, type } of objects) {
     const content = await rawContent(history, oid, type)
-    parts.push(objectHeader(TYPE_CODES[type], content.length), deflateSync(content))
+    parts.push(wholeEntryHeader(type, content.length), deflateSync(content))
   }
   const body = Buffer.concat(parts)
   return Buffer.concat([body, createHash('sha1').update(body).digest()])
@@ -141,17 +139,4 @@ async function rawContent(history: HistoryGit, oid: string, type: ObjectType): P
   const bytes = await history.objects.readRaw(oid, type)
   if (history.objects.hash(type, bytes) !== oid) throw new Error(`object ${oid} does not hash back`)
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-}
-
-function objectHeader(type: number, size: number): Buffer {
-  const bytes: number[] = []
-  let byte = (type << 4) | (size & 0x0f)
-  let rest = Math.floor(size / 16)
-  while (rest > 0) {
-    bytes.push(byte | 0x80)
-    byte = rest & 0x7f
-    rest = Math.floor(rest / 128)
-  }
-  bytes.push(byte)
-  return Buffer.from(bytes)
 }

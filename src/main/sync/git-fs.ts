@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto'
 import path from 'node:path'
 import git from 'isomorphic-git'
-import { disk, isCode, isMissing, listNames, makeFolders, OPEN } from '../lib/disk'
+import { disk, isCode, isMissing, listNames, makeFolders, OPEN, unlinkQuietly } from '../lib/disk'
 import { TEMP_FILE_PREFIX } from '../lib/folders'
 
 type Encoding = { readonly encoding?: string; readonly mode?: number } | string | undefined
@@ -48,14 +48,6 @@ async function syncFolder(dir: string): Promise<void> {
     await disk.fsync(fd)
   } finally {
     disk.closeSync(fd)
-  }
-}
-
-function unlinkQuietly(file: string): void {
-  try {
-    disk.unlinkSync(file)
-  } catch {
-    // Never made, or gone already.
   }
 }
 

@@ -38,32 +38,16 @@ export function writeZip(entries: ReadonlyArray<ZipEntry>): Buffer {
     const body = stored ? data : deflated
     const crc = crc32(data)
     const { time, date } = dosTime(entry.time)
-    const local = Buffer.alloc(30)
+    const fields = { stored, time, date, crc, compressed: body.length, size: data.length, name }
+    const local = Buffer.alloc(30) // extra field length (28): 0
     local.writeUInt32LE(LOCAL, 0)
-    local.writeUInt16LE(20, 4)
-    local.writeUInt16LE(UTF8_NAMES, 6)
-    local.writeUInt16LE(stored ? 0 : 8, 8)
-    local.writeUInt16LE(time, 10)
-    local.writeUInt16LE(date, 12)
-    local.writeUInt32LE(crc, 14)
-    local.writeUInt32LE(body.length, 18)
-    local.writeUInt32LE(data.length, 22)
-    local.writeUInt16LE(name.length, 26)
-    local.writeUInt16LE(0, 28)
+    writeSharedFields(local, 4, fields)
     locals.push(local, name, body)
 
     const central = Buffer.alloc(46)
     central.writeUInt32LE(CENTRAL, 0)
     central.writeUInt16LE(0x031e, 4) // made by: Unix, spec 3.0
-    central.writeUInt16LE(20, 6)
-    central.writeUInt16LE(UTF8_NAMES, 8)
-    central.writeUInt16LE(stored ? 0 : 8, 10)
-    central.writeUInt16LE(time, 12)
-    central.writeUInt16LE(date, 14)
-    central.writeUInt32LE(crc, 16)
-    central.writeUInt32LE(body.length, 20)
-    central.writeUInt32LE(data.length, 24)
-    central.writeUInt16LE(name.length, 28)
+    writeSharedFields(central, 6, fields)
     central.writeUInt32LE((0o100644 << 16) >>> 0, 38) // external attributes: a regular file
     central.writeUInt32LE(offset, 42)
     centrals.push(central, name)
@@ -78,6 +62,34 @@ export function writeZip(entries: ReadonlyArray<ZipEntry>): Buffer {
   end.writeUInt32LE(directory.length, 12)
   end.writeUInt32LE(offset, 16)
   return Buffer.concat([...locals, directory, end])
+}
+
+/** What an entry's local header and its central directory header both say. */
+interface SharedFields {
+  readonly stored: boolean
+  readonly time: number
+  readonly date: number
+  readonly crc: number
+  readonly compressed: number
+  readonly size: number
+  readonly name: Buffer
+}
+
+/**
+ * Writes, from `at`, the run of fields a local header (at 4) and a central header (at 6)
+ * share in the same order: version needed, flags, method, DOS time and date, CRC-32,
+ * compressed and uncompressed sizes, name length.
+ */
+function writeSharedFields(header: Buffer, at: number, fields: SharedFields): void {
+  header.writeUInt16LE(20, at) // version needed: 2.0 (deflate)
+  header.writeUInt16LE(UTF8_NAMES, at + 2)
+  header.writeUInt16LE(fields.stored ? 0 : 8, at + 4)
+  header.writeUInt16LE(fields.time, at + 6)
+  header.writeUInt16LE(fields.date, at + 8)
+  header.writeUInt32LE(fields.crc, at + 10)
+  header.writeUInt32LE(fields.compressed, at + 14)
+  header.writeUInt32LE(fields.size, at + 18)
+  header.writeUInt16LE(fields.name.length, at + 22)
 }
 
 /** Limits on what an archive may unpack to (a small archive must not expand to gigabytes). */

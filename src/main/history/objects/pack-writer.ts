@@ -373,6 +373,11 @@ export class PackWriter {
   }
 }
 
+/** The header of an entry stored whole, not as a delta: its kind and size (a bundle's pack). */
+export function wholeEntryHeader(kind: ObjectKind, size: number): Buffer {
+  return entryHeader(TYPE_CODES[kind], size, 0)
+}
+
 /** The entry header: type and size, then for OFS_DELTA the distance back to the base. */
 export function entryHeader(code: number, size: number, distance: number): Buffer {
   const bytes: number[] = []

@@ -1,4 +1,5 @@
-import { useEffect, useId, useRef, useState, type ReactNode } from 'react'
+import { useId, useState, type ReactNode } from 'react'
+import { useModalDialog } from '../lib/use-modal-dialog'
 import './components.css'
 
 /**
@@ -19,19 +20,11 @@ export function ConfirmDialog(props: {
   readonly onConfirm: () => Promise<void> | void
   readonly onCancel: () => void
 }) {
-  const ref = useRef<HTMLDialogElement>(null)
+  const ref = useModalDialog()
   const titleId = useId()
   const bodyId = useId()
   const [busy, setBusy] = useState(false)
   const { onCancel, initialFocus = 'confirm' } = props
-
-  useEffect(() => {
-    const dialog = ref.current
-    if (dialog && !dialog.open) dialog.showModal()
-    // React's autoFocus runs before showModal, so focus the marked element now.
-    dialog?.querySelector<HTMLElement>('[data-autofocus]')?.focus()
-    return () => dialog?.close()
-  }, [])
 
   return (
     <dialog

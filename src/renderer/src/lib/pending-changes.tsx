@@ -1,14 +1,7 @@
-import {
-  createContext,
-  useCallback,
-  useContext,
-  useEffect,
-  useMemo,
-  useState,
-  type ReactNode,
-} from 'react'
+import { createContext, useCallback, useContext, useMemo, useState, type ReactNode } from 'react'
 import type { ChangeResult, PendingChange } from '../../../shared/types'
 import { api, unwrap } from './api'
+import { useMainEvent } from './use-main-event'
 
 /** A decision on one pending change, as `review:decide` takes it. */
 export interface Decision {
@@ -35,26 +28,18 @@ export function PendingChangesProvider({ children }: { readonly children: ReactN
   const [changes, setChanges] = useState<ReadonlyArray<PendingChange>>([])
   const [loaded, setLoaded] = useState(false)
 
-  useEffect(() => {
-    let current = true
-    const stop = api().on('review:pending', (list) => {
+  useMainEvent(
+    'review:pending',
+    (list) => {
       setChanges(list)
       setLoaded(true)
-    })
-    unwrap(api().review.list()).then(
-      (list) => {
-        if (!current) return
-        setChanges(list)
-        setLoaded(true)
-      },
+    },
+    {
+      load: () => unwrap(api().review.list()),
       // The next event brings the list; until then nothing shows as waiting.
-      () => current && setLoaded(true),
-    )
-    return () => {
-      current = false
-      stop()
-    }
-  }, [])
+      failed: () => setLoaded(true),
+    },
+  )
 
   const decide = useCallback(
     (id: string, decision: Decision) => unwrap(api().review.decide({ id, ...decision })),

@@ -1,6 +1,7 @@
-import { createContext, useContext, useEffect, useState, type ReactNode } from 'react'
+import { createContext, useContext, useState, type ReactNode } from 'react'
 import type { SyncStatus } from '../../../shared/types'
 import { api, unwrap } from './api'
+import { useMainEvent } from './use-main-event'
 
 const nameOf = (status: SyncStatus): string =>
   status.config.machineName || status.config.defaultMachineName
@@ -14,19 +15,10 @@ const ThisMachineContext = createContext<string | null>(null)
  */
 export function ThisMachineProvider({ children }: { readonly children: ReactNode }) {
   const [name, setName] = useState<string | null>(null)
-  useEffect(() => {
-    let live = true
-    unwrap(api().sync.status()).then(
-      (status) => live && setName(nameOf(status)),
-      // Without an answer, every change reads as this machine's: nothing is mislabelled.
-      () => undefined,
-    )
-    const off = api().on('sync:state', (status) => setName(nameOf(status)))
-    return () => {
-      live = false
-      off()
-    }
-  }, [])
+  // Without an answer, every change reads as this machine's: nothing is mislabelled.
+  useMainEvent('sync:state', (status) => setName(nameOf(status)), {
+    load: () => unwrap(api().sync.status()),
+  })
   return <ThisMachineContext.Provider value={name}>{children}</ThisMachineContext.Provider>
 }
 

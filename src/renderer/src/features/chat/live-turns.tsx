@@ -1,15 +1,7 @@
-import {
-  createContext,
-  useCallback,
-  useContext,
-  useEffect,
-  useMemo,
-  useState,
-  type ReactNode,
-} from 'react'
+import { createContext, useCallback, useContext, useMemo, useState, type ReactNode } from 'react'
 import type { AgentEvent } from '../../../../shared/types'
 import { applyAgentEvent, startLiveTurn, type LiveTurn } from './transcript-model'
-import { api } from '../../lib/api'
+import { useMainEvent } from '../../lib/use-main-event'
 
 /** A live turn plus whether the stored conversation has caught up with it. */
 export interface TrackedTurn extends LiveTurn {
@@ -45,19 +37,15 @@ export function LiveTurnsProvider({ children }: { readonly children: ReactNode }
   const [byConversation, setByConversation] = useState<Record<string, TrackedTurn>>({})
   const [latestStarted, setLatestStarted] = useState<TrackedTurn | null>(null)
 
-  useEffect(
-    () =>
-      api().on('agent:event', (event: AgentEvent) => {
-        if (event.type === 'turn-started') setLatestStarted(track(startLiveTurn(event)))
-        setByConversation((all) => {
-          const current = all[event.conversationId]
-          const base =
-            current && current.turnId === event.turnId ? current : track(startLiveTurn(event))
-          return { ...all, [event.conversationId]: track(applyAgentEvent(base, event), base) }
-        })
-      }),
-    [],
-  )
+  useMainEvent('agent:event', (event: AgentEvent) => {
+    if (event.type === 'turn-started') setLatestStarted(track(startLiveTurn(event)))
+    setByConversation((all) => {
+      const current = all[event.conversationId]
+      const base =
+        current && current.turnId === event.turnId ? current : track(startLiveTurn(event))
+      return { ...all, [event.conversationId]: track(applyAgentEvent(base, event), base) }
+    })
+  })
 
   const settle = useCallback((conversationId: string, turnId: string) => {
     setByConversation((all) => {

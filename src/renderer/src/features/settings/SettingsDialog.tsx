@@ -1,10 +1,11 @@
-import { useEffect, useId, useRef, useState, type FormEvent, type ReactNode } from 'react'
+import { useEffect, useId, useState, type FormEvent, type ReactNode } from 'react'
 import type { ModelInfo, SettingsView, ThemeSetting } from '../../../../shared/types'
 import { Banner } from '../../components/Banner'
 import { Loading } from '../../components/Feedback'
 import { icons } from '../../components/icons'
 import { api, errorMessage, unwrap } from '../../lib/api'
 import { useNavigation } from '../../lib/navigation'
+import { useModalDialog } from '../../lib/use-modal-dialog'
 import { useSettings } from './settings-context'
 import './settings.css'
 
@@ -15,18 +16,8 @@ import './settings.css'
 export function SettingsDialog({ extraSections }: { readonly extraSections?: ReactNode } = {}) {
   const { openSettings } = useNavigation()
   const { state, reload } = useSettings()
-  const ref = useRef<HTMLDialogElement>(null)
-
-  useEffect(() => {
-    const dialog = ref.current
-    if (dialog && !dialog.open) dialog.showModal()
-    // The key field when a key is missing; otherwise the content, not the close button.
-    const target =
-      dialog?.querySelector<HTMLElement>('[data-autofocus]') ??
-      dialog?.querySelector<HTMLElement>('.settings-scroll')
-    target?.focus()
-    return () => dialog?.close()
-  }, [])
+  // The key field when a key is missing; otherwise the content, not the close button.
+  const ref = useModalDialog('.settings-scroll')
 
   const close = () => openSettings(false)
   return (

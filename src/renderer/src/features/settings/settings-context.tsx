@@ -1,15 +1,8 @@
-import {
-  createContext,
-  useCallback,
-  useContext,
-  useEffect,
-  useMemo,
-  useState,
-  type ReactNode,
-} from 'react'
+import { createContext, useCallback, useContext, useMemo, useState, type ReactNode } from 'react'
 import type { RequestPayload } from '../../../../shared/contract'
 import type { SettingsView } from '../../../../shared/types'
 import { api, errorMessage, unwrap } from '../../lib/api'
+import { useMainEvent } from '../../lib/use-main-event'
 
 export type SettingsState =
   | { readonly status: 'loading' }
@@ -32,18 +25,11 @@ export function SettingsProvider({ children }: { readonly children: ReactNode })
   const [state, setState] = useState<SettingsState>({ status: 'loading' })
   const [attempt, setAttempt] = useState(0)
 
-  useEffect(() => {
-    let live = true
-    unwrap(api().settings.get()).then(
-      (settings) => live && setState({ status: 'ready', settings }),
-      (error: unknown) => live && setState({ status: 'error', message: errorMessage(error) }),
-    )
-    const off = api().on('settings:changed', (settings) => setState({ status: 'ready', settings }))
-    return () => {
-      live = false
-      off()
-    }
-  }, [attempt])
+  useMainEvent('settings:changed', (settings) => setState({ status: 'ready', settings }), {
+    load: () => unwrap(api().settings.get()),
+    failed: (error) => setState({ status: 'error', message: errorMessage(error) }),
+    key: attempt,
+  })
 
   const accept = useCallback((settings: SettingsView) => {
     setState({ status: 'ready', settings })

@@ -1,5 +1,6 @@
-import { useEffect, useId, useRef, type ReactNode } from 'react'
+import { useId, type ReactNode } from 'react'
 import { icons } from '../../components/icons'
+import { useModalDialog } from '../../lib/use-modal-dialog'
 
 /**
  * The frame of sync's dialogs: a native modal `<dialog>` (focus kept inside, Escape closes
@@ -13,14 +14,8 @@ export function SyncModal(props: {
   readonly onClose: () => void
   readonly children: ReactNode
 }) {
-  const ref = useRef<HTMLDialogElement>(null)
+  const ref = useModalDialog()
   const titleId = useId()
-  useEffect(() => {
-    const dialog = ref.current
-    if (dialog && !dialog.open) dialog.showModal()
-    dialog?.querySelector<HTMLElement>('[data-autofocus]')?.focus()
-    return () => dialog?.close()
-  }, [])
   return (
     <dialog
       ref={ref}

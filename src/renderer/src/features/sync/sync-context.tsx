@@ -1,15 +1,8 @@
-import {
-  createContext,
-  useCallback,
-  useContext,
-  useEffect,
-  useMemo,
-  useState,
-  type ReactNode,
-} from 'react'
+import { createContext, useCallback, useContext, useMemo, useState, type ReactNode } from 'react'
 import type { RequestPayload } from '../../../../shared/contract'
 import type { SyncStatus } from '../../../../shared/types'
 import { api, errorMessage, unwrap } from '../../lib/api'
+import { useMainEvent } from '../../lib/use-main-event'
 
 /** Which sync dialog is open over the app. */
 export type SyncDialog = 'conflicts' | 'join' | null
@@ -40,18 +33,10 @@ export function SyncProvider({ children }: { readonly children: ReactNode }) {
   const [dialog, setDialog] = useState<SyncDialog>(null)
   const [asked, setAsked] = useState(false)
 
-  useEffect(() => {
-    let live = true
-    unwrap(api().sync.status()).then(
-      (value) => live && setStatus(value),
-      (error: unknown) => live && setLoadError(errorMessage(error)),
-    )
-    const off = api().on('sync:state', setStatus)
-    return () => {
-      live = false
-      off()
-    }
-  }, [])
+  useMainEvent('sync:state', setStatus, {
+    load: () => unwrap(api().sync.status()),
+    failed: (error) => setLoadError(errorMessage(error)),
+  })
 
   // The question is put to the person as soon as it arises; closing the dialog leaves it in
   // the indicator until answered.
