@@ -587,7 +587,8 @@ export async function writeFileAtomically(
   const beforeCommit = options.beforeCommit ?? (async () => {})
   const temp = `${TEMP_FILE_PREFIX}${randomUUID()}`
   let fd: number | undefined
-  let renamed = false
+  // Whether the temp file is still this function's to remove on failure.
+  let ownsTemp = true
   try {
     // The mode is only ever narrowed by the umask, so the file is never more than owner-only.
     fd = disk.openSync(folder.entry(temp), OPEN.WRITE_NEW | OPEN.NOFOLLOW, FILE_MODE)
@@ -598,7 +599,7 @@ export async function writeFileAtomically(
       const write = new StagedWrite(folder, name, temp, fd, bytes)
       // The staged write owns the temp file from here on.
       fd = undefined
-      renamed = true
+      ownsTemp = false
       try {
         await options.stage(write)
         // A stage that returned without publishing: the write goes ahead on its own.
@@ -617,10 +618,10 @@ export async function writeFileAtomically(
     fd = undefined
     disk.closeSync(closing)
     disk.renameSync(folder.entry(temp), folder.entry(name))
-    renamed = true
+    ownsTemp = false
   } catch (error) {
     if (fd !== undefined) closeQuietly(fd)
-    if (!renamed) unlinkQuietly(folder, temp)
+    if (ownsTemp) unlinkQuietly(folder, temp)
     throw error
   }
   // The rename has happened: the new content is in place, so reporting a failure now would
