@@ -182,7 +182,9 @@ async function assemble(
   }
 
   const dispatch = createDispatcher(handlers, { logger })
-  sync.start()
+  // Before any command: every commit names this machine (a commit made while the settings
+  // were still being read went out without it).
+  await sync.start()
   return {
     dataDir,
     dispatch,

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
@@ -21,6 +22,21 @@ async function openCore(): Promise<Core> {
   core = await createCore({ dataDir: dir, appVersion: '1.2.3' })
   return core
 }
+
+describe('the core', () => {
+  it('names this machine in a commit made as soon as it has started', async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'cairn-dispatch-'))
+    core = await createCore({ dataDir: dir, appVersion: '1.2.3', hostName: () => 'desktop' })
+    const written = await core.dispatch('memory:write', { path: '/memories/a.md', content: 'a\n' })
+    expect(written.ok).toBe(true)
+    const message = execFileSync(
+      'git',
+      ['--git-dir', path.join(dir, 'history.git'), 'log', '-1', '--format=%B'],
+      { encoding: 'utf8' },
+    )
+    expect(message).toContain('Machine: desktop')
+  })
+})
 
 describe('dispatcher', () => {
   it('routes a valid request to its handler and wraps the result', async () => {

@@ -111,13 +111,11 @@ export function createObjectStore(gitdir: string): ObjectStore {
   const knownDirs = new Set<string>()
   const commits = new Map<string, RawCommit>()
   let written = 0
-  // Written objects whose fsync is running (started at once, so it overlaps with the work of
-  // building the rest of the commit) and whose folder still has to be synced.
-  let unflushed: Array<{
-    readonly fd: number
-    readonly dir: string
-    readonly synced: Promise<unknown>
-  }> = []
+  // Written objects not yet fsynced (nor their folders). Their fsyncs all start in `flush`,
+  // after the commit's last object is written: an fsync started while the next objects are
+  // still being created commits the journal for itself alone, makes those creations wait for
+  // it, and leaves them to another journal commit (measured: a round of 5 ms instead of 1).
+  let unflushed: Array<{ readonly fd: number; readonly dir: string }> = []
   // Object folders made since the last flush: objects/ itself must be synced for them.
   let newDirs = false
 
@@ -164,12 +162,7 @@ export function createObjectStore(gitdir: string): ObjectStore {
       throw error
     }
     written++
-    // Settled here, so a failure waits for `flush` instead of going unhandled.
-    const synced = disk.fsync(fd).then(
-      () => null,
-      (error: unknown) => error ?? new Error('fsync failed'),
-    )
-    unflushed.push({ fd, dir, synced })
+    unflushed.push({ fd, dir })
     if (unflushed.length >= MAX_UNFLUSHED) await flush()
     return oid
   }
@@ -194,7 +187,14 @@ export function createObjectStore(gitdir: string): ObjectStore {
     newDirs = false
     try {
       const [failures] = await Promise.all([
-        Promise.all(pending.map(({ synced }) => synced)),
+        Promise.all(
+          pending.map(({ fd }) =>
+            disk.fsync(fd).then(
+              () => null,
+              (error: unknown) => error ?? new Error('fsync failed'),
+            ),
+          ),
+        ),
         Promise.all([...dirs].map((dir) => syncDir(dir))),
       ])
       const failure = failures.find((result) => result !== null)
@@ -544,6 +544,10 @@ export interface PendingRef {
    * the commit failed when it did not).
    */
   publish(): Promise<void>
+  /** `publish` in two steps: the rename (the ref has moved) ... */
+  move(): void
+  /** ... and the folder's fsync (best effort, never rejects). */
+  sync(): Promise<void>
   /** Drops it (the commit failed). */
   abandon(): void
 }
@@ -573,22 +577,28 @@ export function prepareMainRef(gitdir: string, oid: string): PendingRef {
     abandon()
     throw error
   }
+  const move = () => {
+    try {
+      const closing = fd
+      fd = null
+      if (closing !== null) disk.closeSync(closing)
+      disk.renameSync(temp, file)
+    } catch (error) {
+      abandon()
+      throw error
+    }
+  }
+  const sync = () => syncDir(dir).catch(() => {})
   return {
     async flush() {
       if (fd !== null) await disk.fsync(fd)
     },
     async publish() {
-      try {
-        const closing = fd
-        fd = null
-        if (closing !== null) disk.closeSync(closing)
-        disk.renameSync(temp, file)
-      } catch (error) {
-        abandon()
-        throw error
-      }
-      await syncDir(dir).catch(() => {})
+      move()
+      await sync()
     },
+    move,
+    sync,
     abandon,
   }
 }

@@ -1,6 +1,6 @@
 import type { CommitCommand } from '../../shared/types'
 import { AUTHORS, formatCommitMessage, reviewFactsOf, type CommitMeta } from './commit-message'
-import { settleFolderSyncs } from '../lib/folders'
+import { settleFolderSyncs, type StagedWrite } from '../lib/folders'
 import { prepareMainRef, serializeCommit, type ObjectStore } from './object-store'
 import { segmentsOf, toVirtual } from './paths'
 import { IndexFile, replaceIndexDir, writeIndexBeside } from './index-file'
@@ -15,10 +15,11 @@ import {
   setAt,
   treeFromOid,
   type FileDelta,
+  type Node,
   type TreeNode,
 } from './tree-state'
 import type { StatCache } from './stat-cache'
-import { scanPath, type ScanReport } from './work-tree'
+import { MAX_VERSIONED_BYTES, scanPath, type ScanReport } from './work-tree'
 
 /** The id of git's empty tree. */
 export const EMPTY_TREE_OID = '4b825dc642cb6eb9a060e54bf8d69288fbee4904'
@@ -68,6 +69,19 @@ export interface CommitOptions {
   readonly verify?: boolean
   /** Remove temp files of interrupted writes on the way (the scan at open). */
   readonly removeTemp?: boolean
+  /**
+   * A write of the file at `relative` (one of `paths`), not yet flushed nor renamed: the
+   * commit takes its content from it and makes it durable in the same rounds of fsyncs as its
+   * own objects, the change first (docs/durability.md, "Cost"). The commit publishes it;
+   * when the commit fails, the write is still unpublished only if its own flush failed.
+   */
+  readonly staged?: StagedChange
+}
+
+/** A staged write and the path it is at (relative to the memory folder). */
+export interface StagedChange {
+  readonly relative: string
+  readonly write: StagedWrite
 }
 
 /**
@@ -137,18 +151,22 @@ export function createRepo(options: {
     intent: CommitIntent,
     commitOptions: CommitOptions = {},
   ): Promise<IndexEntry | null> {
+    const { staged } = commitOptions
     try {
-      return await commitScanned(await scan(paths, commitOptions), intent)
+      if (staged && (paths === 'all' || !paths.includes(staged.relative))) {
+        throw new Error('a staged write must be one of the paths committed')
+      }
+      return await commitScanned(await scan(paths, commitOptions), intent, staged)
     } catch (error) {
       // Objects already written are complete files; make them durable or at least release them.
-      await store.flush().catch(() => {})
+      await Promise.all([store.flush().catch(() => {}), settleFolderSyncs()])
       throw error
     }
   }
 
   async function scan(
     paths: ReadonlyArray<string> | 'all',
-    { report, verify = false, removeTemp = false }: CommitOptions,
+    { report, verify = false, removeTemp = false, staged }: CommitOptions,
   ): Promise<TreeNode> {
     if (paths === 'all') {
       const visited = new Set<string>()
@@ -168,17 +186,69 @@ export function createRepo(options: {
     for (const relative of paths) {
       const segments = segmentsOf(relative)
       const previous = await nodeAt(store, next, segments)
-      const scanned = await scanPath(store, workRoot, segments, previous, { stats, report })
+      const scanned =
+        staged?.relative === relative
+          ? await stagedNode(staged, previous, report)
+          : await scanPath(store, workRoot, segments, previous, { stats, report })
       if (scanned !== previous) next = await setAt(store, next, segments, scanned, owner)
     }
     return next
   }
 
-  async function commitScanned(next: TreeNode, intent: CommitIntent): Promise<IndexEntry | null> {
+  // The node of a staged write: its content is known, so the file is not read back.
+  async function stagedNode(
+    { relative, write }: StagedChange,
+    previous: Node | null,
+    report: ScanReport | undefined,
+  ): Promise<Node | null> {
+    if (write.content.byteLength > MAX_VERSIONED_BYTES) {
+      report?.tooLarge.push(relative)
+      stats.forget(relative)
+      return null
+    }
+    const oid = store.hash('blob', write.content)
+    if (previous?.kind === 'blob' && previous.oid === oid && previous.mode === '100644') {
+      return previous
+    }
+    await store.write('blob', write.content, oid)
+    return { kind: 'blob', oid, mode: '100644' }
+  }
+
+  /**
+   * Publishes a staged write once everything is flushed, and records its file in the stat
+   * cache (its size counts in the folder's totals) as its descriptor described it before the
+   * rename. That record is never trusted as it stands: its times are within the racy window of
+   * the moment it is recorded, and the rename may change the file's ctime; the next scan of
+   * the file reads and hashes it, as it would any file just written.
+   */
+  function publishStaged(staged: StagedChange | undefined, node: Node | null): void {
+    if (!staged) return
+    staged.write.publish()
+    const written = staged.write.stats()
+    if (node?.kind === 'blob' && written) stats.record(staged.relative, written, node.oid)
+    else stats.forget(staged.relative)
+  }
+
+  // The flushes of one round: a staged write's own failure fails the write (nothing changed:
+  // it is reported first); any other leaves the write to go ahead alone, its commit owed.
+  async function flushWith(staged: StagedChange | undefined, rest: Promise<unknown>) {
+    const [file, others] = await Promise.allSettled([staged?.write.flush(), rest])
+    if (file.status === 'rejected') throw file.reason
+    if (others.status === 'rejected') throw others.reason
+  }
+
+  async function commitScanned(
+    next: TreeNode,
+    intent: CommitIntent,
+    staged?: StagedChange,
+  ): Promise<IndexEntry | null> {
     const nextTree = await flushTree(store, next)
+    const stagedAt = staged ? await nodeAt(store, next, segmentsOf(staged.relative)) : null
     if (nextTree === treeOid) {
       // Nothing to commit; objects rewritten by a repair still have to be made durable.
-      await store.flush()
+      await flushWith(staged, Promise.all([store.flush(), settleFolderSyncs()]))
+      publishStaged(staged, stagedAt)
+      await staged?.write.syncFolder()
       root = next
       return null
     }
@@ -193,15 +263,19 @@ export function createRepo(options: {
     const body = commitBody(meta, nextTree, head, time)
     const oid = await store.write('commit', body)
     // Every object the commit reaches, and the change it records, are durable before the ref
-    // makes them reachable; the ref's temp file is flushed meanwhile.
+    // makes them reachable. A staged write is flushed in the same round as the objects and the
+    // ref's temp file, renamed before the ref (a killed process keeps that order), and its
+    // folder flushed with the ref's: two rounds in all (docs/durability.md, "Cost").
     const ref = prepareMainRef(store.gitdir, oid)
     try {
-      await Promise.all([store.flush(), ref.flush(), settleFolderSyncs()])
+      await flushWith(staged, Promise.all([store.flush(), ref.flush(), settleFolderSyncs()]))
+      publishStaged(staged, stagedAt)
+      ref.move()
     } catch (error) {
       ref.abandon()
       throw error
     }
-    await ref.publish()
+    await Promise.all([ref.sync(), staged?.write.syncFolder()])
     const entry: IndexEntry = {
       oid,
       parent: head,

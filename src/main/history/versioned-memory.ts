@@ -13,9 +13,11 @@ import {
   maxEditableBytes,
   removeSecrets,
   unexpectedFailure,
+  type MadeChange,
   type MemoryLimits,
   type MemoryMutation,
   type MemoryPolicy,
+  type WriteStager,
 } from '../memory'
 import { createAncestry } from './ancestry'
 import { createBlamer } from './blame'
@@ -38,7 +40,7 @@ import {
 } from './outside-changes'
 import { toRelative, toVirtual } from './paths'
 import { changesSince, fileHistoryOf, queryLog, toSummary } from './queries'
-import { systemIntent, type CommitIntent } from './repo'
+import { systemIntent, type CommitIntent, type StagedChange } from './repo'
 import { createSearcher } from './search'
 import { createSnapshots } from './snapshot'
 import { restoreAll } from './restore-all'
@@ -254,10 +256,11 @@ async function openLocked(
   async function record(
     paths: ReadonlyArray<string> | 'all',
     intent: CommitIntent,
+    staged?: StagedChange,
   ): Promise<IndexEntry | null> {
     lock.assertHeld()
     const report = newScanReport()
-    const entry = await repo.commit(paths, intent, { report })
+    const entry = await repo.commit(paths, intent, { report, ...(staged ? { staged } : {}) })
     for (const relative of report.tooLarge) notices.raise(tooLargeNotice(relative))
     if (!entry) return null
     // Maintenance waits for a quiet moment after the last commit.
@@ -336,9 +339,45 @@ async function openLocked(
     origin: Origin,
     runOptions: ExecuteOptions,
   ): Promise<ExecuteOutcome> {
-    const toolOptions = { createExisting: runOptions.createExisting }
     let facts: RunFacts = {}
     const dryRun = runOptions.beforeRun && (runOptions.needsDryRun?.() ?? true)
+    const afterRun = dryRun ? undefined : runOptions.afterRun
+    const intentOf = (mutation: MemoryMutation): CommitIntent => ({
+      ...intentFor(mutation, origin, runOptions.commitAs),
+      ...(runOptions.subject ? { subject: runOptions.subject } : {}),
+      ...reviewFactsOf(facts),
+    })
+    // Without a dry run, `afterRun` finds the commit's facts in what the command changed.
+    const findFacts = async (made: MadeChange | undefined): Promise<void> => {
+      if (!afterRun || !made) return
+      try {
+        facts = await afterRun(made)
+      } catch (error) {
+        logger.warn('The facts of a change could not be found; it is committed without them', error)
+      }
+    }
+    // A command's file write is committed before it is renamed into place: the write and its
+    // commit share their fsyncs (docs/durability.md, "Cost").
+    const staged: { outcome: { readonly entry: IndexEntry | null } | 'owed' | null } = {
+      outcome: null,
+    }
+    const stage: WriteStager = async (write, relative, mutation, made) => {
+      await findFacts(made)
+      const paths = mutation.paths.map(toRelative)
+      const intent = intentOf(mutation)
+      try {
+        staged.outcome = { entry: await record(paths, intent, { relative, write }) }
+      } catch (error) {
+        // The write goes ahead alone, as any write whose commit fails (if its own flush
+        // fails, this throws: the command fails and nothing changed); the commit is owed.
+        await write.publishAlone(logger)
+        logger.warn('A commit failed; it is retried before the next change', error)
+        unrecorded = [...unrecorded, { paths, intent }]
+        resync = true
+        staged.outcome = 'owed'
+      }
+    }
+    const toolOptions = { createExisting: runOptions.createExisting, stage }
     if (dryRun && runOptions.beforeRun) {
       const dry = await tool.preview(input, toolOptions)
       if (dry.isError) return { ...dry, commit: null }
@@ -350,23 +389,15 @@ async function openLocked(
         facts = verdict
       }
     }
-    const afterRun = dryRun ? undefined : runOptions.afterRun
     const result = await tool.execute(input, { ...toolOptions, describe: afterRun !== undefined })
+    const done = staged.outcome
     if (result.isError || !result.mutation) return { ...result, commit: null }
-    if (afterRun && result.made) {
-      try {
-        facts = await afterRun(result.made)
-      } catch (error) {
-        logger.warn('The facts of a change could not be found; it is committed without them', error)
-      }
-    }
-    const { made: _, ...answer } = result
+    const { made, ...answer } = result
+    if (done === 'owed') return { ...answer, commit: null, commitPending: true }
+    if (done) return { ...answer, commit: done.entry ? toSummary(done.entry) : null }
+    await findFacts(made)
     const paths = result.mutation.paths.map(toRelative)
-    const intent: CommitIntent = {
-      ...intentFor(result.mutation, origin, runOptions.commitAs),
-      ...(runOptions.subject ? { subject: runOptions.subject } : {}),
-      ...reviewFactsOf(facts),
-    }
+    const intent = intentOf(result.mutation)
     let entry: IndexEntry | null
     try {
       entry = await record(paths, intent)

@@ -29,14 +29,39 @@ export const DIR_MODE = 0o700
 
 let byHandle = handlesNameEntries
 
-// Folder fsyncs started by `syncLater` and not finished yet.
+// Folders `syncLater` named whose fsync has not been started yet (their own descriptors), and
+// the fsyncs started and not finished.
+const unstartedSyncs: number[] = []
 const pendingSyncs = new Set<Promise<void>>()
+// Starts what `settleFolderSyncs` was not called for in time (a change no commit follows).
+let fallback: NodeJS.Timeout | null = null
+const FALLBACK_MS = 50
+
+function startFolderSyncs(): void {
+  if (fallback) clearTimeout(fallback)
+  fallback = null
+  for (const fd of unstartedSyncs.splice(0)) {
+    const pending: Promise<void> = disk
+      .fsync(fd)
+      .catch(() => {})
+      .finally(() => {
+        closeQuietly(fd)
+        pendingSyncs.delete(pending)
+      })
+    pendingSyncs.add(pending)
+  }
+}
 
 /**
- * Waits for the folder fsyncs started so far: the history calls it before moving its ref, so
- * a commit is never durable before the change it records.
+ * Starts the folder fsyncs `syncLater` asked for and waits for them: the history calls it
+ * before moving its ref, so a commit is never durable before the change it records. They
+ * start here, together with the commit's own fsyncs, not when the change was made: on a
+ * journaling file system one journal commit then makes all of them durable, where an fsync
+ * started earlier commits the journal alone and leaves the objects written meanwhile (and
+ * their file creations, which wait for that commit) to the next one.
  */
 export async function settleFolderSyncs(): Promise<void> {
+  startFolderSyncs()
   await Promise.all([...pendingSyncs])
 }
 
@@ -127,9 +152,10 @@ export class Folder {
   }
 
   /**
-   * Starts making this folder's entries durable without waiting: the fsync runs on a
-   * descriptor of its own (this handle may close first) and `settleFolderSyncs` waits for it.
-   * Best effort: a failure is not reported (what it was to make durable has happened).
+   * Makes this folder's entries durable later, without waiting: `settleFolderSyncs` starts
+   * the fsync (on a descriptor of its own: this handle may close first) and waits for it; if
+   * nothing settles within a few milliseconds it starts anyway. Best effort: a failure is not
+   * reported (what it was to make durable has happened).
    */
   syncLater(): void {
     if (this.fd === null || process.platform === 'win32') return
@@ -139,14 +165,11 @@ export class Folder {
     } catch {
       return
     }
-    const pending: Promise<void> = disk
-      .fsync(fd)
-      .catch(() => {})
-      .finally(() => {
-        closeQuietly(fd)
-        pendingSyncs.delete(pending)
-      })
-    pendingSyncs.add(pending)
+    unstartedSyncs.push(fd)
+    if (!fallback) {
+      fallback = setTimeout(startFolderSyncs, FALLBACK_MS)
+      fallback.unref()
+    }
   }
 
   /** Releases the handle. Never throws: close(2) releases it even when it reports an error. */
@@ -451,18 +474,109 @@ export interface WriteOptions {
    */
   readonly beforeCommit?: () => Promise<void>
   /**
-   * `wait` (default): the folder is fsynced before the write returns. `later`: the fsync is
-   * started and `settleFolderSyncs` waits for it (the history does, before its ref moves).
+   * `wait` (default): the folder is fsynced before the write returns. `later`: left to
+   * `settleFolderSyncs` (the history calls it before its ref moves), see `syncLater`.
    */
   readonly folderSync?: 'wait' | 'later'
   /** Told when the folder could not be flushed after the rename. */
   readonly logger?: Logger
+  /**
+   * Hands the write over before its temp file is flushed or renamed (after `beforeCommit`
+   * passed): the history makes the write durable together with the commit that records it,
+   * in the same rounds of fsyncs (docs/durability.md). `stage` must publish the write, or
+   * throw with it unpublished; then the temp file is removed and nothing changed.
+   */
+  readonly stage?: (write: StagedWrite) => Promise<void>
+}
+
+/**
+ * A file written under its temp name in its folder, not yet flushed nor renamed over its
+ * target (`WriteOptions.stage`): `flush`, then `publish`, then `syncFolder`.
+ */
+export class StagedWrite {
+  private flushing: Promise<void> | null = null
+  private fd: number | null
+  private done = false
+  private written: Stats | null = null
+
+  constructor(
+    private readonly folder: Folder,
+    readonly name: string,
+    private readonly temp: string,
+    fd: number,
+    /** The bytes written. */
+    readonly content: Buffer,
+  ) {
+    this.fd = fd
+  }
+
+  /** Whether the temp file has been renamed over the target (the change has happened). */
+  get published(): boolean {
+    return this.done
+  }
+
+  /**
+   * fsyncs the temp file. Once only: a failure is kept and reported again (a second fsync
+   * after a failed one can report success for data that never reached the disk).
+   */
+  flush(): Promise<void> {
+    this.flushing ??= this.fd === null ? Promise.resolve() : disk.fsync(this.fd)
+    return this.flushing
+  }
+
+  /** Renames the flushed temp file over the target: the change happens. */
+  publish(): void {
+    if (this.done) return
+    const fd = this.fd
+    this.fd = null
+    if (fd !== null) {
+      try {
+        this.written = disk.fstatSync(fd)
+      } finally {
+        disk.closeSync(fd)
+      }
+    }
+    disk.renameSync(this.folder.entry(this.temp), this.folder.entry(this.name))
+    this.done = true
+  }
+
+  /** Makes the rename durable (best effort: it has happened either way). */
+  async syncFolder(logger?: Logger): Promise<void> {
+    await this.folder
+      .sync()
+      .catch((error: unknown) => logger?.warn('Could not flush a folder after a write', error))
+  }
+
+  /**
+   * The file as written (its descriptor's `fstat` just before the rename; the rename itself
+   * may change its ctime). Null before `publish`.
+   */
+  stats(): Stats | null {
+    return this.written
+  }
+
+  /** The flush, the rename and the folder's fsync, one after the other (no commit with it). */
+  async publishAlone(logger?: Logger): Promise<void> {
+    if (this.done) return
+    await this.flush()
+    this.publish()
+    await this.syncFolder(logger)
+  }
+
+  /** Drops an unpublished write: its temp file goes. */
+  abandon(): void {
+    if (this.done) return
+    if (this.fd !== null) closeQuietly(this.fd)
+    this.fd = null
+    unlinkQuietly(this.folder, this.temp)
+  }
 }
 
 /**
  * Writes `data` as `name` in `folder` atomically: a hidden temp file beside it, fsync, rename
  * over the target, fsync the folder. The temp file never survives a failure. `beforeCommit`
  * (e.g. the secret scan) runs while the temp file is flushed; if it throws, nothing is renamed.
+ * With `stage`, the flush, the rename and the folder's fsync are left to it.
  */
 export async function writeFileAtomically(
   folder: Folder,
@@ -473,10 +587,29 @@ export async function writeFileAtomically(
   const beforeCommit = options.beforeCommit ?? (async () => {})
   const temp = `${TEMP_FILE_PREFIX}${randomUUID()}`
   let fd: number | undefined
-  let renamed = false
+  // Whether the temp file is still this function's to remove on failure.
+  let ownsTemp = true
   try {
     // The mode is only ever narrowed by the umask, so the file is never more than owner-only.
     fd = disk.openSync(folder.entry(temp), OPEN.WRITE_NEW | OPEN.NOFOLLOW, FILE_MODE)
+    if (options.stage) {
+      const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : Buffer.from(data)
+      disk.writeFileSync(fd, bytes)
+      await beforeCommit()
+      const write = new StagedWrite(folder, name, temp, fd, bytes)
+      // The staged write owns the temp file from here on.
+      fd = undefined
+      ownsTemp = false
+      try {
+        await options.stage(write)
+        // A stage that returned without publishing: the write goes ahead on its own.
+        await write.publishAlone(options.logger)
+      } catch (error) {
+        write.abandon()
+        throw error
+      }
+      return
+    }
     disk.writeFileSync(fd, data)
     const [flush, check] = await Promise.allSettled([disk.fsync(fd), beforeCommit()])
     if (flush.status === 'rejected') throw flush.reason
@@ -485,10 +618,10 @@ export async function writeFileAtomically(
     fd = undefined
     disk.closeSync(closing)
     disk.renameSync(folder.entry(temp), folder.entry(name))
-    renamed = true
+    ownsTemp = false
   } catch (error) {
     if (fd !== undefined) closeQuietly(fd)
-    if (!renamed) unlinkQuietly(folder, temp)
+    if (ownsTemp) unlinkQuietly(folder, temp)
     throw error
   }
   // The rename has happened: the new content is in place, so reporting a failure now would

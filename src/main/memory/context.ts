@@ -3,7 +3,7 @@
 import type { FolderTree } from '../lib/folders'
 import type { Logger } from '../lib/logger'
 import type { UsageSource } from './usage'
-import type { MemoryLimits, MemoryPolicy } from './types'
+import type { MemoryLimits, MemoryPolicy, WriteStager } from './types'
 
 /** The per-call view of the tool's state that commands work with. */
 export interface CommandContext {
@@ -24,4 +24,6 @@ export interface CommandContext {
   readonly dryRun?: boolean
   /** Not a dry run, but a success says what it changed (`made`), read before it writes. */
   readonly describe?: boolean
+  /** Takes over a file write into an existing folder before it is flushed (the history's commit). */
+  readonly stage?: WriteStager
 }

@@ -70,10 +70,13 @@ export async function create(
     ? null
     : ctx.tree.stage(relative.includes('/') ? path.posix.dirname(relative) : '')
   try {
+    const { stage } = ctx
     await writeFileAtomically(existing ?? staged!.folder, path.posix.basename(relative), fileText, {
       beforeCommit: () => scanWrite(ctx, plan),
       folderSync: 'later',
       logger: ctx.logger,
+      // Into new folders the file is published by the folders' rename, not its own: no stage.
+      ...(stage && existing ? { stage: (write) => stage(write, relative, mutation, made) } : {}),
     })
     staged?.publish()
   } catch (error) {

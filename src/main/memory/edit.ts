@@ -166,16 +166,20 @@ async function writeText(
     await scanWrite(ctx, plan)
     return planFile(ctx, command, target, { before: file.text, after: next })
   }
+  const made = ctx.describe
+    ? describeFile(ctx, command, target, { before: file.text, after: next })
+    : undefined
   // The folder's fsync finishes before the commit's ref moves (settleFolderSyncs).
+  const { stage } = ctx
+  const mutation = { command, paths: [target.virtual], overwrite: false }
   await writeFileAtomically(file.folder, file.name, next, {
     beforeCommit: () => scanWrite(ctx, plan),
     folderSync: 'later',
     logger: ctx.logger,
+    ...(stage ? { stage: (write) => stage(write, target.relative, mutation, made) } : {}),
   })
   ctx.usage.add(change.files, change.bytes)
-  return ctx.describe
-    ? describeFile(ctx, command, target, { before: file.text, after: next })
-    : undefined
+  return made
 }
 
 /** Numbered lines `first - 2 … last + 2` of `text`, cut if very long. */

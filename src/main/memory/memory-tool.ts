@@ -109,6 +109,7 @@ export function createMemoryTool(options: MemoryToolOptions): MemoryTool {
         logger,
         dryRun,
         describe,
+        stage: callOptions?.stage,
       }
       return await dispatch(
         ctx,

@@ -4,6 +4,7 @@
  */
 import type { MemoryErrorCode } from '../../shared/errors'
 import type { ChangePreview, CreateExistingPolicy } from '../../shared/types'
+import type { StagedWrite } from '../lib/folders'
 
 /** A content block of a tool result, in the Messages API's shape. */
 export type MemoryContentBlock =
@@ -92,7 +93,23 @@ export interface MemoryExecuteOptions {
    * (no dry run, no fingerprint), for facts about the change that need its text.
    */
   readonly describe?: boolean
+  /** Given a file write before it is flushed and renamed into place (see `WriteStager`). */
+  readonly stage?: WriteStager
 }
+
+/**
+ * Takes over a command's file write (one file, in a folder that already exists) before its
+ * temp file is flushed: the history commits it in the same rounds of fsyncs as the file itself.
+ * It publishes the write, or throws with the write unpublished (then the command fails and
+ * nothing changed). `mutation` is what the command's result will carry, `made` what it changed
+ * (with `describe` only).
+ */
+export type WriteStager = (
+  write: StagedWrite,
+  relative: string,
+  mutation: MemoryMutation,
+  made: MadeChange | undefined,
+) => Promise<void>
 
 /** The Memory tool handler: runs Claude's commands on the real memory folder. */
 export interface MemoryTool {

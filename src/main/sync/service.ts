@@ -88,8 +88,12 @@ export interface SyncService {
   importMemory(kind: ImportKind, text?: string): Promise<ImportResult>
   /** Memory changed here: sync once it has been quiet for a few seconds. */
   noteLocalChange(): void
-  /** Starts syncing: once now, then on changes and every N minutes. */
-  start(): void
+  /**
+   * Starts syncing: once now, then on changes and every N minutes. Resolves once this
+   * machine's name is set on the memory (every commit from then on names it); the first sync
+   * goes on after that.
+   */
+  start(): Promise<void>
   onStatus(listener: (status: SyncStatus) => void): () => void
   close(): Promise<void>
 }
@@ -461,14 +465,23 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
         if (config.url) schedule()
       })
     },
-    start() {
+    async start() {
       // An import a crash interrupted leaves its staging repository behind.
       void removeStaging(options.dataDir).catch((failure: unknown) =>
         logger.warn('Could not remove what an interrupted import left', failure),
       )
-      void applyConfig().then(async () => {
-        if ((await store.config()).url) void request()
-      })
+      try {
+        await applyConfig()
+      } catch (failure) {
+        logger.warn('Could not read the sync settings; this machine is not named yet', failure)
+        return
+      }
+      void store
+        .config()
+        .then((config) => {
+          if (config.url) void request()
+        })
+        .catch((failure: unknown) => logger.warn('Could not read the sync settings', failure))
     },
     onStatus(listener) {
       listeners.add(listener)

@@ -1,0 +1,237 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { nodeDisk, OPEN, setDisk, type Disk } from '../lib/disk'
+import { openVersionedMemory, type VersionedMemory } from './index'
+import {
+  CLAUDE,
+  folderFiles,
+  fsck,
+  headMatchesFolder,
+  leftoverTempFiles,
+  tempDataDir,
+} from './test-helpers'
+
+// The order of a command's durable steps (docs/durability.md, "When a change is acknowledged"):
+// what must be flushed before each rename, recorded from the real calls a command makes.
+
+type Kind = 'memory-temp' | 'object' | 'ref-temp' | 'memory-folder' | 'object-folder' | 'ref-folder'
+
+function kindOf(file: string, flags: number): Kind | null {
+  const folder = (flags & OPEN.DIRECTORY) !== 0
+  if (file.includes('history.git')) {
+    if (folder) return /refs\/heads$/.test(file) ? 'ref-folder' : 'object-folder'
+    if (file.includes('/tmp_obj_')) return 'object'
+    return /refs\/heads\/main\..*\.lock$/.test(file) ? 'ref-temp' : null
+  }
+  if (folder) return 'memory-folder'
+  return file.includes('.cairn-tmp-') ? 'memory-temp' : null
+}
+
+/** Every fsync (when it finished, and of what) and rename (when called), in order. */
+function recordingDisk(events: string[]): Disk {
+  const kinds = new Map<number, Kind>()
+  return {
+    ...nodeDisk,
+    openSync(file, flags, mode) {
+      const fd = nodeDisk.openSync(file, flags, mode)
+      const kind = kindOf(file, flags)
+      if (kind) kinds.set(fd, kind)
+      else kinds.delete(fd)
+      return fd
+    },
+    closeSync(fd) {
+      kinds.delete(fd)
+      nodeDisk.closeSync(fd)
+    },
+    async fsync(fd) {
+      const kind = kinds.get(fd)
+      await nodeDisk.fsync(fd)
+      if (kind) events.push(`flushed ${kind}`)
+    },
+    renameSync(from, to) {
+      nodeDisk.renameSync(from, to)
+      if (from.includes('.cairn-tmp-')) events.push('renamed memory file')
+      else if (/refs\/heads\/main$/.test(to)) events.push('renamed ref')
+    },
+  }
+}
+
+let dataDir: string
+let cleanup: () => Promise<void>
+let memory: VersionedMemory
+let restoreDisk: (() => void) | null = null
+
+beforeEach(async () => {
+  ;({ dir: dataDir, cleanup } = await tempDataDir())
+  memory = await openVersionedMemory({ dataDir, watch: false })
+  for (const [file, text] of [
+    ['a.md', 'alpha\nbeta\n'],
+    ['dir/b.md', 'one\ntwo\n'],
+  ]) {
+    await memory.execute({ command: 'create', path: `/memories/${file}`, file_text: text }, CLAUDE)
+  }
+})
+
+afterEach(async () => {
+  restoreDisk?.()
+  restoreDisk = null
+  await memory.close()
+  await cleanup()
+})
+
+async function recorded(input: Record<string, unknown>): Promise<string[]> {
+  const events: string[] = []
+  restoreDisk = setDisk(recordingDisk(events))
+  try {
+    const outcome = await memory.execute(input, CLAUDE)
+    expect(outcome.isError).toBe(false)
+    expect(outcome.commit).not.toBeNull()
+    events.push('acknowledged')
+  } finally {
+    restoreDisk()
+    restoreDisk = null
+  }
+  return events
+}
+
+const first = (events: string[], event: string) => events.indexOf(event)
+const last = (events: string[], event: string) => events.lastIndexOf(event)
+
+describe('a command with its commit, step by step', () => {
+  for (const [name, input] of [
+    [
+      'a str_replace at the top',
+      { command: 'str_replace', path: '/memories/a.md', old_str: 'beta', new_str: 'gamma' },
+    ],
+    [
+      'an insert in a folder',
+      { command: 'insert', path: '/memories/dir/b.md', insert_line: 2, insert_text: 'three' },
+    ],
+    [
+      'a create over an existing file',
+      { command: 'create', path: '/memories/a.md', file_text: 'new\n' },
+    ],
+  ] as const) {
+    it(`${name}: its file, objects and ref temp are flushed before anything is renamed, the file renamed before the ref, both folders flushed before it is acknowledged`, async () => {
+      const events = await recorded(input)
+      const fileRenamed = first(events, 'renamed memory file')
+      const refRenamed = first(events, 'renamed ref')
+      expect(fileRenamed).toBeGreaterThan(-1)
+      expect(refRenamed).toBeGreaterThan(fileRenamed)
+      // Nothing is renamed before the file's content, every new object (the blob, the trees,
+      // the commit) and the ref's content are on the disk.
+      expect(first(events, 'flushed memory-temp')).toBeGreaterThan(-1)
+      expect(first(events, 'flushed memory-temp')).toBeLessThan(fileRenamed)
+      expect(events.filter((event) => event === 'flushed object').length).toBeGreaterThanOrEqual(3)
+      expect(last(events, 'flushed object')).toBeLessThan(fileRenamed)
+      expect(last(events, 'flushed object-folder')).toBeLessThan(fileRenamed)
+      expect(first(events, 'flushed ref-temp')).toBeLessThan(fileRenamed)
+      // Both renames are made durable before the result comes back.
+      const acknowledged = events.indexOf('acknowledged')
+      expect(last(events, 'flushed memory-folder')).toBeGreaterThan(fileRenamed)
+      expect(last(events, 'flushed memory-folder')).toBeLessThan(acknowledged)
+      expect(last(events, 'flushed ref-folder')).toBeGreaterThan(refRenamed)
+      expect(last(events, 'flushed ref-folder')).toBeLessThan(acknowledged)
+      expect(await headMatchesFolder(dataDir)).toBe(true)
+      fsck(dataDir)
+    })
+  }
+
+  for (const [name, input] of [
+    ['a delete', { command: 'delete', path: '/memories/dir/b.md' }],
+    ['a rename', { command: 'rename', old_path: '/memories/a.md', new_path: '/memories/c.md' }],
+  ] as const) {
+    it(`${name}: its folder and the commit's objects are flushed before the ref is renamed`, async () => {
+      const events = await recorded(input)
+      const refRenamed = first(events, 'renamed ref')
+      expect(refRenamed).toBeGreaterThan(-1)
+      expect(last(events, 'flushed memory-folder')).toBeLessThan(refRenamed)
+      expect(last(events, 'flushed object')).toBeLessThan(refRenamed)
+      expect(first(events, 'flushed ref-temp')).toBeLessThan(refRenamed)
+      expect(last(events, 'flushed ref-folder')).toBeGreaterThan(refRenamed)
+      expect(await headMatchesFolder(dataDir)).toBe(true)
+      fsck(dataDir)
+    })
+  }
+})
+
+describe('a staged write that changes nothing', () => {
+  it('is published without a commit and leaves no temp file', async () => {
+    const head = (await memory.log({ offset: 0, limit: 1 })).entries[0]!.oid
+    const outcome = await memory.execute(
+      { command: 'create', path: '/memories/a.md', file_text: 'alpha\nbeta\n' },
+      CLAUDE,
+    )
+    expect(outcome.isError).toBe(false)
+    expect(outcome.commit).toBeNull()
+    expect((await memory.log({ offset: 0, limit: 1 })).entries[0]!.oid).toBe(head)
+    expect(leftoverTempFiles(dataDir)).toEqual([])
+    expect(await headMatchesFolder(dataDir)).toBe(true)
+  })
+})
+
+/** A `str_replace` run while every `fsync` of a file whose name holds `part` fails (EIO). */
+async function editWhileFsyncFails(part: string) {
+  const names = new Map<number, string>()
+  restoreDisk = setDisk({
+    ...nodeDisk,
+    openSync(file, flags, mode) {
+      const fd = nodeDisk.openSync(file, flags, mode)
+      names.set(fd, file)
+      return fd
+    },
+    async fsync(fd) {
+      if (names.get(fd)?.includes(part)) {
+        throw Object.assign(new Error('EIO: injected'), { code: 'EIO' })
+      }
+      await nodeDisk.fsync(fd)
+    },
+  })
+  try {
+    return await memory.execute(
+      { command: 'str_replace', path: '/memories/a.md', old_str: 'beta', new_str: 'gamma' },
+      CLAUDE,
+    )
+  } finally {
+    restoreDisk()
+    restoreDisk = null
+  }
+}
+
+describe('when the flushes of a staged write fail', () => {
+  it("fails the command and changes nothing when the file's own flush fails", async () => {
+    const before = await folderFiles(dataDir)
+    const head = (await memory.log({ offset: 0, limit: 1 })).entries[0]!.oid
+    const outcome = await editWhileFsyncFails('.cairn-tmp-')
+    expect(outcome.isError).toBe(true)
+    expect(outcome.commit).toBeNull()
+    expect(await folderFiles(dataDir)).toEqual(before)
+    expect((await memory.log({ offset: 0, limit: 1 })).entries[0]!.oid).toBe(head)
+    expect(leftoverTempFiles(dataDir)).toEqual([])
+    // The next change works and leaves the history matching the folder.
+    const next = await memory.execute(
+      { command: 'str_replace', path: '/memories/a.md', old_str: 'beta', new_str: 'delta' },
+      CLAUDE,
+    )
+    expect(next.commit).not.toBeNull()
+    expect(await headMatchesFolder(dataDir)).toBe(true)
+    fsck(dataDir)
+  })
+
+  it('makes the change and owes its commit when an object cannot be flushed', async () => {
+    const outcome = await editWhileFsyncFails('tmp_obj_')
+    expect(outcome.isError).toBe(false)
+    expect(outcome.commit).toBeNull()
+    expect(outcome.commitPending).toBe(true)
+    expect((await folderFiles(dataDir)).get('a.md')).toBe('alpha\ngamma\n')
+    // The commit owed is made, with Claude as its author, before the next change.
+    await memory.execute({ command: 'create', path: '/memories/z.md', file_text: 'z\n' }, CLAUDE)
+    const log = (await memory.log({ offset: 0, limit: 2 })).entries
+    expect(log.map((entry) => entry.subject)).toEqual([
+      'create /memories/z.md',
+      'str_replace /memories/a.md',
+    ])
+    expect(log[1]!.actor).toBe('claude')
+    expect(await headMatchesFolder(dataDir)).toBe(true)
+    fsck(dataDir)
+  })
+})
