@@ -37,6 +37,17 @@ async function expectContinuesFrom(memory: VersionedMemory, tip: string, count: 
   fsck(repo.dataDir)
 }
 
+/** Opens the history, which must report a repair, and checks it continues from `tip`. */
+async function expectRepairedFrom(tip: string, count: number) {
+  const memory = await repo.open()
+  try {
+    expect(memory.recovery?.kind).toBe('history-repaired')
+    await expectContinuesFrom(memory, tip, count)
+  } finally {
+    await memory.close()
+  }
+}
+
 describe('a lost refs/heads/main (defect 1)', () => {
   it('finds the lost tip again from the side index and continues the history from it', async () => {
     const tip = await fiveFiles()
@@ -56,42 +67,24 @@ describe('a lost refs/heads/main (defect 1)', () => {
     const tip = await fiveFiles()
     await dropNewestIndexEntry(repo.dataDir)
     await rm(repo.mainRef())
-    const memory = await repo.open()
-    try {
-      expect(memory.recovery?.kind).toBe('history-repaired')
-      await expectContinuesFrom(memory, tip, 5)
-    } finally {
-      await memory.close()
-    }
+    await expectRepairedFrom(tip, 5)
   })
 
   it('finds the tip by scanning the commit objects when the side index is gone too', async () => {
     const tip = await fiveFiles()
     await rm(repo.mainRef())
     await repo.removeSideIndex()
-    const memory = await repo.open()
-    try {
-      expect(memory.recovery?.kind).toBe('history-repaired')
-      await expectContinuesFrom(memory, tip, 5)
-    } finally {
-      await memory.close()
-    }
+    await expectRepairedFrom(tip, 5)
   })
 
   it('treats a garbage or empty ref like a missing one', async () => {
     const tip = await fiveFiles()
     await writeFile(repo.mainRef(), '')
-    let memory = await repo.open()
+    const memory = await repo.open()
     expect(memory.recovery?.kind).toBe('history-repaired')
     await memory.close()
     await writeFile(repo.mainRef(), 'not a commit id\n')
-    memory = await repo.open()
-    try {
-      expect(memory.recovery?.kind).toBe('history-repaired')
-      await expectContinuesFrom(memory, tip, 5)
-    } finally {
-      await memory.close()
-    }
+    await expectRepairedFrom(tip, 5)
   })
 
   it('sets the old repository aside, never overwriting it, when no tip can be found', async () => {
