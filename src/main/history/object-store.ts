@@ -183,7 +183,7 @@ export function createObjectStore(gitdir: string): ObjectStore {
     unflushed = []
     if (pending.length === 0) return
     const dirs = new Set(pending.map(({ dir }) => dir))
-    if (newDirs) dirs.add(path.join(gitdir, 'objects'))
+    if (newDirs || db.foldersUnsynced) dirs.add(path.join(gitdir, 'objects'))
     newDirs = false
     try {
       const [failures] = await Promise.all([
