@@ -12,6 +12,7 @@ import {
 } from 'node:fs'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { nodeDisk, OPEN, setDisk } from '../lib/disk'
 import { PackFolderGate } from './maintainer'
 import { RepackAborted } from './objects/repack'
 import { openVersionedMemory } from './versioned-memory'
@@ -175,6 +176,69 @@ describe('background maintenance', () => {
     fsck(dataDir)
     await expectReadAtMatchesGit(reopened)
     await reopened.close()
+  })
+
+  it('has commits fsync objects/ while a folder it re-made is not durable yet, and not after', async () => {
+    const memory = await openVersionedMemory({ dataDir, now, watch: false, maintenance: false })
+    await work(memory, 0, 60)
+    const objectsDir = path.join(gitdir(), 'objects')
+    // Every folder there (so no later commit makes one of its own), one of them grown.
+    for (let i = 0; i < 256; i++) {
+      mkdirSync(path.join(objectsDir, i.toString(16).padStart(2, '0')), { recursive: true })
+    }
+    const grown = readdirSync(objectsDir).find(
+      (name) => /^[0-9a-f]{2}$/.test(name) && readdirSync(path.join(objectsDir, name)).length > 0,
+    ) as string
+    const padding = Array.from({ length: 300 }, (_, i) =>
+      path.join(objectsDir, grown, `pad-${'x'.repeat(40)}-${i}`),
+    )
+    for (const file of padding) writeFileSync(file, '')
+    for (const file of padding) rmSync(file)
+    // Records fsyncs of objects/ itself, and holds the pass's one until released.
+    const folderFds = new Set<number>()
+    let synced = 0
+    let release: () => void = () => undefined
+    const held = new Promise<void>((resolve) => (release = resolve))
+    let passWaiting: () => void = () => undefined
+    const waiting = new Promise<void>((resolve) => (passWaiting = resolve))
+    let holding = true
+    const restore = setDisk({
+      ...nodeDisk,
+      openSync(file, flags, mode) {
+        const fd = nodeDisk.openSync(file, flags, mode)
+        if (file === objectsDir && (flags & OPEN.DIRECTORY) !== 0) folderFds.add(fd)
+        else folderFds.delete(fd)
+        return fd
+      },
+      async fsync(fd) {
+        await nodeDisk.fsync(fd)
+        if (!folderFds.has(fd)) return
+        synced++
+        if (holding) {
+          holding = false
+          passWaiting()
+          await held
+        }
+      },
+    })
+    try {
+      const pass = memory.maintain()
+      await waiting
+      // Every folder was re-made and none of them is durable yet: a commit fsyncs objects/.
+      const before = synced
+      await work(memory, 60, 1)
+      expect(synced).toBeGreaterThan(before)
+      release()
+      await pass
+      const after = synced
+      await work(memory, 61, 3)
+      expect(synced).toBe(after)
+    } finally {
+      release()
+      restore()
+    }
+    fsck(dataDir)
+    await memory.close()
   })
 
   it('interleaved with commands and restores keeps fsck clean and every readAt equal to git show', async () => {
