@@ -470,7 +470,7 @@ async function storageRows(
   const perPass = (values: ReadonlyArray<number>, digits: number) =>
     values.map((value) => round(value, digits)).join(', ')
   notes.push(
-    `${label}: commit p99 while maintenance packs: ${passes.length === 1 ? 'one pass' : `${passes.length} passes (each but the last on a fresh full copy of the loose history)`}, each opened, warmed with ${WARM_UP} commands, then one command every 100 ms until the pass ended; ${during.length} commands (${perPass(
+    `${label}: commit p99 while maintenance packs: ${passes.length === 1 ? 'one pass: the history opened, warmed' : `${passes.length} passes (each but the last on a fresh full copy of the loose history): each opened, warmed`} with ${WARM_UP} commands, then one command every 100 ms until the pass ended; ${during.length} commands (${perPass(
       passes.map((pass) => pass.during.length),
       0,
     )} per pass): p50 ${round(percentile(during, 50), 2)} ms, p99 ${round(percentile(during, 99), 1)} ms, max ${round(Math.max(...during), 1)} ms (per pass: ${perPass(
