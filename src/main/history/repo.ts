@@ -8,6 +8,7 @@ import type { CommitFacts } from './types'
 import type { RepoView } from './read'
 import { catchUp, type IndexEntry } from './side-index'
 import {
+  changesOf,
   diffNodes,
   emptyTree,
   flushTree,
@@ -242,6 +243,8 @@ export function createRepo(options: {
     intent: CommitIntent,
     staged?: StagedChange,
   ): Promise<IndexEntry | null> {
+    // Taken before the flush forgets them: the diff below then skips the unchanged entries.
+    const changes = changesOf(next)
     const nextTree = await flushTree(store, next)
     const stagedAt = staged ? await nodeAt(store, next, segmentsOf(staged.relative)) : null
     if (nextTree === treeOid) {
@@ -252,7 +255,7 @@ export function createRepo(options: {
       root = next
       return null
     }
-    const deltas: FileDelta[] = await diffNodes(store, head ? root : null, next)
+    const deltas: FileDelta[] = await diffNodes(store, head ? root : null, next, '', [], changes)
     const files = deltas.map((delta) => toVirtual(delta.path))
     const meta: CommitMeta = {
       ...intent,

@@ -10,6 +10,7 @@ import {
 } from './object-store'
 import { gitCli, tempDataDir } from './test-helpers'
 import {
+  changesOf,
   childrenOf,
   diffNodes,
   emptyTree,
@@ -86,6 +87,7 @@ describe('the tree kept in memory', () => {
             root = await setAt(store, root, segments, op.remove ? null : blob(oid), owner)
           }
           if (!root.children?.size) continue
+          const changes = changesOf(root)
           const oid = await flushTree(store, root)
           // A fresh read of the written tree, serialized from scratch, names the same tree.
           const fresh = treeFromOid(oid)
@@ -101,6 +103,8 @@ describe('the tree kept in memory', () => {
             (file) => files.get(file) !== beforeFiles.get(file),
           )
           expect(deltas.map((delta) => delta.path).sort()).toEqual(changed.sort())
+          // Looking only at the names the batch changed finds the same, in the same order.
+          expect(await diffNodes(store, before, root, '', [], changes)).toEqual(deltas)
         }
       }),
       { numRuns: 60 },

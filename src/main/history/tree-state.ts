@@ -246,8 +246,39 @@ export async function listFiles(
 }
 
 /**
+ * What one batch of `setAt` changed, folder by folder: each folder it made, the folder it was
+ * derived from and the names it set or removed there (every other entry is the same node).
+ */
+export type TreeChanges = ReadonlyMap<
+  TreeNode,
+  { readonly from: TreeNode; readonly names: ReadonlySet<string> }
+>
+
+/**
+ * The changes of the folders under `root` not written yet, taken before `flushTree` forgets
+ * them, so that `diffNodes` from the root they were derived from looks only at the names a
+ * commit changed instead of every entry of each folder on the way (1,000 in a flat folder).
+ */
+export function changesOf(root: TreeNode): TreeChanges {
+  const changes = new Map<TreeNode, { from: TreeNode; names: ReadonlySet<string> }>()
+  const visit = (node: TreeNode): void => {
+    const derived = node.derived
+    if (!derived || node.oid !== null || changes.has(node)) return
+    changes.set(node, { from: derived.from, names: derived.names })
+    for (const name of derived.names) {
+      const child = node.children?.get(name)
+      if (child?.kind === 'tree') visit(child)
+    }
+  }
+  visit(root)
+  return changes
+}
+
+/**
  * File-level differences between two nodes, descending only where ids differ, in path order
- * (names sorted at each level). Only the names that differ are sorted, not whole folders.
+ * (names sorted at each level). Only the names that differ are sorted, not whole folders;
+ * with `changes` (of `after`, see `changesOf`), a folder derived from the one it is compared
+ * with is not even walked: only its changed names are looked at.
  */
 export async function diffNodes(
   store: ObjectStore,
@@ -255,6 +286,7 @@ export async function diffNodes(
   after: Node | null,
   prefix = '',
   into: FileDelta[] = [],
+  changes?: TreeChanges,
 ): Promise<FileDelta[]> {
   if (before === after) return into
   if (before && after && before.oid !== null && before.oid === after.oid) {
@@ -269,12 +301,20 @@ export async function diffNodes(
   const left = before?.kind === 'tree' ? await childrenOf(store, before) : EMPTY
   const right = after?.kind === 'tree' ? await childrenOf(store, after) : EMPTY
   const names: string[] = []
-  for (const [name, node] of right) if (differs(left.get(name), node)) names.push(name)
-  for (const name of left.keys()) if (!right.has(name)) names.push(name)
+  const changed = after?.kind === 'tree' ? changes?.get(after) : undefined
+  if (changed && changed.from === before) {
+    for (const name of changed.names) {
+      const node = right.get(name)
+      if (node ? differs(left.get(name), node) : left.has(name)) names.push(name)
+    }
+  } else {
+    for (const [name, node] of right) if (differs(left.get(name), node)) names.push(name)
+    for (const name of left.keys()) if (!right.has(name)) names.push(name)
+  }
   names.sort()
   for (const name of names) {
     const child = prefix ? `${prefix}/${name}` : name
-    await diffNodes(store, left.get(name) ?? null, right.get(name) ?? null, child, into)
+    await diffNodes(store, left.get(name) ?? null, right.get(name) ?? null, child, into, changes)
   }
   return into
 }

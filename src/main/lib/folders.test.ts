@@ -1,9 +1,12 @@
+import crypto from 'node:crypto'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { handlesNameEntries } from './disk'
+import { handlesNameEntries, nodeDisk, setDisk } from './disk'
+import { hookDisk } from './disk-hooks'
 import {
+  ChangedUnderfootError,
   Folder,
   FolderTree,
   nameEntriesByHandle,
@@ -101,4 +104,36 @@ describe.each([
 
 it('names entries through handles on Linux', () => {
   expect(handlesNameEntries).toBe(process.platform === 'linux')
+})
+
+it('reads whole files of any size with one fstat, and refuses one swapped meanwhile', () => {
+  const sizes = [0, 1, 8_191, 200_000]
+  for (const size of sizes) {
+    fs.writeFileSync(path.join(base, 'root', `s${size}.bin`), crypto.randomBytes(size))
+  }
+  const names: string[] = []
+  const counting = hookDisk(nodeDisk, ({ name }) => {
+    names.push(name)
+  })
+  const tree = new FolderTree(path.join(base, 'root'))
+  const restoreDisk = setDisk(counting.disk)
+  try {
+    for (const size of sizes) {
+      const found = tree.find(`s${size}.bin`)
+      if (found.kind !== 'file') throw new Error('expected a file')
+      names.length = 0
+      const read = readFileIn(found.parent, found.name, found.stats)
+      expect(read.equals(fs.readFileSync(path.join(base, 'root', `s${size}.bin`)))).toBe(true)
+      // The size comes from the one fstat that also checks the file's identity.
+      expect(names.filter((name) => name === 'fstatSync')).toEqual(['fstatSync'])
+      if (size > 0) expect(names).not.toContain('readFileSync')
+    }
+    const found = tree.find('s1.bin')
+    if (found.kind !== 'file') throw new Error('expected a file')
+    fs.renameSync(path.join(base, 'root', 's8191.bin'), path.join(base, 'root', 's1.bin'))
+    expect(() => readFileIn(found.parent, found.name, found.stats)).toThrow(ChangedUnderfootError)
+  } finally {
+    restoreDisk()
+    tree.close()
+  }
 })

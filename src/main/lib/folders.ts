@@ -460,10 +460,28 @@ export function readFileIn(
     if (!stats.isFile()) throw Object.assign(new Error('not a regular file'), { code: 'EINVAL' })
     if (expected && !sameEntry(stats, expected)) throw new ChangedUnderfootError()
     if (stats.size > maxBytes) throw Object.assign(new Error('file too large'), { code: 'EFBIG' })
-    return disk.readFileSync(fd)
+    return readKnownSize(fd, stats.size)
   } finally {
     disk.closeSync(fd)
   }
+}
+
+/**
+ * Reads an open file whose `fstat` gave `size`, as `readFileSync(fd)` would (at most `size`
+ * bytes, fewer if it shrank meanwhile) but without its own second `fstat`: every memory file
+ * read pays one syscall less (a command reads its file at least once).
+ */
+function readKnownSize(fd: number, size: number): Buffer {
+  // An empty size may be a file that does not report one: read it to its end.
+  if (size === 0) return disk.readFileSync(fd)
+  const buffer = Buffer.allocUnsafe(size)
+  let filled = 0
+  while (filled < size) {
+    const read = disk.readSync(fd, buffer, filled, size - filled, null)
+    if (read === 0) break
+    filled += read
+  }
+  return filled === size ? buffer : buffer.subarray(0, filled)
 }
 
 /** Options of `writeFileAtomically`. */
