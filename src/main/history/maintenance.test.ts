@@ -1,7 +1,18 @@
 import { execFileSync, spawn } from 'node:child_process'
-import { cpSync, existsSync, mkdirSync, readdirSync, utimesSync, writeFileSync } from 'node:fs'
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  rmdirSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { nodeDisk, OPEN, setDisk } from '../lib/disk'
 import { PackFolderGate } from './maintainer'
 import { RepackAborted } from './objects/repack'
 import { openVersionedMemory } from './versioned-memory'
@@ -118,6 +129,115 @@ describe('background maintenance', () => {
     expect(verifyPacks()).toBeGreaterThan(before.length / 2)
     fsck(dataDir)
     expect(await expectReadAtMatchesGit(memory)).toBeGreaterThan(500)
+    await memory.close()
+  })
+
+  it('keeps the object folders it emptied, replacing one that grew by a fresh empty one', async () => {
+    const memory = await openVersionedMemory({ dataDir, now, watch: false, maintenance: false })
+    await work(memory, 0, 120)
+    const objectsDir = path.join(gitdir(), 'objects')
+    const folders = () => readdirSync(objectsDir).filter((name) => /^[0-9a-f]{2}$/.test(name))
+    const used = folders()
+    expect(used.length).toBeGreaterThan(200)
+    // One folder made to grow (as thousands of loose objects make them): names added and
+    // removed again leave it larger than a fresh one, which ext4 never shrinks.
+    const grown = used[0] as string
+    const padding = Array.from({ length: 300 }, (_, i) =>
+      path.join(objectsDir, grown, `pad-${'x'.repeat(40)}-${i}`),
+    )
+    for (const file of padding) writeFileSync(file, '')
+    for (const file of padding) rmSync(file)
+    expect(statSync(path.join(objectsDir, grown)).size).toBeGreaterThan(4096)
+    const inodes = new Map(used.map((name) => [name, statSync(path.join(objectsDir, name)).ino]))
+
+    await memory.maintain()
+    expect(looseCount()).toBe(0)
+    // Every folder is still there and small; only the grown one is a new folder.
+    expect(folders()).toEqual(used)
+    for (const name of used) {
+      const stats = statSync(path.join(objectsDir, name))
+      expect(stats.size).toBeLessThanOrEqual(4096)
+      expect(stats.ino === inodes.get(name)).toBe(name !== grown)
+    }
+    fsck(dataDir)
+
+    // Commits after the pass write into the folders as they are, and into folders a kill
+    // between a removal and its re-making left missing.
+    for (const name of used.slice(1, 40)) rmdirSync(path.join(objectsDir, name))
+    await work(memory, 120, 40)
+    expect(looseCount()).toBeGreaterThan(100)
+    fsck(dataDir)
+    await expectReadAtMatchesGit(memory)
+    await memory.close()
+    const reopened = await openVersionedMemory({ dataDir, now, watch: false, maintenance: false })
+    expect(reopened.recovery).toBeNull()
+    await work(reopened, 160, 40)
+    await reopened.maintain()
+    fsck(dataDir)
+    await expectReadAtMatchesGit(reopened)
+    await reopened.close()
+  })
+
+  it('has commits fsync objects/ while a folder it re-made is not durable yet, and not after', async () => {
+    const memory = await openVersionedMemory({ dataDir, now, watch: false, maintenance: false })
+    await work(memory, 0, 60)
+    const objectsDir = path.join(gitdir(), 'objects')
+    // Every folder there (so no later commit makes one of its own), one of them grown.
+    for (let i = 0; i < 256; i++) {
+      mkdirSync(path.join(objectsDir, i.toString(16).padStart(2, '0')), { recursive: true })
+    }
+    const grown = readdirSync(objectsDir).find(
+      (name) => /^[0-9a-f]{2}$/.test(name) && readdirSync(path.join(objectsDir, name)).length > 0,
+    ) as string
+    const padding = Array.from({ length: 300 }, (_, i) =>
+      path.join(objectsDir, grown, `pad-${'x'.repeat(40)}-${i}`),
+    )
+    for (const file of padding) writeFileSync(file, '')
+    for (const file of padding) rmSync(file)
+    // Records fsyncs of objects/ itself, and holds the pass's one until released.
+    const folderFds = new Set<number>()
+    let synced = 0
+    let release: () => void = () => undefined
+    const held = new Promise<void>((resolve) => (release = resolve))
+    let passWaiting: () => void = () => undefined
+    const waiting = new Promise<void>((resolve) => (passWaiting = resolve))
+    let holding = true
+    const restore = setDisk({
+      ...nodeDisk,
+      openSync(file, flags, mode) {
+        const fd = nodeDisk.openSync(file, flags, mode)
+        if (file === objectsDir && (flags & OPEN.DIRECTORY) !== 0) folderFds.add(fd)
+        else folderFds.delete(fd)
+        return fd
+      },
+      async fsync(fd) {
+        await nodeDisk.fsync(fd)
+        if (!folderFds.has(fd)) return
+        synced++
+        if (holding) {
+          holding = false
+          passWaiting()
+          await held
+        }
+      },
+    })
+    try {
+      const pass = memory.maintain()
+      await waiting
+      // Every folder was re-made and none of them is durable yet: a commit fsyncs objects/.
+      const before = synced
+      await work(memory, 60, 1)
+      expect(synced).toBeGreaterThan(before)
+      release()
+      await pass
+      const after = synced
+      await work(memory, 61, 3)
+      expect(synced).toBe(after)
+    } finally {
+      release()
+      restore()
+    }
+    fsck(dataDir)
     await memory.close()
   })
 

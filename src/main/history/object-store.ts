@@ -148,7 +148,8 @@ export function createObjectStore(gitdir: string): ObjectStore {
       try {
         fd = disk.openSync(temp, OPEN.WRITE_NEW, 0o444)
       } catch (error) {
-        // Maintenance removes object folders it emptied; make this one again.
+        // Gone: maintenance replaced it (killed between its rmdir and mkdir), or someone
+        // removed it. Make it again.
         if (!isCode(error, 'ENOENT')) throw error
         makeObjectDir(dir)
         fd = disk.openSync(temp, OPEN.WRITE_NEW, 0o444)
@@ -183,7 +184,7 @@ export function createObjectStore(gitdir: string): ObjectStore {
     unflushed = []
     if (pending.length === 0) return
     const dirs = new Set(pending.map(({ dir }) => dir))
-    if (newDirs) dirs.add(path.join(gitdir, 'objects'))
+    if (newDirs || db.foldersUnsynced) dirs.add(path.join(gitdir, 'objects'))
     newDirs = false
     try {
       const [failures] = await Promise.all([

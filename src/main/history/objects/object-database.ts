@@ -66,6 +66,12 @@ export class ObjectDatabase {
   private packList: OpenPack[] = []
   private packListing = ''
   private closed = false
+  /**
+   * True while object folders maintenance made may not be durable yet (`objects/` not fsynced
+   * since): a commit writing into one then fsyncs `objects/` as well, as it does for a folder
+   * it made itself.
+   */
+  foldersUnsynced = false
 
   constructor(readonly gitdir: string) {
     this.objectsDir = path.join(gitdir, 'objects')

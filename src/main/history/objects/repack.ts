@@ -12,7 +12,7 @@
  * renamed into place, and every object removed is checked to be in it. Killed anywhere, the
  * repository holds every object at least once (see pack-writer.ts for the files left over).
  */
-import { disk, exists, isMissing, listNames } from '../../lib/disk'
+import { disk, exists, isMissing, listNames, syncFolder } from '../../lib/disk'
 import path from 'node:path'
 import { parseCommit, parseTree, type RawTreeEntry } from '../object-store'
 import { isFormatError, type ObjectDatabase, type OpenPack } from './object-database'
@@ -183,17 +183,7 @@ async function install(
         // Already gone (or never loose): nothing to do.
       }
     }
-    // Emptied folders go too: a folder that held thousands of names keeps its size (and slows
-    // every lookup in it) after they are gone; the object writer makes a fresh one when needed.
-    for (const prefix of emptied) {
-      try {
-        // A folder that held thousands of names takes a while to go.
-        await disk.promises.rmdir(path.join(db.objectsDir, prefix))
-      } catch {
-        // Not empty (an object written meanwhile), or gone.
-      }
-      await options.pause?.()
-    }
+    await renewFolders(db, emptied, options.pause)
 
     let mergedPacks = 0
     step('removing-packs')
@@ -232,6 +222,57 @@ async function install(
   } finally {
     check?.close()
     db.refresh()
+  }
+}
+
+/**
+ * Largest size a folder has before it ever grew: ext4 (and most file systems) start a folder
+ * at one 4 KB block and never shrink it, however many names leave it.
+ */
+const FRESH_FOLDER_BYTES = 4096
+
+/**
+ * The object folders a pass emptied. One that grew while it held many names keeps its size
+ * after they are gone (and every lookup in it pays for that), so it is replaced by a fresh
+ * one in the same step; one that never grew stays. Either way the next commits find their
+ * folder: one made anew costs the commit that needs it a mkdir and an fsync of `objects/`,
+ * and maintenance runs every ~2,000 loose objects, so that would be most of the 256 after
+ * every pass. Killed between the rmdir and the mkdir, the folder is missing, which the object
+ * writer has always handled (it makes the folder on ENOENT).
+ */
+async function renewFolders(
+  db: ObjectDatabase,
+  emptied: ReadonlySet<string>,
+  pause: (() => Promise<void>) | undefined,
+): Promise<void> {
+  let made = false
+  for (const prefix of emptied) {
+    const dir = path.join(db.objectsDir, prefix)
+    try {
+      if ((disk.lstatIfThere(dir)?.size ?? 0) <= FRESH_FOLDER_BYTES) continue
+      // A folder that held thousands of names takes a while to go.
+      await disk.promises.rmdir(dir)
+    } catch {
+      // Not empty (an object written meanwhile), or gone: left as it is.
+      continue
+    }
+    // Until objects/ is fsynced below, a commit writing into a folder made here fsyncs it.
+    db.foldersUnsynced = true
+    made = true
+    try {
+      disk.mkdirSync(dir, 0o755)
+    } catch {
+      // A commit meanwhile made it (and fsyncs objects/ itself), or the disk refused: left
+      // missing, which the writer handles.
+    }
+    await pause?.()
+  }
+  if (!made) return
+  try {
+    await syncFolder(db.objectsDir)
+    db.foldersUnsynced = false
+  } catch {
+    // Commits go on fsyncing objects/ until a later pass manages to.
   }
 }
 
