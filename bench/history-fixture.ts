@@ -4,12 +4,20 @@
  * into one pack by Cairn's own maintenance; the side index is written alongside, and the
  * memory folder holds HEAD's files, so opening it needs no recovery.
  *
+ * A packed fixture's loose objects are written and packed in a scratch repository on a
+ * memory-backed folder (/dev/shm where there is one), and only the pack is copied to the disk:
+ * tens of thousands of loose files created and deleted on the disk just before its commands
+ * are timed would slow those commands for minutes on a file system that holds off reusing
+ * freed inodes (ext4 without a journal, as on the bench machine: docs/durability.md), which
+ * is the fixture's making, not the history it stands for.
+ *
  * Shapes: `nested-1024` (8 areas x 8 topics x 16 notes), `nested-10000` (10 x 10 x 100) and
  * `flat-1000` (1,000 notes in the root folder, whose tree is rewritten by every commit).
  */
 import { randomBytes } from 'node:crypto'
 import fs from 'node:fs'
-import { mkdir, utimes, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, rm, utimes, writeFile } from 'node:fs/promises'
+import os from 'node:os'
 import path from 'node:path'
 import { deflateSync } from 'node:zlib'
 import { AUTHORS, formatCommitMessage, type CommitMeta } from '../src/main/history/commit-message'
@@ -145,7 +153,8 @@ export async function buildFixture(
   const shape = options.shape ?? 'nested-1024'
   const gitdir = path.join(dataDir, 'history.git')
   await initRepository(gitdir)
-  const sink = looseSink(gitdir)
+  const staging = options.storage === 'pack' ? await stagingRepository() : gitdir
+  const sink = looseSink(staging)
 
   const dims = SHAPES[shape]
   const folders = new Map<string, Folder>([['', new Folder()]])
@@ -337,12 +346,8 @@ export async function buildFixture(
   }
 
   await writeMainRef(gitdir, parent as unknown as string)
-  if (options.storage === 'pack') {
-    // Packed the way Cairn's maintenance packs it (newest version of each path whole).
-    const db = new ObjectDatabase(gitdir)
-    await repack(db, parent ? [parent] : [])
-    db.close()
-  }
+  // Packed the way Cairn's maintenance packs it (newest version of each path whole).
+  if (options.storage === 'pack') await packInto(staging, gitdir, parent)
   writeIndex(indexDirOf(gitdir), entries)
 
   // HEAD's files, with times in the past so the first open trusts their stat after one hash.
@@ -396,7 +401,8 @@ export async function buildBlameFixture(
 ): Promise<BlameFixture> {
   const gitdir = path.join(dataDir, 'history.git')
   await initRepository(gitdir)
-  const sink = looseSink(gitdir)
+  const staging = await stagingRepository()
+  const sink = looseSink(staging)
   const file = 'notes/long.md'
   let seed = 7
   const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648
@@ -448,9 +454,7 @@ export async function buildBlameFixture(
     await commit(claude(i, roll < 0.15 ? 'insert' : 'str_replace'), start + i)
   }
   await writeMainRef(gitdir, parent as unknown as string)
-  const db = new ObjectDatabase(gitdir)
-  await repack(db, parent ? [parent] : [])
-  db.close()
+  await packInto(staging, gitdir, parent)
   writeIndex(indexDirOf(gitdir), entries)
   const workRoot = path.join(dataDir, 'memories')
   await mkdir(path.join(workRoot, 'notes'), { recursive: true, mode: 0o700 })
@@ -458,6 +462,26 @@ export async function buildBlameFixture(
   await writeFile(path.join(workRoot, file), `${content.join('\n')}\n`, { mode: 0o600 })
   await utimes(path.join(workRoot, file), past, past)
   return { dataDir, file, lines: content.length, commits: options.commits + 1, content }
+}
+
+/** A scratch repository for loose objects that are to be packed (see the top of the file). */
+async function stagingRepository(): Promise<string> {
+  const shm = '/dev/shm'
+  const base = fs.existsSync(shm) ? shm : os.tmpdir()
+  const dir = await mkdtemp(path.join(base, 'cairn-fixture-'))
+  await initRepository(path.join(dir, 'history.git'))
+  return path.join(dir, 'history.git')
+}
+
+/** Packs the staged loose objects reachable or not from `tip`, and copies the pack to `gitdir`. */
+async function packInto(staging: string, gitdir: string, tip: string | null): Promise<void> {
+  const db = new ObjectDatabase(staging)
+  await repack(db, tip ? [tip] : [])
+  db.close()
+  for (const name of fs.readdirSync(db.packDir)) {
+    fs.copyFileSync(path.join(db.packDir, name), path.join(gitdir, 'objects', 'pack', name))
+  }
+  await rm(path.dirname(staging), { recursive: true, force: true })
 }
 
 function pickFile(files: ReadonlyArray<string>, random: () => number, ...avoid: string[]): string {

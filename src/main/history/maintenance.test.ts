@@ -241,6 +241,49 @@ describe('background maintenance', () => {
     await memory.close()
   })
 
+  it('removes loose objects off the main thread: a command completes while an unlink is held', async () => {
+    const memory = await openVersionedMemory({ dataDir, now, watch: false, maintenance: false })
+    await work(memory, 0, 40)
+    let release: () => void = () => undefined
+    const held = new Promise<void>((resolve) => (release = resolve))
+    let unlinkHeld: () => void = () => undefined
+    const holding = new Promise<void>((resolve) => (unlinkHeld = resolve))
+    let holds = 0
+    const restore = setDisk({
+      ...nodeDisk,
+      promises: {
+        ...nodeDisk.promises,
+        async unlink(file) {
+          // The first loose object's removal waits (a disk slow to discard what it frees).
+          if (holds++ === 0 && /objects\/[0-9a-f]{2}\/[0-9a-f]{38}$/.test(file)) {
+            unlinkHeld()
+            await held
+          }
+          return nodeDisk.promises.unlink(file)
+        },
+      },
+    })
+    try {
+      const pass = memory.maintain()
+      await holding
+      // The pass waits on that unlink; a command still runs, commits and answers meanwhile.
+      const outcome = await memory.execute(
+        { command: 'create', path: '/memories/during.md', file_text: 'written while packing\n' },
+        claude(1000),
+      )
+      expect(outcome.commit).toBeTruthy()
+      release()
+      const report = await pass
+      expect(report.removedLoose).toBeGreaterThan(100)
+    } finally {
+      release()
+      restore()
+    }
+    fsck(dataDir)
+    expect(gitCli(dataDir, 'show', 'HEAD:during.md')).toBe('written while packing\n')
+    await memory.close()
+  })
+
   it('interleaved with commands and restores keeps fsck clean and every readAt equal to git show', async () => {
     const memory = await openVersionedMemory({
       dataDir,
