@@ -51,6 +51,18 @@ async function work(memory: VersionedMemory, from: number, count: number): Promi
   }
 }
 
+/**
+ * Names added to `dir` and removed again: it stays larger than a fresh folder (ext4 never
+ * shrinks one), as thousands of loose objects leave an object folder.
+ */
+function growFolder(dir: string): void {
+  const padding = Array.from({ length: 300 }, (_, i) =>
+    path.join(dir, `pad-${'x'.repeat(40)}-${i}`),
+  )
+  for (const file of padding) writeFileSync(file, '')
+  for (const file of padding) rmSync(file)
+}
+
 /** Every object id the git CLI can find (loose or packed). */
 function allObjects(dir = dataDir): string[] {
   return gitCli(dir, 'cat-file', '--batch-all-objects', '--batch-check=%(objectname)')
@@ -139,14 +151,9 @@ describe('background maintenance', () => {
     const folders = () => readdirSync(objectsDir).filter((name) => /^[0-9a-f]{2}$/.test(name))
     const used = folders()
     expect(used.length).toBeGreaterThan(200)
-    // One folder made to grow (as thousands of loose objects make them): names added and
-    // removed again leave it larger than a fresh one, which ext4 never shrinks.
+    // One folder made to grow, as thousands of loose objects make them.
     const grown = used[0] as string
-    const padding = Array.from({ length: 300 }, (_, i) =>
-      path.join(objectsDir, grown, `pad-${'x'.repeat(40)}-${i}`),
-    )
-    for (const file of padding) writeFileSync(file, '')
-    for (const file of padding) rmSync(file)
+    growFolder(path.join(objectsDir, grown))
     expect(statSync(path.join(objectsDir, grown)).size).toBeGreaterThan(4096)
     const inodes = new Map(used.map((name) => [name, statSync(path.join(objectsDir, name)).ino]))
 
@@ -189,11 +196,7 @@ describe('background maintenance', () => {
     const grown = readdirSync(objectsDir).find(
       (name) => /^[0-9a-f]{2}$/.test(name) && readdirSync(path.join(objectsDir, name)).length > 0,
     ) as string
-    const padding = Array.from({ length: 300 }, (_, i) =>
-      path.join(objectsDir, grown, `pad-${'x'.repeat(40)}-${i}`),
-    )
-    for (const file of padding) writeFileSync(file, '')
-    for (const file of padding) rmSync(file)
+    growFolder(path.join(objectsDir, grown))
     // Records fsyncs of objects/ itself, and holds the pass's one until released.
     const folderFds = new Set<number>()
     let synced = 0
@@ -248,14 +251,15 @@ describe('background maintenance', () => {
     const held = new Promise<void>((resolve) => (release = resolve))
     let unlinkHeld: () => void = () => undefined
     const holding = new Promise<void>((resolve) => (unlinkHeld = resolve))
-    let holds = 0
+    let toHold = true
     const restore = setDisk({
       ...nodeDisk,
       promises: {
         ...nodeDisk.promises,
         async unlink(file) {
           // The first loose object's removal waits (a disk slow to discard what it frees).
-          if (holds++ === 0 && /objects\/[0-9a-f]{2}\/[0-9a-f]{38}$/.test(file)) {
+          if (toHold && /objects\/[0-9a-f]{2}\/[0-9a-f]{38}$/.test(file)) {
+            toHold = false
             unlinkHeld()
             await held
           }
