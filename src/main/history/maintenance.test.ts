@@ -288,66 +288,6 @@ describe('background maintenance', () => {
     await memory.close()
   })
 
-  it('starts no removal while a command runs', async () => {
-    const memory = await openVersionedMemory({ dataDir, now, watch: false, maintenance: false })
-    await work(memory, 0, 40)
-    let commandRunning = false
-    let startedDuringCommand = 0
-    let removing: () => void = () => undefined
-    const removalStarted = new Promise<void>((resolve) => (removing = resolve))
-    let release: () => void = () => undefined
-    const held = new Promise<void>((resolve) => (release = resolve))
-    let commandHeld: () => void = () => undefined
-    const holding = new Promise<void>((resolve) => (commandHeld = resolve))
-    let holdNextFsync = false
-    const restore = setDisk({
-      ...nodeDisk,
-      async fsync(fd) {
-        await nodeDisk.fsync(fd)
-        if (!holdNextFsync) return
-        // The command's first fsync waits: it is in flight for as long as the test likes.
-        holdNextFsync = false
-        commandRunning = true
-        commandHeld()
-        await held
-      },
-      promises: {
-        ...nodeDisk.promises,
-        async unlink(file) {
-          if (/objects\/[0-9a-f]{2}\/[0-9a-f]{38}$/.test(file)) {
-            if (commandRunning) startedDuringCommand++
-            removing()
-          }
-          return nodeDisk.promises.unlink(file)
-        },
-      },
-    })
-    try {
-      const pass = memory.maintain()
-      await removalStarted
-      holdNextFsync = true
-      const command = memory.execute(
-        { command: 'create', path: '/memories/during.md', file_text: 'written while removing\n' },
-        claude(1000),
-      )
-      await holding
-      // Time for the pass to start more removals, if it would.
-      for (let i = 0; i < 50; i++) await new Promise((resolve) => setTimeout(resolve, 1))
-      expect(startedDuringCommand).toBe(0)
-      release()
-      expect((await command).commit).toBeTruthy()
-      commandRunning = false
-      const report = await pass
-      expect(report.removedLoose).toBeGreaterThan(100)
-    } finally {
-      release()
-      restore()
-    }
-    expect(looseCount()).toBeLessThan(10)
-    fsck(dataDir)
-    await memory.close()
-  })
-
   it('interleaved with commands and restores keeps fsck clean and every readAt equal to git show', async () => {
     const memory = await openVersionedMemory({
       dataDir,

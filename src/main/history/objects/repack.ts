@@ -182,9 +182,6 @@ async function install(
     // On the thread pool, two at a time: an unlink waits for the disk to discard what it
     // frees, which took 0.7 s once on the bench machine, and on the main thread that held up
     // every command meanwhile. Two leave the pool's other threads to the commands' fsyncs.
-    // None starts while a command runs (`pause` waits for the queue): the device's discards
-    // would be ahead of the command's fsyncs. Killed anywhere here, each loose object a
-    // durable pack holds is removed or not: both are fine.
     let visited = 0
     let pending: Promise<void> | null = null
     for (const oid of loose) {
@@ -192,7 +189,6 @@ async function install(
       // Every loose object some durable pack holds goes (packed now, or before a crash).
       if (!inNewPack(oid) && !db.inPack(oid)) continue
       if (pending === null) {
-        await options.pause?.()
         pending = remove(oid)
         continue
       }
