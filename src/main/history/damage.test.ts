@@ -1,13 +1,21 @@
-import { execFileSync } from 'node:child_process'
+import { execFileSync, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { addTotals, size } from '../../../test/stress/stress'
 import { CairnError } from '../lib/errors'
+import { LOCK_FILE } from '../lib/instance-lock'
 import { createRecordingLogger } from '../lib/logger'
 import { openVersionedMemory, type VersionedMemory } from './index'
-import { commitCount, gitCli, headMatchesFolder, indexDirIn, CLAUDE } from './test-helpers'
+import {
+  commitCount,
+  gitCli,
+  headMatchesFolder,
+  indexDirIn,
+  leftoverTempFiles,
+  CLAUDE,
+} from './test-helpers'
 
 // The damage test (issue #9): each kind of damage to history.git, then open. The files stay
 // byte-identical; the history is kept where it can be and set aside (never destroyed) where
@@ -221,13 +229,18 @@ const DAMAGES: ReadonlyArray<Damage> = [
     },
   },
   {
-    name: 'stray temp files of failed writes',
+    name: 'stray temp files of a killed run (its lock left behind)',
     outcome: 'kept',
     notice: null,
     apply: (s) => {
       const dir = path.join(gitdir(s), 'objects', 'ab')
       fs.mkdirSync(dir, { recursive: true })
       fs.writeFileSync(path.join(dir, 'tmp_obj_123abc'), '')
+      // Only a kill or a power cut leaves an object's temp file, and either leaves the lock
+      // of a process that is gone: open then looks in every object folder.
+      const gone = spawnSync(process.execPath, ['-e', '0']).pid
+      const lock = { pid: gone, host: os.hostname(), token: 'deadbeef', since: '2026-01-01' }
+      fs.writeFileSync(path.join(s.dataDir, LOCK_FILE), `${JSON.stringify(lock)}\n`)
       fs.writeFileSync(path.join(gitdir(s), 'refs', 'heads', 'main.1a2b.lock'), 'x')
       fs.mkdirSync(path.join(gitdir(s), 'cairn-index.tmp-123-456'))
       fs.writeFileSync(path.join(gitdir(s), 'cairn-index.tmp-123-456', 'commits'), '{')
@@ -290,6 +303,7 @@ async function checkDamage(damage: Damage, variant: number): Promise<void> {
       }
     }
     expect(await headMatchesFolder(s.dataDir), damage.name).toBe(true)
+    expect(leftoverTempFiles(s.dataDir), damage.name).toEqual([])
     const head = fs.existsSync(gitdir(s)) ? rev(s, 'main') : null
     const next = await memory.execute(
       {

@@ -154,34 +154,41 @@ describe('one writer per data folder', () => {
     expect(failures).toBeGreaterThan(0)
   })
 
-  it('after a crash (its lock taken over), open removes object temp files however many objects are loose', async () => {
+  it('lists the object folders for temp files only after a crash (its lock taken over)', async () => {
     const first = await open()
     await first.execute({ command: 'create', path: '/memories/a.md', file_text: 'a\n' }, CLAUDE)
     await first.close()
     const objects = path.join(dataDir, 'history.git', 'objects')
-    // Many loose objects, as open estimates them from one folder of 256: too many to list
-    // them all at every open.
-    fs.mkdirSync(path.join(objects, '17'), { recursive: true })
-    for (let i = 0; i < 40; i++) {
-      fs.writeFileSync(path.join(objects, '17', i.toString(16).padStart(38, '0')), '')
-    }
     fs.mkdirSync(path.join(objects, 'ab'), { recursive: true })
     const temp = path.join(objects, 'ab', 'tmp_obj_killed1')
     fs.writeFileSync(temp, 'half an object')
-    // After a clean close, open leaves it to the first maintenance pass.
-    await (await open()).close()
-    expect(fs.existsSync(temp)).toBe(true)
-    // After a kill (the lock of a process that is gone), open removes it.
-    const gone = spawnSync(process.execPath, ['-e', '0']).pid
-    const lock = {
-      pid: gone,
-      host: os.hostname(),
-      token: 'deadbeef',
-      since: new Date().toISOString(),
+    // Every folder open lists, through the seam.
+    const listed: string[] = []
+    const recording = hookDisk(nodeDisk, (call) => {
+      if (call.name === 'readdirSync') listed.push(path.relative(objects, String(call.args[0])))
+    })
+    const restore = setDisk(recording.disk)
+    try {
+      // After a clean close, open lists no object folder and leaves the temp file to the
+      // first maintenance pass (maintenance.test.ts).
+      await (await open()).close()
+      expect(listed.filter((dir) => /^[0-9a-f]{2}$/.test(dir))).toEqual([])
+      expect(fs.existsSync(temp)).toBe(true)
+      // After a kill (the lock of a process that is gone), open lists them and removes it.
+      const gone = spawnSync(process.execPath, ['-e', '0']).pid
+      const lock = {
+        pid: gone,
+        host: os.hostname(),
+        token: 'deadbeef',
+        since: new Date().toISOString(),
+      }
+      fs.writeFileSync(path.join(dataDir, LOCK_FILE), `${JSON.stringify(lock)}\n`)
+      await (await open()).close()
+      expect(listed).toContain('ab')
+      expect(fs.existsSync(temp)).toBe(false)
+    } finally {
+      restore()
     }
-    fs.writeFileSync(path.join(dataDir, LOCK_FILE), `${JSON.stringify(lock)}\n`)
-    await (await open()).close()
-    expect(fs.existsSync(temp)).toBe(false)
   })
 
   it('takes over an unreadable lock only once it is old', async () => {

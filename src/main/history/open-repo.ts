@@ -393,17 +393,15 @@ function repairLayout(gitdir: string): void {
   for (const dir of ['refs', 'refs/heads']) makeFolder(path.join(gitdir, dir), 0o755)
 }
 
-/** Loose objects (estimated from one folder of 256) up to which open lists them all for temps. */
-const MAX_LOOSE_SWEPT_AT_OPEN = 8192
-
 // Temp files of object, ref and index writes a crash or a failure left behind.
 function removeGitTemps(gitdir: string, afterCrash: boolean): void {
   const objects = path.join(gitdir, 'objects')
-  // Listing every object folder costs ~1 ms per 1,000 loose objects: done after a crash, and
-  // otherwise while they are few (as maintenance keeps them); with more, the next maintenance
-  // pass, which lists them all anyway and starts at once past 2,000, removes the temp files it
-  // meets (a failed write removes its own; only a kill leaves one).
-  if (afterCrash || listNames(path.join(objects, '17')).length <= MAX_LOOSE_SWEPT_AT_OPEN / 256) {
+  // An object's temp file is left only by a kill or a power cut (a failed write removes its
+  // own), and either leaves the instance lock behind: only then are the 256 object folders
+  // listed (~1 ms per 1,000 loose objects, and 30-40 ms for the 256 folders maintenance keeps,
+  // emptied, on a slow disk). A maintenance pass lists them all anyway and removes the temp
+  // files a minute old that it meets (objects/repack.ts).
+  if (afterCrash) {
     for (const dir of listNames(objects)) {
       if (!/^[0-9a-f]{2}$/.test(dir)) continue
       for (const name of listNames(path.join(objects, dir))) {

@@ -162,6 +162,9 @@ async function scanEntry(
  */
 async function storedCopyIntact(scan: Scan, relative: string, oid: string): Promise<boolean> {
   const { store, context } = scan
+  // Packed first: reads take the pack's copy before any loose one, so a packed blob needs no
+  // `lstat` of a loose file it most often does not have (one per file, at every open).
+  if (store.db.inPack(oid)) return true
   const bytes = store.looseBytes(oid)
   if (bytes === null) return store.isIntact(oid)
   if (bytes > 0 && bytes === context.stats?.checkedObjectBytes(relative)) return true

@@ -297,8 +297,8 @@ interface WrittenPack {
 
 /**
  * Every loose object id, one folder at a time. Temp files of object writes a crash left behind
- * (a minute old: never one being written) go on the way; open leaves them to this pass when
- * there are too many loose objects to list them quickly.
+ * (a minute old: never one being written) go on the way; open leaves them to this pass unless
+ * the instance before was killed (its lock taken over).
  */
 export async function listLoose(db: ObjectDatabase, pause: () => Promise<void>): Promise<OidSet> {
   const found = new OidSet()
