@@ -114,8 +114,15 @@ async function openOrRepair(options: OpenRepoOptions): Promise<OpenedRepo> {
   const fresh = state === null
   if (!state) {
     await initRepository(gitdir)
+    const store = createObjectStore(gitdir)
+    try {
+      await store.openLog()
+    } catch (error) {
+      store.close()
+      throw error
+    }
     state = {
-      store: createObjectStore(gitdir),
+      store,
       head: null,
       root: emptyTree(),
       treeOid: EMPTY_TREE_OID,
@@ -228,11 +235,15 @@ async function loadState(
   removeGitTemps(gitdir, afterCrash)
   removePackLeftovers(path.join(gitdir, 'objects', 'pack'))
   repairLayout(gitdir)
-  // A sync moving `main` when the app stopped is finished first, so the folder and `main`
-  // agree again before anything is compared (and before the recovery commit).
-  await finishInterruptedMove(gitdir, workRoot, logger)
   const store = createObjectStore(gitdir)
   try {
+    // Before anything reads an object: the write-ahead log brings back the objects of
+    // acknowledged commits whose loose files a power cut lost (a clean close leaves it empty;
+    // after a kill it is replayed too, its objects perhaps only in the page cache).
+    await store.openLog()
+    // A sync moving `main` when the app stopped is finished first, so the folder and `main`
+    // agree again before anything is compared (and before the recovery commit).
+    await finishInterruptedMove(gitdir, workRoot, logger)
     const head = await findHead(store, gitdir, workRoot, findings)
     if (!head) {
       const { index } = await openIndex(store, gitdir, null)
