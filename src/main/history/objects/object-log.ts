@@ -113,6 +113,8 @@ interface LogFile {
    * object meanwhile).
    */
   failed: boolean
+  /** How many times a checkpoint emptied it. */
+  emptied: number
 }
 
 /** The two log files of one history, and the checkpoints that empty them. */
@@ -146,7 +148,7 @@ export class ObjectLog {
           fd = disk.openSync(file, OPEN.READ_WRITE_NEW | OPEN.NOFOLLOW, 0o600)
           made = true
         }
-        opened.push({ file, fd, end: 0, records: 0, covered: [], failed: false })
+        opened.push({ file, fd, end: 0, records: 0, covered: [], failed: false, emptied: 0 })
       }
       if (made) await syncFolder(gitdir)
       const records: LogRecord[] = []
@@ -185,7 +187,9 @@ export class ObjectLog {
    * are noted before the `fsync`, so a checkpoint starting meanwhile makes them durable before
    * it empties this file.
    */
-  async append(batch: ReadonlyArray<LoggedObject & { readonly stored: Uint8Array }>): Promise<void> {
+  async append(
+    batch: ReadonlyArray<LoggedObject & { readonly stored: Uint8Array }>,
+  ): Promise<void> {
     const log = this.files[this.active]
     const bytes = Buffer.concat(batch.map(({ oid, stored }) => encodeRecord(oid, stored)))
     // Counted before anything is written: a failed append leaves its file to be checkpointed
@@ -219,8 +223,13 @@ export class ObjectLog {
    * `durable` also `fsync`s the emptied files (at close: the next open then reads nothing).
    */
   async checkpoint(options: { readonly durable?: boolean } = {}): Promise<void> {
-    // Two rounds empty both files; a third covers records appended during the first.
-    for (let round = 0; round < 3 && this.pending() > 0 && !this.closed; round++) {
+    // Each file holding records now is emptied once (two rounds at most); records appended
+    // meanwhile go to the other file and wait for the next checkpoint.
+    const waiting = this.files
+      .filter((file) => file.records > 0)
+      .map((file) => ({ file, emptied: file.emptied }))
+    for (let round = 0; round < 3 && !this.closed; round++) {
+      if (waiting.every(({ file, emptied }) => file.emptied !== emptied)) break
       await this.round()
     }
     if (options.durable && !this.closed) {
@@ -296,6 +305,7 @@ export class ObjectLog {
     target.records = 0
     target.covered = []
     target.failed = false
+    target.emptied++
     // A failed append in the file that takes records now: emptied too (after switching).
     if (this.files[this.active].failed) await this.checkpointOne()
   }
