@@ -18,13 +18,7 @@ import {
 // what must be flushed before each rename, recorded from the real calls a command makes.
 
 type Kind =
-  | 'memory-temp'
-  | 'object'
-  | 'log'
-  | 'ref-temp'
-  | 'memory-folder'
-  | 'object-folder'
-  | 'ref-folder'
+  'memory-temp' | 'object' | 'log' | 'ref-temp' | 'memory-folder' | 'object-folder' | 'ref-folder'
 
 function kindOf(file: string, flags: number): Kind | null {
   const folder = (flags & OPEN.DIRECTORY) !== 0

@@ -205,11 +205,7 @@ export function createObjectStore(gitdir: string): ObjectStore {
     if (pending.length === 0) return
     let bytes = 0
     for (const { stored } of pending) bytes += stored.byteLength
-    if (
-      log?.usable() &&
-      pending.length <= MAX_LOGGED_OBJECTS &&
-      bytes <= MAX_LOGGED_BYTES
-    ) {
+    if (log?.usable() && pending.length <= MAX_LOGGED_OBJECTS && bytes <= MAX_LOGGED_BYTES) {
       // Their files are closed unsynced: the checkpoint opens them again by name.
       for (const { fd } of pending) closeQuietly(fd)
       await log.append(pending)
