@@ -196,6 +196,7 @@ export class ObjectLog {
     // (emptied) before it takes records again.
     log.covered.push(...batch.map(({ oid, file, dir }) => ({ oid, file, dir })))
     log.records += batch.length
+    const emptied = log.emptied
     try {
       let written = 0
       while (written < bytes.length) {
@@ -204,8 +205,11 @@ export class ObjectLog {
       log.end += bytes.length
       await disk.fsync(log.fd)
     } catch (error) {
-      log.failed = true
-      this.soon()
+      // Unless a checkpoint emptied the file meanwhile (having flushed these objects' files).
+      if (log.emptied === emptied) {
+        log.failed = true
+        this.soon()
+      }
       throw error
     }
     if (log.records >= CHECKPOINT_RECORDS || log.end >= CHECKPOINT_BYTES) this.soon()
