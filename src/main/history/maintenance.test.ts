@@ -161,12 +161,15 @@ describe('background maintenance', () => {
 
     await memory.maintain()
     expect(looseCount()).toBe(0)
-    // Every folder is still there and small; only the grown one is a new folder.
+    // Every folder is still there and small (the grown one, which ext4 never shrinks, so is a
+    // new folder); the others are the same folders. The new one's inode number is not checked:
+    // ext4 may give it the number the removed one had (an inode freed within the same second
+    // does not count as recently deleted), which failed this test once under load.
     expect(folders()).toEqual(used)
     for (const name of used) {
       const stats = statSync(path.join(objectsDir, name))
       expect(stats.size).toBeLessThanOrEqual(4096)
-      expect(stats.ino === inodes.get(name)).toBe(name !== grown)
+      if (name !== grown) expect(stats.ino).toBe(inodes.get(name))
     }
     fsck(dataDir)
 
