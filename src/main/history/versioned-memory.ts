@@ -132,6 +132,14 @@ async function openLocked(
     now,
     logger,
     afterCrash: lock.tookOver,
+    owns: () => {
+      try {
+        lock.assertHeld()
+        return true
+      } catch {
+        return false
+      }
+    },
     machine: () => machine,
   })
   const tool = createMemoryTool({

@@ -127,14 +127,19 @@ export class ObjectLog {
   private constructor(
     private readonly gitdir: string,
     private readonly files: [LogFile, LogFile],
+    private readonly owns: () => boolean,
   ) {}
 
   /**
    * Opens both log files of `gitdir`, making any that is missing and then `fsync`ing the git
    * directory (a record counts only once its file's name is durable). Returns the log and the
-   * records found (a clean close leaves none: one `fstat` per file).
+   * records found (a clean close leaves none: one `fstat` per file). `owns` says whether this
+   * instance still holds the data folder: a checkpoint empties a file only while it does.
    */
-  static async open(gitdir: string): Promise<{ log: ObjectLog; records: LogRecord[] }> {
+  static async open(
+    gitdir: string,
+    owns: () => boolean = () => true,
+  ): Promise<{ log: ObjectLog; records: LogRecord[] }> {
     const opened: LogFile[] = []
     let made = false
     try {
@@ -168,7 +173,7 @@ export class ObjectLog {
         log.records = Math.max(1, found.length)
         log.covered = found.map(({ oid }) => loggedObject(gitdir, oid))
       }
-      const log = new ObjectLog(gitdir, opened as [LogFile, LogFile])
+      const log = new ObjectLog(gitdir, opened as [LogFile, LogFile], owns)
       return { log, records }
     } catch (error) {
       for (const { fd } of opened) closeQuietly(fd)
@@ -302,6 +307,12 @@ export class ObjectLog {
     await syncFolder(path.join(this.gitdir, 'objects'))
     // Closed meanwhile, its descriptor may already name another file: never touched then.
     if (this.closed) return
+    // Another instance took the data folder over (its lock removed by hand): the files are its
+    // now, holding records of its own commits, and this one leaves them alone for good.
+    if (!this.owns()) {
+      this.close()
+      return
+    }
     // Not fsynced: should the emptying not reach the disk, its records name durable objects,
     // which a replay finds intact; appends after it are fsynced with the new length.
     disk.ftruncateSync(target.fd, 0)
