@@ -1,10 +1,14 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { readFileSync, readlinkSync } from 'node:fs'
+import path from 'node:path'
 import { nodeDisk, OPEN, setDisk, type Disk } from '../lib/disk'
 import { openVersionedMemory, type VersionedMemory } from './index'
+import { decodeRecords, LOG_FILES } from './objects/object-log'
 import {
   CLAUDE,
   folderFiles,
   fsck,
+  gitCli,
   headMatchesFolder,
   leftoverTempFiles,
   tempDataDir,
@@ -13,17 +17,28 @@ import {
 // The order of a command's durable steps (docs/durability.md, "When a change is acknowledged"):
 // what must be flushed before each rename, recorded from the real calls a command makes.
 
-type Kind = 'memory-temp' | 'object' | 'ref-temp' | 'memory-folder' | 'object-folder' | 'ref-folder'
+type Kind =
+  'memory-temp' | 'object' | 'log' | 'ref-temp' | 'memory-folder' | 'object-folder' | 'ref-folder'
 
 function kindOf(file: string, flags: number): Kind | null {
   const folder = (flags & OPEN.DIRECTORY) !== 0
   if (file.includes('history.git')) {
     if (folder) return /refs\/heads$/.test(file) ? 'ref-folder' : 'object-folder'
-    if (file.includes('/tmp_obj_')) return 'object'
+    // An object's file, by its temp name or (a checkpoint opens it again) its own.
+    if (/\/objects\/[0-9a-f]{2}\/(tmp_obj_|[0-9a-f]{38}$)/.test(file)) return 'object'
+    if (/\/cairn-wal-\d$/.test(file)) return 'log'
     return /refs\/heads\/main\..*\.lock$/.test(file) ? 'ref-temp' : null
   }
   if (folder) return 'memory-folder'
   return file.includes('.cairn-tmp-') ? 'memory-temp' : null
+}
+
+function isLog(fd: number): boolean {
+  try {
+    return /\/cairn-wal-\d$/.test(readlinkSync(`/proc/self/fd/${fd}`))
+  } catch {
+    return false
+  }
 }
 
 /** Every fsync (when it finished, and of what) and rename (when called), in order. */
@@ -43,7 +58,8 @@ function recordingDisk(events: string[]): Disk {
       nodeDisk.closeSync(fd)
     },
     async fsync(fd) {
-      const kind = kinds.get(fd)
+      // The log's files were opened with the history, before recording began.
+      const kind = kinds.get(fd) ?? (isLog(fd) ? 'log' : undefined)
       await nodeDisk.fsync(fd)
       if (kind) events.push(`flushed ${kind}`)
     },
@@ -96,6 +112,25 @@ async function recorded(input: Record<string, unknown>): Promise<string[]> {
 const first = (events: string[], event: string) => events.indexOf(event)
 const last = (events: string[], event: string) => events.lastIndexOf(event)
 
+/** The ids the write-ahead log holds records of, from its files as they are now. */
+function loggedIds(): Set<string> {
+  const ids = new Set<string>()
+  for (const name of LOG_FILES) {
+    const bytes = readFileSync(path.join(dataDir, 'history.git', name))
+    for (const record of decodeRecords(bytes)) ids.add(record.oid)
+  }
+  return ids
+}
+
+/** HEAD's commit, its root tree and the blob now at `file`, by the git CLI. */
+function headObjects(file: string): string[] {
+  return [
+    gitCli(dataDir, 'rev-parse', 'main').trim(),
+    gitCli(dataDir, 'rev-parse', 'main^{tree}').trim(),
+    ...(file ? [gitCli(dataDir, 'rev-parse', `main:${file}`).trim()] : []),
+  ]
+}
+
 describe('a command with its commit, step by step', () => {
   for (const [name, input] of [
     [
@@ -117,14 +152,19 @@ describe('a command with its commit, step by step', () => {
       const refRenamed = first(events, 'renamed ref')
       expect(fileRenamed).toBeGreaterThan(-1)
       expect(refRenamed).toBeGreaterThan(fileRenamed)
-      // Nothing is renamed before the file's content, every new object (the blob, the trees,
-      // the commit) and the ref's content are on the disk.
+      // Nothing is renamed before the file's content, the log's records of every new object
+      // (the blob, the trees, the commit) and the ref's content are on the disk ...
       expect(first(events, 'flushed memory-temp')).toBeGreaterThan(-1)
       expect(first(events, 'flushed memory-temp')).toBeLessThan(fileRenamed)
-      expect(events.filter((event) => event === 'flushed object').length).toBeGreaterThanOrEqual(3)
-      expect(last(events, 'flushed object')).toBeLessThan(fileRenamed)
-      expect(last(events, 'flushed object-folder')).toBeLessThan(fileRenamed)
+      expect(events.filter((event) => event === 'flushed log')).toHaveLength(1)
+      expect(first(events, 'flushed log')).toBeLessThan(fileRenamed)
       expect(first(events, 'flushed ref-temp')).toBeLessThan(fileRenamed)
+      // ... and the log covers them: no object file nor folder is flushed on the way.
+      const file = 'path' in input ? input.path.replace('/memories/', '') : ''
+      const logged = loggedIds()
+      for (const oid of headObjects(file)) expect(logged).toContain(oid)
+      expect(events).not.toContain('flushed object')
+      expect(events).not.toContain('flushed object-folder')
       // Both renames are made durable before the result comes back.
       const acknowledged = events.indexOf('acknowledged')
       expect(last(events, 'flushed memory-folder')).toBeGreaterThan(fileRenamed)
@@ -145,8 +185,11 @@ describe('a command with its commit, step by step', () => {
       const refRenamed = first(events, 'renamed ref')
       expect(refRenamed).toBeGreaterThan(-1)
       expect(last(events, 'flushed memory-folder')).toBeLessThan(refRenamed)
-      expect(last(events, 'flushed object')).toBeLessThan(refRenamed)
+      expect(first(events, 'flushed log')).toBeGreaterThan(-1)
+      expect(last(events, 'flushed log')).toBeLessThan(refRenamed)
       expect(first(events, 'flushed ref-temp')).toBeLessThan(refRenamed)
+      expect(events).not.toContain('flushed object')
+      for (const oid of headObjects('')) expect(loggedIds()).toContain(oid)
       expect(last(events, 'flushed ref-folder')).toBeGreaterThan(refRenamed)
       expect(await headMatchesFolder(dataDir)).toBe(true)
       fsck(dataDir)
@@ -180,7 +223,9 @@ async function editWhileFsyncFails(part: string) {
       return fd
     },
     async fsync(fd) {
-      if (names.get(fd)?.includes(part)) {
+      // The log's files were opened with the history: named by the kernel.
+      const name = names.get(fd) ?? readlinkSync(`/proc/self/fd/${fd}`)
+      if (name.includes(part)) {
         throw Object.assign(new Error('EIO: injected'), { code: 'EIO' })
       }
       await nodeDisk.fsync(fd)
@@ -217,8 +262,8 @@ describe('when the flushes of a staged write fail', () => {
     fsck(dataDir)
   })
 
-  it('makes the change and owes its commit when an object cannot be flushed', async () => {
-    const outcome = await editWhileFsyncFails('tmp_obj_')
+  it('makes the change and owes its commit when the log cannot be flushed', async () => {
+    const outcome = await editWhileFsyncFails('cairn-wal-')
     expect(outcome.isError).toBe(false)
     expect(outcome.commit).toBeNull()
     expect(outcome.commitPending).toBe(true)

@@ -182,6 +182,11 @@ export function createMaintainer(options: {
         sliceStart = performance.now()
         await verifyOnce()
         if (verifyOnly) return EMPTY_REPORT
+        // The objects the write-ahead log covers are made durable first: a pass removes
+        // loose files (once packed) and renews their folders, and the log should not have to
+        // reach across that.
+        await store.checkpoint()
+        if (stopped) throw new RepackAborted('maintenance stopped')
         const writtenBefore = store.looseWritten()
         sliceStart = performance.now()
         // `main` first, then every other ref: the remote's `main`, backups of other histories.

@@ -20,6 +20,7 @@ import {
   MissingObjectError,
   ObjectDatabase,
 } from './objects/object-database'
+import { MAX_LOGGED_BYTES, MAX_LOGGED_OBJECTS, ObjectLog } from './objects/object-log'
 
 /** One entry of a git tree as Cairn stores it: regular files and directories only. */
 export interface RawTreeEntry {
@@ -60,17 +61,31 @@ export type ObjectType = 'blob' | 'tree' | 'commit'
  * Writes produce git's loose object format directly: hash, deflate, temp file, rename — so a
  * crash never leaves a half-written object under its final name, and no tree is rebuilt that
  * did not change. Writing an object again renames the same bytes over a damaged loose copy.
- * Written objects are made durable by `flush` (file contents and their folders, together),
- * which the caller runs before the ref that makes them reachable moves. Background
- * maintenance later moves loose objects into packs.
+ * Written objects are made durable by `flush`, which the caller runs before the ref that makes
+ * them reachable moves: a commit's few objects by one record each in the write-ahead log (see
+ * objects/object-log.ts; their files and folders are `fsync`ed later, at a checkpoint), a
+ * larger batch file by file with their folders. Background maintenance later moves loose
+ * objects into packs.
  */
 export interface ObjectStore {
   readonly gitdir: string
   readonly db: ObjectDatabase
   hash(type: ObjectType, content: Uint8Array): string
   write(type: ObjectType, content: Uint8Array, knownOid?: string): Promise<string>
-  /** fsyncs every object written since the last flush, and their folders. */
+  /**
+   * Makes every object written since the last flush durable: a small batch by appending it to
+   * the write-ahead log (once `openLog` has run), a larger one by `fsync`ing each file and
+   * their folders.
+   */
   flush(): Promise<void>
+  /**
+   * Opens the write-ahead log (making its files on first use) and replays what it holds:
+   * objects whose loose file a power cut lost or damaged are written again, then every object
+   * it names is made durable and the log emptied. Runs at open, before anything reads objects.
+   */
+  openLog(options?: { readonly owns?: () => boolean }): Promise<void>
+  /** Makes every logged object durable and empties the log (before maintenance, at close). */
+  checkpoint(options?: { readonly durable?: boolean }): Promise<void>
   /** True when the object `oid` can be read and holds what its id says. */
   isIntact(oid: string): Promise<boolean>
   /** The size of `oid`'s loose file, or null when it has none (one `lstat`). */
@@ -91,7 +106,7 @@ export interface ObjectStore {
   readRaw(oid: string, type: ObjectType): Promise<Uint8Array>
   /** Loose objects written through this store since it opened (maintenance's trigger). */
   looseWritten(): number
-  /** Releases the open pack files. */
+  /** Releases the open pack files and the log's files (its records stay for the next open). */
   close(): void
 }
 
@@ -115,7 +130,14 @@ export function createObjectStore(gitdir: string): ObjectStore {
   // after the commit's last object is written: an fsync started while the next objects are
   // still being created commits the journal for itself alone, makes those creations wait for
   // it, and leaves them to another journal commit (measured: a round of 5 ms instead of 1).
-  let unflushed: Array<{ readonly fd: number; readonly dir: string }> = []
+  let unflushed: Array<{
+    readonly fd: number
+    readonly oid: string
+    readonly file: string
+    readonly dir: string
+    readonly stored: Buffer
+  }> = []
+  let log: ObjectLog | null = null
   // Object folders made since the last flush: objects/ itself must be synced for them.
   let newDirs = false
 
@@ -163,7 +185,7 @@ export function createObjectStore(gitdir: string): ObjectStore {
       throw error
     }
     written++
-    unflushed.push({ fd, dir })
+    unflushed.push({ fd, oid, file, dir, stored: data })
     if (unflushed.length >= MAX_UNFLUSHED) await flush()
     return oid
   }
@@ -177,12 +199,24 @@ export function createObjectStore(gitdir: string): ObjectStore {
     }
   }
 
-  // Files and folders are fsynced all at once: the order among them does not matter, only
-  // that all are done before the ref moves.
   async function flush(): Promise<void> {
     const pending = unflushed
     unflushed = []
     if (pending.length === 0) return
+    let bytes = 0
+    for (const { stored } of pending) bytes += stored.byteLength
+    if (log?.usable() && pending.length <= MAX_LOGGED_OBJECTS && bytes <= MAX_LOGGED_BYTES) {
+      // Their files are closed unsynced: the checkpoint opens them again by name.
+      for (const { fd } of pending) closeQuietly(fd)
+      await log.append(pending)
+      return
+    }
+    await flushFiles(pending)
+  }
+
+  // Files and folders are fsynced all at once: the order among them does not matter, only
+  // that all are done before the ref moves.
+  async function flushFiles(pending: ReadonlyArray<{ fd: number; dir: string }>): Promise<void> {
     const dirs = new Set(pending.map(({ dir }) => dir))
     if (newDirs || db.foldersUnsynced) dirs.add(path.join(gitdir, 'objects'))
     newDirs = false
@@ -203,6 +237,29 @@ export function createObjectStore(gitdir: string): ObjectStore {
     } finally {
       for (const { fd } of pending) closeQuietly(fd)
     }
+  }
+
+  async function openLog(options: { readonly owns?: () => boolean } = {}): Promise<void> {
+    // Windows cannot fsync a read-only file through a new descriptor: every batch is
+    // flushed file by file there.
+    if (log || process.platform === 'win32') return
+    const { log: opened, records } = await ObjectLog.open(gitdir, options.owns)
+    try {
+      // Written again, where the loose file is missing, cut short or not what its id says;
+      // then made durable one by one (the log is not in use yet).
+      for (const record of records) {
+        if (record.type === 'tag') continue
+        if (!(await isIntact(record.oid))) await write(record.type, record.content, record.oid)
+      }
+      await flush()
+      // Every object of the log, also those found intact (after a kill they may be in the
+      // page cache only), is made durable before the log is emptied.
+      if (records.length > 0 || opened.pending() > 0) await opened.checkpoint({ durable: true })
+    } catch (error) {
+      opened.close()
+      throw error
+    }
+    log = opened
   }
 
   // A packed object is checked only for being listed in a pack index (a pack carries
@@ -281,8 +338,15 @@ export function createObjectStore(gitdir: string): ObjectStore {
     readBlob,
     readCommit,
     readRaw,
+    openLog,
+    checkpoint: async (options) => {
+      await log?.checkpoint(options)
+    },
     looseWritten: () => written,
-    close: () => db.close(),
+    close: () => {
+      log?.close()
+      db.close()
+    },
   }
 }
 

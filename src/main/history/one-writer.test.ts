@@ -10,7 +10,8 @@ import { errnoError, hookDisk } from '../lib/disk-hooks'
 import { LOCK_FILE } from '../lib/instance-lock'
 import { writeFile } from '../memory-browser'
 import { openVersionedMemory, type VersionedMemory } from './index'
-import { commitCount, tempDataDir, CLAUDE } from './test-helpers'
+import { decodeRecords, LOG_FILES } from './objects/object-log'
+import { commitCount, gitCli, tempDataDir, CLAUDE } from './test-helpers'
 
 // One writer per data folder (issue #9): a second core or app instance is refused with a
 // clear message; a stale lock of a process that is gone is taken over; commits of two
@@ -217,5 +218,20 @@ describe('one writer per data folder', () => {
     const user = await writeFile(first.execute, '/memories/d.md', 'd').catch((e: unknown) => e)
     expect(user).toMatchObject({ code: 'locked' })
     expect(commitCount(dataDir)).toBe(count)
+    // Nor does its checkpoint empty the write-ahead log, whose files hold the second's records
+    // now: after a checkpoint of the second's, the file its next records go to is the one the
+    // first still holds records in.
+    await second.maintain()
+    await second.execute({ command: 'create', path: '/memories/e.md', file_text: 'e' }, CLAUDE)
+    const head = gitCli(dataDir, 'rev-parse', 'main').trim()
+    const logged = () =>
+      LOG_FILES.flatMap((name) =>
+        decodeRecords(fs.readFileSync(path.join(dataDir, 'history.git', name))).map(
+          ({ oid }) => oid,
+        ),
+      )
+    expect(logged()).toContain(head)
+    await first.close()
+    expect(logged()).toContain(head)
   })
 })

@@ -45,6 +45,10 @@ async function seed() {
     await put(name, `content of ${name}`)
     await repo.commit([name], { ...intent, paths: [`/memories/${name}`] })
   }
+  // Closed as the app closes a history: the write-ahead log checkpointed, its objects durable
+  // (the damage below is then damage, not a power cut the log would undo).
+  await repo.store.checkpoint({ durable: true })
+  repo.store.close()
   return repo.index.all()
 }
 

@@ -41,6 +41,8 @@ export interface OpenRepoOptions {
   readonly machine?: () => string | null
   /** The Cairn before did not close (its lock was taken over): look for its leftovers everywhere. */
   readonly afterCrash?: boolean
+  /** True while this instance holds the data folder (see `ObjectStore.openLog`). */
+  readonly owns?: () => boolean
 }
 
 /**
@@ -98,13 +100,7 @@ async function openOrRepair(options: OpenRepoOptions): Promise<OpenedRepo> {
   let state: (RepoState & { store: ObjectStore }) | null = null
   if (exists(gitdir)) {
     try {
-      state = await loadState(
-        gitdir,
-        workRoot,
-        findings,
-        options.logger,
-        options.afterCrash ?? false,
-      )
+      state = await loadState(gitdir, workRoot, findings, options)
     } catch (error) {
       if (!(error instanceof DamagedHistoryError)) throw error
       options.logger?.warn('The memory history could not be read; it is set aside', error)
@@ -114,8 +110,15 @@ async function openOrRepair(options: OpenRepoOptions): Promise<OpenedRepo> {
   const fresh = state === null
   if (!state) {
     await initRepository(gitdir)
+    const store = createObjectStore(gitdir)
+    try {
+      await store.openLog({ owns: options.owns })
+    } catch (error) {
+      store.close()
+      throw error
+    }
     state = {
-      store: createObjectStore(gitdir),
+      store,
       head: null,
       root: emptyTree(),
       treeOid: EMPTY_TREE_OID,
@@ -219,8 +222,7 @@ async function loadState(
   gitdir: string,
   workRoot: string,
   findings: Findings,
-  logger: Logger | undefined,
-  afterCrash: boolean,
+  { logger, afterCrash = false, owns }: OpenRepoOptions,
 ): Promise<RepoState & { store: ObjectStore }> {
   if (!isFolder(path.join(gitdir, 'objects'))) {
     throw new DamagedHistoryError('objects', 'no objects folder')
@@ -228,11 +230,15 @@ async function loadState(
   removeGitTemps(gitdir, afterCrash)
   removePackLeftovers(path.join(gitdir, 'objects', 'pack'))
   repairLayout(gitdir)
-  // A sync moving `main` when the app stopped is finished first, so the folder and `main`
-  // agree again before anything is compared (and before the recovery commit).
-  await finishInterruptedMove(gitdir, workRoot, logger)
   const store = createObjectStore(gitdir)
   try {
+    // Before anything reads an object: the write-ahead log brings back the objects of
+    // acknowledged commits whose loose files a power cut lost (a clean close leaves it empty;
+    // after a kill it is replayed too, its objects perhaps only in the page cache).
+    await store.openLog({ owns })
+    // A sync moving `main` when the app stopped is finished first, so the folder and `main`
+    // agree again before anything is compared (and before the recovery commit).
+    await finishInterruptedMove(gitdir, workRoot, logger)
     const head = await findHead(store, gitdir, workRoot, findings)
     if (!head) {
       const { index } = await openIndex(store, gitdir, null)

@@ -132,6 +132,14 @@ async function openLocked(
     now,
     logger,
     afterCrash: lock.tookOver,
+    owns: () => {
+      try {
+        lock.assertHeld()
+        return true
+      } catch {
+        return false
+      }
+    },
     machine: () => machine,
   })
   const tool = createMemoryTool({
@@ -683,6 +691,11 @@ async function openLocked(
       watcher?.close()
       await queue.idle()
       await maintainer.stop()
+      // Every object the write-ahead log covers made durable, the log emptied: the next open
+      // has nothing to replay. A failure leaves the records for it.
+      await repo.store.checkpoint({ durable: true }).catch((error: unknown) => {
+        logger.warn('The history log could not be emptied; it is replayed at the next open', error)
+      })
       repo.stats.save()
       repo.store.close()
       repo.index.close()

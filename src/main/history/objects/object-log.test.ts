@@ -1,0 +1,278 @@
+import { appendFileSync, readFileSync, readlinkSync, statSync, truncateSync } from 'node:fs'
+import { rm } from 'node:fs/promises'
+import path from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { nodeDisk, setDisk } from '../../lib/disk'
+import { createObjectStore, initRepository, type ObjectStore } from '../object-store'
+import { tempDataDir } from '../test-helpers'
+import { decodeRecords, encodeRecord, LOG_FILES, MAX_LOGGED_OBJECTS } from './object-log'
+import { deflateSync } from 'node:zlib'
+
+// The write-ahead log of a commit's objects (docs/durability.md, "Cost"), on a real bare
+// repository: what a flush appends, what a checkpoint makes durable and empties, what open
+// replays after the loose files were lost, and where a torn log stops.
+
+let dataDir: string
+let cleanup: () => Promise<void>
+let gitdir: string
+const opened: ObjectStore[] = []
+let restoreDisk: (() => void) | null = null
+
+beforeEach(async () => {
+  ;({ dir: dataDir, cleanup } = await tempDataDir())
+  gitdir = path.join(dataDir, 'history.git')
+  await initRepository(gitdir)
+})
+
+afterEach(async () => {
+  restoreDisk?.()
+  restoreDisk = null
+  for (const store of opened.splice(0)) store.close()
+  await cleanup()
+})
+
+async function openStore(): Promise<ObjectStore> {
+  const store = createObjectStore(gitdir)
+  opened.push(store)
+  await store.openLog()
+  return store
+}
+
+/** Writes `count` blobs (`<tag> n`) and flushes them as one batch; returns their ids. */
+async function writeBlobs(store: ObjectStore, tag: string, count: number): Promise<string[]> {
+  const oids: string[] = []
+  for (let n = 0; n < count; n++) {
+    oids.push(await store.write('blob', Buffer.from(`${tag} ${n}\n`)))
+  }
+  await store.flush()
+  return oids
+}
+
+const logPath = (n: 0 | 1) => path.join(gitdir, LOG_FILES[n])
+const loosePath = (oid: string) => path.join(gitdir, 'objects', oid.slice(0, 2), oid.slice(2))
+const logged = (n: 0 | 1) => decodeRecords(readFileSync(logPath(n))).map(({ oid }) => oid)
+
+/** A dropped store, as a crash leaves it: its log's records stay, no checkpoint runs. */
+function crash(store: ObjectStore): void {
+  store.close()
+  opened.splice(opened.indexOf(store), 1)
+}
+
+/** What a power cut may leave of a loose file that was never fsynced. */
+async function lose(oid: string, how: 'missing' | 'empty' | 'cut' | 'zeroed'): Promise<void> {
+  const file = loosePath(oid)
+  if (how === 'missing') return rm(file)
+  const size = statSync(file).size
+  if (how === 'empty') return truncateSync(file, 0)
+  if (how === 'cut') return truncateSync(file, Math.floor(size / 2))
+  truncateSync(file, 0)
+  truncateSync(file, size)
+}
+
+describe('records', () => {
+  const stored = (text: string) => deflateSync(Buffer.from(`blob ${text.length}\0${text}`))
+  const store = () => createObjectStore(gitdir)
+
+  it('are read back up to the first that does not check, and nothing after it', () => {
+    const s = store()
+    const a = s.hash('blob', Buffer.from('one'))
+    const b = s.hash('blob', Buffer.from('two'))
+    s.close()
+    const good = [encodeRecord(a, stored('one')), encodeRecord(b, stored('two'))]
+    expect(decodeRecords(Buffer.concat(good)).map(({ oid }) => oid)).toEqual([a, b])
+    // A record cut in half, garbage, zeros: the records before them only.
+    const whole = Buffer.concat(good)
+    expect(decodeRecords(whole.subarray(0, whole.length - 3)).map(({ oid }) => oid)).toEqual([a])
+    const garbage = Buffer.concat([
+      good[0]!,
+      Buffer.from('garbage after the first record'),
+      good[1]!,
+    ])
+    expect(decodeRecords(garbage).map(({ oid }) => oid)).toEqual([a])
+    expect(decodeRecords(Buffer.concat([Buffer.alloc(64), ...good]))).toEqual([])
+    // Bytes that inflate well but are not the object the record names.
+    const lying = encodeRecord(a, stored('two'))
+    expect(decodeRecords(Buffer.concat([lying, good[1]!]))).toEqual([])
+  })
+})
+
+describe('the write-ahead log', () => {
+  it('is made at open, with its name flushed, and a clean history holds it empty', async () => {
+    const synced: string[] = []
+    restoreDisk = setDisk({
+      ...nodeDisk,
+      async fsync(fd) {
+        synced.push(readlinkSync(`/proc/self/fd/${fd}`))
+        await nodeDisk.fsync(fd)
+      },
+    })
+    await openStore()
+    restoreDisk()
+    restoreDisk = null
+    for (const n of [0, 1] as const) expect(statSync(logPath(n)).size).toBe(0)
+    expect(synced).toContain(gitdir)
+  })
+
+  it("takes a commit's objects with one fsync of the log and none of their files", async () => {
+    const store = await openStore()
+    for (const oid of await writeBlobs(store, 'warm', 2))
+      expect(store.looseBytes(oid)).not.toBeNull()
+    const synced: string[] = []
+    restoreDisk = setDisk({
+      ...nodeDisk,
+      async fsync(fd) {
+        synced.push(readlinkSync(`/proc/self/fd/${fd}`))
+        await nodeDisk.fsync(fd)
+      },
+    })
+    const oids = await writeBlobs(store, 'batch', 4)
+    expect(synced).toEqual([logPath(0)])
+    expect(logged(0)).toEqual(expect.arrayContaining(oids))
+  })
+
+  it('flushes a larger batch file by file, leaving the log alone', async () => {
+    const store = await openStore()
+    const synced: string[] = []
+    restoreDisk = setDisk({
+      ...nodeDisk,
+      async fsync(fd) {
+        synced.push(readlinkSync(`/proc/self/fd/${fd}`))
+        await nodeDisk.fsync(fd)
+      },
+    })
+    const oids = await writeBlobs(store, 'large', MAX_LOGGED_OBJECTS + 1)
+    expect(
+      synced.filter((file) => file.includes('/tmp_obj_') || /[0-9a-f]{38}/.test(file)).length,
+    ).toBe(oids.length)
+    expect(synced).not.toContain(logPath(0))
+    expect(statSync(logPath(0)).size).toBe(0)
+  })
+
+  it('checkpoints: every logged file, its folder and objects/ flushed, then the log emptied', async () => {
+    const store = await openStore()
+    const oids = await writeBlobs(store, 'cp', 6)
+    const synced: string[] = []
+    restoreDisk = setDisk({
+      ...nodeDisk,
+      async fsync(fd) {
+        const file = readlinkSync(`/proc/self/fd/${fd}`)
+        await nodeDisk.fsync(fd)
+        synced.push(file)
+      },
+      ftruncateSync(fd, length) {
+        synced.push(`emptied ${readlinkSync(`/proc/self/fd/${fd}`)}`)
+        nodeDisk.ftruncateSync(fd, length)
+      },
+    })
+    await store.checkpoint()
+    const emptied = synced.indexOf(`emptied ${logPath(0)}`)
+    expect(emptied).toBeGreaterThan(-1)
+    // Emptied only once every file, its folder and objects/ were flushed.
+    for (const flushed of [
+      ...oids.map(loosePath),
+      ...oids.map((oid) => path.dirname(loosePath(oid))),
+      path.join(gitdir, 'objects'),
+    ]) {
+      expect(synced.indexOf(flushed)).toBeGreaterThan(-1)
+      expect(synced.indexOf(flushed)).toBeLessThan(emptied)
+    }
+    for (const n of [0, 1] as const) expect(statSync(logPath(n)).size).toBe(0)
+  })
+
+  it('keeps the records of objects flushed while a checkpoint runs', async () => {
+    const store = await openStore()
+    const before = await writeBlobs(store, 'before', 3)
+    // The checkpoint's flushes of the loose files wait until released.
+    let release!: () => void
+    const held = new Promise<void>((resolve) => (release = resolve))
+    let holding = 0
+    restoreDisk = setDisk({
+      ...nodeDisk,
+      async fsync(fd) {
+        if (/[0-9a-f]{38}$/.test(readlinkSync(`/proc/self/fd/${fd}`))) {
+          holding++
+          await held
+        }
+        await nodeDisk.fsync(fd)
+      },
+    })
+    const checkpoint = store.checkpoint()
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(holding).toBeGreaterThan(0)
+    const during = await writeBlobs(store, 'during', 3)
+    release()
+    await checkpoint
+    restoreDisk()
+    restoreDisk = null
+    // The first file was emptied; the records made meanwhile are in the other one.
+    expect(statSync(logPath(0)).size).toBe(0)
+    expect(logged(1)).toEqual(during)
+    // They still count: a power cut now loses their loose files, and open brings them back.
+    crash(store)
+    for (const oid of during) await lose(oid, 'missing')
+    const reopened = await openStore()
+    for (const oid of [...before, ...during]) expect(await reopened.isIntact(oid)).toBe(true)
+    for (const n of [0, 1] as const) expect(statSync(logPath(n)).size).toBe(0)
+  })
+
+  for (const how of ['missing', 'empty', 'cut', 'zeroed'] as const) {
+    it(`brings back at open the logged objects a power cut left ${how}, and empties the log`, async () => {
+      const store = await openStore()
+      const oids = [...(await writeBlobs(store, 'a', 3)), ...(await writeBlobs(store, 'b', 2))]
+      crash(store)
+      for (const oid of oids) await lose(oid, how)
+      const reopened = await openStore()
+      for (const oid of oids) {
+        expect(await reopened.isIntact(oid)).toBe(true)
+        expect(Buffer.from(await reopened.readBlob(oid)).toString()).toMatch(/^[ab] \d\n$/)
+      }
+      for (const n of [0, 1] as const) expect(statSync(logPath(n)).size).toBe(0)
+    })
+  }
+
+  it('brings back lost object folders too', async () => {
+    const store = await openStore()
+    const oids = await writeBlobs(store, 'folder', 3)
+    crash(store)
+    for (const oid of oids) await rm(path.dirname(loosePath(oid)), { recursive: true, force: true })
+    const reopened = await openStore()
+    for (const oid of oids) expect(await reopened.isIntact(oid)).toBe(true)
+  })
+
+  it('cuts a torn tail: the records before it are used, nothing after', async () => {
+    const store = await openStore()
+    const kept = await writeBlobs(store, 'kept', 2)
+    const torn = await writeBlobs(store, 'torn', 1)
+    crash(store)
+    // The last record cut in half, then garbage as a power cut may leave past it.
+    const size = statSync(logPath(0)).size
+    truncateSync(logPath(0), size - 10)
+    appendFileSync(logPath(0), Buffer.from('\x00\x00\x01\x00not a record at all'))
+    for (const oid of [...kept, ...torn]) await lose(oid, 'missing')
+    const reopened = await openStore()
+    for (const oid of kept) expect(await reopened.isIntact(oid)).toBe(true)
+    expect(await reopened.isIntact(torn[0]!)).toBe(false)
+    for (const n of [0, 1] as const) expect(statSync(logPath(n)).size).toBe(0)
+  })
+
+  it('makes a failed append take its file out of use until a checkpoint empties it', async () => {
+    const store = await openStore()
+    restoreDisk = setDisk({
+      ...nodeDisk,
+      async fsync(fd) {
+        if (readlinkSync(`/proc/self/fd/${fd}`).includes('cairn-wal-')) {
+          throw Object.assign(new Error('EIO: injected'), { code: 'EIO' })
+        }
+        await nodeDisk.fsync(fd)
+      },
+    })
+    await expect(writeBlobs(store, 'fails', 2)).rejects.toThrow(/EIO/)
+    restoreDisk()
+    restoreDisk = null
+    await store.checkpoint()
+    for (const n of [0, 1] as const) expect(statSync(logPath(n)).size).toBe(0)
+    // Logged again afterwards.
+    const oids = await writeBlobs(store, 'after', 2)
+    expect([...logged(0), ...logged(1)]).toEqual(oids)
+  })
+})

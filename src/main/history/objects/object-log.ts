@@ -1,0 +1,378 @@
+/**
+ * The write-ahead log of a commit's loose objects (docs/durability.md, "Cost").
+ *
+ * A command's commit writes 3–6 loose objects. Making each durable before the ref moves took
+ * an `fsync` per object file and per object folder (and `objects/` for a new folder): most of
+ * a command's cost. Instead, a small batch is appended to one log file in the git directory
+ * and only that file is `fsync`ed; the loose files are still written as before (temp file,
+ * rename), so every reader, maintenance and the git CLI see them at once, but they reach the
+ * disk later, at a checkpoint: off the command path, their files, their folders and `objects/`
+ * are `fsync`ed, and only then are their records dropped (the log emptied).
+ *
+ * A record holds an object's loose (deflated) bytes under its id, so it checks itself: open
+ * inflates it, parses the header and accepts it only if it hashes to that id. A torn or stale
+ * tail (a power cut in the middle of an append, old bytes past a truncation) stops the reading
+ * there, and nothing after it is used: every record a command was acknowledged for lies before
+ * it, since each append is `fsync`ed before the command goes on.
+ *
+ * Two log files are used in turn, both made (and their names made durable) when the history
+ * opens, never on a command's path: a checkpoint switches new records to the other file, so
+ * records appended while it runs are never dropped with the ones it made durable. At open,
+ * whatever either file holds is replayed (see `ObjectStore.openLog`) and then checkpointed.
+ */
+import path from 'node:path'
+import { createHash } from 'node:crypto'
+import { inflateSync } from 'node:zlib'
+import { closeQuietly, disk, isCode, isMissing, OPEN, syncFolder } from '../../lib/disk'
+
+/** The log files, in the git directory (git ignores files it does not know there). */
+export const LOG_FILES = ['cairn-wal-0', 'cairn-wal-1'] as const
+
+/** A batch of at most this many objects is logged; a larger one is `fsync`ed object by object. */
+export const MAX_LOGGED_OBJECTS = 32
+/** ... and at most this many loose bytes. */
+export const MAX_LOGGED_BYTES = 1024 * 1024
+
+/** A checkpoint starts once the active file holds this many records ... */
+export const CHECKPOINT_RECORDS = 256
+/** ... or this many bytes, ... */
+export const CHECKPOINT_BYTES = 1024 * 1024
+/** ... or this long after the last append (an idle moment). */
+export const CHECKPOINT_IDLE_MS = 1500
+
+/** Checkpoint `fsync`s in flight at once: the thread pool (4 threads) stays free for commands. */
+const CHECKPOINT_PARALLEL = 2
+
+// A record: [u32 big-endian length of the loose bytes][20-byte object id][the loose bytes].
+const RECORD_HEAD = 24
+
+/** One object whose record is (or is about to be) in the log. */
+export interface LoggedObject {
+  readonly oid: string
+  /** Its loose file and that file's folder. */
+  readonly file: string
+  readonly dir: string
+}
+
+/** An object read back from the log, checked against its id. */
+export interface LogRecord {
+  readonly oid: string
+  readonly type: 'blob' | 'tree' | 'commit' | 'tag'
+  readonly content: Buffer
+}
+
+/** The bytes of one record for `oid`, whose loose file holds `stored`. */
+export function encodeRecord(oid: string, stored: Uint8Array): Buffer {
+  const head = Buffer.alloc(RECORD_HEAD)
+  head.writeUInt32BE(stored.byteLength, 0)
+  head.write(oid, 4, 20, 'hex')
+  return Buffer.concat([head, stored])
+}
+
+/**
+ * Every record of `bytes` up to the first that does not check (torn, stale, garbage): each one
+ * inflates, has a git object header whose length is right, and hashes to the id it is under.
+ */
+export function decodeRecords(bytes: Buffer): LogRecord[] {
+  const records: LogRecord[] = []
+  let at = 0
+  while (at + RECORD_HEAD <= bytes.length) {
+    const length = bytes.readUInt32BE(at)
+    const start = at + RECORD_HEAD
+    if (length === 0 || start + length > bytes.length) break
+    const oid = bytes.toString('hex', at + 4, at + RECORD_HEAD)
+    let raw: Buffer
+    try {
+      raw = inflateSync(bytes.subarray(start, start + length))
+    } catch {
+      break
+    }
+    const nul = raw.indexOf(0)
+    const header = nul > 0 ? raw.toString('latin1', 0, nul) : ''
+    const match = /^(commit|tree|blob|tag) (\d+)$/.exec(header)
+    if (!match || Number(match[2]) !== raw.length - nul - 1) break
+    if (createHash('sha1').update(raw).digest('hex') !== oid) break
+    records.push({ oid, type: match[1] as LogRecord['type'], content: raw.subarray(nul + 1) })
+    at = start + length
+  }
+  return records
+}
+
+interface LogFile {
+  readonly file: string
+  readonly fd: number
+  /** Where the next record goes (what is past it is stale, cut off at the next reading). */
+  end: number
+  records: number
+  /** The objects its records cover, not yet made durable by a checkpoint. */
+  covered: LoggedObject[]
+  /**
+   * Set when an append or its `fsync` failed: the file may then hold, before any later record,
+   * bytes that never reach the disk (Linux may drop dirty pages after a failed `fsync`), so it
+   * takes no record until a checkpoint has emptied it (batches are made durable object by
+   * object meanwhile).
+   */
+  failed: boolean
+  /** How many times a checkpoint emptied it. */
+  emptied: number
+}
+
+/** The two log files of one history, and the checkpoints that empty them. */
+export class ObjectLog {
+  private active = 0
+  private running: Promise<void> | null = null
+  private idleTimer: NodeJS.Timeout | null = null
+  private closed = false
+
+  private constructor(
+    private readonly gitdir: string,
+    private readonly files: [LogFile, LogFile],
+    private readonly owns: () => boolean,
+  ) {}
+
+  /**
+   * Opens both log files of `gitdir`, making any that is missing and then `fsync`ing the git
+   * directory (a record counts only once its file's name is durable). Returns the log and the
+   * records found (a clean close leaves none: one `fstat` per file). `owns` says whether this
+   * instance still holds the data folder: a checkpoint empties a file only while it does.
+   */
+  static async open(
+    gitdir: string,
+    owns: () => boolean = () => true,
+  ): Promise<{ log: ObjectLog; records: LogRecord[] }> {
+    const opened: LogFile[] = []
+    let made = false
+    try {
+      for (const name of LOG_FILES) {
+        const file = path.join(gitdir, name)
+        let fd: number
+        try {
+          fd = disk.openSync(file, OPEN.READ_WRITE | OPEN.NOFOLLOW)
+        } catch (error) {
+          if (!isCode(error, 'ENOENT')) throw error
+          fd = disk.openSync(file, OPEN.READ_WRITE_NEW | OPEN.NOFOLLOW, 0o600)
+          made = true
+        }
+        opened.push({ file, fd, end: 0, records: 0, covered: [], failed: false, emptied: 0 })
+      }
+      if (made) await syncFolder(gitdir)
+      const records: LogRecord[] = []
+      for (const log of opened) {
+        const size = disk.fstatSync(log.fd).size
+        if (size === 0) continue
+        const bytes = Buffer.alloc(size)
+        let read = 0
+        while (read < size) {
+          const n = disk.readSync(log.fd, bytes, read, size - read, read)
+          if (n === 0) break
+          read += n
+        }
+        const found = decodeRecords(bytes.subarray(0, read))
+        records.push(...found)
+        // Replayed, the whole file is checkpointed (every record found, whatever is after).
+        log.records = Math.max(1, found.length)
+        log.covered = found.map(({ oid }) => loggedObject(gitdir, oid))
+      }
+      const log = new ObjectLog(gitdir, opened as [LogFile, LogFile], owns)
+      return { log, records }
+    } catch (error) {
+      for (const { fd } of opened) closeQuietly(fd)
+      throw error
+    }
+  }
+
+  /** False while an earlier append failed and no checkpoint has emptied its file since. */
+  usable(): boolean {
+    return !this.files[this.active].failed && !this.closed
+  }
+
+  /**
+   * Appends one record per object and `fsync`s the file: once this resolves, the objects
+   * survive a power cut (replayed at open if their loose files did not). The covered objects
+   * are noted before the `fsync`, so a checkpoint starting meanwhile makes them durable before
+   * it empties this file.
+   */
+  async append(
+    batch: ReadonlyArray<LoggedObject & { readonly stored: Uint8Array }>,
+  ): Promise<void> {
+    const log = this.files[this.active]
+    const bytes = Buffer.concat(batch.map(({ oid, stored }) => encodeRecord(oid, stored)))
+    // Counted before anything is written: a failed append leaves its file to be checkpointed
+    // (emptied) before it takes records again.
+    log.covered.push(...batch.map(({ oid, file, dir }) => ({ oid, file, dir })))
+    log.records += batch.length
+    const emptied = log.emptied
+    try {
+      let written = 0
+      while (written < bytes.length) {
+        written += disk.writeSync(log.fd, bytes.subarray(written), log.end + written)
+      }
+      log.end += bytes.length
+      await disk.fsync(log.fd)
+    } catch (error) {
+      // Unless a checkpoint emptied the file meanwhile (having flushed these objects' files).
+      if (log.emptied === emptied) {
+        log.failed = true
+        this.soon()
+      }
+      throw error
+    }
+    if (log.records >= CHECKPOINT_RECORDS || log.end >= CHECKPOINT_BYTES) this.soon()
+    else this.armIdle()
+  }
+
+  /** Records not yet checkpointed, in both files (tests, and the bound). */
+  pending(): number {
+    return this.files[0].records + this.files[1].records
+  }
+
+  /**
+   * Makes every object logged so far durable and empties the log (waiting for a checkpoint in
+   * progress first). Rejects if an `fsync` fails; the records then stay for the next one.
+   * `durable` also `fsync`s the emptied files (at close: the next open then reads nothing).
+   */
+  async checkpoint(options: { readonly durable?: boolean } = {}): Promise<void> {
+    // Each file holding records now is emptied once (two rounds at most); records appended
+    // meanwhile go to the other file and wait for the next checkpoint.
+    const waiting = this.files
+      .filter((file) => file.records > 0)
+      .map((file) => ({ file, emptied: file.emptied }))
+    for (let round = 0; round < 3 && !this.closed; round++) {
+      if (waiting.every(({ file, emptied }) => file.emptied !== emptied)) break
+      await this.round()
+    }
+    if (options.durable && !this.closed) {
+      await Promise.all(this.files.map(({ fd }) => disk.fsync(fd)))
+    }
+  }
+
+  /** Stops the idle timer and closes the files (their records stay for the next open). */
+  close(): void {
+    this.closed = true
+    if (this.idleTimer) clearTimeout(this.idleTimer)
+    this.idleTimer = null
+    for (const { fd } of this.files) closeQuietly(fd)
+  }
+
+  // A checkpoint in the background: a failure leaves the records for the next trigger (and, at
+  // worst, for open to replay).
+  private soon(): void {
+    if (this.idleTimer) clearTimeout(this.idleTimer)
+    this.idleTimer = null
+    this.round().catch(() => undefined)
+  }
+
+  private armIdle(): void {
+    if (this.idleTimer) clearTimeout(this.idleTimer)
+    this.idleTimer = setTimeout(() => {
+      this.idleTimer = null
+      this.checkpoint().catch(() => undefined)
+    }, CHECKPOINT_IDLE_MS)
+    this.idleTimer.unref()
+  }
+
+  // One checkpoint at a time: after any in progress, one more.
+  private round(): Promise<void> {
+    const previous = this.running ?? Promise.resolve()
+    const next = previous.catch(() => undefined).then(() => this.checkpointOne())
+    this.running = next
+    void next.then(
+      () => {
+        if (this.running === next) this.running = null
+      },
+      () => {
+        if (this.running === next) this.running = null
+      },
+    )
+    return next
+  }
+
+  // Empties one file: the inactive one if an earlier checkpoint failed on it, else the active
+  // one, after switching new records to the other (empty: the last checkpoint emptied it).
+  private async checkpointOne(): Promise<void> {
+    if (this.closed) return
+    const inactive = 1 - this.active
+    let target = this.files[inactive]
+    if (target.records === 0) {
+      if (this.files[this.active].records === 0) return
+      target = this.files[this.active]
+      this.active = inactive
+    }
+    const covered = target.covered
+    const files = [...new Set(covered.map(({ file }) => file))]
+    const dirs = [...new Set(covered.map(({ dir }) => dir))]
+    await inTurns(files, syncFileIfThere)
+    await inTurns(dirs, syncFolderIfThere)
+    // Always: a folder made for one of them (or by maintenance) must be a durable name too.
+    await syncFolder(path.join(this.gitdir, 'objects'))
+    // Closed meanwhile, its descriptor may already name another file: never touched then.
+    if (this.closed) return
+    // Another instance took the data folder over (its lock removed by hand): the files are its
+    // now, holding records of its own commits, and this one leaves them alone for good.
+    if (!this.owns()) {
+      this.close()
+      return
+    }
+    // Not fsynced: should the emptying not reach the disk, its records name durable objects,
+    // which a replay finds intact; appends after it are fsynced with the new length.
+    disk.ftruncateSync(target.fd, 0)
+    target.end = 0
+    target.records = 0
+    target.covered = []
+    target.failed = false
+    target.emptied++
+    // A failed append in the file that takes records now: emptied too (after switching).
+    if (this.files[this.active].failed) await this.checkpointOne()
+  }
+}
+
+/** Where the loose file of `oid` is, for a record read back. */
+function loggedObject(gitdir: string, oid: string): LoggedObject {
+  const dir = path.join(gitdir, 'objects', oid.slice(0, 2))
+  return { oid, dir, file: path.join(dir, oid.slice(2)) }
+}
+
+// Opened again by name: a loose file's data is `fsync`ed through any descriptor. Gone means
+// maintenance packed it (its pack was durable before it removed the file).
+async function syncFileIfThere(file: string): Promise<void> {
+  let fd: number
+  try {
+    fd = disk.openSync(file, OPEN.READ | OPEN.NOFOLLOW)
+  } catch (error) {
+    if (isMissing(error)) return
+    throw error
+  }
+  try {
+    await disk.fsync(fd)
+  } finally {
+    closeQuietly(fd)
+  }
+}
+
+// An object folder maintenance emptied and removed holds nothing left to make durable.
+async function syncFolderIfThere(dir: string): Promise<void> {
+  try {
+    await syncFolder(dir)
+  } catch (error) {
+    if (!isMissing(error)) throw error
+  }
+}
+
+// `task` for every item, at most CHECKPOINT_PARALLEL at once; the first failure is thrown
+// once all have settled.
+async function inTurns(items: ReadonlyArray<string>, task: (item: string) => Promise<void>) {
+  let next = 0
+  let failure: unknown = null
+  const worker = async () => {
+    while (next < items.length) {
+      const item = items[next++]!
+      try {
+        await task(item)
+      } catch (error) {
+        failure ??= error ?? new Error('fsync failed')
+      }
+    }
+  }
+  await Promise.all(Array.from({ length: CHECKPOINT_PARALLEL }, worker))
+  if (failure !== null) throw failure
+}
