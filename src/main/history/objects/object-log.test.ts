@@ -159,9 +159,9 @@ describe('the write-ahead log', () => {
         await nodeDisk.fsync(fd)
         synced.push(file)
       },
-      ftruncateSync(fd, length) {
+      async ftruncate(fd, length) {
         synced.push(`emptied ${readlinkSync(`/proc/self/fd/${fd}`)}`)
-        nodeDisk.ftruncateSync(fd, length)
+        await nodeDisk.ftruncate(fd, length)
       },
     })
     await store.checkpoint()
@@ -274,5 +274,38 @@ describe('the write-ahead log', () => {
     // Logged again afterwards.
     const oids = await writeBlobs(store, 'after', 2)
     expect([...logged(0), ...logged(1)]).toEqual(oids)
+  })
+
+  it('keeps its files open under an emptying in flight when closed, and closes them after', async () => {
+    const store = await openStore()
+    await writeBlobs(store, 'held', 2)
+    let release!: () => void
+    const held = new Promise<void>((resolve) => (release = resolve))
+    let emptying!: (fd: number) => void
+    const started = new Promise<number>((resolve) => (emptying = resolve))
+    restoreDisk = setDisk({
+      ...nodeDisk,
+      async ftruncate(fd, length) {
+        emptying(fd)
+        await held
+        await nodeDisk.ftruncate(fd, length)
+      },
+    })
+    const checkpoint = store.checkpoint()
+    const fd = await started
+    crash(store)
+    // Still the log's file: a descriptor closed now could name another file by the time the
+    // pool thread empties it.
+    expect(readlinkSync(`/proc/self/fd/${fd}`)).toBe(logPath(0))
+    release()
+    await checkpoint
+    expect(statSync(logPath(0)).size).toBe(0)
+    let now: string | null = null
+    try {
+      now = readlinkSync(`/proc/self/fd/${fd}`)
+    } catch {
+      // Closed.
+    }
+    expect(now).not.toBe(logPath(0))
   })
 })

@@ -123,6 +123,10 @@ export class ObjectLog {
   private running: Promise<void> | null = null
   private idleTimer: NodeJS.Timeout | null = null
   private closed = false
+  // Calls on the thread pool using the log's descriptors (a checkpoint's emptying, an fsync):
+  // `close` leaves the descriptors open until they are done, since a number closed under one
+  // may be reused by another file before the pool thread gets to it.
+  private inFlight = 0
 
   private constructor(
     private readonly gitdir: string,
@@ -208,7 +212,7 @@ export class ObjectLog {
         written += disk.writeSync(log.fd, bytes.subarray(written), log.end + written)
       }
       log.end += bytes.length
-      await disk.fsync(log.fd)
+      await this.onPool(() => disk.fsync(log.fd))
     } catch (error) {
       // Unless a checkpoint emptied the file meanwhile (having flushed these objects' files).
       if (log.emptied === emptied) {
@@ -242,16 +246,35 @@ export class ObjectLog {
       await this.round()
     }
     if (options.durable && !this.closed) {
-      await Promise.all(this.files.map(({ fd }) => disk.fsync(fd)))
+      await Promise.all(this.files.map(({ fd }) => this.onPool(() => disk.fsync(fd))))
     }
   }
 
-  /** Stops the idle timer and closes the files (their records stay for the next open). */
+  /**
+   * Stops the idle timer and closes the files (their records stay for the next open); with a
+   * call on their descriptors in flight, once it is done.
+   */
   close(): void {
     this.closed = true
     if (this.idleTimer) clearTimeout(this.idleTimer)
     this.idleTimer = null
+    this.closeFiles()
+  }
+
+  private closeFiles(): void {
+    if (this.inFlight > 0) return
     for (const { fd } of this.files) closeQuietly(fd)
+  }
+
+  // Runs `call` (which uses the log's descriptors off the main thread) with them kept open.
+  private async onPool<T>(call: () => Promise<T>): Promise<T> {
+    this.inFlight++
+    try {
+      return await call()
+    } finally {
+      this.inFlight--
+      if (this.closed) this.closeFiles()
+    }
   }
 
   // A checkpoint in the background: a failure leaves the records for the next trigger (and, at
@@ -314,8 +337,10 @@ export class ObjectLog {
       return
     }
     // Not fsynced: should the emptying not reach the disk, its records name durable objects,
-    // which a replay finds intact; appends after it are fsynced with the new length.
-    disk.ftruncateSync(target.fd, 0)
+    // which a replay finds intact; appends after it are fsynced with the new length. On the
+    // thread pool: freeing the blocks may wait for the disk's discard (docs/durability.md).
+    // No append reaches this file meanwhile (new records go to the other one).
+    await this.onPool(() => disk.ftruncate(target.fd, 0))
     target.end = 0
     target.records = 0
     target.covered = []
