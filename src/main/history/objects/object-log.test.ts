@@ -1,4 +1,13 @@
-import { appendFileSync, readFileSync, readlinkSync, statSync, truncateSync } from 'node:fs'
+import {
+  appendFileSync,
+  closeSync,
+  fstatSync,
+  openSync,
+  readFileSync,
+  readlinkSync,
+  statSync,
+  truncateSync,
+} from 'node:fs'
 import { rm } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -307,5 +316,37 @@ describe('the write-ahead log', () => {
       // Closed.
     }
     expect(now).not.toBe(logPath(0))
+  })
+
+  it('closes its files once, though a checkpoint that lost the folder closed it first', async () => {
+    const fds: number[] = []
+    restoreDisk = setDisk({
+      ...nodeDisk,
+      openSync(file, flags, mode) {
+        const fd = nodeDisk.openSync(file, flags, mode)
+        if (file.includes('cairn-wal-')) fds.push(fd)
+        return fd
+      },
+    })
+    let owned = true
+    const store = createObjectStore(gitdir)
+    opened.push(store)
+    await store.openLog({ owns: () => owned })
+    restoreDisk()
+    restoreDisk = null
+    await writeBlobs(store, 'lost', 2)
+    // Another instance took the folder over: the checkpoint leaves its files and closes them.
+    owned = false
+    await store.checkpoint()
+    expect(logged(0).length).toBe(2)
+    // Their numbers go to unrelated files, which the store's own close must leave open.
+    const others: number[] = []
+    for (let n = 0; n < 64 && !fds.every((fd) => others.includes(fd)); n++) {
+      others.push(openSync(logPath(1), 'r'))
+    }
+    expect(others).toEqual(expect.arrayContaining(fds))
+    crash(store)
+    for (const fd of others) expect(() => fstatSync(fd)).not.toThrow()
+    for (const fd of others) closeSync(fd)
   })
 })

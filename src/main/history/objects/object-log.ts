@@ -127,6 +127,10 @@ export class ObjectLog {
   // `close` leaves the descriptors open until they are done, since a number closed under one
   // may be reused by another file before the pool thread gets to it.
   private inFlight = 0
+  // Set once the descriptors are closed: `close` may run twice (a checkpoint that found the
+  // data folder taken over, then the store's close), and closing a number again would close
+  // whatever unrelated file was given it meanwhile.
+  private filesClosed = false
 
   private constructor(
     private readonly gitdir: string,
@@ -138,7 +142,8 @@ export class ObjectLog {
    * Opens both log files of `gitdir`, making any that is missing and then `fsync`ing the git
    * directory (a record counts only once its file's name is durable). Returns the log and the
    * records found (a clean close leaves none: one `fstat` per file). `owns` says whether this
-   * instance still holds the data folder: a checkpoint empties a file only while it does.
+   * instance still holds the data folder: a checkpoint empties a file only while it does (it
+   * throws when it cannot tell, failing that checkpoint).
    */
   static async open(
     gitdir: string,
@@ -262,7 +267,8 @@ export class ObjectLog {
   }
 
   private closeFiles(): void {
-    if (this.inFlight > 0) return
+    if (this.inFlight > 0 || this.filesClosed) return
+    this.filesClosed = true
     for (const { fd } of this.files) closeQuietly(fd)
   }
 
@@ -331,7 +337,8 @@ export class ObjectLog {
     // Closed meanwhile, its descriptor may already name another file: never touched then.
     if (this.closed) return
     // Another instance took the data folder over (its lock removed by hand): the files are its
-    // now, holding records of its own commits, and this one leaves them alone for good.
+    // now, holding records of its own commits, and this one leaves them alone for good. (When
+    // the lock cannot be read, `owns` throws: the round fails and is tried again later.)
     if (!this.owns()) {
       this.close()
       return
