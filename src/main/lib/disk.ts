@@ -192,6 +192,8 @@ export const OPEN = {
   READ_WRITE: fss.constants.O_RDWR,
   /** Created or emptied, to read and write (`w+`). */
   READ_WRITE_TRUNC: fss.constants.O_CREAT | fss.constants.O_TRUNC | fss.constants.O_RDWR,
+  /** Every write goes to the file's end, wherever that is by then (whoever else wrote). */
+  APPEND: fss.constants.O_APPEND,
   NOFOLLOW: fss.constants.O_NOFOLLOW ?? 0,
   DIRECTORY: fss.constants.O_DIRECTORY ?? 0,
 } as const

@@ -349,4 +349,26 @@ describe('the write-ahead log', () => {
     for (const fd of others) expect(() => fstatSync(fd)).not.toThrow()
     for (const fd of others) closeSync(fd)
   })
+
+  it("never writes over a second instance's records from a stale one: appends land at the end", async () => {
+    // The first instance logged a small batch; its lock was removed by hand and a second one
+    // opened (replaying and emptying the log), checkpointed, and logged a larger batch into
+    // the file the first still appends to.
+    const first = await openStore()
+    const mine = await writeBlobs(first, 'stale', 1)
+    const second = await openStore()
+    await writeBlobs(second, 'other', 1)
+    await second.checkpoint()
+    const theirs = await writeBlobs(second, `acknowledged ${'x'.repeat(200)}`, 4)
+    expect(logged(0)).toEqual(theirs)
+    // The first's next append, at what it took for the end of its file, was inside them.
+    const late = await writeBlobs(first, 'late', 1)
+    expect(logged(0)).toEqual([...theirs, ...late])
+    // A power cut: every record the second was acknowledged for still brings its object back.
+    crash(first)
+    crash(second)
+    for (const oid of [...theirs, ...late]) await lose(oid, 'missing')
+    const reopened = await openStore()
+    for (const oid of [...mine, ...theirs, ...late]) expect(await reopened.isIntact(oid)).toBe(true)
+  })
 })

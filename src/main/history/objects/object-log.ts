@@ -101,7 +101,10 @@ export function decodeRecords(bytes: Buffer): LogRecord[] {
 interface LogFile {
   readonly file: string
   readonly fd: number
-  /** Where the next record goes (what is past it is stale, cut off at the next reading). */
+  /**
+   * The bytes appended since it was last emptied: what the checkpoint's bound counts (the file
+   * is opened for appending, so this is not where a record goes).
+   */
   end: number
   records: number
   /** The objects its records cover, not yet made durable by a checkpoint. */
@@ -155,11 +158,14 @@ export class ObjectLog {
       for (const name of LOG_FILES) {
         const file = path.join(gitdir, name)
         let fd: number
+        // Appending: a record always lands past every byte already there, so an instance
+        // whose lock was taken over (the second one emptied and refilled the file) cannot
+        // write over the second's acknowledged records. Reads are positioned, so unaffected.
         try {
-          fd = disk.openSync(file, OPEN.READ_WRITE | OPEN.NOFOLLOW)
+          fd = disk.openSync(file, OPEN.READ_WRITE | OPEN.APPEND | OPEN.NOFOLLOW)
         } catch (error) {
           if (!isCode(error, 'ENOENT')) throw error
-          fd = disk.openSync(file, OPEN.READ_WRITE_NEW | OPEN.NOFOLLOW, 0o600)
+          fd = disk.openSync(file, OPEN.READ_WRITE_NEW | OPEN.APPEND | OPEN.NOFOLLOW, 0o600)
           made = true
         }
         opened.push({ file, fd, end: 0, records: 0, covered: [], failed: false, emptied: 0 })
@@ -214,7 +220,7 @@ export class ObjectLog {
     try {
       let written = 0
       while (written < bytes.length) {
-        written += disk.writeSync(log.fd, bytes.subarray(written), log.end + written)
+        written += disk.writeSync(log.fd, bytes.subarray(written))
       }
       log.end += bytes.length
       await this.onPool(() => disk.fsync(log.fd))
