@@ -249,7 +249,7 @@ export function createObjectStore(gitdir: string): ObjectStore {
       // then made durable one by one (the log is not in use yet).
       for (const record of records) {
         if (record.type === 'tag') continue
-        if (!(await isIntact(record.oid))) await write(record.type, record.content, record.oid)
+        if (needsReplay(record.oid)) await write(record.type, record.content, record.oid)
       }
       await flush()
       // Every object of the log, also those found intact (after a kill they may be in the
@@ -260,6 +260,20 @@ export function createObjectStore(gitdir: string): ObjectStore {
       throw error
     }
     log = opened
+  }
+
+  // A logged object whose loose file is missing (and that no pack holds), cut short or not
+  // what its id says. A loose file is checked even beside a pack: a power cut after
+  // maintenance packed the object can leave the file's name without its data (its unlink lost),
+  // which git fsck reports until the next pass; written again, the file is whole.
+  function needsReplay(oid: string): boolean {
+    if (looseBytes(oid) === null) return !db.inPack(oid)
+    try {
+      return db.readLoose(oid) === null && !db.inPack(oid)
+    } catch (error) {
+      if (error instanceof DamagedObjectError) return true
+      throw error
+    }
   }
 
   // A packed object is checked only for being listed in a pack index (a pack carries

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process'
 import {
   appendFileSync,
   closeSync,
@@ -13,7 +14,7 @@ import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { nodeDisk, setDisk } from '../../lib/disk'
 import { createObjectStore, initRepository, type ObjectStore } from '../object-store'
-import { tempDataDir } from '../test-helpers'
+import { fsck, tempDataDir } from '../test-helpers'
 import { decodeRecords, encodeRecord, LOG_FILES, MAX_LOGGED_OBJECTS } from './object-log'
 import { deflateSync } from 'node:zlib'
 
@@ -370,5 +371,22 @@ describe('the write-ahead log', () => {
     for (const oid of [...theirs, ...late]) await lose(oid, 'missing')
     const reopened = await openStore()
     for (const oid of [...mine, ...theirs, ...late]) expect(await reopened.isIntact(oid)).toBe(true)
+  })
+
+  it('writes again a damaged loose copy beside a pack that holds the object', async () => {
+    const store = await openStore()
+    const oids = await writeBlobs(store, 'packed', 2)
+    crash(store)
+    // Maintenance packed them, then a power cut lost its removals of the loose files and
+    // their data (never fsynced): zeroed files beside a pack, their records still logged.
+    execFileSync('git', ['pack-objects', '-q', path.join(gitdir, 'objects', 'pack', 'pack')], {
+      cwd: gitdir,
+      input: `${oids.join('\n')}\n`,
+      env: { ...process.env, GIT_DIR: gitdir },
+    })
+    for (const oid of oids) await lose(oid, 'zeroed')
+    const reopened = await openStore()
+    expect(() => fsck(dataDir)).not.toThrow()
+    for (const oid of oids) expect(reopened.db.readLoose(oid)).not.toBeNull()
   })
 })
