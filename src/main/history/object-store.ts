@@ -205,6 +205,17 @@ export function createObjectStore(gitdir: string): ObjectStore {
     if (pending.length === 0) return
     let bytes = 0
     for (const { stored } of pending) bytes += stored.byteLength
+    // An append failed since the last checkpoint: its batch's objects (of a commit acknowledged
+    // or owed) are made durable first, since this batch may not write them again (a blob the
+    // stat cache knows is not), and its ref may name them. Failing, this flush fails too.
+    if (log?.appendFailed()) {
+      try {
+        await log.checkpoint()
+      } catch (error) {
+        for (const { fd } of pending) closeQuietly(fd)
+        throw error
+      }
+    }
     if (log?.usable() && pending.length <= MAX_LOGGED_OBJECTS && bytes <= MAX_LOGGED_BYTES) {
       // Their files are closed unsynced: the checkpoint opens them again by name.
       for (const { fd } of pending) closeQuietly(fd)

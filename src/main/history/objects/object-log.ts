@@ -196,6 +196,15 @@ export class ObjectLog {
     }
   }
 
+  /**
+   * True from a failed append until a checkpoint has emptied its file: the objects of that
+   * batch are durable only then. (A background checkpoint may already have switched new
+   * records to the other file, so the log can be usable meanwhile.)
+   */
+  appendFailed(): boolean {
+    return !this.closed && this.files.some(({ failed }) => failed)
+  }
+
   /** False while an earlier append failed and no checkpoint has emptied its file since. */
   usable(): boolean {
     return !this.files[this.active].failed && !this.closed
