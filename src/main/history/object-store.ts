@@ -12,6 +12,7 @@ import {
   unlinkQuietly,
 } from '../lib/disk'
 import { isDiskProblem } from '../lib/disk-errors'
+import type { Logger } from '../lib/logger'
 import { DamagedHistoryError, entryNameProblem } from './damage'
 import {
   DamagedObjectError,
@@ -83,7 +84,7 @@ export interface ObjectStore {
    * objects whose loose file a power cut lost or damaged are written again, then every object
    * it names is made durable and the log emptied. Runs at open, before anything reads objects.
    */
-  openLog(options?: { readonly owns?: () => boolean }): Promise<void>
+  openLog(options?: { readonly owns?: () => boolean; readonly logger?: Logger }): Promise<void>
   /** Makes every logged object durable and empties the log (before maintenance, at close). */
   checkpoint(options?: { readonly durable?: boolean }): Promise<void>
   /** True when the object `oid` can be read and holds what its id says. */
@@ -250,11 +251,13 @@ export function createObjectStore(gitdir: string): ObjectStore {
     }
   }
 
-  async function openLog(options: { readonly owns?: () => boolean } = {}): Promise<void> {
+  async function openLog(
+    options: { readonly owns?: () => boolean; readonly logger?: Logger } = {},
+  ): Promise<void> {
     // Windows cannot fsync a read-only file through a new descriptor: every batch is
     // flushed file by file there.
     if (log || process.platform === 'win32') return
-    const { log: opened, records } = await ObjectLog.open(gitdir, options.owns)
+    const { log: opened, records } = await ObjectLog.open(gitdir, options.owns, options.logger)
     try {
       // Written again, where the loose file is missing, cut short or not what its id says;
       // then made durable one by one (the log is not in use yet).

@@ -12,10 +12,18 @@ import {
 import { rm } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { nodeDisk, setDisk } from '../../lib/disk'
+import { nodeDisk, OPEN, setDisk } from '../../lib/disk'
+import { createRecordingLogger } from '../../lib/logger'
 import { createObjectStore, initRepository, type ObjectStore } from '../object-store'
 import { fsck, tempDataDir } from '../test-helpers'
-import { decodeRecords, encodeRecord, LOG_FILES, MAX_LOGGED_OBJECTS } from './object-log'
+import {
+  CHECKPOINT_RECORDS,
+  decodeRecords,
+  encodeRecord,
+  LOG_CAP_RECORDS,
+  LOG_FILES,
+  MAX_LOGGED_OBJECTS,
+} from './object-log'
 import { deflateSync } from 'node:zlib'
 
 // The write-ahead log of a commit's objects (docs/durability.md, "Cost"), on a real bare
@@ -388,5 +396,62 @@ describe('the write-ahead log', () => {
     const reopened = await openStore()
     expect(() => fsck(dataDir)).not.toThrow()
     for (const oid of oids) expect(reopened.db.readLoose(oid)).not.toBeNull()
+  })
+
+  it('backs off while checkpoints fail, warns once, and past its cap flushes file by file', async () => {
+    const logger = createRecordingLogger()
+    const store = createObjectStore(gitdir)
+    opened.push(store)
+    await store.openLog({ logger })
+    // A checkpoint's fsync of a logged file (opened again by name, read-only) fails with EIO;
+    // every attempt on the first such file is one round.
+    let failing = true
+    let first: string | null = null
+    let rounds = 0
+    const reopened = new Set<number>()
+    restoreDisk = setDisk({
+      ...nodeDisk,
+      openSync(file, flags, mode) {
+        const fd = nodeDisk.openSync(file, flags, mode)
+        if (
+          /\/objects\/[0-9a-f]{2}\/[0-9a-f]{38}$/.test(file) &&
+          (flags === OPEN.READ) | OPEN.NOFOLLOW
+        ) {
+          reopened.add(fd)
+          first ??= file
+          if (file === first) rounds++
+        } else reopened.delete(fd)
+        return fd
+      },
+      async fsync(fd) {
+        if (failing && reopened.has(fd)) {
+          throw Object.assign(new Error('EIO: injected'), { code: 'EIO' })
+        }
+        await nodeDisk.fsync(fd)
+      },
+    })
+    // Batches past the checkpoint bound, each of which used to queue another full round.
+    const batches = CHECKPOINT_RECORDS / MAX_LOGGED_OBJECTS + 16
+    for (let n = 0; n < batches; n++) await writeBlobs(store, `bound ${n}`, MAX_LOGGED_OBJECTS)
+    // Runs after every round queued so far: one that started, at most one queued, and the
+    // retries of the back-off timer (1.5 s, then 3 s, 6 s ...) rather than one per batch.
+    await expect(store.checkpoint()).rejects.toThrow(/EIO/)
+    expect(rounds).toBeGreaterThan(1)
+    expect(rounds).toBeLessThanOrEqual(6)
+    await expect(store.checkpoint()).rejects.toThrow(/EIO/)
+    expect(logger.entries.filter(({ level }) => level === 'warn')).toHaveLength(1)
+    // Past the cap the log takes no more records: a batch is flushed file by file.
+    while (logged(0).length + logged(1).length < LOG_CAP_RECORDS) {
+      await writeBlobs(store, `cap ${logged(0).length + logged(1).length}`, MAX_LOGGED_OBJECTS)
+    }
+    const held = logged(0).length + logged(1).length
+    await writeBlobs(store, 'past the cap', 2)
+    expect(logged(0).length + logged(1).length).toBe(held)
+    // Once a checkpoint succeeds, the log is emptied and takes records again.
+    failing = false
+    await store.checkpoint()
+    for (const n of [0, 1] as const) expect(statSync(logPath(n)).size).toBe(0)
+    const oids = await writeBlobs(store, 'again', 2)
+    expect([...logged(0), ...logged(1)]).toEqual(oids)
   })
 })

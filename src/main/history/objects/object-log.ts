@@ -24,6 +24,7 @@ import path from 'node:path'
 import { createHash } from 'node:crypto'
 import { inflateSync } from 'node:zlib'
 import { closeQuietly, disk, isCode, isMissing, OPEN, syncFolder } from '../../lib/disk'
+import type { Logger } from '../../lib/logger'
 
 /** The log files, in the git directory (git ignores files it does not know there). */
 export const LOG_FILES = ['cairn-wal-0', 'cairn-wal-1'] as const
@@ -39,6 +40,20 @@ export const CHECKPOINT_RECORDS = 256
 export const CHECKPOINT_BYTES = 1024 * 1024
 /** ... or this long after the last append (an idle moment). */
 export const CHECKPOINT_IDLE_MS = 1500
+
+/**
+ * A checkpoint that failed (a covered file's `fsync` with EIO) is tried again after an idle
+ * wait, doubled after each failure up to this: a failing disk is not hammered meanwhile.
+ */
+export const CHECKPOINT_RETRY_MAX_MS = 30_000
+
+/**
+ * Past this many records (or bytes) not yet checkpointed, because checkpoints keep failing,
+ * the log takes none: batches are flushed file by file until a checkpoint succeeds, so it
+ * never grows without bound (nor does the replay at the next open).
+ */
+export const LOG_CAP_RECORDS = 4 * CHECKPOINT_RECORDS
+export const LOG_CAP_BYTES = 4 * CHECKPOINT_BYTES
 
 /** Checkpoint `fsync`s in flight at once: the thread pool (4 threads) stays free for commands. */
 const CHECKPOINT_PARALLEL = 2
@@ -134,11 +149,18 @@ export class ObjectLog {
   // data folder taken over, then the store's close), and closing a number again would close
   // whatever unrelated file was given it meanwhile.
   private filesClosed = false
+  // A background round is queued and not started yet: triggers meanwhile add none.
+  private queued = false
+  // After a failed checkpoint, the wait before the next background one (0: the last succeeded).
+  private retryMs = 0
+  // A failure was reported to the logger since the last checkpoint that succeeded.
+  private warned = false
 
   private constructor(
     private readonly gitdir: string,
     private readonly files: [LogFile, LogFile],
     private readonly owns: () => boolean,
+    private readonly logger: Logger | undefined,
   ) {}
 
   /**
@@ -151,6 +173,7 @@ export class ObjectLog {
   static async open(
     gitdir: string,
     owns: () => boolean = () => true,
+    logger?: Logger,
   ): Promise<{ log: ObjectLog; records: LogRecord[] }> {
     const opened: LogFile[] = []
     let made = false
@@ -188,7 +211,7 @@ export class ObjectLog {
         log.records = Math.max(1, found.length)
         log.covered = found.map(({ oid }) => loggedObject(gitdir, oid))
       }
-      const log = new ObjectLog(gitdir, opened as [LogFile, LogFile], owns)
+      const log = new ObjectLog(gitdir, opened as [LogFile, LogFile], owns, logger)
       return { log, records }
     } catch (error) {
       for (const { fd } of opened) closeQuietly(fd)
@@ -205,9 +228,14 @@ export class ObjectLog {
     return !this.closed && this.files.some(({ failed }) => failed)
   }
 
-  /** False while an earlier append failed and no checkpoint has emptied its file since. */
+  /**
+   * False while an earlier append failed and no checkpoint has emptied its file since, or
+   * while the log holds more than its cap (checkpoints failing).
+   */
   usable(): boolean {
-    return !this.files[this.active].failed && !this.closed
+    if (this.closed || this.files[this.active].failed) return false
+    const [a, b] = this.files
+    return a.records + b.records < LOG_CAP_RECORDS && a.end + b.end < LOG_CAP_BYTES
   }
 
   /**
@@ -299,26 +327,72 @@ export class ObjectLog {
   }
 
   // A checkpoint in the background: a failure leaves the records for the next trigger (and, at
-  // worst, for open to replay).
+  // worst, for open to replay). At most one waits to start; after a failure, none starts
+  // before the retry timer.
   private soon(): void {
+    if (this.retryMs > 0) return this.armIdle()
+    if (this.queued) return
     if (this.idleTimer) clearTimeout(this.idleTimer)
     this.idleTimer = null
-    this.round().catch(() => undefined)
+    this.queued = true
+    this.round(() => (this.queued = false)).catch(() => undefined)
   }
 
+  // The idle checkpoint, pushed back by each append; after a failure, the retry, which appends
+  // do not push back (it would never come while commands keep arriving).
   private armIdle(): void {
-    if (this.idleTimer) clearTimeout(this.idleTimer)
-    this.idleTimer = setTimeout(() => {
-      this.idleTimer = null
-      this.checkpoint().catch(() => undefined)
-    }, CHECKPOINT_IDLE_MS)
+    if (this.idleTimer) {
+      if (this.retryMs > 0) return
+      clearTimeout(this.idleTimer)
+    }
+    this.idleTimer = setTimeout(
+      () => {
+        this.idleTimer = null
+        this.checkpoint().catch(() => undefined)
+      },
+      this.retryMs > 0 ? this.retryMs : CHECKPOINT_IDLE_MS,
+    )
     this.idleTimer.unref()
   }
 
-  // One checkpoint at a time: after any in progress, one more.
-  private round(): Promise<void> {
+  // A round's outcome: a success ends any back-off; a failure doubles it, is reported once
+  // (the error, for the app's log: never shown in the window) and arms the retry.
+  private settled(error: unknown): void {
+    if (error === null) {
+      this.retryMs = 0
+      this.warned = false
+      return
+    }
+    this.retryMs = Math.min(
+      this.retryMs > 0 ? this.retryMs * 2 : CHECKPOINT_IDLE_MS,
+      CHECKPOINT_RETRY_MAX_MS,
+    )
+    if (!this.warned) {
+      this.warned = true
+      this.logger?.warn('The history log could not be checkpointed; it is tried again later', error)
+    }
+    if (this.closed) return
+    if (this.idleTimer) clearTimeout(this.idleTimer)
+    this.idleTimer = null
+    this.armIdle()
+  }
+
+  // One checkpoint at a time: after any in progress, one more (`started` once it begins).
+  private round(started?: () => void): Promise<void> {
     const previous = this.running ?? Promise.resolve()
-    const next = previous.catch(() => undefined).then(() => this.checkpointOne())
+    const next = previous
+      .catch(() => undefined)
+      .then(() => {
+        started?.()
+        return this.checkpointOne()
+      })
+      .then(
+        () => this.settled(null),
+        (error: unknown) => {
+          this.settled(error ?? new Error('checkpoint failed'))
+          throw error
+        },
+      )
     this.running = next
     void next.then(
       () => {
