@@ -246,7 +246,7 @@ describe('one writer per data folder', () => {
         failing = false
         return errnoError(call, 'EIO')
       }
-      return null
+      return undefined
     })
     const restore = setDisk(disk)
     try {

@@ -415,7 +415,7 @@ describe('the write-ahead log', () => {
         const fd = nodeDisk.openSync(file, flags, mode)
         if (
           /\/objects\/[0-9a-f]{2}\/[0-9a-f]{38}$/.test(file) &&
-          (flags === OPEN.READ) | OPEN.NOFOLLOW
+          flags === (OPEN.READ | OPEN.NOFOLLOW)
         ) {
           reopened.add(fd)
           first ??= file
