@@ -262,6 +262,63 @@ describe('when the flushes of a staged write fail', () => {
     fsck(dataDir)
   })
 
+  it('makes the objects of a failed append durable before the next ref moves', async () => {
+    // The log's fsync fails once. The objects of that batch are then covered only by a
+    // checkpoint, whose fsyncs of their files (opened again by name) are held here until the
+    // ref moves (or a while passes): the retried commit's flush must wait for them.
+    const events: string[] = []
+    const batch = new Set<string>()
+    const byName = new Map<number, string>()
+    let failing = true
+    let moved: () => void = () => undefined
+    const refMoved = new Promise<void>((resolve) => (moved = resolve))
+    restoreDisk = setDisk({
+      ...nodeDisk,
+      openSync(file, flags, mode) {
+        const fd = nodeDisk.openSync(file, flags, mode)
+        if (batch.has(file) && (flags & OPEN.WRITE_NEW) === 0) byName.set(fd, file)
+        else byName.delete(fd)
+        return fd
+      },
+      async fsync(fd) {
+        if (failing && isLog(fd)) {
+          failing = false
+          throw Object.assign(new Error('EIO: injected'), { code: 'EIO' })
+        }
+        const file = byName.get(fd)
+        if (file) await Promise.race([refMoved, new Promise((r) => setTimeout(r, 200))])
+        await nodeDisk.fsync(fd)
+        if (file) events.push(`flushed ${file}`)
+      },
+      renameSync(from, to) {
+        nodeDisk.renameSync(from, to)
+        if (failing && /\/objects\/[0-9a-f]{2}\/[0-9a-f]{38}$/.test(to)) batch.add(to)
+        if (/refs\/heads\/main$/.test(to)) {
+          events.push('renamed ref')
+          moved()
+        }
+      },
+    })
+    const outcome = await memory.execute(
+      { command: 'str_replace', path: '/memories/a.md', old_str: 'beta', new_str: 'gamma' },
+      CLAUDE,
+    )
+    expect(outcome.commitPending).toBe(true)
+    expect(batch.size).toBeGreaterThan(0)
+    // The next command makes the commit owed first, then its own.
+    await memory.execute({ command: 'create', path: '/memories/z.md', file_text: 'z\n' }, CLAUDE)
+    const moves = first(events, 'renamed ref')
+    expect(moves).toBeGreaterThan(-1)
+    for (const file of batch) {
+      expect(first(events, `flushed ${file}`)).toBeGreaterThan(-1)
+      expect(first(events, `flushed ${file}`)).toBeLessThan(moves)
+    }
+    restoreDisk()
+    restoreDisk = null
+    expect(await headMatchesFolder(dataDir)).toBe(true)
+    fsck(dataDir)
+  })
+
   it('makes the change and owes its commit when the log cannot be flushed', async () => {
     const outcome = await editWhileFsyncFails('cairn-wal-')
     expect(outcome.isError).toBe(false)

@@ -305,6 +305,47 @@ describe('background maintenance', () => {
     await memory.close()
   })
 
+  it("empties the log off the main thread: a command commits while a checkpoint's emptying is held", async () => {
+    const memory = await openVersionedMemory({ dataDir, now, watch: false, maintenance: false })
+    await work(memory, 0, 5)
+    let release: () => void = () => undefined
+    const held = new Promise<void>((resolve) => (release = resolve))
+    let emptyingHeld: () => void = () => undefined
+    const holding = new Promise<void>((resolve) => (emptyingHeld = resolve))
+    let toHold = true
+    const restore = setDisk({
+      ...nodeDisk,
+      async ftruncate(fd, length) {
+        // The log's emptying waits (a disk slow to discard the blocks it frees).
+        if (toHold) {
+          toHold = false
+          emptyingHeld()
+          await held
+        }
+        return nodeDisk.ftruncate(fd, length)
+      },
+    })
+    try {
+      // The pass checkpoints the log first, and waits on that emptying.
+      const pass = memory.maintain()
+      await holding
+      const outcome = await memory.execute(
+        { command: 'create', path: '/memories/during.md', file_text: 'written while emptying\n' },
+        claude(1000),
+      )
+      expect(outcome.commit).toBeTruthy()
+      release()
+      await pass
+    } finally {
+      release()
+      restore()
+    }
+    fsck(dataDir)
+    expect(gitCli(dataDir, 'show', 'HEAD:during.md')).toBe('written while emptying\n')
+    await memory.close()
+    for (const name of LOG_FILES) expect(statSync(path.join(gitdir(), name)).size).toBe(0)
+  })
+
   it('interleaved with commands and restores keeps fsck clean and every readAt equal to git show', async () => {
     const memory = await openVersionedMemory({
       dataDir,

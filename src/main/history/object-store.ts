@@ -12,6 +12,7 @@ import {
   unlinkQuietly,
 } from '../lib/disk'
 import { isDiskProblem } from '../lib/disk-errors'
+import type { Logger } from '../lib/logger'
 import { DamagedHistoryError, entryNameProblem } from './damage'
 import {
   DamagedObjectError,
@@ -83,7 +84,7 @@ export interface ObjectStore {
    * objects whose loose file a power cut lost or damaged are written again, then every object
    * it names is made durable and the log emptied. Runs at open, before anything reads objects.
    */
-  openLog(options?: { readonly owns?: () => boolean }): Promise<void>
+  openLog(options?: { readonly owns?: () => boolean; readonly logger?: Logger }): Promise<void>
   /** Makes every logged object durable and empties the log (before maintenance, at close). */
   checkpoint(options?: { readonly durable?: boolean }): Promise<void>
   /** True when the object `oid` can be read and holds what its id says. */
@@ -205,6 +206,17 @@ export function createObjectStore(gitdir: string): ObjectStore {
     if (pending.length === 0) return
     let bytes = 0
     for (const { stored } of pending) bytes += stored.byteLength
+    // An append failed since the last checkpoint: its batch's objects (of a commit acknowledged
+    // or owed) are made durable first, since this batch may not write them again (a blob the
+    // stat cache knows is not), and its ref may name them. Failing, this flush fails too.
+    if (log?.appendFailed()) {
+      try {
+        await log.checkpoint()
+      } catch (error) {
+        for (const { fd } of pending) closeQuietly(fd)
+        throw error
+      }
+    }
     if (log?.usable() && pending.length <= MAX_LOGGED_OBJECTS && bytes <= MAX_LOGGED_BYTES) {
       // Their files are closed unsynced: the checkpoint opens them again by name.
       for (const { fd } of pending) closeQuietly(fd)
@@ -239,17 +251,19 @@ export function createObjectStore(gitdir: string): ObjectStore {
     }
   }
 
-  async function openLog(options: { readonly owns?: () => boolean } = {}): Promise<void> {
+  async function openLog(
+    options: { readonly owns?: () => boolean; readonly logger?: Logger } = {},
+  ): Promise<void> {
     // Windows cannot fsync a read-only file through a new descriptor: every batch is
     // flushed file by file there.
     if (log || process.platform === 'win32') return
-    const { log: opened, records } = await ObjectLog.open(gitdir, options.owns)
+    const { log: opened, records } = await ObjectLog.open(gitdir, options.owns, options.logger)
     try {
       // Written again, where the loose file is missing, cut short or not what its id says;
       // then made durable one by one (the log is not in use yet).
       for (const record of records) {
         if (record.type === 'tag') continue
-        if (!(await isIntact(record.oid))) await write(record.type, record.content, record.oid)
+        if (needsReplay(record.oid)) await write(record.type, record.content, record.oid)
       }
       await flush()
       // Every object of the log, also those found intact (after a kill they may be in the
@@ -260,6 +274,20 @@ export function createObjectStore(gitdir: string): ObjectStore {
       throw error
     }
     log = opened
+  }
+
+  // A logged object whose loose file is missing (and that no pack holds), cut short or not
+  // what its id says. A loose file is checked even beside a pack: a power cut after
+  // maintenance packed the object can leave the file's name without its data (its unlink lost),
+  // which git fsck reports until the next pass; written again, the file is whole.
+  function needsReplay(oid: string): boolean {
+    if (looseBytes(oid) === null) return !db.inPack(oid)
+    try {
+      return db.readLoose(oid) === null && !db.inPack(oid)
+    } catch (error) {
+      if (error instanceof DamagedObjectError) return true
+      throw error
+    }
   }
 
   // A packed object is checked only for being listed in a pack index (a pack carries

@@ -234,4 +234,32 @@ describe('one writer per data folder', () => {
     await first.close()
     expect(logged()).toContain(head)
   })
+
+  it('keeps using the write-ahead log after a transient error reading its lock', async () => {
+    const memory = await open()
+    await memory.execute({ command: 'create', path: '/memories/a.md', file_text: 'a' }, CLAUDE)
+    // The checkpoint before a maintenance pass cannot read cairn.lock (EIO) once: that says
+    // nothing about who holds the folder, so the log is neither given up nor emptied.
+    let failing = true
+    const { disk } = hookDisk(nodeDisk, (call) => {
+      if (failing && call.name === 'readFileSync' && String(call.args[0]).endsWith(LOCK_FILE)) {
+        failing = false
+        return errnoError(call, 'EIO')
+      }
+      return undefined
+    })
+    const restore = setDisk(disk)
+    try {
+      await memory.maintain().catch(() => undefined)
+    } finally {
+      restore()
+    }
+    expect(failing).toBe(false)
+    await memory.execute({ command: 'create', path: '/memories/b.md', file_text: 'b' }, CLAUDE)
+    const head = gitCli(dataDir, 'rev-parse', 'main').trim()
+    const logged = LOG_FILES.flatMap((name) =>
+      decodeRecords(fs.readFileSync(path.join(dataDir, 'history.git', name))).map(({ oid }) => oid),
+    )
+    expect(logged).toContain(head)
+  })
 })

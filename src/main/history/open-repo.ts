@@ -112,7 +112,7 @@ async function openOrRepair(options: OpenRepoOptions): Promise<OpenedRepo> {
     await initRepository(gitdir)
     const store = createObjectStore(gitdir)
     try {
-      await store.openLog({ owns: options.owns })
+      await store.openLog({ owns: options.owns, logger: options.logger })
     } catch (error) {
       store.close()
       throw error
@@ -235,7 +235,7 @@ async function loadState(
     // Before anything reads an object: the write-ahead log brings back the objects of
     // acknowledged commits whose loose files a power cut lost (a clean close leaves it empty;
     // after a kill it is replayed too, its objects perhaps only in the page cache).
-    await store.openLog({ owns })
+    await store.openLog({ owns, logger })
     // A sync moving `main` when the app stopped is finished first, so the folder and `main`
     // agree again before anything is compared (and before the recovery commit).
     await finishInterruptedMove(gitdir, workRoot, logger)

@@ -132,12 +132,16 @@ async function openLocked(
     now,
     logger,
     afterCrash: lock.tookOver,
+    // Only a lock lost or taken over ends the log's use. A transient error reading cairn.lock
+    // (EIO, EMFILE) says nothing about who holds it: it is thrown, so the checkpoint neither
+    // empties the log nor gives it up, and is tried again later.
     owns: () => {
       try {
         lock.assertHeld()
         return true
-      } catch {
-        return false
+      } catch (error) {
+        if (error instanceof CairnError && error.code === 'locked') return false
+        throw error
       }
     },
     machine: () => machine,

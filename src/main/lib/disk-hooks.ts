@@ -31,7 +31,7 @@ export function hookDisk(
   const promises: Record<string, unknown> = {}
   for (const [name, fn] of Object.entries(inner)) {
     if (name === 'promises') continue
-    const sync = name !== 'fsync' && name !== 'write'
+    const sync = name !== 'fsync' && name !== 'write' && name !== 'ftruncate'
     out[name] = (...args: unknown[]) => {
       const error = before({ n: ++n, name, args })
       if (error) {

@@ -37,6 +37,11 @@ export interface Disk {
   /** The same, on the thread pool (bulk writes that must not hold up the event loop). */
   write(fd: number, data: Uint8Array, position: number): Promise<number>
   ftruncateSync(fd: number, length: number): void
+  /**
+   * The same, on the thread pool: freeing a file's blocks can wait for the disk (a discard on
+   * a drive mounted `discard` took up to 1.45 s), which must never hold up the event loop.
+   */
+  ftruncate(fd: number, length: number): Promise<void>
   fsyncSync(fd: number): void
   /** Reads a whole file (by path or open descriptor). */
   readFileSync(file: string | number): Buffer
@@ -83,6 +88,7 @@ export interface Disk {
 
 const fsyncAsync = promisify(fss.fsync)
 const writeAsync = promisify(fss.write)
+const ftruncateAsync = promisify(fss.ftruncate)
 
 /** The real file system. */
 export const nodeDisk: Disk = {
@@ -98,6 +104,7 @@ export const nodeDisk: Disk = {
   write: async (fd, data, position) =>
     (await writeAsync(fd, data, 0, data.byteLength, position)).bytesWritten,
   ftruncateSync: (fd, length) => fss.ftruncateSync(fd, length),
+  ftruncate: (fd, length) => ftruncateAsync(fd, length),
   fsyncSync: (fd) => fss.fsyncSync(fd),
   readFileSync: (file) => fss.readFileSync(file),
   writeFileSync: (file, data, options) => fss.writeFileSync(file, data, options),
@@ -185,6 +192,8 @@ export const OPEN = {
   READ_WRITE: fss.constants.O_RDWR,
   /** Created or emptied, to read and write (`w+`). */
   READ_WRITE_TRUNC: fss.constants.O_CREAT | fss.constants.O_TRUNC | fss.constants.O_RDWR,
+  /** Every write goes to the file's end, wherever that is by then (whoever else wrote). */
+  APPEND: fss.constants.O_APPEND,
   NOFOLLOW: fss.constants.O_NOFOLLOW ?? 0,
   DIRECTORY: fss.constants.O_DIRECTORY ?? 0,
 } as const

@@ -1,11 +1,29 @@
-import { appendFileSync, readFileSync, readlinkSync, statSync, truncateSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
+import {
+  appendFileSync,
+  closeSync,
+  fstatSync,
+  openSync,
+  readFileSync,
+  readlinkSync,
+  statSync,
+  truncateSync,
+} from 'node:fs'
 import { rm } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { nodeDisk, setDisk } from '../../lib/disk'
+import { nodeDisk, OPEN, setDisk } from '../../lib/disk'
+import { createRecordingLogger } from '../../lib/logger'
 import { createObjectStore, initRepository, type ObjectStore } from '../object-store'
-import { tempDataDir } from '../test-helpers'
-import { decodeRecords, encodeRecord, LOG_FILES, MAX_LOGGED_OBJECTS } from './object-log'
+import { fsck, tempDataDir } from '../test-helpers'
+import {
+  CHECKPOINT_RECORDS,
+  decodeRecords,
+  encodeRecord,
+  LOG_CAP_RECORDS,
+  LOG_FILES,
+  MAX_LOGGED_OBJECTS,
+} from './object-log'
 import { deflateSync } from 'node:zlib'
 
 // The write-ahead log of a commit's objects (docs/durability.md, "Cost"), on a real bare
@@ -159,9 +177,9 @@ describe('the write-ahead log', () => {
         await nodeDisk.fsync(fd)
         synced.push(file)
       },
-      ftruncateSync(fd, length) {
+      async ftruncate(fd, length) {
         synced.push(`emptied ${readlinkSync(`/proc/self/fd/${fd}`)}`)
-        nodeDisk.ftruncateSync(fd, length)
+        await nodeDisk.ftruncate(fd, length)
       },
     })
     await store.checkpoint()
@@ -273,6 +291,167 @@ describe('the write-ahead log', () => {
     for (const n of [0, 1] as const) expect(statSync(logPath(n)).size).toBe(0)
     // Logged again afterwards.
     const oids = await writeBlobs(store, 'after', 2)
+    expect([...logged(0), ...logged(1)]).toEqual(oids)
+  })
+
+  it('keeps its files open under an emptying in flight when closed, and closes them after', async () => {
+    const store = await openStore()
+    await writeBlobs(store, 'held', 2)
+    let release!: () => void
+    const held = new Promise<void>((resolve) => (release = resolve))
+    let emptying!: (fd: number) => void
+    const started = new Promise<number>((resolve) => (emptying = resolve))
+    restoreDisk = setDisk({
+      ...nodeDisk,
+      async ftruncate(fd, length) {
+        emptying(fd)
+        await held
+        await nodeDisk.ftruncate(fd, length)
+      },
+    })
+    const checkpoint = store.checkpoint()
+    const fd = await started
+    crash(store)
+    // Still the log's file: a descriptor closed now could name another file by the time the
+    // pool thread empties it.
+    expect(readlinkSync(`/proc/self/fd/${fd}`)).toBe(logPath(0))
+    release()
+    await checkpoint
+    expect(statSync(logPath(0)).size).toBe(0)
+    let now: string | null = null
+    try {
+      now = readlinkSync(`/proc/self/fd/${fd}`)
+    } catch {
+      // Closed.
+    }
+    expect(now).not.toBe(logPath(0))
+  })
+
+  it('closes its files once, though a checkpoint that lost the folder closed it first', async () => {
+    const fds: number[] = []
+    restoreDisk = setDisk({
+      ...nodeDisk,
+      openSync(file, flags, mode) {
+        const fd = nodeDisk.openSync(file, flags, mode)
+        if (file.includes('cairn-wal-')) fds.push(fd)
+        return fd
+      },
+    })
+    let owned = true
+    const store = createObjectStore(gitdir)
+    opened.push(store)
+    await store.openLog({ owns: () => owned })
+    restoreDisk()
+    restoreDisk = null
+    await writeBlobs(store, 'lost', 2)
+    // Another instance took the folder over: the checkpoint leaves its files and closes them.
+    owned = false
+    await store.checkpoint()
+    expect(logged(0).length).toBe(2)
+    // Their numbers go to unrelated files, which the store's own close must leave open.
+    const others: number[] = []
+    for (let n = 0; n < 64 && !fds.every((fd) => others.includes(fd)); n++) {
+      others.push(openSync(logPath(1), 'r'))
+    }
+    expect(others).toEqual(expect.arrayContaining(fds))
+    crash(store)
+    for (const fd of others) expect(() => fstatSync(fd)).not.toThrow()
+    for (const fd of others) closeSync(fd)
+  })
+
+  it("never writes over a second instance's records from a stale one: appends land at the end", async () => {
+    // The first instance logged a small batch; its lock was removed by hand and a second one
+    // opened (replaying and emptying the log), checkpointed, and logged a larger batch into
+    // the file the first still appends to.
+    const first = await openStore()
+    const mine = await writeBlobs(first, 'stale', 1)
+    const second = await openStore()
+    await writeBlobs(second, 'other', 1)
+    await second.checkpoint()
+    const theirs = await writeBlobs(second, `acknowledged ${'x'.repeat(200)}`, 4)
+    expect(logged(0)).toEqual(theirs)
+    // The first's next append, at what it took for the end of its file, was inside them.
+    const late = await writeBlobs(first, 'late', 1)
+    expect(logged(0)).toEqual([...theirs, ...late])
+    // A power cut: every record the second was acknowledged for still brings its object back.
+    crash(first)
+    crash(second)
+    for (const oid of [...theirs, ...late]) await lose(oid, 'missing')
+    const reopened = await openStore()
+    for (const oid of [...mine, ...theirs, ...late]) expect(await reopened.isIntact(oid)).toBe(true)
+  })
+
+  it('writes again a damaged loose copy beside a pack that holds the object', async () => {
+    const store = await openStore()
+    const oids = await writeBlobs(store, 'packed', 2)
+    crash(store)
+    // Maintenance packed them, then a power cut lost its removals of the loose files and
+    // their data (never fsynced): zeroed files beside a pack, their records still logged.
+    execFileSync('git', ['pack-objects', '-q', path.join(gitdir, 'objects', 'pack', 'pack')], {
+      cwd: gitdir,
+      input: `${oids.join('\n')}\n`,
+      env: { ...process.env, GIT_DIR: gitdir },
+    })
+    for (const oid of oids) await lose(oid, 'zeroed')
+    const reopened = await openStore()
+    expect(() => fsck(dataDir)).not.toThrow()
+    for (const oid of oids) expect(reopened.db.readLoose(oid)).not.toBeNull()
+  })
+
+  it('backs off while checkpoints fail, warns once, and past its cap flushes file by file', async () => {
+    const logger = createRecordingLogger()
+    const store = createObjectStore(gitdir)
+    opened.push(store)
+    await store.openLog({ logger })
+    // A checkpoint's fsync of a logged file (opened again by name, read-only) fails with EIO;
+    // every attempt on the first such file is one round.
+    let failing = true
+    let first: string | null = null
+    let rounds = 0
+    const reopened = new Set<number>()
+    restoreDisk = setDisk({
+      ...nodeDisk,
+      openSync(file, flags, mode) {
+        const fd = nodeDisk.openSync(file, flags, mode)
+        if (
+          /\/objects\/[0-9a-f]{2}\/[0-9a-f]{38}$/.test(file) &&
+          flags === (OPEN.READ | OPEN.NOFOLLOW)
+        ) {
+          reopened.add(fd)
+          first ??= file
+          if (file === first) rounds++
+        } else reopened.delete(fd)
+        return fd
+      },
+      async fsync(fd) {
+        if (failing && reopened.has(fd)) {
+          throw Object.assign(new Error('EIO: injected'), { code: 'EIO' })
+        }
+        await nodeDisk.fsync(fd)
+      },
+    })
+    // Batches past the checkpoint bound, each of which used to queue another full round.
+    const batches = CHECKPOINT_RECORDS / MAX_LOGGED_OBJECTS + 16
+    for (let n = 0; n < batches; n++) await writeBlobs(store, `bound ${n}`, MAX_LOGGED_OBJECTS)
+    // Runs after every round queued so far: one that started, at most one queued, and the
+    // retries of the back-off timer (1.5 s, then 3 s, 6 s ...) rather than one per batch.
+    await expect(store.checkpoint()).rejects.toThrow(/EIO/)
+    expect(rounds).toBeGreaterThan(1)
+    expect(rounds).toBeLessThanOrEqual(6)
+    await expect(store.checkpoint()).rejects.toThrow(/EIO/)
+    expect(logger.entries.filter(({ level }) => level === 'warn')).toHaveLength(1)
+    // Past the cap the log takes no more records: a batch is flushed file by file.
+    while (logged(0).length + logged(1).length < LOG_CAP_RECORDS) {
+      await writeBlobs(store, `cap ${logged(0).length + logged(1).length}`, MAX_LOGGED_OBJECTS)
+    }
+    const held = logged(0).length + logged(1).length
+    await writeBlobs(store, 'past the cap', 2)
+    expect(logged(0).length + logged(1).length).toBe(held)
+    // Once a checkpoint succeeds, the log is emptied and takes records again.
+    failing = false
+    await store.checkpoint()
+    for (const n of [0, 1] as const) expect(statSync(logPath(n)).size).toBe(0)
+    const oids = await writeBlobs(store, 'again', 2)
     expect([...logged(0), ...logged(1)]).toEqual(oids)
   })
 })

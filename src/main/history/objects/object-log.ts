@@ -24,6 +24,7 @@ import path from 'node:path'
 import { createHash } from 'node:crypto'
 import { inflateSync } from 'node:zlib'
 import { closeQuietly, disk, isCode, isMissing, OPEN, syncFolder } from '../../lib/disk'
+import type { Logger } from '../../lib/logger'
 
 /** The log files, in the git directory (git ignores files it does not know there). */
 export const LOG_FILES = ['cairn-wal-0', 'cairn-wal-1'] as const
@@ -39,6 +40,20 @@ export const CHECKPOINT_RECORDS = 256
 export const CHECKPOINT_BYTES = 1024 * 1024
 /** ... or this long after the last append (an idle moment). */
 export const CHECKPOINT_IDLE_MS = 1500
+
+/**
+ * A checkpoint that failed (a covered file's `fsync` with EIO) is tried again after an idle
+ * wait, doubled after each failure up to this: a failing disk is not hammered meanwhile.
+ */
+export const CHECKPOINT_RETRY_MAX_MS = 30_000
+
+/**
+ * Past this many records (or bytes) not yet checkpointed, because checkpoints keep failing,
+ * the log takes none: batches are flushed file by file until a checkpoint succeeds, so it
+ * never grows without bound (nor does the replay at the next open).
+ */
+export const LOG_CAP_RECORDS = 4 * CHECKPOINT_RECORDS
+export const LOG_CAP_BYTES = 4 * CHECKPOINT_BYTES
 
 /** Checkpoint `fsync`s in flight at once: the thread pool (4 threads) stays free for commands. */
 const CHECKPOINT_PARALLEL = 2
@@ -101,7 +116,10 @@ export function decodeRecords(bytes: Buffer): LogRecord[] {
 interface LogFile {
   readonly file: string
   readonly fd: number
-  /** Where the next record goes (what is past it is stale, cut off at the next reading). */
+  /**
+   * The bytes appended since it was last emptied: what the checkpoint's bound counts (the file
+   * is opened for appending, so this is not where a record goes).
+   */
   end: number
   records: number
   /** The objects its records cover, not yet made durable by a checkpoint. */
@@ -123,22 +141,39 @@ export class ObjectLog {
   private running: Promise<void> | null = null
   private idleTimer: NodeJS.Timeout | null = null
   private closed = false
+  // Calls on the thread pool using the log's descriptors (a checkpoint's emptying, an fsync):
+  // `close` leaves the descriptors open until they are done, since a number closed under one
+  // may be reused by another file before the pool thread gets to it.
+  private inFlight = 0
+  // Set once the descriptors are closed: `close` may run twice (a checkpoint that found the
+  // data folder taken over, then the store's close), and closing a number again would close
+  // whatever unrelated file was given it meanwhile.
+  private filesClosed = false
+  // A background round is queued and not started yet: triggers meanwhile add none.
+  private queued = false
+  // After a failed checkpoint, the wait before the next background one (0: the last succeeded).
+  private retryMs = 0
+  // A failure was reported to the logger since the last checkpoint that succeeded.
+  private warned = false
 
   private constructor(
     private readonly gitdir: string,
     private readonly files: [LogFile, LogFile],
     private readonly owns: () => boolean,
+    private readonly logger: Logger | undefined,
   ) {}
 
   /**
    * Opens both log files of `gitdir`, making any that is missing and then `fsync`ing the git
    * directory (a record counts only once its file's name is durable). Returns the log and the
    * records found (a clean close leaves none: one `fstat` per file). `owns` says whether this
-   * instance still holds the data folder: a checkpoint empties a file only while it does.
+   * instance still holds the data folder: a checkpoint empties a file only while it does (it
+   * throws when it cannot tell, failing that checkpoint).
    */
   static async open(
     gitdir: string,
     owns: () => boolean = () => true,
+    logger?: Logger,
   ): Promise<{ log: ObjectLog; records: LogRecord[] }> {
     const opened: LogFile[] = []
     let made = false
@@ -146,11 +181,14 @@ export class ObjectLog {
       for (const name of LOG_FILES) {
         const file = path.join(gitdir, name)
         let fd: number
+        // Appending: a record always lands past every byte already there, so an instance
+        // whose lock was taken over (the second one emptied and refilled the file) cannot
+        // write over the second's acknowledged records. Reads are positioned, so unaffected.
         try {
-          fd = disk.openSync(file, OPEN.READ_WRITE | OPEN.NOFOLLOW)
+          fd = disk.openSync(file, OPEN.READ_WRITE | OPEN.APPEND | OPEN.NOFOLLOW)
         } catch (error) {
           if (!isCode(error, 'ENOENT')) throw error
-          fd = disk.openSync(file, OPEN.READ_WRITE_NEW | OPEN.NOFOLLOW, 0o600)
+          fd = disk.openSync(file, OPEN.READ_WRITE_NEW | OPEN.APPEND | OPEN.NOFOLLOW, 0o600)
           made = true
         }
         opened.push({ file, fd, end: 0, records: 0, covered: [], failed: false, emptied: 0 })
@@ -173,7 +211,7 @@ export class ObjectLog {
         log.records = Math.max(1, found.length)
         log.covered = found.map(({ oid }) => loggedObject(gitdir, oid))
       }
-      const log = new ObjectLog(gitdir, opened as [LogFile, LogFile], owns)
+      const log = new ObjectLog(gitdir, opened as [LogFile, LogFile], owns, logger)
       return { log, records }
     } catch (error) {
       for (const { fd } of opened) closeQuietly(fd)
@@ -181,9 +219,23 @@ export class ObjectLog {
     }
   }
 
-  /** False while an earlier append failed and no checkpoint has emptied its file since. */
+  /**
+   * True from a failed append until a checkpoint has emptied its file: the objects of that
+   * batch are durable only then. (A background checkpoint may already have switched new
+   * records to the other file, so the log can be usable meanwhile.)
+   */
+  appendFailed(): boolean {
+    return !this.closed && this.files.some(({ failed }) => failed)
+  }
+
+  /**
+   * False while an earlier append failed and no checkpoint has emptied its file since, or
+   * while the log holds more than its cap (checkpoints failing).
+   */
   usable(): boolean {
-    return !this.files[this.active].failed && !this.closed
+    if (this.closed || this.files[this.active].failed) return false
+    const [a, b] = this.files
+    return a.records + b.records < LOG_CAP_RECORDS && a.end + b.end < LOG_CAP_BYTES
   }
 
   /**
@@ -205,10 +257,10 @@ export class ObjectLog {
     try {
       let written = 0
       while (written < bytes.length) {
-        written += disk.writeSync(log.fd, bytes.subarray(written), log.end + written)
+        written += disk.writeSync(log.fd, bytes.subarray(written))
       }
       log.end += bytes.length
-      await disk.fsync(log.fd)
+      await this.onPool(() => disk.fsync(log.fd))
     } catch (error) {
       // Unless a checkpoint emptied the file meanwhile (having flushed these objects' files).
       if (log.emptied === emptied) {
@@ -242,39 +294,105 @@ export class ObjectLog {
       await this.round()
     }
     if (options.durable && !this.closed) {
-      await Promise.all(this.files.map(({ fd }) => disk.fsync(fd)))
+      await Promise.all(this.files.map(({ fd }) => this.onPool(() => disk.fsync(fd))))
     }
   }
 
-  /** Stops the idle timer and closes the files (their records stay for the next open). */
+  /**
+   * Stops the idle timer and closes the files (their records stay for the next open); with a
+   * call on their descriptors in flight, once it is done.
+   */
   close(): void {
     this.closed = true
     if (this.idleTimer) clearTimeout(this.idleTimer)
     this.idleTimer = null
+    this.closeFiles()
+  }
+
+  private closeFiles(): void {
+    if (this.inFlight > 0 || this.filesClosed) return
+    this.filesClosed = true
     for (const { fd } of this.files) closeQuietly(fd)
   }
 
-  // A checkpoint in the background: a failure leaves the records for the next trigger (and, at
-  // worst, for open to replay).
-  private soon(): void {
-    if (this.idleTimer) clearTimeout(this.idleTimer)
-    this.idleTimer = null
-    this.round().catch(() => undefined)
+  // Runs `call` (which uses the log's descriptors off the main thread) with them kept open.
+  private async onPool<T>(call: () => Promise<T>): Promise<T> {
+    this.inFlight++
+    try {
+      return await call()
+    } finally {
+      this.inFlight--
+      if (this.closed) this.closeFiles()
+    }
   }
 
-  private armIdle(): void {
+  // A checkpoint in the background: a failure leaves the records for the next trigger (and, at
+  // worst, for open to replay). At most one waits to start; after a failure, none starts
+  // before the retry timer.
+  private soon(): void {
+    if (this.retryMs > 0) return this.armIdle()
+    if (this.queued) return
     if (this.idleTimer) clearTimeout(this.idleTimer)
-    this.idleTimer = setTimeout(() => {
-      this.idleTimer = null
-      this.checkpoint().catch(() => undefined)
-    }, CHECKPOINT_IDLE_MS)
+    this.idleTimer = null
+    this.queued = true
+    this.round(() => (this.queued = false)).catch(() => undefined)
+  }
+
+  // The idle checkpoint, pushed back by each append; after a failure, the retry, which appends
+  // do not push back (it would never come while commands keep arriving).
+  private armIdle(): void {
+    if (this.idleTimer) {
+      if (this.retryMs > 0) return
+      clearTimeout(this.idleTimer)
+    }
+    this.idleTimer = setTimeout(
+      () => {
+        this.idleTimer = null
+        this.checkpoint().catch(() => undefined)
+      },
+      this.retryMs > 0 ? this.retryMs : CHECKPOINT_IDLE_MS,
+    )
     this.idleTimer.unref()
   }
 
-  // One checkpoint at a time: after any in progress, one more.
-  private round(): Promise<void> {
+  // A round's outcome: a success ends any back-off; a failure doubles it, is reported once
+  // (the error, for the app's log: never shown in the window) and arms the retry.
+  private settled(error: unknown): void {
+    if (error === null) {
+      this.retryMs = 0
+      this.warned = false
+      return
+    }
+    this.retryMs = Math.min(
+      this.retryMs > 0 ? this.retryMs * 2 : CHECKPOINT_IDLE_MS,
+      CHECKPOINT_RETRY_MAX_MS,
+    )
+    if (!this.warned) {
+      this.warned = true
+      this.logger?.warn('The history log could not be checkpointed; it is tried again later', error)
+    }
+    if (this.closed) return
+    if (this.idleTimer) clearTimeout(this.idleTimer)
+    this.idleTimer = null
+    this.armIdle()
+  }
+
+  // One checkpoint at a time: after any in progress, one more (`started` once it begins).
+  private round(started?: () => void): Promise<void> {
     const previous = this.running ?? Promise.resolve()
-    const next = previous.catch(() => undefined).then(() => this.checkpointOne())
+    const next = previous
+      .catch(() => undefined)
+      .then(() => {
+        started?.()
+        return this.checkpointOne()
+      })
+      .then(
+        () => this.settled(null),
+        (error: unknown) => {
+          this.settled(error ?? new Error('checkpoint failed'))
+          throw error
+        },
+      )
     this.running = next
     void next.then(
       () => {
@@ -308,14 +426,17 @@ export class ObjectLog {
     // Closed meanwhile, its descriptor may already name another file: never touched then.
     if (this.closed) return
     // Another instance took the data folder over (its lock removed by hand): the files are its
-    // now, holding records of its own commits, and this one leaves them alone for good.
+    // now, holding records of its own commits, and this one leaves them alone for good. (When
+    // the lock cannot be read, `owns` throws: the round fails and is tried again later.)
     if (!this.owns()) {
       this.close()
       return
     }
     // Not fsynced: should the emptying not reach the disk, its records name durable objects,
-    // which a replay finds intact; appends after it are fsynced with the new length.
-    disk.ftruncateSync(target.fd, 0)
+    // which a replay finds intact; appends after it are fsynced with the new length. On the
+    // thread pool: freeing the blocks may wait for the disk's discard (docs/durability.md).
+    // No append reaches this file meanwhile (new records go to the other one).
+    await this.onPool(() => disk.ftruncate(target.fd, 0))
     target.end = 0
     target.records = 0
     target.covered = []

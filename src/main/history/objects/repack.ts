@@ -269,14 +269,17 @@ async function renewFolders(
       // Not empty (an object written meanwhile), or gone: left as it is.
       continue
     }
-    // Until objects/ is fsynced below, a commit writing into a folder made here fsyncs it.
+    // Until objects/ is fsynced below, the name of a folder made here may not survive a power
+    // cut. A commit's logged objects are safe meanwhile (open writes them again, folder and
+    // all, from the log, whose checkpoint fsyncs objects/ before emptying it); a larger batch,
+    // flushed file by file, fsyncs objects/ itself while this flag is set.
     db.foldersUnsynced = true
     made = true
     try {
       disk.mkdirSync(dir, 0o755)
     } catch {
-      // A commit meanwhile made it (and fsyncs objects/ itself), or the disk refused: left
-      // missing, which the writer handles.
+      // A commit meanwhile made it (its objects are logged, or flushed with objects/), or the
+      // disk refused: left missing, which the writer handles.
     }
     await pause?.()
   }
