@@ -264,40 +264,32 @@ describe('background maintenance', () => {
   it('removes loose objects off the main thread: a command completes while an unlink is held', async () => {
     const memory = await openVersionedMemory({ dataDir, now, watch: false, maintenance: false })
     await work(memory, 0, 40)
-    let release: () => void = () => undefined
-    const held = new Promise<void>((resolve) => (release = resolve))
-    let unlinkHeld: () => void = () => undefined
-    const holding = new Promise<void>((resolve) => (unlinkHeld = resolve))
-    let toHold = true
+    const gate = holdOnce()
     const restore = setDisk({
       ...nodeDisk,
       promises: {
         ...nodeDisk.promises,
         async unlink(file) {
           // The first loose object's removal waits (a disk slow to discard what it frees).
-          if (toHold && /objects\/[0-9a-f]{2}\/[0-9a-f]{38}$/.test(file)) {
-            toHold = false
-            unlinkHeld()
-            await held
-          }
+          if (/objects\/[0-9a-f]{2}\/[0-9a-f]{38}$/.test(file)) await gate.hold()
           return nodeDisk.promises.unlink(file)
         },
       },
     })
     try {
       const pass = memory.maintain()
-      await holding
+      await gate.reached
       // The pass waits on that unlink; a command still runs, commits and answers meanwhile.
       const outcome = await memory.execute(
         { command: 'create', path: '/memories/during.md', file_text: 'written while packing\n' },
         claude(1000),
       )
       expect(outcome.commit).toBeTruthy()
-      release()
+      gate.release()
       const report = await pass
       expect(report.removedLoose).toBeGreaterThan(100)
     } finally {
-      release()
+      gate.release()
       restore()
     }
     fsck(dataDir)
@@ -308,36 +300,28 @@ describe('background maintenance', () => {
   it("empties the log off the main thread: a command commits while a checkpoint's emptying is held", async () => {
     const memory = await openVersionedMemory({ dataDir, now, watch: false, maintenance: false })
     await work(memory, 0, 5)
-    let release: () => void = () => undefined
-    const held = new Promise<void>((resolve) => (release = resolve))
-    let emptyingHeld: () => void = () => undefined
-    const holding = new Promise<void>((resolve) => (emptyingHeld = resolve))
-    let toHold = true
+    const gate = holdOnce()
     const restore = setDisk({
       ...nodeDisk,
       async ftruncate(fd, length) {
         // The log's emptying waits (a disk slow to discard the blocks it frees).
-        if (toHold) {
-          toHold = false
-          emptyingHeld()
-          await held
-        }
+        await gate.hold()
         return nodeDisk.ftruncate(fd, length)
       },
     })
     try {
       // The pass checkpoints the log first, and waits on that emptying.
       const pass = memory.maintain()
-      await holding
+      await gate.reached
       const outcome = await memory.execute(
         { command: 'create', path: '/memories/during.md', file_text: 'written while emptying\n' },
         claude(1000),
       )
       expect(outcome.commit).toBeTruthy()
-      release()
+      gate.release()
       await pass
     } finally {
-      release()
+      gate.release()
       restore()
     }
     fsck(dataDir)
@@ -633,3 +617,25 @@ describe('the pack folder gate between maintenance and transfers', () => {
     await transfer
   })
 })
+
+/**
+ * Holds one disk call: the first `hold()` waits until `release()` (later ones pass), and
+ * `reached` resolves once it is waiting.
+ */
+function holdOnce(): { hold(): Promise<void>; release(): void; reached: Promise<void> } {
+  let release: () => void = () => undefined
+  const held = new Promise<void>((resolve) => (release = resolve))
+  let arrived: () => void = () => undefined
+  const reached = new Promise<void>((resolve) => (arrived = resolve))
+  let first = true
+  return {
+    reached,
+    release: () => release(),
+    async hold() {
+      if (!first) return
+      first = false
+      arrived()
+      await held
+    },
+  }
+}

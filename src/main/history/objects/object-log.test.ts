@@ -56,6 +56,19 @@ async function openStore(): Promise<ObjectStore> {
   return store
 }
 
+/** Records the path of every file or folder `fsync`ed from now on (until `restoreDisk`). */
+function recordFsyncs(): string[] {
+  const synced: string[] = []
+  restoreDisk = setDisk({
+    ...nodeDisk,
+    async fsync(fd) {
+      synced.push(readlinkSync(`/proc/self/fd/${fd}`))
+      await nodeDisk.fsync(fd)
+    },
+  })
+  return synced
+}
+
 /** Writes `count` blobs (`<tag> n`) and flushes them as one batch; returns their ids. */
 async function writeBlobs(store: ObjectStore, tag: string, count: number): Promise<string[]> {
   const oids: string[] = []
@@ -116,16 +129,9 @@ describe('records', () => {
 
 describe('the write-ahead log', () => {
   it('is made at open, with its name flushed, and a clean history holds it empty', async () => {
-    const synced: string[] = []
-    restoreDisk = setDisk({
-      ...nodeDisk,
-      async fsync(fd) {
-        synced.push(readlinkSync(`/proc/self/fd/${fd}`))
-        await nodeDisk.fsync(fd)
-      },
-    })
+    const synced = recordFsyncs()
     await openStore()
-    restoreDisk()
+    restoreDisk?.()
     restoreDisk = null
     for (const n of [0, 1] as const) expect(statSync(logPath(n)).size).toBe(0)
     expect(synced).toContain(gitdir)
@@ -135,14 +141,7 @@ describe('the write-ahead log', () => {
     const store = await openStore()
     for (const oid of await writeBlobs(store, 'warm', 2))
       expect(store.looseBytes(oid)).not.toBeNull()
-    const synced: string[] = []
-    restoreDisk = setDisk({
-      ...nodeDisk,
-      async fsync(fd) {
-        synced.push(readlinkSync(`/proc/self/fd/${fd}`))
-        await nodeDisk.fsync(fd)
-      },
-    })
+    const synced = recordFsyncs()
     const oids = await writeBlobs(store, 'batch', 4)
     expect(synced).toEqual([logPath(0)])
     expect(logged(0)).toEqual(expect.arrayContaining(oids))
@@ -150,14 +149,7 @@ describe('the write-ahead log', () => {
 
   it('flushes a larger batch file by file, leaving the log alone', async () => {
     const store = await openStore()
-    const synced: string[] = []
-    restoreDisk = setDisk({
-      ...nodeDisk,
-      async fsync(fd) {
-        synced.push(readlinkSync(`/proc/self/fd/${fd}`))
-        await nodeDisk.fsync(fd)
-      },
-    })
+    const synced = recordFsyncs()
     const oids = await writeBlobs(store, 'large', MAX_LOGGED_OBJECTS + 1)
     expect(
       synced.filter((file) => file.includes('/tmp_obj_') || /[0-9a-f]{38}/.test(file)).length,
