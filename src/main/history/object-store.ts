@@ -281,8 +281,8 @@ export function createObjectStore(gitdir: string): ObjectStore {
   // maintenance packed the object can leave the file's name without its data (its unlink lost),
   // which git fsck reports until the next pass; written again, the file is whole.
   function needsReplay(oid: string): boolean {
-    if (looseBytes(oid) === null) return !db.inPack(oid)
     try {
+      // No loose file (null): only a pack can hold it.
       return db.readLoose(oid) === null && !db.inPack(oid)
     } catch (error) {
       if (error instanceof DamagedObjectError) return true

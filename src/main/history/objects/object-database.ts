@@ -168,23 +168,7 @@ export class ObjectDatabase {
       if (code === 'ENOENT' || code === 'ENOTDIR') return null
       throw error
     }
-    let raw: Buffer
-    try {
-      raw = inflateSync(stored)
-    } catch (error) {
-      throw new DamagedObjectError(oid, (error as Error).message)
-    }
-    const nul = raw.indexOf(0)
-    const header = nul > 0 ? raw.toString('latin1', 0, nul) : ''
-    const match = /^(commit|tree|blob|tag) (\d+)$/.exec(header)
-    if (!match || Number(match[2]) !== raw.length - nul - 1) {
-      throw new DamagedObjectError(oid, 'bad loose object header')
-    }
-    const object = { type: match[1] as ObjectKind, content: raw.subarray(nul + 1) }
-    if (createHash('sha1').update(raw).digest('hex') !== oid) {
-      throw new DamagedObjectError(oid, 'content does not hash to its name')
-    }
-    return object
+    return parseLoose(oid, stored)
   }
 
   close(): void {
@@ -270,4 +254,28 @@ function mtimeOf(file: string): number {
   } catch {
     return 0
   }
+}
+
+/**
+ * A loose object's stored (deflated) bytes, checked to be `oid`: they inflate, the header's
+ * length is right, and they hash to it. Anything else is a `DamagedObjectError`.
+ */
+export function parseLoose(oid: string, stored: Uint8Array): RawObject {
+  let raw: Buffer
+  try {
+    raw = inflateSync(stored)
+  } catch (error) {
+    throw new DamagedObjectError(oid, (error as Error).message)
+  }
+  const nul = raw.indexOf(0)
+  const header = nul > 0 ? raw.toString('latin1', 0, nul) : ''
+  const match = /^(commit|tree|blob|tag) (\d+)$/.exec(header)
+  if (!match || Number(match[2]) !== raw.length - nul - 1) {
+    throw new DamagedObjectError(oid, 'bad loose object header')
+  }
+  const object = { type: match[1] as ObjectKind, content: raw.subarray(nul + 1) }
+  if (createHash('sha1').update(raw).digest('hex') !== oid) {
+    throw new DamagedObjectError(oid, 'content does not hash to its name')
+  }
+  return object
 }

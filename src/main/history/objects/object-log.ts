@@ -21,10 +21,10 @@
  * whatever either file holds is replayed (see `ObjectStore.openLog`) and then checkpointed.
  */
 import path from 'node:path'
-import { createHash } from 'node:crypto'
-import { inflateSync } from 'node:zlib'
 import { closeQuietly, disk, isCode, isMissing, OPEN, syncFolder } from '../../lib/disk'
 import type { Logger } from '../../lib/logger'
+import { parseLoose } from './object-database'
+import type { ObjectKind, RawObject } from './pack-file'
 
 /** The log files, in the git directory (git ignores files it does not know there). */
 export const LOG_FILES = ['cairn-wal-0', 'cairn-wal-1'] as const
@@ -72,7 +72,7 @@ export interface LoggedObject {
 /** An object read back from the log, checked against its id. */
 export interface LogRecord {
   readonly oid: string
-  readonly type: 'blob' | 'tree' | 'commit' | 'tag'
+  readonly type: ObjectKind
   readonly content: Buffer
 }
 
@@ -96,18 +96,13 @@ export function decodeRecords(bytes: Buffer): LogRecord[] {
     const start = at + RECORD_HEAD
     if (length === 0 || start + length > bytes.length) break
     const oid = bytes.toString('hex', at + 4, at + RECORD_HEAD)
-    let raw: Buffer
+    let object: RawObject
     try {
-      raw = inflateSync(bytes.subarray(start, start + length))
+      object = parseLoose(oid, bytes.subarray(start, start + length))
     } catch {
       break
     }
-    const nul = raw.indexOf(0)
-    const header = nul > 0 ? raw.toString('latin1', 0, nul) : ''
-    const match = /^(commit|tree|blob|tag) (\d+)$/.exec(header)
-    if (!match || Number(match[2]) !== raw.length - nul - 1) break
-    if (createHash('sha1').update(raw).digest('hex') !== oid) break
-    records.push({ oid, type: match[1] as LogRecord['type'], content: raw.subarray(nul + 1) })
+    records.push({ oid, ...object })
     at = start + length
   }
   return records
@@ -196,16 +191,9 @@ export class ObjectLog {
       if (made) await syncFolder(gitdir)
       const records: LogRecord[] = []
       for (const log of opened) {
-        const size = disk.fstatSync(log.fd).size
-        if (size === 0) continue
-        const bytes = Buffer.alloc(size)
-        let read = 0
-        while (read < size) {
-          const n = disk.readSync(log.fd, bytes, read, size - read, read)
-          if (n === 0) break
-          read += n
-        }
-        const found = decodeRecords(bytes.subarray(0, read))
+        if (disk.fstatSync(log.fd).size === 0) continue
+        // Just opened, the descriptor reads from the start (appending moves only writes).
+        const found = decodeRecords(disk.readFileSync(log.fd))
         records.push(...found)
         // Replayed, the whole file is checkpointed (every record found, whatever is after).
         log.records = Math.max(1, found.length)
@@ -394,14 +382,10 @@ export class ObjectLog {
         },
       )
     this.running = next
-    void next.then(
-      () => {
-        if (this.running === next) this.running = null
-      },
-      () => {
-        if (this.running === next) this.running = null
-      },
-    )
+    const done = () => {
+      if (this.running === next) this.running = null
+    }
+    void next.then(done, done)
     return next
   }
 
