@@ -13,7 +13,7 @@ import {
 } from 'node:fs'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { nodeDisk, OPEN, setDisk } from '../lib/disk'
+import { nodeDisk, OPEN, setDisk, type Disk } from '../lib/disk'
 import { PackFolderGate } from './maintainer'
 import { RepackAborted } from './objects/repack'
 import { openVersionedMemory } from './versioned-memory'
@@ -265,35 +265,23 @@ describe('background maintenance', () => {
     const memory = await openVersionedMemory({ dataDir, now, watch: false, maintenance: false })
     await work(memory, 0, 40)
     const gate = holdOnce()
-    const restore = setDisk({
-      ...nodeDisk,
-      promises: {
-        ...nodeDisk.promises,
-        async unlink(file) {
-          // The first loose object's removal waits (a disk slow to discard what it frees).
-          if (/objects\/[0-9a-f]{2}\/[0-9a-f]{38}$/.test(file)) await gate.hold()
-          return nodeDisk.promises.unlink(file)
+    const report = await commitDuringHeldPass(
+      memory,
+      gate,
+      {
+        ...nodeDisk,
+        promises: {
+          ...nodeDisk.promises,
+          async unlink(file) {
+            // The first loose object's removal waits (a disk slow to discard what it frees).
+            if (/objects\/[0-9a-f]{2}\/[0-9a-f]{38}$/.test(file)) await gate.hold()
+            return nodeDisk.promises.unlink(file)
+          },
         },
       },
-    })
-    try {
-      const pass = memory.maintain()
-      await gate.reached
-      // The pass waits on that unlink; a command still runs, commits and answers meanwhile.
-      const outcome = await memory.execute(
-        { command: 'create', path: '/memories/during.md', file_text: 'written while packing\n' },
-        claude(1000),
-      )
-      expect(outcome.commit).toBeTruthy()
-      gate.release()
-      const report = await pass
-      expect(report.removedLoose).toBeGreaterThan(100)
-    } finally {
-      gate.release()
-      restore()
-    }
-    fsck(dataDir)
-    expect(gitCli(dataDir, 'show', 'HEAD:during.md')).toBe('written while packing\n')
+      'written while packing\n',
+    )
+    expect(report.removedLoose).toBeGreaterThan(100)
     await memory.close()
   })
 
@@ -301,31 +289,20 @@ describe('background maintenance', () => {
     const memory = await openVersionedMemory({ dataDir, now, watch: false, maintenance: false })
     await work(memory, 0, 5)
     const gate = holdOnce()
-    const restore = setDisk({
-      ...nodeDisk,
-      async ftruncate(fd, length) {
-        // The log's emptying waits (a disk slow to discard the blocks it frees).
-        await gate.hold()
-        return nodeDisk.ftruncate(fd, length)
+    // The pass checkpoints the log first, and waits on that emptying.
+    await commitDuringHeldPass(
+      memory,
+      gate,
+      {
+        ...nodeDisk,
+        async ftruncate(fd, length) {
+          // The log's emptying waits (a disk slow to discard the blocks it frees).
+          await gate.hold()
+          return nodeDisk.ftruncate(fd, length)
+        },
       },
-    })
-    try {
-      // The pass checkpoints the log first, and waits on that emptying.
-      const pass = memory.maintain()
-      await gate.reached
-      const outcome = await memory.execute(
-        { command: 'create', path: '/memories/during.md', file_text: 'written while emptying\n' },
-        claude(1000),
-      )
-      expect(outcome.commit).toBeTruthy()
-      gate.release()
-      await pass
-    } finally {
-      gate.release()
-      restore()
-    }
-    fsck(dataDir)
-    expect(gitCli(dataDir, 'show', 'HEAD:during.md')).toBe('written while emptying\n')
+      'written while emptying\n',
+    )
     await memory.close()
     for (const name of LOG_FILES) expect(statSync(path.join(gitdir(), name)).size).toBe(0)
   })
@@ -638,4 +615,36 @@ function holdOnce(): { hold(): Promise<void>; release(): void; reached: Promise<
       await held
     },
   }
+}
+
+/**
+ * Runs a maintenance pass on `held` (whose held call waits on `gate`) and checks that a command
+ * still runs, commits and answers while the pass waits: `text` is then in HEAD, and the
+ * history passes fsck. Returns the pass's report.
+ */
+async function commitDuringHeldPass(
+  memory: VersionedMemory,
+  gate: ReturnType<typeof holdOnce>,
+  held: Disk,
+  text: string,
+): Promise<Awaited<ReturnType<VersionedMemory['maintain']>>> {
+  const restore = setDisk(held)
+  let report: Awaited<ReturnType<VersionedMemory['maintain']>>
+  try {
+    const pass = memory.maintain()
+    await gate.reached
+    const outcome = await memory.execute(
+      { command: 'create', path: '/memories/during.md', file_text: text },
+      claude(1000),
+    )
+    expect(outcome.commit).toBeTruthy()
+    gate.release()
+    report = await pass
+  } finally {
+    gate.release()
+    restore()
+  }
+  fsck(dataDir)
+  expect(gitCli(dataDir, 'show', 'HEAD:during.md')).toBe(text)
+  return report
 }
