@@ -113,6 +113,56 @@ describe('the tree kept in memory', () => {
   })
 })
 
+describe('a large folder edited many times', () => {
+  it('writes every version as git reads it back, and keeps each older version as it was', async () => {
+    // 400 files: one commit's versions share entries until their changes outgrow √400, then
+    // start from a flat copy again; edits, additions, removals and a sub-folder cross that.
+    const oids = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => store.write('blob', Buffer.from(`content ${i}`))),
+    )
+    let root = emptyTree()
+    const setup = {}
+    for (let i = 0; i < 400; i++) {
+      root = await setAt(store, root, [`note-${i}.md`], blob(oids[i % 8]!), setup)
+    }
+    await flushTree(store, root)
+    const versions: Array<{ root: Node; files: Map<string, string> }> = []
+    let seed = 7
+    const next = (n: number): number => (seed = (seed * 48271) % 2147483647) % n
+    for (let commit = 0; commit < 150; commit++) {
+      const before = root
+      const owner = {}
+      for (let op = 0; op < 1 + next(3); op++) {
+        const roll = next(10)
+        const file = roll === 9 ? ['sub', `inner-${next(20)}.md`] : [`note-${next(450)}.md`]
+        const value = roll === 0 ? null : blob(oids[next(8)]!)
+        root = await setAt(store, root, file, value, owner)
+      }
+      const changes = changesOf(root)
+      const oid = await flushTree(store, root)
+      const files = await listFiles(store, root)
+      // git lists the written tree exactly as the kept one lists its files.
+      const listed = gitCli(dataDir, 'ls-tree', '-r', oid)
+        .trim()
+        .split('\n')
+        .map((line) => line.split(/\s+/))
+      expect(new Map(listed.map(([, , id, file]) => [file!, id!]))).toEqual(files)
+      expect(listed.map(([mode, kind]) => `${mode} ${kind}`)).toEqual(
+        listed.map(() => '100644 blob'),
+      )
+      expect(await rewrite(store, root)).toBe(oid)
+      expect(await diffNodes(store, before, root, '', [], changes)).toEqual(
+        await diffNodes(store, before, root),
+      )
+      versions.push({ root, files })
+    }
+    // Every earlier version still lists what it listed when it was made.
+    for (const version of versions)
+      expect(await listFiles(store, version.root)).toEqual(version.files)
+    gitCli(dataDir, 'fsck', '--strict', '--no-dangling')
+  })
+})
+
 /** The id `node`'s tree gets when every folder under it is serialized again from its entries. */
 async function rewrite(store: ObjectStore, node: Node): Promise<string> {
   if (node.kind === 'blob') return node.oid
