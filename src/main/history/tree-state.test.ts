@@ -5,7 +5,9 @@ import {
   compareTreeKeys,
   createObjectStore,
   initRepository,
+  parseTreeEncoded,
   serializeTree,
+  serializeTreeEncoded,
   type ObjectStore,
 } from './object-store'
 import { gitCli, tempDataDir } from './test-helpers'
@@ -58,6 +60,29 @@ describe('tree keys', () => {
         expect(Math.sign(compareTreeKeys(a, b))).toBe(bytes)
       }),
       { numRuns: 2000 },
+    )
+  })
+
+  it('locate each id where a parse of the serialized tree finds it', () => {
+    const entry = fc.record({
+      name,
+      kind: fc.constantFrom('blob' as const, 'tree' as const),
+      oid: fc.stringMatching(/^[0-9a-f]{40}$/),
+      executable: fc.boolean(),
+    })
+    fc.assert(
+      fc.property(fc.uniqueArray(entry, { selector: (e) => e.name.replace('/', '_') }), (list) => {
+        const entries = list.map(({ name: entryName, kind, oid, executable }) => ({
+          name: entryName.replace('/', '_'),
+          kind,
+          oid,
+          mode: kind === 'tree' ? '40000' : executable ? '100755' : '100644',
+        }))
+        const { bytes, idAt } = serializeTreeEncoded(entries)
+        expect(bytes).toEqual(serializeTree(entries))
+        expect([...idAt].sort()).toEqual([...parseTreeEncoded('(test)', bytes).idAt!].sort())
+      }),
+      { numRuns: 300 },
     )
   })
 })

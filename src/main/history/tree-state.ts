@@ -1,6 +1,5 @@
 import {
-  parseTreeEncoded,
-  serializeTree,
+  serializeTreeEncoded,
   type ObjectStore,
   type RawTreeEntry,
 } from './object-store'
@@ -223,11 +222,7 @@ function encode(children: ReadonlyMap<string, Node>): TreeEncoding {
         : { name, kind: 'tree', oid: child.oid as string, mode: '40000' },
     )
   }
-  const bytes = serializeTree(entries)
-  return {
-    bytes,
-    idAt: parseTreeEncoded('(a tree being written)', bytes).idAt as Map<string, number>,
-  }
+  return serializeTreeEncoded(entries)
 }
 
 /** Every file under `node`, as relative path -> blob id. */
