@@ -179,8 +179,13 @@ function writable(node: TreeNode | null, owner: object): TreeNode {
 export async function flushTree(store: ObjectStore, node: TreeNode): Promise<string> {
   if (node.oid) return node.oid
   const children = node.children ?? new Map<string, Node>()
-  for (const child of children.values()) {
-    if (child.kind === 'tree' && !child.oid) await flushTree(store, child)
+  // Derived from a written folder, only the names changed since can hold a folder not yet
+  // written: everything under a written folder is written (post-order), and never changed.
+  const from = node.derived?.from
+  const unwritten = from?.oid ? [...node.derived!.names] : children.keys()
+  for (const name of unwritten) {
+    const child = children.get(name)
+    if (child?.kind === 'tree' && !child.oid) await flushTree(store, child)
   }
   const encoding = patchedEncoding(node) ?? encode(children)
   node.oid = await store.write('tree', encoding.bytes)
