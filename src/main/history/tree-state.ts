@@ -1,8 +1,4 @@
-import {
-  serializeTreeEncoded,
-  type ObjectStore,
-  type RawTreeEntry,
-} from './object-store'
+import { serializeTreeEncoded, type ObjectStore, type RawTreeEntry } from './object-store'
 
 /** A file as history sees it: its blob id and git mode. */
 export interface BlobNode {
