@@ -137,7 +137,7 @@ async function openLocked(
     // empties the log nor gives it up, and is tried again later.
     owns: () => {
       try {
-        lock.assertHeldByContent()
+        lock.assertHeld()
         return true
       } catch (error) {
         if (error instanceof CairnError && error.code === 'locked') return false

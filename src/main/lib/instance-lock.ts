@@ -5,7 +5,6 @@
  */
 
 import { randomBytes } from 'node:crypto'
-import type { Stats } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { CairnError } from './errors'
@@ -16,14 +15,8 @@ export const LOCK_FILE = 'cairn.lock'
 
 /** A held lock. */
 export interface InstanceLock {
-  /**
-   * Throws a `locked` error when another process took the lock over meanwhile. Cheap enough
-   * for every commit: once the file's last change is old enough, an `lstat` that finds it
-   * unchanged stands for reading it (see `LOCK_SETTLE_MS`).
-   */
+  /** Throws a `locked` error when another process took the lock over meanwhile. */
   assertHeld(): void
-  /** As `assertHeld`, always reading the file: before the write-ahead log is emptied. */
-  assertHeldByContent(): void
   /**
    * True when a lock was found and taken over (its process was gone): the Cairn before this
    * one did not close, so what a kill can leave behind (temp files) is looked for everywhere.
@@ -45,15 +38,6 @@ const released = new Set<string>()
 
 // A lock file that cannot be read is a lock being written right now, unless it is older.
 const UNREADABLE_GRACE_MS = 10_000
-
-/**
- * How old the lock file's last change must be before an unchanged `lstat` of it is trusted as
- * "still this one's text". Any later change to the file (a rewrite in place, a rename or link
- * over it, a new file in a reused inode) gets a later ctime, which no one can set back; but
- * file systems stamp times in steps (a clock tick on ext4, 2 s on FAT), so a change within the
- * step of the last one could keep every time. Past that step, the times tell.
- */
-export const LOCK_SETTLE_MS = 2_000
 
 /** Takes the lock of `dataDir` or throws a `locked` CairnError naming the holder. */
 export function acquireInstanceLock(dataDir: string): InstanceLock {
@@ -80,30 +64,23 @@ export function acquireInstanceLock(dataDir: string): InstanceLock {
       continue
     }
     removeLeftovers(file)
-    // The lock file as a read found it holding this one's text, once that change is settled.
-    let settled: Stats | null = null
-    const byContent = (seen: Stats | undefined): void => {
-      // The file is this one's while it holds this one's token (an inode number alone may
-      // be reused by a lock made after this one's was deleted).
-      let now: string | null = null
-      try {
-        if (seen) now = disk.readFileSync(file).toString('utf8')
-      } catch (error) {
-        if (!isCode(error, 'ENOENT')) throw error
-      }
-      if (now !== text) throw takenOverError()
-      // Taken before the read: whatever changes the file after it changes these stats.
-      settled = seen && Date.now() - seen.ctimeMs > LOCK_SETTLE_MS ? seen : null
-    }
     return {
       tookOver,
       assertHeld() {
-        const seen = disk.lstatIfThere(file)
-        if (seen && settled && sameFile(seen, settled)) return
-        byContent(seen)
-      },
-      assertHeldByContent() {
-        byContent(disk.lstatIfThere(file))
+        // The file is this one's while it holds this one's token (an inode number alone may
+        // be reused by a lock made after this one's was deleted).
+        let now: string | null = null
+        try {
+          now = disk.readFileSync(file).toString('utf8')
+        } catch (error) {
+          if (!isCode(error, 'ENOENT')) throw error
+        }
+        if (now !== text) {
+          throw new CairnError(
+            'locked',
+            'Another Cairn took over this data folder, so this one stopped saving changes. Close one of them.',
+          )
+        }
       },
       release() {
         released.add(me.token)
@@ -252,24 +229,6 @@ function takeOver(file: string, staleRaw: string | null): void {
   } catch {
     // Gone already.
   }
-}
-
-// Same inode, size and times: nothing wrote, renamed or linked over it since.
-function sameFile(a: Stats, b: Stats): boolean {
-  return (
-    a.ino === b.ino &&
-    a.dev === b.dev &&
-    a.size === b.size &&
-    a.mtimeMs === b.mtimeMs &&
-    a.ctimeMs === b.ctimeMs
-  )
-}
-
-function takenOverError(): CairnError {
-  return new CairnError(
-    'locked',
-    'Another Cairn took over this data folder, so this one stopped saving changes. Close one of them.',
-  )
 }
 
 function lockedError(owner: Owner | null): CairnError {
