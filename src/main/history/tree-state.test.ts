@@ -202,3 +202,22 @@ async function rewrite(store: ObjectStore, node: Node): Promise<string> {
   }
   return store.hash('tree', serializeTree(entries))
 }
+
+describe('a name no Cairn tree may hold', () => {
+  it('is refused when it enters a folder, and nothing is written', async () => {
+    const oid = await store.write('blob', Buffer.from('content'))
+    const root = await setAt(store, emptyTree(), ['notes', 'a.md'], blob(oid))
+    for (const bad of ['.git', '.GIT', 'git~1', 'a\nb', 'back\\slash', '.cairn-tmp-x']) {
+      await expect(setAt(store, root, ['notes', bad], blob(oid))).rejects.toMatchObject({
+        name: 'DamagedHistoryError',
+      })
+      await expect(setAt(store, root, [bad, 'a.md'], blob(oid))).rejects.toMatchObject({
+        name: 'DamagedHistoryError',
+      })
+    }
+    // The root it was given still lists what it did, and writes as before.
+    expect([...(await listFiles(store, root)).keys()]).toEqual(['notes/a.md'])
+    const written = await flushTree(store, root)
+    expect(gitCli(dataDir, 'ls-tree', '-r', '--name-only', written).trim()).toBe('notes/a.md')
+  })
+})

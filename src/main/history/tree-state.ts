@@ -1,3 +1,4 @@
+import { DamagedHistoryError, entryNameProblem } from './damage'
 import { serializeTreeEncoded, type ObjectStore, type RawTreeEntry } from './object-store'
 
 /** A file as history sees it: its blob id and git mode. */
@@ -136,6 +137,11 @@ async function setIn(
   }
   if (next !== null && next.kind === 'tree' && next.children?.size === 0) next = null
   if (next === current) return node
+  // The one place a name enters a folder version (a scan leaves out untracked names, a tree
+  // read back was checked): a name no Cairn tree may hold is refused here, once per changed
+  // name, where the whole tree used to be parsed again after it was written.
+  const problem = next === null ? null : entryNameProblem(name)
+  if (problem) throw new DamagedHistoryError('(a tree being written)', problem)
   const target = writable(node, owner)
   const entries = target.children as DerivedEntries
   const derived = target.derived as NonNullable<TreeNode['derived']>
