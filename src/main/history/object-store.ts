@@ -487,6 +487,18 @@ export function parseCommit(oid: string, buffer: Buffer): RawCommit {
 
 /** Serializes tree entries in git's canonical form (byte order, directories as `name/`). */
 export function serializeTree(entries: ReadonlyArray<RawTreeEntry>): Buffer {
+  return serializeTreeEncoded(entries).bytes
+}
+
+/**
+ * `serializeTree`, also giving the offset of each entry's id, as `parseTreeEncoded` would find
+ * it: a tree just written need not be parsed again (a UTF-8 decode and a name check per entry)
+ * to patch its next version.
+ */
+export function serializeTreeEncoded(entries: ReadonlyArray<RawTreeEntry>): {
+  readonly bytes: Buffer
+  readonly idAt: Map<string, number>
+} {
   const keyed = entries.map((entry) => ({
     entry,
     key: entry.kind === 'tree' ? `${entry.name}/` : entry.name,
@@ -496,13 +508,15 @@ export function serializeTree(entries: ReadonlyArray<RawTreeEntry>): Buffer {
   let total = 0
   for (const item of keyed) total += Buffer.byteLength(item.head) + 20
   const out = Buffer.allocUnsafe(total)
+  const idAt = new Map<string, number>()
   let at = 0
   for (const item of keyed) {
     at += out.write(item.head, at, 'utf8')
     out.write(item.entry.oid, at, 20, 'hex')
+    idAt.set(item.entry.name, at)
     at += 20
   }
-  return out
+  return { bytes: out, idAt }
 }
 
 /**

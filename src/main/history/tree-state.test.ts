@@ -5,7 +5,9 @@ import {
   compareTreeKeys,
   createObjectStore,
   initRepository,
+  parseTreeEncoded,
   serializeTree,
+  serializeTreeEncoded,
   type ObjectStore,
 } from './object-store'
 import { gitCli, tempDataDir } from './test-helpers'
@@ -58,6 +60,29 @@ describe('tree keys', () => {
         expect(Math.sign(compareTreeKeys(a, b))).toBe(bytes)
       }),
       { numRuns: 2000 },
+    )
+  })
+
+  it('locate each id where a parse of the serialized tree finds it', () => {
+    const entry = fc.record({
+      name,
+      kind: fc.constantFrom('blob' as const, 'tree' as const),
+      oid: fc.stringMatching(/^[0-9a-f]{40}$/),
+      executable: fc.boolean(),
+    })
+    fc.assert(
+      fc.property(fc.uniqueArray(entry, { selector: (e) => e.name.replace('/', '_') }), (list) => {
+        const entries = list.map(({ name: entryName, kind, oid, executable }) => ({
+          name: entryName.replace('/', '_'),
+          kind,
+          oid,
+          mode: kind === 'tree' ? '40000' : executable ? '100755' : '100644',
+        }))
+        const { bytes, idAt } = serializeTreeEncoded(entries)
+        expect(bytes).toEqual(serializeTree(entries))
+        expect([...idAt].sort()).toEqual([...parseTreeEncoded('(test)', bytes).idAt!].sort())
+      }),
+      { numRuns: 300 },
     )
   })
 })
@@ -113,6 +138,56 @@ describe('the tree kept in memory', () => {
   })
 })
 
+describe('a large folder edited many times', () => {
+  it('writes every version as git reads it back, and keeps each older version as it was', async () => {
+    // 400 files: one commit's versions share entries until their changes outgrow √400, then
+    // start from a flat copy again; edits, additions, removals and a sub-folder cross that.
+    const oids = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => store.write('blob', Buffer.from(`content ${i}`))),
+    )
+    let root = emptyTree()
+    const setup = {}
+    for (let i = 0; i < 400; i++) {
+      root = await setAt(store, root, [`note-${i}.md`], blob(oids[i % 8]!), setup)
+    }
+    await flushTree(store, root)
+    const versions: Array<{ root: Node; files: Map<string, string> }> = []
+    let seed = 7
+    const next = (n: number): number => (seed = (seed * 48271) % 2147483647) % n
+    for (let commit = 0; commit < 150; commit++) {
+      const before = root
+      const owner = {}
+      for (let op = 0; op < 1 + next(3); op++) {
+        const roll = next(10)
+        const file = roll === 9 ? ['sub', `inner-${next(20)}.md`] : [`note-${next(450)}.md`]
+        const value = roll === 0 ? null : blob(oids[next(8)]!)
+        root = await setAt(store, root, file, value, owner)
+      }
+      const changes = changesOf(root)
+      const oid = await flushTree(store, root)
+      const files = await listFiles(store, root)
+      // git lists the written tree exactly as the kept one lists its files.
+      const listed = gitCli(dataDir, 'ls-tree', '-r', oid)
+        .trim()
+        .split('\n')
+        .map((line) => line.split(/\s+/))
+      expect(new Map(listed.map(([, , id, file]) => [file!, id!]))).toEqual(files)
+      expect(listed.map(([mode, kind]) => `${mode} ${kind}`)).toEqual(
+        listed.map(() => '100644 blob'),
+      )
+      expect(await rewrite(store, root)).toBe(oid)
+      expect(await diffNodes(store, before, root, '', [], changes)).toEqual(
+        await diffNodes(store, before, root),
+      )
+      versions.push({ root, files })
+    }
+    // Every earlier version still lists what it listed when it was made.
+    for (const version of versions)
+      expect(await listFiles(store, version.root)).toEqual(version.files)
+    gitCli(dataDir, 'fsck', '--strict', '--no-dangling')
+  })
+})
+
 /** The id `node`'s tree gets when every folder under it is serialized again from its entries. */
 async function rewrite(store: ObjectStore, node: Node): Promise<string> {
   if (node.kind === 'blob') return node.oid
@@ -127,3 +202,22 @@ async function rewrite(store: ObjectStore, node: Node): Promise<string> {
   }
   return store.hash('tree', serializeTree(entries))
 }
+
+describe('a name no Cairn tree may hold', () => {
+  it('is refused when it enters a folder, and nothing is written', async () => {
+    const oid = await store.write('blob', Buffer.from('content'))
+    const root = await setAt(store, emptyTree(), ['notes', 'a.md'], blob(oid))
+    for (const bad of ['.git', '.GIT', 'git~1', 'a\nb', 'back\\slash', '.cairn-tmp-x']) {
+      await expect(setAt(store, root, ['notes', bad], blob(oid))).rejects.toMatchObject({
+        name: 'DamagedHistoryError',
+      })
+      await expect(setAt(store, root, [bad, 'a.md'], blob(oid))).rejects.toMatchObject({
+        name: 'DamagedHistoryError',
+      })
+    }
+    // The root it was given still lists what it did, and writes as before.
+    expect([...(await listFiles(store, root)).keys()]).toEqual(['notes/a.md'])
+    const written = await flushTree(store, root)
+    expect(gitCli(dataDir, 'ls-tree', '-r', '--name-only', written).trim()).toBe('notes/a.md')
+  })
+})

@@ -1,9 +1,5 @@
-import {
-  parseTreeEncoded,
-  serializeTree,
-  type ObjectStore,
-  type RawTreeEntry,
-} from './object-store'
+import { DamagedHistoryError, entryNameProblem } from './damage'
+import { serializeTreeEncoded, type ObjectStore, type RawTreeEntry } from './object-store'
 
 /** A file as history sees it: its blob id and git mode. */
 export interface BlobNode {
@@ -101,9 +97,9 @@ export async function nodeAt(
  * Returns a new root with `value` at `segments` (null removes it). Directories that become
  * empty are dropped, since git cannot store them; a file in the way of a directory is replaced.
  *
- * Persistent: `root` is left as it was. A folder's entries are copied once, the first time a
- * change reaches it; calls passing the same `owner` (one commit's paths) then change that copy
- * in place instead of copying it again.
+ * Persistent: `root` is left as it was. A folder a change reaches gets a new version, the
+ * first time, which shares the old one's entries (`DerivedEntries`); calls passing the same
+ * `owner` (one commit's paths) then change that version in place instead of making another.
  */
 export async function setAt(
   store: ObjectStore,
@@ -141,8 +137,13 @@ async function setIn(
   }
   if (next !== null && next.kind === 'tree' && next.children?.size === 0) next = null
   if (next === current) return node
+  // The one place a name enters a folder version (a scan leaves out untracked names, a tree
+  // read back was checked): a name no Cairn tree may hold is refused here, once per changed
+  // name, where the whole tree used to be parsed again after it was written.
+  const problem = next === null ? null : entryNameProblem(name)
+  if (problem) throw new DamagedHistoryError('(a tree being written)', problem)
   const target = writable(node, owner)
-  const entries = target.children as Map<string, Node>
+  const entries = target.children as DerivedEntries
   const derived = target.derived as NonNullable<TreeNode['derived']>
   if (next === null) {
     entries.delete(name)
@@ -155,13 +156,16 @@ async function setIn(
   return entries.size === 0 ? null : target
 }
 
-/** `node` itself when this batch made it (and it is not written yet), else a copy to change. */
+/**
+ * `node` itself when this batch made it (and it is not written yet), else a new version of it
+ * to change, which shares its entries (see `DerivedEntries`).
+ */
 function writable(node: TreeNode | null, owner: object): TreeNode {
   if (node && node.owner === owner && node.oid === null && node.derived) return node
   return {
     kind: 'tree',
     oid: null,
-    children: new Map(node?.children ?? []),
+    children: DerivedEntries.of(node?.children ?? EMPTY),
     derived: node
       ? { from: node, names: new Set(), reshaped: false }
       : { from: emptyTree(), names: new Set(), reshaped: true },
@@ -177,8 +181,13 @@ function writable(node: TreeNode | null, owner: object): TreeNode {
 export async function flushTree(store: ObjectStore, node: TreeNode): Promise<string> {
   if (node.oid) return node.oid
   const children = node.children ?? new Map<string, Node>()
-  for (const child of children.values()) {
-    if (child.kind === 'tree' && !child.oid) await flushTree(store, child)
+  // Derived from a written folder, only the names changed since can hold a folder not yet
+  // written: everything under a written folder is written (post-order), and never changed.
+  const from = node.derived?.from
+  const unwritten = from?.oid ? [...node.derived!.names] : children.keys()
+  for (const name of unwritten) {
+    const child = children.get(name)
+    if (child?.kind === 'tree' && !child.oid) await flushTree(store, child)
   }
   const encoding = patchedEncoding(node) ?? encode(children)
   node.oid = await store.write('tree', encoding.bytes)
@@ -220,11 +229,7 @@ function encode(children: ReadonlyMap<string, Node>): TreeEncoding {
         : { name, kind: 'tree', oid: child.oid as string, mode: '40000' },
     )
   }
-  const bytes = serializeTree(entries)
-  return {
-    bytes,
-    idAt: parseTreeEncoded('(a tree being written)', bytes).idAt as Map<string, number>,
-  }
+  return serializeTreeEncoded(entries)
 }
 
 /** Every file under `node`, as relative path -> blob id. */
@@ -320,6 +325,94 @@ export async function diffNodes(
 }
 
 const EMPTY: ReadonlyMap<string, Node> = new Map()
+
+/**
+ * The entries of a folder version made by `setAt`: the entries of a version before it
+ * (shared, never changed) and the names changed since (null: removed). A commit that edits
+ * one file of a folder of 1,000 then records one name instead of copying 1,000 entries (a
+ * version before stays as it was for whoever still reads it: a diff, a restore). When the
+ * changes outgrow the square root of the shared entries, the next version starts from a flat
+ * copy, so a read stays two lookups and the copies cost about 2√n entries per commit.
+ *
+ * Only the batch that made it changes it (`setIn`, before the folder is written). Listing it
+ * gives the shared entries' order, changed ones in place, then the added names; callers that
+ * need an order sort (git's tree order, a diff's path order).
+ */
+class DerivedEntries implements ReadonlyMap<string, Node> {
+  private constructor(
+    private readonly shared: ReadonlyMap<string, Node>,
+    private readonly changes: Map<string, Node | null>,
+    private count: number,
+  ) {}
+
+  /** A new version of `entries`, to change. */
+  static of(entries: ReadonlyMap<string, Node>): DerivedEntries {
+    if (!(entries instanceof DerivedEntries)) {
+      return new DerivedEntries(entries, new Map(), entries.size)
+    }
+    const { shared, changes, count } = entries
+    if (changes.size * changes.size <= shared.size) {
+      return new DerivedEntries(shared, new Map(changes), count)
+    }
+    return new DerivedEntries(new Map(entries), new Map(), count)
+  }
+
+  get size(): number {
+    return this.count
+  }
+
+  get(name: string): Node | undefined {
+    const changed = this.changes.get(name)
+    return changed === undefined ? this.shared.get(name) : (changed ?? undefined)
+  }
+
+  has(name: string): boolean {
+    const changed = this.changes.get(name)
+    return changed === undefined ? this.shared.has(name) : changed !== null
+  }
+
+  set(name: string, node: Node): void {
+    if (!this.has(name)) this.count++
+    this.changes.set(name, node)
+  }
+
+  delete(name: string): void {
+    if (!this.has(name)) return
+    this.count--
+    if (this.shared.has(name)) this.changes.set(name, null)
+    else this.changes.delete(name)
+  }
+
+  *entries(): MapIterator<[string, Node]> {
+    for (const entry of this.shared) {
+      const changed = this.changes.get(entry[0])
+      if (changed === undefined) yield entry
+      else if (changed !== null) yield [entry[0], changed]
+    }
+    for (const [name, changed] of this.changes) {
+      if (changed !== null && !this.shared.has(name)) yield [name, changed]
+    }
+  }
+
+  *keys(): MapIterator<string> {
+    for (const [name] of this.entries()) yield name
+  }
+
+  *values(): MapIterator<Node> {
+    for (const [, node] of this.entries()) yield node
+  }
+
+  [Symbol.iterator](): MapIterator<[string, Node]> {
+    return this.entries()
+  }
+
+  forEach(
+    callback: (node: Node, name: string, map: ReadonlyMap<string, Node>) => void,
+    thisArg?: unknown,
+  ): void {
+    for (const [name, node] of this.entries()) callback.call(thisArg, node, name, this)
+  }
+}
 
 // As the walk itself decides: a node of the same kind and id is the same.
 function differs(a: Node | undefined, b: Node): boolean {

@@ -53,6 +53,43 @@ describe.each([
     }
   })
 
+  it('refuses a link or a file as a folder, and gives a folder its identity only while open', () => {
+    fs.symlinkSync(path.join(base, 'outside'), path.join(base, 'root', 'link'))
+    const root = Folder.openRoot(path.join(base, 'root'))
+    try {
+      // Linux says ENOTDIR for a link opened as a folder without following it, macOS ELOOP.
+      const viaLink = (() => {
+        try {
+          return root.openChild('link')
+        } catch (error) {
+          return error
+        }
+      })()
+      expect(['ENOTDIR', 'ELOOP']).toContain((viaLink as NodeJS.ErrnoException).code)
+      expect(root.openChildIfFolder('link')).toBeNull()
+      const inFile = (() => {
+        try {
+          return root.openChild('a').openChild('b').openChild('f.md')
+        } catch (error) {
+          return error
+        }
+      })()
+      expect(inFile).toMatchObject({ code: 'ENOTDIR' })
+      const child = root.openChild('a')
+      expect(child.stats.ino).toBe(fs.lstatSync(path.join(base, 'root', 'a')).ino)
+      const unasked = root.openChild('a')
+      unasked.close()
+      // A closed handle's number may already name another file: never looked up through it.
+      // (Named by path, a folder's identity is taken at open, to check the path against.)
+      if (byHandle && handlesNameEntries) expect(() => unasked.stats).toThrow()
+      else expect(unasked.stats.isDirectory()).toBe(true)
+      child.close()
+      expect(child.stats.isDirectory()).toBe(true)
+    } finally {
+      root.close()
+    }
+  })
+
   it('reads, writes atomically, creates folders and removes trees inside the root only', async () => {
     const tree = new FolderTree(path.join(base, 'root'))
     try {

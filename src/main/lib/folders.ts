@@ -91,9 +91,20 @@ export class Folder {
     /** The path it was opened by (never shown to anyone). */
     readonly path: string,
     private readonly fd: number | null,
-    /** Its identity when opened. */
-    readonly stats: Stats,
+    private known: Stats | null,
   ) {}
+
+  /**
+   * Its identity (an `fstat` of its handle, made on first use: most folders are opened only to
+   * reach an entry, and their open already refused anything but a real folder).
+   */
+  get stats(): Stats {
+    if (this.known) return this.known
+    // A closed handle's number may name another file by now.
+    if (!this.open || this.fd === null) throw new Error('the folder is closed')
+    this.known = disk.fstatSync(this.fd)
+    return this.known
+  }
 
   /** Opens the folder at `real`, refusing a symlink there (its ancestors are trusted). */
   static openRoot(real: string): Folder {
@@ -188,6 +199,11 @@ export class Folder {
     }
     const fd = disk.openSync(target, OPEN.READ | OPEN.DIRECTORY | OPEN.NOFOLLOW)
     try {
+      // With O_DIRECTORY and O_NOFOLLOW, the open itself fails on anything but a real folder
+      // (ENOTDIR, ELOOP): its identity is only looked up when asked for.
+      if (byHandle && OPEN.DIRECTORY !== 0 && OPEN.NOFOLLOW !== 0) {
+        return new Folder(shownPath, fd, null)
+      }
       const stats = disk.fstatSync(fd)
       if (!stats.isDirectory()) throw notADirectory(stats)
       if (!byHandle) {
