@@ -402,7 +402,9 @@ export function parseTree(
 }
 
 const CANONICAL_MODES: ReadonlySet<string> = new Set(['100644', '100755', '120000', '40000'])
-const utf8 = new TextDecoder('utf-8', { fatal: true })
+// `ignoreBOM`: a name may begin with U+FEFF (a file the person made), and the decoder would
+// otherwise drop it, reading `\uFEFFnotes.md` back as `notes.md`.
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
 
 /** `parseTree`, also locating each id when the tree is written as Cairn would write it. */
 export function parseTreeEncoded(

@@ -248,3 +248,26 @@ describe('history through the public API', () => {
     await expectInSync()
   })
 })
+
+describe('names and text that begin with a byte order mark', () => {
+  it('are committed and read back as they are, next to the same name without one', async () => {
+    // Files the person made: U+FEFF is not dropped from a name read back from a tree (it was,
+    // so the tree read back as "notes.md" twice: damage) nor from the text of a file.
+    await writeFile(path.join(dataDir, 'memories', '\uFEFFnotes.md'), '\uFEFFwith a mark\n')
+    await writeFile(path.join(dataDir, 'memories', 'notes.md'), 'without one\n')
+    await memory.close()
+    memory = await openVersionedMemory({ dataDir, now, watch: false, logger })
+    expect(memory.recovery?.kind).toBe('uncommitted-changes')
+    await expectInSync()
+    const listed = gitCli(dataDir, 'ls-tree', '-z', '--name-only', 'main').split('\0')
+    expect(listed.filter(Boolean).sort()).toEqual(['notes.md', '\uFEFFnotes.md'].sort())
+    // Opened again, the history it wrote reads back whole: nothing damaged, nothing to commit.
+    const head = gitCli(dataDir, 'rev-parse', 'main').trim()
+    await memory.close()
+    memory = await openVersionedMemory({ dataDir, now, watch: false, logger })
+    expect(memory.recovery).toBeNull()
+    expect(gitCli(dataDir, 'rev-parse', 'main').trim()).toBe(head)
+    expect(await memory.readAt('/memories/notes.md', head)).toBe('without one\n')
+    await expectInSync()
+  })
+})

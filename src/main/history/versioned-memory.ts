@@ -478,7 +478,8 @@ async function openLocked(
       const found = tree.find(relative)
       if (found.kind !== 'file') throw new CairnError('not-found', `${virtual} does not exist.`)
       const bytes = readFileIn(found.parent, found.name, found.stats, maxEditableBytes(limits))
-      text = new TextDecoder('utf-8', { fatal: true }).decode(bytes)
+      // `ignoreBOM`: the file is written back, and must keep its BOM.
+      text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes)
     } catch (error) {
       if (error instanceof CairnError) throw error
       if (error instanceof TypeError || (error as { code?: string }).code === 'EFBIG') {

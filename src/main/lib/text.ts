@@ -2,7 +2,8 @@
 export function decodeUtf8(bytes: Uint8Array): string | null {
   if (bytes.includes(0)) return null
   try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(bytes)
+    // `ignoreBOM` keeps a leading U+FEFF: text written back from this keeps the file's BOM.
+    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes)
   } catch {
     // Invalid UTF-8 is what "binary" means here.
     return null
