@@ -181,6 +181,31 @@ describe('reading objects git wrote', () => {
     db.close()
   })
 
+  it('names the loose file of every object git wrote, and tells loose from packed', () => {
+    makeHistory(3)
+    const loose = new ObjectDatabase(gitdir)
+    const ids = [...gitObjects().keys()]
+    for (const oid of ids) {
+      const file = loose.loosePath(oid)
+      expect(file).toBe(path.join(gitdir, 'objects', oid.slice(0, 2), oid.slice(2)))
+      expect(readFileSync(file).length).toBeGreaterThan(0)
+      // No pack yet: loose only.
+      expect(loose.inPack(oid)).toBe(false)
+      expect(loose.has(oid)).toBe(true)
+    }
+    // Anything that is not an id is normalized as a path, as before.
+    expect(loose.loosePath('ab/../cd')).toBe(path.join(gitdir, 'objects', 'ab', '/../cd'))
+    loose.close()
+    git('gc', '-q')
+    const packed = new ObjectDatabase(gitdir)
+    for (const oid of ids) {
+      expect(packed.inPack(oid)).toBe(true)
+      expect(packed.has(oid)).toBe(true)
+    }
+    expect(packed.inPack('0'.repeat(40))).toBe(false)
+    packed.close()
+  })
+
   it('reports a missing object as missing', () => {
     makeHistory(1)
     const db = new ObjectDatabase(gitdir)
