@@ -26,6 +26,7 @@ import { build } from 'vite'
 import { openVersionedMemory, type Origin, type VersionedMemory } from '../src/main/history'
 import { nodeDisk, setDisk, type Disk } from '../src/main/lib/disk'
 import { bundleSizes, total } from './bundle-sizes'
+import { startGitProcess } from './git-process'
 import { buildBlameFixture, buildFixture, type Fixture, type Shape } from './history-fixture'
 import { median } from './median'
 
@@ -82,20 +83,22 @@ async function measure(
 }
 
 let home = ''
+/** The environment git runs in: its own HOME, no system config, a fixed identity. */
+const gitEnv = (): NodeJS.ProcessEnv => ({
+  ...process.env,
+  HOME: home,
+  GIT_CONFIG_NOSYSTEM: '1',
+  GIT_AUTHOR_NAME: 'Claude',
+  GIT_AUTHOR_EMAIL: 'claude@cairn.invalid',
+  GIT_COMMITTER_NAME: 'Claude',
+  GIT_COMMITTER_EMAIL: 'claude@cairn.invalid',
+})
 function git(cwd: string | null, args: ReadonlyArray<string>): string {
   const result = spawnSync('git', args, {
     cwd: cwd ?? undefined,
     encoding: 'utf8',
     maxBuffer: 256 * 1024 * 1024,
-    env: {
-      ...process.env,
-      HOME: home,
-      GIT_CONFIG_NOSYSTEM: '1',
-      GIT_AUTHOR_NAME: 'Claude',
-      GIT_AUTHOR_EMAIL: 'claude@cairn.invalid',
-      GIT_COMMITTER_NAME: 'Claude',
-      GIT_COMMITTER_EMAIL: 'claude@cairn.invalid',
-    },
+    env: gitEnv(),
   })
   if (result.status !== 0) throw new Error(`git ${args.join(' ')} failed: ${result.stderr}`)
   return result.stdout
@@ -263,41 +266,62 @@ async function compareCommits(
   // Not the row's reference (that stays the CLI as people run it): git with every write
   // fsynced, as Cairn's commits are, in the notes.
   const durableGit: number[] = []
+  const durable: number[] = []
+  const afterFork: number[] = []
+  const noFork: number[] = []
+  // In a process of its own: a fork of this one would slow the command timed after it
+  // (bench/git-process.ts), which the app never pays.
+  const gitProcess = startGitProcess(gitEnv())
   const gitCommit = async (into: number[], i: number, options: ReadonlyArray<string>) => {
+    const file = files[(i * 53) % files.length] as string
     into.push(
-      ...(await measure(1, async () => {
-        const file = files[(i * 53) % files.length] as string
-        await writeFile(path.join(clone, file), `edited by the git CLI benchmark ${i}\n`)
-        git(clone, [...options, 'add', '--', file])
-        git(clone, [...options, 'commit', '-q', '-m', `str_replace /memories/${file}`])
-      })),
+      await gitProcess.commit({
+        clone,
+        file,
+        content: `edited by the git CLI benchmark ${i}\n`,
+        subject: `str_replace /memories/${file}`,
+        options,
+      }),
     )
   }
-  for (let i = 0; i < samples; i++) {
-    cairn.push(...(await measure(1, () => commitOne(memory, fixture, i))))
-    if (i % 2 === 0) await gitCommit(gitTimes, i, [])
-  }
-  // What the fsyncs cost, in a phase of its own after the row's samples: commands with every
-  // fsync skipped leave the metadata they changed unwritten, which slows the file creations of
-  // the commands after them (docs/durability.md), so they must not run among the row's samples.
-  const durable: number[] = []
-  for (let i = 0; i < samples / 2; i++) {
-    durable.push(...(await measure(1, () => commitOne(memory, fixture, 30_000 + i))))
-    const restore = setDisk(withoutFsync)
-    try {
-      unsynced.push(...(await measure(1, () => commitOne(memory, fixture, 20_000 + i))))
-    } finally {
-      restore()
+  try {
+    for (let i = 0; i < samples; i++) {
+      cairn.push(...(await measure(1, () => commitOne(memory, fixture, i))))
+      if (i % 2 === 0) await gitCommit(gitTimes, i, [])
     }
-  }
-  // After the loop, so that Cairn's samples run beside the same git work as they always have.
-  for (let i = 0; i < samples / 4; i++) {
-    await gitCommit(durableGit, samples + i, [
-      '-c',
-      'core.fsync=all',
-      '-c',
-      'core.fsyncMethod=fsync',
-    ])
+    // What the fsyncs cost, in a phase of its own after the row's samples: commands with every
+    // fsync skipped leave the metadata they changed unwritten, which slows the file creations
+    // of the commands after them (docs/durability.md), so they must not run among the row's
+    // samples.
+    for (let i = 0; i < samples / 2; i++) {
+      durable.push(...(await measure(1, () => commitOne(memory, fixture, 30_000 + i))))
+      const restore = setDisk(withoutFsync)
+      try {
+        unsynced.push(...(await measure(1, () => commitOne(memory, fixture, 20_000 + i))))
+      } finally {
+        restore()
+      }
+    }
+    // What running git from this process would have added (why it runs in its own): commands
+    // right after a fork of this process, alternating with commands right after the same
+    // spawn made by the git process.
+    for (let i = 0; i < samples / 4; i++) {
+      spawnSync('true')
+      afterFork.push(...(await measure(1, () => commitOne(memory, fixture, 50_000 + 2 * i))))
+      await gitProcess.spawn('true')
+      noFork.push(...(await measure(1, () => commitOne(memory, fixture, 50_001 + 2 * i))))
+    }
+    // After the loop, so that Cairn's samples run beside the same git work as they always have.
+    for (let i = 0; i < samples / 4; i++) {
+      await gitCommit(durableGit, samples + i, [
+        '-c',
+        'core.fsync=all',
+        '-c',
+        'core.fsyncMethod=fsync',
+      ])
+    }
+  } finally {
+    gitProcess.close()
   }
   const p50 = percentile(cairn, 50)
   const p99 = percentile(cairn, 99)
@@ -330,6 +354,11 @@ async function compareCommits(
   const durableP99 = percentile(durable, 99)
   notes.push(
     `commit ${label} with every fsync skipped (reference, alternating with ${durable.length} durable commands after the row's samples): p50 ${round(bareP50, 2)} ms against ${round(durableP50, 2)} ms, p99 ${round(bareP99, 1)} ms against ${round(durableP99, 1)} ms; durability costs ${round(durableP50 - bareP50, 2)} ms at p50 (${round(durableP50 / bareP50, 2)}x), ${round(durableP99 - bareP99, 1)} ms at p99`,
+  )
+  const forkP50 = percentile(afterFork, 50)
+  const noForkP50 = percentile(noFork, 50)
+  notes.push(
+    `commit ${label} right after a fork of the benchmark's process (spawnSync of \`true\`; alternating with ${noFork.length} commands after the same spawn made by another process): p50 ${round(forkP50, 2)} ms against ${round(noForkP50, 2)} ms (${round(forkP50 - noForkP50, 2)} ms for the fork; git runs in a process of its own, bench/git-process.ts)`,
   )
   const durableGitP50 = percentile(durableGit, 50)
   notes.push(
