@@ -140,8 +140,11 @@ describe('the stat cache file', () => {
     const saved = await recorded(file)
     // Hidden paths are not counted: a.md (1 byte), x.md (2), y.md (3), z.md (4).
     expect(saved.totals()).toEqual({ files: 4, bytes: 10 })
+    saved.noteObjectChecked('d1/x.md', 123_456)
     saved.save()
     const loaded = StatCache.load(file, later)
+    expect(loaded.checkedObjectBytes('d1/x.md')).toBe(123_456)
+    expect(loaded.checkedObjectBytes('a.md')).toBeUndefined()
     for (const [i, relative] of files.entries()) {
       expect(loaded.lookup(relative, statOf(relative))).toBe(oid(i + 1))
     }
