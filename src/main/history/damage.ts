@@ -29,6 +29,9 @@ const CONTROL = /\p{Cc}/u
  * Cairn's own temp files.
  */
 export function entryNameProblem(name: string): string | null {
+  // Asked of every entry of every folder the scan at open walks and of every tree entry read
+  // (a few thousand at open): a name that plainly passes skips the regexes and the folding.
+  if (plainlyFine(name)) return null
   if (name === '') return 'an entry without a name'
   if (name === '.' || name === '..') return `an entry named "${name}"`
   if (name.includes('/') || name.includes('\\')) return 'an entry whose name holds a path separator'
@@ -37,6 +40,33 @@ export function entryNameProblem(name: string): string | null {
   if (folded === '.git' || /^git~\d+$/.test(folded)) return 'an entry named ".git"'
   if (name.startsWith(TEMP_FILE_PREFIX)) return "an entry named like one of Cairn's temp files"
   return null
+}
+
+/**
+ * True when `name` passes every check of `entryNameProblem` by its characters alone (false
+ * says nothing: the full check decides). Every refused name is empty, holds a separator or a
+ * control character, or begins with `.` (`.`, `..`, `.git…`, the temp prefix) or with `g`/`G`
+ * and then `i`/`I` (`git~1`); the first character is required to be ASCII, whose lower case
+ * is itself, so no case folding can turn a name passed here into one of those.
+ */
+function plainlyFine(name: string): boolean {
+  const length = name.length
+  if (length === 0) return false
+  const first = name.charCodeAt(0)
+  // Not ASCII, a control character, or `.` (0x2e).
+  if (first < 0x20 || first >= 0x7f || first === 0x2e) return false
+  if (first === 0x67 || first === 0x47) {
+    const second = length > 1 ? name.charCodeAt(1) : 0
+    if (second === 0x69 || second === 0x49 || second >= 0x80) return false
+  }
+  for (let i = 0; i < length; i++) {
+    const code = name.charCodeAt(i)
+    // C0 controls, DEL and the C1 controls (all of \p{Cc}); `/` and `\`.
+    if (code < 0x20 || (code >= 0x7f && code <= 0x9f) || code === 0x2f || code === 0x5c) {
+      return false
+    }
+  }
+  return true
 }
 
 /** The error people see for damage found while working with version `commit`. */

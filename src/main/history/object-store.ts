@@ -424,12 +424,7 @@ export function parseTreeEncoded(
       throw new DamagedHistoryError(oid, 'a folder listing that cannot be read')
     }
     const rawMode = content.toString('latin1', at, space)
-    let name: string
-    try {
-      name = utf8.decode(content.subarray(space + 1, nul))
-    } catch {
-      throw new DamagedHistoryError(oid, 'a file name that is not UTF-8')
-    }
+    const name = entryName(oid, content, space + 1, nul)
     const problem = foreign ? null : entryNameProblem(name)
     if (problem) throw new DamagedHistoryError(oid, problem)
     if (names.has(name)) throw new DamagedHistoryError(oid, `the name "${name}" twice`)
@@ -449,6 +444,21 @@ export function parseTreeEncoded(
     }
   }
   return { entries, bytes: content, idAt }
+}
+
+// An entry's name: ASCII read as it is (most names; no view of the bytes and no decoder call
+// for each), anything else decoded as strict UTF-8.
+function entryName(oid: string, content: Buffer, start: number, end: number): string {
+  for (let i = start; i < end; i++) {
+    if ((content[i] as number) >= 0x80) {
+      try {
+        return utf8.decode(content.subarray(start, end))
+      } catch {
+        throw new DamagedHistoryError(oid, 'a file name that is not UTF-8')
+      }
+    }
+  }
+  return content.toString('latin1', start, end)
 }
 
 /**

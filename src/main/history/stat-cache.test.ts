@@ -1,9 +1,9 @@
-import { existsSync, utimesSync } from 'node:fs'
+import { existsSync, lstatSync, readFileSync, utimesSync, writeFileSync } from 'node:fs'
 import { mkdir, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { openRepo } from './open-repo'
-import { statCacheOf } from './stat-cache'
+import { StatCache, statCacheOf } from './stat-cache'
 import { commitCount, folderFiles, fsck, headFiles, tempDataDir } from './test-helpers'
 import { openVersionedMemory } from './versioned-memory'
 
@@ -117,5 +117,76 @@ describe("the folder's totals for the Memory tool's limits", () => {
     await memory.restoreDeleted('/memories/a.md')
     expect((await create('d.md')).isError).toBe(true)
     await memory.close()
+  })
+})
+
+describe('the stat cache file', () => {
+  const later = () => Date.now() + 60_000
+  const oid = (n: number) => n.toString(16).padStart(40, '0')
+  const files = ['a.md', 'd1/x.md', 'd1/sub/y.md', 'd1/sub/z.md', '.hidden/h.md', 'd2/.h.md']
+
+  async function recorded(file: string): Promise<StatCache> {
+    const cache = new StatCache(file, later)
+    for (const [i, relative] of files.entries()) {
+      await put(relative, 'x'.repeat(i + 1))
+      cache.record(relative, lstatSync(path.join(memories(), relative)), oid(i + 1))
+    }
+    return cache
+  }
+  const statOf = (relative: string) => lstatSync(path.join(memories(), relative))
+
+  it('loads the entries, totals and folders it saved', async () => {
+    const file = path.join(dataDir, 'cairn-stat')
+    const saved = await recorded(file)
+    // Hidden paths are not counted: a.md (1 byte), x.md (2), y.md (3), z.md (4).
+    expect(saved.totals()).toEqual({ files: 4, bytes: 10 })
+    saved.noteObjectChecked('d1/x.md', 123_456)
+    saved.save()
+    const loaded = StatCache.load(file, later)
+    expect(loaded.checkedObjectBytes('d1/x.md')).toBe(123_456)
+    expect(loaded.checkedObjectBytes('a.md')).toBeUndefined()
+    for (const [i, relative] of files.entries()) {
+      expect(loaded.lookup(relative, statOf(relative))).toBe(oid(i + 1))
+    }
+    expect(loaded.totals()).toEqual({ files: 4, bytes: 10 })
+    // A folder is forgotten with all under it; a name nothing is under changes nothing.
+    loaded.forget('d1/sub')
+    expect(loaded.totals()).toEqual({ files: 2, bytes: 3 })
+    loaded.forget('nothing-here')
+    loaded.forget('d1/sub')
+    expect(loaded.lookup('d1/x.md', statOf('d1/x.md'))).toBe(oid(2))
+    expect(loaded.lookup('d1/sub/y.md', statOf('d1/sub/y.md'))).toBeUndefined()
+    loaded.forget('d1')
+    expect(loaded.totals()).toEqual({ files: 1, bytes: 1 })
+    expect(loaded.lookup('d1/x.md', statOf('d1/x.md'))).toBeUndefined()
+    // Forgotten before the totals were first asked for: the same totals.
+    const again = StatCache.load(file, later)
+    again.forget('d1')
+    again.forget('a.md')
+    expect(again.totals()).toEqual({ files: 0, bytes: 0 })
+    again.record('d1/x.md', statOf('d1/x.md'), oid(9))
+    expect(again.totals()).toEqual({ files: 1, bytes: 2 })
+    again.forget('d1')
+    expect(again.totals()).toEqual({ files: 0, bytes: 0 })
+  })
+
+  it('keeps the last of two entries for one path, counted once', async () => {
+    const first = path.join(dataDir, 'first')
+    const second = path.join(dataDir, 'second')
+    await put('a.md', 'abc')
+    const one = new StatCache(first, later)
+    one.record('a.md', statOf('a.md'), oid(1))
+    one.save()
+    const two = new StatCache(second, later)
+    two.record('a.md', statOf('a.md'), oid(2))
+    two.save()
+    const header = 'cairn-stat 2\n'.length
+    const both = path.join(dataDir, 'both')
+    writeFileSync(both, Buffer.concat([readFileSync(first), readFileSync(second).subarray(header)]))
+    const loaded = StatCache.load(both, later)
+    expect(loaded.lookup('a.md', statOf('a.md'))).toBe(oid(2))
+    expect(loaded.totals()).toEqual({ files: 1, bytes: 3 })
+    loaded.forget('a.md')
+    expect(loaded.totals()).toEqual({ files: 0, bytes: 0 })
   })
 })

@@ -46,10 +46,12 @@ export interface FolderTotals {
 
 export class StatCache {
   private readonly entries = new Map<string, Entry>()
-  /** Folder -> how many entries lie under it, so forgetting a folder nothing is under is free. */
-  private readonly folders = new Map<string, number>()
-  private files = 0
-  private bytes = 0
+  /**
+   * Folder -> how many entries lie under it (so forgetting a folder nothing is under is
+   * free), and the folder's totals: worked out from the entries when first needed, then kept
+   * current. Not at load: an open that changes nothing needs neither.
+   */
+  private counts: Counts | null = null
   private dirty = false
   /** Files read and hashed, and files taken as unchanged by their stat, since load. */
   hashed = 0
@@ -77,7 +79,8 @@ export class StatCache {
       const length = raw.readUInt32LE(at + 68)
       if (at + FIXED + length > raw.length) break
       const relative = raw.toString('utf8', at + FIXED, at + FIXED + length)
-      cache.set(relative, {
+      // The last entry of a path wins, as `set` would have it.
+      cache.entries.set(relative, {
         oid: raw.toString('hex', at, at + 20),
         size: raw.readDoubleLE(at + 20),
         mtimeMs: raw.readDoubleLE(at + 28),
@@ -143,7 +146,7 @@ export class StatCache {
   /** Forgets `relative` and everything under it (a file or folder that is gone). */
   forget(relative: string): void {
     if (this.remove(relative)) return
-    if (relative !== '' && !this.folders.has(relative)) return
+    if (relative !== '' && !this.tally().folders.has(relative)) return
     const prefix = relative === '' ? '' : `${relative}/`
     for (const key of [...this.entries.keys()]) if (key.startsWith(prefix)) this.remove(key)
   }
@@ -157,7 +160,8 @@ export class StatCache {
 
   /** The folder's totals as the last scans saw it. */
   totals(): FolderTotals {
-    return { files: this.files, bytes: this.bytes }
+    const { files, bytes } = this.tally()
+    return { files, bytes }
   }
 
   /**
@@ -200,14 +204,7 @@ export class StatCache {
   private set(relative: string, entry: Entry): void {
     this.remove(relative)
     this.entries.set(relative, entry)
-    for (let at = relative.indexOf('/'); at > 0; at = relative.indexOf('/', at + 1)) {
-      const folder = relative.slice(0, at)
-      this.folders.set(folder, (this.folders.get(folder) ?? 0) + 1)
-    }
-    if (counted(relative)) {
-      this.files++
-      this.bytes += entry.size
-    }
+    if (this.counts) count(this.counts, relative, entry, 1)
     this.dirty = true
   }
 
@@ -215,18 +212,39 @@ export class StatCache {
     const old = this.entries.get(relative)
     if (!old) return false
     this.entries.delete(relative)
-    for (let at = relative.indexOf('/'); at > 0; at = relative.indexOf('/', at + 1)) {
-      const folder = relative.slice(0, at)
-      const left = (this.folders.get(folder) ?? 1) - 1
-      if (left === 0) this.folders.delete(folder)
-      else this.folders.set(folder, left)
-    }
-    if (counted(relative)) {
-      this.files--
-      this.bytes -= old.size
-    }
+    if (this.counts) count(this.counts, relative, old, -1)
     this.dirty = true
     return true
+  }
+
+  private tally(): Counts {
+    if (!this.counts) {
+      const counts: Counts = { folders: new Map(), files: 0, bytes: 0 }
+      for (const [relative, entry] of this.entries) count(counts, relative, entry, 1)
+      this.counts = counts
+    }
+    return this.counts
+  }
+}
+
+interface Counts {
+  readonly folders: Map<string, number>
+  files: number
+  bytes: number
+}
+
+// Adds (`sign` 1) or takes away (-1) one entry's share of the folder counts and the totals.
+function count(counts: Counts, relative: string, entry: Entry, sign: 1 | -1): void {
+  const { folders } = counts
+  for (let at = relative.indexOf('/'); at > 0; at = relative.indexOf('/', at + 1)) {
+    const folder = relative.slice(0, at)
+    const left = (folders.get(folder) ?? (sign > 0 ? 0 : 1)) + sign
+    if (left === 0) folders.delete(folder)
+    else folders.set(folder, left)
+  }
+  if (counted(relative)) {
+    counts.files += sign
+    counts.bytes += sign * entry.size
   }
 }
 

@@ -1,3 +1,4 @@
+import type { Stats } from 'node:fs'
 import { CairnError } from '../lib/errors'
 import { disk, isCode } from '../lib/disk'
 import {
@@ -97,13 +98,18 @@ interface Scan {
   readonly context: ScanContext
 }
 
-async function scanEntry(
+/**
+ * An entry of `folder` as a node. An unchanged file whose stored copy passes the cheap check
+ * is answered without awaiting anything (no promise per file: at open that is every file);
+ * the rest returns a promise.
+ */
+function scanEntry(
   scan: Scan,
   folder: Folder,
   relative: string,
   name: string,
   previous: Node | null,
-): Promise<Node | null> {
+): Node | null | Promise<Node | null> {
   const { store, context } = scan
   const stats = folder.lstat(name)
   if (stats === null) return null
@@ -115,39 +121,88 @@ async function scanEntry(
     context.visited?.add(relative)
     const known = context.stats?.lookup(relative, stats)
     if (known !== undefined) {
-      const same = previous?.kind === 'blob' && previous.oid === known && previous.mode === '100644'
       // Unchanged since it was hashed: its stored copy is only checked at open (`verify`).
-      if (!context.verify || (await storedCopyIntact(scan, relative, known))) {
-        if (same) return previous
-        if (store.db.has(known)) return { kind: 'blob', oid: known, mode: '100644' }
-      }
+      const cheap = context.verify ? storedCopyCheck(scan, relative, known) : true
+      if (cheap !== true)
+        return checkedOrScanned(scan, folder, relative, name, stats, previous, known, cheap)
+      const node = unchangedNode(store, previous, known)
+      if (node) return node
     }
-    let content: Buffer
-    try {
-      content = readFileIn(folder, name, undefined, MAX_VERSIONED_BYTES)
-    } catch (error) {
-      if (isCode(error, 'EFBIG')) {
-        context.report?.tooLarge.push(relative)
-        return null
-      }
-      // Gone, or replaced by something that is not a regular file, since the listing.
-      if (isCode(error, 'ENOENT') || isCode(error, 'ELOOP') || isCode(error, 'EINVAL')) return null
-      throw error
-    }
-    const oid = store.hash('blob', content)
-    if (previous?.kind !== 'blob' || previous.oid !== oid) {
-      await store.write('blob', content, oid)
-    } else if (context.verify && !(await store.isIntact(oid))) {
-      // The history's copy of a file the folder still holds is damaged: write it again.
-      await store.write('blob', content, oid)
-      if (context.report) context.report.repaired++
-    }
-    context.stats?.record(relative, stats, oid)
-    return { kind: 'blob', oid, mode: '100644' }
+    return scanFile(scan, folder, relative, name, stats, previous)
   }
   if (!stats.isDirectory()) return null
   const child = folder.openChildIfFolder(name)
   if (!child) return null
+  return scanChildFolder(scan, child, relative, previous)
+}
+
+/** The node of an unchanged file (`oid`, as the stat cache knows it), or null to read it. */
+function unchangedNode(store: ObjectStore, previous: Node | null, oid: string): Node | null {
+  if (previous?.kind === 'blob' && previous.oid === oid && previous.mode === '100644')
+    return previous
+  if (store.db.has(oid)) return { kind: 'blob', oid, mode: '100644' }
+  return null
+}
+
+// An unchanged file whose stored copy the cheap check could not vouch for: checked whole, and
+// read from the folder when that copy is damaged (or not there).
+async function checkedOrScanned(
+  scan: Scan,
+  folder: Folder,
+  relative: string,
+  name: string,
+  stats: Stats,
+  previous: Node | null,
+  oid: string,
+  looseBytes: number | null,
+): Promise<Node | null> {
+  if (await storedCopyIntact(scan, relative, oid, looseBytes)) {
+    const node = unchangedNode(scan.store, previous, oid)
+    if (node) return node
+  }
+  return scanFile(scan, folder, relative, name, stats, previous)
+}
+
+// A file read and hashed (new, changed, or its stored copy damaged); its blob written when new.
+async function scanFile(
+  scan: Scan,
+  folder: Folder,
+  relative: string,
+  name: string,
+  stats: Stats,
+  previous: Node | null,
+): Promise<Node | null> {
+  const { store, context } = scan
+  let content: Buffer
+  try {
+    content = readFileIn(folder, name, undefined, MAX_VERSIONED_BYTES)
+  } catch (error) {
+    if (isCode(error, 'EFBIG')) {
+      context.report?.tooLarge.push(relative)
+      return null
+    }
+    // Gone, or replaced by something that is not a regular file, since the listing.
+    if (isCode(error, 'ENOENT') || isCode(error, 'ELOOP') || isCode(error, 'EINVAL')) return null
+    throw error
+  }
+  const oid = store.hash('blob', content)
+  if (previous?.kind !== 'blob' || previous.oid !== oid) {
+    await store.write('blob', content, oid)
+  } else if (context.verify && !(await store.isIntact(oid))) {
+    // The history's copy of a file the folder still holds is damaged: write it again.
+    await store.write('blob', content, oid)
+    if (context.report) context.report.repaired++
+  }
+  context.stats?.record(relative, stats, oid)
+  return { kind: 'blob', oid, mode: '100644' }
+}
+
+async function scanChildFolder(
+  scan: Scan,
+  child: Folder,
+  relative: string,
+  previous: Node | null,
+): Promise<Node | null> {
   try {
     return await scanFolder(scan, child, relative, previous)
   } finally {
@@ -157,19 +212,35 @@ async function scanEntry(
 
 /**
  * The check at open of an unchanged file's stored copy, kept cheap: a packed one by its pack
- * index; a loose one by its size when it was last checked whole (one `lstat`), else read and
- * hashed (then its size is remembered).
+ * index; a loose one by its size when it was last checked whole (one `lstat`). True when that
+ * settles it; otherwise the size of its loose file (null: none), for `storedCopyIntact`.
  */
-async function storedCopyIntact(scan: Scan, relative: string, oid: string): Promise<boolean> {
+function storedCopyCheck(scan: Scan, relative: string, oid: string): true | number | null {
   const { store, context } = scan
   // Packed first: reads take the pack's copy before any loose one, so a packed blob needs no
   // `lstat` of a loose file it most often does not have (one per file, at every open).
   if (store.db.inPack(oid)) return true
   const bytes = store.looseBytes(oid)
-  if (bytes === null) return store.isIntact(oid)
-  if (bytes > 0 && bytes === context.stats?.checkedObjectBytes(relative)) return true
+  if (bytes !== null && bytes > 0 && bytes === context.stats?.checkedObjectBytes(relative)) {
+    return true
+  }
+  return bytes
+}
+
+/**
+ * The rest of the check when `storedCopyCheck` did not settle it: the loose copy (of
+ * `looseBytes`, null: none) read and hashed whole, and its size then remembered.
+ */
+async function storedCopyIntact(
+  scan: Scan,
+  relative: string,
+  oid: string,
+  looseBytes: number | null,
+): Promise<boolean> {
+  const { store, context } = scan
+  if (looseBytes === null) return store.isIntact(oid)
   if (!(await store.isIntact(oid))) return false
-  context.stats?.noteObjectChecked(relative, bytes)
+  context.stats?.noteObjectChecked(relative, looseBytes)
   return true
 }
 
@@ -190,13 +261,14 @@ async function scanFolder(
     }
     if (isUntracked(dirent.name)) continue
     if (!dirent.isFile() && !dirent.isDirectory()) continue
-    const child = await scanEntry(
+    let child = scanEntry(
       scan,
       folder,
       relative ? `${relative}/${dirent.name}` : dirent.name,
       dirent.name,
       before?.get(dirent.name) ?? null,
     )
+    if (child instanceof Promise) child = await child
     if (child) children.set(dirent.name, child)
   }
   // What the last commit had here and the folder no longer has: its stat entries go.

@@ -124,6 +124,46 @@ describe('reading objects git wrote', () => {
     db.close()
   })
 
+  it('finds every object of a pack whose name table is read in several parts, and no other', () => {
+    // 8,000 blobs in one pack (fast-import writes it): the names of 64 first bytes are read
+    // at a time, so lookups cross the parts' edges; the same with a version 1 index.
+    const stream = Array.from({ length: 8_000 }, (_, i) => {
+      const content = `blob number ${i}\n`
+      return `blob\ndata ${Buffer.byteLength(content)}\n${content}\n`
+    }).join('')
+    execFileSync('git', ['fast-import', '--quiet'], { cwd: work, input: stream })
+    const ids = git('cat-file', '--batch-all-objects', '--batch-check=%(objectname)')
+      .split('\n')
+      .filter(Boolean)
+    expect(ids).toHaveLength(8_000)
+    const known = new Set(ids)
+    // Ids next to each real one (last digit changed), and the two ends of the name space.
+    const absent = ids
+      .map((oid) => oid.slice(0, 39) + (oid[39] === '0' ? '1' : '0'))
+      .filter((oid) => !known.has(oid))
+    absent.push('0'.repeat(40), 'f'.repeat(40))
+    const [pack] = packFiles()
+    const packPath = path.join(gitdir, 'objects', 'pack', pack!)
+    const idxPath = packPath.replace(/\.pack$/, '.idx')
+    for (const version of ['2', '1']) {
+      if (version === '1') {
+        const scratch = path.join(work, 'scratch.pack')
+        copyFileSync(packPath, scratch)
+        git('index-pack', '--index-version=1', '-o', path.join(work, 'scratch.idx'), scratch)
+        chmodSync(idxPath, 0o644)
+        copyFileSync(path.join(work, 'scratch.idx'), idxPath)
+      }
+      const db = new ObjectDatabase(gitdir)
+      expect(db.packs()[0]!.index.version).toBe(Number(version))
+      for (const [i, oid] of ids.entries()) {
+        expect(db.inPack(oid)).toBe(true)
+        if (i % 37 === 0) expect(db.read(oid).content.toString()).toMatch(/^blob number \d+\n$/)
+      }
+      for (const oid of absent) expect(db.inPack(oid)).toBe(false)
+      db.close()
+    }
+  })
+
   it('reads REF_DELTA packs, several packs at once, and loose objects beside them', () => {
     makeHistory(20)
     git('-c', 'repack.useDeltaBaseOffset=false', 'repack', '-a', '-d', '-f', '-q')
@@ -179,6 +219,31 @@ describe('reading objects git wrote', () => {
     expectAllReadable(db)
     expect(db.packs()).toHaveLength(1)
     db.close()
+  })
+
+  it('names the loose file of every object git wrote, and tells loose from packed', () => {
+    makeHistory(3)
+    const loose = new ObjectDatabase(gitdir)
+    const ids = [...gitObjects().keys()]
+    for (const oid of ids) {
+      const file = loose.loosePath(oid)
+      expect(file).toBe(path.join(gitdir, 'objects', oid.slice(0, 2), oid.slice(2)))
+      expect(readFileSync(file).length).toBeGreaterThan(0)
+      // No pack yet: loose only.
+      expect(loose.inPack(oid)).toBe(false)
+      expect(loose.has(oid)).toBe(true)
+    }
+    // Anything that is not an id is normalized as a path, as before.
+    expect(loose.loosePath('ab/../cd')).toBe(path.join(gitdir, 'objects', 'ab', '/../cd'))
+    loose.close()
+    git('gc', '-q')
+    const packed = new ObjectDatabase(gitdir)
+    for (const oid of ids) {
+      expect(packed.inPack(oid)).toBe(true)
+      expect(packed.has(oid)).toBe(true)
+    }
+    expect(packed.inPack('0'.repeat(40))).toBe(false)
+    packed.close()
   })
 
   it('reports a missing object as missing', () => {

@@ -135,6 +135,8 @@ export class ObjectDatabase {
 
   /** True when a pack (not counting loose files) holds `oid`. */
   inPack(oid: string): boolean {
+    // Asked for every memory file at open: a loose history has no id to convert.
+    if (this.packList.length === 0) return false
     const raw = Buffer.from(oid, 'hex')
     for (const open of this.packList) if (open.index.has(raw)) return true
     return false
@@ -155,7 +157,10 @@ export class ObjectDatabase {
 
   /** Path of the loose file `oid` has (or would have). */
   loosePath(oid: string): string {
-    return path.join(this.objectsDir, oid.slice(0, 2), oid.slice(2))
+    // An id joined as it is (`objectsDir` is normalized already; once per file at open);
+    // anything else is normalized as before.
+    if (!OID.test(oid)) return path.join(this.objectsDir, oid.slice(0, 2), oid.slice(2))
+    return `${this.objectsDir}${path.sep}${oid.slice(0, 2)}${path.sep}${oid.slice(2)}`
   }
 
   /** Reads a loose object, or null when there is no loose file for it. */

@@ -1,8 +1,9 @@
 /**
  * Reads a pack's `.idx` (version 2, and the older version 1) by positioned reads: only the
  * 1 KiB fanout table is read at open; a lookup reads the object names that share the first
- * byte (one slice of the name table, kept in a bounded cache), binary-searches them, then reads
- * its offset (version 2: with the 1,023 next to it, kept in the same cache).
+ * byte, with those of the neighbouring first bytes up to about 64 KiB (one slice of the name
+ * table, kept in a bounded cache), binary-searches them, then reads its offset (version 2:
+ * with the 1,023 next to it, kept in the same cache).
  *
  * Version 2 layout (all integers big-endian):
  *
@@ -19,6 +20,12 @@ const V2_MAGIC = 0xff744f63
 const FANOUT_BYTES = 256 * 4
 /** Offset entries read together (4 bytes each). */
 const OFFSET_CHUNK = 1024
+/**
+ * About how many bytes of the name table one read brings in: the names of as many
+ * consecutive first bytes as fit (a power of two of them), so that lookups all over the index
+ * (the open's check of every memory file) cost a few reads instead of one per first byte.
+ */
+const NAME_READ_BYTES = 64 * 1024
 
 /** Thrown for an index that is not one git could have written. */
 export class PackIndexError extends Error {}
@@ -32,6 +39,8 @@ export class PackIndex {
   readonly count: number
   private readonly fanout: Uint32Array
   private readonly id = `${nextId++}:`
+  /** First bytes whose names are read together (a power of two; see NAME_READ_BYTES). */
+  private readonly span: number
   private closed = false
 
   private constructor(
@@ -43,6 +52,10 @@ export class PackIndex {
   ) {
     this.fanout = fanout
     this.count = fanout[255] as number
+    const perFirstByte = (this.count * (version === 2 ? 20 : 24)) / 256
+    let span = 1
+    while (span < 256 && span * 2 * perFirstByte <= NAME_READ_BYTES) span *= 2
+    this.span = span
   }
 
   /** Opens `file`, checking its header, fanout and size against each other. */
@@ -94,20 +107,23 @@ export class PackIndex {
     const lo = first === 0 ? 0 : (this.fanout[first - 1] as number)
     const hi = this.fanout[first] as number
     if (hi === lo) return -1
-    const key = this.id + first
+    // The names of the first bytes `group` .. `group + span - 1`, read and kept together.
+    const group = first - (first % this.span)
+    const groupLo = group === 0 ? 0 : (this.fanout[group - 1] as number)
+    const key = this.id + group
     let names = slices.get(key)
     if (!names) {
-      names = this.readNames(lo, hi)
+      names = this.readNames(groupLo, this.fanout[group + this.span - 1] as number)
       slices.set(key, names)
     }
     const stride = this.version === 2 ? 20 : 24
     const skip = this.version === 2 ? 0 : 4
-    let low = 0
-    let high = hi - lo - 1
+    let low = lo - groupLo
+    let high = hi - groupLo - 1
     while (low <= high) {
       const mid = (low + high) >>> 1
       const cmp = compareName(names, mid * stride + skip, oid)
-      if (cmp === 0) return lo + mid
+      if (cmp === 0) return groupLo + mid
       if (cmp < 0) low = mid + 1
       else high = mid - 1
     }

@@ -1,0 +1,86 @@
+import { execFileSync } from 'node:child_process'
+import { rmSync, statSync, symlinkSync, truncateSync, utimesSync } from 'node:fs'
+import { mkdir, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { openRepo } from './open-repo'
+import { MAX_VERSIONED_BYTES } from './work-tree'
+import { commitCount, fsck, gitCli, headFolderDifferences, tempDataDir } from './test-helpers'
+
+let dataDir: string
+let cleanup: () => Promise<void>
+let clock = 1_700_000_000_000
+const now = () => (clock += 1000)
+
+beforeEach(async () => {
+  ;({ dir: dataDir, cleanup } = await tempDataDir())
+})
+afterEach(() => cleanup())
+
+const memories = () => path.join(dataDir, 'memories')
+const objectFile = (oid: string) =>
+  path.join(dataDir, 'history.git', 'objects', oid.slice(0, 2), oid.slice(2))
+const blobOf = (relative: string) => gitCli(dataDir, 'rev-parse', `main:${relative}`).trim()
+
+async function put(relative: string, content: string | Buffer): Promise<void> {
+  const file = path.join(memories(), relative)
+  await mkdir(path.dirname(file), { recursive: true })
+  await writeFile(file, content)
+  // Far enough back that the stat cache trusts the file after one hash.
+  const past = new Date(Date.now() - 10_000)
+  utimesSync(file, past, past)
+}
+
+async function open() {
+  const { repo, recovery } = await openRepo({ dataDir, now })
+  repo.stats.save()
+  const { hashed, trusted } = repo.stats
+  repo.store.close()
+  return { recovery, hashed, trusted }
+}
+
+describe('the scan of the folder at open', () => {
+  it('trusts unchanged files, mends damaged stored copies and records changes, as git sees them', async () => {
+    const names = ['a.md', 'b.md', 'c.md', 'd.md', 'e.md', 'deep/f.md', 'deep/er/g.md', 'h.md']
+    for (const [i, relative] of names.entries()) await put(relative, `file ${i}\n`.repeat(i + 1))
+    await put('huge.md', Buffer.alloc(MAX_VERSIONED_BYTES + 1, 0x61))
+    symlinkSync('a.md', path.join(memories(), 'link.md'))
+    await open()
+    // Each file hashed once; then every loose copy checked whole once (its size remembered).
+    const second = await open()
+    expect(second.recovery).toBeNull()
+    expect(second.trusted).toBe(names.length)
+    const third = await open()
+    expect([third.recovery, third.hashed, third.trusted]).toEqual([null, 0, names.length])
+
+    // Damage to stored copies of unchanged files: cut short, emptied, gone; and one packed.
+    const commitsBefore = commitCount(dataDir)
+    truncateSync(objectFile(blobOf('a.md')), 5)
+    truncateSync(objectFile(blobOf('deep/f.md')), 0)
+    rmSync(objectFile(blobOf('deep/er/g.md')))
+    // A change made outside, and a file gone.
+    await put('b.md', 'changed outside\n')
+    rmSync(path.join(memories(), 'c.md'))
+    const fourth = await open()
+    expect(fourth.recovery?.kind).toBe('history-repaired')
+    expect(fourth.recovery?.message).toContain('3 damaged stored copies')
+    expect(fourth.recovery?.message).toContain('2 files had changed')
+    expect(commitCount(dataDir)).toBe(commitsBefore + 1)
+    expect(await headFolderDifferences(dataDir)).toEqual(['huge.md: - / folder'])
+    fsck(dataDir)
+    for (const relative of ['a.md', 'deep/f.md', 'deep/er/g.md']) {
+      expect(statSync(objectFile(blobOf(relative))).size).toBeGreaterThan(0)
+    }
+    // Not versioned: the link and the file too large.
+    const tracked = gitCli(dataDir, 'ls-tree', '-r', '--name-only', 'main').split('\n')
+    expect(tracked).not.toContain('link.md')
+    expect(tracked).not.toContain('huge.md')
+
+    // Packed by git: the stored copies are then checked by the pack index.
+    execFileSync('git', ['--git-dir', path.join(dataDir, 'history.git'), 'gc', '-q'])
+    const packed = await open()
+    expect([packed.recovery, packed.hashed, packed.trusted]).toEqual([null, 0, names.length - 1])
+    expect(await headFolderDifferences(dataDir)).toEqual(['huge.md: - / folder'])
+    fsck(dataDir)
+  })
+})
