@@ -283,6 +283,9 @@ describe('when the flushes of a staged write fail', () => {
     const outcome = await editWhileFsyncFails('.cairn-tmp-')
     expect(outcome.isError).toBe(true)
     expect(outcome.commit).toBeNull()
+    // Its commit's value of main was logged with its objects: the value main keeps is logged
+    // after it, so a replay at the next open never moves main to the failed commit.
+    expect(loggedMain()).toBe(head)
     expect(await folderFiles(dataDir)).toEqual(before)
     expect((await memory.log({ offset: 0, limit: 1 })).entries[0]!.oid).toBe(head)
     expect(leftoverTempFiles(dataDir)).toEqual([])
