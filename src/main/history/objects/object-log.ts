@@ -17,7 +17,7 @@
  *
  * A commit's batch ends with a record of `main`'s new value (a ref record): the ref file is
  * still written (temp file, rename) but not `fsync`ed, nor is `refs/heads/`; after a power cut
- * open moves `main` forward to the newest value logged (see `history/logged-main.ts`). A
+ * open moves `main` forward to the newest value logged (see `logged-main.ts`). A
  * checkpoint that empties a file holding ref records first makes the ref file durable.
  *
  * Two log files are used in turn, both made (and their names made durable) when the history
