@@ -1,4 +1,4 @@
-import { readFileSync, readlinkSync, rmSync, statSync } from 'node:fs'
+import { readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { deflateSync } from 'node:zlib'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -244,4 +244,52 @@ describe("the ref's durability around a checkpoint", () => {
     expect(gitCli(dataDir, 'rev-parse', 'main').trim()).toBe(first.oid)
     fsck(dataDir)
   })
+})
+
+describe('a log file emptied by a checkpoint whose truncation a power cut undoes', () => {
+  // Run 1 logs four values (two per file); its last checkpoint flushes the ref and empties
+  // file 1 without fsyncing it, and the run is killed. Run 2 opens with both files empty (its
+  // sequence numbers start at 0 again), is acknowledged for two commits, and is killed. A power
+  // cut then undoes what was never fsynced: file 1's emptying, unless run 2's open made it
+  // durable (its records, numbered above run 2's, come back), and run 2's ref renames.
+  for (const ref of ['kept at the flushed value', 'left empty'] as const) {
+    it(`leaves main at the last acknowledged value (the ref file ${ref})`, async () => {
+      const run1 = await openStore()
+      let parent: string | null = null
+      const commitAndMove = async (store: ObjectStore) => {
+        const { oid, ref, logged } = await commitLogged(store, parent)
+        ref.move()
+        await logged.moved()
+        parent = oid
+        return oid
+      }
+      await commitAndMove(run1)
+      await commitAndMove(run1)
+      await run1.checkpoint()
+      await commitAndMove(run1)
+      const flushed = await commitAndMove(run1)
+      const onDisk = readFileSync(logPath(1))
+      expect(decodeMains(onDisk).map(({ seq }) => seq)).toEqual([2, 3])
+      await run1.checkpoint()
+      expect(statSync(logPath(1)).size).toBe(0)
+      run1.close()
+      opened.splice(opened.indexOf(run1), 1)
+
+      const calls = recordCalls()
+      const run2 = await openStore()
+      await commitAndMove(run2)
+      const acknowledged = await commitAndMove(run2)
+      run2.close()
+      opened.splice(opened.indexOf(run2), 1)
+      restoreDisk?.()
+      restoreDisk = null
+
+      // The power cut: file 1 as last fsynced, the ref file as run 1's checkpoint flushed it.
+      if (!calls.includes(logPath(1))) writeFileSync(logPath(1), onDisk)
+      writeFileSync(mainFile(), ref === 'left empty' ? '' : `${flushed}\n`)
+      await openStore()
+      expect(gitCli(dataDir, 'rev-parse', 'main').trim()).toBe(acknowledged)
+      fsck(dataDir)
+    })
+  }
 })

@@ -302,8 +302,12 @@ export class ObjectLog {
       if (made) await syncFolder(gitdir)
       const records: LogRecord[] = []
       const mains: LoggedMain[] = []
+      const empty: LogFile[] = []
       for (const log of opened) {
-        if (disk.fstatSync(log.fd).size === 0) continue
+        if (disk.fstatSync(log.fd).size === 0) {
+          empty.push(log)
+          continue
+        }
         // Just opened, the descriptor reads from the start (appending moves only writes).
         const found = decodeLog(disk.readFileSync(log.fd))
         const objects = found.filter((entry) => entry.kind === 'object')
@@ -314,6 +318,14 @@ export class ObjectLog {
         log.covered = objects.map(({ oid }) => loggedObject(gitdir, oid))
         log.refs = found.length - objects.length
       }
+      // A file that reads empty may have been emptied by a checkpoint (or a close) whose
+      // truncation never reached the disk: a power cut could bring its records back, their
+      // sequence numbers above this run's (which start at 0 when nothing is found) and their
+      // values then taken over this run's acknowledged ones. Its emptiness is made durable
+      // before any record is appended (cheap when nothing is dirty). A file that holds records
+      // is emptied durably by the checkpoint that follows the replay, and this run's numbers
+      // start past every value found in it.
+      await Promise.all(empty.map(({ fd }) => disk.fsync(fd)))
       const log = new ObjectLog(gitdir, opened as [LogFile, LogFile], owns, logger)
       // Past every value found: a record of this run always sorts after them.
       log.seq = mains.reduce((next, { seq }) => Math.max(next, seq + 1), 0)
