@@ -21,6 +21,7 @@ import {
   MissingObjectError,
   ObjectDatabase,
 } from './objects/object-database'
+import { readMainRef } from './find-tip'
 import { mainAfterReplay } from './objects/logged-main'
 import {
   MAX_LOGGED_BYTES,
@@ -762,21 +763,17 @@ export function prepareMainRef(gitdir: string, oid: string): PendingRef {
 }
 
 /**
- * The id `refs/heads/main`'s own file holds; null when it is missing, empty or garbage (what a
- * power cut may leave of a rename not made durable). Not `packed-refs`: Cairn always writes
- * the loose file, so a value packed beside a lost one is older. I/O errors are thrown.
+ * The id `main` holds as git reads it: its own file, else (that file missing) its line in
+ * `packed-refs`, where `git pack-refs` or `git gc` moves it; null when neither names one, or
+ * when its own file is empty or garbage (what a power cut may leave of a rename not made
+ * durable: a packed value beside it is then older). A packed value beside a lost file is never
+ * older than the log's start: a checkpoint makes the file's name durable, so a file lost that
+ * way was made after the last one, when `main` was the packed value or a logged commit.
+ * I/O errors are thrown.
  */
 export function readMainFile(gitdir: string): string | null {
-  let text: string
-  try {
-    text = disk.readFileSync(path.join(gitdir, MAIN_REF)).toString('latin1').trim()
-  } catch (error) {
-    if (isCode(error, 'ENOENT') || isCode(error, 'EISDIR') || isCode(error, 'ENOTDIR')) {
-      return null
-    }
-    throw error
-  }
-  return /^[0-9a-f]{40}$/.test(text) ? text : null
+  const reading = readMainRef(gitdir)
+  return reading.kind === 'ok' ? reading.oid : null
 }
 
 /** Points `main` at `oid` durably: temp file, fsync, rename, fsync the folder. */

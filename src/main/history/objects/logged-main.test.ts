@@ -293,3 +293,55 @@ describe('a log file emptied by a checkpoint whose truncation a power cut undoes
     })
   }
 })
+
+describe('a main that git packed', () => {
+  it('is read from packed-refs when its own file is gone: open leaves git’s value', async () => {
+    const store = await openStore()
+    let parent: string | null = null
+    for (let n = 0; n < 3; n++) {
+      const { oid, ref, logged } = await commitLogged(store, parent)
+      ref.move()
+      await logged.moved()
+      parent = oid
+    }
+    // Killed with the three values logged; a person then points main aside with git (at a
+    // commit no logged one leads to: a loose file holding it is left alone) and packs refs.
+    store.close()
+    opened.splice(opened.indexOf(store), 1)
+    const aside = gitCli(
+      dataDir,
+      '-c',
+      'user.name=Person',
+      '-c',
+      'user.email=person@example.invalid',
+      'commit-tree',
+      '-m',
+      'aside',
+      T,
+    ).trim()
+    gitCli(dataDir, 'update-ref', 'refs/heads/main', aside)
+    gitCli(dataDir, 'pack-refs', '--all')
+    expect(() => statSync(mainFile())).toThrow()
+    await openStore()
+    expect(gitCli(dataDir, 'rev-parse', 'main').trim()).toBe(aside)
+    fsck(dataDir)
+  })
+
+  it('still counts as lost when its own file is empty, whatever packed-refs holds', async () => {
+    const store = await openStore()
+    const first = await commitLogged(store, null)
+    first.ref.move()
+    await first.logged.moved()
+    gitCli(dataDir, 'pack-refs', '--all')
+    const second = await commitLogged(store, first.oid)
+    second.ref.move()
+    await second.logged.moved()
+    store.close()
+    opened.splice(opened.indexOf(store), 1)
+    // A power cut left the new file empty beside the packed (older) value.
+    writeFileSync(mainFile(), '')
+    await openStore()
+    expect(gitCli(dataDir, 'rev-parse', 'main').trim()).toBe(second.oid)
+    fsck(dataDir)
+  })
+})
