@@ -5,15 +5,15 @@ import { segmentsOf, toVirtual } from './paths'
 import { requireEntry, shortOid, treeOf, versionOf } from './read'
 import type { Repo } from './repo'
 import {
+  applyDeltas,
   changeResult,
   commitNow,
-  inWorkTree,
+  keptAsideNote,
   requireFilePath,
   USER_INTENT,
   type Committer,
 } from './restore-common'
 import { nodeAt } from './tree-state'
-import { writeFileSafely } from './work-tree'
 
 /** Puts one file back to its content at `oid` (the undo for an overwrite or a bad edit). */
 export async function restoreFile(
@@ -43,7 +43,10 @@ export async function restoreFile(
   if (now?.kind === 'blob' && now.oid === then.oid) {
     return { commit: null, message: `${virtual} already matches ${versionOf(entry)}.` }
   }
-  await inWorkTree(repo, (tree) => writeFileSafely(tree, relative, content))
+  // Through the restores' common path: a file the history never held there is kept aside.
+  const kept = await applyDeltas(repo, [
+    { path: relative, before: now?.kind === 'blob' ? now.oid : null, after: then.oid },
+  ])
   return changeResult(
     await commit([relative], {
       ...USER_INTENT,
@@ -52,6 +55,6 @@ export async function restoreFile(
       paths: [virtual],
       restoredFrom: oid,
     }),
-    `Restored ${virtual} to ${versionOf(entry)}.`,
+    `Restored ${virtual} to ${versionOf(entry)}.${keptAsideNote(kept)}`,
   )
 }
