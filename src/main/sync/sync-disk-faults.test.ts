@@ -70,7 +70,56 @@ async function diverged(): Promise<{ repo: string; laptop: Machine; desktop: Mac
 const fetchedPack = (call: DiskCall) =>
   typeof call.args[0] === 'string' && /[\\/]pack-[0-9a-f]+\.(pack|idx)$/.test(call.args[0])
 
+/** The failures that used to surface as "internal": where they strike, and what is said. */
+const plainCases: ReadonlyArray<{
+  readonly what: string
+  readonly code: string
+  readonly expected: string
+  readonly matches: (call: DiskCall) => boolean
+}> = [
+  {
+    what: 'listing the remote-tracking refs',
+    code: 'EIO',
+    expected: 'io-error',
+    matches: (call) =>
+      call.name === 'readdirSync' && /refs[\\/]remotes[\\/]cairn-sync$/.test(String(call.args[0])),
+  },
+  {
+    what: 'reading the lock file before the push',
+    code: 'EIO',
+    expected: 'io-error',
+    matches: (call) => call.name === 'readFileSync' && /cairn\.lock$/.test(String(call.args[0])),
+  },
+  {
+    what: 'saving the sync state after the push',
+    code: 'ENOSPC',
+    expected: 'disk-full',
+    matches: (call) =>
+      (call.name === 'writeFileSync' || call.name === 'promises.writeFile') &&
+      String(call.args[1]).includes('"lastSyncedAt"'),
+  },
+]
+
 describe('a sync on a disk that fails once', () => {
+  for (const { what, code, expected, matches } of plainCases) {
+    it(`says ${code} ${what} in plain words, and the next sync completes`, async () => {
+      const { repo, laptop, desktop } = await diverged()
+      const { result: first, failed } = await failingOnce(code, matches, () => desktop.sync())
+      expect(failed).toBe(true)
+      expect(first.state).toBe('error')
+      expect(first.error?.code).toBe(expected)
+      expect(first.error?.message).toMatch(/^The sync did not finish because the disk/)
+      expect(first.error?.message).not.toContain(desktop.dir)
+
+      const next = await desktop.sync()
+      expect(next.error).toBeUndefined()
+      expect(next.state).toBe('idle')
+      await laptop.sync()
+      expect((await laptop.files()).get('prefs.md')).toBe('Editor: Zed\n\nkeep\n\nTheme: dark\n')
+      await expectSound(server, repo, [laptop, desktop])
+    })
+  }
+
   for (const name of ['openSync', 'fstatSync'] as const) {
     it(`reports an I/O error opening a fetched pack (${name}), and the next sync completes`, async () => {
       const { repo, laptop, desktop } = await diverged()
