@@ -152,6 +152,8 @@ async function openLocked(
     secretScanning: options.policy?.secretScanning,
     limits: options.limits,
     logger,
+    // Every commit settles the folder fsyncs of its change before its ref moves (repo.ts).
+    folderSyncs: 'host',
     // Every change is scanned for its commit right after the command, and the scans keep the
     // folder's totals: the tool never has to walk the folder.
     usage: {
