@@ -95,6 +95,20 @@ export async function applyDeltas(
 }
 
 /**
+ * True when the folder holds a file at `relative` too large to version: history then still
+ * names its last versioned content, which the folder no longer holds.
+ */
+export function tooLargeOnDisk(repo: Pick<Repo, 'workRoot'>, relative: string): boolean {
+  const tree = new FolderTree(repo.workRoot)
+  try {
+    const found = tree.find(relative)
+    return found.kind === 'file' && found.stats.size > MAX_VERSIONED_BYTES
+  } finally {
+    tree.close()
+  }
+}
+
+/**
  * The sentence that says where the files history did not hold went ("" for none), virtual
  * paths only.
  */
