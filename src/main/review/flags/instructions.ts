@@ -12,7 +12,8 @@
  * covered in depth; French, Spanish and Chinese for the classic "ignore previous instructions".
  */
 import type { WriteFlag } from '../../../shared/types'
-import { addedBlocks, lineAt, quote } from './added-text'
+import { lineAt, quote } from './added-text'
+import { changedWindows } from './changed-text'
 
 /** Most flags this rule reports for one change (the first lines that fire). */
 const MAX_FLAGS = 5
@@ -234,44 +235,89 @@ const PATTERNS: ReadonlyArray<Pattern> = [
 
 /**
  * Flags for the lines of `after` that read as instructions to a future assistant, at most one
- * per line and `MAX_FLAGS` in all. Only what the change adds is read.
+ * per line and `MAX_FLAGS` in all. What is read is each changed stretch with the text around
+ * it (`changedWindows`), and what fires is what is new there: a match the stretch holds more
+ * often after the change than before. So an instruction the file already held is not flagged
+ * again by every later edit, and one that a change completes (adding its second half, or
+ * deleting the line between its halves) is.
  */
 export function instructionFlags(
   path: string,
   before: string | null,
   after: string,
 ): ReadonlyArray<WriteFlag> {
+  const windows = changedWindows(before, after)
+  const found = windows.map((window) => {
+    const text = normalize(window.after)
+    return { text, hits: matches(text, window.line) }
+  })
+  if (found.every(({ hits }) => hits.length === 0)) return []
+  // What the changed stretches said before: each match, by pattern and words. (Read only
+  // when the stretches say something now: most changes match nothing at all.)
+  const had = new Map<string, number>()
+  for (const window of windows) {
+    if (window.before === '') continue
+    for (const hit of matches(normalize(window.before), 1)) {
+      had.set(hit.key, (had.get(hit.key) ?? 0) + 1)
+    }
+  }
   const flags: WriteFlag[] = []
   const flagged = new Set<number>()
-  for (const block of addedBlocks(before, after)) {
-    const text = normalize(block.text)
-    const found: Array<{ index: number; line: number; what: string }> = []
-    for (const { regex, what } of PATTERNS) {
-      if (!regex.loose.test(text)) continue
-      for (const match of text.matchAll(regex.exact)) {
-        const line = lineAt(text, match.index, block.line)
-        found.push({ index: match.index, line, what })
+  for (const { text, hits } of found) {
+    for (const hit of hits) {
+      const left = had.get(hit.key) ?? 0
+      if (left > 0) {
+        had.set(hit.key, left - 1)
+        continue
       }
-    }
-    found.sort((a, b) => a.index - b.index)
-    const quoted = (index: number): string => {
-      // From where the pattern matched to the end of its line: the instruction in full.
-      const end = text.indexOf('\n', index)
-      return text.slice(index, end === -1 ? undefined : end)
-    }
-    for (const hit of found) {
       if (flagged.has(hit.line)) continue
       flagged.add(hit.line)
+      // From where the pattern matched to the end of its line: the instruction in full.
+      const end = text.indexOf('\n', hit.start)
+      const quoted = text.slice(hit.start, end === -1 ? undefined : end)
       flags.push({
         rule: 'instructions',
         path,
         line: hit.line,
-        message: `Reads as instructions to a future assistant (${hit.what}): ${quote(quoted(hit.index))}`,
+        message: `Reads as instructions to a future assistant (${hit.what}): ${quote(quoted)}`,
       })
       if (flags.length >= MAX_FLAGS) return flags
     }
   }
   return flags
+}
+
+interface Hit {
+  readonly index: number
+  /** Where its words start (a match may begin with the end of the sentence before). */
+  readonly start: number
+  readonly line: number
+  readonly what: string
+  /** The pattern and the words it matched, for telling an old match from a new one. */
+  readonly key: string
+}
+
+/** Every match of every pattern in `text` (whose first line is `firstLine`), in text order. */
+function matches(text: string, firstLine: number): Hit[] {
+  const found: Hit[] = []
+  PATTERNS.forEach(({ regex, what }, p) => {
+    if (!regex.loose.test(text)) return
+    for (const match of text.matchAll(regex.exact)) {
+      const start = match.index + Math.max(0, match[0].search(/[^\s.!?:;]/))
+      found.push({
+        index: match.index,
+        start,
+        line: lineAt(text, start, firstLine),
+        what,
+        // The words alone: the same instruction after a different line end is not new.
+        key: `${p} ${match[0]
+          .toLowerCase()
+          .replace(/[^\p{L}\p{N}<>|[\]{}"]+/gu, ' ')
+          .trim()}`,
+      })
+    }
+  })
+  return found.sort((a, b) => a.index - b.index)
 }
 
 /**
