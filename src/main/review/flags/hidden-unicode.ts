@@ -128,17 +128,25 @@ function isJoiningLetter(char: string): boolean {
   return char !== '' && JOINING_LETTER.test(char)
 }
 
-/** True for a tag inside 🏴 + tags + cancel tag (the flags of England, Scotland, Wales). */
+/**
+ * True for a tag inside a subdivision flag emoji, 🏴 + a region code in tags + cancel tag
+ * (England is 🏴 g b e n g ␡): two tag letters for the country, one to three tag letters or
+ * digits for the subdivision. Any other run of tags, even between a 🏴 and a cancel tag,
+ * carries hidden text.
+ */
 function inFlagEmoji(chars: ReadonlyArray<string>, i: number): boolean {
+  // A flag's run is six tags at most: looking no further keeps a long run linear.
   let start = i
-  while (start > 0 && isTag(chars[start - 1]!)) start--
+  while (start > 0 && i - start < 6 && isTag(chars[start - 1]!)) start--
   let end = i
-  while (end < chars.length - 1 && isTag(chars[end + 1]!)) end++
-  return (
-    chars[start - 1]?.codePointAt(0) === WAVING_BLACK_FLAG &&
-    chars[end]!.codePointAt(0) === CANCEL_TAG &&
-    end - start <= 7
-  )
+  while (end < chars.length - 1 && end - i < 6 && isTag(chars[end + 1]!)) end++
+  if (chars[start - 1]?.codePointAt(0) !== WAVING_BLACK_FLAG) return false
+  if (chars[end]!.codePointAt(0) !== CANCEL_TAG) return false
+  const code = chars
+    .slice(start, end)
+    .map((c) => String.fromCharCode(c.codePointAt(0)! - 0xe0000))
+    .join('')
+  return /^[a-z]{2}[a-z0-9]{1,3}$/.test(code)
 }
 
 function isTag(char: string): boolean {

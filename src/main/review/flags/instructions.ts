@@ -321,12 +321,18 @@ function matches(text: string, firstLine: number): Hit[] {
 }
 
 /**
- * What the patterns read: compatibility forms folded (full-width letters, ligatures),
- * invisible format characters removed (so "ig\u200Bnore" still reads as "ignore"), and
- * typographic apostrophes made plain. Line breaks stay where they were.
+ * What the patterns read: text spelled in invisible tag characters decoded to the ASCII it
+ * carries (set apart by spaces), compatibility forms folded (full-width letters, ligatures),
+ * other invisible format characters removed (so "ig\u200Bnore" still reads as "ignore"), and
+ * typographic apostrophes made plain. Line breaks stay where they were. Only for matching:
+ * what is stored is untouched.
  */
 function normalize(text: string): string {
   return text
+    .replace(/[\u{e0020}-\u{e007e}]+/gu, (run) => {
+      const ascii = [...run].map((c) => String.fromCharCode(c.codePointAt(0)! - 0xe0000))
+      return ` ${ascii.join('')} `
+    })
     .normalize('NFKC')
     .replace(/\p{Cf}/gu, '')
     .replace(/[\u2018\u2019\u02BC]/g, "'")
