@@ -4,7 +4,8 @@
  * reorder what is shown (bidi controls, "Trojan Source"), or split words so that checks miss
  * them (zero-width characters). Legitimate uses are left alone: a byte-order mark at the
  * start, joiners inside emoji and between letters of scripts that need them, direction marks
- * in right-to-left text, and the tags of a subdivision flag emoji. Pure.
+ * in right-to-left text, the tags of a subdivision flag emoji, and a variation selector after
+ * a character that has the variant it picks (emoji style, a kanji's variant glyph). Pure.
  */
 import type { WriteFlag } from '../../../shared/types'
 import { addedBlocks } from './added-text'
@@ -46,9 +47,24 @@ const CANDIDATE =
 // Scripts whose spelling uses the joiners (Arabic and Persian, the Indic scripts, …).
 const JOINING_LETTER =
   /[\p{Script=Arabic}\p{Script=Syriac}\p{Script=Devanagari}\p{Script=Bengali}\p{Script=Gurmukhi}\p{Script=Gujarati}\p{Script=Oriya}\p{Script=Tamil}\p{Script=Telugu}\p{Script=Kannada}\p{Script=Malayalam}\p{Script=Sinhala}\p{Script=Myanmar}\p{Script=Khmer}\p{Script=Mongolian}]/u
+// Characters with a variant a selector can pick (Unicode's StandardizedVariants and the
+// ideographic variation database): emoji and text style for emoji; glyph variants of CJK
+// ideographs, Myanmar, Phags-pa, Manichaean and Egyptian letters, math operators and the
+// digit zero (slashed).
+const EMOJI_BASE = /[\p{Emoji}\p{Extended_Pictographic}]/u
+const IDEOGRAPH = /\p{Ideographic}/u
+const VARIANT_BASE =
+  /[\p{Ideographic}\p{Script=Myanmar}\p{Script=Phags_Pa}\p{Script=Manichaean}\p{Script=Egyptian_Hieroglyphs}0\u2200-\u22ff\u2a00-\u2aff]/u
 const RTL_TEXT = /[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff]/u
 const WAVING_BLACK_FLAG = 0x1f3f4
 const CANCEL_TAG = 0xe007f
+
+// Kinds counted as one, whatever their code (they carry data, one character at a time).
+const AS_ONE: ReadonlySet<string> = new Set([
+  'tag character',
+  'run of variation selectors',
+  'variation selector',
+])
 
 /** What one hidden character is, or null for a visible (or harmless) one. */
 function hiddenName(chars: ReadonlyArray<string>, i: number, lineIsRtl: boolean): string | null {
@@ -57,10 +73,10 @@ function hiddenName(chars: ReadonlyArray<string>, i: number, lineIsRtl: boolean)
     return inFlagEmoji(chars, i) ? null : 'tag character'
   }
   if ((code >= 0xfe00 && code <= 0xfe0f) || (code >= 0xe0100 && code <= 0xe01ef)) {
-    // One selector picks a glyph (emoji style, a kanji variant); a run of them carries data.
-    return isSelector(chars[i - 1]) || isSelector(chars[i + 1])
-      ? 'run of variation selectors'
-      : null
+    // One selector picks a glyph (emoji style, a kanji variant); a run of them carries data,
+    // and so does one after each of many letters that have no variants to pick.
+    if (isSelector(chars[i - 1]) || isSelector(chars[i + 1])) return 'run of variation selectors'
+    return selects(code, chars[i - 1]) ? null : 'variation selector'
   }
   const name = NAMES[code]
   if (!name) return null
@@ -97,7 +113,7 @@ export function hiddenUnicodeFlags(
         if (i === 0 && line === 1 && char === '\ufeff') return
         const name = hiddenName(chars, i, rtl)
         if (!name) return
-        const key = name === 'tag character' || name.startsWith('run of') ? name : label(name, char)
+        const key = AS_ONE.has(name) ? name : label(name, char)
         counts.set(key, (counts.get(key) ?? 0) + 1)
       })
       if (counts.size === 0) return
@@ -111,6 +127,14 @@ export function hiddenUnicodeFlags(
 function label(name: string, char: string): string {
   const hex = char.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')
   return `${name} (U+${hex})`
+}
+
+/** True when the selector `code` has a variant to pick for the character `base`. */
+function selects(code: number, base: string | undefined): boolean {
+  if (base === undefined) return false
+  if (code >= 0xe0100) return IDEOGRAPH.test(base)
+  if (code >= 0xfe0e) return EMOJI_BASE.test(base)
+  return VARIANT_BASE.test(base)
 }
 
 function isSelector(char: string | undefined): boolean {
