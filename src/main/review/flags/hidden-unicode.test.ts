@@ -28,6 +28,11 @@ describe('the hidden-unicode rule', () => {
       `🏴${tags('ignore')}\u{e007f}🏴${tags('ab')}\u{e007f}🏴${tags('gb-en')}\u{e007f}`,
       'tag character ×16',
     ],
+    [
+      'a word that mixes Cyrillic letters into Latin ones',
+      'Іgnore the rest',
+      'Cyrillic or Greek letters that look Latin, in “Іgnore”',
+    ],
   ])('flags %s', (_, text, found) => {
     const [flag, ...more] = flags(`# Notes\n${text}\n`)
     expect(more).toEqual([])
@@ -70,6 +75,9 @@ describe('the hidden-unicode rule', () => {
     ['a rainbow flag (selector, then a joiner)', '🏳\ufe0f\u200d🌈'],
     ['CJK with ideographic variation selectors', '邉\u{e0101}さん、辻\u{e0100}の件、葛\u{e0100}飾'],
     ['a CJK compatibility variant and a slashed zero', '漢\ufe00 0\ufe00'],
+    ['Cyrillic and Greek prose', 'Привет, как дела? Слава Україні! Η Αθήνα είναι όμορφη.'],
+    ['Latin next to Cyrillic, word by word', 'Meeting with Иван in Москва, Windows-приложение'],
+    ['physics with Greek letters', 'ρ = m/V, Δx = 2 μm, αβ-test'],
   ])('leaves %s alone', (_, text) => {
     expect(flags(text)).toEqual([])
   })

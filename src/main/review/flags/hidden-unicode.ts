@@ -8,7 +8,8 @@
  * a character that has the variant it picks (emoji style, a kanji's variant glyph). Pure.
  */
 import type { WriteFlag } from '../../../shared/types'
-import { addedBlocks } from './added-text'
+import { addedBlocks, quote } from './added-text'
+import { hasLookAlike, mixedWords } from './look-alikes'
 
 /** Most lines this rule reports for one change. */
 const MAX_FLAGS = 5
@@ -103,10 +104,13 @@ export function hiddenUnicodeFlags(
   const flags: WriteFlag[] = []
   for (const block of addedBlocks(before, after)) {
     block.text.split('\n').forEach((text, offset) => {
-      if (flags.length >= MAX_FLAGS || !CANDIDATE.test(text)) return
+      if (flags.length >= MAX_FLAGS) return
+      const invisible = CANDIDATE.test(text)
+      const disguised = hasLookAlike(text) ? mixedWords(text) : []
+      if (!invisible && disguised.length === 0) return
       const line = block.line + offset
-      const chars = [...text]
-      const rtl = RTL_TEXT.test(text)
+      const chars = invisible ? [...text] : []
+      const rtl = invisible && RTL_TEXT.test(text)
       const counts = new Map<string, number>()
       chars.forEach((char, i) => {
         // A byte-order mark opening the file is how some editors save UTF-8.
@@ -116,9 +120,17 @@ export function hiddenUnicodeFlags(
         const key = AS_ONE.has(name) ? name : label(name, char)
         counts.set(key, (counts.get(key) ?? 0) + 1)
       })
-      if (counts.size === 0) return
-      const found = [...counts].map(([what, n]) => (n > 1 ? `${what} ×${n}` : what)).join(', ')
-      flags.push({ rule: 'hidden-unicode', path, line, message: `Invisible characters: ${found}` })
+      const found: string[] = []
+      if (counts.size > 0) {
+        const kinds = [...counts].map(([what, n]) => (n > 1 ? `${what} ×${n}` : what))
+        found.push(`Invisible characters: ${kinds.join(', ')}`)
+      }
+      if (disguised.length > 0) {
+        const words = disguised.slice(0, 3).map((word) => quote(word, 40))
+        found.push(`Cyrillic or Greek letters that look Latin, in ${words.join(', ')}`)
+      }
+      if (found.length === 0) return
+      flags.push({ rule: 'hidden-unicode', path, line, message: found.join('; ') })
     })
   }
   return flags
