@@ -240,6 +240,8 @@ describe('the instructions rule', () => {
       '- System: macOS 14 on an M2; Shell: zsh',
       'The file system: ext4 on the laptop, btrfs on the NAS.',
       'Operating system: Debian 12',
+      'System: Print server on 10.0.0.5, output via HDMI',
+      'System: enable FileVault, delete the old backups, follow-up with IT on Monday',
       '1. Preheat the oven.',
       '* [ ] Reply to Kim about the flat',
       '```ts',

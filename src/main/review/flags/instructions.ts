@@ -53,8 +53,10 @@ const ANSWER_VERBS = String.raw`(?:answer|reply|respond|say|tell|inform|reveal|d
 const ASSISTANT = String.raw`(?:(?:the|an?|any|every|this|that|future|next)\s+(?:ai|bot|model|language\s+model|llm|chatbot|ai\s+model)|(?:the\s+|an?\s+|future\s+|next\s+)?(?:ai\s+)?assistant|claude)`
 
 // The first word of an order in a forged "system:" line: how to answer, whom to obey, what to
-// reveal or grant (not "System: Arch Linux", "System: 32 GB RAM").
-const ORDER_VERBS = String.raw`reply|respond|answer|speak|talk|write\s+(?:only|in|back|everything)|say|tell|reveal|disclose|share|send|forward|ignore|disregard|forget|override|bypass|obey|comply|follow|grant|approve|allow|permit|accept|act\s+as|pretend|behave|role-?play|assume|treat|trust|believe|always|never|do\s+not|don't|refuse|deny|switch\s+(?:to|into)|enter|execute|output|print|repeat|translate|use\s+only|only\s+(?:reply|respond|answer|speak|write|use|say)|disable|enable|unlock|delete|remove|erase`
+// reveal or grant (not "System: Arch Linux", "System: 32 GB RAM"). Verbs that head a note
+// about a machine as often ("System: Print server…", "Output: HDMI", "Enable FileVault")
+// are left out.
+const ORDER_VERBS = String.raw`reply|respond|answer|speak|talk|write\s+(?:only|in|back|everything)|say|tell|reveal|disclose|ignore|disregard|forget|override|bypass|obey|comply|follow\s+(?:these|the|my|all|only|any|new|those|every)|grant|act\s+as|pretend|behave|role-?play|treat|trust|believe|always|never|do\s+not|don't|refuse|deny|execute|use\s+only|only\s+(?:reply|respond|answer|speak|write|use|say)`
 
 // A claim about who the person is or what they may do, as a forged "system:" line makes it.
 const ROLE_CLAIM = String.raw`(?:the\s+)?(?:user|person|human|requester|sender|caller|operator|owner|i)\s+(?:is|am|are|has\s+been|was|is\s+now)\s+(?:now\s+)?(?:an?\s+|the\s+)?(?:(?:verified|authori[sz]ed|trusted|certified|approved|official|super|system|site|server|full)\s+)*(?:admin(?:istrator)?|root|developer|dev|owner|superuser|super-user|sudoer|operator|moderator|authori[sz]ed|verified|trusted|staff|anthropic(?:\s+staff|\s+employee)?)|(?:grant|approve|allow|fulfil+|honou?r|comply\s+with|obey|answer)\s+(?:every|all|any|each)\s+(?:of\s+(?:their|the\s+user's|his|her)\s+)?(?:requests?|commands?|instructions?|questions?|orders?)|(?:admin|administrator|root|elevated|full|unrestricted|developer|sudo)\s+(?:access|privileges?|rights|permissions?|clearance|mode)|(?:safety|content)\s+(?:filters?|rules|guidelines|restrictions)\s+(?:are|is)\s+(?:off|disabled|lifted|removed)`
