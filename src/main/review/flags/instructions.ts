@@ -12,7 +12,7 @@
  * covered in depth; French, Spanish and Chinese for the classic "ignore previous instructions".
  */
 import type { WriteFlag } from '../../../shared/types'
-import { lineAt, quote } from './added-text'
+import { quote } from './added-text'
 import { changedWindows } from './changed-text'
 import { foldLookAlikes, hasLookAlike } from './look-alikes'
 
@@ -318,14 +318,16 @@ interface Hit {
 /** Every match of every pattern in `text` (whose first line is `firstLine`), in text order. */
 function matches(text: string, firstLine: number): Hit[] {
   const found: Hit[] = []
+  let breaks: number[] | null = null
   PATTERNS.forEach(({ regex, what }, p) => {
     if (!regex.loose.test(text)) return
     for (const match of text.matchAll(regex.exact)) {
       const start = match.index + Math.max(0, match[0].search(/[^\s.!?:;]/))
+      breaks ??= lineBreaks(text)
       found.push({
         index: match.index,
         start,
-        line: lineAt(text, start, firstLine),
+        line: firstLine + before(breaks, start),
         what,
         // The words alone: the same instruction after a different line end is not new.
         key: `${p} ${match[0]
@@ -336,6 +338,25 @@ function matches(text: string, firstLine: number): Hit[] {
     }
   })
   return found.sort((a, b) => a.index - b.index)
+}
+
+/** Where `text` breaks lines: found once, so a text full of matches stays linear. */
+function lineBreaks(text: string): number[] {
+  const breaks: number[] = []
+  for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) breaks.push(i)
+  return breaks
+}
+
+/** How many of the sorted `values` are below `limit`. */
+function before(values: ReadonlyArray<number>, limit: number): number {
+  let low = 0
+  let high = values.length
+  while (low < high) {
+    const mid = (low + high) >> 1
+    if (values[mid]! < limit) low = mid + 1
+    else high = mid
+  }
+  return low
 }
 
 /**
