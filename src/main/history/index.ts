@@ -25,6 +25,8 @@ export { AUTHORS, formatCommitMessage, parseCommitMessage, type CommitMeta } fro
 export type { CommitIntent } from './repo'
 export { EMPTY_TREE_OID } from './repo'
 export { wholeEntryHeader } from './objects/pack-writer'
+export { entryNameProblem } from './damage'
+export { MAX_VERSIONED_BYTES } from './work-tree'
 export {
   MAIN_REF,
   serializeCommit,

@@ -12,6 +12,7 @@ import type { CommitSummary, SyncJoinQuestion } from '../../shared/types'
 import {
   AUTHORS,
   formatCommitMessage,
+  MAX_VERSIONED_BYTES,
   parseCommitMessage,
   serializeCommit,
   type HistoryGit,
@@ -112,7 +113,7 @@ async function integrate(
   if (remote === null || remote === local) return none
   const objects = ctx.git.objects
   if (local === null) {
-    await checkSafe(objects, remote)
+    await checkSafe(objects, remote, local)
     return { kind: 'ready', conflicts: await learn(ctx, await session.moveMain(remote, 'forward')) }
   }
   const graph = graphOf(ctx.git)
@@ -129,14 +130,14 @@ async function integrate(
     }
   }
   if (choice === 'use-remote') {
-    await checkSafe(objects, remote)
+    await checkSafe(objects, remote, local)
     await keepBackup(ctx, local)
     return { kind: 'ready', conflicts: await learn(ctx, await session.moveMain(remote, 'switch')) }
   }
   // The remote has nothing this machine lacks: only a push is needed.
   if (found.fresh.size === 0) return none
   if (found.frontier.includes(local)) {
-    await checkSafe(objects, remote)
+    await checkSafe(objects, remote, local)
     return { kind: 'ready', conflicts: await learn(ctx, await session.moveMain(remote, 'forward')) }
   }
   const style = choice === 'merge' && base === null ? 'join' : 'sync'
@@ -167,8 +168,8 @@ export async function mergeCommit(
 ): Promise<{ oid: string; conflicts: ConflictRecord[] }> {
   const objects = ctx.git.objects
   const theirsFiles = await commitFiles(objects, other)
-  checkFiles(theirsFiles)
   const oursFiles = await commitFiles(objects, local)
+  await checkFiles(objects, theirsFiles, oursFiles)
   const otherMachine = await machineOf(ctx.git, other)
   const labels = {
     ours: ctx.machine,
@@ -338,18 +339,30 @@ export function graphOf(history: HistoryGit): CommitGraph {
   }
 }
 
-/** Refuses a commit whose files the memory folder may not hold. */
-export async function checkSafe(objects: HistoryGit['objects'], oid: string): Promise<void> {
-  checkFiles(await commitFiles(objects, oid))
+/**
+ * Refuses a commit whose files the memory folder may not hold (or the history may not
+ * version); `local` is this machine's `main`, whose files need no second look.
+ */
+export async function checkSafe(
+  objects: HistoryGit['objects'],
+  oid: string,
+  local: string | null,
+): Promise<void> {
+  await checkFiles(objects, await commitFiles(objects, oid), await commitFiles(objects, local))
 }
 
 /** True where the file system ignores case in names (macOS and Windows, by default). */
 const FOLDS_CASE = process.platform === 'darwin' || process.platform === 'win32'
 
-function checkFiles(files: FileMap): void {
+async function checkFiles(
+  objects: HistoryGit['objects'],
+  files: FileMap,
+  known: FileMap,
+): Promise<void> {
   const refused: string[] = []
+  const held = new Set([...known.values()].map((entry) => entry.oid))
   for (const [path, entry] of files) {
-    const why = unsafeEntry(path, entry.mode)
+    const why = unsafeEntry(path, entry.mode) ?? (await sizeProblem(objects, entry.oid, held))
     if (why) refused.push(`${path} (${why})`)
   }
   // Two names this system cannot tell apart would overwrite each other in the folder.
@@ -364,6 +377,19 @@ function checkFiles(files: FileMap): void {
     'sync-unsafe-content',
     `The remote holds files Cairn will not put in your memory folder: ${listed}. Nothing was changed; remove them from the remote to sync.`,
   )
+}
+
+// A blob the history may not version: taken into the folder, the next scan would skip it and
+// commit its deletion, which the next sync would push to every machine. Only blobs this
+// machine does not hold already are read.
+async function sizeProblem(
+  objects: HistoryGit['objects'],
+  oid: string,
+  held: ReadonlySet<string>,
+): Promise<string | null> {
+  if (held.has(oid)) return null
+  const size = (await objects.readBlob(oid)).length
+  return size > MAX_VERSIONED_BYTES ? 'too large' : null
 }
 
 function changedPaths(before: FileMap, after: FileMap): string[] {

@@ -22,6 +22,7 @@ import type {
 import type { HostActions } from '../app'
 import type { HistoryGit, VersionedMemory } from '../history'
 import { CairnError, toApiError } from '../lib/errors'
+import { syncFailure } from './sync-errors'
 import type { Logger } from '../lib/logger'
 import type { SecretStore } from '../settings'
 import { resolvedText, viewConflict, type ConflictChoice } from './conflicts'
@@ -338,7 +339,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     } catch (failure) {
       // Closing mid-sync: the next start completes it, there is nobody to tell.
       if (closed) return
-      error = toApiError(failure)
+      error = syncFailure(failure)
       if (error.code === 'internal') logger.error('Sync failed', failure)
       else logger.warn(`Sync did not complete: ${error.message}`, failure)
     } finally {
