@@ -34,6 +34,7 @@ import {
   type JoinChoice,
   type SyncOutcome,
 } from './engine'
+import { conflictsSince } from './conflict-history'
 import { commitFiles } from './file-map'
 import { gitFs, readRef } from './git-fs'
 import { explore } from './graph'
@@ -121,6 +122,11 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
   // interval, less often each time: 30 s, 1 min, 2 min … up to 10 min.
   let retry: NodeJS.Timeout | null = null
   let failures = 0
+  // The conflicts of a merge reach state.json only after the merge moved `main` and was
+  // pushed: a kill or a full disk in between would lose them here for good (the next sync
+  // finds nothing to merge). So the first sync of a session, and each one after a failed
+  // sync, first reads them back from the merges since the last remote state.json recorded.
+  let recheck = true
 
   // Commits the engine itself makes (a fast-forward, a merge) are no reason to sync again.
   const engineHistory: HistoryGit = {
@@ -305,6 +311,10 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     syncing = true
     announce()
     try {
+      if (recheck) {
+        await addConflicts(await conflictsSince(history, (await store.state()).lastRemote))
+        recheck = false
+      }
       const state = await store.state()
       const ctx: EngineContext = {
         git: engineHistory,
@@ -337,6 +347,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       }
     } catch (failure) {
       // Closing mid-sync: the next start completes it, there is nobody to tell.
+      recheck = true
       if (closed) return
       error = toApiError(failure)
       if (error.code === 'internal') logger.error('Sync failed', failure)
