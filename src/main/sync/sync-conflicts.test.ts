@@ -81,7 +81,7 @@ describe('a conflict the merging machine had no time to record', () => {
       let errors = ''
       proc.stderr.on('data', (chunk: Buffer) => (errors += chunk.toString()))
       proc.on('error', reject)
-      proc.on('exit', (code, killed) => (killed ? resolve(killed) : reject(new Error(errors))))
+      proc.on('exit', (_code, killed) => (killed ? resolve(killed) : reject(new Error(errors))))
     })
     expect(signal).toBe('SIGKILL')
     // The merge went out before the kill: the remote holds it.
