@@ -24,7 +24,7 @@ import type { HistoryGit, VersionedMemory } from '../history'
 import { CairnError, toApiError } from '../lib/errors'
 import type { Logger } from '../lib/logger'
 import type { SecretStore } from '../settings'
-import { resolvedText, viewConflict, type ConflictChoice } from './conflicts'
+import { mergedHere, resolvedText, viewConflict, type ConflictChoice } from './conflicts'
 import {
   BACKUP_PREFIX,
   graphOf,
@@ -147,6 +147,13 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
   }
 
   const machineOf = (config: SyncConfig) => config.machineName.trim() || hostName()
+  // Made on first use: a machine that never merged needs one too, to tell that a merge was
+  // made elsewhere. Unreadable and unwritable (a full disk): the markers' names decide.
+  const knownMachineId = () =>
+    store.machineId().catch((failure: unknown) => {
+      logger.warn('Could not read this machine’s id', failure)
+      return undefined
+    })
 
   // Conflicts found anywhere (a merge here, one learnt from another machine, an import) are
   // kept until their file is settled.
@@ -196,10 +203,11 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     const head = history.head()
     if (!head || state.conflicts.length === 0) return []
     const read = (path: string) => memory.readAt(path, head).catch(() => null)
+    const machineId = await knownMachineId()
     const open: SyncConflict[] = []
     const kept: ConflictRecord[] = []
     for (const record of state.conflicts) {
-      const view = await viewConflict(record, machineOf(config), read)
+      const view = await viewConflict(record, machineOf(config), read, machineId)
       if (!view) continue
       open.push(view)
       kept.push(record)
@@ -320,6 +328,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
         git: engineHistory,
         remote: await remoteOf(config),
         machine: machineOf(config),
+        machineId: await store.machineId(),
         lastRemote: state.remoteUrl === config.url ? state.lastRemote : null,
         now,
       }
@@ -518,7 +527,8 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     const head = history.head()
     const read = (file: string) =>
       head ? memory.readAt(file, head).catch(() => null) : Promise.resolve(null)
-    const open = record ? await viewConflict(record, machineOf(config), read) : null
+    const machineId = await knownMachineId()
+    const open = record ? await viewConflict(record, machineOf(config), read, machineId) : null
     if (!record || !open) {
       throw new CairnError('sync-no-conflict', `${path} has no conflict left to resolve.`)
     }
@@ -529,7 +539,8 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       await resolveBinary(record, choice)
     } else {
       const current = (await read(path)) ?? ''
-      const next = resolvedText(current, machineOf(config), choice, text)
+      const here = mergedHere(record, machineId)
+      const next = resolvedText(current, machineOf(config), choice, text, here)
       const outcome = await memory.execute(
         { command: 'create', path, file_text: next },
         { actor: 'user' },

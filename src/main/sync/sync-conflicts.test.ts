@@ -137,3 +137,30 @@ describe('a conflict the merging machine had no time to record', () => {
     ])
   })
 })
+
+describe('two machines with the same name', () => {
+  it('gives each machine its own version as “ours”, and says which is the other', async () => {
+    const [laptop, desktop] = await laptopAhead('studio', 'studio')
+    await desktop.write('prefs.md', 'Editor: Helix\n')
+    // The desktop merges: its side first.
+    const merged = await desktop.sync()
+    expect(merged.conflicts).toMatchObject([
+      {
+        oursLabel: 'studio',
+        theirsLabel: 'the other machine',
+        blocks: [{ ours: 'Editor: Helix\n', theirs: 'Editor: Zed\n' }],
+      },
+    ])
+    // The laptop learns the merge: its own line is still “ours”.
+    const learnt = await laptop.sync()
+    expect(learnt.conflicts).toMatchObject([
+      {
+        oursLabel: 'studio',
+        theirsLabel: 'the other machine',
+        blocks: [{ ours: 'Editor: Zed\n', theirs: 'Editor: Helix\n' }],
+      },
+    ])
+    await laptop.call('sync:resolve', { path: '/memories/prefs.md', choice: 'ours' })
+    expect((await laptop.files()).get('prefs.md')).toBe('Editor: Zed\n')
+  })
+})
