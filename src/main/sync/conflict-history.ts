@@ -6,6 +6,8 @@
  */
 import { parseCommitMessage, type HistoryGit } from '../history'
 import { conflictsOfMessage } from './engine'
+import { commitFiles } from './file-map'
+import { detectRenames, followFolders } from './renames'
 import type { ConflictRecord } from './store'
 
 /** Commits read at most when nothing was recorded yet (a first sync reads the whole history). */
@@ -39,3 +41,34 @@ export async function conflictsSince(
   }
   return records
 }
+
+/**
+ * The record with its paths where the files went since the merge that raised it, when they
+ * were renamed (by Claude, the person or an editor; a file or its folder); null when a path
+ * is gone for another reason. A conflict travels with its file: the markers do.
+ */
+export async function followRenames(
+  objects: HistoryGit['objects'],
+  record: ConflictRecord,
+  head: string,
+): Promise<ConflictRecord | null> {
+  const [before, now] = await Promise.all([
+    commitFiles(objects, record.foundAt ?? record.since),
+    commitFiles(objects, head),
+  ])
+  const renames = await detectRenames(before, now, (oid) => objects.readBlob(oid))
+  const where = (virtual: string): string | null => {
+    const relative = virtual.slice(MEMORIES.length)
+    if (now.has(relative)) return virtual
+    const moved = renames.files.get(relative) ?? followFolders(relative, renames.folders)
+    return now.has(moved) ? `${MEMORIES}${moved}` : null
+  }
+  const path = where(record.path)
+  const otherPath = record.otherPath === undefined ? undefined : where(record.otherPath)
+  if (!path || otherPath === null) return null
+  if (path === record.path && otherPath === record.otherPath) return null
+  const found = { ...record, path, foundAt: head }
+  return otherPath === undefined ? found : { ...found, otherPath }
+}
+
+const MEMORIES = '/memories/'

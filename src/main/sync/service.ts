@@ -34,7 +34,7 @@ import {
   type JoinChoice,
   type SyncOutcome,
 } from './engine'
-import { conflictsSince } from './conflict-history'
+import { conflictsSince, followRenames } from './conflict-history'
 import { commitFiles } from './file-map'
 import { gitFs, readRef } from './git-fs'
 import { explore } from './graph'
@@ -206,14 +206,30 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     const machineId = await knownMachineId()
     const open: SyncConflict[] = []
     const kept: ConflictRecord[] = []
+    let changed = false
     for (const record of state.conflicts) {
-      const view = await viewConflict(record, machineOf(config), read, machineId)
-      if (!view) continue
+      let current = record
+      let view = await viewConflict(record, machineOf(config), read, machineId)
+      if (!view) {
+        // Renamed since (file or folder): the conflict follows its markers.
+        const moved = await followRenames(history.objects, record, head).catch(
+          (failure: unknown) => {
+            logger.warn('Could not follow a conflicted file that moved', failure)
+            return null
+          },
+        )
+        view = moved ? await viewConflict(moved, machineOf(config), read, machineId) : null
+        if (moved && view) current = moved
+      }
+      changed ||= current !== record || !view
+      // Two records that now name one file (moved onto another conflicted one) show once.
+      if (!view || kept.some((k) => k.path === current.path)) continue
       open.push(view)
-      kept.push(record)
+      kept.push(current)
     }
-    // Settled ones (by the dialog, Claude or an editor) are forgotten.
-    if (kept.length !== state.conflicts.length) await store.saveState({ ...state, conflicts: kept })
+    // Settled ones (by the dialog, Claude or an editor) are forgotten; renamed ones kept where
+    // their file is now.
+    if (changed) await store.saveState({ ...state, conflicts: kept })
     return open
   }
 
@@ -521,6 +537,8 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     choice: ConflictChoice,
     text?: string,
   ): Promise<void> {
+    // Records follow renamed files and drop settled ones when viewed.
+    await openConflicts()
     const state = await store.state()
     const config = await store.config()
     const record = state.conflicts.find((c) => c.path === path)

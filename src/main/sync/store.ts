@@ -44,6 +44,8 @@ export interface ConflictRecord {
    * block is this machine's when both machines carry the same name.
    */
   readonly mergedOn?: string
+  /** The commit where `path` was last found, when the file moved since `since`. */
+  readonly foundAt?: string
 }
 
 export interface SyncState {
@@ -84,6 +86,7 @@ const stateSchema = z.object({
         otherPath: z.string().startsWith('/memories/').optional(),
         since: oid,
         mergedOn: machineIdSchema.optional(),
+        foundAt: oid.optional(),
       }),
     )
     .catch([]),

@@ -164,3 +164,39 @@ describe('two machines with the same name', () => {
     expect((await laptop.files()).get('prefs.md')).toBe('Editor: Zed\n')
   })
 })
+
+describe('a conflicted file renamed before it was settled', () => {
+  it('keeps the conflict on the file where it is now, and settles it there', async () => {
+    const [laptop, desktop] = await laptopAhead('laptop', 'desktop')
+    await desktop.write('prefs.md', 'Editor: Helix\n')
+    expect((await desktop.sync()).state).toBe('conflicts')
+    await desktop.rename('prefs.md', 'settings/prefs.md')
+    const moved = await desktop.call('sync:status')
+    expect(moved.conflicts).toMatchObject([
+      {
+        path: '/memories/settings/prefs.md',
+        blocks: [{ ours: 'Editor: Helix\n', theirs: 'Editor: Zed\n' }],
+      },
+    ])
+    // Its whole folder moves too; the laptop learns the conflict and the moves.
+    await desktop.rename('settings', 'config')
+    expect((await desktop.call('sync:status')).conflicts.map((c) => c.path)).toEqual([
+      '/memories/config/prefs.md',
+    ])
+    expect((await desktop.sync()).conflicts.map((c) => c.path)).toEqual([
+      '/memories/config/prefs.md',
+    ])
+    expect((await laptop.sync()).conflicts).toMatchObject([
+      {
+        path: '/memories/config/prefs.md',
+        blocks: [{ ours: 'Editor: Zed\n', theirs: 'Editor: Helix\n' }],
+      },
+    ])
+    const settled = await desktop.call('sync:resolve', {
+      path: '/memories/config/prefs.md',
+      choice: 'ours',
+    })
+    expect(settled.conflicts).toEqual([])
+    expect((await desktop.files()).get('config/prefs.md')).toBe('Editor: Helix\n')
+  })
+})
