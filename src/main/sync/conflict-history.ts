@@ -10,8 +10,12 @@ import { commitFiles } from './file-map'
 import { detectRenames, followFolders } from './renames'
 import type { ConflictRecord } from './store'
 
-/** Commits read at most when nothing was recorded yet (a first sync reads the whole history). */
-const MAX_COMMITS = 10_000
+/**
+ * Commits read at most. The merge that went unrecorded is the newest commit or close to it
+ * (only commits made after it stand above), and the walk starts there; the bound keeps a
+ * first sync of a long history (nothing recorded yet) from reading all of it at each start.
+ */
+const MAX_COMMITS = 2_000
 
 /**
  * The conflicts merge and import commits recorded since `since` (exclusive; null: from the

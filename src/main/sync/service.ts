@@ -149,6 +149,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
   const machineOf = (config: SyncConfig) => config.machineName.trim() || hostName()
   // Made on first use: a machine that never merged needs one too, to tell that a merge was
   // made elsewhere. Unreadable and unwritable (a full disk): the markers' names decide.
+  const withId = (machineId: string | undefined) => (machineId ? { machineId } : {})
   const knownMachineId = () =>
     store.machineId().catch((failure: unknown) => {
       logger.warn('Could not read this machine’s id', failure)
@@ -344,7 +345,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
         git: engineHistory,
         remote: await remoteOf(config),
         machine: machineOf(config),
-        machineId: await store.machineId(),
+        ...withId(await knownMachineId()),
         lastRemote: state.remoteUrl === config.url ? state.lastRemote : null,
         now,
       }
