@@ -37,6 +37,8 @@ export interface EngineContext {
   readonly remote: RemoteSpec
   /** This machine's name, for merge commits and conflict markers. */
   readonly machine: string
+  /** This machine's id, in the `Merged-On:` trailer of a merge that raised conflicts. */
+  readonly machineId?: string
   /** The remote's `main` when the last sync with this remote finished. */
   readonly lastRemote: string | null
   readonly now: () => number
@@ -159,7 +161,7 @@ export type MergeStyle = 'sync' | 'join' | 'restore-backup' | 'import'
  * by You when the person chose to join two memories or bring back a backup.
  */
 export async function mergeCommit(
-  ctx: Pick<EngineContext, 'git' | 'machine' | 'now'>,
+  ctx: Pick<EngineContext, 'git' | 'machine' | 'machineId' | 'now'>,
   local: string,
   other: string,
   base: string | null,
@@ -212,7 +214,7 @@ export async function mergeCommit(
     restoredFrom: null,
     machine: ctx.machine,
   })
-  const message = withNotesAndConflicts(trailers, result.notes, result.conflicts)
+  const message = withNotesAndConflicts(trailers, result.notes, result.conflicts, ctx.machineId)
   const oid = await objects.write(
     'commit',
     serializeCommit({
@@ -224,7 +226,7 @@ export async function mergeCommit(
       message,
     }),
   )
-  return { oid, conflicts: result.conflicts.map((c) => recordOf(c, oid)) }
+  return { oid, conflicts: result.conflicts.map((c) => recordOf(c, oid, ctx.machineId)) }
 }
 
 /** The commit message with the merge's notes as its body and one `Conflict:` trailer each. */
@@ -232,6 +234,7 @@ function withNotesAndConflicts(
   formatted: string,
   notes: ReadonlyArray<string>,
   conflicts: ReadonlyArray<MergeConflict>,
+  machineId: string | undefined,
 ): string {
   const split = formatted.indexOf('\n\n')
   const subject = formatted.slice(0, split)
@@ -241,16 +244,21 @@ function withNotesAndConflicts(
     if (conflict.otherPath) trailers += ` ${encodeURIComponent(toVirtualPath(conflict.otherPath))}`
     trailers += '\n'
   }
+  // Which side of each block is whose, should both machines carry the same name.
+  if (conflicts.length > 0 && machineId) trailers += `${MERGED_ON_TRAILER}: ${machineId}\n`
   // Notes are plain sentences about paths; one per line, never a blank line inside.
   const body = notes.map((note) => note.replace(/\s+/g, ' ')).join('\n')
   return body ? `${subject}\n\n${body}\n\n${trailers}` : `${subject}\n\n${trailers}`
 }
 
 const CONFLICT_TRAILER = 'Conflict'
+const MERGED_ON_TRAILER = 'Merged-On'
 
 /** The conflicts a merge commit (made here or elsewhere) recorded in its trailers. */
 export function conflictsOfMessage(message: string, since: string): ConflictRecord[] {
   const records: ConflictRecord[] = []
+  const mergedOn = /^Merged-On: ([0-9a-f]{32})$/m.exec(message)?.[1]
+  const by = mergedOn ? { mergedOn } : {}
   for (const line of message.split('\n')) {
     const match = /^Conflict: (\S+)(?: (\S+))?$/.exec(line)
     if (!match) continue
@@ -259,7 +267,9 @@ export function conflictsOfMessage(message: string, since: string): ConflictReco
       const other = match[2] ? decodeURIComponent(match[2]) : undefined
       if (!path.startsWith('/memories/') || (other && !other.startsWith('/memories/'))) continue
       records.push(
-        other ? { path, kind: 'binary', otherPath: other, since } : { path, kind: 'text', since },
+        other
+          ? { path, kind: 'binary', otherPath: other, since, ...by }
+          : { path, kind: 'text', since, ...by },
       )
     } catch {
       // A malformed trailer (not from Cairn): no conflict to track.
@@ -282,15 +292,17 @@ export async function learn(
   return records
 }
 
-function recordOf(conflict: MergeConflict, since: string): ConflictRecord {
+function recordOf(conflict: MergeConflict, since: string, machineId?: string): ConflictRecord {
+  const by = machineId ? { mergedOn: machineId } : {}
   return conflict.otherPath
     ? {
         path: toVirtualPath(conflict.path),
         kind: 'binary',
         otherPath: toVirtualPath(conflict.otherPath),
         since,
+        ...by,
       }
-    : { path: toVirtualPath(conflict.path), kind: conflict.kind, since }
+    : { path: toVirtualPath(conflict.path), kind: conflict.kind, since, ...by }
 }
 
 async function questionOf(
