@@ -256,6 +256,13 @@ export class FolderTree {
   private readonly open = new Map<string, Folder>()
   // Folders opened under a hidden name by `stage`, closed with the rest.
   private readonly staged: Folder[] = []
+  // `lstat`s an earlier step of this operation made (`lstatEntry`), each handed once to the
+  // next `find` of its path instead of a second call: the history's check of what a command
+  // touches, then the command itself.
+  private readonly looked = new Map<
+    string,
+    { readonly parent: Folder; readonly stats: Stats | null }
+  >()
 
   constructor(readonly rootPath: string) {}
 
@@ -313,11 +320,37 @@ export class FolderTree {
       if (parent.kind === 'missing') return { kind: 'missing', parent: null, name }
       return { kind: parent.kind, at: parent.at }
     }
-    const stats = parent.lstat(name)
+    const looked = this.takeLooked(relative, parent)
+    const stats = looked !== undefined ? looked : parent.lstat(name)
     if (stats === null) return { kind: 'missing', parent, name }
     if (stats.isFile()) return { kind: 'file', parent, name, stats }
     if (stats.isDirectory()) return { kind: 'directory', parent, name, stats }
     return { kind: 'special', at: relative }
+  }
+
+  /**
+   * `lstat` of the entry at `relative` (`name` in `parent`, the open folder `folder` gave for
+   * its parent), or null when there is none; the next `find(relative)` through the same
+   * handle takes it instead of asking again. For a step that changes nothing, followed at
+   * once by the step that acts (the history's check of a command's paths, then the command):
+   * the command checks what it finds as it did after its own `lstat` (a file's identity when
+   * it opens it, a file's or folder's before it removes or moves it), so a change made in
+   * between is caught as one made after that `lstat` would be. Scans always ask afresh.
+   */
+  lstatEntry(parent: Folder, relative: string, name: string): Stats | null {
+    const stats = parent.lstat(name)
+    this.looked.set(relative, { parent, stats })
+    return stats
+  }
+
+  // The `lstat` `lstatEntry` kept for `relative` through the same open `parent`, once;
+  // undefined when there is none.
+  private takeLooked(relative: string, parent: Folder): Stats | null | undefined {
+    if (this.looked.size === 0) return undefined
+    const looked = this.looked.get(relative)
+    if (!looked) return undefined
+    this.looked.delete(relative)
+    return looked.parent === parent ? looked.stats : undefined
   }
 
   /**
@@ -376,6 +409,7 @@ export class FolderTree {
 
   /** Closes and forgets the open folder at `relative` and any below it (it moved or went). */
   forget(relative: string): void {
+    this.looked.clear()
     for (const [at, folder] of this.open) {
       if (at === relative || (relative !== '' && at.startsWith(`${relative}/`))) {
         folder.close()
@@ -442,6 +476,7 @@ export class FolderTree {
   }
 
   close(): void {
+    this.looked.clear()
     for (const folder of this.open.values()) folder.close()
     this.open.clear()
     for (const folder of this.staged) folder.close()
