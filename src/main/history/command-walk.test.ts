@@ -114,6 +114,8 @@ describe('one command, one walk of the memory folder', () => {
       const calls = await counted(input)
       expect(calls.folders).toEqual(['memories', 'area', 'topic'])
       expect(calls.lstats.filter((name) => name === 'note.md')).toEqual(['note.md'])
+      // What was written is known: its temp file is not asked about it before its rename.
+      expect(calls.tempFstats).toBe(0)
       expect(await headMatchesFolder(dataDir)).toBe(true)
     },
   )

@@ -222,17 +222,17 @@ export function createRepo(options: {
 
   /**
    * Publishes a staged write once everything is flushed, and records its file in the stat
-   * cache (its size counts in the folder's totals) as its descriptor described it before the
-   * rename. That record is never trusted as it stands: its times are within the racy window of
-   * the moment it is recorded, and the rename may change the file's ctime; the next scan of
-   * the file reads and hashes it, as it would any file just written.
+   * cache by its size only (it counts in the folder's totals): a record of its times could
+   * not be trusted anyway (they are within the racy window of the moment it is recorded, and
+   * the rename may change the file's ctime), so the next scan of the file reads and hashes
+   * it, as it would any file just written, and no `fstat` is spent on them.
    */
   function publishStaged(staged: StagedChange | undefined, node: Node | null): void {
     if (!staged) return
     staged.write.publish()
-    const written = staged.write.stats()
-    if (node?.kind === 'blob' && written) stats.record(staged.relative, written, node.oid)
-    else stats.forget(staged.relative)
+    if (node?.kind === 'blob') {
+      stats.recordWritten(staged.relative, staged.write.content.byteLength, node.oid)
+    } else stats.forget(staged.relative)
   }
 
   // The flushes of one round: a staged write's own failure fails the write (nothing changed:

@@ -566,7 +566,6 @@ export class StagedWrite {
   private flushing: Promise<void> | null = null
   private fd: number | null
   private done = false
-  private written: Stats | null = null
 
   constructor(
     private readonly folder: Folder,
@@ -598,13 +597,7 @@ export class StagedWrite {
     if (this.done) return
     const fd = this.fd
     this.fd = null
-    if (fd !== null) {
-      try {
-        this.written = disk.fstatSync(fd)
-      } finally {
-        disk.closeSync(fd)
-      }
-    }
+    if (fd !== null) disk.closeSync(fd)
     disk.renameSync(this.folder.entry(this.temp), this.folder.entry(this.name))
     this.done = true
   }
@@ -614,14 +607,6 @@ export class StagedWrite {
     await this.folder
       .sync()
       .catch((error: unknown) => logger?.warn('Could not flush a folder after a write', error))
-  }
-
-  /**
-   * The file as written (its descriptor's `fstat` just before the rename; the rename itself
-   * may change its ctime). Null before `publish`.
-   */
-  stats(): Stats | null {
-    return this.written
   }
 
   /** The flush, the rename and the folder's fsync, one after the other (no commit with it). */
