@@ -134,6 +134,40 @@ describe('a folder swapped for a symlink at any moment of a command (defect 4)',
     },
   )
 
+  // Through the history, the check of what a command touches, the command and its commit go
+  // through the same open folders: a swap between any two of their steps must find them
+  // pinned (or refused), never followed.
+  it.each(
+    COMMANDS.filter((command) => command.command !== 'view').map(
+      (command) => [JSON.stringify(command), command] as const,
+    ),
+  )(
+    'never lets %s through the history (check, command, commit) reach outside',
+    async (_, command) => {
+      resetMemories()
+      const memory = await openVersionedMemory({
+        dataDir: base,
+        watch: false,
+        maintenance: false,
+        policy: { secretScanning: false },
+        logger: createRecordingLogger(),
+      })
+      try {
+        const { rounds, escapes } = await raceEveryCall(async () => {
+          const reply = await memory.execute(command, { actor: 'user' })
+          const newest = (await memory.log({ offset: 0, limit: 1 })).entries[0]
+          return (
+            JSON.stringify(reply) + (newest ? JSON.stringify(await memory.show(newest.oid)) : '')
+          )
+        })
+        expect(rounds).toBeGreaterThan(10)
+        expect(escapes).toEqual([])
+      } finally {
+        await memory.close()
+      }
+    },
+  )
+
   it('never lets the history scan or the browser reach outside', async () => {
     resetMemories()
     const memory = await openVersionedMemory({
