@@ -43,6 +43,8 @@ interface Calls {
   readonly folders: string[]
   /** Every `lstat` by the name it looked at (the last segment of its path). */
   readonly lstats: string[]
+  /** Memory folders a walk tried to open and found missing, by name. */
+  readonly missing: string[]
   /** `fstat`s of a memory write's temp file. */
   tempFstats: number
 }
@@ -58,8 +60,14 @@ function countingDisk(calls: Calls): Disk {
   return {
     ...nodeDisk,
     openSync(file, flags, mode) {
-      const fd = nodeDisk.openSync(file, flags, mode)
       const walk = OPEN.DIRECTORY | OPEN.NOFOLLOW
+      let fd: number
+      try {
+        fd = nodeDisk.openSync(file, flags, mode)
+      } catch (error) {
+        if ((flags & walk) === walk && isMemoryFolder(file)) calls.missing.push(path.basename(file))
+        throw error
+      }
       if ((flags & walk) === walk && isMemoryFolder(file)) {
         calls.folders.push(file === memories ? 'memories' : path.basename(file))
       }
@@ -87,7 +95,7 @@ function countingDisk(calls: Calls): Disk {
 }
 
 async function counted(input: Record<string, unknown>): Promise<Calls> {
-  const calls: Calls = { folders: [], lstats: [], tempFstats: 0 }
+  const calls: Calls = { folders: [], lstats: [], missing: [], tempFstats: 0 }
   restoreDisk = setDisk(countingDisk(calls))
   try {
     const outcome = await memory.execute(input, CLAUDE)
@@ -133,13 +141,29 @@ describe('one command, one walk of the memory folder', () => {
       old_path: note,
       new_path: '/memories/area/fresh/moved.md',
     })
-    // `fresh` is made by the rename and opened once, to put the file in.
+    // `fresh` is found missing once, then made by the rename and opened once to put the file in.
     expect(calls.folders).toEqual(['memories', 'area', 'topic', 'fresh'])
+    expect(calls.missing).toEqual(['fresh'])
     expect((await folderFiles(dataDir)).get('area/fresh/moved.md')).toBe(
       'revision 1\nsecond line\n',
     )
     expect(await headMatchesFolder(dataDir)).toBe(true)
     expect(fsck(dataDir)).toBe('')
+  })
+
+  it('a create in new folders looks for them once and opens each folder once', async () => {
+    const calls = await counted({
+      command: 'create',
+      path: '/memories/area/fresh/deeper/new.md',
+      file_text: 'new\n',
+    })
+    expect(calls.missing).toEqual(['fresh'])
+    // The new folders are made under a temp name and renamed into place; the commit's scan goes
+    // through the handles they were made with.
+    expect(calls.folders.slice(0, 2)).toEqual(['memories', 'area'])
+    expect(calls.folders.slice(2)).toEqual([expect.stringMatching(/^\.cairn-tmp-/), 'deeper'])
+    expect((await folderFiles(dataDir)).get('area/fresh/deeper/new.md')).toBe('new\n')
+    expect(await headMatchesFolder(dataDir)).toBe(true)
   })
 
   it('a delete of a folder looks at it once before it goes, and its commit once after', async () => {

@@ -263,6 +263,10 @@ export class FolderTree {
     string,
     { readonly parent: Folder; readonly stats: Stats | null }
   >()
+  // Folders found missing (ENOENT) since the last change made through this tree: the check of
+  // a command's paths, the command and its staging of new folders ask once, not three times.
+  // `open` comes first: a folder made through the tree (`ensure`) is there.
+  private readonly missing = new Set<string>()
 
   constructor(readonly rootPath: string) {}
 
@@ -293,10 +297,14 @@ export class FolderTree {
         current = known
         continue
       }
+      if (this.missing.has(at)) return { kind: 'missing', at }
       try {
         current = current.openChild(segments[i]!)
       } catch (error) {
-        if (isCode(error, 'ENOENT')) return { kind: 'missing', at }
+        if (isCode(error, 'ENOENT')) {
+          this.missing.add(at)
+          return { kind: 'missing', at }
+        }
         if (!isCode(error, 'ENOTDIR') && !isCode(error, 'ELOOP')) throw error
         const stats = current.lstat(segments[i]!)
         if (stats === null) return { kind: 'missing', at }
@@ -410,6 +418,7 @@ export class FolderTree {
   /** Closes and forgets the open folder at `relative` and any below it (it moved or went). */
   forget(relative: string): void {
     this.looked.clear()
+    this.missing.clear()
     for (const [at, folder] of this.open) {
       if (at === relative || (relative !== '' && at.startsWith(`${relative}/`))) {
         folder.close()
@@ -465,6 +474,13 @@ export class FolderTree {
         folder: current,
         publish: () => {
           disk.renameSync(parent.entry(temp), parent.entry(segments[first]!))
+          // The folders are in place now, and these handles are theirs: the commit's scan
+          // that follows goes through them instead of opening them again.
+          this.missing.clear()
+          made.forEach((folder, depth) => {
+            const at = segments.slice(0, first + depth + 1).join('/')
+            if (!this.open.has(at)) this.open.set(at, folder)
+          })
           parent.syncLater()
         },
         abort,
@@ -477,6 +493,7 @@ export class FolderTree {
 
   close(): void {
     this.looked.clear()
+    this.missing.clear()
     for (const folder of this.open.values()) folder.close()
     this.open.clear()
     for (const folder of this.staged) folder.close()
