@@ -83,7 +83,7 @@ export interface MemoryFile {
 export interface MemoryNotice {
   /** Stable for one kind and path (`too-large:/memories/big.bin`). */
   readonly id: string
-  readonly kind: 'too-large' | 'secret'
+  readonly kind: 'too-large' | 'name-not-allowed' | 'secret'
   /** Virtual path of the file. */
   readonly path: string
   /** A sentence for people: no host path, never the secret itself. */

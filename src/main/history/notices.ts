@@ -5,6 +5,7 @@
 
 import type { MemoryNotice } from '../../shared/types'
 import type { Logger } from '../lib/logger'
+import { escapeInvisible } from '../lib/text'
 import { newSecrets } from '../memory'
 import { DamagedHistoryError } from './damage'
 import { segmentsOf, toRelative, toVirtual } from './paths'
@@ -63,6 +64,31 @@ export function tooLargeNotice(relative: string): Omit<MemoryNotice, 'id'> {
     message: `${virtual} is not versioned: too large (over ${limit} MB). It stays in your memory folder, but its changes are not kept in the history and it cannot be restored.`,
     commitOid: null,
   }
+}
+
+/**
+ * The notice for an entry whose name holds a character the history refuses (relative path):
+ * the name is shown with those characters escaped, so the message stays one readable line.
+ */
+export function nameNotAllowedNotice(relative: string): Omit<MemoryNotice, 'id'> {
+  const virtual = toVirtual(relative)
+  return {
+    kind: 'name-not-allowed',
+    path: virtual,
+    message: `${escapeInvisible(virtual)} is not versioned: name not allowed (it holds a line break, a tab, another control character or a backslash). It stays in your memory folder, but its changes are not kept in the history and Claude cannot see it; rename it to keep it.`,
+    commitOid: null,
+  }
+}
+
+/** The notices for what a scan left out (too large, or a name the history refuses). */
+export function scanNotices(report: {
+  readonly tooLarge: ReadonlyArray<string>
+  readonly nameNotAllowed: ReadonlyArray<string>
+}): ReadonlyArray<Omit<MemoryNotice, 'id'>> {
+  return [
+    ...report.tooLarge.map(tooLargeNotice),
+    ...report.nameNotAllowed.map(nameNotAllowedNotice),
+  ]
 }
 
 // Larger texts are not scanned (secretlint on megabytes would stall the queue).

@@ -30,7 +30,7 @@ import { IndexDamagedError, IndexFile, replaceIndexDir } from './index-file'
 import { compareCommits, diffFile, readAt, readBytesAt, showCommit } from './inspect'
 import { createLookup } from './lookup'
 import { createMaintainer, PackFolderGate, type MaintenanceSettings } from './maintainer'
-import { createNotices, secretNotices, tooLargeNotice } from './notices'
+import { createNotices, scanNotices, secretNotices } from './notices'
 import { openRepo } from './open-repo'
 import {
   commitOutsideChanges,
@@ -127,7 +127,7 @@ async function openLocked(
   const now = options.now ?? Date.now
   const logger = options.logger ?? consoleLogger
   let machine = options.machine ?? null
-  const { repo, recovery, tooLarge } = await openRepo({
+  const { repo, recovery, tooLarge, nameNotAllowed } = await openRepo({
     dataDir,
     now,
     logger,
@@ -152,6 +152,8 @@ async function openLocked(
     secretScanning: options.policy?.secretScanning,
     limits: options.limits,
     logger,
+    // Every commit settles the folder fsyncs of its change before its ref moves (repo.ts).
+    folderSyncs: 'host',
     // Every change is scanned for its commit right after the command, and the scans keep the
     // folder's totals: the tool never has to walk the folder.
     usage: {
@@ -218,7 +220,7 @@ async function openLocked(
   let unrecorded: Array<{ readonly paths: ReadonlyArray<string>; readonly intent: CommitIntent }> =
     []
 
-  for (const relative of tooLarge) notices.raise(tooLargeNotice(relative))
+  for (const notice of scanNotices({ tooLarge, nameNotAllowed })) notices.raise(notice)
   // The open's recovery commit has happened: a failure to read it back for the secret scan
   // (a failing disk, a damaged index entry) only means no warning, never a failed open.
   let opened: IndexEntry | undefined
@@ -278,7 +280,7 @@ async function openLocked(
       ...(staged ? { staged } : {}),
       ...(tree ? { tree } : {}),
     })
-    for (const relative of report.tooLarge) notices.raise(tooLargeNotice(relative))
+    for (const notice of scanNotices(report)) notices.raise(notice)
     if (!entry) return null
     // Maintenance waits for a quiet moment after the last commit.
     maintainer.noteActivity()
@@ -339,7 +341,7 @@ async function openLocked(
         if (mode === 'writes') {
           const report = newScanReport()
           const entry = await commitOutsideChanges(repo, touched(), record, report, tree)
-          for (const relative of report.tooLarge) notices.raise(tooLargeNotice(relative))
+          for (const notice of scanNotices(report)) notices.raise(notice)
           // The tool's running total of the folder's size no longer holds.
           if (entry) tool.invalidateUsage()
         }

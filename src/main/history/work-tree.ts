@@ -29,17 +29,25 @@ export function isUntracked(name: string): boolean {
  */
 export const MAX_VERSIONED_BYTES = MAX_VIEW_FILE_BYTES
 
+// What makes `entryNameProblem` refuse a name a person may well have given a file.
+const NOT_ALLOWED_CHARACTER = /[\p{Cc}\\]/u
+
 /** What a scan left out or mended, for the caller to report. */
 export interface ScanReport {
   /** Relative paths of files skipped because they are larger than `MAX_VERSIONED_BYTES`. */
   readonly tooLarge: string[]
+  /**
+   * Relative paths of entries skipped for a character their name holds (a line break, a tab,
+   * a backslash): the history could not hand such a name back safely.
+   */
+  readonly nameNotAllowed: string[]
   /** Blobs whose stored copy was damaged and was written again from the folder. */
   repaired: number
 }
 
 /** An empty report to pass to a scan. */
 export function newScanReport(): ScanReport {
-  return { tooLarge: [], repaired: 0 }
+  return { tooLarge: [], nameNotAllowed: [], repaired: 0 }
 }
 
 /** What a scan may use and update besides the store, and what it reports. */
@@ -277,7 +285,13 @@ async function scanFolder(
       removeTree(folder, dirent.name)
       continue
     }
-    if (isUntracked(dirent.name)) continue
+    if (isUntracked(dirent.name)) {
+      // Temp files and `.git` are left out by design; a name someone gave a file is reported.
+      if (NOT_ALLOWED_CHARACTER.test(dirent.name) && !dirent.name.startsWith(TEMP_FILE_PREFIX)) {
+        context.report?.nameNotAllowed.push(relative ? `${relative}/${dirent.name}` : dirent.name)
+      }
+      continue
+    }
     if (!dirent.isFile() && !dirent.isDirectory()) continue
     let child = scanEntry(
       scan,

@@ -12,13 +12,15 @@
  *   Theme: dark
  */
 
+import { cutText } from '../lib/text'
+
 /** The marker lines (git's, so every tool and person recognizes them). */
 export const CONFLICT_MARKERS = { start: '<<<<<<<', middle: '=======', end: '>>>>>>>' } as const
 
 /** A machine name as a marker shows it: one line, no control characters, at most 60 chars. */
 export function markerLabel(name: string): string {
   const clean = name.replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu, ' ').trim()
-  return (clean || 'unnamed').slice(0, 60)
+  return cutText(clean || 'unnamed', 60)
 }
 
 /** One conflict block: the two versions and who wrote each. */
