@@ -91,6 +91,20 @@ export function scanNotices(report: {
   ]
 }
 
+/**
+ * The notice for a file history never held that a sync found in its way (relative paths): it
+ * was renamed, never written over.
+ */
+export function keptAsideNotice(relative: string, keptAs: string): Omit<MemoryNotice, 'id'> {
+  const virtual = toVirtual(relative)
+  return {
+    kind: 'kept-aside',
+    path: virtual,
+    message: `${virtual} was not in the history when a sync brought a file of that name from another machine, so your file was kept as ${toVirtual(keptAs)}. Nothing was written over.`,
+    commitOid: null,
+  }
+}
+
 // Larger texts are not scanned (secretlint on megabytes would stall the queue).
 const MAX_SCANNED_BYTES = 1024 * 1024
 

@@ -20,7 +20,7 @@ import {
   type TreeNode,
 } from './tree-state'
 import type { StatCache } from './stat-cache'
-import { MAX_VERSIONED_BYTES, scanPath, type ScanReport } from './work-tree'
+import { keptVersion, MAX_VERSIONED_BYTES, scanPath, type ScanReport } from './work-tree'
 
 /** The id of git's empty tree. */
 export const EMPTY_TREE_OID = '4b825dc642cb6eb9a060e54bf8d69288fbee4904'
@@ -210,7 +210,7 @@ export function createRepo(options: {
     if (write.content.byteLength > MAX_VERSIONED_BYTES) {
       report?.tooLarge.push(relative)
       stats.forget(relative)
-      return null
+      return keptVersion(previous)
     }
     const oid = store.hash('blob', write.content)
     if (previous?.kind === 'blob' && previous.oid === oid && previous.mode === '100644') {

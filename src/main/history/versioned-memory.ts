@@ -30,7 +30,7 @@ import { IndexDamagedError, IndexFile, replaceIndexDir } from './index-file'
 import { compareCommits, diffFile, readAt, readBytesAt, showCommit } from './inspect'
 import { createLookup } from './lookup'
 import { createMaintainer, PackFolderGate, type MaintenanceSettings } from './maintainer'
-import { createNotices, scanNotices, secretNotices } from './notices'
+import { createNotices, keptAsideNotice, scanNotices, secretNotices } from './notices'
 import { openRepo } from './open-repo'
 import {
   commitOutsideChanges,
@@ -536,7 +536,11 @@ async function openLocked(
     head: () => repo.head(),
     async moveMain(target, kind) {
       lock.assertHeld()
-      const added = (await moveMain(repo, target, kind)).map(toSummary)
+      const added = (
+        await moveMain(repo, target, kind, (kept) => {
+          for (const { path, keptAs } of kept) notices.raise(keptAsideNotice(path, keptAs))
+        })
+      ).map(toSummary)
       // One announcement for the new head: a sync can bring hundreds of commits at once, and
       // listeners only need to know that the history and the folder moved.
       const head = added.at(-1)

@@ -142,7 +142,7 @@ function scanEntry(
   if (stats.isFile()) {
     if (stats.size > MAX_VERSIONED_BYTES) {
       context.report?.tooLarge.push(relative)
-      return null
+      return keptVersion(previous)
     }
     context.visited?.add(relative)
     const known = context.stats?.lookup(relative, stats)
@@ -189,6 +189,15 @@ async function checkedOrScanned(
   return scanFile(scan, folder, relative, name, stats, previous)
 }
 
+/**
+ * What history records for a file too large to version: its last versioned content, when it
+ * had one (a file that grew past the limit), else nothing. Never its deletion: that commit
+ * would reach every machine by the next sync and delete the file there.
+ */
+export function keptVersion(previous: Node | null): Node | null {
+  return previous?.kind === 'blob' ? previous : null
+}
+
 // A file read and hashed (new, changed, or its stored copy damaged); its blob written when new.
 async function scanFile(
   scan: Scan,
@@ -205,7 +214,7 @@ async function scanFile(
   } catch (error) {
     if (isCode(error, 'EFBIG')) {
       context.report?.tooLarge.push(relative)
-      return null
+      return keptVersion(previous)
     }
     // Gone, or replaced by something that is not a regular file, since the listing.
     if (isCode(error, 'ENOENT') || isCode(error, 'ELOOP') || isCode(error, 'EINVAL')) return null
