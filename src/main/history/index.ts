@@ -27,8 +27,6 @@ export { EMPTY_TREE_OID } from './repo'
 export { entryNameProblem } from './damage'
 export { MAX_VERSIONED_BYTES } from './work-tree'
 export { wholeEntryHeader } from './objects/pack-writer'
-export { entryNameProblem } from './damage'
-export { MAX_VERSIONED_BYTES } from './work-tree'
 export {
   MAIN_REF,
   serializeCommit,
