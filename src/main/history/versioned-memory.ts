@@ -271,10 +271,15 @@ async function openLocked(
     paths: ReadonlyArray<string> | 'all',
     intent: CommitIntent,
     staged?: StagedChange,
+    tree?: FolderTree,
   ): Promise<IndexEntry | null> {
     lock.assertHeld()
     const report = newScanReport()
-    const entry = await repo.commit(paths, intent, { report, ...(staged ? { staged } : {}) })
+    const entry = await repo.commit(paths, intent, {
+      report,
+      ...(staged ? { staged } : {}),
+      ...(tree ? { tree } : {}),
+    })
     for (const notice of scanNotices(report)) notices.raise(notice)
     if (!entry) return null
     // Maintenance waits for a quiet moment after the last commit.
@@ -315,9 +320,11 @@ async function openLocked(
    * outside Cairn are committed first, on their own, so the task's commit holds only its
    * own change (and undoing it never undoes someone else's edit). A task that only `reads`
    * runs even when the commits owed cannot be made (a full disk): reads keep working.
+   * `task` gets the folders the check of `touched` opened (it may use them instead of
+   * walking the folder again; they are closed after it).
    */
   function exclusive<T>(
-    task: () => Promise<T>,
+    task: (tree: FolderTree) => Promise<T>,
     touched: () => TouchedPaths = () => [],
     mode: 'reads' | 'writes' = 'writes',
   ): Promise<T> {
@@ -329,21 +336,24 @@ async function openLocked(
         if (mode === 'writes') throw error
         logger.warn('Owed commits could not be made yet; a read runs anyway', error)
       }
+      const tree = new FolderTree(repo.workRoot)
       try {
         if (mode === 'writes') {
           const report = newScanReport()
-          const entry = await commitOutsideChanges(repo, touched(), record, report)
+          const entry = await commitOutsideChanges(repo, touched(), record, report, tree)
           for (const notice of scanNotices(report)) notices.raise(notice)
           // The tool's running total of the folder's size no longer holds.
           if (entry) tool.invalidateUsage()
         }
-        return await task()
+        return await task(tree)
       } catch (error) {
         // Whatever failed may have failed half-way (a restore that wrote some files): the
         // next change first re-reads the whole folder, which commits nothing if all is well.
         resync = true
         tool.invalidateUsage()
         throw error
+      } finally {
+        tree.close()
       }
     })
   }
@@ -352,6 +362,7 @@ async function openLocked(
     input: unknown,
     origin: Origin,
     runOptions: ExecuteOptions,
+    tree?: FolderTree,
   ): Promise<ExecuteOutcome> {
     let facts: RunFacts = {}
     const dryRun = runOptions.beforeRun && (runOptions.needsDryRun?.() ?? true)
@@ -393,7 +404,9 @@ async function openLocked(
     }
     const toolOptions = { createExisting: runOptions.createExisting, stage }
     if (dryRun && runOptions.beforeRun) {
-      const dry = await tool.preview(input, toolOptions)
+      // The folders the check just walked serve the dry run; the command itself runs after
+      // the verdict, which may take a person's time: it walks the folder afresh.
+      const dry = await tool.preview(input, { ...toolOptions, tree })
       if (dry.isError) return { ...dry, commit: null }
       if (dry.planned) {
         const verdict = await runOptions.beforeRun(dry.planned)
@@ -403,7 +416,11 @@ async function openLocked(
         facts = verdict
       }
     }
-    const result = await tool.execute(input, { ...toolOptions, describe: afterRun !== undefined })
+    const result = await tool.execute(input, {
+      ...toolOptions,
+      describe: afterRun !== undefined,
+      ...(dryRun ? {} : { tree }),
+    })
     const done = staged.outcome
     if (result.isError || !result.mutation) return { ...result, commit: null }
     const { made, ...answer } = result
@@ -414,7 +431,8 @@ async function openLocked(
     const intent = intentOf(result.mutation)
     let entry: IndexEntry | null
     try {
-      entry = await record(paths, intent)
+      // Through the folders the command went through (those it moved or removed forgotten).
+      entry = await record(paths, intent, undefined, dryRun ? undefined : tree)
     } catch (error) {
       // The command did change the folder, so Claude (or the user) is told the truth; its
       // commit is made, with the same author and trailers, before the next change runs.
@@ -602,7 +620,7 @@ async function openLocked(
     limits,
     execute: (input, origin, executeOptions = {}) =>
       exclusive(
-        () => run(input, origin, executeOptions),
+        (tree) => run(input, origin, executeOptions, tree),
         () => touchedByCommand(input),
         isView(input) ? 'reads' : 'writes',
       ).catch(toolFailure),

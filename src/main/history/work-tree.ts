@@ -61,6 +61,12 @@ export interface ScanContext {
   readonly report?: ScanReport
   /** Check the stored copy of every file that did not change (see `ObjectStore.isIntact`). */
   readonly verify?: boolean
+  /**
+   * The open folders of the operation this scan is a step of (left open for it, and its
+   * `lstat` of the path scanned kept for its next `find`): the command that follows the check
+   * of its paths walks the folder once. Without it the scan opens and closes its own.
+   */
+  readonly tree?: FolderTree
 }
 
 /**
@@ -82,22 +88,32 @@ export async function scanPath(
   previous: Node | null,
   context: ScanContext = {},
 ): Promise<Node | null> {
-  const tree = new FolderTree(root)
+  const shared = context.tree
+  if (shared && shared.rootPath !== root) throw new Error('the scan and its tree disagree')
+  const tree = shared ?? new FolderTree(root)
   const scan: Scan = { store, context }
   try {
     if (segments.length === 0) return await scanFolder(scan, tree.root(), '', previous)
     const dir = segments.slice(0, -1).join('/')
     const relative = segments.join('/')
+    const name = segments.at(-1)!
     const parent = tree.folder(dir)
     const node =
       parent instanceof Folder
-        ? await scanEntry(scan, parent, relative, segments.at(-1)!, previous)
+        ? await scanEntry(
+            scan,
+            parent,
+            relative,
+            name,
+            previous,
+            tree.lstatEntry(parent, relative, name),
+          )
         : null
     // Gone: its stat entries go too.
     if (node === null) context.stats?.forget(relative)
     return node
   } finally {
-    tree.close()
+    if (!shared) tree.close()
   }
 }
 
@@ -117,9 +133,11 @@ function scanEntry(
   relative: string,
   name: string,
   previous: Node | null,
+  /** Its `lstat`, when the caller made it. */
+  looked?: Stats | null,
 ): Node | null | Promise<Node | null> {
   const { store, context } = scan
-  const stats = folder.lstat(name)
+  const stats = looked !== undefined ? looked : folder.lstat(name)
   if (stats === null) return null
   if (stats.isFile()) {
     if (stats.size > MAX_VERSIONED_BYTES) {

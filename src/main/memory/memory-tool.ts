@@ -116,7 +116,9 @@ export function createMemoryTool(options: MemoryToolOptions): MemoryTool {
   ): Promise<MemoryExecution> => {
     const parsed = parseCommand(input)
     if (!parsed.ok) return failure(new CommandError('invalid-input', `Error: ${parsed.message}`))
-    const tree = new FolderTree(root)
+    const given = callOptions?.tree
+    if (given && given.rootPath !== root) throw new Error('the tree is not of this memory folder')
+    const tree = given ?? new FolderTree(root)
     try {
       await ensureRoot()
       // A dry run changes nothing, not even the leftovers of an earlier failed delete.
@@ -149,7 +151,7 @@ export function createMemoryTool(options: MemoryToolOptions): MemoryTool {
       usage.invalidate()
       return failure(unexpectedFailure(error))
     } finally {
-      tree.close()
+      if (!given) tree.close()
     }
   }
 
