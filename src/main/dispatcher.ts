@@ -4,6 +4,7 @@ import type { ApiResult } from '../shared/types'
 import { toApiError, type ErrorCode } from './lib/errors'
 import type { Handlers } from './lib/handlers'
 import type { Logger } from './lib/logger'
+import { cutText } from './lib/text'
 
 export type { Handlers } from './lib/handlers'
 
@@ -42,7 +43,7 @@ function fail(code: ErrorCode, message: string): ApiResult<never> {
 }
 
 function describe(value: unknown): string {
-  return typeof value === 'string' ? JSON.stringify(value.slice(0, 80)) : typeof value
+  return typeof value === 'string' ? JSON.stringify(cutText(value, 80)) : typeof value
 }
 
 function formatIssues(error: z.ZodError): string {

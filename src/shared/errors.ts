@@ -129,6 +129,8 @@ interface SyncErrors {
   'sync-interrupted': true
   /** The remote refused the update (it changed meanwhile, or the branch is protected). */
   'sync-rejected': true
+  /** The server refused the upload itself (HTTP 4xx on push: too large, a policy); not retried at once. */
+  'sync-push-refused': true
   /** The remote's history was rewritten (force-pushed) since the last sync. */
   'sync-rewritten': true
   /** The remote holds another machine's memory: the person chooses how to join them. */

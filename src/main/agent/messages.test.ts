@@ -119,3 +119,38 @@ describe('resultText', () => {
     ).toBe('Image:\n[image]')
   })
 })
+
+describe('toApiMessages and lone surrogates', () => {
+  it('resends a stored conversation holding half a surrogate pair well-formed (D1)', () => {
+    // Saved before the tool cut text safely: without this the API refuses every later turn.
+    const stored: StoredMessage[] = [
+      text('user', 'hi \uD83D'),
+      {
+        role: 'assistant',
+        content: [
+          {
+            type: 'tool_use',
+            id: 't1',
+            name: 'memory',
+            input: { command: 'x\uD83D', nested: ['\uDE00'] },
+          },
+        ],
+        createdAt: 0,
+      },
+      {
+        role: 'user',
+        content: [
+          { type: 'tool_result', tool_use_id: 't1', content: 'Unknown `x\uD83D`', is_error: true },
+        ],
+        createdAt: 0,
+      },
+    ]
+    const api = toApiMessages(stored)
+    const json = JSON.stringify(api)
+    expect(json).not.toMatch(/\\ud[89ab][0-9a-f]{2}(?!\\ud[c-f])/i)
+    expect(json).not.toMatch(/[\uD800-\uDFFF]/)
+    expect(api[0]!.content).toEqual([{ type: 'text', text: 'hi \uFFFD' }])
+    expect(api[1]!.content[0]).toMatchObject({ input: { command: 'x\uFFFD', nested: ['\uFFFD'] } })
+    expect(api[2]!.content[0]).toMatchObject({ content: 'Unknown `x\uFFFD`' })
+  })
+})

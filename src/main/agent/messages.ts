@@ -8,6 +8,7 @@ import type {
   BetaUsage,
 } from '@anthropic-ai/sdk/resources/beta'
 import type { StoredBlock, StoredMessage, TokenUsage } from '../../shared/types'
+import { wellFormed } from '../lib/text'
 import type { MemoryResult } from '../memory'
 
 /** A user or assistant message as the API takes it, with block content. */
@@ -86,25 +87,38 @@ function toolUseIds(blocks: ReadonlyArray<StoredBlock>): string[] {
   return blocks.flatMap((b) => (b.type === 'tool_use' ? [b.id] : []))
 }
 
+// Every string is made well-formed on its way out: the API refuses a whole request over one
+// lone surrogate, and a stored conversation resends every block, so one bad string (a
+// result saved before this was fixed, a paste cut mid-emoji) would block it for good.
 function toApiBlock(block: StoredBlock): BetaContentBlockParam {
   switch (block.type) {
     case 'text':
-      return { type: 'text', text: block.text }
+      return { type: 'text', text: wellFormed(block.text) }
     case 'tool_use':
       return {
         type: 'tool_use',
         id: block.id,
         name: block.name,
-        input: block.input as Record<string, unknown>,
+        input: wellFormedValue(block.input) as Record<string, unknown>,
       }
     case 'tool_result':
       return {
         type: 'tool_result',
         tool_use_id: block.tool_use_id,
-        content: block.content,
+        content: wellFormed(block.content),
         ...(block.is_error ? { is_error: true } : {}),
       }
   }
+}
+
+// A tool call's input as JSON holds it: every string in it (keys too) made well-formed.
+function wellFormedValue(value: unknown): unknown {
+  if (typeof value === 'string') return wellFormed(value)
+  if (Array.isArray(value)) return value.map(wellFormedValue)
+  if (typeof value !== 'object' || value === null) return value
+  return Object.fromEntries(
+    Object.entries(value).map(([key, item]) => [wellFormed(key), wellFormedValue(item)]),
+  )
 }
 
 /** The blocks of an API reply that Cairn keeps (text and tool calls). */

@@ -9,6 +9,7 @@ import {
   AnthropicError,
 } from '@anthropic-ai/sdk'
 import type { TurnErrorCode } from '../../shared/errors'
+import { cutWithEllipsis } from '../lib/text'
 
 export interface TurnError {
   /** Why the turn ended badly; `internal` when it is not one of the known reasons. */
@@ -156,5 +157,5 @@ function errorMessage(error: APIError): string {
 
 function clip(text: string): string {
   const line = text.replace(/\s+/g, ' ').trim() || 'no details given'
-  return line.length > 300 ? `${line.slice(0, 300)}…` : line
+  return cutWithEllipsis(line, 300)
 }

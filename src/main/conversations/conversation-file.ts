@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import type { Conversation, StoredMessage } from '../../shared/types'
+import { cutText } from '../lib/text'
 
 /** Conversation ids are safe file names: no separators, no dots, bounded length. */
 export const CONVERSATION_ID = /^[A-Za-z0-9_-]{1,100}$/
@@ -90,7 +91,7 @@ export function deriveTitle(text: string): string {
     .find((l) => l.length > 0)
   if (!line) return 'New conversation'
   if (line.length <= TITLE_LENGTH) return line
-  const cut = line.slice(0, TITLE_LENGTH)
+  const cut = cutText(line, TITLE_LENGTH)
   const space = cut.lastIndexOf(' ')
   return `${(space > TITLE_LENGTH / 2 ? cut.slice(0, space) : cut).trimEnd()}…`
 }

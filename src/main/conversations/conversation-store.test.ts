@@ -168,4 +168,10 @@ describe('deriveTitle', () => {
     expect(title.length).toBeLessThanOrEqual(61)
     expect(title.endsWith('word…')).toBe(true)
   })
+
+  it('never cuts an emoji in half (a title with half a surrogate pair breaks its JSON file)', () => {
+    const title = deriveTitle('x'.repeat(59) + '😀'.repeat(5))
+    expect(title).toBe(`${'x'.repeat(59)}…`)
+    expect(title).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])/)
+  })
 })

@@ -24,7 +24,7 @@ import { createObjectStore, writeMainRef, type ObjectStore } from './object-stor
 import { segmentsOf, toRelative, toVirtual } from './paths'
 import type { Repo } from './repo'
 import type { MoveKind } from './types'
-import { applyDeltas } from './restore-common'
+import { applyDeltas, type KeptAside } from './restore-common'
 import { entriesSince, parentsOf, type IndexEntry } from './side-index'
 import { diffNodes, emptyTree, treeFromOid, type FileDelta, type TreeNode } from './tree-state'
 import { MAX_VERSIONED_BYTES } from './work-tree'
@@ -52,6 +52,7 @@ export async function moveMain(
   repo: Repo,
   target: string,
   kind: MoveKind,
+  onKeptAside: (kept: ReadonlyArray<KeptAside>) => void = () => {},
 ): Promise<ReadonlyArray<IndexEntry>> {
   const from = repo.head()
   if (target === from) return []
@@ -79,7 +80,8 @@ export async function moveMain(
   await store.flush()
   await store.checkpoint({ durable: true })
   await writeJsonAtomic(moveNoteOf(store.gitdir), { from, to: target } satisfies MoveNote)
-  await applyDeltas(repo, deltas)
+  // A file the history never held is kept aside, never written over (`applyDeltas`).
+  onKeptAside(await applyDeltas(repo, deltas))
   noteWritten(repo, deltas)
   try {
     // The folder's changes are durable before the ref that records them moves (as for a
@@ -182,7 +184,10 @@ export async function finishInterruptedMove(
       const onDisk = blobOidOnDisk(store, workRoot, delta.path)
       if (onDisk === delta.before && onDisk !== delta.after) pending.push(delta)
     }
-    await applyDeltas({ store, workRoot }, pending)
+    const kept = await applyDeltas({ store, workRoot }, pending)
+    if (kept.length > 0) {
+      logger?.warn(`An interrupted move kept ${kept.length} file(s) the history never held aside`)
+    }
   } catch (error) {
     if (!(error instanceof DamagedHistoryError)) throw error
     // The versions the move was between cannot be read: the folder stays as the move left it

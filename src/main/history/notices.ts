@@ -5,6 +5,7 @@
 
 import type { MemoryNotice } from '../../shared/types'
 import type { Logger } from '../lib/logger'
+import { escapeInvisible } from '../lib/text'
 import { newSecrets } from '../memory'
 import { DamagedHistoryError } from './damage'
 import { segmentsOf, toRelative, toVirtual } from './paths'
@@ -61,6 +62,45 @@ export function tooLargeNotice(relative: string): Omit<MemoryNotice, 'id'> {
     kind: 'too-large',
     path: virtual,
     message: `${virtual} is not versioned: too large (over ${limit} MB). It stays in your memory folder, but its changes are not kept in the history and it cannot be restored.`,
+    commitOid: null,
+  }
+}
+
+/**
+ * The notice for an entry whose name holds a character the history refuses (relative path):
+ * the name is shown with those characters escaped, so the message stays one readable line.
+ */
+export function nameNotAllowedNotice(relative: string): Omit<MemoryNotice, 'id'> {
+  const virtual = toVirtual(relative)
+  return {
+    kind: 'name-not-allowed',
+    path: virtual,
+    message: `${escapeInvisible(virtual)} is not versioned: name not allowed (it holds a line break, a tab, another control character or a backslash). It stays in your memory folder, but its changes are not kept in the history and Claude cannot see it; rename it to keep it.`,
+    commitOid: null,
+  }
+}
+
+/** The notices for what a scan left out (too large, or a name the history refuses). */
+export function scanNotices(report: {
+  readonly tooLarge: ReadonlyArray<string>
+  readonly nameNotAllowed: ReadonlyArray<string>
+}): ReadonlyArray<Omit<MemoryNotice, 'id'>> {
+  return [
+    ...report.tooLarge.map(tooLargeNotice),
+    ...report.nameNotAllowed.map(nameNotAllowedNotice),
+  ]
+}
+
+/**
+ * The notice for a file history never held that a sync found in its way (relative paths): it
+ * was renamed, never written over.
+ */
+export function keptAsideNotice(relative: string, keptAs: string): Omit<MemoryNotice, 'id'> {
+  const virtual = toVirtual(relative)
+  return {
+    kind: 'kept-aside',
+    path: virtual,
+    message: `${virtual} was not in the history when a sync brought a file of that name from another machine, so your file was kept as ${toVirtual(keptAs)}. Nothing was written over.`,
     commitOid: null,
   }
 }

@@ -29,6 +29,8 @@ export interface OpenedRepo {
   readonly recovery: RecoveryReport | null
   /** Relative paths of files too large to version, found by the scan at open. */
   readonly tooLarge: ReadonlyArray<string>
+  /** Entries the scan at open left out for a character in their name (relative paths). */
+  readonly nameNotAllowed: ReadonlyArray<string>
 }
 
 /** What `openRepo` opens, and how. */
@@ -159,6 +161,7 @@ async function openOrRepair(options: OpenRepoOptions): Promise<OpenedRepo> {
     repo,
     recovery: recoveryReport(findings, fresh, entry, report),
     tooLarge: report.tooLarge,
+    nameNotAllowed: report.nameNotAllowed,
   }
 }
 

@@ -1,3 +1,4 @@
+import type { FolderTree } from '../lib/folders'
 import { parseMemoryPath } from '../memory'
 import { isWithin, segmentsOf } from './paths'
 import { systemIntent, type CommitIntent, type Repo } from './repo'
@@ -51,10 +52,15 @@ export async function commitOutsideChanges(
   ) => Promise<IndexEntry | null> = (paths, intent) => repo.commit(paths, intent),
   /** Filled in with the files too large to version that the check met. */
   report?: ScanReport,
+  /**
+   * The open folders of the change about to run: the check walks them for it (see
+   * `ScanContext.tree`), so the change does not open them again.
+   */
+  tree?: FolderTree,
 ): Promise<IndexEntry | null> {
   if (touched === 'all') return commit('all', OUTSIDE_INTENT)
   const paths = outermost(touched)
-  if (paths.length === 0 || !(await differsFromHead(repo, paths, report))) return null
+  if (paths.length === 0 || !(await differsFromHead(repo, paths, report, tree))) return null
   return commit(paths, OUTSIDE_INTENT)
 }
 
@@ -63,6 +69,7 @@ export async function differsFromHead(
   repo: Repo,
   paths: ReadonlyArray<string>,
   report?: ScanReport,
+  tree?: FolderTree,
 ): Promise<boolean> {
   const root = repo.root()
   for (const relative of paths) {
@@ -71,6 +78,7 @@ export async function differsFromHead(
     const onDisk = await scanPath(repo.store, repo.workRoot, segments, committed, {
       report,
       stats: repo.stats,
+      tree,
     })
     if (!sameNode(committed, onDisk)) return true
   }

@@ -1,5 +1,6 @@
 import { CairnError } from '../lib/errors'
 import { MEMORY_ROOT } from '../memory'
+import { cutWithEllipsis } from '../lib/text'
 
 /**
  * Turns a virtual path (`/memories/a/b.md`) into a relative one (`a/b.md`; `''` for the root).
@@ -41,6 +42,6 @@ export function isWithin(path: string, parent: string): boolean {
 }
 
 function invalid(virtual: string): CairnError {
-  const shown = virtual.length > 200 ? `${virtual.slice(0, 200)}…` : virtual
+  const shown = cutWithEllipsis(virtual, 200)
   return new CairnError('invalid-path', `${JSON.stringify(shown)} is not a path under /memories.`)
 }

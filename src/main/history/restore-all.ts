@@ -2,7 +2,14 @@ import type { ChangeResult } from '../../shared/types'
 import { readingVersion } from './damage'
 import { requireEntry, shortOid, treeOf, versionOf } from './read'
 import type { CommitIntent, Repo } from './repo'
-import { applyDeltas, changeResult, commitNow, USER_INTENT, type Committer } from './restore-common'
+import {
+  applyDeltas,
+  changeResult,
+  commitNow,
+  keptAsideNote,
+  USER_INTENT,
+  type Committer,
+} from './restore-common'
 import { diffNodes } from './tree-state'
 
 /** Makes the whole memory folder what it was at `oid`, in one commit. */
@@ -23,7 +30,7 @@ export async function restoreAll(
       message: `The memory folder already matches ${versionOf(entry)}.`,
     }
   }
-  await readingVersion(oid, () => applyDeltas(repo, deltas), true)
+  const kept = await readingVersion(oid, () => applyDeltas(repo, deltas), true)
   const intent: CommitIntent = {
     ...USER_INTENT,
     command: 'restore-all',
@@ -35,6 +42,6 @@ export async function restoreAll(
       deltas.map((delta) => delta.path),
       intent,
     ),
-    `Restored the memory folder to ${versionOf(entry)}.`,
+    `Restored the memory folder to ${versionOf(entry)}.${keptAsideNote(kept)}`,
   )
 }

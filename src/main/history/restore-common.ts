@@ -1,14 +1,15 @@
 /** What the four restore operations share: their author, how they write, what they answer. */
 import type { ChangeResult, CommitSummary } from '../../shared/types'
 import { CairnError } from '../lib/errors'
-import { FolderTree } from '../lib/folders'
+import { disk } from '../lib/disk'
+import { Folder, FolderTree, readFileIn } from '../lib/folders'
 import { DamagedHistoryError } from './damage'
-import { toRelative } from './paths'
+import { toRelative, toVirtual } from './paths'
 import { toSummary } from './queries'
 import type { CommitIntent, Repo } from './repo'
 import type { IndexEntry } from './side-index'
 import type { FileDelta } from './tree-state'
-import { deleteFileAndPrune, writeFileSafely } from './work-tree'
+import { deleteFileAndPrune, MAX_VERSIONED_BYTES, writeFileSafely } from './work-tree'
 
 /** The facts every restore commit shares: made by the user, outside any conversation. */
 export const USER_INTENT = {
@@ -33,16 +34,26 @@ export function commitNow(repo: Repo): Committer {
   return (paths, intent) => repo.commit(paths, intent)
 }
 
+/** A file history never held, moved out of a restore's or a move's way (relative paths). */
+export interface KeptAside {
+  readonly path: string
+  readonly keptAs: string
+}
+
 /**
  * Makes the folder match `deltas`' after side: all or nothing. Every blob is read before the
  * folder is touched (a damaged one refuses the restore, changing nothing); a write that fails
  * half-way puts back what was already changed. Deletions go first, so that a file and a
  * folder of the same name can trade places.
+ *
+ * A file history does not hold (one at a path the old side lacks, or one too large to
+ * version) is never written over or deleted: it is renamed beside itself first, and returned,
+ * so that the caller can say where it went. Nothing else keeps a copy of it.
  */
 export async function applyDeltas(
   repo: Pick<Repo, 'store' | 'workRoot'>,
   deltas: ReadonlyArray<FileDelta>,
-): Promise<void> {
+): Promise<ReadonlyArray<KeptAside>> {
   const contents = new Map<string, Uint8Array>()
   for (const delta of deltas) {
     if (delta.after !== null && !contents.has(delta.after)) {
@@ -62,19 +73,118 @@ export async function applyDeltas(
     ...deltas.filter((delta) => delta.after === null),
     ...deltas.filter((delta) => delta.after !== null),
   ]
-  await inWorkTree(repo, async (tree) => {
+  const targets = new Set(deltas.map((delta) => delta.path))
+  return inWorkTree(repo, async (tree) => {
     const done: FileDelta[] = []
+    const kept: Array<KeptAside & { readonly parent: Folder }> = []
     try {
       for (const delta of ordered) {
+        const aside = keepAsideIfUnversioned(repo, tree, delta, contents, targets)
+        if (aside) kept.push(aside)
         done.push(delta)
         if (delta.after === null) deleteFileAndPrune(tree, delta.path)
         else await writeFileSafely(tree, delta.path, contents.get(delta.after)!)
       }
     } catch (error) {
       await putBack(tree, done, contents)
+      putAsideBack(kept)
       throw error
     }
+    return kept.map(({ path, keptAs }) => ({ path, keptAs }))
   })
+}
+
+/**
+ * True when the folder holds a file at `relative` too large to version: history then still
+ * names its last versioned content, which the folder no longer holds.
+ */
+export function tooLargeOnDisk(repo: Pick<Repo, 'workRoot'>, relative: string): boolean {
+  const tree = new FolderTree(repo.workRoot)
+  try {
+    const found = tree.find(relative)
+    return found.kind === 'file' && found.stats.size > MAX_VERSIONED_BYTES
+  } finally {
+    tree.close()
+  }
+}
+
+/**
+ * The sentence that says where the files history did not hold went ("" for none), virtual
+ * paths only.
+ */
+export function keptAsideNote(kept: ReadonlyArray<KeptAside>): string {
+  return kept
+    .map(
+      ({ path, keptAs }) =>
+        ` ${toVirtual(path)} was not in the history, so it was kept as ${toVirtual(keptAs)}.`,
+    )
+    .join('')
+}
+
+// The label of a kept-aside file's name: `big.md` -> `big (not in history).md`.
+const ASIDE_LABEL = 'not in history'
+
+// Moves what the folder holds at `delta.path` out of the way when history does not hold it:
+// anything where the old side has nothing (unless it already is the new side's content), or a
+// file too large to version (never any version's content). Renamed within its own folder, so
+// the move cannot fail half-way for lack of space.
+function keepAsideIfUnversioned(
+  repo: Pick<Repo, 'store'>,
+  tree: FolderTree,
+  delta: FileDelta,
+  contents: ReadonlyMap<string, Uint8Array>,
+  targets: ReadonlySet<string>,
+): (KeptAside & { readonly parent: Folder }) | null {
+  const found = tree.find(delta.path)
+  if (found.kind !== 'file') return null
+  const tooLarge = found.stats.size > MAX_VERSIONED_BYTES
+  if (!tooLarge) {
+    if (delta.before !== null) return null
+    const wanted = delta.after === null ? undefined : contents.get(delta.after)
+    if (
+      wanted !== undefined &&
+      wanted.length === found.stats.size &&
+      repo.store.hash(
+        'blob',
+        readFileIn(found.parent, found.name, found.stats, MAX_VERSIONED_BYTES),
+      ) === delta.after
+    ) {
+      return null
+    }
+  }
+  const slash = delta.path.lastIndexOf('/')
+  const dir = delta.path.slice(0, slash + 1)
+  const name = asideName(found.name, (candidate) => {
+    return targets.has(dir + candidate) || found.parent.lstat(candidate) !== null
+  })
+  disk.renameSync(found.parent.entry(found.name), found.parent.entry(name))
+  found.parent.syncLater()
+  return { path: delta.path, keptAs: dir + name, parent: found.parent }
+}
+
+/** `big.md` -> `big (not in history).md`, then `big (not in history 2).md`, … unused ones. */
+function asideName(name: string, taken: (candidate: string) => boolean): string {
+  const dot = name.lastIndexOf('.')
+  const stem = dot > 0 ? name.slice(0, dot) : name
+  const ext = dot > 0 ? name.slice(dot) : ''
+  for (let n = 1; ; n++) {
+    const candidate = `${stem} (${ASIDE_LABEL}${n > 1 ? ` ${n}` : ''})${ext}`
+    if (!taken(candidate)) return candidate
+  }
+}
+
+// Best effort, after a failed restore put its own writes back: the kept-aside files return to
+// their names where nothing took them (otherwise they stay, renamed, and nothing is lost).
+function putAsideBack(kept: ReadonlyArray<KeptAside & { readonly parent: Folder }>): void {
+  for (const { path, keptAs, parent } of [...kept].reverse()) {
+    const name = path.slice(path.lastIndexOf('/') + 1)
+    const aside = keptAs.slice(keptAs.lastIndexOf('/') + 1)
+    try {
+      if (parent.lstat(name) === null) disk.renameSync(parent.entry(aside), parent.entry(name))
+    } catch {
+      // It stays under its side name.
+    }
+  }
 }
 
 // Best effort: what cannot be put back is saved by the next change's full rescan.

@@ -6,6 +6,7 @@ import { shortOid, treeOf, versionOf } from './read'
 import type { Repo } from './repo'
 import {
   applyDeltas,
+  keptAsideNote,
   changeResult,
   commitNow,
   requireFilePath,
@@ -44,7 +45,7 @@ export async function restoreDeleted(
       true,
     )
     if (!deltas) continue
-    await readingVersion(from, () => applyDeltas(repo, deltas), true)
+    const kept = await readingVersion(from, () => applyDeltas(repo, deltas), true)
     return changeResult(
       await commit([relative], {
         ...USER_INTENT,
@@ -53,7 +54,7 @@ export async function restoreDeleted(
         paths: [virtual],
         restoredFrom: from,
       }),
-      `Brought back ${virtual} as of ${versionOf(repo.entry(from) ?? repo.index.at(i))}.`,
+      `Brought back ${virtual} as of ${versionOf(repo.entry(from) ?? repo.index.at(i))}.${keptAsideNote(kept)}`,
     )
   }
   throw new CairnError('not-found', `No earlier version of ${virtual} is in the history.`)

@@ -5,15 +5,16 @@ import { segmentsOf, toVirtual } from './paths'
 import { requireEntry, shortOid, treeOf, versionOf } from './read'
 import type { Repo } from './repo'
 import {
+  applyDeltas,
   changeResult,
   commitNow,
-  inWorkTree,
+  keptAsideNote,
+  tooLargeOnDisk,
   requireFilePath,
   USER_INTENT,
   type Committer,
 } from './restore-common'
 import { nodeAt } from './tree-state'
-import { writeFileSafely } from './work-tree'
 
 /** Puts one file back to its content at `oid` (the undo for an overwrite or a bad edit). */
 export async function restoreFile(
@@ -40,18 +41,25 @@ export async function restoreFile(
     throw new CairnError('not-found', `${virtual} was not a file in ${versionOf(entry)}.`)
   }
   const now = await nodeAt(repo.store, repo.root(), segments)
-  if (now?.kind === 'blob' && now.oid === then.oid) {
+  // A file grown too large to version still shows its last version in history: the folder
+  // does not match it, so the restore goes ahead (keeping the large file aside).
+  if (now?.kind === 'blob' && now.oid === then.oid && !tooLargeOnDisk(repo, relative)) {
     return { commit: null, message: `${virtual} already matches ${versionOf(entry)}.` }
   }
-  await inWorkTree(repo, (tree) => writeFileSafely(tree, relative, content))
-  return changeResult(
-    await commit([relative], {
-      ...USER_INTENT,
-      command: 'restore-file',
-      subject: `restore ${virtual} from ${shortOid(oid)}`,
-      paths: [virtual],
-      restoredFrom: oid,
-    }),
-    `Restored ${virtual} to ${versionOf(entry)}.`,
-  )
+  // Through the restores' common path: a file the history never held there is kept aside.
+  const kept = await applyDeltas(repo, [
+    { path: relative, before: now?.kind === 'blob' ? now.oid : null, after: then.oid },
+  ])
+  const made = await commit([relative], {
+    ...USER_INTENT,
+    command: 'restore-file',
+    subject: `restore ${virtual} from ${shortOid(oid)}`,
+    paths: [virtual],
+    restoredFrom: oid,
+  })
+  const message = `Restored ${virtual} to ${versionOf(entry)}.${keptAsideNote(kept)}`
+  // History already named that version (the file had only grown too large): the folder
+  // changed all the same, and the person is told where the large file went.
+  if (made === null && kept.length > 0) return { commit: null, message }
+  return changeResult(made, message)
 }

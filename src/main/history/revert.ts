@@ -5,7 +5,14 @@ import { segmentsOf, toVirtual } from './paths'
 import { momentOf, requireEntry, shortOid, treeOf } from './read'
 import type { IndexEntry } from './side-index'
 import type { Repo } from './repo'
-import { applyDeltas, changeResult, commitNow, USER_INTENT, type Committer } from './restore-common'
+import {
+  applyDeltas,
+  changeResult,
+  commitNow,
+  keptAsideNote,
+  USER_INTENT,
+  type Committer,
+} from './restore-common'
 import { diffNodes, nodeAt } from './tree-state'
 
 /** How many conflicting paths a refused revert names before "…". */
@@ -45,7 +52,7 @@ export async function revert(
   if (inverse.length === 0) {
     return { commit: null, message: `That change (${describe(entry)}) changed nothing.` }
   }
-  await readingVersion(oid, () => applyDeltas(repo, inverse), true)
+  const kept = await readingVersion(oid, () => applyDeltas(repo, inverse), true)
   return changeResult(
     await commit(
       inverse.map((delta) => delta.path),
@@ -57,7 +64,7 @@ export async function revert(
         restoredFrom: oid,
       },
     ),
-    `Undid the change of ${momentOf(entry.time)}.`,
+    `Undid the change of ${momentOf(entry.time)}.${keptAsideNote(kept)}`,
   )
 }
 

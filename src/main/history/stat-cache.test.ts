@@ -190,3 +190,24 @@ describe('the stat cache file', () => {
     expect(loaded.totals()).toEqual({ files: 0, bytes: 0 })
   })
 })
+
+describe('a file Cairn just wrote (recordWritten)', () => {
+  it('counts in the totals, is never taken as unchanged, and keeps so through a save', async () => {
+    await put('a.md', 'hello')
+    const file = path.join(dataDir, 'cairn-stat-test')
+    // A clock far ahead of the file's times: only the record's unknown times keep it untrusted.
+    const cache = new StatCache(file, () => Date.now() + 3_600_000)
+    cache.recordWritten('a.md', 5, 'b6fc4c620b67d95f953a5c1c1230aaab5db5a1b0')
+    expect(cache.totals()).toEqual({ files: 1, bytes: 5 })
+    const stats = lstatSync(path.join(memories(), 'a.md'))
+    expect(cache.lookup('a.md', stats)).toBeUndefined()
+    cache.save()
+    const loaded = StatCache.load(file)
+    expect(loaded.totals()).toEqual({ files: 1, bytes: 5 })
+    expect(loaded.lookup('a.md', stats)).toBeUndefined()
+    // The scan that reads and hashes it records it whole: from then on its stat vouches for it.
+    loaded.record('a.md', stats, 'b6fc4c620b67d95f953a5c1c1230aaab5db5a1b0')
+    expect(loaded.totals()).toEqual({ files: 1, bytes: 5 })
+    expect(loaded.lookup('a.md', stats)).toBe('b6fc4c620b67d95f953a5c1c1230aaab5db5a1b0')
+  })
+})

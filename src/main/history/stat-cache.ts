@@ -129,6 +129,24 @@ export class StatCache {
     })
   }
 
+  /**
+   * Records that the file at `relative` was just written with `size` bytes hashing to `oid`,
+   * by Cairn itself: it counts in the totals, but is never taken as unchanged (its times are
+   * unknown), so the next scan of it reads and hashes it and records what it finds.
+   */
+  recordWritten(relative: string, size: number, oid: string): void {
+    this.hashed++
+    this.set(relative, {
+      oid,
+      size,
+      mtimeMs: Number.NaN,
+      ctimeMs: Number.NaN,
+      ino: Number.NaN,
+      checkedAt: this.now(),
+      objectBytes: -1,
+    })
+  }
+
   /** The loose object size recorded when `relative`'s blob was last checked whole. */
   checkedObjectBytes(relative: string): number | undefined {
     const bytes = this.entries.get(relative)?.objectBytes

@@ -30,7 +30,7 @@ import { IndexDamagedError, IndexFile, replaceIndexDir } from './index-file'
 import { compareCommits, diffFile, readAt, readBytesAt, showCommit } from './inspect'
 import { createLookup } from './lookup'
 import { createMaintainer, PackFolderGate, type MaintenanceSettings } from './maintainer'
-import { createNotices, secretNotices, tooLargeNotice } from './notices'
+import { createNotices, keptAsideNotice, scanNotices, secretNotices } from './notices'
 import { openRepo } from './open-repo'
 import {
   commitOutsideChanges,
@@ -127,7 +127,7 @@ async function openLocked(
   const now = options.now ?? Date.now
   const logger = options.logger ?? consoleLogger
   let machine = options.machine ?? null
-  const { repo, recovery, tooLarge } = await openRepo({
+  const { repo, recovery, tooLarge, nameNotAllowed } = await openRepo({
     dataDir,
     now,
     logger,
@@ -152,6 +152,8 @@ async function openLocked(
     secretScanning: options.policy?.secretScanning,
     limits: options.limits,
     logger,
+    // Every commit settles the folder fsyncs of its change before its ref moves (repo.ts).
+    folderSyncs: 'host',
     // Every change is scanned for its commit right after the command, and the scans keep the
     // folder's totals: the tool never has to walk the folder.
     usage: {
@@ -218,7 +220,7 @@ async function openLocked(
   let unrecorded: Array<{ readonly paths: ReadonlyArray<string>; readonly intent: CommitIntent }> =
     []
 
-  for (const relative of tooLarge) notices.raise(tooLargeNotice(relative))
+  for (const notice of scanNotices({ tooLarge, nameNotAllowed })) notices.raise(notice)
   // The open's recovery commit has happened: a failure to read it back for the secret scan
   // (a failing disk, a damaged index entry) only means no warning, never a failed open.
   let opened: IndexEntry | undefined
@@ -269,11 +271,16 @@ async function openLocked(
     paths: ReadonlyArray<string> | 'all',
     intent: CommitIntent,
     staged?: StagedChange,
+    tree?: FolderTree,
   ): Promise<IndexEntry | null> {
     lock.assertHeld()
     const report = newScanReport()
-    const entry = await repo.commit(paths, intent, { report, ...(staged ? { staged } : {}) })
-    for (const relative of report.tooLarge) notices.raise(tooLargeNotice(relative))
+    const entry = await repo.commit(paths, intent, {
+      report,
+      ...(staged ? { staged } : {}),
+      ...(tree ? { tree } : {}),
+    })
+    for (const notice of scanNotices(report)) notices.raise(notice)
     if (!entry) return null
     // Maintenance waits for a quiet moment after the last commit.
     maintainer.noteActivity()
@@ -313,9 +320,11 @@ async function openLocked(
    * outside Cairn are committed first, on their own, so the task's commit holds only its
    * own change (and undoing it never undoes someone else's edit). A task that only `reads`
    * runs even when the commits owed cannot be made (a full disk): reads keep working.
+   * `task` gets the folders the check of `touched` opened (it may use them instead of
+   * walking the folder again; they are closed after it).
    */
   function exclusive<T>(
-    task: () => Promise<T>,
+    task: (tree: FolderTree) => Promise<T>,
     touched: () => TouchedPaths = () => [],
     mode: 'reads' | 'writes' = 'writes',
   ): Promise<T> {
@@ -327,21 +336,24 @@ async function openLocked(
         if (mode === 'writes') throw error
         logger.warn('Owed commits could not be made yet; a read runs anyway', error)
       }
+      const tree = new FolderTree(repo.workRoot)
       try {
         if (mode === 'writes') {
           const report = newScanReport()
-          const entry = await commitOutsideChanges(repo, touched(), record, report)
-          for (const relative of report.tooLarge) notices.raise(tooLargeNotice(relative))
+          const entry = await commitOutsideChanges(repo, touched(), record, report, tree)
+          for (const notice of scanNotices(report)) notices.raise(notice)
           // The tool's running total of the folder's size no longer holds.
           if (entry) tool.invalidateUsage()
         }
-        return await task()
+        return await task(tree)
       } catch (error) {
         // Whatever failed may have failed half-way (a restore that wrote some files): the
         // next change first re-reads the whole folder, which commits nothing if all is well.
         resync = true
         tool.invalidateUsage()
         throw error
+      } finally {
+        tree.close()
       }
     })
   }
@@ -350,6 +362,7 @@ async function openLocked(
     input: unknown,
     origin: Origin,
     runOptions: ExecuteOptions,
+    tree?: FolderTree,
   ): Promise<ExecuteOutcome> {
     let facts: RunFacts = {}
     const dryRun = runOptions.beforeRun && (runOptions.needsDryRun?.() ?? true)
@@ -391,7 +404,9 @@ async function openLocked(
     }
     const toolOptions = { createExisting: runOptions.createExisting, stage }
     if (dryRun && runOptions.beforeRun) {
-      const dry = await tool.preview(input, toolOptions)
+      // The folders the check just walked serve the dry run; the command itself runs after
+      // the verdict, which may take a person's time: it walks the folder afresh.
+      const dry = await tool.preview(input, { ...toolOptions, tree })
       if (dry.isError) return { ...dry, commit: null }
       if (dry.planned) {
         const verdict = await runOptions.beforeRun(dry.planned)
@@ -401,7 +416,11 @@ async function openLocked(
         facts = verdict
       }
     }
-    const result = await tool.execute(input, { ...toolOptions, describe: afterRun !== undefined })
+    const result = await tool.execute(input, {
+      ...toolOptions,
+      describe: afterRun !== undefined,
+      ...(dryRun ? {} : { tree }),
+    })
     const done = staged.outcome
     if (result.isError || !result.mutation) return { ...result, commit: null }
     const { made, ...answer } = result
@@ -412,7 +431,8 @@ async function openLocked(
     const intent = intentOf(result.mutation)
     let entry: IndexEntry | null
     try {
-      entry = await record(paths, intent)
+      // Through the folders the command went through (those it moved or removed forgotten).
+      entry = await record(paths, intent, undefined, dryRun ? undefined : tree)
     } catch (error) {
       // The command did change the folder, so Claude (or the user) is told the truth; its
       // commit is made, with the same author and trailers, before the next change runs.
@@ -516,7 +536,11 @@ async function openLocked(
     head: () => repo.head(),
     async moveMain(target, kind) {
       lock.assertHeld()
-      const added = (await moveMain(repo, target, kind)).map(toSummary)
+      const added = (
+        await moveMain(repo, target, kind, (kept) => {
+          for (const { path, keptAs } of kept) notices.raise(keptAsideNotice(path, keptAs))
+        })
+      ).map(toSummary)
       // One announcement for the new head: a sync can bring hundreds of commits at once, and
       // listeners only need to know that the history and the folder moved.
       const head = added.at(-1)
@@ -596,7 +620,7 @@ async function openLocked(
     limits,
     execute: (input, origin, executeOptions = {}) =>
       exclusive(
-        () => run(input, origin, executeOptions),
+        (tree) => run(input, origin, executeOptions, tree),
         () => touchedByCommand(input),
         isView(input) ? 'reads' : 'writes',
       ).catch(toolFailure),

@@ -29,17 +29,25 @@ export function isUntracked(name: string): boolean {
  */
 export const MAX_VERSIONED_BYTES = MAX_VIEW_FILE_BYTES
 
+// What makes `entryNameProblem` refuse a name a person may well have given a file.
+const NOT_ALLOWED_CHARACTER = /[\p{Cc}\\]/u
+
 /** What a scan left out or mended, for the caller to report. */
 export interface ScanReport {
   /** Relative paths of files skipped because they are larger than `MAX_VERSIONED_BYTES`. */
   readonly tooLarge: string[]
+  /**
+   * Relative paths of entries skipped for a character their name holds (a line break, a tab,
+   * a backslash): the history could not hand such a name back safely.
+   */
+  readonly nameNotAllowed: string[]
   /** Blobs whose stored copy was damaged and was written again from the folder. */
   repaired: number
 }
 
 /** An empty report to pass to a scan. */
 export function newScanReport(): ScanReport {
-  return { tooLarge: [], repaired: 0 }
+  return { tooLarge: [], nameNotAllowed: [], repaired: 0 }
 }
 
 /** What a scan may use and update besides the store, and what it reports. */
@@ -53,6 +61,12 @@ export interface ScanContext {
   readonly report?: ScanReport
   /** Check the stored copy of every file that did not change (see `ObjectStore.isIntact`). */
   readonly verify?: boolean
+  /**
+   * The open folders of the operation this scan is a step of (left open for it, and its
+   * `lstat` of the path scanned kept for its next `find`): the command that follows the check
+   * of its paths walks the folder once. Without it the scan opens and closes its own.
+   */
+  readonly tree?: FolderTree
 }
 
 /**
@@ -74,22 +88,32 @@ export async function scanPath(
   previous: Node | null,
   context: ScanContext = {},
 ): Promise<Node | null> {
-  const tree = new FolderTree(root)
+  const shared = context.tree
+  if (shared && shared.rootPath !== root) throw new Error('the scan and its tree disagree')
+  const tree = shared ?? new FolderTree(root)
   const scan: Scan = { store, context }
   try {
     if (segments.length === 0) return await scanFolder(scan, tree.root(), '', previous)
     const dir = segments.slice(0, -1).join('/')
     const relative = segments.join('/')
+    const name = segments.at(-1)!
     const parent = tree.folder(dir)
     const node =
       parent instanceof Folder
-        ? await scanEntry(scan, parent, relative, segments.at(-1)!, previous)
+        ? await scanEntry(
+            scan,
+            parent,
+            relative,
+            name,
+            previous,
+            tree.lstatEntry(parent, relative, name),
+          )
         : null
     // Gone: its stat entries go too.
     if (node === null) context.stats?.forget(relative)
     return node
   } finally {
-    tree.close()
+    if (!shared) tree.close()
   }
 }
 
@@ -109,14 +133,16 @@ function scanEntry(
   relative: string,
   name: string,
   previous: Node | null,
+  /** Its `lstat`, when the caller made it. */
+  looked?: Stats | null,
 ): Node | null | Promise<Node | null> {
   const { store, context } = scan
-  const stats = folder.lstat(name)
+  const stats = looked !== undefined ? looked : folder.lstat(name)
   if (stats === null) return null
   if (stats.isFile()) {
     if (stats.size > MAX_VERSIONED_BYTES) {
       context.report?.tooLarge.push(relative)
-      return null
+      return keptVersion(previous)
     }
     context.visited?.add(relative)
     const known = context.stats?.lookup(relative, stats)
@@ -163,6 +189,15 @@ async function checkedOrScanned(
   return scanFile(scan, folder, relative, name, stats, previous)
 }
 
+/**
+ * What history records for a file too large to version: its last versioned content, when it
+ * had one (a file that grew past the limit), else nothing. Never its deletion: that commit
+ * would reach every machine by the next sync and delete the file there.
+ */
+export function keptVersion(previous: Node | null): Node | null {
+  return previous?.kind === 'blob' ? previous : null
+}
+
 // A file read and hashed (new, changed, or its stored copy damaged); its blob written when new.
 async function scanFile(
   scan: Scan,
@@ -179,7 +214,7 @@ async function scanFile(
   } catch (error) {
     if (isCode(error, 'EFBIG')) {
       context.report?.tooLarge.push(relative)
-      return null
+      return keptVersion(previous)
     }
     // Gone, or replaced by something that is not a regular file, since the listing.
     if (isCode(error, 'ENOENT') || isCode(error, 'ELOOP') || isCode(error, 'EINVAL')) return null
@@ -259,7 +294,13 @@ async function scanFolder(
       removeTree(folder, dirent.name)
       continue
     }
-    if (isUntracked(dirent.name)) continue
+    if (isUntracked(dirent.name)) {
+      // Temp files and `.git` are left out by design; a name someone gave a file is reported.
+      if (NOT_ALLOWED_CHARACTER.test(dirent.name) && !dirent.name.startsWith(TEMP_FILE_PREFIX)) {
+        context.report?.nameNotAllowed.push(relative ? `${relative}/${dirent.name}` : dirent.name)
+      }
+      continue
+    }
     if (!dirent.isFile() && !dirent.isDirectory()) continue
     let child = scanEntry(
       scan,

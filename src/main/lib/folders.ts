@@ -256,6 +256,17 @@ export class FolderTree {
   private readonly open = new Map<string, Folder>()
   // Folders opened under a hidden name by `stage`, closed with the rest.
   private readonly staged: Folder[] = []
+  // `lstat`s an earlier step of this operation made (`lstatEntry`), each handed once to the
+  // next `find` of its path instead of a second call: the history's check of what a command
+  // touches, then the command itself.
+  private readonly looked = new Map<
+    string,
+    { readonly parent: Folder; readonly stats: Stats | null }
+  >()
+  // Folders found missing (ENOENT) since the last change made through this tree: the check of
+  // a command's paths, the command and its staging of new folders ask once, not three times.
+  // `open` comes first: a folder made through the tree (`ensure`) is there.
+  private readonly missing = new Set<string>()
 
   constructor(readonly rootPath: string) {}
 
@@ -286,10 +297,14 @@ export class FolderTree {
         current = known
         continue
       }
+      if (this.missing.has(at)) return { kind: 'missing', at }
       try {
         current = current.openChild(segments[i]!)
       } catch (error) {
-        if (isCode(error, 'ENOENT')) return { kind: 'missing', at }
+        if (isCode(error, 'ENOENT')) {
+          this.missing.add(at)
+          return { kind: 'missing', at }
+        }
         if (!isCode(error, 'ENOTDIR') && !isCode(error, 'ELOOP')) throw error
         const stats = current.lstat(segments[i]!)
         if (stats === null) return { kind: 'missing', at }
@@ -313,11 +328,37 @@ export class FolderTree {
       if (parent.kind === 'missing') return { kind: 'missing', parent: null, name }
       return { kind: parent.kind, at: parent.at }
     }
-    const stats = parent.lstat(name)
+    const looked = this.takeLooked(relative, parent)
+    const stats = looked !== undefined ? looked : parent.lstat(name)
     if (stats === null) return { kind: 'missing', parent, name }
     if (stats.isFile()) return { kind: 'file', parent, name, stats }
     if (stats.isDirectory()) return { kind: 'directory', parent, name, stats }
     return { kind: 'special', at: relative }
+  }
+
+  /**
+   * `lstat` of the entry at `relative` (`name` in `parent`, the open folder `folder` gave for
+   * its parent), or null when there is none; the next `find(relative)` through the same
+   * handle takes it instead of asking again. For a step that changes nothing, followed at
+   * once by the step that acts (the history's check of a command's paths, then the command):
+   * the command checks what it finds as it did after its own `lstat` (a file's identity when
+   * it opens it, a file's or folder's before it removes or moves it), so a change made in
+   * between is caught as one made after that `lstat` would be. Scans always ask afresh.
+   */
+  lstatEntry(parent: Folder, relative: string, name: string): Stats | null {
+    const stats = parent.lstat(name)
+    this.looked.set(relative, { parent, stats })
+    return stats
+  }
+
+  // The `lstat` `lstatEntry` kept for `relative` through the same open `parent`, once;
+  // undefined when there is none.
+  private takeLooked(relative: string, parent: Folder): Stats | null | undefined {
+    if (this.looked.size === 0) return undefined
+    const looked = this.looked.get(relative)
+    if (!looked) return undefined
+    this.looked.delete(relative)
+    return looked.parent === parent ? looked.stats : undefined
   }
 
   /**
@@ -376,6 +417,8 @@ export class FolderTree {
 
   /** Closes and forgets the open folder at `relative` and any below it (it moved or went). */
   forget(relative: string): void {
+    this.looked.clear()
+    this.missing.clear()
     for (const [at, folder] of this.open) {
       if (at === relative || (relative !== '' && at.startsWith(`${relative}/`))) {
         folder.close()
@@ -431,6 +474,13 @@ export class FolderTree {
         folder: current,
         publish: () => {
           disk.renameSync(parent.entry(temp), parent.entry(segments[first]!))
+          // The folders are in place now, and these handles are theirs: the commit's scan
+          // that follows goes through them instead of opening them again.
+          this.missing.clear()
+          made.forEach((folder, depth) => {
+            const at = segments.slice(0, first + depth + 1).join('/')
+            if (!this.open.has(at)) this.open.set(at, folder)
+          })
           parent.syncLater()
         },
         abort,
@@ -442,6 +492,8 @@ export class FolderTree {
   }
 
   close(): void {
+    this.looked.clear()
+    this.missing.clear()
     for (const folder of this.open.values()) folder.close()
     this.open.clear()
     for (const folder of this.staged) folder.close()
@@ -531,7 +583,6 @@ export class StagedWrite {
   private flushing: Promise<void> | null = null
   private fd: number | null
   private done = false
-  private written: Stats | null = null
 
   constructor(
     private readonly folder: Folder,
@@ -563,13 +614,7 @@ export class StagedWrite {
     if (this.done) return
     const fd = this.fd
     this.fd = null
-    if (fd !== null) {
-      try {
-        this.written = disk.fstatSync(fd)
-      } finally {
-        disk.closeSync(fd)
-      }
-    }
+    if (fd !== null) disk.closeSync(fd)
     disk.renameSync(this.folder.entry(this.temp), this.folder.entry(this.name))
     this.done = true
   }
@@ -579,14 +624,6 @@ export class StagedWrite {
     await this.folder
       .sync()
       .catch((error: unknown) => logger?.warn('Could not flush a folder after a write', error))
-  }
-
-  /**
-   * The file as written (its descriptor's `fstat` just before the rename; the rename itself
-   * may change its ctime). Null before `publish`.
-   */
-  stats(): Stats | null {
-    return this.written
   }
 
   /** The flush, the rename and the folder's fsync, one after the other (no commit with it). */

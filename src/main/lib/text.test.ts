@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { decodeUtf8 } from './text'
+import { cutText, cutWithEllipsis, decodeUtf8, wellFormed } from './text'
 
 describe('decodeUtf8', () => {
   it('keeps a leading byte order mark, so text written back from it keeps the mark', () => {
@@ -12,5 +12,48 @@ describe('decodeUtf8', () => {
     expect(decodeUtf8(Buffer.from([0xc3, 0x28]))).toBeNull()
     expect(decodeUtf8(Buffer.from('a\0b'))).toBeNull()
     expect(decodeUtf8(Buffer.from('plain'))).toBe('plain')
+  })
+})
+
+const LONE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
+
+describe('cutText', () => {
+  it('never cuts an emoji in half: it is kept whole or dropped whole', () => {
+    const text = 'x'.repeat(39) + '😀' + 'tail'
+    expect(cutText(text, 40)).toBe('x'.repeat(39))
+    expect(cutText(text, 41)).toBe('x'.repeat(39) + '😀')
+    for (let max = 0; max <= text.length; max++) expect(cutText(text, max)).not.toMatch(LONE)
+  })
+
+  it('keeps a short grapheme cluster (skin tone, ZWJ family, accents) together', () => {
+    const family = '👨‍👩‍👧'
+    const text = `ab${family}cd`
+    for (let max = 3; max < 2 + family.length; max++) expect(cutText(text, max)).toBe('ab')
+    expect(cutText(text, 2 + family.length)).toBe(`ab${family}`)
+    expect(cutText('ab👍🏽', 4)).toBe('ab')
+    expect(cutText('cafe\u0301s', 4)).toBe('caf')
+  })
+
+  it('falls back to a code point boundary inside a very long cluster', () => {
+    const zalgo = 'a' + '\u0301'.repeat(100)
+    const cut = cutText(zalgo + '😀'.repeat(10), 60)
+    expect(cut).toBe(zalgo.slice(0, 60))
+  })
+
+  it('leaves text that fits alone, and cuts at most max units', () => {
+    expect(cutText('short', 10)).toBe('short')
+    const long = '😀'.repeat(1000)
+    expect(cutText(long, 1001).length).toBe(1000)
+    expect(cutWithEllipsis(long, 1001)).toBe('😀'.repeat(500) + '…')
+    expect(cutWithEllipsis('fits', 4)).toBe('fits')
+  })
+})
+
+describe('wellFormed', () => {
+  it('replaces lone surrogates with U+FFFD and keeps pairs', () => {
+    expect(wellFormed('a\uD83D')).toBe('a\uFFFD')
+    expect(wellFormed('\uDE00b')).toBe('\uFFFDb')
+    expect(wellFormed('😀\uDE00😀')).toBe('😀\uFFFD😀')
+    expect(wellFormed('ok 😀')).toBe('ok 😀')
   })
 })

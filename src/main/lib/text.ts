@@ -9,3 +9,70 @@ export function decodeUtf8(bytes: Uint8Array): string | null {
     return null
   }
 }
+
+// A high surrogate not followed by a low one, or a low one not preceded by a high one.
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g
+
+/**
+ * `text` with every lone UTF-16 surrogate replaced by U+FFFD (as `String.prototype.toWellFormed`,
+ * which the ES2023 typings lack). The Messages API refuses a request holding half a surrogate
+ * pair ("no low surrogate in string"), and a conversation resends every earlier tool_result:
+ * one bad string would block the chat for good. Every string Cairn sends to Claude goes
+ * through this last.
+ */
+export function wellFormed(text: string): string {
+  return text.replace(LONE_SURROGATE, '\uFFFD')
+}
+
+// Graphemes longer than this are cut like any character sequence (never inside a pair): the
+// segmenter only looks at this much text around the cut, so the cost stays constant.
+const CLUSTER_WINDOW = 32
+let segmenter: Intl.Segmenter | null = null
+
+/**
+ * The longest start of `text` of at most `max` UTF-16 units that ends between two characters
+ * as a person sees them: never inside a surrogate pair (half an emoji), and not inside a short
+ * grapheme cluster (an emoji with its skin tone or ZWJ parts, a letter with its accents).
+ * Every place that shortens text for Claude or the UI cuts with this, never with `.slice`.
+ */
+export function cutText(text: string, max: number): string {
+  if (text.length <= max) return text
+  if (max <= 0) return ''
+  const from = Math.max(0, max - CLUSTER_WINDOW)
+  segmenter ??= new Intl.Segmenter(undefined, { granularity: 'grapheme' })
+  let end = from
+  for (const { index } of segmenter.segment(text.slice(from, max + CLUSTER_WINDOW))) {
+    if (from + index > max) break
+    end = from + index
+  }
+  // No boundary in the window (a very long cluster), or the window began inside a cluster:
+  // fall back to the nearest code point boundary.
+  if (end === from && from > 0) end = max
+  const last = text.charCodeAt(end - 1)
+  if (last >= 0xd800 && last <= 0xdbff) end--
+  return text.slice(0, end)
+}
+
+/** `text` cut to at most `max` units by `cutText`, with `…` after it when something was cut. */
+export function cutWithEllipsis(text: string, max: number): string {
+  return text.length <= max ? text : `${cutText(text, max)}…`
+}
+
+// Control and format characters (newlines, tabs, zero-width, bidi overrides, tag characters)
+// and line/paragraph separators.
+const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu
+
+/**
+ * `text` with every control or invisible formatting character written as an escape (`\n`,
+ * `\t`, `\u202E`): a name echoed back in an error must not break the message's lines or
+ * reorder the text around it (a bidi override), in Claude's reply or on screen.
+ */
+export function escapeInvisible(text: string): string {
+  return text.replace(INVISIBLE, (c) => {
+    if (c === '\n') return '\\n'
+    if (c === '\t') return '\\t'
+    if (c === '\r') return '\\r'
+    const code = c.codePointAt(0)!.toString(16).toUpperCase()
+    return code.length <= 4 ? `\\u${code.padStart(4, '0')}` : `\\u{${code}}`
+  })
+}

@@ -7,6 +7,7 @@ import { CairnError } from '../lib/errors'
 import { Folder, FolderTree, sameEntry } from '../lib/folders'
 import { decodeUtf8 } from '../lib/text'
 import { IMAGE_TYPES, MAX_VIEW_FILE_BYTES } from '../memory'
+import { cutText } from '../lib/text'
 
 /** Hidden entries (which include temp files) and node_modules never show in the browser. */
 function isListed(name: string): boolean {
@@ -241,7 +242,7 @@ function searchFile(
       for (const line of lines) {
         lineNumber++
         if (!line.toLowerCase().includes(needle)) continue
-        hits.push({ path: virtual, line: lineNumber, text: line.slice(0, MAX_LINE) })
+        hits.push({ path: virtual, line: lineNumber, text: cutText(line, MAX_LINE) })
         if (hits.length >= MAX_HITS) return false
       }
       return true

@@ -1,5 +1,6 @@
 /** Output formats of the `view` command and the 16,000-character cap. Pure. */
 
+import { cutText } from '../lib/text'
 import { LINE_NUMBER_WIDTH, numberLine, splitLines } from './text-model'
 
 /**
@@ -53,34 +54,44 @@ export function fileHeader(virtualPath: string): string {
 /**
  * Numbers `lines` (the first one is line `firstLine`) under the file header, cut at a line
  * boundary when the reply would pass the cap, with a note naming the `view_range` to continue.
+ * `lastLine` is the last line asked for; `toEnd` says it was asked as `-1` (the file's end),
+ * so the note asks the same way.
  */
 export function formatFileView(
   virtualPath: string,
   lines: ReadonlyArray<string>,
   firstLine: number,
-  lastLineOfFile: number,
+  lastLine: number,
+  toEnd = true,
 ): string {
   const header = fileHeader(virtualPath)
   if (lines.length === 0) return `${header}\n[The file is empty.]`
   // Room for the longest possible note, so the whole reply stays within the cap.
-  const budget = MAX_VIEW_CHARS - header.length - 160
+  const budget = MAX_VIEW_CHARS - header.length - NOTE_ROOM
   const out: string[] = []
   let used = 0
   for (let i = 0; i < lines.length; i++) {
     const line = numberLine(firstLine + i, lines[i]!)
     used += line.length + 1
     if (used > budget) {
+      const rest = { next: firstLine + i + (out.length === 0 ? 1 : 0), lastLine, toEnd }
       if (out.length === 0) {
-        // A single line longer than the cap: show as much of it as fits.
-        out.push(line.slice(0, budget - 1))
-        return `${header}\n${out.join('\n')}\n${cutNote(firstLine + 1, lastLineOfFile, true)}`
+        // A single line longer than the cap: show as much of it as fits, never half an emoji.
+        const shown = cutText(line, budget - 1)
+        const shownChars = shown.length - (line.length - lines[i]!.length)
+        out.push(shown)
+        return `${header}\n${out.join('\n')}\n${longLineNote(firstLine, shownChars, lines[i]!.length, rest)}`
       }
-      return `${header}\n${out.join('\n')}\n${cutNote(firstLine + i, lastLineOfFile, false)}`
+      return `${header}\n${out.join('\n')}\n${cutNote(rest)}`
     }
     out.push(line)
   }
   return `${header}\n${out.join('\n')}`
 }
+
+// Room kept under the cap for the note that ends a cut view (the longest note, with the
+// largest line numbers and counts, is shorter).
+const NOTE_ROOM = 300
 
 /**
  * The characters one `view` of the whole of `text` holds before any cut, and whether it fits:
@@ -91,7 +102,7 @@ export function wholeViewSize(
   text: string,
 ): { readonly chars: number; readonly fits: boolean } {
   const header = fileHeader(virtualPath)
-  const budget = MAX_VIEW_CHARS - header.length - 160
+  const budget = MAX_VIEW_CHARS - header.length - NOTE_ROOM
   const { lines } = splitLines(text)
   let used = 0
   for (let i = 0; i < lines.length; i++) {
@@ -101,9 +112,32 @@ export function wholeViewSize(
   return { chars: header.length + 1 + used, fits: used <= budget }
 }
 
-function cutNote(nextLine: number, lastLine: number, lineCut: boolean): string {
+interface Rest {
+  /** The first line not shown. */
+  readonly next: number
+  /** The last line asked for. */
+  readonly lastLine: number
+  /** Whether the view was asked up to the file's end (`-1`). */
+  readonly toEnd: boolean
+}
+
+// How to view what follows: the exact range left of the one asked for.
+function continueWith({ next, lastLine, toEnd }: Rest): string {
+  if (next > lastLine) return ''
+  return ` To continue, view with view_range: [${next}, ${toEnd ? -1 : lastLine}]`
+}
+
+function cutNote(rest: Rest): string {
   const cap = MAX_VIEW_CHARS.toLocaleString('en-US')
-  const what = lineCut ? 'in the middle of a very long line' : 'at a line boundary'
-  if (nextLine > lastLine) return `[Output cut ${what} to stay under ${cap} characters.]`
-  return `[Output cut ${what} to stay under ${cap} characters. To continue, view with view_range: [${nextLine}, -1]]`
+  return `[Output cut at a line boundary to stay under ${cap} characters.${continueWith(rest)}]`
+}
+
+/**
+ * A line longer than one reply: `view_range` counts whole lines, so no view can show the rest
+ * of it. The note says so plainly (and how to reach the lines after it), so Claude does not
+ * take the cut for the line's end.
+ */
+function longLineNote(line: number, shown: number, total: number, rest: Rest): string {
+  const count = (n: number) => n.toLocaleString('en-US')
+  return `[Line ${line} is too long to show whole: only its first ${count(shown)} of ${count(total)} characters are shown, and view_range counts whole lines, so no view shows the rest of it (str_replace can still edit it).${continueWith(rest)}]`
 }

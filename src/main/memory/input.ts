@@ -4,6 +4,8 @@
  * Sample input: `{"command":"insert","path":"/memories/a.md","insert_line":2,"insert_text":"x"}`
  */
 
+import { cutWithEllipsis, escapeInvisible } from '../lib/text'
+
 /** A validated command (paths are still raw: the path rules run next). */
 export type MemoryCommand =
   | {
@@ -26,6 +28,9 @@ export type MemoryCommand =
     }
   | { readonly command: 'delete'; readonly path: string }
   | { readonly command: 'rename'; readonly old_path: string; readonly new_path: string }
+
+// Most characters of an unknown command or parameter name echoed in an error.
+const MAX_NAME_CHARS = 40
 
 type FieldType = 'string' | 'integer' | 'view_range'
 
@@ -58,7 +63,7 @@ export function parseCommand(
   const record = input as Record<string, unknown>
   const name = record.command
   if (typeof name !== 'string' || !Object.hasOwn(FIELDS, name)) {
-    const shown = typeof name === 'string' ? `\`${name.slice(0, 40)}\`` : 'missing'
+    const shown = typeof name === 'string' ? `\`${quoteName(name)}\`` : 'missing'
     return fail(`Unknown command ${shown}. Use one of: ${COMMANDS}.`)
   }
   const command = name as MemoryCommand['command']
@@ -66,7 +71,7 @@ export function parseCommand(
   for (const key of Object.keys(record)) {
     if (key !== 'command' && !Object.hasOwn(fields, key)) {
       return fail(
-        `Unexpected parameter \`${key.slice(0, 40)}\` for \`${command}\`. Its parameters are: ${Object.keys(fields).join(', ')}.`,
+        `Unexpected parameter \`${quoteName(key)}\` for \`${command}\`. Its parameters are: ${Object.keys(fields).join(', ')}.`,
       )
     }
   }
@@ -107,6 +112,11 @@ function describe(value: unknown): string {
   if (typeof value === 'number')
     return Number.isFinite(value) ? String(value) : 'a non-finite number'
   return `a ${typeof value}`
+}
+
+// A name Claude sent, echoed back: short, never half an emoji, nothing invisible left raw.
+function quoteName(name: string): string {
+  return escapeInvisible(cutWithEllipsis(name, MAX_NAME_CHARS))
 }
 
 function req(type: FieldType): Field {

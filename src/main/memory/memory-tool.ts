@@ -3,7 +3,7 @@
 import path from 'node:path'
 import type { CreateExistingPolicy } from '../../shared/types'
 import { disk, isCode } from '../lib/disk'
-import { DIR_MODE, Folder, FolderTree, removeTree } from '../lib/folders'
+import { DIR_MODE, Folder, FolderTree, removeTree, settleFolderSyncs } from '../lib/folders'
 import type { CommandContext } from './context'
 import { create } from './create'
 import { deletePath } from './delete'
@@ -11,7 +11,7 @@ import { insert, strReplace } from './edit'
 import { parseCommand, type MemoryCommand } from './input'
 import { consoleLogger, type Logger } from '../lib/logger'
 import { createSerialQueue } from '../lib/serial-queue'
-import { CommandError, failure, unexpectedFailure } from './outcome'
+import { CommandError, failure, unexpectedFailure, wellFormedResult } from './outcome'
 import { parseMemoryPath, type ParsedMemoryPath } from './path-rules'
 import { rename } from './rename'
 import type {
@@ -56,6 +56,13 @@ export interface MemoryToolOptions {
   readonly usage?: UsageSource
   /** Where failures nobody waits for are reported (default: the console). */
   readonly logger?: Logger
+  /**
+   * Who waits for the folder fsyncs that make a change's renames durable. `'command'`
+   * (default): the command's result waits for them, so an answered change survives a crash.
+   * `'host'`: the host settles them itself (`settleFolderSyncs`) before it records the change,
+   * together with its commit's own fsyncs, as the history does.
+   */
+  readonly folderSyncs?: 'command' | 'host'
 }
 
 /** Builds the Memory tool handler for one memory folder. */
@@ -70,6 +77,7 @@ export function createMemoryTool(options: MemoryToolOptions): MemoryTool {
   const usage: UsageSource =
     options.usage ??
     new UsageCache(root, options.usageMaxAgeMs ?? USAGE_MAX_AGE_MS, options.now ?? Date.now)
+  const folderSyncs = options.folderSyncs ?? 'command'
   let rootReady: Promise<void> | null = null
   const leftovers = new Set<string>()
   // One command at a time: the usage cache and check-then-write steps assume no interleaving.
@@ -85,15 +93,32 @@ export function createMemoryTool(options: MemoryToolOptions): MemoryTool {
       })
     return rootReady
   }
+  // `/memories` exists as soon as the tool does (a host may list or watch it before Claude's
+  // first command). The first command makes sure of it again (it may have gone meanwhile), and
+  // when it cannot be made, every command tries again and says why not.
+  try {
+    disk.mkdirSync(root, DIR_MODE)
+  } catch {
+    // There already, or not possible now: the first command finds out and answers.
+  }
 
+  // Whatever a command answers goes to Claude: never with half a surrogate pair in it.
   const run = async (
+    input: unknown,
+    callOptions: MemoryExecuteOptions | undefined,
+    dryRun: boolean,
+  ): Promise<MemoryExecution> => wellFormedResult(await runCommand(input, callOptions, dryRun))
+
+  const runCommand = async (
     input: unknown,
     callOptions: MemoryExecuteOptions | undefined,
     dryRun: boolean,
   ): Promise<MemoryExecution> => {
     const parsed = parseCommand(input)
     if (!parsed.ok) return failure(new CommandError('invalid-input', `Error: ${parsed.message}`))
-    const tree = new FolderTree(root)
+    const given = callOptions?.tree
+    if (given && given.rootPath !== root) throw new Error('the tree is not of this memory folder')
+    const tree = given ?? new FolderTree(root)
     try {
       await ensureRoot()
       // A dry run changes nothing, not even the leftovers of an earlier failed delete.
@@ -111,18 +136,22 @@ export function createMemoryTool(options: MemoryToolOptions): MemoryTool {
         describe,
         stage: callOptions?.stage,
       }
-      return await dispatch(
+      const result = await dispatch(
         ctx,
         parsed.command,
         callOptions?.createExisting ?? policy.createExisting,
       )
+      // No history settles this change's folder fsyncs before a commit: it is durable before
+      // it is answered (create, edits, delete and rename alike).
+      if (!dryRun && result.mutation && folderSyncs === 'command') await settleFolderSyncs()
+      return result
     } catch (error) {
       if (error instanceof CommandError) return failure(error)
       // Something outside our checks changed under us; the counts may be off too.
       usage.invalidate()
       return failure(unexpectedFailure(error))
     } finally {
-      tree.close()
+      if (!given) tree.close()
     }
   }
 

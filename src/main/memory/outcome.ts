@@ -2,6 +2,7 @@
 
 import type { MemoryErrorCode } from '../../shared/errors'
 import { diskProblem } from '../lib/disk-errors'
+import { cutWithEllipsis, wellFormed } from '../lib/text'
 import type {
   MadeChange,
   MemoryContentBlock,
@@ -43,6 +44,21 @@ export function failure(refusal: CommandError): MemoryExecution {
   return { content: refusal.content, isError: true, mutation: null, errorCode: refusal.code }
 }
 
+/**
+ * `result` with every text Claude gets made well-formed (no lone surrogate): the backstop
+ * behind every cut, since one bad string makes the API refuse the conversation for good.
+ */
+export function wellFormedResult(result: MemoryExecution): MemoryExecution {
+  const { content } = result
+  if (typeof content === 'string') return { ...result, content: wellFormed(content) }
+  return {
+    ...result,
+    content: content.map((block) =>
+      block.type === 'text' ? { ...block, text: wellFormed(block.text) } : block,
+    ),
+  }
+}
+
 /** Message for a path that is, or passes through, a symlink or special file. */
 export function specialMessage(virtualPath: string): string {
   return `Error: The path ${virtualPath} is (or passes through) a symbolic link or special file. Memory only works with regular files and folders and never follows links.`
@@ -65,11 +81,7 @@ export function unexpectedFailure(error: unknown): CommandError {
 /** Most characters of an input quoted back in an error (a huge `old_str` must not flood the reply). */
 export const MAX_QUOTE_CHARS = 200
 
-/** `text` cut to `max` characters with an ellipsis, never splitting a surrogate pair. */
+/** `text` cut to `max` characters with an ellipsis, never splitting an emoji or a surrogate pair. */
 export function quoteInput(text: string, max = MAX_QUOTE_CHARS): string {
-  if (text.length <= max) return text
-  let end = max
-  const last = text.charCodeAt(end - 1)
-  if (last >= 0xd800 && last <= 0xdbff) end--
-  return `${text.slice(0, end)}…`
+  return cutWithEllipsis(text, max)
 }

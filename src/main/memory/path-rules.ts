@@ -4,6 +4,8 @@
  * Sample input (untrusted, exactly as Claude sent it): `/memories/projects/cairn.md`
  */
 
+import { cutWithEllipsis } from '../lib/text'
+
 /** The virtual root every memory path starts with. */
 export const MEMORY_ROOT = '/memories'
 
@@ -131,5 +133,5 @@ function reject(message: string): RejectedMemoryPath {
 
 // Echoed paths are cut so a huge hostile path cannot flood the reply.
 function quote(path: string): string {
-  return path.length > 200 ? `${path.slice(0, 200)}…` : path
+  return cutWithEllipsis(path, 200)
 }

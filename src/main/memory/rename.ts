@@ -31,7 +31,8 @@ export async function rename(
   if (to.relative === '' || to.relative === from.relative) {
     throw new CommandError('exists', `Error: The destination ${to.virtual} already exists`)
   }
-  if (to.relative.startsWith(`${from.relative}/`)) {
+  // A file under itself is a destination under a file: the conflict message below says so.
+  if (source.kind === 'directory' && to.relative.startsWith(`${from.relative}/`)) {
     throw new CommandError(
       'invalid-path',
       `Error: Cannot move the directory ${from.virtual} into itself (${to.virtual}).`,

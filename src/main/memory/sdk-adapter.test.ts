@@ -86,6 +86,25 @@ describe('createRunnableMemoryTool', () => {
     expect(ok.isError).toBe(false)
   })
 
+  it('never hands the API half a surrogate pair, whatever the executor answered (D1)', async () => {
+    const tool = createRunnableMemoryTool(async () => ({
+      content: 'cut \uD83D',
+      isError: true,
+      mutation: null,
+      errorCode: 'invalid-input',
+    }))
+    const failed = await runRunnableTool(tool, { command: 'view' }, contextFor('t8'))
+    expect(failed).toEqual({ content: 'cut \uFFFD', isError: true })
+    const blocks = createRunnableMemoryTool(async () => ({
+      content: [{ type: 'text', text: '\uDE00 and 😀' }],
+      isError: false,
+      mutation: null,
+      errorCode: null,
+    }))
+    const ok = await runRunnableTool(blocks, { command: 'view' }, contextFor('t9'))
+    expect(ok.content).toEqual([{ type: 'text', text: '\uFFFD and 😀' }])
+  })
+
   it('passes image blocks through', async () => {
     await box.write('p.png', Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0]))
     const tool = createRunnableMemoryTool((input) => box.tool.execute(input))

@@ -11,6 +11,7 @@ import type {
   BetaMemoryTool20250818Command,
   BetaToolResultContentBlockParam,
 } from '@anthropic-ai/sdk/resources/beta'
+import { wellFormed } from '../lib/text'
 import type { MemoryResult } from './types'
 
 /**
@@ -51,13 +52,15 @@ export function createRunnableMemoryTool(
   }
 }
 
+// Made well-formed here too, whatever executor produced it: the SDK sends this to the API
+// within the turn, where one lone surrogate gets the whole request refused.
 function toSdkContent(
   content: MemoryResult['content'],
 ): string | Array<BetaToolResultContentBlockParam> {
-  if (typeof content === 'string') return content
+  if (typeof content === 'string') return wellFormed(content)
   return content.map((block): BetaToolResultContentBlockParam =>
     block.type === 'text'
-      ? { type: 'text', text: block.text }
+      ? { type: 'text', text: wellFormed(block.text) }
       : { type: 'image', source: { ...block.source } },
   )
 }

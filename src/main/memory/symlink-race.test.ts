@@ -134,6 +134,87 @@ describe('a folder swapped for a symlink at any moment of a command (defect 4)',
     },
   )
 
+  // Through the history, the check of what a command touches, the command and its commit go
+  // through the same open folders: a swap between any two of their steps must find them
+  // pinned (or refused), never followed.
+  it.each(
+    COMMANDS.filter((command) => command.command !== 'view').map(
+      (command) => [JSON.stringify(command), command] as const,
+    ),
+  )(
+    'never lets %s through the history (check, command, commit) reach outside',
+    async (_, command) => {
+      resetMemories()
+      const memory = await openVersionedMemory({
+        dataDir: base,
+        watch: false,
+        maintenance: false,
+        policy: { secretScanning: false },
+        logger: createRecordingLogger(),
+      })
+      try {
+        const { rounds, escapes } = await raceEveryCall(async () => {
+          const reply = await memory.execute(command, { actor: 'user' })
+          const newest = (await memory.log({ offset: 0, limit: 1 })).entries[0]
+          return (
+            JSON.stringify(reply) + (newest ? JSON.stringify(await memory.show(newest.oid)) : '')
+          )
+        })
+        expect(rounds).toBeGreaterThan(10)
+        expect(escapes).toEqual([])
+      } finally {
+        await memory.close()
+      }
+    },
+  )
+
+  it('a swap between the check and the command: written through the folder checked, never outside', async () => {
+    resetMemories()
+    const memory = await openVersionedMemory({
+      dataDir: base,
+      watch: false,
+      maintenance: false,
+      logger: createRecordingLogger(),
+    })
+    const clean = treeHash(outside)
+    // The check's last call is its `lstat` of d/f.md; the command's first is the open that
+    // reads it: d/ becomes a link to the outside folder in between.
+    let swapped = false
+    const racing = hookDisk(nodeDisk, (call) => {
+      const [target, flags] = call.args as [unknown, unknown]
+      if (
+        !swapped &&
+        call.name === 'openSync' &&
+        typeof target === 'string' &&
+        target.endsWith('/f.md') &&
+        typeof flags === 'number' &&
+        (flags & fs.constants.O_CREAT) === 0
+      ) {
+        swapped = true
+        swap()
+      }
+    })
+    const restore = setDisk(racing.disk)
+    let reply: { readonly content: MemoryExecution['content']; readonly isError: boolean }
+    try {
+      reply = await memory.execute(
+        { command: 'str_replace', path: '/memories/d/f.md', old_str: 'inside', new_str: 'edited' },
+        { actor: 'user' },
+      )
+    } finally {
+      restore()
+      await memory.close()
+    }
+    expect(swapped).toBe(true)
+    // The folder the check opened is the one the command edits (renamed, still inside); the
+    // link swapped in is never followed.
+    expect(reply.isError).toBe(false)
+    expect(JSON.stringify(reply.content)).not.toContain(MARK)
+    expect(treeHash(outside)).toBe(clean)
+    expect(fs.readFileSync(path.join(root, 'd-real', 'f.md'), 'utf8')).toBe('edited\n')
+    expect(fs.lstatSync(path.join(root, 'd')).isSymbolicLink()).toBe(true)
+  })
+
   it('never lets the history scan or the browser reach outside', async () => {
     resetMemories()
     const memory = await openVersionedMemory({

@@ -4,7 +4,7 @@
  */
 import type { MemoryErrorCode } from '../../shared/errors'
 import type { ChangePreview, CreateExistingPolicy } from '../../shared/types'
-import type { StagedWrite } from '../lib/folders'
+import type { FolderTree, StagedWrite } from '../lib/folders'
 
 /** A content block of a tool result, in the Messages API's shape. */
 export type MemoryContentBlock =
@@ -95,6 +95,12 @@ export interface MemoryExecuteOptions {
   readonly describe?: boolean
   /** Given a file write before it is flushed and renamed into place (see `WriteStager`). */
   readonly stage?: WriteStager
+  /**
+   * The memory folder's open folders for this one call, from a caller that walked them just
+   * before for the same command (the history's check of the paths it touches): the command
+   * uses them instead of opening its own, and leaves them open (the caller closes them).
+   */
+  readonly tree?: FolderTree
 }
 
 /**

@@ -74,7 +74,8 @@ function viewText(
     )
   }
   const [start, end] = resolveRange(viewRange, lines.length)
-  return formatFileView(virtual, lines.slice(start - 1, end), start, lines.length)
+  const toEnd = viewRange === undefined || viewRange[1] === -1
+  return formatFileView(virtual, lines.slice(start - 1, end), start, end, toEnd)
 }
 
 /** Checks a `view_range` against a file of `lineCount` lines; returns 1-based inclusive bounds. */

@@ -28,7 +28,7 @@ export async function restoreBackup(
     if (found.fresh.size === 0) {
       throw new CairnError('exists', 'That backup is already part of this memory’s history.')
     }
-    await checkSafe(history.objects, backup)
+    await checkSafe(history.objects, backup, local)
     if (local === null || found.frontier.includes(local)) {
       await session.moveMain(backup, 'forward')
       return []

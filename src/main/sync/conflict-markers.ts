@@ -12,13 +12,45 @@
  *   Theme: dark
  */
 
+import { cutText } from '../lib/text'
+
 /** The marker lines (git's, so every tool and person recognizes them). */
 export const CONFLICT_MARKERS = { start: '<<<<<<<', middle: '=======', end: '>>>>>>>' } as const
+
+/** The shortest marker, git's `conflict-marker-size`. */
+const MARKER_SIZE = 7
+
+/**
+ * The marker size for a block holding `lines`: longer than any marker-like line in them (a
+ * Markdown setext underline "=======", a quoted conflict), so the block's own markers stay
+ * the only ones of their size — as git does for `conflict-marker-size`.
+ */
+export function markerSizeFor(lines: ReadonlyArray<string>): number {
+  let size = MARKER_SIZE
+  for (const line of lines) {
+    const run = /^(<+|=+|>+)/.exec(line)?.[1]?.length ?? 0
+    if (run >= size) size = run + 1
+  }
+  return size
+}
+
+/** The three marker lines of a block whose markers are `size` long (no newline). */
+export function markerLines(
+  size: number,
+  oursLabel: string,
+  theirsLabel: string,
+): { start: string; middle: string; end: string } {
+  return {
+    start: `${'<'.repeat(size)} ${markerLabel(oursLabel)}`,
+    middle: '='.repeat(size),
+    end: `${'>'.repeat(size)} ${markerLabel(theirsLabel)}`,
+  }
+}
 
 /** A machine name as a marker shows it: one line, no control characters, at most 60 chars. */
 export function markerLabel(name: string): string {
   const clean = name.replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu, ' ').trim()
-  return (clean || 'unnamed').slice(0, 60)
+  return cutText(clean || 'unnamed', 60)
 }
 
 /** One conflict block: the two versions and who wrote each. */
@@ -93,22 +125,26 @@ export function replaceConflicts(text: string, pick: (block: ConflictBlock) => s
     .join('')
 }
 
+// A block's markers all have the length of its start marker: a side may hold shorter or
+// longer marker-like lines (merge-text makes the block's markers longer than any of them).
 function blockAt(
   lines: ReadonlyArray<string>,
   start: number,
 ): { segment: ConflictSegment; next: number } | null {
-  const oursLabel = labelOf(lines[start], CONFLICT_MARKERS.start)
-  if (oursLabel === null) return null
+  const opening = markerOf(lines[start], '<')
+  if (!opening) return null
+  const size = opening.size
+  const oursLabel = opening.label
   let middle = -1
   for (let i = start + 1; i < lines.length; i++) {
     const line = lines[i] as string
-    if (labelOf(line, CONFLICT_MARKERS.start) !== null) return null
-    if (middle < 0 && stripNewline(line) === CONFLICT_MARKERS.middle) {
+    if (markerOf(line, '<')?.size === size) return null
+    if (middle < 0 && stripNewline(line) === '='.repeat(size)) {
       middle = i
       continue
     }
-    const theirsLabel = labelOf(line, CONFLICT_MARKERS.end)
-    if (theirsLabel !== null) {
+    const closing = markerOf(line, '>')
+    if (closing?.size === size) {
       if (middle < 0) return null
       return {
         segment: {
@@ -116,7 +152,7 @@ function blockAt(
           ours: lines.slice(start + 1, middle).join(''),
           theirs: lines.slice(middle + 1, i).join(''),
           oursLabel,
-          theirsLabel,
+          theirsLabel: closing.label,
         },
         next: i + 1,
       }
@@ -125,12 +161,17 @@ function blockAt(
   return null
 }
 
-function labelOf(line: string | undefined, marker: string): string | null {
+// "<<<<<<< laptop" -> { size: 7, label: 'laptop' }; a marker is 7 or more of its character,
+// then nothing or a space and the label.
+function markerOf(
+  line: string | undefined,
+  char: '<' | '>',
+): { size: number; label: string } | null {
   if (line === undefined) return null
   const bare = stripNewline(line)
-  if (bare === marker) return ''
-  if (!bare.startsWith(`${marker} `)) return null
-  return bare.slice(marker.length + 1)
+  const match = (char === '<' ? /^(<{7,})(?: (.*))?$/ : /^(>{7,})(?: (.*))?$/).exec(bare)
+  if (!match) return null
+  return { size: (match[1] as string).length, label: match[2] ?? '' }
 }
 
 function stripNewline(line: string): string {

@@ -4,7 +4,7 @@
  * closes however the file gets settled — the dialog, Claude, or an editor.
  */
 import type { SyncConflict } from '../../shared/types'
-import { conflictBlocks, replaceConflicts } from './conflict-markers'
+import { conflictBlocks, replaceConflicts, type ConflictBlock } from './conflict-markers'
 import type { ConflictRecord } from './store'
 
 /** How the dialog settles a conflict. */
@@ -18,6 +18,7 @@ export async function viewConflict(
   record: ConflictRecord,
   machine: string,
   read: (path: string) => Promise<string | null>,
+  machineId?: string,
 ): Promise<SyncConflict | null> {
   const text = await read(record.path)
   if (text === null) return null
@@ -36,12 +37,15 @@ export async function viewConflict(
   const blocks = conflictBlocks(text)
   const [first] = blocks
   if (!first) return null
-  const swapped = isTheirs(first.theirsLabel, first.oursLabel, machine)
+  const here = mergedHere(record, machineId)
+  const swapped = isTheirs(first, machine, here)
+  // Two machines with one name: the merge labelled its other side "the other machine".
+  const sameName = swapped && first.oursLabel === machine
   return {
     path: record.path,
     kind: 'text',
-    oursLabel: swapped ? first.theirsLabel : first.oursLabel,
-    theirsLabel: swapped ? first.oursLabel : first.theirsLabel,
+    oursLabel: swapped ? (sameName ? machine : first.theirsLabel) : first.oursLabel,
+    theirsLabel: swapped ? (sameName ? 'the other machine' : first.oursLabel) : first.theirsLabel,
     blocks: blocks.map((block) =>
       swapped
         ? { ours: block.theirs, theirs: block.ours }
@@ -52,16 +56,29 @@ export async function viewConflict(
   }
 }
 
-/** The text a choice makes of the conflicted file (`edit` takes the person's text as it is). */
+/**
+ * Whether the merge that raised the conflict was made on this machine, by the machine id its
+ * commit carries (`Merged-On:`); null for a merge made before machines had ids.
+ */
+export function mergedHere(record: ConflictRecord, machineId: string | undefined): boolean | null {
+  if (!record.mergedOn || !machineId) return null
+  return record.mergedOn === machineId
+}
+
+/**
+ * The text a choice makes of the conflicted file (`edit` takes the person's text as it is).
+ * `here`: whether the merge was made on this machine (`mergedHere`), null when unknown.
+ */
 export function resolvedText(
   text: string,
   machine: string,
   choice: ConflictChoice,
   edited?: string,
+  here: boolean | null = null,
 ): string {
   if (choice === 'edit') return edited ?? text
   return replaceConflicts(text, (block) => {
-    const swapped = isTheirs(block.theirsLabel, block.oursLabel, machine)
+    const swapped = isTheirs(block, machine, here)
     const mine = swapped ? block.theirs : block.ours
     const other = swapped ? block.ours : block.theirs
     if (choice === 'ours') return mine
@@ -71,8 +88,15 @@ export function resolvedText(
   })
 }
 
-// The markers name machines: the block's second side is this machine's when it carries this
-// machine's name (the merge was made on the other machine).
-function isTheirs(theirsLabel: string, oursLabel: string, machine: string): boolean {
-  return theirsLabel === machine && oursLabel !== machine
+// The block's first side is the merging machine's. Made here: this machine's. Made on a
+// machine with the same name: not this machine's, though its label says so. Otherwise the
+// markers' names tell (this machine's name on the second side: the merge was made elsewhere).
+function isTheirs(
+  block: Pick<ConflictBlock, 'oursLabel' | 'theirsLabel'>,
+  machine: string,
+  here: boolean | null,
+): boolean {
+  if (here === true) return false
+  if (here === false && block.oursLabel === machine) return true
+  return block.theirsLabel === machine && block.oursLabel !== machine
 }

@@ -12,6 +12,7 @@ import type { CommitSummary, SyncJoinQuestion } from '../../shared/types'
 import {
   AUTHORS,
   formatCommitMessage,
+  MAX_VERSIONED_BYTES,
   parseCommitMessage,
   serializeCommit,
   type HistoryGit,
@@ -36,6 +37,8 @@ export interface EngineContext {
   readonly remote: RemoteSpec
   /** This machine's name, for merge commits and conflict markers. */
   readonly machine: string
+  /** This machine's id, in the `Merged-On:` trailer of a merge that raised conflicts. */
+  readonly machineId?: string
   /** The remote's `main` when the last sync with this remote finished. */
   readonly lastRemote: string | null
   readonly now: () => number
@@ -112,7 +115,7 @@ async function integrate(
   if (remote === null || remote === local) return none
   const objects = ctx.git.objects
   if (local === null) {
-    await checkSafe(objects, remote)
+    await checkSafe(objects, remote, local)
     return { kind: 'ready', conflicts: await learn(ctx, await session.moveMain(remote, 'forward')) }
   }
   const graph = graphOf(ctx.git)
@@ -129,14 +132,14 @@ async function integrate(
     }
   }
   if (choice === 'use-remote') {
-    await checkSafe(objects, remote)
+    await checkSafe(objects, remote, local)
     await keepBackup(ctx, local)
     return { kind: 'ready', conflicts: await learn(ctx, await session.moveMain(remote, 'switch')) }
   }
   // The remote has nothing this machine lacks: only a push is needed.
   if (found.fresh.size === 0) return none
   if (found.frontier.includes(local)) {
-    await checkSafe(objects, remote)
+    await checkSafe(objects, remote, local)
     return { kind: 'ready', conflicts: await learn(ctx, await session.moveMain(remote, 'forward')) }
   }
   const style = choice === 'merge' && base === null ? 'join' : 'sync'
@@ -158,7 +161,7 @@ export type MergeStyle = 'sync' | 'join' | 'restore-backup' | 'import'
  * by You when the person chose to join two memories or bring back a backup.
  */
 export async function mergeCommit(
-  ctx: Pick<EngineContext, 'git' | 'machine' | 'now'>,
+  ctx: Pick<EngineContext, 'git' | 'machine' | 'machineId' | 'now'>,
   local: string,
   other: string,
   base: string | null,
@@ -167,8 +170,8 @@ export async function mergeCommit(
 ): Promise<{ oid: string; conflicts: ConflictRecord[] }> {
   const objects = ctx.git.objects
   const theirsFiles = await commitFiles(objects, other)
-  checkFiles(theirsFiles)
   const oursFiles = await commitFiles(objects, local)
+  await checkFiles(objects, theirsFiles, oursFiles)
   const otherMachine = await machineOf(ctx.git, other)
   const labels = {
     ours: ctx.machine,
@@ -211,7 +214,7 @@ export async function mergeCommit(
     restoredFrom: null,
     machine: ctx.machine,
   })
-  const message = withNotesAndConflicts(trailers, result.notes, result.conflicts)
+  const message = withNotesAndConflicts(trailers, result.notes, result.conflicts, ctx.machineId)
   const oid = await objects.write(
     'commit',
     serializeCommit({
@@ -223,7 +226,7 @@ export async function mergeCommit(
       message,
     }),
   )
-  return { oid, conflicts: result.conflicts.map((c) => recordOf(c, oid)) }
+  return { oid, conflicts: result.conflicts.map((c) => recordOf(c, oid, ctx.machineId)) }
 }
 
 /** The commit message with the merge's notes as its body and one `Conflict:` trailer each. */
@@ -231,6 +234,7 @@ function withNotesAndConflicts(
   formatted: string,
   notes: ReadonlyArray<string>,
   conflicts: ReadonlyArray<MergeConflict>,
+  machineId: string | undefined,
 ): string {
   const split = formatted.indexOf('\n\n')
   const subject = formatted.slice(0, split)
@@ -240,16 +244,21 @@ function withNotesAndConflicts(
     if (conflict.otherPath) trailers += ` ${encodeURIComponent(toVirtualPath(conflict.otherPath))}`
     trailers += '\n'
   }
+  // Which side of each block is whose, should both machines carry the same name.
+  if (conflicts.length > 0 && machineId) trailers += `${MERGED_ON_TRAILER}: ${machineId}\n`
   // Notes are plain sentences about paths; one per line, never a blank line inside.
   const body = notes.map((note) => note.replace(/\s+/g, ' ')).join('\n')
   return body ? `${subject}\n\n${body}\n\n${trailers}` : `${subject}\n\n${trailers}`
 }
 
 const CONFLICT_TRAILER = 'Conflict'
+const MERGED_ON_TRAILER = 'Merged-On'
 
 /** The conflicts a merge commit (made here or elsewhere) recorded in its trailers. */
 export function conflictsOfMessage(message: string, since: string): ConflictRecord[] {
   const records: ConflictRecord[] = []
+  const mergedOn = /^Merged-On: ([0-9a-f]{32})$/m.exec(message)?.[1]
+  const by = mergedOn ? { mergedOn } : {}
   for (const line of message.split('\n')) {
     const match = /^Conflict: (\S+)(?: (\S+))?$/.exec(line)
     if (!match) continue
@@ -258,7 +267,9 @@ export function conflictsOfMessage(message: string, since: string): ConflictReco
       const other = match[2] ? decodeURIComponent(match[2]) : undefined
       if (!path.startsWith('/memories/') || (other && !other.startsWith('/memories/'))) continue
       records.push(
-        other ? { path, kind: 'binary', otherPath: other, since } : { path, kind: 'text', since },
+        other
+          ? { path, kind: 'binary', otherPath: other, since, ...by }
+          : { path, kind: 'text', since, ...by },
       )
     } catch {
       // A malformed trailer (not from Cairn): no conflict to track.
@@ -281,15 +292,17 @@ export async function learn(
   return records
 }
 
-function recordOf(conflict: MergeConflict, since: string): ConflictRecord {
+function recordOf(conflict: MergeConflict, since: string, machineId?: string): ConflictRecord {
+  const by = machineId ? { mergedOn: machineId } : {}
   return conflict.otherPath
     ? {
         path: toVirtualPath(conflict.path),
         kind: 'binary',
         otherPath: toVirtualPath(conflict.otherPath),
         since,
+        ...by,
       }
-    : { path: toVirtualPath(conflict.path), kind: conflict.kind, since }
+    : { path: toVirtualPath(conflict.path), kind: conflict.kind, since, ...by }
 }
 
 async function questionOf(
@@ -338,18 +351,30 @@ export function graphOf(history: HistoryGit): CommitGraph {
   }
 }
 
-/** Refuses a commit whose files the memory folder may not hold. */
-export async function checkSafe(objects: HistoryGit['objects'], oid: string): Promise<void> {
-  checkFiles(await commitFiles(objects, oid))
+/**
+ * Refuses a commit whose files the memory folder may not hold (or the history may not
+ * version); `local` is this machine's `main`, whose files need no second look.
+ */
+export async function checkSafe(
+  objects: HistoryGit['objects'],
+  oid: string,
+  local: string | null,
+): Promise<void> {
+  await checkFiles(objects, await commitFiles(objects, oid), await commitFiles(objects, local))
 }
 
 /** True where the file system ignores case in names (macOS and Windows, by default). */
 const FOLDS_CASE = process.platform === 'darwin' || process.platform === 'win32'
 
-function checkFiles(files: FileMap): void {
+async function checkFiles(
+  objects: HistoryGit['objects'],
+  files: FileMap,
+  known: FileMap,
+): Promise<void> {
   const refused: string[] = []
+  const held = new Set([...known.values()].map((entry) => entry.oid))
   for (const [path, entry] of files) {
-    const why = unsafeEntry(path, entry.mode)
+    const why = unsafeEntry(path, entry.mode) ?? (await sizeProblem(objects, entry.oid, held))
     if (why) refused.push(`${path} (${why})`)
   }
   // Two names this system cannot tell apart would overwrite each other in the folder.
@@ -364,6 +389,19 @@ function checkFiles(files: FileMap): void {
     'sync-unsafe-content',
     `The remote holds files Cairn will not put in your memory folder: ${listed}. Nothing was changed; remove them from the remote to sync.`,
   )
+}
+
+// A blob the history may not version: taken into the folder, the next scan would skip it and
+// commit its deletion, which the next sync would push to every machine. Only blobs this
+// machine does not hold already are read.
+async function sizeProblem(
+  objects: HistoryGit['objects'],
+  oid: string,
+  held: ReadonlySet<string>,
+): Promise<string | null> {
+  if (held.has(oid)) return null
+  const size = (await objects.readBlob(oid)).length
+  return size > MAX_VERSIONED_BYTES ? 'too large' : null
 }
 
 function changedPaths(before: FileMap, after: FileMap): string[] {

@@ -2,7 +2,7 @@
  * A commit's files as a flat map (relative path -> blob), read from and written back to git
  * trees. Merges, exports and imports work on these maps.
  */
-import { serializeTree, type HistoryGit, type RawTreeEntry } from '../history'
+import { entryNameProblem, serializeTree, type HistoryGit, type RawTreeEntry } from '../history'
 
 /** A file in a tree: its blob and git mode. */
 export interface FileEntry {
@@ -80,6 +80,9 @@ export function unsafeEntry(path: string, mode: string): string | null {
     if (segment === '' || segment === '.' || segment === '..') return 'not a valid file name'
     if (segment.toLowerCase() === '.git') return 'a git folder'
     if (/[\\\0]/.test(segment) || /\p{Cc}/u.test(segment)) return 'not a valid file name'
+    // What the history refuses to hold (Cairn's own temp names, `.git` spelt as a file system
+    // may fold it): refused here, before anything is written, not met later as "damage".
+    if (entryNameProblem(segment)) return 'a name Cairn keeps for itself'
   }
   if (!FILE_MODES.has(mode)) return mode === '120000' ? 'a symbolic link' : 'a special file'
   return null

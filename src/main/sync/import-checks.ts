@@ -1,7 +1,11 @@
 /**
- * The checks a file must pass to enter memory by an import: the same path rules and secret
- * scan as Claude's writes, the size limit, and text (or a PNG/JPEG image).
+ * The checks a file must pass to enter memory by an import. Files (a ZIP, a folder): the same
+ * path rules and secret scan as Claude's writes, the size limit, and text (or a PNG/JPEG
+ * image). A history (a bundle, a repository): the history's own rules — any name the history
+ * may hold, up to the size it versions — and the same secret scan, so an export imported
+ * into a fresh data folder gives back every commit's tree.
  */
+import { entryNameProblem, MAX_VERSIONED_BYTES } from '../history'
 import { decodeUtf8 } from '../lib/text'
 import { IMAGE_TYPES, parseMemoryPath, scanForSecrets, type MemoryLimits } from '../memory'
 
@@ -53,6 +57,37 @@ export async function checkImportedFile(
     }
   }
   return { ok: true, relative: parsed.relative }
+}
+
+/**
+ * Checks one file of an imported history (`relative` as its tree names it, kept as it is):
+ * a name the history may hold (`entryNameProblem`, the scan's rule — hidden files and
+ * folders included), at most `MAX_VERSIONED_BYTES`, and no credential when scanning is on.
+ */
+export async function checkHistoryFile(
+  relative: string,
+  bytes: Uint8Array,
+  policy: Pick<ImportPolicy, 'secretScanning'>,
+): Promise<FileCheck> {
+  for (const segment of relative.split('/')) {
+    const problem = entryNameProblem(segment)
+    if (problem) return { ok: false, reason: problem }
+  }
+  if (bytes.byteLength > MAX_VERSIONED_BYTES) {
+    return {
+      ok: false,
+      reason: `larger than the ${Math.round(MAX_VERSIONED_BYTES / 1024 / 1024)} MB the history versions`,
+    }
+  }
+  const text = decodeUtf8(bytes)
+  if (text !== null && policy.secretScanning) {
+    const found = await scanForSecrets(text, `/memories/${relative}`)
+    if (found.length > 0) {
+      const kinds = [...new Set(found.map((f) => f.kind))].join(', ')
+      return { ok: false, reason: `looks like it holds a credential (${kinds})` }
+    }
+  }
+  return { ok: true, relative }
 }
 
 // The path rules speak to Claude ("The path … is not allowed: names starting with…"); an

@@ -1,6 +1,7 @@
 /**
  * Copies a whole git history (a bundle's, or an existing repository's) into memory's
- * repository, commit by commit, each file passing the import checks. A history whose every
+ * repository, commit by commit, each file passing the history import checks
+ * (`checkHistoryFile`). A history whose every
  * file passes keeps its commits exactly (same ids); files that do not pass are left out of
  * every commit, which then get new ids. The repository root becomes `/memories`.
  */
@@ -14,7 +15,7 @@ import {
   type RawTreeEntry,
 } from '../history'
 import { unsafeEntry } from './file-map'
-import { checkImportedFile, type ImportPolicy, type Skipped } from './import-checks'
+import { checkHistoryFile, type ImportPolicy, type Skipped } from './import-checks'
 
 /** Most commits one import copies (a memory history is far smaller; this bounds a hostile one). */
 export const MAX_IMPORTED_COMMITS = 200_000
@@ -92,10 +93,10 @@ export async function importHistory(
     if (unsafe) return refuse(unsafe)
     const { object } = await read(oid)
     const bytes = object as Uint8Array
-    const check = await checkImportedFile(path, bytes, policy)
+    // The history's own rules, not the Memory tool's: what the folder versioned (a hidden
+    // settings file, a large note edited outside Cairn) comes back, commit for commit.
+    const check = await checkHistoryFile(path, bytes, policy)
     if (!check.ok) return refuse(check.reason)
-    // Paths are kept as the history has them: a commit cannot rename what it holds.
-    if (check.relative !== path) return refuse('a name memory would spell differently')
     if ((await history.objects.write('blob', bytes)) !== oid) {
       throw new ImportDamagedError('an object of the history does not match its id')
     }

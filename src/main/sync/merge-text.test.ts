@@ -1,6 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { conflictBlocks, hasConflicts, parseConflicts, resolveConflicts } from './conflict-markers'
+import { resolvedText } from './conflicts'
 import { mergeText, splitLines } from './merge-text'
 
 const labels = { ours: 'laptop', theirs: 'desktop' }
@@ -133,6 +134,54 @@ describe('conflict markers', () => {
     const stray = lines('<<<<<<< nobody', 'no end', '=======', 'x')
     expect(parseConflicts(stray)).toEqual([{ kind: 'text', text: stray }])
     expect(hasConflicts(lines('>>>>>>> x', '======='))).toBe(false)
+  })
+})
+
+describe('sides that hold marker-like lines', () => {
+  // A Markdown setext heading underlines with "="; a note may quote a git conflict.
+  const base = lines('Intro', '', 'Editor: Vim')
+  const laptop = lines('Intro', '', 'Tools', '=======', 'Editor: Zed')
+  const desktop = lines('Intro', '', 'Quoted:', '<<<<<<<< HEAD', 'Editor: Helix', '>>>>>>>>')
+
+  it('writes markers longer than any marker-like line, as git does', () => {
+    const merged = mergeText(base, laptop, desktop, labels)
+    expect(merged.conflicts).toBe(1)
+    expect(merged.text).toContain('<<<<<<<<< laptop\n')
+    expect(merged.text).toContain('\n=========\n')
+    expect(merged.text).toContain('>>>>>>>>> desktop\n')
+    expect(conflictBlocks(merged.text)).toEqual([
+      {
+        ours: lines('Tools', '=======', 'Editor: Zed'),
+        theirs: lines('Quoted:', '<<<<<<<< HEAD', 'Editor: Helix', '>>>>>>>>'),
+        oursLabel: 'laptop',
+        theirsLabel: 'desktop',
+      },
+    ])
+  })
+
+  it('gives exactly one side, the other, or both from either machine', () => {
+    const merged = mergeText(base, laptop, desktop, labels).text
+    const both = lines('Intro', '', 'Tools', '=======', 'Editor: Zed')
+    expect(resolvedText(merged, 'laptop', 'ours')).toBe(laptop)
+    expect(resolvedText(merged, 'laptop', 'theirs')).toBe(desktop)
+    expect(resolvedText(merged, 'laptop', 'both')).toBe(
+      both + lines('Quoted:', '<<<<<<<< HEAD', 'Editor: Helix', '>>>>>>>>'),
+    )
+    // The desktop learns the same merge: its "ours" is its own version.
+    expect(resolvedText(merged, 'desktop', 'ours')).toBe(desktop)
+    expect(resolvedText(merged, 'desktop', 'theirs')).toBe(laptop)
+  })
+
+  it('still reads 7-character markers, and the setext line in a block of that size', () => {
+    const text = lines('<<<<<<< laptop', 'a', '========', '=======', 'b', '>>>>>>> desktop')
+    expect(conflictBlocks(text)).toEqual([
+      {
+        ours: lines('a', '========'),
+        theirs: lines('b'),
+        oursLabel: 'laptop',
+        theirsLabel: 'desktop',
+      },
+    ])
   })
 })
 

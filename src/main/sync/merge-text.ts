@@ -12,7 +12,7 @@
  *   >>>>>>> desktop
  */
 import { diffArrays } from 'diff'
-import { CONFLICT_MARKERS, markerLabel } from './conflict-markers'
+import { markerLines, markerSizeFor } from './conflict-markers'
 
 /** Who the two sides are, as the markers name them. */
 export interface MergeLabels {
@@ -217,11 +217,12 @@ function writeBlock(
   // The block starts on a line of its own, even after a last line without its newline.
   const last = out.at(-1)
   if (last !== undefined && !last.endsWith('\n')) out[out.length - 1] = `${last}\n`
-  out.push(`${CONFLICT_MARKERS.start} ${markerLabel(labels.ours)}\n`)
+  const markers = markerLines(markerSizeFor([...ours, ...theirs]), labels.ours, labels.theirs)
+  out.push(`${markers.start}\n`)
   out.push(...terminated(ours))
-  out.push(`${CONFLICT_MARKERS.middle}\n`)
+  out.push(`${markers.middle}\n`)
   out.push(...terminated(theirs))
-  out.push(`${CONFLICT_MARKERS.end} ${markerLabel(labels.theirs)}\n`)
+  out.push(`${markers.end}\n`)
 }
 
 function terminated(lines: ReadonlyArray<string>): string[] {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import type { FileEntry } from './file-map'
-import { mergeTrees, type BlobAccess } from './merge-trees'
+import { mergeTrees, sideName, type BlobAccess } from './merge-trees'
 
 const labels = { ours: 'laptop', theirs: 'desktop' }
 
@@ -172,5 +172,13 @@ describe('merging two sides’ files', () => {
     const { merge } = setup()
     const result = await merge({}, { topic: 'file\n' }, { 'topic/a.md': 'a\n' })
     expect(result.texts).toEqual({ 'topic (desktop)': 'file\n', 'topic/a.md': 'a\n' })
+  })
+})
+
+describe('sideName', () => {
+  it('cuts a long machine label without splitting an emoji (the name becomes a file name)', () => {
+    const name = sideName('dir/notes.md', `${'m'.repeat(39)}😀 laptop`, new Map())
+    expect(name).toBe(`dir/notes (${'m'.repeat(39)}).md`)
+    expect(name).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])/)
   })
 })

@@ -5,7 +5,7 @@
  * followed. Nothing either side wrote is lost: overlapping edits keep both versions between
  * markers and are reported as conflicts. Pure apart from the injected blob reads and writes.
  */
-import { decodeUtf8 } from '../lib/text'
+import { cutText, decodeUtf8 } from '../lib/text'
 import type { FileEntry, FileMap } from './file-map'
 import { mergeText, type MergeLabels } from './merge-text'
 import { detectRenames, followFolders, type Renames } from './renames'
@@ -176,7 +176,7 @@ export function sideName(path: string, label: string, taken: ReadonlyMap<string,
   const dot = name.lastIndexOf('.')
   const stem = dot > 0 ? name.slice(0, dot) : name
   const ext = dot > 0 ? name.slice(dot) : ''
-  const tag = label.replace(/[\\/:*?"<>|\p{Cc}]/gu, '-').slice(0, 40) || 'other'
+  const tag = cutText(label.replace(/[\\/:*?"<>|\p{Cc}]/gu, '-'), 40) || 'other'
   for (let n = 1; ; n++) {
     const candidate = `${dir}${stem} (${tag}${n > 1 ? ` ${n}` : ''})${ext}`
     if (!taken.has(candidate)) return candidate

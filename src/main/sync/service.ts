@@ -22,9 +22,10 @@ import type {
 import type { HostActions } from '../app'
 import type { HistoryGit, VersionedMemory } from '../history'
 import { CairnError, toApiError } from '../lib/errors'
+import { syncFailure } from './sync-errors'
 import type { Logger } from '../lib/logger'
 import type { SecretStore } from '../settings'
-import { resolvedText, viewConflict, type ConflictChoice } from './conflicts'
+import { mergedHere, resolvedText, viewConflict, type ConflictChoice } from './conflicts'
 import {
   BACKUP_PREFIX,
   graphOf,
@@ -34,6 +35,7 @@ import {
   type JoinChoice,
   type SyncOutcome,
 } from './engine'
+import { conflictsSince, followRenames } from './conflict-history'
 import { commitFiles } from './file-map'
 import { gitFs, readRef } from './git-fs'
 import { explore } from './graph'
@@ -121,6 +123,11 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
   // interval, less often each time: 30 s, 1 min, 2 min … up to 10 min.
   let retry: NodeJS.Timeout | null = null
   let failures = 0
+  // The conflicts of a merge reach state.json only after the merge moved `main` and was
+  // pushed: a kill or a full disk in between would lose them here for good (the next sync
+  // finds nothing to merge). So the first sync of a session, and each one after a failed
+  // sync, first reads them back from the merges since the last remote state.json recorded.
+  let recheck = true
 
   // Commits the engine itself makes (a fast-forward, a merge) are no reason to sync again.
   const engineHistory: HistoryGit = {
@@ -141,6 +148,14 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
   }
 
   const machineOf = (config: SyncConfig) => config.machineName.trim() || hostName()
+  // Made on first use: a machine that never merged needs one too, to tell that a merge was
+  // made elsewhere. Unreadable and unwritable (a full disk): the markers' names decide.
+  const withId = (machineId: string | undefined) => (machineId ? { machineId } : {})
+  const knownMachineId = () =>
+    store.machineId().catch((failure: unknown) => {
+      logger.warn('Could not read this machine’s id', failure)
+      return undefined
+    })
 
   // Conflicts found anywhere (a merge here, one learnt from another machine, an import) are
   // kept until their file is settled.
@@ -190,16 +205,33 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     const head = history.head()
     if (!head || state.conflicts.length === 0) return []
     const read = (path: string) => memory.readAt(path, head).catch(() => null)
+    const machineId = await knownMachineId()
     const open: SyncConflict[] = []
     const kept: ConflictRecord[] = []
+    let changed = false
     for (const record of state.conflicts) {
-      const view = await viewConflict(record, machineOf(config), read)
-      if (!view) continue
+      let current = record
+      let view = await viewConflict(record, machineOf(config), read, machineId)
+      if (!view) {
+        // Renamed since (file or folder): the conflict follows its markers.
+        const moved = await followRenames(history.objects, record, head).catch(
+          (failure: unknown) => {
+            logger.warn('Could not follow a conflicted file that moved', failure)
+            return null
+          },
+        )
+        view = moved ? await viewConflict(moved, machineOf(config), read, machineId) : null
+        if (moved && view) current = moved
+      }
+      changed ||= current !== record || !view
+      // Two records that now name one file (moved onto another conflicted one) show once.
+      if (!view || kept.some((k) => k.path === current.path)) continue
       open.push(view)
-      kept.push(record)
+      kept.push(current)
     }
-    // Settled ones (by the dialog, Claude or an editor) are forgotten.
-    if (kept.length !== state.conflicts.length) await store.saveState({ ...state, conflicts: kept })
+    // Settled ones (by the dialog, Claude or an editor) are forgotten; renamed ones kept where
+    // their file is now.
+    if (changed) await store.saveState({ ...state, conflicts: kept })
     return open
   }
 
@@ -305,11 +337,16 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     syncing = true
     announce()
     try {
+      if (recheck) {
+        await addConflicts(await conflictsSince(history, (await store.state()).lastRemote))
+        recheck = false
+      }
       const state = await store.state()
       const ctx: EngineContext = {
         git: engineHistory,
         remote: await remoteOf(config),
         machine: machineOf(config),
+        ...withId(await knownMachineId()),
         lastRemote: state.remoteUrl === config.url ? state.lastRemote : null,
         now,
       }
@@ -337,8 +374,9 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       }
     } catch (failure) {
       // Closing mid-sync: the next start completes it, there is nobody to tell.
+      recheck = true
       if (closed) return
-      error = toApiError(failure)
+      error = syncFailure(failure)
       if (error.code === 'internal') logger.error('Sync failed', failure)
       else logger.warn(`Sync did not complete: ${error.message}`, failure)
     } finally {
@@ -501,13 +539,16 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     choice: ConflictChoice,
     text?: string,
   ): Promise<void> {
+    // Records follow renamed files and drop settled ones when viewed.
+    await openConflicts()
     const state = await store.state()
     const config = await store.config()
     const record = state.conflicts.find((c) => c.path === path)
     const head = history.head()
     const read = (file: string) =>
       head ? memory.readAt(file, head).catch(() => null) : Promise.resolve(null)
-    const open = record ? await viewConflict(record, machineOf(config), read) : null
+    const machineId = await knownMachineId()
+    const open = record ? await viewConflict(record, machineOf(config), read, machineId) : null
     if (!record || !open) {
       throw new CairnError('sync-no-conflict', `${path} has no conflict left to resolve.`)
     }
@@ -518,7 +559,8 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       await resolveBinary(record, choice)
     } else {
       const current = (await read(path)) ?? ''
-      const next = resolvedText(current, machineOf(config), choice, text)
+      const here = mergedHere(record, machineId)
+      const next = resolvedText(current, machineOf(config), choice, text, here)
       const outcome = await memory.execute(
         { command: 'create', path, file_text: next },
         { actor: 'user' },

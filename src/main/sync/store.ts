@@ -1,8 +1,10 @@
 /**
  * What sync keeps between runs, in `<dataDir>/sync/`: the settings (`config.json`: address,
  * username, machine name, interval — never the token, which lives in a `SecretStore`) and
- * the state (`state.json`: the remote `main` the last sync left, and the conflicts raised).
+ * the state (`state.json`: the remote `main` the last sync left, and the conflicts raised), and
+ * this machine's random id (`machine.json`).
  */
+import { randomBytes } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { z } from 'zod'
@@ -37,6 +39,13 @@ export interface ConflictRecord {
   readonly otherPath?: string
   /** The merge commit that raised it. */
   readonly since: string
+  /**
+   * The id of the machine that made that merge (its `Merged-On:` trailer): which side of each
+   * block is this machine's when both machines carry the same name.
+   */
+  readonly mergedOn?: string
+  /** The commit where `path` was last found, when the file moved since `since`. */
+  readonly foundAt?: string
 }
 
 export interface SyncState {
@@ -56,6 +65,9 @@ export const EMPTY_STATE: SyncState = {
 }
 
 const oid = z.string().regex(/^[0-9a-f]{40}$/)
+/** A machine id: 32 hex digits, random, made once per data folder. */
+export const MACHINE_ID = /^[0-9a-f]{32}$/
+const machineIdSchema = z.string().regex(MACHINE_ID)
 const configSchema = z.object({
   url: z.string().max(2000).catch(''),
   username: z.string().max(200).catch(''),
@@ -73,6 +85,8 @@ const stateSchema = z.object({
         kind: z.enum(['text', 'binary']),
         otherPath: z.string().startsWith('/memories/').optional(),
         since: oid,
+        mergedOn: machineIdSchema.optional(),
+        foundAt: oid.optional(),
       }),
     )
     .catch([]),
@@ -84,14 +98,21 @@ export interface SyncStore {
   saveConfig(config: SyncConfig): Promise<void>
   state(): Promise<SyncState>
   saveState(state: SyncState): Promise<void>
+  /**
+   * This machine's id (`machine.json`), made on first use: display names may be equal on two
+   * machines (the default is the host name), ids are not.
+   */
+  machineId(): Promise<string>
 }
 
 export function createSyncStore(dataDir: string, logger: Logger): SyncStore {
   const dir = path.join(dataDir, 'sync')
   const configFile = path.join(dir, 'config.json')
   const stateFile = path.join(dir, 'state.json')
+  const machineFile = path.join(dir, 'machine.json')
   let config: SyncConfig | null = null
   let state: SyncState | null = null
+  let machineId: string | null = null
 
   async function read<T>(file: string, schema: z.ZodType<T>, fallback: T): Promise<T> {
     let raw: string
@@ -127,6 +148,18 @@ export function createSyncStore(dataDir: string, logger: Logger): SyncStore {
     async saveState(next) {
       await writeJsonAtomic(stateFile, next, logger)
       state = next
+    },
+    async machineId() {
+      if (machineId) return machineId
+      const kept = await read(machineFile, z.object({ id: machineIdSchema }).nullable(), null)
+      if (kept) {
+        machineId = kept.id
+        return machineId
+      }
+      const made = randomBytes(16).toString('hex')
+      await writeJsonAtomic(machineFile, { id: made }, logger)
+      machineId = made
+      return machineId
     },
   }
 }

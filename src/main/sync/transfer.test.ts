@@ -166,7 +166,48 @@ describe('import', () => {
     desktop.git('fsck', '--strict', '--no-dangling')
   })
 
-  it('imports a git repository’s history re-rooted under /memories, leaving out what memory refuses', async () => {
+  it('round-trips what the folder versioned but Claude may not write: hidden files, large notes', async () => {
+    const dataDir = path.join(scratch, 'laptop-data')
+    let laptop = await startMachine('laptop', { dataDir })
+    await laptop.write('notes.md', '# Notes\nEditor: Helix\n')
+    await laptop.close()
+    // Edited outside Cairn: an Obsidian vault's settings, a 1.6 MB note pasted in an editor.
+    const memories = path.join(dataDir, 'memories')
+    await mkdir(path.join(memories, '.obsidian'), { recursive: true })
+    await writeFile(path.join(memories, '.obsidian', 'app.json'), '{"theme":"dark"}\n')
+    await writeFile(path.join(memories, 'journal.md'), 'day one\n'.repeat(200_000))
+    const laptopHost = dialogHost()
+    laptop = await startMachine('laptop', { dataDir, host: laptopHost })
+    machines.push(laptop)
+    await laptop.write('notes.md', '# Notes\nEditor: Zed\n')
+    expect(laptop.git('ls-tree', '-r', '--name-only', 'main').trim().split('\n')).toEqual([
+      '.obsidian/app.json',
+      'journal.md',
+      'notes.md',
+    ])
+    const file = path.join(scratch, 'history.bundle')
+    laptopHost.answer(file)
+    await laptop.call('sync:export', { kind: 'bundle' })
+
+    const { m: fresh, host } = await machine('desktop')
+    host.answer(file)
+    const result = await fresh.call('sync:import', { kind: 'bundle' })
+    expect(result.skipped).toEqual([])
+    const original = treesOf(laptop)
+    const imported = treesOf(fresh)
+    for (const [commit, tree] of original) expect(imported.get(commit)).toBe(tree)
+    expect(fresh.git('ls-tree', '-r', '--name-only', 'main').trim().split('\n')).toEqual([
+      '.obsidian/app.json',
+      'journal.md',
+      'notes.md',
+    ])
+    expect(await readFile(path.join(fresh.dir, 'memories', 'journal.md'), 'utf8')).toBe(
+      'day one\n'.repeat(200_000),
+    )
+    fresh.git('fsck', '--strict', '--no-dangling')
+  }, 60_000)
+
+  it('imports a git repository’s history re-rooted under /memories, leaving out what history refuses', async () => {
     const repo = path.join(scratch, 'vault')
     git('init', '--quiet', '--initial-branch=main', repo)
     await mkdir(path.join(repo, '.obsidian'))
@@ -186,13 +227,14 @@ describe('import', () => {
     host.answer(repo)
     const result = await m.call('sync:import', { kind: 'repository' })
     expect(result.commit).toMatchObject({ actor: 'user', command: 'import' })
+    // A hidden settings file is history like any other (the folder scan versions it too).
     expect(Object.fromEntries(result.skipped.map((s) => [s.path, s.reason]))).toEqual({
-      '.obsidian/app.json': 'a hidden file',
       'keys.md': expect.stringContaining('credential'),
       'passwd.md': 'a symbolic link',
     })
     expect(result.message).not.toContain(GITHUB_TOKEN)
     expect(Object.fromEntries(await m.files())).toEqual({
+      '.obsidian/app.json': '{}\n',
       'ideas.md': 'first idea\nsecond idea\n',
       'people/ana.md': 'Ana likes maps.\n',
     })
@@ -201,7 +243,7 @@ describe('import', () => {
     expect(subjects).toContain('start the vault')
     expect(subjects).toContain('more ideas')
     const everything = m.git('log', '--all', '--name-only', '--format=', 'main')
-    expect(everything).not.toMatch(/keys\.md|\.obsidian|passwd/)
+    expect(everything).not.toMatch(/keys\.md|passwd/)
     // The secret never entered the repository, not even as an unreachable object.
     const stored = [...linesOfHistory(path.join(m.dir, 'history.git'))]
     expect(stored.filter((line) => line.includes('ghp_'))).toEqual([])

@@ -258,7 +258,7 @@ async function importFrom(
     const local = session.head()
     const found = await explore(graphOf(history), imported.tip)
     if (found.fresh.size === 0) return null
-    await checkSafe(history.objects, imported.tip)
+    await checkSafe(history.objects, imported.tip, local)
     const subject = `import ${sourceName} (${commits})`
     if (local === null) {
       const paths = [...files.keys()].sort().map((p) => `/memories/${p}`)

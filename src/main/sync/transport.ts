@@ -236,6 +236,16 @@ function translate(error: unknown, authRefused: boolean, stage: Stage): CairnErr
         : 'The remote refused the username or token. Check them and try again.',
     )
   }
+  // The address answered the fetch that came first, so a refusal of the upload is about the
+  // upload (a proxy's body limit, a server's policy), not about the address.
+  if (stage === 'push' && status !== undefined && status >= 400 && status < 500) {
+    return new CairnError(
+      'sync-push-refused',
+      status === 413
+        ? 'The server refused the upload as too large. Its administrator can raise the limit on uploads (for example a proxy’s body size limit).'
+        : `The remote refused the push (HTTP ${status}).`,
+    )
+  }
   if (
     status === 404 ||
     code === 'SmartHttpError' ||

@@ -95,23 +95,36 @@ export class ObjectDatabase {
     const idx = names.filter((name) => /^pack-[0-9a-f]{40,64}\.idx$/.test(name)).sort()
     const listing = idx.join('\n')
     if (listing === this.packListing) return false
-    this.packListing = listing
     const present = new Set(names)
     const kept = new Map(this.packList.map((open) => [open.name, open]))
     const next: Array<OpenPack & { mtime: number }> = []
-    for (const file of idx) {
-      const name = file.slice(0, -4)
-      if (!present.has(`${name}.pack`)) continue
-      const mtime = mtimeOf(path.join(this.packDir, `${name}.pack`))
-      const known = kept.get(name)
-      if (known) {
-        kept.delete(name)
-        next.push({ ...known, mtime })
-        continue
+    const opened: OpenPack[] = []
+    try {
+      for (const file of idx) {
+        const name = file.slice(0, -4)
+        if (!present.has(`${name}.pack`)) continue
+        const mtime = mtimeOf(path.join(this.packDir, `${name}.pack`))
+        const known = kept.get(name)
+        if (known) {
+          kept.delete(name)
+          next.push({ ...known, mtime })
+          continue
+        }
+        const open = this.openPack(name)
+        if (open) {
+          opened.push(open)
+          next.push({ ...open, mtime })
+        }
       }
-      const opened = this.openPack(name)
-      if (opened) next.push({ ...opened, mtime })
+    } catch (error) {
+      // An I/O error while opening a pack: nothing changes, and the listing is not taken as
+      // seen, so the next refresh tries again (a pack left unopened would read as missing
+      // objects, "damaged", until a restart).
+      for (const open of opened) closePack(open)
+      throw error
     }
+    // Taken as seen only once every pack in it was opened (or found not to be one).
+    this.packListing = listing
     for (const gone of kept.values()) closePack(gone)
     next.sort((a, b) => b.mtime - a.mtime)
     this.packList = next.map(({ mtime: _mtime, ...open }) => open)

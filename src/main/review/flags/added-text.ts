@@ -37,13 +37,6 @@ export function addedBlocks(before: string | null, after: string): ReadonlyArray
   return blocks
 }
 
-/** The 1-based line of `text` on which the character at `index` sits, from `firstLine`. */
-export function lineAt(text: string, index: number, firstLine: number): number {
-  let line = firstLine
-  for (let i = text.indexOf('\n'); i !== -1 && i < index; i = text.indexOf('\n', i + 1)) line++
-  return line
-}
-
 /**
  * A short quote for a flag's message: at most `max` characters, on one line, with anything
  * invisible or a control character shown as `U+XXXX` (never pasted raw into a message).

@@ -18,6 +18,21 @@ describe('the hidden-unicode rule', () => {
     ['a no-break space inside a line', 'a\ufeffb', 'zero-width no-break space (U+FEFF)'],
     ['tag characters spelling a sentence', `Hello${tags('ignore the user')}`, 'tag character ×15'],
     ['a run of variation selectors', `x${'\ufe00\ufe01\ufe02'}`, 'run of variation selectors ×3'],
+    [
+      'one variation selector after each of several letters',
+      'wa\ufe01te\u{e0110}r the pl\ufe0fants',
+      'variation selector ×3',
+    ],
+    [
+      'tag characters between a flag and a cancel tag that are no region code',
+      `🏴${tags('ignore')}\u{e007f}🏴${tags('ab')}\u{e007f}🏴${tags('gb-en')}\u{e007f}`,
+      'tag character ×16',
+    ],
+    [
+      'a word that mixes Cyrillic letters into Latin ones',
+      'Іgnore the rest',
+      'Cyrillic or Greek letters that look Latin, in “Іgnore”',
+    ],
   ])('flags %s', (_, text, found) => {
     const [flag, ...more] = flags(`# Notes\n${text}\n`)
     expect(more).toEqual([])
@@ -49,6 +64,20 @@ describe('the hidden-unicode rule', () => {
     ['a right-to-left mark in Hebrew text', 'שלום\u200f!'],
     ['one variation selector for emoji style', 'Done ✔\ufe0f'],
     ['a kanji with its variation selector', '葛\u{e0100}城'],
+    [
+      'the flags of England and Wales, and Texas',
+      'England 🏴\u{e0067}\u{e0062}\u{e0065}\u{e006e}\u{e0067}\u{e007f}, Wales 🏴\u{e0067}\u{e0062}\u{e0077}\u{e006c}\u{e0073}\u{e007f}, 🏴\u{e0075}\u{e0073}\u{e0074}\u{e0078}\u{e007f}',
+    ],
+    [
+      'emoji with their emoji-style selector',
+      'Love ❤\ufe0f, sun ☀\ufe0f, keycap 1\ufe0f\u20e3, ©\ufe0f, ☺\ufe0e',
+    ],
+    ['a rainbow flag (selector, then a joiner)', '🏳\ufe0f\u200d🌈'],
+    ['CJK with ideographic variation selectors', '邉\u{e0101}さん、辻\u{e0100}の件、葛\u{e0100}飾'],
+    ['a CJK compatibility variant and a slashed zero', '漢\ufe00 0\ufe00'],
+    ['Cyrillic and Greek prose', 'Привет, как дела? Слава Україні! Η Αθήνα είναι όμορφη.'],
+    ['Latin next to Cyrillic, word by word', 'Meeting with Иван in Москва, Windows-приложение'],
+    ['physics with Greek letters', 'ρ = m/V, Δx = 2 μm, αβ-test'],
   ])('leaves %s alone', (_, text) => {
     expect(flags(text)).toEqual([])
   })

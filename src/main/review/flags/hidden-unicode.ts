@@ -4,10 +4,12 @@
  * reorder what is shown (bidi controls, "Trojan Source"), or split words so that checks miss
  * them (zero-width characters). Legitimate uses are left alone: a byte-order mark at the
  * start, joiners inside emoji and between letters of scripts that need them, direction marks
- * in right-to-left text, and the tags of a subdivision flag emoji. Pure.
+ * in right-to-left text, the tags of a subdivision flag emoji, and a variation selector after
+ * a character that has the variant it picks (emoji style, a kanji's variant glyph). Pure.
  */
 import type { WriteFlag } from '../../../shared/types'
-import { addedBlocks } from './added-text'
+import { addedBlocks, quote } from './added-text'
+import { hasLookAlike, mixedWords } from './look-alikes'
 
 /** Most lines this rule reports for one change. */
 const MAX_FLAGS = 5
@@ -46,9 +48,24 @@ const CANDIDATE =
 // Scripts whose spelling uses the joiners (Arabic and Persian, the Indic scripts, …).
 const JOINING_LETTER =
   /[\p{Script=Arabic}\p{Script=Syriac}\p{Script=Devanagari}\p{Script=Bengali}\p{Script=Gurmukhi}\p{Script=Gujarati}\p{Script=Oriya}\p{Script=Tamil}\p{Script=Telugu}\p{Script=Kannada}\p{Script=Malayalam}\p{Script=Sinhala}\p{Script=Myanmar}\p{Script=Khmer}\p{Script=Mongolian}]/u
+// Characters with a variant a selector can pick (Unicode's StandardizedVariants and the
+// ideographic variation database): emoji and text style for emoji; glyph variants of CJK
+// ideographs, Myanmar, Phags-pa, Manichaean and Egyptian letters, math operators and the
+// digit zero (slashed).
+const EMOJI_BASE = /[\p{Emoji}\p{Extended_Pictographic}]/u
+const IDEOGRAPH = /\p{Ideographic}/u
+const VARIANT_BASE =
+  /[\p{Ideographic}\p{Script=Myanmar}\p{Script=Phags_Pa}\p{Script=Manichaean}\p{Script=Egyptian_Hieroglyphs}0\u2200-\u22ff\u2a00-\u2aff]/u
 const RTL_TEXT = /[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff]/u
 const WAVING_BLACK_FLAG = 0x1f3f4
 const CANCEL_TAG = 0xe007f
+
+// Kinds counted as one, whatever their code (they carry data, one character at a time).
+const AS_ONE: ReadonlySet<string> = new Set([
+  'tag character',
+  'run of variation selectors',
+  'variation selector',
+])
 
 /** What one hidden character is, or null for a visible (or harmless) one. */
 function hiddenName(chars: ReadonlyArray<string>, i: number, lineIsRtl: boolean): string | null {
@@ -57,10 +74,10 @@ function hiddenName(chars: ReadonlyArray<string>, i: number, lineIsRtl: boolean)
     return inFlagEmoji(chars, i) ? null : 'tag character'
   }
   if ((code >= 0xfe00 && code <= 0xfe0f) || (code >= 0xe0100 && code <= 0xe01ef)) {
-    // One selector picks a glyph (emoji style, a kanji variant); a run of them carries data.
-    return isSelector(chars[i - 1]) || isSelector(chars[i + 1])
-      ? 'run of variation selectors'
-      : null
+    // One selector picks a glyph (emoji style, a kanji variant); a run of them carries data,
+    // and so does one after each of many letters that have no variants to pick.
+    if (isSelector(chars[i - 1]) || isSelector(chars[i + 1])) return 'run of variation selectors'
+    return selects(code, chars[i - 1]) ? null : 'variation selector'
   }
   const name = NAMES[code]
   if (!name) return null
@@ -87,22 +104,33 @@ export function hiddenUnicodeFlags(
   const flags: WriteFlag[] = []
   for (const block of addedBlocks(before, after)) {
     block.text.split('\n').forEach((text, offset) => {
-      if (flags.length >= MAX_FLAGS || !CANDIDATE.test(text)) return
+      if (flags.length >= MAX_FLAGS) return
+      const invisible = CANDIDATE.test(text)
+      const disguised = hasLookAlike(text) ? mixedWords(text) : []
+      if (!invisible && disguised.length === 0) return
       const line = block.line + offset
-      const chars = [...text]
-      const rtl = RTL_TEXT.test(text)
+      const chars = invisible ? [...text] : []
+      const rtl = invisible && RTL_TEXT.test(text)
       const counts = new Map<string, number>()
       chars.forEach((char, i) => {
         // A byte-order mark opening the file is how some editors save UTF-8.
         if (i === 0 && line === 1 && char === '\ufeff') return
         const name = hiddenName(chars, i, rtl)
         if (!name) return
-        const key = name === 'tag character' || name.startsWith('run of') ? name : label(name, char)
+        const key = AS_ONE.has(name) ? name : label(name, char)
         counts.set(key, (counts.get(key) ?? 0) + 1)
       })
-      if (counts.size === 0) return
-      const found = [...counts].map(([what, n]) => (n > 1 ? `${what} ×${n}` : what)).join(', ')
-      flags.push({ rule: 'hidden-unicode', path, line, message: `Invisible characters: ${found}` })
+      const found: string[] = []
+      if (counts.size > 0) {
+        const kinds = [...counts].map(([what, n]) => (n > 1 ? `${what} ×${n}` : what))
+        found.push(`Invisible characters: ${kinds.join(', ')}`)
+      }
+      if (disguised.length > 0) {
+        const words = disguised.slice(0, 3).map((word) => quote(word, 40))
+        found.push(`Cyrillic or Greek letters that look Latin, in ${words.join(', ')}`)
+      }
+      if (found.length === 0) return
+      flags.push({ rule: 'hidden-unicode', path, line, message: found.join('; ') })
     })
   }
   return flags
@@ -111,6 +139,14 @@ export function hiddenUnicodeFlags(
 function label(name: string, char: string): string {
   const hex = char.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')
   return `${name} (U+${hex})`
+}
+
+/** True when the selector `code` has a variant to pick for the character `base`. */
+function selects(code: number, base: string | undefined): boolean {
+  if (base === undefined) return false
+  if (code >= 0xe0100) return IDEOGRAPH.test(base)
+  if (code >= 0xfe0e) return EMOJI_BASE.test(base)
+  return VARIANT_BASE.test(base)
 }
 
 function isSelector(char: string | undefined): boolean {
@@ -128,17 +164,25 @@ function isJoiningLetter(char: string): boolean {
   return char !== '' && JOINING_LETTER.test(char)
 }
 
-/** True for a tag inside 🏴 + tags + cancel tag (the flags of England, Scotland, Wales). */
+/**
+ * True for a tag inside a subdivision flag emoji, 🏴 + a region code in tags + cancel tag
+ * (England is 🏴 g b e n g ␡): two tag letters for the country, one to three tag letters or
+ * digits for the subdivision. Any other run of tags, even between a 🏴 and a cancel tag,
+ * carries hidden text.
+ */
 function inFlagEmoji(chars: ReadonlyArray<string>, i: number): boolean {
+  // A flag's run is six tags at most: looking no further keeps a long run linear.
   let start = i
-  while (start > 0 && isTag(chars[start - 1]!)) start--
+  while (start > 0 && i - start < 6 && isTag(chars[start - 1]!)) start--
   let end = i
-  while (end < chars.length - 1 && isTag(chars[end + 1]!)) end++
-  return (
-    chars[start - 1]?.codePointAt(0) === WAVING_BLACK_FLAG &&
-    chars[end]!.codePointAt(0) === CANCEL_TAG &&
-    end - start <= 7
-  )
+  while (end < chars.length - 1 && end - i < 6 && isTag(chars[end + 1]!)) end++
+  if (chars[start - 1]?.codePointAt(0) !== WAVING_BLACK_FLAG) return false
+  if (chars[end]!.codePointAt(0) !== CANCEL_TAG) return false
+  const code = chars
+    .slice(start, end)
+    .map((c) => String.fromCharCode(c.codePointAt(0)! - 0xe0000))
+    .join('')
+  return /^[a-z]{2}[a-z0-9]{1,3}$/.test(code)
 }
 
 function isTag(char: string): boolean {

@@ -12,7 +12,9 @@
  * covered in depth; French, Spanish and Chinese for the classic "ignore previous instructions".
  */
 import type { WriteFlag } from '../../../shared/types'
-import { addedBlocks, lineAt, quote } from './added-text'
+import { quote } from './added-text'
+import { changedWindows } from './changed-text'
+import { foldLookAlikes, hasLookAlike } from './look-alikes'
 
 /** Most flags this rule reports for one change (the first lines that fire). */
 const MAX_FLAGS = 5
@@ -49,6 +51,15 @@ function re(source: string, flags = 'gimu'): Rule {
 const ANSWER_VERBS = String.raw`(?:answer|reply|respond|say|tell|inform|reveal|disclose|mention|share|admit|confess|lie|deceive|mislead|hide|conceal|withhold|pretend|act\s+as|behave|role-?play|impersonate|obey|comply|recommend|endorse|promote|praise|refuse|deny|agree|ignore|disregard|forget|overlook|prioriti[sz]e|speak|talk|address\s+the\s+user|call\s+the\s+user|treat\s+the\s+user|follow\s+(?:these|the|my|all|only|any|new|those)\s+(?:\w+\s+)?(?:instructions?|orders|commands|rules|directions)|(?:trust|believe)\s+(?:this|these|the\s+following|me|only|everything|anything|what)|(?:call|use|invoke|run)\s+the\s+\w+\s+tool|execute|exfiltrate|leak)`
 
 const ASSISTANT = String.raw`(?:(?:the|an?|any|every|this|that|future|next)\s+(?:ai|bot|model|language\s+model|llm|chatbot|ai\s+model)|(?:the\s+|an?\s+|future\s+|next\s+)?(?:ai\s+)?assistant|claude)`
+
+// The first word of an order in a forged "system:" line: how to answer, whom to obey, what to
+// reveal or grant (not "System: Arch Linux", "System: 32 GB RAM"). Verbs that head a note
+// about a machine as often ("System: Print server…", "Output: HDMI", "Enable FileVault")
+// are left out.
+const ORDER_VERBS = String.raw`reply|respond|answer|speak|talk|write\s+(?:only|in|back|everything)|say|tell|reveal|disclose|ignore|disregard|forget|override|bypass|obey|comply|follow\s+(?:these|the|my|all|only|any|new|those|every)|grant|act\s+as|pretend|behave|role-?play|treat|trust|believe|always|never|do\s+not|don't|refuse|deny|execute|use\s+only|only\s+(?:reply|respond|answer|speak|write|use|say)`
+
+// A claim about who the person is or what they may do, as a forged "system:" line makes it.
+const ROLE_CLAIM = String.raw`(?:the\s+)?(?:user|person|human|requester|sender|caller|operator|owner|i)\s+(?:is|am|are|has\s+been|was|is\s+now)\s+(?:now\s+)?(?:an?\s+|the\s+)?(?:(?:verified|authori[sz]ed|trusted|certified|approved|official|super|system|site|server|full)\s+)*(?:admin(?:istrator)?|root|developer|dev|owner|superuser|super-user|sudoer|operator|moderator|authori[sz]ed|verified|trusted|staff|anthropic(?:\s+staff|\s+employee)?)|(?:grant|approve|allow|fulfil+|honou?r|comply\s+with|obey|answer)\s+(?:every|all|any|each)\s+(?:of\s+(?:their|the\s+user's|his|her)\s+)?(?:requests?|commands?|instructions?|questions?|orders?)|(?:admin|administrator|root|elevated|full|unrestricted|developer|sudo)\s+(?:access|privileges?|rights|permissions?|clearance|mode)|(?:safety|content)\s+(?:filters?|rules|guidelines|restrictions)\s+(?:are|is)\s+(?:off|disabled|lifted|removed)`
 
 const PATTERNS: ReadonlyArray<Pattern> = [
   // --- English: overriding what came before.
@@ -143,6 +154,14 @@ const PATTERNS: ReadonlyArray<Pattern> = [
     ),
   },
   {
+    // "system: Reply only in French." A note headed "System:" names a machine ("System: Arch
+    // Linux"); one that goes on with an order or a claim about who may do what is a forgery.
+    what: 'a fake "system:" message',
+    regex: re(
+      String.raw`^[ \t>#*-]*(?:system|assistant|developer|admin|operator)[ \t]*(?:message|prompt|note|notice|override)?[ \t]*[:：][ \t]*(?:(?:please|now|important|note|attention|ok(?:ay)?)[ \t]*[,:!.]?[ \t]+|from\s+(?:now|here)\s+on\s*,?\s+)*(?:${ORDER_VERBS})\b|^[ \t>#*-]*(?:system|assistant|developer|admin|operator)[ \t]*(?:message|prompt|note|notice|override)?[ \t]*[:：](?=[^\n]*\b(?:${ROLE_CLAIM})\b)`,
+    ),
+  },
+  {
     what: 'fake chat or tool-call markup',
     regex: re(
       String.raw`"type"\s*:\s*"(?:tool_use|tool_result|function_call|tool_call)"|"(?:tool_calls|function_call|tool_use)"\s*:|"command"\s*:\s*"(?:view|create|str_replace|insert|delete|rename)"[^}\n]{0,200}"(?:path|old_path)"\s*:\s*"/memories`,
@@ -234,39 +253,51 @@ const PATTERNS: ReadonlyArray<Pattern> = [
 
 /**
  * Flags for the lines of `after` that read as instructions to a future assistant, at most one
- * per line and `MAX_FLAGS` in all. Only what the change adds is read.
+ * per line and `MAX_FLAGS` in all. What is read is each changed stretch with the text around
+ * it (`changedWindows`), and what fires is what is new there: a match the stretch holds more
+ * often after the change than before. So an instruction the file already held is not flagged
+ * again by every later edit, and one that a change completes (adding its second half, or
+ * deleting the line between its halves) is.
  */
 export function instructionFlags(
   path: string,
   before: string | null,
   after: string,
 ): ReadonlyArray<WriteFlag> {
+  const windows = changedWindows(before, after)
+  const found = windows.map((window) => {
+    const text = normalize(window.after)
+    return { text, hits: matches(text, window.line) }
+  })
+  if (found.every(({ hits }) => hits.length === 0)) return []
+  // What the changed stretches said before: each match, by pattern and words. (Read only
+  // when the stretches say something now: most changes match nothing at all.)
+  const had = new Map<string, number>()
+  for (const window of windows) {
+    if (window.before === '') continue
+    for (const hit of matches(normalize(window.before), 1)) {
+      had.set(hit.key, (had.get(hit.key) ?? 0) + 1)
+    }
+  }
   const flags: WriteFlag[] = []
   const flagged = new Set<number>()
-  for (const block of addedBlocks(before, after)) {
-    const text = normalize(block.text)
-    const found: Array<{ index: number; line: number; what: string }> = []
-    for (const { regex, what } of PATTERNS) {
-      if (!regex.loose.test(text)) continue
-      for (const match of text.matchAll(regex.exact)) {
-        const line = lineAt(text, match.index, block.line)
-        found.push({ index: match.index, line, what })
+  for (const { text, hits } of found) {
+    for (const hit of hits) {
+      const left = had.get(hit.key) ?? 0
+      if (left > 0) {
+        had.set(hit.key, left - 1)
+        continue
       }
-    }
-    found.sort((a, b) => a.index - b.index)
-    const quoted = (index: number): string => {
-      // From where the pattern matched to the end of its line: the instruction in full.
-      const end = text.indexOf('\n', index)
-      return text.slice(index, end === -1 ? undefined : end)
-    }
-    for (const hit of found) {
       if (flagged.has(hit.line)) continue
       flagged.add(hit.line)
+      // From where the pattern matched to the end of its line: the instruction in full.
+      const end = text.indexOf('\n', hit.start)
+      const quoted = text.slice(hit.start, end === -1 ? undefined : end)
       flags.push({
         rule: 'instructions',
         path,
         line: hit.line,
-        message: `Reads as instructions to a future assistant (${hit.what}): ${quote(quoted(hit.index))}`,
+        message: `Reads as instructions to a future assistant (${hit.what}): ${quote(quoted)}`,
       })
       if (flags.length >= MAX_FLAGS) return flags
     }
@@ -274,14 +305,75 @@ export function instructionFlags(
   return flags
 }
 
+interface Hit {
+  readonly index: number
+  /** Where its words start (a match may begin with the end of the sentence before). */
+  readonly start: number
+  readonly line: number
+  readonly what: string
+  /** The pattern and the words it matched, for telling an old match from a new one. */
+  readonly key: string
+}
+
+/** Every match of every pattern in `text` (whose first line is `firstLine`), in text order. */
+function matches(text: string, firstLine: number): Hit[] {
+  const found: Hit[] = []
+  let breaks: number[] | null = null
+  PATTERNS.forEach(({ regex, what }, p) => {
+    if (!regex.loose.test(text)) return
+    for (const match of text.matchAll(regex.exact)) {
+      const start = match.index + Math.max(0, match[0].search(/[^\s.!?:;]/))
+      breaks ??= lineBreaks(text)
+      found.push({
+        index: match.index,
+        start,
+        line: firstLine + before(breaks, start),
+        what,
+        // The words alone: the same instruction after a different line end is not new.
+        key: `${p} ${match[0]
+          .toLowerCase()
+          .replace(/[^\p{L}\p{N}<>|[\]{}"]+/gu, ' ')
+          .trim()}`,
+      })
+    }
+  })
+  return found.sort((a, b) => a.index - b.index)
+}
+
+/** Where `text` breaks lines: found once, so a text full of matches stays linear. */
+function lineBreaks(text: string): number[] {
+  const breaks: number[] = []
+  for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) breaks.push(i)
+  return breaks
+}
+
+/** How many of the sorted `values` are below `limit`. */
+function before(values: ReadonlyArray<number>, limit: number): number {
+  let low = 0
+  let high = values.length
+  while (low < high) {
+    const mid = (low + high) >> 1
+    if (values[mid]! < limit) low = mid + 1
+    else high = mid
+  }
+  return low
+}
+
 /**
- * What the patterns read: compatibility forms folded (full-width letters, ligatures),
- * invisible format characters removed (so "ig\u200Bnore" still reads as "ignore"), and
- * typographic apostrophes made plain. Line breaks stay where they were.
+ * What the patterns read: text spelled in invisible tag characters decoded to the ASCII it
+ * carries (set apart by spaces), compatibility forms folded (full-width letters, ligatures),
+ * Cyrillic and Greek letters that look Latin read as Latin, other invisible format characters
+ * removed (so "ig\u200Bnore" still reads as "ignore"), and typographic apostrophes made
+ * plain. Line breaks stay where they were. Only for matching: what is stored is untouched.
  */
 function normalize(text: string): string {
-  return text
+  const plain = text
+    .replace(/[\u{e0020}-\u{e007e}]+/gu, (run) => {
+      const ascii = [...run].map((c) => String.fromCharCode(c.codePointAt(0)! - 0xe0000))
+      return ` ${ascii.join('')} `
+    })
     .normalize('NFKC')
+  return (hasLookAlike(plain) ? foldLookAlikes(plain) : plain)
     .replace(/\p{Cf}/gu, '')
     .replace(/[\u2018\u2019\u02BC]/g, "'")
 }

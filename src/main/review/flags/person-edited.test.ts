@@ -2,7 +2,8 @@ import { writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { openVersionedMemory, type VersionedMemory } from '../../history'
-import { tempDataDir, userWrite } from '../../history/test-helpers'
+import { gitCli, tempDataDir, userWrite } from '../../history/test-helpers'
+import { createReviewService } from '../review-service'
 import { lastPersonEdit, personEditedFlags, PERSON_EDIT_WINDOW_MS } from './person-edited'
 
 const HOUR = 60 * 60 * 1000
@@ -81,5 +82,52 @@ describe('the person-edited rule', () => {
     expect(await lastEdit('/memories/work/plan.md')).toBe(clock)
     expect(await lastEdit('/memories/work')).toBe(clock)
     expect(await lastEdit('/memories/elsewhere.md')).toBeNull()
+  })
+
+  it('counts an edit the person made in another editor while Cairn was closed', async () => {
+    await claudeCreate('/memories/notes.md', 'line one\nline two\n')
+    await memory.close()
+    clock += HOUR
+    // Saved at the next start as the `recovery` commit, by Cairn: the person's words all the same.
+    await writeFile(
+      path.join(dataDir, 'memories', 'notes.md'),
+      'line one\nline two\nMy own note, written by hand.\n',
+    )
+    memory = await openVersionedMemory({ dataDir, watch: false, now: () => clock })
+    expect(gitCli(dataDir, 'log', '-1', '--format=%an %s')).toContain('Save changes made outside')
+    clock += 5 * 60_000
+    expect(await lastEdit('/memories/notes.md')).toBe(T0 + HOUR)
+
+    const gate = createReviewService({ memory, mode: 'flagged', now: () => clock })
+    try {
+      const held = new Promise<ReadonlyArray<unknown>>((resolve) =>
+        gate.onPending((changes) => changes.length > 0 && resolve(changes)),
+      )
+      const outcome = gate.execute(
+        {
+          command: 'str_replace',
+          path: '/memories/notes.md',
+          old_str: 'My own note, written by hand.',
+          new_str: 'My own note, written by Claude.',
+        },
+        { actor: 'claude', conversationId: 'c1', toolUseId: 'toolu_rewrite' },
+      )
+      expect(await held).toMatchObject([
+        {
+          path: '/memories/notes.md',
+          flags: [
+            {
+              rule: 'person-edited',
+              message: 'You edited this yourself 5 minutes before this change',
+            },
+          ],
+        },
+      ])
+      gate.close()
+      expect(await outcome).toMatchObject({ isError: true })
+      expect(gitCli(dataDir, 'show', 'main:notes.md')).toContain('written by hand')
+    } finally {
+      gate.close()
+    }
   })
 })

@@ -10,11 +10,18 @@ import type { VersionedMemory } from '../../history'
 export const PERSON_EDIT_WINDOW_MS = 24 * 60 * 60 * 1000
 
 /**
- * True for a commit that holds the person's own words: their edit, one made in another editor,
- * or Claude's change they rewrote before approving it.
+ * True for a commit that holds the person's own words: their edit, one made in another editor
+ * (while Cairn ran: `outside`; while it was closed: the `recovery` commit made at start-up),
+ * or Claude's change they rewrote before approving it. A recovery commit may also hold a write
+ * of Claude's whose commit was interrupted: counting it errs towards asking.
  */
 export function isPersonEdit(commit: CommitSummary): boolean {
-  return commit.actor === 'user' || commit.command === 'outside' || commit.review === 'edited'
+  return (
+    commit.actor === 'user' ||
+    commit.command === 'outside' ||
+    commit.command === 'recovery' ||
+    commit.review === 'edited'
+  )
 }
 
 /** When the person last edited `path` (or anything under it) within the window before `now`, or null. */

@@ -45,6 +45,8 @@ export function errorTitle(code: ErrorCode): string {
       return 'Sync was interrupted'
     case 'sync-rejected':
       return 'The remote refused the update'
+    case 'sync-push-refused':
+      return 'The server refused the upload'
     case 'sync-rewritten':
       return 'The remote’s history was rewritten'
     case 'sync-join-needed':

@@ -44,7 +44,9 @@ export function MemoryNotices() {
           <Banner
             key={notice.id}
             tone="info"
-            title="A file is not versioned"
+            title={
+              notice.kind === 'kept-aside' ? 'A file was kept aside' : 'A file is not versioned'
+            }
             onDismiss={() => dismiss(notice.id)}
           >
             {notice.message}

@@ -7,7 +7,9 @@ import { displayPath } from '../../lib/format'
 import { useSync } from './sync-context'
 import { SyncModal } from './SyncModal'
 
-const MARKER = /^(<<<<<<<|=======|>>>>>>>)( |$)/m
+// A block's start or end marker: 7 or more of its character (longer when a side holds a
+// marker-like line). A lone "=======" is a Markdown setext underline as often as a marker.
+const MARKER = /^(<{7,}|>{7,})( |$)/m
 
 /**
  * The conflicts a merge could not settle: for each file, both versions side by side and the

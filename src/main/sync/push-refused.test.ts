@@ -1,0 +1,92 @@
+/**
+ * A push refused by the server (or a proxy in front of it) says why in plain words: never
+ * "not a git repository" for an address that has just answered a fetch. A real git server on
+ * loopback behind a small proxy that refuses uploads with the status under test.
+ */
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { startGitServer, type GitServer } from '../../../test/fixtures/git-server'
+import { startMachine, type Machine } from './test-support'
+
+let server: GitServer
+let proxy: http.Server
+let refuseWith = 413
+const open: Machine[] = []
+let repoCount = 0
+
+beforeAll(async () => {
+  server = await startGitServer()
+  proxy = http.createServer((req, res) => {
+    if (req.method === 'POST' && req.url?.endsWith('git-receive-pack')) {
+      req.resume()
+      res.writeHead(refuseWith, { 'Content-Type': 'text/html' })
+      res.end(`<h1>${refuseWith}</h1>`)
+      return
+    }
+    const upstream = http.request(
+      {
+        host: '127.0.0.1',
+        port: server.port,
+        path: req.url,
+        method: req.method,
+        headers: req.headers,
+      },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers)
+        answer.pipe(res)
+      },
+    )
+    req.pipe(upstream)
+  })
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve))
+})
+afterAll(async () => {
+  await new Promise((resolve) => proxy.close(resolve))
+  await server.close()
+})
+afterEach(async () => {
+  for (const machine of open.splice(0)) await machine.close()
+})
+
+async function pushThroughProxy(status: number): Promise<{ code?: string; message?: string }> {
+  refuseWith = status
+  const repo = `refused-${++repoCount}`
+  server.createRepo(repo)
+  const laptop = await startMachine('laptop')
+  open.push(laptop)
+  await laptop.write('notes.md', 'hello\n')
+  const port = (proxy.address() as AddressInfo).port
+  await laptop.call('sync:configure', {
+    url: `http://127.0.0.1:${port}/${repo}.git`,
+    username: server.user,
+    token: server.token,
+    intervalMinutes: 0,
+  })
+  const result = await laptop.sync()
+  expect(result.state).toBe('error')
+  // Nothing reached the remote, and this machine's history is as it was.
+  expect(server.git(repo, 'for-each-ref').trim()).toBe('')
+  expect(laptop.git('show', 'main:notes.md')).toBe('hello\n')
+  return { code: result.error?.code, message: result.error?.message }
+}
+
+describe('a push the server refuses', () => {
+  it('says an upload refused as too large (HTTP 413) was too large', async () => {
+    const { code, message } = await pushThroughProxy(413)
+    expect(code).toBe('sync-push-refused')
+    expect(message).toContain('refused the upload as too large')
+    expect(message).not.toContain('not as a git repository')
+  })
+
+  it('names the status of any other refusal', async () => {
+    const { code, message } = await pushThroughProxy(422)
+    expect(code).toBe('sync-push-refused')
+    expect(message).toBe('The remote refused the push (HTTP 422).')
+  })
+
+  it('keeps the words for a token without permission (HTTP 403)', async () => {
+    const { code } = await pushThroughProxy(403)
+    expect(code).toBe('sync-auth')
+  })
+})

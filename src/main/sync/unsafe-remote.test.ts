@@ -1,0 +1,155 @@
+/**
+ * What a remote may hold that a memory folder may not: a file too large to version, a name
+ * Cairn keeps for itself. The sync refuses it (`sync-unsafe-content`), changing nothing; and a
+ * file that grew too large here is never recorded as deleted (which a sync would spread).
+ * Real data folders, a real git server on loopback, the git CLI writing the hostile commits.
+ */
+import { execFile } from 'node:child_process'
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { promisify } from 'node:util'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { startGitServer, type GitServer } from '../../../test/fixtures/git-server'
+import { MAX_VERSIONED_BYTES } from '../history/work-tree'
+import { expectSound, startMachine, type Machine } from './test-support'
+
+const run = promisify(execFile)
+
+let server: GitServer
+let work: string
+const open: Machine[] = []
+let repoCount = 0
+
+beforeAll(async () => {
+  server = await startGitServer()
+  work = await mkdtemp(path.join(os.tmpdir(), 'cairn-unsafe-remote-'))
+})
+afterAll(async () => {
+  await server.close()
+  await rm(work, { recursive: true, force: true })
+})
+afterEach(async () => {
+  for (const machine of open.splice(0)) await machine.close()
+})
+
+async function machine(name: string, dataDir?: string): Promise<Machine> {
+  const started = await startMachine(name, dataDir ? { dataDir } : {})
+  open.push(started)
+  return started
+}
+
+/** Commits `files` (name -> content) on top of the remote's `main` with the git CLI, pushed. */
+async function pushWithGit(repo: string, files: Record<string, string | Buffer>): Promise<void> {
+  const clone = path.join(work, `${repo}-${Date.now()}`)
+  const env = { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: work, GIT_TERMINAL_PROMPT: '0' }
+  const url = server.url(repo).replace('http://', `http://${server.user}:${server.token}@`)
+  await run('git', ['clone', '--quiet', url, clone], { env })
+  const git = (...args: string[]) => run('git', ['-C', clone, ...args], { env })
+  for (const [name, content] of Object.entries(files)) {
+    await writeFile(path.join(clone, name), content)
+    await git('add', '--', name)
+  }
+  await git('-c', 'user.name=Other', '-c', 'user.email=o@x', 'commit', '--quiet', '-m', 'other')
+  await git('push', '--quiet', 'origin', 'main')
+}
+
+async function connected(): Promise<{ repo: string; laptop: Machine }> {
+  const repo = `unsafe-${++repoCount}`
+  server.createRepo(repo)
+  const laptop = await machine('laptop')
+  await laptop.write('notes.md', 'hello\n')
+  await laptop.connect(server, repo)
+  await laptop.sync()
+  return { repo, laptop }
+}
+
+const big = Buffer.alloc(MAX_VERSIONED_BYTES + 1024 * 1024, 'x')
+
+describe('a remote holding what the memory folder may not', () => {
+  it('refuses a file too large to version, changing nothing (fast-forward)', async () => {
+    const { repo, laptop } = await connected()
+    await pushWithGit(repo, { 'big.md': big })
+    const head = laptop.git('rev-parse', 'main')
+
+    const status = await laptop.sync()
+
+    expect(status.state).toBe('error')
+    expect(status.error?.code).toBe('sync-unsafe-content')
+    expect(status.error?.message).toContain('big.md (too large)')
+    expect(laptop.git('rev-parse', 'main')).toBe(head)
+    await expect(stat(path.join(laptop.dir, 'memories', 'big.md'))).rejects.toThrow()
+  })
+
+  it('refuses a file too large to version in a merge, changing nothing', async () => {
+    const { repo, laptop } = await connected()
+    await pushWithGit(repo, { 'big.md': big })
+    await laptop.write('mine.md', 'only here\n')
+    const head = laptop.git('rev-parse', 'main')
+
+    const status = await laptop.sync()
+
+    expect(status.error?.code).toBe('sync-unsafe-content')
+    expect(status.error?.message).toContain('big.md (too large)')
+    expect(laptop.git('rev-parse', 'main')).toBe(head)
+    await expect(stat(path.join(laptop.dir, 'memories', 'big.md'))).rejects.toThrow()
+  })
+
+  it("refuses an entry named like Cairn's temp files, without calling history damaged", async () => {
+    const { repo, laptop } = await connected()
+    await pushWithGit(repo, { '.cairn-tmp-evil': 'evil\n' })
+    const head = laptop.git('rev-parse', 'main')
+
+    const status = await laptop.sync()
+    expect(status.error?.code).toBe('sync-unsafe-content')
+    expect(status.error?.message).toContain('.cairn-tmp-evil')
+    expect(laptop.git('rev-parse', 'main')).toBe(head)
+
+    // The same in a merge (this machine changed something too).
+    await laptop.write('mine.md', 'only here\n')
+    const merging = await laptop.sync()
+    expect(merging.error?.code).toBe('sync-unsafe-content')
+    expect(await laptop.files()).toEqual(
+      new Map([
+        ['mine.md', 'only here\n'],
+        ['notes.md', 'hello\n'],
+      ]),
+    )
+  })
+})
+
+describe('a versioned file that grows too large to version', () => {
+  it('keeps its last version in history; no deletion is committed or pushed', async () => {
+    const { repo, laptop } = await connected()
+    const desktop = await machine('desktop')
+    await desktop.connect(server, repo)
+    await desktop.sync()
+    const dir = laptop.dir
+    const memories = path.join(dir, 'memories')
+    await writeFile(path.join(memories, 'notes.md'), big)
+
+    // While running (a command scans the folder) and after a restart (the scan at open).
+    await laptop.write('other.md', 'a command\n')
+    expect(laptop.git('show', 'main:notes.md')).toBe('hello\n')
+    await laptop.core.close()
+    open.splice(open.indexOf(laptop), 1)
+    const again = await machine('laptop', dir)
+    expect(again.git('show', 'main:notes.md')).toBe('hello\n')
+    // Only the commit that created it ever touched it.
+    expect(
+      again.git('log', '--format=%H', 'main', '--', 'notes.md').trim().split('\n'),
+    ).toHaveLength(1)
+    expect(await again.call('memory:notices')).toContainEqual(
+      expect.objectContaining({ kind: 'too-large', path: '/memories/notes.md' }),
+    )
+    expect((await again.sync()).state).toBe('idle')
+    expect((await readFile(path.join(memories, 'notes.md'))).equals(big)).toBe(true)
+
+    // The other machine keeps the file.
+    await desktop.sync()
+    expect((await desktop.files()).get('notes.md')).toBe('hello\n')
+    expect((await desktop.files()).get('other.md')).toBe('a command\n')
+    await writeFile(path.join(memories, 'notes.md'), 'hello\n')
+    await expectSound(server, repo, [again, desktop])
+  })
+})
