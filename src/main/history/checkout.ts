@@ -3,7 +3,8 @@
  * or a switch to another history the person chose. The folder follows, so it always equals
  * the tree of `main`; a crash at any point is finished at the next open.
  *
- * Order: the objects it reaches are made durable, the move is written down (`cairn-move.json`
+ * Order: the objects it reaches are made durable (and the write-ahead log checkpointed, see
+ * `objects/logged-main.ts`), the move is written down (`cairn-move.json`
  * in the git directory), the folder is updated (its fsyncs settled, and the stat cache told
  * what was written), `main` is moved (fsynced), the side index is appended to (or replaced),
  * the note is removed. Re-running the note's move is harmless at any point, which is what
@@ -73,8 +74,11 @@ export async function moveMain(
   // A commit from elsewhere is untrusted: none of its paths may leave the folder or reach git.
   for (const delta of deltas) toRelative(toVirtual(delta.path))
   // The objects the target reaches that were written here (a merge commit, its trees) are
-  // durable before anything refers to them.
+  // durable before anything refers to them. So is every value of `main` the write-ahead log
+  // holds, and the log is emptied for good: open moves `main` forward to a logged value, and
+  // one logged before this move must never win over it (were the target an ancestor of it).
   await store.flush()
+  await store.checkpoint({ durable: true })
   await writeJsonAtomic(moveNoteOf(store.gitdir), { from, to: target } satisfies MoveNote)
   // A file the history never held is kept aside, never written over (`applyDeltas`).
   onKeptAside(await applyDeltas(repo, deltas))

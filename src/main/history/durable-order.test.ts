@@ -3,7 +3,7 @@ import { readFileSync, readlinkSync } from 'node:fs'
 import path from 'node:path'
 import { nodeDisk, OPEN, setDisk, type Disk } from '../lib/disk'
 import { openVersionedMemory, type VersionedMemory } from './index'
-import { decodeRecords, LOG_FILES } from './objects/object-log'
+import { decodeMains, decodeRecords, LOG_FILES } from './objects/object-log'
 import {
   CLAUDE,
   folderFiles,
@@ -18,7 +18,14 @@ import {
 // what must be flushed before each rename, recorded from the real calls a command makes.
 
 type Kind =
-  'memory-temp' | 'object' | 'log' | 'ref-temp' | 'memory-folder' | 'object-folder' | 'ref-folder'
+  | 'memory-temp'
+  | 'object'
+  | 'log'
+  | 'ref-temp'
+  | 'ref'
+  | 'memory-folder'
+  | 'object-folder'
+  | 'ref-folder'
 
 function kindOf(file: string, flags: number): Kind | null {
   const folder = (flags & OPEN.DIRECTORY) !== 0
@@ -27,6 +34,7 @@ function kindOf(file: string, flags: number): Kind | null {
     // An object's file, by its temp name or (a checkpoint opens it again) its own.
     if (/\/objects\/[0-9a-f]{2}\/(tmp_obj_|[0-9a-f]{38}$)/.test(file)) return 'object'
     if (/\/cairn-wal-\d$/.test(file)) return 'log'
+    if (/refs\/heads\/main$/.test(file)) return 'ref'
     return /refs\/heads\/main\..*\.lock$/.test(file) ? 'ref-temp' : null
   }
   if (folder) return 'memory-folder'
@@ -41,7 +49,21 @@ function isLog(fd: number): boolean {
   }
 }
 
-/** Every fsync (when it finished, and of what) and rename (when called), in order. */
+/** The newest value of `main` the log's files hold now (by sequence number), or null. */
+function loggedMain(): string | null {
+  let newest: { oid: string | null; seq: number } | null = null
+  for (const name of LOG_FILES) {
+    for (const main of decodeMains(readFileSync(path.join(dataDir, 'history.git', name)))) {
+      if (!newest || main.seq > newest.seq) newest = main
+    }
+  }
+  return newest?.oid ?? null
+}
+
+/**
+ * Every fsync (when it finished, and of what: `flushed other` for anything else) and rename
+ * (when called), in order; at the ref's rename, whether the log already held its new value.
+ */
 function recordingDisk(events: string[]): Disk {
   const kinds = new Map<number, Kind>()
   return {
@@ -61,9 +83,13 @@ function recordingDisk(events: string[]): Disk {
       // The log's files were opened with the history, before recording began.
       const kind = kinds.get(fd) ?? (isLog(fd) ? 'log' : undefined)
       await nodeDisk.fsync(fd)
-      if (kind) events.push(`flushed ${kind}`)
+      events.push(`flushed ${kind ?? 'other'}`)
     },
     renameSync(from, to) {
+      if (/refs\/heads\/main$/.test(to)) {
+        const value = readFileSync(from, 'utf8').trim()
+        events.push(loggedMain() === value ? 'logged ref value' : 'ref value not logged')
+      }
       nodeDisk.renameSync(from, to)
       if (from.includes('.cairn-tmp-')) events.push('renamed memory file')
       else if (/refs\/heads\/main$/.test(to)) events.push('renamed ref')
@@ -146,31 +172,37 @@ describe('a command with its commit, step by step', () => {
       { command: 'create', path: '/memories/a.md', file_text: 'new\n' },
     ],
   ] as const) {
-    it(`${name}: its file, objects and ref temp are flushed before anything is renamed, the file renamed before the ref, both folders flushed before it is acknowledged`, async () => {
+    it(`${name}: its file and the log (the objects and the ref's new value) are flushed before anything is renamed, the file renamed before the ref, its folder flushed before it is acknowledged: 3 fsyncs`, async () => {
       const events = await recorded(input)
       const fileRenamed = first(events, 'renamed memory file')
       const refRenamed = first(events, 'renamed ref')
       expect(fileRenamed).toBeGreaterThan(-1)
       expect(refRenamed).toBeGreaterThan(fileRenamed)
-      // Nothing is renamed before the file's content, the log's records of every new object
-      // (the blob, the trees, the commit) and the ref's content are on the disk ...
+      // Nothing is renamed before the file's content and the log's records of every new object
+      // (the blob, the trees, the commit) and of the ref's new value are on the disk ...
       expect(first(events, 'flushed memory-temp')).toBeGreaterThan(-1)
       expect(first(events, 'flushed memory-temp')).toBeLessThan(fileRenamed)
       expect(events.filter((event) => event === 'flushed log')).toHaveLength(1)
       expect(first(events, 'flushed log')).toBeLessThan(fileRenamed)
-      expect(first(events, 'flushed ref-temp')).toBeLessThan(fileRenamed)
-      // ... and the log covers them: no object file nor folder is flushed on the way.
+      expect(events[refRenamed - 1]).toBe('logged ref value')
+      // ... and the log covers them: no object file nor folder is flushed on the way, nor the
+      // ref's temp file, the ref or its folder.
       const file = 'path' in input ? input.path.replace('/memories/', '') : ''
       const logged = loggedIds()
       for (const oid of headObjects(file)) expect(logged).toContain(oid)
-      expect(events).not.toContain('flushed object')
-      expect(events).not.toContain('flushed object-folder')
-      // Both renames are made durable before the result comes back.
+      expect(loggedMain()).toBe(headObjects('')[0])
+      for (const kind of ['object', 'object-folder', 'ref-temp', 'ref', 'ref-folder', 'other']) {
+        expect(events).not.toContain(`flushed ${kind}`)
+      }
+      // The file's rename is made durable before the result comes back.
       const acknowledged = events.indexOf('acknowledged')
       expect(last(events, 'flushed memory-folder')).toBeGreaterThan(fileRenamed)
       expect(last(events, 'flushed memory-folder')).toBeLessThan(acknowledged)
-      expect(last(events, 'flushed ref-folder')).toBeGreaterThan(refRenamed)
-      expect(last(events, 'flushed ref-folder')).toBeLessThan(acknowledged)
+      // Three in all: the file's temp file, the log, the file's folder.
+      const flushes = events.filter((event) => event.startsWith('flushed '))
+      expect(flushes).toHaveLength(3)
+      expect(flushes.slice(0, 2).sort()).toEqual(['flushed log', 'flushed memory-temp'])
+      expect(flushes[2]).toBe('flushed memory-folder')
       expect(await headMatchesFolder(dataDir)).toBe(true)
       fsck(dataDir)
     })
@@ -180,17 +212,19 @@ describe('a command with its commit, step by step', () => {
     ['a delete', { command: 'delete', path: '/memories/dir/b.md' }],
     ['a rename', { command: 'rename', old_path: '/memories/a.md', new_path: '/memories/c.md' }],
   ] as const) {
-    it(`${name}: its folder and the commit's objects are flushed before the ref is renamed`, async () => {
+    it(`${name}: its folder and the log (the objects and the ref's new value) are flushed before the ref is renamed, which is not flushed`, async () => {
       const events = await recorded(input)
       const refRenamed = first(events, 'renamed ref')
       expect(refRenamed).toBeGreaterThan(-1)
       expect(last(events, 'flushed memory-folder')).toBeLessThan(refRenamed)
-      expect(first(events, 'flushed log')).toBeGreaterThan(-1)
+      expect(events.filter((event) => event === 'flushed log')).toHaveLength(1)
       expect(last(events, 'flushed log')).toBeLessThan(refRenamed)
-      expect(first(events, 'flushed ref-temp')).toBeLessThan(refRenamed)
-      expect(events).not.toContain('flushed object')
+      expect(events[refRenamed - 1]).toBe('logged ref value')
+      for (const kind of ['object', 'object-folder', 'ref-temp', 'ref', 'ref-folder', 'other']) {
+        expect(events).not.toContain(`flushed ${kind}`)
+      }
       for (const oid of headObjects('')) expect(loggedIds()).toContain(oid)
-      expect(last(events, 'flushed ref-folder')).toBeGreaterThan(refRenamed)
+      expect(loggedMain()).toBe(headObjects('')[0])
       expect(await headMatchesFolder(dataDir)).toBe(true)
       fsck(dataDir)
     })
@@ -249,6 +283,9 @@ describe('when the flushes of a staged write fail', () => {
     const outcome = await editWhileFsyncFails('.cairn-tmp-')
     expect(outcome.isError).toBe(true)
     expect(outcome.commit).toBeNull()
+    // Its commit's value of main was logged with its objects: the value main keeps is logged
+    // after it, so a replay at the next open never moves main to the failed commit.
+    expect(loggedMain()).toBe(head)
     expect(await folderFiles(dataDir)).toEqual(before)
     expect((await memory.log({ offset: 0, limit: 1 })).entries[0]!.oid).toBe(head)
     expect(leftoverTempFiles(dataDir)).toEqual([])

@@ -21,7 +21,14 @@ import {
   MissingObjectError,
   ObjectDatabase,
 } from './objects/object-database'
-import { MAX_LOGGED_BYTES, MAX_LOGGED_OBJECTS, ObjectLog } from './objects/object-log'
+import { readMainRef } from './find-tip'
+import { mainAfterReplay } from './objects/logged-main'
+import {
+  MAX_LOGGED_BYTES,
+  MAX_LOGGED_OBJECTS,
+  ObjectLog,
+  type LoggedRef,
+} from './objects/object-log'
 
 /** One entry of a git tree as Cairn stores it: regular files and directories only. */
 export interface RawTreeEntry {
@@ -76,13 +83,24 @@ export interface ObjectStore {
   /**
    * Makes every object written since the last flush durable: a small batch by appending it to
    * the write-ahead log (once `openLog` has run), a larger one by `fsync`ing each file and
-   * their folders.
+   * their folders. With `main` (a commit's flush), `main`'s next value is appended to the log
+   * with the batch, and its handle returned: the ref file then needs no `fsync` (the caller
+   * renames it and calls `moved`, or `abandoned`). Null when it was not logged: the caller
+   * makes the ref durable itself.
    */
-  flush(): Promise<void>
+  flush(main?: string): Promise<LoggedRef | null>
+  /**
+   * Whether a flush now would log `main` with the objects written so far (see `flush`): the
+   * caller then does not `fsync` the ref's temp file alongside. A guess the flush may belie
+   * (it returns null then, and the caller flushes the ref after it).
+   */
+  logsMain(): boolean
   /**
    * Opens the write-ahead log (making its files on first use) and replays what it holds:
-   * objects whose loose file a power cut lost or damaged are written again, then every object
-   * it names is made durable and the log emptied. Runs at open, before anything reads objects.
+   * objects whose loose file a power cut lost or damaged are written again, `main` is moved
+   * forward to the newest value logged (never back nor aside: see `logged-main.ts`), then
+   * every object it names and the ref are made durable and the log emptied. Runs at open,
+   * before anything reads objects or refs.
    */
   openLog(options?: { readonly owns?: () => boolean; readonly logger?: Logger }): Promise<void>
   /** Makes every logged object durable and empties the log (before maintenance, at close). */
@@ -200,12 +218,26 @@ export function createObjectStore(gitdir: string): ObjectStore {
     }
   }
 
-  async function flush(): Promise<void> {
-    const pending = unflushed
-    unflushed = []
-    if (pending.length === 0) return
+  function fitsLog(pending: ReadonlyArray<{ readonly stored: Buffer }>): boolean {
     let bytes = 0
     for (const { stored } of pending) bytes += stored.byteLength
+    return pending.length <= MAX_LOGGED_OBJECTS && bytes <= MAX_LOGGED_BYTES
+  }
+
+  function logsMain(): boolean {
+    return (
+      log !== null &&
+      unflushed.length > 0 &&
+      !log.appendFailed() &&
+      log.usable() &&
+      fitsLog(unflushed)
+    )
+  }
+
+  async function flush(main?: string): Promise<LoggedRef | null> {
+    const pending = unflushed
+    unflushed = []
+    if (pending.length === 0) return null
     // An append failed since the last checkpoint: its batch's objects (of a commit acknowledged
     // or owed) are made durable first, since this batch may not write them again (a blob the
     // stat cache knows is not), and its ref may name them. Failing, this flush fails too.
@@ -217,13 +249,13 @@ export function createObjectStore(gitdir: string): ObjectStore {
         throw error
       }
     }
-    if (log?.usable() && pending.length <= MAX_LOGGED_OBJECTS && bytes <= MAX_LOGGED_BYTES) {
+    if (log?.usable() && fitsLog(pending)) {
       // Their files are closed unsynced: the checkpoint opens them again by name.
       for (const { fd } of pending) closeQuietly(fd)
-      await log.append(pending)
-      return
+      return await log.append(pending, main)
     }
     await flushFiles(pending)
+    return null
   }
 
   // Files and folders are fsynced all at once: the order among them does not matter, only
@@ -257,7 +289,8 @@ export function createObjectStore(gitdir: string): ObjectStore {
     // Windows cannot fsync a read-only file through a new descriptor: every batch is
     // flushed file by file there.
     if (log || process.platform === 'win32') return
-    const { log: opened, records } = await ObjectLog.open(gitdir, options.owns, options.logger)
+    const opened = await ObjectLog.open(gitdir, options.owns, options.logger)
+    const { records, mains } = opened
     try {
       // Written again, where the loose file is missing, cut short or not what its id says;
       // then made durable one by one (the log is not in use yet).
@@ -266,14 +299,20 @@ export function createObjectStore(gitdir: string): ObjectStore {
         if (needsReplay(record.oid)) await write(record.type, record.content, record.oid)
       }
       await flush()
+      // Every commit `main` names is now whole and durable: `main` can move to the newest
+      // logged value, should the power cut have lost (or undone) its ref file's rename.
+      const next = mainAfterReplay(readMainFile(gitdir), records, mains)
+      if (next !== null && (await isIntact(next))) await writeMainRef(gitdir, next)
       // Every object of the log, also those found intact (after a kill they may be in the
-      // page cache only), is made durable before the log is emptied.
-      if (records.length > 0 || opened.pending() > 0) await opened.checkpoint({ durable: true })
+      // page cache only), and the ref file are made durable before the log is emptied.
+      if (records.length > 0 || opened.log.pending() > 0) {
+        await opened.log.checkpoint({ durable: true })
+      }
     } catch (error) {
-      opened.close()
+      opened.log.close()
       throw error
     }
-    log = opened
+    log = opened.log
   }
 
   // A logged object whose loose file is missing (and that no pack holds), cut short or not
@@ -358,6 +397,7 @@ export function createObjectStore(gitdir: string): ObjectStore {
     hash,
     write,
     flush,
+    logsMain,
     isIntact,
     looseBytes,
     readTree,
@@ -720,6 +760,20 @@ export function prepareMainRef(gitdir: string, oid: string): PendingRef {
     sync,
     abandon,
   }
+}
+
+/**
+ * The id `main` holds as git reads it: its own file, else (that file missing) its line in
+ * `packed-refs`, where `git pack-refs` or `git gc` moves it; null when neither names one, or
+ * when its own file is empty or garbage (what a power cut may leave of a rename not made
+ * durable: a packed value beside it is then older). A packed value beside a lost file is never
+ * older than the log's start: a checkpoint makes the file's name durable, so a file lost that
+ * way was made after the last one, when `main` was the packed value or a logged commit.
+ * I/O errors are thrown.
+ */
+export function readMainFile(gitdir: string): string | null {
+  const reading = readMainRef(gitdir)
+  return reading.kind === 'ok' ? reading.oid : null
 }
 
 /** Points `main` at `oid` durably: temp file, fsync, rename, fsync the folder. */

@@ -1,8 +1,10 @@
-import { existsSync } from 'node:fs'
+import { existsSync, readdirSync, readlinkSync } from 'node:fs'
 import { chmod, mkdir, readdir, readFile, rm, truncate, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { TEMP_FILE_PREFIX } from '../lib/atomic-write'
+import { nodeDisk, setDisk } from '../lib/disk'
+import { errnoError, hookDisk } from '../lib/disk-hooks'
 import { openRepo } from './open-repo'
 import type { CommitIntent } from './repo'
 import { indexDirOf, IndexFile, writeIndex } from './index-file'
@@ -293,5 +295,46 @@ describe('the side index', () => {
     await seed()
     expect(existsSync(dir())).toBe(true)
     expect(dir().startsWith(memories())).toBe(false)
+  })
+})
+
+describe('an open that fails after its recovery commit was logged', () => {
+  // The files of the history this process holds open (descriptors into its git directory).
+  const openFiles = (): string[] =>
+    readdirSync('/proc/self/fd').flatMap((fd) => {
+      try {
+        const target = readlinkSync(`/proc/self/fd/${fd}`)
+        return target.startsWith(gitdir() + path.sep) ? [target] : []
+      } catch {
+        return []
+      }
+    })
+
+  it('leaves nothing of it open: no descriptor, no checkpoint to come', async () => {
+    await seed()
+    await put('a.md', 'edited outside\n')
+    const before = openFiles()
+    // The recovery commit's objects and value are logged, then the ref's rename fails.
+    let failed = 0
+    const restore = setDisk(
+      hookDisk(nodeDisk, (call) => {
+        const target = call.args[1]
+        if (call.name !== 'renameSync' || typeof target !== 'string') return undefined
+        if (!target.endsWith(path.join('refs', 'heads', 'main')) || failed++ > 0) return undefined
+        return errnoError(call, 'EIO')
+      }).disk,
+    )
+    try {
+      await expect(openRepo({ dataDir, now })).rejects.toThrow()
+    } finally {
+      restore()
+    }
+    expect(failed).toBeGreaterThan(0)
+    // Left open, the log (its idle checkpoint armed by the append) would run later, with
+    // whatever instance holds the folder by then.
+    expect(openFiles().filter((file) => !before.includes(file))).toEqual([])
+    const { repo } = await openRepo({ dataDir, now })
+    repo.store.close()
+    await expectInSync()
   })
 })

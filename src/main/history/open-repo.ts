@@ -137,16 +137,26 @@ async function openOrRepair(options: OpenRepoOptions): Promise<OpenedRepo> {
   })
 
   const report = newScanReport()
-  const entry = await repo.commit(
-    'all',
-    fresh
-      ? systemIntent('init', 'Start the history from the memory folder')
-      : systemIntent('recovery', 'Save changes made outside Cairn'),
-    // Temp files of interrupted writes go on the way (through the folders' handles): they
-    // were never part of the folder.
-    { report, verify: !fresh, removeTemp: true },
-  )
-  repo.stats.save()
+  let entry: IndexEntry | null
+  try {
+    entry = await repo.commit(
+      'all',
+      fresh
+        ? systemIntent('init', 'Start the history from the memory folder')
+        : systemIntent('recovery', 'Save changes made outside Cairn'),
+      // Temp files of interrupted writes go on the way (through the folders' handles): they
+      // were never part of the folder.
+      { report, verify: !fresh, removeTemp: true },
+    )
+    repo.stats.save()
+  } catch (error) {
+    // Nothing of a failed open stays: left open, the log (its idle checkpoint armed by the
+    // recovery commit's append) would run a checkpoint later, on descriptors never closed,
+    // while another instance (or the next open) holds the folder.
+    repo.store.close()
+    repo.index.close()
+    throw error
+  }
   return {
     repo,
     recovery: recoveryReport(findings, fresh, entry, report),

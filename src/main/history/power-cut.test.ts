@@ -159,3 +159,88 @@ describe('a power cut after acknowledged commands, before any checkpoint', () =>
     })
   }
 })
+
+/** The ref file as a power cut may leave it when its rename was never made durable. */
+type RefLoss = 'reverted' | 'emptied' | 'missing'
+
+function losePowerCutRef(loss: RefLoss, old: string): void {
+  const file = path.join(gitdir(), 'refs', 'heads', 'main')
+  if (loss === 'reverted') fs.writeFileSync(file, `${old}\n`)
+  else if (loss === 'emptied') fs.truncateSync(file, 0)
+  else fs.rmSync(file)
+}
+
+/** The commands of the ref tests: a new folder, an edit, an insert. */
+const REF_COMMANDS = [
+  { command: 'create', path: '/memories/new/c.md', file_text: 'gamma\n' },
+  { command: 'str_replace', path: '/memories/a.md', old_str: 'alpha', new_str: 'ALPHA' },
+  { command: 'insert', path: '/memories/b.md', insert_line: 1, insert_text: 'more' },
+]
+
+describe("a power cut that loses the ref file's rename (only the log was flushed)", () => {
+  for (const loss of ['reverted', 'emptied', 'missing'] as const) {
+    it(`moves main forward to the last acknowledged commit when the ref was ${loss}`, async () => {
+      const old = gitCli(dataDir, 'rev-parse', 'main').trim()
+      const before = commitCount(dataDir)
+      await runAndKill(REF_COMMANDS)
+      const head = gitCli(dataDir, 'rev-parse', 'main').trim()
+      expect(head).not.toBe(old)
+      losePowerCutRef(loss, old)
+      // The objects' loose files are lost too (the harder case: the log brings back both).
+      if (loss === 'missing') losePowerCut(loggedIds(), 'missing')
+
+      const memory = await openVersionedMemory({ dataDir, watch: false, maintenance: false })
+      try {
+        expect(gitCli(dataDir, 'rev-parse', 'main').trim()).toBe(head)
+        expect(commitCount(dataDir)).toBe(before + REF_COMMANDS.length)
+        // No recovery commit: the folder is the acknowledged commit's tree.
+        expect(memory.recovery).toBeNull()
+        expect(logSizes()).toEqual([0, 0])
+        fsck(dataDir)
+        expect(await headMatchesFolder(dataDir)).toBe(true)
+      } finally {
+        await memory.close()
+      }
+      fsck(dataDir)
+    })
+  }
+})
+
+describe('a logged value of main that a durable move has passed', () => {
+  // The log holds the commands' commits and main's value C; then main was moved durably
+  // (a sync, a switch, git itself) to a commit with C's tree: open must leave it there.
+  const commitTree = (...args: string[]) =>
+    gitCli(
+      dataDir,
+      '-c',
+      'user.name=Git',
+      '-c',
+      'user.email=git@example.invalid',
+      'commit-tree',
+      ...args,
+    )
+  const moves = {
+    'to a commit that does not descend from it': (c: string) =>
+      commitTree(`${c}^{tree}`, '-m', 'elsewhere'),
+    'to a sibling of it': (c: string) => commitTree(`${c}^{tree}`, '-p', `${c}^`, '-m', 'sibling'),
+    'to a descendant of it': (c: string) => commitTree(`${c}^{tree}`, '-p', c, '-m', 'after'),
+  }
+  for (const [name, make] of Object.entries(moves)) {
+    it(`never moves main back nor aside: moved ${name}`, async () => {
+      await runAndKill(REF_COMMANDS)
+      const logged = gitCli(dataDir, 'rev-parse', 'main').trim()
+      const moved = make(logged).trim()
+      gitCli(dataDir, 'update-ref', 'refs/heads/main', moved)
+
+      const memory = await openVersionedMemory({ dataDir, watch: false, maintenance: false })
+      try {
+        expect(gitCli(dataDir, 'rev-parse', 'main').trim()).toBe(moved)
+        expect(logSizes()).toEqual([0, 0])
+        fsck(dataDir)
+        expect(await headMatchesFolder(dataDir)).toBe(true)
+      } finally {
+        await memory.close()
+      }
+    })
+  }
+})

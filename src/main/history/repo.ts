@@ -2,6 +2,7 @@ import type { CommitCommand } from '../../shared/types'
 import { AUTHORS, formatCommitMessage, reviewFactsOf, type CommitMeta } from './commit-message'
 import { settleFolderSyncs, type FolderTree, type StagedWrite } from '../lib/folders'
 import { prepareMainRef, serializeCommit, type ObjectStore } from './object-store'
+import type { LoggedRef } from './objects/object-log'
 import { segmentsOf, toVirtual } from './paths'
 import { IndexFile, replaceIndexDir, writeIndexBeside } from './index-file'
 import type { CommitFacts } from './types'
@@ -271,19 +272,33 @@ export function createRepo(options: {
     const body = commitBody(meta, nextTree, head, time)
     const oid = await store.write('commit', body)
     // Every object the commit reaches, and the change it records, are durable before the ref
-    // makes them reachable. A staged write is flushed in the same round as the objects and the
-    // ref's temp file, renamed before the ref (a killed process keeps that order), and its
-    // folder flushed with the ref's: two rounds in all (docs/durability.md, "Cost").
+    // makes them reachable. A staged write is flushed in the same round as the objects, whose
+    // log records end with the ref's new value: the ref file is renamed (after the staged
+    // write: a killed process keeps that order) but neither it nor its folder is flushed.
+    // Then the staged write's folder is: two rounds, 3 fsyncs (docs/durability.md, "Cost").
+    // Where the log cannot take the batch, the ref's temp file and folder are flushed as well.
     const ref = prepareMainRef(store.gitdir, oid)
+    const logs = store.logsMain()
+    const logged: { ref: LoggedRef | null } = { ref: null }
     try {
-      await flushWith(staged, Promise.all([store.flush(), ref.flush(), settleFolderSyncs()]))
+      const objects = store.flush(oid).then((handle) => (logged.ref = handle))
+      await flushWith(
+        staged,
+        Promise.all([objects, logs ? null : ref.flush(), settleFolderSyncs()]),
+      )
+      // The log could not take it after all: the ref's own flush, in a round of its own.
+      if (logs && !logged.ref) await ref.flush()
       publishStaged(staged, stagedAt)
       ref.move()
     } catch (error) {
       ref.abandon()
+      // Not renamed: its logged value must not be taken for `main` at the next open.
+      await logged.ref?.abandoned(head).catch(() => {})
       throw error
     }
-    await Promise.all([ref.sync(), staged?.write.syncFolder()])
+    // As the ref folder's flush before: best effort, since the ref has moved.
+    const durable = logged.ref ? logged.ref.moved().catch(() => {}) : ref.sync()
+    await Promise.all([durable, staged?.write.syncFolder()])
     const entry: IndexEntry = {
       oid,
       parent: head,

@@ -15,11 +15,17 @@
  * there, and nothing after it is used: every record a command was acknowledged for lies before
  * it, since each append is `fsync`ed before the command goes on.
  *
+ * A commit's batch ends with a record of `main`'s new value (a ref record): the ref file is
+ * still written (temp file, rename) but not `fsync`ed, nor is `refs/heads/`; after a power cut
+ * open moves `main` forward to the newest value logged (see `logged-main.ts`). A
+ * checkpoint that empties a file holding ref records first makes the ref file durable.
+ *
  * Two log files are used in turn, both made (and their names made durable) when the history
  * opens, never on a command's path: a checkpoint switches new records to the other file, so
  * records appended while it runs are never dropped with the ones it made durable. At open,
  * whatever either file holds is replayed (see `ObjectStore.openLog`) and then checkpointed.
  */
+import { createHash } from 'node:crypto'
 import path from 'node:path'
 import { closeQuietly, disk, isCode, isMissing, OPEN, syncFolder } from '../../lib/disk'
 import type { Logger } from '../../lib/logger'
@@ -59,7 +65,13 @@ export const LOG_CAP_BYTES = 4 * CHECKPOINT_BYTES
 const CHECKPOINT_PARALLEL = 2
 
 // A record: [u32 big-endian length of the loose bytes][20-byte object id][the loose bytes].
+// A ref record: [u32 REF_FLAG | length of the payload][SHA-1 of the payload][the payload], the
+// payload being `refs/heads/main <id, or 40 zeros for none> <sequence number>\n`. Code that
+// predates ref records reads its length as past the end of the file and stops there cleanly.
 const RECORD_HEAD = 24
+const REF_FLAG = 0x8000_0000
+const REF_PAYLOAD = /^refs\/heads\/main ([0-9a-f]{40}) (\d{1,15})\n$/
+const NO_VALUE = '0'.repeat(40)
 
 /** One object whose record is (or is about to be) in the log. */
 export interface LoggedObject {
@@ -76,6 +88,17 @@ export interface LogRecord {
   readonly content: Buffer
 }
 
+/**
+ * A value of `main` read back from the log: `oid` null records that `main` had none. `seq`
+ * orders them across both files (it grows for as long as the history is open, and from the
+ * largest found at open), so the newest is known even when an emptying was lost and stale
+ * records came back in the other file.
+ */
+export interface LoggedMain {
+  readonly oid: string | null
+  readonly seq: number
+}
+
 /** The bytes of one record for `oid`, whose loose file holds `stored`. */
 export function encodeRecord(oid: string, stored: Uint8Array): Buffer {
   const head = Buffer.alloc(RECORD_HEAD)
@@ -84,28 +107,78 @@ export function encodeRecord(oid: string, stored: Uint8Array): Buffer {
   return Buffer.concat([head, stored])
 }
 
+/** The bytes of a ref record: `main` is `oid` (null: none), the `seq`th value logged. */
+export function encodeRefRecord(oid: string | null, seq: number): Buffer {
+  const payload = Buffer.from(`refs/heads/main ${oid ?? NO_VALUE} ${seq}\n`)
+  const head = Buffer.alloc(RECORD_HEAD)
+  head.writeUInt32BE((REF_FLAG | payload.byteLength) >>> 0, 0)
+  createHash('sha1').update(payload).digest().copy(head, 4)
+  return Buffer.concat([head, payload])
+}
+
+/** One entry of the log, in the order of the file. */
+export type LogEntry =
+  ({ readonly kind: 'object' } & LogRecord) | ({ readonly kind: 'main' } & LoggedMain)
+
 /**
- * Every record of `bytes` up to the first that does not check (torn, stale, garbage): each one
- * inflates, has a git object header whose length is right, and hashes to the id it is under.
+ * Every entry of `bytes` up to the first that does not check (torn, stale, garbage): an
+ * object's record inflates, has a git object header whose length is right, and hashes to the
+ * id it is under; a ref record's payload hashes to the id it is under and reads as one.
  */
-export function decodeRecords(bytes: Buffer): LogRecord[] {
-  const records: LogRecord[] = []
+export function decodeLog(bytes: Buffer): LogEntry[] {
+  const entries: LogEntry[] = []
   let at = 0
   while (at + RECORD_HEAD <= bytes.length) {
-    const length = bytes.readUInt32BE(at)
+    const word = bytes.readUInt32BE(at)
+    const isRef = (word & REF_FLAG) !== 0
+    const length = isRef ? word & ~REF_FLAG : word
     const start = at + RECORD_HEAD
     if (length === 0 || start + length > bytes.length) break
-    const oid = bytes.toString('hex', at + 4, at + RECORD_HEAD)
-    let object: RawObject
-    try {
-      object = parseLoose(oid, bytes.subarray(start, start + length))
-    } catch {
-      break
+    const id = bytes.subarray(at + 4, at + RECORD_HEAD)
+    const body = bytes.subarray(start, start + length)
+    if (isRef) {
+      const main = decodeRef(id, body)
+      if (!main) break
+      entries.push({ kind: 'main', ...main })
+    } else {
+      const oid = id.toString('hex')
+      let object: RawObject
+      try {
+        object = parseLoose(oid, body)
+      } catch {
+        break
+      }
+      entries.push({ kind: 'object', oid, ...object })
     }
-    records.push({ oid, ...object })
     at = start + length
   }
+  return entries
+}
+
+/** The objects' records of `bytes` (see `decodeLog`). */
+export function decodeRecords(bytes: Buffer): LogRecord[] {
+  const records: LogRecord[] = []
+  for (const entry of decodeLog(bytes)) {
+    if (entry.kind === 'object')
+      records.push({ oid: entry.oid, type: entry.type, content: entry.content })
+  }
   return records
+}
+
+/** The values of `main` recorded in `bytes`, in order (see `decodeLog`). */
+export function decodeMains(bytes: Buffer): LoggedMain[] {
+  const mains: LoggedMain[] = []
+  for (const entry of decodeLog(bytes)) {
+    if (entry.kind === 'main') mains.push({ oid: entry.oid, seq: entry.seq })
+  }
+  return mains
+}
+
+function decodeRef(id: Buffer, payload: Buffer): LoggedMain | null {
+  if (!createHash('sha1').update(payload).digest().equals(id)) return null
+  const match = REF_PAYLOAD.exec(payload.toString('latin1'))
+  if (!match) return null
+  return { oid: match[1] === NO_VALUE ? null : match[1]!, seq: Number(match[2]) }
 }
 
 interface LogFile {
@@ -119,6 +192,13 @@ interface LogFile {
   records: number
   /** The objects its records cover, not yet made durable by a checkpoint. */
   covered: LoggedObject[]
+  /** Its ref records: the ref file must be durable before it is emptied. */
+  refs: number
+  /**
+   * How many times a checkpoint began making the ref durable for it: a ref renamed after that
+   * may have been missed, so its commit makes it durable itself (`LoggedRef.moved`).
+   */
+  sealed: number
   /**
    * Set when an append or its `fsync` failed: the file may then hold, before any later record,
    * bytes that never reach the disk (Linux may drop dirty pages after a failed `fsync`), so it
@@ -130,9 +210,30 @@ interface LogFile {
   emptied: number
 }
 
+/**
+ * A value of `main` appended with its commit's objects, whose ref file is renamed next (see
+ * `ObjectLog.append`).
+ */
+export interface LoggedRef {
+  /**
+   * Called right after the ref's rename: resolves at once, unless a checkpoint began making
+   * the ref durable for the file holding the record before the rename (and may empty it
+   * next); then once the ref file and `refs/heads/` are `fsync`ed here.
+   */
+  moved(): Promise<void>
+  /**
+   * The rename will not happen (the commit failed): `previous`, the value `main` keeps, is
+   * logged after it, so open never moves `main` to the abandoned value. Rejects if that
+   * append fails (the file then waits for a checkpoint, which makes the ref durable first).
+   */
+  abandoned(previous: string | null): Promise<void>
+}
+
 /** The two log files of one history, and the checkpoints that empty them. */
 export class ObjectLog {
   private active = 0
+  // The sequence number of the next ref record.
+  private seq = 0
   private running: Promise<void> | null = null
   private idleTimer: NodeJS.Timeout | null = null
   private closed = false
@@ -169,7 +270,7 @@ export class ObjectLog {
     gitdir: string,
     owns: () => boolean = () => true,
     logger?: Logger,
-  ): Promise<{ log: ObjectLog; records: LogRecord[] }> {
+  ): Promise<{ log: ObjectLog; records: LogRecord[]; mains: LoggedMain[] }> {
     const opened: LogFile[] = []
     let made = false
     try {
@@ -186,21 +287,49 @@ export class ObjectLog {
           fd = disk.openSync(file, OPEN.READ_WRITE_NEW | OPEN.APPEND | OPEN.NOFOLLOW, 0o600)
           made = true
         }
-        opened.push({ file, fd, end: 0, records: 0, covered: [], failed: false, emptied: 0 })
+        opened.push({
+          file,
+          fd,
+          end: 0,
+          records: 0,
+          covered: [],
+          refs: 0,
+          sealed: 0,
+          failed: false,
+          emptied: 0,
+        })
       }
       if (made) await syncFolder(gitdir)
       const records: LogRecord[] = []
+      const mains: LoggedMain[] = []
+      const empty: LogFile[] = []
       for (const log of opened) {
-        if (disk.fstatSync(log.fd).size === 0) continue
+        if (disk.fstatSync(log.fd).size === 0) {
+          empty.push(log)
+          continue
+        }
         // Just opened, the descriptor reads from the start (appending moves only writes).
-        const found = decodeRecords(disk.readFileSync(log.fd))
-        records.push(...found)
+        const found = decodeLog(disk.readFileSync(log.fd))
+        const objects = found.filter((entry) => entry.kind === 'object')
+        records.push(...objects)
+        for (const entry of found) if (entry.kind === 'main') mains.push(entry)
         // Replayed, the whole file is checkpointed (every record found, whatever is after).
         log.records = Math.max(1, found.length)
-        log.covered = found.map(({ oid }) => loggedObject(gitdir, oid))
+        log.covered = objects.map(({ oid }) => loggedObject(gitdir, oid))
+        log.refs = found.length - objects.length
       }
+      // A file that reads empty may have been emptied by a checkpoint (or a close) whose
+      // truncation never reached the disk: a power cut could bring its records back, their
+      // sequence numbers above this run's (which start at 0 when nothing is found) and their
+      // values then taken over this run's acknowledged ones. Its emptiness is made durable
+      // before any record is appended (cheap when nothing is dirty). A file that holds records
+      // is emptied durably by the checkpoint that follows the replay, and this run's numbers
+      // start past every value found in it.
+      await Promise.all(empty.map(({ fd }) => disk.fsync(fd)))
       const log = new ObjectLog(gitdir, opened as [LogFile, LogFile], owns, logger)
-      return { log, records }
+      // Past every value found: a record of this run always sorts after them.
+      log.seq = mains.reduce((next, { seq }) => Math.max(next, seq + 1), 0)
+      return { log, records, mains }
     } catch (error) {
       for (const { fd } of opened) closeQuietly(fd)
       throw error
@@ -227,21 +356,29 @@ export class ObjectLog {
   }
 
   /**
-   * Appends one record per object and `fsync`s the file: once this resolves, the objects
-   * survive a power cut (replayed at open if their loose files did not). The covered objects
-   * are noted before the `fsync`, so a checkpoint starting meanwhile makes them durable before
-   * it empties this file.
+   * Appends one record per object (and, with `main`, a ref record of `main`'s next value last)
+   * and `fsync`s the file: once this resolves, the objects survive a power cut (replayed at
+   * open if their loose files did not), and so does `main`'s value (open moves `main` forward
+   * to it, should the rename of the ref file, not `fsync`ed, be lost). The covered objects are
+   * noted before the `fsync`, so a checkpoint starting meanwhile makes them durable before it
+   * empties this file. Returns the ref record's handle, for the caller to say when the ref
+   * file was renamed (or will not be).
    */
   async append(
     batch: ReadonlyArray<LoggedObject & { readonly stored: Uint8Array }>,
-  ): Promise<void> {
+    main?: string | null,
+  ): Promise<LoggedRef | null> {
     const log = this.files[this.active]
-    const bytes = Buffer.concat(batch.map(({ oid, stored }) => encodeRecord(oid, stored)))
+    const parts = batch.map(({ oid, stored }) => encodeRecord(oid, stored))
+    if (main !== undefined) parts.push(encodeRefRecord(main, this.seq++))
+    const bytes = Buffer.concat(parts)
     // Counted before anything is written: a failed append leaves its file to be checkpointed
     // (emptied) before it takes records again.
     log.covered.push(...batch.map(({ oid, file, dir }) => ({ oid, file, dir })))
-    log.records += batch.length
+    log.records += parts.length
+    if (main !== undefined) log.refs++
     const emptied = log.emptied
+    const sealed = log.sealed
     try {
       let written = 0
       while (written < bytes.length) {
@@ -259,6 +396,18 @@ export class ObjectLog {
     }
     if (log.records >= CHECKPOINT_RECORDS || log.end >= CHECKPOINT_BYTES) this.soon()
     else this.armIdle()
+    if (main === undefined) return null
+    return {
+      moved: async () => {
+        if (log.sealed !== sealed) await syncMainRef(this.gitdir)
+      },
+      abandoned: async (previous) => {
+        // A file that failed takes no record: its checkpoint makes the ref durable (at the
+        // value it keeps) before emptying it, abandoned record and all.
+        if (this.closed || this.files[this.active].failed) return
+        await this.append([], previous)
+      },
+    }
   }
 
   /** Records not yet checkpointed, in both files (tests, and the bound). */
@@ -407,6 +556,13 @@ export class ObjectLog {
     await inTurns(dirs, syncFolderIfThere)
     // Always: a folder made for one of them (or by maintenance) must be a durable name too.
     await syncFolder(path.join(this.gitdir, 'objects'))
+    // The ref file, renamed but never `fsync`ed, is made durable before its records go: an
+    // emptied log and a lost rename would lose an acknowledged commit. A ref renamed after
+    // this point is made durable by its commit (`LoggedRef.moved`).
+    if (target.refs > 0) {
+      target.sealed++
+      await syncMainRef(this.gitdir)
+    }
     // Closed meanwhile, its descriptor may already name another file: never touched then.
     if (this.closed) return
     // Another instance took the data folder over (its lock removed by hand): the files are its
@@ -424,11 +580,21 @@ export class ObjectLog {
     target.end = 0
     target.records = 0
     target.covered = []
+    target.refs = 0
     target.failed = false
     target.emptied++
     // A failed append in the file that takes records now: emptied too (after switching).
     if (this.files[this.active].failed) await this.checkpointOne()
   }
+}
+
+/**
+ * `fsync`s `refs/heads/main` (opened again by name, when there is one) and `refs/heads/`: the
+ * last rename of the ref, and its content, are durable once this resolves.
+ */
+export async function syncMainRef(gitdir: string): Promise<void> {
+  const dir = path.join(gitdir, 'refs', 'heads')
+  await Promise.all([syncFileIfThere(path.join(dir, 'main')), syncFolderIfThere(dir)])
 }
 
 /** Where the loose file of `oid` is, for a record read back. */
