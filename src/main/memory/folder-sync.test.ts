@@ -48,7 +48,7 @@ async function run(input: unknown): Promise<void> {
   events.push('answered')
 }
 
-describe('standalone tool: a change is durable before it is answered (D7)', () => {
+describe('standalone tool: a write is durable before it is answered (D7)', () => {
   it.each([
     [
       'create in an existing folder',
@@ -57,13 +57,21 @@ describe('standalone tool: a change is durable before it is answered (D7)', () =
     ['create in new folders', { command: 'create', path: '/memories/n/e/w.md', file_text: 'w\n' }],
     ['str_replace', { command: 'str_replace', path: '/memories/f.md', old_str: 'f', new_str: 'g' }],
     ['insert', { command: 'insert', path: '/memories/f.md', insert_line: 0, insert_text: 'x' }],
-    ['delete of a file', { command: 'delete', path: '/memories/f.md' }],
-    ['delete of a folder', { command: 'delete', path: '/memories/d' }],
-    ['rename', { command: 'rename', old_path: '/memories/f.md', new_path: '/memories/z/f.md' }],
   ])('%s waits for its folder fsync', async (_name, input) => {
     await run(input)
     expect(events.at(-1)).toBe('answered')
     expect(events).toContain('folder fsync done')
+  })
+
+  it.each([
+    ['delete of a file', { command: 'delete', path: '/memories/f.md' }],
+    ['delete of a folder', { command: 'delete', path: '/memories/d' }],
+    ['rename', { command: 'rename', old_path: '/memories/f.md', new_path: '/memories/z/f.md' }],
+  ])('%s answers at once, its folder fsync following', async (_name, input) => {
+    await run(input)
+    expect(events).toEqual(['answered'])
+    await settleFolderSyncs()
+    expect(events.at(-1)).toBe('folder fsync done')
   })
 
   it('a view waits for nothing', async () => {

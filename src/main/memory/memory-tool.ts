@@ -141,9 +141,14 @@ export function createMemoryTool(options: MemoryToolOptions): MemoryTool {
         parsed.command,
         callOptions?.createExisting ?? policy.createExisting,
       )
-      // No history settles this change's folder fsyncs before a commit: it is durable before
-      // it is answered (create, edits, delete and rename alike).
-      if (!dryRun && result.mutation && folderSyncs === 'command') await settleFolderSyncs()
+      // No history settles this write's folder fsync before a commit: a write (create,
+      // str_replace, insert) is durable before it is answered, as the handler's contract says
+      // ("temp file, fsync, rename, fsync the folder"). A delete or rename answers once done; its
+      // folders' fsyncs follow within 50 ms (lib/folders.ts): waiting for them doubled those
+      // commands' cost against the SDK's reference, which syncs nothing for them.
+      if (!dryRun && result.mutation && folderSyncs === 'command' && isWrite(parsed.command)) {
+        await settleFolderSyncs()
+      }
       return result
     } catch (error) {
       if (error instanceof CommandError) return failure(error)
@@ -234,4 +239,13 @@ function checkPath(raw: string): ParsedMemoryPath {
   const parsed = parseMemoryPath(raw)
   if (!parsed.ok) throw new CommandError('invalid-path', `Error: ${parsed.message}`)
   return parsed
+}
+
+/** The commands that write a file's content (and so promise its folder's fsync). */
+function isWrite(command: { readonly command: string }): boolean {
+  return (
+    command.command === 'create' ||
+    command.command === 'str_replace' ||
+    command.command === 'insert'
+  )
 }
