@@ -7,33 +7,8 @@ import path from 'node:path'
 import { constants, inflateSync } from 'node:zlib'
 import { disk, isCode, listNames } from '../lib/disk'
 import { DamagedHistoryError } from './damage'
+import { isOid, readTextOrNull } from './main-ref'
 import type { ObjectStore, RawCommit } from './object-store'
-
-/** What `main` says, read without trusting it: a commit id, or why there is none. */
-export type RefReading =
-  | { readonly kind: 'ok'; readonly oid: string }
-  | { readonly kind: 'empty-history' }
-  | { readonly kind: 'lost'; readonly why: 'missing' | 'garbage' }
-
-/**
- * Reads `refs/heads/main` (loose, else from `packed-refs`). `empty-history` when neither names
- * it and the repository has never had a commit; the caller decides that by finding none.
- */
-export function readMainRef(gitdir: string): RefReading {
-  const loose = readTextOrNull(path.join(gitdir, 'refs', 'heads', 'main'))
-  if (loose !== null) {
-    const value = loose.trim()
-    return isOid(value) ? { kind: 'ok', oid: value } : { kind: 'lost', why: 'garbage' }
-  }
-  const packed = readTextOrNull(path.join(gitdir, 'packed-refs'))
-  if (packed !== null) {
-    for (const line of packed.split('\n')) {
-      const [oid, name] = line.trim().split(' ')
-      if (name === 'refs/heads/main' && oid && isOid(oid)) return { kind: 'ok', oid }
-    }
-  }
-  return { kind: 'lost', why: 'missing' }
-}
 
 /** True when `oid` is a commit that can be read. */
 export async function isReadableCommit(store: ObjectStore, oid: string): Promise<RawCommit | null> {
@@ -268,17 +243,4 @@ function mtimeOf(gitdir: string, oid: string): number | null {
     if (isCode(error, 'ENOENT')) return null
     throw error
   }
-}
-
-function readTextOrNull(file: string): string | null {
-  try {
-    return disk.readFileSync(file).toString('utf8')
-  } catch (error) {
-    if (isCode(error, 'ENOENT') || isCode(error, 'ENOTDIR') || isCode(error, 'EISDIR')) return null
-    throw error
-  }
-}
-
-function isOid(value: string): boolean {
-  return /^[0-9a-f]{40}$/.test(value)
 }

@@ -21,7 +21,7 @@ import {
   MissingObjectError,
   ObjectDatabase,
 } from './objects/object-database'
-import { readMainRef } from './find-tip'
+import { readMainRef } from './main-ref'
 import { mainAfterReplay } from './objects/logged-main'
 import {
   MAX_LOGGED_BYTES,

@@ -1,0 +1,47 @@
+/**
+ * Reading `refs/heads/main` as git does (loose file, else `packed-refs`), without trusting it.
+ * Apart from find-tip.ts so the object store's log replay can read it too without a circle.
+ */
+import path from 'node:path'
+import { disk, isCode } from '../lib/disk'
+
+/** What `main` says, read without trusting it: a commit id, or why there is none. */
+export type RefReading =
+  | { readonly kind: 'ok'; readonly oid: string }
+  | { readonly kind: 'empty-history' }
+  | { readonly kind: 'lost'; readonly why: 'missing' | 'garbage' }
+
+/**
+ * Reads `refs/heads/main` (loose, else from `packed-refs`). `empty-history` when neither names
+ * it and the repository has never had a commit; the caller decides that by finding none.
+ */
+export function readMainRef(gitdir: string): RefReading {
+  const loose = readTextOrNull(path.join(gitdir, 'refs', 'heads', 'main'))
+  if (loose !== null) {
+    const value = loose.trim()
+    return isOid(value) ? { kind: 'ok', oid: value } : { kind: 'lost', why: 'garbage' }
+  }
+  const packed = readTextOrNull(path.join(gitdir, 'packed-refs'))
+  if (packed !== null) {
+    for (const line of packed.split('\n')) {
+      const [oid, name] = line.trim().split(' ')
+      if (name === 'refs/heads/main' && oid && isOid(oid)) return { kind: 'ok', oid }
+    }
+  }
+  return { kind: 'lost', why: 'missing' }
+}
+
+/** A file's text, or null when there is no such file. */
+export function readTextOrNull(file: string): string | null {
+  try {
+    return disk.readFileSync(file).toString('utf8')
+  } catch (error) {
+    if (isCode(error, 'ENOENT') || isCode(error, 'ENOTDIR') || isCode(error, 'EISDIR')) return null
+    throw error
+  }
+}
+
+/** True for a full 40-digit hex object id. */
+export function isOid(value: string): boolean {
+  return /^[0-9a-f]{40}$/.test(value)
+}
