@@ -142,7 +142,10 @@ export async function runTurn(options: TurnOptions): Promise<TurnOutcome> {
           { actor: 'claude', conversationId: options.conversationId, toolUseId: id },
           { signal },
         )
-        result = { content: outcome.content, isError: outcome.isError }
+        // Stop came while the command waited behind an earlier call of the same reply.
+        result = outcome.stopped
+          ? { content: NOT_RUN_STOPPED, isError: true }
+          : { content: outcome.content, isError: outcome.isError }
         commitOid = outcome.commit?.oid ?? null
         const path = !outcome.isError ? viewedPath(input) : null
         if (path && !viewed.includes(path)) viewed.push(path)
