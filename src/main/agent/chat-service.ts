@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto'
 import type { ErrorCode } from '../../shared/errors'
 import type { AgentEvent, Conversation, StoredMessage } from '../../shared/types'
 import type { ConversationStore } from '../conversations'
-import { CairnError } from '../lib/errors'
+import { CairnError, diskFailure } from '../lib/errors'
 import { consoleLogger, type Logger } from '../lib/logger'
 import type { SettingsService } from '../settings'
 import { clientFor, type AnthropicFetch } from './client'
@@ -126,7 +126,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
         error:
           error instanceof CairnError
             ? { code: error.code, message: error.message }
-            : classifyTurnError(error, { streamStarted: false, model: '' }),
+            : (diskFailure(error) ?? classifyTurnError(error, { streamStarted: false, model: '' })),
       }
     }
     // Forget the running turn before announcing its end, so whoever reacts to turn-finished
