@@ -77,8 +77,8 @@ export interface ExecuteOptions {
   readonly afterRun?: (made: MadeChange) => RunFacts | Promise<RunFacts>
   /**
    * The turn's stop signal. Checked when the command's turn in the queue comes: a command
-   * still waiting there when the person pressed Stop does not run (the outcome says
-   * `stopped`); one already running completes.
+   * still waiting there behind other work when the person pressed Stop does not run (the
+   * outcome says `stopped`); one already running, or handed to an idle queue, completes.
    */
   readonly signal?: AbortSignal
 }

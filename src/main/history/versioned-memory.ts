@@ -330,10 +330,12 @@ async function openLocked(
     stop?: { readonly signal: AbortSignal | undefined; readonly outcome: () => T },
   ): Promise<T> {
     if (closed) return Promise.reject(new CairnError('closed', 'The memory folder is closed.'))
+    // A task handed to an idle queue has started, whatever the microtasks before it runs.
+    const waits = queue.busy()
     return queue.run(async () => {
-      // Stop pressed while this waited behind other commands (the SDK starts all the calls
-      // of one reply at once): it does not run, and owes no commit of its own.
-      if (stop?.signal?.aborted) return stop.outcome()
+      // Stop pressed while this waited behind other work (the SDK starts all the calls of one
+      // reply at once): it does not run, and owes no commit of its own.
+      if (waits && stop?.signal?.aborted) return stop.outcome()
       try {
         await catchUp()
       } catch (error) {
