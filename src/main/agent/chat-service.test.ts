@@ -456,11 +456,14 @@ describe('errors', () => {
         mkdirSync(file)
       }
       const result = await turn(null, 'look')
-      expect(lastError(result.events)).toMatchObject({ code: 'internal' })
+      expect(lastError(result.events)).toMatchObject({
+        code: 'internal',
+        message: expect.stringContaining("Claude's reply could not be saved"),
+      })
       expect(result.types.at(-1)).toBe('turn-finished')
-      // People get the vague `internal`; the cause goes to the log.
+      // People are told the reply was not saved; the cause goes to the log.
       expect(logger.entries).toEqual([
-        expect.objectContaining({ level: 'error', message: 'A chat turn failed' }),
+        expect.objectContaining({ level: 'error', message: "Claude's reply could not be saved" }),
       ])
       await new Promise((resolve) => setImmediate(resolve))
       expect(unhandled).toEqual([])

@@ -55,9 +55,13 @@ async function turn(conversationId: string | null, text: string, clientId: strin
   if (!result.ok) throw new Error(`chat:send failed: ${result.error.message}`)
   const started = result.value as RequestResults['chat:send']
   const { turnId } = started
-  await expect
-    .poll(() => events.some((e) => e.turnId === turnId && e.type === 'turn-finished'))
-    .toBe(true)
+  await new Promise<void>((resolve) => {
+    const check = () =>
+      events.some((e) => e.turnId === turnId && e.type === 'turn-finished')
+        ? resolve()
+        : setTimeout(check, 5)
+    check()
+  })
   return {
     conversationId: started.conversationId,
     mine: events.filter((e) => e.turnId === turnId),

@@ -316,10 +316,13 @@ function notStoredError(cause: unknown): TurnError {
   // A refusal of the store itself (the conversation was deleted meanwhile) says it all.
   if (cause instanceof CairnError) return { code: cause.code, message: cause.message }
   const lost =
-    'It stays on screen until you send another message, but reopening this conversation will not show it.'
-  const disk = diskFailure(cause, "Claude's reply could not be saved")
-  if (disk) return { code: disk.code, message: `${disk.message} ${lost}` }
-  return { code: 'internal', message: `Claude's reply could not be saved. ${lost}` }
+    ': it stays on screen until you send another message, but reopening this conversation will not show it'
+  return (
+    diskFailure(cause, "Claude's reply could not be saved", lost) ?? {
+      code: 'internal',
+      message: `Claude's reply could not be saved${lost}. Please try again.`,
+    }
+  )
 }
 
 /** Marks the end of the history sent at the start of the turn as a prompt-cache breakpoint. */

@@ -31,7 +31,12 @@ export function toApiError(error: unknown): ApiErrorData {
  * A disk problem in plain words ("That did not work because the disk is full. …"), or
  * null when `error` is not one. Says nothing about what was being done: callers that know add it.
  */
-export function diskFailure(error: unknown, what = 'That did not work'): ApiErrorData | null {
+export function diskFailure(
+  error: unknown,
+  what = 'That did not work',
+  /** Said right after the reason (", so …"). */
+  consequence = '',
+): ApiErrorData | null {
   if (!isDiskProblem(error)) return null
   const problem = diskProblem(error)
   if (!problem) return null
@@ -41,5 +46,5 @@ export function diskFailure(error: unknown, what = 'That did not work'): ApiErro
     problem.code === 'disk-full'
       ? 'Free some space on the disk, then try again.'
       : 'Please try again.'
-  return { code: problem.code, message: `${what} because ${reason}. ${next}` }
+  return { code: problem.code, message: `${what} because ${reason}${consequence}. ${next}` }
 }

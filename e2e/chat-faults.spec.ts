@@ -1,0 +1,85 @@
+import { nodeDisk, setDisk, type Disk } from '../src/main/lib/disk'
+import { reply } from '../test/fixtures/fake-anthropic'
+import { expect, test } from './fixtures/harness'
+import { shoot } from './fixtures/screens'
+import { ChatPage } from './pages/chat.page'
+
+const KEY = 'sk-ant-e2e-faults-key'
+
+/**
+ * A full disk for the core in this process, through its one file-system seam: every write of
+ * data (and every new folder) fails with ENOSPC until the returned function is called.
+ */
+function fillDisk(): () => void {
+  const nospace = () =>
+    Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' })
+  const full: Disk = {
+    ...nodeDisk,
+    writeSync: (fd, data, position) => {
+      if (data.byteLength > 0) throw nospace()
+      return nodeDisk.writeSync(fd, data, position)
+    },
+    write: async (fd, data, position) => {
+      if (data.byteLength > 0) throw nospace()
+      return nodeDisk.write(fd, data, position)
+    },
+    writeFileSync: (file, data, options) => {
+      if (data.length > 0) throw nospace()
+      nodeDisk.writeFileSync(file, data, options)
+    },
+    appendFileSync: () => {
+      throw nospace()
+    },
+    mkdirSync: () => {
+      throw nospace()
+    },
+    promises: {
+      ...nodeDisk.promises,
+      writeFile: async () => {
+        throw nospace()
+      },
+    },
+  }
+  return setDisk(full)
+}
+
+for (const scheme of ['light', 'dark'] as const) {
+  test(`a reply that cannot be saved stays on screen and says so (${scheme})`, async ({
+    page,
+    cairn,
+    anthropic,
+  }) => {
+    await cairn.core.dispatch('settings:setApiKey', { key: KEY })
+    let release!: () => void
+    const hold = new Promise<void>((resolve) => (release = resolve))
+    anthropic.script(
+      reply.text('Granite is an igneous rock, mostly quartz and feldspar.', { hold }),
+    )
+    await page.emulateMedia({ colorScheme: scheme })
+    await cairn.open(page)
+    const chat = new ChatPage(page)
+    await chat.send('What is granite?')
+    await expect(chat.lastReply()).toContainText('Granite')
+
+    // The disk fills while Claude answers: the prompt was saved, the reply cannot be.
+    const free = fillDisk()
+    try {
+      release()
+      await expect(chat.errorBanner).toContainText('The disk is full')
+      await expect(chat.errorBanner).toContainText('reply could not be saved')
+      await expect(chat.composer).toBeEnabled()
+      await expect(chat.lastReply()).toContainText(
+        'Granite is an igneous rock, mostly quartz and feldspar.',
+      )
+      await shoot(page, cairn, `chat-unsaved-reply-${scheme}`)
+
+      // Sending now says the disk is full too, and keeps what was typed.
+      await chat.send('And basalt?')
+      await expect(chat.errorBanner).toContainText('The disk is full')
+      await expect(chat.errorBanner).not.toContainText('Something went wrong')
+      await expect(chat.composer).toHaveValue('And basalt?')
+    } finally {
+      free()
+    }
+  })
+}
