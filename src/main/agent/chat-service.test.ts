@@ -502,6 +502,20 @@ describe('errors', () => {
     expect((await conversations.get(result.conversationId)).messages).toHaveLength(1)
   })
 
+  it('reports a key that cannot be sent (an invisible character in ANTHROPIC_API_KEY) as a key problem', async () => {
+    for (const key of ['sk-ant-api03-abc\u200bdef', 'sk-ant-api03-abc\ndef']) {
+      env = { ANTHROPIC_API_KEY: key, ANTHROPIC_BASE_URL: fake.url }
+      await chat.close()
+      chat = build()
+      const result = await turn(null, 'hello')
+      expect(lastError(result.events), JSON.stringify(key)).toMatchObject({
+        code: 'invalid-api-key',
+        message: expect.stringMatching(/character that cannot be sent/),
+      })
+    }
+    expect(fake.messageRequests()).toHaveLength(0)
+  })
+
   it('reports a network failure when the API cannot be reached', async () => {
     const closed = await startFakeAnthropic()
     const url = closed.url

@@ -3,6 +3,7 @@ import { reply } from '../test/fixtures/fake-anthropic'
 import { expect, test } from './fixtures/harness'
 import { shoot } from './fixtures/screens'
 import { ChatPage } from './pages/chat.page'
+import { SettingsPage } from './pages/settings.page'
 
 const KEY = 'sk-ant-e2e-faults-key'
 
@@ -83,3 +84,21 @@ for (const scheme of ['light', 'dark'] as const) {
     }
   })
 }
+
+test('a key pasted with an invisible character inside is refused with the reason', async ({
+  page,
+  cairn,
+}) => {
+  await cairn.open(page)
+  const settings = new SettingsPage(page)
+  await settings.open()
+  await settings.enterKey('sk-ant-api03-abc\u200bdef')
+  await expect(settings.keyProblem()).toContainText('The key was not saved')
+  await expect(settings.keyProblem()).toContainText('invisible zero-width character')
+  await expect(settings.keyStatus).toContainText('Not set')
+
+  // Around the key, such characters are simply left out.
+  await settings.enterKey('\u200bsk-ant-api03-abcdef\u200b')
+  await expect(settings.keyNotice()).toContainText('API key saved.')
+  await expect(settings.keyStatus).toContainText('Set')
+})
