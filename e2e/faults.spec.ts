@@ -3,6 +3,7 @@ import { reply } from '../test/fixtures/fake-anthropic'
 import { expect, test } from './fixtures/harness'
 import { shoot } from './fixtures/screens'
 import { ChatPage } from './pages/chat.page'
+import { MemoryPage } from './pages/memory.page'
 import { SettingsPage } from './pages/settings.page'
 
 const KEY = 'sk-ant-e2e-faults-key'
@@ -102,3 +103,48 @@ test('a key pasted with an invisible character inside is refused with the reason
   await expect(settings.keyNotice()).toContainText('API key saved.')
   await expect(settings.keyStatus).toContainText('Set')
 })
+
+for (const scheme of ['light', 'dark'] as const) {
+  test(`a reply or memory file markdown cannot format shows as plain text, never a blank window (${scheme})`, async ({
+    page,
+    cairn,
+    anthropic,
+  }) => {
+    await cairn.core.dispatch('settings:setApiKey', { key: KEY })
+    // Too deep for the parser: a line of 4,000 ">" (it overflowed the stack and blanked the window).
+    const deep = `${'>'.repeat(4000)} the end`
+    anthropic.script(reply.text(deep), reply.text('Back to **normal**.'))
+    await page.emulateMedia({ colorScheme: scheme })
+    await cairn.open(page)
+    const chat = new ChatPage(page)
+
+    await chat.send('Quote me deeply.')
+    await expect(chat.lastReply()).toContainText('nests quotes or lists too deeply to format')
+    await expect(chat.lastReply()).toContainText('>>>> the end')
+    await expect(chat.composer).toBeEnabled()
+    await shoot(page, cairn, `chat-plain-reply-${scheme}`)
+
+    await chat.send('And now?')
+    await expect(chat.replies()).toHaveCount(2)
+    await expect(chat.lastReply().getByText('normal', { exact: true })).toBeVisible()
+    // The earlier reply still shows, read back from the store.
+    await expect(chat.replies().first()).toContainText('the end')
+
+    // A text the markdown renderer itself fails on (thousands of nested "**": its stack
+    // overflows) in a memory file's preview: caught, shown plain, the rest of the app stays.
+    const failing = `${'**'.repeat(5000)}bold${'**'.repeat(5000)}`
+    const written = await cairn.core.dispatch('memory:write', {
+      path: '/memories/bold.md',
+      content: `${failing}\n`,
+    })
+    expect(written.ok).toBe(true)
+    const memory = new MemoryPage(page)
+    await memory.open()
+    await memory.openFile('bold.md')
+    await memory.fileActions().getByRole('button', { name: 'Preview' }).click()
+    await expect(memory.content('bold.md')).toContainText('it could not be formatted')
+    await expect(memory.content('bold.md')).toContainText('****bold****')
+    await expect(chat.lastReply().getByText('normal', { exact: true })).toBeVisible()
+    await shoot(page, cairn, `memory-plain-preview-${scheme}`)
+  })
+}
