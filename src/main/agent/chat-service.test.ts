@@ -365,6 +365,31 @@ describe('stop', () => {
     expect(JSON.stringify(sent[2])).toContain('thanks')
   })
 
+  it('stores the not-found error Claude got for a call to a tool that does not exist', async () => {
+    fake.script(
+      reply.toolUses([
+        { id: 'toolu_x', name: 'memory_v2', input: { command: 'view', path: '/memories' } },
+      ]),
+      reply.text('Sorry, wrong tool.'),
+      reply.text('Later.'),
+    )
+    const first = await turn(null, 'look')
+    expect(lastError(first.events)).toBeUndefined()
+    expect(memory.calls).toHaveLength(0)
+    const answer = {
+      type: 'tool_result',
+      tool_use_id: 'toolu_x',
+      content: "Error: Tool 'memory_v2' not found",
+      is_error: true,
+    }
+    // What the SDK answered in the turn is what is stored, and what later turns send again.
+    expect(fake.messageRequests()[1]!.body!.messages!.at(-1)!.content).toEqual([answer])
+    const stored = await conversations.get(first.conversationId)
+    expect(stored.messages[2]?.content).toEqual([answer])
+    await turn(first.conversationId, 'again')
+    expect(fake.messageRequests()[2]!.body!.messages![2]!.content).toEqual([answer])
+  })
+
   it('answers calls that never ran with a "stopped" result', async () => {
     fake.script(
       reply.toolUses([

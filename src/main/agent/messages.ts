@@ -50,14 +50,18 @@ export function toApiMessages(stored: ReadonlyArray<StoredMessage>): ApiMessage[
     const answered = new Set(
       next.content.flatMap((b) => (b.type === 'tool_result' ? [b.tool_use_id] : [])),
     )
-    const missing: StoredBlock[] = pending
-      .filter((id) => !answered.has(id))
-      .map((id) => ({
-        type: 'tool_result',
-        tool_use_id: id,
-        content: NOT_RUN_STOPPED,
-        is_error: true,
-      }))
+    const missing = message.content.flatMap((b): StoredBlock[] =>
+      b.type === 'tool_use' && !answered.has(b.id)
+        ? [
+            {
+              type: 'tool_result',
+              tool_use_id: b.id,
+              content: unanswered(b.name, NOT_RUN_STOPPED),
+              is_error: true,
+            },
+          ]
+        : [],
+    )
     // The API wants the results first in the message that answers the calls.
     const results = next.content.filter(
       (b) => b.type === 'tool_result' && pending.includes(b.tool_use_id),
@@ -170,19 +174,31 @@ export function toolResultsFor(
   notRun: string,
   createdAt: number,
 ): StoredMessage | null {
-  const calls = toolUseIds(reply.content)
+  const calls = reply.content.filter((b) => b.type === 'tool_use')
   if (calls.length === 0) return null
   return {
     role: 'user',
-    content: calls.map((id): StoredBlock => {
-      const result = results.get(id)
+    content: calls.map((call): StoredBlock => {
+      const result = results.get(call.id)
       return {
         type: 'tool_result',
-        tool_use_id: id,
-        content: result?.content ?? notRun,
+        tool_use_id: call.id,
+        content: result?.content ?? unanswered(call.name, notRun),
         is_error: result?.isError ?? true,
       }
     }),
     createdAt,
   }
+}
+
+/** The memory tool's name: the only tool Cairn gives Claude. */
+export const MEMORY_TOOL_NAME = 'memory'
+
+/**
+ * What a call that never reached Cairn's memory handler is answered with. A call to a tool
+ * that does not exist is answered by the SDK itself, with this very text, and never runs:
+ * "the user stopped the turn" would be untrue.
+ */
+function unanswered(name: string, notRun: string): string {
+  return name === MEMORY_TOOL_NAME ? notRun : `Error: Tool '${name}' not found`
 }
