@@ -20,6 +20,13 @@ export interface ApiMessage {
 /** What a tool_result says when its command never ran because the turn ended first. */
 export const NOT_RUN_STOPPED = 'This command was not run: the user stopped the turn.'
 export const NOT_RUN_CUT_OFF = 'This command was not run: the reply was cut off before it finished.'
+/**
+ * What a call with no stored result is answered with: Cairn closed (a crash, a kill, a power
+ * cut) between running it and saving its result, so whether it ran is not known here. Saying
+ * "not run" could make Claude repeat a change that was made (an insert twice).
+ */
+export const RESULT_NOT_RECORDED =
+  'The result of this command was not recorded: Cairn closed before saving it, so it may or may not have run. View the memory file before repeating it.'
 
 /**
  * The stored history as the API expects it: consecutive messages of one role merged (a
@@ -56,7 +63,7 @@ export function toApiMessages(stored: ReadonlyArray<StoredMessage>): ApiMessage[
             {
               type: 'tool_result',
               tool_use_id: b.id,
-              content: unanswered(b.name, NOT_RUN_STOPPED),
+              content: unanswered(b.name, RESULT_NOT_RECORDED),
               is_error: true,
             },
           ]
