@@ -17,12 +17,17 @@
  * unchanged (this machine's side first, then the other machine's), and only the lines
  * neither had are the merge's own: the markers around both versions of a conflict, or lines
  * the line-by-line merge had to write. That is `git blame`'s rule, so the two agree.
+ *
+ * A version whose copy in the history is damaged (missing or corrupt) ends the walk there:
+ * the lines that would have gone to it stay with the commit after it, marked
+ * `damagedBefore` so the view can say they may be older. Such a walk is not kept.
  */
 import { isUtf8 } from 'node:buffer'
 import type { BlameLine, CommitSummary } from '../../shared/types'
 import { CairnError } from '../lib/errors'
 import type { Logger } from '../lib/logger'
 import { loadBlame, saveBlame } from './blame-store'
+import { DamagedHistoryError } from './damage'
 import { diffLines, LineTable, type Hunk, type Lines } from './line-diff'
 import type { Lookup } from './lookup'
 import { segmentsOf, toRelative, toVirtual } from './paths'
@@ -252,11 +257,12 @@ export function createBlamer(
       )
     }
     const producer = producerOf(virtual, atPosition)
-    const owners = await walk(
+    const { owners, cut } = await walk(
       { position: Math.max(producer, 0), path: virtual, blob, lines },
       table,
     )
-    if (producer >= 0) {
+    // A walk cut short by damage is not kept: its owners would outlive the flag.
+    if (producer >= 0 && !cut) {
       remember(`${ancestry.oidAt(producer)}\0${virtual}`, { blob, owners })
       save(virtual, producer, { blob, owners })
     }
@@ -277,6 +283,7 @@ export function createBlamer(
         line: i + 1,
         text: text.toString('utf8', lines.starts[i], end),
         commit: summary,
+        ...(cut?.[i] ? { damagedBefore: true } : {}),
       })
     }
     return result
@@ -287,8 +294,17 @@ export function createBlamer(
    * version first, so that every line reaching a version (from each side of a merge) has
    * arrived before the version is looked at.
    */
-  async function walk(start: Version, table: LineTable): Promise<Int32Array> {
+  async function walk(
+    start: Version,
+    table: LineTable,
+  ): Promise<{ owners: Int32Array; cut: Uint8Array | null }> {
     const owners = new Int32Array(start.lines.count).fill(-1)
+    // Lines whose walk ended at a damaged version (created at the first such line).
+    let cut: Uint8Array | null = null
+    const cutShort = (group: ReadonlyArray<Pending>) => {
+      cut ??= new Uint8Array(start.lines.count)
+      for (const line of group) cut.fill(1, line.target, line.target + line.count)
+    }
     const waiting = new Map<string, Waiting>()
     const wait = (version: Version, group: Pending[]) => {
       if (group.length === 0) return
@@ -309,9 +325,9 @@ export function createBlamer(
         }
       }
       waiting.delete(key)
-      await step(next as Waiting, owners, wait, table)
+      await step(next as Waiting, owners, wait, table, cutShort)
     }
-    return owners
+    return { owners, cut }
   }
 
   /** Settles the lines waiting at one version, or hands them to the versions before it. */
@@ -320,6 +336,7 @@ export function createBlamer(
     owners: Int32Array,
     wait: (version: Version, group: Pending[]) => void,
     table: LineTable,
+    cutShort: (group: ReadonlyArray<Pending>) => void,
   ): Promise<void> {
     const { version, groups } = item
     // The entry's details are read only for the commits that need them (restores, renames,
@@ -349,7 +366,9 @@ export function createBlamer(
     const sourcePosition = source ? positionOf(source) : undefined
     if (source && sourcePosition !== undefined && sourcePosition < version.position) {
       const segments = segmentsOf(toRelative(version.path))
-      if ((await lookup.blobAt(source, segments)) === version.blob) {
+      // A damaged tree there only hides the copy: the restore is then taken as an edit.
+      const copied = await orDamaged(() => lookup.blobAt(source, segments))
+      if (copied !== DAMAGED && copied === version.blob) {
         const producer = producerOf(version.path, sourcePosition)
         if (producer >= 0) {
           for (const group of groups) wait({ ...version, position: producer }, group)
@@ -360,24 +379,11 @@ export function createBlamer(
 
     // The file's version in each parent, first parent first.
     const parents: Version[] = []
+    let damaged = false
     for (const position of ancestry.parentPositions(version.position)) {
-      const parent = ancestry.oidAt(position)
-      let path =
-        (command === 'rename' && parent === entryOf().parent
-          ? renamedFrom(entryOf(), version.path)
-          : null) ?? version.path
-      let blob = await lookup.blobAt(parent, segmentsOf(toRelative(path)))
-      if (!blob && path === version.path) {
-        const moved = await movedFrom(entryOf(), parent, version.path, version, table)
-        if (moved) ({ path, blob } = moved)
-      }
-      const lines = !blob
-        ? null
-        : blob === version.blob
-          ? version.lines
-          : await readLines(blob, table, version.lines)
-      const producer = blob && lines ? producerOf(path, position) : -1
-      if (blob && lines && producer >= 0) parents.push({ position: producer, path, blob, lines })
+      const found = await orDamaged(() => parentVersion(version, position, command, entryOf, table))
+      if (found === DAMAGED) damaged = true
+      else if (found) parents.push(found)
     }
 
     // A parent with the very same file takes every line (a merge that kept one side's file).
@@ -398,10 +404,52 @@ export function createBlamer(
       }
       left = kept
     }
-    for (const group of left) own(group)
+    for (const group of left) {
+      own(group)
+      if (damaged) cutShort(group)
+    }
+  }
+
+  /** The file's version in the parent at `position` of `version`'s commit, if it has one. */
+  async function parentVersion(
+    version: Version,
+    position: number,
+    command: string,
+    entryOf: () => IndexEntry,
+    table: LineTable,
+  ): Promise<Version | null> {
+    const parent = ancestry.oidAt(position)
+    let path =
+      (command === 'rename' && parent === entryOf().parent
+        ? renamedFrom(entryOf(), version.path)
+        : null) ?? version.path
+    let blob = await lookup.blobAt(parent, segmentsOf(toRelative(path)))
+    if (!blob && path === version.path) {
+      const moved = await movedFrom(entryOf(), parent, version.path, version, table)
+      if (moved) ({ path, blob } = moved)
+    }
+    const lines = !blob
+      ? null
+      : blob === version.blob
+        ? version.lines
+        : await readLines(blob, table, version.lines)
+    const producer = blob && lines ? producerOf(path, position) : -1
+    return blob && lines && producer >= 0 ? { position: producer, path, blob, lines } : null
   }
 
   return { blame }
+}
+
+const DAMAGED = Symbol('damaged')
+
+/** What `read` gives, or DAMAGED when the history's copy of something it read is damaged. */
+async function orDamaged<T>(read: () => Promise<T>): Promise<T | typeof DAMAGED> {
+  try {
+    return await read()
+  } catch (error) {
+    if (error instanceof DamagedHistoryError) return DAMAGED
+    throw error
+  }
 }
 
 /** The commands whose commit may be a plain copy of an earlier version (`restoreSource`). */

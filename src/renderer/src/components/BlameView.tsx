@@ -30,40 +30,50 @@ export function BlameView(props: {
 }) {
   const { lines, actions, now, compact = false } = props
   if (lines.length === 0) return <p className="hint blame-note">This file is empty.</p>
+  const cut = lines.filter((line) => line.damagedBefore).length
   return (
-    <div
-      className={`blame${compact ? ' blame-compact' : ''}`}
-      role="table"
-      aria-label={`Line history of ${props.path}`}
-    >
-      {lines.map((line, index) => {
-        const { commit } = line
-        const first = index === 0 || lines[index - 1]?.commit.oid !== commit.oid
-        const last = lines[index + 1]?.commit.oid !== commit.oid
-        const who = whoOf(commit)
-        return (
-          <div
-            role="row"
-            key={line.line}
-            className={`blame-row${first ? ' blame-first' : ''}${last ? ' blame-last' : ''}${
-              commit.oid === props.current ? ' blame-current' : ''
-            }`}
-          >
-            <span role="cell" className={`blame-gutter blame-who-${who}`}>
-              {first && (
-                <BlameGutter commit={commit} now={now} actions={actions} compact={compact} />
-              )}
-            </span>
-            <span className="blame-no" aria-hidden="true">
-              {line.line}
-            </span>
-            <span role="cell" className="blame-text">
-              {line.text === '' ? '\u200b' : line.text}
-            </span>
-          </div>
-        )
-      })}
-    </div>
+    <>
+      {cut > 0 && (
+        <p className="hint blame-note blame-damaged" role="note">
+          An older version of this file is damaged in the history, so tracing stopped there:{' '}
+          {cut === 1 ? 'one line' : `${cut.toLocaleString()} lines`} may be older than the change
+          shown beside {cut === 1 ? 'it' : 'them'}.
+        </p>
+      )}
+      <div
+        className={`blame${compact ? ' blame-compact' : ''}`}
+        role="table"
+        aria-label={`Line history of ${props.path}`}
+      >
+        {lines.map((line, index) => {
+          const { commit } = line
+          const first = index === 0 || lines[index - 1]?.commit.oid !== commit.oid
+          const last = lines[index + 1]?.commit.oid !== commit.oid
+          const who = whoOf(commit)
+          return (
+            <div
+              role="row"
+              key={line.line}
+              className={`blame-row${first ? ' blame-first' : ''}${last ? ' blame-last' : ''}${
+                commit.oid === props.current ? ' blame-current' : ''
+              }`}
+            >
+              <span role="cell" className={`blame-gutter blame-who-${who}`}>
+                {first && (
+                  <BlameGutter commit={commit} now={now} actions={actions} compact={compact} />
+                )}
+              </span>
+              <span className="blame-no" aria-hidden="true">
+                {line.line}
+              </span>
+              <span role="cell" className="blame-text">
+                {line.text === '' ? '\u200b' : line.text}
+              </span>
+            </div>
+          )
+        })}
+      </div>
+    </>
   )
 }
 

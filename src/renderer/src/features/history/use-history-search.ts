@@ -17,6 +17,8 @@ export interface HistorySearch {
   readonly total: number
   /** True when the search stopped at `MAX_SEARCH_HITS`. */
   readonly capped: boolean
+  /** File changes passed over so far because the history's copy of a version is damaged. */
+  readonly damaged: number
   readonly error: string | null
 }
 
@@ -28,6 +30,7 @@ const IDLE: HistorySearch = {
   scanned: 0,
   total: 0,
   capped: false,
+  damaged: 0,
   error: null,
 }
 
@@ -77,6 +80,7 @@ export function useHistorySearch(onFirstHit: (oid: string) => void) {
           scanned: page.scanned,
           total: page.total,
           capped,
+          damaged: current.damaged + page.damaged,
           state: finished ? 'done' : 'searching',
         }
         setSearch(current)
