@@ -104,7 +104,7 @@ describe('memory and history channels in the core', () => {
     await writeFile(path.join(dataDir, 'memories', 'a.md'), 'changed outside')
     core = await createCore({ dataDir })
     const info = await core.dispatch('app:info', undefined)
-    expect(info).toMatchObject({ ok: true, value: { recovery: { kind: 'uncommitted-changes' } } })
+    expect(info).toMatchObject({ ok: true, value: { recovery: { kind: 'outside-changes' } } })
   })
 })
 

@@ -1,3 +1,4 @@
+import { existsSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import type { ChangeResult, CommitCommand, CommitSummary, RecoveryReport } from '../../shared/types'
 import { makeFolders } from '../lib/disk'
@@ -31,7 +32,7 @@ import { compareCommits, diffFile, readAt, readBytesAt, showCommit } from './ins
 import { createLookup } from './lookup'
 import { createMaintainer, PackFolderGate, type MaintenanceSettings } from './maintainer'
 import { createNotices, keptAsideNotice, scanNotices, secretNotices } from './notices'
-import { openRepo } from './open-repo'
+import { openRepo, owedMarkerOf } from './open-repo'
 import {
   commitOutsideChanges,
   touchedByCommand,
@@ -127,11 +128,13 @@ async function openLocked(
   const now = options.now ?? Date.now
   const logger = options.logger ?? consoleLogger
   let machine = options.machine ?? null
+  const owedMarker = owedMarkerOf(path.join(dataDir, 'history.git'))
   const { repo, recovery, tooLarge, nameNotAllowed } = await openRepo({
     dataDir,
     now,
     logger,
     afterCrash: lock.tookOver,
+    owed: existsSync(owedMarker),
     // Only a lock lost or taken over ends the log's use. A transient error reading cairn.lock
     // (EIO, EMFILE) says nothing about who holds it: it is thrown, so the checkpoint neither
     // empties the log nor gives it up, and is tried again later.
@@ -146,6 +149,13 @@ async function openLocked(
     },
     machine: () => machine,
   })
+  // The open's commit saved what was owed.
+  try {
+    rmSync(owedMarker, { force: true })
+  } catch (error) {
+    // Left, it only words the next start's commit (if any) as a recovery.
+    logger.warn('Could not remove the note of owed commits', error)
+  }
   const tool = createMemoryTool({
     root: repo.workRoot,
     createExisting: options.policy?.createExisting,
@@ -719,6 +729,15 @@ async function openLocked(
       closed = true
       watcher?.close()
       await queue.idle()
+      if (resync || unrecorded.length > 0) {
+        // The next open must not take the changes whose commits failed for edits made
+        // outside Cairn while it was closed.
+        try {
+          writeFileSync(owedMarker, '')
+        } catch (error) {
+          logger.warn('Could not note the commits owed for the next start', error)
+        }
+      }
       await maintainer.stop()
       // Every object the write-ahead log covers made durable, the log emptied: the next open
       // has nothing to replay. A failure leaves the records for it.

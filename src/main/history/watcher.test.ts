@@ -171,7 +171,7 @@ describe('watching the memory folder while Cairn runs', () => {
       void appendFile(onDisk('after-close.md'), 'y')
     })
     memory = await openVersionedMemory({ dataDir, watch: false })
-    expect(memory.recovery?.kind).toBe('uncommitted-changes')
+    expect(memory.recovery?.kind).toBe('outside-changes')
   })
 })
 
