@@ -1,7 +1,6 @@
-import { existsSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import type { ChangeResult, CommitCommand, CommitSummary, RecoveryReport } from '../../shared/types'
-import { makeFolders } from '../lib/disk'
+import { disk, exists, makeFolders, removeFile } from '../lib/disk'
 import { diskProblem, isDiskProblem } from '../lib/disk-errors'
 import { CairnError } from '../lib/errors'
 import { FolderTree, readFileIn } from '../lib/folders'
@@ -134,7 +133,7 @@ async function openLocked(
     now,
     logger,
     afterCrash: lock.tookOver,
-    owed: existsSync(owedMarker),
+    owed: exists(owedMarker),
     // Only a lock lost or taken over ends the log's use. A transient error reading cairn.lock
     // (EIO, EMFILE) says nothing about who holds it: it is thrown, so the checkpoint neither
     // empties the log nor gives it up, and is tried again later.
@@ -151,7 +150,7 @@ async function openLocked(
   })
   // The open's commit saved what was owed.
   try {
-    rmSync(owedMarker, { force: true })
+    removeFile(owedMarker)
   } catch (error) {
     // Left, it only words the next start's commit (if any) as a recovery.
     logger.warn('Could not remove the note of owed commits', error)
@@ -733,7 +732,7 @@ async function openLocked(
         // The next open must not take the changes whose commits failed for edits made
         // outside Cairn while it was closed.
         try {
-          writeFileSync(owedMarker, '')
+          disk.writeFileSync(owedMarker, '')
         } catch (error) {
           logger.warn('Could not note the commits owed for the next start', error)
         }
