@@ -37,6 +37,13 @@ import { requireEntry, treeOf, type RepoView } from './read'
 import type { IndexEntry } from './side-index'
 import { diffNodes } from './tree-state'
 
+/**
+ * Largest file traced: its answer repeats a commit per line, so a 10 MB file (400,000 lines)
+ * made a 133 MB answer for a view nobody can read. Past it, a `too-large` error says so.
+ */
+export const BLAME_MAX_BYTES = 2_000_000
+export const BLAME_MAX_LINES = 20_000
+
 /** Most file versions whose provenance is kept in memory. */
 export const BLAME_CACHE_SIZE = 64
 
@@ -254,6 +261,12 @@ export function createBlamer(
       throw new CairnError(
         'not-text',
         `${virtual} is not a text file, so it has no lines to trace.`,
+      )
+    }
+    if (lines.bytes.length > BLAME_MAX_BYTES || lines.count > BLAME_MAX_LINES) {
+      throw new CairnError(
+        'too-large',
+        `${virtual} is too large to trace line by line: Cairn traces files of up to ${BLAME_MAX_LINES.toLocaleString('en-US')} lines and 2 MB.`,
       )
     }
     const producer = producerOf(virtual, atPosition)

@@ -1,3 +1,4 @@
+import { useState } from 'react'
 import type { BlameLine, CommitSummary } from '../../../shared/types'
 import { useBlame } from '../lib/use-blame'
 import { Banner } from './Banner'
@@ -6,6 +7,9 @@ import { madeElsewhere, sentence, whoLabel, whoOf } from '../lib/commit-words'
 import { clockTime, dayKey, exactTime, shortDateTime } from '../lib/format'
 import { useThisMachine } from '../lib/this-machine'
 import './blame.css'
+
+/** Lines drawn at first (and added per "Show more"): each is a row of several elements. */
+export const BLAME_ROWS_SHOWN = 2_000
 
 /** What the blame gutter can lead to: the commit, and for Claude the reply that wrote it. */
 export interface BlameActions {
@@ -28,9 +32,12 @@ export function BlameView(props: {
   /** The commit being looked at (its lines are marked). */
   readonly current?: string | null
 }) {
-  const { lines, actions, now, compact = false } = props
+  const { actions, now, compact = false } = props
+  const [limit, setLimit] = useState(BLAME_ROWS_SHOWN)
+  const all = props.lines
+  const lines = all.length > limit ? all.slice(0, limit) : all
   if (lines.length === 0) return <p className="hint blame-note">This file is empty.</p>
-  const cut = lines.filter((line) => line.damagedBefore).length
+  const cut = all.filter((line) => line.damagedBefore).length
   return (
     <>
       {cut > 0 && (
@@ -73,6 +80,21 @@ export function BlameView(props: {
           )
         })}
       </div>
+      {all.length > limit && (
+        <div className="blame-more">
+          <p className="hint blame-note">
+            Showing the first {limit.toLocaleString('en-US')} of{' '}
+            {all.length.toLocaleString('en-US')} lines.
+          </p>
+          <button
+            type="button"
+            className="button button-small"
+            onClick={() => setLimit((n) => n + BLAME_ROWS_SHOWN)}
+          >
+            Show {Math.min(BLAME_ROWS_SHOWN, all.length - limit).toLocaleString('en-US')} more lines
+          </button>
+        </div>
+      )}
     </>
   )
 }
