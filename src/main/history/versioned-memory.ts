@@ -757,8 +757,14 @@ async function openLocked(
 export function intentFor(
   mutation: MemoryMutation,
   origin: Origin,
-  command: CommitCommand = mutation.command,
+  requested: CommitCommand = mutation.command,
 ): CommitIntent {
+  // A `write` (the person's save) that made a new file is a creation ("You created
+  // ideas.md"), not an edit of a file that was never there.
+  const command =
+    requested === 'write' && mutation.command === 'create' && !mutation.overwrite
+      ? 'create'
+      : requested
   const [first = '/memories', second] = mutation.paths
   const subject =
     mutation.command === 'rename' && second ? `rename ${first} -> ${second}` : `${command} ${first}`
