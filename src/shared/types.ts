@@ -216,6 +216,9 @@ export interface Comparison {
   readonly truncated: boolean
 }
 
+/** The longest text a history search looks for (`history:search`). */
+export const MAX_SEARCH_CHARS = 1000
+
 /** A commit whose diff adds or removes the searched text, and the files where it does. */
 export interface HistorySearchHit {
   readonly commit: CommitSummary

@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useRef, useState } from 'react'
-import type { HistorySearchHit } from '../../../../shared/types'
+import { MAX_SEARCH_CHARS, type HistorySearchHit } from '../../../../shared/types'
 import { api, errorMessage, unwrap } from '../../lib/api'
 import { loadSummaries } from '../../lib/commit-summaries'
 
@@ -35,6 +35,16 @@ const IDLE: HistorySearch = {
 }
 
 /**
+ * Why `text` cannot be searched for, in words for people, or null when it can. The input's
+ * own limit stops typing past it; this covers text that reaches the search another way.
+ */
+export function searchTextProblem(text: string): string | null {
+  if (text.length <= MAX_SEARCH_CHARS) return null
+  // Shown after "The search failed: ".
+  return `it can look for at most ${MAX_SEARCH_CHARS.toLocaleString('en-US')} characters, and this text has ${text.length.toLocaleString('en-US')}. Search for a shorter part of it.`
+}
+
+/**
  * "When did this text appear or disappear?" over the whole history, page by page
  * (`history:search`): hits arrive newest first as the search goes, with its progress, and
  * `cancel` stops it at once (keeping what was found). A new search replaces the running one.
@@ -58,6 +68,11 @@ export function useHistorySearch(onFirstHit: (oid: string) => void) {
   const start = useCallback(async (text: string, matchCase: boolean) => {
     const mine = ++generation.current
     let current: HistorySearch = { ...IDLE, text, matchCase, state: 'searching' }
+    const problem = searchTextProblem(text)
+    if (problem) {
+      setSearch({ ...current, state: 'failed', error: problem })
+      return
+    }
     setSearch(current)
     let before: string | undefined
     try {
