@@ -289,6 +289,26 @@ describe('blame', () => {
     )
   })
 
+  it('keeps tracing through a version saved in Latin-1, as git blame does', async () => {
+    const facts = Array.from({ length: 6 }, (_, i) => `fact ${i}\n`).join('')
+    await run({ command: 'create', path: '/memories/n.md', file_text: facts })
+    // An editor saves the file in Latin-1 ("café" with a lone 0xE9 byte), then in UTF-8.
+    const file = path.join(dataDir, 'memories', 'n.md')
+    await writeFile(file, Buffer.concat([Buffer.from(`${facts}caf`), Buffer.from([0xe9, 0x0a])]))
+    await memory.close()
+    memory = await openVersionedMemory({ dataDir, now, watch: false })
+    await memory.close()
+    await writeFile(file, `${facts}café\n`)
+    memory = await openVersionedMemory({ dataDir, now, watch: false })
+    const ours = await memory.blame('/memories/n.md')
+    const git = gitBlame('main', 'n.md')
+    expect(ours.map((l) => `${l.commit.oid} ${l.text}`)).toEqual(
+      git.map((l) => `${l.sha} ${l.text}`),
+    )
+    // The six facts keep the commit that wrote them; only the fixed line is the last one's.
+    expect(new Set(ours.slice(0, 6).map((l) => l.commit.command))).toEqual(new Set(['create']))
+  })
+
   it('refuses what has no lines to trace: a binary file, a folder, a missing file', async () => {
     await writeFile(path.join(dataDir, 'memories', 'pic.bin'), Buffer.from([0, 1, 2, 0]))
     await run({ command: 'create', path: '/memories/d/a.md', file_text: 'a\n' })

@@ -154,12 +154,19 @@ export function createBlamer(
   }
 
   /**
-   * The lines of `blob` when it is text (no NUL byte, valid UTF-8), split by `table`; `like`
-   * is a version it will be compared with, whose lines at both ends it may share.
+   * The lines of `blob` when it is text (no NUL byte), split by `table`; `like` is a version
+   * it will be compared with, whose lines at both ends it may share. Lines are compared as
+   * bytes, as git does, so an older version an editor saved in Latin-1 keeps the walk going;
+   * only the version shown (`utf8`) must be UTF-8, since its lines are decoded for display.
    */
-  async function readLines(blob: string, table: LineTable, like?: Lines): Promise<Lines | null> {
+  async function readLines(
+    blob: string,
+    table: LineTable,
+    like?: Lines,
+    utf8 = false,
+  ): Promise<Lines | null> {
     const bytes = await repo.store.readBlob(blob)
-    if (bytes.includes(0) || !isUtf8(bytes)) return null
+    if (bytes.includes(0) || (utf8 && !isUtf8(bytes))) return null
     return like ? table.splitLike(bytes, like) : table.split(bytes)
   }
 
@@ -256,7 +263,7 @@ export function createBlamer(
     }
     // Line ids for this walk: each version is compared with the next by numbers.
     const table = new LineTable()
-    const lines = await readLines(blob, table)
+    const lines = await readLines(blob, table, undefined, true)
     if (!lines) {
       throw new CairnError(
         'not-text',
