@@ -108,9 +108,12 @@ export function LoadedBlame(props: {
   readonly compact?: boolean
 }) {
   const blame = useBlame(props.path, props.at)
+  // A file too large to trace is a fact about the file, not a failure to try again.
+  const refused = blame.errorCode === 'too-large' || blame.errorCode === 'not-text'
   return (
     <>
-      {blame.error && (
+      {blame.error && refused && <p className="hint blame-note">{blame.error}</p>}
+      {blame.error && !refused && (
         <Banner tone="error" compact onRetry={blame.reload}>
           {blame.error}
         </Banner>
