@@ -209,9 +209,9 @@ describe('history through the public API', () => {
     const next = await userWrite(memory, '/memories/c.md', 'c')
     const log = await memory.log({ offset: 0, limit: 10 })
     expect(log.entries.map((entry) => [entry.actor, entry.command, entry.paths])).toEqual([
-      ['user', 'write', ['/memories/c.md']],
+      ['user', 'create', ['/memories/c.md']],
       ['claude', 'create', ['/memories/b.md']],
-      ['user', 'write', ['/memories/a.md']],
+      ['user', 'create', ['/memories/a.md']],
     ])
     expect(log.entries[1]).toMatchObject({ conversationId: 'conv-1', toolUseId: 'toolu_1' })
     expect(next.commit?.parent).toBe(log.entries[1]?.oid)
