@@ -9,6 +9,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { CairnError } from './errors'
 import { closeQuietly, disk, isCode, listNames, OPEN, unlinkQuietly } from './disk'
+import { holderStillRunning, ownIdentity, type HolderIdentity } from './lock-holder'
 
 /** The name of the lock file in the data folder. */
 export const LOCK_FILE = 'cairn.lock'
@@ -26,7 +27,7 @@ export interface InstanceLock {
   release(): void
 }
 
-interface Owner {
+interface Owner extends HolderIdentity {
   readonly pid: number
   readonly host: string
   readonly token: string
@@ -47,6 +48,7 @@ export function acquireInstanceLock(dataDir: string): InstanceLock {
     host: os.hostname(),
     token: randomBytes(8).toString('hex'),
     since: new Date().toISOString(),
+    ...ownIdentity(),
   }
   const text = `${JSON.stringify(me)}\n`
   let tookOver = false
@@ -191,12 +193,7 @@ function isLive(found: Exclude<Found, 'gone'>): boolean {
   if (found.pid === process.pid && released.has(found.token)) return false
   // A lock from another machine (a shared folder) cannot be checked: it is respected.
   if (found.host !== os.hostname()) return true
-  try {
-    process.kill(found.pid, 0)
-    return true
-  } catch (error) {
-    return !isCode(error, 'ESRCH')
-  }
+  return holderStillRunning(found)
 }
 
 /**
@@ -239,6 +236,6 @@ function lockedError(owner: Owner | null): CairnError {
     : ''
   return new CairnError(
     'locked',
-    `Cairn is already open on this data folder${who}. Close the other Cairn window first, then try again.`,
+    `Cairn is already open on this data folder${who}. Close the other Cairn window first, then try again. If no other Cairn is open, restarting the computer frees the folder.`,
   )
 }
