@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import type { CommitSummary } from '../../shared/types'
+import type { CommitSummary, LogPage } from '../../shared/types'
 import { createCore, type Core } from '../core'
 import { openVersionedMemory } from './index'
 import { tempDataDir, userWrite } from './test-helpers'
@@ -195,7 +195,7 @@ describe('history reads the window cannot take', () => {
     core = await createCore({ dataDir })
     const log = await core.dispatch('history:log', { offset: 0, limit: 10 })
     if (!log.ok) throw new Error(log.error.message)
-    const [second, first] = log.value.entries.map((entry) => entry.oid)
+    const [second, first] = (log.value as LogPage).entries.map((entry) => entry.oid)
     const answers = [
       await core.dispatch('history:readAt', { path: '/memories/recording.log', oid: second! }),
       await core.dispatch('history:diff', {
@@ -220,6 +220,6 @@ describe('history reads the window cannot take', () => {
       oid: second!,
     })
     expect(small).toMatchObject({ ok: true })
-    expect(small.ok && small.value?.length).toBe(3 * 1024 * 1024)
+    expect(small.ok && (small.value as string).length).toBe(3 * 1024 * 1024)
   })
 })
