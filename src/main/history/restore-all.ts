@@ -10,7 +10,7 @@ import {
   USER_INTENT,
   type Committer,
 } from './restore-common'
-import { recordRestore } from './restore-intent'
+import { applyAndCommit } from './restore-intent'
 import { diffNodes } from './tree-state'
 
 /** Makes the whole memory folder what it was at `oid`, in one commit. */
@@ -38,29 +38,14 @@ export async function restoreAll(
     restoredFrom: oid,
   }
   // Durable before the first file changes: a kill half-way is finished at the next open.
-  const recorded = await recordRestore(repo, deltas, intent)
-  let kept
-  try {
-    kept = await readingVersion(oid, () => applyDeltas(repo, deltas), true)
-  } catch (error) {
-    // Everything was put back (applyDeltas): there is nothing to finish.
-    recorded.done()
-    throw error
-  }
-  let made
-  try {
-    made = await commit(
-      deltas.map((delta) => delta.path),
-      intent,
-    )
-  } catch (error) {
-    // The files are written; the next change saves them (the intent would no longer match).
-    recorded.done()
-    throw error
-  }
-  // A commit owed (a full disk) keeps the intent: if Cairn is killed before it is made, the
-  // next open makes it, as this restore's.
-  if (made !== 'pending') recorded.done()
+  const { kept, made } = await applyAndCommit(
+    repo,
+    deltas,
+    deltas.map((delta) => delta.path),
+    intent,
+    () => readingVersion(oid, () => applyDeltas(repo, deltas), true),
+    commit,
+  )
   return changeResult(
     made,
     `Restored the memory folder to ${versionOf(entry)}.${keptAsideNote(kept)}`,

@@ -17,7 +17,7 @@ import { FolderTree, readFileIn } from '../lib/folders'
 import type { Logger } from '../lib/logger'
 import type { IndexEntry } from './side-index'
 import type { CommitIntent, Repo } from './repo'
-import { applyDeltas } from './restore-common'
+import { applyDeltas, type Committer } from './restore-common'
 import type { FileDelta } from './tree-state'
 import { MAX_VERSIONED_BYTES } from './work-tree'
 
@@ -30,6 +30,8 @@ interface RestoreIntent {
   readonly base: string | null
   readonly intent: CommitIntent
   readonly deltas: ReadonlyArray<FileDelta>
+  /** The paths its commit covers (a folder brought back is committed as the folder). */
+  readonly paths: ReadonlyArray<string>
 }
 
 /** The written intent of one restore; `done` removes it. */
@@ -41,12 +43,42 @@ export interface RecordedRestore {
 export async function recordRestore(
   repo: Pick<Repo, 'store' | 'head'>,
   deltas: ReadonlyArray<FileDelta>,
+  paths: ReadonlyArray<string>,
   intent: CommitIntent,
 ): Promise<RecordedRestore> {
   const file = intentFileOf(repo.store.gitdir)
-  const record: RestoreIntent = { version: 1, base: repo.head(), intent, deltas }
+  const record: RestoreIntent = { version: 1, base: repo.head(), intent, deltas, paths }
   await writeJsonAtomic(file, record)
   return { done: () => unlinkQuietly(file) }
+}
+
+/**
+ * A restore's writes and commit with its intent on disk meanwhile: `apply` (which writes
+ * `deltas`, all or nothing) then `commit` of `paths`. The intent goes once the commit is
+ * made, or once `apply` failed (it put everything back) or the commit did (the next change
+ * saves the files); a commit owed for a full disk keeps it, so that a kill before it is made
+ * still ends in this restore's commit.
+ */
+export async function applyAndCommit<K>(
+  repo: Pick<Repo, 'store' | 'head'>,
+  deltas: ReadonlyArray<FileDelta>,
+  paths: ReadonlyArray<string>,
+  intent: CommitIntent,
+  apply: () => Promise<K>,
+  commit: Committer,
+): Promise<{ readonly kept: K; readonly made: IndexEntry | null | 'pending' }> {
+  const recorded = await recordRestore(repo, deltas, paths, intent)
+  let kept: K
+  let made: IndexEntry | null | 'pending'
+  try {
+    kept = await apply()
+    made = await commit(paths, intent)
+  } catch (error) {
+    recorded.done()
+    throw error
+  }
+  if (made !== 'pending') recorded.done()
+  return { kept, made }
 }
 
 /**
@@ -83,10 +115,10 @@ export async function finishInterruptedRestore(
       return null
     }
     await applyDeltas(repo, record.deltas)
-    const entry = await repo.commit(
-      record.deltas.map((delta) => delta.path),
-      record.intent,
-    )
+    const paths = Array.isArray(record.paths)
+      ? record.paths
+      : record.deltas.map((delta) => delta.path)
+    const entry = await repo.commit(paths, record.intent)
     unlinkQuietly(file)
     return entry
   } catch (error) {

@@ -44,7 +44,11 @@ async function seed(): Promise<string> {
  * A process that restores all memory to `target` and kills itself (SIGKILL) just before the
  * `killAt`-th file of the restore is renamed into place.
  */
-async function restoreAndDie(target: string, killAt: number): Promise<void> {
+async function restoreAndDie(
+  target: string,
+  killAt: number,
+  operation: 'restoreAll' | 'revert' = 'restoreAll',
+): Promise<void> {
   const script = `
     const { openVersionedMemory } = await import(${JSON.stringify(path.resolve('src/main/history/index.ts'))})
     const { nodeDisk, setDisk } = await import(${JSON.stringify(path.resolve('src/main/lib/disk.ts'))})
@@ -57,7 +61,7 @@ async function restoreAndDie(target: string, killAt: number): Promise<void> {
       if (!from.includes('.cairn-tmp-') || to.endsWith(${JSON.stringify(RESTORE_INTENT_FILE)})) return
       if (++renames === ${killAt}) process.kill(process.pid, 'SIGKILL')
     }).disk)
-    await memory.restoreAll(${JSON.stringify(target)})
+    await memory[${JSON.stringify(operation)}](${JSON.stringify(target)})
     process.stdout.write('finished\\n')
   `
   const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
@@ -122,6 +126,28 @@ describe('a restore of the whole folder killed half-way', () => {
       expect(fs.readFileSync(path.join(dataDir, 'memories', 'f20.md'), 'utf8')).toBe('by hand\n')
       expect(gitCli(dataDir, 'show', 'main:f20.md')).toBe('by hand\n')
       expect(fs.existsSync(path.join(dataDir, 'history.git', RESTORE_INTENT_FILE))).toBe(false)
+      fsck(dataDir)
+    } finally {
+      await memory.close()
+    }
+  })
+
+  it('finishes a revert of many files the same way', async () => {
+    const old = await seed()
+    let memory = await openVersionedMemory({ dataDir, watch: false, maintenance: false })
+    const restored = await memory.restoreAll(old)
+    await memory.close()
+    const restore = restored.commit!.oid
+    const before = commitCount(dataDir)
+    // Undoing the restore brings every file back to "new"; killed half-way.
+    await restoreAndDie(restore, FILES / 2, 'revert')
+    expect(folderContents().filter((text) => text.startsWith('new'))).toHaveLength(FILES / 2 - 1)
+    memory = await openVersionedMemory({ dataDir, watch: false, maintenance: false })
+    try {
+      expect(folderContents()).toEqual(Array.from({ length: FILES }, (_, i) => `new ${i}\n`))
+      expect(commitCount(dataDir)).toBe(before + 1)
+      const [entry] = (await memory.log({ offset: 0, limit: 1 })).entries
+      expect(entry).toMatchObject({ actor: 'user', command: 'revert', restoredFrom: restore })
       fsck(dataDir)
     } finally {
       await memory.close()
