@@ -40,7 +40,8 @@ export function findKeptEntries(folder: Folder, keepsNoCopy: KeepsNoCopy): strin
 
 /**
  * Moves `entries` (from `findKeptEntries`) out of `parent`'s folder `from` into a new folder
- * beside it, named after `name`; returns that folder's name. Renames only, through handles
+ * beside it, named after `name`; returns that folder's name. Done before the folder is
+ * renamed aside for removal, so that a crash never leaves them in a temp folder. Renames only, through handles
  * (a folder swapped for a link on the way is refused, never followed), so nothing is copied
  * and nothing can fail for lack of space but a folder's creation. On failure what was moved
  * goes back (best effort: what cannot stays in the new folder) and the error is thrown.
@@ -60,18 +61,31 @@ export function moveKeptEntries(
       moved.push(entry)
     }
   } catch (error) {
-    for (const entry of moved.reverse()) {
-      try {
-        moveEntry(parent, kept, from, entry, false)
-      } catch {
-        // It stays in the kept folder: moved, not lost.
-      }
-    }
-    removeEmptyFolders(parent, kept)
+    returnKeptEntries(parent, kept, from, moved)
     throw error
   }
   parent.syncLater()
   return kept
+}
+
+/**
+ * Best effort, after the delete failed: moves `entries` back from `kept` to `to`, then removes
+ * `kept` if that left it empty. What cannot go back stays in `kept`: moved, never lost.
+ */
+export function returnKeptEntries(
+  parent: Folder,
+  kept: string,
+  to: string,
+  entries: ReadonlyArray<ReadonlyArray<string>>,
+): void {
+  for (const entry of [...entries].reverse()) {
+    try {
+      moveEntry(parent, kept, to, entry, false)
+    } catch {
+      // It stays in the kept folder.
+    }
+  }
+  removeEmptyFolders(parent, kept)
 }
 
 // Renames `parent/from/…entry` to `parent/to/…entry`, making the folders on the way in `to`
