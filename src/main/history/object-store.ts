@@ -172,8 +172,9 @@ export function createObjectStore(gitdir: string): ObjectStore {
     const file = path.join(dir, oid.slice(2))
     // No read of a loose copy: a commit's trees and commit are always new, and writing an
     // object again only renames the same bytes over it (mending a damaged copy as it goes).
-    // A packed one is whole (its pack is checked), unless a damaged loose copy sits beside it.
-    if (db.inPack(oid) && !exists(file)) return oid
+    // A packed one is whole (its pack is checked), unless a damaged loose copy sits beside it
+    // or reading the packed copy failed its check (then the loose copy is what reads take).
+    if (db.inPack(oid) && !db.packedCopyDamaged(oid) && !exists(file)) return oid
     if (!knownDirs.has(dir)) {
       makeObjectDir(dir)
       knownDirs.add(dir)
@@ -331,9 +332,10 @@ export function createObjectStore(gitdir: string): ObjectStore {
 
   // A packed object is checked only for being listed in a pack index (a pack carries
   // checksums of its own, and reading every packed blob at open would cost what a pack is
-  // there to save); a loose one whole (inflated, length, hash).
+  // there to save), unless a read of it failed its check; a loose one whole (inflated,
+  // length, hash).
   async function isIntact(oid: string): Promise<boolean> {
-    if (db.inPack(oid)) return true
+    if (db.inPack(oid) && !db.packedCopyDamaged(oid)) return true
     try {
       return db.readLoose(oid) !== null
     } catch (error) {

@@ -59,7 +59,7 @@ import type {
   VersionedMemory,
 } from './types'
 import { watchFolder } from './watcher'
-import { deleteFileAndPrune, newScanReport, writeFileSafely } from './work-tree'
+import { deleteFileAndPrune, keepsNoCopy, newScanReport, writeFileSafely } from './work-tree'
 
 /** Quiet time after the last file-system event before outside edits are committed. */
 export const WATCH_DEBOUNCE_MS = 400
@@ -163,6 +163,8 @@ async function openLocked(
     logger,
     // Every commit settles the folder fsyncs of its change before its ref moves (repo.ts).
     folderSyncs: 'host',
+    // A folder delete keeps what history could not bring back (a user's .git, a file too large).
+    keepsNoCopy,
     // Every change is scanned for its commit right after the command, and the scans keep the
     // folder's totals: the tool never has to walk the folder.
     usage: {

@@ -66,6 +66,9 @@ export class ObjectDatabase {
   private packList: OpenPack[] = []
   private packListing = ''
   private closed = false
+  // Objects whose packed copy failed its check (bit rot inside a pack, its index intact):
+  // writing one again then makes a loose copy, which reads take instead (see `read`).
+  private readonly damagedInPack = new Set<string>()
   /**
    * True while object folders maintenance made may not be durable yet (`objects/` not fsynced
    * since): a commit writing into one then fsyncs `objects/` as well, as it does for a folder
@@ -155,10 +158,57 @@ export class ObjectDatabase {
     return false
   }
 
-  /** The object `oid`; throws `MissingObjectError` or `DamagedObjectError`. */
+  /**
+   * True when a read of `oid`'s packed copy failed its check since this database opened: the
+   * pack's copy cannot be relied on, so a write of it makes a loose copy.
+   */
+  packedCopyDamaged(oid: string): boolean {
+    return this.damagedInPack.size > 0 && this.damagedInPack.has(oid)
+  }
+
+  /**
+   * Reads `oid`'s packed copy and checks it, noting it as damaged when it fails; false then.
+   * For the rare object a pack and a loose file both hold, before the loose file is removed.
+   */
+  checkPackedCopy(oid: string): boolean {
+    try {
+      this.readPacked(oid)
+      return true
+    } catch (error) {
+      if (!(error instanceof DamagedObjectError || error instanceof MissingObjectError)) throw error
+      this.damagedInPack.add(oid)
+      return false
+    }
+  }
+
+  /** Every object whose packed copy failed its check (see `packedCopyDamaged`). */
+  packedDamage(): ReadonlyArray<string> {
+    return [...this.damagedInPack]
+  }
+
+  /**
+   * The object `oid`; throws `MissingObjectError` or `DamagedObjectError`. A packed copy that
+   * fails its check gives way to a loose copy that passes (written since, as git reads too).
+   */
   read(oid: string): RawObject {
     if (!OID.test(oid)) throw new MissingObjectError(oid)
-    const found = this.readPacked(oid) ?? this.readLoose(oid)
+    let found: RawObject | null
+    try {
+      found = this.readPacked(oid)
+    } catch (error) {
+      // (Missing: a delta base of it is gone from the pack.)
+      if (!(error instanceof DamagedObjectError || error instanceof MissingObjectError)) throw error
+      this.damagedInPack.add(oid)
+      let loose: RawObject | null = null
+      try {
+        loose = this.readLoose(oid)
+      } catch (looseError) {
+        if (!(looseError instanceof DamagedObjectError)) throw looseError
+      }
+      if (loose) return loose
+      throw error
+    }
+    found ??= this.readLoose(oid)
     if (found) return found
     // Maintenance (or git gc) may just have packed it and removed the loose file.
     if (this.refresh()) {
