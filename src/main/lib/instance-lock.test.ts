@@ -49,6 +49,45 @@ function tryAcquire(): InstanceLock | null {
   }
 }
 
+describe('what a killed start leaves', () => {
+  it('removes a lock temp file however young, so none outlives the next open', () => {
+    // A start killed between writing its temp file and linking it as the lock.
+    const temp = `${file}.0123456789abcdef.tmp`
+    fs.writeFileSync(temp, '')
+    const lock = acquireInstanceLock(dir)
+    expect(fs.readdirSync(dir)).toEqual([LOCK_FILE])
+    lock.release()
+  })
+
+  it('refuses, as locked, a start whose temp file the holder tidied away before its link', () => {
+    let a: InstanceLock | null = null
+    const hooked: Disk = Object.create(nodeDisk) as Disk
+    hooked.linkSync = (from, to) => {
+      if (to === file && a === null) {
+        // A starts and takes the lock in the moment between B's write and B's link.
+        const restore = setDisk(nodeDisk)
+        try {
+          a = acquireInstanceLock(dir)
+        } finally {
+          restore()
+        }
+      }
+      nodeDisk.linkSync(from, to)
+    }
+    const restore = setDisk(hooked)
+    let b: InstanceLock | null
+    try {
+      b = tryAcquire()
+    } finally {
+      restore()
+    }
+    expect(a).not.toBeNull()
+    expect(b).toBeNull()
+    expect(holds(a)).toBe(true)
+    expect(fs.readdirSync(dir)).toEqual([LOCK_FILE])
+  })
+})
+
 describe('taking over a stale lock', () => {
   it('lets only one of two starting instances take it, whichever step the other interrupts', () => {
     writeStaleLock()

@@ -143,6 +143,9 @@ function createLockFile(file: string, text: string, token: string): number {
     return ino
   } catch (error) {
     if (isCode(error, 'EEXIST')) throw error
+    // The temp file is gone: a Cairn that holds the lock now tidied it away (`removeLeftovers`).
+    if (isCode(error, 'ENOENT'))
+      throw Object.assign(new Error('the lock exists'), { code: 'EEXIST' })
     if (!isCode(error, 'EPERM') && !isCode(error, 'ENOTSUP') && !isCode(error, 'ENOSYS')) {
       throw error
     }
@@ -165,11 +168,13 @@ function createLockFile(file: string, text: string, token: string): number {
 
 /**
  * What a kill can leave behind: temp files of a lock or take-over mutex being created, a
- * take-over's mutex, and the `.stale-*` asides of Cairns before the mutex. Temp files and
- * asides are removed only once old, since another Cairn starting now may be about to link or
- * read its own. Mutexes go whatever their age: each names one lock, which is no longer there
- * now that this lock is, and never comes back (a token is never reused), so a taker holding
- * one finds the lock changed and backs off.
+ * take-over's mutex, and the `.stale-*` asides of Cairns before the mutex. Asides are removed
+ * only once old, since a Cairn from before the mutex starting now may be about to read its
+ * own. Temp files go whatever their age (a kill leaves one, and no temp file may outlive the
+ * open that follows): a Cairn starting now whose temp file vanishes before its link or rename
+ * takes that as the lock having changed, and finds this one. Mutexes go whatever their age:
+ * each names one lock, which is no longer there now that this lock is, and never comes back
+ * (a token is never reused), so a taker holding one finds the lock changed and backs off.
  * Best effort: a failing disk must not leave the lock just taken behind, held by no one.
  */
 function removeLeftovers(file: string): void {
@@ -186,7 +191,9 @@ function removeLeftovers(file: string): void {
     const leftover = path.join(dir, entry)
     if (/^[^.]+\.lock\.takeover-[0-9a-f]+$/.test(entry)) {
       unlinkQuietly(leftover)
-    } else if (/\.tmp$|\.stale-[0-9a-f]+$/.test(entry)) {
+    } else if (entry.endsWith('.tmp')) {
+      unlinkQuietly(leftover)
+    } else if (/\.stale-[0-9a-f]+$/.test(entry)) {
       try {
         const stat = disk.lstatIfThere(leftover)
         if (stat && Date.now() - stat.mtimeMs > UNREADABLE_GRACE_MS) unlinkQuietly(leftover)
@@ -303,6 +310,8 @@ function replaceIfStill(
     disk.renameSync(temp, file)
   } catch (error) {
     unlinkQuietly(temp)
+    // Tidied away by a Cairn that holds the lock now (`removeLeftovers`).
+    if (isCode(error, 'ENOENT')) return 'changed'
     throw error
   }
   return ino
