@@ -57,6 +57,25 @@ function listTree(dir: string, at = ''): string[] {
 }
 
 describe('deleting a folder that holds files history never held', () => {
+  it("keeps them when the folder's name is too long to take the label whole", async () => {
+    // 80 characters of 3 bytes: with " (not in history)" the name would pass 255 bytes.
+    const long = '記'.repeat(80)
+    await memory.execute(
+      { command: 'create', path: `/memories/${long}/a.md`, file_text: 'a\n' },
+      CLAUDE,
+    )
+    fs.mkdirSync(path.join(root, long, '.git'))
+    fs.writeFileSync(path.join(root, long, '.git', 'HEAD'), 'ref: refs/heads/main\n')
+    const result = await memory.execute({ command: 'delete', path: `/memories/${long}` }, CLAUDE)
+    expect(result.isError).toBe(false)
+    const kept = `${'記'.repeat(79)} (not in history)`
+    expect(result.content).toContain(kept)
+    expect(fs.existsSync(path.join(root, long))).toBe(false)
+    expect(fs.readFileSync(path.join(root, kept, '.git', 'HEAD'), 'utf8')).toBe(
+      'ref: refs/heads/main\n',
+    )
+  })
+
   it('keeps them, in their places, in "<folder> (not in history)", and says so', async () => {
     const result = await memory.execute({ command: 'delete', path: '/memories/project' }, CLAUDE)
     expect(result.isError).toBe(false)

@@ -3,6 +3,7 @@ import type { ChangeResult, CommitSummary } from '../../shared/types'
 import { CairnError } from '../lib/errors'
 import { disk } from '../lib/disk'
 import { Folder, FolderTree, readFileIn } from '../lib/folders'
+import { fitName } from '../lib/text'
 import { DamagedHistoryError } from './damage'
 import { toRelative, toVirtual } from './paths'
 import { toSummary } from './queries'
@@ -168,7 +169,7 @@ function asideName(name: string, taken: (candidate: string) => boolean): string 
   const stem = dot > 0 ? name.slice(0, dot) : name
   const ext = dot > 0 ? name.slice(dot) : ''
   for (let n = 1; ; n++) {
-    const candidate = `${stem} (${ASIDE_LABEL}${n > 1 ? ` ${n}` : ''})${ext}`
+    const candidate = fitName(stem, ` (${ASIDE_LABEL}${n > 1 ? ` ${n}` : ''})${ext}`)
     if (!taken(candidate)) return candidate
   }
 }

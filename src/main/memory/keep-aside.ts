@@ -7,6 +7,7 @@
 
 import { disk, isCode } from '../lib/disk'
 import { DIR_MODE, type Folder } from '../lib/folders'
+import { fitName } from '../lib/text'
 import type { KeepsNoCopy } from './types'
 
 /** The label restores use for what they keep aside (`big (not in history).md`). */
@@ -146,7 +147,7 @@ function removeEmptyFolders(parent: Folder, name: string): void {
 /** `notes` -> `notes (not in history)`, then `notes (not in history 2)`, … unused ones. */
 export function asideFolderName(name: string, taken: (candidate: string) => boolean): string {
   for (let n = 1; ; n++) {
-    const candidate = `${name} (${ASIDE_LABEL}${n > 1 ? ` ${n}` : ''})`
+    const candidate = fitName(name, ` (${ASIDE_LABEL}${n > 1 ? ` ${n}` : ''})`)
     if (!taken(candidate)) return candidate
   }
 }
