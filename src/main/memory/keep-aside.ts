@@ -53,7 +53,7 @@ export function moveKeptEntries(
   name: string,
   entries: ReadonlyArray<ReadonlyArray<string>>,
 ): string {
-  const kept = asideFolderName(name, (candidate) => parent.lstat(candidate) !== null)
+  const kept = asideName(name, (candidate) => parent.lstat(candidate) !== null, 'folder')
   disk.mkdirSync(parent.entry(kept), DIR_MODE)
   const moved: ReadonlyArray<string>[] = []
   try {
@@ -144,10 +144,21 @@ function removeEmptyFolders(parent: Folder, name: string): void {
   }
 }
 
-/** `notes` -> `notes (not in history)`, then `notes (not in history 2)`, … unused ones. */
-export function asideFolderName(name: string, taken: (candidate: string) => boolean): string {
+/**
+ * The first unused of `notes (not in history)`, `notes (not in history 2)`, …; for a file,
+ * the label goes before its extension (`big.md` -> `big (not in history).md`). Used by a
+ * folder delete and by restores, which keep aside what history never held.
+ */
+export function asideName(
+  name: string,
+  taken: (candidate: string) => boolean,
+  kind: 'file' | 'folder',
+): string {
+  const dot = kind === 'file' ? name.lastIndexOf('.') : -1
+  const stem = dot > 0 ? name.slice(0, dot) : name
+  const ext = dot > 0 ? name.slice(dot) : ''
   for (let n = 1; ; n++) {
-    const candidate = fitName(name, ` (${ASIDE_LABEL}${n > 1 ? ` ${n}` : ''})`)
+    const candidate = fitName(stem, ` (${ASIDE_LABEL}${n > 1 ? ` ${n}` : ''})${ext}`)
     if (!taken(candidate)) return candidate
   }
 }
