@@ -3,6 +3,7 @@ import os from 'node:os'
 import path from 'node:path'
 import type { Core } from '../src/main/core'
 import { expect, test } from './fixtures/harness'
+import { shoot } from './fixtures/screens'
 import { call, otherMachine, syncSpec } from './fixtures/machines'
 import { HistoryPage } from './pages/history.page'
 import { SyncPage } from './pages/sync.page'
@@ -49,6 +50,39 @@ test('Sync settings say plainly what failed, then turn sync on', async ({ page, 
   expect(await page.content()).not.toContain(hub.server.token)
   await expect(sync.indicator).toContainText('Synced')
   expect(hub.server.git(repo, 'ls-tree', '--name-only', 'main').trim()).toBe('notes.md')
+})
+
+test('the token form follows the address being typed', async ({ page, cairn }) => {
+  const repo = hub.newRepo()
+  await call(cairn.core, 'sync:configure', remoteOf(repo))
+  await call(cairn.core, 'sync:now')
+  await cairn.open(page)
+  const sync = new SyncPage(page)
+  await sync.openSettings()
+  for (const scheme of ['light', 'dark'] as const) {
+    await page.emulateMedia({ colorScheme: scheme })
+    await sync.fill({ url: hub.server.url(repo) })
+    await expect(sync.token).toHaveAccessibleName('Replace the access token')
+    await expect(sync.settings.dialog).not.toContainText('not encrypted')
+
+    // Another server, over plain http: warned while typing, before anything is saved or sent.
+    await sync.fill({ url: 'http://memory.example.com/me/memory.git' })
+    await expect(sync.settings.dialog).toContainText(
+      'This address is not encrypted (http): the token travels in the clear.',
+    )
+    await expect(sync.token).toHaveAccessibleName('Access token')
+    await expect(sync.token).toHaveAttribute('placeholder', 'The token for this address')
+    await expect(sync.settings.dialog).toContainText(
+      'The saved token is only ever sent to the server it was given for',
+    )
+    await sync.token.evaluate((input) => input.scrollIntoView({ block: 'center' }))
+    await shoot(page, cairn, `sync-address-changed-${scheme}`)
+
+    // Another repository on the same server keeps the saved token.
+    await sync.fill({ url: hub.server.url(`${repo}-moved`) })
+    await expect(sync.token).toHaveAccessibleName('Replace the access token')
+    await expect(sync.settings.dialog).not.toContainText('not encrypted')
+  }
 })
 
 test('the sync indicator shows syncing, failure and recovery', async ({ page, cairn }) => {

@@ -19,6 +19,7 @@ import type {
   SyncStatus,
   SyncTestResult,
 } from '../../shared/types'
+import { sameServer } from '../../shared/remote-address'
 import type { HostActions } from '../app'
 import type { HistoryGit, VersionedMemory } from '../history'
 import { CairnError, toApiError } from '../lib/errors'
@@ -454,6 +455,11 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       else if (input.token !== undefined) {
         if (input.token.trim() === '') await tokens.clear()
         else await tokens.set(input.token.trim())
+      } else if (!sameServer(url, current.url)) {
+        // The token was given for the old server: it never follows the address to another
+        // one (a person moving from GitHub to their own Gitea must not send it their GitHub
+        // token). The form asks for this server's token.
+        await tokens.clear()
       }
       await store.saveConfig(next)
       if (next.url !== current.url) {

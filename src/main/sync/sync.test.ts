@@ -596,6 +596,65 @@ describe('testing the connection', () => {
   })
 })
 
+describe('a changed sync address', () => {
+  /** Another server: asks for credentials and records every one it receives. */
+  async function startRecordingServer(): Promise<{
+    url: string
+    seen: string[]
+    close(): Promise<void>
+  }> {
+    const http = await import('node:http')
+    const seen: string[] = []
+    const other = http.createServer((req, res) => {
+      if (req.headers.authorization) {
+        const basic = req.headers.authorization.replace(/^Basic /, '')
+        seen.push(Buffer.from(basic, 'base64').toString('utf8'))
+      }
+      req.resume()
+      res.writeHead(401, { 'WWW-Authenticate': 'Basic realm="other"' })
+      res.end('auth required\n')
+    })
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve))
+    const { port } = other.address() as import('node:net').AddressInfo
+    return {
+      url: `http://127.0.0.1:${port}/someone-elses/memory.git`,
+      seen,
+      close: () => new Promise((resolve) => other.close(() => resolve())),
+    }
+  }
+
+  it('never takes the token to another server', async () => {
+    const [laptop] = await pair()
+    await laptop.write('a.md', 'hello\n')
+    await laptop.connect(server, repo)
+    expect((await laptop.sync()).state).toBe('idle')
+    const other = await startRecordingServer()
+    try {
+      // Saved as the form does when the token field is left empty: no token in the input.
+      const saved = await laptop.call('sync:configure', {
+        url: other.url,
+        username: server.user,
+        intervalMinutes: 0,
+      })
+      expect(saved.config.hasToken).toBe(false)
+      const status = await laptop.sync()
+      expect(status.state).toBe('error')
+      expect(other.seen.join('\n')).not.toContain(server.token)
+
+      // Back on the first server, another repository: the same server keeps its token only
+      // when it is given again; a path change on one server keeps it.
+      await laptop.connect(server, repo)
+      const moved = await laptop.call('sync:configure', {
+        url: server.url(`${repo}-elsewhere`),
+        intervalMinutes: 0,
+      })
+      expect(moved.config.hasToken).toBe(true)
+    } finally {
+      await other.close()
+    }
+  })
+})
+
 describe('a hostile remote', () => {
   it('refuses files memory may not hold, changing nothing', async () => {
     const [laptop] = await pair()
