@@ -649,8 +649,12 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
           message: 'Connected. The repository holds this memory’s history.',
         }
       }
-      // Which history it is needs its commits: fetched, changing nothing local.
-      const fetched = (await history.transfer(() => fetchMain(history.gitdir, remote))) ?? head
+      // Which history it is needs its commits: fetched (after any fetch or push running), changing
+      // nothing local but objects.
+      const fetched =
+        (await history.transfer(() =>
+          fetchMain(history.gitdir, remote, { keepTracking: url !== config.url }),
+        )) ?? head
       const found = await explore(graphOf(history), fetched)
       if (history.head() === null || found.frontier.length > 0) {
         return {

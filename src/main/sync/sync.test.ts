@@ -11,7 +11,9 @@ import { promisify } from 'node:util'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { startGitServer, type GitServer } from '../../../test/fixtures/git-server'
 import { leftoverTempFiles } from '../history/test-helpers'
-import { nodeDisk, setDisk } from '../lib/disk'
+import { nodeDisk, OPEN, setDisk, type Disk } from '../lib/disk'
+import type { SyncTestResult } from '../../shared/types'
+import { transfersInProgress } from './transport'
 import { errnoError, hookDisk } from '../lib/disk-hooks'
 import { expectSound, linesOf, linesOfHistory, startMachine, type Machine } from './test-support'
 
@@ -652,6 +654,82 @@ describe('a changed sync address', () => {
     } finally {
       await other.close()
     }
+  })
+})
+
+describe('Test connection during a sync', () => {
+  it("neither deletes the running fetch's pack nor moves the remote's tracking ref", async () => {
+    server.createRepo(`${repo}-other`)
+    const seeder = await startMachine('seeder')
+    machines.push(seeder)
+    await seeder.write('elsewhere.md', 'another memory\n')
+    await seeder.connect(server, `${repo}-other`)
+    expect((await seeder.sync()).state).toBe('idle')
+    const [laptop, desktop] = await connected({ 'a.md': 'hello\n' })
+    await desktop.write('b.md', 'from the desktop\n')
+    expect((await desktop.sync()).state).toBe('idle')
+
+    // The laptop's sync fetch is held right after its pack landed (at the fsync of the pack
+    // folder, its index not written yet) while the person presses Test connection for
+    // another address; it goes on once that test has either cleaned the pack folder or is
+    // waiting its turn.
+    const gitdir = path.join(laptop.dir, 'history.git')
+    const packDir = path.join(gitdir, 'objects', 'pack')
+    let armed = false
+    let heldFd: number | null = null
+    let testing: Promise<SyncTestResult> | null = null
+    let cleanedMeanwhile = false
+    const wrapped: Disk = Object.create(nodeDisk) as Disk
+    wrapped.renameSync = (from, to) => {
+      nodeDisk.renameSync(from, to)
+      if (testing === null && /pack-[0-9a-f]{40}\.pack$/.test(String(to))) armed = true
+    }
+    wrapped.readdirSync = ((dir: string, options?: unknown) => {
+      if (testing !== null && dir === packDir) cleanedMeanwhile = true
+      return (nodeDisk.readdirSync as (d: string, o?: unknown) => unknown)(dir, options)
+    }) as Disk['readdirSync']
+    wrapped.openSync = (file, flags, mode) => {
+      const fd = nodeDisk.openSync(file, flags, mode)
+      if (armed && file === packDir && (flags & OPEN.DIRECTORY) !== 0) {
+        armed = false
+        heldFd = fd
+      }
+      return fd
+    }
+    wrapped.fsync = async (fd) => {
+      if (fd === heldFd) {
+        heldFd = null
+        let done = false
+        testing = laptop.call('sync:test', {
+          url: server.url(`${repo}-other`),
+          username: server.user,
+          token: server.token,
+        })
+        void testing.finally(() => (done = true))
+        while (!cleanedMeanwhile && !done && transfersInProgress(gitdir) < 2) {
+          await new Promise((resolve) => setImmediate(resolve))
+        }
+      }
+      return nodeDisk.fsync(fd)
+    }
+    const restore = setDisk(wrapped)
+    let status
+    try {
+      status = await laptop.sync()
+      expect(testing).not.toBeNull()
+      expect(await testing).toMatchObject({ ok: true, found: 'other-memory' })
+    } finally {
+      restore()
+    }
+    expect(status.error).toBeUndefined()
+    expect(status.state).toBe('idle')
+    expect((await laptop.files()).get('b.md')).toBe('from the desktop\n')
+    // The last `main` seen of this remote is still this remote's.
+    expect(laptop.git('rev-parse', 'refs/remotes/cairn-sync/main').trim()).toBe(
+      server.git(repo, 'rev-parse', 'main').trim(),
+    )
+    expect((await laptop.sync()).state).toBe('idle')
+    await expectSound(server, repo, [laptop, desktop])
   })
 })
 
