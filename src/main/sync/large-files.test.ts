@@ -76,3 +76,77 @@ describe('a file of 200,000 lines', () => {
     expect(server.git(repo, 'show', 'main:list.md')).toBe(merged)
   })
 })
+
+describe('a merge larger than history keeps', () => {
+  it('keeps the two versions side by side, which the dialog settles', async () => {
+    const { repo, laptop, desktop } = await pair()
+    await laptop.write('notes.md', 'hello\n')
+    await laptop.connect(server, repo)
+    expect((await laptop.sync()).state).toBe('idle')
+    await desktop.connect(server, repo)
+    expect((await desktop.sync()).state).toBe('idle')
+    // Each machine adds its own big.md, each under the 32 MiB history versions; merged line
+    // by line they would be over it.
+    // Lines of 1 MiB: few lines keep the line-by-line comparison quick.
+    const line = (who: string) => `${who} ${'x'.repeat(1024 * 1024)}\n`
+    const laptopBig = line('laptop').repeat(17)
+    const desktopBig = line('desktop').repeat(17)
+    await writeFile(memoryFile(laptop, 'big.md'), laptopBig)
+    expect((await laptop.sync()).state).toBe('idle')
+    await writeFile(memoryFile(desktop, 'big.md'), desktopBig)
+
+    const merged = await desktop.sync()
+    expect(merged.error).toBeUndefined()
+    expect(merged.conflicts).toEqual([
+      expect.objectContaining({
+        path: '/memories/big.md',
+        kind: 'binary',
+        otherPath: '/memories/big (laptop).md',
+      }),
+    ])
+    expect(await readFile(memoryFile(desktop, 'big.md'), 'utf8')).toBe(desktopBig)
+    expect(await readFile(memoryFile(desktop, 'big (laptop).md'), 'utf8')).toBe(laptopBig)
+    // The other machine takes the merge (nothing in it is larger than history keeps).
+    const taken = await laptop.sync()
+    expect(taken.error).toBeUndefined()
+    expect(await readFile(memoryFile(laptop, 'big (laptop).md'), 'utf8')).toBe(laptopBig)
+
+    // Settled in the dialog: the laptop's version, written by the history (over 1 MiB).
+    const settled = await desktop.call('sync:resolve', {
+      path: '/memories/big.md',
+      choice: 'theirs',
+    })
+    expect(settled.conflicts).toEqual([])
+    expect(await readFile(memoryFile(desktop, 'big.md'), 'utf8')).toBe(laptopBig)
+    expect((await desktop.sync()).state).toBe('idle')
+    expect((await laptop.sync()).state).toBe('idle')
+    await expectSound(server, repo, [laptop, desktop])
+  }, 180_000)
+
+  it('settles a text conflict in a file over the Memory tool’s 1 MiB', async () => {
+    const { repo, laptop, desktop } = await pair()
+    const filler = Array.from({ length: 20_000 }, (_, i) => `line ${i} ${'y'.repeat(100)}\n`)
+    const text = ['Editor: Helix\n', ...filler].join('')
+    await writeFile(memoryFile(laptop, 'log.md'), text)
+    await laptop.connect(server, repo)
+    expect((await laptop.sync()).state).toBe('idle')
+    await desktop.connect(server, repo)
+    expect((await desktop.sync()).state).toBe('idle')
+    await writeFile(memoryFile(laptop, 'log.md'), text.replace('Helix', 'Zed'))
+    expect((await laptop.sync()).state).toBe('idle')
+    await writeFile(memoryFile(desktop, 'log.md'), text.replace('Helix', 'Neovim'))
+    const merged = await desktop.sync()
+    expect(merged.conflicts).toEqual([
+      expect.objectContaining({ path: '/memories/log.md', kind: 'text' }),
+    ])
+
+    const settled = await desktop.call('sync:resolve', {
+      path: '/memories/log.md',
+      choice: 'theirs',
+    })
+    expect(settled.conflicts).toEqual([])
+    expect(await readFile(memoryFile(desktop, 'log.md'), 'utf8')).toBe(text.replace('Helix', 'Zed'))
+    expect((await desktop.sync()).state).toBe('idle')
+    await expectSound(server, repo, [laptop, desktop])
+  })
+})

@@ -21,7 +21,7 @@ import type {
 } from '../../shared/types'
 import { sameServer } from '../../shared/remote-address'
 import type { HostActions } from '../app'
-import type { HistoryGit, VersionedMemory } from '../history'
+import { MAX_VERSIONED_BYTES, type HistoryGit, type VersionedMemory } from '../history'
 import { CairnError, toApiError } from '../lib/errors'
 import { syncFailure } from './sync-errors'
 import type { Logger } from '../lib/logger'
@@ -60,7 +60,7 @@ const TRANSIENT: ReadonlySet<string> = new Set([
 export interface SyncServiceOptions {
   readonly dataDir: string
   /** The versioned memory: its repository, and `execute` for the person's resolutions. */
-  readonly memory: Pick<VersionedMemory, 'git' | 'execute' | 'readAt' | 'setMachine'>
+  readonly memory: Pick<VersionedMemory, 'git' | 'execute' | 'readAt' | 'setMachine' | 'limits'>
   /** Keeps the remote's token (the same kind of store as the API key's). */
   readonly tokens: SecretStore
   readonly logger: Logger
@@ -567,20 +567,51 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       const current = (await read(path)) ?? ''
       const here = mergedHere(record, machineId)
       const next = resolvedText(current, machineOf(config), choice, text, here)
-      const outcome = await memory.execute(
-        { command: 'create', path, file_text: next },
-        { actor: 'user' },
-        { commitAs: 'resolve', createExisting: 'overwrite' },
-      )
-      if (outcome.isError) {
-        const message = String(outcome.content).replace(/^Error: /, '')
-        throw new CairnError(outcome.errorCode ?? 'invalid-input', message)
+      if (Buffer.byteLength(next, 'utf8') > memory.limits.maxFileBytes) {
+        // Larger than the Memory tool writes (a large file merged elsewhere): the history's
+        // own limit applies, as for the merge that raised it.
+        await commitResolved(record, new TextEncoder().encode(next))
+      } else {
+        await writeResolved(path, next)
       }
     }
     const latest = await store.state()
     await store.saveState({
       ...latest,
       conflicts: latest.conflicts.filter((c) => c !== record && c.path !== path),
+    })
+  }
+
+  async function writeResolved(path: string, next: string): Promise<void> {
+    const outcome = await memory.execute(
+      { command: 'create', path, file_text: next },
+      { actor: 'user' },
+      { commitAs: 'resolve', createExisting: 'overwrite' },
+    )
+    if (outcome.isError) {
+      const message = String(outcome.content).replace(/^Error: /, '')
+      throw new CairnError(outcome.errorCode ?? 'invalid-input', message)
+    }
+  }
+
+  async function commitResolved(record: ConflictRecord, content: Uint8Array): Promise<void> {
+    if (content.length > MAX_VERSIONED_BYTES) {
+      throw new CairnError(
+        'too-large',
+        `Nothing was written to ${record.path}: that text is larger than the history keeps. Choose one version, or edit it shorter.`,
+      )
+    }
+    await history.exclusive(async (session) => {
+      await session.commitFiles(new Map([[record.path.replace(/^\/memories\//, ''), content]]), {
+        actor: 'user',
+        command: 'resolve',
+        subject: `resolve ${record.path}`,
+        paths: [record.path],
+        conversationId: null,
+        toolUseId: null,
+        overwrite: false,
+        restoredFrom: null,
+      })
     })
   }
 
