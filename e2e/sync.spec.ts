@@ -166,6 +166,59 @@ test('the conflict dialog shows both versions and commits the choice', async ({ 
   }
 })
 
+for (const scheme of ['light', 'dark'] as const) {
+  test(`the conflict dialog shows the start of very long versions (${scheme})`, async ({
+    page,
+    cairn,
+  }) => {
+    const repo = hub.newRepo()
+    const desktop = await otherMachine('desktop')
+    try {
+      const base = '# Notes\nSummary: short\nTheme: dark\n'
+      await call(cairn.core, 'memory:write', { path: '/memories/notes.md', content: base })
+      await call(cairn.core, 'sync:configure', remoteOf(repo))
+      await call(cairn.core, 'sync:now')
+      await call(desktop.core, 'sync:configure', remoteOf(repo))
+      await call(desktop.core, 'sync:now')
+      // Each side rewrites one line as 100,000 characters.
+      const summary = (word: string) => `Summary: ${`${word} `.repeat(20_000)}`
+      const edit = (core: Core, word: string) =>
+        call(core, 'memory:write', {
+          path: '/memories/notes.md',
+          content: base.replace('Summary: short', summary(word)),
+        })
+      await edit(desktop.core, 'tide')
+      await call(desktop.core, 'sync:now')
+      await edit(cairn.core, 'moss')
+      const status = await call(cairn.core, 'sync:now')
+      expect(status.conflicts).toEqual([
+        expect.objectContaining({ path: '/memories/notes.md', blockCount: 1, cut: true }),
+      ])
+      expect(JSON.stringify(status).length).toBeLessThan(40_000)
+
+      await page.emulateMedia({ colorScheme: scheme })
+      await cairn.open(page)
+      const sync = new SyncPage(page)
+      await sync.indicator.getByRole('button', { name: /conflict/ }).click()
+      const dialog = sync.conflictDialog
+      await expect(dialog).toContainText(
+        'Only the start of the versions is shown here; the file holds them whole.',
+      )
+      await expect(dialog.getByRole('figure', { name: /This machine · laptop/ })).toContainText(
+        'Summary: moss moss',
+      )
+      await shoot(page, cairn, `sync-conflict-cut-${scheme}`)
+      // Choosing still writes the whole version.
+      await dialog.getByRole('button', { name: 'Keep desktop’s' }).click()
+      await expect(dialog).toContainText('No conflicts left')
+      const file = await call(cairn.core, 'memory:read', { path: '/memories/notes.md' })
+      expect(file.text).toBe(base.replace('Summary: short', summary('tide')))
+    } finally {
+      await desktop.close()
+    }
+  })
+}
+
 test('the conflict dialog saves text written by hand', async ({ page, cairn }) => {
   const repo = hub.newRepo()
   const desktop = await otherMachine('desktop')

@@ -150,3 +150,36 @@ describe('a merge larger than history keeps', () => {
     await expectSound(server, repo, [laptop, desktop])
   })
 })
+
+describe('a conflict of very long versions', () => {
+  it('reaches the window as the start of each side, and settles whole', async () => {
+    const { repo, laptop, desktop } = await pair()
+    const base = '# Notes\nSummary: short\n'
+    await laptop.write('notes.md', base)
+    await laptop.connect(server, repo)
+    expect((await laptop.sync()).state).toBe('idle')
+    await desktop.connect(server, repo)
+    expect((await desktop.sync()).state).toBe('idle')
+    // 6 MiB a side, saved by an editor (over the Memory tool's limit).
+    const side = (word: string) => base.replace('short', `${word} `.repeat(1.5 * 1024 * 1024))
+    await writeFile(memoryFile(laptop, 'notes.md'), side('moss'))
+    expect((await laptop.sync()).state).toBe('idle')
+    await writeFile(memoryFile(desktop, 'notes.md'), side('tide'))
+    await desktop.sync()
+
+    const status = await desktop.call('sync:status')
+    expect(status.conflicts).toEqual([
+      expect.objectContaining({ path: '/memories/notes.md', blockCount: 1, cut: true }),
+    ])
+    // Was 12 MiB of JSON, on every status and every announcement.
+    expect(JSON.stringify(status).length).toBeLessThan(64 * 1024)
+    const [block] = status.conflicts[0]!.blocks
+    expect(block!.ours.startsWith('Summary: tide tide')).toBe(true)
+    expect(block!.theirs.startsWith('Summary: moss moss')).toBe(true)
+
+    await desktop.call('sync:resolve', { path: '/memories/notes.md', choice: 'theirs' })
+    expect(await readFile(memoryFile(desktop, 'notes.md'), 'utf8')).toBe(side('moss'))
+    expect((await desktop.sync()).state).toBe('idle')
+    await expectSound(server, repo, [laptop, desktop])
+  }, 120_000)
+})
