@@ -209,6 +209,8 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     const machineId = await knownMachineId()
     const open: SyncConflict[] = []
     const kept: ConflictRecord[] = []
+    // Each record examined, and what it is now (null: settled).
+    const found = new Map<ConflictRecord, ConflictRecord | null>()
     let changed = false
     for (const record of state.conflicts) {
       let current = record
@@ -226,14 +228,31 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       }
       changed ||= current !== record || !view
       // Two records that now name one file (moved onto another conflicted one) show once.
-      if (!view || kept.some((k) => k.path === current.path)) continue
+      if (!view || kept.some((k) => k.path === current.path)) {
+        found.set(record, null)
+        continue
+      }
       open.push(view)
       kept.push(current)
+      found.set(record, current)
     }
     // Settled ones (by the dialog, Claude or an editor) are forgotten; renamed ones kept where
     // their file is now.
-    if (changed) await store.saveState({ ...state, conflicts: kept })
+    if (changed) await saveFound(found)
     return open
+  }
+
+  // Saves what `openConflicts` found into the state as it is now, not as it was read: a sync
+  // (or a resolution) may have saved it meanwhile, across the awaits above, and its
+  // `lastRemote` and new conflicts must not be written back over.
+  async function saveFound(found: ReadonlyMap<ConflictRecord, ConflictRecord | null>) {
+    const latest = await store.state()
+    const conflicts: ConflictRecord[] = []
+    for (const record of latest.conflicts) {
+      const now = found.has(record) ? found.get(record) : record
+      if (now && !conflicts.some((c) => c.path === now.path)) conflicts.push(now)
+    }
+    await store.saveState({ ...latest, conflicts })
   }
 
   const backupFacts = new Map<string, { time: number; files: number }>()
