@@ -524,9 +524,12 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     },
     noteLocalChange() {
       if (moving || closed) return
-      void store.config().then((config) => {
-        if (config.url) schedule()
-      })
+      void store
+        .config()
+        .then((config) => {
+          if (config.url) schedule()
+        })
+        .catch((failure: unknown) => logger.warn('Could not read the sync settings', failure))
     },
     async start() {
       // An import a crash interrupted leaves its staging repository behind.

@@ -4,7 +4,7 @@
  * folders equal their HEAD trees, and no line either side wrote is missing from history.
  */
 import { execFile } from 'node:child_process'
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { promisify } from 'node:util'
@@ -730,6 +730,43 @@ describe('Test connection during a sync', () => {
     )
     expect((await laptop.sync()).state).toBe('idle')
     await expectSound(server, repo, [laptop, desktop])
+  })
+})
+
+describe('sync files that cannot be read', () => {
+  it('say so instead of "Sync off", and are read again once readable', async () => {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'cairn-sync-unreadable-'))
+    let cleanupFirst = async () => {}
+    try {
+      const first = await startMachine('laptop', { dataDir })
+      await first.write('a.md', 'hello\n')
+      await first.connect(server, repo)
+      expect((await first.sync()).state).toBe('idle')
+      await first.close()
+      // config.json turns unreadable (EISDIR here; EIO or EACCES on a real disk).
+      const config = path.join(dataDir, 'sync', 'config.json')
+      const kept = await readFile(config)
+      await rm(config)
+      await mkdir(config)
+
+      const again = await startMachine('laptop', { dataDir })
+      cleanupFirst = () => again.close()
+      const result = await again.core.dispatch('sync:status', undefined)
+      expect(result.ok).toBe(false)
+      if (!result.ok) {
+        expect(result.error.message).toContain('could not read its sync settings')
+        expect(result.error.message).not.toContain(dataDir)
+      }
+      // Not remembered as "off": readable again, it is the remote it was.
+      await rm(config, { recursive: true })
+      await writeFile(config, kept)
+      const status = await again.call('sync:status')
+      expect(status.config.url).toBe(server.url(repo))
+      expect((await again.sync()).state).toBe('idle')
+    } finally {
+      await cleanupFirst()
+      await rm(dataDir, { recursive: true, force: true })
+    }
   })
 })
 
