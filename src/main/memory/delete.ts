@@ -6,7 +6,13 @@ import { ChangedUnderfootError, removeTree, sameEntry, TEMP_FILE_PREFIX } from '
 import type { CommandContext } from './context'
 import { CommandError, specialMessage, success } from './outcome'
 import type { ParsedMemoryPath } from './path-rules'
-import { findKeptEntries, moveKeptEntries, returnKeptEntries } from './keep-aside'
+import {
+  findKeptEntries,
+  isAsideName,
+  keepFileAside,
+  moveKeptEntries,
+  returnKeptEntries,
+} from './keep-aside'
 import { describeMove, planMove } from './plan'
 import type { MemoryExecution } from './types'
 import { isCounted, measure } from './usage'
@@ -32,6 +38,9 @@ export async function deletePath(
   const { parent, name, stats } = found
   if (parent === null)
     throw new CommandError('invalid-path', 'Error: Cannot delete the /memories directory itself')
+  if (found.kind === 'file' && isAsideName(name) && ctx.keepsNoCopy?.(name, stats)) {
+    throw notDeleted(virtual, 'is not in the history')
+  }
   const mutation = { command: 'delete', paths: [virtual], overwrite: false } as const
   const message = `Successfully deleted ${virtual}`
   const kind = found.kind === 'file' ? 'file' : 'dir'
@@ -43,8 +52,16 @@ export async function deletePath(
   if (found.kind === 'file') {
     const now = parent.lstat(name)
     if (!now || !sameEntry(now, stats)) throw new ChangedUnderfootError()
-    disk.unlinkSync(parent.entry(name))
-    if (isCounted(stats.size)) ctx.usage.add(-1, -stats.size)
+    if (ctx.keepsNoCopy?.(name, stats)) {
+      // A file history holds no copy of (one too large to version) would be gone for good:
+      // it is kept aside, as a folder delete and a restore keep it. It stays in the memory,
+      // so the usage does not change.
+      const kept = keepFileAside(parent, name)
+      keptNote = `. It was not in the history, which a restore could not bring back, so it was kept as ${virtualDir(virtual)}${kept}.`
+    } else {
+      disk.unlinkSync(parent.entry(name))
+      if (isCounted(stats.size)) ctx.usage.add(-1, -stats.size)
+    }
   } else {
     // What the host holds no copy of is kept (a user's `.git`, a file history cannot track),
     // never removed with the folder. It is moved out before the folder is renamed aside: a
@@ -81,8 +98,7 @@ export async function deletePath(
       throw error
     }
     if (kept) {
-      const slash = virtual.lastIndexOf('/')
-      keptNote = `. It held files that are not in the history, which a restore could not bring back, so they were kept in ${virtual.slice(0, slash + 1)}${kept}.`
+      keptNote = `. It held files that are not in the history, which a restore could not bring back, so they were kept in ${virtualDir(virtual)}${kept}.`
     }
     const removed = await measure(parent.entry(aside))
     ctx.usage.add(-removed.files, -removed.bytes)
@@ -99,4 +115,17 @@ export async function deletePath(
   // Durable before its commit is (settleFolderSyncs; best effort: it has happened either way).
   parent.syncLater()
   return success(message + keptNote, mutation, made)
+}
+
+// `/memories/a/b.md` -> `/memories/a/`: where something kept aside beside it is.
+function virtualDir(virtual: string): string {
+  return virtual.slice(0, virtual.lastIndexOf('/') + 1)
+}
+
+// What Claude is told when a delete would only move aside what was kept aside already.
+function notDeleted(virtual: string, what: string): CommandError {
+  return new CommandError(
+    'conflict',
+    `Error: ${virtual} ${what}, which a restore could not bring back, and was kept aside already; Cairn does not delete it (the person can, in the memory folder). Nothing was changed.`,
+  )
 }

@@ -145,6 +145,41 @@ function removeEmptyFolders(parent: Folder, name: string): void {
 }
 
 /**
+ * Renames the file `name` of `parent` aside, to `asideName`, within its own folder (a rename
+ * needs no space); returns the new name. For a file `delete` and a `create` over a file that
+ * history holds no copy of, which would otherwise be gone for good.
+ */
+export function keepFileAside(
+  parent: Folder,
+  name: string,
+  kept = asideName(name, (candidate) => parent.lstat(candidate) !== null, 'file'),
+): string {
+  disk.renameSync(parent.entry(name), parent.entry(kept))
+  parent.syncLater()
+  return kept
+}
+
+/** Best effort: `kept` (from `keepFileAside`) goes back to `name` if nothing took that name. */
+export function returnFileAside(parent: Folder, kept: string, name: string): void {
+  try {
+    if (parent.lstat(name) === null) disk.renameSync(parent.entry(kept), parent.entry(name))
+  } catch {
+    // It stays under its aside name: moved, never lost.
+  }
+}
+
+// A name `asideName` gives (`big (not in history).md`, `notes (not in history 2)`).
+const ASIDE_NAME = new RegExp(`\\(${ASIDE_LABEL}(?: \\d+)?\\)(?:\\.[^.]*)?$`)
+
+/**
+ * True for a name Cairn gave something it kept aside. Keeping such a thing aside again would
+ * only rename it (`a (not in history) (not in history)`), on and on for a tidy-minded Claude.
+ */
+export function isAsideName(name: string): boolean {
+  return ASIDE_NAME.test(name)
+}
+
+/**
  * The first unused of `notes (not in history)`, `notes (not in history 2)`, …; for a file,
  * the label goes before its extension (`big.md` -> `big (not in history).md`). Used by a
  * folder delete and by restores, which keep aside what history never held.
