@@ -119,6 +119,27 @@ describe('deleting a folder that holds files history never held', () => {
     expect(fs.readdirSync(root).sort()).toEqual(['project'])
   })
 
+  it('refuses to delete a folder holding only such files, instead of keeping it again', async () => {
+    await memory.execute({ command: 'delete', path: '/memories/project' }, CLAUDE)
+    const kept = path.join(root, 'project (not in history)')
+    const before = listTree(kept)
+    const commits = gitCli(dataDir, 'rev-list', '--count', 'main').trim()
+    // Before, each delete moved it to "project (not in history) (not in history)", and so on.
+    for (let i = 0; i < 2; i++) {
+      const result = await memory.execute(
+        { command: 'delete', path: '/memories/project (not in history)' },
+        CLAUDE,
+      )
+      expect(result.isError).toBe(true)
+      expect(result.content).toBe(
+        'Error: /memories/project (not in history) holds only files that are not in the history, which a restore could not bring back; Cairn does not delete them. Nothing was changed.',
+      )
+    }
+    expect(fs.readdirSync(root)).toEqual(['project (not in history)'])
+    expect(listTree(kept)).toEqual(before)
+    expect(gitCli(dataDir, 'rev-list', '--count', 'main').trim()).toBe(commits)
+  })
+
   it('changes nothing when keeping them aside fails', async () => {
     const before = listTree(path.join(root, 'project'))
     // Its entries are moved out one by one before the folder goes: the second move fails,

@@ -72,7 +72,7 @@ describe('a file history holds no copy of', () => {
     )
     expect(result.isError).toBe(true)
     expect(result.content).toBe(
-      'Error: /memories/recording (not in history).log is not in the history, which a restore could not bring back, and was kept aside already; Cairn does not delete it (the person can, in the memory folder). Nothing was changed.',
+      'Error: /memories/recording (not in history).log is not in the history, which a restore could not bring back, and was kept aside already; Cairn does not delete it. Nothing was changed.',
     )
     expect(fs.readdirSync(root).sort()).toEqual(['a.md', 'recording (not in history).log'])
   })

@@ -39,7 +39,31 @@ export async function deletePath(
   if (parent === null)
     throw new CommandError('invalid-path', 'Error: Cannot delete the /memories directory itself')
   if (found.kind === 'file' && isAsideName(name) && ctx.keepsNoCopy?.(name, stats)) {
-    throw notDeleted(virtual, 'is not in the history')
+    throw notDeleted(
+      virtual,
+      'is not in the history, which a restore could not bring back, and was kept aside already',
+      'it',
+    )
+  }
+  // What a folder delete keeps (found before a dry run too, which must refuse alike).
+  let keep: string[][] = []
+  if (found.kind === 'directory' && ctx.keepsNoCopy) {
+    const folder = parent.openChild(name)
+    let removesFiles: boolean
+    try {
+      ;({ entries: keep, removesFiles } = findKeptEntries(folder, ctx.keepsNoCopy))
+    } finally {
+      folder.close()
+    }
+    // Nothing history holds would go: the delete would only move the folder to a new name
+    // (and a tidy-minded Claude would delete that one too, on and on). It deletes nothing.
+    if (keep.length > 0 && !removesFiles) {
+      throw notDeleted(
+        virtual,
+        'holds only files that are not in the history, which a restore could not bring back',
+        'them',
+      )
+    }
   }
   const mutation = { command: 'delete', paths: [virtual], overwrite: false } as const
   const message = `Successfully deleted ${virtual}`
@@ -66,15 +90,6 @@ export async function deletePath(
     // What the host holds no copy of is kept (a user's `.git`, a file history cannot track),
     // never removed with the folder. It is moved out before the folder is renamed aside: a
     // crash after that leaves a hidden temp folder, which start-up recovery deletes whole.
-    let keep: string[][] = []
-    if (ctx.keepsNoCopy) {
-      const folder = parent.openChild(name)
-      try {
-        keep = findKeptEntries(folder, ctx.keepsNoCopy)
-      } finally {
-        folder.close()
-      }
-    }
     const kept = keep.length > 0 ? moveKeptEntries(parent, name, name, keep) : null
     // Renamed aside first so the folder disappears at once.
     const aside = `${TEMP_FILE_PREFIX}${randomUUID()}`
@@ -122,10 +137,10 @@ function virtualDir(virtual: string): string {
   return virtual.slice(0, virtual.lastIndexOf('/') + 1)
 }
 
-// What Claude is told when a delete would only move aside what was kept aside already.
-function notDeleted(virtual: string, what: string): CommandError {
+// The refusal of a delete that would remove nothing history holds, only move what it does not.
+function notDeleted(virtual: string, what: string, pronoun: 'it' | 'them'): CommandError {
   return new CommandError(
     'conflict',
-    `Error: ${virtual} ${what}, which a restore could not bring back, and was kept aside already; Cairn does not delete it (the person can, in the memory folder). Nothing was changed.`,
+    `Error: ${virtual} ${what}; Cairn does not delete ${pronoun}. Nothing was changed.`,
   )
 }

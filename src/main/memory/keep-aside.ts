@@ -6,25 +6,33 @@
  */
 
 import { disk, isCode } from '../lib/disk'
-import { DIR_MODE, type Folder } from '../lib/folders'
+import { DIR_MODE, TEMP_FILE_PREFIX, type Folder } from '../lib/folders'
 import { fitName } from '../lib/text'
 import type { KeepsNoCopy } from './types'
 
 /** The label restores use for what they keep aside (`big (not in history).md`). */
 const ASIDE_LABEL = 'not in history'
 
-/**
- * The entries under `folder` that `keepsNoCopy` picks, as name lists from `folder` down
- * (a picked folder is kept whole, not looked into).
- */
-export function findKeptEntries(folder: Folder, keepsNoCopy: KeepsNoCopy): string[][] {
+/** What a folder delete would keep, and whether it would remove anything else. */
+export interface KeptEntries {
+  /** Name lists from the folder down (a kept folder is kept whole, not looked into). */
+  readonly entries: string[][]
+  /** True when the folder holds a file that is not kept (Cairn's own temp files aside). */
+  readonly removesFiles: boolean
+}
+
+/** The entries under `folder` that `keepsNoCopy` picks, and whether anything else is there. */
+export function findKeptEntries(folder: Folder, keepsNoCopy: KeepsNoCopy): KeptEntries {
   const found: string[][] = []
+  let removesFiles = false
   const walk = (current: Folder, at: ReadonlyArray<string>): void => {
     for (const dirent of current.list()) {
       const stats = current.lstat(dirent.name)
       if (!stats) continue
       if (keepsNoCopy(dirent.name, stats)) found.push([...at, dirent.name])
-      else if (stats.isDirectory()) {
+      else if (!stats.isDirectory()) {
+        if (!dirent.name.startsWith(TEMP_FILE_PREFIX)) removesFiles = true
+      } else {
         const child = current.openChildIfFolder(dirent.name)
         if (!child) continue
         try {
@@ -36,7 +44,7 @@ export function findKeptEntries(folder: Folder, keepsNoCopy: KeepsNoCopy): strin
     }
   }
   walk(folder, [])
-  return found
+  return { entries: found, removesFiles }
 }
 
 /**
