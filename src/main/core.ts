@@ -1,4 +1,4 @@
-import { mkdir } from 'node:fs/promises'
+import { mkdir, realpath } from 'node:fs/promises'
 import path from 'node:path'
 import type { Settings } from '../shared/types'
 import { availableModels, chatHandlers, createChatService, type AnthropicFetch } from './agent'
@@ -58,13 +58,25 @@ export interface Core {
 }
 
 /**
+ * Makes Cairn's data folder if needed and gives its real path, once at start. Reached through
+ * a symlink (`~/.config/Cairn` linked to another disk, `CAIRN_DATA_DIR` through a link), its
+ * own files (settings, the API key) could not be saved: their folder is opened with
+ * O_NOFOLLOW, which is meant for the memory folder's entries. Links inside the data folder
+ * (`memories` itself, anything in it) are still never followed.
+ */
+export async function prepareDataDir(dir: string): Promise<string> {
+  const resolved = path.resolve(dir)
+  await mkdir(resolved, { recursive: true, mode: 0o700 })
+  return realpath(resolved)
+}
+
+/**
  * The composition root: tests, benchmarks, the e2e harness and the app all start here. Every
  * service is built here and nowhere else; each domain contributes the handlers of its own
  * channels, and the dispatcher refuses to start without one for every channel.
  */
 export async function createCore(options: CoreOptions): Promise<Core> {
-  const dataDir = path.resolve(options.dataDir)
-  await mkdir(dataDir, { recursive: true, mode: 0o700 })
+  const dataDir = await prepareDataDir(options.dataDir)
   const logger = options.logger ?? consoleLogger
   const events = createEventBus()
 
