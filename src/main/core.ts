@@ -9,6 +9,7 @@ import { historyHandlers, openVersionedMemory, type VersionedMemory } from './hi
 import { createHygieneService, hygieneHandlers, openReadLog } from './hygiene'
 import { createEventBus, type EventBus } from './lib/events'
 import { consoleLogger, type Logger } from './lib/logger'
+import { removeStrayTempFiles } from './lib/temp-sweep'
 import { createRunnableMemoryTool } from './memory'
 import { DEFAULT_LIMITS } from './memory'
 import { memoryBrowserHandlers } from './memory-browser'
@@ -83,6 +84,12 @@ export async function createCore(options: CoreOptions): Promise<Core> {
   // Refused with a `locked` CairnError when another Cairn has this data folder open.
   const memory = await openVersionedMemory({ dataDir, logger })
   try {
+    // With the lock held, before anything here saves: what an interrupted save left in
+    // Cairn's own folders (settings, the API key, conversations, sync) is a dead instance's.
+    removeStrayTempFiles(
+      ['', 'conversations', 'sync'].map((folder) => path.join(dataDir, folder)),
+      logger,
+    )
     return await assemble(options, dataDir, logger, events, memory)
   } catch (error) {
     // The data folder's lock is released, so a retry (or another window) can open it.
