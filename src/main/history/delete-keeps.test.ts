@@ -140,6 +140,36 @@ describe('deleting a folder that holds files history never held', () => {
     expect(gitCli(dataDir, 'rev-list', '--count', 'main').trim()).toBe(commits)
   })
 
+  it('keeps them in the folder itself when the disk is too full to make the kept folder', async () => {
+    // Every mkdir fails as on a full disk; renames and unlinks need no new space.
+    let mkdirs = 0
+    const full = hookDisk(nodeDisk, (call) => {
+      if (call.name === 'mkdirSync' && String(call.args[0]).includes('(not in history)')) {
+        mkdirs++
+        return errnoError(call, 'ENOSPC')
+      }
+      return undefined
+    })
+    const restore = setDisk(full.disk)
+    let result
+    try {
+      result = await memory.execute({ command: 'delete', path: '/memories/project' }, CLAUDE)
+    } finally {
+      restore()
+    }
+    expect(mkdirs).toBe(1)
+    expect(result.isError).toBe(false)
+    expect(result.content).toBe(
+      'Successfully deleted /memories/project. It held files that are not in the history, which a restore could not bring back, so they were kept in /memories/project (not in history).',
+    )
+    expect(fs.readdirSync(root)).toEqual(['project (not in history)'])
+    const kept = path.join(root, 'project (not in history)')
+    expect(listTree(kept)).toEqual(['.git/HEAD', 'deep/recording.log', 'export\\2026.md', 'link'])
+    expect(fs.statSync(path.join(kept, 'deep', 'recording.log')).size).toBe(BIG)
+    expect(gitCli(dataDir, 'ls-tree', '-r', '--name-only', 'main').trim()).toBe('')
+    fsck(dataDir)
+  })
+
   it('changes nothing when keeping them aside fails', async () => {
     const before = listTree(path.join(root, 'project'))
     // Its entries are moved out one by one before the folder goes: the second move fails,

@@ -1,7 +1,7 @@
 /** The `delete` command: removes a file, or a directory with everything in it. */
 
 import { randomUUID } from 'node:crypto'
-import { disk } from '../lib/disk'
+import { disk, isCode } from '../lib/disk'
 import { ChangedUnderfootError, removeTree, sameEntry, TEMP_FILE_PREFIX } from '../lib/folders'
 import type { CommandContext } from './context'
 import { CommandError, specialMessage, success } from './outcome'
@@ -10,6 +10,7 @@ import {
   findKeptEntries,
   isAsideName,
   keepFileAside,
+  keepFolderInPlace,
   moveKeptEntries,
   returnKeptEntries,
 } from './keep-aside'
@@ -90,7 +91,23 @@ export async function deletePath(
     // What the host holds no copy of is kept (a user's `.git`, a file history cannot track),
     // never removed with the folder. It is moved out before the folder is renamed aside: a
     // crash after that leaves a hidden temp folder, which start-up recovery deletes whole.
-    const kept = keep.length > 0 ? moveKeptEntries(parent, name, name, keep) : null
+    let kept: string | null = null
+    if (keep.length > 0) {
+      try {
+        kept = moveKeptEntries(parent, name, name, keep)
+      } catch (error) {
+        if (!isCode(error, 'ENOSPC') && !isCode(error, 'EDQUOT')) throw error
+        // No room for the kept folder (the delete may be what would free space): the folder
+        // itself is kept, under that name, with all but those entries removed from it.
+        const now = parent.lstat(name)
+        if (!now || !sameEntry(now, stats)) throw new ChangedUnderfootError()
+        const keptHere = keepFolderInPlace(parent, name, keep, ctx.logger)
+        ctx.tree.forget(relative)
+        ctx.usage.invalidate()
+        parent.syncLater()
+        return success(message + keptMessage(virtual, keptHere), mutation, made)
+      }
+    }
     // Renamed aside first so the folder disappears at once.
     const aside = `${TEMP_FILE_PREFIX}${randomUUID()}`
     try {
@@ -112,9 +129,7 @@ export async function deletePath(
       if (kept) returnKeptEntries(parent, kept, name, keep)
       throw error
     }
-    if (kept) {
-      keptNote = `. It held files that are not in the history, which a restore could not bring back, so they were kept in ${virtualDir(virtual)}${kept}.`
-    }
+    if (kept) keptNote = keptMessage(virtual, kept)
     const removed = await measure(parent.entry(aside))
     ctx.usage.add(-removed.files, -removed.bytes)
     try {
@@ -130,6 +145,11 @@ export async function deletePath(
   // Durable before its commit is (settleFolderSyncs; best effort: it has happened either way).
   parent.syncLater()
   return success(message + keptNote, mutation, made)
+}
+
+// What Claude is told of the entries of a deleted folder that were kept.
+function keptMessage(virtual: string, kept: string): string {
+  return `. It held files that are not in the history, which a restore could not bring back, so they were kept in ${virtualDir(virtual)}${kept}.`
 }
 
 // `/memories/a/b.md` -> `/memories/a/`: where something kept aside beside it is.

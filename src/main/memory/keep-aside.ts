@@ -6,7 +6,8 @@
  */
 
 import { disk, isCode } from '../lib/disk'
-import { DIR_MODE, TEMP_FILE_PREFIX, type Folder } from '../lib/folders'
+import { DIR_MODE, removeTree, TEMP_FILE_PREFIX, type Folder } from '../lib/folders'
+import type { Logger } from '../lib/logger'
 import { fitName } from '../lib/text'
 import type { KeepsNoCopy } from './types'
 
@@ -74,6 +75,62 @@ export function moveKeptEntries(
     throw error
   }
   parent.syncLater()
+  return kept
+}
+
+/**
+ * For a full disk, where `moveKeptEntries` cannot make its folder: the folder itself is
+ * renamed to the kept name (a rename needs no new space), then everything in it but `entries`
+ * is removed (unlinks free space). Returns the kept name. A crash in between leaves files
+ * history holds in the kept folder: moved, never lost (the next scan sees them there). A
+ * removal that fails is logged and leaves the rest the same way.
+ */
+export function keepFolderInPlace(
+  parent: Folder,
+  name: string,
+  entries: ReadonlyArray<ReadonlyArray<string>>,
+  logger: Logger,
+): string {
+  const kept = asideName(name, (candidate) => parent.lstat(candidate) !== null, 'folder')
+  disk.renameSync(parent.entry(name), parent.entry(kept))
+  parent.syncLater()
+  const wanted = new Set(entries.map((entry) => entry.join('/')))
+  const onTheWay = new Set(
+    entries.flatMap((entry) => entry.slice(0, -1).map((_, i) => entry.slice(0, i + 1).join('/'))),
+  )
+  const removeOthers = (folder: Folder, at: string): void => {
+    for (const dirent of folder.list()) {
+      const inside = at === '' ? dirent.name : `${at}/${dirent.name}`
+      if (wanted.has(inside)) continue
+      if (onTheWay.has(inside)) {
+        const child = folder.openChild(dirent.name)
+        try {
+          removeOthers(child, inside)
+        } finally {
+          child.close()
+        }
+        continue
+      }
+      const stats = folder.lstat(dirent.name)
+      if (!stats) continue
+      if (stats.isDirectory()) removeTree(folder, dirent.name)
+      else disk.unlinkSync(folder.entry(dirent.name))
+    }
+    folder.syncLater()
+  }
+  try {
+    const folder = parent.openChild(kept)
+    try {
+      removeOthers(folder, '')
+    } finally {
+      folder.close()
+    }
+  } catch (error) {
+    logger.warn(
+      'Could not remove all of a deleted folder; the rest stays in its kept folder',
+      error,
+    )
+  }
   return kept
 }
 
