@@ -76,6 +76,28 @@ describe('deleting a folder that holds files history never held', () => {
     )
   })
 
+  it("gives the kept folder a name Claude can use when the folder's name is long", async () => {
+    // 120 characters: with " (not in history)" the name would pass the 128 the path rules allow.
+    const long = 'n'.repeat(120)
+    await memory.execute(
+      { command: 'create', path: `/memories/${long}/a.md`, file_text: 'a\n' },
+      CLAUDE,
+    )
+    fs.mkdirSync(path.join(root, long, '.git'))
+    fs.writeFileSync(path.join(root, long, '.git', 'HEAD'), 'ref: refs/heads/main\n')
+    const result = await memory.execute({ command: 'delete', path: `/memories/${long}` }, CLAUDE)
+    const kept = `${'n'.repeat(111)} (not in history)`
+    expect(kept.length).toBe(128)
+    expect(result.content).toContain(`so they were kept in /memories/${kept}.`)
+    expect(fs.readFileSync(path.join(root, kept, '.git', 'HEAD'), 'utf8')).toBe(
+      'ref: refs/heads/main\n',
+    )
+    const view = await memory.execute({ command: 'view', path: `/memories/${kept}` }, CLAUDE)
+    expect(view.isError).toBe(false)
+    const listing = await memory.execute({ command: 'view', path: '/memories' }, CLAUDE)
+    expect(String(listing.content)).toContain(`/memories/${kept}/`)
+  })
+
   it('keeps them, in their places, in "<folder> (not in history)", and says so', async () => {
     const result = await memory.execute({ command: 'delete', path: '/memories/project' }, CLAUDE)
     expect(result.isError).toBe(false)

@@ -66,7 +66,12 @@ export async function create(
   // which would lose it for good: it is kept aside, renamed in its folder, as restores do.
   const keep = previous !== null && ctx.keepsNoCopy?.(previous.name, previous.stats) === true
   const keptName = keep
-    ? asideName(previous.name, (name) => previous.parent.lstat(name) !== null, 'file')
+    ? asideName(
+        previous.name,
+        (name) => previous.parent.lstat(name) !== null,
+        'file',
+        virtual.slice(0, virtual.lastIndexOf('/') + 1),
+      )
     : null
   const message =
     keptName !== null
@@ -93,7 +98,7 @@ export async function create(
   if (keep) {
     const now = previous.parent.lstat(previous.name)
     if (!now || !sameEntry(now, previous.stats)) throw new ChangedUnderfootError()
-    kept = keepFileAside(previous.parent, previous.name, keptName!)
+    kept = keepFileAside(previous.parent, previous.name, '', keptName!)
   }
   try {
     const { stage } = ctx

@@ -81,7 +81,7 @@ export async function deletePath(
       // A file history holds no copy of (one too large to version) would be gone for good:
       // it is kept aside, as a folder delete and a restore keep it. It stays in the memory,
       // so the usage does not change.
-      const kept = keepFileAside(parent, name)
+      const kept = keepFileAside(parent, name, virtualDir(virtual))
       keptNote = `. It was not in the history, which a restore could not bring back, so it was kept as ${virtualDir(virtual)}${kept}.`
     } else {
       disk.unlinkSync(parent.entry(name))
@@ -94,14 +94,14 @@ export async function deletePath(
     let kept: string | null = null
     if (keep.length > 0) {
       try {
-        kept = moveKeptEntries(parent, name, name, keep)
+        kept = moveKeptEntries(parent, name, name, keep, virtualDir(virtual))
       } catch (error) {
         if (!isCode(error, 'ENOSPC') && !isCode(error, 'EDQUOT')) throw error
         // No room for the kept folder (the delete may be what would free space): the folder
         // itself is kept, under that name, with all but those entries removed from it.
         const now = parent.lstat(name)
         if (!now || !sameEntry(now, stats)) throw new ChangedUnderfootError()
-        const keptHere = keepFolderInPlace(parent, name, keep, ctx.logger)
+        const keptHere = keepFolderInPlace(parent, name, keep, virtualDir(virtual), ctx.logger)
         ctx.tree.forget(relative)
         ctx.usage.invalidate()
         parent.syncLater()

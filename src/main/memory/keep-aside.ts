@@ -8,7 +8,8 @@
 import { disk, isCode } from '../lib/disk'
 import { DIR_MODE, removeTree, TEMP_FILE_PREFIX, type Folder } from '../lib/folders'
 import type { Logger } from '../lib/logger'
-import { fitName } from '../lib/text'
+import { cutText, fitName } from '../lib/text'
+import { MAX_PATH_LENGTH, MAX_SEGMENT_LENGTH } from './path-rules'
 import type { KeepsNoCopy } from './types'
 
 /** The label restores use for what they keep aside (`big (not in history).md`). */
@@ -61,8 +62,9 @@ export function moveKeptEntries(
   from: string,
   name: string,
   entries: ReadonlyArray<ReadonlyArray<string>>,
+  within: string,
 ): string {
-  const kept = asideName(name, (candidate) => parent.lstat(candidate) !== null, 'folder')
+  const kept = asideName(name, (candidate) => parent.lstat(candidate) !== null, 'folder', within)
   disk.mkdirSync(parent.entry(kept), DIR_MODE)
   const moved: ReadonlyArray<string>[] = []
   try {
@@ -89,9 +91,10 @@ export function keepFolderInPlace(
   parent: Folder,
   name: string,
   entries: ReadonlyArray<ReadonlyArray<string>>,
+  within: string,
   logger: Logger,
 ): string {
-  const kept = asideName(name, (candidate) => parent.lstat(candidate) !== null, 'folder')
+  const kept = asideName(name, (candidate) => parent.lstat(candidate) !== null, 'folder', within)
   disk.renameSync(parent.entry(name), parent.entry(kept))
   parent.syncLater()
   const wanted = new Set(entries.map((entry) => entry.join('/')))
@@ -217,7 +220,8 @@ function removeEmptyFolders(parent: Folder, name: string): void {
 export function keepFileAside(
   parent: Folder,
   name: string,
-  kept = asideName(name, (candidate) => parent.lstat(candidate) !== null, 'file'),
+  within: string,
+  kept = asideName(name, (candidate) => parent.lstat(candidate) !== null, 'file', within),
 ): string {
   disk.renameSync(parent.entry(name), parent.entry(kept))
   parent.syncLater()
@@ -247,18 +251,29 @@ export function isAsideName(name: string): boolean {
 /**
  * The first unused of `notes (not in history)`, `notes (not in history 2)`, …; for a file,
  * the label goes before its extension (`big.md` -> `big (not in history).md`). Used by a
- * folder delete and by restores, which keep aside what history never held.
+ * folder delete and by restores, which keep aside what history never held. `within` is the
+ * virtual folder it goes in (`/memories/a/`): the name is cut to what the path rules accept
+ * there (a name of 128 characters, a path of 512; and 255 bytes on disk), so that Claude can
+ * `view` and `delete` what it is told was kept.
  */
 export function asideName(
   name: string,
   taken: (candidate: string) => boolean,
   kind: 'file' | 'folder',
+  within: string,
 ): string {
+  const room = Math.min(MAX_SEGMENT_LENGTH, MAX_PATH_LENGTH - within.length)
   const dot = kind === 'file' ? name.lastIndexOf('.') : -1
-  const stem = dot > 0 ? name.slice(0, dot) : name
-  const ext = dot > 0 ? name.slice(dot) : ''
+  // An extension too long to keep beside the label is kept as part of the stem (cut with it).
+  const split = dot > 0 && name.length - dot + LONGEST_LABEL <= room
+  const stem = split ? name.slice(0, dot) : name
+  const ext = split ? name.slice(dot) : ''
   for (let n = 1; ; n++) {
-    const candidate = fitName(stem, ` (${ASIDE_LABEL}${n > 1 ? ` ${n}` : ''})${ext}`)
+    const tail = ` (${ASIDE_LABEL}${n > 1 ? ` ${n}` : ''})${ext}`
+    const candidate = fitName(cutText(stem, Math.max(0, room - tail.length)), tail)
     if (!taken(candidate)) return candidate
   }
 }
+
+// The label with a number of up to four digits, as long as it gets in practice.
+const LONGEST_LABEL = ` (${ASIDE_LABEL} 9999)`.length
