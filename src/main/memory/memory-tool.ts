@@ -248,8 +248,17 @@ async function dispatch(
   switch (command.command) {
     case 'view':
       return view(ctx, checkPath(command.path), command.view_range)
-    case 'create':
-      return create(ctx, checkPath(command.path), command.file_text, createExisting)
+    case 'create': {
+      const target = checkPath(command.path)
+      // `/memories/notes/` names a folder: no file is made at `notes` for it.
+      if (target.relative !== '' && command.path.endsWith('/')) {
+        throw new CommandError(
+          'not-a-file',
+          `Error: ${target.virtual}/ is a directory path (it ends with /); create needs a file path such as /memories/notes.md.`,
+        )
+      }
+      return create(ctx, target, command.file_text, createExisting)
+    }
     case 'str_replace':
       return strReplace(ctx, checkPath(command.path), command.old_str, command.new_str)
     case 'insert':
