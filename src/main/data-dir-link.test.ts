@@ -59,4 +59,17 @@ describe('a data folder reached through a symlink', () => {
     // The link itself is left as it was.
     expect(fs.lstatSync(link).isSymbolicLink()).toBe(true)
   })
+
+  it("saves through a store given the link's path too (a caller that did not resolve it)", async () => {
+    base = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-link-'))
+    const real = path.join(base, 'real-data')
+    fs.mkdirSync(real)
+    const link = path.join(base, 'Cairn')
+    fs.symlinkSync(real, link)
+    const store = createFileSecretStore({ file: path.join(link, 'secrets.json') })
+    const key = `sk-ant-api03-${'b'.repeat(93)}AA`
+    await store.set(key)
+    expect(await createFileSecretStore({ file: path.join(real, 'secrets.json') }).get()).toBe(key)
+    expect(fs.lstatSync(link).isSymbolicLink()).toBe(true)
+  })
 })
