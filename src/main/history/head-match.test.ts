@@ -1,4 +1,4 @@
-import { cpSync, statSync } from 'node:fs'
+import { cpSync, statSync, utimesSync } from 'node:fs'
 import { mkdir, rm, truncate, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -9,7 +9,8 @@ import { openRepo, type OpenedRepo } from './open-repo'
 import type { CommitIntent, Repo } from './repo'
 import { StatCache, statCacheOf } from './stat-cache'
 import { childrenOf, loadAll, treeFromOid, type Node } from './tree-state'
-import { folderFiles, fsck, gitCli, headFiles, tempDataDir } from './test-helpers'
+import { CLAUDE, folderFiles, fsck, gitCli, headFiles, tempDataDir } from './test-helpers'
+import { openVersionedMemory } from './versioned-memory'
 
 // Open makes HEAD's tree from the folder when the folder is exactly HEAD (head-match.ts): the
 // state must be the one reading HEAD's trees gives, and a damaged or missing tree must still
@@ -128,6 +129,37 @@ describe('open when the folder is exactly HEAD', () => {
     expect(repo.root().oid).toBe(gitCli(dataDir, 'rev-parse', 'main^{tree}').trim())
     await expectSameAsStored(repo, repo.root())
     await close(repo)
+  })
+
+  it('takes the shortcut after a session of commands (files the cache knows by size only)', async () => {
+    const memory = await openVersionedMemory({ dataDir, watch: false, now })
+    const run = (input: Record<string, unknown>) => memory.execute(input, CLAUDE)
+    await run({ command: 'create', path: '/memories/notes.md', file_text: 'one\n' })
+    await run({ command: 'create', path: '/memories/dir/deep/a.md', file_text: 'a\n' })
+    await run({ command: 'create', path: '/memories/dir/b.md', file_text: 'b\n' })
+    await run({ command: 'str_replace', path: '/memories/notes.md', old_str: 'one', new_str: '1' })
+    await memory.close()
+    // Older than the stat cache's racy window, so that one hash makes them trusted.
+    const past = new Date(Date.now() - 10_000)
+    for (const file of ['notes.md', 'dir/deep/a.md', 'dir/b.md']) {
+      utimesSync(path.join(dataDir, 'memories', file), past, past)
+    }
+    const { repo, recovery } = await openCountingTreeReads(dataDir)
+    expect(recovery).toBeNull()
+    // Each file Cairn wrote was read and hashed once, and is trusted by its stat from now on.
+    expect(repo.stats.hashed).toBe(3)
+    await expectSameAsStored(repo, repo.root())
+    await close(repo)
+    // HEAD's new trees were read whole once (only the shortcut records their sizes) ...
+    const stats = StatCache.load(statCacheOf(gitdirOf(dataDir)))
+    for (const folder of ['dir', 'dir/deep']) {
+      const oid = gitCli(dataDir, 'rev-parse', `main:${folder}`).trim()
+      expect(stats.checkedTreeBytes(oid)).toBe(statSync(looseFile(dataDir, oid)).size)
+    }
+    // ... and not again.
+    const again = await openCountingTreeReads(dataDir)
+    expect([again.recovery, again.treeReads, again.repo.stats.hashed]).toEqual([null, 0, 0])
+    await close(again.repo)
   })
 
   it('leads to the same next commit as the full path, byte for byte', async () => {

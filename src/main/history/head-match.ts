@@ -29,6 +29,9 @@ export async function folderAsHead(
   treeOid: string,
 ): Promise<TreeNode | null> {
   const walk: Walk = { store, stats, visited: new Set() }
+  // The full scan that follows a miss counts the files it trusts itself (a file hashed here is
+  // recorded, and so not hashed again).
+  const { trusted } = stats
   const tree = new FolderTree(workRoot)
   let root: TreeNode | null | typeof NOT_HEAD
   try {
@@ -36,10 +39,16 @@ export async function folderAsHead(
   } finally {
     tree.close()
   }
-  if (root === null || root === NOT_HEAD) return null
   const trees: TreeNode[] = []
-  if (hashTrees(store, root, trees) !== treeOid) return null
-  if (!(await treesStored(store, stats, trees))) return null
+  if (
+    root === null ||
+    root === NOT_HEAD ||
+    hashTrees(store, root, trees) !== treeOid ||
+    !(await treesStored(store, stats, trees))
+  ) {
+    stats.trusted = trusted
+    return null
+  }
   // As the full scan at open: the cache keeps exactly the files it saw.
   stats.retainOnly(walk.visited)
   return root
