@@ -161,6 +161,6 @@ async function eachFileOnEitherSide(
   }
 }
 
-export function intentFileOf(gitdir: string): string {
+function intentFileOf(gitdir: string): string {
   return path.join(gitdir, RESTORE_INTENT_FILE)
 }
