@@ -183,9 +183,9 @@ export function createMaintainer(options: {
    * wait again), with false when a transfer waits for the pack folder (the removals stop for
    * this pass; the next removes the rest). A removal frees blocks, which the bench machine's
    * disk discards before the call returns; a command's rename over a file frees the old one,
-   * and that discard queues behind any of maintenance's in flight, on the main thread: two
-   * unlinks kept in flight through the commands held them up for hundreds of milliseconds
-   * (docs/durability.md).
+   * and that discard queues behind any of maintenance's in flight, on the main thread: with two
+   * unlinks kept in flight through the commands, one command was blocked 1.3 s in the kernel
+   * (docs/durability.md, docs/history-storage.md).
    */
   let wakeQuiet: (() => void) | null = null
   async function quiet(): Promise<boolean> {
