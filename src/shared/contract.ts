@@ -7,7 +7,7 @@
  * preload builds `window.api` from `requestChannels`. `EventMap` lists what main pushes.
  */
 import { z } from 'zod'
-import { CREATE_EXISTING_POLICIES, REVIEW_MODES, THEME_SETTINGS } from './types'
+import { CREATE_EXISTING_POLICIES, MAX_SEARCH_CHARS, REVIEW_MODES, THEME_SETTINGS } from './types'
 import type {
   AgentEvent,
   ApiResult,
@@ -107,7 +107,10 @@ export const requestSchemas = {
   'history:blame': z.strictObject({ path: virtualPath, oid: oid.optional() }),
   /** One page of the commits adding or removing `text`, older than `before` if given. */
   'history:search': z.strictObject({
-    text: z.string().min(1).max(1000),
+    text: z
+      .string()
+      .min(1)
+      .max(MAX_SEARCH_CHARS, 'is longer than the 1,000 characters a search can look for'),
     matchCase: z.boolean().optional(),
     before: oid.optional(),
   }),

@@ -199,6 +199,11 @@ export interface BlameLine {
   /** The line's text, without its newline. */
   readonly text: string
   readonly commit: CommitSummary
+  /**
+   * True when the history's copy of an older version of the file is damaged, so the trace
+   * stopped at `commit`: the line may be older than that.
+   */
+  readonly damagedBefore?: boolean
 }
 
 /** How memory differs between two commits (`history:compare`), file by file. */
@@ -210,6 +215,9 @@ export interface Comparison {
   readonly totalChanges: number
   readonly truncated: boolean
 }
+
+/** The longest text a history search looks for (`history:search`). */
+export const MAX_SEARCH_CHARS = 1000
 
 /** A commit whose diff adds or removes the searched text, and the files where it does. */
 export interface HistorySearchHit {
@@ -225,6 +233,11 @@ export interface HistorySearchPage {
   /** Commits searched so far, counted from the newest, out of `total`. */
   readonly scanned: number
   readonly total: number
+  /**
+   * File changes this page passed over because the history's copy of one of their versions
+   * is damaged (missing or corrupt): the text may have been added or removed there unseen.
+   */
+  readonly damaged: number
 }
 
 /** Result of a user edit or a restore: the commit it made, or null when nothing changed. */

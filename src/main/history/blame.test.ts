@@ -3,6 +3,7 @@ import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { CommitSummary } from '../../shared/types'
 import { openVersionedMemory, type Origin, type VersionedMemory } from './index'
+import { BLAME_MAX_BYTES, BLAME_MAX_LINES } from './blame'
 import { gitCli, tempDataDir, userWrite } from './test-helpers'
 
 let dataDir: string
@@ -288,6 +289,26 @@ describe('blame', () => {
     )
   })
 
+  it('keeps tracing through a version saved in Latin-1, as git blame does', async () => {
+    const facts = Array.from({ length: 6 }, (_, i) => `fact ${i}\n`).join('')
+    await run({ command: 'create', path: '/memories/n.md', file_text: facts })
+    // An editor saves the file in Latin-1 ("café" with a lone 0xE9 byte), then in UTF-8.
+    const file = path.join(dataDir, 'memories', 'n.md')
+    await writeFile(file, Buffer.concat([Buffer.from(`${facts}caf`), Buffer.from([0xe9, 0x0a])]))
+    await memory.close()
+    memory = await openVersionedMemory({ dataDir, now, watch: false })
+    await memory.close()
+    await writeFile(file, `${facts}café\n`)
+    memory = await openVersionedMemory({ dataDir, now, watch: false })
+    const ours = await memory.blame('/memories/n.md')
+    const git = gitBlame('main', 'n.md')
+    expect(ours.map((l) => `${l.commit.oid} ${l.text}`)).toEqual(
+      git.map((l) => `${l.sha} ${l.text}`),
+    )
+    // The six facts keep the commit that wrote them; only the fixed line is the last one's.
+    expect(new Set(ours.slice(0, 6).map((l) => l.commit.command))).toEqual(new Set(['create']))
+  })
+
   it('refuses what has no lines to trace: a binary file, a folder, a missing file', async () => {
     await writeFile(path.join(dataDir, 'memories', 'pic.bin'), Buffer.from([0, 1, 2, 0]))
     await run({ command: 'create', path: '/memories/d/a.md', file_text: 'a\n' })
@@ -298,6 +319,26 @@ describe('blame', () => {
     await expect(memory.blame('/memories/')).rejects.toMatchObject({ code: 'not-a-file' })
     await expect(memory.blame('/memories/none.md')).rejects.toMatchObject({ code: 'not-found' })
     await expect(memory.blame('/elsewhere/a.md')).rejects.toMatchObject({ code: 'invalid-path' })
+  })
+
+  it('refuses a file too large to trace, in plain words, and traces one at the limit', async () => {
+    const numbered = (count: number) =>
+      Array.from({ length: count }, (_, i) => `line ${i}\n`).join('')
+    await writeFile(path.join(dataDir, 'memories', 'long.md'), numbered(BLAME_MAX_LINES + 1))
+    await writeFile(path.join(dataDir, 'memories', 'limit.md'), numbered(BLAME_MAX_LINES))
+    await writeFile(path.join(dataDir, 'memories', 'wide.md'), `${'x'.repeat(BLAME_MAX_BYTES)}\n`)
+    await memory.close()
+    memory = await openVersionedMemory({ dataDir, now, watch: false })
+    // All three are versioned files git can blame; Cairn refuses the two over its bounds.
+    expect(gitCli(dataDir, 'ls-tree', '--name-only', 'main').split('\n')).toEqual(
+      expect.arrayContaining(['long.md', 'limit.md', 'wide.md']),
+    )
+    for (const name of ['long.md', 'wide.md']) {
+      const refused = memory.blame(`/memories/${name}`)
+      await expect(refused).rejects.toMatchObject({ code: 'too-large' })
+      await expect(refused).rejects.toThrow(`/memories/${name} is too large to trace line by line`)
+    }
+    expect(await memory.blame('/memories/limit.md')).toHaveLength(BLAME_MAX_LINES)
   })
 
   it('keeps provenance for the next session, and never trusts a damaged copy', async () => {

@@ -17,12 +17,17 @@
  * unchanged (this machine's side first, then the other machine's), and only the lines
  * neither had are the merge's own: the markers around both versions of a conflict, or lines
  * the line-by-line merge had to write. That is `git blame`'s rule, so the two agree.
+ *
+ * A version whose copy in the history is damaged (missing or corrupt) ends the walk there:
+ * the lines that would have gone to it stay with the commit after it, marked
+ * `damagedBefore` so the view can say they may be older. Such a walk is not kept.
  */
 import { isUtf8 } from 'node:buffer'
 import type { BlameLine, CommitSummary } from '../../shared/types'
 import { CairnError } from '../lib/errors'
 import type { Logger } from '../lib/logger'
 import { loadBlame, saveBlame } from './blame-store'
+import { DamagedHistoryError } from './damage'
 import { diffLines, LineTable, type Hunk, type Lines } from './line-diff'
 import type { Lookup } from './lookup'
 import { segmentsOf, toRelative, toVirtual } from './paths'
@@ -31,6 +36,13 @@ import { toSummary } from './queries'
 import { requireEntry, treeOf, type RepoView } from './read'
 import type { IndexEntry } from './side-index'
 import { diffNodes } from './tree-state'
+
+/**
+ * Largest file traced: its answer repeats a commit per line, so a 10 MB file (400,000 lines)
+ * made a 133 MB answer for a view nobody can read. Past it, a `too-large` error says so.
+ */
+export const BLAME_MAX_BYTES = 2_000_000
+export const BLAME_MAX_LINES = 20_000
 
 /** Most file versions whose provenance is kept in memory. */
 export const BLAME_CACHE_SIZE = 64
@@ -142,12 +154,19 @@ export function createBlamer(
   }
 
   /**
-   * The lines of `blob` when it is text (no NUL byte, valid UTF-8), split by `table`; `like`
-   * is a version it will be compared with, whose lines at both ends it may share.
+   * The lines of `blob` when it is text (no NUL byte), split by `table`; `like` is a version
+   * it will be compared with, whose lines at both ends it may share. Lines are compared as
+   * bytes, as git does, so an older version an editor saved in Latin-1 keeps the walk going;
+   * only the version shown (`utf8`) must be UTF-8, since its lines are decoded for display.
    */
-  async function readLines(blob: string, table: LineTable, like?: Lines): Promise<Lines | null> {
+  async function readLines(
+    blob: string,
+    table: LineTable,
+    like?: Lines,
+    utf8 = false,
+  ): Promise<Lines | null> {
     const bytes = await repo.store.readBlob(blob)
-    if (bytes.includes(0) || !isUtf8(bytes)) return null
+    if (bytes.includes(0) || (utf8 && !isUtf8(bytes))) return null
     return like ? table.splitLike(bytes, like) : table.split(bytes)
   }
 
@@ -244,19 +263,26 @@ export function createBlamer(
     }
     // Line ids for this walk: each version is compared with the next by numbers.
     const table = new LineTable()
-    const lines = await readLines(blob, table)
+    const lines = await readLines(blob, table, undefined, true)
     if (!lines) {
       throw new CairnError(
         'not-text',
         `${virtual} is not a text file, so it has no lines to trace.`,
       )
     }
+    if (lines.bytes.length > BLAME_MAX_BYTES || lines.count > BLAME_MAX_LINES) {
+      throw new CairnError(
+        'too-large',
+        `${virtual} is too large to trace line by line: Cairn traces files of up to ${BLAME_MAX_LINES.toLocaleString('en-US')} lines and 2 MB.`,
+      )
+    }
     const producer = producerOf(virtual, atPosition)
-    const owners = await walk(
+    const { owners, cut } = await walk(
       { position: Math.max(producer, 0), path: virtual, blob, lines },
       table,
     )
-    if (producer >= 0) {
+    // A walk cut short by damage is not kept: its owners would outlive the flag.
+    if (producer >= 0 && !cut) {
       remember(`${ancestry.oidAt(producer)}\0${virtual}`, { blob, owners })
       save(virtual, producer, { blob, owners })
     }
@@ -277,6 +303,7 @@ export function createBlamer(
         line: i + 1,
         text: text.toString('utf8', lines.starts[i], end),
         commit: summary,
+        ...(cut?.[i] ? { damagedBefore: true } : {}),
       })
     }
     return result
@@ -287,8 +314,17 @@ export function createBlamer(
    * version first, so that every line reaching a version (from each side of a merge) has
    * arrived before the version is looked at.
    */
-  async function walk(start: Version, table: LineTable): Promise<Int32Array> {
+  async function walk(
+    start: Version,
+    table: LineTable,
+  ): Promise<{ owners: Int32Array; cut: Uint8Array | null }> {
     const owners = new Int32Array(start.lines.count).fill(-1)
+    // Lines whose walk ended at a damaged version (created at the first such line).
+    let cut: Uint8Array | null = null
+    const cutShort = (group: ReadonlyArray<Pending>) => {
+      cut ??= new Uint8Array(start.lines.count)
+      for (const line of group) cut.fill(1, line.target, line.target + line.count)
+    }
     const waiting = new Map<string, Waiting>()
     const wait = (version: Version, group: Pending[]) => {
       if (group.length === 0) return
@@ -309,9 +345,9 @@ export function createBlamer(
         }
       }
       waiting.delete(key)
-      await step(next as Waiting, owners, wait, table)
+      await step(next as Waiting, owners, wait, table, cutShort)
     }
-    return owners
+    return { owners, cut }
   }
 
   /** Settles the lines waiting at one version, or hands them to the versions before it. */
@@ -320,6 +356,7 @@ export function createBlamer(
     owners: Int32Array,
     wait: (version: Version, group: Pending[]) => void,
     table: LineTable,
+    cutShort: (group: ReadonlyArray<Pending>) => void,
   ): Promise<void> {
     const { version, groups } = item
     // The entry's details are read only for the commits that need them (restores, renames,
@@ -349,7 +386,9 @@ export function createBlamer(
     const sourcePosition = source ? positionOf(source) : undefined
     if (source && sourcePosition !== undefined && sourcePosition < version.position) {
       const segments = segmentsOf(toRelative(version.path))
-      if ((await lookup.blobAt(source, segments)) === version.blob) {
+      // A damaged tree there only hides the copy: the restore is then taken as an edit.
+      const copied = await orDamaged(() => lookup.blobAt(source, segments))
+      if (copied !== DAMAGED && copied === version.blob) {
         const producer = producerOf(version.path, sourcePosition)
         if (producer >= 0) {
           for (const group of groups) wait({ ...version, position: producer }, group)
@@ -360,24 +399,11 @@ export function createBlamer(
 
     // The file's version in each parent, first parent first.
     const parents: Version[] = []
+    let damaged = false
     for (const position of ancestry.parentPositions(version.position)) {
-      const parent = ancestry.oidAt(position)
-      let path =
-        (command === 'rename' && parent === entryOf().parent
-          ? renamedFrom(entryOf(), version.path)
-          : null) ?? version.path
-      let blob = await lookup.blobAt(parent, segmentsOf(toRelative(path)))
-      if (!blob && path === version.path) {
-        const moved = await movedFrom(entryOf(), parent, version.path, version, table)
-        if (moved) ({ path, blob } = moved)
-      }
-      const lines = !blob
-        ? null
-        : blob === version.blob
-          ? version.lines
-          : await readLines(blob, table, version.lines)
-      const producer = blob && lines ? producerOf(path, position) : -1
-      if (blob && lines && producer >= 0) parents.push({ position: producer, path, blob, lines })
+      const found = await orDamaged(() => parentVersion(version, position, command, entryOf, table))
+      if (found === DAMAGED) damaged = true
+      else if (found) parents.push(found)
     }
 
     // A parent with the very same file takes every line (a merge that kept one side's file).
@@ -398,10 +424,52 @@ export function createBlamer(
       }
       left = kept
     }
-    for (const group of left) own(group)
+    for (const group of left) {
+      own(group)
+      if (damaged) cutShort(group)
+    }
+  }
+
+  /** The file's version in the parent at `position` of `version`'s commit, if it has one. */
+  async function parentVersion(
+    version: Version,
+    position: number,
+    command: string,
+    entryOf: () => IndexEntry,
+    table: LineTable,
+  ): Promise<Version | null> {
+    const parent = ancestry.oidAt(position)
+    let path =
+      (command === 'rename' && parent === entryOf().parent
+        ? renamedFrom(entryOf(), version.path)
+        : null) ?? version.path
+    let blob = await lookup.blobAt(parent, segmentsOf(toRelative(path)))
+    if (!blob && path === version.path) {
+      const moved = await movedFrom(entryOf(), parent, version.path, version, table)
+      if (moved) ({ path, blob } = moved)
+    }
+    const lines = !blob
+      ? null
+      : blob === version.blob
+        ? version.lines
+        : await readLines(blob, table, version.lines)
+    const producer = blob && lines ? producerOf(path, position) : -1
+    return blob && lines && producer >= 0 ? { position: producer, path, blob, lines } : null
   }
 
   return { blame }
+}
+
+const DAMAGED = Symbol('damaged')
+
+/** What `read` gives, or DAMAGED when the history's copy of something it read is damaged. */
+async function orDamaged<T>(read: () => Promise<T>): Promise<T | typeof DAMAGED> {
+  try {
+    return await read()
+  } catch (error) {
+    if (error instanceof DamagedHistoryError) return DAMAGED
+    throw error
+  }
 }
 
 /** The commands whose commit may be a plain copy of an earlier version (`restoreSource`). */

@@ -230,7 +230,7 @@ describe('a move interrupted by a crash', () => {
     }
   })
 
-  it('keeps a file edited by hand meanwhile, as its own recovery commit', async () => {
+  it('keeps a file edited by hand meanwhile, as its own commit made outside Cairn', async () => {
     const repo = await open()
     await put(repo, 'a.md', 'a\n')
     const from = repo.head()!
@@ -239,7 +239,8 @@ describe('a move interrupted by a crash', () => {
     await writeFile(path.join(dataDir, 'memories', 'a.md'), 'typed by hand\n')
     const opened = await openRepo({ dataDir, now })
     expect(opened.repo.index.all().at(-2)?.oid).toBe(target)
-    expect(opened.recovery?.kind).toBe('uncommitted-changes')
+    expect(opened.recovery?.kind).toBe('outside-changes')
+    expect(opened.repo.index.all().at(-1)?.command).toBe('outside')
     expect(Object.fromEntries(await folderFiles(dataDir))).toEqual({ 'a.md': 'typed by hand\n' })
     await expectInSync()
   })

@@ -44,7 +44,8 @@ describe('memory and history channels in the core', () => {
       oid: first,
     })
     expect(restored).toMatchObject({ ok: true, value: { commit: { command: 'restore-file' } } })
-    expect(commits.map((c) => c.command)).toEqual(['write', 'write', 'restore-file'])
+    // The first save made the file: a creation.
+    expect(commits.map((c) => c.command)).toEqual(['create', 'write', 'restore-file'])
     const log = await core.dispatch('history:log', { offset: 0, limit: 10 })
     expect(log).toMatchObject({ ok: true, value: { total: 3 } })
     const [, second, third] = commits.map((c) => c.oid)
@@ -104,7 +105,7 @@ describe('memory and history channels in the core', () => {
     await writeFile(path.join(dataDir, 'memories', 'a.md'), 'changed outside')
     core = await createCore({ dataDir })
     const info = await core.dispatch('app:info', undefined)
-    expect(info).toMatchObject({ ok: true, value: { recovery: { kind: 'uncommitted-changes' } } })
+    expect(info).toMatchObject({ ok: true, value: { recovery: { kind: 'outside-changes' } } })
   })
 })
 
@@ -163,7 +164,7 @@ describe('provenance, search and memory at a commit through dispatch', () => {
     })
     expect(await call('history:show', { oid })).toMatchObject({
       ok: true,
-      value: { message: expect.stringContaining('Command: write') },
+      value: { message: expect.stringContaining('Command: create') },
     })
 
     const tree = await call('memory:tree', { at: oid })

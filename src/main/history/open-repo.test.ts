@@ -72,7 +72,8 @@ describe('start-up recovery', () => {
     await put('a.md', 'edited while Cairn was down')
     await put('new/file.md', 'new')
     await rm(path.join(memories(), 'c.md'))
-    const { repo, recovery } = await openRepo({ dataDir, now })
+    // The Cairn before was killed: these may be writes of its own whose commits never came.
+    const { repo, recovery } = await openRepo({ dataDir, now, afterCrash: true })
     expect(recovery).toMatchObject({ kind: 'uncommitted-changes', commitOid: repo.head() })
     expect(recovery?.message).not.toContain(dataDir)
     expect(commitCount(dataDir)).toBe(4)
@@ -82,6 +83,28 @@ describe('start-up recovery', () => {
       command: 'recovery',
       files: ['/memories/a.md', '/memories/c.md', '/memories/new/file.md'],
     })
+    await expectInSync()
+  })
+
+  it('commits what changed while Cairn was closed, cleanly, as edits made outside Cairn', async () => {
+    await seed()
+    await put('a.md', 'edited in another program')
+    const closed = await openRepo({ dataDir, now })
+    expect(closed.recovery).toMatchObject({
+      kind: 'outside-changes',
+      commitOid: closed.repo.head(),
+    })
+    expect(closed.repo.index.all().at(-1)).toMatchObject({ actor: 'system', command: 'outside' })
+    expect(gitCli(dataDir, 'log', '-1', '--format=%an|%s').trim()).toBe(
+      'Cairn|Changes made outside Cairn while it was closed',
+    )
+    closed.repo.store.close()
+    closed.repo.index.close()
+    // The Cairn before closed owing a commit: a recovery again.
+    await put('a.md', 'edited again')
+    const owed = await openRepo({ dataDir, now, owed: true })
+    expect(owed.repo.index.all().at(-1)).toMatchObject({ command: 'recovery' })
+    expect(owed.recovery?.kind).toBe('uncommitted-changes')
     await expectInSync()
   })
 

@@ -44,6 +44,8 @@ export interface OpenRepoOptions {
   readonly machine?: () => string | null
   /** The Cairn before did not close (its lock was taken over): look for its leftovers everywhere. */
   readonly afterCrash?: boolean
+  /** The Cairn before closed owing commits (see `owedMarkerOf`). */
+  readonly owed?: boolean
   /** True while this instance holds the data folder (see `ObjectStore.openLog`). */
   readonly owns?: () => boolean
 }
@@ -54,7 +56,9 @@ export interface OpenRepoOptions {
  * - stray temp files of interrupted writes are removed (in the folder and in the history);
  * - a lost, empty or garbage `main` is found again (side index, then the commit objects);
  * - damaged copies of files the folder still holds are written again from the folder;
- * - changes not yet committed become one recovery commit by the system author;
+ * - changes not yet committed become one commit by the system author: an `outside` commit
+ *   when the Cairn before closed cleanly owing nothing (so only another program can have
+ *   made them), else a `recovery` commit (they may be a write whose commit was interrupted);
  * - a history that cannot be read at all is moved aside (never deleted, never overwritten)
  *   and a fresh one starts from the files as they are — the files are never touched.
  *
@@ -138,13 +142,24 @@ async function openOrRepair(options: OpenRepoOptions): Promise<OpenedRepo> {
   })
 
   const report = newScanReport()
+  // A clean close commits or owes every change Cairn made, and a history found whole again
+  // at the same newest version leaves no change of Cairn's uncommitted: what differs then
+  // was made outside Cairn while it was closed.
+  const outside =
+    !options.afterCrash &&
+    !options.owed &&
+    !findings.tipFound &&
+    !findings.commitRebuilt &&
+    !findings.treeRebuilt
   let entry: IndexEntry | null
   try {
     entry = await repo.commit(
       'all',
       fresh
         ? systemIntent('init', 'Start the history from the memory folder')
-        : systemIntent('recovery', 'Save changes made outside Cairn'),
+        : outside
+          ? systemIntent('outside', 'Changes made outside Cairn while it was closed')
+          : systemIntent('recovery', 'Save changes found at start-up'),
       // Temp files of interrupted writes go on the way (through the folders' handles): they
       // were never part of the folder.
       { report, verify: !fresh, removeTemp: true },
@@ -211,7 +226,12 @@ function recoveryReport(
       `${report.repaired} damaged stored ${report.repaired === 1 ? 'copy' : 'copies'} of your files ${report.repaired === 1 ? 'was' : 'were'} repaired from the files themselves.`,
     )
   }
-  if (entry) {
+  if (entry?.command === 'outside') {
+    const one = count === 1
+    repairs.push(
+      `${count} ${plural(count)} ${one ? 'was' : 'were'} edited outside Cairn while it was closed; ${one ? 'it was' : 'they were'} saved to the history as ${one ? 'its' : 'their'} own change.`,
+    )
+  } else if (entry) {
     repairs.push(
       `${count} ${plural(count)} had changed without being saved to the history (an interrupted write or an edit outside Cairn). They were saved as one recovery commit.`,
     )
@@ -221,7 +241,9 @@ function recoveryReport(
     kind:
       findings.tipFound || findings.commitRebuilt || findings.treeRebuilt || report.repaired > 0
         ? 'history-repaired'
-        : 'uncommitted-changes',
+        : entry?.command === 'outside'
+          ? 'outside-changes'
+          : 'uncommitted-changes',
     message: repairs.join(' '),
     commitOid: commitOid ?? findings.tipFound,
   }
@@ -517,6 +539,14 @@ function unlinkIfThere(file: string): void {
   } catch (error) {
     if (!isCode(error, 'ENOENT')) throw error
   }
+}
+
+/**
+ * The file a Cairn that closes owing commits (they failed: a full disk) leaves in the history
+ * folder, so that the next open saves what it finds as a `recovery`, not as an outside edit.
+ */
+export function owedMarkerOf(gitdir: string): string {
+  return path.join(gitdir, 'cairn-owed')
 }
 
 function plural(count: number): string {

@@ -11,14 +11,29 @@
  * A search runs in pages, newest commits first in the timeline's order: each call scans for
  * about `budgetMs` and says where to go on, so the caller shows progress and can stop at any
  * time. What was counted (per blob) is kept for the search's next page.
+ *
+ * A version the history's copy of is damaged (missing or corrupt) cannot be counted: the
+ * search passes over that file in the commits that wrote or replaced it, goes on with the
+ * rest, and says in `damaged` how many such file changes it passed over.
  */
 import type { HistorySearchHit, HistorySearchPage } from '../../shared/types'
 import { CairnError } from '../lib/errors'
+import { DamagedHistoryError } from './damage'
 import type { Ancestry } from './ancestry'
 import type { ChangeLog } from './change-log'
 import { toSummary } from './queries'
 import type { RepoView } from './read'
 import type { SearchQuery } from './types'
+
+/** A file version's text (null: binary or damaged), with its lower case once asked for. */
+interface Version {
+  readonly text: string | null
+  lower?: string
+  readonly damaged?: boolean
+}
+
+/** The count kept for a version that cannot be read. */
+const DAMAGED = -1
 
 /** Time one page may scan before it returns what it found so far. */
 export const SEARCH_PAGE_MS = 120
@@ -41,22 +56,29 @@ export function createSearcher(
 ): HistorySearcher {
   // Occurrences per blob for the text searched last (the next page reuses them).
   let counted: { readonly key: string; readonly counts: Map<string, number> } | null = null
-  const texts = new Map<string, { text: string | null; lower?: string }>()
+  const texts = new Map<string, Version>()
   let cachedChars = 0
 
-  async function textOf(blob: string): Promise<{ text: string | null; lower?: string }> {
+  async function textOf(blob: string): Promise<Version> {
     const known = texts.get(blob)
     if (known) {
       texts.delete(blob)
       texts.set(blob, known)
       return known
     }
-    const bytes = Buffer.from(await repo.store.readBlob(blob))
-    const entry = { text: bytes.includes(0) ? null : bytes.toString('utf8') }
+    let entry: Version
+    try {
+      const bytes = Buffer.from(await repo.store.readBlob(blob))
+      entry = { text: bytes.includes(0) ? null : bytes.toString('utf8') }
+    } catch (error) {
+      if (!(error instanceof DamagedHistoryError)) throw error
+      // Not kept: a repaired history (sync brings the object back) is read again.
+      return { text: null, damaged: true }
+    }
     texts.set(blob, entry)
     cachedChars += entry.text?.length ?? 0
     while (cachedChars > SEARCH_TEXT_CACHE && texts.size > 1) {
-      const [oldest, value] = texts.entries().next().value as [string, { text: string | null }]
+      const [oldest, value] = texts.entries().next().value as [string, Version]
       texts.delete(oldest)
       cachedChars -= value.text?.length ?? 0
     }
@@ -85,12 +107,13 @@ export function createSearcher(
       }
       const counts = countsFor(query)
       const needle = query.matchCase ? query.text : query.text.toLowerCase()
+      // The count of a version, or DAMAGED when the history's copy of it cannot be read.
       const occurrences = async (blob: string | null): Promise<number> => {
         if (!blob) return 0
         const known = counts.get(blob)
         if (known !== undefined) return known
         const version = await textOf(blob)
-        let count = 0
+        let count = version.damaged ? DAMAGED : 0
         if (version.text !== null) {
           if (query.matchCase) count = countText(version.text, needle)
           else {
@@ -103,6 +126,7 @@ export function createSearcher(
       }
 
       const hits: HistorySearchHit[] = []
+      let damaged = 0
       const started = performance.now()
       for (; k < total; k++) {
         const entry = ancestry.entry(order.at(k))
@@ -110,10 +134,15 @@ export function createSearcher(
         for (const side of movedUnchanged(await changes.of(entry))) {
           const before = await occurrences(side.before)
           const after = await occurrences(side.after)
+          if (before === DAMAGED || after === DAMAGED) {
+            damaged++
+            continue
+          }
           if (before === after) continue
           // A merge that took this file's text as another parent had it added nothing.
           let taken = false
           for (const other of side.others ?? []) {
+            // A damaged other side cannot show the text was taken from it.
             if ((await occurrences(other)) === after) taken = true
           }
           if (!taken) files.push({ path: side.path, change: after > before ? 'added' : 'removed' })
@@ -132,6 +161,7 @@ export function createSearcher(
         next: done ? null : ancestry.oidAt(order.at(k - 1)),
         scanned: k,
         total,
+        damaged,
       }
     },
   }

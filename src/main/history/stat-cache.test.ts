@@ -51,7 +51,7 @@ describe('checking the folder at open by stat', () => {
     await rm(path.join(memories(), 'd2', 'note-2.md'))
     await put('d3/new.md', 'new')
     const third = await reopen()
-    expect(third.recovery?.kind).toBe('uncommitted-changes')
+    expect(third.recovery?.kind).toBe('outside-changes')
     expect(third.repo.stats.hashed).toBe(2)
     expect(third.repo.index.all().at(-1)?.files).toEqual([
       '/memories/d1/note-1.md',
@@ -70,7 +70,7 @@ describe('checking the folder at open by stat', () => {
     // Put the mtime back exactly: only ctime (which no one can set) shows the write.
     utimesSync(path.join(memories(), 'a.md'), before, before)
     const { repo, recovery } = await reopen()
-    expect(recovery?.kind).toBe('uncommitted-changes')
+    expect(recovery?.kind).toBe('outside-changes')
     expect(repo.stats.hashed).toBe(1)
     expect(headFiles(dataDir).get('a.md')).toBe('bbbb')
   })

@@ -1,11 +1,12 @@
 import { execFileSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { readdirSync, readlinkSync, statfsSync } from 'node:fs'
+import { readdirSync, readlinkSync, statfsSync, writeFileSync } from 'node:fs'
 import { mkdir, mkdtemp, open, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeEach, expect } from 'vitest'
 import { nodeDisk, setDisk, type Disk } from '../lib/disk'
+import { LOCK_FILE } from '../lib/instance-lock'
 import { createRecordingLogger } from '../lib/logger'
 import { AUTHORS, formatCommitMessage } from './commit-message'
 import { openVersionedMemory } from './index'
@@ -493,4 +494,14 @@ export function recoveryRepo(): RecoveryRepo {
       return result
     },
   }
+}
+
+/**
+ * Leaves the lock of a Cairn that was killed (its process is gone) in `dataDir`, as a crash
+ * does: the next open takes it over and knows the Cairn before did not close.
+ */
+export function leaveStaleLock(dataDir: string): void {
+  // Above Linux's largest process id (2^22): no live process has it.
+  const owner = { pid: 2 ** 22 + 7, host: os.hostname(), token: 'killed', since: '2026-01-01' }
+  writeFileSync(path.join(dataDir, LOCK_FILE), `${JSON.stringify(owner)}\n`)
 }

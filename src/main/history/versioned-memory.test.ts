@@ -13,6 +13,7 @@ import {
   fsck,
   gitCli,
   headFiles,
+  leaveStaleLock,
   tempDataDir,
   userWrite,
 } from './test-helpers'
@@ -208,9 +209,9 @@ describe('history through the public API', () => {
     const next = await userWrite(memory, '/memories/c.md', 'c')
     const log = await memory.log({ offset: 0, limit: 10 })
     expect(log.entries.map((entry) => [entry.actor, entry.command, entry.paths])).toEqual([
-      ['user', 'write', ['/memories/c.md']],
+      ['user', 'create', ['/memories/c.md']],
       ['claude', 'create', ['/memories/b.md']],
-      ['user', 'write', ['/memories/a.md']],
+      ['user', 'create', ['/memories/a.md']],
     ])
     expect(log.entries[1]).toMatchObject({ conversationId: 'conv-1', toolUseId: 'toolu_1' })
     expect(next.commit?.parent).toBe(log.entries[1]?.oid)
@@ -243,6 +244,8 @@ describe('history through the public API', () => {
     await userWrite(memory, '/memories/a.md', 'a')
     await memory.close()
     await writeFile(path.join(dataDir, 'memories', 'a.md'), 'written, never committed')
+    // The Cairn that wrote it was killed: its lock is still there.
+    leaveStaleLock(dataDir)
     memory = await openVersionedMemory({ dataDir, now })
     expect(memory.recovery?.kind).toBe('uncommitted-changes')
     await expectInSync()
@@ -257,7 +260,7 @@ describe('names and text that begin with a byte order mark', () => {
     await writeFile(path.join(dataDir, 'memories', 'notes.md'), 'without one\n')
     await memory.close()
     memory = await openVersionedMemory({ dataDir, now, watch: false, logger })
-    expect(memory.recovery?.kind).toBe('uncommitted-changes')
+    expect(memory.recovery?.kind).toBe('outside-changes')
     await expectInSync()
     const listed = gitCli(dataDir, 'ls-tree', '-z', '--name-only', 'main').split('\0')
     expect(listed.filter(Boolean).sort()).toEqual(['notes.md', '\uFEFFnotes.md'].sort())

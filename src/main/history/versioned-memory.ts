@@ -1,6 +1,6 @@
 import path from 'node:path'
 import type { ChangeResult, CommitCommand, CommitSummary, RecoveryReport } from '../../shared/types'
-import { makeFolders } from '../lib/disk'
+import { disk, exists, makeFolders, removeFile } from '../lib/disk'
 import { diskProblem, isDiskProblem } from '../lib/disk-errors'
 import { CairnError } from '../lib/errors'
 import { FolderTree, readFileIn } from '../lib/folders'
@@ -31,7 +31,7 @@ import { compareCommits, diffFile, readAt, readBytesAt, showCommit } from './ins
 import { createLookup } from './lookup'
 import { createMaintainer, PackFolderGate, type MaintenanceSettings } from './maintainer'
 import { createNotices, keptAsideNotice, scanNotices, secretNotices } from './notices'
-import { openRepo } from './open-repo'
+import { openRepo, owedMarkerOf } from './open-repo'
 import {
   commitOutsideChanges,
   touchedByCommand,
@@ -127,11 +127,13 @@ async function openLocked(
   const now = options.now ?? Date.now
   const logger = options.logger ?? consoleLogger
   let machine = options.machine ?? null
+  const owedMarker = owedMarkerOf(path.join(dataDir, 'history.git'))
   const { repo, recovery, tooLarge, nameNotAllowed } = await openRepo({
     dataDir,
     now,
     logger,
     afterCrash: lock.tookOver,
+    owed: exists(owedMarker),
     // Only a lock lost or taken over ends the log's use. A transient error reading cairn.lock
     // (EIO, EMFILE) says nothing about who holds it: it is thrown, so the checkpoint neither
     // empties the log nor gives it up, and is tried again later.
@@ -146,6 +148,13 @@ async function openLocked(
     },
     machine: () => machine,
   })
+  // The open's commit saved what was owed.
+  try {
+    removeFile(owedMarker)
+  } catch (error) {
+    // Left, it only words the next start's commit (if any) as a recovery.
+    logger.warn('Could not remove the note of owed commits', error)
+  }
   const tool = createMemoryTool({
     root: repo.workRoot,
     createExisting: options.policy?.createExisting,
@@ -719,6 +728,15 @@ async function openLocked(
       closed = true
       watcher?.close()
       await queue.idle()
+      if (resync || unrecorded.length > 0) {
+        // The next open must not take the changes whose commits failed for edits made
+        // outside Cairn while it was closed.
+        try {
+          disk.writeFileSync(owedMarker, '')
+        } catch (error) {
+          logger.warn('Could not note the commits owed for the next start', error)
+        }
+      }
       await maintainer.stop()
       // Every object the write-ahead log covers made durable, the log emptied: the next open
       // has nothing to replay. A failure leaves the records for it.
@@ -739,8 +757,14 @@ async function openLocked(
 export function intentFor(
   mutation: MemoryMutation,
   origin: Origin,
-  command: CommitCommand = mutation.command,
+  requested: CommitCommand = mutation.command,
 ): CommitIntent {
+  // A `write` (the person's save) that made a new file is a creation ("You created
+  // ideas.md"), not an edit of a file that was never there.
+  const command =
+    requested === 'write' && mutation.command === 'create' && !mutation.overwrite
+      ? 'create'
+      : requested
   const [first = '/memories', second] = mutation.paths
   const subject =
     mutation.command === 'rename' && second ? `rename ${first} -> ${second}` : `${command} ${first}`

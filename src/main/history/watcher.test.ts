@@ -114,7 +114,7 @@ describe('watching the memory folder while Cairn runs', () => {
     expect((await committed).paths).toEqual(['/memories/outside.md'])
     expect(subjects()).toEqual([
       'Cairn|Changes made outside Cairn',
-      'You|write /memories/b.md',
+      'You|create /memories/b.md',
       'You|delete /memories/d/a.md',
       'You|write /memories/d/a.md',
       'Claude|create /memories/d/a.md',
@@ -171,7 +171,7 @@ describe('watching the memory folder while Cairn runs', () => {
       void appendFile(onDisk('after-close.md'), 'y')
     })
     memory = await openVersionedMemory({ dataDir, watch: false })
-    expect(memory.recovery?.kind).toBe('uncommitted-changes')
+    expect(memory.recovery?.kind).toBe('outside-changes')
   })
 })
 

@@ -64,7 +64,9 @@ describe('the scan of the folder at open', () => {
     const fourth = await open()
     expect(fourth.recovery?.kind).toBe('history-repaired')
     expect(fourth.recovery?.message).toContain('3 damaged stored copies')
-    expect(fourth.recovery?.message).toContain('2 files had changed')
+    expect(fourth.recovery?.message).toContain(
+      '2 files were edited outside Cairn while it was closed',
+    )
     expect(commitCount(dataDir)).toBe(commitsBefore + 1)
     expect(await headFolderDifferences(dataDir)).toEqual(['huge.md: - / folder'])
     fsck(dataDir)

@@ -34,9 +34,18 @@ describe('user edits', () => {
     const written = await save('/memories/mine.md', 'by hand')
     expect(written).toMatchObject({
       message: 'Saved /memories/mine.md.',
-      commit: { actor: 'user', command: 'write', subject: 'write /memories/mine.md' },
+      // A save that made the file reads "You created mine.md" in History.
+      commit: { actor: 'user', command: 'create', overwrite: false },
     })
-    expect(gitCli(dataDir, 'log', '-1', '--format=%an').trim()).toBe('You')
+    expect(gitCli(dataDir, 'log', '-1', '--format=%an|%s').trim()).toBe(
+      'You|create /memories/mine.md',
+    )
+    // Saved again, it is an edit ("You edited mine.md").
+    expect((await save('/memories/mine.md', 'by hand, twice')).commit).toMatchObject({
+      actor: 'user',
+      command: 'write',
+      subject: 'write /memories/mine.md',
+    })
     const renamed = await handlers['memory:rename']({
       from: '/memories/mine.md',
       to: '/memories/ours.md',
@@ -44,8 +53,23 @@ describe('user edits', () => {
     expect(renamed.commit?.command).toBe('rename')
     const deleted = await handlers['memory:delete']({ path: '/memories/ours.md' })
     expect(deleted.commit?.command).toBe('delete')
-    expect(commitCount(dataDir)).toBe(3)
+    expect(commitCount(dataDir)).toBe(4)
     fsck(dataDir)
+  })
+
+  it('commits "New file" as the person creating it', async () => {
+    const made = await write({
+      path: '/memories/ideas.md',
+      content: 'first idea\n',
+      mustNotExist: true,
+    })
+    expect(made.commit).toMatchObject({
+      actor: 'user',
+      command: 'create',
+      overwrite: false,
+      paths: ['/memories/ideas.md'],
+    })
+    expect(gitCli(dataDir, 'log', '-1', '--format=%B')).toContain('\nCommand: create\n')
   })
 
   it('answers "Nothing changed." for a save that changes nothing', async () => {

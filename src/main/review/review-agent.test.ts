@@ -344,7 +344,7 @@ describe('review mode "all"', () => {
     const [refreshed] = await call('review:list')
     expect(refreshed).toMatchObject({ id: change!.id, before: 'Likes tea\nLikes cake\n' })
     // The outside edit is its own commit; Claude's change is not in the history yet.
-    expect(git('log', '--format=%s', 'main')).not.toContain('create /memories/notes.md')
+    expect(git('log', '--format=%an|%s', 'main')).not.toContain('Claude|create /memories/notes.md')
     await call('review:decide', { id: change!.id, decision: 'approve' })
     await finished(turnId)
     expect(await memoryFile('notes.md')).toBe('Likes coffee\n')

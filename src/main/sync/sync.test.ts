@@ -310,7 +310,10 @@ describe('sync through a git remote', () => {
     expect(remoteCount).toBeGreaterThanOrEqual(402)
     const page = await laptop.call('history:log', { offset: 0, limit: 500 })
     expect(page.total).toBe(remoteCount)
-    const fromDesktop = page.entries.filter((c) => c.machine === 'desktop' && c.command === 'write')
+    // Each file's first save creates it, the others edit it.
+    const fromDesktop = page.entries.filter(
+      (c) => c.machine === 'desktop' && (c.command === 'write' || c.command === 'create'),
+    )
     expect(fromDesktop).toHaveLength(200)
     await expectAllLines(written)
   }, 120_000)

@@ -88,13 +88,15 @@ describe('the person-edited rule', () => {
     await claudeCreate('/memories/notes.md', 'line one\nline two\n')
     await memory.close()
     clock += HOUR
-    // Saved at the next start as the `recovery` commit, by Cairn: the person's words all the same.
+    // Saved at the next start as an `outside` commit: the person's words.
     await writeFile(
       path.join(dataDir, 'memories', 'notes.md'),
       'line one\nline two\nMy own note, written by hand.\n',
     )
     memory = await openVersionedMemory({ dataDir, watch: false, now: () => clock })
-    expect(gitCli(dataDir, 'log', '-1', '--format=%an %s')).toContain('Save changes made outside')
+    expect(gitCli(dataDir, 'log', '-1', '--format=%an %s')).toContain(
+      'Changes made outside Cairn while it was closed',
+    )
     clock += 5 * 60_000
     expect(await lastEdit('/memories/notes.md')).toBe(T0 + HOUR)
 

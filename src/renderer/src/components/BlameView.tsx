@@ -1,3 +1,4 @@
+import { useState } from 'react'
 import type { BlameLine, CommitSummary } from '../../../shared/types'
 import { useBlame } from '../lib/use-blame'
 import { Banner } from './Banner'
@@ -6,6 +7,9 @@ import { madeElsewhere, sentence, whoLabel, whoOf } from '../lib/commit-words'
 import { clockTime, dayKey, exactTime, shortDateTime } from '../lib/format'
 import { useThisMachine } from '../lib/this-machine'
 import './blame.css'
+
+/** Lines drawn at first (and added per "Show more"): each is a row of several elements. */
+export const BLAME_ROWS_SHOWN = 2_000
 
 /** What the blame gutter can lead to: the commit, and for Claude the reply that wrote it. */
 export interface BlameActions {
@@ -28,42 +32,70 @@ export function BlameView(props: {
   /** The commit being looked at (its lines are marked). */
   readonly current?: string | null
 }) {
-  const { lines, actions, now, compact = false } = props
+  const { actions, now, compact = false } = props
+  const [limit, setLimit] = useState(BLAME_ROWS_SHOWN)
+  const all = props.lines
+  const lines = all.length > limit ? all.slice(0, limit) : all
   if (lines.length === 0) return <p className="hint blame-note">This file is empty.</p>
+  const cut = all.filter((line) => line.damagedBefore).length
   return (
-    <div
-      className={`blame${compact ? ' blame-compact' : ''}`}
-      role="table"
-      aria-label={`Line history of ${props.path}`}
-    >
-      {lines.map((line, index) => {
-        const { commit } = line
-        const first = index === 0 || lines[index - 1]?.commit.oid !== commit.oid
-        const last = lines[index + 1]?.commit.oid !== commit.oid
-        const who = whoOf(commit)
-        return (
-          <div
-            role="row"
-            key={line.line}
-            className={`blame-row${first ? ' blame-first' : ''}${last ? ' blame-last' : ''}${
-              commit.oid === props.current ? ' blame-current' : ''
-            }`}
+    <>
+      {cut > 0 && (
+        <p className="hint blame-note blame-damaged" role="note">
+          An older version of this file is damaged in the history, so tracing stopped there:{' '}
+          {cut === 1 ? 'one line' : `${cut.toLocaleString()} lines`} may be older than the change
+          shown beside {cut === 1 ? 'it' : 'them'}.
+        </p>
+      )}
+      <div
+        className={`blame${compact ? ' blame-compact' : ''}`}
+        role="table"
+        aria-label={`Line history of ${props.path}`}
+      >
+        {lines.map((line, index) => {
+          const { commit } = line
+          const first = index === 0 || lines[index - 1]?.commit.oid !== commit.oid
+          const last = lines[index + 1]?.commit.oid !== commit.oid
+          const who = whoOf(commit)
+          return (
+            <div
+              role="row"
+              key={line.line}
+              className={`blame-row${first ? ' blame-first' : ''}${last ? ' blame-last' : ''}${
+                commit.oid === props.current ? ' blame-current' : ''
+              }`}
+            >
+              <span role="cell" className={`blame-gutter blame-who-${who}`}>
+                {first && (
+                  <BlameGutter commit={commit} now={now} actions={actions} compact={compact} />
+                )}
+              </span>
+              <span className="blame-no" aria-hidden="true">
+                {line.line}
+              </span>
+              <span role="cell" className="blame-text">
+                {line.text === '' ? '\u200b' : line.text}
+              </span>
+            </div>
+          )
+        })}
+      </div>
+      {all.length > limit && (
+        <div className="blame-more">
+          <p className="hint blame-note">
+            Showing the first {limit.toLocaleString('en-US')} of{' '}
+            {all.length.toLocaleString('en-US')} lines.
+          </p>
+          <button
+            type="button"
+            className="button button-small"
+            onClick={() => setLimit((n) => n + BLAME_ROWS_SHOWN)}
           >
-            <span role="cell" className={`blame-gutter blame-who-${who}`}>
-              {first && (
-                <BlameGutter commit={commit} now={now} actions={actions} compact={compact} />
-              )}
-            </span>
-            <span className="blame-no" aria-hidden="true">
-              {line.line}
-            </span>
-            <span role="cell" className="blame-text">
-              {line.text === '' ? '\u200b' : line.text}
-            </span>
-          </div>
-        )
-      })}
-    </div>
+            Show {Math.min(BLAME_ROWS_SHOWN, all.length - limit).toLocaleString('en-US')} more lines
+          </button>
+        </div>
+      )}
+    </>
   )
 }
 
@@ -76,9 +108,12 @@ export function LoadedBlame(props: {
   readonly compact?: boolean
 }) {
   const blame = useBlame(props.path, props.at)
+  // A file too large to trace is a fact about the file, not a failure to try again.
+  const refused = blame.errorCode === 'too-large' || blame.errorCode === 'not-text'
   return (
     <>
-      {blame.error && (
+      {blame.error && refused && <p className="hint blame-note">{blame.error}</p>}
+      {blame.error && !refused && (
         <Banner tone="error" compact onRetry={blame.reload}>
           {blame.error}
         </Banner>

@@ -1,15 +1,22 @@
-import { useMemo } from 'react'
+import { useState } from 'react'
 import type { FileChange } from '../../../shared/types'
-import { buildDiff, type DiffGap, type DiffLine, type Segment } from '../lib/diff-model'
+import { diffModelOf, type DiffGap, type DiffLine, type Segment } from '../lib/diff-model'
 import './diff.css'
 
 export type DiffMode = 'unified' | 'split'
 
+/**
+ * Rows drawn at first (and added per "Show more"): a 1 MiB file is some 30,000 lines, and
+ * drawing them all at once would hold the window for seconds.
+ */
+export const DIFF_ROWS_SHOWN = 2_000
+
 /** Lines added and removed, for the file header (`+3 −1`). */
 export function DiffStat(props: { readonly change: FileChange }) {
   const { change } = props
-  const model = useMemo(() => buildDiff(change.before, change.after), [change.before, change.after])
-  if (change.binary || change.damaged || (model.added === 0 && model.removed === 0)) return null
+  if (change.binary || change.damaged) return null
+  const model = diffModelOf(change)
+  if (model.added === 0 && model.removed === 0) return null
   return (
     <span className="hist-stat" aria-label={`${model.added} added, ${model.removed} removed`}>
       <span className="hist-stat-add">+{model.added}</span>
@@ -30,7 +37,7 @@ export function DiffView(props: {
   readonly wrap?: boolean
 }) {
   const { change, mode } = props
-  const model = useMemo(() => buildDiff(change.before, change.after), [change.before, change.after])
+  const [limit, setLimit] = useState(DIFF_ROWS_SHOWN)
   if (change.damaged) {
     return (
       <p className="hint hist-diff-note hist-damaged" role="note">
@@ -42,6 +49,7 @@ export function DiffView(props: {
   if (change.binary) {
     return <p className="hint hist-diff-note">Binary file — its contents cannot be compared.</p>
   }
+  const model = diffModelOf(change)
   if (model.added === 0 && model.removed === 0) {
     return (
       <p className="hint hist-diff-note">
@@ -52,63 +60,99 @@ export function DiffView(props: {
     )
   }
   const label = `Changes in ${change.path}`
+  const all = mode === 'unified' ? model.unified.length : model.split.length
+  const unified = model.unified.slice(0, limit)
+  const split = model.split.slice(0, limit)
+  const notes = model.unpaired && (
+    <p className="hint hist-diff-note" role="note">
+      Too many changes to pair line by line: the whole old version is shown removed and the whole
+      new version added.
+    </p>
+  )
+  const more = all > limit && (
+    <div className="hist-diff-more">
+      <p className="hint hist-diff-note">
+        Showing the first {limit.toLocaleString('en-US')} of {all.toLocaleString('en-US')} lines of
+        this diff.
+      </p>
+      <button
+        type="button"
+        className="button button-small"
+        onClick={() => setLimit((n) => n + DIFF_ROWS_SHOWN)}
+      >
+        Show {Math.min(DIFF_ROWS_SHOWN, all - limit).toLocaleString('en-US')} more lines
+      </button>
+    </div>
+  )
   if (mode === 'unified') {
     return (
-      <div className="hist-diff hist-diff-unified" role="table" aria-label={label}>
-        {model.unified.map((row, i) =>
-          row.kind === 'gap' ? <Gap key={i} gap={row} /> : <UnifiedLine key={i} line={row} />,
-        )}
-      </div>
+      <>
+        {notes}
+        <div className="hist-diff hist-diff-unified" role="table" aria-label={label}>
+          {unified.map((row, i) =>
+            row.kind === 'gap' ? <Gap key={i} gap={row} /> : <UnifiedLine key={i} line={row} />,
+          )}
+        </div>
+        {more}
+      </>
     )
   }
   if (props.wrap) {
     return (
-      <div
-        className="hist-diff hist-diff-split-rows hist-diff-wrap"
-        role="table"
-        aria-label={label}
-      >
-        {model.split.map((row, i) =>
-          row.kind === 'gap' ? (
-            <Gap key={i} gap={row} />
-          ) : (
-            <div role="row" key={i} className="hist-split-row">
-              <SideCell line={row.left} side="old" />
-              <SideCell line={row.right} side="new" />
-            </div>
-          ),
-        )}
-      </div>
+      <>
+        {notes}
+        <div
+          className="hist-diff hist-diff-split-rows hist-diff-wrap"
+          role="table"
+          aria-label={label}
+        >
+          {split.map((row, i) =>
+            row.kind === 'gap' ? (
+              <Gap key={i} gap={row} />
+            ) : (
+              <div role="row" key={i} className="hist-split-row">
+                <SideCell line={row.left} side="old" />
+                <SideCell line={row.right} side="new" />
+              </div>
+            ),
+          )}
+        </div>
+        {more}
+      </>
     )
   }
   return (
-    <div className="hist-diff hist-diff-split" role="table" aria-label={label}>
-      {(['old', 'new'] as const).map((side) => (
-        <div
-          key={side}
-          role="rowgroup"
-          aria-label={side === 'old' ? 'Before' : 'After'}
-          className="hist-split-column"
-          tabIndex={0}
-        >
-          <div className="hist-split-lines">
-            {model.split.map((row, i) =>
-              row.kind === 'gap' ? (
-                side === 'old' ? (
-                  <Gap key={i} gap={row} />
+    <>
+      {notes}
+      <div className="hist-diff hist-diff-split" role="table" aria-label={label}>
+        {(['old', 'new'] as const).map((side) => (
+          <div
+            key={side}
+            role="rowgroup"
+            aria-label={side === 'old' ? 'Before' : 'After'}
+            className="hist-split-column"
+            tabIndex={0}
+          >
+            <div className="hist-split-lines">
+              {split.map((row, i) =>
+                row.kind === 'gap' ? (
+                  side === 'old' ? (
+                    <Gap key={i} gap={row} />
+                  ) : (
+                    <div key={i} className="hist-gap" aria-hidden="true" />
+                  )
                 ) : (
-                  <div key={i} className="hist-gap" aria-hidden="true" />
-                )
-              ) : (
-                <div role="row" key={i}>
-                  <SideCell line={side === 'old' ? row.left : row.right} side={side} />
-                </div>
-              ),
-            )}
+                  <div role="row" key={i}>
+                    <SideCell line={side === 'old' ? row.left : row.right} side={side} />
+                  </div>
+                ),
+              )}
+            </div>
           </div>
-        </div>
-      ))}
-    </div>
+        ))}
+      </div>
+      {more}
+    </>
   )
 }
 

@@ -65,6 +65,21 @@ describe('commits in plain language', () => {
     )
   })
 
+  it('words a recovery commit by when it was made, never as an interrupted change it may not be', () => {
+    const recovery = (subject: string) =>
+      sentence(commit({ actor: 'system', command: 'recovery', subject }), null, now)
+    expect(recovery('Save changes whose commit was interrupted')).toBe(
+      'Cairn saved trailhead.md after an interrupted change',
+    )
+    expect(recovery('Save changes found at start-up')).toBe(
+      'Cairn saved trailhead.md, found changed when it started',
+    )
+    // Earlier versions made this one at every start, for outside edits and crashes alike.
+    expect(recovery('Save changes made outside Cairn')).toBe(
+      'Cairn saved trailhead.md, found changed when it started',
+    )
+  })
+
   it('names what a restore went back to by its time, never by a commit id', () => {
     const target = commit({ oid: 'f'.repeat(40), time: at(3, 14, 2) })
     const restore = commit({

@@ -8,6 +8,9 @@
 import type { CommitSummary } from '../../../shared/types'
 import { displayPath, shortDateTime } from './format'
 
+/** The subject of the recovery commit made when a change's own commit had failed. */
+const INTERRUPTED_SUBJECT = 'Save changes whose commit was interrupted'
+
 /** Who made a change: Claude, You, an edit made outside Cairn, or Cairn itself. */
 export type Who = 'claude' | 'user' | 'outside' | 'system'
 
@@ -111,7 +114,11 @@ export function sentence(
         ? `${actor} restored all memory to how it was on ${when}`
         : `${actor} restored all memory to an earlier point`
     case 'recovery':
-      return `Cairn${on} saved ${names} after an interrupted change`
+      // Made at run time when a commit had failed; at start-up (or by earlier versions, whose
+      // subject said "made outside Cairn" whatever the cause) when changes were found then.
+      return commit.subject === INTERRUPTED_SUBJECT
+        ? `Cairn${on} saved ${names} after an interrupted change`
+        : `Cairn${on} saved ${names}, found changed when it started`
     case 'outside':
       return `${names} ${commit.paths.length === 1 ? 'was' : 'were'} edited outside Cairn${on}`
     case 'init':

@@ -1,4 +1,5 @@
 import { diffLines, diffWordsWithSpace } from 'diff'
+import type { FileChange } from '../../../shared/types'
 
 /** A piece of one line; `changed` marks the words that differ from the paired line. */
 export interface Segment {
@@ -32,12 +33,39 @@ export interface DiffModel {
   readonly split: ReadonlyArray<SplitRow>
   readonly added: number
   readonly removed: number
-  /** True when the diff was too large to compute word by word and shows whole lines only. */
+  /** True when some changed lines are shown whole, without word-level highlights. */
   readonly coarse: boolean
+  /**
+   * True when the two versions differ in too many lines to pair them up: the model then shows
+   * every old line removed and every new line added (the view says so).
+   */
+  readonly unpaired: boolean
 }
 
 /** Above this many changed lines a block is shown without word-level highlights. */
 const WORD_DIFF_LIMIT = 200
+
+/**
+ * Most lines added plus removed the line diff looks for. The search costs about the square
+ * of this, on the renderer's thread, at render time: 8,000 rewritten lines took 10 s unbounded.
+ * Beyond it, pairing lines would not help the reader anyway.
+ */
+export const LINE_EDIT_LIMIT = 1_000
+
+/**
+ * A safety net beside LINE_EDIT_LIMIT for huge files whose few changes lie far apart (the
+ * search then also walks long unchanged runs): past this, the diff is unpaired as above.
+ */
+const LINE_DIFF_TIMEOUT_MS = 500
+
+/** A line longer than this is shown whole: a word diff of a 78 KB one-line JSON took 9 s. */
+export const WORD_DIFF_MAX_LINE = 2_000
+
+/** Most words added plus removed within one line pair before it is shown whole instead. */
+const WORD_EDIT_LIMIT = 100
+
+/** Most characters, summed over one file's line pairs, that are compared word by word. */
+const WORD_DIFF_BUDGET = 200_000
 
 function splitLines(text: string): string[] {
   if (text === '') return []
@@ -46,14 +74,19 @@ function splitLines(text: string): string[] {
   return lines
 }
 
-/** Word-level segments for a removed line and the added line it became. */
+/**
+ * Word-level segments for a removed line and the added line it became, or null when the two
+ * differ in too many words for highlights to be worth their cost.
+ */
 export function wordSegments(
   before: string,
   after: string,
-): { readonly del: ReadonlyArray<Segment>; readonly add: ReadonlyArray<Segment> } {
+): { readonly del: ReadonlyArray<Segment>; readonly add: ReadonlyArray<Segment> } | null {
+  const parts = diffWordsWithSpace(before, after, { maxEditLength: WORD_EDIT_LIMIT })
+  if (!parts) return null
   const del: Segment[] = []
   const add: Segment[] = []
-  for (const part of diffWordsWithSpace(before, after)) {
+  for (const part of parts) {
     if (part.added) add.push({ text: part.value, changed: true })
     else if (part.removed) del.push({ text: part.value, changed: true })
     else {
@@ -68,7 +101,8 @@ const whole = (text: string): ReadonlyArray<Segment> => [{ text, changed: false 
 
 /**
  * Builds both diff views of one file from its two versions (null: absent on that side).
- * Unchanged runs longer than `2 × context` lines are folded into a gap row.
+ * Unchanged runs longer than `2 × context` lines are folded into a gap row. The work is
+ * bounded whatever the input (see the limits above), since it runs while the view renders.
  */
 export function buildDiff(before: string | null, after: string | null, context = 3): DiffModel {
   const lines: DiffLine[] = []
@@ -78,7 +112,16 @@ export function buildDiff(before: string | null, after: string | null, context =
   let added = 0
   let removed = 0
   let coarse = false
-  const parts = diffLines(before ?? '', after ?? '')
+  let wordBudget = WORD_DIFF_BUDGET
+  const lineParts = diffLines(before ?? '', after ?? '', {
+    maxEditLength: LINE_EDIT_LIMIT,
+    timeout: LINE_DIFF_TIMEOUT_MS,
+  })
+  const unpaired = lineParts === undefined
+  const parts = lineParts ?? [
+    { value: before ?? '', removed: true, added: false, count: 0 },
+    { value: after ?? '', added: true, removed: false, count: 0 },
+  ]
   for (let i = 0; i < parts.length; i++) {
     const part = parts[i]!
     const texts = splitLines(part.value)
@@ -100,14 +143,25 @@ export function buildDiff(before: string | null, after: string | null, context =
     const dels = part.removed ? texts : []
     const adds = part.added ? texts : next?.added ? splitLines(next.value) : []
     if (part.removed && next?.added) i++
-    const wordLevel = dels.length <= WORD_DIFF_LIMIT && adds.length <= WORD_DIFF_LIMIT
+    const wordLevel = !unpaired && dels.length <= WORD_DIFF_LIMIT && adds.length <= WORD_DIFF_LIMIT
     if (!wordLevel && dels.length && adds.length) coarse = true
     const delLines: DiffLine[] = []
     const addLines: DiffLine[] = []
     for (let k = 0; k < Math.max(dels.length, adds.length); k++) {
       const d = dels[k]
       const a = adds[k]
-      const paired = wordLevel && d !== undefined && a !== undefined ? wordSegments(d, a) : null
+      let paired: ReturnType<typeof wordSegments> = null
+      if (wordLevel && d !== undefined && a !== undefined) {
+        const affordable =
+          d.length <= WORD_DIFF_MAX_LINE &&
+          a.length <= WORD_DIFF_MAX_LINE &&
+          d.length + a.length <= wordBudget
+        if (affordable) {
+          wordBudget -= d.length + a.length
+          paired = wordSegments(d, a)
+        }
+        if (!paired) coarse = true
+      }
       if (d !== undefined) {
         delLines.push({
           kind: 'del',
@@ -142,7 +196,23 @@ export function buildDiff(before: string | null, after: string | null, context =
     added,
     removed,
     coarse,
+    unpaired,
   }
+}
+
+const models = new WeakMap<FileChange, DiffModel>()
+
+/**
+ * The diff model of one file change, computed once per change object: the file's header
+ * (`+3 −1`) and its diff share it instead of each paying for the diff.
+ */
+export function diffModelOf(change: FileChange): DiffModel {
+  let model = models.get(change)
+  if (!model) {
+    model = buildDiff(change.before, change.after)
+    models.set(change, model)
+  }
+  return model
 }
 
 /** Replaces long unchanged runs by a gap row, keeping `context` rows around each change. */

@@ -1,10 +1,13 @@
 import { useCallback, useEffect, useRef, useState } from 'react'
-import { errorMessage } from './api'
+import type { ErrorCode } from '../../../shared/errors'
+import { ApiError, errorMessage } from './api'
 
 export interface Resource<T> {
   /** The value loaded for the current key (kept while a reload of the same key runs). */
   readonly value: T | undefined
   readonly error: string | null
+  /** The code of main's error, when it gave one (a view may word a refusal as a fact). */
+  readonly errorCode: ErrorCode | null
   readonly loading: boolean
   /** Loads the current key again (after a commit, or from a Retry button). */
   reload(): void
@@ -15,6 +18,7 @@ interface Settled<T> {
   readonly version: number
   readonly value: T | undefined
   readonly error: string | null
+  readonly code: ErrorCode | null
 }
 
 /**
@@ -33,7 +37,7 @@ export function useResource<T>(key: string | null, load: (key: string) => Promis
     if (key === null) return
     let current = true
     loadRef.current(key).then(
-      (value) => current && setSettled({ key, version, value, error: null }),
+      (value) => current && setSettled({ key, version, value, error: null, code: null }),
       (error: unknown) =>
         current &&
         setSettled((previous) => ({
@@ -41,6 +45,7 @@ export function useResource<T>(key: string | null, load: (key: string) => Promis
           version,
           value: previous?.key === key ? previous.value : undefined,
           error: errorMessage(error),
+          code: error instanceof ApiError ? error.code : null,
         })),
     )
     return () => {
@@ -50,9 +55,11 @@ export function useResource<T>(key: string | null, load: (key: string) => Promis
 
   const reload = useCallback(() => setVersion((v) => v + 1), [])
   const sameKey = key !== null && settled?.key === key
+  const current = sameKey && settled.version === version
   return {
     value: sameKey ? settled.value : undefined,
-    error: sameKey && settled.version === version ? settled.error : null,
+    error: current ? settled.error : null,
+    errorCode: current ? settled.code : null,
     loading: key !== null && (!sameKey || settled.version !== version),
     reload,
   }

@@ -1,3 +1,4 @@
+import { useState } from 'react'
 import type { CommitSummary, FileChange } from '../../../../shared/types'
 import { LoadedBlame, type BlameActions } from '../../components/BlameView'
 import { displayPath } from '../../lib/format'
@@ -11,6 +12,8 @@ export function FileBlameView(props: {
 }) {
   const { commit, change } = props
   const gone = change.status === 'deleted'
+  // A file the change's answer left out is large: traced only when asked, like its diff.
+  const [asked, setAsked] = useState(false)
   return (
     <article className="hist-file" aria-label={`Blame of ${displayPath(change.path)}`}>
       <header className="hist-file-header">
@@ -24,6 +27,15 @@ export function FileBlameView(props: {
         </p>
       ) : change.binary ? (
         <p className="hint hist-diff-note">Binary file — it has no lines to trace.</p>
+      ) : change.omitted && !asked ? (
+        <div className="hist-omitted">
+          <p className="hint hist-diff-note">
+            This file is large, so its lines were not traced with the others.
+          </p>
+          <button type="button" className="button button-small" onClick={() => setAsked(true)}>
+            Trace its lines
+          </button>
+        </div>
       ) : (
         <LoadedBlame path={change.path} at={commit.oid} now={props.now} actions={props.actions} />
       )}

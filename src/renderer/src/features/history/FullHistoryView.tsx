@@ -1,4 +1,5 @@
 import { useEffect, useRef, useState, type FormEvent } from 'react'
+import { MAX_SEARCH_CHARS } from '../../../../shared/types'
 import { Notice } from '../../components/Banner'
 import { icons } from '../../components/icons'
 import { Splitter } from '../../components/Splitter'
@@ -79,6 +80,7 @@ export function FullHistoryView() {
             aria-label="Find text in history"
             placeholder="Find when a text appeared or disappeared…"
             value={draft}
+            maxLength={MAX_SEARCH_CHARS}
             spellCheck={false}
             onChange={(event) => {
               setDraft(event.target.value)

@@ -36,6 +36,12 @@ export function SearchHits(props: {
               ? `No change ever added or removed ${quoted}.`
               : `${found} added or removed ${quoted}.`
 
+  const passed = search.damaged
+  const damageNote =
+    passed > 0 && search.state !== 'failed'
+      ? `${passed.toLocaleString()} ${passed === 1 ? 'change' : 'changes'} could not be searched: the history's copy of a version ${passed === 1 ? 'it' : 'they'} touched is damaged, so the text may have been added or removed there.`
+      : null
+
   const onKeyDown = (event: KeyboardEvent) => {
     const index = search.hits.findIndex((hit) => hit.commit.oid === props.selectedOid)
     const next =
@@ -83,6 +89,11 @@ export function SearchHits(props: {
           </button>
         )}
       </div>
+      {damageNote && (
+        <p className="hint fh-search-damaged" role="note">
+          {damageNote}
+        </p>
+      )}
       {count > 0 && (
         <ul
           ref={list}

@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useRef, useState } from 'react'
-import type { HistorySearchHit } from '../../../../shared/types'
+import { MAX_SEARCH_CHARS, type HistorySearchHit } from '../../../../shared/types'
 import { api, errorMessage, unwrap } from '../../lib/api'
 import { loadSummaries } from '../../lib/commit-summaries'
 
@@ -17,6 +17,8 @@ export interface HistorySearch {
   readonly total: number
   /** True when the search stopped at `MAX_SEARCH_HITS`. */
   readonly capped: boolean
+  /** File changes passed over so far because the history's copy of a version is damaged. */
+  readonly damaged: number
   readonly error: string | null
 }
 
@@ -28,7 +30,18 @@ const IDLE: HistorySearch = {
   scanned: 0,
   total: 0,
   capped: false,
+  damaged: 0,
   error: null,
+}
+
+/**
+ * Why `text` cannot be searched for, in words for people, or null when it can. The input's
+ * own limit stops typing past it; this covers text that reaches the search another way.
+ */
+export function searchTextProblem(text: string): string | null {
+  if (text.length <= MAX_SEARCH_CHARS) return null
+  // Shown after "The search failed: ".
+  return `it can look for at most ${MAX_SEARCH_CHARS.toLocaleString('en-US')} characters, and this text has ${text.length.toLocaleString('en-US')}. Search for a shorter part of it.`
 }
 
 /**
@@ -55,6 +68,11 @@ export function useHistorySearch(onFirstHit: (oid: string) => void) {
   const start = useCallback(async (text: string, matchCase: boolean) => {
     const mine = ++generation.current
     let current: HistorySearch = { ...IDLE, text, matchCase, state: 'searching' }
+    const problem = searchTextProblem(text)
+    if (problem) {
+      setSearch({ ...current, state: 'failed', error: problem })
+      return
+    }
     setSearch(current)
     let before: string | undefined
     try {
@@ -77,6 +95,7 @@ export function useHistorySearch(onFirstHit: (oid: string) => void) {
           scanned: page.scanned,
           total: page.total,
           capped,
+          damaged: current.damaged + page.damaged,
           state: finished ? 'done' : 'searching',
         }
         setSearch(current)
