@@ -1,8 +1,8 @@
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { createCore, type Core } from '../src/main/core'
-import type { ChangeResult } from '../src/shared/types'
+import type { ChangeResult, LogPage } from '../src/shared/types'
 import {
   claudeTurn,
   create,
@@ -218,6 +218,42 @@ test('a restore touching 151 files shows the first 100 and loads a left-out diff
   await page.screenshot({ path: 'e2e/artifacts/history-large-change-light.png' })
   await expect(huge.getByRole('button', { name: 'Load diff' })).toHaveCount(0)
   await expect(huge.getByRole('button', { name: 'Restore this version' })).toBeVisible()
+})
+
+test('a left-out change too large to show says so when its diff is asked for', async ({
+  page,
+  cairn,
+}) => {
+  // A 5 MB log file edited in another program: over the memory browser's 4 MB, so neither
+  // the commit nor "Load diff" may send it to the window.
+  const log = path.join(cairn.dataDir, 'memories', 'recording.log')
+  const changes = async () => {
+    const page = await cairn.core.dispatch('history:log', { offset: 0, limit: 1 })
+    return page.ok ? (page.value as LogPage).total : 0
+  }
+  const before = await changes()
+  await writeFile(log, 'a'.repeat(5 * 1024 * 1024))
+  await expect.poll(changes).toBe(before + 1)
+  await writeFile(log, 'b'.repeat(5 * 1024 * 1024))
+  await expect.poll(changes).toBe(before + 2)
+
+  await cairn.open(page)
+  const history = new HistoryPage(page)
+  await history.open()
+  await history.select(history.rows.first())
+  const file = history.fileDiff('recording.log')
+  await expect(file).toContainText('diff was not loaded')
+  await history.loadDiff('recording.log')
+  await expect(file).toContainText(
+    '/memories/recording.log is too large to show here: this version is 5.0 MB, and Cairn shows files of up to 4.0 MB.',
+  )
+  // Trying again cannot help: no button offers it.
+  await expect(file.getByRole('button', { name: 'Try again' })).toHaveCount(0)
+  await expect(file.getByRole('button', { name: 'Load diff' })).toHaveCount(0)
+  await expect(file.getByRole('button', { name: 'Restore this version' })).toBeVisible()
+  await page.screenshot({ path: 'e2e/artifacts/history-too-large-light.png' })
+  await page.emulateMedia({ colorScheme: 'dark' })
+  await page.screenshot({ path: 'e2e/artifacts/history-too-large-dark.png' })
 })
 
 test('the timeline filters by author and file, and shows where a change came from', async ({

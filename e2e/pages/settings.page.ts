@@ -58,6 +58,11 @@ export class SettingsPage {
     return this.dialog.getByRole('status', { name: 'API key result' })
   }
 
+  /** The notice when saving or removing the key failed. */
+  keyProblem(): Locator {
+    return this.dialog.getByRole('alert', { name: 'API key result' })
+  }
+
   /** The notice after saving the other settings. */
   saveNotice(): Locator {
     return this.dialog.getByRole('status', { name: 'Save result' })

@@ -365,6 +365,31 @@ describe('stop', () => {
     expect(JSON.stringify(sent[2])).toContain('thanks')
   })
 
+  it('stores the not-found error Claude got for a call to a tool that does not exist', async () => {
+    fake.script(
+      reply.toolUses([
+        { id: 'toolu_x', name: 'memory_v2', input: { command: 'view', path: '/memories' } },
+      ]),
+      reply.text('Sorry, wrong tool.'),
+      reply.text('Later.'),
+    )
+    const first = await turn(null, 'look')
+    expect(lastError(first.events)).toBeUndefined()
+    expect(memory.calls).toHaveLength(0)
+    const answer = {
+      type: 'tool_result',
+      tool_use_id: 'toolu_x',
+      content: "Error: Tool 'memory_v2' not found",
+      is_error: true,
+    }
+    // What the SDK answered in the turn is what is stored, and what later turns send again.
+    expect(fake.messageRequests()[1]!.body!.messages!.at(-1)!.content).toEqual([answer])
+    const stored = await conversations.get(first.conversationId)
+    expect(stored.messages[2]?.content).toEqual([answer])
+    await turn(first.conversationId, 'again')
+    expect(fake.messageRequests()[2]!.body!.messages![2]!.content).toEqual([answer])
+  })
+
   it('answers calls that never ran with a "stopped" result', async () => {
     fake.script(
       reply.toolUses([
@@ -456,11 +481,14 @@ describe('errors', () => {
         mkdirSync(file)
       }
       const result = await turn(null, 'look')
-      expect(lastError(result.events)).toMatchObject({ code: 'internal' })
+      expect(lastError(result.events)).toMatchObject({
+        code: 'internal',
+        message: expect.stringContaining("Claude's reply could not be saved"),
+      })
       expect(result.types.at(-1)).toBe('turn-finished')
-      // People get the vague `internal`; the cause goes to the log.
+      // People are told the reply was not saved; the cause goes to the log.
       expect(logger.entries).toEqual([
-        expect.objectContaining({ level: 'error', message: 'A chat turn failed' }),
+        expect.objectContaining({ level: 'error', message: "Claude's reply could not be saved" }),
       ])
       await new Promise((resolve) => setImmediate(resolve))
       expect(unhandled).toEqual([])
@@ -497,6 +525,20 @@ describe('errors', () => {
     expect(lastError(result.events)).toMatchObject({ code: 'no-api-key' })
     expect(fake.messageRequests()).toHaveLength(0)
     expect((await conversations.get(result.conversationId)).messages).toHaveLength(1)
+  })
+
+  it('reports a key that cannot be sent (an invisible character in ANTHROPIC_API_KEY) as a key problem', async () => {
+    for (const key of ['sk-ant-api03-abc\u200bdef', 'sk-ant-api03-abc\ndef']) {
+      env = { ANTHROPIC_API_KEY: key, ANTHROPIC_BASE_URL: fake.url }
+      await chat.close()
+      chat = build()
+      const result = await turn(null, 'hello')
+      expect(lastError(result.events), JSON.stringify(key)).toMatchObject({
+        code: 'invalid-api-key',
+        message: expect.stringMatching(/character that cannot be sent/),
+      })
+    }
+    expect(fake.messageRequests()).toHaveLength(0)
   })
 
   it('reports a network failure when the API cannot be reached', async () => {

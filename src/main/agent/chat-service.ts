@@ -6,9 +6,9 @@ import { randomUUID } from 'node:crypto'
 import type { ErrorCode } from '../../shared/errors'
 import type { AgentEvent, Conversation, StoredMessage } from '../../shared/types'
 import type { ConversationStore } from '../conversations'
-import { CairnError } from '../lib/errors'
+import { CairnError, diskFailure } from '../lib/errors'
 import { consoleLogger, type Logger } from '../lib/logger'
-import type { SettingsService } from '../settings'
+import { apiKeyProblem, type SettingsService } from '../settings'
 import { clientFor, type AnthropicFetch } from './client'
 import { runTurn, type MemoryToolFactory, type TurnEvent, type TurnMemory } from './run-turn'
 import { classifyTurnError, noApiKeyError } from './turn-errors'
@@ -98,8 +98,18 @@ export function createChatService(options: ChatServiceOptions): ChatService {
         maxRetries: options.maxRetries,
         fetch: options.fetch,
       })
+      const keyProblem = credentials.apiKey ? apiKeyProblem(credentials.apiKey) : null
       if (!client) {
         outcome = { stopped: false, error: noApiKeyError() }
+      } else if (keyProblem) {
+        // It could not even go out as a request header: say so, rather than fail vaguely.
+        outcome = {
+          stopped: false,
+          error: {
+            code: 'invalid-api-key',
+            message: `The API key holds ${keyProblem}, a character that cannot be sent to the API. Replace the key in Settings (or fix ANTHROPIC_API_KEY where it is set).`,
+          },
+        }
       } else {
         outcome = await runTurn({
           client,
@@ -126,7 +136,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
         error:
           error instanceof CairnError
             ? { code: error.code, message: error.message }
-            : classifyTurnError(error, { streamStarted: false, model: '' }),
+            : (diskFailure(error) ?? classifyTurnError(error, { streamStarted: false, model: '' })),
       }
     }
     // Forget the running turn before announcing its end, so whoever reacts to turn-finished

@@ -45,6 +45,9 @@ export function clientFor(
 /** How many models one `models.list` call asks for (far more than the API has). */
 const MODELS_PAGE_SIZE = 100
 
+/** How long the models list may take before the picker falls back (the SDK's default is 10 min). */
+export const MODELS_TIMEOUT_MS = 15_000
+
 /**
  * The models the settings' key can use (`settings:models`), the current model first when the
  * API does not list it. One request, no retries: the picker must not hang.
@@ -72,15 +75,18 @@ export const FALLBACK_MODELS: ReadonlyArray<ModelInfo> = [
 export async function listModels(
   client: Anthropic | null,
   current: string,
+  timeoutMs = MODELS_TIMEOUT_MS,
 ): Promise<ReadonlyArray<ModelInfo>> {
   let models: ReadonlyArray<ModelInfo> = FALLBACK_MODELS
   if (client) {
     try {
-      const page = await client.models.list({ limit: MODELS_PAGE_SIZE })
+      // Its own timeout: an API that accepts the connection and never answers must not
+      // leave the picker waiting.
+      const page = await client.models.list({ limit: MODELS_PAGE_SIZE }, { timeout: timeoutMs })
       const listed = page.data.map((m) => ({ id: m.id, displayName: m.display_name || m.id }))
       if (listed.length > 0) models = listed
     } catch {
-      // Offline or a bad key: the chat reports that clearly (a turn fails with its reason);
+      // Offline, no answer in time, or a bad key: the chat reports that clearly (a turn fails with its reason);
       // the picker keeps working with the fallback list.
     }
   }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import type { StoredMessage } from '../../shared/types'
-import { NOT_RUN_STOPPED, resultText, toApiMessages, toolResultsFor } from './messages'
+import { RESULT_NOT_RECORDED, resultText, toApiMessages, toolResultsFor } from './messages'
 
 const text = (role: 'user' | 'assistant', value: string): StoredMessage => ({
   role,
@@ -48,7 +48,12 @@ describe('toApiMessages', () => {
       {
         role: 'user',
         content: [
-          { type: 'tool_result', tool_use_id: 'toolu_1', content: NOT_RUN_STOPPED, is_error: true },
+          {
+            type: 'tool_result',
+            tool_use_id: 'toolu_1',
+            content: RESULT_NOT_RECORDED,
+            is_error: true,
+          },
           { type: 'text', text: 'hello?' },
         ],
       },

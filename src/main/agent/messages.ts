@@ -20,6 +20,13 @@ export interface ApiMessage {
 /** What a tool_result says when its command never ran because the turn ended first. */
 export const NOT_RUN_STOPPED = 'This command was not run: the user stopped the turn.'
 export const NOT_RUN_CUT_OFF = 'This command was not run: the reply was cut off before it finished.'
+/**
+ * What a call with no stored result is answered with: Cairn closed (a crash, a kill, a power
+ * cut) between running it and saving its result, so whether it ran is not known here. Saying
+ * "not run" could make Claude repeat a change that was made (an insert twice).
+ */
+export const RESULT_NOT_RECORDED =
+  'The result of this command was not recorded: Cairn closed before saving it, so it may or may not have run. View the memory file before repeating it.'
 
 /**
  * The stored history as the API expects it: consecutive messages of one role merged (a
@@ -50,14 +57,18 @@ export function toApiMessages(stored: ReadonlyArray<StoredMessage>): ApiMessage[
     const answered = new Set(
       next.content.flatMap((b) => (b.type === 'tool_result' ? [b.tool_use_id] : [])),
     )
-    const missing: StoredBlock[] = pending
-      .filter((id) => !answered.has(id))
-      .map((id) => ({
-        type: 'tool_result',
-        tool_use_id: id,
-        content: NOT_RUN_STOPPED,
-        is_error: true,
-      }))
+    const missing = message.content.flatMap((b): StoredBlock[] =>
+      b.type === 'tool_use' && !answered.has(b.id)
+        ? [
+            {
+              type: 'tool_result',
+              tool_use_id: b.id,
+              content: unanswered(b.name, RESULT_NOT_RECORDED),
+              is_error: true,
+            },
+          ]
+        : [],
+    )
     // The API wants the results first in the message that answers the calls.
     const results = next.content.filter(
       (b) => b.type === 'tool_result' && pending.includes(b.tool_use_id),
@@ -170,19 +181,31 @@ export function toolResultsFor(
   notRun: string,
   createdAt: number,
 ): StoredMessage | null {
-  const calls = toolUseIds(reply.content)
+  const calls = reply.content.filter((b) => b.type === 'tool_use')
   if (calls.length === 0) return null
   return {
     role: 'user',
-    content: calls.map((id): StoredBlock => {
-      const result = results.get(id)
+    content: calls.map((call): StoredBlock => {
+      const result = results.get(call.id)
       return {
         type: 'tool_result',
-        tool_use_id: id,
-        content: result?.content ?? notRun,
+        tool_use_id: call.id,
+        content: result?.content ?? unanswered(call.name, notRun),
         is_error: result?.isError ?? true,
       }
     }),
     createdAt,
   }
+}
+
+/** The memory tool's name: the only tool Cairn gives Claude. */
+export const MEMORY_TOOL_NAME = 'memory'
+
+/**
+ * What a call that never reached Cairn's memory handler is answered with. A call to a tool
+ * that does not exist is answered by the SDK itself, with this very text, and never runs:
+ * "the user stopped the turn" would be untrue.
+ */
+function unanswered(name: string, notRun: string): string {
+  return name === MEMORY_TOOL_NAME ? notRun : `Error: Tool '${name}' not found`
 }

@@ -8,6 +8,7 @@ import type { BetaRunnableTool } from '@anthropic-ai/sdk/lib/tools/BetaRunnableT
 import type { BetaMemoryTool20250818Command } from '@anthropic-ai/sdk/resources/beta'
 import type { AgentEvent, Settings, StoredBlock, StoredMessage } from '../../shared/types'
 import type { ExecuteOutcome, Origin } from '../history'
+import { CairnError, diskFailure } from '../lib/errors'
 import type { Logger } from '../lib/logger'
 import { parseMemoryPath, type MemoryExecutor, type MemoryResult } from '../memory'
 import {
@@ -113,6 +114,16 @@ export async function runTurn(options: TurnOptions): Promise<TurnOutcome> {
   let partial: StoredBlock[] = []
   let lastStop: string | null = null
 
+  // Every store of the turn goes through here, so a failure to save is told apart from the
+  // API's failures (it is not a problem "talking to Claude").
+  const append: TurnOptions['append'] = async (messages, toolCommits, viewedPaths) => {
+    try {
+      await options.append(messages, toolCommits, viewedPaths)
+    } catch (error) {
+      throw new NotStored(error)
+    }
+  }
+
   let flushing: Promise<void> = Promise.resolve()
   /** Stores the results of the reply awaiting them (in order after any earlier flush). */
   const flushResults = (notRun: string): Promise<void> => {
@@ -122,7 +133,7 @@ export async function runTurn(options: TurnOptions): Promise<TurnOutcome> {
     flushing = (async () => {
       await previous
       const message = reply && toolResultsFor(reply, results, notRun, now())
-      if (message) await options.append([message], { ...commits }, [...viewed])
+      if (message) await append([message], { ...commits }, [...viewed])
     })()
     return flushing
   }
@@ -142,7 +153,10 @@ export async function runTurn(options: TurnOptions): Promise<TurnOutcome> {
           { actor: 'claude', conversationId: options.conversationId, toolUseId: id },
           { signal },
         )
-        result = { content: outcome.content, isError: outcome.isError }
+        // Stop came while the command waited behind an earlier call of the same reply.
+        result = outcome.stopped
+          ? { content: NOT_RUN_STOPPED, isError: true }
+          : { content: outcome.content, isError: outcome.isError }
         commitOid = outcome.commit?.oid ?? null
         const path = !outcome.isError ? viewedPath(input) : null
         if (path && !viewed.includes(path)) viewed.push(path)
@@ -210,7 +224,7 @@ export async function runTurn(options: TurnOptions): Promise<TurnOutcome> {
         viewed: [...viewed],
       }
       lastStop = message.stop_reason
-      await options.append([reply], { ...commits }, [...viewed])
+      await append([reply], { ...commits }, [...viewed])
       emit({
         type: 'message-finished',
         stopReason: message.stop_reason,
@@ -248,33 +262,67 @@ export async function runTurn(options: TurnOptions): Promise<TurnOutcome> {
       }
     }
     return { stopped: false, error: null }
-  } catch (error) {
+  } catch (thrown) {
+    let error = thrown
     const kept = partial.filter((b): b is StoredBlock => b?.type === 'text' && b.text.trim() !== '')
-    await flushResults(NOT_RUN_STOPPED)
-    if (kept.length > 0) {
-      // What the person saw stream in stays in the transcript (without any half tool call).
-      await options.append(
-        [
-          {
-            role: 'assistant',
-            content: kept,
-            stopReason: null,
-            usage: null,
-            createdAt: now(),
-            memoryAt: options.memoryAt,
-            viewed: [...viewed],
-          },
-        ],
-        { ...commits },
-        [...viewed],
-      )
+    try {
+      await flushResults(NOT_RUN_STOPPED)
+      if (kept.length > 0) {
+        // What the person saw stream in stays in the transcript (without any half tool call).
+        await append(
+          [
+            {
+              role: 'assistant',
+              content: kept,
+              stopReason: null,
+              usage: null,
+              createdAt: now(),
+              memoryAt: options.memoryAt,
+              viewed: [...viewed],
+            },
+          ],
+          { ...commits },
+          [...viewed],
+        )
+      }
+    } catch (storing) {
+      // Losing what was said matters more than why the reply ended: that is what is shown.
+      if (!(error instanceof NotStored)) {
+        options.logger.warn('A chat turn failed, and what it said could not be saved', error)
+        error = storing
+      }
+    }
+    if (error instanceof NotStored) {
+      options.logger.error("Claude's reply could not be saved", error.cause)
+      return { stopped: signal.aborted, error: notStoredError(error.cause) }
     }
     if (signal.aborted) return { stopped: true, error: null }
-    return {
-      stopped: false,
-      error: classifyTurnError(error, { streamStarted, model: settings.model }),
-    }
+    const classified = classifyTurnError(error, { streamStarted, model: settings.model })
+    // Anything not recognized is a defect or a case to learn about: never silent.
+    if (classified.code === 'internal') options.logger.error('A chat turn failed', error)
+    return { stopped: false, error: classified }
   }
+}
+
+/** A failure to store the turn's messages, as opposed to the API's failures. */
+class NotStored extends Error {
+  constructor(override readonly cause: unknown) {
+    super('The turn could not be stored')
+  }
+}
+
+/** What the person is told when the turn's messages could not be saved. */
+function notStoredError(cause: unknown): TurnError {
+  // A refusal of the store itself (the conversation was deleted meanwhile) says it all.
+  if (cause instanceof CairnError) return { code: cause.code, message: cause.message }
+  const lost =
+    ': it stays on screen until you send another message, but reopening this conversation will not show it'
+  return (
+    diskFailure(cause, "Claude's reply could not be saved", lost) ?? {
+      code: 'internal',
+      message: `Claude's reply could not be saved${lost}. Please try again.`,
+    }
+  )
 }
 
 /** Marks the end of the history sent at the start of the turn as a prompt-cache breakpoint. */

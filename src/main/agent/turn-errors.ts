@@ -8,12 +8,15 @@ import {
   APIError,
   AnthropicError,
 } from '@anthropic-ai/sdk'
-import type { TurnErrorCode } from '../../shared/errors'
+import type { ErrorCode } from '../../shared/errors'
 import { cutWithEllipsis } from '../lib/text'
 
 export interface TurnError {
-  /** Why the turn ended badly; `internal` when it is not one of the known reasons. */
-  readonly code: TurnErrorCode | 'internal'
+  /**
+   * Why the turn ended badly; `internal` when it is not one of the known reasons. A turn whose
+   * messages could not be saved carries the store's code (`disk-full`, …).
+   */
+  readonly code: ErrorCode
   readonly message: string
 }
 

@@ -27,11 +27,11 @@ export function matchConversation(
   for (const message of conversation.messages) {
     for (const block of message.content) {
       if (block.type !== 'text') continue
-      const at = block.text.toLowerCase().indexOf(needle)
-      if (at >= 0) {
+      const found = findLowerCase(block.text, needle)
+      if (found) {
         return {
           conversation: summarize(conversation),
-          excerpt: excerptAround(block.text, at, needle.length),
+          excerpt: excerptAround(block.text, found.at, found.length),
         }
       }
     }
@@ -40,6 +40,32 @@ export function matchConversation(
     return { conversation: summarize(conversation), excerpt: null }
   }
   return null
+}
+
+/**
+ * Where the lower-cased `needle` occurs in `text` lower-cased, as a span of `text` itself. Some
+ * characters grow when lower-cased ("İ" becomes two), so an index into the lower-cased text
+ * can point past the match in the original: it is mapped back.
+ */
+export function findLowerCase(
+  text: string,
+  needle: string,
+): { readonly at: number; readonly length: number } | null {
+  const lower = text.toLowerCase()
+  const at = lower.indexOf(needle)
+  if (at < 0) return null
+  if (lower.length === text.length) return { at, length: needle.length }
+  // origin[i]: the index in `text` of the character that lower-cased to lower[i].
+  const origin: number[] = []
+  let i = 0
+  for (const char of text) {
+    for (let k = 0; k < char.toLowerCase().length; k++) origin.push(i)
+    i += char.length
+  }
+  origin.push(text.length)
+  const start = origin[at] ?? 0
+  const end = origin[at + needle.length] ?? text.length
+  return { at: start, length: Math.max(end - start, 1) }
 }
 
 /** A one-line excerpt of `text` around [at, at+length), with ellipses where it was cut. */

@@ -40,11 +40,12 @@ async function runAndKill(
   round: number,
   rand: () => number,
   packing: boolean,
+  untilPacked = false,
 ): Promise<{ lines: string[]; killedWhileOpening: boolean }> {
   const ackFile = path.join(dataDir, `ack-${round}.jsonl`)
   // A third of the rounds die inside open: the child kills itself before one of its first
   // file-system calls (open makes about a hundred); the others are killed by a timer.
-  const duringOpen = round % 3 === 0
+  const duringOpen = round % 3 === 0 && !untilPacked
   const args = [CHILD, dataDir, ackFile, String(1000 + round)]
   if (duringOpen) args.push(String(1 + Math.floor(rand() * 120)))
   const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
@@ -63,7 +64,13 @@ async function runAndKill(
       said += chunk.toString()
       out += chunk.toString()
       if (out.includes('opened')) {
-        setTimeout(() => resolve(false), packing ? 50 + rand() * 1500 : 20 + rand() * 400)
+        const delay = packing ? 50 + rand() * 1500 : 20 + rand() * 400
+        // On a loaded machine a pass may not get to write its pack before a timer's kill: the
+        // round that must see one waits for it first (a kill then lands in a later pass, or
+        // in the removal of what the pack holds).
+        if (untilPacked)
+          void packWritten(dataDir).then(() => setTimeout(() => resolve(false), delay))
+        else setTimeout(() => resolve(false), delay)
         out = '\0'
       }
     })
@@ -105,6 +112,13 @@ function sameModel(onDisk: Model, model: Model, inFlight: Command | null): boole
   return true
 }
 
+/** Resolves once the repository holds a pack, looking every 20 ms (for at most 2 minutes). */
+async function packWritten(dataDir: string): Promise<void> {
+  for (let waited = 0; waited < 120_000 && packCount(dataDir) === 0; waited += 20) {
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}
+
 /** Packs in the repository now. */
 function packCount(dataDir: string): number {
   const dir = path.join(dataDir, 'history.git', 'objects', 'pack')
@@ -135,7 +149,16 @@ async function crashRounds(
     let losses = 0
     let roundsWithPacks = 0
     for (let round = 1; round <= rounds; round++) {
-      const { lines, killedWhileOpening } = await runAndKill(dataDir, round, rand, packing)
+      // The last round of a packing run, when no pack has been written yet, waits for one (and
+      // is never one that dies inside open), so the run always kills inside packing's work.
+      const mustPack = packing && round === rounds && roundsWithPacks === 0
+      const { lines, killedWhileOpening } = await runAndKill(
+        dataDir,
+        round,
+        rand,
+        packing,
+        mustPack,
+      )
       if (packCount(dataDir) > 0) roundsWithPacks++
       kills++
       if (killedWhileOpening) killsWhileOpening++

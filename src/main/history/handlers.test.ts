@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import type { CommitSummary } from '../../shared/types'
+import type { CommitSummary, LogPage } from '../../shared/types'
 import { createCore, type Core } from '../core'
 import { openVersionedMemory } from './index'
 import { tempDataDir, userWrite } from './test-helpers'
@@ -178,5 +178,49 @@ describe('provenance, search and memory at a commit through dispatch', () => {
       ok: false,
       error: { code: 'not-found' },
     })
+  })
+})
+
+describe('history reads the window cannot take', () => {
+  // Issue #9: "Load diff" of a change `history:show` left out asked for it alone, unbounded:
+  // a 20 MB file sent 21 M characters (readAt) and 43 M (diff) to the window.
+  it('refuses readAt and diff of a version over the memory browser limit, in plain words', async () => {
+    const file = path.join(dataDir, 'memories', 'recording.log')
+    await mkdir(path.dirname(file), { recursive: true })
+    const big = 5 * 1024 * 1024
+    await writeFile(file, 'a'.repeat(big))
+    core = await createCore({ dataDir })
+    await core.close()
+    await writeFile(file, 'b'.repeat(big))
+    await writeFile(path.join(dataDir, 'memories', 'small.md'), 'x'.repeat(3 * 1024 * 1024))
+    core = await createCore({ dataDir })
+    const log = await core.dispatch('history:log', { offset: 0, limit: 10 })
+    if (!log.ok) throw new Error(log.error.message)
+    const [second, first] = (log.value as LogPage).entries.map((entry) => entry.oid)
+    const answers = [
+      await core.dispatch('history:readAt', { path: '/memories/recording.log', oid: second! }),
+      await core.dispatch('history:diff', {
+        path: '/memories/recording.log',
+        from: first!,
+        to: second!,
+      }),
+    ]
+    for (const answer of answers) {
+      expect(answer).toEqual({
+        ok: false,
+        error: {
+          code: 'too-large',
+          message:
+            '/memories/recording.log is too large to show here: this version is 5.0 MB, and Cairn shows files of up to 4.0 MB.',
+        },
+      })
+    }
+    // Within the limit, as before.
+    const small = await core.dispatch('history:readAt', {
+      path: '/memories/small.md',
+      oid: second!,
+    })
+    expect(small).toMatchObject({ ok: true })
+    expect(small.ok && (small.value as string).length).toBe(3 * 1024 * 1024)
   })
 })

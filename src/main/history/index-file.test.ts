@@ -63,6 +63,22 @@ describe('the side index file', () => {
     again.close()
   })
 
+  it('names read at open are decoded when asked for, and an append reuses their ids', () => {
+    const entries = history(12)
+    writeIndex(dir, entries.slice(0, 11))
+    const namesBytes = statSync(part('names')).size
+    // Nothing read before the append: its file and conversation are names the index has.
+    const index = IndexFile.open(dir)
+    index.append(entries[11]!)
+    expect(index.at(11)).toEqual(entries[11])
+    index.close()
+    expect(statSync(part('names')).size).toBe(namesBytes)
+    const again = IndexFile.open(dir)
+    expect(again.all()).toEqual(entries)
+    expect(again.conversationKey('conv-1')).toBe(again.conversationKeyAt(11))
+    again.close()
+  })
+
   it('refuses an entry whose parents it does not hold, or one it holds already', () => {
     const entries = history(3)
     writeIndex(dir, entries.slice(0, 2))

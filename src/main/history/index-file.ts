@@ -120,8 +120,16 @@ export class IndexFile {
   private count = 0
   private fileIds: Uint32Array
   private fileCount = 0
-  private readonly names: string[] = []
-  private readonly nameIds = new Map<string, number>()
+  /**
+   * Names by id. Those read at open are decoded from `namesRaw` when first asked for: an open
+   * that changes nothing needs a handful of the thousands there (2,000 at 10k commits).
+   */
+  private readonly names: Array<string | undefined> = []
+  private namesRaw: Buffer = Buffer.alloc(0)
+  /** Where each name read at open starts in `namesRaw` (its u32 length is right before). */
+  private nameStarts = new Uint32Array(0)
+  /** Name -> id: built on first use (a name appended, a conversation looked up). */
+  private nameIdMap: Map<string, number> | null = null
   private namesBytes = 0
   private detailsEnd = 0
   /** Commit id lookup (open addressing, position + 1 per slot), built on first use. */
@@ -288,7 +296,7 @@ export class IndexFile {
     const details = JSON.parse(raw.toString('utf8')) as Details
     if (details.x && details.x.length > 0) this.beyond.set(i, details.x)
     const flags = rec[at + 58] as number
-    const fileNames = Array.from(ids, (id) => this.names[id] as string)
+    const fileNames = Array.from(ids, (id) => this.nameAt(id))
     const conversation = rec.readUInt32LE(at + 52)
     const command = COMMANDS[rec[at + 57] as number] as CommitCommand
     const paths = flags & FLAG_PATHS_ARE_FILES ? fileNames : (details.p ?? [])
@@ -302,7 +310,7 @@ export class IndexFile {
       command,
       subject: flags & FLAG_USUAL_SUBJECT ? `${command} ${paths[0]}` : (details.s ?? ''),
       paths,
-      conversationId: conversation === NONE ? null : (this.names[conversation] as string),
+      conversationId: conversation === NONE ? null : this.nameAt(conversation),
       toolUseId: details.t ?? null,
       overwrite: (flags & FLAG_OVERWRITE) !== 0,
       restoredFrom: details.r ?? null,
@@ -372,7 +380,7 @@ export class IndexFile {
     const first = this.words[i * 16 + 11] as number
     const end = first + (this.words[i * 16 + 12] as number)
     const files: string[] = []
-    for (let f = first; f < end; f++) files.push(this.names[this.fileIds[f] as number] as string)
+    for (let f = first; f < end; f++) files.push(this.nameAt(this.fileIds[f] as number))
     return files
   }
 
@@ -410,7 +418,7 @@ export class IndexFile {
     const prefix = `${virtual}/`
     let any = false
     for (let id = 0; id < this.names.length; id++) {
-      const name = this.names[id] as string
+      const name = this.nameAt(id)
       if (name === virtual || name.startsWith(prefix)) {
         marks[id] = 1
         any = true
@@ -593,16 +601,41 @@ export class IndexFile {
   }
 
   private loadNames(raw: Buffer): void {
+    const starts: number[] = []
     let at = 0
     while (at + 4 <= raw.length) {
       const length = raw.readUInt32LE(at)
       if (at + 4 + length > raw.length) break
-      const name = raw.toString('utf8', at + 4, at + 4 + length)
-      this.nameIds.set(name, this.names.length)
-      this.names.push(name)
+      starts.push(at + 4)
       at += 4 + length
     }
+    this.namesRaw = raw
+    this.nameStarts = Uint32Array.from(starts)
+    this.names.length = starts.length
     this.namesBytes = at
+  }
+
+  private nameAt(id: number): string {
+    const known = this.names[id]
+    if (known !== undefined) return known
+    const start = this.nameStarts[id] as number
+    const name = this.namesRaw.toString(
+      'utf8',
+      start,
+      start + this.namesRaw.readUInt32LE(start - 4),
+    )
+    this.names[id] = name
+    return name
+  }
+
+  // The last id of a name wins, as it did when every name was read at open.
+  private get nameIds(): Map<string, number> {
+    if (!this.nameIdMap) {
+      const ids = new Map<string, number>()
+      for (let id = 0; id < this.names.length; id++) ids.set(this.nameAt(id), id)
+      this.nameIdMap = ids
+    }
+    return this.nameIdMap
   }
 
   /**

@@ -257,6 +257,14 @@ export function createMaintainer(options: {
           beforeRemoval: quiet,
           ...extra,
         })
+        if (report.unreadable.length > 0) {
+          // Damage the pass found and left in place (no sound copy to pack instead): said,
+          // never silently carried on with. A copy written again later is packed next time.
+          options.logger?.warn(
+            `History maintenance found ${report.unreadable.length} damaged object(s) and left them as they are`,
+            new Error(report.unreadable.slice(0, 5).join(', ')),
+          )
+        }
         // What is loose now: whatever this process wrote while the pass ran (a few at most).
         counted = 0
         writtenAtCount = writtenBefore

@@ -6,6 +6,7 @@ import { disk, isCode, listNames } from '../lib/disk'
 import { diskProblem } from '../lib/disk-errors'
 import { DIR_MODE, TEMP_FILE_PREFIX } from '../lib/folders'
 import { finishInterruptedMove } from './checkout'
+import { finishInterruptedRestore } from './restore-intent'
 import { DamagedHistoryError } from './damage'
 import { findLostTip, isReadableCommit, otherRefs } from './find-tip'
 import { readMainRef } from './main-ref'
@@ -153,6 +154,8 @@ async function openOrRepair(options: OpenRepoOptions): Promise<OpenedRepo> {
     !findings.treeRebuilt
   let entry: IndexEntry | null
   try {
+    // A restore a kill interrupted is finished first, and committed as the restore it was.
+    if (!fresh) await finishInterruptedRestore(repo, options.logger)
     entry = await repo.commit(
       'all',
       fresh

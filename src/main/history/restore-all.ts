@@ -10,6 +10,7 @@ import {
   USER_INTENT,
   type Committer,
 } from './restore-common'
+import { applyAndCommit } from './restore-intent'
 import { diffNodes } from './tree-state'
 
 /** Makes the whole memory folder what it was at `oid`, in one commit. */
@@ -30,18 +31,23 @@ export async function restoreAll(
       message: `The memory folder already matches ${versionOf(entry)}.`,
     }
   }
-  const kept = await readingVersion(oid, () => applyDeltas(repo, deltas), true)
   const intent: CommitIntent = {
     ...USER_INTENT,
     command: 'restore-all',
     subject: `restore all memories to ${shortOid(oid)}`,
     restoredFrom: oid,
   }
+  // Durable before the first file changes: a kill half-way is finished at the next open.
+  const { kept, made } = await applyAndCommit(
+    repo,
+    deltas,
+    deltas.map((delta) => delta.path),
+    intent,
+    () => readingVersion(oid, () => applyDeltas(repo, deltas), true),
+    commit,
+  )
   return changeResult(
-    await commit(
-      deltas.map((delta) => delta.path),
-      intent,
-    ),
+    made,
     `Restored the memory folder to ${versionOf(entry)}.${keptAsideNote(kept)}`,
   )
 }

@@ -3,6 +3,7 @@ import type { ChangeResult, CommitSummary } from '../../shared/types'
 import { CairnError } from '../lib/errors'
 import { disk } from '../lib/disk'
 import { Folder, FolderTree, readFileIn } from '../lib/folders'
+import { asideName } from '../memory'
 import { DamagedHistoryError } from './damage'
 import { toRelative, toVirtual } from './paths'
 import { toSummary } from './queries'
@@ -121,9 +122,6 @@ export function keptAsideNote(kept: ReadonlyArray<KeptAside>): string {
     .join('')
 }
 
-// The label of a kept-aside file's name: `big.md` -> `big (not in history).md`.
-const ASIDE_LABEL = 'not in history'
-
 // Moves what the folder holds at `delta.path` out of the way when history does not hold it:
 // anything where the old side has nothing (unless it already is the new side's content), or a
 // file too large to version (never any version's content). Renamed within its own folder, so
@@ -154,23 +152,14 @@ function keepAsideIfUnversioned(
   }
   const slash = delta.path.lastIndexOf('/')
   const dir = delta.path.slice(0, slash + 1)
-  const name = asideName(found.name, (candidate) => {
-    return targets.has(dir + candidate) || found.parent.lstat(candidate) !== null
-  })
+  const name = asideName(
+    found.name,
+    (candidate) => targets.has(dir + candidate) || found.parent.lstat(candidate) !== null,
+    'file',
+  )
   disk.renameSync(found.parent.entry(found.name), found.parent.entry(name))
   found.parent.syncLater()
   return { path: delta.path, keptAs: dir + name, parent: found.parent }
-}
-
-/** `big.md` -> `big (not in history).md`, then `big (not in history 2).md`, … unused ones. */
-function asideName(name: string, taken: (candidate: string) => boolean): string {
-  const dot = name.lastIndexOf('.')
-  const stem = dot > 0 ? name.slice(0, dot) : name
-  const ext = dot > 0 ? name.slice(dot) : ''
-  for (let n = 1; ; n++) {
-    const candidate = `${stem} (${ASIDE_LABEL}${n > 1 ? ` ${n}` : ''})${ext}`
-    if (!taken(candidate)) return candidate
-  }
 }
 
 // Best effort, after a failed restore put its own writes back: the kept-aside files return to

@@ -13,6 +13,7 @@ import {
   USER_INTENT,
   type Committer,
 } from './restore-common'
+import { applyAndCommit } from './restore-intent'
 import { listFiles, nodeAt } from './tree-state'
 
 /** Brings back a deleted file or folder from the last version that had it. */
@@ -45,15 +46,23 @@ export async function restoreDeleted(
       true,
     )
     if (!deltas) continue
-    const kept = await readingVersion(from, () => applyDeltas(repo, deltas), true)
-    return changeResult(
-      await commit([relative], {
+    // Its intent on disk meanwhile: a kill half-way is finished at the next open.
+    const { kept, made } = await applyAndCommit(
+      repo,
+      deltas,
+      [relative],
+      {
         ...USER_INTENT,
         command: 'restore-deleted',
         subject: `restore deleted ${virtual} from ${shortOid(from)}`,
         paths: [virtual],
         restoredFrom: from,
-      }),
+      },
+      () => readingVersion(from, () => applyDeltas(repo, deltas), true),
+      commit,
+    )
+    return changeResult(
+      made,
       `Brought back ${virtual} as of ${versionOf(repo.entry(from) ?? repo.index.at(i))}.${keptAsideNote(kept)}`,
     )
   }

@@ -13,6 +13,7 @@ import {
   USER_INTENT,
   type Committer,
 } from './restore-common'
+import { applyAndCommit } from './restore-intent'
 import { diffNodes, nodeAt } from './tree-state'
 
 /** How many conflicting paths a refused revert names before "…". */
@@ -52,20 +53,22 @@ export async function revert(
   if (inverse.length === 0) {
     return { commit: null, message: `That change (${describe(entry)}) changed nothing.` }
   }
-  const kept = await readingVersion(oid, () => applyDeltas(repo, inverse), true)
-  return changeResult(
-    await commit(
-      inverse.map((delta) => delta.path),
-      {
-        ...USER_INTENT,
-        command: 'revert',
-        subject: `revert ${shortOid(oid)}: ${entry.subject}`,
-        paths: inverse.map((delta) => toVirtual(delta.path)),
-        restoredFrom: oid,
-      },
-    ),
-    `Undid the change of ${momentOf(entry.time)}.${keptAsideNote(kept)}`,
+  // Its intent on disk meanwhile: a kill half-way is finished at the next open.
+  const { kept, made } = await applyAndCommit(
+    repo,
+    inverse,
+    inverse.map((delta) => delta.path),
+    {
+      ...USER_INTENT,
+      command: 'revert',
+      subject: `revert ${shortOid(oid)}: ${entry.subject}`,
+      paths: inverse.map((delta) => toVirtual(delta.path)),
+      restoredFrom: oid,
+    },
+    () => readingVersion(oid, () => applyDeltas(repo, inverse), true),
+    commit,
   )
+  return changeResult(made, `Undid the change of ${momentOf(entry.time)}.${keptAsideNote(kept)}`)
 }
 
 /** A change named for people: its time and what it touched ("3 Nov, 14:02, notes.md"). */

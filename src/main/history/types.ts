@@ -75,6 +75,12 @@ export interface ExecuteOptions {
    * The change has happened: if this fails, it is logged and the commit made without them.
    */
   readonly afterRun?: (made: MadeChange) => RunFacts | Promise<RunFacts>
+  /**
+   * The turn's stop signal. Checked when the command's turn in the queue comes: a command
+   * still waiting there behind other work when the person pressed Stop does not run (the
+   * outcome says `stopped`); one already running, or handed to an idle queue, completes.
+   */
+  readonly signal?: AbortSignal
 }
 
 export interface ExecuteOutcome extends Omit<MemoryExecution, 'errorCode'> {
@@ -92,6 +98,11 @@ export interface ExecuteOutcome extends Omit<MemoryExecution, 'errorCode'> {
    * says what it would have done.
    */
   readonly held?: boolean
+  /**
+   * True when the command never ran because `signal` was aborted while it waited in the
+   * queue: nothing changed and nothing was committed.
+   */
+  readonly stopped?: boolean
 }
 
 /** One page of a history search (`history:search`, plus a time budget for tests). */

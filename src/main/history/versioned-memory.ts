@@ -59,7 +59,7 @@ import type {
   VersionedMemory,
 } from './types'
 import { watchFolder } from './watcher'
-import { deleteFileAndPrune, newScanReport, writeFileSafely } from './work-tree'
+import { deleteFileAndPrune, keepsNoCopy, newScanReport, writeFileSafely } from './work-tree'
 
 /** Quiet time after the last file-system event before outside edits are committed. */
 export const WATCH_DEBOUNCE_MS = 400
@@ -163,6 +163,8 @@ async function openLocked(
     logger,
     // Every commit settles the folder fsyncs of its change before its ref moves (repo.ts).
     folderSyncs: 'host',
+    // A folder delete keeps what history could not bring back (a user's .git, a file too large).
+    keepsNoCopy,
     // Every change is scanned for its commit right after the command, and the scans keep the
     // folder's totals: the tool never has to walk the folder.
     usage: {
@@ -336,9 +338,15 @@ async function openLocked(
     task: (tree: FolderTree) => Promise<T>,
     touched: () => TouchedPaths = () => [],
     mode: 'reads' | 'writes' = 'writes',
+    stop?: { readonly signal: AbortSignal | undefined; readonly outcome: () => T },
   ): Promise<T> {
     if (closed) return Promise.reject(new CairnError('closed', 'The memory folder is closed.'))
+    // A task handed to an idle queue has started, whatever the microtasks before it runs.
+    const waits = queue.busy()
     return queue.run(async () => {
+      // Stop pressed while this waited behind other work (the SDK starts all the calls of one
+      // reply at once): it does not run, and owes no commit of its own.
+      if (waits && stop?.signal?.aborted) return stop.outcome()
       try {
         await catchUp()
       } catch (error) {
@@ -632,6 +640,7 @@ async function openLocked(
         (tree) => run(input, origin, executeOptions, tree),
         () => touchedByCommand(input),
         isView(input) ? 'reads' : 'writes',
+        { signal: executeOptions.signal, outcome: notRunStopped },
       ).catch(toolFailure),
     setPolicy: (policy) => tool.configure(policy),
     removeSecrets: (file) =>
@@ -806,6 +815,18 @@ function toolFailure(error: unknown): ExecuteOutcome {
   }
   const refusal = unexpectedFailure(error)
   return failed(refusal.code, refusal.content)
+}
+
+/** A command whose turn was stopped before it could run: nothing changed. */
+function notRunStopped(): ExecuteOutcome {
+  return {
+    content: '',
+    isError: true,
+    mutation: null,
+    errorCode: null,
+    commit: null,
+    stopped: true,
+  }
 }
 
 function failed(errorCode: ExecuteOutcome['errorCode'], content: string): ExecuteOutcome {

@@ -24,6 +24,21 @@ export function isUntracked(name: string): boolean {
 }
 
 /**
+ * True for an entry history holds no copy of, which a folder delete must keep rather than
+ * remove: a name it does not track (other than its own temp files), a link or other special
+ * file, a file too large to version.
+ */
+export function keepsNoCopy(name: string, stats: Stats): boolean {
+  if (stats.isFile()) return stats.size > MAX_VERSIONED_BYTES || isUntrackedOwn(name)
+  if (stats.isDirectory()) return isUntrackedOwn(name)
+  return !name.startsWith(TEMP_FILE_PREFIX)
+}
+
+function isUntrackedOwn(name: string): boolean {
+  return isUntracked(name) && !name.startsWith(TEMP_FILE_PREFIX)
+}
+
+/**
  * Largest file the history records (the largest the Memory tool views). A bigger file is
  * skipped by every scan, never read, and reported as "not versioned: too large".
  */

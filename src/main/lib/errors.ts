@@ -1,5 +1,6 @@
 import type { ErrorCode } from '../../shared/errors'
 import type { ApiErrorData } from '../../shared/types'
+import { diskProblem, isDiskProblem } from './disk-errors'
 
 export type { ErrorCode } from '../../shared/errors'
 
@@ -14,8 +15,36 @@ export class CairnError extends Error {
   }
 }
 
-/** Turns anything thrown into what may cross to the renderer. Unknown errors stay vague. */
+/**
+ * Turns anything thrown into what may cross to the renderer. A problem of the disk itself (full,
+ * failing, denied) met anywhere (a conversation, the settings) gets its own code and words;
+ * other unknown errors stay vague.
+ */
 export function toApiError(error: unknown): ApiErrorData {
   if (error instanceof CairnError) return { code: error.code, message: error.message }
+  const disk = diskFailure(error)
+  if (disk) return disk
   return { code: 'internal', message: 'Something went wrong inside Cairn. Please try again.' }
+}
+
+/**
+ * A disk problem in plain words ("That did not work because the disk is full. …"), or
+ * null when `error` is not one. Says nothing about what was being done: callers that know add it.
+ */
+export function diskFailure(
+  error: unknown,
+  what = 'That did not work',
+  /** Said right after the reason (", so …"). */
+  consequence = '',
+): ApiErrorData | null {
+  if (!isDiskProblem(error)) return null
+  const problem = diskProblem(error)
+  if (!problem) return null
+  // The memory folder's own wording ("the memory folder is read-only") does not fit here.
+  const reason = problem.code === 'read-only' ? "Cairn's data folder is read-only" : problem.reason
+  const next =
+    problem.code === 'disk-full'
+      ? 'Free some space on the disk, then try again.'
+      : 'Please try again.'
+  return { code: problem.code, message: `${what} because ${reason}${consequence}. ${next}` }
 }

@@ -4,11 +4,12 @@
  * refused with a clear message; a lock left by a process that is gone is taken over.
  */
 
-import { randomBytes } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import os from 'node:os'
 import path from 'node:path'
 import { CairnError } from './errors'
 import { closeQuietly, disk, isCode, listNames, OPEN, unlinkQuietly } from './disk'
+import { holderStillRunning, ownIdentity, type HolderIdentity } from './lock-holder'
 
 /** The name of the lock file in the data folder. */
 export const LOCK_FILE = 'cairn.lock'
@@ -26,7 +27,7 @@ export interface InstanceLock {
   release(): void
 }
 
-interface Owner {
+interface Owner extends HolderIdentity {
   readonly pid: number
   readonly host: string
   readonly token: string
@@ -39,6 +40,14 @@ const released = new Set<string>()
 // A lock file that cannot be read is a lock being written right now, unless it is older.
 const UNREADABLE_GRACE_MS = 10_000
 
+// How long a start waits for another Cairn taking the same stale lock over (milliseconds
+// in practice) before it gives up with `locked`.
+const TAKEOVER_WAIT_MS = 2_000
+
+// Take-over mutexes stepped past before giving up: each one means a Cairn killed in the
+// middle of a take-over, so more than a couple never happen.
+const MAX_STALE_MUTEXES = 8
+
 /** Takes the lock of `dataDir` or throws a `locked` CairnError naming the holder. */
 export function acquireInstanceLock(dataDir: string): InstanceLock {
   const file = path.join(dataDir, LOCK_FILE)
@@ -47,10 +56,12 @@ export function acquireInstanceLock(dataDir: string): InstanceLock {
     host: os.hostname(),
     token: randomBytes(8).toString('hex'),
     since: new Date().toISOString(),
+    ...ownIdentity(),
   }
   const text = `${JSON.stringify(me)}\n`
   let tookOver = false
-  for (let attempt = 0; attempt < 5; attempt++) {
+  const giveUpAt = Date.now() + TAKEOVER_WAIT_MS
+  for (let attempt = 0; attempt < 50 && Date.now() <= giveUpAt; attempt++) {
     let ino: number
     try {
       ino = createLockFile(file, text, me.token)
@@ -58,10 +69,18 @@ export function acquireInstanceLock(dataDir: string): InstanceLock {
       if (!isCode(error, 'EEXIST')) throw error
       const found = readLock(file)
       if (found === 'gone') continue
-      if (isLive(found)) throw lockedError(found === 'unreadable' ? null : found)
-      takeOver(file, found === 'unreadable' ? null : found.raw)
+      if (found === 'unreadable') throw lockedError(null)
+      if (isLive(found)) throw lockedError(found)
+      const outcome = takeOver(file, found, text, me.token)
+      if (outcome === 'busy') {
+        // Another starting Cairn is taking the same stale lock over right now: its lock will
+        // be there in a moment, and refuse this one.
+        pause(20)
+        continue
+      }
+      if (outcome === 'changed') continue
+      ino = outcome
       tookOver = true
-      continue
     }
     removeLeftovers(file)
     return {
@@ -124,6 +143,9 @@ function createLockFile(file: string, text: string, token: string): number {
     return ino
   } catch (error) {
     if (isCode(error, 'EEXIST')) throw error
+    // The temp file is gone: a Cairn that holds the lock now tidied it away (`removeLeftovers`).
+    if (isCode(error, 'ENOENT'))
+      throw Object.assign(new Error('the lock exists'), { code: 'EEXIST' })
     if (!isCode(error, 'EPERM') && !isCode(error, 'ENOTSUP') && !isCode(error, 'ENOSYS')) {
       throw error
     }
@@ -144,32 +166,59 @@ function createLockFile(file: string, text: string, token: string): number {
   }
 }
 
-// Temp files of a lock creation or take-over that a kill interrupted: meaningless once the
-// lock is held.
-// Best effort: a failing disk must not leave the lock just taken behind, held by no one.
+/**
+ * What a kill can leave behind: temp files of a lock or take-over mutex being created, a
+ * take-over's mutex, and the `.stale-*` asides of Cairns before the mutex. Asides are removed
+ * only once old, since a Cairn from before the mutex starting now may be about to read its
+ * own. Temp files go whatever their age (a kill leaves one, and no temp file may outlive the
+ * open that follows): a Cairn starting now whose temp file vanishes before its link or rename
+ * takes that as the lock having changed, and finds this one. Mutexes go whatever their age:
+ * each names one lock, which is no longer there now that this lock is, and never comes back
+ * (a token is never reused), so a taker holding one finds the lock changed and backs off.
+ * Best effort: a failing disk must not leave the lock just taken behind, held by no one.
+ */
 function removeLeftovers(file: string): void {
+  const dir = path.dirname(file)
   const name = path.basename(file)
   let names: string[]
   try {
-    names = listNames(path.dirname(file))
+    names = listNames(dir)
   } catch {
     return
   }
   for (const entry of names) {
-    if (entry.startsWith(`${name}.`) && /\.tmp$|\.stale-[0-9a-f]+$/.test(entry)) {
-      unlinkQuietly(path.join(path.dirname(file), entry))
+    if (!entry.startsWith(`${name}.`)) continue
+    const leftover = path.join(dir, entry)
+    if (/^[^.]+\.lock\.takeover-[0-9a-f]+$/.test(entry)) {
+      unlinkQuietly(leftover)
+    } else if (entry.endsWith('.tmp')) {
+      unlinkQuietly(leftover)
+    } else if (/\.stale-[0-9a-f]+$/.test(entry)) {
+      try {
+        const stat = disk.lstatIfThere(leftover)
+        if (stat && Date.now() - stat.mtimeMs > UNREADABLE_GRACE_MS) unlinkQuietly(leftover)
+      } catch {
+        // Left for the next start.
+      }
     }
   }
 }
 
-type Found = 'gone' | 'unreadable' | (Owner & { readonly raw: string; readonly stale: boolean })
+interface Stale extends Owner {
+  /** The lock file's exact text and inode: what a taker checks is still there. */
+  readonly raw: string
+  readonly ino: number
+  readonly stale: boolean
+}
+
+type Found = 'gone' | 'unreadable' | Stale
 
 function readLock(file: string): Found {
   let raw: string
-  let mtime: number
+  let stat: { mtimeMs: number; ino: number }
   try {
     raw = disk.readFileSync(file).toString('utf8')
-    mtime = disk.lstatSync(file).mtimeMs
+    stat = disk.lstatSync(file)
   } catch (error) {
     if (isCode(error, 'ENOENT')) return 'gone'
     throw error
@@ -177,58 +226,104 @@ function readLock(file: string): Found {
   try {
     const owner = JSON.parse(raw) as Owner
     if (typeof owner.pid !== 'number' || typeof owner.token !== 'string') throw new Error()
-    return { ...owner, raw, stale: false }
+    return { ...owner, raw, ino: stat.ino, stale: false }
   } catch {
-    return Date.now() - mtime > UNREADABLE_GRACE_MS
-      ? { pid: -1, host: '', token: '', since: '', raw, stale: true }
+    return Date.now() - stat.mtimeMs > UNREADABLE_GRACE_MS
+      ? { pid: -1, host: '', token: '', since: '', raw, ino: stat.ino, stale: true }
       : 'unreadable'
   }
 }
 
-function isLive(found: Exclude<Found, 'gone'>): boolean {
-  if (found === 'unreadable') return true
+function isLive(found: Stale): boolean {
   if (found.stale) return false
   if (found.pid === process.pid && released.has(found.token)) return false
   // A lock from another machine (a shared folder) cannot be checked: it is respected.
   if (found.host !== os.hostname()) return true
-  try {
-    process.kill(found.pid, 0)
-    return true
-  } catch (error) {
-    return !isCode(error, 'ESRCH')
-  }
+  return holderStillRunning(found)
 }
 
 /**
- * Replaces a stale lock. It is renamed aside first (only one taker can rename it); if what was
- * renamed is not the stale lock after all (someone else's fresh one), it is linked back.
+ * Replaces the stale lock `stale` with this one's (`text`), returning its inode; 'busy' when
+ * another Cairn is taking it over right now, 'changed' when the lock is no longer `stale`.
+ *
+ * Only the holder of a mutex file, `cairn.lock.takeover-<digest of the stale lock>`, created
+ * exclusively, may replace the lock, and only after checking, mutex held, that the lock is
+ * still the stale one: so two starting Cairns never both take it. Renaming the stale lock
+ * aside, as before, let a second taker rename the first one's fresh lock aside too.
+ *
+ * A mutex whose owner is gone (killed mid take-over) is stale in turn: it is not removed
+ * (that would race the same way) but stepped past, to a mutex named after both it and the
+ * lock, which again only one taker can create.
  */
-function takeOver(file: string, staleRaw: string | null): void {
-  const aside = `${file}.stale-${randomBytes(6).toString('hex')}`
-  try {
-    disk.renameSync(file, aside)
-  } catch (error) {
-    if (isCode(error, 'ENOENT')) return
-    throw error
-  }
-  let raw: string | null = null
-  try {
-    raw = disk.readFileSync(aside).toString('utf8')
-  } catch {
-    // Treat as stale.
-  }
-  if (staleRaw !== null && raw !== null && raw !== staleRaw) {
+function takeOver(
+  file: string,
+  stale: Stale,
+  text: string,
+  token: string,
+): number | 'busy' | 'changed' {
+  let key = digest(stale.raw)
+  for (let depth = 0; depth < MAX_STALE_MUTEXES; depth++) {
+    const mutex = `${file}.takeover-${key}`
     try {
-      disk.linkSync(aside, file)
-    } catch {
-      // A newer lock is there already; the one renamed aside lost its place.
+      createLockFile(mutex, text, token)
+    } catch (error) {
+      if (!isCode(error, 'EEXIST')) throw error
+      const holder = readLock(mutex)
+      if (holder === 'gone') return 'changed'
+      if (holder === 'unreadable' || isLive(holder)) return 'busy'
+      key = digest(key + holder.raw)
+      continue
+    }
+    try {
+      return replaceIfStill(file, stale, text, token)
+    } finally {
+      // The lock is no longer `stale` now, so whoever takes this mutex next backs off.
+      unlinkQuietly(mutex)
     }
   }
-  try {
-    disk.unlinkSync(aside)
-  } catch {
-    // Gone already.
+  return 'busy'
+}
+
+function replaceIfStill(
+  file: string,
+  stale: Stale,
+  text: string,
+  token: string,
+): number | 'changed' {
+  const now = readLock(file)
+  if (now === 'gone' || now === 'unreadable' || now.raw !== stale.raw || now.ino !== stale.ino) {
+    return 'changed'
   }
+  const temp = `${file}.${token}.tmp`
+  const fd = disk.openSync(temp, OPEN.WRITE_NEW, 0o600)
+  let ino: number
+  try {
+    disk.writeFileSync(fd, text)
+    ino = disk.fstatSync(fd).ino
+  } catch (error) {
+    closeQuietly(fd)
+    unlinkQuietly(temp)
+    throw error
+  }
+  closeQuietly(fd)
+  try {
+    disk.renameSync(temp, file)
+  } catch (error) {
+    unlinkQuietly(temp)
+    // Tidied away by a Cairn that holds the lock now (`removeLeftovers`).
+    if (isCode(error, 'ENOENT')) return 'changed'
+    throw error
+  }
+  return ino
+}
+
+function digest(text: string): string {
+  return createHash('sha256').update(text).digest('hex').slice(0, 16)
+}
+
+// Waits without returning to the event loop: the lock is taken synchronously at open.
+function pause(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms)
 }
 
 function lockedError(owner: Owner | null): CairnError {
@@ -239,6 +334,6 @@ function lockedError(owner: Owner | null): CairnError {
     : ''
   return new CairnError(
     'locked',
-    `Cairn is already open on this data folder${who}. Close the other Cairn window first, then try again.`,
+    `Cairn is already open on this data folder${who}. Close the other Cairn window first, then try again. If no other Cairn is open, restarting the computer frees the folder.`,
   )
 }

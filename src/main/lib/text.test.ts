@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { cutText, cutWithEllipsis, decodeUtf8, wellFormed } from './text'
+import { cutText, cutWithEllipsis, decodeUtf8, fitName, wellFormed } from './text'
 
 describe('decodeUtf8', () => {
   it('keeps a leading byte order mark, so text written back from it keeps the mark', () => {
@@ -55,5 +55,18 @@ describe('wellFormed', () => {
     expect(wellFormed('\uDE00b')).toBe('\uFFFDb')
     expect(wellFormed('😀\uDE00😀')).toBe('😀\uFFFD😀')
     expect(wellFormed('ok 😀')).toBe('ok 😀')
+  })
+})
+
+describe('fitName', () => {
+  it('keeps a short name whole and cuts a long stem, by whole characters, to fit 255 bytes', () => {
+    expect(fitName('notes', ' (not in history).md')).toBe('notes (not in history).md')
+    const name = fitName('記'.repeat(80), ' (not in history)')
+    expect(Buffer.byteLength(name)).toBeLessThanOrEqual(255)
+    expect(name).toBe(`${'記'.repeat(79)} (not in history)`)
+    const emoji = fitName('👍🏽'.repeat(40), ' (not in history 2).md')
+    expect(Buffer.byteLength(emoji)).toBeLessThanOrEqual(255)
+    expect(emoji.startsWith('👍🏽'.repeat(29))).toBe(true)
+    expect(emoji.slice(0, -' (not in history 2).md'.length).length % 4).toBe(0)
   })
 })

@@ -76,3 +76,16 @@ export function escapeInvisible(text: string): string {
     return code.length <= 4 ? `\\u${code.padStart(4, '0')}` : `\\u{${code}}`
   })
 }
+
+/**
+ * `stem + tail`, the stem cut by `cutText` until the whole fits in `maxBytes` of UTF-8: a name
+ * made longer (`notes (not in history).md`) must still be a name the file system takes, 255
+ * bytes on most, however many bytes each character of the stem needs.
+ */
+export function fitName(stem: string, tail: string, maxBytes = 255): string {
+  let cut = stem
+  while (cut.length > 0 && Buffer.byteLength(cut + tail) > maxBytes) {
+    cut = cutText(cut, cut.length - 1)
+  }
+  return cut + tail
+}

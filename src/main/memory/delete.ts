@@ -6,6 +6,7 @@ import { ChangedUnderfootError, removeTree, sameEntry, TEMP_FILE_PREFIX } from '
 import type { CommandContext } from './context'
 import { CommandError, specialMessage, success } from './outcome'
 import type { ParsedMemoryPath } from './path-rules'
+import { findKeptEntries, moveKeptEntries, returnKeptEntries } from './keep-aside'
 import { describeMove, planMove } from './plan'
 import type { MemoryExecution } from './types'
 import { isCounted, measure } from './usage'
@@ -38,17 +39,34 @@ export async function deletePath(
     return success(message, mutation, await planMove(ctx, 'delete', target, kind, null))
   }
   const made = ctx.describe ? describeMove(ctx, 'delete', target, kind, null) : undefined
+  let keptNote = ''
   if (found.kind === 'file') {
     const now = parent.lstat(name)
     if (!now || !sameEntry(now, stats)) throw new ChangedUnderfootError()
     disk.unlinkSync(parent.entry(name))
     if (isCounted(stats.size)) ctx.usage.add(-1, -stats.size)
   } else {
-    const removed = await measure(parent.entry(name))
-    // Renamed aside first so the folder disappears at once; a crash mid-removal leaves only a
-    // hidden temp folder, which start-up recovery deletes.
+    // What the host holds no copy of is kept (a user's `.git`, a file history cannot track),
+    // never removed with the folder. It is moved out before the folder is renamed aside: a
+    // crash after that leaves a hidden temp folder, which start-up recovery deletes whole.
+    let keep: string[][] = []
+    if (ctx.keepsNoCopy) {
+      const folder = parent.openChild(name)
+      try {
+        keep = findKeptEntries(folder, ctx.keepsNoCopy)
+      } finally {
+        folder.close()
+      }
+    }
+    const kept = keep.length > 0 ? moveKeptEntries(parent, name, name, keep) : null
+    // Renamed aside first so the folder disappears at once.
     const aside = `${TEMP_FILE_PREFIX}${randomUUID()}`
-    disk.renameSync(parent.entry(name), parent.entry(aside))
+    try {
+      disk.renameSync(parent.entry(name), parent.entry(aside))
+    } catch (error) {
+      if (kept) returnKeptEntries(parent, kept, name, keep)
+      throw error
+    }
     ctx.tree.forget(relative)
     // What was renamed must be the folder that was checked: a folder (or link) swapped in
     // between is put back, and nothing is removed. So is the folder when the check fails.
@@ -59,8 +77,14 @@ export async function deletePath(
       }
     } catch (error) {
       disk.renameSync(parent.entry(aside), parent.entry(name))
+      if (kept) returnKeptEntries(parent, kept, name, keep)
       throw error
     }
+    if (kept) {
+      const slash = virtual.lastIndexOf('/')
+      keptNote = `. It held files that are not in the history, which a restore could not bring back, so they were kept in ${virtual.slice(0, slash + 1)}${kept}.`
+    }
+    const removed = await measure(parent.entry(aside))
     ctx.usage.add(-removed.files, -removed.bytes)
     try {
       removeTree(parent, aside)
@@ -74,5 +98,5 @@ export async function deletePath(
   }
   // Durable before its commit is (settleFolderSyncs; best effort: it has happened either way).
   parent.syncLater()
-  return success(message, mutation, made)
+  return success(message + keptNote, mutation, made)
 }

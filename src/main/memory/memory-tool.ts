@@ -20,6 +20,7 @@ import type {
   MemoryLimits,
   MemoryPolicy,
   MemoryTool,
+  KeepsNoCopy,
 } from './types'
 import { UsageCache, type UsageSource } from './usage'
 import { view } from './view'
@@ -63,6 +64,12 @@ export interface MemoryToolOptions {
    * together with its commit's own fsyncs, as the history does.
    */
   readonly folderSyncs?: 'command' | 'host'
+  /**
+   * Entries the host keeps no copy of (the history: names it does not track, files too large
+   * to version, links). A folder `delete` does not remove them: see `KeepsNoCopy`. Default:
+   * none, everything in a deleted folder is removed.
+   */
+  readonly keepsNoCopy?: KeepsNoCopy
 }
 
 /** Builds the Memory tool handler for one memory folder. */
@@ -135,6 +142,7 @@ export function createMemoryTool(options: MemoryToolOptions): MemoryTool {
         dryRun,
         describe,
         stage: callOptions?.stage,
+        keepsNoCopy: options.keepsNoCopy,
       }
       const result = await dispatch(
         ctx,

@@ -25,6 +25,11 @@ const ODD_LABEL_KEY = pem('ENCRYPTED PRIVATE KEY', RSA_KEY_LINES)
 // 40 characters, the length of a real one.
 const AWS_SECRET = ['wJalrXUtnFEMI', 'K7MDENG', 'bPxRfiCYzq8d3Hs1Lp'].join('/')
 const AWS_ID = ['AKIA', 'Z3MHK7QX2N5P4WTR'].join('')
+// The shape of an Anthropic admin key (`sk-ant-admin01-`, 93 base64url characters, `AA`).
+const ADMIN_KEY = [
+  'sk-ant-admin01',
+  'Zk3Qw9_rT2yXv8LmN4pB6sD1fH5jK7cV0gE3uI9oP2aS4dF6gH8jK1lZ3xC5vB7nM9qW2eR4tY6uI8oP0aS2dF4gH6jK8lA-AA',
+].join('-')
 const GITHUB_TOKEN = ['ghp', 'wWPw5k4aXcaT4fNP0UcnZwJUVFk6LO0pINUx'].join('_')
 
 let box: Sandbox
@@ -51,6 +56,18 @@ describe('secrets the scan used to miss (defect 7)', () => {
       AWS_SECRET,
     ],
     ['an AKIA access key id alone', `id ${AWS_ID}\n`, 'AWS', AWS_ID],
+    [
+      'an Anthropic admin key',
+      `admin key for the org: ${ADMIN_KEY}\n`,
+      'Anthropic key',
+      ADMIN_KEY.slice(15),
+    ],
+    [
+      'an Anthropic key in a name=value line',
+      `ANTHROPIC_ADMIN_KEY=${ADMIN_KEY}`,
+      'Anthropic',
+      ADMIN_KEY,
+    ],
   ])('refuses %s', async (_name, secret, kind, sensitive) => {
     const before = await snapshot(box.base)
     const result = await box.run({ command: 'create', path: '/memories/k.md', file_text: secret })
@@ -89,6 +106,7 @@ describe('secrets the scan used to miss (defect 7)', () => {
       'The AWS secret access key is kept in the password manager.',
       'A PEM file starts with a BEGIN line; never paste one here.',
       'Our AKIA-style ids are rotated monthly.',
+      'Admin keys start with sk-ant-admin01- and are made in the console.',
     ].join('\n')
     const result = await box.run({ command: 'create', path: '/memories/ok.md', file_text: prose })
     expect(result.isError, text(result)).toBe(false)

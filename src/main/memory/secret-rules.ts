@@ -1,7 +1,7 @@
 /**
  * Secret rules of Cairn's own, for what secretlint's recommended preset lets through: private
  * keys in any PEM form (SEC1 EC keys, unusual labels, quoted with `> `), AWS secrets written
- * in prose, and AWS access key ids on their own. Pure and cheap: plain regular expressions,
+ * in prose, AWS access key ids on their own, and Anthropic keys other than API keys. Pure and cheap: plain regular expressions,
  * run on every scanned text (no prefilter needed).
  */
 
@@ -26,9 +26,23 @@ const AWS_CONTEXT_CHARS = 120
 // Access key ids: a four-letter prefix and 16 upper-case letters or digits.
 const AWS_KEY_ID = /\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)[A-Z0-9]{16}\b/g
 
+// Anthropic keys: `sk-ant-<kind><2 digits>-` and some 90 base64url characters. The preset
+// matches only API keys (`sk-ant-api03-`); admin keys (`sk-ant-admin01-`) and OAuth tokens
+// (`sk-ant-oat01-`) reach the same account, and an admin key far more of it.
+const ANTHROPIC_KEY =
+  /(?<![A-Za-z0-9_-])sk-ant-[a-z]{2,12}\d{2}-[A-Za-z0-9_-]{64,200}(?![A-Za-z0-9_-])/g
+
 /** Every secret these rules find in `text`. */
 export function findRuleSecrets(text: string): ReadonlyArray<RuleFinding> {
-  return [...privateKeys(text), ...awsSecrets(text), ...awsKeyIds(text)]
+  return [...privateKeys(text), ...awsSecrets(text), ...awsKeyIds(text), ...anthropicKeys(text)]
+}
+
+function anthropicKeys(text: string): RuleFinding[] {
+  if (!text.includes('sk-ant-')) return []
+  return [...text.matchAll(ANTHROPIC_KEY)].map((match) => ({
+    kind: 'Anthropic key',
+    match: match[0],
+  }))
 }
 
 function privateKeys(text: string): RuleFinding[] {

@@ -4,7 +4,16 @@
  */
 import type { MemoryErrorCode } from '../../shared/errors'
 import type { ChangePreview, CreateExistingPolicy } from '../../shared/types'
+import type { Stats } from 'node:fs'
 import type { FolderTree, StagedWrite } from '../lib/folders'
+
+/**
+ * True for an entry of the memory folder (its name and `lstat`) that the host keeps no copy
+ * of, so deleting it would lose it for good. A folder `delete` moves such entries, with their
+ * place inside the folder, to `<folder> (not in history)` beside it instead of removing them,
+ * and says so; what is kept in a copy is removed.
+ */
+export type KeepsNoCopy = (name: string, stats: Stats) => boolean
 
 /** A content block of a tool result, in the Messages API's shape. */
 export type MemoryContentBlock =

@@ -265,7 +265,7 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
   return {
     async execute(input, origin, gateOptions = {}) {
       if (origin.actor !== 'claude' || !CHANGE_COMMANDS.has(commandOf(input))) {
-        const outcome = await memory.execute(input, origin)
+        const outcome = await memory.execute(input, origin, { signal: gateOptions.signal })
         if (origin.actor === 'claude' && commandOf(input) === 'view' && !outcome.isError) {
           viewed(input, options.onViewed, logger)
         }
@@ -276,6 +276,7 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
         flags: [],
       }
       const outcome = await memory.execute(input, origin, {
+        signal: gateOptions.signal,
         // In `off` mode nothing waits: the command runs without a dry run, and its flags,
         // found on what it changed, go with its commit all the same.
         needsDryRun: () => mode !== 'off',

@@ -1,5 +1,6 @@
 /** Settings and the API key: see `createSettingsService`. */
 export { createSettingsService } from './settings-service'
+export { apiKeyProblem } from './api-key'
 export type { ApiCredentials, SettingsService, SettingsServiceOptions } from './settings-service'
 export {
   cipherFromSafeStorage,

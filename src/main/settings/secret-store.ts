@@ -100,9 +100,25 @@ export function createFileSecretStore(options: {
       return false
     }
   }
+  // A real keyring: not Linux's `basic_text`, whose password is the same on every machine.
+  const protects = (): boolean => canEncrypt() && cipher?.backend() !== 'basic_text'
+  // How the file holds the key, as last read or written (null: no key, or not read yet).
+  let holds: 'cipher' | 'plain' | null = null
+  const write = async (value: string): Promise<void> => {
+    const encrypted = canEncrypt() && cipher ? cipher.encrypt(value) : null
+    await writeJsonAtomic(file, {
+      version: 1,
+      encoding: encrypted ? 'cipher' : 'plain',
+      data: Buffer.from(encrypted ?? Buffer.from(value, 'utf8')).toString('base64'),
+    })
+    holds = encrypted ? 'cipher' : 'plain'
+  }
   return {
     get kind(): SecretStoreKind {
-      return canEncrypt() && cipher?.backend() !== 'basic_text' ? 'os' : 'plaintext'
+      // What the file holds, not what could be done now: a key saved in plain text stays
+      // readable by anyone with the file until it is written again.
+      if (holds === 'plain') return 'plaintext'
+      return protects() ? 'os' : 'plaintext'
     },
     async get() {
       let raw: string
@@ -110,29 +126,33 @@ export function createFileSecretStore(options: {
         raw = await readFile(file, 'utf8')
       } catch {
         // No key stored yet (or an unreadable file): the user sets it in Settings.
+        holds = null
         return null
       }
       try {
         const stored = secretFile.parse(JSON.parse(raw))
         const bytes = Buffer.from(stored.data, 'base64')
-        if (stored.encoding === 'plain') return bytes.toString('utf8')
-        if (!cipher || !canEncrypt()) return null
-        return cipher.decrypt(bytes)
+        holds = stored.encoding
+        if (stored.encoding === 'cipher')
+          return cipher && canEncrypt() ? cipher.decrypt(bytes) : null
+        const value = bytes.toString('utf8')
+        if (protects()) {
+          // Saved while no keyring worked, and there is one now: encrypted from here on.
+          await write(value).catch(() => {
+            // Still readable as it is; tried again at the next read.
+          })
+        }
+        return value
       } catch {
         // An unreadable key (corrupt file, keyring changed) counts as no key: the user sets it again.
+        holds = null
         return null
       }
     },
-    async set(value) {
-      const encrypted = canEncrypt() && cipher ? cipher.encrypt(value) : null
-      await writeJsonAtomic(file, {
-        version: 1,
-        encoding: encrypted ? 'cipher' : 'plain',
-        data: Buffer.from(encrypted ?? Buffer.from(value, 'utf8')).toString('base64'),
-      })
-    },
+    set: write,
     async clear() {
       await rm(file, { force: true })
+      holds = null
     },
   }
 }

@@ -4,6 +4,7 @@ import { consoleLogger, type Logger } from '../lib/logger'
 import { createSerialQueue } from '../lib/serial-queue'
 import type { SecretStore } from './secret-store'
 import { readSettingsFile, writeSettingsFile } from './settings-file'
+import { cleanApiKey, trimApiKey } from './api-key'
 
 export interface SettingsServiceOptions {
   readonly dataDir: string
@@ -73,7 +74,7 @@ export function createSettingsService(options: SettingsServiceOptions): Settings
       }),
     setApiKey: (key) =>
       serial(async () => {
-        await store.set(key.trim())
+        await store.set(cleanApiKey(key))
         return view()
       }),
     clearApiKey: () =>
@@ -91,7 +92,8 @@ export function createSettingsService(options: SettingsServiceOptions): Settings
 }
 
 function nonEmpty(value: string | null | undefined): string | null {
-  const trimmed = value?.trim()
+  // A key saved before keys were checked may carry an invisible character at an end.
+  const trimmed = value === null || value === undefined ? undefined : trimApiKey(value)
   return trimmed ? trimmed : null
 }
 

@@ -1,5 +1,13 @@
 import { execFileSync } from 'node:child_process'
-import { copyFileSync, readdirSync, readFileSync, writeFileSync, chmodSync } from 'node:fs'
+import {
+  copyFileSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+  chmodSync,
+} from 'node:fs'
+import { randomBytes } from 'node:crypto'
 import { mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
@@ -88,6 +96,37 @@ describe('reading objects git wrote', () => {
     const db = new ObjectDatabase(gitdir)
     expect(db.packs()).toHaveLength(0)
     expect(expectAllReadable(db)).toBeGreaterThan(10)
+    db.close()
+  })
+
+  it('reads loose files of any size, one after another, each as its own content', () => {
+    // Random bytes do not compress: loose files of about 1 KiB, exactly 64 KiB and past it,
+    // read in turns (a small one right after a large one, and again).
+    const sizes = [1000, 64 * 1024 - 19, 64 * 1024 + 1, 300 * 1024, 50]
+    for (const [i, size] of sizes.entries()) {
+      writeFileSync(path.join(work, `random-${i}.bin`), randomBytes(size))
+    }
+    git('add', '-A')
+    git('commit', '-q', '-m', 'random files')
+    const looseSizes = readdirSync(path.join(gitdir, 'objects'))
+      .filter((dir) => /^[0-9a-f]{2}$/.test(dir))
+      .flatMap((dir) =>
+        readdirSync(path.join(gitdir, 'objects', dir)).map(
+          (name) => statSync(path.join(gitdir, 'objects', dir, name)).size,
+        ),
+      )
+    expect(looseSizes.some((size) => size > 64 * 1024)).toBe(true)
+    expect(looseSizes.some((size) => size < 2048)).toBe(true)
+    const db = new ObjectDatabase(gitdir)
+    const expected = [...gitObjects()]
+    expect(expected).toHaveLength(sizes.length + 2)
+    // All read before any is compared: no content may share memory with a later read.
+    const read = [...expected, ...expected].map(([oid]) => db.read(oid))
+    for (const [i, object] of read.entries()) {
+      const [, want] = expected[i % expected.length]!
+      expect(object.type).toBe(want.type)
+      expect(Buffer.from(object.content).equals(want.content)).toBe(true)
+    }
     db.close()
   })
 

@@ -286,6 +286,42 @@ describe('the write-ahead log', () => {
     expect([...logged(0), ...logged(1)]).toEqual(oids)
   })
 
+  it('opens without waiting for the fsync of its empty files, and appends nothing before it', async () => {
+    // The fsyncs of the log files are held (the first one fails) until released.
+    let release!: () => void
+    const held = new Promise<void>((resolve) => (release = resolve))
+    const logSyncs: string[] = []
+    restoreDisk = setDisk({
+      ...nodeDisk,
+      async fsync(fd) {
+        const name = readlinkSync(`/proc/self/fd/${fd}`)
+        if (name.includes('cairn-wal-')) {
+          const nth = logSyncs.push(name)
+          await held
+          if (nth === 1) throw Object.assign(new Error('EIO: injected'), { code: 'EIO' })
+        }
+        await nodeDisk.fsync(fd)
+      },
+    })
+    // Resolves with both fsyncs still held.
+    const store = await openStore()
+    expect(logSyncs.sort()).toEqual([logPath(0), logPath(1)])
+    let settled = false
+    const first = writeBlobs(store, 'first', 2).finally(() => (settled = true))
+    await new Promise((resolve) => setTimeout(resolve, 30))
+    expect(settled).toBe(false)
+    for (const n of [0, 1] as const) expect(statSync(logPath(n)).size).toBe(0)
+    // The failed fsync fails the append before it counted or wrote anything ...
+    release()
+    await expect(first).rejects.toThrow(/EIO/)
+    for (const n of [0, 1] as const) expect(statSync(logPath(n)).size).toBe(0)
+    // ... and the next one makes the files' emptiness durable again first, then logs.
+    const oids = await writeBlobs(store, 'second', 2)
+    expect(logSyncs.filter((name) => name === logPath(0)).length).toBeGreaterThanOrEqual(2)
+    expect(logSyncs.filter((name) => name === logPath(1)).length).toBeGreaterThanOrEqual(2)
+    expect(logged(0)).toEqual(oids)
+  })
+
   it('keeps its files open under an emptying in flight when closed, and closes them after', async () => {
     const store = await openStore()
     await writeBlobs(store, 'held', 2)

@@ -251,6 +251,10 @@ export class ObjectLog {
   private retryMs = 0
   // A failure was reported to the logger since the last checkpoint that succeeded.
   private warned = false
+  // The files that read empty at open, until an `fsync` has made that durable (see `open`),
+  // and that `fsync` while it runs.
+  private unsyncedEmpty: number[] = []
+  private emptySync: Promise<void> | null = null
 
   private constructor(
     private readonly gitdir: string,
@@ -322,13 +326,16 @@ export class ObjectLog {
       // truncation never reached the disk: a power cut could bring its records back, their
       // sequence numbers above this run's (which start at 0 when nothing is found) and their
       // values then taken over this run's acknowledged ones. Its emptiness is made durable
-      // before any record is appended (cheap when nothing is dirty). A file that holds records
+      // before any record is appended: the `fsync` starts here and the first append waits for
+      // it, open does not (with nothing dirty it still flushes the disk's write cache, which
+      // can take tens of milliseconds while other programs write). A file that holds records
       // is emptied durably by the checkpoint that follows the replay, and this run's numbers
       // start past every value found in it.
-      await Promise.all(empty.map(({ fd }) => disk.fsync(fd)))
       const log = new ObjectLog(gitdir, opened as [LogFile, LogFile], owns, logger)
       // Past every value found: a record of this run always sorts after them.
       log.seq = mains.reduce((next, { seq }) => Math.max(next, seq + 1), 0)
+      log.unsyncedEmpty = empty.map(({ fd }) => fd)
+      void log.emptinessDurable().catch(() => undefined)
       return { log, records, mains }
     } catch (error) {
       for (const { fd } of opened) closeQuietly(fd)
@@ -368,6 +375,9 @@ export class ObjectLog {
     batch: ReadonlyArray<LoggedObject & { readonly stored: Uint8Array }>,
     main?: string | null,
   ): Promise<LoggedRef | null> {
+    // Before anything is counted or written: a failure leaves the log as it was (and the next
+    // append tries again), and no checkpoint can run between choosing the file and writing.
+    if (this.unsyncedEmpty.length > 0) await this.emptinessDurable()
     const log = this.files[this.active]
     const parts = batch.map(({ oid, stored }) => encodeRecord(oid, stored))
     if (main !== undefined) parts.push(encodeRefRecord(main, this.seq++))
@@ -408,6 +418,36 @@ export class ObjectLog {
         await this.append([], previous)
       },
     }
+  }
+
+  /**
+   * The `fsync` of the files that read empty at open (started by open, tried again after a
+   * failure by the next call): no record may be appended before it has succeeded.
+   */
+  private emptinessDurable(): Promise<void> {
+    if (this.unsyncedEmpty.length === 0) return Promise.resolve()
+    if (!this.emptySync) {
+      const fds = this.unsyncedEmpty
+      // Settled all before the descriptors may close (`onPool`); the first failure is thrown.
+      const both = async () => {
+        const failed = (await Promise.allSettled(fds.map((fd) => disk.fsync(fd)))).find(
+          (outcome) => outcome.status === 'rejected',
+        )
+        if (failed) throw failed.reason
+      }
+      const syncing = this.onPool(both).then(
+        () => {
+          this.unsyncedEmpty = []
+          this.emptySync = null
+        },
+        (error: unknown) => {
+          this.emptySync = null
+          throw error
+        },
+      )
+      this.emptySync = syncing
+    }
+    return this.emptySync
   }
 
   /** Records not yet checkpointed, in both files (tests, and the bound). */

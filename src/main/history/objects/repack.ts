@@ -110,10 +110,18 @@ export async function repack(
   const toPack = new OidSet()
   let seen = 0
   for (const oid of loose) {
-    if (!db.inPack(oid)) toPack.add(oid)
+    // A loose copy standing in for a damaged packed one is packed too, whole this time. (A
+    // loose object a pack holds too is rare: its packed copy is checked before it counts.)
+    if (!db.inPack(oid) || db.packedCopyDamaged(oid) || !db.checkPackedCopy(oid)) {
+      toPack.add(oid)
+    }
     if (++seen % 512 === 0) await pause()
   }
-  const merged = packsToMerge(db, toPack.size, options.mergeAll ?? false)
+  const merged = withDamagedPacks(
+    db,
+    packsToMerge(db, toPack.size, options.mergeAll ?? false),
+    loose,
+  )
   for (const open of merged) {
     let n = 0
     for (const entry of open.index.entries()) {
@@ -197,8 +205,9 @@ async function install(
     let visited = 0
     for (const oid of loose) {
       if (++visited % 16 === 0) await options.pause?.()
-      // Every loose object some durable pack holds goes (packed now, or before a crash).
-      if (!inNewPack(oid) && !db.inPack(oid)) continue
+      // Every loose object some durable pack holds goes (packed now, or before a crash);
+      // never one whose only packed copy is damaged.
+      if (!inNewPack(oid) && (!db.inPack(oid) || db.packedCopyDamaged(oid))) continue
       if (!(removing &&= await beforeRemoval())) break
       try {
         await disk.promises.unlink(db.loosePath(oid))
@@ -373,6 +382,28 @@ export function packsToMerge(db: ObjectDatabase, loose: number, all: boolean): O
   }
   // A single pack and nothing loose: already as packed as it gets.
   return merged.length === 1 && loose === 0 ? [] : merged
+}
+
+/**
+ * `merged` plus every pack holding a damaged copy of an object that is now loose (written
+ * again): merged, the pack is rewritten from sound copies and its damaged bytes go, so that
+ * `git fsck` is clean again. A damaged object with no other copy keeps its pack (the pass
+ * reports it as unreadable and removes a merged pack only when the new one holds everything).
+ */
+function withDamagedPacks(
+  db: ObjectDatabase,
+  merged: ReadonlyArray<OpenPack>,
+  loose: OidSet,
+): OpenPack[] {
+  const out = [...merged]
+  const mended = db.packedDamage().filter((oid) => loose.has(oid))
+  if (mended.length === 0) return out
+  for (const open of db.packs()) {
+    if (out.includes(open)) continue
+    if (exists(path.join(db.packDir, `${open.name}.keep`))) continue
+    if (mended.some((oid) => open.index.has(Buffer.from(oid, 'hex')))) out.push(open)
+  }
+  return out
 }
 
 /**

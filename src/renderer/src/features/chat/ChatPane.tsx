@@ -20,6 +20,7 @@ import { Composer } from './Composer'
 import { useLiveTurns } from './live-turns'
 import {
   isSettingsProblem,
+  isUnsavedTurn,
   storedBeforeTurn,
   turnFromLive,
   turnsFromStored,
@@ -88,9 +89,11 @@ export function ChatPane() {
     }
   }, [adoptedId, conversationId, openConversation])
 
-  // A finished turn: load what was stored, then draw from the store alone.
+  // A finished turn: load what was stored, then draw from the store alone (unless its reply
+  // could not be saved: then only the live turn has it).
   useEffect(() => {
     if (!conversationId || !tracked?.finished || tracked.settled) return
+    if (tracked.error && isUnsavedTurn(tracked.error.code)) return
     const { turnId } = tracked
     void reload().then(() => settle(conversationId, turnId))
   }, [conversationId, tracked, reload, settle])

@@ -1,6 +1,7 @@
 import { memo, useEffect, useState, type MouseEvent, type ReactNode } from 'react'
 import ReactMarkdown, { type Components, type Options } from 'react-markdown'
 import remarkGfm from 'remark-gfm'
+import { GuardedMarkdown } from '../../components/GuardedMarkdown'
 import { api } from '../../lib/api'
 import { isOpenableUrl } from './links'
 
@@ -67,20 +68,22 @@ function useHighlighting(text: string): Plugins | undefined {
 
 /**
  * Claude's markdown: GFM (tables, task lists), highlighted code, never raw HTML (`skipHtml`,
- * no rehype-raw).
+ * no rehype-raw). A reply that cannot be formatted shows as plain text, never a blank window.
  */
 export const Markdown = memo(function Markdown({ text }: { readonly text: string }) {
   const rehypePlugins = useHighlighting(text)
   return (
     <div className="markdown">
-      <ReactMarkdown
-        skipHtml
-        remarkPlugins={[remarkGfm]}
-        rehypePlugins={rehypePlugins}
-        components={components}
-      >
-        {text}
-      </ReactMarkdown>
+      <GuardedMarkdown text={text}>
+        <ReactMarkdown
+          skipHtml
+          remarkPlugins={[remarkGfm]}
+          rehypePlugins={rehypePlugins}
+          components={components}
+        >
+          {text}
+        </ReactMarkdown>
+      </GuardedMarkdown>
     </div>
   )
 })

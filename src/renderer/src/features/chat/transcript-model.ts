@@ -288,6 +288,17 @@ const SETTINGS_PROBLEMS: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'max-tokens',
 ])
 
+// A turn ends with one of these only when its messages could not be saved (main says so).
+const NOT_SAVED = new Set<ErrorCode>(['disk-full', 'io-error', 'access-denied', 'read-only'])
+
+/**
+ * True when a turn's reply could not be saved: the store does not have it, so it stays drawn
+ * from the turn's events (until the next message) rather than vanish from the screen.
+ */
+export function isUnsavedTurn(code: ErrorCode): boolean {
+  return NOT_SAVED.has(code)
+}
+
 /** Error codes that the person fixes in Settings (the key, or the model it may use). */
 export function isSettingsProblem(code: ErrorCode): boolean {
   return SETTINGS_PROBLEMS.has(code)

@@ -1,11 +1,11 @@
 import { useState } from 'react'
 import type { CommitSummary, FileChange } from '../../../../shared/types'
 import { Loading } from '../../components/Feedback'
-import { api, errorMessage, unwrap } from '../../lib/api'
+import { api, unwrap } from '../../lib/api'
 import type { RestoreRequest } from './restore-request'
 import { displayPath } from '../../lib/format'
 import { DiffStat, DiffView, type DiffMode } from '../../components/DiffView'
-import { loadOmittedChange, type HistoryReader } from './omitted-change'
+import { loadFailure, loadOmittedChange, type HistoryReader } from './omitted-change'
 
 const STATUS_LABEL: Readonly<Record<FileChange['status'], string>> = {
   added: 'Added',
@@ -21,7 +21,7 @@ const historyReader: HistoryReader = {
 
 type Loaded =
   | { readonly state: 'idle' | 'loading' }
-  | { readonly state: 'failed'; readonly message: string }
+  | { readonly state: 'failed'; readonly message: string; readonly retry: boolean }
   | { readonly state: 'done'; readonly change: FileChange }
 
 /**
@@ -47,7 +47,7 @@ export function FileChangeView(props: {
         change: await loadOmittedChange(historyReader, commit, props.change),
       })
     } catch (error) {
-      setLoaded({ state: 'failed', message: errorMessage(error) })
+      setLoaded({ state: 'failed', ...loadFailure(error) })
     }
   }
   return (
@@ -84,17 +84,19 @@ export function FileChangeView(props: {
         <div className="hist-omitted">
           <p className="hint hist-diff-note">
             {loaded.state === 'failed'
-              ? `Could not load this diff: ${loaded.message}`
+              ? loaded.message
               : 'This change is large, so its diff was not loaded with the others.'}
           </p>
-          <button
-            type="button"
-            className="button button-small"
-            disabled={loaded.state === 'loading'}
-            onClick={() => void load()}
-          >
-            {loaded.state === 'failed' ? 'Try again' : 'Load diff'}
-          </button>
+          {(loaded.state !== 'failed' || loaded.retry) && (
+            <button
+              type="button"
+              className="button button-small"
+              disabled={loaded.state === 'loading'}
+              onClick={() => void load()}
+            >
+              {loaded.state === 'failed' ? 'Try again' : 'Load diff'}
+            </button>
+          )}
           <Loading active={loaded.state === 'loading'} label="Loading diff…" />
         </div>
       ) : (

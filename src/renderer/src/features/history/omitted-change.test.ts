@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest'
 import type { CommitDetail, CommitSummary, FileChange } from '../../../../shared/types'
-import { loadOmittedChange, truncationNote, type HistoryReader } from './omitted-change'
+import { ApiError } from '../../lib/api'
+import {
+  loadFailure,
+  loadOmittedChange,
+  truncationNote,
+  type HistoryReader,
+} from './omitted-change'
 
 const commit: CommitSummary = {
   oid: 'c'.repeat(40),
@@ -94,5 +100,23 @@ describe('truncationNote', () => {
 
   it('says nothing when every change was sent', () => {
     expect(truncationNote(detail(3, 3))).toBeNull()
+  })
+})
+
+describe('loadFailure', () => {
+  it('says a version too large to show as the core words it, with nothing to try again', () => {
+    const message =
+      '/memories/big.log is too large to show here: this version is 20.0 MB, and Cairn shows files of up to 4.0 MB.'
+    expect(loadFailure(new ApiError({ code: 'too-large', message }))).toEqual({
+      message,
+      retry: false,
+    })
+  })
+
+  it('offers to try again after any other failure', () => {
+    expect(loadFailure(new ApiError({ code: 'io-error', message: 'The disk failed.' }))).toEqual({
+      message: 'Could not load this diff: The disk failed.',
+      retry: true,
+    })
   })
 })

@@ -1,4 +1,5 @@
 import type { CommitDetail, CommitSummary, FileChange } from '../../../../shared/types'
+import { ApiError, errorMessage } from '../../lib/api'
 
 /** The `window.api.history` calls an omitted file's diff needs (a subset, for testing). */
 export interface HistoryReader {
@@ -33,6 +34,17 @@ export async function loadOmittedChange(
       : null
   const after = change.status === 'deleted' ? null : await reader.readAt(change.path, commit.oid)
   return { ...change, before, after, omitted: false }
+}
+
+/**
+ * What to say when "Load diff" failed, and whether trying again can help: a version too large
+ * to show (the core's `too-large`, in plain words) stays too large, so it is said as it is.
+ */
+export function loadFailure(error: unknown): { readonly message: string; readonly retry: boolean } {
+  if (error instanceof ApiError && error.code === 'too-large') {
+    return { message: error.message, retry: false }
+  }
+  return { message: `Could not load this diff: ${errorMessage(error)}`, retry: true }
 }
 
 /** "Showing 100 of 3,412 changed files", or null when the commit was sent whole. */

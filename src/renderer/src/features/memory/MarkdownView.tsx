@@ -1,5 +1,6 @@
 import ReactMarkdown, { type Components } from 'react-markdown'
 import remarkGfm from 'remark-gfm'
+import { GuardedMarkdown } from '../../components/GuardedMarkdown'
 import { api } from '../../lib/api'
 
 /** Opens https links outside the app; anything else is shown as plain text. */
@@ -26,13 +27,18 @@ const components: Components = {
   },
 }
 
-/** A memory file rendered as GitHub-flavoured markdown; raw HTML is never rendered. */
+/**
+ * A memory file rendered as GitHub-flavoured markdown; raw HTML is never rendered. A file that
+ * cannot be formatted shows as plain text.
+ */
 export function MarkdownView(props: { readonly text: string }) {
   return (
     <div className="md-body">
-      <ReactMarkdown remarkPlugins={[remarkGfm]} components={components} skipHtml>
-        {props.text}
-      </ReactMarkdown>
+      <GuardedMarkdown text={props.text}>
+        <ReactMarkdown remarkPlugins={[remarkGfm]} components={components} skipHtml>
+          {props.text}
+        </ReactMarkdown>
+      </GuardedMarkdown>
     </div>
   )
 }

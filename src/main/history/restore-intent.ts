@@ -1,0 +1,166 @@
+/**
+ * A restore's intent, kept on disk while it writes: a kill half-way through a restore of many
+ * files left a folder neither before nor after it, which the next open saved as "changes made
+ * outside Cairn" (the restore's own commit and its `Restored-From` lost). The restore writes
+ * `history.git/cairn-restore` first (the commit it started from, its commit's facts, and the
+ * file changes, each with the blob before and after), `fsync`ed; it is removed once the
+ * restore's commit is made (or the restore failed and put everything back). An open that
+ * finds it, with `main` still where the restore started, finishes the restore from history
+ * (every blob it writes is there) and makes its commit, before anything else is saved.
+ */
+
+import path from 'node:path'
+import { writeJsonAtomic } from '../lib/atomic-json'
+import { disk, isCode, unlinkQuietly } from '../lib/disk'
+import { isDiskProblem } from '../lib/disk-errors'
+import { FolderTree, readFileIn } from '../lib/folders'
+import type { Logger } from '../lib/logger'
+import type { IndexEntry } from './side-index'
+import type { CommitIntent, Repo } from './repo'
+import { applyDeltas, type Committer } from './restore-common'
+import type { FileDelta } from './tree-state'
+import { MAX_VERSIONED_BYTES } from './work-tree'
+
+/** The intent file's name in the git directory. */
+export const RESTORE_INTENT_FILE = 'cairn-restore'
+
+interface RestoreIntent {
+  readonly version: 1
+  /** `main` when the restore started: the restore is unfinished only while it still is. */
+  readonly base: string | null
+  readonly intent: CommitIntent
+  readonly deltas: ReadonlyArray<FileDelta>
+  /** The paths its commit covers (a folder brought back is committed as the folder). */
+  readonly paths: ReadonlyArray<string>
+}
+
+/** The written intent of one restore; `done` removes it. */
+export interface RecordedRestore {
+  done(): void
+}
+
+/** Writes (and makes durable) the intent of a restore about to apply `deltas`. */
+export async function recordRestore(
+  repo: Pick<Repo, 'store' | 'head'>,
+  deltas: ReadonlyArray<FileDelta>,
+  paths: ReadonlyArray<string>,
+  intent: CommitIntent,
+): Promise<RecordedRestore> {
+  const file = intentFileOf(repo.store.gitdir)
+  const record: RestoreIntent = { version: 1, base: repo.head(), intent, deltas, paths }
+  await writeJsonAtomic(file, record)
+  return { done: () => unlinkQuietly(file) }
+}
+
+/**
+ * A restore's writes and commit with its intent on disk meanwhile: `apply` (which writes
+ * `deltas`, all or nothing) then `commit` of `paths`. The intent goes once the commit is
+ * made, or once `apply` failed (it put everything back) or the commit did (the next change
+ * saves the files); a commit owed for a full disk keeps it, so that a kill before it is made
+ * still ends in this restore's commit.
+ */
+export async function applyAndCommit<K>(
+  repo: Pick<Repo, 'store' | 'head'>,
+  deltas: ReadonlyArray<FileDelta>,
+  paths: ReadonlyArray<string>,
+  intent: CommitIntent,
+  apply: () => Promise<K>,
+  commit: Committer,
+): Promise<{ readonly kept: K; readonly made: IndexEntry | null | 'pending' }> {
+  const recorded = await recordRestore(repo, deltas, paths, intent)
+  let kept: K
+  let made: IndexEntry | null | 'pending'
+  try {
+    kept = await apply()
+    made = await commit(paths, intent)
+  } catch (error) {
+    recorded.done()
+    throw error
+  }
+  if (made !== 'pending') recorded.done()
+  return { kept, made }
+}
+
+/**
+ * At open, before changes found in the folder are saved: finishes a restore a kill
+ * interrupted and commits it with its own facts, returning that commit (null when there was
+ * none to finish). A restore that cannot be finished as it was meant (a file changed since to
+ * something neither side of it, a damaged blob) is left as the folder holds it, for the
+ * open's own commit to save; a disk that fails fails the open and keeps the intent.
+ */
+export async function finishInterruptedRestore(
+  repo: Repo,
+  logger?: Logger,
+): Promise<IndexEntry | null> {
+  const file = intentFileOf(repo.store.gitdir)
+  let record: RestoreIntent | null
+  try {
+    record = JSON.parse(disk.readFileSync(file).toString('utf8')) as RestoreIntent
+  } catch (error) {
+    if (isCode(error, 'ENOENT')) return null
+    if (isDiskProblem(error)) throw error
+    // Cut short by a kill while it was written (its restore had not begun), or not ours.
+    unlinkQuietly(file)
+    return null
+  }
+  try {
+    if (record.version !== 1 || record.base !== repo.head() || !Array.isArray(record.deltas)) {
+      // Committed before the kill (or a history that moved on): nothing is unfinished.
+      unlinkQuietly(file)
+      return null
+    }
+    if (!(await eachFileOnEitherSide(repo, record.deltas))) {
+      logger?.warn('An interrupted restore was not finished: files it touched changed since')
+      unlinkQuietly(file)
+      return null
+    }
+    await applyDeltas(repo, record.deltas)
+    const paths = Array.isArray(record.paths)
+      ? record.paths
+      : record.deltas.map((delta) => delta.path)
+    const entry = await repo.commit(paths, record.intent)
+    unlinkQuietly(file)
+    return entry
+  } catch (error) {
+    if (isDiskProblem(error)) throw error
+    logger?.warn(
+      'An interrupted restore could not be finished; the folder is saved as it is',
+      error,
+    )
+    unlinkQuietly(file)
+    return null
+  }
+}
+
+// True when every file the restore changes holds what it held before the restore or what the
+// restore writes: the restore then only goes on. A file history did not hold (where the old
+// side has none, or one too large to version) counts as before: the restore keeps it aside.
+async function eachFileOnEitherSide(
+  repo: Pick<Repo, 'store' | 'workRoot'>,
+  deltas: ReadonlyArray<FileDelta>,
+): Promise<boolean> {
+  const tree = new FolderTree(repo.workRoot)
+  try {
+    for (const delta of deltas) {
+      if (delta.before === null) continue
+      const found = tree.find(delta.path)
+      if (found.kind !== 'file') {
+        if (delta.after === null && found.kind === 'missing') continue
+        return false
+      }
+      if (found.stats.size > MAX_VERSIONED_BYTES) continue
+      const oid = repo.store.hash(
+        'blob',
+        readFileIn(found.parent, found.name, found.stats, MAX_VERSIONED_BYTES),
+      )
+      if (oid !== delta.before && oid !== delta.after) return false
+    }
+    return true
+  } finally {
+    tree.close()
+  }
+}
+
+function intentFileOf(gitdir: string): string {
+  return path.join(gitdir, RESTORE_INTENT_FILE)
+}

@@ -1,0 +1,294 @@
+import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process'
+import { createInterface } from 'node:readline'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { nodeDisk, setDisk, type Disk } from './disk'
+import { acquireInstanceLock, LOCK_FILE, type InstanceLock } from './instance-lock'
+
+// Taking over a stale lock (issue #9, "one writer"): two Cairns starting together on the lock
+// of a process that is gone must never both get it. Found by a reviewer: the first taker's
+// clean-up deleted the second's aside copy, which then took its own lock over the first's.
+
+let dir: string
+let file: string
+
+beforeEach(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-lock-'))
+  file = path.join(dir, LOCK_FILE)
+})
+afterEach(() => fs.rmSync(dir, { recursive: true, force: true }))
+
+/** The pid of a process that has exited. */
+function deadPid(): number {
+  return spawnSync(process.execPath, ['-e', '0']).pid!
+}
+
+function writeStaleLock(): void {
+  const owner = { pid: deadPid(), host: os.hostname(), token: 'dead', since: '' }
+  fs.writeFileSync(file, `${JSON.stringify(owner)}\n`)
+}
+
+function holds(lock: InstanceLock | null): boolean {
+  if (!lock) return false
+  try {
+    lock.assertHeld()
+    return true
+  } catch {
+    return false
+  }
+}
+
+function tryAcquire(): InstanceLock | null {
+  try {
+    return acquireInstanceLock(dir)
+  } catch (error) {
+    expect(error).toMatchObject({ code: 'locked' })
+    return null
+  }
+}
+
+describe('what a killed start leaves', () => {
+  it('removes a lock temp file however young, so none outlives the next open', () => {
+    // A start killed between writing its temp file and linking it as the lock.
+    const temp = `${file}.0123456789abcdef.tmp`
+    fs.writeFileSync(temp, '')
+    const lock = acquireInstanceLock(dir)
+    expect(fs.readdirSync(dir)).toEqual([LOCK_FILE])
+    lock.release()
+  })
+
+  it('refuses, as locked, a start whose temp file the holder tidied away before its link', () => {
+    let a: InstanceLock | null = null
+    const hooked: Disk = Object.create(nodeDisk) as Disk
+    hooked.linkSync = (from, to) => {
+      if (to === file && a === null) {
+        // A starts and takes the lock in the moment between B's write and B's link.
+        const restore = setDisk(nodeDisk)
+        try {
+          a = acquireInstanceLock(dir)
+        } finally {
+          restore()
+        }
+      }
+      nodeDisk.linkSync(from, to)
+    }
+    const restore = setDisk(hooked)
+    let b: InstanceLock | null
+    try {
+      b = tryAcquire()
+    } finally {
+      restore()
+    }
+    expect(a).not.toBeNull()
+    expect(b).toBeNull()
+    expect(holds(a)).toBe(true)
+    expect(fs.readdirSync(dir)).toEqual([LOCK_FILE])
+  })
+})
+
+describe('taking over a stale lock', () => {
+  it('lets only one of two starting instances take it, whichever step the other interrupts', () => {
+    writeStaleLock()
+    // B is about to change the lock file (its take-over's rename). At that moment A, another
+    // starting Cairn, runs its whole start; B's rename lands when A lists the folder for
+    // leftovers (right after A made its lock), or after A gave up.
+    let a: InstanceLock | null = null
+    let ranA = false
+    let inA = false
+    let pending: (() => void) | null = null
+    const hooked: Disk = Object.create(nodeDisk) as Disk
+    hooked.renameSync = (from, to) => {
+      if (!ranA && !inA && (from === file || to === file)) {
+        ranA = true
+        pending = () => nodeDisk.renameSync(from, to)
+        inA = true
+        try {
+          a = tryAcquire()
+        } finally {
+          inA = false
+        }
+        if (pending) {
+          pending()
+          pending = null
+        }
+        return
+      }
+      nodeDisk.renameSync(from, to)
+    }
+    hooked.readdirSync = (p) => {
+      if (inA && pending) {
+        pending()
+        pending = null
+      }
+      return nodeDisk.readdirSync(p)
+    }
+    const restore = setDisk(hooked)
+    let b: InstanceLock | null
+    try {
+      b = tryAcquire()
+    } finally {
+      restore()
+    }
+    expect(ranA).toBe(true)
+    // Acquiring is what counts: an instance that acquired opens and may commit at once.
+    const acquired = [a, b].filter((lock) => lock !== null)
+    expect(acquired).toHaveLength(1)
+    expect(holds(acquired[0]!)).toBe(true)
+    // Whoever was refused was refused for good: a third start is refused too.
+    expect(tryAcquire()).toBeNull()
+    const left = fs.readdirSync(dir)
+    expect(left).toEqual([LOCK_FILE])
+  })
+
+  it('backs off when the lock changed between reading it and taking it over', () => {
+    writeStaleLock()
+    // A takes the stale lock over while B has read it but not yet taken it.
+    let a: InstanceLock | null = null
+    let reads = 0
+    const hooked: Disk = Object.create(nodeDisk) as Disk
+    hooked.lstatSync = (p) => {
+      if (p === file && ++reads === 1) {
+        const restore = setDisk(nodeDisk)
+        try {
+          a = tryAcquire()
+        } finally {
+          restore()
+        }
+      }
+      return nodeDisk.lstatSync(p)
+    }
+    const restore = setDisk(hooked)
+    let b: InstanceLock | null
+    try {
+      b = tryAcquire()
+    } finally {
+      restore()
+    }
+    expect(holds(a)).toBe(true)
+    expect(b).toBeNull()
+  })
+
+  it('steps past the take-over mutex of a Cairn killed in the middle of a take-over', () => {
+    writeStaleLock()
+    // Another Cairn made the mutex for this stale lock and was killed: its mutex is stale too.
+    // It is put in place just before this start makes the same one.
+    const killed = { pid: deadPid(), host: os.hostname(), token: 'killed', since: '' }
+    const mutexes: string[] = []
+    const hooked: Disk = Object.create(nodeDisk) as Disk
+    hooked.linkSync = (from, to) => {
+      if (to.includes('.takeover-') && mutexes.length === 0) {
+        fs.writeFileSync(to, `${JSON.stringify(killed)}\n`)
+      }
+      if (to.includes('.takeover-')) mutexes.push(to)
+      nodeDisk.linkSync(from, to)
+    }
+    const restore = setDisk(hooked)
+    let lock: InstanceLock | null
+    try {
+      lock = tryAcquire()
+    } finally {
+      restore()
+    }
+    expect(holds(lock)).toBe(true)
+    expect(lock!.tookOver).toBe(true)
+    // The killed one's mutex was stepped past (a second, different mutex), then cleaned up.
+    expect(new Set(mutexes).size).toBe(2)
+    expect(fs.readdirSync(dir)).toEqual([LOCK_FILE])
+  })
+
+  it('never lets two of three racing processes hold it (many trials)', async () => {
+    const children = Array.from({ length: 3 }, () => startChild())
+    try {
+      await Promise.all(children.map((child) => child.next()))
+      const dead = deadPid()
+      let trials = 0
+      for (; trials < 80; trials++) {
+        const trialDir = path.join(dir, `t${trials}`)
+        fs.mkdirSync(trialDir)
+        const owner = { pid: dead, host: os.hostname(), token: 'dead', since: '' }
+        fs.writeFileSync(path.join(trialDir, LOCK_FILE), `${JSON.stringify(owner)}\n`)
+        // All three spin until the same instant, then take the lock.
+        const at = Date.now() + 40
+        const answers = await Promise.all(
+          children.map((child) => {
+            child.send({ dir: trialDir, at })
+            return child.next()
+          }),
+        )
+        expect(answers.filter((a) => a === 'acquired')).toHaveLength(1)
+        expect(answers.filter((a) => a !== 'acquired').every((a) => a === 'locked')).toBe(true)
+        // Checked once all three are done: exactly the one that acquired still holds it.
+        const held = await Promise.all(
+          children.map((child) => {
+            child.send('check')
+            return child.next()
+          }),
+        )
+        expect(held.filter((h) => h === 'held')).toHaveLength(1)
+        expect(held.indexOf('held')).toBe(answers.indexOf('acquired'))
+      }
+      expect(trials).toBe(80)
+    } finally {
+      for (const child of children) child.process.kill('SIGKILL')
+    }
+  })
+})
+
+interface Child {
+  readonly process: ChildProcessWithoutNullStreams
+  send(message: unknown): void
+  next(): Promise<string>
+}
+
+/** A process that takes the lock of the folder it is sent, at the instant it is sent. */
+function startChild(): Child {
+  const script = `
+    const { acquireInstanceLock } = await import(${JSON.stringify(path.resolve('src/main/lib/instance-lock.ts'))})
+    const { createInterface } = await import('node:readline')
+    let lock = null
+    process.stdout.write('ready\\n')
+    for await (const line of createInterface({ input: process.stdin })) {
+      const message = JSON.parse(line)
+      if (message === 'check') {
+        let held = 'none'
+        if (lock) { try { lock.assertHeld(); held = 'held' } catch { held = 'lost' } }
+        lock?.release()
+        lock = null
+        process.stdout.write(held + '\\n')
+        continue
+      }
+      while (Date.now() < message.at) {}
+      try { lock = acquireInstanceLock(message.dir); process.stdout.write('acquired\\n') }
+      catch (error) { process.stdout.write((error.code ?? String(error)) + '\\n') }
+    }
+  `
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+  })
+  const lines: string[] = []
+  const waiting: ((line: string) => void)[] = []
+  createInterface({ input: child.stdout }).on('line', (line) => {
+    const resolve = waiting.shift()
+    if (resolve) resolve(line)
+    else lines.push(line)
+  })
+  let stderr = ''
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+  child.once('exit', (code, signal) => {
+    if (signal !== 'SIGKILL') {
+      for (const resolve of waiting.splice(0)) resolve(`exited (${code}): ${stderr}`)
+    }
+  })
+  return {
+    process: child,
+    send: (message) => child.stdin.write(`${JSON.stringify(message)}\n`),
+    next: () =>
+      new Promise((resolve) => {
+        const line = lines.shift()
+        if (line !== undefined) resolve(line)
+        else waiting.push(resolve)
+      }),
+  }
+}

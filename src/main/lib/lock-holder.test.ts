@@ -1,0 +1,116 @@
+/**
+ * A lock whose process id now belongs to another program (reused after a crash, a kill or a
+ * reboot) is stale; the lock of a process that still runs is respected. Real lock files in a
+ * temp folder; process 1 (always running) stands in for a reused id.
+ */
+import { spawn } from 'node:child_process'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { CairnError } from './errors'
+import { acquireInstanceLock, LOCK_FILE } from './instance-lock'
+import { holderStillRunning, ownIdentity } from './lock-holder'
+
+const linux = process.platform === 'linux'
+let dataDir: string
+
+beforeEach(() => {
+  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-lock-holder-'))
+})
+
+afterEach(() => {
+  fs.rmSync(dataDir, { recursive: true, force: true })
+})
+
+/** Leaves a lock as a Cairn that did not close would have, naming `fields`. */
+function leaveLock(fields: Record<string, unknown>): void {
+  const lock = { host: os.hostname(), token: 'feedface', since: new Date().toISOString() }
+  fs.writeFileSync(path.join(dataDir, LOCK_FILE), `${JSON.stringify({ ...lock, ...fields })}\n`)
+}
+
+function refusal(): CairnError {
+  try {
+    acquireInstanceLock(dataDir).release()
+  } catch (error) {
+    if (error instanceof CairnError) return error
+    throw error
+  }
+  throw new Error('the lock was taken')
+}
+
+const held = () => JSON.parse(fs.readFileSync(path.join(dataDir, LOCK_FILE), 'utf8')) as unknown
+
+describe('a lock left behind', () => {
+  it.runIf(linux)('records the boot and the start time of the process holding it', () => {
+    const lock = acquireInstanceLock(dataDir)
+    try {
+      expect(held()).toMatchObject({
+        pid: process.pid,
+        boot: fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim(),
+        started: expect.stringMatching(/^\d+$/),
+      })
+    } finally {
+      lock.release()
+    }
+  })
+
+  it.runIf(linux)('is taken over when its process id now names a process started later', () => {
+    leaveLock({ pid: 1, ...ownIdentity(), started: '1' })
+    const lock = acquireInstanceLock(dataDir)
+    expect(lock.tookOver).toBe(true)
+    expect(held()).toMatchObject({ pid: process.pid })
+    lock.release()
+  })
+
+  it.runIf(linux)('is taken over when it was written before the last boot', () => {
+    leaveLock({ pid: 1, boot: '00000000-0000-4000-8000-000000000000', started: '1' })
+    const lock = acquireInstanceLock(dataDir)
+    expect(lock.tookOver).toBe(true)
+    lock.release()
+  })
+
+  it('in the older format, is taken over when written before the system started', () => {
+    const beforeBoot = new Date(Date.now() - os.uptime() * 1000 - 3_600_000).toISOString()
+    leaveLock({ pid: 1, since: beforeBoot })
+    const lock = acquireInstanceLock(dataDir)
+    expect(lock.tookOver).toBe(true)
+    lock.release()
+  })
+
+  it('in the older format, is respected while its process id runs and it is from this boot', () => {
+    leaveLock({ pid: 1 })
+    const error = refusal()
+    expect(error.code).toBe('locked')
+    expect(error.message).toContain('(process 1)')
+    expect(error.message).toContain('restarting the computer')
+  })
+
+  it('is respected while the very process that wrote it runs', async () => {
+    // A second process takes the lock with its own identity and waits.
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        '--input-type=module',
+        '-e',
+        `const { acquireInstanceLock } = await import(${JSON.stringify(path.resolve('src/main/lib/instance-lock.ts'))})
+         acquireInstanceLock(${JSON.stringify(dataDir)})
+         process.stdout.write('held\\n')
+         setInterval(() => {}, 1000)`,
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    )
+    try {
+      await new Promise<void>((resolve, reject) => {
+        child.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('held') && resolve())
+        child.on('exit', (code) => reject(new Error(`the holder exited (${code})`)))
+      })
+      expect(refusal().message).toContain(`(process ${child.pid})`)
+      expect(holderStillRunning(held() as Parameters<typeof holderStillRunning>[0])).toBe(true)
+    } finally {
+      child.kill('SIGKILL')
+    }
+  }, 30_000)
+})

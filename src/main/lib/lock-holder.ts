@@ -1,0 +1,83 @@
+/**
+ * Whether the process a lock file names still holds it. A process id alone proves little: after
+ * a crash or a power cut the id is often reused (at once on Windows, or by anything started
+ * after a reboot), and "Cairn is already open" would then block every start for good. So a
+ * lock also records what tells its process apart from a later one with the same id: the
+ * boot it was written in and the process's start time (Linux), checked here.
+ */
+import os from 'node:os'
+import { disk } from './disk'
+
+/** What a lock records besides its process id, where the system tells it (Linux). */
+export interface HolderIdentity {
+  /** `/proc/sys/kernel/random/boot_id`: a new value at every boot. */
+  readonly boot?: string
+  /** Field 22 of `/proc/<pid>/stat`: when the process started, in clock ticks since boot. */
+  readonly started?: string
+}
+
+/** A lock's holder as its file names it (older lock files have no identity fields). */
+export interface LockHolder extends HolderIdentity {
+  readonly pid: number
+  /** When the lock was written (ISO 8601). */
+  readonly since: string
+}
+
+// A lock written this long before the boot time computed from the uptime is from an earlier
+// boot: the margin covers the uptime's rounding and small clock corrections.
+const BOOT_MARGIN_MS = 60_000
+
+/** This process's identity, to record in its lock. */
+export function ownIdentity(): HolderIdentity {
+  const boot = bootId()
+  const started = startTime(process.pid)
+  return { ...(boot ? { boot } : {}), ...(started ? { started } : {}) }
+}
+
+/**
+ * True while the holder's process still runs: its id is alive and, where the lock says which
+ * process it was, it is that one. A lock written before the last boot is never held.
+ */
+export function holderStillRunning(holder: LockHolder): boolean {
+  try {
+    process.kill(holder.pid, 0)
+  } catch (error) {
+    // EPERM: a process of another user has the id; what follows tells whether it is the holder.
+    if ((error as NodeJS.ErrnoException).code === 'ESRCH') return false
+  }
+  const boot = bootId()
+  if (holder.boot && boot) {
+    if (holder.boot !== boot) return false
+    // Same boot: the id names the holder only if that process started when the holder did.
+    const started = holder.started ? startTime(holder.pid) : null
+    return !(started && started !== holder.started)
+  }
+  // No boot id to compare (an older lock, or a system without one): a lock written before the
+  // system started cannot be held by anything running now.
+  const since = Date.parse(holder.since)
+  const bootedAt = Date.now() - os.uptime() * 1000
+  return !(Number.isFinite(since) && since < bootedAt - BOOT_MARGIN_MS)
+}
+
+function bootId(): string | null {
+  return readProc('/proc/sys/kernel/random/boot_id')?.trim() || null
+}
+
+// Sample: `4242 (Cairn Helper (Renderer)) S 1 4242 … 20 0 23 0 3141592 …`; the name may hold
+// spaces and parentheses, so the fields are counted after its last `)`, from field 3 on.
+function startTime(pid: number): string | null {
+  const stat = readProc(`/proc/${pid}/stat`)
+  if (!stat) return null
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  const started = fields[22 - 3]
+  return started && /^\d+$/.test(started) ? started : null
+}
+
+function readProc(file: string): string | null {
+  if (process.platform !== 'linux') return null
+  try {
+    return disk.readFileSync(file).toString('utf8')
+  } catch {
+    return null
+  }
+}
