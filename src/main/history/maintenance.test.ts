@@ -316,6 +316,7 @@ describe('background maintenance', () => {
     }
     let from = 40
     let slowed = false
+    let looseFd = -1
     for (const call of ['readdir', 'readFile'] as const) {
       await work(memory, from, 10)
       from += 10
@@ -325,14 +326,20 @@ describe('background maintenance', () => {
         gate,
         {
           ...nodeDisk,
-          readFileSync(file) {
-            // The first loose object read on the main thread is slow (a busy disk): the walk's
-            // next reads go through the thread pool.
-            if (call === 'readFile' && typeof file === 'string' && held.readFile(file) && !slowed) {
+          openSync(file, flags, mode) {
+            const fd = nodeDisk.openSync(file, flags, mode)
+            looseFd = held.readFile(file) ? fd : -1
+            return fd
+          },
+          readSync(fd, buffer, offset, length, position) {
+            // The first loose object read on the main thread (opened, then read into the
+            // scratch buffer) is slow (a busy disk): the walk's next reads go through the
+            // thread pool. (A checkpoint's fsync of loose files opens them too, but reads none.)
+            if (call === 'readFile' && fd === looseFd && !slowed) {
               slowed = true
-              Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10)
+              Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 15)
             }
-            return nodeDisk.readFileSync(file)
+            return nodeDisk.readSync(fd, buffer, offset, length, position)
           },
           promises: {
             ...nodeDisk.promises,
