@@ -113,7 +113,10 @@ for (const scheme of ['light', 'dark'] as const) {
     await cairn.core.dispatch('settings:setApiKey', { key: KEY })
     // Too deep for the parser: a line of 4,000 ">" (it overflowed the stack and blanked the window).
     const deep = `${'>'.repeat(4000)} the end`
-    anthropic.script(reply.text(deep), reply.text('Back to **normal**.'))
+    // Thousands of nested emphasis marks: the parser pairs them in quadratic time (5,000 pairs
+    // froze the window for 6 s, and a streaming reply is formatted again at every delta).
+    const marks = `${'*_'.repeat(1000)}x${'_*'.repeat(1000)}`
+    anthropic.script(reply.text(deep), reply.text('Back to **normal**.'), reply.text(marks))
     await page.emulateMedia({ colorScheme: scheme })
     await cairn.open(page)
     const chat = new ChatPage(page)
@@ -130,6 +133,12 @@ for (const scheme of ['light', 'dark'] as const) {
     // The earlier reply still shows, read back from the store.
     await expect(chat.replies().first()).toContainText('the end')
 
+    await chat.send('Emphasise it.')
+    await expect(chat.replies()).toHaveCount(3)
+    await expect(chat.lastReply()).toContainText('too many * and _ marks to format quickly')
+    await expect(chat.lastReply()).toContainText('*_*_*_x_*_*_*')
+    await expect(chat.composer).toBeEnabled()
+
     // A text the markdown renderer itself fails on (thousands of nested "**": its stack
     // overflows) in a memory file's preview: caught, shown plain, the rest of the app stays.
     const failing = `${'**'.repeat(5000)}bold${'**'.repeat(5000)}`
@@ -144,7 +153,7 @@ for (const scheme of ['light', 'dark'] as const) {
     await memory.fileActions().getByRole('button', { name: 'Preview' }).click()
     await expect(memory.content('bold.md')).toContainText('it could not be formatted')
     await expect(memory.content('bold.md')).toContainText('****bold****')
-    await expect(chat.lastReply().getByText('normal', { exact: true })).toBeVisible()
+    await expect(chat.replies().nth(1).getByText('normal', { exact: true })).toBeVisible()
     await shoot(page, cairn, `memory-plain-preview-${scheme}`)
   })
 }

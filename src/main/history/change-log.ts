@@ -49,6 +49,9 @@ export function createChangeLog(
   let known: Map<string, ReadonlyArray<FileBlobs>> | null = null
   let unsaved: string[] = []
   let saveFailed = false
+  // A kill in the middle of an append leaves a torn last line: the next append starts on a
+  // line of its own, so its first record is not joined to the torn one and lost with it.
+  let tornTail = false
 
   function load(): Map<string, ReadonlyArray<FileBlobs>> {
     if (known) return known
@@ -60,6 +63,7 @@ export function createChangeLog(
     } catch {
       return known
     }
+    tornTail = text.length > 0 && !text.endsWith('\n')
     for (const line of text.split('\n')) {
       const record = parse(line)
       if (record && repo.index.positionOf(record.commit) >= 0)
@@ -100,10 +104,11 @@ export function createChangeLog(
     },
     flush() {
       if (!options.file || unsaved.length === 0 || saveFailed) return
-      const lines = `${unsaved.join('\n')}\n`
+      const lines = `${tornTail ? '\n' : ''}${unsaved.join('\n')}\n`
       unsaved = []
       try {
         disk.appendFileSync(options.file, lines, { mode: 0o600 })
+        tornTail = false
       } catch (error) {
         // Only the next session's first search is slower for it; say so once.
         saveFailed = true

@@ -178,6 +178,30 @@ describe('history search', () => {
     expect((await searchAll('tea', true)).map((hit) => hit.commit.oid)).toEqual(first)
   })
 
+  it('starts its next records on a new line after a kill tore the last one', async () => {
+    await run({ command: 'create', path: '/memories/a.md', file_text: 'tea\n' })
+    await run({ command: 'str_replace', path: '/memories/a.md', old_str: 'tea', new_str: 'coffee' })
+    const first = (await searchAll('tea', true)).map((hit) => hit.commit.oid)
+    await memory.close()
+    const file = path.join(dataDir, 'history.git', 'cairn-changes.jsonl')
+    const text = await readFile(file, 'utf8')
+    // Killed half-way through the last record's append.
+    await writeFile(file, text.slice(0, text.length - 20))
+
+    memory = await openVersionedMemory({ dataDir, now, watch: false })
+    expect((await searchAll('tea', true)).map((hit) => hit.commit.oid)).toEqual(first)
+    await memory.close()
+    const kept = (await readFile(file, 'utf8')).split('\n').flatMap((line) => {
+      try {
+        return [(JSON.parse(line) as { c: string }).c]
+      } catch {
+        return []
+      }
+    })
+    expect([...new Set(kept)].sort()).toEqual([...first].sort())
+    memory = await openVersionedMemory({ dataDir, now, watch: false })
+  })
+
   it('refuses to go on from a commit that is not in the history', async () => {
     await run({ command: 'create', path: '/memories/a.md', file_text: 'x\n' })
     await expect(

@@ -1,5 +1,10 @@
 import { Component, type ReactNode } from 'react'
-import { markdownDepth, MAX_MARKDOWN_DEPTH } from '../lib/markdown-depth'
+import {
+  emphasisRuns,
+  markdownDepth,
+  MAX_EMPHASIS_RUNS,
+  MAX_MARKDOWN_DEPTH,
+} from '../lib/markdown-depth'
 import './components.css'
 
 /** `text` exactly as written, with a short note saying why it is not formatted. */
@@ -56,8 +61,9 @@ class Boundary extends Component<BoundaryProps, BoundaryState> {
 }
 
 /**
- * Formatted markdown (`children`, rendered from `text`) that can never blank the window: text
- * nested too deeply for the parser, or any render error, shows `text` plain with a short note.
+ * Formatted markdown (`children`, rendered from `text`) that can never blank or freeze the
+ * window: text nested too deeply for the parser, a paragraph of thousands of emphasis marks, or
+ * any render error, shows `text` plain with a short note.
  */
 export function GuardedMarkdown({ text, children }: BoundaryProps) {
   if (markdownDepth(text) > MAX_MARKDOWN_DEPTH) {
@@ -65,6 +71,14 @@ export function GuardedMarkdown({ text, children }: BoundaryProps) {
       <PlainText
         text={text}
         note="Shown as plain text: it nests quotes or lists too deeply to format."
+      />
+    )
+  }
+  if (emphasisRuns(text) > MAX_EMPHASIS_RUNS) {
+    return (
+      <PlainText
+        text={text}
+        note="Shown as plain text: it holds too many * and _ marks to format quickly."
       />
     )
   }

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest'
-import { markdownDepth, MAX_MARKDOWN_DEPTH } from './markdown-depth'
+import {
+  emphasisRuns,
+  markdownDepth,
+  MAX_EMPHASIS_RUNS,
+  MAX_MARKDOWN_DEPTH,
+} from './markdown-depth'
 
 describe('markdownDepth', () => {
   it('counts quotes and list markers opened at the start of a line', () => {
@@ -23,5 +28,24 @@ describe('markdownDepth', () => {
     expect(markdownDepth(`intro\n\n${'> '.repeat(MAX_MARKDOWN_DEPTH)}fine`)).toBe(
       MAX_MARKDOWN_DEPTH,
     )
+  })
+})
+
+describe('emphasisRuns', () => {
+  it('counts each run of * or _ once, per paragraph', () => {
+    expect(emphasisRuns('plain')).toBe(0)
+    expect(emphasisRuns('**bold** and _it_')).toBe(4)
+    expect(emphasisRuns('a rule:\n\n' + '_'.repeat(500))).toBe(1)
+    expect(emphasisRuns('*a*\n*b*\n\n*c*')).toBe(4)
+    expect(emphasisRuns('*a*\n  \n*c*')).toBe(2)
+  })
+
+  it('finds the nested emphasis that froze the window for seconds, not long prose', () => {
+    const nested = `${'*_'.repeat(5000)}x${'_*'.repeat(5000)}`
+    expect(emphasisRuns(nested)).toBeGreaterThan(MAX_EMPHASIS_RUNS)
+    const prose = Array.from({ length: 2000 }, (_, i) => `Note ${i}: the **key** point.`).join(
+      '\n\n',
+    )
+    expect(emphasisRuns(prose)).toBeLessThanOrEqual(MAX_EMPHASIS_RUNS)
   })
 })

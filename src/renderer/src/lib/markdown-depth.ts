@@ -42,3 +42,38 @@ export function markdownDepth(text: string): number {
   }
   return deepest
 }
+
+/**
+ * The most emphasis delimiter runs (`*` or `_`, each maximal run counted once) in any one
+ * paragraph of `text`. The parser pairs them at a cost that grows with their square: 5,000
+ * nested `*_` pairs took 6 s, 1,000 took 0.15 s; and a streaming reply is formatted again at
+ * every delta. Prose stays far below the limit.
+ */
+export function emphasisRuns(text: string): number {
+  let most = 0
+  let runs = 0
+  let previous = ''
+  let lineHasText = false
+  for (let i = 0; i < text.length; i++) {
+    const char = text[i] as string
+    if (char === '\n') {
+      // A blank line ends the paragraph.
+      if (!lineHasText) runs = 0
+      lineHasText = false
+    } else if (char !== ' ' && char !== '\t' && char !== '\r') {
+      lineHasText = true
+      if ((char === '*' || char === '_') && char !== previous) {
+        runs++
+        if (runs > most) most = runs
+      }
+    }
+    previous = char
+  }
+  return most
+}
+
+/**
+ * The most delimiter runs one paragraph may hold and still be formatted: ~10 ms a parse, so
+ * even a reply streamed 12 characters at a time costs well under a second in all.
+ */
+export const MAX_EMPHASIS_RUNS = 1000
