@@ -307,6 +307,19 @@ export function listNames(dir: string): string[] {
   }
 }
 
+/**
+ * `listNames` on the thread pool: a folder that once held thousands of names takes a while
+ * to read, longer while the disk is busy (maintenance lists all 256 object folders).
+ */
+export async function listNamesAsync(dir: string): Promise<string[]> {
+  try {
+    return (await disk.promises.readdir(dir)).map((dirent) => dirent.name)
+  } catch (error) {
+    if (isMissing(error)) return []
+    throw error
+  }
+}
+
 /** Node's errno code of an error, if any. */
 export function errorCode(error: unknown): string | undefined {
   if (typeof error !== 'object' || error === null) return undefined
