@@ -3,6 +3,7 @@ import os from 'node:os'
 import path from 'node:path'
 import type { Core } from '../src/main/core'
 import { expect, test } from './fixtures/harness'
+import { shoot } from './fixtures/screens'
 import { call, otherMachine, syncSpec } from './fixtures/machines'
 import { HistoryPage } from './pages/history.page'
 import { SyncPage } from './pages/sync.page'
@@ -49,6 +50,39 @@ test('Sync settings say plainly what failed, then turn sync on', async ({ page, 
   expect(await page.content()).not.toContain(hub.server.token)
   await expect(sync.indicator).toContainText('Synced')
   expect(hub.server.git(repo, 'ls-tree', '--name-only', 'main').trim()).toBe('notes.md')
+})
+
+test('the token form follows the address being typed', async ({ page, cairn }) => {
+  const repo = hub.newRepo()
+  await call(cairn.core, 'sync:configure', remoteOf(repo))
+  await call(cairn.core, 'sync:now')
+  await cairn.open(page)
+  const sync = new SyncPage(page)
+  await sync.openSettings()
+  for (const scheme of ['light', 'dark'] as const) {
+    await page.emulateMedia({ colorScheme: scheme })
+    await sync.fill({ url: hub.server.url(repo) })
+    await expect(sync.token).toHaveAccessibleName('Replace the access token')
+    await expect(sync.settings.dialog).not.toContainText('not encrypted')
+
+    // Another server, over plain http: warned while typing, before anything is saved or sent.
+    await sync.fill({ url: 'http://memory.example.com/me/memory.git' })
+    await expect(sync.settings.dialog).toContainText(
+      'This address is not encrypted (http): the token travels in the clear.',
+    )
+    await expect(sync.token).toHaveAccessibleName('Access token')
+    await expect(sync.token).toHaveAttribute('placeholder', 'The token for this address')
+    await expect(sync.settings.dialog).toContainText(
+      'The saved token is only ever sent to the server it was given for',
+    )
+    await sync.token.evaluate((input) => input.scrollIntoView({ block: 'center' }))
+    await shoot(page, cairn, `sync-address-changed-${scheme}`)
+
+    // Another repository on the same server keeps the saved token.
+    await sync.fill({ url: hub.server.url(`${repo}-moved`) })
+    await expect(sync.token).toHaveAccessibleName('Replace the access token')
+    await expect(sync.settings.dialog).not.toContainText('not encrypted')
+  }
 })
 
 test('the sync indicator shows syncing, failure and recovery', async ({ page, cairn }) => {
@@ -131,6 +165,59 @@ test('the conflict dialog shows both versions and commits the choice', async ({ 
     await desktop.close()
   }
 })
+
+for (const scheme of ['light', 'dark'] as const) {
+  test(`the conflict dialog shows the start of very long versions (${scheme})`, async ({
+    page,
+    cairn,
+  }) => {
+    const repo = hub.newRepo()
+    const desktop = await otherMachine('desktop')
+    try {
+      const base = '# Notes\nSummary: short\nTheme: dark\n'
+      await call(cairn.core, 'memory:write', { path: '/memories/notes.md', content: base })
+      await call(cairn.core, 'sync:configure', remoteOf(repo))
+      await call(cairn.core, 'sync:now')
+      await call(desktop.core, 'sync:configure', remoteOf(repo))
+      await call(desktop.core, 'sync:now')
+      // Each side rewrites one line as 100,000 characters.
+      const summary = (word: string) => `Summary: ${`${word} `.repeat(20_000)}`
+      const edit = (core: Core, word: string) =>
+        call(core, 'memory:write', {
+          path: '/memories/notes.md',
+          content: base.replace('Summary: short', summary(word)),
+        })
+      await edit(desktop.core, 'tide')
+      await call(desktop.core, 'sync:now')
+      await edit(cairn.core, 'moss')
+      const status = await call(cairn.core, 'sync:now')
+      expect(status.conflicts).toEqual([
+        expect.objectContaining({ path: '/memories/notes.md', blockCount: 1, cut: true }),
+      ])
+      expect(JSON.stringify(status).length).toBeLessThan(40_000)
+
+      await page.emulateMedia({ colorScheme: scheme })
+      await cairn.open(page)
+      const sync = new SyncPage(page)
+      await sync.indicator.getByRole('button', { name: /conflict/ }).click()
+      const dialog = sync.conflictDialog
+      await expect(dialog).toContainText(
+        'Only the start of the versions is shown here; the file holds them whole.',
+      )
+      await expect(dialog.getByRole('figure', { name: /This machine · laptop/ })).toContainText(
+        'Summary: moss moss',
+      )
+      await shoot(page, cairn, `sync-conflict-cut-${scheme}`)
+      // Choosing still writes the whole version.
+      await dialog.getByRole('button', { name: 'Keep desktop’s' }).click()
+      await expect(dialog).toContainText('No conflicts left')
+      const file = await call(cairn.core, 'memory:read', { path: '/memories/notes.md' })
+      expect(file.text).toBe(base.replace('Summary: short', summary('tide')))
+    } finally {
+      await desktop.close()
+    }
+  })
+}
 
 test('the conflict dialog saves text written by hand', async ({ page, cairn }) => {
   const repo = hub.newRepo()

@@ -516,8 +516,15 @@ export interface SyncConflict {
   readonly oursLabel: string
   /** The other side's machine name. */
   readonly theirsLabel: string
-  /** For text: each conflicting region, this machine's version and the other one. */
+  /**
+   * For text: each conflicting region, this machine's version and the other one; the first
+   * few only, each side cut to a bound (`cut`), so the status stays small whatever the file.
+   */
   readonly blocks: ReadonlyArray<{ readonly ours: string; readonly theirs: string }>
+  /** For text: how many conflicting regions the file holds (more than `blocks` when cut). */
+  readonly blockCount: number
+  /** True when `blocks` leaves regions out or a side was cut: the file holds the rest. */
+  readonly cut: boolean
   /** For binary: where the other side's version is (virtual path). */
   readonly otherPath: string | null
   /** The merge commit that raised it. */

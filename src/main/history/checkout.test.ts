@@ -3,7 +3,7 @@
  * history): the folder follows, the side index holds every new commit parents first, and a
  * crash at any step is finished at the next open.
  */
-import { writeFileSync } from 'node:fs'
+import { existsSync, writeFileSync } from 'node:fs'
 import { mkdir, readFile, rm, utimes, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -243,6 +243,74 @@ describe('a move interrupted by a crash', () => {
     expect(opened.repo.index.all().at(-1)?.command).toBe('outside')
     expect(Object.fromEntries(await folderFiles(dataDir))).toEqual({ 'a.md': 'typed by hand\n' })
     await expectInSync()
+  })
+})
+
+describe('a move the folder cannot take', () => {
+  // 100 Japanese characters: 303 bytes of UTF-8, over the 255 bytes a Linux file name takes.
+  const longName = '会議メモ'.repeat(25) + '.md'
+
+  it('refuses, writing nothing, when a folder of files history never holds is in the way', async () => {
+    const repo = await open()
+    const base = await put(repo, 'a.md', 'a\n')
+    await mkdir(path.join(dataDir, 'memories', 'projects', '.git'), { recursive: true })
+    await writeFile(path.join(dataDir, 'memories', 'projects', '.git', 'config'), '[core]\n')
+    const target = await foreignCommit(repo, [base], { 'a.md': 'a2\n', projects: 'p\n' }, 'x')
+    await expect(moveMain(repo, target, 'forward')).rejects.toThrow(
+      /\/memories\/projects is a folder holding files the history does not keep \(such as \/memories\/projects\/\.git\/config\).*Nothing was changed/,
+    )
+    expect(repo.head()).toBe(base)
+    expect(existsSync(moveNoteOf(repo.gitdir))).toBe(false)
+    expect(await readFile(path.join(dataDir, 'memories', 'a.md'), 'utf8')).toBe('a\n')
+    expect(
+      await readFile(path.join(dataDir, 'memories', 'projects', '.git', 'config'), 'utf8'),
+    ).toBe('[core]\n')
+  })
+
+  it('puts the folder back and drops its note when a write fails for good', async () => {
+    const repo = await open()
+    const base = await put(repo, 'a.md', 'a\n')
+    const target = await foreignCommit(repo, [base], { 'a.md': 'a2\n', [longName]: 'm\n' }, 'x')
+    await expect(moveMain(repo, target, 'forward')).rejects.toThrow()
+    expect(repo.head()).toBe(base)
+    // Left behind, the note would fail every start with the same write.
+    expect(existsSync(moveNoteOf(repo.gitdir))).toBe(false)
+    expect(Object.fromEntries(await folderFiles(dataDir))).toEqual({ 'a.md': 'a\n' })
+  })
+
+  it('when interrupted, is dropped at the next open, keeping the folder, with a notice', async () => {
+    for (const blocker of ['long-name', 'folder'] as const) {
+      await cleanup()
+      ;({ dir: dataDir, cleanup } = await tempDataDir())
+      const repo = await open()
+      const base = await put(repo, 'a.md', 'a\n')
+      const files: Record<string, string> = { 'a.md': 'a from the remote\n' }
+      if (blocker === 'long-name') files[longName] = 'm\n'
+      else {
+        files['projects'] = 'p\n'
+        await mkdir(path.join(dataDir, 'memories', 'projects', '.git'), { recursive: true })
+        await writeFile(path.join(dataDir, 'memories', 'projects', '.git', 'config'), '[core]\n')
+      }
+      const target = await foreignCommit(repo, [base], files, 'remote change')
+      // What a move that stopped after its note leaves (as before this fix, for good).
+      writeFileSync(moveNoteOf(repo.gitdir), JSON.stringify({ from: base, to: target }))
+      const opened = await openRepo({ dataDir, now })
+      expect(opened.repo.head()).toBe(base)
+      expect(existsSync(moveNoteOf(opened.repo.gitdir))).toBe(false)
+      expect(opened.recovery).toMatchObject({
+        kind: 'history-repaired',
+        message: expect.stringContaining('could not be finished here'),
+      })
+      expect(Object.fromEntries(await folderFiles(dataDir))).toEqual(
+        blocker === 'folder'
+          ? { 'a.md': 'a\n', 'projects/.git/config': '[core]\n' }
+          : { 'a.md': 'a\n' },
+      )
+      await rm(path.join(dataDir, 'memories', 'projects'), { recursive: true, force: true })
+      await expectInSync()
+      // And it opens again, with nothing more to say.
+      expect((await openRepo({ dataDir, now })).recovery).toBeNull()
+    }
   })
 })
 

@@ -16,7 +16,7 @@ import { writeJsonAtomic } from '../lib/atomic-json'
 import { disk, isCode, isMissing } from '../lib/disk'
 import { CairnError } from '../lib/errors'
 import { isDiskProblem } from '../lib/disk-errors'
-import { FolderTree, readFileIn, settleFolderSyncs } from '../lib/folders'
+import { Folder, FolderTree, readFileIn, settleFolderSyncs } from '../lib/folders'
 import type { Logger } from '../lib/logger'
 import { DamagedHistoryError } from './damage'
 import { readMainRef } from './main-ref'
@@ -73,6 +73,10 @@ export async function moveMain(
   const deltas = await diffNodes(store, repo.root(), treeFromOid(commit.tree))
   // A commit from elsewhere is untrusted: none of its paths may leave the folder or reach git.
   for (const delta of deltas) toRelative(toVirtual(delta.path))
+  // What the folder holds in the move's way and history never held (a person's own `.git`
+  // where a file is to go) refuses the move before anything is written: met half-way, it
+  // would fail every sync the same way, and the note would fail every start.
+  refuseWhatIsInTheWay(repo.workRoot, deltas)
   // The objects the target reaches that were written here (a merge commit, its trees) are
   // durable before anything refers to them. So is every value of `main` the write-ahead log
   // holds, and the log is emptied for good: open moves `main` forward to a logged value, and
@@ -80,8 +84,19 @@ export async function moveMain(
   await store.flush()
   await store.checkpoint({ durable: true })
   await writeJsonAtomic(moveNoteOf(store.gitdir), { from, to: target } satisfies MoveNote)
-  // A file the history never held is kept aside, never written over (`applyDeltas`).
-  onKeptAside(await applyDeltas(repo, deltas))
+  let kept: ReadonlyArray<KeptAside>
+  try {
+    // A file the history never held is kept aside, never written over (`applyDeltas`). A
+    // write that fails puts the folder back itself: the move did not happen, and its note
+    // goes with it (left behind, every start would try the same writes again).
+    kept = await applyDeltas(repo, deltas)
+  } catch (error) {
+    if (!isDiskProblem(error)) removeNote(store.gitdir)
+    // A full or failing disk may not have let everything be put back: the note stays, and
+    // the next start finishes the move once the disk allows it.
+    throw error
+  }
+  onKeptAside(kept)
   noteWritten(repo, deltas)
   try {
     // The folder's changes are durable before the ref that records them moves (as for a
@@ -138,12 +153,15 @@ function noteWritten(repo: Repo, deltas: ReadonlyArray<FileDelta>): void {
  * Finishes a move a crash interrupted (see `moveMain`): each file the move changes is
  * brought to the target's version where the folder still holds the old one, and `main` is
  * moved. A file that holds neither (edited by hand meanwhile) is left as it is, so the
- * start-up recovery commit keeps it. Returns true when a move was finished.
+ * start-up recovery commit keeps it. Returns true when a move was finished. A move that
+ * cannot be finished (its versions damaged, or the folder unable to take them) is dropped,
+ * the folder kept as it is, and `onAbandoned` told why.
  */
 export async function finishInterruptedMove(
   gitdir: string,
   workRoot: string,
   logger?: Logger,
+  onAbandoned?: (why: 'damaged' | 'folder') => void,
 ): Promise<boolean> {
   const file = moveNoteOf(gitdir)
   let text: string
@@ -189,11 +207,15 @@ export async function finishInterruptedMove(
       logger?.warn(`An interrupted move kept ${kept.length} file(s) the history never held aside`)
     }
   } catch (error) {
-    if (!(error instanceof DamagedHistoryError)) throw error
-    // The versions the move was between cannot be read: the folder stays as the move left it
-    // (part moved, part not), and the start-up recovery commit saves it on top of `main` as
-    // it was. Every file is kept; nothing is guessed.
-    logger?.warn('An interrupted move of the history could not be finished: it is damaged', error)
+    // Only the disk itself (full, failing, denied) fails the open: the move is finished at a
+    // start when the disk allows it. Anything else would fail every start the same way.
+    if (isDiskProblem(error)) throw error
+    // The versions the move was between cannot be read (damage), or the folder cannot take
+    // them (a name too long for this file system, a folder in a file's way): the folder stays
+    // as it is (`applyDeltas` put back what it changed), and the start-up recovery commit
+    // saves it on top of `main` as it was. Every file is kept; nothing is guessed.
+    logger?.warn('An interrupted move of the history could not be finished', error)
+    onAbandoned?.(error instanceof DamagedHistoryError ? 'damaged' : 'folder')
     removeNote(gitdir)
     return false
   } finally {
@@ -204,6 +226,60 @@ export async function finishInterruptedMove(
   removeNote(gitdir)
   logger?.warn('An interrupted move of the history (a sync) was finished at start-up')
   return true
+}
+
+/**
+ * Refuses (changing nothing) a move whose writes meet something history never held: a
+ * folder holding such files where a file is to go, or a file or link where a folder is to be.
+ * What the move itself deletes first is not in its way.
+ */
+function refuseWhatIsInTheWay(workRoot: string, deltas: ReadonlyArray<FileDelta>): void {
+  const removed = new Set(deltas.filter((delta) => delta.after === null).map((d) => d.path))
+  const tree = new FolderTree(workRoot)
+  try {
+    for (const delta of deltas) {
+      if (delta.after === null) continue
+      const found = tree.find(delta.path)
+      let blocker: string | null = null
+      let example: string | null = null
+      if (found.kind === 'under-file' || found.kind === 'special') {
+        if (!removed.has(found.at)) blocker = found.at
+      } else if (found.kind === 'directory') {
+        example = fileKeptIn(tree, delta.path, removed)
+        if (example !== null) blocker = delta.path
+      }
+      if (blocker === null) continue
+      const what = example
+        ? `is a folder holding files the history does not keep (such as ${toVirtual(example)})`
+        : 'is something the history does not keep'
+      throw new CairnError(
+        'conflict',
+        `${toVirtual(blocker)} ${what}, in the way of the file ${toVirtual(delta.path)} the sync brings. Move it out of the memory folder, then sync again. Nothing was changed.`,
+      )
+    }
+  } finally {
+    tree.close()
+  }
+}
+
+// A file (or link) inside the folder `relative` that the move does not delete, or null.
+function fileKeptIn(
+  tree: FolderTree,
+  relative: string,
+  removed: ReadonlySet<string>,
+): string | null {
+  const folder = tree.folder(relative)
+  if (!(folder instanceof Folder)) return null
+  for (const dirent of folder.list()) {
+    const child = `${relative}/${dirent.name}`
+    if (dirent.isDirectory()) {
+      const inside = fileKeptIn(tree, child, removed)
+      if (inside !== null) return inside
+    } else if (!removed.has(child)) {
+      return child
+    }
+  }
+  return null
 }
 
 function removeNote(gitdir: string): void {

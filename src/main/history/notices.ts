@@ -95,12 +95,18 @@ export function scanNotices(report: {
  * The notice for a file history never held that a sync found in its way (relative paths): it
  * was renamed, never written over.
  */
-export function keptAsideNotice(relative: string, keptAs: string): Omit<MemoryNotice, 'id'> {
+export function keptAsideNotice(
+  relative: string,
+  keptAs: string,
+  changed = false,
+): Omit<MemoryNotice, 'id'> {
   const virtual = toVirtual(relative)
   return {
     kind: 'kept-aside',
     path: virtual,
-    message: `${virtual} was not in the history when a sync brought a file of that name from another machine, so your file was kept as ${toVirtual(keptAs)}. Nothing was written over.`,
+    message: changed
+      ? `${virtual} was changed outside Cairn while a sync was bringing another machine's version of it, so your version was kept as ${toVirtual(keptAs)}, beside the synced one. Nothing was written over.`
+      : `${virtual} was not in the history when a sync brought a file of that name from another machine, so your file was kept as ${toVirtual(keptAs)}. Nothing was written over.`,
     commitOid: null,
   }
 }

@@ -91,6 +91,8 @@ interface Findings {
   commitRebuilt: boolean
   /** True when HEAD's tree could not be read and was rebuilt from the folder. */
   treeRebuilt: boolean
+  /** True when a sync's interrupted move could not be finished and was dropped. */
+  moveAbandoned: boolean
 }
 
 async function openOrRepair(options: OpenRepoOptions): Promise<OpenedRepo> {
@@ -104,6 +106,7 @@ async function openOrRepair(options: OpenRepoOptions): Promise<OpenedRepo> {
     setAside: null,
     commitRebuilt: false,
     treeRebuilt: false,
+    moveAbandoned: false,
   }
   let state: (RepoState & { store: ObjectStore }) | null = null
   if (exists(gitdir)) {
@@ -208,6 +211,11 @@ function recoveryReport(
     }
   }
   const repairs: string[] = []
+  if (findings.moveAbandoned) {
+    repairs.push(
+      'A sync that was bringing in changes from another machine when Cairn stopped could not be finished here; your memory folder was kept as it was, and the next sync tries again.',
+    )
+  }
   if (findings.commitRebuilt) {
     repairs.push(
       "The newest version's record in the history was damaged; it was rebuilt, exactly, from your files.",
@@ -242,7 +250,11 @@ function recoveryReport(
   if (repairs.length === 0) return null
   return {
     kind:
-      findings.tipFound || findings.commitRebuilt || findings.treeRebuilt || report.repaired > 0
+      findings.tipFound ||
+      findings.commitRebuilt ||
+      findings.treeRebuilt ||
+      findings.moveAbandoned ||
+      report.repaired > 0
         ? 'history-repaired'
         : entry?.command === 'outside'
           ? 'outside-changes'
@@ -277,7 +289,9 @@ async function loadState(
     await store.openLog({ owns, logger })
     // A sync moving `main` when the app stopped is finished first, so the folder and `main`
     // agree again before anything is compared (and before the recovery commit).
-    await finishInterruptedMove(gitdir, workRoot, logger)
+    await finishInterruptedMove(gitdir, workRoot, logger, () => {
+      findings.moveAbandoned = true
+    })
     const head = await findHead(store, gitdir, workRoot, findings)
     if (!head) {
       const { index } = await openIndex(store, gitdir, null)

@@ -39,6 +39,11 @@ export function commitNow(repo: Repo): Committer {
 export interface KeptAside {
   readonly path: string
   readonly keptAs: string
+  /**
+   * True when history held the file, but it was changed (by an editor, say) after the last
+   * commit saw it: that newer content is what was kept aside.
+   */
+  readonly changed?: boolean
 }
 
 /**
@@ -47,9 +52,10 @@ export interface KeptAside {
  * half-way puts back what was already changed. Deletions go first, so that a file and a
  * folder of the same name can trade places.
  *
- * A file history does not hold (one at a path the old side lacks, or one too large to
- * version) is never written over or deleted: it is renamed beside itself first, and returned,
- * so that the caller can say where it went. Nothing else keeps a copy of it.
+ * A file history does not hold (one at a path the old side lacks, one changed since the old
+ * side was committed, or one too large to version) is never written over or deleted: it is
+ * renamed beside itself first, and returned, so that the caller can say where it went.
+ * Nothing else keeps a copy of it.
  */
 export async function applyDeltas(
   repo: Pick<Repo, 'store' | 'workRoot'>,
@@ -91,7 +97,7 @@ export async function applyDeltas(
       putAsideBack(kept)
       throw error
     }
-    return kept.map(({ path, keptAs }) => ({ path, keptAs }))
+    return kept.map(({ parent: _parent, ...aside }) => aside)
   })
 }
 
@@ -115,17 +121,20 @@ export function tooLargeOnDisk(repo: Pick<Repo, 'workRoot'>, relative: string): 
  */
 export function keptAsideNote(kept: ReadonlyArray<KeptAside>): string {
   return kept
-    .map(
-      ({ path, keptAs }) =>
-        ` ${toVirtual(path)} was not in the history, so it was kept as ${toVirtual(keptAs)}.`,
+    .map(({ path, keptAs, changed }) =>
+      changed
+        ? ` ${toVirtual(path)} was changed outside Cairn meanwhile, so that version was kept as ${toVirtual(keptAs)}.`
+        : ` ${toVirtual(path)} was not in the history, so it was kept as ${toVirtual(keptAs)}.`,
     )
     .join('')
 }
 
 // Moves what the folder holds at `delta.path` out of the way when history does not hold it:
-// anything where the old side has nothing (unless it already is the new side's content), or a
-// file too large to version (never any version's content). Renamed within its own folder, so
-// the move cannot fail half-way for lack of space.
+// anything that is neither the old side's content (an edit saved since the last commit saw
+// the file: a sync runs for a while after its scan) nor the new side's, or a file too large
+// to version (never any version's content). Checked right before the write, which leaves
+// the instant git leaves, not the length of a sync. Renamed within its own folder, so the
+// move cannot fail half-way for lack of space.
 function keepAsideIfUnversioned(
   repo: Pick<Repo, 'store'>,
   tree: FolderTree,
@@ -137,17 +146,17 @@ function keepAsideIfUnversioned(
   if (found.kind !== 'file') return null
   const tooLarge = found.stats.size > MAX_VERSIONED_BYTES
   if (!tooLarge) {
-    if (delta.before !== null) return null
-    const wanted = delta.after === null ? undefined : contents.get(delta.after)
-    if (
-      wanted !== undefined &&
-      wanted.length === found.stats.size &&
-      repo.store.hash(
+    // Only a file whose size is one of the two versions' is read and hashed.
+    const sizes = [delta.before, delta.after].map((oid) =>
+      oid === null ? undefined : contents.get(oid)?.length,
+    )
+    const couldBe = delta.before !== null && sizes[0] === undefined
+    if (couldBe || sizes.includes(found.stats.size)) {
+      const onDisk = repo.store.hash(
         'blob',
         readFileIn(found.parent, found.name, found.stats, MAX_VERSIONED_BYTES),
-      ) === delta.after
-    ) {
-      return null
+      )
+      if (onDisk === delta.before || onDisk === delta.after) return null
     }
   }
   const slash = delta.path.lastIndexOf('/')
@@ -160,7 +169,8 @@ function keepAsideIfUnversioned(
   )
   disk.renameSync(found.parent.entry(found.name), found.parent.entry(name))
   found.parent.syncLater()
-  return { path: delta.path, keptAs: dir + name, parent: found.parent }
+  const changed = !tooLarge && delta.before !== null
+  return { path: delta.path, keptAs: dir + name, parent: found.parent, ...(changed && { changed }) }
 }
 
 // Best effort, after a failed restore put its own writes back: the kept-aside files return to

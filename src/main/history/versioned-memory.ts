@@ -581,7 +581,9 @@ async function openLocked(
       lock.assertHeld()
       const added = (
         await moveMain(repo, target, kind, (kept) => {
-          for (const { path, keptAs } of kept) notices.raise(keptAsideNotice(path, keptAs))
+          for (const { path, keptAs, changed } of kept) {
+            notices.raise(keptAsideNotice(path, keptAs, changed))
+          }
         })
       ).map(toSummary)
       // One announcement for the new head: a sync can bring hundreds of commits at once, and

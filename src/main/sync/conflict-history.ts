@@ -9,6 +9,7 @@ import { conflictsOfMessage } from './engine'
 import { commitFiles } from './file-map'
 import { detectRenames, followFolders } from './renames'
 import type { ConflictRecord } from './store'
+import { appendAll } from '../lib/arrays'
 
 /**
  * Commits read at most. The merge that went unrecorded is the newest commit or close to it
@@ -40,7 +41,7 @@ export async function conflictsSince(
     stack.push(...commit.parents)
     const { command } = parseCommitMessage(commit.authorName, commit.message)
     if (command === 'merge' || command === 'import') {
-      records.push(...conflictsOfMessage(commit.message, oid))
+      appendAll(records, conflictsOfMessage(commit.message, oid))
     }
   }
   return records

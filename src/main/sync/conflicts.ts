@@ -4,8 +4,17 @@
  * closes however the file gets settled — the dialog, Claude, or an editor.
  */
 import type { SyncConflict } from '../../shared/types'
+import { cutWithEllipsis } from '../lib/text'
 import { conflictBlocks, replaceConflicts, type ConflictBlock } from './conflict-markers'
 import type { ConflictRecord } from './store'
+
+/**
+ * What the status shows of a text conflict: the first blocks, each side cut. The status goes
+ * to the window on every change, and a conflict of 6 MiB a side made it 12 MiB of JSON; the
+ * dialog shows the versions to choose between, and the file (or "Edit") holds everything.
+ */
+const MAX_SHOWN_BLOCKS = 20
+const MAX_SIDE_CHARS = 8_000
 
 /** How the dialog settles a conflict. */
 export type ConflictChoice = 'ours' | 'theirs' | 'both' | 'edit'
@@ -30,6 +39,8 @@ export async function viewConflict(
       oursLabel: machine,
       theirsLabel: 'the other machine',
       blocks: [],
+      blockCount: 0,
+      cut: false,
       otherPath: record.otherPath,
       since: record.since,
     }
@@ -46,11 +57,21 @@ export async function viewConflict(
     kind: 'text',
     oursLabel: swapped ? (sameName ? machine : first.theirsLabel) : first.oursLabel,
     theirsLabel: swapped ? (sameName ? 'the other machine' : first.oursLabel) : first.theirsLabel,
-    blocks: blocks.map((block) =>
-      swapped
-        ? { ours: block.theirs, theirs: block.ours }
-        : { ours: block.ours, theirs: block.theirs },
-    ),
+    blocks: blocks.slice(0, MAX_SHOWN_BLOCKS).map((block) => {
+      const [ours, theirs] = swapped ? [block.theirs, block.ours] : [block.ours, block.theirs]
+      return {
+        ours: cutWithEllipsis(ours, MAX_SIDE_CHARS),
+        theirs: cutWithEllipsis(theirs, MAX_SIDE_CHARS),
+      }
+    }),
+    blockCount: blocks.length,
+    cut:
+      blocks.length > MAX_SHOWN_BLOCKS ||
+      blocks
+        .slice(0, MAX_SHOWN_BLOCKS)
+        .some(
+          (block) => block.ours.length > MAX_SIDE_CHARS || block.theirs.length > MAX_SIDE_CHARS,
+        ),
     otherPath: null,
     since: record.since,
   }

@@ -25,6 +25,7 @@ import { descendsFrom, explore, mergeBaseOf, type CommitGraph } from './graph'
 import { mergeTrees, type MergeConflict } from './merge-trees'
 import type { ConflictRecord } from './store'
 import { fetchMain, pushMain, TRACKING_REF, type RemoteSpec } from './transport'
+import { appendAll } from '../lib/arrays'
 
 /** How often a push that lost a race with another machine is retried within one sync. */
 const PUSH_ATTEMPTS = 4
@@ -79,7 +80,7 @@ async function run(ctx: EngineContext, choice: JoinChoice | null): Promise<SyncO
       integrate(ctx, session, remote, attempt === 1 ? choice : null),
     )
     if (step.kind === 'question') return step
-    conflicts.push(...step.conflicts)
+    appendAll(conflicts, step.conflicts)
     const local = ctx.git.head()
     if (!local || local === remote) return { kind: 'synced', remote, conflicts }
     try {
@@ -287,7 +288,7 @@ export async function learn(
   for (const commit of added) {
     if (commit.command !== 'merge' && commit.command !== 'import') continue
     const { message } = await ctx.git.objects.readCommit(commit.oid)
-    records.push(...conflictsOfMessage(message, commit.oid))
+    appendAll(records, conflictsOfMessage(message, commit.oid))
   }
   return records
 }

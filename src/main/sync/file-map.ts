@@ -14,6 +14,9 @@ export type FileMap = ReadonlyMap<string, FileEntry>
 
 type Objects = HistoryGit['objects']
 
+/** The longest file or folder name file systems take, in bytes (NAME_MAX). */
+const MAX_NAME_BYTES = 255
+
 /** The modes a memory file may have: a regular file, or an executable one. */
 const FILE_MODES = new Set(['100644', '100755'])
 
@@ -83,6 +86,10 @@ export function unsafeEntry(path: string, mode: string): string | null {
     // What the history refuses to hold (Cairn's own temp names, `.git` spelt as a file system
     // may fold it): refused here, before anything is written, not met later as "damage".
     if (entryNameProblem(segment)) return 'a name Cairn keeps for itself'
+    // Linux and most file systems take at most 255 bytes per name: a longer one (100 CJK
+    // characters, fine on another system) could never be written, and would fail every sync.
+    if (Buffer.byteLength(segment, 'utf8') > MAX_NAME_BYTES)
+      return 'a name too long for this system'
   }
   if (!FILE_MODES.has(mode)) return mode === '120000' ? 'a symbolic link' : 'a special file'
   return null

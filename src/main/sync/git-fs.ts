@@ -115,14 +115,18 @@ export function fetchFs(gitdir: string): { fs: typeof gitFs; flush(): Promise<vo
 }
 
 /**
- * Removes what a killed fetch or push can leave: temp files of unfinished writes, and a pack
- * whose index was never written (nothing reads such a pack; the next fetch brings it again).
+ * Removes what a killed fetch or push can leave: temp files of unfinished writes, a pack
+ * whose index was never written (nothing reads such a pack; the next fetch brings it again),
+ * and an index whose pack is gone. Only with no other fetch or push running in this
+ * repository (`oneAtATime` in transport.ts): a running one's pack looks just like that.
  */
 export function cleanInterruptedFetch(gitdir: string): void {
   const packs = path.join(gitdir, 'objects', 'pack')
   const names = listNames(packs)
   for (const name of names) {
-    const orphan = name.endsWith('.pack') && !names.includes(name.replace(/\.pack$/, '.idx'))
+    const orphan =
+      (name.endsWith('.pack') && !names.includes(name.replace(/\.pack$/, '.idx'))) ||
+      (name.endsWith('.idx') && !names.includes(name.replace(/\.idx$/, '.pack')))
     if (name.startsWith(TEMP_FILE_PREFIX) || orphan) unlinkIfThere(path.join(packs, name))
   }
   removeTempFiles(path.join(gitdir, 'refs'))

@@ -107,6 +107,39 @@ describe('three-way text merge', () => {
   })
 })
 
+describe('a file of 200,000 lines', () => {
+  // Past about 120,000 items, `out.push(...lines)` overflows V8's stack: such a merge failed
+  // for ever as "Something went wrong inside Cairn".
+  const count = 200_000
+  const base = Array.from({ length: count }, (_, i) => `entry ${i}\n`)
+
+  it('merges edits to different lines, and one side adding 150,000', () => {
+    const ours = ['first line changed here\n', ...base.slice(1)]
+    const theirs = [...base.slice(0, -1), 'last line changed there\n']
+    const merged = mergeText(base.join(''), ours.join(''), theirs.join(''), labels)
+    expect(merged.conflicts).toBe(0)
+    expect(merged.text).toBe(
+      ['first line changed here\n', ...base.slice(1, -1), 'last line changed there\n'].join(''),
+    )
+
+    // One side adds 150,000 lines in the middle: taken as one region.
+    const added = Array.from({ length: 150_000 }, (_, i) => `added ${i}\n`)
+    const grown = [...base.slice(0, 1000), ...added, ...base.slice(1000)]
+    const both = mergeText(base.join(''), grown.join(''), theirs.join(''), labels)
+    expect(both.conflicts).toBe(0)
+    expect(both.text).toBe([...grown.slice(0, -1), 'last line changed there\n'].join(''))
+  })
+
+  it('keeps a side of 200,000 lines whole in a conflict block', () => {
+    const ours = base.map((line) => `ours ${line}`).join('')
+    const merged = mergeText('one line\n', ours, 'another line\n', labels)
+    expect(merged.conflicts).toBe(1)
+    expect(conflictBlocks(merged.text)).toHaveLength(1)
+    expect(resolveConflicts(merged.text, 'ours')).toBe(ours)
+    expect(resolveConflicts(merged.text, 'theirs')).toBe('another line\n')
+  })
+})
+
 describe('conflict markers', () => {
   const text = lines(
     'top',

@@ -13,6 +13,7 @@
  */
 import { diffArrays } from 'diff'
 import { markerLines, markerSizeFor } from './conflict-markers'
+import { appendAll } from '../lib/arrays'
 
 /** Who the two sides are, as the markers name them. */
 export interface MergeLabels {
@@ -56,7 +57,7 @@ export function mergeText(
   const out: string[] = []
   let conflicts = 0
   for (const chunk of diff3Chunks(o, a, b)) {
-    if (chunk.kind === 'stable') out.push(...chunk.lines)
+    if (chunk.kind === 'stable') appendAll(out, chunk.lines)
     else conflicts += emitUnstable(out, chunk.base, chunk.ours, chunk.theirs, labels)
   }
   return { text: out.join(''), conflicts }
@@ -162,15 +163,15 @@ function emitUnstable(
   labels: MergeLabels,
 ): number {
   if (same(ours, theirs)) {
-    out.push(...ours)
+    appendAll(out, ours)
     return 0
   }
   if (same(base, ours)) {
-    out.push(...theirs)
+    appendAll(out, theirs)
     return 0
   }
   if (same(base, theirs)) {
-    out.push(...ours)
+    appendAll(out, ours)
     return 0
   }
   return emitConflicts(out, ours, theirs, labels)
@@ -219,9 +220,9 @@ function writeBlock(
   if (last !== undefined && !last.endsWith('\n')) out[out.length - 1] = `${last}\n`
   const markers = markerLines(markerSizeFor([...ours, ...theirs]), labels.ours, labels.theirs)
   out.push(`${markers.start}\n`)
-  out.push(...terminated(ours))
+  appendAll(out, terminated(ours))
   out.push(`${markers.middle}\n`)
-  out.push(...terminated(theirs))
+  appendAll(out, terminated(theirs))
   out.push(`${markers.end}\n`)
 }
 

@@ -5,6 +5,7 @@
  * followed. Nothing either side wrote is lost: overlapping edits keep both versions between
  * markers and are reported as conflicts. Pure apart from the injected blob reads and writes.
  */
+import { MAX_VERSIONED_BYTES } from '../history'
 import { cutText, decodeUtf8 } from '../lib/text'
 import type { FileEntry, FileMap } from './file-map'
 import { mergeText, type MergeLabels } from './merge-text'
@@ -155,11 +156,15 @@ async function mergeEntries(
   ])
   if (b !== null && o !== null && t !== null) {
     const merged = mergeText(b, o, t, labels)
-    const oid = await blobs.write(new TextEncoder().encode(merged.text))
-    const entry = { oid, mode }
-    return merged.conflicts > 0 ? { entry, conflict: { path, kind: 'text' } } : { entry }
+    const bytes = new TextEncoder().encode(merged.text)
+    // A result larger than history versions (two large files added on both sides, say) would
+    // be refused by every other machine's sync: kept side by side instead, like a binary file.
+    if (bytes.length <= MAX_VERSIONED_BYTES) {
+      const entry = { oid: await blobs.write(bytes), mode }
+      return merged.conflicts > 0 ? { entry, conflict: { path, kind: 'text' } } : { entry }
+    }
   }
-  // Not text: no line to merge, so both files are kept side by side.
+  // Not text (or too large merged): no line to merge, so both files are kept side by side.
   const otherPath = sideName(path, labels.theirs, taken)
   return {
     entry: { oid: ours.oid, mode },

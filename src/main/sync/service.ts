@@ -19,8 +19,9 @@ import type {
   SyncStatus,
   SyncTestResult,
 } from '../../shared/types'
+import { sameServer } from '../../shared/remote-address'
 import type { HostActions } from '../app'
-import type { HistoryGit, VersionedMemory } from '../history'
+import { MAX_VERSIONED_BYTES, type HistoryGit, type VersionedMemory } from '../history'
 import { CairnError, toApiError } from '../lib/errors'
 import { syncFailure } from './sync-errors'
 import type { Logger } from '../lib/logger'
@@ -59,7 +60,7 @@ const TRANSIENT: ReadonlySet<string> = new Set([
 export interface SyncServiceOptions {
   readonly dataDir: string
   /** The versioned memory: its repository, and `execute` for the person's resolutions. */
-  readonly memory: Pick<VersionedMemory, 'git' | 'execute' | 'readAt' | 'setMachine'>
+  readonly memory: Pick<VersionedMemory, 'git' | 'execute' | 'readAt' | 'setMachine' | 'limits'>
   /** Keeps the remote's token (the same kind of store as the API key's). */
   readonly tokens: SecretStore
   readonly logger: Logger
@@ -208,6 +209,8 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     const machineId = await knownMachineId()
     const open: SyncConflict[] = []
     const kept: ConflictRecord[] = []
+    // Each record examined, and what it is now (null: settled).
+    const found = new Map<ConflictRecord, ConflictRecord | null>()
     let changed = false
     for (const record of state.conflicts) {
       let current = record
@@ -225,14 +228,31 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       }
       changed ||= current !== record || !view
       // Two records that now name one file (moved onto another conflicted one) show once.
-      if (!view || kept.some((k) => k.path === current.path)) continue
+      if (!view || kept.some((k) => k.path === current.path)) {
+        found.set(record, null)
+        continue
+      }
       open.push(view)
       kept.push(current)
+      found.set(record, current)
     }
     // Settled ones (by the dialog, Claude or an editor) are forgotten; renamed ones kept where
     // their file is now.
-    if (changed) await store.saveState({ ...state, conflicts: kept })
+    if (changed) await saveFound(found)
     return open
+  }
+
+  // Saves what `openConflicts` found into the state as it is now, not as it was read: a sync
+  // (or a resolution) may have saved it meanwhile, across the awaits above, and its
+  // `lastRemote` and new conflicts must not be written back over.
+  async function saveFound(found: ReadonlyMap<ConflictRecord, ConflictRecord | null>) {
+    const latest = await store.state()
+    const conflicts: ConflictRecord[] = []
+    for (const record of latest.conflicts) {
+      const now = found.has(record) ? found.get(record) : record
+      if (now && !conflicts.some((c) => c.path === now.path)) conflicts.push(now)
+    }
+    await store.saveState({ ...latest, conflicts })
   }
 
   const backupFacts = new Map<string, { time: number; files: number }>()
@@ -454,6 +474,11 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       else if (input.token !== undefined) {
         if (input.token.trim() === '') await tokens.clear()
         else await tokens.set(input.token.trim())
+      } else if (!sameServer(url, current.url)) {
+        // The token was given for the old server: it never follows the address to another
+        // one (a person moving from GitHub to their own Gitea must not send it their GitHub
+        // token). The form asks for this server's token.
+        await tokens.clear()
       }
       await store.saveConfig(next)
       if (next.url !== current.url) {
@@ -499,9 +524,12 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     },
     noteLocalChange() {
       if (moving || closed) return
-      void store.config().then((config) => {
-        if (config.url) schedule()
-      })
+      void store
+        .config()
+        .then((config) => {
+          if (config.url) schedule()
+        })
+        .catch((failure: unknown) => logger.warn('Could not read the sync settings', failure))
     },
     async start() {
       // An import a crash interrupted leaves its staging repository behind.
@@ -561,20 +589,51 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       const current = (await read(path)) ?? ''
       const here = mergedHere(record, machineId)
       const next = resolvedText(current, machineOf(config), choice, text, here)
-      const outcome = await memory.execute(
-        { command: 'create', path, file_text: next },
-        { actor: 'user' },
-        { commitAs: 'resolve', createExisting: 'overwrite' },
-      )
-      if (outcome.isError) {
-        const message = String(outcome.content).replace(/^Error: /, '')
-        throw new CairnError(outcome.errorCode ?? 'invalid-input', message)
+      if (Buffer.byteLength(next, 'utf8') > memory.limits.maxFileBytes) {
+        // Larger than the Memory tool writes (a large file merged elsewhere): the history's
+        // own limit applies, as for the merge that raised it.
+        await commitResolved(record, new TextEncoder().encode(next))
+      } else {
+        await writeResolved(path, next)
       }
     }
     const latest = await store.state()
     await store.saveState({
       ...latest,
       conflicts: latest.conflicts.filter((c) => c !== record && c.path !== path),
+    })
+  }
+
+  async function writeResolved(path: string, next: string): Promise<void> {
+    const outcome = await memory.execute(
+      { command: 'create', path, file_text: next },
+      { actor: 'user' },
+      { commitAs: 'resolve', createExisting: 'overwrite' },
+    )
+    if (outcome.isError) {
+      const message = String(outcome.content).replace(/^Error: /, '')
+      throw new CairnError(outcome.errorCode ?? 'invalid-input', message)
+    }
+  }
+
+  async function commitResolved(record: ConflictRecord, content: Uint8Array): Promise<void> {
+    if (content.length > MAX_VERSIONED_BYTES) {
+      throw new CairnError(
+        'too-large',
+        `Nothing was written to ${record.path}: that text is larger than the history keeps. Choose one version, or edit it shorter.`,
+      )
+    }
+    await history.exclusive(async (session) => {
+      await session.commitFiles(new Map([[record.path.replace(/^\/memories\//, ''), content]]), {
+        actor: 'user',
+        command: 'resolve',
+        subject: `resolve ${record.path}`,
+        paths: [record.path],
+        conversationId: null,
+        toolUseId: null,
+        overwrite: false,
+        restoredFrom: null,
+      })
     })
   }
 
@@ -643,8 +702,12 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
           message: 'Connected. The repository holds this memory’s history.',
         }
       }
-      // Which history it is needs its commits: fetched, changing nothing local.
-      const fetched = (await history.transfer(() => fetchMain(history.gitdir, remote))) ?? head
+      // Which history it is needs its commits: fetched (after any fetch or push running), changing
+      // nothing local but objects.
+      const fetched =
+        (await history.transfer(() =>
+          fetchMain(history.gitdir, remote, { keepTracking: url !== config.url }),
+        )) ?? head
       const found = await explore(graphOf(history), fetched)
       if (history.head() === null || found.frontier.length > 0) {
         return {

@@ -9,6 +9,9 @@ import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { z } from 'zod'
 import { writeJsonAtomic } from '../lib/atomic-json'
+import { isMissing } from '../lib/disk'
+import { diskProblem } from '../lib/disk-errors'
+import { CairnError } from '../lib/errors'
 import type { Logger } from '../lib/logger'
 
 /** How often sync runs by itself when no memory changes, in minutes (0: only on changes). */
@@ -118,9 +121,17 @@ export function createSyncStore(dataDir: string, logger: Logger): SyncStore {
     let raw: string
     try {
       raw = await readFile(file, 'utf8')
-    } catch {
+    } catch (error) {
       // Not set up yet.
-      return fallback
+      if (isMissing(error)) return fallback
+      // Unreadable is not "not set up": taken for it, the status said "Sync off" for the
+      // whole session, and the next save wrote defaults over the file (its last remote, its
+      // conflicts). Nothing is cached, so the next call reads again.
+      const reason = diskProblem(error)?.reason ?? 'it could not be read'
+      throw new CairnError(
+        diskProblem(error)?.code ?? 'io-error',
+        `Cairn could not read its sync settings because ${reason}. Nothing was changed.`,
+      )
     }
     try {
       const parsed = schema.safeParse(JSON.parse(raw))

@@ -210,6 +210,7 @@ describe('maintenance during a sync', () => {
         execute: memory.execute,
         readAt: memory.readAt,
         setMachine: memory.setMachine,
+        limits: memory.limits,
       },
       tokens: createMemorySecretStore(),
       logger: createRecordingLogger(),

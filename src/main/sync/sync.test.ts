@@ -4,14 +4,16 @@
  * folders equal their HEAD trees, and no line either side wrote is missing from history.
  */
 import { execFile } from 'node:child_process'
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { startGitServer, type GitServer } from '../../../test/fixtures/git-server'
 import { leftoverTempFiles } from '../history/test-helpers'
-import { nodeDisk, setDisk } from '../lib/disk'
+import { nodeDisk, OPEN, setDisk, type Disk } from '../lib/disk'
+import type { SyncTestResult } from '../../shared/types'
+import { transfersInProgress } from './transport'
 import { errnoError, hookDisk } from '../lib/disk-hooks'
 import { expectSound, linesOf, linesOfHistory, startMachine, type Machine } from './test-support'
 
@@ -593,6 +595,178 @@ describe('testing the connection', () => {
     const now = await laptop.call('sync:now')
     expect(now.state).toBe('off')
     expect(now.error).toBeUndefined()
+  })
+})
+
+describe('a changed sync address', () => {
+  /** Another server: asks for credentials and records every one it receives. */
+  async function startRecordingServer(): Promise<{
+    url: string
+    seen: string[]
+    close(): Promise<void>
+  }> {
+    const http = await import('node:http')
+    const seen: string[] = []
+    const other = http.createServer((req, res) => {
+      if (req.headers.authorization) {
+        const basic = req.headers.authorization.replace(/^Basic /, '')
+        seen.push(Buffer.from(basic, 'base64').toString('utf8'))
+      }
+      req.resume()
+      res.writeHead(401, { 'WWW-Authenticate': 'Basic realm="other"' })
+      res.end('auth required\n')
+    })
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve))
+    const { port } = other.address() as import('node:net').AddressInfo
+    return {
+      url: `http://127.0.0.1:${port}/someone-elses/memory.git`,
+      seen,
+      close: () => new Promise((resolve) => other.close(() => resolve())),
+    }
+  }
+
+  it('never takes the token to another server', async () => {
+    const [laptop] = await pair()
+    await laptop.write('a.md', 'hello\n')
+    await laptop.connect(server, repo)
+    expect((await laptop.sync()).state).toBe('idle')
+    const other = await startRecordingServer()
+    try {
+      // Saved as the form does when the token field is left empty: no token in the input.
+      const saved = await laptop.call('sync:configure', {
+        url: other.url,
+        username: server.user,
+        intervalMinutes: 0,
+      })
+      expect(saved.config.hasToken).toBe(false)
+      const status = await laptop.sync()
+      expect(status.state).toBe('error')
+      expect(other.seen.join('\n')).not.toContain(server.token)
+
+      // Back on the first server, another repository: the same server keeps its token only
+      // when it is given again; a path change on one server keeps it.
+      await laptop.connect(server, repo)
+      const moved = await laptop.call('sync:configure', {
+        url: server.url(`${repo}-elsewhere`),
+        intervalMinutes: 0,
+      })
+      expect(moved.config.hasToken).toBe(true)
+    } finally {
+      await other.close()
+    }
+  })
+})
+
+describe('Test connection during a sync', () => {
+  it("neither deletes the running fetch's pack nor moves the remote's tracking ref", async () => {
+    server.createRepo(`${repo}-other`)
+    const seeder = await startMachine('seeder')
+    machines.push(seeder)
+    await seeder.write('elsewhere.md', 'another memory\n')
+    await seeder.connect(server, `${repo}-other`)
+    expect((await seeder.sync()).state).toBe('idle')
+    const [laptop, desktop] = await connected({ 'a.md': 'hello\n' })
+    await desktop.write('b.md', 'from the desktop\n')
+    expect((await desktop.sync()).state).toBe('idle')
+
+    // The laptop's sync fetch is held right after its pack landed (at the fsync of the pack
+    // folder, its index not written yet) while the person presses Test connection for
+    // another address; it goes on once that test has either cleaned the pack folder or is
+    // waiting its turn.
+    const gitdir = path.join(laptop.dir, 'history.git')
+    const packDir = path.join(gitdir, 'objects', 'pack')
+    let armed = false
+    let heldFd: number | null = null
+    let testing: Promise<SyncTestResult> | null = null
+    let cleanedMeanwhile = false
+    const wrapped: Disk = Object.create(nodeDisk) as Disk
+    wrapped.renameSync = (from, to) => {
+      nodeDisk.renameSync(from, to)
+      if (testing === null && /pack-[0-9a-f]{40}\.pack$/.test(String(to))) armed = true
+    }
+    wrapped.readdirSync = ((dir: string, options?: unknown) => {
+      if (testing !== null && dir === packDir) cleanedMeanwhile = true
+      return (nodeDisk.readdirSync as (d: string, o?: unknown) => unknown)(dir, options)
+    }) as Disk['readdirSync']
+    wrapped.openSync = (file, flags, mode) => {
+      const fd = nodeDisk.openSync(file, flags, mode)
+      if (armed && file === packDir && (flags & OPEN.DIRECTORY) !== 0) {
+        armed = false
+        heldFd = fd
+      }
+      return fd
+    }
+    wrapped.fsync = async (fd) => {
+      if (fd === heldFd) {
+        heldFd = null
+        let done = false
+        testing = laptop.call('sync:test', {
+          url: server.url(`${repo}-other`),
+          username: server.user,
+          token: server.token,
+        })
+        void testing.finally(() => (done = true))
+        while (!cleanedMeanwhile && !done && transfersInProgress(gitdir) < 2) {
+          await new Promise((resolve) => setImmediate(resolve))
+        }
+      }
+      return nodeDisk.fsync(fd)
+    }
+    const restore = setDisk(wrapped)
+    let status
+    try {
+      status = await laptop.sync()
+      expect(testing).not.toBeNull()
+      expect(await testing).toMatchObject({ ok: true, found: 'other-memory' })
+    } finally {
+      restore()
+    }
+    expect(status.error).toBeUndefined()
+    expect(status.state).toBe('idle')
+    expect((await laptop.files()).get('b.md')).toBe('from the desktop\n')
+    // The last `main` seen of this remote is still this remote's.
+    expect(laptop.git('rev-parse', 'refs/remotes/cairn-sync/main').trim()).toBe(
+      server.git(repo, 'rev-parse', 'main').trim(),
+    )
+    expect((await laptop.sync()).state).toBe('idle')
+    await expectSound(server, repo, [laptop, desktop])
+  })
+})
+
+describe('sync files that cannot be read', () => {
+  it('say so instead of "Sync off", and are read again once readable', async () => {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'cairn-sync-unreadable-'))
+    let cleanupFirst = async () => {}
+    try {
+      const first = await startMachine('laptop', { dataDir })
+      await first.write('a.md', 'hello\n')
+      await first.connect(server, repo)
+      expect((await first.sync()).state).toBe('idle')
+      await first.close()
+      // config.json turns unreadable (EISDIR here; EIO or EACCES on a real disk).
+      const config = path.join(dataDir, 'sync', 'config.json')
+      const kept = await readFile(config)
+      await rm(config)
+      await mkdir(config)
+
+      const again = await startMachine('laptop', { dataDir })
+      cleanupFirst = () => again.close()
+      const result = await again.core.dispatch('sync:status', undefined)
+      expect(result.ok).toBe(false)
+      if (!result.ok) {
+        expect(result.error.message).toContain('could not read its sync settings')
+        expect(result.error.message).not.toContain(dataDir)
+      }
+      // Not remembered as "off": readable again, it is the remote it was.
+      await rm(config, { recursive: true })
+      await writeFile(config, kept)
+      const status = await again.call('sync:status')
+      expect(status.config.url).toBe(server.url(repo))
+      expect((await again.sync()).state).toBe('idle')
+    } finally {
+      await cleanupFirst()
+      await rm(dataDir, { recursive: true, force: true })
+    }
   })
 })
 

@@ -5,6 +5,7 @@
  */
 import git from 'isomorphic-git'
 import nodeHttp from 'isomorphic-git/http/node'
+import path from 'node:path'
 import { diskProblem, isDiskProblem } from '../lib/disk-errors'
 import { CairnError } from '../lib/errors'
 import { cleanInterruptedFetch, fetchFs, gitFs, readRef } from './git-fs'
@@ -104,7 +105,56 @@ export async function remoteHead(remote: RemoteSpec): Promise<string | null> {
  * Fetches the remote's `main` into the repository (objects, and the tracking ref) and returns
  * it, or null when the remote has none. Changes nothing else: never `main`, never the folder.
  */
-export async function fetchMain(gitdir: string, remote: RemoteSpec): Promise<string | null> {
+export async function fetchMain(
+  gitdir: string,
+  remote: RemoteSpec,
+  options: { readonly keepTracking?: boolean } = {},
+): Promise<string | null> {
+  return oneAtATime(gitdir, async () => {
+    // A fetch of another address (Test connection) leaves the last `main` seen of this
+    // remote as it was: the next sync's "have", and what a push's answer is read from.
+    const tracked = options.keepTracking ? await readRef(gitdir, TRACKING_REF) : null
+    try {
+      return await fetchInto(gitdir, remote)
+    } finally {
+      if (options.keepTracking) await putTrackingBack(gitdir, tracked)
+    }
+  })
+}
+
+async function putTrackingBack(gitdir: string, oid: string | null): Promise<void> {
+  if (oid) await git.writeRef({ fs: gitFs, gitdir, ref: TRACKING_REF, value: oid, force: true })
+  else await git.deleteRef({ fs: gitFs, gitdir, ref: TRACKING_REF })
+}
+
+/**
+ * Fetches and pushes into one repository run one at a time: each fetch first clears what an
+ * interrupted one left (a pack without its index, temp files), which in a fetch still running
+ * is its own pack being stored ("Test connection" pressed during a sync deleted it, and every
+ * later sync said the history was damaged).
+ */
+const transfers = new Map<string, { tail: Promise<unknown>; count: number }>()
+
+async function oneAtATime<T>(gitdir: string, task: () => Promise<T>): Promise<T> {
+  const key = path.resolve(gitdir)
+  const queue = transfers.get(key) ?? { tail: Promise.resolve(), count: 0 }
+  transfers.set(key, queue)
+  queue.count++
+  const mine = queue.tail.then(task)
+  queue.tail = mine.catch(() => undefined)
+  try {
+    return await mine
+  } finally {
+    if (--queue.count === 0) transfers.delete(key)
+  }
+}
+
+/** How many fetches and pushes into `gitdir` run or wait (tests, and nothing else). */
+export function transfersInProgress(gitdir: string): number {
+  return transfers.get(path.resolve(gitdir))?.count ?? 0
+}
+
+async function fetchInto(gitdir: string, remote: RemoteSpec): Promise<string | null> {
   cleanInterruptedFetch(gitdir)
   await forgetBrokenTracking(gitdir)
   await ensureRefspec(gitdir)
@@ -138,6 +188,10 @@ export async function fetchMain(gitdir: string, remote: RemoteSpec): Promise<str
 
 /** Pushes the local `main` to the remote's `main`, which must be an ancestor of it. */
 export async function pushMain(gitdir: string, remote: RemoteSpec): Promise<void> {
+  return oneAtATime(gitdir, () => pushInto(gitdir, remote))
+}
+
+async function pushInto(gitdir: string, remote: RemoteSpec): Promise<void> {
   const refused = { value: false }
   try {
     await git.push({

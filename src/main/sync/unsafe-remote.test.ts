@@ -5,7 +5,7 @@
  * Real data folders, a real git server on loopback, the git CLI writing the hostile commits.
  */
 import { execFile } from 'node:child_process'
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { promisify } from 'node:util'
@@ -54,10 +54,42 @@ async function pushWithGit(repo: string, files: Record<string, string | Buffer>)
   await git('push', '--quiet', 'origin', 'main')
 }
 
-async function connected(): Promise<{ repo: string; laptop: Machine }> {
+/**
+ * Commits a file named `name` on top of the remote's `main` with git's plumbing (no work
+ * tree: the name may be one this file system cannot hold), pushed.
+ */
+async function pushNameWithGit(repo: string, name: string, content: string): Promise<void> {
+  const bare = path.join(work, `${repo}-${Date.now()}.git`)
+  const env = { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: work, GIT_TERMINAL_PROMPT: '0' }
+  const url = server.url(repo).replace('http://', `http://${server.user}:${server.token}@`)
+  await run('git', ['clone', '--quiet', '--bare', url, bare], { env })
+  const git = async (args: string[], input?: string): Promise<string> => {
+    const child = run('git', ['--git-dir', bare, ...args], { env })
+    if (input !== undefined) child.child.stdin?.end(input)
+    return (await child).stdout.trim()
+  }
+  const blob = await git(['hash-object', '-w', '--stdin'], content)
+  const listed = await git(['ls-tree', 'main'])
+  const tree = await git(['mktree'], `${listed}\n100644 blob ${blob}\t${name}\n`)
+  const commit = await git([
+    '-c',
+    'user.name=Other',
+    '-c',
+    'user.email=o@x',
+    'commit-tree',
+    tree,
+    '-p',
+    'main',
+    '-m',
+    'other',
+  ])
+  await git(['push', '--quiet', url, `${commit}:refs/heads/main`])
+}
+
+async function connected(dataDir?: string): Promise<{ repo: string; laptop: Machine }> {
   const repo = `unsafe-${++repoCount}`
   server.createRepo(repo)
-  const laptop = await machine('laptop')
+  const laptop = await machine('laptop', dataDir)
   await laptop.write('notes.md', 'hello\n')
   await laptop.connect(server, repo)
   await laptop.sync()
@@ -151,5 +183,57 @@ describe('a versioned file that grows too large to version', () => {
     expect((await desktop.files()).get('other.md')).toBe('a command\n')
     await writeFile(path.join(memories, 'notes.md'), 'hello\n')
     await expectSound(server, repo, [again, desktop])
+  })
+
+  it('refuses a name too long for this file system, and Cairn still opens', async () => {
+    // 100 Japanese characters: 303 bytes of UTF-8, fine on Windows and macOS, over the 255
+    // bytes a Linux file name takes.
+    const longName = '会議メモ'.repeat(25) + '.md'
+    const dataDir = await mkdtemp(path.join(work, 'laptop-'))
+    const { repo, laptop } = await connected(dataDir)
+    await pushNameWithGit(repo, longName, 'meeting notes\n')
+    await laptop.write('notes.md', 'hello\nlocal change\n')
+    const head = laptop.git('rev-parse', 'main')
+
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const status = await laptop.sync()
+      expect(status.error?.code).toBe('sync-unsafe-content')
+      expect(status.error?.message).toContain(`${longName} (a name too long for this system)`)
+    }
+    expect(laptop.git('rev-parse', 'main')).toBe(head)
+    await expect(stat(path.join(dataDir, 'history.git', 'cairn-move.json'))).rejects.toThrow()
+    await laptop.close()
+    open.splice(open.indexOf(laptop), 1)
+
+    const again = await machine('laptop', dataDir)
+    expect(await again.files()).toEqual(new Map([['notes.md', 'hello\nlocal change\n']]))
+    expect(again.git('rev-parse', 'main')).toBe(head)
+  })
+
+  it('refuses, naming it, a folder of files history never holds where the remote has a file', async () => {
+    const dataDir = await mkdtemp(path.join(work, 'laptop-'))
+    const { repo, laptop } = await connected(dataDir)
+    const own = path.join(dataDir, 'memories', 'projects', '.git')
+    await mkdir(own, { recursive: true })
+    await writeFile(path.join(own, 'config'), '[core]\n')
+    await pushWithGit(repo, { projects: 'list of projects\n' })
+    const head = laptop.git('rev-parse', 'main')
+
+    const status = await laptop.sync()
+    expect(status.state).toBe('error')
+    expect(status.error?.message).toContain('/memories/projects is a folder holding files')
+    expect(status.error?.message).not.toContain(dataDir)
+    expect(laptop.git('rev-parse', 'main')).toBe(head)
+    expect(await readFile(path.join(own, 'config'), 'utf8')).toBe('[core]\n')
+    await expect(stat(path.join(dataDir, 'history.git', 'cairn-move.json'))).rejects.toThrow()
+    await laptop.close()
+    open.splice(open.indexOf(laptop), 1)
+
+    // Cairn opens again; once the person moves the folder, the sync completes.
+    const again = await machine('laptop', dataDir)
+    await rm(path.join(dataDir, 'memories', 'projects'), { recursive: true })
+    expect((await again.sync()).state).toBe('idle')
+    expect((await again.files()).get('projects')).toBe('list of projects\n')
+    await expectSound(server, repo, [again])
   })
 })

@@ -31,6 +31,7 @@ import { closeQuietly, disk, isCode, isMissing, OPEN, syncFolder } from '../../l
 import type { Logger } from '../../lib/logger'
 import { parseLoose } from './object-database'
 import type { ObjectKind, RawObject } from './pack-file'
+import { appendAll } from '../../lib/arrays'
 
 /** The log files, in the git directory (git ignores files it does not know there). */
 export const LOG_FILES = ['cairn-wal-0', 'cairn-wal-1'] as const
@@ -315,7 +316,7 @@ export class ObjectLog {
         // Just opened, the descriptor reads from the start (appending moves only writes).
         const found = decodeLog(disk.readFileSync(log.fd))
         const objects = found.filter((entry) => entry.kind === 'object')
-        records.push(...objects)
+        appendAll(records, objects)
         for (const entry of found) if (entry.kind === 'main') mains.push(entry)
         // Replayed, the whole file is checkpointed (every record found, whatever is after).
         log.records = Math.max(1, found.length)
@@ -384,7 +385,10 @@ export class ObjectLog {
     const bytes = Buffer.concat(parts)
     // Counted before anything is written: a failed append leaves its file to be checkpointed
     // (emptied) before it takes records again.
-    log.covered.push(...batch.map(({ oid, file, dir }) => ({ oid, file, dir })))
+    appendAll(
+      log.covered,
+      batch.map(({ oid, file, dir }) => ({ oid, file, dir })),
+    )
     log.records += parts.length
     if (main !== undefined) log.refs++
     const emptied = log.emptied

@@ -136,3 +136,12 @@ describe('buildDiff', () => {
     expect(diffModelOf({ ...change })).not.toBe(diffModelOf(change))
   })
 })
+
+describe('a very long hunk', () => {
+  it('builds the diff of a 200,000-line file deleted whole', () => {
+    const text = Array.from({ length: 200_000 }, (_, i) => `entry ${i}\n`).join('')
+    const model = buildDiff(text, null)
+    expect(model.removed).toBe(200_000)
+    expect(model.added).toBe(0)
+  })
+})

@@ -181,7 +181,10 @@ export function buildDiff(before: string | null, after: string | null, context =
     }
     added += addLines.length
     removed += delLines.length
-    lines.push(...delLines, ...addLines)
+    // One at a time: spread as arguments, a hunk of more than ~120,000 lines (a long list
+    // deleted) overflows V8's stack.
+    for (const line of delLines) lines.push(line)
+    for (const line of addLines) lines.push(line)
     for (let k = 0; k < Math.max(delLines.length, addLines.length); k++) {
       pairs.push({ left: delLines[k] ?? null, right: addLines[k] ?? null })
     }

@@ -203,8 +203,11 @@ function explain(conflict: SyncConflict): string {
   if (conflict.kind === 'binary') {
     return `Both machines changed this file, which is not text. ${conflict.oursLabel}’s version is kept here and ${conflict.theirsLabel}’s as ${displayPath(conflict.otherPath ?? '')} until you choose.`
   }
-  const count = conflict.blocks.length
-  return `${conflict.oursLabel} and ${conflict.theirsLabel} changed the same ${count === 1 ? 'lines' : `lines in ${count} places`}. Both versions are kept in the file, between markers, until you choose.`
+  const count = conflict.blockCount
+  const cut = conflict.cut
+    ? ' Only the start of the versions is shown here; the file holds them whole.'
+    : ''
+  return `${conflict.oursLabel} and ${conflict.theirsLabel} changed the same ${count === 1 ? 'lines' : `lines in ${count} places`}. Both versions are kept in the file, between markers, until you choose.${cut}`
 }
 
 function Versions({ conflict }: { readonly conflict: SyncConflict }) {

@@ -1,4 +1,5 @@
 import { useId, useState, type FormEvent } from 'react'
+import { sameServer, sendsTokenInClear } from '../../../../shared/remote-address'
 import type { SyncConfigView, SyncStatus, SyncTestResult } from '../../../../shared/types'
 import { Banner } from '../../components/Banner'
 import { ConfirmDialog } from '../../components/ConfirmDialog'
@@ -70,6 +71,10 @@ function SyncForm({ status }: { readonly status: SyncStatus }) {
     draft.token.trim() !== '' ||
     JSON.stringify({ ...draft, token: '' }) !== JSON.stringify(draftOf(status.config))
   const label = syncLabel(status, now)
+  // The saved token goes only to the server it was given for (main drops it when the address
+  // moves to another): typed towards another server, the form asks for that server's token.
+  const tokenKept = status.config.hasToken && sameServer(draft.url, status.config.url)
+  const tokenLeft = status.config.hasToken && !tokenKept && draft.url.trim() !== ''
   const change = <K extends keyof Draft>(key: K, value: Draft[K]) => {
     setNotice(null)
     setTest(null)
@@ -179,7 +184,7 @@ function SyncForm({ status }: { readonly status: SyncStatus }) {
             value={draft.url}
             onChange={(event) => change('url', event.target.value)}
           />
-          {status.config.insecure && (
+          {sendsTokenInClear(draft.url) && (
             <span className="field-help" data-error>
               This address is not encrypted (http): the token travels in the clear. Use https.
             </span>
@@ -198,7 +203,7 @@ function SyncForm({ status }: { readonly status: SyncStatus }) {
           </label>
           <label className="field">
             <span className="field-label">
-              {status.config.hasToken ? 'Replace the access token' : 'Access token'}
+              {tokenKept ? 'Replace the access token' : 'Access token'}
             </span>
             <input
               className="input"
@@ -206,9 +211,11 @@ function SyncForm({ status }: { readonly status: SyncStatus }) {
               autoComplete="off"
               spellCheck={false}
               placeholder={
-                status.config.hasToken
+                tokenKept
                   ? 'Saved (never shown)'
-                  : 'A token with read and write access'
+                  : tokenLeft
+                    ? 'The token for this address'
+                    : 'A token with read and write access'
               }
               value={draft.token}
               onChange={(event) => change('token', event.target.value)}
@@ -217,6 +224,9 @@ function SyncForm({ status }: { readonly status: SyncStatus }) {
           </label>
         </div>
         <p id={`${id}-token`} className="field-help sync-token-help">
+          {tokenLeft
+            ? 'The saved token is only ever sent to the server it was given for: enter the token for this address. '
+            : ''}
           The token is stored encrypted by your system, like the API key, and never shown again.
         </p>
         <div className="field-grid sync-grid">

@@ -55,6 +55,8 @@ describe('the sync indicator’s words', () => {
       oursLabel: 'laptop',
       theirsLabel: 'desktop',
       blocks: [],
+      blockCount: 1,
+      cut: false,
       otherPath: null,
       since: 'a'.repeat(40),
     }
