@@ -171,6 +171,9 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
       },
     })
     if (!pending.has(held.change.id)) return
+    // The memory could not be reached (a full disk, an owed commit that failed): that says
+    // nothing about the change, which stays as it was, approvable once the disk has room.
+    if (!box.planned && passing(outcome)) return
     if (box.planned) {
       held.change = {
         ...pendingChange(held.change.id, held.origin, box.planned, box.flags, now()),
@@ -184,6 +187,8 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
   }
 
   async function approve(held: Held, editedText: string | undefined): Promise<ChangeResult> {
+    // A problem found earlier may be gone (the file was put back): plan again before refusing.
+    if (held.change.problem) await refresh(held)
     const { change } = held
     if (change.problem) {
       throw new CairnError(
@@ -226,9 +231,11 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
         `${change.path} changed since this change was proposed. The preview now shows it against the file as it is: review it again.`,
       )
     }
-    if (outcome.isError && (box.planned || edited)) {
+    if (outcome.isError && (box.planned || edited || passing(outcome))) {
       // The write itself failed (a full disk, a permission), or the person's text was refused
-      // (too large, a secret): nothing changed, and the change can be approved again.
+      // (too large, a secret), or the memory could not be reached before the dry run (a full
+      // disk while committing an outside edit first): nothing changed, and the change can be
+      // approved again.
       throw new CairnError(outcome.errorCode ?? 'io-error', forPeople(outcome))
     }
     if (outcome.isError) {
@@ -406,6 +413,26 @@ function editedOutcome(outcome: ExecuteOutcome, change: PendingChange): ExecuteO
     content: `The person approved your ${change.command} of ${change.path} after editing it: the file now holds their version, which differs from what you sent. View the file before relying on its content.`,
   }
 }
+
+/**
+ * True when a command failed because the memory could not be reached or written right now
+ * (a full disk, a permission, an I/O error, the history busy or closed), not because the
+ * command no longer applies: such a failure passes, and the change must stay approvable.
+ */
+function passing(outcome: ExecuteOutcome): boolean {
+  return outcome.errorCode !== null && PASSING.has(outcome.errorCode)
+}
+
+const PASSING: ReadonlySet<string> = new Set<NonNullable<ExecuteOutcome['errorCode']>>([
+  'disk-full',
+  'access-denied',
+  'read-only',
+  'io-error',
+  'closed',
+  'locked',
+  'history-damaged',
+  'index-rebuilding',
+])
 
 /** The tool's refusal in words for people (Claude's "Error:" prefix dropped). */
 function forPeople(outcome: ExecuteOutcome): string {
