@@ -447,6 +447,31 @@ describe('review mode "all"', () => {
     expect(answered).toMatchObject({ tool_use_id: 'toolu_quit', is_error: true })
     expect(JSON.stringify(answered)).toContain('Cairn was closed before the person decided')
   })
+
+  it('quitting right after Approve lets the approval land, and Claude is told it landed', async () => {
+    await setMode('all')
+    fake.script(create('toolu_q', '/memories/notes.md', 'hello\n'), reply.text('Saved.'))
+    const { conversationId } = await send('Remember hello')
+    const [change] = await pendingCount(1)
+    const approving = core.dispatch('review:decide', { id: change!.id, decision: 'approve' })
+    await core.close()
+    const decided = await approving
+    expect(decided).toMatchObject({
+      ok: true,
+      value: { message: 'Approved. The change is in History.' },
+    })
+    core = await start()
+    expect(await memoryFile('notes.md')).toBe('hello\n')
+    expect(git('log', '--format=%an|%s|%(trailers:key=Reviewed-by,valueonly)', 'main').trim()).toBe(
+      'Claude|create /memories/notes.md|You',
+    )
+    // What Claude is sent next time (and the tool card shows) agrees with History.
+    const stored = await call('conversations:get', { id: conversationId })
+    const answered = stored.messages.flatMap((m) => m.content).find((b) => b.type === 'tool_result')
+    expect(answered).toMatchObject({ tool_use_id: 'toolu_q' })
+    expect(answered).not.toMatchObject({ is_error: true })
+    expect(JSON.stringify(answered)).not.toContain('declined')
+  })
 })
 
 describe('review mode "flagged" and flags in every mode', () => {

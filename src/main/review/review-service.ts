@@ -72,7 +72,10 @@ export interface ReviewService {
   ): Promise<PendingChange | null>
   /** Told with the whole list whenever it changes. */
   onPending(listener: (changes: ReadonlyArray<PendingChange>) => void): () => void
-  /** Declines everything waiting (Cairn is quitting); later holds are declined at once. */
+  /**
+   * Declines everything waiting (Cairn is quitting); later holds are declined at once. An
+   * approval already running is let finish: its change is declined only if it did not land.
+   */
   close(): void
 }
 
@@ -84,8 +87,13 @@ interface Held {
   readonly subject: string | undefined
   /** Set while an approval runs: no second decision may start. */
   deciding: boolean
-  /** The turn stopped while an approval ran: decline it if the approval does not land. */
-  stopWanted: boolean
+  /**
+   * The turn stopped, or Cairn closed, while an approval ran: the approval's command may
+   * already be in history's queue, so it is let finish, and the change is declined with this
+   * reason only if it did not land (Claude is told what happened, never "declined" for a
+   * change that is in History).
+   */
+  declineAfter: string | null
   /** Ends the wait of whoever holds the command (Claude's turn). */
   readonly finish: (outcome: ExecuteOutcome) => void
   readonly onDecline: (() => void) | undefined
@@ -140,7 +148,7 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
       origin,
       subject: extra.subject,
       deciding: false,
-      stopWanted: false,
+      declineAfter: null,
       finish: extra.finish,
       onDecline: extra.onDecline,
     }
@@ -262,7 +270,7 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
   function wait(held: Held, signal: AbortSignal | undefined): void {
     if (!signal) return
     const onAbort = (): void => {
-      if (held.deciding) held.stopWanted = true
+      if (held.deciding) held.declineAfter ??= STOPPED_REASON
       else decline(held, STOPPED_REASON, false)
     }
     if (signal.aborted) onAbort()
@@ -337,7 +345,7 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
         return await approve(held, editedText)
       } finally {
         held.deciding = false
-        if (held.stopWanted) decline(held, STOPPED_REASON, false)
+        if (held.declineAfter !== null) decline(held, held.declineAfter, false)
       }
     },
 
@@ -368,7 +376,10 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
 
     close() {
       closed = true
-      for (const held of [...pending.values()]) decline(held, CLOSED_REASON, false)
+      for (const held of [...pending.values()]) {
+        if (held.deciding) held.declineAfter = CLOSED_REASON
+        else decline(held, CLOSED_REASON, false)
+      }
     },
   }
 }
