@@ -1,3 +1,5 @@
+import { readFile, writeFile } from 'node:fs/promises'
+import path from 'node:path'
 import type { Page } from '@playwright/test'
 import type { Cairn } from './fixtures/harness'
 import { claudeTurn, create, expect, reply, test } from './fixtures/claude-turns'
@@ -86,6 +88,94 @@ test.describe('reviewing from the chat card', () => {
     await expect(history.rows.first()).toContainText('Edited by you')
     const [result] = toolResults(anthropic, 1)
     expect(String(result?.content)).toContain('after editing it')
+  })
+
+  test('edit then approve after an outside edit: the person sees what their text now does first', async ({
+    page,
+    cairn,
+    anthropic,
+  }) => {
+    const file = path.join(cairn.dataDir, 'memories', 'notes.md')
+    await cairn.core.dispatch('memory:write', {
+      path: '/memories/notes.md',
+      content: 'I like coffee.\n',
+    })
+    await reviewMode(cairn, 'all')
+    anthropic.script(
+      reply.toolUse({
+        input: {
+          command: 'str_replace',
+          path: '/memories/notes.md',
+          old_str: 'coffee',
+          new_str: 'tea',
+        },
+      }),
+      reply.text('Noted.'),
+    )
+    const chat = await openChat(page, cairn)
+    await chat.send('Tea now')
+    const card = chat.toolCard('str_replace', '/memories/notes.md')
+    const review = new ReviewPanel(page, card, '/memories/notes.md')
+    await review.region.getByRole('button', { name: 'Edit' }).click()
+    await review.region
+      .getByRole('textbox', { name: /^Edit the text of/ })
+      .fill('I like green tea.\n')
+    // Another editor adds a line while the person edits.
+    await writeFile(file, 'I like coffee.\nOutside: my dog is Rex.\n')
+    const approveEdited = review.region.getByRole('button', { name: 'Approve edited text' })
+    await approveEdited.click()
+    await expect(review.region.getByRole('alert')).toContainText(
+      'changed since this change was proposed',
+    )
+    // The textarea gives way to the diff the person's text would now make, outside line and all.
+    await expect(review.region.getByRole('note')).toContainText('changed while you were editing')
+    const diff = review.diff('/memories/notes.md')
+    await expect(diff.getByRole('cell', { name: 'removed: Outside: my dog is Rex.' })).toBeVisible()
+    await expect(diff.getByRole('cell', { name: 'added: I like green tea.' })).toBeVisible()
+    expect(await readFile(file, 'utf8')).toBe('I like coffee.\nOutside: my dog is Rex.\n')
+    // Back to the text, the person keeps the other editor's line, then approves.
+    await review.region.getByRole('button', { name: 'Edit my text again' }).click()
+    await review.region
+      .getByRole('textbox', { name: /^Edit the text of/ })
+      .fill('I like green tea.\nOutside: my dog is Rex.\n')
+    await approveEdited.click()
+    await expect(card).toContainText('Done')
+    expect(await readFile(file, 'utf8')).toBe('I like green tea.\nOutside: my dog is Rex.\n')
+  })
+
+  test('edit then approve keeps a Windows file’s CRLF line ends', async ({
+    page,
+    cairn,
+    anthropic,
+  }) => {
+    const file = path.join(cairn.dataDir, 'memories', 'win.md')
+    await cairn.core.dispatch('memory:write', {
+      path: '/memories/win.md',
+      content: 'one\r\ntwo\r\n',
+    })
+    await reviewMode(cairn, 'all')
+    anthropic.script(
+      reply.toolUse({
+        input: {
+          command: 'str_replace',
+          path: '/memories/win.md',
+          old_str: 'two',
+          new_str: 'zwei',
+        },
+      }),
+      reply.text('Noted.'),
+    )
+    const chat = await openChat(page, cairn)
+    await chat.send('German')
+    const card = chat.toolCard('str_replace', '/memories/win.md')
+    const review = new ReviewPanel(page, card, '/memories/win.md')
+    await review.region.getByRole('button', { name: 'Edit' }).click()
+    const editor = review.region.getByRole('textbox', { name: /^Edit the text of/ })
+    await editor.press('Control+End')
+    await editor.pressSequentially('!')
+    await review.region.getByRole('button', { name: 'Approve edited text' }).click()
+    await expect(card).toContainText('Done')
+    expect(await readFile(file, 'utf8')).toBe('one\r\nzwei\r\n!')
   })
 
   test('decline with a reason: nothing changes, the card says so and Claude is told why', async ({

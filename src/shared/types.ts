@@ -325,6 +325,12 @@ export interface PendingChange extends ChangePreview {
    * fail. Only declining is left. Null while it can be approved.
    */
   readonly problem: string | null
+  /**
+   * Bumped each time the preview is planned again against the file as it is (it changed
+   * since): a decision names the revision the person saw, and one made on an older one is
+   * refused, so edited text never lands over an edit the person has not seen.
+   */
+  readonly revision: number
 }
 
 // ---------------------------------------------------------------- memory hygiene

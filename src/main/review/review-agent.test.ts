@@ -350,6 +350,46 @@ describe('review mode "all"', () => {
     expect(await memoryFile('notes.md')).toBe('Likes coffee\n')
   })
 
+  it('never lands edited text over an outside edit the person has not seen', async () => {
+    await call('memory:write', { path: '/memories/notes.md', content: 'I like coffee.\n' })
+    await setMode('all')
+    fake.script(
+      reply.toolUse({
+        id: 'toolu_ed',
+        input: {
+          command: 'str_replace',
+          path: '/memories/notes.md',
+          old_str: 'coffee',
+          new_str: 'tea',
+        },
+      }),
+      reply.text('Noted.'),
+    )
+    const { turnId } = await send('Tea now')
+    const [change] = await pendingCount(1)
+    expect(change!.revision).toBe(0)
+    // The person starts editing Claude's text; another editor adds a line meanwhile.
+    const draft = 'I like green tea.\n'
+    await writeFile(
+      path.join(dataDir, 'memories', 'notes.md'),
+      'I like coffee.\nOutside: my dog is Rex.\n',
+    )
+    const edit = { id: change!.id, decision: 'approve', editedText: draft, revision: 0 }
+    expect((await refusal('review:decide', edit)).code).toBe('review-outdated')
+    const [refreshed] = await call('review:list')
+    expect(refreshed).toMatchObject({
+      revision: 1,
+      before: 'I like coffee.\nOutside: my dog is Rex.\n',
+    })
+    // Pressed again with the text written against the old file: still refused.
+    expect((await refusal('review:decide', edit)).code).toBe('review-outdated')
+    expect(await memoryFile('notes.md')).toBe('I like coffee.\nOutside: my dog is Rex.\n')
+    // Once the person looked at what their text does to the file as it is, it lands.
+    await call('review:decide', { ...edit, revision: 1 })
+    await finished(turnId)
+    expect(await memoryFile('notes.md')).toBe(draft)
+  })
+
   it('marks a change the memory no longer allows, and lets it only be declined', async () => {
     await call('memory:write', { path: '/memories/notes.md', content: 'Likes tea\n' })
     await setMode('all')

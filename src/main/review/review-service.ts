@@ -186,24 +186,45 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
       held.change = {
         ...pendingChange(held.change.id, held.origin, box.planned, box.flags, now()),
         createdAt: held.change.createdAt,
+        revision: held.change.revision + 1,
       }
       held.fingerprint = box.planned.fingerprint
     } else {
-      held.change = { ...held.change, problem: forPeople(outcome) }
+      held.change = {
+        ...held.change,
+        problem: forPeople(outcome),
+        revision: held.change.revision + 1,
+      }
     }
     announce()
   }
 
-  async function approve(held: Held, editedText: string | undefined): Promise<ChangeResult> {
-    // A problem found earlier may be gone (the file was put back): plan again before refusing.
-    if (held.change.problem) await refresh(held)
-    const { change } = held
-    if (change.problem) {
+  async function approve(
+    held: Held,
+    editedText: string | undefined,
+    revision: number | undefined,
+  ): Promise<ChangeResult> {
+    // Decided on a preview that was planned again since (the file changed): the person has
+    // not seen what it would now do, and edited text was written against the old file.
+    if (revision !== undefined && revision !== held.change.revision) {
       throw new CairnError(
         'review-outdated',
-        `${change.problem} This change can no longer be applied; decline it instead.`,
+        `${held.change.path} changed since you looked at this change. The preview now shows it against the file as it is: review it again.`,
       )
     }
+    // A problem found earlier may be gone (the file was put back): plan again before refusing,
+    // and show the person what it would now do before it runs.
+    if (held.change.problem) {
+      await refresh(held)
+      const { problem } = held.change
+      throw new CairnError(
+        'review-outdated',
+        problem
+          ? `${problem} This change can no longer be applied; decline it instead.`
+          : `${held.change.path} changed again, and this change can be applied now. The preview shows it against the file as it is: review it again.`,
+      )
+    }
+    const { change } = held
     const edited = editedText !== undefined && editedText !== change.after
     if (edited && !change.editable) {
       throw new CairnError(
@@ -319,7 +340,7 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
 
     list,
 
-    async decide({ id, decision, reason, editedText }) {
+    async decide({ id, decision, reason, editedText, revision }) {
       const held = pending.get(id)
       if (!held) {
         throw new CairnError(
@@ -342,7 +363,7 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
       }
       held.deciding = true
       try {
-        return await approve(held, editedText)
+        return await approve(held, editedText, revision)
       } finally {
         held.deciding = false
         if (held.declineAfter !== null) decline(held, held.declineAfter, false)
@@ -403,6 +424,7 @@ function pendingChange(
     createdAt,
     editable: planned.kind === 'file' && planned.after !== null && planned.command !== 'rename',
     problem: null,
+    revision: 0,
   }
 }
 

@@ -4,12 +4,21 @@ import { errorMessage } from '../lib/api'
 import { changeDiff } from '../lib/change-diff'
 import { flagTitle, flagWhere } from '../lib/flags'
 import { displayPath } from '../lib/format'
+import { keepLineEnds } from '../lib/line-ends'
 import { usePendingChanges } from '../lib/pending-changes'
 import { revealHidden } from '../lib/reveal-hidden'
 import { icons } from './icons'
 import './review.css'
 
-type Step = { readonly kind: 'view' } | { readonly kind: 'edit' } | { readonly kind: 'decline' }
+/**
+ * The decision being made. `edit` keeps the revision the person's text was written against:
+ * when the file changes meanwhile (the preview is planned again), their text is not sent as
+ * it is but shown first as the diff it would now make.
+ */
+type Step =
+  | { readonly kind: 'view' }
+  | { readonly kind: 'edit'; readonly basis: number }
+  | { readonly kind: 'decline' }
 
 /**
  * One change waiting for the person: why it was flagged, the exact diff it would make, and
@@ -55,9 +64,19 @@ export function PendingChangeView({ change }: { readonly change: PendingChange }
         confirm()
       }
     }
-  const approveEdited = () => void run({ decision: 'approve', editedText: draft })
+  const edited = keepLineEnds(draft, change.after)
+  // The file changed while the person edited: their text was written against the old one.
+  const outdated = step.kind === 'edit' && step.basis !== change.revision
+  const approveEdited = () =>
+    void run({ decision: 'approve', editedText: edited, revision: change.revision })
+  const editAgain = () => setStep({ kind: 'edit', basis: change.revision })
   const declineNow = () => void run({ decision: 'decline', reason: reason.trim() || undefined })
-  const onEditorKey = stepKeys((e) => e.key === 'Enter' && (e.ctrlKey || e.metaKey), approveEdited)
+  const onEditorKey = stepKeys(
+    (e) => e.key === 'Enter' && (e.ctrlKey || e.metaKey),
+    () =>
+      step.kind === 'edit' &&
+      void run({ decision: 'approve', editedText: edited, revision: step.basis }),
+  )
   const onReasonKey = stepKeys((e) => e.key === 'Enter', declineNow)
 
   return (
@@ -77,7 +96,15 @@ export function PendingChangeView({ change }: { readonly change: PendingChange }
         </ul>
       )}
 
-      {step.kind === 'edit' ? (
+      {outdated ? (
+        <>
+          <p className="review-problem" role="note">
+            <icons.alert /> {name} changed while you were editing. Below is what your text would now
+            do to the file as it is: look at it before approving.
+          </p>
+          <ChangePreview change={{ ...change, after: edited }} />
+        </>
+      ) : step.kind === 'edit' ? (
         <textarea
           className="review-editor"
           aria-label={`Edit the text of ${name} before approving`}
@@ -128,10 +155,20 @@ export function PendingChangeView({ change }: { readonly change: PendingChange }
               type="button"
               className="button button-small button-primary"
               disabled={busy || change.problem !== null}
-              onClick={() => void run({ decision: 'approve' })}
+              onClick={() => void run({ decision: 'approve', revision: change.revision })}
             >
               <icons.check /> Approve
             </button>
+            {change.problem !== null && (
+              <button
+                type="button"
+                className="button button-small"
+                disabled={busy}
+                onClick={() => void run({ decision: 'approve', revision: change.revision })}
+              >
+                Check again
+              </button>
+            )}
             {change.editable && (
               <button
                 type="button"
@@ -139,7 +176,7 @@ export function PendingChangeView({ change }: { readonly change: PendingChange }
                 disabled={busy || change.problem !== null}
                 onClick={() => {
                   setDraft(change.after ?? '')
-                  setStep({ kind: 'edit' })
+                  setStep({ kind: 'edit', basis: change.revision })
                 }}
               >
                 <icons.pencil /> Edit
@@ -161,10 +198,25 @@ export function PendingChangeView({ change }: { readonly change: PendingChange }
               type="button"
               className="button button-small button-primary"
               disabled={busy}
-              onClick={approveEdited}
+              onClick={
+                outdated
+                  ? approveEdited
+                  : () =>
+                      void run({ decision: 'approve', editedText: edited, revision: step.basis })
+              }
             >
               <icons.check /> Approve edited text
             </button>
+            {outdated && (
+              <button
+                type="button"
+                className="button button-small"
+                disabled={busy}
+                onClick={editAgain}
+              >
+                <icons.pencil /> Edit my text again
+              </button>
+            )}
             <button
               type="button"
               className="button button-small"
