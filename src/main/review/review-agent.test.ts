@@ -328,6 +328,69 @@ describe('review mode "all"', () => {
     ])
   })
 
+  it('two edits of one file, decided in reverse, both land in the order decided', async () => {
+    await call('memory:write', { path: '/memories/prefs.md', content: 'tea: yes\ncake: no\n' })
+    await setMode('all')
+    const replace = (old_str: string, new_str: string) => ({
+      command: 'str_replace',
+      path: '/memories/prefs.md',
+      old_str,
+      new_str,
+    })
+    fake.script(
+      reply.toolUses([
+        { id: 'toolu_tea', input: replace('tea: yes', 'tea: green') },
+        { id: 'toolu_cake', input: replace('cake: no', 'cake: carrot') },
+      ]),
+      reply.text('Both noted.'),
+    )
+    const { turnId } = await send('Green tea and carrot cake')
+    const changes = await pendingCount(2)
+    const second = await call('review:decide', { id: changes[1]!.id, decision: 'approve' })
+    const first = await call('review:decide', { id: changes[0]!.id, decision: 'approve' })
+    await finished(turnId)
+    expect(await memoryFile('prefs.md')).toBe('tea: green\ncake: carrot\n')
+    expect(
+      git('log', '-2', '--format=%H %(trailers:key=Tool-Use-Id,valueonly)', 'main').trim(),
+    ).toMatch(new RegExp(`^${first.commit!.oid} toolu_tea\n+${second.commit!.oid} toolu_cake$`))
+    expect(toolResults(fake.messageRequests()[1]!).map((r) => r.is_error ?? false)).toEqual([
+      false,
+      false,
+    ])
+  })
+
+  it('a create over a file another approval changed meanwhile is shown again', async () => {
+    await call('memory:write', { path: '/memories/prefs.md', content: 'tea: yes\n' })
+    await setMode('all')
+    fake.script(
+      reply.toolUses([
+        {
+          id: 'toolu_r',
+          input: {
+            command: 'str_replace',
+            path: '/memories/prefs.md',
+            old_str: 'yes',
+            new_str: 'no',
+          },
+        },
+        {
+          id: 'toolu_w',
+          input: { command: 'create', path: '/memories/prefs.md', file_text: 'x\n' },
+        },
+      ]),
+      reply.text('Done.'),
+    )
+    const { turnId } = await send('Two writes')
+    const changes = await pendingCount(2)
+    await call('review:decide', { id: changes[0]!.id, decision: 'approve' })
+    const error = await refusal('review:decide', { id: changes[1]!.id, decision: 'approve' })
+    expect(error.code).toBe('review-outdated')
+    expect(await call('review:list')).toMatchObject([{ before: 'tea: no\n', after: 'x\n' }])
+    await call('review:decide', { id: changes[1]!.id, decision: 'decline' })
+    await finished(turnId)
+    expect(await memoryFile('prefs.md')).toBe('tea: no\n')
+  })
+
   it('refuses to clobber a file that changed after the proposal, and shows the new diff', async () => {
     await call('memory:write', { path: '/memories/notes.md', content: 'Likes tea\n' })
     await setMode('all')

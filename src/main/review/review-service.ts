@@ -22,6 +22,7 @@ import { CairnError } from '../lib/errors'
 import { consoleLogger, type Logger } from '../lib/logger'
 import { parseMemoryPath, type MadeChange, type PlannedChange } from '../memory'
 import { flagsFor } from './check'
+import { LANDED_KEPT, ownEditUntouched, reachedByApprovals, type Landed } from './own-edit'
 
 const CHANGE_COMMANDS: ReadonlySet<string> = new Set<ChangeCommand>([
   'create',
@@ -107,6 +108,8 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
   let mode: ReviewMode = options.mode ?? 'off'
   let closed = false
   const pending = new Map<string, Held>()
+  /** The file approvals that landed while changes waited, oldest first (see `own-edit`). */
+  let landed: ReadonlyArray<Landed> = []
   const listeners = new Set<(changes: ReadonlyArray<PendingChange>) => void>()
 
   const list = (): ReadonlyArray<PendingChange> => [...pending.values()].map((held) => held.change)
@@ -159,6 +162,7 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
 
   function decline(held: Held, reason: string | null, byPerson: boolean): void {
     if (!pending.delete(held.change.id)) return
+    if (pending.size === 0) landed = []
     held.finish(declined(held.change.path, reason))
     if (byPerson) held.onDecline?.()
     announce()
@@ -236,16 +240,33 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
       ? { command: 'create', path: change.path, file_text: editedText }
       : held.input
     const box = { stale: false, planned: false }
+    let landing: Landed | null = null
+    // The file changed only by other approvals of this gate, and this command's edit is untouched.
+    const onlyApprovedSince = (planned: PlannedChange): boolean =>
+      planned.kind === 'file' &&
+      change.before !== null &&
+      planned.before !== null &&
+      reachedByApprovals(landed, change.path, change.before, planned.before) &&
+      ownEditUntouched(held.input, change.before, planned.before)
     const outcome = await memory.execute(runInput, held.origin, {
       createExisting: edited ? 'overwrite' : undefined,
       commitAs: edited ? change.command : undefined,
       subject: held.subject,
       beforeRun: async (planned) => {
-        if (planned.fingerprint !== held.fingerprint) {
+        if (planned.fingerprint !== held.fingerprint && !(!edited && onlyApprovedSince(planned))) {
           box.stale = true
           return { run: false }
         }
         box.planned = true
+        // The person's own text counts as their edit: a change planned before it looks again.
+        if (
+          !edited &&
+          planned.kind === 'file' &&
+          planned.before !== null &&
+          planned.after !== null
+        ) {
+          landing = { path: planned.path, before: planned.before, after: planned.after }
+        }
         return {
           run: true,
           review: edited ? 'edited' : 'approved',
@@ -275,6 +296,9 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
       )
     }
     pending.delete(change.id)
+    if (landing) landed = [...landed, landing].slice(-LANDED_KEPT)
+    // With nothing waiting, no change can have been planned before these approvals.
+    if (pending.size === 0) landed = []
     held.finish(edited ? editedOutcome(outcome, change) : outcome)
     announce()
     const what = edited ? 'Approved with your edits' : 'Approved'
