@@ -178,6 +178,27 @@ test.describe('reviewing from the chat card', () => {
     expect(await readFile(file, 'utf8')).toBe('one\r\nzwei\r\n!')
   })
 
+  test('a create over a file that is not text says it replaces it, and is flagged', async ({
+    page,
+    cairn,
+    anthropic,
+  }) => {
+    const photo = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0xff, 0xfe, 0xc3])
+    await writeFile(path.join(cairn.dataDir, 'memories', 'photo.png'), photo)
+    await reviewMode(cairn, 'all')
+    anthropic.script(create('/memories/photo.png', 'A photo.\n'), reply.text('Saved.'))
+    const chat = await openChat(page, cairn)
+    await chat.send('Describe my photo')
+    const card = chat.toolCard('create', '/memories/photo.png')
+    const review = new ReviewPanel(page, card, '/memories/photo.png')
+    await expect(review.region).toContainText('Replaces photo.png, which is not text (11 B)')
+    await expect(review.region).not.toContainText('Creates')
+    await expect(review.flags()).toContainText('Replaces the whole file (not text, 11 bytes)')
+    await review.decline()
+    await expect(card).toContainText('Declined')
+    expect(await readFile(path.join(cairn.dataDir, 'memories', 'photo.png'))).toEqual(photo)
+  })
+
   test('decline with a reason: nothing changes, the card says so and Claude is told why', async ({
     page,
     cairn,

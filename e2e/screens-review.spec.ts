@@ -94,15 +94,22 @@ for (const scheme of ['light', 'dark'] as const) {
       content: '# About Sam\n- Likes short answers\n- Lives in Lisbon\n',
     })
     await cairn.core.dispatch('settings:update', { reviewMode: 'all' })
+    await writeFile(
+      path.join(cairn.dataDir, 'memories', 'photo.png'),
+      Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0xff, 0xfe, 0xc3]),
+    )
     anthropic.script(
-      reply.toolUse({
-        input: {
-          command: 'str_replace',
-          path: '/memories/about-sam.md',
-          old_str: 'Lisbon',
-          new_str: 'Porto',
+      reply.toolUses([
+        {
+          input: {
+            command: 'str_replace',
+            path: '/memories/about-sam.md',
+            old_str: 'Lisbon',
+            new_str: 'Porto',
+          },
         },
-      }),
+        { input: { command: 'create', path: '/memories/photo.png', file_text: 'A photo.\n' } },
+      ]),
       reply.text('Updated.'),
     )
     await cairn.open(page)
@@ -120,5 +127,9 @@ for (const scheme of ['light', 'dark'] as const) {
     await review.region.getByRole('button', { name: 'Approve edited text' }).click()
     await expect(review.region.getByRole('note')).toContainText('changed while you were editing')
     await shoot(page, cairn, `review-edit-outdated-${scheme}`)
+    const photo = chat.toolCard('create', '/memories/photo.png')
+    await photo.scrollIntoViewIfNeeded()
+    await expect(photo).toContainText('Replaces photo.png, which is not text')
+    await shoot(page, cairn, `review-not-text-${scheme}`)
   })
 }

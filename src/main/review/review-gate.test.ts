@@ -3,6 +3,8 @@
  * without its dry run (it reads its file no more often than the command alone does) and its
  * flags still go with its commit; `flagged` and `all` plan first and hold as before.
  */
+import { writeFile } from 'node:fs/promises'
+import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { PendingChange } from '../../shared/types'
 import { openVersionedMemory, type ExecuteOutcome, type VersionedMemory } from '../history'
@@ -193,5 +195,44 @@ describe('the gate in flagged and all modes (planned first, as before)', () => {
     expect((await first).isError).toBe(true)
     expect((await second).isError).toBe(true)
     expect(commitCount(dataDir)).toBe(commits)
+  })
+
+  it('flagged: holds a create over a file that is not text, and says it replaces it', async () => {
+    const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0xff, 0xfe, 0xc3])
+    await writeFile(path.join(dataDir, 'memories', 'photo.png'), png)
+    // Committed as the person's, but a day ago as far as the person-edited rule knows.
+    await memory.execute({ command: 'view', path: '/memories' }, { actor: 'user' })
+    const later = createReviewService({
+      memory,
+      mode: 'flagged',
+      logger: createRecordingLogger(),
+      now: () => Date.now() + 2 * 86_400_000,
+    })
+    const waiting = new Promise<ReadonlyArray<PendingChange>>((resolve) => {
+      const off = later.onPending((changes) => {
+        if (changes.length === 0) return
+        off()
+        resolve(changes)
+      })
+    })
+    const held = later.execute(
+      { command: 'create', path: '/memories/photo.png', file_text: 'replaced\n' },
+      claude(12),
+    )
+    const [change] = await waiting
+    expect(change).toMatchObject({
+      command: 'create',
+      before: null,
+      notTextBytes: png.length,
+      flags: [
+        {
+          rule: 'deletes-most',
+          message: `Replaces the whole file (not text, ${png.length} bytes)`,
+        },
+      ],
+    })
+    await later.decide({ id: change!.id, decision: 'decline' })
+    expect((await held).isError).toBe(true)
+    later.close()
   })
 })

@@ -3,6 +3,7 @@ import type { PendingChange } from '../../../shared/types'
 import { errorMessage } from '../lib/api'
 import { changeDiff } from '../lib/change-diff'
 import { flagTitle, flagWhere } from '../lib/flags'
+import { formatSize } from '../features/memory/tree-model'
 import { displayPath } from '../lib/format'
 import { keepLineEnds } from '../lib/line-ends'
 import { usePendingChanges } from '../lib/pending-changes'
@@ -302,9 +303,11 @@ function ChangePreview({ change }: { readonly change: PendingChange }) {
       ? `Renames ${name} to ${displayPath(change.newPath ?? '')}; its text stays the same.`
       : change.command === 'delete'
         ? `Deletes ${name}.`
-        : change.before === null
-          ? `Creates ${name}.`
-          : null
+        : change.notTextBytes !== null
+          ? `Replaces ${name}, which is not text (${formatSize(change.notTextBytes)}): all of it is gone.`
+          : change.before === null
+            ? `Creates ${name}.`
+            : null
   return (
     <div className="review-diff-frame">
       {note && <p className="review-note">{note}</p>}
