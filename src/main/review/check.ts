@@ -15,14 +15,20 @@ export interface CheckContext {
 
 /**
  * The flags of a change: the text rules on what it adds, the deletion rules, and whether the
- * person edited the file in the last day. A rename moves text without changing it: no flags.
+ * person edited the file in the last day. A rename moves text without changing it: only
+ * whether the person edited what it moves (else a rename, an edit and a rename back would
+ * change their fresh words with nobody asked; the lookup follows renames back for the same
+ * reason).
  */
 export async function flagsFor(
   planned: MadeChange,
   context: CheckContext,
 ): Promise<ReadonlyArray<WriteFlag>> {
-  if (planned.command === 'rename') return []
   const flags: WriteFlag[] = []
+  if (planned.command === 'rename') {
+    const edited = await lastPersonEdit(context.history, planned.path, context.now)
+    return personEditedFlags(planned.path, edited, context.now)
+  }
   if (planned.after !== null) {
     flags.push(...instructionFlags(planned.path, planned.before, planned.after))
     flags.push(...hiddenUnicodeFlags(planned.path, planned.before, planned.after))

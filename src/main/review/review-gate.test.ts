@@ -235,4 +235,35 @@ describe('the gate in flagged and all modes (planned first, as before)', () => {
     expect((await held).isError).toBe(true)
     later.close()
   })
+
+  it('flagged: the person-edited rule holds a rename of their file, and follows renames back', async () => {
+    const person = { actor: 'user' } as const
+    await memory.execute(
+      { command: 'create', path: '/memories/prefs.md', file_text: 'I like tea.\n' },
+      person,
+    )
+    gate.setMode('flagged')
+    const waiting = nextPending()
+    const rename = {
+      command: 'rename',
+      old_path: '/memories/prefs.md',
+      new_path: '/memories/p2.md',
+    }
+    const held = gate.execute(rename, claude(13))
+    const [change] = await waiting
+    expect(change!.flags.map((flag) => flag.rule)).toEqual(['person-edited'])
+    await gate.decide({ id: change!.id, decision: 'approve' })
+    expect((await held).isError).toBe(false)
+    // Renamed (approved), its next edit is still an edit of the person's fresh words.
+    const next = nextPending()
+    const edit = gate.execute(
+      { command: 'str_replace', path: '/memories/p2.md', old_str: 'tea', new_str: 'coffee' },
+      claude(14),
+    )
+    const [edited] = await next
+    expect(edited).toMatchObject({ path: '/memories/p2.md', flags: [{ rule: 'person-edited' }] })
+    await gate.decide({ id: edited!.id, decision: 'decline' })
+    expect((await edit).isError).toBe(true)
+    expect(gitCli(dataDir, 'show', 'main:p2.md')).toBe('I like tea.\n')
+  })
 })
