@@ -363,7 +363,8 @@ function before(values: ReadonlyArray<number>, limit: number): number {
  * What the patterns read: text spelled in invisible tag characters decoded to the ASCII it
  * carries (set apart by spaces), compatibility forms folded (full-width letters, ligatures),
  * Cyrillic and Greek letters that look Latin read as Latin, other invisible format characters
- * removed (so "ig\u200Bnore" still reads as "ignore"), and typographic apostrophes made
+ * and default-ignorables removed (so "ig\u200Bnore" and "Ign\u3164ore" still read as
+ * "ignore"), and typographic apostrophes made
  * plain. Line breaks stay where they were. Only for matching: what is stored is untouched.
  */
 function normalize(text: string): string {
@@ -374,6 +375,6 @@ function normalize(text: string): string {
     })
     .normalize('NFKC')
   return (hasLookAlike(plain) ? foldLookAlikes(plain) : plain)
-    .replace(/\p{Cf}/gu, '')
+    .replace(/[\p{Cf}\p{Default_Ignorable_Code_Point}]/gu, '')
     .replace(/[\u2018\u2019\u02BC]/g, "'")
 }
