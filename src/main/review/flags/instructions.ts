@@ -150,15 +150,16 @@ const PATTERNS: ReadonlyArray<Pattern> = [
   {
     what: 'a fake "system:" message',
     regex: re(
-      String.raw`^[ \t>#*-]*(?:system|assistant|developer|human|ai|システム)[ \t]*[:：](?=[^\n]*(?:\b(?:you|your|ignore|disregard|forget|must|always|never|instructions?|from\s+now\s+on|override|assistant|claude|obey|reveal|do\s+not|don't)\b|あなた|指示|無視|必ず|常に|今後|ユーザー|命令))`,
+      String.raw`^[ \t>#*_-]*(?:system|assistant|developer|human|ai|システム)[*_]{0,3}[ \t]*[:：][*_]{0,3}(?=[^\n]*(?:\b(?:you|your|ignore|disregard|forget|must|always|never|instructions?|from\s+now\s+on|override|assistant|claude|obey|reveal|do\s+not|don't)\b|あなた|指示|無視|必ず|常に|今後|ユーザー|命令))`,
     ),
   },
   {
     // "system: Reply only in French." A note headed "System:" names a machine ("System: Arch
     // Linux"); one that goes on with an order or a claim about who may do what is a forgery.
+    // Markdown bold or italics around the heading ("**System:**") is how a .md note spells it.
     what: 'a fake "system:" message',
     regex: re(
-      String.raw`^[ \t>#*-]*(?:system|assistant|developer|admin|operator)[ \t]*(?:message|prompt|note|notice|override)?[ \t]*[:：][ \t]*(?:(?:please|now|important|note|attention|ok(?:ay)?)[ \t]*[,:!.]?[ \t]+|from\s+(?:now|here)\s+on\s*,?\s+)*(?:${ORDER_VERBS})\b|^[ \t>#*-]*(?:system|assistant|developer|admin|operator)[ \t]*(?:message|prompt|note|notice|override)?[ \t]*[:：](?=[^\n]*\b(?:${ROLE_CLAIM})\b)`,
+      String.raw`^[ \t>#*_-]*(?:system|assistant|developer|admin|operator)[*_]{0,3}[ \t]*(?:message|prompt|note|notice|override)?[*_]{0,3}[ \t]*[:：][*_]{0,3}[ \t]*(?:(?:please|now|important|note|attention|ok(?:ay)?)[ \t]*[,:!.]?[ \t]+|from\s+(?:now|here)\s+on\s*,?\s+)*(?:${ORDER_VERBS})\b|^[ \t>#*_-]*(?:system|assistant|developer|admin|operator)[*_]{0,3}[ \t]*(?:message|prompt|note|notice|override)?[*_]{0,3}[ \t]*[:：](?=[^\n]*\b(?:${ROLE_CLAIM})\b)`,
     ),
   },
   {
