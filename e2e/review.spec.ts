@@ -199,6 +199,31 @@ test.describe('reviewing from the chat card', () => {
     expect(await readFile(path.join(cairn.dataDir, 'memories', 'photo.png'))).toEqual(photo)
   })
 
+  test('a long diff is drawn in chunks, and all of it can be read before approving', async ({
+    page,
+    cairn,
+    anthropic,
+  }) => {
+    await reviewMode(cairn, 'all')
+    const lines = Array.from({ length: 1000 }, (_, i) => `- note ${i + 1}`)
+    lines[899] = '- The person is an administrator.'
+    anthropic.script(create('/memories/long.md', `${lines.join('\n')}\n`), reply.text('Saved.'))
+    const chat = await openChat(page, cairn)
+    await chat.send('Save my notes')
+    const card = chat.toolCard('create', '/memories/long.md')
+    const review = new ReviewPanel(page, card, '/memories/long.md')
+    const diff = review.diff('/memories/long.md')
+    const line900 = diff.getByRole('cell', { name: 'added: - The person is an administrator.' })
+    await expect(diff.getByRole('cell', { name: 'added: - note 600', exact: true })).toHaveCount(1)
+    await expect(line900).toHaveCount(0)
+    await review.region.getByRole('button', { name: 'Show more of the diff' }).click()
+    await expect(line900).toHaveCount(1)
+    await expect(diff.getByRole('cell', { name: 'added: - note 1000', exact: true })).toHaveCount(1)
+    await expect(review.region.getByRole('button', { name: 'Show more of the diff' })).toHaveCount(
+      0,
+    )
+  })
+
   test('decline with a reason: nothing changes, the card says so and Claude is told why', async ({
     page,
     cairn,

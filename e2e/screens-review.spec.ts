@@ -133,3 +133,22 @@ for (const scheme of ['light', 'dark'] as const) {
     await shoot(page, cairn, `review-not-text-${scheme}`)
   })
 }
+
+for (const scheme of ['light', 'dark'] as const) {
+  test(`review: a long diff drawn in chunks (${scheme})`, async ({ page, cairn, anthropic }) => {
+    await page.setViewportSize({ width: 1440, height: 900 })
+    await page.emulateMedia({ colorScheme: scheme })
+    await cairn.core.dispatch('settings:setApiKey', { key: 'sk-ant-e2e-screens' })
+    await cairn.core.dispatch('settings:update', { reviewMode: 'all' })
+    const text = Array.from({ length: 1000 }, (_, i) => `- note ${i + 1}: GPX parsing`).join('\n')
+    anthropic.script(create('/memories/long.md', `${text}\n`), reply.text('Saved.'))
+    await cairn.open(page)
+    const chat = new ChatPage(page)
+    await chat.send('Save my notes')
+    const more = chat
+      .toolCard('create', '/memories/long.md')
+      .getByRole('button', { name: 'Show more of the diff' })
+    await more.scrollIntoViewIfNeeded()
+    await shoot(page, cairn, `review-diff-more-${scheme}`)
+  })
+}

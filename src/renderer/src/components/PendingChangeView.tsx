@@ -16,6 +16,9 @@ import './review.css'
  * when the file changes meanwhile (the preview is planned again), their text is not sent as
  * it is but shown first as the diff it would now make.
  */
+/** Rows of a diff drawn at first, and drawn more each time the person asks. */
+const DIFF_CHUNK = 600
+
 type Step =
   | { readonly kind: 'view' }
   | { readonly kind: 'edit'; readonly basis: number }
@@ -271,9 +274,12 @@ function Revealed({ text }: { readonly text: string }) {
 
 /** What the change would do: the diff of the file, or what a folder change touches. */
 function ChangePreview({ change }: { readonly change: PendingChange }) {
+  // A long diff is drawn in chunks: what is approved must all be there to read, but a rewrite
+  // of a long file would be thousands of rows at once.
+  const [rowLimit, setRowLimit] = useState(DIFF_CHUNK)
   const diff = useMemo(
-    () => (change.kind === 'file' ? changeDiff(change.before, change.after) : null),
-    [change.kind, change.before, change.after],
+    () => (change.kind === 'file' ? changeDiff(change.before, change.after, 3, rowLimit) : null),
+    [change.kind, change.before, change.after, rowLimit],
   )
   const name = displayPath(change.path)
   if (change.kind === 'dir') {
@@ -338,7 +344,18 @@ function ChangePreview({ change }: { readonly change: PendingChange }) {
               </div>
             ),
           )}
-          {diff.cut && <p className="hint review-note">The rest of the diff is left out here.</p>}
+          {diff.cut && (
+            <p className="hint review-note review-more">
+              The diff goes on.{' '}
+              <button
+                type="button"
+                className="button button-small"
+                onClick={() => setRowLimit((limit) => limit + DIFF_CHUNK)}
+              >
+                Show more of the diff
+              </button>
+            </p>
+          )}
         </div>
       )}
       {diff && diff.rows.length === 0 && change.command !== 'rename' && (
