@@ -224,6 +224,43 @@ test.describe('reviewing from the chat card', () => {
     )
   })
 
+  test('a change that no longer applies can be checked again once the file is put back', async ({
+    page,
+    cairn,
+    anthropic,
+  }) => {
+    const write = (content: string) =>
+      cairn.core.dispatch('memory:write', { path: '/memories/notes.md', content })
+    await write('Likes tea\n')
+    await reviewMode(cairn, 'all')
+    anthropic.script(
+      reply.toolUse({
+        input: {
+          command: 'str_replace',
+          path: '/memories/notes.md',
+          old_str: 'tea',
+          new_str: 'mate',
+        },
+      }),
+      reply.text('Done.'),
+    )
+    const chat = await openChat(page, cairn)
+    await chat.send('Mate now')
+    const card = chat.toolCard('str_replace', '/memories/notes.md')
+    const review = new ReviewPanel(page, card, '/memories/notes.md')
+    await write('Likes water\n')
+    await review.approve()
+    await expect(review.region.getByRole('note')).toContainText('It can only be declined now')
+    const approve = review.region.getByRole('button', { name: 'Approve', exact: true })
+    await expect(approve).toBeDisabled()
+    await write('Likes tea\n')
+    await review.region.getByRole('button', { name: 'Check again' }).click()
+    await expect(review.region.getByRole('alert')).toContainText('can be applied now')
+    await expect(approve).toBeEnabled()
+    await approve.click()
+    await expect(card).toContainText('Done')
+  })
+
   test('decline with a reason: nothing changes, the card says so and Claude is told why', async ({
     page,
     cairn,

@@ -483,6 +483,37 @@ describe('review mode "all"', () => {
     expect(await memoryFile('notes.md')).toBe('Likes water\n')
   })
 
+  it('checks a marked change again: once the file is put back, it can be approved', async () => {
+    await call('memory:write', { path: '/memories/notes.md', content: 'Likes tea\n' })
+    await setMode('all')
+    fake.script(
+      reply.toolUse({
+        id: 'toolu_back',
+        input: {
+          command: 'str_replace',
+          path: '/memories/notes.md',
+          old_str: 'tea',
+          new_str: 'mate',
+        },
+      }),
+      reply.text('Done.'),
+    )
+    const { turnId } = await send('Mate now')
+    const [change] = await pendingCount(1)
+    await call('memory:write', { path: '/memories/notes.md', content: 'Likes water\n' })
+    await refusal('review:decide', { id: change!.id, decision: 'approve' })
+    expect((await call('review:list'))[0]!.problem).not.toBeNull()
+    await call('memory:write', { path: '/memories/notes.md', content: 'Likes tea\n' })
+    const again = await refusal('review:decide', { id: change!.id, decision: 'approve' })
+    expect(again).toMatchObject({ code: 'review-outdated' })
+    expect(again.message).toContain('can be applied now')
+    const [marked] = await call('review:list')
+    expect(marked).toMatchObject({ problem: null, before: 'Likes tea\n', after: 'Likes mate\n' })
+    await call('review:decide', { id: change!.id, decision: 'approve', revision: marked!.revision })
+    await finished(turnId)
+    expect(await memoryFile('notes.md')).toBe('Likes mate\n')
+  })
+
   it('answers a refusal at once: a command that would fail is never held', async () => {
     await setMode('all')
     fake.script(
