@@ -248,6 +248,8 @@ test.describe('reviewing from the chat card', () => {
     await chat.send('Mate now')
     const card = chat.toolCard('str_replace', '/memories/notes.md')
     const review = new ReviewPanel(page, card, '/memories/notes.md')
+    // Held first: written before the gate planned it, the command would just fail at once.
+    await expect(card).toContainText('Waiting for you')
     await write('Likes water\n')
     await review.approve()
     await expect(review.region.getByRole('note')).toContainText('It can only be declined now')
