@@ -393,7 +393,9 @@ interface MaintenancePass {
 /**
  * Opens `dataDir` (a loose history), warms it with a few commands, then lets maintenance pack
  * it while commands keep coming, one every 100 ms as a busy conversation would send them:
- * each may wait for one slice of packing at most. A second pass then packs what they left.
+ * each may wait for one slice of packing at most. The removals after wait for 500 ms without
+ * a command, so from then on the commands come in turns (ten, then 2 s without). A second
+ * pass then packs what they left.
  */
 async function commandsDuringMaintenance(
   dataDir: string,
@@ -412,11 +414,17 @@ async function commandsDuringMaintenance(
   })
   gcObserver.observe({ entryTypes: ['gc'] })
   const waitedBefore = cpuWaitMs()
-  const pass = memory.maintain().finally(() => (packing = false))
+  // Removals wait for a moment without commands: once they start, the commands come as turns
+  // do, ten 100 ms apart, then 2 s without one (the person reading the answer).
+  let removing = false
+  const pass = memory
+    .maintain({ onStep: (step) => (removing ||= step === 'removing-loose') })
+    .finally(() => (packing = false))
   const during: number[] = []
-  for (let i = 0; packing; i++) {
+  for (let i = 0, burst = 0; packing; i++) {
     during.push(...(await measure(1, () => commitOne(memory, fixture, 50_000 + i))))
-    await new Promise((resolve) => setTimeout(resolve, 100))
+    const gap = removing && ++burst % 10 === 0 ? 2_000 : 100
+    await new Promise((resolve) => setTimeout(resolve, gap))
   }
   const report = await pass
   loopDelay.disable()
@@ -508,7 +516,7 @@ async function storageRows(
   const perPass = (values: ReadonlyArray<number>, digits: number) =>
     values.map((value) => round(value, digits)).join(', ')
   notes.push(
-    `${label}: commit p99 while maintenance packs: ${passes.length === 1 ? 'one pass: the history opened, warmed' : `${passes.length} passes (each but the last on a fresh full copy of the loose history): each opened, warmed`} with ${WARM_UP} commands, then one command every 100 ms until the pass ended; ${during.length} commands (${perPass(
+    `${label}: commit p99 while maintenance packs: ${passes.length === 1 ? 'one pass: the history opened, warmed' : `${passes.length} passes (each but the last on a fresh full copy of the loose history): each opened, warmed`} with ${WARM_UP} commands, then one command every 100 ms while the pass wrote its pack, and in turns (ten 100 ms apart, then 2 s without) while it removed what the pack holds, until it ended; ${during.length} commands (${perPass(
       passes.map((pass) => pass.during.length),
       0,
     )} per pass): p50 ${round(percentile(during, 50), 2)} ms, p99 ${round(percentile(during, 99), 1)} ms, max ${round(Math.max(...during), 1)} ms (per pass: ${perPass(

@@ -1,4 +1,4 @@
-import { mkdir } from 'node:fs/promises'
+import { mkdir, realpath } from 'node:fs/promises'
 import path from 'node:path'
 import type { Settings } from '../shared/types'
 import { availableModels, chatHandlers, createChatService, type AnthropicFetch } from './agent'
@@ -9,6 +9,7 @@ import { historyHandlers, openVersionedMemory, type VersionedMemory } from './hi
 import { createHygieneService, hygieneHandlers, openReadLog } from './hygiene'
 import { createEventBus, type EventBus } from './lib/events'
 import { consoleLogger, type Logger } from './lib/logger'
+import { removeStrayTempFiles } from './lib/temp-sweep'
 import { createRunnableMemoryTool } from './memory'
 import { DEFAULT_LIMITS } from './memory'
 import { memoryBrowserHandlers } from './memory-browser'
@@ -58,19 +59,37 @@ export interface Core {
 }
 
 /**
+ * Makes Cairn's data folder if needed and gives its real path, once at start. Reached through
+ * a symlink (`~/.config/Cairn` linked to another disk, `CAIRN_DATA_DIR` through a link), its
+ * own files (settings, the API key) could not be saved: their folder is opened with
+ * O_NOFOLLOW, which is meant for the memory folder's entries. Links inside the data folder
+ * (`memories` itself, anything in it) are still never followed.
+ */
+export async function prepareDataDir(dir: string): Promise<string> {
+  const resolved = path.resolve(dir)
+  await mkdir(resolved, { recursive: true, mode: 0o700 })
+  return realpath(resolved)
+}
+
+/**
  * The composition root: tests, benchmarks, the e2e harness and the app all start here. Every
  * service is built here and nowhere else; each domain contributes the handlers of its own
  * channels, and the dispatcher refuses to start without one for every channel.
  */
 export async function createCore(options: CoreOptions): Promise<Core> {
-  const dataDir = path.resolve(options.dataDir)
-  await mkdir(dataDir, { recursive: true, mode: 0o700 })
+  const dataDir = await prepareDataDir(options.dataDir)
   const logger = options.logger ?? consoleLogger
   const events = createEventBus()
 
   // Refused with a `locked` CairnError when another Cairn has this data folder open.
   const memory = await openVersionedMemory({ dataDir, logger })
   try {
+    // With the lock held, before anything here saves: what an interrupted save left in
+    // Cairn's own folders (settings, the API key, conversations, sync) is a dead instance's.
+    removeStrayTempFiles(
+      ['', 'conversations', 'sync'].map((folder) => path.join(dataDir, folder)),
+      logger,
+    )
     return await assemble(options, dataDir, logger, events, memory)
   } catch (error) {
     // The data folder's lock is released, so a retry (or another window) can open it.

@@ -15,7 +15,7 @@ import {
 import { stat } from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { createCore, type Core } from './core'
+import { createCore, prepareDataDir, type Core } from './core'
 import { forwardEvents, registerIpc } from './ipc'
 import { CairnError } from './lib/errors'
 import { cipherFromSafeStorage, createFileSecretStore } from './settings'
@@ -428,6 +428,8 @@ async function main(): Promise<void> {
   try {
     hardenSession(session.defaultSession)
     protocol.handle(APP_SCHEME, createAppProtocolHandler({ rendererDir }))
+    // Its real path: the secret stores below write there too.
+    dataDir = await prepareDataDir(dataDir)
     core = await createCore({
       dataDir,
       // The API key is encrypted by the OS keychain; on Linux without one, settings warn that

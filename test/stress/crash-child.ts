@@ -54,7 +54,8 @@ function acknowledge(record: unknown): void {
 }
 
 // Packing as often as there is anything to pack: after 8 loose objects, or 5 ms without a commit.
-const PACKING = { looseThreshold: 8, idleMs: 5, idleMinimum: 1 } as const
+// Removals wait for no quiet moment (`quietMs: 0`), so kills land in them while commands run.
+const PACKING = { looseThreshold: 8, idleMs: 5, idleMinimum: 1, quietMs: 0 } as const
 
 async function maintainOnce(dir: string, stopAt: string | undefined): Promise<void> {
   const memory = await openVersionedMemory({ dataDir: dir, watch: false, maintenance: false })

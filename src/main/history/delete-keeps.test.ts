@@ -76,6 +76,28 @@ describe('deleting a folder that holds files history never held', () => {
     )
   })
 
+  it("gives the kept folder a name Claude can use when the folder's name is long", async () => {
+    // 120 characters: with " (not in history)" the name would pass the 128 the path rules allow.
+    const long = 'n'.repeat(120)
+    await memory.execute(
+      { command: 'create', path: `/memories/${long}/a.md`, file_text: 'a\n' },
+      CLAUDE,
+    )
+    fs.mkdirSync(path.join(root, long, '.git'))
+    fs.writeFileSync(path.join(root, long, '.git', 'HEAD'), 'ref: refs/heads/main\n')
+    const result = await memory.execute({ command: 'delete', path: `/memories/${long}` }, CLAUDE)
+    const kept = `${'n'.repeat(111)} (not in history)`
+    expect(kept.length).toBe(128)
+    expect(result.content).toContain(`so they were kept in /memories/${kept}.`)
+    expect(fs.readFileSync(path.join(root, kept, '.git', 'HEAD'), 'utf8')).toBe(
+      'ref: refs/heads/main\n',
+    )
+    const view = await memory.execute({ command: 'view', path: `/memories/${kept}` }, CLAUDE)
+    expect(view.isError).toBe(false)
+    const listing = await memory.execute({ command: 'view', path: '/memories' }, CLAUDE)
+    expect(String(listing.content)).toContain(`/memories/${kept}/`)
+  })
+
   it('keeps them, in their places, in "<folder> (not in history)", and says so', async () => {
     const result = await memory.execute({ command: 'delete', path: '/memories/project' }, CLAUDE)
     expect(result.isError).toBe(false)
@@ -117,6 +139,57 @@ describe('deleting a folder that holds files history never held', () => {
     const result = await memory.execute({ command: 'delete', path: '/memories/plain' }, CLAUDE)
     expect(result.content).toBe('Successfully deleted /memories/plain')
     expect(fs.readdirSync(root).sort()).toEqual(['project'])
+  })
+
+  it('refuses to delete a folder holding only such files, instead of keeping it again', async () => {
+    await memory.execute({ command: 'delete', path: '/memories/project' }, CLAUDE)
+    const kept = path.join(root, 'project (not in history)')
+    const before = listTree(kept)
+    const commits = gitCli(dataDir, 'rev-list', '--count', 'main').trim()
+    // Before, each delete moved it to "project (not in history) (not in history)", and so on.
+    for (let i = 0; i < 2; i++) {
+      const result = await memory.execute(
+        { command: 'delete', path: '/memories/project (not in history)' },
+        CLAUDE,
+      )
+      expect(result.isError).toBe(true)
+      expect(result.content).toBe(
+        'Error: /memories/project (not in history) holds only files that are not in the history, which a restore could not bring back; Cairn does not delete them. Nothing was changed.',
+      )
+    }
+    expect(fs.readdirSync(root)).toEqual(['project (not in history)'])
+    expect(listTree(kept)).toEqual(before)
+    expect(gitCli(dataDir, 'rev-list', '--count', 'main').trim()).toBe(commits)
+  })
+
+  it('keeps them in the folder itself when the disk is too full to make the kept folder', async () => {
+    // Every mkdir fails as on a full disk; renames and unlinks need no new space.
+    let mkdirs = 0
+    const full = hookDisk(nodeDisk, (call) => {
+      if (call.name === 'mkdirSync' && String(call.args[0]).includes('(not in history)')) {
+        mkdirs++
+        return errnoError(call, 'ENOSPC')
+      }
+      return undefined
+    })
+    const restore = setDisk(full.disk)
+    let result
+    try {
+      result = await memory.execute({ command: 'delete', path: '/memories/project' }, CLAUDE)
+    } finally {
+      restore()
+    }
+    expect(mkdirs).toBe(1)
+    expect(result.isError).toBe(false)
+    expect(result.content).toBe(
+      'Successfully deleted /memories/project. It held files that are not in the history, which a restore could not bring back, so they were kept in /memories/project (not in history).',
+    )
+    expect(fs.readdirSync(root)).toEqual(['project (not in history)'])
+    const kept = path.join(root, 'project (not in history)')
+    expect(listTree(kept)).toEqual(['.git/HEAD', 'deep/recording.log', 'export\\2026.md', 'link'])
+    expect(fs.statSync(path.join(kept, 'deep', 'recording.log')).size).toBe(BIG)
+    expect(gitCli(dataDir, 'ls-tree', '-r', '--name-only', 'main').trim()).toBe('')
+    fsck(dataDir)
   })
 
   it('changes nothing when keeping them aside fails', async () => {

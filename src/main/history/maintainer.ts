@@ -4,7 +4,9 @@
  *
  * It runs on the main thread in slices of a few milliseconds and steps aside whenever the
  * serial queue has work, so a command waits at most one slice; it is stopped (between two
- * slices, removing nothing it did not finish) when the history closes.
+ * slices, removing nothing it did not finish) when the history closes. Its file-system calls
+ * that can wait for a busy disk run on the thread pool, and its removals, which make the disk
+ * discard what they free, one at a time and only once no command has run for `quietMs`.
  */
 import { readRefTips, type ObjectStore } from './object-store'
 import {
@@ -25,6 +27,11 @@ export interface MaintenanceSettings {
   readonly idleMinimum?: number
   /** Longest stretch of work between two yields (default 2 ms). */
   readonly sliceMs?: number
+  /**
+   * Each removal waits until no command has run for this long (default 500 ms): the disk's
+   * work for removals is done while the person (or Claude) is not waiting for a command.
+   */
+  readonly quietMs?: number
 }
 
 export interface Maintainer {
@@ -54,12 +61,18 @@ export interface Maintainer {
  */
 export class PackFolderGate {
   private transfers = 0
+  private wanting = 0
   private changing = false
   private waiting: Array<() => void> = []
 
   /** Runs a fetch or push: no maintenance step changes the object folders meanwhile. */
   async transfer<T>(task: () => Promise<T>): Promise<T> {
-    while (this.changing) await this.wait()
+    this.wanting++
+    try {
+      while (this.changing) await this.wait()
+    } finally {
+      this.wanting--
+    }
     this.transfers++
     try {
       return await task()
@@ -82,6 +95,11 @@ export class PackFolderGate {
       this.changing = false
       this.wake()
     }
+  }
+
+  /** True while a transfer waits for a step to end: a step that can, ends early. */
+  wanted(): boolean {
+    return this.wanting > 0
   }
 
   /** True while a transfer runs (tests). */
@@ -110,7 +128,13 @@ const EMPTY_REPORT: RepackReport = {
   unreadable: [],
 }
 
-const DEFAULTS = { looseThreshold: 2_000, idleMs: 20_000, idleMinimum: 64, sliceMs: 2 }
+const DEFAULTS = {
+  looseThreshold: 2_000,
+  idleMs: 20_000,
+  idleMinimum: 64,
+  sliceMs: 2,
+  quietMs: 500,
+}
 
 export function createMaintainer(options: {
   store: ObjectStore
@@ -152,6 +176,40 @@ export function createMaintainer(options: {
       if (queue.busy()) await queue.idle()
     } while (queue.busy() && !stopped)
     sliceStart = performance.now()
+  }
+
+  /**
+   * Resolves once no command has run for `quietMs` (a command that comes meanwhile makes it
+   * wait again), with false when a transfer waits for the pack folder (the removals stop for
+   * this pass; the next removes the rest). A removal frees blocks, which the bench machine's
+   * disk discards before the call returns; a command's rename over a file frees the old one,
+   * and that discard queues behind any of maintenance's in flight, on the main thread: with two
+   * unlinks kept in flight through the commands, one command was blocked 1.3 s in the kernel
+   * (docs/durability.md, docs/history-storage.md).
+   */
+  let wakeQuiet: (() => void) | null = null
+  async function quiet(): Promise<boolean> {
+    for (;;) {
+      if (stopped) throw new RepackAborted('maintenance stopped')
+      if (gate.wanted()) return false
+      if (queue.busy()) {
+        await queue.idle()
+        continue
+      }
+      const wait = settings.quietMs - (performance.now() - queue.lastActive())
+      if (wait <= 0) break
+      // `stop` wakes it: a close never waits for quiet.
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, Math.ceil(wait))
+        wakeQuiet = () => {
+          clearTimeout(timer)
+          resolve()
+        }
+      })
+      wakeQuiet = null
+    }
+    sliceStart = performance.now()
+    return true
   }
 
   let verified = false
@@ -196,6 +254,7 @@ export function createMaintainer(options: {
           pause,
           aborted: () => stopped,
           exclusive: (step) => gate.change(step, () => stopped),
+          beforeRemoval: quiet,
           ...extra,
         })
         if (report.unreadable.length > 0) {
@@ -254,6 +313,7 @@ export function createMaintainer(options: {
     async stop() {
       stopped = true
       gate.wake()
+      wakeQuiet?.()
       if (idleTimer) clearTimeout(idleTimer)
       idleTimer = null
       await running?.catch(() => undefined)

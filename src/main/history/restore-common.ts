@@ -156,6 +156,7 @@ function keepAsideIfUnversioned(
     found.name,
     (candidate) => targets.has(dir + candidate) || found.parent.lstat(candidate) !== null,
     'file',
+    `/memories/${dir}`,
   )
   disk.renameSync(found.parent.entry(found.name), found.parent.entry(name))
   found.parent.syncLater()

@@ -3,7 +3,7 @@ import type { ChangeResult, CommitCommand, CommitSummary, RecoveryReport } from 
 import { disk, exists, makeFolders, removeFile } from '../lib/disk'
 import { diskProblem, isDiskProblem } from '../lib/disk-errors'
 import { CairnError } from '../lib/errors'
-import { FolderTree, readFileIn } from '../lib/folders'
+import { DIR_MODE, FolderTree, readFileIn } from '../lib/folders'
 import { acquireInstanceLock, type InstanceLock } from '../lib/instance-lock'
 import { consoleLogger, type Logger } from '../lib/logger'
 import { createSerialQueue } from '../lib/serial-queue'
@@ -321,9 +321,34 @@ async function openLocked(
       unrecorded = unrecorded.slice(1)
     }
     if (resync) {
-      await record('all', systemIntent('recovery', 'Save changes whose commit was interrupted'))
+      await record(
+        'all',
+        rootRemade
+          ? systemIntent('outside', 'Changes made outside Cairn')
+          : systemIntent('recovery', 'Save changes whose commit was interrupted'),
+      )
       resync = false
+      rootRemade = false
     }
+  }
+
+  // The memory folder removed while Cairn runs (a person starting afresh in the file manager)
+  // would fail every command until a restart: before each task it is made again if gone (one
+  // `lstat` without an exception, 2–8 µs here; a `mkdir` answering EEXIST cost 2–9x that, most of
+  // it Node making the error), and the whole folder is read again, so the next commit records
+  // what went with it.
+  let rootRemade = false
+  function remakeRootIfGone(): void {
+    if (disk.lstatIfThere(repo.workRoot) !== undefined) return
+    try {
+      disk.mkdirSync(repo.workRoot, DIR_MODE)
+    } catch {
+      return
+    }
+    logger.warn('The memory folder was gone; it was made again, empty')
+    rootRemade = true
+    resync = true
+    tool.invalidateUsage()
   }
 
   /**
@@ -347,6 +372,7 @@ async function openLocked(
       // Stop pressed while this waited behind other work (the SDK starts all the calls of one
       // reply at once): it does not run, and owes no commit of its own.
       if (waits && stop?.signal?.aborted) return stop.outcome()
+      remakeRootIfGone()
       try {
         await catchUp()
       } catch (error) {

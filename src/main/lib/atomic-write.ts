@@ -6,6 +6,7 @@
  */
 
 import path from 'node:path'
+import { disk, isCode } from './disk'
 import { Folder, writeFileAtomically } from './folders'
 import { consoleLogger, type Logger } from './logger'
 
@@ -30,7 +31,7 @@ export async function atomicWrite(
   data: string | Uint8Array,
   options: AtomicWriteOptions = {},
 ): Promise<void> {
-  const folder = Folder.openRoot(path.dirname(real))
+  const folder = openOwnFolder(path.dirname(real))
   try {
     await writeFileAtomically(folder, path.basename(real), data, {
       beforeCommit: options.beforeCommit,
@@ -38,5 +39,17 @@ export async function atomicWrite(
     })
   } finally {
     folder.close()
+  }
+}
+
+// Cairn's own folder (never a memory path, whose links are never followed): one reached
+// through a link (a data folder whose real path the caller did not take) is followed, as
+// every folder above it already is, rather than failing the save with ENOTDIR.
+function openOwnFolder(dir: string): Folder {
+  try {
+    return Folder.openRoot(dir)
+  } catch (error) {
+    if (!isCode(error, 'ENOTDIR') && !isCode(error, 'ELOOP')) throw error
+    return Folder.openRoot(disk.realpathSync(dir))
   }
 }

@@ -29,6 +29,10 @@ const PROBLEMS: Readonly<Record<string, readonly [DiskErrorCode, string]>> = {
   ENOTDIR: ['conflict', 'a file is in the way of a folder on that path'],
   ENAMETOOLONG: ['invalid-path', 'the path is too long for this system'],
   ECHANGED: ['conflict', 'another program changed the memory folder while Cairn was working in it'],
+  EROOTLINK: [
+    'conflict',
+    'the memory folder is a symbolic link, and Cairn never follows links: put the real folder in its place',
+  ],
 }
 
 // Codes of the disk itself (not of what is on it): never to be taken for damage.

@@ -58,6 +58,8 @@ export interface Disk {
   rmdirSync(path: string): void
   /** Entries of a folder with their types (never recursive). */
   readdirSync(path: string): Dirent[]
+  /** The path with every link resolved (Cairn's own folders only, never memory paths). */
+  realpathSync(path: string): string
   fchmodSync(fd: number, mode: number): void
   chmodSync(path: string, mode: number): void
   fsync(fd: number): Promise<void>
@@ -117,6 +119,7 @@ export const nodeDisk: Disk = {
   },
   rmdirSync: (path) => fss.rmdirSync(path),
   readdirSync: (path) => fss.readdirSync(path, { withFileTypes: true }),
+  realpathSync: (path) => fss.realpathSync(path),
   fchmodSync: (fd, mode) => fss.fchmodSync(fd, mode),
   chmodSync: (path, mode) => fss.chmodSync(path, mode),
   fsync: (fd) => fsyncAsync(fd),
@@ -298,6 +301,19 @@ export function removePath(target: string): void {
 export function listNames(dir: string): string[] {
   try {
     return disk.readdirSync(dir).map((dirent) => dirent.name)
+  } catch (error) {
+    if (isMissing(error)) return []
+    throw error
+  }
+}
+
+/**
+ * `listNames` on the thread pool: a folder that once held thousands of names takes a while
+ * to read, longer while the disk is busy (maintenance lists all 256 object folders).
+ */
+export async function listNamesAsync(dir: string): Promise<string[]> {
+  try {
+    return (await disk.promises.readdir(dir)).map((dirent) => dirent.name)
   } catch (error) {
     if (isMissing(error)) return []
     throw error

@@ -83,6 +83,19 @@ export class ChangedUnderfootError extends Error {
   }
 }
 
+/**
+ * Thrown when the memory folder itself is a symbolic link (a person moved it to a synced
+ * folder and linked it back). Cairn never follows links there; the refusal says so, where
+ * the plain ENOTDIR or ELOOP read as "a file is in the way".
+ */
+export class RootIsLinkError extends Error {
+  readonly code = 'EROOTLINK'
+  constructor() {
+    super('the memory folder is a symbolic link')
+    this.name = 'RootIsLinkError'
+  }
+}
+
 /** An open folder. `close` it when done (closing twice is harmless). */
 export class Folder {
   private open = true
@@ -274,7 +287,17 @@ export class FolderTree {
   root(): Folder {
     let root = this.open.get('')
     if (!root) {
-      root = Folder.openRoot(this.rootPath)
+      try {
+        root = Folder.openRoot(this.rootPath)
+      } catch (error) {
+        if (
+          (isCode(error, 'ENOTDIR') || isCode(error, 'ELOOP')) &&
+          disk.lstatIfThere(this.rootPath)?.isSymbolicLink()
+        ) {
+          throw new RootIsLinkError()
+        }
+        throw error
+      }
       this.open.set('', root)
     }
     return root

@@ -5,21 +5,33 @@ export interface SerialQueue {
   idle(): Promise<void>
   /** True while a task runs or waits (background work yields to it). */
   busy(): boolean
+  /**
+   * When (`performance.now()`) the queue was last busy: the present while it is, -Infinity
+   * before its first task (background work that must not overlap a task waits for quiet).
+   */
+  lastActive(): number
 }
 
 export function createSerialQueue(): SerialQueue {
   let tail: Promise<unknown> = Promise.resolve()
   let pending = 0
+  let endedAt = -Infinity
   return {
     run(task) {
       pending++
       const result = tail.then(task)
-      tail = result.catch(() => undefined).finally(() => pending--)
+      tail = result
+        .catch(() => undefined)
+        .finally(() => {
+          pending--
+          endedAt = performance.now()
+        })
       return result
     },
     idle() {
       return tail.then(() => undefined)
     },
     busy: () => pending > 0,
+    lastActive: () => (pending > 0 ? performance.now() : endedAt),
   }
 }

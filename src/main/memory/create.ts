@@ -2,7 +2,14 @@
 
 import path from 'node:path'
 import type { CreateExistingPolicy } from '../../shared/types'
-import { Folder, readFileIn, writeFileAtomically } from '../lib/folders'
+import {
+  ChangedUnderfootError,
+  Folder,
+  readFileIn,
+  sameEntry,
+  writeFileAtomically,
+} from '../lib/folders'
+import { asideName, keepFileAside, returnFileAside } from './keep-aside'
 import type { CommandContext } from './context'
 import { CommandError, specialMessage, success } from './outcome'
 import type { ParsedMemoryPath } from './path-rules'
@@ -55,10 +62,28 @@ export async function create(
   }
   if (!exists) await guardPath(ctx, virtual, 'create')
   const change = await guardWrite(ctx, plan)
-  const message = exists
-    ? `File created successfully at: ${virtual}. The file already existed; its previous content was replaced.`
-    : `File created successfully at: ${virtual}`
-  const mutation = { command: 'create', paths: [virtual], overwrite: exists } as const
+  // A previous file history holds no copy of (one too large to version) is not replaced,
+  // which would lose it for good: it is kept aside, renamed in its folder, as restores do.
+  const keep = previous !== null && ctx.keepsNoCopy?.(previous.name, previous.stats) === true
+  const keptName = keep
+    ? asideName(
+        previous.name,
+        (name) => previous.parent.lstat(name) !== null,
+        'file',
+        virtual.slice(0, virtual.lastIndexOf('/') + 1),
+      )
+    : null
+  const message =
+    keptName !== null
+      ? `File created successfully at: ${virtual}. The file already existed and was not in the history, which a restore could not bring back, so its previous content was kept as ${virtual.slice(0, virtual.lastIndexOf('/') + 1)}${keptName}.`
+      : exists
+        ? `File created successfully at: ${virtual}. The file already existed; its previous content was replaced.`
+        : `File created successfully at: ${virtual}`
+  const mutation = {
+    command: 'create',
+    paths: [virtual],
+    overwrite: exists && keptName === null,
+  } as const
   if (ctx.dryRun) {
     await scanWrite(ctx, plan)
     return success(message, mutation, await planFile(ctx, 'create', target, { after: fileText }))
@@ -69,6 +94,12 @@ export async function create(
   const staged = existing
     ? null
     : ctx.tree.stage(relative.includes('/') ? path.posix.dirname(relative) : '')
+  let kept: string | null = null
+  if (keep) {
+    const now = previous.parent.lstat(previous.name)
+    if (!now || !sameEntry(now, previous.stats)) throw new ChangedUnderfootError()
+    kept = keepFileAside(previous.parent, previous.name, '', keptName!)
+  }
   try {
     const { stage } = ctx
     await writeFileAtomically(existing ?? staged!.folder, path.posix.basename(relative), fileText, {
@@ -81,6 +112,7 @@ export async function create(
     staged?.publish()
   } catch (error) {
     staged?.abort()
+    if (kept !== null) returnFileAside(previous!.parent, kept, previous!.name)
     throw error
   }
   ctx.usage.add(change.files, change.bytes)

@@ -1,12 +1,19 @@
 /** The `delete` command: removes a file, or a directory with everything in it. */
 
 import { randomUUID } from 'node:crypto'
-import { disk } from '../lib/disk'
+import { disk, isCode } from '../lib/disk'
 import { ChangedUnderfootError, removeTree, sameEntry, TEMP_FILE_PREFIX } from '../lib/folders'
 import type { CommandContext } from './context'
 import { CommandError, specialMessage, success } from './outcome'
 import type { ParsedMemoryPath } from './path-rules'
-import { findKeptEntries, moveKeptEntries, returnKeptEntries } from './keep-aside'
+import {
+  findKeptEntries,
+  isAsideName,
+  keepFileAside,
+  keepFolderInPlace,
+  moveKeptEntries,
+  returnKeptEntries,
+} from './keep-aside'
 import { describeMove, planMove } from './plan'
 import type { MemoryExecution } from './types'
 import { isCounted, measure } from './usage'
@@ -32,6 +39,33 @@ export async function deletePath(
   const { parent, name, stats } = found
   if (parent === null)
     throw new CommandError('invalid-path', 'Error: Cannot delete the /memories directory itself')
+  if (found.kind === 'file' && isAsideName(name) && ctx.keepsNoCopy?.(name, stats)) {
+    throw notDeleted(
+      virtual,
+      'is not in the history, which a restore could not bring back, and was kept aside already',
+      'it',
+    )
+  }
+  // What a folder delete keeps (found before a dry run too, which must refuse alike).
+  let keep: string[][] = []
+  if (found.kind === 'directory' && ctx.keepsNoCopy) {
+    const folder = parent.openChild(name)
+    let removesFiles: boolean
+    try {
+      ;({ entries: keep, removesFiles } = findKeptEntries(folder, ctx.keepsNoCopy))
+    } finally {
+      folder.close()
+    }
+    // Nothing history holds would go: the delete would only move the folder to a new name
+    // (and a tidy-minded Claude would delete that one too, on and on). It deletes nothing.
+    if (keep.length > 0 && !removesFiles) {
+      throw notDeleted(
+        virtual,
+        'holds only files that are not in the history, which a restore could not bring back',
+        'them',
+      )
+    }
+  }
   const mutation = { command: 'delete', paths: [virtual], overwrite: false } as const
   const message = `Successfully deleted ${virtual}`
   const kind = found.kind === 'file' ? 'file' : 'dir'
@@ -43,22 +77,37 @@ export async function deletePath(
   if (found.kind === 'file') {
     const now = parent.lstat(name)
     if (!now || !sameEntry(now, stats)) throw new ChangedUnderfootError()
-    disk.unlinkSync(parent.entry(name))
-    if (isCounted(stats.size)) ctx.usage.add(-1, -stats.size)
+    if (ctx.keepsNoCopy?.(name, stats)) {
+      // A file history holds no copy of (one too large to version) would be gone for good:
+      // it is kept aside, as a folder delete and a restore keep it. It stays in the memory,
+      // so the usage does not change.
+      const kept = keepFileAside(parent, name, virtualDir(virtual))
+      keptNote = `. It was not in the history, which a restore could not bring back, so it was kept as ${virtualDir(virtual)}${kept}.`
+    } else {
+      disk.unlinkSync(parent.entry(name))
+      if (isCounted(stats.size)) ctx.usage.add(-1, -stats.size)
+    }
   } else {
     // What the host holds no copy of is kept (a user's `.git`, a file history cannot track),
     // never removed with the folder. It is moved out before the folder is renamed aside: a
     // crash after that leaves a hidden temp folder, which start-up recovery deletes whole.
-    let keep: string[][] = []
-    if (ctx.keepsNoCopy) {
-      const folder = parent.openChild(name)
+    let kept: string | null = null
+    if (keep.length > 0) {
       try {
-        keep = findKeptEntries(folder, ctx.keepsNoCopy)
-      } finally {
-        folder.close()
+        kept = moveKeptEntries(parent, name, name, keep, virtualDir(virtual))
+      } catch (error) {
+        if (!isCode(error, 'ENOSPC') && !isCode(error, 'EDQUOT')) throw error
+        // No room for the kept folder (the delete may be what would free space): the folder
+        // itself is kept, under that name, with all but those entries removed from it.
+        const now = parent.lstat(name)
+        if (!now || !sameEntry(now, stats)) throw new ChangedUnderfootError()
+        const keptHere = keepFolderInPlace(parent, name, keep, virtualDir(virtual), ctx.logger)
+        ctx.tree.forget(relative)
+        ctx.usage.invalidate()
+        parent.syncLater()
+        return success(message + keptMessage(virtual, keptHere), mutation, made)
       }
     }
-    const kept = keep.length > 0 ? moveKeptEntries(parent, name, name, keep) : null
     // Renamed aside first so the folder disappears at once.
     const aside = `${TEMP_FILE_PREFIX}${randomUUID()}`
     try {
@@ -80,10 +129,7 @@ export async function deletePath(
       if (kept) returnKeptEntries(parent, kept, name, keep)
       throw error
     }
-    if (kept) {
-      const slash = virtual.lastIndexOf('/')
-      keptNote = `. It held files that are not in the history, which a restore could not bring back, so they were kept in ${virtual.slice(0, slash + 1)}${kept}.`
-    }
+    if (kept) keptNote = keptMessage(virtual, kept)
     const removed = await measure(parent.entry(aside))
     ctx.usage.add(-removed.files, -removed.bytes)
     try {
@@ -99,4 +145,22 @@ export async function deletePath(
   // Durable before its commit is (settleFolderSyncs; best effort: it has happened either way).
   parent.syncLater()
   return success(message + keptNote, mutation, made)
+}
+
+// What Claude is told of the entries of a deleted folder that were kept.
+function keptMessage(virtual: string, kept: string): string {
+  return `. It held files that are not in the history, which a restore could not bring back, so they were kept in ${virtualDir(virtual)}${kept}.`
+}
+
+// `/memories/a/b.md` -> `/memories/a/`: where something kept aside beside it is.
+function virtualDir(virtual: string): string {
+  return virtual.slice(0, virtual.lastIndexOf('/') + 1)
+}
+
+// The refusal of a delete that would remove nothing history holds, only move what it does not.
+function notDeleted(virtual: string, what: string, pronoun: 'it' | 'them'): CommandError {
+  return new CommandError(
+    'conflict',
+    `Error: ${virtual} ${what}; Cairn does not delete ${pronoun}. Nothing was changed.`,
+  )
 }

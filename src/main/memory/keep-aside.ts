@@ -6,25 +6,35 @@
  */
 
 import { disk, isCode } from '../lib/disk'
-import { DIR_MODE, type Folder } from '../lib/folders'
-import { fitName } from '../lib/text'
+import { DIR_MODE, removeTree, TEMP_FILE_PREFIX, type Folder } from '../lib/folders'
+import type { Logger } from '../lib/logger'
+import { cutText, fitName } from '../lib/text'
+import { MAX_PATH_LENGTH, MAX_SEGMENT_LENGTH } from './path-rules'
 import type { KeepsNoCopy } from './types'
 
 /** The label restores use for what they keep aside (`big (not in history).md`). */
 const ASIDE_LABEL = 'not in history'
 
-/**
- * The entries under `folder` that `keepsNoCopy` picks, as name lists from `folder` down
- * (a picked folder is kept whole, not looked into).
- */
-export function findKeptEntries(folder: Folder, keepsNoCopy: KeepsNoCopy): string[][] {
+/** What a folder delete would keep, and whether it would remove anything else. */
+export interface KeptEntries {
+  /** Name lists from the folder down (a kept folder is kept whole, not looked into). */
+  readonly entries: string[][]
+  /** True when the folder holds a file that is not kept (Cairn's own temp files aside). */
+  readonly removesFiles: boolean
+}
+
+/** The entries under `folder` that `keepsNoCopy` picks, and whether anything else is there. */
+export function findKeptEntries(folder: Folder, keepsNoCopy: KeepsNoCopy): KeptEntries {
   const found: string[][] = []
+  let removesFiles = false
   const walk = (current: Folder, at: ReadonlyArray<string>): void => {
     for (const dirent of current.list()) {
       const stats = current.lstat(dirent.name)
       if (!stats) continue
       if (keepsNoCopy(dirent.name, stats)) found.push([...at, dirent.name])
-      else if (stats.isDirectory()) {
+      else if (!stats.isDirectory()) {
+        if (!dirent.name.startsWith(TEMP_FILE_PREFIX)) removesFiles = true
+      } else {
         const child = current.openChildIfFolder(dirent.name)
         if (!child) continue
         try {
@@ -36,7 +46,7 @@ export function findKeptEntries(folder: Folder, keepsNoCopy: KeepsNoCopy): strin
     }
   }
   walk(folder, [])
-  return found
+  return { entries: found, removesFiles }
 }
 
 /**
@@ -52,8 +62,9 @@ export function moveKeptEntries(
   from: string,
   name: string,
   entries: ReadonlyArray<ReadonlyArray<string>>,
+  within: string,
 ): string {
-  const kept = asideName(name, (candidate) => parent.lstat(candidate) !== null, 'folder')
+  const kept = asideName(name, (candidate) => parent.lstat(candidate) !== null, 'folder', within)
   disk.mkdirSync(parent.entry(kept), DIR_MODE)
   const moved: ReadonlyArray<string>[] = []
   try {
@@ -66,6 +77,63 @@ export function moveKeptEntries(
     throw error
   }
   parent.syncLater()
+  return kept
+}
+
+/**
+ * For a full disk, where `moveKeptEntries` cannot make its folder: the folder itself is
+ * renamed to the kept name (a rename needs no new space), then everything in it but `entries`
+ * is removed (unlinks free space). Returns the kept name. A crash in between leaves files
+ * history holds in the kept folder: moved, never lost (the next scan sees them there). A
+ * removal that fails is logged and leaves the rest the same way.
+ */
+export function keepFolderInPlace(
+  parent: Folder,
+  name: string,
+  entries: ReadonlyArray<ReadonlyArray<string>>,
+  within: string,
+  logger: Logger,
+): string {
+  const kept = asideName(name, (candidate) => parent.lstat(candidate) !== null, 'folder', within)
+  disk.renameSync(parent.entry(name), parent.entry(kept))
+  parent.syncLater()
+  const wanted = new Set(entries.map((entry) => entry.join('/')))
+  const onTheWay = new Set(
+    entries.flatMap((entry) => entry.slice(0, -1).map((_, i) => entry.slice(0, i + 1).join('/'))),
+  )
+  const removeOthers = (folder: Folder, at: string): void => {
+    for (const dirent of folder.list()) {
+      const inside = at === '' ? dirent.name : `${at}/${dirent.name}`
+      if (wanted.has(inside)) continue
+      if (onTheWay.has(inside)) {
+        const child = folder.openChild(dirent.name)
+        try {
+          removeOthers(child, inside)
+        } finally {
+          child.close()
+        }
+        continue
+      }
+      const stats = folder.lstat(dirent.name)
+      if (!stats) continue
+      if (stats.isDirectory()) removeTree(folder, dirent.name)
+      else disk.unlinkSync(folder.entry(dirent.name))
+    }
+    folder.syncLater()
+  }
+  try {
+    const folder = parent.openChild(kept)
+    try {
+      removeOthers(folder, '')
+    } finally {
+      folder.close()
+    }
+  } catch (error) {
+    logger.warn(
+      'Could not remove all of a deleted folder; the rest stays in its kept folder',
+      error,
+    )
+  }
   return kept
 }
 
@@ -145,20 +213,67 @@ function removeEmptyFolders(parent: Folder, name: string): void {
 }
 
 /**
+ * Renames the file `name` of `parent` aside, to `asideName`, within its own folder (a rename
+ * needs no space); returns the new name. For a file `delete` and a `create` over a file that
+ * history holds no copy of, which would otherwise be gone for good.
+ */
+export function keepFileAside(
+  parent: Folder,
+  name: string,
+  within: string,
+  kept = asideName(name, (candidate) => parent.lstat(candidate) !== null, 'file', within),
+): string {
+  disk.renameSync(parent.entry(name), parent.entry(kept))
+  parent.syncLater()
+  return kept
+}
+
+/** Best effort: `kept` (from `keepFileAside`) goes back to `name` if nothing took that name. */
+export function returnFileAside(parent: Folder, kept: string, name: string): void {
+  try {
+    if (parent.lstat(name) === null) disk.renameSync(parent.entry(kept), parent.entry(name))
+  } catch {
+    // It stays under its aside name: moved, never lost.
+  }
+}
+
+// A name `asideName` gives (`big (not in history).md`, `notes (not in history 2)`).
+const ASIDE_NAME = new RegExp(`\\(${ASIDE_LABEL}(?: \\d+)?\\)(?:\\.[^.]*)?$`)
+
+/**
+ * True for a name Cairn gave something it kept aside. Keeping such a thing aside again would
+ * only rename it (`a (not in history) (not in history)`), on and on for a tidy-minded Claude.
+ */
+export function isAsideName(name: string): boolean {
+  return ASIDE_NAME.test(name)
+}
+
+/**
  * The first unused of `notes (not in history)`, `notes (not in history 2)`, …; for a file,
  * the label goes before its extension (`big.md` -> `big (not in history).md`). Used by a
- * folder delete and by restores, which keep aside what history never held.
+ * folder delete and by restores, which keep aside what history never held. `within` is the
+ * virtual folder it goes in (`/memories/a/`): the name is cut to what the path rules accept
+ * there (a name of 128 characters, a path of 512; and 255 bytes on disk), so that Claude can
+ * `view` and `delete` what it is told was kept.
  */
 export function asideName(
   name: string,
   taken: (candidate: string) => boolean,
   kind: 'file' | 'folder',
+  within: string,
 ): string {
+  const room = Math.min(MAX_SEGMENT_LENGTH, MAX_PATH_LENGTH - within.length)
   const dot = kind === 'file' ? name.lastIndexOf('.') : -1
-  const stem = dot > 0 ? name.slice(0, dot) : name
-  const ext = dot > 0 ? name.slice(dot) : ''
+  // An extension too long to keep beside the label is kept as part of the stem (cut with it).
+  const split = dot > 0 && name.length - dot + LONGEST_LABEL <= room
+  const stem = split ? name.slice(0, dot) : name
+  const ext = split ? name.slice(dot) : ''
   for (let n = 1; ; n++) {
-    const candidate = fitName(stem, ` (${ASIDE_LABEL}${n > 1 ? ` ${n}` : ''})${ext}`)
+    const tail = ` (${ASIDE_LABEL}${n > 1 ? ` ${n}` : ''})${ext}`
+    const candidate = fitName(cutText(stem, Math.max(0, room - tail.length)), tail)
     if (!taken(candidate)) return candidate
   }
 }
+
+// The label with a number of up to four digits, as long as it gets in practice.
+const LONGEST_LABEL = ` (${ASIDE_LABEL} 9999)`.length

@@ -127,37 +127,17 @@ export function createMemoryTool(options: MemoryToolOptions): MemoryTool {
     if (given && given.rootPath !== root) throw new Error('the tree is not of this memory folder')
     const tree = given ?? new FolderTree(root)
     try {
-      await ensureRoot()
-      // A dry run changes nothing, not even the leftovers of an earlier failed delete.
-      if (!dryRun) removeLeftovers(tree, leftovers)
-      const describe = !dryRun && callOptions?.describe === true
-      const ctx: CommandContext = {
-        root,
-        tree,
-        limits,
-        policy,
-        usage,
-        leftovers,
-        logger,
-        dryRun,
-        describe,
-        stage: callOptions?.stage,
-        keepsNoCopy: options.keepsNoCopy,
+      try {
+        return await attempt(parsed.command, callOptions, dryRun, tree)
+      } catch (error) {
+        // The memory folder removed while Cairn runs (a person starting afresh in the file
+        // manager): made again, empty, and the command runs once more. Only when it was gone
+        // (the `mkdir` succeeds): any other ENOENT is the command's own failure.
+        if (error instanceof CommandError || !isCode(error, 'ENOENT') || !remadeRoot()) throw error
+        logger.warn('The memory folder was gone; it was made again, empty', error)
+        tree.close()
+        return await attempt(parsed.command, callOptions, dryRun, tree)
       }
-      const result = await dispatch(
-        ctx,
-        parsed.command,
-        callOptions?.createExisting ?? policy.createExisting,
-      )
-      // No history settles this write's folder fsync before a commit: a write (create,
-      // str_replace, insert) is durable before it is answered, as the handler's contract says
-      // ("temp file, fsync, rename, fsync the folder"). A delete or rename answers once done; its
-      // folders' fsyncs follow within 50 ms (lib/folders.ts): waiting for them doubled those
-      // commands' cost against the SDK's reference, which syncs nothing for them.
-      if (!dryRun && result.mutation && folderSyncs === 'command' && isWrite(parsed.command)) {
-        await settleFolderSyncs()
-      }
-      return result
     } catch (error) {
       if (error instanceof CommandError) return failure(error)
       // Something outside our checks changed under us; the counts may be off too.
@@ -166,6 +146,58 @@ export function createMemoryTool(options: MemoryToolOptions): MemoryTool {
     } finally {
       if (!given) tree.close()
     }
+  }
+
+  // True when the root was missing and is there again now.
+  const remadeRoot = (): boolean => {
+    try {
+      disk.mkdirSync(root, DIR_MODE)
+    } catch {
+      return false
+    }
+    rootReady = Promise.resolve()
+    leftovers.clear()
+    usage.invalidate()
+    return true
+  }
+
+  const attempt = async (
+    command: MemoryCommand,
+    callOptions: MemoryExecuteOptions | undefined,
+    dryRun: boolean,
+    tree: FolderTree,
+  ): Promise<MemoryExecution> => {
+    await ensureRoot()
+    // A dry run changes nothing, not even the leftovers of an earlier failed delete.
+    if (!dryRun) removeLeftovers(tree, leftovers)
+    const describe = !dryRun && callOptions?.describe === true
+    const ctx: CommandContext = {
+      root,
+      tree,
+      limits,
+      policy,
+      usage,
+      leftovers,
+      logger,
+      dryRun,
+      describe,
+      stage: callOptions?.stage,
+      keepsNoCopy: options.keepsNoCopy,
+    }
+    const result = await dispatch(
+      ctx,
+      command,
+      callOptions?.createExisting ?? policy.createExisting,
+    )
+    // No history settles this write's folder fsync before a commit: a write (create,
+    // str_replace, insert) is durable before it is answered, as the handler's contract says
+    // ("temp file, fsync, rename, fsync the folder"). A delete or rename answers once done; its
+    // folders' fsyncs follow within 50 ms (lib/folders.ts): waiting for them doubled those
+    // commands' cost against the SDK's reference, which syncs nothing for them.
+    if (!dryRun && result.mutation && folderSyncs === 'command' && isWrite(command)) {
+      await settleFolderSyncs()
+    }
+    return result
   }
 
   // The usage walk is O(files): run it in the queue between commands, never inside one, when
@@ -216,8 +248,17 @@ async function dispatch(
   switch (command.command) {
     case 'view':
       return view(ctx, checkPath(command.path), command.view_range)
-    case 'create':
-      return create(ctx, checkPath(command.path), command.file_text, createExisting)
+    case 'create': {
+      const target = checkPath(command.path)
+      // `/memories/notes/` names a folder: no file is made at `notes` for it.
+      if (target.relative !== '' && command.path.endsWith('/')) {
+        throw new CommandError(
+          'not-a-file',
+          `Error: ${target.virtual}/ is a directory path (it ends with /); create needs a file path such as /memories/notes.md.`,
+        )
+      }
+      return create(ctx, target, command.file_text, createExisting)
+    }
     case 'str_replace':
       return strReplace(ctx, checkPath(command.path), command.old_str, command.new_str)
     case 'insert':

@@ -48,8 +48,14 @@ const INVISIBLE_OR_CONTROL = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/u
 // Characters Windows refuses in names, and the path separators of other systems.
 const INVALID_ON_WINDOWS = /[<>:"|?*\\]/
 const PERCENT_ENCODED = /%[0-9a-f]{2}/i
-// 8.3 short names such as `GIT~1` alias `.git` on Windows.
+// 8.3 short names such as `GIT~1` alias `.git` on Windows: a base of at most 8 characters
+// ending in ~ and a number (`DRAFT~2` is one; `meeting-notes~2` cannot be).
 const SHORT_NAME = /~\d+$/
+const SHORT_NAME_LENGTH = 8
+// A letter, digit, punctuation or symbol: what makes a name visible.
+const VISIBLE = /[\p{L}\p{N}\p{P}\p{S}]/u
+// Letters and symbols that draw as blank space: Hangul fillers, the braille blank.
+const BLANK_LOOKING = /[\u115F\u1160\u3164\uFFA0\u2800]/gu
 
 /**
  * Checks one untrusted path against every rule and normalizes it (NFC, no trailing slash).
@@ -81,7 +87,11 @@ export function parseMemoryPath(virtualPath: string): ParsedMemoryPath | Rejecte
   if (PERCENT_ENCODED.test(path)) {
     return reject(`The path ${shown} contains %-encoded text; write the characters themselves.`)
   }
-  // One trailing slash is accepted (`/memories/` and `/memories/notes/` are natural to write).
+  // One trailing slash is accepted (`/memories/` and `/memories/notes/` are natural to write);
+  // two in a row are an empty segment, at the end too (`/memories//` is not the root).
+  if (path.slice(MEMORY_ROOT.length).includes('//')) {
+    return reject(`The path ${shown} is not allowed: it contains an empty segment (//).`)
+  }
   const body = path.slice(MEMORY_ROOT.length + 1).replace(/\/$/, '')
   if (body === '') return { ok: true, virtual: MEMORY_ROOT, relative: '' }
   const segments = body.split('/')
@@ -109,9 +119,15 @@ export function segmentProblem(segment: string): string | null {
   if (/[. ]$/.test(segment)) return 'names may not end with a dot or a space'
   if (/^ /.test(segment)) return 'names may not start with a space'
   if (segment.toLowerCase() === 'node_modules') return 'node_modules is not allowed'
+  // A name of blanks only (a no-break space, a Hangul filler, a braille blank, a lone accent)
+  // shows as nothing in a listing: Claude and the person could not tell it was there.
+  if (!VISIBLE.test(segment.replace(BLANK_LOOKING, ''))) {
+    return 'names need at least one visible character'
+  }
   const stem = segment.split('.')[0]!.trimEnd().toUpperCase()
   if (RESERVED_NAMES.has(stem)) return `${stem} is a reserved device name on Windows`
-  if (SHORT_NAME.test(segment.split('.')[0]!)) {
+  const base = segment.split('.')[0]!
+  if (base.length <= SHORT_NAME_LENGTH && SHORT_NAME.test(base)) {
     return 'names ending in ~ and a number look like Windows short names'
   }
   return null

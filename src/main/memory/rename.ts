@@ -2,12 +2,15 @@
 
 import path from 'node:path'
 import { disk } from '../lib/disk'
-import { ChangedUnderfootError, Folder, sameEntry } from '../lib/folders'
+import type { Stats } from 'node:fs'
+import { ChangedUnderfootError, Folder, readFileIn, sameEntry } from '../lib/folders'
+import { maxEditableBytes } from './edit'
 import type { CommandContext } from './context'
 import { CommandError, specialMessage, success } from './outcome'
 import { MAX_DEPTH, MAX_PATH_LENGTH, type ParsedMemoryPath } from './path-rules'
 import { describeMove, planMove } from './plan'
 import type { MemoryExecution } from './types'
+import { renameSecretRefusal, secretsByRename } from './secrets'
 import { guardPath } from './write-guard'
 
 /**
@@ -60,6 +63,7 @@ export async function rename(
     throw new CommandError('invalid-path', 'Error: Cannot rename the /memories directory itself')
   if (source.kind === 'directory') checkMovedPaths(ctx, from, to)
   await guardPath(ctx, to.virtual, 'rename')
+  if (source.kind === 'file') await guardRenamedText(ctx, source, from.virtual, to.virtual)
   const mutation = {
     command: 'rename',
     paths: [from.virtual, to.virtual],
@@ -118,4 +122,26 @@ function checkMovedPaths(ctx: CommandContext, from: ParsedMemoryPath, to: Parsed
     }
   }
   check(folder, '')
+}
+
+// A file's text scanned under its new name (an extension some rule looks for): what the scan
+// refused at `create` must not get in by a rename. A file too large to edit was not written
+// by Claude (writes are smaller), and one that is not text holds no text secret: neither is read.
+async function guardRenamedText(
+  ctx: CommandContext,
+  source: { readonly parent: Folder; readonly name: string; readonly stats: Stats },
+  from: string,
+  to: string,
+): Promise<void> {
+  if (!ctx.policy.secretScanning || source.stats.size > maxEditableBytes(ctx.limits)) return
+  let text: string
+  try {
+    const bytes = readFileIn(source.parent, source.name, source.stats)
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes)
+  } catch (error) {
+    if (error instanceof TypeError) return
+    throw error
+  }
+  const found = await secretsByRename(text, from, to)
+  if (found.length > 0) throw new CommandError('secret-detected', renameSecretRefusal(to, found))
 }

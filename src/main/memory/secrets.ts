@@ -204,6 +204,32 @@ export async function newSecrets(
   return found.filter((f) => !before.has(f.match))
 }
 
+/**
+ * Secrets `text` holds under the name `to` that it did not under `from`: some rules run only
+ * for a file's extension (the GCP service-account key, for `.json`), so a rename can make a
+ * file hold a secret no write put there.
+ */
+export async function secretsByRename(
+  text: string,
+  from: string,
+  to: string,
+): Promise<ReadonlyArray<SecretFinding>> {
+  if (extensionOf(from).toLowerCase() === extensionOf(to).toLowerCase()) return []
+  const found = await scanForSecrets(text, to)
+  if (found.length === 0) return found
+  const before = new Set((await scanForSecrets(text, from)).map((f) => f.match))
+  return found.filter((f) => !before.has(f.match))
+}
+
+/** The message Claude gets when a rename is refused for what the file holds under its new name. */
+export function renameSecretRefusal(
+  newPath: string,
+  findings: ReadonlyArray<SecretFinding>,
+): string {
+  const kinds = [...new Set(findings.map((f) => f.kind))].join(', ')
+  return `Error: Nothing was renamed: as ${newPath}, the file's text contains what looks like a secret (${kinds}). Memory files must not hold credentials; store a description instead (for example "the API key is kept in the password manager").`
+}
+
 /** What a removed secret is replaced with. */
 export const REMOVED_SECRET = '[secret removed]'
 

@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process'
 import {
   copyFileSync,
+  mkdirSync,
   readdirSync,
   readFileSync,
   statSync,
@@ -325,6 +326,60 @@ describe('reading objects git wrote', () => {
       }
     }
     expect(damaged).toBe(entries.length)
+    db.close()
+  })
+})
+
+describe('reading off the thread pool (maintenance)', () => {
+  it('reads as read does: loose and packed objects, and a damaged packed copy gives way to a sound loose one', async () => {
+    makeHistory(10)
+    const before = new ObjectDatabase(gitdir)
+    const packedLater = [...gitObjects().keys()]
+    // Loose copies of a few objects, written back after git packs them and the pack rots.
+    const spare = new Map(
+      packedLater.slice(0, 6).map((oid) => [oid, readFileSync(before.loosePath(oid))] as const),
+    )
+    before.close()
+    git('gc', '-q')
+    makeHistory(2, 10)
+    const expected = gitObjects()
+    const intact = new ObjectDatabase(gitdir)
+    expect(intact.packs()).toHaveLength(1)
+    for (const [oid, object] of expected) {
+      const read = await intact.readOffThread(oid)
+      expect(read.type).toBe(object.type)
+      expect(read.content.equals(object.content)).toBe(true)
+    }
+    const entries = [...intact.packs()[0]!.index.entries()]
+    intact.close()
+
+    // Every packed object's data damaged (as in the test above), the spare loose copies back.
+    const file = path.join(gitdir, 'objects', 'pack', packFiles()[0]!)
+    const bytes = readFileSync(file)
+    const sorted = entries.map((entry) => entry.offset).sort((a, b) => a - b)
+    for (let i = 0; i < sorted.length; i++) {
+      const end = sorted[i + 1] ?? bytes.length - 20
+      const middle = sorted[i]! + Math.floor((end - sorted[i]!) * 0.7)
+      bytes[middle] = (bytes[middle] as number) ^ 0x55
+    }
+    chmodSync(file, 0o644)
+    writeFileSync(file, bytes)
+    const db = new ObjectDatabase(gitdir)
+    for (const [oid, stored] of spare) {
+      mkdirSync(path.dirname(db.loosePath(oid)), { recursive: true })
+      writeFileSync(db.loosePath(oid), stored)
+    }
+    for (const oid of packedLater) {
+      if (spare.has(oid)) {
+        const read = await db.readOffThread(oid)
+        expect(read.content.equals(expected.get(oid)!.content)).toBe(true)
+        // Noted, as `read` notes it: maintenance then packs the loose copy and mends the pack.
+        expect(db.packedCopyDamaged(oid)).toBe(true)
+      } else {
+        await expect(db.readOffThread(oid)).rejects.toBeInstanceOf(DamagedObjectError)
+      }
+    }
+    expect(db.packedDamage()).toHaveLength(packedLater.length)
     db.close()
   })
 })

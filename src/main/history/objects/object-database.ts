@@ -218,6 +218,36 @@ export class ObjectDatabase {
     throw new MissingObjectError(oid)
   }
 
+  /**
+   * `read`, with a loose file read on the thread pool: for maintenance, which reads every loose
+   * object while commands run, on a disk it keeps busy (a read that waits for it there would
+   * hold up the event loop, and every command with it). Packed objects are read as by `read`,
+   * and so is one whose packed copy fails its check: `read` notes the damage and gives way to
+   * a sound loose copy, which maintenance then packs (rare: read on the main thread).
+   */
+  async readOffThread(oid: string): Promise<RawObject> {
+    if (!OID.test(oid)) throw new MissingObjectError(oid)
+    let packed: RawObject | null
+    try {
+      packed = this.readPacked(oid)
+    } catch (error) {
+      if (error instanceof DamagedObjectError || error instanceof MissingObjectError) {
+        return this.read(oid)
+      }
+      throw error
+    }
+    if (packed) return packed
+    let stored: Buffer | null = null
+    try {
+      stored = await disk.promises.readFile(this.loosePath(oid))
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw error
+    }
+    // Gone meanwhile (packed by someone else, say): `read` looks again, packs refreshed.
+    return stored ? parseLoose(oid, stored) : this.read(oid)
+  }
+
   /** Path of the loose file `oid` has (or would have). */
   loosePath(oid: string): string {
     // An id joined as it is (`objectsDir` is normalized already; once per file at open);

@@ -12,7 +12,7 @@
  * renamed into place, and every object removed is checked to be in it. Killed anywhere, the
  * repository holds every object at least once (see pack-writer.ts for the files left over).
  */
-import { disk, exists, isMissing, listNames, syncFolder } from '../../lib/disk'
+import { disk, exists, isMissing, listNames, listNamesAsync, syncFolder } from '../../lib/disk'
 import path from 'node:path'
 import { parseCommit, parseTree, type RawTreeEntry } from '../object-store'
 import { isFormatError, type ObjectDatabase, type OpenPack } from './object-database'
@@ -48,6 +48,15 @@ export interface RepackOptions {
    * whole: a sync's fetch or push (see `PackFolderGate`). Default: runs it at once.
    */
   readonly exclusive?: <T>(step: () => Promise<T>) => Promise<T>
+  /**
+   * Awaited before each removal (a loose file, an emptied folder, a folded pack's file), one
+   * removal in flight at a time: resolves once it is fine to free space on the disk (the
+   * maintainer waits until no command has run for a while, see maintainer.ts), with false to
+   * stop removing for this pass (a transfer waits for the pack folder). Throwing
+   * `RepackAborted` there ends the pass. Either way, what the new pack holds and is still
+   * loose goes at the next pass. Default: `pause`, then true.
+   */
+  readonly beforeRemoval?: () => Promise<boolean>
 }
 
 export interface RepackReport {
@@ -65,7 +74,10 @@ export interface RepackReport {
   readonly unreadable: ReadonlyArray<string>
 }
 
-/** Thrown out of `repack` when `aborted()` turned true; nothing was removed. */
+/**
+ * Thrown out of `repack` when `aborted()` turned true: nothing was removed, or (stopped while
+ * removing what the new, durable pack holds) only part of it; the rest goes at the next pass.
+ */
 export class RepackAborted extends Error {}
 
 const LOOSE_NAME = /^[0-9a-f]{38}$/
@@ -175,10 +187,28 @@ async function install(
   const check = written ? PackIndex.open(path.join(db.packDir, `${written.name}.idx`)) : null
   const inNewPack = (oid: string) => check !== null && check.has(Buffer.from(oid, 'hex'))
   let removedLoose = 0
+  // On the thread pool, one at a time, each when the caller says the moment is quiet: an
+  // unlink waits for the disk to discard what it frees (0.7 s once on the bench machine), and
+  // a command's own rename over a file, which frees the old one, queues its discard behind
+  // every one in flight. With two always in flight, a command's file creation was once
+  // blocked 1.3 s in the removals (a CPU profile of commands run during a pass).
+  const beforeRemoval =
+    options.beforeRemoval ??
+    (async () => {
+      await pause()
+      return true
+    })
+  let removing = true
   step('removing-loose')
   try {
     const emptied = new Set<string>()
-    const remove = async (oid: string): Promise<void> => {
+    let visited = 0
+    for (const oid of loose) {
+      if (++visited % 16 === 0) await options.pause?.()
+      // Every loose object some durable pack holds goes (packed now, or before a crash);
+      // never one whose only packed copy is damaged.
+      if (!inNewPack(oid) && (!db.inPack(oid) || db.packedCopyDamaged(oid))) continue
+      if (!(removing &&= await beforeRemoval())) break
       try {
         await disk.promises.unlink(db.loosePath(oid))
         removedLoose++
@@ -187,29 +217,12 @@ async function install(
         // Already gone (or never loose): nothing to do.
       }
     }
-    // On the thread pool, two at a time: an unlink waits for the disk to discard what it
-    // frees, which took 0.7 s once on the bench machine, and on the main thread that held up
-    // every command meanwhile. Two leave the pool's other threads to the commands' fsyncs.
-    let visited = 0
-    let pending: Promise<void> | null = null
-    for (const oid of loose) {
-      if (++visited % 16 === 0) await options.pause?.()
-      // Every loose object some durable pack holds goes (packed now, or before a crash);
-      // never one whose only packed copy is damaged.
-      if (!inNewPack(oid) && (!db.inPack(oid) || db.packedCopyDamaged(oid))) continue
-      if (pending === null) {
-        pending = remove(oid)
-        continue
-      }
-      await Promise.all([pending, remove(oid)])
-      pending = null
-    }
-    await pending
-    await renewFolders(db, emptied, options.pause)
+    if (removing) removing = await renewFolders(db, emptied, beforeRemoval)
 
     let mergedPacks = 0
     step('removing-packs')
     for (const open of merged) {
+      if (!removing) break
       // Repacking the same objects the same way makes the same pack, under the same name.
       if (open.name === written?.name) continue
       let complete = check !== null
@@ -220,9 +233,11 @@ async function install(
         if (++n % 1024 === 0) await options.pause?.()
       }
       if (!complete) continue
+      if (!(removing &&= await beforeRemoval())) break
       db.retire([open.name])
       // The index first: a pack without one is invisible, and cleared as a leftover.
       for (const ext of ['idx', 'pack', 'rev', 'bitmap']) {
+        // Once the index is gone the pack is invisible: its other files go regardless.
         try {
           await disk.promises.unlink(path.join(db.packDir, `${open.name}.${ext}`))
         } catch (error) {
@@ -230,7 +245,6 @@ async function install(
         }
       }
       mergedPacks++
-      await options.pause?.()
     }
     step('done')
     return {
@@ -260,21 +274,26 @@ const FRESH_FOLDER_BYTES = 4096
  * folder: one made anew costs the commit that needs it a mkdir and an fsync of `objects/`,
  * and maintenance runs every ~2,000 loose objects, so that would be most of the 256 after
  * every pass. Killed between the rmdir and the mkdir, the folder is missing, which the object
- * writer has always handled (it makes the folder on ENOENT).
+ * writer has always handled (it makes the folder on ENOENT). Every call runs on the thread
+ * pool, each after `beforeRemoval`: a folder that held thousands of names takes a while to go,
+ * and making one allocates an inode, which on this disk first skips every inode freed in the
+ * last seconds (docs/durability.md) — the pass has just freed thousands.
  */
 async function renewFolders(
   db: ObjectDatabase,
   emptied: ReadonlySet<string>,
-  pause: (() => Promise<void>) | undefined,
-): Promise<void> {
+  beforeRemoval: () => Promise<boolean>,
+): Promise<boolean> {
   let made = false
+  let removing = true
   for (const prefix of emptied) {
     const dir = path.join(db.objectsDir, prefix)
     try {
-      if ((disk.lstatIfThere(dir)?.size ?? 0) <= FRESH_FOLDER_BYTES) continue
-      // A folder that held thousands of names takes a while to go.
+      if ((await disk.promises.lstat(dir)).size <= FRESH_FOLDER_BYTES) continue
+      if (!(removing = await beforeRemoval())) break
       await disk.promises.rmdir(dir)
-    } catch {
+    } catch (error) {
+      if (error instanceof RepackAborted) throw error
       // Not empty (an object written meanwhile), or gone: left as it is.
       continue
     }
@@ -285,20 +304,21 @@ async function renewFolders(
     db.foldersUnsynced = true
     made = true
     try {
-      disk.mkdirSync(dir, 0o755)
+      await disk.promises.mkdir(dir, 0o755)
     } catch {
       // A commit meanwhile made it (its objects are logged, or flushed with objects/), or the
       // disk refused: left missing, which the writer handles.
     }
-    await pause?.()
   }
-  if (!made) return
-  try {
-    await syncFolder(db.objectsDir)
-    db.foldersUnsynced = false
-  } catch {
-    // Commits go on fsyncing objects/ until a later pass manages to.
+  if (made) {
+    try {
+      await syncFolder(db.objectsDir)
+      db.foldersUnsynced = false
+    } catch {
+      // Commits go on fsyncing objects/ until a later pass manages to.
+    }
   }
+  return removing
 }
 
 interface WrittenPack {
@@ -317,10 +337,11 @@ export async function listLoose(db: ObjectDatabase, pause: () => Promise<void>):
   const now = Date.now()
   for (let i = 0; i < 256; i++) {
     const prefix = i.toString(16).padStart(2, '0')
-    for (const name of listNames(path.join(db.objectsDir, prefix))) {
+    // On the thread pool: a folder that grew to thousands of names takes milliseconds to read.
+    for (const name of await listNamesAsync(path.join(db.objectsDir, prefix))) {
       if (LOOSE_NAME.test(name)) found.add(prefix + name)
       else if (name.startsWith('tmp_obj_'))
-        removeStaleTemp(path.join(db.objectsDir, prefix, name), now)
+        await removeStaleTemp(path.join(db.objectsDir, prefix, name), now)
     }
     await pause()
   }
@@ -412,9 +433,10 @@ async function writeObjects(
   let first = true
   // A damaged object is left where it is (and reported); an I/O error ends the pass, which
   // then removes nothing, to be tried again later.
-  const read = (oid: string): RawObject | null => {
+  const reader = new WalkReader(db)
+  const read = async (oid: string): Promise<RawObject | null> => {
     try {
-      return db.read(oid)
+      return await reader.read(oid)
     } catch (error) {
       if (!isFormatError(error)) throw error
       unreadable.push(oid)
@@ -440,10 +462,10 @@ async function writeObjects(
   }
   let previousTrees = new Map<string, Tree>()
   let nextTrees = new Map<string, Tree>()
-  const readTree = (oid: string, report: boolean): Tree | null => {
+  const readTree = async (oid: string, report: boolean): Promise<Tree | null> => {
     const known = previousTrees.get(oid) ?? nextTrees.get(oid)
     if (known) return known
-    const object = report ? read(oid) : quietRead(oid)
+    const object = report ? await read(oid) : await quietRead(oid)
     if (!object || object.type !== 'tree') return null
     let entries: RawTreeEntry[]
     try {
@@ -455,9 +477,9 @@ async function writeObjects(
     nextTrees.set(oid, tree)
     return tree
   }
-  const quietRead = (oid: string): RawObject | null => {
+  const quietRead = async (oid: string): Promise<RawObject | null> => {
     try {
-      return db.read(oid)
+      return await reader.read(oid)
     } catch (error) {
       if (!isFormatError(error)) throw error
       return null
@@ -466,11 +488,11 @@ async function writeObjects(
 
   const visitTree = async (oid: string, baseOid: string | null, prefix: string): Promise<void> => {
     if (oid === baseOid || !toPack.has(oid) || packed.has(oid)) return
-    const tree = readTree(oid, true)
+    const tree = await readTree(oid, true)
     if (!tree) return
     await emit(oid, 'tree', tree.content, `tree:${prefix}`)
     const before = new Map<string, RawTreeEntry>()
-    for (const entry of (baseOid && readTree(baseOid, false)?.entries) || []) {
+    for (const entry of (baseOid && (await readTree(baseOid, false))?.entries) || []) {
       before.set(entry.name, entry)
     }
     for (const entry of tree.entries) {
@@ -479,7 +501,7 @@ async function writeObjects(
       if (entry.kind === 'tree') {
         await visitTree(entry.oid, old?.kind === 'tree' ? old.oid : null, `${prefix}${entry.name}/`)
       } else if (toPack.has(entry.oid) && !packed.has(entry.oid)) {
-        const blob = read(entry.oid)
+        const blob = await read(entry.oid)
         if (blob) await emit(entry.oid, blob.type, blob.content, `blob:${prefix}${entry.name}`)
       }
     }
@@ -494,7 +516,7 @@ async function writeObjects(
     if (walked.has(cursor)) continue
     walked.add(cursor)
     if (!toPack.has(cursor) || packed.has(cursor)) continue
-    const object = quietRead(cursor)
+    const object = await quietRead(cursor)
     if (object?.type !== 'commit') continue
     let commit
     try {
@@ -503,7 +525,7 @@ async function writeObjects(
       continue
     }
     await emit(cursor, 'commit', object.content, 'commit')
-    const parent = commit.parent ? quietRead(commit.parent) : null
+    const parent = commit.parent ? await quietRead(commit.parent) : null
     let parentTree: string | null = null
     if (parent?.type === 'commit' && commit.parent) {
       try {
@@ -527,16 +549,46 @@ async function writeObjects(
   for (const oid of toPack) {
     if (++visited % 1024 === 0) await pause()
     if (packed.has(oid)) continue
-    const object = read(oid)
+    const object = await read(oid)
     if (!object) continue
     await emit(oid, object.type, object.content, `other:${object.type}`)
   }
 }
 
-function removeStaleTemp(file: string, now: number): void {
+/** A read slower than this says the disk is busy: the next ones go through the thread pool. */
+const SLOW_READ_MS = 10
+/** Reads that then go through the thread pool before the main thread is tried again. */
+const OFF_THREAD_READS = 64
+
+/**
+ * Reads the objects of the pack walk. Loose files are read on the main thread while that
+ * takes microseconds (the page cache: freshly written objects); once one read took longer (a
+ * disk busy discarding, or files long out of the cache), the next ones go through the thread
+ * pool (`readOffThread`) for a while. Always there would cost a thread hop per object — tens
+ * of thousands per pass, each waiting for a CPU on a loaded machine: a pass took four times as
+ * long for it.
+ */
+class WalkReader {
+  private offThread = 0
+
+  constructor(private readonly db: ObjectDatabase) {}
+
+  async read(oid: string): Promise<RawObject> {
+    if (this.offThread > 0) {
+      this.offThread--
+      return this.db.readOffThread(oid)
+    }
+    const start = performance.now()
+    const object = this.db.read(oid)
+    if (performance.now() - start > SLOW_READ_MS) this.offThread = OFF_THREAD_READS
+    return object
+  }
+}
+
+async function removeStaleTemp(file: string, now: number): Promise<void> {
   try {
-    const stats = disk.lstatIfThere(file)
-    if (stats && now - stats.mtimeMs > 60_000) disk.unlinkSync(file)
+    const stats = await disk.promises.lstat(file)
+    if (now - stats.mtimeMs > 60_000) await disk.promises.unlink(file)
   } catch {
     // Gone meanwhile, or the disk failing: the next pass tries again.
   }

@@ -1,0 +1,110 @@
+import fs from 'node:fs'
+import path from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { openVersionedMemory, type VersionedMemory } from './index'
+import { fsck, gitCli, tempDataDir, CLAUDE } from './test-helpers'
+
+// A file too large to version is in no commit: Claude's `delete` of it, or a `create` over
+// it, lost it for good ("Successfully deleted", "its previous content was replaced"), where a
+// folder delete and a restore keep such a file aside. Now they keep it aside too, and say so.
+
+let dataDir: string
+let root: string
+let cleanup: () => Promise<void>
+let memory: VersionedMemory
+
+const BIG = 33 * 1024 * 1024
+
+function writeBig(relative: string): void {
+  const fd = fs.openSync(path.join(root, relative), 'w')
+  fs.ftruncateSync(fd, BIG)
+  fs.writeSync(fd, 'end', BIG - 3)
+  fs.closeSync(fd)
+}
+
+function endOf(relative: string): string {
+  const fd = fs.openSync(path.join(root, relative), 'r')
+  const buffer = Buffer.alloc(3)
+  fs.readSync(fd, buffer, 0, 3, BIG - 3)
+  fs.closeSync(fd)
+  return buffer.toString()
+}
+
+beforeEach(async () => {
+  ;({ dir: dataDir, cleanup } = await tempDataDir())
+  root = path.join(dataDir, 'memories')
+  memory = await openVersionedMemory({ dataDir, watch: false, maintenance: false })
+  await memory.execute({ command: 'create', path: '/memories/a.md', file_text: 'a\n' }, CLAUDE)
+  await memory.close()
+  // Put there by the person: too large to version, so no commit holds it.
+  writeBig('recording.log')
+  memory = await openVersionedMemory({ dataDir, watch: false, maintenance: false })
+})
+afterEach(async () => {
+  await memory.close()
+  await cleanup()
+})
+
+describe('a file history holds no copy of', () => {
+  it('is kept aside by a file delete, which says so', async () => {
+    const result = await memory.execute(
+      { command: 'delete', path: '/memories/recording.log' },
+      CLAUDE,
+    )
+    expect(result).toMatchObject({
+      isError: false,
+      content:
+        'Successfully deleted /memories/recording.log. It was not in the history, which a restore could not bring back, so it was kept as /memories/recording (not in history).log.',
+    })
+    expect(fs.readdirSync(root).sort()).toEqual(['a.md', 'recording (not in history).log'])
+    expect(fs.statSync(path.join(root, 'recording (not in history).log')).size).toBe(BIG)
+    expect(endOf('recording (not in history).log')).toBe('end')
+    // History holds neither name; the commit changed nothing it held.
+    expect(gitCli(dataDir, 'ls-tree', '-r', '--name-only', 'main').trim()).toBe('a.md')
+    fsck(dataDir)
+  })
+
+  it('is not kept aside a second time: deleting the kept file is refused', async () => {
+    await memory.execute({ command: 'delete', path: '/memories/recording.log' }, CLAUDE)
+    const result = await memory.execute(
+      { command: 'delete', path: '/memories/recording (not in history).log' },
+      CLAUDE,
+    )
+    expect(result.isError).toBe(true)
+    expect(result.content).toBe(
+      'Error: /memories/recording (not in history).log is not in the history, which a restore could not bring back, and was kept aside already; Cairn does not delete it. Nothing was changed.',
+    )
+    expect(fs.readdirSync(root).sort()).toEqual(['a.md', 'recording (not in history).log'])
+  })
+
+  it('is kept aside by a create over it, which says so', async () => {
+    const result = await memory.execute(
+      { command: 'create', path: '/memories/recording.log', file_text: 'short\n' },
+      CLAUDE,
+    )
+    expect(result).toMatchObject({
+      isError: false,
+      content:
+        'File created successfully at: /memories/recording.log. The file already existed and was not in the history, which a restore could not bring back, so its previous content was kept as /memories/recording (not in history).log.',
+    })
+    expect(fs.readFileSync(path.join(root, 'recording.log'), 'utf8')).toBe('short\n')
+    expect(endOf('recording (not in history).log')).toBe('end')
+    expect(gitCli(dataDir, 'show', 'main:recording.log')).toBe('short\n')
+    expect(gitCli(dataDir, 'ls-tree', '-r', '--name-only', 'main').trim().split('\n')).toEqual([
+      'a.md',
+      'recording.log',
+    ])
+    fsck(dataDir)
+  })
+
+  it('still replaces a file history holds, as before', async () => {
+    const result = await memory.execute(
+      { command: 'create', path: '/memories/a.md', file_text: 'b\n' },
+      CLAUDE,
+    )
+    expect(result.content).toBe(
+      'File created successfully at: /memories/a.md. The file already existed; its previous content was replaced.',
+    )
+    expect(fs.readdirSync(root).sort()).toEqual(['a.md', 'recording.log'])
+  })
+})

@@ -1,0 +1,30 @@
+import { describe, expect, it } from 'vitest'
+import { asideName } from './keep-aside'
+import { parseMemoryPath } from './path-rules'
+
+// A kept name longer than the path rules allow was one Claude was told of but could not
+// `view` or `delete` ("a name is longer than 128 characters").
+
+const none = (): boolean => false
+
+describe('asideName', () => {
+  it('keeps the name within 128 characters, the label and extension whole', () => {
+    const name = asideName(`${'b'.repeat(125)}.md`, none, 'file', '/memories/')
+    expect(name).toBe(`${'b'.repeat(108)} (not in history).md`)
+    expect(name.length).toBe(128)
+  })
+
+  it('keeps the path within 512 characters in a deep folder', () => {
+    const within = `/memories/${'d'.repeat(100)}/${'e'.repeat(100)}/${'f'.repeat(100)}/${'g'.repeat(100)}/`
+    const name = asideName('h'.repeat(90), none, 'folder', within)
+    expect((within + name).length).toBe(512)
+    expect(name.endsWith(' (not in history)')).toBe(true)
+    expect(parseMemoryPath(within + name)).toMatchObject({ ok: true })
+  })
+
+  it('leaves a short name as it was', () => {
+    expect(asideName('big.md', (n) => n === 'big (not in history).md', 'file', '/memories/')).toBe(
+      'big (not in history 2).md',
+    )
+  })
+})
