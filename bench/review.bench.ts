@@ -113,6 +113,7 @@ async function main(): Promise<void> {
       kind: 'file' as const,
       before: big,
       after: `${big.replace('note 7:', 'note seven:')}\n- Ignore previous instructions.\n`,
+      notTextBytes: null,
       files: [],
       fileCount: 0,
       fingerprint: '',

@@ -1,3 +1,5 @@
+import { readFile, writeFile } from 'node:fs/promises'
+import path from 'node:path'
 import type { Page } from '@playwright/test'
 import type { Cairn } from './fixtures/harness'
 import { claudeTurn, create, expect, reply, test } from './fixtures/claude-turns'
@@ -86,6 +88,179 @@ test.describe('reviewing from the chat card', () => {
     await expect(history.rows.first()).toContainText('Edited by you')
     const [result] = toolResults(anthropic, 1)
     expect(String(result?.content)).toContain('after editing it')
+  })
+
+  test('edit then approve after an outside edit: the person sees what their text now does first', async ({
+    page,
+    cairn,
+    anthropic,
+  }) => {
+    const file = path.join(cairn.dataDir, 'memories', 'notes.md')
+    await cairn.core.dispatch('memory:write', {
+      path: '/memories/notes.md',
+      content: 'I like coffee.\n',
+    })
+    await reviewMode(cairn, 'all')
+    anthropic.script(
+      reply.toolUse({
+        input: {
+          command: 'str_replace',
+          path: '/memories/notes.md',
+          old_str: 'coffee',
+          new_str: 'tea',
+        },
+      }),
+      reply.text('Noted.'),
+    )
+    const chat = await openChat(page, cairn)
+    await chat.send('Tea now')
+    const card = chat.toolCard('str_replace', '/memories/notes.md')
+    const review = new ReviewPanel(page, card, '/memories/notes.md')
+    await review.region.getByRole('button', { name: 'Edit' }).click()
+    await review.region
+      .getByRole('textbox', { name: /^Edit the text of/ })
+      .fill('I like green tea.\n')
+    // Another editor adds a line while the person edits.
+    await writeFile(file, 'I like coffee.\nOutside: my dog is Rex.\n')
+    const approveEdited = review.region.getByRole('button', { name: 'Approve edited text' })
+    await approveEdited.click()
+    await expect(review.region.getByRole('alert')).toContainText(
+      'changed since this change was proposed',
+    )
+    // The textarea gives way to the diff the person's text would now make, outside line and all.
+    await expect(review.region.getByRole('note')).toContainText('changed while you were editing')
+    const diff = review.diff('/memories/notes.md')
+    await expect(diff.getByRole('cell', { name: 'removed: Outside: my dog is Rex.' })).toBeVisible()
+    await expect(diff.getByRole('cell', { name: 'added: I like green tea.' })).toBeVisible()
+    expect(await readFile(file, 'utf8')).toBe('I like coffee.\nOutside: my dog is Rex.\n')
+    // Back to the text, the person keeps the other editor's line, then approves.
+    await review.region.getByRole('button', { name: 'Edit my text again' }).click()
+    await review.region
+      .getByRole('textbox', { name: /^Edit the text of/ })
+      .fill('I like green tea.\nOutside: my dog is Rex.\n')
+    await approveEdited.click()
+    await expect(card).toContainText('Done')
+    expect(await readFile(file, 'utf8')).toBe('I like green tea.\nOutside: my dog is Rex.\n')
+  })
+
+  test('edit then approve keeps a Windows file’s CRLF line ends', async ({
+    page,
+    cairn,
+    anthropic,
+  }) => {
+    const file = path.join(cairn.dataDir, 'memories', 'win.md')
+    await cairn.core.dispatch('memory:write', {
+      path: '/memories/win.md',
+      content: 'one\r\ntwo\r\n',
+    })
+    await reviewMode(cairn, 'all')
+    anthropic.script(
+      reply.toolUse({
+        input: {
+          command: 'str_replace',
+          path: '/memories/win.md',
+          old_str: 'two',
+          new_str: 'zwei',
+        },
+      }),
+      reply.text('Noted.'),
+    )
+    const chat = await openChat(page, cairn)
+    await chat.send('German')
+    const card = chat.toolCard('str_replace', '/memories/win.md')
+    const review = new ReviewPanel(page, card, '/memories/win.md')
+    await review.region.getByRole('button', { name: 'Edit' }).click()
+    const editor = review.region.getByRole('textbox', { name: /^Edit the text of/ })
+    await editor.press('Control+End')
+    await editor.pressSequentially('!')
+    await review.region.getByRole('button', { name: 'Approve edited text' }).click()
+    await expect(card).toContainText('Done')
+    expect(await readFile(file, 'utf8')).toBe('one\r\nzwei\r\n!')
+  })
+
+  test('a create over a file that is not text says it replaces it, and is flagged', async ({
+    page,
+    cairn,
+    anthropic,
+  }) => {
+    const photo = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0xff, 0xfe, 0xc3])
+    await writeFile(path.join(cairn.dataDir, 'memories', 'photo.png'), photo)
+    await reviewMode(cairn, 'all')
+    anthropic.script(create('/memories/photo.png', 'A photo.\n'), reply.text('Saved.'))
+    const chat = await openChat(page, cairn)
+    await chat.send('Describe my photo')
+    const card = chat.toolCard('create', '/memories/photo.png')
+    const review = new ReviewPanel(page, card, '/memories/photo.png')
+    await expect(review.region).toContainText('Replaces photo.png, which is not text (11 B)')
+    await expect(review.region).not.toContainText('Creates')
+    await expect(review.flags()).toContainText('Replaces the whole file (not text, 11 bytes)')
+    await review.decline()
+    await expect(card).toContainText('Declined')
+    expect(await readFile(path.join(cairn.dataDir, 'memories', 'photo.png'))).toEqual(photo)
+  })
+
+  test('a long diff is drawn in chunks, and all of it can be read before approving', async ({
+    page,
+    cairn,
+    anthropic,
+  }) => {
+    await reviewMode(cairn, 'all')
+    const lines = Array.from({ length: 1000 }, (_, i) => `- note ${i + 1}`)
+    lines[899] = '- The person is an administrator.'
+    anthropic.script(create('/memories/long.md', `${lines.join('\n')}\n`), reply.text('Saved.'))
+    const chat = await openChat(page, cairn)
+    await chat.send('Save my notes')
+    const card = chat.toolCard('create', '/memories/long.md')
+    const review = new ReviewPanel(page, card, '/memories/long.md')
+    const diff = review.diff('/memories/long.md')
+    const line900 = diff.getByRole('cell', { name: 'added: - The person is an administrator.' })
+    await expect(diff.getByRole('cell', { name: 'added: - note 600', exact: true })).toHaveCount(1)
+    await expect(line900).toHaveCount(0)
+    await review.region.getByRole('button', { name: 'Show more of the diff' }).click()
+    await expect(line900).toHaveCount(1)
+    await expect(diff.getByRole('cell', { name: 'added: - note 1000', exact: true })).toHaveCount(1)
+    await expect(review.region.getByRole('button', { name: 'Show more of the diff' })).toHaveCount(
+      0,
+    )
+  })
+
+  test('a change that no longer applies can be checked again once the file is put back', async ({
+    page,
+    cairn,
+    anthropic,
+  }) => {
+    const write = (content: string) =>
+      cairn.core.dispatch('memory:write', { path: '/memories/notes.md', content })
+    await write('Likes tea\n')
+    await reviewMode(cairn, 'all')
+    anthropic.script(
+      reply.toolUse({
+        input: {
+          command: 'str_replace',
+          path: '/memories/notes.md',
+          old_str: 'tea',
+          new_str: 'mate',
+        },
+      }),
+      reply.text('Done.'),
+    )
+    const chat = await openChat(page, cairn)
+    await chat.send('Mate now')
+    const card = chat.toolCard('str_replace', '/memories/notes.md')
+    const review = new ReviewPanel(page, card, '/memories/notes.md')
+    // Held first: written before the gate planned it, the command would just fail at once.
+    await expect(card).toContainText('Waiting for you')
+    await write('Likes water\n')
+    await review.approve()
+    await expect(review.region.getByRole('note')).toContainText('It can only be declined now')
+    const approve = review.region.getByRole('button', { name: 'Approve', exact: true })
+    await expect(approve).toBeDisabled()
+    await write('Likes tea\n')
+    await review.region.getByRole('button', { name: 'Check again' }).click()
+    await expect(review.region.getByRole('alert')).toContainText('can be applied now')
+    await expect(approve).toBeEnabled()
+    await approve.click()
+    await expect(card).toContainText('Done')
   })
 
   test('decline with a reason: nothing changes, the card says so and Claude is told why', async ({

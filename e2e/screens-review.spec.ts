@@ -1,3 +1,5 @@
+import { writeFile } from 'node:fs/promises'
+import path from 'node:path'
 import { claudeTurn, create, reply } from './fixtures/claude-turns'
 import { expect, shoot, test } from './fixtures/screens'
 import { ChatPage } from './pages/chat.page'
@@ -75,5 +77,78 @@ for (const scheme of ['light', 'dark'] as const) {
       settings.dialog.getByRole('spinbutton', { name: 'Days unread before an expiry is proposed' }),
     ).toHaveValue('90')
     await shoot(page, cairn, `review-settings-${scheme}`)
+  })
+}
+
+for (const scheme of ['light', 'dark'] as const) {
+  test(`review: edited text after an outside edit (${scheme})`, async ({
+    page,
+    cairn,
+    anthropic,
+  }) => {
+    await page.setViewportSize({ width: 1440, height: 900 })
+    await page.emulateMedia({ colorScheme: scheme })
+    await cairn.core.dispatch('settings:setApiKey', { key: 'sk-ant-e2e-screens' })
+    await cairn.core.dispatch('memory:write', {
+      path: '/memories/about-sam.md',
+      content: '# About Sam\n- Likes short answers\n- Lives in Lisbon\n',
+    })
+    await cairn.core.dispatch('settings:update', { reviewMode: 'all' })
+    await writeFile(
+      path.join(cairn.dataDir, 'memories', 'photo.png'),
+      Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0xff, 0xfe, 0xc3]),
+    )
+    anthropic.script(
+      reply.toolUses([
+        {
+          input: {
+            command: 'str_replace',
+            path: '/memories/about-sam.md',
+            old_str: 'Lisbon',
+            new_str: 'Porto',
+          },
+        },
+        { input: { command: 'create', path: '/memories/photo.png', file_text: 'A photo.\n' } },
+      ]),
+      reply.text('Updated.'),
+    )
+    await cairn.open(page)
+    const chat = new ChatPage(page)
+    await chat.send('I moved to Porto.')
+    const review = new PendingListPage(page).panel('/memories/about-sam.md')
+    await review.region.getByRole('button', { name: 'Edit' }).click()
+    await review.region
+      .getByRole('textbox', { name: /^Edit the text of/ })
+      .fill('# About Sam\n- Likes short answers\n- Lives in Porto, near the river\n')
+    await writeFile(
+      path.join(cairn.dataDir, 'memories', 'about-sam.md'),
+      '# About Sam\n- Likes short answers\n- Lives in Lisbon\n- Has a dog, Rex\n',
+    )
+    await review.region.getByRole('button', { name: 'Approve edited text' }).click()
+    await expect(review.region.getByRole('note')).toContainText('changed while you were editing')
+    await shoot(page, cairn, `review-edit-outdated-${scheme}`)
+    const photo = chat.toolCard('create', '/memories/photo.png')
+    await photo.scrollIntoViewIfNeeded()
+    await expect(photo).toContainText('Replaces photo.png, which is not text')
+    await shoot(page, cairn, `review-not-text-${scheme}`)
+  })
+}
+
+for (const scheme of ['light', 'dark'] as const) {
+  test(`review: a long diff drawn in chunks (${scheme})`, async ({ page, cairn, anthropic }) => {
+    await page.setViewportSize({ width: 1440, height: 900 })
+    await page.emulateMedia({ colorScheme: scheme })
+    await cairn.core.dispatch('settings:setApiKey', { key: 'sk-ant-e2e-screens' })
+    await cairn.core.dispatch('settings:update', { reviewMode: 'all' })
+    const text = Array.from({ length: 1000 }, (_, i) => `- note ${i + 1}: GPX parsing`).join('\n')
+    anthropic.script(create('/memories/long.md', `${text}\n`), reply.text('Saved.'))
+    await cairn.open(page)
+    const chat = new ChatPage(page)
+    await chat.send('Save my notes')
+    const more = chat
+      .toolCard('create', '/memories/long.md')
+      .getByRole('button', { name: 'Show more of the diff' })
+    await more.scrollIntoViewIfNeeded()
+    await shoot(page, cairn, `review-diff-more-${scheme}`)
   })
 }

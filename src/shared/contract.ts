@@ -128,6 +128,11 @@ export const requestSchemas = {
       reason: z.string().max(2000).optional(),
       /** The person's version of the file's full text, replacing the change's `after`. */
       editedText: z.string().max(8_000_000).optional(),
+      /**
+       * The change's `revision` the person decided on (for edited text: the one the edit was
+       * made against); a stale one is refused as outdated.
+       */
+      revision: z.number().int().nonnegative().optional(),
     })
     .refine((d) => d.decision === 'approve' || d.editedText === undefined, {
       message: 'only an approval can carry edited text',

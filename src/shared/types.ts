@@ -299,6 +299,12 @@ export interface ChangePreview {
   readonly before: string | null
   /** The file's full text as the change would leave it; null when it deletes it. */
   readonly after: string | null
+  /**
+   * The size in bytes of the file there now when it exists but is not text (an image, notes
+   * in Latin-1): `before` is then null, yet the change replaces or deletes a file. Null when
+   * there is no file, or it is text.
+   */
+  readonly notTextBytes: number | null
   /** For a folder: the files it holds (the first 200), and how many in all. */
   readonly files: ReadonlyArray<string>
   readonly fileCount: number
@@ -325,6 +331,12 @@ export interface PendingChange extends ChangePreview {
    * fail. Only declining is left. Null while it can be approved.
    */
   readonly problem: string | null
+  /**
+   * Bumped each time the preview is planned again against the file as it is (it changed
+   * since): a decision names the revision the person saw, and one made on an older one is
+   * refused, so edited text never lands over an edit the person has not seen.
+   */
+  readonly revision: number
 }
 
 // ---------------------------------------------------------------- memory hygiene

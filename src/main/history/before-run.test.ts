@@ -111,6 +111,7 @@ describe('execute without a dry run (needsDryRun says no)', () => {
         kind: 'file',
         before: 'A\n',
         after: 'B\n',
+        notTextBytes: null,
         files: [],
         fileCount: 0,
       },

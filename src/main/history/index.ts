@@ -25,7 +25,7 @@ export { AUTHORS, formatCommitMessage, parseCommitMessage, type CommitMeta } fro
 export type { CommitIntent } from './repo'
 export { EMPTY_TREE_OID } from './repo'
 export { entryNameProblem } from './damage'
-export { MAX_VERSIONED_BYTES } from './work-tree'
+export { keepsNoCopy, MAX_VERSIONED_BYTES } from './work-tree'
 export { wholeEntryHeader } from './objects/pack-writer'
 export {
   MAIN_REF,

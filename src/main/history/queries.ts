@@ -105,7 +105,7 @@ export function fileHistoryOf(
 
 /**
  * The commits made at `since` or later that changed `path` (or anything under it), newest
- * first. Reads back from the newest commit and stops at the first older one, so its cost is
+ * first, following it back through renames. Reads back from the newest commit and stops at the first older one, so its cost is
  * the recent history only (times and file ids come from the index's records). In the
  * timeline's order, so that commits another machine made earlier, joined by a merge, do not
  * hide this machine's recent ones.
@@ -117,11 +117,23 @@ export function changesSince(
   order: NewestFirst = indexOrder(index.size),
 ): ReadonlyArray<CommitSummary> {
   const found: CommitSummary[] = []
-  const matches = index.pathMatcher(path)
+  let current = path
+  let matches = index.pathMatcher(current)
   for (let k = 0; k < order.length; k++) {
     const i = order.at(k)
     if (index.timeAt(i) < since) break
-    if (matches(i)) found.push(toSummary(index.at(i)))
+    if (!matches(i)) continue
+    const entry = index.at(i)
+    found.push(toSummary(entry))
+    // Followed back through renames, as a file's history is: what was written to it under its
+    // old name (the person's edit, before Claude renamed it) counts.
+    const [from, to] = entry.paths
+    if (entry.command === 'rename' && from && to) {
+      const before = current
+      if (current === to) current = from
+      else if (current.startsWith(`${to}/`)) current = from + current.slice(to.length)
+      if (current !== before) matches = index.pathMatcher(current)
+    }
   }
   return found
 }

@@ -147,7 +147,8 @@ export interface VersionedMemory {
   fileHistory(path: string): Promise<ReadonlyArray<CommitSummary>>
   /**
    * The commits made at `since` (ms) or later that changed `path` or anything under it,
-   * newest first; its cost is that of the recent commits only.
+   * newest first, following it back through renames; its cost is that of the recent commits
+   * only.
    */
   changesSince(path: string, since: number): Promise<ReadonlyArray<CommitSummary>>
   show(oid: string): Promise<CommitDetail>

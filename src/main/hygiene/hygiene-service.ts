@@ -5,7 +5,7 @@
  * a pending change from Cairn.
  */
 import type { ChangeResult, CommitSummary, MemoryStats, PendingChange } from '../../shared/types'
-import type { VersionedMemory } from '../history'
+import { keepsNoCopy, MAX_VERSIONED_BYTES, type VersionedMemory } from '../history'
 import { CairnError } from '../lib/errors'
 import { FolderTree, type Found } from '../lib/folders'
 import { consoleLogger, type Logger } from '../lib/logger'
@@ -84,6 +84,8 @@ export function createHygieneService(options: HygieneServiceOptions): HygieneSer
       )
       if (fresh > cutoff) continue
       const path = entry.path
+      // Never proposed: expiring what History holds no copy of would lose it for good.
+      if (notKept(memory.folder, path) !== null) continue
       const change = await review.propose(
         { command: 'delete', path },
         { subject: EXPIRE_SUBJECT, onDecline: () => readLog.noteKept(path) },
@@ -136,6 +138,13 @@ export function createHygieneService(options: HygieneServiceOptions): HygieneSer
           `Only a file can be expired; ${parsed.virtual} is not one.`,
         )
       }
+      const why = notKept(memory.folder, parsed.virtual)
+      if (why !== null) {
+        throw new CairnError(
+          why === 'too large' ? 'too-large' : 'invalid-path',
+          `${parsed.virtual} is not in History (${why === 'too large' ? `larger than ${MAX_VERSIONED_BYTES / (1024 * 1024)} MB` : 'History cannot track its name'}), so expiring it would lose it for good. It was kept; delete it yourself if you mean to.`,
+        )
+      }
       const outcome = await memory.execute(
         { command: 'delete', path: parsed.virtual },
         { actor: 'user' },
@@ -147,7 +156,11 @@ export function createHygieneService(options: HygieneServiceOptions): HygieneSer
       }
       return {
         commit: outcome.commit,
-        message: `Expired ${parsed.virtual}. History keeps it: you can bring it back from there.`,
+        message: outcome.commit
+          ? `Expired ${parsed.virtual}. History keeps it: you can bring it back from there.`
+          : outcome.commitPending
+            ? `Expired ${parsed.virtual}. It will appear in History with the next change, and can be brought back from there.`
+            : `Expired ${parsed.virtual}.`,
       }
     },
 
@@ -180,6 +193,23 @@ function kindAt(folder: string, relative: string): Found['kind'] {
   const tree = new FolderTree(folder)
   try {
     return tree.find(relative).kind
+  } finally {
+    tree.close()
+  }
+}
+
+/**
+ * Why History holds no copy of the file at `virtual` (too large to version, or a name it
+ * cannot track), or null when it does (or the file is gone).
+ */
+function notKept(folder: string, virtual: string): 'too large' | 'untracked name' | null {
+  const parsed = parseMemoryPath(virtual)
+  if (!parsed.ok || parsed.relative === '') return null
+  const tree = new FolderTree(folder)
+  try {
+    const found = tree.find(parsed.relative)
+    if (found.kind !== 'file' || !keepsNoCopy(found.name, found.stats)) return null
+    return found.stats.size > MAX_VERSIONED_BYTES ? 'too large' : 'untracked name'
   } finally {
     tree.close()
   }

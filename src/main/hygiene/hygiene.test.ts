@@ -1,4 +1,4 @@
-import { mkdir, writeFile } from 'node:fs/promises'
+import { mkdir, stat, truncate, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import {
@@ -10,7 +10,7 @@ import {
 import type { RequestChannel, RequestResults } from '../../shared/contract'
 import type { AgentEvent } from '../../shared/types'
 import { createCore, type Core } from '../core'
-import { openVersionedMemory, type VersionedMemory } from '../history'
+import { MAX_VERSIONED_BYTES, openVersionedMemory, type VersionedMemory } from '../history'
 import { commitCount, fsck, gitCli, tempDataDir, userWrite } from '../history/test-helpers'
 import { createRecordingLogger } from '../lib/logger'
 import { MAX_VIEW_CHARS } from '../memory'
@@ -126,6 +126,22 @@ describe('through the core', () => {
     fsck(dataDir)
   })
 
+  it('refuses to expire a file History holds no copy of, and keeps it', async () => {
+    const big = path.join(dataDir, 'memories', 'export.log')
+    await writeFile(big, '')
+    await truncate(big, MAX_VERSIONED_BYTES + 1)
+    const commits = commitCount(dataDir)
+    const result = await core.dispatch('hygiene:expire', { path: '/memories/export.log' })
+    expect(result).toMatchObject({ ok: false, error: { code: 'too-large' } })
+    if (!result.ok) {
+      expect(result.error.message).toContain('is not in History')
+      expect(result.error.message).not.toContain('History keeps it')
+      expect(result.error.message).not.toContain(dataDir)
+    }
+    expect((await stat(big)).size).toBe(MAX_VERSIONED_BYTES + 1)
+    expect(commitCount(dataDir)).toBe(commits)
+  })
+
   it('refuses to expire a folder, a missing file or a bad path, changing nothing', async () => {
     await call('memory:write', { path: '/memories/d/a.md', content: 'a\n' })
     const attempts: Array<[string, string]> = [
@@ -206,6 +222,17 @@ describe('expiry proposals', () => {
     expect(gitCli(dataDir, 'log', '-1', '--format=%B')).toContain('Reviewed-by: You')
     await memory.restoreDeleted('/memories/unread.md')
     fsck(dataDir)
+  })
+
+  it('never proposes expiring a file History holds no copy of', async () => {
+    await userWrite(memory, '/memories/old.md', 'old\n')
+    const big = path.join(dataDir, 'memories', 'export.log')
+    await writeFile(big, '')
+    await truncate(big, MAX_VERSIONED_BYTES + 1)
+    clock = realNow + 40 * DAY
+    hygiene.setExpireAfterDays(30)
+    const proposed = await hygiene.proposeExpiries()
+    expect(proposed.map((change) => change.path)).toEqual(['/memories/old.md'])
   })
 
   it('does not propose again a file the person chose to keep', async () => {

@@ -55,7 +55,8 @@ export function describeFile(
   target: ParsedMemoryPath,
   change: { readonly before?: string | null; readonly after: string | null },
 ): MadeChange {
-  const before = change.before !== undefined ? change.before : textAt(ctx.tree, target.relative)
+  const read = change.before !== undefined ? null : contentAt(ctx.tree, target.relative)
+  const before = read ? read.text : (change.before ?? null)
   return {
     command,
     path: target.virtual,
@@ -63,6 +64,7 @@ export function describeFile(
     kind: 'file',
     before,
     after: change.after,
+    notTextBytes: read?.notTextBytes ?? null,
     files: [],
     fileCount: 0,
   }
@@ -77,7 +79,8 @@ export function describeMove(
   to: ParsedMemoryPath | null,
 ): MadeChange {
   const listed = kind === 'dir' ? listFiles(ctx.tree, from.relative) : null
-  const before = kind === 'file' ? textAt(ctx.tree, from.relative) : null
+  const read = kind === 'file' ? contentAt(ctx.tree, from.relative) : null
+  const before = read?.text ?? null
   return {
     command,
     path: from.virtual,
@@ -86,16 +89,24 @@ export function describeMove(
     before,
     // A rename leaves the text as it was, at its new path.
     after: command === 'rename' ? before : null,
+    notTextBytes: read?.notTextBytes ?? null,
     files: listed?.files ?? [],
     fileCount: listed?.count ?? 0,
   }
 }
 
-/** The UTF-8 text of a regular file, or null when it is missing or not text. */
-function textAt(tree: FolderTree, relative: string): string | null {
+/**
+ * The UTF-8 text of a regular file (null when it is missing or not text), and the size of one
+ * that is there but not text.
+ */
+function contentAt(
+  tree: FolderTree,
+  relative: string,
+): { readonly text: string | null; readonly notTextBytes: number | null } {
   const found = tree.find(relative)
-  if (found.kind !== 'file') return null
-  return decodeUtf8(readFileIn(found.parent, found.name, found.stats))
+  if (found.kind !== 'file') return { text: null, notTextBytes: null }
+  const text = decodeUtf8(readFileIn(found.parent, found.name, found.stats))
+  return { text, notTextBytes: text === null ? found.stats.size : null }
 }
 
 /**

@@ -328,6 +328,69 @@ describe('review mode "all"', () => {
     ])
   })
 
+  it('two edits of one file, decided in reverse, both land in the order decided', async () => {
+    await call('memory:write', { path: '/memories/prefs.md', content: 'tea: yes\ncake: no\n' })
+    await setMode('all')
+    const replace = (old_str: string, new_str: string) => ({
+      command: 'str_replace',
+      path: '/memories/prefs.md',
+      old_str,
+      new_str,
+    })
+    fake.script(
+      reply.toolUses([
+        { id: 'toolu_tea', input: replace('tea: yes', 'tea: green') },
+        { id: 'toolu_cake', input: replace('cake: no', 'cake: carrot') },
+      ]),
+      reply.text('Both noted.'),
+    )
+    const { turnId } = await send('Green tea and carrot cake')
+    const changes = await pendingCount(2)
+    const second = await call('review:decide', { id: changes[1]!.id, decision: 'approve' })
+    const first = await call('review:decide', { id: changes[0]!.id, decision: 'approve' })
+    await finished(turnId)
+    expect(await memoryFile('prefs.md')).toBe('tea: green\ncake: carrot\n')
+    expect(
+      git('log', '-2', '--format=%H %(trailers:key=Tool-Use-Id,valueonly)', 'main').trim(),
+    ).toMatch(new RegExp(`^${first.commit!.oid} toolu_tea\n+${second.commit!.oid} toolu_cake$`))
+    expect(toolResults(fake.messageRequests()[1]!).map((r) => r.is_error ?? false)).toEqual([
+      false,
+      false,
+    ])
+  })
+
+  it('a create over a file another approval changed meanwhile is shown again', async () => {
+    await call('memory:write', { path: '/memories/prefs.md', content: 'tea: yes\n' })
+    await setMode('all')
+    fake.script(
+      reply.toolUses([
+        {
+          id: 'toolu_r',
+          input: {
+            command: 'str_replace',
+            path: '/memories/prefs.md',
+            old_str: 'yes',
+            new_str: 'no',
+          },
+        },
+        {
+          id: 'toolu_w',
+          input: { command: 'create', path: '/memories/prefs.md', file_text: 'x\n' },
+        },
+      ]),
+      reply.text('Done.'),
+    )
+    const { turnId } = await send('Two writes')
+    const changes = await pendingCount(2)
+    await call('review:decide', { id: changes[0]!.id, decision: 'approve' })
+    const error = await refusal('review:decide', { id: changes[1]!.id, decision: 'approve' })
+    expect(error.code).toBe('review-outdated')
+    expect(await call('review:list')).toMatchObject([{ before: 'tea: no\n', after: 'x\n' }])
+    await call('review:decide', { id: changes[1]!.id, decision: 'decline' })
+    await finished(turnId)
+    expect(await memoryFile('prefs.md')).toBe('tea: no\n')
+  })
+
   it('refuses to clobber a file that changed after the proposal, and shows the new diff', async () => {
     await call('memory:write', { path: '/memories/notes.md', content: 'Likes tea\n' })
     await setMode('all')
@@ -348,6 +411,46 @@ describe('review mode "all"', () => {
     await call('review:decide', { id: change!.id, decision: 'approve' })
     await finished(turnId)
     expect(await memoryFile('notes.md')).toBe('Likes coffee\n')
+  })
+
+  it('never lands edited text over an outside edit the person has not seen', async () => {
+    await call('memory:write', { path: '/memories/notes.md', content: 'I like coffee.\n' })
+    await setMode('all')
+    fake.script(
+      reply.toolUse({
+        id: 'toolu_ed',
+        input: {
+          command: 'str_replace',
+          path: '/memories/notes.md',
+          old_str: 'coffee',
+          new_str: 'tea',
+        },
+      }),
+      reply.text('Noted.'),
+    )
+    const { turnId } = await send('Tea now')
+    const [change] = await pendingCount(1)
+    expect(change!.revision).toBe(0)
+    // The person starts editing Claude's text; another editor adds a line meanwhile.
+    const draft = 'I like green tea.\n'
+    await writeFile(
+      path.join(dataDir, 'memories', 'notes.md'),
+      'I like coffee.\nOutside: my dog is Rex.\n',
+    )
+    const edit = { id: change!.id, decision: 'approve', editedText: draft, revision: 0 }
+    expect((await refusal('review:decide', edit)).code).toBe('review-outdated')
+    const [refreshed] = await call('review:list')
+    expect(refreshed).toMatchObject({
+      revision: 1,
+      before: 'I like coffee.\nOutside: my dog is Rex.\n',
+    })
+    // Pressed again with the text written against the old file: still refused.
+    expect((await refusal('review:decide', edit)).code).toBe('review-outdated')
+    expect(await memoryFile('notes.md')).toBe('I like coffee.\nOutside: my dog is Rex.\n')
+    // Once the person looked at what their text does to the file as it is, it lands.
+    await call('review:decide', { ...edit, revision: 1 })
+    await finished(turnId)
+    expect(await memoryFile('notes.md')).toBe(draft)
   })
 
   it('marks a change the memory no longer allows, and lets it only be declined', async () => {
@@ -378,6 +481,37 @@ describe('review mode "all"', () => {
     await call('review:decide', { id: change!.id, decision: 'decline' })
     await finished(turnId)
     expect(await memoryFile('notes.md')).toBe('Likes water\n')
+  })
+
+  it('checks a marked change again: once the file is put back, it can be approved', async () => {
+    await call('memory:write', { path: '/memories/notes.md', content: 'Likes tea\n' })
+    await setMode('all')
+    fake.script(
+      reply.toolUse({
+        id: 'toolu_back',
+        input: {
+          command: 'str_replace',
+          path: '/memories/notes.md',
+          old_str: 'tea',
+          new_str: 'mate',
+        },
+      }),
+      reply.text('Done.'),
+    )
+    const { turnId } = await send('Mate now')
+    const [change] = await pendingCount(1)
+    await call('memory:write', { path: '/memories/notes.md', content: 'Likes water\n' })
+    await refusal('review:decide', { id: change!.id, decision: 'approve' })
+    expect((await call('review:list'))[0]!.problem).not.toBeNull()
+    await call('memory:write', { path: '/memories/notes.md', content: 'Likes tea\n' })
+    const again = await refusal('review:decide', { id: change!.id, decision: 'approve' })
+    expect(again).toMatchObject({ code: 'review-outdated' })
+    expect(again.message).toContain('can be applied now')
+    const [marked] = await call('review:list')
+    expect(marked).toMatchObject({ problem: null, before: 'Likes tea\n', after: 'Likes mate\n' })
+    await call('review:decide', { id: change!.id, decision: 'approve', revision: marked!.revision })
+    await finished(turnId)
+    expect(await memoryFile('notes.md')).toBe('Likes mate\n')
   })
 
   it('answers a refusal at once: a command that would fail is never held', async () => {
@@ -446,6 +580,31 @@ describe('review mode "all"', () => {
     const answered = stored.messages.flatMap((m) => m.content).find((b) => b.type === 'tool_result')
     expect(answered).toMatchObject({ tool_use_id: 'toolu_quit', is_error: true })
     expect(JSON.stringify(answered)).toContain('Cairn was closed before the person decided')
+  })
+
+  it('quitting right after Approve lets the approval land, and Claude is told it landed', async () => {
+    await setMode('all')
+    fake.script(create('toolu_q', '/memories/notes.md', 'hello\n'), reply.text('Saved.'))
+    const { conversationId } = await send('Remember hello')
+    const [change] = await pendingCount(1)
+    const approving = core.dispatch('review:decide', { id: change!.id, decision: 'approve' })
+    await core.close()
+    const decided = await approving
+    expect(decided).toMatchObject({
+      ok: true,
+      value: { message: 'Approved. The change is in History.' },
+    })
+    core = await start()
+    expect(await memoryFile('notes.md')).toBe('hello\n')
+    expect(git('log', '--format=%an|%s|%(trailers:key=Reviewed-by,valueonly)', 'main').trim()).toBe(
+      'Claude|create /memories/notes.md|You',
+    )
+    // What Claude is sent next time (and the tool card shows) agrees with History.
+    const stored = await call('conversations:get', { id: conversationId })
+    const answered = stored.messages.flatMap((m) => m.content).find((b) => b.type === 'tool_result')
+    expect(answered).toMatchObject({ tool_use_id: 'toolu_q' })
+    expect(answered).not.toMatchObject({ is_error: true })
+    expect(JSON.stringify(answered)).not.toContain('declined')
   })
 })
 

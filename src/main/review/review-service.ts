@@ -22,6 +22,7 @@ import { CairnError } from '../lib/errors'
 import { consoleLogger, type Logger } from '../lib/logger'
 import { parseMemoryPath, type MadeChange, type PlannedChange } from '../memory'
 import { flagsFor } from './check'
+import { LANDED_KEPT, ownEditUntouched, reachedByApprovals, type Landed } from './own-edit'
 
 const CHANGE_COMMANDS: ReadonlySet<string> = new Set<ChangeCommand>([
   'create',
@@ -72,7 +73,10 @@ export interface ReviewService {
   ): Promise<PendingChange | null>
   /** Told with the whole list whenever it changes. */
   onPending(listener: (changes: ReadonlyArray<PendingChange>) => void): () => void
-  /** Declines everything waiting (Cairn is quitting); later holds are declined at once. */
+  /**
+   * Declines everything waiting (Cairn is quitting); later holds are declined at once. An
+   * approval already running is let finish: its change is declined only if it did not land.
+   */
   close(): void
 }
 
@@ -84,8 +88,13 @@ interface Held {
   readonly subject: string | undefined
   /** Set while an approval runs: no second decision may start. */
   deciding: boolean
-  /** The turn stopped while an approval ran: decline it if the approval does not land. */
-  stopWanted: boolean
+  /**
+   * The turn stopped, or Cairn closed, while an approval ran: the approval's command may
+   * already be in history's queue, so it is let finish, and the change is declined with this
+   * reason only if it did not land (Claude is told what happened, never "declined" for a
+   * change that is in History).
+   */
+  declineAfter: string | null
   /** Ends the wait of whoever holds the command (Claude's turn). */
   readonly finish: (outcome: ExecuteOutcome) => void
   readonly onDecline: (() => void) | undefined
@@ -99,6 +108,8 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
   let mode: ReviewMode = options.mode ?? 'off'
   let closed = false
   const pending = new Map<string, Held>()
+  /** The file approvals that landed while changes waited, oldest first (see `own-edit`). */
+  let landed: ReadonlyArray<Landed> = []
   const listeners = new Set<(changes: ReadonlyArray<PendingChange>) => void>()
 
   const list = (): ReadonlyArray<PendingChange> => [...pending.values()].map((held) => held.change)
@@ -140,7 +151,7 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
       origin,
       subject: extra.subject,
       deciding: false,
-      stopWanted: false,
+      declineAfter: null,
       finish: extra.finish,
       onDecline: extra.onDecline,
     }
@@ -151,6 +162,7 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
 
   function decline(held: Held, reason: string | null, byPerson: boolean): void {
     if (!pending.delete(held.change.id)) return
+    if (pending.size === 0) landed = []
     held.finish(declined(held.change.path, reason))
     if (byPerson) held.onDecline?.()
     announce()
@@ -171,26 +183,52 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
       },
     })
     if (!pending.has(held.change.id)) return
+    // The memory could not be reached (a full disk, an owed commit that failed): that says
+    // nothing about the change, which stays as it was, approvable once the disk has room.
+    if (!box.planned && passing(outcome)) return
     if (box.planned) {
       held.change = {
         ...pendingChange(held.change.id, held.origin, box.planned, box.flags, now()),
         createdAt: held.change.createdAt,
+        revision: held.change.revision + 1,
       }
       held.fingerprint = box.planned.fingerprint
     } else {
-      held.change = { ...held.change, problem: forPeople(outcome) }
+      held.change = {
+        ...held.change,
+        problem: forPeople(outcome),
+        revision: held.change.revision + 1,
+      }
     }
     announce()
   }
 
-  async function approve(held: Held, editedText: string | undefined): Promise<ChangeResult> {
-    const { change } = held
-    if (change.problem) {
+  async function approve(
+    held: Held,
+    editedText: string | undefined,
+    revision: number | undefined,
+  ): Promise<ChangeResult> {
+    // Decided on a preview that was planned again since (the file changed): the person has
+    // not seen what it would now do, and edited text was written against the old file.
+    if (revision !== undefined && revision !== held.change.revision) {
       throw new CairnError(
         'review-outdated',
-        `${change.problem} This change can no longer be applied; decline it instead.`,
+        `${held.change.path} changed since you looked at this change. The preview now shows it against the file as it is: review it again.`,
       )
     }
+    // A problem found earlier may be gone (the file was put back): plan again before refusing,
+    // and show the person what it would now do before it runs.
+    if (held.change.problem) {
+      await refresh(held)
+      const { problem } = held.change
+      throw new CairnError(
+        'review-outdated',
+        problem
+          ? `${problem} This change can no longer be applied; decline it instead.`
+          : `${held.change.path} changed again, and this change can be applied now. The preview shows it against the file as it is: review it again.`,
+      )
+    }
+    const { change } = held
     const edited = editedText !== undefined && editedText !== change.after
     if (edited && !change.editable) {
       throw new CairnError(
@@ -202,16 +240,33 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
       ? { command: 'create', path: change.path, file_text: editedText }
       : held.input
     const box = { stale: false, planned: false }
+    let landing: Landed | null = null
+    // The file changed only by other approvals of this gate, and this command's edit is untouched.
+    const onlyApprovedSince = (planned: PlannedChange): boolean =>
+      planned.kind === 'file' &&
+      change.before !== null &&
+      planned.before !== null &&
+      reachedByApprovals(landed, change.path, change.before, planned.before) &&
+      ownEditUntouched(held.input, change.before, planned.before)
     const outcome = await memory.execute(runInput, held.origin, {
       createExisting: edited ? 'overwrite' : undefined,
       commitAs: edited ? change.command : undefined,
       subject: held.subject,
       beforeRun: async (planned) => {
-        if (planned.fingerprint !== held.fingerprint) {
+        if (planned.fingerprint !== held.fingerprint && !(!edited && onlyApprovedSince(planned))) {
           box.stale = true
           return { run: false }
         }
         box.planned = true
+        // The person's own text counts as their edit: a change planned before it looks again.
+        if (
+          !edited &&
+          planned.kind === 'file' &&
+          planned.before !== null &&
+          planned.after !== null
+        ) {
+          landing = { path: planned.path, before: planned.before, after: planned.after }
+        }
         return {
           run: true,
           review: edited ? 'edited' : 'approved',
@@ -226,9 +281,11 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
         `${change.path} changed since this change was proposed. The preview now shows it against the file as it is: review it again.`,
       )
     }
-    if (outcome.isError && (box.planned || edited)) {
+    if (outcome.isError && (box.planned || edited || passing(outcome))) {
       // The write itself failed (a full disk, a permission), or the person's text was refused
-      // (too large, a secret): nothing changed, and the change can be approved again.
+      // (too large, a secret), or the memory could not be reached before the dry run (a full
+      // disk while committing an outside edit first): nothing changed, and the change can be
+      // approved again.
       throw new CairnError(outcome.errorCode ?? 'io-error', forPeople(outcome))
     }
     if (outcome.isError) {
@@ -239,6 +296,9 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
       )
     }
     pending.delete(change.id)
+    if (landing) landed = [...landed, landing].slice(-LANDED_KEPT)
+    // With nothing waiting, no change can have been planned before these approvals.
+    if (pending.size === 0) landed = []
     held.finish(edited ? editedOutcome(outcome, change) : outcome)
     announce()
     const what = edited ? 'Approved with your edits' : 'Approved'
@@ -255,7 +315,7 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
   function wait(held: Held, signal: AbortSignal | undefined): void {
     if (!signal) return
     const onAbort = (): void => {
-      if (held.deciding) held.stopWanted = true
+      if (held.deciding) held.declineAfter ??= STOPPED_REASON
       else decline(held, STOPPED_REASON, false)
     }
     if (signal.aborted) onAbort()
@@ -304,7 +364,7 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
 
     list,
 
-    async decide({ id, decision, reason, editedText }) {
+    async decide({ id, decision, reason, editedText, revision }) {
       const held = pending.get(id)
       if (!held) {
         throw new CairnError(
@@ -327,10 +387,10 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
       }
       held.deciding = true
       try {
-        return await approve(held, editedText)
+        return await approve(held, editedText, revision)
       } finally {
         held.deciding = false
-        if (held.stopWanted) decline(held, STOPPED_REASON, false)
+        if (held.declineAfter !== null) decline(held, held.declineAfter, false)
       }
     },
 
@@ -361,7 +421,10 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
 
     close() {
       closed = true
-      for (const held of [...pending.values()]) decline(held, CLOSED_REASON, false)
+      for (const held of [...pending.values()]) {
+        if (held.deciding) held.declineAfter = CLOSED_REASON
+        else decline(held, CLOSED_REASON, false)
+      }
     },
   }
 }
@@ -385,6 +448,7 @@ function pendingChange(
     createdAt,
     editable: planned.kind === 'file' && planned.after !== null && planned.command !== 'rename',
     problem: null,
+    revision: 0,
   }
 }
 
@@ -406,6 +470,26 @@ function editedOutcome(outcome: ExecuteOutcome, change: PendingChange): ExecuteO
     content: `The person approved your ${change.command} of ${change.path} after editing it: the file now holds their version, which differs from what you sent. View the file before relying on its content.`,
   }
 }
+
+/**
+ * True when a command failed because the memory could not be reached or written right now
+ * (a full disk, a permission, an I/O error, the history busy or closed), not because the
+ * command no longer applies: such a failure passes, and the change must stay approvable.
+ */
+function passing(outcome: ExecuteOutcome): boolean {
+  return outcome.errorCode !== null && PASSING.has(outcome.errorCode)
+}
+
+const PASSING: ReadonlySet<string> = new Set<NonNullable<ExecuteOutcome['errorCode']>>([
+  'disk-full',
+  'access-denied',
+  'read-only',
+  'io-error',
+  'closed',
+  'locked',
+  'history-damaged',
+  'index-rebuilding',
+])
 
 /** The tool's refusal in words for people (Claude's "Error:" prefix dropped). */
 function forPeople(outcome: ExecuteOutcome): string {

@@ -34,6 +34,22 @@ describe('the deletion rules', () => {
     expect(deletionFlags(file({ command: 'delete', before: '' }))).toEqual([])
   })
 
+  it('flag replacing or deleting a file that is not text, with its size', () => {
+    expect(deletionFlags(file({ command: 'create', after: 'x\n', notTextBytes: 2048 }))).toEqual([
+      {
+        rule: 'deletes-most',
+        path: '/memories/notes.md',
+        line: null,
+        message: 'Replaces the whole file (not text, 2,048 bytes)',
+      },
+    ])
+    expect(deletionFlags(file({ command: 'delete', notTextBytes: 1 }))[0]?.message).toBe(
+      'Deletes the whole file (not text, 1 byte)',
+    )
+    // A new file (nothing there) is no deletion.
+    expect(deletionFlags(file({ command: 'create', after: 'x\n', notTextBytes: null }))).toEqual([])
+  })
+
   it('flag an edit that removes more than half of the text', () => {
     const after = '# Notes\n- Likes tea\n'
     const [flag] = deletionFlags(file({ before: NOTES, after }))

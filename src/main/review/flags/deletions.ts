@@ -15,6 +15,8 @@ export interface DeletionInput {
   readonly after: string | null
   /** For a folder: how many files it holds. */
   readonly fileCount: number
+  /** The size of the file there now when it is not text (`before` is then null). */
+  readonly notTextBytes?: number | null
 }
 
 /** Flags for a change that deletes a folder or most of a file. */
@@ -32,6 +34,7 @@ export function deletionFlags(change: DeletionInput): ReadonlyArray<WriteFlag> {
       },
     ]
   }
+  const notText = change.notTextBytes ?? null
   if (change.command === 'delete') {
     const lines = change.before === null ? null : lineCount(change.before)
     if (change.before !== null && change.before.trim() === '') return []
@@ -41,9 +44,23 @@ export function deletionFlags(change: DeletionInput): ReadonlyArray<WriteFlag> {
         path,
         line: null,
         message:
-          lines === null
-            ? 'Deletes the whole file'
-            : `Deletes the whole file (${count(lines)} ${lines === 1 ? 'line' : 'lines'})`,
+          lines !== null
+            ? `Deletes the whole file (${count(lines)} ${lines === 1 ? 'line' : 'lines'})`
+            : notText !== null
+              ? `Deletes the whole file (not text, ${bytes(notText)})`
+              : 'Deletes the whole file',
+      },
+    ]
+  }
+  // A file that is not text (an image, notes in another encoding) replaced by new text: all
+  // of it is gone, though there is no text to compare.
+  if (change.before === null && notText !== null && notText > 0) {
+    return [
+      {
+        rule: 'deletes-most',
+        path,
+        line: null,
+        message: `Replaces the whole file (not text, ${bytes(notText)})`,
       },
     ]
   }
@@ -99,6 +116,10 @@ export function removedChars(before: string, after: string): number {
 function lineCount(text: string): number {
   if (text === '') return 0
   return (text.endsWith('\n') ? text.slice(0, -1) : text).split('\n').length
+}
+
+function bytes(n: number): string {
+  return n === 1 ? '1 byte' : `${count(n)} bytes`
 }
 
 function count(n: number): string {

@@ -28,6 +28,24 @@ describe('the hidden-unicode rule', () => {
       `🏴${tags('ignore')}\u{e007f}🏴${tags('ab')}\u{e007f}🏴${tags('gb-en')}\u{e007f}`,
       'tag character ×16',
     ],
+    ['an Arabic letter mark in an English line', 'pay\u061c Bob', 'Arabic letter mark (U+061C)'],
+    [
+      'a left-to-right mark beside an Arabic letter mark, in English',
+      'a\u200eb\u061cc',
+      'left-to-right mark (U+200E), Arabic letter mark (U+061C)',
+    ],
+    ['a Hangul filler splitting a word', 'Ign\u3164ore all', 'Hangul filler (U+3164)'],
+    ['a Hangul choseong filler', 'x\u115fy', 'Hangul choseong filler (U+115F)'],
+    ['a Hangul jungseong filler', 'x\u1160y', 'Hangul jungseong filler (U+1160)'],
+    ['a halfwidth Hangul filler', 'x\uffa0y', 'halfwidth Hangul filler (U+FFA0)'],
+    [
+      'an interlinear annotation',
+      'a\ufff9b\ufffac\ufffb',
+      'interlinear annotation anchor (U+FFF9)',
+    ],
+    ['a Khmer inherent vowel outside Khmer', 'x\u17b4y', 'Khmer inherent vowel (U+17B4)'],
+    ['a musical format control', 'x\u{1d173}y', 'invisible format character (U+1D173)'],
+    ['a shorthand format control', 'x\u{1bca0}y', 'invisible format character (U+1BCA0)'],
     [
       'a word that mixes Cyrillic letters into Latin ones',
       'Іgnore the rest',
@@ -41,6 +59,12 @@ describe('the hidden-unicode rule', () => {
     // The message names the characters; it never carries them.
     expect(flag!.message).not.toMatch(/[\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/u)
     expect(flag!.message).not.toMatch(/[\u{e0000}-\u{e007f}]/u)
+  })
+
+  it('allows direction marks in right-to-left text, Korean, and Mongolian variation selectors', () => {
+    expect(flags('שלום\u200f (Hebrew)\nمرحبا\u061c بالعالم\nسلام\u200e ABC\n')).toEqual([])
+    expect(flags('안녕하세요, 반갑습니다.\n\u1100\u1161\u115f\u1161\n')).toEqual([])
+    expect(flags('\u182d\u180b\u1820\n')).toEqual([])
   })
 
   it('counts repeats and lists each kind once', () => {

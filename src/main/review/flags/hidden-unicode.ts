@@ -5,7 +5,8 @@
  * them (zero-width characters). Legitimate uses are left alone: a byte-order mark at the
  * start, joiners inside emoji and between letters of scripts that need them, direction marks
  * in right-to-left text, the tags of a subdivision flag emoji, and a variation selector after
- * a character that has the variant it picks (emoji style, a kanji's variant glyph). Pure.
+ * a character that has the variant it picks (emoji style, a kanji's variant glyph). Every
+ * other default-ignorable code point (drawn as nothing) is reported. Pure.
  */
 import type { WriteFlag } from '../../../shared/types'
 import { addedBlocks, quote } from './added-text'
@@ -39,12 +40,28 @@ const NAMES: Readonly<Record<number, string>> = {
   0x2068: 'first strong isolate',
   0x2069: 'pop directional isolate',
   0xfeff: 'zero-width no-break space',
+  // Hangul fillers draw nothing: "Ign\u3164ore" reads as "Ignore" to a person.
+  0x115f: 'Hangul choseong filler',
+  0x1160: 'Hangul jungseong filler',
+  0x3164: 'Hangul filler',
+  0xffa0: 'halfwidth Hangul filler',
+  0x17b4: 'Khmer inherent vowel',
+  0x17b5: 'Khmer inherent vowel',
+  0xfff9: 'interlinear annotation anchor',
+  0xfffa: 'interlinear annotation separator',
+  0xfffb: 'interlinear annotation terminator',
 }
+
+/** What any other default-ignorable character (drawn as nothing) is called. */
+const OTHER_INVISIBLE = 'invisible format character'
 
 const PICTOGRAPH = /\p{Extended_Pictographic}/u
 // Any character the rule looks at; a line without one is skipped without being taken apart.
+// Unicode's default-ignorable code points are those a renderer draws as nothing: all of them
+// (the Hangul fillers, the musical and shorthand format controls, …), not a hand list.
 const CANDIDATE =
-  /[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\u{e0000}-\u{e007f}]|\p{Variation_Selector}|\u034f/u
+  /[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\ufff9-\ufffb\u{e0000}-\u{e007f}]|\p{Variation_Selector}|\p{Default_Ignorable_Code_Point}/u
+const DEFAULT_IGNORABLE = /\p{Default_Ignorable_Code_Point}/u
 // Scripts whose spelling uses the joiners (Arabic and Persian, the Indic scripts, …).
 const JOINING_LETTER =
   /[\p{Script=Arabic}\p{Script=Syriac}\p{Script=Devanagari}\p{Script=Bengali}\p{Script=Gurmukhi}\p{Script=Gujarati}\p{Script=Oriya}\p{Script=Tamil}\p{Script=Telugu}\p{Script=Kannada}\p{Script=Malayalam}\p{Script=Sinhala}\p{Script=Myanmar}\p{Script=Khmer}\p{Script=Mongolian}]/u
@@ -56,7 +73,12 @@ const EMOJI_BASE = /[\p{Emoji}\p{Extended_Pictographic}]/u
 const IDEOGRAPH = /\p{Ideographic}/u
 const VARIANT_BASE =
   /[\p{Ideographic}\p{Script=Myanmar}\p{Script=Phags_Pa}\p{Script=Manichaean}\p{Script=Egyptian_Hieroglyphs}0\u2200-\u22ff\u2a00-\u2aff]/u
-const RTL_TEXT = /[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff]/u
+// Letters of the right-to-left scripts: a line is right-to-left for its letters, never for
+// its marks (an Arabic letter mark is itself in the Arabic block, and must not exempt itself).
+const RTL_TEXT =
+  /(?=\p{L})[\p{Script=Arabic}\p{Script=Hebrew}\p{Script=Syriac}\p{Script=Thaana}\p{Script=Nko}\p{Script=Samaritan}\p{Script=Mandaic}\p{Script=Adlam}\p{Script=Hanifi_Rohingya}\p{Script=Yezidi}]/u
+// Hangul conjoining jamo, between which the choseong and jungseong fillers spell a syllable.
+const JAMO = /[\u1100-\u115e\u1161-\u11ff]/u
 const WAVING_BLACK_FLAG = 0x1f3f4
 const CANCEL_TAG = 0xe007f
 
@@ -79,10 +101,15 @@ function hiddenName(chars: ReadonlyArray<string>, i: number, lineIsRtl: boolean)
     if (isSelector(chars[i - 1]) || isSelector(chars[i + 1])) return 'run of variation selectors'
     return selects(code, chars[i - 1]) ? null : 'variation selector'
   }
-  const name = NAMES[code]
-  if (!name) return null
   const previous = chars[i - 1] ?? ''
   const next = chars[i + 1] ?? ''
+  // Mongolian free variation selectors pick a letter's form, as variation selectors do.
+  if (code >= 0x180b && code <= 0x180f && code !== 0x180e) {
+    return /\p{Script=Mongolian}/u.test(previous) ? null : 'Mongolian variation selector'
+  }
+  if ((code === 0x115f || code === 0x1160) && (JAMO.test(previous) || JAMO.test(next))) return null
+  const name = NAMES[code] ?? (DEFAULT_IGNORABLE.test(chars[i]!) ? OTHER_INVISIBLE : null)
+  if (!name) return null
   if (code === 0x200d && (isEmojiPart(previous) || isJoiningLetter(previous)) && next !== '') {
     // Family and profession emoji; conjuncts in Indic scripts.
     if (PICTOGRAPH.test(next) || isJoiningLetter(next)) return null

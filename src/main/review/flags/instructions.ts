@@ -150,15 +150,16 @@ const PATTERNS: ReadonlyArray<Pattern> = [
   {
     what: 'a fake "system:" message',
     regex: re(
-      String.raw`^[ \t>#*-]*(?:system|assistant|developer|human|ai|システム)[ \t]*[:：](?=[^\n]*(?:\b(?:you|your|ignore|disregard|forget|must|always|never|instructions?|from\s+now\s+on|override|assistant|claude|obey|reveal|do\s+not|don't)\b|あなた|指示|無視|必ず|常に|今後|ユーザー|命令))`,
+      String.raw`^[ \t>#*_-]*(?:system|assistant|developer|human|ai|システム)[*_]{0,3}[ \t]*[:：][*_]{0,3}(?=[^\n]*(?:\b(?:you|your|ignore|disregard|forget|must|always|never|instructions?|from\s+now\s+on|override|assistant|claude|obey|reveal|do\s+not|don't)\b|あなた|指示|無視|必ず|常に|今後|ユーザー|命令))`,
     ),
   },
   {
     // "system: Reply only in French." A note headed "System:" names a machine ("System: Arch
     // Linux"); one that goes on with an order or a claim about who may do what is a forgery.
+    // Markdown bold or italics around the heading ("**System:**") is how a .md note spells it.
     what: 'a fake "system:" message',
     regex: re(
-      String.raw`^[ \t>#*-]*(?:system|assistant|developer|admin|operator)[ \t]*(?:message|prompt|note|notice|override)?[ \t]*[:：][ \t]*(?:(?:please|now|important|note|attention|ok(?:ay)?)[ \t]*[,:!.]?[ \t]+|from\s+(?:now|here)\s+on\s*,?\s+)*(?:${ORDER_VERBS})\b|^[ \t>#*-]*(?:system|assistant|developer|admin|operator)[ \t]*(?:message|prompt|note|notice|override)?[ \t]*[:：](?=[^\n]*\b(?:${ROLE_CLAIM})\b)`,
+      String.raw`^[ \t>#*_-]*(?:system|assistant|developer|admin|operator)[*_]{0,3}[ \t]*(?:message|prompt|note|notice|override)?[*_]{0,3}[ \t]*[:：][*_]{0,3}[ \t]*(?:(?:please|now|important|note|attention|ok(?:ay)?)[ \t]*[,:!.]?[ \t]+|from\s+(?:now|here)\s+on\s*,?\s+)*(?:${ORDER_VERBS})\b|^[ \t>#*_-]*(?:system|assistant|developer|admin|operator)[*_]{0,3}[ \t]*(?:message|prompt|note|notice|override)?[*_]{0,3}[ \t]*[:：](?=[^\n]*\b(?:${ROLE_CLAIM})\b)`,
     ),
   },
   {
@@ -363,7 +364,8 @@ function before(values: ReadonlyArray<number>, limit: number): number {
  * What the patterns read: text spelled in invisible tag characters decoded to the ASCII it
  * carries (set apart by spaces), compatibility forms folded (full-width letters, ligatures),
  * Cyrillic and Greek letters that look Latin read as Latin, other invisible format characters
- * removed (so "ig\u200Bnore" still reads as "ignore"), and typographic apostrophes made
+ * and default-ignorables removed (so "ig\u200Bnore" and "Ign\u3164ore" still read as
+ * "ignore"), and typographic apostrophes made
  * plain. Line breaks stay where they were. Only for matching: what is stored is untouched.
  */
 function normalize(text: string): string {
@@ -374,6 +376,6 @@ function normalize(text: string): string {
     })
     .normalize('NFKC')
   return (hasLookAlike(plain) ? foldLookAlikes(plain) : plain)
-    .replace(/\p{Cf}/gu, '')
+    .replace(/[\p{Cf}\p{Default_Ignorable_Code_Point}]/gu, '')
     .replace(/[\u2018\u2019\u02BC]/g, "'")
 }

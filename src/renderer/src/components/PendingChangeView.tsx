@@ -3,13 +3,26 @@ import type { PendingChange } from '../../../shared/types'
 import { errorMessage } from '../lib/api'
 import { changeDiff } from '../lib/change-diff'
 import { flagTitle, flagWhere } from '../lib/flags'
+import { formatSize } from '../features/memory/tree-model'
 import { displayPath } from '../lib/format'
+import { keepLineEnds } from '../lib/line-ends'
 import { usePendingChanges } from '../lib/pending-changes'
 import { revealHidden } from '../lib/reveal-hidden'
 import { icons } from './icons'
 import './review.css'
 
-type Step = { readonly kind: 'view' } | { readonly kind: 'edit' } | { readonly kind: 'decline' }
+/**
+ * The decision being made. `edit` keeps the revision the person's text was written against:
+ * when the file changes meanwhile (the preview is planned again), their text is not sent as
+ * it is but shown first as the diff it would now make.
+ */
+/** Rows of a diff drawn at first, and drawn more each time the person asks. */
+const DIFF_CHUNK = 600
+
+type Step =
+  | { readonly kind: 'view' }
+  | { readonly kind: 'edit'; readonly basis: number }
+  | { readonly kind: 'decline' }
 
 /**
  * One change waiting for the person: why it was flagged, the exact diff it would make, and
@@ -55,9 +68,19 @@ export function PendingChangeView({ change }: { readonly change: PendingChange }
         confirm()
       }
     }
-  const approveEdited = () => void run({ decision: 'approve', editedText: draft })
+  const edited = keepLineEnds(draft, change.after)
+  // The file changed while the person edited: their text was written against the old one.
+  const outdated = step.kind === 'edit' && step.basis !== change.revision
+  const approveEdited = () =>
+    void run({ decision: 'approve', editedText: edited, revision: change.revision })
+  const editAgain = () => setStep({ kind: 'edit', basis: change.revision })
   const declineNow = () => void run({ decision: 'decline', reason: reason.trim() || undefined })
-  const onEditorKey = stepKeys((e) => e.key === 'Enter' && (e.ctrlKey || e.metaKey), approveEdited)
+  const onEditorKey = stepKeys(
+    (e) => e.key === 'Enter' && (e.ctrlKey || e.metaKey),
+    () =>
+      step.kind === 'edit' &&
+      void run({ decision: 'approve', editedText: edited, revision: step.basis }),
+  )
   const onReasonKey = stepKeys((e) => e.key === 'Enter', declineNow)
 
   return (
@@ -77,7 +100,15 @@ export function PendingChangeView({ change }: { readonly change: PendingChange }
         </ul>
       )}
 
-      {step.kind === 'edit' ? (
+      {outdated ? (
+        <>
+          <p className="review-problem" role="note">
+            <icons.alert /> {name} changed while you were editing. Below is what your text would now
+            do to the file as it is: look at it before approving.
+          </p>
+          <ChangePreview change={{ ...change, after: edited }} />
+        </>
+      ) : step.kind === 'edit' ? (
         <textarea
           className="review-editor"
           aria-label={`Edit the text of ${name} before approving`}
@@ -128,10 +159,20 @@ export function PendingChangeView({ change }: { readonly change: PendingChange }
               type="button"
               className="button button-small button-primary"
               disabled={busy || change.problem !== null}
-              onClick={() => void run({ decision: 'approve' })}
+              onClick={() => void run({ decision: 'approve', revision: change.revision })}
             >
               <icons.check /> Approve
             </button>
+            {change.problem !== null && (
+              <button
+                type="button"
+                className="button button-small"
+                disabled={busy}
+                onClick={() => void run({ decision: 'approve', revision: change.revision })}
+              >
+                Check again
+              </button>
+            )}
             {change.editable && (
               <button
                 type="button"
@@ -139,7 +180,7 @@ export function PendingChangeView({ change }: { readonly change: PendingChange }
                 disabled={busy || change.problem !== null}
                 onClick={() => {
                   setDraft(change.after ?? '')
-                  setStep({ kind: 'edit' })
+                  setStep({ kind: 'edit', basis: change.revision })
                 }}
               >
                 <icons.pencil /> Edit
@@ -161,10 +202,25 @@ export function PendingChangeView({ change }: { readonly change: PendingChange }
               type="button"
               className="button button-small button-primary"
               disabled={busy}
-              onClick={approveEdited}
+              onClick={
+                outdated
+                  ? approveEdited
+                  : () =>
+                      void run({ decision: 'approve', editedText: edited, revision: step.basis })
+              }
             >
               <icons.check /> Approve edited text
             </button>
+            {outdated && (
+              <button
+                type="button"
+                className="button button-small"
+                disabled={busy}
+                onClick={editAgain}
+              >
+                <icons.pencil /> Edit my text again
+              </button>
+            )}
             <button
               type="button"
               className="button button-small"
@@ -218,9 +274,12 @@ function Revealed({ text }: { readonly text: string }) {
 
 /** What the change would do: the diff of the file, or what a folder change touches. */
 function ChangePreview({ change }: { readonly change: PendingChange }) {
+  // A long diff is drawn in chunks: what is approved must all be there to read, but a rewrite
+  // of a long file would be thousands of rows at once.
+  const [rowLimit, setRowLimit] = useState(DIFF_CHUNK)
   const diff = useMemo(
-    () => (change.kind === 'file' ? changeDiff(change.before, change.after) : null),
-    [change.kind, change.before, change.after],
+    () => (change.kind === 'file' ? changeDiff(change.before, change.after, 3, rowLimit) : null),
+    [change.kind, change.before, change.after, rowLimit],
   )
   const name = displayPath(change.path)
   if (change.kind === 'dir') {
@@ -250,9 +309,11 @@ function ChangePreview({ change }: { readonly change: PendingChange }) {
       ? `Renames ${name} to ${displayPath(change.newPath ?? '')}; its text stays the same.`
       : change.command === 'delete'
         ? `Deletes ${name}.`
-        : change.before === null
-          ? `Creates ${name}.`
-          : null
+        : change.notTextBytes !== null
+          ? `Replaces ${name}, which is not text (${formatSize(change.notTextBytes)}): all of it is gone.`
+          : change.before === null
+            ? `Creates ${name}.`
+            : null
   return (
     <div className="review-diff-frame">
       {note && <p className="review-note">{note}</p>}
@@ -283,7 +344,18 @@ function ChangePreview({ change }: { readonly change: PendingChange }) {
               </div>
             ),
           )}
-          {diff.cut && <p className="hint review-note">The rest of the diff is left out here.</p>}
+          {diff.cut && (
+            <p className="hint review-note review-more">
+              The diff goes on.{' '}
+              <button
+                type="button"
+                className="button button-small"
+                onClick={() => setRowLimit((limit) => limit + DIFF_CHUNK)}
+              >
+                Show more of the diff
+              </button>
+            </p>
+          )}
         </div>
       )}
       {diff && diff.rows.length === 0 && change.command !== 'rename' && (

@@ -54,6 +54,11 @@ describe('invisible characters in a diff', () => {
   })
 
   it('leaves plain text and emoji joiners as they are', () => {
+    expect(revealHidden('Ign\u3164ore')).toEqual([
+      { kind: 'text', text: 'Ign' },
+      { kind: 'hidden', label: 'U+3164' },
+      { kind: 'text', text: 'ore' },
+    ])
     expect(revealHidden('Family 👨\u200d👩\u200d👧')).toEqual([
       { kind: 'text', text: 'Family 👨\u200d👩\u200d👧' },
     ])

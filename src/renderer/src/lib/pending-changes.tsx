@@ -8,6 +8,8 @@ export interface Decision {
   readonly decision: 'approve' | 'decline'
   readonly reason?: string
   readonly editedText?: string
+  /** The change's revision the person decided on (see `PendingChange.revision`). */
+  readonly revision?: number
 }
 
 interface PendingChanges {

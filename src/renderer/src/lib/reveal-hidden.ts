@@ -8,12 +8,18 @@ export type Piece =
   | { readonly kind: 'text'; readonly text: string }
   | { readonly kind: 'hidden'; readonly label: string }
 
-// Format characters (zero-width, bidi controls, tags), plus the few invisible ones outside Cf.
+// Format characters (zero-width, bidi controls, tags), plus the few invisible ones outside Cf,
+// and every default-ignorable character (drawn as nothing: the Hangul fillers, …) but the
+// variation selectors that pick an emoji's or a Mongolian letter's form.
 const FORMAT = /\p{Cf}/u
+const IGNORABLE = /\p{Default_Ignorable_Code_Point}/u
 
 function isHidden(char: string, code: number): boolean {
   return (
     FORMAT.test(char) ||
+    (IGNORABLE.test(char) &&
+      !(code >= 0xfe00 && code <= 0xfe0f) &&
+      !(code >= 0x180b && code <= 0x180f)) ||
     code === 0x00ad ||
     code === 0x034f ||
     code === 0x180e ||
