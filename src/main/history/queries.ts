@@ -92,21 +92,28 @@ export function fileHistoryOf(
     if (!matches(i)) continue
     const entry = index.at(i)
     result.push(toSummary(entry))
-    const [from, to] = entry.paths
-    if (entry.command === 'rename' && from && to) {
-      const before = current
-      if (current === to) current = from
-      else if (current.startsWith(`${to}/`)) current = from + current.slice(to.length)
-      if (current !== before) matches = index.pathMatcher(current)
+    const before = nameBefore(entry, current)
+    if (before !== current) {
+      current = before
+      matches = index.pathMatcher(current)
     }
   }
   return result
 }
 
+/** `path`'s name before `entry`: the old name when `entry` renamed it or a folder above it. */
+function nameBefore(entry: IndexEntry, path: string): string {
+  const [from, to] = entry.paths
+  if (entry.command !== 'rename' || !from || !to) return path
+  if (path === to) return from
+  if (path.startsWith(`${to}/`)) return from + path.slice(to.length)
+  return path
+}
+
 /**
  * The commits made at `since` or later that changed `path` (or anything under it), newest
- * first, following it back through renames. Reads back from the newest commit and stops at the first older one, so its cost is
- * the recent history only (times and file ids come from the index's records). In the
+ * first, following it back through renames. Reads back from the newest commit and stops at
+ * the first older one, so its cost is the recent history only (times and file ids come from the index's records). In the
  * timeline's order, so that commits another machine made earlier, joined by a merge, do not
  * hide this machine's recent ones.
  */
@@ -127,12 +134,10 @@ export function changesSince(
     found.push(toSummary(entry))
     // Followed back through renames, as a file's history is: what was written to it under its
     // old name (the person's edit, before Claude renamed it) counts.
-    const [from, to] = entry.paths
-    if (entry.command === 'rename' && from && to) {
-      const before = current
-      if (current === to) current = from
-      else if (current.startsWith(`${to}/`)) current = from + current.slice(to.length)
-      if (current !== before) matches = index.pathMatcher(current)
+    const before = nameBefore(entry, current)
+    if (before !== current) {
+      current = before
+      matches = index.pathMatcher(current)
     }
   }
   return found
