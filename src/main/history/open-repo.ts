@@ -8,7 +8,7 @@ import { DIR_MODE, TEMP_FILE_PREFIX } from '../lib/folders'
 import { finishInterruptedMove } from './checkout'
 import { finishInterruptedRestore } from './restore-intent'
 import { DamagedHistoryError } from './damage'
-import { findLostTip, isReadableCommit, otherRefs } from './find-tip'
+import { findLostTip, isReadableCommit, newerDescendant, otherRefs } from './find-tip'
 import { readMainRef } from './main-ref'
 import { IndexDamagedError, IndexFile, indexDirOf, type IndexEntry } from './index-file'
 import { createObjectStore, initRepository, writeMainRef, type ObjectStore } from './object-store'
@@ -222,7 +222,7 @@ function recoveryReport(
     )
   } else if (findings.tipFound) {
     repairs.push(
-      "The history's pointer to its newest version was missing or damaged; the newest version was found again and the history continues from it.",
+      "The history's pointer to its newest version was missing, damaged or behind; the newest version was found again and the history continues from it.",
     )
   }
   if (findings.treeRebuilt) {
@@ -289,7 +289,7 @@ async function loadState(
     await store.openLog({ owns, logger })
     // A sync moving `main` when the app stopped is finished first, so the folder and `main`
     // agree again before anything is compared (and before the recovery commit).
-    await finishInterruptedMove(gitdir, workRoot, logger, () => {
+    const moved = await finishInterruptedMove(gitdir, workRoot, logger, () => {
       findings.moveAbandoned = true
     })
     const head = await findHead(store, gitdir, workRoot, findings)
@@ -298,7 +298,8 @@ async function loadState(
       const stats = loadStats(gitdir)
       return { store, head: null, root: emptyTree(), treeOid: EMPTY_TREE_OID, index, stats }
     }
-    return { store, ...(await loadHead(store, gitdir, head, findings)) }
+    // A move just finished may have taken `main` back on purpose (a sync's switch): it stays.
+    return { store, ...(await loadHead(store, gitdir, head, findings, !moved)) }
   } catch (error) {
     // Its packs are closed before the history is set aside (or open fails).
     store.close()
@@ -386,22 +387,45 @@ function newestEntry(index: IndexFile | null): IndexEntry | null {
 async function loadHead(
   store: ObjectStore,
   gitdir: string,
-  head: string,
+  found: string,
   findings: Findings,
+  mayGoForward: boolean,
 ): Promise<RepoState> {
-  const commit = await store.readCommit(head)
-  let root = treeFromOid(commit.tree)
+  // A `main` behind its own newer commits (a stale `packed-refs` line read for a lost loose
+  // ref, or the ref put back to an older commit) goes forward to the newest, as a lost `main`
+  // is found again: cutting the index to it would drop those commits from the history and
+  // commit their changes as if made outside Cairn. Nothing is lost either way for a person
+  // who reset `main` on purpose: the folder, as it is, is then committed on top
+  // (docs/durability.md).
+  const opened = await openIndex(
+    store,
+    gitdir,
+    found,
+    mayGoForward ? (index) => newerDescendant(store, gitdir, index, found) : undefined,
+  )
+  const { index } = opened
+  const head = opened.head ?? found
   try {
-    await loadAll(store, root)
+    if (head !== found) {
+      findings.tipFound = head
+      await writeMainRef(gitdir, head)
+    }
+    const commit = await store.readCommit(head)
+    let root = treeFromOid(commit.tree)
+    try {
+      await loadAll(store, root)
+    } catch (error) {
+      if (!(error instanceof DamagedHistoryError)) throw error
+      // HEAD's tree is damaged: the scan of the folder rebuilds it (and rewrites the damaged
+      // objects, when the folder still holds what they held).
+      root = emptyTree()
+      findings.treeRebuilt = true
+    }
+    return { head, root, treeOid: commit.tree, index, stats: loadStats(gitdir) }
   } catch (error) {
-    if (!(error instanceof DamagedHistoryError)) throw error
-    // HEAD's tree is damaged: the scan of the folder rebuilds it (and rewrites the damaged
-    // objects, when the folder still holds what they held).
-    root = emptyTree()
-    findings.treeRebuilt = true
+    index.close()
+    throw error
   }
-  const { index } = await openIndex(store, gitdir, head)
-  return { head, root, treeOid: commit.tree, index, stats: loadStats(gitdir) }
 }
 
 /**
