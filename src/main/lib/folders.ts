@@ -97,6 +97,13 @@ export class RootIsLinkError extends Error {
 }
 
 /** An open folder. `close` it when done (closing twice is harmless). */
+// True for a name (or a path of names) with an empty, `.` or `..` segment.
+function leavesFolder(name: string): boolean {
+  if (name === '' || name === '.' || name === '..') return true
+  if (!name.includes('/')) return false
+  return name.split('/').some((segment) => segment === '' || segment === '.' || segment === '..')
+}
+
 export class Folder {
   private open = true
 
@@ -142,8 +149,14 @@ export class Folder {
     }
   }
 
-  /** A path that names `name` inside this folder, for any file-system call. */
+  /**
+   * A path that names `name` inside this folder, for any file-system call. A name that would
+   * leave the folder (`..`, or `.` and the empty name, which name the folder itself) is
+   * refused: callers check their paths first, and this is the backstop should one not (a
+   * crafted restore intent once walked `..` out of the memory folder).
+   */
   entry(name: string): string {
+    if (leavesFolder(name)) throw new Error('A name that leaves its folder was refused.')
     return this.fd !== null && byHandle
       ? `/proc/self/fd/${this.fd}/${name}`
       : path.join(this.path, name)
