@@ -80,14 +80,27 @@ export function nameNotAllowedNotice(relative: string): Omit<MemoryNotice, 'id'>
   }
 }
 
-/** The notices for what a scan left out (too large, or a name the history refuses). */
+/** The notice for a file or folder the system denied Cairn reading (relative path). */
+export function unreadableNotice(relative: string): Omit<MemoryNotice, 'id'> {
+  const virtual = toVirtual(relative)
+  return {
+    kind: 'unreadable',
+    path: virtual,
+    message: `${escapeInvisible(virtual)} is not versioned: Cairn cannot read it (permission denied; it may belong to another account). It stays in your memory folder as it is, and the history keeps its last saved version; give your account read access to it to version it again.`,
+    commitOid: null,
+  }
+}
+
+/** The notices for what a scan left out (too large, a name the history refuses, unreadable). */
 export function scanNotices(report: {
   readonly tooLarge: ReadonlyArray<string>
   readonly nameNotAllowed: ReadonlyArray<string>
+  readonly unreadable?: ReadonlyArray<string>
 }): ReadonlyArray<Omit<MemoryNotice, 'id'>> {
   return [
     ...report.tooLarge.map(tooLargeNotice),
     ...report.nameNotAllowed.map(nameNotAllowedNotice),
+    ...(report.unreadable ?? []).map(unreadableNotice),
   ]
 }
 

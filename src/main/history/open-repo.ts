@@ -33,6 +33,8 @@ export interface OpenedRepo {
   readonly tooLarge: ReadonlyArray<string>
   /** Entries the scan at open left out for a character in their name (relative paths). */
   readonly nameNotAllowed: ReadonlyArray<string>
+  /** Files and folders the scan at open could not read, permission denied (relative paths). */
+  readonly unreadable: ReadonlyArray<string>
 }
 
 /** What `openRepo` opens, and how. */
@@ -184,6 +186,7 @@ async function openOrRepair(options: OpenRepoOptions): Promise<OpenedRepo> {
     recovery: recoveryReport(findings, fresh, entry, report),
     tooLarge: report.tooLarge,
     nameNotAllowed: report.nameNotAllowed,
+    unreadable: report.unreadable,
   }
 }
 

@@ -128,7 +128,7 @@ async function openLocked(
   const logger = options.logger ?? consoleLogger
   let machine = options.machine ?? null
   const owedMarker = owedMarkerOf(path.join(dataDir, 'history.git'))
-  const { repo, recovery, tooLarge, nameNotAllowed } = await openRepo({
+  const { repo, recovery, tooLarge, nameNotAllowed, unreadable } = await openRepo({
     dataDir,
     now,
     logger,
@@ -231,7 +231,7 @@ async function openLocked(
   let unrecorded: Array<{ readonly paths: ReadonlyArray<string>; readonly intent: CommitIntent }> =
     []
 
-  for (const notice of scanNotices({ tooLarge, nameNotAllowed })) notices.raise(notice)
+  for (const notice of scanNotices({ tooLarge, nameNotAllowed, unreadable })) notices.raise(notice)
   // The open's recovery commit has happened: a failure to read it back for the secret scan
   // (a failing disk, a damaged index entry) only means no warning, never a failed open.
   let opened: IndexEntry | undefined
