@@ -58,7 +58,7 @@ import type {
   RunFacts,
   VersionedMemory,
 } from './types'
-import { watchFolder, type FolderWatcher } from './watcher'
+import { identityOf, watchFolder, type FolderWatcher } from './watcher'
 import { deleteFileAndPrune, keepsNoCopy, newScanReport, writeFileSafely } from './work-tree'
 
 /** Quiet time after the last file-system event before outside edits are committed. */
@@ -336,16 +336,27 @@ async function openLocked(
   // would fail every command until a restart: before each task it is made again if gone (one
   // `lstat` without an exception, 2–8 µs here; a `mkdir` answering EEXIST cost 2–9x that, most of
   // it Node making the error), and the whole folder is read again, so the next commit records
-  // what went with it.
+  // what went with it. A folder put in its place by the person (`rm -rf` then `mkdir`, or the
+  // old one renamed away) is another folder, found by its identity in the same `lstat`: read
+  // again whole and watched anew, or its files would stay out of the history.
   let rootRemade = false
+  let rootId = identityOf(repo.workRoot)
   function remakeRootIfGone(): void {
-    if (disk.lstatIfThere(repo.workRoot) !== undefined) return
-    try {
-      disk.mkdirSync(repo.workRoot, DIR_MODE)
-    } catch {
-      return
+    const id = identityOf(repo.workRoot)
+    if (id !== null && id === rootId) return
+    if (id === null) {
+      // Something that is not a folder (a link: refused by each command) is left alone.
+      if (disk.lstatIfThere(repo.workRoot) !== undefined) return
+      try {
+        disk.mkdirSync(repo.workRoot, DIR_MODE)
+      } catch {
+        return
+      }
+      logger.warn('The memory folder was gone; it was made again, empty')
+    } else {
+      logger.warn('The memory folder was replaced by another; it is read again whole')
     }
-    logger.warn('The memory folder was gone; it was made again, empty')
+    rootId = identityOf(repo.workRoot)
     rootRemade = true
     resync = true
     tool.invalidateUsage()
