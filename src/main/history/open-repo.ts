@@ -73,7 +73,16 @@ export async function openRepo(options: OpenRepoOptions): Promise<OpenedRepo> {
     return await openOrRepair(options)
   } catch (error) {
     const problem = diskProblem(error)
-    if (!problem) throw error
+    if (!problem) {
+      if (error instanceof CairnError) throw error
+      // Whatever else went wrong reaches people without its host path or stack: those go to
+      // the log only.
+      options.logger?.error('The memory history could not be opened', error)
+      throw new CairnError(
+        'history-damaged',
+        'Cairn could not open your memory history because of an unexpected problem in its history folder. Nothing was changed; your memory files are as they were.',
+      )
+    }
     throw new CairnError(
       problem.code,
       `Cairn could not open your memory history because ${problem.reason}. Nothing was changed; ${
@@ -476,7 +485,24 @@ function repairLayout(gitdir: string): void {
     if (!isCode(error, 'ENOENT')) throw error
   }
   if (head !== 'ref: refs/heads/main') disk.writeFileSync(headFile, 'ref: refs/heads/main\n')
-  for (const dir of ['refs', 'refs/heads']) makeFolder(path.join(gitdir, dir), 0o755)
+  // A file where `refs` or `refs/heads` should be, or a folder where the ref file should be,
+  // would fail every start (a ref written onto a folder: EISDIR); it is moved aside, never
+  // deleted, and `main` is then found again as a lost one.
+  for (const dir of ['refs', 'refs/heads']) {
+    const stats = disk.lstatIfThere(path.join(gitdir, dir))
+    if (stats && !stats.isDirectory()) moveAsideInGitdir(gitdir, dir)
+    makeFolder(path.join(gitdir, dir), 0o755)
+  }
+  const main = disk.lstatIfThere(path.join(gitdir, 'refs', 'heads', 'main'))
+  if (main && !main.isFile()) moveAsideInGitdir(gitdir, 'refs/heads/main')
+}
+
+// Moves what is at `relative` in the git directory into cairn-damaged/, under a new name.
+function moveAsideInGitdir(gitdir: string, relative: string): void {
+  const aside = path.join(gitdir, 'cairn-damaged')
+  makeFolder(aside, 0o700)
+  const name = `${relative.replaceAll('/', '-')}-${Date.now()}`
+  disk.renameSync(path.join(gitdir, relative), path.join(aside, name))
 }
 
 // Temp files of object, ref and index writes a crash or a failure left behind.
