@@ -726,6 +726,20 @@ async function openLocked(
     readAt: (file, oid) => forPeople(indexed(() => readAt(repo, file, oid))),
     diff: (file, from, to) => forPeople(indexed(() => diffFile(repo, file, from, to))),
     head: () => repo.head(),
+    async settledHead() {
+      try {
+        return await exclusive(
+          async () => repo.head(),
+          // What the watcher saw and has not saved yet (its debounce still running); without a
+          // watcher, the whole folder (the stat cache keeps that to one lstat per file).
+          () => (watcher ? watcher.takePending() : 'all'),
+        )
+      } catch (error) {
+        // A turn must start even when nothing can be saved now (a full disk, a closed memory).
+        logger.warn('Outside edits could not be saved before a turn; its memory is as saved', error)
+        return repo.head()
+      }
+    },
     blame: (file, at) => forPeople(indexed(() => blamer.blame(file, at))),
     searchHistory: (query) => forPeople(indexed(() => searcher.search(query))),
     compare: (from, to) => forPeople(indexed(() => compareCommits(repo, from, to ?? null))),

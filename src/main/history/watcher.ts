@@ -10,6 +10,8 @@ import { isUntracked } from './work-tree'
 export interface FolderWatcher {
   /** Stops watching; no report comes after it. Safe to call twice. */
   close(): void
+  /** The paths seen since the last report, handed over now instead of after the debounce. */
+  takePending(): TouchedPaths
 }
 
 export interface WatchOptions {
@@ -68,6 +70,14 @@ export function watchFolder(root: string, options: WatchOptions): FolderWatcher 
       : watchEachFolder(root, record, options.logger)
 
   return {
+    takePending() {
+      if (timer) clearTimeout(timer)
+      timer = null
+      const paths: TouchedPaths = everything ? 'all' : [...pending]
+      pending = new Set()
+      everything = false
+      return paths
+    },
     close() {
       closed = true
       if (timer) clearTimeout(timer)
