@@ -4,6 +4,7 @@ import { disk, isCode } from '../lib/disk'
 import {
   Folder,
   FolderTree,
+  isOwnTempName,
   readFileIn,
   removeTree,
   TEMP_FILE_PREFIX,
@@ -31,11 +32,11 @@ export function isUntracked(name: string): boolean {
 export function keepsNoCopy(name: string, stats: Stats): boolean {
   if (stats.isFile()) return stats.size > MAX_VERSIONED_BYTES || isUntrackedOwn(name)
   if (stats.isDirectory()) return isUntrackedOwn(name)
-  return !name.startsWith(TEMP_FILE_PREFIX)
+  return !isOwnTempName(name)
 }
 
 function isUntrackedOwn(name: string): boolean {
-  return isUntracked(name) && !name.startsWith(TEMP_FILE_PREFIX)
+  return isUntracked(name) && !isOwnTempName(name)
 }
 
 /**
@@ -330,7 +331,7 @@ async function scanFolder(
   const before = previous?.kind === 'tree' ? await childrenOf(scan.store, previous) : null
   const children = new Map<string, Node>()
   for (const dirent of folder.list()) {
-    if (context.removeTemp && dirent.name.startsWith(TEMP_FILE_PREFIX)) {
+    if (context.removeTemp && isOwnTempName(dirent.name)) {
       // Through the folder's handle: a temp name swapped for a link is unlinked, not followed.
       removeTree(folder, dirent.name)
       continue

@@ -22,6 +22,17 @@ import type { Logger } from './logger'
 
 /** Prefix of the temp files and folders of atomic writes and deletes; start-up removes strays. */
 export const TEMP_FILE_PREFIX = '.cairn-tmp-'
+
+// The exact name of every temp file or folder Cairn makes: the prefix and a random UUID.
+const OWN_TEMP_NAME = /^\.cairn-tmp-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+
+/**
+ * True for a name Cairn gives its temp files and folders. Only such an entry is removed as a
+ * leftover: a person's own `.cairn-tmp-backup` was once deleted, whole, at the next open.
+ */
+export function isOwnTempName(name: string): boolean {
+  return OWN_TEMP_NAME.test(name)
+}
 /** Mode of every file Cairn writes in the memory folder: owner read/write only. */
 export const FILE_MODE = 0o600
 /** Mode of every folder Cairn creates there: owner only. */
@@ -792,7 +803,7 @@ function unlinkQuietly(folder: Folder, name: string): void {
 /** Removes every temp file or folder of an interrupted write under `folder` (recursively). */
 export function removeStrayTemps(folder: Folder): void {
   for (const dirent of folder.list()) {
-    if (dirent.name.startsWith(TEMP_FILE_PREFIX)) removeTree(folder, dirent.name)
+    if (isOwnTempName(dirent.name)) removeTree(folder, dirent.name)
     else if (dirent.isDirectory()) {
       const child = folder.openChildIfFolder(dirent.name)
       if (!child) continue
