@@ -495,6 +495,56 @@ function repairLayout(gitdir: string): void {
   }
   const main = disk.lstatIfThere(path.join(gitdir, 'refs', 'heads', 'main'))
   if (main && !main.isFile()) moveAsideInGitdir(gitdir, 'refs/heads/main')
+  repairConfig(gitdir)
+}
+
+// Cairn never reads `config`, but git refuses a repository whose config it cannot parse
+// ("fatal: bad config line 1"), so the history stays valid for the git CLI only if a damaged
+// one is replaced: moved aside (never deleted) and written again as Cairn writes it.
+function repairConfig(gitdir: string): void {
+  const file = path.join(gitdir, 'config')
+  let text: string
+  try {
+    text = disk.readFileSync(file).toString('utf8')
+  } catch (error) {
+    if (!isCode(error, 'ENOENT') && !isCode(error, 'EISDIR')) throw error
+    if (isCode(error, 'EISDIR')) moveAsideInGitdir(gitdir, 'config')
+    disk.writeFileSync(file, DEFAULT_CONFIG)
+    return
+  }
+  if (looksLikeGitConfig(text)) return
+  moveAsideInGitdir(gitdir, 'config')
+  disk.writeFileSync(file, DEFAULT_CONFIG)
+}
+
+const DEFAULT_CONFIG = '[core]\n\trepositoryformatversion = 0\n\tfilemode = false\n\tbare = true\n'
+
+/**
+ * A cheap check of git's config syntax, line by line: blank lines, comments, section headers
+ * (`[core]`, `[remote "origin"]`) and, inside a section, `name` or `name = value` (a value may
+ * go on over a line ending in a backslash). Anything else (a NUL, an unclosed header, a key
+ * before any section) is what git refuses.
+ */
+function looksLikeGitConfig(text: string): boolean {
+  if (text.includes('\0')) return false
+  let inSection = false
+  let continued = false
+  for (const line of text.split(/\r?\n/)) {
+    if (continued) {
+      continued = line.endsWith('\\')
+      continue
+    }
+    const trimmed = line.trim()
+    if (trimmed === '' || trimmed.startsWith('#') || trimmed.startsWith(';')) continue
+    if (trimmed.startsWith('[')) {
+      if (!/^\[[A-Za-z0-9.-]+(\s+"(?:[^"\\]|\\.)*")?\]/.test(trimmed)) return false
+      inSection = true
+      continue
+    }
+    if (!inSection || !/^[A-Za-z][A-Za-z0-9-]*\s*(=|$|[#;])/.test(trimmed)) return false
+    continued = trimmed.endsWith('\\')
+  }
+  return true
 }
 
 // Moves what is at `relative` in the git directory into cairn-damaged/, under a new name.

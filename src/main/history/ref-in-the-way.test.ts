@@ -1,4 +1,4 @@
-import { existsSync, readdirSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { mkdir, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -53,5 +53,32 @@ describe('something in the way of the ref (D5)', () => {
     await rm(path.join(repo.gitdir, 'refs'), { recursive: true })
     await writeFile(path.join(repo.gitdir, 'refs'), 'not a folder\n')
     await expectFoundAgain(tip, /^refs-/)
+  })
+})
+
+describe('a history.git/config git cannot parse (D6)', () => {
+  it('is moved aside and written again, so the git CLI reads the history', async () => {
+    await threeCommits()
+    const config = path.join(repo.gitdir, 'config')
+    await writeFile(config, '[core\n\u0000\u0001garbage')
+    expect(() => gitCli(repo.dataDir, 'rev-list', 'main')).toThrow(/bad config/)
+    const memory = await repo.open()
+    await memory.close()
+    expect(gitCli(repo.dataDir, 'rev-list', '--count', 'main').trim()).toBe('3')
+    const aside = readdirSync(path.join(repo.gitdir, 'cairn-damaged'))
+    expect(aside.some((name) => name.startsWith('config-'))).toBe(true)
+    fsck(repo.dataDir)
+  })
+
+  it('keeps a config git reads, whatever it holds', async () => {
+    await threeCommits()
+    const config = path.join(repo.gitdir, 'config')
+    const mine =
+      '[core]\n\trepositoryformatversion = 0\n\tbare = true\n; a comment\n[remote "origin"]\n\turl = https://example.invalid/a \\\n\t\tb\n[core]\n\tlogallrefupdates\n'
+    await writeFile(config, mine)
+    gitCli(repo.dataDir, 'rev-list', 'main')
+    const memory = await repo.open()
+    await memory.close()
+    expect(readFileSync(config, 'utf8')).toBe(mine)
   })
 })
