@@ -106,8 +106,10 @@ export async function newerDescendant(
   },
   head: string,
 ): Promise<string | null> {
-  const at = index.positionOf(head)
   const newest = index.size - 1
+  // The usual open: `main` is the newest entry (no hash table of positions is built for it).
+  if (newest < 0 || index.oidAt(newest) === head) return null
+  const at = index.positionOf(head)
   if (at < 0 || at >= newest) return null
   let i = newest
   while (i > at) i = index.parentAt(i)
