@@ -180,7 +180,8 @@ describe('the stat cache file', () => {
     const two = new StatCache(second, later)
     two.record('a.md', statOf('a.md'), oid(2))
     two.save()
-    const header = 'cairn-stat 2\n'.length
+    // The header line and the count of tree records (none).
+    const header = 'cairn-stat 3\n'.length + 4
     const both = path.join(dataDir, 'both')
     writeFileSync(both, Buffer.concat([readFileSync(first), readFileSync(second).subarray(header)]))
     const loaded = StatCache.load(both, later)
@@ -188,6 +189,57 @@ describe('the stat cache file', () => {
     expect(loaded.totals()).toEqual({ files: 1, bytes: 3 })
     loaded.forget('a.md')
     expect(loaded.totals()).toEqual({ files: 0, bytes: 0 })
+  })
+})
+
+describe("the stat cache's tree records (HEAD's loose trees, checked whole)", () => {
+  const oid = (n: number) => n.toString(16).padStart(40, '0')
+
+  it('keeps exactly the last set given, through a save, beside the file entries', async () => {
+    await put('a.md', 'abc')
+    const file = path.join(dataDir, 'cairn-stat')
+    const cache = new StatCache(file, () => Date.now() + 60_000)
+    cache.record('a.md', lstatSync(path.join(memories(), 'a.md')), oid(1))
+    cache.keepTreesChecked(
+      new Map([
+        [oid(7), 123],
+        [oid(8), 45_678],
+      ]),
+    )
+    cache.save()
+    const loaded = StatCache.load(file, () => Date.now() + 60_000)
+    expect(loaded.checkedTreeBytes(oid(7))).toBe(123)
+    expect(loaded.checkedTreeBytes(oid(8))).toBe(45_678)
+    expect(loaded.lookup('a.md', lstatSync(path.join(memories(), 'a.md')))).toBe(oid(1))
+    // A new HEAD's trees replace the old ones' records.
+    loaded.keepTreesChecked(new Map([[oid(9), 9]]))
+    loaded.save()
+    const next = StatCache.load(file)
+    expect(next.checkedTreeBytes(oid(7))).toBeUndefined()
+    expect(next.checkedTreeBytes(oid(9))).toBe(9)
+  })
+
+  it('reads a file of the format before them (no trees known, files still trusted)', async () => {
+    await put('a.md', 'abc')
+    const file = path.join(dataDir, 'cairn-stat')
+    const cache = new StatCache(file, () => Date.now() + 60_000)
+    cache.record('a.md', lstatSync(path.join(memories(), 'a.md')), oid(1))
+    cache.save()
+    // Format 2: the same entries with no tree section.
+    const raw = readFileSync(file)
+    const header = 'cairn-stat 3\n'.length
+    writeFileSync(file, Buffer.concat([Buffer.from('cairn-stat 2\n'), raw.subarray(header + 4)]))
+    const loaded = StatCache.load(file)
+    expect(loaded.lookup('a.md', lstatSync(path.join(memories(), 'a.md')))).toBe(oid(1))
+    expect(loaded.checkedTreeBytes(oid(1))).toBeUndefined()
+  })
+
+  it('takes a torn tree section for no cache at all', async () => {
+    const file = path.join(dataDir, 'cairn-stat')
+    writeFileSync(file, Buffer.concat([Buffer.from('cairn-stat 3\n'), Buffer.from([5, 0, 0, 0])]))
+    const loaded = StatCache.load(file)
+    expect(loaded.totals()).toEqual({ files: 0, bytes: 0 })
+    expect(loaded.checkedTreeBytes(oid(5))).toBeUndefined()
   })
 })
 

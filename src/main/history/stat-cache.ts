@@ -8,21 +8,26 @@
  * hashed: a file written in the same clock tick as its hash could change again unseen
  * ("racily clean" in git's words), so it is hashed again next time.
  *
- * Saved as `<gitdir>/cairn-stat` (rewritten whole, atomically): a header line, then per file
+ * Saved as `<gitdir>/cairn-stat` (rewritten whole, atomically): a header line, a u32 count of
+ * tree records, each 20-byte oid | loose bytes (f64), then per file
  *   20-byte oid | size, mtimeMs, ctimeMs, ino, checkedAt, objectBytes (6 x f64) | u32 path
  *   length | path
  * A missing or unreadable file (or one of an earlier format) is no harm: every file is then
- * hashed once.
+ * hashed once. Format 2 (no tree records) is still read.
  *
  * `objectBytes` is the size of the blob's loose object file when it was last checked whole
  * (-1: not checked, or packed): the check at open (`verify`) then costs one `lstat` per file
  * unless that size changed (a truncated or emptied object), when it is read and hashed.
+ * The tree records do the same for HEAD's loose trees, by id (see `head-match.ts`).
  */
 import type { Stats } from 'node:fs'
 import path from 'node:path'
 import { disk } from '../lib/disk'
 
-const HEADER = Buffer.from('cairn-stat 2\n')
+const HEADER = Buffer.from('cairn-stat 3\n')
+// The format before tree records: read (no trees known), never written.
+const HEADER_2 = Buffer.from('cairn-stat 2\n')
+const TREE_RECORD = 20 + 8
 const FIXED = 20 + 6 * 8 + 4
 /** A file modified this close to its hash is hashed again (covers 2 s FAT timestamps). */
 const RACY_MS = 3000
@@ -46,6 +51,8 @@ export interface FolderTotals {
 
 export class StatCache {
   private readonly entries = new Map<string, Entry>()
+  /** Tree id -> size of its loose file when it was last checked whole (HEAD's trees only). */
+  private trees: ReadonlyMap<string, number> = new Map()
   /**
    * Folder -> how many entries lie under it (so forgetting a folder nothing is under is
    * free), and the folder's totals: worked out from the entries when first needed, then kept
@@ -73,11 +80,23 @@ export class StatCache {
       // read and hashed again instead. Nothing is taken as unchanged that was not seen so.
       return cache
     }
-    if (!raw.subarray(0, HEADER.length).equals(HEADER)) return cache
+    const current = raw.subarray(0, HEADER.length).equals(HEADER)
+    if (!current && !raw.subarray(0, HEADER_2.length).equals(HEADER_2)) return cache
     // Numbers through a DataView: at open (one entry per file) its reads cost a fraction of
     // Buffer's readDoubleLE, which runs as plain JavaScript before it is optimized.
     const view = new DataView(raw.buffer, raw.byteOffset, raw.byteLength)
     let at = HEADER.length
+    if (current) {
+      if (at + 4 > raw.length) return cache
+      const count = view.getUint32(at, true)
+      at += 4
+      if (at + count * TREE_RECORD > raw.length) return cache
+      const trees = new Map<string, number>()
+      for (let n = 0; n < count; n++, at += TREE_RECORD) {
+        trees.set(raw.toString('hex', at, at + 20), view.getFloat64(at + 20, true))
+      }
+      cache.trees = trees
+    }
     while (at + FIXED <= raw.length) {
       const length = view.getUint32(at + 68, true)
       if (at + FIXED + length > raw.length) break
@@ -164,6 +183,21 @@ export class StatCache {
     this.dirty = true
   }
 
+  /** The loose file size recorded when the tree `oid` was last checked whole. */
+  checkedTreeBytes(oid: string): number | undefined {
+    return this.trees.get(oid)
+  }
+
+  /**
+   * Keeps `checked` (tree id -> loose bytes, as checked now) as the only tree records: those of
+   * HEAD's trees, so the records never outgrow one version of the folder.
+   */
+  keepTreesChecked(checked: ReadonlyMap<string, number>): void {
+    if (sameRecords(this.trees, checked)) return
+    this.trees = checked
+    this.dirty = true
+  }
+
   /** Forgets `relative` and everything under it (a file or folder that is gone). */
   forget(relative: string): void {
     if (this.remove(relative)) return
@@ -193,7 +227,15 @@ export class StatCache {
    */
   save(): void {
     if (!this.dirty) return
-    const parts: Buffer[] = [HEADER]
+    const trees = Buffer.allocUnsafe(4 + this.trees.size * TREE_RECORD)
+    trees.writeUInt32LE(this.trees.size, 0)
+    let at = 4
+    for (const [oid, bytes] of this.trees) {
+      trees.write(oid, at, 20, 'hex')
+      trees.writeDoubleLE(bytes, at + 20)
+      at += TREE_RECORD
+    }
+    const parts: Buffer[] = [HEADER, trees]
     for (const [relative, entry] of this.entries) {
       const name = Buffer.from(relative, 'utf8')
       const fixed = Buffer.allocUnsafe(FIXED)
@@ -267,6 +309,12 @@ function count(counts: Counts, relative: string, entry: Entry, sign: 1 | -1): vo
     counts.files += sign
     counts.bytes += sign * entry.size
   }
+}
+
+function sameRecords(a: ReadonlyMap<string, number>, b: ReadonlyMap<string, number>): boolean {
+  if (a.size !== b.size) return false
+  for (const [oid, bytes] of b) if (a.get(oid) !== bytes) return false
+  return true
 }
 
 /** Where the stat cache lives: in the git directory, beside the side index. */

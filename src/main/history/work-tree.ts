@@ -163,7 +163,7 @@ function scanEntry(
     const known = context.stats?.lookup(relative, stats)
     if (known !== undefined) {
       // Unchanged since it was hashed: its stored copy is only checked at open (`verify`).
-      const cheap = context.verify ? storedCopyCheck(scan, relative, known) : true
+      const cheap = context.verify ? storedCopyCheck(store, context.stats, relative, known) : true
       if (cheap !== true)
         return checkedOrScanned(scan, folder, relative, name, stats, previous, known, cheap)
       const node = unchangedNode(store, previous, known)
@@ -197,7 +197,7 @@ async function checkedOrScanned(
   oid: string,
   looseBytes: number | null,
 ): Promise<Node | null> {
-  if (await storedCopyIntact(scan, relative, oid, looseBytes)) {
+  if (await storedCopyIntact(scan.store, scan.context.stats, relative, oid, looseBytes)) {
     const node = unchangedNode(scan.store, previous, oid)
     if (node) return node
   }
@@ -265,13 +265,17 @@ async function scanChildFolder(
  * index; a loose one by its size when it was last checked whole (one `lstat`). True when that
  * settles it; otherwise the size of its loose file (null: none), for `storedCopyIntact`.
  */
-function storedCopyCheck(scan: Scan, relative: string, oid: string): true | number | null {
-  const { store, context } = scan
+export function storedCopyCheck(
+  store: ObjectStore,
+  stats: StatCache | null | undefined,
+  relative: string,
+  oid: string,
+): true | number | null {
   // Packed first: reads take the pack's copy before any loose one, so a packed blob needs no
   // `lstat` of a loose file it most often does not have (one per file, at every open).
   if (store.db.inPack(oid)) return true
   const bytes = store.looseBytes(oid)
-  if (bytes !== null && bytes > 0 && bytes === context.stats?.checkedObjectBytes(relative)) {
+  if (bytes !== null && bytes > 0 && bytes === stats?.checkedObjectBytes(relative)) {
     return true
   }
   return bytes
@@ -281,16 +285,16 @@ function storedCopyCheck(scan: Scan, relative: string, oid: string): true | numb
  * The rest of the check when `storedCopyCheck` did not settle it: the loose copy (of
  * `looseBytes`, null: none) read and hashed whole, and its size then remembered.
  */
-async function storedCopyIntact(
-  scan: Scan,
+export async function storedCopyIntact(
+  store: ObjectStore,
+  stats: StatCache | null | undefined,
   relative: string,
   oid: string,
   looseBytes: number | null,
 ): Promise<boolean> {
-  const { store, context } = scan
   if (looseBytes === null) return store.isIntact(oid)
   if (!(await store.isIntact(oid))) return false
-  context.stats?.noteObjectChecked(relative, looseBytes)
+  stats?.noteObjectChecked(relative, looseBytes)
   return true
 }
 
