@@ -1,4 +1,15 @@
-import { cpSync, statSync, utimesSync } from 'node:fs'
+import {
+  chmodSync,
+  closeSync,
+  copyFileSync,
+  cpSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  utimesSync,
+  writeSync,
+} from 'node:fs'
 import { mkdir, rm, truncate, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -7,7 +18,7 @@ import { nodeDisk, setDisk } from '../lib/disk'
 import { hookDisk } from '../lib/disk-hooks'
 import { openRepo, type OpenedRepo } from './open-repo'
 import type { CommitIntent, Repo } from './repo'
-import { StatCache, statCacheOf } from './stat-cache'
+import { sameLoose, StatCache, statCacheOf } from './stat-cache'
 import { childrenOf, loadAll, treeFromOid, type Node } from './tree-state'
 import { CLAUDE, folderFiles, fsck, gitCli, headFiles, tempDataDir } from './test-helpers'
 import { openVersionedMemory } from './versioned-memory'
@@ -76,6 +87,43 @@ async function seed(): Promise<void> {
   await repo.commit(['top.md'], intent)
   await close(repo)
   await close((await openRepo({ dataDir, now })).repo)
+}
+
+/** Writes `damage(bytes)` over `file` in place: same file, same size, new content. */
+function damageInPlace(file: string, damage: (bytes: Buffer) => void): void {
+  const bytes = readFileSync(file)
+  const size = bytes.length
+  damage(bytes)
+  chmodSync(file, 0o644)
+  const fd = openSync(file, 'r+')
+  try {
+    writeSync(fd, bytes, 0, size, 0)
+  } finally {
+    closeSync(fd)
+  }
+  expect(statSync(file).size).toBe(size)
+}
+
+const flipMiddle = (bytes: Buffer) => {
+  const at = Math.floor(bytes.length / 2)
+  bytes[at] = bytes[at]! ^ 0xff
+}
+
+/** The stamp of `oid`'s loose file is the one on record (the shortcut would trust it). */
+function expectStampOnRecord(stats: StatCache, oid: string, record: 'tree' | string): void {
+  const now = statSync(looseFile(dataDir, oid))
+  const recorded = record === 'tree' ? stats.checkedTree(oid) : stats.checkedObject(record)
+  expect(sameLoose(now, recorded), oid).toBe(true)
+}
+
+/** Commits a change of `top.md` (elsewhere than the damage), then asks git. */
+async function commitElsewhereAndFsck(repo: Repo, dir = dataDir): Promise<void> {
+  await put(dir, 'top.md', `top, at ${Date.now()}`)
+  await repo.commit(['top.md'], intent)
+  await close(repo)
+  fsck(dir)
+  expect(gitCli(dir, 'ls-tree', '-r', 'main')).toContain('c.md')
+  expect(headFiles(dir)).toEqual(await folderFiles(dir))
 }
 
 /**
@@ -154,7 +202,7 @@ describe('open when the folder is exactly HEAD', () => {
     const stats = StatCache.load(statCacheOf(gitdirOf(dataDir)))
     for (const folder of ['dir', 'dir/deep']) {
       const oid = gitCli(dataDir, 'rev-parse', `main:${folder}`).trim()
-      expect(stats.checkedTreeBytes(oid)).toBe(statSync(looseFile(dataDir, oid)).size)
+      expectStampOnRecord(stats, oid, 'tree')
     }
     // ... and not again.
     const again = await openCountingTreeReads(dataDir)
@@ -197,30 +245,34 @@ describe('open when the folder is exactly HEAD', () => {
   })
 
   const damages = {
-    'truncated root tree (its checked size on record)': async (oid: { root: string }) =>
+    'truncated root tree (its checked stamp on record)': async (oid: { root: string }) =>
       truncate(looseFile(dataDir, oid.root), 4),
     'truncated folder tree': async (oid: { sub: string }) =>
       truncate(looseFile(dataDir, oid.sub), 9),
     'missing folder tree': async (oid: { sub: string }) => rm(looseFile(dataDir, oid.sub)),
+    // Damage in place that keeps the file's size (found by its ctime, not its size).
+    'folder tree with one byte flipped mid-file': async (oid: { sub: string }) =>
+      damageInPlace(looseFile(dataDir, oid.sub), flipMiddle),
+    'folder tree with its tail zeroed (zlib header kept)': async (oid: { sub: string }) =>
+      damageInPlace(looseFile(dataDir, oid.sub), (bytes) => bytes.fill(0, 2)),
+    'root tree with one byte flipped mid-file': async (oid: { root: string }) =>
+      damageInPlace(looseFile(dataDir, oid.root), flipMiddle),
   }
   for (const [name, damage] of Object.entries(damages)) {
     it(`still finds a ${name} at open, and rebuilds it from the folder`, async () => {
       await seed()
       const root = gitCli(dataDir, 'rev-parse', 'main^{tree}').trim()
       const sub = gitCli(dataDir, 'rev-parse', 'main:a/deep').trim()
-      // The shortcut would be taken: the trees' checked sizes are on record.
+      // The shortcut would be taken: the trees' checked stamps are on record.
       const stats = StatCache.load(statCacheOf(gitdirOf(dataDir)))
-      for (const oid of [root, sub]) {
-        expect(stats.checkedTreeBytes(oid)).toBe(statSync(looseFile(dataDir, oid)).size)
-      }
+      for (const oid of [root, sub]) expectStampOnRecord(stats, oid, 'tree')
       await damage({ root, sub })
       const { repo, recovery } = await openRepo({ dataDir, now })
       expect(recovery?.kind).toBe('history-repaired')
       expect(recovery?.message).toContain('list of files in the history was damaged')
       expect(repo.root().oid).toBe(root)
-      await close(repo)
-      fsck(dataDir)
-      expect(headFiles(dataDir)).toEqual(await folderFiles(dataDir))
+      // The next commit builds on sound trees: git reads all of it.
+      await commitElsewhereAndFsck(repo)
       // Mended: the next open takes the shortcut again.
       const again = await openCountingTreeReads(dataDir)
       expect(again.recovery).toBeNull()
@@ -230,4 +282,77 @@ describe('open when the folder is exactly HEAD', () => {
       await close(third.repo)
     })
   }
+  it('finds a folder tree another valid tree of the same size was copied over', async () => {
+    // Twelve one-file folders: two of their trees' loose files share a size.
+    const { repo: first } = await openRepo({ dataDir, now })
+    for (let i = 0; i < 12; i++) await put(dataDir, `d${i}/c.md`, `content ${i}`)
+    await put(dataDir, 'top.md', 'top')
+    await first.commit('all', intent)
+    await close(first)
+    await close((await openRepo({ dataDir, now })).repo)
+    const ids = Array.from({ length: 12 }, (_, i) =>
+      gitCli(dataDir, 'rev-parse', `main:d${i}`).trim(),
+    )
+    const sizeOf = (oid: string) => statSync(looseFile(dataDir, oid)).size
+    const victim = ids.find((a) => ids.some((b) => b !== a && sizeOf(b) === sizeOf(a)))!
+    const other = ids.find((b) => b !== victim && sizeOf(b) === sizeOf(victim))!
+    expectStampOnRecord(StatCache.load(statCacheOf(gitdirOf(dataDir))), victim, 'tree')
+    chmodSync(looseFile(dataDir, victim), 0o644)
+    copyFileSync(looseFile(dataDir, other), looseFile(dataDir, victim))
+    const { repo, recovery } = await openRepo({ dataDir, now })
+    expect(recovery?.kind).toBe('history-repaired')
+    expect(recovery?.message).toContain('list of files in the history was damaged')
+    await commitElsewhereAndFsck(repo)
+  })
+
+  it('finds a packed folder tree damaged inside a pack git gc made', async () => {
+    await seed()
+    gitCli(dataDir, 'gc', '--quiet')
+    await close((await openRepo({ dataDir, now })).repo)
+    const sub = gitCli(dataDir, 'rev-parse', 'main:a/deep').trim()
+    const packDir = path.join(gitdirOf(dataDir), 'objects', 'pack')
+    const idx = readdirSync(packDir).find((name) => name.endsWith('.idx'))!
+    const line = gitCli(dataDir, 'verify-pack', '-v', path.join(packDir, idx))
+      .split('\n')
+      .find((entry) => entry.startsWith(sub))!
+    const [, type, , inPack, offset] = line.split(/\s+/)
+    expect(type).toBe('tree')
+    const pack = path.join(packDir, idx.replace(/\.idx$/, '.pack'))
+    damageInPlace(pack, (bytes) => {
+      const at = Number(offset) + Math.floor(Number(inPack) / 2)
+      bytes[at] = bytes[at]! ^ 0xff
+    })
+    const { repo, recovery } = await openRepo({ dataDir, now })
+    expect(recovery?.kind).toBe('history-repaired')
+    expect(recovery?.message).toContain('list of files in the history was damaged')
+    await put(dataDir, 'top.md', 'top, once more')
+    await repo.commit(['top.md'], intent)
+    await close(repo)
+    // git reads every version through the sound loose copy the repair wrote ...
+    expect(gitCli(dataDir, 'ls-tree', '-r', 'main')).toContain('a/deep/c.md')
+    expect(headFiles(dataDir)).toEqual(await folderFiles(dataDir))
+    // ... and maintenance rewrites the pack from it: git fsck is clean again.
+    const memory = await openVersionedMemory({ dataDir, watch: false, maintenance: false, now })
+    await memory.maintain()
+    await memory.close()
+    fsck(dataDir)
+  })
+
+  it("finds a file's loose blob changed in place (same size) once trusted by its stamp", async () => {
+    await seed()
+    // Older than the stat cache's racy window: trusted by their stat from the next open on;
+    // the open after that records their blobs' stamps.
+    const past = new Date(Date.now() - 10_000)
+    for (const file of Object.keys(FILES)) {
+      utimesSync(path.join(dataDir, 'memories', file), past, past)
+    }
+    for (let i = 0; i < 2; i++) await close((await openRepo({ dataDir, now })).repo)
+    const blob = gitCli(dataDir, 'rev-parse', 'main:a/deep/c.md').trim()
+    expectStampOnRecord(StatCache.load(statCacheOf(gitdirOf(dataDir))), blob, 'a/deep/c.md')
+    damageInPlace(looseFile(dataDir, blob), flipMiddle)
+    const { repo, recovery } = await openRepo({ dataDir, now })
+    expect(recovery?.kind).toBe('history-repaired')
+    expect(recovery?.message).toContain('damaged stored copy of your files was repaired')
+    await commitElsewhereAndFsck(repo)
+  })
 })

@@ -2,7 +2,7 @@ import type { Stats } from 'node:fs'
 import { isCode } from '../lib/disk'
 import { Folder, FolderTree, readFileIn } from '../lib/folders'
 import { serializeTreeEncoded, type ObjectStore, type RawTreeEntry } from './object-store'
-import type { StatCache } from './stat-cache'
+import { sameLoose, type LooseStamp, type StatCache } from './stat-cache'
 import type { Node, TreeNode } from './tree-state'
 import { isUntracked, MAX_VERSIONED_BYTES, storedCopyCheck, storedCopyIntact } from './work-tree'
 
@@ -15,9 +15,9 @@ import { isUntracked, MAX_VERSIONED_BYTES, storedCopyCheck, storedCopyIntact } f
  * without reading one.
  *
  * The checks at open stay what they were: each file's stored copy as the scan at open checks
- * it (`storedCopyCheck`), and each of HEAD's trees the same way: a packed one by its pack
- * index, a loose one by its size when it was last read whole (kept in the stat cache), else
- * read whole now. Null, with nothing written, for anything the full scan deals with itself
+ * it (`storedCopyCheck`), and each of HEAD's trees: a packed one read and hashed (as open
+ * read it before), a loose one by its stamp (size, inode, ctime, mtime) when it was last read
+ * whole (kept in the stat cache), else read whole now. Null, with nothing written, for anything the full scan deals with itself
  * (it then runs as before, reading HEAD's trees): a folder that differs from HEAD, a file the
  * stat cache does not vouch for whose blob is not there whole, a damaged or missing object, a
  * temp file or any name history leaves out, a file too large, an empty folder.
@@ -165,24 +165,29 @@ function hashTrees(store: ObjectStore, node: TreeNode, into: TreeNode[]): string
 }
 
 /**
- * True when each of `trees` (HEAD's, by now) is stored whole as far as open checks: packed,
- * or loose at the size it had when last read whole, or read whole now. Their sizes are then
- * what the stat cache keeps for the next open. False for a missing or damaged one: the full
- * path reads HEAD's trees and deals with it (a tree rebuilt from the folder).
+ * True when each of `trees` (HEAD's, by now) is stored whole: packed, its packed copy read,
+ * inflated and hashed (the pack index alone would vouch for a copy damaged inside the pack);
+ * or loose with the stamp (size, inode, ctime, mtime) it had when last read whole, else read
+ * whole now. Their loose stamps are then what the stat cache keeps for the next open. False
+ * for a missing or damaged one: the full path reads HEAD's trees and deals with it (a tree
+ * rebuilt from the folder).
  */
 async function treesStored(
   store: ObjectStore,
   stats: StatCache,
   trees: ReadonlyArray<TreeNode>,
 ): Promise<boolean> {
-  const checked = new Map<string, number>()
+  const { db } = store
+  const checked = new Map<string, LooseStamp>()
   for (const { oid } of trees) {
     const id = oid as string
-    if (store.db.inPack(id) && !store.db.packedCopyDamaged(id)) continue
-    const bytes = store.looseBytes(id)
-    if (bytes === null || bytes === 0) return false
-    if (bytes !== stats.checkedTreeBytes(id) && !(await store.isIntact(id))) return false
-    checked.set(id, bytes)
+    // A packed copy that fails is noted as damaged: a sound loose copy (the repair's) then
+    // stands in for it below, as reads take it.
+    if (db.inPack(id) && !db.packedCopyDamaged(id) && db.checkPackedCopy(id)) continue
+    const loose = store.looseStat(id)
+    if (loose === null || loose.size === 0) return false
+    if (!sameLoose(loose, stats.checkedTree(id)) && !(await store.isIntact(id))) return false
+    checked.set(id, loose)
   }
   stats.keepTreesChecked(checked)
   return true

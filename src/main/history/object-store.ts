@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import type { Stats } from 'node:fs'
 import path from 'node:path'
 import { deflateSync } from 'node:zlib'
 import {
@@ -107,8 +108,11 @@ export interface ObjectStore {
   checkpoint(options?: { readonly durable?: boolean }): Promise<void>
   /** True when the object `oid` can be read and holds what its id says. */
   isIntact(oid: string): Promise<boolean>
-  /** The size of `oid`'s loose file, or null when it has none (one `lstat`). */
-  looseBytes(oid: string): number | null
+  /**
+   * `oid`'s loose file as one `lstat` sees it (its size, inode and times: a stamp to compare
+   * with the one recorded when it was last read whole), or null when it has none.
+   */
+  looseStat(oid: string): Stats | null
   /** A tree of this history: an entry Cairn would never write is damage. */
   readTree(oid: string): Promise<ReadonlyArray<RawTreeEntry>>
   /** A tree's entries with its bytes, and where each id sits when it is in canonical form. */
@@ -344,8 +348,8 @@ export function createObjectStore(gitdir: string): ObjectStore {
     }
   }
 
-  function looseBytes(oid: string): number | null {
-    return disk.lstatIfThere(db.loosePath(oid))?.size ?? null
+  function looseStat(oid: string): Stats | null {
+    return disk.lstatIfThere(db.loosePath(oid)) ?? null
   }
 
   function readTyped(oid: string, type: ObjectType): Buffer {
@@ -401,7 +405,7 @@ export function createObjectStore(gitdir: string): ObjectStore {
     flush,
     logsMain,
     isIntact,
-    looseBytes,
+    looseStat,
     readTree,
     readTreeEncoded,
     readForeignTree,
