@@ -3,6 +3,7 @@ import {
   closeSync,
   copyFileSync,
   cpSync,
+  existsSync,
   openSync,
   readdirSync,
   readFileSync,
@@ -305,38 +306,51 @@ describe('open when the folder is exactly HEAD', () => {
     await commitElsewhereAndFsck(repo)
   })
 
-  it('finds a packed folder tree damaged inside a pack git gc made', async () => {
-    await seed()
-    gitCli(dataDir, 'gc', '--quiet')
-    await close((await openRepo({ dataDir, now })).repo)
-    const sub = gitCli(dataDir, 'rev-parse', 'main:a/deep').trim()
-    const packDir = path.join(gitdirOf(dataDir), 'objects', 'pack')
-    const idx = readdirSync(packDir).find((name) => name.endsWith('.idx'))!
-    const line = gitCli(dataDir, 'verify-pack', '-v', path.join(packDir, idx))
-      .split('\n')
-      .find((entry) => entry.startsWith(sub))!
-    const [, type, , inPack, offset] = line.split(/\s+/)
-    expect(type).toBe('tree')
-    const pack = path.join(packDir, idx.replace(/\.idx$/, '.pack'))
-    damageInPlace(pack, (bytes) => {
-      const at = Number(offset) + Math.floor(Number(inPack) / 2)
-      bytes[at] = bytes[at]! ^ 0xff
+  const packers = {
+    'git gc': async () => void gitCli(dataDir, 'gc', '--quiet'),
+    "Cairn's maintenance": async () => {
+      const memory = await openVersionedMemory({ dataDir, watch: false, maintenance: false, now })
+      await memory.maintain({ mergeAll: true })
+      await memory.close()
+    },
+  }
+  for (const [packer, packUp] of Object.entries(packers)) {
+    it(`finds a packed folder tree damaged inside a pack ${packer} made`, async () => {
+      await seed()
+      await packUp()
+      expect(
+        existsSync(looseFile(dataDir, gitCli(dataDir, 'rev-parse', 'main:a/deep').trim())),
+      ).toBe(false)
+      await close((await openRepo({ dataDir, now })).repo)
+      const sub = gitCli(dataDir, 'rev-parse', 'main:a/deep').trim()
+      const packDir = path.join(gitdirOf(dataDir), 'objects', 'pack')
+      const idx = readdirSync(packDir).find((name) => name.endsWith('.idx'))!
+      const line = gitCli(dataDir, 'verify-pack', '-v', path.join(packDir, idx))
+        .split('\n')
+        .find((entry) => entry.startsWith(sub))!
+      const [, type, , inPack, offset] = line.split(/\s+/)
+      expect(type).toBe('tree')
+      const pack = path.join(packDir, idx.replace(/\.idx$/, '.pack'))
+      damageInPlace(pack, (bytes) => {
+        const at = Number(offset) + Math.floor(Number(inPack) / 2)
+        bytes[at] = bytes[at]! ^ 0xff
+      })
+      const { repo, recovery } = await openRepo({ dataDir, now })
+      expect(recovery?.kind).toBe('history-repaired')
+      expect(recovery?.message).toContain('list of files in the history was damaged')
+      await put(dataDir, 'top.md', 'top, once more')
+      await repo.commit(['top.md'], intent)
+      await close(repo)
+      // git reads every version through the sound loose copy the repair wrote ...
+      expect(gitCli(dataDir, 'ls-tree', '-r', 'main')).toContain('a/deep/c.md')
+      expect(headFiles(dataDir)).toEqual(await folderFiles(dataDir))
+      // ... and maintenance rewrites the pack from it: git fsck is clean again.
+      const memory = await openVersionedMemory({ dataDir, watch: false, maintenance: false, now })
+      await memory.maintain()
+      await memory.close()
+      fsck(dataDir)
     })
-    const { repo, recovery } = await openRepo({ dataDir, now })
-    expect(recovery?.kind).toBe('history-repaired')
-    expect(recovery?.message).toContain('list of files in the history was damaged')
-    await put(dataDir, 'top.md', 'top, once more')
-    await repo.commit(['top.md'], intent)
-    await close(repo)
-    // git reads every version through the sound loose copy the repair wrote ...
-    expect(gitCli(dataDir, 'ls-tree', '-r', 'main')).toContain('a/deep/c.md')
-    expect(headFiles(dataDir)).toEqual(await folderFiles(dataDir))
-    // ... and maintenance rewrites the pack from it: git fsck is clean again.
-    const memory = await openVersionedMemory({ dataDir, watch: false, maintenance: false, now })
-    await memory.maintain()
-    await memory.close()
-    fsck(dataDir)
-  })
+  }
 
   it("finds a file's loose blob changed in place (same size) once trusted by its stamp", async () => {
     await seed()
