@@ -352,6 +352,59 @@ describe('open when the folder is exactly HEAD', () => {
     })
   }
 
+  // Damage beneath the file system (a disk's own bit rot) keeps the file's stamp: the disk
+  // seam hands open the stamp on record for the damaged file, as such a disk would.
+  it('reads a tree taken on its stamp before the first commit, and mends it', async () => {
+    await seed()
+    const sub = gitCli(dataDir, 'rev-parse', 'main:a/deep').trim()
+    const file = looseFile(dataDir, sub)
+    const stamp = statSync(file)
+    damageInPlace(file, flipMiddle)
+    setDisk({
+      ...nodeDisk,
+      lstatIfThere: (at) => (at === file ? stamp : nodeDisk.lstatIfThere(at)),
+    })
+    let opened: OpenedRepo
+    try {
+      opened = await openRepo({ dataDir, now })
+    } finally {
+      setDisk(nodeDisk)
+    }
+    // Open could not see it, so it says nothing; the damage is still on disk.
+    expect(opened.recovery).toBeNull()
+    expect(() => gitCli(dataDir, 'ls-tree', '-r', 'main')).toThrow()
+    // The first commit reads the tree before it builds on it, and writes it again.
+    await commitElsewhereAndFsck(opened.repo)
+  })
+
+  it('reads a tree taken on its stamp when idle, before any commit', async () => {
+    await seed()
+    const sub = gitCli(dataDir, 'rev-parse', 'main:a/deep').trim()
+    const file = looseFile(dataDir, sub)
+    const stamp = statSync(file)
+    damageInPlace(file, flipMiddle)
+    setDisk({
+      ...nodeDisk,
+      lstatIfThere: (at) => (at === file ? stamp : nodeDisk.lstatIfThere(at)),
+    })
+    let memory
+    try {
+      memory = await openVersionedMemory({
+        dataDir,
+        watch: false,
+        maintenance: { looseThreshold: Infinity, idleMs: 10 },
+      })
+    } finally {
+      setDisk(nodeDisk)
+    }
+    try {
+      await expect.poll(() => gitCli(dataDir, 'ls-tree', '-r', 'main').includes('c.md')).toBe(true)
+    } finally {
+      await memory.close()
+    }
+    fsck(dataDir)
+  })
+
   it("finds a file's loose blob changed in place (same size) once trusted by its stamp", async () => {
     await seed()
     // Older than the stat cache's racy window: trusted by their stat from the next open on;

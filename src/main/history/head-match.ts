@@ -28,7 +28,7 @@ export async function folderAsHead(
   workRoot: string,
   stats: StatCache,
   treeOid: string,
-): Promise<TreeNode | null> {
+): Promise<FolderAsHead | null> {
   const walk: Walk = { store, stats, visited: new Set() }
   // The full scan that follows a miss counts the files it trusts itself (a file hashed here is
   // recorded, and so not hashed again).
@@ -41,18 +41,34 @@ export async function folderAsHead(
     tree.close()
   }
   const trees: TreeNode[] = []
-  if (
-    root === null ||
-    root === NOT_HEAD ||
-    hashTrees(store, root, trees) !== treeOid ||
-    !(await treesStored(store, stats, trees))
-  ) {
+  const unread =
+    root === null || root === NOT_HEAD || hashTrees(store, root, trees) !== treeOid
+      ? null
+      : await treesStored(store, stats, trees)
+  if (root === null || root === NOT_HEAD || unread === null) {
     stats.trusted = trusted
     return null
   }
   // As the full scan at open: the cache keeps exactly the files it saw.
   stats.retainOnly(walk.visited)
-  return root
+  return { root, unread }
+}
+
+/** HEAD's tree made from the folder, and its trees open vouched for without reading them. */
+export interface FolderAsHead {
+  readonly root: TreeNode
+  /**
+   * HEAD's loose trees taken on their file's stamp alone: damage beneath the file system (a
+   * disk's own bit rot) keeps the stamp, so they are read once later (`checkUnreadTrees`),
+   * before anything is committed on top of them; each holds the bytes that mend it.
+   */
+  readonly unread: ReadonlyArray<UnreadTree>
+}
+
+/** A tree of HEAD open took on its loose file's stamp, with the bytes the folder made for it. */
+export interface UnreadTree {
+  readonly oid: string
+  readonly bytes: Buffer
 }
 
 /** Anything that makes the folder not plainly HEAD, or that the full scan must handle. */
@@ -170,30 +186,58 @@ function hashTrees(store: ObjectStore, node: TreeNode, into: TreeNode[]): string
  * CRC-32 its pack index holds (the index listing it alone would vouch for a copy damaged
  * inside the pack), or read whole; or loose with the stamp (size, inode, ctime, mtime) it had
  * when last read whole, else read whole now. Their loose stamps are then what the stat cache
- * keeps for the next open. False for a missing or damaged one: the full path reads HEAD's
- * trees and deals with it (a tree rebuilt from the folder).
+ * keeps for the next open. Returns the loose ones taken on their stamp alone (not read); null
+ * for a missing or damaged one: the full path reads HEAD's trees and deals with it (a tree
+ * rebuilt from the folder).
  */
 async function treesStored(
   store: ObjectStore,
   stats: StatCache,
   trees: ReadonlyArray<TreeNode>,
-): Promise<boolean> {
+): Promise<UnreadTree[] | null> {
   const { db } = store
   const ids = trees.map(({ oid }) => oid as string)
   // Packed ones by their records' CRC-32 (see `packed-crc.ts`), all at once: reading and
   // hashing HEAD's 73 trees at 10k commits cost open some 6-10 ms, this about one.
   const packed = db.packedRecordsSound(ids.filter((id) => !db.packedCopyDamaged(id)))
   const checked = new Map<string, LooseStamp>()
-  for (const id of ids) {
+  const unread: UnreadTree[] = []
+  for (const [at, id] of ids.entries()) {
     // A packed copy that fails is noted as damaged: a sound loose copy (the repair's) then
     // stands in for it below, as reads take it. One this check cannot tell (a delta) is read.
     const sound = packed.get(id)
     if (sound === true || (sound === null && db.checkPackedCopy(id))) continue
     const loose = store.looseStat(id)
-    if (loose === null || loose.size === 0) return false
-    if (!sameLoose(loose, stats.checkedTree(id)) && !(await store.isIntact(id))) return false
+    if (loose === null || loose.size === 0) return null
+    // Kept apart from the node, which later commits may change in place.
+    if (sameLoose(loose, stats.checkedTree(id)))
+      unread.push({ oid: id, bytes: bytesOf(trees[at]!) })
+    else if (!(await store.isIntact(id))) return null
     checked.set(id, loose)
   }
   stats.keepTreesChecked(checked)
-  return true
+  return unread
+}
+
+/**
+ * Reads each of `trees` (the `unread` of `folderAsHead`) whole and writes a damaged or
+ * missing one again from the bytes made from the folder (the same bytes: its id proves them).
+ * Returns the ids it wrote; the caller flushes the store.
+ */
+export async function mendUnreadTrees(
+  store: ObjectStore,
+  trees: ReadonlyArray<UnreadTree>,
+): Promise<string[]> {
+  const mended: string[] = []
+  for (const { oid, bytes } of trees) {
+    if (await store.isIntact(oid)) continue
+    await store.write('tree', bytes, oid)
+    mended.push(oid)
+  }
+  return mended
+}
+
+function bytesOf(tree: TreeNode): Buffer {
+  if (!tree.encoding) throw new Error('a tree hashed by hashTrees has its encoding')
+  return Buffer.from(tree.encoding.bytes)
 }

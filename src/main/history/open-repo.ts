@@ -409,7 +409,7 @@ async function loadHead(
   const same = exists(intentFileOf(gitdir))
     ? null
     : await folderAsHead(store, workRoot, stats, commit.tree)
-  let root = same ?? treeFromOid(commit.tree)
+  let root = same?.root ?? treeFromOid(commit.tree)
   if (!same) {
     try {
       await loadAll(store, root)
@@ -422,7 +422,15 @@ async function loadHead(
     }
   }
   const { index } = await openIndex(store, gitdir, head)
-  return { head, root, treeOid: commit.tree, index, stats, folderIsHead: same !== null }
+  return {
+    head,
+    root,
+    treeOid: commit.tree,
+    index,
+    stats,
+    folderIsHead: same !== null,
+    unreadTrees: same?.unread ?? [],
+  }
 }
 
 /**

@@ -191,6 +191,11 @@ async function openLocked(
     // The side index was checked at open by its structure and newest entry; the rest of it is
     // checked at the first idle moment, and rebuilt from the commits (then swapped in) if off.
     verify: async (pause) => {
+      // HEAD's trees open took on their file's stamp alone are read now, not by a first commit.
+      const mended = await queue.run(() => repo.checkUnreadTrees())
+      if (mended > 0) {
+        logger.warn(`${mended} of HEAD's trees were damaged on disk; written again from the folder`)
+      }
       if (await checkIndex(repo.store, repo.index, pause)) return
       logger.warn('The history index does not match the commits; it is rebuilt from them')
       const dir = repo.index.dir
