@@ -1,6 +1,6 @@
 import fs from 'node:fs'
 import path from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { createRecordingLogger } from '../lib/logger'
 import { openVersionedMemory, type VersionedMemory } from './index'
 import { fsck, gitCli, tempDataDir, CLAUDE } from './test-helpers'
@@ -52,6 +52,30 @@ describe('the memory folder removed while Cairn runs', () => {
     expect(fs.readFileSync(path.join(root, 'b.md'), 'utf8')).toBe('b\n')
     expect(gitCli(dataDir, 'ls-tree', '-r', '--name-only', 'main').trim()).toBe('b.md')
     expect(gitCli(dataDir, 'ls-tree', '-r', '--name-only', 'main~1').trim()).toBe('')
+    fsck(dataDir)
+  })
+})
+
+describe('the memory folder made again while Cairn watches it', () => {
+  it('is watched again: an edit in it is committed without waiting for a command', async () => {
+    await memory.close()
+    memory = await openVersionedMemory({
+      dataDir,
+      watch: { debounceMs: 30 },
+      maintenance: false,
+      logger: createRecordingLogger(),
+    })
+    // Open found the folder gone too and made it again; remove the new one as well.
+    fs.rmSync(root, { recursive: true })
+    await memory.execute({ command: 'view', path: '/memories' }, CLAUDE)
+    expect(fs.readdirSync(root)).toEqual([])
+
+    fs.writeFileSync(path.join(root, 'typed.md'), 'typed in an editor\n')
+    await vi.waitFor(
+      () => expect(gitCli(dataDir, 'ls-tree', '-r', '--name-only', 'main').trim()).toBe('typed.md'),
+      { timeout: 5000, interval: 50 },
+    )
+    expect(gitCli(dataDir, 'show', 'main:typed.md')).toBe('typed in an editor\n')
     fsck(dataDir)
   })
 })

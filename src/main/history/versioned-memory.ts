@@ -58,7 +58,7 @@ import type {
   RunFacts,
   VersionedMemory,
 } from './types'
-import { watchFolder } from './watcher'
+import { watchFolder, type FolderWatcher } from './watcher'
 import { deleteFileAndPrune, keepsNoCopy, newScanReport, writeFileSafely } from './work-tree'
 
 /** Quiet time after the last file-system event before outside edits are committed. */
@@ -349,6 +349,9 @@ async function openLocked(
     rootRemade = true
     resync = true
     tool.invalidateUsage()
+    // The watches were on the folder that went: edits in the new one would go unseen until
+    // the next command.
+    watchMemoryFolder()
   }
 
   /**
@@ -640,24 +643,27 @@ async function openLocked(
 
   // Events for Cairn's own writes come too, after their commit: the rescan of those paths
   // finds them equal to HEAD and commits nothing.
-  const watcher =
-    options.watch === false
-      ? null
-      : watchFolder(repo.workRoot, {
-          debounceMs:
-            typeof options.watch === 'object' ? options.watch.debounceMs : WATCH_DEBOUNCE_MS,
-          logger,
-          onChanges: (touched) => {
-            if (closed) return
-            exclusive(
-              async () => undefined,
-              () => touched,
-            ).catch((error: unknown) =>
-              // The next change (or the next start) saves them: nothing is lost, only later.
-              logger.warn('Could not save edits made outside Cairn to the history', error),
-            )
-          },
-        })
+  let watcher: FolderWatcher | null = null
+  /** Watches the memory folder (again: a folder made anew is another folder to watch). */
+  function watchMemoryFolder(): void {
+    if (options.watch === false || closed) return
+    watcher?.close()
+    watcher = watchFolder(repo.workRoot, {
+      debounceMs: typeof options.watch === 'object' ? options.watch.debounceMs : WATCH_DEBOUNCE_MS,
+      logger,
+      onChanges: (touched) => {
+        if (closed) return
+        exclusive(
+          async () => undefined,
+          () => touched,
+        ).catch((error: unknown) =>
+          // The next change (or the next start) saves them: nothing is lost, only later.
+          logger.warn('Could not save edits made outside Cairn to the history', error),
+        )
+      },
+    })
+  }
+  watchMemoryFolder()
 
   return {
     folder: repo.workRoot,

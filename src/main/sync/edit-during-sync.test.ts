@@ -7,45 +7,26 @@
 import { writeFileSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { startGitServer, type GitServer } from '../../../test/fixtures/git-server'
+import { describe, expect, it } from 'vitest'
 import { hookDisk } from '../lib/disk-hooks'
 import { nodeDisk, setDisk } from '../lib/disk'
-import { expectSound, linesOfHistory, startMachine, type Machine } from './test-support'
+import { expectSound, linesOfHistory, useSyncServer } from './test-support'
 
-let server: GitServer
-const open: Machine[] = []
-let repoCount = 0
-
-beforeAll(async () => {
-  server = await startGitServer()
-})
-afterAll(async () => {
-  await server.close()
-})
-afterEach(async () => {
-  for (const machine of open.splice(0)) await machine.close()
-})
-
-async function machine(name: string): Promise<Machine> {
-  const started = await startMachine(name)
-  open.push(started)
-  return started
-}
+const sync = useSyncServer()
+const { machine } = sync
 
 const EDIT = 'line1 typed in the editor during the sync\nline2\nline3\n'
 
 describe('an edit saved while a sync writes the folder', () => {
   for (const change of ['edited', 'deleted'] as const) {
     it(`is kept, not written over, when the other machine ${change} the file`, async () => {
-      const repo = `race-${++repoCount}`
-      server.createRepo(repo)
+      const repo = sync.newRepo('race')
       const laptop = await machine('laptop')
       const desktop = await machine('desktop')
       await laptop.write('notes.md', 'line1\nline2\nline3\n')
-      await laptop.connect(server, repo)
+      await laptop.connect(sync.server, repo)
       await laptop.sync()
-      await desktop.connect(server, repo)
+      await desktop.connect(sync.server, repo)
       await desktop.sync()
       if (change === 'edited') await desktop.write('notes.md', 'line1\nline2\nline3 desktop\n')
       else await desktop.remove('notes.md')
@@ -93,11 +74,11 @@ describe('an edit saved while a sync writes the folder', () => {
       expect(linesOfHistory(path.join(laptop.dir, 'history.git'))).toContain(
         'line1 typed in the editor during the sync',
       )
-      expect(server.git(repo, 'show', 'main:notes (not in history).md')).toContain(
+      expect(sync.server.git(repo, 'show', 'main:notes (not in history).md')).toContain(
         'typed in the editor',
       )
       expect((await desktop.sync()).state).toBe('idle')
-      await expectSound(server, repo, [laptop, desktop])
+      await expectSound(sync.server, repo, [laptop, desktop])
     })
   }
 })

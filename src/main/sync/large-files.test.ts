@@ -5,34 +5,15 @@
  */
 import { readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { startGitServer, type GitServer } from '../../../test/fixtures/git-server'
-import { expectSound, startMachine, type Machine } from './test-support'
+import { describe, expect, it } from 'vitest'
+import { expectSound, type Machine, useSyncServer } from './test-support'
 
-let server: GitServer
-const open: Machine[] = []
-let repoCount = 0
-
-beforeAll(async () => {
-  server = await startGitServer()
-})
-afterAll(async () => {
-  await server.close()
-})
-afterEach(async () => {
-  for (const machine of open.splice(0)) await machine.close()
-})
-
-async function machine(name: string): Promise<Machine> {
-  const started = await startMachine(name)
-  open.push(started)
-  return started
-}
+const sync = useSyncServer()
+const { machine } = sync
 
 /** Two machines sharing one remote, each holding what `laptop` had at its first sync. */
 async function pair(): Promise<{ repo: string; laptop: Machine; desktop: Machine }> {
-  const repo = `large-${++repoCount}`
-  server.createRepo(repo)
+  const repo = sync.newRepo('large')
   const laptop = await machine('laptop')
   const desktop = await machine('desktop')
   return { repo, laptop, desktop }
@@ -46,9 +27,9 @@ describe('a file of 200,000 lines', () => {
     const lines = Array.from({ length: 200_000 }, (_, i) => `entry ${i}\n`)
     // Written as an editor would (1.6 MB: over the Memory tool's limit, under history's).
     await writeFile(memoryFile(laptop, 'list.md'), lines.join(''))
-    await laptop.connect(server, repo)
+    await laptop.connect(sync.server, repo)
     expect((await laptop.sync()).state).toBe('idle')
-    await desktop.connect(server, repo)
+    await desktop.connect(sync.server, repo)
     expect((await desktop.sync()).state).toBe('idle')
 
     await writeFile(
@@ -72,8 +53,8 @@ describe('a file of 200,000 lines', () => {
     expect(await readFile(memoryFile(desktop, 'list.md'), 'utf8')).toBe(merged)
     expect((await laptop.sync()).state).toBe('idle')
     expect(await readFile(memoryFile(laptop, 'list.md'), 'utf8')).toBe(merged)
-    await expectSound(server, repo, [laptop, desktop])
-    expect(server.git(repo, 'show', 'main:list.md')).toBe(merged)
+    await expectSound(sync.server, repo, [laptop, desktop])
+    expect(sync.server.git(repo, 'show', 'main:list.md')).toBe(merged)
   })
 })
 
@@ -81,9 +62,9 @@ describe('a merge larger than history keeps', () => {
   it('keeps the two versions side by side, which the dialog settles', async () => {
     const { repo, laptop, desktop } = await pair()
     await laptop.write('notes.md', 'hello\n')
-    await laptop.connect(server, repo)
+    await laptop.connect(sync.server, repo)
     expect((await laptop.sync()).state).toBe('idle')
-    await desktop.connect(server, repo)
+    await desktop.connect(sync.server, repo)
     expect((await desktop.sync()).state).toBe('idle')
     // Each machine adds its own big.md, each under the 32 MiB history versions; merged line
     // by line they would be over it.
@@ -120,7 +101,7 @@ describe('a merge larger than history keeps', () => {
     expect(await readFile(memoryFile(desktop, 'big.md'), 'utf8')).toBe(laptopBig)
     expect((await desktop.sync()).state).toBe('idle')
     expect((await laptop.sync()).state).toBe('idle')
-    await expectSound(server, repo, [laptop, desktop])
+    await expectSound(sync.server, repo, [laptop, desktop])
   }, 180_000)
 
   it('settles a text conflict in a file over the Memory tool’s 1 MiB', async () => {
@@ -128,9 +109,9 @@ describe('a merge larger than history keeps', () => {
     const filler = Array.from({ length: 20_000 }, (_, i) => `line ${i} ${'y'.repeat(100)}\n`)
     const text = ['Editor: Helix\n', ...filler].join('')
     await writeFile(memoryFile(laptop, 'log.md'), text)
-    await laptop.connect(server, repo)
+    await laptop.connect(sync.server, repo)
     expect((await laptop.sync()).state).toBe('idle')
-    await desktop.connect(server, repo)
+    await desktop.connect(sync.server, repo)
     expect((await desktop.sync()).state).toBe('idle')
     await writeFile(memoryFile(laptop, 'log.md'), text.replace('Helix', 'Zed'))
     expect((await laptop.sync()).state).toBe('idle')
@@ -147,7 +128,7 @@ describe('a merge larger than history keeps', () => {
     expect(settled.conflicts).toEqual([])
     expect(await readFile(memoryFile(desktop, 'log.md'), 'utf8')).toBe(text.replace('Helix', 'Zed'))
     expect((await desktop.sync()).state).toBe('idle')
-    await expectSound(server, repo, [laptop, desktop])
+    await expectSound(sync.server, repo, [laptop, desktop])
   })
 })
 
@@ -156,9 +137,9 @@ describe('a conflict of very long versions', () => {
     const { repo, laptop, desktop } = await pair()
     const base = '# Notes\nSummary: short\n'
     await laptop.write('notes.md', base)
-    await laptop.connect(server, repo)
+    await laptop.connect(sync.server, repo)
     expect((await laptop.sync()).state).toBe('idle')
-    await desktop.connect(server, repo)
+    await desktop.connect(sync.server, repo)
     expect((await desktop.sync()).state).toBe('idle')
     // 6 MiB a side, saved by an editor (over the Memory tool's limit).
     const side = (word: string) => base.replace('short', `${word} `.repeat(1.5 * 1024 * 1024))
@@ -180,6 +161,6 @@ describe('a conflict of very long versions', () => {
     await desktop.call('sync:resolve', { path: '/memories/notes.md', choice: 'theirs' })
     expect(await readFile(memoryFile(desktop, 'notes.md'), 'utf8')).toBe(side('moss'))
     expect((await desktop.sync()).state).toBe('idle')
-    await expectSound(server, repo, [laptop, desktop])
+    await expectSound(sync.server, repo, [laptop, desktop])
   }, 120_000)
 })

@@ -3,31 +3,13 @@
  * never "damaged"), changes nothing it cannot finish, and the next sync completes. Real data
  * folders and a real git server on loopback; the disk seam fails the chosen call.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { startGitServer, type GitServer } from '../../../test/fixtures/git-server'
+import { describe, expect, it } from 'vitest'
 import { nodeDisk, setDisk } from '../lib/disk'
 import { errnoError, hookDisk, type DiskCall } from '../lib/disk-hooks'
-import { expectSound, startMachine, type Machine } from './test-support'
+import { expectSound, type Machine, useSyncServer } from './test-support'
 
-let server: GitServer
-const open: Machine[] = []
-let repoCount = 0
-
-beforeAll(async () => {
-  server = await startGitServer()
-})
-afterAll(async () => {
-  await server.close()
-})
-afterEach(async () => {
-  for (const machine of open.splice(0)) await machine.close()
-})
-
-async function machine(name: string): Promise<Machine> {
-  const started = await startMachine(name)
-  open.push(started)
-  return started
-}
+const sync = useSyncServer()
+const { machine } = sync
 
 /** Runs `task` with the first call `matches` accepts failing with `code`; true if one did. */
 async function failingOnce<T>(
@@ -52,14 +34,13 @@ async function failingOnce<T>(
 
 /** Two machines whose histories diverged: the desktop's next sync fetches a pack and merges. */
 async function diverged(): Promise<{ repo: string; laptop: Machine; desktop: Machine }> {
-  const repo = `faults-${++repoCount}`
-  server.createRepo(repo)
+  const repo = sync.newRepo('faults')
   const laptop = await machine('laptop')
   const desktop = await machine('desktop')
   await laptop.write('prefs.md', 'Editor: Vim\n\nkeep\n\nTheme: light\n')
-  await laptop.connect(server, repo)
+  await laptop.connect(sync.server, repo)
   await laptop.sync()
-  await desktop.connect(server, repo)
+  await desktop.connect(sync.server, repo)
   await desktop.sync()
   await laptop.write('prefs.md', 'Editor: Zed\n\nkeep\n\nTheme: light\n')
   await laptop.sync()
@@ -116,7 +97,7 @@ describe('a sync on a disk that fails once', () => {
       expect(next.state).toBe('idle')
       await laptop.sync()
       expect((await laptop.files()).get('prefs.md')).toBe('Editor: Zed\n\nkeep\n\nTheme: dark\n')
-      await expectSound(server, repo, [laptop, desktop])
+      await expectSound(sync.server, repo, [laptop, desktop])
     })
   }
 
@@ -142,7 +123,7 @@ describe('a sync on a disk that fails once', () => {
       expect(next.state).toBe('idle')
       expect((await desktop.files()).get('prefs.md')).toBe('Editor: Zed\n\nkeep\n\nTheme: dark\n')
       await laptop.sync()
-      await expectSound(server, repo, [laptop, desktop])
+      await expectSound(sync.server, repo, [laptop, desktop])
     })
   }
 })

@@ -7,13 +7,14 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { promisify } from 'node:util'
+import { afterAll, afterEach, beforeAll } from 'vitest'
 import type { RequestChannel, RequestPayload, RequestResults } from '../../shared/contract'
 import type { SyncStatus } from '../../shared/types'
 import { createFileSecretStore } from '../settings'
 import { createCore, type Core, type HostActions } from '../core'
 import { folderFiles, headFiles } from '../history/test-helpers'
 import { consoleLogger, createRecordingLogger } from '../lib/logger'
-import type { GitServer } from '../../../test/fixtures/git-server'
+import { startGitServer, type GitServer } from '../../../test/fixtures/git-server'
 
 const run = promisify(execFile)
 
@@ -102,6 +103,60 @@ export async function startMachine(
     async close() {
       await core.close()
       if (!options.dataDir) await rm(dir, { recursive: true, force: true })
+    },
+  }
+}
+
+/** What `useSyncServer` gives a test file. */
+export interface SyncServer {
+  /** The file's git server (started before its first test). */
+  readonly server: GitServer
+  /** A machine closed after the test that started it (its folder removed, unless given). */
+  machine(name: string, dataDir?: string): Promise<Machine>
+  /** A new empty repository on the server, named `<prefix>-<n>`. */
+  newRepo(prefix: string): string
+  /** Closes `machine` now, keeping its data folder to open again. */
+  stop(machine: Machine): Promise<void>
+}
+
+/**
+ * The setup every two-machine sync test file shares: one git server for the file, and each
+ * test's machines closed after it (so a failed test never leaves a core holding its lock).
+ */
+export function useSyncServer(): SyncServer {
+  let server: GitServer | null = null
+  const open: Machine[] = []
+  let repos = 0
+  beforeAll(async () => {
+    server = await startGitServer()
+  })
+  afterAll(async () => {
+    await server?.close()
+  })
+  afterEach(async () => {
+    for (const machine of open.splice(0)) await machine.close()
+  })
+  const started = (): GitServer => {
+    if (!server) throw new Error('the git server starts in beforeAll; use it inside a test')
+    return server
+  }
+  return {
+    get server() {
+      return started()
+    },
+    async machine(name, dataDir) {
+      const machine = await startMachine(name, dataDir ? { dataDir } : {})
+      open.push(machine)
+      return machine
+    },
+    newRepo(prefix) {
+      const repo = `${prefix}-${++repos}`
+      started().createRepo(repo)
+      return repo
+    },
+    async stop(machine) {
+      open.splice(open.indexOf(machine), 1)
+      await machine.core.close()
     },
   }
 }

@@ -9,41 +9,31 @@ import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { promisify } from 'node:util'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { startGitServer, type GitServer } from '../../../test/fixtures/git-server'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { MAX_VERSIONED_BYTES } from '../history/work-tree'
-import { expectSound, startMachine, type Machine } from './test-support'
+import { expectSound, type Machine, useSyncServer } from './test-support'
 
 const run = promisify(execFile)
 
-let server: GitServer
+const sync = useSyncServer()
+const { machine } = sync
+
 let work: string
-const open: Machine[] = []
-let repoCount = 0
 
 beforeAll(async () => {
-  server = await startGitServer()
   work = await mkdtemp(path.join(os.tmpdir(), 'cairn-unsafe-remote-'))
 })
 afterAll(async () => {
-  await server.close()
   await rm(work, { recursive: true, force: true })
 })
-afterEach(async () => {
-  for (const machine of open.splice(0)) await machine.close()
-})
-
-async function machine(name: string, dataDir?: string): Promise<Machine> {
-  const started = await startMachine(name, dataDir ? { dataDir } : {})
-  open.push(started)
-  return started
-}
 
 /** Commits `files` (name -> content) on top of the remote's `main` with the git CLI, pushed. */
 async function pushWithGit(repo: string, files: Record<string, string | Buffer>): Promise<void> {
   const clone = path.join(work, `${repo}-${Date.now()}`)
   const env = { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: work, GIT_TERMINAL_PROMPT: '0' }
-  const url = server.url(repo).replace('http://', `http://${server.user}:${server.token}@`)
+  const url = sync.server
+    .url(repo)
+    .replace('http://', `http://${sync.server.user}:${sync.server.token}@`)
   await run('git', ['clone', '--quiet', url, clone], { env })
   const git = (...args: string[]) => run('git', ['-C', clone, ...args], { env })
   for (const [name, content] of Object.entries(files)) {
@@ -61,7 +51,9 @@ async function pushWithGit(repo: string, files: Record<string, string | Buffer>)
 async function pushNameWithGit(repo: string, name: string, content: string): Promise<void> {
   const bare = path.join(work, `${repo}-${Date.now()}.git`)
   const env = { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: work, GIT_TERMINAL_PROMPT: '0' }
-  const url = server.url(repo).replace('http://', `http://${server.user}:${server.token}@`)
+  const url = sync.server
+    .url(repo)
+    .replace('http://', `http://${sync.server.user}:${sync.server.token}@`)
   await run('git', ['clone', '--quiet', '--bare', url, bare], { env })
   const git = async (args: string[], input?: string): Promise<string> => {
     const child = run('git', ['--git-dir', bare, ...args], { env })
@@ -87,11 +79,10 @@ async function pushNameWithGit(repo: string, name: string, content: string): Pro
 }
 
 async function connected(dataDir?: string): Promise<{ repo: string; laptop: Machine }> {
-  const repo = `unsafe-${++repoCount}`
-  server.createRepo(repo)
+  const repo = sync.newRepo('unsafe')
   const laptop = await machine('laptop', dataDir)
   await laptop.write('notes.md', 'hello\n')
-  await laptop.connect(server, repo)
+  await laptop.connect(sync.server, repo)
   await laptop.sync()
   return { repo, laptop }
 }
@@ -154,7 +145,7 @@ describe('a versioned file that grows too large to version', () => {
   it('keeps its last version in history; no deletion is committed or pushed', async () => {
     const { repo, laptop } = await connected()
     const desktop = await machine('desktop')
-    await desktop.connect(server, repo)
+    await desktop.connect(sync.server, repo)
     await desktop.sync()
     const dir = laptop.dir
     const memories = path.join(dir, 'memories')
@@ -163,8 +154,7 @@ describe('a versioned file that grows too large to version', () => {
     // While running (a command scans the folder) and after a restart (the scan at open).
     await laptop.write('other.md', 'a command\n')
     expect(laptop.git('show', 'main:notes.md')).toBe('hello\n')
-    await laptop.core.close()
-    open.splice(open.indexOf(laptop), 1)
+    await sync.stop(laptop)
     const again = await machine('laptop', dir)
     expect(again.git('show', 'main:notes.md')).toBe('hello\n')
     // Only the commit that created it ever touched it.
@@ -182,7 +172,7 @@ describe('a versioned file that grows too large to version', () => {
     expect((await desktop.files()).get('notes.md')).toBe('hello\n')
     expect((await desktop.files()).get('other.md')).toBe('a command\n')
     await writeFile(path.join(memories, 'notes.md'), 'hello\n')
-    await expectSound(server, repo, [again, desktop])
+    await expectSound(sync.server, repo, [again, desktop])
   })
 
   it('refuses a name too long for this file system, and Cairn still opens', async () => {
@@ -202,8 +192,7 @@ describe('a versioned file that grows too large to version', () => {
     }
     expect(laptop.git('rev-parse', 'main')).toBe(head)
     await expect(stat(path.join(dataDir, 'history.git', 'cairn-move.json'))).rejects.toThrow()
-    await laptop.close()
-    open.splice(open.indexOf(laptop), 1)
+    await sync.stop(laptop)
 
     const again = await machine('laptop', dataDir)
     expect(await again.files()).toEqual(new Map([['notes.md', 'hello\nlocal change\n']]))
@@ -226,14 +215,13 @@ describe('a versioned file that grows too large to version', () => {
     expect(laptop.git('rev-parse', 'main')).toBe(head)
     expect(await readFile(path.join(own, 'config'), 'utf8')).toBe('[core]\n')
     await expect(stat(path.join(dataDir, 'history.git', 'cairn-move.json'))).rejects.toThrow()
-    await laptop.close()
-    open.splice(open.indexOf(laptop), 1)
+    await sync.stop(laptop)
 
     // Cairn opens again; once the person moves the folder, the sync completes.
     const again = await machine('laptop', dataDir)
     await rm(path.join(dataDir, 'memories', 'projects'), { recursive: true })
     expect((await again.sync()).state).toBe('idle')
     expect((await again.files()).get('projects')).toBe('list of projects\n')
-    await expectSound(server, repo, [again])
+    await expectSound(sync.server, repo, [again])
   })
 })

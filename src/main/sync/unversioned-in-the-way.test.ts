@@ -6,30 +6,12 @@
 import { createHash } from 'node:crypto'
 import { readFile, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { startGitServer, type GitServer } from '../../../test/fixtures/git-server'
+import { describe, expect, it } from 'vitest'
 import { MAX_VERSIONED_BYTES } from '../history/work-tree'
-import { expectSound, startMachine, type Machine } from './test-support'
+import { expectSound, useSyncServer } from './test-support'
 
-let server: GitServer
-const open: Machine[] = []
-let repoCount = 0
-
-beforeAll(async () => {
-  server = await startGitServer()
-})
-afterAll(async () => {
-  await server.close()
-})
-afterEach(async () => {
-  for (const machine of open.splice(0)) await machine.close()
-})
-
-async function machine(name: string): Promise<Machine> {
-  const started = await startMachine(name)
-  open.push(started)
-  return started
-}
+const sync = useSyncServer()
+const { machine } = sync
 
 function blobId(bytes: Buffer): string {
   return createHash('sha1').update(`blob ${bytes.length}\0`).update(bytes).digest('hex')
@@ -39,14 +21,13 @@ const big = Buffer.alloc(MAX_VERSIONED_BYTES + 1024 * 1024, 'L')
 
 describe('a file the history never held', () => {
   it('is kept aside, not written over, when a sync brings a file of its name', async () => {
-    const repo = `aside-${++repoCount}`
-    server.createRepo(repo)
+    const repo = sync.newRepo('aside')
     const laptop = await machine('laptop')
     const desktop = await machine('desktop')
     await laptop.write('notes.md', 'hello\n')
-    await laptop.connect(server, repo)
+    await laptop.connect(sync.server, repo)
     await laptop.sync()
-    await desktop.connect(server, repo)
+    await desktop.connect(sync.server, repo)
     await desktop.sync()
     await writeFile(path.join(laptop.dir, 'memories', 'big.md'), big)
     await laptop.write('notes.md', 'hello again\n')
@@ -76,7 +57,7 @@ describe('a file the history never held', () => {
     expect(() => laptop.git('cat-file', '-e', blobId(big))).toThrow()
     // The folder equals HEAD's tree but for that unversioned file, which the person moves out.
     await rm(path.join(memories, 'big (not in history).md'))
-    await expectSound(server, repo, [laptop, desktop])
+    await expectSound(sync.server, repo, [laptop, desktop])
   })
 
   it('is kept aside when a restore brings back a file of its name', async () => {
