@@ -59,6 +59,11 @@ export interface MemoryEntry {
   /** Bytes for files; for directories the sum of what they contain. */
   readonly size: number
   readonly modifiedAt: number
+  /**
+   * True for a file History keeps no copy of (too large to version, or a name it cannot
+   * track): deleting or replacing it keeps it aside as `<name> (not in history)`.
+   */
+  readonly notInHistory?: true
 }
 
 export interface MemoryFile {
@@ -240,10 +245,25 @@ export interface HistorySearchPage {
   readonly damaged: number
 }
 
+/**
+ * Something a change did not destroy because History holds no copy of it: moved beside its
+ * place as `<name> (not in history)` instead (virtual paths).
+ * - `not-in-history`: a file History never versioned (too large, or a name it cannot track);
+ * - `changed`: a file History holds, but not this version (saved outside Cairn since);
+ * - `folder`: files of a deleted folder History had no copy of, kept in a folder of that name.
+ */
+export interface KeptAsideEntry {
+  readonly path: string
+  readonly keptAs: string
+  readonly reason: 'not-in-history' | 'changed' | 'folder'
+}
+
 /** Result of a user edit or a restore: the commit it made, or null when nothing changed. */
 export interface ChangeResult {
   readonly commit: CommitSummary | null
   readonly message: string
+  /** What the change moved aside rather than destroy (absent when nothing was). */
+  readonly keptAside?: ReadonlyArray<KeptAsideEntry>
 }
 
 // ---------------------------------------------------------------- review

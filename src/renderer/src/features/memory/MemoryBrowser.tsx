@@ -14,6 +14,7 @@ import { useNow } from '../../lib/use-now'
 import { useResource } from '../../lib/use-resource'
 import { useNavigation } from '../../lib/navigation'
 import { displayPath, exactTime, shortDateTime } from '../../lib/format'
+import { keptAsideWords } from '../../lib/kept-aside'
 import { FileUseList } from './FileUseList'
 import { filesByUse, type FileOrder } from './file-use'
 import { FileView, type FileActions } from './FileView'
@@ -171,9 +172,16 @@ export function MemoryBrowser() {
     try {
       const result = await unwrap(run())
       const commit = result.commit
+      // What was kept aside, never destroyed, is named (History cannot bring it back).
+      const kept = result.keptAside ?? []
+      const said = commit
+        ? done(result) + keptAsideWords(kept)
+        : kept.length > 0
+          ? keptAsideWords(kept).trim()
+          : result.message || 'Nothing changed.'
       show(
-        commit ? done(result) : result.message || 'Nothing changed.',
-        'success',
+        said,
+        kept.length > 0 ? 'warning' : 'success',
         commit
           ? {
               label: 'Undo',
@@ -183,6 +191,11 @@ export function MemoryBrowser() {
             }
           : undefined,
       )
+      // No commit, no `history:commit` event: a file History keeps no copy of still moved.
+      if (!commit) {
+        reloadTree()
+        stats.reload()
+      }
       return result
     } catch (error) {
       show(errorMessage(error), 'error')
@@ -511,11 +524,21 @@ export function MemoryBrowser() {
         <DeleteDialog
           path={dialog.path}
           kind={dialog.entryKind}
+          notInHistory={entries
+            .filter(
+              (entry) =>
+                entry.notInHistory &&
+                (entry.path === dialog.path || entry.path.startsWith(`${dialog.path}/`)),
+            )
+            .map((entry) => entry.path)}
           onCancel={() => setDialog(null)}
           onDelete={async () => {
             const result = await change(
               () => api().memory.delete({ path: dialog.path }),
-              () => `Deleted ${displayPath(dialog.path)}. You can bring it back from History.`,
+              (result) =>
+                result.keptAside?.length
+                  ? `Deleted ${displayPath(dialog.path)}. You can bring back what History holds of it from History.`
+                  : `Deleted ${displayPath(dialog.path)}. You can bring it back from History.`,
             )
             setDialog(null)
             if (result) setSelected(null)
