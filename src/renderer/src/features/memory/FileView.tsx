@@ -8,6 +8,7 @@ import { icons } from '../../components/icons'
 import { useNow } from '../../lib/use-now'
 import { MarkdownView } from './MarkdownView'
 import { baseName, formatSize, isMarkdown } from './tree-model'
+import { keepLineEnds } from '../../lib/line-ends'
 
 export interface FileActions {
   save(path: string, content: string): Promise<boolean>
@@ -319,7 +320,8 @@ function Editor(props: {
     if (saving) return
     setSaving(true)
     try {
-      await props.onSave(draft)
+      // The textarea gave every line end back as LF: a CRLF file stays CRLF (see line-ends).
+      await props.onSave(keepLineEnds(draft, initial))
     } finally {
       setSaving(false)
     }
