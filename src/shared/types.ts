@@ -511,6 +511,8 @@ export interface SettingsView extends Settings {
   /** Where the key lives: OS keychain, plain-text fallback, this session only, the environment, or nowhere. */
   readonly apiKeySource: 'os' | 'plaintext' | 'memory' | 'env' | 'none'
   readonly dataDir: string
+  /** Set when settings.json could not be read (defaults stand in), in words for people. */
+  readonly settingsProblem?: string
 }
 
 export interface ModelInfo {

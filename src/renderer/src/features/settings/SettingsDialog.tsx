@@ -43,6 +43,11 @@ export function SettingsDialog({ extraSections }: { readonly extraSections?: Rea
           </Banner>
         )}
         <Loading active={state.status === 'loading'} label="Loading settings…" />
+        {state.status === 'ready' && state.settings.settingsProblem && (
+          <Banner tone="warning" title="Your settings file could not be read">
+            {state.settings.settingsProblem}
+          </Banner>
+        )}
         {state.status === 'ready' && (
           <SettingsForm settings={state.settings} onClose={close} extra={extraSections} />
         )}
