@@ -506,6 +506,12 @@ export interface Settings {
 }
 
 /** Settings as the renderer sees them: never the key itself. */
+/** Most characters of custom instructions (`settings:update` refuses more). */
+export const MAX_INSTRUCTIONS_CHARS = 20_000
+
+/** Most characters `settings:setApiKey` takes: Anthropic keys are about 100. */
+export const MAX_API_KEY_CHARS = 500
+
 export interface SettingsView extends Settings {
   readonly hasApiKey: boolean
   /** Where the key lives: OS keychain, plain-text fallback, this session only, the environment, or nowhere. */
