@@ -1,6 +1,9 @@
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { expect, shoot, test } from './fixtures/screens'
+import { reply } from '../test/fixtures/fake-anthropic'
+import { claudeTurn, create } from './fixtures/claude-turns'
+import { ChatPage } from './pages/chat.page'
 import { MemoryPage } from './pages/memory.page'
 
 // Review hunt10-app D2: the memory editor turned a CRLF file into LF on one keystroke, so
@@ -72,3 +75,44 @@ for (const scheme of ['light', 'dark'] as const) {
     expect(await onDisk('a.md')).toBe('alpha\nkept')
   })
 }
+
+test('"Memory at this reply" waits for unsaved text to be dealt with', async ({
+  page,
+  cairn,
+  anthropic,
+}) => {
+  await cairn.core.dispatch('settings:setApiKey', { key: 'sk-ant-e2e-editor' })
+  await claudeTurn(cairn, anthropic, 'I drink green tea.', [
+    create('/memories/prefs.md', 'Tea: green\n'),
+    reply.text('Noted.'),
+  ])
+  await cairn.open(page)
+  await page
+    .getByRole('navigation', { name: 'Conversations' })
+    .getByText('I drink green tea.')
+    .click()
+  const chat = new ChatPage(page)
+  const memory = new MemoryPage(page)
+  await memory.open()
+  await memory.openFile('prefs.md')
+  await memory.fileActions().getByRole('button', { name: 'Edit' }).click()
+  const editor = memory.editor('prefs.md')
+  await editor.press('ControlOrMeta+End')
+  await editor.pressSequentially('Milk: none')
+
+  const atReply = chat.lastReply().getByRole('button', { name: 'Memory at this reply' })
+  const banner = memory.pane.getByRole('status', { name: 'Memory at this reply' })
+  const ask = page.getByRole('dialog', { name: 'Save your changes to prefs.md?' })
+  await atReply.click()
+  await expect(ask).toBeVisible()
+  await ask.getByRole('button', { name: 'Cancel' }).click()
+  await expect(banner).toBeHidden()
+  await expect(editor).toHaveValue('Tea: green\nMilk: none')
+
+  await atReply.click()
+  await ask.getByRole('button', { name: 'Save' }).click()
+  await expect(banner).toContainText('Memory was empty when this reply began')
+  expect(await readFile(path.join(cairn.dataDir, 'memories', 'prefs.md'), 'utf8')).toBe(
+    'Tea: green\nMilk: none',
+  )
+})
