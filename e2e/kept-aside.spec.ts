@@ -37,6 +37,12 @@ for (const scheme of ['light', 'dark'] as const) {
       'History has no copy of big.log, so it was kept as “big (not in history).log”.',
     )
     await expect(memory.notice).not.toContainText('Nothing changed')
+    // The notice about the file that cannot be versioned names it where it is now.
+    await expect(
+      page
+        .getByRole('main', { name: 'Chat' })
+        .getByRole('status', { name: 'A file is not versioned' }),
+    ).toHaveText(/^A file is not versioned\/memories\/big \(not in history\)\.log is not versioned/)
     // No commit was made, yet the tree shows the file under its new name.
     await expect(memory.item('big (not in history).log')).toBeVisible()
     await expect(memory.item('big.log')).toHaveCount(0)

@@ -62,6 +62,10 @@ describe('changes that keep a file aside say so', () => {
       'History has no copy of /memories/big.log, so instead of being deleted it was kept as /memories/big (not in history).log.',
     )
     expect(await folder()).toEqual(['big (not in history).log'])
+    // The notice follows the file: it no longer names a path that holds nothing.
+    expect(memory.notices().map((notice) => notice.path)).toEqual([
+      '/memories/big (not in history).log',
+    ])
   })
 
   it('a folder delete names the folder its unversioned files were kept in', async () => {
@@ -74,6 +78,9 @@ describe('changes that keep a file aside say so', () => {
     ])
     expect(result.message).toMatch(/kept in \/memories\/logs \(not in history\)\.$/)
     expect(await folder('logs (not in history)')).toEqual(['big.log'])
+    expect(memory.notices().map((notice) => notice.path)).toEqual([
+      '/memories/logs (not in history)/big.log',
+    ])
     fsck(dataDir)
   })
 
@@ -88,6 +95,7 @@ describe('changes that keep a file aside say so', () => {
       'Renamed /memories/big.log to /memories/renamed.log. History keeps no copy of it, so the change is not in History and cannot be undone.',
     )
     expect(await folder()).toEqual(['renamed.log'])
+    expect(memory.notices().map((notice) => notice.path)).toEqual(['/memories/renamed.log'])
   })
 
   it('a restore over such a file returns where it was kept', async () => {
@@ -105,6 +113,9 @@ describe('changes that keep a file aside say so', () => {
       },
     ])
     expect(result.message).toContain('kept as /memories/a (not in history).md')
+    expect(memory.notices().map((notice) => notice.path)).toEqual([
+      '/memories/a (not in history).md',
+    ])
     expect((await folder()).sort()).toEqual(['a (not in history).md', 'a.md'])
     fsck(dataDir)
   })
