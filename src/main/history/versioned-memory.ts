@@ -14,6 +14,7 @@ import {
   removeSecrets,
   unexpectedFailure,
   type MadeChange,
+  type MemoryExecution,
   type MemoryLimits,
   type MemoryMutation,
   type MemoryPolicy,
@@ -30,7 +31,7 @@ import { IndexDamagedError, IndexFile, replaceIndexDir } from './index-file'
 import { compareCommits, diffFile, readAt, readBytesAt, showCommit } from './inspect'
 import { createLookup } from './lookup'
 import { createMaintainer, PackFolderGate, type MaintenanceSettings } from './maintainer'
-import { createNotices, keptAsideNotice, scanNotices, secretNotices } from './notices'
+import { createNotices, followMoves, keptAsideNotice, scanNotices, secretNotices } from './notices'
 import { openRepo, owedMarkerOf } from './open-repo'
 import {
   commitOutsideChanges,
@@ -472,6 +473,7 @@ async function openLocked(
       describe: afterRun !== undefined,
       ...(dryRun ? {} : { tree }),
     })
+    if (!result.isError) followMoves(notices, movesOf(result))
     const done = staged.outcome
     if (result.isError || !result.mutation) return { ...result, commit: null }
     const { made, ...answer } = result
@@ -535,6 +537,10 @@ async function openLocked(
       exclusive(async () => {
         const result = await indexed(task)
         tool.invalidateUsage()
+        followMoves(
+          notices,
+          (result.keptAside ?? []).map(({ path, keptAs }) => ({ from: path, to: keptAs })),
+        )
         return result
       }, touched),
     )
@@ -907,4 +913,15 @@ function touchedByUserPath(virtual: string): ReadonlyArray<string> {
 
 function normalize(virtual: string): string {
   return toVirtual(toRelative(virtual))
+}
+
+// Where a command moved what it moved: what it kept aside, and a rename's file or folder.
+function movesOf(
+  result: MemoryExecution,
+): ReadonlyArray<{ readonly from: string; readonly to: string }> {
+  const kept = (result.keptAside ?? []).map(({ path, keptAs }) => ({ from: path, to: keptAs }))
+  const mutation = result.mutation
+  if (mutation?.command !== 'rename') return kept
+  const [from, to] = mutation.paths
+  return from && to ? [...kept, { from, to }] : kept
 }
