@@ -375,12 +375,21 @@ function gitClone(dataDir: string, into: string): string {
 
 /** Commands run before a maintenance pass starts (the first one after open is cold). */
 const WARM_UP = 5
+/**
+ * Commands at the same pace with no maintenance, on the same history just before each pass:
+ * the row's reference. The disk this runs on is shared (other processes, other machines on
+ * the host), and a command's fsyncs wait for it: without this, a slow disk hour reads as
+ * maintenance's doing.
+ */
+const REFERENCE_COMMANDS = 100
 
 interface MaintenancePass {
   /** The first command after open, on its own. */
   readonly firstMs: number
   /** Each command that ran while the pass did. */
   readonly during: ReadonlyArray<number>
+  /** The same commands at the same pace just before the pass, no maintenance running. */
+  readonly reference: ReadonlyArray<number>
   readonly report: Awaited<ReturnType<VersionedMemory['maintain']>>
   readonly maintainMs: number
   /** The longest the event loop was held (timer lateness, 1 ms resolution). */
@@ -404,6 +413,11 @@ async function commandsDuringMaintenance(
   const memory = await openVersionedMemory({ dataDir, watch: false, maintenance: false })
   const [firstMs] = await measure(1, () => commitOne(memory, fixture, 40_000))
   for (let i = 1; i < WARM_UP; i++) await commitOne(memory, fixture, 40_000 + i)
+  const reference: number[] = []
+  for (let i = 0; i < REFERENCE_COMMANDS; i++) {
+    reference.push(...(await measure(1, () => commitOne(memory, fixture, 45_000 + i))))
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
   const start = performance.now()
   let packing = true
   const loopDelay = monitorEventLoopDelay({ resolution: 1 })
@@ -437,6 +451,7 @@ async function commandsDuringMaintenance(
   return {
     firstMs: firstMs as number,
     during,
+    reference,
     report,
     maintainMs,
     loopMaxMs: loopDelay.max / 1e6,
@@ -505,6 +520,7 @@ async function storageRows(
   passes.push(await commandsDuringMaintenance(fixture.dataDir, fixture))
   const last = passes.at(-1) as MaintenancePass
   const during = passes.flatMap((pass) => pass.during)
+  const reference = passes.flatMap((pass) => pass.reference)
   record({
     name: `commit p99 while maintenance packs ${label}`,
     unit: 'ms',
@@ -513,9 +529,21 @@ async function storageRows(
     ok: percentile(during, 99) <= 15,
     samples: during.length,
   })
+  record({
+    name: `commit p99 at that pace without maintenance ${label} (reference, same run)`,
+    unit: 'ms',
+    cairn: percentile(reference, 99),
+    target: '',
+    ok: null,
+    samples: reference.length,
+  })
   const perPass = (values: ReadonlyArray<number>, digits: number) =>
     values.map((value) => round(value, digits)).join(', ')
   notes.push(
+    `${label}: commit p99 while maintenance packs, reference: before each pass, on the same history (its copy written back with \`sync\`), ${REFERENCE_COMMANDS} commands 100 ms apart with no maintenance: p50 ${round(percentile(reference, 50), 2)} ms, p99 ${round(percentile(reference, 99), 1)} ms, max ${round(Math.max(...reference), 1)} ms (per pass: ${perPass(
+      passes.map((pass) => Math.max(...pass.reference)),
+      1,
+    )}); what maintenance adds at p99 is the row less this (a command's fsyncs wait for the disk, which other work shares)`,
     `${label}: commit p99 while maintenance packs: ${passes.length === 1 ? 'one pass: the history opened, warmed' : `${passes.length} passes (each but the last on a fresh full copy of the loose history): each opened, warmed`} with ${WARM_UP} commands, then one command every 100 ms while the pass wrote its pack, and in turns (ten 100 ms apart, then 2 s without) while it removed what the pack holds, until it ended; ${during.length} commands (${perPass(
       passes.map((pass) => pass.during.length),
       0,

@@ -5,6 +5,7 @@ import { expect, test } from './fixtures/harness'
 import { AppPage } from './pages/app.page'
 import { ChatPage } from './pages/chat.page'
 import { HistoryPage } from './pages/history.page'
+import { MemoryPage } from './pages/memory.page'
 import { SettingsPage } from './pages/settings.page'
 
 const KEY = 'sk-ant-e2e-chat-key'
@@ -198,6 +199,36 @@ test.describe('chat', () => {
     } finally {
       release()
     }
+  })
+
+  // Review hunt10-app D4: Escape in a field of another pane (clearing the memory search)
+  // stopped Claude's reply too.
+  test('Escape in the memory search box clears it and leaves the reply running', async ({
+    page,
+    cairn,
+    anthropic,
+  }) => {
+    await cairn.core.dispatch('memory:write', { path: '/memories/notes.md', content: 'tea\n' })
+    let release!: () => void
+    const hold = new Promise<void>((resolve) => (release = resolve))
+    anthropic.script(reply.text('A long answer, still streaming while you search.', { hold }))
+    await cairn.open(page)
+    const chat = new ChatPage(page)
+    const memory = new MemoryPage(page)
+    try {
+      await chat.send('Tell me a long story.')
+      await expect(chat.lastReply()).toContainText('A long')
+      await memory.searchFor('tea')
+      await expect(memory.searchResults).toBeVisible()
+      await memory.search.press('Escape')
+      await expect(memory.search).toHaveValue('')
+      await expect(chat.stopButton).toBeVisible()
+    } finally {
+      release()
+    }
+    await expect(chat.lastReply()).toContainText('still streaming while you search.')
+    await expect(chat.stopButton).toBeHidden()
+    await expect(chat.transcript).not.toContainText('You stopped the last reply')
   })
 })
 

@@ -7,7 +7,14 @@
  * preload builds `window.api` from `requestChannels`. `EventMap` lists what main pushes.
  */
 import { z } from 'zod'
-import { CREATE_EXISTING_POLICIES, MAX_SEARCH_CHARS, REVIEW_MODES, THEME_SETTINGS } from './types'
+import {
+  CREATE_EXISTING_POLICIES,
+  MAX_API_KEY_CHARS,
+  MAX_INSTRUCTIONS_CHARS,
+  MAX_SEARCH_CHARS,
+  REVIEW_MODES,
+  THEME_SETTINGS,
+} from './types'
 import type {
   AgentEvent,
   ApiResult,
@@ -59,7 +66,7 @@ const machineName = z
 export const settingFields = {
   model: z.string().min(1).max(200),
   maxTokens: z.int().min(1).max(128000),
-  customInstructions: z.string().max(20000),
+  customInstructions: z.string().max(MAX_INSTRUCTIONS_CHARS),
   createExisting: z.enum(CREATE_EXISTING_POLICIES),
   secretScanning: z.boolean(),
   theme: z.enum(THEME_SETTINGS),
@@ -161,7 +168,7 @@ export const requestSchemas = {
 
   'settings:get': none,
   'settings:update': z.strictObject(settingFields).partial(),
-  'settings:setApiKey': z.strictObject({ key: z.string().trim().min(1).max(500) }),
+  'settings:setApiKey': z.strictObject({ key: z.string().trim().min(1).max(MAX_API_KEY_CHARS) }),
   'settings:clearApiKey': none,
   'settings:models': none,
 

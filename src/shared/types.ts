@@ -59,6 +59,11 @@ export interface MemoryEntry {
   /** Bytes for files; for directories the sum of what they contain. */
   readonly size: number
   readonly modifiedAt: number
+  /**
+   * True for a file History keeps no copy of (too large to version, or a name it cannot
+   * track): deleting or replacing it keeps it aside as `<name> (not in history)`.
+   */
+  readonly notInHistory?: true
 }
 
 export interface MemoryFile {
@@ -240,10 +245,25 @@ export interface HistorySearchPage {
   readonly damaged: number
 }
 
+/**
+ * Something a change did not destroy because History holds no copy of it: moved beside its
+ * place as `<name> (not in history)` instead (virtual paths).
+ * - `not-in-history`: a file History never versioned (too large, or a name it cannot track);
+ * - `changed`: a file History holds, but not this version (saved outside Cairn since);
+ * - `folder`: files of a deleted folder History had no copy of, kept in a folder of that name.
+ */
+export interface KeptAsideEntry {
+  readonly path: string
+  readonly keptAs: string
+  readonly reason: 'not-in-history' | 'changed' | 'folder'
+}
+
 /** Result of a user edit or a restore: the commit it made, or null when nothing changed. */
 export interface ChangeResult {
   readonly commit: CommitSummary | null
   readonly message: string
+  /** What the change moved aside rather than destroy (absent when nothing was). */
+  readonly keptAside?: ReadonlyArray<KeptAsideEntry>
 }
 
 // ---------------------------------------------------------------- review
@@ -486,11 +506,19 @@ export interface Settings {
 }
 
 /** Settings as the renderer sees them: never the key itself. */
+/** Most characters of custom instructions (`settings:update` refuses more). */
+export const MAX_INSTRUCTIONS_CHARS = 20_000
+
+/** Most characters `settings:setApiKey` takes: Anthropic keys are about 100. */
+export const MAX_API_KEY_CHARS = 500
+
 export interface SettingsView extends Settings {
   readonly hasApiKey: boolean
   /** Where the key lives: OS keychain, plain-text fallback, this session only, the environment, or nowhere. */
   readonly apiKeySource: 'os' | 'plaintext' | 'memory' | 'env' | 'none'
   readonly dataDir: string
+  /** Set when settings.json could not be read (defaults stand in), in words for people. */
+  readonly settingsProblem?: string
 }
 
 export interface ModelInfo {

@@ -91,6 +91,40 @@ export function unreadableNotice(relative: string): Omit<MemoryNotice, 'id'> {
   }
 }
 
+/**
+ * Points the notices about a file History holds no copy of (too large, name not allowed,
+ * unreadable) at where a change moved it: a delete or restore that kept it aside, a rename.
+ * The old notice would name a path that now holds another file, or nothing. Virtual paths; a folder's move
+ * carries the notices of what is inside it.
+ */
+export function followMoves(
+  notices: Notices,
+  moves: ReadonlyArray<{ readonly from: string; readonly to: string }>,
+): void {
+  for (const { from, to } of moves) {
+    for (const notice of notices.list()) {
+      if (
+        notice.kind !== 'too-large' &&
+        notice.kind !== 'name-not-allowed' &&
+        notice.kind !== 'unreadable'
+      ) {
+        continue
+      }
+      if (notice.path !== from && !notice.path.startsWith(`${from}/`)) continue
+      // Text only (no path rules): such a name may be one the rules refuse (a backslash).
+      const moved = to + notice.path.slice(from.length)
+      const shown = notice.kind === 'too-large' ? (text: string) => text : escapeInvisible
+      notices.resolve(notice.kind, notice.path)
+      notices.raise({
+        kind: notice.kind,
+        path: moved,
+        message: notice.message.replace(shown(notice.path), shown(moved)),
+        commitOid: null,
+      })
+    }
+  }
+}
+
 /** The notices for what a scan left out (too large, a name the history refuses, unreadable). */
 export function scanNotices(report: {
   readonly tooLarge: ReadonlyArray<string>

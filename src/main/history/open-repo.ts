@@ -4,13 +4,14 @@ import { CairnError } from '../lib/errors'
 import type { Logger } from '../lib/logger'
 import { disk, isCode, listNames } from '../lib/disk'
 import { diskProblem } from '../lib/disk-errors'
-import { DIR_MODE, TEMP_FILE_PREFIX } from '../lib/folders'
+import { DIR_MODE, settleFolderSyncs, TEMP_FILE_PREFIX } from '../lib/folders'
 import { finishInterruptedMove } from './checkout'
-import { finishInterruptedRestore } from './restore-intent'
+import { finishInterruptedRestore, intentFileOf } from './restore-intent'
 import { DamagedHistoryError } from './damage'
 import { findLostTip, isReadableCommit, newerDescendant, otherRefs } from './find-tip'
 import { readMainRef } from './main-ref'
 import { IndexDamagedError, IndexFile, indexDirOf, type IndexEntry } from './index-file'
+import { folderAsHead } from './head-match'
 import { createObjectStore, initRepository, writeMainRef, type ObjectStore } from './object-store'
 import { removePackLeftovers } from './objects/pack-writer'
 import {
@@ -119,7 +120,7 @@ async function openOrRepair(options: OpenRepoOptions): Promise<OpenedRepo> {
     treeRebuilt: false,
     moveAbandoned: false,
   }
-  let state: (RepoState & { store: ObjectStore }) | null = null
+  let state: LoadedState | null = null
   if (exists(gitdir)) {
     try {
       state = await loadState(gitdir, workRoot, findings, options)
@@ -168,19 +169,28 @@ async function openOrRepair(options: OpenRepoOptions): Promise<OpenedRepo> {
     !findings.treeRebuilt
   let entry: IndexEntry | null
   try {
-    // A restore a kill interrupted is finished first, and committed as the restore it was.
-    if (!fresh) await finishInterruptedRestore(repo, options.logger)
-    entry = await repo.commit(
-      'all',
-      fresh
-        ? systemIntent('init', 'Start the history from the memory folder')
-        : outside
-          ? systemIntent('outside', 'Changes made outside Cairn while it was closed')
-          : systemIntent('recovery', 'Save changes found at start-up'),
-      // Temp files of interrupted writes go on the way (through the folders' handles): they
-      // were never part of the folder.
-      { report, verify: !fresh, removeTemp: true },
-    )
+    if (state.folderIsHead) {
+      // The folder was found to be exactly HEAD (its files' stored copies checked on the way,
+      // see head-match.ts): nothing to commit, and no restore was pending (it was looked for
+      // first). What open wrote before (a repair) is made durable, as a commit finding no
+      // change would.
+      entry = null
+      await Promise.all([repo.store.flush(), settleFolderSyncs()])
+    } else {
+      // A restore a kill interrupted is finished first, and committed as the restore it was.
+      if (!fresh) await finishInterruptedRestore(repo, options.logger)
+      entry = await repo.commit(
+        'all',
+        fresh
+          ? systemIntent('init', 'Start the history from the memory folder')
+          : outside
+            ? systemIntent('outside', 'Changes made outside Cairn while it was closed')
+            : systemIntent('recovery', 'Save changes found at start-up'),
+        // Temp files of interrupted writes go on the way (through the folders' handles): they
+        // were never part of the folder.
+        { report, verify: !fresh, removeTemp: true },
+      )
+    }
     repo.stats.save()
   } catch (error) {
     // Nothing of a failed open stays: left open, the log (its idle checkpoint armed by the
@@ -276,6 +286,9 @@ function recoveryReport(
   }
 }
 
+/** The state open starts the repo from; `folderIsHead` when the folder is exactly HEAD. */
+type LoadedState = RepoState & { readonly store: ObjectStore; readonly folderIsHead?: boolean }
+
 /**
  * Reads the history's state, repairing what can be repaired in place. Throws a
  * `DamagedHistoryError` when the history cannot be used at all (the caller sets it aside);
@@ -286,7 +299,7 @@ async function loadState(
   workRoot: string,
   findings: Findings,
   { logger, afterCrash = false, owns }: OpenRepoOptions,
-): Promise<RepoState & { store: ObjectStore }> {
+): Promise<LoadedState> {
   if (!isFolder(path.join(gitdir, 'objects'))) {
     throw new DamagedHistoryError('objects', 'no objects folder')
   }
@@ -311,7 +324,7 @@ async function loadState(
       return { store, head: null, root: emptyTree(), treeOid: EMPTY_TREE_OID, index, stats }
     }
     // A move just finished may have taken `main` back on purpose (a sync's switch): it stays.
-    return { store, ...(await loadHead(store, gitdir, head, findings, !moved)) }
+    return { store, ...(await loadHead(store, gitdir, workRoot, head, findings, !moved)) }
   } catch (error) {
     // Its packs are closed before the history is set aside (or open fails).
     store.close()
@@ -394,15 +407,16 @@ function newestEntry(index: IndexFile | null): IndexEntry | null {
   }
 }
 
-// HEAD's tree (rebuilt from the folder when damaged), the side index made to match HEAD, and
-// the stat cache.
+// HEAD's tree (made from the folder when it is exactly HEAD, rebuilt from the folder when
+// damaged), the side index made to match HEAD, and the stat cache.
 async function loadHead(
   store: ObjectStore,
   gitdir: string,
+  workRoot: string,
   found: string,
   findings: Findings,
   mayGoForward: boolean,
-): Promise<RepoState> {
+): Promise<RepoState & { readonly folderIsHead: boolean }> {
   // A `main` behind its own newer commits (a stale `packed-refs` line read for a lost loose
   // ref, or the ref put back to an older commit) goes forward to the newest, as a lost `main`
   // is found again: cutting the index to it would drop those commits from the history and
@@ -423,17 +437,32 @@ async function loadHead(
       await writeMainRef(gitdir, head)
     }
     const commit = await store.readCommit(head)
-    let root = treeFromOid(commit.tree)
-    try {
-      await loadAll(store, root)
-    } catch (error) {
-      if (!(error instanceof DamagedHistoryError)) throw error
-      // HEAD's tree is damaged: the scan of the folder rebuilds it (and rewrites the damaged
-      // objects, when the folder still holds what they held).
-      root = emptyTree()
-      findings.treeRebuilt = true
+    const stats = loadStats(gitdir)
+    // A restore a kill interrupted changes the folder before the scan at open: not the shortcut.
+    const same = exists(intentFileOf(gitdir))
+      ? null
+      : await folderAsHead(store, workRoot, stats, commit.tree)
+    let root = same?.root ?? treeFromOid(commit.tree)
+    if (!same) {
+      try {
+        await loadAll(store, root)
+      } catch (error) {
+        if (!(error instanceof DamagedHistoryError)) throw error
+        // HEAD's tree is damaged: the scan of the folder rebuilds it (and rewrites the damaged
+        // objects, when the folder still holds what they held).
+        root = emptyTree()
+        findings.treeRebuilt = true
+      }
     }
-    return { head, root, treeOid: commit.tree, index, stats: loadStats(gitdir) }
+    return {
+      head,
+      root,
+      treeOid: commit.tree,
+      index,
+      stats,
+      folderIsHead: same !== null,
+      unreadTrees: same?.unread ?? [],
+    }
   } catch (error) {
     index.close()
     throw error

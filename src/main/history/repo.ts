@@ -21,6 +21,7 @@ import {
   type TreeNode,
 } from './tree-state'
 import type { StatCache } from './stat-cache'
+import { mendUnreadTrees, type UnreadTree } from './head-match'
 import { keptVersion, MAX_VERSIONED_BYTES, scanPath, type ScanReport } from './work-tree'
 
 /** The id of git's empty tree. */
@@ -109,6 +110,12 @@ export interface Repo extends RepoView {
     intent: CommitIntent,
     options?: CommitOptions,
   ): Promise<IndexEntry | null>
+  /**
+   * Reads once the trees of HEAD open took on their loose file's stamp alone (damage beneath
+   * the file system keeps a stamp) and writes a damaged one again from the folder's bytes.
+   * Returns how many it wrote. Each commit runs it first; the history runs it when idle.
+   */
+  checkUnreadTrees(): Promise<number>
   /** Swaps in a rebuilt side index (which must end at `head()`); closes the old one. */
   replaceIndex(next: IndexFile): void
   /**
@@ -133,6 +140,8 @@ export interface RepoState {
   readonly treeOid: string
   readonly index: IndexFile
   readonly stats: StatCache
+  /** HEAD's trees open took on their loose file's stamp (see `folderAsHead`), to read once. */
+  readonly unreadTrees?: ReadonlyArray<UnreadTree>
 }
 
 export function createRepo(options: {
@@ -153,6 +162,15 @@ export function createRepo(options: {
   let root = head ? options.state.root : emptyTree()
   let treeOid = head ? options.state.treeOid : EMPTY_TREE_OID
 
+  let unreadTrees = options.state.unreadTrees ?? []
+  async function checkUnreadTrees(): Promise<number> {
+    if (unreadTrees.length === 0) return 0
+    const mended = await mendUnreadTrees(store, unreadTrees)
+    if (mended.length > 0) await store.flush()
+    unreadTrees = []
+    return mended.length
+  }
+
   async function commit(
     paths: ReadonlyArray<string> | 'all',
     intent: CommitIntent,
@@ -163,6 +181,8 @@ export function createRepo(options: {
       if (staged && (paths === 'all' || !paths.includes(staged.relative))) {
         throw new Error('a staged write must be one of the paths committed')
       }
+      // A commit reuses HEAD's trees by id: they are read before the first one builds on them.
+      await checkUnreadTrees()
       return await commitScanned(await scan(paths, commitOptions), intent, staged)
     } catch (error) {
       // Objects already written are complete files; make them durable or at least release them.
@@ -334,6 +354,7 @@ export function createRepo(options: {
     store,
     gitdir: store.gitdir,
     workRoot,
+    checkUnreadTrees,
     get index() {
       return index
     },

@@ -49,5 +49,6 @@ export async function restoreAll(
   return changeResult(
     made,
     `Restored the memory folder to ${versionOf(entry)}.${keptAsideNote(kept)}`,
+    kept,
   )
 }

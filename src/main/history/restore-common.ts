@@ -222,12 +222,33 @@ export async function inWorkTree<T>(
  * The answer of a restore: its commit and `message`, "Nothing changed." without one, or the
  * message with a note when its commit is owed (`'pending'`).
  */
-export function changeResult(entry: IndexEntry | null | 'pending', message: string): ChangeResult {
+export function changeResult(
+  entry: IndexEntry | null | 'pending',
+  message: string,
+  kept: ReadonlyArray<KeptAside> = [],
+): ChangeResult {
+  // What was kept aside goes with the result, so the window can say where it went.
+  const keptAside =
+    kept.length > 0
+      ? {
+          keptAside: kept.map(({ path, keptAs, changed }) => ({
+            path: toVirtual(path),
+            keptAs: toVirtual(keptAs),
+            reason: changed ? ('changed' as const) : ('not-in-history' as const),
+          })),
+        }
+      : {}
   if (entry === 'pending') {
-    return { commit: null, message: `${message} It will appear in History with the next change.` }
+    return {
+      commit: null,
+      message: `${message} It will appear in History with the next change.`,
+      ...keptAside,
+    }
   }
   const commit: CommitSummary | null = entry ? toSummary(entry) : null
-  return { commit, message: commit ? message : 'Nothing changed.' }
+  // A file kept aside is a change even when no commit was needed (history never held it).
+  const said = commit || kept.length > 0 ? message : 'Nothing changed.'
+  return { commit, message: said, ...keptAside }
 }
 
 /** The relative path of a file or folder a restore names (never the memory root itself). */

@@ -64,6 +64,7 @@ export async function restoreDeleted(
     return changeResult(
       made,
       `Brought back ${virtual} as of ${versionOf(repo.entry(from) ?? repo.index.at(i))}.${keptAsideNote(kept)}`,
+      kept,
     )
   }
   throw new CairnError('not-found', `No earlier version of ${virtual} is in the history.`)

@@ -58,8 +58,7 @@ export async function restoreFile(
     restoredFrom: oid,
   })
   const message = `Restored ${virtual} to ${versionOf(entry)}.${keptAsideNote(kept)}`
-  // History already named that version (the file had only grown too large): the folder
-  // changed all the same, and the person is told where the large file went.
-  if (made === null && kept.length > 0) return { commit: null, message }
-  return changeResult(made, message)
+  // With no commit (history already named that version: the file had only grown too large)
+  // the folder changed all the same, and the person is told where the large file went.
+  return changeResult(made, message, kept)
 }

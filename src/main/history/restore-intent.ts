@@ -204,6 +204,6 @@ async function eachFileOnEitherSide(
   }
 }
 
-function intentFileOf(gitdir: string): string {
+export function intentFileOf(gitdir: string): string {
   return path.join(gitdir, RESTORE_INTENT_FILE)
 }

@@ -68,7 +68,11 @@ export async function revert(
     () => readingVersion(oid, () => applyDeltas(repo, inverse), true),
     commit,
   )
-  return changeResult(made, `Undid the change of ${momentOf(entry.time)}.${keptAsideNote(kept)}`)
+  return changeResult(
+    made,
+    `Undid the change of ${momentOf(entry.time)}.${keptAsideNote(kept)}`,
+    kept,
+  )
 }
 
 /** A change named for people: its time and what it touched ("3 Nov, 14:02, notes.md"). */

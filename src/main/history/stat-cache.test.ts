@@ -3,7 +3,7 @@ import { mkdir, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { openRepo } from './open-repo'
-import { StatCache, statCacheOf } from './stat-cache'
+import { sameLoose, StatCache, statCacheOf, type LooseStamp } from './stat-cache'
 import { commitCount, folderFiles, fsck, headFiles, tempDataDir } from './test-helpers'
 import { openVersionedMemory } from './versioned-memory'
 
@@ -20,6 +20,13 @@ afterEach(() => cleanup())
 const memories = () => path.join(dataDir, 'memories')
 /** Ten seconds ago: far enough back that a file's stat can be trusted. */
 const past = () => new Date(Date.now() - 10_000)
+/** A loose file's stamp as an `lstat` would give it (`size` bytes). */
+const stamp = (size: number): LooseStamp => ({
+  size,
+  ino: 4242 + size,
+  ctimeMs: 1_700_000_000_123.456,
+  mtimeMs: 1_700_000_000_000.5,
+})
 
 async function put(relative: string, content: string, when = past()): Promise<void> {
   const file = path.join(memories(), relative)
@@ -140,11 +147,11 @@ describe('the stat cache file', () => {
     const saved = await recorded(file)
     // Hidden paths are not counted: a.md (1 byte), x.md (2), y.md (3), z.md (4).
     expect(saved.totals()).toEqual({ files: 4, bytes: 10 })
-    saved.noteObjectChecked('d1/x.md', 123_456)
+    saved.noteObjectChecked('d1/x.md', stamp(123_456))
     saved.save()
     const loaded = StatCache.load(file, later)
-    expect(loaded.checkedObjectBytes('d1/x.md')).toBe(123_456)
-    expect(loaded.checkedObjectBytes('a.md')).toBeUndefined()
+    expect(loaded.checkedObject('d1/x.md')).toEqual(stamp(123_456))
+    expect(loaded.checkedObject('a.md')).toBeNull()
     for (const [i, relative] of files.entries()) {
       expect(loaded.lookup(relative, statOf(relative))).toBe(oid(i + 1))
     }
@@ -180,7 +187,8 @@ describe('the stat cache file', () => {
     const two = new StatCache(second, later)
     two.record('a.md', statOf('a.md'), oid(2))
     two.save()
-    const header = 'cairn-stat 2\n'.length
+    // The header line and the count of tree records (none).
+    const header = 'cairn-stat 4\n'.length + 4
     const both = path.join(dataDir, 'both')
     writeFileSync(both, Buffer.concat([readFileSync(first), readFileSync(second).subarray(header)]))
     const loaded = StatCache.load(both, later)
@@ -188,6 +196,84 @@ describe('the stat cache file', () => {
     expect(loaded.totals()).toEqual({ files: 1, bytes: 3 })
     loaded.forget('a.md')
     expect(loaded.totals()).toEqual({ files: 0, bytes: 0 })
+  })
+})
+
+describe("the stat cache's tree records (HEAD's loose trees, checked whole)", () => {
+  const oid = (n: number) => n.toString(16).padStart(40, '0')
+
+  it('keeps exactly the last set given, through a save, beside the file entries', async () => {
+    await put('a.md', 'abc')
+    const file = path.join(dataDir, 'cairn-stat')
+    const cache = new StatCache(file, () => Date.now() + 60_000)
+    cache.record('a.md', lstatSync(path.join(memories(), 'a.md')), oid(1))
+    cache.keepTreesChecked(
+      new Map([
+        [oid(7), stamp(123)],
+        [oid(8), stamp(45_678)],
+      ]),
+    )
+    cache.save()
+    const loaded = StatCache.load(file, () => Date.now() + 60_000)
+    expect(loaded.checkedTree(oid(7))).toEqual(stamp(123))
+    expect(loaded.checkedTree(oid(8))).toEqual(stamp(45_678))
+    expect(loaded.lookup('a.md', lstatSync(path.join(memories(), 'a.md')))).toBe(oid(1))
+    // A new HEAD's trees replace the old ones' records.
+    loaded.keepTreesChecked(new Map([[oid(9), stamp(9)]]))
+    loaded.save()
+    const next = StatCache.load(file)
+    expect(next.checkedTree(oid(7))).toBeNull()
+    expect(next.checkedTree(oid(9))).toEqual(stamp(9))
+  })
+
+  it('tells a loose file written in place, copied or renamed over from the one checked', () => {
+    const checked = stamp(100)
+    expect(sameLoose(stamp(100), checked)).toBe(true)
+    for (const changed of [
+      { ...checked, size: 101 },
+      { ...checked, ino: checked.ino + 1 },
+      { ...checked, ctimeMs: checked.ctimeMs + 0.001 },
+      { ...checked, mtimeMs: checked.mtimeMs - 1 },
+    ]) {
+      expect(sameLoose(changed, checked)).toBe(false)
+    }
+    expect(sameLoose(checked, null)).toBe(false)
+  })
+
+  it('reads a file of format 2 for its files, with no loose file taken as checked', async () => {
+    await put('a.md', 'abc')
+    const file = path.join(dataDir, 'cairn-stat')
+    // Format 2, as the build before this one wrote it: one entry, its blob's loose file
+    // checked at 123 bytes.
+    const entry = Buffer.alloc(20 + 6 * 8 + 4)
+    const stats = lstatSync(path.join(memories(), 'a.md'))
+    Buffer.from(oid(1), 'hex').copy(entry, 0)
+    const numbers = [stats.size, stats.mtimeMs, stats.ctimeMs, stats.ino, Date.now() + 60_000]
+    for (const [i, value] of [...numbers, 123].entries()) entry.writeDoubleLE(value, 20 + i * 8)
+    entry.writeUInt32LE(4, 68)
+    writeFileSync(file, Buffer.concat([Buffer.from('cairn-stat 2\n'), entry, Buffer.from('a.md')]))
+    const loaded = StatCache.load(file)
+    expect(loaded.lookup('a.md', stats)).toBe(oid(1))
+    expect(loaded.checkedObject('a.md')).toBeNull()
+  })
+
+  it('takes format 3 (loose files known by size) and a torn tree section for no cache', async () => {
+    await put('a.md', 'abc')
+    const file = path.join(dataDir, 'cairn-stat')
+    const cache = new StatCache(file, () => Date.now() + 60_000)
+    cache.record('a.md', lstatSync(path.join(memories(), 'a.md')), oid(1))
+    cache.noteObjectChecked('a.md', stamp(50))
+    cache.keepTreesChecked(new Map([[oid(5), stamp(5)]]))
+    cache.save()
+    const raw = readFileSync(file)
+    writeFileSync(file, Buffer.concat([Buffer.from('cairn-stat 3\n'), raw.subarray(13)]))
+    const three = StatCache.load(file)
+    expect(three.lookup('a.md', lstatSync(path.join(memories(), 'a.md')))).toBeUndefined()
+    expect(three.checkedTree(oid(5))).toBeNull()
+    writeFileSync(file, Buffer.concat([Buffer.from('cairn-stat 4\n'), Buffer.from([5, 0, 0, 0])]))
+    const torn = StatCache.load(file)
+    expect(torn.totals()).toEqual({ files: 0, bytes: 0 })
+    expect(torn.checkedTree(oid(5))).toBeNull()
   })
 })
 

@@ -8,22 +8,33 @@
  * hashed: a file written in the same clock tick as its hash could change again unseen
  * ("racily clean" in git's words), so it is hashed again next time.
  *
- * Saved as `<gitdir>/cairn-stat` (rewritten whole, atomically): a header line, then per file
- *   20-byte oid | size, mtimeMs, ctimeMs, ino, checkedAt, objectBytes (6 x f64) | u32 path
- *   length | path
- * A missing or unreadable file (or one of an earlier format) is no harm: every file is then
- * hashed once.
+ * Saved as `<gitdir>/cairn-stat` (rewritten whole, atomically): a header line, a u32 count of
+ * tree records, each 20-byte oid | loose stamp (4 x f64), then per file
+ *   20-byte oid | size, mtimeMs, ctimeMs, ino, checkedAt (5 x f64) | loose stamp (4 x f64) |
+ *   u32 path length | path
+ * A missing or unreadable file is no harm: every file is then hashed once. Format 2 (no tree
+ * records, a blob's loose file known by its size alone) is read for its files, with no loose
+ * stamps: every stored copy is then read whole once. Format 3 (loose files known by size,
+ * written by a build that never shipped) reads as no cache.
  *
- * `objectBytes` is the size of the blob's loose object file when it was last checked whole
- * (-1: not checked, or packed): the check at open (`verify`) then costs one `lstat` per file
- * unless that size changed (a truncated or emptied object), when it is read and hashed.
+ * A loose stamp is what the blob's (or tree's) loose object file looked like when it was
+ * last read and hashed whole: size, inode, ctime, mtime (NaN: none, or packed). The check at
+ * open (`verify`, `head-match.ts`) then costs the one `lstat` it makes anyway, unless the
+ * stamp changed: a file cut short, written in place (a flipped byte, a zeroed tail), copied
+ * or renamed over changes its ctime or inode, and is read and hashed whole again. A power
+ * cut's damage is not the stamp's to find: the write-ahead log rewrites those files at open.
  */
 import type { Stats } from 'node:fs'
 import path from 'node:path'
 import { disk } from '../lib/disk'
 
-const HEADER = Buffer.from('cairn-stat 2\n')
-const FIXED = 20 + 6 * 8 + 4
+const HEADER = Buffer.from('cairn-stat 4\n')
+// The format before loose stamps: its files read, its object sizes not; never written.
+const HEADER_2 = Buffer.from('cairn-stat 2\n')
+const STAMP = 4 * 8
+const TREE_RECORD = 20 + STAMP
+const FIXED = 20 + 5 * 8 + STAMP + 4
+const FIXED_2 = 20 + 6 * 8 + 4
 /** A file modified this close to its hash is hashed again (covers 2 s FAT timestamps). */
 const RACY_MS = 3000
 
@@ -34,8 +45,30 @@ interface Entry {
   readonly ctimeMs: number
   readonly ino: number
   readonly checkedAt: number
-  /** See the file's comment; -1 when unknown. */
-  objectBytes: number
+  /** See the file's comment; null when unknown. */
+  object: LooseStamp | null
+}
+
+/**
+ * What identifies a loose object file as the one read whole (see the file's comment). An
+ * `lstat`'s `Stats` is one.
+ */
+export interface LooseStamp {
+  readonly size: number
+  readonly ino: number
+  readonly ctimeMs: number
+  readonly mtimeMs: number
+}
+
+/** True when `now` is the file `then` described (never for an unknown one). */
+export function sameLoose(now: LooseStamp, then: LooseStamp | null | undefined): boolean {
+  return (
+    !!then &&
+    now.size === then.size &&
+    now.ino === then.ino &&
+    now.ctimeMs === then.ctimeMs &&
+    now.mtimeMs === then.mtimeMs
+  )
 }
 
 /** Files and bytes of the folder (regular files; hidden ones not counted, as the Memory tool's limits). */
@@ -46,6 +79,8 @@ export interface FolderTotals {
 
 export class StatCache {
   private readonly entries = new Map<string, Entry>()
+  /** Tree id -> its loose file's stamp when it was last checked whole (HEAD's trees only). */
+  private trees: ReadonlyMap<string, LooseStamp> = new Map()
   /**
    * Folder -> how many entries lie under it (so forgetting a folder nothing is under is
    * free), and the folder's totals: worked out from the entries when first needed, then kept
@@ -73,15 +108,29 @@ export class StatCache {
       // read and hashed again instead. Nothing is taken as unchanged that was not seen so.
       return cache
     }
-    if (!raw.subarray(0, HEADER.length).equals(HEADER)) return cache
+    const current = raw.subarray(0, HEADER.length).equals(HEADER)
+    if (!current && !raw.subarray(0, HEADER_2.length).equals(HEADER_2)) return cache
     // Numbers through a DataView: at open (one entry per file) its reads cost a fraction of
     // Buffer's readDoubleLE, which runs as plain JavaScript before it is optimized.
     const view = new DataView(raw.buffer, raw.byteOffset, raw.byteLength)
     let at = HEADER.length
-    while (at + FIXED <= raw.length) {
-      const length = view.getUint32(at + 68, true)
-      if (at + FIXED + length > raw.length) break
-      const relative = raw.toString('utf8', at + FIXED, at + FIXED + length)
+    if (current) {
+      if (at + 4 > raw.length) return cache
+      const count = view.getUint32(at, true)
+      at += 4
+      if (at + count * TREE_RECORD > raw.length) return cache
+      const trees = new Map<string, LooseStamp>()
+      for (let n = 0; n < count; n++, at += TREE_RECORD) {
+        const stamp = stampAt(view, at + 20)
+        if (stamp) trees.set(raw.toString('hex', at, at + 20), stamp)
+      }
+      cache.trees = trees
+    }
+    const fixed = current ? FIXED : FIXED_2
+    while (at + fixed <= raw.length) {
+      const length = view.getUint32(at + fixed - 4, true)
+      if (at + fixed + length > raw.length) break
+      const relative = raw.toString('utf8', at + fixed, at + fixed + length)
       // The last entry of a path wins, as `set` would have it.
       cache.entries.set(relative, {
         oid: raw.toString('hex', at, at + 20),
@@ -90,9 +139,9 @@ export class StatCache {
         ctimeMs: view.getFloat64(at + 36, true),
         ino: view.getFloat64(at + 44, true),
         checkedAt: view.getFloat64(at + 52, true),
-        objectBytes: view.getFloat64(at + 60, true),
+        object: current ? stampAt(view, at + 60) : null,
       })
-      at += FIXED + length
+      at += fixed + length
     }
     cache.dirty = false
     return cache
@@ -128,7 +177,7 @@ export class StatCache {
       ctimeMs: stats.ctimeMs,
       ino: stats.ino,
       checkedAt: this.now(),
-      objectBytes: -1,
+      object: null,
     })
   }
 
@@ -146,21 +195,35 @@ export class StatCache {
       ctimeMs: Number.NaN,
       ino: Number.NaN,
       checkedAt: this.now(),
-      objectBytes: -1,
+      object: null,
     })
   }
 
-  /** The loose object size recorded when `relative`'s blob was last checked whole. */
-  checkedObjectBytes(relative: string): number | undefined {
-    const bytes = this.entries.get(relative)?.objectBytes
-    return bytes === undefined || bytes < 0 ? undefined : bytes
+  /** The loose file's stamp recorded when `relative`'s blob was last checked whole. */
+  checkedObject(relative: string): LooseStamp | null {
+    return this.entries.get(relative)?.object ?? null
   }
 
-  /** Records that `relative`'s blob was checked whole, its loose file `bytes` long. */
-  noteObjectChecked(relative: string, bytes: number): void {
+  /** Records that `relative`'s blob was checked whole, its loose file as `stamp` describes. */
+  noteObjectChecked(relative: string, stamp: LooseStamp): void {
     const entry = this.entries.get(relative)
-    if (!entry || entry.objectBytes === bytes) return
-    entry.objectBytes = bytes
+    if (!entry || sameLoose(stamp, entry.object)) return
+    entry.object = stampOf(stamp)
+    this.dirty = true
+  }
+
+  /** The loose file's stamp recorded when the tree `oid` was last checked whole. */
+  checkedTree(oid: string): LooseStamp | null {
+    return this.trees.get(oid) ?? null
+  }
+
+  /**
+   * Keeps `checked` (tree id -> loose stamp, as checked now) as the only tree records: those of
+   * HEAD's trees, so the records never outgrow one version of the folder.
+   */
+  keepTreesChecked(checked: ReadonlyMap<string, LooseStamp>): void {
+    if (sameRecords(this.trees, checked)) return
+    this.trees = new Map([...checked].map(([oid, stamp]) => [oid, stampOf(stamp)]))
     this.dirty = true
   }
 
@@ -193,7 +256,15 @@ export class StatCache {
    */
   save(): void {
     if (!this.dirty) return
-    const parts: Buffer[] = [HEADER]
+    const trees = Buffer.allocUnsafe(4 + this.trees.size * TREE_RECORD)
+    trees.writeUInt32LE(this.trees.size, 0)
+    let at = 4
+    for (const [oid, stamp] of this.trees) {
+      trees.write(oid, at, 20, 'hex')
+      writeStamp(trees, at + 20, stamp)
+      at += TREE_RECORD
+    }
+    const parts: Buffer[] = [HEADER, trees]
     for (const [relative, entry] of this.entries) {
       const name = Buffer.from(relative, 'utf8')
       const fixed = Buffer.allocUnsafe(FIXED)
@@ -203,8 +274,8 @@ export class StatCache {
       fixed.writeDoubleLE(entry.ctimeMs, 36)
       fixed.writeDoubleLE(entry.ino, 44)
       fixed.writeDoubleLE(entry.checkedAt, 52)
-      fixed.writeDoubleLE(entry.objectBytes, 60)
-      fixed.writeUInt32LE(name.length, 68)
+      writeStamp(fixed, 60, entry.object)
+      fixed.writeUInt32LE(name.length, FIXED - 4)
       parts.push(fixed, name)
     }
     const temp = `${this.file}.tmp`
@@ -266,6 +337,39 @@ function count(counts: Counts, relative: string, entry: Entry, sign: 1 | -1): vo
   if (counted(relative)) {
     counts.files += sign
     counts.bytes += sign * entry.size
+  }
+}
+
+function sameRecords(
+  a: ReadonlyMap<string, LooseStamp>,
+  b: ReadonlyMap<string, LooseStamp>,
+): boolean {
+  if (a.size !== b.size) return false
+  for (const [oid, stamp] of b) if (!sameLoose(stamp, a.get(oid))) return false
+  return true
+}
+
+// Only the four numbers (a `Stats` given would keep all of its own alive).
+function stampOf({ size, ino, ctimeMs, mtimeMs }: LooseStamp): LooseStamp {
+  return { size, ino, ctimeMs, mtimeMs }
+}
+
+function writeStamp(out: Buffer, at: number, stamp: LooseStamp | null): void {
+  out.writeDoubleLE(stamp ? stamp.size : Number.NaN, at)
+  out.writeDoubleLE(stamp ? stamp.ino : Number.NaN, at + 8)
+  out.writeDoubleLE(stamp ? stamp.ctimeMs : Number.NaN, at + 16)
+  out.writeDoubleLE(stamp ? stamp.mtimeMs : Number.NaN, at + 24)
+}
+
+// NaN (or a size below 1: no loose object is empty) reads as no stamp, so never as checked.
+function stampAt(view: DataView, at: number): LooseStamp | null {
+  const size = view.getFloat64(at, true)
+  if (!(size > 0)) return null
+  return {
+    size,
+    ino: view.getFloat64(at + 8, true),
+    ctimeMs: view.getFloat64(at + 16, true),
+    mtimeMs: view.getFloat64(at + 24, true),
   }
 }
 

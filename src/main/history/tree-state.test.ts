@@ -63,6 +63,33 @@ describe('tree keys', () => {
     )
   })
 
+  it("put a tree's entries in the order of their keys' UTF-8 bytes (folders as name/)", () => {
+    const entry = fc.record({
+      name: fc.oneof(name, fc.string({ unit: 'binary', minLength: 1 })),
+      kind: fc.constantFrom('blob' as const, 'tree' as const),
+    })
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(entry, { selector: (e) => e.name.replace(/[/\0]/g, '_') }),
+        (list) => {
+          const entries = list.map(({ name: entryName, kind }, i) => ({
+            name: entryName.replace(/[/\0]/g, '_'),
+            kind,
+            oid: i.toString(16).padStart(40, '0'),
+            mode: kind === 'tree' ? '40000' : '100644',
+          }))
+          const key = (e: (typeof entries)[number]) =>
+            Buffer.from(e.kind === 'tree' ? `${e.name}/` : e.name)
+          const expected = [...entries].sort((a, b) => Buffer.compare(key(a), key(b)))
+          const { idAt } = serializeTreeEncoded(entries)
+          const order = [...idAt].sort((a, b) => a[1] - b[1]).map(([entryName]) => entryName)
+          expect(order).toEqual(expected.map((e) => e.name))
+        },
+      ),
+      { numRuns: 1000 },
+    )
+  })
+
   it('locate each id where a parse of the serialized tree finds it', () => {
     const entry = fc.record({
       name,

@@ -14,6 +14,7 @@ import {
   removeSecrets,
   unexpectedFailure,
   type MadeChange,
+  type MemoryExecution,
   type MemoryLimits,
   type MemoryMutation,
   type MemoryPolicy,
@@ -30,7 +31,7 @@ import { IndexDamagedError, IndexFile, replaceIndexDir } from './index-file'
 import { compareCommits, diffFile, readAt, readBytesAt, showCommit } from './inspect'
 import { createLookup } from './lookup'
 import { createMaintainer, PackFolderGate, type MaintenanceSettings } from './maintainer'
-import { createNotices, keptAsideNotice, scanNotices, secretNotices } from './notices'
+import { createNotices, followMoves, keptAsideNotice, scanNotices, secretNotices } from './notices'
 import { openRepo, owedMarkerOf } from './open-repo'
 import {
   commitOutsideChanges,
@@ -191,6 +192,11 @@ async function openLocked(
     // The side index was checked at open by its structure and newest entry; the rest of it is
     // checked at the first idle moment, and rebuilt from the commits (then swapped in) if off.
     verify: async (pause) => {
+      // HEAD's trees open took on their file's stamp alone are read now, not by a first commit.
+      const mended = await queue.run(() => repo.checkUnreadTrees())
+      if (mended > 0) {
+        logger.warn(`${mended} of HEAD's trees were damaged on disk; written again from the folder`)
+      }
       if (await checkIndex(repo.store, repo.index, pause)) return
       logger.warn('The history index does not match the commits; it is rebuilt from them')
       const dir = repo.index.dir
@@ -478,6 +484,7 @@ async function openLocked(
       describe: afterRun !== undefined,
       ...(dryRun ? {} : { tree }),
     })
+    if (!result.isError) followMoves(notices, movesOf(result))
     const done = staged.outcome
     if (result.isError || !result.mutation) return { ...result, commit: null }
     const { made, ...answer } = result
@@ -541,6 +548,10 @@ async function openLocked(
       exclusive(async () => {
         const result = await indexed(task)
         tool.invalidateUsage()
+        followMoves(
+          notices,
+          (result.keptAside ?? []).map(({ path, keptAs }) => ({ from: path, to: keptAs })),
+        )
         return result
       }, touched),
     )
@@ -927,4 +938,15 @@ function touchedByUserPath(virtual: string): ReadonlyArray<string> {
 
 function normalize(virtual: string): string {
   return toVirtual(toRelative(virtual))
+}
+
+// Where a command moved what it moved: what it kept aside, and a rename's file or folder.
+function movesOf(
+  result: MemoryExecution,
+): ReadonlyArray<{ readonly from: string; readonly to: string }> {
+  const kept = (result.keptAside ?? []).map(({ path, keptAs }) => ({ from: path, to: keptAs }))
+  const mutation = result.mutation
+  if (mutation?.command !== 'rename') return kept
+  const [from, to] = mutation.paths
+  return from && to ? [...kept, { from, to }] : kept
 }

@@ -13,7 +13,7 @@ import {
 import { MAX_VIEW_FILE_BYTES } from '../memory'
 import { entryNameProblem } from './damage'
 import type { ObjectStore } from './object-store'
-import type { StatCache } from './stat-cache'
+import { sameLoose, type StatCache } from './stat-cache'
 import { childrenOf, type Node, type TreeNode } from './tree-state'
 
 /**
@@ -169,7 +169,7 @@ function scanEntry(
     const known = context.stats?.lookup(relative, stats)
     if (known !== undefined) {
       // Unchanged since it was hashed: its stored copy is only checked at open (`verify`).
-      const cheap = context.verify ? storedCopyCheck(scan, relative, known) : true
+      const cheap = context.verify ? storedCopyCheck(store, context.stats, relative, known) : true
       if (cheap !== true)
         return checkedOrScanned(scan, folder, relative, name, stats, previous, known, cheap)
       const node = unchangedNode(store, previous, known)
@@ -218,9 +218,9 @@ async function checkedOrScanned(
   stats: Stats,
   previous: Node | null,
   oid: string,
-  looseBytes: number | null,
+  loose: Stats | null,
 ): Promise<Node | null> {
-  if (await storedCopyIntact(scan, relative, oid, looseBytes)) {
+  if (await storedCopyIntact(scan.store, scan.context.stats, relative, oid, loose)) {
     const node = unchangedNode(scan.store, previous, oid)
     if (node) return node
   }
@@ -289,35 +289,40 @@ async function scanChildFolder(
 
 /**
  * The check at open of an unchanged file's stored copy, kept cheap: a packed one by its pack
- * index; a loose one by its size when it was last checked whole (one `lstat`). True when that
- * settles it; otherwise the size of its loose file (null: none), for `storedCopyIntact`.
+ * index; a loose one by its stamp (size, inode, ctime, mtime) when it was last checked whole
+ * (one `lstat`): a file written in place, copied or renamed over since has another. True when
+ * that settles it; otherwise its loose file's `Stats` (null: none), for `storedCopyIntact`.
  */
-function storedCopyCheck(scan: Scan, relative: string, oid: string): true | number | null {
-  const { store, context } = scan
+export function storedCopyCheck(
+  store: ObjectStore,
+  stats: StatCache | null | undefined,
+  relative: string,
+  oid: string,
+): true | Stats | null {
   // Packed first: reads take the pack's copy before any loose one, so a packed blob needs no
   // `lstat` of a loose file it most often does not have (one per file, at every open).
   if (store.db.inPack(oid)) return true
-  const bytes = store.looseBytes(oid)
-  if (bytes !== null && bytes > 0 && bytes === context.stats?.checkedObjectBytes(relative)) {
+  const loose = store.looseStat(oid)
+  if (loose && loose.size > 0 && stats && sameLoose(loose, stats.checkedObject(relative))) {
     return true
   }
-  return bytes
+  return loose
 }
 
 /**
- * The rest of the check when `storedCopyCheck` did not settle it: the loose copy (of
- * `looseBytes`, null: none) read and hashed whole, and its size then remembered.
+ * The rest of the check when `storedCopyCheck` did not settle it: the loose copy (`loose`,
+ * null: none) read and hashed whole, and its stamp then remembered.
  */
-async function storedCopyIntact(
-  scan: Scan,
+export async function storedCopyIntact(
+  store: ObjectStore,
+  stats: StatCache | null | undefined,
   relative: string,
   oid: string,
-  looseBytes: number | null,
+  loose: Stats | null,
 ): Promise<boolean> {
-  const { store, context } = scan
-  if (looseBytes === null) return store.isIntact(oid)
+  if (loose === null) return store.isIntact(oid)
   if (!(await store.isIntact(oid))) return false
-  context.stats?.noteObjectChecked(relative, looseBytes)
+  stats?.noteObjectChecked(relative, loose)
   return true
 }
 

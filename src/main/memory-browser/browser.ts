@@ -1,7 +1,7 @@
 import type { Stats } from 'node:fs'
 import path from 'node:path'
 import type { MemoryEntry, MemoryFile, MemorySearchHit } from '../../shared/types'
-import { segmentsOf, toRelative, toVirtual, type VersionedMemory } from '../history'
+import { keepsNoCopy, segmentsOf, toRelative, toVirtual, type VersionedMemory } from '../history'
 import { disk, isCode, OPEN } from '../lib/disk'
 import { CairnError } from '../lib/errors'
 import { Folder, FolderTree, sameEntry } from '../lib/folders'
@@ -49,6 +49,8 @@ function walk(folder: Folder, relative: string, into: MemoryEntry[]): number {
         kind: 'file',
         size: stats.size,
         modifiedAt: stats.mtimeMs,
+        // So that a delete's confirmation can say the file will be kept aside, not lost.
+        ...(keepsNoCopy(dirent.name, stats) ? { notInHistory: true as const } : {}),
       })
       total += stats.size
     } else if (stats?.isDirectory()) {

@@ -2,7 +2,7 @@
  * The person's own edits from the memory browser: the Memory tool's commands, run through
  * the versioned memory (same rules, same queue, one commit each) with the author "You".
  */
-import type { ChangeResult } from '../../shared/types'
+import type { ChangeResult, KeptAsideEntry } from '../../shared/types'
 import type { ExecuteOptions, ExecuteOutcome, Origin, VersionedMemory } from '../history'
 import { CairnError } from '../lib/errors'
 
@@ -51,10 +51,47 @@ async function change(
 ): Promise<ChangeResult> {
   const outcome = await execute(input, USER, options)
   if (outcome.isError) throw refusal(outcome)
+  // What was moved aside rather than destroyed is said, and named, with the result.
+  const kept = outcome.keptAside ?? []
+  const keptAside = kept.length > 0 ? { keptAside: kept } : {}
+  // A file delete that kept the file aside deleted nothing: it is not said to have.
+  const keptInstead =
+    input.command === 'delete' && kept.some((k) => k.path === input.path && k.reason !== 'folder')
+  const said = keptInstead
+    ? kept
+        .map(
+          (k) =>
+            `History has no copy of ${k.path}, so instead of being deleted it was kept as ${k.keptAs}.`,
+        )
+        .join(' ')
+    : done + kept.map(keptSentence).join('')
   if (outcome.commitPending) {
-    return { commit: null, message: `${done} It will appear in History with the next change.` }
+    return {
+      commit: null,
+      message: `${said} It will appear in History with the next change.`,
+      ...keptAside,
+    }
   }
-  return { commit: outcome.commit, message: outcome.commit ? done : 'Nothing changed.' }
+  if (outcome.commit) return { commit: outcome.commit, message: said, ...keptAside }
+  if (kept.length > 0) return { commit: null, message: said, ...keptAside }
+  // No commit though the folder changed: a file History keeps no copy of was moved.
+  if (outcome.mutation?.command === 'rename') {
+    return {
+      commit: null,
+      message: `${done} History keeps no copy of it, so the change is not in History and cannot be undone.`,
+    }
+  }
+  return { commit: null, message: 'Nothing changed.' }
+}
+
+function keptSentence({ path, keptAs, reason }: KeptAsideEntry): string {
+  if (reason === 'folder') {
+    return ` It held files History has no copy of; they were kept in ${keptAs}.`
+  }
+  if (reason === 'changed') {
+    return ` ${path} had been changed outside Cairn since History saw it, so that version was kept as ${keptAs}.`
+  }
+  return ` History has no copy of ${path}, so it was kept as ${keptAs}.`
 }
 
 // The tool's messages are written for Claude ("Error: …"); people get the same words

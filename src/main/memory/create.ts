@@ -116,5 +116,8 @@ export async function create(
     throw error
   }
   ctx.usage.add(change.files, change.bytes)
-  return success(message, mutation, made)
+  const result = success(message, mutation, made)
+  if (kept === null) return result
+  const keptAs = virtual.slice(0, virtual.lastIndexOf('/') + 1) + kept
+  return { ...result, keptAside: [{ path: virtual, keptAs, reason: 'not-in-history' }] }
 }

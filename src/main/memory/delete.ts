@@ -15,6 +15,7 @@ import {
   returnKeptEntries,
 } from './keep-aside'
 import { describeMove, planMove } from './plan'
+import type { KeptAsideEntry } from '../../shared/types'
 import type { MemoryExecution } from './types'
 import { isCounted, measure } from './usage'
 
@@ -74,6 +75,7 @@ export async function deletePath(
   }
   const made = ctx.describe ? describeMove(ctx, 'delete', target, kind, null) : undefined
   let keptNote = ''
+  let keptAside: KeptAsideEntry | null = null
   if (found.kind === 'file') {
     const now = parent.lstat(name)
     if (!now || !sameEntry(now, stats)) throw new ChangedUnderfootError()
@@ -83,6 +85,7 @@ export async function deletePath(
       // so the usage does not change.
       const kept = keepFileAside(parent, name, virtualDir(virtual))
       keptNote = `. It was not in the history, which a restore could not bring back, so it was kept as ${virtualDir(virtual)}${kept}.`
+      keptAside = { path: virtual, keptAs: virtualDir(virtual) + kept, reason: 'not-in-history' }
     } else {
       disk.unlinkSync(parent.entry(name))
       if (isCounted(stats.size)) ctx.usage.add(-1, -stats.size)
@@ -105,7 +108,11 @@ export async function deletePath(
         ctx.tree.forget(relative)
         ctx.usage.invalidate()
         parent.syncLater()
-        return success(message + keptMessage(virtual, keptHere), mutation, made)
+        return withKept(success(message + keptMessage(virtual, keptHere), mutation, made), {
+          path: virtual,
+          keptAs: virtualDir(virtual) + keptHere,
+          reason: 'folder',
+        })
       }
     }
     // Renamed aside first so the folder disappears at once.
@@ -129,7 +136,10 @@ export async function deletePath(
       if (kept) returnKeptEntries(parent, kept, name, keep)
       throw error
     }
-    if (kept) keptNote = keptMessage(virtual, kept)
+    if (kept) {
+      keptNote = keptMessage(virtual, kept)
+      keptAside = { path: virtual, keptAs: virtualDir(virtual) + kept, reason: 'folder' }
+    }
     const removed = await measure(parent.entry(aside))
     ctx.usage.add(-removed.files, -removed.bytes)
     try {
@@ -144,7 +154,12 @@ export async function deletePath(
   }
   // Durable before its commit is (settleFolderSyncs; best effort: it has happened either way).
   parent.syncLater()
-  return success(message + keptNote, mutation, made)
+  return withKept(success(message + keptNote, mutation, made), keptAside)
+}
+
+// The result, saying (for the person's own edits) what was moved aside.
+function withKept(result: MemoryExecution, kept: KeptAsideEntry | null): MemoryExecution {
+  return kept ? { ...result, keptAside: [kept] } : result
 }
 
 // What Claude is told of the entries of a deleted folder that were kept.

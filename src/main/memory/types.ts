@@ -3,7 +3,7 @@
  * (Shared between memory/, history/ and agent/; the handler itself lives in this folder.)
  */
 import type { MemoryErrorCode } from '../../shared/errors'
-import type { ChangePreview, CreateExistingPolicy } from '../../shared/types'
+import type { ChangePreview, CreateExistingPolicy, KeptAsideEntry } from '../../shared/types'
 import type { Stats } from 'node:fs'
 import type { FolderTree, StagedWrite } from '../lib/folders'
 
@@ -73,6 +73,8 @@ export interface MemoryExecution extends MemoryResult {
   readonly planned?: PlannedChange | null
   /** From `execute` with `describe` only: what the command changed (absent otherwise). */
   readonly made?: MadeChange
+  /** What the command moved aside rather than destroy, History holding no copy of it. */
+  readonly keptAside?: ReadonlyArray<KeptAsideEntry>
 }
 
 /** Policies that settings may change while the app runs. */

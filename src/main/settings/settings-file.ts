@@ -1,4 +1,5 @@
-import { readFile } from 'node:fs/promises'
+import { readFile, rename } from 'node:fs/promises'
+import path from 'node:path'
 import { z } from 'zod'
 import { settingFields } from '../../shared/contract'
 import type { Settings } from '../../shared/types'
@@ -32,32 +33,73 @@ const settingsSchema = z.object({
   expireAfterDays: settingFields.expireAfterDays.catch(DEFAULT_SETTINGS.expireAfterDays),
 })
 
+/** What `settings.json` held, and whether some of it could not be read. */
+export interface ReadSettings {
+  readonly settings: Settings
+  /**
+   * True when the file (or a value in it) could not be read and a default stands in: writing
+   * the settings back would lose what the person wrote there, so it is kept aside first.
+   */
+  readonly unreadable: boolean
+}
+
 /** Parses what `settings.json` held; anything unreadable becomes the default. */
 export function parseSettings(raw: string): Settings {
+  return readSettings(raw).settings
+}
+
+// Raw input: `{"model":"claude-sonnet-4-6","maxTokens":8192,"customInstructions":"…",…}`.
+function readSettings(raw: string): ReadSettings {
   let json: unknown
   try {
     json = JSON.parse(raw)
   } catch {
     // Not JSON at all (a hand edit gone wrong): every setting falls back to its default.
-    return DEFAULT_SETTINGS
+    return { settings: DEFAULT_SETTINGS, unreadable: true }
   }
-  if (typeof json !== 'object' || json === null || Array.isArray(json)) return DEFAULT_SETTINGS
-  return settingsSchema.parse(json)
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) {
+    return { settings: DEFAULT_SETTINGS, unreadable: true }
+  }
+  const fields = json as Record<string, unknown>
+  const unreadable = Object.entries(settingFields).some(
+    ([name, schema]) => name in fields && !schema.safeParse(fields[name]).success,
+  )
+  return { settings: settingsSchema.parse(json), unreadable }
 }
 
 /**
  * Reads `file`, falling back to the defaults when it is missing (a first start) or cannot be
- * read (told to `logger`).
+ * read (told to `logger`, and said in `unreadable`).
  */
-export async function readSettingsFile(file: string, logger: Logger): Promise<Settings> {
+export async function readSettingsFile(file: string, logger: Logger): Promise<ReadSettings> {
   let raw: string
   try {
     raw = await readFile(file, 'utf8')
   } catch (error) {
-    if (!isMissing(error)) logger.warn('Could not read settings.json; using the defaults', error)
-    return DEFAULT_SETTINGS
+    if (isMissing(error)) return { settings: DEFAULT_SETTINGS, unreadable: false }
+    logger.warn('Could not read settings.json; using the defaults', error)
+    return { settings: DEFAULT_SETTINGS, unreadable: true }
   }
-  return parseSettings(raw)
+  const read = readSettings(raw)
+  if (read.unreadable) {
+    logger.warn('settings.json holds something that is not a valid setting; defaults stand in')
+  }
+  return read
+}
+
+/**
+ * Renames an unreadable `file` aside as `settings.json.unreadable-<time>` (the hand-written
+ * text stays, for the person to copy from) before the settings are written over it. Returns
+ * the new name.
+ */
+export async function keepUnreadableAside(file: string, now = new Date()): Promise<string> {
+  const stamp = now
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z')
+  const kept = `${path.basename(file)}.unreadable-${stamp}`
+  await rename(file, path.join(path.dirname(file), kept))
+  return kept
 }
 
 /** Writes the settings atomically (never the API key: it is not part of `Settings`). */

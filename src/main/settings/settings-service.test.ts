@@ -9,6 +9,7 @@ import {
 } from './secret-store'
 import { DEFAULT_SETTINGS } from './settings-file'
 import { createSettingsService } from './settings-service'
+import { consoleLogger } from '../lib/logger'
 
 let dataDir: string
 
@@ -63,6 +64,58 @@ describe('settings service', () => {
     await writeFile(settingsFile(), JSON.stringify({ model: 'claude-opus-4-5', maxTokens: -3 }))
     const partial = createSettingsService({ dataDir, secretStore: createMemorySecretStore() })
     expect(await partial.get()).toEqual({ ...DEFAULT_SETTINGS, model: 'claude-opus-4-5' })
+  })
+
+  // Review hunt10-app D6: a settings.json broken by a hand edit read as the defaults, without a
+  // word, and the next change wrote the defaults over it: the custom instructions were gone.
+  it('keeps an unreadable settings.json aside before the first write, and says so', async () => {
+    const handWritten = `{ "customInstructions": "${'Always answer in French. '.repeat(40)}", }`
+    await writeFile(settingsFile(), handWritten)
+    const warnings: unknown[] = []
+    const logger = { ...consoleLogger, warn: (...args: unknown[]) => void warnings.push(args) }
+    const service = createSettingsService({
+      dataDir,
+      secretStore: createMemorySecretStore(),
+      logger,
+    })
+    const before = await service.view()
+    expect(before.customInstructions).toBe('')
+    expect(before.settingsProblem).toMatch(/could not be read/)
+    expect(before.settingsProblem).not.toContain(dataDir)
+    expect(warnings).toHaveLength(1)
+    // Reading changes nothing on disk.
+    expect(await readdir(dataDir)).toEqual(['settings.json'])
+
+    const after = await service.update({ theme: 'dark' })
+    const files = (await readdir(dataDir)).sort()
+    expect(files).toHaveLength(2)
+    const kept = files.find((name) => name.startsWith('settings.json.unreadable-'))!
+    expect(kept).toMatch(/^settings\.json\.unreadable-\d{8}T\d{6}Z$/)
+    expect(await readFile(path.join(dataDir, kept), 'utf8')).toBe(handWritten)
+    expect(JSON.parse(await readFile(settingsFile(), 'utf8'))).toMatchObject({ theme: 'dark' })
+    expect(after.settingsProblem).toContain(kept)
+
+    // Only once: the file written now is readable, and the next change writes over it.
+    await service.update({ theme: 'light' })
+    expect((await readdir(dataDir)).sort()).toEqual(files)
+  })
+
+  it('keeps aside a file with a value it could not take, so the value is not lost', async () => {
+    const handWritten = JSON.stringify({ customInstructions: 'x'.repeat(20_001), theme: 'dark' })
+    await writeFile(settingsFile(), handWritten)
+    const service = createSettingsService({ dataDir, secretStore: createMemorySecretStore() })
+    expect((await service.view()).settingsProblem).toBeDefined()
+    await service.update({ maxTokens: 1000 })
+    const kept = (await readdir(dataDir)).find((name) => name !== 'settings.json')!
+    expect(await readFile(path.join(dataDir, kept), 'utf8')).toBe(handWritten)
+  })
+
+  it('says nothing of a file it read whole', async () => {
+    await writeFile(settingsFile(), JSON.stringify({ theme: 'dark' }))
+    const service = createSettingsService({ dataDir, secretStore: createMemorySecretStore() })
+    expect((await service.view()).settingsProblem).toBeUndefined()
+    await service.update({ theme: 'light' })
+    expect(await readdir(dataDir)).toEqual(['settings.json'])
   })
 
   it('never writes the API key into settings.json', async () => {

@@ -3,7 +3,10 @@ import type { Settings, SettingsView } from '../../shared/types'
 import { consoleLogger, type Logger } from '../lib/logger'
 import { createSerialQueue } from '../lib/serial-queue'
 import type { SecretStore } from './secret-store'
-import { readSettingsFile, writeSettingsFile } from './settings-file'
+import { keepUnreadableAside, readSettingsFile, writeSettingsFile } from './settings-file'
+import { isMissing } from '../lib/disk'
+import { diskProblem } from '../lib/disk-errors'
+import { CairnError } from '../lib/errors'
 import { cleanApiKey, trimApiKey } from './api-key'
 
 export interface SettingsServiceOptions {
@@ -39,13 +42,23 @@ export function createSettingsService(options: SettingsServiceOptions): Settings
   const store = options.secretStore
   const logger = options.logger ?? consoleLogger
   let cached: Settings | null = null
+  // What the person is told while settings.json could not be read (or once it was kept aside).
+  let unreadable = false
+  let problem: string | null = null
 
   // One change at a time, in call order; a failed one does not block the next.
   const serial = createSerialQueue().run
   const envKey = (): string | null => nonEmpty(env['ANTHROPIC_API_KEY'])
 
   const get = async (): Promise<Settings> => {
-    cached ??= await readSettingsFile(file, logger)
+    if (cached) return cached
+    const read = await readSettingsFile(file, logger)
+    if (read.unreadable) {
+      unreadable = true
+      problem =
+        'Your settings file (settings.json in your data folder) could not be read, so the defaults are shown where it could not. Changing a setting keeps that file aside first, so nothing you wrote in it is lost.'
+    }
+    cached = read.settings
     return cached
   }
 
@@ -59,7 +72,26 @@ export function createSettingsService(options: SettingsServiceOptions): Settings
       hasApiKey: apiKeySource !== 'none',
       apiKeySource,
       dataDir: options.dataDir,
+      ...(problem ? { settingsProblem: problem } : {}),
     }
+  }
+
+  // Before the first write over a file that could not be read: what it held is kept.
+  const keepAside = async (): Promise<void> => {
+    try {
+      const kept = await keepUnreadableAside(file)
+      problem = `Your settings file could not be read, so it was kept as ${kept} in your data folder and the settings you see are now saved. Copy anything you need from it.`
+    } catch (error) {
+      if (!isMissing(error)) {
+        logger.warn('Could not keep the unreadable settings.json aside', error)
+        const reason = diskProblem(error)?.reason ?? 'of an unexpected file system error'
+        throw new CairnError(
+          'io-error',
+          `Settings were not saved: your settings file could not be read, and it could not be kept aside because ${reason}. Nothing was changed.`,
+        )
+      }
+    }
+    unreadable = false
   }
 
   return {
@@ -68,6 +100,7 @@ export function createSettingsService(options: SettingsServiceOptions): Settings
     update: (patch) =>
       serial(async () => {
         const next: Settings = { ...(await get()), ...definedOnly(patch) }
+        if (unreadable) await keepAside()
         await writeSettingsFile(file, next, logger)
         cached = next
         return view()

@@ -12,6 +12,7 @@ import { inflateSync } from 'node:zlib'
 import { DeltaError } from './delta'
 import { ObjectCache, PackError, PackFile, type ObjectKind, type RawObject } from './pack-file'
 import { PackIndex, PackIndexError } from './pack-index'
+import { packedRecordsSound } from './packed-crc'
 
 export type { ObjectKind, RawObject } from './pack-file'
 
@@ -179,6 +180,37 @@ export class ObjectDatabase {
       this.damagedInPack.add(oid)
       return false
     }
+  }
+
+  /**
+   * The cheap check of packed copies (open's, for HEAD's trees; see `packed-crc.ts`): each
+   * of `oids` a pack holds maps to true when its record is as written (its CRC-32), false when
+   * it is not (then noted as damaged, see `packedCopyDamaged`), null when this cannot tell (a
+   * delta, an index without CRC-32s): `checkPackedCopy` then. Objects no pack holds are left
+   * out.
+   */
+  packedRecordsSound(oids: ReadonlyArray<string>): Map<string, boolean | null> {
+    const result = new Map<string, boolean | null>()
+    let left = oids
+    for (const open of this.packList) {
+      if (left.length === 0) break
+      let found: Map<string, boolean | null>
+      try {
+        found = packedRecordsSound(open.index, open.pack, left)
+      } catch (error) {
+        // An index or record that cannot even be located: the full read says how.
+        if (!isFormatError(error)) throw error
+        for (const oid of left) result.set(oid, null)
+        break
+      }
+      for (const [oid, sound] of found) {
+        result.set(oid, sound)
+        if (sound === false) this.damagedInPack.add(oid)
+      }
+      // Reads take the first pack that holds an object: so does this check.
+      if (found.size > 0) left = left.filter((oid) => !found.has(oid))
+    }
+    return result
   }
 
   /** Every object whose packed copy failed its check (see `packedCopyDamaged`). */

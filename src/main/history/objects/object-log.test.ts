@@ -140,7 +140,7 @@ describe('the write-ahead log', () => {
   it("takes a commit's objects with one fsync of the log and none of their files", async () => {
     const store = await openStore()
     for (const oid of await writeBlobs(store, 'warm', 2))
-      expect(store.looseBytes(oid)).not.toBeNull()
+      expect(store.looseStat(oid)).not.toBeNull()
     const synced = recordFsyncs()
     const oids = await writeBlobs(store, 'batch', 4)
     expect(synced).toEqual([logPath(0)])

@@ -142,6 +142,21 @@ export class PackFile {
     return current
   }
 
+  /** Where the entries end (the trailer's offset). */
+  entriesEnd(): number {
+    return this.end
+  }
+
+  /** `length` bytes of the pack from `position`, as stored (one positioned read). */
+  readStored(position: number, length: number): Buffer {
+    if (position < 12 || position + length > this.end) {
+      throw new PackError('object offset outside the pack')
+    }
+    const out = Buffer.allocUnsafe(length)
+    this.readFully(out, length, position)
+    return out
+  }
+
   /** The type and size of the entry at `offset` without inflating it (deltas: the delta's size). */
   peek(offset: number): { code: number; size: number } {
     const header = this.header(offset)

@@ -70,7 +70,8 @@ export function Banner({
 export interface NoticeData {
   readonly id: number
   readonly message: string
-  readonly tone: 'success' | 'error'
+  /** `warning`: done, but not quite as asked (a file kept aside, say). */
+  readonly tone: 'success' | 'warning' | 'error'
   readonly action?: { readonly label: string; readonly run: () => void }
 }
 

@@ -19,6 +19,8 @@ export function ConfirmDialog(props: {
   readonly initialFocus?: 'confirm' | 'cancel' | 'field'
   readonly onConfirm: () => Promise<void> | void
   readonly onCancel: () => void
+  /** A third answer between Cancel and the confirm button (such as Discard). */
+  readonly alternative?: { readonly label: string; readonly run: () => void }
 }) {
   const ref = useModalDialog()
   const titleId = useId()
@@ -64,6 +66,16 @@ export function ConfirmDialog(props: {
           >
             Cancel
           </button>
+          {props.alternative && (
+            <button
+              type="button"
+              className="button"
+              onClick={props.alternative.run}
+              disabled={busy}
+            >
+              {props.alternative.label}
+            </button>
+          )}
           <button
             type="submit"
             className={`button ${props.tone === 'danger' ? 'button-danger' : 'button-primary'}`}

@@ -20,6 +20,11 @@ export async function unwrap<T>(result: Promise<ApiResult<T>>): Promise<T> {
 
 /** The message to show for anything thrown while talking to main. */
 export function errorMessage(error: unknown): string {
+  // A request main's schema refused: its text names channels and schema rules, for
+  // developers. Each screen checks its own limits first, in words; this is the backstop.
+  if (error instanceof ApiError && error.code === 'invalid-payload') {
+    return 'Cairn could not accept that: a value is outside what it allows. Nothing was changed.'
+  }
   if (error instanceof ApiError) return error.message
   return 'Something went wrong. Please try again.'
 }

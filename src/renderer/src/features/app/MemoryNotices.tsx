@@ -4,6 +4,9 @@ import { Banner } from '../../components/Banner'
 import { api, errorMessage, unwrap } from '../../lib/api'
 import { useNavigation } from '../../lib/navigation'
 
+// Notices about a file that the core moves along with the file.
+const FOLLOWS_FILE: ReadonlySet<MemoryNotice['kind']> = new Set(['too-large', 'name-not-allowed'])
+
 type Removal =
   | { readonly state: 'idle' | 'working' }
   | { readonly state: 'done' | 'failed'; readonly message: string }
@@ -26,7 +29,23 @@ export function MemoryNotices() {
         // The notices are a courtesy: without them the app works as before.
       },
     )
-    const stop = api().on('memory:notice', add)
+    // A notice about a file History keeps no copy of follows the file when a change moves
+    // it (a new notice, the old one resolved): the old one, naming a path that no longer
+    // holds that file, goes.
+    const follow = (notice: MemoryNotice) => {
+      add(notice)
+      unwrap(api().memory.notices()).then(
+        (list) => {
+          if (!live) return
+          const current = new Set(list.map((n) => n.id))
+          setNotices((shown) => shown.filter((n) => !FOLLOWS_FILE.has(n.kind) || current.has(n.id)))
+        },
+        () => {
+          // Kept as shown: a stale notice costs less than none.
+        },
+      )
+    }
+    const stop = api().on('memory:notice', follow)
     return () => {
       live = false
       stop()

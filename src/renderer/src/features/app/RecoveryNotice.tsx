@@ -16,34 +16,58 @@ const PRESENTATION: Readonly<
 /**
  * Tells the person when the core repaired its history: at start-up (`app:info`.recovery) or
  * later (`app:recovery`, e.g. edits made to the memory folder in another program, saved as
- * their own change), with a way to see the commit.
+ * their own change), with a way to see the commit. Each report stays until it is dismissed:
+ * a later one shows below, never in its place (the start-up report may be the only place
+ * that says where a damaged history was set aside). A later report of the same kind replaces
+ * the earlier one, so that outside edits saved one after another do not pile up.
  */
 export function RecoveryNotice({ initial }: { readonly initial: RecoveryReport | null }) {
   const { showHistory } = useNavigation()
-  const [report, setReport] = useState<RecoveryReport | null>(null)
-  const [dismissed, setDismissed] = useState<RecoveryReport | null>(null)
-  useEffect(() => api().on('app:recovery', setReport), [])
-  const shown = report ?? initial
-  if (!shown || shown === dismissed) return null
-  const { tone, title } = PRESENTATION[shown.kind]
-  return (
-    <Banner
-      tone={tone}
-      title={title}
-      onDismiss={() => setDismissed(shown)}
-      actions={
-        shown.commitOid && (
-          <button
-            type="button"
-            className="button button-small"
-            onClick={() => showHistory({ oid: shown.commitOid ?? undefined })}
-          >
-            View in History
-          </button>
-        )
-      }
-    >
-      {shown.message}
-    </Banner>
+  const [reports, setReports] = useState<ReadonlyArray<Shown>>(() =>
+    initial ? [{ id: 0, report: initial }] : [],
   )
+  useEffect(
+    () =>
+      api().on('app:recovery', (report) =>
+        setReports((shown) => [
+          ...shown.filter((earlier) => earlier.report.kind !== report.kind),
+          { id: (shown.at(-1)?.id ?? 0) + 1, report },
+        ]),
+      ),
+    [],
+  )
+  if (reports.length === 0) return null
+  return (
+    <div className="recovery-notices">
+      {reports.map(({ id, report }) => {
+        const { tone, title } = PRESENTATION[report.kind]
+        return (
+          <Banner
+            key={id}
+            tone={tone}
+            title={title}
+            onDismiss={() => setReports((shown) => shown.filter((entry) => entry.id !== id))}
+            actions={
+              report.commitOid && (
+                <button
+                  type="button"
+                  className="button button-small"
+                  onClick={() => showHistory({ oid: report.commitOid ?? undefined })}
+                >
+                  View in History
+                </button>
+              )
+            }
+          >
+            {report.message}
+          </Banner>
+        )
+      })}
+    </div>
+  )
+}
+
+interface Shown {
+  readonly id: number
+  readonly report: RecoveryReport
 }

@@ -141,12 +141,14 @@ export function ChatPane() {
     else stopWanted.current = true
   }, [conversationId, adoptedId])
 
-  // Escape stops the running turn (dialogs handle their own Escape first).
+  // Escape stops the running turn (dialogs handle their own Escape first), unless a field
+  // outside the chat takes it: a search box clears with Escape, an editor keeps its text.
   useEffect(() => {
     if (!running) return
     const onKey = (event: KeyboardEvent) => {
       if (event.key !== 'Escape' || event.defaultPrevented) return
       if (document.querySelector('dialog[open]')) return
+      if (!escapeStopsReply(event.target)) return
       event.preventDefault()
       stop()
     }
@@ -453,4 +455,16 @@ function Welcome({
       </div>
     </section>
   )
+}
+
+/**
+ * True when an Escape from `target` is meant for the chat: it comes from inside the chat pane
+ * (composer, transcript), from nowhere in particular (the page itself), or from a control
+ * outside the chat that has no use for Escape. A field elsewhere (the memory search, the
+ * memory editor, History's filters) uses Escape itself, and must not stop Claude's reply.
+ */
+function escapeStopsReply(target: EventTarget | null): boolean {
+  if (!(target instanceof Element) || target === document.body) return true
+  if (target.closest('main[aria-label="Chat"]')) return true
+  return !target.closest('input, textarea, select, [contenteditable="true"], [role="tree"]')
 }

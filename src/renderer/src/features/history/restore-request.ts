@@ -8,6 +8,7 @@ import { api } from '../../lib/api'
 import { knownSummary } from '../../lib/commit-summaries'
 import { sentence } from '../../lib/commit-words'
 import { displayPath, shortDateTime } from '../../lib/format'
+import { asideNameOf } from '../../lib/kept-aside'
 
 /** One restore, as a button asked for it (before the person confirms). */
 export type RestoreRequest =
@@ -42,7 +43,7 @@ export function describeRequest(
       return {
         title: `Restore ${displayPath(request.path)} to this version?`,
         body: [
-          `${displayPath(request.path)} will get back the content it had right after ${change}. Its current content is replaced.`,
+          `${displayPath(request.path)} will get back the content it had right after ${change}. Its current content is replaced, unless History has no copy of it (too large to version, or changed outside Cairn since): then it is kept beside it as “${asideNameOf(request.path)}”.`,
           undo,
         ],
         confirm: 'Restore file',
@@ -69,7 +70,7 @@ export function describeRequest(
       return {
         title: 'Restore all memory to this point?',
         body: [
-          `Every memory file is put back exactly as it was right after ${change}: files added since are removed, changed files get their earlier content, deleted files come back.`,
+          `Every memory file is put back exactly as it was right after ${change}: files added since are removed, changed files get their earlier content, deleted files come back. A file History has no copy of is kept beside its place as “<name> (not in history)”.`,
           undo,
         ],
         confirm: 'Restore all memory',

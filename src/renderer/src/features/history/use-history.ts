@@ -5,6 +5,7 @@ import type { BlameActions } from '../../components/BlameView'
 import type { DetailMode } from './CommitDetailView'
 import { api, errorMessage, unwrap } from '../../lib/api'
 import { loadSummaries } from '../../lib/commit-summaries'
+import { keptAsideWords } from '../../lib/kept-aside'
 import { useConversationTitles } from '../../lib/conversation-titles'
 import { useNavigation, type HistoryTarget } from '../../lib/navigation'
 import { useResource } from '../../lib/use-resource'
@@ -131,15 +132,20 @@ export function useHistory(target: HistoryTarget | null) {
 
   const afterChange = (result: ChangeResult, done: string) => {
     const commit = result.commit
+    // A file History had no copy of was kept aside, not replaced: where it went is said.
+    const kept = keptAsideWords(result.keptAside)
+    const tone = kept ? 'warning' : 'success'
     if (!commit) {
       show(
-        result.message || 'Nothing needed to change: memory already matches that version.',
-        'success',
+        kept
+          ? `${done}${kept}`
+          : result.message || 'Nothing needed to change: memory already matches that version.',
+        tone,
       )
       return
     }
     selectOid(commit.oid)
-    show(`${done} This can be undone.`, 'success', {
+    show(`${done}${kept} This can be undone.`, tone, {
       label: 'Undo',
       run: () => void undo(commit),
     })

@@ -8,6 +8,7 @@ import { icons } from '../../components/icons'
 import { useNow } from '../../lib/use-now'
 import { MarkdownView } from './MarkdownView'
 import { baseName, formatSize, isMarkdown } from './tree-model'
+import { keepLineEnds } from '../../lib/line-ends'
 
 export interface FileActions {
   save(path: string, content: string): Promise<boolean>
@@ -33,6 +34,8 @@ export function FileView(props: {
   readonly actions: FileActions
   readonly editing: boolean
   readonly onEditingChange: (editing: boolean) => void
+  /** The editor's text to save while it differs from the file (null: nothing unsaved). */
+  readonly onUnsaved?: (content: string | null) => void
   /** Memory as it was at this commit: nothing can be changed (null: memory now). */
   readonly at?: string | null
   readonly readOnly?: boolean
@@ -190,6 +193,7 @@ export function FileView(props: {
             if (await actions.save(path, content)) onEditingChange(false)
           }}
           onCancel={() => onEditingChange(false)}
+          onUnsaved={props.onUnsaved}
         />
       )}
       {!isDir && file && !editing && props.blame && file.kind === 'text' && (
@@ -311,15 +315,23 @@ function Editor(props: {
   readonly current: string
   readonly onSave: (content: string) => Promise<void>
   readonly onCancel: () => void
+  /** Told of every draft that differs from the file, so switching away can ask first. */
+  readonly onUnsaved?: (content: string | null) => void
 }) {
   const [initial] = useState(props.current)
   const [draft, setDraft] = useState(props.current)
   const [saving, setSaving] = useState(false)
+  const { onUnsaved } = props
+  useEffect(() => {
+    onUnsaved?.(draft === initial ? null : keepLineEnds(draft, initial))
+  }, [draft, initial, onUnsaved])
+  useEffect(() => () => onUnsaved?.(null), [onUnsaved])
   const save = async () => {
     if (saving) return
     setSaving(true)
     try {
-      await props.onSave(draft)
+      // The textarea gave every line end back as LF: a CRLF file stays CRLF (see line-ends).
+      await props.onSave(keepLineEnds(draft, initial))
     } finally {
       setSaving(false)
     }

@@ -1,6 +1,7 @@
 import { lazy, Suspense, useEffect, useMemo, useRef, useState } from 'react'
 import type { ApiResult, ChangeResult, MemoryEntry } from '../../../../shared/types'
 import { Banner, Notice, useNotice } from '../../components/Banner'
+import { ConfirmDialog } from '../../components/ConfirmDialog'
 import type { BlameActions } from '../../components/BlameView'
 import { ConversationLink } from '../../components/ConversationLink'
 import { useSummary } from '../../lib/commit-summaries'
@@ -14,6 +15,7 @@ import { useNow } from '../../lib/use-now'
 import { useResource } from '../../lib/use-resource'
 import { useNavigation } from '../../lib/navigation'
 import { displayPath, exactTime, shortDateTime } from '../../lib/format'
+import { keptAsideWords } from '../../lib/kept-aside'
 import { FileUseList } from './FileUseList'
 import { filesByUse, type FileOrder } from './file-use'
 import { FileView, type FileActions } from './FileView'
@@ -30,6 +32,11 @@ import './memory.css'
 const ComparePanel = lazy(() =>
   import('./ComparePanel').then((module) => ({ default: module.ComparePanel })),
 )
+
+/** Where the browser is asked to go: another file (and line), or memory at another reply. */
+type Switch =
+  | { readonly kind: 'path'; readonly path: string; readonly line: number | null }
+  | { readonly kind: 'then'; readonly then: ReturnType<typeof useNavigation>['memoryAt'] }
 
 type Dialog =
   | { readonly kind: 'new' }
@@ -57,26 +64,48 @@ const compareWithNow = (key: string) => unwrap(api().history.compare({ from: key
  */
 export function MemoryBrowser() {
   const navigation = useNavigation()
-  const then = navigation.memoryAt
-  const readOnly = then !== null
-  const tree = useResource(then ? `then:${then.at ?? 'empty'}` : 'now', loadTree)
   const [selected, setSelected] = useState<string | null>(navigation.memoryPath)
   const [requestedPath, setRequestedPath] = useState(navigation.memoryPath)
   const [highlightLine, setHighlightLine] = useState<number | null>(null)
   const [editing, setEditing] = useState(false)
+  // The editor's text while it differs from the file: switching away asks first (`leaving`).
+  const [unsaved, setUnsaved] = useState<string | null>(null)
+  const [leaving, setLeaving] = useState<Switch | null>(null)
   const [dialog, setDialog] = useState<Dialog | null>(null)
   const { notice, show, dismiss } = useNotice()
   const [query, setQuery] = useState('')
   const [split, setSplit] = useState(34)
   const [blame, setBlame] = useState(false)
   const [comparing, setComparing] = useState(false)
-  const [shownThen, setShownThen] = useState(then)
-  if (then !== shownThen) {
-    // Another reply's memory, or back to now: start without a comparison.
-    setShownThen(then)
-    setComparing(false)
+  const [shownThen, setShownThen] = useState(navigation.memoryAt)
+  const dirty = editing && unsaved !== null
+
+  /** Shows another file, or memory at another reply, closing the editor. */
+  const apply = (to: Switch) => {
+    if (to.kind === 'then') {
+      // Another reply's memory, or back to now: start without a comparison.
+      setShownThen(to.then)
+      setComparing(false)
+    } else {
+      setSelected(to.path)
+      setHighlightLine(to.line)
+    }
     setEditing(false)
+    setUnsaved(null)
   }
+  /** `apply`, unless the editor holds unsaved text: then the person is asked first. */
+  const request = (to: Switch) => {
+    if (to.kind === 'path' && to.path === selected && editing) setHighlightLine(to.line)
+    else if (dirty) setLeaving(to)
+    else apply(to)
+  }
+  if (navigation.memoryAt !== shownThen && leaving?.kind !== 'then') {
+    request({ kind: 'then', then: navigation.memoryAt })
+  }
+  // Memory as shown (it follows the navigation once unsaved text is dealt with).
+  const then = shownThen
+  const readOnly = then !== null
+  const tree = useResource(then ? `then:${then.at ?? 'empty'}` : 'now', loadTree)
   const thenCommit = useSummary(then?.at)
   const { titleOf } = useConversationTitles()
   const { openFullHistory, showReply } = navigation
@@ -97,11 +126,7 @@ export function MemoryBrowser() {
   // Another feature asked to open a file (e.g. a tool card): follow it.
   if (navigation.memoryPath !== requestedPath) {
     setRequestedPath(navigation.memoryPath)
-    if (navigation.memoryPath) {
-      setSelected(navigation.memoryPath)
-      setEditing(false)
-      setHighlightLine(null)
-    }
+    if (navigation.memoryPath) request({ kind: 'path', path: navigation.memoryPath, line: null })
   }
 
   const entries = useMemo(() => tree.value ?? [], [tree.value])
@@ -157,11 +182,7 @@ export function MemoryBrowser() {
     return found
   }, [then, changedSince])
 
-  const select = (path: string, line: number | null = null) => {
-    setSelected(path)
-    setHighlightLine(line)
-    setEditing(false)
-  }
+  const select = (path: string, line: number | null = null) => request({ kind: 'path', path, line })
 
   /** Runs a change, shows its result, and offers to undo it by reverting the commit. */
   const change = async (
@@ -171,9 +192,16 @@ export function MemoryBrowser() {
     try {
       const result = await unwrap(run())
       const commit = result.commit
+      // What was kept aside, never destroyed, is named (History cannot bring it back).
+      const kept = result.keptAside ?? []
+      const said = commit
+        ? done(result) + keptAsideWords(kept)
+        : kept.length > 0
+          ? keptAsideWords(kept).trim()
+          : result.message || 'Nothing changed.'
       show(
-        commit ? done(result) : result.message || 'Nothing changed.',
-        'success',
+        said,
+        kept.length > 0 ? 'warning' : 'success',
         commit
           ? {
               label: 'Undo',
@@ -183,6 +211,11 @@ export function MemoryBrowser() {
             }
           : undefined,
       )
+      // No commit, no `history:commit` event: a file History keeps no copy of still moved.
+      if (!commit) {
+        reloadTree()
+        stats.reload()
+      }
       return result
     } catch (error) {
       show(errorMessage(error), 'error')
@@ -437,6 +470,7 @@ export function MemoryBrowser() {
             actions={actions}
             editing={editing}
             onEditingChange={setEditing}
+            onUnsaved={setUnsaved}
             at={then?.at ?? null}
             readOnly={readOnly}
             blame={blame}
@@ -460,6 +494,36 @@ export function MemoryBrowser() {
         )}
       </div>
 
+      {leaving && selected && (
+        <ConfirmDialog
+          title={`Save your changes to ${displayPath(selected)}?`}
+          confirmLabel="Save"
+          onConfirm={async () => {
+            const saved = unsaved === null ? true : await actions.save(selected, unsaved)
+            const to = leaving
+            setLeaving(null)
+            if (saved) apply(to)
+            else if (to.kind === 'then') navigation.backToNow()
+          }}
+          alternative={{
+            label: 'Discard',
+            run: () => {
+              setLeaving(null)
+              apply(leaving)
+            },
+          }}
+          onCancel={() => {
+            setLeaving(null)
+            // Stay with the editor: memory now, as shown.
+            if (leaving.kind === 'then') navigation.backToNow()
+          }}
+        >
+          <p>
+            The editor holds changes to <code>{selected}</code> that are not saved yet. Save them as
+            a change by You, discard them, or cancel to keep editing.
+          </p>
+        </ConfirmDialog>
+      )}
       {dialog?.kind === 'new' && (
         <NewFileDialog
           folder={folderFor(selected, selectedEntry)}
@@ -511,11 +575,21 @@ export function MemoryBrowser() {
         <DeleteDialog
           path={dialog.path}
           kind={dialog.entryKind}
+          notInHistory={entries
+            .filter(
+              (entry) =>
+                entry.notInHistory &&
+                (entry.path === dialog.path || entry.path.startsWith(`${dialog.path}/`)),
+            )
+            .map((entry) => entry.path)}
           onCancel={() => setDialog(null)}
           onDelete={async () => {
             const result = await change(
               () => api().memory.delete({ path: dialog.path }),
-              () => `Deleted ${displayPath(dialog.path)}. You can bring it back from History.`,
+              (result) =>
+                result.keptAside?.length
+                  ? `Deleted ${displayPath(dialog.path)}. You can bring back what History holds of it from History.`
+                  : `Deleted ${displayPath(dialog.path)}. You can bring it back from History.`,
             )
             setDialog(null)
             if (result) setSelected(null)

@@ -2,6 +2,7 @@ import { useState } from 'react'
 import type { FileUse } from '../../../../shared/types'
 import { ConfirmDialog } from '../../components/ConfirmDialog'
 import { displayPath, relativeTime } from '../../lib/format'
+import { asideNameOf } from '../../lib/kept-aside'
 import { useNow } from '../../lib/use-now'
 
 /** Asks for the path (and optional first content) of a new memory file. */
@@ -59,14 +60,21 @@ export function RenameDialog(props: {
   )
 }
 
-/** Confirms deleting a file or a folder, and says how to get it back. */
+/**
+ * Confirms deleting a file or a folder, and says how to get it back. A file History keeps no
+ * copy of (`notInHistory`: too large to version, say) is not deleted but kept aside, and the
+ * dialog says so rather than promise History has it.
+ */
 export function DeleteDialog(props: {
   readonly path: string
   readonly kind: 'file' | 'dir'
+  /** The files at or under `path` that History keeps no copy of. */
+  readonly notInHistory: ReadonlyArray<string>
   readonly onDelete: () => Promise<void>
   readonly onCancel: () => void
 }) {
   const what = props.kind === 'dir' ? 'folder and everything in it' : 'file'
+  const unkept = props.notInHistory
   return (
     <ConfirmDialog
       title={`Delete ${displayPath(props.path)}?`}
@@ -75,10 +83,31 @@ export function DeleteDialog(props: {
       onConfirm={props.onDelete}
       onCancel={props.onCancel}
     >
-      <p>
-        This removes the {what} <code>{props.path}</code> from memory; Claude will no longer see it.
-      </p>
-      <p>Nothing is lost: its history is kept, and you can bring it back from History.</p>
+      {unkept.length > 0 && props.kind === 'file' ? (
+        <p>
+          History has no copy of <code>{props.path}</code> (it is too large to version, or its name
+          cannot be tracked), so it could not be brought back from History. It is not deleted: it
+          will be kept in its folder as <code>{asideNameOf(props.path)}</code>.
+        </p>
+      ) : (
+        <p>
+          This removes the {what} <code>{props.path}</code> from memory; Claude will no longer see
+          it.
+        </p>
+      )}
+      {unkept.length === 0 ? (
+        <p>Nothing is lost: its history is kept, and you can bring it back from History.</p>
+      ) : (
+        props.kind === 'dir' && (
+          <p>
+            History has no copy of {unkept.length === 1 ? 'one file' : `${unkept.length} files`} in
+            it ({unkept.map((path) => displayPath(path)).join(', ')}):{' '}
+            {unkept.length === 1 ? 'it' : 'they'} will be kept in{' '}
+            <code>{asideNameOf(props.path)}</code> beside it. The rest can be brought back from
+            History.
+          </p>
+        )
+      )}
     </ConfirmDialog>
   )
 }

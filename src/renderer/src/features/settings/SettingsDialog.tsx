@@ -1,11 +1,17 @@
 import { useEffect, useId, useState, type FormEvent, type ReactNode } from 'react'
-import type { ModelInfo, SettingsView, ThemeSetting } from '../../../../shared/types'
+import {
+  MAX_INSTRUCTIONS_CHARS,
+  type ModelInfo,
+  type SettingsView,
+  type ThemeSetting,
+} from '../../../../shared/types'
 import { Banner } from '../../components/Banner'
 import { Loading } from '../../components/Feedback'
 import { icons } from '../../components/icons'
 import { api, errorMessage, unwrap } from '../../lib/api'
 import { useNavigation } from '../../lib/navigation'
 import { useModalDialog } from '../../lib/use-modal-dialog'
+import { apiKeyProblem, instructionsCount, instructionsProblem } from './limits'
 import { useSettings } from './settings-context'
 import './settings.css'
 
@@ -43,6 +49,11 @@ export function SettingsDialog({ extraSections }: { readonly extraSections?: Rea
           </Banner>
         )}
         <Loading active={state.status === 'loading'} label="Loading settings…" />
+        {state.status === 'ready' && state.settings.settingsProblem && (
+          <Banner tone="warning" title="Your settings file could not be read">
+            {state.settings.settingsProblem}
+          </Banner>
+        )}
         {state.status === 'ready' && (
           <SettingsForm settings={state.settings} onClose={close} extra={extraSections} />
         )}
@@ -70,6 +81,11 @@ function ApiKeySection({ settings }: { readonly settings: SettingsView }) {
   const save = async (event: FormEvent) => {
     event.preventDefault()
     if (!key.trim()) return
+    const problem = apiKeyProblem(key)
+    if (problem) {
+      setNotice({ tone: 'error', text: `The key was not saved. ${problem}` })
+      return
+    }
     setBusy(true)
     try {
       await setApiKey(key.trim())
@@ -232,6 +248,11 @@ function SettingsForm({
   const save = async (event: FormEvent) => {
     event.preventDefault()
     if (!maxTokensValid || !expiryValid) return
+    const problem = instructionsProblem(draft.customInstructions)
+    if (problem) {
+      setNotice({ tone: 'error', text: `Settings were not saved. ${problem}` })
+      return
+    }
     setSaving(true)
     try {
       const saved = await update({
@@ -320,10 +341,22 @@ function SettingsForm({
               className="input textarea"
               rows={4}
               value={draft.customInstructions}
+              maxLength={MAX_INSTRUCTIONS_CHARS}
+              aria-describedby={`${id}-instructions-help`}
               placeholder="For example: Answer briefly. I work in Python and TypeScript."
               onChange={(event) => change('customInstructions', event.target.value)}
             />
-            <span className="field-help">Added to every conversation’s instructions.</span>
+            <span
+              id={`${id}-instructions-help`}
+              className="field-help"
+              data-error={draft.customInstructions.length >= MAX_INSTRUCTIONS_CHARS || undefined}
+            >
+              Added to every conversation’s instructions.{' '}
+              {instructionsCount(draft.customInstructions)}
+              {draft.customInstructions.length >= MAX_INSTRUCTIONS_CHARS &&
+                ': the most they can hold'}
+              .
+            </span>
           </label>
         </section>
 

@@ -1,0 +1,80 @@
+import { open as openFile, readdir } from 'node:fs/promises'
+import path from 'node:path'
+import type { Cairn } from './fixtures/harness'
+import { expect, shoot, test } from './fixtures/screens'
+import { HistoryPage } from './pages/history.page'
+import { MemoryPage } from './pages/memory.page'
+
+// Review hunt10-app D1: a delete or restore that keeps aside a file History holds no copy of
+// (one over 32 MB) promised "its history is kept" and answered "Nothing changed." or a
+// restore's own words. The window now says before and after where the file goes.
+
+/** A sparse file over the 32 MB History versions (instant, takes no disk space). */
+async function tooLarge(cairn: Cairn, name: string): Promise<void> {
+  const handle = await openFile(path.join(cairn.dataDir, 'memories', name), 'w')
+  await handle.truncate(33 * 1024 * 1024)
+  await handle.close()
+}
+
+for (const scheme of ['light', 'dark'] as const) {
+  test(`deleting a file History keeps no copy of says it is kept aside (${scheme})`, async ({
+    page,
+    cairn,
+  }) => {
+    await cairn.core.dispatch('memory:write', { path: '/memories/small.md', content: 'x\n' })
+    await tooLarge(cairn, 'big.log')
+    await page.emulateMedia({ colorScheme: scheme })
+    await cairn.open(page)
+    const memory = new MemoryPage(page)
+    await memory.openFile('big.log')
+    await memory.fileActions().getByRole('button', { name: 'Delete' }).click()
+    await expect(memory.dialog).toContainText('History has no copy of /memories/big.log')
+    await expect(memory.dialog).toContainText('kept in its folder as big (not in history).log')
+    await expect(memory.dialog).not.toContainText('its history is kept')
+    await shoot(page, cairn, `kept-aside-delete-dialog-${scheme}`)
+    await memory.dialog.getByRole('button', { name: 'Delete' }).click()
+    await expect(memory.notice).toHaveText(
+      'History has no copy of big.log, so it was kept as “big (not in history).log”.',
+    )
+    await expect(memory.notice).not.toContainText('Nothing changed')
+    // The notice about the file that cannot be versioned names it where it is now.
+    await expect(
+      page
+        .getByRole('main', { name: 'Chat' })
+        .getByRole('status', { name: 'A file is not versioned' }),
+    ).toHaveText(/^A file is not versioned\/memories\/big \(not in history\)\.log is not versioned/)
+    // No commit was made, yet the tree shows the file under its new name.
+    await expect(memory.item('big (not in history).log')).toBeVisible()
+    await expect(memory.item('big.log')).toHaveCount(0)
+    await shoot(page, cairn, `kept-aside-delete-notice-${scheme}`)
+    expect((await readdir(path.join(cairn.dataDir, 'memories'))).sort()).toEqual([
+      'big (not in history).log',
+      'small.md',
+    ])
+  })
+}
+
+test('a restore over a file History keeps no copy of names where it went', async ({
+  page,
+  cairn,
+}) => {
+  await cairn.core.dispatch('memory:write', { path: '/memories/a.md', content: 'v1\n' })
+  await cairn.core.dispatch('memory:write', { path: '/memories/a.md', content: 'v2\n' })
+  await tooLarge(cairn, 'a.md')
+  await cairn.open(page)
+  const history = new HistoryPage(page)
+  await history.open()
+  await expect(history.rows).toHaveCount(2)
+  await history.select(history.rows.nth(1))
+  await history.fileDiff('a.md').getByRole('button', { name: 'Restore this version' }).click()
+  await expect(history.dialog).toContainText('kept beside it as “a (not in history).md”')
+  await history.dialog.getByRole('button', { name: 'Restore file' }).click()
+  await expect(history.notice).toContainText(
+    'History has no copy of a.md, so it was kept as “a (not in history).md”. This can be undone.',
+  )
+  await shoot(page, cairn, 'kept-aside-restore-notice')
+  expect((await readdir(path.join(cairn.dataDir, 'memories'))).sort()).toEqual([
+    'a (not in history).md',
+    'a.md',
+  ])
+})

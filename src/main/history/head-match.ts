@@ -1,0 +1,243 @@
+import type { Stats } from 'node:fs'
+import { isCode } from '../lib/disk'
+import { Folder, FolderTree, readFileIn } from '../lib/folders'
+import { serializeTreeEncoded, type ObjectStore, type RawTreeEntry } from './object-store'
+import { sameLoose, type LooseStamp, type StatCache } from './stat-cache'
+import type { Node, TreeNode } from './tree-state'
+import { isUntracked, MAX_VERSIONED_BYTES, storedCopyCheck, storedCopyIntact } from './work-tree'
+
+/**
+ * The usual open's shortcut: HEAD's tree made from the memory folder itself, when the folder
+ * is exactly HEAD. Open used to read, inflate and parse every tree of HEAD (73 at 10k files)
+ * and then compare the folder with them; here the scan's blob ids (the stat cache's, or read
+ * and hashed) are put together into git trees, hashed bottom-up, and the root's id compared
+ * with HEAD's: equal SHA-1 means equal trees, with every tree's bytes and children known
+ * without reading one.
+ *
+ * The checks at open stay what they were: each file's stored copy as the scan at open checks
+ * it (`storedCopyCheck`), and each of HEAD's trees: a packed one by its packed record's CRC-32
+ * (`packed-crc.ts`; a delta read and hashed, as open read them all before), a loose one by its
+ * stamp (size, inode, ctime, mtime) when it was last read whole (kept in the stat cache), else
+ * read whole now. Null, with nothing written, for anything the full scan deals with itself
+ * (it then runs as before, reading HEAD's trees): a folder that differs from HEAD, a file the
+ * stat cache does not vouch for whose blob is not there whole, a damaged or missing object, a
+ * temp file or any name history leaves out, a file too large, an empty folder.
+ */
+export async function folderAsHead(
+  store: ObjectStore,
+  workRoot: string,
+  stats: StatCache,
+  treeOid: string,
+): Promise<FolderAsHead | null> {
+  const walk: Walk = { store, stats, visited: new Set() }
+  // The full scan that follows a miss counts the files it trusts itself (a file hashed here is
+  // recorded, and so not hashed again).
+  const { trusted } = stats
+  const tree = new FolderTree(workRoot)
+  let root: TreeNode | null | typeof NOT_HEAD
+  try {
+    root = await folderNode(walk, tree.root(), '')
+  } finally {
+    tree.close()
+  }
+  const trees: TreeNode[] = []
+  const unread =
+    root === null || root === NOT_HEAD || hashTrees(store, root, trees) !== treeOid
+      ? null
+      : await treesStored(store, stats, trees)
+  if (root === null || root === NOT_HEAD || unread === null) {
+    stats.trusted = trusted
+    return null
+  }
+  // As the full scan at open: the cache keeps exactly the files it saw.
+  stats.retainOnly(walk.visited)
+  return { root, unread }
+}
+
+/** HEAD's tree made from the folder, and its trees open vouched for without reading them. */
+export interface FolderAsHead {
+  readonly root: TreeNode
+  /**
+   * HEAD's loose trees taken on their file's stamp alone: damage beneath the file system (a
+   * disk's own bit rot) keeps the stamp, so they are read once later (`checkUnreadTrees`),
+   * before anything is committed on top of them; each holds the bytes that mend it.
+   */
+  readonly unread: ReadonlyArray<UnreadTree>
+}
+
+/** A tree of HEAD open took on its loose file's stamp, with the bytes the folder made for it. */
+export interface UnreadTree {
+  readonly oid: string
+  readonly bytes: Buffer
+}
+
+/** Anything that makes the folder not plainly HEAD, or that the full scan must handle. */
+const NOT_HEAD = Symbol('not HEAD')
+
+interface Walk {
+  readonly store: ObjectStore
+  readonly stats: StatCache
+  readonly visited: Set<string>
+}
+
+async function folderNode(
+  walk: Walk,
+  folder: Folder,
+  relative: string,
+): Promise<TreeNode | null | typeof NOT_HEAD> {
+  const children = new Map<string, Node>()
+  for (const dirent of folder.list()) {
+    const { name } = dirent
+    // Temp files to remove, names to report, `.git`: the full scan's work.
+    if (isUntracked(name)) return NOT_HEAD
+    // Links and special files are never tracked (as the full scan).
+    if (!dirent.isFile() && !dirent.isDirectory()) continue
+    const path = relative ? `${relative}/${name}` : name
+    let child: Node | null | typeof NOT_HEAD
+    if (dirent.isDirectory()) {
+      const sub = folder.openChildIfFolder(name)
+      if (!sub) return NOT_HEAD
+      try {
+        child = await folderNode(walk, sub, path)
+      } finally {
+        sub.close()
+      }
+    } else {
+      const file = fileNode(walk, folder, path, name)
+      child = file instanceof Promise ? await file : file
+    }
+    if (child === NOT_HEAD) return NOT_HEAD
+    // An empty folder: git cannot hold it (as the full scan, which leaves it out).
+    if (child) children.set(name, child)
+  }
+  return children.size === 0 ? null : { kind: 'tree', oid: null, children }
+}
+
+// No promise for a file the stat cache vouches for whose stored copy passes the cheap check:
+// at open that is every file.
+function fileNode(
+  walk: Walk,
+  folder: Folder,
+  relative: string,
+  name: string,
+): Node | typeof NOT_HEAD | Promise<Node | typeof NOT_HEAD> {
+  const { store, stats } = walk
+  const looked = folder.lstat(name)
+  if (!looked?.isFile() || looked.size > MAX_VERSIONED_BYTES) return NOT_HEAD
+  walk.visited.add(relative)
+  const known = stats.lookup(relative, looked)
+  if (known === undefined) return readFile(walk, folder, relative, name, looked)
+  const cheap = storedCopyCheck(store, stats, relative, known)
+  if (cheap === true) return { kind: 'blob', oid: known, mode: '100644' }
+  return storedCopyIntact(store, stats, relative, known, cheap).then((intact) =>
+    intact ? { kind: 'blob', oid: known, mode: '100644' } : NOT_HEAD,
+  )
+}
+
+// A file the cache does not vouch for (most often one Cairn wrote last time): read and hashed
+// as the full scan would, and its blob checked whole as the full scan checks a file that
+// matches HEAD's (the only way the folder can still be HEAD).
+async function readFile(
+  walk: Walk,
+  folder: Folder,
+  relative: string,
+  name: string,
+  looked: Stats,
+): Promise<Node | typeof NOT_HEAD> {
+  const { store, stats } = walk
+  let content: Buffer
+  try {
+    content = readFileIn(folder, name, undefined, MAX_VERSIONED_BYTES)
+  } catch (error) {
+    if (['EFBIG', 'ENOENT', 'ELOOP', 'EINVAL'].some((code) => isCode(error, code))) {
+      return NOT_HEAD
+    }
+    throw error
+  }
+  const oid = store.hash('blob', content)
+  // Not there whole: a new file (the folder is not HEAD) or a copy to repair.
+  if (!(await store.isIntact(oid))) return NOT_HEAD
+  stats.record(relative, looked, oid)
+  return { kind: 'blob', oid, mode: '100644' }
+}
+
+/**
+ * Gives every folder under `node` its git tree (bytes, and where each id sits in them, as a
+ * tree read back has) and id, children first; collects the folders in `into`.
+ */
+function hashTrees(store: ObjectStore, node: TreeNode, into: TreeNode[]): string {
+  const entries: RawTreeEntry[] = []
+  for (const [name, child] of node.children!) {
+    entries.push(
+      child.kind === 'blob'
+        ? { name, kind: 'blob', oid: child.oid, mode: child.mode }
+        : { name, kind: 'tree', oid: hashTrees(store, child, into), mode: '40000' },
+    )
+  }
+  const encoding = serializeTreeEncoded(entries)
+  node.oid = store.hash('tree', encoding.bytes)
+  node.encoding = encoding
+  into.push(node)
+  return node.oid
+}
+
+/**
+ * True when each of `trees` (HEAD's, by now) is stored whole: packed, its record matching the
+ * CRC-32 its pack index holds (the index listing it alone would vouch for a copy damaged
+ * inside the pack), or read whole; or loose with the stamp (size, inode, ctime, mtime) it had
+ * when last read whole, else read whole now. Their loose stamps are then what the stat cache
+ * keeps for the next open. Returns the loose ones taken on their stamp alone (not read); null
+ * for a missing or damaged one: the full path reads HEAD's trees and deals with it (a tree
+ * rebuilt from the folder).
+ */
+async function treesStored(
+  store: ObjectStore,
+  stats: StatCache,
+  trees: ReadonlyArray<TreeNode>,
+): Promise<UnreadTree[] | null> {
+  const { db } = store
+  const ids = trees.map(({ oid }) => oid as string)
+  // Packed ones by their records' CRC-32 (see `packed-crc.ts`), all at once: reading and
+  // hashing HEAD's 73 trees at 10k commits cost open some 6-10 ms, this about one.
+  const packed = db.packedRecordsSound(ids.filter((id) => !db.packedCopyDamaged(id)))
+  const checked = new Map<string, LooseStamp>()
+  const unread: UnreadTree[] = []
+  for (const [at, id] of ids.entries()) {
+    // A packed copy that fails is noted as damaged: a sound loose copy (the repair's) then
+    // stands in for it below, as reads take it. One this check cannot tell (a delta) is read.
+    const sound = packed.get(id)
+    if (sound === true || (sound === null && db.checkPackedCopy(id))) continue
+    const loose = store.looseStat(id)
+    if (loose === null || loose.size === 0) return null
+    // Kept apart from the node, which later commits may change in place.
+    if (sameLoose(loose, stats.checkedTree(id)))
+      unread.push({ oid: id, bytes: bytesOf(trees[at]!) })
+    else if (!(await store.isIntact(id))) return null
+    checked.set(id, loose)
+  }
+  stats.keepTreesChecked(checked)
+  return unread
+}
+
+/**
+ * Reads each of `trees` (the `unread` of `folderAsHead`) whole and writes a damaged or
+ * missing one again from the bytes made from the folder (the same bytes: its id proves them).
+ * Returns the ids it wrote; the caller flushes the store.
+ */
+export async function mendUnreadTrees(
+  store: ObjectStore,
+  trees: ReadonlyArray<UnreadTree>,
+): Promise<string[]> {
+  const mended: string[] = []
+  for (const { oid, bytes } of trees) {
+    if (await store.isIntact(oid)) continue
+    await store.write('tree', bytes, oid)
+    mended.push(oid)
+  }
+  return mended
+}
+
+function bytesOf(tree: TreeNode): Buffer {
+  if (!tree.encoding) throw new Error('a tree hashed by hashTrees has its encoding')
+  return Buffer.from(tree.encoding.bytes)
+}

@@ -1,0 +1,130 @@
+import { mkdir, open as openFile, readdir } from 'node:fs/promises'
+import path from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { openVersionedMemory, type VersionedMemory } from '../history'
+import { fsck, tempDataDir, CLAUDE } from '../history/test-helpers'
+import type { DomainHandlers } from '../lib/handlers'
+import { memoryBrowserHandlers } from './index'
+
+// Review hunt10-app D1: a delete, rename or restore that kept aside a file History holds no
+// copy of answered "Nothing changed." (or a bare "Deleted …"), and the window promised
+// History could bring the file back. The result now names what was kept, and where.
+
+let dataDir: string
+let cleanup: () => Promise<void>
+let memory: VersionedMemory
+let handlers: DomainHandlers<'memory'>
+
+beforeEach(async () => {
+  ;({ dir: dataDir, cleanup } = await tempDataDir())
+  memory = await openVersionedMemory({ dataDir, watch: false })
+  handlers = memoryBrowserHandlers(memory)
+})
+afterEach(async () => {
+  await memory.close()
+  await cleanup()
+})
+
+const BIG = 33 * 1024 * 1024
+
+/** A sparse file over the 32 MB History versions (instant, takes no disk space). */
+async function big(relative: string): Promise<void> {
+  const file = path.join(dataDir, 'memories', relative)
+  await mkdir(path.dirname(file), { recursive: true })
+  const handle = await openFile(file, 'w')
+  await handle.truncate(BIG)
+  await handle.close()
+}
+
+const folder = (relative = '') => readdir(path.join(dataDir, 'memories', relative))
+
+describe('changes that keep a file aside say so', () => {
+  it('marks in the tree the files History keeps no copy of', async () => {
+    await handlers['memory:write']({ path: '/memories/small.md', content: 'hi' })
+    await big('logs/big.log')
+    const tree = await handlers['memory:tree'](undefined)
+    expect(tree.find((entry) => entry.path === '/memories/logs/big.log')?.notInHistory).toBe(true)
+    expect(tree.find((entry) => entry.path === '/memories/small.md')?.notInHistory).toBeUndefined()
+  })
+
+  it('a file delete names the kept file instead of "Nothing changed."', async () => {
+    await big('big.log')
+    const result = await handlers['memory:delete']({ path: '/memories/big.log' })
+    expect(result.commit).toBeNull()
+    expect(result.keptAside).toEqual([
+      {
+        path: '/memories/big.log',
+        keptAs: '/memories/big (not in history).log',
+        reason: 'not-in-history',
+      },
+    ])
+    expect(result.message).toBe(
+      'History has no copy of /memories/big.log, so instead of being deleted it was kept as /memories/big (not in history).log.',
+    )
+    expect(await folder()).toEqual(['big (not in history).log'])
+    // The notice follows the file: it no longer names a path that holds nothing.
+    expect(memory.notices().map((notice) => notice.path)).toEqual([
+      '/memories/big (not in history).log',
+    ])
+  })
+
+  it('a folder delete names the folder its unversioned files were kept in', async () => {
+    await handlers['memory:write']({ path: '/memories/logs/note.md', content: 'note' })
+    await big('logs/big.log')
+    const result = await handlers['memory:delete']({ path: '/memories/logs' })
+    expect(result.commit).not.toBeNull()
+    expect(result.keptAside).toEqual([
+      { path: '/memories/logs', keptAs: '/memories/logs (not in history)', reason: 'folder' },
+    ])
+    expect(result.message).toMatch(/kept in \/memories\/logs \(not in history\)\.$/)
+    expect(await folder('logs (not in history)')).toEqual(['big.log'])
+    expect(memory.notices().map((notice) => notice.path)).toEqual([
+      '/memories/logs (not in history)/big.log',
+    ])
+    fsck(dataDir)
+  })
+
+  it('a rename History cannot record says it happened, and that it is not in History', async () => {
+    await big('big.log')
+    const result = await handlers['memory:rename']({
+      from: '/memories/big.log',
+      to: '/memories/renamed.log',
+    })
+    expect(result.commit).toBeNull()
+    expect(result.message).toBe(
+      'Renamed /memories/big.log to /memories/renamed.log. History keeps no copy of it, so the change is not in History and cannot be undone.',
+    )
+    expect(await folder()).toEqual(['renamed.log'])
+    expect(memory.notices().map((notice) => notice.path)).toEqual(['/memories/renamed.log'])
+  })
+
+  it('a restore over such a file returns where it was kept', async () => {
+    const first = await memory.execute(
+      { command: 'create', path: '/memories/a.md', file_text: 'old' },
+      CLAUDE,
+    )
+    await big('a.md')
+    const result = await memory.restoreFile('/memories/a.md', first.commit!.oid)
+    expect(result.keptAside).toEqual([
+      {
+        path: '/memories/a.md',
+        keptAs: '/memories/a (not in history).md',
+        reason: 'not-in-history',
+      },
+    ])
+    expect(result.message).toContain('kept as /memories/a (not in history).md')
+    expect(memory.notices().map((notice) => notice.path)).toEqual([
+      '/memories/a (not in history).md',
+    ])
+    expect((await folder()).sort()).toEqual(['a (not in history).md', 'a.md'])
+    fsck(dataDir)
+  })
+
+  it('a plain delete carries no kept entries', async () => {
+    await handlers['memory:write']({ path: '/memories/a.md', content: 'a' })
+    const result = await handlers['memory:delete']({ path: '/memories/a.md' })
+    expect(result.commit).not.toBeNull()
+    expect(result.keptAside).toBeUndefined()
+    expect(result.message).toBe('Deleted /memories/a.md.')
+  })
+})

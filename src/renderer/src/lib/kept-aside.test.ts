@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest'
+import { asideNameOf, keptAsideWords } from './kept-aside'
+
+describe('kept-aside words', () => {
+  it('names where each kept file went, never promising History has it', () => {
+    const words = keptAsideWords([
+      {
+        path: '/memories/a.md',
+        keptAs: '/memories/a (not in history).md',
+        reason: 'not-in-history',
+      },
+      { path: '/memories/b.md', keptAs: '/memories/b (not in history).md', reason: 'changed' },
+      { path: '/memories/logs', keptAs: '/memories/logs (not in history)', reason: 'folder' },
+    ])
+    expect(words).toBe(
+      ' History has no copy of a.md, so it was kept as “a (not in history).md”.' +
+        ' b.md had been changed outside Cairn since History saw it, so that version was kept as “b (not in history).md”.' +
+        ' logs held files History has no copy of: they were kept in “logs (not in history)”.',
+    )
+    expect(keptAsideWords(undefined)).toBe('')
+  })
+
+  it('puts the label before the extension, as the core names it', () => {
+    expect(asideNameOf('/memories/logs/big.log')).toBe('big (not in history).log')
+    expect(asideNameOf('/memories/README')).toBe('README (not in history)')
+    expect(asideNameOf('/memories/.hidden')).toBe('.hidden (not in history)')
+  })
+})
