@@ -159,7 +159,7 @@ async function assemble(
     conversations,
     settings,
     memory: review,
-    memoryHead: () => memory.head(),
+    memoryHead: () => memory.settledHead(),
     createMemoryTool: createRunnableMemoryTool,
     emit: (event) => events.emit('agent:event', event),
     onConversationChanged: (id) => events.emit('conversations:changed', { id, deleted: false }),

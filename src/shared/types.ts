@@ -89,7 +89,7 @@ export interface MemoryNotice {
   /** Stable for one kind and path (`too-large:/memories/big.bin`). */
   readonly id: string
   /** `kept-aside`: a file history never held was renamed so a sync could not write over it. */
-  readonly kind: 'too-large' | 'name-not-allowed' | 'secret' | 'kept-aside'
+  readonly kind: 'too-large' | 'name-not-allowed' | 'unreadable' | 'secret' | 'kept-aside'
   /** Virtual path of the file. */
   readonly path: string
   /** A sentence for people: no host path, never the secret itself. */

@@ -18,8 +18,11 @@ export interface ChatServiceOptions {
   readonly settings: Pick<SettingsService, 'get' | 'credentials'>
   /** Claude's memory commands: the versioned memory, or the review gate in front of it. */
   readonly memory: TurnMemory
-  /** The memory commit right now: each reply records the one its turn began with. */
-  readonly memoryHead: () => string | null
+  /**
+   * The memory commit right now, outside edits not saved yet saved first: each reply records
+   * the one its turn began with, and Claude's first `view` must not read newer text than it.
+   */
+  readonly memoryHead: () => string | null | Promise<string | null>
   readonly createMemoryTool: MemoryToolFactory
   /** Receives every agent event (core forwards them as `agent:event`). */
   readonly emit: (event: AgentEvent) => void
@@ -169,7 +172,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
           { role: 'user', content: [{ type: 'text', text }], createdAt: now(), turnId },
         ])
         // What Claude can see when the turn starts: every reply of the turn records it.
-        const memoryAt = options.memoryHead()
+        const memoryAt = await options.memoryHead()
         options.emit({
           type: 'turn-started',
           conversationId: base.id,

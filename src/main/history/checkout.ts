@@ -197,6 +197,8 @@ export async function finishInterruptedMove(
     const before = await treeOfCommit(store, note.from)
     const after = await treeOfCommit(store, note.to)
     const deltas = await diffNodes(store, before, after)
+    // As in `moveMain`: the commits may come from elsewhere, and the note is only data.
+    for (const delta of deltas) toRelative(toVirtual(delta.path))
     const pending: FileDelta[] = []
     for (const delta of deltas) {
       const onDisk = blobOidOnDisk(store, workRoot, delta.path)

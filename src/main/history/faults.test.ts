@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -86,7 +87,8 @@ beforeAll(async () => {
   await memory.execute({ command: 'create', path: '/memories/old/x.md', file_text: 'x\n' }, CLAUDE)
   await memory.close()
   fs.writeFileSync(path.join(template, 'memories', 'outside.md'), 'edited outside\n')
-  fs.writeFileSync(path.join(template, 'memories', '.cairn-tmp-stray'), 'half')
+  // Named as Cairn names its temp files: only those are leftovers (a person's look-alike stays).
+  fs.writeFileSync(path.join(template, 'memories', `.cairn-tmp-${randomUUID()}`), 'half')
 })
 afterAll(() => fs.rmSync(scratch, { recursive: true, force: true }))
 

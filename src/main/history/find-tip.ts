@@ -86,6 +86,39 @@ export async function findLostTip(
   return best?.oid ?? null
 }
 
+/**
+ * The newest commit of this history when `main` names one of its older commits: the side
+ * index holds newer commits that descend from it (its newest entry's chain of first parents
+ * passes through `main`'s), and the newest entry can be read. That is a `main` left behind
+ * its own history, never Cairn's doing (each of Cairn's moves of `main` appends to the index
+ * or replaces it): the loose ref file lost and `packed-refs`' stale value read in its place,
+ * or the ref put back by hand or by a restored backup. Null when `main` is the newest, or not
+ * in the index, or the newer entries do not descend from it (another history).
+ */
+export async function newerDescendant(
+  store: ObjectStore,
+  gitdir: string,
+  index: {
+    readonly size: number
+    oidAt(i: number): string
+    positionOf(oid: string): number
+    parentAt(i: number): number
+  },
+  head: string,
+): Promise<string | null> {
+  const newest = index.size - 1
+  // The usual open: `main` is the newest entry (no hash table of positions is built for it).
+  if (newest < 0 || index.oidAt(newest) === head) return null
+  const at = index.positionOf(head)
+  if (at < 0 || at >= newest) return null
+  let i = newest
+  while (i > at) i = index.parentAt(i)
+  if (i !== at || !(await isReadableCommit(store, index.oidAt(newest)))) return null
+  // Commits newer than the index (a kill between the ref and the index append) too.
+  const tip = await findLostTip(store, gitdir, index)
+  return tip && tip !== head ? tip : null
+}
+
 function followChildren(
   base: string,
   children: ReadonlyMap<string, RawCommit[]>,

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import {
   chmodSync,
   closeSync,
@@ -217,7 +218,10 @@ describe('open when the folder is exactly HEAD', () => {
     cpSync(dataDir, slow, { recursive: true })
     try {
       // A stray temp file sends open down the full path (it removes it, changing nothing else).
-      await writeFile(path.join(slow, 'memories', 'a', `${TEMP_FILE_PREFIX}1`), 'half')
+      await writeFile(
+        path.join(slow, 'memories', 'a', `${TEMP_FILE_PREFIX}${randomUUID()}`),
+        'half',
+      )
       const fast = await openCountingTreeReads(dataDir)
       const full = await openCountingTreeReads(slow)
       expect(fast.treeReads).toBe(0)

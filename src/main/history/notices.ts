@@ -80,10 +80,21 @@ export function nameNotAllowedNotice(relative: string): Omit<MemoryNotice, 'id'>
   }
 }
 
+/** The notice for a file or folder the system denied Cairn reading (relative path). */
+export function unreadableNotice(relative: string): Omit<MemoryNotice, 'id'> {
+  const virtual = toVirtual(relative)
+  return {
+    kind: 'unreadable',
+    path: virtual,
+    message: `${escapeInvisible(virtual)} is not versioned: Cairn cannot read it (permission denied; it may belong to another account). It stays in your memory folder as it is, and the history keeps its last saved version; give your account read access to it to version it again.`,
+    commitOid: null,
+  }
+}
+
 /**
- * Points the notices about a file History holds no copy of (too large, name not allowed) at
- * where a change moved it: a delete or restore that kept it aside, a rename. The old notice
- * would name a path that now holds another file, or nothing. Virtual paths; a folder's move
+ * Points the notices about a file History holds no copy of (too large, name not allowed,
+ * unreadable) at where a change moved it: a delete or restore that kept it aside, a rename.
+ * The old notice would name a path that now holds another file, or nothing. Virtual paths; a folder's move
  * carries the notices of what is inside it.
  */
 export function followMoves(
@@ -92,7 +103,13 @@ export function followMoves(
 ): void {
   for (const { from, to } of moves) {
     for (const notice of notices.list()) {
-      if (notice.kind !== 'too-large' && notice.kind !== 'name-not-allowed') continue
+      if (
+        notice.kind !== 'too-large' &&
+        notice.kind !== 'name-not-allowed' &&
+        notice.kind !== 'unreadable'
+      ) {
+        continue
+      }
       if (notice.path !== from && !notice.path.startsWith(`${from}/`)) continue
       // Text only (no path rules): such a name may be one the rules refuse (a backslash).
       const moved = to + notice.path.slice(from.length)
@@ -108,14 +125,16 @@ export function followMoves(
   }
 }
 
-/** The notices for what a scan left out (too large, or a name the history refuses). */
+/** The notices for what a scan left out (too large, a name the history refuses, unreadable). */
 export function scanNotices(report: {
   readonly tooLarge: ReadonlyArray<string>
   readonly nameNotAllowed: ReadonlyArray<string>
+  readonly unreadable?: ReadonlyArray<string>
 }): ReadonlyArray<Omit<MemoryNotice, 'id'>> {
   return [
     ...report.tooLarge.map(tooLargeNotice),
     ...report.nameNotAllowed.map(nameNotAllowedNotice),
+    ...(report.unreadable ?? []).map(unreadableNotice),
   ]
 }
 

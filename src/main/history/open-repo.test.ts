@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import { existsSync, readdirSync, readlinkSync } from 'node:fs'
 import { chmod, mkdir, readdir, readFile, rm, truncate, writeFile } from 'node:fs/promises'
 import path from 'node:path'
@@ -110,8 +111,9 @@ describe('start-up recovery', () => {
 
   it('removes stray temp files of an interrupted write and commits nothing for them', async () => {
     await seed()
-    await put(`dir/${TEMP_FILE_PREFIX}abc123`, 'half a write')
-    await put(`${TEMP_FILE_PREFIX}zzz`, 'another')
+    // Named as Cairn names them: a person's look-alike is kept (own-temps.test.ts).
+    await put(`dir/${TEMP_FILE_PREFIX}${randomUUID()}`, 'half a write')
+    await put(`${TEMP_FILE_PREFIX}${randomUUID()}`, 'another')
     const { recovery } = await openRepo({ dataDir, now })
     expect(recovery).toBeNull()
     expect(commitCount(dataDir)).toBe(3)

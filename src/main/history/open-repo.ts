@@ -8,7 +8,7 @@ import { DIR_MODE, settleFolderSyncs, TEMP_FILE_PREFIX } from '../lib/folders'
 import { finishInterruptedMove } from './checkout'
 import { finishInterruptedRestore, intentFileOf } from './restore-intent'
 import { DamagedHistoryError } from './damage'
-import { findLostTip, isReadableCommit, otherRefs } from './find-tip'
+import { findLostTip, isReadableCommit, newerDescendant, otherRefs } from './find-tip'
 import { readMainRef } from './main-ref'
 import { IndexDamagedError, IndexFile, indexDirOf, type IndexEntry } from './index-file'
 import { folderAsHead } from './head-match'
@@ -34,6 +34,8 @@ export interface OpenedRepo {
   readonly tooLarge: ReadonlyArray<string>
   /** Entries the scan at open left out for a character in their name (relative paths). */
   readonly nameNotAllowed: ReadonlyArray<string>
+  /** Files and folders the scan at open could not read, permission denied (relative paths). */
+  readonly unreadable: ReadonlyArray<string>
 }
 
 /** What `openRepo` opens, and how. */
@@ -72,7 +74,16 @@ export async function openRepo(options: OpenRepoOptions): Promise<OpenedRepo> {
     return await openOrRepair(options)
   } catch (error) {
     const problem = diskProblem(error)
-    if (!problem) throw error
+    if (!problem) {
+      if (error instanceof CairnError) throw error
+      // Whatever else went wrong reaches people without its host path or stack: those go to
+      // the log only.
+      options.logger?.error('The memory history could not be opened', error)
+      throw new CairnError(
+        'history-damaged',
+        'Cairn could not open your memory history because of an unexpected problem in its history folder. Nothing was changed; your memory files are as they were.',
+      )
+    }
     throw new CairnError(
       problem.code,
       `Cairn could not open your memory history because ${problem.reason}. Nothing was changed; ${
@@ -194,6 +205,7 @@ async function openOrRepair(options: OpenRepoOptions): Promise<OpenedRepo> {
     recovery: recoveryReport(findings, fresh, entry, report),
     tooLarge: report.tooLarge,
     nameNotAllowed: report.nameNotAllowed,
+    unreadable: report.unreadable,
   }
 }
 
@@ -232,7 +244,7 @@ function recoveryReport(
     )
   } else if (findings.tipFound) {
     repairs.push(
-      "The history's pointer to its newest version was missing or damaged; the newest version was found again and the history continues from it.",
+      "The history's pointer to its newest version was missing, damaged or behind; the newest version was found again and the history continues from it.",
     )
   }
   if (findings.treeRebuilt) {
@@ -302,7 +314,7 @@ async function loadState(
     await store.openLog({ owns, logger })
     // A sync moving `main` when the app stopped is finished first, so the folder and `main`
     // agree again before anything is compared (and before the recovery commit).
-    await finishInterruptedMove(gitdir, workRoot, logger, () => {
+    const moved = await finishInterruptedMove(gitdir, workRoot, logger, () => {
       findings.moveAbandoned = true
     })
     const head = await findHead(store, gitdir, workRoot, findings)
@@ -311,7 +323,8 @@ async function loadState(
       const stats = loadStats(gitdir)
       return { store, head: null, root: emptyTree(), treeOid: EMPTY_TREE_OID, index, stats }
     }
-    return { store, ...(await loadHead(store, gitdir, workRoot, head, findings)) }
+    // A move just finished may have taken `main` back on purpose (a sync's switch): it stays.
+    return { store, ...(await loadHead(store, gitdir, workRoot, head, findings, !moved)) }
   } catch (error) {
     // Its packs are closed before the history is set aside (or open fails).
     store.close()
@@ -400,36 +413,59 @@ async function loadHead(
   store: ObjectStore,
   gitdir: string,
   workRoot: string,
-  head: string,
+  found: string,
   findings: Findings,
+  mayGoForward: boolean,
 ): Promise<RepoState & { readonly folderIsHead: boolean }> {
-  const commit = await store.readCommit(head)
-  const stats = loadStats(gitdir)
-  // A restore a kill interrupted changes the folder before the scan at open: not the shortcut.
-  const same = exists(intentFileOf(gitdir))
-    ? null
-    : await folderAsHead(store, workRoot, stats, commit.tree)
-  let root = same?.root ?? treeFromOid(commit.tree)
-  if (!same) {
-    try {
-      await loadAll(store, root)
-    } catch (error) {
-      if (!(error instanceof DamagedHistoryError)) throw error
-      // HEAD's tree is damaged: the scan of the folder rebuilds it (and rewrites the damaged
-      // objects, when the folder still holds what they held).
-      root = emptyTree()
-      findings.treeRebuilt = true
+  // A `main` behind its own newer commits (a stale `packed-refs` line read for a lost loose
+  // ref, or the ref put back to an older commit) goes forward to the newest, as a lost `main`
+  // is found again: cutting the index to it would drop those commits from the history and
+  // commit their changes as if made outside Cairn. Nothing is lost either way for a person
+  // who reset `main` on purpose: the folder, as it is, is then committed on top
+  // (docs/durability.md).
+  const opened = await openIndex(
+    store,
+    gitdir,
+    found,
+    mayGoForward ? (index) => newerDescendant(store, gitdir, index, found) : undefined,
+  )
+  const { index } = opened
+  const head = opened.head ?? found
+  try {
+    if (head !== found) {
+      findings.tipFound = head
+      await writeMainRef(gitdir, head)
     }
-  }
-  const { index } = await openIndex(store, gitdir, head)
-  return {
-    head,
-    root,
-    treeOid: commit.tree,
-    index,
-    stats,
-    folderIsHead: same !== null,
-    unreadTrees: same?.unread ?? [],
+    const commit = await store.readCommit(head)
+    const stats = loadStats(gitdir)
+    // A restore a kill interrupted changes the folder before the scan at open: not the shortcut.
+    const same = exists(intentFileOf(gitdir))
+      ? null
+      : await folderAsHead(store, workRoot, stats, commit.tree)
+    let root = same?.root ?? treeFromOid(commit.tree)
+    if (!same) {
+      try {
+        await loadAll(store, root)
+      } catch (error) {
+        if (!(error instanceof DamagedHistoryError)) throw error
+        // HEAD's tree is damaged: the scan of the folder rebuilds it (and rewrites the damaged
+        // objects, when the folder still holds what they held).
+        root = emptyTree()
+        findings.treeRebuilt = true
+      }
+    }
+    return {
+      head,
+      root,
+      treeOid: commit.tree,
+      index,
+      stats,
+      folderIsHead: same !== null,
+      unreadTrees: same?.unread ?? [],
+    }
+  } catch (error) {
+    index.close()
+    throw error
   }
 }
 
@@ -478,7 +514,74 @@ function repairLayout(gitdir: string): void {
     if (!isCode(error, 'ENOENT')) throw error
   }
   if (head !== 'ref: refs/heads/main') disk.writeFileSync(headFile, 'ref: refs/heads/main\n')
-  for (const dir of ['refs', 'refs/heads']) makeFolder(path.join(gitdir, dir), 0o755)
+  // A file where `refs` or `refs/heads` should be, or a folder where the ref file should be,
+  // would fail every start (a ref written onto a folder: EISDIR); it is moved aside, never
+  // deleted, and `main` is then found again as a lost one.
+  for (const dir of ['refs', 'refs/heads']) {
+    const stats = disk.lstatIfThere(path.join(gitdir, dir))
+    if (stats && !stats.isDirectory()) moveAsideInGitdir(gitdir, dir)
+    makeFolder(path.join(gitdir, dir), 0o755)
+  }
+  const main = disk.lstatIfThere(path.join(gitdir, 'refs', 'heads', 'main'))
+  if (main && !main.isFile()) moveAsideInGitdir(gitdir, 'refs/heads/main')
+  repairConfig(gitdir)
+}
+
+// Cairn never reads `config`, but git refuses a repository whose config it cannot parse
+// ("fatal: bad config line 1"), so the history stays valid for the git CLI only if a damaged
+// one is replaced: moved aside (never deleted) and written again as Cairn writes it.
+function repairConfig(gitdir: string): void {
+  const file = path.join(gitdir, 'config')
+  let text: string
+  try {
+    text = disk.readFileSync(file).toString('utf8')
+  } catch (error) {
+    if (!isCode(error, 'ENOENT') && !isCode(error, 'EISDIR')) throw error
+    if (isCode(error, 'EISDIR')) moveAsideInGitdir(gitdir, 'config')
+    disk.writeFileSync(file, DEFAULT_CONFIG)
+    return
+  }
+  if (looksLikeGitConfig(text)) return
+  moveAsideInGitdir(gitdir, 'config')
+  disk.writeFileSync(file, DEFAULT_CONFIG)
+}
+
+const DEFAULT_CONFIG = '[core]\n\trepositoryformatversion = 0\n\tfilemode = false\n\tbare = true\n'
+
+/**
+ * A cheap check of git's config syntax, line by line: blank lines, comments, section headers
+ * (`[core]`, `[remote "origin"]`) and, inside a section, `name` or `name = value` (a value may
+ * go on over a line ending in a backslash). Anything else (a NUL, an unclosed header, a key
+ * before any section) is what git refuses.
+ */
+function looksLikeGitConfig(text: string): boolean {
+  if (text.includes('\0')) return false
+  let inSection = false
+  let continued = false
+  for (const line of text.split(/\r?\n/)) {
+    if (continued) {
+      continued = line.endsWith('\\')
+      continue
+    }
+    const trimmed = line.trim()
+    if (trimmed === '' || trimmed.startsWith('#') || trimmed.startsWith(';')) continue
+    if (trimmed.startsWith('[')) {
+      if (!/^\[[A-Za-z0-9.-]+(\s+"(?:[^"\\]|\\.)*")?\]/.test(trimmed)) return false
+      inSection = true
+      continue
+    }
+    if (!inSection || !/^[A-Za-z][A-Za-z0-9-]*\s*(=|$|[#;])/.test(trimmed)) return false
+    continued = trimmed.endsWith('\\')
+  }
+  return true
+}
+
+// Moves what is at `relative` in the git directory into cairn-damaged/, under a new name.
+function moveAsideInGitdir(gitdir: string, relative: string): void {
+  const aside = path.join(gitdir, 'cairn-damaged')
+  makeFolder(aside, 0o700)
+  const name = `${relative.replaceAll('/', '-')}-${Date.now()}`
+  disk.renameSync(path.join(gitdir, relative), path.join(aside, name))
 }
 
 // Temp files of object, ref and index writes a crash or a failure left behind.

@@ -15,6 +15,8 @@ import { disk, isCode, unlinkQuietly } from '../lib/disk'
 import { isDiskProblem } from '../lib/disk-errors'
 import { FolderTree, readFileIn } from '../lib/folders'
 import type { Logger } from '../lib/logger'
+import { entryNameProblem } from './damage'
+import { isOid } from './main-ref'
 import type { IndexEntry } from './side-index'
 import type { CommitIntent, Repo } from './repo'
 import { applyDeltas, type Committer } from './restore-common'
@@ -104,8 +106,16 @@ export async function finishInterruptedRestore(
     return null
   }
   try {
-    if (record.version !== 1 || record.base !== repo.head() || !Array.isArray(record.deltas)) {
+    if (record?.version !== 1 || record.base !== repo.head() || !Array.isArray(record.deltas)) {
       // Committed before the kill (or a history that moved on): nothing is unfinished.
+      unlinkQuietly(file)
+      return null
+    }
+    // The file is only data: a crafted one must not name anything outside the folder (a `..`
+    // once deleted and wrote files beside it) nor hand git a name it would refuse.
+    const problem = intentProblem(record)
+    if (problem) {
+      logger?.warn(`An interrupted restore's record was dropped: ${problem}`)
       unlinkQuietly(file)
       return null
     }
@@ -115,9 +125,7 @@ export async function finishInterruptedRestore(
       return null
     }
     await applyDeltas(repo, record.deltas)
-    const paths = Array.isArray(record.paths)
-      ? record.paths
-      : record.deltas.map((delta) => delta.path)
+    const paths = record.paths ?? record.deltas.map((delta) => delta.path)
     const entry = await repo.commit(paths, record.intent)
     unlinkQuietly(file)
     return entry
@@ -130,6 +138,41 @@ export async function finishInterruptedRestore(
     unlinkQuietly(file)
     return null
   }
+}
+
+/**
+ * Why a restore record read from disk cannot be trusted, or null: each change's path must be
+ * a path the history may hold (every name as `entryNameProblem` allows), each blob id 40 hex
+ * digits; the commit's paths the same (the root, `''`, allowed); its facts an object.
+ */
+function intentProblem(record: RestoreIntent): string | null {
+  for (const delta of record.deltas as ReadonlyArray<unknown>) {
+    if (typeof delta !== 'object' || delta === null) return 'a change that is not one'
+    const { path: where, before, after } = delta as Record<string, unknown>
+    if (!isHistoryPath(where, false)) return 'a change with a path the history may not hold'
+    if (!isBlobId(before) || !isBlobId(after) || (before === null && after === null)) {
+      return 'a change without valid versions'
+    }
+  }
+  if (record.paths !== undefined) {
+    if (!Array.isArray(record.paths)) return 'paths that are not a list'
+    if (!record.paths.every((where) => isHistoryPath(where, true))) {
+      return 'a path the history may not hold'
+    }
+  }
+  if (typeof record.intent !== 'object' || record.intent === null) return 'no commit facts'
+  if (record.base !== null && !isOid(record.base)) return 'a base that is not a commit id'
+  return null
+}
+
+function isHistoryPath(value: unknown, rootAllowed: boolean): boolean {
+  if (typeof value !== 'string') return false
+  if (value === '') return rootAllowed
+  return value.split('/').every((name) => entryNameProblem(name) === null)
+}
+
+function isBlobId(value: unknown): boolean {
+  return value === null || (typeof value === 'string' && isOid(value))
 }
 
 // True when every file the restore changes holds what it held before the restore or what the

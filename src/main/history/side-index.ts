@@ -86,7 +86,12 @@ export async function openIndex(
   store: ObjectStore,
   gitdir: string,
   head: string | null,
-): Promise<{ index: IndexFile; state: IndexState }> {
+  /**
+   * Given the index as it was found, a newer `head` to take instead (open-repo's check for a
+   * `main` left behind its own newer commits), or null; called only for an index that opened.
+   */
+  newerHead?: (index: IndexFile) => Promise<string | null>,
+): Promise<{ index: IndexFile; state: IndexState; head: string | null }> {
   const dir = indexDirOf(gitdir)
   removeIndexLeftovers(dir)
   let index: IndexFile | null = null
@@ -104,12 +109,20 @@ export async function openIndex(
       state = 'migrated'
     }
   }
+  if (index && newerHead) {
+    try {
+      head = (await newerHead(index)) ?? head
+    } catch (error) {
+      index.close()
+      throw error
+    }
+  }
   if (index) {
     const lagged = index.head() !== head
     if ((await catchUp(store, index, head)) && (await spotCheck(store, index, [index.size - 1]))) {
       if (lagged && state === 'trusted') state = 'caught-up'
       removeIfThere(legacyIndexOf(gitdir))
-      return { index, state }
+      return { index, state, head }
     }
     index.close()
   }
@@ -117,7 +130,7 @@ export async function openIndex(
   building.close()
   replaceIndexDir(building.dir, dir)
   removeIfThere(legacyIndexOf(gitdir))
-  return { index: IndexFile.open(dir), state: 'rebuilt' }
+  return { index: IndexFile.open(dir), state: 'rebuilt', head }
 }
 
 /**

@@ -157,6 +157,12 @@ export interface VersionedMemory {
   /** The newest commit (null for an empty history): what memory holds right now. */
   head(): string | null
   /**
+   * The newest commit once edits made outside Cairn that are not saved yet (the watcher's
+   * debounce still running) are committed: what a turn starting now can see. `head()` when
+   * they cannot be saved.
+   */
+  settledHead(): Promise<string | null>
+  /**
    * For each line of the file at `at` (default: now), the commit that last changed it,
    * following renames and plain-copy restores (see blame.ts).
    */

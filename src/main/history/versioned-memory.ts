@@ -59,7 +59,7 @@ import type {
   RunFacts,
   VersionedMemory,
 } from './types'
-import { watchFolder, type FolderWatcher } from './watcher'
+import { identityOf, watchFolder, type FolderWatcher } from './watcher'
 import { deleteFileAndPrune, keepsNoCopy, newScanReport, writeFileSafely } from './work-tree'
 
 /** Quiet time after the last file-system event before outside edits are committed. */
@@ -129,7 +129,7 @@ async function openLocked(
   const logger = options.logger ?? consoleLogger
   let machine = options.machine ?? null
   const owedMarker = owedMarkerOf(path.join(dataDir, 'history.git'))
-  const { repo, recovery, tooLarge, nameNotAllowed } = await openRepo({
+  const { repo, recovery, tooLarge, nameNotAllowed, unreadable } = await openRepo({
     dataDir,
     now,
     logger,
@@ -237,7 +237,7 @@ async function openLocked(
   let unrecorded: Array<{ readonly paths: ReadonlyArray<string>; readonly intent: CommitIntent }> =
     []
 
-  for (const notice of scanNotices({ tooLarge, nameNotAllowed })) notices.raise(notice)
+  for (const notice of scanNotices({ tooLarge, nameNotAllowed, unreadable })) notices.raise(notice)
   // The open's recovery commit has happened: a failure to read it back for the secret scan
   // (a failing disk, a damaged index entry) only means no warning, never a failed open.
   let opened: IndexEntry | undefined
@@ -342,16 +342,27 @@ async function openLocked(
   // would fail every command until a restart: before each task it is made again if gone (one
   // `lstat` without an exception, 2–8 µs here; a `mkdir` answering EEXIST cost 2–9x that, most of
   // it Node making the error), and the whole folder is read again, so the next commit records
-  // what went with it.
+  // what went with it. A folder put in its place by the person (`rm -rf` then `mkdir`, or the
+  // old one renamed away) is another folder, found by its identity in the same `lstat`: read
+  // again whole and watched anew, or its files would stay out of the history.
   let rootRemade = false
+  let rootId = identityOf(repo.workRoot)
   function remakeRootIfGone(): void {
-    if (disk.lstatIfThere(repo.workRoot) !== undefined) return
-    try {
-      disk.mkdirSync(repo.workRoot, DIR_MODE)
-    } catch {
-      return
+    const id = identityOf(repo.workRoot)
+    if (id !== null && id === rootId) return
+    if (id === null) {
+      // Something that is not a folder (a link: refused by each command) is left alone.
+      if (disk.lstatIfThere(repo.workRoot) !== undefined) return
+      try {
+        disk.mkdirSync(repo.workRoot, DIR_MODE)
+      } catch {
+        return
+      }
+      logger.warn('The memory folder was gone; it was made again, empty')
+    } else {
+      logger.warn('The memory folder was replaced by another; it is read again whole')
     }
-    logger.warn('The memory folder was gone; it was made again, empty')
+    rootId = identityOf(repo.workRoot)
     rootRemade = true
     resync = true
     tool.invalidateUsage()
@@ -726,6 +737,20 @@ async function openLocked(
     readAt: (file, oid) => forPeople(indexed(() => readAt(repo, file, oid))),
     diff: (file, from, to) => forPeople(indexed(() => diffFile(repo, file, from, to))),
     head: () => repo.head(),
+    async settledHead() {
+      try {
+        return await exclusive(
+          async () => repo.head(),
+          // What the watcher saw and has not saved yet (its debounce still running); without a
+          // watcher, the whole folder (the stat cache keeps that to one lstat per file).
+          () => (watcher ? watcher.takePending() : 'all'),
+        )
+      } catch (error) {
+        // A turn must start even when nothing can be saved now (a full disk, a closed memory).
+        logger.warn('Outside edits could not be saved before a turn; its memory is as saved', error)
+        return repo.head()
+      }
+    },
     blame: (file, at) => forPeople(indexed(() => blamer.blame(file, at))),
     searchHistory: (query) => forPeople(indexed(() => searcher.search(query))),
     compare: (from, to) => forPeople(indexed(() => compareCommits(repo, from, to ?? null))),

@@ -10,6 +10,8 @@ import { isUntracked } from './work-tree'
 export interface FolderWatcher {
   /** Stops watching; no report comes after it. Safe to call twice. */
   close(): void
+  /** The paths seen since the last report, handed over now instead of after the debounce. */
+  takePending(): TouchedPaths
 }
 
 export interface WatchOptions {
@@ -68,6 +70,14 @@ export function watchFolder(root: string, options: WatchOptions): FolderWatcher 
       : watchEachFolder(root, record, options.logger)
 
   return {
+    takePending() {
+      if (timer) clearTimeout(timer)
+      timer = null
+      const paths: TouchedPaths = everything ? 'all' : [...pending]
+      pending = new Set()
+      everything = false
+      return paths
+    },
     close() {
       closed = true
       if (timer) clearTimeout(timer)
@@ -96,10 +106,13 @@ function watchNatively(root: string, record: Report, logger: Logger): () => void
 }
 
 function watchEachFolder(root: string, record: Report, logger: Logger): () => void {
-  const watchers = new Map<string, FSWatcher>()
+  // Each watch with the identity of the folder it is on: a folder replaced by another of the
+  // same name (`rm -rf` and `mkdir`, a sync tool, a backup put back) must be watched again,
+  // for inotify keeps watching the old one (its watch ends without an error).
+  const watchers = new Map<string, { readonly watcher: FSWatcher; readonly id: string }>()
 
   function unwatch(relative: string): void {
-    for (const [folder, watcher] of watchers) {
+    for (const [folder, { watcher }] of watchers) {
       if (isWithin(folder, relative)) {
         watcher.close()
         watchers.delete(folder)
@@ -108,8 +121,12 @@ function watchEachFolder(root: string, record: Report, logger: Logger): () => vo
   }
 
   // Watches `relative` and the folders below it; a folder that vanishes meanwhile is skipped.
-  function add(relative: string): void {
-    if (watchers.has(relative)) return
+  function add(relative: string, id = identityOf(path.join(root, relative))): void {
+    if (id === null) return
+    const known = watchers.get(relative)
+    if (known?.id === id) return
+    // Another folder by that name now: the watches on the one that went are dropped.
+    if (known) unwatch(relative)
     const abs = path.join(root, relative)
     let watcher: FSWatcher
     try {
@@ -126,7 +143,7 @@ function watchEachFolder(root: string, record: Report, logger: Logger): () => vo
       return
     }
     watcher.on('error', () => unwatch(relative))
-    watchers.set(relative, watcher)
+    watchers.set(relative, { watcher, id })
     let names: string[]
     try {
       names = disk
@@ -141,22 +158,33 @@ function watchEachFolder(root: string, record: Report, logger: Logger): () => vo
   }
 
   // A new folder gets watched (files made in it before that are covered: its path was
-  // recorded, and the rescan reads its whole subtree); a folder gone stops being watched.
+  // recorded, and the rescan reads its whole subtree), and so does a folder put in the place
+  // of one of the same name; a folder gone stops being watched.
   function follow(child: string): void {
-    let isFolder: boolean
-    try {
-      isFolder = disk.lstatSync(path.join(root, child)).isDirectory()
-    } catch {
-      // Gone already: nothing to follow.
-      isFolder = false
-    }
-    if (isFolder) add(child)
+    const id = identityOf(path.join(root, child))
+    if (id !== null) add(child, id)
     else if (child !== '') unwatch(child)
   }
 
   add('')
   return () => {
-    for (const watcher of watchers.values()) watcher.close()
+    for (const { watcher } of watchers.values()) watcher.close()
     watchers.clear()
   }
+}
+
+/**
+ * A folder's identity, or null when there is no folder at `abs`: device and inode, and its
+ * birth time, for a folder removed and made again most often gets the inode number back
+ * (ext4 here did, every time). Where the file system keeps no birth time it reads 0, and the
+ * inode alone decides.
+ */
+export function identityOf(abs: string): string | null {
+  let stats
+  try {
+    stats = disk.lstatIfThere(abs)
+  } catch {
+    return null
+  }
+  return stats?.isDirectory() ? `${stats.dev}:${stats.ino}:${stats.birthtimeMs}` : null
 }

@@ -4,6 +4,7 @@ import { disk, isCode } from '../lib/disk'
 import {
   Folder,
   FolderTree,
+  isOwnTempName,
   readFileIn,
   removeTree,
   TEMP_FILE_PREFIX,
@@ -31,11 +32,11 @@ export function isUntracked(name: string): boolean {
 export function keepsNoCopy(name: string, stats: Stats): boolean {
   if (stats.isFile()) return stats.size > MAX_VERSIONED_BYTES || isUntrackedOwn(name)
   if (stats.isDirectory()) return isUntrackedOwn(name)
-  return !name.startsWith(TEMP_FILE_PREFIX)
+  return !isOwnTempName(name)
 }
 
 function isUntrackedOwn(name: string): boolean {
-  return isUntracked(name) && !name.startsWith(TEMP_FILE_PREFIX)
+  return isUntracked(name) && !isOwnTempName(name)
 }
 
 /**
@@ -56,13 +57,18 @@ export interface ScanReport {
    * a backslash): the history could not hand such a name back safely.
    */
   readonly nameNotAllowed: string[]
+  /**
+   * Relative paths of files and folders skipped because the system denied reading them (owned
+   * by another account, mode 000): kept in history as last versioned, like a file too large.
+   */
+  readonly unreadable: string[]
   /** Blobs whose stored copy was damaged and was written again from the folder. */
   repaired: number
 }
 
 /** An empty report to pass to a scan. */
 export function newScanReport(): ScanReport {
-  return { tooLarge: [], nameNotAllowed: [], repaired: 0 }
+  return { tooLarge: [], nameNotAllowed: [], unreadable: [], repaired: 0 }
 }
 
 /** What a scan may use and update besides the store, and what it reports. */
@@ -172,9 +178,26 @@ function scanEntry(
     return scanFile(scan, folder, relative, name, stats, previous)
   }
   if (!stats.isDirectory()) return null
-  const child = folder.openChildIfFolder(name)
+  let child: Folder | null
+  try {
+    child = folder.openChildIfFolder(name)
+  } catch (error) {
+    if (!isDenied(error)) throw error
+    context.report?.unreadable.push(relative)
+    return previous?.kind === 'tree' ? previous : null
+  }
   if (!child) return null
   return scanChildFolder(scan, child, relative, previous)
+}
+
+/**
+ * A file or folder the system will not let Cairn read (another account's, or mode 000) is
+ * skipped like a file too large: kept in history as it was last versioned, and reported. Were
+ * the error passed on, one such file would stop every start and, met while running, every
+ * later write (each catches up with a full scan first).
+ */
+function isDenied(error: unknown): boolean {
+  return isCode(error, 'EACCES') || isCode(error, 'EPERM')
 }
 
 /** The node of an unchanged file (`oid`, as the stat cache knows it), or null to read it. */
@@ -229,6 +252,10 @@ async function scanFile(
   } catch (error) {
     if (isCode(error, 'EFBIG')) {
       context.report?.tooLarge.push(relative)
+      return keptVersion(previous)
+    }
+    if (isDenied(error)) {
+      context.report?.unreadable.push(relative)
       return keptVersion(previous)
     }
     // Gone, or replaced by something that is not a regular file, since the listing.
@@ -309,7 +336,7 @@ async function scanFolder(
   const before = previous?.kind === 'tree' ? await childrenOf(scan.store, previous) : null
   const children = new Map<string, Node>()
   for (const dirent of folder.list()) {
-    if (context.removeTemp && dirent.name.startsWith(TEMP_FILE_PREFIX)) {
+    if (context.removeTemp && isOwnTempName(dirent.name)) {
       // Through the folder's handle: a temp name swapped for a link is unlinked, not followed.
       removeTree(folder, dirent.name)
       continue

@@ -22,6 +22,17 @@ import type { Logger } from './logger'
 
 /** Prefix of the temp files and folders of atomic writes and deletes; start-up removes strays. */
 export const TEMP_FILE_PREFIX = '.cairn-tmp-'
+
+// The exact name of every temp file or folder Cairn makes: the prefix and a random UUID.
+const OWN_TEMP_NAME = /^\.cairn-tmp-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+
+/**
+ * True for a name Cairn gives its temp files and folders. Only such an entry is removed as a
+ * leftover: a person's own `.cairn-tmp-backup` was once deleted, whole, at the next open.
+ */
+export function isOwnTempName(name: string): boolean {
+  return OWN_TEMP_NAME.test(name)
+}
 /** Mode of every file Cairn writes in the memory folder: owner read/write only. */
 export const FILE_MODE = 0o600
 /** Mode of every folder Cairn creates there: owner only. */
@@ -97,6 +108,13 @@ export class RootIsLinkError extends Error {
 }
 
 /** An open folder. `close` it when done (closing twice is harmless). */
+// True for a name (or a path of names) with an empty, `.` or `..` segment.
+function leavesFolder(name: string): boolean {
+  if (name === '' || name === '.' || name === '..') return true
+  if (!name.includes('/')) return false
+  return name.split('/').some((segment) => segment === '' || segment === '.' || segment === '..')
+}
+
 export class Folder {
   private open = true
 
@@ -142,8 +160,14 @@ export class Folder {
     }
   }
 
-  /** A path that names `name` inside this folder, for any file-system call. */
+  /**
+   * A path that names `name` inside this folder, for any file-system call. A name that would
+   * leave the folder (`..`, or `.` and the empty name, which name the folder itself) is
+   * refused: callers check their paths first, and this is the backstop should one not (a
+   * crafted restore intent once walked `..` out of the memory folder).
+   */
   entry(name: string): string {
+    if (leavesFolder(name)) throw new Error('A name that leaves its folder was refused.')
     return this.fd !== null && byHandle
       ? `/proc/self/fd/${this.fd}/${name}`
       : path.join(this.path, name)
@@ -779,7 +803,7 @@ function unlinkQuietly(folder: Folder, name: string): void {
 /** Removes every temp file or folder of an interrupted write under `folder` (recursively). */
 export function removeStrayTemps(folder: Folder): void {
   for (const dirent of folder.list()) {
-    if (dirent.name.startsWith(TEMP_FILE_PREFIX)) removeTree(folder, dirent.name)
+    if (isOwnTempName(dirent.name)) removeTree(folder, dirent.name)
     else if (dirent.isDirectory()) {
       const child = folder.openChildIfFolder(dirent.name)
       if (!child) continue

@@ -1,0 +1,108 @@
+import { createHash } from 'node:crypto'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { rm } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { FolderTree } from '../lib/folders'
+import { RESTORE_INTENT_FILE } from './restore-intent'
+import { folderFiles, fsck, gitCli, headFiles, recoveryRepo } from './test-helpers'
+import { writeFileSafely } from './work-tree'
+
+// A crafted restore intent (`history.git/cairn-restore`) is only data: open replayed its
+// changes as they were, and a `..` in a path deleted and wrote files beside the memory folder
+// (review hunt10 D4).
+
+const repo = recoveryRepo()
+const outside: string[] = []
+afterEach(async () => {
+  for (const dir of outside.splice(0)) await rm(dir, { recursive: true, force: true })
+})
+
+const blobOid = (text: string) =>
+  createHash('sha1')
+    .update(`blob ${Buffer.byteLength(text)}\0${text}`)
+    .digest('hex')
+
+function victimFolder(): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'cairn-victim-'))
+  outside.push(dir)
+  writeFileSync(path.join(dir, 'precious.txt'), 'precious\n')
+  return dir
+}
+
+async function openWithIntent(deltas: unknown[], paths: unknown = ['n1.md']) {
+  const memory = await repo.open()
+  await repo.create(memory, 'n1.md', 'payload\n')
+  await memory.close()
+  const base = gitCli(repo.dataDir, 'rev-parse', 'main').trim()
+  const record = {
+    version: 1,
+    base,
+    deltas,
+    paths,
+    intent: {
+      actor: 'user',
+      command: 'restore-all',
+      subject: 'Restored',
+      conversationId: null,
+      toolUseId: null,
+      overwrite: false,
+      restoredFrom: null,
+    },
+  }
+  writeFileSync(path.join(repo.gitdir, RESTORE_INTENT_FILE), JSON.stringify(record))
+  const again = await repo.open()
+  try {
+    expect(existsSync(path.join(repo.gitdir, RESTORE_INTENT_FILE))).toBe(false)
+    expect(gitCli(repo.dataDir, 'rev-parse', 'main').trim()).toBe(base)
+    expect(headFiles(repo.dataDir)).toEqual(await folderFiles(repo.dataDir))
+  } finally {
+    await again.close()
+  }
+  fsck(repo.dataDir)
+}
+
+describe('a crafted restore intent (D4)', () => {
+  it('is dropped when a path leaves the memory folder: nothing outside is deleted or written', async () => {
+    const victim = victimFolder()
+    const up = path.relative(path.join(repo.dataDir, 'memories'), victim)
+    const payload = blobOid('payload\n')
+    await openWithIntent([
+      { path: `${up}/precious.txt`, before: blobOid('precious\n'), after: null },
+      { path: `${up}/planted.sh`, before: null, after: payload },
+    ])
+    expect(readFileSync(path.join(victim, 'precious.txt'), 'utf8')).toBe('precious\n')
+    expect(existsSync(path.join(victim, 'planted.sh'))).toBe(false)
+  })
+
+  it('is dropped for a blob id that is not one, a .git name or a bad commit path', async () => {
+    const payload = blobOid('payload\n')
+    await openWithIntent([{ path: 'x.md', before: null, after: '../../etc/passwd' }])
+    await openWithIntent([{ path: '.git/config', before: null, after: payload }])
+    await openWithIntent([{ path: 'x.md', before: null, after: payload }], ['../x.md'])
+    expect(existsSync(path.join(repo.dataDir, 'memories', 'x.md'))).toBe(false)
+    expect(existsSync(path.join(repo.dataDir, 'memories', '.git'))).toBe(false)
+  })
+})
+
+describe('FolderTree refuses names that leave the folder (backstop)', () => {
+  it('refuses .. and . segments on find and on write', async () => {
+    const victim = victimFolder()
+    const root = mkdtempSync(path.join(os.tmpdir(), 'cairn-root-'))
+    outside.push(root)
+    const up = path.relative(root, victim)
+    mkdirSync(path.join(root, 'a'))
+    const tree = new FolderTree(root)
+    try {
+      expect(() => tree.find(`${up}/precious.txt`)).toThrow(/leaves its folder/)
+      expect(() => tree.find('a/./b.md')).toThrow(/leaves its folder/)
+      await expect(writeFileSafely(tree, `${up}/planted.sh`, Buffer.from('x'))).rejects.toThrow(
+        /leaves its folder/,
+      )
+    } finally {
+      tree.close()
+    }
+    expect(existsSync(path.join(victim, 'planted.sh'))).toBe(false)
+  })
+})
