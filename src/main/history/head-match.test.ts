@@ -356,18 +356,24 @@ describe('open when the folder is exactly HEAD', () => {
     })
   }
 
-  // Damage beneath the file system (a disk's own bit rot) keeps the file's stamp: the disk
-  // seam hands open the stamp on record for the damaged file, as such a disk would.
-  it('reads a tree taken on its stamp before the first commit, and mends it', async () => {
-    await seed()
-    const sub = gitCli(dataDir, 'rev-parse', 'main:a/deep').trim()
-    const file = looseFile(dataDir, sub)
+  /**
+   * Flips a byte of `main:a/deep`'s loose tree as damage beneath the file system (a disk's own
+   * bit rot) would: its stamp stays, so the disk seam hands out the one it had (until the
+   * caller puts `nodeDisk` back).
+   */
+  function rotUnderStamp(): void {
+    const file = looseFile(dataDir, gitCli(dataDir, 'rev-parse', 'main:a/deep').trim())
     const stamp = statSync(file)
     damageInPlace(file, flipMiddle)
     setDisk({
       ...nodeDisk,
       lstatIfThere: (at) => (at === file ? stamp : nodeDisk.lstatIfThere(at)),
     })
+  }
+
+  it('reads a tree taken on its stamp before the first commit, and mends it', async () => {
+    await seed()
+    rotUnderStamp()
     let opened: OpenedRepo
     try {
       opened = await openRepo({ dataDir, now })
@@ -383,14 +389,7 @@ describe('open when the folder is exactly HEAD', () => {
 
   it('reads a tree taken on its stamp when idle, before any commit', async () => {
     await seed()
-    const sub = gitCli(dataDir, 'rev-parse', 'main:a/deep').trim()
-    const file = looseFile(dataDir, sub)
-    const stamp = statSync(file)
-    damageInPlace(file, flipMiddle)
-    setDisk({
-      ...nodeDisk,
-      lstatIfThere: (at) => (at === file ? stamp : nodeDisk.lstatIfThere(at)),
-    })
+    rotUnderStamp()
     let memory
     try {
       memory = await openVersionedMemory({
