@@ -112,7 +112,12 @@ export async function newerDescendant(
   const at = index.positionOf(head)
   if (at < 0 || at >= newest) return null
   let i = newest
-  while (i > at) i = index.parentAt(i)
+  while (i > at) {
+    const parent = index.parentAt(i)
+    // A record naming a parent that is not older than itself is damage: no walk forward.
+    if (parent >= i) return null
+    i = parent
+  }
   if (i !== at || !(await isReadableCommit(store, index.oidAt(newest)))) return null
   // Commits newer than the index (a kill between the ref and the index append) too.
   const tip = await findLostTip(store, gitdir, index)

@@ -95,7 +95,14 @@ async function folderNode(
     const path = relative ? `${relative}/${name}` : name
     let child: Node | null | typeof NOT_HEAD
     if (dirent.isDirectory()) {
-      const sub = folder.openChildIfFolder(name)
+      let sub: Folder | null
+      try {
+        sub = folder.openChildIfFolder(name)
+      } catch (error) {
+        // A folder Cairn may not enter: the full scan reports it.
+        if (isCode(error, 'EACCES') || isCode(error, 'EPERM')) return NOT_HEAD
+        throw error
+      }
       if (!sub) return NOT_HEAD
       try {
         child = await folderNode(walk, sub, path)
@@ -149,7 +156,9 @@ async function readFile(
   try {
     content = readFileIn(folder, name, undefined, MAX_VERSIONED_BYTES)
   } catch (error) {
-    if (['EFBIG', 'ENOENT', 'ELOOP', 'EINVAL'].some((code) => isCode(error, code))) {
+    // A file too large, gone, not a file any more, or one Cairn may not read: the full scan
+    // reports it (and keeps its last version).
+    if (['EFBIG', 'ENOENT', 'ELOOP', 'EINVAL', 'EACCES', 'EPERM'].some((c) => isCode(error, c))) {
       return NOT_HEAD
     }
     throw error

@@ -28,6 +28,9 @@ describe('temp names at open (D7)', () => {
     fs.writeFileSync(path.join(root, '.cairn-tmp-notes.md'), 'mine too\n')
     const leftFile = path.join(root, `.cairn-tmp-${randomUUID()}`)
     const leftFolder = path.join(root, `.cairn-tmp-${randomUUID()}`)
+    // The shape restores gave their temp files before the UUID (12 hex digits).
+    const olderLeft = path.join(root, '.cairn-tmp-0123456789ab')
+    fs.writeFileSync(olderLeft, 'half a restore')
     fs.writeFileSync(leftFile, 'half a write')
     fs.mkdirSync(leftFolder)
     fs.writeFileSync(path.join(leftFolder, 'x.md'), 'half a delete\n')
@@ -38,5 +41,6 @@ describe('temp names at open (D7)', () => {
     expect(fs.readFileSync(path.join(root, '.cairn-tmp-notes.md'), 'utf8')).toBe('mine too\n')
     expect(fs.existsSync(leftFile)).toBe(false)
     expect(fs.existsSync(leftFolder)).toBe(false)
+    expect(fs.existsSync(olderLeft)).toBe(false)
   })
 })

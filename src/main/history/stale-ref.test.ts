@@ -3,6 +3,7 @@ import { rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { moveNoteOf } from './checkout'
+import { newerDescendant } from './find-tip'
 import { commitCount, folderFiles, fsck, gitCli, headFiles, recoveryRepo } from './test-helpers'
 
 // A `main` that can be read but is behind its own newer commits (review hunt10 D2): the loose
@@ -91,5 +92,21 @@ describe('a main behind its own newer commits (D2)', () => {
     } finally {
       await memory.close()
     }
+  })
+})
+
+describe('a side index whose record names itself as its parent', () => {
+  // The walk from the newest record back to `main` followed parents without end (review10
+  // F3): open hung, the process with it. A parent not older than its record is damage.
+  it('does not move main and does not hang', async () => {
+    const oids = Array.from({ length: 7 }, (_, i) => `${i}`.repeat(40))
+    const index = {
+      size: oids.length,
+      oidAt: (i: number) => oids[i]!,
+      positionOf: (oid: string) => oids.indexOf(oid),
+      parentAt: (i: number) => (i === 4 ? 4 : i - 1),
+    }
+    const store = {} as Parameters<typeof newerDescendant>[0]
+    expect(await newerDescendant(store, '/nowhere', index, oids[1]!)).toBeNull()
   })
 })

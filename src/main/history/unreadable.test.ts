@@ -1,6 +1,6 @@
-import { mkdir, writeFile } from 'node:fs/promises'
+import { chmod, chown, mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { nodeDisk, setDisk } from '../lib/disk'
 import { errnoError, hookDisk } from '../lib/disk-hooks'
 import { openVersionedMemory, type VersionedMemory } from './index'
@@ -118,5 +118,99 @@ describe('memory files Cairn may not read (D3)', () => {
     }
     undoDisk()
     fsck(dataDir)
+  })
+
+  it('opens when the only change since the last session is a file it may not read', async () => {
+    let memory = await open()
+    await memory.execute({ command: 'create', path: '/memories/a.md', file_text: 'a\n' }, CLAUDE)
+    await memory.execute(
+      { command: 'create', path: '/memories/private.md', file_text: 'v1\n' },
+      CLAUDE,
+    )
+    await memory.close()
+    // Changed while Cairn was closed (so no stat vouches for it), then no longer readable.
+    await put('private.md', 'v2, written by another account\n')
+    denyReading()
+    memory = await open()
+    try {
+      expectNamed(memory, '/memories/private.md')
+      expect(headFiles(dataDir).get('private.md')).toBe('v1\n')
+      expect((await strReplace(memory, 'a', 'a1')).isError).toBe(false)
+    } finally {
+      await memory.close()
+    }
+    undoDisk()
+    fsck(dataDir)
+  })
+})
+
+// What a file Cairn may not read holds now was never read, so never versioned: Claude's
+// `create` over it, `delete` of it or of its folder would lose it for good (review10 F1).
+// As root reads everything, the process is made to look like another account (its uid) and
+// the file's permission bits deny that account, while the disk seam denies the reads.
+describe('a command on a file Cairn may not read (F1)', () => {
+  async function unreadableAfterClaude(relative: string): Promise<VersionedMemory> {
+    const memory = await open()
+    await memory.execute(
+      { command: 'create', path: `/memories/${relative}`, file_text: 'v1\n' },
+      CLAUDE,
+    )
+    await put(relative, 'v2, saved by the person\n')
+    await chmod(path.join(dataDir, 'memories', relative), 0o000)
+    denyReading()
+    vi.spyOn(process, 'getuid').mockReturnValue(4242)
+    return memory
+  }
+  afterEach(() => {
+    vi.restoreAllMocks()
+  })
+
+  for (const command of ['delete', 'create'] as const) {
+    it(`keeps it aside on ${command}`, async () => {
+      const memory = await unreadableAfterClaude('private.md')
+      try {
+        const input =
+          command === 'delete'
+            ? { command, path: '/memories/private.md' }
+            : { command, path: '/memories/private.md', file_text: 'from Claude\n' }
+        const result = await memory.execute(input, CLAUDE)
+        expect(result.isError).toBe(false)
+        expect(String(result.content)).toContain('/memories/private (not in history).md')
+      } finally {
+        await memory.close()
+      }
+      vi.restoreAllMocks()
+      undoDisk()
+      const kept = path.join(dataDir, 'memories', 'private (not in history).md')
+      await chmod(kept, 0o644)
+      expect(await readFile(kept, 'utf8')).toBe('v2, saved by the person\n')
+    })
+  }
+
+  it('keeps it when its folder is deleted', async () => {
+    const memory = await unreadableAfterClaude('d/private.md')
+    try {
+      // Beside a file history holds (a folder of kept files only is not deleted at all).
+      vi.restoreAllMocks()
+      await memory.execute(
+        { command: 'create', path: '/memories/d/other.md', file_text: 'o\n' },
+        CLAUDE,
+      )
+      // Cairn's own files belong to the account it runs as (here, the one it looks like).
+      await chown(path.join(dataDir, 'memories', 'd', 'other.md'), 4242, 4242)
+      vi.spyOn(process, 'getuid').mockReturnValue(4242)
+      const result = await memory.execute({ command: 'delete', path: '/memories/d' }, CLAUDE)
+      expect(result.isError).toBe(false)
+      expect(String(result.content)).toContain('kept in /memories/d (not in history)')
+      expect(String(result.content)).toContain('(not in history)')
+    } finally {
+      await memory.close()
+    }
+    vi.restoreAllMocks()
+    undoDisk()
+    const kept = path.join(dataDir, 'memories', 'd (not in history)', 'private.md')
+    await chmod(kept, 0o644)
+    expect(await readFile(kept, 'utf8')).toBe('v2, saved by the person\n')
+    expect(await readdir(path.join(dataDir, 'memories'))).toEqual(['d (not in history)'])
   })
 })

@@ -27,12 +27,29 @@ export function isUntracked(name: string): boolean {
 /**
  * True for an entry history holds no copy of, which a folder delete must keep rather than
  * remove: a name it does not track (other than its own temp files), a link or other special
- * file, a file too large to version.
+ * file, a file too large to version, a file or folder Cairn may not read (the scans keep its
+ * last version; what it holds now was never read, so never versioned).
  */
 export function keepsNoCopy(name: string, stats: Stats): boolean {
-  if (stats.isFile()) return stats.size > MAX_VERSIONED_BYTES || isUntrackedOwn(name)
-  if (stats.isDirectory()) return isUntrackedOwn(name)
+  if (stats.isFile()) {
+    return stats.size > MAX_VERSIONED_BYTES || isUntrackedOwn(name) || !mayRead(stats, 0o4)
+  }
+  if (stats.isDirectory()) return isUntrackedOwn(name) || !mayRead(stats, 0o5)
   return !isOwnTempName(name)
+}
+
+/**
+ * Whether this process's permission bits allow `wanted` (4: read, 5: read and enter) on an
+ * entry, as the kernel checks them (owner, then group, then others; root may do anything).
+ * ACLs aside; where there are no user ids (Windows) the answer is yes.
+ */
+function mayRead(stats: Stats, wanted: number): boolean {
+  const uid = process.getuid?.()
+  if (uid === undefined || uid === 0) return true
+  const groups = process.getgroups?.() ?? []
+  const shift =
+    stats.uid === uid ? 6 : stats.gid === process.getgid?.() || groups.includes(stats.gid) ? 3 : 0
+  return ((stats.mode >> shift) & wanted) === wanted
 }
 
 function isUntrackedOwn(name: string): boolean {

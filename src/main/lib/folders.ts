@@ -23,8 +23,10 @@ import type { Logger } from './logger'
 /** Prefix of the temp files and folders of atomic writes and deletes; start-up removes strays. */
 export const TEMP_FILE_PREFIX = '.cairn-tmp-'
 
-// The exact name of every temp file or folder Cairn makes: the prefix and a random UUID.
-const OWN_TEMP_NAME = /^\.cairn-tmp-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+// The exact name of every temp file or folder Cairn makes: the prefix and a random UUID (or,
+// from builds before the UUID, 12 hex digits: what a kill left then is still Cairn's).
+const OWN_TEMP_NAME =
+  /^\.cairn-tmp-(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{12})$/
 
 /**
  * True for a name Cairn gives its temp files and folders. Only such an entry is removed as a
