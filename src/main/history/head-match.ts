@@ -218,7 +218,8 @@ async function treesStored(
     if (sound === true || (sound === null && db.checkPackedCopy(id))) continue
     const loose = store.looseStat(id)
     if (loose === null || loose.size === 0) return null
-    // Kept apart from the node, which later commits may change in place.
+    // The bytes themselves, not the node: later commits give the node other bytes (a patch
+    // copies them, never writes into these).
     if (sameLoose(loose, stats.checkedTree(id)))
       unread.push({ oid: id, bytes: bytesOf(trees[at]!) })
     else if (!(await store.isIntact(id))) return null
@@ -248,5 +249,5 @@ export async function mendUnreadTrees(
 
 function bytesOf(tree: TreeNode): Buffer {
   if (!tree.encoding) throw new Error('a tree hashed by hashTrees has its encoding')
-  return Buffer.from(tree.encoding.bytes)
+  return tree.encoding.bytes
 }
