@@ -49,6 +49,27 @@ export function gitCli(dataDir: string, ...args: string[]): string {
   })
 }
 
+/**
+ * Runs the real git CLI in `cwd` as a fixed author, with no system or user configuration: for
+ * tests that build a repository with git itself (packs, `git gc`) to read with Cairn's code.
+ */
+export function gitIn(cwd: string, ...args: string[]): string {
+  return execFileSync('git', args, {
+    cwd,
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+    env: {
+      ...process.env,
+      GIT_CONFIG_NOSYSTEM: '1',
+      HOME: cwd,
+      GIT_AUTHOR_NAME: 'A',
+      GIT_AUTHOR_EMAIL: 'a@example.invalid',
+      GIT_COMMITTER_NAME: 'A',
+      GIT_COMMITTER_EMAIL: 'a@example.invalid',
+    },
+  })
+}
+
 /** `git fsck --strict` output (throws when git reports an error). */
 export function fsck(dataDir: string): string {
   return gitCli(dataDir, 'fsck', '--strict', '--no-dangling')

@@ -13,28 +13,14 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { gitIn } from '../test-helpers'
 import { DamagedObjectError, MissingObjectError, ObjectDatabase } from './object-database'
 import { OFS_DELTA, REF_DELTA } from './pack-file'
 
 let work: string
 let gitdir: string
 
-function git(...args: string[]): string {
-  return execFileSync('git', args, {
-    cwd: work,
-    encoding: 'utf8',
-    maxBuffer: 64 * 1024 * 1024,
-    env: {
-      ...process.env,
-      GIT_CONFIG_NOSYSTEM: '1',
-      HOME: work,
-      GIT_AUTHOR_NAME: 'A',
-      GIT_AUTHOR_EMAIL: 'a@example.invalid',
-      GIT_COMMITTER_NAME: 'A',
-      GIT_COMMITTER_EMAIL: 'a@example.invalid',
-    },
-  })
-}
+const git = (...args: string[]): string => gitIn(work, ...args)
 
 /** Every object of the repository as the git CLI reads it: id -> (type, content). */
 function gitObjects(): Map<string, { type: string; content: Buffer }> {

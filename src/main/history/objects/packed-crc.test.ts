@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process'
 import {
   chmodSync,
   closeSync,
@@ -13,6 +12,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { gitIn } from '../test-helpers'
 import { ObjectDatabase } from './object-database'
 
 // Open's check of HEAD's packed trees (packed-crc.ts): each record's bytes against the CRC-32
@@ -22,22 +22,7 @@ import { ObjectDatabase } from './object-database'
 let work: string
 let gitdir: string
 
-function git(...args: string[]): string {
-  return execFileSync('git', args, {
-    cwd: work,
-    encoding: 'utf8',
-    maxBuffer: 64 * 1024 * 1024,
-    env: {
-      ...process.env,
-      GIT_CONFIG_NOSYSTEM: '1',
-      HOME: work,
-      GIT_AUTHOR_NAME: 'A',
-      GIT_AUTHOR_EMAIL: 'a@example.invalid',
-      GIT_COMMITTER_NAME: 'A',
-      GIT_COMMITTER_EMAIL: 'a@example.invalid',
-    },
-  })
-}
+const git = (...args: string[]): string => gitIn(work, ...args)
 
 interface Record {
   readonly oid: string
