@@ -454,4 +454,36 @@ describe('deliberate differences from the reference handler', () => {
     )
     expect(ref.content).toBe('Error: exec not implemented')
   })
+
+  it('D22: a listing too long for one reply is paged breadth-first by view_range', async () => {
+    for (let d = 0; d < 30; d++) {
+      for (let f = 0; f < 25; f++) await pair.seed(`topic-${d}/note-${f}.md`, 'x')
+    }
+    const entries = (content: unknown) =>
+      String(content)
+        .split('\n')
+        .slice(2)
+        .flatMap((line) => /^\S+\t(\/memories\/\S+)$/.exec(line)?.[1] ?? []) // sizes differ (D2)
+    const first = await pair.run({ command: 'view', path: '/memories' })
+    const refLines = entries(first.ref.content)
+    expect(refLines).toHaveLength(30 * 26)
+    // The reference lists depth-first, whole, and ignores a view_range on a directory.
+    const again = await pair.run({ command: 'view', path: '/memories', view_range: [500, -1] })
+    expect(again.ref.content).toBe(first.ref.content)
+    // Ours names every folder at once; the pages together hold the reference's entries.
+    const pages = [String(first.ours.content)]
+    let next = /view_range: \[(\d+), -1\]\]$/.exec(pages[0]!)
+    while (next) {
+      const page = await pair.run({
+        command: 'view',
+        path: '/memories',
+        view_range: [Number(next[1]), -1],
+      })
+      pages.push(String(page.ours.content))
+      next = /view_range: \[(\d+), -1\]\]$/.exec(pages.at(-1)!)
+    }
+    for (let d = 0; d < 30; d++) expect(pages[0]).toContain(`\t/memories/topic-${d}/\n`)
+    expect(pages.length).toBeGreaterThan(1)
+    expect(pages.flatMap(entries).sort()).toEqual([...refLines].sort())
+  })
 })
