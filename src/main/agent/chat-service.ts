@@ -11,7 +11,7 @@ import { consoleLogger, type Logger } from '../lib/logger'
 import { apiKeyProblem, type SettingsService } from '../settings'
 import { clientFor, type AnthropicFetch } from './client'
 import { runTurn, type MemoryToolFactory, type TurnEvent, type TurnMemory } from './run-turn'
-import { classifyTurnError, noApiKeyError } from './turn-errors'
+import { classifyTurnError, noApiKeyError, rejectedKeyError } from './turn-errors'
 
 export interface ChatServiceOptions {
   readonly conversations: ConversationStore
@@ -110,7 +110,10 @@ export function createChatService(options: ChatServiceOptions): ChatService {
           stopped: false,
           error: {
             code: 'invalid-api-key',
-            message: `The API key holds ${keyProblem}, a character that cannot be sent to the API. Replace the key in Settings (or fix ANTHROPIC_API_KEY where it is set).`,
+            message:
+              credentials.apiKeySource === 'env'
+                ? `The API key in the ANTHROPIC_API_KEY environment variable holds ${keyProblem}, a character that cannot be sent to the API. Save a key in Settings (a saved key is used instead), or fix the variable where it is set.`
+                : `The API key saved in Settings holds ${keyProblem}, a character that cannot be sent to the API. Replace the key in Settings.`,
           },
         }
       } else {
@@ -130,6 +133,10 @@ export function createChatService(options: ChatServiceOptions): ChatService {
           now,
           logger,
         })
+        // The API's refusal does not say which key it was sent; the person needs to know.
+        if (outcome.error?.code === 'invalid-api-key') {
+          outcome = { ...outcome, error: rejectedKeyError(credentials.apiKeySource) }
+        }
       }
     } catch (error) {
       // Storing failed (disk full, conversation deleted meanwhile): report, never crash the core.
