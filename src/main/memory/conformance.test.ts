@@ -455,6 +455,20 @@ describe('deliberate differences from the reference handler', () => {
     expect(ref.content).toBe('Error: exec not implemented')
   })
 
+  it('D23: a rename to a path ending in / is refused instead of making a file of that name', async () => {
+    await pair.seed('a.md', 'one')
+    const { ours, ref } = await pair.run({
+      command: 'rename',
+      old_path: '/memories/a.md',
+      new_path: '/memories/newdir/',
+    })
+    expect(ours.isError).toBe(true)
+    expect(ours.content).toContain('rename needs the full new path')
+    expect(ref.isError).toBe(false)
+    expect((await fs.stat(path.join(pair.refRoot, 'newdir'))).isFile()).toBe(true)
+    expect((await fs.stat(path.join(pair.oursRoot, 'a.md'))).isFile()).toBe(true)
+  })
+
   it('D22: a listing too long for one reply is paged breadth-first by view_range', async () => {
     for (let d = 0; d < 30; d++) {
       for (let f = 0; f < 25; f++) await pair.seed(`topic-${d}/note-${f}.md`, 'x')
