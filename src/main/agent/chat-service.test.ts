@@ -541,6 +541,31 @@ describe('errors', () => {
     expect(fake.messageRequests()).toHaveLength(0)
   })
 
+  it('reports an ANTHROPIC_BASE_URL that is not an http(s) address as that, not as a network failure', async () => {
+    for (const baseURL of [
+      'not a url',
+      'localhost:8080',
+      'ftp://127.0.0.1:9',
+      '/home/someone/api',
+    ]) {
+      env = { ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: baseURL }
+      await chat.close()
+      chat = build()
+      const result = await turn(null, 'hello')
+      const error = lastError(result.events)
+      expect(error, baseURL).toMatchObject({
+        code: 'invalid-base-url',
+        message: expect.stringMatching(
+          /^The ANTHROPIC_BASE_URL environment variable .*It must be an http:\/\/ or https:\/\/ address/,
+        ),
+      })
+      // The value is not quoted back: it may be a host path or hold a password.
+      expect(JSON.stringify(error)).not.toContain(baseURL)
+      expect((await conversations.get(result.conversationId)).messages).toHaveLength(1)
+    }
+    expect(logger.entries.filter((e) => e.level === 'error')).toEqual([])
+  })
+
   it('reports a network failure when the API cannot be reached', async () => {
     const closed = await startFakeAnthropic()
     const url = closed.url

@@ -9,7 +9,7 @@ import type { ConversationStore } from '../conversations'
 import { CairnError, diskFailure } from '../lib/errors'
 import { consoleLogger, type Logger } from '../lib/logger'
 import { apiKeyProblem, type SettingsService } from '../settings'
-import { clientFor, type AnthropicFetch } from './client'
+import { baseUrlProblem, clientFor, type AnthropicFetch } from './client'
 import { runTurn, type MemoryToolFactory, type TurnEvent, type TurnMemory } from './run-turn'
 import { classifyTurnError, noApiKeyError, rejectedKeyError } from './turn-errors'
 
@@ -97,6 +97,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
         options.settings.get(),
         options.settings.credentials(),
       ])
+      const urlProblem = baseUrlProblem(credentials.baseURL)
       const client = clientFor(credentials, {
         maxRetries: options.maxRetries,
         fetch: options.fetch,
@@ -104,6 +105,8 @@ export function createChatService(options: ChatServiceOptions): ChatService {
       const keyProblem = credentials.apiKey ? apiKeyProblem(credentials.apiKey) : null
       if (!client) {
         outcome = { stopped: false, error: noApiKeyError() }
+      } else if (urlProblem) {
+        outcome = { stopped: false, error: { code: 'invalid-base-url', message: urlProblem } }
       } else if (keyProblem) {
         // It could not even go out as a request header: say so, rather than fail vaguely.
         outcome = {

@@ -29,6 +29,30 @@ export function createAnthropicClient(config: ClientConfig): Anthropic {
   })
 }
 
+/**
+ * Why `ANTHROPIC_BASE_URL` cannot be used, in words for people (null when it can, or is unset).
+ * The SDK would fail on it at request time as an "Invalid URL" (shown as an unknown failure) or
+ * a connection error (shown as "check your internet connection"), sending the person to the
+ * wrong place; `localhost:8080` without a scheme is an easy mistake. The value itself is never
+ * quoted back: it may hold a host path or a password.
+ */
+export function baseUrlProblem(baseURL: string | undefined): string | null {
+  if (baseURL === undefined) return null
+  let protocol: string
+  try {
+    protocol = new URL(baseURL).protocol
+  } catch {
+    return invalidBaseUrl('is not a web address')
+  }
+  if (protocol !== 'http:' && protocol !== 'https:') {
+    return invalidBaseUrl('does not start with http:// or https://')
+  }
+  return null
+}
+
+const invalidBaseUrl = (reason: string) =>
+  `The ANTHROPIC_BASE_URL environment variable ${reason}, so Cairn cannot reach the API through it. It must be an http:// or https:// address, such as https://api.anthropic.com. Fix or unset it where it is set, then restart Cairn.`
+
 /** A client for `credentials`, or null when no API key is set. */
 export function clientFor(
   credentials: ApiCredentials,
