@@ -463,10 +463,40 @@ describe('deliberate differences from the reference handler', () => {
       new_path: '/memories/newdir/',
     })
     expect(ours.isError).toBe(true)
-    expect(ours.content).toContain('rename needs the full new path')
+    expect(ours.content).toContain("rename needs the file's full new path")
     expect(ref.isError).toBe(false)
     expect((await fs.stat(path.join(pair.refRoot, 'newdir'))).isFile()).toBe(true)
     expect((await fs.stat(path.join(pair.oursRoot, 'a.md'))).isFile()).toBe(true)
+  })
+
+  it('D23 is for files only: a folder renamed to a path ending in / is renamed as the reference does', async () => {
+    for (const oldPath of ['/memories/drafts', '/memories/drafts/']) {
+      const pair = await makePair()
+      await pair.seed('drafts/n.md', 'n')
+      await pair.seed('drafts/deep/m.md', 'm')
+      const { ours, ref } = await pair.run({
+        command: 'rename',
+        old_path: oldPath,
+        new_path: '/memories/archive/',
+      })
+      expect(ref.isError, oldPath).toBe(false)
+      // Only the shown path differs: it is normalized (D17).
+      expect(ours).toEqual({
+        ...ref,
+        content: 'Successfully renamed /memories/drafts to /memories/archive',
+      })
+      expect(await snapshot(pair.oursRoot)).toBe(await snapshot(pair.refRoot))
+      expect(await fs.readdir(pair.oursRoot)).toEqual(['archive'])
+    }
+    // A missing source is missing, whatever the destination looks like.
+    const { ours, ref } = await pair.run({
+      command: 'rename',
+      old_path: '/memories/gone',
+      new_path: '/memories/x/',
+    })
+    expect(ours).toEqual({ ...ref, content: 'Error: The path /memories/gone does not exist' })
+    expect(ref.isError).toBe(true)
+    expect(String(ref.content)).toContain('does not exist')
   })
 
   it('D22: a listing too long for one reply is paged breadth-first by view_range', async () => {

@@ -268,14 +268,20 @@ async function dispatch(
     case 'rename': {
       const from = folderPath(ctx, command.old_path)
       const to = checkPath(command.new_path)
-      // `/memories/notes/` names a folder: a file renamed to it must not become a file named
+      // `/memories/notes/` names a folder: a *file* renamed to it must not become a file named
       // `notes` (Claude most likely meant "into notes/", and its picture of memory would be
-      // wrong). As with create, the full new path is asked for.
-      if (to.relative !== '' && command.new_path.endsWith('/')) {
+      // wrong), so the file's full new path is asked for. A folder renamed to `archive/` is
+      // renamed to `archive`, as `mv drafts/ archive/` and the reference handler do; a missing
+      // source falls through to rename's "does not exist".
+      if (
+        to.relative !== '' &&
+        command.new_path.endsWith('/') &&
+        ctx.tree.find(from.relative).kind === 'file'
+      ) {
         const name = from.virtual.slice(from.virtual.lastIndexOf('/') + 1)
         throw new CommandError(
           'invalid-path',
-          `Error: ${to.virtual}/ is a directory path (it ends with /); rename needs the full new path, such as ${to.virtual}/${name} to move ${from.virtual} into that folder.`,
+          `Error: ${to.virtual}/ is a directory path (it ends with /), but ${from.virtual} is a file; rename needs the file's full new path, such as ${to.virtual}/${name} to move it into that folder.`,
         )
       }
       return rename(ctx, from, to)

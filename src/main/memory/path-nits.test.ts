@@ -73,7 +73,7 @@ describe('a path ending in / names a folder', () => {
     })
     expect(result).toMatchObject({ isError: true, errorCode: 'invalid-path', mutation: null })
     expect(text(result)).toBe(
-      'Error: /memories/newdir/ is a directory path (it ends with /); rename needs the full new path, such as /memories/newdir/a.md to move /memories/a.md into that folder.',
+      "Error: /memories/newdir/ is a directory path (it ends with /), but /memories/a.md is a file; rename needs the file's full new path, such as /memories/newdir/a.md to move it into that folder.",
     )
     expect(await snapshot(box.root)).toBe(before)
     // The path the error suggests works.
@@ -84,6 +84,65 @@ describe('a path ending in / names a folder', () => {
     })
     expect(text(moved)).toBe('Successfully renamed /memories/a.md to /memories/newdir/a.md')
     expect(await box.read('newdir/a.md')).toBe('one\n')
+  })
+
+  // The listing shows folders as `/memories/drafts/`, so Claude naturally writes both paths that way.
+  it.each([
+    ['/memories/drafts', '/memories/archive/'],
+    ['/memories/drafts/', '/memories/archive/'],
+  ])(
+    'a folder renamed from %s to %s is renamed to archive, not refused or nested',
+    async (old_path, new_path) => {
+      box = await makeSandbox()
+      await box.write('drafts/n.md', 'n\n')
+      await box.write('drafts/sub/m.md', 'm\n')
+      const result = await box.run({ command: 'rename', old_path, new_path })
+      expect(result).toMatchObject({ isError: false })
+      expect(text(result)).toBe('Successfully renamed /memories/drafts to /memories/archive')
+      expect(fs.readdirSync(box.root).sort()).toEqual(['archive'])
+      expect(await box.read('archive/n.md')).toBe('n\n')
+      expect(await box.read('archive/sub/m.md')).toBe('m\n')
+    },
+  )
+
+  it('a folder renamed to a new folder path ending in / creates the parents it needs', async () => {
+    box = await makeSandbox()
+    await box.write('a/drafts/n.md', 'n\n')
+    const result = await box.run({
+      command: 'rename',
+      old_path: '/memories/a/drafts/',
+      new_path: '/memories/b/archive/',
+    })
+    expect(text(result)).toBe('Successfully renamed /memories/a/drafts to /memories/b/archive')
+    expect(await box.read('b/archive/n.md')).toBe('n\n')
+    expect(fs.readdirSync(`${box.root}/a`)).toEqual([])
+  })
+
+  it('a folder renamed to an existing folder path ending in / is refused as existing, not nested', async () => {
+    box = await makeSandbox()
+    await box.write('drafts/n.md', 'n\n')
+    await box.write('archive/old.md', 'o\n')
+    const before = await snapshot(box.root)
+    const result = await box.run({
+      command: 'rename',
+      old_path: '/memories/drafts',
+      new_path: '/memories/archive/',
+    })
+    expect(result).toMatchObject({ isError: true, errorCode: 'exists', mutation: null })
+    expect(text(result)).toBe('Error: The destination /memories/archive already exists')
+    expect(await snapshot(box.root)).toBe(before)
+  })
+
+  it('a missing source renamed to a path ending in / is reported as missing first', async () => {
+    box = await makeSandbox()
+    const result = await box.run({
+      command: 'rename',
+      old_path: '/memories/gone.md',
+      new_path: '/memories/x/',
+    })
+    expect(result).toMatchObject({ isError: true, errorCode: 'not-found', mutation: null })
+    expect(text(result)).toBe('Error: The path /memories/gone.md does not exist')
+    expect(fs.readdirSync(box.root)).toEqual([])
   })
 
   it('a file named with a trailing / is refused by every command that takes a path', async () => {
