@@ -1,5 +1,6 @@
 /** Output formats of the `view` command and the 16,000-character cap. Pure. */
 
+import { LISTING_HEADER_START } from '../../shared/listing'
 import { cutText } from '../lib/text'
 import { LINE_NUMBER_WIDTH, numberLine, splitLines } from './text-model'
 
@@ -33,7 +34,7 @@ export interface ListingEntry {
 
 /** The header line of a directory listing. */
 export function listingHeader(virtualPath: string): string {
-  return `Here're the files and directories up to 2 levels deep in ${virtualPath}, excluding hidden items and node_modules:`
+  return `${LISTING_HEADER_START}${virtualPath}, excluding hidden items and node_modules:`
 }
 
 /** The line of one listing entry. */
