@@ -183,8 +183,25 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     return {
       url: config.url,
       username: config.username,
-      token: token === undefined ? await tokens.get() : token,
+      token: token === undefined ? await tokenFor(config.url) : token,
     }
+  }
+
+  // The token is kept with the address it was given for, in one value of the secret store,
+  // and handed out only for that server (scheme, host and port). The address is saved apart
+  // (the sync config), so a sync that read the old address while the person saved a new
+  // address and token would otherwise send the new server's token to the old one.
+  async function saveToken(url: string, token: string): Promise<void> {
+    await tokens.set(JSON.stringify({ forServer: url, token } satisfies BoundToken))
+  }
+
+  async function tokenFor(url: string): Promise<string | null> {
+    const saved = await tokens.get()
+    if (saved === null || url === '') return null
+    const bound = boundToken(saved)
+    // A token saved before it was kept with its address belongs to the address saved then.
+    if (bound === null) return sameServer(url, (await store.config()).url) ? saved : null
+    return sameServer(url, bound.forServer) ? bound.token : null
   }
 
   async function configView(config: SyncConfig): Promise<SyncConfigView> {
@@ -192,7 +209,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     return {
       url,
       username: config.username,
-      hasToken: (await tokens.get()) !== null,
+      hasToken: (await tokenFor(url)) !== null,
       machineName: config.machineName,
       defaultMachineName: hostName(),
       intervalMinutes: config.intervalMinutes,
@@ -473,7 +490,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       if (!url) await tokens.clear()
       else if (input.token !== undefined) {
         if (input.token.trim() === '') await tokens.clear()
-        else await tokens.set(input.token.trim())
+        else await saveToken(url, input.token.trim())
       } else if (!sameServer(url, current.url)) {
         // The token was given for the old server: it never follows the address to another
         // one (a person moving from GitHub to their own Gitea must not send it their GitHub
@@ -682,7 +699,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       input.token !== undefined && input.token.trim() !== ''
         ? input.token.trim()
         : url === config.url
-          ? await tokens.get()
+          ? await tokenFor(url)
           : null
     const remote: RemoteSpec = { url, username: input.username?.trim() ?? config.username, token }
     try {
@@ -736,5 +753,23 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       if (apiError.code === 'internal') logger.error('Testing the sync connection failed', failure)
       return { ok: false, found, message: apiError.message }
     }
+  }
+}
+
+/** The secret store's value: the token and the address it was given for. */
+interface BoundToken {
+  readonly forServer: string
+  readonly token: string
+}
+
+function boundToken(saved: string): BoundToken | null {
+  if (!saved.startsWith('{')) return null
+  try {
+    const value = JSON.parse(saved) as Partial<BoundToken>
+    return typeof value.forServer === 'string' && typeof value.token === 'string'
+      ? { forServer: value.forServer, token: value.token }
+      : null
+  } catch {
+    return null
   }
 }
