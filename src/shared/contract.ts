@@ -194,6 +194,11 @@ export const requestSchemas = {
     choice: z.enum(['ours', 'theirs', 'both', 'edit']),
     /** The text to keep, for `edit`. */
     text: z.string().max(2_000_000).optional(),
+    /**
+     * For `edit`: the file's text the person started from. When the file holds anything else
+     * by the time the choice is written (Claude or an editor wrote meanwhile), nothing is.
+     */
+    basis: z.string().max(4_000_000).optional(),
   }),
   'sync:join': z.strictObject({ choice: z.enum(['merge', 'use-remote']) }),
   'sync:restoreBackup': z.strictObject({ name: z.string().min(1).max(200) }),

@@ -516,7 +516,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       return testConnection(input)
     },
     async resolve(input) {
-      await resolveConflict(input.path, input.choice, input.text)
+      await resolveConflict(input.path, input.choice, input.text, input.basis)
       schedule()
       return status()
     },
@@ -583,6 +583,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     path: string,
     choice: ConflictChoice,
     text?: string,
+    basis?: string,
   ): Promise<void> {
     // Records follow renamed files and drop settled ones when viewed.
     await openConflicts()
@@ -611,7 +612,9 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
         // own limit applies, as for the merge that raised it.
         await commitResolved(record, new TextEncoder().encode(next))
       } else {
-        await writeResolved(path, next)
+        // Written only over the text the choice was made from: what the person edited, or
+        // the conflicted version the other choices took their sides from.
+        await writeResolved(path, next, choice === 'edit' && basis !== undefined ? basis : current)
       }
     }
     const latest = await store.state()
@@ -621,12 +624,24 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     })
   }
 
-  async function writeResolved(path: string, next: string): Promise<void> {
+  async function writeResolved(path: string, next: string, from: string): Promise<void> {
     const outcome = await memory.execute(
       { command: 'create', path, file_text: next },
       { actor: 'user' },
-      { commitAs: 'resolve', createExisting: 'overwrite' },
+      {
+        commitAs: 'resolve',
+        createExisting: 'overwrite',
+        // Checked in the write's own turn: Claude's write or an editor's save that lands
+        // after the person's choice was made is never written over unseen.
+        beforeRun: (planned) => ({ run: planned.before === from }),
+      },
     )
+    if (outcome.held) {
+      throw new CairnError(
+        'conflict',
+        `${path} changed after you opened it (Claude or another program wrote to it), so nothing was written. Look at it again: your text is still here to copy.`,
+      )
+    }
     if (outcome.isError) {
       const message = String(outcome.content).replace(/^Error: /, '')
       throw new CairnError(outcome.errorCode ?? 'invalid-input', message)
