@@ -18,7 +18,7 @@ import { cutText } from '../lib/text'
 export const CONFLICT_MARKERS = { start: '<<<<<<<', middle: '=======', end: '>>>>>>>' } as const
 
 /** The shortest marker, git's `conflict-marker-size`. */
-const MARKER_SIZE = 7
+export const MARKER_SIZE = 7
 
 /**
  * The marker size for a block holding `lines`: longer than any marker-like line in them (a
@@ -66,15 +66,17 @@ type ConflictSegment = { readonly kind: 'conflict' } & ConflictBlock
 
 /**
  * Splits a file into plain text and conflict blocks. Only complete blocks count: a stray
- * marker line stays plain text.
+ * marker line stays plain text. With `size` (the merge's marker size, recorded with its
+ * conflict), only blocks whose markers have that length: a conflict quoted in the file (a git
+ * cheat sheet) is the person's text, not the merge's.
  */
-export function parseConflicts(text: string): ReadonlyArray<Segment> {
+export function parseConflicts(text: string, size?: number): ReadonlyArray<Segment> {
   const lines = text.match(/[^\n]*\n|[^\n]+$/g) ?? []
   const segments: Segment[] = []
   let plain = ''
   let i = 0
   while (i < lines.length) {
-    const block = blockAt(lines, i)
+    const block = blockAt(lines, i, size)
     if (!block) {
       plain += lines[i]
       i++
@@ -89,15 +91,15 @@ export function parseConflicts(text: string): ReadonlyArray<Segment> {
   return segments
 }
 
-/** True when the text holds at least one complete conflict block. */
-export function hasConflicts(text: string): boolean {
-  return parseConflicts(text).some((segment) => segment.kind === 'conflict')
+/** True when the text holds at least one complete conflict block (of `size`, when given). */
+export function hasConflicts(text: string, size?: number): boolean {
+  return parseConflicts(text, size).some((segment) => segment.kind === 'conflict')
 }
 
-/** The conflict blocks of a text, in order. */
-export function conflictBlocks(text: string): ReadonlyArray<ConflictBlock> {
+/** The conflict blocks of a text, in order (those of `size`, when given). */
+export function conflictBlocks(text: string, size?: number): ReadonlyArray<ConflictBlock> {
   const blocks: ConflictBlock[] = []
-  for (const segment of parseConflicts(text)) {
+  for (const segment of parseConflicts(text, size)) {
     if (segment.kind === 'conflict') {
       const { ours, theirs, oursLabel, theirsLabel } = segment
       blocks.push({ ours, theirs, oursLabel, theirsLabel })
@@ -118,9 +120,13 @@ export function resolveConflicts(text: string, choice: Resolution): string {
   })
 }
 
-/** The text with every conflict block replaced by what `pick` makes of it. */
-export function replaceConflicts(text: string, pick: (block: ConflictBlock) => string): string {
-  return parseConflicts(text)
+/** The text with every conflict block (of `size`, when given) replaced by what `pick` makes of it. */
+export function replaceConflicts(
+  text: string,
+  pick: (block: ConflictBlock) => string,
+  size?: number,
+): string {
+  return parseConflicts(text, size)
     .map((segment) => (segment.kind === 'text' ? segment.text : pick(segment)))
     .join('')
 }
@@ -130,9 +136,10 @@ export function replaceConflicts(text: string, pick: (block: ConflictBlock) => s
 function blockAt(
   lines: ReadonlyArray<string>,
   start: number,
+  wanted?: number,
 ): { segment: ConflictSegment; next: number } | null {
   const opening = markerOf(lines[start], '<')
-  if (!opening) return null
+  if (!opening || (wanted !== undefined && opening.size !== wanted)) return null
   const size = opening.size
   const oursLabel = opening.label
   let middle = -1

@@ -45,7 +45,7 @@ export async function viewConflict(
       since: record.since,
     }
   }
-  const blocks = conflictBlocks(text)
+  const blocks = conflictBlocks(text, record.markerSize)
   const [first] = blocks
   if (!first) return null
   const here = mergedHere(record, machineId)
@@ -96,17 +96,22 @@ export function resolvedText(
   choice: ConflictChoice,
   edited?: string,
   here: boolean | null = null,
+  markerSize?: number,
 ): string {
   if (choice === 'edit') return edited ?? text
-  return replaceConflicts(text, (block) => {
-    const swapped = isTheirs(block, machine, here)
-    const mine = swapped ? block.theirs : block.ours
-    const other = swapped ? block.ours : block.theirs
-    if (choice === 'ours') return mine
-    if (choice === 'theirs') return other
-    // Both, this machine's version first.
-    return mine + other
-  })
+  return replaceConflicts(
+    text,
+    (block) => {
+      const swapped = isTheirs(block, machine, here)
+      const mine = swapped ? block.theirs : block.ours
+      const other = swapped ? block.ours : block.theirs
+      if (choice === 'ours') return mine
+      if (choice === 'theirs') return other
+      // Both, this machine's version first.
+      return mine + other
+    },
+    markerSize,
+  )
 }
 
 // The block's first side is the merging machine's. Made here: this machine's. Made on a

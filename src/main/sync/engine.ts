@@ -245,6 +245,11 @@ function withNotesAndConflicts(
     if (conflict.otherPath) trailers += ` ${encodeURIComponent(toVirtualPath(conflict.otherPath))}`
     trailers += '\n'
   }
+  // A trailer of its own (older builds read `Conflict:` lines with one or two paths only).
+  for (const conflict of conflicts) {
+    if (conflict.markerSize === undefined) continue
+    trailers += `${MARKERS_TRAILER}: ${conflict.markerSize} ${encodeURIComponent(toVirtualPath(conflict.path))}\n`
+  }
   // Which side of each block is whose, should both machines carry the same name.
   if (conflicts.length > 0 && machineId) trailers += `${MERGED_ON_TRAILER}: ${machineId}\n`
   // Notes are plain sentences about paths; one per line, never a blank line inside.
@@ -254,12 +259,21 @@ function withNotesAndConflicts(
 
 const CONFLICT_TRAILER = 'Conflict'
 const MERGED_ON_TRAILER = 'Merged-On'
+const MARKERS_TRAILER = 'Conflict-Markers'
 
 /** The conflicts a merge commit (made here or elsewhere) recorded in its trailers. */
 export function conflictsOfMessage(message: string, since: string): ConflictRecord[] {
   const records: ConflictRecord[] = []
   const mergedOn = /^Merged-On: ([0-9a-f]{32})$/m.exec(message)?.[1]
   const by = mergedOn ? { mergedOn } : {}
+  const sizes = new Map<string, number>()
+  for (const [, size, path] of message.matchAll(/^Conflict-Markers: (\d{1,7}) (\S+)$/gm)) {
+    try {
+      sizes.set(decodeURIComponent(path as string), Number(size))
+    } catch {
+      // Not from Cairn: blocks of any size count.
+    }
+  }
   for (const line of message.split('\n')) {
     const match = /^Conflict: (\S+)(?: (\S+))?$/.exec(line)
     if (!match) continue
@@ -270,7 +284,7 @@ export function conflictsOfMessage(message: string, since: string): ConflictReco
       records.push(
         other
           ? { path, kind: 'binary', otherPath: other, since, ...by }
-          : { path, kind: 'text', since, ...by },
+          : { path, kind: 'text', since, ...by, ...markerSizeOf(sizes.get(path)) },
       )
     } catch {
       // A malformed trailer (not from Cairn): no conflict to track.
@@ -303,7 +317,17 @@ function recordOf(conflict: MergeConflict, since: string, machineId?: string): C
         since,
         ...by,
       }
-    : { path: toVirtualPath(conflict.path), kind: conflict.kind, since, ...by }
+    : {
+        path: toVirtualPath(conflict.path),
+        kind: conflict.kind,
+        since,
+        ...by,
+        ...markerSizeOf(conflict.markerSize),
+      }
+}
+
+function markerSizeOf(size: number | undefined): { markerSize?: number } {
+  return size !== undefined && size >= 7 ? { markerSize: size } : {}
 }
 
 async function questionOf(

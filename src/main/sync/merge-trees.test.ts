@@ -95,7 +95,7 @@ describe('merging two sides’ files', () => {
     expect(result.texts['n.md']).toContain(
       '<<<<<<< laptop\nours\n=======\ntheirs\n>>>>>>> desktop\n',
     )
-    expect(result.conflicts).toEqual([{ path: 'n.md', kind: 'text' }])
+    expect(result.conflicts).toEqual([{ path: 'n.md', kind: 'text', markerSize: 7 }])
   })
 
   it('keeps the edited file when the other side deleted it', async () => {
@@ -149,7 +149,7 @@ describe('merging two sides’ files', () => {
     expect(result.texts['me.md']).toBe(
       'Name: Sam\n<<<<<<< laptop\nLikes: tea\n=======\nLikes: coffee\n>>>>>>> desktop\n',
     )
-    expect(result.conflicts).toEqual([{ path: 'me.md', kind: 'text' }])
+    expect(result.conflicts).toEqual([{ path: 'me.md', kind: 'text', markerSize: 7 }])
     const same = await merge({}, { 'me.md': 'x\n' }, { 'me.md': 'x\n' })
     expect(same.conflicts).toEqual([])
   })

@@ -24,6 +24,8 @@ export interface MergeConflict {
   readonly kind: 'text' | 'binary'
   /** For a binary file: where the other side's version was kept. */
   readonly otherPath?: string
+  /** For text: the length of the merge's markers (`TextMerge.markerSize`). */
+  readonly markerSize?: number
 }
 
 export interface TreeMerge {
@@ -161,7 +163,9 @@ async function mergeEntries(
     // be refused by every other machine's sync: kept side by side instead, like a binary file.
     if (bytes.length <= MAX_VERSIONED_BYTES) {
       const entry = { oid: await blobs.write(bytes), mode }
-      return merged.conflicts > 0 ? { entry, conflict: { path, kind: 'text' } } : { entry }
+      return merged.conflicts > 0
+        ? { entry, conflict: { path, kind: 'text', markerSize: merged.markerSize } }
+        : { entry }
     }
   }
   // Not text (or too large merged): no line to merge, so both files are kept side by side.

@@ -72,3 +72,45 @@ describe('the conflict dialog’s Edit (D4)', () => {
     await expectSound(sync.server, repo, [laptop, desktop])
   })
 })
+
+const CHEAT_SHEET = [
+  '# Git cheat sheet',
+  '',
+  '```',
+  '<<<<<<< HEAD',
+  'my line',
+  '=======',
+  'their line',
+  '>>>>>>> feature',
+  '```',
+  '',
+].join('\n')
+
+describe('a conflict example quoted in a note (D3)', () => {
+  it('is the person’s text: never shown as a conflict, kept by every choice', async () => {
+    const { repo, laptop, desktop } = await conflicted(
+      { 'prefs.md': `${CHEAT_SHEET}\nEditor: Vim\n` },
+      `${CHEAT_SHEET}\nEditor: Zed\n`,
+      `${CHEAT_SHEET}\nEditor: Helix\n`,
+    )
+    const [conflict] = (await laptop.call('sync:status')).conflicts
+    expect(conflict?.blocks).toEqual([{ ours: 'Editor: Zed\n', theirs: 'Editor: Helix\n' }])
+    // The other machine learns the conflict from the merge commit, with the same blocks.
+    const desktopView = (await desktop.sync()).conflicts
+    expect(desktopView.map((c) => c.blocks)).toEqual([
+      [{ ours: 'Editor: Helix\n', theirs: 'Editor: Zed\n' }],
+    ])
+
+    await laptop.call('sync:resolve', { path: '/memories/prefs.md', choice: 'ours' })
+    expect((await laptop.files()).get('prefs.md')).toBe(`${CHEAT_SHEET}\nEditor: Zed\n`)
+    expect((await laptop.call('sync:status')).conflicts).toEqual([])
+    await laptop.sync()
+
+    // Settled by hand on the desktop (an editor, Claude): the conflict closes there too.
+    await desktop.write('prefs.md', `${CHEAT_SHEET}\nEditor: Helix or Zed\n`)
+    expect((await desktop.call('sync:status')).conflicts).toEqual([])
+    await desktop.sync()
+    await laptop.sync()
+    await expectSound(sync.server, repo, [laptop, desktop])
+  })
+})

@@ -606,7 +606,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     } else {
       const current = (await read(path)) ?? ''
       const here = mergedHere(record, machineId)
-      const next = resolvedText(current, machineOf(config), choice, text, here)
+      const next = resolvedText(current, machineOf(config), choice, text, here, record.markerSize)
       if (Buffer.byteLength(next, 'utf8') > memory.limits.maxFileBytes) {
         // Larger than the Memory tool writes (a large file merged elsewhere): the history's
         // own limit applies, as for the merge that raised it.

@@ -49,6 +49,11 @@ export interface ConflictRecord {
   readonly mergedOn?: string
   /** The commit where `path` was last found, when the file moved since `since`. */
   readonly foundAt?: string
+  /**
+   * For text: the length of the merge's markers. Only blocks of that size are the conflict's
+   * (any size for a merge made before it was recorded).
+   */
+  readonly markerSize?: number
 }
 
 export interface SyncState {
@@ -90,6 +95,7 @@ const stateSchema = z.object({
         since: oid,
         mergedOn: machineIdSchema.optional(),
         foundAt: oid.optional(),
+        markerSize: z.int().min(7).max(1_000_000).optional(),
       }),
     )
     .catch([]),
