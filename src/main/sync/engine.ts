@@ -293,18 +293,86 @@ export function conflictsOfMessage(message: string, since: string): ConflictReco
   return records
 }
 
-/** Conflicts recorded by merges made on other machines, now part of local history. */
+/**
+ * Conflicts recorded by merges made on other machines, now part of local history, oldest
+ * first; and, as records marked `settled`, those a later choice on another machine settled
+ * without changing a file (binary "keep both"): the caller drops its own record of them.
+ */
 export async function learn(
   ctx: Pick<EngineContext, 'git'>,
   added: ReadonlyArray<CommitSummary>,
 ): Promise<ConflictRecord[]> {
-  const records: ConflictRecord[] = []
+  let records: ConflictRecord[] = []
   for (const commit of added) {
+    if (commit.command === 'resolve') {
+      const { message } = await ctx.git.objects.readCommit(commit.oid)
+      const settled = settledOfMessage(message)
+      if (settled.length === 0) continue
+      records = records.filter((record) => !settled.includes(record.path))
+      for (const path of settled)
+        records.push({ path, kind: 'binary', since: commit.oid, settled: true })
+      continue
+    }
     if (commit.command !== 'merge' && commit.command !== 'import') continue
     const { message } = await ctx.git.objects.readCommit(commit.oid)
     appendAll(records, conflictsOfMessage(message, commit.oid))
   }
   return records
+}
+
+const SETTLED_TRAILER = 'Settled'
+
+/** The paths a `resolve` commit's `Settled:` trailers name. */
+export function settledOfMessage(message: string): string[] {
+  const paths: string[] = []
+  for (const [, encoded] of message.matchAll(/^Settled: (\S+)$/gm)) {
+    try {
+      const path = decodeURIComponent(encoded as string)
+      if (path.startsWith('/memories/')) paths.push(path)
+    } catch {
+      // Not from Cairn.
+    }
+  }
+  return paths
+}
+
+/**
+ * A commit on `head` that changes no file and says the conflict at `path` (a binary one, its
+ * other side at `otherPath`) was settled by keeping both: every choice is a commit, and the
+ * other machines close their record of it when they receive it.
+ */
+export async function keptBothCommit(
+  git: Pick<HistoryGit, 'objects'>,
+  head: string,
+  path: string,
+  otherPath: string,
+  machine: string,
+  now: number,
+): Promise<string> {
+  const { tree } = await git.objects.readCommit(head)
+  const formatted = formatCommitMessage({
+    actor: 'user',
+    command: 'resolve',
+    subject: `resolve ${path}: keep both versions`,
+    paths: [path, otherPath],
+    conversationId: null,
+    toolUseId: null,
+    overwrite: false,
+    restoredFrom: null,
+    machine,
+  })
+  const message = `${formatted}${SETTLED_TRAILER}: ${encodeURIComponent(path)}\n`
+  return git.objects.write(
+    'commit',
+    serializeCommit({
+      tree,
+      parent: head,
+      otherParents: [],
+      author: AUTHORS.user,
+      timestamp: Math.floor(now / 1000),
+      message,
+    }),
+  )
 }
 
 function recordOf(conflict: MergeConflict, since: string, machineId?: string): ConflictRecord {

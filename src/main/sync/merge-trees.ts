@@ -57,7 +57,13 @@ export async function mergeTrees(input: {
   const oursRenames = await detectRenames(base, ours, blobs.read)
   const theirsRenames = await detectRenames(base, theirs, blobs.read)
   const placements: Placement[] = []
-  const place = (path: string, entry: FileEntry) => placements.push({ path, entry })
+  // Every name either side holds, or the merge placed: a side copy takes none of them (a
+  // second conflict on one file must not reuse the first one's `photo (desktop).png`).
+  const taken = new Map<string, FileEntry>([...ours, ...theirs])
+  const place = (path: string, entry: FileEntry) => {
+    placements.push({ path, entry })
+    taken.set(path, entry)
+  }
 
   for (const [path, before] of base) {
     const o = locate(path, ours, oursRenames)
@@ -82,7 +88,7 @@ export async function mergeTrees(input: {
         `${path} was renamed to ${o.path} on ${labels.ours} and to ${t.path} on ${labels.theirs}; it is kept as ${o.path}.`,
       )
     }
-    const merged = await mergeEntries(before, o.entry, t.entry, target, labels, blobs)
+    const merged = await mergeEntries(before, o.entry, t.entry, target, labels, blobs, taken)
     place(target, merged.entry)
     if (merged.conflict) conflicts.push(merged.conflict)
     if (merged.other) place(merged.other.path, merged.other.entry)

@@ -3,6 +3,8 @@
  * commit the other machine learns from (review hunt11 D3, D4, D5). Real machines through the
  * real git server on loopback; the git CLI reads what each history holds.
  */
+import { readFile, writeFile } from 'node:fs/promises'
+import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { expectSound, type Machine, useSyncServer } from './test-support'
 
@@ -111,6 +113,67 @@ describe('a conflict example quoted in a note (D3)', () => {
     expect((await desktop.call('sync:status')).conflicts).toEqual([])
     await desktop.sync()
     await laptop.sync()
+    await expectSound(sync.server, repo, [laptop, desktop])
+  })
+})
+
+/** Bytes that are not UTF-8 (a PNG's signature), ending in `tag`. */
+const picture = (tag: string) =>
+  Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0xff, 0xfe, 0x00]), Buffer.from(tag)])
+
+async function putPicture(on: Machine, tag: string): Promise<void> {
+  await writeFile(path.join(on.dir, 'memories', 'photo.png'), picture(tag))
+}
+
+async function pictureOf(on: Machine, name: string): Promise<string> {
+  return (await readFile(path.join(on.dir, 'memories', name))).subarray(7).toString()
+}
+
+describe('a binary file in conflict twice (D5)', () => {
+  it('keeps the second other version under a fresh name; keeping both closes it everywhere', async () => {
+    const repo = sync.newRepo('binary')
+    const laptop = await machine('laptop')
+    const desktop = await machine('desktop')
+    await desktop.write('a.md', 'a\n')
+    await putPicture(desktop, 'v0')
+    await desktop.connect(sync.server, repo)
+    await desktop.sync()
+    await laptop.connect(sync.server, repo)
+    await laptop.sync()
+
+    await putPicture(desktop, 'D1')
+    await desktop.sync()
+    await putPicture(laptop, 'L1')
+    const first = await laptop.sync()
+    expect(first.conflicts.map((c) => c.otherPath)).toEqual(['/memories/photo (desktop).png'])
+    const settled = await laptop.call('sync:resolve', {
+      path: '/memories/photo.png',
+      choice: 'both',
+    })
+    expect(settled.conflicts).toEqual([])
+    // "Both" is a commit too: the desktop learns the conflict is settled.
+    expect(laptop.git('log', '-1', '--format=%B', 'main')).toContain(
+      'Settled: %2Fmemories%2Fphoto.png',
+    )
+    expect(laptop.git('diff', '--stat', 'main~1', 'main')).toBe('')
+    await laptop.sync()
+    expect((await desktop.sync()).conflicts).toEqual([])
+    expect(await pictureOf(desktop, 'photo (desktop).png')).toBe('D1')
+
+    // Both change it again: the other version gets a name of its own.
+    await putPicture(desktop, 'D2')
+    await desktop.sync()
+    await putPicture(laptop, 'L2')
+    const second = await laptop.sync()
+    expect(second.conflicts.map((c) => [c.path, c.otherPath])).toEqual([
+      ['/memories/photo.png', '/memories/photo (desktop 2).png'],
+    ])
+    expect(await pictureOf(laptop, 'photo (desktop 2).png')).toBe('D2')
+    await laptop.call('sync:resolve', { path: '/memories/photo.png', choice: 'theirs' })
+    expect(await pictureOf(laptop, 'photo.png')).toBe('D2')
+    expect(await pictureOf(laptop, 'photo (desktop).png')).toBe('D1')
+    await laptop.sync()
+    await desktop.sync()
     await expectSound(sync.server, repo, [laptop, desktop])
   })
 })

@@ -31,6 +31,7 @@ import {
   BACKUP_PREFIX,
   graphOf,
   joinRemote,
+  keptBothCommit,
   syncOnce,
   type EngineContext,
   type JoinChoice,
@@ -163,9 +164,12 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
   async function addConflicts(records: ReadonlyArray<ConflictRecord>): Promise<void> {
     if (records.length === 0) return
     const state = await store.state()
-    const known = new Set(state.conflicts.map((c) => c.path))
-    const fresh = records.filter((r) => !known.has(r.path) && known.add(r.path))
-    await store.saveState({ ...state, conflicts: [...state.conflicts, ...fresh] })
+    // Settled on another machine (binary "keep both"): this machine's record closes too.
+    const settled = new Set(records.filter((r) => r.settled).map((r) => r.path))
+    const kept = state.conflicts.filter((c) => !settled.has(c.path))
+    const known = new Set(kept.map((c) => c.path))
+    const fresh = records.filter((r) => !r.settled && !known.has(r.path) && known.add(r.path))
+    await store.saveState({ ...state, conflicts: [...kept, ...fresh] })
   }
 
   const transfer: TransferContext = {
@@ -677,7 +681,15 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
         'A file that is not text can only be kept one way or both ways.',
       )
     }
-    if (choice === 'both') return
+    if (choice === 'both') {
+      const machine = machineOf(await store.config())
+      await history.exclusive(async (session) => {
+        const head = session.head() as string
+        const commit = await keptBothCommit(history, head, record.path, other, machine, now())
+        await session.moveMain(commit, 'forward')
+      })
+      return
+    }
     const relative = (virtual: string) => virtual.replace(/^\/memories\//, '')
     await history.exclusive(async (session) => {
       const files = new Map<string, Uint8Array | null>()

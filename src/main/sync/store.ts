@@ -54,6 +54,11 @@ export interface ConflictRecord {
    * (any size for a merge made before it was recorded).
    */
   readonly markerSize?: number
+  /**
+   * Only in what `learn` hands over, never saved: a choice on another machine settled the
+   * conflict at `path` (drop the record).
+   */
+  readonly settled?: true
 }
 
 export interface SyncState {
@@ -96,6 +101,7 @@ const stateSchema = z.object({
         mergedOn: machineIdSchema.optional(),
         foundAt: oid.optional(),
         markerSize: z.int().min(7).max(1_000_000).optional(),
+        settled: z.literal(true).optional(),
       }),
     )
     .catch([]),
