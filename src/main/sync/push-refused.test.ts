@@ -3,7 +3,9 @@
  * "not a git repository" for an address that has just answered a fetch. A real git server on
  * loopback behind a small proxy that refuses uploads with the status under test.
  */
+import { chmodSync, writeFileSync } from 'node:fs'
 import http from 'node:http'
+import path from 'node:path'
 import type { AddressInfo } from 'node:net'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { startGitServer, type GitServer } from '../../../test/fixtures/git-server'
@@ -88,5 +90,38 @@ describe('a push the server refuses', () => {
   it('keeps the words for a token without permission (HTTP 403)', async () => {
     const { code } = await pushThroughProxy(403)
     expect(code).toBe('sync-auth')
+  })
+})
+
+describe('a push a server hook refuses (push protection, a protected branch)', () => {
+  it('says the server’s reason in its own words, and does not retry it as a race', async () => {
+    const repo = `hook-${++repoCount}`
+    server.createRepo(repo)
+    const laptop = await startMachine('laptop')
+    open.push(laptop)
+    await laptop.write('a.md', 'a\n')
+    await laptop.connect(server, repo)
+    expect((await laptop.sync()).state).toBe('idle')
+    const hook = path.join(server.gitdir(repo), 'hooks', 'pre-receive')
+    writeFileSync(
+      hook,
+      '#!/bin/sh\necho "GH013: Push cannot contain secrets: notes.md line 3" >&2\nexit 1\n',
+    )
+    chmodSync(hook, 0o755)
+    await laptop.write('notes.md', 'x\n')
+    const before = server.requests.length
+
+    const status = await laptop.sync()
+    expect(status.state).toBe('error')
+    expect(status.error?.code).toBe('sync-push-refused')
+    expect(status.error?.message).toContain('pre-receive hook declined')
+    expect(status.error?.message).toContain('GH013: Push cannot contain secrets: notes.md line 3')
+    expect(status.error?.message).not.toContain(laptop.dir)
+    expect(status.unsynced).toBe(1)
+    // One fetch and one push: a refusal that is not a race is not fetched and pushed again.
+    expect(
+      server.requests.slice(before).filter((s) => s === 'receive-pack').length,
+    ).toBeLessThanOrEqual(3)
+    expect(server.git(repo, 'log', '--format=%s', 'main')).not.toContain('notes.md')
   })
 })

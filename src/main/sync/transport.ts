@@ -193,6 +193,8 @@ export async function pushMain(gitdir: string, remote: RemoteSpec): Promise<void
 
 async function pushInto(gitdir: string, remote: RemoteSpec): Promise<void> {
   const refused = { value: false }
+  // What the server printed (its hooks' `remote:` lines): why it refused, in its own words.
+  const said: string[] = []
   try {
     await git.push({
       fs: gitFs,
@@ -204,10 +206,13 @@ async function pushInto(gitdir: string, remote: RemoteSpec): Promise<void> {
       remoteRef: REMOTE_BRANCH,
       force: false,
       cache: {},
+      onMessage: (message) => {
+        if (said.join('').length < 4_000) said.push(message)
+      },
       ...authOf(remote, refused),
     })
   } catch (error) {
-    throw transportError(error, refused.value, 'push')
+    throw transportError(error, refused.value, 'push', said.join(''))
   }
 }
 
@@ -266,19 +271,33 @@ const NETWORK_CODES = new Set([
 const BROKEN_CODES = new Set(['ECONNRESET', 'EPIPE', 'ERR_STREAM_PREMATURE_CLOSE'])
 
 /** Turns what isomorphic-git or the network threw into a sentence with a code. */
-export function transportError(error: unknown, authRefused: boolean, stage: Stage): CairnError {
+export function transportError(
+  error: unknown,
+  authRefused: boolean,
+  stage: Stage,
+  serverSaid = '',
+): CairnError {
   if (error instanceof CairnError) return error
-  const translated = diskError(error) ?? translate(error, authRefused, stage)
+  const translated = diskError(error) ?? translate(error, authRefused, stage, serverSaid)
   // The original stays attached for the log; only the sentence reaches the window.
   Object.defineProperty(translated, 'cause', { value: error, enumerable: false })
   return translated
 }
 
-function translate(error: unknown, authRefused: boolean, stage: Stage): CairnError {
+function translate(
+  error: unknown,
+  authRefused: boolean,
+  stage: Stage,
+  serverSaid: string,
+): CairnError {
   const e = error as {
     code?: string
     message?: string
-    data?: { statusCode?: number; reason?: string }
+    data?: {
+      statusCode?: number
+      reason?: string
+      result?: { refs?: Record<string, { ok?: boolean; error?: string }> }
+    }
   }
   const code = e?.code ?? ''
   const status = e?.data?.statusCode
@@ -311,6 +330,15 @@ function translate(error: unknown, authRefused: boolean, stage: Stage): CairnErr
       status === 404
         ? 'No git repository was found at that address. Check the URL (it usually ends in .git).'
         : 'That address answers, but not as a git repository. Check the URL (it usually ends in .git).',
+    )
+  }
+  const refusal = code === 'GitPushError' ? refusalOf(e.data?.result?.refs) : null
+  if (refusal !== null && !RACE.test(refusal)) {
+    // A hook, push protection or a protected branch: trying again sends the same refusal.
+    const words = plainServerText(serverSaid)
+    return new CairnError(
+      'sync-push-refused',
+      `The remote refused the update: “${plainServerText(refusal)}”.${words ? ` It said: “${words}”.` : ''} Cairn does not try again by itself; sync again once that is settled on the server.`,
     )
   }
   if (code === 'PushRejectedError' || code === 'GitPushError') {
@@ -350,4 +378,31 @@ function translate(error: unknown, authRefused: boolean, stage: Stage): CairnErr
     'sync-interrupted',
     'The sync stopped part-way. Nothing was lost; Cairn tries again on the next sync.',
   )
+}
+
+// The server's refusals that mean "the branch moved since you fetched": a race, worth a fetch,
+// a merge and another push.
+const RACE = /fetch first|non-fast-forward|stale info|failed to update ref|cannot lock ref/i
+
+// The reason the server gave for the first branch it did not update (`ng <ref> <reason>`).
+function refusalOf(
+  refs: Record<string, { ok?: boolean; error?: string }> | undefined,
+): string | null {
+  for (const result of Object.values(refs ?? {})) {
+    if (result.ok === false) return result.error ?? ''
+  }
+  return null
+}
+
+// A server's words as one short line of plain text: no control characters, at most 300.
+function plainServerText(text: string): string {
+  const line = text
+    .replace(/^remote: ?/gm, '')
+    // Colour codes some servers print: their escape character alone would leave "[31m".
+    // eslint-disable-next-line no-control-regex
+    .replace(/\x1b\[[0-9;]*[A-Za-z]/g, '')
+    .replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]+/gu, ' ')
+    .replace(/\s+/g, ' ')
+    .trim()
+  return line.length > 300 ? `${line.slice(0, 299)}…` : line
 }
