@@ -50,6 +50,8 @@ import { requestChannels } from './channels'
 const virtualPath = z.string().min(1).max(4096)
 /** Most characters `memory:write` accepts: the Memory tool's 1 MiB per file. */
 export const MAX_WRITE_CHARS = 1024 * 1024
+/** Most characters a conflict's resolution takes: the history's 32 MiB per file. */
+export const RESOLVE_MAX_CHARS = 32 * 1024 * 1024
 const oid = z.string().regex(/^[0-9a-f]{40}$/, 'must be a 40-character commit id')
 const id = z.string().min(1).max(200)
 const none = z.undefined()
@@ -192,13 +194,16 @@ export const requestSchemas = {
   'sync:resolve': z.strictObject({
     path: virtualPath,
     choice: z.enum(['ours', 'theirs', 'both', 'edit']),
-    /** The text to keep, for `edit`. */
-    text: z.string().max(2_000_000).optional(),
+    /**
+     * The text to keep, for `edit`. As large as the history keeps a file (32 MiB; no character
+     * is less than a byte): the dialog edits any conflicted file the browser reads whole.
+     */
+    text: z.string().max(RESOLVE_MAX_CHARS).optional(),
     /**
      * For `edit`: the file's text the person started from. When the file holds anything else
      * by the time the choice is written (Claude or an editor wrote meanwhile), nothing is.
      */
-    basis: z.string().max(4_000_000).optional(),
+    basis: z.string().max(RESOLVE_MAX_CHARS).optional(),
   }),
   'sync:join': z.strictObject({ choice: z.enum(['merge', 'use-remote']) }),
   'sync:restoreBackup': z.strictObject({ name: z.string().min(1).max(200) }),

@@ -177,3 +177,36 @@ describe('a binary file in conflict twice (D5)', () => {
     await expectSound(sync.server, repo, [laptop, desktop])
   })
 })
+
+describe('a conflicted file over 2,000,000 characters (D10)', () => {
+  it('is settled with text written by hand, within the history’s 32 MiB', async () => {
+    const repo = sync.newRepo('large')
+    const laptop = await machine('laptop')
+    const desktop = await machine('desktop')
+    const body = `${'x'.repeat(999)}\n`.repeat(2_600)
+    const put = (on: Machine, first: string) =>
+      writeFile(path.join(on.dir, 'memories', 'big.md'), `${first}\n${body}`)
+    await put(desktop, 'base')
+    await desktop.connect(sync.server, repo)
+    await desktop.sync()
+    await laptop.connect(sync.server, repo)
+    await laptop.sync()
+    await put(desktop, 'desktop')
+    await desktop.sync()
+    await put(laptop, 'laptop')
+    expect((await laptop.sync()).conflicts.map((c) => c.path)).toEqual(['/memories/big.md'])
+
+    const basis = await readFile(path.join(laptop.dir, 'memories', 'big.md'), 'utf8')
+    const text = `laptop and desktop\n${body}`
+    expect(text.length).toBeGreaterThan(2_000_000)
+    const status = await laptop.call('sync:resolve', {
+      path: '/memories/big.md',
+      choice: 'edit',
+      text,
+      basis,
+    })
+    expect(status.conflicts).toEqual([])
+    expect(await readFile(path.join(laptop.dir, 'memories', 'big.md'), 'utf8')).toBe(text)
+    expect(laptop.git('show', 'main:big.md')).toBe(text)
+  })
+})

@@ -610,15 +610,16 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     } else {
       const current = (await read(path)) ?? ''
       const here = mergedHere(record, machineId)
+      // Written only over the text the choice was made from: what the person edited, or the
+      // conflicted version the other choices took their sides from.
+      const from = choice === 'edit' && basis !== undefined ? basis : current
       const next = resolvedText(current, machineOf(config), choice, text, here, record.markerSize)
       if (Buffer.byteLength(next, 'utf8') > memory.limits.maxFileBytes) {
         // Larger than the Memory tool writes (a large file merged elsewhere): the history's
         // own limit applies, as for the merge that raised it.
-        await commitResolved(record, new TextEncoder().encode(next))
+        await commitResolved(record, new TextEncoder().encode(next), from)
       } else {
-        // Written only over the text the choice was made from: what the person edited, or
-        // the conflicted version the other choices took their sides from.
-        await writeResolved(path, next, choice === 'edit' && basis !== undefined ? basis : current)
+        await writeResolved(path, next, from)
       }
     }
     const latest = await store.state()
@@ -640,19 +641,18 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
         beforeRun: (planned) => ({ run: planned.before === from }),
       },
     )
-    if (outcome.held) {
-      throw new CairnError(
-        'conflict',
-        `${path} changed after you opened it (Claude or another program wrote to it), so nothing was written. Look at it again: your text is still here to copy.`,
-      )
-    }
+    if (outcome.held) throw changedMeanwhile(path)
     if (outcome.isError) {
       const message = String(outcome.content).replace(/^Error: /, '')
       throw new CairnError(outcome.errorCode ?? 'invalid-input', message)
     }
   }
 
-  async function commitResolved(record: ConflictRecord, content: Uint8Array): Promise<void> {
+  async function commitResolved(
+    record: ConflictRecord,
+    content: Uint8Array,
+    from: string,
+  ): Promise<void> {
     if (content.length > MAX_VERSIONED_BYTES) {
       throw new CairnError(
         'too-large',
@@ -660,6 +660,10 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       )
     }
     await history.exclusive(async (session) => {
+      // The folder's edits are saved before this runs: `main` holds what the file holds now.
+      const head = session.head()
+      const now = head ? await memory.readAt(record.path, head).catch(() => null) : null
+      if (now !== from) throw changedMeanwhile(record.path)
       await session.commitFiles(new Map([[record.path.replace(/^\/memories\//, ''), content]]), {
         actor: 'user',
         command: 'resolve',
@@ -799,4 +803,11 @@ function boundToken(saved: string): BoundToken | null {
   } catch {
     return null
   }
+}
+
+function changedMeanwhile(path: string): CairnError {
+  return new CairnError(
+    'conflict',
+    `${path} changed after you opened it (Claude or another program wrote to it), so nothing was written. Your text is still here to copy; Cancel and Edit… again start from the file as it is now.`,
+  )
 }

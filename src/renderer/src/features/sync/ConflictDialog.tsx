@@ -57,8 +57,15 @@ export function ConflictDialog() {
     setError(null)
     try {
       const file = await unwrap(api().memory.read({ path: current.path }))
-      setBasis(file.text ?? '')
-      setEditing(file.text ?? '')
+      if (file.text === null) {
+        // Too large to read here (over the browser's limit): an empty editor would lose it.
+        setError(
+          `${displayPath(current.path)} is too large to edit here. Choose a version, or edit the file in your own editor and remove its conflict markers.`,
+        )
+        return
+      }
+      setBasis(file.text)
+      setEditing(file.text)
     } catch (failure) {
       setError(errorMessage(failure))
     }
