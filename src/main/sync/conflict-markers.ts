@@ -72,11 +72,12 @@ type ConflictSegment = { readonly kind: 'conflict' } & ConflictBlock
  */
 export function parseConflicts(text: string, size?: number): ReadonlyArray<Segment> {
   const lines = text.match(/[^\n]*\n|[^\n]+$/g) ?? []
+  const markers = indexMarkers(lines)
   const segments: Segment[] = []
   let plain = ''
   let i = 0
   while (i < lines.length) {
-    const block = blockAt(lines, i, size)
+    const block = blockAt(lines, i, markers, size)
     if (!block) {
       plain += lines[i]
       i++
@@ -133,39 +134,80 @@ export function replaceConflicts(
 
 // A block's markers all have the length of its start marker: a side may hold shorter or
 // longer marker-like lines (merge-text makes the block's markers longer than any of them).
+// Read as a walk from the start marker would read it: the first line that is another start
+// marker of its size (none), a middle of its size, or an end marker of its size (none before
+// the middle) decides; after the middle, the first start or end marker of its size does.
+// Found through `markers`, so that a text of start markers alone is read in n log n, not n².
 function blockAt(
   lines: ReadonlyArray<string>,
   start: number,
+  markers: MarkerIndex,
   wanted?: number,
 ): { segment: ConflictSegment; next: number } | null {
   const opening = markerOf(lines[start], '<')
   if (!opening || (wanted !== undefined && opening.size !== wanted)) return null
   const size = opening.size
-  const oursLabel = opening.label
-  let middle = -1
-  for (let i = start + 1; i < lines.length; i++) {
-    const line = lines[i] as string
-    if (markerOf(line, '<')?.size === size) return null
-    if (middle < 0 && stripNewline(line) === '='.repeat(size)) {
-      middle = i
-      continue
-    }
-    const closing = markerOf(line, '>')
-    if (closing?.size === size) {
-      if (middle < 0) return null
-      return {
-        segment: {
-          kind: 'conflict',
-          ours: lines.slice(start + 1, middle).join(''),
-          theirs: lines.slice(middle + 1, i).join(''),
-          oursLabel,
-          theirsLabel: closing.label,
-        },
-        next: i + 1,
-      }
-    }
+  const next = (kind: MarkerKind, after: number) => markers.next(kind, size, after)
+  const middle = next('=', start)
+  if (middle > next('<', start) || middle > next('>', start) || middle === NONE) return null
+  const end = next('>', middle)
+  if (end === NONE || end > next('<', middle)) return null
+  const closing = markerOf(lines[end], '>') as { size: number; label: string }
+  return {
+    segment: {
+      kind: 'conflict',
+      ours: lines.slice(start + 1, middle).join(''),
+      theirs: lines.slice(middle + 1, end).join(''),
+      oursLabel: opening.label,
+      theirsLabel: closing.label,
+    },
+    next: end + 1,
   }
-  return null
+}
+
+type MarkerKind = '<' | '=' | '>'
+const NONE = Number.POSITIVE_INFINITY
+
+/** Where each marker-like line of a text is, by kind and size. */
+interface MarkerIndex {
+  /** The first line after `after` that is a `kind` marker of `size` (NONE: there is none). */
+  next(kind: MarkerKind, size: number, after: number): number
+}
+
+function indexMarkers(lines: ReadonlyArray<string>): MarkerIndex {
+  const at = new Map<string, number[]>()
+  const add = (kind: MarkerKind, size: number, line: number) => {
+    const key = `${kind}${size}`
+    const list = at.get(key)
+    if (list) list.push(line)
+    else at.set(key, [line])
+  }
+  lines.forEach((line, i) => {
+    const first = line[0]
+    if (first !== '<' && first !== '=' && first !== '>') return
+    if (first === '=') {
+      const bare = stripNewline(line)
+      if (/^={7,}$/.test(bare)) add('=', bare.length, i)
+      return
+    }
+    const marker = markerOf(line, first)
+    if (marker) add(first, marker.size, i)
+  })
+  return {
+    next(kind, size, after) {
+      const list = at.get(`${kind}${size}`)
+      if (!list) return NONE
+      // The first position greater than `after` (binary search: the list is ascending).
+      let low = 0
+      let high = list.length
+      while (low < high) {
+        const mid = (low + high) >> 1
+        if ((list[mid] as number) <= after) low = mid + 1
+        else high = mid
+      }
+      return low < list.length ? (list[low] as number) : NONE
+    },
+  }
 }
 
 // "<<<<<<< laptop" -> { size: 7, label: 'laptop' }; a marker is 7 or more of its character,
