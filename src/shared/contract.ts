@@ -60,8 +60,10 @@ const machineName = z
   .string()
   .max(100)
   .refine(
-    (name) => !/[\p{Cc}\p{Zl}\p{Zp}]/u.test(name),
-    'must be one line without control characters',
+    // Format characters too (a bidi override shows a name reversed): the name goes into
+    // conflict markers and the names of the side copies other machines make of files.
+    (name) => !/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u.test(name),
+    'must be one line without control or invisible formatting characters',
   )
 
 /** Each setting's bounds: an update and what `settings.json` holds are checked alike. */

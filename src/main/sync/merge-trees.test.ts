@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import type { FileEntry } from './file-map'
 import { mergeTrees, sideName, type BlobAccess } from './merge-trees'
+import { parseMemoryPath } from '../memory'
 
 const labels = { ours: 'laptop', theirs: 'desktop' }
 
@@ -180,5 +181,14 @@ describe('sideName', () => {
     const name = sideName('dir/notes.md', `${'m'.repeat(39)}😀 laptop`, new Map())
     expect(name).toBe(`dir/notes (${'m'.repeat(39)}).md`)
     expect(name).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])/)
+  })
+
+  it('takes no bidi, format or invisible character from the other machine’s name (D13)', () => {
+    // A `Machine:` trailer is any text: "desk" + RIGHT-TO-LEFT OVERRIDE shows "…gnp.exe".
+    for (const label of ['desk\u202egnp.exe', 'desk\u200btop', 'desk\u034ftop', 'desk\u2028top']) {
+      const name = sideName('photo.png', label, new Map())
+      expect(name).toMatch(/^photo \(desk-[a-z.]+\)\.png$/)
+      expect(parseMemoryPath(`/memories/${name}`).ok).toBe(true)
+    }
   })
 })

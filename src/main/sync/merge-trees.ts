@@ -191,7 +191,14 @@ export function sideName(path: string, label: string, taken: ReadonlyMap<string,
   const dot = name.lastIndexOf('.')
   const stem = dot > 0 ? name.slice(0, dot) : name
   const ext = dot > 0 ? name.slice(dot) : ''
-  const tag = cutText(label.replace(/[\\/:*?"<>|\p{Cc}]/gu, '-'), 40) || 'other'
+  // The label is the other machine's `Machine:` trailer: any text. A name may hold none of
+  // what the path rules refuse (a bidi override would show "desk\u202egnp.exe" reversed, and
+  // Claude could neither view nor delete the file), nor a character drawn as nothing.
+  const tag =
+    cutText(
+      label.replace(/[\\/:*?"<>|\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/gu, '-'),
+      40,
+    ) || 'other'
   for (let n = 1; ; n++) {
     const candidate = `${dir}${stem} (${tag}${n > 1 ? ` ${n}` : ''})${ext}`
     if (!taken.has(candidate)) return candidate
