@@ -21,6 +21,12 @@ export const CONFLICT_MARKERS = { start: '<<<<<<<', middle: '=======', end: '>>>
 export const MARKER_SIZE = 7
 
 /**
+ * The longest marker a conflict record keeps (the saved state refuses longer): a longer size
+ * read from another machine's merge commit is not Cairn's, and its blocks count at any size.
+ */
+export const MAX_MARKER_SIZE = 1_000_000
+
+/**
  * The marker size for a block holding `lines`: longer than any marker-like line in them (a
  * Markdown setext underline "=======", a quoted conflict), so the block's own markers stay
  * the only ones of their size — as git does for `conflict-marker-size`.
@@ -53,6 +59,17 @@ export function markerLabel(name: string): string {
   return cutText(clean || 'unnamed', 60)
 }
 
+/**
+ * The marker sizes whose blocks are a conflict's: one per merge that left blocks in the file
+ * (a second merge over unsettled blocks takes longer markers than theirs), none given for any.
+ */
+export type MarkerSizes = number | ReadonlyArray<number>
+
+function sizeFits(size: number, wanted: MarkerSizes | undefined): boolean {
+  if (wanted === undefined) return true
+  return typeof wanted === 'number' ? size === wanted : wanted.includes(size)
+}
+
 /** One conflict block: the two versions and who wrote each. */
 export interface ConflictBlock {
   readonly ours: string
@@ -70,7 +87,7 @@ type ConflictSegment = { readonly kind: 'conflict' } & ConflictBlock
  * conflict), only blocks whose markers have that length: a conflict quoted in the file (a git
  * cheat sheet) is the person's text, not the merge's.
  */
-export function parseConflicts(text: string, size?: number): ReadonlyArray<Segment> {
+export function parseConflicts(text: string, size?: MarkerSizes): ReadonlyArray<Segment> {
   const lines = text.match(/[^\n]*\n|[^\n]+$/g) ?? []
   const markers = indexMarkers(lines)
   const segments: Segment[] = []
@@ -93,12 +110,12 @@ export function parseConflicts(text: string, size?: number): ReadonlyArray<Segme
 }
 
 /** True when the text holds at least one complete conflict block (of `size`, when given). */
-export function hasConflicts(text: string, size?: number): boolean {
+export function hasConflicts(text: string, size?: MarkerSizes): boolean {
   return parseConflicts(text, size).some((segment) => segment.kind === 'conflict')
 }
 
 /** The conflict blocks of a text, in order (those of `size`, when given). */
-export function conflictBlocks(text: string, size?: number): ReadonlyArray<ConflictBlock> {
+export function conflictBlocks(text: string, size?: MarkerSizes): ReadonlyArray<ConflictBlock> {
   const blocks: ConflictBlock[] = []
   for (const segment of parseConflicts(text, size)) {
     if (segment.kind === 'conflict') {
@@ -125,7 +142,7 @@ export function resolveConflicts(text: string, choice: Resolution): string {
 export function replaceConflicts(
   text: string,
   pick: (block: ConflictBlock) => string,
-  size?: number,
+  size?: MarkerSizes,
 ): string {
   return parseConflicts(text, size)
     .map((segment) => (segment.kind === 'text' ? segment.text : pick(segment)))
@@ -142,10 +159,10 @@ function blockAt(
   lines: ReadonlyArray<string>,
   start: number,
   markers: MarkerIndex,
-  wanted?: number,
+  wanted?: MarkerSizes,
 ): { segment: ConflictSegment; next: number } | null {
   const opening = markerOf(lines[start], '<')
-  if (!opening || (wanted !== undefined && opening.size !== wanted)) return null
+  if (!opening || !sizeFits(opening.size, wanted)) return null
   const size = opening.size
   const next = (kind: MarkerKind, after: number) => markers.next(kind, size, after)
   const middle = next('=', start)

@@ -19,6 +19,7 @@ import {
   type HistorySession,
 } from '../history'
 import { CairnError } from '../lib/errors'
+import { MARKER_SIZE, MAX_MARKER_SIZE } from './conflict-markers'
 import { gitFs, readRef } from './git-fs'
 import { commitFiles, foldedCollisions, unsafeEntry, writeFileMap, type FileMap } from './file-map'
 import { descendsFrom, explore, mergeBaseOf, type CommitGraph } from './graph'
@@ -394,8 +395,12 @@ function recordOf(conflict: MergeConflict, since: string, machineId?: string): C
       }
 }
 
+// A size the saved state would refuse (from a hostile remote) is dropped here, where it is
+// read: the record stays, with blocks of any size.
 function markerSizeOf(size: number | undefined): { markerSize?: number } {
-  return size !== undefined && size >= 7 ? { markerSize: size } : {}
+  return size !== undefined && size >= MARKER_SIZE && size <= MAX_MARKER_SIZE
+    ? { markerSize: size }
+    : {}
 }
 
 async function questionOf(

@@ -210,3 +210,48 @@ describe('a conflicted file over 2,000,000 characters (D10)', () => {
     expect(laptop.git('show', 'main:big.md')).toBe(text)
   })
 })
+
+describe('a second conflict on a file whose first is still open (review11 N1)', () => {
+  it('is shown with the first, and "ours" settles both on both machines', async () => {
+    const repo = sync.newRepo('twice')
+    const laptop = await machine('laptop')
+    const desktop = await machine('desktop')
+    await desktop.write('prefs.md', 'A: 1\nx\ny\nz\nB: 1\n')
+    await desktop.connect(sync.server, repo)
+    await desktop.sync()
+    await laptop.connect(sync.server, repo)
+    await laptop.sync()
+    const edit = async (m: Machine, from: string, to: string) =>
+      m.write('prefs.md', (await m.files()).get('prefs.md')!.replace(from, to))
+    await edit(desktop, 'A: 1', 'A: desktop')
+    await desktop.sync()
+    await edit(laptop, 'A: 1', 'A: laptop')
+    expect((await laptop.sync()).state).toBe('conflicts')
+    // Neither machine settles the first; both change B.
+    await desktop.sync()
+    await edit(desktop, 'B: 1', 'B: desktop')
+    await desktop.sync()
+    await edit(laptop, 'B: 1', 'B: laptop')
+    const status = await laptop.sync()
+    expect(status.state).toBe('conflicts')
+    expect(status.conflicts.map((c) => [c.path, c.blockCount])).toEqual([['/memories/prefs.md', 2]])
+    const sides = status.conflicts[0]!.blocks.map((b) => [b.ours, b.theirs])
+    expect(sides).toEqual([
+      ['A: laptop\n', 'A: desktop\n'],
+      ['B: laptop\n', 'B: desktop\n'],
+    ])
+    const other = (await desktop.sync()).conflicts
+    expect(other.map((c) => [c.path, c.blockCount])).toEqual([['/memories/prefs.md', 2]])
+
+    const after = await laptop.call('sync:resolve', { path: '/memories/prefs.md', choice: 'ours' })
+    expect(after.conflicts).toEqual([])
+    const settled = (await laptop.files()).get('prefs.md')!
+    expect(settled).toBe('A: laptop\nx\ny\nz\nB: laptop\n')
+    expect(settled).not.toMatch(/^[<=>]{7}/m)
+    await laptop.sync()
+    const desktopNow = await desktop.sync()
+    expect(desktopNow.conflicts).toEqual([])
+    expect((await desktop.files()).get('prefs.md')).toBe(settled)
+    await expectSound(sync.server, repo, [laptop, desktop])
+  })
+})

@@ -26,7 +26,14 @@ import { CairnError, toApiError } from '../lib/errors'
 import { syncFailure } from './sync-errors'
 import type { Logger } from '../lib/logger'
 import type { SecretStore } from '../settings'
-import { mergedHere, resolvedText, viewConflict, type ConflictChoice } from './conflicts'
+import {
+  markerSizesOf,
+  mergedHere,
+  resolvedText,
+  viewConflict,
+  withLaterConflict,
+  type ConflictChoice,
+} from './conflicts'
 import {
   BACKUP_PREFIX,
   graphOf,
@@ -167,9 +174,13 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     // Settled on another machine (binary "keep both"): this machine's record closes too.
     const settled = new Set(records.filter((r) => r.settled).map((r) => r.path))
     const kept = state.conflicts.filter((c) => !settled.has(c.path))
-    const known = new Set(kept.map((c) => c.path))
-    const fresh = records.filter((r) => !r.settled && !known.has(r.path) && known.add(r.path))
-    await store.saveState({ ...state, conflicts: [...kept, ...fresh] })
+    const byPath = new Map(kept.map((c) => [c.path, c]))
+    for (const record of records) {
+      if (record.settled) continue
+      const known = byPath.get(record.path)
+      byPath.set(record.path, known ? withLaterConflict(known, record) : record)
+    }
+    await store.saveState({ ...state, conflicts: [...byPath.values()] })
   }
 
   const transfer: TransferContext = {
@@ -613,7 +624,14 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       // Written only over the text the choice was made from: what the person edited, or the
       // conflicted version the other choices took their sides from.
       const from = choice === 'edit' && basis !== undefined ? basis : current
-      const next = resolvedText(current, machineOf(config), choice, text, here, record.markerSize)
+      const next = resolvedText(
+        current,
+        machineOf(config),
+        choice,
+        text,
+        here,
+        markerSizesOf(record),
+      )
       if (Buffer.byteLength(next, 'utf8') > memory.limits.maxFileBytes) {
         // Larger than the Memory tool writes (a large file merged elsewhere): the history's
         // own limit applies, as for the merge that raised it.
