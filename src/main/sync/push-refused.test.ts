@@ -125,3 +125,39 @@ describe('a push a server hook refuses (push protection, a protected branch)', (
     expect(server.git(repo, 'log', '--format=%s', 'main')).not.toContain('notes.md')
   })
 })
+
+describe('a lost push race, however the server words it (review11 N2)', () => {
+  it('is fetched, merged and pushed again when the branch moved, whatever the reason said', async () => {
+    const repo = `race-${++repoCount}`
+    server.createRepo(repo)
+    const laptop = await startMachine('laptop')
+    open.push(laptop)
+    await laptop.write('a.md', 'a\n')
+    await laptop.connect(server, repo)
+    expect((await laptop.sync()).state).toBe('idle')
+    // Once: another push lands between this machine's fetch and its ref update, and the server
+    // declines with words that are not git's (as GitLab's and Gitea's "incorrect old value").
+    const hook = path.join(server.gitdir(repo), 'hooks', 'pre-receive')
+    writeFileSync(
+      hook,
+      `#!/bin/sh
+if [ -e "$GIT_DIR/raced" ]; then exit 0; fi
+touch "$GIT_DIR/raced"
+env -u GIT_QUARANTINE_PATH -u GIT_OBJECT_DIRECTORY -u GIT_ALTERNATE_OBJECT_DIRECTORIES \\
+  GIT_AUTHOR_NAME=o GIT_AUTHOR_EMAIL=o@example.com GIT_COMMITTER_NAME=o GIT_COMMITTER_EMAIL=o@example.com \\
+  sh -c 'T=$(git rev-parse main^{tree}); C=$(echo other | git commit-tree $T -p main); git update-ref refs/heads/main $C'
+echo "incorrect old value provided" >&2
+exit 1
+`,
+    )
+    chmodSync(hook, 0o755)
+    await laptop.write('notes.md', 'x\n')
+
+    const status = await laptop.sync()
+    expect([status.state, status.error?.message]).toEqual(['idle', undefined])
+    expect(status.unsynced).toBe(0)
+    const log = server.git(repo, 'log', '--format=%s', 'main')
+    expect(log).toContain('other')
+    expect(server.git(repo, 'show', 'main:notes.md')).toBe('x\n')
+  })
+})

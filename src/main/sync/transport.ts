@@ -186,12 +186,24 @@ async function fetchInto(gitdir: string, remote: RemoteSpec): Promise<string | n
   }
 }
 
-/** Pushes the local `main` to the remote's `main`, which must be an ancestor of it. */
-export async function pushMain(gitdir: string, remote: RemoteSpec): Promise<void> {
-  return oneAtATime(gitdir, () => pushInto(gitdir, remote))
+/**
+ * Pushes the local `main` to the remote's `main`, which must be an ancestor of it. `fetched`:
+ * the remote's `main` the push is based on (what the sync's fetch found), which tells a lost
+ * race from a refusal.
+ */
+export async function pushMain(
+  gitdir: string,
+  remote: RemoteSpec,
+  fetched?: string | null,
+): Promise<void> {
+  return oneAtATime(gitdir, () => pushInto(gitdir, remote, fetched))
 }
 
-async function pushInto(gitdir: string, remote: RemoteSpec): Promise<void> {
+async function pushInto(
+  gitdir: string,
+  remote: RemoteSpec,
+  fetched: string | null | undefined,
+): Promise<void> {
   const refused = { value: false }
   // What the server printed (its hooks' `remote:` lines): why it refused, in its own words.
   const said: string[] = []
@@ -212,7 +224,17 @@ async function pushInto(gitdir: string, remote: RemoteSpec): Promise<void> {
       ...authOf(remote, refused),
     })
   } catch (error) {
-    throw transportError(error, refused.value, 'push', said.join(''))
+    const translated = transportError(error, refused.value, 'push', said.join(''))
+    if (fetched !== undefined && refusalOfPush(error) !== null) {
+      // Servers word a lost race their own way (GitLab and Gitea: "incorrect old value
+      // provided"): what happened decides. The branch moved since the fetch: a race, worth a
+      // fetch, a merge and another push. It did not: the server's reason stands — except a
+      // race's own words ("cannot lock ref" while another push is still landing), which are
+      // retried as before, at most four times.
+      const now = await remoteHead(remote).catch(() => undefined)
+      if (now !== undefined && now !== fetched) throw raceLost()
+    }
+    throw translated
   }
 }
 
@@ -332,21 +354,12 @@ function translate(
         : 'That address answers, but not as a git repository. Check the URL (it usually ends in .git).',
     )
   }
-  const refusal = code === 'GitPushError' ? refusalOf(e.data?.result?.refs) : null
+  const refusal = refusalOfPush(error)
   if (refusal !== null && !RACE.test(refusal)) {
     // A hook, push protection or a protected branch: trying again sends the same refusal.
-    const words = plainServerText(serverSaid)
-    return new CairnError(
-      'sync-push-refused',
-      `The remote refused the update: “${plainServerText(refusal)}”.${words ? ` It said: “${words}”.` : ''} Cairn does not try again by itself; sync again once that is settled on the server.`,
-    )
+    return refusedWith(error, serverSaid)
   }
-  if (code === 'PushRejectedError' || code === 'GitPushError') {
-    return new CairnError(
-      'sync-rejected',
-      'The remote did not accept the update (it changed meanwhile, or the branch is protected). Cairn will try again.',
-    )
-  }
+  if (code === 'PushRejectedError' || code === 'GitPushError') return raceLost()
   if (NETWORK_CODES.has(code) && stage === 'reach') {
     return new CairnError(
       'sync-unreachable',
@@ -380,9 +393,34 @@ function translate(
   )
 }
 
-// The server's refusals that mean "the branch moved since you fetched": a race, worth a fetch,
-// a merge and another push.
-const RACE = /fetch first|non-fast-forward|stale info|failed to update ref|cannot lock ref/i
+function raceLost(): CairnError {
+  return new CairnError(
+    'sync-rejected',
+    'The remote did not accept the update (it changed meanwhile, or the branch is protected). Cairn will try again.',
+  )
+}
+
+// The server's reason for refusing a push (`ng <ref> <reason>`), in its words and its hooks'.
+function refusedWith(error: unknown, serverSaid: string): CairnError {
+  const words = plainServerText(serverSaid)
+  const reason = plainServerText(refusalOfPush(error) ?? '')
+  return new CairnError(
+    'sync-push-refused',
+    `The remote refused the update: “${reason}”.${words ? ` It said: “${words}”.` : ''} Cairn does not try again by itself; sync again once that is settled on the server.`,
+  )
+}
+
+function refusalOfPush(error: unknown): string | null {
+  const e = error as { code?: string; data?: { result?: { refs?: Record<string, RefResult> } } }
+  return e?.code === 'GitPushError' ? refusalOf(e.data?.result?.refs) : null
+}
+
+type RefResult = { ok?: boolean; error?: string }
+
+// What decides when the remote's `main` cannot be read after a refusal: the words servers use
+// for "the branch moved since you fetched" (git's, then GitLab's and Gitea's).
+const RACE =
+  /fetch first|non-fast-forward|stale info|failed to update ref|cannot lock ref|incorrect old value/i
 
 // The reason the server gave for the first branch it did not update (`ng <ref> <reason>`).
 function refusalOf(
