@@ -148,9 +148,13 @@ function namingTheFile(error: unknown, failure: FailedDelta): unknown {
   const outcome = failure.restored
     ? 'Nothing was changed; fix that, then try again.'
     : 'Cairn sets the folder right at the next start.'
+  const what =
+    failure.folder !== undefined
+      ? `the folder ${toVirtual(failure.folder)} could not be opened`
+      : `${toVirtual(failure.path)}${size} could not be written`
   return new CairnError(
     problem.code,
-    `The history could not be brought up to date, because ${toVirtual(failure.path)}${size} could not be written: ${problem.reason}. ${outcome}${keptAsideNote(failure.keptAside)}`,
+    `The history could not be brought up to date, because ${what}: ${problem.reason}. ${outcome}${keptAsideNote(failure.keptAside)}`,
   )
 }
 

@@ -52,6 +52,8 @@ export interface KeptAside {
  */
 export interface FailedDelta {
   readonly path: string
+  /** The folder on the file's way that Cairn may not enter, when that was the failure. */
+  readonly folder?: string
   /** Bytes of the version being written (null for a delete). */
   readonly bytes: number | null
   /** True when every file is as it was before `applyDeltas` began (or kept aside, below). */
@@ -99,8 +101,11 @@ export async function applyDeltas(
   return inWorkTree(repo, async (tree) => {
     const done: FileDelta[] = []
     const kept: Aside[] = []
+    // The delta being applied: keeping its file aside can fail before its write begins.
+    let current: FileDelta | undefined
     try {
       for (const delta of ordered) {
+        current = delta
         const aside = keepAsideIfUnversioned(repo, tree, delta, contents, targets)
         if (aside) kept.push(aside)
         done.push(delta)
@@ -108,12 +113,14 @@ export async function applyDeltas(
         else await writeFileSafely(tree, delta.path, contents.get(delta.after)!)
       }
     } catch (error) {
-      const failed = done.at(-1)
+      const failed = current
       const back = await putBack(repo, tree, done, contents, kept)
       if (failed) {
+        const folder = deniedFolder(error, tree, failed.path)
         onFailed({
           path: failed.path,
           bytes: failed.after === null ? null : contents.get(failed.after)!.length,
+          ...(folder !== null && { folder }),
           ...back,
         })
       }
@@ -124,6 +131,23 @@ export async function applyDeltas(
 }
 
 type Aside = KeptAside & { readonly parent: Folder }
+
+// The first folder on `relative`'s way that Cairn may not enter, when the failure was being
+// denied (null when every folder opens: then the file itself was refused).
+function deniedFolder(error: unknown, tree: FolderTree, relative: string): string | null {
+  if (!isCode(error, 'EACCES') && !isCode(error, 'EPERM')) return null
+  const segments = relative.split('/').slice(0, -1)
+  for (let i = 1; i <= segments.length; i++) {
+    const at = segments.slice(0, i).join('/')
+    try {
+      tree.folder(at)
+    } catch (denied) {
+      if (isCode(denied, 'EACCES') || isCode(denied, 'EPERM')) return at
+      return null
+    }
+  }
+  return null
+}
 
 function withoutParent({ parent: _parent, ...aside }: Aside): KeptAside {
   return aside

@@ -222,3 +222,72 @@ describe('a sync move that fails after keeping an editor’s save aside (D6)', (
     await expectSound(sync.server, repo, [laptop, desktop])
   })
 })
+
+describe('a sync move refused while keeping a file aside (review11 N3)', () => {
+  it('names the file the folder would not move aside, not the one written before it', async () => {
+    const { dir, laptop, desktop } = await pair({ 'a.md': 'a\n', 'shared/notes.md': 'one\n' })
+    await desktop.write('a.md', 'a desktop\n')
+    await desktop.write('shared/notes.md', 'one\ntwo\n')
+    await desktop.sync()
+
+    const notes = path.join(dir, 'memories', 'shared', 'notes.md')
+    let saved = false
+    let refused = false
+    const status = await withDisk(
+      (call) => {
+        if (!saved && renameOnto(call, 'cairn-move.json')) {
+          saved = true
+          writeFileSync(notes, 'EDITOR SAVE\n')
+        }
+        // The folder refuses the rename that moves the save out of the way.
+        if (
+          saved &&
+          call.name === 'renameSync' &&
+          String(call.args[0]).endsWith('/notes.md') &&
+          !String(call.args[1]).endsWith('/notes.md')
+        ) {
+          refused = true
+          return 'EACCES'
+        }
+        return undefined
+      },
+      () => laptop.sync(),
+    )
+    expect(refused).toBe(true)
+    expect(status.error?.code).toBe('access-denied')
+    expect(status.error?.message).toContain('/memories/shared/notes.md could not be written')
+    expect(status.error?.message).not.toContain('/memories/a.md')
+    expect(status.error?.message).toContain('Nothing was changed')
+    expect(await readFile(notes, 'utf8')).toBe('EDITOR SAVE\n')
+    expect(await readFile(path.join(dir, 'memories', 'a.md'), 'utf8')).toBe('a\n')
+    await expectNoNote(dir)
+  })
+
+  it('names a folder Cairn may not enter', async () => {
+    const { dir, laptop, desktop } = await pair({ 'shared/deep/notes.md': 'one\n' })
+    await desktop.write('shared/deep/notes.md', 'one\ntwo\n')
+    await desktop.sync()
+
+    let noted = false
+    const status = await withDisk(
+      (call) => {
+        if (renameOnto(call, 'cairn-move.json')) noted = true
+        if (noted && call.name === 'openSync' && String(call.args[0]).endsWith('/deep')) {
+          return 'EACCES'
+        }
+        return undefined
+      },
+      () => laptop.sync(),
+    )
+    expect(noted).toBe(true)
+    expect(status.error?.code).toBe('access-denied')
+    expect(status.error?.message).toContain(
+      'because the folder /memories/shared/deep could not be opened: permission was denied',
+    )
+    expect(status.error?.message).not.toContain(dir)
+    expect(await readFile(path.join(dir, 'memories', 'shared', 'deep', 'notes.md'), 'utf8')).toBe(
+      'one\n',
+    )
+    await expectNoNote(dir)
+  })
+})
