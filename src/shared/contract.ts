@@ -55,14 +55,20 @@ export const RESOLVE_MAX_CHARS = 32 * 1024 * 1024
 const oid = z.string().regex(/^[0-9a-f]{40}$/, 'must be a 40-character commit id')
 const id = z.string().min(1).max(200)
 const none = z.undefined()
+// What names are written with that is not drawn: see `machineName`.
+const WRITTEN_WITH =
+  /(?<=\p{Extended_Pictographic}|\u{FE0F}|\p{Emoji_Modifier})\u200D(?=\p{Extended_Pictographic})|[\u200E\u200F\u061C]/gu
 // A name for this machine: one line, shown in the timeline and in conflict markers.
 const machineName = z
   .string()
   .max(100)
   .refine(
     // Format characters too (a bidi override shows a name reversed): the name goes into
-    // conflict markers and the names of the side copies other machines make of files.
-    (name) => !/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u.test(name),
+    // conflict markers and the names of the side copies other machines make of files. Not
+    // those names are written with, and that reorder or hide nothing (names saved before
+    // this rule must still save): a joiner inside an emoji sequence ("👩‍💻"), and the
+    // direction marks of right-to-left text.
+    (name) => !/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u.test(name.replace(WRITTEN_WITH, '')),
     'must be one line without control or invisible formatting characters',
   )
 

@@ -192,3 +192,16 @@ describe('sideName', () => {
     }
   })
 })
+
+describe('sideName of any machine name (review11 N6)', () => {
+  it('makes a name the path rules accept, %-escapes and odd names included', () => {
+    const labels = ['desk%41top', '%2e%2E', 'a%zz', '...', ' ', 'CON', 'x~1', '\u3164', '.hidden']
+    for (const label of labels) {
+      const name = sideName('notes/photo.png', label, new Map())
+      expect(parseMemoryPath(`/memories/${name}`), `${label} -> ${name}`).toMatchObject({
+        ok: true,
+      })
+      expect(name.startsWith('notes/photo (')).toBe(true)
+    }
+  })
+})

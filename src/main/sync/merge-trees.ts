@@ -7,6 +7,7 @@
  */
 import { MAX_VERSIONED_BYTES } from '../history'
 import { cutText, decodeUtf8 } from '../lib/text'
+import { parseMemoryPath } from '../memory'
 import type { FileEntry, FileMap } from './file-map'
 import { mergeText, type MergeLabels } from './merge-text'
 import { detectRenames, followFolders, type Renames } from './renames'
@@ -194,13 +195,17 @@ export function sideName(path: string, label: string, taken: ReadonlyMap<string,
   // The label is the other machine's `Machine:` trailer: any text. A name may hold none of
   // what the path rules refuse (a bidi override would show "desk\u202egnp.exe" reversed, and
   // Claude could neither view nor delete the file), nor a character drawn as nothing.
-  const tag =
+  // A `%` would make "%41" an escape the path rules refuse; whatever else they refuse (a name
+  // too long with the tag) takes the plain tag instead.
+  const cleaned =
     cutText(
-      label.replace(/[\\/:*?"<>|\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/gu, '-'),
+      label.replace(/[\\/:*?"<>|%\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/gu, '-'),
       40,
     ) || 'other'
+  const named = (tag: string, n: number) => `${dir}${stem} (${tag}${n > 1 ? ` ${n}` : ''})${ext}`
+  const tag = parseMemoryPath(`/memories/${named(cleaned, 99)}`).ok ? cleaned : 'other'
   for (let n = 1; ; n++) {
-    const candidate = `${dir}${stem} (${tag}${n > 1 ? ` ${n}` : ''})${ext}`
+    const candidate = named(tag, n)
     if (!taken.has(candidate)) return candidate
   }
 }
