@@ -16,7 +16,9 @@ export class SettingsPage {
   constructor(readonly page: Page) {
     this.dialog = page.getByRole('dialog', { name: 'Settings' })
     this.keyStatus = this.dialog.getByRole('status', { name: 'API key status' })
-    this.keyField = this.dialog.getByLabel(/^(API key|Replace with a new key)$/)
+    this.keyField = this.dialog.getByLabel(
+      /^(API key|Replace with a new key|Save a key to use instead)$/,
+    )
     this.model = this.dialog.getByRole('combobox', { name: 'Model' })
     this.maxTokens = this.dialog.getByRole('spinbutton', { name: 'Max tokens' })
     this.instructions = this.dialog.getByRole('textbox', { name: 'Custom instructions' })

@@ -97,6 +97,8 @@ interface TurnErrors {
   'permission-denied': true
   'rate-limited': true
   overloaded: true
+  /** `ANTHROPIC_BASE_URL` is not an http(s) address, so no request can be made. */
+  'invalid-base-url': true
   /** The API could not be reached. */
   network: true
   timeout: true

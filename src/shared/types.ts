@@ -516,6 +516,11 @@ export interface SettingsView extends Settings {
   readonly hasApiKey: boolean
   /** Where the key lives: OS keychain, plain-text fallback, this session only, the environment, or nowhere. */
   readonly apiKeySource: 'os' | 'plaintext' | 'memory' | 'env' | 'none'
+  /**
+   * Whether `ANTHROPIC_API_KEY` is set in the environment. A key saved in Settings wins over it;
+   * it is used only while none is saved.
+   */
+  readonly envApiKey: boolean
   readonly dataDir: string
   /** Set when settings.json could not be read (defaults stand in), in words for people. */
   readonly settingsProblem?: string

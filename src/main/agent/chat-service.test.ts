@@ -541,6 +541,68 @@ describe('errors', () => {
     expect(fake.messageRequests()).toHaveLength(0)
   })
 
+  it('reports an ANTHROPIC_BASE_URL that is not an http(s) address as that, not as a network failure', async () => {
+    for (const baseURL of [
+      'not a url',
+      'localhost:8080',
+      'ftp://127.0.0.1:9',
+      '/home/someone/api',
+    ]) {
+      env = { ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: baseURL }
+      await chat.close()
+      chat = build()
+      const result = await turn(null, 'hello')
+      const error = lastError(result.events)
+      expect(error, baseURL).toMatchObject({
+        code: 'invalid-base-url',
+        message: expect.stringMatching(
+          /^The ANTHROPIC_BASE_URL environment variable .*It must be an http:\/\/ or https:\/\/ address/,
+        ),
+      })
+      // The value is not quoted back: it may be a host path or hold a password.
+      expect(JSON.stringify(error)).not.toContain(baseURL)
+      expect((await conversations.get(result.conversationId)).messages).toHaveLength(1)
+    }
+    expect(logger.entries.filter((e) => e.level === 'error')).toEqual([])
+  })
+
+  it('reports an ANTHROPIC_BASE_URL holding a user name or password as that, not as a network failure', async () => {
+    // Node's fetch refuses such an address before sending anything; the SDK called that a
+    // connection failure ("check your internet connection").
+    const { host } = new URL(fake.url)
+    for (const baseURL of [
+      `http://u:p%40ss@${host}`,
+      `http://someone@${host}/`,
+      `https://:secret@${host}/proxy`,
+    ]) {
+      env = { ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: baseURL }
+      await chat.close()
+      chat = build()
+      const result = await turn(null, 'hello')
+      const error = lastError(result.events)
+      expect(error, baseURL).toMatchObject({
+        code: 'invalid-base-url',
+        message: expect.stringMatching(
+          /^The ANTHROPIC_BASE_URL environment variable holds a user name or password .* Remove them from the address/,
+        ),
+      })
+      const shown = JSON.stringify(error)
+      for (const part of [baseURL, host, 'p%40ss', 'someone', 'secret']) {
+        expect(shown, part).not.toContain(part)
+      }
+      expect((await conversations.get(result.conversationId)).messages).toHaveLength(1)
+    }
+    expect(fake.messageRequests()).toHaveLength(0)
+    // The same address without them still works.
+    fake.script(reply.text('ok'))
+    env = { ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: `http://${host}/` }
+    await chat.close()
+    chat = build()
+    const result = await turn(null, 'hello')
+    expect(lastError(result.events)).toBeUndefined()
+    expect(fake.messageRequests()).toHaveLength(1)
+  })
+
   it('reports a network failure when the API cannot be reached', async () => {
     const closed = await startFakeAnthropic()
     const url = closed.url

@@ -9,9 +9,9 @@ import type { ConversationStore } from '../conversations'
 import { CairnError, diskFailure } from '../lib/errors'
 import { consoleLogger, type Logger } from '../lib/logger'
 import { apiKeyProblem, type SettingsService } from '../settings'
-import { clientFor, type AnthropicFetch } from './client'
+import { baseUrlProblem, clientFor, type AnthropicFetch } from './client'
 import { runTurn, type MemoryToolFactory, type TurnEvent, type TurnMemory } from './run-turn'
-import { classifyTurnError, noApiKeyError } from './turn-errors'
+import { classifyTurnError, noApiKeyError, rejectedKeyError } from './turn-errors'
 
 export interface ChatServiceOptions {
   readonly conversations: ConversationStore
@@ -97,6 +97,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
         options.settings.get(),
         options.settings.credentials(),
       ])
+      const urlProblem = baseUrlProblem(credentials.baseURL)
       const client = clientFor(credentials, {
         maxRetries: options.maxRetries,
         fetch: options.fetch,
@@ -104,13 +105,18 @@ export function createChatService(options: ChatServiceOptions): ChatService {
       const keyProblem = credentials.apiKey ? apiKeyProblem(credentials.apiKey) : null
       if (!client) {
         outcome = { stopped: false, error: noApiKeyError() }
+      } else if (urlProblem) {
+        outcome = { stopped: false, error: { code: 'invalid-base-url', message: urlProblem } }
       } else if (keyProblem) {
         // It could not even go out as a request header: say so, rather than fail vaguely.
         outcome = {
           stopped: false,
           error: {
             code: 'invalid-api-key',
-            message: `The API key holds ${keyProblem}, a character that cannot be sent to the API. Replace the key in Settings (or fix ANTHROPIC_API_KEY where it is set).`,
+            message:
+              credentials.apiKeySource === 'env'
+                ? `The API key in the ANTHROPIC_API_KEY environment variable holds ${keyProblem}, a character that cannot be sent to the API. Save a key in Settings (a saved key is used instead), or fix the variable where it is set.`
+                : `The API key saved in Settings holds ${keyProblem}, a character that cannot be sent to the API. Replace the key in Settings.`,
           },
         }
       } else {
@@ -130,6 +136,10 @@ export function createChatService(options: ChatServiceOptions): ChatService {
           now,
           logger,
         })
+        // The API's refusal does not say which key it was sent; the person needs to know.
+        if (outcome.error?.code === 'invalid-api-key') {
+          outcome = { ...outcome, error: rejectedKeyError(credentials.apiKeySource) }
+        }
       }
     } catch (error) {
       // Storing failed (disk full, conversation deleted meanwhile): report, never crash the core.

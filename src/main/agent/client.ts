@@ -29,6 +29,34 @@ export function createAnthropicClient(config: ClientConfig): Anthropic {
   })
 }
 
+/**
+ * Why `ANTHROPIC_BASE_URL` cannot be used, in words for people (null when it can, or is unset).
+ * The SDK would fail on it at request time as an "Invalid URL" (shown as an unknown failure) or
+ * a connection error (shown as "check your internet connection"), sending the person to the
+ * wrong place; `localhost:8080` without a scheme is an easy mistake, and so is a proxy address
+ * with its login in it (`http://user:pass@proxy`), which Node's fetch refuses to send. The value
+ * itself is never quoted back: it may hold a host path or a password.
+ */
+export function baseUrlProblem(baseURL: string | undefined): string | null {
+  if (baseURL === undefined) return null
+  let url: URL
+  try {
+    url = new URL(baseURL)
+  } catch {
+    return invalidBaseUrl('is not a web address')
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    return invalidBaseUrl('does not start with http:// or https://')
+  }
+  if (url.username !== '' || url.password !== '') {
+    return 'The ANTHROPIC_BASE_URL environment variable holds a user name or password (a user:password@ part), which Cairn cannot send in an address, so it cannot reach the API through it. Remove them from the address where it is set (the proxy has to let Cairn in without them), then restart Cairn.'
+  }
+  return null
+}
+
+const invalidBaseUrl = (reason: string) =>
+  `The ANTHROPIC_BASE_URL environment variable ${reason}, so Cairn cannot reach the API through it. It must be an http:// or https:// address, such as https://api.anthropic.com. Fix or unset it where it is set, then restart Cairn.`
+
 /** A client for `credentials`, or null when no API key is set. */
 export function clientFor(
   credentials: ApiCredentials,

@@ -30,6 +30,21 @@ export const maxTokensError = (maxTokens: number): TurnError => ({
   message: `Claude's reply reached the limit of ${maxTokens} output tokens and was cut off. Raise "Max tokens" in Settings, or ask Claude to continue.`,
 })
 
+/**
+ * The API refused the key (401), named by where it came from, so the person fixes the key that
+ * was actually sent: a key saved in Settings wins over `ANTHROPIC_API_KEY`, so saving a working
+ * key always helps, and fixing the variable helps only while none is saved.
+ */
+export function rejectedKeyError(source: 'saved' | 'env' | null): TurnError {
+  const message =
+    source === 'env'
+      ? 'The Anthropic API rejected the API key from the ANTHROPIC_API_KEY environment variable (401). Save a working key in Settings (a saved key is used instead), or fix the variable where it is set and restart Cairn.'
+      : source === 'saved'
+        ? 'The Anthropic API rejected the API key saved in Settings (401). Check or replace it in Settings.'
+        : 'The Anthropic API rejected the API key (401). Check or replace it in Settings.'
+  return { code: 'invalid-api-key', message }
+}
+
 /** `streamStarted`: whether part of a reply had arrived when the error happened. */
 export function classifyTurnError(
   error: unknown,
@@ -70,12 +85,7 @@ export function classifyTurnError(
 function classifyApiError(error: APIError, model: string): TurnError {
   const type = errorType(error)
   const apiMessage = errorMessage(error)
-  if (error.status === 401 || type === 'authentication_error') {
-    return {
-      code: 'invalid-api-key',
-      message: 'The Anthropic API rejected the API key (401). Check or replace it in Settings.',
-    }
-  }
+  if (error.status === 401 || type === 'authentication_error') return rejectedKeyError(null)
   if (error.status === 403 || type === 'permission_error') {
     return {
       code: 'permission-denied',

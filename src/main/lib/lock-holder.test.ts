@@ -86,6 +86,38 @@ describe('a lock left behind', () => {
     expect(error.message).toContain('restarting the computer')
   })
 
+  it.runIf(linux)(
+    'is taken over when its process exited but was not reaped (a zombie)',
+    async () => {
+      const child = spawn('sleep', ['600'], { stdio: 'ignore' })
+      await new Promise<void>((resolve, reject) => {
+        child.once('spawn', resolve)
+        child.once('error', reject)
+      })
+      const pid = child.pid!
+      const statOf = () => fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
+      const fieldOf = (stat: string, n: number) =>
+        stat.slice(stat.lastIndexOf(')') + 2).split(' ')[n - 3]
+      // The lock as this child would have written it: its boot and its own start time.
+      leaveLock({ pid, ...ownIdentity(), started: fieldOf(statOf(), 22) })
+      // From the kill to the end of this block nothing yields to the event loop, so Node cannot
+      // reap the child: it stays a zombie, as under a parent that never waits.
+      process.kill(pid, 'SIGKILL')
+      const until = Date.now() + 10_000
+      while (fieldOf(statOf(), 3) !== 'Z' && Date.now() < until) {
+        // Waits for the kernel to finish the kill (a few microseconds).
+      }
+      expect(fieldOf(statOf(), 3)).toBe('Z')
+      expect(() => process.kill(pid, 0)).not.toThrow()
+      const lock = acquireInstanceLock(dataDir)
+      expect(lock.tookOver).toBe(true)
+      expect(held()).toMatchObject({ pid: process.pid })
+      lock.release()
+      // Yielding now lets Node reap it: no zombie outlives the test.
+      await new Promise((resolve) => child.once('exit', resolve))
+    },
+  )
+
   it('is respected while the very process that wrote it runs', async () => {
     // A second process takes the lock with its own identity and waits.
     const child = spawn(

@@ -45,6 +45,10 @@ export function holderStillRunning(holder: LockHolder): boolean {
     // EPERM: a process of another user has the id; what follows tells whether it is the holder.
     if ((error as NodeJS.ErrnoException).code === 'ESRCH') return false
   }
+  // A process that exited but was not reaped yet (a zombie) still answers kill(pid, 0) and keeps
+  // its start time; under a parent that never waits (a launcher, a container's PID 1) it stays
+  // so for good, and the folder would stay locked until a reboot. It holds nothing any more.
+  if (exited(holder.pid)) return false
   const boot = bootId()
   if (holder.boot && boot) {
     if (holder.boot !== boot) return false
@@ -63,14 +67,23 @@ function bootId(): string | null {
   return readProc('/proc/sys/kernel/random/boot_id')?.trim() || null
 }
 
+function startTime(pid: number): string | null {
+  const started = statField(pid, 22)
+  return started && /^\d+$/.test(started) ? started : null
+}
+
+// Field 3 of `/proc/<pid>/stat`, the state: `Z` (zombie) or `X` (dead) once the process exited.
+function exited(pid: number): boolean {
+  const state = statField(pid, 3)
+  return state === 'Z' || state === 'X'
+}
+
 // Sample: `4242 (Cairn Helper (Renderer)) S 1 4242 … 20 0 23 0 3141592 …`; the name may hold
 // spaces and parentheses, so the fields are counted after its last `)`, from field 3 on.
-function startTime(pid: number): string | null {
+function statField(pid: number, field: number): string | null {
   const stat = readProc(`/proc/${pid}/stat`)
   if (!stat) return null
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  const started = fields[22 - 3]
-  return started && /^\d+$/.test(started) ? started : null
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[field - 3] ?? null
 }
 
 function readProc(file: string): string | null {

@@ -105,7 +105,7 @@ describe('view of a directory', () => {
     const out = text(await box.run({ command: 'view', path: '/memories' }))
     expect(out.length).toBeLessThanOrEqual(16_000)
     expect(out).toMatch(
-      /\n\[Listing cut at 16,000 characters after \d+ entries\. View a subdirectory to see the rest\.\]$/,
+      /\n\[Listing cut to stay under 16,000 characters: entries 1 to \d+ of 800 shown \(numbered with every first-level entry first, then each folder's contents\)\. To continue, view \/memories with view_range: \[\d+, -1\]\]$/,
     )
     const body = out.split('\n').slice(1, -1)
     expect(body.every((l) => /^\S+\t\/memories/.test(l))).toBe(true)

@@ -454,4 +454,80 @@ describe('deliberate differences from the reference handler', () => {
     )
     expect(ref.content).toBe('Error: exec not implemented')
   })
+
+  it('D23: a rename to a path ending in / is refused instead of making a file of that name', async () => {
+    await pair.seed('a.md', 'one')
+    const { ours, ref } = await pair.run({
+      command: 'rename',
+      old_path: '/memories/a.md',
+      new_path: '/memories/newdir/',
+    })
+    expect(ours.isError).toBe(true)
+    expect(ours.content).toContain("rename needs the file's full new path")
+    expect(ref.isError).toBe(false)
+    expect((await fs.stat(path.join(pair.refRoot, 'newdir'))).isFile()).toBe(true)
+    expect((await fs.stat(path.join(pair.oursRoot, 'a.md'))).isFile()).toBe(true)
+  })
+
+  it('D23 is for files only: a folder renamed to a path ending in / is renamed as the reference does', async () => {
+    for (const oldPath of ['/memories/drafts', '/memories/drafts/']) {
+      const pair = await makePair()
+      await pair.seed('drafts/n.md', 'n')
+      await pair.seed('drafts/deep/m.md', 'm')
+      const { ours, ref } = await pair.run({
+        command: 'rename',
+        old_path: oldPath,
+        new_path: '/memories/archive/',
+      })
+      expect(ref.isError, oldPath).toBe(false)
+      // Only the shown path differs: it is normalized (D17).
+      expect(ours).toEqual({
+        ...ref,
+        content: 'Successfully renamed /memories/drafts to /memories/archive',
+      })
+      expect(await snapshot(pair.oursRoot)).toBe(await snapshot(pair.refRoot))
+      expect(await fs.readdir(pair.oursRoot)).toEqual(['archive'])
+    }
+    // A missing source is missing, whatever the destination looks like.
+    const { ours, ref } = await pair.run({
+      command: 'rename',
+      old_path: '/memories/gone',
+      new_path: '/memories/x/',
+    })
+    expect(ours).toEqual({ ...ref, content: 'Error: The path /memories/gone does not exist' })
+    expect(ref.isError).toBe(true)
+    expect(String(ref.content)).toContain('does not exist')
+  })
+
+  it('D22: a listing too long for one reply is paged breadth-first by view_range', async () => {
+    for (let d = 0; d < 30; d++) {
+      for (let f = 0; f < 25; f++) await pair.seed(`topic-${d}/note-${f}.md`, 'x')
+    }
+    const entries = (content: unknown) =>
+      String(content)
+        .split('\n')
+        .slice(2)
+        .flatMap((line) => /^\S+\t(\/memories\/\S+)$/.exec(line)?.[1] ?? []) // sizes differ (D2)
+    const first = await pair.run({ command: 'view', path: '/memories' })
+    const refLines = entries(first.ref.content)
+    expect(refLines).toHaveLength(30 * 26)
+    // The reference lists depth-first, whole, and ignores a view_range on a directory.
+    const again = await pair.run({ command: 'view', path: '/memories', view_range: [500, -1] })
+    expect(again.ref.content).toBe(first.ref.content)
+    // Ours names every folder at once; the pages together hold the reference's entries.
+    const pages = [String(first.ours.content)]
+    let next = /view_range: \[(\d+), -1\]\]$/.exec(pages[0]!)
+    while (next) {
+      const page = await pair.run({
+        command: 'view',
+        path: '/memories',
+        view_range: [Number(next[1]), -1],
+      })
+      pages.push(String(page.ours.content))
+      next = /view_range: \[(\d+), -1\]\]$/.exec(pages.at(-1)!)
+    }
+    for (let d = 0; d < 30; d++) expect(pages[0]).toContain(`\t/memories/topic-${d}/\n`)
+    expect(pages.length).toBeGreaterThan(1)
+    expect(pages.flatMap(entries).sort()).toEqual([...refLines].sort())
+  })
 })

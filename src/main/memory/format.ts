@@ -1,5 +1,6 @@
 /** Output formats of the `view` command and the 16,000-character cap. Pure. */
 
+import { LISTING_HEADER_START } from '../../shared/listing'
 import { cutText } from '../lib/text'
 import { LINE_NUMBER_WIDTH, numberLine, splitLines } from './text-model'
 
@@ -33,7 +34,7 @@ export interface ListingEntry {
 
 /** The header line of a directory listing. */
 export function listingHeader(virtualPath: string): string {
-  return `Here're the files and directories up to 2 levels deep in ${virtualPath}, excluding hidden items and node_modules:`
+  return `${LISTING_HEADER_START}${virtualPath}, excluding hidden items and node_modules:`
 }
 
 /** The line of one listing entry. */
@@ -41,9 +42,28 @@ export function listingLine(entry: ListingEntry): string {
   return `${formatSize(entry.size)}\t${entry.path}`
 }
 
-/** The note that ends a listing cut at the character cap. */
-export function listingCutNote(shown: number): string {
-  return `\n[Listing cut at ${MAX_VIEW_CHARS.toLocaleString('en-US')} characters after ${shown} entries. View a subdirectory to see the rest.]`
+/**
+ * A page of a listing too long for one reply: entries `first` to `last` of `total`, numbered
+ * breadth-first, and the `view_range` that shows the next ones (`next`, null when none).
+ */
+export interface ListingPage {
+  readonly virtual: string
+  readonly first: number
+  readonly last: number
+  readonly total: number
+  readonly next: readonly [number, number] | null
+}
+
+/**
+ * The note that ends a page of a long listing: it says what was shown, in which order, and
+ * names the exact `view_range` that continues it.
+ */
+export function listingPageNote({ virtual, first, last, total, next }: ListingPage): string {
+  const count = (n: number) => n.toLocaleString('en-US')
+  const shown = `entries ${count(first)} to ${count(last)} of ${count(total)} shown (numbered with every first-level entry first, then each folder's contents)`
+  if (next === null) return `[Listing of ${virtual}: ${shown}.]`
+  const cap = MAX_VIEW_CHARS.toLocaleString('en-US')
+  return `[Listing cut to stay under ${cap} characters: ${shown}. To continue, view ${virtual} with view_range: [${next[0]}, ${next[1]}]]`
 }
 
 /** The header line of a file view. */

@@ -247,7 +247,7 @@ async function dispatch(
 ): Promise<MemoryExecution> {
   switch (command.command) {
     case 'view':
-      return view(ctx, checkPath(command.path), command.view_range)
+      return view(ctx, folderPath(ctx, command.path), command.view_range)
     case 'create': {
       const target = checkPath(command.path)
       // `/memories/notes/` names a folder: no file is made at `notes` for it.
@@ -260,14 +260,52 @@ async function dispatch(
       return create(ctx, target, command.file_text, createExisting)
     }
     case 'str_replace':
-      return strReplace(ctx, checkPath(command.path), command.old_str, command.new_str)
+      return strReplace(ctx, folderPath(ctx, command.path), command.old_str, command.new_str)
     case 'insert':
-      return insert(ctx, checkPath(command.path), command.insert_line, command.insert_text)
+      return insert(ctx, folderPath(ctx, command.path), command.insert_line, command.insert_text)
     case 'delete':
-      return deletePath(ctx, checkPath(command.path))
-    case 'rename':
-      return rename(ctx, checkPath(command.old_path), checkPath(command.new_path))
+      return deletePath(ctx, folderPath(ctx, command.path))
+    case 'rename': {
+      const from = folderPath(ctx, command.old_path)
+      const to = checkPath(command.new_path)
+      // `/memories/notes/` names a folder: a *file* renamed to it must not become a file named
+      // `notes` (Claude most likely meant "into notes/", and its picture of memory would be
+      // wrong), so the file's full new path is asked for. A folder renamed to `archive/` is
+      // renamed to `archive`, as `mv drafts/ archive/` and the reference handler do; a missing
+      // source falls through to rename's "does not exist".
+      if (
+        to.relative !== '' &&
+        command.new_path.endsWith('/') &&
+        ctx.tree.find(from.relative).kind === 'file'
+      ) {
+        const name = from.virtual.slice(from.virtual.lastIndexOf('/') + 1)
+        throw new CommandError(
+          'invalid-path',
+          `Error: ${to.virtual}/ is a directory path (it ends with /), but ${from.virtual} is a file; rename needs the file's full new path, such as ${to.virtual}/${name} to move it into that folder.`,
+        )
+      }
+      return rename(ctx, from, to)
+    }
   }
+}
+
+/**
+ * Checks a path that may end with `/`: such a path names a folder, so a file there is refused
+ * rather than used (`view /memories/a.md/` showed the file as if the slash were not there).
+ */
+function folderPath(ctx: CommandContext, raw: string): ParsedMemoryPath {
+  const target = checkPath(raw)
+  if (
+    target.relative !== '' &&
+    raw.endsWith('/') &&
+    ctx.tree.find(target.relative).kind === 'file'
+  ) {
+    throw new CommandError(
+      'conflict',
+      `Error: ${target.virtual}/ ends with /, but ${target.virtual} is a file, not a directory.`,
+    )
+  }
+  return target
 }
 
 // Folders a failed delete left renamed aside: removed now if the disk lets us.

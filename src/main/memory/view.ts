@@ -3,17 +3,10 @@
 import path from 'node:path'
 import { ChangedUnderfootError, Folder, readFileIn, sameEntry } from '../lib/folders'
 import type { CommandContext } from './context'
-import {
-  formatFileView,
-  listingCutNote,
-  listingHeader,
-  listingLine,
-  MAX_VIEW_CHARS,
-  MAX_VIEW_FILE_BYTES,
-  type ListingEntry,
-} from './format'
+import { formatFileView, MAX_VIEW_FILE_BYTES } from './format'
+import { listDirectory } from './listing'
 import { CommandError, specialMessage, success } from './outcome'
-import { isAddressableName, type ParsedMemoryPath } from './path-rules'
+import type { ParsedMemoryPath } from './path-rules'
 import { MAX_LINES, splitLines } from './text-model'
 import type { MemoryExecution } from './types'
 
@@ -39,13 +32,13 @@ export async function view(
       `The path ${target.virtual} does not exist. Please provide a valid path.`,
     )
   }
-  // A view_range on a directory is ignored, as the reference handler does.
+  // A view_range on a directory pages through a listing too long for one reply.
   if (found.kind === 'directory') {
     const folder = ctx.tree.folder(target.relative)
     if (!(folder instanceof Folder) || !sameEntry(folder.stats, found.stats)) {
       throw new ChangedUnderfootError()
     }
-    return success(listDirectory(folder, target.virtual, found.stats.size))
+    return success(listDirectory(folder, target.virtual, found.stats.size, viewRange))
   }
   const read = () => readFileIn(found.parent, found.name, found.stats)
   const imageType = IMAGE_TYPES[path.extname(target.relative).toLowerCase()]
@@ -152,55 +145,3 @@ function hasSignature(bytes: Buffer, mediaType: 'image/png' | 'image/jpeg'): boo
       : [0xff, 0xd8, 0xff]
   return signature.every((byte, i) => bytes[i] === byte)
 }
-
-/**
- * The listing two levels deep, through the folders' own handles (a folder swapped for a link
- * meanwhile is left out, never followed), cut at the reply's character cap.
- */
-function listDirectory(folder: Folder, virtual: string, ownSize: number): string {
-  const header = listingHeader(virtual)
-  const lines: string[] = [listingLine({ size: ownSize, path: virtual })]
-  const budget = MAX_VIEW_CHARS - header.length - 200
-  let used = lines[0]!.length + 1
-  let cut = false
-
-  const visit = (dir: Folder, dirVirtual: string, depth: number): void => {
-    // Only what a memory path can name: no hidden items, links, devices or unaddressable names.
-    const names = dir
-      .list()
-      .filter((e) => (e.isFile() || e.isDirectory()) && isAddressableName(e.name))
-      .map((e) => e.name)
-      .sort()
-    for (const name of names) {
-      const stats = dir.lstat(name)
-      if (!stats || !(stats.isFile() || stats.isDirectory())) continue
-      const entry: ListingEntry = {
-        size: stats.size,
-        path: `${dirVirtual}/${name}${stats.isDirectory() ? '/' : ''}`,
-      }
-      const line = listingLine(entry)
-      if (used + line.length + 1 > budget) {
-        cut = true
-        return
-      }
-      lines.push(line)
-      used += line.length + 1
-      if (stats.isDirectory() && depth < 2) {
-        const child = dir.openChildIfFolder(name)
-        if (!child) continue
-        try {
-          visit(child, `${dirVirtual}/${name}`, depth + 1)
-        } finally {
-          child.close()
-        }
-        if (cut) return
-      }
-    }
-  }
-
-  visit(folder, virtual, 1)
-  const listing = `${header}\n${lines.join('\n')}`
-  return cut ? `${listing}${listingCutNote(lines.length - 1)}` : listing
-}
-
-// A folder that went away or became a link since it was listed is skipped.

@@ -31,6 +31,7 @@ describe('settings service', () => {
       ...DEFAULT_SETTINGS,
       hasApiKey: false,
       apiKeySource: 'none',
+      envApiKey: false,
       dataDir,
     })
   })
@@ -130,17 +131,22 @@ describe('settings service', () => {
     expect((await service.clearApiKey()).hasApiKey).toBe(false)
   })
 
-  it('prefers ANTHROPIC_API_KEY from the environment and honours ANTHROPIC_BASE_URL', async () => {
+  it('prefers a key saved in Settings over ANTHROPIC_API_KEY and honours ANTHROPIC_BASE_URL', async () => {
     const service = createSettingsService({
       dataDir,
       secretStore: createMemorySecretStore('sk-stored'),
       env: { ANTHROPIC_API_KEY: 'sk-env', ANTHROPIC_BASE_URL: 'http://127.0.0.1:9' },
     })
     expect(await service.credentials()).toEqual({
-      apiKey: 'sk-env',
+      apiKey: 'sk-stored',
+      apiKeySource: 'saved',
       baseURL: 'http://127.0.0.1:9',
     })
-    expect((await service.view()).apiKeySource).toBe('env')
+    expect(await service.view()).toMatchObject({ apiKeySource: 'memory', envApiKey: true })
+    // Without a saved key the environment's key is used.
+    await service.clearApiKey()
+    expect(await service.credentials()).toMatchObject({ apiKey: 'sk-env', apiKeySource: 'env' })
+    expect(await service.view()).toMatchObject({ hasApiKey: true, apiKeySource: 'env' })
   })
 })
 

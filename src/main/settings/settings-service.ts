@@ -21,6 +21,8 @@ export interface SettingsServiceOptions {
 /** What the agent needs to reach the API. The key never leaves the main process. */
 export interface ApiCredentials {
   readonly apiKey: string | null
+  /** Where `apiKey` came from: saved in Settings, or `ANTHROPIC_API_KEY` (null: no key). */
+  readonly apiKeySource: 'saved' | 'env' | null
   readonly baseURL: string | undefined
 }
 
@@ -62,15 +64,19 @@ export function createSettingsService(options: SettingsServiceOptions): Settings
     return cached
   }
 
+  // A key saved in Settings wins over ANTHROPIC_API_KEY: saving it is the person's latest
+  // explicit act (a key exported in a shell profile and later rotated once left them saving a
+  // new key that was never used, while every turn failed with the old one).
   const view = async (): Promise<SettingsView> => {
     const settings = await get()
-    const stored = envKey() === null ? await store.get() : null
+    const stored = nonEmpty(await store.get())
     const apiKeySource: SettingsView['apiKeySource'] =
-      envKey() !== null ? 'env' : stored === null ? 'none' : store.kind
+      stored !== null ? store.kind : envKey() !== null ? 'env' : 'none'
     return {
       ...settings,
       hasApiKey: apiKeySource !== 'none',
       apiKeySource,
+      envApiKey: envKey() !== null,
       dataDir: options.dataDir,
       ...(problem ? { settingsProblem: problem } : {}),
     }
@@ -116,8 +122,11 @@ export function createSettingsService(options: SettingsServiceOptions): Settings
         return view()
       }),
     async credentials() {
+      const stored = nonEmpty(await store.get())
+      const fromEnv = envKey()
       return {
-        apiKey: envKey() ?? nonEmpty(await store.get()),
+        apiKey: stored ?? fromEnv,
+        apiKeySource: stored !== null ? 'saved' : fromEnv !== null ? 'env' : null,
         baseURL: nonEmpty(env['ANTHROPIC_BASE_URL']) ?? undefined,
       }
     },

@@ -18,6 +18,8 @@ export function errorTitle(code: ErrorCode): string {
       return 'Rate limit reached'
     case 'overloaded':
       return 'Claude is busy'
+    case 'invalid-base-url':
+      return 'Check ANTHROPIC_BASE_URL'
     case 'network':
     case 'timeout':
       return 'Could not reach Claude'

@@ -39,7 +39,12 @@ export function ToolCard({
   readonly revealed?: boolean
 }) {
   const { showHistory } = useNavigation()
-  const summary = summarizeTool(item.command, item.input)
+  // An error's text is no listing: only a successful answer tells what the range counted.
+  const summary = summarizeTool(
+    item.command,
+    item.input,
+    item.result && !item.result.isError ? item.result.content : null,
+  )
   const pending = usePendingFor(item.toolUseId)
   const declined = item.result?.isError ? declinedNote(item.result.content) : null
   const state = item.result

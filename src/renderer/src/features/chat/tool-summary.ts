@@ -3,6 +3,8 @@
  * detail line. Pure, so the wording is tested without a browser.
  */
 
+import { LISTING_HEADER_START } from '../../../../shared/listing'
+
 export interface ToolSummary {
   /** `/memories/a.md`, or `/memories/a.md → /memories/b.md` for a rename. */
   readonly target: string
@@ -30,14 +32,37 @@ function lines(value: string): string {
   return `${count} line${count === 1 ? '' : 's'}`
 }
 
-/** Summarizes a memory tool input for its card. */
-export function summarizeTool(command: string, input: unknown): ToolSummary {
+/**
+ * A `view_range` in words: `[577, -1]` (to the end) is "lines from 577 on", not "577–-1". It
+ * counts entries of a folder's listing, lines of a file; which one the path was is known for sure
+ * from the result (its header), and until then only for the root or a path ending in `/`.
+ */
+function viewRange(range: unknown, path: string, result: string | null): string | null {
+  if (!Array.isArray(range) || range.length !== 2) return null
+  const [start, end] = range as unknown[]
+  const folder =
+    result !== null
+      ? result.startsWith(LISTING_HEADER_START)
+      : path === '' || path === '/memories' || path.endsWith('/')
+  const unit = folder ? 'entries' : 'lines'
+  if (end === -1) return `${unit} from ${String(start)} on`
+  if (start === end) return `${folder ? 'entry' : 'line'} ${String(start)}`
+  return `${unit} ${String(start)}–${String(end)}`
+}
+
+/**
+ * Summarizes a memory tool input for its card; `result` is the command's answer once it has one
+ * (it tells a folder's listing from a file's lines).
+ */
+export function summarizeTool(
+  command: string,
+  input: unknown,
+  result: string | null = null,
+): ToolSummary {
   const path = text(input, 'path') ?? ''
   switch (command) {
     case 'view': {
-      const range = field(input, 'view_range')
-      const detail =
-        Array.isArray(range) && range.length === 2 ? `lines ${range[0]}–${range[1]}` : null
+      const detail = viewRange(field(input, 'view_range'), path, result)
       return { target: path || '/memories', detail, mutating: false }
     }
     case 'create': {

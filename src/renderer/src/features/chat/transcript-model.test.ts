@@ -178,6 +178,26 @@ describe('summaries', () => {
     )
   })
 
+  it('words a view_range as lines of a file or entries of a listing, "from N on" to the end', () => {
+    const fileView = "Here's the content of /memories/a.md with line numbers:\n   577\tx"
+    const listing =
+      "Here're the files and directories up to 2 levels deep in /memories/notes, excluding hidden items and node_modules:\n4.0K\t/memories/notes"
+    const detail = (path: string, view_range: unknown, result: string | null = null) =>
+      summarizeTool('view', { path, view_range }, result).detail
+    expect(detail('/memories/a.md', [577, -1])).toBe('lines from 577 on')
+    expect(detail('/memories/a.md', [577, -1], fileView)).toBe('lines from 577 on')
+    expect(detail('/memories/a.md', [2, 4], fileView)).toBe('lines 2–4')
+    expect(detail('/memories/a.md', [7, 7])).toBe('line 7')
+    // A folder named without a slash is known for one only once its listing is back.
+    expect(detail('/memories/notes', [519, -1], listing)).toBe('entries from 519 on')
+    expect(detail('/memories/notes', [519, 650], listing)).toBe('entries 519–650')
+    expect(detail('/memories', [519, -1])).toBe('entries from 519 on')
+    expect(detail('/memories/notes/', [1, 1])).toBe('entry 1')
+    expect(detail('/memories/notes', [1, 2])).toBe('lines 1–2')
+    expect(detail('/memories/a.md', [1])).toBeNull()
+    expect(detail('/memories/a.md', undefined)).toBeNull()
+  })
+
   it('previews the first lines of a result', () => {
     expect(previewResult('1\n2\n3\n4', 2)).toEqual({ text: '1\n2', more: true })
     expect(previewResult('1', 2)).toEqual({ text: '1', more: false })

@@ -62,13 +62,23 @@ export function SettingsDialog({ extraSections }: { readonly extraSections?: Rea
   )
 }
 
+// Which key is in use and where it lives. A key saved here wins over ANTHROPIC_API_KEY.
 const keySources: Readonly<Record<SettingsView['apiKeySource'], string>> = {
-  os: 'Stored encrypted by your system’s keychain.',
+  os: 'The key saved here is in use. It is stored encrypted by your system’s keychain.',
   plaintext:
-    'Stored without encryption, because this system offers no keychain. Anyone who can read your data folder can read it.',
-  memory: 'Kept in memory for this session only; it is forgotten when Cairn quits.',
-  env: 'Taken from the ANTHROPIC_API_KEY environment variable.',
+    'The key saved here is in use. It is stored without encryption, because this system offers no keychain. Anyone who can read your data folder can read it.',
+  memory:
+    'The key saved here is in use. It is kept in memory for this session only; it is forgotten when Cairn quits.',
+  env: 'The key from the ANTHROPIC_API_KEY environment variable is in use. A key saved here would be used instead.',
   none: 'Cairn needs an Anthropic API key to talk to Claude.',
+}
+
+/** What the key status says: which key is in use, and the environment's key when it stands by. */
+function keySourceText(settings: SettingsView): string {
+  const text = keySources[settings.apiKeySource]
+  if (!settings.envApiKey || settings.apiKeySource === 'env' || settings.apiKeySource === 'none')
+    return text
+  return `${text} ANTHROPIC_API_KEY is also set in the environment; it is used only while no key is saved here.`
 }
 
 function ApiKeySection({ settings }: { readonly settings: SettingsView }) {
@@ -90,7 +100,12 @@ function ApiKeySection({ settings }: { readonly settings: SettingsView }) {
     try {
       await setApiKey(key.trim())
       setKey('')
-      setNotice({ tone: 'success', text: 'API key saved.' })
+      setNotice({
+        tone: 'success',
+        text: settings.envApiKey
+          ? 'API key saved. It is used from now on instead of the ANTHROPIC_API_KEY environment variable.'
+          : 'API key saved.',
+      })
     } catch (error) {
       setNotice({ tone: 'error', text: `The key was not saved. ${errorMessage(error)}` })
     } finally {
@@ -101,7 +116,12 @@ function ApiKeySection({ settings }: { readonly settings: SettingsView }) {
     setBusy(true)
     try {
       await clearApiKey()
-      setNotice({ tone: 'success', text: 'API key removed from Cairn.' })
+      setNotice({
+        tone: 'success',
+        text: settings.envApiKey
+          ? 'API key removed from Cairn. The key from the ANTHROPIC_API_KEY environment variable is used now.'
+          : 'API key removed from Cairn.',
+      })
     } catch (error) {
       setNotice({ tone: 'error', text: `The key was not removed. ${errorMessage(error)}` })
     } finally {
@@ -125,12 +145,16 @@ function ApiKeySection({ settings }: { readonly settings: SettingsView }) {
           className="key-source"
           data-warning={settings.apiKeySource === 'plaintext' || undefined}
         >
-          {keySources[settings.apiKeySource]}
+          {keySourceText(settings)}
         </span>
       </div>
       <form className="key-form" onSubmit={save}>
         <label htmlFor={fieldId} className="field-label">
-          {settings.hasApiKey ? 'Replace with a new key' : 'API key'}
+          {settings.apiKeySource === 'env'
+            ? 'Save a key to use instead'
+            : settings.hasApiKey
+              ? 'Replace with a new key'
+              : 'API key'}
         </label>
         <div className="key-row">
           <input
