@@ -320,3 +320,54 @@ test('export and import from Settings', async ({ page, cairn }) => {
     await rm(dir, { recursive: true, force: true })
   }
 })
+
+for (const scheme of ['light', 'dark'] as const) {
+  test(`the conflict dialog writes nothing over a file changed after Edit loaded it (${scheme})`, async ({
+    page,
+    cairn,
+  }) => {
+    const repo = hub.newRepo()
+    const desktop = await otherMachine('desktop')
+    try {
+      await call(cairn.core, 'sync:configure', remoteOf(repo))
+      await call(desktop.core, 'memory:write', { path: '/memories/me.md', content: 'Likes: tea\n' })
+      await call(desktop.core, 'sync:configure', remoteOf(repo))
+      await call(desktop.core, 'sync:now')
+      await call(cairn.core, 'sync:now')
+      await call(desktop.core, 'memory:write', {
+        path: '/memories/me.md',
+        content: 'Likes: coffee\n',
+      })
+      await call(desktop.core, 'sync:now')
+      await call(cairn.core, 'memory:write', {
+        path: '/memories/me.md',
+        content: 'Likes: green tea\n',
+      })
+      await call(cairn.core, 'sync:now')
+
+      await page.emulateMedia({ colorScheme: scheme })
+      await cairn.open(page)
+      const sync = new SyncPage(page)
+      await sync.indicator.getByRole('button', { name: /conflict/ }).click()
+      const dialog = sync.conflictDialog
+      await dialog.getByRole('button', { name: 'Edit…' }).click()
+      const text = dialog.getByRole('textbox', { name: 'The text to keep' })
+      await expect(text).toHaveValue(/<<<<<<< laptop/)
+      // Claude adds a line while the person writes.
+      const loaded = await call(cairn.core, 'memory:read', { path: '/memories/me.md' })
+      await call(cairn.core, 'memory:write', {
+        path: '/memories/me.md',
+        content: `${loaded.text!}Allergy: peanuts\n`,
+      })
+      await text.fill('Likes: green tea, and coffee in the morning\n')
+      await dialog.getByRole('button', { name: 'Save this text' }).click()
+      await expect(dialog).toContainText('changed after you opened it')
+      await expect(text).toHaveValue('Likes: green tea, and coffee in the morning\n')
+      await page.screenshot({ path: `e2e/artifacts/sync-conflict-changed-${scheme}.png` })
+      const file = await call(cairn.core, 'memory:read', { path: '/memories/me.md' })
+      expect(file.text).toContain('Allergy: peanuts')
+    } finally {
+      await desktop.close()
+    }
+  })
+}

@@ -50,16 +50,26 @@ import { requestChannels } from './channels'
 const virtualPath = z.string().min(1).max(4096)
 /** Most characters `memory:write` accepts: the Memory tool's 1 MiB per file. */
 export const MAX_WRITE_CHARS = 1024 * 1024
+/** Most characters a conflict's resolution takes: the history's 32 MiB per file. */
+export const RESOLVE_MAX_CHARS = 32 * 1024 * 1024
 const oid = z.string().regex(/^[0-9a-f]{40}$/, 'must be a 40-character commit id')
 const id = z.string().min(1).max(200)
 const none = z.undefined()
+// What names are written with that is not drawn: see `machineName`.
+const WRITTEN_WITH =
+  /(?<=\p{Extended_Pictographic}|\u{FE0F}|\p{Emoji_Modifier})\u200D(?=\p{Extended_Pictographic})|[\u200E\u200F\u061C]/gu
 // A name for this machine: one line, shown in the timeline and in conflict markers.
 const machineName = z
   .string()
   .max(100)
   .refine(
-    (name) => !/[\p{Cc}\p{Zl}\p{Zp}]/u.test(name),
-    'must be one line without control characters',
+    // Format characters too (a bidi override shows a name reversed): the name goes into
+    // conflict markers and the names of the side copies other machines make of files. Not
+    // those names are written with, and that reorder or hide nothing (names saved before
+    // this rule must still save): a joiner inside an emoji sequence ("👩‍💻"), and the
+    // direction marks of right-to-left text.
+    (name) => !/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u.test(name.replace(WRITTEN_WITH, '')),
+    'must be one line without control or invisible formatting characters',
   )
 
 /** Each setting's bounds: an update and what `settings.json` holds are checked alike. */
@@ -192,8 +202,16 @@ export const requestSchemas = {
   'sync:resolve': z.strictObject({
     path: virtualPath,
     choice: z.enum(['ours', 'theirs', 'both', 'edit']),
-    /** The text to keep, for `edit`. */
-    text: z.string().max(2_000_000).optional(),
+    /**
+     * The text to keep, for `edit`. As large as the history keeps a file (32 MiB; no character
+     * is less than a byte): the dialog edits any conflicted file the browser reads whole.
+     */
+    text: z.string().max(RESOLVE_MAX_CHARS).optional(),
+    /**
+     * For `edit`: the file's text the person started from. When the file holds anything else
+     * by the time the choice is written (Claude or an editor wrote meanwhile), nothing is.
+     */
+    basis: z.string().max(RESOLVE_MAX_CHARS).optional(),
   }),
   'sync:join': z.strictObject({ choice: z.enum(['merge', 'use-remote']) }),
   'sync:restoreBackup': z.strictObject({ name: z.string().min(1).max(200) }),

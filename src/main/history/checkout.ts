@@ -15,7 +15,7 @@ import path from 'node:path'
 import { writeJsonAtomic } from '../lib/atomic-json'
 import { disk, isCode, isMissing } from '../lib/disk'
 import { CairnError } from '../lib/errors'
-import { isDiskProblem } from '../lib/disk-errors'
+import { diskProblem, isDiskProblem, isLastingRefusal } from '../lib/disk-errors'
 import { Folder, FolderTree, readFileIn, settleFolderSyncs } from '../lib/folders'
 import type { Logger } from '../lib/logger'
 import { DamagedHistoryError } from './damage'
@@ -24,7 +24,7 @@ import { createObjectStore, writeMainRef, type ObjectStore } from './object-stor
 import { segmentsOf, toRelative, toVirtual } from './paths'
 import type { Repo } from './repo'
 import type { MoveKind } from './types'
-import { applyDeltas, type KeptAside } from './restore-common'
+import { applyDeltas, keptAsideNote, type FailedDelta, type KeptAside } from './restore-common'
 import { entriesSince, parentsOf, type IndexEntry } from './side-index'
 import { diffNodes, emptyTree, treeFromOid, type FileDelta, type TreeNode } from './tree-state'
 import { MAX_VERSIONED_BYTES } from './work-tree'
@@ -85,16 +85,23 @@ export async function moveMain(
   await store.checkpoint({ durable: true })
   await writeJsonAtomic(moveNoteOf(store.gitdir), { from, to: target } satisfies MoveNote)
   let kept: ReadonlyArray<KeptAside>
+  let failed: FailedDelta | null = null
   try {
     // A file the history never held is kept aside, never written over (`applyDeltas`). A
-    // write that fails puts the folder back itself: the move did not happen, and its note
-    // goes with it (left behind, every start would try the same writes again).
-    kept = await applyDeltas(repo, deltas)
+    // write that fails puts the folder back itself.
+    kept = await applyDeltas(repo, deltas, (failure) => {
+      failed = failure
+    })
   } catch (error) {
-    if (!isDiskProblem(error)) removeNote(store.gitdir)
-    // A full or failing disk may not have let everything be put back: the note stays, and
-    // the next start finishes the move once the disk allows it.
-    throw error
+    const failure = failed as FailedDelta | null
+    // Put back in full (or never begun), the move did not happen, and its note goes with it
+    // whatever the folder said: left behind, every start would try the same writes again, and
+    // a refusal that lasts (a folder Cairn may not write, a disk too small for the file) would
+    // keep Cairn from opening. Only a disk that failed the putting back keeps the note: the
+    // next start finishes the move once the disk allows it.
+    if (failure === null || failure.restored || !isDiskProblem(error)) removeNote(store.gitdir)
+    if (failure && failure.keptAside.length > 0) onKeptAside(failure.keptAside)
+    throw failure ? namingTheFile(error, failure) : error
   }
   onKeptAside(kept)
   noteWritten(repo, deltas)
@@ -126,6 +133,35 @@ export async function moveMain(
     // Left for the next start.
   }
   return added
+}
+
+// A failed move's error in words that name the file (a virtual path, never a host one), so
+// that the person knows what to fix. Only a disk problem gets them; only when the folder was
+// put back is "nothing was changed" true.
+function namingTheFile(error: unknown, failure: FailedDelta): unknown {
+  const problem = diskProblem(error)
+  if (!problem || error instanceof CairnError) return error
+  const size =
+    problem.code === 'disk-full' && failure.bytes !== null
+      ? ` (it takes ${formatMiB(failure.bytes)})`
+      : ''
+  const outcome = failure.restored
+    ? 'Nothing was changed; fix that, then try again.'
+    : 'Cairn sets the folder right at the next start.'
+  const what =
+    failure.folder !== undefined
+      ? `the folder ${toVirtual(failure.folder)} could not be opened`
+      : `${toVirtual(failure.path)}${size} could not be written`
+  return new CairnError(
+    problem.code,
+    `The history could not be brought up to date, because ${what}: ${problem.reason}. ${outcome}${keptAsideNote(failure.keptAside)}`,
+  )
+}
+
+function formatMiB(bytes: number): string {
+  return bytes < 1024 * 1024
+    ? `${Math.ceil(bytes / 1024)} KiB`
+    : `${(bytes / 1048576).toFixed(1)} MiB`
 }
 
 // The files a move wrote hold the blobs it wrote: the stat cache learns them (keeping the
@@ -209,9 +245,11 @@ export async function finishInterruptedMove(
       logger?.warn(`An interrupted move kept ${kept.length} file(s) the history never held aside`)
     }
   } catch (error) {
-    // Only the disk itself (full, failing, denied) fails the open: the move is finished at a
-    // start when the disk allows it. Anything else would fail every start the same way.
-    if (isDiskProblem(error)) throw error
+    // Only the disk itself (full, failing) fails the open: the move is finished at a start
+    // when the disk allows it. Anything else would fail every start the same way, and so would
+    // a refusal that lasts (a folder or file Cairn may not write or read, a file held open by
+    // another program): that folder is kept as it is, like one that cannot take a name.
+    if (isDiskProblem(error) && !isLastingRefusal(error)) throw error
     // The versions the move was between cannot be read (damage), or the folder cannot take
     // them (a name too long for this file system, a folder in a file's way): the folder stays
     // as it is (`applyDeltas` put back what it changed), and the start-up recovery commit

@@ -111,11 +111,19 @@ function nameBefore(entry: IndexEntry, path: string): string {
 }
 
 /**
+ * How many commits in a row dated before the window `changesSince` reads past before it
+ * stops. Commit times from other machines do not grow along ancestry (a clock days behind, or
+ * a commit dated back on purpose): one such commit on top must not hide the person's edit
+ * below it (review hunt11 D9). The run keeps the cost to the recent history.
+ */
+export const OLD_RUN_LIMIT = 1_000
+
+/**
  * The commits made at `since` or later that changed `path` (or anything under it), newest
- * first, following it back through renames. Reads back from the newest commit and stops at
- * the first older one, so its cost is the recent history only (times and file ids come from the index's records). In the
- * timeline's order, so that commits another machine made earlier, joined by a merge, do not
- * hide this machine's recent ones.
+ * first, following it back through renames. Reads back from the newest commit and stops after
+ * a run of `OLD_RUN_LIMIT` older ones, so its cost is the recent history only (times and file
+ * ids come from the index's records). In the timeline's order, so that commits another machine
+ * made earlier, joined by a merge, do not hide this machine's recent ones.
  */
 export function changesSince(
   index: IndexFile,
@@ -126,9 +134,14 @@ export function changesSince(
   const found: CommitSummary[] = []
   let current = path
   let matches = index.pathMatcher(current)
+  let oldRun = 0
   for (let k = 0; k < order.length; k++) {
     const i = order.at(k)
-    if (index.timeAt(i) < since) break
+    if (index.timeAt(i) < since) {
+      if (++oldRun >= OLD_RUN_LIMIT) break
+      continue
+    }
+    oldRun = 0
     if (!matches(i)) continue
     const entry = index.at(i)
     found.push(toSummary(entry))

@@ -1,7 +1,7 @@
 /** What the four restore operations share: their author, how they write, what they answer. */
 import type { ChangeResult, CommitSummary } from '../../shared/types'
 import { CairnError } from '../lib/errors'
-import { disk } from '../lib/disk'
+import { disk, isCode } from '../lib/disk'
 import { Folder, FolderTree, readFileIn } from '../lib/folders'
 import { asideName } from '../memory'
 import { DamagedHistoryError } from './damage'
@@ -10,7 +10,7 @@ import { toSummary } from './queries'
 import type { CommitIntent, Repo } from './repo'
 import type { IndexEntry } from './side-index'
 import type { FileDelta } from './tree-state'
-import { deleteFileAndPrune, MAX_VERSIONED_BYTES, writeFileSafely } from './work-tree'
+import { deleteFileAndPrune, keepsNoCopy, MAX_VERSIONED_BYTES, writeFileSafely } from './work-tree'
 
 /** The facts every restore commit shares: made by the user, outside any conversation. */
 export const USER_INTENT = {
@@ -47,19 +47,36 @@ export interface KeptAside {
 }
 
 /**
+ * What `applyDeltas` tells its caller when a write failed: the file it was writing, its size,
+ * whether the folder was put back exactly as it was, and what stays kept aside.
+ */
+export interface FailedDelta {
+  readonly path: string
+  /** The folder on the file's way that Cairn may not enter, when that was the failure. */
+  readonly folder?: string
+  /** Bytes of the version being written (null for a delete). */
+  readonly bytes: number | null
+  /** True when every file is as it was before `applyDeltas` began (or kept aside, below). */
+  readonly restored: boolean
+  /** Files that could not return to their names: safe, under the name given. */
+  readonly keptAside: ReadonlyArray<KeptAside>
+}
+
+/**
  * Makes the folder match `deltas`' after side: all or nothing. Every blob is read before the
  * folder is touched (a damaged one refuses the restore, changing nothing); a write that fails
- * half-way puts back what was already changed. Deletions go first, so that a file and a
- * folder of the same name can trade places.
+ * half-way puts back what was already changed, and `onFailed` hears how that went. Deletions
+ * go first, so that a file and a folder of the same name can trade places.
  *
  * A file history does not hold (one at a path the old side lacks, one changed since the old
- * side was committed, or one too large to version) is never written over or deleted: it is
- * renamed beside itself first, and returned, so that the caller can say where it went.
- * Nothing else keeps a copy of it.
+ * side was committed, one too large to version, or one Cairn may not read) is never written
+ * over or deleted: it is renamed beside itself first, and returned, so that the caller can say
+ * where it went. Nothing else keeps a copy of it.
  */
 export async function applyDeltas(
   repo: Pick<Repo, 'store' | 'workRoot'>,
   deltas: ReadonlyArray<FileDelta>,
+  onFailed: (failure: FailedDelta) => void = () => {},
 ): Promise<ReadonlyArray<KeptAside>> {
   const contents = new Map<string, Uint8Array>()
   for (const delta of deltas) {
@@ -83,9 +100,12 @@ export async function applyDeltas(
   const targets = new Set(deltas.map((delta) => delta.path))
   return inWorkTree(repo, async (tree) => {
     const done: FileDelta[] = []
-    const kept: Array<KeptAside & { readonly parent: Folder }> = []
+    const kept: Aside[] = []
+    // The delta being applied: keeping its file aside can fail before its write begins.
+    let current: FileDelta | undefined
     try {
       for (const delta of ordered) {
+        current = delta
         const aside = keepAsideIfUnversioned(repo, tree, delta, contents, targets)
         if (aside) kept.push(aside)
         done.push(delta)
@@ -93,12 +113,44 @@ export async function applyDeltas(
         else await writeFileSafely(tree, delta.path, contents.get(delta.after)!)
       }
     } catch (error) {
-      await putBack(tree, done, contents)
-      putAsideBack(kept)
+      const failed = current
+      const back = await putBack(repo, tree, done, contents, kept)
+      if (failed) {
+        const folder = deniedFolder(error, tree, failed.path)
+        onFailed({
+          path: failed.path,
+          bytes: failed.after === null ? null : contents.get(failed.after)!.length,
+          ...(folder !== null && { folder }),
+          ...back,
+        })
+      }
       throw error
     }
-    return kept.map(({ parent: _parent, ...aside }) => aside)
+    return kept.map(withoutParent)
   })
+}
+
+type Aside = KeptAside & { readonly parent: Folder }
+
+// The first folder on `relative`'s way that Cairn may not enter, when the failure was being
+// denied (null when every folder opens: then the file itself was refused).
+function deniedFolder(error: unknown, tree: FolderTree, relative: string): string | null {
+  if (!isCode(error, 'EACCES') && !isCode(error, 'EPERM')) return null
+  const segments = relative.split('/').slice(0, -1)
+  for (let i = 1; i <= segments.length; i++) {
+    const at = segments.slice(0, i).join('/')
+    try {
+      tree.folder(at)
+    } catch (denied) {
+      if (isCode(denied, 'EACCES') || isCode(denied, 'EPERM')) return at
+      return null
+    }
+  }
+  return null
+}
+
+function withoutParent({ parent: _parent, ...aside }: Aside): KeptAside {
+  return aside
 }
 
 /**
@@ -144,19 +196,27 @@ function keepAsideIfUnversioned(
 ): (KeptAside & { readonly parent: Folder }) | null {
   const found = tree.find(delta.path)
   if (found.kind !== 'file') return null
-  const tooLarge = found.stats.size > MAX_VERSIONED_BYTES
-  if (!tooLarge) {
+  // Too large to version, or not ours to read: history never held what it holds now.
+  let neverRead = keepsNoCopy(found.name, found.stats)
+  if (!neverRead) {
     // Only a file whose size is one of the two versions' is read and hashed.
     const sizes = [delta.before, delta.after].map((oid) =>
       oid === null ? undefined : contents.get(oid)?.length,
     )
     const couldBe = delta.before !== null && sizes[0] === undefined
     if (couldBe || sizes.includes(found.stats.size)) {
-      const onDisk = repo.store.hash(
-        'blob',
-        readFileIn(found.parent, found.name, found.stats, MAX_VERSIONED_BYTES),
-      )
-      if (onDisk === delta.before || onDisk === delta.after) return null
+      let bytes: Uint8Array | null = null
+      try {
+        bytes = readFileIn(found.parent, found.name, found.stats, MAX_VERSIONED_BYTES)
+      } catch (error) {
+        // Denied (an ACL, another account's file): renaming it needs only the folder's leave.
+        if (!isCode(error, 'EACCES') && !isCode(error, 'EPERM')) throw error
+        neverRead = true
+      }
+      if (bytes !== null) {
+        const onDisk = repo.store.hash('blob', bytes)
+        if (onDisk === delta.before || onDisk === delta.after) return null
+      }
     }
   }
   const slash = delta.path.lastIndexOf('/')
@@ -169,39 +229,74 @@ function keepAsideIfUnversioned(
   )
   disk.renameSync(found.parent.entry(found.name), found.parent.entry(name))
   found.parent.syncLater()
-  const changed = !tooLarge && delta.before !== null
+  const changed = !neverRead && delta.before !== null
   return { path: delta.path, keptAs: dir + name, parent: found.parent, ...(changed && { changed }) }
 }
 
-// Best effort, after a failed restore put its own writes back: the kept-aside files return to
-// their names where nothing took them (otherwise they stay, renamed, and nothing is lost).
-function putAsideBack(kept: ReadonlyArray<KeptAside & { readonly parent: Folder }>): void {
-  for (const { path, keptAs, parent } of [...kept].reverse()) {
-    const name = path.slice(path.lastIndexOf('/') + 1)
-    const aside = keptAs.slice(keptAs.lastIndexOf('/') + 1)
-    try {
-      if (parent.lstat(name) === null) disk.renameSync(parent.entry(aside), parent.entry(name))
-    } catch {
-      // It stays under its side name.
-    }
-  }
-}
-
-// Best effort: what cannot be put back is saved by the next change's full rescan.
+// Best effort, after a write failed: each changed file goes back to what it held. A file
+// kept aside goes back under its own name (over whatever the restore wrote there), never
+// history's older version in its place: that was an editor's save, or a file history never
+// held. The file whose write failed is left alone when it still holds what it held (the
+// atomic write failed before its rename): rewriting it could only fail the same way, in a
+// folder that refuses writes. `restored` is false when anything is not as it was, and
+// `keptAside` names what could not return to its name (safe under the other).
 async function putBack(
+  repo: Pick<Repo, 'store'>,
   tree: FolderTree,
   done: ReadonlyArray<FileDelta>,
   contents: ReadonlyMap<string, Uint8Array>,
-): Promise<void> {
-  for (const delta of [...done].reverse()) {
+  kept: ReadonlyArray<Aside>,
+): Promise<{ readonly restored: boolean; readonly keptAside: ReadonlyArray<KeptAside> }> {
+  const asideOf = new Map(kept.map((aside) => [aside.path, aside]))
+  const stillAside: KeptAside[] = []
+  let restored = true
+  for (const [position, delta] of [...done].reverse().entries()) {
+    const aside = asideOf.get(delta.path)
+    if (aside) {
+      const name = aside.path.slice(aside.path.lastIndexOf('/') + 1)
+      const asName = aside.keptAs.slice(aside.keptAs.lastIndexOf('/') + 1)
+      try {
+        disk.renameSync(aside.parent.entry(asName), aside.parent.entry(name))
+        aside.parent.syncLater()
+      } catch {
+        stillAside.push(withoutParent(aside))
+        restored = false
+      }
+      continue
+    }
+    if (position === 0 && holds(repo, tree, delta.path, delta.before)) continue
     try {
       const before = delta.before === null ? null : contents.get(delta.before)
-      if (before === undefined) continue
+      if (before === undefined) {
+        restored = false
+        continue
+      }
       if (before === null) deleteFileAndPrune(tree, delta.path)
       else await writeFileSafely(tree, delta.path, before)
     } catch {
-      // Keep putting back the others.
+      // Keep putting back the others; what cannot be put back is saved by the next rescan.
+      if (!holds(repo, tree, delta.path, delta.before)) restored = false
     }
+  }
+  return { restored, keptAside: stillAside }
+}
+
+// Whether the folder holds `oid`'s content at `relative` (nothing at all for null).
+function holds(
+  repo: Pick<Repo, 'store'>,
+  tree: FolderTree,
+  relative: string,
+  oid: string | null,
+): boolean {
+  try {
+    tree.forget(relative)
+    const found = tree.find(relative)
+    if (oid === null) return found.kind === 'missing'
+    if (found.kind !== 'file') return false
+    const bytes = readFileIn(found.parent, found.name, found.stats, MAX_VERSIONED_BYTES)
+    return repo.store.hash('blob', bytes) === oid
+  } catch {
+    return false
   }
 }
 

@@ -69,3 +69,13 @@ export function isDiskProblem(error: unknown): boolean {
   const code = errorCode(error)
   return code !== undefined && DISK_TROUBLE.has(code)
 }
+
+// Refusals that last until someone changes the folder (its permissions, the program that holds
+// a file open): waiting for a later start does not help, unlike a full or failing disk.
+const LASTING = new Set(['EACCES', 'EPERM', 'EBUSY'])
+
+/** True for a disk problem that a retry does not cure: a denied permission, a file held open. */
+export function isLastingRefusal(error: unknown): boolean {
+  const code = errorCode(error)
+  return code !== undefined && LASTING.has(code)
+}

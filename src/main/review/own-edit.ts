@@ -36,16 +36,63 @@ export function reachedByApprovals(
 }
 
 /**
- * True when the command's own edit is the same against `now` as against `seen`: a
- * `str_replace` whose `old_str` the dry run found again exactly once (it replaces just that),
- * or an `insert` whose lines above the insertion point are unchanged. A `create` replaces the
- * whole file, so it would drop the other change: never.
+ * True when the command's own edit lands as the person saw it: the lines it changes in `seen`
+ * (to make `shown`, its preview) and the lines the approvals since changed (to make `now`)
+ * share no line, and the dry run against `now` makes
+ * exactly both (`planned`). Two edits of one line (`like tea` -> `like green tea`, then `tea.`
+ * -> `coffee.`) would make a line neither preview showed: the person looks again. A `create`
+ * replaces the whole file, so it would drop the other change: never.
  */
-export function ownEditUntouched(input: unknown, seen: string, now: string): boolean {
-  const command = input as { command?: unknown; insert_line?: unknown }
-  if (command.command === 'str_replace') return true
-  if (command.command !== 'insert' || typeof command.insert_line !== 'number') return false
-  const above = (text: string) => text.split('\n').slice(0, command.insert_line as number)
-  const [a, b] = [above(seen), above(now)]
-  return a.length === b.length && a.every((line, i) => line === b[i])
+export function ownEditUntouched(
+  input: unknown,
+  seen: string,
+  now: string,
+  shown: string,
+  planned: string,
+): boolean {
+  const command = (input as { command?: unknown }).command
+  if (command !== 'str_replace' && command !== 'insert') return false
+  const [base, mine, theirs] = [seen, shown, now].map((text) => text.split('\n')) as [
+    string[],
+    string[],
+    string[],
+  ]
+  const edit = changedLines(base, mine)
+  const other = changedLines(base, theirs)
+  // Apart (touching lines at most, never sharing one); the dry run must then make exactly
+  // both, which also settles two insertions at one point.
+  const editFirst =
+    edit.start < other.start || (edit.start === other.start && edit.endBase <= other.endBase)
+  const [first, second] = editFirst ? [edit, other] : [other, edit]
+  if (first.endBase > second.start) return false
+  const expected = [
+    ...base.slice(0, first.start),
+    ...first.lines,
+    ...base.slice(first.endBase, second.start),
+    ...second.lines,
+    ...base.slice(second.endBase),
+  ]
+  return expected.join('\n') === planned
+}
+
+// The lines `changed` differs from `base` in: `base[start, endBase)` became `lines`.
+function changedLines(
+  base: ReadonlyArray<string>,
+  changed: ReadonlyArray<string>,
+): { start: number; endBase: number; lines: ReadonlyArray<string> } {
+  let start = 0
+  while (start < base.length && start < changed.length && base[start] === changed[start]) start++
+  let tail = 0
+  while (
+    tail < base.length - start &&
+    tail < changed.length - start &&
+    base[base.length - 1 - tail] === changed[changed.length - 1 - tail]
+  ) {
+    tail++
+  }
+  return {
+    start,
+    endBase: base.length - tail,
+    lines: changed.slice(start, changed.length - tail),
+  }
 }

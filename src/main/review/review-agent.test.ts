@@ -359,6 +359,38 @@ describe('review mode "all"', () => {
     ])
   })
 
+  it('a second edit of the words an approval just changed is shown again (review hunt11 D8)', async () => {
+    await call('memory:write', { path: '/memories/prefs.md', content: 'I like tea.\n' })
+    await setMode('all')
+    const replace = (old_str: string, new_str: string) => ({
+      command: 'str_replace',
+      path: '/memories/prefs.md',
+      old_str,
+      new_str,
+    })
+    fake.script(
+      reply.toolUses([
+        { id: 'toolu_green', input: replace('like tea', 'like green tea') },
+        { id: 'toolu_coffee', input: replace('tea.', 'coffee.') },
+      ]),
+      reply.text('Noted.'),
+    )
+    const { turnId } = await send('Green tea, no, coffee')
+    const changes = await pendingCount(2)
+    expect(changes.map((c) => c.after)).toEqual(['I like green tea.\n', 'I like coffee.\n'])
+    await call('review:decide', { id: changes[0]!.id, decision: 'approve' })
+    // It would land "I like green coffee.", which neither preview showed.
+    const error = await refusal('review:decide', { id: changes[1]!.id, decision: 'approve' })
+    expect(error.code).toBe('review-outdated')
+    expect(await memoryFile('prefs.md')).toBe('I like green tea.\n')
+    expect(await call('review:list')).toMatchObject([
+      { before: 'I like green tea.\n', after: 'I like green coffee.\n' },
+    ])
+    await call('review:decide', { id: changes[1]!.id, decision: 'decline' })
+    await finished(turnId)
+    expect(await memoryFile('prefs.md')).toBe('I like green tea.\n')
+  })
+
   it('a create over a file another approval changed meanwhile is shown again', async () => {
     await call('memory:write', { path: '/memories/prefs.md', content: 'tea: yes\n' })
     await setMode('all')

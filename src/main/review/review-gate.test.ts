@@ -303,4 +303,28 @@ describe('the gate in flagged and all modes (planned first, as before)', () => {
     )
     expect(plain.isError).toBe(false)
   })
+
+  it('flagged: holds a name with a character drawn as nothing (review hunt11 D12)', async () => {
+    gate.setMode('flagged')
+    // "prefs\u034f.md" lists exactly as "prefs.md"; a Hangul filler, a Khmer vowel, as blank.
+    const names = ['prefs\u034f.md', 'notes\u3164x.md', 'a\u17b4b/c.md']
+    for (const [i, name] of names.entries()) {
+      const waiting = nextPending()
+      const held = gate.execute(
+        { command: 'create', path: `/memories/${name}`, file_text: 'ok\n' },
+        claude(40 + i),
+      )
+      const [change] = await waiting
+      expect(change!.flags).toMatchObject([{ rule: 'hidden-unicode', line: null }])
+      expect(change!.flags[0]!.message).toMatch(/^In its name: Invisible characters/)
+      await gate.decide({ id: change!.id, decision: 'decline' })
+      expect((await held).isError).toBe(true)
+    }
+    // An emoji's own variation selector is no hidden character.
+    const emoji = await gate.execute(
+      { command: 'create', path: '/memories/\u2764\ufe0f notes.md', file_text: 'ok\n' },
+      claude(50),
+    )
+    expect(emoji.isError).toBe(false)
+  })
 })

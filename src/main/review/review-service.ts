@@ -245,9 +245,11 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
     const onlyApprovedSince = (planned: PlannedChange): boolean =>
       planned.kind === 'file' &&
       change.before !== null &&
+      change.after !== null &&
       planned.before !== null &&
+      planned.after !== null &&
       reachedByApprovals(landed, change.path, change.before, planned.before) &&
-      ownEditUntouched(held.input, change.before, planned.before)
+      ownEditUntouched(held.input, change.before, planned.before, change.after, planned.after)
     const outcome = await memory.execute(runInput, held.origin, {
       createExisting: edited ? 'overwrite' : undefined,
       commitAs: edited ? change.command : undefined,

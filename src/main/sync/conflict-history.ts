@@ -5,7 +5,7 @@
  * while the other machine learns them from the same trailers.
  */
 import { parseCommitMessage, type HistoryGit } from '../history'
-import { conflictsOfMessage } from './engine'
+import { conflictsOfMessage, settledOfMessage } from './engine'
 import { commitFiles } from './file-map'
 import { detectRenames, followFolders } from './renames'
 import type { ConflictRecord } from './store'
@@ -31,6 +31,7 @@ export async function conflictsSince(
   if (!head || head === since) return []
   const floor = since ? history.position(since) : -1
   const records: ConflictRecord[] = []
+  const settled = new Set<string>()
   const seen = new Set<string>()
   const stack = [head]
   while (stack.length > 0 && seen.size < MAX_COMMITS) {
@@ -40,8 +41,15 @@ export async function conflictsSince(
     const commit = await history.objects.readCommit(oid)
     stack.push(...commit.parents)
     const { command } = parseCommitMessage(commit.authorName, commit.message)
+    // Newest first: a conflict a later choice settled without changing a file stays closed.
+    if (command === 'resolve')
+      for (const path of settledOfMessage(commit.message)) settled.add(path)
     if (command === 'merge' || command === 'import') {
-      appendAll(records, conflictsOfMessage(commit.message, oid))
+      const raised = conflictsOfMessage(commit.message, oid)
+      appendAll(
+        records,
+        raised.filter((record) => !settled.has(record.path)),
+      )
     }
   }
   return records

@@ -5,7 +5,12 @@
  */
 import type { SyncConflict } from '../../shared/types'
 import { cutWithEllipsis } from '../lib/text'
-import { conflictBlocks, replaceConflicts, type ConflictBlock } from './conflict-markers'
+import {
+  conflictBlocks,
+  replaceConflicts,
+  type ConflictBlock,
+  type MarkerSizes,
+} from './conflict-markers'
 import type { ConflictRecord } from './store'
 
 /**
@@ -45,7 +50,7 @@ export async function viewConflict(
       since: record.since,
     }
   }
-  const blocks = conflictBlocks(text)
+  const blocks = conflictBlocks(text, markerSizesOf(record))
   const [first] = blocks
   if (!first) return null
   const here = mergedHere(record, machineId)
@@ -77,6 +82,34 @@ export async function viewConflict(
   }
 }
 
+/** The marker sizes whose blocks are the record's; undefined for any (an older merge). */
+export function markerSizesOf(record: ConflictRecord): MarkerSizes | undefined {
+  if (record.markerSize === undefined) return undefined
+  return record.markerSizes ? [record.markerSize, ...record.markerSizes] : record.markerSize
+}
+
+/**
+ * A record for a file that already has one open: a later merge over the file's unsettled
+ * blocks. One record stays (the first merge's, whose markers' names and machine tell whose
+ * side is whose), and it now reads the later merge's blocks too: the later merge counted the
+ * earlier blocks as marker-like lines and took longer markers.
+ */
+export function withLaterConflict(kept: ConflictRecord, later: ConflictRecord): ConflictRecord {
+  if (kept.kind !== 'text' || later.kind !== 'text') return kept
+  const keptSizes = markerSizesOf(kept)
+  const laterSizes = markerSizesOf(later)
+  if (keptSizes === undefined) return kept
+  if (laterSizes === undefined) {
+    // Either side without a size reads blocks of any size.
+    const { markerSize: _size, markerSizes: _sizes, ...anySize } = kept
+    return anySize
+  }
+  const all = new Set([keptSizes, laterSizes].flat())
+  all.delete(kept.markerSize as number)
+  if (all.size === 0) return kept
+  return { ...kept, markerSizes: [...all].slice(0, 100) }
+}
+
 /**
  * Whether the merge that raised the conflict was made on this machine, by the machine id its
  * commit carries (`Merged-On:`); null for a merge made before machines had ids.
@@ -96,17 +129,22 @@ export function resolvedText(
   choice: ConflictChoice,
   edited?: string,
   here: boolean | null = null,
+  markerSize?: MarkerSizes,
 ): string {
   if (choice === 'edit') return edited ?? text
-  return replaceConflicts(text, (block) => {
-    const swapped = isTheirs(block, machine, here)
-    const mine = swapped ? block.theirs : block.ours
-    const other = swapped ? block.ours : block.theirs
-    if (choice === 'ours') return mine
-    if (choice === 'theirs') return other
-    // Both, this machine's version first.
-    return mine + other
-  })
+  return replaceConflicts(
+    text,
+    (block) => {
+      const swapped = isTheirs(block, machine, here)
+      const mine = swapped ? block.theirs : block.ours
+      const other = swapped ? block.ours : block.theirs
+      if (choice === 'ours') return mine
+      if (choice === 'theirs') return other
+      // Both, this machine's version first.
+      return mine + other
+    },
+    markerSize,
+  )
 }
 
 // The block's first side is the merging machine's. Made here: this machine's. Made on a

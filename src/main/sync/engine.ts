@@ -19,6 +19,7 @@ import {
   type HistorySession,
 } from '../history'
 import { CairnError } from '../lib/errors'
+import { MARKER_SIZE, MAX_MARKER_SIZE } from './conflict-markers'
 import { gitFs, readRef } from './git-fs'
 import { commitFiles, foldedCollisions, unsafeEntry, writeFileMap, type FileMap } from './file-map'
 import { descendsFrom, explore, mergeBaseOf, type CommitGraph } from './graph'
@@ -85,7 +86,7 @@ async function run(ctx: EngineContext, choice: JoinChoice | null): Promise<SyncO
     if (!local || local === remote) return { kind: 'synced', remote, conflicts }
     try {
       ctx.git.assertWriter()
-      await ctx.git.transfer(() => pushMain(ctx.git.gitdir, ctx.remote))
+      await ctx.git.transfer(() => pushMain(ctx.git.gitdir, ctx.remote, remote))
     } catch (error) {
       // Another machine pushed between the fetch and the push: fetch and merge again.
       if (
@@ -245,6 +246,11 @@ function withNotesAndConflicts(
     if (conflict.otherPath) trailers += ` ${encodeURIComponent(toVirtualPath(conflict.otherPath))}`
     trailers += '\n'
   }
+  // A trailer of its own (older builds read `Conflict:` lines with one or two paths only).
+  for (const conflict of conflicts) {
+    if (conflict.markerSize === undefined) continue
+    trailers += `${MARKERS_TRAILER}: ${conflict.markerSize} ${encodeURIComponent(toVirtualPath(conflict.path))}\n`
+  }
   // Which side of each block is whose, should both machines carry the same name.
   if (conflicts.length > 0 && machineId) trailers += `${MERGED_ON_TRAILER}: ${machineId}\n`
   // Notes are plain sentences about paths; one per line, never a blank line inside.
@@ -254,12 +260,21 @@ function withNotesAndConflicts(
 
 const CONFLICT_TRAILER = 'Conflict'
 const MERGED_ON_TRAILER = 'Merged-On'
+const MARKERS_TRAILER = 'Conflict-Markers'
 
 /** The conflicts a merge commit (made here or elsewhere) recorded in its trailers. */
 export function conflictsOfMessage(message: string, since: string): ConflictRecord[] {
   const records: ConflictRecord[] = []
   const mergedOn = /^Merged-On: ([0-9a-f]{32})$/m.exec(message)?.[1]
   const by = mergedOn ? { mergedOn } : {}
+  const sizes = new Map<string, number>()
+  for (const [, size, path] of message.matchAll(/^Conflict-Markers: (\d{1,7}) (\S+)$/gm)) {
+    try {
+      sizes.set(decodeURIComponent(path as string), Number(size))
+    } catch {
+      // Not from Cairn: blocks of any size count.
+    }
+  }
   for (const line of message.split('\n')) {
     const match = /^Conflict: (\S+)(?: (\S+))?$/.exec(line)
     if (!match) continue
@@ -270,7 +285,7 @@ export function conflictsOfMessage(message: string, since: string): ConflictReco
       records.push(
         other
           ? { path, kind: 'binary', otherPath: other, since, ...by }
-          : { path, kind: 'text', since, ...by },
+          : { path, kind: 'text', since, ...by, ...markerSizeOf(sizes.get(path)) },
       )
     } catch {
       // A malformed trailer (not from Cairn): no conflict to track.
@@ -279,18 +294,86 @@ export function conflictsOfMessage(message: string, since: string): ConflictReco
   return records
 }
 
-/** Conflicts recorded by merges made on other machines, now part of local history. */
+/**
+ * Conflicts recorded by merges made on other machines, now part of local history, oldest
+ * first; and, as records marked `settled`, those a later choice on another machine settled
+ * without changing a file (binary "keep both"): the caller drops its own record of them.
+ */
 export async function learn(
   ctx: Pick<EngineContext, 'git'>,
   added: ReadonlyArray<CommitSummary>,
 ): Promise<ConflictRecord[]> {
-  const records: ConflictRecord[] = []
+  let records: ConflictRecord[] = []
   for (const commit of added) {
+    if (commit.command === 'resolve') {
+      const { message } = await ctx.git.objects.readCommit(commit.oid)
+      const settled = settledOfMessage(message)
+      if (settled.length === 0) continue
+      records = records.filter((record) => !settled.includes(record.path))
+      for (const path of settled)
+        records.push({ path, kind: 'binary', since: commit.oid, settled: true })
+      continue
+    }
     if (commit.command !== 'merge' && commit.command !== 'import') continue
     const { message } = await ctx.git.objects.readCommit(commit.oid)
     appendAll(records, conflictsOfMessage(message, commit.oid))
   }
   return records
+}
+
+const SETTLED_TRAILER = 'Settled'
+
+/** The paths a `resolve` commit's `Settled:` trailers name. */
+export function settledOfMessage(message: string): string[] {
+  const paths: string[] = []
+  for (const [, encoded] of message.matchAll(/^Settled: (\S+)$/gm)) {
+    try {
+      const path = decodeURIComponent(encoded as string)
+      if (path.startsWith('/memories/')) paths.push(path)
+    } catch {
+      // Not from Cairn.
+    }
+  }
+  return paths
+}
+
+/**
+ * A commit on `head` that changes no file and says the conflict at `path` (a binary one, its
+ * other side at `otherPath`) was settled by keeping both: every choice is a commit, and the
+ * other machines close their record of it when they receive it.
+ */
+export async function keptBothCommit(
+  git: Pick<HistoryGit, 'objects'>,
+  head: string,
+  path: string,
+  otherPath: string,
+  machine: string,
+  now: number,
+): Promise<string> {
+  const { tree } = await git.objects.readCommit(head)
+  const formatted = formatCommitMessage({
+    actor: 'user',
+    command: 'resolve',
+    subject: `resolve ${path}: keep both versions`,
+    paths: [path, otherPath],
+    conversationId: null,
+    toolUseId: null,
+    overwrite: false,
+    restoredFrom: null,
+    machine,
+  })
+  const message = `${formatted}${SETTLED_TRAILER}: ${encodeURIComponent(path)}\n`
+  return git.objects.write(
+    'commit',
+    serializeCommit({
+      tree,
+      parent: head,
+      otherParents: [],
+      author: AUTHORS.user,
+      timestamp: Math.floor(now / 1000),
+      message,
+    }),
+  )
 }
 
 function recordOf(conflict: MergeConflict, since: string, machineId?: string): ConflictRecord {
@@ -303,7 +386,21 @@ function recordOf(conflict: MergeConflict, since: string, machineId?: string): C
         since,
         ...by,
       }
-    : { path: toVirtualPath(conflict.path), kind: conflict.kind, since, ...by }
+    : {
+        path: toVirtualPath(conflict.path),
+        kind: conflict.kind,
+        since,
+        ...by,
+        ...markerSizeOf(conflict.markerSize),
+      }
+}
+
+// A size the saved state would refuse (from a hostile remote) is dropped here, where it is
+// read: the record stays, with blocks of any size.
+function markerSizeOf(size: number | undefined): { markerSize?: number } {
+  return size !== undefined && size >= MARKER_SIZE && size <= MAX_MARKER_SIZE
+    ? { markerSize: size }
+    : {}
 }
 
 async function questionOf(

@@ -16,6 +16,7 @@ describe('three-way text merge', () => {
     expect(merged).toEqual({
       text: lines('# Notes', 'Editor: Zed', 'Theme: dark', 'Font: Iosevka', 'Shell: zsh'),
       conflicts: 0,
+      markerSize: 7,
     })
   })
 
@@ -46,6 +47,7 @@ describe('three-way text merge', () => {
     expect(mergeText(base, lines('top', 'middle'), lines('middle', 'bottom'), labels)).toEqual({
       text: lines('top', 'middle', 'bottom'),
       conflicts: 0,
+      markerSize: 7,
     })
     expect(mergeText(base, lines('same'), lines('same'), labels).text).toBe(lines('same'))
   })
@@ -84,7 +86,7 @@ describe('three-way text merge', () => {
       lines('1', '2', '3', '4', 'five'),
       labels,
     )
-    expect(merged).toEqual({ text: lines('1', '3', '4', 'five'), conflicts: 0 })
+    expect(merged).toEqual({ text: lines('1', '3', '4', 'five'), conflicts: 0, markerSize: 7 })
   })
 
   it('loses no line either side wrote, and one side alone is taken as it is', () => {
@@ -190,6 +192,36 @@ describe('sides that hold marker-like lines', () => {
         theirsLabel: 'desktop',
       },
     ])
+  })
+
+  it('sizes the markers from the whole file, so a quoted conflict elsewhere is never one', () => {
+    const example = lines(
+      '```',
+      '<<<<<<< HEAD',
+      'mine',
+      '=======',
+      'theirs',
+      '>>>>>>> topic',
+      '```',
+    )
+    const merged = mergeText(
+      example + lines('Editor: Vim'),
+      example + lines('Editor: Zed'),
+      example + lines('Editor: Helix'),
+      labels,
+    )
+    expect(merged.markerSize).toBe(8)
+    expect(conflictBlocks(merged.text, merged.markerSize)).toEqual([
+      {
+        ours: 'Editor: Zed\n',
+        theirs: 'Editor: Helix\n',
+        oursLabel: 'laptop',
+        theirsLabel: 'desktop',
+      },
+    ])
+    // Read at that size, every choice keeps the example whole.
+    const ours = resolvedText(merged.text, 'laptop', 'ours', undefined, null, merged.markerSize)
+    expect(ours).toBe(example + lines('Editor: Zed'))
   })
 
   it('gives exactly one side, the other, or both from either machine', () => {

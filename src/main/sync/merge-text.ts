@@ -12,7 +12,7 @@
  *   >>>>>>> desktop
  */
 import { diffArrays } from 'diff'
-import { markerLines, markerSizeFor } from './conflict-markers'
+import { MARKER_SIZE, markerLines, markerSizeFor } from './conflict-markers'
 import { appendAll } from '../lib/arrays'
 
 /** Who the two sides are, as the markers name them. */
@@ -21,10 +21,21 @@ export interface MergeLabels {
   readonly theirs: string
 }
 
+// The labels, and the one marker size of every block of the merge.
+interface BlockLabels extends MergeLabels {
+  readonly markerSize: number
+}
+
 export interface TextMerge {
   readonly text: string
   /** How many conflict blocks the text holds (0: merged cleanly). */
   readonly conflicts: number
+  /**
+   * The length of every block's markers: longer than any marker-like line in the three
+   * versions, so the merge's blocks are the only ones of that size in the file (an example
+   * conflict in a git cheat sheet is not one of them).
+   */
+  readonly markerSize: number
 }
 
 /**
@@ -48,19 +59,25 @@ export function mergeText(
   theirs: string,
   labels: MergeLabels,
 ): TextMerge {
-  if (ours === theirs) return { text: ours, conflicts: 0 }
-  if (ours === base) return { text: theirs, conflicts: 0 }
-  if (theirs === base) return { text: ours, conflicts: 0 }
+  if (ours === theirs) return { text: ours, conflicts: 0, markerSize: MARKER_SIZE }
+  if (ours === base) return { text: theirs, conflicts: 0, markerSize: MARKER_SIZE }
+  if (theirs === base) return { text: ours, conflicts: 0, markerSize: MARKER_SIZE }
   const o = splitLines(base)
   const a = splitLines(ours)
   const b = splitLines(theirs)
+  const markerSize = markerSizeFor([...o, ...a, ...b])
   const out: string[] = []
   let conflicts = 0
   for (const chunk of diff3Chunks(o, a, b)) {
     if (chunk.kind === 'stable') appendAll(out, chunk.lines)
-    else conflicts += emitUnstable(out, chunk.base, chunk.ours, chunk.theirs, labels)
+    else {
+      conflicts += emitUnstable(out, chunk.base, chunk.ours, chunk.theirs, {
+        ...labels,
+        markerSize,
+      })
+    }
   }
-  return { text: out.join(''), conflicts }
+  return { text: out.join(''), conflicts, markerSize }
 }
 
 type Chunk =
@@ -160,7 +177,7 @@ function emitUnstable(
   base: ReadonlyArray<string>,
   ours: ReadonlyArray<string>,
   theirs: ReadonlyArray<string>,
-  labels: MergeLabels,
+  labels: BlockLabels,
 ): number {
   if (same(ours, theirs)) {
     appendAll(out, ours)
@@ -185,7 +202,7 @@ function emitConflicts(
   out: string[],
   ours: ReadonlyArray<string>,
   theirs: ReadonlyArray<string>,
-  labels: MergeLabels,
+  labels: BlockLabels,
 ): number {
   const match = matching([...ours], [...theirs])
   let count = 0
@@ -213,12 +230,12 @@ function writeBlock(
   out: string[],
   ours: ReadonlyArray<string>,
   theirs: ReadonlyArray<string>,
-  labels: MergeLabels,
+  labels: BlockLabels,
 ): void {
   // The block starts on a line of its own, even after a last line without its newline.
   const last = out.at(-1)
   if (last !== undefined && !last.endsWith('\n')) out[out.length - 1] = `${last}\n`
-  const markers = markerLines(markerSizeFor([...ours, ...theirs]), labels.ours, labels.theirs)
+  const markers = markerLines(labels.markerSize, labels.ours, labels.theirs)
   out.push(`${markers.start}\n`)
   appendAll(out, terminated(ours))
   out.push(`${markers.middle}\n`)

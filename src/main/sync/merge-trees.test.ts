@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import type { FileEntry } from './file-map'
 import { mergeTrees, sideName, type BlobAccess } from './merge-trees'
+import { parseMemoryPath } from '../memory'
 
 const labels = { ours: 'laptop', theirs: 'desktop' }
 
@@ -95,7 +96,7 @@ describe('merging two sides’ files', () => {
     expect(result.texts['n.md']).toContain(
       '<<<<<<< laptop\nours\n=======\ntheirs\n>>>>>>> desktop\n',
     )
-    expect(result.conflicts).toEqual([{ path: 'n.md', kind: 'text' }])
+    expect(result.conflicts).toEqual([{ path: 'n.md', kind: 'text', markerSize: 7 }])
   })
 
   it('keeps the edited file when the other side deleted it', async () => {
@@ -149,7 +150,7 @@ describe('merging two sides’ files', () => {
     expect(result.texts['me.md']).toBe(
       'Name: Sam\n<<<<<<< laptop\nLikes: tea\n=======\nLikes: coffee\n>>>>>>> desktop\n',
     )
-    expect(result.conflicts).toEqual([{ path: 'me.md', kind: 'text' }])
+    expect(result.conflicts).toEqual([{ path: 'me.md', kind: 'text', markerSize: 7 }])
     const same = await merge({}, { 'me.md': 'x\n' }, { 'me.md': 'x\n' })
     expect(same.conflicts).toEqual([])
   })
@@ -180,5 +181,27 @@ describe('sideName', () => {
     const name = sideName('dir/notes.md', `${'m'.repeat(39)}😀 laptop`, new Map())
     expect(name).toBe(`dir/notes (${'m'.repeat(39)}).md`)
     expect(name).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])/)
+  })
+
+  it('takes no bidi, format or invisible character from the other machine’s name (D13)', () => {
+    // A `Machine:` trailer is any text: "desk" + RIGHT-TO-LEFT OVERRIDE shows "…gnp.exe".
+    for (const label of ['desk\u202egnp.exe', 'desk\u200btop', 'desk\u034ftop', 'desk\u2028top']) {
+      const name = sideName('photo.png', label, new Map())
+      expect(name).toMatch(/^photo \(desk-[a-z.]+\)\.png$/)
+      expect(parseMemoryPath(`/memories/${name}`).ok).toBe(true)
+    }
+  })
+})
+
+describe('sideName of any machine name (review11 N6)', () => {
+  it('makes a name the path rules accept, %-escapes and odd names included', () => {
+    const labels = ['desk%41top', '%2e%2E', 'a%zz', '...', ' ', 'CON', 'x~1', '\u3164', '.hidden']
+    for (const label of labels) {
+      const name = sideName('notes/photo.png', label, new Map())
+      expect(parseMemoryPath(`/memories/${name}`), `${label} -> ${name}`).toMatchObject({
+        ok: true,
+      })
+      expect(name.startsWith('notes/photo (')).toBe(true)
+    }
   })
 })

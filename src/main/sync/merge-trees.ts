@@ -7,6 +7,7 @@
  */
 import { MAX_VERSIONED_BYTES } from '../history'
 import { cutText, decodeUtf8 } from '../lib/text'
+import { parseMemoryPath } from '../memory'
 import type { FileEntry, FileMap } from './file-map'
 import { mergeText, type MergeLabels } from './merge-text'
 import { detectRenames, followFolders, type Renames } from './renames'
@@ -24,6 +25,8 @@ export interface MergeConflict {
   readonly kind: 'text' | 'binary'
   /** For a binary file: where the other side's version was kept. */
   readonly otherPath?: string
+  /** For text: the length of the merge's markers (`TextMerge.markerSize`). */
+  readonly markerSize?: number
 }
 
 export interface TreeMerge {
@@ -55,7 +58,13 @@ export async function mergeTrees(input: {
   const oursRenames = await detectRenames(base, ours, blobs.read)
   const theirsRenames = await detectRenames(base, theirs, blobs.read)
   const placements: Placement[] = []
-  const place = (path: string, entry: FileEntry) => placements.push({ path, entry })
+  // Every name either side holds, or the merge placed: a side copy takes none of them (a
+  // second conflict on one file must not reuse the first one's `photo (desktop).png`).
+  const taken = new Map<string, FileEntry>([...ours, ...theirs])
+  const place = (path: string, entry: FileEntry) => {
+    placements.push({ path, entry })
+    taken.set(path, entry)
+  }
 
   for (const [path, before] of base) {
     const o = locate(path, ours, oursRenames)
@@ -80,7 +89,7 @@ export async function mergeTrees(input: {
         `${path} was renamed to ${o.path} on ${labels.ours} and to ${t.path} on ${labels.theirs}; it is kept as ${o.path}.`,
       )
     }
-    const merged = await mergeEntries(before, o.entry, t.entry, target, labels, blobs)
+    const merged = await mergeEntries(before, o.entry, t.entry, target, labels, blobs, taken)
     place(target, merged.entry)
     if (merged.conflict) conflicts.push(merged.conflict)
     if (merged.other) place(merged.other.path, merged.other.entry)
@@ -161,7 +170,9 @@ async function mergeEntries(
     // be refused by every other machine's sync: kept side by side instead, like a binary file.
     if (bytes.length <= MAX_VERSIONED_BYTES) {
       const entry = { oid: await blobs.write(bytes), mode }
-      return merged.conflicts > 0 ? { entry, conflict: { path, kind: 'text' } } : { entry }
+      return merged.conflicts > 0
+        ? { entry, conflict: { path, kind: 'text', markerSize: merged.markerSize } }
+        : { entry }
     }
   }
   // Not text (or too large merged): no line to merge, so both files are kept side by side.
@@ -181,9 +192,20 @@ export function sideName(path: string, label: string, taken: ReadonlyMap<string,
   const dot = name.lastIndexOf('.')
   const stem = dot > 0 ? name.slice(0, dot) : name
   const ext = dot > 0 ? name.slice(dot) : ''
-  const tag = cutText(label.replace(/[\\/:*?"<>|\p{Cc}]/gu, '-'), 40) || 'other'
+  // The label is the other machine's `Machine:` trailer: any text. A name may hold none of
+  // what the path rules refuse (a bidi override would show "desk\u202egnp.exe" reversed, and
+  // Claude could neither view nor delete the file), nor a character drawn as nothing.
+  // A `%` would make "%41" an escape the path rules refuse; whatever else they refuse (a name
+  // too long with the tag) takes the plain tag instead.
+  const cleaned =
+    cutText(
+      label.replace(/[\\/:*?"<>|%\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/gu, '-'),
+      40,
+    ) || 'other'
+  const named = (tag: string, n: number) => `${dir}${stem} (${tag}${n > 1 ? ` ${n}` : ''})${ext}`
+  const tag = parseMemoryPath(`/memories/${named(cleaned, 99)}`).ok ? cleaned : 'other'
   for (let n = 1; ; n++) {
-    const candidate = `${dir}${stem} (${tag}${n > 1 ? ` ${n}` : ''})${ext}`
+    const candidate = named(tag, n)
     if (!taken.has(candidate)) return candidate
   }
 }

@@ -3,7 +3,9 @@
  * "not a git repository" for an address that has just answered a fetch. A real git server on
  * loopback behind a small proxy that refuses uploads with the status under test.
  */
+import { chmodSync, writeFileSync } from 'node:fs'
 import http from 'node:http'
+import path from 'node:path'
 import type { AddressInfo } from 'node:net'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { startGitServer, type GitServer } from '../../../test/fixtures/git-server'
@@ -88,5 +90,74 @@ describe('a push the server refuses', () => {
   it('keeps the words for a token without permission (HTTP 403)', async () => {
     const { code } = await pushThroughProxy(403)
     expect(code).toBe('sync-auth')
+  })
+})
+
+describe('a push a server hook refuses (push protection, a protected branch)', () => {
+  it('says the server’s reason in its own words, and does not retry it as a race', async () => {
+    const repo = `hook-${++repoCount}`
+    server.createRepo(repo)
+    const laptop = await startMachine('laptop')
+    open.push(laptop)
+    await laptop.write('a.md', 'a\n')
+    await laptop.connect(server, repo)
+    expect((await laptop.sync()).state).toBe('idle')
+    const hook = path.join(server.gitdir(repo), 'hooks', 'pre-receive')
+    writeFileSync(
+      hook,
+      '#!/bin/sh\necho "GH013: Push cannot contain secrets: notes.md line 3" >&2\nexit 1\n',
+    )
+    chmodSync(hook, 0o755)
+    await laptop.write('notes.md', 'x\n')
+    const before = server.requests.length
+
+    const status = await laptop.sync()
+    expect(status.state).toBe('error')
+    expect(status.error?.code).toBe('sync-push-refused')
+    expect(status.error?.message).toContain('pre-receive hook declined')
+    expect(status.error?.message).toContain('GH013: Push cannot contain secrets: notes.md line 3')
+    expect(status.error?.message).not.toContain(laptop.dir)
+    expect(status.unsynced).toBe(1)
+    // One fetch and one push: a refusal that is not a race is not fetched and pushed again.
+    expect(
+      server.requests.slice(before).filter((s) => s === 'receive-pack').length,
+    ).toBeLessThanOrEqual(3)
+    expect(server.git(repo, 'log', '--format=%s', 'main')).not.toContain('notes.md')
+  })
+})
+
+describe('a lost push race, however the server words it (review11 N2)', () => {
+  it('is fetched, merged and pushed again when the branch moved, whatever the reason said', async () => {
+    const repo = `race-${++repoCount}`
+    server.createRepo(repo)
+    const laptop = await startMachine('laptop')
+    open.push(laptop)
+    await laptop.write('a.md', 'a\n')
+    await laptop.connect(server, repo)
+    expect((await laptop.sync()).state).toBe('idle')
+    // Once: another push lands between this machine's fetch and its ref update, and the server
+    // declines with words that are not git's (as GitLab's and Gitea's "incorrect old value").
+    const hook = path.join(server.gitdir(repo), 'hooks', 'pre-receive')
+    writeFileSync(
+      hook,
+      `#!/bin/sh
+if [ -e "$GIT_DIR/raced" ]; then exit 0; fi
+touch "$GIT_DIR/raced"
+env -u GIT_QUARANTINE_PATH -u GIT_OBJECT_DIRECTORY -u GIT_ALTERNATE_OBJECT_DIRECTORIES \\
+  GIT_AUTHOR_NAME=o GIT_AUTHOR_EMAIL=o@example.com GIT_COMMITTER_NAME=o GIT_COMMITTER_EMAIL=o@example.com \\
+  sh -c 'T=$(git rev-parse main^{tree}); C=$(echo other | git commit-tree $T -p main); git update-ref refs/heads/main $C'
+echo "incorrect old value provided" >&2
+exit 1
+`,
+    )
+    chmodSync(hook, 0o755)
+    await laptop.write('notes.md', 'x\n')
+
+    const status = await laptop.sync()
+    expect([status.state, status.error?.message]).toEqual(['idle', undefined])
+    expect(status.unsynced).toBe(0)
+    const log = server.git(repo, 'log', '--format=%s', 'main')
+    expect(log).toContain('other')
+    expect(server.git(repo, 'show', 'main:notes.md')).toBe('x\n')
   })
 })

@@ -26,11 +26,19 @@ import { CairnError, toApiError } from '../lib/errors'
 import { syncFailure } from './sync-errors'
 import type { Logger } from '../lib/logger'
 import type { SecretStore } from '../settings'
-import { mergedHere, resolvedText, viewConflict, type ConflictChoice } from './conflicts'
+import {
+  markerSizesOf,
+  mergedHere,
+  resolvedText,
+  viewConflict,
+  withLaterConflict,
+  type ConflictChoice,
+} from './conflicts'
 import {
   BACKUP_PREFIX,
   graphOf,
   joinRemote,
+  keptBothCommit,
   syncOnce,
   type EngineContext,
   type JoinChoice,
@@ -163,9 +171,16 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
   async function addConflicts(records: ReadonlyArray<ConflictRecord>): Promise<void> {
     if (records.length === 0) return
     const state = await store.state()
-    const known = new Set(state.conflicts.map((c) => c.path))
-    const fresh = records.filter((r) => !known.has(r.path) && known.add(r.path))
-    await store.saveState({ ...state, conflicts: [...state.conflicts, ...fresh] })
+    // Settled on another machine (binary "keep both"): this machine's record closes too.
+    const settled = new Set(records.filter((r) => r.settled).map((r) => r.path))
+    const kept = state.conflicts.filter((c) => !settled.has(c.path))
+    const byPath = new Map(kept.map((c) => [c.path, c]))
+    for (const record of records) {
+      if (record.settled) continue
+      const known = byPath.get(record.path)
+      byPath.set(record.path, known ? withLaterConflict(known, record) : record)
+    }
+    await store.saveState({ ...state, conflicts: [...byPath.values()] })
   }
 
   const transfer: TransferContext = {
@@ -183,8 +198,25 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     return {
       url: config.url,
       username: config.username,
-      token: token === undefined ? await tokens.get() : token,
+      token: token === undefined ? await tokenFor(config.url) : token,
     }
+  }
+
+  // The token is kept with the address it was given for, in one value of the secret store,
+  // and handed out only for that server (scheme, host and port). The address is saved apart
+  // (the sync config), so a sync that read the old address while the person saved a new
+  // address and token would otherwise send the new server's token to the old one.
+  async function saveToken(url: string, token: string): Promise<void> {
+    await tokens.set(JSON.stringify({ forServer: url, token } satisfies BoundToken))
+  }
+
+  async function tokenFor(url: string): Promise<string | null> {
+    const saved = await tokens.get()
+    if (saved === null || url === '') return null
+    const bound = boundToken(saved)
+    // A token saved before it was kept with its address belongs to the address saved then.
+    if (bound === null) return sameServer(url, (await store.config()).url) ? saved : null
+    return sameServer(url, bound.forServer) ? bound.token : null
   }
 
   async function configView(config: SyncConfig): Promise<SyncConfigView> {
@@ -192,7 +224,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     return {
       url,
       username: config.username,
-      hasToken: (await tokens.get()) !== null,
+      hasToken: (await tokenFor(url)) !== null,
       machineName: config.machineName,
       defaultMachineName: hostName(),
       intervalMinutes: config.intervalMinutes,
@@ -473,7 +505,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       if (!url) await tokens.clear()
       else if (input.token !== undefined) {
         if (input.token.trim() === '') await tokens.clear()
-        else await tokens.set(input.token.trim())
+        else await saveToken(url, input.token.trim())
       } else if (!sameServer(url, current.url)) {
         // The token was given for the old server: it never follows the address to another
         // one (a person moving from GitHub to their own Gitea must not send it their GitHub
@@ -499,7 +531,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       return testConnection(input)
     },
     async resolve(input) {
-      await resolveConflict(input.path, input.choice, input.text)
+      await resolveConflict(input.path, input.choice, input.text, input.basis)
       schedule()
       return status()
     },
@@ -566,6 +598,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     path: string,
     choice: ConflictChoice,
     text?: string,
+    basis?: string,
   ): Promise<void> {
     // Records follow renamed files and drop settled ones when viewed.
     await openConflicts()
@@ -588,13 +621,23 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     } else {
       const current = (await read(path)) ?? ''
       const here = mergedHere(record, machineId)
-      const next = resolvedText(current, machineOf(config), choice, text, here)
+      // Written only over the text the choice was made from: what the person edited, or the
+      // conflicted version the other choices took their sides from.
+      const from = choice === 'edit' && basis !== undefined ? basis : current
+      const next = resolvedText(
+        current,
+        machineOf(config),
+        choice,
+        text,
+        here,
+        markerSizesOf(record),
+      )
       if (Buffer.byteLength(next, 'utf8') > memory.limits.maxFileBytes) {
         // Larger than the Memory tool writes (a large file merged elsewhere): the history's
         // own limit applies, as for the merge that raised it.
-        await commitResolved(record, new TextEncoder().encode(next))
+        await commitResolved(record, new TextEncoder().encode(next), from)
       } else {
-        await writeResolved(path, next)
+        await writeResolved(path, next, from)
       }
     }
     const latest = await store.state()
@@ -604,19 +647,30 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     })
   }
 
-  async function writeResolved(path: string, next: string): Promise<void> {
+  async function writeResolved(path: string, next: string, from: string): Promise<void> {
     const outcome = await memory.execute(
       { command: 'create', path, file_text: next },
       { actor: 'user' },
-      { commitAs: 'resolve', createExisting: 'overwrite' },
+      {
+        commitAs: 'resolve',
+        createExisting: 'overwrite',
+        // Checked in the write's own turn: Claude's write or an editor's save that lands
+        // after the person's choice was made is never written over unseen.
+        beforeRun: (planned) => ({ run: planned.before === from }),
+      },
     )
+    if (outcome.held) throw changedMeanwhile(path)
     if (outcome.isError) {
       const message = String(outcome.content).replace(/^Error: /, '')
       throw new CairnError(outcome.errorCode ?? 'invalid-input', message)
     }
   }
 
-  async function commitResolved(record: ConflictRecord, content: Uint8Array): Promise<void> {
+  async function commitResolved(
+    record: ConflictRecord,
+    content: Uint8Array,
+    from: string,
+  ): Promise<void> {
     if (content.length > MAX_VERSIONED_BYTES) {
       throw new CairnError(
         'too-large',
@@ -624,6 +678,10 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       )
     }
     await history.exclusive(async (session) => {
+      // The folder's edits are saved before this runs: `main` holds what the file holds now.
+      const head = session.head()
+      const now = head ? await memory.readAt(record.path, head).catch(() => null) : null
+      if (now !== from) throw changedMeanwhile(record.path)
       await session.commitFiles(new Map([[record.path.replace(/^\/memories\//, ''), content]]), {
         actor: 'user',
         command: 'resolve',
@@ -645,7 +703,15 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
         'A file that is not text can only be kept one way or both ways.',
       )
     }
-    if (choice === 'both') return
+    if (choice === 'both') {
+      const machine = machineOf(await store.config())
+      await history.exclusive(async (session) => {
+        const head = session.head() as string
+        const commit = await keptBothCommit(history, head, record.path, other, machine, now())
+        await session.moveMain(commit, 'forward')
+      })
+      return
+    }
     const relative = (virtual: string) => virtual.replace(/^\/memories\//, '')
     await history.exclusive(async (session) => {
       const files = new Map<string, Uint8Array | null>()
@@ -682,7 +748,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       input.token !== undefined && input.token.trim() !== ''
         ? input.token.trim()
         : url === config.url
-          ? await tokens.get()
+          ? await tokenFor(url)
           : null
     const remote: RemoteSpec = { url, username: input.username?.trim() ?? config.username, token }
     try {
@@ -737,4 +803,29 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       return { ok: false, found, message: apiError.message }
     }
   }
+}
+
+/** The secret store's value: the token and the address it was given for. */
+interface BoundToken {
+  readonly forServer: string
+  readonly token: string
+}
+
+function boundToken(saved: string): BoundToken | null {
+  if (!saved.startsWith('{')) return null
+  try {
+    const value = JSON.parse(saved) as Partial<BoundToken>
+    return typeof value.forServer === 'string' && typeof value.token === 'string'
+      ? { forServer: value.forServer, token: value.token }
+      : null
+  } catch {
+    return null
+  }
+}
+
+function changedMeanwhile(path: string): CairnError {
+  return new CairnError(
+    'conflict',
+    `${path} changed after you opened it (Claude or another program wrote to it), so nothing was written. Your text is still here to copy; Cancel and Edit… again start from the file as it is now.`,
+  )
 }

@@ -13,6 +13,7 @@ import { isMissing } from '../lib/disk'
 import { diskProblem } from '../lib/disk-errors'
 import { CairnError } from '../lib/errors'
 import type { Logger } from '../lib/logger'
+import { MARKER_SIZE, MAX_MARKER_SIZE } from './conflict-markers'
 
 /** How often sync runs by itself when no memory changes, in minutes (0: only on changes). */
 export const DEFAULT_INTERVAL_MINUTES = 10
@@ -49,6 +50,22 @@ export interface ConflictRecord {
   readonly mergedOn?: string
   /** The commit where `path` was last found, when the file moved since `since`. */
   readonly foundAt?: string
+  /**
+   * For text: the length of the merge's markers. Only blocks of that size are the conflict's
+   * (any size for a merge made before it was recorded).
+   */
+  readonly markerSize?: number
+  /**
+   * For text, with `markerSize`: the marker lengths of later merges that raised a conflict on
+   * the same file while this one was open (their markers are longer than the blocks they
+   * found); their blocks are this conflict's too.
+   */
+  readonly markerSizes?: ReadonlyArray<number>
+  /**
+   * Only in what `learn` hands over, never saved: a choice on another machine settled the
+   * conflict at `path` (drop the record).
+   */
+  readonly settled?: true
 }
 
 export interface SyncState {
@@ -77,22 +94,27 @@ const configSchema = z.object({
   machineName: z.string().max(100).catch(''),
   intervalMinutes: z.int().min(0).max(1440).catch(DEFAULT_INTERVAL_MINUTES),
 })
+const markerSizeSchema = z.int().min(MARKER_SIZE).max(MAX_MARKER_SIZE)
+const conflictSchema = z.object({
+  path: z.string().startsWith('/memories/'),
+  kind: z.enum(['text', 'binary']),
+  otherPath: z.string().startsWith('/memories/').optional(),
+  since: oid,
+  mergedOn: machineIdSchema.optional(),
+  foundAt: oid.optional(),
+  markerSize: markerSizeSchema.optional(),
+  markerSizes: z.array(markerSizeSchema).max(100).optional(),
+  settled: z.literal(true).optional(),
+})
 const stateSchema = z.object({
   remoteUrl: z.string().nullable().catch(null),
   lastRemote: oid.nullable().catch(null),
   lastSyncedAt: z.number().nullable().catch(null),
+  // Each record on its own: one the schema refuses (a hand-edited file) drops only itself.
   conflicts: z
-    .array(
-      z.object({
-        path: z.string().startsWith('/memories/'),
-        kind: z.enum(['text', 'binary']),
-        otherPath: z.string().startsWith('/memories/').optional(),
-        since: oid,
-        mergedOn: machineIdSchema.optional(),
-        foundAt: oid.optional(),
-      }),
-    )
-    .catch([]),
+    .array(conflictSchema.nullable().catch(null))
+    .catch([])
+    .transform((records) => records.filter((record) => record !== null)),
 })
 
 /** The two files, read once and cached; writes are atomic. */

@@ -456,7 +456,7 @@ async function importFiles(
   const outcome = await history.exclusive(async (session) => {
     const current = await commitFiles(history.objects, session.head())
     const writes = new Map<string, Uint8Array | null>()
-    const conflicted: Array<{ path: string; otherPath?: string }> = []
+    const conflicted: Array<{ path: string; otherPath?: string; markerSize?: number }> = []
     let bytes = 0
     for (const [relative, content] of accepted) {
       const existing = current.get(relative)
@@ -482,7 +482,7 @@ async function importFiles(
       const encoded = new TextEncoder().encode(merged.text)
       writes.set(relative, encoded)
       bytes += encoded.byteLength - Buffer.byteLength(ours)
-      if (merged.conflicts > 0) conflicted.push({ path: relative })
+      if (merged.conflicts > 0) conflicted.push({ path: relative, markerSize: merged.markerSize })
     }
     if (writes.size === 0) return null
     let totalBytes = 0
@@ -526,7 +526,12 @@ async function importFiles(
             otherPath: `/memories/${c.otherPath}`,
             since: commit.oid,
           }
-        : { path: `/memories/${c.path}`, kind: 'text', since: commit.oid },
+        : {
+            path: `/memories/${c.path}`,
+            kind: 'text',
+            since: commit.oid,
+            ...(c.markerSize !== undefined && { markerSize: c.markerSize }),
+          },
     ),
   )
   const count = accepted.size

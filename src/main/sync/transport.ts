@@ -186,13 +186,27 @@ async function fetchInto(gitdir: string, remote: RemoteSpec): Promise<string | n
   }
 }
 
-/** Pushes the local `main` to the remote's `main`, which must be an ancestor of it. */
-export async function pushMain(gitdir: string, remote: RemoteSpec): Promise<void> {
-  return oneAtATime(gitdir, () => pushInto(gitdir, remote))
+/**
+ * Pushes the local `main` to the remote's `main`, which must be an ancestor of it. `fetched`:
+ * the remote's `main` the push is based on (what the sync's fetch found), which tells a lost
+ * race from a refusal.
+ */
+export async function pushMain(
+  gitdir: string,
+  remote: RemoteSpec,
+  fetched?: string | null,
+): Promise<void> {
+  return oneAtATime(gitdir, () => pushInto(gitdir, remote, fetched))
 }
 
-async function pushInto(gitdir: string, remote: RemoteSpec): Promise<void> {
+async function pushInto(
+  gitdir: string,
+  remote: RemoteSpec,
+  fetched: string | null | undefined,
+): Promise<void> {
   const refused = { value: false }
+  // What the server printed (its hooks' `remote:` lines): why it refused, in its own words.
+  const said: string[] = []
   try {
     await git.push({
       fs: gitFs,
@@ -204,10 +218,23 @@ async function pushInto(gitdir: string, remote: RemoteSpec): Promise<void> {
       remoteRef: REMOTE_BRANCH,
       force: false,
       cache: {},
+      onMessage: (message) => {
+        if (said.join('').length < 4_000) said.push(message)
+      },
       ...authOf(remote, refused),
     })
   } catch (error) {
-    throw transportError(error, refused.value, 'push')
+    const translated = transportError(error, refused.value, 'push', said.join(''))
+    if (fetched !== undefined && refusalOfPush(error) !== null) {
+      // Servers word a lost race their own way (GitLab and Gitea: "incorrect old value
+      // provided"): what happened decides. The branch moved since the fetch: a race, worth a
+      // fetch, a merge and another push. It did not: the server's reason stands — except a
+      // race's own words ("cannot lock ref" while another push is still landing), which are
+      // retried as before, at most four times.
+      const now = await remoteHead(remote).catch(() => undefined)
+      if (now !== undefined && now !== fetched) throw raceLost()
+    }
+    throw translated
   }
 }
 
@@ -266,19 +293,33 @@ const NETWORK_CODES = new Set([
 const BROKEN_CODES = new Set(['ECONNRESET', 'EPIPE', 'ERR_STREAM_PREMATURE_CLOSE'])
 
 /** Turns what isomorphic-git or the network threw into a sentence with a code. */
-export function transportError(error: unknown, authRefused: boolean, stage: Stage): CairnError {
+export function transportError(
+  error: unknown,
+  authRefused: boolean,
+  stage: Stage,
+  serverSaid = '',
+): CairnError {
   if (error instanceof CairnError) return error
-  const translated = diskError(error) ?? translate(error, authRefused, stage)
+  const translated = diskError(error) ?? translate(error, authRefused, stage, serverSaid)
   // The original stays attached for the log; only the sentence reaches the window.
   Object.defineProperty(translated, 'cause', { value: error, enumerable: false })
   return translated
 }
 
-function translate(error: unknown, authRefused: boolean, stage: Stage): CairnError {
+function translate(
+  error: unknown,
+  authRefused: boolean,
+  stage: Stage,
+  serverSaid: string,
+): CairnError {
   const e = error as {
     code?: string
     message?: string
-    data?: { statusCode?: number; reason?: string }
+    data?: {
+      statusCode?: number
+      reason?: string
+      result?: { refs?: Record<string, { ok?: boolean; error?: string }> }
+    }
   }
   const code = e?.code ?? ''
   const status = e?.data?.statusCode
@@ -313,12 +354,12 @@ function translate(error: unknown, authRefused: boolean, stage: Stage): CairnErr
         : 'That address answers, but not as a git repository. Check the URL (it usually ends in .git).',
     )
   }
-  if (code === 'PushRejectedError' || code === 'GitPushError') {
-    return new CairnError(
-      'sync-rejected',
-      'The remote did not accept the update (it changed meanwhile, or the branch is protected). Cairn will try again.',
-    )
+  const refusal = refusalOfPush(error)
+  if (refusal !== null && !RACE.test(refusal)) {
+    // A hook, push protection or a protected branch: trying again sends the same refusal.
+    return refusedWith(error, serverSaid)
   }
+  if (code === 'PushRejectedError' || code === 'GitPushError') return raceLost()
   if (NETWORK_CODES.has(code) && stage === 'reach') {
     return new CairnError(
       'sync-unreachable',
@@ -350,4 +391,56 @@ function translate(error: unknown, authRefused: boolean, stage: Stage): CairnErr
     'sync-interrupted',
     'The sync stopped part-way. Nothing was lost; Cairn tries again on the next sync.',
   )
+}
+
+function raceLost(): CairnError {
+  return new CairnError(
+    'sync-rejected',
+    'The remote did not accept the update (it changed meanwhile, or the branch is protected). Cairn will try again.',
+  )
+}
+
+// The server's reason for refusing a push (`ng <ref> <reason>`), in its words and its hooks'.
+function refusedWith(error: unknown, serverSaid: string): CairnError {
+  const words = plainServerText(serverSaid)
+  const reason = plainServerText(refusalOfPush(error) ?? '')
+  return new CairnError(
+    'sync-push-refused',
+    `The remote refused the update: “${reason}”.${words ? ` It said: “${words}”.` : ''} Cairn does not try again by itself; sync again once that is settled on the server.`,
+  )
+}
+
+function refusalOfPush(error: unknown): string | null {
+  const e = error as { code?: string; data?: { result?: { refs?: Record<string, RefResult> } } }
+  return e?.code === 'GitPushError' ? refusalOf(e.data?.result?.refs) : null
+}
+
+type RefResult = { ok?: boolean; error?: string }
+
+// What decides when the remote's `main` cannot be read after a refusal: the words servers use
+// for "the branch moved since you fetched" (git's, then GitLab's and Gitea's).
+const RACE =
+  /fetch first|non-fast-forward|stale info|failed to update ref|cannot lock ref|incorrect old value/i
+
+// The reason the server gave for the first branch it did not update (`ng <ref> <reason>`).
+function refusalOf(
+  refs: Record<string, { ok?: boolean; error?: string }> | undefined,
+): string | null {
+  for (const result of Object.values(refs ?? {})) {
+    if (result.ok === false) return result.error ?? ''
+  }
+  return null
+}
+
+// A server's words as one short line of plain text: no control characters, at most 300.
+function plainServerText(text: string): string {
+  const line = text
+    .replace(/^remote: ?/gm, '')
+    // Colour codes some servers print: their escape character alone would leave "[31m".
+    // eslint-disable-next-line no-control-regex
+    .replace(/\x1b\[[0-9;]*[A-Za-z]/g, '')
+    .replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]+/gu, ' ')
+    .replace(/\s+/g, ' ')
+    .trim()
+  return line.length > 300 ? `${line.slice(0, 299)}…` : line
 }

@@ -22,6 +22,8 @@ export function ConflictDialog() {
   const [selected, setSelected] = useState<string | null>(null)
   const current = conflicts.find((c) => c.path === selected) ?? conflicts[0] ?? null
   const [editing, setEditing] = useState<string | null>(null)
+  // The file's text when the edit began: the choice is written only over that text.
+  const [basis, setBasis] = useState<string | null>(null)
   const [busy, setBusy] = useState(false)
   const [error, setError] = useState<string | null>(null)
   const [done, setDone] = useState<string | null>(null)
@@ -36,7 +38,7 @@ export function ConflictDialog() {
       await resolve({
         path: current.path,
         choice,
-        ...(choice === 'edit' ? { text: editing ?? '' } : {}),
+        ...(choice === 'edit' ? { text: editing ?? '', ...(basis !== null && { basis }) } : {}),
       })
       setEditing(null)
       setSelected(null)
@@ -55,7 +57,15 @@ export function ConflictDialog() {
     setError(null)
     try {
       const file = await unwrap(api().memory.read({ path: current.path }))
-      setEditing(file.text ?? '')
+      if (file.text === null) {
+        // Too large to read here (over the browser's limit): an empty editor would lose it.
+        setError(
+          `${displayPath(current.path)} is too large to edit here. Choose a version, or edit the file in your own editor and remove its conflict markers.`,
+        )
+        return
+      }
+      setBasis(file.text)
+      setEditing(file.text)
     } catch (failure) {
       setError(errorMessage(failure))
     }

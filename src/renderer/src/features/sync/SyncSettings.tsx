@@ -89,7 +89,11 @@ function SyncForm({ status }: { readonly status: SyncStatus }) {
       const saved = await configure({
         url: draft.url.trim(),
         username: draft.username.trim(),
-        machineName: draft.machineName.trim(),
+        // Only a changed name: one saved by an older version, under older rules, never stops
+        // the saving of a new token or address.
+        ...(draft.machineName.trim() !== status.config.machineName
+          ? { machineName: draft.machineName.trim() }
+          : {}),
         intervalMinutes: draft.intervalMinutes,
         ...(draft.token.trim() ? { token: draft.token.trim() } : {}),
       })

@@ -1,0 +1,257 @@
+/**
+ * Settling a conflict never writes over what the person did not see, and every choice is a
+ * commit the other machine learns from (review hunt11 D3, D4, D5). Real machines through the
+ * real git server on loopback; the git CLI reads what each history holds.
+ */
+import { readFile, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { expectSound, type Machine, useSyncServer } from './test-support'
+
+const sync = useSyncServer()
+const { machine } = sync
+
+/** Both machines hold `files`; each then writes its own `prefs.md`, and the laptop merges. */
+async function conflicted(
+  base: Record<string, string>,
+  laptopText: string,
+  desktopText: string,
+): Promise<{ repo: string; laptop: Machine; desktop: Machine }> {
+  const repo = sync.newRepo('choices')
+  const laptop = await machine('laptop')
+  const desktop = await machine('desktop')
+  for (const [file, text] of Object.entries(base)) await desktop.write(file, text)
+  await desktop.connect(sync.server, repo)
+  await desktop.sync()
+  await laptop.connect(sync.server, repo)
+  await laptop.sync()
+  await desktop.write('prefs.md', desktopText)
+  await desktop.sync()
+  await laptop.write('prefs.md', laptopText)
+  expect((await laptop.sync()).state).toBe('conflicts')
+  return { repo, laptop, desktop }
+}
+
+describe('the conflict dialog’s Edit (D4)', () => {
+  it('writes nothing when the file changed after the dialog loaded it', async () => {
+    const { repo, laptop, desktop } = await conflicted(
+      { 'prefs.md': 'Editor: Vim\nTheme: dark\n' },
+      'Editor: Zed\nTheme: dark\n',
+      'Editor: Helix\nTheme: dark\n',
+    )
+    const loaded = (await laptop.call('memory:read', { path: '/memories/prefs.md' })).text!
+    // Claude writes a line while the person edits.
+    const now = (await laptop.files()).get('prefs.md')!
+    await laptop.write('prefs.md', `${now}Allergy: peanuts (severe)\n`)
+    const edited = 'Editor: Zed\nTheme: dark\n'
+
+    const code = await laptop.refused('sync:resolve', {
+      path: '/memories/prefs.md',
+      choice: 'edit',
+      text: edited,
+      basis: loaded,
+    })
+    expect(code).toBe('conflict')
+    expect((await laptop.files()).get('prefs.md')).toContain('Allergy: peanuts (severe)')
+    expect((await laptop.call('sync:status')).conflicts.map((c) => c.path)).toEqual([
+      '/memories/prefs.md',
+    ])
+
+    // Started again from the file as it is now, the edit lands.
+    const again = (await laptop.call('memory:read', { path: '/memories/prefs.md' })).text!
+    const status = await laptop.call('sync:resolve', {
+      path: '/memories/prefs.md',
+      choice: 'edit',
+      text: 'Editor: Zed\nTheme: dark\nAllergy: peanuts (severe)\n',
+      basis: again,
+    })
+    expect(status.conflicts).toEqual([])
+    expect((await laptop.files()).get('prefs.md')).toBe(
+      'Editor: Zed\nTheme: dark\nAllergy: peanuts (severe)\n',
+    )
+    await laptop.sync()
+    await desktop.sync()
+    await expectSound(sync.server, repo, [laptop, desktop])
+  })
+})
+
+const CHEAT_SHEET = [
+  '# Git cheat sheet',
+  '',
+  '```',
+  '<<<<<<< HEAD',
+  'my line',
+  '=======',
+  'their line',
+  '>>>>>>> feature',
+  '```',
+  '',
+].join('\n')
+
+describe('a conflict example quoted in a note (D3)', () => {
+  it('is the person’s text: never shown as a conflict, kept by every choice', async () => {
+    const { repo, laptop, desktop } = await conflicted(
+      { 'prefs.md': `${CHEAT_SHEET}\nEditor: Vim\n` },
+      `${CHEAT_SHEET}\nEditor: Zed\n`,
+      `${CHEAT_SHEET}\nEditor: Helix\n`,
+    )
+    const [conflict] = (await laptop.call('sync:status')).conflicts
+    expect(conflict?.blocks).toEqual([{ ours: 'Editor: Zed\n', theirs: 'Editor: Helix\n' }])
+    // The other machine learns the conflict from the merge commit, with the same blocks.
+    const desktopView = (await desktop.sync()).conflicts
+    expect(desktopView.map((c) => c.blocks)).toEqual([
+      [{ ours: 'Editor: Helix\n', theirs: 'Editor: Zed\n' }],
+    ])
+
+    await laptop.call('sync:resolve', { path: '/memories/prefs.md', choice: 'ours' })
+    expect((await laptop.files()).get('prefs.md')).toBe(`${CHEAT_SHEET}\nEditor: Zed\n`)
+    expect((await laptop.call('sync:status')).conflicts).toEqual([])
+    await laptop.sync()
+
+    // Settled by hand on the desktop (an editor, Claude): the conflict closes there too.
+    await desktop.write('prefs.md', `${CHEAT_SHEET}\nEditor: Helix or Zed\n`)
+    expect((await desktop.call('sync:status')).conflicts).toEqual([])
+    await desktop.sync()
+    await laptop.sync()
+    await expectSound(sync.server, repo, [laptop, desktop])
+  })
+})
+
+/** Bytes that are not UTF-8 (a PNG's signature), ending in `tag`. */
+const picture = (tag: string) =>
+  Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0xff, 0xfe, 0x00]), Buffer.from(tag)])
+
+async function putPicture(on: Machine, tag: string): Promise<void> {
+  await writeFile(path.join(on.dir, 'memories', 'photo.png'), picture(tag))
+}
+
+async function pictureOf(on: Machine, name: string): Promise<string> {
+  return (await readFile(path.join(on.dir, 'memories', name))).subarray(7).toString()
+}
+
+describe('a binary file in conflict twice (D5)', () => {
+  it('keeps the second other version under a fresh name; keeping both closes it everywhere', async () => {
+    const repo = sync.newRepo('binary')
+    const laptop = await machine('laptop')
+    const desktop = await machine('desktop')
+    await desktop.write('a.md', 'a\n')
+    await putPicture(desktop, 'v0')
+    await desktop.connect(sync.server, repo)
+    await desktop.sync()
+    await laptop.connect(sync.server, repo)
+    await laptop.sync()
+
+    await putPicture(desktop, 'D1')
+    await desktop.sync()
+    await putPicture(laptop, 'L1')
+    const first = await laptop.sync()
+    expect(first.conflicts.map((c) => c.otherPath)).toEqual(['/memories/photo (desktop).png'])
+    const settled = await laptop.call('sync:resolve', {
+      path: '/memories/photo.png',
+      choice: 'both',
+    })
+    expect(settled.conflicts).toEqual([])
+    // "Both" is a commit too: the desktop learns the conflict is settled.
+    expect(laptop.git('log', '-1', '--format=%B', 'main')).toContain(
+      'Settled: %2Fmemories%2Fphoto.png',
+    )
+    expect(laptop.git('diff', '--stat', 'main~1', 'main')).toBe('')
+    await laptop.sync()
+    expect((await desktop.sync()).conflicts).toEqual([])
+    expect(await pictureOf(desktop, 'photo (desktop).png')).toBe('D1')
+
+    // Both change it again: the other version gets a name of its own.
+    await putPicture(desktop, 'D2')
+    await desktop.sync()
+    await putPicture(laptop, 'L2')
+    const second = await laptop.sync()
+    expect(second.conflicts.map((c) => [c.path, c.otherPath])).toEqual([
+      ['/memories/photo.png', '/memories/photo (desktop 2).png'],
+    ])
+    expect(await pictureOf(laptop, 'photo (desktop 2).png')).toBe('D2')
+    await laptop.call('sync:resolve', { path: '/memories/photo.png', choice: 'theirs' })
+    expect(await pictureOf(laptop, 'photo.png')).toBe('D2')
+    expect(await pictureOf(laptop, 'photo (desktop).png')).toBe('D1')
+    await laptop.sync()
+    await desktop.sync()
+    await expectSound(sync.server, repo, [laptop, desktop])
+  })
+})
+
+describe('a conflicted file over 2,000,000 characters (D10)', () => {
+  it('is settled with text written by hand, within the history’s 32 MiB', async () => {
+    const repo = sync.newRepo('large')
+    const laptop = await machine('laptop')
+    const desktop = await machine('desktop')
+    const body = `${'x'.repeat(999)}\n`.repeat(2_600)
+    const put = (on: Machine, first: string) =>
+      writeFile(path.join(on.dir, 'memories', 'big.md'), `${first}\n${body}`)
+    await put(desktop, 'base')
+    await desktop.connect(sync.server, repo)
+    await desktop.sync()
+    await laptop.connect(sync.server, repo)
+    await laptop.sync()
+    await put(desktop, 'desktop')
+    await desktop.sync()
+    await put(laptop, 'laptop')
+    expect((await laptop.sync()).conflicts.map((c) => c.path)).toEqual(['/memories/big.md'])
+
+    const basis = await readFile(path.join(laptop.dir, 'memories', 'big.md'), 'utf8')
+    const text = `laptop and desktop\n${body}`
+    expect(text.length).toBeGreaterThan(2_000_000)
+    const status = await laptop.call('sync:resolve', {
+      path: '/memories/big.md',
+      choice: 'edit',
+      text,
+      basis,
+    })
+    expect(status.conflicts).toEqual([])
+    expect(await readFile(path.join(laptop.dir, 'memories', 'big.md'), 'utf8')).toBe(text)
+    expect(laptop.git('show', 'main:big.md')).toBe(text)
+  })
+})
+
+describe('a second conflict on a file whose first is still open (review11 N1)', () => {
+  it('is shown with the first, and "ours" settles both on both machines', async () => {
+    const repo = sync.newRepo('twice')
+    const laptop = await machine('laptop')
+    const desktop = await machine('desktop')
+    await desktop.write('prefs.md', 'A: 1\nx\ny\nz\nB: 1\n')
+    await desktop.connect(sync.server, repo)
+    await desktop.sync()
+    await laptop.connect(sync.server, repo)
+    await laptop.sync()
+    const edit = async (m: Machine, from: string, to: string) =>
+      m.write('prefs.md', (await m.files()).get('prefs.md')!.replace(from, to))
+    await edit(desktop, 'A: 1', 'A: desktop')
+    await desktop.sync()
+    await edit(laptop, 'A: 1', 'A: laptop')
+    expect((await laptop.sync()).state).toBe('conflicts')
+    // Neither machine settles the first; both change B.
+    await desktop.sync()
+    await edit(desktop, 'B: 1', 'B: desktop')
+    await desktop.sync()
+    await edit(laptop, 'B: 1', 'B: laptop')
+    const status = await laptop.sync()
+    expect(status.state).toBe('conflicts')
+    expect(status.conflicts.map((c) => [c.path, c.blockCount])).toEqual([['/memories/prefs.md', 2]])
+    const sides = status.conflicts[0]!.blocks.map((b) => [b.ours, b.theirs])
+    expect(sides).toEqual([
+      ['A: laptop\n', 'A: desktop\n'],
+      ['B: laptop\n', 'B: desktop\n'],
+    ])
+    const other = (await desktop.sync()).conflicts
+    expect(other.map((c) => [c.path, c.blockCount])).toEqual([['/memories/prefs.md', 2]])
+
+    const after = await laptop.call('sync:resolve', { path: '/memories/prefs.md', choice: 'ours' })
+    expect(after.conflicts).toEqual([])
+    const settled = (await laptop.files()).get('prefs.md')!
+    expect(settled).toBe('A: laptop\nx\ny\nz\nB: laptop\n')
+    expect(settled).not.toMatch(/^[<=>]{7}/m)
+    await laptop.sync()
+    const desktopNow = await desktop.sync()
+    expect(desktopNow.conflicts).toEqual([])
+    expect((await desktop.files()).get('prefs.md')).toBe(settled)
+    await expectSound(sync.server, repo, [laptop, desktop])
+  })
+})
