@@ -13,9 +13,10 @@ import {
   startFakeAnthropic,
   type FakeAnthropic,
 } from '../../../test/fixtures/fake-anthropic'
-import type { RequestChannel, RequestResults } from '../../shared/contract'
+import type { RequestChannel } from '../../shared/contract'
 import type { AgentEvent, StoredMessage } from '../../shared/types'
 import { createCore, type Core } from '../core'
+import { callCore } from '../core-test-support'
 
 let dataDir: string
 let fake: FakeAnthropic
@@ -42,14 +43,8 @@ afterEach(async () => {
   await rm(dataDir, { recursive: true, force: true })
 })
 
-async function call<C extends RequestChannel>(
-  channel: C,
-  payload?: unknown,
-): Promise<RequestResults[C]> {
-  const result = await core.dispatch(channel, payload)
-  if (!result.ok) throw new Error(`${channel} failed: ${result.error.code} ${result.error.message}`)
-  return result.value as RequestResults[C]
-}
+const call = <C extends RequestChannel>(channel: C, payload?: unknown) =>
+  callCore(core, channel, payload)
 
 let clientIds = 0
 async function turn(conversationId: string | null, text: string) {

@@ -14,9 +14,10 @@ import {
   type FakeAnthropic,
   type RecordedRequest,
 } from '../../../test/fixtures/fake-anthropic'
-import type { RequestChannel, RequestResults } from '../../shared/contract'
+import type { RequestChannel } from '../../shared/contract'
 import type { AgentEvent, PendingChange, ReviewMode } from '../../shared/types'
 import { createCore, type Core } from '../core'
+import { callCore } from '../core-test-support'
 
 let dataDir: string
 let fake: FakeAnthropic
@@ -52,14 +53,8 @@ function until(check: () => boolean): Promise<void> {
   })
 }
 
-async function call<C extends RequestChannel>(
-  channel: C,
-  payload?: unknown,
-): Promise<RequestResults[C]> {
-  const result = await core.dispatch(channel, payload)
-  if (!result.ok) throw new Error(`${channel} failed: ${result.error.code} ${result.error.message}`)
-  return result.value as RequestResults[C]
-}
+const call = <C extends RequestChannel>(channel: C, payload?: unknown) =>
+  callCore(core, channel, payload)
 
 async function refusal(channel: RequestChannel, payload: unknown) {
   const result = await core.dispatch(channel, payload)
