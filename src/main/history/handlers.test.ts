@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { CommitSummary, LogPage } from '../../shared/types'
 import { createCore, type Core } from '../core'
 import { openVersionedMemory } from './index'
-import { tempDataDir, userWrite } from './test-helpers'
+import { gitCli, tempDataDir, userWrite } from './test-helpers'
 
 let dataDir: string
 let cleanup: () => Promise<void>
@@ -106,6 +106,44 @@ describe('memory and history channels in the core', () => {
     core = await createCore({ dataDir })
     const info = await core.dispatch('app:info', undefined)
     expect(info).toMatchObject({ ok: true, value: { recovery: { kind: 'outside-changes' } } })
+  })
+})
+
+describe("a file's history in the timeline", () => {
+  it('follows a file back through renames, as git log --follow does', async () => {
+    core = await createCore({ dataDir })
+    const call = async (channel: string, payload: unknown) => core!.dispatch(channel, payload)
+    await call('memory:write', { path: '/memories/trip.md', content: 'Trip: ridge\n' })
+    await call('memory:write', { path: '/memories/other.md', content: 'unrelated\n' })
+    await call('memory:write', { path: '/memories/trip.md', content: 'Trip: ridge\nBring: map\n' })
+    await call('memory:rename', { from: '/memories/trip.md', to: '/memories/archive/trip.md' })
+    await call('memory:write', { path: '/memories/archive/trip.md', content: 'Trip: done\n' })
+    await call('memory:rename', { from: '/memories/archive', to: '/memories/old' })
+    await call('memory:write', { path: '/memories/trip.md', content: 'a new trip\n' })
+
+    // "Show history" asks for the timeline filtered by the file's path.
+    const log = (await call('history:log', {
+      offset: 0,
+      limit: 50,
+      path: '/memories/old/trip.md',
+    })) as { ok: true; value: LogPage }
+    const follow = gitCli(dataDir, 'log', '--follow', '--format=%H', 'main', '--', 'old/trip.md')
+    expect(log.value.entries.map((e) => e.oid)).toEqual(follow.trim().split('\n'))
+    expect(log.value.total).toBe(5)
+    // Paging counts the followed commits too.
+    const second = (await call('history:log', {
+      offset: 3,
+      limit: 1,
+      path: '/memories/old/trip.md',
+    })) as { ok: true; value: LogPage }
+    expect(second.value).toMatchObject({ total: 5, entries: [{ oid: log.value.entries[3]?.oid }] })
+    // The new file under the old name has its own history, not the moved one's.
+    const reused = (await call('history:log', {
+      offset: 0,
+      limit: 50,
+      path: '/memories/trip.md',
+    })) as { ok: true; value: LogPage }
+    expect(reused.value.entries[0]?.subject).toBe('create /memories/trip.md')
   })
 })
 
