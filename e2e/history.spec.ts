@@ -98,6 +98,40 @@ test('the user brings back a file Claude deleted', async ({ page, cairn, anthrop
   await expect(memory.content('trip.md')).toContainText('Lisbon, May 12-19')
 })
 
+test('the user brings back a file from its older deletion and gets that version', async ({
+  page,
+  cairn,
+  anthropic,
+}) => {
+  await claudeTurn(cairn, anthropic, 'Plan a weekend.', [
+    create('/memories/plan.md', 'FIRST plan: hike the ridge\n'),
+    remove('/memories/plan.md'),
+    create('/memories/plan.md', 'SECOND plan: stay home\n'),
+    remove('/memories/plan.md'),
+    reply.text('Changed my mind twice.'),
+  ])
+  await cairn.open(page)
+  const history = new HistoryPage(page)
+  const memory = new MemoryPage(page)
+  await history.open()
+  // Newest first: the second deletion, the second plan, then the older deletion.
+  const older = history.rows.nth(2)
+  await expect(older).toContainText('Claude deleted plan.md')
+  await history.select(older)
+  await expect(history.fileDiff('plan.md')).toContainText('FIRST plan')
+  await history.fileDiff('plan.md').getByRole('button', { name: 'Bring back this file' }).click()
+  await expect(history.dialog).toContainText('the content it had just before the change of')
+  await history.dialog.getByRole('button', { name: 'Bring back' }).click()
+  await expect(history.notice).toContainText(
+    'Brought back plan.md as it was just before the change of',
+  )
+
+  await memory.open()
+  await memory.openFile('plan.md')
+  await expect(memory.content('plan.md')).toContainText('FIRST plan: hike the ridge')
+  await expect(memory.content('plan.md')).not.toContainText('SECOND')
+})
+
 test('the user reverts one str_replace, and a revert that would lose later changes is refused', async ({
   page,
   cairn,
