@@ -64,6 +64,12 @@ export interface MemoryEntry {
    * track): deleting or replacing it keeps it aside as `<name> (not in history)`.
    */
   readonly notInHistory?: true
+  /**
+   * True for a file or folder Cairn may not read (permission denied by the operating system):
+   * listed by name, a folder with nothing shown inside it, so that one such entry does not
+   * break the rest of the tree.
+   */
+  readonly unreadable?: true
 }
 
 export interface MemoryFile {
