@@ -187,6 +187,30 @@ describe('a command on a file Cairn may not read (F1)', () => {
     })
   }
 
+  it('restores a version over it, keeping it aside, instead of saying it already matches', async () => {
+    const memory = await unreadableAfterClaude('private.md')
+    let message: string
+    try {
+      const v1 = (await memory.log({ offset: 0, limit: 1 })).entries[0]!.oid
+      const result = await memory.restoreFile('/memories/private.md', v1)
+      message = result.message
+    } finally {
+      await memory.close()
+    }
+    // Review hunt12-story D8: history still names v1, so the restore said "already matches"
+    // and did nothing while the folder held the other account's content.
+    expect(message).not.toContain('already matches')
+    expect(message).toContain('/memories/private (not in history).md')
+    expect(message).not.toContain(dataDir)
+    vi.restoreAllMocks()
+    undoDisk()
+    const kept = path.join(dataDir, 'memories', 'private (not in history).md')
+    await chmod(kept, 0o644)
+    expect(await readFile(kept, 'utf8')).toBe('v2, saved by the person\n')
+    expect(await readFile(path.join(dataDir, 'memories', 'private.md'), 'utf8')).toBe('v1\n')
+    expect(gitCli(dataDir, 'show', 'main:private.md')).toBe('v1\n')
+  })
+
   it('keeps it when its folder is deleted', async () => {
     const memory = await unreadableAfterClaude('d/private.md')
     try {
