@@ -70,6 +70,11 @@ export interface MemoryEntry {
    * break the rest of the tree.
    */
   readonly unreadable?: true
+  /**
+   * True for a file of memory at a commit whose version the history cannot read (its object
+   * missing or damaged): listed, with its size unknown (0); opening it says it is damaged.
+   */
+  readonly damaged?: true
 }
 
 export interface MemoryFile {

@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import type { CommitSummary, LogPage } from '../../shared/types'
+import type { CommitSummary, LogPage, MemoryEntry } from '../../shared/types'
 import { createCore, type Core } from '../core'
 import { openVersionedMemory } from './index'
 import { gitCli, tempDataDir, userWrite } from './test-helpers'
@@ -144,6 +144,56 @@ describe("a file's history in the timeline", () => {
       path: '/memories/trip.md',
     })) as { ok: true; value: LogPage }
     expect(reused.value.entries[0]?.subject).toBe('create /memories/trip.md')
+  })
+})
+
+describe('memory at a commit with one damaged old version', () => {
+  it('lists every file, the damaged one marked, instead of failing whole', async () => {
+    core = await createCore({ dataDir })
+    const call = async (channel: string, payload: unknown) => core!.dispatch(channel, payload)
+    await call('memory:write', { path: '/memories/prefs.md', content: 'Tea: green\n' })
+    await call('memory:write', { path: '/memories/old-notes.md', content: 'an old note\n' })
+    const made = (await call('memory:write', {
+      path: '/memories/trip.md',
+      content: 'Trip: ridge\n',
+    })) as { ok: true; value: { commit: CommitSummary } }
+    const at = made.value.commit.oid
+    await call('memory:write', { path: '/memories/old-notes.md', content: 'rewritten\n' })
+    await core.close()
+    core = null
+    // The old version of old-notes.md loses its object (review hunt12-story D5).
+    const blob = gitCli(dataDir, 'rev-parse', `${at}:old-notes.md`).trim()
+    await rm(path.join(dataDir, 'history.git', 'objects', blob.slice(0, 2), blob.slice(2)))
+    core = await createCore({ dataDir })
+    const tree = await call('memory:tree', { at })
+    expect(tree).toMatchObject({ ok: true })
+    const entries = (tree as { value: ReadonlyArray<MemoryEntry> }).value
+    // The sizes of the others are git's own.
+    const sizes = new Map(
+      gitCli(dataDir, 'ls-tree', '-r', '-l', at)
+        .trim()
+        .split('\n')
+        .map((line) => {
+          const [meta, name] = line.split('\t') as [string, string]
+          return [`/memories/${name}`, meta.split(/\s+/)[3]] as const
+        }),
+    )
+    expect(entries.map((e) => [e.path, e.damaged ?? false])).toEqual([
+      ['/memories/old-notes.md', true],
+      ['/memories/prefs.md', false],
+      ['/memories/trip.md', false],
+    ])
+    for (const entry of entries.filter((e) => !e.damaged)) {
+      expect(String(entry.size)).toBe(sizes.get(entry.path))
+    }
+    expect(await call('memory:read', { path: '/memories/old-notes.md', at })).toMatchObject({
+      ok: false,
+      error: { code: 'history-damaged' },
+    })
+    expect(await call('memory:read', { path: '/memories/prefs.md', at })).toMatchObject({
+      ok: true,
+      value: { text: 'Tea: green\n' },
+    })
   })
 })
 

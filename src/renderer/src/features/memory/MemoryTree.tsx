@@ -4,6 +4,8 @@ import { FileIcon, FolderIcon, ImageIcon } from '../../components/icons'
 import { formatSize, visibleRows, type TreeRow } from './tree-model'
 
 const UNREADABLE = { label: 'Cannot be read', tone: 'unreadable' }
+// A version the history cannot read (memory at a reply): the rest of that memory still shows.
+const DAMAGED = { label: 'Damaged', tone: 'deleted' }
 const UNREADABLE_WHY =
   'The system denies Cairn permission to read this (it may belong to another account). It stays as it is; give your account read access to see it here.'
 
@@ -64,7 +66,8 @@ export function MemoryTree(props: {
 
   // A file or folder Cairn may not read is named as such; a word the browser gives wins.
   const markOf = (entry: MemoryEntry) =>
-    props.marks?.get(entry.path) ?? (entry.unreadable ? UNREADABLE : undefined)
+    props.marks?.get(entry.path) ??
+    (entry.unreadable ? UNREADABLE : entry.damaged ? DAMAGED : undefined)
 
   return (
     <ul role="tree" aria-label="Memory files" className="mem-tree">
