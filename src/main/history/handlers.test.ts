@@ -175,7 +175,7 @@ describe('memory at a commit with one damaged old version', () => {
         .split('\n')
         .map((line) => {
           const [meta, name] = line.split('\t') as [string, string]
-          return [`/memories/${name}`, meta.split(/\s+/)[3]] as const
+          return [`/memories/${name}` as string, meta.split(/\s+/)[3]] as const
         }),
     )
     expect(entries.map((e) => [e.path, e.damaged ?? false])).toEqual([
