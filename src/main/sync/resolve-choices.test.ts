@@ -3,9 +3,10 @@
  * commit the other machine learns from (review hunt11 D3, D4, D5). Real machines through the
  * real git server on loopback; the git CLI reads what each history holds.
  */
-import { readFile, writeFile } from 'node:fs/promises'
+import { readFile, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
+import type { SyncStatus } from '../../shared/types'
 import { expectSound, type Machine, useSyncServer } from './test-support'
 
 const sync = useSyncServer()
@@ -253,5 +254,73 @@ describe('a second conflict on a file whose first is still open (review11 N1)', 
     expect(desktopNow.conflicts).toEqual([])
     expect((await desktop.files()).get('prefs.md')).toBe(settled)
     await expectSound(sync.server, repo, [laptop, desktop])
+  })
+})
+
+describe('a second conflict made on the other machine (review11-fixsync2 R1)', () => {
+  it('shows and settles each block by the machine that merged it, on both machines', async () => {
+    const repo = sync.newRepo('crossed')
+    const laptop = await machine('laptop')
+    const desktop = await machine('desktop')
+    await desktop.write('prefs.md', 'A: 1\nx\ny\nz\nB: 1\n')
+    await desktop.connect(sync.server, repo)
+    await desktop.sync()
+    await laptop.connect(sync.server, repo)
+    await laptop.sync()
+    const edit = async (m: Machine, from: string, to: string) =>
+      m.write('prefs.md', (await m.files()).get('prefs.md')!.replace(from, to))
+    // Merge #1 on the laptop (line A); the desktop fast-forwards to it, the conflict open.
+    await edit(desktop, 'A: 1', 'A: desktop')
+    await desktop.sync()
+    await edit(laptop, 'A: 1', 'A: laptop')
+    expect((await laptop.sync()).state).toBe('conflicts')
+    expect((await desktop.sync()).state).toBe('conflicts')
+    // Merge #2 (line B) on the desktop: the laptop pushes first this time.
+    await edit(laptop, 'B: 1', 'B: laptop')
+    await laptop.sync()
+    await edit(desktop, 'B: 1', 'B: desktop')
+    const onDesktop = await desktop.sync()
+    // The file's blocks: each merge puts its own machine's side first.
+    const file = (await desktop.files()).get('prefs.md')!
+    expect(file).toMatch(/^<{7} laptop\nA: laptop\n={7}\nA: desktop\n>{7} desktop\n/)
+    expect(file).toMatch(/\n<{8} desktop\nB: desktop\n={8}\nB: laptop\n>{8} laptop\n$/)
+    const sides = (status: SyncStatus) =>
+      status.conflicts.map((c) => [c.oursLabel, c.blocks.map((b) => [b.ours, b.theirs])])
+    expect(sides(onDesktop)).toEqual([
+      [
+        'desktop',
+        [
+          ['A: desktop\n', 'A: laptop\n'],
+          ['B: desktop\n', 'B: laptop\n'],
+        ],
+      ],
+    ])
+    // The laptop learns merge #2 (and who made it) from the commit.
+    const onLaptop = await laptop.sync()
+    expect(sides(onLaptop)).toEqual([
+      [
+        'laptop',
+        [
+          ['A: laptop\n', 'A: desktop\n'],
+          ['B: laptop\n', 'B: desktop\n'],
+        ],
+      ],
+    ])
+    // The same after a restart: what each machine saved says who merged which block.
+    await sync.stop(laptop)
+    const reopened = await machine('laptop', laptop.dir)
+    expect(sides(await reopened.call('sync:status'))).toEqual(sides(onLaptop))
+
+    // "Ours" keeps each machine's own lines in every block.
+    await reopened.call('sync:resolve', { path: '/memories/prefs.md', choice: 'ours' })
+    expect((await reopened.files()).get('prefs.md')).toBe('A: laptop\nx\ny\nz\nB: laptop\n')
+    await desktop.call('sync:resolve', { path: '/memories/prefs.md', choice: 'ours' })
+    expect((await desktop.files()).get('prefs.md')).toBe('A: desktop\nx\ny\nz\nB: desktop\n')
+    await reopened.sync()
+    await desktop.sync()
+    await reopened.sync()
+    await expectSound(sync.server, repo, [reopened, desktop])
+    await sync.stop(reopened)
+    await rm(laptop.dir, { recursive: true, force: true })
   })
 })
