@@ -324,3 +324,59 @@ describe('a second conflict made on the other machine (review11-fixsync2 R1)', (
     await rm(laptop.dir, { recursive: true, force: true })
   })
 })
+
+describe('a later merge inside an open block (review11-fixsync2 R2)', () => {
+  it('keeps the conflict open on the block a choice leaves, then settles it', async () => {
+    const repo = sync.newRepo('nested')
+    const laptop = await machine('laptop')
+    const desktop = await machine('desktop')
+    await desktop.write('prefs.md', 'A: 1\nx\n')
+    await desktop.connect(sync.server, repo)
+    await desktop.sync()
+    await laptop.connect(sync.server, repo)
+    await laptop.sync()
+    const edit = async (m: Machine, from: string, to: string) =>
+      m.write('prefs.md', (await m.files()).get('prefs.md')!.replace(from, to))
+    await edit(desktop, 'A: 1', 'A: desktop')
+    await desktop.sync()
+    await edit(laptop, 'A: 1', 'A: laptop')
+    expect((await laptop.sync()).state).toBe('conflicts')
+    await desktop.sync()
+    // Both edit the laptop's side inside the open block, differently.
+    await edit(desktop, 'A: laptop\n', 'A: laptop2 (desktop)\n')
+    await desktop.sync()
+    await edit(laptop, 'A: laptop\n', 'A: laptop3\n')
+    expect((await laptop.sync()).state).toBe('conflicts')
+    expect((await laptop.files()).get('prefs.md')).toBe(
+      '<<<<<<< laptop\n<<<<<<<< laptop\nA: laptop3\n========\nA: laptop2 (desktop)\n' +
+        '>>>>>>>> desktop\n=======\nA: desktop\n>>>>>>> desktop\nx\n',
+    )
+
+    // "Ours" of the outer block is the laptop's side, which holds the inner block whole.
+    const after = await laptop.call('sync:resolve', { path: '/memories/prefs.md', choice: 'ours' })
+    const left =
+      '<<<<<<<< laptop\nA: laptop3\n========\nA: laptop2 (desktop)\n>>>>>>>> desktop\nx\n'
+    expect((await laptop.files()).get('prefs.md')).toBe(left)
+    expect(after.state).toBe('conflicts')
+    expect(after.conflicts.map((c) => c.blocks)).toEqual([
+      [{ ours: 'A: laptop3\n', theirs: 'A: laptop2 (desktop)\n' }],
+    ])
+    // The desktop learns the choice and keeps the conflict open on what is left.
+    await laptop.sync()
+    const onDesktop = await desktop.sync()
+    expect((await desktop.files()).get('prefs.md')).toBe(left)
+    expect(onDesktop.conflicts.map((c) => c.blocks)).toEqual([
+      [{ ours: 'A: laptop2 (desktop)\n', theirs: 'A: laptop3\n' }],
+    ])
+
+    const settled = await laptop.call('sync:resolve', {
+      path: '/memories/prefs.md',
+      choice: 'ours',
+    })
+    expect([settled.state, settled.conflicts]).toEqual(['idle', []])
+    expect((await laptop.files()).get('prefs.md')).toBe('A: laptop3\nx\n')
+    await laptop.sync()
+    expect((await desktop.sync()).conflicts).toEqual([])
+    await expectSound(sync.server, repo, [laptop, desktop])
+  })
+})
