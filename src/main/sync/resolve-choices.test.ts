@@ -3,10 +3,13 @@
  * commit the other machine learns from (review hunt11 D3, D4, D5). Real machines through the
  * real git server on loopback; the git CLI reads what each history holds.
  */
-import { readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import os from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import type { SyncStatus } from '../../shared/types'
+import { openVersionedMemory } from '../history'
+import { CLAUDE } from '../history/test-helpers'
 import { expectSound, type Machine, useSyncServer } from './test-support'
 
 const sync = useSyncServer()
@@ -378,5 +381,60 @@ describe('a later merge inside an open block (review11-fixsync2 R2)', () => {
     await laptop.sync()
     expect((await desktop.sync()).conflicts).toEqual([])
     await expectSound(sync.server, repo, [laptop, desktop])
+  })
+})
+
+describe('a binary conflict on a file with a long name (review11-fixsync2 R5)', () => {
+  it('keeps the other version under a name Claude’s memory tool can view and delete', async () => {
+    const repo = sync.newRepo('longname')
+    const laptopDir = await mkdtemp(path.join(os.tmpdir(), 'cairn-longname-'))
+    const laptop = await machine('laptop', laptopDir)
+    const desktop = await machine('desktop')
+    // 124 characters: a name the path rules allow (up to 128); with " (desktop)" it is not.
+    const name = `${'s'.repeat(120)}.png`
+    // A PNG's signature, then bytes that are not text.
+    const png = (tag: string) =>
+      Buffer.concat([Buffer.from('89504e470d0a1a0a00', 'hex'), Buffer.from(tag)])
+    const put = (on: Machine, tag: string) =>
+      writeFile(path.join(on.dir, 'memories', name), png(tag))
+    await desktop.write('a.md', 'a\n')
+    await put(desktop, 'v0')
+    await desktop.connect(sync.server, repo)
+    await desktop.sync()
+    await laptop.connect(sync.server, repo)
+    await laptop.sync()
+    await put(desktop, 'D1')
+    await desktop.sync()
+    await put(laptop, 'L1')
+    const status = await laptop.sync()
+    const other = `/memories/${'s'.repeat(114)} (desktop).png`
+    expect(status.conflicts.map((c) => [c.path, c.otherPath])).toEqual([
+      [`/memories/${name}`, other],
+    ])
+    expect(
+      await readFile(path.join(laptopDir, 'memories', other.slice('/memories/'.length))),
+    ).toEqual(png('D1'))
+    await laptop.sync()
+    await sync.stop(laptop)
+
+    // Claude's memory tool, on the laptop's memory: the copy is a path its rules accept.
+    const memory = await openVersionedMemory({ dataDir: laptopDir, watch: false })
+    try {
+      const viewed = await memory.execute({ command: 'view', path: other }, CLAUDE)
+      expect(viewed.isError).toBe(false)
+      expect(JSON.stringify(viewed.content)).toContain(png('D1').toString('base64'))
+      const deleted = await memory.execute({ command: 'delete', path: other }, CLAUDE)
+      expect([deleted.isError, deleted.content]).toEqual([false, expect.stringContaining(other)])
+    } finally {
+      await memory.close()
+    }
+    // Deleting the copy settles the conflict, here and on the desktop.
+    const reopened = await machine('laptop', laptopDir)
+    expect((await reopened.sync()).conflicts).toEqual([])
+    expect((await desktop.sync()).conflicts).toEqual([])
+    expect(desktop.git('ls-tree', '--name-only', 'main').trim().split('\n')).toEqual(['a.md', name])
+    await expectSound(sync.server, repo, [reopened, desktop])
+    await sync.stop(reopened)
+    await rm(laptopDir, { recursive: true, force: true })
   })
 })
