@@ -305,3 +305,77 @@ describe('an interrupted restore over a file Cairn may not read', () => {
     fsck(dataDir)
   })
 })
+
+// A folder Cairn may list but not enter (mode 0444, after `chmod -R 444 notes/`): opening and
+// listing it work, and then every `lstat` inside it fails, so Cairn did not open and every
+// write failed without naming it (review12-story R1). Root may enter anything, so the process
+// looks like another account (its uid) and the disk seam denies the `lstat`s the system would.
+describe('a folder Cairn may list but not enter', () => {
+  async function listOnly(): Promise<void> {
+    await chmod(path.join(dataDir, 'memories', 'notes'), 0o444)
+    const hooked = hookDisk(nodeDisk, (call) => {
+      if (!['lstatSync', 'lstatIfThere', 'statSync'].includes(call.name)) return undefined
+      return String(call.args[0]).endsWith('/inside.md') ? errnoError(call, 'EACCES') : undefined
+    })
+    undoDisk = setDisk(hooked.disk)
+    vi.spyOn(process, 'getuid').mockReturnValue(4242)
+  }
+  afterEach(async () => {
+    vi.restoreAllMocks()
+    await chmod(path.join(dataDir, 'memories', 'notes'), 0o755).catch(() => {})
+  })
+
+  it('does not stop Cairn from opening: named, its last version kept', async () => {
+    let memory = await open()
+    await memory.execute({ command: 'create', path: '/memories/a.md', file_text: 'a\n' }, CLAUDE)
+    await memory.execute(
+      { command: 'create', path: '/memories/notes/inside.md', file_text: 'v1\n' },
+      CLAUDE,
+    )
+    await memory.close()
+    await put('notes/inside.md', 'v2, changed while Cairn was closed\n')
+    await put('b.md', 'b\n')
+    await listOnly()
+    memory = await open()
+    try {
+      expectNamed(memory, '/memories/notes')
+      expect(headFiles(dataDir).get('notes/inside.md')).toBe('v1\n')
+      expect(headFiles(dataDir).get('b.md')).toBe('b\n')
+      expect((await strReplace(memory, 'a', 'a1')).isError).toBe(false)
+    } finally {
+      await memory.close()
+    }
+    vi.restoreAllMocks()
+    undoDisk()
+    fsck(dataDir)
+  })
+
+  it('opens by the quick path too when nothing changed, and lets every write go on while it lasts', async () => {
+    let memory = await open()
+    await memory.execute({ command: 'create', path: '/memories/a.md', file_text: 'a\n' }, CLAUDE)
+    await memory.execute(
+      { command: 'create', path: '/memories/notes/inside.md', file_text: 'v1\n' },
+      CLAUDE,
+    )
+    await memory.close()
+    await listOnly()
+    memory = await open()
+    try {
+      expect(headFiles(dataDir).get('notes/inside.md')).toBe('v1\n')
+      for (let i = 0; i < 3; i++) {
+        const result = await strReplace(memory, i === 0 ? 'a' : `a${i - 1}`, `a${i}`)
+        expect(result.isError).toBe(false)
+      }
+      const head = (await memory.log({ offset: 0, limit: 1 })).entries[0]!.oid
+      await memory.restoreAll(head)
+      expectNamed(memory, '/memories/notes')
+      expect(headFiles(dataDir).get('a.md')).toBe('a2\n')
+      expect(headFiles(dataDir).get('notes/inside.md')).toBe('v1\n')
+    } finally {
+      await memory.close()
+    }
+    vi.restoreAllMocks()
+    undoDisk()
+    fsck(dataDir)
+  })
+})
