@@ -304,6 +304,56 @@ describe('an interrupted restore over a file Cairn may not read', () => {
     expect([...headFiles(dataDir).keys()]).toEqual(['private.md'])
     fsck(dataDir)
   })
+
+  it('is given up, not a reason to stay closed, when its file sits in a folder Cairn may not enter', async () => {
+    const memory = await open()
+    await memory.execute({ command: 'create', path: '/memories/d/a.md', file_text: 'v1\n' }, CLAUDE)
+    const first = memory.head()!
+    await memory.execute(
+      { command: 'str_replace', path: '/memories/d/a.md', old_str: 'v1', new_str: 'v2' },
+      CLAUDE,
+    )
+    const head = memory.head()!
+    await memory.close()
+    const blob = (rev: string) => gitCli(dataDir, 'rev-parse', `${rev}:d/a.md`).trim()
+    await recordRestore(
+      { store: { gitdir: path.join(dataDir, 'history.git') } as never, head: () => head },
+      [{ path: 'd/a.md', before: blob(head), after: blob(first) }],
+      ['d/a.md'],
+      {
+        actor: 'user',
+        conversationId: null,
+        toolUseId: null,
+        overwrite: false,
+        command: 'restore-all',
+        subject: `restore all memories to ${first.slice(0, 7)}`,
+        restoredFrom: first,
+      },
+    )
+    await chmod(path.join(dataDir, 'memories', 'd'), 0o000)
+    const hooked = hookDisk(nodeDisk, (call) => {
+      if (call.name !== 'openSync') return undefined
+      const target = String(call.args[0])
+      const mode = lstatSync(target, { throwIfNoEntry: false })?.mode ?? 0o777
+      return mode & 0o444 ? undefined : errnoError(call, 'EACCES')
+    })
+    undoDisk = setDisk(hooked.disk)
+    vi.spyOn(process, 'getuid').mockReturnValue(4242)
+    const again = await open()
+    try {
+      expectNamed(again, '/memories/d')
+    } finally {
+      await again.close()
+    }
+    vi.restoreAllMocks()
+    undoDisk()
+    await chmod(path.join(dataDir, 'memories', 'd'), 0o755)
+    expect(existsSync(path.join(dataDir, 'history.git', RESTORE_INTENT_FILE))).toBe(false)
+    // Nothing was restored: the folder and its history are as they were.
+    expect(gitCli(dataDir, 'rev-parse', 'main').trim()).toBe(head)
+    expect(await readFile(path.join(dataDir, 'memories', 'd', 'a.md'), 'utf8')).toBe('v2\n')
+    fsck(dataDir)
+  })
 })
 
 // A folder Cairn may list but not enter (mode 0444, after `chmod -R 444 notes/`): opening and
