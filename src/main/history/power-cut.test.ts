@@ -160,13 +160,17 @@ describe('a power cut after acknowledged commands, before any checkpoint', () =>
   }
 })
 
-/** The ref file as a power cut may leave it when its rename was never made durable. */
-type RefLoss = 'reverted' | 'emptied' | 'missing'
+/**
+ * The ref file as a power cut may leave it when its move (written in place, or renamed) was
+ * never made durable: its old value, emptied, gone, or its block zeroed.
+ */
+type RefLoss = 'reverted' | 'emptied' | 'missing' | 'zeroed'
 
 function losePowerCutRef(loss: RefLoss, old: string): void {
   const file = path.join(gitdir(), 'refs', 'heads', 'main')
   if (loss === 'reverted') fs.writeFileSync(file, `${old}\n`)
   else if (loss === 'emptied') fs.truncateSync(file, 0)
+  else if (loss === 'zeroed') fs.writeFileSync(file, Buffer.alloc(41))
   else fs.rmSync(file)
 }
 
@@ -177,8 +181,8 @@ const REF_COMMANDS = [
   { command: 'insert', path: '/memories/b.md', insert_line: 1, insert_text: 'more' },
 ]
 
-describe("a power cut that loses the ref file's rename (only the log was flushed)", () => {
-  for (const loss of ['reverted', 'emptied', 'missing'] as const) {
+describe("a power cut that loses the ref file's move (only the log was flushed)", () => {
+  for (const loss of ['reverted', 'emptied', 'missing', 'zeroed'] as const) {
     it(`moves main forward to the last acknowledged commit when the ref was ${loss}`, async () => {
       const old = gitCli(dataDir, 'rev-parse', 'main').trim()
       const before = commitCount(dataDir)
