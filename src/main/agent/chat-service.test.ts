@@ -547,6 +547,10 @@ describe('errors', () => {
       'localhost:8080',
       'ftp://127.0.0.1:9',
       '/home/someone/api',
+      // The SDK adds `/v1/messages` after these as text: into the query or the fragment.
+      'http://127.0.0.1:9/?key=1',
+      'https://proxy.example/api#v',
+      'http://127.0.0.1:9/?',
     ]) {
       env = { ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: baseURL }
       await chat.close()

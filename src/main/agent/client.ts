@@ -51,6 +51,13 @@ export function baseUrlProblem(baseURL: string | undefined): string | null {
   if (url.username !== '' || url.password !== '') {
     return 'The ANTHROPIC_BASE_URL environment variable holds a user name or password (a user:password@ part), which Cairn cannot send in an address, so it cannot reach the API through it. Remove them from the address where it is set (the proxy has to let Cairn in without them), then restart Cairn.'
   }
+  // The SDK appends each API path to the address as text: after a `?` or `#` the path would
+  // land in the query or the fragment and every request would go to the wrong place.
+  if (url.search !== '' || url.hash !== '' || /[?#]/.test(baseURL)) {
+    return invalidBaseUrl(
+      'holds a ?query or #fragment part, after which the API paths cannot be added',
+    )
+  }
   return null
 }
 

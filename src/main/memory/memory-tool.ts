@@ -251,7 +251,7 @@ async function dispatch(
     case 'create': {
       const target = checkPath(command.path)
       // `/memories/notes/` names a folder: no file is made at `notes` for it.
-      if (target.relative !== '' && command.path.endsWith('/')) {
+      if (endsAsFolder(command.path, target)) {
         throw new CommandError(
           'not-a-file',
           `Error: ${target.virtual}/ is a directory path (it ends with /); create needs a file path such as /memories/notes.md.`,
@@ -273,15 +273,11 @@ async function dispatch(
       // wrong), so the file's full new path is asked for. A folder renamed to `archive/` is
       // renamed to `archive`, as `mv drafts/ archive/` and the reference handler do; a missing
       // source falls through to rename's "does not exist".
-      if (
-        to.relative !== '' &&
-        command.new_path.endsWith('/') &&
-        ctx.tree.find(from.relative).kind === 'file'
-      ) {
+      if (endsAsFolder(command.new_path, to) && ctx.tree.find(from.relative).kind === 'file') {
         const name = from.virtual.slice(from.virtual.lastIndexOf('/') + 1)
         throw new CommandError(
           'invalid-path',
-          `Error: ${to.virtual}/ is a directory path (it ends with /), but ${from.virtual} is a file; rename needs the file's full new path, such as ${to.virtual}/${name} to move it into that folder.`,
+          `Error: ${to.virtual}/ is a directory path (it ends with /), but ${from.virtual} is a file; rename needs the file's full new path, such as ${to.virtual}/${name} to move it into that folder, or ${to.virtual} to give it that name.`,
         )
       }
       return rename(ctx, from, to)
@@ -295,17 +291,18 @@ async function dispatch(
  */
 function folderPath(ctx: CommandContext, raw: string): ParsedMemoryPath {
   const target = checkPath(raw)
-  if (
-    target.relative !== '' &&
-    raw.endsWith('/') &&
-    ctx.tree.find(target.relative).kind === 'file'
-  ) {
+  if (endsAsFolder(raw, target) && ctx.tree.find(target.relative).kind === 'file') {
     throw new CommandError(
       'conflict',
       `Error: ${target.virtual}/ ends with /, but ${target.virtual} is a file, not a directory.`,
     )
   }
   return target
+}
+
+/** `raw` ends with `/` below `/memories` itself: it names a folder, whatever is there now. */
+function endsAsFolder(raw: string, target: ParsedMemoryPath): boolean {
+  return target.relative !== '' && raw.endsWith('/')
 }
 
 // Folders a failed delete left renamed aside: removed now if the disk lets us.

@@ -73,7 +73,7 @@ describe('a path ending in / names a folder', () => {
     })
     expect(result).toMatchObject({ isError: true, errorCode: 'invalid-path', mutation: null })
     expect(text(result)).toBe(
-      "Error: /memories/newdir/ is a directory path (it ends with /), but /memories/a.md is a file; rename needs the file's full new path, such as /memories/newdir/a.md to move it into that folder.",
+      "Error: /memories/newdir/ is a directory path (it ends with /), but /memories/a.md is a file; rename needs the file's full new path, such as /memories/newdir/a.md to move it into that folder, or /memories/newdir to give it that name.",
     )
     expect(await snapshot(box.root)).toBe(before)
     // The path the error suggests works.
