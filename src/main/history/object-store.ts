@@ -306,7 +306,11 @@ export function createObjectStore(gitdir: string): ObjectStore {
       await flush()
       // Every commit `main` names is now whole and durable: `main` can move to the newest
       // logged value, should the power cut have lost (or undone) its ref file's rename.
-      const next = mainAfterReplay(readMainFile(gitdir), records, mains)
+      // A ref naming no intact object (its in-place write torn by the power cut: part of each
+      // id) is no value: moved forward like an empty or garbage one, never left to the search.
+      const read = readMainFile(gitdir)
+      const current = read !== null && (await isIntact(read)) ? read : null
+      const next = mainAfterReplay(current, records, mains)
       if (next !== null && (await isIntact(next))) await writeMainRef(gitdir, next)
       // Every object of the log, also those found intact (after a kill they may be in the
       // page cache only), and the ref file are made durable before the log is emptied.
@@ -858,7 +862,9 @@ export function moveLoggedMain(gitdir: string, oid: string): void {
   try {
     fd = disk.openSync(file, OPEN.READ_WRITE | OPEN.NOFOLLOW)
     const stats = disk.fstatSync(fd)
-    if (stats.isFile() && stats.size === value.byteLength) {
+    // A hard link shares its bytes with another name (a `cp -al` snapshot, a file outside the
+    // data folder): written through, that name would change too, so it is replaced instead.
+    if (stats.isFile() && stats.nlink === 1 && stats.size === value.byteLength) {
       if (disk.writeSync(fd, value, 0) === value.byteLength) return
     }
   } catch {

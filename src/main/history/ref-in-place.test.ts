@@ -97,6 +97,18 @@ describe('moving main after a logged commit', () => {
     fsck(dataDir)
   })
 
+  it('never writes through a hard link: the other name keeps its value (a cp -al snapshot)', async () => {
+    const snapshot = path.join(dataDir, 'snapshot-main')
+    fs.linkSync(refFile(), snapshot)
+    const before = fs.readFileSync(snapshot, 'utf8')
+    const oid = await edit('v0', 'v1')
+    expect(fs.readFileSync(snapshot, 'utf8')).toBe(before)
+    expect(fs.statSync(refFile()).nlink).toBe(1)
+    expect(fs.readFileSync(refFile(), 'utf8')).toBe(`${oid}\n`)
+    expect(head()).toBe(oid)
+    fsck(dataDir)
+  })
+
   it('keeps every commit across a close and a reopen', async () => {
     const commits = commitCount(dataDir)
     const oid = await edit('v0', 'v1')
