@@ -438,3 +438,76 @@ describe('a binary conflict on a file with a long name (review11-fixsync2 R5)', 
     await rm(laptopDir, { recursive: true, force: true })
   })
 })
+
+describe('a marker size that comes back in a later merge (review12-sync D1)', () => {
+  it('takes the newest merge’s machine for that size, on both machines', async () => {
+    const repo = sync.newRepo('size-again')
+    const laptop = await machine('laptop')
+    const desktop = await machine('desktop')
+    await desktop.write('prefs.md', 'A: 1\nx\ny\nz\nB: 1\nx\ny\nz\nC: 1\n')
+    await desktop.connect(sync.server, repo)
+    await desktop.sync()
+    await laptop.connect(sync.server, repo)
+    await laptop.sync()
+    const edit = async (m: Machine, from: string, to: string) =>
+      m.write('prefs.md', (await m.files()).get('prefs.md')!.replace(from, to))
+    // Merge #1 on the laptop (A, markers of 7); merge #2 on the desktop (B, markers of 8).
+    await edit(desktop, 'A: 1', 'A: desktop')
+    await desktop.sync()
+    await edit(laptop, 'A: 1', 'A: laptop')
+    expect((await laptop.sync()).state).toBe('conflicts')
+    await desktop.sync()
+    await edit(laptop, 'B: 1', 'B: laptop')
+    await laptop.sync()
+    await edit(desktop, 'B: 1', 'B: desktop')
+    await desktop.sync()
+    await laptop.sync()
+    // B's block alone is settled by a plain write (Claude or an editor), keeping both lines.
+    const open = (await desktop.files()).get('prefs.md')!
+    const settledB = open.replace(/<{8} [^\n]*\n([^\n]*\n)={8}\n([^\n]*\n)>{8} [^\n]*\n/, '$1$2')
+    expect(settledB).not.toBe(open)
+    await desktop.write('prefs.md', settledB)
+    await desktop.sync()
+    await laptop.sync()
+    // Merge #3 on the laptop (C): markers of 8 again, this time the laptop's.
+    await edit(desktop, 'C: 1', 'C: desktop')
+    await desktop.sync()
+    await edit(laptop, 'C: 1', 'C: laptop')
+    const onLaptop = await laptop.sync()
+    const file = (await laptop.files()).get('prefs.md')!
+    expect(file).toMatch(/\n<{8} laptop\nC: laptop\n={8}\nC: desktop\n>{8} desktop\n$/)
+    const sides = (status: SyncStatus) =>
+      status.conflicts.map((c) => c.blocks.map((b) => [b.ours, b.theirs]))
+    expect(sides(onLaptop)).toEqual([
+      [
+        ['A: laptop\n', 'A: desktop\n'],
+        ['C: laptop\n', 'C: desktop\n'],
+      ],
+    ])
+    const onDesktop = await desktop.sync()
+    expect(sides(onDesktop)).toEqual([
+      [
+        ['A: desktop\n', 'A: laptop\n'],
+        ['C: desktop\n', 'C: laptop\n'],
+      ],
+    ])
+    // The same after a restart (what the laptop saved), and "ours" keeps each machine's lines.
+    await sync.stop(laptop)
+    const reopened = await machine('laptop', laptop.dir)
+    expect(sides(await reopened.call('sync:status'))).toEqual(sides(onLaptop))
+    await reopened.call('sync:resolve', { path: '/memories/prefs.md', choice: 'ours' })
+    expect((await reopened.files()).get('prefs.md')).toBe(
+      'A: laptop\nx\ny\nz\nB: desktop\nB: laptop\nx\ny\nz\nC: laptop\n',
+    )
+    await desktop.call('sync:resolve', { path: '/memories/prefs.md', choice: 'ours' })
+    expect((await desktop.files()).get('prefs.md')).toBe(
+      'A: desktop\nx\ny\nz\nB: desktop\nB: laptop\nx\ny\nz\nC: desktop\n',
+    )
+    await reopened.sync()
+    await desktop.sync()
+    await reopened.sync()
+    await expectSound(sync.server, repo, [reopened, desktop])
+    await sync.stop(reopened)
+    await rm(laptop.dir, { recursive: true, force: true })
+  })
+})
