@@ -3,7 +3,7 @@
  * commit the other machine learns from (review hunt11 D3, D4, D5). Real machines through the
  * real git server on loopback; the git CLI reads what each history holds.
  */
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -509,5 +509,47 @@ describe('a marker size that comes back in a later merge (review12-sync D1)', ()
     await expectSound(sync.server, repo, [reopened, desktop])
     await sync.stop(reopened)
     await rm(laptop.dir, { recursive: true, force: true })
+  })
+})
+
+describe('a binary conflict in a folder that leaves no room for a tag (review12-sync D4)', () => {
+  it('keeps the other side under a name the rules accept, which Claude can delete', async () => {
+    const repo = sync.newRepo('deep-binary')
+    const laptop = await machine('laptop')
+    const desktop = await machine('desktop')
+    // A path of exactly 512 characters, allowed: no room for " (desktop)" beside the name.
+    const dir = `${['a', 'b', 'c', 'd'].map((c) => c.repeat(120)).join('/')}/${'e'.repeat(11)}`
+    const file = `${dir}/ab.png`
+    expect(`/memories/${file}`).toHaveLength(512)
+    const png = (tag: string) =>
+      Buffer.from([0x89, 0x50, 0x4e, 0x47, 0xff, 0x00, ...Buffer.from(tag)])
+    const put = async (m: Machine, tag: string) => {
+      await mkdir(path.join(m.dir, 'memories', dir), { recursive: true })
+      await writeFile(path.join(m.dir, 'memories', file), png(tag))
+    }
+    await desktop.write('a.md', 'a\n')
+    await put(desktop, 'v0')
+    await desktop.connect(sync.server, repo)
+    await desktop.sync()
+    await laptop.connect(sync.server, repo)
+    await laptop.sync()
+    await put(desktop, 'desktop')
+    await desktop.sync()
+    await put(laptop, 'laptop')
+    const status = await laptop.sync()
+    expect(status.state).toBe('conflicts')
+    const other = status.conflicts[0]!.otherPath!
+    expect(other).toBe(`/memories/${dir}/1.png`)
+    // Both sides are there, each whole; the git CLI reads the other side's copy from history.
+    expect(await readFile(path.join(laptop.dir, 'memories', file))).toEqual(png('laptop'))
+    expect(await readFile(path.join(laptop.dir, 'memories', dir, '1.png'))).toEqual(png('desktop'))
+    expect(laptop.git('show', `main:${dir}/1.png`)).toContain('desktop')
+    // Claude's memory tool can view and delete it.
+    expect((await laptop.call('memory:read', { path: other })).path).toBe(other)
+    await laptop.call('memory:delete', { path: other })
+    await laptop.sync()
+    await desktop.sync()
+    await laptop.sync()
+    await expectSound(sync.server, repo, [laptop, desktop])
   })
 })
