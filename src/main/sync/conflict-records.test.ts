@@ -193,3 +193,29 @@ describe('a marker size that comes back in a later merge', () => {
     ])
   })
 })
+
+describe('a later merge an older build recorded without marker sizes (review12-sync D5)', () => {
+  const m1 = `Merge\n\nConflict: %2Fmemories%2Fprefs.md\nConflict-Markers: 7 %2Fmemories%2Fprefs.md\nMerged-On: ${LAPTOP}\n`
+  // Made on the desktop by a build that wrote `Merged-On:` but no `Conflict-Markers:`.
+  const m2 = `Merge\n\nConflict: %2Fmemories%2Fprefs.md\nMerged-On: ${DESKTOP}\n`
+  const sides = async (record: ConflictRecord, machine: string, id?: string) =>
+    (await viewConflict(record, machine, async () => CROSSED, id))?.blocks.map((b) => [
+      b.ours,
+      b.theirs,
+    ])
+
+  it('lets the markers’ names decide each block, learnt in either order', async () => {
+    const [first] = conflictsOfMessage(m1, SINCE)
+    const [second] = conflictsOfMessage(m2, 'b'.repeat(40))
+    for (const record of [withLaterConflict(first!, second!), withLaterConflict(second!, first!)]) {
+      expect(await sides(record, 'laptop', LAPTOP)).toEqual([
+        ['A: laptop\n', 'A: desktop\n'],
+        ['B: laptop\n', 'B: desktop\n'],
+      ])
+      expect(await sides(record, 'desktop', DESKTOP)).toEqual([
+        ['A: desktop\n', 'A: laptop\n'],
+        ['B: desktop\n', 'B: laptop\n'],
+      ])
+    }
+  })
+})

@@ -111,7 +111,13 @@ export function withLaterConflict(
 ): ConflictRecord {
   if (kept.kind !== 'text' || later.kind !== 'text') return kept
   const merges = laterMergesOf(kept, later, position)
-  const known = merges.length > 0 ? { ...kept, laterMerges: merges } : kept
+  const gathered = merges.length > 0 ? { ...kept, laterMerges: merges } : kept
+  // A merge recorded without marker sizes (an older build) left blocks whose size nobody
+  // knows: made on another machine than the other merge (or either unknown), no one machine
+  // stands for every block, and the markers' names decide.
+  const sizeless = kept.markerSize === undefined || later.markerSize === undefined
+  const { mergedOn: _mergedOn, ...anyMachine } = gathered
+  const known = sizeless && kept.mergedOn !== later.mergedOn ? anyMachine : gathered
   const keptSizes = markerSizesOf(kept)
   const laterSizes = markerSizesOf(later)
   if (keptSizes === undefined) return known
