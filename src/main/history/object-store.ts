@@ -576,9 +576,22 @@ export function parseCommit(oid: string, buffer: Buffer): RawCommit {
     parent: parents[0] ?? null,
     parents,
     authorName: author[1]!,
-    timestamp: Number(author[2]),
+    timestamp: datable(Number(author[2])),
     message,
   }
+}
+
+/** The furthest seconds from 1970 a JavaScript date holds (±8.64e15 ms). */
+const DATE_RANGE_SECONDS = 8_640_000_000_000
+
+/**
+ * A commit's time, brought into the range of a date: git takes any number there (a crafted
+ * history, or another machine's commit brought by sync), and one past the range made every
+ * date shown from it invalid (review hunt12-story D6). Only the time read is clamped: the
+ * commit, and its id, stay as they are.
+ */
+function datable(seconds: number): number {
+  return Math.max(-DATE_RANGE_SECONDS, Math.min(DATE_RANGE_SECONDS, seconds))
 }
 
 /** Serializes tree entries in git's canonical form (byte order, directories as `name/`). */
