@@ -127,3 +127,95 @@ describe('a conflict whose later merge was made on the other machine', () => {
     ])
   })
 })
+
+// Merge #2's block settled, merge #3 made on the laptop takes 8-markers again (review12-sync D1).
+const AGAIN = [
+  '<<<<<<< laptop\nA: laptop\n=======\nA: desktop\n>>>>>>> desktop\n',
+  'x\n',
+  '<<<<<<<< laptop\nC: laptop\n========\nC: desktop\n>>>>>>>> desktop\n',
+].join('')
+
+describe('a marker size that comes back in a later merge', () => {
+  const first: ConflictRecord = {
+    path: '/memories/prefs.md',
+    kind: 'text',
+    since: SINCE,
+    mergedOn: LAPTOP,
+    markerSize: 7,
+  }
+  const second: ConflictRecord = {
+    ...first,
+    since: 'b'.repeat(40),
+    mergedOn: DESKTOP,
+    markerSize: 8,
+  }
+  const third: ConflictRecord = { ...first, since: 'c'.repeat(40), mergedOn: LAPTOP, markerSize: 8 }
+  // Where each merge sits along `main`, oldest first.
+  const position = (oid: string) => [first.since, second.since, third.since].indexOf(oid)
+  const sides = async (record: ConflictRecord, machine: string, id?: string) =>
+    (await viewConflict(record, machine, async () => AGAIN, id))?.blocks.map((b) => [
+      b.ours,
+      b.theirs,
+    ])
+
+  it('takes the newest merge’s machine, learnt oldest first or newest first, across a restart', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'cairn-records-'))
+    dirs.push(dir)
+    const add = (records: ConflictRecord[]) =>
+      records.reduce((kept, later) => withLaterConflict(kept, later, position))
+    const records = [add([first, second, third]), add([third, second, first])]
+    const store = createSyncStore(dir, createRecordingLogger())
+    await store.saveState({ ...(await store.state()), conflicts: records })
+    const reopened = (await createSyncStore(dir, createRecordingLogger()).state()).conflicts
+    expect(reopened).toEqual(records)
+    for (const record of reopened) {
+      expect(await sides(record, 'laptop', LAPTOP)).toEqual([
+        ['A: laptop\n', 'A: desktop\n'],
+        ['C: laptop\n', 'C: desktop\n'],
+      ])
+      expect(await sides(record, 'desktop', DESKTOP)).toEqual([
+        ['A: desktop\n', 'A: laptop\n'],
+        ['C: desktop\n', 'C: laptop\n'],
+      ])
+    }
+  })
+
+  it('lets a merge recorded after an older build’s record (no commit per size) win', async () => {
+    const older: ConflictRecord = {
+      ...first,
+      markerSizes: [8],
+      laterMerges: [{ size: 8, mergedOn: DESKTOP }],
+    }
+    const record = withLaterConflict(older, third, position)
+    expect(await sides(record, 'laptop', LAPTOP)).toEqual([
+      ['A: laptop\n', 'A: desktop\n'],
+      ['C: laptop\n', 'C: desktop\n'],
+    ])
+  })
+})
+
+describe('a later merge an older build recorded without marker sizes (review12-sync D5)', () => {
+  const m1 = `Merge\n\nConflict: %2Fmemories%2Fprefs.md\nConflict-Markers: 7 %2Fmemories%2Fprefs.md\nMerged-On: ${LAPTOP}\n`
+  // Made on the desktop by a build that wrote `Merged-On:` but no `Conflict-Markers:`.
+  const m2 = `Merge\n\nConflict: %2Fmemories%2Fprefs.md\nMerged-On: ${DESKTOP}\n`
+  const sides = async (record: ConflictRecord, machine: string, id?: string) =>
+    (await viewConflict(record, machine, async () => CROSSED, id))?.blocks.map((b) => [
+      b.ours,
+      b.theirs,
+    ])
+
+  it('lets the markers’ names decide each block, learnt in either order', async () => {
+    const [first] = conflictsOfMessage(m1, SINCE)
+    const [second] = conflictsOfMessage(m2, 'b'.repeat(40))
+    for (const record of [withLaterConflict(first!, second!), withLaterConflict(second!, first!)]) {
+      expect(await sides(record, 'laptop', LAPTOP)).toEqual([
+        ['A: laptop\n', 'A: desktop\n'],
+        ['B: laptop\n', 'B: desktop\n'],
+      ])
+      expect(await sides(record, 'desktop', DESKTOP)).toEqual([
+        ['A: desktop\n', 'A: laptop\n'],
+        ['B: desktop\n', 'B: laptop\n'],
+      ])
+    }
+  })
+})

@@ -104,10 +104,20 @@ export function markerSizesOf(record: ConflictRecord): MarkerSizes | undefined {
  * counted the earlier blocks as marker-like lines and took longer markers), knowing which
  * machine made each merge by its marker size.
  */
-export function withLaterConflict(kept: ConflictRecord, later: ConflictRecord): ConflictRecord {
+export function withLaterConflict(
+  kept: ConflictRecord,
+  later: ConflictRecord,
+  position: (oid: string) => number = () => -1,
+): ConflictRecord {
   if (kept.kind !== 'text' || later.kind !== 'text') return kept
-  const merges = laterMergesOf(kept, later)
-  const known = merges.length > 0 ? { ...kept, laterMerges: merges } : kept
+  const merges = laterMergesOf(kept, later, position)
+  const gathered = merges.length > 0 ? { ...kept, laterMerges: merges } : kept
+  // A merge recorded without marker sizes (an older build) left blocks whose size nobody
+  // knows: made on another machine than the other merge (or either unknown), no one machine
+  // stands for every block, and the markers' names decide.
+  const sizeless = kept.markerSize === undefined || later.markerSize === undefined
+  const { mergedOn: _mergedOn, ...anyMachine } = gathered
+  const known = sizeless && kept.mergedOn !== later.mergedOn ? anyMachine : gathered
   const keptSizes = markerSizesOf(kept)
   const laterSizes = markerSizesOf(later)
   if (keptSizes === undefined) return known
@@ -123,18 +133,54 @@ export function withLaterConflict(kept: ConflictRecord, later: ConflictRecord): 
 }
 
 // The kept record's later merges, and the later record's own (its first merge, and any it
-// gathered), each size once: the kept record's own size is its `mergedOn`'s.
-function laterMergesOf(kept: ConflictRecord, later: ConflictRecord): LaterMerge[] {
+// gathered), one per size. A size comes back in a later merge only once every block of that
+// size left the file (a merge's markers are longer than any marker-like line it met), so of two
+// merges with one size the newer one (further along `main`: `position`) made the blocks there.
+// Records arrive oldest first from a sync, newest first when read back from history after a
+// kill: the order they come in decides nothing.
+function laterMergesOf(
+  kept: ConflictRecord,
+  later: ConflictRecord,
+  position: (oid: string) => number,
+): LaterMerge[] {
   const merges = [...(kept.laterMerges ?? [])]
   const sizes =
     later.markerSize === undefined ? [] : [later.markerSize, ...(later.markerSizes ?? [])]
   for (const size of sizes) {
     const mergedOn = mergedOnFor(later, size)
-    if (mergedOn === undefined || size === kept.markerSize) continue
-    if (merges.some((merge) => merge.size === size)) continue
-    merges.push({ size, mergedOn })
+    if (mergedOn === undefined) continue
+    const since = sinceFor(later, size)
+    const merge: LaterMerge = since === undefined ? { size, mergedOn } : { size, mergedOn, since }
+    const at = merges.findIndex((known) => known.size === size)
+    const known = at >= 0 ? merges[at] : size === kept.markerSize ? kept : undefined
+    if (known === undefined) merges.push(merge)
+    else if (newer(since, known.since, position)) {
+      // The kept record's own size: an entry here wins over its `mergedOn` (`mergedOnFor`).
+      if (at >= 0) merges[at] = merge
+      else merges.push(merge)
+    }
   }
   return merges.slice(0, 100)
+}
+
+// Whether the merge `candidate` came after `known`. A record an older build saved has no
+// commit for a later merge: anything recorded since is newer. Commits `main` does not hold
+// (-1) tell nothing: what is known stays.
+function newer(
+  candidate: string | undefined,
+  known: string | undefined,
+  position: (oid: string) => number,
+): boolean {
+  if (candidate === undefined) return false
+  if (known === undefined) return true
+  return position(candidate) > position(known)
+}
+
+// The merge commit that left blocks of marker size `size`.
+function sinceFor(record: ConflictRecord, size: number): string | undefined {
+  const later = record.laterMerges?.find((merge) => merge.size === size)
+  if (later) return later.since
+  return record.since
 }
 
 /**

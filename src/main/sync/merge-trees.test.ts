@@ -239,3 +239,32 @@ describe('sideName of a long file name (review11-fixsync2 R5)', () => {
     expect(name).toMatch(/ \(desktop\)\.md$/)
   })
 })
+
+describe('sideName where the folder leaves no room for a tag (review12-sync D4)', () => {
+  it('falls back to a shorter name the rules accept, keeping the extension while it fits', () => {
+    // A folder of 505 characters in /memories/: a path of 512 with a six-character name.
+    const dir = `${['a', 'b', 'c', 'd'].map((c) => c.repeat(120)).join('/')}/${'e'.repeat(11)}`
+    const path = `${dir}/ab.png`
+    expect(`/memories/${path}`).toHaveLength(512)
+    expect(parseMemoryPath(`/memories/${path}`).ok).toBe(true)
+    const taken = new Map<string, unknown>([[path, null]])
+    const names: string[] = []
+    for (let n = 1; n <= 4; n++) {
+      const name = sideName(path, 'desktop', taken)
+      expect(parseMemoryPath(`/memories/${name}`), name).toMatchObject({ ok: true })
+      expect(name.startsWith(`${dir}/`)).toBe(true)
+      taken.set(name, null)
+      names.push(name.slice(dir.length + 1))
+    }
+    expect(names).toEqual(['1.png', '2.png', '3.png', '4.png'])
+  })
+
+  it('never starts a name with a space beside a long multi-byte extension', () => {
+    const path = `x.${'資料'.repeat(41)}`
+    expect(parseMemoryPath(`/memories/${path}`).ok).toBe(true)
+    const name = sideName(path, 'desktop', new Map())
+    expect(parseMemoryPath(`/memories/${name}`), name).toMatchObject({ ok: true })
+    expect(Buffer.byteLength(name)).toBeLessThanOrEqual(255)
+    expect(name).toBe(`x-1.${'資料'.repeat(41)}`)
+  })
+})

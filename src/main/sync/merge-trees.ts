@@ -214,10 +214,28 @@ export function sideName(path: string, label: string, taken: ReadonlyMap<string,
     // Cut to the rules' characters, then to the 255 bytes a file system takes.
     return `${dir}${fitName(cutText(stem, Math.max(1, room - tail.length)), tail)}`
   }
+  // A deep folder can leave less room than ` (other)` beside one character, and a long
+  // multi-byte extension no room for any stem: then shorter names, keeping the extension while
+  // one fits (`a-1.png`, `1.png`), and at last the number alone. The first the rules accept.
+  const fullDot = name.lastIndexOf('.')
+  const fullStem = fullDot > 0 ? name.slice(0, fullDot) : name
+  const fullExt = fullDot > 0 ? name.slice(fullDot) : ''
+  const short = (stemOf: string, tail: string) =>
+    `${dir}${fitName(cutText(stemOf, Math.max(1, room - tail.length)), tail)}`
+  const passes = (candidate: string) => parseMemoryPath(`${MEMORY_ROOT}/${candidate}`).ok
   for (let n = 1; ; n++) {
-    const tagged = named(cleaned, n)
-    const candidate = parseMemoryPath(`${MEMORY_ROOT}/${tagged}`).ok ? tagged : named('other', n)
-    if (!taken.has(candidate)) return candidate
+    const number = n.toString(36)
+    const candidate = [
+      named(cleaned, n),
+      named('other', n),
+      short(fullStem, `-${number}${fullExt}`),
+      `${dir}${number}${fullExt}`,
+      short(name, `-${number}`),
+      `${dir}${number}`,
+    ].find(passes)
+    // The number alone always fits the room the original name had (one character at least);
+    // only every short name being taken moves on.
+    if (candidate !== undefined && !taken.has(candidate)) return candidate
   }
 }
 

@@ -14,13 +14,57 @@ import { startMachine, type Machine } from './test-support'
 let server: GitServer
 let proxy: http.Server
 let refuseWith = 413
+/**
+ * Set: the proxy stands for a server under contention that words a lost race its own way
+ * (JGit's "failed to lock"): on each push another writer's commit really lands on `main` of
+ * `busyRepo`, and the push is answered `ng refs/heads/main <words>`.
+ */
+let raceWords: string | null = null
+let busyRepo = ''
+let busyPushes = 0
+/** Set: pushes go through to the server (a first sync before the server gets busy). */
+let passPushes = false
 const open: Machine[] = []
 let repoCount = 0
 
 beforeAll(async () => {
   server = await startGitServer()
   proxy = http.createServer((req, res) => {
-    if (req.method === 'POST' && req.url?.endsWith('git-receive-pack')) {
+    if (req.method === 'POST' && req.url?.endsWith('git-receive-pack') && raceWords !== null) {
+      const words = raceWords
+      req.resume()
+      req.on('end', () => {
+        busyPushes++
+        const tree = server.git(busyRepo, 'rev-parse', 'main^{tree}').trim()
+        const bot = server
+          .git(
+            busyRepo,
+            '-c',
+            'user.name=o',
+            '-c',
+            'user.email=o@example.com',
+            'commit-tree',
+            tree,
+            '-p',
+            'main',
+            '-m',
+            `bot ${busyPushes}`,
+          )
+          .trim()
+        server.git(busyRepo, 'update-ref', 'refs/heads/main', bot)
+        const report = Buffer.concat([
+          pkt(Buffer.from('unpack ok\n')),
+          pkt(Buffer.from(`ng refs/heads/main ${words}\n`)),
+          Buffer.from('0000'),
+        ])
+        res.writeHead(200, { 'Content-Type': 'application/x-git-receive-pack-result' })
+        res.end(
+          Buffer.concat([pkt(Buffer.concat([Buffer.from([1]), report])), Buffer.from('0000')]),
+        )
+      })
+      return
+    }
+    if (req.method === 'POST' && req.url?.endsWith('git-receive-pack') && !passPushes) {
       req.resume()
       res.writeHead(refuseWith, { 'Content-Type': 'text/html' })
       res.end(`<h1>${refuseWith}</h1>`)
@@ -50,6 +94,10 @@ afterAll(async () => {
 afterEach(async () => {
   for (const machine of open.splice(0)) await machine.close()
 })
+
+// One pkt-line: its length in four hex digits, then the bytes.
+const pkt = (bytes: Buffer) =>
+  Buffer.concat([Buffer.from((bytes.length + 4).toString(16).padStart(4, '0')), bytes])
 
 async function pushThroughProxy(status: number): Promise<{ code?: string; message?: string }> {
   refuseWith = status
@@ -198,4 +246,46 @@ exit 1
     expect(server.git(repo, 'log', '--format=%s', 'main')).not.toContain('notes.md')
     expect(laptop.git('show', 'main:notes.md')).toBe('x\n')
   })
+})
+
+describe('a lost race on the sync’s last push, in a server’s own words (review12-sync D2)', () => {
+  it.each(['failed to lock', 'non-fast forward', 'some words no server list holds'])(
+    'stays a race (“%s”) when main moved during every push',
+    async (words) => {
+      const repo = `jgit-${++repoCount}`
+      server.createRepo(repo)
+      const laptop = await startMachine('laptop')
+      open.push(laptop)
+      await laptop.write('a.md', 'a\n')
+      const port = (proxy.address() as AddressInfo).port
+      await laptop.call('sync:configure', {
+        url: `http://127.0.0.1:${port}/${repo}.git`,
+        username: server.user,
+        token: server.token,
+        intervalMinutes: 0,
+      })
+      passPushes = true
+      try {
+        expect((await laptop.sync()).state).toBe('idle')
+      } finally {
+        passPushes = false
+      }
+      await laptop.write('notes.md', 'x\n')
+      busyRepo = repo
+      busyPushes = 0
+      raceWords = words
+      try {
+        const status = await laptop.sync()
+        expect([status.state, status.error?.code]).toEqual(['error', 'sync-rejected'])
+        expect(status.error?.message).not.toContain(words)
+      } finally {
+        raceWords = null
+      }
+      // Four pushes, each of which met another writer's commit on main: a race every time.
+      expect(busyPushes).toBe(4)
+      expect(server.git(repo, 'log', '--format=%s', 'main').split('\n')).toContain('bot 4')
+      expect(server.git(repo, 'ls-tree', '--name-only', 'main')).not.toContain('notes.md')
+      expect(laptop.git('show', 'main:notes.md')).toBe('x\n')
+    },
+  )
 })

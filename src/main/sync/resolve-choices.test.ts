@@ -3,7 +3,7 @@
  * commit the other machine learns from (review hunt11 D3, D4, D5). Real machines through the
  * real git server on loopback; the git CLI reads what each history holds.
  */
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -436,5 +436,120 @@ describe('a binary conflict on a file with a long name (review11-fixsync2 R5)', 
     await expectSound(sync.server, repo, [reopened, desktop])
     await sync.stop(reopened)
     await rm(laptopDir, { recursive: true, force: true })
+  })
+})
+
+describe('a marker size that comes back in a later merge (review12-sync D1)', () => {
+  it('takes the newest merge’s machine for that size, on both machines', async () => {
+    const repo = sync.newRepo('size-again')
+    const laptop = await machine('laptop')
+    const desktop = await machine('desktop')
+    await desktop.write('prefs.md', 'A: 1\nx\ny\nz\nB: 1\nx\ny\nz\nC: 1\n')
+    await desktop.connect(sync.server, repo)
+    await desktop.sync()
+    await laptop.connect(sync.server, repo)
+    await laptop.sync()
+    const edit = async (m: Machine, from: string, to: string) =>
+      m.write('prefs.md', (await m.files()).get('prefs.md')!.replace(from, to))
+    // Merge #1 on the laptop (A, markers of 7); merge #2 on the desktop (B, markers of 8).
+    await edit(desktop, 'A: 1', 'A: desktop')
+    await desktop.sync()
+    await edit(laptop, 'A: 1', 'A: laptop')
+    expect((await laptop.sync()).state).toBe('conflicts')
+    await desktop.sync()
+    await edit(laptop, 'B: 1', 'B: laptop')
+    await laptop.sync()
+    await edit(desktop, 'B: 1', 'B: desktop')
+    await desktop.sync()
+    await laptop.sync()
+    // B's block alone is settled by a plain write (Claude or an editor), keeping both lines.
+    const open = (await desktop.files()).get('prefs.md')!
+    const settledB = open.replace(/<{8} [^\n]*\n([^\n]*\n)={8}\n([^\n]*\n)>{8} [^\n]*\n/, '$1$2')
+    expect(settledB).not.toBe(open)
+    await desktop.write('prefs.md', settledB)
+    await desktop.sync()
+    await laptop.sync()
+    // Merge #3 on the laptop (C): markers of 8 again, this time the laptop's.
+    await edit(desktop, 'C: 1', 'C: desktop')
+    await desktop.sync()
+    await edit(laptop, 'C: 1', 'C: laptop')
+    const onLaptop = await laptop.sync()
+    const file = (await laptop.files()).get('prefs.md')!
+    expect(file).toMatch(/\n<{8} laptop\nC: laptop\n={8}\nC: desktop\n>{8} desktop\n$/)
+    const sides = (status: SyncStatus) =>
+      status.conflicts.map((c) => c.blocks.map((b) => [b.ours, b.theirs]))
+    expect(sides(onLaptop)).toEqual([
+      [
+        ['A: laptop\n', 'A: desktop\n'],
+        ['C: laptop\n', 'C: desktop\n'],
+      ],
+    ])
+    const onDesktop = await desktop.sync()
+    expect(sides(onDesktop)).toEqual([
+      [
+        ['A: desktop\n', 'A: laptop\n'],
+        ['C: desktop\n', 'C: laptop\n'],
+      ],
+    ])
+    // The same after a restart (what the laptop saved), and "ours" keeps each machine's lines.
+    await sync.stop(laptop)
+    const reopened = await machine('laptop', laptop.dir)
+    expect(sides(await reopened.call('sync:status'))).toEqual(sides(onLaptop))
+    await reopened.call('sync:resolve', { path: '/memories/prefs.md', choice: 'ours' })
+    expect((await reopened.files()).get('prefs.md')).toBe(
+      'A: laptop\nx\ny\nz\nB: desktop\nB: laptop\nx\ny\nz\nC: laptop\n',
+    )
+    await desktop.call('sync:resolve', { path: '/memories/prefs.md', choice: 'ours' })
+    expect((await desktop.files()).get('prefs.md')).toBe(
+      'A: desktop\nx\ny\nz\nB: desktop\nB: laptop\nx\ny\nz\nC: desktop\n',
+    )
+    await reopened.sync()
+    await desktop.sync()
+    await reopened.sync()
+    await expectSound(sync.server, repo, [reopened, desktop])
+    await sync.stop(reopened)
+    await rm(laptop.dir, { recursive: true, force: true })
+  })
+})
+
+describe('a binary conflict in a folder that leaves no room for a tag (review12-sync D4)', () => {
+  it('keeps the other side under a name the rules accept, which Claude can delete', async () => {
+    const repo = sync.newRepo('deep-binary')
+    const laptop = await machine('laptop')
+    const desktop = await machine('desktop')
+    // A path of exactly 512 characters, allowed: no room for " (desktop)" beside the name.
+    const dir = `${['a', 'b', 'c', 'd'].map((c) => c.repeat(120)).join('/')}/${'e'.repeat(11)}`
+    const file = `${dir}/ab.png`
+    expect(`/memories/${file}`).toHaveLength(512)
+    const png = (tag: string) =>
+      Buffer.from([0x89, 0x50, 0x4e, 0x47, 0xff, 0x00, ...Buffer.from(tag)])
+    const put = async (m: Machine, tag: string) => {
+      await mkdir(path.join(m.dir, 'memories', dir), { recursive: true })
+      await writeFile(path.join(m.dir, 'memories', file), png(tag))
+    }
+    await desktop.write('a.md', 'a\n')
+    await put(desktop, 'v0')
+    await desktop.connect(sync.server, repo)
+    await desktop.sync()
+    await laptop.connect(sync.server, repo)
+    await laptop.sync()
+    await put(desktop, 'desktop')
+    await desktop.sync()
+    await put(laptop, 'laptop')
+    const status = await laptop.sync()
+    expect(status.state).toBe('conflicts')
+    const other = status.conflicts[0]!.otherPath!
+    expect(other).toBe(`/memories/${dir}/1.png`)
+    // Both sides are there, each whole; the git CLI reads the other side's copy from history.
+    expect(await readFile(path.join(laptop.dir, 'memories', file))).toEqual(png('laptop'))
+    expect(await readFile(path.join(laptop.dir, 'memories', dir, '1.png'))).toEqual(png('desktop'))
+    expect(laptop.git('show', `main:${dir}/1.png`)).toContain('desktop')
+    // Claude's memory tool can view and delete it.
+    expect((await laptop.call('memory:read', { path: other })).path).toBe(other)
+    await laptop.call('memory:delete', { path: other })
+    await laptop.sync()
+    await desktop.sync()
+    await laptop.sync()
+    await expectSound(sync.server, repo, [laptop, desktop])
   })
 })

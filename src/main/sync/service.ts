@@ -179,7 +179,10 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     for (const record of records) {
       if (record.settled) continue
       const known = byPath.get(record.path)
-      byPath.set(record.path, known ? withLaterConflict(known, record) : record)
+      byPath.set(
+        record.path,
+        known ? withLaterConflict(known, record, (oid) => engineHistory.position(oid)) : record,
+      )
     }
     await store.saveState({ ...state, conflicts: [...byPath.values()] })
   }

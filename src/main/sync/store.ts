@@ -80,6 +80,11 @@ export interface LaterMerge {
   readonly size: number
   /** The id of the machine that made it. */
   readonly mergedOn: string
+  /**
+   * Its merge commit. A size comes back once its earlier blocks left the file, so the newest
+   * merge of a size is the one whose blocks are there (absent in records older builds saved).
+   */
+  readonly since?: string
 }
 
 export interface SyncState {
@@ -119,7 +124,7 @@ const conflictSchema = z.object({
   markerSize: markerSizeSchema.optional(),
   markerSizes: z.array(markerSizeSchema).max(100).optional(),
   laterMerges: z
-    .array(z.object({ size: markerSizeSchema, mergedOn: machineIdSchema }))
+    .array(z.object({ size: markerSizeSchema, mergedOn: machineIdSchema, since: oid.optional() }))
     .max(100)
     .optional(),
   settled: z.literal(true).optional(),

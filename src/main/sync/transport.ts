@@ -229,9 +229,15 @@ async function pushInto(
     const translated = transportError(error, refused.value, 'push', said.join(''))
     const refusal = refusalOfPush(error)
     // On a busy remote (a bot committing on every push) the branch moves during every push: a
-    // refusal in other words than a race's is then the server's reason on the sync's last
-    // try, said, and not retried for ever as a race.
-    const stands = lastAttempt && refusal !== null && !RACE.test(refusal)
+    // refusal in a policy's known words is then the server's reason on the sync's last try,
+    // said, and not retried for ever as a race. Any other words stay a race: servers word a
+    // lost race their own way (JGit: "failed to lock", "non-fast forward"), and a race called
+    // a refusal would tell the person to fix a server where nothing is wrong.
+    const stands =
+      lastAttempt &&
+      refusal !== null &&
+      !RACE.test(refusal) &&
+      POLICY.test(`${refusal}\n${said.join('')}`)
     if (fetched !== undefined && refusal !== null && !stands) {
       // Servers word a lost race their own way (GitLab and Gitea: "incorrect old value
       // provided"): what happened decides. The branch moved since the fetch: a race, worth a
@@ -425,9 +431,15 @@ function refusalOfPush(error: unknown): string | null {
 type RefResult = { ok?: boolean; error?: string }
 
 // What decides when the remote's `main` cannot be read after a refusal: the words servers use
-// for "the branch moved since you fetched" (git's, then GitLab's and Gitea's).
+// for "the branch moved since you fetched" (git's, then GitLab's and Gitea's, JGit's, Azure
+// DevOps').
 const RACE =
-  /fetch first|non-fast-forward|stale info|failed to update ref|cannot lock ref|incorrect old value/i
+  /fetch first|non-fast-forward|non-fast forward|stale info|failed to update ref|cannot lock ref|incorrect old value|failed to lock|lock error|already been updated/i
+
+// Words only a policy refusal uses (git's hooks, GitHub's protected branches and push
+// protection GH0xx, GitLab's protected branches, Gerrit's "prohibited"): never a race's.
+const POLICY =
+  /hook declined|protected branch|\bGH0\d\d\b|push protection|rule violations|prohibited by|not allowed to push|permission denied|access denied/i
 
 // The reason the server gave for the first branch it did not update (`ng <ref> <reason>`).
 function refusalOf(
