@@ -129,7 +129,14 @@ function fileNode(
   name: string,
 ): Node | typeof NOT_HEAD | Promise<Node | typeof NOT_HEAD> {
   const { store, stats } = walk
-  const looked = folder.lstat(name)
+  let looked: Stats | null
+  try {
+    looked = folder.lstat(name)
+  } catch (error) {
+    // In a folder Cairn may list but not enter (mode 0444): the full scan reports it.
+    if (isCode(error, 'EACCES') || isCode(error, 'EPERM')) return NOT_HEAD
+    throw error
+  }
   if (!looked?.isFile() || looked.size > MAX_VERSIONED_BYTES) return NOT_HEAD
   walk.visited.add(relative)
   const known = stats.lookup(relative, looked)

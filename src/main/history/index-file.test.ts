@@ -3,6 +3,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { IndexDamagedError, IndexFile, writeIndex, type IndexEntry } from './index-file'
+import { queryLog } from './queries'
 
 let dir: string
 let root: string
@@ -183,6 +184,103 @@ describe('the side index file', () => {
     const key = index.conversationKey('conv-1')
     expect(index.conversationKeyAt(1)).toBe(key)
     expect(index.conversationKey('nobody')).toBe(-1)
+    index.close()
+  })
+
+  it('matches a path and the folder under it only, also for names appended after the first filter', () => {
+    const entry = (i: number, files: string[]): IndexEntry => ({
+      oid: oid(i),
+      parent: i === 0 ? null : oid(i - 1),
+      time: (1_700_000_000 + i) * 1000,
+      actor: 'claude',
+      command: 'create',
+      subject: `create ${files[0]}`,
+      paths: files,
+      conversationId: null,
+      toolUseId: null,
+      overwrite: false,
+      restoredFrom: null,
+      files,
+    })
+    // Neighbours in name order: 'a' < 'a b' < 'a-' < 'a.md' < 'a/' < 'a0' < 'ab'.
+    const names = ['/memories/a b', '/memories/a-', '/memories/a.md', '/memories/a/x.md']
+    const more = ['/memories/a0', '/memories/ab', '/memories/a', '/memories/a/y/z.md']
+    writeIndex(
+      dir,
+      names.map((name, i) => entry(i, [name])),
+    )
+    const index = IndexFile.open(dir)
+    const hits = (path: string) =>
+      Array.from({ length: index.size }, (_, i) => i).filter(index.pathMatcher(path))
+    expect(hits('/memories/a')).toEqual([3])
+    for (const [i, name] of more.entries()) index.append(entry(names.length + i, [name]))
+    expect(hits('/memories/a')).toEqual([3, 6, 7])
+    expect(hits('/memories/a/y')).toEqual([7])
+    expect(hits('/memories/a b')).toEqual([0])
+    expect(hits('/memories/a.md')).toEqual([2])
+    expect(hits('/memories/a0')).toEqual([4])
+    expect(hits('/memories/b')).toEqual([])
+    index.close()
+    expect(
+      Array.from({ length: 8 }, (_, i) => i).filter(IndexFile.open(dir).pathMatcher('/memories/a')),
+    ).toEqual([3, 6, 7])
+  })
+
+  it('follows a note through 99 renames without walking every name at each (review12-story R4)', () => {
+    const entries: IndexEntry[] = []
+    let name = '/memories/n-0.md'
+    for (let i = 0; i < 2_000; i++) {
+      const base = {
+        oid: oid(i),
+        parent: i === 0 ? null : oid(i - 1),
+        time: (1_700_000_000 + i) * 1000,
+        actor: 'claude' as const,
+        conversationId: null,
+        toolUseId: null,
+        overwrite: false,
+        restoredFrom: null,
+      }
+      if (i > 0 && i % 20 === 0) {
+        const to = `/memories/n-${i}.md`
+        entries.push({
+          ...base,
+          command: 'rename',
+          subject: `rename ${name} -> ${to}`,
+          paths: [name, to],
+          files: [name, to],
+        })
+        name = to
+      } else {
+        const other = `/memories/other/f-${i}.md`
+        entries.push({
+          ...base,
+          command: 'str_replace',
+          subject: `str_replace ${name}`,
+          paths: [name],
+          files: [name, other],
+        })
+      }
+    }
+    writeIndex(dir, entries)
+    const index = IndexFile.open(dir)
+    // Names read, counted: the work, not the time (a loaded machine cannot fail this).
+    const nameAt = (index as unknown as { nameAt(id: number): string }).nameAt
+    let reads = 0
+    Object.assign(index, {
+      nameAt(id: number) {
+        reads++
+        return nameAt.call(index, id)
+      },
+    })
+    const page = queryLog(index, { path: name, offset: 0, limit: 50 })
+    expect(page.total).toBe(2_000)
+    const first = reads
+    reads = 0
+    expect(queryLog(index, { path: name, offset: 50, limit: 50 }).entries).toHaveLength(50)
+    // About 2,000 names: one sort at the first filter, then a few binary searches per rename
+    // (walking them all per rename read 200,000).
+    expect(first).toBeLessThan(60_000)
+    expect(reads).toBeLessThan(20_000)
     index.close()
   })
 })

@@ -130,6 +130,8 @@ export class IndexFile {
   private nameStarts = new Uint32Array(0)
   /** Name -> id: built on first use (a name appended, a conversation looked up). */
   private nameIdMap: Map<string, number> | null = null
+  /** Name ids in name order, for path filters: built on first use, see `sortedNameIds`. */
+  private sortedIds: number[] | null = null
   private namesBytes = 0
   private detailsEnd = 0
   /** Commit id lookup (open addressing, position + 1 per slot), built on first use. */
@@ -410,27 +412,89 @@ export class IndexFile {
   }
 
   /**
-   * A matcher for "entry changed `path` (a file) or something under it (a folder)": marks the
-   * name ids that match, then tests entries by their file ids alone.
+   * A matcher for "entry changed `path` (a file) or something under it (a folder)": finds the
+   * name ids that match in the names sorted once (a binary search for the name and for the
+   * `path/` range), then tests entries by their file ids alone. Following a note through its
+   * renames asks for one matcher per rename: walking every name each time cost renames × names
+   * per timeline page (review12-story R4).
    */
   pathMatcher(virtual: string): (i: number) => boolean {
-    const marks = new Uint8Array(this.names.length)
+    const matching: number[] = []
+    const sorted = this.sortedNameIds
     const prefix = `${virtual}/`
-    let any = false
-    for (let id = 0; id < this.names.length; id++) {
-      const name = this.nameAt(id)
-      if (name === virtual || name.startsWith(prefix)) {
-        marks[id] = 1
-        any = true
+    for (let k = this.firstSortedAtLeast(virtual); k < sorted.length; k++) {
+      const id = sorted[k] as number
+      if (this.nameAt(id) !== virtual) break
+      matching.push(id)
+    }
+    for (let k = this.firstSortedAtLeast(prefix); k < sorted.length; k++) {
+      const id = sorted[k] as number
+      if (!this.nameAt(id).startsWith(prefix)) break
+      matching.push(id)
+    }
+    if (matching.length === 0) return () => false
+    const fileIds = this.fileIds
+    const words = this.words
+    if (matching.length === 1) {
+      const only = matching[0] as number
+      return (i) => {
+        const first = words[i * 16 + 11] as number
+        const end = first + (words[i * 16 + 12] as number)
+        for (let f = first; f < end; f++) if (fileIds[f] === only) return true
+        return false
       }
     }
-    if (!any) return () => false
+    const marks = new Set(matching)
     return (i) => {
-      const first = this.words[i * 16 + 11] as number
-      const end = first + (this.words[i * 16 + 12] as number)
-      for (let f = first; f < end; f++) if (marks[this.fileIds[f] as number]) return true
+      const first = words[i * 16 + 11] as number
+      const end = first + (words[i * 16 + 12] as number)
+      for (let f = first; f < end; f++) if (marks.has(fileIds[f] as number)) return true
       return false
     }
+  }
+
+  /**
+   * Name ids ordered by name (code units, as `<` compares): built on the first path filter and
+   * kept up to date by `append` (an insertion per new name), so a path's ids are a range.
+   */
+  private get sortedNameIds(): number[] {
+    if (!this.sortedIds) {
+      const ids = Array.from({ length: this.names.length }, (_, id) => id)
+      const names = ids.map((id) => this.nameAt(id))
+      ids.sort((a, b) => {
+        const x = names[a] as string
+        const y = names[b] as string
+        return x < y ? -1 : x > y ? 1 : a - b
+      })
+      this.sortedIds = ids
+    }
+    return this.sortedIds
+  }
+
+  /** The first position in `sortedNameIds` whose name is not below `name`. */
+  private firstSortedAtLeast(name: string): number {
+    const sorted = this.sortedNameIds
+    let low = 0
+    let high = sorted.length
+    while (low < high) {
+      const middle = (low + high) >>> 1
+      if (this.nameAt(sorted[middle] as number) < name) low = middle + 1
+      else high = middle
+    }
+    return low
+  }
+
+  /** The first position in `sortedNameIds` whose name is above `name`. */
+  private firstSortedAbove(name: string): number {
+    const sorted = this.sortedNameIds
+    let low = 0
+    let high = sorted.length
+    while (low < high) {
+      const middle = (low + high) >>> 1
+      if (this.nameAt(sorted[middle] as number) <= name) low = middle + 1
+      else high = middle
+    }
+    return low
   }
 
   /**
@@ -469,6 +533,8 @@ export class IndexFile {
         id = this.names.length
         this.names.push(name)
         this.nameIds.set(name, id)
+        // Kept in name order; among equal names (an index read at open may hold some) ids grow.
+        if (this.sortedIds) this.sortedIds.splice(this.firstSortedAbove(name), 0, id)
         const bytes = Buffer.from(name, 'utf8')
         const length = Buffer.alloc(4)
         length.writeUInt32LE(bytes.length)
@@ -612,6 +678,7 @@ export class IndexFile {
     this.namesRaw = raw
     this.nameStarts = Uint32Array.from(starts)
     this.names.length = starts.length
+    this.sortedIds = null
     this.namesBytes = at
   }
 

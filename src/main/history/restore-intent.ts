@@ -188,7 +188,15 @@ async function eachFileOnEitherSide(
   try {
     for (const delta of deltas) {
       if (delta.before === null) continue
-      const found = tree.find(delta.path)
+      let found: ReturnType<typeof tree.find>
+      try {
+        found = tree.find(delta.path)
+      } catch (error) {
+        // In a folder Cairn may not enter: neither side is known, so the restore is not
+        // finished; the open's scan names the folder (review12-story R2).
+        if (isCode(error, 'EACCES') || isCode(error, 'EPERM')) return false
+        throw error
+      }
       if (found.kind !== 'file') {
         if (delta.after === null && found.kind === 'missing') continue
         return false

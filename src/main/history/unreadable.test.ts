@@ -304,4 +304,128 @@ describe('an interrupted restore over a file Cairn may not read', () => {
     expect([...headFiles(dataDir).keys()]).toEqual(['private.md'])
     fsck(dataDir)
   })
+
+  it('is given up, not a reason to stay closed, when its file sits in a folder Cairn may not enter', async () => {
+    const memory = await open()
+    await memory.execute({ command: 'create', path: '/memories/d/a.md', file_text: 'v1\n' }, CLAUDE)
+    const first = memory.head()!
+    await memory.execute(
+      { command: 'str_replace', path: '/memories/d/a.md', old_str: 'v1', new_str: 'v2' },
+      CLAUDE,
+    )
+    const head = memory.head()!
+    await memory.close()
+    const blob = (rev: string) => gitCli(dataDir, 'rev-parse', `${rev}:d/a.md`).trim()
+    await recordRestore(
+      { store: { gitdir: path.join(dataDir, 'history.git') } as never, head: () => head },
+      [{ path: 'd/a.md', before: blob(head), after: blob(first) }],
+      ['d/a.md'],
+      {
+        actor: 'user',
+        conversationId: null,
+        toolUseId: null,
+        overwrite: false,
+        command: 'restore-all',
+        subject: `restore all memories to ${first.slice(0, 7)}`,
+        restoredFrom: first,
+      },
+    )
+    await chmod(path.join(dataDir, 'memories', 'd'), 0o000)
+    const hooked = hookDisk(nodeDisk, (call) => {
+      if (call.name !== 'openSync') return undefined
+      const target = String(call.args[0])
+      const mode = lstatSync(target, { throwIfNoEntry: false })?.mode ?? 0o777
+      return mode & 0o444 ? undefined : errnoError(call, 'EACCES')
+    })
+    undoDisk = setDisk(hooked.disk)
+    vi.spyOn(process, 'getuid').mockReturnValue(4242)
+    const again = await open()
+    try {
+      expectNamed(again, '/memories/d')
+    } finally {
+      await again.close()
+    }
+    vi.restoreAllMocks()
+    undoDisk()
+    await chmod(path.join(dataDir, 'memories', 'd'), 0o755)
+    expect(existsSync(path.join(dataDir, 'history.git', RESTORE_INTENT_FILE))).toBe(false)
+    // Nothing was restored: the folder and its history are as they were.
+    expect(gitCli(dataDir, 'rev-parse', 'main').trim()).toBe(head)
+    expect(await readFile(path.join(dataDir, 'memories', 'd', 'a.md'), 'utf8')).toBe('v2\n')
+    fsck(dataDir)
+  })
+})
+
+// A folder Cairn may list but not enter (mode 0444, after `chmod -R 444 notes/`): opening and
+// listing it work, and then every `lstat` inside it fails, so Cairn did not open and every
+// write failed without naming it (review12-story R1). Root may enter anything, so the process
+// looks like another account (its uid) and the disk seam denies the `lstat`s the system would.
+describe('a folder Cairn may list but not enter', () => {
+  async function listOnly(): Promise<void> {
+    await chmod(path.join(dataDir, 'memories', 'notes'), 0o444)
+    const hooked = hookDisk(nodeDisk, (call) => {
+      if (!['lstatSync', 'lstatIfThere', 'statSync'].includes(call.name)) return undefined
+      return String(call.args[0]).endsWith('/inside.md') ? errnoError(call, 'EACCES') : undefined
+    })
+    undoDisk = setDisk(hooked.disk)
+    vi.spyOn(process, 'getuid').mockReturnValue(4242)
+  }
+  afterEach(async () => {
+    vi.restoreAllMocks()
+    await chmod(path.join(dataDir, 'memories', 'notes'), 0o755).catch(() => {})
+  })
+
+  it('does not stop Cairn from opening: named, its last version kept', async () => {
+    let memory = await open()
+    await memory.execute({ command: 'create', path: '/memories/a.md', file_text: 'a\n' }, CLAUDE)
+    await memory.execute(
+      { command: 'create', path: '/memories/notes/inside.md', file_text: 'v1\n' },
+      CLAUDE,
+    )
+    await memory.close()
+    await put('notes/inside.md', 'v2, changed while Cairn was closed\n')
+    await put('b.md', 'b\n')
+    await listOnly()
+    memory = await open()
+    try {
+      expectNamed(memory, '/memories/notes')
+      expect(headFiles(dataDir).get('notes/inside.md')).toBe('v1\n')
+      expect(headFiles(dataDir).get('b.md')).toBe('b\n')
+      expect((await strReplace(memory, 'a', 'a1')).isError).toBe(false)
+    } finally {
+      await memory.close()
+    }
+    vi.restoreAllMocks()
+    undoDisk()
+    fsck(dataDir)
+  })
+
+  it('opens by the quick path too when nothing changed, and lets every write go on while it lasts', async () => {
+    let memory = await open()
+    await memory.execute({ command: 'create', path: '/memories/a.md', file_text: 'a\n' }, CLAUDE)
+    await memory.execute(
+      { command: 'create', path: '/memories/notes/inside.md', file_text: 'v1\n' },
+      CLAUDE,
+    )
+    await memory.close()
+    await listOnly()
+    memory = await open()
+    try {
+      expect(headFiles(dataDir).get('notes/inside.md')).toBe('v1\n')
+      for (let i = 0; i < 3; i++) {
+        const result = await strReplace(memory, i === 0 ? 'a' : `a${i - 1}`, `a${i}`)
+        expect(result.isError).toBe(false)
+      }
+      const head = (await memory.log({ offset: 0, limit: 1 })).entries[0]!.oid
+      await memory.restoreAll(head)
+      expectNamed(memory, '/memories/notes')
+      expect(headFiles(dataDir).get('a.md')).toBe('a2\n')
+      expect(headFiles(dataDir).get('notes/inside.md')).toBe('v1\n')
+    } finally {
+      await memory.close()
+    }
+    vi.restoreAllMocks()
+    undoDisk()
+    fsck(dataDir)
+  })
 })

@@ -182,13 +182,19 @@ function scanEntry(
     return scanFile(scan, folder, relative, name, stats, previous)
   }
   if (!stats.isDirectory()) return null
+  const unreadable = (): Node | null => {
+    context.report?.unreadable.push(relative)
+    return previous?.kind === 'tree' ? previous : null
+  }
+  // A folder Cairn may list but not enter (mode 0444, after `chmod -R 444`) opens fine, and
+  // then every `lstat` inside it fails: tested before, as the kernel will (review12-story R1).
+  if (!mayRead(stats, 0o5)) return unreadable()
   let child: Folder | null
   try {
     child = folder.openChildIfFolder(name)
   } catch (error) {
     if (!isDenied(error)) throw error
-    context.report?.unreadable.push(relative)
-    return previous?.kind === 'tree' ? previous : null
+    return unreadable()
   }
   if (!child) return null
   return scanChildFolder(scan, child, relative, previous)
