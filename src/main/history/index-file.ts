@@ -10,7 +10,9 @@
  *              56 actor (u8) 57 command (u8) 58 flags (u8) 59 reserved
  *              60 crc32 of bytes 0..59 + the entry's details + its file ids
  *   files     the changed files of every entry, as u32 name ids
- *   names     every distinct path and conversation id, each as u32 length + UTF-8
+ *   names     every distinct path and conversation id, each as u32 length + u32 crc32 (of
+ *             its id, length and bytes) + UTF-8: a record's checksum covers only the ids, so
+ *             each name checks itself, when it is first decoded and all in the idle check
  *   details   per entry, JSON {s?: subject (unless the usual one), p?: paths (when not the
  *             files), t?: tool use, r?: restored from, o?: further parents (a merge),
  *             m?: machine, f?: review flags, v?: review mark}; read only for the entries a
@@ -35,8 +37,16 @@ export interface IndexEntry extends CommitSummary {
 const RECORD = 64
 const NONE = 0xffffffff
 // Version 1 (never released) named the parent by its first bytes and assumed it was the entry
-// before; an index in another format is rebuilt from the commits.
-const FORMAT = 'cairn-index 2\n'
+// before; version 2 had no checksum over the names, so a damaged or zeroed name was read as
+// true. An index in another format is rebuilt from the commits.
+const FORMAT = 'cairn-index 3\n'
+/** Bytes before each name's UTF-8: its length and its checksum. */
+const NAME_HEAD = 8
+/**
+ * The newest bytes of `names` whose checksums open checks: what a crash or power cut may have
+ * left torn or zeroed (the file's last blocks). Older names are checked when decoded.
+ */
+const NAMES_TAIL_CHECKED = 16384
 // The byte each actor and command is stored as. These numbers are the file format: never
 // change one; a new command takes the next free number. (A Record, so a new member of either
 // union is a compile error here until it has its number.)
@@ -126,7 +136,7 @@ export class IndexFile {
    */
   private readonly names: Array<string | undefined> = []
   private namesRaw: Buffer = Buffer.alloc(0)
-  /** Where each name read at open starts in `namesRaw` (its u32 length is right before). */
+  /** Where each name read at open starts in `namesRaw` (its length and checksum before it). */
   private nameStarts = new Uint32Array(0)
   /** Name -> id: built on first use (a name appended, a conversation looked up). */
   private nameIdMap: Map<string, number> | null = null
@@ -219,9 +229,13 @@ export class IndexFile {
       fileIds.set(new Uint32Array(alignedCopy(rawFiles, filesAvailable * 4)))
 
       const index = new IndexFile(dir, fds, records, fileIds)
-      index.loadNames(rawNames)
+      const namesCut = index.loadNames(rawNames)
       index.count = count
-      index.count = index.keepComplete(count, filesAvailable, detailsSize)
+      index.count = index.keepComplete(
+        namesCut ? index.firstNamingLost(count, filesAvailable) : count,
+        filesAvailable,
+        detailsSize,
+      )
       index.trimTails()
       return index
     } catch (error) {
@@ -470,9 +484,7 @@ export class IndexFile {
         this.names.push(name)
         this.nameIds.set(name, id)
         const bytes = Buffer.from(name, 'utf8')
-        const length = Buffer.alloc(4)
-        length.writeUInt32LE(bytes.length)
-        newNames.push(length, bytes)
+        newNames.push(nameHead(id, bytes), bytes)
       }
       return id
     }
@@ -600,29 +612,50 @@ export class IndexFile {
     }
   }
 
-  private loadNames(raw: Buffer): void {
+  /**
+   * Finds where each name starts, without decoding any. Names end at the first that runs past
+   * the file (a crash mid-append), is empty (no path or conversation is: zeroes a power cut
+   * left) or, in the newest bytes, does not match its checksum. True when names were cut
+   * there, so the records naming the lost ones go too (`keepComplete`).
+   */
+  private loadNames(raw: Buffer): boolean {
     const starts: number[] = []
     let at = 0
-    while (at + 4 <= raw.length) {
+    while (at + NAME_HEAD <= raw.length) {
       const length = raw.readUInt32LE(at)
-      if (at + 4 + length > raw.length) break
-      starts.push(at + 4)
-      at += 4 + length
+      if (length === 0 || at + NAME_HEAD + length > raw.length) break
+      starts.push(at + NAME_HEAD)
+      at += NAME_HEAD + length
     }
+    let kept = starts.length
+    const tail = raw.length - NAMES_TAIL_CHECKED
+    for (let id = kept - 1; id >= 0 && (starts[id] as number) >= tail; id--) {
+      if (!nameChecks(raw, id, starts[id] as number)) kept = id
+    }
+    if (kept < starts.length) at = (starts[kept] as number) - NAME_HEAD
     this.namesRaw = raw
-    this.nameStarts = Uint32Array.from(starts)
-    this.names.length = starts.length
+    this.nameStarts = Uint32Array.from(starts.slice(0, kept))
+    this.names.length = kept
     this.namesBytes = at
+    return at < raw.length
+  }
+
+  /** Checks every name's checksum (the idle check); throws at the first damaged one. */
+  checkNames(): void {
+    for (let id = 0; id < this.nameStarts.length; id++) this.nameAt(id)
   }
 
   private nameAt(id: number): string {
     const known = this.names[id]
     if (known !== undefined) return known
-    const start = this.nameStarts[id] as number
+    const start = this.nameStarts[id]
+    if (start === undefined || !nameChecks(this.namesRaw, id, start)) {
+      throw new IndexDamagedError(`index name ${id} is damaged`)
+    }
     const name = this.namesRaw.toString(
       'utf8',
       start,
-      start + this.namesRaw.readUInt32LE(start - 4),
+      start + this.namesRaw.readUInt32LE(start - NAME_HEAD),
     )
     this.names[id] = name
     return name
@@ -636,6 +669,26 @@ export class IndexFile {
       this.nameIdMap = ids
     }
     return this.nameIdMap
+  }
+
+  /**
+   * The first of `count` records that names a name past those kept (or its file ids are cut
+   * short): a name is given its id by the entry that first uses it, so every entry from there
+   * on may use lost ones and is cut, to be caught up from the commits. Reads every record's
+   * ids, so only after names were cut.
+   */
+  private firstNamingLost(count: number, filesAvailable: number): number {
+    const words = this.words
+    const names = this.names.length
+    for (let i = 0; i < count; i++) {
+      const w = i * 16
+      const first = words[w + 11] as number
+      const end = first + (words[w + 12] as number)
+      const conversation = words[w + 13] as number
+      if (end > filesAvailable || (conversation !== NONE && conversation >= names)) return i
+      for (let f = first; f < end; f++) if ((this.fileIds[f] as number) >= names) return i
+    }
+    return count
   }
 
   /**
@@ -749,6 +802,32 @@ export class IndexFile {
     while (table[slot] !== 0) slot = (slot + 1) & mask
     table[slot] = i + 1
   }
+}
+
+/** A name's length and checksum, written before its UTF-8 `bytes`. */
+function nameHead(id: number, bytes: Buffer): Buffer {
+  const head = Buffer.alloc(NAME_HEAD)
+  head.writeUInt32LE(id, 0)
+  head.writeUInt32LE(bytes.length, 4)
+  // Summed as id | length, then stored as length | checksum.
+  const sum = crc32(bytes, crc32(head))
+  head.writeUInt32LE(bytes.length, 0)
+  head.writeUInt32LE(sum >>> 0, 4)
+  return head
+}
+
+/**
+ * True when the name `id` starting at `start` in `raw` matches its checksum: its id and length
+ * are in it, so a name moved to another place, or cut to zero, does not.
+ */
+function nameChecks(raw: Buffer, id: number, start: number): boolean {
+  const length = raw.readUInt32LE(start - NAME_HEAD)
+  if (length === 0) return false
+  const head = Buffer.alloc(NAME_HEAD)
+  head.writeUInt32LE(id, 0)
+  head.writeUInt32LE(length, 4)
+  const sum = crc32(raw.subarray(start, start + length), crc32(head))
+  return sum >>> 0 === raw.readUInt32LE(start - 4)
 }
 
 /** The first `bytes` of `source` in a buffer of their own (for an aligned typed view). */

@@ -209,6 +209,13 @@ export async function checkIndex(
   pause: () => Promise<void> = async () => undefined,
 ): Promise<boolean> {
   const size = index.size
+  // Records check file ids, not what they name: each name has a checksum of its own.
+  try {
+    index.checkNames()
+  } catch (error) {
+    if (isDiskProblem(error)) throw error
+    return false
+  }
   for (let from = 0; from < size; from += 2048) {
     const to = Math.min(size, from + 2048)
     try {
