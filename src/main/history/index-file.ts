@@ -11,7 +11,7 @@
  *              60 crc32 of bytes 0..59 + the entry's details + its file ids
  *   files     the changed files of every entry, as u32 name ids
  *   names     every distinct path and conversation id, each as u32 length + u32 crc32 (of
- *             its id, length and bytes) + UTF-8: a record's checksum covers only the ids, so
+ *             length and bytes, started from its id) + UTF-8: a record's checksum covers only the ids, so
  *             each name checks itself, when it is first decoded and all in the idle check
  *   details   per entry, JSON {s?: subject (unless the usual one), p?: paths (when not the
  *             files), t?: tool use, r?: restored from, o?: further parents (a merge),
@@ -807,27 +807,29 @@ export class IndexFile {
 /** A name's length and checksum, written before its UTF-8 `bytes`. */
 function nameHead(id: number, bytes: Buffer): Buffer {
   const head = Buffer.alloc(NAME_HEAD)
-  head.writeUInt32LE(id, 0)
-  head.writeUInt32LE(bytes.length, 4)
-  // Summed as id | length, then stored as length | checksum.
-  const sum = crc32(bytes, crc32(head))
   head.writeUInt32LE(bytes.length, 0)
-  head.writeUInt32LE(sum >>> 0, 4)
+  head.writeUInt32LE(nameSum(id, head.subarray(0, 4), bytes), 4)
   return head
 }
 
 /**
- * True when the name `id` starting at `start` in `raw` matches its checksum: its id and length
- * are in it, so a name moved to another place, or cut to zero, does not.
+ * A name's checksum: its length word and bytes, the sum started from its id, so a name moved to
+ * another place, or cut to zero, does not match.
  */
+function nameSum(id: number, length: Buffer, bytes: Buffer): number {
+  return crc32(bytes, crc32(length, id)) >>> 0
+}
+
+/** True when the name `id` starting at `start` in `raw` matches its checksum. */
 function nameChecks(raw: Buffer, id: number, start: number): boolean {
   const length = raw.readUInt32LE(start - NAME_HEAD)
   if (length === 0) return false
-  const head = Buffer.alloc(NAME_HEAD)
-  head.writeUInt32LE(id, 0)
-  head.writeUInt32LE(length, 4)
-  const sum = crc32(raw.subarray(start, start + length), crc32(head))
-  return sum >>> 0 === raw.readUInt32LE(start - 4)
+  const sum = nameSum(
+    id,
+    raw.subarray(start - NAME_HEAD, start - 4),
+    raw.subarray(start, start + length),
+  )
+  return sum === raw.readUInt32LE(start - 4)
 }
 
 /** The first `bytes` of `source` in a buffer of their own (for an aligned typed view). */
