@@ -219,6 +219,61 @@ for (const scheme of ['light', 'dark'] as const) {
   })
 }
 
+for (const scheme of ['light', 'dark'] as const) {
+  test(`the conflict dialog shows what a choice leaves of a conflict made inside another (${scheme})`, async ({
+    page,
+    cairn,
+  }) => {
+    const repo = hub.newRepo()
+    const desktop = await otherMachine('desktop')
+    try {
+      const path = '/memories/prefs.md'
+      const edit = async (core: Core, from: string, to: string) => {
+        const { text } = await call(core, 'memory:read', { path })
+        await call(core, 'memory:write', { path, content: text!.replace(from, to) })
+      }
+      await call(cairn.core, 'memory:write', { path, content: 'Editor: Vim\nTheme: dark\n' })
+      await call(cairn.core, 'sync:configure', remoteOf(repo))
+      await call(cairn.core, 'sync:now')
+      await call(desktop.core, 'sync:configure', remoteOf(repo))
+      await call(desktop.core, 'sync:now')
+      await edit(desktop.core, 'Editor: Vim', 'Editor: Helix')
+      await call(desktop.core, 'sync:now')
+      await edit(cairn.core, 'Editor: Vim', 'Editor: Zed')
+      await call(cairn.core, 'sync:now')
+      await call(desktop.core, 'sync:now')
+      // Both edit this machine's version inside the open block: the next merge nests.
+      await edit(desktop.core, 'Editor: Zed\n', 'Editor: Zed 0.150\n')
+      await call(desktop.core, 'sync:now')
+      await edit(cairn.core, 'Editor: Zed\n', 'Editor: Zed, with vim keys\n')
+      await call(cairn.core, 'sync:now')
+
+      await page.emulateMedia({ colorScheme: scheme })
+      await cairn.open(page)
+      const sync = new SyncPage(page)
+      await sync.indicator.getByRole('button', { name: /conflict/ }).click()
+      const dialog = sync.conflictDialog
+      await dialog.getByRole('button', { name: 'Keep laptop’s' }).click()
+      await expect(dialog).toContainText(
+        'prefs.md still holds a conflict a later sync made inside the version kept',
+      )
+      await expect(dialog.getByRole('figure', { name: /This machine · laptop/ })).toHaveText(
+        /Editor: Zed, with vim keys/,
+      )
+      await expect(dialog.getByRole('figure', { name: /Other machine · desktop/ })).toHaveText(
+        /Editor: Zed 0\.150/,
+      )
+      await shoot(page, cairn, `sync-conflict-nested-${scheme}`)
+      await dialog.getByRole('button', { name: 'Keep laptop’s' }).click()
+      await expect(dialog).toContainText('No conflicts left')
+      const file = await call(cairn.core, 'memory:read', { path })
+      expect(file.text).toBe('Editor: Zed, with vim keys\nTheme: dark\n')
+    } finally {
+      await desktop.close()
+    }
+  })
+}
+
 test('the conflict dialog saves text written by hand', async ({ page, cairn }) => {
   const repo = hub.newRepo()
   const desktop = await otherMachine('desktop')

@@ -3,7 +3,7 @@ import type { ChangeResult, CommitCommand, CommitSummary, RecoveryReport } from 
 import { disk, exists, makeFolders, removeFile } from '../lib/disk'
 import { diskProblem, isDiskProblem } from '../lib/disk-errors'
 import { CairnError } from '../lib/errors'
-import { DIR_MODE, FolderTree, readFileIn } from '../lib/folders'
+import { DIR_MODE, FolderDeniedError, FolderTree, readFileIn } from '../lib/folders'
 import { acquireInstanceLock, type InstanceLock } from '../lib/instance-lock'
 import { consoleLogger, type Logger } from '../lib/logger'
 import { createSerialQueue } from '../lib/serial-queue'
@@ -911,9 +911,14 @@ async function forPeople<T>(work: Promise<T>): Promise<T> {
     if (error instanceof CairnError) throw error
     const problem = diskProblem(error)
     if (problem) {
+      // A folder Cairn may not enter is named, so that the person knows what to fix.
+      const where =
+        error instanceof FolderDeniedError
+          ? ` the folder ${toVirtual(error.relative)} could not be opened:`
+          : ''
       throw new CairnError(
         problem.code,
-        `That did not work because ${problem.reason}. Nothing was changed.`,
+        `That did not work because${where} ${problem.reason}. Nothing was changed.`,
       )
     }
     if (error instanceof DamagedHistoryError) {

@@ -109,6 +109,26 @@ export class RootIsLinkError extends Error {
   }
 }
 
+/**
+ * Thrown by `FolderTree.folder` for a folder on the way the system will not let Cairn open
+ * (another account's, mode 000): `relative` says which, so that the error can name it (as a
+ * `/memories/…` path) where the system's error names only the handle it opened it through.
+ * Keeps the system's code (EACCES, EPERM).
+ */
+export class FolderDeniedError extends Error {
+  readonly code: string
+  constructor(
+    /** The folder's path relative to the tree's root. */
+    readonly relative: string,
+    cause: unknown,
+  ) {
+    super('the system denied opening a folder')
+    this.name = 'FolderDeniedError'
+    this.code = isCode(cause, 'EPERM') ? 'EPERM' : 'EACCES'
+    Object.defineProperty(this, 'cause', { value: cause, enumerable: false })
+  }
+}
+
 /** An open folder. `close` it when done (closing twice is harmless). */
 // True for a name (or a path of names) with an empty, `.` or `..` segment.
 function leavesFolder(name: string): boolean {
@@ -354,6 +374,8 @@ export class FolderTree {
           this.missing.add(at)
           return { kind: 'missing', at }
         }
+        if (isCode(error, 'EACCES') || isCode(error, 'EPERM'))
+          throw new FolderDeniedError(at, error)
         if (!isCode(error, 'ENOTDIR') && !isCode(error, 'ELOOP')) throw error
         const stats = current.lstat(segments[i]!)
         if (stats === null) return { kind: 'missing', at }

@@ -9,6 +9,8 @@ export {
 export {
   parseMemoryPath,
   MEMORY_ROOT,
+  MAX_PATH_LENGTH,
+  MAX_SEGMENT_LENGTH,
   type ParsedMemoryPath,
   type RejectedMemoryPath,
 } from './path-rules'

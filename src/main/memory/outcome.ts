@@ -2,7 +2,9 @@
 
 import type { MemoryErrorCode } from '../../shared/errors'
 import { diskProblem } from '../lib/disk-errors'
+import { FolderDeniedError } from '../lib/folders'
 import { cutWithEllipsis, wellFormed } from '../lib/text'
+import { MEMORY_ROOT } from './path-rules'
 import type {
   MadeChange,
   MemoryContentBlock,
@@ -72,9 +74,14 @@ export function unexpectedFailure(error: unknown): CommandError {
   const problem = diskProblem(error)
   const code: MemoryErrorCode = problem?.code ?? 'io-error'
   const reason = problem?.reason ?? 'of an unexpected file system error'
+  // A folder Cairn may not enter is named, so that the person knows what to fix.
+  const where =
+    error instanceof FolderDeniedError
+      ? ` the folder ${MEMORY_ROOT}/${error.relative} could not be opened:`
+      : ''
   return new CommandError(
     code,
-    `Error: The memory command failed because ${reason}. Nothing was changed.`,
+    `Error: The memory command failed because${where} ${reason}. Nothing was changed.`,
   )
 }
 

@@ -78,8 +78,11 @@ export interface ConflictBlock {
   readonly theirsLabel: string
 }
 
+/** A block with the length of its markers, which tells the merge that left it. */
+export type SizedBlock = ConflictBlock & { readonly size: number }
+
 export type Segment = { readonly kind: 'text'; readonly text: string } | ConflictSegment
-type ConflictSegment = { readonly kind: 'conflict' } & ConflictBlock
+type ConflictSegment = { readonly kind: 'conflict' } & SizedBlock
 
 /**
  * Splits a file into plain text and conflict blocks. Only complete blocks count: a stray
@@ -114,6 +117,11 @@ export function hasConflicts(text: string, size?: MarkerSizes): boolean {
   return parseConflicts(text, size).some((segment) => segment.kind === 'conflict')
 }
 
+/** The conflict blocks of a text with their marker sizes, in order (those of `size`, when given). */
+export function sizedBlocks(text: string, size?: MarkerSizes): ReadonlyArray<SizedBlock> {
+  return parseConflicts(text, size).filter((segment) => segment.kind === 'conflict')
+}
+
 /** The conflict blocks of a text, in order (those of `size`, when given). */
 export function conflictBlocks(text: string, size?: MarkerSizes): ReadonlyArray<ConflictBlock> {
   const blocks: ConflictBlock[] = []
@@ -141,7 +149,7 @@ export function resolveConflicts(text: string, choice: Resolution): string {
 /** The text with every conflict block (of `size`, when given) replaced by what `pick` makes of it. */
 export function replaceConflicts(
   text: string,
-  pick: (block: ConflictBlock) => string,
+  pick: (block: SizedBlock) => string,
   size?: MarkerSizes,
 ): string {
   return parseConflicts(text, size)
@@ -177,6 +185,7 @@ function blockAt(
       theirs: lines.slice(middle + 1, end).join(''),
       oursLabel: opening.label,
       theirsLabel: closing.label,
+      size,
     },
     next: end + 1,
   }

@@ -3,13 +3,14 @@
  * the state refuses is dropped where it is read, and one bad record never takes the others
  * with it (review11 N5). A real data folder; the store reads what is on disk.
  */
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createRecordingLogger } from '../lib/logger'
+import { viewConflict, withLaterConflict } from './conflicts'
 import { conflictsOfMessage } from './engine'
-import { createSyncStore } from './store'
+import { createSyncStore, type ConflictRecord } from './store'
 
 const SINCE = 'a'.repeat(40)
 const dirs: string[] = []
@@ -57,5 +58,72 @@ describe('a conflict record from another machine’s merge', () => {
 
     const reopened = createSyncStore(dir, createRecordingLogger())
     expect((await reopened.state()).conflicts).toEqual([mine])
+  })
+})
+
+// Merge #1 made on the laptop (7-markers), merge #2 over its open block on the desktop
+// (8-markers), each putting its own side first (review11-fixsync2 R1).
+const LAPTOP = '1'.repeat(32)
+const DESKTOP = 'd'.repeat(32)
+const CROSSED = [
+  '<<<<<<< laptop\nA: laptop\n=======\nA: desktop\n>>>>>>> desktop\n',
+  'x\n',
+  '<<<<<<<< desktop\nB: desktop\n========\nB: laptop\n>>>>>>>> laptop\n',
+].join('')
+
+describe('a conflict whose later merge was made on the other machine', () => {
+  const first: ConflictRecord = {
+    path: '/memories/prefs.md',
+    kind: 'text',
+    since: SINCE,
+    mergedOn: LAPTOP,
+    markerSize: 7,
+  }
+  const second: ConflictRecord = {
+    ...first,
+    since: 'b'.repeat(40),
+    mergedOn: DESKTOP,
+    markerSize: 8,
+  }
+  const sides = async (record: ConflictRecord, machine: string, id?: string) =>
+    (await viewConflict(record, machine, async () => CROSSED, id))?.blocks.map((b) => [
+      b.ours,
+      b.theirs,
+    ])
+
+  it('keeps who made each merge, in whichever order the merges are learnt, across a restart', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'cairn-records-'))
+    dirs.push(dir)
+    const store = createSyncStore(dir, createRecordingLogger())
+    // Learnt oldest first (a sync), or newest first (read back from history after a kill).
+    const records = [withLaterConflict(first, second), withLaterConflict(second, first)]
+    await store.saveState({ ...(await store.state()), conflicts: records })
+    const reopened = (await createSyncStore(dir, createRecordingLogger()).state()).conflicts
+    expect(reopened).toEqual(records)
+    for (const record of reopened) {
+      expect(await sides(record, 'laptop', LAPTOP)).toEqual([
+        ['A: laptop\n', 'A: desktop\n'],
+        ['B: laptop\n', 'B: desktop\n'],
+      ])
+      expect(await sides(record, 'desktop', DESKTOP)).toEqual([
+        ['A: desktop\n', 'A: laptop\n'],
+        ['B: desktop\n', 'B: laptop\n'],
+      ])
+    }
+  })
+
+  it('reads a record an older build saved (sizes, no later machines) by the markers’ names', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'cairn-records-'))
+    dirs.push(dir)
+    await mkdir(path.join(dir, 'sync'), { recursive: true })
+    const older = { ...first, markerSizes: [8] }
+    const state = { remoteUrl: null, lastRemote: null, lastSyncedAt: null, conflicts: [older] }
+    await writeFile(path.join(dir, 'sync', 'state.json'), JSON.stringify(state))
+    const [record] = (await createSyncStore(dir, createRecordingLogger()).state()).conflicts
+    expect(record).toEqual(older)
+    expect(await sides(record!, 'desktop', DESKTOP)).toEqual([
+      ['A: desktop\n', 'A: laptop\n'],
+      ['B: desktop\n', 'B: laptop\n'],
+    ])
   })
 })

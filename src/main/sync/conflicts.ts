@@ -6,12 +6,13 @@
 import type { SyncConflict } from '../../shared/types'
 import { cutWithEllipsis } from '../lib/text'
 import {
-  conflictBlocks,
   replaceConflicts,
+  sizedBlocks,
   type ConflictBlock,
   type MarkerSizes,
+  type SizedBlock,
 } from './conflict-markers'
-import type { ConflictRecord } from './store'
+import type { ConflictRecord, LaterMerge } from './store'
 
 /**
  * What the status shows of a text conflict: the first blocks, each side cut. The status goes
@@ -50,20 +51,29 @@ export async function viewConflict(
       since: record.since,
     }
   }
-  const blocks = conflictBlocks(text, markerSizesOf(record))
+  const blocks = sizedBlocks(text, markerSizesOf(record))
   const [first] = blocks
   if (!first) return null
   const here = mergedHere(record, machineId)
-  const swapped = isTheirs(first, machine, here)
+  // Block by block: each merge put its own machine's side first, and a later merge over the
+  // open conflict may have been made on the other machine.
+  const swapped = (block: SizedBlock) => isTheirs(block, machine, here(block.size))
+  const firstSwapped = swapped(first)
   // Two machines with one name: the merge labelled its other side "the other machine".
-  const sameName = swapped && first.oursLabel === machine
+  const sameName = firstSwapped && first.oursLabel === machine
   return {
     path: record.path,
     kind: 'text',
-    oursLabel: swapped ? (sameName ? machine : first.theirsLabel) : first.oursLabel,
-    theirsLabel: swapped ? (sameName ? 'the other machine' : first.oursLabel) : first.theirsLabel,
+    oursLabel: firstSwapped ? (sameName ? machine : first.theirsLabel) : first.oursLabel,
+    theirsLabel: firstSwapped
+      ? sameName
+        ? 'the other machine'
+        : first.oursLabel
+      : first.theirsLabel,
     blocks: blocks.slice(0, MAX_SHOWN_BLOCKS).map((block) => {
-      const [ours, theirs] = swapped ? [block.theirs, block.ours] : [block.ours, block.theirs]
+      const [ours, theirs] = swapped(block)
+        ? [block.theirs, block.ours]
+        : [block.ours, block.theirs]
       return {
         ours: cutWithEllipsis(ours, MAX_SIDE_CHARS),
         theirs: cutWithEllipsis(theirs, MAX_SIDE_CHARS),
@@ -90,52 +100,86 @@ export function markerSizesOf(record: ConflictRecord): MarkerSizes | undefined {
 
 /**
  * A record for a file that already has one open: a later merge over the file's unsettled
- * blocks. One record stays (the first merge's, whose markers' names and machine tell whose
- * side is whose), and it now reads the later merge's blocks too: the later merge counted the
- * earlier blocks as marker-like lines and took longer markers.
+ * blocks. One record stays, and it now reads the later merge's blocks too (the later merge
+ * counted the earlier blocks as marker-like lines and took longer markers), knowing which
+ * machine made each merge by its marker size.
  */
 export function withLaterConflict(kept: ConflictRecord, later: ConflictRecord): ConflictRecord {
   if (kept.kind !== 'text' || later.kind !== 'text') return kept
+  const merges = laterMergesOf(kept, later)
+  const known = merges.length > 0 ? { ...kept, laterMerges: merges } : kept
   const keptSizes = markerSizesOf(kept)
   const laterSizes = markerSizesOf(later)
-  if (keptSizes === undefined) return kept
+  if (keptSizes === undefined) return known
   if (laterSizes === undefined) {
     // Either side without a size reads blocks of any size.
-    const { markerSize: _size, markerSizes: _sizes, ...anySize } = kept
+    const { markerSize: _size, markerSizes: _sizes, ...anySize } = known
     return anySize
   }
   const all = new Set([keptSizes, laterSizes].flat())
   all.delete(kept.markerSize as number)
-  if (all.size === 0) return kept
-  return { ...kept, markerSizes: [...all].slice(0, 100) }
+  if (all.size === 0) return known
+  return { ...known, markerSizes: [...all].slice(0, 100) }
+}
+
+// The kept record's later merges, and the later record's own (its first merge, and any it
+// gathered), each size once: the kept record's own size is its `mergedOn`'s.
+function laterMergesOf(kept: ConflictRecord, later: ConflictRecord): LaterMerge[] {
+  const merges = [...(kept.laterMerges ?? [])]
+  const sizes =
+    later.markerSize === undefined ? [] : [later.markerSize, ...(later.markerSizes ?? [])]
+  for (const size of sizes) {
+    const mergedOn = mergedOnFor(later, size)
+    if (mergedOn === undefined || size === kept.markerSize) continue
+    if (merges.some((merge) => merge.size === size)) continue
+    merges.push({ size, mergedOn })
+  }
+  return merges.slice(0, 100)
 }
 
 /**
- * Whether the merge that raised the conflict was made on this machine, by the machine id its
- * commit carries (`Merged-On:`); null for a merge made before machines had ids.
+ * Whether the merge that left a block of marker size `size` was made on this machine, by the
+ * machine id its commit carries (`Merged-On:`); null for a merge made before machines had
+ * ids, or a later merge recorded by an older build (then the markers' names decide).
  */
-export function mergedHere(record: ConflictRecord, machineId: string | undefined): boolean | null {
-  if (!record.mergedOn || !machineId) return null
-  return record.mergedOn === machineId
+export function mergedHere(
+  record: ConflictRecord,
+  machineId: string | undefined,
+): (size: number) => boolean | null {
+  return (size) => {
+    const mergedOn = mergedOnFor(record, size)
+    if (!mergedOn || !machineId) return null
+    return mergedOn === machineId
+  }
+}
+
+// The machine that made the merge whose blocks have markers of `size`.
+function mergedOnFor(record: ConflictRecord, size: number): string | undefined {
+  const later = record.laterMerges?.find((merge) => merge.size === size)
+  if (later) return later.mergedOn
+  // The first merge's blocks (any block, for a record that reads blocks of any size).
+  if (record.markerSize === undefined || record.markerSize === size) return record.mergedOn
+  return undefined
 }
 
 /**
  * The text a choice makes of the conflicted file (`edit` takes the person's text as it is).
- * `here`: whether the merge was made on this machine (`mergedHere`), null when unknown.
+ * `here`: whether the merge that left a block of a marker size was made on this machine
+ * (`mergedHere`); null, or its answer null, when unknown.
  */
 export function resolvedText(
   text: string,
   machine: string,
   choice: ConflictChoice,
   edited?: string,
-  here: boolean | null = null,
+  here: ((size: number) => boolean | null) | null = null,
   markerSize?: MarkerSizes,
 ): string {
   if (choice === 'edit') return edited ?? text
   return replaceConflicts(
     text,
     (block) => {
-      const swapped = isTheirs(block, machine, here)
+      const swapped = isTheirs(block, machine, here?.(block.size) ?? null)
       const mine = swapped ? block.theirs : block.ours
       const other = swapped ? block.ours : block.theirs
       if (choice === 'ours') return mine

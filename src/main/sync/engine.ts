@@ -86,7 +86,9 @@ async function run(ctx: EngineContext, choice: JoinChoice | null): Promise<SyncO
     if (!local || local === remote) return { kind: 'synced', remote, conflicts }
     try {
       ctx.git.assertWriter()
-      await ctx.git.transfer(() => pushMain(ctx.git.gitdir, ctx.remote, remote))
+      await ctx.git.transfer(() =>
+        pushMain(ctx.git.gitdir, ctx.remote, remote, { lastAttempt: attempt === PUSH_ATTEMPTS }),
+      )
     } catch (error) {
       // Another machine pushed between the fetch and the push: fetch and merge again.
       if (

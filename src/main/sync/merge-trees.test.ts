@@ -205,3 +205,37 @@ describe('sideName of any machine name (review11 N6)', () => {
     }
   })
 })
+
+describe('sideName of a long file name (review11-fixsync2 R5)', () => {
+  it('shortens the name to keep tag and extension within the path rules, taken names too', () => {
+    const taken = new Map<string, unknown>()
+    // Names the path rules and a file system (255 bytes) take: up to 128 characters.
+    const stems = [100, 115, 120, 124].map((length) => 's'.repeat(length - 4))
+    stems.push('語'.repeat(83), '😀'.repeat(62), `${'s'.repeat(60)}.${'e'.repeat(60)}`)
+    for (const stem of stems) {
+      const path = `notes/${stem}.png`
+      expect(parseMemoryPath(`/memories/${path}`).ok).toBe(true)
+      for (const label of ['desktop', 'm'.repeat(60), '\u202e']) {
+        for (let n = 1; n <= 3; n++) {
+          const name = sideName(path, label, taken)
+          expect(parseMemoryPath(`/memories/${name}`), name).toMatchObject({ ok: true })
+          expect(Buffer.byteLength(name.split('/').at(-1)!)).toBeLessThanOrEqual(255)
+          expect(name).toMatch(/^notes\/.+ \([^)]+\)\.png$/)
+          taken.set(name, null)
+        }
+      }
+    }
+    expect(sideName(`${'s'.repeat(120)}.png`, 'desktop', new Map())).toBe(
+      `${'s'.repeat(114)} (desktop).png`,
+    )
+  })
+
+  it('keeps the whole path within 512 characters in a deep folder', () => {
+    const dir = Array.from({ length: 4 }, (_, i) => `${i}`.repeat(120)).join('/')
+    const path = `${dir}/${'n'.repeat(10)}.md`
+    expect(parseMemoryPath(`/memories/${path}`).ok).toBe(true)
+    const name = sideName(path, 'desktop', new Map())
+    expect(parseMemoryPath(`/memories/${name}`), name).toMatchObject({ ok: true })
+    expect(name).toMatch(/ \(desktop\)\.md$/)
+  })
+})

@@ -6,8 +6,8 @@
  * markers and are reported as conflicts. Pure apart from the injected blob reads and writes.
  */
 import { MAX_VERSIONED_BYTES } from '../history'
-import { cutText, decodeUtf8 } from '../lib/text'
-import { parseMemoryPath } from '../memory'
+import { cutText, decodeUtf8, fitName } from '../lib/text'
+import { MAX_PATH_LENGTH, MAX_SEGMENT_LENGTH, MEMORY_ROOT, parseMemoryPath } from '../memory'
 import type { FileEntry, FileMap } from './file-map'
 import { mergeText, type MergeLabels } from './merge-text'
 import { detectRenames, followFolders, type Renames } from './renames'
@@ -184,28 +184,39 @@ async function mergeEntries(
   }
 }
 
-/** `notes.md` -> `notes (desktop).md`, unused in `taken`. */
+/**
+ * `notes.md` -> `notes (desktop).md`, unused in `taken`: a name the path rules accept, so that
+ * Claude can view and delete the copy (a long name is shortened to keep tag and extension).
+ */
 export function sideName(path: string, label: string, taken: ReadonlyMap<string, unknown>): string {
   const slash = path.lastIndexOf('/')
   const dir = path.slice(0, slash + 1)
   const name = path.slice(slash + 1)
-  const dot = name.lastIndexOf('.')
-  const stem = dot > 0 ? name.slice(0, dot) : name
-  const ext = dot > 0 ? name.slice(dot) : ''
   // The label is the other machine's `Machine:` trailer: any text. A name may hold none of
   // what the path rules refuse (a bidi override would show "desk\u202egnp.exe" reversed, and
   // Claude could neither view nor delete the file), nor a character drawn as nothing.
-  // A `%` would make "%41" an escape the path rules refuse; whatever else they refuse (a name
-  // too long with the tag) takes the plain tag instead.
+  // A `%` would make "%41" an escape the path rules refuse; whatever else they refuse takes
+  // the plain tag instead.
   const cleaned =
     cutText(
       label.replace(/[\\/:*?"<>|%\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/gu, '-'),
       40,
     ) || 'other'
-  const named = (tag: string, n: number) => `${dir}${stem} (${tag}${n > 1 ? ` ${n}` : ''})${ext}`
-  const tag = parseMemoryPath(`/memories/${named(cleaned, 99)}`).ok ? cleaned : 'other'
+  // The path rules' 128 characters a name, and 512 the whole path.
+  const room = Math.min(MAX_SEGMENT_LENGTH, MAX_PATH_LENGTH - `${MEMORY_ROOT}/${dir}`.length)
+  const dot = name.lastIndexOf('.')
+  // An extension too long to keep beside the tag is cut with the stem.
+  const split = dot > 0 && name.length - dot + ` (${cleaned} 99)`.length < room
+  const stem = split ? name.slice(0, dot) : name
+  const ext = split ? name.slice(dot) : ''
+  const named = (tag: string, n: number) => {
+    const tail = ` (${tag}${n > 1 ? ` ${n}` : ''})${ext}`
+    // Cut to the rules' characters, then to the 255 bytes a file system takes.
+    return `${dir}${fitName(cutText(stem, Math.max(1, room - tail.length)), tail)}`
+  }
   for (let n = 1; ; n++) {
-    const candidate = named(tag, n)
+    const tagged = named(cleaned, n)
+    const candidate = parseMemoryPath(`${MEMORY_ROOT}/${tagged}`).ok ? tagged : named('other', n)
     if (!taken.has(candidate)) return candidate
   }
 }

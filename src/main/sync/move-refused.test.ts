@@ -7,11 +7,14 @@
  * server on loopback; the refusals come through the disk seam, as the system gives them to
  * any account but root.
  */
+import { execFileSync, spawn, spawnSync } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { ApiErrorData } from '../../shared/types'
 import { nodeDisk, setDisk } from '../lib/disk'
 import { errnoError, hookDisk, type DiskCall } from '../lib/disk-hooks'
 import { expectSound, type Machine, useSyncServer } from './test-support'
@@ -291,3 +294,106 @@ describe('a sync move refused while keeping a file aside (review11 N3)', () => {
     await expectNoNote(dir)
   })
 })
+
+const deniedChild = path.resolve(
+  path.dirname(fileURLToPath(import.meta.url)),
+  '../../../test/fixtures/denied-folder-child.ts',
+)
+
+// The account the child runs as: this process's own when it is not root (the system then
+// denies a mode-000 folder to it), else \`nobody\` when this process may switch to it (root
+// outside a restricted container) and that account can read the sources; null when neither.
+function unprivileged(): { uid?: number; gid?: number } | null {
+  if (process.getuid?.() !== 0) return {}
+  const as = { uid: 65534, gid: 65534 }
+  const probe = spawnSync(
+    process.execPath,
+    ['-e', `require('fs').accessSync(${JSON.stringify(deniedChild)})`],
+    { ...as, stdio: 'ignore' },
+  )
+  return probe.status === 0 ? as : null
+}
+
+// A real folder at mode 000 (root enters any folder, so the machine runs as another account):
+// the move's check of what stands in its way, and a command's check for outside edits, failed
+// on it saying only "permission was denied" (review11-fixsync2 R4).
+describe('a memory folder Cairn may not enter', () => {
+  const account = unprivileged()
+  it.runIf(account !== null)(
+    'is named as a /memories path when a sync or a command meets it',
+    async () => {
+      const repo = sync.newRepo('denied')
+      // Not under \`work\`: the other account must reach it.
+      const dir = await mkdtemp(path.join(os.tmpdir(), 'cairn-denied-'))
+      try {
+        const laptop = await machine('laptop', dir)
+        const desktop = await machine('desktop')
+        await desktop.write('a.md', 'a\n')
+        await desktop.write('shared/notes.md', 'one\n')
+        await desktop.connect(sync.server, repo)
+        await desktop.sync()
+        await laptop.connect(sync.server, repo)
+        expect((await laptop.sync()).state).toBe('idle')
+        const head = laptop.git('rev-parse', 'main')
+        await sync.stop(laptop)
+        await desktop.write('a.md', 'a desktop\n')
+        await desktop.write('shared/notes.md', 'one\ndesktop\n')
+        await desktop.sync()
+
+        // The laptop, as the other account, with shared/ at mode 000.
+        const { uid, gid } = account!
+        if (uid !== undefined) execFileSync('chown', ['-R', `${uid}:${gid}`, dir])
+        const lines = await runChild(dir, account!)
+        if (uid !== undefined) {
+          execFileSync('chown', ['-R', `${process.getuid!()}:${process.getgid!()}`, dir])
+        }
+        const said = new Map(
+          lines.map((line) => {
+            const { step, error } = JSON.parse(line) as { step: string; error: ApiErrorData }
+            return [step, error]
+          }),
+        )
+        expect([...said.keys()]).toEqual(['sync', 'write'])
+        for (const [step, error] of said) {
+          expect(error?.code, step).toBe('access-denied')
+          expect(error?.message, step).toContain('/memories/shared')
+          expect(error?.message, step).not.toContain(dir)
+          expect(error?.message, step).not.toContain('/proc/')
+          expect(error?.message, step).toContain('Nothing was changed')
+        }
+
+        // Nothing changed; with the folder open again, the next sync completes.
+        const again = await machine('laptop', dir)
+        expect(again.git('rev-parse', 'main')).toBe(head)
+        expect((await again.files()).get('shared/notes.md')).toBe('one\n')
+        expect((await again.sync()).state).toBe('idle')
+        expect((await again.files()).get('shared/notes.md')).toBe('one\ndesktop\n')
+        await expectSound(sync.server, repo, [again, desktop])
+        await sync.stop(again)
+      } finally {
+        await rm(dir, { recursive: true, force: true })
+      }
+    },
+    120_000,
+  )
+})
+
+/** Runs the denied-folder child on \`dataDir\` as \`account\`; the lines of JSON it printed. */
+function runChild(dataDir: string, account: { uid?: number; gid?: number }): Promise<string[]> {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(
+      process.execPath,
+      ['--import', 'tsx', deniedChild, dataDir, 'laptop', 'shared'],
+      { ...account, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, HOME: dataDir } },
+    )
+    let out = ''
+    let errors = ''
+    proc.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()))
+    proc.stderr.on('data', (chunk: Buffer) => (errors += chunk.toString()))
+    proc.on('error', reject)
+    proc.on('exit', (code) => {
+      if (code === 0) resolve(out.trim().split('\n'))
+      else reject(new Error(`the child failed (${code}): ${errors.slice(0, 2000)}`))
+    })
+  })
+}

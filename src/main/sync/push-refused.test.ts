@@ -3,7 +3,7 @@
  * "not a git repository" for an address that has just answered a fetch. A real git server on
  * loopback behind a small proxy that refuses uploads with the status under test.
  */
-import { chmodSync, writeFileSync } from 'node:fs'
+import { chmodSync, readFileSync, writeFileSync } from 'node:fs'
 import http from 'node:http'
 import path from 'node:path'
 import type { AddressInfo } from 'node:net'
@@ -159,5 +159,43 @@ exit 1
     const log = server.git(repo, 'log', '--format=%s', 'main')
     expect(log).toContain('other')
     expect(server.git(repo, 'show', 'main:notes.md')).toBe('x\n')
+  })
+})
+
+describe('a push refused for good on a remote that moves during every push (review11-fixsync2 R3)', () => {
+  it('is retried as a race within the sync, then says the server’s reason, not a race', async () => {
+    const repo = `busy-${++repoCount}`
+    server.createRepo(repo)
+    const laptop = await startMachine('laptop')
+    open.push(laptop)
+    await laptop.write('a.md', 'a\n')
+    await laptop.connect(server, repo)
+    expect((await laptop.sync()).state).toBe('idle')
+    // Every push: another writer's commit lands on main meanwhile (a bot committing on each
+    // push), and the push is declined by policy.
+    const hook = path.join(server.gitdir(repo), 'hooks', 'pre-receive')
+    writeFileSync(
+      hook,
+      `#!/bin/sh
+echo x >> "$GIT_DIR/pushes"
+env -u GIT_QUARANTINE_PATH -u GIT_OBJECT_DIRECTORY -u GIT_ALTERNATE_OBJECT_DIRECTORIES \\
+  GIT_AUTHOR_NAME=o GIT_AUTHOR_EMAIL=o@example.com GIT_COMMITTER_NAME=o GIT_COMMITTER_EMAIL=o@example.com \\
+  sh -c 'T=$(git rev-parse main^{tree}); C=$(echo other | git commit-tree $T -p main); git update-ref refs/heads/main $C'
+echo "GH013: Repository rule violations found for refs/heads/main. Push cannot contain secrets." >&2
+exit 1
+`,
+    )
+    chmodSync(hook, 0o755)
+    await laptop.write('notes.md', 'x\n')
+
+    const status = await laptop.sync()
+    expect([status.state, status.error?.code]).toEqual(['error', 'sync-push-refused'])
+    expect(status.error?.message).toContain('pre-receive hook declined')
+    expect(status.error?.message).toContain('GH013: Repository rule violations found')
+    // Each push but the last found main moved, so each was a race worth another try.
+    const pushes = readFileSync(path.join(server.gitdir(repo), 'pushes'), 'utf8')
+    expect(pushes).toBe('x\n'.repeat(4))
+    expect(server.git(repo, 'log', '--format=%s', 'main')).not.toContain('notes.md')
+    expect(laptop.git('show', 'main:notes.md')).toBe('x\n')
   })
 })

@@ -3,9 +3,13 @@
  * commit the other machine learns from (review hunt11 D3, D4, D5). Real machines through the
  * real git server on loopback; the git CLI reads what each history holds.
  */
-import { readFile, writeFile } from 'node:fs/promises'
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import os from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
+import type { SyncStatus } from '../../shared/types'
+import { openVersionedMemory } from '../history'
+import { CLAUDE } from '../history/test-helpers'
 import { expectSound, type Machine, useSyncServer } from './test-support'
 
 const sync = useSyncServer()
@@ -253,5 +257,184 @@ describe('a second conflict on a file whose first is still open (review11 N1)', 
     expect(desktopNow.conflicts).toEqual([])
     expect((await desktop.files()).get('prefs.md')).toBe(settled)
     await expectSound(sync.server, repo, [laptop, desktop])
+  })
+})
+
+describe('a second conflict made on the other machine (review11-fixsync2 R1)', () => {
+  it('shows and settles each block by the machine that merged it, on both machines', async () => {
+    const repo = sync.newRepo('crossed')
+    const laptop = await machine('laptop')
+    const desktop = await machine('desktop')
+    await desktop.write('prefs.md', 'A: 1\nx\ny\nz\nB: 1\n')
+    await desktop.connect(sync.server, repo)
+    await desktop.sync()
+    await laptop.connect(sync.server, repo)
+    await laptop.sync()
+    const edit = async (m: Machine, from: string, to: string) =>
+      m.write('prefs.md', (await m.files()).get('prefs.md')!.replace(from, to))
+    // Merge #1 on the laptop (line A); the desktop fast-forwards to it, the conflict open.
+    await edit(desktop, 'A: 1', 'A: desktop')
+    await desktop.sync()
+    await edit(laptop, 'A: 1', 'A: laptop')
+    expect((await laptop.sync()).state).toBe('conflicts')
+    expect((await desktop.sync()).state).toBe('conflicts')
+    // Merge #2 (line B) on the desktop: the laptop pushes first this time.
+    await edit(laptop, 'B: 1', 'B: laptop')
+    await laptop.sync()
+    await edit(desktop, 'B: 1', 'B: desktop')
+    const onDesktop = await desktop.sync()
+    // The file's blocks: each merge puts its own machine's side first.
+    const file = (await desktop.files()).get('prefs.md')!
+    expect(file).toMatch(/^<{7} laptop\nA: laptop\n={7}\nA: desktop\n>{7} desktop\n/)
+    expect(file).toMatch(/\n<{8} desktop\nB: desktop\n={8}\nB: laptop\n>{8} laptop\n$/)
+    const sides = (status: SyncStatus) =>
+      status.conflicts.map((c) => [c.oursLabel, c.blocks.map((b) => [b.ours, b.theirs])])
+    expect(sides(onDesktop)).toEqual([
+      [
+        'desktop',
+        [
+          ['A: desktop\n', 'A: laptop\n'],
+          ['B: desktop\n', 'B: laptop\n'],
+        ],
+      ],
+    ])
+    // The laptop learns merge #2 (and who made it) from the commit.
+    const onLaptop = await laptop.sync()
+    expect(sides(onLaptop)).toEqual([
+      [
+        'laptop',
+        [
+          ['A: laptop\n', 'A: desktop\n'],
+          ['B: laptop\n', 'B: desktop\n'],
+        ],
+      ],
+    ])
+    // The same after a restart: what each machine saved says who merged which block.
+    await sync.stop(laptop)
+    const reopened = await machine('laptop', laptop.dir)
+    expect(sides(await reopened.call('sync:status'))).toEqual(sides(onLaptop))
+
+    // "Ours" keeps each machine's own lines in every block.
+    await reopened.call('sync:resolve', { path: '/memories/prefs.md', choice: 'ours' })
+    expect((await reopened.files()).get('prefs.md')).toBe('A: laptop\nx\ny\nz\nB: laptop\n')
+    await desktop.call('sync:resolve', { path: '/memories/prefs.md', choice: 'ours' })
+    expect((await desktop.files()).get('prefs.md')).toBe('A: desktop\nx\ny\nz\nB: desktop\n')
+    await reopened.sync()
+    await desktop.sync()
+    await reopened.sync()
+    await expectSound(sync.server, repo, [reopened, desktop])
+    await sync.stop(reopened)
+    await rm(laptop.dir, { recursive: true, force: true })
+  })
+})
+
+describe('a later merge inside an open block (review11-fixsync2 R2)', () => {
+  it('keeps the conflict open on the block a choice leaves, then settles it', async () => {
+    const repo = sync.newRepo('nested')
+    const laptop = await machine('laptop')
+    const desktop = await machine('desktop')
+    await desktop.write('prefs.md', 'A: 1\nx\n')
+    await desktop.connect(sync.server, repo)
+    await desktop.sync()
+    await laptop.connect(sync.server, repo)
+    await laptop.sync()
+    const edit = async (m: Machine, from: string, to: string) =>
+      m.write('prefs.md', (await m.files()).get('prefs.md')!.replace(from, to))
+    await edit(desktop, 'A: 1', 'A: desktop')
+    await desktop.sync()
+    await edit(laptop, 'A: 1', 'A: laptop')
+    expect((await laptop.sync()).state).toBe('conflicts')
+    await desktop.sync()
+    // Both edit the laptop's side inside the open block, differently.
+    await edit(desktop, 'A: laptop\n', 'A: laptop2 (desktop)\n')
+    await desktop.sync()
+    await edit(laptop, 'A: laptop\n', 'A: laptop3\n')
+    expect((await laptop.sync()).state).toBe('conflicts')
+    expect((await laptop.files()).get('prefs.md')).toBe(
+      '<<<<<<< laptop\n<<<<<<<< laptop\nA: laptop3\n========\nA: laptop2 (desktop)\n' +
+        '>>>>>>>> desktop\n=======\nA: desktop\n>>>>>>> desktop\nx\n',
+    )
+
+    // "Ours" of the outer block is the laptop's side, which holds the inner block whole.
+    const after = await laptop.call('sync:resolve', { path: '/memories/prefs.md', choice: 'ours' })
+    const left =
+      '<<<<<<<< laptop\nA: laptop3\n========\nA: laptop2 (desktop)\n>>>>>>>> desktop\nx\n'
+    expect((await laptop.files()).get('prefs.md')).toBe(left)
+    expect(after.state).toBe('conflicts')
+    expect(after.conflicts.map((c) => c.blocks)).toEqual([
+      [{ ours: 'A: laptop3\n', theirs: 'A: laptop2 (desktop)\n' }],
+    ])
+    // The desktop learns the choice and keeps the conflict open on what is left.
+    await laptop.sync()
+    const onDesktop = await desktop.sync()
+    expect((await desktop.files()).get('prefs.md')).toBe(left)
+    expect(onDesktop.conflicts.map((c) => c.blocks)).toEqual([
+      [{ ours: 'A: laptop2 (desktop)\n', theirs: 'A: laptop3\n' }],
+    ])
+
+    const settled = await laptop.call('sync:resolve', {
+      path: '/memories/prefs.md',
+      choice: 'ours',
+    })
+    expect([settled.state, settled.conflicts]).toEqual(['idle', []])
+    expect((await laptop.files()).get('prefs.md')).toBe('A: laptop3\nx\n')
+    await laptop.sync()
+    expect((await desktop.sync()).conflicts).toEqual([])
+    await expectSound(sync.server, repo, [laptop, desktop])
+  })
+})
+
+describe('a binary conflict on a file with a long name (review11-fixsync2 R5)', () => {
+  it('keeps the other version under a name Claude’s memory tool can view and delete', async () => {
+    const repo = sync.newRepo('longname')
+    const laptopDir = await mkdtemp(path.join(os.tmpdir(), 'cairn-longname-'))
+    const laptop = await machine('laptop', laptopDir)
+    const desktop = await machine('desktop')
+    // 124 characters: a name the path rules allow (up to 128); with " (desktop)" it is not.
+    const name = `${'s'.repeat(120)}.png`
+    // A PNG's signature, then bytes that are not text.
+    const png = (tag: string) =>
+      Buffer.concat([Buffer.from('89504e470d0a1a0a00', 'hex'), Buffer.from(tag)])
+    const put = (on: Machine, tag: string) =>
+      writeFile(path.join(on.dir, 'memories', name), png(tag))
+    await desktop.write('a.md', 'a\n')
+    await put(desktop, 'v0')
+    await desktop.connect(sync.server, repo)
+    await desktop.sync()
+    await laptop.connect(sync.server, repo)
+    await laptop.sync()
+    await put(desktop, 'D1')
+    await desktop.sync()
+    await put(laptop, 'L1')
+    const status = await laptop.sync()
+    const other = `/memories/${'s'.repeat(114)} (desktop).png`
+    expect(status.conflicts.map((c) => [c.path, c.otherPath])).toEqual([
+      [`/memories/${name}`, other],
+    ])
+    expect(
+      await readFile(path.join(laptopDir, 'memories', other.slice('/memories/'.length))),
+    ).toEqual(png('D1'))
+    await laptop.sync()
+    await sync.stop(laptop)
+
+    // Claude's memory tool, on the laptop's memory: the copy is a path its rules accept.
+    const memory = await openVersionedMemory({ dataDir: laptopDir, watch: false })
+    try {
+      const viewed = await memory.execute({ command: 'view', path: other }, CLAUDE)
+      expect(viewed.isError).toBe(false)
+      expect(JSON.stringify(viewed.content)).toContain(png('D1').toString('base64'))
+      const deleted = await memory.execute({ command: 'delete', path: other }, CLAUDE)
+      expect([deleted.isError, deleted.content]).toEqual([false, expect.stringContaining(other)])
+    } finally {
+      await memory.close()
+    }
+    // Deleting the copy settles the conflict, here and on the desktop.
+    const reopened = await machine('laptop', laptopDir)
+    expect((await reopened.sync()).conflicts).toEqual([])
+    expect((await desktop.sync()).conflicts).toEqual([])
+    expect(desktop.git('ls-tree', '--name-only', 'main').trim().split('\n')).toEqual(['a.md', name])
+    await expectSound(sync.server, repo, [reopened, desktop])
+    await sync.stop(reopened)
+    await rm(laptopDir, { recursive: true, force: true })
   })
 })

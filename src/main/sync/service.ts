@@ -24,6 +24,7 @@ import type { HostActions } from '../app'
 import { MAX_VERSIONED_BYTES, type HistoryGit, type VersionedMemory } from '../history'
 import { CairnError, toApiError } from '../lib/errors'
 import { syncFailure } from './sync-errors'
+import { hasConflicts } from './conflict-markers'
 import type { Logger } from '../lib/logger'
 import type { SecretStore } from '../settings'
 import {
@@ -616,6 +617,8 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     if (choice === 'edit' && text === undefined) {
       throw new CairnError('invalid-input', 'Write the text to keep, or choose a version.')
     }
+    // Whether the file still holds blocks of the conflict's marker sizes once written.
+    let leftOpen = false
     if (record.kind === 'binary') {
       await resolveBinary(record, choice)
     } else {
@@ -639,7 +642,12 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       } else {
         await writeResolved(path, next, from)
       }
+      // A later merge that landed inside an open block left a whole block of its own in the
+      // side chosen (or the person's text holds one): the conflict stays open on what is left,
+      // which the dialog shows next.
+      leftOpen = hasConflicts(next, markerSizesOf(record))
     }
+    if (leftOpen) return
     const latest = await store.state()
     await store.saveState({
       ...latest,

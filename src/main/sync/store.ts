@@ -62,10 +62,24 @@ export interface ConflictRecord {
    */
   readonly markerSizes?: ReadonlyArray<number>
   /**
+   * For text: the machine that made each later merge, by its marker size (from its commit's
+   * `Merged-On:`). "Ours" is decided block by block: a later merge over the open conflict may
+   * have been made on the other machine, whose side it put first.
+   */
+  readonly laterMerges?: ReadonlyArray<LaterMerge>
+  /**
    * Only in what `learn` hands over, never saved: a choice on another machine settled the
    * conflict at `path` (drop the record).
    */
   readonly settled?: true
+}
+
+/** A later merge that raised a conflict on a file whose conflict was still open. */
+export interface LaterMerge {
+  /** The length of its markers (one of the record's `markerSizes`). */
+  readonly size: number
+  /** The id of the machine that made it. */
+  readonly mergedOn: string
 }
 
 export interface SyncState {
@@ -104,6 +118,10 @@ const conflictSchema = z.object({
   foundAt: oid.optional(),
   markerSize: markerSizeSchema.optional(),
   markerSizes: z.array(markerSizeSchema).max(100).optional(),
+  laterMerges: z
+    .array(z.object({ size: markerSizeSchema, mergedOn: machineIdSchema }))
+    .max(100)
+    .optional(),
   settled: z.literal(true).optional(),
 })
 const stateSchema = z.object({

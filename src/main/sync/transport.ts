@@ -189,20 +189,22 @@ async function fetchInto(gitdir: string, remote: RemoteSpec): Promise<string | n
 /**
  * Pushes the local `main` to the remote's `main`, which must be an ancestor of it. `fetched`:
  * the remote's `main` the push is based on (what the sync's fetch found), which tells a lost
- * race from a refusal.
+ * race from a refusal. `lastAttempt`: the sync tries no more pushes after this one.
  */
 export async function pushMain(
   gitdir: string,
   remote: RemoteSpec,
   fetched?: string | null,
+  options: { readonly lastAttempt?: boolean } = {},
 ): Promise<void> {
-  return oneAtATime(gitdir, () => pushInto(gitdir, remote, fetched))
+  return oneAtATime(gitdir, () => pushInto(gitdir, remote, fetched, options.lastAttempt ?? false))
 }
 
 async function pushInto(
   gitdir: string,
   remote: RemoteSpec,
   fetched: string | null | undefined,
+  lastAttempt: boolean,
 ): Promise<void> {
   const refused = { value: false }
   // What the server printed (its hooks' `remote:` lines): why it refused, in its own words.
@@ -225,7 +227,12 @@ async function pushInto(
     })
   } catch (error) {
     const translated = transportError(error, refused.value, 'push', said.join(''))
-    if (fetched !== undefined && refusalOfPush(error) !== null) {
+    const refusal = refusalOfPush(error)
+    // On a busy remote (a bot committing on every push) the branch moves during every push: a
+    // refusal in other words than a race's is then the server's reason on the sync's last
+    // try, said, and not retried for ever as a race.
+    const stands = lastAttempt && refusal !== null && !RACE.test(refusal)
+    if (fetched !== undefined && refusal !== null && !stands) {
       // Servers word a lost race their own way (GitLab and Gitea: "incorrect old value
       // provided"): what happened decides. The branch moved since the fetch: a race, worth a
       // fetch, a merge and another push. It did not: the server's reason stands — except a

@@ -35,15 +35,19 @@ export function ConflictDialog() {
     setBusy(true)
     setError(null)
     try {
-      await resolve({
+      const next = await resolve({
         path: current.path,
         choice,
         ...(choice === 'edit' ? { text: editing ?? '', ...(basis !== null && { basis }) } : {}),
       })
+      // A later sync's conflict made inside the version kept is still in the file: shown next.
+      const left = next.conflicts.some((conflict) => conflict.path === current.path)
       setEditing(null)
-      setSelected(null)
+      setSelected(left ? current.path : null)
       setDone(
-        `${displayPath(current.path)} is settled. The choice is in the history, where it can be undone.`,
+        left
+          ? `The choice is in the history, where it can be undone. ${displayPath(current.path)} still holds a conflict a later sync made inside the version kept: choose for it too.`
+          : `${displayPath(current.path)} is settled. The choice is in the history, where it can be undone.`,
       )
     } catch (failure) {
       setError(errorMessage(failure))
