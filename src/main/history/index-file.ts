@@ -38,8 +38,10 @@ const RECORD = 64
 const NONE = 0xffffffff
 // Version 1 (never released) named the parent by its first bytes and assumed it was the entry
 // before; version 2 had no checksum over the names, so a damaged or zeroed name was read as
-// true. An index in another format is rebuilt from the commits.
+// true, and is migrated at open (only `names` changes: see `migrateFrom2`). An index in another
+// format is rebuilt from the commits.
 const FORMAT = 'cairn-index 3\n'
+const FORMAT_2 = 'cairn-index 2\n'
 /** Bytes before each name's UTF-8: its length and its checksum. */
 const NAME_HEAD = 8
 /**
@@ -195,7 +197,8 @@ export class IndexFile {
       if (!isMissing(error) && !isCode(error, 'EISDIR')) throw error
       throw new IndexDamagedError('no index')
     }
-    if (format !== FORMAT) throw new IndexDamagedError('another index format')
+    if (format === FORMAT_2) migrateFrom2(dir)
+    else if (format !== FORMAT) throw new IndexDamagedError('another index format')
     const fds = {} as Record<Part, number>
     try {
       for (const part of PARTS) fds[part] = disk.openSync(path.join(dir, part), OPEN.READ_WRITE)
@@ -872,6 +875,81 @@ export function writeIndexBeside(dir: string, entries: Iterable<IndexEntry>): st
   }
   index.close()
   return temp
+}
+
+/**
+ * Brings an index of format 2 to format 3 in milliseconds instead of a rebuild from the
+ * commits (10 s at 10,000 commits, minutes at 100,000): `commits`, `files` and `details` are
+ * the same in both, so only `names` is rewritten, each name given the checksum of what it
+ * reads as now. Those names get the trust format 2 gave them (the idle check's spot checks
+ * compare entries with their commits, as before); names appended from here on are checked
+ * against what was written. Built beside `dir` (the unchanged parts hard-linked) and swapped
+ * in as a rebuild is, so a kill at any point leaves the old index or the new one, whole:
+ * a half-built one beside it is removed at the next open, which migrates again.
+ */
+function migrateFrom2(dir: string): void {
+  let raw: Buffer
+  try {
+    raw = disk.readFileSync(path.join(dir, 'names'))
+  } catch (error) {
+    if (!isMissing(error)) throw error
+    throw new IndexDamagedError('index part missing (names)')
+  }
+  // Format 2's names are u32 length + UTF-8; they end where one runs past the file (a torn
+  // append, which format 2 ignored too). An empty one is kept as it is: format 3 reads it as
+  // where names were cut, and the entries from the first naming it are caught up.
+  const out: Buffer[] = []
+  let at = 0
+  for (let id = 0; at + 4 <= raw.length; id++) {
+    const length = raw.readUInt32LE(at)
+    if (at + 4 + length > raw.length) break
+    const bytes = raw.subarray(at + 4, at + 4 + length)
+    out.push(nameHead(id, bytes), bytes)
+    at += 4 + length
+  }
+  const temp = `${dir}.tmp-${process.pid}-${Date.now()}`
+  removePath(temp)
+  makeFolders(temp, 0o700)
+  try {
+    for (const part of PARTS) {
+      if (part !== 'names') linkOrCopy(path.join(dir, part), path.join(temp, part))
+    }
+    writeSynced(path.join(temp, 'names'), Buffer.concat(out))
+    writeSynced(path.join(temp, 'format'), Buffer.from(FORMAT, 'utf8'))
+  } catch (error) {
+    removePath(temp)
+    if (isMissing(error))
+      throw new IndexDamagedError(`index part missing (${(error as Error).message})`)
+    throw error
+  }
+  replaceIndexDir(temp, dir)
+}
+
+/** A hard link (the parts a migration keeps), or a copy where the file system has none. */
+function linkOrCopy(from: string, to: string): void {
+  try {
+    disk.linkSync(from, to)
+  } catch (error) {
+    if (
+      isMissing(error) ||
+      !['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'EXDEV', 'EMLINK'].some((code) => isCode(error, code))
+    )
+      throw error
+    writeSynced(to, disk.readFileSync(from))
+  }
+}
+
+/** Writes `data` to a new `file` and fsyncs it. */
+function writeSynced(file: string, data: Buffer): void {
+  const fd = disk.openSync(file, OPEN.READ_WRITE_TRUNC, 0o600)
+  try {
+    for (let done = 0; done < data.length;) {
+      done += disk.writeSync(fd, data.subarray(done), done)
+    }
+    disk.fsyncSync(fd)
+  } finally {
+    disk.closeSync(fd)
+  }
 }
 
 /** Moves a finished index from `temp` into `dir`, the old one aside first and then removed. */
