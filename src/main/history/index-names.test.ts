@@ -174,4 +174,61 @@ describe('damaged names in the side index', () => {
     expect(page.entries[1]?.paths).toEqual(['/memories/plans.md'])
     await memory.close()
   })
+
+  it('a commit that finds an old name damaged starts the rebuild: its own commit is never "not in the history" nor left off the log', async () => {
+    // Long names, so the damaged one lies before the newest bytes open checks; nothing reads
+    // it before the first commit's append builds the name map.
+    const long = `${'k'.repeat(100)}/${'k'.repeat(70)}`
+    const file = (k: number) => `${long}-${String(k).padStart(3, '0')}.md`
+    let memory = await open()
+    for (let k = 0; k < 110; k++) {
+      await memory.execute(
+        { command: 'create', path: `/memories/${file(k)}`, file_text: `v1 of ${k}\n` },
+        claude(`toolu_c${k}`),
+      )
+    }
+    await memory.close()
+    const names = await readFile(namesFile())
+    const at = names.indexOf(Buffer.from(file(5)))
+    expect(names.length - at).toBeGreaterThan(16384)
+    names[at + long.length + 3] = 'X'.charCodeAt(0)
+    await writeFile(namesFile(), names)
+
+    memory = await open()
+    const answer = await memory.execute(
+      { command: 'create', path: '/memories/plan.md', file_text: 'step 1\n' },
+      claude('toolu_plan'),
+    )
+    const made = answer.commit?.oid as string
+    expect(made).toBe(gitCli(dataDir, 'rev-parse', 'main').trim())
+    // Right, or a clear "rebuilding": never "not in the history", never a stale log.
+    const readBack = await memory.readAt('/memories/plan.md', made).then(
+      (text) => text,
+      (error: unknown) => {
+        expect(error).toMatchObject({ code: 'index-rebuilding' })
+        return null
+      },
+    )
+    if (readBack !== null) expect(readBack).toBe('step 1\n')
+    const newest = await memory.log({ offset: 0, limit: 1 }).then(
+      (page) => page.entries[0]?.oid,
+      (error: unknown) => {
+        expect(error).toMatchObject({ code: 'index-rebuilding' })
+        return made
+      },
+    )
+    expect(newest).toBe(made)
+    // A second command while the rebuild may still run, then the rebuild is in.
+    await memory.execute(
+      { command: 'str_replace', path: '/memories/plan.md', old_str: '1', new_str: '2' },
+      claude('toolu_plan2'),
+    )
+    await memory.maintain()
+    expect(await memory.readAt('/memories/plan.md', made)).toBe('step 1\n')
+    const timeline = await memory.log({ offset: 0, limit: 500 })
+    expect(timeline.entries.map((c) => `${c.oid} ${c.subject}`)).toEqual(gitTimeline())
+    await expectSameAsGit(memory, 'plan.md')
+    await expectSameAsGit(memory, file(5))
+    await memory.close()
+  })
 })
