@@ -916,14 +916,29 @@ function migrateFrom2(dir: string): void {
   // Format 2's names are u32 length + UTF-8; they end where one runs past the file (a torn
   // append, which format 2 ignored too). An empty one is kept as it is: format 3 reads it as
   // where names were cut, and the entries from the first naming it are caught up.
-  const out: Buffer[] = []
   let at = 0
-  for (let id = 0; at + 4 <= raw.length; id++) {
+  let count = 0
+  while (at + 4 <= raw.length) {
     const length = raw.readUInt32LE(at)
     if (at + 4 + length > raw.length) break
-    const bytes = raw.subarray(at + 4, at + 4 + length)
-    out.push(nameHead(id, bytes), bytes)
     at += 4 + length
+    count++
+  }
+  // One buffer, each name's checksum summed where its bytes lie (the same as `nameHead`'s).
+  const names = Buffer.allocUnsafe(at + 4 * count)
+  for (let id = 0, from = 0, to = 0; id < count; id++) {
+    const length = raw.readUInt32LE(from)
+    names.writeUInt32LE(length, to)
+    raw.copy(names, to + NAME_HEAD, from + 4, from + 4 + length)
+    const sum = crc32Range(
+      names,
+      to + NAME_HEAD,
+      to + NAME_HEAD + length,
+      crc32Range(names, to, to + 4, id),
+    )
+    names.writeUInt32LE(sum, to + 4)
+    from += 4 + length
+    to += NAME_HEAD + length
   }
   const temp = `${dir}.tmp-${process.pid}-${Date.now()}`
   removePath(temp)
@@ -932,7 +947,7 @@ function migrateFrom2(dir: string): void {
     for (const part of PARTS) {
       if (part !== 'names') linkOrCopy(path.join(dir, part), path.join(temp, part))
     }
-    writeSynced(path.join(temp, 'names'), Buffer.concat(out))
+    writeSynced(path.join(temp, 'names'), names)
     writeSynced(path.join(temp, 'format'), Buffer.from(FORMAT, 'utf8'))
   } catch (error) {
     removePath(temp)
