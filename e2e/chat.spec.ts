@@ -158,6 +158,34 @@ test.describe('chat', () => {
     ).toBeVisible()
   })
 
+  test('tool cards with hostile input shapes are drawn, live and reopened from storage', async ({
+    page,
+    cairn,
+    anthropic,
+  }) => {
+    await cairn.core.dispatch('memory:write', { path: '/memories/a.md', content: 'one\ntwo\n' })
+    // Odd inputs the fake Messages API can send, stored raw (review hunt12-story D9).
+    anthropic.script(
+      reply.toolUse({
+        input: { command: 'view', path: '/memories/a.md', view_range: [{ toString: 1 }, 5] },
+      }),
+      reply.toolUse({ input: { command: '__proto__', path: '/memories/a.md' } }),
+      reply.text('Looked around.'),
+    )
+    await cairn.open(page)
+    const chat = new ChatPage(page)
+    await chat.send('Look at my notes oddly.')
+    await expect(chat.lastReply()).toContainText('Looked around.')
+    await expect(chat.toolCard('view', '/memories/a.md')).toBeVisible()
+    await expect(chat.toolCard('__proto__', '/memories/a.md')).toContainText('__proto__')
+
+    await page.reload()
+    await chat.openConversation('Look at my notes oddly.')
+    await expect(chat.toolCard('view', '/memories/a.md')).toBeVisible()
+    await expect(chat.toolCard('__proto__', '/memories/a.md')).toBeVisible()
+    await expect(page.getByText('Cairn could not show this window')).toHaveCount(0)
+  })
+
   test('Stop ends a held reply and the conversation can continue', async ({
     page,
     cairn,

@@ -1,3 +1,6 @@
+import { execFileSync } from 'node:child_process'
+import { rm } from 'node:fs/promises'
+import path from 'node:path'
 import { claudeTurn, create, expect, reply, strReplace, test } from './fixtures/claude-turns'
 import { ChatPage } from './pages/chat.page'
 import { FullHistoryPage } from './pages/full-history.page'
@@ -171,6 +174,54 @@ test('"Memory at this reply" shows memory as it was, read-only, and compares it 
   await expect(banner).toBeHidden()
   await expect(memory.content('prefs.md')).toContainText('Tea: black')
 })
+
+for (const scheme of ['light', 'dark'] as const) {
+  test(`"Memory at this reply" with one damaged old version lists the rest and marks it (${scheme})`, async ({
+    page,
+    cairn,
+    anthropic,
+  }) => {
+    const id = await claudeTurn(cairn, anthropic, 'Keep two notes.', [
+      create('/memories/prefs.md', 'Tea: green\n'),
+      create('/memories/old-notes.md', 'an old note\n'),
+      reply.text('Noted.'),
+    ])
+    await claudeTurn(
+      cairn,
+      anthropic,
+      'Rewrite the old note.',
+      [create('/memories/old-notes.md', 'rewritten\n'), reply.text('Done.')],
+      id,
+    )
+    // The first version of old-notes.md loses its object (review hunt12-story D5).
+    const gitDir = path.join(cairn.dataDir, 'history.git')
+    const first = execFileSync('git', ['--git-dir', gitDir, 'log', '--format=%H', '--reverse'], {
+      encoding: 'utf8',
+    }).split('\n')[1] as string
+    const blob = execFileSync('git', ['--git-dir', gitDir, 'rev-parse', `${first}:old-notes.md`], {
+      encoding: 'utf8',
+    }).trim()
+    await rm(path.join(gitDir, 'objects', blob.slice(0, 2), blob.slice(2)))
+
+    await page.emulateMedia({ colorScheme: scheme })
+    await cairn.open(page)
+    const chat = new ChatPage(page)
+    await page
+      .getByRole('navigation', { name: 'Conversations' })
+      .getByText('Keep two notes.')
+      .click()
+    await expect(chat.replies()).toHaveCount(2)
+    await chat.replies().last().getByRole('button', { name: 'Memory at this reply' }).click()
+    const memory = new MemoryPage(page)
+    await expect(memory.pane.getByRole('status', { name: 'Memory at this reply' })).toContainText(
+      'Read-only',
+    )
+    await expect(memory.item('old-notes.md')).toHaveAccessibleName(/Damaged/)
+    await memory.openFile('prefs.md')
+    await expect(memory.content('prefs.md')).toContainText('Tea: green')
+    await page.screenshot({ path: `/tmp/fix12-story-shots/memory-at-reply-damaged-${scheme}.png` })
+  })
+}
 
 test('the history search finds the change that introduced a sentence', async ({
   page,

@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { createCore, type Core } from '../src/main/core'
-import type { ChangeResult, LogPage } from '../src/shared/types'
+import type { ChangeResult, CommitDetail, CommitSummary, LogPage } from '../src/shared/types'
 import {
   claudeTurn,
   create,
@@ -96,6 +96,40 @@ test('the user brings back a file Claude deleted', async ({ page, cairn, anthrop
   await memory.open()
   await memory.openFile('trip.md')
   await expect(memory.content('trip.md')).toContainText('Lisbon, May 12-19')
+})
+
+test('the user brings back a file from its older deletion and gets that version', async ({
+  page,
+  cairn,
+  anthropic,
+}) => {
+  await claudeTurn(cairn, anthropic, 'Plan a weekend.', [
+    create('/memories/plan.md', 'FIRST plan: hike the ridge\n'),
+    remove('/memories/plan.md'),
+    create('/memories/plan.md', 'SECOND plan: stay home\n'),
+    remove('/memories/plan.md'),
+    reply.text('Changed my mind twice.'),
+  ])
+  await cairn.open(page)
+  const history = new HistoryPage(page)
+  const memory = new MemoryPage(page)
+  await history.open()
+  // Newest first: the second deletion, the second plan, then the older deletion.
+  const older = history.rows.nth(2)
+  await expect(older).toContainText('Claude deleted plan.md')
+  await history.select(older)
+  await expect(history.fileDiff('plan.md')).toContainText('FIRST plan')
+  await history.fileDiff('plan.md').getByRole('button', { name: 'Bring back this file' }).click()
+  await expect(history.dialog).toContainText('the content it had just before the change of')
+  await history.dialog.getByRole('button', { name: 'Bring back' }).click()
+  await expect(history.notice).toContainText(
+    'Brought back plan.md as it was just before the change of',
+  )
+
+  await memory.open()
+  await memory.openFile('plan.md')
+  await expect(memory.content('plan.md')).toContainText('FIRST plan: hike the ridge')
+  await expect(memory.content('plan.md')).not.toContainText('SECOND')
 })
 
 test('the user reverts one str_replace, and a revert that would lose later changes is refused', async ({
@@ -363,6 +397,51 @@ test('a failed load shows an error with Retry, and a slow one shows progress', a
     await expect(history.pane.getByRole('status', { name: 'Loading change…' })).toHaveCount(0)
   } finally {
     release()
+    detach()
+  }
+})
+
+test('a commit dated past what a date can hold is listed as an unknown time, and the window stays', async ({
+  page,
+  cairn,
+  rendererServer,
+}) => {
+  await cairn.core.dispatch('memory:write', { path: '/memories/far.md', content: 'far\n' })
+  await cairn.core.dispatch('memory:write', { path: '/memories/near.md', content: 'near\n' })
+  // The real core, with the far.md commit dated 99999999999999 s, as a side index written before
+  // times were clamped at parse still holds it (review hunt12-story D6).
+  const FAR = 99_999_999_999_999_000
+  const far = (commit: CommitSummary): CommitSummary =>
+    commit.subject.includes('far.md') ? { ...commit, time: FAR } : commit
+  const dated: Core = {
+    ...cairn.core,
+    dispatch: async (channel, payload) => {
+      const result = await cairn.core.dispatch(channel, payload)
+      if (!result.ok) return result
+      if (channel === 'history:log') {
+        const page = result.value as LogPage
+        return { ok: true, value: { ...page, entries: page.entries.map(far) } }
+      }
+      if (channel === 'history:show') {
+        const detail = result.value as CommitDetail
+        return { ok: true, value: { ...detail, commit: far(detail.commit) } }
+      }
+      return result
+    },
+  }
+  const detach = await attachCore(page, dated)
+  try {
+    await page.goto(rendererServer.url)
+    const history = new HistoryPage(page)
+    await history.open()
+    const row = history.row('far.md')
+    await expect(row).toContainText('an unknown time')
+    await expect(history.row('near.md')).toBeVisible()
+    await history.select(row)
+    await expect(history.detail).toContainText('an unknown time')
+    await expect(history.fileDiff('far.md')).toBeVisible()
+    await expect(page.getByText('Cairn could not show this window')).toHaveCount(0)
+  } finally {
     detach()
   }
 })

@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises'
+import { readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { expect, shoot, test } from './fixtures/screens'
 import { reply } from '../test/fixtures/fake-anthropic'
@@ -115,4 +115,82 @@ test('"Memory at this reply" waits for unsaved text to be dealt with', async ({
   expect(await readFile(path.join(cairn.dataDir, 'memories', 'prefs.md'), 'utf8')).toBe(
     'Tea: green\nMilk: none',
   )
+})
+
+// Review hunt12-story D4: the editor was unmounted, and its text dropped without a word, when
+// the open file was renamed or deleted under it (Claude, sync, a restore) or stopped being text.
+for (const scheme of ['light', 'dark'] as const) {
+  test(`text typed while Claude renames the file stays, and Save writes it back (${scheme})`, async ({
+    page,
+    cairn,
+    anthropic,
+  }) => {
+    await cairn.core.dispatch('settings:setApiKey', { key: 'sk-ant-e2e-editor' })
+    await cairn.core.dispatch('memory:write', {
+      path: '/memories/prefs.md',
+      content: 'Tea: green\n',
+    })
+    await page.emulateMedia({ colorScheme: scheme })
+    await cairn.open(page)
+    const memory = new MemoryPage(page)
+    await memory.openFile('prefs.md')
+    await memory.fileActions().getByRole('button', { name: 'Edit' }).click()
+    const editor = memory.editor('prefs.md')
+    await editor.press('ControlOrMeta+End')
+    await editor.pressSequentially('Milk: none')
+
+    await claudeTurn(cairn, anthropic, 'Tidy my notes.', [
+      reply.toolUse({
+        input: {
+          command: 'rename',
+          old_path: '/memories/prefs.md',
+          new_path: '/memories/archive/prefs.md',
+        },
+      }),
+      reply.text('Moved.'),
+    ])
+    await expect(memory.item('archive')).toBeVisible()
+    await expect(memory.pane.getByRole('alert')).toContainText(
+      'prefs.md was renamed or deleted while you were editing',
+    )
+    await expect(editor).toHaveValue('Tea: green\nMilk: none')
+    await shoot(page, cairn, `memory-editor-file-gone-${scheme}`)
+    await page.screenshot({ path: `/tmp/fix12-story-shots/memory-editor-file-gone-${scheme}.png` })
+
+    await memory.pane.getByRole('button', { name: 'Save', exact: true }).click()
+    await expect(memory.notice).toContainText('Saved prefs.md')
+    const onDisk = (name: string) => readFile(path.join(cairn.dataDir, 'memories', name), 'utf8')
+    expect(await onDisk('prefs.md')).toBe('Tea: green\nMilk: none')
+    expect(await onDisk('archive/prefs.md')).toBe('Tea: green\n')
+  })
+}
+
+test('text typed while the file turns binary stays, and can be saved as a new file', async ({
+  page,
+  cairn,
+}) => {
+  await cairn.core.dispatch('memory:write', { path: '/memories/prefs.md', content: 'Tea: green\n' })
+  await cairn.open(page)
+  const memory = new MemoryPage(page)
+  await memory.openFile('prefs.md')
+  await memory.fileActions().getByRole('button', { name: 'Edit' }).click()
+  const editor = memory.editor('prefs.md')
+  await editor.press('ControlOrMeta+End')
+  await editor.pressSequentially('Milk: none')
+
+  // Another program replaces it with bytes that are not text; Cairn sees the outside change.
+  const file = path.join(cairn.dataDir, 'memories', 'prefs.md')
+  await writeFile(file, Buffer.from([0x89, 0x00, 0xff, 0xfe, 0x00, 0x01]))
+  await expect(memory.pane.getByRole('alert')).toContainText('is no longer text', {
+    timeout: 20_000,
+  })
+  await expect(editor).toHaveValue('Tea: green\nMilk: none')
+
+  await memory.pane.getByRole('button', { name: 'Save as new file' }).click()
+  await expect(memory.notice).toContainText('Saved your text as prefs (your edit).md')
+  await expect(memory.content('prefs (your edit).md')).toContainText('Milk: none')
+  expect(await readFile(path.join(cairn.dataDir, 'memories', 'prefs (your edit).md'), 'utf8')).toBe(
+    'Tea: green\nMilk: none',
+  )
+  expect((await readFile(file)).includes(0)).toBe(true)
 })

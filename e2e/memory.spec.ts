@@ -1,8 +1,12 @@
 import { execFileSync } from 'node:child_process'
+import { chmod, mkdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
+import { nodeDisk, setDisk } from '../src/main/lib/disk'
+import { errnoError, hookDisk } from '../src/main/lib/disk-hooks'
 import { create, expect, reply, test } from './fixtures/claude-turns'
 import { HistoryPage } from './pages/history.page'
 import { MemoryPage } from './pages/memory.page'
+import { shoot } from './fixtures/screens'
 
 /** Seeds a memory file through the real API, as a change made before the test's own steps. */
 async function seed(
@@ -218,3 +222,57 @@ test('the editor warns when the file changes while the user edits it', async ({ 
   await expect(memory.pane.getByRole('alert')).toContainText('changed while you were editing')
   await expect(memory.editor('plan.md')).toHaveValue('Step 1\nStep 2 (mine)\n')
 })
+
+for (const scheme of ['light', 'dark'] as const) {
+  test(`a folder and a file Cairn may not read are named in the tree, and the rest works (${scheme})`, async ({
+    page,
+    cairn,
+  }) => {
+    await seed(cairn, 'notes.md', 'notes: tea\n')
+    await seed(cairn, 'topics/cats.md', 'notes on cats\n')
+    // Another account's folder and file (mode 000). The core runs in this process as root, who
+    // reads everything: it looks like uid 4242, and the disk seam denies them as the system
+    // does (review hunt12-story D3).
+    const memories = path.join(cairn.dataDir, 'memories')
+    await mkdir(path.join(memories, 'backup-tool'))
+    await writeFile(path.join(memories, 'backup-tool', 'state.md'), 'notes of a tool\n')
+    await writeFile(path.join(memories, 'private.md'), 'private notes\n')
+    // Cairn's own files belong to the account it runs as (here, the one it looks like).
+    execFileSync('chown', ['-R', '4242:4242', memories])
+    await chmod(path.join(memories, 'backup-tool'), 0o000)
+    await chmod(path.join(memories, 'private.md'), 0o000)
+    const hooked = hookDisk(nodeDisk, (call) => {
+      if (call.name !== 'openSync' && call.name !== 'readdirSync') return undefined
+      const target = String(call.args[0])
+      if (target.endsWith('/private.md') || target.endsWith('/backup-tool')) {
+        return errnoError(call, 'EACCES')
+      }
+      return undefined
+    })
+    const undoDisk = setDisk(hooked.disk)
+    const getuid = process.getuid
+    process.getuid = () => 4242
+    try {
+      await page.emulateMedia({ colorScheme: scheme })
+      await cairn.open(page)
+      const memory = new MemoryPage(page)
+      await expect(memory.item('backup-tool')).toHaveAccessibleName(/Cannot be read/)
+      await expect(memory.item('private.md')).toHaveAccessibleName(/Cannot be read/)
+      await expect(memory.item('notes.md')).not.toHaveAccessibleName(/Cannot be read/)
+      await expect(memory.item('cats.md')).toBeVisible()
+      await expect(memory.tree).not.toContainText(cairn.dataDir)
+      await memory.openFile('notes.md')
+      await expect(memory.content('notes.md')).toContainText('notes: tea')
+      await shoot(page, cairn, `memory-unreadable-${scheme}`)
+      await page.screenshot({ path: `/tmp/fix12-story-shots/memory-unreadable-${scheme}.png` })
+
+      await memory.searchFor('notes')
+      await expect(memory.searchResults).toContainText('2 matches in 2 files')
+    } finally {
+      process.getuid = getuid
+      undoDisk()
+      await chmod(path.join(memories, 'backup-tool'), 0o755)
+      await chmod(path.join(memories, 'private.md'), 0o644)
+    }
+  })
+}

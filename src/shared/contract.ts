@@ -117,7 +117,8 @@ export const requestSchemas = {
   'history:readAt': z.strictObject({ path: virtualPath, oid }),
   'history:diff': z.strictObject({ path: virtualPath, from: oid, to: oid }),
   'history:restoreFile': z.strictObject({ path: virtualPath, oid }),
-  'history:restoreDeleted': z.strictObject({ path: virtualPath }),
+  /** `oid`: the change that deleted it, as selected; the version just before it comes back. */
+  'history:restoreDeleted': z.strictObject({ path: virtualPath, oid: oid.optional() }),
   'history:revert': z.strictObject({ oid }),
   'history:restoreAll': z.strictObject({ oid }),
   /** Each line of a file (at `oid`, default now) with the commit that last changed it. */

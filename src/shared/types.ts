@@ -64,6 +64,17 @@ export interface MemoryEntry {
    * track): deleting or replacing it keeps it aside as `<name> (not in history)`.
    */
   readonly notInHistory?: true
+  /**
+   * True for a file or folder Cairn may not read (permission denied by the operating system):
+   * listed by name, a folder with nothing shown inside it, so that one such entry does not
+   * break the rest of the tree.
+   */
+  readonly unreadable?: true
+  /**
+   * True for a file of memory at a commit whose version the history cannot read (its object
+   * missing or damaged): listed, with its size unknown (0); opening it says it is damaged.
+   */
+  readonly damaged?: true
 }
 
 export interface MemoryFile {

@@ -140,3 +140,43 @@ describe('crafted tree entries (defect 8)', () => {
     }
   })
 })
+
+describe('a commit dated past what a date holds (review hunt12-story D6)', () => {
+  it('is listed with a time a date can hold, and the history still reads', async () => {
+    const memory = await open()
+    await memory.execute({ command: 'create', path: '/memories/a.md', file_text: 'a\n' }, CLAUDE)
+    await memory.close()
+    const head = gitCli(dataDir, 'rev-parse', 'main').trim()
+    const treeOid = gitCli(dataDir, 'rev-parse', 'main^{tree}').trim()
+    const person = 'You <you@cairn.invalid> 99999999999999 +0000'
+    const raw = `tree ${treeOid}\nparent ${head}\nauthor ${person}\ncommitter ${person}\n\nfar away\n`
+    const crafted = execFileSync(
+      'git',
+      [
+        '--git-dir',
+        path.join(dataDir, 'history.git'),
+        'hash-object',
+        '-t',
+        'commit',
+        '-w',
+        '--stdin',
+      ],
+      { input: raw, encoding: 'utf8' },
+    ).trim()
+    await writeFile(path.join(dataDir, 'history.git', 'refs', 'heads', 'main'), `${crafted}\n`)
+    // git itself calls the commit sound.
+    expect(gitCli(dataDir, 'fsck', '--strict', '--no-dangling').trim()).toBe('')
+    const reopened = await open()
+    try {
+      const { entries } = await reopened.log({ offset: 0, limit: 10 })
+      expect(entries.map((e) => e.oid)).toEqual([crafted, head])
+      for (const entry of entries)
+        expect(Number.isFinite(new Date(entry.time).getTime())).toBe(true)
+      expect(new Date(entries[0]!.time).toISOString()).toBe('+275760-09-13T00:00:00.000Z')
+      expect((await reopened.show(crafted)).commit.time).toBe(entries[0]!.time)
+      expect(await reopened.readAt('/memories/a.md', crafted)).toBe('a\n')
+    } finally {
+      await reopened.close()
+    }
+  })
+})

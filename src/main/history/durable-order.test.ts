@@ -61,8 +61,9 @@ function loggedMain(): string | null {
 }
 
 /**
- * Every fsync (when it finished, and of what: `flushed other` for anything else) and rename
- * (when called), in order; at the ref's rename, whether the log already held its new value.
+ * Every fsync (when it finished, and of what: `flushed other` for anything else), rename and
+ * move of the ref (its rename, or its write in place), in order; at the ref's move, whether
+ * the log already held its new value.
  */
 function recordingDisk(events: string[]): Disk {
   const kinds = new Map<number, Kind>()
@@ -92,7 +93,17 @@ function recordingDisk(events: string[]): Disk {
       }
       nodeDisk.renameSync(from, to)
       if (from.includes('.cairn-tmp-')) events.push('renamed memory file')
-      else if (/refs\/heads\/main$/.test(to)) events.push('renamed ref')
+      else if (/refs\/heads\/main$/.test(to)) events.push('moved ref')
+    },
+    writeSync(fd, data, position) {
+      const moving = kinds.get(fd) === 'ref'
+      if (moving) {
+        const value = Buffer.from(data).toString('utf8').trim()
+        events.push(loggedMain() === value ? 'logged ref value' : 'ref value not logged')
+      }
+      const written = nodeDisk.writeSync(fd, data, position)
+      if (moving) events.push('moved ref')
+      return written
     },
   }
 }
@@ -172,19 +183,19 @@ describe('a command with its commit, step by step', () => {
       { command: 'create', path: '/memories/a.md', file_text: 'new\n' },
     ],
   ] as const) {
-    it(`${name}: its file and the log (the objects and the ref's new value) are flushed before anything is renamed, the file renamed before the ref, its folder flushed before it is acknowledged: 3 fsyncs`, async () => {
+    it(`${name}: its file and the log (the objects and the ref's new value) are flushed before anything is renamed, the file renamed before the ref moves, its folder flushed before it is acknowledged: 3 fsyncs`, async () => {
       const events = await recorded(input)
       const fileRenamed = first(events, 'renamed memory file')
-      const refRenamed = first(events, 'renamed ref')
+      const refMoved = first(events, 'moved ref')
       expect(fileRenamed).toBeGreaterThan(-1)
-      expect(refRenamed).toBeGreaterThan(fileRenamed)
+      expect(refMoved).toBeGreaterThan(fileRenamed)
       // Nothing is renamed before the file's content and the log's records of every new object
       // (the blob, the trees, the commit) and of the ref's new value are on the disk ...
       expect(first(events, 'flushed memory-temp')).toBeGreaterThan(-1)
       expect(first(events, 'flushed memory-temp')).toBeLessThan(fileRenamed)
       expect(events.filter((event) => event === 'flushed log')).toHaveLength(1)
       expect(first(events, 'flushed log')).toBeLessThan(fileRenamed)
-      expect(events[refRenamed - 1]).toBe('logged ref value')
+      expect(events[refMoved - 1]).toBe('logged ref value')
       // ... and the log covers them: no object file nor folder is flushed on the way, nor the
       // ref's temp file, the ref or its folder.
       const file = 'path' in input ? input.path.replace('/memories/', '') : ''
@@ -212,14 +223,14 @@ describe('a command with its commit, step by step', () => {
     ['a delete', { command: 'delete', path: '/memories/dir/b.md' }],
     ['a rename', { command: 'rename', old_path: '/memories/a.md', new_path: '/memories/c.md' }],
   ] as const) {
-    it(`${name}: its folder and the log (the objects and the ref's new value) are flushed before the ref is renamed, which is not flushed`, async () => {
+    it(`${name}: its folder and the log (the objects and the ref's new value) are flushed before the ref moves, which is not flushed`, async () => {
       const events = await recorded(input)
-      const refRenamed = first(events, 'renamed ref')
-      expect(refRenamed).toBeGreaterThan(-1)
-      expect(last(events, 'flushed memory-folder')).toBeLessThan(refRenamed)
+      const refMoved = first(events, 'moved ref')
+      expect(refMoved).toBeGreaterThan(-1)
+      expect(last(events, 'flushed memory-folder')).toBeLessThan(refMoved)
       expect(events.filter((event) => event === 'flushed log')).toHaveLength(1)
-      expect(last(events, 'flushed log')).toBeLessThan(refRenamed)
-      expect(events[refRenamed - 1]).toBe('logged ref value')
+      expect(last(events, 'flushed log')).toBeLessThan(refMoved)
+      expect(events[refMoved - 1]).toBe('logged ref value')
       for (const kind of ['object', 'object-folder', 'ref-temp', 'ref', 'ref-folder', 'other']) {
         expect(events).not.toContain(`flushed ${kind}`)
       }
@@ -306,6 +317,7 @@ describe('when the flushes of a staged write fail', () => {
     const events: string[] = []
     const batch = new Set<string>()
     const byName = new Map<number, string>()
+    const refFds = new Set<number>()
     let failing = true
     let moved: () => void = () => undefined
     const refMoved = new Promise<void>((resolve) => (moved = resolve))
@@ -315,6 +327,8 @@ describe('when the flushes of a staged write fail', () => {
         const fd = nodeDisk.openSync(file, flags, mode)
         if (batch.has(file) && (flags & OPEN.WRITE_NEW) === 0) byName.set(fd, file)
         else byName.delete(fd)
+        if (/refs\/heads\/main$/.test(file)) refFds.add(fd)
+        else refFds.delete(fd)
         return fd
       },
       async fsync(fd) {
@@ -331,9 +345,22 @@ describe('when the flushes of a staged write fail', () => {
         nodeDisk.renameSync(from, to)
         if (failing && /\/objects\/[0-9a-f]{2}\/[0-9a-f]{38}$/.test(to)) batch.add(to)
         if (/refs\/heads\/main$/.test(to)) {
-          events.push('renamed ref')
+          events.push('moved ref')
           moved()
         }
+      },
+      // A logged ref is written in place.
+      writeSync(fd, data, position) {
+        const written = nodeDisk.writeSync(fd, data, position)
+        if (refFds.has(fd)) {
+          events.push('moved ref')
+          moved()
+        }
+        return written
+      },
+      closeSync(fd) {
+        refFds.delete(fd)
+        nodeDisk.closeSync(fd)
       },
     })
     const outcome = await memory.execute(
@@ -344,7 +371,7 @@ describe('when the flushes of a staged write fail', () => {
     expect(batch.size).toBeGreaterThan(0)
     // The next command makes the commit owed first, then its own.
     await memory.execute({ command: 'create', path: '/memories/z.md', file_text: 'z\n' }, CLAUDE)
-    const moves = first(events, 'renamed ref')
+    const moves = first(events, 'moved ref')
     expect(moves).toBeGreaterThan(-1)
     for (const file of batch) {
       expect(first(events, `flushed ${file}`)).toBeGreaterThan(-1)

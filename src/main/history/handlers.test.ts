@@ -2,10 +2,10 @@ import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import type { CommitSummary, LogPage } from '../../shared/types'
+import type { CommitSummary, LogPage, MemoryEntry } from '../../shared/types'
 import { createCore, type Core } from '../core'
 import { openVersionedMemory } from './index'
-import { tempDataDir, userWrite } from './test-helpers'
+import { gitCli, tempDataDir, userWrite } from './test-helpers'
 
 let dataDir: string
 let cleanup: () => Promise<void>
@@ -106,6 +106,94 @@ describe('memory and history channels in the core', () => {
     core = await createCore({ dataDir })
     const info = await core.dispatch('app:info', undefined)
     expect(info).toMatchObject({ ok: true, value: { recovery: { kind: 'outside-changes' } } })
+  })
+})
+
+describe("a file's history in the timeline", () => {
+  it('follows a file back through renames, as git log --follow does', async () => {
+    core = await createCore({ dataDir })
+    const call = async (channel: string, payload: unknown) => core!.dispatch(channel, payload)
+    await call('memory:write', { path: '/memories/trip.md', content: 'Trip: ridge\n' })
+    await call('memory:write', { path: '/memories/other.md', content: 'unrelated\n' })
+    await call('memory:write', { path: '/memories/trip.md', content: 'Trip: ridge\nBring: map\n' })
+    await call('memory:rename', { from: '/memories/trip.md', to: '/memories/archive/trip.md' })
+    await call('memory:write', { path: '/memories/archive/trip.md', content: 'Trip: done\n' })
+    await call('memory:rename', { from: '/memories/archive', to: '/memories/old' })
+    await call('memory:write', { path: '/memories/trip.md', content: 'a new trip\n' })
+
+    // "Show history" asks for the timeline filtered by the file's path.
+    const log = (await call('history:log', {
+      offset: 0,
+      limit: 50,
+      path: '/memories/old/trip.md',
+    })) as { ok: true; value: LogPage }
+    const follow = gitCli(dataDir, 'log', '--follow', '--format=%H', 'main', '--', 'old/trip.md')
+    expect(log.value.entries.map((e) => e.oid)).toEqual(follow.trim().split('\n'))
+    expect(log.value.total).toBe(5)
+    // Paging counts the followed commits too.
+    const second = (await call('history:log', {
+      offset: 3,
+      limit: 1,
+      path: '/memories/old/trip.md',
+    })) as { ok: true; value: LogPage }
+    expect(second.value).toMatchObject({ total: 5, entries: [{ oid: log.value.entries[3]?.oid }] })
+    // The new file under the old name has its own history, not the moved one's.
+    const reused = (await call('history:log', {
+      offset: 0,
+      limit: 50,
+      path: '/memories/trip.md',
+    })) as { ok: true; value: LogPage }
+    expect(reused.value.entries[0]?.subject).toBe('create /memories/trip.md')
+  })
+})
+
+describe('memory at a commit with one damaged old version', () => {
+  it('lists every file, the damaged one marked, instead of failing whole', async () => {
+    core = await createCore({ dataDir })
+    const call = async (channel: string, payload: unknown) => core!.dispatch(channel, payload)
+    await call('memory:write', { path: '/memories/prefs.md', content: 'Tea: green\n' })
+    await call('memory:write', { path: '/memories/old-notes.md', content: 'an old note\n' })
+    const made = (await call('memory:write', {
+      path: '/memories/trip.md',
+      content: 'Trip: ridge\n',
+    })) as { ok: true; value: { commit: CommitSummary } }
+    const at = made.value.commit.oid
+    await call('memory:write', { path: '/memories/old-notes.md', content: 'rewritten\n' })
+    await core.close()
+    core = null
+    // The old version of old-notes.md loses its object (review hunt12-story D5).
+    const blob = gitCli(dataDir, 'rev-parse', `${at}:old-notes.md`).trim()
+    await rm(path.join(dataDir, 'history.git', 'objects', blob.slice(0, 2), blob.slice(2)))
+    core = await createCore({ dataDir })
+    const tree = await call('memory:tree', { at })
+    expect(tree).toMatchObject({ ok: true })
+    const entries = (tree as { value: ReadonlyArray<MemoryEntry> }).value
+    // The sizes of the others are git's own.
+    const sizes = new Map(
+      gitCli(dataDir, 'ls-tree', '-r', '-l', at)
+        .trim()
+        .split('\n')
+        .map((line) => {
+          const [meta, name] = line.split('\t') as [string, string]
+          return [`/memories/${name}` as string, meta.split(/\s+/)[3]] as const
+        }),
+    )
+    expect(entries.map((e) => [e.path, e.damaged ?? false])).toEqual([
+      ['/memories/old-notes.md', true],
+      ['/memories/prefs.md', false],
+      ['/memories/trip.md', false],
+    ])
+    for (const entry of entries.filter((e) => !e.damaged)) {
+      expect(String(entry.size)).toBe(sizes.get(entry.path))
+    }
+    expect(await call('memory:read', { path: '/memories/old-notes.md', at })).toMatchObject({
+      ok: false,
+      error: { code: 'history-damaged' },
+    })
+    expect(await call('memory:read', { path: '/memories/prefs.md', at })).toMatchObject({
+      ok: true,
+      value: { text: 'Tea: green\n' },
+    })
   })
 })
 

@@ -16,7 +16,7 @@ export function historyHandlers(memory: VersionedMemory): DomainHandlers<'histor
     'history:diff': async ({ path, from, to }) =>
       changeWithinWindowLimit(await memory.diff(path, from, to), maxBytes),
     'history:restoreFile': ({ path, oid }) => memory.restoreFile(path, oid),
-    'history:restoreDeleted': ({ path }) => memory.restoreDeleted(path),
+    'history:restoreDeleted': ({ path, oid }) => memory.restoreDeleted(path, oid),
     'history:revert': ({ oid }) => memory.revert(oid),
     'history:restoreAll': ({ oid }) => memory.restoreAll(oid),
     'history:blame': ({ path, oid }) => memory.blame(path, oid),

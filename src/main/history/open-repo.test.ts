@@ -339,13 +339,16 @@ describe('an open that fails after its recovery commit was logged', () => {
     await seed()
     await put('a.md', 'edited outside\n')
     const before = openFiles()
-    // The recovery commit's objects and value are logged, then the ref's rename fails.
+    // The recovery commit's objects and value are logged, then the ref's move fails: its
+    // write in place (the ref opened by its name to write) and the rename it falls back to.
     let failed = 0
+    const isRef = (value: unknown) =>
+      typeof value === 'string' && value.endsWith(path.join('refs', 'heads', 'main'))
     const restore = setDisk(
       hookDisk(nodeDisk, (call) => {
-        const target = call.args[1]
-        if (call.name !== 'renameSync' || typeof target !== 'string') return undefined
-        if (!target.endsWith(path.join('refs', 'heads', 'main')) || failed++ > 0) return undefined
+        const [first, second] = call.args
+        if (call.name === 'openSync' && isRef(first)) return errnoError(call, 'EIO')
+        if (call.name !== 'renameSync' || !isRef(second) || failed++ > 0) return undefined
         return errnoError(call, 'EIO')
       }).disk,
     )

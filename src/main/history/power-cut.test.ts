@@ -160,14 +160,22 @@ describe('a power cut after acknowledged commands, before any checkpoint', () =>
   }
 })
 
-/** The ref file as a power cut may leave it when its rename was never made durable. */
-type RefLoss = 'reverted' | 'emptied' | 'missing'
+/**
+ * The ref file as a power cut may leave it when its move (written in place, or renamed) was
+ * never made durable: its old value, emptied, gone, or its block zeroed.
+ */
+type RefLoss = 'reverted' | 'emptied' | 'missing' | 'zeroed' | 'torn'
 
 function losePowerCutRef(loss: RefLoss, old: string): void {
   const file = path.join(gitdir(), 'refs', 'heads', 'main')
   if (loss === 'reverted') fs.writeFileSync(file, `${old}\n`)
   else if (loss === 'emptied') fs.truncateSync(file, 0)
-  else fs.rmSync(file)
+  else if (loss === 'zeroed') fs.writeFileSync(file, Buffer.alloc(41))
+  // An in-place write cut mid-id: the new value's first half, the old one's second half.
+  else if (loss === 'torn') {
+    const now = fs.readFileSync(file, 'utf8')
+    fs.writeFileSync(file, `${now.slice(0, 20)}${old.slice(20, 40)}\n`)
+  } else fs.rmSync(file)
 }
 
 /** The commands of the ref tests: a new folder, an edit, an insert. */
@@ -177,8 +185,8 @@ const REF_COMMANDS = [
   { command: 'insert', path: '/memories/b.md', insert_line: 1, insert_text: 'more' },
 ]
 
-describe("a power cut that loses the ref file's rename (only the log was flushed)", () => {
-  for (const loss of ['reverted', 'emptied', 'missing'] as const) {
+describe("a power cut that loses the ref file's move (only the log was flushed)", () => {
+  for (const loss of ['reverted', 'emptied', 'missing', 'zeroed', 'torn'] as const) {
     it(`moves main forward to the last acknowledged commit when the ref was ${loss}`, async () => {
       const old = gitCli(dataDir, 'rev-parse', 'main').trim()
       const before = commitCount(dataDir)

@@ -62,15 +62,31 @@ export function queryLog(
   }
   const conversation = query.conversationId ? index.conversationKey(query.conversationId) : null
   if (conversation === -1) return { entries: [], total: 0 }
-  const matchesPath = query.path ? index.pathMatcher(query.path) : null
+  // A path filter follows the file (or folder) back through renames, as `fileHistoryOf` and
+  // `git log --follow` do: "Show history" after Claude moved a note into a folder must still
+  // list the edits made under its old name (review hunt12-story D1). The name is followed on
+  // every commit, also those the actor or conversation filters leave out.
+  let current = query.path ?? null
+  let matchesPath = current ? index.pathMatcher(current) : null
   let total = 0
   for (let k = 0; k < order.length; k++) {
     const i = order.at(k)
-    if (query.actor && index.actorAt(i) !== query.actor) continue
-    if (conversation !== null && index.conversationKeyAt(i) !== conversation) continue
     if (matchesPath && !matchesPath(i)) continue
-    if (total >= query.offset && total < end) page.push(toSummary(index.at(i)))
-    total++
+    const shown =
+      (!query.actor || index.actorAt(i) === query.actor) &&
+      (conversation === null || index.conversationKeyAt(i) === conversation)
+    if (shown) {
+      if (total >= query.offset && total < end) page.push(toSummary(index.at(i)))
+      total++
+    }
+    // Only a rename changes the name: the other entries' details are not read.
+    if (current !== null && index.commandAt(i) === 'rename') {
+      const before = nameBefore(index.at(i), current)
+      if (before !== current) {
+        current = before
+        matchesPath = index.pathMatcher(current)
+      }
+    }
   }
   return { entries: page, total }
 }

@@ -66,6 +66,8 @@ export function versionOf(entry: { readonly time: number }): string {
 
 /** A moment as people name it: "3 Nov, 14:02". */
 export function momentOf(time: number): string {
+  // A time no date holds (a crafted or synced commit, indexed before times were clamped).
+  if (Number.isNaN(new Date(time).getTime())) return 'an unknown time'
   return new Date(time).toLocaleString(undefined, {
     day: 'numeric',
     month: 'short',

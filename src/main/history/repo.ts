@@ -1,7 +1,13 @@
 import type { CommitCommand } from '../../shared/types'
 import { AUTHORS, formatCommitMessage, reviewFactsOf, type CommitMeta } from './commit-message'
 import { settleFolderSyncs, type FolderTree, type StagedWrite } from '../lib/folders'
-import { prepareMainRef, serializeCommit, type ObjectStore } from './object-store'
+import {
+  moveLoggedMain,
+  prepareMainRef,
+  serializeCommit,
+  type ObjectStore,
+  type PendingRef,
+} from './object-store'
 import type { LoggedRef } from './objects/object-log'
 import { segmentsOf, toVirtual } from './paths'
 import { IndexDamagedError, IndexFile, replaceIndexDir, writeIndexBeside } from './index-file'
@@ -314,28 +320,30 @@ export function createRepo(options: {
     // log records end with the ref's new value: the ref file is renamed (after the staged
     // write: a killed process keeps that order) but neither it nor its folder is flushed.
     // Then the staged write's folder is: two rounds, 3 fsyncs (docs/durability.md, "Cost").
-    // Where the log cannot take the batch, the ref's temp file and folder are flushed as well.
-    const ref = prepareMainRef(store.gitdir, oid)
+    // Where the log cannot take the batch, the ref's temp file and folder are flushed as well;
+    // where it does, the ref file is written at the move, in place (`moveLoggedMain`).
     const logs = store.logsMain()
+    let ref: PendingRef | null = logs ? null : prepareMainRef(store.gitdir, oid)
     const logged: { ref: LoggedRef | null } = { ref: null }
     try {
       const objects = store.flush(oid).then((handle) => (logged.ref = handle))
-      await flushWith(
-        staged,
-        Promise.all([objects, logs ? null : ref.flush(), settleFolderSyncs()]),
-      )
-      // The log could not take it after all: the ref's own flush, in a round of its own.
-      if (logs && !logged.ref) await ref.flush()
+      await flushWith(staged, Promise.all([objects, ref?.flush(), settleFolderSyncs()]))
+      if (!logged.ref && !ref) {
+        // The log could not take it after all: the ref's own flush, in a round of its own.
+        ref = prepareMainRef(store.gitdir, oid)
+        await ref.flush()
+      }
       publishStaged(staged, stagedAt)
-      ref.move()
+      if (ref) ref.move()
+      else moveLoggedMain(store.gitdir, oid)
     } catch (error) {
-      ref.abandon()
-      // Not renamed: its logged value must not be taken for `main` at the next open.
+      ref?.abandon()
+      // Not moved: its logged value must not be taken for `main` at the next open.
       await logged.ref?.abandoned(head).catch(() => {})
       throw error
     }
     // As the ref folder's flush before: best effort, since the ref has moved.
-    const durable = logged.ref ? logged.ref.moved().catch(() => {}) : ref.sync()
+    const durable = logged.ref ? logged.ref.moved().catch(() => {}) : ref!.sync()
     await Promise.all([durable, staged?.write.syncFolder()])
     const entry: IndexEntry = {
       oid,

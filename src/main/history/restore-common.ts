@@ -154,14 +154,17 @@ function withoutParent({ parent: _parent, ...aside }: Aside): KeptAside {
 }
 
 /**
- * True when the folder holds a file at `relative` too large to version: history then still
- * names its last versioned content, which the folder no longer holds.
+ * True when the folder holds a file at `relative` history keeps no copy of (too large to
+ * version, or one Cairn may not read): history then still names its last versioned content,
+ * which the folder no longer holds. The same test `applyDeltas` keeps such a file aside by:
+ * with only the size checked, an unreadable file "already matched" and the restore did
+ * nothing (review hunt12-story D8).
  */
-export function tooLargeOnDisk(repo: Pick<Repo, 'workRoot'>, relative: string): boolean {
+export function noCopyOnDisk(repo: Pick<Repo, 'workRoot'>, relative: string): boolean {
   const tree = new FolderTree(repo.workRoot)
   try {
     const found = tree.find(relative)
-    return found.kind === 'file' && found.stats.size > MAX_VERSIONED_BYTES
+    return found.kind === 'file' && keepsNoCopy(found.name, found.stats)
   } finally {
     tree.close()
   }

@@ -14,13 +14,20 @@ import {
   type Committer,
 } from './restore-common'
 import { applyAndCommit } from './restore-intent'
+import type { IndexEntry } from './side-index'
 import { listFiles, nodeAt } from './tree-state'
 
-/** Brings back a deleted file or folder from the last version that had it. */
+/**
+ * Brings back a deleted file or folder: from the version just before `deletedIn` (the change
+ * that removed it, as the person selected it in History), or without one from the last version
+ * that had it. A file deleted twice has two such versions; the person's choice decides which
+ * comes back (review hunt12-story D2).
+ */
 export async function restoreDeleted(
   repo: Repo,
   path: string,
   commit: Committer = commitNow(repo),
+  deletedIn?: string,
 ): Promise<ChangeResult> {
   const relative = requireFilePath(path)
   // The index stores normalized paths: `/memories/d/` must find the commits of `/memories/d`.
@@ -29,12 +36,7 @@ export async function restoreDeleted(
   if (await nodeAt(repo.store, repo.root(), segments)) {
     throw new CairnError('exists', `${virtual} exists; restore one of its versions instead.`)
   }
-  // The timeline's path filter, run on the index's file ids.
-  const touches = repo.index.pathMatcher(virtual)
-  for (let i = repo.index.size - 1; i >= 1; i--) {
-    if (!touches(i)) continue
-    const from = repo.index.at(i).parent
-    if (!from) continue
+  for (const { from, removedBy } of versionsBefore(repo, virtual, deletedIn)) {
     const deltas = await readingVersion(
       from,
       async () => {
@@ -63,9 +65,38 @@ export async function restoreDeleted(
     )
     return changeResult(
       made,
-      `Brought back ${virtual} as of ${versionOf(repo.entry(from) ?? repo.index.at(i))}.${keptAsideNote(kept)}`,
+      `Brought back ${virtual} as of ${versionOf(repo.entry(from) ?? removedBy)}.${keptAsideNote(kept)}`,
       kept,
     )
   }
-  throw new CairnError('not-found', `No earlier version of ${virtual} is in the history.`)
+  throw new CairnError(
+    'not-found',
+    deletedIn
+      ? `${virtual} was not in memory just before that change.`
+      : `No earlier version of ${virtual} is in the history.`,
+  )
+}
+
+/**
+ * The versions to bring `virtual` back from, newest first: the one before `deletedIn` alone,
+ * or the one before each change that touched it.
+ */
+function* versionsBefore(
+  repo: Repo,
+  virtual: string,
+  deletedIn?: string,
+): Iterable<{ readonly from: string; readonly removedBy: IndexEntry }> {
+  if (deletedIn) {
+    const entry = repo.entry(deletedIn)
+    if (!entry) throw new CairnError('not-found', 'That change is not in the history.')
+    if (entry.parent) yield { from: entry.parent, removedBy: entry }
+    return
+  }
+  // The timeline's path filter, run on the index's file ids.
+  const touches = repo.index.pathMatcher(virtual)
+  for (let i = repo.index.size - 1; i >= 1; i--) {
+    if (!touches(i)) continue
+    const removedBy = repo.index.at(i)
+    if (removedBy.parent) yield { from: removedBy.parent, removedBy }
+  }
 }

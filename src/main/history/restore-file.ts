@@ -9,7 +9,7 @@ import {
   changeResult,
   commitNow,
   keptAsideNote,
-  tooLargeOnDisk,
+  noCopyOnDisk,
   requireFilePath,
   USER_INTENT,
   type Committer,
@@ -41,9 +41,9 @@ export async function restoreFile(
     throw new CairnError('not-found', `${virtual} was not a file in ${versionOf(entry)}.`)
   }
   const now = await nodeAt(repo.store, repo.root(), segments)
-  // A file grown too large to version still shows its last version in history: the folder
-  // does not match it, so the restore goes ahead (keeping the large file aside).
-  if (now?.kind === 'blob' && now.oid === then.oid && !tooLargeOnDisk(repo, relative)) {
+  // A file grown too large to version, or one Cairn may not read, still shows its last version
+  // in history: the folder does not match it, so the restore goes ahead (keeping it aside).
+  if (now?.kind === 'blob' && now.oid === then.oid && !noCopyOnDisk(repo, relative)) {
     return { commit: null, message: `${virtual} already matches ${versionOf(entry)}.` }
   }
   // Through the restores' common path: a file the history never held there is kept aside.

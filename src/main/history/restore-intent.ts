@@ -21,7 +21,7 @@ import type { IndexEntry } from './side-index'
 import type { CommitIntent, Repo } from './repo'
 import { applyDeltas, type Committer } from './restore-common'
 import type { FileDelta } from './tree-state'
-import { MAX_VERSIONED_BYTES } from './work-tree'
+import { keepsNoCopy, MAX_VERSIONED_BYTES } from './work-tree'
 
 /** The intent file's name in the git directory. */
 export const RESTORE_INTENT_FILE = 'cairn-restore'
@@ -177,7 +177,9 @@ function isBlobId(value: unknown): boolean {
 
 // True when every file the restore changes holds what it held before the restore or what the
 // restore writes: the restore then only goes on. A file history did not hold (where the old
-// side has none, or one too large to version) counts as before: the restore keeps it aside.
+// side has none, one too large to version, or one Cairn may not read) counts as before: the
+// restore keeps it aside, as a restore does. An unreadable file was read here, and its refusal
+// failed every open until someone guessed which file it was (review hunt12-story D7).
 async function eachFileOnEitherSide(
   repo: Pick<Repo, 'store' | 'workRoot'>,
   deltas: ReadonlyArray<FileDelta>,
@@ -191,11 +193,17 @@ async function eachFileOnEitherSide(
         if (delta.after === null && found.kind === 'missing') continue
         return false
       }
-      if (found.stats.size > MAX_VERSIONED_BYTES) continue
-      const oid = repo.store.hash(
-        'blob',
-        readFileIn(found.parent, found.name, found.stats, MAX_VERSIONED_BYTES),
-      )
+      if (keepsNoCopy(found.name, found.stats)) continue
+      let bytes: ReturnType<typeof readFileIn>
+      try {
+        bytes = readFileIn(found.parent, found.name, found.stats, MAX_VERSIONED_BYTES)
+      } catch (error) {
+        // Refused although its permission bits allow it (an ACL, a sandbox): neither side is
+        // known, so the restore is not finished; the open's scan names the file.
+        if (isCode(error, 'EACCES') || isCode(error, 'EPERM')) return false
+        throw error
+      }
+      const oid = repo.store.hash('blob', bytes)
       if (oid !== delta.before && oid !== delta.after) return false
     }
     return true

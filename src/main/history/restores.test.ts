@@ -182,6 +182,36 @@ describe('restores (each a new commit)', () => {
     await expectInSync()
   })
 
+  it('brings back the version the selected deletion removed, not the newest deletion', async () => {
+    await put('plan.md', 'FIRST plan: hike the ridge\n')
+    const d1 = await remove('plan.md')
+    await put('plan.md', 'SECOND plan: stay home\n')
+    await remove('plan.md')
+    const result = await restoreDeleted(repo, '/memories/plan.md', undefined, d1)
+    const before = gitCli(dataDir, 'rev-parse', `${d1}^`).trim()
+    expect(result.commit).toMatchObject({ command: 'restore-deleted', restoredFrom: before })
+    expect((await folderFiles(dataDir)).get('plan.md')).toBe(
+      gitCli(dataDir, 'show', `${d1}^:plan.md`),
+    )
+    expect((await folderFiles(dataDir)).get('plan.md')).toBe('FIRST plan: hike the ridge\n')
+    await expectInSync()
+  })
+
+  it('refuses a deletion that is not in the history, or did not hold the path', async () => {
+    await put('a.md', 'a')
+    const other = await put('b.md', 'b')
+    await remove('a.md')
+    await expectCairnError(
+      restoreDeleted(repo, '/memories/a.md', undefined, 'f'.repeat(40)),
+      'not-found',
+    )
+    await expectCairnError(
+      restoreDeleted(repo, '/memories/never.md', undefined, other),
+      'not-found',
+    )
+    expect(commitCount(dataDir)).toBe(3)
+  })
+
   it('brings back a deleted folder with all its files', async () => {
     await put('f/a.md', 'a')
     await put('f/sub/b.md', 'b')

@@ -4,6 +4,7 @@
  */
 import type { MemoryEntry } from '../../shared/types'
 import type { Ancestry } from './ancestry'
+import { DamagedHistoryError } from './damage'
 import type { Lookup, TreeItem } from './lookup'
 import { toVirtual } from './paths'
 import { requireEntry, type RepoView } from './read'
@@ -15,10 +16,19 @@ const SIZE_CACHE = 50_000
 export function createSnapshots(repo: RepoView, lookup: Lookup, ancestry: Ancestry) {
   const sizes = new Map<string, number>()
 
-  async function sizeOf(blob: string): Promise<number> {
+  // Null for a version whose object is missing or damaged: that file is listed as damaged,
+  // and the rest of that memory still shows (review hunt12-story D5), as compare, blame and
+  // search already pass over such a version.
+  async function sizeOf(blob: string): Promise<number | null> {
     const known = sizes.get(blob)
     if (known !== undefined) return known
-    const size = (await repo.store.readBlob(blob)).byteLength
+    let size: number
+    try {
+      size = (await repo.store.readBlob(blob)).byteLength
+    } catch (error) {
+      if (error instanceof DamagedHistoryError) return null
+      throw error
+    }
     if (sizes.size >= SIZE_CACHE) sizes.delete(sizes.keys().next().value as string)
     sizes.set(blob, size)
     return size
@@ -28,7 +38,7 @@ export function createSnapshots(repo: RepoView, lookup: Lookup, ancestry: Ancest
   async function listAt(oid: string): Promise<ReadonlyArray<MemoryEntry>> {
     requireEntry(repo, oid)
     const root = await lookup.itemAt(oid, [])
-    const files: Array<{ path: string; size: number }> = []
+    const files: Array<{ path: string; size: number; damaged: boolean }> = []
     const dirs: string[] = []
     async function walk(item: TreeItem, relative: string): Promise<void> {
       for (const [name, child] of await lookup.tree(item.oid)) {
@@ -37,7 +47,8 @@ export function createSnapshots(repo: RepoView, lookup: Lookup, ancestry: Ancest
           dirs.push(path)
           await walk(child, path)
         } else {
-          files.push({ path, size: await sizeOf(child.oid) })
+          const size = await sizeOf(child.oid)
+          files.push({ path, size: size ?? 0, damaged: size === null })
         }
       }
     }
@@ -61,7 +72,13 @@ export function createSnapshots(repo: RepoView, lookup: Lookup, ancestry: Ancest
     for (const file of files) {
       const virtual = toVirtual(file.path)
       const modifiedAt = changed.get(virtual) ?? 0
-      result.push({ path: virtual, kind: 'file', size: file.size, modifiedAt })
+      result.push({
+        path: virtual,
+        kind: 'file',
+        size: file.size,
+        modifiedAt,
+        ...(file.damaged ? { damaged: true as const } : {}),
+      })
       for (let at = file.path.lastIndexOf('/'); at > 0; at = file.path.lastIndexOf('/', at - 1)) {
         const dir = file.path.slice(0, at)
         const total = totals.get(dir) ?? { size: 0, modifiedAt: 0 }

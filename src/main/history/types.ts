@@ -180,7 +180,8 @@ export interface VersionedMemory {
 
   // Restores: each one is a new commit, never a rewrite.
   restoreFile(path: string, oid: string): Promise<ChangeResult>
-  restoreDeleted(path: string): Promise<ChangeResult>
+  /** From the version before `deletedIn` (the change that removed it), or the last one. */
+  restoreDeleted(path: string, deletedIn?: string): Promise<ChangeResult>
   revert(oid: string): Promise<ChangeResult>
   restoreAll(oid: string): Promise<ChangeResult>
 

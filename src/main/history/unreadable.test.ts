@@ -1,9 +1,11 @@
+import { existsSync, lstatSync } from 'node:fs'
 import { chmod, chown, mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { nodeDisk, setDisk } from '../lib/disk'
 import { errnoError, hookDisk } from '../lib/disk-hooks'
 import { openVersionedMemory, type VersionedMemory } from './index'
+import { recordRestore, RESTORE_INTENT_FILE } from './restore-intent'
 import { CLAUDE, fsck, gitCli, headFiles, tempDataDir } from './test-helpers'
 
 // A file or folder in memories/ that Cairn may not read (another account's, mode 000) stopped
@@ -187,6 +189,30 @@ describe('a command on a file Cairn may not read (F1)', () => {
     })
   }
 
+  it('restores a version over it, keeping it aside, instead of saying it already matches', async () => {
+    const memory = await unreadableAfterClaude('private.md')
+    let message: string
+    try {
+      const v1 = (await memory.log({ offset: 0, limit: 1 })).entries[0]!.oid
+      const result = await memory.restoreFile('/memories/private.md', v1)
+      message = result.message
+    } finally {
+      await memory.close()
+    }
+    // Review hunt12-story D8: history still names v1, so the restore said "already matches"
+    // and did nothing while the folder held the other account's content.
+    expect(message).not.toContain('already matches')
+    expect(message).toContain('/memories/private (not in history).md')
+    expect(message).not.toContain(dataDir)
+    vi.restoreAllMocks()
+    undoDisk()
+    const kept = path.join(dataDir, 'memories', 'private (not in history).md')
+    await chmod(kept, 0o644)
+    expect(await readFile(kept, 'utf8')).toBe('v2, saved by the person\n')
+    expect(await readFile(path.join(dataDir, 'memories', 'private.md'), 'utf8')).toBe('v1\n')
+    expect(gitCli(dataDir, 'show', 'main:private.md')).toBe('v1\n')
+  })
+
   it('keeps it when its folder is deleted', async () => {
     const memory = await unreadableAfterClaude('d/private.md')
     try {
@@ -212,5 +238,70 @@ describe('a command on a file Cairn may not read (F1)', () => {
     await chmod(kept, 0o644)
     expect(await readFile(kept, 'utf8')).toBe('v2, saved by the person\n')
     expect(await readdir(path.join(dataDir, 'memories'))).toEqual(['d (not in history)'])
+  })
+})
+
+// Review hunt12-story D7: a restore-all killed after its intent was written, then one file it
+// touches turned unreadable before the restart: the open read that file to check it, the
+// refusal failed the open and kept the intent, and so every later start failed, naming nothing.
+describe('an interrupted restore over a file Cairn may not read', () => {
+  afterEach(() => {
+    vi.restoreAllMocks()
+  })
+
+  it('is finished at the next open, keeping that file aside', async () => {
+    const memory = await open()
+    await memory.execute(
+      { command: 'create', path: '/memories/private.md', file_text: 'v1\n' },
+      CLAUDE,
+    )
+    const first = memory.head()!
+    await memory.execute(
+      { command: 'str_replace', path: '/memories/private.md', old_str: 'v1', new_str: 'v2' },
+      CLAUDE,
+    )
+    const head = memory.head()!
+    await memory.close()
+    const blob = (rev: string) => gitCli(dataDir, 'rev-parse', `${rev}:private.md`).trim()
+    // As a restore-all writes it before it touches any file (a kill came right after).
+    await recordRestore(
+      { store: { gitdir: path.join(dataDir, 'history.git') } as never, head: () => head },
+      [{ path: 'private.md', before: blob(head), after: blob(first) }],
+      ['private.md'],
+      {
+        actor: 'user',
+        conversationId: null,
+        toolUseId: null,
+        overwrite: false,
+        command: 'restore-all',
+        subject: `restore all memories to ${first.slice(0, 7)}`,
+        restoredFrom: first,
+      },
+    )
+    await chmod(path.join(dataDir, 'memories', 'private.md'), 0o000)
+    // As the system treats an account other than root: a file with no read bit is refused,
+    // whatever its name (the file the restore writes in its place is Cairn's own, readable).
+    const hooked = hookDisk(nodeDisk, (call) => {
+      if (call.name !== 'openSync') return undefined
+      const target = String(call.args[0])
+      const mode = lstatSync(target, { throwIfNoEntry: false })?.mode ?? 0o777
+      return mode & 0o444 ? undefined : errnoError(call, 'EACCES')
+    })
+    undoDisk = setDisk(hooked.disk)
+    vi.spyOn(process, 'getuid').mockReturnValue(4242)
+    const again = await open()
+    await again.close()
+    vi.restoreAllMocks()
+    undoDisk()
+    expect(existsSync(path.join(dataDir, 'history.git', RESTORE_INTENT_FILE))).toBe(false)
+    expect(gitCli(dataDir, 'log', '-1', '--format=%s', 'main').trim()).toBe(
+      `restore all memories to ${first.slice(0, 7)}`,
+    )
+    expect(await readFile(path.join(dataDir, 'memories', 'private.md'), 'utf8')).toBe('v1\n')
+    const kept = path.join(dataDir, 'memories', 'private (not in history).md')
+    await chmod(kept, 0o644)
+    expect(await readFile(kept, 'utf8')).toBe('v2\n')
+    expect([...headFiles(dataDir).keys()]).toEqual(['private.md'])
+    fsck(dataDir)
   })
 })

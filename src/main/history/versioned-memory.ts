@@ -783,10 +783,10 @@ async function openLocked(
         () => touchedByUserPath(file),
         () => restoreFile(repo, file, oid, commitOrOwe),
       ),
-    restoreDeleted: (file) =>
+    restoreDeleted: (file, deletedIn) =>
       restoring(
         () => touchedByUserPath(file),
-        () => restoreDeleted(repo, file, commitOrOwe),
+        () => restoreDeleted(repo, file, commitOrOwe, deletedIn),
       ),
     revert: (oid) =>
       restoring(

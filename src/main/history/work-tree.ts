@@ -1,6 +1,7 @@
 import type { Stats } from 'node:fs'
 import { CairnError } from '../lib/errors'
 import { disk, isCode } from '../lib/disk'
+import { mayRead } from '../lib/may-read'
 import {
   Folder,
   FolderTree,
@@ -36,20 +37,6 @@ export function keepsNoCopy(name: string, stats: Stats): boolean {
   }
   if (stats.isDirectory()) return isUntrackedOwn(name) || !mayRead(stats, 0o5)
   return !isOwnTempName(name)
-}
-
-/**
- * Whether this process's permission bits allow `wanted` (4: read, 5: read and enter) on an
- * entry, as the kernel checks them (owner, then group, then others; root may do anything).
- * ACLs aside; where there are no user ids (Windows) the answer is yes.
- */
-function mayRead(stats: Stats, wanted: number): boolean {
-  const uid = process.getuid?.()
-  if (uid === undefined || uid === 0) return true
-  const groups = process.getgroups?.() ?? []
-  const shift =
-    stats.uid === uid ? 6 : stats.gid === process.getgid?.() || groups.includes(stats.gid) ? 3 : 0
-  return ((stats.mode >> shift) & wanted) === wanted
 }
 
 function isUntrackedOwn(name: string): boolean {

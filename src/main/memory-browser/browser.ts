@@ -5,6 +5,7 @@ import { keepsNoCopy, segmentsOf, toRelative, toVirtual, type VersionedMemory } 
 import { disk, isCode, OPEN } from '../lib/disk'
 import { CairnError } from '../lib/errors'
 import { Folder, FolderTree, sameEntry } from '../lib/folders'
+import { mayNotRead } from '../lib/may-read'
 import { decodeUtf8 } from '../lib/text'
 import { IMAGE_TYPES, MAX_VIEW_FILE_BYTES } from '../memory'
 import { cutText } from '../lib/text'
@@ -51,17 +52,39 @@ function walk(folder: Folder, relative: string, into: MemoryEntry[]): number {
         modifiedAt: stats.mtimeMs,
         // So that a delete's confirmation can say the file will be kept aside, not lost.
         ...(keepsNoCopy(dirent.name, stats) ? { notInHistory: true as const } : {}),
+        ...(mayNotRead(stats) ? { unreadable: true as const } : {}),
       })
       total += stats.size
     } else if (stats?.isDirectory()) {
-      const child = folder.openChildIfFolder(dirent.name)
+      const entry: MemoryEntry = {
+        path: toVirtual(childRelative),
+        kind: 'dir',
+        size: 0,
+        modifiedAt: stats.mtimeMs,
+      }
+      // A folder Cairn may not open or list (another account's, a backup tool's) is named as
+      // unreadable and the walk goes on: history skips it the same way, and one such folder
+      // emptied the whole tree, search and size meter (review hunt12-story D3).
+      let child: Folder | null
+      try {
+        child = folder.openChildIfFolder(dirent.name)
+      } catch (error) {
+        if (!isRefused(error)) throw error
+        into.push({ ...entry, unreadable: true })
+        continue
+      }
       if (!child) continue
       const index = into.length
-      into.push({ path: toVirtual(childRelative), kind: 'dir', size: 0, modifiedAt: stats.mtimeMs })
+      into.push(entry)
       try {
         const size = walk(child, childRelative, into)
-        into[index] = { ...(into[index] as MemoryEntry), size }
+        into[index] = { ...entry, size }
         total += size
+      } catch (error) {
+        if (!isRefused(error)) throw error
+        // Opened but not listed or entered: nothing of what it holds is shown.
+        into.length = index
+        into.push({ ...entry, unreadable: true })
       } finally {
         child.close()
       }
@@ -200,7 +223,8 @@ export async function searchMemories(
   const tree = new FolderTree(workRoot)
   try {
     for (const entry of await listTree(workRoot)) {
-      if (entry.kind !== 'file' || IMAGE_TYPES[path.extname(entry.path).toLowerCase()]) continue
+      if (entry.kind !== 'file' || entry.unreadable) continue
+      if (IMAGE_TYPES[path.extname(entry.path).toLowerCase()]) continue
       if (entry.size > MAX_VIEW_FILE_BYTES || entry.size > budget) continue
       const relative = toRelative(entry.path)
       const found = tree.find(relative)
@@ -228,7 +252,8 @@ function searchFile(
   try {
     fd = disk.openSync(folder.entry(name), OPEN.READ | OPEN.NOFOLLOW)
   } catch (error) {
-    if (isCode(error, 'ENOENT') || isCode(error, 'ELOOP')) return
+    // A file Cairn may not read is skipped, as a binary one is: the rest is still searched.
+    if (isCode(error, 'ENOENT') || isCode(error, 'ELOOP') || isRefused(error)) return
     throw error
   }
   try {
@@ -268,6 +293,11 @@ function searchFile(
   } finally {
     disk.closeSync(fd)
   }
+}
+
+/** A refusal by the operating system's permissions. */
+function isRefused(error: unknown): boolean {
+  return isCode(error, 'EACCES') || isCode(error, 'EPERM')
 }
 
 function notFound(virtual: string): CairnError {

@@ -11,7 +11,9 @@
  * first folders' contents filling the reply) hid the later folders' names from Claude for good.
  */
 
+import { isCode } from '../lib/disk'
 import { Folder } from '../lib/folders'
+import { mayNotRead } from '../lib/may-read'
 import {
   listingHeader,
   listingLine,
@@ -28,7 +30,12 @@ interface Entry {
   readonly under: string | null
   /** Its virtual path, without the `/` a folder's line ends with. */
   readonly path: string
+  /** A folder Cairn may not list or enter: its line says so, and nothing inside is listed. */
+  readonly unreadable?: true
 }
+
+/** Said after the line of an entry Cairn may not read (permission denied). */
+export const CANNOT_BE_READ = '(cannot be read: permission denied)'
 
 // Room kept under the cap for the note that ends a page (the longest note, with the largest
 // counts, is shorter than this plus the listed path it names).
@@ -96,27 +103,54 @@ function collect(
   folder: Folder,
   virtual: string,
 ): { firstLevel: Entry[]; contents: Map<string, Entry[]> } {
-  const firstLevel = addressable(folder).map(({ name, isDirectory }) => ({
-    entry: { name, under: null, path: `${virtual}/${name}` },
-    isDirectory,
-  }))
+  const firstLevel: Entry[] = []
   const contents = new Map<string, Entry[]>()
-  for (const { entry, isDirectory } of firstLevel) {
-    if (!isDirectory) continue
-    const child = folder.openChildIfFolder(entry.name)
-    if (!child) continue
-    try {
-      const inside = addressable(child).map(({ name }) => ({
-        name,
-        under: entry.name,
-        path: `${entry.path}/${name}`,
-      }))
-      contents.set(entry.name, inside)
-    } finally {
-      child.close()
+  for (const { name, isDirectory } of addressable(folder)) {
+    const entry: Entry = { name, under: null, path: `${virtual}/${name}` }
+    const inside = isDirectory ? contentsOf(folder, entry) : []
+    if (inside === null) {
+      firstLevel.push({ ...entry, unreadable: true })
+      continue
     }
+    firstLevel.push(entry)
+    if (inside !== undefined && isDirectory) contents.set(name, inside)
   }
-  return { firstLevel: firstLevel.map((e) => e.entry), contents }
+  return { firstLevel, contents }
+}
+
+/**
+ * The entries of the first-level folder `entry`: undefined when it is gone or no longer a
+ * folder, null when Cairn may not list or enter it. One such folder (another account's, a
+ * backup tool's) is named as unreadable and the rest is listed: it failed the whole `view`,
+ * so Claude saw no memory at all (review hunt12-story D3).
+ */
+function contentsOf(folder: Folder, entry: Entry): Entry[] | null | undefined {
+  const stats = folder.lstat(entry.name)
+  if (stats && mayNotRead(stats)) return null
+  let child: Folder | null
+  try {
+    child = folder.openChildIfFolder(entry.name)
+  } catch (error) {
+    if (isRefused(error)) return null
+    throw error
+  }
+  if (!child) return undefined
+  try {
+    return addressable(child).map(({ name }) => ({
+      name,
+      under: entry.name,
+      path: `${entry.path}/${name}`,
+    }))
+  } catch (error) {
+    if (isRefused(error)) return null
+    throw error
+  } finally {
+    child.close()
+  }
+}
+
+function isRefused(error: unknown): boolean {
+  return isCode(error, 'EACCES') || isCode(error, 'EPERM')
 }
 
 function addressable(dir: Folder): { name: string; isDirectory: boolean }[] {
@@ -162,10 +196,11 @@ class LineMaker {
     const dir = entry.under === null ? this.root : this.folder(entry.under)
     const stats = dir?.lstat(entry.name)
     if (!stats || !(stats.isFile() || stats.isDirectory())) return null
-    return listingLine({
+    const line = listingLine({
       size: stats.size,
       path: `${entry.path}${stats.isDirectory() ? '/' : ''}`,
     })
+    return entry.unreadable || mayNotRead(stats) ? `${line} ${CANNOT_BE_READ}` : line
   }
 
   close(): void {

@@ -25,6 +25,21 @@ describe('ZIP archives', () => {
     )
   })
 
+  it('writes any time a commit may carry, out of the DOS range as its nearest end', () => {
+    const cases = [
+      [0, new Date(1980, 0, 1).getTime()],
+      [Number.NaN, new Date(1980, 0, 1).getTime()],
+      // The year 2191 and the largest time a JavaScript date holds (year 275760).
+      [7e12, new Date(2107, 11, 31, 23, 59, 58).getTime()],
+      [8.64e15, new Date(2107, 11, 31, 23, 59, 58).getTime()],
+      [time, time],
+    ]
+    for (const [written, read] of cases) {
+      const zip = writeZip([{ name: 'a.md', data: Buffer.from('a'), time: written! }])
+      expect(readZip(zip, limits)[0]?.time, String(written)).toBe(read)
+    }
+  })
+
   it('refuses what is not a sound archive', () => {
     const zip = writeZip([{ name: 'a.md', data: Buffer.from('hello hello hello hello'), time }])
     expect(() => readZip(Buffer.from('not a zip at all'), limits)).toThrow(ZipError)

@@ -183,9 +183,15 @@ function findEnd(buf: Buffer): number {
   throw new ZipError('the file is not a ZIP archive')
 }
 
+/**
+ * A DOS date holds 1980 to 2107 (local time): a commit time outside that (a clock set wrong,
+ * a crafted or synced commit) is written as the nearest end, an unknown one as the first.
+ */
 function dosTime(ms: number): { time: number; date: number } {
-  const d = new Date(ms)
-  const year = Math.max(1980, d.getFullYear())
+  const first = new Date(1980, 0, 1).getTime()
+  const last = new Date(2107, 11, 31, 23, 59, 58).getTime()
+  const d = new Date(Number.isFinite(ms) ? Math.min(Math.max(ms, first), last) : first)
+  const year = d.getFullYear()
   return {
     time: (d.getHours() << 11) | (d.getMinutes() << 5) | Math.floor(d.getSeconds() / 2),
     date: ((year - 1980) << 9) | ((d.getMonth() + 1) << 5) | d.getDate(),

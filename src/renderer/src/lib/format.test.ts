@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest'
-import { displayPath, relativeTime } from './format'
+import {
+  clockTime,
+  dateTimeAttr,
+  dayHeading,
+  displayPath,
+  exactTime,
+  relativeTime,
+  shortDateTime,
+} from './format'
 
 describe('format', () => {
   it('words elapsed time the way people say it', () => {
@@ -14,5 +22,21 @@ describe('format', () => {
   it('shows memory paths relative to the memory root, the root itself whole', () => {
     expect(displayPath('/memories/notes/a.md')).toBe('notes/a.md')
     expect(displayPath('/memories')).toBe('/memories')
+  })
+
+  it('names a time no date can hold as unknown, and never throws on it', () => {
+    const now = Date.UTC(2026, 5, 15, 12)
+    // A commit dated 99999999999999 s (a crafted history): past JavaScript's date range.
+    for (const time of [99_999_999_999_999_000, -99_999_999_999_999_000, Number.NaN]) {
+      expect(dateTimeAttr(time)).toBeUndefined()
+      expect(relativeTime(time, now)).toBe('an unknown time')
+      expect(shortDateTime(time, now)).toBe('an unknown time')
+      expect(clockTime(time)).toBe('an unknown time')
+      expect(exactTime(time)).toBe('an unknown time')
+      expect(dayHeading(time, now)).toBe('Unknown date')
+    }
+    // The edge of the range is still a date.
+    expect(dateTimeAttr(8.64e15)).toBe('+275760-09-13T00:00:00.000Z')
+    expect(dateTimeAttr(now)).toBe('2026-06-15T12:00:00.000Z')
   })
 })

@@ -6,12 +6,30 @@ export function displayPath(path: string): string {
   return path.startsWith('/memories/') ? path.slice('/memories/'.length) : path
 }
 
+/**
+ * True when `time` is a date JavaScript can hold (±8.64e15 ms). A commit can claim any time (a
+ * crafted history, or another machine's commit brought by sync): such a time is shown as
+ * unknown, and never passed to a call that throws on it, which would blank the window
+ * (review hunt12-story D6).
+ */
+export function knownTime(time: number): boolean {
+  return Number.isFinite(new Date(time).getTime())
+}
+
+/** A `<time dateTime>` value, or none for a time no date can hold. */
+export function dateTimeAttr(time: number): string | undefined {
+  return knownTime(time) ? new Date(time).toISOString() : undefined
+}
+
+const UNKNOWN = 'an unknown time'
+
 const MINUTE = 60_000
 const HOUR = 60 * MINUTE
 const DAY = 24 * HOUR
 
 /** "just now", "5 min ago", "3 h ago", "yesterday", "4 days ago", then a date. */
 export function relativeTime(time: number, now: number): string {
+  if (!knownTime(time)) return UNKNOWN
   const elapsed = Math.max(0, now - time)
   if (elapsed < MINUTE) return 'just now'
   if (elapsed < HOUR) return `${Math.floor(elapsed / MINUTE)} min ago`
@@ -35,6 +53,7 @@ export function dayKey(time: number): string {
 
 /** A day heading: "Today", "Yesterday", "3 November" (with the year when not this year). */
 export function dayHeading(time: number, now: number): string {
+  if (!knownTime(time)) return 'Unknown date'
   const today = new Date(now)
   const yesterday = new Date(today.getFullYear(), today.getMonth(), today.getDate() - 1)
   if (dayKey(time) === dayKey(now)) return 'Today'
@@ -49,11 +68,13 @@ export function dayHeading(time: number, now: number): string {
 
 /** The time of day: "14:02" (or "2:02 PM", as the system says it). */
 export function clockTime(time: number): string {
+  if (!knownTime(time)) return UNKNOWN
   return new Date(time).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' })
 }
 
 /** A moment named briefly: "3 Nov, 14:02" (the year added when not this year). */
 export function shortDateTime(time: number, now: number): string {
+  if (!knownTime(time)) return UNKNOWN
   const sameYear = new Date(time).getFullYear() === new Date(now).getFullYear()
   const day = new Date(time).toLocaleDateString(undefined, {
     day: 'numeric',
@@ -65,5 +86,6 @@ export function shortDateTime(time: number, now: number): string {
 
 /** The exact moment, to the second, for tooltips: "Tuesday 3 November 2026 at 14:02:09". */
 export function exactTime(time: number): string {
+  if (!knownTime(time)) return UNKNOWN
   return new Date(time).toLocaleString(undefined, { dateStyle: 'full', timeStyle: 'medium' })
 }

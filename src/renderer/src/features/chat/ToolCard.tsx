@@ -25,6 +25,15 @@ const proposalLabels: Readonly<Record<string, string>> = {
 }
 
 /**
+ * A command's label, or the command itself. Own keys only: the command is the model's raw
+ * input, and `__proto__` or `toString` must not pick up what every object inherits (an object
+ * drawn as text throws, and blanks the window).
+ */
+function labelOf(labels: Readonly<Record<string, string>>, command: string): string {
+  return Object.hasOwn(labels, command) ? (labels[command] as string) : command
+}
+
+/**
  * One memory command as a compact card: what ran on which path, and how it ended. A command
  * that changed memory links to its commit in the history pane.
  */
@@ -79,9 +88,10 @@ export function ToolCard({
       <div className="tool-head">
         <icons.memory className="tool-icon" />
         <span className="tool-command" title={`memory ${item.command}`}>
-          {(state === 'pending' || state === 'declined'
-            ? proposalLabels[item.command]
-            : commandLabels[item.command]) ?? item.command}
+          {labelOf(
+            state === 'pending' || state === 'declined' ? proposalLabels : commandLabels,
+            item.command,
+          )}
         </span>
         <code className="tool-path" title={summary.target}>
           {/* The folders give way first, so a narrow card still shows the file's name. */}

@@ -40,6 +40,10 @@ function lines(value: string): string {
 function viewRange(range: unknown, path: string, result: string | null): string | null {
   if (!Array.isArray(range) || range.length !== 2) return null
   const [start, end] = range as unknown[]
+  // The model's input is stored raw and drawn again on every reopen: only whole numbers are
+  // described. `String()` of an object with a `toString` key threw, and the throw blanked the
+  // window each time the conversation opened (review hunt12-story D9).
+  if (!Number.isInteger(start) || !Number.isInteger(end)) return null
   const folder =
     result !== null
       ? result.startsWith(LISTING_HEADER_START)

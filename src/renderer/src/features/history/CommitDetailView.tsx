@@ -7,7 +7,7 @@ import { SplitIcon, UnifiedIcon } from '../../components/icons'
 import type { BlameActions } from '../../components/BlameView'
 import { useSummary } from '../../lib/commit-summaries'
 import { madeElsewhere, sentence, whoLabel, whoOf } from '../../lib/commit-words'
-import { displayPath, exactTime, shortDateTime } from '../../lib/format'
+import { dateTimeAttr, displayPath, exactTime, shortDateTime } from '../../lib/format'
 import { useThisMachine } from '../../lib/this-machine'
 import { commandLabel } from './describe'
 import { FileBlameView } from './FileBlameView'
@@ -73,7 +73,7 @@ export function CommitDetailView(props: {
           <CommitBadges commit={commit} />
         </h2>
         <p className="hist-detail-meta">
-          <time dateTime={new Date(commit.time).toISOString()} title={exactTime(commit.time)}>
+          <time dateTime={dateTimeAttr(commit.time)} title={exactTime(commit.time)}>
             {shortDateTime(commit.time, now)}
           </time>
           {machine && <span className="hist-badge hist-badge-machine">Made on {machine}</span>}

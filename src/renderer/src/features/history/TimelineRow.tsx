@@ -2,7 +2,7 @@ import type { ReactNode } from 'react'
 import type { CommitSummary } from '../../../../shared/types'
 import { knownSummary } from '../../lib/commit-summaries'
 import { madeElsewhere, sentence, whoLabel, whoOf } from '../../lib/commit-words'
-import { clockTime, exactTime } from '../../lib/format'
+import { clockTime, dateTimeAttr, exactTime } from '../../lib/format'
 import { useThisMachine } from '../../lib/this-machine'
 import { ConversationLink } from '../../components/ConversationLink'
 import { CommitBadges, FlagReason } from './CommitBadges'
@@ -49,7 +49,7 @@ export function TimelineRow(props: {
             {props.badges}
           </div>
           <div className="hist-line hist-sub">
-            <time dateTime={new Date(commit.time).toISOString()} title={exactTime(commit.time)}>
+            <time dateTime={dateTimeAttr(commit.time)} title={exactTime(commit.time)}>
               {clockTime(commit.time)}
             </time>
             {machine && (

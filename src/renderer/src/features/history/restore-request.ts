@@ -52,7 +52,7 @@ export function describeRequest(
       return {
         title: `Bring back ${displayPath(request.path)}?`,
         body: [
-          `${displayPath(request.path)} is recreated with the content it had just before it was deleted.`,
+          `${displayPath(request.path)} is recreated with the content it had just before ${change}.`,
           undo,
         ],
         confirm: 'Bring back',
@@ -94,8 +94,10 @@ export function startRestore(
       ]
     case 'deleted':
       return [
-        api().history.restoreDeleted({ path: req.path }),
-        `Brought back ${displayPath(req.path)}.`,
+        // The selected deletion names the version: a file deleted twice comes back as this
+        // deletion removed it, not as the newest one did (review hunt12-story D2).
+        api().history.restoreDeleted({ path: req.path, oid }),
+        `Brought back ${displayPath(req.path)} as it was just before the change of ${when}.`,
       ]
     case 'revert':
       return [api().history.revert({ oid }), `Undid ${changeOf(req.commit, now, thisMachine)}.`]

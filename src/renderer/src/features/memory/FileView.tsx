@@ -12,6 +12,8 @@ import { keepLineEnds } from '../../lib/line-ends'
 
 export interface FileActions {
   save(path: string, content: string): Promise<boolean>
+  /** Saves the text as a new file beside `path` (the editor's text that cannot go back). */
+  saveAs(path: string, content: string): Promise<boolean>
   rename(path: string): void
   remove(path: string, kind: 'file' | 'dir'): void
   /** Deletes a file as an expiry (restorable from History). */
@@ -52,6 +54,23 @@ export function FileView(props: {
   const markdown = isMarkdown(path) && file?.kind === 'text'
   const isDir = entry?.kind === 'dir'
   const now = useNow()
+  // The file's last text: the editor keeps it while the file is gone or stops being text.
+  const [lastText, setLastText] = useState<string | null>(null)
+  const text = file?.kind === 'text' ? file.text : null
+  if (text !== null && text !== lastText) setLastText(text)
+  // The file went away under the editor (renamed or deleted by Claude, sync or a restore), or
+  // became binary or too large: the editor stays with the person's text, and says so. It was
+  // unmounted, and the draft dropped without a word (review hunt12-story D4).
+  const gone: EditorGone | null =
+    !editing || readOnly || isDir || lastText === null
+      ? null
+      : props.missing
+        ? 'missing'
+        : file && file.kind !== 'text'
+          ? file.kind === 'too-large'
+            ? 'too-large'
+            : 'not-text'
+          : null
 
   if (props.missing && readOnly) {
     return (
@@ -62,7 +81,7 @@ export function FileView(props: {
       </section>
     )
   }
-  if (props.missing) {
+  if (props.missing && gone === null) {
     return (
       <section className="mem-file" aria-label={`File ${name}`}>
         <EmptyState title={`${name} is no longer in memory`}>
@@ -171,7 +190,7 @@ export function FileView(props: {
         )}
       </header>
 
-      {props.error && !isDir && (
+      {props.error && !isDir && gone === null && (
         <Banner tone="error" compact onRetry={props.onRetry}>
           {props.error}
         </Banner>
@@ -184,13 +203,17 @@ export function FileView(props: {
           under this folder.
         </p>
       )}
-      {!isDir && file && editing && file.kind === 'text' && (
+      {!isDir && editing && (file?.kind === 'text' || gone !== null) && (
         <Editor
           key={path}
           name={name}
-          current={file.text ?? ''}
+          current={text ?? lastText ?? ''}
+          gone={gone}
           onSave={async (content) => {
             if (await actions.save(path, content)) onEditingChange(false)
+          }}
+          onSaveAs={async (content) => {
+            if (await actions.saveAs(path, content)) onEditingChange(false)
           }}
           onCancel={() => onEditingChange(false)}
           onUnsaved={props.onUnsaved}
@@ -309,11 +332,17 @@ function FileContent(props: {
   )
 }
 
+/** What became of the file under the editor: gone from its place, or no longer text. */
+type EditorGone = 'missing' | 'not-text' | 'too-large'
+
 function Editor(props: {
   readonly name: string
   /** The file's content now; it may change (Claude, a restore) while the user edits. */
   readonly current: string
+  /** The file is gone or no longer text: the draft stays, and the person chooses. */
+  readonly gone: EditorGone | null
   readonly onSave: (content: string) => Promise<void>
+  readonly onSaveAs: (content: string) => Promise<void>
   readonly onCancel: () => void
   /** Told of every draft that differs from the file, so switching away can ask first. */
   readonly onUnsaved?: (content: string | null) => void
@@ -326,15 +355,21 @@ function Editor(props: {
     onUnsaved?.(draft === initial ? null : keepLineEnds(draft, initial))
   }, [draft, initial, onUnsaved])
   useEffect(() => () => onUnsaved?.(null), [onUnsaved])
-  const save = async () => {
+  const save = async (as: 'back' | 'copy' = 'back') => {
     if (saving) return
     setSaving(true)
     try {
       // The textarea gave every line end back as LF: a CRLF file stays CRLF (see line-ends).
-      await props.onSave(keepLineEnds(draft, initial))
+      const content = keepLineEnds(draft, initial)
+      await (as === 'copy' ? props.onSaveAs(content) : props.onSave(content))
     } finally {
       setSaving(false)
     }
+  }
+  const goneWords = {
+    missing: `${props.name} was renamed or deleted while you were editing (by Claude, sync or a restore). Your text is still here: Save writes it back as ${props.name}, Save as new file keeps it beside, or Discard drops it.`,
+    'not-text': `${props.name} was replaced while you were editing, and is no longer text. Your text is still here: Save replaces the file with it (the replaced version stays in History), Save as new file keeps it beside, or Discard drops it.`,
+    'too-large': `${props.name} grew too large to show while you were editing. Your text is still here: Save replaces the file with it, Save as new file keeps it beside, or Discard drops it.`,
   }
   const onKeyDown = (event: KeyboardEvent) => {
     if ((event.ctrlKey || event.metaKey) && event.key.toLowerCase() === 's') {
@@ -346,11 +381,17 @@ function Editor(props: {
   }
   return (
     <div className="mem-editor" onKeyDown={onKeyDown}>
-      {props.current !== initial && (
+      {props.gone !== null ? (
         <Banner tone="error" compact>
-          {props.name} changed while you were editing (Claude or a restore wrote to it). Saving
-          replaces that change; it stays in History.
+          {goneWords[props.gone]}
         </Banner>
+      ) : (
+        props.current !== initial && (
+          <Banner tone="error" compact>
+            {props.name} changed while you were editing (Claude or a restore wrote to it). Saving
+            replaces that change; it stays in History.
+          </Banner>
+        )
       )}
       <textarea
         className="mem-editor-text"
@@ -370,13 +411,23 @@ function Editor(props: {
           onClick={props.onCancel}
           disabled={saving}
         >
-          Cancel
+          {props.gone !== null ? 'Discard' : 'Cancel'}
         </button>
+        {props.gone !== null && (
+          <button
+            type="button"
+            className="button button-small"
+            onClick={() => void save('copy')}
+            disabled={saving}
+          >
+            Save as new file
+          </button>
+        )}
         <button
           type="button"
           className="button button-small button-primary"
           onClick={() => void save()}
-          disabled={saving || draft === initial}
+          disabled={saving || (draft === initial && props.gone === null)}
         >
           {saving ? 'Saving…' : 'Save'}
         </button>

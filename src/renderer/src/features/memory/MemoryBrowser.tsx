@@ -24,7 +24,7 @@ import { MemoryTree } from './MemoryTree'
 import { PendingList } from './PendingList'
 import { SearchResults } from './SearchResults'
 import { SizeMeter } from './SizeMeter'
-import { parentOf } from './tree-model'
+import { copyNameFor, parentOf } from './tree-model'
 import { useMemoryStats } from './use-memory-stats'
 import './memory.css'
 
@@ -242,6 +242,18 @@ export function MemoryBrowser() {
         () => `Saved ${displayPath(path)}. The change is in History, by You.`,
       )
       return result !== null
+    },
+    async saveAs(path, content) {
+      // A free name beside it: the tree says which are taken, and mustNotExist checks again.
+      const taken = new Set(entries.map((entry) => entry.path))
+      const target = copyNameFor(path, taken)
+      const result = await change(
+        () => api().memory.write({ path: target, content, mustNotExist: true }),
+        () => `Saved your text as ${displayPath(target)}. The change is in History, by You.`,
+      )
+      if (result === null) return false
+      apply({ kind: 'path', path: target, line: null })
+      return true
     },
     rename: (path) => setDialog({ kind: 'rename', path }),
     remove: (path, entryKind) => setDialog({ kind: 'delete', path, entryKind }),

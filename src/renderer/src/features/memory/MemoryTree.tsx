@@ -3,6 +3,12 @@ import type { MemoryEntry } from '../../../../shared/types'
 import { FileIcon, FolderIcon, ImageIcon } from '../../components/icons'
 import { formatSize, visibleRows, type TreeRow } from './tree-model'
 
+const UNREADABLE = { label: 'Cannot be read', tone: 'unreadable' }
+// A version the history cannot read (memory at a reply): the rest of that memory still shows.
+const DAMAGED = { label: 'Damaged', tone: 'deleted' }
+const UNREADABLE_WHY =
+  'The system denies Cairn permission to read this (it may belong to another account). It stays as it is; give your account read access to see it here.'
+
 /**
  * The /memories folder as a keyboard-navigable tree (arrows move, Left/Right fold, Home/End).
  * Selection follows focus, like a file explorer's preview.
@@ -58,6 +64,11 @@ export function MemoryTree(props: {
     action()
   }
 
+  // A file or folder Cairn may not read is named as such; a word the browser gives wins.
+  const markOf = (entry: MemoryEntry) =>
+    props.marks?.get(entry.path) ??
+    (entry.unreadable ? UNREADABLE : entry.damaged ? DAMAGED : undefined)
+
   return (
     <ul role="tree" aria-label="Memory files" className="mem-tree">
       {rows.map((row, index) => (
@@ -72,7 +83,7 @@ export function MemoryTree(props: {
           aria-expanded={row.expanded ?? undefined}
           aria-selected={row.entry.path === selected}
           aria-label={`${row.name}, ${row.entry.kind === 'dir' ? 'folder' : 'file'}, ${formatSize(row.entry.size)}${
-            props.marks?.get(row.entry.path) ? `, ${props.marks.get(row.entry.path)?.label}` : ''
+            markOf(row.entry) ? `, ${markOf(row.entry)?.label}` : ''
           }`}
           tabIndex={row.entry.path === focusable ? 0 : -1}
           className="mem-tree-row"
@@ -98,12 +109,13 @@ export function MemoryTree(props: {
           <span className="mem-tree-name" title={row.entry.path}>
             {row.name}
           </span>
-          {props.marks?.get(row.entry.path) && (
+          {markOf(row.entry) && (
             <span
-              className={`mem-tree-mark mem-tree-mark-${props.marks.get(row.entry.path)?.tone}`}
+              className={`mem-tree-mark mem-tree-mark-${markOf(row.entry)?.tone}`}
+              title={row.entry.unreadable ? UNREADABLE_WHY : undefined}
               aria-hidden="true"
             >
-              {props.marks.get(row.entry.path)?.label}
+              {markOf(row.entry)?.label}
             </span>
           )}
           <span className="mem-tree-size" aria-hidden="true">

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import type { MemoryEntry } from '../../../../shared/types'
-import { formatSize, parentOf, visibleRows } from './tree-model'
+import { copyNameFor, formatSize, parentOf, visibleRows } from './tree-model'
 
 const file = (path: string, size = 1): MemoryEntry => ({ path, kind: 'file', size, modifiedAt: 0 })
 const dir = (path: string, size = 1): MemoryEntry => ({ path, kind: 'dir', size, modifiedAt: 0 })
@@ -52,5 +52,15 @@ describe('tree model', () => {
       '1.4 KB',
       '2.0 MB',
     ])
+  })
+})
+
+describe('copyNameFor', () => {
+  it('names a free file beside the path for text that cannot go back to it', () => {
+    expect(copyNameFor('/memories/a/prefs.md', new Set())).toBe('/memories/a/prefs (your edit).md')
+    expect(copyNameFor('/memories/notes', new Set(['/memories/notes (your edit)']))).toBe(
+      '/memories/notes (your edit 2)',
+    )
+    expect(copyNameFor('/memories/.rc', new Set())).toBe('/memories/.rc (your edit)')
   })
 })

@@ -67,3 +67,19 @@ export function formatSize(bytes: number): string {
 export function isMarkdown(path: string): boolean {
   return /\.(md|markdown|mdx)$/i.test(path)
 }
+
+/**
+ * A free name beside `path` for text that cannot go back to it: `notes.md` -> `notes (your
+ * edit).md`, then `notes (your edit 2).md` and on, skipping the paths in `taken`.
+ */
+export function copyNameFor(path: string, taken: ReadonlySet<string>): string {
+  const slash = path.lastIndexOf('/')
+  const folder = path.slice(0, slash + 1)
+  const name = path.slice(slash + 1)
+  const dot = name.lastIndexOf('.')
+  const [stem, ext] = dot > 0 ? [name.slice(0, dot), name.slice(dot)] : [name, '']
+  for (let n = 1; ; n++) {
+    const candidate = `${folder}${stem} (your edit${n === 1 ? '' : ` ${n}`})${ext}`
+    if (!taken.has(candidate)) return candidate
+  }
+}

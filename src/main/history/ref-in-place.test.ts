@@ -1,0 +1,123 @@
+import fs from 'node:fs'
+import path from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { openVersionedMemory, type VersionedMemory } from './index'
+import {
+  CLAUDE,
+  commitCount,
+  fsck,
+  gitCli,
+  headMatchesFolder,
+  leftoverTempFiles,
+  tempDataDir,
+} from './test-helpers'
+
+// A commit whose ref value the write-ahead log holds moves `main` by writing its file in
+// place (docs/durability.md, "Cost"): no file is created or freed. A ref file not of the usual
+// form (packed away by git, another length, a link) is replaced as before; git reads every one.
+
+let dataDir: string
+let cleanup: () => Promise<void>
+let memory: VersionedMemory
+
+const refFile = () => path.join(dataDir, 'history.git', 'refs', 'heads', 'main')
+const head = () => gitCli(dataDir, 'rev-parse', 'main').trim()
+
+async function edit(from: string, to: string): Promise<string> {
+  const outcome = await memory.execute(
+    { command: 'str_replace', path: '/memories/a.md', old_str: from, new_str: to },
+    CLAUDE,
+  )
+  expect(outcome.isError).toBe(false)
+  expect(outcome.commit).not.toBeNull()
+  return outcome.commit!.oid
+}
+
+beforeEach(async () => {
+  ;({ dir: dataDir, cleanup } = await tempDataDir())
+  memory = await openVersionedMemory({ dataDir, watch: false, maintenance: false })
+  await memory.execute({ command: 'create', path: '/memories/a.md', file_text: 'v0\n' }, CLAUDE)
+})
+
+afterEach(async () => {
+  await memory.close()
+  await cleanup()
+})
+
+describe('moving main after a logged commit', () => {
+  it('writes the ref file in place: the same file, the new value, git agrees', async () => {
+    const before = fs.statSync(refFile()).ino
+    let previous = head()
+    for (let i = 1; i <= 5; i++) {
+      const oid = await edit(`v${i - 1}`, `v${i}`)
+      expect(fs.readFileSync(refFile(), 'utf8')).toBe(`${oid}\n`)
+      expect(head()).toBe(oid)
+      expect(gitCli(dataDir, 'rev-parse', 'main^').trim()).toBe(previous)
+      previous = oid
+    }
+    expect(fs.statSync(refFile()).ino).toBe(before)
+    expect(gitCli(dataDir, 'show', 'main:a.md')).toBe('v5\n')
+    expect(leftoverTempFiles(dataDir)).toEqual([])
+    fsck(dataDir)
+  })
+
+  it('writes it anew when git packed it away (pack-refs removed the loose file)', async () => {
+    gitCli(dataDir, 'pack-refs', '--all', '--prune')
+    expect(fs.existsSync(refFile())).toBe(false)
+    const oid = await edit('v0', 'v1')
+    expect(fs.readFileSync(refFile(), 'utf8')).toBe(`${oid}\n`)
+    expect(head()).toBe(oid)
+    expect(gitCli(dataDir, 'show', 'main:a.md')).toBe('v1\n')
+    fsck(dataDir)
+  })
+
+  for (const [name, form] of [
+    ['without its newline', (oid: string) => oid],
+    ['with a CRLF', (oid: string) => `${oid}\r\n`],
+  ] as const) {
+    it(`replaces a ref file ${name} whole instead of writing over part of it`, async () => {
+      fs.writeFileSync(refFile(), form(head()))
+      const oid = await edit('v0', 'v1')
+      expect(fs.readFileSync(refFile(), 'utf8')).toBe(`${oid}\n`)
+      expect(head()).toBe(oid)
+      fsck(dataDir)
+    })
+  }
+
+  it('never writes through a link at refs/heads/main: it is replaced by a file', async () => {
+    const elsewhere = path.join(dataDir, 'elsewhere')
+    fs.writeFileSync(elsewhere, `${head()}\n`)
+    fs.rmSync(refFile())
+    fs.symlinkSync(elsewhere, refFile())
+    const before = fs.readFileSync(elsewhere, 'utf8')
+    const oid = await edit('v0', 'v1')
+    expect(fs.lstatSync(refFile()).isFile()).toBe(true)
+    expect(fs.readFileSync(refFile(), 'utf8')).toBe(`${oid}\n`)
+    expect(fs.readFileSync(elsewhere, 'utf8')).toBe(before)
+    fsck(dataDir)
+  })
+
+  it('never writes through a hard link: the other name keeps its value (a cp -al snapshot)', async () => {
+    const snapshot = path.join(dataDir, 'snapshot-main')
+    fs.linkSync(refFile(), snapshot)
+    const before = fs.readFileSync(snapshot, 'utf8')
+    const oid = await edit('v0', 'v1')
+    expect(fs.readFileSync(snapshot, 'utf8')).toBe(before)
+    expect(fs.statSync(refFile()).nlink).toBe(1)
+    expect(fs.readFileSync(refFile(), 'utf8')).toBe(`${oid}\n`)
+    expect(head()).toBe(oid)
+    fsck(dataDir)
+  })
+
+  it('keeps every commit across a close and a reopen', async () => {
+    const commits = commitCount(dataDir)
+    const oid = await edit('v0', 'v1')
+    await memory.close()
+    memory = await openVersionedMemory({ dataDir, watch: false, maintenance: false })
+    expect(memory.recovery).toBeNull()
+    expect(head()).toBe(oid)
+    expect(commitCount(dataDir)).toBe(commits + 1)
+    expect(await headMatchesFolder(dataDir)).toBe(true)
+    fsck(dataDir)
+  })
+})

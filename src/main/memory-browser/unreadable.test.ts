@@ -1,0 +1,115 @@
+import { chmod, mkdir, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import type { MemoryEntry, MemorySearchHit, MemoryStats } from '../../shared/types'
+import { createCore, type Core } from '../core'
+import { openVersionedMemory } from '../history'
+import { CLAUDE, tempDataDir } from '../history/test-helpers'
+import { nodeDisk, setDisk } from '../lib/disk'
+import { errnoError, hookDisk } from '../lib/disk-hooks'
+
+// One folder or file in memories/ that Cairn may not read (another account's, mode 000)
+// emptied the Memory tab: its tree, search and size meter failed whole, and Claude's `view` of
+// the folder failed too (review hunt12-story D3). As in history's unreadable tests, the run is
+// as root, who reads everything: the permission bits deny the account Cairn looks like (uid
+// 4242), and the disk seam denies opening those entries as the system does.
+
+let dataDir: string
+let cleanup: () => Promise<void>
+let undoDisk: () => void = () => {}
+let core: Core | null = null
+
+beforeEach(async () => {
+  ;({ dir: dataDir, cleanup } = await tempDataDir())
+})
+afterEach(async () => {
+  await core?.close()
+  core = null
+  undoDisk()
+  undoDisk = () => {}
+  vi.restoreAllMocks()
+  await cleanup()
+})
+
+async function put(relative: string, text: string): Promise<void> {
+  await mkdir(path.dirname(path.join(dataDir, 'memories', relative)), { recursive: true })
+  await writeFile(path.join(dataDir, 'memories', relative), text)
+}
+
+/** `backup-tool/` and `private.md` at mode 000, beside readable notes; Cairn is not root. */
+async function lockSome(): Promise<void> {
+  await put('notes.md', 'notes: tea\n')
+  await put('topics/cats.md', 'notes on cats\n')
+  await put('backup-tool/state.md', 'notes of a backup tool\n')
+  await put('private.md', 'private notes\n')
+  await chmod(path.join(dataDir, 'memories', 'backup-tool'), 0o000)
+  await chmod(path.join(dataDir, 'memories', 'private.md'), 0o000)
+  const hooked = hookDisk(nodeDisk, (call) => {
+    if (call.name !== 'openSync' && call.name !== 'readdirSync') return undefined
+    const target = String(call.args[0])
+    if (target.endsWith('/private.md') || target.endsWith('/backup-tool')) {
+      return errnoError(call, 'EACCES')
+    }
+    return undefined
+  })
+  undoDisk = setDisk(hooked.disk)
+  vi.spyOn(process, 'getuid').mockReturnValue(4242)
+}
+
+describe('memory Cairn may not read, in the Memory tab and in Claude’s view', () => {
+  it('names it in the tree and keeps the tree, search and size meter working', async () => {
+    await lockSome()
+    core = await createCore({ dataDir })
+    const call = async <T>(channel: string, payload: unknown): Promise<T> => {
+      const result = await core!.dispatch(channel, payload)
+      if (!result.ok) throw new Error(`${channel}: ${result.error.message}`)
+      return result.value as T
+    }
+    const tree = await call<ReadonlyArray<MemoryEntry>>('memory:tree', undefined)
+    expect(tree.map((e) => [e.path, e.unreadable ?? false])).toEqual([
+      ['/memories/backup-tool', true],
+      ['/memories/notes.md', false],
+      ['/memories/private.md', true],
+      ['/memories/topics', false],
+      ['/memories/topics/cats.md', false],
+    ])
+    expect(JSON.stringify(tree)).not.toContain(dataDir)
+
+    const hits = await call<ReadonlyArray<MemorySearchHit>>('memory:search', { query: 'notes' })
+    expect(hits.map((h) => h.path)).toEqual(['/memories/notes.md', '/memories/topics/cats.md'])
+
+    const stats = await call<MemoryStats>('hygiene:stats', undefined)
+    expect(stats.files.map((f) => f.path)).toEqual([
+      '/memories/notes.md',
+      '/memories/private.md',
+      '/memories/topics/cats.md',
+    ])
+    expect(stats.files.find((f) => f.path === '/memories/notes.md')?.tokens).toBeGreaterThan(0)
+
+    // Opening the file itself still says why, without a host path.
+    const read = await core.dispatch('memory:read', { path: '/memories/private.md' })
+    expect(read).toMatchObject({ ok: false, error: { code: 'access-denied' } })
+    expect(JSON.stringify(read)).not.toContain(dataDir)
+  })
+
+  it('lists the rest of the folder for Claude, naming what it cannot read', async () => {
+    await lockSome()
+    const memory = await openVersionedMemory({ dataDir, watch: false })
+    try {
+      const result = await memory.execute({ command: 'view', path: '/memories' }, CLAUDE)
+      expect(result.isError).toBe(false)
+      const lines = String(result.content).split('\n').slice(1)
+      expect(lines.map((line) => line.split('\t')[1])).toEqual([
+        '/memories',
+        '/memories/backup-tool/ (cannot be read: permission denied)',
+        '/memories/notes.md',
+        '/memories/private.md (cannot be read: permission denied)',
+        '/memories/topics/',
+        '/memories/topics/cats.md',
+      ])
+      expect(String(result.content)).not.toContain(dataDir)
+    } finally {
+      await memory.close()
+    }
+  })
+})
