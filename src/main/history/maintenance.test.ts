@@ -1,5 +1,6 @@
 import { execFileSync, spawn } from 'node:child_process'
 import {
+  copyFileSync,
   cpSync,
   existsSync,
   mkdirSync,
@@ -726,6 +727,52 @@ describe('a kill during packing', () => {
       expect(result.output).toContain(`step ${step}`)
       await expectNothingLost(dir, before)
     }
+  })
+
+  it(
+    'between the unlinks of a folded pack: the next open removes the rest, and files nothing as damaged',
+    { timeout: 120_000 },
+    async () => {
+      const before = await seed()
+      const folded = packNames()
+        .filter((name) => name.endsWith('.pack'))
+        .map((name) => name.slice(0, -'.pack'.length))
+      expect(folded.length).toBe(1)
+      const dir = path.join(root, 'copy-unindexed')
+      cpSync(dataDir, dir, { recursive: true })
+      const result = await runChild(dir, { step: 'pack-unindexed' }, true)
+      expect(result.killed).toBe(true)
+      // What the kill left: the folded pack without its index (every object of it is in the
+      // new pack), marked as folded.
+      const left = packNames(dir).filter((name) => name.startsWith(`${folded[0]}.`))
+      expect(left).toContain(`${folded[0]}.pack`)
+      expect(left).not.toContain(`${folded[0]}.idx`)
+
+      const memory = await openVersionedMemory({
+        dataDir: dir,
+        now,
+        watch: false,
+        maintenance: false,
+      })
+      expect(memory.recovery).toBeNull()
+      await memory.close()
+      expect(packNames(dir).filter((name) => name.startsWith(`${folded[0]}.`))).toEqual([])
+      expect(existsSync(path.join(gitdir(dir), 'cairn-damaged'))).toBe(false)
+      await expectNothingLost(dir, before)
+    },
+  )
+
+  it('a pack whose index is missing for no fold is still filed under cairn-damaged/', async () => {
+    const before = await seed()
+    const pack = packNames().find((name) => name.endsWith('.pack')) as string
+    const stray = `pack-${'ab'.repeat(20)}.pack`
+    const packDir = path.join(gitdir(), 'objects', 'pack')
+    copyFileSync(path.join(packDir, pack), path.join(packDir, stray))
+    const memory = await openVersionedMemory({ dataDir, now, watch: false, maintenance: false })
+    await memory.close()
+    expect(packNames()).not.toContain(stray)
+    expect(readdirSync(path.join(gitdir(), 'cairn-damaged'))).toEqual([stray])
+    expect(allObjects()).toEqual(before.objects)
   })
 
   it('at random moments loses nothing', { timeout: 120_000 }, async () => {

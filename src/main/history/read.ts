@@ -20,12 +20,33 @@ export interface RepoView {
   /** The side index: one entry per commit, oldest first (replaced when rebuilt). */
   readonly index: IndexFile
   entry(oid: string): IndexEntry | undefined
+  /**
+   * True while the side index, found damaged, lags HEAD until its rebuild is in: a commit it
+   * lacks is not "not in the history", and a page from it would be stale.
+   */
+  indexRebuilding?(): boolean
+}
+
+/** What a read answers while the side index is rebuilt from the commits. */
+export function indexRebuildingError(): CairnError {
+  return new CairnError(
+    'index-rebuilding',
+    'Part of the history index was damaged; Cairn is rebuilding it from the commits. Try again in a moment.',
+  )
+}
+
+/** Throws `index-rebuilding` while the side index lags HEAD for a rebuild (a stale page). */
+export function requireCurrentIndex(repo: RepoView): void {
+  if (repo.indexRebuilding?.()) throw indexRebuildingError()
 }
 
 /** The commit `oid` of this history, or a `not-found` error. */
 export function requireEntry(repo: RepoView, oid: string): IndexEntry {
   const entry = repo.entry(oid)
-  if (!entry) throw new CairnError('not-found', 'That version is not in the history.')
+  if (!entry) {
+    requireCurrentIndex(repo)
+    throw new CairnError('not-found', 'That version is not in the history.')
+  }
   return entry
 }
 

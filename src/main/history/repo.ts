@@ -10,7 +10,7 @@ import {
 } from './object-store'
 import type { LoggedRef } from './objects/object-log'
 import { segmentsOf, toVirtual } from './paths'
-import { IndexFile, replaceIndexDir, writeIndexBeside } from './index-file'
+import { IndexDamagedError, IndexFile, replaceIndexDir, writeIndexBeside } from './index-file'
 import type { CommitFacts } from './types'
 import type { RepoView } from './read'
 import { catchUp, type IndexEntry } from './side-index'
@@ -125,6 +125,13 @@ export interface Repo extends RepoView {
   /** Swaps in a rebuilt side index (which must end at `head()`); closes the old one. */
   replaceIndex(next: IndexFile): void
   /**
+   * Calls `hook` when recording a commit in the side index finds the index damaged (a name
+   * that fails its checksum, a catch-up that does not fit): the index then waits for a
+   * rebuild from the commits (`indexRebuilding`) until `replaceIndex`.
+   */
+  whenIndexDamaged(hook: () => void): void
+  indexRebuilding(): boolean
+  /**
    * Takes `head` as the new `main` after the ref and the folder were moved to it (see
    * `checkout.ts`): `added` are its commits the index lacked, oldest first (appended);
    * `replace` makes them the whole index (the history was switched, not grown). A failure to
@@ -163,6 +170,17 @@ export function createRepo(options: {
   let index = options.state.index
   // Set when an index append failed: the next commit first catches the index up.
   let indexBehind = false
+  // Set when the index was found damaged while recording: nothing more is appended or caught
+  // up (each catch-up would redo every commit since, and fail again) until the rebuild,
+  // which ends at HEAD, is swapped in.
+  let indexDamaged = false
+  let onIndexDamaged: () => void = () => undefined
+  function indexWasDamaged(): void {
+    indexBehind = true
+    if (indexDamaged) return
+    indexDamaged = true
+    onIndexDamaged()
+  }
   const stats = options.state.stats
   let head = options.state.head
   let root = head ? options.state.root : emptyTree()
@@ -349,11 +367,16 @@ export function createRepo(options: {
     treeOid = nextTree
     // The commit has happened once the ref moved: failing to record it in the index (a full
     // disk) must not undo it. The entries missed are rebuilt from their commits next time.
-    try {
-      if (indexBehind) indexBehind = !(await catchUp(store, index, oid))
-      else index.append(entry)
-    } catch {
-      indexBehind = true
+    // A damaged index (found here) is rebuilt in the background at once.
+    if (!indexDamaged) {
+      try {
+        if (!indexBehind) index.append(entry)
+        else if (await catchUp(store, index, oid)) indexBehind = false
+        else indexWasDamaged()
+      } catch (error) {
+        if (error instanceof IndexDamagedError) indexWasDamaged()
+        else indexBehind = true
+      }
     }
     return entry
   }
@@ -370,10 +393,15 @@ export function createRepo(options: {
     head: () => head,
     root: () => root,
     entry: (oid) => index.find(oid),
+    indexRebuilding: () => indexDamaged,
+    whenIndexDamaged(hook) {
+      onIndexDamaged = hook
+    },
     commit,
     replaceIndex(next) {
       if (next.head() !== head) throw new Error('the new index does not end at HEAD')
       indexBehind = false
+      indexDamaged = false
       const old = index
       index = next
       old.close()
@@ -394,16 +422,19 @@ export function createRepo(options: {
         replaceIndexDir(temp, dir)
         index = IndexFile.open(dir)
         indexBehind = false
+        indexDamaged = false
         return
       }
+      if (indexDamaged) return
       // `added` holds every commit up to `nextHead` the index lacks (even ones an earlier
       // append missed). As with a commit, the move has happened once the ref moved: what an
       // append misses now is caught up from the commits at the next commit.
       try {
         for (const entry of added) index.append(entry)
         indexBehind = false
-      } catch {
-        indexBehind = true
+      } catch (error) {
+        if (error instanceof IndexDamagedError) indexWasDamaged()
+        else indexBehind = true
       }
     },
   }

@@ -4,7 +4,16 @@ import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { openRepo } from './open-repo'
 import { sameLoose, StatCache, statCacheOf, type LooseStamp } from './stat-cache'
-import { commitCount, folderFiles, fsck, headFiles, tempDataDir } from './test-helpers'
+import { crc32 } from './objects/crc32'
+import {
+  commitCount,
+  folderFiles,
+  fsck,
+  gitCli,
+  headFiles,
+  sorted,
+  tempDataDir,
+} from './test-helpers'
 import { openVersionedMemory } from './versioned-memory'
 
 let dataDir: string
@@ -27,6 +36,13 @@ const stamp = (size: number): LooseStamp => ({
   ctimeMs: 1_700_000_000_123.456,
   mtimeMs: 1_700_000_000_000.5,
 })
+
+/** `body` with its CRC-32 after it, as `save` writes the file. */
+function withSum(body: Buffer): Buffer {
+  const sum = Buffer.alloc(4)
+  sum.writeUInt32LE(crc32(body) >>> 0, 0)
+  return Buffer.concat([body, sum])
+}
 
 async function put(relative: string, content: string, when = past()): Promise<void> {
   const file = path.join(memories(), relative)
@@ -187,10 +203,18 @@ describe('the stat cache file', () => {
     const two = new StatCache(second, later)
     two.record('a.md', statOf('a.md'), oid(2))
     two.save()
-    // The header line and the count of tree records (none).
-    const header = 'cairn-stat 4\n'.length + 4
+    // The header line and the count of tree records (none); the file's CRC-32 at its end.
+    const header = 'cairn-stat 5\n'.length + 4
     const both = path.join(dataDir, 'both')
-    writeFileSync(both, Buffer.concat([readFileSync(first), readFileSync(second).subarray(header)]))
+    writeFileSync(
+      both,
+      withSum(
+        Buffer.concat([
+          readFileSync(first).subarray(0, -4),
+          readFileSync(second).subarray(header, -4),
+        ]),
+      ),
+    )
     const loaded = StatCache.load(both, later)
     expect(loaded.lookup('a.md', statOf('a.md'))).toBe(oid(2))
     expect(loaded.totals()).toEqual({ files: 1, bytes: 3 })
@@ -240,24 +264,7 @@ describe("the stat cache's tree records (HEAD's loose trees, checked whole)", ()
     expect(sameLoose(checked, null)).toBe(false)
   })
 
-  it('reads a file of format 2 for its files, with no loose file taken as checked', async () => {
-    await put('a.md', 'abc')
-    const file = path.join(dataDir, 'cairn-stat')
-    // Format 2, as the build before this one wrote it: one entry, its blob's loose file
-    // checked at 123 bytes.
-    const entry = Buffer.alloc(20 + 6 * 8 + 4)
-    const stats = lstatSync(path.join(memories(), 'a.md'))
-    Buffer.from(oid(1), 'hex').copy(entry, 0)
-    const numbers = [stats.size, stats.mtimeMs, stats.ctimeMs, stats.ino, Date.now() + 60_000]
-    for (const [i, value] of [...numbers, 123].entries()) entry.writeDoubleLE(value, 20 + i * 8)
-    entry.writeUInt32LE(4, 68)
-    writeFileSync(file, Buffer.concat([Buffer.from('cairn-stat 2\n'), entry, Buffer.from('a.md')]))
-    const loaded = StatCache.load(file)
-    expect(loaded.lookup('a.md', stats)).toBe(oid(1))
-    expect(loaded.checkedObject('a.md')).toBeNull()
-  })
-
-  it('takes format 3 (loose files known by size) and a torn tree section for no cache', async () => {
+  it('takes formats 2 to 4 (no CRC-32) and a torn tree section for no cache', async () => {
     await put('a.md', 'abc')
     const file = path.join(dataDir, 'cairn-stat')
     const cache = new StatCache(file, () => Date.now() + 60_000)
@@ -266,14 +273,77 @@ describe("the stat cache's tree records (HEAD's loose trees, checked whole)", ()
     cache.keepTreesChecked(new Map([[oid(5), stamp(5)]]))
     cache.save()
     const raw = readFileSync(file)
-    writeFileSync(file, Buffer.concat([Buffer.from('cairn-stat 3\n'), raw.subarray(13)]))
-    const three = StatCache.load(file)
-    expect(three.lookup('a.md', lstatSync(path.join(memories(), 'a.md')))).toBeUndefined()
-    expect(three.checkedTree(oid(5))).toBeNull()
-    writeFileSync(file, Buffer.concat([Buffer.from('cairn-stat 4\n'), Buffer.from([5, 0, 0, 0])]))
+    for (const format of [2, 3, 4]) {
+      // The body as format 4 wrote it (no CRC at the end), under the older header.
+      const body = raw.subarray(13, -4)
+      writeFileSync(file, Buffer.concat([Buffer.from(`cairn-stat ${format}\n`), body]))
+      const old = StatCache.load(file)
+      expect(old.lookup('a.md', lstatSync(path.join(memories(), 'a.md')))).toBeUndefined()
+      expect(old.checkedTree(oid(5))).toBeNull()
+    }
+    writeFileSync(file, withSum(Buffer.from('cairn-stat 5\n\x05\x00\x00\x00')))
     const torn = StatCache.load(file)
     expect(torn.totals()).toEqual({ files: 0, bytes: 0 })
     expect(torn.checkedTree(oid(5))).toBeNull()
+  })
+
+  it('takes a file whose CRC-32 does not match for no cache: no record of it is trusted', async () => {
+    await put('a.md', 'abc')
+    await put('b.md', 'def')
+    const file = path.join(dataDir, 'cairn-stat')
+    const cache = new StatCache(file, () => Date.now() + 60_000)
+    cache.record('a.md', lstatSync(path.join(memories(), 'a.md')), oid(1))
+    cache.record('b.md', lstatSync(path.join(memories(), 'b.md')), oid(2))
+    cache.save()
+    const raw = readFileSync(file)
+    expect(StatCache.load(file).lookup('b.md', lstatSync(path.join(memories(), 'b.md')))).toBe(
+      oid(2),
+    )
+    // b.md's record names a.md's blob (one byte of its oid: ...02 -> ...01).
+    const at = raw.indexOf(Buffer.from(oid(2), 'hex'))
+    raw[at + 19] = 1
+    writeFileSync(file, raw)
+    const loaded = StatCache.load(file)
+    expect(loaded.lookup('b.md', lstatSync(path.join(memories(), 'b.md')))).toBeUndefined()
+    expect(loaded.lookup('a.md', lstatSync(path.join(memories(), 'a.md')))).toBeUndefined()
+  })
+})
+
+describe('a stat cache record changed to name another stored blob', () => {
+  it('is not trusted: open hashes the files, commits nothing, and HEAD stays equal to the folder', async () => {
+    let memory = await openVersionedMemory({ dataDir, now, watch: false, maintenance: false })
+    for (const name of ['a', 'b', 'c']) {
+      await memory.execute(
+        { command: 'create', path: `/memories/${name}.md`, file_text: `content of ${name}\n` },
+        { actor: 'claude', conversationId: 'c', toolUseId: `t-${name}` },
+      )
+    }
+    await memory.close()
+    // Modified long before they are hashed next: the records the next open saves are trusted.
+    for (const name of ['a', 'b', 'c']) {
+      utimesSync(path.join(memories(), `${name}.md`), past(), past())
+    }
+    memory = await openVersionedMemory({ dataDir, now, watch: false, maintenance: false })
+    await memory.close()
+    const commits = commitCount(dataDir)
+    const heads = headFiles(dataDir)
+
+    // b.md's record now names a.md's blob, which the history holds.
+    const file = statCacheOf(path.join(dataDir, 'history.git'))
+    const raw = readFileSync(file)
+    const blobOf = (name: string) => gitCli(dataDir, 'rev-parse', `main:${name}`).trim()
+    const at = raw.indexOf(Buffer.from(blobOf('b.md'), 'hex'))
+    expect(at).toBeGreaterThan(0)
+    Buffer.from(blobOf('a.md'), 'hex').copy(raw, at)
+    writeFileSync(file, raw)
+
+    memory = await openVersionedMemory({ dataDir, now, watch: false, maintenance: false })
+    expect(memory.recovery).toBeNull()
+    await memory.close()
+    expect(commitCount(dataDir)).toBe(commits)
+    expect(headFiles(dataDir)).toEqual(heads)
+    expect(sorted(headFiles(dataDir))).toEqual(sorted(await folderFiles(dataDir)))
+    fsck(dataDir)
   })
 })
 

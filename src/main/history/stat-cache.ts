@@ -12,10 +12,12 @@
  * tree records, each 20-byte oid | loose stamp (4 x f64), then per file
  *   20-byte oid | size, mtimeMs, ctimeMs, ino, checkedAt (5 x f64) | loose stamp (4 x f64) |
  *   u32 path length | path
- * A missing or unreadable file is no harm: every file is then hashed once. Format 2 (no tree
- * records, a blob's loose file known by its size alone) is read for its files, with no loose
- * stamps: every stored copy is then read whole once. Format 3 (loose files known by size,
- * written by a build that never shipped) reads as no cache.
+ * and last a CRC-32 of everything before it. A file that does not match it reads as no cache:
+ * a record whose oid was changed to another stored blob's would otherwise be trusted, and a
+ * file edited outside Cairn committed with another file's content (hunt12-hist D3).
+ * A missing or unreadable file is no harm: every file is then hashed once. Formats 2 to 4
+ * (without the CRC) read as no cache too: every file is hashed, and every stored copy of
+ * HEAD read whole, once.
  *
  * A loose stamp is what the blob's (or tree's) loose object file looked like when it was
  * last read and hashed whole: size, inode, ctime, mtime (NaN: none, or packed). The check at
@@ -27,14 +29,14 @@
 import type { Stats } from 'node:fs'
 import path from 'node:path'
 import { disk } from '../lib/disk'
+import { crc32 } from './objects/crc32'
 
-const HEADER = Buffer.from('cairn-stat 4\n')
-// The format before loose stamps: its files read, its object sizes not; never written.
-const HEADER_2 = Buffer.from('cairn-stat 2\n')
+const HEADER = Buffer.from('cairn-stat 5\n')
 const STAMP = 4 * 8
 const TREE_RECORD = 20 + STAMP
 const FIXED = 20 + 5 * 8 + STAMP + 4
-const FIXED_2 = 20 + 6 * 8 + 4
+/** The CRC-32 at the end of the file. */
+const SUM = 4
 /** A file modified this close to its hash is hashed again (covers 2 s FAT timestamps). */
 const RACY_MS = 3000
 
@@ -108,25 +110,26 @@ export class StatCache {
       // read and hashed again instead. Nothing is taken as unchanged that was not seen so.
       return cache
     }
-    const current = raw.subarray(0, HEADER.length).equals(HEADER)
-    if (!current && !raw.subarray(0, HEADER_2.length).equals(HEADER_2)) return cache
+    if (raw.length < HEADER.length + 4 + SUM || !raw.subarray(0, HEADER.length).equals(HEADER)) {
+      return cache
+    }
+    const sum = raw.readUInt32LE(raw.length - SUM)
+    raw = raw.subarray(0, raw.length - SUM)
+    if (crc32(raw) >>> 0 !== sum) return cache
     // Numbers through a DataView: at open (one entry per file) its reads cost a fraction of
     // Buffer's readDoubleLE, which runs as plain JavaScript before it is optimized.
     const view = new DataView(raw.buffer, raw.byteOffset, raw.byteLength)
     let at = HEADER.length
-    if (current) {
-      if (at + 4 > raw.length) return cache
-      const count = view.getUint32(at, true)
-      at += 4
-      if (at + count * TREE_RECORD > raw.length) return cache
-      const trees = new Map<string, LooseStamp>()
-      for (let n = 0; n < count; n++, at += TREE_RECORD) {
-        const stamp = stampAt(view, at + 20)
-        if (stamp) trees.set(raw.toString('hex', at, at + 20), stamp)
-      }
-      cache.trees = trees
+    const count = view.getUint32(at, true)
+    at += 4
+    if (at + count * TREE_RECORD > raw.length) return cache
+    const trees = new Map<string, LooseStamp>()
+    for (let n = 0; n < count; n++, at += TREE_RECORD) {
+      const stamp = stampAt(view, at + 20)
+      if (stamp) trees.set(raw.toString('hex', at, at + 20), stamp)
     }
-    const fixed = current ? FIXED : FIXED_2
+    cache.trees = trees
+    const fixed = FIXED
     while (at + fixed <= raw.length) {
       const length = view.getUint32(at + fixed - 4, true)
       if (at + fixed + length > raw.length) break
@@ -139,7 +142,7 @@ export class StatCache {
         ctimeMs: view.getFloat64(at + 36, true),
         ino: view.getFloat64(at + 44, true),
         checkedAt: view.getFloat64(at + 52, true),
-        object: current ? stampAt(view, at + 60) : null,
+        object: stampAt(view, at + 60),
       })
       at += fixed + length
     }
@@ -278,9 +281,12 @@ export class StatCache {
       fixed.writeUInt32LE(name.length, FIXED - 4)
       parts.push(fixed, name)
     }
+    const body = Buffer.concat(parts)
+    const sum = Buffer.allocUnsafe(SUM)
+    sum.writeUInt32LE(crc32(body) >>> 0, 0)
     const temp = `${this.file}.tmp`
     try {
-      disk.writeFileSync(temp, Buffer.concat(parts), { mode: 0o600 })
+      disk.writeFileSync(temp, Buffer.concat([body, sum]), { mode: 0o600 })
       disk.renameSync(temp, this.file)
     } catch {
       try {

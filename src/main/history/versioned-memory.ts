@@ -28,6 +28,7 @@ import { moveMain } from './checkout'
 import { reviewFactsOf } from './commit-message'
 import { DamagedHistoryError } from './damage'
 import { IndexDamagedError, IndexFile, replaceIndexDir } from './index-file'
+import { indexRebuildingError, requireCurrentIndex } from './read'
 import { compareCommits, diffFile, readAt, readBytesAt, showCommit } from './inspect'
 import { createLookup } from './lookup'
 import { createMaintainer, PackFolderGate, type MaintenanceSettings } from './maintainer'
@@ -197,7 +198,8 @@ async function openLocked(
       if (mended > 0) {
         logger.warn(`${mended} of HEAD's trees were damaged on disk; written again from the folder`)
       }
-      if (await checkIndex(repo.store, repo.index, pause)) return
+      // An index a commit found damaged goes straight to the rebuild.
+      if (!repo.indexRebuilding() && (await checkIndex(repo.store, repo.index, pause))) return
       logger.warn('The history index does not match the commits; it is rebuilt from them')
       const dir = repo.index.dir
       const building = await buildIndex(repo.store, dir, repo.head(), pause)
@@ -212,6 +214,12 @@ async function openLocked(
         repo.replaceIndex(next)
       })
     },
+  })
+  // A commit that finds the index damaged starts its rebuild at once: until it is in, the
+  // commits made since are not in the index, and reads of them say so.
+  repo.whenIndexDamaged(() => {
+    logger.warn('The history index was found damaged while recording a commit; it is rebuilt')
+    maintainer.reverify()
   })
   const lookup = createLookup(repo.store)
   const ancestry = createAncestry(() => repo.index)
@@ -533,10 +541,7 @@ async function openLocked(
       if (!(error instanceof IndexDamagedError)) throw error
       logger.warn('A damaged history index entry was read; the index is rebuilt', error)
       maintainer.reverify()
-      throw new CairnError(
-        'index-rebuilding',
-        'Part of the history index was damaged; Cairn is rebuilding it from the commits. Try again in a moment.',
-      )
+      throw indexRebuildingError()
     }
   }
 
@@ -715,23 +720,28 @@ async function openLocked(
 
     log: (query) =>
       forPeople(
-        indexed(async () =>
-          queryLog(
+        indexed(async () => {
+          requireCurrentIndex(repo)
+          return queryLog(
             repo.index,
             query.path ? { ...query, path: normalize(query.path) } : query,
             ancestry.newestFirst(),
-          ),
-        ),
+          )
+        }),
       ),
     fileHistory: (file) =>
       forPeople(
-        indexed(async () => fileHistoryOf(repo.index, normalize(file), ancestry.newestFirst())),
+        indexed(async () => {
+          requireCurrentIndex(repo)
+          return fileHistoryOf(repo.index, normalize(file), ancestry.newestFirst())
+        }),
       ),
     changesSince: (file, since) =>
       forPeople(
-        indexed(async () =>
-          changesSince(repo.index, normalize(file), since, ancestry.newestFirst()),
-        ),
+        indexed(async () => {
+          requireCurrentIndex(repo)
+          return changesSince(repo.index, normalize(file), since, ancestry.newestFirst())
+        }),
       ),
     show: (oid) => forPeople(indexed(() => showCommit(repo, oid))),
     readAt: (file, oid) => forPeople(indexed(() => readAt(repo, file, oid))),
@@ -752,7 +762,13 @@ async function openLocked(
       }
     },
     blame: (file, at) => forPeople(indexed(() => blamer.blame(file, at))),
-    searchHistory: (query) => forPeople(indexed(() => searcher.search(query))),
+    searchHistory: (query) =>
+      forPeople(
+        indexed(() => {
+          requireCurrentIndex(repo)
+          return searcher.search(query)
+        }),
+      ),
     compare: (from, to) => forPeople(indexed(() => compareCommits(repo, from, to ?? null))),
     summaries: (oids) =>
       oids.flatMap((oid) => {

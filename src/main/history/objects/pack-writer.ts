@@ -404,25 +404,41 @@ export function entryHeader(code: number, size: number, distance: number): Buffe
 }
 
 /**
+ * The mark maintenance puts beside a pack it folded into another (`pack-X.folded`) before it
+ * removes the pack's files: every object of it is in a durable pack by then.
+ */
+export const FOLDED = '.folded'
+
+/**
  * Clears what an interrupted pack write leaves in `dir`: temp files are removed, and a `.pack`
  * whose `.idx` never arrived (or the reverse) is moved aside, into `cairn-damaged/` in the git
  * directory — never deleted: a pack whose index was lost by damage rather than by a crash
- * may hold the only copy of its objects (`git index-pack` can index it again). `olderThanMs`
- * spares files another writer may still be busy with. Returns the names cleared.
+ * may hold the only copy of its objects (`git index-pack` can index it again). A pack marked
+ * as folded (`FOLDED`) is the exception: a kill between the unlinks of its files left it, and
+ * its files are removed; when its index is still there the fold had not begun, so only the
+ * mark goes (the pack is whole, and the next full pass folds it again). `olderThanMs` spares
+ * files another writer may still be busy with. Returns the names cleared.
  */
 export function removePackLeftovers(dir: string, olderThanMs = 0, now = Date.now()): string[] {
   const names = listNames(dir)
   const present = new Set(names)
   const removed: string[] = []
+  const folded = (pack: string) => present.has(`${pack}${FOLDED}`) && !present.has(`${pack}.idx`)
   for (const name of names) {
+    const marked = /^(pack-[0-9a-f]+)\.(pack|rev|bitmap|folded)$/.exec(name)
     const match = /^(pack-[0-9a-f]+)\.(pack|idx)$/.exec(name)
     const orphan =
       match !== null && !present.has(`${match[1]}.${match[2] === 'pack' ? 'idx' : 'pack'}`)
-    if (!orphan && !name.startsWith('tmp_pack_') && !name.startsWith('tmp_idx_')) continue
+    const leftOfFold = marked !== null && (marked[2] === 'folded' || folded(marked[1] as string))
+    if (!leftOfFold && !orphan && !name.startsWith('tmp_pack_') && !name.startsWith('tmp_idx_')) {
+      continue
+    }
     const file = path.join(dir, name)
     try {
       if (olderThanMs > 0 && now - disk.statSync(file).mtimeMs < olderThanMs) continue
-      if (orphan) {
+      // The mark goes last, after the files it speaks for (names are listed in no set order).
+      if (leftOfFold && name.endsWith(FOLDED)) continue
+      if (orphan && !leftOfFold) {
         const aside = path.join(dir, '..', '..', 'cairn-damaged')
         makeFolders(aside, 0o700)
         disk.renameSync(file, path.join(aside, name))
@@ -432,6 +448,24 @@ export function removePackLeftovers(dir: string, olderThanMs = 0, now = Date.now
       removed.push(name)
     } catch (error) {
       // Gone already. A disk that fails is said, never taken for "nothing there".
+      if (!isMissing(error)) throw error
+    }
+  }
+  for (const name of names) {
+    if (!name.endsWith(FOLDED) || !/^pack-[0-9a-f]+\.folded$/.test(name)) continue
+    const file = path.join(dir, name)
+    if (olderThanMs > 0) {
+      try {
+        if (now - disk.statSync(file).mtimeMs < olderThanMs) continue
+      } catch (error) {
+        if (!isMissing(error)) throw error
+        continue
+      }
+    }
+    try {
+      removeFile(file)
+      removed.push(name)
+    } catch (error) {
       if (!isMissing(error)) throw error
     }
   }

@@ -20,7 +20,7 @@ import type { ObjectKind, RawObject } from './pack-file'
 import { ByteLru } from './byte-lru'
 import { OidSet } from './oid-set'
 import { PackIndex } from './pack-index'
-import { PackWriter, removePackLeftovers, type DeltaBase } from './pack-writer'
+import { FOLDED, PackWriter, removePackLeftovers, type DeltaBase } from './pack-writer'
 
 /** The points a crash test can stop at (`onStep`), in the order they happen. */
 export type RepackStep =
@@ -31,6 +31,8 @@ export type RepackStep =
   | 'pack-durable'
   | 'removing-loose'
   | 'removing-packs'
+  /** A folded pack's index removed, its pack not yet (as after each folded pack). */
+  | 'pack-unindexed'
   | 'done'
 
 export interface RepackOptions {
@@ -235,6 +237,12 @@ async function install(
       if (!complete) continue
       if (!(removing &&= await beforeRemoval())) break
       db.retire([open.name])
+      // Marked as folded first, durably: a kill between the unlinks below leaves a pack
+      // without its index, which open would otherwise take for damage and keep, whole, in
+      // cairn-damaged/ for good. With the mark it is removed (`removePackLeftovers`).
+      const marker = path.join(db.packDir, `${open.name}${FOLDED}`)
+      await disk.promises.writeFile(marker, '', { mode: 0o600 })
+      await syncFolder(db.packDir)
       // The index first: a pack without one is invisible, and cleared as a leftover.
       for (const ext of ['idx', 'pack', 'rev', 'bitmap']) {
         // Once the index is gone the pack is invisible: its other files go regardless.
@@ -243,7 +251,9 @@ async function install(
         } catch (error) {
           if (!isMissing(error)) throw error
         }
+        if (ext === 'idx') step('pack-unindexed')
       }
+      await disk.promises.unlink(marker)
       mergedPacks++
     }
     step('done')

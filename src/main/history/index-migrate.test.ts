@@ -1,0 +1,116 @@
+import { readFile, stat, writeFile, mkdir } from 'node:fs/promises'
+import path from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { gitCli, indexDirIn, tempDataDir } from './test-helpers'
+import type { VersionedMemory } from './types'
+import { openVersionedMemory } from './versioned-memory'
+
+// An index of format 2 (names without checksums, what every existing install has) is
+// migrated at open, not rebuilt from the commits: a rebuild made the first open after the
+// upgrade wait 10 s at 10,000 commits and minutes at 100,000 (review12-hist R2).
+
+let dataDir: string
+let cleanup: () => Promise<void>
+let clock = 1_700_000_000_000
+const now = () => (clock += 1000)
+
+beforeEach(async () => {
+  ;({ dir: dataDir, cleanup } = await tempDataDir())
+})
+afterEach(() => cleanup())
+
+const claude = (toolUseId: string) =>
+  ({ actor: 'claude', conversationId: 'conv-1', toolUseId }) as const
+
+const part = (name: string) => path.join(indexDirIn(dataDir), name)
+
+async function open(): Promise<VersionedMemory> {
+  return openVersionedMemory({ dataDir, now, watch: false, maintenance: false })
+}
+
+/** Rewrites the index's names as format 2 wrote them (u32 length + UTF-8) and says format 2. */
+async function downToFormat2(): Promise<void> {
+  const names = await readFile(part('names'))
+  const out: Buffer[] = []
+  for (let at = 0; at + 8 <= names.length;) {
+    const length = names.readUInt32LE(at)
+    out.push(names.subarray(at, at + 4), names.subarray(at + 8, at + 8 + length))
+    at += 8 + length
+  }
+  await writeFile(part('names'), Buffer.concat(out))
+  await writeFile(part('format'), 'cairn-index 2\n')
+}
+
+/** Every commit as git lists it, newest first, with the files it changed. */
+function gitTimeline(): string[] {
+  return gitCli(dataDir, 'log', '--format=%H %s', '--name-only', 'main')
+    .trim()
+    .split('\n')
+    .filter((line) => line !== '')
+}
+
+async function timeline(memory: VersionedMemory): Promise<string[]> {
+  const page = await memory.log({ offset: 0, limit: 500 })
+  return page.entries.flatMap((c) => [
+    `${c.oid} ${c.subject}`,
+    ...(c.paths ?? []).map((p) => p.replace('/memories/', '')),
+  ])
+}
+
+async function makeHistory(): Promise<void> {
+  const memory = await open()
+  for (let k = 0; k < 30; k++) {
+    await memory.execute(
+      { command: 'create', path: `/memories/notes/topic-${k % 12}.md`, file_text: `v${k}\n` },
+      claude(`toolu_c${k}`),
+    )
+  }
+  await memory.close()
+}
+
+describe('a format-2 side index', () => {
+  it('is migrated at open: the records kept as they are, only names rewritten, answers equal git', async () => {
+    await makeHistory()
+    await downToFormat2()
+    const commitsBefore = await stat(part('commits'))
+
+    const memory = await open()
+    // Not rebuilt: the records are the same file (hard-linked into the migrated index).
+    expect((await stat(part('commits'))).ino).toBe(commitsBefore.ino)
+    expect(await readFile(part('format'), 'utf8')).toBe('cairn-index 3\n')
+    const history = await memory.fileHistory('/memories/notes/topic-3.md')
+    expect(history.map((c) => c.oid)).toEqual(
+      gitCli(dataDir, 'log', '--format=%H', 'main', '--', 'notes/topic-3.md').trim().split('\n'),
+    )
+    // A new name after the migration is appended in format 3 and read back.
+    await memory.execute(
+      { command: 'create', path: '/memories/plan.md', file_text: 'p\n' },
+      claude('toolu_plan'),
+    )
+    expect(await timeline(memory)).toEqual(gitTimeline())
+    // The idle check passes over the migrated names (no rebuild: the records stay the file).
+    await memory.maintain()
+    expect((await stat(part('commits'))).ino).toBe(commitsBefore.ino)
+    await memory.close()
+
+    const again = await open()
+    expect(await timeline(again)).toEqual(gitTimeline())
+    await again.close()
+  })
+
+  it('a migration killed half-way leaves the format-2 index, which the next open migrates', async () => {
+    await makeHistory()
+    await downToFormat2()
+    const commitsBefore = await stat(part('commits'))
+    // What a kill mid-migration leaves: a half-written index beside the old one.
+    const half = `${indexDirIn(dataDir)}.tmp-999-1`
+    await mkdir(half)
+    await writeFile(path.join(half, 'names'), Buffer.alloc(10))
+
+    const memory = await open()
+    expect((await stat(part('commits'))).ino).toBe(commitsBefore.ino)
+    expect(await timeline(memory)).toEqual(gitTimeline())
+    await memory.close()
+    await expect(stat(half)).rejects.toMatchObject({ code: 'ENOENT' })
+  })
+})

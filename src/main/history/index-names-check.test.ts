@@ -1,0 +1,80 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import zlib from 'node:zlib'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { IndexFile, writeIndex, type IndexEntry } from './index-file'
+import { crc32Range } from './objects/crc32'
+import type { ObjectStore } from './object-store'
+import { checkIndex } from './side-index'
+
+// The idle check of the side index's names: in slices with a pause between them, as the
+// records are, so a memory with many thousands of names never stalls a command for the
+// whole check (review12-hist R3).
+
+let root: string
+let dir: string
+beforeEach(() => {
+  root = mkdtempSync(path.join(os.tmpdir(), 'cairn-names-check-'))
+  dir = path.join(root, 'cairn-index')
+})
+afterEach(() => rmSync(root, { recursive: true, force: true }))
+
+const oid = (i: number) => i.toString(16).padStart(40, 'a')
+
+/** Two commits that between them add `count` distinct files. */
+function manyNames(count: number): IndexEntry[] {
+  const files = Array.from(
+    { length: count },
+    (_, i) => `/memories/f${String(i).padStart(6, '0')}.md`,
+  )
+  const half = Math.floor(count / 2)
+  return [0, 1].map((i) => ({
+    oid: oid(i),
+    parent: i === 0 ? null : oid(0),
+    time: (1_700_000_000 + i) * 1000,
+    actor: 'user',
+    command: 'create',
+    subject: 'outside edits',
+    paths: [],
+    conversationId: null,
+    toolUseId: null,
+    overwrite: false,
+    restoredFrom: null,
+    files: i === 0 ? files.slice(0, half) : files.slice(half),
+  }))
+}
+
+describe('the idle check of the index names', () => {
+  it('checks the names in slices, pausing between them, and still finds a damaged one', async () => {
+    writeIndex(dir, manyNames(9000))
+    // A byte of name 5000 (past the first slice, before the newest bytes open checks).
+    const names = readFileSync(path.join(dir, 'names'))
+    const at = names.indexOf(Buffer.from('/memories/f005000.md'))
+    expect(names.length - at).toBeGreaterThan(16384)
+    names[at + 12] = 'X'.charCodeAt(0)
+    writeFileSync(path.join(dir, 'names'), names)
+
+    const index = IndexFile.open(dir)
+    let pauses = 0
+    const store = {} as ObjectStore // never reached: the names fail first
+    expect(await checkIndex(store, index, async () => void pauses++)).toBe(false)
+    expect(pauses).toBeGreaterThanOrEqual(1)
+    index.close()
+  })
+
+  it('sums a range in place as zlib sums the same bytes', () => {
+    const bytes = Buffer.from('/memories/ü notes/plan.md and more')
+    for (const seed of [0, 1, 4095, 0xfffffffe]) {
+      for (const [start, end] of [
+        [0, bytes.length],
+        [3, 17],
+        [5, 5],
+      ] as const) {
+        expect(crc32Range(bytes, start, end, seed)).toBe(
+          zlib.crc32(bytes.subarray(start, end), seed) >>> 0,
+        )
+      }
+    }
+  })
+})
