@@ -3,7 +3,7 @@
  * trees. Merges, exports and imports work on these maps.
  */
 import { entryNameProblem, serializeTree, type HistoryGit, type RawTreeEntry } from '../history'
-import { hasInvisibleOrControl } from '../memory'
+import { mayDisplayAsAnother } from '../memory'
 
 /** A file in a tree: its blob and git mode. */
 export interface FileEntry {
@@ -85,9 +85,9 @@ export function unsafeEntry(path: string, mode: string): string | null {
     if (segment === '' || segment === '.' || segment === '..') return 'not a valid file name'
     if (segment.toLowerCase() === '.git') return 'a git folder'
     if (segment.includes('\\') || /\p{Cc}/u.test(segment)) return 'not a valid file name'
-    // The Memory tool's rule, the same function: a bidi override shows "evil\u202Egpj.md" as
-    // "evildm.jpg", a zero-width space makes a second "notes.md".
-    if (hasInvisibleOrControl(segment)) return 'a name holding an invisible formatting character'
+    // A bidi override shows "evil\u202Egpj.md" as "evildm.jpg", a zero-width space makes a
+    // second "notes.md" (an emoji's joiner is a person's name, carried).
+    if (mayDisplayAsAnother(segment)) return 'a name holding an invisible formatting character'
     // What the history refuses to hold (Cairn's own temp names, `.git` spelt as a file system
     // may fold it): refused here, before anything is written, not met later as "damage".
     if (entryNameProblem(segment)) return 'a name Cairn keeps for itself'
