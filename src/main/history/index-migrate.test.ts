@@ -1,39 +1,24 @@
 import { readFile, stat, writeFile, mkdir } from 'node:fs/promises'
 import path from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { IndexFile, writeIndex, type IndexEntry } from './index-file'
-import { gitCli, indexDirIn, tempDataDir } from './test-helpers'
+import { claudeUse, gitCli, indexDirIn, testRepo } from './test-helpers'
 import type { VersionedMemory } from './types'
-import { openVersionedMemory } from './versioned-memory'
 
 // An index of format 2 (names without checksums, what every existing install has) is
 // migrated at open, not rebuilt from the commits: a rebuild made the first open after the
 // upgrade wait 10 s at 10,000 commits and minutes at 100,000 (review12-hist R2).
 
-let dataDir: string
-let cleanup: () => Promise<void>
-let clock = 1_700_000_000_000
-const now = () => (clock += 1000)
+const repo = testRepo({ maintenance: false })
+const { open } = repo
 
-beforeEach(async () => {
-  ;({ dir: dataDir, cleanup } = await tempDataDir())
-})
-afterEach(() => cleanup())
-
-const claude = (toolUseId: string) =>
-  ({ actor: 'claude', conversationId: 'conv-1', toolUseId }) as const
-
-const part = (name: string) => path.join(indexDirIn(dataDir), name)
-
-async function open(): Promise<VersionedMemory> {
-  return openVersionedMemory({ dataDir, now, watch: false, maintenance: false })
-}
+const part = (name: string) => path.join(indexDirIn(repo.dataDir), name)
 
 /**
  * Rewrites the names of the index in `dir` (default: this test's) as format 2 wrote them (u32
  * length + UTF-8) and says format 2.
  */
-async function downToFormat2(dir = indexDirIn(dataDir)): Promise<void> {
+async function downToFormat2(dir = indexDirIn(repo.dataDir)): Promise<void> {
   const file = path.join(dir, 'names')
   const names = await readFile(file)
   const out: Buffer[] = []
@@ -48,7 +33,7 @@ async function downToFormat2(dir = indexDirIn(dataDir)): Promise<void> {
 
 /** Every commit as git lists it, newest first, with the files it changed. */
 function gitTimeline(): string[] {
-  return gitCli(dataDir, 'log', '--format=%H %s', '--name-only', 'main')
+  return gitCli(repo.dataDir, 'log', '--format=%H %s', '--name-only', 'main')
     .trim()
     .split('\n')
     .filter((line) => line !== '')
@@ -67,7 +52,7 @@ async function makeHistory(): Promise<void> {
   for (let k = 0; k < 30; k++) {
     await memory.execute(
       { command: 'create', path: `/memories/notes/topic-${k % 12}.md`, file_text: `v${k}\n` },
-      claude(`toolu_c${k}`),
+      claudeUse(`toolu_c${k}`),
     )
   }
   await memory.close()
@@ -85,12 +70,14 @@ describe('a format-2 side index', () => {
     expect(await readFile(part('format'), 'utf8')).toBe('cairn-index 3\n')
     const history = await memory.fileHistory('/memories/notes/topic-3.md')
     expect(history.map((c) => c.oid)).toEqual(
-      gitCli(dataDir, 'log', '--format=%H', 'main', '--', 'notes/topic-3.md').trim().split('\n'),
+      gitCli(repo.dataDir, 'log', '--format=%H', 'main', '--', 'notes/topic-3.md')
+        .trim()
+        .split('\n'),
     )
     // A new name after the migration is appended in format 3 and read back.
     await memory.execute(
       { command: 'create', path: '/memories/plan.md', file_text: 'p\n' },
-      claude('toolu_plan'),
+      claudeUse('toolu_plan'),
     )
     expect(await timeline(memory)).toEqual(gitTimeline())
     // The idle check passes over the migrated names (no rebuild: the records stay the file).
@@ -108,7 +95,7 @@ describe('a format-2 side index', () => {
     await downToFormat2()
     const commitsBefore = await stat(part('commits'))
     // What a kill mid-migration leaves: a half-written index beside the old one.
-    const half = `${indexDirIn(dataDir)}.tmp-999-1`
+    const half = `${indexDirIn(repo.dataDir)}.tmp-999-1`
     await mkdir(half)
     await writeFile(path.join(half, 'names'), Buffer.alloc(10))
 
@@ -149,7 +136,7 @@ describe('a format-2 side index', () => {
         files,
       }
     })
-    const dir = path.join(dataDir, 'cairn-index')
+    const dir = path.join(repo.dataDir, 'cairn-index')
     writeIndex(dir, entries)
     const appended = await readFile(path.join(dir, 'names'))
     const fresh = IndexFile.open(dir)
