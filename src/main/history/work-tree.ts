@@ -1,7 +1,7 @@
 import type { Stats } from 'node:fs'
 import { CairnError } from '../lib/errors'
 import { disk, isCode } from '../lib/disk'
-import { mayRead } from '../lib/may-read'
+import { mayNotRead } from '../lib/may-read'
 import {
   Folder,
   FolderTree,
@@ -32,11 +32,12 @@ export function isUntracked(name: string): boolean {
  * last version; what it holds now was never read, so never versioned).
  */
 export function keepsNoCopy(name: string, stats: Stats): boolean {
-  if (stats.isFile()) {
-    return stats.size > MAX_VERSIONED_BYTES || isUntrackedOwn(name) || !mayRead(stats, 0o4)
-  }
-  if (stats.isDirectory()) return isUntrackedOwn(name) || !mayRead(stats, 0o5)
-  return !isOwnTempName(name)
+  if (!stats.isFile() && !stats.isDirectory()) return !isOwnTempName(name)
+  return (
+    (stats.isFile() && stats.size > MAX_VERSIONED_BYTES) ||
+    isUntrackedOwn(name) ||
+    mayNotRead(stats)
+  )
 }
 
 function isUntrackedOwn(name: string): boolean {
@@ -188,7 +189,7 @@ function scanEntry(
   }
   // A folder Cairn may list but not enter (mode 0444, after `chmod -R 444`) opens fine, and
   // then every `lstat` inside it fails: tested before, as the kernel will (review12-story R1).
-  if (!mayRead(stats, 0o5)) return unreadable()
+  if (mayNotRead(stats)) return unreadable()
   let child: Folder | null
   try {
     child = folder.openChildIfFolder(name)
