@@ -2,6 +2,7 @@
 
 import { randomUUID } from 'node:crypto'
 import { disk, isCode } from '../lib/disk'
+import { mayNotRead } from '../lib/may-read'
 import { ChangedUnderfootError, removeTree, sameEntry, TEMP_FILE_PREFIX } from '../lib/folders'
 import type { CommandContext } from './context'
 import { CommandError, specialMessage, success } from './outcome'
@@ -84,8 +85,21 @@ export async function deletePath(
       // it is kept aside, as a folder delete and a restore keep it. It stays in the memory,
       // so the usage does not change.
       const kept = keepFileAside(parent, name, virtualDir(virtual))
-      keptNote = `. It was not in the history, which a restore could not bring back, so it was kept as ${virtualDir(virtual)}${kept}.`
-      keptAside = { path: virtual, keptAs: virtualDir(virtual) + kept, reason: 'not-in-history' }
+      const keptAs = virtualDir(virtual) + kept
+      if (mayNotRead(stats)) {
+        // Never "not in the history": what it holds was never read, but its last readable
+        // version may well be there.
+        const versioned = (await ctx.versionedAt?.(relative)) === true
+        keptNote = `. It could not be read (permission denied), so it was kept as ${keptAs}; ${
+          versioned
+            ? 'the history keeps its last version Cairn could read'
+            : 'the history has no version of it'
+        }.`
+        keptAside = { path: virtual, keptAs, reason: 'unreadable', versioned }
+      } else {
+        keptNote = `. It was not in the history, which a restore could not bring back, so it was kept as ${keptAs}.`
+        keptAside = { path: virtual, keptAs, reason: 'not-in-history' }
+      }
     } else {
       disk.unlinkSync(parent.entry(name))
       if (isCounted(stats.size)) ctx.usage.add(-1, -stats.size)
