@@ -50,13 +50,23 @@ export async function deletePath(
   }
   // What a folder delete keeps (found before a dry run too, which must refuse alike).
   let keep: string[][] = []
+  // A folder Cairn may not enter (mode 644 after `chmod -R 644`, another account's): what it
+  // holds cannot be known, so nothing of it is deleted, and the refusal names the folder, not
+  // the first entry inside that could not be looked at (review12-story, item 5).
+  if (found.kind === 'directory' && mayNotRead(stats)) throw mayNotEnter(virtual)
   if (found.kind === 'directory' && ctx.keepsNoCopy) {
-    const folder = parent.openChild(name)
     let removesFiles: boolean
     try {
-      ;({ entries: keep, removesFiles } = findKeptEntries(folder, ctx.keepsNoCopy))
-    } finally {
-      folder.close()
+      const folder = parent.openChild(name)
+      try {
+        ;({ entries: keep, removesFiles } = findKeptEntries(folder, ctx.keepsNoCopy))
+      } finally {
+        folder.close()
+      }
+    } catch (error) {
+      // Refused although its bits allow it (an ACL, a sandbox).
+      if (isCode(error, 'EACCES') || isCode(error, 'EPERM')) throw mayNotEnter(virtual)
+      throw error
     }
     // Nothing history holds would go: the delete would only move the folder to a new name
     // (and a tidy-minded Claude would delete that one too, on and on). It deletes nothing.
@@ -187,6 +197,13 @@ function virtualDir(virtual: string): string {
 }
 
 // The refusal of a delete that would remove nothing history holds, only move what it does not.
+function mayNotEnter(virtual: string): CommandError {
+  return new CommandError(
+    'access-denied',
+    `Error: Cairn may not open the folder ${virtual} (permission denied; it may belong to another account), so it cannot tell what the folder holds and does not delete it. Nothing was changed.`,
+  )
+}
+
 function notDeleted(virtual: string, what: string, pronoun: 'it' | 'them'): CommandError {
   return new CommandError(
     'conflict',
