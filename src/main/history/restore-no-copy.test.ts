@@ -258,7 +258,7 @@ describe('an interrupted restore whose file cannot be moved aside (item 2)', () 
     await chmod(memories('d/a.md'), 0o000)
     await chmod(memories('d'), 0o555)
     asAnotherAccount()
-    let notices: ReadonlyArray<{ kind: string; path: string; message: string }> = []
+    let notices: ReadonlyArray<{ kind: string; path: string; message: string }>
     try {
       const again = await open()
       try {
