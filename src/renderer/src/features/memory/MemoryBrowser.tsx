@@ -597,6 +597,7 @@ export function MemoryBrowser() {
                 (entry.path === dialog.path || entry.path.startsWith(`${dialog.path}/`)),
             )
             .map((entry) => entry.path)}
+          unreadable={entries.some((entry) => entry.path === dialog.path && entry.unreadable)}
           onCancel={() => setDialog(null)}
           onDelete={async () => {
             const result = await change(
