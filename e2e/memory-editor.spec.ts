@@ -173,3 +173,45 @@ test('text typed while the file turns binary stays, and can be saved as a new fi
   )
   expect((await readFile(file)).includes(0)).toBe(true)
 })
+
+// Review12-story item 6: the draft banner keeps a draft when Claude renames or deletes the open
+// file, but closing or reloading the window lost typed text without a word. The page refuses
+// its unload while the editor holds unsaved text (Electron's shell then asks, naming the file).
+test('closing the window with unsaved editor text asks first, and not once it is saved', async ({
+  page,
+  cairn,
+}) => {
+  await cairn.core.dispatch('memory:write', { path: '/memories/x.md', content: 'alpha\n' })
+  await cairn.open(page)
+  const memory = new MemoryPage(page)
+  await memory.openFile('x.md')
+  await memory.fileActions().getByRole('button', { name: 'Edit' }).click()
+  const editor = memory.editor('x.md')
+  await editor.press('ControlOrMeta+End')
+  await editor.pressSequentially('typed, not saved')
+  await expect(memory.pane.getByText('Unsaved changes')).toBeVisible()
+  await expect.poll(() => cairn.host.unsaved.at(-1)).toBe('/memories/x.md')
+
+  // The browser asks; Keep editing (dismiss) keeps the page and the text.
+  const asked: string[] = []
+  page.once('dialog', (dialog) => {
+    asked.push(dialog.type())
+    void dialog.dismiss()
+  })
+  await page.close({ runBeforeUnload: true })
+  await expect.poll(() => asked).toEqual(['beforeunload'])
+  expect(page.isClosed()).toBe(false)
+  await expect(editor).toHaveValue('alpha\ntyped, not saved')
+
+  // Saved, nothing is at stake: the window closes without a question.
+  await editor.press('ControlOrMeta+s')
+  await expect(memory.notice).toContainText('Saved x.md')
+  await expect.poll(() => cairn.host.unsaved.at(-1)).toBeNull()
+  page.on('dialog', (dialog) => {
+    asked.push(dialog.type())
+    void dialog.dismiss()
+  })
+  await page.close({ runBeforeUnload: true })
+  await expect.poll(() => page.isClosed()).toBe(true)
+  expect(asked).toEqual(['beforeunload'])
+})

@@ -7,6 +7,7 @@ export const requestChannels = [
   'app:info',
   'app:openDataFolder',
   'app:openExternal',
+  'app:unsaved',
   'memory:tree',
   'memory:read',
   'memory:write',

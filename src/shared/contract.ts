@@ -88,6 +88,8 @@ export const requestSchemas = {
   'app:info': none,
   'app:openDataFolder': none,
   'app:openExternal': z.strictObject({ url: z.url({ protocol: /^https$/ }) }),
+  /** The memory file whose editor holds unsaved text (null: none): closing the window asks. */
+  'app:unsaved': z.strictObject({ path: virtualPath.nullable() }),
 
   /** `at`: the memory as it was after that commit (read-only), instead of now. */
   'memory:tree': z.strictObject({ at: oid.optional() }).optional(),
@@ -235,6 +237,7 @@ export interface RequestResults {
   'app:info': AppInfo
   'app:openDataFolder': null
   'app:openExternal': null
+  'app:unsaved': null
   'memory:tree': ReadonlyArray<MemoryEntry>
   'memory:read': MemoryFile
   'memory:write': ChangeResult

@@ -261,12 +261,15 @@ export interface HistorySearchPage {
  * place as `<name> (not in history)` instead (virtual paths).
  * - `not-in-history`: a file History never versioned (too large, or a name it cannot track);
  * - `changed`: a file History holds, but not this version (saved outside Cairn since);
- * - `folder`: files of a deleted folder History had no copy of, kept in a folder of that name.
+ * - `folder`: files of a deleted folder History had no copy of, kept in a folder of that name;
+ * - `unreadable`: a file Cairn may not read (permission denied): what it holds was never read.
+ *   `versioned` says whether History holds a last version of it at `path`.
  */
 export interface KeptAsideEntry {
   readonly path: string
   readonly keptAs: string
-  readonly reason: 'not-in-history' | 'changed' | 'folder'
+  readonly reason: 'not-in-history' | 'changed' | 'folder' | 'unreadable'
+  readonly versioned?: boolean
 }
 
 /** Result of a user edit or a restore: the commit it made, or null when nothing changed. */

@@ -124,6 +124,11 @@ export interface ObjectStore {
    */
   readForeignTree(oid: string): Promise<ReadonlyArray<RawTreeEntry>>
   readBlob(oid: string): Promise<Uint8Array>
+  /**
+   * A blob's size from its stored header, without reading its content (see
+   * `ObjectDatabase.sizeOf`): for listings of sizes. Missing: a `DamagedHistoryError`.
+   */
+  blobSize(oid: string): number
   readCommit(oid: string): Promise<RawCommit>
   /** An object's stored content (what its id hashes, without the header), checked for `type`. */
   readRaw(oid: string, type: ObjectType): Promise<Uint8Array>
@@ -388,6 +393,18 @@ export function createObjectStore(gitdir: string): ObjectStore {
     return readTyped(oid, 'blob')
   }
 
+  function blobSize(oid: string): number {
+    try {
+      return db.sizeOf(oid)
+    } catch (error) {
+      if (error instanceof MissingObjectError) throw new DamagedHistoryError(oid, 'missing')
+      if (isFormatError(error) && !isDiskProblem(error)) {
+        throw new DamagedHistoryError(oid, 'corrupt')
+      }
+      throw error
+    }
+  }
+
   async function readRaw(oid: string, type: ObjectType): Promise<Uint8Array> {
     return readTyped(oid, type)
   }
@@ -414,6 +431,7 @@ export function createObjectStore(gitdir: string): ObjectStore {
     readTreeEncoded,
     readForeignTree,
     readBlob,
+    blobSize,
     readCommit,
     readRaw,
     openLog,

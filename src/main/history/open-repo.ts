@@ -36,6 +36,11 @@ export interface OpenedRepo {
   readonly nameNotAllowed: ReadonlyArray<string>
   /** Files and folders the scan at open could not read, permission denied (relative paths). */
   readonly unreadable: ReadonlyArray<string>
+  /**
+   * The file or folder (relative) the system refused an interrupted restore to change, when
+   * that gave the restore up (see `finishInterruptedRestore`).
+   */
+  readonly restoreRefused: string | null
 }
 
 /** What `openRepo` opens, and how. */
@@ -168,6 +173,7 @@ async function openOrRepair(options: OpenRepoOptions): Promise<OpenedRepo> {
     !findings.commitRebuilt &&
     !findings.treeRebuilt
   let entry: IndexEntry | null
+  let restoreRefused: string | null = null
   try {
     if (state.folderIsHead) {
       // The folder was found to be exactly HEAD (its files' stored copies checked on the way,
@@ -178,7 +184,7 @@ async function openOrRepair(options: OpenRepoOptions): Promise<OpenedRepo> {
       await Promise.all([repo.store.flush(), settleFolderSyncs()])
     } else {
       // A restore a kill interrupted is finished first, and committed as the restore it was.
-      if (!fresh) await finishInterruptedRestore(repo, options.logger)
+      if (!fresh) restoreRefused = (await finishInterruptedRestore(repo, options.logger)).refused
       entry = await repo.commit(
         'all',
         fresh
@@ -206,6 +212,7 @@ async function openOrRepair(options: OpenRepoOptions): Promise<OpenedRepo> {
     tooLarge: report.tooLarge,
     nameNotAllowed: report.nameNotAllowed,
     unreadable: report.unreadable,
+    restoreRefused,
   }
 }
 

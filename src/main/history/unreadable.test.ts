@@ -217,6 +217,8 @@ describe('a command on a file Cairn may not read (F1)', () => {
       await create(memory, 'd/other.md', 'o\n')
       // Cairn's own files belong to the account it runs as (here, the one it looks like).
       await chown(path.join(dataDir, 'memories', 'd', 'other.md'), 4242, 4242)
+      // Its folder too: one Cairn's own account may not enter is not deleted at all.
+      await chown(path.join(dataDir, 'memories', 'd'), 4242, 4242)
       vi.spyOn(process, 'getuid').mockReturnValue(4242)
       const result = await memory.execute({ command: 'delete', path: '/memories/d' }, CLAUDE)
       expect(result.isError).toBe(false)

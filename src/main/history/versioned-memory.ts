@@ -32,7 +32,14 @@ import { indexRebuildingError, requireCurrentIndex } from './read'
 import { compareCommits, diffFile, readAt, readBytesAt, showCommit } from './inspect'
 import { createLookup } from './lookup'
 import { createMaintainer, PackFolderGate, type MaintenanceSettings } from './maintainer'
-import { createNotices, followMoves, keptAsideNotice, scanNotices, secretNotices } from './notices'
+import {
+  createNotices,
+  followMoves,
+  keptAsideNotice,
+  restoreRefusedNotice,
+  scanNotices,
+  secretNotices,
+} from './notices'
 import { openRepo, owedMarkerOf } from './open-repo'
 import {
   commitOutsideChanges,
@@ -40,7 +47,8 @@ import {
   touchedByRevert,
   type TouchedPaths,
 } from './outside-changes'
-import { toRelative, toVirtual } from './paths'
+import { segmentsOf, toRelative, toVirtual } from './paths'
+import { nodeAt } from './tree-state'
 import { changesSince, fileHistoryOf, queryLog, toSummary } from './queries'
 import { changesSinceInCommits } from './changes-in-commits'
 import { systemIntent, type CommitIntent, type StagedChange } from './repo'
@@ -131,7 +139,7 @@ async function openLocked(
   const logger = options.logger ?? consoleLogger
   let machine = options.machine ?? null
   const owedMarker = owedMarkerOf(path.join(dataDir, 'history.git'))
-  const { repo, recovery, tooLarge, nameNotAllowed, unreadable } = await openRepo({
+  const { repo, recovery, tooLarge, nameNotAllowed, unreadable, restoreRefused } = await openRepo({
     dataDir,
     now,
     logger,
@@ -168,6 +176,9 @@ async function openLocked(
     folderSyncs: 'host',
     // A folder delete keeps what history could not bring back (a user's .git, a file too large).
     keepsNoCopy,
+    // Said when a file Cairn may not read is kept aside: its last version may be in history.
+    versionedAt: async (relative) =>
+      (await nodeAt(repo.store, repo.root(), segmentsOf(relative)))?.kind === 'blob',
     // Every change is scanned for its commit right after the command, and the scans keep the
     // folder's totals: the tool never has to walk the folder.
     usage: {
@@ -246,6 +257,8 @@ async function openLocked(
   let unrecorded: Array<{ readonly paths: ReadonlyArray<string>; readonly intent: CommitIntent }> =
     []
 
+  // First: a refused restore's notice says more than the scan's about the same file.
+  if (restoreRefused !== null) notices.raise(restoreRefusedNotice(restoreRefused))
   for (const notice of scanNotices({ tooLarge, nameNotAllowed, unreadable })) notices.raise(notice)
   // The open's recovery commit has happened: a failure to read it back for the secret scan
   // (a failing disk, a damaged index entry) only means no warning, never a failed open.
@@ -556,7 +569,11 @@ async function openLocked(
         tool.invalidateUsage()
         followMoves(
           notices,
-          (result.keptAside ?? []).map(({ path, keptAs }) => ({ from: path, to: keptAs })),
+          (result.keptAside ?? []).map(({ path, keptAs, versioned }) => ({
+            from: path,
+            to: keptAs,
+            ...(versioned !== undefined && { versioned }),
+          })),
         )
         return result
       }, touched),
@@ -977,8 +994,12 @@ function normalize(virtual: string): string {
 // Where a command moved what it moved: what it kept aside, and a rename's file or folder.
 function movesOf(
   result: MemoryExecution,
-): ReadonlyArray<{ readonly from: string; readonly to: string }> {
-  const kept = (result.keptAside ?? []).map(({ path, keptAs }) => ({ from: path, to: keptAs }))
+): ReadonlyArray<{ readonly from: string; readonly to: string; readonly versioned?: boolean }> {
+  const kept = (result.keptAside ?? []).map(({ path, keptAs, versioned }) => ({
+    from: path,
+    to: keptAs,
+    ...(versioned !== undefined && { versioned }),
+  }))
   const mutation = result.mutation
   if (mutation?.command !== 'rename') return kept
   const [from, to] = mutation.paths

@@ -256,5 +256,6 @@ export function dialogHost(): HostActions & { answer(path: string | null): void 
     openExternal: async () => undefined,
     chooseSavePath: next,
     chooseOpenPath: next,
+    noteUnsaved: () => undefined,
   }
 }
