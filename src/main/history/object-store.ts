@@ -23,12 +23,14 @@ import {
   ObjectDatabase,
 } from './objects/object-database'
 import { readMainRef } from './main-ref'
-import { mainAfterReplay } from './objects/logged-main'
+import { ancestorsThroughLog, mainAfterReplay } from './objects/logged-main'
 import {
   MAX_LOGGED_BYTES,
   MAX_LOGGED_OBJECTS,
   ObjectLog,
   type LoggedRef,
+  type LoggedRename,
+  type RenameIntent,
 } from './objects/object-log'
 
 /** One entry of a git tree as Cairn stores it: regular files and directories only. */
@@ -89,7 +91,7 @@ export interface ObjectStore {
    * renames it and calls `moved`, or `abandoned`). Null when it was not logged: the caller
    * makes the ref durable itself.
    */
-  flush(main?: string): Promise<LoggedRef | null>
+  flush(main?: string, rename?: RenameIntent): Promise<LoggedRef | null>
   /**
    * Whether a flush now would log `main` with the objects written so far (see `flush`): the
    * caller then does not `fsync` the ref's temp file alongside. A guess the flush may belie
@@ -103,7 +105,16 @@ export interface ObjectStore {
    * every object it names and the ref are made durable and the log emptied. Runs at open,
    * before anything reads objects or refs.
    */
-  openLog(options?: { readonly owns?: () => boolean; readonly logger?: Logger }): Promise<void>
+  openLog(options?: {
+    readonly owns?: () => boolean
+    readonly logger?: Logger
+    /**
+     * Called after `main` moved forward, before the log is emptied, with the logged renames
+     * of the commits `main` now reaches (oldest first): it redoes the ones a power cut lost
+     * and makes their folders durable (see `redo-renames.ts`).
+     */
+    readonly redo?: (renames: ReadonlyArray<LoggedRename>) => Promise<void>
+  }): Promise<void>
   /** Makes every logged object durable and empties the log (before maintenance, at close). */
   checkpoint(options?: { readonly durable?: boolean }): Promise<void>
   /** True when the object `oid` can be read and holds what its id says. */
@@ -239,7 +250,7 @@ export function createObjectStore(gitdir: string): ObjectStore {
     )
   }
 
-  async function flush(main?: string): Promise<LoggedRef | null> {
+  async function flush(main?: string, rename?: RenameIntent): Promise<LoggedRef | null> {
     const pending = unflushed
     unflushed = []
     if (pending.length === 0) return null
@@ -257,7 +268,7 @@ export function createObjectStore(gitdir: string): ObjectStore {
     if (log?.usable() && fitsLog(pending)) {
       // Their files are closed unsynced: the checkpoint opens them again by name.
       for (const { fd } of pending) closeQuietly(fd)
-      return await log.append(pending, main)
+      return await log.append(pending, main, rename)
     }
     await flushFiles(pending)
     return null
@@ -289,13 +300,17 @@ export function createObjectStore(gitdir: string): ObjectStore {
   }
 
   async function openLog(
-    options: { readonly owns?: () => boolean; readonly logger?: Logger } = {},
+    options: {
+      readonly owns?: () => boolean
+      readonly logger?: Logger
+      readonly redo?: (renames: ReadonlyArray<LoggedRename>) => Promise<void>
+    } = {},
   ): Promise<void> {
     // Windows cannot fsync a read-only file through a new descriptor: every batch is
     // flushed file by file there.
     if (log || process.platform === 'win32') return
     const opened = await ObjectLog.open(gitdir, options.owns, options.logger)
-    const { records, mains } = opened
+    const { records, mains, renames } = opened
     try {
       // Written again, where the loose file is missing, cut short or not what its id says;
       // then made durable one by one (the log is not in use yet).
@@ -311,7 +326,16 @@ export function createObjectStore(gitdir: string): ObjectStore {
       const read = readMainFile(gitdir)
       const current = read !== null && (await isIntact(read)) ? read : null
       const next = mainAfterReplay(current, records, mains)
-      if (next !== null && (await isIntact(next))) await writeMainRef(gitdir, next)
+      const moves = next !== null && (await isIntact(next))
+      if (moves) await writeMainRef(gitdir, next)
+      // The memory files' renames of the commits `main` reaches now: a lost one is redone,
+      // and each one's folder made durable, before the log (their only record) is emptied.
+      if (renames.length > 0 && options.redo) {
+        const head = moves ? next : current
+        const reached = head === null ? new Set<string>() : ancestorsThroughLog(head, records)
+        const due = renames.filter(({ commit }) => reached.has(commit))
+        if (due.length > 0) await options.redo(due)
+      }
       // Every object of the log, also those found intact (after a kill they may be in the
       // page cache only), and the ref file are made durable before the log is emptied.
       if (records.length > 0 || opened.log.pending() > 0) {
