@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { readFileSync, readlinkSync } from 'node:fs'
+import { readFileSync, readlinkSync, statSync } from 'node:fs'
 import path from 'node:path'
 import { nodeDisk, OPEN, setDisk, type Disk } from '../lib/disk'
 import { openVersionedMemory, type VersionedMemory } from './index'
@@ -47,6 +47,19 @@ function kindOf(file: string, flags: number): Kind | null {
   return file.includes('.cairn-tmp-') ? 'memory-temp' : null
 }
 
+// A descriptor opened before recording began: the log's files (opened with the history), or a
+// memory folder a commit before kept for the checkpoint (see `Folder.keptForSync`).
+function kindByLink(fd: number): Kind | undefined {
+  if (isLog(fd)) return 'log'
+  try {
+    const target = readlinkSync(`/proc/self/fd/${fd}`)
+    if (target.includes('/memories') && statSync(target).isDirectory()) return 'memory-folder'
+  } catch {
+    // Closed meanwhile.
+  }
+  return undefined
+}
+
 function isLog(fd: number): boolean {
   try {
     return /\/cairn-wal-\d$/.test(readlinkSync(`/proc/self/fd/${fd}`))
@@ -88,7 +101,7 @@ function recordingDisk(events: string[]): Disk {
     },
     async fsync(fd) {
       // The log's files were opened with the history, before recording began.
-      const kind = kinds.get(fd) ?? (isLog(fd) ? 'log' : undefined)
+      const kind = kinds.get(fd) ?? kindByLink(fd)
       await nodeDisk.fsync(fd)
       events.push(`flushed ${kind ?? 'other'}`)
     },
