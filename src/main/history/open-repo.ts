@@ -6,6 +6,7 @@ import { disk, isCode, listNames } from '../lib/disk'
 import { diskProblem } from '../lib/disk-errors'
 import { DIR_MODE, settleFolderSyncs, TEMP_FILE_PREFIX } from '../lib/folders'
 import { finishInterruptedMove } from './checkout'
+import { redoRenames } from './redo-renames'
 import { finishInterruptedRestore, intentFileOf } from './restore-intent'
 import { DamagedHistoryError } from './damage'
 import { findLostTip, isReadableCommit, newerDescendant, otherRefs } from './find-tip'
@@ -318,7 +319,12 @@ async function loadState(
     // Before anything reads an object: the write-ahead log brings back the objects of
     // acknowledged commits whose loose files a power cut lost (a clean close leaves it empty;
     // after a kill it is replayed too, its objects perhaps only in the page cache).
-    await store.openLog({ owns, logger })
+    // Commands' renames the log records and a power cut lost are redone (redo-renames.ts).
+    await store.openLog({
+      owns,
+      logger,
+      redo: async (renames) => void (await redoRenames(workRoot, renames)),
+    })
     // A sync moving `main` when the app stopped is finished first, so the folder and `main`
     // agree again before anything is compared (and before the recovery commit).
     const moved = await finishInterruptedMove(gitdir, workRoot, logger, () => {
