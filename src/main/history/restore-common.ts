@@ -10,7 +10,7 @@ import { toSummary } from './queries'
 import type { CommitIntent, Repo } from './repo'
 import type { IndexEntry } from './side-index'
 import type { FileDelta } from './tree-state'
-import { mayRead } from '../lib/may-read'
+import { mayNotRead } from '../lib/may-read'
 import {
   deleteFileAndPrune,
   isUntracked,
@@ -233,7 +233,7 @@ export function findNoCopyEntries(repo: Pick<Repo, 'workRoot'>): NoCopyEntries {
         continue
       }
       if (!stats.isDirectory()) continue
-      if (!mayRead(stats, 0o5)) {
+      if (mayNotRead(stats)) {
         folders.push(relative)
         continue
       }
@@ -313,7 +313,7 @@ function keepAsideIfUnversioned(
   disk.renameSync(found.parent.entry(found.name), found.parent.entry(name))
   found.parent.syncLater()
   const changed = !neverRead && delta.before !== null
-  const unreadable = neverRead && !mayRead(found.stats, 0o4) ? true : denied
+  const unreadable = neverRead && mayNotRead(found.stats) ? true : denied
   return {
     path: delta.path,
     keptAs: dir + name,
