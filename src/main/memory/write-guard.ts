@@ -2,6 +2,7 @@
 
 import type { CommandContext } from './context'
 import { CommandError } from './outcome'
+import { MAX_LINES } from './text-model'
 import { newSecrets, pathSecretRefusal, scanPathForSecrets, secretRefusal } from './secrets'
 
 /** What a write would change, for the limit checks. */
@@ -33,6 +34,13 @@ export async function guardWrite(
       `${nothing} the file would be ${count(bytes)} bytes, over the limit of ${count(maxFileBytes)} bytes per memory file. Split it into smaller files.`,
     )
   }
+  const lines = linesOverLimit(plan.text)
+  if (lines !== null) {
+    throw new CommandError(
+      'too-large',
+      `${nothing} the file would have ${count(lines)} lines, over the limit of ${count(MAX_LINES)} lines per memory file (past it a file can no longer be viewed or edited). Split it into smaller files.`,
+    )
+  }
   const usage = await ctx.usage.get()
   const files = plan.newFile ? 1 : 0
   if (files > 0 && usage.files + files > maxFiles) {
@@ -60,6 +68,19 @@ export async function scanWrite(ctx: CommandContext, plan: PlannedWrite): Promis
   const found = await newSecrets(plan.text, plan.previousText, plan.virtual)
   if (found.length > 0)
     throw new CommandError('secret-detected', secretRefusal(plan.virtual, found))
+}
+
+/**
+ * The lines of `text` (as the line model counts them: a final newline ends the last line) when
+ * there are more than `view` and the edits accept, else null. Cheap: a text of n characters has
+ * at most n lines, so a shorter one is not scanned.
+ */
+function linesOverLimit(text: string): number | null {
+  if (text.length <= MAX_LINES) return null
+  let lines = 0
+  for (let at = text.indexOf('\n'); at !== -1; at = text.indexOf('\n', at + 1)) lines++
+  if (!text.endsWith('\n')) lines++
+  return lines > MAX_LINES ? lines : null
 }
 
 function count(n: number): string {
