@@ -171,6 +171,12 @@ async function openLocked(
     // folder's totals: the tool never has to walk the folder.
     usage: {
       get: async () => repo.stats.totals(),
+      // Near a limit: edits made outside Cairn that the watcher has not saved yet (its
+      // debounce, or events not yet delivered) are saved first, so the totals include them.
+      fresh: async () => {
+        await commitOutsideChanges(repo, 'all', record)
+        return repo.stats.totals()
+      },
       add: () => undefined,
       invalidate: () => undefined,
       wantsRefresh: () => false,

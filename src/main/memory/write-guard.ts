@@ -17,6 +17,16 @@ export interface PlannedWrite {
   readonly previousText: () => Promise<string | null>
 }
 
+/** Room left under a limit, below which a write is checked against a fresh count. */
+const MARGIN_FRACTION = 0.1
+const MIN_MARGIN_FILES = 100
+const MIN_MARGIN_BYTES = 1024 * 1024
+
+/** True when `after` leaves less than the margin (a tenth of `limit`, at least `floor`) free. */
+function nearLimit(after: number, limit: number, floor: number): boolean {
+  return limit - after < Math.max(limit * MARGIN_FRACTION, floor)
+}
+
 /**
  * Refuses a write that would break a limit. Returns the usage change, for the caller to record
  * once the write succeeded.
@@ -41,15 +51,24 @@ export async function guardWrite(
       `${nothing} the file would have ${count(lines)} lines, over the limit of ${count(MAX_LINES)} lines per memory file (past it a file can no longer be viewed or edited). Split it into smaller files.`,
     )
   }
-  const usage = await ctx.usage.get()
+  let usage = await ctx.usage.get()
   const files = plan.newFile ? 1 : 0
+  const delta = bytes - plan.previousBytes
+  // Near a limit, a total that missed changes made outside since it was counted could let
+  // this write break it: it is counted again (cheap where it matters: far from the limits,
+  // as memory usually is, no write walks the folder).
+  if (
+    (files > 0 && nearLimit(usage.files + files, maxFiles, MIN_MARGIN_FILES)) ||
+    (delta > 0 && nearLimit(usage.bytes + delta, maxTotalBytes, MIN_MARGIN_BYTES))
+  ) {
+    usage = await ctx.usage.fresh()
+  }
   if (files > 0 && usage.files + files > maxFiles) {
     throw new CommandError(
       'limit-reached',
       `${nothing} memory already holds ${count(usage.files)} files, the limit is ${count(maxFiles)}. Merge or delete files first.`,
     )
   }
-  const delta = bytes - plan.previousBytes
   if (delta > 0 && usage.bytes + delta > maxTotalBytes) {
     throw new CommandError(
       'limit-reached',
