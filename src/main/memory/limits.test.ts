@@ -130,8 +130,8 @@ describe('limits', () => {
   })
 
   it('sees files added behind its back at once when a write comes near a limit', async () => {
-    let clock = 0
-    box = await makeSandbox({ limits: { maxFiles: 2 }, usageMaxAgeMs: 1000, now: () => clock })
+    // A clock that never moves: the cached total never expires on its own.
+    box = await makeSandbox({ limits: { maxFiles: 2 }, usageMaxAgeMs: 1000, now: () => 0 })
     await box.run({ command: 'create', path: '/memories/a.md', file_text: 'a' })
     await box.write('outside-1.md', 'x')
     // The cached total (1 file) would allow it; near the limit the folder is counted again.
@@ -165,17 +165,19 @@ describe('limits', () => {
         await super.refresh()
       }
     }
-    let cache: CountedCache | undefined
+    // Made once the sandbox (and its root) exists; the tool asks nothing of it before.
+    const made: { cache?: CountedCache } = {}
     const usage: UsageSource = {
-      get: () => cache!.get(),
-      fresh: () => cache!.fresh(),
-      add: (files, bytes) => cache!.add(files, bytes),
-      invalidate: () => cache!.invalidate(),
-      wantsRefresh: () => cache!.wantsRefresh(),
-      refresh: () => cache!.refresh(),
+      get: () => made.cache!.get(),
+      fresh: () => made.cache!.fresh(),
+      add: (files, bytes) => made.cache!.add(files, bytes),
+      invalidate: () => made.cache!.invalidate(),
+      wantsRefresh: () => made.cache!.wantsRefresh(),
+      refresh: () => made.cache!.refresh(),
     }
     box = await makeSandbox({ usage })
-    cache = new CountedCache(box.root, 60_000, Date.now)
+    const cache = new CountedCache(box.root, 60_000, Date.now)
+    made.cache = cache
     await box.run({ command: 'create', path: '/memories/a.md', file_text: 'a' })
     expect(cache.walks).toBe(1)
     await box.run({ command: 'create', path: '/memories/b.md', file_text: 'b' })
