@@ -7,6 +7,7 @@ import { diskProblem } from '../lib/disk-errors'
 import { DIR_MODE, settleFolderSyncs, TEMP_FILE_PREFIX } from '../lib/folders'
 import { finishInterruptedMove } from './checkout'
 import { redoRenames } from './redo-renames'
+import { commitInterruptedCommand } from './command-intent'
 import { finishInterruptedRestore, intentFileOf } from './restore-intent'
 import { DamagedHistoryError } from './damage'
 import { findLostTip, isReadableCommit, newerDescendant, otherRefs } from './find-tip'
@@ -186,6 +187,8 @@ async function openOrRepair(options: OpenRepoOptions): Promise<OpenedRepo> {
     } else {
       // A restore a kill interrupted is finished first, and committed as the restore it was.
       if (!fresh) restoreRefused = (await finishInterruptedRestore(repo, options.logger)).refused
+      // A memory command a kill interrupted is committed as its own, with its conversation.
+      if (!fresh && !outside) await commitInterruptedCommand(repo, report, options.logger)
       entry = await repo.commit(
         'all',
         fresh

@@ -11,6 +11,7 @@ import {
   createMemoryTool,
   DEFAULT_LIMITS,
   maxEditableBytes,
+  parseMemoryPath,
   removeSecrets,
   unexpectedFailure,
   type MadeChange,
@@ -30,6 +31,7 @@ import { DamagedHistoryError } from './damage'
 import { IndexDamagedError, IndexFile, replaceIndexDir } from './index-file'
 import { indexRebuildingError, requireCurrentIndex } from './read'
 import { compareCommits, diffFile, readAt, readBytesAt, showCommit } from './inspect'
+import { commandIntents } from './command-intent'
 import { createLookup } from './lookup'
 import { createMaintainer, PackFolderGate, type MaintenanceSettings } from './maintainer'
 import {
@@ -159,6 +161,8 @@ async function openLocked(
     },
     machine: () => machine,
   })
+  // The open has used the record of a command a kill interrupted (if any): it goes now.
+  const intents = commandIntents(repo.gitdir, logger)
   // The open's commit saved what was owed.
   try {
     removeFile(owedMarker)
@@ -183,6 +187,12 @@ async function openLocked(
     // folder's totals: the tool never has to walk the folder.
     usage: {
       get: async () => repo.stats.totals(),
+      // Near a limit: edits made outside Cairn that the watcher has not saved yet (its
+      // debounce, or events not yet delivered) are saved first, so the totals include them.
+      fresh: async () => {
+        await commitOutsideChanges(repo, 'all', record)
+        return repo.stats.totals()
+      },
       add: () => undefined,
       invalidate: () => undefined,
       wantsRefresh: () => false,
@@ -501,6 +511,10 @@ async function openLocked(
         facts = verdict
       }
     }
+    // What this command may change, and as whose, until its commit is made: a kill before
+    // then leaves its change to the next open, which commits it with these facts.
+    const planned = plannedMutation(input, repo.workRoot)
+    if (planned) intents.record(repo.head(), intentOf(planned), planned.paths.map(toRelative))
     const result = await tool.execute(input, {
       ...toolOptions,
       describe: afterRun !== undefined,
@@ -716,7 +730,7 @@ async function openLocked(
     limits,
     execute: (input, origin, executeOptions = {}) =>
       exclusive(
-        (tree) => run(input, origin, executeOptions, tree),
+        (tree) => run(input, origin, executeOptions, tree).finally(() => intents.clear()),
         () => touchedByCommand(input),
         isView(input) ? 'reads' : 'writes',
         { signal: executeOptions.signal, outcome: notRunStopped },
@@ -904,6 +918,35 @@ export function intentFor(
     overwrite: command === 'create' && mutation.overwrite,
     restoredFrom: null,
   }
+}
+
+/**
+ * The change a memory command asks for, read off its input before it runs (null for a view or
+ * an input the tool will refuse): its command and paths, as its commit will name them.
+ */
+function plannedMutation(input: unknown, workRoot: string): MemoryMutation | null {
+  if (typeof input !== 'object' || input === null) return null
+  const raw = input as Record<string, unknown>
+  const command = raw.command
+  if (
+    command !== 'create' &&
+    command !== 'str_replace' &&
+    command !== 'insert' &&
+    command !== 'delete' &&
+    command !== 'rename'
+  ) {
+    return null
+  }
+  const paths: string[] = []
+  for (const key of command === 'rename' ? ['old_path', 'new_path'] : ['path']) {
+    const value = raw[key]
+    if (typeof value !== 'string') return null
+    const parsed = parseMemoryPath(value)
+    if (!parsed.ok || parsed.relative === '') return null
+    paths.push(parsed.virtual)
+  }
+  const overwrite = command === 'create' && exists(path.join(workRoot, toRelative(paths[0]!)))
+  return { command, paths, overwrite }
 }
 
 function isView(input: unknown): boolean {
