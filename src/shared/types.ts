@@ -354,6 +354,11 @@ export interface PendingChange extends ChangePreview {
   /** Who proposes it: Claude in a conversation, or Cairn (an expiry of a file left unread). */
   readonly origin: 'claude' | 'cairn'
   readonly flags: ReadonlyArray<WriteFlag>
+  /**
+   * Checks that could not be made (the person-edited lookup while the history index is
+   * rebuilt), in words for people: the change waits rather than land unchecked.
+   */
+  readonly unchecked: ReadonlyArray<string>
   readonly createdAt: number
   /** True when the person may edit `after` before approving (a change that leaves text). */
   readonly editable: boolean

@@ -10,18 +10,12 @@
 import { randomUUID } from 'node:crypto'
 import type { ValidPayload } from '../../shared/contract'
 import { CLOSED_REASON, declinedText, STOPPED_REASON } from '../../shared/review'
-import type {
-  ChangeCommand,
-  ChangeResult,
-  PendingChange,
-  ReviewMode,
-  WriteFlag,
-} from '../../shared/types'
+import type { ChangeCommand, ChangeResult, PendingChange, ReviewMode } from '../../shared/types'
 import type { ExecuteOutcome, Origin, VersionedMemory } from '../history'
 import { CairnError } from '../lib/errors'
 import { consoleLogger, type Logger } from '../lib/logger'
 import { parseMemoryPath, type MadeChange, type PlannedChange } from '../memory'
-import { flagsFor } from './check'
+import { flagsFor, type Checked } from './check'
 import { LANDED_KEPT, ownEditUntouched, reachedByApprovals, type Landed } from './own-edit'
 
 const CHANGE_COMMANDS: ReadonlySet<string> = new Set<ChangeCommand>([
@@ -125,19 +119,22 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
     }
   }
 
-  const check = (planned: MadeChange, origin: Origin): Promise<ReadonlyArray<WriteFlag>> =>
+  const check = (planned: MadeChange, origin: Origin): Promise<Checked> =>
     origin.actor === 'claude'
-      ? flagsFor(planned, { history: memory, now: now() })
-      : Promise.resolve([])
+      ? flagsFor(planned, { history: memory, now: now(), logger })
+      : Promise.resolve(UNFLAGGED)
 
-  const shouldHold = (flags: ReadonlyArray<WriteFlag>): boolean =>
-    mode === 'all' || (mode === 'flagged' && flags.length > 0)
+  // A lookup that did not answer may hide a `person-edited` flag: in `flagged` mode the change
+  // waits for the person rather than land unasked (and never fails Claude's write).
+  const shouldHold = (checked: Checked): boolean =>
+    mode === 'all' ||
+    (mode === 'flagged' && (checked.flags.length > 0 || checked.personEditedUnknown))
 
   function hold(
     input: unknown,
     origin: Origin,
     planned: PlannedChange,
-    flags: ReadonlyArray<WriteFlag>,
+    checked: Checked,
     extra: {
       readonly subject?: string
       readonly finish: (outcome: ExecuteOutcome) => void
@@ -145,7 +142,7 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
     },
   ): Held {
     const held: Held = {
-      change: pendingChange(randomUUID(), origin, planned, flags, now()),
+      change: pendingChange(randomUUID(), origin, planned, checked, now()),
       fingerprint: planned.fingerprint,
       input,
       origin,
@@ -170,15 +167,15 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
 
   /** Plans Claude's command again against the memory as it is now, updating its preview. */
   async function refresh(held: Held): Promise<void> {
-    const box: { planned: PlannedChange | null; flags: ReadonlyArray<WriteFlag> } = {
+    const box: { planned: PlannedChange | null; checked: Checked } = {
       planned: null,
-      flags: [],
+      checked: UNFLAGGED,
     }
     const outcome = await memory.execute(held.input, held.origin, {
       subject: held.subject,
       beforeRun: async (planned) => {
         box.planned = planned
-        box.flags = await check(planned, held.origin)
+        box.checked = await check(planned, held.origin)
         return { run: false }
       },
     })
@@ -188,7 +185,7 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
     if (!box.planned && passing(outcome)) return
     if (box.planned) {
       held.change = {
-        ...pendingChange(held.change.id, held.origin, box.planned, box.flags, now()),
+        ...pendingChange(held.change.id, held.origin, box.planned, box.checked, now()),
         createdAt: held.change.createdAt,
         revision: held.change.revision + 1,
       }
@@ -272,7 +269,8 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
         return {
           run: true,
           review: edited ? 'edited' : 'approved',
-          flags: await check(planned, held.origin),
+          // The person looked at it: a lookup that does not answer now holds it no longer.
+          flags: (await check(planned, held.origin)).flags,
         }
       },
     })
@@ -333,29 +331,29 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
         }
         return outcome
       }
-      const box: { planned: PlannedChange | null; flags: ReadonlyArray<WriteFlag> } = {
+      const box: { planned: PlannedChange | null; checked: Checked } = {
         planned: null,
-        flags: [],
+        checked: UNFLAGGED,
       }
       const outcome = await memory.execute(input, origin, {
         signal: gateOptions.signal,
         // In `off` mode nothing waits: the command runs without a dry run, and its flags,
         // found on what it changed, go with its commit all the same.
         needsDryRun: () => mode !== 'off',
-        afterRun: async (made) => ({ flags: await check(made, origin) }),
+        afterRun: async (made) => ({ flags: (await check(made, origin)).flags }),
         beforeRun: async (planned) => {
-          const flags = await check(planned, origin)
-          if (!shouldHold(flags)) return { run: true, flags }
+          const checked = await check(planned, origin)
+          if (!shouldHold(checked)) return { run: true, flags: checked.flags }
           box.planned = planned
-          box.flags = flags
+          box.checked = checked
           return { run: false }
         },
       })
       if (!outcome.held || !box.planned) return outcome
       if (closed) return declined(box.planned.path, CLOSED_REASON)
-      const { planned, flags } = box
+      const { planned, checked } = box
       return new Promise<ExecuteOutcome>((resolve) => {
-        const held = hold(input, origin, planned, flags, { finish: resolve })
+        const held = hold(input, origin, planned, checked, { finish: resolve })
         wait(held, gateOptions.signal)
       })
     },
@@ -408,7 +406,7 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
         },
       })
       if (!outcome.held || !box.planned || closed) return null
-      const held = hold(input, origin, box.planned, [], {
+      const held = hold(input, origin, box.planned, UNFLAGGED, {
         subject: proposal.subject,
         finish: () => {},
         onDecline: proposal.onDecline,
@@ -435,7 +433,7 @@ function pendingChange(
   id: string,
   origin: Origin,
   planned: PlannedChange,
-  flags: ReadonlyArray<WriteFlag>,
+  checked: Checked,
   createdAt: number,
 ): PendingChange {
   const { fingerprint: _, ...preview } = planned
@@ -446,13 +444,20 @@ function pendingChange(
     toolUseId: claude?.toolUseId ?? null,
     conversationId: claude?.conversationId ?? null,
     origin: claude ? 'claude' : 'cairn',
-    flags,
+    flags: checked.flags,
+    unchecked: checked.personEditedUnknown ? [PERSON_EDITED_UNKNOWN] : [],
     createdAt,
     editable: planned.kind === 'file' && planned.after !== null && planned.command !== 'rename',
     problem: null,
     revision: 0,
   }
 }
+
+const UNFLAGGED: Checked = { flags: [], personEditedUnknown: false }
+
+/** What the card says when the person-edited lookup did not answer. */
+const PERSON_EDITED_UNKNOWN =
+  'Cairn could not check whether you edited this file in the last day (its history index is being rebuilt), so this change waits for you.'
 
 /** What Claude receives for a change the person declined (or that Stop or quitting declined). */
 function declined(path: string, reason: string | null): ExecuteOutcome {

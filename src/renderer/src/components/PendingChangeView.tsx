@@ -100,6 +100,12 @@ export function PendingChangeView({ change }: { readonly change: PendingChange }
         </ul>
       )}
 
+      {change.unchecked.map((note, i) => (
+        <p key={i} className="review-problem" role="note">
+          <icons.alert /> {note}
+        </p>
+      ))}
+
       {outdated ? (
         <>
           <p className="review-problem" role="note">
