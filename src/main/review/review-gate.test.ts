@@ -408,3 +408,41 @@ describe('the gate while the person-edited lookup does not answer (review hunt13
     fsck(dataDir)
   })
 })
+
+describe('approvals of one file decided out of order (review hunt13 D2)', () => {
+  it('three edits of lines 1, 20 and 40 approved as 40, 1, 20 all land, in that order', async () => {
+    gate.setMode('all')
+    const lines = Array.from({ length: 50 }, (_, i) => `line ${i + 1}: plain note`)
+    await memory.execute(
+      { command: 'create', path: '/memories/f.md', file_text: `${lines.join('\n')}\n` },
+      { actor: 'user' },
+    )
+    const three = new Promise<ReadonlyArray<PendingChange>>((resolve) => {
+      const off = gate.onPending((changes) => changes.length === 3 && (off(), resolve(changes)))
+    })
+    const edit = (line: number) =>
+      gate.execute(
+        {
+          command: 'str_replace',
+          path: '/memories/f.md',
+          old_str: `line ${line}: plain note`,
+          new_str: `line ${line}: EDITED`,
+        },
+        claude(100 + line),
+      )
+    const runs = [1, 20, 40].map(edit)
+    const byLine = new Map((await three).map((change) => [change.toolUseId, change]))
+    for (const line of [40, 1, 20]) {
+      const change = byLine.get(`toolu_${100 + line}`)!
+      await gate.decide({ id: change.id, decision: 'approve', revision: change.revision })
+    }
+    for (const run of runs) expect((await run).isError).toBe(false)
+    expect(gate.list()).toEqual([])
+    const text = gitCli(dataDir, 'show', 'main:f.md')
+    for (const line of [1, 20, 40]) expect(text).toContain(`line ${line}: EDITED`)
+    expect(text.split('\n').filter((l) => l.endsWith('EDITED'))).toHaveLength(3)
+    const subjects = gitCli(dataDir, 'log', '-3', '--format=%(trailers:key=Reviewed-by,valueonly)')
+    expect(subjects.trim().split('\n').filter(Boolean)).toHaveLength(3)
+    fsck(dataDir)
+  })
+})

@@ -16,7 +16,7 @@ import { CairnError } from '../lib/errors'
 import { consoleLogger, type Logger } from '../lib/logger'
 import { parseMemoryPath, type MadeChange, type PlannedChange } from '../memory'
 import { flagsFor, type Checked } from './check'
-import { LANDED_KEPT, ownEditUntouched, reachedByApprovals, type Landed } from './own-edit'
+import { approvalsBetween, LANDED_KEPT, ownEditUntouched, type Landed } from './own-edit'
 
 const CHANGE_COMMANDS: ReadonlySet<string> = new Set<ChangeCommand>([
   'create',
@@ -245,8 +245,14 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
       change.after !== null &&
       planned.before !== null &&
       planned.after !== null &&
-      reachedByApprovals(landed, change.path, change.before, planned.before) &&
-      ownEditUntouched(held.input, change.before, planned.before, change.after, planned.after)
+      ownEditUntouched(
+        held.input,
+        change.before,
+        planned.before,
+        change.after,
+        planned.after,
+        approvalsBetween(landed, change.path, change.before, planned.before) ?? [],
+      )
     const outcome = await memory.execute(runInput, held.origin, {
       createExisting: edited ? 'overwrite' : undefined,
       commitAs: edited ? change.command : undefined,
