@@ -12,7 +12,8 @@ import { indexRebuildingError } from '../history/read'
 import { commitCount, fsck, gitCli, tempDataDir } from '../history/test-helpers'
 import { nodeDisk, OPEN, setDisk } from '../lib/disk'
 import { createRecordingLogger } from '../lib/logger'
-import { createReviewService, type ReviewService } from './review-service'
+import { MAX_VIEW_FILE_BYTES } from '../memory'
+import { createReviewService, PREVIEW_CHARS, type ReviewService } from './review-service'
 
 let dataDir: string
 let cleanup: () => Promise<void>
@@ -444,5 +445,115 @@ describe('approvals of one file decided out of order (review hunt13 D2)', () => 
     const subjects = gitCli(dataDir, 'log', '-3', '--format=%(trailers:key=Reviewed-by,valueonly)')
     expect(subjects.trim().split('\n').filter(Boolean)).toHaveLength(3)
     fsck(dataDir)
+  })
+})
+
+describe('a file too large to read whole (review hunt13 D4)', () => {
+  /** Bytes read from `name` through the disk seam while `run` runs. */
+  async function bytesReadDuring<T>(name: string, run: () => Promise<T>): Promise<[number, T]> {
+    let bytes = 0
+    const fds = new Set<number>()
+    const restore = setDisk({
+      ...nodeDisk,
+      openSync(file, flags, mode) {
+        const fd = nodeDisk.openSync(file, flags, mode)
+        if (file.endsWith(`/${name}`)) fds.add(fd)
+        return fd
+      },
+      readSync(fd: number, ...rest: unknown[]) {
+        const n = (nodeDisk.readSync as (...args: unknown[]) => number)(fd, ...rest)
+        if (fds.has(fd)) bytes += n
+        return n
+      },
+      readFileSync(fd: unknown, ...rest: unknown[]) {
+        const read = (nodeDisk.readFileSync as (...args: unknown[]) => Buffer)(fd, ...rest)
+        if (typeof fd === 'number' && fds.has(fd)) bytes += read.length
+        return read
+      },
+      closeSync(fd) {
+        fds.delete(fd)
+        return nodeDisk.closeSync(fd)
+      },
+    } as typeof nodeDisk)
+    try {
+      const result = await run()
+      return [bytes, result]
+    } finally {
+      restore()
+    }
+  }
+  const HUGE = MAX_VIEW_FILE_BYTES + 1024 * 1024
+
+  it('deletes and renames it in every mode without reading it, and says its size', async () => {
+    const line = 'a line of plain notes, nothing more, repeated to make a big file.\n'
+    const text = line.repeat(Math.ceil(HUGE / line.length))
+    for (const [i, mode] of (['off', 'all'] as const).entries()) {
+      await writeFile(path.join(memory.folder, `huge-${mode}.md`), text)
+      gate.setMode(mode)
+      const rename = {
+        command: 'rename',
+        old_path: `/memories/huge-${mode}.md`,
+        new_path: `/memories/old-${mode}.md`,
+      }
+      const remove = { command: 'delete', path: `/memories/old-${mode}.md` }
+      for (const [j, input] of [rename, remove].entries()) {
+        let events = 0
+        const off = gate.onPending((changes) => {
+          events = Math.max(events, JSON.stringify(changes).length)
+        })
+        const [read, outcome] = await bytesReadDuring(
+          input.command === 'rename' ? `huge-${mode}.md` : `old-${mode}.md`,
+          async () => {
+            const run = gate.execute(input, claude(200 + i * 2 + j))
+            if (mode === 'all') {
+              const [change] = await nextPending()
+              expect(change).toMatchObject({ before: null, after: null, unreadBytes: text.length })
+              if (input.command === 'delete') {
+                expect(change!.flags).toEqual([
+                  expect.objectContaining({
+                    rule: 'deletes-most',
+                    message: `Deletes the whole file (${text.length.toLocaleString('en-US')} bytes)`,
+                  }),
+                ])
+              }
+              await gate.decide({ id: change!.id, decision: 'approve' })
+            }
+            return run
+          },
+        )
+        off()
+        expect(outcome.isError, String(outcome.content)).toBe(false)
+        expect(read).toBe(0)
+        expect(events).toBeLessThan(10_000)
+      }
+    }
+    expect(gitCli(dataDir, 'ls-tree', '--name-only', 'main')).not.toMatch(/huge|old-/)
+  })
+
+  it('sends a long text on demand only, and approves it whole', async () => {
+    gate.setMode('all')
+    const long = `${'x'.repeat(PREVIEW_CHARS)}\n`
+    await memory.execute(
+      { command: 'create', path: '/memories/long.md', file_text: long },
+      { actor: 'user' },
+    )
+    const waiting = nextPending()
+    const run = gate.execute(
+      { command: 'insert', path: '/memories/long.md', insert_line: 1, insert_text: 'end' },
+      claude(210),
+    )
+    const [change] = await waiting
+    expect(change).toMatchObject({
+      before: null,
+      after: null,
+      editable: false,
+      omitted: { beforeChars: long.length, afterChars: long.length + 4 },
+    })
+    expect(JSON.stringify(change).length).toBeLessThan(10_000)
+    expect(gate.text(change!.id)).toEqual({ before: long, after: `${long}end\n` })
+    await gate.decide({ id: change!.id, decision: 'approve', revision: change!.revision })
+    expect((await run).isError).toBe(false)
+    expect(gitCli(dataDir, 'show', 'main:long.md')).toBe(`${long}end\n`)
+    expect(() => gate.text(change!.id)).toThrow(/no longer waiting/)
   })
 })

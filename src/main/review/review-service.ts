@@ -58,6 +58,11 @@ export interface ReviewService {
    */
   decide(decision: ValidPayload<'review:decide'>): Promise<ChangeResult>
   /**
+   * The whole text before and after of a pending change whose preview left it out (too long
+   * to send with every list: `PendingChange.omitted`).
+   */
+  text(id: string): { readonly before: string | null; readonly after: string | null }
+  /**
    * Holds a change of Cairn's own (an expiry) for the person, as Claude's are held. Resolves
    * with it once it waits, or null when the command would fail as things are.
    */
@@ -76,6 +81,8 @@ export interface ReviewService {
 
 interface Held {
   change: PendingChange
+  /** The whole text before and after (the change may carry neither: `omitted`). */
+  text: { readonly before: string | null; readonly after: string | null }
   fingerprint: string
   readonly input: unknown
   readonly origin: Origin
@@ -143,6 +150,7 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
   ): Held {
     const held: Held = {
       change: pendingChange(randomUUID(), origin, planned, checked, now()),
+      text: { before: planned.before, after: planned.after },
       fingerprint: planned.fingerprint,
       input,
       origin,
@@ -189,6 +197,7 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
         createdAt: held.change.createdAt,
         revision: held.change.revision + 1,
       }
+      held.text = { before: box.planned.before, after: box.planned.after }
       held.fingerprint = box.planned.fingerprint
     } else {
       held.change = {
@@ -225,7 +234,7 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
           : `${held.change.path} changed again, and this change can be applied now. The preview shows it against the file as it is: review it again.`,
       )
     }
-    const { change } = held
+    const change = { ...held.change, ...held.text }
     const edited = editedText !== undefined && editedText !== change.after
     if (edited && !change.editable) {
       throw new CairnError(
@@ -370,6 +379,17 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
 
     list,
 
+    text(id) {
+      const held = pending.get(id)
+      if (!held) {
+        throw new CairnError(
+          'review-not-found',
+          'This change is no longer waiting: it was decided already, or its turn ended.',
+        )
+      }
+      return held.text
+    },
+
     async decide({ id, decision, reason, editedText, revision }) {
       const held = pending.get(id)
       if (!held) {
@@ -444,8 +464,16 @@ function pendingChange(
 ): PendingChange {
   const { fingerprint: _, ...preview } = planned
   const claude = origin.actor === 'claude' ? origin : null
+  // A long text goes to the window on demand, not with every list (review hunt13 D4).
+  const long =
+    (planned.before?.length ?? 0) > PREVIEW_CHARS || (planned.after?.length ?? 0) > PREVIEW_CHARS
   return {
     ...preview,
+    before: long ? null : planned.before,
+    after: long ? null : planned.after,
+    omitted: long
+      ? { beforeChars: planned.before?.length ?? 0, afterChars: planned.after?.length ?? 0 }
+      : null,
     id,
     toolUseId: claude?.toolUseId ?? null,
     conversationId: claude?.conversationId ?? null,
@@ -453,11 +481,15 @@ function pendingChange(
     flags: checked.flags,
     unchecked: checked.personEditedUnknown ? [PERSON_EDITED_UNKNOWN] : [],
     createdAt,
-    editable: planned.kind === 'file' && planned.after !== null && planned.command !== 'rename',
+    editable:
+      planned.kind === 'file' && planned.after !== null && planned.command !== 'rename' && !long,
     problem: null,
     revision: 0,
   }
 }
+
+/** Most characters of a file's text before or after a pending change carries itself. */
+export const PREVIEW_CHARS = 1_000_000
 
 const UNFLAGGED: Checked = { flags: [], personEditedUnknown: false }
 
