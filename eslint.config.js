@@ -23,9 +23,6 @@ const noElectron = {
   ],
 }
 
-/** Electron's import paths, refused everywhere but the shell. */
-const electronPaths = noElectron['no-restricted-imports'][1]
-
 /**
  * The rooms of src/main: each domain imports only `lib/`, the shared contract and other
  * domains' `index.ts` (their public face), never a file inside another domain, and never the
