@@ -31,6 +31,7 @@ export const requestChannels = [
   'history:summaries',
   'review:list',
   'review:decide',
+  'review:text',
   'hygiene:stats',
   'hygiene:expire',
   'chat:send',

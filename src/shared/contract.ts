@@ -158,6 +158,8 @@ export const requestSchemas = {
       message: 'only an approval can carry edited text',
       path: ['editedText'],
     }),
+  /** The whole text of a pending change whose preview left it out (`omitted`). */
+  'review:text': z.strictObject({ id }),
 
   'hygiene:stats': none,
   'hygiene:expire': z.strictObject({ path: virtualPath }),
@@ -261,6 +263,7 @@ export interface RequestResults {
   'history:summaries': ReadonlyArray<CommitSummary>
   'review:list': ReadonlyArray<PendingChange>
   'review:decide': ChangeResult
+  'review:text': { readonly before: string | null; readonly after: string | null }
   'hygiene:stats': MemoryStats
   'hygiene:expire': ChangeResult
   'chat:send': { readonly conversationId: string; readonly turnId: string }

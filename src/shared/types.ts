@@ -339,6 +339,12 @@ export interface ChangePreview {
    * there is no file, or it is text.
    */
   readonly notTextBytes: number | null
+  /**
+   * The size in bytes of a file a delete or rename moves or removes without its text being
+   * read: over the size `view` reads (History never reads such a file whole either). `before`
+   * is then null. Absent or null otherwise.
+   */
+  readonly unreadBytes?: number | null
   /** For a folder: the files it holds (the first 200), and how many in all. */
   readonly files: ReadonlyArray<string>
   readonly fileCount: number
@@ -357,6 +363,17 @@ export interface PendingChange extends ChangePreview {
   /** Who proposes it: Claude in a conversation, or Cairn (an expiry of a file left unread). */
   readonly origin: 'claude' | 'cairn'
   readonly flags: ReadonlyArray<WriteFlag>
+  /**
+   * Set when the file's text before or after is too long to send with the change: `before`
+   * and `after` are then null, and these say how long they are (characters). The whole text is
+   * fetched on demand (`review:text`).
+   */
+  readonly omitted: { readonly beforeChars: number; readonly afterChars: number } | null
+  /**
+   * Checks that could not be made (the person-edited lookup while the history index is
+   * rebuilt), in words for people: the change waits rather than land unchecked.
+   */
+  readonly unchecked: ReadonlyArray<string>
   readonly createdAt: number
   /** True when the person may edit `after` before approving (a change that leaves text). */
   readonly editable: boolean
