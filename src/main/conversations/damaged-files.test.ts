@@ -98,8 +98,9 @@ describe('damaged conversation files', () => {
       undefined,
     )
     // A search by its recovered title finds it too.
-    expect((await call('conversations:list', { query: 'lisbon' })).map((h) => h.conversation.id))
-      .toEqual([damaged])
+    expect(
+      (await call('conversations:list', { query: 'lisbon' })).map((h) => h.conversation.id),
+    ).toEqual([damaged])
 
     const opened = await core.dispatch('conversations:get', { id: damaged })
     expect(opened).toMatchObject({ ok: false, error: { code: 'conversation-corrupt' } })
