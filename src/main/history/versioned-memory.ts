@@ -42,6 +42,7 @@ import {
 } from './outside-changes'
 import { toRelative, toVirtual } from './paths'
 import { changesSince, fileHistoryOf, queryLog, toSummary } from './queries'
+import { changesSinceInCommits } from './changes-in-commits'
 import { systemIntent, type CommitIntent, type StagedChange } from './repo'
 import { createSearcher } from './search'
 import { createSnapshots } from './snapshot'
@@ -736,12 +737,24 @@ async function openLocked(
           return fileHistoryOf(repo.index, normalize(file), ancestry.newestFirst())
         }),
       ),
+    // While the index is rebuilt (or found damaged by this very read), from the commits,
+    // slower: the review's check of each of Claude's writes asks this, and refusing it refused
+    // the write (review on) or dropped every flag of its commit (review off).
     changesSince: (file, since) =>
       forPeople(
-        indexed(async () => {
-          requireCurrentIndex(repo)
-          return changesSince(repo.index, normalize(file), since, ancestry.newestFirst())
-        }),
+        (async () => {
+          const path = normalize(file)
+          if (!repo.indexRebuilding()) {
+            try {
+              return await indexed(async () =>
+                changesSince(repo.index, path, since, ancestry.newestFirst()),
+              )
+            } catch (error) {
+              if (!(error instanceof CairnError && error.code === 'index-rebuilding')) throw error
+            }
+          }
+          return changesSinceInCommits(repo.store, repo.head(), path, since)
+        })(),
       ),
     show: (oid) => forPeople(indexed(() => showCommit(repo, oid))),
     readAt: (file, oid) => forPeople(indexed(() => readAt(repo, file, oid))),

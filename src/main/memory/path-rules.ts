@@ -45,6 +45,17 @@ const RESERVED_NAMES = new Set([
 
 // Control (Cc), format (Cf: zero-width, bidi overrides), line/paragraph separators, lone surrogates.
 const INVISIBLE_OR_CONTROL = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/u
+
+/**
+ * True when `name` holds a control or invisible formatting character (a line break, a
+ * zero-width space U+200B, a bidi override U+202E or isolate U+2066, a byte-order mark U+FEFF,
+ * a line separator, a lone surrogate): a name that reads as another, or breaks the lines it
+ * is shown in. The one rule for every name Cairn takes in — Claude's paths, and the files of
+ * an imported history or a remote (`unsafeEntry`).
+ */
+export function hasInvisibleOrControl(name: string): boolean {
+  return INVISIBLE_OR_CONTROL.test(name)
+}
 // Characters Windows refuses in names, and the path separators of other systems.
 const INVALID_ON_WINDOWS = /[<>:"|?*\\]/
 const PERCENT_ENCODED = /%[0-9a-f]{2}/i
@@ -66,7 +77,7 @@ export function parseMemoryPath(virtualPath: string): ParsedMemoryPath | Rejecte
     return reject('The path is empty. Memory paths look like /memories/notes.md.')
   }
   // Checked before normalizing so that nothing hidden survives into a shown message.
-  if (INVISIBLE_OR_CONTROL.test(virtualPath)) {
+  if (hasInvisibleOrControl(virtualPath)) {
     return reject(
       'The path contains a control or invisible formatting character, which memory paths may not contain.',
     )
@@ -137,7 +148,7 @@ export function segmentProblem(segment: string): string | null {
 export function isAddressableName(name: string): boolean {
   return (
     name.normalize('NFC') === name &&
-    !INVISIBLE_OR_CONTROL.test(name) &&
+    !hasInvisibleOrControl(name) &&
     !PERCENT_ENCODED.test(name) &&
     segmentProblem(name) === null
   )

@@ -26,6 +26,22 @@ describe('a conflict record from another machine’s merge', () => {
     expect(record).toEqual({ path: '/memories/x.md', kind: 'text', since: SINCE })
   })
 
+  it('drops any hostile size where it is read, and the largest it keeps builds nothing', async () => {
+    const trailer = (size: string) =>
+      `Merge\n\nConflict: %2Fmemories%2Fx.md\nConflict-Markers: ${size} %2Fmemories%2Fx.md\n`
+    for (const size of ['0', '-7', '6', '1000001', '9999999', '1000000000', 'NaN', 'abc', '7e3']) {
+      expect(conflictsOfMessage(trailer(size), SINCE), size).toEqual([
+        { path: '/memories/x.md', kind: 'text', since: SINCE },
+      ])
+    }
+    // The largest size kept: only blocks of that size are the conflict's, found by reading
+    // the file's lines, never by building a marker of that length.
+    const [largest] = conflictsOfMessage(trailer('1000000'), SINCE)
+    expect(largest).toMatchObject({ markerSize: 1_000_000 })
+    const text = '<<<<<<< a\nx\n=======\ny\n>>>>>>> b\n'
+    expect(await viewConflict(largest as ConflictRecord, 'a', async () => text)).toBeNull()
+  })
+
   it('survives a restart next to the person’s own conflicts', async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'cairn-records-'))
     dirs.push(dir)

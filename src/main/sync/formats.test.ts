@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest'
 import { BundleError, bundleTip, parseBundle } from './bundle'
 import { resolvedText } from './conflicts'
 import { foldedCollisions, unsafeEntry } from './file-map'
+import { parseMemoryPath } from '../memory'
 import { readZip, writeZip, ZipError } from './zip'
 
 const limits = { maxEntries: 100, maxEntryBytes: 1 << 20, maxTotalBytes: 1 << 22 }
@@ -98,6 +99,50 @@ describe('names from another repository', () => {
     expect(unsafeEntry('a/.GIT/config', '100644')).toBe('a git folder')
     expect(unsafeEntry('link.md', '120000')).toBe('a symbolic link')
     expect(unsafeEntry('sub', '160000')).toBe('a special file')
+  })
+
+  it('refuses a character in a name exactly where Claude’s paths refuse it: one rule', () => {
+    // Every code point of the Basic Multilingual Plane and the tag characters, in the middle
+    // of a name: a bidi override, a zero-width space, an isolate, a BOM, a soft hyphen...
+    const invisibleReasons = [
+      'not a valid file name',
+      'a name holding an invisible formatting character',
+    ]
+    const refusedBoth: string[] = []
+    const codes = [...Array.from({ length: 0x10000 }, (_, i) => i), 0xe0001, 0xe0041, 0xe007f]
+    for (const code of codes) {
+      const char = String.fromCodePoint(code)
+      if (char === '/' || char === '\\') continue
+      const name = `a${char}b.md`
+      const memory = parseMemoryPath(`/memories/${name}`)
+      const byTool = !memory.ok && /control or invisible formatting character/.test(memory.message)
+      const bySync = invisibleReasons.includes(unsafeEntry(name, '100644') ?? '')
+      expect(bySync, `U+${code.toString(16).toUpperCase()}`).toBe(byTool)
+      if (byTool) refusedBoth.push(char)
+    }
+    for (const char of [
+      '\u202e',
+      '\u200b',
+      '\u200c',
+      '\u200d',
+      '\u200e',
+      '\u200f',
+      '\u2066',
+      '\u2069',
+      '\ufeff',
+      '\u2028',
+      '\u00ad',
+      '\n',
+      '\0',
+    ]) {
+      expect(refusedBoth, JSON.stringify(char)).toContain(char)
+    }
+    expect(unsafeEntry('evil\u202egpj.md', '100644')).toBe(
+      'a name holding an invisible formatting character',
+    )
+    expect(unsafeEntry('dir\u200b/notes.md', '100644')).toBe(
+      'a name holding an invisible formatting character',
+    )
   })
 
   it('finds names a case-blind file system cannot tell apart', () => {
