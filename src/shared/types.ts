@@ -444,9 +444,22 @@ export type StoredBlock =
       readonly is_error: boolean
     }
 
+/**
+ * A block of a type this build does not know (one a newer build stored), as it was on disk, and
+ * its index in the stored message's blocks. Never shown nor sent to the API; written back when
+ * the conversation is saved again, so the newer build's data is not lost.
+ */
+export interface UnknownBlock {
+  readonly at: number
+  readonly block: { readonly type: string } & Readonly<Record<string, unknown>>
+}
+
 export interface StoredMessage {
   readonly role: 'user' | 'assistant'
+  /** The blocks this build knows, in order. */
   readonly content: ReadonlyArray<StoredBlock>
+  /** Blocks of types this build does not know (absent when there are none). */
+  readonly unknownBlocks?: ReadonlyArray<UnknownBlock>
   /** For assistant messages: stop reason and usage, as reported by the API. */
   readonly stopReason?: string | null
   readonly usage?: TokenUsage | null
@@ -468,6 +481,12 @@ export interface ConversationSummary {
   readonly createdAt: number
   readonly updatedAt: number
   readonly messageCount: number
+  /**
+   * True for a conversation whose file could not be read (cut short, not JSON): listed so the
+   * person sees it and can delete it. Its title and times are what could be recovered from the
+   * file (else "Unreadable conversation" and the file's time); it has no messages to open.
+   */
+  readonly unreadable?: boolean
 }
 
 export interface Conversation extends ConversationSummary {
