@@ -56,21 +56,20 @@ export function hasInvisibleOrControl(name: string): boolean {
   return INVISIBLE_OR_CONTROL.test(name)
 }
 
-// What makes a name display as another: controls, bidi embeddings, overrides and isolates
-// (U+202A-U+202E, U+2066-U+2069: "evil\u202Egpj.md" shows as "evildm.jpg"), characters that
-// show nothing at all (zero-width space, word joiner and the invisible operators, a byte-order
-// mark, a soft hyphen, the Mongolian vowel separator), line and paragraph separators, lone
-// surrogates. Not the joiners U+200C/U+200D, the marks U+200E/U+200F/U+061C nor the tag
-// characters: they belong to emoji sequences ("👨‍👩‍👧") and to Persian, Indic and Hebrew
-// names, which a person's own files may well carry.
-const SPOOFING =
-  /[\p{Cc}\u00AD\u180E\u200B\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF\p{Zl}\p{Zp}\p{Cs}]/u
+// What makes a name display as another name: controls, and the bidi embeddings, overrides and
+// isolates (U+202A-U+202E, U+2066-U+2069: "evil\u202Egpj.md" shows as "evildm.jpg"), which
+// reorder what follows them. Nothing else Claude's paths refuse: a zero-width space, a soft
+// hyphen or a byte-order mark shows nothing and reorders nothing (the name is shown with the
+// character escaped wherever Cairn names it), and the joiners and marks belong to emoji
+// sequences ("👨‍👩‍👧") and to Persian, Indic, Hebrew and Arabic names a person's files carry.
+const SPOOFING = /[\p{Cc}\u202A-\u202E\u2066-\u2069]/u
 
 /**
  * True when a name taken in from elsewhere (an imported history, a remote) could display as
- * another name (`SPOOFING` above). Every such character is one Claude's paths refuse
- * too; the rest of what they refuse is allowed here, since the folder scan versions a person's
- * files by the history's rules and a sync must carry what another machine versioned.
+ * another name (`SPOOFING` above). Every such character is one Claude's paths refuse too; the
+ * rest of what they refuse is carried here, since the folder scan versions a person's files by
+ * the history's rules and a sync must carry what another machine versioned: a name refused
+ * here refuses every sync of the machines that do not have it yet.
  */
 export function mayDisplayAsAnother(name: string): boolean {
   return SPOOFING.test(name)
