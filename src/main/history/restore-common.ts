@@ -2,6 +2,7 @@
 import type { ChangeResult, CommitSummary } from '../../shared/types'
 import { CairnError } from '../lib/errors'
 import { disk, isCode } from '../lib/disk'
+import { diskProblem } from '../lib/disk-errors'
 import { Folder, FolderTree, readFileIn } from '../lib/folders'
 import { asideName } from '../memory'
 import { DamagedHistoryError } from './damage'
@@ -210,6 +211,8 @@ export interface NoCopyEntries {
   readonly files: ReadonlyArray<string>
   /** Folders Cairn may not list or enter (relative paths): not walked into. */
   readonly folders: ReadonlyArray<string>
+  /** Those of `files` Cairn may not read (the others are too large to version). */
+  readonly unreadable: ReadonlySet<string>
 }
 
 /**
@@ -221,6 +224,7 @@ export interface NoCopyEntries {
 export function findNoCopyEntries(repo: Pick<Repo, 'workRoot'>): NoCopyEntries {
   const files: string[] = []
   const folders: string[] = []
+  const unreadable = new Set<string>()
   const walk = (folder: Folder, prefix: string): void => {
     for (const dirent of folder.list()) {
       const name = dirent.name
@@ -230,6 +234,7 @@ export function findNoCopyEntries(repo: Pick<Repo, 'workRoot'>): NoCopyEntries {
       if (stats === null) continue
       if (stats.isFile()) {
         if (keepsNoCopy(name, stats)) files.push(relative)
+        if (mayNotRead(stats)) unreadable.add(relative)
         continue
       }
       if (!stats.isDirectory()) continue
@@ -259,7 +264,30 @@ export function findNoCopyEntries(repo: Pick<Repo, 'workRoot'>): NoCopyEntries {
   } finally {
     tree.close()
   }
-  return { files, folders }
+  return { files, folders, unreadable }
+}
+
+/**
+ * The error a restore that failed half-way throws: the file (or folder) it could not change
+ * named by its virtual path, and whether the folder is as it was. Anything but a disk's
+ * refusal goes as it came.
+ */
+export function restoreFailure(error: unknown, failure: FailedDelta | null): unknown {
+  const problem = diskProblem(error)
+  if (!problem || !failure || error instanceof CairnError) return error
+  const denied = problem.code === 'access-denied'
+  const what =
+    failure.folder !== undefined
+      ? `Cairn could not open the folder ${toVirtual(failure.folder)}`
+      : `Cairn could not change ${toVirtual(failure.path)}`
+  const why = denied ? `${problem.reason} (it may belong to another account)` : problem.reason
+  const outcome = failure.restored
+    ? 'Nothing was changed.'
+    : 'Not everything could be put back; Cairn saves the folder as it is.'
+  return new CairnError(
+    problem.code,
+    `The restore did not happen, because ${what}: ${why}. ${outcome}${keptAsideNote(failure.keptAside)}`,
+  )
 }
 
 // Moves what the folder holds at `delta.path` out of the way when history does not hold it:
