@@ -164,7 +164,9 @@ export function noCopyOnDisk(repo: Pick<Repo, 'workRoot'>, relative: string): bo
   const tree = new FolderTree(repo.workRoot)
   try {
     const found = tree.find(relative)
-    return found.kind === 'file' && keepsNoCopy(found.name, found.stats)
+    return (
+      found.kind === 'file' && keepsNoCopy(found.name, found.stats, found.parent.entry(found.name))
+    )
   } finally {
     tree.close()
   }
@@ -200,7 +202,7 @@ function keepAsideIfUnversioned(
   const found = tree.find(delta.path)
   if (found.kind !== 'file') return null
   // Too large to version, or not ours to read: history never held what it holds now.
-  let neverRead = keepsNoCopy(found.name, found.stats)
+  let neverRead = keepsNoCopy(found.name, found.stats, found.parent.entry(found.name))
   if (!neverRead) {
     // Only a file whose size is one of the two versions' is read and hashed.
     const sizes = [delta.before, delta.after].map((oid) =>

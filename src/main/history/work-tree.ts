@@ -29,13 +29,14 @@ export function isUntracked(name: string): boolean {
  * True for an entry history holds no copy of, which a folder delete must keep rather than
  * remove: a name it does not track (other than its own temp files), a link or other special
  * file, a file too large to version, a file or folder Cairn may not read (the scans keep its
- * last version; what it holds now was never read, so never versioned).
+ * last version; what it holds now was never read, so never versioned). `at` names the entry
+ * so that the kernel decides what may be read (see `mayRead`).
  */
-export function keepsNoCopy(name: string, stats: Stats): boolean {
+export function keepsNoCopy(name: string, stats: Stats, at?: string): boolean {
   if (stats.isFile()) {
-    return stats.size > MAX_VERSIONED_BYTES || isUntrackedOwn(name) || !mayRead(stats, 0o4)
+    return stats.size > MAX_VERSIONED_BYTES || isUntrackedOwn(name) || !mayRead(stats, 0o4, at)
   }
-  if (stats.isDirectory()) return isUntrackedOwn(name) || !mayRead(stats, 0o5)
+  if (stats.isDirectory()) return isUntrackedOwn(name) || !mayRead(stats, 0o5, at)
   return !isOwnTempName(name)
 }
 
@@ -188,7 +189,7 @@ function scanEntry(
   }
   // A folder Cairn may list but not enter (mode 0444, after `chmod -R 444`) opens fine, and
   // then every `lstat` inside it fails: tested before, as the kernel will (review12-story R1).
-  if (!mayRead(stats, 0o5)) return unreadable()
+  if (!mayRead(stats, 0o5, folder.entry(name))) return unreadable()
   let child: Folder | null
   try {
     child = folder.openChildIfFolder(name)
