@@ -1,4 +1,5 @@
-import { accessSync, constants, type Stats } from 'node:fs'
+import type { Stats } from 'node:fs'
+import { ACCESS, disk } from './disk'
 
 /**
  * Whether this process may read (`wanted` 4) or list and enter (5) an entry. The permission
@@ -16,7 +17,7 @@ export function mayRead(stats: Stats, wanted: number, at?: string): boolean {
   if (((stats.mode >> shift) & wanted) === wanted) return true
   if (at === undefined) return false
   try {
-    accessSync(at, constants.R_OK | (wanted & 1 ? constants.X_OK : 0))
+    disk.accessSync(at, ACCESS.READ | (wanted & 1 ? ACCESS.ENTER : 0))
     return true
   } catch {
     return false
