@@ -1,4 +1,6 @@
 // @ts-check
+import { readdirSync } from 'node:fs'
+import path from 'node:path'
 import js from '@eslint/js'
 import reactHooks from 'eslint-plugin-react-hooks'
 import globals from 'globals'
@@ -21,51 +23,81 @@ const noElectron = {
   ],
 }
 
-/** Electron's import paths, refused everywhere but the shell. */
-const electronPaths = noElectron['no-restricted-imports'][1]
-
 /**
  * The rooms of src/main: each domain imports only `lib/`, the shared contract and other
  * domains' `index.ts` (their public face), never a file inside another domain, and never the
- * composition root or the shell. `lib/` imports no domain at all.
+ * composition root or the shell. `lib/` imports no domain at all. The rooms are the folders
+ * of src/main, read here (a new one is a room at once), and each import is resolved against
+ * the file that writes it, whatever its spelling (`../../history/repo.js`, a detour through
+ * `../../main/`): review hunt13 D7 walked past a rule that matched the spelling alone.
  */
-const domainBoundaries = {
-  'no-restricted-imports': [
-    'error',
-    {
-      paths: electronPaths.paths,
-      patterns: [
-        ...electronPaths.patterns,
-        {
-          regex: '^\\.\\./(?!lib/|\\.\\./)[^/]+/',
-          message:
-            'Import another domain through its index.ts (e.g. "../history"), never a file inside it.',
-        },
-        {
-          regex: '^\\.\\./(core|dispatcher|index|ipc)$',
-          message: 'Domains are composed by core.ts; they never import it or the shell.',
-        },
-      ],
-    },
-  ],
+const MAIN = path.resolve(import.meta.dirname, 'src/main')
+const ROOMS = readdirSync(MAIN, { withFileTypes: true })
+  .filter((entry) => entry.isDirectory())
+  .map((entry) => entry.name)
+  .sort()
+
+/** `src/main/history/repo.ts` -> `{ room: 'history', rest: 'repo' }`; null outside src/main. */
+function placeOf(file) {
+  const relative = path.relative(MAIN, file)
+  if (relative.startsWith('..') || path.isAbsolute(relative)) return null
+  const parts = relative.split(path.sep)
+  // `../history` names the folder: the room's index.ts.
+  if (parts.length === 1 && ROOMS.includes(parts[0])) return { room: parts[0], rest: '' }
+  if (parts.length === 1) return { room: null, rest: parts[0].replace(/\.(?:[cm]?[jt]sx?)$/, '') }
+  return {
+    room: parts[0],
+    rest: parts
+      .slice(1)
+      .join('/')
+      .replace(/\.(?:[cm]?[jt]sx?)$/, ''),
+  }
 }
-const libBoundaries = {
-  'no-restricted-imports': [
-    'error',
-    {
-      paths: electronPaths.paths,
-      patterns: [
-        ...electronPaths.patterns,
-        {
-          regex: '^\\.\\./(?!\\.\\./)',
-          message: 'lib/ holds helpers every domain may use: it imports no domain.',
-        },
-      ],
-    },
-  ],
+
+/** Why `specifier`, imported by `filename`, breaks the rooms (null when it does not). */
+function roomsBroken(filename, specifier) {
+  if (typeof specifier !== 'string' || !specifier.startsWith('.')) return null
+  const from = placeOf(filename)
+  if (!from || from.room === null) return null
+  const target = path.resolve(path.dirname(filename), specifier.replace(/[?#].*$/, ''))
+  const to = placeOf(target)
+  if (!to) {
+    const src = path.dirname(MAIN)
+    const inSrc = path.relative(src, target)
+    return !inSrc.startsWith('..') && !inSrc.startsWith(`shared${path.sep}`) && inSrc !== 'shared'
+      ? 'src/main imports only itself and src/shared.'
+      : null
+  }
+  if (to.room === null) return 'Domains are composed by core.ts; they never import it or the shell.'
+  if (to.room === from.room) return null
+  if (from.room === 'lib') return 'lib/ holds helpers every domain may use: it imports no domain.'
+  if (to.room === 'lib') return null
+  if (to.rest === '' || to.rest === 'index') return null
+  return 'Import another domain through its index.ts (e.g. "../history"), never a file inside it.'
 }
-const DOMAINS =
-  '{agent,app,conversations,history,hygiene,memory,memory-browser,review,settings,sync}'
+
+/** The rule: every import, export-from and import() of a src/main file checked as above. */
+const cairnPlugin = {
+  rules: {
+    rooms: {
+      meta: { type: 'problem', schema: [] },
+      create(context) {
+        const check = (node, source) => {
+          if (!source || source.type !== 'Literal') return
+          const message = roomsBroken(context.filename, source.value)
+          if (message) context.report({ node: source, message })
+        }
+        return {
+          ImportDeclaration: (node) => check(node, node.source),
+          ExportNamedDeclaration: (node) => check(node, node.source),
+          ExportAllDeclaration: (node) => check(node, node.source),
+          ImportExpression: (node) => check(node, node.source),
+          TSImportType: (node) => check(node, node.argument?.literal ?? node.argument),
+        }
+      },
+    },
+  },
+}
 
 /**
  * The memory handler, the history and the memory browser reach the file system through one
@@ -128,11 +160,11 @@ export default tseslint.config(
   },
   { files: ['src/main/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts'], rules: noElectron },
   {
-    files: [`src/main/${DOMAINS}/**/*.ts`],
+    files: ['src/main/*/**/*.ts'],
     ignores: ['**/*.test.ts', '**/test-helpers.ts', '**/test-support.ts'],
-    rules: domainBoundaries,
+    plugins: { cairn: cairnPlugin },
+    rules: { 'cairn/rooms': 'error' },
   },
-  { files: ['src/main/lib/**/*.ts'], ignores: ['**/*.test.ts'], rules: libBoundaries },
   {
     files: ['src/main/{memory,history,memory-browser,lib}/**/*.ts'],
     ignores: ['src/main/lib/disk.ts', '**/*.test.ts', '**/test-helpers.ts', '**/test-support.ts'],

@@ -1,5 +1,9 @@
-import { open as openFile, readdir } from 'node:fs/promises'
+import { execFileSync } from 'node:child_process'
+import { lstatSync } from 'node:fs'
+import { chmod, open as openFile, readdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
+import { nodeDisk, setDisk } from '../src/main/lib/disk'
+import { errnoError, hookDisk } from '../src/main/lib/disk-hooks'
 import type { Cairn } from './fixtures/harness'
 import { expect, shoot, test } from './fixtures/screens'
 import { HistoryPage } from './pages/history.page'
@@ -78,3 +82,52 @@ test('a restore over a file History keeps no copy of names where it went', async
     'a.md',
   ])
 })
+
+// Review12-story item 4: a file kept aside because Cairn may not read it was said to be one
+// "History has no copy of", though its last readable version is there.
+for (const scheme of ['light', 'dark'] as const) {
+  test(`deleting a file Cairn may not read says so, not "no copy" (${scheme})`, async ({
+    page,
+    cairn,
+  }) => {
+    await cairn.core.dispatch('memory:write', { path: '/memories/private.md', content: 'v1\n' })
+    const memories = path.join(cairn.dataDir, 'memories')
+    await writeFile(path.join(memories, 'private.md'), 'v2, saved by another account\n')
+    // Another account's file (mode 000). The core runs in this process as root, who reads
+    // everything: it looks like uid 4242, and the disk seam denies what the system would.
+    execFileSync('chown', ['-R', '4242:4242', memories])
+    await chmod(path.join(memories, 'private.md'), 0o000)
+    const hooked = hookDisk(nodeDisk, (call) => {
+      if (call.name !== 'openSync') return undefined
+      const target = String(call.args[0])
+      const mode = lstatSync(target, { throwIfNoEntry: false })?.mode ?? 0o777
+      return mode & 0o444 ? undefined : errnoError(call, 'EACCES')
+    })
+    const undoDisk = setDisk(hooked.disk)
+    const getuid = process.getuid
+    process.getuid = () => 4242
+    try {
+      await page.emulateMedia({ colorScheme: scheme })
+      await cairn.open(page)
+      const memory = new MemoryPage(page)
+      await memory.item('private.md').click()
+      await memory.fileActions().getByRole('button', { name: 'Delete' }).click()
+      await expect(memory.dialog).toContainText('Cairn may not read /memories/private.md')
+      await expect(memory.dialog).not.toContainText('History has no copy')
+      await shoot(page, cairn, `kept-aside-unreadable-dialog-${scheme}`)
+      await memory.dialog.getByRole('button', { name: 'Delete' }).click()
+      // Its path's last version is in History (the delete is a commit, undoable); what the
+      // file holds now was kept aside.
+      await expect(memory.notice).toContainText(
+        'Cairn may not read private.md (permission denied), so it was kept as “private (not in history).md”; History keeps its last version Cairn could read.',
+      )
+      await expect(memory.notice).not.toContainText('History has no copy')
+      await shoot(page, cairn, `kept-aside-unreadable-notice-${scheme}`)
+    } finally {
+      process.getuid = getuid
+      undoDisk()
+    }
+    await chmod(path.join(memories, 'private (not in history).md'), 0o644)
+    expect((await readdir(memories)).sort()).toEqual(['private (not in history).md'])
+  })
+}

@@ -13,11 +13,7 @@ test('an edit in the memory browser keeps a CRLF file CRLF', async ({ page, cair
   await cairn.core.dispatch('memory:write', { path: '/memories/win.md', content: original })
   await cairn.open(page)
   const memory = new MemoryPage(page)
-  await memory.openFile('win.md')
-  await memory.fileActions().getByRole('button', { name: 'Edit' }).click()
-  const editor = memory.editor('win.md')
-  await editor.press('ControlOrMeta+End')
-  await editor.pressSequentially('line four')
+  const editor = await memory.typeAtEnd('win.md', 'line four')
   await editor.press('ControlOrMeta+s')
   await expect(memory.notice).toContainText('Saved win.md')
   expect(await readFile(path.join(cairn.dataDir, 'memories', 'win.md'), 'utf8')).toBe(
@@ -39,11 +35,7 @@ for (const scheme of ['light', 'dark'] as const) {
     await cairn.open(page)
     const memory = new MemoryPage(page)
     const onDisk = (name: string) => readFile(path.join(cairn.dataDir, 'memories', name), 'utf8')
-    await memory.openFile('a.md')
-    await memory.fileActions().getByRole('button', { name: 'Edit' }).click()
-    const editor = memory.editor('a.md')
-    await editor.press('ControlOrMeta+End')
-    await editor.pressSequentially('careful notes')
+    const editor = await memory.typeAtEnd('a.md', 'careful notes')
     await expect(memory.pane.getByText('Unsaved changes')).toBeVisible()
 
     // A click on another file asks; Escape cancels and keeps the draft.
@@ -94,11 +86,7 @@ test('"Memory at this reply" waits for unsaved text to be dealt with', async ({
   const chat = new ChatPage(page)
   const memory = new MemoryPage(page)
   await memory.open()
-  await memory.openFile('prefs.md')
-  await memory.fileActions().getByRole('button', { name: 'Edit' }).click()
-  const editor = memory.editor('prefs.md')
-  await editor.press('ControlOrMeta+End')
-  await editor.pressSequentially('Milk: none')
+  const editor = await memory.typeAtEnd('prefs.md', 'Milk: none')
 
   const atReply = chat.lastReply().getByRole('button', { name: 'Memory at this reply' })
   const banner = memory.pane.getByRole('status', { name: 'Memory at this reply' })
@@ -133,11 +121,7 @@ for (const scheme of ['light', 'dark'] as const) {
     await page.emulateMedia({ colorScheme: scheme })
     await cairn.open(page)
     const memory = new MemoryPage(page)
-    await memory.openFile('prefs.md')
-    await memory.fileActions().getByRole('button', { name: 'Edit' }).click()
-    const editor = memory.editor('prefs.md')
-    await editor.press('ControlOrMeta+End')
-    await editor.pressSequentially('Milk: none')
+    const editor = await memory.typeAtEnd('prefs.md', 'Milk: none')
 
     await claudeTurn(cairn, anthropic, 'Tidy my notes.', [
       reply.toolUse({
@@ -155,7 +139,6 @@ for (const scheme of ['light', 'dark'] as const) {
     )
     await expect(editor).toHaveValue('Tea: green\nMilk: none')
     await shoot(page, cairn, `memory-editor-file-gone-${scheme}`)
-    await page.screenshot({ path: `/tmp/fix12-story-shots/memory-editor-file-gone-${scheme}.png` })
 
     await memory.pane.getByRole('button', { name: 'Save', exact: true }).click()
     await expect(memory.notice).toContainText('Saved prefs.md')
@@ -172,11 +155,7 @@ test('text typed while the file turns binary stays, and can be saved as a new fi
   await cairn.core.dispatch('memory:write', { path: '/memories/prefs.md', content: 'Tea: green\n' })
   await cairn.open(page)
   const memory = new MemoryPage(page)
-  await memory.openFile('prefs.md')
-  await memory.fileActions().getByRole('button', { name: 'Edit' }).click()
-  const editor = memory.editor('prefs.md')
-  await editor.press('ControlOrMeta+End')
-  await editor.pressSequentially('Milk: none')
+  const editor = await memory.typeAtEnd('prefs.md', 'Milk: none')
 
   // Another program replaces it with bytes that are not text; Cairn sees the outside change.
   const file = path.join(cairn.dataDir, 'memories', 'prefs.md')
@@ -193,4 +172,46 @@ test('text typed while the file turns binary stays, and can be saved as a new fi
     'Tea: green\nMilk: none',
   )
   expect((await readFile(file)).includes(0)).toBe(true)
+})
+
+// Review12-story item 6: the draft banner keeps a draft when Claude renames or deletes the open
+// file, but closing or reloading the window lost typed text without a word. The page refuses
+// its unload while the editor holds unsaved text (Electron's shell then asks, naming the file).
+test('closing the window with unsaved editor text asks first, and not once it is saved', async ({
+  page,
+  cairn,
+}) => {
+  await cairn.core.dispatch('memory:write', { path: '/memories/x.md', content: 'alpha\n' })
+  await cairn.open(page)
+  const memory = new MemoryPage(page)
+  await memory.openFile('x.md')
+  await memory.fileActions().getByRole('button', { name: 'Edit' }).click()
+  const editor = memory.editor('x.md')
+  await editor.press('ControlOrMeta+End')
+  await editor.pressSequentially('typed, not saved')
+  await expect(memory.pane.getByText('Unsaved changes')).toBeVisible()
+  await expect.poll(() => cairn.host.unsaved.at(-1)).toBe('/memories/x.md')
+
+  // The browser asks; Keep editing (dismiss) keeps the page and the text.
+  const asked: string[] = []
+  page.once('dialog', (dialog) => {
+    asked.push(dialog.type())
+    void dialog.dismiss()
+  })
+  await page.close({ runBeforeUnload: true })
+  await expect.poll(() => asked).toEqual(['beforeunload'])
+  expect(page.isClosed()).toBe(false)
+  await expect(editor).toHaveValue('alpha\ntyped, not saved')
+
+  // Saved, nothing is at stake: the window closes without a question.
+  await editor.press('ControlOrMeta+s')
+  await expect(memory.notice).toContainText('Saved x.md')
+  await expect.poll(() => cairn.host.unsaved.at(-1)).toBeNull()
+  page.on('dialog', (dialog) => {
+    asked.push(dialog.type())
+    void dialog.dismiss()
+  })
+  await page.close({ runBeforeUnload: true })
+  await expect.poll(() => page.isClosed()).toBe(true)
+  expect(asked).toEqual(['beforeunload'])
 })

@@ -257,6 +257,8 @@ for (const scheme of ['light', 'dark'] as const) {
       await cairn.open(page)
       const memory = new MemoryPage(page)
       await expect(memory.item('backup-tool')).toHaveAccessibleName(/Cannot be read/)
+      // No expander: it lists nothing, like the unreadable file (review12-story item 3).
+      await expect(memory.item('backup-tool')).not.toHaveAttribute('aria-expanded')
       await expect(memory.item('private.md')).toHaveAccessibleName(/Cannot be read/)
       await expect(memory.item('notes.md')).not.toHaveAccessibleName(/Cannot be read/)
       await expect(memory.item('cats.md')).toBeVisible()

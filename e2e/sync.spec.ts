@@ -4,7 +4,7 @@ import path from 'node:path'
 import type { Core } from '../src/main/core'
 import { expect, test } from './fixtures/harness'
 import { shoot } from './fixtures/screens'
-import { call, otherMachine, syncSpec } from './fixtures/machines'
+import { call, conflictOn, otherMachine, syncSpec } from './fixtures/machines'
 import { HistoryPage } from './pages/history.page'
 import { SyncPage } from './pages/sync.page'
 
@@ -120,20 +120,10 @@ test('the conflict dialog shows both versions and commits the choice', async ({ 
   const desktop = await otherMachine('desktop')
   try {
     const base = '# Prefs\nEditor: Helix\nTheme: dark\n'
-    await call(cairn.core, 'memory:write', { path: '/memories/prefs.md', content: base })
-    await call(cairn.core, 'sync:configure', remoteOf(repo))
-    await call(cairn.core, 'sync:now')
-    await call(desktop.core, 'sync:configure', remoteOf(repo))
-    await call(desktop.core, 'sync:now')
-    const edit = (core: Core, editor: string) =>
-      core.dispatch('memory:write', {
-        path: '/memories/prefs.md',
-        content: base.replace('Helix', editor),
-      })
-    await edit(desktop.core, 'Vim')
-    await call(desktop.core, 'sync:now')
-    await edit(cairn.core, 'Zed')
-    await call(cairn.core, 'sync:now')
+    await conflictOn(cairn.core, desktop.core, remoteOf(repo), '/memories/prefs.md', base, {
+      desktop: base.replace('Helix', 'Vim'),
+      laptop: base.replace('Helix', 'Zed'),
+    })
 
     await cairn.open(page)
     const sync = new SyncPage(page)
@@ -175,22 +165,19 @@ for (const scheme of ['light', 'dark'] as const) {
     const desktop = await otherMachine('desktop')
     try {
       const base = '# Notes\nSummary: short\nTheme: dark\n'
-      await call(cairn.core, 'memory:write', { path: '/memories/notes.md', content: base })
-      await call(cairn.core, 'sync:configure', remoteOf(repo))
-      await call(cairn.core, 'sync:now')
-      await call(desktop.core, 'sync:configure', remoteOf(repo))
-      await call(desktop.core, 'sync:now')
       // Each side rewrites one line as 100,000 characters.
       const summary = (word: string) => `Summary: ${`${word} `.repeat(20_000)}`
-      const edit = (core: Core, word: string) =>
-        call(core, 'memory:write', {
-          path: '/memories/notes.md',
-          content: base.replace('Summary: short', summary(word)),
-        })
-      await edit(desktop.core, 'tide')
-      await call(desktop.core, 'sync:now')
-      await edit(cairn.core, 'moss')
-      const status = await call(cairn.core, 'sync:now')
+      const status = await conflictOn(
+        cairn.core,
+        desktop.core,
+        remoteOf(repo),
+        '/memories/notes.md',
+        base,
+        {
+          desktop: base.replace('Summary: short', summary('tide')),
+          laptop: base.replace('Summary: short', summary('moss')),
+        },
+      )
       expect(status.conflicts).toEqual([
         expect.objectContaining({ path: '/memories/notes.md', blockCount: 1, cut: true }),
       ])
@@ -232,15 +219,17 @@ for (const scheme of ['light', 'dark'] as const) {
         const { text } = await call(core, 'memory:read', { path })
         await call(core, 'memory:write', { path, content: text!.replace(from, to) })
       }
-      await call(cairn.core, 'memory:write', { path, content: 'Editor: Vim\nTheme: dark\n' })
-      await call(cairn.core, 'sync:configure', remoteOf(repo))
-      await call(cairn.core, 'sync:now')
-      await call(desktop.core, 'sync:configure', remoteOf(repo))
-      await call(desktop.core, 'sync:now')
-      await edit(desktop.core, 'Editor: Vim', 'Editor: Helix')
-      await call(desktop.core, 'sync:now')
-      await edit(cairn.core, 'Editor: Vim', 'Editor: Zed')
-      await call(cairn.core, 'sync:now')
+      await conflictOn(
+        cairn.core,
+        desktop.core,
+        remoteOf(repo),
+        path,
+        'Editor: Vim\nTheme: dark\n',
+        {
+          desktop: 'Editor: Helix\nTheme: dark\n',
+          laptop: 'Editor: Zed\nTheme: dark\n',
+        },
+      )
       await call(desktop.core, 'sync:now')
       // Both edit this machine's version inside the open block: the next merge nests.
       await edit(desktop.core, 'Editor: Zed\n', 'Editor: Zed 0.150\n')
@@ -278,24 +267,10 @@ test('the conflict dialog saves text written by hand', async ({ page, cairn }) =
   const repo = hub.newRepo()
   const desktop = await otherMachine('desktop')
   try {
-    await call(cairn.core, 'sync:configure', remoteOf(repo))
-    await call(desktop.core, 'memory:write', {
-      path: '/memories/me.md',
-      content: 'Likes: tea\n',
+    await conflictOn(cairn.core, desktop.core, remoteOf(repo), '/memories/me.md', 'Likes: tea\n', {
+      desktop: 'Likes: coffee\n',
+      laptop: 'Likes: green tea\n',
     })
-    await call(desktop.core, 'sync:configure', remoteOf(repo))
-    await call(desktop.core, 'sync:now')
-    await call(cairn.core, 'sync:now')
-    await call(desktop.core, 'memory:write', {
-      path: '/memories/me.md',
-      content: 'Likes: coffee\n',
-    })
-    await call(desktop.core, 'sync:now')
-    await call(cairn.core, 'memory:write', {
-      path: '/memories/me.md',
-      content: 'Likes: green tea\n',
-    })
-    await call(cairn.core, 'sync:now')
 
     await cairn.open(page)
     const sync = new SyncPage(page)
@@ -384,21 +359,17 @@ for (const scheme of ['light', 'dark'] as const) {
     const repo = hub.newRepo()
     const desktop = await otherMachine('desktop')
     try {
-      await call(cairn.core, 'sync:configure', remoteOf(repo))
-      await call(desktop.core, 'memory:write', { path: '/memories/me.md', content: 'Likes: tea\n' })
-      await call(desktop.core, 'sync:configure', remoteOf(repo))
-      await call(desktop.core, 'sync:now')
-      await call(cairn.core, 'sync:now')
-      await call(desktop.core, 'memory:write', {
-        path: '/memories/me.md',
-        content: 'Likes: coffee\n',
-      })
-      await call(desktop.core, 'sync:now')
-      await call(cairn.core, 'memory:write', {
-        path: '/memories/me.md',
-        content: 'Likes: green tea\n',
-      })
-      await call(cairn.core, 'sync:now')
+      await conflictOn(
+        cairn.core,
+        desktop.core,
+        remoteOf(repo),
+        '/memories/me.md',
+        'Likes: tea\n',
+        {
+          desktop: 'Likes: coffee\n',
+          laptop: 'Likes: green tea\n',
+        },
+      )
 
       await page.emulateMedia({ colorScheme: scheme })
       await cairn.open(page)

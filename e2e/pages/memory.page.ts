@@ -49,6 +49,16 @@ export class MemoryPage {
     return this.pane.getByRole('textbox', { name: `Edit ${name}` })
   }
 
+  /** Opens `name`, starts editing it and types `text` at its end (unsaved); its editor. */
+  async typeAtEnd(name: string, text: string): Promise<Locator> {
+    await this.openFile(name)
+    await this.fileActions().getByRole('button', { name: 'Edit' }).click()
+    const editor = this.editor(name)
+    await editor.press('ControlOrMeta+End')
+    await editor.pressSequentially(text)
+    return editor
+  }
+
   /** Opens the editor, replaces the text and saves with the keyboard shortcut. */
   async editAndSave(name: string, text: string): Promise<void> {
     await this.fileActions().getByRole('button', { name: 'Edit' }).click()

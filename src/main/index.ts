@@ -34,6 +34,8 @@ import {
   saveWindowStateSync,
   StartupError,
   startupFailureDialog,
+  DISCARD_RESPONSE,
+  unsavedChangesDialog,
   type MenuCommand,
 } from './shell'
 
@@ -79,6 +81,8 @@ try {
 
 let core: Core | null = null
 let mainWindow: BrowserWindow | null = null
+// The memory file whose editor holds unsaved text, as the page last said (null: none).
+let unsavedPath: string | null = null
 
 // Every web contents, present or future, gets the same locks.
 app.on('web-contents-created', (_event, contents) => hardenContents(contents))
@@ -191,6 +195,15 @@ async function createWindow(appCore: Core): Promise<BrowserWindow> {
       console.warn('[cairn] could not remember the window position', error)
     }
   })
+  // The page refuses its unload while the editor holds unsaved text (its `beforeunload`):
+  // Electron then cancels the close or reload silently, so the person is asked here. Only a
+  // Discard lets it go on (`preventDefault` ignores the page's refusal).
+  window.webContents.on('will-prevent-unload', (event) => {
+    const choice = dialog.showMessageBoxSync(window, unsavedChangesDialog(unsavedPath))
+    if (choice !== DISCARD_RESPONSE) return
+    unsavedPath = null
+    event.preventDefault()
+  })
   window.webContents.on('render-process-gone', (_event, details) => {
     if (details.reason === 'clean-exit' || window.isDestroyed()) return
     void recoverWindow(window, details.reason)
@@ -198,6 +211,7 @@ async function createWindow(appCore: Core): Promise<BrowserWindow> {
   const stopEvents = forwardEvents(appCore, window.webContents)
   window.on('closed', () => {
     stopEvents()
+    unsavedPath = null
     if (mainWindow === window) mainWindow = null
   })
   mainWindow = window
@@ -454,6 +468,9 @@ async function main(): Promise<void> {
         },
         chooseSavePath: chooseSavePath,
         chooseOpenPath: chooseOpenPath,
+        noteUnsaved(path) {
+          unsavedPath = path
+        },
       },
     })
     registerIpc(core, isTrustedFrame)

@@ -88,6 +88,8 @@ export const requestSchemas = {
   'app:info': none,
   'app:openDataFolder': none,
   'app:openExternal': z.strictObject({ url: z.url({ protocol: /^https$/ }) }),
+  /** The memory file whose editor holds unsaved text (null: none): closing the window asks. */
+  'app:unsaved': z.strictObject({ path: virtualPath.nullable() }),
 
   /** `at`: the memory as it was after that commit (read-only), instead of now. */
   'memory:tree': z.strictObject({ at: oid.optional() }).optional(),
@@ -156,6 +158,8 @@ export const requestSchemas = {
       message: 'only an approval can carry edited text',
       path: ['editedText'],
     }),
+  /** The whole text of a pending change whose preview left it out (`omitted`). */
+  'review:text': z.strictObject({ id }),
 
   'hygiene:stats': none,
   'hygiene:expire': z.strictObject({ path: virtualPath }),
@@ -235,6 +239,7 @@ export interface RequestResults {
   'app:info': AppInfo
   'app:openDataFolder': null
   'app:openExternal': null
+  'app:unsaved': null
   'memory:tree': ReadonlyArray<MemoryEntry>
   'memory:read': MemoryFile
   'memory:write': ChangeResult
@@ -258,6 +263,7 @@ export interface RequestResults {
   'history:summaries': ReadonlyArray<CommitSummary>
   'review:list': ReadonlyArray<PendingChange>
   'review:decide': ChangeResult
+  'review:text': { readonly before: string | null; readonly after: string | null }
   'hygiene:stats': MemoryStats
   'hygiene:expire': ChangeResult
   'chat:send': { readonly conversationId: string; readonly turnId: string }

@@ -261,12 +261,15 @@ export interface HistorySearchPage {
  * place as `<name> (not in history)` instead (virtual paths).
  * - `not-in-history`: a file History never versioned (too large, or a name it cannot track);
  * - `changed`: a file History holds, but not this version (saved outside Cairn since);
- * - `folder`: files of a deleted folder History had no copy of, kept in a folder of that name.
+ * - `folder`: files of a deleted folder History had no copy of, kept in a folder of that name;
+ * - `unreadable`: a file Cairn may not read (permission denied): what it holds was never read.
+ *   `versioned` says whether History holds a last version of it at `path`.
  */
 export interface KeptAsideEntry {
   readonly path: string
   readonly keptAs: string
-  readonly reason: 'not-in-history' | 'changed' | 'folder'
+  readonly reason: 'not-in-history' | 'changed' | 'folder' | 'unreadable'
+  readonly versioned?: boolean
 }
 
 /** Result of a user edit or a restore: the commit it made, or null when nothing changed. */
@@ -336,6 +339,12 @@ export interface ChangePreview {
    * there is no file, or it is text.
    */
   readonly notTextBytes: number | null
+  /**
+   * The size in bytes of a file a delete or rename moves or removes without its text being
+   * read: over the size `view` reads (History never reads such a file whole either). `before`
+   * is then null. Absent or null otherwise.
+   */
+  readonly unreadBytes?: number | null
   /** For a folder: the files it holds (the first 200), and how many in all. */
   readonly files: ReadonlyArray<string>
   readonly fileCount: number
@@ -354,6 +363,17 @@ export interface PendingChange extends ChangePreview {
   /** Who proposes it: Claude in a conversation, or Cairn (an expiry of a file left unread). */
   readonly origin: 'claude' | 'cairn'
   readonly flags: ReadonlyArray<WriteFlag>
+  /**
+   * Set when the file's text before or after is too long to send with the change: `before`
+   * and `after` are then null, and these say how long they are (characters). The whole text is
+   * fetched on demand (`review:text`).
+   */
+  readonly omitted: { readonly beforeChars: number; readonly afterChars: number } | null
+  /**
+   * Checks that could not be made (the person-edited lookup while the history index is
+   * rebuilt), in words for people: the change waits rather than land unchecked.
+   */
+  readonly unchecked: ReadonlyArray<string>
   readonly createdAt: number
   /** True when the person may edit `after` before approving (a change that leaves text). */
   readonly editable: boolean
@@ -424,9 +444,22 @@ export type StoredBlock =
       readonly is_error: boolean
     }
 
+/**
+ * A block of a type this build does not know (one a newer build stored), as it was on disk, and
+ * its index in the stored message's blocks. Never shown nor sent to the API; written back when
+ * the conversation is saved again, so the newer build's data is not lost.
+ */
+export interface UnknownBlock {
+  readonly at: number
+  readonly block: { readonly type: string } & Readonly<Record<string, unknown>>
+}
+
 export interface StoredMessage {
   readonly role: 'user' | 'assistant'
+  /** The blocks this build knows, in order. */
   readonly content: ReadonlyArray<StoredBlock>
+  /** Blocks of types this build does not know (absent when there are none). */
+  readonly unknownBlocks?: ReadonlyArray<UnknownBlock>
   /** For assistant messages: stop reason and usage, as reported by the API. */
   readonly stopReason?: string | null
   readonly usage?: TokenUsage | null
@@ -448,6 +481,12 @@ export interface ConversationSummary {
   readonly createdAt: number
   readonly updatedAt: number
   readonly messageCount: number
+  /**
+   * True for a conversation whose file could not be read (cut short, not JSON): listed so the
+   * person sees it and can delete it. Its title and times are what could be recovered from the
+   * file (else "Unreadable conversation" and the file's time); it has no messages to open.
+   */
+  readonly unreadable?: boolean
 }
 
 export interface Conversation extends ConversationSummary {

@@ -23,7 +23,7 @@ export interface StandInOptions {
   readonly singleInstance?: boolean
   /** Makes `loadURL` fail, as when the page's files are missing. */
   readonly loadFails?: boolean
-  /** The button index `dialog.showMessageBox` resolves with. */
+  /** The button index `dialog.showMessageBox` resolves with (and `showMessageBoxSync` returns). */
   readonly dialogResponse?: number
   /** Makes `app.setPath` throw, as Electron does for a path it cannot use. */
   readonly setPathFails?: boolean
@@ -320,6 +320,12 @@ export function createElectronStandIn(options: StandInOptions): ElectronStandIn 
         if (args[0] instanceof FakeBrowserWindow) record('dialog.parent', args[0])
         record('dialog.showMessageBox', dialogOptions)
         return { response: options.dialogResponse ?? 1, checkboxChecked: false }
+      },
+      showMessageBoxSync(...args: unknown[]) {
+        const dialogOptions = args[0] instanceof FakeBrowserWindow ? args[1] : args[0]
+        if (args[0] instanceof FakeBrowserWindow) record('dialog.parent', args[0])
+        record('dialog.showMessageBoxSync', dialogOptions)
+        return options.dialogResponse ?? 1
       },
     },
     shell: {

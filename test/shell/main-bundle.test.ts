@@ -582,6 +582,33 @@ describe('the built main bundle in Node, with a recording stand-in for electron'
     expect(standIn.callsOf('dialog.showMessageBox')).toHaveLength(1)
   })
 
+  // Closing or reloading the window while the editor held unsaved text lost it without a word:
+  // the page refuses its unload, and Electron only says so (`will-prevent-unload`).
+  for (const [response, goes] of [
+    [0, false],
+    [1, true],
+  ] as const) {
+    it(`asks before a close loses unsaved editor text, and ${goes ? 'lets it go on Discard' : 'keeps editing by default'}`, async () => {
+      const { standIn, window } = await startApp({ dialogResponse: response })
+      const frame = window.webContents.mainFrame
+      expect(await invoke(standIn, 'app:unsaved', frame, { path: '/memories/x.md' })).toEqual({
+        ok: true,
+        value: null,
+      })
+      const unload = fakeEvent()
+      window.webContents.emit('will-prevent-unload', unload)
+      const [asked] = standIn.callsOf('dialog.showMessageBoxSync')
+      expect(asked!.args[0]).toMatchObject({
+        message: 'Discard unsaved changes to /memories/x.md?',
+        buttons: ['Keep editing', 'Discard'],
+        defaultId: 0,
+        cancelId: 0,
+      })
+      // Electron goes on with the close only when the refusal is overridden.
+      expect(unload.defaultPrevented).toBe(goes)
+    })
+  }
+
   it('leaves the start to the instance already running', async () => {
     const userData = await tempDir()
     const standIn = await start({ userData, singleInstance: false }, { CAIRN_DATA_DIR: undefined })

@@ -1,5 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk'
 import type { ModelInfo } from '../../shared/types'
+import { CairnError } from '../lib/errors'
 import type { ApiCredentials, SettingsService } from '../settings'
 
 export const DEFAULT_BASE_URL = 'https://api.anthropic.com'
@@ -85,13 +86,19 @@ export const MODELS_TIMEOUT_MS = 15_000
 
 /**
  * The models the settings' key can use (`settings:models`), the current model first when the
- * API does not list it. One request, no retries: the picker must not hang.
+ * API does not list it. One request, no retries: the picker must not hang. An
+ * `ANTHROPIC_BASE_URL` the chat would refuse is refused here too (`invalid-base-url`, in the
+ * chat's words), before any request: the SDK would send the list's request into the query or
+ * nowhere, and the picker would fall back without saying why.
  */
 export async function availableModels(
   settings: Pick<SettingsService, 'get' | 'credentials'>,
   options: Pick<ClientConfig, 'fetch'> = {},
 ): Promise<ReadonlyArray<ModelInfo>> {
   const [current, credentials] = await Promise.all([settings.get(), settings.credentials()])
+  // Without a key no request is made (the fallback list), as a chat says "no key" first.
+  const urlProblem = credentials.apiKey ? baseUrlProblem(credentials.baseURL) : null
+  if (urlProblem) throw new CairnError('invalid-base-url', urlProblem)
   return listModels(clientFor(credentials, { maxRetries: 0, fetch: options.fetch }), current.model)
 }
 

@@ -21,5 +21,9 @@ export function appHandlers(options: AppHandlerOptions): DomainHandlers<'app'> {
       await host.openExternal(url)
       return null
     },
+    'app:unsaved': ({ path }) => {
+      host.noteUnsaved(path)
+      return null
+    },
   }
 }

@@ -10,6 +10,11 @@ export interface FileFilter {
 export interface HostActions {
   openPath(folder: string): Promise<void>
   openExternal(url: string): Promise<void>
+  /**
+   * Hears which memory file's editor holds unsaved text (null: none), so that closing or
+   * reloading the window can name it when it asks first.
+   */
+  noteUnsaved(path: string | null): void
   /** Asks where to save a file (the system's save dialog); null when the person cancels. */
   chooseSavePath(options: {
     readonly title: string
@@ -32,6 +37,8 @@ export const noHost: HostActions = {
   async openExternal() {
     throw new CairnError('unsupported', 'Opening links is only available in the desktop app.')
   },
+  // Without a window there is nothing to close: nothing to ask.
+  noteUnsaved() {},
   async chooseSavePath() {
     throw new CairnError('unsupported', 'Saving files is only available in the desktop app.')
   },

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import type { Conversation, StoredMessage } from '../../shared/types'
+import type { Conversation, StoredBlock, StoredMessage, UnknownBlock } from '../../shared/types'
 import { cutText } from '../lib/text'
 
 /** Conversation ids are safe file names: no separators, no dots, bounded length. */
@@ -12,7 +12,7 @@ const usage = z.object({
   cacheCreationInputTokens: z.number(),
 })
 
-const block = z.discriminatedUnion('type', [
+const knownBlock = z.discriminatedUnion('type', [
   z.object({ type: z.literal('text'), text: z.string() }),
   z.object({ type: z.literal('tool_use'), id: z.string(), name: z.string(), input: z.unknown() }),
   z.object({
@@ -22,10 +22,14 @@ const block = z.discriminatedUnion('type', [
     is_error: z.boolean(),
   }),
 ])
+const KNOWN_TYPES: ReadonlySet<string> = new Set(['text', 'tool_use', 'tool_result'])
+
+/** Any block with a string type; those of a known type must then have its shape. */
+const anyBlock = z.looseObject({ type: z.string() })
 
 const message = z.object({
   role: z.enum(['user', 'assistant']),
-  content: z.array(block),
+  content: z.array(anyBlock),
   stopReason: z.string().nullable().optional(),
   usage: usage.nullable().optional(),
   createdAt: z.number(),
@@ -54,16 +58,31 @@ const conversationFile = z.object({
   toolCommits: z.record(z.string(), z.string()),
 })
 
-/** Parses a conversation file; throws when it is not one. */
+/**
+ * Parses a conversation file; throws when it is not one. A block of a type this build does not
+ * know (a `thinking` block a newer build stored, say) does not make the file unreadable: it is
+ * taken out of `content` (never shown, never sent to the API) and kept in `unknownBlocks` with
+ * its place, so saving the conversation again writes it back as it was.
+ */
 export function parseConversation(raw: string): Conversation {
   const file = conversationFile.parse(JSON.parse(raw))
+  const messages = file.messages.map((message): StoredMessage => {
+    const content: StoredBlock[] = []
+    const unknownBlocks: UnknownBlock[] = []
+    message.content.forEach((block, at) => {
+      if (KNOWN_TYPES.has(block.type)) content.push(knownBlock.parse(block) as StoredBlock)
+      else unknownBlocks.push({ at, block })
+    })
+    const known = { ...message, content }
+    return unknownBlocks.length > 0 ? { ...known, unknownBlocks } : known
+  })
   return {
     id: file.id,
     title: file.title,
     createdAt: file.createdAt,
     updatedAt: file.updatedAt,
-    messageCount: file.messages.length,
-    messages: file.messages as ReadonlyArray<StoredMessage>,
+    messageCount: messages.length,
+    messages,
     toolCommits: file.toolCommits,
   }
 }
@@ -76,9 +95,47 @@ export function serializeConversation(conversation: Conversation): unknown {
     title: conversation.title,
     createdAt: conversation.createdAt,
     updatedAt: conversation.updatedAt,
-    messages: conversation.messages,
+    messages: conversation.messages.map(withUnknownBlocks),
     toolCommits: conversation.toolCommits,
   }
+}
+
+/** A stored message as written: its blocks of unknown types back in their places. */
+function withUnknownBlocks(message: StoredMessage): unknown {
+  const { unknownBlocks, ...rest } = message
+  if (!unknownBlocks || unknownBlocks.length === 0) return rest
+  const content: unknown[] = [...message.content]
+  for (const { at, block } of [...unknownBlocks].sort((a, b) => a.at - b.at)) {
+    content.splice(Math.min(at, content.length), 0, block)
+  }
+  return { ...rest, content }
+}
+
+/*
+ * What can still be told of a file that does not parse (cut short, say): its title and times,
+ * read from the text where they still stand, e.g. `{"version":1,"id":"c_…","title":"Trip",
+ * "createdAt":1760000000000,"updatedAt":1760000001000,"messages":[{"role":"user","cont`.
+ */
+export function salvageSummary(raw: string): {
+  readonly title: string | null
+  readonly createdAt: number | null
+  readonly updatedAt: number | null
+} {
+  const title = /"title"\s*:\s*("(?:[^"\\\n]|\\.)*")/.exec(raw)?.[1]
+  let parsedTitle: string | null = null
+  if (title !== undefined) {
+    try {
+      const value: unknown = JSON.parse(title)
+      if (typeof value === 'string' && value.trim() !== '') parsedTitle = cutText(value.trim(), 200)
+    } catch {
+      parsedTitle = null
+    }
+  }
+  const time = (key: string): number | null => {
+    const match = new RegExp(`"${key}"\\s*:\\s*(\\d{1,15})[,}\\s]`).exec(raw)
+    return match ? Number(match[1]) : null
+  }
+  return { title: parsedTitle, createdAt: time('createdAt'), updatedAt: time('updatedAt') }
 }
 
 const TITLE_LENGTH = 60

@@ -135,10 +135,15 @@ describe('conversation store', () => {
     await expect(store.delete('a/b')).rejects.toMatchObject({ code: 'conversation-not-found' })
   })
 
-  it('skips a corrupt file in the list and reports it on open', async () => {
+  it('lists a corrupt file as unreadable, beside the others, and reports it once', async () => {
     const good = await store.create('good')
     await writeFile(path.join(dataDir, 'conversations', 'c_broken.json'), '{"version": 1')
-    expect((await store.list()).map((hit) => hit.conversation.id)).toEqual([good.id])
+    expect(
+      (await store.list()).map((hit) => [hit.conversation.id, hit.conversation.unreadable]),
+    ).toEqual([
+      ['c_broken', true],
+      [good.id, undefined],
+    ])
     await expect(store.get('c_broken')).rejects.toMatchObject({ code: 'conversation-corrupt' })
     // Logged once, with its cause, however often the list is read.
     await store.list()

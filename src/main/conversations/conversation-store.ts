@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { readdir, readFile, rm } from 'node:fs/promises'
+import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises'
 import path from 'node:path'
 import type { Conversation, ConversationSearchHit, ConversationSummary } from '../../shared/types'
 import { writeJsonAtomic } from '../lib/atomic-json'
@@ -11,6 +11,7 @@ import {
   CONVERSATION_ID,
   deriveTitle,
   parseConversation,
+  salvageSummary,
   serializeConversation,
 } from './conversation-file'
 import { matchConversation, summarize } from './search'
@@ -36,8 +37,15 @@ export interface ConversationStore {
   /** Applies `change` to the latest stored version and saves it (updatedAt is set here). */
   update(id: string, change: (current: Conversation) => Conversation): Promise<Conversation>
   rename(id: string, title: string): Promise<ConversationSummary>
+  /**
+   * Removes the conversation. An unreadable file is moved into `conversations/cairn-damaged/`
+   * instead (never destroyed: it may be repaired by hand, or read by a newer build).
+   */
   delete(id: string): Promise<void>
-  /** Newest first; with a query, only conversations whose title or text matches. */
+  /**
+   * Newest first; with a query, only conversations whose title or text matches. A file that
+   * cannot be read is listed too, as `unreadable`, so it never vanishes without a sign.
+   */
   list(query?: string): Promise<ReadonlyArray<ConversationSearchHit>>
 }
 
@@ -69,15 +77,16 @@ export function createConversationStore(options: ConversationStoreOptions): Conv
     try {
       raw = await readFile(fileOf(id), 'utf8')
     } catch (error) {
-      if (!isMissing(error)) report(id, `Could not read conversation ${id}`, error)
-      throw notFound()
+      if (isMissing(error)) throw notFound()
+      report(id, `Could not read conversation ${id}`, error)
+      throw corrupt()
     }
     let conversation: Conversation
     try {
       conversation = parseConversation(raw)
     } catch (error) {
       report(id, `Conversation ${id} is not a valid conversation file`, error)
-      throw new CairnError('conversation-corrupt', 'This conversation file could not be read.')
+      throw corrupt()
     }
     if (conversation.id !== id) throw notFound()
     cache.set(id, conversation)
@@ -118,7 +127,14 @@ export function createConversationStore(options: ConversationStoreOptions): Conv
       }),
     delete: (id) =>
       serial(async () => {
-        await load(id)
+        try {
+          await load(id)
+        } catch (error) {
+          if (!isCorrupt(error)) throw error
+          await keepAside(dir, id)
+          reported.delete(id)
+          return
+        }
         await rm(fileOf(id), { force: true })
         cache.delete(id)
       }),
@@ -139,8 +155,16 @@ export function createConversationStore(options: ConversationStoreOptions): Conv
           let conversation: Conversation
           try {
             conversation = await load(id)
-          } catch {
-            // A corrupt file (reported by load) is left for the user; it must not hide the others.
+          } catch (error) {
+            // Gone since the listing: nothing to show.
+            if (!isCorrupt(error)) continue
+            // A corrupt file (reported by load) is shown as such, for the person to delete; it
+            // must not hide the others.
+            const summary = await unreadableSummary(fileOf(id), id)
+            const needle = (query ?? '').trim().toLowerCase()
+            if (!needle || summary.title.toLowerCase().includes(needle)) {
+              hits.push({ conversation: summary, excerpt: null })
+            }
             continue
           }
           // No query (or a blank one) matches every conversation, without an excerpt.
@@ -154,6 +178,65 @@ export function createConversationStore(options: ConversationStoreOptions): Conv
         )
       }),
   }
+}
+
+/** The title an unreadable conversation is listed under when its own cannot be recovered. */
+export const UNREADABLE_TITLE = 'Unreadable conversation'
+
+/** What can be told of an unreadable conversation file: see `salvageSummary`. */
+async function unreadableSummary(file: string, id: string): Promise<ConversationSummary> {
+  let raw = ''
+  let modified = 0
+  try {
+    modified = (await stat(file)).mtimeMs
+    raw = await readFile(file, 'utf8')
+  } catch {
+    // Nothing more can be recovered; the entry still stands, under the fallback title.
+  }
+  const salvaged = salvageSummary(raw)
+  const updatedAt = salvaged.updatedAt ?? modified
+  return {
+    id,
+    title: salvaged.title ?? UNREADABLE_TITLE,
+    createdAt: salvaged.createdAt ?? updatedAt,
+    updatedAt,
+    messageCount: 0,
+    unreadable: true,
+  }
+}
+
+/**
+ * Moves the unreadable `<id>.json` into `conversations/cairn-damaged/` (as `<id>.json`, or
+ * `<id>-2.json`… when an earlier one of that name is kept there already).
+ */
+async function keepAside(dir: string, id: string): Promise<void> {
+  const aside = path.join(dir, DAMAGED_FOLDER)
+  await mkdir(aside, { recursive: true, mode: 0o700 })
+  for (let n = 1; ; n++) {
+    const target = path.join(aside, n === 1 ? `${id}.json` : `${id}-${n}.json`)
+    try {
+      await stat(target)
+      continue
+    } catch (error) {
+      if (!isMissing(error)) throw error
+    }
+    await rename(path.join(dir, `${id}.json`), target)
+    return
+  }
+}
+
+/** Where deleted unreadable conversation files are kept, inside `conversations/`. */
+export const DAMAGED_FOLDER = 'cairn-damaged'
+
+function isCorrupt(error: unknown): boolean {
+  return error instanceof CairnError && error.code === 'conversation-corrupt'
+}
+
+function corrupt(): CairnError {
+  return new CairnError(
+    'conversation-corrupt',
+    'This conversation’s file is damaged (cut short, or not a conversation file), so it cannot be shown. You can delete it: the file is then kept aside in the conversations folder, not destroyed.',
+  )
 }
 
 function notFound(): CairnError {

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, openSync, closeSync, rmSync, writeSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createAncestry, timelineOrder } from './ancestry'
-import { IndexFile, writeIndex } from './index-file'
+import { IndexDamagedError, IndexFile, writeIndex } from './index-file'
 import type { IndexEntry } from './side-index'
 
 /** A made-up commit id for a commit named `name`. */
@@ -144,5 +144,91 @@ describe('ancestry', () => {
     expect(ancestry.generation()).toBe(first + 1)
     expect(ancestry.positionOf(id('b'))).toBe(-1)
     expect(ancestry.positionOf(id('y'))).toBe(2)
+  })
+})
+
+/**
+ * A real index on disk whose record at `position` names `parent` as its first parent (what a
+ * damaged or crafted side file says), opened as Cairn opens it: only the newest record is
+ * checked then, the rest by the idle check later.
+ */
+function indexNaming(
+  entries: ReadonlyArray<IndexEntry>,
+  patches: ReadonlyArray<{ position: number; parent: number }>,
+): IndexFile {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'cairn-ancestry-'))
+  dirs.push(dir)
+  writeIndex(path.join(dir, 'index'), entries)
+  const fd = openSync(path.join(dir, 'index', 'commits'), 'r+')
+  for (const { position, parent } of patches) {
+    const word = Buffer.alloc(4)
+    word.writeUInt32LE(parent)
+    writeSync(fd, word, 0, 4, position * 64 + 20)
+  }
+  closeSync(fd)
+  const index = IndexFile.open(path.join(dir, 'index'))
+  opened.push(index)
+  return index
+}
+
+/**
+ * `index`, its parents counted: more steps than it has entries is a walk in a circle, failed
+ * here (a plain loop would never end, nor let the test end).
+ */
+function counted(index: IndexFile): IndexFile {
+  let steps = 0
+  return new Proxy(index, {
+    get(target, key) {
+      if (key === 'parentAt') {
+        return (i: number) => {
+          if (++steps > 10 * target.size) throw new Error('walked the index in a circle')
+          return target.parentAt(i)
+        }
+      }
+      const value = Reflect.get(target, key) as unknown
+      return typeof value === 'function' ? (value as () => unknown).bind(target) : value
+    },
+  })
+}
+
+describe('an index whose record names itself or a later entry as its parent', () => {
+  const line = [
+    commit('a', [], 0, ['/memories/a.md']),
+    commit('b', ['a'], 1, ['/memories/b.md']),
+    commit('c', ['b'], 2, ['/memories/c.md']),
+    commit('d', ['c'], 3, ['/memories/d.md']),
+    commit('e', ['d'], 4, ['/memories/e.md']),
+  ]
+
+  for (const [what, patches] of [
+    ['itself', [{ position: 2, parent: 2 }]],
+    ['a later entry (a circle)', [{ position: 1, parent: 3 }]],
+  ] as const) {
+    it(`is damage, never a walk without end: ${what}`, () => {
+      const index = counted(indexNaming(line, patches))
+      const ancestry = createAncestry(() => index)
+      // The walks down first parents: a file's producer, a commit's parents.
+      expect(() => ancestry.producerOf('/memories/none.md', 4)).toThrow(IndexDamagedError)
+      const at = patches[0]!.position
+      expect(() => ancestry.firstParentOf(at)).toThrow(IndexDamagedError)
+      expect(() => ancestry.parentPositions(at)).toThrow(IndexDamagedError)
+      // What lies above the damage is still read.
+      expect(ancestry.producerOf('/memories/e.md', 4)).toBe(4)
+      // The idle check finds it too.
+      expect(() => index.checkStructure(0, index.size)).toThrow(IndexDamagedError)
+    })
+  }
+
+  it('is damage for the timeline of a merged history', () => {
+    const merged = [
+      commit('base', [], 0),
+      commit('mine', ['base'], 1),
+      commit('theirs', ['base'], 2),
+      commit('merge', ['mine', 'theirs'], 3),
+      commit('next', ['merge'], 4),
+    ]
+    const index = counted(indexNaming(merged, [{ position: 1, parent: 1 }]))
+    expect(() => timelineOrder(index)).toThrow(IndexDamagedError)
+    expect(() => createAncestry(() => index).newestFirst()).toThrow(IndexDamagedError)
   })
 })

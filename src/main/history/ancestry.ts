@@ -12,8 +12,12 @@
  * change a file has it exactly as its first parent had it, so following first parents from a
  * commit finds the change that produced the file's version there (what git calls following
  * a TREESAME parent).
+ *
+ * Every walk here goes down positions: a record naming itself or a later entry as its first
+ * parent (a damaged or crafted side file, read before the idle check has gone over it) is
+ * damage (`IndexDamagedError`: the read says the index is rebuilt), never a walk in a circle.
  */
-import type { IndexFile } from './index-file'
+import { IndexDamagedError, type IndexFile } from './index-file'
 import type { IndexEntry } from './side-index'
 
 /** Positions in the index, newest first in the timeline's order. */
@@ -110,7 +114,7 @@ export function createAncestry(indexOf: () => IndexFile): Ancestry {
 
   function parentPositions(position: number): number[] {
     const index = current()
-    const first = index.parentAt(position)
+    const first = parentOf(index, position)
     if (first < 0) return []
     const result = [first]
     if (index.isMergeAt(position)) {
@@ -141,7 +145,7 @@ export function createAncestry(indexOf: () => IndexFile): Ancestry {
     // This loop may cross a whole 100,000-commit index: file ids and parent positions only.
     for (let position = Math.min(from, index.size - 1); position >= 0;) {
       if (matches(position)) return position
-      position = index.parentAt(position)
+      position = parentOf(index, position)
     }
     return -1
   }
@@ -197,11 +201,24 @@ export function createAncestry(indexOf: () => IndexFile): Ancestry {
     },
     positionOf,
     positionsOf,
-    firstParentOf: (position) => current().parentAt(position),
+    firstParentOf: (position) => parentOf(current(), position),
     parentPositions,
     producerOf,
     newestFirst,
   }
+}
+
+/**
+ * The first parent's position of the entry at `position` (-1 for a root commit). Open checks
+ * only the newest record; the rest are checked when idle: until then a record may name a
+ * parent that is not older than itself, which is damage.
+ */
+function parentOf(index: Pick<IndexFile, 'parentAt'>, position: number): number {
+  const parent = index.parentAt(position)
+  if (parent >= position) {
+    throw new IndexDamagedError(`index entry ${position} does not follow its parent`)
+  }
+  return parent
 }
 
 /**
@@ -221,11 +238,13 @@ export function timelineOrder(index: IndexFile): Int32Array {
   }
   const parents: number[][] = []
   for (let i = 0; i < length; i++) {
-    const first = index.parentAt(i)
+    const first = parentOf(index, i)
     const list = first >= 0 ? [first] : []
     if (index.isMergeAt(i)) {
       for (const other of index.at(i).otherParents ?? []) {
         const p = index.positionOf(other)
+        // Not older than the merge: damage, as for a first parent (the idle check's rule).
+        if (p >= i) throw new IndexDamagedError(`index entry ${i} does not follow its parents`)
         if (p >= 0) list.push(p)
       }
     }

@@ -1,9 +1,15 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { readFileSync, readlinkSync } from 'node:fs'
+import { readFileSync, readlinkSync, statSync } from 'node:fs'
 import path from 'node:path'
 import { nodeDisk, OPEN, setDisk, type Disk } from '../lib/disk'
 import { openVersionedMemory, type VersionedMemory } from './index'
-import { decodeMains, decodeRecords, LOG_FILES } from './objects/object-log'
+import {
+  decodeMains,
+  decodeRecords,
+  decodeRenames,
+  LOG_FILES,
+  type LoggedRename,
+} from './objects/object-log'
 import {
   CLAUDE,
   folderFiles,
@@ -39,6 +45,19 @@ function kindOf(file: string, flags: number): Kind | null {
   }
   if (folder) return 'memory-folder'
   return file.includes('.cairn-tmp-') ? 'memory-temp' : null
+}
+
+// A descriptor opened before recording began: the log's files (opened with the history), or a
+// memory folder a commit before kept for the checkpoint (see `Folder.keptForSync`).
+function kindByLink(fd: number): Kind | undefined {
+  if (isLog(fd)) return 'log'
+  try {
+    const target = readlinkSync(`/proc/self/fd/${fd}`)
+    if (target.includes('/memories') && statSync(target).isDirectory()) return 'memory-folder'
+  } catch {
+    // Closed meanwhile.
+  }
+  return undefined
 }
 
 function isLog(fd: number): boolean {
@@ -82,7 +101,7 @@ function recordingDisk(events: string[]): Disk {
     },
     async fsync(fd) {
       // The log's files were opened with the history, before recording began.
-      const kind = kinds.get(fd) ?? (isLog(fd) ? 'log' : undefined)
+      const kind = kinds.get(fd) ?? kindByLink(fd)
       await nodeDisk.fsync(fd)
       events.push(`flushed ${kind ?? 'other'}`)
     },
@@ -94,6 +113,11 @@ function recordingDisk(events: string[]): Disk {
       nodeDisk.renameSync(from, to)
       if (from.includes('.cairn-tmp-')) events.push('renamed memory file')
       else if (/refs\/heads\/main$/.test(to)) events.push('moved ref')
+    },
+    async ftruncate(fd, length) {
+      const log = isLog(fd)
+      await nodeDisk.ftruncate(fd, length)
+      if (log) events.push('emptied log')
     },
     writeSync(fd, data, position) {
       const moving = kinds.get(fd) === 'ref'
@@ -131,7 +155,18 @@ afterEach(async () => {
   await cleanup()
 })
 
-async function recorded(input: Record<string, unknown>): Promise<string[]> {
+// What the log held when the last `recorded` with `thenClose` was acknowledged (before the
+// close emptied it).
+let atAcknowledgement: { ids: Set<string>; main: string | null; renames: LoggedRename[] } = {
+  ids: new Set(),
+  main: null,
+  renames: [],
+}
+
+async function recorded(
+  input: Record<string, unknown>,
+  { thenClose = false } = {},
+): Promise<string[]> {
   const events: string[] = []
   restoreDisk = setDisk(recordingDisk(events))
   try {
@@ -139,6 +174,17 @@ async function recorded(input: Record<string, unknown>): Promise<string[]> {
     expect(outcome.isError).toBe(false)
     expect(outcome.commit).not.toBeNull()
     events.push('acknowledged')
+    if (thenClose) {
+      atAcknowledgement = {
+        ids: loggedIds(),
+        main: loggedMain(),
+        renames: LOG_FILES.flatMap((name) =>
+          decodeRenames(readFileSync(path.join(dataDir, 'history.git', name))),
+        ).sort((a, b) => a.seq - b.seq),
+      }
+      // The close checkpoints the log (the test reopens the memory after).
+      await memory.close()
+    }
   } finally {
     restoreDisk()
     restoreDisk = null
@@ -183,8 +229,8 @@ describe('a command with its commit, step by step', () => {
       { command: 'create', path: '/memories/a.md', file_text: 'new\n' },
     ],
   ] as const) {
-    it(`${name}: its file and the log (the objects and the ref's new value) are flushed before anything is renamed, the file renamed before the ref moves, its folder flushed before it is acknowledged: 3 fsyncs`, async () => {
-      const events = await recorded(input)
+    it(`${name}: its file and the log (the objects, the ref's new value and the rename) are flushed before anything is renamed, the file renamed before the ref moves, its folder flushed by the checkpoint before the log is emptied: 2 fsyncs`, async () => {
+      const events = await recorded(input, { thenClose: true })
       const fileRenamed = first(events, 'renamed memory file')
       const refMoved = first(events, 'moved ref')
       expect(fileRenamed).toBeGreaterThan(-1)
@@ -193,27 +239,36 @@ describe('a command with its commit, step by step', () => {
       // (the blob, the trees, the commit) and of the ref's new value are on the disk ...
       expect(first(events, 'flushed memory-temp')).toBeGreaterThan(-1)
       expect(first(events, 'flushed memory-temp')).toBeLessThan(fileRenamed)
-      expect(events.filter((event) => event === 'flushed log')).toHaveLength(1)
+      const acknowledged = events.indexOf('acknowledged')
+      const command = events.slice(0, acknowledged)
+      expect(command.filter((event) => event === 'flushed log')).toHaveLength(1)
       expect(first(events, 'flushed log')).toBeLessThan(fileRenamed)
       expect(events[refMoved - 1]).toBe('logged ref value')
       // ... and the log covers them: no object file nor folder is flushed on the way, nor the
-      // ref's temp file, the ref or its folder.
+      // ref's temp file, the ref or its folder, nor the file's folder.
       const file = 'path' in input ? input.path.replace('/memories/', '') : ''
-      const logged = loggedIds()
-      for (const oid of headObjects(file)) expect(logged).toContain(oid)
-      expect(loggedMain()).toBe(headObjects('')[0])
+      for (const oid of headObjects(file)) expect(atAcknowledgement.ids).toContain(oid)
+      expect(atAcknowledgement.main).toBe(headObjects('')[0])
       for (const kind of ['object', 'object-folder', 'ref-temp', 'ref', 'ref-folder', 'other']) {
-        expect(events).not.toContain(`flushed ${kind}`)
+        expect(command).not.toContain(`flushed ${kind}`)
       }
-      // The file's rename is made durable before the result comes back.
-      const acknowledged = events.indexOf('acknowledged')
-      expect(last(events, 'flushed memory-folder')).toBeGreaterThan(fileRenamed)
-      expect(last(events, 'flushed memory-folder')).toBeLessThan(acknowledged)
-      // Three in all: the file's temp file, the log, the file's folder.
-      const flushes = events.filter((event) => event.startsWith('flushed '))
-      expect(flushes).toHaveLength(3)
-      expect(flushes.slice(0, 2).sort()).toEqual(['flushed log', 'flushed memory-temp'])
-      expect(flushes[2]).toBe('flushed memory-folder')
+      expect(command).not.toContain('flushed memory-folder')
+      // The log names the rename: the file's temp file over the file, with the new version.
+      const rename = atAcknowledgement.renames.at(-1)!
+      expect(`${rename.dir ? `${rename.dir}/` : ''}${rename.name}`).toBe(file)
+      expect(rename.temp).toMatch(/^\.cairn-tmp-/)
+      expect(rename.commit).toBe(headObjects('')[0])
+      expect(rename.blob).toBe(headObjects(file)[2])
+      // Two in all: the file's temp file and the log, at once.
+      const flushes = command.filter((event) => event.startsWith('flushed '))
+      expect(flushes.sort()).toEqual(['flushed log', 'flushed memory-temp'])
+      // The checkpoint (here at close) flushes the file's folder before it empties the log.
+      const emptied = first(events, 'emptied log')
+      expect(emptied).toBeGreaterThan(acknowledged)
+      const folderFlushed = events.indexOf('flushed memory-folder', acknowledged)
+      expect(folderFlushed).toBeGreaterThan(acknowledged)
+      expect(folderFlushed).toBeLessThan(emptied)
+      memory = await openVersionedMemory({ dataDir, watch: false })
       expect(await headMatchesFolder(dataDir)).toBe(true)
       fsck(dataDir)
     })

@@ -552,8 +552,7 @@ export class IndexFile {
         this.nameIds.set(name, id)
         // Kept in name order; among equal names (an index read at open may hold some) ids grow.
         if (this.sortedIds) this.sortedIds.splice(this.firstSortedAbove(name), 0, id)
-        const bytes = Buffer.from(name, 'utf8')
-        newNames.push(nameHead(id, bytes), bytes)
+        newNames.push(nameRecord(id, name))
       }
       return id
     }
@@ -887,37 +886,32 @@ export class IndexFile {
   }
 }
 
-/** A name's length and checksum, written before its UTF-8 `bytes`. */
-function nameHead(id: number, bytes: Buffer): Buffer {
-  const head = Buffer.alloc(NAME_HEAD)
-  head.writeUInt32LE(bytes.length, 0)
-  head.writeUInt32LE(nameSum(id, head.subarray(0, 4), bytes), 4)
-  return head
+/** A name as `names` holds it: its length, its checksum (`nameSumAt`), its UTF-8. */
+function nameRecord(id: number, name: string): Buffer {
+  const length = Buffer.byteLength(name, 'utf8')
+  const record = Buffer.alloc(NAME_HEAD + length)
+  record.writeUInt32LE(length, 0)
+  record.write(name, NAME_HEAD, 'utf8')
+  record.writeUInt32LE(nameSumAt(record, id, NAME_HEAD, length), 4)
+  return record
 }
 
 /**
- * A name's checksum: its length word and bytes, the sum started from its id, so a name moved to
- * another place, or cut to zero, does not match.
+ * The checksum of name `id`, whose `length` bytes of UTF-8 start at `start` in `raw` with its
+ * length word `NAME_HEAD` bytes before them: that word and the bytes, the sum started from the
+ * id, so a name moved to another place, or cut to zero, does not match. Summed where the bytes
+ * lie, without a view per name (the idle check runs this for every name). The one sum every
+ * writer and reader of `names` uses: appending, checking and the format-2 migration.
  */
-function nameSum(id: number, length: Buffer, bytes: Buffer): number {
-  return crc32(bytes, crc32(length, id)) >>> 0
+function nameSumAt(raw: Buffer, id: number, start: number, length: number): number {
+  return crc32Range(raw, start, start + length, crc32Range(raw, start - NAME_HEAD, start - 4, id))
 }
 
-/**
- * True when the name `id` starting at `start` in `raw` matches its checksum: the same sum as
- * `nameSum`, over the bytes where they lie (no view made per name: the idle check runs this
- * for every name).
- */
+/** True when the name `id` starting at `start` in `raw` matches its checksum. */
 function nameChecks(raw: Buffer, id: number, start: number): boolean {
   const length = raw.readUInt32LE(start - NAME_HEAD)
   if (length === 0 || start + length > raw.length) return false
-  const sum = crc32Range(
-    raw,
-    start,
-    start + length,
-    crc32Range(raw, start - NAME_HEAD, start - 4, id),
-  )
-  return sum === raw.readUInt32LE(start - 4)
+  return nameSumAt(raw, id, start, length) === raw.readUInt32LE(start - 4)
 }
 
 /** The first `bytes` of `source` in a buffer of their own (for an aligned typed view). */
@@ -991,19 +985,13 @@ function migrateFrom2(dir: string): void {
     at += 4 + length
     count++
   }
-  // One buffer, each name's checksum summed where its bytes lie (the same as `nameHead`'s).
+  // One buffer, each name's checksum summed where its bytes lie.
   const names = Buffer.allocUnsafe(at + 4 * count)
   for (let id = 0, from = 0, to = 0; id < count; id++) {
     const length = raw.readUInt32LE(from)
     names.writeUInt32LE(length, to)
     raw.copy(names, to + NAME_HEAD, from + 4, from + 4 + length)
-    const sum = crc32Range(
-      names,
-      to + NAME_HEAD,
-      to + NAME_HEAD + length,
-      crc32Range(names, to, to + 4, id),
-    )
-    names.writeUInt32LE(sum, to + 4)
+    names.writeUInt32LE(nameSumAt(names, id, to + NAME_HEAD, length), to + 4)
     from += 4 + length
     to += NAME_HEAD + length
   }

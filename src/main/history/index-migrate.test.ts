@@ -1,49 +1,39 @@
 import { readFile, stat, writeFile, mkdir } from 'node:fs/promises'
 import path from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { gitCli, indexDirIn, tempDataDir } from './test-helpers'
+import { describe, expect, it } from 'vitest'
+import { IndexFile, writeIndex, type IndexEntry } from './index-file'
+import { claudeUse, gitCli, indexDirIn, testRepo } from './test-helpers'
 import type { VersionedMemory } from './types'
-import { openVersionedMemory } from './versioned-memory'
 
 // An index of format 2 (names without checksums, what every existing install has) is
 // migrated at open, not rebuilt from the commits: a rebuild made the first open after the
 // upgrade wait 10 s at 10,000 commits and minutes at 100,000 (review12-hist R2).
 
-let dataDir: string
-let cleanup: () => Promise<void>
-let clock = 1_700_000_000_000
-const now = () => (clock += 1000)
+const repo = testRepo({ maintenance: false })
+const { open } = repo
 
-beforeEach(async () => {
-  ;({ dir: dataDir, cleanup } = await tempDataDir())
-})
-afterEach(() => cleanup())
+const part = (name: string) => path.join(indexDirIn(repo.dataDir), name)
 
-const claude = (toolUseId: string) =>
-  ({ actor: 'claude', conversationId: 'conv-1', toolUseId }) as const
-
-const part = (name: string) => path.join(indexDirIn(dataDir), name)
-
-async function open(): Promise<VersionedMemory> {
-  return openVersionedMemory({ dataDir, now, watch: false, maintenance: false })
-}
-
-/** Rewrites the index's names as format 2 wrote them (u32 length + UTF-8) and says format 2. */
-async function downToFormat2(): Promise<void> {
-  const names = await readFile(part('names'))
+/**
+ * Rewrites the names of the index in `dir` (default: this test's) as format 2 wrote them (u32
+ * length + UTF-8) and says format 2.
+ */
+async function downToFormat2(dir = indexDirIn(repo.dataDir)): Promise<void> {
+  const file = path.join(dir, 'names')
+  const names = await readFile(file)
   const out: Buffer[] = []
   for (let at = 0; at + 8 <= names.length;) {
     const length = names.readUInt32LE(at)
     out.push(names.subarray(at, at + 4), names.subarray(at + 8, at + 8 + length))
     at += 8 + length
   }
-  await writeFile(part('names'), Buffer.concat(out))
-  await writeFile(part('format'), 'cairn-index 2\n')
+  await writeFile(file, Buffer.concat(out))
+  await writeFile(path.join(dir, 'format'), 'cairn-index 2\n')
 }
 
 /** Every commit as git lists it, newest first, with the files it changed. */
 function gitTimeline(): string[] {
-  return gitCli(dataDir, 'log', '--format=%H %s', '--name-only', 'main')
+  return gitCli(repo.dataDir, 'log', '--format=%H %s', '--name-only', 'main')
     .trim()
     .split('\n')
     .filter((line) => line !== '')
@@ -62,7 +52,7 @@ async function makeHistory(): Promise<void> {
   for (let k = 0; k < 30; k++) {
     await memory.execute(
       { command: 'create', path: `/memories/notes/topic-${k % 12}.md`, file_text: `v${k}\n` },
-      claude(`toolu_c${k}`),
+      claudeUse(`toolu_c${k}`),
     )
   }
   await memory.close()
@@ -80,12 +70,14 @@ describe('a format-2 side index', () => {
     expect(await readFile(part('format'), 'utf8')).toBe('cairn-index 3\n')
     const history = await memory.fileHistory('/memories/notes/topic-3.md')
     expect(history.map((c) => c.oid)).toEqual(
-      gitCli(dataDir, 'log', '--format=%H', 'main', '--', 'notes/topic-3.md').trim().split('\n'),
+      gitCli(repo.dataDir, 'log', '--format=%H', 'main', '--', 'notes/topic-3.md')
+        .trim()
+        .split('\n'),
     )
     // A new name after the migration is appended in format 3 and read back.
     await memory.execute(
       { command: 'create', path: '/memories/plan.md', file_text: 'p\n' },
-      claude('toolu_plan'),
+      claudeUse('toolu_plan'),
     )
     expect(await timeline(memory)).toEqual(gitTimeline())
     // The idle check passes over the migrated names (no rebuild: the records stay the file).
@@ -103,7 +95,7 @@ describe('a format-2 side index', () => {
     await downToFormat2()
     const commitsBefore = await stat(part('commits'))
     // What a kill mid-migration leaves: a half-written index beside the old one.
-    const half = `${indexDirIn(dataDir)}.tmp-999-1`
+    const half = `${indexDirIn(repo.dataDir)}.tmp-999-1`
     await mkdir(half)
     await writeFile(path.join(half, 'names'), Buffer.alloc(10))
 
@@ -112,5 +104,51 @@ describe('a format-2 side index', () => {
     expect(await timeline(memory)).toEqual(gitTimeline())
     await memory.close()
     await expect(stat(half)).rejects.toMatchObject({ code: 'ENOENT' })
+  })
+
+  it('gets the names, byte for byte, that appending them writes and that the checks accept', async () => {
+    // The three places that sum a name (append, the checks, this migration) share one function;
+    // names of every shape, from a seeded generator so a failure can be run again.
+    let seed = 0x2545f491
+    const random = (below: number) => {
+      seed ^= seed << 13
+      seed ^= seed >>> 17
+      seed ^= seed << 5
+      return (seed >>> 0) % below
+    }
+    const alphabet = ['a', 'Z', '7', ' ', '-', '.', '/', 'é', 'ß', '漢', '字', '🪨', '\u200b']
+    const name = (k: number) =>
+      `/memories/${Array.from({ length: 1 + random(300) }, () => alphabet[random(alphabet.length)]).join('')}-${k}.md`
+    const entries: IndexEntry[] = Array.from({ length: 40 }, (_, i) => {
+      const files = Array.from({ length: 1 + random(4) }, (_, f) => name(i * 10 + f))
+      return {
+        oid: (i + 1).toString(16).padStart(40, '0'),
+        parent: i === 0 ? null : i.toString(16).padStart(40, '0'),
+        time: (1_700_000_000 + i) * 1000,
+        actor: 'claude',
+        command: 'create',
+        subject: `create ${files[0]}`,
+        paths: files,
+        conversationId: `conv-${random(5)}`,
+        toolUseId: null,
+        overwrite: false,
+        restoredFrom: null,
+        files,
+      }
+    })
+    const dir = path.join(repo.dataDir, 'cairn-index')
+    writeIndex(dir, entries)
+    const appended = await readFile(path.join(dir, 'names'))
+    const fresh = IndexFile.open(dir)
+    expect(fresh.namesRead).toBeGreaterThan(100)
+    expect(() => fresh.checkNames()).not.toThrow()
+    fresh.close()
+
+    await downToFormat2(dir)
+    const migrated = IndexFile.open(dir)
+    expect(await readFile(path.join(dir, 'names'))).toEqual(appended)
+    expect(() => migrated.checkNames()).not.toThrow()
+    expect(migrated.all()).toEqual(entries)
+    migrated.close()
   })
 })

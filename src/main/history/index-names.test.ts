@@ -1,47 +1,32 @@
 import { readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { gitCli, indexDirIn, tempDataDir } from './test-helpers'
+import { describe, expect, it } from 'vitest'
+import { claudeUse, gitCli, indexDirIn, testRepo } from './test-helpers'
 import type { VersionedMemory } from './types'
-import { openVersionedMemory } from './versioned-memory'
 
 // The names in the side index (`cairn-index/names`): every path and conversation id the
 // records name by id. A record's checksum covers the ids only, so a damaged or zeroed name
 // used to be read as true: a file's history came back empty, the timeline named a file that
 // never existed, and blame credited an edit to another commit (hunt12-hist D1, D2).
 
-let dataDir: string
-let cleanup: () => Promise<void>
-let clock = 1_700_000_000_000
-const now = () => (clock += 1000)
+const repo = testRepo({ maintenance: false })
+const { open } = repo
 
-beforeEach(async () => {
-  ;({ dir: dataDir, cleanup } = await tempDataDir())
-})
-afterEach(() => cleanup())
-
-const claude = (toolUseId: string) =>
-  ({ actor: 'claude', conversationId: 'conv-1', toolUseId }) as const
-
-const namesFile = () => path.join(indexDirIn(dataDir), 'names')
-
-async function open(): Promise<VersionedMemory> {
-  return openVersionedMemory({ dataDir, now, watch: false, maintenance: false })
-}
+const namesFile = () => path.join(indexDirIn(repo.dataDir), 'names')
 
 /** The commits git lists for `file` (relative to the memory folder), newest first. */
 function gitHistory(file: string): string[] {
-  return gitCli(dataDir, 'log', '--format=%H', 'main', '--', file).trim().split('\n')
+  return gitCli(repo.dataDir, 'log', '--format=%H', 'main', '--', file).trim().split('\n')
 }
 
 /** Every commit as git lists it, newest first: `<oid> <subject>`. */
 function gitTimeline(): string[] {
-  return gitCli(dataDir, 'log', '--format=%H %s', 'main').trim().split('\n')
+  return gitCli(repo.dataDir, 'log', '--format=%H %s', 'main').trim().split('\n')
 }
 
 /** Line -> commit, as `git blame` gives them for `file` at main. */
 function gitBlame(file: string): string[] {
-  return gitCli(dataDir, 'blame', '--porcelain', 'main', '--', file)
+  return gitCli(repo.dataDir, 'blame', '--porcelain', 'main', '--', file)
     .split('\n')
     .filter((line) => /^[0-9a-f]{40} \d+ \d+/.test(line))
     .map((line) => `${line.split(' ')[2]} ${line.split(' ')[0]}`)
@@ -71,17 +56,17 @@ describe('damaged names in the side index', () => {
     for (let k = 0; k < 100; k++) {
       await memory.execute(
         { command: 'create', path: `/memories/${file(k)}`, file_text: `v1 of ${k}\n` },
-        claude(`toolu_c${k}`),
+        claudeUse(`toolu_c${k}`),
       )
     }
     await memory.execute(
       { command: 'str_replace', path: `/memories/${file(3)}`, old_str: 'v1', new_str: 'v2' },
-      claude('toolu_e3'),
+      claudeUse('toolu_e3'),
     )
     // The newest entry (which open reads) names another file.
     await memory.execute(
       { command: 'str_replace', path: `/memories/${file(50)}`, old_str: 'v1', new_str: 'v2' },
-      claude('toolu_e50'),
+      claudeUse('toolu_e50'),
     )
     await memory.close()
 
@@ -127,7 +112,7 @@ describe('damaged names in the side index', () => {
     for (let k = 0; k < 100; k++) {
       await memory.execute(
         { command: 'create', path: `/memories/${long}-${k}.md`, file_text: `${k}\n` },
-        claude(`toolu_c${k}`),
+        claudeUse(`toolu_c${k}`),
       )
     }
     await memory.close()
@@ -147,17 +132,17 @@ describe('damaged names in the side index', () => {
     for (let i = 0; i < 40; i++) {
       await memory.execute(
         { command: 'create', path: `/memories/old${i % 4}.md`, file_text: `v${i}\n` },
-        claude(`toolu_o${i}`),
+        claudeUse(`toolu_o${i}`),
       )
     }
     // A new name, then a commit that adds none: the newest entry's names are intact.
     await memory.execute(
       { command: 'create', path: '/memories/plans.md', file_text: 'new file\n' },
-      claude('toolu_new'),
+      claudeUse('toolu_new'),
     )
     await memory.execute(
       { command: 'create', path: '/memories/old1.md', file_text: 'last\n' },
-      claude('toolu_last'),
+      claudeUse('toolu_last'),
     )
     await memory.close()
 
@@ -184,7 +169,7 @@ describe('damaged names in the side index', () => {
     for (let k = 0; k < 110; k++) {
       await memory.execute(
         { command: 'create', path: `/memories/${file(k)}`, file_text: `v1 of ${k}\n` },
-        claude(`toolu_c${k}`),
+        claudeUse(`toolu_c${k}`),
       )
     }
     await memory.close()
@@ -197,10 +182,10 @@ describe('damaged names in the side index', () => {
     memory = await open()
     const answer = await memory.execute(
       { command: 'create', path: '/memories/plan.md', file_text: 'step 1\n' },
-      claude('toolu_plan'),
+      claudeUse('toolu_plan'),
     )
     const made = answer.commit?.oid as string
-    expect(made).toBe(gitCli(dataDir, 'rev-parse', 'main').trim())
+    expect(made).toBe(gitCli(repo.dataDir, 'rev-parse', 'main').trim())
     // Right, or a clear "rebuilding": never "not in the history", never a stale log.
     const readBack = await memory.readAt('/memories/plan.md', made).then(
       (text) => text,
@@ -221,7 +206,7 @@ describe('damaged names in the side index', () => {
     // A second command while the rebuild may still run, then the rebuild is in.
     await memory.execute(
       { command: 'str_replace', path: '/memories/plan.md', old_str: '1', new_str: '2' },
-      claude('toolu_plan2'),
+      claudeUse('toolu_plan2'),
     )
     await memory.maintain()
     expect(await memory.readAt('/memories/plan.md', made)).toBe('step 1\n')

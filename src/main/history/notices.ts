@@ -80,6 +80,20 @@ export function nameNotAllowedNotice(relative: string): Omit<MemoryNotice, 'id'>
   }
 }
 
+/**
+ * The notice for an interrupted restore given up at open because the system refused it the
+ * file or folder at `relative` (an `unreadable` notice: it goes once a scan reads it again).
+ */
+export function restoreRefusedNotice(relative: string): Omit<MemoryNotice, 'id'> {
+  const virtual = toVirtual(relative)
+  return {
+    kind: 'unreadable',
+    path: virtual,
+    message: `An interrupted restore could not be finished: Cairn may not change ${escapeInvisible(virtual)} (permission denied; it may belong to another account). The memory folder was saved as it is, and the history keeps its last version Cairn could read; give your account access to it, then restore again.`,
+    commitOid: null,
+  }
+}
+
 /** The notice for a file or folder the system denied Cairn reading (relative path). */
 export function unreadableNotice(relative: string): Omit<MemoryNotice, 'id'> {
   const virtual = toVirtual(relative)
@@ -91,6 +105,15 @@ export function unreadableNotice(relative: string): Omit<MemoryNotice, 'id'> {
   }
 }
 
+// A file Cairn may not read, kept aside by a change: its new name was never in the history, and
+// its last version is there (under its old name) only when it ever was readable.
+function keptUnreadableMessage(from: string, to: string, versioned: boolean): string {
+  const history = versioned
+    ? `the history keeps its last version Cairn could read as ${escapeInvisible(from)}`
+    : 'the history has no version of it'
+  return `${escapeInvisible(to)} is not versioned: Cairn cannot read it (permission denied; it may belong to another account). It was kept aside under this name by a change to ${escapeInvisible(from)}, and ${history}. Give your account read access to it to version it.`
+}
+
 /**
  * Points the notices about a file History holds no copy of (too large, name not allowed,
  * unreadable) at where a change moved it: a delete or restore that kept it aside, a rename.
@@ -99,9 +122,14 @@ export function unreadableNotice(relative: string): Omit<MemoryNotice, 'id'> {
  */
 export function followMoves(
   notices: Notices,
-  moves: ReadonlyArray<{ readonly from: string; readonly to: string }>,
+  moves: ReadonlyArray<{
+    readonly from: string
+    readonly to: string
+    /** For a file kept aside because Cairn may not read it: whether history holds `from`. */
+    readonly versioned?: boolean
+  }>,
 ): void {
-  for (const { from, to } of moves) {
+  for (const { from, to, versioned } of moves) {
     for (const notice of notices.list()) {
       if (
         notice.kind !== 'too-large' &&
@@ -118,7 +146,10 @@ export function followMoves(
       notices.raise({
         kind: notice.kind,
         path: moved,
-        message: notice.message.replace(shown(notice.path), shown(moved)),
+        message:
+          notice.kind === 'unreadable' && versioned !== undefined && notice.path === from
+            ? keptUnreadableMessage(from, moved, versioned)
+            : notice.message.replace(shown(notice.path), shown(moved)),
         commitOid: null,
       })
     }

@@ -23,12 +23,14 @@ import {
   ObjectDatabase,
 } from './objects/object-database'
 import { readMainRef } from './main-ref'
-import { mainAfterReplay } from './objects/logged-main'
+import { ancestorsThroughLog, mainAfterReplay } from './objects/logged-main'
 import {
   MAX_LOGGED_BYTES,
   MAX_LOGGED_OBJECTS,
   ObjectLog,
   type LoggedRef,
+  type LoggedRename,
+  type RenameIntent,
 } from './objects/object-log'
 
 /** One entry of a git tree as Cairn stores it: regular files and directories only. */
@@ -89,7 +91,7 @@ export interface ObjectStore {
    * renames it and calls `moved`, or `abandoned`). Null when it was not logged: the caller
    * makes the ref durable itself.
    */
-  flush(main?: string): Promise<LoggedRef | null>
+  flush(main?: string, rename?: RenameIntent): Promise<LoggedRef | null>
   /**
    * Whether a flush now would log `main` with the objects written so far (see `flush`): the
    * caller then does not `fsync` the ref's temp file alongside. A guess the flush may belie
@@ -103,7 +105,16 @@ export interface ObjectStore {
    * every object it names and the ref are made durable and the log emptied. Runs at open,
    * before anything reads objects or refs.
    */
-  openLog(options?: { readonly owns?: () => boolean; readonly logger?: Logger }): Promise<void>
+  openLog(options?: {
+    readonly owns?: () => boolean
+    readonly logger?: Logger
+    /**
+     * Called after `main` moved forward, before the log is emptied, with the logged renames
+     * of the commits `main` now reaches (oldest first): it redoes the ones a power cut lost
+     * and makes their folders durable (see `redo-renames.ts`).
+     */
+    readonly redo?: (renames: ReadonlyArray<LoggedRename>) => Promise<void>
+  }): Promise<void>
   /** Makes every logged object durable and empties the log (before maintenance, at close). */
   checkpoint(options?: { readonly durable?: boolean }): Promise<void>
   /** True when the object `oid` can be read and holds what its id says. */
@@ -124,6 +135,11 @@ export interface ObjectStore {
    */
   readForeignTree(oid: string): Promise<ReadonlyArray<RawTreeEntry>>
   readBlob(oid: string): Promise<Uint8Array>
+  /**
+   * A blob's size from its stored header, without reading its content (see
+   * `ObjectDatabase.sizeOf`): for listings of sizes. Missing: a `DamagedHistoryError`.
+   */
+  blobSize(oid: string): number
   readCommit(oid: string): Promise<RawCommit>
   /** An object's stored content (what its id hashes, without the header), checked for `type`. */
   readRaw(oid: string, type: ObjectType): Promise<Uint8Array>
@@ -142,6 +158,49 @@ export const COMMIT_CACHE_SIZE = 10_000
 // More written objects than this are flushed at once, so a large restore never holds
 // thousands of descriptors open.
 const MAX_UNFLUSHED = 64
+
+/**
+ * Objects up to this size are framed as zlib's stored blocks here (`storedZlib`); larger ones
+ * by zlib itself at level 0 (its Adler-32 is faster on long inputs).
+ */
+const STORED_BY_HAND = 8192
+
+/**
+ * `head` then `body` as a zlib stream of one stored (uncompressed) deflate block, as
+ * `deflateSync(…, { level: 0 })` makes it: the 2-byte header, the block (final bit, its length
+ * and that length's complement), the bytes, and their Adler-32. At most 65,535 bytes.
+ */
+export function storedZlib(head: Uint8Array, body: Uint8Array): Buffer {
+  const length = head.byteLength + body.byteLength
+  if (length > 0xffff) throw new Error('too long for one stored block')
+  const out = Buffer.allocUnsafe(2 + 5 + length + 4)
+  out[0] = 0x78
+  out[1] = 0x01
+  out[2] = 1
+  out.writeUInt16LE(length, 3)
+  out.writeUInt16LE(~length & 0xffff, 5)
+  out.set(head, 7)
+  out.set(body, 7 + head.byteLength)
+  out.writeUInt32BE(adler32(out.subarray(7, 7 + length)), 7 + length)
+  return out
+}
+
+// Adler-32 (RFC 1950): sums taken modulo 65521 every 3,800 bytes, before they can overflow.
+function adler32(bytes: Uint8Array): number {
+  let a = 1
+  let b = 0
+  let at = 0
+  while (at < bytes.length) {
+    const end = Math.min(at + 3800, bytes.length)
+    for (; at < end; at++) {
+      a += bytes[at]!
+      b += a
+    }
+    a %= 65521
+    b %= 65521
+  }
+  return ((b << 16) | a) >>> 0
+}
 
 /** Opens the object store of `gitdir` (which must exist). */
 export function createObjectStore(gitdir: string): ObjectStore {
@@ -184,10 +243,13 @@ export function createObjectStore(gitdir: string): ObjectStore {
       knownDirs.add(dir)
     }
     const header = Buffer.from(`${type} ${content.byteLength}\0`)
-    // Loose objects are short-lived (maintenance packs them, compressing properly), so large
-    // ones are stored rather than compressed: a 40 KB tree costs 60 µs instead of 500.
-    const level = content.byteLength > 8192 ? 0 : 1
-    const data = deflateSync(Buffer.concat([header, content]), { level })
+    // Loose objects are short-lived (maintenance packs them, compressing properly), so they
+    // are stored rather than compressed: a 40 KB tree costs 60 µs instead of 500. A small one
+    // is framed here, without zlib, whose set-up per call cost more than the object.
+    const data =
+      content.byteLength > STORED_BY_HAND
+        ? deflateSync(Buffer.concat([header, content]), { level: 0 })
+        : storedZlib(header, content)
     const temp = path.join(dir, `tmp_obj_${tempSuffix()}`)
     let fd: number | null = null
     try {
@@ -239,7 +301,7 @@ export function createObjectStore(gitdir: string): ObjectStore {
     )
   }
 
-  async function flush(main?: string): Promise<LoggedRef | null> {
+  async function flush(main?: string, rename?: RenameIntent): Promise<LoggedRef | null> {
     const pending = unflushed
     unflushed = []
     if (pending.length === 0) return null
@@ -257,7 +319,7 @@ export function createObjectStore(gitdir: string): ObjectStore {
     if (log?.usable() && fitsLog(pending)) {
       // Their files are closed unsynced: the checkpoint opens them again by name.
       for (const { fd } of pending) closeQuietly(fd)
-      return await log.append(pending, main)
+      return await log.append(pending, main, rename)
     }
     await flushFiles(pending)
     return null
@@ -289,13 +351,17 @@ export function createObjectStore(gitdir: string): ObjectStore {
   }
 
   async function openLog(
-    options: { readonly owns?: () => boolean; readonly logger?: Logger } = {},
+    options: {
+      readonly owns?: () => boolean
+      readonly logger?: Logger
+      readonly redo?: (renames: ReadonlyArray<LoggedRename>) => Promise<void>
+    } = {},
   ): Promise<void> {
     // Windows cannot fsync a read-only file through a new descriptor: every batch is
     // flushed file by file there.
     if (log || process.platform === 'win32') return
     const opened = await ObjectLog.open(gitdir, options.owns, options.logger)
-    const { records, mains } = opened
+    const { records, mains, renames } = opened
     try {
       // Written again, where the loose file is missing, cut short or not what its id says;
       // then made durable one by one (the log is not in use yet).
@@ -311,7 +377,16 @@ export function createObjectStore(gitdir: string): ObjectStore {
       const read = readMainFile(gitdir)
       const current = read !== null && (await isIntact(read)) ? read : null
       const next = mainAfterReplay(current, records, mains)
-      if (next !== null && (await isIntact(next))) await writeMainRef(gitdir, next)
+      const moves = next !== null && (await isIntact(next))
+      if (moves) await writeMainRef(gitdir, next)
+      // The memory files' renames of the commits `main` reaches now: a lost one is redone,
+      // and each one's folder made durable, before the log (their only record) is emptied.
+      if (renames.length > 0 && options.redo) {
+        const head = moves ? next : current
+        const reached = head === null ? new Set<string>() : ancestorsThroughLog(head, records)
+        const due = renames.filter(({ commit }) => reached.has(commit))
+        if (due.length > 0) await options.redo(due)
+      }
       // Every object of the log, also those found intact (after a kill they may be in the
       // page cache only), and the ref file are made durable before the log is emptied.
       if (records.length > 0 || opened.log.pending() > 0) {
@@ -388,6 +463,18 @@ export function createObjectStore(gitdir: string): ObjectStore {
     return readTyped(oid, 'blob')
   }
 
+  function blobSize(oid: string): number {
+    try {
+      return db.sizeOf(oid)
+    } catch (error) {
+      if (error instanceof MissingObjectError) throw new DamagedHistoryError(oid, 'missing')
+      if (isFormatError(error) && !isDiskProblem(error)) {
+        throw new DamagedHistoryError(oid, 'corrupt')
+      }
+      throw error
+    }
+  }
+
   async function readRaw(oid: string, type: ObjectType): Promise<Uint8Array> {
     return readTyped(oid, type)
   }
@@ -414,6 +501,7 @@ export function createObjectStore(gitdir: string): ObjectStore {
     readTreeEncoded,
     readForeignTree,
     readBlob,
+    blobSize,
     readCommit,
     readRaw,
     openLog,

@@ -6,6 +6,8 @@ import { disk, isCode, listNames } from '../lib/disk'
 import { diskProblem } from '../lib/disk-errors'
 import { DIR_MODE, settleFolderSyncs, TEMP_FILE_PREFIX } from '../lib/folders'
 import { finishInterruptedMove } from './checkout'
+import { redoRenames } from './redo-renames'
+import { commitInterruptedCommand } from './command-intent'
 import { finishInterruptedRestore, intentFileOf } from './restore-intent'
 import { DamagedHistoryError } from './damage'
 import { findLostTip, isReadableCommit, newerDescendant, otherRefs } from './find-tip'
@@ -36,6 +38,11 @@ export interface OpenedRepo {
   readonly nameNotAllowed: ReadonlyArray<string>
   /** Files and folders the scan at open could not read, permission denied (relative paths). */
   readonly unreadable: ReadonlyArray<string>
+  /**
+   * The file or folder (relative) the system refused an interrupted restore to change, when
+   * that gave the restore up (see `finishInterruptedRestore`).
+   */
+  readonly restoreRefused: string | null
 }
 
 /** What `openRepo` opens, and how. */
@@ -168,6 +175,7 @@ async function openOrRepair(options: OpenRepoOptions): Promise<OpenedRepo> {
     !findings.commitRebuilt &&
     !findings.treeRebuilt
   let entry: IndexEntry | null
+  let restoreRefused: string | null = null
   try {
     if (state.folderIsHead) {
       // The folder was found to be exactly HEAD (its files' stored copies checked on the way,
@@ -178,7 +186,9 @@ async function openOrRepair(options: OpenRepoOptions): Promise<OpenedRepo> {
       await Promise.all([repo.store.flush(), settleFolderSyncs()])
     } else {
       // A restore a kill interrupted is finished first, and committed as the restore it was.
-      if (!fresh) await finishInterruptedRestore(repo, options.logger)
+      if (!fresh) restoreRefused = (await finishInterruptedRestore(repo, options.logger)).refused
+      // A memory command a kill interrupted is committed as its own, with its conversation.
+      if (!fresh && !outside) await commitInterruptedCommand(repo, report, options.logger)
       entry = await repo.commit(
         'all',
         fresh
@@ -206,6 +216,7 @@ async function openOrRepair(options: OpenRepoOptions): Promise<OpenedRepo> {
     tooLarge: report.tooLarge,
     nameNotAllowed: report.nameNotAllowed,
     unreadable: report.unreadable,
+    restoreRefused,
   }
 }
 
@@ -311,7 +322,12 @@ async function loadState(
     // Before anything reads an object: the write-ahead log brings back the objects of
     // acknowledged commits whose loose files a power cut lost (a clean close leaves it empty;
     // after a kill it is replayed too, its objects perhaps only in the page cache).
-    await store.openLog({ owns, logger })
+    // Commands' renames the log records and a power cut lost are redone (redo-renames.ts).
+    await store.openLog({
+      owns,
+      logger,
+      redo: async (renames) => void (await redoRenames(workRoot, renames)),
+    })
     // A sync moving `main` when the app stopped is finished first, so the folder and `main`
     // agree again before anything is compared (and before the recovery commit).
     const moved = await finishInterruptedMove(gitdir, workRoot, logger, () => {

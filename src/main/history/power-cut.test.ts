@@ -3,8 +3,17 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { openVersionedMemory } from './index'
-import { decodeRecords, LOG_FILES } from './objects/object-log'
-import { CLAUDE, commitCount, fsck, gitCli, headMatchesFolder, tempDataDir } from './test-helpers'
+import { decodeRecords, decodeRenames, LOG_FILES, type LoggedRename } from './objects/object-log'
+import {
+  CLAUDE,
+  commitCount,
+  folderFiles,
+  fsck,
+  gitCli,
+  headMatchesFolder,
+  leftoverTempFiles,
+  tempDataDir,
+} from './test-helpers'
 
 // A power cut after acknowledged commands, before any checkpoint (docs/durability.md, "Cost"):
 // their objects' loose files were written but never fsynced, so the disk may hold them
@@ -32,8 +41,7 @@ const logSizes = () => LOG_FILES.map((name) => fs.statSync(path.join(gitdir(), n
 
 /** Runs `commands` in a child process that then kills itself, with no close and no checkpoint. */
 async function runAndKill(commands: ReadonlyArray<Record<string, unknown>>): Promise<void> {
-  const script = `
-    const { openVersionedMemory } = await import(${JSON.stringify(path.resolve('src/main/history/index.ts'))})
+  await runChild(`
     const memory = await openVersionedMemory({ dataDir: ${JSON.stringify(dataDir)}, watch: false, maintenance: false })
     for (const input of ${JSON.stringify(commands)}) {
       const outcome = await memory.execute(input, ${JSON.stringify(CLAUDE)})
@@ -41,6 +49,18 @@ async function runAndKill(commands: ReadonlyArray<Record<string, unknown>>): Pro
     }
     process.stdout.write('acknowledged\\n')
     process.kill(process.pid, 'SIGKILL')
+  `)
+}
+
+/**
+ * Runs `body` in a child process (with `openVersionedMemory`, `setDisk` and `nodeDisk` in
+ * scope), which must print `acknowledged` and kill itself.
+ */
+async function runChild(body: string): Promise<void> {
+  const script = `
+    const { openVersionedMemory } = await import(${JSON.stringify(path.resolve('src/main/history/index.ts'))})
+    const { setDisk, nodeDisk } = await import(${JSON.stringify(path.resolve('src/main/lib/disk.ts'))})
+    ${body}
   `
   const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -251,4 +271,222 @@ describe('a logged value of main that a durable move has passed', () => {
       }
     })
   }
+})
+
+/** Every rename the log's files record now, oldest first. */
+function loggedRenames(): LoggedRename[] {
+  return LOG_FILES.flatMap((name) =>
+    decodeRenames(fs.readFileSync(path.join(gitdir(), name))),
+  ).sort((a, b) => a.seq - b.seq)
+}
+
+/** The content of the blob `oid`, by the git CLI. */
+const blobOf = (oid: string) => gitCli(dataDir, 'cat-file', 'blob', oid)
+
+/**
+ * What a power cut may leave of memory files whose renames were never made durable (their
+ * folders not `fsync`ed): each temp file under its own name (its `fsync` made that durable)
+ * with the new content, and the target as it was (or gone, where it was new). Newest first,
+ * so a file changed twice ends at its first version.
+ */
+function loseRenames(renames: ReadonlyArray<LoggedRename>): void {
+  for (const rename of [...renames].reverse()) {
+    const folder = path.join(dataDir, 'memories', rename.dir)
+    fs.writeFileSync(path.join(folder, rename.temp), blobOf(rename.blob), { mode: 0o600 })
+    const target = path.join(folder, rename.name)
+    if (rename.previous === null) fs.rmSync(target)
+    else fs.writeFileSync(target, blobOf(rename.previous))
+  }
+}
+
+/** Commands whose file writes are logged renames: a new file, edits, the same file twice. */
+const RENAME_COMMANDS = [
+  { command: 'create', path: '/memories/c.md', file_text: 'gamma\n' },
+  { command: 'str_replace', path: '/memories/a.md', old_str: 'alpha', new_str: 'ALPHA' },
+  { command: 'insert', path: '/memories/b.md', insert_line: 1, insert_text: 'more' },
+  { command: 'str_replace', path: '/memories/a.md', old_str: 'ALPHA', new_str: 'Alpha' },
+]
+const ACKNOWLEDGED = new Map([
+  ['a.md', 'Alpha\n'],
+  ['b.md', 'beta\nmore\n'],
+  ['c.md', 'gamma\n'],
+])
+
+describe("a power cut that loses memory files' renames (their folders not flushed)", () => {
+  it('logs each rename with its commit, in the same flushed batch', async () => {
+    await runAndKill(RENAME_COMMANDS)
+    const renames = loggedRenames()
+    expect(renames.map(({ dir, name }) => `${dir}${name}`)).toEqual([
+      'c.md',
+      'a.md',
+      'b.md',
+      'a.md',
+    ])
+    const commits = gitCli(dataDir, 'rev-list', '--reverse', `main~${RENAME_COMMANDS.length}..main`)
+      .split('\n')
+      .filter(Boolean)
+    for (const [i, rename] of renames.entries()) {
+      expect(rename.commit).toBe(commits[i])
+      const file = `${rename.dir}${rename.name}`
+      expect(rename.blob).toBe(gitCli(dataDir, 'rev-parse', `${commits[i]}:${file}`).trim())
+      expect(rename.previous).toBe(
+        file === 'c.md' ? null : gitCli(dataDir, 'rev-parse', `${commits[i]}^:${file}`).trim(),
+      )
+    }
+  })
+
+  for (const refLoss of [null, 'reverted'] as const) {
+    it(`redoes every lost rename at open${refLoss ? ', the ref and the loose files lost too' : ''}: the folder is the acknowledged commit, with no recovery commit`, async () => {
+      const old = gitCli(dataDir, 'rev-parse', 'main').trim()
+      const before = commitCount(dataDir)
+      await runAndKill(RENAME_COMMANDS)
+      const head = gitCli(dataDir, 'rev-parse', 'main').trim()
+      loseRenames(loggedRenames())
+      if (refLoss) {
+        losePowerCutRef(refLoss, old)
+        losePowerCut(loggedIds(), 'missing')
+      }
+      expect(await headMatchesFolder(dataDir)).toBe(false)
+
+      const memory = await openVersionedMemory({ dataDir, watch: false, maintenance: false })
+      try {
+        expect(gitCli(dataDir, 'rev-parse', 'main').trim()).toBe(head)
+        expect(commitCount(dataDir)).toBe(before + RENAME_COMMANDS.length)
+        expect(memory.recovery).toBeNull()
+        const files = await folderFiles(dataDir)
+        for (const [file, text] of ACKNOWLEDGED) expect(files.get(file)).toBe(text)
+        expect(leftoverTempFiles(dataDir)).toEqual([])
+        expect(await headMatchesFolder(dataDir)).toBe(true)
+        expect(logSizes()).toEqual([0, 0])
+        fsck(dataDir)
+      } finally {
+        await memory.close()
+      }
+    })
+  }
+
+  it("never overwrites a person's edit made after the acknowledgement: it is kept and committed", async () => {
+    const before = commitCount(dataDir)
+    await runAndKill(RENAME_COMMANDS)
+    const head = gitCli(dataDir, 'rev-parse', 'main').trim()
+    loseRenames(loggedRenames())
+    // The person edits a.md (its rename lost) while Cairn is closed.
+    fs.writeFileSync(path.join(dataDir, 'memories', 'a.md'), "the person's own words\n")
+
+    const memory = await openVersionedMemory({ dataDir, watch: false, maintenance: false })
+    try {
+      const files = await folderFiles(dataDir)
+      expect(files.get('a.md')).toBe("the person's own words\n")
+      // The renames of other files are redone.
+      expect(files.get('b.md')).toBe('beta\nmore\n')
+      expect(files.get('c.md')).toBe('gamma\n')
+      // On top of the acknowledged commits, one commit records the person's edit.
+      expect(commitCount(dataDir)).toBe(before + RENAME_COMMANDS.length + 1)
+      expect(gitCli(dataDir, 'rev-parse', 'main^').trim()).toBe(head)
+      expect(memory.recovery).not.toBeNull()
+      expect(leftoverTempFiles(dataDir)).toEqual([])
+      expect(await headMatchesFolder(dataDir)).toBe(true)
+      fsck(dataDir)
+    } finally {
+      await memory.close()
+    }
+  })
+
+  it('leaves a temp file that does not hold the logged version (the scan removes it)', async () => {
+    await runAndKill(RENAME_COMMANDS.slice(0, 2))
+    const renames = loggedRenames()
+    loseRenames(renames)
+    const last = renames.at(-1)!
+    fs.writeFileSync(path.join(dataDir, 'memories', last.dir, last.temp), 'not what was logged\n')
+
+    const memory = await openVersionedMemory({ dataDir, watch: false, maintenance: false })
+    try {
+      const files = await folderFiles(dataDir)
+      expect(files.get('c.md')).toBe('gamma\n')
+      expect(files.get('a.md')).toBe('alpha\n')
+      expect(leftoverTempFiles(dataDir)).toEqual([])
+      expect(await headMatchesFolder(dataDir)).toBe(true)
+      fsck(dataDir)
+    } finally {
+      await memory.close()
+    }
+  })
+
+  for (const when of ['before', 'after'] as const) {
+    it(`is safe when open is killed ${when} redoing a rename: the next open finishes it`, async () => {
+      const before = commitCount(dataDir)
+      await runAndKill(RENAME_COMMANDS)
+      const head = gitCli(dataDir, 'rev-parse', 'main').trim()
+      loseRenames(loggedRenames())
+      // Open in a child that kills itself at its first rename of a memory temp file.
+      await runChild(`
+        setDisk({
+          ...nodeDisk,
+          renameSync(from, to) {
+            const ours = from.startsWith('/proc/self/fd/') && from.includes('.cairn-tmp-')
+            if (ours && ${JSON.stringify(when)} === 'before') {
+              process.stdout.write('acknowledged\\n')
+              process.kill(process.pid, 'SIGKILL')
+            }
+            nodeDisk.renameSync(from, to)
+            if (ours) {
+              process.stdout.write('acknowledged\\n')
+              process.kill(process.pid, 'SIGKILL')
+            }
+          },
+        })
+        await openVersionedMemory({ dataDir: ${JSON.stringify(dataDir)}, watch: false, maintenance: false })
+      `)
+      const memory = await openVersionedMemory({ dataDir, watch: false, maintenance: false })
+      try {
+        expect(gitCli(dataDir, 'rev-parse', 'main').trim()).toBe(head)
+        expect(commitCount(dataDir)).toBe(before + RENAME_COMMANDS.length)
+        expect(memory.recovery).toBeNull()
+        const files = await folderFiles(dataDir)
+        for (const [file, text] of ACKNOWLEDGED) expect(files.get(file)).toBe(text)
+        expect(leftoverTempFiles(dataDir)).toEqual([])
+        expect(logSizes()).toEqual([0, 0])
+        fsck(dataDir)
+      } finally {
+        await memory.close()
+      }
+    })
+  }
+})
+
+describe('a process killed after the log was flushed, before the file was renamed', () => {
+  it('completes the change at open (its commit was logged): no recovery commit of the old content', async () => {
+    const before = commitCount(dataDir)
+    await runChild(`
+      const memory = await openVersionedMemory({ dataDir: ${JSON.stringify(dataDir)}, watch: false, maintenance: false })
+      setDisk({
+        ...nodeDisk,
+        renameSync(from, to) {
+          if (from.includes('.cairn-tmp-')) {
+            process.stdout.write('acknowledged\\n')
+            process.kill(process.pid, 'SIGKILL')
+          }
+          nodeDisk.renameSync(from, to)
+        },
+      })
+      await memory.execute(${JSON.stringify(RENAME_COMMANDS[1])}, ${JSON.stringify(CLAUDE)})
+    `)
+    // The file is as it was, its new content in the temp file.
+    expect(fs.readFileSync(path.join(dataDir, 'memories', 'a.md'), 'utf8')).toBe('alpha\n')
+
+    const memory = await openVersionedMemory({ dataDir, watch: false, maintenance: false })
+    try {
+      expect(fs.readFileSync(path.join(dataDir, 'memories', 'a.md'), 'utf8')).toBe('ALPHA\n')
+      expect(commitCount(dataDir)).toBe(before + 1)
+      expect(gitCli(dataDir, 'log', '-1', '--format=%s', 'main').trim()).toBe(
+        'str_replace /memories/a.md',
+      )
+      expect(memory.recovery).toBeNull()
+      expect(leftoverTempFiles(dataDir)).toEqual([])
+      expect(await headMatchesFolder(dataDir)).toBe(true)
+      fsck(dataDir)
+    } finally {
+      await memory.close()
+    }
+  })
 })

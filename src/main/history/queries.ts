@@ -118,7 +118,7 @@ export function fileHistoryOf(
 }
 
 /** `path`'s name before `entry`: the old name when `entry` renamed it or a folder above it. */
-function nameBefore(entry: IndexEntry, path: string): string {
+export function nameBefore(entry: IndexEntry, path: string): string {
   const [from, to] = entry.paths
   if (entry.command !== 'rename' || !from || !to) return path
   if (path === to) return from

@@ -8,7 +8,7 @@ import {
   type ObjectStore,
   type PendingRef,
 } from './object-store'
-import type { LoggedRef } from './objects/object-log'
+import type { LoggedRef, RenameIntent } from './objects/object-log'
 import { segmentsOf, toVirtual } from './paths'
 import { IndexDamagedError, IndexFile, replaceIndexDir, writeIndexBeside } from './index-file'
 import type { CommitFacts } from './types'
@@ -288,6 +288,33 @@ export function createRepo(options: {
     if (others.status === 'rejected') throw others.reason
   }
 
+  /**
+   * The rename publishing `staged`, to log with its commit (docs/durability.md, "Cost"), or
+   * undefined when it is not to be logged: a version not versioned as written (too large), a
+   * path that was a folder, a folder that cannot be kept.
+   */
+  async function renameOf(
+    { relative, write }: StagedChange,
+    stagedAt: Node | null,
+  ): Promise<RenameIntent | undefined> {
+    if (stagedAt?.kind !== 'blob' || write.content.byteLength > MAX_VERSIONED_BYTES) return
+    const segments = segmentsOf(relative)
+    const before = head ? await nodeAt(store, root, segments) : null
+    if (before?.kind === 'tree') return
+    const folder = write.keptFolder()
+    if (!folder) return
+    return {
+      record: {
+        blob: stagedAt.oid,
+        previous: before?.oid ?? null,
+        dir: segments.slice(0, -1).join('/'),
+        temp: write.temp,
+        name: write.name,
+      },
+      folder,
+    }
+  }
+
   async function commitScanned(
     next: TreeNode,
     intent: CommitIntent,
@@ -317,16 +344,18 @@ export function createRepo(options: {
     const oid = await store.write('commit', body)
     // Every object the commit reaches, and the change it records, are durable before the ref
     // makes them reachable. A staged write is flushed in the same round as the objects, whose
-    // log records end with the ref's new value: the ref file is renamed (after the staged
-    // write: a killed process keeps that order) but neither it nor its folder is flushed.
-    // Then the staged write's folder is: two rounds, 3 fsyncs (docs/durability.md, "Cost").
+    // log records end with the ref's new value and the staged write's rename: the ref file is
+    // written (after the rename: a killed process keeps that order) but neither it, nor its
+    // folder, nor the staged write's folder is flushed: one round, 2 fsyncs (the checkpoint
+    // flushes the folder, open redoes a rename a power cut lost: docs/durability.md, "Cost").
     // Where the log cannot take the batch, the ref's temp file and folder are flushed as well;
     // where it does, the ref file is written at the move, in place (`moveLoggedMain`).
     const logs = store.logsMain()
     let ref: PendingRef | null = logs ? null : prepareMainRef(store.gitdir, oid)
     const logged: { ref: LoggedRef | null } = { ref: null }
+    const rename = logs && staged ? await renameOf(staged, stagedAt) : undefined
     try {
-      const objects = store.flush(oid).then((handle) => (logged.ref = handle))
+      const objects = store.flush(oid, rename).then((handle) => (logged.ref = handle))
       await flushWith(staged, Promise.all([objects, ref?.flush(), settleFolderSyncs()]))
       if (!logged.ref && !ref) {
         // The log could not take it after all: the ref's own flush, in a round of its own.
@@ -340,11 +369,20 @@ export function createRepo(options: {
       ref?.abandon()
       // Not moved: its logged value must not be taken for `main` at the next open.
       await logged.ref?.abandoned(head).catch(() => {})
+      // Renamed all the same (the ref's write failed): the change has happened, and is made
+      // durable as any change whose commit is owed.
+      if (staged?.write.published) await staged.write.syncFolder()
       throw error
     }
-    // As the ref folder's flush before: best effort, since the ref has moved.
-    const durable = logged.ref ? logged.ref.moved().catch(() => {}) : ref!.sync()
-    await Promise.all([durable, staged?.write.syncFolder()])
+    // As the ref folder's flush before: best effort, since the ref has moved. A rename the log
+    // holds is made durable by the checkpoint (or redone at open): its folder is not flushed
+    // here, unless a checkpoint began flushing the file holding its record before it.
+    const folder = staged ? () => staged.write.syncFolder() : undefined
+    if (logged.ref?.renameLogged) await logged.ref.moved(folder).catch(() => {})
+    else {
+      const durable = logged.ref ? logged.ref.moved().catch(() => {}) : ref!.sync()
+      await Promise.all([durable, folder?.()])
+    }
     const entry: IndexEntry = {
       oid,
       parent: head,

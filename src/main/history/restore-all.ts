@@ -6,12 +6,14 @@ import {
   applyDeltas,
   changeResult,
   commitNow,
+  findNoCopyEntries,
   keptAsideNote,
   USER_INTENT,
   type Committer,
 } from './restore-common'
 import { applyAndCommit } from './restore-intent'
-import { diffNodes } from './tree-state'
+import { segmentsOf, toVirtual } from './paths'
+import { diffNodes, nodeAt, type FileDelta } from './tree-state'
 
 /** Makes the whole memory folder what it was at `oid`, in one commit. */
 export async function restoreAll(
@@ -20,15 +22,52 @@ export async function restoreAll(
   commit: Committer = commitNow(repo),
 ): Promise<ChangeResult> {
   const entry = requireEntry(repo, oid)
-  const deltas = await readingVersion(
+  // History's trees still show a file too large to version, or one Cairn may not read, at its
+  // last versioned content: found on disk, or the restore "already matched" over them.
+  const noCopy = findNoCopyEntries(repo)
+  const { deltas, unseen } = await readingVersion(
     oid,
-    async () => diffNodes(repo.store, repo.root(), await treeOf(repo, oid)),
+    async () => {
+      const target = await treeOf(repo, oid)
+      const found = await diffNodes(repo.store, repo.root(), target)
+      const changed = new Set(found.map((delta) => delta.path))
+      const extra: FileDelta[] = []
+      for (const relative of noCopy.files) {
+        if (changed.has(relative)) continue
+        const then = await nodeAt(repo.store, target, segmentsOf(relative))
+        if (then?.kind !== 'blob') continue
+        const now = await nodeAt(repo.store, repo.root(), segmentsOf(relative))
+        // Kept aside by `applyDeltas` (never read, so never written over), the version written.
+        extra.push({
+          path: relative,
+          before: now?.kind === 'blob' ? now.oid : null,
+          after: then.oid,
+        })
+      }
+      // A folder Cairn may not enter, whose content the target holds and the diff shows as
+      // unchanged: what it holds now is unknown, so it is named instead of said to match.
+      const unseen: string[] = []
+      for (const relative of noCopy.folders) {
+        if (found.some((delta) => delta.path.startsWith(`${relative}/`))) continue
+        if ((await nodeAt(repo.store, target, segmentsOf(relative))) !== null) unseen.push(relative)
+      }
+      return { deltas: [...found, ...extra], unseen }
+    },
     true,
   )
+  const unseenNote = unseen
+    .map(
+      (relative) =>
+        ` Cairn may not read ${toVirtual(relative)} (permission denied), so it could not tell whether that folder matches; it was left as it is.`,
+    )
+    .join('')
   if (deltas.length === 0) {
     return {
       commit: null,
-      message: `The memory folder already matches ${versionOf(entry)}.`,
+      message:
+        unseen.length === 0
+          ? `The memory folder already matches ${versionOf(entry)}.`
+          : `Nothing Cairn can read differs from ${versionOf(entry)}.${unseenNote}`,
     }
   }
   const intent: CommitIntent = {
@@ -48,7 +87,7 @@ export async function restoreAll(
   )
   return changeResult(
     made,
-    `Restored the memory folder to ${versionOf(entry)}.${keptAsideNote(kept)}`,
+    `Restored the memory folder to ${versionOf(entry)}.${keptAsideNote(kept)}${unseenNote}`,
     kept,
   )
 }

@@ -10,7 +10,14 @@ import { toSummary } from './queries'
 import type { CommitIntent, Repo } from './repo'
 import type { IndexEntry } from './side-index'
 import type { FileDelta } from './tree-state'
-import { deleteFileAndPrune, keepsNoCopy, MAX_VERSIONED_BYTES, writeFileSafely } from './work-tree'
+import { mayNotRead } from '../lib/may-read'
+import {
+  deleteFileAndPrune,
+  isUntracked,
+  keepsNoCopy,
+  MAX_VERSIONED_BYTES,
+  writeFileSafely,
+} from './work-tree'
 
 /** The facts every restore commit shares: made by the user, outside any conversation. */
 export const USER_INTENT = {
@@ -44,6 +51,12 @@ export interface KeptAside {
    * commit saw it: that newer content is what was kept aside.
    */
   readonly changed?: boolean
+  /**
+   * True when it was kept aside because Cairn may not read it (permission denied): what it
+   * holds was never read. `versioned` then says whether history holds a version at `path`.
+   */
+  readonly unreadable?: boolean
+  readonly versioned?: boolean
 }
 
 /**
@@ -178,12 +191,77 @@ export function noCopyOnDisk(repo: Pick<Repo, 'workRoot'>, relative: string): bo
  */
 export function keptAsideNote(kept: ReadonlyArray<KeptAside>): string {
   return kept
-    .map(({ path, keptAs, changed }) =>
-      changed
+    .map(({ path, keptAs, changed, unreadable, versioned }) => {
+      if (unreadable) {
+        // Never "not in the history": its last readable version may well be (review12 D4).
+        const history = versioned
+          ? 'the history keeps its last version Cairn could read'
+          : 'the history has no version of it'
+        return ` ${toVirtual(path)} could not be read (permission denied), so it was kept as ${toVirtual(keptAs)}; ${history}.`
+      }
+      return changed
         ? ` ${toVirtual(path)} was changed outside Cairn meanwhile, so that version was kept as ${toVirtual(keptAs)}.`
-        : ` ${toVirtual(path)} was not in the history, so it was kept as ${toVirtual(keptAs)}.`,
-    )
+        : ` ${toVirtual(path)} was not in the history, so it was kept as ${toVirtual(keptAs)}.`
+    })
     .join('')
+}
+
+/** What the memory folder holds that history keeps no copy of, found by a walk. */
+export interface NoCopyEntries {
+  /** Files too large to version or that Cairn may not read (relative paths). */
+  readonly files: ReadonlyArray<string>
+  /** Folders Cairn may not list or enter (relative paths): not walked into. */
+  readonly folders: ReadonlyArray<string>
+}
+
+/**
+ * Walks the memory folder for the files history holds no copy of (too large, or denied by
+ * their permission bits) and the folders Cairn may not enter. A restore of the whole folder
+ * diffs history's trees, where such a file still shows its last versioned content: without
+ * this walk it "already matched" and the restore did nothing (review12-story, item 1).
+ */
+export function findNoCopyEntries(repo: Pick<Repo, 'workRoot'>): NoCopyEntries {
+  const files: string[] = []
+  const folders: string[] = []
+  const walk = (folder: Folder, prefix: string): void => {
+    for (const dirent of folder.list()) {
+      const name = dirent.name
+      if (isUntracked(name)) continue
+      const relative = prefix + name
+      const stats = folder.lstat(name)
+      if (stats === null) continue
+      if (stats.isFile()) {
+        if (keepsNoCopy(name, stats, folder.entry(name))) files.push(relative)
+        continue
+      }
+      if (!stats.isDirectory()) continue
+      if (mayNotRead(stats, folder.entry(name))) {
+        folders.push(relative)
+        continue
+      }
+      let child: Folder | null
+      try {
+        child = folder.openChildIfFolder(name)
+      } catch (error) {
+        if (!isCode(error, 'EACCES') && !isCode(error, 'EPERM')) throw error
+        folders.push(relative)
+        continue
+      }
+      if (!child) continue
+      try {
+        walk(child, `${relative}/`)
+      } finally {
+        child.close()
+      }
+    }
+  }
+  const tree = new FolderTree(repo.workRoot)
+  try {
+    walk(tree.root(), '')
+  } finally {
+    tree.close()
+  }
+  return { files, folders }
 }
 
 // Moves what the folder holds at `delta.path` out of the way when history does not hold it:
@@ -202,7 +280,9 @@ function keepAsideIfUnversioned(
   const found = tree.find(delta.path)
   if (found.kind !== 'file') return null
   // Too large to version, or not ours to read: history never held what it holds now.
-  let neverRead = keepsNoCopy(found.name, found.stats, found.parent.entry(found.name))
+  const at = found.parent.entry(found.name)
+  let neverRead = keepsNoCopy(found.name, found.stats, at)
+  let denied = false
   if (!neverRead) {
     // Only a file whose size is one of the two versions' is read and hashed.
     const sizes = [delta.before, delta.after].map((oid) =>
@@ -217,6 +297,7 @@ function keepAsideIfUnversioned(
         // Denied (an ACL, another account's file): renaming it needs only the folder's leave.
         if (!isCode(error, 'EACCES') && !isCode(error, 'EPERM')) throw error
         neverRead = true
+        denied = true
       }
       if (bytes !== null) {
         const onDisk = repo.store.hash('blob', bytes)
@@ -232,10 +313,18 @@ function keepAsideIfUnversioned(
     'file',
     `/memories/${dir}`,
   )
-  disk.renameSync(found.parent.entry(found.name), found.parent.entry(name))
+  // Asked before the rename: the kernel's answer (see mayNotRead) needs the entry's name.
+  const unreadable = (neverRead && mayNotRead(found.stats, at)) || denied
+  disk.renameSync(at, found.parent.entry(name))
   found.parent.syncLater()
   const changed = !neverRead && delta.before !== null
-  return { path: delta.path, keptAs: dir + name, parent: found.parent, ...(changed && { changed }) }
+  return {
+    path: delta.path,
+    keptAs: dir + name,
+    parent: found.parent,
+    ...(changed && { changed }),
+    ...(unreadable && { unreadable, versioned: delta.before !== null }),
+  }
 }
 
 // Best effort, after a write failed: each changed file goes back to what it held. A file
@@ -331,10 +420,12 @@ export function changeResult(
   const keptAside =
     kept.length > 0
       ? {
-          keptAside: kept.map(({ path, keptAs, changed }) => ({
+          keptAside: kept.map(({ path, keptAs, changed, unreadable, versioned }) => ({
             path: toVirtual(path),
             keptAs: toVirtual(keptAs),
-            reason: changed ? ('changed' as const) : ('not-in-history' as const),
+            ...(unreadable
+              ? { reason: 'unreadable' as const, versioned: versioned === true }
+              : { reason: changed ? ('changed' as const) : ('not-in-history' as const) }),
           })),
         }
       : {}

@@ -12,11 +12,12 @@
 import path from 'node:path'
 import { writeJsonAtomic } from '../lib/atomic-json'
 import { disk, isCode, unlinkQuietly } from '../lib/disk'
-import { isDiskProblem } from '../lib/disk-errors'
+import { isDiskProblem, isLastingRefusal } from '../lib/disk-errors'
 import { FolderTree, readFileIn } from '../lib/folders'
 import type { Logger } from '../lib/logger'
 import { entryNameProblem } from './damage'
 import { isOid } from './main-ref'
+import { toVirtual } from './paths'
 import type { IndexEntry } from './side-index'
 import type { CommitIntent, Repo } from './repo'
 import { applyDeltas, type Committer } from './restore-common'
@@ -83,33 +84,46 @@ export async function applyAndCommit<K>(
   return { kept, made }
 }
 
+/** What became of an interrupted restore at open. */
+export interface FinishedRestore {
+  /** Its commit, when it was finished (null: nothing to finish, or it was given up). */
+  readonly entry: IndexEntry | null
+  /**
+   * The file or folder (relative) the system refused the restore to change, when that gave
+   * it up: named to the person, who can grant access and restore again.
+   */
+  readonly refused: string | null
+}
+
 /**
  * At open, before changes found in the folder are saved: finishes a restore a kill
- * interrupted and commits it with its own facts, returning that commit (null when there was
- * none to finish). A restore that cannot be finished as it was meant (a file changed since to
- * something neither side of it, a damaged blob) is left as the folder holds it, for the
- * open's own commit to save; a disk that fails fails the open and keeps the intent.
+ * interrupted and commits it with its own facts (`entry`). A restore that cannot be finished
+ * as it was meant (a file changed since to something neither side of it, a damaged blob, a
+ * file or folder the system will not let Cairn change) is given up, the folder left as it
+ * holds it for the open's own commit to save; a disk that fails fails the open and keeps the
+ * intent.
  */
 export async function finishInterruptedRestore(
   repo: Repo,
   logger?: Logger,
-): Promise<IndexEntry | null> {
+): Promise<FinishedRestore> {
+  const none: FinishedRestore = { entry: null, refused: null }
   const file = intentFileOf(repo.store.gitdir)
   let record: RestoreIntent | null
   try {
     record = JSON.parse(disk.readFileSync(file).toString('utf8')) as RestoreIntent
   } catch (error) {
-    if (isCode(error, 'ENOENT')) return null
+    if (isCode(error, 'ENOENT')) return none
     if (isDiskProblem(error)) throw error
     // Cut short by a kill while it was written (its restore had not begun), or not ours.
     unlinkQuietly(file)
-    return null
+    return none
   }
   try {
     if (record?.version !== 1 || record.base !== repo.head() || !Array.isArray(record.deltas)) {
       // Committed before the kill (or a history that moved on): nothing is unfinished.
       unlinkQuietly(file)
-      return null
+      return none
     }
     // The file is only data: a crafted one must not name anything outside the folder (a `..`
     // once deleted and wrote files beside it) nor hand git a name it would refuse.
@@ -117,18 +131,34 @@ export async function finishInterruptedRestore(
     if (problem) {
       logger?.warn(`An interrupted restore's record was dropped: ${problem}`)
       unlinkQuietly(file)
-      return null
+      return none
     }
     if (!(await eachFileOnEitherSide(repo, record.deltas))) {
       logger?.warn('An interrupted restore was not finished: files it touched changed since')
       unlinkQuietly(file)
-      return null
+      return none
     }
-    await applyDeltas(repo, record.deltas)
+    let refused: string | null = null
+    try {
+      await applyDeltas(repo, record.deltas, (failure) => {
+        refused = failure.folder ?? failure.path
+      })
+    } catch (error) {
+      // Denied, and denied at every later start (a folder at 555 holding a file at 000: the
+      // file cannot be moved aside): kept, the intent failed every open (review12, item 2).
+      // `applyDeltas` put back what it wrote; the open saves the folder as it is, and each
+      // file's last version stays in history.
+      if (!isLastingRefusal(error) || refused === null) throw error
+      logger?.warn(
+        `An interrupted restore was given up: Cairn may not change ${toVirtual(refused)}`,
+      )
+      unlinkQuietly(file)
+      return { entry: null, refused }
+    }
     const paths = record.paths ?? record.deltas.map((delta) => delta.path)
     const entry = await repo.commit(paths, record.intent)
     unlinkQuietly(file)
-    return entry
+    return { entry, refused: null }
   } catch (error) {
     if (isDiskProblem(error)) throw error
     logger?.warn(
@@ -136,7 +166,7 @@ export async function finishInterruptedRestore(
       error,
     )
     unlinkQuietly(file)
-    return null
+    return none
   }
 }
 

@@ -24,7 +24,9 @@ export function createSnapshots(repo: RepoView, lookup: Lookup, ancestry: Ancest
     if (known !== undefined) return known
     let size: number
     try {
-      size = (await repo.store.readBlob(blob)).byteLength
+      // From the object's header: reading every old version whole only to measure it cost
+      // the whole memory's bytes each time (review12-story, item 7).
+      size = repo.store.blobSize(blob)
     } catch (error) {
       if (error instanceof DamagedHistoryError) return null
       throw error

@@ -341,6 +341,11 @@ export async function breakMainRef(dataDir: string): Promise<() => Promise<void>
 /** The origin tests give Claude's commands. */
 export const CLAUDE: Origin = { actor: 'claude', conversationId: 'test', toolUseId: 'toolu_test' }
 
+/** Claude's origin in conversation `conv-1` with a tool use of its own (`toolu_…`). */
+export function claudeUse(toolUseId: string): Origin {
+  return { actor: 'claude', conversationId: 'conv-1', toolUseId }
+}
+
 /**
  * Temp files an interrupted or failed write left anywhere under `dataDir` (object, ref and
  * index temp files, `.cairn-tmp-…`, set-aside locks). `cairn.lock` itself is the open
@@ -477,6 +482,14 @@ export interface RecoveryRepo {
  * recording logger, so the run's output stays quiet.
  */
 export function recoveryRepo(): RecoveryRepo {
+  return testRepo()
+}
+
+/**
+ * The same setup for any history test file: with `maintenance: false`, `open` starts no
+ * background maintenance (the test runs `maintain()` when it wants it).
+ */
+export function testRepo(options: { readonly maintenance?: false } = {}): RecoveryRepo {
   let dataDir = ''
   let cleanup = async (): Promise<void> => {}
   let clock = 1_700_000_000_000
@@ -498,6 +511,7 @@ export function recoveryRepo(): RecoveryRepo {
         now: () => (clock += 1000),
         watch: false,
         logger: createRecordingLogger(),
+        ...options,
       }),
     mainRef: () => path.join(gitdir(), 'refs', 'heads', 'main'),
     objectFile: (oid) => path.join(gitdir(), 'objects', oid.slice(0, 2), oid.slice(2)),

@@ -46,6 +46,15 @@ async function put(relative: string, text: string): Promise<void> {
   await writeFile(path.join(dataDir, 'memories', relative), text)
 }
 
+/** Claude creates `/memories/<relative>`. */
+async function create(memory: VersionedMemory, relative: string, text: string): Promise<void> {
+  const result = await memory.execute(
+    { command: 'create', path: `/memories/${relative}`, file_text: text },
+    CLAUDE,
+  )
+  expect(result.isError).toBe(false)
+}
+
 async function strReplace(memory: VersionedMemory, from: string, to: string) {
   return memory.execute(
     { command: 'str_replace', path: '/memories/a.md', old_str: from, new_str: to },
@@ -65,7 +74,7 @@ function expectNamed(memory: VersionedMemory, virtual: string): void {
 describe('memory files Cairn may not read (D3)', () => {
   it('opens, names each once, keeps their last version and lets every write go on', async () => {
     let memory = await open()
-    await memory.execute({ command: 'create', path: '/memories/a.md', file_text: 'a\n' }, CLAUDE)
+    await create(memory, 'a.md', 'a\n')
     await memory.close()
     await put('private.md', 'secret\n')
     await put('locked/inside.md', 'inside\n')
@@ -94,11 +103,8 @@ describe('memory files Cairn may not read (D3)', () => {
   it('keeps a file that became unreadable while running at its last version', async () => {
     const memory = await open()
     try {
-      await memory.execute({ command: 'create', path: '/memories/a.md', file_text: 'a\n' }, CLAUDE)
-      await memory.execute(
-        { command: 'create', path: '/memories/private.md', file_text: 'v1\n' },
-        CLAUDE,
-      )
+      await create(memory, 'a.md', 'a\n')
+      await create(memory, 'private.md', 'v1\n')
       await put('private.md', 'v2, written by another account\n')
       denyReading()
       const head = (await memory.log({ offset: 0, limit: 1 })).entries[0]!.oid
@@ -108,11 +114,7 @@ describe('memory files Cairn may not read (D3)', () => {
         const result = await strReplace(memory, i === 0 ? 'a' : `a${i - 1}`, `a${i}`)
         expect(result.isError).toBe(false)
       }
-      const created = await memory.execute(
-        { command: 'create', path: '/memories/new.md', file_text: 'n\n' },
-        CLAUDE,
-      )
-      expect(created.isError).toBe(false)
+      await create(memory, 'new.md', 'n\n')
       expectNamed(memory, '/memories/private.md')
       expect(gitCli(dataDir, 'show', 'main:private.md')).toBe('v1\n')
     } finally {
@@ -124,11 +126,8 @@ describe('memory files Cairn may not read (D3)', () => {
 
   it('opens when the only change since the last session is a file it may not read', async () => {
     let memory = await open()
-    await memory.execute({ command: 'create', path: '/memories/a.md', file_text: 'a\n' }, CLAUDE)
-    await memory.execute(
-      { command: 'create', path: '/memories/private.md', file_text: 'v1\n' },
-      CLAUDE,
-    )
+    await create(memory, 'a.md', 'a\n')
+    await create(memory, 'private.md', 'v1\n')
     await memory.close()
     // Changed while Cairn was closed (so no stat vouches for it), then no longer readable.
     await put('private.md', 'v2, written by another account\n')
@@ -153,10 +152,7 @@ describe('memory files Cairn may not read (D3)', () => {
 describe('a command on a file Cairn may not read (F1)', () => {
   async function unreadableAfterClaude(relative: string): Promise<VersionedMemory> {
     const memory = await open()
-    await memory.execute(
-      { command: 'create', path: `/memories/${relative}`, file_text: 'v1\n' },
-      CLAUDE,
-    )
+    await create(memory, relative, 'v1\n')
     await put(relative, 'v2, saved by the person\n')
     await chmod(path.join(dataDir, 'memories', relative), 0o000)
     denyReading()
@@ -218,12 +214,11 @@ describe('a command on a file Cairn may not read (F1)', () => {
     try {
       // Beside a file history holds (a folder of kept files only is not deleted at all).
       vi.restoreAllMocks()
-      await memory.execute(
-        { command: 'create', path: '/memories/d/other.md', file_text: 'o\n' },
-        CLAUDE,
-      )
+      await create(memory, 'd/other.md', 'o\n')
       // Cairn's own files belong to the account it runs as (here, the one it looks like).
       await chown(path.join(dataDir, 'memories', 'd', 'other.md'), 4242, 4242)
+      // Its folder too: one Cairn's own account may not enter is not deleted at all.
+      await chown(path.join(dataDir, 'memories', 'd'), 4242, 4242)
       vi.spyOn(process, 'getuid').mockReturnValue(4242)
       const result = await memory.execute({ command: 'delete', path: '/memories/d' }, CLAUDE)
       expect(result.isError).toBe(false)
@@ -249,25 +244,25 @@ describe('an interrupted restore over a file Cairn may not read', () => {
     vi.restoreAllMocks()
   })
 
-  it('is finished at the next open, keeping that file aside', async () => {
+  /**
+   * `relative` written twice (v1, v2) and a restore-all to v1 recorded as it is before it
+   * touches any file (a kill came right after); returns the two commits.
+   */
+  async function interruptedRestoreOf(relative: string): Promise<{ first: string; head: string }> {
     const memory = await open()
-    await memory.execute(
-      { command: 'create', path: '/memories/private.md', file_text: 'v1\n' },
-      CLAUDE,
-    )
+    await create(memory, relative, 'v1\n')
     const first = memory.head()!
     await memory.execute(
-      { command: 'str_replace', path: '/memories/private.md', old_str: 'v1', new_str: 'v2' },
+      { command: 'str_replace', path: `/memories/${relative}`, old_str: 'v1', new_str: 'v2' },
       CLAUDE,
     )
     const head = memory.head()!
     await memory.close()
-    const blob = (rev: string) => gitCli(dataDir, 'rev-parse', `${rev}:private.md`).trim()
-    // As a restore-all writes it before it touches any file (a kill came right after).
+    const blob = (rev: string) => gitCli(dataDir, 'rev-parse', `${rev}:${relative}`).trim()
     await recordRestore(
       { store: { gitdir: path.join(dataDir, 'history.git') } as never, head: () => head },
-      [{ path: 'private.md', before: blob(head), after: blob(first) }],
-      ['private.md'],
+      [{ path: relative, before: blob(head), after: blob(first) }],
+      [relative],
       {
         actor: 'user',
         conversationId: null,
@@ -278,9 +273,14 @@ describe('an interrupted restore over a file Cairn may not read', () => {
         restoredFrom: first,
       },
     )
-    await chmod(path.join(dataDir, 'memories', 'private.md'), 0o000)
-    // As the system treats an account other than root: a file with no read bit is refused,
-    // whatever its name (the file the restore writes in its place is Cairn's own, readable).
+    return { first, head }
+  }
+
+  /**
+   * As the system treats an account other than root (the one Cairn is made to look like): a
+   * file or folder with no read bit is refused, whatever its name.
+   */
+  function denyByMode(): void {
     const hooked = hookDisk(nodeDisk, (call) => {
       if (call.name !== 'openSync') return undefined
       const target = String(call.args[0])
@@ -289,6 +289,13 @@ describe('an interrupted restore over a file Cairn may not read', () => {
     })
     undoDisk = setDisk(hooked.disk)
     vi.spyOn(process, 'getuid').mockReturnValue(4242)
+  }
+
+  it('is finished at the next open, keeping that file aside', async () => {
+    const { first } = await interruptedRestoreOf('private.md')
+    await chmod(path.join(dataDir, 'memories', 'private.md'), 0o000)
+    // The file the restore writes in its place is Cairn's own, readable.
+    denyByMode()
     const again = await open()
     await again.close()
     vi.restoreAllMocks()
@@ -306,39 +313,9 @@ describe('an interrupted restore over a file Cairn may not read', () => {
   })
 
   it('is given up, not a reason to stay closed, when its file sits in a folder Cairn may not enter', async () => {
-    const memory = await open()
-    await memory.execute({ command: 'create', path: '/memories/d/a.md', file_text: 'v1\n' }, CLAUDE)
-    const first = memory.head()!
-    await memory.execute(
-      { command: 'str_replace', path: '/memories/d/a.md', old_str: 'v1', new_str: 'v2' },
-      CLAUDE,
-    )
-    const head = memory.head()!
-    await memory.close()
-    const blob = (rev: string) => gitCli(dataDir, 'rev-parse', `${rev}:d/a.md`).trim()
-    await recordRestore(
-      { store: { gitdir: path.join(dataDir, 'history.git') } as never, head: () => head },
-      [{ path: 'd/a.md', before: blob(head), after: blob(first) }],
-      ['d/a.md'],
-      {
-        actor: 'user',
-        conversationId: null,
-        toolUseId: null,
-        overwrite: false,
-        command: 'restore-all',
-        subject: `restore all memories to ${first.slice(0, 7)}`,
-        restoredFrom: first,
-      },
-    )
+    const { head } = await interruptedRestoreOf('d/a.md')
     await chmod(path.join(dataDir, 'memories', 'd'), 0o000)
-    const hooked = hookDisk(nodeDisk, (call) => {
-      if (call.name !== 'openSync') return undefined
-      const target = String(call.args[0])
-      const mode = lstatSync(target, { throwIfNoEntry: false })?.mode ?? 0o777
-      return mode & 0o444 ? undefined : errnoError(call, 'EACCES')
-    })
-    undoDisk = setDisk(hooked.disk)
-    vi.spyOn(process, 'getuid').mockReturnValue(4242)
+    denyByMode()
     const again = await open()
     try {
       expectNamed(again, '/memories/d')
@@ -377,11 +354,8 @@ describe('a folder Cairn may list but not enter', () => {
 
   it('does not stop Cairn from opening: named, its last version kept', async () => {
     let memory = await open()
-    await memory.execute({ command: 'create', path: '/memories/a.md', file_text: 'a\n' }, CLAUDE)
-    await memory.execute(
-      { command: 'create', path: '/memories/notes/inside.md', file_text: 'v1\n' },
-      CLAUDE,
-    )
+    await create(memory, 'a.md', 'a\n')
+    await create(memory, 'notes/inside.md', 'v1\n')
     await memory.close()
     await put('notes/inside.md', 'v2, changed while Cairn was closed\n')
     await put('b.md', 'b\n')
@@ -402,11 +376,8 @@ describe('a folder Cairn may list but not enter', () => {
 
   it('opens by the quick path too when nothing changed, and lets every write go on while it lasts', async () => {
     let memory = await open()
-    await memory.execute({ command: 'create', path: '/memories/a.md', file_text: 'a\n' }, CLAUDE)
-    await memory.execute(
-      { command: 'create', path: '/memories/notes/inside.md', file_text: 'v1\n' },
-      CLAUDE,
-    )
+    await create(memory, 'a.md', 'a\n')
+    await create(memory, 'notes/inside.md', 'v1\n')
     await memory.close()
     await listOnly()
     memory = await open()

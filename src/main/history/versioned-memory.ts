@@ -11,6 +11,7 @@ import {
   createMemoryTool,
   DEFAULT_LIMITS,
   maxEditableBytes,
+  parseMemoryPath,
   removeSecrets,
   unexpectedFailure,
   type MadeChange,
@@ -30,9 +31,17 @@ import { DamagedHistoryError } from './damage'
 import { IndexDamagedError, IndexFile, replaceIndexDir } from './index-file'
 import { indexRebuildingError, requireCurrentIndex } from './read'
 import { compareCommits, diffFile, readAt, readBytesAt, showCommit } from './inspect'
+import { commandIntents } from './command-intent'
 import { createLookup } from './lookup'
 import { createMaintainer, PackFolderGate, type MaintenanceSettings } from './maintainer'
-import { createNotices, followMoves, keptAsideNotice, scanNotices, secretNotices } from './notices'
+import {
+  createNotices,
+  followMoves,
+  keptAsideNotice,
+  restoreRefusedNotice,
+  scanNotices,
+  secretNotices,
+} from './notices'
 import { openRepo, owedMarkerOf } from './open-repo'
 import {
   commitOutsideChanges,
@@ -40,8 +49,10 @@ import {
   touchedByRevert,
   type TouchedPaths,
 } from './outside-changes'
-import { toRelative, toVirtual } from './paths'
+import { segmentsOf, toRelative, toVirtual } from './paths'
+import { nodeAt } from './tree-state'
 import { changesSince, fileHistoryOf, queryLog, toSummary } from './queries'
+import { changesSinceInCommits } from './changes-in-commits'
 import { systemIntent, type CommitIntent, type StagedChange } from './repo'
 import { createSearcher } from './search'
 import { createSnapshots } from './snapshot'
@@ -130,7 +141,7 @@ async function openLocked(
   const logger = options.logger ?? consoleLogger
   let machine = options.machine ?? null
   const owedMarker = owedMarkerOf(path.join(dataDir, 'history.git'))
-  const { repo, recovery, tooLarge, nameNotAllowed, unreadable } = await openRepo({
+  const { repo, recovery, tooLarge, nameNotAllowed, unreadable, restoreRefused } = await openRepo({
     dataDir,
     now,
     logger,
@@ -150,6 +161,8 @@ async function openLocked(
     },
     machine: () => machine,
   })
+  // The open has used the record of a command a kill interrupted (if any): it goes now.
+  const intents = commandIntents(repo.gitdir, logger)
   // The open's commit saved what was owed.
   try {
     removeFile(owedMarker)
@@ -167,10 +180,19 @@ async function openLocked(
     folderSyncs: 'host',
     // A folder delete keeps what history could not bring back (a user's .git, a file too large).
     keepsNoCopy,
+    // Said when a file Cairn may not read is kept aside: its last version may be in history.
+    versionedAt: async (relative) =>
+      (await nodeAt(repo.store, repo.root(), segmentsOf(relative)))?.kind === 'blob',
     // Every change is scanned for its commit right after the command, and the scans keep the
     // folder's totals: the tool never has to walk the folder.
     usage: {
       get: async () => repo.stats.totals(),
+      // Near a limit: edits made outside Cairn that the watcher has not saved yet (its
+      // debounce, or events not yet delivered) are saved first, so the totals include them.
+      fresh: async () => {
+        await commitOutsideChanges(repo, 'all', record)
+        return repo.stats.totals()
+      },
       add: () => undefined,
       invalidate: () => undefined,
       wantsRefresh: () => false,
@@ -251,6 +273,8 @@ async function openLocked(
   let unrecorded: Array<{ readonly paths: ReadonlyArray<string>; readonly intent: CommitIntent }> =
     []
 
+  // First: a refused restore's notice says more than the scan's about the same file.
+  if (restoreRefused !== null) notices.raise(restoreRefusedNotice(restoreRefused))
   for (const notice of scanNotices({ tooLarge, nameNotAllowed, unreadable })) notices.raise(notice)
   // The open's recovery commit has happened: a failure to read it back for the secret scan
   // (a failing disk, a damaged index entry) only means no warning, never a failed open.
@@ -493,6 +517,10 @@ async function openLocked(
         facts = verdict
       }
     }
+    // What this command may change, and as whose, until its commit is made: a kill before
+    // then leaves its change to the next open, which commits it with these facts.
+    const planned = plannedMutation(input, repo.workRoot)
+    if (planned) intents.record(repo.head(), intentOf(planned), planned.paths.map(toRelative))
     const result = await tool.execute(input, {
       ...toolOptions,
       describe: afterRun !== undefined,
@@ -561,7 +589,11 @@ async function openLocked(
         tool.invalidateUsage()
         followMoves(
           notices,
-          (result.keptAside ?? []).map(({ path, keptAs }) => ({ from: path, to: keptAs })),
+          (result.keptAside ?? []).map(({ path, keptAs, versioned }) => ({
+            from: path,
+            to: keptAs,
+            ...(versioned !== undefined && { versioned }),
+          })),
         )
         return result
       }, touched),
@@ -704,7 +736,7 @@ async function openLocked(
     limits,
     execute: (input, origin, executeOptions = {}) =>
       exclusive(
-        (tree) => run(input, origin, executeOptions, tree),
+        (tree) => run(input, origin, executeOptions, tree).finally(() => intents.clear()),
         () => touchedByCommand(input),
         isView(input) ? 'reads' : 'writes',
         { signal: executeOptions.signal, outcome: notRunStopped },
@@ -742,12 +774,24 @@ async function openLocked(
           return fileHistoryOf(repo.index, normalize(file), ancestry.newestFirst())
         }),
       ),
+    // While the index is rebuilt (or found damaged by this very read), from the commits,
+    // slower: the review's check of each of Claude's writes asks this, and refusing it refused
+    // the write (review on) or dropped every flag of its commit (review off).
     changesSince: (file, since) =>
       forPeople(
-        indexed(async () => {
-          requireCurrentIndex(repo)
-          return changesSince(repo.index, normalize(file), since, ancestry.newestFirst())
-        }),
+        (async () => {
+          const path = normalize(file)
+          if (!repo.indexRebuilding()) {
+            try {
+              return await indexed(async () =>
+                changesSince(repo.index, path, since, ancestry.newestFirst()),
+              )
+            } catch (error) {
+              if (!(error instanceof CairnError && error.code === 'index-rebuilding')) throw error
+            }
+          }
+          return changesSinceInCommits(repo.store, repo.head(), path, since)
+        })(),
       ),
     show: (oid) => forPeople(indexed(() => showCommit(repo, oid))),
     readAt: (file, oid) => forPeople(indexed(() => readAt(repo, file, oid))),
@@ -882,6 +926,35 @@ export function intentFor(
   }
 }
 
+/**
+ * The change a memory command asks for, read off its input before it runs (null for a view or
+ * an input the tool will refuse): its command and paths, as its commit will name them.
+ */
+function plannedMutation(input: unknown, workRoot: string): MemoryMutation | null {
+  if (typeof input !== 'object' || input === null) return null
+  const raw = input as Record<string, unknown>
+  const command = raw.command
+  if (
+    command !== 'create' &&
+    command !== 'str_replace' &&
+    command !== 'insert' &&
+    command !== 'delete' &&
+    command !== 'rename'
+  ) {
+    return null
+  }
+  const paths: string[] = []
+  for (const key of command === 'rename' ? ['old_path', 'new_path'] : ['path']) {
+    const value = raw[key]
+    if (typeof value !== 'string') return null
+    const parsed = parseMemoryPath(value)
+    if (!parsed.ok || parsed.relative === '') return null
+    paths.push(parsed.virtual)
+  }
+  const overwrite = command === 'create' && exists(path.join(workRoot, toRelative(paths[0]!)))
+  return { command, paths, overwrite }
+}
+
 function isView(input: unknown): boolean {
   return (
     typeof input === 'object' &&
@@ -970,8 +1043,12 @@ function normalize(virtual: string): string {
 // Where a command moved what it moved: what it kept aside, and a rename's file or folder.
 function movesOf(
   result: MemoryExecution,
-): ReadonlyArray<{ readonly from: string; readonly to: string }> {
-  const kept = (result.keptAside ?? []).map(({ path, keptAs }) => ({ from: path, to: keptAs }))
+): ReadonlyArray<{ readonly from: string; readonly to: string; readonly versioned?: boolean }> {
+  const kept = (result.keptAside ?? []).map(({ path, keptAs, versioned }) => ({
+    from: path,
+    to: keptAs,
+    ...(versioned !== undefined && { versioned }),
+  }))
   const mutation = result.mutation
   if (mutation?.command !== 'rename') return kept
   const [from, to] = mutation.paths

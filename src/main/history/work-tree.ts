@@ -1,7 +1,7 @@
 import type { Stats } from 'node:fs'
 import { CairnError } from '../lib/errors'
 import { disk, isCode } from '../lib/disk'
-import { mayRead } from '../lib/may-read'
+import { mayNotRead } from '../lib/may-read'
 import {
   Folder,
   FolderTree,
@@ -33,11 +33,12 @@ export function isUntracked(name: string): boolean {
  * so that the kernel decides what may be read (see `mayRead`).
  */
 export function keepsNoCopy(name: string, stats: Stats, at?: string): boolean {
-  if (stats.isFile()) {
-    return stats.size > MAX_VERSIONED_BYTES || isUntrackedOwn(name) || !mayRead(stats, 0o4, at)
-  }
-  if (stats.isDirectory()) return isUntrackedOwn(name) || !mayRead(stats, 0o5, at)
-  return !isOwnTempName(name)
+  if (!stats.isFile() && !stats.isDirectory()) return !isOwnTempName(name)
+  return (
+    (stats.isFile() && stats.size > MAX_VERSIONED_BYTES) ||
+    isUntrackedOwn(name) ||
+    mayNotRead(stats, at)
+  )
 }
 
 function isUntrackedOwn(name: string): boolean {
@@ -189,7 +190,7 @@ function scanEntry(
   }
   // A folder Cairn may list but not enter (mode 0444, after `chmod -R 444`) opens fine, and
   // then every `lstat` inside it fails: tested before, as the kernel will (review12-story R1).
-  if (!mayRead(stats, 0o5, folder.entry(name))) return unreadable()
+  if (mayNotRead(stats, folder.entry(name))) return unreadable()
   let child: Folder | null
   try {
     child = folder.openChildIfFolder(name)

@@ -222,6 +222,32 @@ export class Folder {
   }
 
   /**
+   * This folder for a later `fsync` on a descriptor of its own (see `StagedWrite.keptFolder`):
+   * only ever `fsync`ed through, never written through, so keeping it past the command is safe
+   * even if the folder is moved meanwhile (what it makes durable is that folder's entries).
+   */
+  keptForSync(): { readonly key: string; open(): number | null } | null {
+    if (this.fd === null || process.platform === 'win32') return null
+    let key: string
+    try {
+      const { dev, ino } = this.stats
+      key = `${dev}:${ino}`
+    } catch {
+      return null
+    }
+    return {
+      key,
+      open: () => {
+        try {
+          return disk.openSync(this.self, OPEN.READ | OPEN.DIRECTORY)
+        } catch {
+          return null
+        }
+      },
+    }
+  }
+
+  /**
    * Makes this folder's entries durable later, without waiting: `settleFolderSyncs` starts
    * the fsync (on a descriptor of its own: this handle may close first) and waits for it; if
    * nothing settles within a few milliseconds it starts anyway. Best effort: a failure is not
@@ -658,7 +684,8 @@ export class StagedWrite {
   constructor(
     private readonly folder: Folder,
     readonly name: string,
-    private readonly temp: string,
+    /** The temp file's name, in the same folder. */
+    readonly temp: string,
     fd: number,
     /** The bytes written. */
     readonly content: Buffer,
@@ -695,6 +722,15 @@ export class StagedWrite {
     await this.folder
       .sync()
       .catch((error: unknown) => logger?.warn('Could not flush a folder after a write', error))
+  }
+
+  /**
+   * The folder, for a checkpoint to `fsync` after this command (its handle closes with the
+   * command): named by its device and inode, opened again only when asked. Null where folders
+   * are not `fsync`ed (Windows) or it cannot be named.
+   */
+  keptFolder(): { readonly key: string; open(): number | null } | null {
+    return this.folder.keptForSync()
   }
 
   /** The flush, the rename and the folder's fsync, one after the other (no commit with it). */

@@ -8,7 +8,7 @@ import { ACCESS, disk } from './disk'
  * refuse, as for a folder shared with `setfacl -m u:me:rwx` (hunt13-followups D4). Where there
  * are no user ids (Windows) the answer is yes.
  */
-export function mayRead(stats: Stats, wanted: number, at?: string): boolean {
+function mayRead(stats: Stats, wanted: number, at?: string): boolean {
   const uid = process.getuid?.()
   if (uid === undefined || uid === 0) return true
   const groups = process.getgroups?.() ?? []
@@ -26,8 +26,10 @@ export function mayRead(stats: Stats, wanted: number, at?: string): boolean {
 
 /**
  * True for a file or folder this process may not read (a folder: list and enter): the memory
- * browser and the Memory tool's listing name it instead of failing. `at` names the entry, so
- * that the kernel has the last word (see `mayRead`).
+ * browser and the Memory tool's listing name it instead of failing, and history's scans keep
+ * its last version (a folder delete keeps it). The one rule for all of them, so what the
+ * Memory tab calls unreadable is what history leaves alone. `at` names the entry, so that the
+ * kernel has the last word (see `mayRead`).
  */
 export function mayNotRead(stats: Stats, at?: string): boolean {
   return stats.isDirectory() ? !mayRead(stats, 0o5, at) : stats.isFile() && !mayRead(stats, 0o4, at)

@@ -59,9 +59,10 @@ async function change(
     input.command === 'delete' && kept.some((k) => k.path === input.path && k.reason !== 'folder')
   const said = keptInstead
     ? kept
-        .map(
-          (k) =>
-            `History has no copy of ${k.path}, so instead of being deleted it was kept as ${k.keptAs}.`,
+        .map((k) =>
+          k.reason === 'unreadable'
+            ? `Cairn may not read ${k.path} (permission denied), so instead of being deleted it was kept as ${k.keptAs}; ${historyOfUnreadable(k)}.`
+            : `History has no copy of ${k.path}, so instead of being deleted it was kept as ${k.keptAs}.`,
         )
         .join(' ')
     : done + kept.map(keptSentence).join('')
@@ -84,9 +85,19 @@ async function change(
   return { commit: null, message: 'Nothing changed.' }
 }
 
-function keptSentence({ path, keptAs, reason }: KeptAsideEntry): string {
+// Whether History holds a last version of a file Cairn may not read (never "no copy").
+function historyOfUnreadable({ versioned }: Pick<KeptAsideEntry, 'versioned'>): string {
+  return versioned
+    ? 'History keeps its last version Cairn could read'
+    : 'History has no version of it'
+}
+
+function keptSentence({ path, keptAs, reason, versioned }: KeptAsideEntry): string {
   if (reason === 'folder') {
     return ` It held files History has no copy of; they were kept in ${keptAs}.`
+  }
+  if (reason === 'unreadable') {
+    return ` Cairn may not read ${path} (permission denied), so it was kept as ${keptAs}; ${historyOfUnreadable({ versioned })}.`
   }
   if (reason === 'changed') {
     return ` ${path} had been changed outside Cairn since History saw it, so that version was kept as ${keptAs}.`

@@ -530,4 +530,25 @@ describe('deliberate differences from the reference handler', () => {
     expect(pages.length).toBeGreaterThan(1)
     expect(pages.flatMap(entries).sort()).toEqual([...refLines].sort())
   })
+
+  it('D24: a leading byte order mark is not part of line 1 and stays first on an edit', async () => {
+    const file = Buffer.from('\uFEFFhello\nworld\n')
+    await pair.seed('b.md', file)
+    const viewed = await pair.run({ command: 'view', path: '/memories/b.md' })
+    expect(String(viewed.ours.content)).not.toContain('\uFEFF')
+    expect(String(viewed.ref.content)).toContain('\uFEFFhello')
+    await pair.run({
+      command: 'insert',
+      path: '/memories/b.md',
+      insert_line: 0,
+      insert_text: 'top',
+    })
+    expect(await fs.readFile(path.join(pair.oursRoot, 'b.md'), 'utf8')).toBe(
+      '\uFEFFtop\nhello\nworld\n',
+    )
+    // The reference puts the text before the mark, which is now a stray character in line 2.
+    expect(await fs.readFile(path.join(pair.refRoot, 'b.md'), 'utf8')).toBe(
+      'top\n\uFEFFhello\nworld\n',
+    )
+  })
 })

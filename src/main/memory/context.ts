@@ -28,4 +28,6 @@ export interface CommandContext {
   readonly stage?: WriteStager
   /** Entries a folder delete keeps aside instead of removing (none when left out). */
   readonly keepsNoCopy?: KeepsNoCopy
+  /** Whether the host's history holds a version at `relative` (unknown when left out). */
+  readonly versionedAt?: (relative: string) => Promise<boolean>
 }

@@ -1,7 +1,8 @@
 /** The `create` command: writes a whole file, creating its folders. */
 
 import path from 'node:path'
-import type { CreateExistingPolicy } from '../../shared/types'
+import type { CreateExistingPolicy, KeptAsideEntry } from '../../shared/types'
+import { mayNotRead } from '../lib/may-read'
 import {
   ChangedUnderfootError,
   Folder,
@@ -64,7 +65,9 @@ export async function create(
   const change = await guardWrite(ctx, plan)
   // A previous file history holds no copy of (one too large to version) is not replaced,
   // which would lose it for good: it is kept aside, renamed in its folder, as restores do.
-  const keep = previous !== null && ctx.keepsNoCopy?.(previous.name, previous.stats) === true
+  const keep =
+    previous !== null &&
+    ctx.keepsNoCopy?.(previous.name, previous.stats, previous.parent.entry(previous.name)) === true
   const keptName = keep
     ? asideName(
         previous.name,
@@ -73,9 +76,16 @@ export async function create(
         virtual.slice(0, virtual.lastIndexOf('/') + 1),
       )
     : null
+  // One Cairn may not read is never said to be "not in the history": its last readable
+  // version may well be there.
+  const unreadable = keep && mayNotRead(previous.stats, previous.parent.entry(previous.name))
+  const versioned = unreadable && (await ctx.versionedAt?.(relative)) === true
+  const keptAsName = `${virtual.slice(0, virtual.lastIndexOf('/') + 1)}${keptName}`
   const message =
     keptName !== null
-      ? `File created successfully at: ${virtual}. The file already existed and was not in the history, which a restore could not bring back, so its previous content was kept as ${virtual.slice(0, virtual.lastIndexOf('/') + 1)}${keptName}.`
+      ? unreadable
+        ? `File created successfully at: ${virtual}. The file already existed and could not be read (permission denied), so its previous content was kept as ${keptAsName}; ${versioned ? 'the history keeps its last version Cairn could read' : 'the history has no version of it'}.`
+        : `File created successfully at: ${virtual}. The file already existed and was not in the history, which a restore could not bring back, so its previous content was kept as ${keptAsName}.`
       : exists
         ? `File created successfully at: ${virtual}. The file already existed; its previous content was replaced.`
         : `File created successfully at: ${virtual}`
@@ -119,5 +129,8 @@ export async function create(
   const result = success(message, mutation, made)
   if (kept === null) return result
   const keptAs = virtual.slice(0, virtual.lastIndexOf('/') + 1) + kept
-  return { ...result, keptAside: [{ path: virtual, keptAs, reason: 'not-in-history' }] }
+  const entry: KeptAsideEntry = unreadable
+    ? { path: virtual, keptAs, reason: 'unreadable', versioned }
+    : { path: virtual, keptAs, reason: 'not-in-history' }
+  return { ...result, keptAside: [entry] }
 }

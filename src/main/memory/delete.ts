@@ -2,6 +2,7 @@
 
 import { randomUUID } from 'node:crypto'
 import { disk, isCode } from '../lib/disk'
+import { mayNotRead } from '../lib/may-read'
 import { ChangedUnderfootError, removeTree, sameEntry, TEMP_FILE_PREFIX } from '../lib/folders'
 import type { CommandContext } from './context'
 import { CommandError, specialMessage, success } from './outcome'
@@ -40,7 +41,11 @@ export async function deletePath(
   const { parent, name, stats } = found
   if (parent === null)
     throw new CommandError('invalid-path', 'Error: Cannot delete the /memories directory itself')
-  if (found.kind === 'file' && isAsideName(name) && ctx.keepsNoCopy?.(name, stats)) {
+  if (
+    found.kind === 'file' &&
+    isAsideName(name) &&
+    ctx.keepsNoCopy?.(name, stats, parent.entry(name))
+  ) {
     throw notDeleted(
       virtual,
       'is not in the history, which a restore could not bring back, and was kept aside already',
@@ -49,13 +54,24 @@ export async function deletePath(
   }
   // What a folder delete keeps (found before a dry run too, which must refuse alike).
   let keep: string[][] = []
+  // A folder Cairn may not enter (mode 644 after `chmod -R 644`, another account's): what it
+  // holds cannot be known, so nothing of it is deleted, and the refusal names the folder, not
+  // the first entry inside that could not be looked at (review12-story, item 5).
+  if (found.kind === 'directory' && mayNotRead(stats, parent.entry(name)))
+    throw mayNotEnter(virtual)
   if (found.kind === 'directory' && ctx.keepsNoCopy) {
-    const folder = parent.openChild(name)
     let removesFiles: boolean
     try {
-      ;({ entries: keep, removesFiles } = findKeptEntries(folder, ctx.keepsNoCopy))
-    } finally {
-      folder.close()
+      const folder = parent.openChild(name)
+      try {
+        ;({ entries: keep, removesFiles } = findKeptEntries(folder, ctx.keepsNoCopy))
+      } finally {
+        folder.close()
+      }
+    } catch (error) {
+      // Refused although its bits allow it (an ACL, a sandbox).
+      if (isCode(error, 'EACCES') || isCode(error, 'EPERM')) throw mayNotEnter(virtual)
+      throw error
     }
     // Nothing history holds would go: the delete would only move the folder to a new name
     // (and a tidy-minded Claude would delete that one too, on and on). It deletes nothing.
@@ -79,13 +95,28 @@ export async function deletePath(
   if (found.kind === 'file') {
     const now = parent.lstat(name)
     if (!now || !sameEntry(now, stats)) throw new ChangedUnderfootError()
-    if (ctx.keepsNoCopy?.(name, stats)) {
+    if (ctx.keepsNoCopy?.(name, stats, parent.entry(name))) {
+      // Asked before it is moved: the kernel's answer (see mayNotRead) needs its name.
+      const unreadable = mayNotRead(stats, parent.entry(name))
       // A file history holds no copy of (one too large to version) would be gone for good:
       // it is kept aside, as a folder delete and a restore keep it. It stays in the memory,
       // so the usage does not change.
       const kept = keepFileAside(parent, name, virtualDir(virtual))
-      keptNote = `. It was not in the history, which a restore could not bring back, so it was kept as ${virtualDir(virtual)}${kept}.`
-      keptAside = { path: virtual, keptAs: virtualDir(virtual) + kept, reason: 'not-in-history' }
+      const keptAs = virtualDir(virtual) + kept
+      if (unreadable) {
+        // Never "not in the history": what it holds was never read, but its last readable
+        // version may well be there.
+        const versioned = (await ctx.versionedAt?.(relative)) === true
+        keptNote = `. It could not be read (permission denied), so it was kept as ${keptAs}; ${
+          versioned
+            ? 'the history keeps its last version Cairn could read'
+            : 'the history has no version of it'
+        }.`
+        keptAside = { path: virtual, keptAs, reason: 'unreadable', versioned }
+      } else {
+        keptNote = `. It was not in the history, which a restore could not bring back, so it was kept as ${keptAs}.`
+        keptAside = { path: virtual, keptAs, reason: 'not-in-history' }
+      }
     } else {
       disk.unlinkSync(parent.entry(name))
       if (isCounted(stats.size)) ctx.usage.add(-1, -stats.size)
@@ -173,6 +204,13 @@ function virtualDir(virtual: string): string {
 }
 
 // The refusal of a delete that would remove nothing history holds, only move what it does not.
+function mayNotEnter(virtual: string): CommandError {
+  return new CommandError(
+    'access-denied',
+    `Error: Cairn may not open the folder ${virtual} (permission denied; it may belong to another account), so it cannot tell what the folder holds and does not delete it. Nothing was changed.`,
+  )
+}
+
 function notDeleted(virtual: string, what: string, pronoun: 'it' | 'them'): CommandError {
   return new CommandError(
     'conflict',

@@ -16,7 +16,7 @@ import {
   splitLines,
 } from './text-model'
 import type { MadeChange, MemoryExecution, MemoryLimits, PlannedChange } from './types'
-import { decodeText } from './view'
+import { decodeText, withBom, withoutBom } from './view'
 import { guardWrite, scanWrite } from './write-guard'
 
 /** Most characters of the numbered snippet `str_replace` returns. */
@@ -114,7 +114,10 @@ interface TextFile {
   readonly folder: Folder
   readonly name: string
   readonly stats: Stats
+  /** The text without a leading byte order mark (what Claude sees and edits). */
   readonly text: string
+  /** True when the file starts with a byte order mark, which an edit keeps at its start. */
+  readonly bom: boolean
 }
 
 async function readTextFile(
@@ -133,14 +136,16 @@ async function readTextFile(
       `Error: ${target.virtual} is too large to edit (${found.stats.size.toLocaleString('en-US')} bytes).`,
     )
   }
-  const text = decodeText(readFileIn(found.parent, found.name, found.stats), target.virtual)
+  const { text, bom } = withoutBom(
+    decodeText(readFileIn(found.parent, found.name, found.stats), target.virtual),
+  )
   if (splitLines(text).lines.length > MAX_LINES) {
     throw new CommandError(
       'too-large',
       `File ${target.virtual} exceeds maximum line limit of ${MAX_LINES.toLocaleString('en-US')} lines.`,
     )
   }
-  return { folder: found.parent, name: found.name, stats: found.stats, text }
+  return { folder: found.parent, name: found.name, stats: found.stats, text, bom }
 }
 
 /**
@@ -152,22 +157,25 @@ async function writeText(
   command: 'str_replace' | 'insert',
   target: ParsedMemoryPath,
   file: TextFile,
-  next: string,
+  edited: string,
 ): Promise<PlannedChange | MadeChange | undefined> {
+  // The file's bytes before and after, its byte order mark (if any) kept at the start.
+  const before = withBom(file.text, file.bom)
+  const next = withBom(edited, file.bom)
   const plan = {
     virtual: target.virtual,
     text: next,
     previousBytes: file.stats.size,
     newFile: false,
-    previousText: async () => file.text,
+    previousText: async () => before,
   }
   const change = await guardWrite(ctx, plan)
   if (ctx.dryRun) {
     await scanWrite(ctx, plan)
-    return planFile(ctx, command, target, { before: file.text, after: next })
+    return planFile(ctx, command, target, { before, after: next })
   }
   const made = ctx.describe
-    ? describeFile(ctx, command, target, { before: file.text, after: next })
+    ? describeFile(ctx, command, target, { before, after: next })
     : undefined
   // The folder's fsync finishes before the commit's ref moves (settleFolderSyncs).
   const { stage } = ctx

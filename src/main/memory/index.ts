@@ -7,6 +7,7 @@ export {
   type MemoryToolOptions,
 } from './memory-tool'
 export {
+  mayDisplayAsAnother,
   parseMemoryPath,
   MEMORY_ROOT,
   MAX_PATH_LENGTH,

@@ -62,9 +62,16 @@ export function parseCommand(
   }
   const record = input as Record<string, unknown>
   const name = record.command
-  if (typeof name !== 'string' || !Object.hasOwn(FIELDS, name)) {
-    const shown = typeof name === 'string' ? `\`${quoteName(name)}\`` : 'missing'
-    return fail(`Unknown command ${shown}. Use one of: ${COMMANDS}.`)
+  if (name === undefined || name === null) {
+    return fail(`Missing required parameter \`command\`. Use one of: ${COMMANDS}.`)
+  }
+  if (typeof name !== 'string') {
+    return fail(
+      `Invalid \`command\` parameter: expected a string, got ${describe(name)}. Use one of: ${COMMANDS}.`,
+    )
+  }
+  if (!Object.hasOwn(FIELDS, name)) {
+    return fail(`Unknown command \`${quoteName(name)}\`. Use one of: ${COMMANDS}.`)
   }
   const command = name as MemoryCommand['command']
   const fields = FIELDS[command]
@@ -111,7 +118,8 @@ function describe(value: unknown): string {
   if (Array.isArray(value)) return 'a list'
   if (typeof value === 'number')
     return Number.isFinite(value) ? String(value) : 'a non-finite number'
-  return `a ${typeof value}`
+  // "an object", "a boolean": the article follows the word's first sound.
+  return /^[aeiou]/.test(typeof value) ? `an ${typeof value}` : `a ${typeof value}`
 }
 
 // A name Claude sent, echoed back: short, never half an emoji, nothing invisible left raw.

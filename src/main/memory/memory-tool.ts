@@ -70,6 +70,11 @@ export interface MemoryToolOptions {
    * none, everything in a deleted folder is removed.
    */
   readonly keepsNoCopy?: KeepsNoCopy
+  /**
+   * Whether the host's history holds a version at a relative path: said when a file Cairn may
+   * not read is kept aside (left out: not said).
+   */
+  readonly versionedAt?: (relative: string) => Promise<boolean>
 }
 
 /** Builds the Memory tool handler for one memory folder. */
@@ -183,6 +188,7 @@ export function createMemoryTool(options: MemoryToolOptions): MemoryTool {
       describe,
       stage: callOptions?.stage,
       keepsNoCopy: options.keepsNoCopy,
+      versionedAt: options.versionedAt,
     }
     const result = await dispatch(
       ctx,

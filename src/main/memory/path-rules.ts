@@ -45,6 +45,36 @@ const RESERVED_NAMES = new Set([
 
 // Control (Cc), format (Cf: zero-width, bidi overrides), line/paragraph separators, lone surrogates.
 const INVISIBLE_OR_CONTROL = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/u
+
+/**
+ * True when `name` holds a control or invisible formatting character (a line break, a
+ * zero-width space U+200B, a bidi override U+202E or isolate U+2066, a byte-order mark U+FEFF,
+ * a line separator, a lone surrogate): a name that reads as another, or breaks the lines it
+ * is shown in. Claude's paths are held to it.
+ */
+export function hasInvisibleOrControl(name: string): boolean {
+  return INVISIBLE_OR_CONTROL.test(name)
+}
+
+// What makes a name display as another: controls, bidi embeddings, overrides and isolates
+// (U+202A-U+202E, U+2066-U+2069: "evil\u202Egpj.md" shows as "evildm.jpg"), characters that
+// show nothing at all (zero-width space, word joiner and the invisible operators, a byte-order
+// mark, a soft hyphen, the Mongolian vowel separator), line and paragraph separators, lone
+// surrogates. Not the joiners U+200C/U+200D, the marks U+200E/U+200F/U+061C nor the tag
+// characters: they belong to emoji sequences ("👨‍👩‍👧") and to Persian, Indic and Hebrew
+// names, which a person's own files may well carry.
+const SPOOFING =
+  /[\p{Cc}\u00AD\u180E\u200B\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF\p{Zl}\p{Zp}\p{Cs}]/u
+
+/**
+ * True when a name taken in from elsewhere (an imported history, a remote) could display as
+ * another name (`SPOOFING` above). Every such character is one Claude's paths refuse
+ * too; the rest of what they refuse is allowed here, since the folder scan versions a person's
+ * files by the history's rules and a sync must carry what another machine versioned.
+ */
+export function mayDisplayAsAnother(name: string): boolean {
+  return SPOOFING.test(name)
+}
 // Characters Windows refuses in names, and the path separators of other systems.
 const INVALID_ON_WINDOWS = /[<>:"|?*\\]/
 const PERCENT_ENCODED = /%[0-9a-f]{2}/i
@@ -66,7 +96,7 @@ export function parseMemoryPath(virtualPath: string): ParsedMemoryPath | Rejecte
     return reject('The path is empty. Memory paths look like /memories/notes.md.')
   }
   // Checked before normalizing so that nothing hidden survives into a shown message.
-  if (INVISIBLE_OR_CONTROL.test(virtualPath)) {
+  if (hasInvisibleOrControl(virtualPath)) {
     return reject(
       'The path contains a control or invisible formatting character, which memory paths may not contain.',
     )
@@ -137,7 +167,7 @@ export function segmentProblem(segment: string): string | null {
 export function isAddressableName(name: string): boolean {
   return (
     name.normalize('NFC') === name &&
-    !INVISIBLE_OR_CONTROL.test(name) &&
+    !hasInvisibleOrControl(name) &&
     !PERCENT_ENCODED.test(name) &&
     segmentProblem(name) === null
   )

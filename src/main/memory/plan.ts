@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto'
 import type { Stats } from 'node:fs'
 import { Folder, readFileIn, type FolderTree } from '../lib/folders'
 import { decodeUtf8 } from '../lib/text'
+import { MAX_VIEW_FILE_BYTES } from './format'
 import type { CommandContext } from './context'
 import { isAddressableName, type ParsedMemoryPath } from './path-rules'
 import type { MadeChange, MutatingCommand, PlannedChange } from './types'
@@ -79,7 +80,9 @@ export function describeMove(
   to: ParsedMemoryPath | null,
 ): MadeChange {
   const listed = kind === 'dir' ? listFiles(ctx.tree, from.relative) : null
-  const read = kind === 'file' ? contentAt(ctx.tree, from.relative) : null
+  // A delete or rename needs no text: a file over what `view` reads is planned from its size
+  // alone, never read whole (review hunt13 D4).
+  const read = kind === 'file' ? contentAt(ctx.tree, from.relative, MAX_VIEW_FILE_BYTES) : null
   const before = read?.text ?? null
   return {
     command,
@@ -90,6 +93,7 @@ export function describeMove(
     // A rename leaves the text as it was, at its new path.
     after: command === 'rename' ? before : null,
     notTextBytes: read?.notTextBytes ?? null,
+    unreadBytes: read?.unreadBytes ?? null,
     files: listed?.files ?? [],
     fileCount: listed?.count ?? 0,
   }
@@ -97,14 +101,22 @@ export function describeMove(
 
 /**
  * The UTF-8 text of a regular file (null when it is missing or not text), and the size of one
- * that is there but not text.
+ * that is there but not text, or (`unreadBytes`) over `readLimit` bytes and so not read.
  */
 function contentAt(
   tree: FolderTree,
   relative: string,
-): { readonly text: string | null; readonly notTextBytes: number | null } {
+  readLimit = Infinity,
+): {
+  readonly text: string | null
+  readonly notTextBytes: number | null
+  readonly unreadBytes?: number
+} {
   const found = tree.find(relative)
   if (found.kind !== 'file') return { text: null, notTextBytes: null }
+  if (found.stats.size > readLimit) {
+    return { text: null, notTextBytes: null, unreadBytes: found.stats.size }
+  }
   const text = decodeUtf8(readFileIn(found.parent, found.name, found.stats))
   return { text, notTextBytes: text === null ? found.stats.size : null }
 }

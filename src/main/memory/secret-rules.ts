@@ -1,8 +1,10 @@
 /**
  * Secret rules of Cairn's own, for what secretlint's recommended preset lets through: private
  * keys in any PEM form (SEC1 EC keys, unusual labels, quoted with `> `), AWS secrets written
- * in prose, AWS access key ids on their own, and Anthropic keys other than API keys. Pure and cheap: plain regular expressions,
- * run on every scanned text (no prefilter needed).
+ * in prose, AWS access key ids on their own, Anthropic keys other than API keys, Stripe secret
+ * and restricted keys, and Google API keys (the preset has no rule for either). Pure and cheap:
+ * plain regular expressions, run on every scanned text, each behind a plain `includes` check of
+ * a needle every match must contain (the same idea as the preset's prefilter in secrets.ts).
  */
 
 /** One finding: its kind (safe to show) and the matched text (never shown). */
@@ -32,9 +34,37 @@ const AWS_KEY_ID = /\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)
 const ANTHROPIC_KEY =
   /(?<![A-Za-z0-9_-])sk-ant-[a-z]{2,12}\d{2}-[A-Za-z0-9_-]{64,200}(?![A-Za-z0-9_-])/g
 
+// Stripe secret (`sk_`) and restricted (`rk_`) keys, live or test: 24 characters after the
+// prefix in the old form, 99 in the new one (gitleaks' pattern, bounded on both sides).
+const STRIPE_KEY = /(?<![A-Za-z0-9_])[sr]k_(?:live|test)_[A-Za-z0-9]{20,247}(?![A-Za-z0-9_])/g
+const STRIPE_NEEDLES = ['k_live_', 'k_test_']
+
+// Google API keys: `AIza` and exactly 35 base64url characters (39 in all).
+const GOOGLE_API_KEY = /(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])/g
+
 /** Every secret these rules find in `text`. */
 export function findRuleSecrets(text: string): ReadonlyArray<RuleFinding> {
-  return [...privateKeys(text), ...awsSecrets(text), ...awsKeyIds(text), ...anthropicKeys(text)]
+  return [
+    ...privateKeys(text),
+    ...awsSecrets(text),
+    ...awsKeyIds(text),
+    ...anthropicKeys(text),
+    ...stripeKeys(text),
+    ...googleApiKeys(text),
+  ]
+}
+
+function stripeKeys(text: string): RuleFinding[] {
+  if (!STRIPE_NEEDLES.some((needle) => text.includes(needle))) return []
+  return [...text.matchAll(STRIPE_KEY)].map((match) => ({ kind: 'Stripe key', match: match[0] }))
+}
+
+function googleApiKeys(text: string): RuleFinding[] {
+  if (!text.includes('AIza')) return []
+  return [...text.matchAll(GOOGLE_API_KEY)].map((match) => ({
+    kind: 'Google API key',
+    match: match[0],
+  }))
 }
 
 function anthropicKeys(text: string): RuleFinding[] {

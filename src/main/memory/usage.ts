@@ -3,7 +3,9 @@
  * every write would be slow, so the total is computed once, then kept current by the handler's
  * own writes; it is re-walked after `invalidate()` or once it is older than `maxAgeMs` (other
  * writers — the user, a restore — may have changed the folder meanwhile). The tool refreshes it
- * between commands (`wantsRefresh`), so a write rarely has to wait for a walk.
+ * between commands (`wantsRefresh`), so a write rarely has to wait for a walk. A write that
+ * would come near a limit by the cached total is checked against a fresh walk (`fresh`): the
+ * folder may have filled up outside since the count.
  */
 
 import { disk } from '../lib/disk'
@@ -22,6 +24,11 @@ export interface Usage {
  */
 export interface UsageSource {
   get(): Promise<Usage>
+  /**
+   * The usage counted now, outside changes included: asked for only when a write would come
+   * near a limit (`guardWrite`), where a total that missed them could let the write break it.
+   */
+  fresh(): Promise<Usage>
   /** A change the tool made itself (files, bytes: signed). */
   add(files: number, bytes: number): void
   /** Something else changed the folder. */
@@ -42,9 +49,23 @@ export class UsageCache implements UsageSource {
     private readonly now: () => number,
   ) {}
 
+  /** True when the last `get` walked the folder itself (its total is as fresh as can be). */
+  private walkedByGet = false
+
   /** The current usage, walking the folder only when the cached total is missing or stale. */
   async get(): Promise<Usage> {
-    if (this.usage === null || this.now() - this.computedAt > this.maxAgeMs) await this.refresh()
+    this.walkedByGet = false
+    if (this.usage === null || this.now() - this.computedAt > this.maxAgeMs) {
+      await this.refresh()
+      this.walkedByGet = true
+    }
+    return this.usage!
+  }
+
+  /** A count of the folder as it is now (the one `get` just walked, else a new walk). */
+  async fresh(): Promise<Usage> {
+    if (!this.walkedByGet || this.usage === null) await this.refresh()
+    this.walkedByGet = false
     return this.usage!
   }
 

@@ -58,7 +58,7 @@ function viewText(
       `Error: File ${virtual} is too large to view (${size.toLocaleString('en-US')} bytes).`,
     )
   }
-  const text = decodeText(read(), virtual)
+  const text = withoutBom(decodeText(read(), virtual)).text
   const { lines } = splitLines(text)
   if (lines.length > MAX_LINES) {
     throw new CommandError(
@@ -94,6 +94,22 @@ export function resolveRange(
   }
   // An end past the last line shows up to the last line (as the reference handler does).
   return [start, Math.min(end, lineCount)]
+}
+
+const BOM = '\uFEFF'
+
+/**
+ * A text without its leading byte order mark, if it has one. The mark is not part of line 1:
+ * `view` does not show it and edits match and count lines without it (the memory browser's
+ * decoder drops it too); an edit puts it back at the start of the file (`withBom`).
+ */
+export function withoutBom(text: string): { readonly text: string; readonly bom: boolean } {
+  return text.startsWith(BOM) ? { text: text.slice(1), bom: true } : { text, bom: false }
+}
+
+/** `text` with a leading byte order mark when `bom` (the file had one). */
+export function withBom(text: string, bom: boolean): string {
+  return bom ? BOM + text : text
 }
 
 /** Decodes UTF-8 strictly: a binary file must not be edited (or shown) as mangled text. */

@@ -2,6 +2,7 @@
 
 import type { CommandContext } from './context'
 import { CommandError } from './outcome'
+import { MAX_LINES } from './text-model'
 import { newSecrets, pathSecretRefusal, scanPathForSecrets, secretRefusal } from './secrets'
 
 /** What a write would change, for the limit checks. */
@@ -14,6 +15,16 @@ export interface PlannedWrite {
   readonly newFile: boolean
   /** The text the write replaces, read only if a secret is found (to skip secrets already there). */
   readonly previousText: () => Promise<string | null>
+}
+
+/** Room left under a limit, below which a write is checked against a fresh count. */
+const MARGIN_FRACTION = 0.1
+const MIN_MARGIN_FILES = 100
+const MIN_MARGIN_BYTES = 1024 * 1024
+
+/** True when `after` leaves less than the margin (a tenth of `limit`, at least `floor`) free. */
+function nearLimit(after: number, limit: number, floor: number): boolean {
+  return limit - after < Math.max(limit * MARGIN_FRACTION, floor)
 }
 
 /**
@@ -33,15 +44,31 @@ export async function guardWrite(
       `${nothing} the file would be ${count(bytes)} bytes, over the limit of ${count(maxFileBytes)} bytes per memory file. Split it into smaller files.`,
     )
   }
-  const usage = await ctx.usage.get()
+  const lines = linesOverLimit(plan.text)
+  if (lines !== null) {
+    throw new CommandError(
+      'too-large',
+      `${nothing} the file would have ${count(lines)} lines, over the limit of ${count(MAX_LINES)} lines per memory file (past it a file can no longer be viewed or edited). Split it into smaller files.`,
+    )
+  }
+  let usage = await ctx.usage.get()
   const files = plan.newFile ? 1 : 0
+  const delta = bytes - plan.previousBytes
+  // Near a limit, a total that missed changes made outside since it was counted could let
+  // this write break it: it is counted again (cheap where it matters: far from the limits,
+  // as memory usually is, no write walks the folder).
+  if (
+    (files > 0 && nearLimit(usage.files + files, maxFiles, MIN_MARGIN_FILES)) ||
+    (delta > 0 && nearLimit(usage.bytes + delta, maxTotalBytes, MIN_MARGIN_BYTES))
+  ) {
+    usage = await ctx.usage.fresh()
+  }
   if (files > 0 && usage.files + files > maxFiles) {
     throw new CommandError(
       'limit-reached',
       `${nothing} memory already holds ${count(usage.files)} files, the limit is ${count(maxFiles)}. Merge or delete files first.`,
     )
   }
-  const delta = bytes - plan.previousBytes
   if (delta > 0 && usage.bytes + delta > maxTotalBytes) {
     throw new CommandError(
       'limit-reached',
@@ -60,6 +87,19 @@ export async function scanWrite(ctx: CommandContext, plan: PlannedWrite): Promis
   const found = await newSecrets(plan.text, plan.previousText, plan.virtual)
   if (found.length > 0)
     throw new CommandError('secret-detected', secretRefusal(plan.virtual, found))
+}
+
+/**
+ * The lines of `text` (as the line model counts them: a final newline ends the last line) when
+ * there are more than `view` and the edits accept, else null. Cheap: a text of n characters has
+ * at most n lines, so a shorter one is not scanned.
+ */
+function linesOverLimit(text: string): number | null {
+  if (text.length <= MAX_LINES) return null
+  let lines = 0
+  for (let at = text.indexOf('\n'); at !== -1; at = text.indexOf('\n', at + 1)) lines++
+  if (!text.endsWith('\n')) lines++
+  return lines > MAX_LINES ? lines : null
 }
 
 function count(n: number): string {

@@ -1,6 +1,7 @@
 /** Every flag rule run on one change (planned, or made): what the review checks found. */
 import type { WriteFlag } from '../../shared/types'
 import type { VersionedMemory } from '../history'
+import type { Logger } from '../lib/logger'
 import type { MadeChange } from '../memory'
 import { deletionFlags } from './flags/deletions'
 import { hiddenUnicodeFlags } from './flags/hidden-unicode'
@@ -11,6 +12,19 @@ export interface CheckContext {
   /** The history, to find the person's recent edits. */
   readonly history: Pick<VersionedMemory, 'changesSince'>
   readonly now: number
+  /** Told when the person-edited lookup did not answer. */
+  readonly logger?: Logger
+}
+
+/** What the checks found in one change. */
+export interface Checked {
+  readonly flags: ReadonlyArray<WriteFlag>
+  /**
+   * True when the person-edited lookup did not answer (the side index being rebuilt, a read
+   * that failed): whether the person edited the file in the last day is not known. The
+   * other rules ran all the same; a gate that can hold the change holds it (review hunt13 D3).
+   */
+  readonly personEditedUnknown: boolean
 }
 
 /**
@@ -20,30 +34,35 @@ export interface CheckContext {
  * change their fresh words with nobody asked; the lookup follows renames back for the same
  * reason).
  */
-export async function flagsFor(
-  planned: MadeChange,
-  context: CheckContext,
-): Promise<ReadonlyArray<WriteFlag>> {
+export async function flagsFor(planned: MadeChange, context: CheckContext): Promise<Checked> {
+  // The text and deletion rules need nothing but the change: they run first, and stand
+  // whatever the lookup answers.
   const flags: WriteFlag[] = []
   if (planned.command === 'rename') {
-    const edited = await lastPersonEdit(context.history, planned.path, context.now)
-    return [
-      ...nameFlags(planned.newPath ?? planned.path),
-      ...personEditedFlags(planned.path, edited, context.now),
-    ]
+    flags.push(...nameFlags(planned.newPath ?? planned.path))
+  } else {
+    // A new file's name (and its folders') is text too: every `view /memories` lists it.
+    if (planned.command === 'create' && planned.before === null && planned.notTextBytes === null) {
+      flags.push(...nameFlags(planned.path))
+    }
+    if (planned.after !== null) {
+      flags.push(...instructionFlags(planned.path, planned.before, planned.after))
+      flags.push(...hiddenUnicodeFlags(planned.path, planned.before, planned.after))
+    }
+    flags.push(...deletionFlags(planned))
   }
-  // A new file's name (and its folders') is text too: every `view /memories` lists it.
-  if (planned.command === 'create' && planned.before === null && planned.notTextBytes === null) {
-    flags.push(...nameFlags(planned.path))
+  let edited: number | null
+  try {
+    edited = await lastPersonEdit(context.history, planned.path, context.now)
+  } catch (error) {
+    context.logger?.warn(
+      'Could not look up whether the person edited a file recently; checked without it',
+      error,
+    )
+    return { flags, personEditedUnknown: true }
   }
-  if (planned.after !== null) {
-    flags.push(...instructionFlags(planned.path, planned.before, planned.after))
-    flags.push(...hiddenUnicodeFlags(planned.path, planned.before, planned.after))
-  }
-  flags.push(...deletionFlags(planned))
-  const edited = await lastPersonEdit(context.history, planned.path, context.now)
   flags.push(...personEditedFlags(planned.path, edited, context.now))
-  return flags
+  return { flags, personEditedUnknown: false }
 }
 
 /**

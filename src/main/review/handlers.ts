@@ -6,5 +6,6 @@ export function reviewHandlers(review: ReviewService): DomainHandlers<'review'> 
   return {
     'review:list': () => review.list(),
     'review:decide': (decision) => review.decide(decision),
+    'review:text': ({ id }) => review.text(id),
   }
 }

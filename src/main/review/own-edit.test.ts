@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { ownEditUntouched, reachedByApprovals } from './own-edit'
+import { approvalsBetween, ownEditUntouched, reachedByApprovals } from './own-edit'
 
 describe('a held change after other approvals of its file', () => {
   const landed = [
@@ -44,5 +44,37 @@ describe('a held change after other approvals of its file', () => {
       false,
     )
     expect(ownEditUntouched({ command: 'delete' }, 'a\n', 'b\n', '', '')).toBe(false)
+  })
+
+  it('compares the edit with each approval on its own lines (review hunt13 D2)', () => {
+    const lines = (edits: Record<number, string>) =>
+      Array.from({ length: 50 }, (_, i) => edits[i + 1] ?? `line ${i + 1}`).join('\n') + '\n'
+    const seen = lines({})
+    // Approved: line 40, then line 1. The held edit of line 20 lies between them.
+    const landed = [
+      { path: '/memories/f.md', before: seen, after: lines({ 40: 'EDITED' }) },
+      {
+        path: '/memories/f.md',
+        before: lines({ 40: 'EDITED' }),
+        after: lines({ 1: 'EDITED', 40: 'EDITED' }),
+      },
+    ]
+    const now = lines({ 1: 'EDITED', 40: 'EDITED' })
+    const steps = approvalsBetween(landed, '/memories/f.md', seen, now)
+    expect(steps).toHaveLength(2)
+    const replace = { command: 'str_replace' }
+    const shown = lines({ 20: 'EDITED' })
+    const planned = lines({ 1: 'EDITED', 20: 'EDITED', 40: 'EDITED' })
+    expect(ownEditUntouched(replace, seen, now, shown, planned, steps!)).toBe(true)
+    // One step from the first approval's line to the last's would cover line 20.
+    expect(ownEditUntouched(replace, seen, now, shown, planned)).toBe(false)
+    // An approval that touched line 20 itself still sends the person back.
+    const touching = [{ before: seen, after: lines({ 20: 'OTHER', 40: 'EDITED' }) }]
+    expect(ownEditUntouched(replace, seen, touching[0]!.after, shown, planned, touching)).toBe(
+      false,
+    )
+    // Steps that do not lead from what the person saw to the file now: never.
+    expect(ownEditUntouched(replace, seen, now, shown, planned, steps!.slice(1))).toBe(false)
+    expect(approvalsBetween(landed, '/memories/f.md', seen, lines({ 2: 'x' }))).toBeNull()
   })
 })

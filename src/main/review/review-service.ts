@@ -10,19 +10,13 @@
 import { randomUUID } from 'node:crypto'
 import type { ValidPayload } from '../../shared/contract'
 import { CLOSED_REASON, declinedText, STOPPED_REASON } from '../../shared/review'
-import type {
-  ChangeCommand,
-  ChangeResult,
-  PendingChange,
-  ReviewMode,
-  WriteFlag,
-} from '../../shared/types'
+import type { ChangeCommand, ChangeResult, PendingChange, ReviewMode } from '../../shared/types'
 import type { ExecuteOutcome, Origin, VersionedMemory } from '../history'
 import { CairnError } from '../lib/errors'
 import { consoleLogger, type Logger } from '../lib/logger'
 import { parseMemoryPath, type MadeChange, type PlannedChange } from '../memory'
-import { flagsFor } from './check'
-import { LANDED_KEPT, ownEditUntouched, reachedByApprovals, type Landed } from './own-edit'
+import { flagsFor, type Checked } from './check'
+import { approvalsBetween, LANDED_KEPT, ownEditUntouched, type Landed } from './own-edit'
 
 const CHANGE_COMMANDS: ReadonlySet<string> = new Set<ChangeCommand>([
   'create',
@@ -64,6 +58,11 @@ export interface ReviewService {
    */
   decide(decision: ValidPayload<'review:decide'>): Promise<ChangeResult>
   /**
+   * The whole text before and after of a pending change whose preview left it out (too long
+   * to send with every list: `PendingChange.omitted`).
+   */
+  text(id: string): { readonly before: string | null; readonly after: string | null }
+  /**
    * Holds a change of Cairn's own (an expiry) for the person, as Claude's are held. Resolves
    * with it once it waits, or null when the command would fail as things are.
    */
@@ -82,6 +81,8 @@ export interface ReviewService {
 
 interface Held {
   change: PendingChange
+  /** The whole text before and after (the change may carry neither: `omitted`). */
+  text: { readonly before: string | null; readonly after: string | null }
   fingerprint: string
   readonly input: unknown
   readonly origin: Origin
@@ -125,19 +126,22 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
     }
   }
 
-  const check = (planned: MadeChange, origin: Origin): Promise<ReadonlyArray<WriteFlag>> =>
+  const check = (planned: MadeChange, origin: Origin): Promise<Checked> =>
     origin.actor === 'claude'
-      ? flagsFor(planned, { history: memory, now: now() })
-      : Promise.resolve([])
+      ? flagsFor(planned, { history: memory, now: now(), logger })
+      : Promise.resolve(UNFLAGGED)
 
-  const shouldHold = (flags: ReadonlyArray<WriteFlag>): boolean =>
-    mode === 'all' || (mode === 'flagged' && flags.length > 0)
+  // A lookup that did not answer may hide a `person-edited` flag: in `flagged` mode the change
+  // waits for the person rather than land unasked (and never fails Claude's write).
+  const shouldHold = (checked: Checked): boolean =>
+    mode === 'all' ||
+    (mode === 'flagged' && (checked.flags.length > 0 || checked.personEditedUnknown))
 
   function hold(
     input: unknown,
     origin: Origin,
     planned: PlannedChange,
-    flags: ReadonlyArray<WriteFlag>,
+    checked: Checked,
     extra: {
       readonly subject?: string
       readonly finish: (outcome: ExecuteOutcome) => void
@@ -145,7 +149,8 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
     },
   ): Held {
     const held: Held = {
-      change: pendingChange(randomUUID(), origin, planned, flags, now()),
+      change: pendingChange(randomUUID(), origin, planned, checked, now()),
+      text: { before: planned.before, after: planned.after },
       fingerprint: planned.fingerprint,
       input,
       origin,
@@ -170,15 +175,15 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
 
   /** Plans Claude's command again against the memory as it is now, updating its preview. */
   async function refresh(held: Held): Promise<void> {
-    const box: { planned: PlannedChange | null; flags: ReadonlyArray<WriteFlag> } = {
+    const box: { planned: PlannedChange | null; checked: Checked } = {
       planned: null,
-      flags: [],
+      checked: UNFLAGGED,
     }
     const outcome = await memory.execute(held.input, held.origin, {
       subject: held.subject,
       beforeRun: async (planned) => {
         box.planned = planned
-        box.flags = await check(planned, held.origin)
+        box.checked = await check(planned, held.origin)
         return { run: false }
       },
     })
@@ -188,10 +193,11 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
     if (!box.planned && passing(outcome)) return
     if (box.planned) {
       held.change = {
-        ...pendingChange(held.change.id, held.origin, box.planned, box.flags, now()),
+        ...pendingChange(held.change.id, held.origin, box.planned, box.checked, now()),
         createdAt: held.change.createdAt,
         revision: held.change.revision + 1,
       }
+      held.text = { before: box.planned.before, after: box.planned.after }
       held.fingerprint = box.planned.fingerprint
     } else {
       held.change = {
@@ -228,7 +234,7 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
           : `${held.change.path} changed again, and this change can be applied now. The preview shows it against the file as it is: review it again.`,
       )
     }
-    const { change } = held
+    const change = { ...held.change, ...held.text }
     const edited = editedText !== undefined && editedText !== change.after
     if (edited && !change.editable) {
       throw new CairnError(
@@ -248,8 +254,14 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
       change.after !== null &&
       planned.before !== null &&
       planned.after !== null &&
-      reachedByApprovals(landed, change.path, change.before, planned.before) &&
-      ownEditUntouched(held.input, change.before, planned.before, change.after, planned.after)
+      ownEditUntouched(
+        held.input,
+        change.before,
+        planned.before,
+        change.after,
+        planned.after,
+        approvalsBetween(landed, change.path, change.before, planned.before) ?? [],
+      )
     const outcome = await memory.execute(runInput, held.origin, {
       createExisting: edited ? 'overwrite' : undefined,
       commitAs: edited ? change.command : undefined,
@@ -272,7 +284,8 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
         return {
           run: true,
           review: edited ? 'edited' : 'approved',
-          flags: await check(planned, held.origin),
+          // The person looked at it: a lookup that does not answer now holds it no longer.
+          flags: (await check(planned, held.origin)).flags,
         }
       },
     })
@@ -333,29 +346,29 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
         }
         return outcome
       }
-      const box: { planned: PlannedChange | null; flags: ReadonlyArray<WriteFlag> } = {
+      const box: { planned: PlannedChange | null; checked: Checked } = {
         planned: null,
-        flags: [],
+        checked: UNFLAGGED,
       }
       const outcome = await memory.execute(input, origin, {
         signal: gateOptions.signal,
         // In `off` mode nothing waits: the command runs without a dry run, and its flags,
         // found on what it changed, go with its commit all the same.
         needsDryRun: () => mode !== 'off',
-        afterRun: async (made) => ({ flags: await check(made, origin) }),
+        afterRun: async (made) => ({ flags: (await check(made, origin)).flags }),
         beforeRun: async (planned) => {
-          const flags = await check(planned, origin)
-          if (!shouldHold(flags)) return { run: true, flags }
+          const checked = await check(planned, origin)
+          if (!shouldHold(checked)) return { run: true, flags: checked.flags }
           box.planned = planned
-          box.flags = flags
+          box.checked = checked
           return { run: false }
         },
       })
       if (!outcome.held || !box.planned) return outcome
       if (closed) return declined(box.planned.path, CLOSED_REASON)
-      const { planned, flags } = box
+      const { planned, checked } = box
       return new Promise<ExecuteOutcome>((resolve) => {
-        const held = hold(input, origin, planned, flags, { finish: resolve })
+        const held = hold(input, origin, planned, checked, { finish: resolve })
         wait(held, gateOptions.signal)
       })
     },
@@ -365,6 +378,17 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
     },
 
     list,
+
+    text(id) {
+      const held = pending.get(id)
+      if (!held) {
+        throw new CairnError(
+          'review-not-found',
+          'This change is no longer waiting: it was decided already, or its turn ended.',
+        )
+      }
+      return held.text
+    },
 
     async decide({ id, decision, reason, editedText, revision }) {
       const held = pending.get(id)
@@ -408,7 +432,7 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
         },
       })
       if (!outcome.held || !box.planned || closed) return null
-      const held = hold(input, origin, box.planned, [], {
+      const held = hold(input, origin, box.planned, UNFLAGGED, {
         subject: proposal.subject,
         finish: () => {},
         onDecline: proposal.onDecline,
@@ -435,24 +459,43 @@ function pendingChange(
   id: string,
   origin: Origin,
   planned: PlannedChange,
-  flags: ReadonlyArray<WriteFlag>,
+  checked: Checked,
   createdAt: number,
 ): PendingChange {
   const { fingerprint: _, ...preview } = planned
   const claude = origin.actor === 'claude' ? origin : null
+  // A long text goes to the window on demand, not with every list (review hunt13 D4).
+  const long =
+    (planned.before?.length ?? 0) > PREVIEW_CHARS || (planned.after?.length ?? 0) > PREVIEW_CHARS
   return {
     ...preview,
+    before: long ? null : planned.before,
+    after: long ? null : planned.after,
+    omitted: long
+      ? { beforeChars: planned.before?.length ?? 0, afterChars: planned.after?.length ?? 0 }
+      : null,
     id,
     toolUseId: claude?.toolUseId ?? null,
     conversationId: claude?.conversationId ?? null,
     origin: claude ? 'claude' : 'cairn',
-    flags,
+    flags: checked.flags,
+    unchecked: checked.personEditedUnknown ? [PERSON_EDITED_UNKNOWN] : [],
     createdAt,
-    editable: planned.kind === 'file' && planned.after !== null && planned.command !== 'rename',
+    editable:
+      planned.kind === 'file' && planned.after !== null && planned.command !== 'rename' && !long,
     problem: null,
     revision: 0,
   }
 }
+
+/** Most characters of a file's text before or after a pending change carries itself. */
+export const PREVIEW_CHARS = 1_000_000
+
+const UNFLAGGED: Checked = { flags: [], personEditedUnknown: false }
+
+/** What the card says when the person-edited lookup did not answer. */
+const PERSON_EDITED_UNKNOWN =
+  'Cairn could not check whether you edited this file in the last day (its history index is being rebuilt), so this change waits for you.'
 
 /** What Claude receives for a change the person declined (or that Stop or quitting declined). */
 function declined(path: string, reason: string | null): ExecuteOutcome {

@@ -26,3 +26,4 @@ export {
   type Rect,
   type WindowState,
 } from './window-state'
+export { DISCARD_RESPONSE, unsavedChangesDialog } from './unsaved-changes'

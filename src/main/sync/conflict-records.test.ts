@@ -18,6 +18,13 @@ afterEach(async () => {
   await Promise.all(dirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })))
 })
 
+/** A data folder of its own, removed after the test. */
+async function dataDir(): Promise<string> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'cairn-records-'))
+  dirs.push(dir)
+  return dir
+}
+
 describe('a conflict record from another machine’s merge', () => {
   it('keeps the conflict but not a marker size the saved state would refuse', async () => {
     const message =
@@ -26,27 +33,34 @@ describe('a conflict record from another machine’s merge', () => {
     expect(record).toEqual({ path: '/memories/x.md', kind: 'text', since: SINCE })
   })
 
+  it('drops any hostile size where it is read, and the largest it keeps builds nothing', async () => {
+    const trailer = (size: string) =>
+      `Merge\n\nConflict: %2Fmemories%2Fx.md\nConflict-Markers: ${size} %2Fmemories%2Fx.md\n`
+    for (const size of ['0', '-7', '6', '1000001', '9999999', '1000000000', 'NaN', 'abc', '7e3']) {
+      expect(conflictsOfMessage(trailer(size), SINCE), size).toEqual([
+        { path: '/memories/x.md', kind: 'text', since: SINCE },
+      ])
+    }
+    // The largest size kept: only blocks of that size are the conflict's, found by reading
+    // the file's lines, never by building a marker of that length.
+    const [largest] = conflictsOfMessage(trailer('1000000'), SINCE)
+    expect(largest).toMatchObject({ markerSize: 1_000_000 })
+    const text = '<<<<<<< a\nx\n=======\ny\n>>>>>>> b\n'
+    expect(await viewConflict(largest as ConflictRecord, 'a', async () => text)).toBeNull()
+  })
+
   it('survives a restart next to the person’s own conflicts', async () => {
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'cairn-records-'))
-    dirs.push(dir)
     const mine = { path: '/memories/prefs.md', kind: 'text', since: SINCE, markerSize: 7 } as const
     const learned = conflictsOfMessage(
       'Merge\n\nConflict: %2Fmemories%2Fx.md\nConflict-Markers: 2000000 %2Fmemories%2Fx.md\n',
       SINCE,
     )
-    const store = createSyncStore(dir, createRecordingLogger())
-    await store.saveState({ ...(await store.state()), conflicts: [mine, ...learned] })
-
-    const reopened = createSyncStore(dir, createRecordingLogger())
-    expect((await reopened.state()).conflicts.map((c) => c.path)).toEqual([
-      '/memories/prefs.md',
-      '/memories/x.md',
-    ])
+    const reopened = await savedAndReopened([mine, ...learned])
+    expect(reopened.map((c) => c.path)).toEqual(['/memories/prefs.md', '/memories/x.md'])
   })
 
   it('drops only the record the saved state refuses, not the others', async () => {
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'cairn-records-'))
-    dirs.push(dir)
+    const dir = await dataDir()
     const store = createSyncStore(dir, createRecordingLogger())
     const mine = { path: '/memories/prefs.md', kind: 'text', since: SINCE, markerSize: 7 } as const
     await store.saveState({ ...(await store.state()), conflicts: [mine] })
@@ -70,61 +84,67 @@ const CROSSED = [
   'x\n',
   '<<<<<<<< desktop\nB: desktop\n========\nB: laptop\n>>>>>>>> laptop\n',
 ].join('')
+// Merge #1 (on the laptop) and merge #2 (on the desktop) of `prefs.md`.
+const first: ConflictRecord = {
+  path: '/memories/prefs.md',
+  kind: 'text',
+  since: SINCE,
+  mergedOn: LAPTOP,
+  markerSize: 7,
+}
+const second: ConflictRecord = { ...first, since: 'b'.repeat(40), mergedOn: DESKTOP, markerSize: 8 }
+
+/** The blocks (ours, theirs) `machine` is shown of `record`, the file reading `text`. */
+async function sidesIn(text: string, record: ConflictRecord, machine: 'laptop' | 'desktop') {
+  const id = machine === 'laptop' ? LAPTOP : DESKTOP
+  return (await viewConflict(record, machine, async () => text, id))?.blocks.map((b) => [
+    b.ours,
+    b.theirs,
+  ])
+}
+
+/** The blocks of the lines named `lines` as `machine` should see them: its own side first. */
+function ownSideFirst(machine: 'laptop' | 'desktop', lines: ReadonlyArray<string>): string[][] {
+  const other = machine === 'laptop' ? 'desktop' : 'laptop'
+  return lines.map((line) => [`${line}: ${machine}\n`, `${line}: ${other}\n`])
+}
+
+/** Each machine sees each block of `record` (the file reading `text`) its own side first. */
+async function expectOwnSidesFirst(
+  text: string,
+  record: ConflictRecord,
+  lines: ReadonlyArray<string>,
+): Promise<void> {
+  expect(await sidesIn(text, record, 'laptop')).toEqual(ownSideFirst('laptop', lines))
+  expect(await sidesIn(text, record, 'desktop')).toEqual(ownSideFirst('desktop', lines))
+}
+
+/** `records` saved as the sync state, read back by a store opened again. */
+async function savedAndReopened(records: ConflictRecord[]): Promise<ReadonlyArray<ConflictRecord>> {
+  const dir = await dataDir()
+  const store = createSyncStore(dir, createRecordingLogger())
+  await store.saveState({ ...(await store.state()), conflicts: records })
+  return (await createSyncStore(dir, createRecordingLogger()).state()).conflicts
+}
 
 describe('a conflict whose later merge was made on the other machine', () => {
-  const first: ConflictRecord = {
-    path: '/memories/prefs.md',
-    kind: 'text',
-    since: SINCE,
-    mergedOn: LAPTOP,
-    markerSize: 7,
-  }
-  const second: ConflictRecord = {
-    ...first,
-    since: 'b'.repeat(40),
-    mergedOn: DESKTOP,
-    markerSize: 8,
-  }
-  const sides = async (record: ConflictRecord, machine: string, id?: string) =>
-    (await viewConflict(record, machine, async () => CROSSED, id))?.blocks.map((b) => [
-      b.ours,
-      b.theirs,
-    ])
-
   it('keeps who made each merge, in whichever order the merges are learnt, across a restart', async () => {
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'cairn-records-'))
-    dirs.push(dir)
-    const store = createSyncStore(dir, createRecordingLogger())
     // Learnt oldest first (a sync), or newest first (read back from history after a kill).
     const records = [withLaterConflict(first, second), withLaterConflict(second, first)]
-    await store.saveState({ ...(await store.state()), conflicts: records })
-    const reopened = (await createSyncStore(dir, createRecordingLogger()).state()).conflicts
+    const reopened = await savedAndReopened(records)
     expect(reopened).toEqual(records)
-    for (const record of reopened) {
-      expect(await sides(record, 'laptop', LAPTOP)).toEqual([
-        ['A: laptop\n', 'A: desktop\n'],
-        ['B: laptop\n', 'B: desktop\n'],
-      ])
-      expect(await sides(record, 'desktop', DESKTOP)).toEqual([
-        ['A: desktop\n', 'A: laptop\n'],
-        ['B: desktop\n', 'B: laptop\n'],
-      ])
-    }
+    for (const record of reopened) await expectOwnSidesFirst(CROSSED, record, ['A', 'B'])
   })
 
   it('reads a record an older build saved (sizes, no later machines) by the markers’ names', async () => {
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'cairn-records-'))
-    dirs.push(dir)
+    const dir = await dataDir()
     await mkdir(path.join(dir, 'sync'), { recursive: true })
     const older = { ...first, markerSizes: [8] }
     const state = { remoteUrl: null, lastRemote: null, lastSyncedAt: null, conflicts: [older] }
     await writeFile(path.join(dir, 'sync', 'state.json'), JSON.stringify(state))
     const [record] = (await createSyncStore(dir, createRecordingLogger()).state()).conflicts
     expect(record).toEqual(older)
-    expect(await sides(record!, 'desktop', DESKTOP)).toEqual([
-      ['A: desktop\n', 'A: laptop\n'],
-      ['B: desktop\n', 'B: laptop\n'],
-    ])
+    expect(await sidesIn(CROSSED, record!, 'desktop')).toEqual(ownSideFirst('desktop', ['A', 'B']))
   })
 })
 
@@ -136,48 +156,16 @@ const AGAIN = [
 ].join('')
 
 describe('a marker size that comes back in a later merge', () => {
-  const first: ConflictRecord = {
-    path: '/memories/prefs.md',
-    kind: 'text',
-    since: SINCE,
-    mergedOn: LAPTOP,
-    markerSize: 7,
-  }
-  const second: ConflictRecord = {
-    ...first,
-    since: 'b'.repeat(40),
-    mergedOn: DESKTOP,
-    markerSize: 8,
-  }
   const third: ConflictRecord = { ...first, since: 'c'.repeat(40), mergedOn: LAPTOP, markerSize: 8 }
   // Where each merge sits along `main`, oldest first.
   const position = (oid: string) => [first.since, second.since, third.since].indexOf(oid)
-  const sides = async (record: ConflictRecord, machine: string, id?: string) =>
-    (await viewConflict(record, machine, async () => AGAIN, id))?.blocks.map((b) => [
-      b.ours,
-      b.theirs,
-    ])
-
   it('takes the newest merge’s machine, learnt oldest first or newest first, across a restart', async () => {
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'cairn-records-'))
-    dirs.push(dir)
     const add = (records: ConflictRecord[]) =>
       records.reduce((kept, later) => withLaterConflict(kept, later, position))
     const records = [add([first, second, third]), add([third, second, first])]
-    const store = createSyncStore(dir, createRecordingLogger())
-    await store.saveState({ ...(await store.state()), conflicts: records })
-    const reopened = (await createSyncStore(dir, createRecordingLogger()).state()).conflicts
+    const reopened = await savedAndReopened(records)
     expect(reopened).toEqual(records)
-    for (const record of reopened) {
-      expect(await sides(record, 'laptop', LAPTOP)).toEqual([
-        ['A: laptop\n', 'A: desktop\n'],
-        ['C: laptop\n', 'C: desktop\n'],
-      ])
-      expect(await sides(record, 'desktop', DESKTOP)).toEqual([
-        ['A: desktop\n', 'A: laptop\n'],
-        ['C: desktop\n', 'C: laptop\n'],
-      ])
-    }
+    for (const record of reopened) await expectOwnSidesFirst(AGAIN, record, ['A', 'C'])
   })
 
   it('lets a merge recorded after an older build’s record (no commit per size) win', async () => {
@@ -187,10 +175,7 @@ describe('a marker size that comes back in a later merge', () => {
       laterMerges: [{ size: 8, mergedOn: DESKTOP }],
     }
     const record = withLaterConflict(older, third, position)
-    expect(await sides(record, 'laptop', LAPTOP)).toEqual([
-      ['A: laptop\n', 'A: desktop\n'],
-      ['C: laptop\n', 'C: desktop\n'],
-    ])
+    expect(await sidesIn(AGAIN, record, 'laptop')).toEqual(ownSideFirst('laptop', ['A', 'C']))
   })
 })
 
@@ -198,24 +183,11 @@ describe('a later merge an older build recorded without marker sizes (review12-s
   const m1 = `Merge\n\nConflict: %2Fmemories%2Fprefs.md\nConflict-Markers: 7 %2Fmemories%2Fprefs.md\nMerged-On: ${LAPTOP}\n`
   // Made on the desktop by a build that wrote `Merged-On:` but no `Conflict-Markers:`.
   const m2 = `Merge\n\nConflict: %2Fmemories%2Fprefs.md\nMerged-On: ${DESKTOP}\n`
-  const sides = async (record: ConflictRecord, machine: string, id?: string) =>
-    (await viewConflict(record, machine, async () => CROSSED, id))?.blocks.map((b) => [
-      b.ours,
-      b.theirs,
-    ])
-
   it('lets the markers’ names decide each block, learnt in either order', async () => {
     const [first] = conflictsOfMessage(m1, SINCE)
     const [second] = conflictsOfMessage(m2, 'b'.repeat(40))
     for (const record of [withLaterConflict(first!, second!), withLaterConflict(second!, first!)]) {
-      expect(await sides(record, 'laptop', LAPTOP)).toEqual([
-        ['A: laptop\n', 'A: desktop\n'],
-        ['B: laptop\n', 'B: desktop\n'],
-      ])
-      expect(await sides(record, 'desktop', DESKTOP)).toEqual([
-        ['A: desktop\n', 'A: laptop\n'],
-        ['B: desktop\n', 'B: laptop\n'],
-      ])
+      await expectOwnSidesFirst(CROSSED, record, ['A', 'B'])
     }
   })
 })

@@ -19,6 +19,7 @@ import {
   type HistorySession,
 } from '../history'
 import { CairnError } from '../lib/errors'
+import { escapeInvisible } from '../lib/text'
 import { MARKER_SIZE, MAX_MARKER_SIZE } from './conflict-markers'
 import { gitFs, readRef } from './git-fs'
 import { commitFiles, foldedCollisions, unsafeEntry, writeFileMap, type FileMap } from './file-map'
@@ -475,12 +476,14 @@ async function checkFiles(
   const held = new Set([...known.values()].map((entry) => entry.oid))
   for (const [path, entry] of files) {
     const why = unsafeEntry(path, entry.mode) ?? (await sizeProblem(objects, entry.oid, held))
-    if (why) refused.push(`${path} (${why})`)
+    // Shown with its control and format characters as escapes: the name refused for one must
+    // not reorder the message it is named in.
+    if (why) refused.push(`${escapeInvisible(path)} (${why})`)
   }
   // Two names this system cannot tell apart would overwrite each other in the folder.
   if (FOLDS_CASE) {
     for (const [a, b] of foldedCollisions(files.keys())) {
-      refused.push(`${b} (the same name as ${a} on this system)`)
+      refused.push(`${escapeInvisible(b)} (the same name as ${escapeInvisible(a)} on this system)`)
     }
   }
   if (refused.length === 0) return

@@ -3,6 +3,7 @@
  * trees. Merges, exports and imports work on these maps.
  */
 import { entryNameProblem, serializeTree, type HistoryGit, type RawTreeEntry } from '../history'
+import { mayDisplayAsAnother } from '../memory'
 
 /** A file in a tree: its blob and git mode. */
 export interface FileEntry {
@@ -76,13 +77,17 @@ export async function writeFileMap(objects: Objects, files: FileMap): Promise<st
 
 /**
  * Why a path from another repository cannot be a memory file (null when it can): anything
- * that could leave the folder or reach git's own files, and links or other special entries.
+ * that could leave the folder or reach git's own files, a name that displays as another,
+ * and links or other special entries.
  */
 export function unsafeEntry(path: string, mode: string): string | null {
   for (const segment of path.split('/')) {
     if (segment === '' || segment === '.' || segment === '..') return 'not a valid file name'
     if (segment.toLowerCase() === '.git') return 'a git folder'
-    if (/[\\\0]/.test(segment) || /\p{Cc}/u.test(segment)) return 'not a valid file name'
+    if (segment.includes('\\') || /\p{Cc}/u.test(segment)) return 'not a valid file name'
+    // A bidi override shows "evil\u202Egpj.md" as "evildm.jpg", a zero-width space makes a
+    // second "notes.md" (an emoji's joiner is a person's name, carried).
+    if (mayDisplayAsAnother(segment)) return 'a name holding an invisible formatting character'
     // What the history refuses to hold (Cairn's own temp names, `.git` spelt as a file system
     // may fold it): refused here, before anything is written, not met later as "damage".
     if (entryNameProblem(segment)) return 'a name Cairn keeps for itself'

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest'
 import { BundleError, bundleTip, parseBundle } from './bundle'
 import { resolvedText } from './conflicts'
 import { foldedCollisions, unsafeEntry } from './file-map'
+import { parseMemoryPath } from '../memory'
 import { readZip, writeZip, ZipError } from './zip'
 
 const limits = { maxEntries: 100, maxEntryBytes: 1 << 20, maxTotalBytes: 1 << 22 }
@@ -98,6 +99,55 @@ describe('names from another repository', () => {
     expect(unsafeEntry('a/.GIT/config', '100644')).toBe('a git folder')
     expect(unsafeEntry('link.md', '120000')).toBe('a symbolic link')
     expect(unsafeEntry('sub', '160000')).toBe('a special file')
+  })
+
+  it('refuses a name that may display as another; every such character Claude’s paths refuse too', () => {
+    // Every code point of the Basic Multilingual Plane and the tag characters, in the middle
+    // of a name: what sync refuses as invisible, the Memory tool refuses as well.
+    const invisibleReasons = [
+      'not a valid file name',
+      'a name holding an invisible formatting character',
+    ]
+    const refusedBySync: string[] = []
+    const codes = [...Array.from({ length: 0x10000 }, (_, i) => i), 0xe0001, 0xe0041, 0xe007f]
+    for (const code of codes) {
+      const char = String.fromCodePoint(code)
+      if (char === '/' || char === '\\') continue
+      const name = `a${char}b.md`
+      const bySync = invisibleReasons.includes(unsafeEntry(name, '100644') ?? '')
+      if (!bySync) continue
+      refusedBySync.push(char)
+      const memory = parseMemoryPath(`/memories/${name}`)
+      const byTool = !memory.ok && /control or invisible formatting character/.test(memory.message)
+      expect(byTool, `U+${code.toString(16).toUpperCase()}`).toBe(true)
+    }
+    // Overrides, embeddings and isolates; characters that show nothing; line breaks.
+    for (const char of [
+      '\u202a',
+      '\u202e',
+      '\u2066',
+      '\u2069',
+      '\u200b',
+      '\u2060',
+      '\ufeff',
+      '\u00ad',
+      '\u2028',
+      '\n',
+      '\0',
+    ]) {
+      expect(refusedBySync, JSON.stringify(char)).toContain(char)
+    }
+    // Joiners of emoji sequences, the bidi marks of Hebrew and Arabic names, tag characters.
+    for (const char of ['\u200c', '\u200d', '\u200e', '\u200f', '\u061c', '\u{e0041}']) {
+      expect(refusedBySync, JSON.stringify(char)).not.toContain(char)
+    }
+    expect(unsafeEntry('evil\u202egpj.md', '100644')).toBe(
+      'a name holding an invisible formatting character',
+    )
+    expect(unsafeEntry('dir\u200b/notes.md', '100644')).toBe(
+      'a name holding an invisible formatting character',
+    )
+    expect(unsafeEntry('family \u{1F468}\u200D\u{1F469}\u200D\u{1F467}.md', '100644')).toBeNull()
   })
 
   it('finds names a case-blind file system cannot tell apart', () => {

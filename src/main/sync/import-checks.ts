@@ -6,7 +6,7 @@
  * into a fresh data folder gives back every commit's tree.
  */
 import { entryNameProblem, MAX_VERSIONED_BYTES } from '../history'
-import { decodeUtf8 } from '../lib/text'
+import { decodeUtf8, escapeInvisible } from '../lib/text'
 import { IMAGE_TYPES, parseMemoryPath, scanForSecrets, type MemoryLimits } from '../memory'
 
 /** What the checks depend on: the Memory tool's policy and limits in force. */
@@ -102,10 +102,18 @@ function pathReason(message: string): string {
   return 'not a valid memory path'
 }
 
+/**
+ * What was left out as it may be shown: a name's control and format characters written as
+ * escapes (`\u202E`), so that a name left out for one never reorders or breaks what is shown.
+ */
+export function shownSkipped(skipped: ReadonlyArray<Skipped>): Skipped[] {
+  return skipped.map((s) => ({ path: escapeInvisible(s.path), reason: s.reason }))
+}
+
 /** Sentences listing what was left out (the first few, then a count). */
 export function skippedSummary(skipped: ReadonlyArray<Skipped>): string {
   if (skipped.length === 0) return ''
-  const shown = skipped.slice(0, 3).map((s) => `${s.path} (${s.reason})`)
+  const shown = shownSkipped(skipped.slice(0, 3)).map((s) => `${s.path} (${s.reason})`)
   const more = skipped.length > 3 ? ` and ${skipped.length - 3} more` : ''
   return ` Left out: ${shown.join(', ')}${more}.`
 }

@@ -7,11 +7,10 @@ import { chmodSync, readFileSync, writeFileSync } from 'node:fs'
 import http from 'node:http'
 import path from 'node:path'
 import type { AddressInfo } from 'node:net'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { startGitServer, type GitServer } from '../../../test/fixtures/git-server'
-import { startMachine, type Machine } from './test-support'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { useSyncServer, type Machine } from './test-support'
 
-let server: GitServer
+const sync = useSyncServer()
 let proxy: http.Server
 let refuseWith = 413
 /**
@@ -24,11 +23,9 @@ let busyRepo = ''
 let busyPushes = 0
 /** Set: pushes go through to the server (a first sync before the server gets busy). */
 let passPushes = false
-const open: Machine[] = []
-let repoCount = 0
 
 beforeAll(async () => {
-  server = await startGitServer()
+  const server = sync.server
   proxy = http.createServer((req, res) => {
     if (req.method === 'POST' && req.url?.endsWith('git-receive-pack') && raceWords !== null) {
       const words = raceWords
@@ -89,30 +86,52 @@ beforeAll(async () => {
 })
 afterAll(async () => {
   await new Promise((resolve) => proxy.close(resolve))
-  await server.close()
-})
-afterEach(async () => {
-  for (const machine of open.splice(0)) await machine.close()
 })
 
 // One pkt-line: its length in four hex digits, then the bytes.
 const pkt = (bytes: Buffer) =>
   Buffer.concat([Buffer.from((bytes.length + 4).toString(16).padStart(4, '0')), bytes])
 
-async function pushThroughProxy(status: number): Promise<{ code?: string; message?: string }> {
-  refuseWith = status
-  const repo = `refused-${++repoCount}`
-  server.createRepo(repo)
-  const laptop = await startMachine('laptop')
-  open.push(laptop)
-  await laptop.write('notes.md', 'hello\n')
+/** Points `laptop` at `repo` through the proxy. */
+async function connectThroughProxy(laptop: Machine, repo: string): Promise<void> {
   const port = (proxy.address() as AddressInfo).port
   await laptop.call('sync:configure', {
     url: `http://127.0.0.1:${port}/${repo}.git`,
-    username: server.user,
-    token: server.token,
+    username: sync.server.user,
+    token: sync.server.token,
     intervalMinutes: 0,
   })
+}
+
+/** A laptop that has synced `a.md` to a new repository (`<prefix>-<n>`) straight to the server. */
+async function syncedLaptop(prefix: string): Promise<{ repo: string; laptop: Machine }> {
+  const repo = sync.newRepo(prefix)
+  const laptop = await sync.machine('laptop')
+  await laptop.write('a.md', 'a\n')
+  await laptop.connect(sync.server, repo)
+  expect((await laptop.sync()).state).toBe('idle')
+  return { repo, laptop }
+}
+
+/** Installs `script` as `repo`'s pre-receive hook on the server. */
+function preReceive(repo: string, script: string): void {
+  const hook = path.join(sync.server.gitdir(repo), 'hooks', 'pre-receive')
+  writeFileSync(hook, script)
+  chmodSync(hook, 0o755)
+}
+
+// In a hook: another writer's commit lands on `main` (outside the push's quarantine).
+const OTHER_COMMIT_ON_MAIN = `env -u GIT_QUARANTINE_PATH -u GIT_OBJECT_DIRECTORY -u GIT_ALTERNATE_OBJECT_DIRECTORIES \\
+  GIT_AUTHOR_NAME=o GIT_AUTHOR_EMAIL=o@example.com GIT_COMMITTER_NAME=o GIT_COMMITTER_EMAIL=o@example.com \\
+  sh -c 'T=$(git rev-parse main^{tree}); C=$(echo other | git commit-tree $T -p main); git update-ref refs/heads/main $C'`
+
+async function pushThroughProxy(status: number): Promise<{ code?: string; message?: string }> {
+  refuseWith = status
+  const server = sync.server
+  const repo = sync.newRepo('refused')
+  const laptop = await sync.machine('laptop')
+  await laptop.write('notes.md', 'hello\n')
+  await connectThroughProxy(laptop, repo)
   const result = await laptop.sync()
   expect(result.state).toBe('error')
   // Nothing reached the remote, and this machine's history is as it was.
@@ -143,19 +162,12 @@ describe('a push the server refuses', () => {
 
 describe('a push a server hook refuses (push protection, a protected branch)', () => {
   it('says the server’s reason in its own words, and does not retry it as a race', async () => {
-    const repo = `hook-${++repoCount}`
-    server.createRepo(repo)
-    const laptop = await startMachine('laptop')
-    open.push(laptop)
-    await laptop.write('a.md', 'a\n')
-    await laptop.connect(server, repo)
-    expect((await laptop.sync()).state).toBe('idle')
-    const hook = path.join(server.gitdir(repo), 'hooks', 'pre-receive')
-    writeFileSync(
-      hook,
+    const server = sync.server
+    const { repo, laptop } = await syncedLaptop('hook')
+    preReceive(
+      repo,
       '#!/bin/sh\necho "GH013: Push cannot contain secrets: notes.md line 3" >&2\nexit 1\n',
     )
-    chmodSync(hook, 0o755)
     await laptop.write('notes.md', 'x\n')
     const before = server.requests.length
 
@@ -176,29 +188,20 @@ describe('a push a server hook refuses (push protection, a protected branch)', (
 
 describe('a lost push race, however the server words it (review11 N2)', () => {
   it('is fetched, merged and pushed again when the branch moved, whatever the reason said', async () => {
-    const repo = `race-${++repoCount}`
-    server.createRepo(repo)
-    const laptop = await startMachine('laptop')
-    open.push(laptop)
-    await laptop.write('a.md', 'a\n')
-    await laptop.connect(server, repo)
-    expect((await laptop.sync()).state).toBe('idle')
+    const server = sync.server
+    const { repo, laptop } = await syncedLaptop('race')
     // Once: another push lands between this machine's fetch and its ref update, and the server
     // declines with words that are not git's (as GitLab's and Gitea's "incorrect old value").
-    const hook = path.join(server.gitdir(repo), 'hooks', 'pre-receive')
-    writeFileSync(
-      hook,
+    preReceive(
+      repo,
       `#!/bin/sh
 if [ -e "$GIT_DIR/raced" ]; then exit 0; fi
 touch "$GIT_DIR/raced"
-env -u GIT_QUARANTINE_PATH -u GIT_OBJECT_DIRECTORY -u GIT_ALTERNATE_OBJECT_DIRECTORIES \\
-  GIT_AUTHOR_NAME=o GIT_AUTHOR_EMAIL=o@example.com GIT_COMMITTER_NAME=o GIT_COMMITTER_EMAIL=o@example.com \\
-  sh -c 'T=$(git rev-parse main^{tree}); C=$(echo other | git commit-tree $T -p main); git update-ref refs/heads/main $C'
+${OTHER_COMMIT_ON_MAIN}
 echo "incorrect old value provided" >&2
 exit 1
 `,
     )
-    chmodSync(hook, 0o755)
     await laptop.write('notes.md', 'x\n')
 
     const status = await laptop.sync()
@@ -212,28 +215,19 @@ exit 1
 
 describe('a push refused for good on a remote that moves during every push (review11-fixsync2 R3)', () => {
   it('is retried as a race within the sync, then says the server’s reason, not a race', async () => {
-    const repo = `busy-${++repoCount}`
-    server.createRepo(repo)
-    const laptop = await startMachine('laptop')
-    open.push(laptop)
-    await laptop.write('a.md', 'a\n')
-    await laptop.connect(server, repo)
-    expect((await laptop.sync()).state).toBe('idle')
+    const server = sync.server
+    const { repo, laptop } = await syncedLaptop('busy')
     // Every push: another writer's commit lands on main meanwhile (a bot committing on each
     // push), and the push is declined by policy.
-    const hook = path.join(server.gitdir(repo), 'hooks', 'pre-receive')
-    writeFileSync(
-      hook,
+    preReceive(
+      repo,
       `#!/bin/sh
 echo x >> "$GIT_DIR/pushes"
-env -u GIT_QUARANTINE_PATH -u GIT_OBJECT_DIRECTORY -u GIT_ALTERNATE_OBJECT_DIRECTORIES \\
-  GIT_AUTHOR_NAME=o GIT_AUTHOR_EMAIL=o@example.com GIT_COMMITTER_NAME=o GIT_COMMITTER_EMAIL=o@example.com \\
-  sh -c 'T=$(git rev-parse main^{tree}); C=$(echo other | git commit-tree $T -p main); git update-ref refs/heads/main $C'
+${OTHER_COMMIT_ON_MAIN}
 echo "GH013: Repository rule violations found for refs/heads/main. Push cannot contain secrets." >&2
 exit 1
 `,
     )
-    chmodSync(hook, 0o755)
     await laptop.write('notes.md', 'x\n')
 
     const status = await laptop.sync()
@@ -252,18 +246,11 @@ describe('a lost race on the sync’s last push, in a server’s own words (revi
   it.each(['failed to lock', 'non-fast forward', 'some words no server list holds'])(
     'stays a race (“%s”) when main moved during every push',
     async (words) => {
-      const repo = `jgit-${++repoCount}`
-      server.createRepo(repo)
-      const laptop = await startMachine('laptop')
-      open.push(laptop)
+      const server = sync.server
+      const repo = sync.newRepo('jgit')
+      const laptop = await sync.machine('laptop')
       await laptop.write('a.md', 'a\n')
-      const port = (proxy.address() as AddressInfo).port
-      await laptop.call('sync:configure', {
-        url: `http://127.0.0.1:${port}/${repo}.git`,
-        username: server.user,
-        token: server.token,
-        intervalMinutes: 0,
-      })
+      await connectThroughProxy(laptop, repo)
       passPushes = true
       try {
         expect((await laptop.sync()).state).toBe('idle')

@@ -21,19 +21,19 @@ async function conflicted(
   laptopText: string,
   desktopText: string,
 ): Promise<{ repo: string; laptop: Machine; desktop: Machine }> {
-  const repo = sync.newRepo('choices')
-  const laptop = await machine('laptop')
-  const desktop = await machine('desktop')
-  for (const [file, text] of Object.entries(base)) await desktop.write(file, text)
-  await desktop.connect(sync.server, repo)
-  await desktop.sync()
-  await laptop.connect(sync.server, repo)
-  await laptop.sync()
+  const { repo, laptop, desktop } = await sync.shared('choices', async (desktop) => {
+    for (const [file, text] of Object.entries(base)) await desktop.write(file, text)
+  })
   await desktop.write('prefs.md', desktopText)
   await desktop.sync()
   await laptop.write('prefs.md', laptopText)
   expect((await laptop.sync()).state).toBe('conflicts')
   return { repo, laptop, desktop }
+}
+
+/** A person's edit of `prefs.md` on `m`: the first `from` in it becomes `to`. */
+async function edit(m: Machine, from: string, to: string): Promise<void> {
+  await m.write('prefs.md', (await m.files()).get('prefs.md')!.replace(from, to))
 }
 
 describe('the conflict dialog’s Edit (D4)', () => {
@@ -135,15 +135,10 @@ async function pictureOf(on: Machine, name: string): Promise<string> {
 
 describe('a binary file in conflict twice (D5)', () => {
   it('keeps the second other version under a fresh name; keeping both closes it everywhere', async () => {
-    const repo = sync.newRepo('binary')
-    const laptop = await machine('laptop')
-    const desktop = await machine('desktop')
-    await desktop.write('a.md', 'a\n')
-    await putPicture(desktop, 'v0')
-    await desktop.connect(sync.server, repo)
-    await desktop.sync()
-    await laptop.connect(sync.server, repo)
-    await laptop.sync()
+    const { repo, laptop, desktop } = await sync.shared('binary', async (desktop) => {
+      await desktop.write('a.md', 'a\n')
+      await putPicture(desktop, 'v0')
+    })
 
     await putPicture(desktop, 'D1')
     await desktop.sync()
@@ -184,17 +179,10 @@ describe('a binary file in conflict twice (D5)', () => {
 
 describe('a conflicted file over 2,000,000 characters (D10)', () => {
   it('is settled with text written by hand, within the history’s 32 MiB', async () => {
-    const repo = sync.newRepo('large')
-    const laptop = await machine('laptop')
-    const desktop = await machine('desktop')
     const body = `${'x'.repeat(999)}\n`.repeat(2_600)
     const put = (on: Machine, first: string) =>
       writeFile(path.join(on.dir, 'memories', 'big.md'), `${first}\n${body}`)
-    await put(desktop, 'base')
-    await desktop.connect(sync.server, repo)
-    await desktop.sync()
-    await laptop.connect(sync.server, repo)
-    await laptop.sync()
+    const { laptop, desktop } = await sync.shared('large', (desktop) => put(desktop, 'base'))
     await put(desktop, 'desktop')
     await desktop.sync()
     await put(laptop, 'laptop')
@@ -217,16 +205,9 @@ describe('a conflicted file over 2,000,000 characters (D10)', () => {
 
 describe('a second conflict on a file whose first is still open (review11 N1)', () => {
   it('is shown with the first, and "ours" settles both on both machines', async () => {
-    const repo = sync.newRepo('twice')
-    const laptop = await machine('laptop')
-    const desktop = await machine('desktop')
-    await desktop.write('prefs.md', 'A: 1\nx\ny\nz\nB: 1\n')
-    await desktop.connect(sync.server, repo)
-    await desktop.sync()
-    await laptop.connect(sync.server, repo)
-    await laptop.sync()
-    const edit = async (m: Machine, from: string, to: string) =>
-      m.write('prefs.md', (await m.files()).get('prefs.md')!.replace(from, to))
+    const { repo, laptop, desktop } = await sync.shared('twice', (desktop) =>
+      desktop.write('prefs.md', 'A: 1\nx\ny\nz\nB: 1\n'),
+    )
     await edit(desktop, 'A: 1', 'A: desktop')
     await desktop.sync()
     await edit(laptop, 'A: 1', 'A: laptop')
@@ -262,16 +243,9 @@ describe('a second conflict on a file whose first is still open (review11 N1)', 
 
 describe('a second conflict made on the other machine (review11-fixsync2 R1)', () => {
   it('shows and settles each block by the machine that merged it, on both machines', async () => {
-    const repo = sync.newRepo('crossed')
-    const laptop = await machine('laptop')
-    const desktop = await machine('desktop')
-    await desktop.write('prefs.md', 'A: 1\nx\ny\nz\nB: 1\n')
-    await desktop.connect(sync.server, repo)
-    await desktop.sync()
-    await laptop.connect(sync.server, repo)
-    await laptop.sync()
-    const edit = async (m: Machine, from: string, to: string) =>
-      m.write('prefs.md', (await m.files()).get('prefs.md')!.replace(from, to))
+    const { repo, laptop, desktop } = await sync.shared('crossed', (desktop) =>
+      desktop.write('prefs.md', 'A: 1\nx\ny\nz\nB: 1\n'),
+    )
     // Merge #1 on the laptop (line A); the desktop fast-forwards to it, the conflict open.
     await edit(desktop, 'A: 1', 'A: desktop')
     await desktop.sync()
@@ -330,16 +304,9 @@ describe('a second conflict made on the other machine (review11-fixsync2 R1)', (
 
 describe('a later merge inside an open block (review11-fixsync2 R2)', () => {
   it('keeps the conflict open on the block a choice leaves, then settles it', async () => {
-    const repo = sync.newRepo('nested')
-    const laptop = await machine('laptop')
-    const desktop = await machine('desktop')
-    await desktop.write('prefs.md', 'A: 1\nx\n')
-    await desktop.connect(sync.server, repo)
-    await desktop.sync()
-    await laptop.connect(sync.server, repo)
-    await laptop.sync()
-    const edit = async (m: Machine, from: string, to: string) =>
-      m.write('prefs.md', (await m.files()).get('prefs.md')!.replace(from, to))
+    const { repo, laptop, desktop } = await sync.shared('nested', (desktop) =>
+      desktop.write('prefs.md', 'A: 1\nx\n'),
+    )
     await edit(desktop, 'A: 1', 'A: desktop')
     await desktop.sync()
     await edit(laptop, 'A: 1', 'A: laptop')
@@ -386,10 +353,7 @@ describe('a later merge inside an open block (review11-fixsync2 R2)', () => {
 
 describe('a binary conflict on a file with a long name (review11-fixsync2 R5)', () => {
   it('keeps the other version under a name Claude’s memory tool can view and delete', async () => {
-    const repo = sync.newRepo('longname')
     const laptopDir = await mkdtemp(path.join(os.tmpdir(), 'cairn-longname-'))
-    const laptop = await machine('laptop', laptopDir)
-    const desktop = await machine('desktop')
     // 124 characters: a name the path rules allow (up to 128); with " (desktop)" it is not.
     const name = `${'s'.repeat(120)}.png`
     // A PNG's signature, then bytes that are not text.
@@ -397,12 +361,14 @@ describe('a binary conflict on a file with a long name (review11-fixsync2 R5)', 
       Buffer.concat([Buffer.from('89504e470d0a1a0a00', 'hex'), Buffer.from(tag)])
     const put = (on: Machine, tag: string) =>
       writeFile(path.join(on.dir, 'memories', name), png(tag))
-    await desktop.write('a.md', 'a\n')
-    await put(desktop, 'v0')
-    await desktop.connect(sync.server, repo)
-    await desktop.sync()
-    await laptop.connect(sync.server, repo)
-    await laptop.sync()
+    const { repo, laptop, desktop } = await sync.shared(
+      'longname',
+      async (desktop) => {
+        await desktop.write('a.md', 'a\n')
+        await put(desktop, 'v0')
+      },
+      laptopDir,
+    )
     await put(desktop, 'D1')
     await desktop.sync()
     await put(laptop, 'L1')
@@ -441,16 +407,9 @@ describe('a binary conflict on a file with a long name (review11-fixsync2 R5)', 
 
 describe('a marker size that comes back in a later merge (review12-sync D1)', () => {
   it('takes the newest merge’s machine for that size, on both machines', async () => {
-    const repo = sync.newRepo('size-again')
-    const laptop = await machine('laptop')
-    const desktop = await machine('desktop')
-    await desktop.write('prefs.md', 'A: 1\nx\ny\nz\nB: 1\nx\ny\nz\nC: 1\n')
-    await desktop.connect(sync.server, repo)
-    await desktop.sync()
-    await laptop.connect(sync.server, repo)
-    await laptop.sync()
-    const edit = async (m: Machine, from: string, to: string) =>
-      m.write('prefs.md', (await m.files()).get('prefs.md')!.replace(from, to))
+    const { repo, laptop, desktop } = await sync.shared('size-again', (desktop) =>
+      desktop.write('prefs.md', 'A: 1\nx\ny\nz\nB: 1\nx\ny\nz\nC: 1\n'),
+    )
     // Merge #1 on the laptop (A, markers of 7); merge #2 on the desktop (B, markers of 8).
     await edit(desktop, 'A: 1', 'A: desktop')
     await desktop.sync()
@@ -514,9 +473,6 @@ describe('a marker size that comes back in a later merge (review12-sync D1)', ()
 
 describe('a binary conflict in a folder that leaves no room for a tag (review12-sync D4)', () => {
   it('keeps the other side under a name the rules accept, which Claude can delete', async () => {
-    const repo = sync.newRepo('deep-binary')
-    const laptop = await machine('laptop')
-    const desktop = await machine('desktop')
     // A path of exactly 512 characters, allowed: no room for " (desktop)" beside the name.
     const dir = `${['a', 'b', 'c', 'd'].map((c) => c.repeat(120)).join('/')}/${'e'.repeat(11)}`
     const file = `${dir}/ab.png`
@@ -527,12 +483,10 @@ describe('a binary conflict in a folder that leaves no room for a tag (review12-
       await mkdir(path.join(m.dir, 'memories', dir), { recursive: true })
       await writeFile(path.join(m.dir, 'memories', file), png(tag))
     }
-    await desktop.write('a.md', 'a\n')
-    await put(desktop, 'v0')
-    await desktop.connect(sync.server, repo)
-    await desktop.sync()
-    await laptop.connect(sync.server, repo)
-    await laptop.sync()
+    const { repo, laptop, desktop } = await sync.shared('deep-binary', async (desktop) => {
+      await desktop.write('a.md', 'a\n')
+      await put(desktop, 'v0')
+    })
     await put(desktop, 'desktop')
     await desktop.sync()
     await put(laptop, 'laptop')

@@ -117,6 +117,16 @@ export interface SyncServer {
   newRepo(prefix: string): string
   /** Closes `machine` now, keeping its data folder to open again. */
   stop(machine: Machine): Promise<void>
+  /**
+   * A new repository (`<prefix>-<n>`) two machines share: `seed` fills the desktop's folder,
+   * the desktop connects and syncs first, then the laptop (in `laptopDir`, when given) syncs
+   * it down. The start of every two-machine conflict.
+   */
+  shared(
+    prefix: string,
+    seed: (desktop: Machine) => Promise<unknown>,
+    laptopDir?: string,
+  ): Promise<{ repo: string; laptop: Machine; desktop: Machine }>
 }
 
 /**
@@ -140,23 +150,36 @@ export function useSyncServer(): SyncServer {
     if (!server) throw new Error('the git server starts in beforeAll; use it inside a test')
     return server
   }
+  const machine = async (name: string, dataDir?: string): Promise<Machine> => {
+    const made = await startMachine(name, dataDir ? { dataDir } : {})
+    open.push(made)
+    return made
+  }
+  const newRepo = (prefix: string): string => {
+    const repo = `${prefix}-${++repos}`
+    started().createRepo(repo)
+    return repo
+  }
   return {
     get server() {
       return started()
     },
-    async machine(name, dataDir) {
-      const machine = await startMachine(name, dataDir ? { dataDir } : {})
-      open.push(machine)
-      return machine
-    },
-    newRepo(prefix) {
-      const repo = `${prefix}-${++repos}`
-      started().createRepo(repo)
-      return repo
-    },
+    machine,
+    newRepo,
     async stop(machine) {
       open.splice(open.indexOf(machine), 1)
       await machine.core.close()
+    },
+    async shared(prefix, seed, laptopDir) {
+      const repo = newRepo(prefix)
+      const laptop = await machine('laptop', laptopDir)
+      const desktop = await machine('desktop')
+      await seed(desktop)
+      await desktop.connect(started(), repo)
+      await desktop.sync()
+      await laptop.connect(started(), repo)
+      await laptop.sync()
+      return { repo, laptop, desktop }
     },
   }
 }
@@ -233,5 +256,6 @@ export function dialogHost(): HostActions & { answer(path: string | null): void 
     openExternal: async () => undefined,
     chooseSavePath: next,
     chooseOpenPath: next,
+    noteUnsaved: () => undefined,
   }
 }

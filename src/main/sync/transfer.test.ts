@@ -249,6 +249,48 @@ describe('import', () => {
     expect(stored.filter((line) => line.includes('ghp_'))).toEqual([])
   }, 60_000)
 
+  it('leaves out a name that displays as another, as Claude’s paths refuse it, naming it in escapes', async () => {
+    const repo = path.join(scratch, 'disguised')
+    git('init', '--quiet', '--initial-branch=main', repo)
+    // "evil\u202Egpj.md" shows as "evildm.jpg"; "notes\u200b.md" as a second "notes.md".
+    const names = ['evil\u202Egpj.md', 'notes\u200b.md', 'a\u2066b.md', '\ufeffplan.md']
+    // An emoji sequence's joiner and a right-to-left mark are part of ordinary names: carried.
+    const family = 'family \u{1F468}\u200D\u{1F469}\u200D\u{1F467}.md'
+    const hebrew = '\u05E9\u05DC\u05D5\u05DD\u200F.md'
+    await writeFile(path.join(repo, 'notes.md'), 'the real notes\n')
+    await writeFile(path.join(repo, family), 'the family\n')
+    await writeFile(path.join(repo, hebrew), 'shalom\n')
+    await mkdir(path.join(repo, 'dir\u202Eoof'))
+    await writeFile(path.join(repo, 'dir\u202Eoof', 'inside.md'), 'inside\n')
+    for (const name of names) await writeFile(path.join(repo, name), 'disguised\n')
+    git('-C', repo, 'add', '-A')
+    git('-C', repo, 'commit', '--quiet', '-m', 'start')
+
+    const { m, host } = await machine('laptop')
+    host.answer(repo)
+    const result = await m.call('sync:import', { kind: 'repository' })
+    expect(Object.fromEntries(await m.files())).toEqual({
+      'notes.md': 'the real notes\n',
+      [family]: 'the family\n',
+      [hebrew]: 'shalom\n',
+    })
+    const reason = 'a name holding an invisible formatting character'
+    expect(Object.fromEntries(result.skipped.map((s) => [s.path, s.reason]))).toEqual({
+      'evil\\u202Egpj.md': reason,
+      'notes\\u200B.md': reason,
+      'a\\u2066b.md': reason,
+      '\\uFEFFplan.md': reason,
+      'dir\\u202Eoof/inside.md': reason,
+    })
+    // Nothing shown carries the characters themselves.
+    expect(JSON.stringify(result.skipped)).not.toMatch(
+      /[\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]/,
+    )
+    expect(
+      m.git('ls-tree', '-r', '--name-only', '-z', 'main').split('\0').filter(Boolean).sort(),
+    ).toEqual([family, hebrew, 'notes.md'].sort())
+  }, 60_000)
+
   it('imports a folder of Markdown files as one commit, merging a file that exists', async () => {
     const { m, host } = await machine('laptop')
     await m.write('me.md', '# Me\nName: Sam\nLikes: tea\n')

@@ -27,7 +27,13 @@ import { BundleError, bundleTip, parseBundle, writeBundle } from './bundle'
 import { checkSafe, graphOf, learn, mergeCommit } from './engine'
 import { commitFiles } from './file-map'
 import { explore, mergeBaseOf } from './graph'
-import { checkImportedFile, skippedSummary, type ImportPolicy, type Skipped } from './import-checks'
+import {
+  checkImportedFile,
+  shownSkipped,
+  skippedSummary,
+  type ImportPolicy,
+  type Skipped,
+} from './import-checks'
 import { ImportDamagedError, importHistory } from './import-history'
 import { mergeText } from './merge-text'
 import { sideName } from './merge-trees'
@@ -111,6 +117,15 @@ async function save(
 }
 
 export async function importMemory(
+  ctx: TransferContext,
+  kind: ImportKind,
+  text?: string,
+): Promise<ImportResult> {
+  const result = await importChosen(ctx, kind, text)
+  return { ...result, skipped: shownSkipped(result.skipped) }
+}
+
+async function importChosen(
   ctx: TransferContext,
   kind: ImportKind,
   text?: string,

@@ -141,6 +141,24 @@ describe('a remote holding what the memory folder may not', () => {
   })
 })
 
+describe('a remote holding a name that displays as another', () => {
+  it('refuses it as Claude’s paths are refused, naming it in escapes, changing nothing', async () => {
+    const { repo, laptop } = await connected()
+    // Shown as "evildm.jpg": the bidi override turns the rest of the name around.
+    await pushNameWithGit(repo, 'evil\u202Egpj.md', 'not a picture\n')
+    const head = laptop.git('rev-parse', 'main')
+
+    const status = await laptop.sync()
+    expect(status.error?.code).toBe('sync-unsafe-content')
+    expect(status.error?.message).toContain(
+      'evil\\u202Egpj.md (a name holding an invisible formatting character)',
+    )
+    expect(status.error?.message).not.toContain('\u202E')
+    expect(laptop.git('rev-parse', 'main')).toBe(head)
+    expect(await laptop.files()).toEqual(new Map([['notes.md', 'hello\n']]))
+  })
+})
+
 describe('a versioned file that grows too large to version', () => {
   it('keeps its last version in history; no deletion is committed or pushed', async () => {
     const { repo, laptop } = await connected()

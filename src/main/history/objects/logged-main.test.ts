@@ -1,4 +1,4 @@
-import { readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { deflateSync } from 'node:zlib'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -16,9 +16,12 @@ import {
   decodeLog,
   decodeMains,
   decodeRecords,
+  decodeRenames,
   encodeRecord,
   encodeRefRecord,
+  encodeRenameRecord,
   LOG_FILES,
+  MAX_KEPT_FOLDERS,
   type LogRecord,
 } from './object-log'
 
@@ -343,5 +346,129 @@ describe('a main that git packed', () => {
     await openStore()
     expect(gitCli(dataDir, 'rev-parse', 'main').trim()).toBe(second.oid)
     fsck(dataDir)
+  })
+})
+
+describe('rename records', () => {
+  const rename = {
+    commit: C,
+    blob: B,
+    previous: A,
+    dir: 'notes/deep',
+    temp: '.cairn-tmp-0a1b2c3d-0000-4000-8000-000000000000',
+    name: 'é plan.md',
+    seq: 3,
+  }
+
+  it('are read back after their ref record, and a torn or altered one ends the reading', () => {
+    const bytes = Buffer.concat([encodeRefRecord(C, 3), encodeRenameRecord(rename)])
+    expect(decodeLog(bytes).map((entry) => entry.kind)).toEqual(['main', 'rename'])
+    expect(decodeRenames(bytes)).toEqual([rename])
+    expect(decodeRenames(encodeRenameRecord({ ...rename, previous: null, dir: '' }))).toEqual([
+      { ...rename, previous: null, dir: '' },
+    ])
+    // Objects and refs read as before.
+    expect(decodeMains(bytes)).toEqual([{ oid: C, seq: 3 }])
+    const record = encodeRenameRecord(rename)
+    expect(decodeLog(record.subarray(0, record.length - 1))).toEqual([])
+    const altered = Buffer.from(record)
+    altered[altered.length - 2] ^= 1
+    expect(decodeLog(Buffer.concat([altered, encodeRefRecord(D, 4)]))).toEqual([])
+  })
+
+  it('stop a reader that knows only object and ref records: its length reads as past any log', () => {
+    const word = encodeRenameRecord(rename).readUInt32BE(0)
+    expect(word & 0x8000_0000).toBe(0)
+    expect(word).toBeGreaterThanOrEqual(0x4000_0000)
+  })
+
+  /** A folder for `append` to keep, with a counter of its opens. */
+  function keptFolder(dir: string) {
+    const kept = { opens: 0, key: `folder:${dir}` }
+    return {
+      kept,
+      folder: {
+        key: kept.key,
+        open: () => {
+          kept.opens++
+          return nodeDisk.openSync(dir, 0)
+        },
+      },
+    }
+  }
+
+  // Three records (the commit, the ref, the rename): 64 such commits stay under a checkpoint's
+  // bound (whose checkpoint would start a new file).
+  async function commitWithRename(store: ObjectStore, parent: string | null, dir: string) {
+    const tree = T
+    const body = serializeCommit({
+      tree,
+      parent,
+      author: { name: 'Test', email: 'test@example.invalid' },
+      timestamp: 1_700_000_000 + (parent ? 1 : 0),
+      message: 'test\n',
+    })
+    const oid = await store.write('commit', body)
+    const ref = prepareMainRef(gitdir, oid)
+    const { kept, folder } = keptFolder(dir)
+    const { commit: _c, seq: _s, ...record } = rename
+    const logged = await store.flush(oid, { record, folder })
+    return { oid, ref, logged: logged!, kept }
+  }
+
+  it("a checkpoint flushes a logged rename's folder before it empties the log, once per folder", async () => {
+    const memoryDir = path.join(dataDir, 'memories')
+    mkdirSync(memoryDir, { recursive: true })
+    const store = await openStore()
+    const first = await commitWithRename(store, null, memoryDir)
+    expect(first.logged.renameLogged).toBe(true)
+    first.ref.move()
+    await first.logged.moved()
+    const second = await commitWithRename(store, first.oid, memoryDir)
+    second.ref.move()
+    await second.logged.moved()
+    // One descriptor for the two renames in the same folder.
+    expect(first.kept.opens + second.kept.opens).toBe(1)
+    expect(decodeRenames(readFileSync(logPath(0))).map(({ commit }) => commit)).toEqual([
+      first.oid,
+      second.oid,
+    ])
+    const calls = recordCalls()
+    await store.checkpoint()
+    const emptied = calls.indexOf(`emptied ${logPath(0)}`)
+    expect(emptied).toBeGreaterThan(-1)
+    expect(calls.filter((call) => call === memoryDir)).toHaveLength(1)
+    expect(calls.indexOf(memoryDir)).toBeLessThan(emptied)
+  })
+
+  it('a rename after a checkpoint began flushing its file has its folder flushed by its commit', async () => {
+    mkdirSync(path.join(dataDir, 'memories'), { recursive: true })
+    const store = await openStore()
+    const { ref, logged } = await commitWithRename(store, null, path.join(dataDir, 'memories'))
+    await store.checkpoint()
+    ref.move()
+    let asked = 0
+    await logged.moved(async () => void asked++)
+    expect(asked).toBe(1)
+    // With no checkpoint since its append, the commit flushes nothing.
+    const next = await commitWithRename(store, null, path.join(dataDir, 'memories'))
+    next.ref.move()
+    await next.logged.moved(async () => void asked++)
+    expect(asked).toBe(1)
+  })
+
+  it('is not logged past the cap of kept folders: the commit flushes its folder itself', async () => {
+    const store = await openStore()
+    let parent: string | null = null
+    for (let i = 0; i <= MAX_KEPT_FOLDERS; i++) {
+      const dir = path.join(dataDir, 'memories', `f${i}`)
+      mkdirSync(dir, { recursive: true })
+      const { oid, ref, logged } = await commitWithRename(store, parent, dir)
+      expect(logged.renameLogged).toBe(i < MAX_KEPT_FOLDERS)
+      ref.move()
+      await logged.moved()
+      parent = oid
+    }
+    expect(decodeRenames(readFileSync(logPath(0)))).toHaveLength(MAX_KEPT_FOLDERS)
   })
 })

@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto'
 import { closeQuietly, disk, exists, listNames, OPEN } from '../../lib/disk'
 import path from 'node:path'
-import { inflateSync } from 'node:zlib'
+import { inflateSync, constants as zlibConstants } from 'node:zlib'
 import { DeltaError } from './delta'
 import { ObjectCache, PackError, PackFile, type ObjectKind, type RawObject } from './pack-file'
 import { PackIndex, PackIndexError } from './pack-index'
@@ -278,6 +278,63 @@ export class ObjectDatabase {
     }
     // Gone meanwhile (packed by someone else, say): `read` looks again, packs refreshed.
     return stored ? parseLoose(oid, stored) : this.read(oid)
+  }
+
+  /**
+   * The size of `oid`'s content without reading it whole: a pack entry's header (a delta's
+   * start), or a loose file's first bytes inflated as far as its `<type> <size>` header. Not a
+   * check of the object (its content is not hashed): what lists sizes reads nothing else.
+   * Whatever the header-only read cannot vouch for (a packed copy found damaged before, a
+   * header that does not parse) is read whole, so damage is reported as `read` reports it.
+   */
+  sizeOf(oid: string): number {
+    if (!OID.test(oid)) throw new MissingObjectError(oid)
+    if (!this.damagedInPack.has(oid)) {
+      const raw = Buffer.from(oid, 'hex')
+      for (const open of this.packList) {
+        const offset = open.index.find(raw)
+        if (offset < 0) continue
+        let size: number | null = null
+        try {
+          size = open.pack.objectSize(offset)
+        } catch (error) {
+          if (!isFormatError(error)) throw error
+        }
+        return size ?? this.read(oid).content.length
+      }
+    }
+    const size = this.looseSize(oid)
+    return size ?? this.read(oid).content.length
+  }
+
+  // A loose object's size from its header, or null when the first bytes do not say it (or
+  // there is no loose file: `read` then looks in the packs, refreshed).
+  private looseSize(oid: string): number | null {
+    let fd: number
+    try {
+      fd = disk.openSync(this.loosePath(oid), OPEN.READ)
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code
+      if (code === 'ENOENT' || code === 'ENOTDIR') return null
+      throw error
+    }
+    const start = Buffer.allocUnsafe(512)
+    let got: number
+    try {
+      got = readUpTo(fd, start)
+    } finally {
+      closeQuietly(fd)
+    }
+    let head: Buffer
+    try {
+      head = inflateSync(start.subarray(0, got), { finishFlush: zlibConstants.Z_SYNC_FLUSH })
+    } catch {
+      return null
+    }
+    const nul = head.indexOf(0)
+    const match =
+      nul > 0 ? /^(?:commit|tree|blob|tag) (\d+)$/.exec(head.toString('latin1', 0, nul)) : null
+    return match ? Number(match[1]) : null
   }
 
   /** Path of the loose file `oid` has (or would have). */

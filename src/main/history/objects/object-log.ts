@@ -77,6 +77,48 @@ const RECORD_HEAD = 24
 const REF_FLAG = 0x8000_0000
 const REF_PAYLOAD = /^refs\/heads\/main ([0-9a-f]{40}) (\d{1,15})\n$/
 const NO_VALUE = '0'.repeat(40)
+// A rename record: [u32 RENAME_FLAG | length of the payload][SHA-1 of the payload][the payload],
+// the payload being the JSON of a `LoggedRename`. It follows its commit's ref record, the last
+// of the batch: code that predates it reads its length as past the end of the file (bit 30 set:
+// at least 1 GiB) and stops there cleanly, after the batch's objects and ref.
+const RENAME_FLAG = 0x4000_0000
+const FLAGS = (REF_FLAG | RENAME_FLAG) >>> 0
+
+/**
+ * Past this many memory folders kept open for a file's checkpoint, a commit's rename is not
+ * logged: its folder is `fsync`ed on the command's path, as before (see `RenameIntent`).
+ */
+export const MAX_KEPT_FOLDERS = 64
+
+/**
+ * The rename that publishes a command's staged write (docs/durability.md, "Cost"): its temp
+ * file (`temp`, already `fsync`ed with the batch) renamed over `name` in the memory folder's
+ * `dir` (posix, relative to the memory folder, '' for the memory folder itself). Logged with
+ * its commit's batch, so the folder need not be `fsync`ed on the command's path: a checkpoint
+ * `fsync`s it before it empties the file, and open redoes a rename a power cut lost (only when
+ * `temp` still holds exactly `blob`, and `name` holds `previous`, the version of `commit`'s
+ * parent, or nothing where it had none).
+ */
+export interface LoggedRename {
+  readonly commit: string
+  readonly blob: string
+  readonly previous: string | null
+  readonly dir: string
+  readonly temp: string
+  readonly name: string
+  /** The sequence number of its commit's ref record (orders renames across both files). */
+  readonly seq: number
+}
+
+/**
+ * The folder of a logged rename, for the checkpoint to `fsync`: `key` names it (its device
+ * and inode: one descriptor per folder and file), `open` gives a descriptor of its own (the
+ * command's handle closes first), or null when it cannot.
+ */
+export interface KeptFolder {
+  readonly key: string
+  open(): number | null
+}
 
 /** One object whose record is (or is about to be) in the log. */
 export interface LoggedObject {
@@ -121,9 +163,21 @@ export function encodeRefRecord(oid: string | null, seq: number): Buffer {
   return Buffer.concat([head, payload])
 }
 
+/** The bytes of a rename record (see `LoggedRename`). */
+export function encodeRenameRecord(rename: LoggedRename): Buffer {
+  const { commit, blob, previous, dir, temp, name, seq } = rename
+  const payload = Buffer.from(JSON.stringify({ commit, blob, previous, dir, temp, name, seq }))
+  const head = Buffer.alloc(RECORD_HEAD)
+  head.writeUInt32BE((RENAME_FLAG | payload.byteLength) >>> 0, 0)
+  createHash('sha1').update(payload).digest().copy(head, 4)
+  return Buffer.concat([head, payload])
+}
+
 /** One entry of the log, in the order of the file. */
 export type LogEntry =
-  ({ readonly kind: 'object' } & LogRecord) | ({ readonly kind: 'main' } & LoggedMain)
+  | ({ readonly kind: 'object' } & LogRecord)
+  | ({ readonly kind: 'main' } & LoggedMain)
+  | ({ readonly kind: 'rename' } & LoggedRename)
 
 /**
  * Every entry of `bytes` up to the first that does not check (torn, stale, garbage): an
@@ -135,16 +189,20 @@ export function decodeLog(bytes: Buffer): LogEntry[] {
   let at = 0
   while (at + RECORD_HEAD <= bytes.length) {
     const word = bytes.readUInt32BE(at)
-    const isRef = (word & REF_FLAG) !== 0
-    const length = isRef ? word & ~REF_FLAG : word
+    const flag = (word & FLAGS) >>> 0
+    const length = flag === 0 ? word : (word & ~FLAGS) >>> 0
     const start = at + RECORD_HEAD
-    if (length === 0 || start + length > bytes.length) break
+    if (flag === FLAGS || length === 0 || start + length > bytes.length) break
     const id = bytes.subarray(at + 4, at + RECORD_HEAD)
     const body = bytes.subarray(start, start + length)
-    if (isRef) {
+    if (flag === REF_FLAG) {
       const main = decodeRef(id, body)
       if (!main) break
       entries.push({ kind: 'main', ...main })
+    } else if (flag === RENAME_FLAG) {
+      const rename = decodeRename(id, body)
+      if (!rename) break
+      entries.push({ kind: 'rename', ...rename })
     } else {
       const oid = id.toString('hex')
       let object: RawObject
@@ -179,6 +237,37 @@ export function decodeMains(bytes: Buffer): LoggedMain[] {
   return mains
 }
 
+/** The renames recorded in `bytes`, in order (see `decodeLog`). */
+export function decodeRenames(bytes: Buffer): LoggedRename[] {
+  const renames: LoggedRename[] = []
+  for (const entry of decodeLog(bytes)) {
+    if (entry.kind === 'rename') {
+      const { kind: _kind, ...rename } = entry
+      renames.push(rename)
+    }
+  }
+  return renames
+}
+
+const OID = /^[0-9a-f]{40}$/
+
+function decodeRename(id: Buffer, payload: Buffer): LoggedRename | null {
+  if (!createHash('sha1').update(payload).digest().equals(id)) return null
+  let value: unknown
+  try {
+    value = JSON.parse(payload.toString('utf8'))
+  } catch {
+    return null
+  }
+  if (typeof value !== 'object' || value === null) return null
+  const { commit, blob, previous, dir, temp, name, seq } = value as Record<string, unknown>
+  const oid = (item: unknown): item is string => typeof item === 'string' && OID.test(item)
+  const text = (item: unknown): item is string => typeof item === 'string'
+  if (!oid(commit) || !oid(blob) || !(previous === null || oid(previous))) return null
+  if (!text(dir) || !text(temp) || !text(name) || typeof seq !== 'number') return null
+  return { commit, blob, previous, dir, temp, name, seq }
+}
+
 function decodeRef(id: Buffer, payload: Buffer): LoggedMain | null {
   if (!createHash('sha1').update(payload).digest().equals(id)) return null
   const match = REF_PAYLOAD.exec(payload.toString('latin1'))
@@ -199,6 +288,11 @@ interface LogFile {
   covered: LoggedObject[]
   /** Its ref records: the ref file must be durable before it is emptied. */
   refs: number
+  /**
+   * The memory folders its rename records name (descriptors of their own, by `KeptFolder.key`):
+   * `fsync`ed by the checkpoint, with the ref, before it empties the file; closed after.
+   */
+  folders: Map<string, number>
   /**
    * How many times a checkpoint began making the ref durable for it: a ref renamed after that
    * may have been missed, so its commit makes it durable itself (`LoggedRef.moved`).
@@ -221,11 +315,17 @@ interface LogFile {
  */
 export interface LoggedRef {
   /**
+   * Whether the batch's rename was logged (its folder kept for the checkpoint): the caller
+   * then does not `fsync` the folder (unless `moved` asks it to).
+   */
+  readonly renameLogged: boolean
+  /**
    * Called right after the ref's rename: resolves at once, unless a checkpoint began making
    * the ref durable for the file holding the record before the rename (and may empty it
-   * next); then once the ref file and `refs/heads/` are `fsync`ed here.
+   * next); then once the ref file and `refs/heads/` are `fsync`ed here, and `alsoSync` (the
+   * logged rename's folder, which that checkpoint may have `fsync`ed before the rename).
    */
-  moved(): Promise<void>
+  moved(alsoSync?: () => Promise<void>): Promise<void>
   /**
    * The rename will not happen (the commit failed): `previous`, the value `main` keeps, is
    * logged after it, so open never moves `main` to the abandoned value. Rejects if that
@@ -279,7 +379,12 @@ export class ObjectLog {
     gitdir: string,
     owns: () => boolean = () => true,
     logger?: Logger,
-  ): Promise<{ log: ObjectLog; records: LogRecord[]; mains: LoggedMain[] }> {
+  ): Promise<{
+    log: ObjectLog
+    records: LogRecord[]
+    mains: LoggedMain[]
+    renames: LoggedRename[]
+  }> {
     const opened: LogFile[] = []
     let made = false
     try {
@@ -303,6 +408,7 @@ export class ObjectLog {
           records: 0,
           covered: [],
           refs: 0,
+          folders: new Map(),
           sealed: 0,
           failed: false,
           emptied: 0,
@@ -311,6 +417,7 @@ export class ObjectLog {
       if (made) await syncFolder(gitdir)
       const records: LogRecord[] = []
       const mains: LoggedMain[] = []
+      const renames: LoggedRename[] = []
       const empty: LogFile[] = []
       for (const log of opened) {
         if (disk.fstatSync(log.fd).size === 0) {
@@ -321,11 +428,17 @@ export class ObjectLog {
         const found = decodeLog(disk.readFileSync(log.fd))
         const objects = found.filter((entry) => entry.kind === 'object')
         appendAll(records, objects)
-        for (const entry of found) if (entry.kind === 'main') mains.push(entry)
+        for (const entry of found) {
+          if (entry.kind === 'main') mains.push(entry)
+          else if (entry.kind === 'rename') {
+            const { kind: _kind, ...rename } = entry
+            renames.push(rename)
+          }
+        }
         // Replayed, the whole file is checkpointed (every record found, whatever is after).
         log.records = Math.max(1, found.length)
         log.covered = objects.map(({ oid }) => loggedObject(gitdir, oid))
-        log.refs = found.length - objects.length
+        log.refs = found.filter((entry) => entry.kind === 'main').length
       }
       // A file that reads empty may have been emptied by a checkpoint (or a close) whose
       // truncation never reached the disk: a power cut could bring its records back, their
@@ -341,7 +454,8 @@ export class ObjectLog {
       log.seq = mains.reduce((next, { seq }) => Math.max(next, seq + 1), 0)
       log.unsyncedEmpty = empty.map(({ fd }) => fd)
       void log.emptinessDurable().catch(() => undefined)
-      return { log, records, mains }
+      renames.sort((a, b) => a.seq - b.seq)
+      return { log, records, mains, renames }
     } catch (error) {
       for (const { fd } of opened) closeQuietly(fd)
       throw error
@@ -379,13 +493,22 @@ export class ObjectLog {
   async append(
     batch: ReadonlyArray<LoggedObject & { readonly stored: Uint8Array }>,
     main?: string | null,
+    rename?: RenameIntent,
   ): Promise<LoggedRef | null> {
     // Before anything is counted or written: a failure leaves the log as it was (and the next
     // append tries again), and no checkpoint can run between choosing the file and writing.
     if (this.unsyncedEmpty.length > 0) await this.emptinessDurable()
     const log = this.files[this.active]
     const parts = batch.map(({ oid, stored }) => encodeRecord(oid, stored))
+    const seq = this.seq
     if (main !== undefined) parts.push(encodeRefRecord(main, this.seq++))
+    // The rename's folder is kept for the checkpoint before the record is written (a
+    // checkpoint starting during the `fsync` below then makes it durable before emptying).
+    const renameLogged =
+      main !== undefined && main !== null && rename !== undefined && keepFolder(log, rename.folder)
+    if (renameLogged) {
+      parts.push(encodeRenameRecord({ ...rename.record, commit: main, seq }))
+    }
     const bytes = Buffer.concat(parts)
     // Counted before anything is written: a failed append leaves its file to be checkpointed
     // (emptied) before it takes records again.
@@ -416,8 +539,11 @@ export class ObjectLog {
     else this.armIdle()
     if (main === undefined) return null
     return {
-      moved: async () => {
-        if (log.sealed !== sealed) await syncMainRef(this.gitdir)
+      renameLogged,
+      moved: async (alsoSync) => {
+        if (log.sealed !== sealed) {
+          await Promise.all([syncMainRef(this.gitdir), alsoSync?.()])
+        }
       },
       abandoned: async (previous) => {
         // A file that failed takes no record: its checkpoint makes the ref durable (at the
@@ -497,7 +623,11 @@ export class ObjectLog {
   private closeFiles(): void {
     if (this.inFlight > 0 || this.filesClosed) return
     this.filesClosed = true
-    for (const { fd } of this.files) closeQuietly(fd)
+    for (const file of this.files) {
+      closeQuietly(file.fd)
+      // Their records stay: the next open makes the folders durable (or redoes a rename).
+      releaseFolders(file)
+    }
   }
 
   // Runs `call` (which uses the log's descriptors off the main thread) with them kept open.
@@ -607,9 +737,15 @@ export class ObjectLog {
     // The ref file, renamed but never `fsync`ed, is made durable before its records go: an
     // emptied log and a lost rename would lose an acknowledged commit. A ref renamed after
     // this point is made durable by its commit (`LoggedRef.moved`).
+    // So are the memory folders of its logged renames (their commit's ref record is in the
+    // same file, so a rename after this point is made durable by its commit too).
     if (target.refs > 0) {
       target.sealed++
-      await syncMainRef(this.gitdir)
+      const folders = [...target.folders.values()]
+      await Promise.all([
+        syncMainRef(this.gitdir),
+        inTurns(folders, (fd) => this.onPool(() => disk.fsync(fd))),
+      ])
     }
     // Closed meanwhile, its descriptor may already name another file: never touched then.
     if (this.closed) return
@@ -629,6 +765,7 @@ export class ObjectLog {
     target.records = 0
     target.covered = []
     target.refs = 0
+    releaseFolders(target)
     target.failed = false
     target.emptied++
     // A failed append in the file that takes records now: emptied too (after switching).
@@ -643,6 +780,28 @@ export class ObjectLog {
 export async function syncMainRef(gitdir: string): Promise<void> {
   const dir = path.join(gitdir, 'refs', 'heads')
   await Promise.all([syncFileIfThere(path.join(dir, 'main')), syncFolderIfThere(dir)])
+}
+
+/** A rename to log with a commit's batch, and its folder (see `LoggedRename`). */
+export interface RenameIntent {
+  readonly record: Omit<LoggedRename, 'commit' | 'seq'>
+  readonly folder: KeptFolder
+}
+
+// Keeps the rename's folder for `log`'s checkpoint (one descriptor per folder); false when it
+// cannot (too many kept, or its descriptor would not open): the rename is then not logged.
+function keepFolder(log: LogFile, folder: KeptFolder): boolean {
+  if (log.folders.has(folder.key)) return true
+  if (log.folders.size >= MAX_KEPT_FOLDERS) return false
+  const fd = folder.open()
+  if (fd === null) return false
+  log.folders.set(folder.key, fd)
+  return true
+}
+
+function releaseFolders(log: LogFile): void {
+  for (const fd of log.folders.values()) closeQuietly(fd)
+  log.folders = new Map()
 }
 
 /** Where the loose file of `oid` is, for a record read back. */
@@ -679,7 +838,7 @@ async function syncFolderIfThere(dir: string): Promise<void> {
 
 // `task` for every item, at most CHECKPOINT_PARALLEL at once; the first failure is thrown
 // once all have settled.
-async function inTurns(items: ReadonlyArray<string>, task: (item: string) => Promise<void>) {
+async function inTurns<T>(items: ReadonlyArray<T>, task: (item: T) => Promise<void>) {
   let next = 0
   let failure: unknown = null
   const worker = async () => {

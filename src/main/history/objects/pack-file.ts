@@ -10,7 +10,7 @@
  *           zlib stream (the object, or its delta)
  */
 import { disk, OPEN } from '../../lib/disk'
-import { inflateSync } from 'node:zlib'
+import { inflateSync, constants as zlibConstants } from 'node:zlib'
 import { ByteLru } from './byte-lru'
 import { applyDelta } from './delta'
 
@@ -155,6 +155,41 @@ export class PackFile {
     const out = Buffer.allocUnsafe(length)
     this.readFully(out, length, position)
     return out
+  }
+
+  /**
+   * The size of the object at `offset` without building it: a whole entry's header says it; a
+   * delta's is the second number at the start of its data, of which only the first bytes are
+   * inflated. Null for a delta whose start does not inflate (the full read then says why).
+   */
+  objectSize(offset: number): number | null {
+    const header = this.header(offset)
+    if (header.code !== OFS_DELTA && header.code !== REF_DELTA) return header.size
+    // Two varints of at most 10 bytes each; a deflate stream's first block header (a dynamic
+    // block's code tables) comes before them, so a few hundred bytes are read.
+    const want = Math.min(this.end - header.dataAt, 512)
+    const input = Buffer.allocUnsafe(want)
+    this.readExactly(input, want, header.dataAt)
+    let start: Buffer
+    try {
+      start = inflateSync(input, { finishFlush: zlibConstants.Z_SYNC_FLUSH })
+    } catch {
+      return null
+    }
+    let at = 0
+    const varint = (): number | null => {
+      let value = 0
+      let shift = 0
+      for (;;) {
+        if (at >= start.length || shift > 49) return null
+        const byte = start[at++] as number
+        value += (byte & 0x7f) * 2 ** shift
+        shift += 7
+        if (!(byte & 0x80)) return value
+      }
+    }
+    if (varint() === null) return null
+    return varint()
   }
 
   /** The type and size of the entry at `offset` without inflating it (deltas: the delta's size). */

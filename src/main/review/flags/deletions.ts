@@ -17,6 +17,8 @@ export interface DeletionInput {
   readonly fileCount: number
   /** The size of the file there now when it is not text (`before` is then null). */
   readonly notTextBytes?: number | null
+  /** The size of a file deleted without its text being read (too large). */
+  readonly unreadBytes?: number | null
 }
 
 /** Flags for a change that deletes a folder or most of a file. */
@@ -35,6 +37,7 @@ export function deletionFlags(change: DeletionInput): ReadonlyArray<WriteFlag> {
     ]
   }
   const notText = change.notTextBytes ?? null
+  const unread = change.unreadBytes ?? null
   if (change.command === 'delete') {
     const lines = change.before === null ? null : lineCount(change.before)
     if (change.before !== null && change.before.trim() === '') return []
@@ -46,9 +49,11 @@ export function deletionFlags(change: DeletionInput): ReadonlyArray<WriteFlag> {
         message:
           lines !== null
             ? `Deletes the whole file (${count(lines)} ${lines === 1 ? 'line' : 'lines'})`
-            : notText !== null
-              ? `Deletes the whole file (not text, ${bytes(notText)})`
-              : 'Deletes the whole file',
+            : unread !== null
+              ? `Deletes the whole file (${bytes(unread)})`
+              : notText !== null
+                ? `Deletes the whole file (not text, ${bytes(notText)})`
+                : 'Deletes the whole file',
       },
     ]
   }

@@ -1,6 +1,6 @@
-import { useId, useMemo, useState, type KeyboardEvent } from 'react'
+import { useEffect, useId, useMemo, useState, type KeyboardEvent } from 'react'
 import type { PendingChange } from '../../../shared/types'
-import { errorMessage } from '../lib/api'
+import { api, errorMessage, unwrap } from '../lib/api'
 import { changeDiff } from '../lib/change-diff'
 import { flagTitle, flagWhere } from '../lib/flags'
 import { formatSize } from '../features/memory/tree-model'
@@ -30,14 +30,36 @@ type Step =
  * reason Claude is told). Shown on the chat's tool card and in the memory pane's list.
  */
 export function PendingChangeView({ change }: { readonly change: PendingChange }) {
-  const { decide } = usePendingChanges()
-  const [step, setStep] = useState<Step>({ kind: 'view' })
-  const [draft, setDraft] = useState(change.after ?? '')
-  const [reason, setReason] = useState('')
+  const { decide, draftOf, keepDraft } = usePendingChanges()
+  // Begun where the person left it, here or in the other place the change shows.
+  const kept = draftOf(change.id)
+  const [step, setStep] = useState<Step>(() =>
+    kept?.step === 'edit'
+      ? { kind: 'edit', basis: kept.basis }
+      : kept?.step === 'decline'
+        ? { kind: 'decline' }
+        : { kind: 'view' },
+  )
+  const [draft, setDraft] = useState(kept?.text ?? change.after ?? '')
+  const [reason, setReason] = useState(kept?.reason ?? '')
   const [busy, setBusy] = useState(false)
   const [error, setError] = useState<string | null>(null)
   const id = useId()
   const name = displayPath(change.path)
+
+  useEffect(() => {
+    keepDraft(
+      change.id,
+      step.kind === 'view' && reason === ''
+        ? undefined
+        : {
+            step: step.kind,
+            basis: step.kind === 'edit' ? step.basis : change.revision,
+            text: draft,
+            reason,
+          },
+    )
+  }, [keepDraft, change.id, change.revision, step, draft, reason])
 
   const run = async (decision: Parameters<typeof decide>[1]) => {
     if (busy) return
@@ -54,15 +76,18 @@ export function PendingChangeView({ change }: { readonly change: PendingChange }
 
   /**
    * Keys of the edit and decline steps: Escape cancels the step (and only it, not Claude's
-   * turn); `isConfirm` says which key confirms it.
+   * turn) while nothing was typed in it: typed text is let go only by the step's own Cancel
+   * button, as the memory editor does (review hunt13 D6). `isConfirm` says which key confirms
+   * it; the Enter that ends an IME composition confirms nothing (review hunt13 D5).
    */
   const stepKeys =
-    (isConfirm: (event: KeyboardEvent) => boolean, confirm: () => void) =>
+    (isConfirm: (event: KeyboardEvent) => boolean, confirm: () => void, untouched: () => boolean) =>
     (event: KeyboardEvent) => {
+      if (event.nativeEvent.isComposing || event.keyCode === 229) return
       if (event.key === 'Escape') {
         event.preventDefault()
         event.stopPropagation()
-        setStep({ kind: 'view' })
+        if (untouched()) setStep({ kind: 'view' })
       } else if (isConfirm(event)) {
         event.preventDefault()
         confirm()
@@ -80,8 +105,17 @@ export function PendingChangeView({ change }: { readonly change: PendingChange }
     () =>
       step.kind === 'edit' &&
       void run({ decision: 'approve', editedText: edited, revision: step.basis }),
+    () => draft === (change.after ?? ''),
   )
-  const onReasonKey = stepKeys((e) => e.key === 'Enter', declineNow)
+  const onReasonKey = stepKeys(
+    (e) => e.key === 'Enter',
+    declineNow,
+    () => reason === '',
+  )
+  const cancelStep = () => {
+    setStep({ kind: 'view' })
+    setReason('')
+  }
 
   return (
     <section className="review" aria-label={`Review the change to ${name}`} aria-busy={busy}>
@@ -99,6 +133,12 @@ export function PendingChangeView({ change }: { readonly change: PendingChange }
           ))}
         </ul>
       )}
+
+      {change.unchecked.map((note, i) => (
+        <p key={i} className="review-problem" role="note">
+          <icons.alert /> {note}
+        </p>
+      ))}
 
       {outdated ? (
         <>
@@ -225,11 +265,14 @@ export function PendingChangeView({ change }: { readonly change: PendingChange }
               type="button"
               className="button button-small"
               disabled={busy}
-              onClick={() => setStep({ kind: 'view' })}
+              onClick={cancelStep}
             >
               Cancel edit
             </button>
-            <span className="hint review-hint">Ctrl+Enter approves · Esc cancels</span>
+            <span className="hint review-hint">
+              Ctrl+Enter approves ·{' '}
+              {draft === (change.after ?? '') ? 'Esc cancels' : 'Cancel edit lets your text go'}
+            </span>
           </>
         )}
         {step.kind === 'decline' && (
@@ -246,7 +289,7 @@ export function PendingChangeView({ change }: { readonly change: PendingChange }
               type="button"
               className="button button-small"
               disabled={busy}
-              onClick={() => setStep({ kind: 'view' })}
+              onClick={cancelStep}
             >
               Cancel
             </button>
@@ -272,8 +315,75 @@ function Revealed({ text }: { readonly text: string }) {
   )
 }
 
+/**
+ * What the change would do, for a change whose text was too long to come with it (`omitted`):
+ * its size, and the whole diff once the person asks for it.
+ */
+function LongChangePreview({
+  change,
+  omitted,
+}: {
+  readonly change: PendingChange
+  readonly omitted: NonNullable<PendingChange['omitted']>
+}) {
+  const [text, setText] = useState<{
+    readonly revision: number
+    readonly before: string | null
+    readonly after: string | null
+  } | null>(null)
+  const [loading, setLoading] = useState(false)
+  const [failure, setFailure] = useState<string | null>(null)
+  const chars = (n: number) => n.toLocaleString('en-US')
+  if (text && text.revision === change.revision) {
+    return (
+      <ChangePreview
+        change={{ ...change, before: text.before, after: text.after, omitted: null }}
+      />
+    )
+  }
+  const show = async () => {
+    setLoading(true)
+    setFailure(null)
+    try {
+      const whole = await unwrap(api().review.text({ id: change.id }))
+      setText({ revision: change.revision, ...whole })
+    } catch (error) {
+      setFailure(errorMessage(error))
+    } finally {
+      setLoading(false)
+    }
+  }
+  return (
+    <div className="review-diff-frame">
+      <p className="review-note">
+        This change is too long to show at once: {displayPath(change.path)} holds{' '}
+        {chars(omitted.beforeChars)} characters now and would hold {chars(omitted.afterChars)}.{' '}
+        <button
+          type="button"
+          className="button button-small"
+          disabled={loading}
+          onClick={() => void show()}
+        >
+          Show the whole change
+        </button>
+      </p>
+      {failure && (
+        <p className="review-error" role="alert">
+          {failure}
+        </p>
+      )}
+    </div>
+  )
+}
+
 /** What the change would do: the diff of the file, or what a folder change touches. */
 function ChangePreview({ change }: { readonly change: PendingChange }) {
+  if (change.omitted) return <LongChangePreview change={change} omitted={change.omitted} />
+  return <TextChangePreview change={change} />
+}
+
+/** `ChangePreview` for a change that carries its text. */
+function TextChangePreview({ change }: { readonly change: PendingChange }) {
   // A long diff is drawn in chunks: what is approved must all be there to read, but a rewrite
   // of a long file would be thousands of rows at once.
   const [rowLimit, setRowLimit] = useState(DIFF_CHUNK)
@@ -308,7 +418,9 @@ function ChangePreview({ change }: { readonly change: PendingChange }) {
     change.command === 'rename'
       ? `Renames ${name} to ${displayPath(change.newPath ?? '')}; its text stays the same.`
       : change.command === 'delete'
-        ? `Deletes ${name}.`
+        ? (change.unreadBytes ?? null) !== null
+          ? `Deletes ${name} (${formatSize(change.unreadBytes ?? 0)}, too large to show).`
+          : `Deletes ${name}.`
         : change.notTextBytes !== null
           ? `Replaces ${name}, which is not text (${formatSize(change.notTextBytes)}): all of it is gone.`
           : change.before === null

@@ -10,11 +10,18 @@ import { displayPath } from './format'
 /** The sentences (each with a leading space) that say where each kept entry went. */
 export function keptAsideWords(kept: ReadonlyArray<KeptAsideEntry> | undefined): string {
   return (kept ?? [])
-    .map(({ path, keptAs, reason }) => {
+    .map(({ path, keptAs, reason, versioned }) => {
       const name = displayPath(path)
       const as = displayPath(keptAs)
       if (reason === 'folder') {
         return ` ${name} held files History has no copy of: they were kept in “${as}”.`
+      }
+      if (reason === 'unreadable') {
+        // Never "History has no copy": its last readable version may well be there.
+        const history = versioned
+          ? 'History keeps its last version Cairn could read'
+          : 'History has no version of it'
+        return ` Cairn may not read ${name} (permission denied), so it was kept as “${as}”; ${history}.`
       }
       if (reason === 'changed') {
         return ` ${name} had been changed outside Cairn since History saw it, so that version was kept as “${as}”.`

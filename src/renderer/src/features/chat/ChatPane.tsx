@@ -28,6 +28,7 @@ import {
 } from './transcript-model'
 import { toolCardId } from './ToolCard'
 import { TurnView } from './TurnView'
+import { DeleteConversationDialog } from './DeleteConversationDialog'
 import { useConversation } from './use-conversation'
 import './chat.css'
 
@@ -180,7 +181,28 @@ export function ChatPane() {
   const loading = conversationId !== null && state.status === 'loading' && !showLive && !waiting
   const needsKey = settings.state.status === 'ready' && !settings.state.settings.hasApiKey
 
-  const title = conversation?.title ?? (conversationId ? '' : 'New chat')
+  const unreadable = state.status === 'unreadable' ? state : null
+  const title =
+    conversation?.title ??
+    (unreadable
+      ? (unreadable.summary?.title ?? 'Unreadable conversation')
+      : conversationId
+        ? ''
+        : 'New chat')
+  const [deleting, setDeleting] = useState(false)
+  const [deleteError, setDeleteError] = useState<string | null>(null)
+  const deleteUnreadable = async () => {
+    if (!conversationId) return
+    try {
+      await unwrap(api().conversations.delete({ id: conversationId }))
+      setDeleteError(null)
+      openConversation(null)
+    } catch (error) {
+      setDeleteError(`Could not delete the conversation. ${errorMessage(error)}`)
+    } finally {
+      setDeleting(false)
+    }
+  }
 
   return (
     <div className="chat-pane">
@@ -215,6 +237,52 @@ export function ChatPane() {
           >
             {state.message}
           </Banner>
+        )}
+        {unreadable && (
+          <Banner
+            tone="warning"
+            title="This conversation could not be read"
+            actions={
+              <>
+                <button
+                  type="button"
+                  className="button button-small button-danger"
+                  onClick={() => setDeleting(true)}
+                >
+                  <icons.trash />
+                  Delete conversation
+                </button>
+                <button
+                  type="button"
+                  className="button button-small"
+                  onClick={() =>
+                    void unwrap(api().app.openDataFolder()).catch((error: unknown) =>
+                      setDeleteError(`Could not open the data folder. ${errorMessage(error)}`),
+                    )
+                  }
+                  title={`Its file is conversations/${conversationId}.json in the data folder`}
+                >
+                  <icons.folder />
+                  Open data folder
+                </button>
+              </>
+            }
+          >
+            {unreadable.message} The memory changes made in it are still in History (Memory changes,
+            above).
+          </Banner>
+        )}
+        {deleteError && (
+          <Banner tone="error" title="Something went wrong" onDismiss={() => setDeleteError(null)}>
+            {deleteError}
+          </Banner>
+        )}
+        {deleting && unreadable && (
+          <DeleteConversationDialog
+            conversation={{ title, unreadable: true }}
+            onConfirm={deleteUnreadable}
+            onCancel={() => setDeleting(false)}
+          />
         )}
         {state.status === 'missing' && (
           <Banner
@@ -287,14 +355,16 @@ export function ChatPane() {
         )}
       </Transcript>
 
-      <Composer
-        value={draft}
-        onChange={setDraft}
-        onSend={(text) => void send(text)}
-        onStop={stop}
-        running={running}
-        focusRequest={composerFocusRequest}
-      />
+      {!unreadable && (
+        <Composer
+          value={draft}
+          onChange={setDraft}
+          onSend={(text) => void send(text)}
+          onStop={stop}
+          running={running}
+          focusRequest={composerFocusRequest}
+        />
+      )}
     </div>
   )
 }

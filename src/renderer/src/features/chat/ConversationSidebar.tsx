@@ -1,13 +1,13 @@
 import { useMemo, useRef, useState, type KeyboardEvent } from 'react'
 import type { ConversationSummary } from '../../../../shared/types'
 import { Banner } from '../../components/Banner'
-import { ConfirmDialog } from '../../components/ConfirmDialog'
 import { Loading } from '../../components/Feedback'
 import { icons } from '../../components/icons'
 import { api, errorMessage, unwrap } from '../../lib/api'
 import { useDebounced } from '../../lib/use-debounced'
 import { useNavigation } from '../../lib/navigation'
 import { groupByAge } from './conversation-groups'
+import { DeleteConversationDialog } from './DeleteConversationDialog'
 import { useConversationList } from './use-conversation-list'
 import './sidebar.css'
 
@@ -135,7 +135,7 @@ export function ConversationSidebar() {
                         aria-current={conversation.id === conversationId ? 'page' : undefined}
                         onClick={() => openConversation(conversation.id)}
                         onKeyDown={(event) => {
-                          if (event.key === 'F2') {
+                          if (event.key === 'F2' && !conversation.unreadable) {
                             event.preventDefault()
                             setRenaming(conversation.id)
                           } else if (event.key === 'Delete') {
@@ -143,27 +143,45 @@ export function ConversationSidebar() {
                             setDeleting(conversation)
                           }
                         }}
-                        title={conversation.title}
+                        title={
+                          conversation.unreadable
+                            ? `${conversation.title} — this conversation could not be read`
+                            : conversation.title
+                        }
                         aria-label={conversation.title}
-                        aria-describedby={excerpt ? `excerpt-${conversation.id}` : undefined}
+                        aria-describedby={
+                          conversation.unreadable
+                            ? `unreadable-${conversation.id}`
+                            : excerpt
+                              ? `excerpt-${conversation.id}`
+                              : undefined
+                        }
                       >
                         <span className="conv-title">{conversation.title}</span>
-                        {excerpt && (
+                        {conversation.unreadable && (
+                          <span className="conv-unreadable" id={`unreadable-${conversation.id}`}>
+                            <icons.alert />
+                            Could not be read
+                          </span>
+                        )}
+                        {excerpt && !conversation.unreadable && (
                           <span className="conv-excerpt" id={`excerpt-${conversation.id}`}>
                             {excerpt}
                           </span>
                         )}
                       </button>
                       <span className="conv-actions">
-                        <button
-                          type="button"
-                          className="icon-button"
-                          aria-label={`Rename ${conversation.title}`}
-                          title="Rename (F2)"
-                          onClick={() => setRenaming(conversation.id)}
-                        >
-                          <icons.pencil />
-                        </button>
+                        {!conversation.unreadable && (
+                          <button
+                            type="button"
+                            className="icon-button"
+                            aria-label={`Rename ${conversation.title}`}
+                            title="Rename (F2)"
+                            onClick={() => setRenaming(conversation.id)}
+                          >
+                            <icons.pencil />
+                          </button>
+                        )}
                         <button
                           type="button"
                           className="icon-button"
@@ -184,19 +202,11 @@ export function ConversationSidebar() {
       </div>
 
       {deleting && (
-        <ConfirmDialog
-          title="Delete this conversation?"
-          confirmLabel="Delete conversation"
-          tone="danger"
-          initialFocus="cancel"
+        <DeleteConversationDialog
+          conversation={deleting}
           onConfirm={confirmDelete}
           onCancel={() => setDeleting(null)}
-        >
-          <p>
-            “{deleting.title}” and its messages will be removed from Cairn. This cannot be undone.
-          </p>
-          <p>Memory files Claude wrote in it, and their history, stay as they are.</p>
-        </ConfirmDialog>
+        />
       )}
     </div>
   )

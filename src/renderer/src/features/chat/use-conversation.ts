@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useRef, useState } from 'react'
-import type { Conversation } from '../../../../shared/types'
+import type { Conversation, ConversationSummary } from '../../../../shared/types'
 import { api, ApiError, errorMessage, unwrap } from '../../lib/api'
 
 export type ConversationState =
@@ -7,6 +7,12 @@ export type ConversationState =
   | { readonly status: 'loading' }
   | { readonly status: 'ready'; readonly conversation: Conversation }
   | { readonly status: 'missing' }
+  /** Its file could not be read: what the list recovered of it, and main's words why. */
+  | {
+      readonly status: 'unreadable'
+      readonly summary: ConversationSummary | null
+      readonly message: string
+    }
   | { readonly status: 'error'; readonly message: string }
 
 /**
@@ -32,6 +38,12 @@ export function useConversation(id: string | null): {
     } catch (error) {
       if (error instanceof ApiError && error.code === 'conversation-not-found') {
         return { status: 'missing' }
+      }
+      if (error instanceof ApiError && error.code === 'conversation-corrupt') {
+        // The list holds what could be recovered of it (its title); without it, none is shown.
+        const listed = await unwrap(api().conversations.list({})).catch(() => [])
+        const summary = listed.find((hit) => hit.conversation.id === id)?.conversation ?? null
+        return { status: 'unreadable', summary, message: error.message }
       }
       return { status: 'error', message: errorMessage(error) }
     }

@@ -16,6 +16,7 @@ import { useResource } from '../../lib/use-resource'
 import { useNavigation } from '../../lib/navigation'
 import { displayPath, exactTime, shortDateTime } from '../../lib/format'
 import { keptAsideWords } from '../../lib/kept-aside'
+import { useUnsavedGuard } from '../../lib/use-unsaved-guard'
 import { FileUseList } from './FileUseList'
 import { filesByUse, type FileOrder } from './file-use'
 import { FileView, type FileActions } from './FileView'
@@ -79,6 +80,8 @@ export function MemoryBrowser() {
   const [comparing, setComparing] = useState(false)
   const [shownThen, setShownThen] = useState(navigation.memoryAt)
   const dirty = editing && unsaved !== null
+  // Closing or reloading the window asks first while the editor holds unsaved text.
+  useUnsavedGuard(dirty ? selected : null)
 
   /** Shows another file, or memory at another reply, closing the editor. */
   const apply = (to: Switch) => {
@@ -594,6 +597,7 @@ export function MemoryBrowser() {
                 (entry.path === dialog.path || entry.path.startsWith(`${dialog.path}/`)),
             )
             .map((entry) => entry.path)}
+          unreadable={entries.some((entry) => entry.path === dialog.path && entry.unreadable)}
           onCancel={() => setDialog(null)}
           onDelete={async () => {
             const result = await change(

@@ -70,6 +70,8 @@ export function DeleteDialog(props: {
   readonly kind: 'file' | 'dir'
   /** The files at or under `path` that History keeps no copy of. */
   readonly notInHistory: ReadonlyArray<string>
+  /** True when the file is one Cairn may not read: never said to be "not in History". */
+  readonly unreadable?: boolean
   readonly onDelete: () => Promise<void>
   readonly onCancel: () => void
 }) {
@@ -83,7 +85,14 @@ export function DeleteDialog(props: {
       onConfirm={props.onDelete}
       onCancel={props.onCancel}
     >
-      {unkept.length > 0 && props.kind === 'file' ? (
+      {unkept.length > 0 && props.kind === 'file' && props.unreadable ? (
+        <p>
+          Cairn may not read <code>{props.path}</code> (permission denied; it may belong to another
+          account), so what it holds now is not in History. It is not deleted: it will be kept in
+          its folder as <code>{asideNameOf(props.path)}</code>. History keeps the last version Cairn
+          could read, if there was one.
+        </p>
+      ) : unkept.length > 0 && props.kind === 'file' ? (
         <p>
           History has no copy of <code>{props.path}</code> (it is too large to version, or its name
           cannot be tracked), so it could not be brought back from History. It is not deleted: it

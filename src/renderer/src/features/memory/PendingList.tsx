@@ -36,7 +36,11 @@ export function PendingList() {
   if (changes.length === 0) return null
   // The oldest is open unless the person opened another (or closed it: the empty string).
   const open =
-    expanded !== null && changes.some((c) => c.id === expanded) ? expanded : changes[0]!.id
+    expanded === ''
+      ? ''
+      : expanded !== null && changes.some((c) => c.id === expanded)
+        ? expanded
+        : changes[0]!.id
   const count = changes.length === 1 ? '1 change waits' : `${changes.length} changes wait`
   return (
     <section className="mem-pending" aria-label="Waiting for your review">

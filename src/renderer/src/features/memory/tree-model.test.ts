@@ -35,6 +35,16 @@ describe('tree model', () => {
     ])
   })
 
+  // It was drawn with ▾ as if it could be opened (review12-story, item 3).
+  it('gives a folder Cairn may not read no expander, like an unreadable file', () => {
+    const locked: MemoryEntry = { ...dir('/memories/locked'), unreadable: true }
+    const rows = visibleRows([locked, file('/memories/a.md')], new Set())
+    expect(rows.map((r) => [r.name, r.expanded])).toEqual([
+      ['locked', null],
+      ['a.md', null],
+    ])
+  })
+
   it('hides the children of a collapsed folder', () => {
     const rows = visibleRows(entries, new Set(['/memories/projects']))
     expect(rows.map((r) => r.name)).toEqual(['projects', 'a.md', 'b.md'])

@@ -47,7 +47,9 @@ export function visibleRows(
         byName.compare(baseName(a.path), baseName(b.path)),
     )
     for (const entry of list) {
-      const expanded = entry.kind === 'dir' ? !collapsed.has(entry.path) : null
+      // A folder Cairn may not read lists nothing: no expander, like an unreadable file.
+      const expanded =
+        entry.kind === 'dir' && entry.unreadable !== true ? !collapsed.has(entry.path) : null
       rows.push({ entry, name: baseName(entry.path), level, expanded, parent })
       if (expanded) visit(entry.path, level + 1)
     }

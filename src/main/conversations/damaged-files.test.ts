@@ -1,0 +1,210 @@
+/**
+ * Conversation files damaged on disk, through the real core: the real SDK against the fake
+ * Messages API, the real versioned memory and the real conversation store on a temp folder.
+ * A file cut short is listed as unreadable and can be deleted (kept aside, not destroyed); a
+ * block of a type Cairn does not know (a newer build's) is skipped, never sent, and kept.
+ */
+import { execFileSync } from 'node:child_process'
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import {
+  reply,
+  startFakeAnthropic,
+  type FakeAnthropic,
+} from '../../../test/fixtures/fake-anthropic'
+import type { RequestChannel } from '../../shared/contract'
+import type { AgentEvent } from '../../shared/types'
+import { createCore, type Core } from '../core'
+import { callCore } from '../core-test-support'
+import { createRecordingLogger } from '../lib/logger'
+
+let dataDir: string
+let fake: FakeAnthropic
+let core: Core
+let events: AgentEvent[]
+
+const open = async (): Promise<Core> => {
+  const next = await createCore({
+    dataDir,
+    env: { ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: fake.url },
+    anthropicMaxRetries: 0,
+    logger: createRecordingLogger(),
+  })
+  next.events.on((name, data) => {
+    if (name === 'agent:event') events.push(data as AgentEvent)
+  })
+  return next
+}
+
+beforeEach(async () => {
+  dataDir = await mkdtemp(path.join(os.tmpdir(), 'cairn-damaged-conv-'))
+  fake = await startFakeAnthropic()
+  events = []
+  core = await open()
+})
+
+afterEach(async () => {
+  await core.close()
+  await fake.close()
+  await rm(dataDir, { recursive: true, force: true })
+})
+
+const call = <C extends RequestChannel>(channel: C, payload?: unknown) =>
+  callCore(core, channel, payload)
+
+let clientIds = 0
+async function turn(conversationId: string | null, text: string): Promise<string> {
+  const started = await call('chat:send', { conversationId, text, clientId: `c-${++clientIds}` })
+  await new Promise<void>((resolve) => {
+    const check = () =>
+      events.some((e) => e.turnId === started.turnId && e.type === 'turn-finished')
+        ? resolve()
+        : setTimeout(check, 5)
+    check()
+  })
+  return started.conversationId
+}
+
+const fileOf = (id: string) => path.join(dataDir, 'conversations', `${id}.json`)
+
+async function reopen(): Promise<void> {
+  await core.close()
+  core = await open()
+}
+
+describe('damaged conversation files', () => {
+  it('lists a file cut short as unreadable, under its recovered title, and keeps it aside on delete', async () => {
+    fake.script(
+      reply.toolUse({
+        input: { command: 'create', path: '/memories/lisbon.md', file_text: 'Trip in May.\n' },
+      }),
+      reply.text('Noted.'),
+    )
+    const damaged = await turn(null, 'Trip to Lisbon')
+    fake.script(reply.text('ok'))
+    const sound = await turn(null, 'Tax notes')
+    const { updatedAt } = (await call('conversations:get', { id: damaged }))!
+    await reopen()
+    const whole = await readFile(fileOf(damaged), 'utf8')
+    await writeFile(fileOf(damaged), whole.slice(0, 200))
+
+    const list = await call('conversations:list', {})
+    expect(list.map((hit) => hit.conversation.id).sort()).toEqual([damaged, sound].sort())
+    const entry = list.find((hit) => hit.conversation.id === damaged)!.conversation
+    expect(entry).toMatchObject({ title: 'Trip to Lisbon', unreadable: true, updatedAt })
+    expect(list.find((hit) => hit.conversation.id === sound)!.conversation.unreadable).toBe(
+      undefined,
+    )
+    // A search by its recovered title finds it too.
+    expect(
+      (await call('conversations:list', { query: 'lisbon' })).map((h) => h.conversation.id),
+    ).toEqual([damaged])
+
+    const opened = await core.dispatch('conversations:get', { id: damaged })
+    expect(opened).toMatchObject({ ok: false, error: { code: 'conversation-corrupt' } })
+    expect(JSON.stringify(opened)).not.toContain(dataDir)
+
+    // The memory commit that conversation made stays linked to it in History.
+    const commits = await call('history:log', { offset: 0, limit: 10, conversationId: damaged })
+    expect(commits.entries.map((e) => e.command)).toEqual(['create'])
+
+    await call('conversations:delete', { id: damaged })
+    expect((await call('conversations:list', {})).map((h) => h.conversation.id)).toEqual([sound])
+    // Kept aside, byte for byte, not destroyed; the listing does not take the folder for a file.
+    const kept = path.join(dataDir, 'conversations', 'cairn-damaged', `${damaged}.json`)
+    expect(await readFile(kept, 'utf8')).toBe(whole.slice(0, 200))
+    await expect(stat(fileOf(damaged))).rejects.toMatchObject({ code: 'ENOENT' })
+    expect(await core.dispatch('conversations:get', { id: damaged })).toMatchObject({
+      ok: false,
+      error: { code: 'conversation-not-found' },
+    })
+  })
+
+  it('lists a file that is not JSON at all under a fallback title and its file time', async () => {
+    fake.script(reply.text('ok'))
+    const id = await turn(null, 'hello')
+    await reopen()
+    await writeFile(fileOf(id), '\u0000\u0000\u0000garbage')
+    const list = await call('conversations:list', {})
+    expect(list).toHaveLength(1)
+    const { mtimeMs } = await stat(fileOf(id))
+    expect(list[0]!.conversation).toMatchObject({
+      id,
+      title: 'Unreadable conversation',
+      unreadable: true,
+      updatedAt: mtimeMs,
+    })
+    // Deleting a second damaged file of the same id does not overwrite the first one kept.
+    await call('conversations:delete', { id })
+    await writeFile(fileOf(id), 'second')
+    await call('conversations:delete', { id })
+    const aside = path.join(dataDir, 'conversations', 'cairn-damaged')
+    expect((await readdir(aside)).sort()).toEqual([`${id}-2.json`, `${id}.json`])
+    expect(await readFile(path.join(aside, `${id}-2.json`), 'utf8')).toBe('second')
+  })
+
+  it('skips a block of an unknown type: shown without it, never sent, kept when saved again', async () => {
+    fake.script(
+      reply.toolUse({
+        input: { command: 'create', path: '/memories/tax.md', file_text: 'Due in April.\n' },
+      }),
+      reply.text('Saved it.'),
+    )
+    const id = await turn(null, 'Tax notes')
+    await reopen()
+    const file = JSON.parse(await readFile(fileOf(id), 'utf8'))
+    const thinking = { type: 'thinking', thinking: 'Let me think', signature: 'sig' }
+    const firstReply = file.messages.findIndex((m: { role: string }) => m.role === 'assistant')
+    file.messages[firstReply].content.unshift(thinking)
+    await writeFile(fileOf(id), JSON.stringify(file))
+
+    const list = await call('conversations:list', {})
+    expect(list.map((hit) => [hit.conversation.title, hit.conversation.unreadable])).toEqual([
+      ['Tax notes', undefined],
+    ])
+    const conversation = await call('conversations:get', { id })
+    const shown = conversation.messages[firstReply]!
+    expect(shown.content.map((b) => b.type)).toEqual(['tool_use'])
+
+    // Continuing the conversation: the API never sees the unknown block.
+    fake.script(reply.text('Still there.'))
+    await turn(id, 'Is it saved?')
+    const sent = fake.messageRequests().at(-1)!.body!.messages!
+    expect(JSON.stringify(sent)).not.toContain('thinking')
+    expect(sent.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant', 'user'])
+
+    // Saved again with the new turn: the newer build's block is still in its place.
+    const saved = JSON.parse(await readFile(fileOf(id), 'utf8'))
+    expect(saved.messages[firstReply].content[0]).toEqual(thinking)
+    expect(saved.messages[firstReply].content.map((b: { type: string }) => b.type)).toEqual([
+      'thinking',
+      'tool_use',
+    ])
+    expect(saved.messages).toHaveLength(file.messages.length + 2)
+    await reopen()
+    expect((await call('conversations:get', { id })).messages).toHaveLength(
+      file.messages.length + 2,
+    )
+    // Its memory commit still names it (git CLI as second opinion).
+    const log = execFileSync('git', ['--git-dir', path.join(dataDir, 'history.git'), 'log'], {
+      encoding: 'utf8',
+    })
+    expect(log).toContain(id)
+  })
+
+  it('still refuses a block of a known type that is not of its shape', async () => {
+    fake.script(reply.text('ok'))
+    const id = await turn(null, 'hello')
+    await reopen()
+    const file = JSON.parse(await readFile(fileOf(id), 'utf8'))
+    file.messages[0].content[0] = { type: 'text' }
+    await writeFile(fileOf(id), JSON.stringify(file))
+    expect(await core.dispatch('conversations:get', { id })).toMatchObject({
+      ok: false,
+      error: { code: 'conversation-corrupt' },
+    })
+    expect((await call('conversations:list', {}))[0]!.conversation.unreadable).toBe(true)
+  })
+})

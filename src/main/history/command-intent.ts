@@ -1,0 +1,175 @@
+/**
+ * The intent of the memory command in flight, kept on disk while it runs: a kill between a
+ * command's change to the folder and its commit left the change for the next open, which
+ * saved it as Cairn's "Save changes found at start-up" — no conversation, no `tool_use` id,
+ * and the conversation's tool card without its commit (hunt13-tool D1). About 40% of random
+ * kills landed there: the folder fsyncs come after the change.
+ *
+ * Before a command touches the folder, `history.git/cairn-command` gets its commit's facts
+ * (actor, conversation, tool_use id, command, subject), the paths it may change and `main` as
+ * it was. Not fsynced: a kill leaves the page cache to the kernel, and a power cut losing it
+ * only loses the attribution (the open's commit is then a `recovery`, as before). It is
+ * written in place, padded, without truncating or renaming (each would wait for a discard on
+ * this file system), and blanked once the command's commit is made. An open that finds it,
+ * with `main` still where the command started, commits what changed at those paths with the
+ * command's facts, before the open's own commit saves anything else as `recovery`.
+ */
+
+import path from 'node:path'
+import { disk, isCode, OPEN, unlinkQuietly } from '../lib/disk'
+import { isDiskProblem } from '../lib/disk-errors'
+import type { Logger } from '../lib/logger'
+import { entryNameProblem } from './damage'
+import { isOid } from './main-ref'
+import { differsFromHead, outermost } from './outside-changes'
+import type { CommitIntent, Repo } from './repo'
+import type { IndexEntry } from './side-index'
+import type { ScanReport } from './work-tree'
+
+/** The intent file's name in the git directory. */
+export const COMMAND_INTENT_FILE = 'cairn-command'
+
+/** Written sizes are rounded up to this, so that a shorter record overwrites a longer one. */
+const BLOCK = 4096
+
+interface CommandIntent {
+  readonly version: 1
+  /** `main` when the command started: its change is uncommitted only while it still is. */
+  readonly base: string | null
+  readonly intent: CommitIntent
+  /** Relative paths the command may change (a rename's both sides). */
+  readonly paths: ReadonlyArray<string>
+}
+
+/** Records and clears the intent of the command in flight (one at a time, in the queue). */
+export interface CommandIntents {
+  record(base: string | null, intent: CommitIntent, paths: ReadonlyArray<string>): void
+  clear(): void
+}
+
+/**
+ * The command intents of the history at `gitdir`. Starts by removing any left from before
+ * (the open has used it): an old record never speaks for a later command.
+ */
+export function commandIntents(gitdir: string, logger: Logger): CommandIntents {
+  const file = path.join(gitdir, COMMAND_INTENT_FILE)
+  unlinkQuietly(file)
+  // Bytes written so far: a clear blanks them all. `live`: a record is there to clear.
+  let written = 0
+  let live = false
+  const writeAt0 = (bytes: Buffer): void => {
+    // In place: never emptied (`O_TRUNC` frees its block, which waits for a discard).
+    let fd: number
+    try {
+      fd = disk.openSync(file, OPEN.READ_WRITE | OPEN.NOFOLLOW)
+    } catch (error) {
+      if (!isCode(error, 'ENOENT')) throw error
+      fd = disk.openSync(file, OPEN.READ_WRITE_NEW | OPEN.NOFOLLOW, 0o600)
+    }
+    try {
+      let done = 0
+      while (done < bytes.length) done += disk.writeSync(fd, bytes.subarray(done), done)
+    } finally {
+      disk.closeSync(fd)
+    }
+  }
+  return {
+    record(base, intent, paths) {
+      const record: CommandIntent = { version: 1, base, intent, paths }
+      const json = Buffer.from(JSON.stringify(record), 'utf8')
+      const size = Math.max(written, Math.ceil((json.length + 1) / BLOCK) * BLOCK)
+      const bytes = Buffer.alloc(size, 0x20)
+      json.copy(bytes)
+      try {
+        writeAt0(bytes)
+        written = size
+        live = true
+      } catch (error) {
+        // Only the attribution after a kill depends on it: the command runs all the same.
+        logger.warn(
+          "Could not note the command in flight; a kill now would save it as Cairn's",
+          error,
+        )
+      }
+    },
+    clear() {
+      if (!live) return
+      live = false
+      try {
+        writeAt0(Buffer.alloc(written, 0x20))
+      } catch (error) {
+        // A record left behind names `main` before its commit: the open sees it is done.
+        logger.warn('Could not clear the note of the command in flight', error)
+      }
+    },
+  }
+}
+
+/**
+ * At open, before changes found in the folder are saved: commits what changed at the paths of
+ * the command a kill interrupted, with that command's facts (its conversation and `tool_use`
+ * id), and returns that commit (null when there is none: no record, `main` moved on since,
+ * nothing changed there). Everything else the open finds stays its `recovery` commit.
+ */
+export async function commitInterruptedCommand(
+  repo: Repo,
+  report?: ScanReport,
+  logger?: Logger,
+): Promise<IndexEntry | null> {
+  const file = path.join(repo.store.gitdir, COMMAND_INTENT_FILE)
+  let raw: string
+  try {
+    raw = disk.readFileSync(file).toString('utf8').trim()
+  } catch (error) {
+    if (isCode(error, 'ENOENT')) return null
+    if (isDiskProblem(error)) throw error
+    return null
+  }
+  if (raw === '') return null
+  let record: CommandIntent
+  try {
+    record = JSON.parse(raw) as CommandIntent
+  } catch {
+    // Cut short by the kill while it was written: its command had not begun.
+    return null
+  }
+  const problem = recordProblem(record)
+  if (problem) {
+    logger?.warn(`The record of an interrupted command was dropped: ${problem}`)
+    return null
+  }
+  // Committed before the kill, or a history that moved on: nothing of it is unsaved.
+  if (record.base !== repo.head()) return null
+  const paths = outermost(record.paths)
+  if (paths.length === 0 || !(await differsFromHead(repo, paths, report))) return null
+  return repo.commit(paths, record.intent, report ? { report } : {})
+}
+
+// The file is only data: a damaged or crafted one must not name anything outside the folder,
+// nor put what it likes in a commit's author and trailers.
+function recordProblem(record: CommandIntent): string | null {
+  if (typeof record !== 'object' || record === null || record.version !== 1) {
+    return 'not a record'
+  }
+  if (record.base !== null && !isOid(record.base)) return 'a base that is not a commit id'
+  if (!Array.isArray(record.paths) || record.paths.length === 0 || record.paths.length > 2) {
+    return 'paths that are not a list of one or two'
+  }
+  for (const where of record.paths as ReadonlyArray<unknown>) {
+    if (typeof where !== 'string' || where === '') return 'a path that is not one'
+    if (!where.split('/').every((name) => entryNameProblem(name) === null)) {
+      return 'a path the history may not hold'
+    }
+  }
+  const intent = record.intent as unknown as Record<string, unknown> | null
+  if (typeof intent !== 'object' || intent === null) return 'no commit facts'
+  if (intent.actor !== 'claude' && intent.actor !== 'user') return 'an actor that is not one'
+  if (!COMMANDS.has(intent.command as string)) return 'a command that is not one'
+  if (typeof intent.subject !== 'string') return 'no subject'
+  for (const key of ['conversationId', 'toolUseId'] as const) {
+    if (intent[key] !== null && typeof intent[key] !== 'string') return `a bad ${key}`
+  }
+  return null
+}
+
+const COMMANDS = new Set(['create', 'str_replace', 'insert', 'delete', 'rename', 'write'])

@@ -1,0 +1,292 @@
+import { execFileSync } from 'node:child_process'
+import { existsSync, lstatSync, statSync } from 'node:fs'
+import { chmod, open as openFile, readFile, stat, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { nodeDisk, setDisk } from '../lib/disk'
+import { errnoError, hookDisk } from '../lib/disk-hooks'
+import { openVersionedMemory, type VersionedMemory } from './index'
+import { recordRestore, RESTORE_INTENT_FILE } from './restore-intent'
+import { CLAUDE, fsck, gitCli, headFiles, tempDataDir } from './test-helpers'
+import { MAX_VERSIONED_BYTES } from './work-tree'
+
+// Restores over files history keeps no copy of (review12-story, items 1, 2 and 4): a restore of
+// the whole folder said "already matches" over a file Cairn may not read or one too large to
+// version, since history's tree still names its last version; an interrupted one whose folder
+// refuses writes kept Cairn from opening; a file kept aside because it could not be read was
+// said to be "not in the history". The tests run as root, who reads and writes everything, so
+// the process looks like another account (its uid) and the disk seam refuses what the system
+// would refuse that account.
+
+let dataDir: string
+let cleanup: () => Promise<void>
+let undoDisk: () => void = () => {}
+const open = () => openVersionedMemory({ dataDir, watch: false })
+const memories = (relative: string) => path.join(dataDir, 'memories', relative)
+
+beforeEach(async () => {
+  ;({ dir: dataDir, cleanup } = await tempDataDir())
+})
+afterEach(async () => {
+  vi.restoreAllMocks()
+  undoDisk()
+  undoDisk = () => {}
+  await cleanup()
+})
+
+/**
+ * From now on the system treats Cairn as an account other than root: a file with no read bit
+ * cannot be opened, and nothing can be renamed into or out of a folder with no write bit.
+ */
+function asAnotherAccount(): void {
+  // What Cairn wrote so far belongs to the account it runs as (here, the one it looks like).
+  execFileSync('chown', ['-R', '4242:4242', path.join(dataDir, 'memories')])
+  const hooked = hookDisk(nodeDisk, (call) => {
+    if (call.name === 'openSync') {
+      const target = String(call.args[0])
+      const mode = lstatSync(target, { throwIfNoEntry: false })?.mode ?? 0o777
+      return mode & 0o444 ? undefined : errnoError(call, 'EACCES')
+    }
+    if (call.name === 'renameSync') {
+      for (const target of [call.args[0], call.args[1]]) {
+        // Through a folder's handle (`/proc/self/fd/N/name`): its folder is what `stat` follows.
+        const folder = statSync(path.dirname(String(target)), { throwIfNoEntry: false })
+        if (folder && !(folder.mode & 0o222)) return errnoError(call, 'EACCES')
+      }
+    }
+    return undefined
+  })
+  undoDisk = setDisk(hooked.disk)
+  vi.spyOn(process, 'getuid').mockReturnValue(4242)
+}
+
+function backToRoot(): void {
+  vi.restoreAllMocks()
+  undoDisk()
+  undoDisk = () => {}
+}
+
+async function create(memory: VersionedMemory, relative: string, text: string): Promise<void> {
+  const result = await memory.execute(
+    { command: 'create', path: `/memories/${relative}`, file_text: text },
+    CLAUDE,
+  )
+  expect(result.isError).toBe(false)
+}
+
+describe('restoring the whole folder over a file history keeps no copy of (item 1)', () => {
+  it('keeps a file Cairn may not read aside and writes the version, instead of "already matches"', async () => {
+    const memory = await open()
+    let message: string
+    let keptAside: unknown
+    try {
+      await create(memory, 'private.md', 'v1\n')
+      await create(memory, 'other.md', 'o\n')
+      const target = memory.head()!
+      await writeFile(memories('private.md'), 'v2, saved by the person\n')
+      await chmod(memories('private.md'), 0o000)
+      asAnotherAccount()
+      const result = await memory.restoreAll(target)
+      message = result.message
+      keptAside = result.keptAside
+    } finally {
+      await memory.close()
+    }
+    backToRoot()
+    expect(message).not.toContain('already matches')
+    expect(message).toContain(
+      '/memories/private.md could not be read (permission denied), so it was kept as /memories/private (not in history).md; the history keeps its last version Cairn could read.',
+    )
+    expect(message).not.toContain('was not in the history')
+    expect(message).not.toContain(dataDir)
+    expect(keptAside).toEqual([
+      {
+        path: '/memories/private.md',
+        keptAs: '/memories/private (not in history).md',
+        reason: 'unreadable',
+        versioned: true,
+      },
+    ])
+    const kept = memories('private (not in history).md')
+    await chmod(kept, 0o644)
+    expect(await readFile(kept, 'utf8')).toBe('v2, saved by the person\n')
+    expect(await readFile(memories('private.md'), 'utf8')).toBe('v1\n')
+    expect(gitCli(dataDir, 'show', 'main:private.md')).toBe('v1\n')
+    fsck(dataDir)
+  })
+
+  it('keeps a file grown too large to version aside and writes the version', async () => {
+    const memory = await open()
+    let message: string
+    try {
+      await create(memory, 'big.log', 'small\n')
+      const target = memory.head()!
+      const handle = await openFile(memories('big.log'), 'r+')
+      await handle.truncate(MAX_VERSIONED_BYTES + 1)
+      await handle.close()
+      message = (await memory.restoreAll(target)).message
+    } finally {
+      await memory.close()
+    }
+    expect(message).not.toContain('already matches')
+    expect(message).toContain('kept as /memories/big (not in history).log')
+    expect(await readFile(memories('big.log'), 'utf8')).toBe('small\n')
+    expect((await stat(memories('big (not in history).log'))).size).toBe(MAX_VERSIONED_BYTES + 1)
+    expect([...headFiles(dataDir).keys()]).toEqual(['big.log'])
+    fsck(dataDir)
+  })
+
+  it('names a folder it may not enter instead of saying the folder matches', async () => {
+    const memory = await open()
+    let message: string
+    try {
+      await create(memory, 'a.md', 'a\n')
+      await create(memory, 'locked/inside.md', 'inside\n')
+      const target = memory.head()!
+      await chmod(memories('locked'), 0o000)
+      asAnotherAccount()
+      message = (await memory.restoreAll(target)).message
+    } finally {
+      await memory.close()
+      backToRoot()
+      await chmod(memories('locked'), 0o755)
+    }
+    expect(message).not.toContain('already matches')
+    expect(message).toContain('Cairn may not read /memories/locked (permission denied)')
+    expect(await readFile(memories('locked/inside.md'), 'utf8')).toBe('inside\n')
+  })
+})
+
+describe('a file kept aside because Cairn may not read it (item 4)', () => {
+  it('is said to be unreadable, with its last version in history, when Claude deletes it', async () => {
+    const memory = await open()
+    let content: string
+    try {
+      await create(memory, 'private.md', 'v1\n')
+      await writeFile(memories('private.md'), 'v2\n')
+      await chmod(memories('private.md'), 0o000)
+      asAnotherAccount()
+      const result = await memory.execute(
+        { command: 'delete', path: '/memories/private.md' },
+        CLAUDE,
+      )
+      expect(result.isError).toBe(false)
+      content = String(result.content)
+      expect(result.keptAside).toEqual([
+        expect.objectContaining({ reason: 'unreadable', versioned: true }),
+      ])
+      // The notice that followed it to its new name says where its last version is.
+      const notice = memory
+        .notices()
+        .find((one) => one.path === '/memories/private (not in history).md')
+      expect(notice?.message).toContain(
+        'the history keeps its last version Cairn could read as /memories/private.md',
+      )
+    } finally {
+      await memory.close()
+    }
+    expect(content).toContain(
+      'It could not be read (permission denied), so it was kept as /memories/private (not in history).md; the history keeps its last version Cairn could read.',
+    )
+    expect(content).not.toContain('not in the history')
+  })
+
+  it('says history has no version of one that was never readable, when Claude creates over it', async () => {
+    const memory = await open()
+    let content: string
+    try {
+      await create(memory, 'a.md', 'a\n')
+      await writeFile(memories('private.md'), 'never read\n')
+      await chmod(memories('private.md'), 0o000)
+      asAnotherAccount()
+      const result = await memory.execute(
+        { command: 'create', path: '/memories/private.md', file_text: 'from Claude\n' },
+        CLAUDE,
+      )
+      expect(result.isError).toBe(false)
+      content = String(result.content)
+    } finally {
+      await memory.close()
+    }
+    expect(content).toContain(
+      'could not be read (permission denied), so its previous content was kept as /memories/private (not in history).md; the history has no version of it.',
+    )
+    expect(content).not.toContain('not in the history,')
+  })
+})
+
+// Item 2: a restore-all killed after its intent was written; before the restart its file
+// turned unreadable (000) in a folder Cairn may enter but not change (555). The file cannot be
+// moved aside, and the refusal kept the intent and failed every open.
+describe('an interrupted restore whose file cannot be moved aside (item 2)', () => {
+  it('is given up, naming the file, and Cairn opens with nothing lost', async () => {
+    const memory = await open()
+    await create(memory, 'd/a.md', 'v1\n')
+    await create(memory, 'b.md', 'b1\n')
+    const first = memory.head()!
+    await memory.execute(
+      { command: 'str_replace', path: '/memories/d/a.md', old_str: 'v1', new_str: 'v2' },
+      CLAUDE,
+    )
+    await memory.execute(
+      { command: 'str_replace', path: '/memories/b.md', old_str: 'b1', new_str: 'b2' },
+      CLAUDE,
+    )
+    const head = memory.head()!
+    await memory.close()
+    const blob = (rev: string, file: string) =>
+      gitCli(dataDir, 'rev-parse', `${rev}:${file}`).trim()
+    await recordRestore(
+      { store: { gitdir: path.join(dataDir, 'history.git') } as never, head: () => head },
+      [
+        { path: 'b.md', before: blob(head, 'b.md'), after: blob(first, 'b.md') },
+        { path: 'd/a.md', before: blob(head, 'd/a.md'), after: blob(first, 'd/a.md') },
+      ],
+      ['b.md', 'd/a.md'],
+      {
+        actor: 'user',
+        conversationId: null,
+        toolUseId: null,
+        overwrite: false,
+        command: 'restore-all',
+        subject: `restore all memories to ${first.slice(0, 7)}`,
+        restoredFrom: first,
+      },
+    )
+    // The kill came after b.md was written.
+    await writeFile(memories('b.md'), 'b1\n')
+    await chmod(memories('d/a.md'), 0o000)
+    await chmod(memories('d'), 0o555)
+    asAnotherAccount()
+    let notices: ReadonlyArray<{ kind: string; path: string; message: string }>
+    try {
+      const again = await open()
+      try {
+        notices = again.notices()
+        // Every later write goes on.
+        const result = await again.execute(
+          { command: 'create', path: '/memories/c.md', file_text: 'c\n' },
+          CLAUDE,
+        )
+        expect(result.isError).toBe(false)
+      } finally {
+        await again.close()
+      }
+    } finally {
+      backToRoot()
+      await chmod(memories('d'), 0o755)
+      await chmod(memories('d/a.md'), 0o644)
+    }
+    expect(existsSync(path.join(dataDir, 'history.git', RESTORE_INTENT_FILE))).toBe(false)
+    const named = notices.find((notice) => notice.path === '/memories/d/a.md')
+    expect(named?.message).toContain(
+      'An interrupted restore could not be finished: Cairn may not change /memories/d/a.md',
+    )
+    expect(named?.message).not.toContain(dataDir)
+    // Nothing lost: the file is as it was, and its last version is still the history's.
+    expect(await readFile(memories('d/a.md'), 'utf8')).toBe('v2\n')
+    expect(gitCli(dataDir, 'show', 'main:d/a.md')).toBe('v2\n')
+    expect(headFiles(dataDir).get('c.md')).toBe('c\n')
+    fsck(dataDir)
+  })
+})
