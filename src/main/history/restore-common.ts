@@ -178,7 +178,9 @@ export function noCopyOnDisk(repo: Pick<Repo, 'workRoot'>, relative: string): bo
   const tree = new FolderTree(repo.workRoot)
   try {
     const found = tree.find(relative)
-    return found.kind === 'file' && keepsNoCopy(found.name, found.stats)
+    return (
+      found.kind === 'file' && keepsNoCopy(found.name, found.stats, found.parent.entry(found.name))
+    )
   } finally {
     tree.close()
   }
@@ -233,12 +235,12 @@ export function findNoCopyEntries(repo: Pick<Repo, 'workRoot'>): NoCopyEntries {
       const stats = folder.lstat(name)
       if (stats === null) continue
       if (stats.isFile()) {
-        if (keepsNoCopy(name, stats)) files.push(relative)
-        if (mayNotRead(stats)) unreadable.add(relative)
+        if (keepsNoCopy(name, stats, folder.entry(name))) files.push(relative)
+        if (mayNotRead(stats, folder.entry(name))) unreadable.add(relative)
         continue
       }
       if (!stats.isDirectory()) continue
-      if (mayNotRead(stats)) {
+      if (mayNotRead(stats, folder.entry(name))) {
         folders.push(relative)
         continue
       }
@@ -306,7 +308,8 @@ function keepAsideIfUnversioned(
   const found = tree.find(delta.path)
   if (found.kind !== 'file') return null
   // Too large to version, or not ours to read: history never held what it holds now.
-  let neverRead = keepsNoCopy(found.name, found.stats)
+  const at = found.parent.entry(found.name)
+  let neverRead = keepsNoCopy(found.name, found.stats, at)
   let denied = false
   if (!neverRead) {
     // Only a file whose size is one of the two versions' is read and hashed.
@@ -338,10 +341,11 @@ function keepAsideIfUnversioned(
     'file',
     `/memories/${dir}`,
   )
-  disk.renameSync(found.parent.entry(found.name), found.parent.entry(name))
+  // Asked before the rename: the kernel's answer (see mayNotRead) needs the entry's name.
+  const unreadable = (neverRead && mayNotRead(found.stats, at)) || denied
+  disk.renameSync(at, found.parent.entry(name))
   found.parent.syncLater()
   const changed = !neverRead && delta.before !== null
-  const unreadable = neverRead && mayNotRead(found.stats) ? true : denied
   return {
     path: delta.path,
     keptAs: dir + name,

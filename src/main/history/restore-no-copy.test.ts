@@ -4,7 +4,7 @@ import { chmod, open as openFile, readFile, stat, writeFile } from 'node:fs/prom
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { nodeDisk, setDisk } from '../lib/disk'
-import { errnoError, hookDisk } from '../lib/disk-hooks'
+import { asTheAccount, errnoError, hookDisk } from '../lib/disk-hooks'
 import { openVersionedMemory, type VersionedMemory } from './index'
 import { recordRestore, RESTORE_INTENT_FILE } from './restore-intent'
 import { CLAUDE, fsck, gitCli, headFiles, tempDataDir } from './test-helpers'
@@ -41,21 +41,24 @@ afterEach(async () => {
 function asAnotherAccount(): void {
   // What Cairn wrote so far belongs to the account it runs as (here, the one it looks like).
   execFileSync('chown', ['-R', '4242:4242', path.join(dataDir, 'memories')])
-  const hooked = hookDisk(nodeDisk, (call) => {
-    if (call.name === 'openSync') {
-      const target = String(call.args[0])
-      const mode = lstatSync(target, { throwIfNoEntry: false })?.mode ?? 0o777
-      return mode & 0o444 ? undefined : errnoError(call, 'EACCES')
-    }
-    if (call.name === 'renameSync') {
-      for (const target of [call.args[0], call.args[1]]) {
-        // Through a folder's handle (`/proc/self/fd/N/name`): its folder is what `stat` follows.
-        const folder = statSync(path.dirname(String(target)), { throwIfNoEntry: false })
-        if (folder && !(folder.mode & 0o222)) return errnoError(call, 'EACCES')
+  const hooked = hookDisk(
+    nodeDisk,
+    asTheAccount((call) => {
+      if (call.name === 'openSync') {
+        const target = String(call.args[0])
+        const mode = lstatSync(target, { throwIfNoEntry: false })?.mode ?? 0o777
+        return mode & 0o444 ? undefined : errnoError(call, 'EACCES')
       }
-    }
-    return undefined
-  })
+      if (call.name === 'renameSync') {
+        for (const target of [call.args[0], call.args[1]]) {
+          // Through a folder's handle (`/proc/self/fd/N/name`): its folder is what `stat` follows.
+          const folder = statSync(path.dirname(String(target)), { throwIfNoEntry: false })
+          if (folder && !(folder.mode & 0o222)) return errnoError(call, 'EACCES')
+        }
+      }
+      return undefined
+    }),
+  )
   undoDisk = setDisk(hooked.disk)
   vi.spyOn(process, 'getuid').mockReturnValue(4242)
 }
