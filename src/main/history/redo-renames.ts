@@ -17,7 +17,7 @@
  * the page cache only), before the log is emptied. A kill while redoing leaves the log as it
  * was: the next open finds each rename done (its temp file gone) or does it.
  */
-import { disk, isCode, isMissing } from '../lib/disk'
+import { disk } from '../lib/disk'
 import {
   Folder,
   FolderDeniedError,
@@ -27,6 +27,7 @@ import {
   RootIsLinkError,
 } from '../lib/folders'
 import { hashObject } from './objects/object-database'
+import { MAX_VERSIONED_BYTES } from './work-tree'
 import type { LoggedRename } from './objects/object-log'
 
 /** What `redoRenames` did: renames redone, and left (the temp file or the target not as logged). */
@@ -96,17 +97,22 @@ function redoes(folder: Folder, rename: LoggedRename): boolean {
 }
 
 // The blob id of the regular file `name` in `folder`; 'none' when there is nothing there;
-// null when it is something else (a folder, a link, unreadable as a file).
+// null when it is something else (a folder, a link, a file larger than any version the log
+// records, one that cannot be read): such a file is left to the scan, never read whole, and
+// never keeps Cairn from opening.
 function versionOf(folder: Folder, name: string): string | null {
-  const stats = folder.lstat(name)
+  let stats
+  try {
+    stats = folder.lstat(name)
+  } catch {
+    return null
+  }
   if (stats === null) return 'none'
-  if (!stats.isFile()) return null
+  if (!stats.isFile() || stats.size > MAX_VERSIONED_BYTES) return null
   try {
     return hashObject('blob', readFileIn(folder, name, stats))
-  } catch (error) {
-    if (isMissing(error) || isCode(error, 'ELOOP') || isCode(error, 'ECHANGED')) return null
-    if (isCode(error, 'EINVAL')) return null
-    throw error
+  } catch {
+    return null
   }
 }
 

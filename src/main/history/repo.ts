@@ -345,9 +345,9 @@ export function createRepo(options: {
     // Every object the commit reaches, and the change it records, are durable before the ref
     // makes them reachable. A staged write is flushed in the same round as the objects, whose
     // log records end with the ref's new value and the staged write's rename: the ref file is
-    // written (after the rename: a killed process keeps that order) but neither it, nor its
-    // folder, nor the staged write's folder is flushed: one round, 2 fsyncs (the checkpoint
-    // flushes the folder, open redoes a rename a power cut lost: docs/durability.md, "Cost").
+    // written (after the rename: a killed process keeps that order) but neither it nor its
+    // folder is flushed; then the staged write's folder is: two rounds, 3 fsyncs (open redoes
+    // a rename a killed process did not make: docs/durability.md, "Cost").
     // Where the log cannot take the batch, the ref's temp file and folder are flushed as well;
     // where it does, the ref file is written at the move, in place (`moveLoggedMain`).
     const logs = store.logsMain()
@@ -374,15 +374,14 @@ export function createRepo(options: {
       if (staged?.write.published) await staged.write.syncFolder()
       throw error
     }
-    // As the ref folder's flush before: best effort, since the ref has moved. A rename the log
-    // holds is made durable by the checkpoint (or redone at open): its folder is not flushed
-    // here, unless a checkpoint began flushing the file holding its record before it.
+    // As the ref folder's flush before: best effort, since the ref has moved. The staged
+    // write's folder is flushed before the result comes back, logged rename or not: a later
+    // command may move that folder, or a commit may bypass the log, and a power cut would then
+    // leave a rename open cannot redo (review13-perf R1, R2). The logged rename is still redone
+    // at open after a killed process (docs/durability.md, "Cost").
     const folder = staged ? () => staged.write.syncFolder() : undefined
-    if (logged.ref?.renameLogged) await logged.ref.moved(folder).catch(() => {})
-    else {
-      const durable = logged.ref ? logged.ref.moved().catch(() => {}) : ref!.sync()
-      await Promise.all([durable, folder?.()])
-    }
+    const durable = logged.ref ? logged.ref.moved().catch(() => {}) : ref!.sync()
+    await Promise.all([durable, folder?.()])
     const entry: IndexEntry = {
       oid,
       parent: head,
