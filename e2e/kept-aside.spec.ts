@@ -3,7 +3,7 @@ import { lstatSync } from 'node:fs'
 import { chmod, open as openFile, readdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { nodeDisk, setDisk } from '../src/main/lib/disk'
-import { errnoError, hookDisk } from '../src/main/lib/disk-hooks'
+import { asTheAccount, errnoError, hookDisk } from '../src/main/lib/disk-hooks'
 import type { Cairn } from './fixtures/harness'
 import { expect, shoot, test } from './fixtures/screens'
 import { HistoryPage } from './pages/history.page'
@@ -97,12 +97,15 @@ for (const scheme of ['light', 'dark'] as const) {
     // everything: it looks like uid 4242, and the disk seam denies what the system would.
     execFileSync('chown', ['-R', '4242:4242', memories])
     await chmod(path.join(memories, 'private.md'), 0o000)
-    const hooked = hookDisk(nodeDisk, (call) => {
-      if (call.name !== 'openSync') return undefined
-      const target = String(call.args[0])
-      const mode = lstatSync(target, { throwIfNoEntry: false })?.mode ?? 0o777
-      return mode & 0o444 ? undefined : errnoError(call, 'EACCES')
-    })
+    const hooked = hookDisk(
+      nodeDisk,
+      asTheAccount((call) => {
+        if (call.name !== 'openSync') return undefined
+        const target = String(call.args[0])
+        const mode = lstatSync(target, { throwIfNoEntry: false })?.mode ?? 0o777
+        return mode & 0o444 ? undefined : errnoError(call, 'EACCES')
+      }),
+    )
     const undoDisk = setDisk(hooked.disk)
     const getuid = process.getuid
     process.getuid = () => 4242

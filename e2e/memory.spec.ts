@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process'
 import { chmod, mkdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { nodeDisk, setDisk } from '../src/main/lib/disk'
-import { errnoError, hookDisk } from '../src/main/lib/disk-hooks'
+import { asTheAccount, errnoError, hookDisk } from '../src/main/lib/disk-hooks'
 import { create, expect, reply, test } from './fixtures/claude-turns'
 import { HistoryPage } from './pages/history.page'
 import { MemoryPage } from './pages/memory.page'
@@ -241,14 +241,17 @@ for (const scheme of ['light', 'dark'] as const) {
     execFileSync('chown', ['-R', '4242:4242', memories])
     await chmod(path.join(memories, 'backup-tool'), 0o000)
     await chmod(path.join(memories, 'private.md'), 0o000)
-    const hooked = hookDisk(nodeDisk, (call) => {
-      if (call.name !== 'openSync' && call.name !== 'readdirSync') return undefined
-      const target = String(call.args[0])
-      if (target.endsWith('/private.md') || target.endsWith('/backup-tool')) {
-        return errnoError(call, 'EACCES')
-      }
-      return undefined
-    })
+    const hooked = hookDisk(
+      nodeDisk,
+      asTheAccount((call) => {
+        if (call.name !== 'openSync' && call.name !== 'readdirSync') return undefined
+        const target = String(call.args[0])
+        if (target.endsWith('/private.md') || target.endsWith('/backup-tool')) {
+          return errnoError(call, 'EACCES')
+        }
+        return undefined
+      }),
+    )
     const undoDisk = setDisk(hooked.disk)
     const getuid = process.getuid
     process.getuid = () => 4242

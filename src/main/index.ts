@@ -83,6 +83,8 @@ let core: Core | null = null
 let mainWindow: BrowserWindow | null = null
 // The memory file whose editor holds unsaved text, as the page last said (null: none).
 let unsavedPath: string | null = null
+// A quit asked about that text and the person chose Discard.
+let unsavedDiscarded = false
 
 // Every web contents, present or future, gets the same locks.
 app.on('web-contents-created', (_event, contents) => hardenContents(contents))
@@ -198,9 +200,12 @@ async function createWindow(appCore: Core): Promise<BrowserWindow> {
   // The page refuses its unload while the editor holds unsaved text (its `beforeunload`):
   // Electron then cancels the close or reload silently, so the person is asked here. Only a
   // Discard lets it go on (`preventDefault` ignores the page's refusal).
+  // A quit already asked and was told Discard: its closing of the window does not ask again.
   window.webContents.on('will-prevent-unload', (event) => {
-    const choice = dialog.showMessageBoxSync(window, unsavedChangesDialog(unsavedPath))
-    if (choice !== DISCARD_RESPONSE) return
+    if (!unsavedDiscarded) {
+      const choice = dialog.showMessageBoxSync(window, unsavedChangesDialog(unsavedPath))
+      if (choice !== DISCARD_RESPONSE) return
+    }
     unsavedPath = null
     event.preventDefault()
   })
@@ -346,10 +351,21 @@ let quitting: 'no' | 'closing' | 'done' = 'no'
 
 // Quitting waits until the core has closed: a memory command that is being committed right now
 // finishes and lands in history first. Every quit asked for meanwhile waits too.
+// Electron emits before-quit before it closes the windows, so unsaved editor text is asked about
+// here, before anything closes: Keep editing cancels the quit with the core still open.
 app.on('before-quit', (event) => {
   if (!core || quitting === 'done') return
   event.preventDefault()
   if (quitting === 'closing') return
+  if (unsavedPath !== null && !unsavedDiscarded) {
+    const window = mainWindow && !mainWindow.isDestroyed() ? mainWindow : null
+    const question = unsavedChangesDialog(unsavedPath)
+    const choice = window
+      ? dialog.showMessageBoxSync(window, question)
+      : dialog.showMessageBoxSync(question)
+    if (choice !== DISCARD_RESPONSE) return
+    unsavedDiscarded = true
+  }
   quitting = 'closing'
   const closing = core
   let deadline: NodeJS.Timeout | undefined

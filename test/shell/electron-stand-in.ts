@@ -70,6 +70,8 @@ type WindowOpenHandler = (details: { url: string }) => { action: string }
 
 export interface FakeWebContents extends EventEmitter {
   readonly mainFrame: FakeFrame
+  /** The page refuses its unload (its `beforeunload`), as Cairn's does over unsaved text. */
+  refusesUnload: boolean
   readonly windowOpenHandler: WindowOpenHandler | null
 }
 
@@ -135,6 +137,7 @@ export function createElectronStandIn(options: StandInOptions): ElectronStandIn 
     }
     windowOpenHandler: WindowOpenHandler | null = null
     destroyed = false
+    refusesUnload = false
     setWindowOpenHandler(handler: WindowOpenHandler) {
       this.windowOpenHandler = handler
     }
@@ -174,13 +177,29 @@ export function createElectronStandIn(options: StandInOptions): ElectronStandIn 
     enableSandbox: () => record('app.enableSandbox'),
     setAppUserModelId: (id: string) => record('app.setAppUserModelId', id),
     setAboutPanelOptions: (about: unknown) => record('app.setAboutPanelOptions', about),
-    /** Electron's quit: before-quit (cancellable), will-quit (cancellable), then quit. */
+    /**
+     * Electron's quit: before-quit (cancellable), then it closes every window (a page that
+     * refuses its unload cancels the quit), then will-quit (cancellable), then quit. While it
+     * closes them, window-all-closed is not emitted.
+     */
     quit() {
       const beforeQuit = fakeEvent()
       app.emit('before-quit', beforeQuit)
       if (beforeQuit.defaultPrevented) {
         record('app.quit-held')
         return
+      }
+      closingForQuit = true
+      try {
+        for (const window of FakeBrowserWindow.getAllWindows()) {
+          window.close()
+          if (!window.destroyed) {
+            record('app.quit-cancelled')
+            return
+          }
+        }
+      } finally {
+        closingForQuit = false
       }
       const willQuit = fakeEvent()
       app.emit('will-quit', willQuit)
@@ -194,6 +213,7 @@ export function createElectronStandIn(options: StandInOptions): ElectronStandIn 
   })
 
   const windows: FakeBrowserWindow[] = []
+  let closingForQuit = false
 
   class FakeBrowserWindow extends EventEmitter {
     static getAllWindows() {
@@ -255,11 +275,19 @@ export function createElectronStandIn(options: StandInOptions): ElectronStandIn 
     isVisible() {
       return this.shown && !this.destroyed
     }
-    /** What a person closing the window does: close (cancellable), closed, maybe quit. */
+    /**
+     * What a person closing the window does: close (cancellable), then the page's unload (a
+     * refusal stands unless a will-prevent-unload listener overrides it), closed, maybe quit.
+     */
     close() {
       const event = fakeEvent()
       this.emit('close', event)
       if (event.defaultPrevented) return
+      if (this.webContents.refusesUnload) {
+        const unload = fakeEvent()
+        this.webContents.emit('will-prevent-unload', unload)
+        if (!unload.defaultPrevented) return
+      }
       this.destroy()
     }
     destroy() {
@@ -268,7 +296,9 @@ export function createElectronStandIn(options: StandInOptions): ElectronStandIn 
       this.webContents.destroyed = true
       record('window.destroyed')
       this.emit('closed')
-      if (FakeBrowserWindow.getAllWindows().length === 0) app.emit('window-all-closed')
+      if (FakeBrowserWindow.getAllWindows().length === 0 && !closingForQuit) {
+        app.emit('window-all-closed')
+      }
     }
   }
 

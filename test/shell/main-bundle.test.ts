@@ -606,8 +606,61 @@ describe('the built main bundle in Node, with a recording stand-in for electron'
       })
       // Electron goes on with the close only when the refusal is overridden.
       expect(unload.defaultPrevented).toBe(goes)
+      // Kept, the text is saved before the test's quit (which would ask again).
+      if (!goes) await invoke(standIn, 'app:unsaved', frame, { path: null })
     })
   }
+
+  // Electron emits before-quit before it closes the windows: a quit (Ctrl/Cmd+Q) that closed the
+  // core first and only then met the editor's refusal left "Keep editing" without a core.
+  it('asks before a quit loses unsaved editor text; Keep editing cancels it with the core still open', async () => {
+    const { standIn, userData, window } = await startApp({ dialogResponse: 0 })
+    const frame = window.webContents.mainFrame
+    await invoke(standIn, 'app:unsaved', frame, { path: '/memories/x.md' })
+    window.webContents.refusesUnload = true
+    standIn.app.quit()
+    // Asked at once, before anything closed.
+    const asked = standIn.callsOf('dialog.showMessageBoxSync')
+    expect(asked).toHaveLength(1)
+    expect(asked[0]!.args[0]).toMatchObject({
+      message: 'Discard unsaved changes to /memories/x.md?',
+      defaultId: 0,
+      cancelId: 0,
+    })
+    expect(standIn.callsOf('app.quit-held')).toHaveLength(1)
+    // The person keeps editing and saves: the memory and its history are still there.
+    const saved = await invoke(standIn, 'memory:write', frame, {
+      path: '/memories/x.md',
+      content: 'kept after a cancelled quit\n',
+    })
+    expect(saved.ok).toBe(true)
+    const log = execFileSync(
+      'git',
+      ['--git-dir', path.join(userData, 'history.git'), 'log', '--format=%s'],
+      { encoding: 'utf8' },
+    )
+    expect(log).toContain('x.md')
+    expect(standIn.callsOf('app.quit')).toHaveLength(0)
+    expect(standIn.callsOf('app.quit-cancelled')).toHaveLength(0)
+    expect(window.destroyed).toBe(false)
+    // Saved, the page lets go and the next quit asks nothing.
+    await invoke(standIn, 'app:unsaved', frame, { path: null })
+    window.webContents.refusesUnload = false
+    standIn.app.quit()
+    await standIn.waitFor('app.quit')
+    expect(standIn.callsOf('dialog.showMessageBoxSync')).toHaveLength(1)
+  })
+
+  it('a quit told Discard closes the window without asking a second time', async () => {
+    const { standIn, window } = await startApp({ dialogResponse: 1 })
+    await invoke(standIn, 'app:unsaved', window.webContents.mainFrame, { path: '/memories/x.md' })
+    window.webContents.refusesUnload = true
+    standIn.app.quit()
+    await standIn.waitFor('app.quit')
+    expect(window.destroyed).toBe(true)
+    expect(standIn.callsOf('dialog.showMessageBoxSync')).toHaveLength(1)
+    expect(standIn.callsOf('app.quit-cancelled')).toHaveLength(0)
+  })
 
   it('leaves the start to the instance already running', async () => {
     const userData = await tempDir()

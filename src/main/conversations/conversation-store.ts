@@ -62,8 +62,11 @@ export function createConversationStore(options: ConversationStoreOptions): Conv
     reported.add(id)
     logger.warn(message, error)
   }
-  // Loaded conversations; this process is the only writer, so the cache stays true.
+  // Loaded conversations. This process is the only writer Cairn knows of, but another program
+  // (a sync tool, a hand edit) may still damage a file: the size and time each file had when it
+  // was last read or written are kept, and checked again before the file is saved or deleted.
   const cache = new Map<string, Conversation>()
+  const seen = new Map<string, FileStamp>()
 
   // One change at a time, in call order; a failed one does not block the next.
   const serial = createSerialQueue().run
@@ -74,7 +77,10 @@ export function createConversationStore(options: ConversationStoreOptions): Conv
     const cached = cache.get(id)
     if (cached) return cached
     let raw: string
+    let found: FileStamp
     try {
+      // Stamped before reading: a change made while it is read shows as a change later.
+      found = stampOf(await stat(fileOf(id)))
       raw = await readFile(fileOf(id), 'utf8')
     } catch (error) {
       if (isMissing(error)) throw notFound()
@@ -88,15 +94,51 @@ export function createConversationStore(options: ConversationStoreOptions): Conv
       report(id, `Conversation ${id} is not a valid conversation file`, error)
       throw corrupt()
     }
-    if (conversation.id !== id) throw notFound()
+    // A copy under another name (a backup, a file renamed by hand): Cairn cannot open it under
+    // its file's name nor save it under its own, so it is unreadable, listed and deletable.
+    if (conversation.id !== id) {
+      report(id, `Conversation file ${id}.json holds another conversation's id`, conversation.id)
+      throw corrupt()
+    }
     cache.set(id, conversation)
+    seen.set(id, found)
     return conversation
+  }
+
+  /**
+   * Before `id`'s file is written over or removed: when another program changed it since Cairn
+   * read or wrote it, and it is no longer a conversation file of that id, it is kept aside first
+   * (its cached copy is then still saved, or the deletion goes on). Returns whether it was.
+   */
+  const keepAsideIfDamaged = async (id: string): Promise<boolean> => {
+    const known = seen.get(id)
+    if (!known) return false
+    let raw: string
+    try {
+      const current = stampOf(await stat(fileOf(id)))
+      if (current.size === known.size && current.mtimeMs === known.mtimeMs) return false
+      raw = await readFile(fileOf(id), 'utf8')
+    } catch (error) {
+      if (isMissing(error)) return false
+      throw error
+    }
+    try {
+      if (parseConversation(raw).id === id) return false
+    } catch {
+      // Damaged: kept aside below.
+    }
+    logger.warn(`Conversation ${id} was damaged by another program; kept aside`, null)
+    await keepAside(dir, id)
+    seen.delete(id)
+    return true
   }
 
   const save = async (conversation: Conversation): Promise<Conversation> => {
     const stored = { ...conversation, messageCount: conversation.messages.length }
+    await keepAsideIfDamaged(stored.id)
     await writeJsonAtomic(fileOf(stored.id), serializeConversation(stored), logger)
     cache.set(stored.id, stored)
+    seen.set(stored.id, stampOf(await stat(fileOf(stored.id))))
     return stored
   }
 
@@ -135,8 +177,10 @@ export function createConversationStore(options: ConversationStoreOptions): Conv
           reported.delete(id)
           return
         }
-        await rm(fileOf(id), { force: true })
+        const keptAside = await keepAsideIfDamaged(id)
+        if (!keptAside) await rm(fileOf(id), { force: true })
         cache.delete(id)
+        seen.delete(id)
       }),
     list: (query) =>
       serial(async () => {
@@ -205,13 +249,22 @@ async function unreadableSummary(file: string, id: string): Promise<Conversation
   }
 }
 
+interface FileStamp {
+  readonly size: number
+  readonly mtimeMs: number
+}
+
+function stampOf(stats: { size: number; mtimeMs: number }): FileStamp {
+  return { size: stats.size, mtimeMs: stats.mtimeMs }
+}
+
 /**
  * Moves the unreadable `<id>.json` into `conversations/cairn-damaged/` (as `<id>.json`, or
- * `<id>-2.json`… when an earlier one of that name is kept there already).
+ * `<id>-2.json`… when an earlier one of that name is kept there already). When something that is
+ * not a folder holds that name, `cairn-damaged-2/`… is used instead.
  */
 async function keepAside(dir: string, id: string): Promise<void> {
-  const aside = path.join(dir, DAMAGED_FOLDER)
-  await mkdir(aside, { recursive: true, mode: 0o700 })
+  const aside = await damagedFolder(dir)
   for (let n = 1; ; n++) {
     const target = path.join(aside, n === 1 ? `${id}.json` : `${id}-${n}.json`)
     try {
@@ -227,6 +280,31 @@ async function keepAside(dir: string, id: string): Promise<void> {
 
 /** Where deleted unreadable conversation files are kept, inside `conversations/`. */
 export const DAMAGED_FOLDER = 'cairn-damaged'
+
+/** How many names (`cairn-damaged`, `cairn-damaged-2`…) are tried for the kept folder. */
+const DAMAGED_FOLDER_TRIES = 20
+
+/** The first of `cairn-damaged/`, `cairn-damaged-2/`… that is (or can be made) a folder. */
+async function damagedFolder(dir: string): Promise<string> {
+  for (let n = 1; n <= DAMAGED_FOLDER_TRIES; n++) {
+    const aside = path.join(dir, n === 1 ? DAMAGED_FOLDER : `${DAMAGED_FOLDER}-${n}`)
+    try {
+      await mkdir(aside, { mode: 0o700 })
+      return aside
+    } catch (error) {
+      if (!isAlreadyThere(error)) throw error
+    }
+    if ((await stat(aside)).isDirectory()) return aside
+  }
+  throw new CairnError(
+    'conversation-corrupt',
+    `This damaged conversation cannot be kept aside: the names “${DAMAGED_FOLDER}” to “${DAMAGED_FOLDER}-${DAMAGED_FOLDER_TRIES}” in the conversations folder are all taken by files. Move those files away, then delete it again.`,
+  )
+}
+
+function isAlreadyThere(error: unknown): boolean {
+  return (error as NodeJS.ErrnoException | null)?.code === 'EEXIST'
+}
 
 function isCorrupt(error: unknown): boolean {
   return error instanceof CairnError && error.code === 'conversation-corrupt'

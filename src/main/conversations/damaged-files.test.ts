@@ -5,7 +5,7 @@
  * block of a type Cairn does not know (a newer build's) is skipped, never sent, and kept.
  */
 import { execFileSync } from 'node:child_process'
-import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
+import { copyFile, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -143,6 +143,108 @@ describe('damaged conversation files', () => {
     const aside = path.join(dataDir, 'conversations', 'cairn-damaged')
     expect((await readdir(aside)).sort()).toEqual([`${id}-2.json`, `${id}.json`])
     expect(await readFile(path.join(aside, `${id}-2.json`), 'utf8')).toBe('second')
+  })
+
+  it('lists a copy under another name (its id inside differs) as unreadable, and keeps it aside on delete', async () => {
+    fake.script(reply.text('ok'))
+    const original = await turn(null, 'Trip to Kyoto')
+    await reopen()
+    // A backup copy restored under another file name: a valid file whose id is not its name's.
+    const copy = `c_${'f'.repeat(32)}`
+    const bytes = await readFile(fileOf(original), 'utf8')
+    await copyFile(fileOf(original), fileOf(copy))
+
+    const list = await call('conversations:list', {})
+    expect(list.map((hit) => [hit.conversation.id, hit.conversation.unreadable]).sort()).toEqual(
+      [
+        [copy, true],
+        [original, undefined],
+      ].sort(),
+    )
+    expect(await core.dispatch('conversations:get', { id: copy })).toMatchObject({
+      ok: false,
+      error: { code: 'conversation-corrupt' },
+    })
+
+    await call('conversations:delete', { id: copy })
+    const kept = path.join(dataDir, 'conversations', 'cairn-damaged', `${copy}.json`)
+    expect(await readFile(kept, 'utf8')).toBe(bytes)
+    await expect(stat(fileOf(copy))).rejects.toMatchObject({ code: 'ENOENT' })
+    // The original is untouched.
+    expect((await call('conversations:list', {})).map((h) => h.conversation.id)).toEqual([original])
+    expect(await readFile(fileOf(original), 'utf8')).toBe(bytes)
+  })
+
+  it('keeps a damaged file aside in another folder when a file holds the name cairn-damaged', async () => {
+    fake.script(reply.text('ok'))
+    const id = await turn(null, 'hello')
+    await reopen()
+    await writeFile(fileOf(id), 'garbage')
+    const blocker = path.join(dataDir, 'conversations', 'cairn-damaged')
+    await writeFile(blocker, 'not a folder')
+
+    const deleted = await core.dispatch('conversations:delete', { id })
+    expect(deleted).toMatchObject({ ok: true })
+    const kept = path.join(dataDir, 'conversations', 'cairn-damaged-2', `${id}.json`)
+    expect(await readFile(kept, 'utf8')).toBe('garbage')
+    expect(await readFile(blocker, 'utf8')).toBe('not a folder')
+    expect(await call('conversations:list', {})).toEqual([])
+  })
+
+  it('refuses in words, naming no host path, when every kept-folder name is taken by a file', async () => {
+    fake.script(reply.text('ok'))
+    const id = await turn(null, 'hello')
+    await reopen()
+    await writeFile(fileOf(id), 'garbage')
+    const conversations = path.join(dataDir, 'conversations')
+    for (let n = 1; n <= 20; n++) {
+      await writeFile(
+        path.join(conversations, n === 1 ? 'cairn-damaged' : `cairn-damaged-${n}`),
+        'x',
+      )
+    }
+    const deleted = await core.dispatch('conversations:delete', { id })
+    expect(deleted).toMatchObject({
+      ok: false,
+      error: { code: 'conversation-corrupt', message: expect.stringContaining('Move those files') },
+    })
+    expect(JSON.stringify(deleted)).not.toContain(dataDir)
+    // Nothing changed: the damaged file is still there, still listed.
+    expect(await readFile(fileOf(id), 'utf8')).toBe('garbage')
+    expect((await call('conversations:list', {}))[0]!.conversation.unreadable).toBe(true)
+  })
+
+  it('keeps aside a file damaged after it was loaded, before saving over it or deleting it', async () => {
+    fake.script(reply.text('ok'))
+    const id = await turn(null, 'hello there')
+    await call('conversations:get', { id })
+    const whole = await readFile(fileOf(id), 'utf8')
+    // Another program cuts the file short while Cairn holds it.
+    await writeFile(fileOf(id), whole.slice(0, 100))
+
+    await call('conversations:rename', { id, title: 'Renamed' })
+    const aside = path.join(dataDir, 'conversations', 'cairn-damaged')
+    expect(await readFile(path.join(aside, `${id}.json`), 'utf8')).toBe(whole.slice(0, 100))
+    // The conversation itself lives on from the copy Cairn held.
+    const saved = JSON.parse(await readFile(fileOf(id), 'utf8'))
+    expect(saved.title).toBe('Renamed')
+    expect(saved.messages).toEqual(JSON.parse(whole).messages)
+
+    // Damaged again, then deleted: kept aside too, not removed.
+    await writeFile(fileOf(id), 'cut')
+    await call('conversations:delete', { id })
+    expect(await readFile(path.join(aside, `${id}-2.json`), 'utf8')).toBe('cut')
+    await expect(stat(fileOf(id))).rejects.toMatchObject({ code: 'ENOENT' })
+
+    // A file changed on disk that is still whole is deleted as before (nothing kept aside).
+    fake.script(reply.text('ok'))
+    const other = await turn(null, 'second')
+    await call('conversations:get', { id: other })
+    const file = JSON.parse(await readFile(fileOf(other), 'utf8'))
+    await writeFile(fileOf(other), JSON.stringify({ ...file, title: 'Edited by hand' }))
+    await call('conversations:delete', { id: other })
+    await expect(stat(fileOf(other))).rejects.toMatchObject({ code: 'ENOENT' })
+    expect((await readdir(aside)).sort()).toEqual([`${id}-2.json`, `${id}.json`])
   })
 
   it('skips a block of an unknown type: shown without it, never sent, kept when saved again', async () => {

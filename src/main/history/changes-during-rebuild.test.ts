@@ -1,10 +1,15 @@
+import { execFileSync } from 'node:child_process'
 import { readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { createObjectStore } from './object-store'
+import type { CommitCommand } from '../../shared/types'
+import { createAncestry } from './ancestry'
+import { AUTHORS, formatCommitMessage } from './commit-message'
+import { createObjectStore, serializeCommit, serializeTree } from './object-store'
 import { changesSince } from './queries'
 import { changesSinceInCommits } from './changes-in-commits'
 import { IndexFile } from './index-file'
+import { openIndex } from './side-index'
 import { gitCli, indexDirIn, tempDataDir, userWrite } from './test-helpers'
 import type { VersionedMemory } from './types'
 import { openVersionedMemory } from './versioned-memory'
@@ -125,6 +130,140 @@ describe('changes since a moment, while the side index is rebuilt', () => {
       }
     } finally {
       index.close()
+    }
+  })
+
+  // Review13 R2: the walk followed git's default order (a parent as soon as its first child is
+  // out), the index the timeline's (`git log --date-order`: a parent after all its children).
+  // With a rename followed along the way the order decides what is found: the person's edit
+  // below a rename made on a machine whose clock is behind was lost, and with it the flag.
+  it('reads the same as the index and as git --date-order across a merge with a clock behind', async () => {
+    execFileSync('git', ['init', '-q', '--bare', path.join(dataDir, 'history.git')])
+    const store = createObjectStore(path.join(dataDir, 'history.git'))
+    const tree = async (files: Record<string, string>) =>
+      store.write(
+        'tree',
+        serializeTree(
+          await Promise.all(
+            Object.entries(files).map(async ([name, text]) => ({
+              name,
+              kind: 'blob' as const,
+              oid: await store.write('blob', Buffer.from(text)),
+              mode: '100644',
+            })),
+          ),
+        ),
+      )
+    const commit = async (
+      files: Record<string, string>,
+      parents: string[],
+      timestamp: number,
+      command: CommitCommand,
+      paths: string[],
+      actor: 'claude' | 'user' = 'claude',
+    ) =>
+      store.write(
+        'commit',
+        serializeCommit({
+          tree: await tree(files),
+          parent: parents[0] ?? null,
+          otherParents: parents.slice(1),
+          author: AUTHORS[actor],
+          timestamp,
+          message: formatCommitMessage({
+            actor,
+            command,
+            subject: `${command} ${paths.join(' ')}`,
+            paths,
+            conversationId: null,
+            toolUseId: null,
+            overwrite: false,
+            restoredFrom: null,
+            machine: null,
+          }),
+        }),
+      )
+    const t = 1_800_000_000
+    const r = await commit({ 'a.md': '1' }, [], t, 'create', ['/memories/a.md'])
+    // The person's edit of a.md.
+    const x = await commit({ 'a.md': '2' }, [r], t + 100, 'str_replace', ['/memories/a.md'], 'user')
+    // This machine: another file, later.
+    const a = await commit({ 'a.md': '2', 'o.md': 'o' }, [x], t + 200, 'create', ['/memories/o.md'])
+    // The other machine, its clock behind: a.md renamed to b.md, dated before the person's edit.
+    const b = await commit({ 'b.md': '2' }, [x], t + 50, 'rename', [
+      '/memories/a.md',
+      '/memories/b.md',
+    ])
+    // Two more in one second, one on each side: the index puts the joined side's first.
+    const a2 = await commit({ 'a.md': '2', 'o.md': 'o2' }, [a], t + 250, 'str_replace', [
+      '/memories/o.md',
+    ])
+    const b2 = await commit({ 'b.md': '2', 'p.md': 'p' }, [b], t + 250, 'create', [
+      '/memories/p.md',
+    ])
+    // The merge, with Claude's edit of b.md.
+    const m = await commit(
+      { 'b.md': '3', 'o.md': 'o2', 'p.md': 'p' },
+      [a2, b2],
+      t + 300,
+      'str_replace',
+      ['/memories/b.md'],
+    )
+    await store.flush()
+    gitCli(dataDir, 'update-ref', 'refs/heads/main', m)
+    const name = new Map([
+      [r, 'R'],
+      [x, 'X'],
+      [a, 'A'],
+      [b, 'B'],
+      [a2, 'A2'],
+      [b2, 'B2'],
+      [m, 'M'],
+    ])
+    const names = (oids: ReadonlyArray<string>) => oids.map((oid) => name.get(oid))
+    const time = new Map(
+      [r, x, a, b, a2, b2, m].map((oid) => [
+        oid,
+        gitCli(dataDir, 'show', '-s', '--format=%ct', oid).trim(),
+      ]),
+    )
+    const { index } = await openIndex(store, path.join(dataDir, 'history.git'), m)
+    try {
+      const order = createAncestry(() => index).newestFirst()
+      for (const since of [0, (t + 60) * 1000, (t + 150) * 1000]) {
+        // Filtered here: git's --since stops its walk at the first older commit it meets.
+        const dateOrder = (...paths: string[]) =>
+          gitCli(dataDir, 'log', '--date-order', '--format=%H %ct', 'main', '--', ...paths)
+            .trim()
+            .split('\n')
+            .filter((line) => Number(line.split(' ')[1]) * 1000 >= since)
+            .map((line) => line.split(' ')[0] as string)
+        for (const [where, gitPaths] of [
+          ['/memories', []],
+          // Its old name counts only through a rename inside the window (B, at t + 50).
+          ['/memories/b.md', since === 0 ? ['a.md', 'b.md'] : ['b.md']],
+          ['/memories/o.md', ['o.md']],
+        ] as const) {
+          const fromCommits = await changesSinceInCommits(store, m, where, since)
+          const fromIndex = changesSince(index, where, since, order)
+          expect(names(fromCommits.map((c) => c.oid))).toEqual(names(fromIndex.map((c) => c.oid)))
+          expect(fromCommits).toEqual(fromIndex)
+          // Git's second opinion on the order: every commit that changed a name of the file,
+          // the same times in the same order (two of one second, git lists as it met them).
+          const fromGit = dateOrder(...gitPaths)
+          expect(names(fromCommits.map((c) => c.oid)).sort()).toEqual(names(fromGit).sort())
+          expect(fromCommits.map((c) => time.get(c.oid))).toEqual(
+            fromGit.map((oid) => time.get(oid)),
+          )
+        }
+      }
+      // The person's edit is found through the rename on the behind side.
+      expect(
+        names((await changesSinceInCommits(store, m, '/memories/b.md', 0)).map((c) => c.oid)),
+      ).toEqual(['M', 'B', 'X', 'R'])
+    } finally {
+      index.close()
+      store.close()
     }
   })
 })

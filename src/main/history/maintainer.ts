@@ -32,6 +32,9 @@ export interface MaintenanceSettings {
    * work for removals is done while the person (or Claude) is not waiting for a command.
    */
   readonly quietMs?: number
+  /** First wait before a failed index check and rebuild is tried again (default 5 s), doubled each time up to `verifyRetryMaxMs` (10 min). */
+  readonly verifyRetryMs?: number
+  readonly verifyRetryMaxMs?: number
 }
 
 export interface Maintainer {
@@ -134,6 +137,8 @@ const DEFAULTS = {
   idleMinimum: 64,
   sliceMs: 2,
   quietMs: 500,
+  verifyRetryMs: 5_000,
+  verifyRetryMaxMs: 600_000,
 }
 
 export function createMaintainer(options: {
@@ -213,24 +218,47 @@ export function createMaintainer(options: {
   }
 
   let verified = false
-  async function verifyOnce(): Promise<void> {
+  // A check whose rebuild failed (a full disk, the history switched meanwhile) is tried again:
+  // at the next pass or idle moment once its wait is over, by a timer at that moment, and at
+  // once by `maintain()`. Until it succeeds, reads past the index say it is being rebuilt.
+  let verifyFailures = 0
+  let verifyRetryAt = 0
+  let verifyTimer: NodeJS.Timeout | null = null
+  async function verifyOnce(force: boolean): Promise<void> {
     if (verified || !options.verify) return
+    if (!force && performance.now() < verifyRetryAt) return
     verified = true
     try {
       await options.verify(async () => {
         await pause()
         if (stopped) throw new RepackAborted('maintenance stopped')
       })
+      verifyFailures = 0
+      verifyRetryAt = 0
     } catch (error) {
       if (error instanceof RepackAborted) throw error
       failure = error as Error
-      options.logger?.warn('The history index check failed', error)
+      options.logger?.warn('The history index check failed; it is tried again later', error)
+      verified = false
+      verifyFailures++
+      const wait = Math.min(
+        settings.verifyRetryMaxMs,
+        settings.verifyRetryMs * 2 ** Math.min(verifyFailures - 1, 30),
+      )
+      verifyRetryAt = performance.now() + wait
+      if (verifyTimer) clearTimeout(verifyTimer)
+      verifyTimer = setTimeout(() => {
+        verifyTimer = null
+        if (!stopped && !verified) start({}, true, true).catch(() => undefined)
+      }, wait)
+      verifyTimer.unref()
     }
   }
 
   function start(
     extra: Pick<RepackOptions, 'mergeAll' | 'onStep'> = {},
     verifyOnly = false,
+    forceVerify = false,
   ): Promise<RepackReport> {
     const previous = running ?? Promise.resolve(null)
     const pass = previous
@@ -238,7 +266,7 @@ export function createMaintainer(options: {
       .then(async () => {
         if (stopped) throw new RepackAborted('maintenance stopped')
         sliceStart = performance.now()
-        await verifyOnce()
+        await verifyOnce(forceVerify)
         if (verifyOnly) return EMPTY_REPORT
         // The objects the write-ahead log covers are made durable first: a pass removes
         // loose files (once packed) and renews their folders, and the log should not have to
@@ -303,7 +331,7 @@ export function createMaintainer(options: {
       armIdle()
       if (!running && loose() >= settings.looseThreshold) start().catch(() => undefined)
     },
-    runNow: (extra) => start(extra),
+    runNow: (extra) => start(extra, false, true),
     reverify() {
       if (stopped) return
       verified = false
@@ -316,6 +344,8 @@ export function createMaintainer(options: {
       wakeQuiet?.()
       if (idleTimer) clearTimeout(idleTimer)
       idleTimer = null
+      if (verifyTimer) clearTimeout(verifyTimer)
+      verifyTimer = null
       await running?.catch(() => undefined)
     },
   }

@@ -8,8 +8,10 @@ import {
   commitNow,
   findNoCopyEntries,
   keptAsideNote,
+  restoreFailure,
   USER_INTENT,
   type Committer,
+  type FailedDelta,
 } from './restore-common'
 import { applyAndCommit } from './restore-intent'
 import { segmentsOf, toVirtual } from './paths'
@@ -25,17 +27,23 @@ export async function restoreAll(
   // History's trees still show a file too large to version, or one Cairn may not read, at its
   // last versioned content: found on disk, or the restore "already matched" over them.
   const noCopy = findNoCopyEntries(repo)
-  const { deltas, unseen } = await readingVersion(
+  const { deltas, unseen, left } = await readingVersion(
     oid,
     async () => {
       const target = await treeOf(repo, oid)
       const found = await diffNodes(repo.store, repo.root(), target)
       const changed = new Set(found.map((delta) => delta.path))
       const extra: FileDelta[] = []
+      const left: string[] = []
       for (const relative of noCopy.files) {
         if (changed.has(relative)) continue
         const then = await nodeAt(repo.store, target, segmentsOf(relative))
-        if (then?.kind !== 'blob') continue
+        if (then?.kind !== 'blob') {
+          // Neither history nor the target holds it: nothing to bring back, and no copy to
+          // delete it against. Left, and said so: never "already matches" (review13 R3).
+          if (then === null) left.push(relative)
+          continue
+        }
         const now = await nodeAt(repo.store, repo.root(), segmentsOf(relative))
         // Kept aside by `applyDeltas` (never read, so never written over), the version written.
         extra.push({
@@ -51,10 +59,17 @@ export async function restoreAll(
         if (found.some((delta) => delta.path.startsWith(`${relative}/`))) continue
         if ((await nodeAt(repo.store, target, segmentsOf(relative))) !== null) unseen.push(relative)
       }
-      return { deltas: [...found, ...extra], unseen }
+      return { deltas: [...found, ...extra], unseen, left }
     },
     true,
   )
+  const leftNote = left
+    .map((relative) =>
+      noCopy.unreadable.has(relative)
+        ? ` ${toVirtual(relative)} was left as it is: Cairn may not read it (permission denied), and the history has no version of it.`
+        : ` ${toVirtual(relative)} was left as it is: it is too large for the history to keep, and the history has no version of it.`,
+    )
+    .join('')
   const unseenNote = unseen
     .map(
       (relative) =>
@@ -65,9 +80,9 @@ export async function restoreAll(
     return {
       commit: null,
       message:
-        unseen.length === 0
+        unseen.length === 0 && left.length === 0
           ? `The memory folder already matches ${versionOf(entry)}.`
-          : `Nothing Cairn can read differs from ${versionOf(entry)}.${unseenNote}`,
+          : `Nothing Cairn can read differs from ${versionOf(entry)}.${leftNote}${unseenNote}`,
     }
   }
   const intent: CommitIntent = {
@@ -82,12 +97,27 @@ export async function restoreAll(
     deltas,
     deltas.map((delta) => delta.path),
     intent,
-    () => readingVersion(oid, () => applyDeltas(repo, deltas), true),
+    () =>
+      readingVersion(
+        oid,
+        async () => {
+          let failed: FailedDelta | null = null
+          try {
+            return await applyDeltas(repo, deltas, (failure) => {
+              failed = failure
+            })
+          } catch (error) {
+            // Named: a refusal said only "permission was denied" (review13 R4).
+            throw restoreFailure(error, failed)
+          }
+        },
+        true,
+      ),
     commit,
   )
   return changeResult(
     made,
-    `Restored the memory folder to ${versionOf(entry)}.${keptAsideNote(kept)}${unseenNote}`,
+    `Restored the memory folder to ${versionOf(entry)}.${keptAsideNote(kept)}${leftNote}${unseenNote}`,
     kept,
   )
 }

@@ -2,6 +2,7 @@
 import type { ChangeResult, CommitSummary } from '../../shared/types'
 import { CairnError } from '../lib/errors'
 import { disk, isCode } from '../lib/disk'
+import { diskProblem } from '../lib/disk-errors'
 import { Folder, FolderTree, readFileIn } from '../lib/folders'
 import { asideName } from '../memory'
 import { DamagedHistoryError } from './damage'
@@ -177,7 +178,9 @@ export function noCopyOnDisk(repo: Pick<Repo, 'workRoot'>, relative: string): bo
   const tree = new FolderTree(repo.workRoot)
   try {
     const found = tree.find(relative)
-    return found.kind === 'file' && keepsNoCopy(found.name, found.stats)
+    return (
+      found.kind === 'file' && keepsNoCopy(found.name, found.stats, found.parent.entry(found.name))
+    )
   } finally {
     tree.close()
   }
@@ -210,6 +213,8 @@ export interface NoCopyEntries {
   readonly files: ReadonlyArray<string>
   /** Folders Cairn may not list or enter (relative paths): not walked into. */
   readonly folders: ReadonlyArray<string>
+  /** Those of `files` Cairn may not read (the others are too large to version). */
+  readonly unreadable: ReadonlySet<string>
 }
 
 /**
@@ -221,6 +226,7 @@ export interface NoCopyEntries {
 export function findNoCopyEntries(repo: Pick<Repo, 'workRoot'>): NoCopyEntries {
   const files: string[] = []
   const folders: string[] = []
+  const unreadable = new Set<string>()
   const walk = (folder: Folder, prefix: string): void => {
     for (const dirent of folder.list()) {
       const name = dirent.name
@@ -229,11 +235,12 @@ export function findNoCopyEntries(repo: Pick<Repo, 'workRoot'>): NoCopyEntries {
       const stats = folder.lstat(name)
       if (stats === null) continue
       if (stats.isFile()) {
-        if (keepsNoCopy(name, stats)) files.push(relative)
+        if (keepsNoCopy(name, stats, folder.entry(name))) files.push(relative)
+        if (mayNotRead(stats, folder.entry(name))) unreadable.add(relative)
         continue
       }
       if (!stats.isDirectory()) continue
-      if (mayNotRead(stats)) {
+      if (mayNotRead(stats, folder.entry(name))) {
         folders.push(relative)
         continue
       }
@@ -259,7 +266,30 @@ export function findNoCopyEntries(repo: Pick<Repo, 'workRoot'>): NoCopyEntries {
   } finally {
     tree.close()
   }
-  return { files, folders }
+  return { files, folders, unreadable }
+}
+
+/**
+ * The error a restore that failed half-way throws: the file (or folder) it could not change
+ * named by its virtual path, and whether the folder is as it was. Anything but a disk's
+ * refusal goes as it came.
+ */
+export function restoreFailure(error: unknown, failure: FailedDelta | null): unknown {
+  const problem = diskProblem(error)
+  if (!problem || !failure || error instanceof CairnError) return error
+  const denied = problem.code === 'access-denied'
+  const what =
+    failure.folder !== undefined
+      ? `Cairn could not open the folder ${toVirtual(failure.folder)}`
+      : `Cairn could not change ${toVirtual(failure.path)}`
+  const why = denied ? `${problem.reason} (it may belong to another account)` : problem.reason
+  const outcome = failure.restored
+    ? 'Nothing was changed.'
+    : 'Not everything could be put back; Cairn saves the folder as it is.'
+  return new CairnError(
+    problem.code,
+    `The restore did not happen, because ${what}: ${why}. ${outcome}${keptAsideNote(failure.keptAside)}`,
+  )
 }
 
 // Moves what the folder holds at `delta.path` out of the way when history does not hold it:
@@ -278,7 +308,8 @@ function keepAsideIfUnversioned(
   const found = tree.find(delta.path)
   if (found.kind !== 'file') return null
   // Too large to version, or not ours to read: history never held what it holds now.
-  let neverRead = keepsNoCopy(found.name, found.stats)
+  const at = found.parent.entry(found.name)
+  let neverRead = keepsNoCopy(found.name, found.stats, at)
   let denied = false
   if (!neverRead) {
     // Only a file whose size is one of the two versions' is read and hashed.
@@ -310,10 +341,11 @@ function keepAsideIfUnversioned(
     'file',
     `/memories/${dir}`,
   )
-  disk.renameSync(found.parent.entry(found.name), found.parent.entry(name))
+  // Asked before the rename: the kernel's answer (see mayNotRead) needs the entry's name.
+  const unreadable = (neverRead && mayNotRead(found.stats, at)) || denied
+  disk.renameSync(at, found.parent.entry(name))
   found.parent.syncLater()
   const changed = !neverRead && delta.before !== null
-  const unreadable = neverRead && mayNotRead(found.stats) ? true : denied
   return {
     path: delta.path,
     keptAs: dir + name,

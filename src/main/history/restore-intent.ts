@@ -231,7 +231,7 @@ async function eachFileOnEitherSide(
         if (delta.after === null && found.kind === 'missing') continue
         return false
       }
-      if (keepsNoCopy(found.name, found.stats)) continue
+      if (keepsNoCopy(found.name, found.stats, found.parent.entry(found.name))) continue
       let bytes: ReturnType<typeof readFileIn>
       try {
         bytes = readFileIn(found.parent, found.name, found.stats, MAX_VERSIONED_BYTES)

@@ -4,7 +4,7 @@ import { chmod, open as openFile, readFile, stat, writeFile } from 'node:fs/prom
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { nodeDisk, setDisk } from '../lib/disk'
-import { errnoError, hookDisk } from '../lib/disk-hooks'
+import { asTheAccount, errnoError, hookDisk } from '../lib/disk-hooks'
 import { openVersionedMemory, type VersionedMemory } from './index'
 import { recordRestore, RESTORE_INTENT_FILE } from './restore-intent'
 import { CLAUDE, fsck, gitCli, headFiles, tempDataDir } from './test-helpers'
@@ -41,21 +41,24 @@ afterEach(async () => {
 function asAnotherAccount(): void {
   // What Cairn wrote so far belongs to the account it runs as (here, the one it looks like).
   execFileSync('chown', ['-R', '4242:4242', path.join(dataDir, 'memories')])
-  const hooked = hookDisk(nodeDisk, (call) => {
-    if (call.name === 'openSync') {
-      const target = String(call.args[0])
-      const mode = lstatSync(target, { throwIfNoEntry: false })?.mode ?? 0o777
-      return mode & 0o444 ? undefined : errnoError(call, 'EACCES')
-    }
-    if (call.name === 'renameSync') {
-      for (const target of [call.args[0], call.args[1]]) {
-        // Through a folder's handle (`/proc/self/fd/N/name`): its folder is what `stat` follows.
-        const folder = statSync(path.dirname(String(target)), { throwIfNoEntry: false })
-        if (folder && !(folder.mode & 0o222)) return errnoError(call, 'EACCES')
+  const hooked = hookDisk(
+    nodeDisk,
+    asTheAccount((call) => {
+      if (call.name === 'openSync') {
+        const target = String(call.args[0])
+        const mode = lstatSync(target, { throwIfNoEntry: false })?.mode ?? 0o777
+        return mode & 0o444 ? undefined : errnoError(call, 'EACCES')
       }
-    }
-    return undefined
-  })
+      if (call.name === 'renameSync') {
+        for (const target of [call.args[0], call.args[1]]) {
+          // Through a folder's handle (`/proc/self/fd/N/name`): its folder is what `stat` follows.
+          const folder = statSync(path.dirname(String(target)), { throwIfNoEntry: false })
+          if (folder && !(folder.mode & 0o222)) return errnoError(call, 'EACCES')
+        }
+      }
+      return undefined
+    }),
+  )
   undoDisk = setDisk(hooked.disk)
   vi.spyOn(process, 'getuid').mockReturnValue(4242)
 }
@@ -154,6 +157,109 @@ describe('restoring the whole folder over a file history keeps no copy of (item 
     expect(message).not.toContain('already matches')
     expect(message).toContain('Cairn may not read /memories/locked (permission denied)')
     expect(await readFile(memories('locked/inside.md'), 'utf8')).toBe('inside\n')
+  })
+})
+
+// A file neither history nor the target version holds (never readable, or too large from the
+// start) still made a restore of the whole folder say "already matches" (review13-story R3);
+// refused over a folder that refuses writes, it named nothing (R4).
+describe('restoring the whole folder over a file no version holds (review13 R3, R4)', () => {
+  it('says an unreadable file history never held was left, never "already matches"', async () => {
+    const memory = await open()
+    let message: string
+    try {
+      await create(memory, 'a.md', 'a\n')
+      const target = memory.head()!
+      await writeFile(memories('secret.md'), 'secret\n')
+      await chmod(memories('secret.md'), 0o000)
+      asAnotherAccount()
+      message = (await memory.restoreAll(target)).message
+    } finally {
+      await memory.close()
+      backToRoot()
+    }
+    expect(message).not.toContain('already matches')
+    expect(message).toContain(
+      '/memories/secret.md was left as it is: Cairn may not read it (permission denied), and the history has no version of it.',
+    )
+    expect(message).not.toContain(dataDir)
+    await chmod(memories('secret.md'), 0o644)
+    expect(await readFile(memories('secret.md'), 'utf8')).toBe('secret\n')
+    expect([...headFiles(dataDir).keys()]).toEqual(['a.md'])
+  })
+
+  it('says a file too large to version that history never held was left, never "already matches"', async () => {
+    const memory = await open()
+    let message: string
+    try {
+      await create(memory, 'a.md', 'a\n')
+      await create(memory, 'b.md', 'b1\n')
+      const target = memory.head()!
+      const handle = await openFile(memories('big.log'), 'w')
+      await handle.truncate(MAX_VERSIONED_BYTES + 1)
+      await handle.close()
+      message = (await memory.restoreAll(target)).message
+      expect(message).not.toContain('already matches')
+      expect(message).toContain(
+        '/memories/big.log was left as it is: it is too large for the history to keep, and the history has no version of it.',
+      )
+      // Said too when the restore changes something else.
+      await memory.execute(
+        { command: 'str_replace', path: '/memories/b.md', old_str: 'b1', new_str: 'b2' },
+        CLAUDE,
+      )
+      message = (await memory.restoreAll(target)).message
+    } finally {
+      await memory.close()
+    }
+    expect(message).toContain('Restored the memory folder to')
+    expect(message).toContain('/memories/big.log was left as it is')
+    expect(await readFile(memories('b.md'), 'utf8')).toBe('b1\n')
+    expect((await stat(memories('big.log'))).size).toBe(MAX_VERSIONED_BYTES + 1)
+    expect([...headFiles(dataDir).keys()].sort()).toEqual(['a.md', 'b.md'])
+    fsck(dataDir)
+  })
+
+  it('names the file it may not move when a folder refuses writes, and changes nothing', async () => {
+    const memory = await open()
+    let error: unknown
+    try {
+      await create(memory, 'd/a.md', 'v1\n')
+      await create(memory, 'b.md', 'b1\n')
+      const target = memory.head()!
+      for (const [file, from, to] of [
+        ['d/a.md', 'v1', 'v2'],
+        ['b.md', 'b1', 'b2'],
+      ] as const) {
+        const result = await memory.execute(
+          { command: 'str_replace', path: `/memories/${file}`, old_str: from, new_str: to },
+          CLAUDE,
+        )
+        expect(result.isError).toBe(false)
+      }
+      await chmod(memories('d/a.md'), 0o000)
+      await chmod(memories('d'), 0o555)
+      asAnotherAccount()
+      error = await memory.restoreAll(target).then(
+        () => null,
+        (refused: unknown) => refused,
+      )
+    } finally {
+      await memory.close()
+      backToRoot()
+      await chmod(memories('d'), 0o755)
+      await chmod(memories('d/a.md'), 0o644)
+    }
+    expect(error).toBeInstanceOf(Error)
+    const message = (error as Error).message
+    expect(message).toContain('Cairn could not change /memories/d/a.md')
+    expect(message).toContain('permission was denied')
+    expect(message).toContain('Nothing was changed.')
+    expect(message).not.toContain(dataDir)
+    expect(await readFile(memories('b.md'), 'utf8')).toBe('b2\n')
+    expect(await readFile(memories('d/a.md'), 'utf8')).toBe('v2\n')
+    expect(existsSync(path.join(dataDir, 'history.git', RESTORE_INTENT_FILE))).toBe(false)
+    fsck(dataDir)
   })
 })
 

@@ -3,7 +3,7 @@ import { chmod, chown, mkdir, readdir, readFile, writeFile } from 'node:fs/promi
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { nodeDisk, setDisk } from '../lib/disk'
-import { errnoError, hookDisk } from '../lib/disk-hooks'
+import { asTheAccount, errnoError, hookDisk } from '../lib/disk-hooks'
 import { openVersionedMemory, type VersionedMemory } from './index'
 import { recordRestore, RESTORE_INTENT_FILE } from './restore-intent'
 import { CLAUDE, fsck, gitCli, headFiles, tempDataDir } from './test-helpers'
@@ -12,7 +12,8 @@ import { CLAUDE, fsck, gitCli, headFiles, tempDataDir } from './test-helpers'
 // Cairn from starting without naming it and, met while running, failed every later write
 // until a restart (review hunt10 D3). The tests run as root, who reads a 000 file, so the
 // disk seam denies opening those entries as the system does for any other account (the
-// review's run as `nobody` showed the same errors).
+// review's run as `nobody` showed the same errors), and answers `access` as that account
+// (asTheAccount: the kernel, asked by root, says yes).
 
 let dataDir: string
 let cleanup: () => Promise<void>
@@ -30,14 +31,17 @@ afterEach(async () => {
 
 /** From now on, opening `private.md` or the folder `locked` anywhere is denied. */
 function denyReading(): void {
-  const hooked = hookDisk(nodeDisk, (call) => {
-    if (call.name !== 'openSync') return undefined
-    const target = String(call.args[0])
-    if (target.endsWith('/private.md') || target.endsWith('/locked')) {
-      return errnoError(call, 'EACCES')
-    }
-    return undefined
-  })
+  const hooked = hookDisk(
+    nodeDisk,
+    asTheAccount((call) => {
+      if (call.name !== 'openSync') return undefined
+      const target = String(call.args[0])
+      if (target.endsWith('/private.md') || target.endsWith('/locked')) {
+        return errnoError(call, 'EACCES')
+      }
+      return undefined
+    }),
+  )
   undoDisk = setDisk(hooked.disk)
 }
 
@@ -281,12 +285,15 @@ describe('an interrupted restore over a file Cairn may not read', () => {
    * file or folder with no read bit is refused, whatever its name.
    */
   function denyByMode(): void {
-    const hooked = hookDisk(nodeDisk, (call) => {
-      if (call.name !== 'openSync') return undefined
-      const target = String(call.args[0])
-      const mode = lstatSync(target, { throwIfNoEntry: false })?.mode ?? 0o777
-      return mode & 0o444 ? undefined : errnoError(call, 'EACCES')
-    })
+    const hooked = hookDisk(
+      nodeDisk,
+      asTheAccount((call) => {
+        if (call.name !== 'openSync') return undefined
+        const target = String(call.args[0])
+        const mode = lstatSync(target, { throwIfNoEntry: false })?.mode ?? 0o777
+        return mode & 0o444 ? undefined : errnoError(call, 'EACCES')
+      }),
+    )
     undoDisk = setDisk(hooked.disk)
     vi.spyOn(process, 'getuid').mockReturnValue(4242)
   }
@@ -340,10 +347,13 @@ describe('an interrupted restore over a file Cairn may not read', () => {
 describe('a folder Cairn may list but not enter', () => {
   async function listOnly(): Promise<void> {
     await chmod(path.join(dataDir, 'memories', 'notes'), 0o444)
-    const hooked = hookDisk(nodeDisk, (call) => {
-      if (!['lstatSync', 'lstatIfThere', 'statSync'].includes(call.name)) return undefined
-      return String(call.args[0]).endsWith('/inside.md') ? errnoError(call, 'EACCES') : undefined
-    })
+    const hooked = hookDisk(
+      nodeDisk,
+      asTheAccount((call) => {
+        if (!['lstatSync', 'lstatIfThere', 'statSync'].includes(call.name)) return undefined
+        return String(call.args[0]).endsWith('/inside.md') ? errnoError(call, 'EACCES') : undefined
+      }),
+    )
     undoDisk = setDisk(hooked.disk)
     vi.spyOn(process, 'getuid').mockReturnValue(4242)
   }

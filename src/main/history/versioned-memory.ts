@@ -1,6 +1,6 @@
 import path from 'node:path'
 import type { ChangeResult, CommitCommand, CommitSummary, RecoveryReport } from '../../shared/types'
-import { disk, exists, makeFolders, removeFile } from '../lib/disk'
+import { disk, exists, makeFolders, removeFile, removePath } from '../lib/disk'
 import { diskProblem, isDiskProblem } from '../lib/disk-errors'
 import { CairnError } from '../lib/errors'
 import { DIR_MODE, FolderDeniedError, FolderTree, readFileIn } from '../lib/folders'
@@ -225,15 +225,21 @@ async function openLocked(
       logger.warn('The history index does not match the commits; it is rebuilt from them')
       const dir = repo.index.dir
       const building = await buildIndex(repo.store, dir, repo.head(), pause)
-      building.close()
       await queue.run(async () => {
+        // Caught up with the commits made meanwhile before it replaces anything: one that no
+        // longer fits (the history was switched while it was built) is dropped and the index
+        // in use stays open; the maintainer tries the check again later.
+        let fits = false
+        try {
+          fits = await catchUpIndex(repo.store, building, repo.head())
+        } finally {
+          building.close()
+          if (!fits) removePath(building.dir)
+        }
+        if (!fits) throw new Error('the rebuilt index does not fit the history')
         repo.index.close()
         replaceIndexDir(building.dir, dir)
-        const next = IndexFile.open(dir)
-        if (!(await catchUpIndex(repo.store, next, repo.head()))) {
-          throw new Error('the rebuilt index does not fit the history')
-        }
-        repo.replaceIndex(next)
+        repo.replaceIndex(IndexFile.open(dir))
       })
     },
   })

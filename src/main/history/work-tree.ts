@@ -29,14 +29,15 @@ export function isUntracked(name: string): boolean {
  * True for an entry history holds no copy of, which a folder delete must keep rather than
  * remove: a name it does not track (other than its own temp files), a link or other special
  * file, a file too large to version, a file or folder Cairn may not read (the scans keep its
- * last version; what it holds now was never read, so never versioned).
+ * last version; what it holds now was never read, so never versioned). `at` names the entry
+ * so that the kernel decides what may be read (see `mayRead`).
  */
-export function keepsNoCopy(name: string, stats: Stats): boolean {
+export function keepsNoCopy(name: string, stats: Stats, at?: string): boolean {
   if (!stats.isFile() && !stats.isDirectory()) return !isOwnTempName(name)
   return (
     (stats.isFile() && stats.size > MAX_VERSIONED_BYTES) ||
     isUntrackedOwn(name) ||
-    mayNotRead(stats)
+    mayNotRead(stats, at)
   )
 }
 
@@ -189,7 +190,7 @@ function scanEntry(
   }
   // A folder Cairn may list but not enter (mode 0444, after `chmod -R 444`) opens fine, and
   // then every `lstat` inside it fails: tested before, as the kernel will (review12-story R1).
-  if (mayNotRead(stats)) return unreadable()
+  if (mayNotRead(stats, folder.entry(name))) return unreadable()
   let child: Folder | null
   try {
     child = folder.openChildIfFolder(name)

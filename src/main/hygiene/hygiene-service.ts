@@ -208,7 +208,11 @@ function notKept(folder: string, virtual: string): 'too large' | 'untracked name
   const tree = new FolderTree(folder)
   try {
     const found = tree.find(parsed.relative)
-    if (found.kind !== 'file' || !keepsNoCopy(found.name, found.stats)) return null
+    if (
+      found.kind !== 'file' ||
+      !keepsNoCopy(found.name, found.stats, found.parent.entry(found.name))
+    )
+      return null
     return found.stats.size > MAX_VERSIONED_BYTES ? 'too large' : 'untracked name'
   } finally {
     tree.close()

@@ -4,7 +4,8 @@
  * injection, race and fuzz tests; never by the app.
  */
 
-import type { Disk } from './disk'
+import type { Stats } from 'node:fs'
+import { nodeDisk, type Disk } from './disk'
 
 /** One call about to be made through the seam. */
 export interface DiskCall {
@@ -65,4 +66,33 @@ export function errnoError(call: DiskCall, code: string): NodeJS.ErrnoException 
     path: target,
     errno: -1,
   })
+}
+
+/**
+ * `before` with `access` answered as the account the process looks like. The tests run as
+ * root, who may read everything, and fake another account (`process.getuid` made to return
+ * 4242); `mayNotRead` asks the kernel (`access`) where the permission bits say no, and the
+ * kernel, asked by root, says yes. Through this, an `accessSync` the permission bits refuse
+ * that account (owner, then group, then others; no ACLs) fails with EACCES, as the kernel
+ * would answer it. With the real uid (root) every call passes untouched.
+ */
+export function asTheAccount(before: BeforeCall): BeforeCall {
+  return (call) => accessAsTheAccount(call) ?? before(call)
+}
+
+function accessAsTheAccount(call: DiskCall): Error | undefined {
+  if (call.name !== 'accessSync') return undefined
+  const uid = process.getuid?.()
+  if (uid === undefined || uid === 0) return undefined
+  let stats: Stats
+  try {
+    stats = nodeDisk.statSync(String(call.args[0]))
+  } catch {
+    return undefined // The call itself fails as it should (ENOENT, ...).
+  }
+  const wanted = Number(call.args[1]) & 0o7
+  const groups = process.getgroups?.() ?? []
+  const shift =
+    stats.uid === uid ? 6 : stats.gid === process.getgid?.() || groups.includes(stats.gid) ? 3 : 0
+  return ((stats.mode >> shift) & wanted) === wanted ? undefined : errnoError(call, 'EACCES')
 }

@@ -62,6 +62,8 @@ export interface Disk {
   realpathSync(path: string): string
   fchmodSync(fd: number, mode: number): void
   chmodSync(path: string, mode: number): void
+  /** `access`: throws (EACCES) unless this process may do all of `mode` (`ACCESS`). */
+  accessSync(path: string, mode: number): void
   fsync(fd: number): Promise<void>
   watch(
     path: string,
@@ -122,6 +124,7 @@ export const nodeDisk: Disk = {
   realpathSync: (path) => fss.realpathSync(path),
   fchmodSync: (fd, mode) => fss.fchmodSync(fd, mode),
   chmodSync: (path, mode) => fss.chmodSync(path, mode),
+  accessSync: (path, mode) => fss.accessSync(path, mode),
   fsync: (fd) => fsyncAsync(fd),
   watch: (path, options, listener) => fss.watch(path, options, listener),
   promises: {
@@ -183,6 +186,9 @@ export function setDisk(next: Disk): () => void {
  */
 export const handlesNameEntries: boolean =
   process.platform === 'linux' && fss.existsSync('/proc/self/fd')
+
+/** The access(2) modes Cairn asks about. */
+export const ACCESS = { READ: fss.constants.R_OK, ENTER: fss.constants.X_OK } as const
 
 /** The open(2) flags Cairn uses; 0 where the platform lacks one (O_NOFOLLOW on Windows). */
 export const OPEN = {

@@ -51,8 +51,10 @@ function walk(folder: Folder, relative: string, into: MemoryEntry[]): number {
         size: stats.size,
         modifiedAt: stats.mtimeMs,
         // So that a delete's confirmation can say the file will be kept aside, not lost.
-        ...(keepsNoCopy(dirent.name, stats) ? { notInHistory: true as const } : {}),
-        ...(mayNotRead(stats) ? { unreadable: true as const } : {}),
+        ...(keepsNoCopy(dirent.name, stats, folder.entry(dirent.name))
+          ? { notInHistory: true as const }
+          : {}),
+        ...(mayNotRead(stats, folder.entry(dirent.name)) ? { unreadable: true as const } : {}),
       })
       total += stats.size
     } else if (stats?.isDirectory()) {

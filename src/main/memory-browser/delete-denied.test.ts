@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { createCore, type Core } from '../core'
 import { tempDataDir } from '../history/test-helpers'
 import { nodeDisk, setDisk } from '../lib/disk'
-import { errnoError, hookDisk } from '../lib/disk-hooks'
+import { asTheAccount, errnoError, hookDisk } from '../lib/disk-hooks'
 
 // `memory:delete` of a folder Cairn may list but not enter (mode 644, after `chmod -R 644`):
 // its refusal named a file inside it, which is not what the person must fix (review12-story,
@@ -41,13 +41,16 @@ describe('deleting a folder Cairn may list but not enter', () => {
     core = await createCore({ dataDir })
     execFileSync('chown', ['-R', '4242:4242', path.join(dataDir, 'memories')])
     await chmod(notes, 0o644)
-    const hooked = hookDisk(nodeDisk, (call) => {
-      const target = String(call.args[0])
-      // Inside the folder (by its path or through its handle), nothing can be looked at.
-      const inside =
-        target.includes('/notes/') || /\/proc\/self\/fd\/\d+\/(inside\.md|sub)$/.test(target)
-      return inside ? errnoError(call, 'EACCES') : undefined
-    })
+    const hooked = hookDisk(
+      nodeDisk,
+      asTheAccount((call) => {
+        const target = String(call.args[0])
+        // Inside the folder (by its path or through its handle), nothing can be looked at.
+        const inside =
+          target.includes('/notes/') || /\/proc\/self\/fd\/\d+\/(inside\.md|sub)$/.test(target)
+        return inside ? errnoError(call, 'EACCES') : undefined
+      }),
+    )
     undoDisk = setDisk(hooked.disk)
     vi.spyOn(process, 'getuid').mockReturnValue(4242)
     const result = await core.dispatch('memory:delete', { path: '/memories/notes' })

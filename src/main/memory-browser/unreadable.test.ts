@@ -6,7 +6,7 @@ import { createCore, type Core } from '../core'
 import { openVersionedMemory } from '../history'
 import { CLAUDE, tempDataDir } from '../history/test-helpers'
 import { nodeDisk, setDisk } from '../lib/disk'
-import { errnoError, hookDisk } from '../lib/disk-hooks'
+import { asTheAccount, errnoError, hookDisk } from '../lib/disk-hooks'
 
 // One folder or file in memories/ that Cairn may not read (another account's, mode 000)
 // emptied the Memory tab: its tree, search and size meter failed whole, and Claude's `view` of
@@ -44,14 +44,17 @@ async function lockSome(): Promise<void> {
   await put('private.md', 'private notes\n')
   await chmod(path.join(dataDir, 'memories', 'backup-tool'), 0o000)
   await chmod(path.join(dataDir, 'memories', 'private.md'), 0o000)
-  const hooked = hookDisk(nodeDisk, (call) => {
-    if (call.name !== 'openSync' && call.name !== 'readdirSync') return undefined
-    const target = String(call.args[0])
-    if (target.endsWith('/private.md') || target.endsWith('/backup-tool')) {
-      return errnoError(call, 'EACCES')
-    }
-    return undefined
-  })
+  const hooked = hookDisk(
+    nodeDisk,
+    asTheAccount((call) => {
+      if (call.name !== 'openSync' && call.name !== 'readdirSync') return undefined
+      const target = String(call.args[0])
+      if (target.endsWith('/private.md') || target.endsWith('/backup-tool')) {
+        return errnoError(call, 'EACCES')
+      }
+      return undefined
+    }),
+  )
   undoDisk = setDisk(hooked.disk)
   vi.spyOn(process, 'getuid').mockReturnValue(4242)
 }

@@ -65,7 +65,9 @@ export async function create(
   const change = await guardWrite(ctx, plan)
   // A previous file history holds no copy of (one too large to version) is not replaced,
   // which would lose it for good: it is kept aside, renamed in its folder, as restores do.
-  const keep = previous !== null && ctx.keepsNoCopy?.(previous.name, previous.stats) === true
+  const keep =
+    previous !== null &&
+    ctx.keepsNoCopy?.(previous.name, previous.stats, previous.parent.entry(previous.name)) === true
   const keptName = keep
     ? asideName(
         previous.name,
@@ -76,7 +78,7 @@ export async function create(
     : null
   // One Cairn may not read is never said to be "not in the history": its last readable
   // version may well be there.
-  const unreadable = keep && mayNotRead(previous.stats)
+  const unreadable = keep && mayNotRead(previous.stats, previous.parent.entry(previous.name))
   const versioned = unreadable && (await ctx.versionedAt?.(relative)) === true
   const keptAsName = `${virtual.slice(0, virtual.lastIndexOf('/') + 1)}${keptName}`
   const message =

@@ -41,7 +41,11 @@ export async function deletePath(
   const { parent, name, stats } = found
   if (parent === null)
     throw new CommandError('invalid-path', 'Error: Cannot delete the /memories directory itself')
-  if (found.kind === 'file' && isAsideName(name) && ctx.keepsNoCopy?.(name, stats)) {
+  if (
+    found.kind === 'file' &&
+    isAsideName(name) &&
+    ctx.keepsNoCopy?.(name, stats, parent.entry(name))
+  ) {
     throw notDeleted(
       virtual,
       'is not in the history, which a restore could not bring back, and was kept aside already',
@@ -53,7 +57,8 @@ export async function deletePath(
   // A folder Cairn may not enter (mode 644 after `chmod -R 644`, another account's): what it
   // holds cannot be known, so nothing of it is deleted, and the refusal names the folder, not
   // the first entry inside that could not be looked at (review12-story, item 5).
-  if (found.kind === 'directory' && mayNotRead(stats)) throw mayNotEnter(virtual)
+  if (found.kind === 'directory' && mayNotRead(stats, parent.entry(name)))
+    throw mayNotEnter(virtual)
   if (found.kind === 'directory' && ctx.keepsNoCopy) {
     let removesFiles: boolean
     try {
@@ -90,13 +95,15 @@ export async function deletePath(
   if (found.kind === 'file') {
     const now = parent.lstat(name)
     if (!now || !sameEntry(now, stats)) throw new ChangedUnderfootError()
-    if (ctx.keepsNoCopy?.(name, stats)) {
+    if (ctx.keepsNoCopy?.(name, stats, parent.entry(name))) {
+      // Asked before it is moved: the kernel's answer (see mayNotRead) needs its name.
+      const unreadable = mayNotRead(stats, parent.entry(name))
       // A file history holds no copy of (one too large to version) would be gone for good:
       // it is kept aside, as a folder delete and a restore keep it. It stays in the memory,
       // so the usage does not change.
       const kept = keepFileAside(parent, name, virtualDir(virtual))
       const keptAs = virtualDir(virtual) + kept
-      if (mayNotRead(stats)) {
+      if (unreadable) {
         // Never "not in the history": what it holds was never read, but its last readable
         // version may well be there.
         const versioned = (await ctx.versionedAt?.(relative)) === true

@@ -31,7 +31,8 @@ export function findKeptEntries(folder: Folder, keepsNoCopy: KeepsNoCopy): KeptE
     for (const dirent of current.list()) {
       const stats = current.lstat(dirent.name)
       if (!stats) continue
-      if (keepsNoCopy(dirent.name, stats)) found.push([...at, dirent.name])
+      if (keepsNoCopy(dirent.name, stats, current.entry(dirent.name)))
+        found.push([...at, dirent.name])
       else if (!stats.isDirectory()) {
         if (!dirent.name.startsWith(TEMP_FILE_PREFIX)) removesFiles = true
       } else {

@@ -126,7 +126,7 @@ function collect(
  */
 function contentsOf(folder: Folder, entry: Entry): Entry[] | null | undefined {
   const stats = folder.lstat(entry.name)
-  if (stats && mayNotRead(stats)) return null
+  if (stats && mayNotRead(stats, folder.entry(entry.name))) return null
   let child: Folder | null
   try {
     child = folder.openChildIfFolder(entry.name)
@@ -200,7 +200,9 @@ class LineMaker {
       size: stats.size,
       path: `${entry.path}${stats.isDirectory() ? '/' : ''}`,
     })
-    return entry.unreadable || mayNotRead(stats) ? `${line} ${CANNOT_BE_READ}` : line
+    return entry.unreadable || mayNotRead(stats, dir?.entry(entry.name))
+      ? `${line} ${CANNOT_BE_READ}`
+      : line
   }
 
   close(): void {

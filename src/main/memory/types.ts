@@ -13,7 +13,7 @@ import type { FolderTree, StagedWrite } from '../lib/folders'
  * place inside the folder, to `<folder> (not in history)` beside it instead of removing them,
  * and says so; what is kept in a copy is removed.
  */
-export type KeepsNoCopy = (name: string, stats: Stats) => boolean
+export type KeepsNoCopy = (name: string, stats: Stats, at?: string) => boolean
 
 /** A content block of a tool result, in the Messages API's shape. */
 export type MemoryContentBlock =

@@ -191,3 +191,69 @@ describe('a later merge an older build recorded without marker sizes (review12-s
     }
   })
 })
+
+// hunt13-followups D1: the desktop's merge (B) and the tablet's (C) did not know of each
+// other, and both took markers of 8; the desktop's record then learns the tablet's.
+const APART = [
+  '<<<<<<< laptop\nA: laptop\n=======\nA: desktop\n>>>>>>> desktop\n',
+  'x\n',
+  '<<<<<<<< desktop\nB: desktop\n========\nB: laptop\n>>>>>>>> laptop\n',
+  'y\n',
+  '<<<<<<<< tablet\nC: tablet\n========\nC: laptop\n>>>>>>>> laptop\n',
+].join('')
+
+describe('one marker size taken by two merges that did not know of each other', () => {
+  const TABLET = 'e'.repeat(32)
+  const first: ConflictRecord = {
+    path: '/memories/prefs.md',
+    kind: 'text',
+    since: SINCE,
+    mergedOn: LAPTOP,
+    markerSize: 7,
+  }
+  const onDesktop: ConflictRecord = {
+    ...first,
+    since: 'b'.repeat(40),
+    mergedOn: DESKTOP,
+    markerSize: 8,
+  }
+  const onTablet: ConflictRecord = {
+    ...first,
+    since: 'c'.repeat(40),
+    mergedOn: TABLET,
+    markerSize: 8,
+  }
+  const position = (oid: string) => [first.since, onDesktop.since, onTablet.since].indexOf(oid)
+  // The desktop's and the tablet's merges each descend from the first, not from each other.
+  const onOneLine = (a: string, b: string) => a === first.since || b === first.since || a === b
+
+  it('orients each block by its markers’ names, and keeps that across a restart', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'cairn-records-'))
+    dirs.push(dir)
+    const add = (records: ConflictRecord[]) =>
+      records.reduce((kept, later) => withLaterConflict(kept, later, position, onOneLine))
+    const records = [add([first, onDesktop, onTablet]), add([onTablet, onDesktop, first])]
+    const store = createSyncStore(dir, createRecordingLogger())
+    await store.saveState({ ...(await store.state()), conflicts: records })
+    const reopened = (await createSyncStore(dir, createRecordingLogger()).state()).conflicts
+    expect(reopened).toEqual(records)
+    const sides = async (record: ConflictRecord, machine: string, id: string) =>
+      (await viewConflict(record, machine, async () => APART, id))?.blocks.map((b) => [
+        b.ours,
+        b.theirs,
+      ])
+    for (const record of reopened) {
+      expect(await sides(record, 'desktop', DESKTOP)).toEqual([
+        ['A: desktop\n', 'A: laptop\n'],
+        ['B: desktop\n', 'B: laptop\n'],
+        // Neither side is the desktop's: as the tablet's merge wrote it.
+        ['C: tablet\n', 'C: laptop\n'],
+      ])
+      expect(await sides(record, 'tablet', TABLET)).toEqual([
+        ['A: laptop\n', 'A: desktop\n'],
+        ['B: desktop\n', 'B: laptop\n'],
+        ['C: tablet\n', 'C: laptop\n'],
+      ])
+    }
+  })
+})

@@ -108,9 +108,10 @@ export function withLaterConflict(
   kept: ConflictRecord,
   later: ConflictRecord,
   position: (oid: string) => number = () => -1,
+  onOneLine: (a: string, b: string) => boolean = () => true,
 ): ConflictRecord {
   if (kept.kind !== 'text' || later.kind !== 'text') return kept
-  const merges = laterMergesOf(kept, later, position)
+  const merges = laterMergesOf(kept, later, position, onOneLine)
   const gathered = merges.length > 0 ? { ...kept, laterMerges: merges } : kept
   // A merge recorded without marker sizes (an older build) left blocks whose size nobody
   // knows: made on another machine than the other merge (or either unknown), no one machine
@@ -136,12 +137,16 @@ export function withLaterConflict(
 // gathered), one per size. A size comes back in a later merge only once every block of that
 // size left the file (a merge's markers are longer than any marker-like line it met), so of two
 // merges with one size the newer one (further along `main`: `position`) made the blocks there.
+// That holds only for merges on one line of history: two merges that did not know of each
+// other (three machines, neither merge an ancestor of the other: `onOneLine`) can both pick a
+// size, and both their blocks stay; then the markers' names decide that size's blocks.
 // Records arrive oldest first from a sync, newest first when read back from history after a
 // kill: the order they come in decides nothing.
 function laterMergesOf(
   kept: ConflictRecord,
   later: ConflictRecord,
   position: (oid: string) => number,
+  onOneLine: (a: string, b: string) => boolean,
 ): LaterMerge[] {
   const merges = [...(kept.laterMerges ?? [])]
   const sizes =
@@ -154,7 +159,17 @@ function laterMergesOf(
     const at = merges.findIndex((known) => known.size === size)
     const known = at >= 0 ? merges[at] : size === kept.markerSize ? kept : undefined
     if (known === undefined) merges.push(merge)
-    else if (newer(since, known.since, position)) {
+    else if (
+      since !== undefined &&
+      known.since !== undefined &&
+      since !== known.since &&
+      !onOneLine(since, known.since)
+    ) {
+      const newest = newer(since, known.since, position) ? since : known.since
+      const both: LaterMerge = { size, mergedOn, since: newest, byNames: true }
+      if (at >= 0) merges[at] = both
+      else merges.push(both)
+    } else if (newer(since, known.since, position)) {
       // The kept record's own size: an entry here wins over its `mergedOn` (`mergedOnFor`).
       if (at >= 0) merges[at] = merge
       else merges.push(merge)
@@ -202,7 +217,7 @@ export function mergedHere(
 // The machine that made the merge whose blocks have markers of `size`.
 function mergedOnFor(record: ConflictRecord, size: number): string | undefined {
   const later = record.laterMerges?.find((merge) => merge.size === size)
-  if (later) return later.mergedOn
+  if (later) return later.byNames ? undefined : later.mergedOn
   // The first merge's blocks (any block, for a record that reads blocks of any size).
   if (record.markerSize === undefined || record.markerSize === size) return record.mergedOn
   return undefined

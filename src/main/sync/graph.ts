@@ -69,3 +69,29 @@ export async function descendsFrom(
   }
   return false
 }
+
+/** Commits walked at most to tell whether two merges know of each other. */
+const MAX_RELATION_WALK = 10_000
+
+/**
+ * Whether one of two local commits is an ancestor of the other (or the same). Unknown (a
+ * commit outside local history, or more commits between them than it walks) answers true:
+ * the caller then keeps what it assumed before.
+ */
+export async function onOneLine(graph: CommitGraph, a: string, b: string): Promise<boolean> {
+  if (a === b) return true
+  const [older, newer] = graph.position(a) <= graph.position(b) ? [a, b] : [b, a]
+  const floor = graph.position(older)
+  if (floor < 0) return true
+  const seen = new Set<string>()
+  const stack = [...(await graph.parents(newer))]
+  while (stack.length > 0) {
+    const oid = stack.pop() as string
+    if (oid === older) return true
+    if (seen.has(oid) || graph.position(oid) <= floor) continue
+    if (seen.size >= MAX_RELATION_WALK) return true
+    seen.add(oid)
+    for (const parent of await graph.parents(oid)) stack.push(parent)
+  }
+  return false
+}

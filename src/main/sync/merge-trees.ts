@@ -6,6 +6,7 @@
  * markers and are reported as conflicts. Pure apart from the injected blob reads and writes.
  */
 import { MAX_VERSIONED_BYTES } from '../history'
+import { CairnError } from '../lib/errors'
 import { cutText, decodeUtf8, fitName } from '../lib/text'
 import { MAX_PATH_LENGTH, MAX_SEGMENT_LENGTH, MEMORY_ROOT, parseMemoryPath } from '../memory'
 import type { FileEntry, FileMap } from './file-map'
@@ -223,7 +224,18 @@ export function sideName(path: string, label: string, taken: ReadonlyMap<string,
   const short = (stemOf: string, tail: string) =>
     `${dir}${fitName(cutText(stemOf, Math.max(1, room - tail.length)), tail)}`
   const passes = (candidate: string) => parseMemoryPath(`${MEMORY_ROOT}/${candidate}`).ok
-  for (let n = 1; ; n++) {
+  // A folder of that name takes it too (the file would be moved aside once more).
+  const folders = new Set<string>()
+  for (const key of taken.keys()) {
+    if (!key.startsWith(dir)) continue
+    for (let at = key.indexOf('/', dir.length); at >= 0; at = key.indexOf('/', at + 1)) {
+      folders.add(key.slice(0, at))
+    }
+  }
+  const free = (candidate: string) => !taken.has(candidate) && !folders.has(candidate)
+  // Numbered names while the number alone still fits the room: past that none of them can
+  // pass the rules, and counting on would never end (hunt13 D2: a room of one character).
+  for (let n = 1; n.toString(36).length <= room; n++) {
     const number = n.toString(36)
     const candidate = [
       named(cleaned, n),
@@ -233,11 +245,28 @@ export function sideName(path: string, label: string, taken: ReadonlyMap<string,
       short(name, `-${number}`),
       `${dir}${number}`,
     ].find(passes)
-    // The number alone always fits the room the original name had (one character at least);
-    // only every short name being taken moves on.
-    if (candidate !== undefined && !taken.has(candidate)) return candidate
+    if (candidate !== undefined && free(candidate)) return candidate
   }
+  // Every short number taken: any other name of one or two characters the rules accept
+  // (`0`, `_`, `0a`), lowercase only so that no two differ by case alone.
+  for (const first of SPARE_CHARACTERS) {
+    if (passes(`${dir}${first}`) && free(`${dir}${first}`)) return `${dir}${first}`
+  }
+  if (room >= 2) {
+    for (const first of SPARE_CHARACTERS) {
+      for (const second of SPARE_CHARACTERS) {
+        const candidate = `${dir}${first}${second}`
+        if (passes(candidate) && free(candidate)) return candidate
+      }
+    }
+  }
+  throw new CairnError(
+    'sync-unsafe-content',
+    `${path} was changed on both machines, and its folder has no free name left for the other machine’s copy. Nothing was changed; remove or rename a file in that folder, or move it to a shorter folder, to sync.`,
+  )
 }
+
+const SPARE_CHARACTERS = [..."0123456789abcdefghijklmnopqrstuvwxyz_-+=@!#$&'(),;[]^{}~"]
 
 // A file and a folder cannot share a name: the file moves beside it, as a conflict to look at.
 function moveFilesOutOfFolders(

@@ -48,7 +48,7 @@ import {
 import { conflictsSince, followRenames } from './conflict-history'
 import { commitFiles } from './file-map'
 import { gitFs, readRef } from './git-fs'
-import { explore } from './graph'
+import { explore, onOneLine } from './graph'
 import { restoreBackup } from './backups'
 import type { ImportPolicy } from './import-checks'
 import { exportMemory, importMemory, removeStaging, type TransferContext } from './transfer'
@@ -176,12 +176,31 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     const settled = new Set(records.filter((r) => r.settled).map((r) => r.path))
     const kept = state.conflicts.filter((c) => !settled.has(c.path))
     const byPath = new Map(kept.map((c) => [c.path, c]))
+    const graph = graphOf(engineHistory)
     for (const record of records) {
       if (record.settled) continue
       const known = byPath.get(record.path)
+      if (!known) {
+        byPath.set(record.path, record)
+        continue
+      }
+      // Which of the merges involved know of each other (asked before, as the walk reads
+      // commits): two that do not may both have taken one marker size.
+      const merges = [...new Set([known, record].flatMap(mergeCommitsOf))]
+      const apart = new Set<string>()
+      for (const [i, a] of merges.entries()) {
+        for (const b of merges.slice(i + 1)) {
+          if (!(await onOneLine(graph, a, b))) apart.add(`${a} ${b}`).add(`${b} ${a}`)
+        }
+      }
       byPath.set(
         record.path,
-        known ? withLaterConflict(known, record, (oid) => engineHistory.position(oid)) : record,
+        withLaterConflict(
+          known,
+          record,
+          (oid) => engineHistory.position(oid),
+          (a, b) => !apart.has(`${a} ${b}`),
+        ),
       )
     }
     await store.saveState({ ...state, conflicts: [...byPath.values()] })
@@ -839,4 +858,10 @@ function changedMeanwhile(path: string): CairnError {
     'conflict',
     `${path} changed after you opened it (Claude or another program wrote to it), so nothing was written. Your text is still here to copy; Cancel and Edit… again start from the file as it is now.`,
   )
+}
+
+// The merge commits a record's blocks came from.
+function mergeCommitsOf(record: ConflictRecord): string[] {
+  const later = (record.laterMerges ?? []).flatMap((merge) => (merge.since ? [merge.since] : []))
+  return [record.since, ...later].slice(0, 20)
 }

@@ -85,6 +85,11 @@ export interface LaterMerge {
    * merge of a size is the one whose blocks are there (absent in records older builds saved).
    */
   readonly since?: string
+  /**
+   * Two merges that did not know of each other (neither an ancestor of the other) both took
+   * this size, so its blocks may be either's: the markers' names decide (hunt13-followups D1).
+   */
+  readonly byNames?: true
 }
 
 export interface SyncState {
@@ -124,7 +129,14 @@ const conflictSchema = z.object({
   markerSize: markerSizeSchema.optional(),
   markerSizes: z.array(markerSizeSchema).max(100).optional(),
   laterMerges: z
-    .array(z.object({ size: markerSizeSchema, mergedOn: machineIdSchema, since: oid.optional() }))
+    .array(
+      z.object({
+        size: markerSizeSchema,
+        mergedOn: machineIdSchema,
+        since: oid.optional(),
+        byNames: z.literal(true).optional(),
+      }),
+    )
     .max(100)
     .optional(),
   settled: z.literal(true).optional(),

@@ -1,0 +1,118 @@
+import { readFile, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { disk } from '../lib/disk'
+import { gitCli, indexDirIn, tempDataDir } from './test-helpers'
+import type { VersionedMemory } from './types'
+import type { MaintenanceSettings } from './maintainer'
+import { openVersionedMemory } from './versioned-memory'
+
+// hunt13-followups D3: a rebuild of the side index that failed once (a full disk) left every
+// read past the index saying index-rebuilding for the rest of the session.
+let dataDir: string
+let cleanup: () => Promise<void>
+let clock = 1_700_000_000_000
+const now = () => (clock += 1000)
+beforeEach(async () => {
+  ;({ dir: dataDir, cleanup } = await tempDataDir())
+})
+afterEach(() => cleanup())
+const claude = (id: string) =>
+  ({ actor: 'claude', conversationId: 'conv-1', toolUseId: id }) as const
+const open = (maintenance: false | MaintenanceSettings = false): Promise<VersionedMemory> =>
+  openVersionedMemory({ dataDir, now, watch: false, maintenance })
+const long = (k: number) => `/memories/${'d'.repeat(60)}/file-${String(k).padStart(4, '0')}.md`
+
+async function damagedOldName(): Promise<void> {
+  const m = await open()
+  for (let k = 0; k < 260; k++) {
+    await m.execute({ command: 'create', path: long(k), file_text: `v${k}\n` }, claude(`t${k}`))
+  }
+  await m.close()
+  // A byte of the oldest name's text, far before the tail the open checks.
+  const names = path.join(indexDirIn(dataDir), 'names')
+  const bytes = await readFile(names)
+  expect(bytes.length).toBeGreaterThan(16_384)
+  bytes[8 + 12]! ^= 0x20
+  await writeFile(names, bytes)
+}
+const gitLog = () => gitCli(dataDir, 'log', '--format=%H', 'main').trim().split('\n')
+const logOids = async (m: VersionedMemory) =>
+  (await m.log({ offset: 0, limit: 1000 })).entries.map((c) => c.oid)
+
+/** Fails the first `times` folders a rebuild makes beside the index, as a full disk would. */
+function failRebuilds(times: number): { failed: () => number; restore: () => void } {
+  const mkdir = disk.mkdirSync
+  let failed = 0
+  disk.mkdirSync = (target, mode) => {
+    if (String(target).includes('.tmp-') && failed < times) {
+      failed++
+      throw Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' })
+    }
+    return mkdir(target, mode)
+  }
+  return { failed: () => failed, restore: () => (disk.mkdirSync = mkdir) }
+}
+
+describe('a side-index rebuild that failed is tried again', () => {
+  it('by maintain(): the timeline equals git log again', { timeout: 120_000 }, async () => {
+    await damagedOldName()
+    const m = await open()
+    const faults = failRebuilds(1)
+    try {
+      // This commit meets the damaged name and starts the rebuild, which fails.
+      await m.execute(
+        { command: 'create', path: '/memories/new.md', file_text: 'n\n' },
+        claude('n'),
+      )
+      for (let tries = 0; faults.failed() === 0 && tries < 600; tries++) {
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      }
+      expect(faults.failed()).toBe(1)
+      await expect(logOids(m)).rejects.toMatchObject({ code: 'index-rebuilding' })
+      for (let k = 0; k < 3; k++) {
+        await m.execute(
+          { command: 'create', path: `/memories/l${k}.md`, file_text: 'l\n' },
+          claude(`l${k}`),
+        )
+      }
+      await m.maintain()
+      expect(await logOids(m)).toEqual(gitLog())
+      expect((await m.fileHistory(long(0))).length).toBe(1)
+    } finally {
+      faults.restore()
+      await m.close()
+    }
+  })
+
+  it(
+    'on its own after a wait, with no maintain() (background maintenance on)',
+    { timeout: 120_000 },
+    async () => {
+      await damagedOldName()
+      const m = await open({ idleMs: 2 ** 30, verifyRetryMs: 20 })
+      const faults = failRebuilds(2)
+      try {
+        await m.execute(
+          { command: 'create', path: '/memories/new.md', file_text: 'n\n' },
+          claude('n'),
+        )
+        await m.execute(
+          { command: 'create', path: '/memories/n2.md', file_text: 'n\n' },
+          claude('n2'),
+        )
+        // Two failures, then the retry after the wait succeeds: waited for, never timed.
+        let oids: string[] | null = null
+        for (let tries = 0; oids === null && tries < 600; tries++) {
+          await new Promise((resolve) => setTimeout(resolve, 50))
+          oids = await logOids(m).catch(() => null)
+        }
+        expect(faults.failed()).toBe(2)
+        expect(oids).toEqual(gitLog())
+      } finally {
+        faults.restore()
+        await m.close()
+      }
+    },
+  )
+})
