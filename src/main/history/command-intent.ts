@@ -24,6 +24,7 @@
  * (redo-renames.ts); whatever else differs there after a kill is someone else's change.
  */
 
+import { createHash } from 'node:crypto'
 import path from 'node:path'
 import { disk, isCode, OPEN } from '../lib/disk'
 import { isDiskProblem } from '../lib/disk-errors'
@@ -49,11 +50,18 @@ interface CommandIntent {
   readonly intent: CommitIntent
   /** Relative paths: a delete's one, a rename's old and new. */
   readonly paths: ReadonlyArray<string>
+  /** A create's: the blob id of the text it writes. */
+  readonly blob?: string
 }
 
 /** Records and clears the intent of the move in flight (one at a time, in the queue). */
 export interface CommandIntents {
-  record(base: string | null, intent: CommitIntent, paths: ReadonlyArray<string>): void
+  record(
+    base: string | null,
+    intent: CommitIntent,
+    paths: ReadonlyArray<string>,
+    text?: string,
+  ): void
   clear(): void
 }
 
@@ -96,8 +104,14 @@ export function commandIntents(gitdir: string, logger: Logger): CommandIntents {
   }
   clear()
   return {
-    record(base, intent, paths) {
-      const record: CommandIntent = { version: 2, base, intent, paths }
+    record(base, intent, paths, text) {
+      const record: CommandIntent = {
+        version: 2,
+        base,
+        intent,
+        paths,
+        ...(text === undefined ? {} : { blob: blobId(Buffer.from(text, 'utf8')) }),
+      }
       const json = Buffer.from(JSON.stringify(record), 'utf8')
       const size = Math.max(written, Math.ceil((json.length + 1) / BLOCK) * BLOCK)
       const bytes = Buffer.alloc(size, 0x20)
@@ -164,15 +178,20 @@ async function holdsOutcome(
   record: CommandIntent,
   report: ScanReport | undefined,
 ): Promise<boolean> {
-  const root = repo.root()
-  const [from, to] = record.paths
-  const before = await nodeAt(repo.store, root, segmentsOf(from!))
-  if (isEmpty(before)) return false
   const scan = (relative: string, committed: Node | null): Promise<Node | null> =>
     scanPath(repo.store, repo.workRoot, segmentsOf(relative), committed, {
       report,
       stats: repo.stats,
     })
+  const root = repo.root()
+  const [from, to] = record.paths
+  if (record.intent.command === 'create') {
+    if (!isEmpty(await nodeAt(repo.store, root, segmentsOf(from!)))) return false
+    const made = await scan(from!, null)
+    return made?.kind === 'blob' && made.oid === record.blob
+  }
+  const before = await nodeAt(repo.store, root, segmentsOf(from!))
+  if (isEmpty(before)) return false
   if (!isEmpty(await scan(from!, before))) return false
   if (record.intent.command === 'delete') return to === undefined
   if (to === undefined) return false
@@ -210,6 +229,9 @@ function recordProblem(record: CommandIntent): string | null {
   const intent0 = record.intent as unknown as Record<string, unknown> | null
   const wanted = intent0?.command === 'rename' ? 2 : 1
   if (record.paths.length !== wanted) return 'paths that do not fit the command'
+  if (intent0?.command === 'create' && !(typeof record.blob === 'string' && isOid(record.blob))) {
+    return 'a create without its blob'
+  }
   for (const where of record.paths as ReadonlyArray<unknown>) {
     if (typeof where !== 'string' || where === '') return 'a path that is not one'
     if (!where.split('/').every((name) => entryNameProblem(name) === null)) {
@@ -228,4 +250,9 @@ function recordProblem(record: CommandIntent): string | null {
 }
 
 // Only moves are noted (a write's commit comes before its rename into place).
-const COMMANDS = new Set(['delete', 'rename'])
+const COMMANDS = new Set(['delete', 'rename', 'create'])
+
+// Git's id of a blob holding `bytes`.
+function blobId(bytes: Buffer): string {
+  return createHash('sha1').update(`blob ${bytes.length}\0`).update(bytes).digest('hex')
+}

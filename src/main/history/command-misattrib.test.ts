@@ -99,18 +99,18 @@ describe('a person edit after a kill of one of Claude commands', () => {
       'str_replace the tool refuses',
       `{ command: 'str_replace', path: '/memories/keep.md', old_str: 'zzz', new_str: 'ONE' }`,
     ],
-    [
-      'rename',
-      `{ command: 'rename', old_path: '/memories/keep.md', new_path: '/memories/k2.md' }`,
-    ],
+    ['rename', `{ command: 'rename', old_path: '/memories/keep.md', new_path: '/memories/k2.md' }`],
     ['delete', `{ command: 'delete', path: '/memories/keep.md' }`],
   ])(
     'is not credited to Claude when the %s had not changed the folder',
     async (_name, command) => {
       await seed()
-      await child(`${KILL_BEFORE_CHANGE}
+      await child(
+        `${KILL_BEFORE_CHANGE}
         await memory.execute(${command}, { actor: 'claude', conversationId: 'c_kill', toolUseId: 'toolu_killed' })
-        process.stdout.write('finished\\n')`, command.includes('zzz'))
+        process.stdout.write('finished\\n')`,
+        command.includes('zzz'),
+      )
       expect(fs.readFileSync(path.join(folder(), 'keep.md'), 'utf8')).toBe('one\n')
       fs.writeFileSync(path.join(folder(), 'keep.md'), 'one\nMY NOTE by the person\n')
       const last = await reopen()

@@ -189,9 +189,13 @@ async function openLocked(
       // Near a limit: edits made outside Cairn that the watcher has not saved yet (its
       // debounce, or events not yet delivered) are saved first, so the totals include them.
       fresh: async () => {
-        await commitOutsideChanges(repo, 'all', record)
+        // Events the watcher saw: those paths only (the debounced report would rescan them
+        // anyway, Cairn's own writes included); else, near a limit, the whole folder.
+        const seen = watcher?.hasPending() ? watcher.takePending() : 'all'
+        await commitOutsideChanges(repo, seen, record)
         return repo.stats.totals()
       },
+      mayBeStale: () => watcher?.hasPending() ?? false,
       add: () => undefined,
       invalidate: () => undefined,
       wantsRefresh: () => false,
@@ -499,8 +503,8 @@ async function openLocked(
     // A delete or rename, checked and about to touch the folder: a kill before its commit
     // leaves its move to the next open, which commits it with these facts if the folder holds
     // exactly that move (command-intent.ts). A write needs no note: its commit comes first.
-    const beforeMove = (mutation: MemoryMutation): void =>
-      intents.record(repo.head(), intentOf(mutation), mutation.paths.map(toRelative))
+    const beforeMove = (mutation: MemoryMutation, text?: string): void =>
+      intents.record(repo.head(), intentOf(mutation), mutation.paths.map(toRelative), text)
     const toolOptions = { createExisting: runOptions.createExisting, stage }
     if (dryRun && runOptions.beforeRun) {
       // The folders the check just walked serve the dry run; the command itself runs after

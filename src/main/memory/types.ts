@@ -108,9 +108,9 @@ export interface MemoryExecuteOptions {
   readonly stage?: WriteStager
   /**
    * Told, for a `delete` or `rename` that passed every check, just before it first touches the
-   * folder (the history notes the command in flight there, see command-intent.ts).
+   * folder, and for a `create` into new folders before they are renamed into place (`text`) (the history notes the command in flight there, see command-intent.ts).
    */
-  readonly beforeMove?: (mutation: MemoryMutation) => void
+  readonly beforeMove?: (mutation: MemoryMutation, text?: string) => void
   /**
    * The memory folder's open folders for this one call, from a caller that walked them just
    * before for the same command (the history's check of the paths it touches): the command
