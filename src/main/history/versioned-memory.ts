@@ -185,14 +185,18 @@ async function openLocked(
     // Every change is scanned for its commit right after the command, and the scans keep the
     // folder's totals: the tool never has to walk the folder.
     usage: {
-      get: async () => repo.stats.totals(),
+      get: async () => {
+        // One turn of the event loop: the watcher's events for edits already made (a folder
+        // of files dropped in just now) are delivered, for `mayBeStale` to see.
+        if (watcher) await new Promise((resolve) => setImmediate(resolve))
+        return repo.stats.totals()
+      },
       // Near a limit: edits made outside Cairn that the watcher has not saved yet (its
       // debounce, or events not yet delivered) are saved first, so the totals include them.
       fresh: async () => {
-        // Events the watcher saw: those paths only (the debounced report would rescan them
-        // anyway, Cairn's own writes included); else, near a limit, the whole folder.
-        const seen = watcher?.hasPending() ? watcher.takePending() : 'all'
-        await commitOutsideChanges(repo, seen, record)
+        // The whole folder (the stat cache skips unchanged files): the watcher's events may
+        // be only the first of a folder of files dropped in, the rest not yet delivered.
+        await commitOutsideChanges(repo, 'all', record)
         return repo.stats.totals()
       },
       mayBeStale: () => watcher?.hasPending() ?? false,
