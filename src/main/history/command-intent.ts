@@ -1,30 +1,41 @@
 /**
- * The intent of the memory command in flight, kept on disk while it runs: a kill between a
- * command's change to the folder and its commit left the change for the next open, which
- * saved it as Cairn's "Save changes found at start-up" — no conversation, no `tool_use` id,
- * and the conversation's tool card without its commit (hunt13-tool D1). About 40% of random
- * kills landed there: the folder fsyncs come after the change.
+ * The intent of the `delete` or `rename` in flight, kept on disk while it runs: a kill between
+ * the move and its commit left it for the next open, which saved it as Cairn's "Save changes
+ * found at start-up" — no conversation, no `tool_use` id, and the conversation's tool card
+ * without its commit (hunt13-tool D1). About 40% of random kills landed there: the folder
+ * fsyncs come after the change.
  *
- * Before a command touches the folder, `history.git/cairn-command` gets its commit's facts
- * (actor, conversation, tool_use id, command, subject), the paths it may change and `main` as
- * it was. Not fsynced: a kill leaves the page cache to the kernel, and a power cut losing it
- * only loses the attribution (the open's commit is then a `recovery`, as before). It is
- * written in place, padded, without truncating or renaming (each would wait for a discard on
- * this file system), and blanked once the command's commit is made. An open that finds it,
- * with `main` still where the command started, commits what changed at those paths with the
- * command's facts, before the open's own commit saves anything else as `recovery`.
+ * Once the tool has checked the command and just before it touches the folder,
+ * `history.git/cairn-command` gets its commit's facts (actor, conversation, tool_use id,
+ * command, subject), its paths and `main` as it was. Not fsynced: a kill leaves the page cache
+ * to the kernel, and a power cut losing it only loses the attribution (the open's commit is
+ * then a `recovery`, as before). It is written in place, padded, without truncating or
+ * renaming (each would wait for a discard on this file system), and blanked once the command's
+ * commit is made, and by the next open.
+ *
+ * The open credits the command only with exactly its outcome, with `main` still where the
+ * command started: a delete's path gone (it was in `HEAD`); a rename's old path gone and its
+ * new one holding exactly what `HEAD` holds at the old (the same blob, or the same subtree).
+ * Anything else — the move not made, or made and then edited by a person while Cairn was down
+ * — is the open's `recovery` commit, never Claude's (review13-tool R1).
+ *
+ * Writes (create, str_replace, insert) have no note: their commit is made before the file is
+ * renamed into place, so a kill either leaves the folder unchanged or the rename to redo
+ * (redo-renames.ts); whatever else differs there after a kill is someone else's change.
  */
 
+import { createHash } from 'node:crypto'
 import path from 'node:path'
-import { disk, isCode, OPEN, unlinkQuietly } from '../lib/disk'
+import { disk, isCode, OPEN } from '../lib/disk'
 import { isDiskProblem } from '../lib/disk-errors'
 import type { Logger } from '../lib/logger'
 import { entryNameProblem } from './damage'
 import { isOid } from './main-ref'
-import { differsFromHead, outermost } from './outside-changes'
+import { segmentsOf } from './paths'
 import type { CommitIntent, Repo } from './repo'
 import type { IndexEntry } from './side-index'
-import type { ScanReport } from './work-tree'
+import { nodeAt, type Node } from './tree-state'
+import { scanPath, type ScanReport } from './work-tree'
 
 /** The intent file's name in the git directory. */
 export const COMMAND_INTENT_FILE = 'cairn-command'
@@ -33,17 +44,24 @@ export const COMMAND_INTENT_FILE = 'cairn-command'
 const BLOCK = 4096
 
 interface CommandIntent {
-  readonly version: 1
+  readonly version: 2
   /** `main` when the command started: its change is uncommitted only while it still is. */
   readonly base: string | null
   readonly intent: CommitIntent
-  /** Relative paths the command may change (a rename's both sides). */
+  /** Relative paths: a delete's one, a rename's old and new. */
   readonly paths: ReadonlyArray<string>
+  /** A create's: the blob id of the text it writes. */
+  readonly blob?: string
 }
 
-/** Records and clears the intent of the command in flight (one at a time, in the queue). */
+/** Records and clears the intent of the move in flight (one at a time, in the queue). */
 export interface CommandIntents {
-  record(base: string | null, intent: CommitIntent, paths: ReadonlyArray<string>): void
+  record(
+    base: string | null,
+    intent: CommitIntent,
+    paths: ReadonlyArray<string>,
+    text?: string,
+  ): void
   clear(): void
 }
 
@@ -53,10 +71,11 @@ export interface CommandIntents {
  */
 export function commandIntents(gitdir: string, logger: Logger): CommandIntents {
   const file = path.join(gitdir, COMMAND_INTENT_FILE)
-  unlinkQuietly(file)
-  // Bytes written so far: a clear blanks them all. `live`: a record is there to clear.
-  let written = 0
-  let live = false
+  // Bytes written so far: a clear blanks them all. `live`: a record is there to clear. One
+  // left from before (the open has used it) is blanked now, not unlinked (an unlink waits for
+  // a discard): an old record never speaks for a later open or command.
+  let written = sizeOf(file)
+  let live = written > 0
   const writeAt0 = (bytes: Buffer): void => {
     // In place: never emptied (`O_TRUNC` frees its block, which waits for a discard).
     let fd: number
@@ -73,9 +92,26 @@ export function commandIntents(gitdir: string, logger: Logger): CommandIntents {
       disk.closeSync(fd)
     }
   }
+  const clear = (): void => {
+    if (!live) return
+    live = false
+    try {
+      writeAt0(Buffer.alloc(written, 0x20))
+    } catch (error) {
+      // A record left behind names `main` before its commit: the open sees it is done.
+      logger.warn('Could not clear the note of the command in flight', error)
+    }
+  }
+  clear()
   return {
-    record(base, intent, paths) {
-      const record: CommandIntent = { version: 1, base, intent, paths }
+    record(base, intent, paths, text) {
+      const record: CommandIntent = {
+        version: 2,
+        base,
+        intent,
+        paths,
+        ...(text === undefined ? {} : { blob: blobId(Buffer.from(text, 'utf8')) }),
+      }
       const json = Buffer.from(JSON.stringify(record), 'utf8')
       const size = Math.max(written, Math.ceil((json.length + 1) / BLOCK) * BLOCK)
       const bytes = Buffer.alloc(size, 0x20)
@@ -92,24 +128,16 @@ export function commandIntents(gitdir: string, logger: Logger): CommandIntents {
         )
       }
     },
-    clear() {
-      if (!live) return
-      live = false
-      try {
-        writeAt0(Buffer.alloc(written, 0x20))
-      } catch (error) {
-        // A record left behind names `main` before its commit: the open sees it is done.
-        logger.warn('Could not clear the note of the command in flight', error)
-      }
-    },
+    clear,
   }
 }
 
 /**
- * At open, before changes found in the folder are saved: commits what changed at the paths of
- * the command a kill interrupted, with that command's facts (its conversation and `tool_use`
- * id), and returns that commit (null when there is none: no record, `main` moved on since,
- * nothing changed there). Everything else the open finds stays its `recovery` commit.
+ * At open, before changes found in the folder are saved: commits the move of the command a
+ * kill interrupted, with that command's facts (its conversation and `tool_use` id), when the
+ * folder holds exactly its outcome, and returns that commit (null when there is none: no
+ * record, `main` moved on since, the folder not exactly as the move left it). Everything else
+ * the open finds stays its `recovery` commit.
  */
 export async function commitInterruptedCommand(
   repo: Repo,
@@ -140,20 +168,69 @@ export async function commitInterruptedCommand(
   }
   // Committed before the kill, or a history that moved on: nothing of it is unsaved.
   if (record.base !== repo.head()) return null
-  const paths = outermost(record.paths)
-  if (paths.length === 0 || !(await differsFromHead(repo, paths, report))) return null
-  return repo.commit(paths, record.intent, report ? { report } : {})
+  if (!(await holdsOutcome(repo, record, report))) return null
+  return repo.commit(record.paths, record.intent, report ? { report } : {})
+}
+
+// The folder holds exactly what the move makes of `HEAD`, nothing more, nothing less.
+async function holdsOutcome(
+  repo: Repo,
+  record: CommandIntent,
+  report: ScanReport | undefined,
+): Promise<boolean> {
+  const scan = (relative: string, committed: Node | null): Promise<Node | null> =>
+    scanPath(repo.store, repo.workRoot, segmentsOf(relative), committed, {
+      report,
+      stats: repo.stats,
+    })
+  const root = repo.root()
+  const [from, to] = record.paths
+  if (record.intent.command === 'create') {
+    if (!isEmpty(await nodeAt(repo.store, root, segmentsOf(from!)))) return false
+    const made = await scan(from!, null)
+    return made?.kind === 'blob' && made.oid === record.blob
+  }
+  const before = await nodeAt(repo.store, root, segmentsOf(from!))
+  if (isEmpty(before)) return false
+  if (!isEmpty(await scan(from!, before))) return false
+  if (record.intent.command === 'delete') return to === undefined
+  if (to === undefined) return false
+  if (!isEmpty(await nodeAt(repo.store, root, segmentsOf(to)))) return false
+  const after = await scan(to, before)
+  if (!after || !before || after.kind !== before.kind) return false
+  if (after.kind === 'blob' && before.kind === 'blob') {
+    return after.oid === before.oid && after.mode === before.mode
+  }
+  return after.oid !== null && after.oid === before.oid
+}
+
+function isEmpty(node: Node | null): boolean {
+  return node === null || (node.kind === 'tree' && node.children?.size === 0)
+}
+
+function sizeOf(file: string): number {
+  try {
+    return disk.lstatSync(file).size
+  } catch {
+    return 0
+  }
 }
 
 // The file is only data: a damaged or crafted one must not name anything outside the folder,
 // nor put what it likes in a commit's author and trailers.
 function recordProblem(record: CommandIntent): string | null {
-  if (typeof record !== 'object' || record === null || record.version !== 1) {
+  if (typeof record !== 'object' || record === null || record.version !== 2) {
     return 'not a record'
   }
   if (record.base !== null && !isOid(record.base)) return 'a base that is not a commit id'
   if (!Array.isArray(record.paths) || record.paths.length === 0 || record.paths.length > 2) {
     return 'paths that are not a list of one or two'
+  }
+  const intent0 = record.intent as unknown as Record<string, unknown> | null
+  const wanted = intent0?.command === 'rename' ? 2 : 1
+  if (record.paths.length !== wanted) return 'paths that do not fit the command'
+  if (intent0?.command === 'create' && !(typeof record.blob === 'string' && isOid(record.blob))) {
+    return 'a create without its blob'
   }
   for (const where of record.paths as ReadonlyArray<unknown>) {
     if (typeof where !== 'string' || where === '') return 'a path that is not one'
@@ -172,4 +249,10 @@ function recordProblem(record: CommandIntent): string | null {
   return null
 }
 
-const COMMANDS = new Set(['create', 'str_replace', 'insert', 'delete', 'rename', 'write'])
+// Only moves are noted (a write's commit comes before its rename into place).
+const COMMANDS = new Set(['delete', 'rename', 'create'])
+
+// Git's id of a blob holding `bytes`.
+function blobId(bytes: Buffer): string {
+  return createHash('sha1').update(`blob ${bytes.length}\0`).update(bytes).digest('hex')
+}

@@ -11,7 +11,6 @@ import {
   createMemoryTool,
   DEFAULT_LIMITS,
   maxEditableBytes,
-  parseMemoryPath,
   removeSecrets,
   unexpectedFailure,
   type MadeChange,
@@ -186,13 +185,21 @@ async function openLocked(
     // Every change is scanned for its commit right after the command, and the scans keep the
     // folder's totals: the tool never has to walk the folder.
     usage: {
-      get: async () => repo.stats.totals(),
+      get: async () => {
+        // One turn of the event loop: the watcher's events for edits already made (a folder
+        // of files dropped in just now) are delivered, for `mayBeStale` to see.
+        if (watcher) await new Promise((resolve) => setImmediate(resolve))
+        return repo.stats.totals()
+      },
       // Near a limit: edits made outside Cairn that the watcher has not saved yet (its
       // debounce, or events not yet delivered) are saved first, so the totals include them.
       fresh: async () => {
+        // The whole folder (the stat cache skips unchanged files): the watcher's events may
+        // be only the first of a folder of files dropped in, the rest not yet delivered.
         await commitOutsideChanges(repo, 'all', record)
         return repo.stats.totals()
       },
+      mayBeStale: () => watcher?.hasPending() ?? false,
       add: () => undefined,
       invalidate: () => undefined,
       wantsRefresh: () => false,
@@ -503,6 +510,11 @@ async function openLocked(
         staged.outcome = 'owed'
       }
     }
+    // A delete or rename, checked and about to touch the folder: a kill before its commit
+    // leaves its move to the next open, which commits it with these facts if the folder holds
+    // exactly that move (command-intent.ts). A write needs no note: its commit comes first.
+    const beforeMove = (mutation: MemoryMutation, text?: string): void =>
+      intents.record(repo.head(), intentOf(mutation), mutation.paths.map(toRelative), text)
     const toolOptions = { createExisting: runOptions.createExisting, stage }
     if (dryRun && runOptions.beforeRun) {
       // The folders the check just walked serve the dry run; the command itself runs after
@@ -517,12 +529,9 @@ async function openLocked(
         facts = verdict
       }
     }
-    // What this command may change, and as whose, until its commit is made: a kill before
-    // then leaves its change to the next open, which commits it with these facts.
-    const planned = plannedMutation(input, repo.workRoot)
-    if (planned) intents.record(repo.head(), intentOf(planned), planned.paths.map(toRelative))
     const result = await tool.execute(input, {
       ...toolOptions,
+      beforeMove,
       describe: afterRun !== undefined,
       ...(dryRun ? {} : { tree }),
     })
@@ -924,35 +933,6 @@ export function intentFor(
     overwrite: command === 'create' && mutation.overwrite,
     restoredFrom: null,
   }
-}
-
-/**
- * The change a memory command asks for, read off its input before it runs (null for a view or
- * an input the tool will refuse): its command and paths, as its commit will name them.
- */
-function plannedMutation(input: unknown, workRoot: string): MemoryMutation | null {
-  if (typeof input !== 'object' || input === null) return null
-  const raw = input as Record<string, unknown>
-  const command = raw.command
-  if (
-    command !== 'create' &&
-    command !== 'str_replace' &&
-    command !== 'insert' &&
-    command !== 'delete' &&
-    command !== 'rename'
-  ) {
-    return null
-  }
-  const paths: string[] = []
-  for (const key of command === 'rename' ? ['old_path', 'new_path'] : ['path']) {
-    const value = raw[key]
-    if (typeof value !== 'string') return null
-    const parsed = parseMemoryPath(value)
-    if (!parsed.ok || parsed.relative === '') return null
-    paths.push(parsed.virtual)
-  }
-  const overwrite = command === 'create' && exists(path.join(workRoot, toRelative(paths[0]!)))
-  return { command, paths, overwrite }
 }
 
 function isView(input: unknown): boolean {

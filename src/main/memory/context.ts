@@ -3,7 +3,7 @@
 import type { FolderTree } from '../lib/folders'
 import type { Logger } from '../lib/logger'
 import type { UsageSource } from './usage'
-import type { KeepsNoCopy, MemoryLimits, MemoryPolicy, WriteStager } from './types'
+import type { KeepsNoCopy, MemoryLimits, MemoryMutation, MemoryPolicy, WriteStager } from './types'
 
 /** The per-call view of the tool's state that commands work with. */
 export interface CommandContext {
@@ -26,6 +26,8 @@ export interface CommandContext {
   readonly describe?: boolean
   /** Takes over a file write into an existing folder before it is flushed (the history's commit). */
   readonly stage?: WriteStager
+  /** Told for a checked `delete` or `rename` just before it touches the folder. */
+  readonly beforeMove?: (mutation: MemoryMutation, text?: string) => void
   /** Entries a folder delete keeps aside instead of removing (none when left out). */
   readonly keepsNoCopy?: KeepsNoCopy
   /** Whether the host's history holds a version at `relative` (unknown when left out). */

@@ -119,6 +119,8 @@ export async function create(
       // Into new folders the file is published by the folders' rename, not its own: no stage.
       ...(stage && existing ? { stage: (write) => stage(write, relative, mutation, made) } : {}),
     })
+    // A file in new folders is committed after the folders' rename: noted, with its text.
+    if (staged) ctx.beforeMove?.(mutation, fileText)
     staged?.publish()
   } catch (error) {
     staged?.abort()

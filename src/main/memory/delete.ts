@@ -90,6 +90,7 @@ export async function deletePath(
     return success(message, mutation, await planMove(ctx, 'delete', target, kind, null))
   }
   const made = ctx.describe ? describeMove(ctx, 'delete', target, kind, null) : undefined
+  ctx.beforeMove?.(mutation)
   let keptNote = ''
   let keptAside: KeptAsideEntry | null = null
   if (found.kind === 'file') {

@@ -187,6 +187,7 @@ export function createMemoryTool(options: MemoryToolOptions): MemoryTool {
       dryRun,
       describe,
       stage: callOptions?.stage,
+      beforeMove: callOptions?.beforeMove,
       keepsNoCopy: options.keepsNoCopy,
       versionedAt: options.versionedAt,
     }

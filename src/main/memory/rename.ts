@@ -75,6 +75,7 @@ export async function rename(
     return success(message, mutation, await planMove(ctx, 'rename', from, kind, to))
   }
   const made = ctx.describe ? describeMove(ctx, 'rename', from, kind, to) : undefined
+  ctx.beforeMove?.(mutation)
 
   const toParent = to.relative.includes('/') ? path.posix.dirname(to.relative) : ''
   const { folder, created } = ctx.tree.ensure(toParent)

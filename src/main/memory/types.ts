@@ -107,6 +107,11 @@ export interface MemoryExecuteOptions {
   /** Given a file write before it is flushed and renamed into place (see `WriteStager`). */
   readonly stage?: WriteStager
   /**
+   * Told, for a `delete` or `rename` that passed every check, just before it first touches the
+   * folder, and for a `create` into new folders before they are renamed into place (`text`) (the history notes the command in flight there, see command-intent.ts).
+   */
+  readonly beforeMove?: (mutation: MemoryMutation, text?: string) => void
+  /**
    * The memory folder's open folders for this one call, from a caller that walked them just
    * before for the same command (the history's check of the paths it touches): the command
    * uses them instead of opening its own, and leaves them open (the caller closes them).

@@ -29,6 +29,13 @@ export interface UsageSource {
    * near a limit (`guardWrite`), where a total that missed them could let the write break it.
    */
   fresh(): Promise<Usage>
+  /**
+   * True when the folder may have changed outside since the total was counted (the plain
+   * tool: a total older than a moment; the history: the watcher saw events since): a write
+   * that adds a file or grows the total is then checked against `fresh` at any distance from
+   * the limits, since an outside jump may be larger than the margin (review13-tool R2).
+   */
+  mayBeStale?(): boolean
   /** A change the tool made itself (files, bytes: signed). */
   add(files: number, bytes: number): void
   /** Something else changed the folder. */
@@ -37,6 +44,9 @@ export interface UsageSource {
   wantsRefresh(): boolean
   refresh(): Promise<void>
 }
+
+/** Past this age a growing write recounts the folder (see `UsageSource.mayBeStale`). */
+export const STALE_AFTER_MS = 2000
 
 /** A lazily computed, self-updating usage total. */
 export class UsageCache implements UsageSource {
@@ -67,6 +77,11 @@ export class UsageCache implements UsageSource {
     if (!this.walkedByGet || this.usage === null) await this.refresh()
     this.walkedByGet = false
     return this.usage!
+  }
+
+  /** True once the total is older than `STALE_AFTER_MS`: the folder may have changed since. */
+  mayBeStale(): boolean {
+    return this.usage === null || this.now() - this.computedAt > STALE_AFTER_MS
   }
 
   /**

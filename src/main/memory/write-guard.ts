@@ -57,9 +57,12 @@ export async function guardWrite(
   // Near a limit, a total that missed changes made outside since it was counted could let
   // this write break it: it is counted again (cheap where it matters: far from the limits,
   // as memory usually is, no write walks the folder).
+  // So is a growing write when the total may have missed outside changes (larger than any
+  // margin: a folder of files dropped in), which the source knows cheaply.
   if (
     (files > 0 && nearLimit(usage.files + files, maxFiles, MIN_MARGIN_FILES)) ||
-    (delta > 0 && nearLimit(usage.bytes + delta, maxTotalBytes, MIN_MARGIN_BYTES))
+    (delta > 0 && nearLimit(usage.bytes + delta, maxTotalBytes, MIN_MARGIN_BYTES)) ||
+    ((files > 0 || delta > 0) && ctx.usage.mayBeStale?.() === true)
   ) {
     usage = await ctx.usage.fresh()
   }
