@@ -185,12 +185,7 @@ async function openLocked(
     // Every change is scanned for its commit right after the command, and the scans keep the
     // folder's totals: the tool never has to walk the folder.
     usage: {
-      get: async () => {
-        // One turn of the event loop: the watcher's events for edits already made (a folder
-        // of files dropped in just now) are delivered, for `mayBeStale` to see.
-        if (watcher) await new Promise((resolve) => setImmediate(resolve))
-        return repo.stats.totals()
-      },
+      get: async () => repo.stats.totals(),
       // Near a limit: edits made outside Cairn that the watcher has not saved yet (its
       // debounce, or events not yet delivered) are saved first, so the totals include them.
       fresh: async () => {
@@ -199,7 +194,6 @@ async function openLocked(
         await commitOutsideChanges(repo, 'all', record)
         return repo.stats.totals()
       },
-      mayBeStale: () => watcher?.hasPending() ?? false,
       add: () => undefined,
       invalidate: () => undefined,
       wantsRefresh: () => false,
