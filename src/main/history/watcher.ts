@@ -12,8 +12,6 @@ export interface FolderWatcher {
   close(): void
   /** The paths seen since the last report, handed over now instead of after the debounce. */
   takePending(): TouchedPaths
-  /** True when events came since the last report (or `takePending`). */
-  hasPending(): boolean
 }
 
 export interface WatchOptions {
@@ -72,7 +70,6 @@ export function watchFolder(root: string, options: WatchOptions): FolderWatcher 
       : watchEachFolder(root, record, options.logger)
 
   return {
-    hasPending: () => everything || pending.size > 0,
     takePending() {
       if (timer) clearTimeout(timer)
       timer = null
