@@ -24,13 +24,13 @@
  * (redo-renames.ts); whatever else differs there after a kill is someone else's change.
  */
 
-import { createHash } from 'node:crypto'
 import path from 'node:path'
 import { disk, isCode, OPEN } from '../lib/disk'
 import { isDiskProblem } from '../lib/disk-errors'
 import type { Logger } from '../lib/logger'
 import { entryNameProblem } from './damage'
 import { isOid } from './main-ref'
+import { hashObject } from './objects/object-database'
 import { segmentsOf } from './paths'
 import type { CommitIntent, Repo } from './repo'
 import type { IndexEntry } from './side-index'
@@ -110,7 +110,7 @@ export function commandIntents(gitdir: string, logger: Logger): CommandIntents {
         base,
         intent,
         paths,
-        ...(text === undefined ? {} : { blob: blobId(Buffer.from(text, 'utf8')) }),
+        ...(text === undefined ? {} : { blob: hashObject('blob', Buffer.from(text, 'utf8')) }),
       }
       const json = Buffer.from(JSON.stringify(record), 'utf8')
       const size = Math.max(written, Math.ceil((json.length + 1) / BLOCK) * BLOCK)
@@ -226,10 +226,10 @@ function recordProblem(record: CommandIntent): string | null {
   if (!Array.isArray(record.paths) || record.paths.length === 0 || record.paths.length > 2) {
     return 'paths that are not a list of one or two'
   }
-  const intent0 = record.intent as unknown as Record<string, unknown> | null
-  const wanted = intent0?.command === 'rename' ? 2 : 1
+  const intent = record.intent as unknown as Record<string, unknown> | null
+  const wanted = intent?.command === 'rename' ? 2 : 1
   if (record.paths.length !== wanted) return 'paths that do not fit the command'
-  if (intent0?.command === 'create' && !(typeof record.blob === 'string' && isOid(record.blob))) {
+  if (intent?.command === 'create' && !(typeof record.blob === 'string' && isOid(record.blob))) {
     return 'a create without its blob'
   }
   for (const where of record.paths as ReadonlyArray<unknown>) {
@@ -238,7 +238,6 @@ function recordProblem(record: CommandIntent): string | null {
       return 'a path the history may not hold'
     }
   }
-  const intent = record.intent as unknown as Record<string, unknown> | null
   if (typeof intent !== 'object' || intent === null) return 'no commit facts'
   if (intent.actor !== 'claude' && intent.actor !== 'user') return 'an actor that is not one'
   if (!COMMANDS.has(intent.command as string)) return 'a command that is not one'
@@ -251,8 +250,3 @@ function recordProblem(record: CommandIntent): string | null {
 
 // Only moves are noted (a write's commit comes before its rename into place).
 const COMMANDS = new Set(['delete', 'rename', 'create'])
-
-// Git's id of a blob holding `bytes`.
-function blobId(bytes: Buffer): string {
-  return createHash('sha1').update(`blob ${bytes.length}\0`).update(bytes).digest('hex')
-}
