@@ -26,6 +26,7 @@ import {
   readFileIn,
   RootIsLinkError,
 } from '../lib/folders'
+import { entryNameProblem } from './damage'
 import { hashObject } from './objects/object-database'
 import { MAX_VERSIONED_BYTES } from './work-tree'
 import type { LoggedRename } from './objects/object-log'
@@ -116,15 +117,10 @@ function versionOf(folder: Folder, name: string): string | null {
   }
 }
 
-// A record names one entry of a folder, by names Cairn itself uses: a temp name for `temp`,
-// a plain name for the target, plain folder names on the way.
+// A record names one entry of a folder, by names Cairn itself uses: one of its temp names for
+// `temp`, names the history may hold for the target and the folders on the way.
 function plausible({ dir, temp, name }: LoggedRename): boolean {
-  const plain = (segment: string) =>
-    segment !== '' &&
-    segment !== '.' &&
-    segment !== '..' &&
-    !/[/\\\0]/.test(segment) &&
-    !isOwnTempName(segment)
-  if (dir !== '' && !dir.split('/').every(plain)) return false
-  return isOwnTempName(temp) && !/[/\\\0]/.test(temp) && plain(name)
+  const held = (segment: string) => entryNameProblem(segment) === null
+  if (dir !== '' && !dir.split('/').every(held)) return false
+  return isOwnTempName(temp) && held(name)
 }
