@@ -431,17 +431,21 @@ export function createObjectStore(gitdir: string): ObjectStore {
     return disk.lstatIfThere(db.loosePath(oid)) ?? null
   }
 
+  // The reader's damage becomes the history's; the disk's own errors pass on as they are.
+  function historyError(oid: string, error: unknown): unknown {
+    if (error instanceof MissingObjectError) return new DamagedHistoryError(oid, 'missing')
+    if (isFormatError(error) && !isDiskProblem(error)) {
+      return new DamagedHistoryError(oid, 'corrupt')
+    }
+    return error
+  }
+
   function readTyped(oid: string, type: ObjectType): Buffer {
     let object
     try {
       object = db.read(oid)
     } catch (error) {
-      // The reader's damage becomes the history's; the disk's own errors pass on as they are.
-      if (error instanceof MissingObjectError) throw new DamagedHistoryError(oid, 'missing')
-      if (isFormatError(error) && !isDiskProblem(error)) {
-        throw new DamagedHistoryError(oid, 'corrupt')
-      }
-      throw error
+      throw historyError(oid, error)
     }
     if (object.type !== type) throw new DamagedHistoryError(oid, `not a ${type}`)
     return object.content
@@ -467,11 +471,7 @@ export function createObjectStore(gitdir: string): ObjectStore {
     try {
       return db.sizeOf(oid)
     } catch (error) {
-      if (error instanceof MissingObjectError) throw new DamagedHistoryError(oid, 'missing')
-      if (isFormatError(error) && !isDiskProblem(error)) {
-        throw new DamagedHistoryError(oid, 'corrupt')
-      }
-      throw error
+      throw historyError(oid, error)
     }
   }
 
