@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { nodeDisk, setDisk } from '../lib/disk'
 import { hookDisk, type DiskCall } from '../lib/disk-hooks'
 import { makeSandbox, text, type Sandbox } from './test-support'
-import { measure, STALE_AFTER_MS, UsageCache } from './usage'
+import { measure, STALE_AFTER_MS, UsageCache, type UsageSource } from './usage'
 
 // perf14-usage: review13-tool R2's fix made a growing write whose total was older than 2 s
 // walk the whole folder (140 ms at 10,000 files, on nearly every create in real use). The
@@ -185,6 +185,56 @@ describe('the usage check of a growing write past the short age', () => {
     })
     expect(result.isError, text(result)).toBe(true)
     expect(text(result)).toContain('memory already holds 1,000 files, the limit is 1,000')
+  })
+})
+
+describe("the tool's own changes", () => {
+  it('keep the record equal to a whole walk, with no folder read again', async () => {
+    // Well after every mtime: nothing is racy, so a wrong record is not read again.
+    const clock = { now: Date.now() + 600_000 }
+    const made: { cache?: UsageCache } = {}
+    const usage: UsageSource = {
+      get: () => made.cache!.get(),
+      fresh: () => made.cache!.fresh(),
+      mayBeStale: () => made.cache!.mayBeStale(),
+      recheck: () => made.cache!.recheck(),
+      changing: (relatives) => made.cache!.changing(relatives),
+      add: () => made.cache!.add(),
+      invalidate: () => made.cache!.invalidate(),
+      wantsRefresh: () => made.cache!.wantsRefresh(),
+      refresh: () => made.cache!.refresh(),
+    }
+    box = await makeSandbox({ usage })
+    const cache = new UsageCache(box.root, 60_000, () => clock.now)
+    made.cache = cache
+    await populate(box.root, 120)
+    const commands: Array<Record<string, unknown>> = [
+      { command: 'create', path: '/memories/topic-000/a.md', file_text: 'a\n' },
+      { command: 'create', path: '/memories/new/deep/b.md', file_text: 'bb\n' },
+      { command: 'create', path: '/memories/topic-001/note-00050.md', file_text: 'longer\n' },
+      {
+        command: 'str_replace',
+        path: '/memories/topic-000/a.md',
+        old_str: 'a',
+        new_str: 'a much longer line',
+      },
+      { command: 'insert', path: '/memories/new/deep/b.md', insert_line: 0, insert_text: 'x' },
+      { command: 'rename', old_path: '/memories/topic-002', new_path: '/memories/new/moved' },
+      { command: 'rename', old_path: '/memories/topic-000/a.md', new_path: '/memories/top.md' },
+      { command: 'delete', path: '/memories/topic-001/note-00051.md' },
+      { command: 'delete', path: '/memories/new/deep' },
+    ]
+    for (const input of commands) {
+      const result = await box.run(input)
+      expect(result.isError, text(result)).toBe(false)
+      clock.now += STALE_AFTER_MS + 1000
+      const reads = countReads()
+      const checked = await cache.recheck()
+      restoreDisk!()
+      restoreDisk = null
+      expect({ input, read: reads.folders }).toEqual({ input, read: [] })
+      expect(checked).toEqual(await measure(box.root))
+    }
   })
 })
 
