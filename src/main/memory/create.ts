@@ -99,6 +99,8 @@ export async function create(
     return success(message, mutation, await planFile(ctx, 'create', target, { after: fileText }))
   }
   const made = ctx.describe ? describeFile(ctx, 'create', target, { after: fileText }) : undefined
+  const dir = relative.includes('/') ? `${path.posix.dirname(relative)}/` : ''
+  const recorded = ctx.usage.changing?.(keptName !== null ? [relative, dir + keptName] : [relative])
   // New folders appear together with the file, in one rename (see FolderTree.stage).
   const existing = found.parent instanceof Folder ? found.parent : null
   const staged = existing
@@ -128,6 +130,8 @@ export async function create(
     throw error
   }
   ctx.usage.add(change.files, change.bytes)
+  // The name kept aside may differ from the one planned (taken meanwhile).
+  await recorded?.(kept !== null ? [dir + kept] : [])
   const result = success(message, mutation, made)
   if (kept === null) return result
   const keptAs = virtual.slice(0, virtual.lastIndexOf('/') + 1) + kept

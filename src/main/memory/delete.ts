@@ -91,6 +91,10 @@ export async function deletePath(
   }
   const made = ctx.describe ? describeMove(ctx, 'delete', target, kind, null) : undefined
   ctx.beforeMove?.(mutation)
+  const recorded = ctx.usage.changing?.([relative])
+  // Names kept aside beside the target (relative paths), for `recorded`.
+  const keptNames: string[] = []
+  const dir = relative.includes('/') ? relative.slice(0, relative.lastIndexOf('/') + 1) : ''
   let keptNote = ''
   let keptAside: KeptAsideEntry | null = null
   if (found.kind === 'file') {
@@ -103,6 +107,7 @@ export async function deletePath(
       // it is kept aside, as a folder delete and a restore keep it. It stays in the memory,
       // so the usage does not change.
       const kept = keepFileAside(parent, name, virtualDir(virtual))
+      keptNames.push(dir + kept)
       const keptAs = virtualDir(virtual) + kept
       if (unreadable) {
         // Never "not in the history": what it holds was never read, but its last readable
@@ -169,6 +174,7 @@ export async function deletePath(
       throw error
     }
     if (kept) {
+      keptNames.push(dir + kept)
       keptNote = keptMessage(virtual, kept)
       keptAside = { path: virtual, keptAs: virtualDir(virtual) + kept, reason: 'folder' }
     }
@@ -186,6 +192,7 @@ export async function deletePath(
   }
   // Durable before its commit is (settleFolderSyncs; best effort: it has happened either way).
   parent.syncLater()
+  await recorded?.(keptNames)
   return withKept(success(message + keptNote, mutation, made), keptAside)
 }
 
