@@ -487,6 +487,13 @@ export interface ConversationSummary {
    * file (else "Unreadable conversation" and the file's time); it has no messages to open.
    */
   readonly unreadable?: boolean
+  /**
+   * Set when another program (an editor, a sync tool) changed the conversation's file since
+   * Cairn last read or wrote it, this session, and Cairn took up that version: when (`at`),
+   * and, when the copy Cairn had held messages that version lacks, the name it was kept under
+   * in the conversations folder (`cairn-replaced/<id>.json`). Not stored.
+   */
+  readonly changedOutside?: { readonly at: number; readonly keptAs: string | null }
 }
 
 export interface Conversation extends ConversationSummary {
