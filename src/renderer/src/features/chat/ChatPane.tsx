@@ -301,7 +301,7 @@ export function ChatPane() {
             This conversation’s file was changed outside Cairn (another editor, a sync tool), so
             Cairn now shows that version, and adds to it.{' '}
             {changedOutside.keptAs
-              ? `The copy Cairn had held messages this version lacks: it is kept as conversations/${changedOutside.keptAs} in the data folder.`
+              ? `Cairn’s own copy holds what this version lacks, so it is kept as conversations/${changedOutside.keptAs} in the data folder.`
               : 'Nothing Cairn had is missing from it.'}
           </Banner>
         )}
