@@ -68,17 +68,18 @@ export async function create(
   const keep =
     previous !== null &&
     ctx.keepsNoCopy?.(previous.name, previous.stats, previous.parent.entry(previous.name)) === true
+  // One Cairn may not read is never said (nor named) to be "not in the history": its last
+  // readable version may well be there.
+  const unreadable = keep && mayNotRead(previous.stats, previous.parent.entry(previous.name))
   const keptName = keep
     ? asideName(
         previous.name,
         (name) => previous.parent.lstat(name) !== null,
         'file',
         virtual.slice(0, virtual.lastIndexOf('/') + 1),
+        unreadable ? 'unreadable' : 'not-in-history',
       )
     : null
-  // One Cairn may not read is never said to be "not in the history": its last readable
-  // version may well be there.
-  const unreadable = keep && mayNotRead(previous.stats, previous.parent.entry(previous.name))
   const versioned = unreadable && (await ctx.versionedAt?.(relative)) === true
   const keptAsName = `${virtual.slice(0, virtual.lastIndexOf('/') + 1)}${keptName}`
   const message =

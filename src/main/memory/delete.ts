@@ -10,6 +10,7 @@ import type { ParsedMemoryPath } from './path-rules'
 import {
   findKeptEntries,
   isAsideName,
+  asideName,
   keepFileAside,
   keepFolderInPlace,
   moveKeptEntries,
@@ -106,7 +107,18 @@ export async function deletePath(
       // A file history holds no copy of (one too large to version) would be gone for good:
       // it is kept aside, as a folder delete and a restore keep it. It stays in the memory,
       // so the usage does not change.
-      const kept = keepFileAside(parent, name, virtualDir(virtual))
+      const kept = keepFileAside(
+        parent,
+        name,
+        virtualDir(virtual),
+        asideName(
+          name,
+          (candidate) => parent.lstat(candidate) !== null,
+          'file',
+          virtualDir(virtual),
+          unreadable ? 'unreadable' : 'not-in-history',
+        ),
+      )
       keptNames.push(dir + kept)
       const keptAs = virtualDir(virtual) + kept
       if (unreadable) {

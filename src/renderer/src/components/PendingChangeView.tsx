@@ -4,7 +4,7 @@ import { api, errorMessage, unwrap } from '../lib/api'
 import { changeDiff } from '../lib/change-diff'
 import { flagTitle, flagWhere } from '../lib/flags'
 import { formatSize } from '../features/memory/tree-model'
-import { displayPath } from '../lib/format'
+import { displayPath, visibleName } from '../lib/format'
 import { keepLineEnds } from '../lib/line-ends'
 import { leftOutForLength, usePendingChanges } from '../lib/pending-changes'
 import { revealHidden } from '../lib/reveal-hidden'
@@ -448,7 +448,11 @@ function TextChangePreview({ change }: { readonly change: PendingChange }) {
     <div className="review-diff-frame">
       {note && <p className="review-note">{note}</p>}
       {diff && diff.rows.length > 0 && (
-        <div className="review-diff" role="table" aria-label={`Changes to ${change.path}`}>
+        <div
+          className="review-diff"
+          role="table"
+          aria-label={`Changes to ${visibleName(change.path)}`}
+        >
           {diff.rows.map((row, i) =>
             row.kind === 'gap' ? (
               <div key={i} role="row" className="review-gap">
