@@ -165,10 +165,14 @@ export const COMMIT_CACHE_SIZE = 10_000
 const MAX_UNFLUSHED = 64
 
 /**
- * Objects up to this size are framed as zlib's stored blocks here (`storedZlib`); larger ones
- * by zlib itself at level 0 (its Adler-32 is faster on long inputs).
+ * Objects up to this size (with their header; one stored block, as zlib writes them up to
+ * 65,531 bytes, so the bytes stay exactly zlib's) are framed as zlib's stored
+ * blocks here (`storedZlib`); larger ones by zlib itself at level 0 (its Adler-32 is faster on
+ * long inputs: 120 KB took 0.08 ms in zlib against 0.13 by hand, load 22). Up to 64 KB the set-up
+ * of zlib's stream costs more: a 40 KB tree (a flat folder of 1,000 files, rewritten by every
+ * commit there) took 0.18 ms at level 0 against 0.05 ms framed here (stop 14).
  */
-const STORED_BY_HAND = 8192
+const STORED_BY_HAND = 0xff00
 
 /**
  * `head` then `body` as a zlib stream of one stored (uncompressed) deflate block, as
@@ -249,10 +253,10 @@ export function createObjectStore(gitdir: string): ObjectStore {
     }
     const header = Buffer.from(`${type} ${content.byteLength}\0`)
     // Loose objects are short-lived (maintenance packs them, compressing properly), so they
-    // are stored rather than compressed: a 40 KB tree costs 60 µs instead of 500. A small one
-    // is framed here, without zlib, whose set-up per call cost more than the object.
+    // are stored rather than compressed: a 40 KB tree costs 60 µs instead of 500. One up to 64 KB
+    // is framed here, without zlib, whose set-up per call cost more than the framing.
     const data =
-      content.byteLength > STORED_BY_HAND
+      header.byteLength + content.byteLength > STORED_BY_HAND
         ? deflateSync(Buffer.concat([header, content]), { level: 0 })
         : storedZlib(header, content)
     const temp = path.join(dir, `tmp_obj_${tempSuffix()}`)

@@ -130,6 +130,12 @@ export interface Repo extends RepoView {
    * rebuild from the commits (`indexRebuilding`) until `replaceIndex`.
    */
   whenIndexDamaged(hook: () => void): void
+  /**
+   * Calls `keep` with the path of a memory file a command's write is about to replace, just
+   * before the rename (history/freed-files.ts): keeping it by a second name, the rename frees
+   * nothing and does not wait for the disk's discard.
+   */
+  keepReplaced(keep: (entry: string) => void): void
   indexRebuilding(): boolean
   /**
    * Takes `head` as the new `main` after the ref and the folder were moved to it (see
@@ -272,9 +278,10 @@ export function createRepo(options: {
    * the rename may change the file's ctime), so the next scan of the file reads and hashes
    * it, as it would any file just written, and no `fstat` is spent on them.
    */
+  let keepOld: ((entry: string) => void) | undefined
   function publishStaged(staged: StagedChange | undefined, node: Node | null): void {
     if (!staged) return
-    staged.write.publish()
+    staged.write.publish(keepOld)
     if (node?.kind === 'blob') {
       stats.recordWritten(staged.relative, staged.write.content.byteLength, node.oid)
     } else stats.forget(staged.relative)
@@ -433,6 +440,9 @@ export function createRepo(options: {
     indexRebuilding: () => indexDamaged,
     whenIndexDamaged(hook) {
       onIndexDamaged = hook
+    },
+    keepReplaced(keep) {
+      keepOld = keep
     },
     commit,
     replaceIndex(next) {

@@ -31,6 +31,7 @@ import { IndexDamagedError, IndexFile, replaceIndexDir } from './index-file'
 import { indexRebuildingError, requireCurrentIndex } from './read'
 import { compareCommits, diffFile, readAt, readBytesAt, showCommit } from './inspect'
 import { commandIntents } from './command-intent'
+import { createFreedFiles, FREED_QUIET_MS } from './freed-files'
 import { createLookup } from './lookup'
 import { createMaintainer, PackFolderGate, type MaintenanceSettings } from './maintainer'
 import {
@@ -203,6 +204,14 @@ async function openLocked(
   })
   const limits: MemoryLimits = { ...DEFAULT_LIMITS, ...options.limits }
   const queue = createSerialQueue()
+  // The old versions commands replace are kept by a second name and removed at quiet moments
+  // (their discards off the commands' path), those a kill or power cut left first.
+  const quietMs = (options.maintenance || undefined)?.quietMs ?? FREED_QUIET_MS
+  const freed = createFreedFiles(repo.gitdir, {
+    untilQuiet: () => (queue.busy() ? quietMs : quietMs - (performance.now() - queue.lastActive())),
+    logger,
+  })
+  repo.keepReplaced(freed.keep)
   const gate = new PackFolderGate()
   const maintainer = createMaintainer({
     store: repo.store,
@@ -891,6 +900,7 @@ async function openLocked(
         }
       }
       await maintainer.stop()
+      freed.stop()
       // Every object the write-ahead log covers made durable, the log emptied: the next open
       // has nothing to replay. A failure leaves the records for it.
       await repo.store.checkpoint({ durable: true }).catch((error: unknown) => {

@@ -707,12 +707,17 @@ export class StagedWrite {
     return this.flushing
   }
 
-  /** Renames the flushed temp file over the target: the change happens. */
-  publish(): void {
+  /**
+   * Renames the flushed temp file over the target: the change happens. `keepOld` is told the
+   * target's path (through the folder's handle) just before, to keep the file it replaces
+   * alive by a name of its own: the rename then frees nothing (see history/freed-files.ts).
+   */
+  publish(keepOld?: (entry: string) => void): void {
     if (this.done) return
     const fd = this.fd
     this.fd = null
     if (fd !== null) disk.closeSync(fd)
+    keepOld?.(this.folder.entry(this.name))
     disk.renameSync(this.folder.entry(this.temp), this.folder.entry(this.name))
     this.done = true
   }

@@ -1,0 +1,144 @@
+import { spawn } from 'node:child_process'
+import { lstatSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import path from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { FREED_DIR, MAX_KEPT } from './freed-files'
+import { openVersionedMemory } from './index'
+import { fsck, gitCli, headMatchesFolder, tempDataDir } from './test-helpers'
+
+// Issue #15, stop 14: a command's rename over a memory file no longer frees the old file on
+// the command's path (the disk's discard): the old file is kept by a second name in
+// history.git/cairn-freed/ and removed at a quiet moment; a kill before that leaves names the
+// next open removes.
+
+let dataDir: string
+let cleanup: () => Promise<void>
+beforeEach(async () => {
+  ;({ dir: dataDir, cleanup } = await tempDataDir())
+})
+afterEach(() => cleanup())
+
+const origin = { actor: 'claude', conversationId: 'c_freed', toolUseId: 'toolu_freed' } as const
+const freedDir = () => path.join(dataDir, 'history.git', FREED_DIR)
+const kept = () => readdirSync(freedDir())
+const file = (name: string) => path.join(dataDir, 'memories', name)
+
+async function until(done: () => boolean): Promise<void> {
+  for (let i = 0; i < 500 && !done(); i++) await new Promise((r) => setTimeout(r, 20))
+}
+
+describe('replaced versions kept until a quiet moment', () => {
+  it('keeps the replaced file by a second name, then removes it once commands pause', async () => {
+    const memory = await openVersionedMemory({
+      dataDir,
+      watch: false,
+      maintenance: { quietMs: 300, idleMs: 2 ** 30 },
+    })
+    try {
+      await memory.execute(
+        { command: 'create', path: '/memories/a.md', file_text: 'one\n' },
+        origin,
+      )
+      const before = lstatSync(file('a.md')).ino
+      const outcome = await memory.execute(
+        { command: 'str_replace', path: '/memories/a.md', old_str: 'one', new_str: 'two' },
+        origin,
+      )
+      expect(outcome.commit).not.toBeNull()
+      expect(readFileSync(file('a.md'), 'utf8')).toBe('two\n')
+      // The old file lives on under one name here (the rename freed nothing), as it was.
+      const names = kept()
+      expect(names).toHaveLength(1)
+      const old = path.join(freedDir(), names[0]!)
+      expect(lstatSync(old).ino).toBe(before)
+      expect(lstatSync(old).nlink).toBe(1)
+      expect(readFileSync(old, 'utf8')).toBe('one\n')
+      await until(() => kept().length === 0)
+      expect(kept()).toEqual([])
+      expect(await headMatchesFolder(dataDir)).toBe(true)
+    } finally {
+      await memory.close()
+    }
+    fsck(dataDir)
+  })
+
+  it('keeps at most MAX_KEPT while commands give no quiet moment; later ones free as before', async () => {
+    const memory = await openVersionedMemory({
+      dataDir,
+      watch: false,
+      maintenance: { quietMs: 2 ** 30, idleMs: 2 ** 30 },
+    })
+    try {
+      await memory.execute({ command: 'create', path: '/memories/n.md', file_text: 'v0\n' }, origin)
+      for (let i = 0; i < MAX_KEPT + 3; i++) {
+        const outcome = await memory.execute(
+          {
+            command: 'str_replace',
+            path: '/memories/n.md',
+            old_str: `v${i}`,
+            new_str: `v${i + 1}`,
+          },
+          origin,
+        )
+        expect(outcome.commit).not.toBeNull()
+      }
+      expect(kept()).toHaveLength(MAX_KEPT)
+      expect(readFileSync(file('n.md'), 'utf8')).toBe(`v${MAX_KEPT + 3}\n`)
+    } finally {
+      await memory.close()
+    }
+  }, 120_000)
+
+  it('a kill between the result and the removal loses nothing: the next open removes what is left', async () => {
+    const index = JSON.stringify(path.resolve('src/main/history/index.ts'))
+    // Commands with no quiet moment between them (no removal), the result of each told, then
+    // killed while the kept names are there.
+    const script = `
+      const { openVersionedMemory } = await import(${index})
+      const memory = await openVersionedMemory({ dataDir: ${JSON.stringify(dataDir)}, watch: false, maintenance: { quietMs: 2 ** 30, idleMs: 2 ** 30 } })
+      const origin = { actor: 'claude', conversationId: 'c_freed', toolUseId: 'toolu_kill' }
+      await memory.execute({ command: 'create', path: '/memories/k.md', file_text: 'k0\\n' }, origin)
+      for (let i = 0; i < 5; i++) {
+        const outcome = await memory.execute({ command: 'str_replace', path: '/memories/k.md', old_str: 'k' + i, new_str: 'k' + (i + 1) }, origin)
+        if (!outcome.commit) throw new Error('no commit')
+      }
+      process.stdout.write('done\\n')
+      await new Promise(() => {})
+    `
+    const proc = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let stderr = ''
+    proc.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+    const exited = new Promise<NodeJS.Signals | null>((resolve) =>
+      proc.once('exit', (_code, signal) => resolve(signal)),
+    )
+    await new Promise((resolve) => proc.stdout.once('data', resolve))
+    proc.kill('SIGKILL')
+    expect(await exited, stderr).toBe('SIGKILL')
+    expect(kept()).toHaveLength(5)
+
+    // Something else in the folder is only ever a second name too: removed all the same.
+    writeFileSync(path.join(freedDir(), 'left-by-an-older-run'), 'old\n')
+    const memory = await openVersionedMemory({
+      dataDir,
+      watch: false,
+      maintenance: { quietMs: 50, idleMs: 2 ** 30 },
+    })
+    try {
+      await until(() => kept().length === 0)
+      expect(kept()).toEqual([])
+      expect(readFileSync(file('k.md'), 'utf8')).toBe('k5\n')
+      // Every result told was committed; the open found nothing to save.
+      const subjects = gitCli(dataDir, 'log', '--format=%an|%s').trim().split('\n')
+      expect(subjects.filter((line) => line.startsWith('Claude|'))).toHaveLength(6)
+      expect(
+        subjects.filter((line) => line.startsWith('Cairn|') && !line.endsWith('init')),
+      ).toEqual([])
+    } finally {
+      await memory.close()
+    }
+    expect(await headMatchesFolder(dataDir)).toBe(true)
+    fsck(dataDir)
+  }, 120_000)
+})
