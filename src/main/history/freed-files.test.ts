@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process'
 import { lstatSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { FREED_DIR, MAX_KEPT } from './freed-files'
+import { FREED_DIR, MAX_KEPT, MAX_KEPT_BYTES, MAX_KEPT_FILE_BYTES } from './freed-files'
 import { openVersionedMemory } from './index'
 import { fsck, gitCli, headMatchesFolder, tempDataDir } from './test-helpers'
 
@@ -88,6 +88,44 @@ describe('replaced versions kept until a quiet moment', () => {
       await memory.close()
     }
   }, 120_000)
+
+  it('keeps no file over MAX_KEPT_FILE_BYTES and no more than MAX_KEPT_BYTES in all: the space is not held back', async () => {
+    const memory = await openVersionedMemory({
+      dataDir,
+      watch: false,
+      maintenance: { quietMs: 2 ** 30, idleMs: 2 ** 30 },
+    })
+    try {
+      // A version just over the per-file cap is replaced: the rename frees it as before.
+      const big = 'b'.repeat(MAX_KEPT_FILE_BYTES) + '\n'
+      await memory.execute({ command: 'create', path: '/memories/big.md', file_text: big }, origin)
+      await memory.execute(
+        { command: 'create', path: '/memories/big.md', file_text: 'small\n' },
+        origin,
+      )
+      expect(kept()).toHaveLength(0)
+      // Versions just under it are kept until their bytes would pass the total cap.
+      const size = MAX_KEPT_FILE_BYTES - 1
+      const fits = Math.floor(MAX_KEPT_BYTES / size)
+      for (let i = 0; i < fits + 2; i++) {
+        const text = String(i % 10).repeat(size - 1) + '\n'
+        await memory.execute(
+          { command: 'create', path: '/memories/mid.md', file_text: text },
+          origin,
+        )
+      }
+      // The first create replaced nothing; every later one replaced a version of `size` bytes.
+      expect(kept()).toHaveLength(fits)
+      const total = kept().reduce(
+        (sum, name) => sum + lstatSync(path.join(freedDir(), name)).size,
+        0,
+      )
+      expect(total).toBeLessThanOrEqual(MAX_KEPT_BYTES)
+    } finally {
+      await memory.close()
+    }
+    fsck(dataDir)
+  }, 300_000)
 
   it('a kill between the result and the removal loses nothing: the next open removes what is left', async () => {
     const index = JSON.stringify(path.resolve('src/main/history/index.ts'))

@@ -12,7 +12,8 @@
  * already holds (the commit recording the new version is durable before the rename). A link
  * is never `fsync`ed; a kill or a power cut between a command and the removal of its link
  * leaves a name here, and every open removes whatever it finds (at its first quiet moments,
- * like the rest). Past `MAX_KEPT` names, or where the link cannot be made (the memory folder on
+ * like the rest). Past `MAX_KEPT` names or `MAX_KEPT_BYTES`, for a file over
+ * `MAX_KEPT_FILE_BYTES`, or where the link cannot be made (the memory folder on
  * another file system, a file system without hard links), the rename frees the old file
  * itself, as before.
  */
@@ -27,8 +28,16 @@ export const FREED_DIR = 'cairn-freed'
 /** The quiet wanted before each removal, unless maintenance's `quietMs` says otherwise. */
 export const FREED_QUIET_MS = 500
 
-/** At most this many old versions kept at once (a few MB of old memory files at most). */
+/** At most this many old versions kept at once. */
 export const MAX_KEPT = 256
+
+/**
+ * Only old versions this small are kept, and at most `MAX_KEPT_BYTES` of them at once: the
+ * space they hold is freed only at the next quiet moment, and a burst of large writes on a
+ * nearly full disk must not fail for space the plain rename would have freed.
+ */
+export const MAX_KEPT_FILE_BYTES = 1 << 20
+export const MAX_KEPT_BYTES = 16 << 20
 
 export interface FreedFiles {
   /**
@@ -55,12 +64,13 @@ export interface FreedFilesOptions {
 export function createFreedFiles(gitdir: string, options: FreedFilesOptions): FreedFiles {
   const dir = path.join(gitdir, FREED_DIR)
   // Found at open: anything in this folder is Cairn's, and only a second name.
-  let names: string[] = []
+  let names: Array<{ readonly name: string; readonly bytes: number }> = []
+  let keptBytes = 0
   let usable = true
   try {
     const found = disk.lstatIfThere(dir)
     if (!found) disk.mkdirSync(dir, 0o700)
-    else if (found.isDirectory()) names = listNames(dir)
+    else if (found.isDirectory()) names = listNames(dir).map((name) => ({ name, bytes: 0 }))
     else usable = false
   } catch (error) {
     usable = false
@@ -96,7 +106,8 @@ export function createFreedFiles(gitdir: string, options: FreedFilesOptions): Fr
           removing = false
           return schedule(wait)
         }
-        const name = names.shift()!
+        const { name, bytes } = names.shift()!
+        keptBytes -= bytes
         try {
           await disk.promises.unlink(path.join(dir, name))
         } catch (error) {
@@ -116,14 +127,26 @@ export function createFreedFiles(gitdir: string, options: FreedFilesOptions): Fr
   return {
     keep(entry) {
       if (!usable || stopped || names.length >= MAX_KEPT) return
+      let bytes: number
+      try {
+        const stats = disk.lstatIfThere(entry)
+        // Not there (a create), not a file, already a second name (the rename frees nothing),
+        // too large to hold until a quiet moment: the rename does as before.
+        if (!stats || !stats.isFile() || stats.nlink > 1) return
+        bytes = stats.size
+      } catch {
+        return
+      }
+      if (bytes > MAX_KEPT_FILE_BYTES || keptBytes + bytes > MAX_KEPT_BYTES) return
       const name = `${prefix}${(next++).toString(36)}`
       try {
         disk.linkSync(entry, path.join(dir, name))
       } catch {
-        // Not there (a create), a folder, another file system: the rename frees it.
+        // Another file system, one without hard links: the rename frees it.
         return
       }
-      names.push(name)
+      keptBytes += bytes
+      names.push({ name, bytes })
       schedule(options.untilQuiet())
     },
     pending: () => names.length,
