@@ -6,7 +6,7 @@ import type { CommitCommand } from '../../shared/types'
 import { createAncestry } from './ancestry'
 import { AUTHORS, formatCommitMessage } from './commit-message'
 import { createObjectStore, serializeCommit, serializeTree } from './object-store'
-import { changesSince } from './queries'
+import { changesSince, OLD_RUN_LIMIT } from './queries'
 import { changesSinceInCommits } from './changes-in-commits'
 import { IndexFile } from './index-file'
 import { openIndex } from './side-index'
@@ -46,6 +46,67 @@ function gitSince(since: number, ...paths: string[]): string[] {
 // found when the names are first read, by this very query.
 const long = `${'p'.repeat(100)}/${'p'.repeat(70)}`
 const file = (k: number) => `${long}-${String(k).padStart(2, '0')}.md`
+
+/**
+ * A bare history in the data folder and commits written into it straight (any time, any
+ * parents), as another machine's merge may bring them.
+ */
+async function crafted() {
+  execFileSync('git', ['init', '-q', '--bare', path.join(dataDir, 'history.git')])
+  const store = createObjectStore(path.join(dataDir, 'history.git'))
+  const tree = async (files: Record<string, string>) =>
+    store.write(
+      'tree',
+      serializeTree(
+        await Promise.all(
+          Object.entries(files).map(async ([name, text]) => ({
+            name,
+            kind: 'blob' as const,
+            oid: await store.write('blob', Buffer.from(text)),
+            mode: '100644',
+          })),
+        ),
+      ),
+    )
+  const commitTree = async (
+    treeOid: string,
+    parents: string[],
+    timestamp: number,
+    command: CommitCommand,
+    paths: string[],
+    actor: 'claude' | 'user' = 'claude',
+  ) =>
+    store.write(
+      'commit',
+      serializeCommit({
+        tree: treeOid,
+        parent: parents[0] ?? null,
+        otherParents: parents.slice(1),
+        author: AUTHORS[actor],
+        timestamp,
+        message: formatCommitMessage({
+          actor,
+          command,
+          subject: `${command} ${paths.join(' ')}`,
+          paths,
+          conversationId: null,
+          toolUseId: null,
+          overwrite: false,
+          restoredFrom: null,
+          machine: null,
+        }),
+      }),
+    )
+  const commit = async (
+    files: Record<string, string>,
+    parents: string[],
+    timestamp: number,
+    command: CommitCommand,
+    paths: string[],
+    actor: 'claude' | 'user' = 'claude',
+  ) => commitTree(await tree(files), parents, timestamp, command, paths, actor)
+  return { store, tree, commit, commitTree }
+}
 
 describe('changes since a moment, while the side index is rebuilt', () => {
   it('are answered from the commits, as the index answers them and as git lists them', async () => {
@@ -138,51 +199,7 @@ describe('changes since a moment, while the side index is rebuilt', () => {
   // With a rename followed along the way the order decides what is found: the person's edit
   // below a rename made on a machine whose clock is behind was lost, and with it the flag.
   it('reads the same as the index and as git --date-order across a merge with a clock behind', async () => {
-    execFileSync('git', ['init', '-q', '--bare', path.join(dataDir, 'history.git')])
-    const store = createObjectStore(path.join(dataDir, 'history.git'))
-    const tree = async (files: Record<string, string>) =>
-      store.write(
-        'tree',
-        serializeTree(
-          await Promise.all(
-            Object.entries(files).map(async ([name, text]) => ({
-              name,
-              kind: 'blob' as const,
-              oid: await store.write('blob', Buffer.from(text)),
-              mode: '100644',
-            })),
-          ),
-        ),
-      )
-    const commit = async (
-      files: Record<string, string>,
-      parents: string[],
-      timestamp: number,
-      command: CommitCommand,
-      paths: string[],
-      actor: 'claude' | 'user' = 'claude',
-    ) =>
-      store.write(
-        'commit',
-        serializeCommit({
-          tree: await tree(files),
-          parent: parents[0] ?? null,
-          otherParents: parents.slice(1),
-          author: AUTHORS[actor],
-          timestamp,
-          message: formatCommitMessage({
-            actor,
-            command,
-            subject: `${command} ${paths.join(' ')}`,
-            paths,
-            conversationId: null,
-            toolUseId: null,
-            overwrite: false,
-            restoredFrom: null,
-            machine: null,
-          }),
-        }),
-      )
+    const { store, commit } = await crafted()
     const t = 1_800_000_000
     const r = await commit({ 'a.md': '1' }, [], t, 'create', ['/memories/a.md'])
     // The person's edit of a.md.
@@ -261,6 +278,76 @@ describe('changes since a moment, while the side index is rebuilt', () => {
       expect(
         names((await changesSinceInCommits(store, m, '/memories/b.md', 0)).map((c) => c.oid)),
       ).toEqual(['M', 'B', 'X', 'R'])
+    } finally {
+      index.close()
+      store.close()
+    }
+  })
+
+  // fix14: the walk stopped after a run of OLD_RUN_LIMIT old commits in its own collecting
+  // order (a parent out once one child is), and only then put what it had collected in the
+  // timeline's order. A commit whose other child lies behind a merge with a clock behind came
+  // out early there, and the run ended before the timeline (git --date-order) reached an edit
+  // in the window below that merge: the index found it, the walk did not.
+  it('stops where the timeline (git --date-order) stops, not where its collecting did', async () => {
+    const { store, tree, commit, commitTree } = await crafted()
+    const T = 1_800_000_000
+    const since = T * 1000
+    const base = await tree({ 'a.md': '1' })
+    const r = await commit({ 'a.md': '1' }, [], T - 20_000, 'create', ['/memories/a.md'])
+    // A run of OLD_RUN_LIMIT old commits below P (none changes a file: cheap to write).
+    let below = r
+    for (let i = OLD_RUN_LIMIT; i >= 1; i--) {
+      below = await commitTree(base, [below], T - 2000 - i, 'create', ['/memories/a.md'])
+    }
+    const p = await commitTree(base, [below], T - 1000, 'create', ['/memories/a.md'])
+    // P's children: C1 on this machine's side, C2 on the other's.
+    const c1 = await commitTree(base, [p], T - 500, 'create', ['/memories/a.md'])
+    const c2 = await commitTree(base, [p], T - 400, 'create', ['/memories/a.md'])
+    // The other side: an edit in the window, then a commit whose clock is far behind.
+    const w = await commit({ 'a.md': '1', 'w.md': 'w' }, [c2], T + 100, 'create', [
+      '/memories/w.md',
+    ])
+    const behind = await commit({ 'a.md': '1', 'w.md': 'w' }, [w], T - 10_000, 'create', [
+      '/memories/w.md',
+    ])
+    const m = await commit({ 'a.md': '1', 'w.md': 'w' }, [c1, behind], T + 200, 'create', [
+      '/memories/w.md',
+    ])
+    await store.flush()
+    gitCli(dataDir, 'update-ref', 'refs/heads/main', m)
+
+    // Git's second opinion: its --date-order, read until the same run of old commits ends it;
+    // of those in the window, the ones that changed the path against their first parent.
+    const reached: string[] = []
+    let oldRun = 0
+    for (const line of gitCli(dataDir, 'log', '--date-order', '--format=%H %ct', 'main')
+      .trim()
+      .split('\n')) {
+      const [oid, time] = line.split(' ') as [string, string]
+      if (Number(time) * 1000 < since) {
+        if (++oldRun >= OLD_RUN_LIMIT) break
+        continue
+      }
+      oldRun = 0
+      reached.push(oid)
+    }
+    const changed = (oid: string, file: string) =>
+      gitCli(dataDir, 'diff-tree', '-r', '--name-only', `${oid}^`, oid).split('\n').includes(file)
+    expect(reached).toEqual([m, w])
+
+    const { index } = await openIndex(store, path.join(dataDir, 'history.git'), m)
+    try {
+      const order = createAncestry(() => index).newestFirst()
+      for (const [where, file] of [
+        ['/memories/w.md', 'w.md'],
+        ['/memories/a.md', 'a.md'],
+      ] as const) {
+        const fromCommits = (await changesSinceInCommits(store, m, where, since)).map((c) => c.oid)
+        expect(fromCommits).toEqual(reached.filter((oid) => changed(oid, file)))
+        expect(fromCommits).toEqual(changesSince(index, where, since, order).map((c) => c.oid))
+      }
+      expect((await changesSinceInCommits(store, m, '/memories/w.md', since)).length).toBe(2)
     } finally {
       index.close()
       store.close()

@@ -6,6 +6,7 @@
  * read per step, a tree diff for each commit inside the window), and only while it is rebuilt.
  */
 import type { CommitSummary } from '../../shared/types'
+import { dateOrder } from './ancestry'
 import { DamagedHistoryError } from './damage'
 import type { ObjectStore, RawCommit } from './object-store'
 import { nameBefore, OLD_RUN_LIMIT, toSummary, touches } from './queries'
@@ -14,14 +15,15 @@ import { entryFromCommit } from './side-index'
 /**
  * The commits at `since` or later, reachable from `head`, that changed `path` (or anything
  * under it), newest first, followed back through renames; as `changesSince` finds them in
- * the index. First the commits are collected (commit objects only): newest first by time,
- * never a commit before one of its children, stopped after a run of `OLD_RUN_LIMIT` dated
- * before the window. Those are then put in the timeline's order (`timelineOrder`, like
- * `git log --date-order`: a commit only after all of its children, two of the same second in
- * the rebuilt index's order) before the window and the renames are applied: with a rename
- * followed along the way, the order decides what is found, not only how it is sorted (a
- * merge with a machine whose clock is behind, review13 R2). A commit that cannot be read
- * ends the walk down that line (what the rebuild leaves out too).
+ * the index. Every commit `head` reaches is read (commit objects only) and put in the
+ * timeline's order (`dateOrder`, as `timelineOrder` orders the index: `git log --date-order`,
+ * two of the same second in the rebuilt index's order); only then is the window applied and
+ * the walk stopped after a run of `OLD_RUN_LIMIT` dated before it, as `changesSince` stops.
+ * Stopping earlier, while collecting, would stop at another point whenever a commit has
+ * children on two sides of a merge with a machine whose clock is behind (the collection puts
+ * it out after one child, the timeline after all of them), and with a rename followed along
+ * the way, the order decides what is found (review13 R2). A commit that cannot be read ends
+ * the walk down that line (what the rebuild leaves out too).
  */
 export async function changesSinceInCommits(
   store: ObjectStore,
@@ -33,7 +35,7 @@ export async function changesSinceInCommits(
   const found: CommitSummary[] = []
   let current = path
   let oldRun = 0
-  for (const commit of timelineOf(await collect(store, head, since))) {
+  for (const commit of timelineOf(await reachable(store, head))) {
     if (commit.timestamp * 1000 < since) {
       if (++oldRun >= OLD_RUN_LIMIT) break
       continue
@@ -48,88 +50,64 @@ export async function changesSinceInCommits(
 }
 
 /**
- * The commits reachable from `head`, newest first by time with a parent only after one of its
- * children, up to a run of `OLD_RUN_LIMIT` dated before `since`: the part of the history the
- * window can reach, read as commit objects only.
+ * Every readable commit `head` reaches (itself first), in the rebuilt index's order, oldest
+ * first: the index is written depth-first from the head, first parents first, every parent
+ * before its child (`commitsSince`), and the same walk gives these commits their places.
  */
-async function collect(store: ObjectStore, head: string, since: number): Promise<RawCommit[]> {
-  const collected: RawCommit[] = []
-  const seen = new Set<string>([head])
-  const heap = new Heap<RawCommit>((a, b) => a.timestamp > b.timestamp)
+async function reachable(store: ObjectStore, head: string): Promise<RawCommit[]> {
   const first = await readable(store, head)
-  if (first) heap.push(first)
-  let oldRun = 0
-  for (let commit = heap.pop(); commit; commit = heap.pop()) {
-    collected.push(commit)
-    // Parents join only once their child is out: a clock running ahead never puts a parent
-    // before its child.
-    for (const parent of commit.parents) {
-      if (seen.has(parent)) continue
-      seen.add(parent)
-      const read = await readable(store, parent)
-      if (read) heap.push(read)
+  if (!first) return []
+  const inOrder: RawCommit[] = []
+  const expanded = new Set<string>()
+  // Each commit read once, however many children name it.
+  const read = new Map<string, RawCommit | null>()
+  // Without recursion: histories can be far deeper than the call stack.
+  const stack: Array<{ commit: RawCommit; done: boolean }> = [{ commit: first, done: false }]
+  while (stack.length > 0) {
+    const top = stack.pop() as { commit: RawCommit; done: boolean }
+    if (top.done) {
+      inOrder.push(top.commit)
+      continue
     }
-    if (commit.timestamp * 1000 < since) {
-      if (++oldRun >= OLD_RUN_LIMIT) break
-    } else {
-      oldRun = 0
+    if (expanded.has(top.commit.oid)) continue
+    expanded.add(top.commit.oid)
+    stack.push({ commit: top.commit, done: true })
+    for (let k = top.commit.parents.length - 1; k >= 0; k--) {
+      const oid = top.commit.parents[k] as string
+      if (expanded.has(oid)) continue
+      let parent = read.get(oid)
+      if (parent === undefined) {
+        parent = await readable(store, oid)
+        read.set(oid, parent)
+      }
+      if (parent) stack.push({ commit: parent, done: false })
     }
   }
-  return collected
+  return inOrder
 }
 
-/**
- * `commits` (the first one the head) in the timeline's order, as `timelineOrder` puts them in
- * the index: newest first by time, but a commit only once all of its children among them are
- * out; of two made in the same second, the one later in the rebuilt index first. The index is
- * written depth-first from the head, first parents first, every parent before its child
- * (`commitsSince`); the same walk over these commits gives their places.
- */
+/** `commits` (in the index's order, oldest first) newest first, in the timeline's order. */
 function timelineOf(commits: ReadonlyArray<RawCommit>): RawCommit[] {
-  const byOid = new Map<string, RawCommit>()
-  for (const commit of commits) byOid.set(commit.oid, commit)
   const place = new Map<string, number>()
-  const head = commits[0]
-  if (head) {
-    // Without recursion: histories can be far deeper than the call stack.
-    const stack: Array<{ commit: RawCommit; done: boolean }> = [{ commit: head, done: false }]
-    const expanded = new Set<string>()
-    while (stack.length > 0) {
-      const top = stack.pop() as { commit: RawCommit; done: boolean }
-      if (top.done) {
-        place.set(top.commit.oid, place.size)
-        continue
-      }
-      if (expanded.has(top.commit.oid)) continue
-      expanded.add(top.commit.oid)
-      stack.push({ commit: top.commit, done: true })
-      for (let k = top.commit.parents.length - 1; k >= 0; k--) {
-        const parent = byOid.get(top.commit.parents[k] as string)
-        if (parent && !expanded.has(parent.oid)) stack.push({ commit: parent, done: false })
-      }
-    }
-  }
-  const children = new Map<string, number>()
-  for (const commit of commits) {
-    for (const parent of commit.parents) {
-      if (byOid.has(parent)) children.set(parent, (children.get(parent) ?? 0) + 1)
-    }
-  }
-  const placeOf = (commit: RawCommit) => place.get(commit.oid) ?? -1
-  const heap = new Heap<RawCommit>((a, b) =>
-    a.timestamp !== b.timestamp ? a.timestamp > b.timestamp : placeOf(a) > placeOf(b),
+  for (const [i, commit] of commits.entries()) place.set(commit.oid, i)
+  const parents = commits.map((commit) =>
+    commit.parents.flatMap((oid) => {
+      const p = place.get(oid)
+      return p === undefined ? [] : [p]
+    }),
   )
-  for (const commit of commits) if (!children.get(commit.oid)) heap.push(commit)
+  const oldestLast = dateOrder(
+    commits.length,
+    (i) => parents[i] as number[],
+    (a, b) => {
+      const ta = (commits[a] as RawCommit).timestamp
+      const tb = (commits[b] as RawCommit).timestamp
+      return ta !== tb ? ta > tb : a > b
+    },
+  )
   const ordered: RawCommit[] = []
-  for (let commit = heap.pop(); commit; commit = heap.pop()) {
-    ordered.push(commit)
-    for (const oid of commit.parents) {
-      const parent = byOid.get(oid)
-      if (!parent) continue
-      const left = (children.get(oid) ?? 0) - 1
-      children.set(oid, left)
-      if (left === 0) heap.push(parent)
-    }
+  for (let k = oldestLast.length - 1; k >= 0; k--) {
+    ordered.push(commits[oldestLast[k] as number] as RawCommit)
   }
   return ordered
 }
@@ -143,46 +121,5 @@ async function readable(
   } catch (error) {
     if (error instanceof DamagedHistoryError) return null
     throw error
-  }
-}
-
-// A max-heap: `before(a, b)` when `a` comes out first.
-class Heap<T> {
-  private readonly items: T[] = []
-
-  constructor(private readonly before: (a: T, b: T) => boolean) {}
-
-  push(item: T): void {
-    const items = this.items
-    items.push(item)
-    let i = items.length - 1
-    while (i > 0) {
-      const up = (i - 1) >> 1
-      if (!this.before(item, items[up] as T)) break
-      items[i] = items[up] as T
-      i = up
-    }
-    items[i] = item
-  }
-
-  pop(): T | undefined {
-    const items = this.items
-    const top = items[0]
-    const last = items.pop()
-    if (items.length > 0 && last !== undefined) {
-      let i = 0
-      for (;;) {
-        const l = 2 * i + 1
-        const r = l + 1
-        let best = l < items.length && this.before(items[l] as T, last) ? l : i
-        const bestItem = (k: number) => (k === i ? last : (items[k] as T))
-        if (r < items.length && this.before(items[r] as T, bestItem(best))) best = r
-        if (best === i) break
-        items[i] = items[best] as T
-        i = best
-      }
-      items[i] = last
-    }
-    return top
   }
 }
