@@ -71,7 +71,13 @@ import type {
   VersionedMemory,
 } from './types'
 import { identityOf, watchFolder, type FolderWatcher } from './watcher'
-import { deleteFileAndPrune, keepsNoCopy, newScanReport, writeFileSafely } from './work-tree'
+import {
+  deleteFileAndPrune,
+  keepsNoCopy,
+  newScanReport,
+  writeFileSafely,
+  type ScanReport,
+} from './work-tree'
 
 /** Quiet time after the last file-system event before outside edits are committed. */
 export const WATCH_DEBOUNCE_MS = 400
@@ -191,7 +197,7 @@ async function openLocked(
       fresh: async () => {
         // The whole folder (the stat cache skips unchanged files): the watcher's events may
         // be only the first of a folder of files dropped in, the rest not yet delivered.
-        await commitOutsideChanges(repo, 'all', record)
+        await commitOutsideChanges(repo, 'all', (paths, intent) => record(paths, intent))
         return repo.stats.totals()
       },
       add: () => undefined,
@@ -328,9 +334,9 @@ async function openLocked(
     intent: CommitIntent,
     staged?: StagedChange,
     tree?: FolderTree,
+    report: ScanReport = newScanReport(),
   ): Promise<IndexEntry | null> {
     lock.assertHeld()
-    const report = newScanReport()
     const entry = await repo.commit(paths, intent, {
       report,
       ...(staged ? { staged } : {}),
@@ -419,7 +425,11 @@ async function openLocked(
    * walking the folder again; they are closed after it).
    */
   function exclusive<T>(
-    task: (tree: FolderTree) => Promise<T>,
+    /**
+     * `scanned`: what the check of the touched paths met that history keeps no copy of (for
+     * a change to the whole folder, all of it), or null for a read.
+     */
+    task: (tree: FolderTree, scanned: ScanReport | null) => Promise<T>,
     touched: () => TouchedPaths = () => [],
     mode: 'reads' | 'writes' = 'writes',
     stop?: { readonly signal: AbortSignal | undefined; readonly outcome: () => T },
@@ -439,15 +449,25 @@ async function openLocked(
         logger.warn('Owed commits could not be made yet; a read runs anyway', error)
       }
       const tree = new FolderTree(repo.workRoot)
+      let report: ScanReport | null = null
       try {
         if (mode === 'writes') {
-          const report = newScanReport()
-          const entry = await commitOutsideChanges(repo, touched(), record, report, tree)
+          const paths = touched()
+          // A change to the whole folder (a restore of it) takes what history keeps no copy
+          // of from this scan, which walks the whole folder anyway.
+          report = newScanReport(paths === 'all')
+          const entry = await commitOutsideChanges(
+            repo,
+            paths,
+            (paths, intent, scanned) => record(paths, intent, undefined, undefined, scanned),
+            report,
+            tree,
+          )
           for (const notice of scanNotices(report)) notices.raise(notice)
           // The tool's running total of the folder's size no longer holds.
           if (entry) tool.invalidateUsage()
         }
-        return await task(tree)
+        return await task(tree, report)
       } catch (error) {
         // Whatever failed may have failed half-way (a restore that wrote some files): the
         // next change first re-reads the whole folder, which commits nothing if all is well.
@@ -584,11 +604,11 @@ async function openLocked(
 
   function restoring(
     touched: () => TouchedPaths,
-    task: () => Promise<ChangeResult>,
+    task: (scanned: ScanReport | null) => Promise<ChangeResult>,
   ): Promise<ChangeResult> {
     return forPeople(
-      exclusive(async () => {
-        const result = await indexed(task)
+      exclusive(async (_tree, scanned) => {
+        const result = await indexed(() => task(scanned))
         tool.invalidateUsage()
         followMoves(
           notices,
@@ -858,7 +878,9 @@ async function openLocked(
     restoreAll: (oid) =>
       restoring(
         () => 'all',
-        () => restoreAll(repo, oid, commitOrOwe),
+        // The check before it scanned the whole folder: what history keeps no copy of is
+        // taken from that scan, not found by a second walk.
+        (scanned) => restoreAll(repo, oid, commitOrOwe, scanned),
       ),
 
     maintain: (maintainOptions) => maintainer.runNow(maintainOptions),
