@@ -122,7 +122,7 @@ for (const scheme of ['light', 'dark'] as const) {
       // Its path's last version is in History (the delete is a commit, undoable); what the
       // file holds now was kept aside.
       await expect(memory.notice).toContainText(
-        'Cairn may not read private.md (permission denied), so it was kept as “private (not in history).md”; History keeps its last version Cairn could read.',
+        'Cairn may not read private.md (permission denied), so it was kept as “private (unreadable).md”; History keeps its last version Cairn could read.',
       )
       await expect(memory.notice).not.toContainText('History has no copy')
       await shoot(page, cairn, `kept-aside-unreadable-notice-${scheme}`)
@@ -130,7 +130,7 @@ for (const scheme of ['light', 'dark'] as const) {
       process.getuid = getuid
       undoDisk()
     }
-    await chmod(path.join(memories, 'private (not in history).md'), 0o644)
-    expect((await readdir(memories)).sort()).toEqual(['private (not in history).md'])
+    await chmod(path.join(memories, 'private (unreadable).md'), 0o644)
+    expect((await readdir(memories)).sort()).toEqual(['private (unreadable).md'])
   })
 }

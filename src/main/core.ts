@@ -154,7 +154,12 @@ async function assemble(
   // A few seconds after memory changed here (a turn, an edit), the change goes out.
   memory.onCommit(() => sync.noteLocalChange())
 
-  const conversations = createConversationStore({ dataDir, logger })
+  const conversations = createConversationStore({
+    dataDir,
+    logger,
+    // The list, and an open view, show what was there before another program's change.
+    onChangedOutside: (id) => events.emit('conversations:changed', { id, deleted: false }),
+  })
   const chat = createChatService({
     conversations,
     settings,

@@ -263,7 +263,12 @@ export interface RequestResults {
   'history:summaries': ReadonlyArray<CommitSummary>
   'review:list': ReadonlyArray<PendingChange>
   'review:decide': ChangeResult
-  'review:text': { readonly before: string | null; readonly after: string | null }
+  'review:text': {
+    readonly before: string | null
+    readonly after: string | null
+    /** The change's revision the text is of (`PendingChange.revision`). */
+    readonly revision: number
+  }
   'hygiene:stats': MemoryStats
   'hygiene:expire': ChangeResult
   'chat:send': { readonly conversationId: string; readonly turnId: string }

@@ -9,6 +9,20 @@ const PREFIX = 'Error: The person declined the change to '
 const REASON = '. Their reason: '
 const END = '. Nothing was changed.'
 
+/**
+ * Most characters of a file's text before or after that a pending change carries itself; a
+ * longer text is fetched on demand (`review:text`). Every character of a file's UTF-8 text
+ * takes at least one byte, so a file of at most this many bytes always fits.
+ */
+export const PREVIEW_CHARS = 1_000_000
+
+/**
+ * Most characters of text (before and after, all changes together) one list of pending
+ * changes carries (`review:pending`, `review:list`): two whole previews. Changes beyond it
+ * come with their sizes only (`omitted`), their text on demand, as a long change's.
+ */
+export const LIST_TEXT_CHARS = 2 * PREVIEW_CHARS
+
 /** The reason Stop gives for every change still waiting. */
 export const STOPPED_REASON = 'stopped'
 

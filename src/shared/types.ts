@@ -292,7 +292,9 @@ export type ReviewMode = (typeof REVIEW_MODES)[number]
  * - `hidden-unicode`: invisible characters (zero-width, bidi controls, tag characters);
  * - `deletes-folder`: deleting a whole folder;
  * - `deletes-most`: removing more than half of a file's text (deleting it counts);
- * - `person-edited`: writing to a file the person edited themselves in the last 24 hours.
+ * - `person-edited`: writing to a file the person edited themselves in the last 24 hours;
+ * - `unchecked`: whether the person edited the file could not be looked up (the history index
+ *   being rebuilt, a read that failed): the change was not checked for `person-edited`.
  */
 export const FLAG_RULES = [
   'instructions',
@@ -300,6 +302,7 @@ export const FLAG_RULES = [
   'deletes-folder',
   'deletes-most',
   'person-edited',
+  'unchecked',
 ] as const
 export type FlagRule = (typeof FLAG_RULES)[number]
 
@@ -341,8 +344,9 @@ export interface ChangePreview {
   readonly notTextBytes: number | null
   /**
    * The size in bytes of a file a delete or rename moves or removes without its text being
-   * read: over the size `view` reads (History never reads such a file whole either). `before`
-   * is then null. Absent or null otherwise.
+   * read: over what a review card's preview carries (1,000,000 bytes; such a change needs no
+   * text, so it is planned from the file's size alone). `before` is then null. Absent or null
+   * otherwise.
    */
   readonly unreadBytes?: number | null
   /** For a folder: the files it holds (the first 200), and how many in all. */
@@ -487,6 +491,13 @@ export interface ConversationSummary {
    * file (else "Unreadable conversation" and the file's time); it has no messages to open.
    */
   readonly unreadable?: boolean
+  /**
+   * Set when another program (an editor, a sync tool) changed the conversation's file since
+   * Cairn last read or wrote it, this session, and Cairn took up that version: when (`at`),
+   * and, when the copy Cairn had held messages that version lacks, the name it was kept under
+   * in the conversations folder (`cairn-replaced/<id>.json`). Not stored.
+   */
+  readonly changedOutside?: { readonly at: number; readonly keptAs: string | null }
 }
 
 export interface Conversation extends ConversationSummary {

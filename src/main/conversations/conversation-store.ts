@@ -24,6 +24,11 @@ export interface ConversationStoreOptions {
   readonly newId?: () => string
   /** Told about conversation files that cannot be read (default: the console). */
   readonly logger?: Logger
+  /**
+   * Told when a conversation's file was found changed by another program, and that version
+   * taken up (`ConversationSummary.changedOutside`): the list and an open view may show the old.
+   */
+  readonly onChangedOutside?: (id: string) => void
 }
 
 /**
@@ -67,15 +72,72 @@ export function createConversationStore(options: ConversationStoreOptions): Conv
   // was last read or written are kept, and checked again before the file is saved or deleted.
   const cache = new Map<string, Conversation>()
   const seen = new Map<string, FileStamp>()
+  // Conversations whose file another program changed, and which Cairn then took up, this
+  // session: said with each copy handed out, so the person is told (never silently).
+  const outside = new Map<string, ChangedOutside>()
+  const told = (conversation: Conversation): Conversation => {
+    const changed = outside.get(conversation.id)
+    return changed ? { ...conversation, changedOutside: changed } : conversation
+  }
 
   // One change at a time, in call order; a failed one does not block the next.
   const serial = createSerialQueue().run
   const fileOf = (id: string): string => path.join(dir, `${id}.json`)
 
-  const load = async (id: string): Promise<Conversation> => {
+  /**
+   * The cached copy of `id`, unless another program wrote a valid version of the file since
+   * Cairn last read or wrote it (another editor, a sync tool): that version is taken up then,
+   * as the file's newest word, and the copy Cairn had is kept aside first when it holds
+   * something that version lacks, so neither side is lost (fix13b-conv's gap). A damaged file
+   * is left to `keepAsideIfDamaged`, which keeps it aside before the cached copy is saved.
+   */
+  const fresh = async (id: string, cached: Conversation): Promise<Conversation> => {
+    const known = seen.get(id)
+    if (!known) return cached
+    let found: FileStamp
+    let raw: string
+    try {
+      found = stampOf(await stat(fileOf(id)))
+      if (sameStamp(found, known)) return cached
+      raw = await readFile(fileOf(id), 'utf8')
+    } catch (error) {
+      if (isMissing(error)) {
+        // Removed by another program: it is gone for the list too.
+        cache.delete(id)
+        seen.delete(id)
+        throw notFound()
+      }
+      throw error
+    }
+    let theirs: Conversation
+    try {
+      theirs = parseConversation(raw)
+      if (theirs.id !== id) return cached
+    } catch {
+      return cached
+    }
+    // Touched, not changed (a copy put back, its mode changed): nothing to take up or tell.
+    if (sameContent(theirs, cached)) {
+      seen.set(id, found)
+      return cached
+    }
+    const keptAs = holdsMore(cached, theirs) ? await keepCopyAside(dir, cached) : null
+    logger.warn(
+      `Conversation ${id} was changed by another program; Cairn took up that version${keptAs ? ` and kept its own copy as ${keptAs}` : ''}`,
+      null,
+    )
+    cache.set(id, theirs)
+    seen.set(id, found)
+    outside.set(id, { at: now(), keptAs: keptAs ?? outside.get(id)?.keptAs ?? null })
+    options.onChangedOutside?.(id)
+    return theirs
+  }
+
+  /** `id`'s conversation; `takeUp` false: the cached copy as it is (a delete needs no newer). */
+  const load = async (id: string, takeUp = true): Promise<Conversation> => {
     if (!CONVERSATION_ID.test(id)) throw notFound()
     const cached = cache.get(id)
-    if (cached) return cached
+    if (cached) return takeUp ? fresh(id, cached) : cached
     let raw: string
     let found: FileStamp
     try {
@@ -116,7 +178,7 @@ export function createConversationStore(options: ConversationStoreOptions): Conv
     let raw: string
     try {
       const current = stampOf(await stat(fileOf(id)))
-      if (current.size === known.size && current.mtimeMs === known.mtimeMs) return false
+      if (sameStamp(current, known)) return false
       raw = await readFile(fileOf(id), 'utf8')
     } catch (error) {
       if (isMissing(error)) return false
@@ -156,21 +218,21 @@ export function createConversationStore(options: ConversationStoreOptions): Conv
           toolCommits: {},
         })
       }),
-    get: (id) => serial(() => load(id)),
+    get: (id) => serial(async () => told(await load(id))),
     update: (id, change) =>
       serial(async () => {
         const next = change(await load(id))
-        return save({ ...next, id, updatedAt: Math.max(now(), next.updatedAt) })
+        return told(await save({ ...next, id, updatedAt: Math.max(now(), next.updatedAt) }))
       }),
     rename: (id, title) =>
       serial(async () => {
         const current = await load(id)
-        return summarize(await save({ ...current, title: title.trim(), updatedAt: now() }))
+        return summarize(told(await save({ ...current, title: title.trim(), updatedAt: now() })))
       }),
     delete: (id) =>
       serial(async () => {
         try {
-          await load(id)
+          await load(id, false)
         } catch (error) {
           if (!isCorrupt(error)) throw error
           await keepAside(dir, id)
@@ -181,6 +243,7 @@ export function createConversationStore(options: ConversationStoreOptions): Conv
         if (!keptAside) await rm(fileOf(id), { force: true })
         cache.delete(id)
         seen.delete(id)
+        outside.delete(id)
       }),
     list: (query) =>
       serial(async () => {
@@ -212,7 +275,7 @@ export function createConversationStore(options: ConversationStoreOptions): Conv
             continue
           }
           // No query (or a blank one) matches every conversation, without an excerpt.
-          const hit = matchConversation(conversation, query ?? '')
+          const hit = matchConversation(told(conversation), query ?? '')
           if (hit) hits.push(hit)
         }
         return hits.sort(
@@ -249,13 +312,72 @@ async function unreadableSummary(file: string, id: string): Promise<Conversation
   }
 }
 
+type ChangedOutside = NonNullable<ConversationSummary['changedOutside']>
+
+/**
+ * What Cairn last saw of a file: another program's write changes at least one of these (an
+ * editor saving through a new file changes the inode; a same-size write in the same
+ * millisecond the change time, which no program sets by hand).
+ */
 interface FileStamp {
   readonly size: number
   readonly mtimeMs: number
+  readonly ctimeMs: number
+  readonly ino: number
 }
 
-function stampOf(stats: { size: number; mtimeMs: number }): FileStamp {
-  return { size: stats.size, mtimeMs: stats.mtimeMs }
+function stampOf(stats: {
+  size: number
+  mtimeMs: number
+  ctimeMs: number
+  ino: number
+}): FileStamp {
+  return { size: stats.size, mtimeMs: stats.mtimeMs, ctimeMs: stats.ctimeMs, ino: stats.ino }
+}
+
+function sameStamp(a: FileStamp, b: FileStamp): boolean {
+  return a.size === b.size && a.mtimeMs === b.mtimeMs && a.ctimeMs === b.ctimeMs && a.ino === b.ino
+}
+
+function sameContent(a: Conversation, b: Conversation): boolean {
+  return JSON.stringify(serializeConversation(a)) === JSON.stringify(serializeConversation(b))
+}
+
+/**
+ * True when `ours` holds something `theirs` does not: a message (theirs is not ours with more
+ * after it), its title, or a tool call's commit link.
+ */
+function holdsMore(ours: Conversation, theirs: Conversation): boolean {
+  if (ours.title !== theirs.title || ours.messages.length > theirs.messages.length) return true
+  if (Object.entries(ours.toolCommits).some(([tool, oid]) => theirs.toolCommits[tool] !== oid)) {
+    return true
+  }
+  return ours.messages.some(
+    (message, i) => JSON.stringify(message) !== JSON.stringify(theirs.messages[i]),
+  )
+}
+
+/** Where the copy Cairn had of a conversation another program replaced is kept. */
+export const REPLACED_FOLDER = 'cairn-replaced'
+
+/**
+ * Writes Cairn's copy of `conversation` into `conversations/cairn-replaced/` (as `<id>.json`, or
+ * `<id>-2.json`… never over an earlier one; the folder made as needed). Returns its name, for
+ * people (relative to the conversations folder: no host path).
+ */
+async function keepCopyAside(dir: string, conversation: Conversation): Promise<string> {
+  const aside = path.join(dir, REPLACED_FOLDER)
+  for (let n = 1; ; n++) {
+    const name = n === 1 ? `${conversation.id}.json` : `${conversation.id}-${n}.json`
+    try {
+      await stat(path.join(aside, name))
+      continue
+    } catch (error) {
+      if (!isMissing(error)) throw error
+    }
+    await writeJsonAtomic(path.join(aside, name), serializeConversation(conversation))
+    return `${REPLACED_FOLDER}/${name}`
+  }
 }
 
 /**

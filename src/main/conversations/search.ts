@@ -10,6 +10,7 @@ export function summarize(conversation: Conversation): ConversationSummary {
     createdAt: conversation.createdAt,
     updatedAt: conversation.updatedAt,
     messageCount: conversation.messages.length,
+    ...(conversation.changedOutside ? { changedOutside: conversation.changedOutside } : {}),
   }
 }
 

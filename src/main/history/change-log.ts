@@ -37,6 +37,11 @@ export function changeLogOf(gitdir: string): string {
 export interface ChangeLog {
   /** The blobs of every file `entry` changed (read from its trees the first time). */
   of(entry: IndexEntry): Promise<ReadonlyArray<FileBlobs>>
+  /**
+   * The record kept for commit `oid`, a commit with one parent that changed `files`, without
+   * reading anything: undefined when none is kept for exactly those files (then `of`).
+   */
+  kept(oid: string, files: ReadonlyArray<string>): ReadonlyArray<FileBlobs> | undefined
   /** Writes the records found since the last flush to the file. */
   flush(): void
 }
@@ -101,6 +106,10 @@ export function createChangeLog(
         }),
       )
       return files
+    },
+    kept(oid, files) {
+      const found = load().get(oid)
+      return found && samePaths(found, files, 0) ? found : undefined
     },
     flush() {
       if (!options.file || unsaved.length === 0 || saveFailed) return

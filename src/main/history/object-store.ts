@@ -140,6 +140,11 @@ export interface ObjectStore {
    * `ObjectDatabase.sizeOf`): for listings of sizes. Missing: a `DamagedHistoryError`.
    */
   blobSize(oid: string): number
+  /**
+   * Sizes of the blobs `oids`, each checked (see `ObjectDatabase.checkedBlobSizes`): null for
+   * one missing, damaged or not a blob. For "Memory at this reply", which marks those.
+   */
+  checkedBlobSizes(oids: ReadonlyArray<string>): Map<string, number | null>
   readCommit(oid: string): Promise<RawCommit>
   /** An object's stored content (what its id hashes, without the header), checked for `type`. */
   readRaw(oid: string, type: ObjectType): Promise<Uint8Array>
@@ -475,6 +480,10 @@ export function createObjectStore(gitdir: string): ObjectStore {
     }
   }
 
+  function checkedBlobSizes(oids: ReadonlyArray<string>): Map<string, number | null> {
+    return db.checkedBlobSizes(oids)
+  }
+
   async function readRaw(oid: string, type: ObjectType): Promise<Uint8Array> {
     return readTyped(oid, type)
   }
@@ -502,6 +511,7 @@ export function createObjectStore(gitdir: string): ObjectStore {
     readForeignTree,
     readBlob,
     blobSize,
+    checkedBlobSizes,
     readCommit,
     readRaw,
     openLog,

@@ -8,7 +8,7 @@ import { DIR_MODE, settleFolderSyncs, TEMP_FILE_PREFIX } from '../lib/folders'
 import { finishInterruptedMove } from './checkout'
 import { blobSizesIn, redoRenames } from './redo-renames'
 import { commitInterruptedCommand } from './command-intent'
-import { finishInterruptedRestore, intentFileOf } from './restore-intent'
+import { finishInterruptedRestore, givenUpRestore, intentFileOf } from './restore-intent'
 import { DamagedHistoryError } from './damage'
 import { findLostTip, isReadableCommit, newerDescendant, otherRefs } from './find-tip'
 import { readMainRef } from './main-ref'
@@ -201,6 +201,8 @@ async function openOrRepair(options: OpenRepoOptions): Promise<OpenedRepo> {
         { report, verify: !fresh, removeTemp: true },
       )
     }
+    // A restore given up by an earlier open that a kill stopped before its notice was raised.
+    restoreRefused ??= givenUpRestore(repo.store.gitdir)
     repo.stats.save()
   } catch (error) {
     // Nothing of a failed open stays: left open, the log (its idle checkpoint armed by the

@@ -3,15 +3,13 @@ import { readingVersion } from './damage'
 import { requireEntry, shortOid, treeOf, versionOf } from './read'
 import type { CommitIntent, Repo } from './repo'
 import {
-  applyDeltas,
+  applyOrExplain,
   changeResult,
   commitNow,
   findNoCopyEntries,
   keptAsideNote,
-  restoreFailure,
   USER_INTENT,
   type Committer,
-  type FailedDelta,
 } from './restore-common'
 import { applyAndCommit } from './restore-intent'
 import { segmentsOf, toVirtual } from './paths'
@@ -105,21 +103,8 @@ export async function restoreAll(
     deltas.map((delta) => delta.path),
     intent,
     () =>
-      readingVersion(
-        oid,
-        async () => {
-          let failed: FailedDelta | null = null
-          try {
-            return await applyDeltas(repo, deltas, (failure) => {
-              failed = failure
-            })
-          } catch (error) {
-            // Named: a refusal said only "permission was denied" (review13 R4).
-            throw restoreFailure(error, failed)
-          }
-        },
-        true,
-      ),
+      // Named: a refusal said only "permission was denied" (review13 R4).
+      readingVersion(oid, () => applyOrExplain(repo, deltas), true),
     commit,
   )
   return changeResult(

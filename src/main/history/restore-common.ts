@@ -268,11 +268,15 @@ export function findNoCopyEntries(repo: Pick<Repo, 'workRoot'>): NoCopyEntries {
  * named by its virtual path, and whether the folder is as it was. Anything but a disk's
  * refusal goes as it came.
  */
-export function restoreFailure(error: unknown, failure: FailedDelta | null): unknown {
+export function restoreFailure(
+  error: unknown,
+  failure: FailedDelta | null,
+  what: RestoreKind = 'The restore',
+): unknown {
   const problem = diskProblem(error)
   if (!problem || !failure || error instanceof CairnError) return error
   const denied = problem.code === 'access-denied'
-  const what =
+  const where =
     failure.folder !== undefined
       ? `Cairn could not open the folder ${toVirtual(failure.folder)}`
       : `Cairn could not change ${toVirtual(failure.path)}`
@@ -282,8 +286,32 @@ export function restoreFailure(error: unknown, failure: FailedDelta | null): unk
     : 'Not everything could be put back; Cairn saves the folder as it is.'
   return new CairnError(
     problem.code,
-    `The restore did not happen, because ${what}: ${why}. ${outcome}${keptAsideNote(failure.keptAside)}`,
+    `${what} did not happen, because ${where}: ${why}. ${outcome}${keptAsideNote(failure.keptAside)}`,
   )
+}
+
+/** How a refusal names the operation that failed (`restoreFailure`). */
+export type RestoreKind = 'The restore' | 'The undo'
+
+/**
+ * `applyDeltas`, with a disk's refusal (a folder at 555, a file at 000, another account's
+ * file, a full disk) turned by `restoreFailure` into words that name the file or folder and
+ * say whether anything changed: every restore goes through here, so none answers with the
+ * generic "permission was denied" (review13-story R4, closing-13 "Left").
+ */
+export async function applyOrExplain(
+  repo: Pick<Repo, 'store' | 'workRoot'>,
+  deltas: ReadonlyArray<FileDelta>,
+  what: RestoreKind = 'The restore',
+): Promise<ReadonlyArray<KeptAside>> {
+  let failed: FailedDelta | null = null
+  try {
+    return await applyDeltas(repo, deltas, (failure) => {
+      failed = failure
+    })
+  } catch (error) {
+    throw restoreFailure(error, failed, what)
+  }
 }
 
 // Moves what the folder holds at `delta.path` out of the way when history does not hold it:
@@ -327,6 +355,8 @@ function keepAsideIfUnversioned(
       }
     }
   }
+  // Asked before the rename: the kernel's answer (see mayNotRead) needs the entry's name.
+  const unreadable = (neverRead && mayNotRead(found.stats, at)) || denied
   const slash = delta.path.lastIndexOf('/')
   const dir = delta.path.slice(0, slash + 1)
   const name = asideName(
@@ -334,9 +364,8 @@ function keepAsideIfUnversioned(
     (candidate) => targets.has(dir + candidate) || found.parent.lstat(candidate) !== null,
     'file',
     `/memories/${dir}`,
+    unreadable ? 'unreadable' : 'not-in-history',
   )
-  // Asked before the rename: the kernel's answer (see mayNotRead) needs the entry's name.
-  const unreadable = (neverRead && mayNotRead(found.stats, at)) || denied
   disk.renameSync(at, found.parent.entry(name))
   found.parent.syncLater()
   const changed = !neverRead && delta.before !== null

@@ -5,7 +5,7 @@ import { segmentsOf, toVirtual } from './paths'
 import { shortOid, treeOf, versionOf } from './read'
 import type { Repo } from './repo'
 import {
-  applyDeltas,
+  applyOrExplain,
   keptAsideNote,
   changeResult,
   commitNow,
@@ -60,7 +60,7 @@ export async function restoreDeleted(
         paths: [virtual],
         restoredFrom: from,
       },
-      () => readingVersion(from, () => applyDeltas(repo, deltas), true),
+      () => readingVersion(from, () => applyOrExplain(repo, deltas), true),
       commit,
     )
     return changeResult(

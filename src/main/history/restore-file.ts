@@ -5,7 +5,7 @@ import { segmentsOf, toVirtual } from './paths'
 import { requireEntry, shortOid, treeOf, versionOf } from './read'
 import type { Repo } from './repo'
 import {
-  applyDeltas,
+  applyOrExplain,
   changeResult,
   commitNow,
   keptAsideNote,
@@ -47,7 +47,7 @@ export async function restoreFile(
     return { commit: null, message: `${virtual} already matches ${versionOf(entry)}.` }
   }
   // Through the restores' common path: a file the history never held there is kept aside.
-  const kept = await applyDeltas(repo, [
+  const kept = await applyOrExplain(repo, [
     { path: relative, before: now?.kind === 'blob' ? now.oid : null, after: then.oid },
   ])
   const made = await commit([relative], {

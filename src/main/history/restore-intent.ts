@@ -27,6 +27,13 @@ import { keepsNoCopy, MAX_VERSIONED_BYTES } from './work-tree'
 /** The intent file's name in the git directory. */
 export const RESTORE_INTENT_FILE = 'cairn-restore'
 
+/**
+ * The git directory's note of a restore given up at open (`{ "version": 1, "path": … }`, the
+ * relative path the system refused): kept until an open has raised its notice, so that a kill
+ * after the intent went still ends in the person being told (review13-story R6).
+ */
+export const GIVEN_UP_FILE = 'cairn-restore-given-up'
+
 interface RestoreIntent {
   readonly version: 1
   /** `main` when the restore started: the restore is unfinished only while it still is. */
@@ -152,6 +159,8 @@ export async function finishInterruptedRestore(
       logger?.warn(
         `An interrupted restore was given up: Cairn may not change ${toVirtual(refused)}`,
       )
+      // Noted, durably, before the intent goes: the notice outlives a kill until it is raised.
+      await writeJsonAtomic(givenUpFileOf(repo.store.gitdir), { version: 1, path: refused })
       unlinkQuietly(file)
       return { entry: null, refused }
     }
@@ -252,4 +261,37 @@ async function eachFileOnEitherSide(
 
 export function intentFileOf(gitdir: string): string {
   return path.join(gitdir, RESTORE_INTENT_FILE)
+}
+
+function givenUpFileOf(gitdir: string): string {
+  return path.join(gitdir, GIVEN_UP_FILE)
+}
+
+/**
+ * The file or folder (relative) a restore was given up over whose notice no open has raised
+ * yet, or null. A note that cannot be trusted (cut short, not ours, a path the history may not
+ * hold) is dropped: it names nothing worth a notice.
+ */
+export function givenUpRestore(gitdir: string): string | null {
+  const file = givenUpFileOf(gitdir)
+  let note: unknown
+  try {
+    note = JSON.parse(disk.readFileSync(file).toString('utf8'))
+  } catch (error) {
+    if (isCode(error, 'ENOENT')) return null
+    if (isDiskProblem(error)) throw error
+    unlinkQuietly(file)
+    return null
+  }
+  const where = (note as { path?: unknown } | null)?.path
+  if ((note as { version?: unknown } | null)?.version !== 1 || !isHistoryPath(where, false)) {
+    unlinkQuietly(file)
+    return null
+  }
+  return where as string
+}
+
+/** Drops the note of a given-up restore, once its notice was raised. */
+export function forgetGivenUpRestore(gitdir: string): void {
+  unlinkQuietly(givenUpFileOf(gitdir))
 }

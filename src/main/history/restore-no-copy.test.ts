@@ -1,13 +1,20 @@
-import { execFileSync } from 'node:child_process'
-import { existsSync, lstatSync, statSync } from 'node:fs'
+import { execFileSync, spawnSync } from 'node:child_process'
+import { existsSync } from 'node:fs'
 import { chmod, open as openFile, readFile, stat, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { nodeDisk, setDisk } from '../lib/disk'
-import { asTheAccount, errnoError, hookDisk } from '../lib/disk-hooks'
+import { hookDisk } from '../lib/disk-hooks'
 import { openVersionedMemory, type VersionedMemory } from './index'
 import { recordRestore, RESTORE_INTENT_FILE } from './restore-intent'
-import { CLAUDE, fsck, gitCli, headFiles, tempDataDir } from './test-helpers'
+import {
+  asAnotherAccount as asAnotherAccountIn,
+  CLAUDE,
+  fsck,
+  gitCli,
+  headFiles,
+  tempDataDir,
+} from './test-helpers'
 import { MAX_VERSIONED_BYTES } from './work-tree'
 
 // Restores over files history keeps no copy of (review12-story, items 1, 2 and 4): a restore of
@@ -34,33 +41,8 @@ afterEach(async () => {
   await cleanup()
 })
 
-/**
- * From now on the system treats Cairn as an account other than root: a file with no read bit
- * cannot be opened, and nothing can be renamed into or out of a folder with no write bit.
- */
 function asAnotherAccount(): void {
-  // What Cairn wrote so far belongs to the account it runs as (here, the one it looks like).
-  execFileSync('chown', ['-R', '4242:4242', path.join(dataDir, 'memories')])
-  const hooked = hookDisk(
-    nodeDisk,
-    asTheAccount((call) => {
-      if (call.name === 'openSync') {
-        const target = String(call.args[0])
-        const mode = lstatSync(target, { throwIfNoEntry: false })?.mode ?? 0o777
-        return mode & 0o444 ? undefined : errnoError(call, 'EACCES')
-      }
-      if (call.name === 'renameSync') {
-        for (const target of [call.args[0], call.args[1]]) {
-          // Through a folder's handle (`/proc/self/fd/N/name`): its folder is what `stat` follows.
-          const folder = statSync(path.dirname(String(target)), { throwIfNoEntry: false })
-          if (folder && !(folder.mode & 0o222)) return errnoError(call, 'EACCES')
-        }
-      }
-      return undefined
-    }),
-  )
-  undoDisk = setDisk(hooked.disk)
-  vi.spyOn(process, 'getuid').mockReturnValue(4242)
+  undoDisk = asAnotherAccountIn(dataDir)
 }
 
 function backToRoot(): void {
@@ -98,19 +80,19 @@ describe('restoring the whole folder over a file history keeps no copy of (item 
     backToRoot()
     expect(message).not.toContain('already matches')
     expect(message).toContain(
-      '/memories/private.md could not be read (permission denied), so it was kept as /memories/private (not in history).md; the history keeps its last version Cairn could read.',
+      '/memories/private.md could not be read (permission denied), so it was kept as /memories/private (unreadable).md; the history keeps its last version Cairn could read.',
     )
     expect(message).not.toContain('was not in the history')
     expect(message).not.toContain(dataDir)
     expect(keptAside).toEqual([
       {
         path: '/memories/private.md',
-        keptAs: '/memories/private (not in history).md',
+        keptAs: '/memories/private (unreadable).md',
         reason: 'unreadable',
         versioned: true,
       },
     ])
-    const kept = memories('private (not in history).md')
+    const kept = memories('private (unreadable).md')
     await chmod(kept, 0o644)
     expect(await readFile(kept, 'utf8')).toBe('v2, saved by the person\n')
     expect(await readFile(memories('private.md'), 'utf8')).toBe('v1\n')
@@ -284,7 +266,7 @@ describe('a file kept aside because Cairn may not read it (item 4)', () => {
       // The notice that followed it to its new name says where its last version is.
       const notice = memory
         .notices()
-        .find((one) => one.path === '/memories/private (not in history).md')
+        .find((one) => one.path === '/memories/private (unreadable).md')
       expect(notice?.message).toContain(
         'the history keeps its last version Cairn could read as /memories/private.md',
       )
@@ -292,7 +274,7 @@ describe('a file kept aside because Cairn may not read it (item 4)', () => {
       await memory.close()
     }
     expect(content).toContain(
-      'It could not be read (permission denied), so it was kept as /memories/private (not in history).md; the history keeps its last version Cairn could read.',
+      'It could not be read (permission denied), so it was kept as /memories/private (unreadable).md; the history keeps its last version Cairn could read.',
     )
     expect(content).not.toContain('not in the history')
   })
@@ -315,7 +297,7 @@ describe('a file kept aside because Cairn may not read it (item 4)', () => {
       await memory.close()
     }
     expect(content).toContain(
-      'could not be read (permission denied), so its previous content was kept as /memories/private (not in history).md; the history has no version of it.',
+      'could not be read (permission denied), so its previous content was kept as /memories/private (unreadable).md; the history has no version of it.',
     )
     expect(content).not.toContain('not in the history,')
   })
@@ -324,45 +306,52 @@ describe('a file kept aside because Cairn may not read it (item 4)', () => {
 // Item 2: a restore-all killed after its intent was written; before the restart its file
 // turned unreadable (000) in a folder Cairn may enter but not change (555). The file cannot be
 // moved aside, and the refusal kept the intent and failed every open.
+/**
+ * A restore-all of b.md and d/a.md (back to b1, v1) recorded and interrupted after b.md was
+ * written; then d/a.md turned unreadable (000) in a folder Cairn may enter but not change (555).
+ */
+async function interruptedRestoreOverLockedFile(): Promise<void> {
+  const memory = await open()
+  await create(memory, 'd/a.md', 'v1\n')
+  await create(memory, 'b.md', 'b1\n')
+  const first = memory.head()!
+  await memory.execute(
+    { command: 'str_replace', path: '/memories/d/a.md', old_str: 'v1', new_str: 'v2' },
+    CLAUDE,
+  )
+  await memory.execute(
+    { command: 'str_replace', path: '/memories/b.md', old_str: 'b1', new_str: 'b2' },
+    CLAUDE,
+  )
+  const head = memory.head()!
+  await memory.close()
+  const blob = (rev: string, file: string) => gitCli(dataDir, 'rev-parse', `${rev}:${file}`).trim()
+  await recordRestore(
+    { store: { gitdir: path.join(dataDir, 'history.git') } as never, head: () => head },
+    [
+      { path: 'b.md', before: blob(head, 'b.md'), after: blob(first, 'b.md') },
+      { path: 'd/a.md', before: blob(head, 'd/a.md'), after: blob(first, 'd/a.md') },
+    ],
+    ['b.md', 'd/a.md'],
+    {
+      actor: 'user',
+      conversationId: null,
+      toolUseId: null,
+      overwrite: false,
+      command: 'restore-all',
+      subject: `restore all memories to ${first.slice(0, 7)}`,
+      restoredFrom: first,
+    },
+  )
+  // The kill came after b.md was written.
+  await writeFile(memories('b.md'), 'b1\n')
+  await chmod(memories('d/a.md'), 0o000)
+  await chmod(memories('d'), 0o555)
+}
+
 describe('an interrupted restore whose file cannot be moved aside (item 2)', () => {
   it('is given up, naming the file, and Cairn opens with nothing lost', async () => {
-    const memory = await open()
-    await create(memory, 'd/a.md', 'v1\n')
-    await create(memory, 'b.md', 'b1\n')
-    const first = memory.head()!
-    await memory.execute(
-      { command: 'str_replace', path: '/memories/d/a.md', old_str: 'v1', new_str: 'v2' },
-      CLAUDE,
-    )
-    await memory.execute(
-      { command: 'str_replace', path: '/memories/b.md', old_str: 'b1', new_str: 'b2' },
-      CLAUDE,
-    )
-    const head = memory.head()!
-    await memory.close()
-    const blob = (rev: string, file: string) =>
-      gitCli(dataDir, 'rev-parse', `${rev}:${file}`).trim()
-    await recordRestore(
-      { store: { gitdir: path.join(dataDir, 'history.git') } as never, head: () => head },
-      [
-        { path: 'b.md', before: blob(head, 'b.md'), after: blob(first, 'b.md') },
-        { path: 'd/a.md', before: blob(head, 'd/a.md'), after: blob(first, 'd/a.md') },
-      ],
-      ['b.md', 'd/a.md'],
-      {
-        actor: 'user',
-        conversationId: null,
-        toolUseId: null,
-        overwrite: false,
-        command: 'restore-all',
-        subject: `restore all memories to ${first.slice(0, 7)}`,
-        restoredFrom: first,
-      },
-    )
-    // The kill came after b.md was written.
-    await writeFile(memories('b.md'), 'b1\n')
-    await chmod(memories('d/a.md'), 0o000)
-    await chmod(memories('d'), 0o555)
+    await interruptedRestoreOverLockedFile()
     asAnotherAccount()
     let notices: ReadonlyArray<{ kind: string; path: string; message: string }>
     try {
@@ -440,6 +429,78 @@ describe('restoring the whole folder walks it once', () => {
     } finally {
       await memory.close()
     }
+    fsck(dataDir)
+  })
+})
+
+// R6 (review13-story): the notice lived only in the session that gave the restore up. Killed
+// after the intent went but before anyone saw the notice, the next open said only that the
+// file was not versioned, never that a restore had been given up.
+describe('an interrupted restore given up by an open that is killed', () => {
+  it('is still told at the next open, once', async () => {
+    await interruptedRestoreOverLockedFile()
+    // A real other account (uid 4242, through setpriv), killed as soon as the intent is gone.
+    execFileSync('chown', ['-R', '4242:4242', dataDir])
+    const intent = path.join(dataDir, 'history.git', RESTORE_INTENT_FILE)
+    const script = `
+      const { openVersionedMemory } = await import(${JSON.stringify(path.resolve('src/main/history/index.ts'))})
+      const { nodeDisk, setDisk } = await import(${JSON.stringify(path.resolve('src/main/lib/disk.ts'))})
+      const { hookDisk } = await import(${JSON.stringify(path.resolve('src/main/lib/disk-hooks.ts'))})
+      let gone = false
+      setDisk(hookDisk(nodeDisk, (call) => {
+        if (gone) process.kill(process.pid, 'SIGKILL')
+        if (call.name === 'unlinkSync' && String(call.args[0]) === ${JSON.stringify(intent)}) gone = true
+      }).disk)
+      await openVersionedMemory({ dataDir: ${JSON.stringify(dataDir)}, watch: false, maintenance: false })
+      process.stdout.write('opened\\n')
+    `
+    const child = spawnSync(
+      'setpriv',
+      [
+        '--reuid=4242',
+        '--regid=4242',
+        '--clear-groups',
+        process.execPath,
+        '--import',
+        'tsx',
+        '--input-type=module',
+        '-e',
+        script,
+      ],
+      { encoding: 'utf8', env: { ...process.env, HOME: dataDir } },
+    )
+    expect(child.signal, child.stderr).toBe('SIGKILL')
+    expect(existsSync(intent)).toBe(false)
+
+    asAnotherAccount()
+    const messages: string[][] = []
+    try {
+      for (let i = 0; i < 2; i++) {
+        const again = await open()
+        try {
+          messages.push(
+            again
+              .notices()
+              .filter((notice) => notice.path === '/memories/d/a.md')
+              .map((notice) => notice.message),
+          )
+        } finally {
+          await again.close()
+        }
+      }
+    } finally {
+      backToRoot()
+      await chmod(memories('d'), 0o755)
+      await chmod(memories('d/a.md'), 0o644)
+    }
+    const given =
+      'An interrupted restore could not be finished: Cairn may not change /memories/d/a.md'
+    expect(messages[0]).toEqual([expect.stringContaining(given)])
+    // Told once: the next open says only what its scan finds.
+    expect(messages[1]!.some((message) => message.includes(given))).toBe(false)
+    expect(messages[1]).toEqual([expect.stringContaining('is not versioned')])
+    expect(await readFile(memories('d/a.md'), 'utf8')).toBe('v2\n')
+    expect(gitCli(dataDir, 'show', 'main:d/a.md')).toBe('v2\n')
     fsck(dataDir)
   })
 })

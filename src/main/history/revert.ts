@@ -6,7 +6,7 @@ import { momentOf, requireEntry, shortOid, treeOf } from './read'
 import type { IndexEntry } from './side-index'
 import type { Repo } from './repo'
 import {
-  applyDeltas,
+  applyOrExplain,
   changeResult,
   commitNow,
   keptAsideNote,
@@ -65,7 +65,7 @@ export async function revert(
       paths: inverse.map((delta) => toVirtual(delta.path)),
       restoredFrom: oid,
     },
-    () => readingVersion(oid, () => applyDeltas(repo, inverse), true),
+    () => readingVersion(oid, () => applyOrExplain(repo, inverse, 'The undo'), true),
     commit,
   )
   return changeResult(

@@ -123,6 +123,7 @@ describe('history search', () => {
     }
     expect(commits.length).toBeGreaterThan(40)
     expect(gitPickaxe('apple', false).length).toBeGreaterThan(5)
+    const found = new Map<string, HistorySearchHit[]>()
     for (const text of ['apple', 'Apple', 'Plum kiwi', 'pear\n', 'date fig', 'absent']) {
       for (const matchCase of [true, false]) {
         const hits = await searchAll(text, matchCase)
@@ -130,7 +131,16 @@ describe('history search', () => {
           hits.map((hit) => hit.commit.oid),
           `${JSON.stringify(text)} ${matchCase}`,
         ).toEqual(gitPickaxe(text, matchCase))
+        found.set(`${text}\0${matchCase}`, hits)
       }
+    }
+    // A new session answers from the records kept (a commit's entry read for a hit only):
+    // the same hits, each commit's summary and files as the session that read the trees.
+    await memory.close()
+    memory = await openVersionedMemory({ dataDir, now, watch: false })
+    for (const [key, hits] of found) {
+      const [text, matchCase] = key.split('\0') as [string, string]
+      expect(await searchAll(text, matchCase === 'true'), key).toEqual(hits)
     }
   })
 

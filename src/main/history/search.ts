@@ -20,7 +20,7 @@ import type { HistorySearchHit, HistorySearchPage } from '../../shared/types'
 import { CairnError } from '../lib/errors'
 import { DamagedHistoryError } from './damage'
 import type { Ancestry } from './ancestry'
-import type { ChangeLog } from './change-log'
+import type { ChangeLog, FileBlobs } from './change-log'
 import { toSummary } from './queries'
 import type { RepoView } from './read'
 import type { SearchQuery } from './types'
@@ -91,6 +91,23 @@ export function createSearcher(
     return counted.counts
   }
 
+  /**
+   * The blobs of the files the commit at `position` changed. A commit with one parent whose
+   * record is kept is answered from its id and file ids alone: its entry's details (a read,
+   * a checksum and a parse each, for every commit of every search) are read for a hit only.
+   * Anything else (a merge, a commit not recorded yet) goes through its whole entry.
+   */
+  function changesAt(
+    position: number,
+  ): Promise<ReadonlyArray<FileBlobs>> | ReadonlyArray<FileBlobs> {
+    const index = ancestry.index()
+    if (!index.isMergeAt(position)) {
+      const kept = changes.kept(index.oidAt(position), index.filesAt(position))
+      if (kept) return kept
+    }
+    return changes.of(ancestry.entry(position))
+  }
+
   return {
     async search(query) {
       const budgetMs = query.budgetMs ?? SEARCH_PAGE_MS
@@ -129,9 +146,9 @@ export function createSearcher(
       let damaged = 0
       const started = performance.now()
       for (; k < total; k++) {
-        const entry = ancestry.entry(order.at(k))
+        const position = order.at(k)
         const files: Array<{ path: string; change: 'added' | 'removed' }> = []
-        for (const side of movedUnchanged(await changes.of(entry))) {
+        for (const side of movedUnchanged(await changesAt(position))) {
           const before = await occurrences(side.before)
           const after = await occurrences(side.after)
           if (before === DAMAGED || after === DAMAGED) {
@@ -147,7 +164,7 @@ export function createSearcher(
           }
           if (!taken) files.push({ path: side.path, change: after > before ? 'added' : 'removed' })
         }
-        if (files.length > 0) hits.push({ commit: toSummary(entry), files })
+        if (files.length > 0) hits.push({ commit: toSummary(ancestry.entry(position)), files })
         if (performance.now() - started >= budgetMs && k < total - 1) {
           k++
           break

@@ -1,11 +1,12 @@
 import { execFileSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { readdirSync, readlinkSync, statfsSync, writeFileSync } from 'node:fs'
+import { lstatSync, readdirSync, readlinkSync, statfsSync, statSync, writeFileSync } from 'node:fs'
 import { mkdir, mkdtemp, open, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import { afterEach, beforeEach, expect } from 'vitest'
+import { afterEach, beforeEach, expect, vi } from 'vitest'
 import { nodeDisk, setDisk, type Disk } from '../lib/disk'
+import { asTheAccount, errnoError, hookDisk } from '../lib/disk-hooks'
 import { LOCK_FILE } from '../lib/instance-lock'
 import { createRecordingLogger } from '../lib/logger'
 import { AUTHORS, formatCommitMessage } from './commit-message'
@@ -539,4 +540,39 @@ export function leaveStaleLock(dataDir: string): void {
   // Above Linux's largest process id (2^22): no live process has it.
   const owner = { pid: 2 ** 22 + 7, host: os.hostname(), token: 'killed', since: '2026-01-01' }
   writeFileSync(path.join(dataDir, LOCK_FILE), `${JSON.stringify(owner)}\n`)
+}
+
+/**
+ * From now on the system treats Cairn as an account other than root (uid 4242), which the
+ * tests, run as root, cannot be: a file with no read bit cannot be opened, and nothing can be
+ * renamed into or out of (or made in) a folder with no write bit. What Cairn wrote so far under
+ * `memories/` is given to that account. Returns the way back to root.
+ */
+export function asAnotherAccount(dataDir: string): () => void {
+  execFileSync('chown', ['-R', '4242:4242', path.join(dataDir, 'memories')])
+  const hooked = hookDisk(
+    nodeDisk,
+    asTheAccount((call) => {
+      if (call.name === 'openSync') {
+        const target = String(call.args[0])
+        const mode = lstatSync(target, { throwIfNoEntry: false })?.mode ?? 0o777
+        return mode & 0o444 ? undefined : errnoError(call, 'EACCES')
+      }
+      if (call.name === 'mkdirSync' || call.name === 'renameSync') {
+        const targets = call.name === 'mkdirSync' ? [call.args[0]] : [call.args[0], call.args[1]]
+        for (const target of targets) {
+          // Through a folder's handle (`/proc/self/fd/N/name`): its folder is what `stat` follows.
+          const folder = statSync(path.dirname(String(target)), { throwIfNoEntry: false })
+          if (folder && !(folder.mode & 0o222)) return errnoError(call, 'EACCES')
+        }
+      }
+      return undefined
+    }),
+  )
+  const undoDisk = setDisk(hooked.disk)
+  const uid = vi.spyOn(process, 'getuid').mockReturnValue(4242)
+  return () => {
+    uid.mockRestore()
+    undoDisk()
+  }
 }

@@ -177,13 +177,13 @@ describe('a command on a file Cairn may not read (F1)', () => {
             : { command, path: '/memories/private.md', file_text: 'from Claude\n' }
         const result = await memory.execute(input, CLAUDE)
         expect(result.isError).toBe(false)
-        expect(String(result.content)).toContain('/memories/private (not in history).md')
+        expect(String(result.content)).toContain('/memories/private (unreadable).md')
       } finally {
         await memory.close()
       }
       vi.restoreAllMocks()
       undoDisk()
-      const kept = path.join(dataDir, 'memories', 'private (not in history).md')
+      const kept = path.join(dataDir, 'memories', 'private (unreadable).md')
       await chmod(kept, 0o644)
       expect(await readFile(kept, 'utf8')).toBe('v2, saved by the person\n')
     })
@@ -202,11 +202,11 @@ describe('a command on a file Cairn may not read (F1)', () => {
     // Review hunt12-story D8: history still names v1, so the restore said "already matches"
     // and did nothing while the folder held the other account's content.
     expect(message).not.toContain('already matches')
-    expect(message).toContain('/memories/private (not in history).md')
+    expect(message).toContain('/memories/private (unreadable).md')
     expect(message).not.toContain(dataDir)
     vi.restoreAllMocks()
     undoDisk()
-    const kept = path.join(dataDir, 'memories', 'private (not in history).md')
+    const kept = path.join(dataDir, 'memories', 'private (unreadable).md')
     await chmod(kept, 0o644)
     expect(await readFile(kept, 'utf8')).toBe('v2, saved by the person\n')
     expect(await readFile(path.join(dataDir, 'memories', 'private.md'), 'utf8')).toBe('v1\n')
@@ -312,7 +312,7 @@ describe('an interrupted restore over a file Cairn may not read', () => {
       `restore all memories to ${first.slice(0, 7)}`,
     )
     expect(await readFile(path.join(dataDir, 'memories', 'private.md'), 'utf8')).toBe('v1\n')
-    const kept = path.join(dataDir, 'memories', 'private (not in history).md')
+    const kept = path.join(dataDir, 'memories', 'private (unreadable).md')
     await chmod(kept, 0o644)
     expect(await readFile(kept, 'utf8')).toBe('v2\n')
     expect([...headFiles(dataDir).keys()]).toEqual(['private.md'])

@@ -58,6 +58,7 @@ import { createSnapshots } from './snapshot'
 import { restoreAll } from './restore-all'
 import { inWorkTree, type Committer } from './restore-common'
 import { restoreDeleted } from './restore-deleted'
+import { forgetGivenUpRestore } from './restore-intent'
 import { restoreFile } from './restore-file'
 import { revert } from './revert'
 import { buildIndex, catchUp as catchUpIndex, checkIndex, type IndexEntry } from './side-index'
@@ -281,7 +282,11 @@ async function openLocked(
     []
 
   // First: a refused restore's notice says more than the scan's about the same file.
-  if (restoreRefused !== null) notices.raise(restoreRefusedNotice(restoreRefused))
+  if (restoreRefused !== null) {
+    notices.raise(restoreRefusedNotice(restoreRefused))
+    // Raised: the note that kept it across a kill has done its work.
+    forgetGivenUpRestore(repo.store.gitdir)
+  }
   for (const notice of scanNotices({ tooLarge, nameNotAllowed, unreadable })) notices.raise(notice)
   // The open's recovery commit has happened: a failure to read it back for the secret scan
   // (a failing disk, a damaged index entry) only means no warning, never a failed open.

@@ -58,24 +58,7 @@ export function cutWithEllipsis(text: string, max: number): string {
   return text.length <= max ? text : `${cutText(text, max)}…`
 }
 
-// Control and format characters (newlines, tabs, zero-width, bidi overrides, tag characters)
-// and line/paragraph separators.
-const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu
-
-/**
- * `text` with every control or invisible formatting character written as an escape (`\n`,
- * `\t`, `\u202E`): a name echoed back in an error must not break the message's lines or
- * reorder the text around it (a bidi override), in Claude's reply or on screen.
- */
-export function escapeInvisible(text: string): string {
-  return text.replace(INVISIBLE, (c) => {
-    if (c === '\n') return '\\n'
-    if (c === '\t') return '\\t'
-    if (c === '\r') return '\\r'
-    const code = c.codePointAt(0)!.toString(16).toUpperCase()
-    return code.length <= 4 ? `\\u${code.padStart(4, '0')}` : `\\u{${code}}`
-  })
-}
+export { escapeInvisible } from '../../shared/invisible'
 
 /**
  * `stem + tail`, the stem cut by `cutText` until the whole fits in `maxBytes` of UTF-8: a name

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { asideName } from './keep-aside'
+import { asideName, isAsideName } from './keep-aside'
 import { parseMemoryPath } from './path-rules'
 
 // A kept name longer than the path rules allow was one Claude was told of but could not
@@ -26,5 +26,20 @@ describe('asideName', () => {
     expect(asideName('big.md', (n) => n === 'big (not in history).md', 'file', '/memories/')).toBe(
       'big (not in history 2).md',
     )
+  })
+
+  it('names a file kept aside because it could not be read for that, not "not in history"', () => {
+    const taken = (n: string) => n === 'private (unreadable).md'
+    expect(asideName('private.md', none, 'file', '/memories/', 'unreadable')).toBe(
+      'private (unreadable).md',
+    )
+    expect(asideName('private.md', taken, 'file', '/memories/', 'unreadable')).toBe(
+      'private (unreadable 2).md',
+    )
+    // Kept aside already, either way: never kept aside again (only renamed, on and on).
+    expect(isAsideName('private (unreadable).md')).toBe(true)
+    expect(isAsideName('private (unreadable 2).md')).toBe(true)
+    expect(isAsideName('big (not in history).md')).toBe(true)
+    expect(isAsideName('private.md')).toBe(false)
   })
 })

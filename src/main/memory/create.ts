@@ -68,17 +68,18 @@ export async function create(
   const keep =
     previous !== null &&
     ctx.keepsNoCopy?.(previous.name, previous.stats, previous.parent.entry(previous.name)) === true
+  // One Cairn may not read is never said (nor named) to be "not in the history": its last
+  // readable version may well be there.
+  const unreadable = keep && mayNotRead(previous.stats, previous.parent.entry(previous.name))
   const keptName = keep
     ? asideName(
         previous.name,
         (name) => previous.parent.lstat(name) !== null,
         'file',
         virtual.slice(0, virtual.lastIndexOf('/') + 1),
+        unreadable ? 'unreadable' : 'not-in-history',
       )
     : null
-  // One Cairn may not read is never said to be "not in the history": its last readable
-  // version may well be there.
-  const unreadable = keep && mayNotRead(previous.stats, previous.parent.entry(previous.name))
   const versioned = unreadable && (await ctx.versionedAt?.(relative)) === true
   const keptAsName = `${virtual.slice(0, virtual.lastIndexOf('/') + 1)}${keptName}`
   const message =
@@ -99,6 +100,8 @@ export async function create(
     return success(message, mutation, await planFile(ctx, 'create', target, { after: fileText }))
   }
   const made = ctx.describe ? describeFile(ctx, 'create', target, { after: fileText }) : undefined
+  const dir = relative.includes('/') ? `${path.posix.dirname(relative)}/` : ''
+  const recorded = ctx.usage.changing?.(keptName !== null ? [relative, dir + keptName] : [relative])
   // New folders appear together with the file, in one rename (see FolderTree.stage).
   const existing = found.parent instanceof Folder ? found.parent : null
   const staged = existing
@@ -128,6 +131,8 @@ export async function create(
     throw error
   }
   ctx.usage.add(change.files, change.bytes)
+  // The name kept aside may differ from the one planned (taken meanwhile).
+  await recorded?.(kept !== null ? [dir + kept] : [])
   const result = success(message, mutation, made)
   if (kept === null) return result
   const keptAs = virtual.slice(0, virtual.lastIndexOf('/') + 1) + kept

@@ -10,6 +10,7 @@ import type { ParsedMemoryPath } from './path-rules'
 import {
   findKeptEntries,
   isAsideName,
+  asideName,
   keepFileAside,
   keepFolderInPlace,
   moveKeptEntries,
@@ -91,6 +92,10 @@ export async function deletePath(
   }
   const made = ctx.describe ? describeMove(ctx, 'delete', target, kind, null) : undefined
   ctx.beforeMove?.(mutation)
+  const recorded = ctx.usage.changing?.([relative])
+  // Names kept aside beside the target (relative paths), for `recorded`.
+  const keptNames: string[] = []
+  const dir = relative.includes('/') ? relative.slice(0, relative.lastIndexOf('/') + 1) : ''
   let keptNote = ''
   let keptAside: KeptAsideEntry | null = null
   if (found.kind === 'file') {
@@ -102,7 +107,19 @@ export async function deletePath(
       // A file history holds no copy of (one too large to version) would be gone for good:
       // it is kept aside, as a folder delete and a restore keep it. It stays in the memory,
       // so the usage does not change.
-      const kept = keepFileAside(parent, name, virtualDir(virtual))
+      const kept = keepFileAside(
+        parent,
+        name,
+        virtualDir(virtual),
+        asideName(
+          name,
+          (candidate) => parent.lstat(candidate) !== null,
+          'file',
+          virtualDir(virtual),
+          unreadable ? 'unreadable' : 'not-in-history',
+        ),
+      )
+      keptNames.push(dir + kept)
       const keptAs = virtualDir(virtual) + kept
       if (unreadable) {
         // Never "not in the history": what it holds was never read, but its last readable
@@ -169,6 +186,7 @@ export async function deletePath(
       throw error
     }
     if (kept) {
+      keptNames.push(dir + kept)
       keptNote = keptMessage(virtual, kept)
       keptAside = { path: virtual, keptAs: virtualDir(virtual) + kept, reason: 'folder' }
     }
@@ -186,6 +204,7 @@ export async function deletePath(
   }
   // Durable before its commit is (settleFolderSyncs; best effort: it has happened either way).
   parent.syncLater()
+  await recorded?.(keptNames)
   return withKept(success(message + keptNote, mutation, made), keptAside)
 }
 

@@ -180,6 +180,7 @@ async function writeText(
   // The folder's fsync finishes before the commit's ref moves (settleFolderSyncs).
   const { stage } = ctx
   const mutation = { command, paths: [target.virtual], overwrite: false }
+  const recorded = ctx.usage.changing?.([target.relative])
   await writeFileAtomically(file.folder, file.name, next, {
     beforeCommit: () => scanWrite(ctx, plan),
     folderSync: 'later',
@@ -187,6 +188,7 @@ async function writeText(
     ...(stage ? { stage: (write) => stage(write, target.relative, mutation, made) } : {}),
   })
   ctx.usage.add(change.files, change.bytes)
+  await recorded?.()
   return made
 }
 

@@ -12,8 +12,19 @@ import { cutText, fitName } from '../lib/text'
 import { MAX_PATH_LENGTH, MAX_SEGMENT_LENGTH } from './path-rules'
 import type { KeepsNoCopy } from './types'
 
-/** The label restores use for what they keep aside (`big (not in history).md`). */
-const ASIDE_LABEL = 'not in history'
+/**
+ * Why something is kept aside, which its new name says: `not-in-history` for what history
+ * keeps no copy of (a file too large to version, one changed outside Cairn since, a folder of
+ * such files: `big (not in history).md`), `unreadable` for a file kept aside because Cairn may
+ * not read it (`private (unreadable).md`): its last readable version may well be in history,
+ * so "not in history" would not be true of it (review13-story R6).
+ */
+export type AsideReason = 'not-in-history' | 'unreadable'
+
+const ASIDE_LABELS: Readonly<Record<AsideReason, string>> = {
+  'not-in-history': 'not in history',
+  unreadable: 'unreadable',
+}
 
 /** What a folder delete would keep, and whether it would remove anything else. */
 export interface KeptEntries {
@@ -238,8 +249,11 @@ export function returnFileAside(parent: Folder, kept: string, name: string): voi
   }
 }
 
-// A name `asideName` gives (`big (not in history).md`, `notes (not in history 2)`).
-const ASIDE_NAME = new RegExp(`\\(${ASIDE_LABEL}(?: \\d+)?\\)(?:\\.[^.]*)?$`)
+// A name `asideName` gives (`big (not in history).md`, `notes (not in history 2)`,
+// `private (unreadable).md`).
+const ASIDE_NAME = new RegExp(
+  `\\((?:${Object.values(ASIDE_LABELS).join('|')})(?: \\d+)?\\)(?:\\.[^.]*)?$`,
+)
 
 /**
  * True for a name Cairn gave something it kept aside. Keeping such a thing aside again would
@@ -252,7 +266,8 @@ export function isAsideName(name: string): boolean {
 /**
  * The first unused of `notes (not in history)`, `notes (not in history 2)`, …; for a file,
  * the label goes before its extension (`big.md` -> `big (not in history).md`). Used by a
- * folder delete and by restores, which keep aside what history never held. `within` is the
+ * folder delete and by restores, which keep aside what history never held; a file kept aside
+ * because Cairn may not read it is labelled `unreadable` instead (see `AsideReason`). `within` is the
  * virtual folder it goes in (`/memories/a/`): the name is cut to what the path rules accept
  * there (a name of 128 characters, a path of 512; and 255 bytes on disk), so that Claude can
  * `view` and `delete` what it is told was kept.
@@ -262,7 +277,9 @@ export function asideName(
   taken: (candidate: string) => boolean,
   kind: 'file' | 'folder',
   within: string,
+  reason: AsideReason = 'not-in-history',
 ): string {
+  const label = ASIDE_LABELS[reason]
   const room = Math.min(MAX_SEGMENT_LENGTH, MAX_PATH_LENGTH - within.length)
   const dot = kind === 'file' ? name.lastIndexOf('.') : -1
   // An extension too long to keep beside the label is kept as part of the stem (cut with it).
@@ -270,11 +287,11 @@ export function asideName(
   const stem = split ? name.slice(0, dot) : name
   const ext = split ? name.slice(dot) : ''
   for (let n = 1; ; n++) {
-    const tail = ` (${ASIDE_LABEL}${n > 1 ? ` ${n}` : ''})${ext}`
+    const tail = ` (${label}${n > 1 ? ` ${n}` : ''})${ext}`
     const candidate = fitName(cutText(stem, Math.max(0, room - tail.length)), tail)
     if (!taken(candidate)) return candidate
   }
 }
 
-// The label with a number of up to four digits, as long as it gets in practice.
-const LONGEST_LABEL = ` (${ASIDE_LABEL} 9999)`.length
+// The longest label with a number of up to four digits, as long as it gets in practice.
+const LONGEST_LABEL = ` (${ASIDE_LABELS['not-in-history']} 9999)`.length

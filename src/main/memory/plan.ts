@@ -8,8 +8,8 @@
 import { createHash } from 'node:crypto'
 import type { Stats } from 'node:fs'
 import { Folder, readFileIn, type FolderTree } from '../lib/folders'
+import { PREVIEW_CHARS } from '../../shared/review'
 import { decodeUtf8 } from '../lib/text'
-import { MAX_VIEW_FILE_BYTES } from './format'
 import type { CommandContext } from './context'
 import { isAddressableName, type ParsedMemoryPath } from './path-rules'
 import type { MadeChange, MutatingCommand, PlannedChange } from './types'
@@ -41,8 +41,10 @@ export async function planMove(
   kind: 'file' | 'dir',
   to: ParsedMemoryPath | null,
 ): Promise<PlannedChange> {
-  const prints = [fingerprint(ctx.tree, from.relative)]
-  if (to) prints.push(fingerprint(ctx.tree, to.relative))
+  // A file the plan does not read is fingerprinted by its size, time and inode (not read for it
+  // either): a move needs no more than it to know the file is still the one the person saw.
+  const prints = [fingerprint(ctx.tree, from.relative, PREVIEW_CHARS)]
+  if (to) prints.push(fingerprint(ctx.tree, to.relative, PREVIEW_CHARS))
   return { ...describeMove(ctx, command, from, kind, to), fingerprint: prints.join('|') }
 }
 
@@ -80,9 +82,10 @@ export function describeMove(
   to: ParsedMemoryPath | null,
 ): MadeChange {
   const listed = kind === 'dir' ? listFiles(ctx.tree, from.relative) : null
-  // A delete or rename needs no text: a file over what `view` reads is planned from its size
-  // alone, never read whole (review hunt13 D4).
-  const read = kind === 'file' ? contentAt(ctx.tree, from.relative, MAX_VIEW_FILE_BYTES) : null
+  // A delete or rename needs no text but for the review card's preview: a file longer than a
+  // preview carries is planned from its size alone (a stat), never read (review hunt13 D4,
+  // review13-ui R4). No larger text is ever held for it, nor sent.
+  const read = kind === 'file' ? contentAt(ctx.tree, from.relative, PREVIEW_CHARS) : null
   const before = read?.text ?? null
   return {
     command,
@@ -125,7 +128,7 @@ function contentAt(
  * What is at `relative` now, in a short string: a content hash for a file, a hash of the
  * listing (names, sizes, times) for a folder, or what stands in the way.
  */
-function fingerprint(tree: FolderTree, relative: string): string {
+function fingerprint(tree: FolderTree, relative: string, hashedBytes = HASHED_BYTES): string {
   const found = tree.find(relative)
   switch (found.kind) {
     case 'missing':
@@ -136,7 +139,7 @@ function fingerprint(tree: FolderTree, relative: string): string {
       return `special:${found.at}`
     case 'file': {
       const { size, mtimeMs, ino } = found.stats
-      if (size > HASHED_BYTES) return `file:${size}:${mtimeMs}:${ino}`
+      if (size > hashedBytes) return `file:${size}:${mtimeMs}:${ino}`
       return `file:${hash(readFileIn(found.parent, found.name, found.stats))}`
     }
     case 'directory': {

@@ -78,6 +78,7 @@ export async function rename(
   ctx.beforeMove?.(mutation)
 
   const toParent = to.relative.includes('/') ? path.posix.dirname(to.relative) : ''
+  const recorded = ctx.usage.changing?.([from.relative, to.relative])
   const { folder, created } = ctx.tree.ensure(toParent)
   try {
     // Both names are taken from their folders' own handles; the source must still be what was
@@ -92,6 +93,7 @@ export async function rename(
   ctx.tree.forget(from.relative)
   // Durable before its commit is (settleFolderSyncs; best effort: it has happened either way).
   for (const changed of new Set([sourceParent, folder])) changed.syncLater()
+  await recorded?.()
   return success(message, mutation, made)
 }
 

@@ -3,11 +3,13 @@
  * every write would be slow, so the total is computed once, then kept current by the handler's
  * own writes; it is re-walked after `invalidate()` or once it is older than `maxAgeMs` (other
  * writers — the user, a restore — may have changed the folder meanwhile). The tool refreshes it
- * between commands (`wantsRefresh`), so a write rarely has to wait for a walk. A write that
- * would come near a limit by the cached total is checked against a fresh walk (`fresh`): the
- * folder may have filled up outside since the count.
+ * between commands (`wantsRefresh`), so a write rarely has to wait for a walk. A growing write
+ * whose total was checked more than a moment ago checks the folders first (`recheck`: one
+ * `lstat` per folder, reading again only those that changed). A write that would come near a
+ * limit by the total is checked against a fresh walk (`fresh`): files may have grown outside.
  */
 
+import type { Dirent, Stats } from 'node:fs'
 import { disk } from '../lib/disk'
 import { MAX_VIEW_FILE_BYTES } from './format'
 import path from 'node:path'
@@ -31,11 +33,23 @@ export interface UsageSource {
   fresh(): Promise<Usage>
   /**
    * True when the folder may have changed outside since the total was counted (the plain
-   * tool: a total older than a moment; the history: the watcher saw events since): a write
-   * that adds a file or grows the total is then checked against `fresh` at any distance from
-   * the limits, since an outside jump may be larger than the margin (review13-tool R2).
+   * tool: a total checked more than a moment ago): a write that adds a file or grows the
+   * total then asks `recheck` (or `fresh`) at any distance from the limits, since an outside
+   * jump may be larger than the margin (review13-tool R2).
    */
   mayBeStale?(): boolean
+  /**
+   * The usage with outside changes since the count looked for cheaply (the plain tool: one
+   * `lstat` per folder, a new read of the folders that changed), for `mayBeStale`; left out,
+   * `fresh` is asked instead.
+   */
+  recheck?(): Promise<Usage>
+  /**
+   * Told just before the tool changes the entries at `relatives` (relative paths); the
+   * function it returns is called once the change is made, with any entries it made that
+   * were not named before (a name kept aside). Left out, `add` alone keeps the total.
+   */
+  changing?(relatives: ReadonlyArray<string>): (more?: ReadonlyArray<string>) => Promise<void>
   /** A change the tool made itself (files, bytes: signed). */
   add(files: number, bytes: number): void
   /** Something else changed the folder. */
@@ -45,13 +59,47 @@ export interface UsageSource {
   refresh(): Promise<void>
 }
 
-/** Past this age a growing write recounts the folder (see `UsageSource.mayBeStale`). */
+/** Past this age a growing write checks the folder again (see `UsageSource.mayBeStale`). */
 export const STALE_AFTER_MS = 2000
 
-/** A lazily computed, self-updating usage total. */
+/**
+ * A folder whose mtime is this close to the time it was read (or later) is "racy", as git's
+ * index calls it: file-system timestamps are coarse (ext4 stamps from the kernel's tick, a few
+ * ms), so a change made in the same tick after the read would leave the same mtime. Its names
+ * are listed again by the next check.
+ */
+const RACY_MS = 50
+
+/** What the count knows of one folder: its identity and mtime when read, and what it held. */
+interface FolderRecord {
+  readonly dev: number
+  readonly ino: number
+  mtimeMs: number
+  /** Read within `RACY_MS` of its mtime: an unchanged mtime proves nothing until listed again. */
+  racy: boolean
+  /** Its regular, non-hidden files: name -> size (`isCounted` decides which count). */
+  readonly files: Map<string, number>
+  /** Its non-hidden sub-folders, by name. */
+  readonly dirs: Set<string>
+}
+
+/**
+ * A lazily computed, self-updating usage total. The walk that counts the folder records each
+ * folder's identity and mtime and each file's size; after that a check (`recheck`) only looks
+ * at the folders (one `lstat` each: a file created, removed or renamed in a folder changes its
+ * mtime) and reads again only those that changed. The tool's own changes update the record
+ * from a re-stat of what they touched (`changing`). A file that grows in place outside does
+ * not change its folder: that is caught by the near-limit recount (`fresh`) and by the walk
+ * between commands once the total is past half its age.
+ */
 export class UsageCache implements UsageSource {
   private usage: Usage | null = null
+  /** When the folder was last walked whole. */
   private computedAt = 0
+  /** When the folder was last walked or checked (`recheck`). */
+  private checkedAt = 0
+  /** Every folder counted, by relative path ('' is the root). */
+  private folders = new Map<string, FolderRecord>()
 
   constructor(
     private readonly root: string,
@@ -79,9 +127,50 @@ export class UsageCache implements UsageSource {
     return this.usage!
   }
 
-  /** True once the total is older than `STALE_AFTER_MS`: the folder may have changed since. */
+  /** True once the total was last checked more than `STALE_AFTER_MS` ago. */
   mayBeStale(): boolean {
-    return this.usage === null || this.now() - this.computedAt > STALE_AFTER_MS
+    return this.usage === null || this.now() - this.checkedAt > STALE_AFTER_MS
+  }
+
+  /**
+   * The usage with every folder checked: one `lstat` per folder, and a new read of those that
+   * changed since they were counted (a changed identity or mtime: files created, removed or
+   * renamed in it; a racy one is listed and read again only if its names differ).
+   */
+  async recheck(): Promise<Usage> {
+    if (this.usage === null) {
+      await this.refresh()
+      return this.usage!
+    }
+    const changed = new Set<string>()
+    const racy: string[] = []
+    for (const [relative, record] of this.folders) {
+      const stats = this.lstat(relative)
+      if (!stats || !sameFolder(stats, record) || stats.mtimeMs !== record.mtimeMs) {
+        changed.add(relative)
+      } else if (record.racy) racy.push(relative)
+    }
+    // A racy folder listed now, well after its mtime, is no longer racy if it is unchanged.
+    const at = this.now()
+    for (const relative of racy) {
+      const record = this.folders.get(relative)!
+      const listed = await this.names(relative)
+      if (listed === null || !sameNames(listed, record)) changed.add(relative)
+      else if (at - record.mtimeMs >= RACY_MS) record.racy = false
+    }
+    // Outermost first: reading a folder again reads its new or changed sub-folders with it.
+    const done = new Set<string>()
+    for (const relative of [...changed].sort((a, b) => depth(a) - depth(b))) {
+      if (done.has(relative) || (relative !== '' && !this.folders.has(relative))) continue
+      await this.read(relative, changed, done)
+    }
+    if (!this.folders.has('')) {
+      // The memory folder itself is gone: counted again once it is back.
+      this.invalidate()
+      return { files: 0, bytes: 0 }
+    }
+    this.checkedAt = this.now()
+    return this.usage
   }
 
   /**
@@ -94,20 +183,229 @@ export class UsageCache implements UsageSource {
 
   /** Walks the folder now and caches the total. */
   async refresh(): Promise<void> {
-    this.usage = await measure(this.root)
-    this.computedAt = this.now()
+    this.folders = new Map()
+    this.usage = { files: 0, bytes: 0 }
+    await this.read('', new Set(), new Set())
+    if (!this.folders.has('')) this.folders.clear()
+    this.computedAt = this.checkedAt = this.now()
   }
 
-  /** Records a change the handler made itself (only if a total is cached). */
-  add(files: number, bytes: number): void {
-    if (this.usage === null) return
-    this.usage = { files: this.usage.files + files, bytes: this.usage.bytes + bytes }
+  /** The tool's changes are recorded by `changing`, from what is on disk after them. */
+  add(): void {}
+
+  /**
+   * Before the tool changes the entries at `relatives`: notes whether their folders are still
+   * as recorded. The returned function, called once the change is made (with any entries it
+   * made that were not known before, such as a name kept aside), re-stats those entries and,
+   * for a folder that was as recorded, takes its new mtime (else it stays changed: the next
+   * check reads it again, outside changes included).
+   */
+  changing(relatives: ReadonlyArray<string>): (more?: ReadonlyArray<string>) => Promise<void> {
+    if (this.usage === null) return async () => undefined
+    const before = new Map<string, boolean>()
+    const note = (relative: string): void => {
+      const [folder] = this.recordedParent(relative)
+      if (before.has(folder)) return
+      const stats = this.lstat(folder)
+      const record = this.folders.get(folder)
+      before.set(
+        folder,
+        !!stats && !!record && sameFolder(stats, record) && stats.mtimeMs === record.mtimeMs,
+      )
+    }
+    relatives.forEach(note)
+    return async (more = []) => {
+      try {
+        if (this.usage === null) return
+        for (const relative of [...relatives, ...more]) {
+          const [folder, name] = this.recordedParent(relative)
+          if (!before.has(folder)) before.set(folder, false)
+          await this.restat(folder, name)
+        }
+        for (const [folder, unchanged] of before) {
+          const record = this.folders.get(folder)
+          const at = this.now()
+          const stats = this.lstat(folder)
+          if (!record || !unchanged || !stats || !sameFolder(stats, record)) continue
+          record.mtimeMs = stats.mtimeMs
+          // Right after the change it is racy as a rule: the next check lists its names,
+          // which also shows anything made outside between the two stats.
+          record.racy ||= at - stats.mtimeMs < RACY_MS
+        }
+      } catch {
+        // Whatever happened, the record may be off: counted afresh by the next write.
+        this.invalidate()
+      }
+    }
   }
 
   /** Forgets the total; the next write walks the folder again. */
   invalidate(): void {
     this.usage = null
+    this.folders = new Map()
   }
+
+  private full(relative: string): string {
+    return relative === '' ? this.root : path.join(this.root, relative)
+  }
+
+  private lstat(relative: string): Stats | undefined {
+    try {
+      return disk.lstatIfThere(this.full(relative))
+    } catch {
+      return undefined
+    }
+  }
+
+  /** The deepest recorded folder holding `relative`, and the name below it on the way. */
+  private recordedParent(relative: string): [string, string] {
+    let at = relative
+    for (;;) {
+      const slash = at.lastIndexOf('/')
+      const folder = slash < 0 ? '' : at.slice(0, slash)
+      const name = slash < 0 ? at : at.slice(slash + 1)
+      if (this.folders.has(folder) || folder === '') return [folder, name]
+      at = folder
+    }
+  }
+
+  /** Re-reads entry `name` of recorded folder `folder` (a file's size, a folder whole). */
+  private async restat(folder: string, name: string): Promise<void> {
+    const record = this.folders.get(folder)
+    if (!record) return
+    const relative = folder === '' ? name : `${folder}/${name}`
+    this.setFile(record, name, undefined)
+    if (record.dirs.has(name)) this.drop(relative)
+    if (name.startsWith('.')) return
+    const stats = this.lstat(relative)
+    if (stats?.isFile()) this.setFile(record, name, stats.size)
+    else if (stats?.isDirectory()) {
+      record.dirs.add(name)
+      await this.read(relative, new Set(), new Set())
+    }
+  }
+
+  /** Sets (or with `undefined` removes) a file of a record, keeping the total. */
+  private setFile(record: FolderRecord, name: string, size: number | undefined): void {
+    const old = record.files.get(name)
+    if (old !== undefined) {
+      record.files.delete(name)
+      this.count(old, -1)
+    }
+    if (size === undefined) return
+    record.files.set(name, size)
+    this.count(size, 1)
+  }
+
+  private count(size: number, sign: 1 | -1): void {
+    if (!isCounted(size) || this.usage === null) return
+    this.usage = { files: this.usage.files + sign, bytes: this.usage.bytes + sign * size }
+  }
+
+  /** Forgets the folder `relative` and everything recorded under it. */
+  private drop(relative: string): void {
+    const prefix = `${relative}/`
+    for (const [at, record] of this.folders) {
+      if (at !== relative && !(relative === '' || at.startsWith(prefix))) continue
+      for (const size of record.files.values()) this.count(size, -1)
+      this.folders.delete(at)
+    }
+    const slash = relative.lastIndexOf('/')
+    this.folders
+      .get(slash < 0 ? '' : relative.slice(0, slash))
+      ?.dirs.delete(relative.slice(slash + 1))
+  }
+
+  /** The names in folder `relative` with their kinds, or null when it cannot be read. */
+  private async names(relative: string): Promise<Dirent[] | null> {
+    try {
+      return (await disk.promises.readdir(this.full(relative))).filter(
+        (entry) => !entry.name.startsWith('.'),
+      )
+    } catch {
+      return null
+    }
+  }
+
+  /**
+   * Reads folder `relative` again (its stats taken first: a change during the read shows as
+   * a newer mtime at the next check). Its sub-folders are read too when new, or in `changed`;
+   * the others keep their records. `done` collects the folders read.
+   */
+  private async read(relative: string, changed: Set<string>, done: Set<string>): Promise<void> {
+    done.add(relative)
+    // The clock before the stat: racy errs towards a second look.
+    const at = this.now()
+    const stats = this.lstat(relative)
+    const old = this.folders.get(relative)
+    const entries = stats?.isDirectory() ? await this.names(relative) : null
+    if (!stats || entries === null || (old && !sameFolder(stats, old))) this.drop(relative)
+    else if (old) for (const size of old.files.values()) this.count(size, -1)
+    if (!stats || entries === null) return
+    const record: FolderRecord = {
+      dev: stats.dev,
+      ino: stats.ino,
+      mtimeMs: stats.mtimeMs,
+      racy: at - stats.mtimeMs < RACY_MS,
+      files: new Map(),
+      dirs: new Set(),
+    }
+    const sizes: Promise<void>[] = []
+    for (const entry of entries) {
+      if (entry.isDirectory()) record.dirs.add(entry.name)
+      else if (entry.isFile()) {
+        const name = entry.name
+        sizes.push(
+          disk.promises.lstat(path.join(this.full(relative), name)).then(
+            (file) => {
+              if (file.isFile()) record.files.set(name, file.size)
+            },
+            () => {},
+          ),
+        )
+      }
+    }
+    await Promise.all(sizes)
+    for (const name of this.folders.get(relative)?.dirs ?? []) {
+      if (!record.dirs.has(name)) this.drop(relative === '' ? name : `${relative}/${name}`)
+    }
+    this.folders.set(relative, record)
+    // A folder swapped for another under the same name was dropped from its parent above.
+    const slash = relative.lastIndexOf('/')
+    if (relative !== '')
+      this.folders
+        .get(slash < 0 ? '' : relative.slice(0, slash))
+        ?.dirs.add(relative.slice(slash + 1))
+    for (const size of record.files.values()) this.count(size, 1)
+    for (const name of record.dirs) {
+      const child = relative === '' ? name : `${relative}/${name}`
+      if (!this.folders.has(child) || changed.has(child)) await this.read(child, changed, done)
+    }
+  }
+}
+
+function sameFolder(stats: Stats, record: FolderRecord): boolean {
+  return stats.isDirectory() && stats.ino === record.ino && stats.dev === record.dev
+}
+
+/** True when `listed` holds the same names, with the same kinds, as `record`. */
+function sameNames(listed: ReadonlyArray<Dirent>, record: FolderRecord): boolean {
+  let files = 0
+  let dirs = 0
+  for (const entry of listed) {
+    if (entry.isDirectory()) {
+      if (!record.dirs.has(entry.name)) return false
+      dirs++
+    } else if (entry.isFile()) {
+      if (!record.files.has(entry.name)) return false
+      files++
+    }
+  }
+  return files === record.files.size && dirs === record.dirs.size
+}
+
+function depth(relative: string): number {
+  return relative === '' ? 0 : relative.split('/').length
 }
 
 /**

@@ -54,15 +54,18 @@ export async function guardWrite(
   let usage = await ctx.usage.get()
   const files = plan.newFile ? 1 : 0
   const delta = bytes - plan.previousBytes
-  // Near a limit, a total that missed changes made outside since it was counted could let
-  // this write break it: it is counted again (cheap where it matters: far from the limits,
-  // as memory usually is, no write walks the folder).
-  // So is a growing write when the total may have missed outside changes (larger than any
-  // margin: a folder of files dropped in), which the source knows cheaply.
+  // A growing write whose total may have missed outside changes (larger than any margin: a
+  // folder of files dropped in) has it checked first, cheaply where the source can.
+  if ((files > 0 || delta > 0) && ctx.usage.mayBeStale?.() === true) {
+    usage = await (ctx.usage.recheck?.() ?? ctx.usage.fresh())
+  }
+  // Near a limit, a total that missed changes made outside since it was counted (a file
+  // grown in place, which no check of the folders sees) could let this write break it: it is
+  // counted again (cheap where it matters: far from the limits, as memory usually is, no
+  // write walks the folder).
   if (
     (files > 0 && nearLimit(usage.files + files, maxFiles, MIN_MARGIN_FILES)) ||
-    (delta > 0 && nearLimit(usage.bytes + delta, maxTotalBytes, MIN_MARGIN_BYTES)) ||
-    ((files > 0 || delta > 0) && ctx.usage.mayBeStale?.() === true)
+    (delta > 0 && nearLimit(usage.bytes + delta, maxTotalBytes, MIN_MARGIN_BYTES))
   ) {
     usage = await ctx.usage.fresh()
   }

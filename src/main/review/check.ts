@@ -1,6 +1,7 @@
 /** Every flag rule run on one change (planned, or made): what the review checks found. */
 import type { WriteFlag } from '../../shared/types'
 import type { VersionedMemory } from '../history'
+import { CairnError } from '../lib/errors'
 import type { Logger } from '../lib/logger'
 import type { MadeChange } from '../memory'
 import { deletionFlags } from './flags/deletions'
@@ -25,6 +26,11 @@ export interface Checked {
    * other rules ran all the same; a gate that can hold the change holds it (review hunt13 D3).
    */
   readonly personEditedUnknown: boolean
+  /**
+   * Why the lookup did not answer, in words for people ("its history index was being
+   * rebuilt"); null when it answered.
+   */
+  readonly uncheckedCause: string | null
 }
 
 /**
@@ -59,10 +65,37 @@ export async function flagsFor(planned: MadeChange, context: CheckContext): Prom
       'Could not look up whether the person edited a file recently; checked without it',
       error,
     )
-    return { flags, personEditedUnknown: true }
+    return { flags, personEditedUnknown: true, uncheckedCause: causeOf(error) }
   }
   flags.push(...personEditedFlags(planned.path, edited, context.now))
-  return { flags, personEditedUnknown: false }
+  return { flags, personEditedUnknown: false, uncheckedCause: null }
+}
+
+/**
+ * The flags a change's commit carries: what the rules found and, when the person-edited lookup
+ * did not answer, an `unchecked` flag saying so and why, so the commit's record (History,
+ * `git log`) shows the check was skipped, not passed (review13-ui R6).
+ */
+export function commitFlags(path: string, checked: Checked): ReadonlyArray<WriteFlag> {
+  if (!checked.personEditedUnknown) return checked.flags
+  return [
+    ...checked.flags,
+    {
+      rule: 'unchecked',
+      path,
+      line: null,
+      message: `Not checked whether you edited this file in the last day: ${checked.uncheckedCause ?? UNKNOWN_CAUSE}`,
+    },
+  ]
+}
+
+const UNKNOWN_CAUSE = 'its history could not be read'
+
+/** Why the lookup failed, in a few words: the index rebuild, or a read that failed. */
+function causeOf(error: unknown): string {
+  return error instanceof CairnError && error.code === 'index-rebuilding'
+    ? 'its history index was being rebuilt'
+    : UNKNOWN_CAUSE
 }
 
 /**

@@ -3,7 +3,7 @@
  * without its dry run (it reads its file no more often than the command alone does) and its
  * flags still go with its commit; `flagged` and `all` plan first and hold as before.
  */
-import { writeFile } from 'node:fs/promises'
+import { utimes, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { PendingChange } from '../../shared/types'
@@ -13,6 +13,7 @@ import { commitCount, fsck, gitCli, tempDataDir } from '../history/test-helpers'
 import { nodeDisk, OPEN, setDisk } from '../lib/disk'
 import { createRecordingLogger } from '../lib/logger'
 import { MAX_VIEW_FILE_BYTES } from '../memory'
+import { LIST_TEXT_CHARS } from '../../shared/review'
 import { createReviewService, PREVIEW_CHARS, type ReviewService } from './review-service'
 
 let dataDir: string
@@ -351,14 +352,83 @@ describe('the gate while the person-edited lookup does not answer (review hunt13
     const off = createReviewService({ memory: rebuilding(), mode: 'off', logger })
     const outcome = await off.execute(INJECTION, claude(60))
     expect(outcome.isError).toBe(false)
-    expect(outcome.commit?.flags).toEqual([expect.objectContaining({ rule: 'instructions' })])
+    expect(outcome.commit?.flags).toEqual([
+      expect.objectContaining({ rule: 'instructions' }),
+      expect.objectContaining({ rule: 'unchecked' }),
+    ])
     expect(flagTrailers()).toContain('"rule":"instructions"')
     const removed = await off.execute(
       { command: 'delete', path: '/memories/direct.md' },
       claude(61),
     )
-    expect(removed.commit?.flags).toEqual([expect.objectContaining({ rule: 'deletes-most' })])
+    expect(removed.commit?.flags).toEqual([
+      expect.objectContaining({ rule: 'deletes-most' }),
+      expect.objectContaining({ rule: 'unchecked' }),
+    ])
     expect(flagTrailers()).toContain('"rule":"deletes-most"')
+    off.close()
+  })
+
+  it('off: the commit records that the person-edited check was skipped, and why (review13-ui R6)', async () => {
+    const off = createReviewService({
+      memory: rebuilding(),
+      mode: 'off',
+      logger: createRecordingLogger(),
+    })
+    const outcome = await off.execute(replace('gate', 8), claude(66))
+    expect(outcome.isError).toBe(false)
+    // No rule fired on the text, yet the record says the check was not made: git, and the
+    // history's own reading of the commit (what the timeline shows).
+    const trailers = flagTrailers()
+    expect(trailers).toContain('"rule":"unchecked"')
+    expect(trailers).toContain('its history index was being rebuilt')
+    const [latest] = (await memory.log({ offset: 0, limit: 1 })).entries
+    expect(latest!.flags).toEqual([
+      {
+        rule: 'unchecked',
+        path: '/memories/gate.md',
+        line: null,
+        message: expect.stringMatching(
+          /^Not checked whether you edited this file in the last day: its history index was being rebuilt/,
+        ),
+      },
+    ])
+    off.close()
+  })
+
+  it('a lookup that failed for another cause says so, on the card and in the commit (review13-ui R6)', async () => {
+    const failing = (): Pick<VersionedMemory, 'execute' | 'changesSince'> => ({
+      execute: memory.execute.bind(memory),
+      changesSince: () =>
+        Promise.reject(Object.assign(new Error('EIO: i/o error, read'), { code: 'EIO' })),
+    })
+    const flagged = createReviewService({
+      memory: failing(),
+      mode: 'flagged',
+      logger: createRecordingLogger(),
+    })
+    const waiting = new Promise<ReadonlyArray<PendingChange>>((resolve) => {
+      const off = flagged.onPending((changes) => changes.length > 0 && (off(), resolve(changes)))
+    })
+    const held = flagged.execute(replace('gate', 7), claude(67))
+    const [change] = await waiting
+    expect(change!.unchecked).toEqual([
+      expect.stringMatching(/could not check .*\(its history could not be read\)/),
+    ])
+    expect(change!.unchecked.join(' ')).not.toMatch(/rebuil/)
+    await flagged.decide({ id: change!.id, decision: 'approve', revision: change!.revision })
+    expect((await held).isError).toBe(false)
+    expect(flagTrailers()).toContain('its history could not be read')
+    flagged.close()
+    const off = createReviewService({
+      memory: failing(),
+      mode: 'off',
+      logger: createRecordingLogger(),
+    })
+    expect((await off.execute(replace('gate', 6), claude(68))).isError).toBe(false)
+    const trailers = flagTrailers()
+    expect(trailers).toContain('"rule":"unchecked"')
+    expect(trailers).not.toContain('rebuil')
     off.close()
   })
 
@@ -530,6 +600,124 @@ describe('a file too large to read whole (review hunt13 D4)', () => {
     expect(gitCli(dataDir, 'ls-tree', '--name-only', 'main')).not.toMatch(/huge|old-/)
   })
 
+  it('plans a delete or rename of a file over the preview cap from its size: nothing read, nothing held (review13-ui R4)', async () => {
+    // Over what a preview carries, under what `view` reads: 5 MB (a rename of a file up to
+    // 4 MiB is read once more, by the secret scan of its new name, which it needs).
+    const line = 'a line of plain notes, nothing more, repeated to make a big file.\n'
+    const text = line.repeat(Math.ceil((PREVIEW_CHARS * 5) / line.length))
+    // In the history first (start-up commits them): the commit of an outside file reads it,
+    // as it must. (Over the tool's 1 MiB file limit: written by another program.)
+    // Written an hour ago: the history's stat cache then knows them unchanged (a file written
+    // this very moment is read again by the next command's check for outside changes).
+    const hourAgo = new Date(Date.now() - 3_600_000)
+    for (const mode of ['off', 'all']) {
+      await writeFile(path.join(memory.folder, `big-${mode}.md`), text)
+      await utimes(path.join(memory.folder, `big-${mode}.md`), hourAgo, hourAgo)
+    }
+    gate.close()
+    await memory.close()
+    memory = await openVersionedMemory({ dataDir, watch: false })
+    gate = createReviewService({ memory, logger: createRecordingLogger() })
+    expect(gitCli(dataDir, 'ls-tree', '--name-only', 'main')).toContain('big-all.md')
+    for (const [i, mode] of (['off', 'all'] as const).entries()) {
+      gate.setMode(mode)
+      const rename = {
+        command: 'rename',
+        old_path: `/memories/big-${mode}.md`,
+        new_path: `/memories/old-big-${mode}.md`,
+      }
+      const remove = { command: 'delete', path: `/memories/old-big-${mode}.md` }
+      for (const [j, input] of [rename, remove].entries()) {
+        const [read, outcome] = await bytesReadDuring(
+          input.command === 'rename' ? `big-${mode}.md` : `old-big-${mode}.md`,
+          async () => {
+            const run = gate.execute(input, claude(220 + i * 2 + j))
+            if (mode === 'all') {
+              const [change] = await nextPending()
+              expect(change).toMatchObject({
+                before: null,
+                after: null,
+                omitted: null,
+                unreadBytes: text.length,
+              })
+              // Nothing of it is held for the person either.
+              expect(gate.text(change!.id)).toEqual({ before: null, after: null, revision: 0 })
+              await gate.decide({ id: change!.id, decision: 'approve' })
+            }
+            return run
+          },
+        )
+        expect(outcome.isError, String(outcome.content)).toBe(false)
+        expect(read).toBe(0)
+      }
+    }
+    expect(gitCli(dataDir, 'ls-tree', '--name-only', 'main')).not.toMatch(/big/)
+    fsck(dataDir)
+  })
+
+  it('caps the text one list of pending changes carries; the rest comes on demand (review13-ui R4)', async () => {
+    gate.setMode('all')
+    const filler = 'filler text, one line of it\n'.repeat(Math.floor(900_000 / 28))
+    const files = [0, 1, 2, 3]
+    for (const k of files) {
+      await memory.execute(
+        { command: 'create', path: `/memories/m${k}.md`, file_text: `head ${k}\n${filler}` },
+        { actor: 'user' },
+      )
+    }
+    let largest = 0
+    let last: ReadonlyArray<PendingChange> = []
+    const stop = gate.onPending((changes) => {
+      largest = Math.max(largest, JSON.stringify(changes).length)
+      last = changes
+    })
+    const runs = files.map((k) =>
+      gate.execute(
+        {
+          command: 'str_replace',
+          path: `/memories/m${k}.md`,
+          old_str: `head ${k}`,
+          new_str: `top ${k}`,
+        },
+        claude(230 + k),
+      ),
+    )
+    while (last.length < files.length) await new Promise((resolve) => setTimeout(resolve, 20))
+    stop()
+    // Each change alone is under the preview cap (about 1.8 million characters both sides):
+    // the first comes whole, the others with their sizes, in every event and in the list.
+    expect(largest).toBeLessThanOrEqual(LIST_TEXT_CHARS + 20_000)
+    expect(JSON.stringify(gate.list()).length).toBeLessThanOrEqual(LIST_TEXT_CHARS + 20_000)
+    const [first, ...rest] = gate.list()
+    expect(first).toMatchObject({ omitted: null, editable: true })
+    expect(first!.before).toBe(`head 0\n${filler}`)
+    for (const change of rest) {
+      const k = Number(/m(\d)\.md$/.exec(change.path)![1])
+      expect(change).toMatchObject({
+        before: null,
+        after: null,
+        editable: true,
+        omitted: { beforeChars: filler.length + 7, afterChars: filler.length + 6 },
+      })
+      expect(gate.text(change.id)).toEqual({
+        before: `head ${k}\n${filler}`,
+        after: `top ${k}\n${filler}`,
+        revision: 0,
+      })
+    }
+    // One left out of the list is approved, even with the person's edits, as any other.
+    await gate.decide({
+      id: rest[1]!.id,
+      decision: 'approve',
+      editedText: `edited 2\n${filler}`,
+      revision: 0,
+    })
+    for (const change of gate.list()) await gate.decide({ id: change.id, decision: 'approve' })
+    for (const run of runs) expect((await run).isError).toBe(false)
+    expect(gitCli(dataDir, 'show', 'main:m2.md').startsWith('edited 2\n')).toBe(true)
+    expect(gitCli(dataDir, 'show', 'main:m3.md').startsWith('top 3\n')).toBe(true)
+  })
+
   it('sends a long text on demand only, and approves it whole', async () => {
     gate.setMode('all')
     const long = `${'x'.repeat(PREVIEW_CHARS)}\n`
@@ -550,7 +738,7 @@ describe('a file too large to read whole (review hunt13 D4)', () => {
       omitted: { beforeChars: long.length, afterChars: long.length + 4 },
     })
     expect(JSON.stringify(change).length).toBeLessThan(10_000)
-    expect(gate.text(change!.id)).toEqual({ before: long, after: `${long}end\n` })
+    expect(gate.text(change!.id)).toEqual({ before: long, after: `${long}end\n`, revision: 0 })
     await gate.decide({ id: change!.id, decision: 'approve', revision: change!.revision })
     expect((await run).isError).toBe(false)
     expect(gitCli(dataDir, 'show', 'main:long.md')).toBe(`${long}end\n`)

@@ -9,13 +9,19 @@
  */
 import { randomUUID } from 'node:crypto'
 import type { ValidPayload } from '../../shared/contract'
-import { CLOSED_REASON, declinedText, STOPPED_REASON } from '../../shared/review'
+import {
+  CLOSED_REASON,
+  declinedText,
+  LIST_TEXT_CHARS,
+  PREVIEW_CHARS,
+  STOPPED_REASON,
+} from '../../shared/review'
 import type { ChangeCommand, ChangeResult, PendingChange, ReviewMode } from '../../shared/types'
 import type { ExecuteOutcome, Origin, VersionedMemory } from '../history'
 import { CairnError } from '../lib/errors'
 import { consoleLogger, type Logger } from '../lib/logger'
 import { parseMemoryPath, type MadeChange, type PlannedChange } from '../memory'
-import { flagsFor, type Checked } from './check'
+import { commitFlags, flagsFor, type Checked } from './check'
 import { approvalsBetween, LANDED_KEPT, ownEditUntouched, type Landed } from './own-edit'
 
 const CHANGE_COMMANDS: ReadonlySet<string> = new Set<ChangeCommand>([
@@ -61,7 +67,12 @@ export interface ReviewService {
    * The whole text before and after of a pending change whose preview left it out (too long
    * to send with every list: `PendingChange.omitted`).
    */
-  text(id: string): { readonly before: string | null; readonly after: string | null }
+  text(id: string): {
+    readonly before: string | null
+    readonly after: string | null
+    /** The change's revision this text is of. */
+    readonly revision: number
+  }
   /**
    * Holds a change of Cairn's own (an expiry) for the person, as Claude's are held. Resolves
    * with it once it waits, or null when the command would fail as things are.
@@ -113,7 +124,21 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
   let landed: ReadonlyArray<Landed> = []
   const listeners = new Set<(changes: ReadonlyArray<PendingChange>) => void>()
 
-  const list = (): ReadonlyArray<PendingChange> => [...pending.values()].map((held) => held.change)
+  // The list the window gets: each change's text while the list's total stays within
+  // LIST_TEXT_CHARS, oldest first; the others with their sizes only, as a long change (twenty
+  // changes of 900,000 characters would otherwise send 36 million with every list).
+  const list = (): ReadonlyArray<PendingChange> => {
+    let left = LIST_TEXT_CHARS
+    return [...pending.values()].map(({ change }) => {
+      if (change.omitted) return change
+      const size = (change.before?.length ?? 0) + (change.after?.length ?? 0)
+      if (size <= left) {
+        left -= size
+        return change
+      }
+      return { ...change, ...omit(change.before, change.after) }
+    })
+  }
 
   const announce = (): void => {
     const changes = list()
@@ -284,8 +309,9 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
         return {
           run: true,
           review: edited ? 'edited' : 'approved',
-          // The person looked at it: a lookup that does not answer now holds it no longer.
-          flags: (await check(planned, held.origin)).flags,
+          // The person looked at it: a lookup that does not answer now holds it no longer (its
+          // commit says it was not checked).
+          flags: commitFlags(planned.path, await check(planned, held.origin)),
         }
       },
     })
@@ -355,10 +381,10 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
         // In `off` mode nothing waits: the command runs without a dry run, and its flags,
         // found on what it changed, go with its commit all the same.
         needsDryRun: () => mode !== 'off',
-        afterRun: async (made) => ({ flags: (await check(made, origin)).flags }),
+        afterRun: async (made) => ({ flags: commitFlags(made.path, await check(made, origin)) }),
         beforeRun: async (planned) => {
           const checked = await check(planned, origin)
-          if (!shouldHold(checked)) return { run: true, flags: checked.flags }
+          if (!shouldHold(checked)) return { run: true, flags: commitFlags(planned.path, checked) }
           box.planned = planned
           box.checked = checked
           return { run: false }
@@ -387,7 +413,7 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
           'This change is no longer waiting: it was decided already, or its turn ended.',
         )
       }
-      return held.text
+      return { ...held.text, revision: held.change.revision }
     },
 
     async decide({ id, decision, reason, editedText, revision }) {
@@ -469,17 +495,13 @@ function pendingChange(
     (planned.before?.length ?? 0) > PREVIEW_CHARS || (planned.after?.length ?? 0) > PREVIEW_CHARS
   return {
     ...preview,
-    before: long ? null : planned.before,
-    after: long ? null : planned.after,
-    omitted: long
-      ? { beforeChars: planned.before?.length ?? 0, afterChars: planned.after?.length ?? 0 }
-      : null,
+    ...(long ? omit(planned.before, planned.after) : { omitted: null }),
     id,
     toolUseId: claude?.toolUseId ?? null,
     conversationId: claude?.conversationId ?? null,
     origin: claude ? 'claude' : 'cairn',
     flags: checked.flags,
-    unchecked: checked.personEditedUnknown ? [PERSON_EDITED_UNKNOWN] : [],
+    unchecked: checked.personEditedUnknown ? [personEditedUnknown(checked.uncheckedCause)] : [],
     createdAt,
     editable:
       planned.kind === 'file' && planned.after !== null && planned.command !== 'rename' && !long,
@@ -488,14 +510,26 @@ function pendingChange(
   }
 }
 
-/** Most characters of a file's text before or after a pending change carries itself. */
-export const PREVIEW_CHARS = 1_000_000
+export { PREVIEW_CHARS }
 
-const UNFLAGGED: Checked = { flags: [], personEditedUnknown: false }
+/** A change's text left out, with how long it is (`PendingChange.omitted`). */
+function omit(
+  before: string | null,
+  after: string | null,
+): Pick<PendingChange, 'before' | 'after' | 'omitted'> {
+  return {
+    before: null,
+    after: null,
+    omitted: { beforeChars: before?.length ?? 0, afterChars: after?.length ?? 0 },
+  }
+}
 
-/** What the card says when the person-edited lookup did not answer. */
-const PERSON_EDITED_UNKNOWN =
-  'Cairn could not check whether you edited this file in the last day (its history index is being rebuilt), so this change waits for you.'
+const UNFLAGGED: Checked = { flags: [], personEditedUnknown: false, uncheckedCause: null }
+
+/** What the card says when the person-edited lookup did not answer, and why. */
+function personEditedUnknown(cause: string | null): string {
+  return `Cairn could not check whether you edited this file in the last day (${cause ?? 'its history could not be read'}), so this change waits for you.`
+}
 
 /** What Claude receives for a change the person declined (or that Stop or quitting declined). */
 function declined(path: string, reason: string | null): ExecuteOutcome {

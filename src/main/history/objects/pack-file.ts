@@ -192,6 +192,29 @@ export class PackFile {
     return varint()
   }
 
+  /**
+   * The records the object at `offset` is built from, without inflating any: `offset`, then
+   * each OFS_DELTA base down to a whole entry (`code`, its type) or to a REF_DELTA, whose
+   * base is named (`refBase`; `code` null) and may lie in another pack.
+   */
+  chainOf(offset: number): {
+    readonly offsets: ReadonlyArray<number>
+    readonly code: number | null
+    readonly refBase: Buffer | null
+  } {
+    const offsets: number[] = []
+    let at = offset
+    for (;;) {
+      offsets.push(at)
+      if (offsets.length > MAX_CHAIN) throw new PackError('delta chain too long (a cycle?)')
+      const header = this.header(at)
+      if (header.code === OFS_DELTA) at = header.baseOffset as number
+      else if (header.code === REF_DELTA) {
+        return { offsets, code: null, refBase: header.baseOid as Buffer }
+      } else return { offsets, code: header.code, refBase: null }
+    }
+  }
+
   /** The type and size of the entry at `offset` without inflating it (deltas: the delta's size). */
   peek(offset: number): { code: number; size: number } {
     const header = this.header(offset)

@@ -39,8 +39,61 @@ export function packedRecordsSound(
     for (const { oid } of records) result.set(oid, null)
     return result
   }
+  const checked = checkRecords(pack, tables, records)
+  for (const { oid, position } of records) {
+    const code = checked.codes.get(position) ?? 0
+    // Object types 1-4 are whole objects; 6 and 7 are deltas.
+    result.set(oid, code < 1 || code > 4 ? null : checked.sound.get(position)!)
+  }
+  return result
+}
+
+/**
+ * For each record starting at one of `offsets` (a delta's as much as a whole object's): true
+ * when its stored bytes match the CRC-32 the index holds for it, false when they do not or
+ * no object starts there. Null when the index holds no CRC-32s (version 1, or too large to
+ * read its tables whole). What "Memory at this reply" checks a packed version by: the records
+ * of a delta chain, each as written, without inflating any.
+ */
+export function recordsSoundAt(
+  index: PackIndex,
+  pack: PackFile,
+  offsets: ReadonlyArray<number>,
+): Map<number, boolean> | null {
+  const tables = index.crcAndOffsets()
+  if (!tables) return null
+  const wanted = new Set(offsets)
+  const records: Array<{ position: number }> = []
+  const positionOf = new Map<number, number>()
+  for (let position = 0; position < tables.offsets.length; position++) {
+    const offset = tables.offsets[position] as number
+    if (wanted.has(offset) && !positionOf.has(offset)) {
+      positionOf.set(offset, position)
+      records.push({ position })
+    }
+  }
+  const checked = records.length > 0 ? checkRecords(pack, tables, records) : null
+  const result = new Map<number, boolean>()
+  for (const offset of wanted) {
+    const position = positionOf.get(offset)
+    result.set(offset, position !== undefined && checked!.sound.get(position) === true)
+  }
+  return result
+}
+
+// Checks the records at `records`' index positions against their CRC-32s: whether each is
+// sound, and its type code (from its first byte), by position.
+function checkRecords(
+  pack: PackFile,
+  tables: { readonly crcs: Uint32Array; readonly offsets: Uint32Array },
+  unsorted: ReadonlyArray<{ readonly position: number }>,
+): { readonly sound: Map<number, boolean>; readonly codes: Map<number, number> } {
   const { crcs, offsets } = tables
-  records.sort((a, b) => (offsets[a.position] as number) - (offsets[b.position] as number))
+  const records = [...unsorted].sort(
+    (a, b) => (offsets[a.position] as number) - (offsets[b.position] as number),
+  )
+  const sound = new Map<number, boolean>()
+  const codes = new Map<number, number>()
   const count = records.length
   const starts = new Float64Array(count)
   const ends = new Float64Array(count).fill(pack.entriesEnd())
@@ -71,16 +124,14 @@ export function packedRecordsSound(
   for (let r = 0; r < count; r++) spanEnd = Math.max(spanEnd, ends[r] as number)
   const span = spanEnd - first <= MAX_SPAN ? pack.readStored(first, spanEnd - first) : null
   for (let r = 0; r < count; r++) {
-    const { oid, position } = records[r]!
+    const { position } = records[r]!
     const start = starts[r] as number
     const end = ends[r] as number
     const bytes = span
       ? span.subarray(start - first, end - first)
       : pack.readStored(start, end - start)
-    // Object types 1-4 are whole objects; 6 and 7 are deltas.
-    const code = bytes.length > 0 ? ((bytes[0] as number) >> 4) & 7 : 0
-    if (code < 1 || code > 4) result.set(oid, null)
-    else result.set(oid, crc32(bytes) === crcs[position])
+    codes.set(position, bytes.length > 0 ? ((bytes[0] as number) >> 4) & 7 : 0)
+    sound.set(position, crc32(bytes) === crcs[position])
   }
-  return result
+  return { sound, codes }
 }

@@ -4,7 +4,7 @@ import { useBlame } from '../lib/use-blame'
 import { Banner } from './Banner'
 import { Loading } from './Feedback'
 import { madeElsewhere, sentence, whoLabel, whoOf } from '../lib/commit-words'
-import { clockTime, dayKey, exactTime, shortDateTime } from '../lib/format'
+import { clockTime, dayKey, exactTime, shortDateTime, visibleName } from '../lib/format'
 import { useThisMachine } from '../lib/this-machine'
 import './blame.css'
 
@@ -50,7 +50,7 @@ export function BlameView(props: {
       <div
         className={`blame${compact ? ' blame-compact' : ''}`}
         role="table"
-        aria-label={`Line history of ${props.path}`}
+        aria-label={`Line history of ${visibleName(props.path)}`}
       >
         {lines.map((line, index) => {
           const { commit } = line

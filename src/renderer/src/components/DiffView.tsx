@@ -2,6 +2,7 @@ import { useState } from 'react'
 import type { FileChange } from '../../../shared/types'
 import { diffModelOf, type DiffGap, type DiffLine, type Segment } from '../lib/diff-model'
 import './diff.css'
+import { visibleName } from '../lib/format'
 
 export type DiffMode = 'unified' | 'split'
 
@@ -59,7 +60,7 @@ export function DiffView(props: {
       </p>
     )
   }
-  const label = `Changes in ${change.path}`
+  const label = `Changes in ${visibleName(change.path)}`
   const all = mode === 'unified' ? model.unified.length : model.split.length
   const unified = model.unified.slice(0, limit)
   const split = model.split.slice(0, limit)

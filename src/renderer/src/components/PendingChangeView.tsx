@@ -4,9 +4,9 @@ import { api, errorMessage, unwrap } from '../lib/api'
 import { changeDiff } from '../lib/change-diff'
 import { flagTitle, flagWhere } from '../lib/flags'
 import { formatSize } from '../features/memory/tree-model'
-import { displayPath } from '../lib/format'
+import { displayPath, visibleName } from '../lib/format'
 import { keepLineEnds } from '../lib/line-ends'
-import { usePendingChanges } from '../lib/pending-changes'
+import { leftOutForLength, usePendingChanges } from '../lib/pending-changes'
 import { revealHidden } from '../lib/reveal-hidden'
 import { icons } from './icons'
 import './review.css'
@@ -213,7 +213,7 @@ export function PendingChangeView({ change }: { readonly change: PendingChange }
                 Check again
               </button>
             )}
-            {change.editable && (
+            {change.editable && !change.omitted && (
               <button
                 type="button"
                 className="button button-small"
@@ -346,12 +346,30 @@ function LongChangePreview({
     setFailure(null)
     try {
       const whole = await unwrap(api().review.text({ id: change.id }))
-      setText({ revision: change.revision, ...whole })
+      setText({ ...whole, revision: change.revision })
     } catch (error) {
       setFailure(errorMessage(error))
     } finally {
       setLoading(false)
     }
+  }
+  // Left out only to keep the list short: its text is on its way (see PendingChangesProvider).
+  if (leftOutForLength(change) && !failure) {
+    return (
+      <div className="review-diff-frame">
+        <p className="review-note" role="status">
+          Loading the change to {displayPath(change.path)}…{' '}
+          <button
+            type="button"
+            className="button button-small"
+            disabled={loading}
+            onClick={() => void show()}
+          >
+            Show it now
+          </button>
+        </p>
+      </div>
+    )
   }
   return (
     <div className="review-diff-frame">
@@ -430,7 +448,11 @@ function TextChangePreview({ change }: { readonly change: PendingChange }) {
     <div className="review-diff-frame">
       {note && <p className="review-note">{note}</p>}
       {diff && diff.rows.length > 0 && (
-        <div className="review-diff" role="table" aria-label={`Changes to ${change.path}`}>
+        <div
+          className="review-diff"
+          role="table"
+          aria-label={`Changes to ${visibleName(change.path)}`}
+        >
           {diff.rows.map((row, i) =>
             row.kind === 'gap' ? (
               <div key={i} role="row" className="review-gap">

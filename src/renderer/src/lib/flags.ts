@@ -8,6 +8,7 @@ const TITLES: Readonly<Record<FlagRule, string>> = {
   'deletes-folder': 'Deletes a folder',
   'deletes-most': 'Deletes most of a file',
   'person-edited': 'You edited it recently',
+  unchecked: 'Not checked for your edits',
 }
 
 /** The rule that fired, in a few words. */

@@ -7,6 +7,7 @@ import {
   exactTime,
   relativeTime,
   shortDateTime,
+  visibleName,
 } from './format'
 
 describe('format', () => {
@@ -22,6 +23,14 @@ describe('format', () => {
   it('shows memory paths relative to the memory root, the root itself whole', () => {
     expect(displayPath('/memories/notes/a.md')).toBe('notes/a.md')
     expect(displayPath('/memories')).toBe('/memories')
+  })
+
+  it('draws characters that show as nothing as their escapes, as Claude is told them', () => {
+    expect(displayPath('/memories/notes\u200B.md')).toBe('notes\\u200B.md')
+    expect(displayPath('/memories/\uFEFFplan.md')).toBe('\\uFEFFplan.md')
+    expect(displayPath('/memories/notes\u200B.md')).not.toBe(displayPath('/memories/notes.md'))
+    expect(visibleName('a\u2066b\u{E0041}.md')).toBe('a\\u2066b\\u{E0041}.md')
+    expect(visibleName('n\u00e4me \u{1F600}.md')).toBe('n\u00e4me \u{1F600}.md')
   })
 
   it('names a time no date can hold as unknown, and never throws on it', () => {

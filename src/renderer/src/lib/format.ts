@@ -1,9 +1,23 @@
 /** How paths and times read for people, wherever the app shows them. */
+import { escapeInvisible } from '../../../shared/invisible'
 
-/** `/memories/notes/a.md` -> `notes/a.md` (the root itself stays `/memories`). */
+/**
+ * `/memories/notes/a.md` -> `notes/a.md` (the root itself stays `/memories`), with any
+ * character that draws as nothing written as its escape (see `visibleName`).
+ */
 export function displayPath(path: string): string {
   if (path === '/memories') return path
-  return path.startsWith('/memories/') ? path.slice('/memories/'.length) : path
+  return visibleName(path.startsWith('/memories/') ? path.slice('/memories/'.length) : path)
+}
+
+/**
+ * A name or path as drawn: a zero-width space, a byte-order mark, a bidi mark or any other
+ * control or format character written as its escape (`a\u200B.md`), as Claude's messages
+ * write it. Sync carries such names (refusing them refused every sync of another machine), and
+ * drawn raw, `a.md` and `a\u200B.md` looked the same.
+ */
+export function visibleName(name: string): string {
+  return escapeInvisible(name)
 }
 
 /**

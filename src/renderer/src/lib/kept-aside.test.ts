@@ -24,5 +24,6 @@ describe('kept-aside words', () => {
     expect(asideNameOf('/memories/logs/big.log')).toBe('big (not in history).log')
     expect(asideNameOf('/memories/README')).toBe('README (not in history)')
     expect(asideNameOf('/memories/.hidden')).toBe('.hidden (not in history)')
+    expect(asideNameOf('/memories/private.md', true)).toBe('private (unreadable).md')
   })
 })

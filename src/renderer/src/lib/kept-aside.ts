@@ -1,7 +1,7 @@
 /**
  * Words for what a change kept aside rather than destroy: a file History holds no copy of
  * (too large to version, or changed outside Cairn since History saw it) is moved beside its
- * place as `<name> (not in history)`. The person must learn where it went, never read that
+ * place as `<name> (not in history)` (`<name> (unreadable)` when Cairn may not read it). The person must learn where it went, never read that
  * History keeps it.
  */
 import type { KeptAsideEntry } from '../../../shared/types'
@@ -33,12 +33,13 @@ export function keptAsideWords(kept: ReadonlyArray<KeptAsideEntry> | undefined):
 
 /**
  * The name a file History keeps no copy of gets when a change keeps it aside:
- * `big.log` -> `big (not in history).log` (the core adds a number when that is taken).
+ * `big.log` -> `big (not in history).log`, or `private (unreadable).md` for one kept aside
+ * because Cairn may not read it (the core's rule, `asideName`; it adds a number when that is
+ * taken).
  */
-export function asideNameOf(path: string): string {
+export function asideNameOf(path: string, unreadable = false): string {
   const name = displayPath(path).split('/').pop() ?? path
+  const label = unreadable ? '(unreadable)' : '(not in history)'
   const dot = name.lastIndexOf('.')
-  return dot > 0
-    ? `${name.slice(0, dot)} (not in history)${name.slice(dot)}`
-    : `${name} (not in history)`
+  return dot > 0 ? `${name.slice(0, dot)} ${label}${name.slice(dot)}` : `${name} ${label}`
 }

@@ -7,6 +7,7 @@ import {
   useState,
   type ReactNode,
 } from 'react'
+import { PREVIEW_CHARS } from '../../../shared/review'
 import type { ChangeResult, PendingChange } from '../../../shared/types'
 import { api, unwrap } from './api'
 import { useMainEvent } from './use-main-event'
@@ -53,9 +54,14 @@ const PendingContext = createContext<PendingChanges | null>(null)
  * cards, the memory pane lists them all. Main's `review:pending` event keeps the list current.
  */
 export function PendingChangesProvider({ children }: { readonly children: ReactNode }) {
-  const [changes, setChanges] = useState<ReadonlyArray<PendingChange>>([])
+  const [listed, setListed] = useState<ReadonlyArray<PendingChange>>([])
   const [loaded, setLoaded] = useState(false)
   const drafts = useRef(new Map<string, ReviewDraft>())
+  // The text of each change main left out of a list only to keep the list short (each side
+  // fits a preview): fetched once per revision, and kept while the change waits.
+  const known = useRef(new Map<string, TextOf>())
+  const asked = useRef(new Set<string>())
+  const [texts, setTexts] = useState<ReadonlyMap<string, TextOf>>(new Map())
 
   useMainEvent(
     'review:pending',
@@ -63,7 +69,35 @@ export function PendingChangesProvider({ children }: { readonly children: ReactN
       // A change that left the list (decided, its turn ended) takes its draft with it.
       const waiting = new Set(list.map((change) => change.id))
       for (const id of drafts.current.keys()) if (!waiting.has(id)) drafts.current.delete(id)
-      setChanges(list)
+      for (const id of known.current.keys()) if (!waiting.has(id)) known.current.delete(id)
+      for (const key of asked.current) {
+        if (!waiting.has(key.slice(0, key.lastIndexOf('@')))) asked.current.delete(key)
+      }
+      for (const change of list) {
+        if (!change.omitted) {
+          known.current.set(change.id, {
+            revision: change.revision,
+            before: change.before,
+            after: change.after,
+          })
+          continue
+        }
+        if (!leftOutForLength(change) || known.current.get(change.id)?.revision === change.revision)
+          continue
+        const key = `${change.id}@${change.revision}`
+        if (asked.current.has(key)) continue
+        asked.current.add(key)
+        void unwrap(api().review.text({ id: change.id }))
+          .then((text) => {
+            if (!waiting.has(change.id)) return
+            known.current.set(change.id, text)
+            setTexts(new Map(known.current))
+          })
+          // Gone meanwhile (decided) or failed: the card offers to show it.
+          .catch(() => asked.current.delete(key))
+      }
+      setTexts(new Map(known.current))
+      setListed(list)
       setLoaded(true)
     },
     {
@@ -84,11 +118,41 @@ export function PendingChangesProvider({ children }: { readonly children: ReactN
     else drafts.current.delete(id)
   }, [])
 
+  const changes = useMemo(
+    () =>
+      listed.map((change) => {
+        if (!change.omitted || !leftOutForLength(change)) return change
+        const text = texts.get(change.id)
+        return text?.revision === change.revision
+          ? { ...change, before: text.before, after: text.after, omitted: null }
+          : change
+      }),
+    [listed, texts],
+  )
+
   const value = useMemo(
     () => ({ changes, loaded, decide, draftOf, keepDraft }),
     [changes, loaded, decide, draftOf, keepDraft],
   )
   return <PendingContext.Provider value={value}>{children}</PendingContext.Provider>
+}
+
+interface TextOf {
+  readonly revision: number
+  readonly before: string | null
+  readonly after: string | null
+}
+
+/**
+ * True for a change whose text main left out of the list only because the list was long
+ * (each side fits a preview), not because the text itself is too long to send.
+ */
+export function leftOutForLength(change: PendingChange): boolean {
+  return (
+    change.omitted !== null &&
+    change.omitted.beforeChars <= PREVIEW_CHARS &&
+    change.omitted.afterChars <= PREVIEW_CHARS
+  )
 }
 
 /** The pending changes (see `PendingChangesProvider`). */

@@ -189,6 +189,9 @@ export function ChatPane() {
       : conversationId
         ? ''
         : 'New chat')
+  const changedOutside = conversation?.changedOutside ?? null
+  // The notice once dismissed stays away until another change is found (its time differs).
+  const [dismissedOutside, setDismissedOutside] = useState<number | null>(null)
   const [deleting, setDeleting] = useState(false)
   const [deleteError, setDeleteError] = useState<string | null>(null)
   const deleteUnreadable = async () => {
@@ -270,6 +273,36 @@ export function ChatPane() {
           >
             {unreadable.message} The memory changes made in it are still in History (Memory changes,
             above).
+          </Banner>
+        )}
+        {changedOutside && changedOutside.at !== dismissedOutside && (
+          <Banner
+            tone="warning"
+            title="Changed by another program"
+            onDismiss={() => setDismissedOutside(changedOutside.at)}
+            actions={
+              changedOutside.keptAs && (
+                <button
+                  type="button"
+                  className="button button-small"
+                  onClick={() =>
+                    void unwrap(api().app.openDataFolder()).catch((error: unknown) =>
+                      setDeleteError(`Could not open the data folder. ${errorMessage(error)}`),
+                    )
+                  }
+                  title={`The copy is conversations/${changedOutside.keptAs} in the data folder`}
+                >
+                  <icons.folder />
+                  Open data folder
+                </button>
+              )
+            }
+          >
+            This conversation’s file was changed outside Cairn (another editor, a sync tool), so
+            Cairn now shows that version, and adds to it.{' '}
+            {changedOutside.keptAs
+              ? `Cairn’s own copy holds what this version lacks, so it is kept as conversations/${changedOutside.keptAs} in the data folder.`
+              : 'Nothing Cairn had is missing from it.'}
           </Banner>
         )}
         {deleteError && (

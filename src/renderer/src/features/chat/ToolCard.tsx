@@ -1,5 +1,6 @@
 import { icons } from '../../components/icons'
 import { PendingChangeView } from '../../components/PendingChangeView'
+import { visibleName } from '../../lib/format'
 import { useNavigation } from '../../lib/navigation'
 import { usePendingFor } from '../../lib/pending-changes'
 import { declinedNote } from './declined'
@@ -93,11 +94,11 @@ export function ToolCard({
             item.command,
           )}
         </span>
-        <code className="tool-path" title={summary.target}>
+        <code className="tool-path" title={visibleName(summary.target)}>
           {/* The folders give way first, so a narrow card still shows the file's name. */}
-          <span className="tool-path-dir">{folderOf(summary.target)}</span>
+          <span className="tool-path-dir">{visibleName(folderOf(summary.target))}</span>
           <span className="tool-path-name">
-            {summary.target.slice(folderOf(summary.target).length)}
+            {visibleName(summary.target.slice(folderOf(summary.target).length))}
           </span>
         </code>
         {summary.detail && <span className="tool-detail">{summary.detail}</span>}

@@ -14,7 +14,7 @@ export interface ConversationListState {
 
 /**
  * The conversation list for a search query (empty: all, newest first), refreshed whenever main
- * reports `conversations:changed`.
+ * reports `conversations:changed`, and when the window gets the focus back.
  */
 export function useConversationList(query: string): ConversationListState {
   const [hits, setHits] = useState<ReadonlyArray<ConversationSearchHit>>([])
@@ -24,6 +24,13 @@ export function useConversationList(query: string): ConversationListState {
   const [fetchedAt, setFetchedAt] = useState(0)
 
   useEffect(() => api().on('conversations:changed', () => setVersion((n) => n + 1)), [])
+  // Coming back to Cairn: another program (an editor, a sync tool) may have changed a
+  // conversation's file meanwhile; listing again looks (main takes such a change up and says so).
+  useEffect(() => {
+    const again = () => setVersion((n) => n + 1)
+    window.addEventListener('focus', again)
+    return () => window.removeEventListener('focus', again)
+  }, [])
 
   useEffect(() => {
     let live = true

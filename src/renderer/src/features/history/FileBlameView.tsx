@@ -1,7 +1,7 @@
 import { useState } from 'react'
 import type { CommitSummary, FileChange } from '../../../../shared/types'
 import { LoadedBlame, type BlameActions } from '../../components/BlameView'
-import { displayPath } from '../../lib/format'
+import { displayPath, visibleName } from '../../lib/format'
 
 /** One file of the selected change, whole as it was after it, with each line's provenance. */
 export function FileBlameView(props: {
@@ -17,7 +17,7 @@ export function FileBlameView(props: {
   return (
     <article className="hist-file" aria-label={`Blame of ${displayPath(change.path)}`}>
       <header className="hist-file-header">
-        <span className="hist-file-path" title={change.path}>
+        <span className="hist-file-path" title={visibleName(change.path)}>
           {displayPath(change.path)}
         </span>
       </header>

@@ -3,7 +3,7 @@ import type { CommitSummary, FileChange } from '../../../../shared/types'
 import { Loading } from '../../components/Feedback'
 import { api, unwrap } from '../../lib/api'
 import type { RestoreRequest } from './restore-request'
-import { displayPath } from '../../lib/format'
+import { displayPath, visibleName } from '../../lib/format'
 import { DiffStat, DiffView, type DiffMode } from '../../components/DiffView'
 import { loadFailure, loadOmittedChange, type HistoryReader } from './omitted-change'
 
@@ -56,7 +56,7 @@ export function FileChangeView(props: {
         <span className={`hist-status hist-status-${change.status}`}>
           {STATUS_LABEL[change.status]}
         </span>
-        <span className="hist-file-path" title={change.path}>
+        <span className="hist-file-path" title={visibleName(change.path)}>
           {change.oldPath && change.oldPath !== change.path
             ? `${displayPath(change.oldPath)} → ${displayPath(change.path)}`
             : displayPath(change.path)}

@@ -2,7 +2,7 @@ import type { ReactNode } from 'react'
 import type { CommitSummary } from '../../../../shared/types'
 import { knownSummary } from '../../lib/commit-summaries'
 import { madeElsewhere, sentence, whoLabel, whoOf } from '../../lib/commit-words'
-import { clockTime, dateTimeAttr, exactTime } from '../../lib/format'
+import { clockTime, dateTimeAttr, exactTime, visibleName } from '../../lib/format'
 import { useThisMachine } from '../../lib/this-machine'
 import { ConversationLink } from '../../components/ConversationLink'
 import { CommitBadges, FlagReason } from './CommitBadges'
@@ -38,7 +38,7 @@ export function TimelineRow(props: {
         <span className={`hist-who hist-who-${who}`} title={whoLabel(who)} aria-hidden="true" />
         <div className="hist-cell-main">
           <div className="hist-line">
-            <span className="hist-sentence" title={commit.paths.join('\n')}>
+            <span className="hist-sentence" title={commit.paths.map(visibleName).join('\n')}>
               {sentence(commit, knownSummary(commit.restoredFrom), props.now, {
                 thisMachine,
                 joined: knownSummary(commit.otherParents?.[0]),

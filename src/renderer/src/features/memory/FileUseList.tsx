@@ -1,6 +1,6 @@
 import type { FileUse } from '../../../../shared/types'
 import { FileIcon, icons } from '../../components/icons'
-import { displayPath, relativeTime } from '../../lib/format'
+import { displayPath, relativeTime, visibleName } from '../../lib/format'
 import { formatSize } from './tree-model'
 
 /** "read 3 days ago", or "not read yet" for a file Claude has not viewed since the log began. */
@@ -37,7 +37,7 @@ export function FileUseList(props: {
             <span className="mem-tree-icon" aria-hidden="true">
               <FileIcon />
             </span>
-            <span className="mem-use-name" title={file.path}>
+            <span className="mem-use-name" title={visibleName(file.path)}>
               {displayPath(file.path)}
             </span>
             {file.overViewLimit && (

@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState, type KeyboardEvent } from 'react'
 import type { FileUse, MemoryEntry, MemoryFile } from '../../../../shared/types'
-import { relativeTime } from '../../lib/format'
+import { relativeTime, visibleName } from '../../lib/format'
 import { Banner } from '../../components/Banner'
 import { LoadedBlame, type BlameActions } from '../../components/BlameView'
 import { EmptyState, Loading } from '../../components/Feedback'
@@ -49,7 +49,8 @@ export function FileView(props: {
   readonly use?: FileUse
 }) {
   const { path, file, entry, actions, editing, onEditingChange, readOnly = false } = props
-  const name = baseName(path)
+  // Drawn with its invisible characters shown (`a\u200B.md` is not `a.md`).
+  const name = visibleName(baseName(path))
   const [rendered, setRendered] = useState(false)
   const markdown = isMarkdown(path) && file?.kind === 'text'
   const isDir = entry?.kind === 'dir'
@@ -102,11 +103,11 @@ export function FileView(props: {
     <section className="mem-file" aria-label={isDir ? `Folder ${name}` : `File ${name}`}>
       <header className="mem-file-header">
         <div className="mem-file-title">
-          <span className="mem-file-name" title={path}>
+          <span className="mem-file-name" title={visibleName(path)}>
             {name}
           </span>
           <span className="mem-file-meta">
-            {path.slice(0, path.length - name.length - 1) || '/'}
+            {visibleName(path.slice(0, path.lastIndexOf('/'))) || '/'}
             {entry && ` · ${formatSize(entry.size)}`}
             {entry &&
               !isDir &&
@@ -275,7 +276,7 @@ function FileContent(props: {
   readonly highlightLine: number | null
 }) {
   const { file } = props
-  const name = baseName(file.path)
+  const name = visibleName(baseName(file.path))
   const highlighted = useRef<HTMLDivElement>(null)
   useEffect(() => {
     highlighted.current?.scrollIntoView({ block: 'center' })

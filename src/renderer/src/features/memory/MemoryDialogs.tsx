@@ -1,7 +1,7 @@
 import { useState } from 'react'
 import type { FileUse } from '../../../../shared/types'
 import { ConfirmDialog } from '../../components/ConfirmDialog'
-import { displayPath, relativeTime } from '../../lib/format'
+import { displayPath, relativeTime, visibleName } from '../../lib/format'
 import { asideNameOf } from '../../lib/kept-aside'
 import { useNow } from '../../lib/use-now'
 
@@ -52,8 +52,8 @@ export function RenameDialog(props: {
       onCancel={props.onCancel}
     >
       <p>
-        Moves <code>{props.path}</code> to the new path, as one change by You. The history follows
-        the file.
+        Moves <code>{visibleName(props.path)}</code> to the new path, as one change by You. The
+        history follows the file.
       </p>
       <PathField label="New path" value={to} onChange={setTo} />
     </ConfirmDialog>
@@ -87,21 +87,21 @@ export function DeleteDialog(props: {
     >
       {unkept.length > 0 && props.kind === 'file' && props.unreadable ? (
         <p>
-          Cairn may not read <code>{props.path}</code> (permission denied; it may belong to another
-          account), so what it holds now is not in History. It is not deleted: it will be kept in
-          its folder as <code>{asideNameOf(props.path)}</code>. History keeps the last version Cairn
-          could read, if there was one.
+          Cairn may not read <code>{visibleName(props.path)}</code> (permission denied; it may
+          belong to another account), so what it holds now is not in History. It is not deleted: it
+          will be kept in its folder as <code>{asideNameOf(props.path, true)}</code>. History keeps
+          the last version Cairn could read, if there was one.
         </p>
       ) : unkept.length > 0 && props.kind === 'file' ? (
         <p>
-          History has no copy of <code>{props.path}</code> (it is too large to version, or its name
-          cannot be tracked), so it could not be brought back from History. It is not deleted: it
-          will be kept in its folder as <code>{asideNameOf(props.path)}</code>.
+          History has no copy of <code>{visibleName(props.path)}</code> (it is too large to version,
+          or its name cannot be tracked), so it could not be brought back from History. It is not
+          deleted: it will be kept in its folder as <code>{asideNameOf(props.path)}</code>.
         </p>
       ) : (
         <p>
-          This removes the {what} <code>{props.path}</code> from memory; Claude will no longer see
-          it.
+          This removes the {what} <code>{visibleName(props.path)}</code> from memory; Claude will no
+          longer see it.
         </p>
       )}
       {unkept.length === 0 ? (
@@ -143,8 +143,8 @@ export function ExpireDialog(props: {
       onCancel={props.onCancel}
     >
       <p>
-        Claude {when}. Expiring removes <code>{props.path}</code> from memory, so Claude no longer
-        sees it.
+        Claude {when}. Expiring removes <code>{visibleName(props.path)}</code> from memory, so
+        Claude no longer sees it.
       </p>
       <p>History keeps it as a change named “expire”: you can bring it back at any time.</p>
     </ConfirmDialog>

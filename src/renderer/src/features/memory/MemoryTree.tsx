@@ -1,6 +1,7 @@
 import { useMemo, useRef, useState, type KeyboardEvent } from 'react'
 import type { MemoryEntry } from '../../../../shared/types'
 import { FileIcon, FolderIcon, ImageIcon } from '../../components/icons'
+import { visibleName } from '../../lib/format'
 import { formatSize, visibleRows, type TreeRow } from './tree-model'
 
 const UNREADABLE = { label: 'Cannot be read', tone: 'unreadable' }
@@ -82,7 +83,7 @@ export function MemoryTree(props: {
           aria-level={row.level}
           aria-expanded={row.expanded ?? undefined}
           aria-selected={row.entry.path === selected}
-          aria-label={`${row.name}, ${row.entry.kind === 'dir' ? 'folder' : 'file'}, ${formatSize(row.entry.size)}${
+          aria-label={`${visibleName(row.name)}, ${row.entry.kind === 'dir' ? 'folder' : 'file'}, ${formatSize(row.entry.size)}${
             markOf(row.entry) ? `, ${markOf(row.entry)?.label}` : ''
           }`}
           tabIndex={row.entry.path === focusable ? 0 : -1}
@@ -106,8 +107,8 @@ export function MemoryTree(props: {
               <FileIcon />
             )}
           </span>
-          <span className="mem-tree-name" title={row.entry.path}>
-            {row.name}
+          <span className="mem-tree-name" title={visibleName(row.entry.path)}>
+            {visibleName(row.name)}
           </span>
           {markOf(row.entry) && (
             <span

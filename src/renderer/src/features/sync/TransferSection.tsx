@@ -3,6 +3,7 @@ import type { ImportKind, ImportResult } from '../../../../shared/types'
 import { Banner } from '../../components/Banner'
 import { api, errorMessage, unwrap } from '../../lib/api'
 import { SyncModal } from './SyncModal'
+import { visibleName } from '../../lib/format'
 
 const IMPORTS: ReadonlyArray<{
   readonly kind: Exclude<ImportKind, 'text'>
@@ -121,7 +122,7 @@ export function TransferSection() {
               <ul>
                 {notice.skipped.map((item) => (
                   <li key={item.path}>
-                    <code>{item.path}</code> — {item.reason}
+                    <code>{visibleName(item.path)}</code> — {item.reason}
                   </li>
                 ))}
               </ul>

@@ -1,0 +1,25 @@
+/**
+ * How a name with characters that draw as nothing is written wherever it is shown: in Claude's
+ * messages (the main process) and on screen (the window). One rule for both, so that a person
+ * reads in the Memory tab the name Claude is told.
+ */
+
+// Control and format characters (newlines, tabs, zero-width, bidi overrides, tag characters)
+// and line/paragraph separators.
+const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu
+
+/**
+ * `text` with every control or invisible formatting character written as an escape (`\n`,
+ * `\t`, `\u202E`): a name echoed back in an error must not break the message's lines or
+ * reorder the text around it (a bidi override), in Claude's reply or on screen; two names
+ * that differ only by a zero-width space or a byte-order mark must not look the same.
+ */
+export function escapeInvisible(text: string): string {
+  return text.replace(INVISIBLE, (c) => {
+    if (c === '\n') return '\\n'
+    if (c === '\t') return '\\t'
+    if (c === '\r') return '\\r'
+    const code = c.codePointAt(0)!.toString(16).toUpperCase()
+    return code.length <= 4 ? `\\u${code.padStart(4, '0')}` : `\\u{${code}}`
+  })
+}
