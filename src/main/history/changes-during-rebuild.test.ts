@@ -7,7 +7,7 @@ import { createAncestry } from './ancestry'
 import { AUTHORS, formatCommitMessage } from './commit-message'
 import { createObjectStore, serializeCommit, serializeTree } from './object-store'
 import { changesSince, OLD_RUN_LIMIT } from './queries'
-import { changesSinceInCommits } from './changes-in-commits'
+import { changesSinceInCommits, createCommitTimeline } from './changes-in-commits'
 import { IndexFile } from './index-file'
 import { openIndex } from './side-index'
 import { gitCli, indexDirIn, tempDataDir, userWrite } from './test-helpers'
@@ -352,5 +352,111 @@ describe('changes since a moment, while the side index is rebuilt', () => {
       index.close()
       store.close()
     }
+  })
+})
+
+// fix14b: every call ordered the whole history again (~16 µs a commit: 1.6 s before each of
+// Claude's writes at 100,000 commits while the index was rebuilt). A CommitTimeline keeps the
+// order: new commits of one parent go first, anything else is ordered again from what it kept.
+describe('the order kept between calls while the index is rebuilt', () => {
+  it('answers as git --date-order after commits land, a merge with a clock behind and a switch', async () => {
+    const { store, commit } = await crafted()
+    let reads = 0
+    const counted = {
+      ...store,
+      readCommit: (oid: string) => {
+        reads++
+        return store.readCommit(oid)
+      },
+    }
+    const t = 1_800_000_000
+    const r = await commit({ 'a.md': '1' }, [], t, 'create', ['/memories/a.md'])
+    const x = await commit({ 'a.md': '2' }, [r], t + 100, 'str_replace', ['/memories/a.md'], 'user')
+    const a = await commit({ 'a.md': '2', 'o.md': 'o' }, [x], t + 200, 'create', ['/memories/o.md'])
+    // The other machine, its clock behind.
+    const b = await commit({ 'b.md': '2' }, [x], t + 50, 'rename', [
+      '/memories/a.md',
+      '/memories/b.md',
+    ])
+    const m = await commit({ 'b.md': '2', 'o.md': 'o' }, [a, b], t + 300, 'str_replace', [
+      '/memories/b.md',
+    ])
+    await store.flush()
+
+    const timeline = createCommitTimeline(counted)
+    /** What git --date-order lists from `head` at `since` or later, and what both answer. */
+    const check = async (head: string, since: number) => {
+      gitCli(dataDir, 'update-ref', 'refs/heads/main', head)
+      const fromGit = gitCli(dataDir, 'log', '--date-order', '--format=%H %ct', head)
+        .trim()
+        .split('\n')
+        .map((line) => line.split(' ') as [string, string])
+        .filter(([, time]) => Number(time) * 1000 >= since)
+      const kept = await timeline.changesSince(head, '/memories', since)
+      // The same commits, the same times in the same order (two of one second, git lists as
+      // it met them).
+      expect(kept.map((c) => c.oid).sort()).toEqual(fromGit.map(([oid]) => oid).sort())
+      expect(kept.map((c) => c.time)).toEqual(fromGit.map(([, time]) => Number(time) * 1000))
+      // And every answer as one ordering of the whole history gives it.
+      for (const where of ['/memories', '/memories/b.md', '/memories/o.md']) {
+        expect(await timeline.changesSince(head, where, since)).toEqual(
+          await changesSinceInCommits(store, head, where, since),
+        )
+      }
+    }
+    const readsFor = async (head: string) => {
+      reads = 0
+      // A window after every commit: only the ordering reads commits.
+      await timeline.changesSince(head, '/memories', (t + 10_000) * 1000)
+      return reads
+    }
+
+    expect(await readsFor(m)).toBe(5)
+    await check(m, 0)
+    await check(m, (t + 150) * 1000)
+    // Asked again at the same head: nothing read.
+    expect(await readsFor(m)).toBe(0)
+
+    // Claude's and the person's commits land during the rebuild, one with its clock behind.
+    const n1 = await commit({ 'b.md': '3', 'o.md': 'o' }, [m], t + 20, 'str_replace', [
+      '/memories/b.md',
+    ])
+    const n2 = await commit(
+      { 'b.md': '3', 'o.md': 'o2' },
+      [n1],
+      t + 400,
+      'str_replace',
+      ['/memories/o.md'],
+      'user',
+    )
+    await store.flush()
+    // Only the new commits are read.
+    expect(await readsFor(n2)).toBe(2)
+    await check(n2, 0)
+    await check(n2, (t + 150) * 1000)
+
+    // A merge from the other machine, its side's commit dated before all but the root.
+    const s = await commit({ 'b.md': '2', 'p.md': 'p' }, [b], t + 10, 'create', ['/memories/p.md'])
+    const m2 = await commit(
+      { 'b.md': '3', 'o.md': 'o2', 'p.md': 'p' },
+      [n2, s],
+      t + 500,
+      'create',
+      ['/memories/p.md'],
+    )
+    await store.flush()
+    expect(await readsFor(m2)).toBe(2)
+    await check(m2, 0)
+    await check(m2, (t + 60) * 1000)
+
+    // The history switched to an unrelated one, and back.
+    const u1 = await commit({ 'b.md': 'u' }, [], t + 5000, 'create', ['/memories/b.md'])
+    const u2 = await commit({ 'b.md': 'u2' }, [u1], t + 4000, 'str_replace', ['/memories/b.md'])
+    await store.flush()
+    expect(await readsFor(u2)).toBe(2)
+    await check(u2, 0)
+    await check(m2, 0)
+    await check(m2, (t + 150) * 1000)
+    store.close()
   })
 })

@@ -51,7 +51,7 @@ import {
 import { segmentsOf, toRelative, toVirtual } from './paths'
 import { nodeAt } from './tree-state'
 import { changesSince, fileHistoryOf, queryLog, toSummary } from './queries'
-import { changesSinceInCommits } from './changes-in-commits'
+import { type CommitTimeline, createCommitTimeline } from './changes-in-commits'
 import { systemIntent, type CommitIntent, type StagedChange } from './repo'
 import { createSearcher } from './search'
 import { createSnapshots } from './snapshot'
@@ -210,6 +210,10 @@ async function openLocked(
   const limits: MemoryLimits = { ...DEFAULT_LIMITS, ...options.limits }
   const queue = createSerialQueue()
   const gate = new PackFolderGate()
+  // While the index is rebuilt, `changesSince` orders the commits themselves; the order is
+  // kept from one call to the next (one ordering of the whole history a write was 1.6 s at
+  // 100,000 commits), and dropped with the rebuild.
+  let rebuildTimeline: CommitTimeline | null = null
   const maintainer = createMaintainer({
     store: repo.store,
     queue,
@@ -248,6 +252,7 @@ async function openLocked(
         repo.index.close()
         replaceIndexDir(building.dir, dir)
         repo.replaceIndex(IndexFile.open(dir))
+        rebuildTimeline = null
       })
     },
   })
@@ -810,6 +815,8 @@ async function openLocked(
         (async () => {
           const path = normalize(file)
           if (!repo.indexRebuilding()) {
+            // The rebuild is in: what the commits' order kept goes with it.
+            rebuildTimeline = null
             try {
               return await indexed(async () =>
                 changesSince(repo.index, path, since, ancestry.newestFirst()),
@@ -818,7 +825,8 @@ async function openLocked(
               if (!(error instanceof CairnError && error.code === 'index-rebuilding')) throw error
             }
           }
-          return changesSinceInCommits(repo.store, repo.head(), path, since)
+          rebuildTimeline ??= createCommitTimeline(repo.store)
+          return rebuildTimeline.changesSince(repo.head(), path, since)
         })(),
       ),
     show: (oid) => forPeople(indexed(() => showCommit(repo, oid))),
