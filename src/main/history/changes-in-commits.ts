@@ -90,42 +90,76 @@ export function createCommitTimeline(store: ObjectStore): CommitTimeline {
     const all = await reachable(head)
     if (!all) return null
     const kept = new Map<string, Facts>()
-    for (const oid of all) kept.set(oid, facts.get(oid) as Facts)
+    for (const oid of all.oids) kept.set(oid, facts.get(oid) as Facts)
     facts = kept
-    const oldestFirst = timelineOf(all, facts)
-    ordered = { head, oldestFirst, times: oldestFirst.map((oid) => (facts.get(oid) as Facts).time) }
+    // dateOrder puts the newest last; two of one second, the later in the index's order.
+    const times = all.times
+    const order = dateOrder(
+      all.oids.length,
+      (i) => all.parents[i] as number[],
+      (a, b) => {
+        const ta = times[a] as number
+        const tb = times[b] as number
+        return ta !== tb ? ta > tb : a > b
+      },
+    )
+    ordered = {
+      head,
+      oldestFirst: Array.from(order, (i) => all.oids[i] as string),
+      times: Array.from(order, (i) => times[i] as number),
+    }
     return ordered
   }
 
   /**
-   * Every readable commit `head` reaches (itself last), in the rebuilt index's order: the
-   * index is written depth-first from the head, first parents first, every parent before its
-   * child (`commitsSince`), and the same walk gives these commits their places.
+   * Every readable commit `head` reaches (itself last), in the rebuilt index's order, with
+   * their times and their parents' places: the index is written depth-first from the head,
+   * first parents first, every parent before its child (`commitsSince`), and the same walk
+   * gives these commits their places.
    */
-  async function reachable(head: string): Promise<string[] | null> {
+  async function reachable(
+    head: string,
+  ): Promise<{ oids: string[]; times: number[]; parents: number[][] } | null> {
     if (!(await factsOf(head))) return null
-    const inOrder: string[] = []
-    const expanded = new Set<string>()
-    // Without recursion: histories can be far deeper than the call stack.
-    const stack: Array<{ oid: string; done: boolean }> = [{ oid: head, done: false }]
+    const oids: string[] = []
+    const times: number[] = []
+    const parents: number[][] = []
+    // A commit's place once written, -1 while its parents are walked.
+    const place = new Map<string, number>()
+    // Without recursion: histories can be far deeper than the call stack. A commit is
+    // pushed twice: to walk its parents, then (done) to be written after them.
+    const stack: string[] = [head]
+    const done: boolean[] = [false]
     while (stack.length > 0) {
-      const top = stack.pop() as { oid: string; done: boolean }
-      if (top.done) {
-        inOrder.push(top.oid)
+      const oid = stack.pop() as string
+      const commit = facts.get(oid) as Facts
+      if (done.pop()) {
+        const at: number[] = []
+        for (const parent of commit.parents) {
+          const p = place.get(parent)
+          if (p !== undefined && p >= 0) at.push(p)
+        }
+        place.set(oid, oids.length)
+        oids.push(oid)
+        times.push(commit.time)
+        parents.push(at)
         continue
       }
-      if (expanded.has(top.oid)) continue
-      expanded.add(top.oid)
-      stack.push({ oid: top.oid, done: true })
-      const { parents } = facts.get(top.oid) as Facts
-      for (let k = parents.length - 1; k >= 0; k--) {
-        const oid = parents[k] as string
-        if (expanded.has(oid)) continue
+      if (place.has(oid)) continue
+      place.set(oid, -1)
+      stack.push(oid)
+      done.push(true)
+      for (let k = commit.parents.length - 1; k >= 0; k--) {
+        const parent = commit.parents[k] as string
+        if (place.has(parent)) continue
         // Awaited only when not yet read: a pause per commit cost more than the ordering.
-        if (facts.has(oid) || (await factsOf(oid))) stack.push({ oid, done: false })
+        if (facts.has(parent) || (await factsOf(parent))) {
+          stack.push(parent)
+          done.push(false)
+        }
       }
     }
-    return inOrder
+    return { oids, times, parents }
   }
 
   return {
@@ -177,30 +211,4 @@ export function changesSinceInCommits(
   since: number,
 ): Promise<CommitSummary[]> {
   return createCommitTimeline(store).changesSince(head, path, since)
-}
-
-/** `commits` (in the index's order, oldest first) in the timeline's order, oldest first. */
-function timelineOf(commits: ReadonlyArray<string>, facts: ReadonlyMap<string, Facts>): string[] {
-  const place = new Map<string, number>()
-  for (const [i, oid] of commits.entries()) place.set(oid, i)
-  const times = new Float64Array(commits.length)
-  const parents = commits.map((oid, i) => {
-    const commit = facts.get(oid) as Facts
-    times[i] = commit.time
-    return commit.parents.flatMap((parent) => {
-      const p = place.get(parent)
-      return p === undefined ? [] : [p]
-    })
-  })
-  // dateOrder puts the newest last.
-  const order = dateOrder(
-    commits.length,
-    (i) => parents[i] as number[],
-    (a, b) => {
-      const ta = times[a] as number
-      const tb = times[b] as number
-      return ta !== tb ? ta > tb : a > b
-    },
-  )
-  return Array.from(order, (i) => commits[i] as string)
 }
