@@ -12,7 +12,7 @@ import type { ObjectStore } from './object-store'
 import { nameBefore, OLD_RUN_LIMIT, toSummary, touches } from './queries'
 import { entryFromCommit } from './side-index'
 
-/** What the ordering needs of a commit: its readable parents' ids and its time (seconds). */
+/** What the ordering needs of a commit: its parents' ids and its time (seconds). */
 interface Facts {
   readonly parents: ReadonlyArray<string>
   readonly time: number
@@ -28,8 +28,8 @@ interface Ordered {
 
 /**
  * Every commit a head reaches, in the timeline's order, kept between calls: the review asks
- * before each of Claude's writes, and ordering the whole history each time cost ~16 µs a commit
- * (1.6 s a write at 100,000 commits). Each commit is read once; a head whose new commits each
+ * before each of Claude's writes, and ordering the whole history each time cost ~20 µs a commit
+ * (5 s or more a write at 100,000 commits, docs/history-storage.md). Each commit is read once; a head whose new commits each
  * have one parent, down to the head last ordered (Claude's and the person's own commits), is
  * ordered by putting them first, as the full ordering would (each is the only child of the one
  * under it, so it comes before all that head reached). Any other head (a merge, a history
