@@ -250,17 +250,37 @@ export function timelineOrder(index: IndexFile): Int32Array {
     }
     parents.push(list)
   }
-  const children = new Int32Array(length)
-  for (const list of parents) for (const p of list) children[p] = (children[p] as number) + 1
+  return dateOrder(
+    length,
+    (i) => parents[i] as number[],
+    (a, b) => {
+      const ta = index.timeAt(a)
+      const tb = index.timeAt(b)
+      return ta !== tb ? ta > tb : a > b
+    },
+  )
+}
 
-  // A max-heap of the commits whose children are all shown: the newest first, and of two
-  // made in the same second, the later in the index (a child before its parent).
-  const heap: number[] = []
-  const before = (a: number, b: number) => {
-    const ta = index.timeAt(a)
-    const tb = index.timeAt(b)
-    return ta !== tb ? ta > tb : a > b
+/**
+ * The timeline's ordering of any `length` commits numbered 0..length-1 (`timelineOrder` on the
+ * index; `changes-in-commits.ts` on commits read while it is rebuilt), oldest last: a commit
+ * only once all of its children among them are out, and of those ready, the one `before` puts
+ * first (the newest, then the later in the index). `parentsOf(i)` lists the parents of `i`
+ * among them. This is `git log --date-order`.
+ */
+export function dateOrder(
+  length: number,
+  parentsOf: (i: number) => ReadonlyArray<number>,
+  before: (a: number, b: number) => boolean,
+): Int32Array {
+  const result = new Int32Array(length)
+  const children = new Int32Array(length)
+  for (let i = 0; i < length; i++) {
+    for (const p of parentsOf(i)) children[p] = (children[p] as number) + 1
   }
+
+  // A max-heap of the commits whose children are all shown.
+  const heap: number[] = []
   const push = (p: number) => {
     heap.push(p)
     let i = heap.length - 1
@@ -296,7 +316,7 @@ export function timelineOrder(index: IndexFile): Int32Array {
   while (heap.length > 0) {
     const p = pop()
     result[length - 1 - shown++] = p
-    for (const parent of parents[p] as number[]) {
+    for (const parent of parentsOf(p)) {
       children[parent] = (children[parent] as number) - 1
       if (children[parent] === 0) push(parent)
     }

@@ -6,8 +6,8 @@ import type { CommitCommand } from '../../shared/types'
 import { createAncestry } from './ancestry'
 import { AUTHORS, formatCommitMessage } from './commit-message'
 import { createObjectStore, serializeCommit, serializeTree } from './object-store'
-import { changesSince } from './queries'
-import { changesSinceInCommits } from './changes-in-commits'
+import { changesSince, OLD_RUN_LIMIT } from './queries'
+import { changesSinceInCommits, createCommitTimeline } from './changes-in-commits'
 import { IndexFile } from './index-file'
 import { openIndex } from './side-index'
 import { gitCli, indexDirIn, tempDataDir, userWrite } from './test-helpers'
@@ -46,6 +46,67 @@ function gitSince(since: number, ...paths: string[]): string[] {
 // found when the names are first read, by this very query.
 const long = `${'p'.repeat(100)}/${'p'.repeat(70)}`
 const file = (k: number) => `${long}-${String(k).padStart(2, '0')}.md`
+
+/**
+ * A bare history in the data folder and commits written into it straight (any time, any
+ * parents), as another machine's merge may bring them.
+ */
+async function crafted() {
+  execFileSync('git', ['init', '-q', '--bare', path.join(dataDir, 'history.git')])
+  const store = createObjectStore(path.join(dataDir, 'history.git'))
+  const tree = async (files: Record<string, string>) =>
+    store.write(
+      'tree',
+      serializeTree(
+        await Promise.all(
+          Object.entries(files).map(async ([name, text]) => ({
+            name,
+            kind: 'blob' as const,
+            oid: await store.write('blob', Buffer.from(text)),
+            mode: '100644',
+          })),
+        ),
+      ),
+    )
+  const commitTree = async (
+    treeOid: string,
+    parents: string[],
+    timestamp: number,
+    command: CommitCommand,
+    paths: string[],
+    actor: 'claude' | 'user' = 'claude',
+  ) =>
+    store.write(
+      'commit',
+      serializeCommit({
+        tree: treeOid,
+        parent: parents[0] ?? null,
+        otherParents: parents.slice(1),
+        author: AUTHORS[actor],
+        timestamp,
+        message: formatCommitMessage({
+          actor,
+          command,
+          subject: `${command} ${paths.join(' ')}`,
+          paths,
+          conversationId: null,
+          toolUseId: null,
+          overwrite: false,
+          restoredFrom: null,
+          machine: null,
+        }),
+      }),
+    )
+  const commit = async (
+    files: Record<string, string>,
+    parents: string[],
+    timestamp: number,
+    command: CommitCommand,
+    paths: string[],
+    actor: 'claude' | 'user' = 'claude',
+  ) => commitTree(await tree(files), parents, timestamp, command, paths, actor)
+  return { store, tree, commit, commitTree }
+}
 
 describe('changes since a moment, while the side index is rebuilt', () => {
   it('are answered from the commits, as the index answers them and as git lists them', async () => {
@@ -138,51 +199,7 @@ describe('changes since a moment, while the side index is rebuilt', () => {
   // With a rename followed along the way the order decides what is found: the person's edit
   // below a rename made on a machine whose clock is behind was lost, and with it the flag.
   it('reads the same as the index and as git --date-order across a merge with a clock behind', async () => {
-    execFileSync('git', ['init', '-q', '--bare', path.join(dataDir, 'history.git')])
-    const store = createObjectStore(path.join(dataDir, 'history.git'))
-    const tree = async (files: Record<string, string>) =>
-      store.write(
-        'tree',
-        serializeTree(
-          await Promise.all(
-            Object.entries(files).map(async ([name, text]) => ({
-              name,
-              kind: 'blob' as const,
-              oid: await store.write('blob', Buffer.from(text)),
-              mode: '100644',
-            })),
-          ),
-        ),
-      )
-    const commit = async (
-      files: Record<string, string>,
-      parents: string[],
-      timestamp: number,
-      command: CommitCommand,
-      paths: string[],
-      actor: 'claude' | 'user' = 'claude',
-    ) =>
-      store.write(
-        'commit',
-        serializeCommit({
-          tree: await tree(files),
-          parent: parents[0] ?? null,
-          otherParents: parents.slice(1),
-          author: AUTHORS[actor],
-          timestamp,
-          message: formatCommitMessage({
-            actor,
-            command,
-            subject: `${command} ${paths.join(' ')}`,
-            paths,
-            conversationId: null,
-            toolUseId: null,
-            overwrite: false,
-            restoredFrom: null,
-            machine: null,
-          }),
-        }),
-      )
+    const { store, commit } = await crafted()
     const t = 1_800_000_000
     const r = await commit({ 'a.md': '1' }, [], t, 'create', ['/memories/a.md'])
     // The person's edit of a.md.
@@ -265,5 +282,181 @@ describe('changes since a moment, while the side index is rebuilt', () => {
       index.close()
       store.close()
     }
+  })
+
+  // fix14: the walk stopped after a run of OLD_RUN_LIMIT old commits in its own collecting
+  // order (a parent out once one child is), and only then put what it had collected in the
+  // timeline's order. A commit whose other child lies behind a merge with a clock behind came
+  // out early there, and the run ended before the timeline (git --date-order) reached an edit
+  // in the window below that merge: the index found it, the walk did not.
+  it('stops where the timeline (git --date-order) stops, not where its collecting did', async () => {
+    const { store, tree, commit, commitTree } = await crafted()
+    const T = 1_800_000_000
+    const since = T * 1000
+    const base = await tree({ 'a.md': '1' })
+    const r = await commit({ 'a.md': '1' }, [], T - 20_000, 'create', ['/memories/a.md'])
+    // A run of OLD_RUN_LIMIT old commits below P (none changes a file: cheap to write).
+    let below = r
+    for (let i = OLD_RUN_LIMIT; i >= 1; i--) {
+      below = await commitTree(base, [below], T - 2000 - i, 'create', ['/memories/a.md'])
+    }
+    const p = await commitTree(base, [below], T - 1000, 'create', ['/memories/a.md'])
+    // P's children: C1 on this machine's side, C2 on the other's.
+    const c1 = await commitTree(base, [p], T - 500, 'create', ['/memories/a.md'])
+    const c2 = await commitTree(base, [p], T - 400, 'create', ['/memories/a.md'])
+    // The other side: an edit in the window, then a commit whose clock is far behind.
+    const w = await commit({ 'a.md': '1', 'w.md': 'w' }, [c2], T + 100, 'create', [
+      '/memories/w.md',
+    ])
+    const behind = await commit({ 'a.md': '1', 'w.md': 'w' }, [w], T - 10_000, 'create', [
+      '/memories/w.md',
+    ])
+    const m = await commit({ 'a.md': '1', 'w.md': 'w' }, [c1, behind], T + 200, 'create', [
+      '/memories/w.md',
+    ])
+    await store.flush()
+    gitCli(dataDir, 'update-ref', 'refs/heads/main', m)
+
+    // Git's second opinion: its --date-order, read until the same run of old commits ends it;
+    // of those in the window, the ones that changed the path against their first parent.
+    const reached: string[] = []
+    let oldRun = 0
+    for (const line of gitCli(dataDir, 'log', '--date-order', '--format=%H %ct', 'main')
+      .trim()
+      .split('\n')) {
+      const [oid, time] = line.split(' ') as [string, string]
+      if (Number(time) * 1000 < since) {
+        if (++oldRun >= OLD_RUN_LIMIT) break
+        continue
+      }
+      oldRun = 0
+      reached.push(oid)
+    }
+    const changed = (oid: string, file: string) =>
+      gitCli(dataDir, 'diff-tree', '-r', '--name-only', `${oid}^`, oid).split('\n').includes(file)
+    expect(reached).toEqual([m, w])
+
+    const { index } = await openIndex(store, path.join(dataDir, 'history.git'), m)
+    try {
+      const order = createAncestry(() => index).newestFirst()
+      for (const [where, file] of [
+        ['/memories/w.md', 'w.md'],
+        ['/memories/a.md', 'a.md'],
+      ] as const) {
+        const fromCommits = (await changesSinceInCommits(store, m, where, since)).map((c) => c.oid)
+        expect(fromCommits).toEqual(reached.filter((oid) => changed(oid, file)))
+        expect(fromCommits).toEqual(changesSince(index, where, since, order).map((c) => c.oid))
+      }
+      expect((await changesSinceInCommits(store, m, '/memories/w.md', since)).length).toBe(2)
+    } finally {
+      index.close()
+      store.close()
+    }
+  })
+})
+
+// fix14b: every call ordered the whole history again (~16 µs a commit: 1.6 s before each of
+// Claude's writes at 100,000 commits while the index was rebuilt). A CommitTimeline keeps the
+// order: new commits of one parent go first, anything else is ordered again from what it kept.
+describe('the order kept between calls while the index is rebuilt', () => {
+  it('answers as git --date-order after commits land, a merge with a clock behind and a switch', async () => {
+    const { store, commit } = await crafted()
+    let reads = 0
+    const counted = {
+      ...store,
+      readCommit: (oid: string) => {
+        reads++
+        return store.readCommit(oid)
+      },
+    }
+    const t = 1_800_000_000
+    const r = await commit({ 'a.md': '1' }, [], t, 'create', ['/memories/a.md'])
+    const x = await commit({ 'a.md': '2' }, [r], t + 100, 'str_replace', ['/memories/a.md'], 'user')
+    const a = await commit({ 'a.md': '2', 'o.md': 'o' }, [x], t + 200, 'create', ['/memories/o.md'])
+    // The other machine, its clock behind.
+    const b = await commit({ 'b.md': '2' }, [x], t + 50, 'rename', [
+      '/memories/a.md',
+      '/memories/b.md',
+    ])
+    const m = await commit({ 'b.md': '2', 'o.md': 'o' }, [a, b], t + 300, 'str_replace', [
+      '/memories/b.md',
+    ])
+    await store.flush()
+
+    const timeline = createCommitTimeline(counted)
+    /** What git --date-order lists from `head` at `since` or later, and what both answer. */
+    const check = async (head: string, since: number) => {
+      gitCli(dataDir, 'update-ref', 'refs/heads/main', head)
+      const fromGit = gitCli(dataDir, 'log', '--date-order', '--format=%H %ct', head)
+        .trim()
+        .split('\n')
+        .map((line) => line.split(' ') as [string, string])
+        .filter(([, time]) => Number(time) * 1000 >= since)
+      const kept = await timeline.changesSince(head, '/memories', since)
+      // The same commits, the same times in the same order (two of one second, git lists as
+      // it met them).
+      expect(kept.map((c) => c.oid).sort()).toEqual(fromGit.map(([oid]) => oid).sort())
+      expect(kept.map((c) => c.time)).toEqual(fromGit.map(([, time]) => Number(time) * 1000))
+      // And every answer as one ordering of the whole history gives it.
+      for (const where of ['/memories', '/memories/b.md', '/memories/o.md']) {
+        expect(await timeline.changesSince(head, where, since)).toEqual(
+          await changesSinceInCommits(store, head, where, since),
+        )
+      }
+    }
+    const readsFor = async (head: string) => {
+      reads = 0
+      // A window after every commit: only the ordering reads commits.
+      await timeline.changesSince(head, '/memories', (t + 10_000) * 1000)
+      return reads
+    }
+
+    expect(await readsFor(m)).toBe(5)
+    await check(m, 0)
+    await check(m, (t + 150) * 1000)
+    // Asked again at the same head: nothing read.
+    expect(await readsFor(m)).toBe(0)
+
+    // Claude's and the person's commits land during the rebuild, one with its clock behind.
+    const n1 = await commit({ 'b.md': '3', 'o.md': 'o' }, [m], t + 20, 'str_replace', [
+      '/memories/b.md',
+    ])
+    const n2 = await commit(
+      { 'b.md': '3', 'o.md': 'o2' },
+      [n1],
+      t + 400,
+      'str_replace',
+      ['/memories/o.md'],
+      'user',
+    )
+    await store.flush()
+    // Only the new commits are read.
+    expect(await readsFor(n2)).toBe(2)
+    await check(n2, 0)
+    await check(n2, (t + 150) * 1000)
+
+    // A merge from the other machine, its side's commit dated before all but the root.
+    const s = await commit({ 'b.md': '2', 'p.md': 'p' }, [b], t + 10, 'create', ['/memories/p.md'])
+    const m2 = await commit(
+      { 'b.md': '3', 'o.md': 'o2', 'p.md': 'p' },
+      [n2, s],
+      t + 500,
+      'create',
+      ['/memories/p.md'],
+    )
+    await store.flush()
+    expect(await readsFor(m2)).toBe(2)
+    await check(m2, 0)
+    await check(m2, (t + 60) * 1000)
+
+    // The history switched to an unrelated one, and back.
+    const u1 = await commit({ 'b.md': 'u' }, [], t + 5000, 'create', ['/memories/b.md'])
+    const u2 = await commit({ 'b.md': 'u2' }, [u1], t + 4000, 'str_replace', ['/memories/b.md'])
+    await store.flush()
+    expect(await readsFor(u2)).toBe(2)
+    await check(u2, 0)
+    await check(m2, 0)
+    await check(m2, (t + 150) * 1000)
+    store.close()
   })
 })

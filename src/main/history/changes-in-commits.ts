@@ -2,187 +2,213 @@
  * `changesSince` answered from the commits themselves, for the time the side index is being
  * rebuilt (`indexRebuilding`): the review's "the person edited this" check runs before each of
  * Claude's writes, and refusing it then refused the write (review on) or dropped every flag of
- * its commit (review off) for as long as the rebuild took. Slower than the index (a commit
- * read per step, a tree diff for each commit inside the window), and only while it is rebuilt.
+ * its commit (review off) for as long as the rebuild took. Slower than the index (a tree diff
+ * for each commit inside the window), and only while it is rebuilt.
  */
 import type { CommitSummary } from '../../shared/types'
+import { dateOrder } from './ancestry'
 import { DamagedHistoryError } from './damage'
-import type { ObjectStore, RawCommit } from './object-store'
+import type { ObjectStore } from './object-store'
 import { nameBefore, OLD_RUN_LIMIT, toSummary, touches } from './queries'
 import { entryFromCommit } from './side-index'
+
+/** What the ordering needs of a commit: its parents' ids and its time (seconds). */
+interface Facts {
+  readonly parents: ReadonlyArray<string>
+  readonly time: number
+}
+
+/** One head's commits in the timeline's order, newest last (so that new ones are pushed). */
+interface Ordered {
+  readonly head: string
+  readonly oldestFirst: string[]
+  /** Their times (seconds), place for place. */
+  readonly times: number[]
+}
+
+/**
+ * Every commit a head reaches, in the timeline's order, kept between calls: the review asks
+ * before each of Claude's writes, and ordering the whole history each time cost ~20 µs a commit
+ * (5 s or more a write at 100,000 commits, docs/history-storage.md). Each commit is read once; a head whose new commits each
+ * have one parent, down to the head last ordered (Claude's and the person's own commits), is
+ * ordered by putting them first, as the full ordering would (each is the only child of the one
+ * under it, so it comes before all that head reached). Any other head (a merge, a history
+ * switched) is ordered again from the facts kept, reading only the commits not yet read, and
+ * the facts of commits it no longer reaches are dropped. Keep one while the index is rebuilt
+ * and drop it after.
+ */
+export interface CommitTimeline {
+  changesSince(head: string | null, path: string, since: number): Promise<CommitSummary[]>
+}
+
+export function createCommitTimeline(store: ObjectStore): CommitTimeline {
+  let facts = new Map<string, Facts>()
+  let ordered: Ordered | null = null
+  // One update at a time: calls may overlap (each awaits reads).
+  let updating: Promise<unknown> = Promise.resolve()
+
+  const factsOf = async (oid: string): Promise<Facts | null> => {
+    const known = facts.get(oid)
+    if (known) return known
+    let commit
+    try {
+      commit = await store.readCommit(oid)
+    } catch (error) {
+      // A commit that cannot be read ends the walk down that line (what the rebuild leaves
+      // out too); not kept, so that it is tried again.
+      if (error instanceof DamagedHistoryError) return null
+      throw error
+    }
+    const found = { parents: commit.parents, time: commit.timestamp }
+    facts.set(oid, found)
+    return found
+  }
+
+  async function orderFor(head: string): Promise<Ordered | null> {
+    const last = ordered
+    if (last?.head === head) return last
+    if (last) {
+      // New commits of one parent each, down to the head last ordered.
+      const added: string[] = []
+      let oid = head
+      for (let k = 0; k < 1000 && oid !== last.head; k++) {
+        const commit = await factsOf(oid)
+        if (!commit || commit.parents.length !== 1) break
+        added.push(oid)
+        oid = commit.parents[0] as string
+      }
+      if (oid === last.head && (await factsOf(last.head))) {
+        for (let k = added.length - 1; k >= 0; k--) {
+          const oid = added[k] as string
+          last.oldestFirst.push(oid)
+          last.times.push((facts.get(oid) as Facts).time)
+        }
+        ordered = { head, oldestFirst: last.oldestFirst, times: last.times }
+        return ordered
+      }
+    }
+    const all = await reachable(head)
+    if (!all) return null
+    const kept = new Map<string, Facts>()
+    for (const oid of all.oids) kept.set(oid, facts.get(oid) as Facts)
+    facts = kept
+    // dateOrder puts the newest last; two of one second, the later in the index's order.
+    const times = all.times
+    const order = dateOrder(
+      all.oids.length,
+      (i) => all.parents[i] as number[],
+      (a, b) => {
+        const ta = times[a] as number
+        const tb = times[b] as number
+        return ta !== tb ? ta > tb : a > b
+      },
+    )
+    ordered = {
+      head,
+      oldestFirst: Array.from(order, (i) => all.oids[i] as string),
+      times: Array.from(order, (i) => times[i] as number),
+    }
+    return ordered
+  }
+
+  /**
+   * Every readable commit `head` reaches (itself last), in the rebuilt index's order, with
+   * their times and their parents' places: the index is written depth-first from the head,
+   * first parents first, every parent before its child (`commitsSince`), and the same walk
+   * gives these commits their places.
+   */
+  async function reachable(
+    head: string,
+  ): Promise<{ oids: string[]; times: number[]; parents: number[][] } | null> {
+    if (!(await factsOf(head))) return null
+    const oids: string[] = []
+    const times: number[] = []
+    const parents: number[][] = []
+    // A commit's place once written, -1 while its parents are walked.
+    const place = new Map<string, number>()
+    // Without recursion: histories can be far deeper than the call stack. A commit is
+    // pushed twice: to walk its parents, then (done) to be written after them.
+    const stack: string[] = [head]
+    const done: boolean[] = [false]
+    while (stack.length > 0) {
+      const oid = stack.pop() as string
+      const commit = facts.get(oid) as Facts
+      if (done.pop()) {
+        const at: number[] = []
+        for (const parent of commit.parents) {
+          const p = place.get(parent)
+          if (p !== undefined && p >= 0) at.push(p)
+        }
+        place.set(oid, oids.length)
+        oids.push(oid)
+        times.push(commit.time)
+        parents.push(at)
+        continue
+      }
+      if (place.has(oid)) continue
+      place.set(oid, -1)
+      stack.push(oid)
+      done.push(true)
+      for (let k = commit.parents.length - 1; k >= 0; k--) {
+        const parent = commit.parents[k] as string
+        if (place.has(parent)) continue
+        // Awaited only when not yet read: a pause per commit cost more than the ordering.
+        if (facts.has(parent) || (await factsOf(parent))) {
+          stack.push(parent)
+          done.push(false)
+        }
+      }
+    }
+    return { oids, times, parents }
+  }
+
+  return {
+    async changesSince(head, path, since) {
+      if (!head) return []
+      const next = updating.then(() => orderFor(head))
+      updating = next.catch(() => undefined)
+      const timeline = await next
+      if (!timeline) return []
+      // This call's commits: later ones only push past its end.
+      const { oldestFirst, times } = timeline
+      const found: CommitSummary[] = []
+      let current = path
+      let oldRun = 0
+      for (let k = oldestFirst.length - 1; k >= 0; k--) {
+        const oid = oldestFirst[k] as string
+        if ((times[k] as number) * 1000 < since) {
+          if (++oldRun >= OLD_RUN_LIMIT) break
+          continue
+        }
+        oldRun = 0
+        const entry = await entryFromCommit(store, oid)
+        if (!touches(entry, current)) continue
+        found.push(toSummary(entry))
+        current = nameBefore(entry, current)
+      }
+      return found
+    },
+  }
+}
 
 /**
  * The commits at `since` or later, reachable from `head`, that changed `path` (or anything
  * under it), newest first, followed back through renames; as `changesSince` finds them in
- * the index. First the commits are collected (commit objects only): newest first by time,
- * never a commit before one of its children, stopped after a run of `OLD_RUN_LIMIT` dated
- * before the window. Those are then put in the timeline's order (`timelineOrder`, like
- * `git log --date-order`: a commit only after all of its children, two of the same second in
- * the rebuilt index's order) before the window and the renames are applied: with a rename
- * followed along the way, the order decides what is found, not only how it is sorted (a
- * merge with a machine whose clock is behind, review13 R2). A commit that cannot be read
- * ends the walk down that line (what the rebuild leaves out too).
+ * the index. Every commit `head` reaches is read (commit objects only) and put in the
+ * timeline's order (`dateOrder`, as `timelineOrder` orders the index: `git log --date-order`,
+ * two of the same second in the rebuilt index's order); only then is the window applied and
+ * the walk stopped after a run of `OLD_RUN_LIMIT` dated before it, as `changesSince` stops.
+ * Stopping earlier, while collecting, would stop at another point whenever a commit has
+ * children on two sides of a merge with a machine whose clock is behind (the collection puts
+ * it out after one child, the timeline after all of them), and with a rename followed along
+ * the way, the order decides what is found (review13 R2). Once: a `CommitTimeline` keeps the
+ * order for the next call.
  */
-export async function changesSinceInCommits(
+export function changesSinceInCommits(
   store: ObjectStore,
   head: string | null,
   path: string,
   since: number,
-): Promise<ReadonlyArray<CommitSummary>> {
-  if (!head) return []
-  const found: CommitSummary[] = []
-  let current = path
-  let oldRun = 0
-  for (const commit of timelineOf(await collect(store, head, since))) {
-    if (commit.timestamp * 1000 < since) {
-      if (++oldRun >= OLD_RUN_LIMIT) break
-      continue
-    }
-    oldRun = 0
-    const entry = await entryFromCommit(store, commit.oid)
-    if (!touches(entry, current)) continue
-    found.push(toSummary(entry))
-    current = nameBefore(entry, current)
-  }
-  return found
-}
-
-/**
- * The commits reachable from `head`, newest first by time with a parent only after one of its
- * children, up to a run of `OLD_RUN_LIMIT` dated before `since`: the part of the history the
- * window can reach, read as commit objects only.
- */
-async function collect(store: ObjectStore, head: string, since: number): Promise<RawCommit[]> {
-  const collected: RawCommit[] = []
-  const seen = new Set<string>([head])
-  const heap = new Heap<RawCommit>((a, b) => a.timestamp > b.timestamp)
-  const first = await readable(store, head)
-  if (first) heap.push(first)
-  let oldRun = 0
-  for (let commit = heap.pop(); commit; commit = heap.pop()) {
-    collected.push(commit)
-    // Parents join only once their child is out: a clock running ahead never puts a parent
-    // before its child.
-    for (const parent of commit.parents) {
-      if (seen.has(parent)) continue
-      seen.add(parent)
-      const read = await readable(store, parent)
-      if (read) heap.push(read)
-    }
-    if (commit.timestamp * 1000 < since) {
-      if (++oldRun >= OLD_RUN_LIMIT) break
-    } else {
-      oldRun = 0
-    }
-  }
-  return collected
-}
-
-/**
- * `commits` (the first one the head) in the timeline's order, as `timelineOrder` puts them in
- * the index: newest first by time, but a commit only once all of its children among them are
- * out; of two made in the same second, the one later in the rebuilt index first. The index is
- * written depth-first from the head, first parents first, every parent before its child
- * (`commitsSince`); the same walk over these commits gives their places.
- */
-function timelineOf(commits: ReadonlyArray<RawCommit>): RawCommit[] {
-  const byOid = new Map<string, RawCommit>()
-  for (const commit of commits) byOid.set(commit.oid, commit)
-  const place = new Map<string, number>()
-  const head = commits[0]
-  if (head) {
-    // Without recursion: histories can be far deeper than the call stack.
-    const stack: Array<{ commit: RawCommit; done: boolean }> = [{ commit: head, done: false }]
-    const expanded = new Set<string>()
-    while (stack.length > 0) {
-      const top = stack.pop() as { commit: RawCommit; done: boolean }
-      if (top.done) {
-        place.set(top.commit.oid, place.size)
-        continue
-      }
-      if (expanded.has(top.commit.oid)) continue
-      expanded.add(top.commit.oid)
-      stack.push({ commit: top.commit, done: true })
-      for (let k = top.commit.parents.length - 1; k >= 0; k--) {
-        const parent = byOid.get(top.commit.parents[k] as string)
-        if (parent && !expanded.has(parent.oid)) stack.push({ commit: parent, done: false })
-      }
-    }
-  }
-  const children = new Map<string, number>()
-  for (const commit of commits) {
-    for (const parent of commit.parents) {
-      if (byOid.has(parent)) children.set(parent, (children.get(parent) ?? 0) + 1)
-    }
-  }
-  const placeOf = (commit: RawCommit) => place.get(commit.oid) ?? -1
-  const heap = new Heap<RawCommit>((a, b) =>
-    a.timestamp !== b.timestamp ? a.timestamp > b.timestamp : placeOf(a) > placeOf(b),
-  )
-  for (const commit of commits) if (!children.get(commit.oid)) heap.push(commit)
-  const ordered: RawCommit[] = []
-  for (let commit = heap.pop(); commit; commit = heap.pop()) {
-    ordered.push(commit)
-    for (const oid of commit.parents) {
-      const parent = byOid.get(oid)
-      if (!parent) continue
-      const left = (children.get(oid) ?? 0) - 1
-      children.set(oid, left)
-      if (left === 0) heap.push(parent)
-    }
-  }
-  return ordered
-}
-
-async function readable(
-  store: Pick<ObjectStore, 'readCommit'>,
-  oid: string,
-): Promise<RawCommit | null> {
-  try {
-    return await store.readCommit(oid)
-  } catch (error) {
-    if (error instanceof DamagedHistoryError) return null
-    throw error
-  }
-}
-
-// A max-heap: `before(a, b)` when `a` comes out first.
-class Heap<T> {
-  private readonly items: T[] = []
-
-  constructor(private readonly before: (a: T, b: T) => boolean) {}
-
-  push(item: T): void {
-    const items = this.items
-    items.push(item)
-    let i = items.length - 1
-    while (i > 0) {
-      const up = (i - 1) >> 1
-      if (!this.before(item, items[up] as T)) break
-      items[i] = items[up] as T
-      i = up
-    }
-    items[i] = item
-  }
-
-  pop(): T | undefined {
-    const items = this.items
-    const top = items[0]
-    const last = items.pop()
-    if (items.length > 0 && last !== undefined) {
-      let i = 0
-      for (;;) {
-        const l = 2 * i + 1
-        const r = l + 1
-        let best = l < items.length && this.before(items[l] as T, last) ? l : i
-        const bestItem = (k: number) => (k === i ? last : (items[k] as T))
-        if (r < items.length && this.before(items[r] as T, bestItem(best))) best = r
-        if (best === i) break
-        items[i] = items[best] as T
-        i = best
-      }
-      items[i] = last
-    }
-    return top
-  }
+): Promise<CommitSummary[]> {
+  return createCommitTimeline(store).changesSince(head, path, since)
 }

@@ -16,7 +16,7 @@ export type RefReading =
  * it and the repository has never had a commit; the caller decides that by finding none.
  */
 export function readMainRef(gitdir: string): RefReading {
-  const loose = readTextOrNull(path.join(gitdir, 'refs', 'heads', 'main'))
+  const loose = readSettled(path.join(gitdir, 'refs', 'heads', 'main'))
   if (loose !== null) {
     const value = loose.trim()
     return isOid(value) ? { kind: 'ok', oid: value } : { kind: 'lost', why: 'garbage' }
@@ -29,6 +29,26 @@ export function readMainRef(gitdir: string): RefReading {
     }
   }
   return { kind: 'lost', why: 'missing' }
+}
+
+/** How many reads of the ref file `readSettled` makes at most. */
+const MAX_REF_READS = 4
+
+/**
+ * The ref file's text, read until two reads in a row agree. Cairn writes the file in place
+ * (docs/durability.md): a read racing that write may see part of each value, which is still
+ * 40 hex digits and a newline (a commit that does not exist). Two equal reads in a row are
+ * the value (the same torn mix twice in a row is not a thing to expect); after
+ * `MAX_REF_READS` the last read stands, and a value naming no commit is judged as before.
+ */
+function readSettled(file: string): string | null {
+  let last = readTextOrNull(file)
+  for (let reads = 1; reads < MAX_REF_READS; reads++) {
+    const again = readTextOrNull(file)
+    if (again === last) return again
+    last = again
+  }
+  return last
 }
 
 /** A file's text, or null when there is no such file. */

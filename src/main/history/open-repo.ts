@@ -6,7 +6,7 @@ import { disk, isCode, listNames } from '../lib/disk'
 import { diskProblem } from '../lib/disk-errors'
 import { DIR_MODE, settleFolderSyncs, TEMP_FILE_PREFIX } from '../lib/folders'
 import { finishInterruptedMove } from './checkout'
-import { redoRenames } from './redo-renames'
+import { blobSizesIn, redoRenames } from './redo-renames'
 import { commitInterruptedCommand } from './command-intent'
 import { finishInterruptedRestore, givenUpRestore, intentFileOf } from './restore-intent'
 import { DamagedHistoryError } from './damage'
@@ -328,7 +328,7 @@ async function loadState(
     await store.openLog({
       owns,
       logger,
-      redo: async (renames) => void (await redoRenames(workRoot, renames)),
+      redo: async (renames) => void (await redoRenames(workRoot, renames, blobSizesIn(store))),
     })
     // A sync moving `main` when the app stopped is finished first, so the folder and `main`
     // agree again before anything is compared (and before the recovery commit).

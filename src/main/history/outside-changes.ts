@@ -49,8 +49,13 @@ export async function commitOutsideChanges(
   commit: (
     paths: ReadonlyArray<string> | 'all',
     intent: CommitIntent,
-  ) => Promise<IndexEntry | null> = (paths, intent) => repo.commit(paths, intent),
-  /** Filled in with the files too large to version that the check met. */
+    report?: ScanReport,
+  ) => Promise<IndexEntry | null> = (paths, intent, report) =>
+    repo.commit(paths, intent, report ? { report } : {}),
+  /**
+   * Filled in with what the check met that history keeps no copy of (files too large to
+   * version, files and folders Cairn may not read): for `'all'`, everything the folder holds.
+   */
   report?: ScanReport,
   /**
    * The open folders of the change about to run: the check walks them for it (see
@@ -58,7 +63,7 @@ export async function commitOutsideChanges(
    */
   tree?: FolderTree,
 ): Promise<IndexEntry | null> {
-  if (touched === 'all') return commit('all', OUTSIDE_INTENT)
+  if (touched === 'all') return commit('all', OUTSIDE_INTENT, report)
   const paths = outermost(touched)
   if (paths.length === 0 || !(await differsFromHead(repo, paths, report, tree))) return null
   return commit(paths, OUTSIDE_INTENT)

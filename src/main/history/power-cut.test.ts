@@ -3,7 +3,10 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { openVersionedMemory } from './index'
+import { nodeDisk, setDisk, type Disk } from '../lib/disk'
+import { asTheAccount, errnoError, hookDisk } from '../lib/disk-hooks'
 import { decodeRecords, decodeRenames, LOG_FILES, type LoggedRename } from './objects/object-log'
+import { redoRenames } from './redo-renames'
 import {
   CLAUDE,
   commitCount,
@@ -454,10 +457,9 @@ describe("a power cut that loses memory files' renames (their folders not flushe
   }
 })
 
-describe('a process killed after the log was flushed, before the file was renamed', () => {
-  it('completes the change at open (its commit was logged): no recovery commit of the old content', async () => {
-    const before = commitCount(dataDir)
-    await runChild(`
+/** Runs `str_replace a.md alpha->ALPHA` in a child killed between its logged commit and its rename. */
+async function killBeforeRename(): Promise<void> {
+  await runChild(`
       const memory = await openVersionedMemory({ dataDir: ${JSON.stringify(dataDir)}, watch: false, maintenance: false })
       setDisk({
         ...nodeDisk,
@@ -471,6 +473,12 @@ describe('a process killed after the log was flushed, before the file was rename
       })
       await memory.execute(${JSON.stringify(RENAME_COMMANDS[1])}, ${JSON.stringify(CLAUDE)})
     `)
+}
+
+describe('a process killed after the log was flushed, before the file was renamed', () => {
+  it('completes the change at open (its commit was logged): no recovery commit of the old content', async () => {
+    const before = commitCount(dataDir)
+    await killBeforeRename()
     // The file is as it was, its new content in the temp file.
     expect(fs.readFileSync(path.join(dataDir, 'memories', 'a.md'), 'utf8')).toBe('alpha\n')
 
@@ -488,5 +496,159 @@ describe('a process killed after the log was flushed, before the file was rename
     } finally {
       await memory.close()
     }
+  })
+})
+
+/**
+ * From now on, every byte read through the disk seam from a file whose path `counted` accepts
+ * (by descriptor or whole) is added up; `undo` puts the previous disk back.
+ */
+function countReads(inner: Disk, counted: (file: string) => boolean) {
+  const fds = new Set<number>()
+  let bytes = 0
+  const undo = setDisk({
+    ...inner,
+    openSync(file, flags, mode) {
+      const fd = inner.openSync(file, flags, mode)
+      if (counted(file)) fds.add(fd)
+      return fd
+    },
+    closeSync(fd) {
+      fds.delete(fd)
+      inner.closeSync(fd)
+    },
+    readSync(fd, buffer, offset, length, position) {
+      const read = inner.readSync(fd, buffer, offset, length, position)
+      if (fds.has(fd)) bytes += read
+      return read
+    },
+    readFileSync(file) {
+      const content = inner.readFileSync(file)
+      if (typeof file === 'number' ? fds.has(file) : counted(file)) bytes += content.length
+      return content
+    },
+    promises: {
+      ...inner.promises,
+      async readFile(file) {
+        const content = await inner.promises.readFile(file)
+        if (counted(file)) bytes += content.length
+        return content
+      },
+    },
+  })
+  return { bytes: () => bytes, undo }
+}
+
+// review13-perf R3: after a kill between the logged commit and the rename, the memory file (or
+// the temp file) may change before the next open: grown to 3 GiB (sparse), made unreadable.
+// The redo compared the whole file with the logged version, reading it unbounded: open failed
+// (RangeError) at every start until the person removed the file, and a file under 2 GiB was
+// read and hashed whole. Open must succeed, read no file past the logged versions' size, and
+// leave the person's file as it is.
+describe('a kill before the rename, then the file or its temp file changed before the next open', () => {
+  const HUGE = 3 * 1024 ** 3
+  const target = () => path.join(dataDir, 'memories', 'a.md')
+  // The logged versions: "alpha\n" before, "ALPHA\n" after.
+  const LOGGED_SIZE = 6
+  const ours = (file: string) => file.endsWith('/a.md') || file.includes('.cairn-tmp-')
+  let undoDisk: () => void = () => {}
+  afterEach(() => {
+    undoDisk()
+    undoDisk = () => {}
+  })
+
+  /** The one rename the kill left in the log. */
+  function theRename(): LoggedRename {
+    const renames = loggedRenames()
+    expect(renames.map(({ name }) => name)).toEqual(['a.md'])
+    return renames[0]!
+  }
+
+  it('opens when the file became a 3 GiB sparse file, never reads it, and leaves it as it is', async () => {
+    await killBeforeRename()
+    theRename()
+    fs.truncateSync(target(), HUGE)
+    const stamp = fs.statSync(target())
+    const reads = countReads(nodeDisk, ours)
+    undoDisk = reads.undo
+
+    const memory = await openVersionedMemory({ dataDir, watch: false, maintenance: false })
+    try {
+      expect(reads.bytes()).toBeLessThanOrEqual(LOGGED_SIZE)
+      const now = fs.statSync(target())
+      expect([now.ino, now.size, now.mtimeMs]).toEqual([stamp.ino, HUGE, stamp.mtimeMs])
+      const fd = fs.openSync(target(), 'r')
+      const head = Buffer.alloc(LOGGED_SIZE)
+      fs.readSync(fd, head, 0, LOGGED_SIZE, 0)
+      fs.closeSync(fd)
+      expect(head.toString()).toBe('alpha\n')
+      expect(leftoverTempFiles(dataDir)).toEqual([])
+      fsck(dataDir)
+    } finally {
+      await memory.close()
+    }
+  })
+
+  it('opens when the temp file became a 3 GiB sparse file, never reads it, and leaves the file as it is', async () => {
+    await killBeforeRename()
+    const rename = theRename()
+    fs.truncateSync(path.join(dataDir, 'memories', rename.dir, rename.temp), HUGE)
+    const reads = countReads(nodeDisk, (file) => file.includes('.cairn-tmp-'))
+    undoDisk = reads.undo
+
+    const memory = await openVersionedMemory({ dataDir, watch: false, maintenance: false })
+    try {
+      expect(reads.bytes()).toBeLessThanOrEqual(LOGGED_SIZE)
+      expect(fs.readFileSync(target(), 'utf8')).toBe('alpha\n')
+      expect(leftoverTempFiles(dataDir)).toEqual([])
+      expect(await headMatchesFolder(dataDir)).toBe(true)
+      fsck(dataDir)
+    } finally {
+      await memory.close()
+    }
+  })
+
+  it("opens when the file cannot be read (another account's, mode 000) and leaves it as it is", async () => {
+    await killBeforeRename()
+    theRename()
+    fs.chmodSync(target(), 0o000)
+    const hooked = hookDisk(
+      nodeDisk,
+      asTheAccount((call) => {
+        if (call.name === 'openSync' && String(call.args[0]).endsWith('/a.md')) {
+          return errnoError(call, 'EACCES')
+        }
+        return undefined
+      }),
+    )
+    undoDisk = setDisk(hooked.disk)
+
+    const memory = await openVersionedMemory({ dataDir, watch: false, maintenance: false })
+    try {
+      undoDisk()
+      undoDisk = () => {}
+      expect(fs.statSync(target()).mode & 0o777).toBe(0)
+      expect(fs.readFileSync(target(), 'utf8')).toBe('alpha\n')
+      expect(leftoverTempFiles(dataDir)).toEqual([])
+      fsck(dataDir)
+    } finally {
+      await memory.close()
+    }
+  })
+
+  it('compares a file with the logged version by its size first: a 2 MiB file is not read', async () => {
+    await killBeforeRename()
+    const rename = theRename()
+    const big = "the person's notes\n".repeat(110_000)
+    fs.writeFileSync(target(), big)
+    const reads = countReads(nodeDisk, ours)
+    undoDisk = reads.undo
+    const sizeOf = (oid: string) => Number(gitCli(dataDir, 'cat-file', '-s', oid).trim())
+
+    const done = await redoRenames(path.join(dataDir, 'memories'), [rename], sizeOf)
+    expect(done).toEqual({ redone: 0, left: 1 })
+    // The temp file was read (it holds the logged version), the file not at all.
+    expect(reads.bytes()).toBeLessThanOrEqual(LOGGED_SIZE)
+    expect(fs.readFileSync(target(), 'utf8')).toBe(big)
   })
 })

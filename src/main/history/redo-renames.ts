@@ -28,7 +28,7 @@ import {
 } from '../lib/folders'
 import { entryNameProblem } from './damage'
 import { hashObject } from './objects/object-database'
-import { MAX_VERSIONED_BYTES } from './work-tree'
+import type { ObjectStore } from './object-store'
 import type { LoggedRename } from './objects/object-log'
 
 /** What `redoRenames` did: renames redone, and left (the temp file or the target not as logged). */
@@ -38,14 +38,33 @@ export interface RedoneRenames {
 }
 
 /**
+ * The size of the blob `oid` from its stored header (the log's objects are written and
+ * durable when the redo runs), or null when it cannot be read: its file is then left.
+ */
+export type BlobSizeOf = (oid: string) => number | null
+
+/** `store`'s blob sizes as a `BlobSizeOf`: a blob it cannot size (missing, damaged) is null. */
+export function blobSizesIn(store: Pick<ObjectStore, 'blobSize'>): BlobSizeOf {
+  return (oid) => {
+    try {
+      return store.blobSize(oid)
+    } catch {
+      return null
+    }
+  }
+}
+
+/**
  * Redoes the lost renames among `renames` (oldest first) in the memory folder at `workRoot`
- * and makes each one's folder durable. A name that could not be Cairn's (a crafted record)
- * is skipped; a missing folder or file is left; other I/O errors are thrown (open fails,
- * changing nothing more, and the log is kept for the next open).
+ * and makes each one's folder durable. A file is compared with a logged version by its size
+ * first (`sizeOf`), and never read past that size. A name that could not be Cairn's (a
+ * crafted record) is skipped; a missing folder or file is left; other I/O errors are thrown
+ * (open fails, changing nothing more, and the log is kept for the next open).
  */
 export async function redoRenames(
   workRoot: string,
   renames: ReadonlyArray<LoggedRename>,
+  sizeOf: BlobSizeOf,
 ): Promise<RedoneRenames> {
   const tree = new FolderTree(workRoot)
   let redone = 0
@@ -63,7 +82,7 @@ export async function redoRenames(
         continue
       }
       touched.add(folder)
-      if (redoes(folder, rename)) {
+      if (redoes(folder, rename, sizeOf)) {
         disk.renameSync(folder.entry(rename.temp), folder.entry(rename.name))
         redone++
       } else left++
@@ -90,30 +109,32 @@ function folderOf(tree: FolderTree, dir: string): Folder | null {
 
 // Whether `rename` is to be redone: its temp file holds exactly the logged version, and its
 // target holds the version before (or nothing, where there was none).
-function redoes(folder: Folder, rename: LoggedRename): boolean {
-  const temp = versionOf(folder, rename.temp)
-  if (temp !== rename.blob) return false
-  const target = versionOf(folder, rename.name)
-  return target === (rename.previous ?? 'none')
+function redoes(folder: Folder, rename: LoggedRename, sizeOf: BlobSizeOf): boolean {
+  if (!holds(folder, rename.temp, rename.blob, sizeOf)) return false
+  return holds(folder, rename.name, rename.previous, sizeOf)
 }
 
-// The blob id of the regular file `name` in `folder`; 'none' when there is nothing there;
-// null when it is something else (a folder, a link, a file larger than any version the log
-// records, one that cannot be read): such a file is left to the scan, never read whole, and
-// never keeps Cairn from opening.
-function versionOf(folder: Folder, name: string): string | null {
+// Whether `name` in `folder` holds exactly the blob `oid` (a regular file of its size and
+// content), or nothing where `oid` is null. Anything else (a folder, a link, a file of another
+// size, one that cannot be read or whose blob's size is unknown) does not: it is left to the
+// scan, never read past the logged version's size (a 3 GiB file is not read at all), and never
+// keeps Cairn from opening.
+function holds(folder: Folder, name: string, oid: string | null, sizeOf: BlobSizeOf): boolean {
   let stats
   try {
     stats = folder.lstat(name)
   } catch {
-    return null
+    return false
   }
-  if (stats === null) return 'none'
-  if (!stats.isFile() || stats.size > MAX_VERSIONED_BYTES) return null
+  if (stats === null || oid === null) return stats === null && oid === null
+  const size = sizeOf(oid)
+  if (size === null || !stats.isFile() || stats.size !== size) return false
   try {
-    return hashObject('blob', readFileIn(folder, name, stats))
+    // Read no further than the logged size, should the file have grown since the lstat.
+    const content = size === 0 ? Buffer.alloc(0) : readFileIn(folder, name, stats, size)
+    return hashObject('blob', content) === oid
   } catch {
-    return null
+    return false
   }
 }
 

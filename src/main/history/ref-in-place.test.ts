@@ -1,6 +1,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { nodeDisk, setDisk } from '../lib/disk'
 import { openVersionedMemory, type VersionedMemory } from './index'
 import {
   CLAUDE,
@@ -118,6 +119,54 @@ describe('moving main after a logged commit', () => {
     expect(head()).toBe(oid)
     expect(commitCount(dataDir)).toBe(commits + 1)
     expect(await headMatchesFolder(dataDir)).toBe(true)
+    fsck(dataDir)
+  })
+})
+
+// A read racing the in-place write may see part of each value: 40 hex digits and a newline
+// naming no commit. At open the ref is read by the log's replay, by the search for the head and
+// by an interrupted sync's move; each reads it again until two reads agree, so a torn read is
+// never taken for a lost or damaged `main` (a search for the tip, a recovery report).
+describe('a torn read of the ref file at open', () => {
+  /** Opens with the `k`-th whole read of the ref file torn (half of `older`'s id); reads made. */
+  async function openTearingRead(k: number, older: string): Promise<number> {
+    let reads = 0
+    const undo = setDisk({
+      ...nodeDisk,
+      readFileSync(file) {
+        const bytes = nodeDisk.readFileSync(file)
+        if (typeof file !== 'string' || !file.endsWith(path.join('refs', 'heads', 'main')))
+          return bytes
+        return ++reads === k ? Buffer.from(older.slice(0, 20) + bytes.toString().slice(20)) : bytes
+      },
+    })
+    try {
+      memory = await openVersionedMemory({ dataDir, watch: false, maintenance: false })
+    } finally {
+      undo()
+    }
+    return reads
+  }
+
+  it('opens at the same main, with no recovery, whichever read is torn', async () => {
+    const older = head()
+    await edit('v0', 'v1')
+    const newest = head()
+    const count = commitCount(dataDir)
+    await memory.close()
+    const reads = await openTearingRead(0, older)
+    await memory.close()
+    expect(reads).toBeGreaterThan(0)
+    for (let k = 1; k <= reads; k++) {
+      const made = await openTearingRead(k, older)
+      expect(made).toBeGreaterThanOrEqual(k)
+      expect(memory.head()).toBe(newest)
+      expect(memory.recovery).toBeNull()
+      await memory.close()
+      expect(head()).toBe(newest)
+      expect(commitCount(dataDir)).toBe(count)
+      expect(fs.readFileSync(refFile(), 'utf8')).toBe(`${newest}\n`)
+    }
     fsck(dataDir)
   })
 })

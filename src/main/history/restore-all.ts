@@ -14,17 +14,24 @@ import {
 import { applyAndCommit } from './restore-intent'
 import { segmentsOf, toVirtual } from './paths'
 import { diffNodes, nodeAt, type FileDelta } from './tree-state'
+import type { ScanReport } from './work-tree'
 
-/** Makes the whole memory folder what it was at `oid`, in one commit. */
+/**
+ * Makes the whole memory folder what it was at `oid`, in one commit. `scanned`: the report of
+ * a scan of the whole folder made just before in the same turn of the queue (the check that
+ * commits edits made outside Cairn first), asked for what history keeps no copy of
+ * (`newScanReport(true)`); without that the folder is walked here for it.
+ */
 export async function restoreAll(
   repo: Repo,
   oid: string,
   commit: Committer = commitNow(repo),
+  scanned: ScanReport | null = null,
 ): Promise<ChangeResult> {
   const entry = requireEntry(repo, oid)
   // History's trees still show a file too large to version, or one Cairn may not read, at its
   // last versioned content: found on disk, or the restore "already matched" over them.
-  const noCopy = findNoCopyEntries(repo)
+  const noCopy = scanned?.noCopy ?? findNoCopyEntries(repo)
   const { deltas, unseen, left } = await readingVersion(
     oid,
     async () => {

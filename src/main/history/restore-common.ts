@@ -18,6 +18,7 @@ import {
   keepsNoCopy,
   MAX_VERSIONED_BYTES,
   writeFileSafely,
+  type NoCopyEntries,
 } from './work-tree'
 
 /** The facts every restore commit shares: made by the user, outside any conversation. */
@@ -207,21 +208,14 @@ export function keptAsideNote(kept: ReadonlyArray<KeptAside>): string {
     .join('')
 }
 
-/** What the memory folder holds that history keeps no copy of, found by a walk. */
-export interface NoCopyEntries {
-  /** Files too large to version or that Cairn may not read (relative paths). */
-  readonly files: ReadonlyArray<string>
-  /** Folders Cairn may not list or enter (relative paths): not walked into. */
-  readonly folders: ReadonlyArray<string>
-  /** Those of `files` Cairn may not read (the others are too large to version). */
-  readonly unreadable: ReadonlySet<string>
-}
-
 /**
  * Walks the memory folder for the files history holds no copy of (too large, or denied by
  * their permission bits) and the folders Cairn may not enter. A restore of the whole folder
  * diffs history's trees, where such a file still shows its last versioned content: without
- * this walk it "already matched" and the restore did nothing (review12-story, item 1).
+ * this walk it "already matched" and the restore did nothing (review12-story, item 1). A
+ * restore of the whole folder through the queue takes the same entries from the scan it makes
+ * first (`ScanReport.noCopy`, by these rules, in the same order): this walk is for a caller
+ * without such a scan.
  */
 export function findNoCopyEntries(repo: Pick<Repo, 'workRoot'>): NoCopyEntries {
   const files: string[] = []

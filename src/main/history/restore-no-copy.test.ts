@@ -3,6 +3,8 @@ import { existsSync } from 'node:fs'
 import { chmod, open as openFile, readFile, stat, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { nodeDisk, setDisk } from '../lib/disk'
+import { hookDisk } from '../lib/disk-hooks'
 import { openVersionedMemory, type VersionedMemory } from './index'
 import { recordRestore, RESTORE_INTENT_FILE } from './restore-intent'
 import {
@@ -380,6 +382,53 @@ describe('an interrupted restore whose file cannot be moved aside (item 2)', () 
     expect(await readFile(memories('d/a.md'), 'utf8')).toBe('v2\n')
     expect(gitCli(dataDir, 'show', 'main:d/a.md')).toBe('v2\n')
     expect(headFiles(dataDir).get('c.md')).toBe('c\n')
+    fsck(dataDir)
+  })
+})
+
+// fix14: a restore of the whole folder walked it twice, the scan that commits edits made
+// outside Cairn first and then a walk of its own for what history keeps no copy of. That
+// scan now collects them (ScanReport.noCopy): each folder is listed once.
+describe('restoring the whole folder walks it once', () => {
+  it('lists each folder once, and still keeps a file too large to version aside', async () => {
+    const memory = await open()
+    let listings = 0
+    try {
+      const folders = ['', 'd1', 'd2', 'd2/e', 'd3']
+      for (const folder of folders) {
+        await memory.execute(
+          {
+            command: 'create',
+            path: `/memories/${folder ? `${folder}/` : ''}f.md`,
+            file_text: 'v1\n',
+          },
+          CLAUDE,
+        )
+      }
+      const v1 = (await memory.log({ offset: 0, limit: 1 })).entries[0]!.oid
+      await memory.execute(
+        { command: 'str_replace', path: '/memories/d2/e/f.md', old_str: 'v1', new_str: 'v2' },
+        CLAUDE,
+      )
+      // Grown past what history versions: only the walk for what it keeps no copy of sees it.
+      await writeFile(memories('d3/f.md'), Buffer.alloc(MAX_VERSIONED_BYTES + 1, 0x61))
+      const hooked = hookDisk(nodeDisk, (call) => {
+        if (call.name === 'readdirSync' || call.name === 'promises.readdir') listings++
+        return undefined
+      })
+      undoDisk = setDisk(hooked.disk)
+      const result = await memory.restoreAll(v1)
+      undoDisk()
+      undoDisk = () => {}
+      expect(listings).toBe(folders.length)
+      expect(result.commit).not.toBeNull()
+      expect(result.keptAside?.map(({ path }) => path)).toEqual(['/memories/d3/f.md'])
+      expect(await readFile(memories('d2/e/f.md'), 'utf8')).toBe('v1\n')
+      expect(await readFile(memories('d3/f.md'), 'utf8')).toBe('v1\n')
+      expect(gitCli(dataDir, 'diff', '--stat', v1, 'main').trim()).toBe('')
+    } finally {
+      await memory.close()
+    }
     fsck(dataDir)
   })
 })

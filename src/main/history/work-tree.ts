@@ -70,11 +70,33 @@ export interface ScanReport {
   readonly unreadable: string[]
   /** Blobs whose stored copy was damaged and was written again from the folder. */
   repaired: number
+  /**
+   * Asked for (`newScanReport(true)`): what the folder holds that history keeps no copy of, by
+   * the rules a restore of the whole folder keeps files aside by (`findNoCopyEntries`, which a
+   * scan of the whole folder thus spares a second walk of it).
+   */
+  readonly noCopy?: NoCopyEntries
+}
+
+/** What the memory folder holds that history keeps no copy of. */
+export interface NoCopyEntries {
+  /** Files too large to version or that Cairn may not read (relative paths). */
+  readonly files: string[]
+  /** Folders Cairn may not list or enter (relative paths): not walked into. */
+  readonly folders: string[]
+  /** Those of `files` Cairn may not read (the others are too large to version). */
+  readonly unreadable: Set<string>
 }
 
 /** An empty report to pass to a scan. */
-export function newScanReport(): ScanReport {
-  return { tooLarge: [], nameNotAllowed: [], unreadable: [], repaired: 0 }
+export function newScanReport(noCopy = false): ScanReport {
+  return {
+    tooLarge: [],
+    nameNotAllowed: [],
+    unreadable: [],
+    repaired: 0,
+    ...(noCopy && { noCopy: { files: [], folders: [], unreadable: new Set<string>() } }),
+  }
 }
 
 /** What a scan may use and update besides the store, and what it reports. */
@@ -167,6 +189,12 @@ function scanEntry(
   const stats = looked !== undefined ? looked : folder.lstat(name)
   if (stats === null) return null
   if (stats.isFile()) {
+    const noCopy = context.report?.noCopy
+    if (noCopy) {
+      const at = folder.entry(name)
+      if (keepsNoCopy(name, stats, at)) noCopy.files.push(relative)
+      if (mayNotRead(stats, at)) noCopy.unreadable.add(relative)
+    }
     if (stats.size > MAX_VERSIONED_BYTES) {
       context.report?.tooLarge.push(relative)
       return keptVersion(previous)
@@ -186,6 +214,7 @@ function scanEntry(
   if (!stats.isDirectory()) return null
   const unreadable = (): Node | null => {
     context.report?.unreadable.push(relative)
+    context.report?.noCopy?.folders.push(relative)
     return previous?.kind === 'tree' ? previous : null
   }
   // A folder Cairn may list but not enter (mode 0444, after `chmod -R 444`) opens fine, and

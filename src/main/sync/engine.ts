@@ -88,7 +88,9 @@ async function run(ctx: EngineContext, choice: JoinChoice | null): Promise<SyncO
     try {
       ctx.git.assertWriter()
       await ctx.git.transfer(() =>
-        pushMain(ctx.git.gitdir, ctx.remote, remote, { lastAttempt: attempt === PUSH_ATTEMPTS }),
+        pushMain(ctx.git.gitdir, ctx.remote, local, remote, {
+          lastAttempt: attempt === PUSH_ATTEMPTS,
+        }),
       )
     } catch (error) {
       // Another machine pushed between the fetch and the push: fetch and merge again.

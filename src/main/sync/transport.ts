@@ -187,22 +187,32 @@ async function fetchInto(gitdir: string, remote: RemoteSpec): Promise<string | n
 }
 
 /**
- * Pushes the local `main` to the remote's `main`, which must be an ancestor of it. `fetched`:
- * the remote's `main` the push is based on (what the sync's fetch found), which tells a lost
- * race from a refusal. `lastAttempt`: the sync tries no more pushes after this one.
+ * Pushes `local` (the local `main` as the history holds it) to the remote's `main`, which must
+ * be an ancestor of it. `fetched`: the remote's `main` the push is based on (what the sync's
+ * fetch found), which tells a lost race from a refusal. `lastAttempt`: the sync tries no more
+ * pushes after this one.
+ *
+ * The commit is passed, never read from `refs/heads/main`: the push runs outside the serial
+ * queue, and a commit meanwhile writes that file in place (docs/durability.md), so a read
+ * racing the write could see part of each value and the push fail for a commit that does
+ * not exist.
  */
 export async function pushMain(
   gitdir: string,
   remote: RemoteSpec,
+  local: string,
   fetched?: string | null,
   options: { readonly lastAttempt?: boolean } = {},
 ): Promise<void> {
-  return oneAtATime(gitdir, () => pushInto(gitdir, remote, fetched, options.lastAttempt ?? false))
+  return oneAtATime(gitdir, () =>
+    pushInto(gitdir, remote, local, fetched, options.lastAttempt ?? false),
+  )
 }
 
 async function pushInto(
   gitdir: string,
   remote: RemoteSpec,
+  local: string,
   fetched: string | null | undefined,
   lastAttempt: boolean,
 ): Promise<void> {
@@ -216,7 +226,8 @@ async function pushInto(
       gitdir,
       url: remote.url,
       remote: REMOTE_NAME,
-      ref: REMOTE_BRANCH,
+      // A commit id as the local ref: isomorphic-git sends it as it is, reading no ref file.
+      ref: local,
       remoteRef: REMOTE_BRANCH,
       force: false,
       cache: {},
