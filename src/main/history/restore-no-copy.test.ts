@@ -1,4 +1,4 @@
-import { execFileSync, spawnSync } from 'node:child_process'
+import { execFileSync, spawnSync, type SpawnSyncReturns } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { chmod, open as openFile, readFile, stat, writeFile } from 'node:fs/promises'
 import path from 'node:path'
@@ -388,7 +388,7 @@ describe('an interrupted restore whose file cannot be moved aside (item 2)', () 
  * An open as a real other account (uid 4242, through setpriv) in a child whose every disk call
  * first runs `hook` (with `call` and a `gone` flag in scope), which kills it at some point.
  */
-function openKilled(hook: string): ReturnType<typeof spawnSync> {
+function openKilled(hook: string): SpawnSyncReturns<string> {
   execFileSync('chown', ['-R', '4242:4242', dataDir])
   const script = `
     const { openVersionedMemory } = await import(${JSON.stringify(path.resolve('src/main/history/index.ts'))})
@@ -478,7 +478,7 @@ describe('a give-up note left beside an intent the next open finishes', () => {
         process.kill(process.pid, 'SIGKILL')
       }
     `)
-    expect(child.signal, String(child.stderr)).toBe('SIGKILL')
+    expect(child.signal, child.stderr).toBe('SIGKILL')
     expect(existsSync(intent)).toBe(true)
     expect(existsSync(path.join(git, GIVEN_UP_FILE))).toBe(true)
 
