@@ -277,6 +277,36 @@ describe('a file kept aside because Cairn may not read it (item 4)', () => {
     expect(content).not.toContain('not in the history')
   })
 
+  // R3 (review14-story): deleting the file kept aside said it "is not in the history".
+  it('says a file kept aside as unreadable could not be read when Claude deletes it again', async () => {
+    const memory = await open()
+    let second: Awaited<ReturnType<VersionedMemory['execute']>>
+    try {
+      await create(memory, 'private.md', 'v1\n')
+      await chmod(memories('private.md'), 0o000)
+      asAnotherAccount()
+      const first = await memory.execute(
+        { command: 'delete', path: '/memories/private.md' },
+        CLAUDE,
+      )
+      expect(first.isError).toBe(false)
+      second = await memory.execute(
+        { command: 'delete', path: '/memories/private (unreadable).md' },
+        CLAUDE,
+      )
+    } finally {
+      await memory.close()
+    }
+    backToRoot()
+    expect(second.isError).toBe(true)
+    expect(String(second.content)).toBe(
+      'Error: /memories/private (unreadable).md could not be read (permission denied; it may belong to another account) and was kept aside already; Cairn does not delete it. Nothing was changed.',
+    )
+    expect(existsSync(memories('private (unreadable).md'))).toBe(true)
+    // Its last readable version is in the history, before the delete that kept it aside.
+    expect(gitCli(dataDir, 'show', 'main^:private.md')).toBe('v1\n')
+  })
+
   it('says history has no version of one that was never readable, when Claude creates over it', async () => {
     const memory = await open()
     let content: string
