@@ -21,7 +21,7 @@ import type { Logger } from '../lib/logger'
 import { DamagedHistoryError } from './damage'
 import { readMainRef } from './main-ref'
 import { createObjectStore, writeMainRef, type ObjectStore } from './object-store'
-import { segmentsOf, toRelative, toVirtual } from './paths'
+import { segmentsOf, shownPath, toRelative, toVirtual } from './paths'
 import type { Repo } from './repo'
 import type { MoveKind } from './types'
 import { applyDeltas, keptAsideNote, type FailedDelta, type KeptAside } from './restore-common'
@@ -150,8 +150,8 @@ function namingTheFile(error: unknown, failure: FailedDelta): unknown {
     : 'Cairn sets the folder right at the next start.'
   const what =
     failure.folder !== undefined
-      ? `the folder ${toVirtual(failure.folder)} could not be opened`
-      : `${toVirtual(failure.path)}${size} could not be written`
+      ? `the folder ${shownPath(failure.folder)} could not be opened`
+      : `${shownPath(failure.path)}${size} could not be written`
   return new CairnError(
     problem.code,
     `The history could not be brought up to date, because ${what}: ${problem.reason}. ${outcome}${keptAsideNote(failure.keptAside)}`,
@@ -290,11 +290,11 @@ function refuseWhatIsInTheWay(workRoot: string, deltas: ReadonlyArray<FileDelta>
       }
       if (blocker === null) continue
       const what = example
-        ? `is a folder holding files the history does not keep (such as ${toVirtual(example)})`
+        ? `is a folder holding files the history does not keep (such as ${shownPath(example)})`
         : 'is something the history does not keep'
       throw new CairnError(
         'conflict',
-        `${toVirtual(blocker)} ${what}, in the way of the file ${toVirtual(delta.path)} the sync brings. Move it out of the memory folder, then sync again. Nothing was changed.`,
+        `${shownPath(blocker)} ${what}, in the way of the file ${shownPath(delta.path)} the sync brings. Move it out of the memory folder, then sync again. Nothing was changed.`,
       )
     }
   } finally {

@@ -1,6 +1,6 @@
 import { CairnError } from '../lib/errors'
 import { MEMORY_ROOT } from '../memory'
-import { cutWithEllipsis } from '../lib/text'
+import { cutWithEllipsis, escapeInvisible } from '../lib/text'
 
 /**
  * Turns a virtual path (`/memories/a/b.md`) into a relative one (`a/b.md`; `''` for the root).
@@ -30,6 +30,14 @@ export function toRelative(virtual: string): string {
 /** `a/b.md` -> `/memories/a/b.md`. */
 export function toVirtual(relative: string): string {
   return relative === '' ? MEMORY_ROOT : `${MEMORY_ROOT}/${relative}`
+}
+
+/**
+ * A relative path as a message shows it: virtual, with characters that draw as nothing
+ * escaped (a bidi override must not reorder the sentence around it).
+ */
+export function shownPath(relative: string): string {
+  return escapeInvisible(toVirtual(relative))
 }
 
 export function segmentsOf(relative: string): ReadonlyArray<string> {

@@ -12,7 +12,7 @@ import {
   type Committer,
 } from './restore-common'
 import { applyAndCommit } from './restore-intent'
-import { segmentsOf, toVirtual } from './paths'
+import { segmentsOf, shownPath } from './paths'
 import { diffNodes, nodeAt, type FileDelta } from './tree-state'
 import type { ScanReport } from './work-tree'
 
@@ -71,14 +71,14 @@ export async function restoreAll(
   const leftNote = left
     .map((relative) =>
       noCopy.unreadable.has(relative)
-        ? ` ${toVirtual(relative)} was left as it is: Cairn may not read it (permission denied), and the history has no version of it.`
-        : ` ${toVirtual(relative)} was left as it is: it is too large for the history to keep, and the history has no version of it.`,
+        ? ` ${shownPath(relative)} was left as it is: Cairn may not read it (permission denied), and the history has no version of it.`
+        : ` ${shownPath(relative)} was left as it is: it is too large for the history to keep, and the history has no version of it.`,
     )
     .join('')
   const unseenNote = unseen
     .map(
       (relative) =>
-        ` Cairn may not read ${toVirtual(relative)} (permission denied), so it could not tell whether that folder matches; it was left as it is.`,
+        ` Cairn may not read ${shownPath(relative)} (permission denied), so it could not tell whether that folder matches; it was left as it is.`,
     )
     .join('')
   if (deltas.length === 0) {

@@ -6,7 +6,7 @@ import { diskProblem } from '../lib/disk-errors'
 import { Folder, FolderTree, readFileIn } from '../lib/folders'
 import { asideName } from '../memory'
 import { DamagedHistoryError } from './damage'
-import { toRelative, toVirtual } from './paths'
+import { shownPath, toRelative, toVirtual } from './paths'
 import { toSummary } from './queries'
 import type { CommitIntent, Repo } from './repo'
 import type { IndexEntry } from './side-index'
@@ -199,11 +199,11 @@ export function keptAsideNote(kept: ReadonlyArray<KeptAside>): string {
         const history = versioned
           ? 'the history keeps its last version Cairn could read'
           : 'the history has no version of it'
-        return ` ${toVirtual(path)} could not be read (permission denied), so it was kept as ${toVirtual(keptAs)}; ${history}.`
+        return ` ${shownPath(path)} could not be read (permission denied), so it was kept as ${shownPath(keptAs)}; ${history}.`
       }
       return changed
-        ? ` ${toVirtual(path)} was changed outside Cairn meanwhile, so that version was kept as ${toVirtual(keptAs)}.`
-        : ` ${toVirtual(path)} was not in the history, so it was kept as ${toVirtual(keptAs)}.`
+        ? ` ${shownPath(path)} was changed outside Cairn meanwhile, so that version was kept as ${shownPath(keptAs)}.`
+        : ` ${shownPath(path)} was not in the history, so it was kept as ${shownPath(keptAs)}.`
     })
     .join('')
 }
@@ -278,8 +278,8 @@ export function restoreFailure(
   const denied = problem.code === 'access-denied'
   const where =
     failure.folder !== undefined
-      ? `Cairn could not open the folder ${toVirtual(failure.folder)}`
-      : `Cairn could not change ${toVirtual(failure.path)}`
+      ? `Cairn could not open the folder ${shownPath(failure.folder)}`
+      : `Cairn could not change ${shownPath(failure.path)}`
   const why = denied ? `${problem.reason} (it may belong to another account)` : problem.reason
   const outcome = failure.restored
     ? 'Nothing was changed.'

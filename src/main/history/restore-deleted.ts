@@ -1,7 +1,7 @@
 import type { ChangeResult } from '../../shared/types'
 import { CairnError } from '../lib/errors'
 import { readingVersion } from './damage'
-import { segmentsOf, toVirtual } from './paths'
+import { segmentsOf, shownPath, toVirtual } from './paths'
 import { shortOid, treeOf, versionOf } from './read'
 import type { Repo } from './repo'
 import {
@@ -32,9 +32,10 @@ export async function restoreDeleted(
   const relative = requireFilePath(path)
   // The index stores normalized paths: `/memories/d/` must find the commits of `/memories/d`.
   const virtual = toVirtual(relative)
+  const shown = shownPath(relative)
   const segments = segmentsOf(relative)
   if (await nodeAt(repo.store, repo.root(), segments)) {
-    throw new CairnError('exists', `${virtual} exists; restore one of its versions instead.`)
+    throw new CairnError('exists', `${shown} exists; restore one of its versions instead.`)
   }
   for (const { from, removedBy } of versionsBefore(repo, virtual, deletedIn)) {
     const deltas = await readingVersion(
@@ -65,15 +66,15 @@ export async function restoreDeleted(
     )
     return changeResult(
       made,
-      `Brought back ${virtual} as of ${versionOf(repo.entry(from) ?? removedBy)}.${keptAsideNote(kept)}`,
+      `Brought back ${shown} as of ${versionOf(repo.entry(from) ?? removedBy)}.${keptAsideNote(kept)}`,
       kept,
     )
   }
   throw new CairnError(
     'not-found',
     deletedIn
-      ? `${virtual} was not in memory just before that change.`
-      : `No earlier version of ${virtual} is in the history.`,
+      ? `${shown} was not in memory just before that change.`
+      : `No earlier version of ${shown} is in the history.`,
   )
 }
 

@@ -1,7 +1,7 @@
 import type { ChangeResult } from '../../shared/types'
 import { CairnError } from '../lib/errors'
 import { readingVersion } from './damage'
-import { segmentsOf, toVirtual } from './paths'
+import { segmentsOf, shownPath, toVirtual } from './paths'
 import { requireEntry, shortOid, treeOf, versionOf } from './read'
 import type { Repo } from './repo'
 import {
@@ -27,6 +27,7 @@ export async function restoreFile(
   const relative = requireFilePath(path)
   // Normalized, so the commit's paths match the index (no trailing slash).
   const virtual = toVirtual(relative)
+  const shown = shownPath(relative)
   const segments = segmentsOf(relative)
   const { then, content } = await readingVersion(
     oid,
@@ -38,13 +39,13 @@ export async function restoreFile(
     true,
   )
   if (!then || !content) {
-    throw new CairnError('not-found', `${virtual} was not a file in ${versionOf(entry)}.`)
+    throw new CairnError('not-found', `${shown} was not a file in ${versionOf(entry)}.`)
   }
   const now = await nodeAt(repo.store, repo.root(), segments)
   // A file grown too large to version, or one Cairn may not read, still shows its last version
   // in history: the folder does not match it, so the restore goes ahead (keeping it aside).
   if (now?.kind === 'blob' && now.oid === then.oid && !noCopyOnDisk(repo, relative)) {
-    return { commit: null, message: `${virtual} already matches ${versionOf(entry)}.` }
+    return { commit: null, message: `${shown} already matches ${versionOf(entry)}.` }
   }
   // Through the restores' common path: a file the history never held there is kept aside.
   const kept = await applyOrExplain(repo, [
@@ -57,7 +58,7 @@ export async function restoreFile(
     paths: [virtual],
     restoredFrom: oid,
   })
-  const message = `Restored ${virtual} to ${versionOf(entry)}.${keptAsideNote(kept)}`
+  const message = `Restored ${shown} to ${versionOf(entry)}.${keptAsideNote(kept)}`
   // With no commit (history already named that version: the file had only grown too large)
   // the folder changed all the same, and the person is told where the large file went.
   return changeResult(made, message, kept)

@@ -116,6 +116,15 @@ export async function finishInterruptedRestore(
 ): Promise<FinishedRestore> {
   const none: FinishedRestore = { entry: null, refused: null }
   const file = intentFileOf(repo.store.gitdir)
+  // A restore that happened (finished here, or committed before a kill) takes with it the
+  // give-up note a kill left beside its intent (between writing the note and removing the
+  // intent): raised, it would say a restore that happened could not be, and ask for it again
+  // (review14-story R1). One that did not happen keeps the note, which stays true. The note
+  // goes first: a kill between the two leaves the intent, which the next open settles again.
+  const settle = (): void => {
+    forgetGivenUpRestore(repo.store.gitdir)
+    unlinkQuietly(file)
+  }
   let record: RestoreIntent | null
   try {
     record = JSON.parse(disk.readFileSync(file).toString('utf8')) as RestoreIntent
@@ -129,7 +138,7 @@ export async function finishInterruptedRestore(
   try {
     if (record?.version !== 1 || record.base !== repo.head() || !Array.isArray(record.deltas)) {
       // Committed before the kill (or a history that moved on): nothing is unfinished.
-      unlinkQuietly(file)
+      settle()
       return none
     }
     // The file is only data: a crafted one must not name anything outside the folder (a `..`
@@ -166,7 +175,7 @@ export async function finishInterruptedRestore(
     }
     const paths = record.paths ?? record.deltas.map((delta) => delta.path)
     const entry = await repo.commit(paths, record.intent)
-    unlinkQuietly(file)
+    settle()
     return { entry, refused: null }
   } catch (error) {
     if (isDiskProblem(error)) throw error

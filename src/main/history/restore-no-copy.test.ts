@@ -1,4 +1,4 @@
-import { execFileSync, spawnSync } from 'node:child_process'
+import { execFileSync, spawnSync, type SpawnSyncReturns } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { chmod, open as openFile, readFile, stat, writeFile } from 'node:fs/promises'
 import path from 'node:path'
@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { nodeDisk, setDisk } from '../lib/disk'
 import { hookDisk } from '../lib/disk-hooks'
 import { openVersionedMemory, type VersionedMemory } from './index'
-import { recordRestore, RESTORE_INTENT_FILE } from './restore-intent'
+import { GIVEN_UP_FILE, recordRestore, RESTORE_INTENT_FILE } from './restore-intent'
 import {
   asAnotherAccount as asAnotherAccountIn,
   CLAUDE,
@@ -279,6 +279,36 @@ describe('a file kept aside because Cairn may not read it (item 4)', () => {
     expect(content).not.toContain('not in the history')
   })
 
+  // R3 (review14-story): deleting the file kept aside said it "is not in the history".
+  it('says a file kept aside as unreadable could not be read when Claude deletes it again', async () => {
+    const memory = await open()
+    let second: Awaited<ReturnType<VersionedMemory['execute']>>
+    try {
+      await create(memory, 'private.md', 'v1\n')
+      await chmod(memories('private.md'), 0o000)
+      asAnotherAccount()
+      const first = await memory.execute(
+        { command: 'delete', path: '/memories/private.md' },
+        CLAUDE,
+      )
+      expect(first.isError).toBe(false)
+      second = await memory.execute(
+        { command: 'delete', path: '/memories/private (unreadable).md' },
+        CLAUDE,
+      )
+    } finally {
+      await memory.close()
+    }
+    backToRoot()
+    expect(second.isError).toBe(true)
+    expect(String(second.content)).toBe(
+      'Error: /memories/private (unreadable).md could not be read (permission denied; it may belong to another account) and was kept aside already; Cairn does not delete it. Nothing was changed.',
+    )
+    expect(existsSync(memories('private (unreadable).md'))).toBe(true)
+    // Its last readable version is in the history, before the delete that kept it aside.
+    expect(gitCli(dataDir, 'show', 'main^:private.md')).toBe('v1\n')
+  })
+
   it('says history has no version of one that was never readable, when Claude creates over it', async () => {
     const memory = await open()
     let content: string
@@ -433,6 +463,38 @@ describe('restoring the whole folder walks it once', () => {
   })
 })
 
+/**
+ * An open as a real other account (uid 4242, through setpriv) in a child whose every disk call
+ * first runs `hook` (with `call` and a `gone` flag in scope), which kills it at some point.
+ */
+function openKilled(hook: string): SpawnSyncReturns<string> {
+  execFileSync('chown', ['-R', '4242:4242', dataDir])
+  const script = `
+    const { openVersionedMemory } = await import(${JSON.stringify(path.resolve('src/main/history/index.ts'))})
+    const { nodeDisk, setDisk } = await import(${JSON.stringify(path.resolve('src/main/lib/disk.ts'))})
+    const { hookDisk } = await import(${JSON.stringify(path.resolve('src/main/lib/disk-hooks.ts'))})
+    let gone = false
+    setDisk(hookDisk(nodeDisk, (call) => { ${hook} }).disk)
+    await openVersionedMemory({ dataDir: ${JSON.stringify(dataDir)}, watch: false, maintenance: false })
+    process.stdout.write('opened\\n')
+  `
+  return spawnSync(
+    'setpriv',
+    [
+      '--reuid=4242',
+      '--regid=4242',
+      '--clear-groups',
+      process.execPath,
+      '--import',
+      'tsx',
+      '--input-type=module',
+      '-e',
+      script,
+    ],
+    { encoding: 'utf8', env: { ...process.env, HOME: dataDir } },
+  )
+}
+
 // R6 (review13-story): the notice lived only in the session that gave the restore up. Killed
 // after the intent went but before anyone saw the notice, the next open said only that the
 // file was not versioned, never that a restore had been given up.
@@ -440,35 +502,11 @@ describe('an interrupted restore given up by an open that is killed', () => {
   it('is still told at the next open, once', async () => {
     await interruptedRestoreOverLockedFile()
     // A real other account (uid 4242, through setpriv), killed as soon as the intent is gone.
-    execFileSync('chown', ['-R', '4242:4242', dataDir])
     const intent = path.join(dataDir, 'history.git', RESTORE_INTENT_FILE)
-    const script = `
-      const { openVersionedMemory } = await import(${JSON.stringify(path.resolve('src/main/history/index.ts'))})
-      const { nodeDisk, setDisk } = await import(${JSON.stringify(path.resolve('src/main/lib/disk.ts'))})
-      const { hookDisk } = await import(${JSON.stringify(path.resolve('src/main/lib/disk-hooks.ts'))})
-      let gone = false
-      setDisk(hookDisk(nodeDisk, (call) => {
-        if (gone) process.kill(process.pid, 'SIGKILL')
-        if (call.name === 'unlinkSync' && String(call.args[0]) === ${JSON.stringify(intent)}) gone = true
-      }).disk)
-      await openVersionedMemory({ dataDir: ${JSON.stringify(dataDir)}, watch: false, maintenance: false })
-      process.stdout.write('opened\\n')
-    `
-    const child = spawnSync(
-      'setpriv',
-      [
-        '--reuid=4242',
-        '--regid=4242',
-        '--clear-groups',
-        process.execPath,
-        '--import',
-        'tsx',
-        '--input-type=module',
-        '-e',
-        script,
-      ],
-      { encoding: 'utf8', env: { ...process.env, HOME: dataDir } },
-    )
+    const child = openKilled(`
+      if (gone) process.kill(process.pid, 'SIGKILL')
+      if (call.name === 'unlinkSync' && String(call.args[0]) === ${JSON.stringify(intent)}) gone = true
+    `)
     expect(child.signal, child.stderr).toBe('SIGKILL')
     expect(existsSync(intent)).toBe(false)
 
@@ -501,6 +539,47 @@ describe('an interrupted restore given up by an open that is killed', () => {
     expect(messages[1]).toEqual([expect.stringContaining('is not versioned')])
     expect(await readFile(memories('d/a.md'), 'utf8')).toBe('v2\n')
     expect(gitCli(dataDir, 'show', 'main:d/a.md')).toBe('v2\n')
+    fsck(dataDir)
+  })
+})
+
+// R1 (review14-story): killed after the give-up note was written but before the intent went,
+// both stayed. Given access back, the next open finished the restore, then raised the note's
+// notice all the same: "could not be finished ... restore again", of a restore that happened.
+describe('a give-up note left beside an intent the next open finishes', () => {
+  it('is dropped with it: no notice that the finished restore could not be', async () => {
+    await interruptedRestoreOverLockedFile()
+    const git = path.join(dataDir, 'history.git')
+    const intent = path.join(git, RESTORE_INTENT_FILE)
+    // Killed just before the intent is removed: the note is written, the intent still there.
+    const child = openKilled(`
+      if (call.name === 'unlinkSync' && String(call.args[0]) === ${JSON.stringify(intent)}) {
+        process.kill(process.pid, 'SIGKILL')
+      }
+    `)
+    expect(child.signal, child.stderr).toBe('SIGKILL')
+    expect(existsSync(intent)).toBe(true)
+    expect(existsSync(path.join(git, GIVEN_UP_FILE))).toBe(true)
+
+    // Access given back before the next open, which finishes the restore.
+    execFileSync('chown', ['-R', '0:0', dataDir])
+    await chmod(memories('d'), 0o755)
+    await chmod(memories('d/a.md'), 0o644)
+    const again = await open()
+    let messages: string[]
+    try {
+      messages = again.notices().map((notice) => notice.message)
+    } finally {
+      await again.close()
+    }
+    expect(await readFile(memories('d/a.md'), 'utf8')).toBe('v1\n')
+    expect(gitCli(dataDir, 'show', 'main:d/a.md')).toBe('v1\n')
+    expect(gitCli(dataDir, 'log', '--format=%s', '-1', '--', 'd/a.md')).toMatch(
+      /^restore all memories to /,
+    )
+    expect(messages.some((message) => message.includes('could not be finished'))).toBe(false)
+    expect(existsSync(intent)).toBe(false)
+    expect(existsSync(path.join(git, GIVEN_UP_FILE))).toBe(false)
     fsck(dataDir)
   })
 })

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs'
-import { chmod, mkdir, readFile, readdir } from 'node:fs/promises'
+import { chmod, mkdir, readFile, readdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { openVersionedMemory, type VersionedMemory } from './index'
@@ -192,5 +192,57 @@ describe('a restore the system refuses names what refused it', () => {
     expect(await folderNow()).toEqual(before)
     expect(existsSync(path.join(dataDir, 'history.git', RESTORE_INTENT_FILE))).toBe(false)
     fsck(dataDir)
+  })
+
+  // R2 (review14-story): the refusal and the kept-aside note drew the path as it is, so a
+  // right-to-left override in a name reversed the rest of the sentence on the History screen.
+  it('escapes characters that draw as nothing in the refusal', async () => {
+    const name = 'a\u200B\u202Etxt.md'
+    await mkdir(memories('d'), { recursive: true })
+    await writeFile(memories(`d/${name}`), 'v1\n')
+    let memory = await open()
+    const first = memory.head()!
+    await memory.close()
+    await writeFile(memories(`d/${name}`), 'v2\n')
+    memory = await open()
+    let error: Error
+    try {
+      await chmod(memories(`d/${name}`), 0o000)
+      await chmod(memories('d'), 0o555)
+      error = await refusal(() => memory.restoreFile(`/memories/d/${name}`, first))
+    } finally {
+      await memory.close()
+      await chmod(memories('d'), 0o755)
+      await chmod(memories(`d/${name}`), 0o644)
+    }
+    expectNamed(error, 'The restore', 'Cairn could not change /memories/d/a\\u200B\\u202Etxt.md')
+    expect(error.message).not.toMatch(/[\u200B\u202E]/)
+  })
+
+  it('escapes characters that draw as nothing in the note of what was kept aside', async () => {
+    const name = 'b\u202E.md'
+    await mkdir(memories(''), { recursive: true })
+    await writeFile(memories(name), 'v1\n')
+    let memory = await open()
+    const first = memory.head()!
+    await memory.close()
+    await writeFile(memories(name), 'v2\n')
+    memory = await open()
+    let message: string
+    try {
+      // Unreadable now: the restore keeps it aside and writes v1.
+      await chmod(memories(name), 0o000)
+      backToRoot = asAnotherAccount(dataDir)
+      message = (await memory.restoreAll(first)).message
+    } finally {
+      backToRoot()
+      backToRoot = () => {}
+      await memory.close()
+    }
+    expect(message).toContain(
+      '/memories/b\\u202E.md could not be read (permission denied), so it was kept as /memories/b\\u202E (unreadable).md;',
+    )
+    expect(message).not.toMatch(/\u202E/)
+    expect(await readFile(memories(name), 'utf8')).toBe('v1\n')
   })
 })

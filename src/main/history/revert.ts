@@ -1,7 +1,7 @@
 import type { ChangeResult } from '../../shared/types'
 import { CairnError } from '../lib/errors'
 import { readingVersion } from './damage'
-import { segmentsOf, toVirtual } from './paths'
+import { segmentsOf, shownPath, toVirtual } from './paths'
 import { momentOf, requireEntry, shortOid, treeOf } from './read'
 import type { IndexEntry } from './side-index'
 import type { Repo } from './repo'
@@ -38,7 +38,7 @@ export async function revert(
   for (const delta of deltas) {
     const current = await nodeAt(repo.store, repo.root(), segmentsOf(delta.path))
     const currentOid = current?.kind === 'blob' ? current.oid : current ? 'folder' : null
-    if (currentOid !== delta.after) conflicts.push(toVirtual(delta.path))
+    if (currentOid !== delta.after) conflicts.push(shownPath(delta.path))
   }
   if (conflicts.length > 0) {
     const listed =

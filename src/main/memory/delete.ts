@@ -47,9 +47,13 @@ export async function deletePath(
     isAsideName(name) &&
     ctx.keepsNoCopy?.(name, stats, parent.entry(name))
   ) {
+    // One kept aside because Cairn may not read it is not "not in the history": its last
+    // readable version may well be (review14-story R3).
     throw notDeleted(
       virtual,
-      'is not in the history, which a restore could not bring back, and was kept aside already',
+      mayNotRead(stats, parent.entry(name))
+        ? 'could not be read (permission denied; it may belong to another account) and was kept aside already'
+        : 'is not in the history, which a restore could not bring back, and was kept aside already',
       'it',
     )
   }

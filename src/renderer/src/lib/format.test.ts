@@ -7,6 +7,7 @@ import {
   exactTime,
   relativeTime,
   shortDateTime,
+  visibleLines,
   visibleName,
 } from './format'
 
@@ -47,5 +48,13 @@ describe('format', () => {
     // The edge of the range is still a date.
     expect(dateTimeAttr(8.64e15)).toBe('+275760-09-13T00:00:00.000Z')
     expect(dateTimeAttr(now)).toBe('2026-06-15T12:00:00.000Z')
+  })
+
+  // R5 (review14-story): History → Details drew the commit message raw (its subject names the
+  // memory path), so a bidi override in a name reordered it.
+  it('draws a commit message with invisible characters escaped and its lines kept', () => {
+    expect(visibleLines('str_replace /memories/a\u202E.md\n\nCairn-Actor: claude')).toBe(
+      'str_replace /memories/a\\u202E.md\n\nCairn-Actor: claude',
+    )
   })
 })

@@ -21,6 +21,14 @@ export function visibleName(name: string): string {
 }
 
 /**
+ * A text of several lines (a commit message with its trailers) as drawn: each line as
+ * `visibleName` writes it, the line breaks kept.
+ */
+export function visibleLines(text: string): string {
+  return text.split('\n').map(visibleName).join('\n')
+}
+
+/**
  * True when `time` is a date JavaScript can hold (±8.64e15 ms). A commit can claim any time (a
  * crafted history, or another machine's commit brought by sync): such a time is shown as
  * unknown, and never passed to a call that throws on it, which would blank the window

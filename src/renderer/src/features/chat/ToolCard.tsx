@@ -84,7 +84,7 @@ export function ToolCard({
       data-state={state}
       data-revealed={revealed || undefined}
       aria-current={revealed || undefined}
-      aria-label={`Memory ${item.command} ${summary.target}`}
+      aria-label={`Memory ${item.command} ${visibleName(summary.target)}`}
     >
       <div className="tool-head">
         <icons.memory className="tool-icon" />
@@ -129,7 +129,7 @@ export function ToolCard({
               type="button"
               className="button button-small"
               onClick={() => showHistory({ oid: item.commitOid ?? undefined })}
-              aria-label={`View change to ${summary.target}`}
+              aria-label={`View change to ${visibleName(summary.target)}`}
               title="Open this change in History"
             >
               View change

@@ -7,7 +7,7 @@ import { SplitIcon, UnifiedIcon } from '../../components/icons'
 import type { BlameActions } from '../../components/BlameView'
 import { useSummary } from '../../lib/commit-summaries'
 import { madeElsewhere, sentence, whoLabel, whoOf } from '../../lib/commit-words'
-import { dateTimeAttr, displayPath, exactTime, shortDateTime } from '../../lib/format'
+import { dateTimeAttr, displayPath, exactTime, shortDateTime, visibleLines } from '../../lib/format'
 import { useThisMachine } from '../../lib/this-machine'
 import { commandLabel } from './describe'
 import { FileBlameView } from './FileBlameView'
@@ -207,7 +207,7 @@ export function CommitDetailView(props: {
             <dd>{exactTime(commit.time)}</dd>
           </dl>
           <pre className="hist-message" role="region" aria-label="Commit message and trailers">
-            {detail.message}
+            {visibleLines(detail.message)}
           </pre>
         </details>
       </header>

@@ -1,5 +1,6 @@
 import { useState, type ReactNode } from 'react'
 import type { TimelineFilters } from './timeline-store'
+import { visibleName } from '../../lib/format'
 
 /** File, conversation and author filters above the timeline. */
 export function HistoryFilters(props: {
@@ -12,14 +13,18 @@ export function HistoryFilters(props: {
   readonly children?: ReactNode
 }) {
   const { filters, onChange } = props
-  const [pathDraft, setPathDraft] = useState(filters.path ?? '')
+  // The box and its suggestions draw names as `visibleName` writes them (a bidi override must
+  // not reorder them); what is applied is the name itself (backslashes are refused in names,
+  // so an escape never stands for a real name).
+  const realPath = (shown: string) => props.filePaths.find((p) => visibleName(p) === shown) ?? shown
+  const [pathDraft, setPathDraft] = useState(visibleName(filters.path ?? ''))
   const [shownPath, setShownPath] = useState(filters.path)
   if (filters.path !== shownPath) {
     setShownPath(filters.path)
-    setPathDraft(filters.path ?? '')
+    setPathDraft(visibleName(filters.path ?? ''))
   }
   const applyPath = (value: string) => {
-    const path = value.trim().replace(/\/$/, '')
+    const path = realPath(value.trim()).replace(/\/$/, '')
     const next = path === '' ? undefined : path.startsWith('/memories') ? path : `/memories/${path}`
     if (next !== filters.path) onChange({ ...filters, path: next })
   }
@@ -42,7 +47,10 @@ export function HistoryFilters(props: {
         spellCheck={false}
         onChange={(event) => {
           setPathDraft(event.target.value)
-          if (event.target.value === '' || props.filePaths.includes(event.target.value)) {
+          if (
+            event.target.value === '' ||
+            props.filePaths.some((p) => visibleName(p) === event.target.value)
+          ) {
             applyPath(event.target.value)
           }
         }}
@@ -57,7 +65,7 @@ export function HistoryFilters(props: {
       />
       <datalist id="hist-file-paths">
         {props.filePaths.map((path) => (
-          <option key={path} value={path} />
+          <option key={path} value={visibleName(path)} />
         ))}
       </datalist>
       <select

@@ -43,7 +43,7 @@ export function describeRequest(
       return {
         title: `Restore ${displayPath(request.path)} to this version?`,
         body: [
-          `${displayPath(request.path)} will get back the content it had right after ${change}. Its current content is replaced, unless History has no copy of it (too large to version, or changed outside Cairn since): then it is kept beside it as “${asideNameOf(request.path)}”.`,
+          `${displayPath(request.path)} will get back the content it had right after ${change}. Its current content is replaced, unless History has no copy of it (too large to version, or changed outside Cairn since): then it is kept beside it as “${asideNameOf(request.path)}”, or as “${asideNameOf(request.path, true)}” if Cairn may not read it.`,
           undo,
         ],
         confirm: 'Restore file',
@@ -70,7 +70,7 @@ export function describeRequest(
       return {
         title: 'Restore all memory to this point?',
         body: [
-          `Every memory file is put back exactly as it was right after ${change}: files added since are removed, changed files get their earlier content, deleted files come back. A file History has no copy of is kept beside its place as “<name> (not in history)”.`,
+          `Every memory file is put back exactly as it was right after ${change}: files added since are removed, changed files get their earlier content, deleted files come back. A file History has no copy of is kept beside its place as “<name> (not in history)”, or as “<name> (unreadable)” if Cairn may not read it.`,
           undo,
         ],
         confirm: 'Restore all memory',
