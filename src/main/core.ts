@@ -159,6 +159,8 @@ async function assemble(
     logger,
     // The list, and an open view, show what was there before another program's change.
     onChangedOutside: (id) => events.emit('conversations:changed', { id, deleted: false }),
+    // Another program's version is never taken up in the middle of a turn (chat is made next).
+    busy: (id) => chat.isRunning(id),
   })
   const chat = createChatService({
     conversations,

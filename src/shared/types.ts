@@ -493,11 +493,22 @@ export interface ConversationSummary {
   readonly unreadable?: boolean
   /**
    * Set when another program (an editor, a sync tool) changed the conversation's file since
-   * Cairn last read or wrote it, this session, and Cairn took up that version: when (`at`),
-   * and, when the copy Cairn had held messages that version lacks, the name it was kept under
-   * in the conversations folder (`cairn-replaced/<id>.json`). Not stored.
+   * Cairn last read or wrote it, this session: when (`at`), what Cairn did (`how`), and the
+   * name of the copy it kept, relative to the conversations folder. Not stored.
+   * - `taken-up`: Cairn took up that version; `keptAs` is Cairn's own copy
+   *   (`cairn-replaced/<id>.json`) when it held something that version lacks, else null.
+   * - `kept-own`: the change came while a turn ran (or as Cairn saved): Cairn went on with its
+   *   own copy; `keptAs` is the other version, kept in `cairn-replaced/`.
+   * - `written-back`: the file was removed or moved while a turn ran: Cairn wrote it back with
+   *   the turn (`keptAs` null).
+   * - `damaged`: the file no longer read as this conversation: it was moved to `keptAs`
+   *   (`cairn-damaged/<id>.json`) and Cairn's copy saved in its place.
    */
-  readonly changedOutside?: { readonly at: number; readonly keptAs: string | null }
+  readonly changedOutside?: {
+    readonly at: number
+    readonly how: 'taken-up' | 'kept-own' | 'written-back' | 'damaged'
+    readonly keptAs: string | null
+  }
 }
 
 export interface Conversation extends ConversationSummary {

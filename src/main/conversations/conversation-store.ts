@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto'
-import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises'
+import { mkdir, open, readdir, readFile, rename, rm, stat, type FileHandle } from 'node:fs/promises'
 import path from 'node:path'
 import type { Conversation, ConversationSearchHit, ConversationSummary } from '../../shared/types'
 import { writeJsonAtomic } from '../lib/atomic-json'
+import { atomicWrite } from '../lib/atomic-write'
 import { CairnError } from '../lib/errors'
 import { isMissing } from '../lib/disk'
 import { consoleLogger, type Logger } from '../lib/logger'
@@ -29,6 +30,12 @@ export interface ConversationStoreOptions {
    * taken up (`ConversationSummary.changedOutside`): the list and an open view may show the old.
    */
   readonly onChangedOutside?: (id: string) => void
+  /**
+   * Whether a turn is running in the conversation (the chat service's `isRunning`): while one
+   * is, another program's version is never taken up (the rest of the turn belongs after its
+   * own question), and a file removed meanwhile is written back with the turn.
+   */
+  readonly busy?: (id: string) => boolean
 }
 
 /**
@@ -60,6 +67,7 @@ export function createConversationStore(options: ConversationStoreOptions): Conv
   const now = options.now ?? Date.now
   const newId = options.newId ?? (() => `c_${randomUUID().replaceAll('-', '')}`)
   const logger = options.logger ?? consoleLogger
+  const busy = options.busy ?? (() => false)
   // Each unreadable file is reported once, not at every listing.
   const reported = new Set<string>()
   const report = (id: string, message: string, error: unknown): void => {
@@ -79,6 +87,23 @@ export function createConversationStore(options: ConversationStoreOptions): Conv
     const changed = outside.get(conversation.id)
     return changed ? { ...conversation, changedOutside: changed } : conversation
   }
+  const tell = (id: string, how: ChangedOutside['how'], keptAs: string | null): void => {
+    outside.set(id, { at: now(), how, keptAs })
+    options.onChangedOutside?.(id)
+  }
+  /**
+   * Writes `text` (a version of `id`) into `cairn-replaced/`; returns its name for people, or
+   * null when it could not be kept (said in the log). Never throws: a copy that cannot be kept
+   * aside must not hide the conversation nor stop a turn from being saved.
+   */
+  const keepTextAside = async (id: string, text: string): Promise<string | null> => {
+    try {
+      return await keepCopyAside(dir, id, text)
+    } catch (error) {
+      logger.warn(`Could not keep a copy of conversation ${id} aside`, error)
+      return null
+    }
+  }
 
   // One change at a time, in call order; a failed one does not block the next.
   const serial = createSerialQueue().run
@@ -86,10 +111,13 @@ export function createConversationStore(options: ConversationStoreOptions): Conv
 
   /**
    * The cached copy of `id`, unless another program wrote a valid version of the file since
-   * Cairn last read or wrote it (another editor, a sync tool): that version is taken up then,
-   * as the file's newest word, and the copy Cairn had is kept aside first when it holds
-   * something that version lacks, so neither side is lost (fix13b-conv's gap). A damaged file
-   * is left to `keepAsideIfDamaged`, which keeps it aside before the cached copy is saved.
+   * Cairn last read or wrote it (another editor, a sync tool): when no turn is running, that
+   * version is taken up then, as the file's newest word, and the copy Cairn had is kept aside
+   * first when it holds something that version lacks, so neither side is lost (fix13b-conv's
+   * gap). While a turn runs, Cairn's copy goes on (the rest of the turn belongs after its own
+   * question) and the other version is kept aside instead (review14-review R2); a file removed
+   * meanwhile is written back with the turn, never dropped with it (R1). A damaged file is left
+   * to `keepAsideIfChanged`, which keeps it aside before the cached copy is saved.
    */
   const fresh = async (id: string, cached: Conversation): Promise<Conversation> => {
     const known = seen.get(id)
@@ -101,13 +129,21 @@ export function createConversationStore(options: ConversationStoreOptions): Conv
       if (sameStamp(found, known)) return cached
       raw = await readFile(fileOf(id), 'utf8')
     } catch (error) {
-      if (isMissing(error)) {
-        // Removed by another program: it is gone for the list too.
-        cache.delete(id)
+      if (!isMissing(error)) throw error
+      if (busy(id)) {
+        logger.warn(
+          `Conversation ${id}'s file was removed by another program while a turn ran; Cairn writes it back with the turn`,
+          null,
+        )
         seen.delete(id)
-        throw notFound()
+        tell(id, 'written-back', null)
+        return cached
       }
-      throw error
+      // Removed by another program while idle: it is gone for the list too.
+      cache.delete(id)
+      seen.delete(id)
+      outside.delete(id)
+      throw notFound()
     }
     let theirs: Conversation
     try {
@@ -121,15 +157,30 @@ export function createConversationStore(options: ConversationStoreOptions): Conv
       seen.set(id, found)
       return cached
     }
-    const keptAs = holdsMore(cached, theirs) ? await keepCopyAside(dir, cached) : null
+    if (busy(id)) {
+      const keptAs = await keepTextAside(id, raw)
+      logger.warn(
+        `Conversation ${id} was changed by another program while a turn ran; Cairn kept its own copy${keptAs ? ` and kept that version as ${keptAs}` : ' (that version could not be kept aside)'}`,
+        null,
+      )
+      seen.set(id, found)
+      tell(id, 'kept-own', keptAs)
+      return cached
+    }
+    let keptAs: string | null = null
+    if (holdsMore(cached, theirs)) {
+      keptAs = await keepTextAside(id, conversationText(cached))
+      // Cairn's copy could not be kept: it stays the one shown, and is tried again next time.
+      if (keptAs === null) return cached
+    }
     logger.warn(
       `Conversation ${id} was changed by another program; Cairn took up that version${keptAs ? ` and kept its own copy as ${keptAs}` : ''}`,
       null,
     )
     cache.set(id, theirs)
     seen.set(id, found)
-    outside.set(id, { at: now(), keptAs: keptAs ?? outside.get(id)?.keptAs ?? null })
-    options.onChangedOutside?.(id)
+    const before = outside.get(id)
+    tell(id, 'taken-up', keptAs ?? (before?.how === 'taken-up' ? before.keptAs : null))
     return theirs
   }
 
@@ -168,39 +219,130 @@ export function createConversationStore(options: ConversationStoreOptions): Conv
   }
 
   /**
-   * Before `id`'s file is written over or removed: when another program changed it since Cairn
-   * read or wrote it, and it is no longer a conversation file of that id, it is kept aside first
-   * (its cached copy is then still saved, or the deletion goes on). Returns whether it was.
+   * Before `id`'s file is written over (`saving`) or removed: when another program changed it
+   * since Cairn read or wrote it, and it is no longer a conversation file of that id, it is
+   * moved aside into `cairn-damaged/` (its cached copy is then still saved, or the deletion
+   * goes on) and the person is told. Before a save, a changed file that is still a valid
+   * version of the conversation is copied into `cairn-replaced/` first, never written over
+   * without a trace (review14-review R3). Returns whether the file was moved aside.
    */
-  const keepAsideIfDamaged = async (id: string): Promise<boolean> => {
+  const keepAsideIfChanged = async (id: string, saving: boolean): Promise<boolean> => {
     const known = seen.get(id)
     if (!known) return false
     let raw: string
+    let found: FileStamp
     try {
-      const current = stampOf(await stat(fileOf(id)))
-      if (sameStamp(current, known)) return false
+      found = stampOf(await stat(fileOf(id)))
+      if (sameStamp(found, known)) return false
       raw = await readFile(fileOf(id), 'utf8')
     } catch (error) {
       if (isMissing(error)) return false
       throw error
     }
+    let theirs: Conversation | null = null
     try {
-      if (parseConversation(raw).id === id) return false
+      theirs = parseConversation(raw)
     } catch {
-      // Damaged: kept aside below.
+      // Damaged: moved aside below.
+    }
+    if (theirs?.id === id) {
+      if (!saving) return false
+      const cached = cache.get(id)
+      if (!cached || !sameContent(theirs, cached)) {
+        const keptAs = await keepTextAside(id, raw)
+        logger.warn(
+          `Conversation ${id} was changed by another program as Cairn saved it${keptAs ? `; that version is kept as ${keptAs}` : ''}`,
+          null,
+        )
+        tell(id, 'kept-own', keptAs)
+      }
+      seen.set(id, found)
+      return false
     }
     logger.warn(`Conversation ${id} was damaged by another program; kept aside`, null)
-    await keepAside(dir, id)
+    const keptAs = await keepAside(dir, id)
     seen.delete(id)
+    if (saving) tell(id, 'damaged', keptAs)
     return true
+  }
+
+  /**
+   * After Cairn's rename: when the file it replaced (held open as `replaced`) was written to
+   * since it was looked at (`looked`), that write is kept aside too, if it is a valid version
+   * Cairn did not have (`before`): never overwritten without a trace (review14-review R3).
+   */
+  const keepLateWrite = async (
+    id: string,
+    replaced: FileHandle,
+    looked: FileStamp,
+    before: Conversation | undefined,
+  ): Promise<void> => {
+    try {
+      const late = stampOf(await replaced.stat())
+      if (late.size === looked.size && late.mtimeMs === looked.mtimeMs) return
+      const raw = await replaced.readFile('utf8')
+      const theirs = parseConversation(raw)
+      if (theirs.id !== id || (before && sameContent(theirs, before))) return
+      const keptAs = await keepTextAside(id, raw)
+      logger.warn(
+        `Conversation ${id} was changed by another program as Cairn saved it${keptAs ? `; that version is kept as ${keptAs}` : ''}`,
+        null,
+      )
+      tell(id, 'kept-own', keptAs)
+    } catch (error) {
+      // Half written or not a conversation: nothing of the conversation to keep.
+      logger.warn(`Could not look again at conversation ${id}'s replaced file`, error)
+    }
   }
 
   const save = async (conversation: Conversation): Promise<Conversation> => {
     const stored = { ...conversation, messageCount: conversation.messages.length }
-    await keepAsideIfDamaged(stored.id)
-    await writeJsonAtomic(fileOf(stored.id), serializeConversation(stored), logger)
-    cache.set(stored.id, stored)
-    seen.set(stored.id, stampOf(await stat(fileOf(stored.id))))
+    const id = stored.id
+    // Cairn's own stamp is taken from the temp file before the rename, so another program's
+    // write just after it is never recorded as Cairn's (it shows as a change next time).
+    const temp: { stamp?: FileStamp; replaced?: FileHandle; looked?: FileStamp } = {}
+    const before = cache.get(id)
+    try {
+      await writeJsonAtomic(fileOf(id), serializeConversation(stored), logger, {
+        // The last look at the file before the rename, after the (slow) flush.
+        beforeRename: async (stats) => {
+          temp.stamp = stampOf(stats)
+          try {
+            // Held open across the rename: an outside write that lands on the file being
+            // replaced after this look (or opened it before the rename and writes after) goes
+            // to this inode, which is looked at again below.
+            temp.replaced = await open(fileOf(id), 'r')
+            temp.looked = stampOf(await temp.replaced.stat())
+          } catch (error) {
+            if (!isMissing(error)) throw error
+          }
+          if (await keepAsideIfChanged(id, true)) {
+            await temp.replaced?.close()
+            temp.replaced = undefined
+          }
+        },
+      })
+      if (temp.replaced && temp.looked) await keepLateWrite(id, temp.replaced, temp.looked, before)
+    } finally {
+      await temp.replaced?.close()
+    }
+    cache.set(id, stored)
+    let after: FileStamp | null = null
+    try {
+      after = stampOf(await stat(fileOf(id)))
+    } catch (error) {
+      if (!isMissing(error)) throw error
+    }
+    const ours = temp.stamp
+    // The rename itself changes the file's ctime: the file is Cairn's when its inode, size and
+    // modification time are still the temp file's.
+    const isOurs =
+      after !== null &&
+      (!ours ||
+        (after.ino === ours.ino && after.size === ours.size && after.mtimeMs === ours.mtimeMs))
+    if (isOurs && after) seen.set(id, after)
+    else if (ours) seen.set(id, ours)
+    else seen.delete(id)
     return stored
   }
 
@@ -239,7 +381,7 @@ export function createConversationStore(options: ConversationStoreOptions): Conv
           reported.delete(id)
           return
         }
-        const keptAside = await keepAsideIfDamaged(id)
+        const keptAside = await keepAsideIfChanged(id, false)
         if (!keptAside) await rm(fileOf(id), { force: true })
         cache.delete(id)
         seen.delete(id)
@@ -357,70 +499,79 @@ function holdsMore(ours: Conversation, theirs: Conversation): boolean {
   )
 }
 
-/** Where the copy Cairn had of a conversation another program replaced is kept. */
+/** Where a version of a conversation that another program's change replaced is kept. */
 export const REPLACED_FOLDER = 'cairn-replaced'
 
+/** The whole file text Cairn writes for `conversation`. */
+function conversationText(conversation: Conversation): string {
+  return `${JSON.stringify(serializeConversation(conversation), null, 2)}\n`
+}
+
 /**
- * Writes Cairn's copy of `conversation` into `conversations/cairn-replaced/` (as `<id>.json`, or
- * `<id>-2.json`… never over an earlier one; the folder made as needed). Returns its name, for
- * people (relative to the conversations folder: no host path).
+ * Writes `text`, a version of conversation `id`, into `conversations/cairn-replaced/` (as
+ * `<id>.json`, or `<id>-2.json`… never over an earlier one; `cairn-replaced-2/`… when a file
+ * holds the folder's name). Returns its name, for people (relative to the conversations
+ * folder: no host path).
  */
-async function keepCopyAside(dir: string, conversation: Conversation): Promise<string> {
-  const aside = path.join(dir, REPLACED_FOLDER)
-  for (let n = 1; ; n++) {
-    const name = n === 1 ? `${conversation.id}.json` : `${conversation.id}-${n}.json`
-    try {
-      await stat(path.join(aside, name))
-      continue
-    } catch (error) {
-      if (!isMissing(error)) throw error
-    }
-    await writeJsonAtomic(path.join(aside, name), serializeConversation(conversation))
-    return `${REPLACED_FOLDER}/${name}`
-  }
+async function keepCopyAside(dir: string, id: string, text: string): Promise<string> {
+  const folder = await asideFolder(dir, REPLACED_FOLDER)
+  const name = await freeName(path.join(dir, folder), id)
+  await atomicWrite(path.join(dir, folder, name), text)
+  return `${folder}/${name}`
 }
 
 /**
  * Moves the unreadable `<id>.json` into `conversations/cairn-damaged/` (as `<id>.json`, or
  * `<id>-2.json`… when an earlier one of that name is kept there already). When something that is
- * not a folder holds that name, `cairn-damaged-2/`… is used instead.
+ * not a folder holds that name, `cairn-damaged-2/`… is used instead. Returns its name, for
+ * people (relative to the conversations folder).
  */
-async function keepAside(dir: string, id: string): Promise<void> {
-  const aside = await damagedFolder(dir)
+async function keepAside(dir: string, id: string): Promise<string> {
+  const folder = await asideFolder(dir, DAMAGED_FOLDER)
+  const name = await freeName(path.join(dir, folder), id)
+  await rename(path.join(dir, `${id}.json`), path.join(dir, folder, name))
+  return `${folder}/${name}`
+}
+
+/** The first of `<id>.json`, `<id>-2.json`… not taken in `folder`. */
+async function freeName(folder: string, id: string): Promise<string> {
   for (let n = 1; ; n++) {
-    const target = path.join(aside, n === 1 ? `${id}.json` : `${id}-${n}.json`)
+    const name = n === 1 ? `${id}.json` : `${id}-${n}.json`
     try {
-      await stat(target)
-      continue
+      await stat(path.join(folder, name))
     } catch (error) {
-      if (!isMissing(error)) throw error
+      if (isMissing(error)) return name
+      throw error
     }
-    await rename(path.join(dir, `${id}.json`), target)
-    return
   }
 }
 
 /** Where deleted unreadable conversation files are kept, inside `conversations/`. */
 export const DAMAGED_FOLDER = 'cairn-damaged'
 
-/** How many names (`cairn-damaged`, `cairn-damaged-2`…) are tried for the kept folder. */
-const DAMAGED_FOLDER_TRIES = 20
+/** How many names (`cairn-damaged`, `cairn-damaged-2`…) are tried for a kept-aside folder. */
+const ASIDE_FOLDER_TRIES = 20
 
-/** The first of `cairn-damaged/`, `cairn-damaged-2/`… that is (or can be made) a folder. */
-async function damagedFolder(dir: string): Promise<string> {
-  for (let n = 1; n <= DAMAGED_FOLDER_TRIES; n++) {
-    const aside = path.join(dir, n === 1 ? DAMAGED_FOLDER : `${DAMAGED_FOLDER}-${n}`)
+/**
+ * The first of `<base>/`, `<base>-2/`… in `dir` that is (or can be made) a folder; its name.
+ * A file holding one of these names (review13-ui R5, review14-review R4) is passed over.
+ */
+async function asideFolder(dir: string, base: string): Promise<string> {
+  for (let n = 1; n <= ASIDE_FOLDER_TRIES; n++) {
+    const name = n === 1 ? base : `${base}-${n}`
     try {
-      await mkdir(aside, { mode: 0o700 })
-      return aside
+      await mkdir(path.join(dir, name), { mode: 0o700 })
+      return name
     } catch (error) {
       if (!isAlreadyThere(error)) throw error
     }
-    if ((await stat(aside)).isDirectory()) return aside
+    if ((await stat(path.join(dir, name))).isDirectory()) return name
   }
   throw new CairnError(
     'conversation-corrupt',
-    `This damaged conversation cannot be kept aside: the names “${DAMAGED_FOLDER}” to “${DAMAGED_FOLDER}-${DAMAGED_FOLDER_TRIES}” in the conversations folder are all taken by files. Move those files away, then delete it again.`,
+    base === DAMAGED_FOLDER
+      ? `This damaged conversation cannot be kept aside: the names “${base}” to “${base}-${ASIDE_FOLDER_TRIES}” in the conversations folder are all taken by files. Move those files away, then delete it again.`
+      : `A copy of this conversation cannot be kept aside: the names “${base}” to “${base}-${ASIDE_FOLDER_TRIES}” in the conversations folder are all taken by files.`,
   )
 }
 

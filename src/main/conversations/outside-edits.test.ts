@@ -4,14 +4,16 @@
  * before Cairn saves (never overwritten by the held copy), the list shows it, the person is
  * told, and the copy Cairn had is kept aside when it held messages that version lacks.
  */
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, readdir, readFile, rename, rm, unlink, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import {
+  invalidMessages,
   reply,
   startFakeAnthropic,
   type FakeAnthropic,
+  type FakeResponse,
 } from '../../../test/fixtures/fake-anthropic'
 import type { RequestChannel } from '../../shared/contract'
 import type { AgentEvent, Conversation, ConversationSearchHit } from '../../shared/types'
@@ -169,5 +171,115 @@ describe('a conversation changed by another program while Cairn holds it', () =>
     await turn(id, 'again')
     expect(texts((await onDisk(id)).messages)).toEqual(['hello', 'ok', 'again', 'ok again'])
     expect(await readdir(path.join(dataDir, 'conversations'))).toEqual([`${id}.json`])
+  })
+})
+
+/**
+ * Starts a turn answered by `before` (tool calls), then by a last reply held until `finish`:
+ * when this returns, the turn's question (and tool calls) are saved and its reply streams.
+ */
+async function heldTurn(
+  conversationId: string,
+  text: string,
+  before: ReadonlyArray<FakeResponse> = [],
+) {
+  let release!: () => void
+  const hold = new Promise<void>((resolve) => (release = resolve))
+  const requests = fake.messageRequests().length
+  fake.script(...before, reply.text('THE REPLY OF THE TURN', { hold }))
+  const started = await call('chat:send', { conversationId, text, clientId: `c-${++clientIds}` })
+  await fake.waitForMessageRequests(requests + before.length + 1)
+  const finished = new Promise<void>((resolve) => {
+    const check = () =>
+      events.some((e) => e.turnId === started.turnId && e.type === 'turn-finished')
+        ? resolve()
+        : setTimeout(check, 5)
+    check()
+  })
+  return {
+    finish: async () => {
+      release()
+      await finished
+      return events.filter((e) => e.turnId === started.turnId)
+    },
+  }
+}
+
+describe('a conversation changed by another program while a turn runs (review14-review)', () => {
+  for (const how of ['deleted', 'moved away'] as const) {
+    it(`writes the file back with the reply when it is ${how} while the reply streams, and says so`, async () => {
+      fake.script(reply.text('hello'))
+      const id = await turn(null, 'first')
+      const held = await heldTurn(id, 'second')
+      if (how === 'deleted') await unlink(fileOf(id))
+      else await rename(fileOf(id), path.join(dataDir, 'conversations', 'backup.json'))
+      const turnEvents = await held.finish()
+      expect(turnEvents.filter((e) => e.type === 'error')).toEqual([])
+      expect(texts((await onDisk(id)).messages)).toEqual([
+        'first',
+        'hello',
+        'second',
+        'THE REPLY OF THE TURN',
+      ])
+      const summary = await listed(id)
+      expect(summary.changedOutside).toMatchObject({ how: 'written-back', keptAs: null })
+    })
+  }
+
+  it('still lets an outside delete of an idle conversation remove it from the list', async () => {
+    fake.script(reply.text('hello'))
+    const id = await turn(null, 'first')
+    await unlink(fileOf(id))
+    const hits = (await call('conversations:list', {})) as ReadonlyArray<ConversationSearchHit>
+    expect(hits.map((hit) => hit.conversation.id)).not.toContain(id)
+    await expect(call('conversations:get', { id })).rejects.toThrow(/conversation-not-found/)
+  })
+
+  it('never joins the rest of a turn onto an older version put back mid-turn: Cairn goes on with its own copy and keeps the other aside', async () => {
+    fake.script(reply.text('one'))
+    const id = await turn(null, 'first')
+    const older = await readFile(fileOf(id), 'utf8')
+    const held = await heldTurn(id, 'second', [
+      reply.toolUse({
+        id: 'toolu_mid',
+        input: { command: 'create', path: '/memories/b.md', file_text: 'x\n' },
+      }),
+    ])
+    // The tool results are saved while the next request goes out: that save is let finish.
+    while (!(await readFile(fileOf(id), 'utf8')).includes('tool_result')) {
+      await new Promise((resolve) => setTimeout(resolve, 5))
+    }
+    await writeFile(fileOf(id), older)
+    await held.finish()
+
+    const saved = await onDisk(id)
+    // The turn is whole, in order: its question, the tool call and result, the answer.
+    expect(
+      saved.messages.map((m: { role: string; content: Array<{ type: string }> }) => [
+        m.role,
+        m.content.map((b) => b.type).join(','),
+      ]),
+    ).toEqual([
+      ['user', 'text'],
+      ['assistant', 'text'],
+      ['user', 'text'],
+      ['assistant', 'tool_use'],
+      ['user', 'tool_result'],
+      ['assistant', 'text'],
+    ])
+    expect(texts(saved.messages)).toEqual(['first', 'one', 'second', 'THE REPLY OF THE TURN'])
+    expect(Object.keys(saved.toolCommits)).toEqual(['toolu_mid'])
+    // The version put back is kept aside as it was written, and the person is told.
+    console.log(await readdir(path.join(dataDir, 'conversations'), { recursive: true }))
+    const kept = path.join(dataDir, 'conversations', 'cairn-replaced', `${id}.json`)
+    expect(await readFile(kept, 'utf8')).toBe(older)
+    const shown = (await call('conversations:get', { id })) as Conversation
+    expect(shown.changedOutside).toMatchObject({
+      how: 'kept-own',
+      keptAs: `cairn-replaced/${id}.json`,
+    })
+    fake.script(reply.text('ok'))
+    await turn(id, 'third')
+    expect(invalidMessages(fake.messageRequests().at(-1)!.body?.messages)).toBeNull()
   })
 })

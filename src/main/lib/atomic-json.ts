@@ -1,5 +1,5 @@
 import path from 'node:path'
-import { atomicWrite, DIR_MODE } from './atomic-write'
+import { atomicWrite, DIR_MODE, type AtomicWriteOptions } from './atomic-write'
 import { makeFolders } from './disk'
 import type { Logger } from './logger'
 
@@ -12,7 +12,8 @@ export async function writeJsonAtomic(
   file: string,
   value: unknown,
   logger?: Logger,
+  options: Pick<AtomicWriteOptions, 'beforeCommit' | 'beforeRename'> = {},
 ): Promise<void> {
   makeFolders(path.dirname(file), DIR_MODE)
-  await atomicWrite(file, `${JSON.stringify(value, null, 2)}\n`, { logger })
+  await atomicWrite(file, `${JSON.stringify(value, null, 2)}\n`, { ...options, logger })
 }

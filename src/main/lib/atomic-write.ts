@@ -5,6 +5,7 @@
  * open by their handle (`writeFileAtomically`, lib/folders.ts).
  */
 
+import type { Stats } from 'node:fs'
 import path from 'node:path'
 import { disk, isCode } from './disk'
 import { Folder, writeFileAtomically } from './folders'
@@ -18,6 +19,8 @@ export interface AtomicWriteOptions {
    * renamed and the error is the write's.
    */
   readonly beforeCommit?: () => Promise<void>
+  /** Runs after the flush, just before the rename, given the temp file's stat (`WriteOptions`). */
+  readonly beforeRename?: (temp: Stats) => Promise<void>
   /** Told when the folder could not be flushed after the rename (default: the console). */
   readonly logger?: Logger
 }
@@ -35,6 +38,7 @@ export async function atomicWrite(
   try {
     await writeFileAtomically(folder, path.basename(real), data, {
       beforeCommit: options.beforeCommit,
+      beforeRename: options.beforeRename,
       logger: options.logger ?? consoleLogger,
     })
   } finally {

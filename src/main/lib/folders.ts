@@ -657,6 +657,14 @@ export interface WriteOptions {
    */
   readonly beforeCommit?: () => Promise<void>
   /**
+   * Runs once the temp file is flushed (and `beforeCommit` passed), just before the rename (not
+   * with `stage`), given the temp file's stat: the writer's own stamp of what it wrote, which
+   * another program's write after the rename cannot pass for, and the last moment to look at
+   * the target before it is replaced (the conversations' outside-edit check). If it throws,
+   * nothing is renamed.
+   */
+  readonly beforeRename?: (temp: Stats) => Promise<void>
+  /**
    * `wait` (default): the folder is fsynced before the write returns. `later`: left to
    * `settleFolderSyncs` (the history calls it before its ref moves), see `syncLater`.
    */
@@ -797,6 +805,7 @@ export async function writeFileAtomically(
     const [flush, check] = await Promise.allSettled([disk.fsync(fd), beforeCommit()])
     if (flush.status === 'rejected') throw flush.reason
     if (check.status === 'rejected') throw check.reason
+    if (options.beforeRename) await options.beforeRename(disk.fstatSync(fd))
     const closing = fd
     fd = undefined
     disk.closeSync(closing)

@@ -96,6 +96,9 @@ export function PendingChangeView({ change }: { readonly change: PendingChange }
   const edited = keepLineEnds(draft, change.after)
   // The file changed while the person edited: their text was written against the old one.
   const outdated = step.kind === 'edit' && step.basis !== change.revision
+  // The new revision's text was left out of the list and has not arrived yet: the person's
+  // text cannot be compared with it nor given its line ends (review14-review R5).
+  const awaitingText = outdated && change.omitted !== null
   const approveEdited = () =>
     void run({ decision: 'approve', editedText: edited, revision: change.revision })
   const editAgain = () => setStep({ kind: 'edit', basis: change.revision })
@@ -241,7 +244,8 @@ export function PendingChangeView({ change }: { readonly change: PendingChange }
             <button
               type="button"
               className="button button-small button-primary"
-              disabled={busy}
+              disabled={busy || awaitingText}
+              title={awaitingText ? 'The file’s new text is still loading' : undefined}
               onClick={
                 outdated
                   ? approveEdited
@@ -346,7 +350,8 @@ function LongChangePreview({
     setFailure(null)
     try {
       const whole = await unwrap(api().review.text({ id: change.id }))
-      setText({ ...whole, revision: change.revision })
+      // The revision main read the text at: a newer one than the card's shows as such.
+      setText(whole)
     } catch (error) {
       setFailure(errorMessage(error))
     } finally {

@@ -62,12 +62,15 @@ export function PendingChangesProvider({ children }: { readonly children: ReactN
   const known = useRef(new Map<string, TextOf>())
   const asked = useRef(new Set<string>())
   const [texts, setTexts] = useState<ReadonlyMap<string, TextOf>>(new Map())
+  // The ids of the latest list: a text that arrives after its change left it is dropped.
+  const current = useRef<ReadonlySet<string>>(new Set())
 
   useMainEvent(
     'review:pending',
     (list) => {
       // A change that left the list (decided, its turn ended) takes its draft with it.
       const waiting = new Set(list.map((change) => change.id))
+      current.current = waiting
       for (const id of drafts.current.keys()) if (!waiting.has(id)) drafts.current.delete(id)
       for (const id of known.current.keys()) if (!waiting.has(id)) known.current.delete(id)
       for (const key of asked.current) {
@@ -89,7 +92,7 @@ export function PendingChangesProvider({ children }: { readonly children: ReactN
         asked.current.add(key)
         void unwrap(api().review.text({ id: change.id }))
           .then((text) => {
-            if (!waiting.has(change.id)) return
+            if (!current.current.has(change.id)) return
             known.current.set(change.id, text)
             setTexts(new Map(known.current))
           })

@@ -7,7 +7,7 @@ import {
   useState,
   type ReactNode,
 } from 'react'
-import type { ApiErrorData } from '../../../../shared/types'
+import type { ApiErrorData, Conversation } from '../../../../shared/types'
 import { Banner } from '../../components/Banner'
 import { Loading } from '../../components/Feedback'
 import { CairnMark, icons } from '../../components/icons'
@@ -278,7 +278,13 @@ export function ChatPane() {
         {changedOutside && changedOutside.at !== dismissedOutside && (
           <Banner
             tone="warning"
-            title="Changed by another program"
+            title={
+              changedOutside.how === 'written-back'
+                ? 'Removed by another program'
+                : changedOutside.how === 'damaged'
+                  ? 'Damaged by another program'
+                  : 'Changed by another program'
+            }
             onDismiss={() => setDismissedOutside(changedOutside.at)}
             actions={
               changedOutside.keptAs && (
@@ -298,11 +304,7 @@ export function ChatPane() {
               )
             }
           >
-            This conversation’s file was changed outside Cairn (another editor, a sync tool), so
-            Cairn now shows that version, and adds to it.{' '}
-            {changedOutside.keptAs
-              ? `Cairn’s own copy holds what this version lacks, so it is kept as conversations/${changedOutside.keptAs} in the data folder.`
-              : 'Nothing Cairn had is missing from it.'}
+            {outsideChangeText(changedOutside)}
           </Banner>
         )}
         {deleteError && (
@@ -570,4 +572,19 @@ function escapeStopsReply(target: EventTarget | null): boolean {
   if (!(target instanceof Element) || target === document.body) return true
   if (target.closest('main[aria-label="Chat"]')) return true
   return !target.closest('input, textarea, select, [contenteditable="true"], [role="tree"]')
+}
+
+/** What the banner says of another program's change to the conversation's file. */
+function outsideChangeText(changed: NonNullable<Conversation['changedOutside']>): string {
+  const kept = changed.keptAs ? `conversations/${changed.keptAs}` : null
+  switch (changed.how) {
+    case 'written-back':
+      return 'This conversation’s file was removed or moved outside Cairn while Claude was replying, so Cairn wrote it back with the reply: nothing is lost. To remove the conversation, delete it here.'
+    case 'damaged':
+      return `This conversation’s file was changed outside Cairn and no longer reads as a conversation, so Cairn kept that file as ${kept ?? 'a copy'} in the data folder and saved its own copy in its place.`
+    case 'kept-own':
+      return `This conversation’s file was changed outside Cairn (another editor, a sync tool) while Cairn was saving it, so Cairn kept its own copy and went on with it. ${kept ? `The other version is kept as ${kept} in the data folder.` : 'The other version could not be kept aside.'}`
+    case 'taken-up':
+      return `This conversation’s file was changed outside Cairn (another editor, a sync tool), so Cairn now shows that version, and adds to it. ${kept ? `Cairn’s own copy holds what this version lacks, so it is kept as ${kept} in the data folder.` : 'Nothing Cairn had is missing from it.'}`
+  }
 }

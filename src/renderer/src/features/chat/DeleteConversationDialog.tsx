@@ -29,6 +29,8 @@ export function DeleteConversationDialog(props: {
       ) : (
         <p>
           “{conversation.title}” and its messages will be removed from Cairn. This cannot be undone.
+          Copies of it that Cairn kept aside when another program changed its file (in the folder{' '}
+          <code>conversations/cairn-replaced</code>) are not deleted: remove those by hand.
         </p>
       )}
       <p>Memory files Claude wrote in it, and their history, stay as they are.</p>
