@@ -12,7 +12,8 @@
  * already holds (the commit recording the new version is durable before the rename). A link
  * is never `fsync`ed; a kill or a power cut between a command and the removal of its link
  * leaves a name here, and every open removes whatever it finds (at its first quiet moments,
- * like the rest). Past `MAX_KEPT` names or `MAX_KEPT_BYTES`, for a file over
+ * like the rest). Past `MAX_KEPT` names or `MAX_KEPT_BYTES`, with less than `MIN_FREE_BYTES`
+ * free on the disk, for a file over
  * `MAX_KEPT_FILE_BYTES`, or where the link cannot be made (the memory folder on
  * another file system, a file system without hard links), the rename frees the old file
  * itself, as before.
@@ -38,6 +39,14 @@ export const MAX_KEPT = 256
  */
 export const MAX_KEPT_FILE_BYTES = 1 << 20
 export const MAX_KEPT_BYTES = 16 << 20
+
+/**
+ * Nothing is kept while the memory folder's file system has less than this free (asked at
+ * most once a second): on a small or nearly full disk every freed block counts, and a write
+ * must not fail for space a plain rename would have given back.
+ */
+export const MIN_FREE_BYTES = 256 << 20
+const ROOM_CHECK_MS = 1000
 
 export interface FreedFiles {
   /**
@@ -78,6 +87,21 @@ export function createFreedFiles(gitdir: string, options: FreedFilesOptions): Fr
   }
   const prefix = `${process.pid.toString(36)}-${Date.now().toString(36)}-`
   let next = 0
+  let roomCheckedAt = -Infinity
+  let roomy = false
+  // True when the file system holding `folder` has room to spare (see MIN_FREE_BYTES).
+  const hasRoom = (folder: string): boolean => {
+    const now = performance.now()
+    if (now - roomCheckedAt < ROOM_CHECK_MS) return roomy
+    roomCheckedAt = now
+    try {
+      const { bavail, bsize } = disk.statfsSync(folder)
+      roomy = bavail * bsize >= MIN_FREE_BYTES
+    } catch {
+      roomy = false
+    }
+    return roomy
+  }
   let stopped = false
   let timer: NodeJS.Timeout | null = null
   let removing = false
@@ -138,6 +162,7 @@ export function createFreedFiles(gitdir: string, options: FreedFilesOptions): Fr
         return
       }
       if (bytes > MAX_KEPT_FILE_BYTES || keptBytes + bytes > MAX_KEPT_BYTES) return
+      if (!hasRoom(path.dirname(entry))) return
       const name = `${prefix}${(next++).toString(36)}`
       try {
         disk.linkSync(entry, path.join(dir, name))

@@ -54,6 +54,8 @@ export interface Disk {
   renameSync(from: string, to: string): void
   linkSync(existing: string, created: string): void
   unlinkSync(path: string): void
+  /** Free and total space of the file system holding `path`. */
+  statfsSync(path: string): fss.StatsFs
   mkdirSync(path: string, mode?: number): void
   rmdirSync(path: string): void
   /** Entries of a folder with their types (never recursive). */
@@ -116,6 +118,7 @@ export const nodeDisk: Disk = {
   renameSync: (from, to) => fss.renameSync(from, to),
   linkSync: (existing, created) => fss.linkSync(existing, created),
   unlinkSync: (path) => fss.unlinkSync(path),
+  statfsSync: (path) => fss.statfsSync(path),
   mkdirSync: (path, mode) => {
     fss.mkdirSync(path, { mode })
   },
