@@ -32,7 +32,7 @@ describe('replaced versions kept until a quiet moment', () => {
     const memory = await openVersionedMemory({
       dataDir,
       watch: false,
-      maintenance: { quietMs: 300, idleMs: 2 ** 30 },
+      maintenance: { quietMs: 2000, idleMs: 2 ** 30 },
     })
     try {
       await memory.execute(
@@ -96,13 +96,16 @@ describe('replaced versions kept until a quiet moment', () => {
       maintenance: { quietMs: 2 ** 30, idleMs: 2 ** 30 },
     })
     try {
-      // A version just over the per-file cap is replaced: the rename frees it as before.
-      const big = 'b'.repeat(MAX_KEPT_FILE_BYTES) + '\n'
-      await memory.execute({ command: 'create', path: '/memories/big.md', file_text: big }, origin)
-      await memory.execute(
+      // A version just over the per-file cap (written outside: the tool itself refuses files
+      // that large) is replaced: the rename frees it as before.
+      writeFileSync(file('big.md'), 'b'.repeat(MAX_KEPT_FILE_BYTES + 1))
+      const replaced = await memory.execute(
         { command: 'create', path: '/memories/big.md', file_text: 'small\n' },
         origin,
       )
+      expect(replaced.isError).toBe(false)
+      expect(replaced.commit).not.toBeNull()
+      expect(readFileSync(file('big.md'), 'utf8')).toBe('small\n')
       expect(kept()).toHaveLength(0)
       // Versions just under it are kept until their bytes would pass the total cap.
       const size = MAX_KEPT_FILE_BYTES - 1

@@ -79,8 +79,14 @@ export function createFreedFiles(gitdir: string, options: FreedFilesOptions): Fr
   try {
     const found = disk.lstatIfThere(dir)
     if (!found) disk.mkdirSync(dir, 0o700)
-    else if (found.isDirectory()) names = listNames(dir).map((name) => ({ name, bytes: 0 }))
-    else usable = false
+    else if (found.isDirectory()) {
+      // Left by a kill or a close: counted with their sizes, so the caps hold from the start.
+      names = listNames(dir).map((name) => ({
+        name,
+        bytes: disk.lstatIfThere(path.join(dir, name))?.size ?? 0,
+      }))
+      keptBytes = names.reduce((sum, { bytes }) => sum + bytes, 0)
+    } else usable = false
   } catch (error) {
     usable = false
     options.logger?.warn('Could not use the folder for replaced versions', error)
