@@ -157,23 +157,34 @@ export function createFreedFiles(gitdir: string, options: FreedFilesOptions): Fr
   return {
     keep(entry) {
       if (!usable || stopped || names.length >= MAX_KEPT) return
-      let bytes: number
+      // Asked of the folder the names go to: a link is made only on the same file system.
+      if (!hasRoom(dir)) return
+      const name = `${prefix}${(next++).toString(36)}`
+      const kept = path.join(dir, name)
       try {
-        const stats = disk.lstatIfThere(entry)
-        // Not there (a create), not a file, already a second name (the rename frees nothing),
-        // too large to hold until a quiet moment: the rename does as before.
-        if (!stats || !stats.isFile() || stats.nlink > 1) return
-        bytes = stats.size
+        disk.linkSync(entry, kept)
       } catch {
+        // Not there (a create), a folder, another file system, one without hard links: the
+        // rename frees it.
         return
       }
-      if (bytes > MAX_KEPT_FILE_BYTES || keptBytes + bytes > MAX_KEPT_BYTES) return
-      if (!hasRoom(path.dirname(entry))) return
-      const name = `${prefix}${(next++).toString(36)}`
+      // Looked at through the new name (the command has looked at its file once already):
+      // not a file, one that had a second name before (the rename would free nothing), or too
+      // large to hold until a quiet moment — the name goes again at once (freeing nothing:
+      // the file still has its own) and the rename does as before.
+      let bytes = -1
       try {
-        disk.linkSync(entry, path.join(dir, name))
+        const stats = disk.lstatSync(kept)
+        if (stats.isFile() && stats.nlink === 2) bytes = stats.size
       } catch {
-        // Another file system, one without hard links: the rename frees it.
+        // Left as unknown: given up below.
+      }
+      if (bytes < 0 || bytes > MAX_KEPT_FILE_BYTES || keptBytes + bytes > MAX_KEPT_BYTES) {
+        try {
+          disk.unlinkSync(kept)
+        } catch {
+          // Removed by the next open's sweep.
+        }
         return
       }
       keptBytes += bytes

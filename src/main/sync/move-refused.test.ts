@@ -139,7 +139,7 @@ describe('a sync move the folder refuses for good', () => {
     expect(status.state).toBe('idle')
     const files = await laptop.files()
     expect(files.get('private.md')).toBe('secret\nmore\n')
-    expect(files.get('private (not in history).md')).toBe('theirs\n')
+    expect(files.get('private (unreadable).md')).toBe('theirs\n')
     await expectNoNote(dir)
     expect((await laptop.sync()).state).toBe('idle')
     await expectSound(sync.server, repo, [laptop, desktop])
