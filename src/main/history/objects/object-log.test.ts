@@ -11,7 +11,7 @@ import {
 } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import path from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { nodeDisk, OPEN, setDisk } from '../../lib/disk'
 import { createRecordingLogger } from '../../lib/logger'
 import { createObjectStore, initRepository, type ObjectStore } from '../object-store'
@@ -23,6 +23,8 @@ import {
   LOG_CAP_RECORDS,
   LOG_FILES,
   MAX_LOGGED_OBJECTS,
+  YIELD_RECORDS,
+  type Commands,
 } from './object-log'
 import { deflateSync } from 'node:zlib'
 
@@ -484,5 +486,125 @@ describe('the write-ahead log', () => {
     for (const n of [0, 1] as const) expect(statSync(logPath(n)).size).toBe(0)
     const oids = await writeBlobs(store, 'again', 2)
     expect([...logged(0), ...logged(1)]).toEqual(oids)
+  })
+})
+
+// A background checkpoint yields to commands (docs/durability.md, "Cost"): the history's serial
+// queue, faked here, tells whether a command runs and when it has returned.
+describe('a checkpoint beside commands', () => {
+  /** A queue with one command running until `returns` is called. */
+  function runningCommand(): Commands & { returns(): void } {
+    let busy = true
+    let returned!: () => void
+    const idle = new Promise<void>((resolve) => (returned = resolve))
+    return {
+      busy: () => busy,
+      idle: () => idle,
+      returns() {
+        busy = false
+        returned()
+      },
+    }
+  }
+
+  /** The loose object files, object folders and `objects/` `fsync`ed from now on. */
+  function recordObjectFsyncs(): string[] {
+    const synced: string[] = []
+    restoreDisk = setDisk({
+      ...nodeDisk,
+      async fsync(fd) {
+        const file = readlinkSync(`/proc/self/fd/${fd}`)
+        if (file.startsWith(path.join(gitdir, 'objects'))) synced.push(file)
+        await nodeDisk.fsync(fd)
+      },
+    })
+    return synced
+  }
+
+  // Several turns of the event loop, each letting the thread pool's results in.
+  const turns = async () => {
+    for (let n = 0; n < 10; n++) await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+
+  it('starts no fsync while a command runs, and goes on once it has returned', async () => {
+    const store = await openStore()
+    const command = runningCommand()
+    store.yieldCheckpointsTo(command)
+    const synced = recordObjectFsyncs()
+    // The record bound reached while the command runs: the checkpoint starts and yields.
+    let oids: string[] = []
+    for (let n = 0; n < CHECKPOINT_RECORDS / MAX_LOGGED_OBJECTS; n++) {
+      oids = [...oids, ...(await writeBlobs(store, `bound ${n}`, MAX_LOGGED_OBJECTS))]
+    }
+    await turns()
+    expect(synced).toEqual([])
+    // The command's own appends still go to the log (the other file), fsynced at once.
+    const during = await writeBlobs(store, 'during', 2)
+    await turns()
+    expect(synced).toEqual([])
+    expect(logged(0).length).toBe(CHECKPOINT_RECORDS)
+    command.returns()
+    // Waits for the round in progress: it went on and emptied its file.
+    await store.checkpoint()
+    for (const oid of oids) expect(synced).toContain(loosePath(oid))
+    expect(synced).toContain(path.join(gitdir, 'objects'))
+    for (const n of [0, 1] as const) expect(statSync(logPath(n)).size).toBe(0)
+    for (const oid of [...oids, ...during]) expect(await store.isIntact(oid)).toBe(true)
+  })
+
+  it('never yields when a caller waits for it (a command flushing, close)', async () => {
+    const store = await openStore()
+    // A command that never returns: an awaited checkpoint must not wait for it.
+    store.yieldCheckpointsTo(runningCommand())
+    const oids = await writeBlobs(store, 'awaited', 3)
+    const synced = recordObjectFsyncs()
+    await store.checkpoint()
+    for (const oid of oids) expect(synced).toContain(loosePath(oid))
+    for (const n of [0, 1] as const) expect(statSync(logPath(n)).size).toBe(0)
+    // One yielding (maintenance's, before a pass) is woken by one awaited after it.
+    const more = await writeBlobs(store, 'woken', 3)
+    const yielding = store.checkpoint({ yields: true })
+    await turns()
+    for (const oid of more) expect(synced).not.toContain(loosePath(oid))
+    await store.checkpoint()
+    await yielding
+    for (const oid of more) expect(synced).toContain(loosePath(oid))
+  })
+
+  it('stops yielding once the log holds its yield bound, so commands never fill it to its cap', async () => {
+    const store = await openStore()
+    const command = runningCommand()
+    store.yieldCheckpointsTo(command)
+    const synced = recordObjectFsyncs()
+    let held = 0
+    while (held < YIELD_RECORDS) {
+      await writeBlobs(store, `busy ${held}`, MAX_LOGGED_OBJECTS)
+      held += MAX_LOGGED_OBJECTS
+    }
+    // No command ever returns: the checkpoint goes on beside them, and empties a file.
+    await vi.waitFor(() => expect(logged(0).length + logged(1).length).toBeLessThan(held), {
+      timeout: 60_000,
+    })
+    expect(synced.length).toBeGreaterThan(0)
+    expect(held).toBeLessThan(LOG_CAP_RECORDS)
+    command.returns()
+    await store.checkpoint()
+  }, 120_000)
+
+  it('loses nothing when the process dies while a checkpoint yields', async () => {
+    const store = await openStore()
+    store.yieldCheckpointsTo(runningCommand())
+    let oids: string[] = []
+    for (let n = 0; n < CHECKPOINT_RECORDS / MAX_LOGGED_OBJECTS; n++) {
+      oids = [...oids, ...(await writeBlobs(store, `killed ${n}`, MAX_LOGGED_OBJECTS))]
+    }
+    const after = await writeBlobs(store, 'after', 2)
+    await turns()
+    // Killed: the loose files never reached the disk (a power cut before their write-back).
+    crash(store)
+    for (const oid of [...oids, ...after]) await lose(oid, 'missing')
+    const reopened = await openStore()
+    for (const oid of [...oids, ...after]) expect(await reopened.isIntact(oid)).toBe(true)
+    for (const n of [0, 1] as const) expect(statSync(logPath(n)).size).toBe(0)
   })
 })

@@ -69,6 +69,23 @@ export const LOG_CAP_BYTES = 16 * CHECKPOINT_BYTES
 /** Checkpoint `fsync`s in flight at once: the thread pool (4 threads) stays free for commands. */
 const CHECKPOINT_PARALLEL = 2
 
+/**
+ * A checkpoint in the background yields to commands (see `ObjectLog.yieldTo`) until the log
+ * holds this many records, a quarter of its cap: with commands back to back and no moment
+ * between them, it then goes on beside them, as it did before, rather than let the log
+ * reach its cap (where every command would `fsync` its objects file by file).
+ */
+export const YIELD_RECORDS = LOG_CAP_RECORDS / 4
+
+/**
+ * The work a checkpoint in the background yields to (the history's serial queue): `busy`
+ * while a command runs or waits, `idle` once everything queued so far has finished.
+ */
+export interface Commands {
+  busy(): boolean
+  idle(): Promise<void>
+}
+
 // A record: [u32 big-endian length of the loose bytes][20-byte object id][the loose bytes].
 // A ref record: [u32 REF_FLAG | length of the payload][SHA-1 of the payload][the payload], the
 // payload being `refs/heads/main <id, or 40 zeros for none> <sequence number>\n`. Code that
@@ -360,6 +377,13 @@ export class ObjectLog {
   // and that `fsync` while it runs.
   private unsyncedEmpty: number[] = []
   private emptySync: Promise<void> | null = null
+  // What a background checkpoint yields to (null: nothing, as in tests of the log alone).
+  private commands: Commands | null = null
+  // Checkpoints a caller waits for (a command's flush, close, open, maintenance): while any
+  // does, no checkpoint yields (the caller may be the very command it would wait for).
+  private awaited = 0
+  // Wakes the checkpoints that yield, when one is awaited or the log closes.
+  private wakers = new Set<() => void>()
 
   private constructor(
     private readonly gitdir: string,
@@ -518,6 +542,8 @@ export class ObjectLog {
     )
     log.records += parts.length
     if (main !== undefined) log.refs++
+    // A checkpoint yielding to commands goes on from here (see `YIELD_RECORDS`).
+    if (this.pending() >= YIELD_RECORDS) this.wakeAll()
     const emptied = log.emptied
     const sealed = log.sealed
     try {
@@ -584,6 +610,43 @@ export class ObjectLog {
     return this.emptySync
   }
 
+  /**
+   * From now on a checkpoint in the background (at the record bound, or idle) yields to
+   * `commands`: while one runs or waits, it starts no `fsync` and does not empty its file,
+   * and goes on once the command has returned, so a command's own `fsync`s do not queue
+   * behind it at the disk (what it has in flight when a command starts, two `fsync`s at
+   * most, still finishes). A checkpoint a caller waits for never yields, nor any once the
+   * log holds `YIELD_RECORDS`.
+   */
+  yieldTo(commands: Commands | null): void {
+    this.commands = commands
+  }
+
+  // Resolves once a background checkpoint may start its next `fsync` (or its emptying).
+  private async quiet(): Promise<void> {
+    while (this.yields()) {
+      const commands = this.commands as Commands
+      await new Promise<void>((resolve) => {
+        const wake = () => {
+          this.wakers.delete(wake)
+          resolve()
+        }
+        this.wakers.add(wake)
+        commands.idle().then(wake, wake)
+      })
+    }
+  }
+
+  private yields(): boolean {
+    if (this.commands === null || this.awaited > 0 || this.closed) return false
+    if (this.pending() >= YIELD_RECORDS) return false
+    return this.commands.busy()
+  }
+
+  private wakeAll(): void {
+    for (const wake of [...this.wakers]) wake()
+  }
+
   /** Records not yet checkpointed, in both files (tests, and the bound). */
   pending(): number {
     return this.files[0].records + this.files[1].records
@@ -593,8 +656,25 @@ export class ObjectLog {
    * Makes every object logged so far durable and empties the log (waiting for a checkpoint in
    * progress first). Rejects if an `fsync` fails; the records then stay for the next one.
    * `durable` also `fsync`s the emptied files (at close: the next open then reads nothing).
+   * `yields`: it yields to commands as a background one does (a caller that is no command).
    */
-  async checkpoint(options: { readonly durable?: boolean } = {}): Promise<void> {
+  async checkpoint(
+    options: { readonly durable?: boolean; readonly yields?: boolean } = {},
+  ): Promise<void> {
+    // `yields`: the caller is no command and may wait (maintenance before a pass).
+    if (options.yields) return this.drain(options)
+    this.awaited++
+    this.wakeAll()
+    try {
+      await this.drain(options)
+    } finally {
+      this.awaited--
+    }
+  }
+
+  // Empties the files that hold records now (see `checkpoint`): awaited by a caller, or, at
+  // an idle moment, in the background (then yielding to commands).
+  private async drain(options: { readonly durable?: boolean } = {}): Promise<void> {
     // Each file holding records now is emptied once (two rounds at most); records appended
     // meanwhile go to the other file and wait for the next checkpoint.
     const waiting = this.files
@@ -615,6 +695,7 @@ export class ObjectLog {
    */
   close(): void {
     this.closed = true
+    this.wakeAll()
     if (this.idleTimer) clearTimeout(this.idleTimer)
     this.idleTimer = null
     this.closeFiles()
@@ -663,7 +744,7 @@ export class ObjectLog {
     this.idleTimer = setTimeout(
       () => {
         this.idleTimer = null
-        this.checkpoint().catch(() => undefined)
+        this.drain().catch(() => undefined)
       },
       this.retryMs > 0 ? this.retryMs : CHECKPOINT_IDLE_MS,
     )
@@ -730,9 +811,12 @@ export class ObjectLog {
     const covered = target.covered
     const files = [...new Set(covered.map(({ file }) => file))]
     const dirs = [...new Set(covered.map(({ dir }) => dir))]
-    await inTurns(files, syncFileIfThere)
-    await inTurns(dirs, syncFolderIfThere)
+    // In the background each `fsync` starts only while no command runs (`yieldTo`).
+    const quiet = () => this.quiet()
+    await inTurns(files, syncFileIfThere, quiet)
+    await inTurns(dirs, syncFolderIfThere, quiet)
     // Always: a folder made for one of them (or by maintenance) must be a durable name too.
+    await this.quiet()
     await syncFolder(path.join(this.gitdir, 'objects'))
     // The ref file, renamed but never `fsync`ed, is made durable before its records go: an
     // emptied log and a lost rename would lose an acknowledged commit. A ref renamed after
@@ -740,6 +824,10 @@ export class ObjectLog {
     // So are the memory folders of its logged renames (their commit's ref record is in the
     // same file, so a rename after this point is made durable by its commit too).
     if (target.refs > 0) {
+      // At a quiet moment too (a command that appended here before the switch and renames
+      // its ref after the seal makes the ref durable itself, on its own path).
+      await this.quiet()
+      if (this.closed) return
       target.sealed++
       const folders = [...target.folders.values()]
       await Promise.all([
@@ -747,6 +835,8 @@ export class ObjectLog {
         inTurns(folders, (fd) => this.onPool(() => disk.fsync(fd))),
       ])
     }
+    // Emptied at a quiet moment too: freeing the blocks makes the disk discard them.
+    await this.quiet()
     // Closed meanwhile, its descriptor may already name another file: never touched then.
     if (this.closed) return
     // Another instance took the data folder over (its lock removed by hand): the files are its
@@ -836,13 +926,19 @@ async function syncFolderIfThere(dir: string): Promise<void> {
   }
 }
 
-// `task` for every item, at most CHECKPOINT_PARALLEL at once; the first failure is thrown
-// once all have settled.
-async function inTurns<T>(items: ReadonlyArray<T>, task: (item: T) => Promise<void>) {
+// `task` for every item, at most CHECKPOINT_PARALLEL at once, each once `before` resolves;
+// the first failure is thrown once all have settled.
+async function inTurns<T>(
+  items: ReadonlyArray<T>,
+  task: (item: T) => Promise<void>,
+  before?: () => Promise<void>,
+) {
   let next = 0
   let failure: unknown = null
   const worker = async () => {
     while (next < items.length) {
+      if (before) await before()
+      if (next >= items.length) break
       const item = items[next++]!
       try {
         await task(item)
