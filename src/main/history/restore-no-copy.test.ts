@@ -6,13 +6,14 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { nodeDisk, setDisk } from '../lib/disk'
 import { hookDisk } from '../lib/disk-hooks'
 import { openVersionedMemory, type VersionedMemory } from './index'
-import { GIVEN_UP_FILE, recordRestore, RESTORE_INTENT_FILE } from './restore-intent'
+import { GIVEN_UP_FILE, RESTORE_INTENT_FILE } from './restore-intent'
 import {
   asAnotherAccount as asAnotherAccountIn,
   CLAUDE,
   fsck,
   gitCli,
   headFiles,
+  recordInterruptedRestoreAll,
   tempDataDir,
 } from './test-helpers'
 import { MAX_VERSIONED_BYTES } from './work-tree'
@@ -355,24 +356,7 @@ async function interruptedRestoreOverLockedFile(): Promise<void> {
   )
   const head = memory.head()!
   await memory.close()
-  const blob = (rev: string, file: string) => gitCli(dataDir, 'rev-parse', `${rev}:${file}`).trim()
-  await recordRestore(
-    { store: { gitdir: path.join(dataDir, 'history.git') } as never, head: () => head },
-    [
-      { path: 'b.md', before: blob(head, 'b.md'), after: blob(first, 'b.md') },
-      { path: 'd/a.md', before: blob(head, 'd/a.md'), after: blob(first, 'd/a.md') },
-    ],
-    ['b.md', 'd/a.md'],
-    {
-      actor: 'user',
-      conversationId: null,
-      toolUseId: null,
-      overwrite: false,
-      command: 'restore-all',
-      subject: `restore all memories to ${first.slice(0, 7)}`,
-      restoredFrom: first,
-    },
-  )
+  await recordInterruptedRestoreAll(dataDir, head, first, ['b.md', 'd/a.md'])
   // The kill came after b.md was written.
   await writeFile(memories('b.md'), 'b1\n')
   await chmod(memories('d/a.md'), 0o000)
