@@ -46,14 +46,19 @@ export interface CoreThroughFakeApi {
   call<C extends RequestChannel>(channel: C, payload?: unknown): Promise<RequestResults[C]>
   /** Sends `text` through `chat:send` with a fresh client id; does not wait for the turn. */
   send(conversationId: string | null, text: string): Promise<RequestResults['chat:send']>
+  /** Resolves once `check` holds, checked now and after every event of the core. */
+  until(check: () => boolean): Promise<void>
   /** Resolves with the turn's events once it has finished (already or later). */
   finished(turnId: string): Promise<ReadonlyArray<AgentEvent>>
   /** Sends `text` and waits for its turn to finish. */
   turn(conversationId: string | null, text: string): Promise<FinishedTurn>
   /** The file a conversation is stored in. */
   fileOf(conversationId: string): string
-  /** Closes the core and opens a new one on the same folder (a restart of the app). */
-  reopen(): Promise<void>
+  /**
+   * Closes the core and opens a new one on the same folder (a restart of the app), running
+   * `whileClosed` in between.
+   */
+  reopen(whileClosed?: () => Promise<void>): Promise<void>
 }
 
 export interface CoreThroughFakeApiOptions {
@@ -94,7 +99,6 @@ export function coreThroughFakeApi(options: CoreThroughFakeApiOptions): CoreThro
     return opened
   }
 
-  /** Resolves once `check` holds, checked now and after every event of the core. */
   const until = (check: () => boolean): Promise<void> => {
     if (check()) return Promise.resolve()
     return new Promise((resolve) => {
@@ -139,6 +143,7 @@ export function coreThroughFakeApi(options: CoreThroughFakeApiOptions): CoreThro
     call: (channel, payload) => callCore(core!, channel, payload),
     send: (conversationId, text) =>
       harness.call('chat:send', { conversationId, text, clientId: `c-${++clientIds}` }),
+    until,
     async finished(turnId) {
       const mine = (e: AgentEvent) => e.turnId === turnId
       await until(() => events.some((e) => mine(e) && e.type === 'turn-finished'))
@@ -149,8 +154,9 @@ export function coreThroughFakeApi(options: CoreThroughFakeApiOptions): CoreThro
       return { conversationId: id, turnId, events: await harness.finished(turnId) }
     },
     fileOf: (conversationId) => path.join(dataDir, 'conversations', `${conversationId}.json`),
-    async reopen() {
+    async reopen(whileClosed) {
       await core!.close()
+      await whileClosed?.()
       core = await open()
     },
   }

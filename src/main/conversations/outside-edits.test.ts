@@ -11,16 +11,17 @@ import { invalidMessages, reply, type FakeResponse } from '../../../test/fixture
 import type { Conversation, ConversationSearchHit } from '../../shared/types'
 import { coreThroughFakeApi } from '../core-test-support'
 
+// Reset before the harness opens the core, so that nothing it tells is missed.
 let changed: string[] = []
+beforeEach(() => {
+  changed = []
+})
 const cairn = coreThroughFakeApi({
   prefix: 'cairn-outside-conv-',
   quiet: true,
   onEvent: (name, data) => {
     if (name === 'conversations:changed') changed.push((data as { id: string }).id)
   },
-})
-beforeEach(() => {
-  changed = []
 })
 const { call, fileOf } = cairn
 
