@@ -52,6 +52,13 @@ function backToRoot(): void {
   undoDisk = () => {}
 }
 
+/** Back to root, and d/a.md (locked as 000 in a 555 folder by the tests below) unlocked. */
+async function unlockAsRoot(): Promise<void> {
+  backToRoot()
+  await chmod(memories('d'), 0o755)
+  await chmod(memories('d/a.md'), 0o644)
+}
+
 async function create(memory: VersionedMemory, relative: string, text: string): Promise<void> {
   const result = await memory.execute(
     { command: 'create', path: `/memories/${relative}`, file_text: text },
@@ -229,9 +236,7 @@ describe('restoring the whole folder over a file no version holds (review13 R3, 
       )
     } finally {
       await memory.close()
-      backToRoot()
-      await chmod(memories('d'), 0o755)
-      await chmod(memories('d/a.md'), 0o644)
+      await unlockAsRoot()
     }
     expect(error).toBeInstanceOf(Error)
     const message = (error as Error).message
@@ -382,9 +387,7 @@ describe('an interrupted restore whose file cannot be moved aside (item 2)', () 
         await again.close()
       }
     } finally {
-      backToRoot()
-      await chmod(memories('d'), 0o755)
-      await chmod(memories('d/a.md'), 0o644)
+      await unlockAsRoot()
     }
     expect(existsSync(path.join(dataDir, 'history.git', RESTORE_INTENT_FILE))).toBe(false)
     const named = notices.find((notice) => notice.path === '/memories/d/a.md')
@@ -511,9 +514,7 @@ describe('an interrupted restore given up by an open that is killed', () => {
         }
       }
     } finally {
-      backToRoot()
-      await chmod(memories('d'), 0o755)
-      await chmod(memories('d/a.md'), 0o644)
+      await unlockAsRoot()
     }
     const given =
       'An interrupted restore could not be finished: Cairn may not change /memories/d/a.md'
