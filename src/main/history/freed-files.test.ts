@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process'
 import {
   existsSync,
   lstatSync,
@@ -21,7 +20,14 @@ import {
   MAX_KEPT_FILE_BYTES,
 } from './freed-files'
 import { openVersionedMemory } from './index'
-import { fsck, gitCli, headMatchesFolder, mountSmallDisk, tempDataDir } from './test-helpers'
+import {
+  fsck,
+  gitCli,
+  headMatchesFolder,
+  mountSmallDisk,
+  runKilledChild,
+  tempDataDir,
+} from './test-helpers'
 
 // Issue #15, stop 14: a command's rename over a memory file no longer frees the old file on
 // the command's path (the disk's discard): the old file is kept by a second name in
@@ -207,17 +213,7 @@ describe('replaced versions kept until a quiet moment', () => {
       process.stdout.write('done\\n')
       await new Promise(() => {})
     `
-    const proc = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
-    let stderr = ''
-    proc.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
-    const exited = new Promise<NodeJS.Signals | null>((resolve) =>
-      proc.once('exit', (_code, signal) => resolve(signal)),
-    )
-    await new Promise((resolve) => proc.stdout.once('data', resolve))
-    proc.kill('SIGKILL')
-    expect(await exited, stderr).toBe('SIGKILL')
+    await runKilledChild(script, 0)
     expect(kept()).toHaveLength(5)
 
     // Something else in the folder is only ever a second name too: removed all the same.

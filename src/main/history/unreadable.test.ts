@@ -5,8 +5,15 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { nodeDisk, setDisk } from '../lib/disk'
 import { asTheAccount, errnoError, hookDisk } from '../lib/disk-hooks'
 import { openVersionedMemory, type VersionedMemory } from './index'
-import { recordRestore, RESTORE_INTENT_FILE } from './restore-intent'
-import { CLAUDE, fsck, gitCli, headFiles, tempDataDir } from './test-helpers'
+import { RESTORE_INTENT_FILE } from './restore-intent'
+import {
+  CLAUDE,
+  fsck,
+  gitCli,
+  headFiles,
+  recordInterruptedRestoreAll,
+  tempDataDir,
+} from './test-helpers'
 
 // A file or folder in memories/ that Cairn may not read (another account's, mode 000) stopped
 // Cairn from starting without naming it and, met while running, failed every later write
@@ -288,21 +295,7 @@ describe('an interrupted restore over a file Cairn may not read', () => {
     )
     const head = memory.head()!
     await memory.close()
-    const blob = (rev: string) => gitCli(dataDir, 'rev-parse', `${rev}:${relative}`).trim()
-    await recordRestore(
-      { store: { gitdir: path.join(dataDir, 'history.git') } as never, head: () => head },
-      [{ path: relative, before: blob(head), after: blob(first) }],
-      [relative],
-      {
-        actor: 'user',
-        conversationId: null,
-        toolUseId: null,
-        overwrite: false,
-        command: 'restore-all',
-        subject: `restore all memories to ${first.slice(0, 7)}`,
-        restoredFrom: first,
-      },
-    )
+    await recordInterruptedRestoreAll(dataDir, head, first, [relative])
     return { first, head }
   }
 

@@ -169,7 +169,7 @@ async function writeText(
     newFile: false,
     previousText: async () => before,
   }
-  const change = await guardWrite(ctx, plan)
+  await guardWrite(ctx, plan)
   if (ctx.dryRun) {
     await scanWrite(ctx, plan)
     return planFile(ctx, command, target, { before, after: next })
@@ -187,7 +187,6 @@ async function writeText(
     logger: ctx.logger,
     ...(stage ? { stage: (write) => stage(write, target.relative, mutation, made) } : {}),
   })
-  ctx.usage.add(change.files, change.bytes)
   await recorded?.()
   return made
 }

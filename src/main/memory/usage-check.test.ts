@@ -7,7 +7,7 @@ import { nodeDisk, setDisk } from '../lib/disk'
 import { hookDisk, type DiskCall } from '../lib/disk-hooks'
 import { createMemoryTool } from './memory-tool'
 import { makeSandbox, text, type Sandbox } from './test-support'
-import { measure, STALE_AFTER_MS, UsageCache, type UsageSource } from './usage'
+import { measure, STALE_AFTER_MS, UsageCache } from './usage'
 
 // perf14-usage: review13-tool R2's fix made a growing write whose total was older than 2 s
 // walk the whole folder (140 ms at 10,000 files, on nearly every create in real use). The
@@ -193,21 +193,10 @@ describe("the tool's own changes", () => {
   it('keep the record equal to a whole walk, with no folder read again', async () => {
     // Well after every mtime: nothing is racy, so a wrong record is not read again.
     const clock = { now: Date.now() + 600_000 }
-    const made: { cache?: UsageCache } = {}
-    const usage: UsageSource = {
-      get: () => made.cache!.get(),
-      fresh: () => made.cache!.fresh(),
-      mayBeStale: () => made.cache!.mayBeStale(),
-      recheck: () => made.cache!.recheck(),
-      changing: (relatives) => made.cache!.changing(relatives),
-      add: () => made.cache!.add(),
-      invalidate: () => made.cache!.invalidate(),
-      wantsRefresh: () => made.cache!.wantsRefresh(),
-      refresh: () => made.cache!.refresh(),
-    }
-    box = await makeSandbox({ usage })
-    const cache = new UsageCache(box.root, 60_000, () => clock.now)
-    made.cache = cache
+    let cache!: UsageCache
+    box = await makeSandbox({
+      usageFor: (root) => (cache = new UsageCache(root, 60_000, () => clock.now)),
+    })
     await populate(box.root, 120)
     const commands: Array<Record<string, unknown>> = [
       { command: 'create', path: '/memories/topic-000/a.md', file_text: 'a\n' },

@@ -48,11 +48,10 @@ export interface UsageSource {
   /**
    * Told just before the tool changes the entries at `relatives` (relative paths); the
    * function it returns is called once the change is made, with any entries it made that
-   * were not named before (a name kept aside). Left out, `add` alone keeps the total.
+   * were not named before (a name kept aside). Left out, the source keeps its total itself (the
+   * versioned memory: its scan of each change).
    */
   changing?(relatives: ReadonlyArray<string>): (more?: ReadonlyArray<string>) => Promise<void>
-  /** A change the tool made itself (files, bytes: signed). */
-  add(files: number, bytes: number): void
   /** Something else changed the folder. */
   invalidate(): void
   /** True when a refresh between commands would help. */
@@ -255,9 +254,6 @@ export class UsageCache implements UsageSource {
       this.computedAt = this.checkedAt = startedAt
     }
   }
-
-  /** The tool's changes are recorded by `changing`, from what is on disk after them. */
-  add(): void {}
 
   /**
    * Before the tool changes the entries at `relatives`: notes whether their folders are still

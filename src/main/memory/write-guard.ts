@@ -27,14 +27,8 @@ function nearLimit(after: number, limit: number, floor: number): boolean {
   return limit - after < Math.max(limit * MARGIN_FRACTION, floor)
 }
 
-/**
- * Refuses a write that would break a limit. Returns the usage change, for the caller to record
- * once the write succeeded.
- */
-export async function guardWrite(
-  ctx: CommandContext,
-  plan: PlannedWrite,
-): Promise<{ readonly files: number; readonly bytes: number }> {
+/** Refuses a write that would break a limit. */
+export async function guardWrite(ctx: CommandContext, plan: PlannedWrite): Promise<void> {
   const bytes = Buffer.byteLength(plan.text, 'utf8')
   const { maxFileBytes, maxTotalBytes, maxFiles } = ctx.limits
   const nothing = `Error: Nothing was written to ${plan.virtual}:`
@@ -81,7 +75,6 @@ export async function guardWrite(
       `${nothing} memory would hold ${count(usage.bytes + delta)} bytes in total, over the limit of ${count(maxTotalBytes)} bytes. Shorten or delete files first.`,
     )
   }
-  return { files, bytes: delta }
 }
 
 /**
