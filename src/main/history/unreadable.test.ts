@@ -196,6 +196,32 @@ describe('a command on a file Cairn may not read (F1)', () => {
     })
   }
 
+  it('numbers the kept name when a create goes over the kept file, never labels it twice', async () => {
+    const memory = await unreadableAfterClaude('private.md')
+    try {
+      await memory.execute({ command: 'delete', path: '/memories/private.md' }, CLAUDE)
+      const result = await memory.execute(
+        { command: 'create', path: '/memories/private (unreadable).md', file_text: 'mine\n' },
+        CLAUDE,
+      )
+      expect(result.isError).toBe(false)
+      // It was kept as "private (unreadable) (unreadable).md".
+      expect(String(result.content)).toContain(
+        'its previous content was kept as /memories/private (unreadable 2).md;',
+      )
+    } finally {
+      await memory.close()
+    }
+    vi.restoreAllMocks()
+    undoDisk()
+    const kept = path.join(dataDir, 'memories', 'private (unreadable 2).md')
+    await chmod(kept, 0o644)
+    expect(await readFile(kept, 'utf8')).toBe('v2, saved by the person\n')
+    expect(await readFile(path.join(dataDir, 'memories', 'private (unreadable).md'), 'utf8')).toBe(
+      'mine\n',
+    )
+  })
+
   it('restores a version over it, keeping it aside, instead of saying it already matches', async () => {
     const memory = await unreadableAfterClaude('private.md')
     let message: string
