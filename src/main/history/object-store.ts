@@ -7,6 +7,7 @@ import {
   disk,
   exists,
   isCode,
+  listNames,
   makeFolders,
   OPEN,
   syncFolder,
@@ -284,6 +285,23 @@ export function createObjectStore(gitdir: string): ObjectStore {
   let log: ObjectLog | null = null
   // Object folders made since the last flush: objects/ itself must be synced for them.
   let newDirs = false
+  // Object folders known to be there: listed at the first write (one `readdir` of objects/),
+  // then each one this store makes. Not asked for one by one: a `mkdir` answering EEXIST, with
+  // the error node makes of it, cost more than the listing of all 256 (stop 15). One removed
+  // since is made again when its file cannot be created.
+  let knownDirs: Set<string> | null = null
+  function knowsDir(dir: string): boolean {
+    if (!knownDirs) {
+      knownDirs = new Set()
+      const objects = path.join(gitdir, 'objects')
+      try {
+        for (const name of listNames(objects)) knownDirs.add(path.join(objects, name))
+      } catch {
+        // Each folder is then asked for by its `mkdir`, as before any listing.
+      }
+    }
+    return knownDirs.has(dir)
+  }
 
   function hash(type: ObjectType, content: Uint8Array): string {
     return hashObject(type, content)
@@ -314,16 +332,18 @@ export function createObjectStore(gitdir: string): ObjectStore {
       deflateSync(Buffer.concat([Buffer.from(`${type} ${content.byteLength}\0`), content]), {
         level: 0,
       })
+    if (!knowsDir(dir)) {
+      makeObjectDir(dir)
+      knownDirs!.add(dir)
+    }
     const temp = path.join(dir, `tmp_obj_${tempSuffix()}`)
     let fd: number | null = null
     try {
       try {
         fd = disk.openSync(temp, OPEN.WRITE_NEW, 0o444)
       } catch (error) {
-        // Its folder is made when the file cannot be: not there yet, or gone (maintenance
-        // replaced it, killed between its rmdir and mkdir, or someone removed it). Not before
-        // every first write into a folder: a `mkdir` answering EEXIST, and the error node makes
-        // of it, cost more than this (stop 15).
+        // Gone: maintenance replaced it (killed between its rmdir and mkdir), or someone
+        // removed it. Make it again.
         if (!isCode(error, 'ENOENT')) throw error
         makeObjectDir(dir)
         fd = disk.openSync(temp, OPEN.WRITE_NEW, 0o444)
