@@ -447,7 +447,7 @@ function finishInstalls(dir: string, names: readonly string[]): boolean {
 
 /** True when the pack file's last 20 bytes are `checksum` (hex), as its name says. */
 function packEndsWith(file: string, checksum: string): boolean {
-  const fd = disk.openSync(file, 'r')
+  const fd = disk.openSync(file, OPEN.READ)
   try {
     const size = disk.fstatSync(fd).size
     if (size < 32) return false
