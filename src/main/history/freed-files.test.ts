@@ -5,6 +5,7 @@ import {
   readdirSync,
   readFileSync,
   symlinkSync,
+  unlinkSync,
   writeFileSync,
 } from 'node:fs'
 import path from 'node:path'
@@ -281,6 +282,30 @@ describe('replaced versions kept until a quiet moment', () => {
     }
     fsck(dataDir)
   }, 120_000)
+  it('holds at most MAX_KEPT_BYTES across runs killed before a quiet moment', async () => {
+    // review15-misc R3: names found at open counted 0 bytes, so each killed run added another
+    // MAX_KEPT_BYTES (16, 32, 48 MiB after three).
+    const gitdir = path.join(dataDir, 'history.git')
+    mkdirSync(freedDir(), { recursive: true })
+    const held = () =>
+      kept().reduce((sum, name) => sum + lstatSync(path.join(freedDir(), name)).size, 0)
+    let made = 0
+    for (let run = 1; run <= 3; run++) {
+      // A burst of commands replacing 1 MiB files, then a kill: nothing removed.
+      const freed = createFreedFiles(gitdir, { untilQuiet: () => 2 ** 30 })
+      try {
+        for (let i = 0; i < 20; i++) {
+          const replaced = path.join(dataDir, `replaced-${made++}.md`)
+          writeFileSync(replaced, Buffer.alloc(MAX_KEPT_FILE_BYTES, 1))
+          freed.keep(replaced)
+          unlinkSync(replaced) // the rename frees the old name; the kept one holds the file
+        }
+      } finally {
+        freed.stop()
+      }
+      expect(held()).toBe(MAX_KEPT_BYTES)
+    }
+  })
 })
 
 describe('what else is found among the kept names', () => {

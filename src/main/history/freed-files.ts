@@ -75,7 +75,10 @@ interface Pending {
   /** The folder holding it (a handle: nothing is removed through a path a link could turn). */
   readonly parent: Folder
   readonly name: string
-  /** Its bytes toward `MAX_KEPT_BYTES` (0 for names found at open: not looked at). */
+  /**
+   * Its bytes toward `MAX_KEPT_BYTES`: `MAX_KEPT_FILE_BYTES` for a name found at open (not
+   * looked at), 0 for an entry of a folder found there.
+   */
   readonly bytes: number
   /** Listed as a folder: its entries go first. */
   readonly folder?: boolean
@@ -102,16 +105,17 @@ export function createFreedFiles(gitdir: string, options: FreedFilesOptions): Fr
       top = openFolder(dir)
     }
     const opened = top
-    // Left by a kill or a close: counted toward MAX_KEPT from the start. Their sizes are not
-    // asked for (an `lstat` each on the open's path): the run that left them kept at most
-    // MAX_KEPT_BYTES, and nothing is kept on a nearly full disk in any case.
+    // Left by a kill or a close: counted toward MAX_KEPT from the start, and toward
+    // MAX_KEPT_BYTES as the largest file kept (their sizes are not asked for: an `lstat` each
+    // on the open's path), so runs killed before a quiet moment never hold more than the cap.
     if (opened) {
       names = disk.readdirSync(opened.self).map((dirent) => ({
         parent: opened,
         name: dirent.name,
-        bytes: 0,
+        bytes: MAX_KEPT_FILE_BYTES,
         folder: dirent.isDirectory(),
       }))
+      keptBytes = names.length * MAX_KEPT_FILE_BYTES
     }
   } catch (error) {
     // A file or a symlink in place of the folder (ENOTDIR, ELOOP) is left alone, unused.
