@@ -15,9 +15,11 @@
  * like the rest; the open itself only lists the folder, once, and counts the names toward
  * `MAX_KEPT`). Whatever else is found there (a folder a person or a tool put there, a symlink)
  * is removed too, through handles: a folder with everything in it, a symlink itself, never
- * what it points to, and nothing outside this folder. Past `MAX_KEPT` names or `MAX_KEPT_BYTES`, with less than `MIN_FREE_BYTES`
- * free on the disk, for a file over
- * `MAX_KEPT_FILE_BYTES`, or where the link cannot be made (the memory folder on
+ * what it points to, and nothing outside this folder. That holds where entries are named by
+ * handle (Linux); where they are named by path (macOS, Windows) a folder found there is left,
+ * with one warning an open: one swapped for a symlink after it was listed would send the
+ * removal of its entries through the link. Past `MAX_KEPT` names or `MAX_KEPT_BYTES`, with
+ * less than `MIN_FREE_BYTES` free on the disk, for a file over `MAX_KEPT_FILE_BYTES`, or where the link cannot be made (the memory folder on
  * another file system, a file system without hard links), the rename frees the old file
  * itself, as before.
  */
@@ -147,6 +149,7 @@ export function createFreedFiles(gitdir: string, options: FreedFilesOptions): Fr
   let timer: NodeJS.Timeout | null = null
   let removing = false
   let warned = false
+  let leftFolder = false
 
   // Once stopped and no removal is under way: every handle closed (an unlink in flight names
   // its folder by the handle's number, which must not name another file meanwhile).
@@ -180,6 +183,13 @@ export function createFreedFiles(gitdir: string, options: FreedFilesOptions): Fr
   // when it is not a folder (a symlink: unlinked, never followed). After an `unlink` that
   // failed (`unlinkError`), an entry that is no folder keeps that failure.
   async function expand(parent: Folder, name: string, unlinkError?: unknown): Promise<void> {
+    if (!parent.namesByHandle) {
+      // Named by path (macOS, Windows): a folder swapped for a symlink between its listing and
+      // the unlinks seconds later would send them outside, so it is not entered, only said.
+      if (!leftFolder) options.logger?.warn('Left a folder among the replaced versions')
+      leftFolder = true
+      return
+    }
     const folder = parent.openChildIfFolder(name)
     if (!folder) {
       if (unlinkError !== undefined) throw unlinkError
