@@ -476,6 +476,14 @@ export class FolderTree {
   }
 
   /**
+   * Drops every read `keepRead` kept: the next `readFile` reads its file again (the check
+   * committed an outside change, and waiting for the disk let the files move on since).
+   */
+  forgetReads(): void {
+    this.reads.clear()
+  }
+
+  /**
    * The bytes of the regular file `name` of `parent` (at `relative`), which must still be the
    * file `expected` describes (`readFileIn`): those `keepRead` kept for it, once, when they were
    * read through the same handle from that same file, else read now.
