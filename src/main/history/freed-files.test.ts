@@ -5,12 +5,14 @@ import {
   readdirSync,
   readFileSync,
   symlinkSync,
+  unlinkSync,
   writeFileSync,
 } from 'node:fs'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { nodeDisk, setDisk } from '../lib/disk'
 import { errnoError, hookDisk, type DiskCall } from '../lib/disk-hooks'
+import { nameEntriesByHandle } from '../lib/folders'
 import type { Logger } from '../lib/logger'
 import {
   createFreedFiles,
@@ -37,12 +39,15 @@ import {
 let dataDir: string
 let cleanup: () => Promise<void>
 let undoDisk: () => void = () => {}
+let undoNaming: () => void = () => {}
 beforeEach(async () => {
   ;({ dir: dataDir, cleanup } = await tempDataDir())
 })
 afterEach(async () => {
   undoDisk()
   undoDisk = () => {}
+  undoNaming()
+  undoNaming = () => {}
   await cleanup()
 })
 
@@ -281,6 +286,30 @@ describe('replaced versions kept until a quiet moment', () => {
     }
     fsck(dataDir)
   }, 120_000)
+  it('holds at most MAX_KEPT_BYTES across runs killed before a quiet moment', async () => {
+    // review15-misc R3: names found at open counted 0 bytes, so each killed run added another
+    // MAX_KEPT_BYTES (16, 32, 48 MiB after three).
+    const gitdir = path.join(dataDir, 'history.git')
+    mkdirSync(freedDir(), { recursive: true })
+    const held = () =>
+      kept().reduce((sum, name) => sum + lstatSync(path.join(freedDir(), name)).size, 0)
+    let made = 0
+    for (let run = 1; run <= 3; run++) {
+      // A burst of commands replacing 1 MiB files, then a kill: nothing removed.
+      const freed = createFreedFiles(gitdir, { untilQuiet: () => 2 ** 30 })
+      try {
+        for (let i = 0; i < 20; i++) {
+          const replaced = path.join(dataDir, `replaced-${made++}.md`)
+          writeFileSync(replaced, Buffer.alloc(MAX_KEPT_FILE_BYTES, 1))
+          freed.keep(replaced)
+          unlinkSync(replaced) // the rename frees the old name; the kept one holds the file
+        }
+      } finally {
+        freed.stop()
+      }
+      expect(held()).toBe(MAX_KEPT_BYTES)
+    }
+  })
 })
 
 describe('what else is found among the kept names', () => {
@@ -322,6 +351,39 @@ describe('what else is found among the kept names', () => {
     }
     expect(readFileSync(path.join(outside, 'keep.md'), 'utf8')).toBe('mine\n')
     expect(readFileSync(path.join(outside, 'inner', 'keep.md'), 'utf8')).toBe('mine too\n')
+  })
+
+  it('where entries are named by path, leaves a folder found there unentered, said once an open', async () => {
+    // review15-misc R1: named by path (macOS, Windows), a folder swapped for a symlink after it
+    // was listed sent the unlinks of its entries through the link, outside cairn-freed/.
+    undoNaming = nameEntriesByHandle(false)
+    const outside = path.join(dataDir, 'outside')
+    mkdirSync(outside, { recursive: true })
+    writeFileSync(path.join(outside, 'keep.md'), 'mine\n')
+    mkdirSync(path.join(freedDir(), 'put-there', 'sub'), { recursive: true })
+    writeFileSync(path.join(freedDir(), 'put-there', 'sub', 'keep.md'), 'x\n')
+    mkdirSync(path.join(freedDir(), 'another'))
+    symlinkSync(outside, path.join(freedDir(), 'link-at-the-top'))
+    writeFileSync(path.join(freedDir(), 'a-name'), 'old\n')
+    const listed: string[] = []
+    const hooked = hookDisk(nodeDisk, (call) => {
+      if (call.name === 'promises.readdir') listed.push(String(call.args[0]))
+    })
+    undoDisk = setDisk(hooked.disk)
+    for (let open = 1; open <= 2; open++) {
+      const { logger, warnings } = recording()
+      const freed = createFreedFiles(gitdir(), { ...quietNow, logger })
+      try {
+        await until(() => freed.pending() === 0)
+        expect(warnings).toEqual(['Left a folder among the replaced versions'])
+      } finally {
+        freed.stop()
+      }
+      expect(listed).toEqual([])
+      expect(kept().sort()).toEqual(['another', 'put-there'])
+      expect(readdirSync(path.join(freedDir(), 'put-there', 'sub'))).toEqual(['keep.md'])
+      expect(readFileSync(path.join(outside, 'keep.md'), 'utf8')).toBe('mine\n')
+    }
   })
 
   it('warns once per open about what cannot be removed, and stops trying until the next open', async () => {

@@ -15,9 +15,11 @@
  * like the rest; the open itself only lists the folder, once, and counts the names toward
  * `MAX_KEPT`). Whatever else is found there (a folder a person or a tool put there, a symlink)
  * is removed too, through handles: a folder with everything in it, a symlink itself, never
- * what it points to, and nothing outside this folder. Past `MAX_KEPT` names or `MAX_KEPT_BYTES`, with less than `MIN_FREE_BYTES`
- * free on the disk, for a file over
- * `MAX_KEPT_FILE_BYTES`, or where the link cannot be made (the memory folder on
+ * what it points to, and nothing outside this folder. That holds where entries are named by
+ * handle (Linux); where they are named by path (macOS, Windows) a folder found there is left,
+ * with one warning an open: one swapped for a symlink after it was listed would send the
+ * removal of its entries through the link. Past `MAX_KEPT` names or `MAX_KEPT_BYTES`, with
+ * less than `MIN_FREE_BYTES` free on the disk, for a file over `MAX_KEPT_FILE_BYTES`, or where the link cannot be made (the memory folder on
  * another file system, a file system without hard links), the rename frees the old file
  * itself, as before.
  */
@@ -75,7 +77,10 @@ interface Pending {
   /** The folder holding it (a handle: nothing is removed through a path a link could turn). */
   readonly parent: Folder
   readonly name: string
-  /** Its bytes toward `MAX_KEPT_BYTES` (0 for names found at open: not looked at). */
+  /**
+   * Its bytes toward `MAX_KEPT_BYTES`: `MAX_KEPT_FILE_BYTES` for a name found at open (not
+   * looked at), 0 for an entry of a folder found there.
+   */
   readonly bytes: number
   /** Listed as a folder: its entries go first. */
   readonly folder?: boolean
@@ -102,16 +107,17 @@ export function createFreedFiles(gitdir: string, options: FreedFilesOptions): Fr
       top = openFolder(dir)
     }
     const opened = top
-    // Left by a kill or a close: counted toward MAX_KEPT from the start. Their sizes are not
-    // asked for (an `lstat` each on the open's path): the run that left them kept at most
-    // MAX_KEPT_BYTES, and nothing is kept on a nearly full disk in any case.
+    // Left by a kill or a close: counted toward MAX_KEPT from the start, and toward
+    // MAX_KEPT_BYTES as the largest file kept (their sizes are not asked for: an `lstat` each
+    // on the open's path), so runs killed before a quiet moment never hold more than the cap.
     if (opened) {
       names = disk.readdirSync(opened.self).map((dirent) => ({
         parent: opened,
         name: dirent.name,
-        bytes: 0,
+        bytes: MAX_KEPT_FILE_BYTES,
         folder: dirent.isDirectory(),
       }))
+      keptBytes = names.length * MAX_KEPT_FILE_BYTES
     }
   } catch (error) {
     // A file or a symlink in place of the folder (ENOTDIR, ELOOP) is left alone, unused.
@@ -143,6 +149,7 @@ export function createFreedFiles(gitdir: string, options: FreedFilesOptions): Fr
   let timer: NodeJS.Timeout | null = null
   let removing = false
   let warned = false
+  let leftFolder = false
 
   // Once stopped and no removal is under way: every handle closed (an unlink in flight names
   // its folder by the handle's number, which must not name another file meanwhile).
@@ -176,6 +183,13 @@ export function createFreedFiles(gitdir: string, options: FreedFilesOptions): Fr
   // when it is not a folder (a symlink: unlinked, never followed). After an `unlink` that
   // failed (`unlinkError`), an entry that is no folder keeps that failure.
   async function expand(parent: Folder, name: string, unlinkError?: unknown): Promise<void> {
+    if (!parent.namesByHandle) {
+      // Named by path (macOS, Windows): a folder swapped for a symlink between its listing and
+      // the unlinks seconds later would send them outside, so it is not entered, only said.
+      if (!leftFolder) options.logger?.warn('Left a folder among the replaced versions')
+      leftFolder = true
+      return
+    }
     const folder = parent.openChildIfFolder(name)
     if (!folder) {
       if (unlinkError !== undefined) throw unlinkError

@@ -195,6 +195,15 @@ export class Folder {
       : path.join(this.path, name)
   }
 
+  /**
+   * True when `entry` names entries through this folder's handle, so a link swapped in for
+   * the folder after it was opened is not followed; false where they are named by path
+   * (macOS, Windows, or `nameEntriesByHandle(false)`).
+   */
+  get namesByHandle(): boolean {
+    return this.fd !== null && byHandle
+  }
+
   /** A path that names this folder itself (to list it). */
   get self(): string {
     return this.fd !== null && byHandle ? `/proc/self/fd/${this.fd}` : this.path

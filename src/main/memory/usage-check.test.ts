@@ -336,7 +336,7 @@ describe('the walk between commands', () => {
     }
   }
 
-  it('lets a command that comes during the walk answer before it ends, then takes its count', async () => {
+  it('lets a command that does not grow the total answer during the walk, then takes its count', async () => {
     let clock = Date.now() + 60_000
     const base = await fs.mkdtemp(path.join(os.tmpdir(), 'cairn-walk-aside-'))
     box = { cleanup: () => fs.rm(base, { recursive: true, force: true }) } as Sandbox
@@ -358,12 +358,15 @@ describe('the walk between commands', () => {
     // The total is past half its age: the walk starts once this answers.
     await tool.execute({ command: 'view', path: '/memories/topic-000/first.md' })
     gate.arm()
-    // Into the folder the walk has listed already (its record must be read again).
-    const listed = path.basename(path.dirname(await gate.hit))
+    // In the folder the walk has listed already (its record must be read again), an edit that
+    // shrinks a file (a growing write waits for the walk's count: the next test).
+    const hit = await gate.hit
+    const listed = path.basename(path.dirname(hit))
     const second = await tool.execute({
-      command: 'create',
-      path: `/memories/${listed}/second.md`,
-      file_text: 'two\n',
+      command: 'str_replace',
+      path: `/memories/${listed}/${path.basename(hit)}`,
+      old_str: fsSync.readFileSync(hit, 'utf8').split('\n')[0],
+      new_str: 'a',
     })
     const lstats = () => cache.events.filter((event) => event === 'lstat').length
     const seenWhenAnswered = lstats()
@@ -378,9 +381,43 @@ describe('the walk between commands', () => {
       'walk',
       'taken',
     ])
-    // The count taken holds the file grown outside and the command's own file.
+    // The count taken holds the file grown outside and the command's own change.
     expect(await cache.get()).toEqual(await measure(root))
   }, 300_000)
+
+  it('has a growing write during the walk wait for its count: a file grown outside is seen', async () => {
+    // review15-misc R2: the write went on with the older total while the walk ran aside, and
+    // passed a limit the walk between commands had made it keep.
+    let clock = Date.now() + 60_000
+    const base = await fs.mkdtemp(path.join(os.tmpdir(), 'cairn-walk-aside-'))
+    box = { cleanup: () => fs.rm(base, { recursive: true, force: true }) } as Sandbox
+    const root = path.join(base, 'memories')
+    await populate(root, 50)
+    const MiB = 1024 * 1024
+    const cache = new Watched(root, 60_000, () => clock)
+    const tool = createMemoryTool({ root, usage: cache, limits: { maxTotalBytes: 20 * MiB } })
+    await tool.execute({ command: 'create', path: '/memories/first.md', file_text: 'one\n' })
+    // Outside, a file grows in place (its folder does not change) to just under the limit.
+    await fs.truncate(path.join(root, 'topic-000', 'note-00007.md'), 20 * MiB - 60_000)
+    const gate = holdOneLstat(cache.events)
+    clock += 31_000
+    await tool.execute({ command: 'view', path: '/memories/first.md' })
+    gate.arm()
+    await gate.hit
+    // Far from the limit by the older total: only the walk's count shows it would break it.
+    const writing = tool.execute({
+      command: 'create',
+      path: '/memories/second.md',
+      file_text: 'x'.repeat(100_000),
+    })
+    gate.release()
+    const refused = await writing
+    expect(refused.isError).toBe(true)
+    expect(text(refused)).toContain('over the limit of 20,971,520 bytes')
+    expect(fsSync.existsSync(path.join(root, 'second.md'))).toBe(false)
+    await cache.taken
+    expect(await cache.get()).toEqual(await measure(root))
+  }, 120_000)
 
   it('keeps the count a command took meanwhile near a limit, not the older walk', async () => {
     let clock = Date.now() + 60_000
@@ -398,14 +435,15 @@ describe('the walk between commands', () => {
     await gate.hit
     // While the walk is held, 49 files are dropped in outside: 450 in all.
     await populate(path.join(root, 'dropped'), 49, true)
-    // Near the limit, the write is checked against a fresh count, walk or no walk.
-    const refused = await tool.execute({
+    // Near the limit, the write is checked against a fresh count, walk or no walk (it waits
+    // for the walk first: it adds a file).
+    const refusing = tool.execute({
       command: 'create',
       path: '/memories/b.md',
       file_text: 'b\n',
     })
-    expect(text(refused)).toContain('memory already holds 450 files, the limit is 450')
     gate.release()
+    expect(text(await refusing)).toContain('memory already holds 450 files, the limit is 450')
     await cache.taken
     expect(await cache.get()).toEqual({ files: 450, bytes: (await measure(root)).bytes })
     const freed = await tool.execute({ command: 'delete', path: '/memories/a.md' })

@@ -4,7 +4,8 @@
  * own writes; it is re-walked after `invalidate()` or once it is older than `maxAgeMs` (other
  * writers — the user, a restore — may have changed the folder meanwhile). The tool refreshes it
  * between commands (`wantsRefresh`), aside from them when it has a total to go on with
- * (`walkAside`), so a write rarely has to wait for a walk. A growing write
+ * (`walkAside`), so a command rarely has to wait for a walk; a growing write that finds one
+ * under way waits for its count (`settleWalk`): it may show a file grown outside. A growing write
  * whose total was checked more than a moment ago checks the folders first (`recheck`: one
  * `lstat` per folder, reading again only those that changed). A write that would come near a
  * limit by the total is checked against a fresh walk (`fresh`): files may have grown outside.
@@ -64,6 +65,12 @@ export interface UsageSource {
    * left out: `refresh` runs in the queue instead.
    */
   walkAside?(): Promise<() => Promise<void>> | null
+  /**
+   * Waits for a walk aside under way, if any, and takes its count (run in the tool's queue):
+   * a write that grows the total asks it first, so that a file grown in place outside, which
+   * only a walk sees, counts toward the limits as when the walk ran between commands.
+   */
+  settleWalk?(): Promise<void>
 }
 
 /** Past this age a growing write checks the folder again (see `UsageSource.mayBeStale`). */
@@ -118,6 +125,8 @@ export class UsageCache implements UsageSource {
   private generation = 0
   /** While a walk aside runs (until its count is taken): the entries the tool changed meanwhile. */
   private touched: Set<string> | null = null
+  /** The walk aside under way (until its count is taken): resolves to the take. */
+  private walking: Promise<() => Promise<void>> | null = null
 
   constructor(
     private readonly root: string,
@@ -216,12 +225,28 @@ export class UsageCache implements UsageSource {
    * with the cached total (the walk between commands held each command that came meanwhile,
    * 140 ms at 10,000 files). The function it resolves to, run between commands, reads again
    * on that record the entries the tool changed since the walk began, then takes it: files
-   * grown in place outside are seen as by a walk in the queue, at worst one walk's length
-   * later. A count on a command's path or `invalidate` meanwhile drops it. Null with no
+   * grown in place outside are seen as by a walk in the queue by every growing write (it
+   * takes the count itself first: `settleWalk`). It is taken once. A count on a command's path or `invalidate` meanwhile drops it. Null with no
    * total yet (nothing to go on with: the walk runs in the queue) or while one runs aside.
    */
   walkAside(): Promise<() => Promise<void>> | null {
-    return this.usage === null || this.touched !== null ? null : this.walkAsideNow()
+    if (this.usage === null || this.touched !== null) return null
+    const walking = this.walkAsideNow()
+    this.walking = walking
+    return walking
+  }
+
+  async settleWalk(): Promise<void> {
+    const walking = this.walking
+    if (!walking) return
+    let take
+    try {
+      take = await walking
+    } catch {
+      // Said by whoever started it; the write goes on with the total it has.
+      return
+    }
+    await take()
   }
 
   private async walkAsideNow(): Promise<() => Promise<void>> {
@@ -230,14 +255,24 @@ export class UsageCache implements UsageSource {
     this.touched = touched
     const startedAt = this.now()
     const aside = new UsageCache(this.root, this.maxAgeMs, this.now, ASIDE_SLICE)
+    let taken = false
+    const done = (): void => {
+      if (this.touched === touched) {
+        this.touched = null
+        this.walking = null
+      }
+    }
     try {
       await aside.refresh()
     } catch (error) {
-      if (this.touched === touched) this.touched = null
+      done()
       throw error
     }
+    // Taken once: by a growing write that waited for it (`settleWalk`), or between commands.
     return async () => {
-      if (this.touched === touched) this.touched = null
+      done()
+      if (taken) return
+      taken = true
       if (this.generation !== generation || aside.usage === null) return
       for (const relative of touched) {
         const [folder, name] = aside.recordedParent(relative)
