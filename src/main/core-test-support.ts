@@ -1,5 +1,12 @@
-import type { RequestChannel, RequestResults } from '../shared/contract'
-import type { Core } from './core'
+import { mkdtemp, rm } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { afterEach, beforeEach } from 'vitest'
+import { startFakeAnthropic, type FakeAnthropic } from '../../test/fixtures/fake-anthropic'
+import type { EventMap, EventName, RequestChannel, RequestResults } from '../shared/contract'
+import type { AgentEvent } from '../shared/types'
+import { createCore, type Core } from './core'
+import { createRecordingLogger } from './lib/logger'
 
 /**
  * Sends one request through the core's dispatcher, as the window would, and returns its value;
@@ -13,4 +20,145 @@ export async function callCore<C extends RequestChannel>(
   const result = await core.dispatch(channel, payload)
   if (!result.ok) throw new Error(`${channel} failed: ${result.error.code} ${result.error.message}`)
   return result.value as RequestResults[C]
+}
+
+/** A turn sent through `chat:send` that has finished. */
+export interface FinishedTurn {
+  readonly conversationId: string
+  readonly turnId: string
+  /** The turn's agent events, `turn-finished` last. */
+  readonly events: ReadonlyArray<AgentEvent>
+}
+
+/**
+ * The real core on a temp data folder, its API the scripted fake Messages API: a new folder,
+ * fake and core for each test (made in `beforeEach`, closed and removed in `afterEach`).
+ */
+export interface CoreThroughFakeApi {
+  /** This test's data folder. */
+  readonly dataDir: string
+  readonly fake: FakeAnthropic
+  /** The core open now (a new one after `reopen`). */
+  readonly core: Core
+  /** Every agent event of this test, in order, across reopens. */
+  readonly events: ReadonlyArray<AgentEvent>
+  /** `callCore` on the core open now. */
+  call<C extends RequestChannel>(channel: C, payload?: unknown): Promise<RequestResults[C]>
+  /** Sends `text` through `chat:send` with a fresh client id; does not wait for the turn. */
+  send(conversationId: string | null, text: string): Promise<RequestResults['chat:send']>
+  /** Resolves once `check` holds, checked now and after every event of the core. */
+  until(check: () => boolean): Promise<void>
+  /** Resolves with the turn's events once it has finished (already or later). */
+  finished(turnId: string): Promise<ReadonlyArray<AgentEvent>>
+  /** Sends `text` and waits for its turn to finish. */
+  turn(conversationId: string | null, text: string): Promise<FinishedTurn>
+  /** The file a conversation is stored in. */
+  fileOf(conversationId: string): string
+  /**
+   * Closes the core and opens a new one on the same folder (a restart of the app), running
+   * `whileClosed` in between.
+   */
+  reopen(whileClosed?: () => Promise<void>): Promise<void>
+}
+
+export interface CoreThroughFakeApiOptions {
+  /** The temp folder's name starts with this. */
+  readonly prefix: string
+  /** `ANTHROPIC_API_KEY` in the core's environment; `sk-test` when left out. */
+  readonly apiKey?: string
+  /** Logs kept in memory (a recording logger), not written to the console. */
+  readonly quiet?: boolean
+  /** Told every event of every core opened, after the harness has recorded it. */
+  readonly onEvent?: <E extends EventName>(name: E, data: EventMap[E]) => void
+}
+
+/**
+ * Registers the `beforeEach` and `afterEach` that give each test a `CoreThroughFakeApi`; call
+ * it once at the top of a test file. The waits are woken by the core's events, not polled.
+ */
+export function coreThroughFakeApi(options: CoreThroughFakeApiOptions): CoreThroughFakeApi {
+  let dataDir = ''
+  let fake: FakeAnthropic | null = null
+  let core: Core | null = null
+  let events: AgentEvent[] = []
+  let clientIds = 0
+  const waiters = new Set<() => void>()
+
+  const open = async (): Promise<Core> => {
+    const opened = await createCore({
+      dataDir,
+      env: { ANTHROPIC_API_KEY: options.apiKey ?? 'sk-test', ANTHROPIC_BASE_URL: fake!.url },
+      anthropicMaxRetries: 0,
+      ...(options.quiet ? { logger: createRecordingLogger() } : {}),
+    })
+    opened.events.on((name, data) => {
+      if (name === 'agent:event') events.push(data as AgentEvent)
+      options.onEvent?.(name, data)
+      for (const wake of [...waiters]) wake()
+    })
+    return opened
+  }
+
+  const until = (check: () => boolean): Promise<void> => {
+    if (check()) return Promise.resolve()
+    return new Promise((resolve) => {
+      const wake = () => {
+        if (!check()) return
+        waiters.delete(wake)
+        resolve()
+      }
+      waiters.add(wake)
+    })
+  }
+
+  beforeEach(async () => {
+    dataDir = await mkdtemp(path.join(os.tmpdir(), options.prefix))
+    fake = await startFakeAnthropic()
+    events = []
+    waiters.clear()
+    core = await open()
+  })
+
+  afterEach(async () => {
+    await core?.close()
+    await fake?.close()
+    core = null
+    fake = null
+    await rm(dataDir, { recursive: true, force: true })
+  })
+
+  const harness: CoreThroughFakeApi = {
+    get dataDir() {
+      return dataDir
+    },
+    get fake() {
+      return fake!
+    },
+    get core() {
+      return core!
+    },
+    get events() {
+      return events
+    },
+    call: (channel, payload) => callCore(core!, channel, payload),
+    send: (conversationId, text) =>
+      harness.call('chat:send', { conversationId, text, clientId: `c-${++clientIds}` }),
+    until,
+    async finished(turnId) {
+      const mine = (e: AgentEvent) => e.turnId === turnId
+      await until(() => events.some((e) => mine(e) && e.type === 'turn-finished'))
+      return events.filter(mine)
+    },
+    async turn(conversationId, text) {
+      const { conversationId: id, turnId } = await harness.send(conversationId, text)
+      return { conversationId: id, turnId, events: await harness.finished(turnId) }
+    },
+    fileOf: (conversationId) => path.join(dataDir, 'conversations', `${conversationId}.json`),
+    async reopen(whileClosed) {
+      await core!.close()
+      await whileClosed?.()
+      core = await open()
+    },
+  }
+  return harness
 }

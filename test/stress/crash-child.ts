@@ -15,7 +15,13 @@
  *
  * With `killAtCall`, the child kills itself (SIGKILL) just before that file-system call of its
  * own, counted through the disk seam: a kill inside open (and so inside recovery) at an exact
- * point, which no timer can aim at.
+ * point, which no timer can aim at. While packing, stdout also says `step <name>` at each step
+ * of every background pass (`started`, then repack's), and `CAIRN_CRASH_AIM=<step>:<n>` makes
+ * the child kill itself just before its n-th file-system call after the first pass reaches
+ * that step: a kill inside a given phase of packing (writing, renaming, removing, folding).
+ * `CAIRN_CRASH_AIM=open-packs:<n>` counts from open's first call on a file in the pack folder
+ * instead (the n-th call from it, that one included): a kill inside the open that clears what
+ * a pass killed half-way left there (a child that opens all the same then runs no command).
  * The acknowledgement file gets, per command, a line before it runs (`{"run":…}`) and one after
  * (`{"done":…}`), each written with fsync. stdout says `opening` and `opened`.
  */
@@ -25,6 +31,7 @@ import path from 'node:path'
 import { openVersionedMemory } from '../../src/main/history'
 import { nodeDisk, setDisk } from '../../src/main/lib/disk'
 import { hookDisk } from '../../src/main/lib/disk-hooks'
+import type { PassStep } from '../../src/main/history/maintainer'
 import { applyCommand, nextCommand, random, readModel } from './memory-model'
 
 const [dataDir, ackFile, seedText, killAtText] = process.argv.slice(2) as [
@@ -34,13 +41,36 @@ const [dataDir, ackFile, seedText, killAtText] = process.argv.slice(2) as [
   string | undefined,
 ]
 
-if (killAtText && dataDir !== 'maintain') {
-  const killAt = Number(killAtText)
-  setDisk(
-    hookDisk(nodeDisk, (call) => {
-      if (call.n === killAt) process.kill(process.pid, 'SIGKILL')
-    }).disk,
-  )
+const killAt = killAtText && dataDir !== 'maintain' ? Number(killAtText) : null
+const aim = /^([a-z-]+):(\d+)$/.exec(process.env.CAIRN_CRASH_AIM ?? '')
+/** Calls made when the aimed-at moment came (null: not yet). */
+let aimedFrom: number | null = null
+let opened = false
+// `open-packs`: open's first call on a file in the pack folder: where it clears what a pass
+// killed half-way left there (temp files, a pack without its index, a fold's leftovers), or
+// else where it opens the packs.
+const IN_PACK_FOLDER = `${path.sep}objects${path.sep}pack${path.sep}`
+const hooked =
+  killAt !== null || aim
+    ? hookDisk(nodeDisk, (call) => {
+        if (call.n === killAt) process.kill(process.pid, 'SIGKILL')
+        if (!aim) return
+        if (aimedFrom === null && aim[1] === 'open-packs' && !opened) {
+          if (call.args.some((arg) => typeof arg === 'string' && arg.includes(IN_PACK_FOLDER))) {
+            aimedFrom = call.n - 1
+          }
+        }
+        if (aimedFrom !== null && call.n - aimedFrom >= Number(aim[2])) {
+          process.kill(process.pid, 'SIGKILL')
+        }
+      })
+    : null
+if (hooked) setDisk(hooked.disk)
+
+/** A background pass's step: said on stdout (synchronous on a pipe), maybe aimed at. */
+function onStep(step: PassStep): void {
+  process.stdout.write(`step ${step}\n`)
+  if (aim && step === aim[1] && aimedFrom === null && hooked) aimedFrom = hooked.calls()
 }
 
 function acknowledge(record: unknown): void {
@@ -79,9 +109,13 @@ async function main(): Promise<void> {
   const memory = await openVersionedMemory({
     dataDir,
     watch: false,
-    ...(packing ? { maintenance: PACKING } : {}),
+    ...(packing ? { maintenance: { ...PACKING, onStep } } : {}),
   })
+  opened = true
   process.stdout.write('opened\n')
+  // Meant to die inside open and did not: runs nothing, so the parent's kill ends it with no
+  // command half-done (the parent replays this round's commands after the previous child's).
+  if (aim?.[1] === 'open-packs') return new Promise(() => setInterval(() => undefined, 60_000))
   const model = readModel(path.join(dataDir, 'memories'))
   const rand = random(Number(seedText))
   for (let i = 0; ; i++) {
@@ -94,9 +128,11 @@ async function main(): Promise<void> {
     })
     if (!result.isError && command.command !== 'view') applyCommand(model, command)
     acknowledge({ done: i, isError: result.isError, commit: result.commit?.oid ?? null })
-    // While packing, a pause now and then: passes step aside for commands, so without quiet
-    // moments they would never get far enough to be killed inside.
-    if (packing && i % 6 === 5) await new Promise((resolve) => setTimeout(resolve, 15))
+    // While packing, a pause after every third command: a pass steps aside while a command
+    // runs or waits (each of its pauses then waits for the queue to be idle), so it moves on
+    // only in these moments. One every sixth command made the first pass of a child (its
+    // index check, listing, writing that folds the packs before) take 2-12 s at load 10.
+    if (packing && i % 3 === 2) await new Promise((resolve) => setTimeout(resolve, 15))
   }
 }
 

@@ -3,78 +3,24 @@
  * the fake Messages API, the real versioned memory (git) and the real conversation store.
  */
 import { execFileSync } from 'node:child_process'
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
-import os from 'node:os'
+import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import {
-  reply,
-  startFakeAnthropic,
-  type FakeAnthropic,
-  type RecordedRequest,
-} from '../../../test/fixtures/fake-anthropic'
-import type { RequestChannel } from '../../shared/contract'
+import { describe, expect, it } from 'vitest'
+import { reply, type RecordedRequest } from '../../../test/fixtures/fake-anthropic'
 import type { AgentEvent } from '../../shared/types'
-import { createCore, type Core } from '../core'
-import { callCore } from '../core-test-support'
+import { coreThroughFakeApi } from '../core-test-support'
 
-let dataDir: string
-let fake: FakeAnthropic
-let core: Core
-let events: AgentEvent[]
-
-async function start(): Promise<Core> {
-  const started = await createCore({
-    dataDir,
-    env: { ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: fake.url },
-    anthropicMaxRetries: 0,
-  })
-  started.events.on((name, data) => {
-    if (name !== 'agent:event') return
-    events.push(data as AgentEvent)
-    for (const waiter of [...waiters]) {
-      if (waiter.matches(data as AgentEvent)) {
-        waiters.delete(waiter)
-        waiter.resolve()
-      }
-    }
-  })
-  return started
-}
-
-const waiters = new Set<{ matches: (event: AgentEvent) => boolean; resolve: () => void }>()
-
-/** Resolves once the core has emitted an agent event of this turn and type (already or later). */
-function agentEvent(turnId: string, type: AgentEvent['type']): Promise<void> {
-  const matches = (e: AgentEvent) => e.turnId === turnId && e.type === type
-  if (events.some(matches)) return Promise.resolve()
-  return new Promise((resolve) => waiters.add({ matches, resolve }))
-}
-
-/** Resolves once a turn has finished; the core accepts the next send from that moment. */
-async function turnDone(turnId: string): Promise<void> {
-  await agentEvent(turnId, 'turn-finished')
-}
-
-const call = <C extends RequestChannel>(channel: C, payload?: unknown) =>
-  callCore(core, channel, payload)
-
-let clientIds = 0
-
-/** Sends a message through `chat:send`, with a fresh client id. */
-function send(conversationId: string | null, text: string) {
-  return call('chat:send', { conversationId, text, clientId: `client-${++clientIds}` })
-}
+const cairn = coreThroughFakeApi({ prefix: 'cairn-e2e-agent-' })
+const { call, send } = cairn
 
 /** Sends a message and waits for its turn to finish (events come from the core's bus). */
 async function chat(conversationId: string | null, text: string) {
-  const { conversationId: id, turnId } = await send(conversationId, text)
-  await turnDone(turnId)
-  return { id, events: events.filter((e) => e.turnId === turnId) }
+  const { conversationId: id, events } = await cairn.turn(conversationId, text)
+  return { id, events }
 }
 
 function git(...args: string[]): string {
-  return execFileSync('git', [`--git-dir=${path.join(dataDir, 'history.git')}`, ...args], {
+  return execFileSync('git', [`--git-dir=${path.join(cairn.dataDir, 'history.git')}`, ...args], {
     encoding: 'utf8',
   })
 }
@@ -87,26 +33,12 @@ function toolResults(request: RecordedRequest) {
   )
 }
 
-beforeEach(async () => {
-  dataDir = await mkdtemp(path.join(os.tmpdir(), 'cairn-e2e-agent-'))
-  fake = await startFakeAnthropic()
-  events = []
-  waiters.clear()
-  core = await start()
-})
-
-afterEach(async () => {
-  await core.close()
-  await fake.close()
-  await rm(dataDir, { recursive: true, force: true })
-})
-
 const DIRECTORY_HEADER =
   "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:"
 
 describe('memory across two sessions', () => {
   it('remembers in conversation 1 and recalls in a fresh conversation 2', async () => {
-    fake.script(
+    cairn.fake.script(
       reply.toolUse({ id: 'toolu_c1_view', input: { command: 'view', path: '/memories' } }),
       reply.toolUse({
         id: 'toolu_c1_create',
@@ -122,7 +54,7 @@ describe('memory across two sessions', () => {
     expect(first.events.at(-1)).toMatchObject({ type: 'turn-finished', stopped: false })
     expect(first.events.some((e) => e.type === 'error')).toBe(false)
 
-    fake.script(
+    cairn.fake.script(
       reply.toolUse({ id: 'toolu_c2_view', input: { command: 'view', path: '/memories' } }),
       reply.toolUse({
         id: 'toolu_c2_notes',
@@ -134,7 +66,7 @@ describe('memory across two sessions', () => {
     expect(second.id).not.toBe(first.id)
     expect(second.events.at(-1)).toMatchObject({ type: 'turn-finished', stopped: false })
 
-    const requests = fake.messageRequests()
+    const requests = cairn.fake.messageRequests()
     expect(requests).toHaveLength(6)
     // Every request declared the memory tool, exactly as the API defines it.
     for (const request of requests) {
@@ -201,12 +133,12 @@ describe('memory across two sessions', () => {
   })
 
   it('passes a failing command back to Claude verbatim with is_error, committing nothing', async () => {
-    fake.script(
+    cairn.fake.script(
       reply.toolUse({ id: 'toolu_missing', input: { command: 'view', path: '/memories/nope.md' } }),
       reply.text('Nothing there.'),
     )
     const turn = await chat(null, 'Look for nope')
-    const [result] = toolResults(fake.messageRequests()[1]!)
+    const [result] = toolResults(cairn.fake.messageRequests()[1]!)
     expect(result).toMatchObject({ tool_use_id: 'toolu_missing', is_error: true })
     expect(String(result?.content)).toMatch(/^The path \/memories\/nope\.md does not exist/)
     expect(turn.events.find((e) => e.type === 'tool-result')).toMatchObject({
@@ -228,10 +160,10 @@ describe('images in memory', () => {
   const jpeg = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49, 0x46, 0xff, 0xd9])
 
   it('hands Claude the image blocks of a viewed picture and stores only a placeholder', async () => {
-    await mkdir(path.join(dataDir, 'memories', 'pics'), { recursive: true })
-    await writeFile(path.join(dataDir, 'memories', 'pics', 'dot.png'), png)
-    await writeFile(path.join(dataDir, 'memories', 'pics', 'photo.jpg'), jpeg)
-    fake.script(
+    await mkdir(path.join(cairn.dataDir, 'memories', 'pics'), { recursive: true })
+    await writeFile(path.join(cairn.dataDir, 'memories', 'pics', 'dot.png'), png)
+    await writeFile(path.join(cairn.dataDir, 'memories', 'pics', 'photo.jpg'), jpeg)
+    cairn.fake.script(
       reply.toolUse({
         id: 'toolu_png',
         input: { command: 'view', path: '/memories/pics/dot.png' },
@@ -245,7 +177,7 @@ describe('images in memory', () => {
     const turn = await chat(null, 'What pictures do you keep?')
     expect(turn.events.some((e) => e.type === 'error')).toBe(false)
 
-    const requests = fake.messageRequests()
+    const requests = cairn.fake.messageRequests()
     expect(requests).toHaveLength(3)
     const [pngResult] = toolResults(requests[1]!)
     expect(pngResult).toMatchObject({ tool_use_id: 'toolu_png' })
@@ -269,7 +201,10 @@ describe('images in memory', () => {
       "Here's the image /memories/pics/dot.png:\n[image]",
       "Here's the image /memories/pics/photo.jpg:\n[image]",
     ])
-    const stored = await readFile(path.join(dataDir, 'conversations', `${turn.id}.json`), 'utf8')
+    const stored = await readFile(
+      path.join(cairn.dataDir, 'conversations', `${turn.id}.json`),
+      'utf8',
+    )
     expect(stored).toContain('[image]')
     expect(stored).not.toContain(png.toString('base64'))
   })
@@ -278,7 +213,7 @@ describe('images in memory', () => {
 describe('restart', () => {
   it('reopens a stored conversation after a core restart and continues it with its history', async () => {
     await call('settings:update', { model: 'claude-haiku-4-5' })
-    fake.script(
+    cairn.fake.script(
       reply.toolUse({
         id: 'toolu_r1',
         input: { command: 'create', path: '/memories/todo.md', file_text: 'buy milk\n' },
@@ -286,10 +221,9 @@ describe('restart', () => {
       reply.text('Noted.'),
     )
     const first = await chat(null, 'Remember to buy milk')
-    const beforeRestart = fake.messageRequests()[1]!.body!.messages!
+    const beforeRestart = cairn.fake.messageRequests()[1]!.body!.messages!
 
-    await core.close()
-    core = await start()
+    await cairn.reopen()
 
     const list = await call('conversations:list', {})
     expect(list.map((hit) => hit.conversation.id)).toEqual([first.id])
@@ -297,10 +231,10 @@ describe('restart', () => {
     const stored = await call('conversations:get', { id: first.id })
     expect(stored.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant'])
 
-    fake.script(reply.text('You wanted to buy milk.'))
+    cairn.fake.script(reply.text('You wanted to buy milk.'))
     const next = await chat(first.id, 'What did I ask you to remember?')
     expect(next.id).toBe(first.id)
-    const after = fake.messageRequests()[2]!.body!
+    const after = cairn.fake.messageRequests()[2]!.body!
     expect(after.model).toBe('claude-haiku-4-5')
     const messages = after.messages!
     expect(messages).toHaveLength(5)
@@ -308,16 +242,16 @@ describe('restart', () => {
     expect(stripCache(messages.slice(0, 3))).toEqual(stripCache(beforeRestart))
     expect(messages[3]).toEqual({ role: 'assistant', content: [{ type: 'text', text: 'Noted.' }] })
     expect(JSON.stringify(messages[4])).toContain('What did I ask you to remember?')
-    const file = await readFile(path.join(dataDir, 'memories', 'todo.md'), 'utf8')
+    const file = await readFile(path.join(cairn.dataDir, 'memories', 'todo.md'), 'utf8')
     expect(file).toBe('buy milk\n')
   })
 
   it('renames, searches and deletes through the dispatcher, emitting conversations:changed', async () => {
     const changes: unknown[] = []
-    core.events.on((name, data) => {
+    cairn.core.events.on((name, data) => {
       if (name === 'conversations:changed') changes.push(data)
     })
-    fake.script(reply.text('Sure.'))
+    cairn.fake.script(reply.text('Sure.'))
     const { id } = await chat(null, 'Plan a trip to Lisbon')
     await call('conversations:rename', { id, title: 'Lisbon' })
     const hits = await call('conversations:list', { query: 'sure' })
@@ -325,7 +259,7 @@ describe('restart', () => {
     await call('conversations:delete', { id })
     expect(await call('conversations:list', {})).toEqual([])
     expect(changes).toContainEqual({ id, deleted: true })
-    const gone = await core.dispatch('conversations:get', { id })
+    const gone = await cairn.core.dispatch('conversations:get', { id })
     expect(gone).toEqual({
       ok: false,
       error: { code: 'conversation-not-found', message: expect.any(String) },
@@ -337,17 +271,19 @@ describe('stop through the core', () => {
   it('stops a streaming turn with chat:stop and continues the conversation', async () => {
     let release!: () => void
     const hold = new Promise<void>((resolve) => (release = resolve))
-    fake.script(reply.text('A long answer that is cut short by the person', { hold }))
+    cairn.fake.script(reply.text('A long answer that is cut short by the person', { hold }))
     const { conversationId, turnId } = await send(null, 'Go')
-    await agentEvent(turnId, 'text-delta')
+    await cairn.until(() =>
+      cairn.events.some((e) => e.turnId === turnId && e.type === 'text-delta'),
+    )
     await call('chat:stop', { conversationId })
-    await turnDone(turnId)
+    await cairn.finished(turnId)
     release()
-    expect(events.filter((e) => e.turnId === turnId).at(-1)).toMatchObject({
+    expect(cairn.events.filter((e) => e.turnId === turnId).at(-1)).toMatchObject({
       type: 'turn-finished',
       stopped: true,
     })
-    fake.script(reply.text('Continuing.'))
+    cairn.fake.script(reply.text('Continuing.'))
     const next = await chat(conversationId, 'Go on')
     expect(next.events.some((e) => e.type === 'error')).toBe(false)
     const stored = await call('conversations:get', { id: conversationId })
@@ -357,21 +293,23 @@ describe('stop through the core', () => {
 
 describe('turn-finished', () => {
   it('accepts the next message of the conversation from inside its listener', async () => {
-    fake.script(reply.text('First.'), reply.text('Second.'))
+    cairn.fake.script(reply.text('First.'), reply.text('Second.'))
     const { conversationId, turnId } = await send(null, 'A')
     const followUp = new Promise<unknown>((resolve) => {
-      const stop = core.events.on((name, data) => {
+      const stop = cairn.core.events.on((name, data) => {
         const event = data as AgentEvent
         if (name !== 'agent:event' || event.turnId !== turnId || event.type !== 'turn-finished') {
           return
         }
         stop()
-        resolve(core.dispatch('chat:send', { conversationId, text: 'B', clientId: 'client-b' }))
+        resolve(
+          cairn.core.dispatch('chat:send', { conversationId, text: 'B', clientId: 'client-b' }),
+        )
       })
     })
     const result = (await followUp) as { ok: boolean; value: { turnId: string } }
     expect(result).toMatchObject({ ok: true, value: { conversationId } })
-    await turnDone(result.value.turnId)
+    await cairn.finished(result.value.turnId)
     const stored = await call('conversations:get', { id: conversationId })
     expect(stored.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant'])
   })
@@ -379,18 +317,18 @@ describe('turn-finished', () => {
 
 describe('stop while a memory command runs', () => {
   it('lets the command finish and commit, runs nothing after it, and the chat continues', async () => {
-    fake.script(
+    cairn.fake.script(
       reply.toolUse({
         id: 'toolu_stop',
         input: { command: 'create', path: '/memories/plan.md', file_text: 'step 1\n' },
       }),
     )
     // Stop lands right after the command started, while it writes and commits.
-    core.events.on((name, data) => {
+    cairn.core.events.on((name, data) => {
       const event = data as AgentEvent
       if (name === 'agent:event' && event.type === 'tool-call') {
         queueMicrotask(
-          () => void core.dispatch('chat:stop', { conversationId: event.conversationId }),
+          () => void cairn.core.dispatch('chat:stop', { conversationId: event.conversationId }),
         )
       }
     })
@@ -402,7 +340,7 @@ describe('stop while a memory command runs', () => {
     expect(oid).toMatch(/^[0-9a-f]{40}$/)
     expect(git('show', `${oid}:plan.md`)).toBe('step 1\n')
     expect(git('log', '-1', '--format=%B', oid!)).toContain('Tool-Use-Id: toolu_stop')
-    expect(fake.messageRequests()).toHaveLength(1)
+    expect(cairn.fake.messageRequests()).toHaveLength(1)
 
     const stored = await call('conversations:get', { id: turn.id })
     expect(stored.toolCommits).toEqual({ toolu_stop: oid })
@@ -415,7 +353,7 @@ describe('stop while a memory command runs', () => {
       },
     ])
 
-    fake.script(reply.text('Continuing.'))
+    cairn.fake.script(reply.text('Continuing.'))
     const next = await chat(turn.id, 'Go on')
     expect(next.events.some((e) => e.type === 'error')).toBe(false)
   })
@@ -424,16 +362,16 @@ describe('stop while a memory command runs', () => {
 describe('settings through the core', () => {
   it('never sends the key to the renderer and lists models from the API', async () => {
     const view = await call('settings:get')
-    expect(view).toMatchObject({ hasApiKey: true, apiKeySource: 'env', dataDir })
+    expect(view).toMatchObject({ hasApiKey: true, apiKeySource: 'env', dataDir: cairn.dataDir })
     expect(JSON.stringify(view)).not.toContain('sk-test')
     const models = await call('settings:models')
     expect(models.map((m) => m.id)).toContain('claude-haiku-4-5')
-    expect(fake.requests.some((r) => r.path === '/v1/models')).toBe(true)
+    expect(cairn.fake.requests.some((r) => r.path === '/v1/models')).toBe(true)
   })
 
   it('announces every settings change with settings:changed, never carrying the key', async () => {
     const changes: unknown[] = []
-    core.events.on((name, data) => {
+    cairn.core.events.on((name, data) => {
       if (name === 'settings:changed') changes.push(data)
     })
     const updated = await call('settings:update', { theme: 'dark', maxTokens: 1234 })
@@ -447,7 +385,7 @@ describe('settings through the core', () => {
   it('pushes the create-overwrite policy to the versioned memory', async () => {
     await call('settings:update', { createExisting: 'error' })
     await call('memory:write', { path: '/memories/a.md', content: 'one' })
-    fake.script(
+    cairn.fake.script(
       reply.toolUse({
         id: 'toolu_over',
         input: { command: 'create', path: '/memories/a.md', file_text: 'two' },
@@ -455,9 +393,9 @@ describe('settings through the core', () => {
       reply.text('ok'),
     )
     await chat(null, 'overwrite a')
-    const [result] = toolResults(fake.messageRequests()[1]!)
+    const [result] = toolResults(cairn.fake.messageRequests()[1]!)
     expect(result).toMatchObject({ is_error: true })
-    expect(await readFile(path.join(dataDir, 'memories', 'a.md'), 'utf8')).toBe('one')
+    expect(await readFile(path.join(cairn.dataDir, 'memories', 'a.md'), 'utf8')).toBe('one')
   })
 })
 

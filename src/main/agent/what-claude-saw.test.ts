@@ -4,64 +4,19 @@
  * back as it was at that commit. End to end through the real core: the real SDK against the
  * fake Messages API, the real versioned memory and the real conversation store.
  */
-import { mkdtemp, rm } from 'node:fs/promises'
-import os from 'node:os'
-import path from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import {
-  reply,
-  startFakeAnthropic,
-  type FakeAnthropic,
-} from '../../../test/fixtures/fake-anthropic'
-import type { RequestChannel } from '../../shared/contract'
-import type { AgentEvent, StoredMessage } from '../../shared/types'
-import { createCore, type Core } from '../core'
-import { callCore } from '../core-test-support'
+import { describe, expect, it } from 'vitest'
+import { reply } from '../../../test/fixtures/fake-anthropic'
+import type { StoredMessage } from '../../shared/types'
+import { coreThroughFakeApi } from '../core-test-support'
 
-let dataDir: string
-let fake: FakeAnthropic
-let core: Core
-let events: AgentEvent[]
+const cairn = coreThroughFakeApi({ prefix: 'cairn-saw-' })
+const { call } = cairn
 
-beforeEach(async () => {
-  dataDir = await mkdtemp(path.join(os.tmpdir(), 'cairn-saw-'))
-  fake = await startFakeAnthropic()
-  events = []
-  core = await createCore({
-    dataDir,
-    env: { ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: fake.url },
-    anthropicMaxRetries: 0,
-  })
-  core.events.on((name, data) => {
-    if (name === 'agent:event') events.push(data as AgentEvent)
-  })
-})
-
-afterEach(async () => {
-  await core.close()
-  await fake.close()
-  await rm(dataDir, { recursive: true, force: true })
-})
-
-const call = <C extends RequestChannel>(channel: C, payload?: unknown) =>
-  callCore(core, channel, payload)
-
-let clientIds = 0
+/** One finished turn, with its conversation as stored after it. */
 async function turn(conversationId: string | null, text: string) {
-  const started = await call('chat:send', {
-    conversationId,
-    text,
-    clientId: `client-${++clientIds}`,
-  })
-  await new Promise<void>((resolve) => {
-    const check = () =>
-      events.some((e) => e.turnId === started.turnId && e.type === 'turn-finished')
-        ? resolve()
-        : setTimeout(check, 5)
-    check()
-  })
-  const conversation = await call('conversations:get', { id: started.conversationId })
-  return { ...started, conversation }
+  const finished = await cairn.turn(conversationId, text)
+  const conversation = await call('conversations:get', { id: finished.conversationId })
+  return { ...finished, conversation }
 }
 
 const replies = (messages: ReadonlyArray<StoredMessage>) =>
@@ -72,7 +27,7 @@ describe('what Claude saw', () => {
   it('records the memory at the turn start and every path viewed, on every reply', async () => {
     await call('memory:write', { path: '/memories/a.md', content: 'The user likes tea.\n' })
     const before = await head()
-    fake.script(
+    cairn.fake.script(
       reply.toolUse({ input: { command: 'view', path: '/memories/a.md' } }),
       reply.toolUse({
         input: { command: 'create', path: '/memories/b.md', file_text: 'Coffee now.\n' },
@@ -93,13 +48,13 @@ describe('what Claude saw', () => {
       // the folder itself.
       expect(message.viewed).toEqual(['/memories/a.md', '/memories'])
     }
-    const started = events.find((e) => e.turnId === first.turnId && e.type === 'turn-started')
+    const started = cairn.events.find((e) => e.turnId === first.turnId && e.type === 'turn-started')
     expect(started).toMatchObject({ memoryAt: before })
 
     // The next turn starts from the memory the first one left.
     const after = await head()
     expect(after).not.toBe(before)
-    fake.script(reply.text('Still coffee.'))
+    cairn.fake.script(reply.text('Still coffee.'))
     const second = await turn(first.conversationId, 'And now?')
     const latest = replies(second.conversation.messages).at(-1)
     expect(latest).toMatchObject({ memoryAt: after, viewed: [] })
@@ -110,7 +65,7 @@ describe('what Claude saw', () => {
   it('reads memory back as it was at the reply, while memory has moved on', async () => {
     await call('memory:write', { path: '/memories/a.md', content: 'old\n' })
     await call('memory:write', { path: '/memories/img/x.bin', content: 'bin\n' })
-    fake.script(
+    cairn.fake.script(
       reply.toolUse({ input: { command: 'view', path: '/memories/a.md' } }),
       reply.toolUse({
         input: { command: 'str_replace', path: '/memories/a.md', old_str: 'old', new_str: 'new' },
@@ -130,7 +85,7 @@ describe('what Claude saw', () => {
     expect(then.every((entry) => entry.modifiedAt > 0)).toBe(true)
     expect((await call('memory:read', { path: '/memories/a.md', at })).text).toBe('old\n')
     expect((await call('memory:read', { path: '/memories/a.md' })).text).toBe('new\n')
-    const missing = await core.dispatch('memory:read', { path: '/memories/c.md', at })
+    const missing = await cairn.core.dispatch('memory:read', { path: '/memories/c.md', at })
     expect(missing).toMatchObject({ ok: false, error: { code: 'not-found' } })
 
     const compared = await call('history:compare', { from: at })
@@ -142,7 +97,7 @@ describe('what Claude saw', () => {
   })
 
   it('records an empty memory as null', async () => {
-    fake.script(reply.text('Hello.'))
+    cairn.fake.script(reply.text('Hello.'))
     const { conversation } = await turn(null, 'Hi')
     expect(replies(conversation.messages)[0]).toMatchObject({ memoryAt: null, viewed: [] })
   })

@@ -5,85 +5,29 @@
  * block of a type Cairn does not know (a newer build's) is skipped, never sent, and kept.
  */
 import { execFileSync } from 'node:child_process'
-import { copyFile, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
-import os from 'node:os'
+import { copyFile, readdir, readFile, stat, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import {
-  reply,
-  startFakeAnthropic,
-  type FakeAnthropic,
-} from '../../../test/fixtures/fake-anthropic'
-import type { RequestChannel } from '../../shared/contract'
-import type { AgentEvent } from '../../shared/types'
-import { createCore, type Core } from '../core'
-import { callCore } from '../core-test-support'
-import { createRecordingLogger } from '../lib/logger'
+import { describe, expect, it } from 'vitest'
+import { reply } from '../../../test/fixtures/fake-anthropic'
+import { coreThroughFakeApi } from '../core-test-support'
 
-let dataDir: string
-let fake: FakeAnthropic
-let core: Core
-let events: AgentEvent[]
+const cairn = coreThroughFakeApi({ prefix: 'cairn-damaged-conv-', quiet: true })
+const { call, fileOf, reopen } = cairn
 
-const open = async (): Promise<Core> => {
-  const next = await createCore({
-    dataDir,
-    env: { ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: fake.url },
-    anthropicMaxRetries: 0,
-    logger: createRecordingLogger(),
-  })
-  next.events.on((name, data) => {
-    if (name === 'agent:event') events.push(data as AgentEvent)
-  })
-  return next
-}
-
-beforeEach(async () => {
-  dataDir = await mkdtemp(path.join(os.tmpdir(), 'cairn-damaged-conv-'))
-  fake = await startFakeAnthropic()
-  events = []
-  core = await open()
-})
-
-afterEach(async () => {
-  await core.close()
-  await fake.close()
-  await rm(dataDir, { recursive: true, force: true })
-})
-
-const call = <C extends RequestChannel>(channel: C, payload?: unknown) =>
-  callCore(core, channel, payload)
-
-let clientIds = 0
-async function turn(conversationId: string | null, text: string): Promise<string> {
-  const started = await call('chat:send', { conversationId, text, clientId: `c-${++clientIds}` })
-  await new Promise<void>((resolve) => {
-    const check = () =>
-      events.some((e) => e.turnId === started.turnId && e.type === 'turn-finished')
-        ? resolve()
-        : setTimeout(check, 5)
-    check()
-  })
-  return started.conversationId
-}
-
-const fileOf = (id: string) => path.join(dataDir, 'conversations', `${id}.json`)
-
-async function reopen(): Promise<void> {
-  await core.close()
-  core = await open()
-}
+/** One finished turn; resolves with its conversation's id. */
+const turn = async (conversationId: string | null, text: string) =>
+  (await cairn.turn(conversationId, text)).conversationId
 
 describe('damaged conversation files', () => {
   it('lists a file cut short as unreadable, under its recovered title, and keeps it aside on delete', async () => {
-    fake.script(
+    cairn.fake.script(
       reply.toolUse({
         input: { command: 'create', path: '/memories/lisbon.md', file_text: 'Trip in May.\n' },
       }),
       reply.text('Noted.'),
     )
     const damaged = await turn(null, 'Trip to Lisbon')
-    fake.script(reply.text('ok'))
+    cairn.fake.script(reply.text('ok'))
     const sound = await turn(null, 'Tax notes')
     const { updatedAt } = (await call('conversations:get', { id: damaged }))!
     await reopen()
@@ -102,9 +46,9 @@ describe('damaged conversation files', () => {
       (await call('conversations:list', { query: 'lisbon' })).map((h) => h.conversation.id),
     ).toEqual([damaged])
 
-    const opened = await core.dispatch('conversations:get', { id: damaged })
+    const opened = await cairn.core.dispatch('conversations:get', { id: damaged })
     expect(opened).toMatchObject({ ok: false, error: { code: 'conversation-corrupt' } })
-    expect(JSON.stringify(opened)).not.toContain(dataDir)
+    expect(JSON.stringify(opened)).not.toContain(cairn.dataDir)
 
     // The memory commit that conversation made stays linked to it in History.
     const commits = await call('history:log', { offset: 0, limit: 10, conversationId: damaged })
@@ -113,17 +57,17 @@ describe('damaged conversation files', () => {
     await call('conversations:delete', { id: damaged })
     expect((await call('conversations:list', {})).map((h) => h.conversation.id)).toEqual([sound])
     // Kept aside, byte for byte, not destroyed; the listing does not take the folder for a file.
-    const kept = path.join(dataDir, 'conversations', 'cairn-damaged', `${damaged}.json`)
+    const kept = path.join(cairn.dataDir, 'conversations', 'cairn-damaged', `${damaged}.json`)
     expect(await readFile(kept, 'utf8')).toBe(whole.slice(0, 200))
     await expect(stat(fileOf(damaged))).rejects.toMatchObject({ code: 'ENOENT' })
-    expect(await core.dispatch('conversations:get', { id: damaged })).toMatchObject({
+    expect(await cairn.core.dispatch('conversations:get', { id: damaged })).toMatchObject({
       ok: false,
       error: { code: 'conversation-not-found' },
     })
   })
 
   it('lists a file that is not JSON at all under a fallback title and its file time', async () => {
-    fake.script(reply.text('ok'))
+    cairn.fake.script(reply.text('ok'))
     const id = await turn(null, 'hello')
     await reopen()
     await writeFile(fileOf(id), '\u0000\u0000\u0000garbage')
@@ -140,13 +84,13 @@ describe('damaged conversation files', () => {
     await call('conversations:delete', { id })
     await writeFile(fileOf(id), 'second')
     await call('conversations:delete', { id })
-    const aside = path.join(dataDir, 'conversations', 'cairn-damaged')
+    const aside = path.join(cairn.dataDir, 'conversations', 'cairn-damaged')
     expect((await readdir(aside)).sort()).toEqual([`${id}-2.json`, `${id}.json`])
     expect(await readFile(path.join(aside, `${id}-2.json`), 'utf8')).toBe('second')
   })
 
   it('lists a copy under another name (its id inside differs) as unreadable, and keeps it aside on delete', async () => {
-    fake.script(reply.text('ok'))
+    cairn.fake.script(reply.text('ok'))
     const original = await turn(null, 'Trip to Kyoto')
     await reopen()
     // A backup copy restored under another file name: a valid file whose id is not its name's.
@@ -161,13 +105,13 @@ describe('damaged conversation files', () => {
         [original, undefined],
       ].sort(),
     )
-    expect(await core.dispatch('conversations:get', { id: copy })).toMatchObject({
+    expect(await cairn.core.dispatch('conversations:get', { id: copy })).toMatchObject({
       ok: false,
       error: { code: 'conversation-corrupt' },
     })
 
     await call('conversations:delete', { id: copy })
-    const kept = path.join(dataDir, 'conversations', 'cairn-damaged', `${copy}.json`)
+    const kept = path.join(cairn.dataDir, 'conversations', 'cairn-damaged', `${copy}.json`)
     expect(await readFile(kept, 'utf8')).toBe(bytes)
     await expect(stat(fileOf(copy))).rejects.toMatchObject({ code: 'ENOENT' })
     // The original is untouched.
@@ -176,46 +120,46 @@ describe('damaged conversation files', () => {
   })
 
   it('keeps a damaged file aside in another folder when a file holds the name cairn-damaged', async () => {
-    fake.script(reply.text('ok'))
+    cairn.fake.script(reply.text('ok'))
     const id = await turn(null, 'hello')
     await reopen()
     await writeFile(fileOf(id), 'garbage')
-    const blocker = path.join(dataDir, 'conversations', 'cairn-damaged')
+    const blocker = path.join(cairn.dataDir, 'conversations', 'cairn-damaged')
     await writeFile(blocker, 'not a folder')
 
-    const deleted = await core.dispatch('conversations:delete', { id })
+    const deleted = await cairn.core.dispatch('conversations:delete', { id })
     expect(deleted).toMatchObject({ ok: true })
-    const kept = path.join(dataDir, 'conversations', 'cairn-damaged-2', `${id}.json`)
+    const kept = path.join(cairn.dataDir, 'conversations', 'cairn-damaged-2', `${id}.json`)
     expect(await readFile(kept, 'utf8')).toBe('garbage')
     expect(await readFile(blocker, 'utf8')).toBe('not a folder')
     expect(await call('conversations:list', {})).toEqual([])
   })
 
   it('refuses in words, naming no host path, when every kept-folder name is taken by a file', async () => {
-    fake.script(reply.text('ok'))
+    cairn.fake.script(reply.text('ok'))
     const id = await turn(null, 'hello')
     await reopen()
     await writeFile(fileOf(id), 'garbage')
-    const conversations = path.join(dataDir, 'conversations')
+    const conversations = path.join(cairn.dataDir, 'conversations')
     for (let n = 1; n <= 20; n++) {
       await writeFile(
         path.join(conversations, n === 1 ? 'cairn-damaged' : `cairn-damaged-${n}`),
         'x',
       )
     }
-    const deleted = await core.dispatch('conversations:delete', { id })
+    const deleted = await cairn.core.dispatch('conversations:delete', { id })
     expect(deleted).toMatchObject({
       ok: false,
       error: { code: 'conversation-corrupt', message: expect.stringContaining('Move those files') },
     })
-    expect(JSON.stringify(deleted)).not.toContain(dataDir)
+    expect(JSON.stringify(deleted)).not.toContain(cairn.dataDir)
     // Nothing changed: the damaged file is still there, still listed.
     expect(await readFile(fileOf(id), 'utf8')).toBe('garbage')
     expect((await call('conversations:list', {}))[0]!.conversation.unreadable).toBe(true)
   })
 
   it('keeps aside a file damaged after it was loaded, before saving over it or deleting it', async () => {
-    fake.script(reply.text('ok'))
+    cairn.fake.script(reply.text('ok'))
     const id = await turn(null, 'hello there')
     await call('conversations:get', { id })
     const whole = await readFile(fileOf(id), 'utf8')
@@ -223,7 +167,7 @@ describe('damaged conversation files', () => {
     await writeFile(fileOf(id), whole.slice(0, 100))
 
     await call('conversations:rename', { id, title: 'Renamed' })
-    const aside = path.join(dataDir, 'conversations', 'cairn-damaged')
+    const aside = path.join(cairn.dataDir, 'conversations', 'cairn-damaged')
     expect(await readFile(path.join(aside, `${id}.json`), 'utf8')).toBe(whole.slice(0, 100))
     // The conversation itself lives on from the copy Cairn held.
     const saved = JSON.parse(await readFile(fileOf(id), 'utf8'))
@@ -237,7 +181,7 @@ describe('damaged conversation files', () => {
     await expect(stat(fileOf(id))).rejects.toMatchObject({ code: 'ENOENT' })
 
     // A file changed on disk that is still whole is deleted as before (nothing kept aside).
-    fake.script(reply.text('ok'))
+    cairn.fake.script(reply.text('ok'))
     const other = await turn(null, 'second')
     await call('conversations:get', { id: other })
     const file = JSON.parse(await readFile(fileOf(other), 'utf8'))
@@ -248,7 +192,7 @@ describe('damaged conversation files', () => {
   })
 
   it('skips a block of an unknown type: shown without it, never sent, kept when saved again', async () => {
-    fake.script(
+    cairn.fake.script(
       reply.toolUse({
         input: { command: 'create', path: '/memories/tax.md', file_text: 'Due in April.\n' },
       }),
@@ -271,9 +215,9 @@ describe('damaged conversation files', () => {
     expect(shown.content.map((b) => b.type)).toEqual(['tool_use'])
 
     // Continuing the conversation: the API never sees the unknown block.
-    fake.script(reply.text('Still there.'))
+    cairn.fake.script(reply.text('Still there.'))
     await turn(id, 'Is it saved?')
-    const sent = fake.messageRequests().at(-1)!.body!.messages!
+    const sent = cairn.fake.messageRequests().at(-1)!.body!.messages!
     expect(JSON.stringify(sent)).not.toContain('thinking')
     expect(sent.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant', 'user'])
 
@@ -290,20 +234,20 @@ describe('damaged conversation files', () => {
       file.messages.length + 2,
     )
     // Its memory commit still names it (git CLI as second opinion).
-    const log = execFileSync('git', ['--git-dir', path.join(dataDir, 'history.git'), 'log'], {
+    const log = execFileSync('git', ['--git-dir', path.join(cairn.dataDir, 'history.git'), 'log'], {
       encoding: 'utf8',
     })
     expect(log).toContain(id)
   })
 
   it('still refuses a block of a known type that is not of its shape', async () => {
-    fake.script(reply.text('ok'))
+    cairn.fake.script(reply.text('ok'))
     const id = await turn(null, 'hello')
     await reopen()
     const file = JSON.parse(await readFile(fileOf(id), 'utf8'))
     file.messages[0].content[0] = { type: 'text' }
     await writeFile(fileOf(id), JSON.stringify(file))
-    expect(await core.dispatch('conversations:get', { id })).toMatchObject({
+    expect(await cairn.core.dispatch('conversations:get', { id })).toMatchObject({
       ok: false,
       error: { code: 'conversation-corrupt' },
     })

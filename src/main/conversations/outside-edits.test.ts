@@ -4,69 +4,31 @@
  * before Cairn saves (never overwritten by the held copy), the list shows it, the person is
  * told, and the copy Cairn had is kept aside when it held messages that version lacks.
  */
-import { mkdtemp, readdir, readFile, rename, rm, unlink, writeFile } from 'node:fs/promises'
-import os from 'node:os'
+import { readdir, readFile, rename, unlink, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import {
-  invalidMessages,
-  reply,
-  startFakeAnthropic,
-  type FakeAnthropic,
-  type FakeResponse,
-} from '../../../test/fixtures/fake-anthropic'
-import type { RequestChannel } from '../../shared/contract'
-import type { AgentEvent, Conversation, ConversationSearchHit } from '../../shared/types'
-import { createCore, type Core } from '../core'
-import { callCore } from '../core-test-support'
-import { createRecordingLogger } from '../lib/logger'
+import { beforeEach, describe, expect, it } from 'vitest'
+import { invalidMessages, reply, type FakeResponse } from '../../../test/fixtures/fake-anthropic'
+import type { Conversation, ConversationSearchHit } from '../../shared/types'
+import { coreThroughFakeApi } from '../core-test-support'
 
-let dataDir: string
-let fake: FakeAnthropic
-let core: Core
-let events: AgentEvent[]
-let changed: string[]
-
-beforeEach(async () => {
-  dataDir = await mkdtemp(path.join(os.tmpdir(), 'cairn-outside-conv-'))
-  fake = await startFakeAnthropic()
-  events = []
+// Reset before the harness opens the core, so that nothing it tells is missed.
+let changed: string[] = []
+beforeEach(() => {
   changed = []
-  core = await createCore({
-    dataDir,
-    env: { ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: fake.url },
-    anthropicMaxRetries: 0,
-    logger: createRecordingLogger(),
-  })
-  core.events.on((name, data) => {
-    if (name === 'agent:event') events.push(data as AgentEvent)
+})
+const cairn = coreThroughFakeApi({
+  prefix: 'cairn-outside-conv-',
+  quiet: true,
+  onEvent: (name, data) => {
     if (name === 'conversations:changed') changed.push((data as { id: string }).id)
-  })
+  },
 })
+const { call, fileOf } = cairn
 
-afterEach(async () => {
-  await core.close()
-  await fake.close()
-  await rm(dataDir, { recursive: true, force: true })
-})
+/** One finished turn; resolves with its conversation's id. */
+const turn = async (conversationId: string | null, text: string) =>
+  (await cairn.turn(conversationId, text)).conversationId
 
-const call = <C extends RequestChannel>(channel: C, payload?: unknown) =>
-  callCore(core, channel, payload)
-
-let clientIds = 0
-async function turn(conversationId: string | null, text: string): Promise<string> {
-  const started = await call('chat:send', { conversationId, text, clientId: `c-${++clientIds}` })
-  await new Promise<void>((resolve) => {
-    const check = () =>
-      events.some((e) => e.turnId === started.turnId && e.type === 'turn-finished')
-        ? resolve()
-        : setTimeout(check, 5)
-    check()
-  })
-  return started.conversationId
-}
-
-const fileOf = (id: string) => path.join(dataDir, 'conversations', `${id}.json`)
 const onDisk = async (id: string) => JSON.parse(await readFile(fileOf(id), 'utf8'))
 const texts = (
   messages: ReadonlyArray<{ content: ReadonlyArray<{ type: string; text?: string }> }>,
@@ -78,7 +40,7 @@ const listed = async (id: string) =>
 
 describe('a conversation changed by another program while Cairn holds it', () => {
   it('takes up a newer version (more messages) before saving, lists it, and says so', async () => {
-    fake.script(reply.text('Paris is the capital.'))
+    cairn.fake.script(reply.text('Paris is the capital.'))
     const id = await turn(null, 'capital of France?')
     await call('conversations:get', { id })
     // A sync tool brings the same conversation carried on elsewhere: one more exchange.
@@ -111,7 +73,7 @@ describe('a conversation changed by another program while Cairn holds it', () =>
     ])
 
     // The next turn adds to that version: nothing of it is written over.
-    fake.script(reply.text('Rome.'))
+    cairn.fake.script(reply.text('Rome.'))
     await turn(id, 'and of Italy?')
     const saved = await onDisk(id)
     expect(texts(saved.messages)).toEqual([
@@ -123,14 +85,14 @@ describe('a conversation changed by another program while Cairn holds it', () =>
       'Rome.',
     ])
     // Nothing Cairn had was missing from it: no copy kept.
-    expect(await readdir(path.join(dataDir, 'conversations'))).toEqual([`${id}.json`])
+    expect(await readdir(path.join(cairn.dataDir, 'conversations'))).toEqual([`${id}.json`])
   })
 
   it('keeps the copy Cairn had aside when the outside version lacks its messages, and saves onto that version', async () => {
-    fake.script(reply.text('one'))
+    cairn.fake.script(reply.text('one'))
     const id = await turn(null, 'first')
     const older = await readFile(fileOf(id), 'utf8')
-    fake.script(reply.text('two'))
+    cairn.fake.script(reply.text('two'))
     await turn(id, 'second')
     const ours = await readFile(fileOf(id), 'utf8')
     // An editor saves its old buffer, with a hand-made title fix, over the file.
@@ -141,25 +103,24 @@ describe('a conversation changed by another program while Cairn holds it', () =>
     const saved = await onDisk(id)
     expect(saved.title).toBe('Renamed in Cairn')
     expect(texts(saved.messages)).toEqual(['first', 'one'])
-    const kept = path.join(dataDir, 'conversations', 'cairn-replaced', `${id}.json`)
+    const kept = path.join(cairn.dataDir, 'conversations', 'cairn-replaced', `${id}.json`)
     expect(JSON.parse(await readFile(kept, 'utf8'))).toEqual(JSON.parse(ours))
     const shown = (await call('conversations:get', { id })) as Conversation
     expect(shown.changedOutside).toMatchObject({ keptAs: `cairn-replaced/${id}.json` })
 
     // A second such change keeps a second copy (Cairn's title), never over the first.
     await writeFile(fileOf(id), older)
-    fake.script(reply.text('three'))
+    cairn.fake.script(reply.text('three'))
     await turn(id, 'third')
     expect(texts((await onDisk(id)).messages)).toEqual(['first', 'one', 'third', 'three'])
-    expect((await readdir(path.join(dataDir, 'conversations', 'cairn-replaced'))).sort()).toEqual([
-      `${id}-2.json`,
-      `${id}.json`,
-    ])
-    expect(JSON.stringify(shown)).not.toContain(dataDir)
+    expect(
+      (await readdir(path.join(cairn.dataDir, 'conversations', 'cairn-replaced'))).sort(),
+    ).toEqual([`${id}-2.json`, `${id}.json`])
+    expect(JSON.stringify(shown)).not.toContain(cairn.dataDir)
   })
 
   it('says nothing when the file was only written again as it was', async () => {
-    fake.script(reply.text('ok'))
+    cairn.fake.script(reply.text('ok'))
     const id = await turn(null, 'hello')
     const same = await readFile(fileOf(id), 'utf8')
     await new Promise((resolve) => setTimeout(resolve, 20))
@@ -167,10 +128,10 @@ describe('a conversation changed by another program while Cairn holds it', () =>
     await writeFile(fileOf(id), same)
     expect((await listed(id)).changedOutside).toBeUndefined()
     expect(changed).not.toContain(id)
-    fake.script(reply.text('ok again'))
+    cairn.fake.script(reply.text('ok again'))
     await turn(id, 'again')
     expect(texts((await onDisk(id)).messages)).toEqual(['hello', 'ok', 'again', 'ok again'])
-    expect(await readdir(path.join(dataDir, 'conversations'))).toEqual([`${id}.json`])
+    expect(await readdir(path.join(cairn.dataDir, 'conversations'))).toEqual([`${id}.json`])
   })
 })
 
@@ -185,22 +146,15 @@ async function heldTurn(
 ) {
   let release!: () => void
   const hold = new Promise<void>((resolve) => (release = resolve))
-  const requests = fake.messageRequests().length
-  fake.script(...before, reply.text('THE REPLY OF THE TURN', { hold }))
-  const started = await call('chat:send', { conversationId, text, clientId: `c-${++clientIds}` })
-  await fake.waitForMessageRequests(requests + before.length + 1)
-  const finished = new Promise<void>((resolve) => {
-    const check = () =>
-      events.some((e) => e.turnId === started.turnId && e.type === 'turn-finished')
-        ? resolve()
-        : setTimeout(check, 5)
-    check()
-  })
+  const requests = cairn.fake.messageRequests().length
+  cairn.fake.script(...before, reply.text('THE REPLY OF THE TURN', { hold }))
+  const started = await cairn.send(conversationId, text)
+  await cairn.fake.waitForMessageRequests(requests + before.length + 1)
+  const finished = cairn.finished(started.turnId)
   return {
     finish: async () => {
       release()
-      await finished
-      return events.filter((e) => e.turnId === started.turnId)
+      return await finished
     },
   }
 }
@@ -208,11 +162,11 @@ async function heldTurn(
 describe('a conversation changed by another program while a turn runs (review14-review)', () => {
   for (const how of ['deleted', 'moved away'] as const) {
     it(`writes the file back with the reply when it is ${how} while the reply streams, and says so`, async () => {
-      fake.script(reply.text('hello'))
+      cairn.fake.script(reply.text('hello'))
       const id = await turn(null, 'first')
       const held = await heldTurn(id, 'second')
       if (how === 'deleted') await unlink(fileOf(id))
-      else await rename(fileOf(id), path.join(dataDir, 'conversations', 'backup.json'))
+      else await rename(fileOf(id), path.join(cairn.dataDir, 'conversations', 'backup.json'))
       const turnEvents = await held.finish()
       expect(turnEvents.filter((e) => e.type === 'error')).toEqual([])
       expect(texts((await onDisk(id)).messages)).toEqual([
@@ -227,7 +181,7 @@ describe('a conversation changed by another program while a turn runs (review14-
   }
 
   it('still lets an outside delete of an idle conversation remove it from the list', async () => {
-    fake.script(reply.text('hello'))
+    cairn.fake.script(reply.text('hello'))
     const id = await turn(null, 'first')
     await unlink(fileOf(id))
     const hits = (await call('conversations:list', {})) as ReadonlyArray<ConversationSearchHit>
@@ -236,7 +190,7 @@ describe('a conversation changed by another program while a turn runs (review14-
   })
 
   it('never joins the rest of a turn onto an older version put back mid-turn: Cairn goes on with its own copy and keeps the other aside', async () => {
-    fake.script(reply.text('one'))
+    cairn.fake.script(reply.text('one'))
     const id = await turn(null, 'first')
     const older = await readFile(fileOf(id), 'utf8')
     const held = await heldTurn(id, 'second', [
@@ -270,16 +224,15 @@ describe('a conversation changed by another program while a turn runs (review14-
     expect(texts(saved.messages)).toEqual(['first', 'one', 'second', 'THE REPLY OF THE TURN'])
     expect(Object.keys(saved.toolCommits)).toEqual(['toolu_mid'])
     // The version put back is kept aside as it was written, and the person is told.
-    console.log(await readdir(path.join(dataDir, 'conversations'), { recursive: true }))
-    const kept = path.join(dataDir, 'conversations', 'cairn-replaced', `${id}.json`)
+    const kept = path.join(cairn.dataDir, 'conversations', 'cairn-replaced', `${id}.json`)
     expect(await readFile(kept, 'utf8')).toBe(older)
     const shown = (await call('conversations:get', { id })) as Conversation
     expect(shown.changedOutside).toMatchObject({
       how: 'kept-own',
       keptAs: `cairn-replaced/${id}.json`,
     })
-    fake.script(reply.text('ok'))
+    cairn.fake.script(reply.text('ok'))
     await turn(id, 'third')
-    expect(invalidMessages(fake.messageRequests().at(-1)!.body?.messages)).toBeNull()
+    expect(invalidMessages(cairn.fake.messageRequests().at(-1)!.body?.messages)).toBeNull()
   })
 })

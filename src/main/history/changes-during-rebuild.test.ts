@@ -7,7 +7,7 @@ import { createAncestry } from './ancestry'
 import { AUTHORS, formatCommitMessage } from './commit-message'
 import { createObjectStore, serializeCommit, serializeTree } from './object-store'
 import { changesSince, OLD_RUN_LIMIT } from './queries'
-import { changesSinceInCommits, createCommitTimeline } from './changes-in-commits'
+import { createCommitTimeline } from './changes-in-commits'
 import { IndexFile } from './index-file'
 import { openIndex } from './side-index'
 import { gitCli, indexDirIn, tempDataDir, userWrite } from './test-helpers'
@@ -184,7 +184,7 @@ describe('changes since a moment, while the side index is rebuilt', () => {
     try {
       for (const since of [0, clock - 3 * 3_600_000, clock - 3_600_000, clock]) {
         for (const where of ['/memories', '/memories/n2.md', '/memories/n4.md']) {
-          expect(await changesSinceInCommits(store, head, where, since)).toEqual(
+          expect(await createCommitTimeline(store).changesSince(head, where, since)).toEqual(
             changesSince(index, where, since),
           )
         }
@@ -261,7 +261,7 @@ describe('changes since a moment, while the side index is rebuilt', () => {
           ['/memories/b.md', since === 0 ? ['a.md', 'b.md'] : ['b.md']],
           ['/memories/o.md', ['o.md']],
         ] as const) {
-          const fromCommits = await changesSinceInCommits(store, m, where, since)
+          const fromCommits = await createCommitTimeline(store).changesSince(m, where, since)
           const fromIndex = changesSince(index, where, since, order)
           expect(names(fromCommits.map((c) => c.oid))).toEqual(names(fromIndex.map((c) => c.oid)))
           expect(fromCommits).toEqual(fromIndex)
@@ -276,7 +276,11 @@ describe('changes since a moment, while the side index is rebuilt', () => {
       }
       // The person's edit is found through the rename on the behind side.
       expect(
-        names((await changesSinceInCommits(store, m, '/memories/b.md', 0)).map((c) => c.oid)),
+        names(
+          (await createCommitTimeline(store).changesSince(m, '/memories/b.md', 0)).map(
+            (c) => c.oid,
+          ),
+        ),
       ).toEqual(['M', 'B', 'X', 'R'])
     } finally {
       index.close()
@@ -343,11 +347,15 @@ describe('changes since a moment, while the side index is rebuilt', () => {
         ['/memories/w.md', 'w.md'],
         ['/memories/a.md', 'a.md'],
       ] as const) {
-        const fromCommits = (await changesSinceInCommits(store, m, where, since)).map((c) => c.oid)
+        const fromCommits = (await createCommitTimeline(store).changesSince(m, where, since)).map(
+          (c) => c.oid,
+        )
         expect(fromCommits).toEqual(reached.filter((oid) => changed(oid, file)))
         expect(fromCommits).toEqual(changesSince(index, where, since, order).map((c) => c.oid))
       }
-      expect((await changesSinceInCommits(store, m, '/memories/w.md', since)).length).toBe(2)
+      expect(
+        (await createCommitTimeline(store).changesSince(m, '/memories/w.md', since)).length,
+      ).toBe(2)
     } finally {
       index.close()
       store.close()
@@ -400,7 +408,7 @@ describe('the order kept between calls while the index is rebuilt', () => {
       // And every answer as one ordering of the whole history gives it.
       for (const where of ['/memories', '/memories/b.md', '/memories/o.md']) {
         expect(await timeline.changesSince(head, where, since)).toEqual(
-          await changesSinceInCommits(store, head, where, since),
+          await createCommitTimeline(store).changesSince(head, where, since),
         )
       }
     }

@@ -38,6 +38,18 @@ interface Ordered {
  * and drop it after.
  */
 export interface CommitTimeline {
+  /**
+   * The commits at `since` or later, reachable from `head`, that changed `path` (or anything
+   * under it), newest first, followed back through renames; as `changesSince` finds them in
+   * the index. Every commit `head` reaches is read (commit objects only) and put in the
+   * timeline's order (`dateOrder`, as `timelineOrder` orders the index: `git log --date-order`,
+   * two of the same second in the rebuilt index's order); only then is the window applied and
+   * the walk stopped after a run of `OLD_RUN_LIMIT` dated before it, as `changesSince` stops.
+   * Stopping earlier, while collecting, would stop at another point whenever a commit has
+   * children on two sides of a merge with a machine whose clock is behind (the collection puts
+   * it out after one child, the timeline after all of them), and with a rename followed along
+   * the way, the order decides what is found (review13 R2).
+   */
   changesSince(head: string | null, path: string, since: number): Promise<CommitSummary[]>
 }
 
@@ -189,26 +201,4 @@ export function createCommitTimeline(store: ObjectStore): CommitTimeline {
       return found
     },
   }
-}
-
-/**
- * The commits at `since` or later, reachable from `head`, that changed `path` (or anything
- * under it), newest first, followed back through renames; as `changesSince` finds them in
- * the index. Every commit `head` reaches is read (commit objects only) and put in the
- * timeline's order (`dateOrder`, as `timelineOrder` orders the index: `git log --date-order`,
- * two of the same second in the rebuilt index's order); only then is the window applied and
- * the walk stopped after a run of `OLD_RUN_LIMIT` dated before it, as `changesSince` stops.
- * Stopping earlier, while collecting, would stop at another point whenever a commit has
- * children on two sides of a merge with a machine whose clock is behind (the collection puts
- * it out after one child, the timeline after all of them), and with a rename followed along
- * the way, the order decides what is found (review13 R2). Once: a `CommitTimeline` keeps the
- * order for the next call.
- */
-export function changesSinceInCommits(
-  store: ObjectStore,
-  head: string | null,
-  path: string,
-  since: number,
-): Promise<CommitSummary[]> {
-  return createCommitTimeline(store).changesSince(head, path, since)
 }

@@ -1,8 +1,7 @@
-import { spawn } from 'node:child_process'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { openVersionedMemory } from './index'
-import { fsck, gitCli, headMatchesFolder, tempDataDir } from './test-helpers'
+import { fsck, gitCli, headMatchesFolder, runKilledChild, tempDataDir } from './test-helpers'
 
 // hunt13-tool D1: a kill -9 during one of Claude's memory commands often left its change to
 // the next open, which committed it as Cairn's "Save changes found at start-up" (no
@@ -45,20 +44,7 @@ async function child(body: string, killAfterAckMs?: number): Promise<void> {
     const memory = await openVersionedMemory({ dataDir: ${JSON.stringify(dataDir)}, watch: false, maintenance: false })
     ${body}
   `
-  const proc = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let stderr = ''
-  proc.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
-  const exited = new Promise<NodeJS.Signals | null>((resolve) =>
-    proc.once('exit', (_code, signal) => resolve(signal)),
-  )
-  if (killAfterAckMs !== undefined) {
-    await new Promise((resolve) => proc.stdout.once('data', resolve))
-    await new Promise((resolve) => setTimeout(resolve, killAfterAckMs))
-    proc.kill('SIGKILL')
-  }
-  expect(await exited, stderr).toBe('SIGKILL')
+  await runKilledChild(script, killAfterAckMs)
 }
 
 /** Opens and closes the memory (the open saves what the kill left), then checks the history. */

@@ -47,6 +47,8 @@ interface Calls {
   readonly missing: string[]
   /** `fstat`s of a memory write's temp file. */
   tempFstats: number
+  /** Memory files opened to be read, by name. */
+  readonly reads: string[]
 }
 
 // Memory folders are opened by their real path (the root) or through their parent's handle.
@@ -70,6 +72,15 @@ function countingDisk(calls: Calls): Disk {
       }
       if ((flags & walk) === walk && isMemoryFolder(file)) {
         calls.folders.push(file === memories ? 'memories' : path.basename(file))
+      }
+      const writes = OPEN.WRITE_NEW | OPEN.READ_WRITE_NEW
+      if (
+        (flags & OPEN.DIRECTORY) === 0 &&
+        (flags & writes) === 0 &&
+        isMemoryFolder(file) &&
+        !file.includes('.cairn-tmp-')
+      ) {
+        calls.reads.push(path.basename(file))
       }
       if (file.includes('.cairn-tmp-')) temps.add(fd)
       else temps.delete(fd)
@@ -95,7 +106,7 @@ function countingDisk(calls: Calls): Disk {
 }
 
 async function counted(input: Record<string, unknown>): Promise<Calls> {
-  const calls: Calls = { folders: [], lstats: [], missing: [], tempFstats: 0 }
+  const calls: Calls = { folders: [], lstats: [], missing: [], tempFstats: 0, reads: [] }
   restoreDisk = setDisk(countingDisk(calls))
   try {
     const outcome = await memory.execute(input, CLAUDE)
@@ -124,6 +135,9 @@ describe('one command, one walk of the memory folder', () => {
       expect(calls.lstats.filter((name) => name === 'note.md')).toEqual(['note.md'])
       // What was written is known: its temp file is not asked about it before its rename.
       expect(calls.tempFstats).toBe(0)
+      // The check of the path reads the file (Cairn wrote it last: the stat cache holds only its
+      // size) to hash it; an edit takes those bytes instead of reading it again.
+      expect(calls.reads.filter((name) => name === 'note.md')).toEqual(['note.md'])
       expect(await headMatchesFolder(dataDir)).toBe(true)
     },
   )

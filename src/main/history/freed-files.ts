@@ -12,15 +12,21 @@
  * already holds (the commit recording the new version is durable before the rename). A link
  * is never `fsync`ed; a kill or a power cut between a command and the removal of its link
  * leaves a name here, and every open removes whatever it finds (at its first quiet moments,
- * like the rest). Past `MAX_KEPT` names or `MAX_KEPT_BYTES`, with less than `MIN_FREE_BYTES`
- * free on the disk, for a file over
- * `MAX_KEPT_FILE_BYTES`, or where the link cannot be made (the memory folder on
+ * like the rest; the open itself only lists the folder, once, and counts the names toward
+ * `MAX_KEPT`). Whatever else is found there (a folder a person or a tool put there, a symlink)
+ * is removed too, through handles: a folder with everything in it, a symlink itself, never
+ * what it points to, and nothing outside this folder. That holds where entries are named by
+ * handle (Linux); where they are named by path (macOS, Windows) a folder found there is left,
+ * with one warning an open: one swapped for a symlink after it was listed would send the
+ * removal of its entries through the link. Past `MAX_KEPT` names or `MAX_KEPT_BYTES`, with
+ * less than `MIN_FREE_BYTES` free on the disk, for a file over `MAX_KEPT_FILE_BYTES`, or where the link cannot be made (the memory folder on
  * another file system, a file system without hard links), the rename frees the old file
  * itself, as before.
  */
 
 import path from 'node:path'
-import { disk, isCode, listNames } from '../lib/disk'
+import { disk, isCode, isMissing } from '../lib/disk'
+import { Folder } from '../lib/folders'
 import type { Logger } from '../lib/logger'
 
 /** The folder of the kept names, in the git directory. */
@@ -54,7 +60,7 @@ export interface FreedFiles {
    * just before a rename replaces it. Never throws: without the name, the rename frees it.
    */
   keep(entry: string): void
-  /** Names kept and not yet removed (tests). */
+  /** Names kept or found and not yet removed (tests). */
   pending(): number
   /** Stops the removals (at close): what is left is removed by the next open. */
   stop(): void
@@ -66,31 +72,62 @@ export interface FreedFilesOptions {
   readonly logger?: Logger
 }
 
+/** A name to remove: in the folder of kept names, or (found there) in a folder inside it. */
+interface Pending {
+  /** The folder holding it (a handle: nothing is removed through a path a link could turn). */
+  readonly parent: Folder
+  readonly name: string
+  /**
+   * Its bytes toward `MAX_KEPT_BYTES`: `MAX_KEPT_FILE_BYTES` for a name found at open (not
+   * looked at), 0 for an entry of a folder found there.
+   */
+  readonly bytes: number
+  /** Listed as a folder: its entries go first. */
+  readonly folder?: boolean
+  /** A folder whose entries were queued before it, open by this handle: removed last. */
+  readonly emptied?: Folder
+}
+
 /**
  * The kept names of the history at `gitdir`. Those found there (left by a kill, a power cut,
- * or a close before they went) are removed like the others, at the first quiet moments.
+ * or a close before they went) are counted, from one listing, and removed like the others at
+ * the first quiet moments: nothing of theirs is looked at on the open's path.
  */
 export function createFreedFiles(gitdir: string, options: FreedFilesOptions): FreedFiles {
   const dir = path.join(gitdir, FREED_DIR)
+  let top: Folder | null = null
   // Found at open: anything in this folder is Cairn's, and only a second name.
-  let names: Array<{ readonly name: string; readonly bytes: number }> = []
+  let names: Pending[] = []
   let keptBytes = 0
   let usable = true
   try {
-    const found = disk.lstatIfThere(dir)
-    if (!found) disk.mkdirSync(dir, 0o700)
-    else if (found.isDirectory()) {
-      // Left by a kill or a close: counted with their sizes, so the caps hold from the start.
-      names = listNames(dir).map((name) => ({
-        name,
-        bytes: disk.lstatIfThere(path.join(dir, name))?.size ?? 0,
+    top = openFolder(dir)
+    if (!top) {
+      disk.mkdirSync(dir, 0o700)
+      top = openFolder(dir)
+    }
+    const opened = top
+    // Left by a kill or a close: counted toward MAX_KEPT from the start, and toward
+    // MAX_KEPT_BYTES as the largest file kept (their sizes are not asked for: an `lstat` each
+    // on the open's path), so runs killed before a quiet moment never hold more than the cap.
+    if (opened) {
+      names = disk.readdirSync(opened.self).map((dirent) => ({
+        parent: opened,
+        name: dirent.name,
+        bytes: MAX_KEPT_FILE_BYTES,
+        folder: dirent.isDirectory(),
       }))
-      keptBytes = names.reduce((sum, { bytes }) => sum + bytes, 0)
-    } else usable = false
+      keptBytes = names.length * MAX_KEPT_FILE_BYTES
+    }
   } catch (error) {
-    usable = false
-    options.logger?.warn('Could not use the folder for replaced versions', error)
+    // A file or a symlink in place of the folder (ENOTDIR, ELOOP) is left alone, unused.
+    if (!isCode(error, 'ENOTDIR') && !isCode(error, 'ELOOP')) {
+      options.logger?.warn('Could not use the folder for replaced versions', error)
+    }
+    top?.close()
+    top = null
   }
+  if (!top) usable = false
   const prefix = `${process.pid.toString(36)}-${Date.now().toString(36)}-`
   let next = 0
   let roomCheckedAt = -Infinity
@@ -112,6 +149,16 @@ export function createFreedFiles(gitdir: string, options: FreedFilesOptions): Fr
   let timer: NodeJS.Timeout | null = null
   let removing = false
   let warned = false
+  let leftFolder = false
+
+  // Once stopped and no removal is under way: every handle closed (an unlink in flight names
+  // its folder by the handle's number, which must not name another file meanwhile).
+  const release = (): void => {
+    for (const { emptied } of names) emptied?.close()
+    names = []
+    top?.close()
+    top = null
+  }
 
   const schedule = (wait: number): void => {
     if (stopped || timer || removing || names.length === 0) return
@@ -125,6 +172,70 @@ export function createFreedFiles(gitdir: string, options: FreedFilesOptions): Fr
     timer.unref()
   }
 
+  // Said once per open: what could not be removed is tried again by the next one.
+  const failed = (error: unknown): void => {
+    if (warned) return
+    warned = true
+    options.logger?.warn('Could not remove a replaced version', error)
+  }
+
+  // Queues the entries of the folder `name` of `parent` before it, or removes the entry itself
+  // when it is not a folder (a symlink: unlinked, never followed). After an `unlink` that
+  // failed (`unlinkError`), an entry that is no folder keeps that failure.
+  async function expand(parent: Folder, name: string, unlinkError?: unknown): Promise<void> {
+    if (!parent.namesByHandle) {
+      // Named by path (macOS, Windows): a folder swapped for a symlink between its listing and
+      // the unlinks seconds later would send them outside, so it is not entered, only said.
+      if (!leftFolder) options.logger?.warn('Left a folder among the replaced versions')
+      leftFolder = true
+      return
+    }
+    const folder = parent.openChildIfFolder(name)
+    if (!folder) {
+      if (unlinkError !== undefined) throw unlinkError
+      return unlink(parent, name)
+    }
+    let listed
+    try {
+      listed = await disk.promises.readdir(folder.self)
+    } catch (error) {
+      folder.close()
+      throw error
+    }
+    names.unshift(
+      ...listed.map((dirent) => ({
+        parent: folder,
+        name: dirent.name,
+        bytes: 0,
+        folder: dirent.isDirectory(),
+      })),
+      { parent, name, bytes: 0, emptied: folder },
+    )
+  }
+
+  async function unlink(parent: Folder, name: string): Promise<void> {
+    try {
+      await disk.promises.unlink(parent.entry(name))
+    } catch (error) {
+      if (isMissing(error)) return
+      // A folder (EISDIR on Linux, EPERM elsewhere): emptied first.
+      if (isCode(error, 'EISDIR') || isCode(error, 'EPERM')) return expand(parent, name, error)
+      throw error
+    }
+  }
+
+  async function remove({ parent, name, folder, emptied }: Pending): Promise<void> {
+    if (emptied) {
+      emptied.close()
+      try {
+        await disk.promises.rmdir(parent.entry(name))
+      } catch (error) {
+        if (!isMissing(error)) throw error
+      }
+    } else if (folder) await expand(parent, name)
+    else await unlink(parent, name)
+  }
+
   // One removal at a time, each at a quiet moment; a command coming meanwhile waits for at
   // most one discard.
   async function drain(): Promise<void> {
@@ -136,20 +247,22 @@ export function createFreedFiles(gitdir: string, options: FreedFilesOptions): Fr
           removing = false
           return schedule(wait)
         }
-        const { name, bytes } = names.shift()!
-        keptBytes -= bytes
+        const pending = names[0]!
         try {
-          await disk.promises.unlink(path.join(dir, name))
+          await remove(pending)
         } catch (error) {
-          // Left for the next open; said once.
-          if (!isCode(error, 'ENOENT') && !warned) {
-            warned = true
-            options.logger?.warn('Could not remove a replaced version', error)
-          }
+          // Left for the next open. A folder whose entries could not all go is found again
+          // then (its own removal fails: ENOTEMPTY), said once here.
+          failed(error)
         }
+        // Counted until it is gone (a folder's entries were queued before it meanwhile).
+        const at = names.indexOf(pending)
+        if (at >= 0) names.splice(at, 1)
+        keptBytes -= pending.bytes
       }
     } finally {
       removing = false
+      if (stopped) release()
     }
   }
 
@@ -188,14 +301,27 @@ export function createFreedFiles(gitdir: string, options: FreedFilesOptions): Fr
         return
       }
       keptBytes += bytes
-      names.push({ name, bytes })
+      names.push({ parent: top!, name, bytes })
       schedule(options.untilQuiet())
     },
     pending: () => names.length,
     stop() {
+      if (stopped) return
       stopped = true
       if (timer) clearTimeout(timer)
       timer = null
+      if (!removing) release()
     },
+  }
+}
+
+// The folder at `dir` by a handle, or null when nothing is there; a symlink or a file there
+// throws (ELOOP, ENOTDIR).
+function openFolder(dir: string): Folder | null {
+  try {
+    return Folder.openRoot(dir)
+  } catch (error) {
+    if (isCode(error, 'ENOENT')) return null
+    throw error
   }
 }

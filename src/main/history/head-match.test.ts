@@ -212,6 +212,50 @@ describe('open when the folder is exactly HEAD', () => {
     await close(again.repo)
   })
 
+  it('keeps the stamp of each blob it reads whole at open: the next open reads none again', async () => {
+    const memory = await openVersionedMemory({ dataDir, watch: false, now })
+    const run = (input: Record<string, unknown>) => memory.execute(input, CLAUDE)
+    await run({ command: 'create', path: '/memories/notes.md', file_text: 'one\n' })
+    await run({ command: 'create', path: '/memories/dir/b.md', file_text: 'b\n' })
+    await memory.close()
+    const past = new Date(Date.now() - 10_000)
+    for (const file of ['notes.md', 'dir/b.md']) {
+      utimesSync(path.join(dataDir, 'memories', file), past, past)
+    }
+    const blobs = new Set(
+      ['notes.md', 'dir/b.md'].map((file) =>
+        looseFile(dataDir, gitCli(dataDir, 'rev-parse', `main:${file}`).trim()),
+      ),
+    )
+    // Opens, counting the reads of the two files' loose blobs (an `lstat` is not a read).
+    const openCountingBlobReads = async () => {
+      let reads = 0
+      setDisk(
+        hookDisk(nodeDisk, (call) => {
+          if (call.name !== 'lstatIfThere' && blobs.has(call.args[0] as string)) reads++
+        }).disk,
+      )
+      try {
+        const { repo, recovery } = await openRepo({ dataDir, now })
+        expect(recovery).toBeNull()
+        await close(repo)
+        return { reads, hashed: repo.stats.hashed }
+      } finally {
+        setDisk(nodeDisk)
+      }
+    }
+    // Cairn wrote them: read and hashed, and their blobs read whole, once ...
+    const first = await openCountingBlobReads()
+    expect(first.hashed).toBe(2)
+    expect(first.reads).toBeGreaterThanOrEqual(2)
+    // ... with their stamps kept, so the next open checks them by an `lstat` each.
+    const stats = StatCache.load(statCacheOf(gitdirOf(dataDir)))
+    for (const file of ['notes.md', 'dir/b.md']) {
+      expectStampOnRecord(stats, gitCli(dataDir, 'rev-parse', `main:${file}`).trim(), file)
+    }
+    expect(await openCountingBlobReads()).toEqual({ reads: 0, hashed: 0 })
+  })
+
   it('leads to the same next commit as the full path, byte for byte', async () => {
     await seed()
     const slow = `${dataDir}-slow`

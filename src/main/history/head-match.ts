@@ -171,9 +171,14 @@ async function readFile(
     throw error
   }
   const oid = store.hash('blob', content)
+  // Its loose copy's stamp is taken before the copy is read whole, and kept with the record:
+  // the next open then checks that copy by this one `lstat` instead of reading it whole again
+  // (a change to the file after the `lstat` changes its stamp, and is read again then).
+  const loose = store.db.inPack(oid) ? null : store.looseStat(oid)
   // Not there whole: a new file (the folder is not HEAD) or a copy to repair.
   if (!(await store.isIntact(oid))) return NOT_HEAD
   stats.record(relative, looked, oid)
+  if (loose && loose.size > 0) stats.noteObjectChecked(relative, loose)
   return { kind: 'blob', oid, mode: '100644' }
 }
 

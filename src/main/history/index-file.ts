@@ -210,31 +210,37 @@ export class IndexFile {
       throw new IndexDamagedError(`index part missing (${(error as Error).message})`)
     }
     try {
-      const whole = (part: Part) => {
-        const size = disk.fstatSync(fds[part]).size
-        const buf = Buffer.allocUnsafe(size)
+      // Each part read straight into where it is kept: the records and file ids into buffers
+      // with room to grow (typed views need them aligned), not read whole and then copied.
+      // A fresh buffer's pages cost a fault each when first written: at 10,000 commits the
+      // copy touched 1.4 MB of them at every open, this 0.7 MB.
+      const readInto = (part: Part, into: Uint8Array, size: number): number => {
         let done = 0
         while (done < size) {
-          const got = disk.readSync(fds[part], buf, done, size - done, done)
+          const got = disk.readSync(fds[part], into, done, size - done, done)
           if (got === 0) break
           done += got
         }
-        return buf.subarray(0, done)
+        return done
       }
-      const rawRecords = whole('commits')
-      const rawFiles = whole('files')
-      const rawNames = whole('names')
-      const detailsSize = disk.fstatSync(fds.details).size
+      const size = (part: Part) => disk.fstatSync(fds[part]).size
+      const recordsSize = size('commits')
+      const filesSize = size('files')
+      const detailsSize = size('details')
 
-      const count = Math.floor(rawRecords.length / RECORD)
-      const records = alignedBuffer((count + Math.max(1024, count >> 2)) * RECORD)
-      rawRecords.copy(records, 0, 0, count * RECORD)
-      const filesAvailable = Math.floor(rawFiles.length / 4)
-      const fileIds = new Uint32Array(filesAvailable + Math.max(1024, filesAvailable >> 2))
-      fileIds.set(new Uint32Array(alignedCopy(rawFiles, filesAvailable * 4)))
+      const whole = Math.floor(recordsSize / RECORD)
+      const records = alignedBuffer((whole + Math.max(1024, whole >> 2)) * RECORD)
+      const count = Math.floor(readInto('commits', records, whole * RECORD) / RECORD)
+      const filesWhole = Math.floor(filesSize / 4)
+      const fileIds = new Uint32Array(filesWhole + Math.max(1024, filesWhole >> 2))
+      const filesAvailable = Math.floor(
+        readInto('files', new Uint8Array(fileIds.buffer, 0, filesWhole * 4), filesWhole * 4) / 4,
+      )
+      const rawNames = Buffer.allocUnsafe(size('names'))
+      const namesRead = rawNames.subarray(0, readInto('names', rawNames, rawNames.length))
 
       const index = new IndexFile(dir, fds, records, fileIds)
-      const namesCut = index.loadNames(rawNames)
+      const namesCut = index.loadNames(namesRead)
       index.count = count
       index.count = index.keepComplete(
         namesCut ? index.firstNamingLost(count, filesAvailable) : count,
@@ -804,7 +810,9 @@ export class IndexFile {
     this.detailsEnd =
       keep === 0 ? 0 : (floats[(keep - 1) * 8 + 4] as number) + (words[last + 10] as number)
     this.fileCount = keep === 0 ? 0 : (words[last + 11] as number) + (words[last + 12] as number)
-    this.records.fill(0, keep * RECORD)
+    // What lies past the kept records (a torn or cut tail) is cleared; the rest of the buffer
+    // is fresh and zero already.
+    this.records.fill(0, keep * RECORD, this.count * RECORD)
     return keep
   }
 
@@ -912,13 +920,6 @@ function nameChecks(raw: Buffer, id: number, start: number): boolean {
   const length = raw.readUInt32LE(start - NAME_HEAD)
   if (length === 0 || start + length > raw.length) return false
   return nameSumAt(raw, id, start, length) === raw.readUInt32LE(start - 4)
-}
-
-/** The first `bytes` of `source` in a buffer of their own (for an aligned typed view). */
-function alignedCopy(source: Buffer, bytes: number): ArrayBuffer {
-  const copy = new ArrayBuffer(bytes)
-  new Uint8Array(copy).set(source.subarray(0, bytes))
-  return copy
 }
 
 /** Where the side index lives: inside the git directory, never inside the memory folder. */

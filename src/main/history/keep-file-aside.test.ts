@@ -97,6 +97,30 @@ describe('a file history holds no copy of', () => {
     fsck(dataDir)
   })
 
+  it('numbers the name when a create goes over the kept file, never labels it twice', async () => {
+    await memory.execute({ command: 'delete', path: '/memories/recording.log' }, CLAUDE)
+    const result = await memory.execute(
+      { command: 'create', path: '/memories/recording (not in history).log', file_text: 'short\n' },
+      CLAUDE,
+    )
+    // It was kept as "recording (not in history) (not in history).log".
+    expect(result).toMatchObject({
+      isError: false,
+      content:
+        'File created successfully at: /memories/recording (not in history).log. The file already existed and was not in the history, which a restore could not bring back, so its previous content was kept as /memories/recording (not in history 2).log.',
+    })
+    expect(fs.readdirSync(root).sort()).toEqual([
+      'a.md',
+      'recording (not in history 2).log',
+      'recording (not in history).log',
+    ])
+    expect(endOf('recording (not in history 2).log')).toBe('end')
+    expect(fs.readFileSync(path.join(root, 'recording (not in history).log'), 'utf8')).toBe(
+      'short\n',
+    )
+    fsck(dataDir)
+  })
+
   it('still replaces a file history holds, as before', async () => {
     const result = await memory.execute(
       { command: 'create', path: '/memories/a.md', file_text: 'b\n' },

@@ -15,6 +15,7 @@ import {
   RepackAborted,
   type RepackOptions,
   type RepackReport,
+  type RepackStep,
 } from './objects/repack'
 import type { Logger } from '../lib/logger'
 import type { SerialQueue } from '../lib/serial-queue'
@@ -35,7 +36,15 @@ export interface MaintenanceSettings {
   /** First wait before a failed index check and rebuild is tried again (default 5 s), doubled each time up to `verifyRetryMaxMs` (10 min). */
   readonly verifyRetryMs?: number
   readonly verifyRetryMaxMs?: number
+  /**
+   * Told when a packing pass begins (`started`, once its index check is done) and at each of
+   * its steps (`RepackStep`). For tests: the crash test aims its kills at a pass's phases.
+   */
+  readonly onStep?: (step: PassStep) => void
 }
+
+/** A pass's beginning, then the steps of `repack`. */
+export type PassStep = 'started' | RepackStep
 
 export interface Maintainer {
   /** A commit happened: maybe time to pack; restarts the idle clock. */
@@ -268,6 +277,9 @@ export function createMaintainer(options: {
         sliceStart = performance.now()
         await verifyOnce(forceVerify)
         if (verifyOnly) return EMPTY_REPORT
+        // A caller's own `onStep` (`runNow`) is told repack's steps instead.
+        const onStep = extra.onStep ?? settings.onStep
+        if (!extra.onStep) settings.onStep?.('started')
         // The objects the write-ahead log covers are made durable first: a pass removes
         // loose files (once packed) and renews their folders, and the log should not have to
         // reach across that.
@@ -285,6 +297,7 @@ export function createMaintainer(options: {
           exclusive: (step) => gate.change(step, () => stopped),
           beforeRemoval: quiet,
           ...extra,
+          onStep,
         })
         if (report.unreadable.length > 0) {
           // Damage the pass found and left in place (no sound copy to pack instead): said,

@@ -762,6 +762,41 @@ describe('a kill during packing', () => {
     },
   )
 
+  it(
+    'between the renames of a new pack and of its index: the next open finishes the write, filing nothing as damaged',
+    { timeout: 120_000 },
+    async () => {
+      const before = await seed()
+      const dir = path.join(root, 'copy-half-installed')
+      cpSync(dataDir, dir, { recursive: true })
+      const result = await runChild(dir, { step: 'pack-renamed' }, true)
+      expect(result.killed).toBe(true)
+      // What the kill left: the new pack under its name, its index still under a temp name.
+      const packs = packNames(dir)
+      const waiting = packs.filter(
+        (name) => name.endsWith('.pack') && !packs.includes(name.replace(/\.pack$/, '.idx')),
+      )
+      expect(waiting.length).toBe(1)
+      expect(packs.some((name) => name.startsWith('tmp_idx_'))).toBe(true)
+
+      const memory = await openVersionedMemory({
+        dataDir: dir,
+        now,
+        watch: false,
+        maintenance: false,
+      })
+      expect(memory.recovery).toBeNull()
+      await memory.close()
+      const idx = (waiting[0] as string).replace(/\.pack$/, '.idx')
+      expect(packNames(dir)).toContain(idx)
+      expect(packNames(dir).filter((name) => name.startsWith('tmp_'))).toEqual([])
+      expect(existsSync(path.join(gitdir(dir), 'cairn-damaged'))).toBe(false)
+      // git reads the finished pack as its own.
+      execFileSync('git', ['verify-pack', path.join(gitdir(dir), 'objects', 'pack', idx)])
+      await expectNothingLost(dir, before)
+    },
+  )
+
   it('a pack whose index is missing for no fold is still filed under cairn-damaged/', async () => {
     const before = await seed()
     const pack = packNames().find((name) => name.endsWith('.pack')) as string

@@ -7,6 +7,7 @@ import {
   disk,
   exists,
   isCode,
+  listNames,
   makeFolders,
   OPEN,
   syncFolder,
@@ -83,7 +84,12 @@ export interface ObjectStore {
   readonly gitdir: string
   readonly db: ObjectDatabase
   hash(type: ObjectType, content: Uint8Array): string
-  write(type: ObjectType, content: Uint8Array, knownOid?: string): Promise<string>
+  /**
+   * Writes an object as a loose file. `stored`, when given, is that file's bytes as
+   * `storedObject(type, content)` makes them (the caller kept and patched them: a tree's next
+   * version, see tree-state.ts), taken as they are.
+   */
+  write(type: ObjectType, content: Uint8Array, knownOid?: string, stored?: Buffer): Promise<string>
   /**
    * Makes every object written since the last flush durable: a small batch by appending it to
    * the write-ahead log (once `openLog` has run), a larger one by `fsync`ing each file and
@@ -204,6 +210,55 @@ export function storedZlib(head: Uint8Array, body: Uint8Array): Buffer {
   return out
 }
 
+/**
+ * The bytes of the loose file of an object of `type` holding `content`, framed here as one
+ * stored block (`storedZlib`), or null when it is too large for that (`write` compresses it
+ * with zlib at level 0). The header and `content` start at `STORED_DATA_AT`.
+ */
+export function storedObject(type: ObjectType, content: Uint8Array): Buffer | null {
+  const header = Buffer.from(`${type} ${content.byteLength}\0`)
+  if (header.byteLength + content.byteLength > STORED_BY_HAND) return null
+  return storedZlib(header, content)
+}
+
+/** Where a stored block's data (the object's header, then its content) starts in it. */
+export const STORED_DATA_AT = 7
+
+const ADLER_BASE = 65521
+
+function modAdler(n: number): number {
+  const r = n % ADLER_BASE
+  return r < 0 ? r + ADLER_BASE : r
+}
+
+/**
+ * `stored` (a `storedZlib` block) with `fresh` written over its data at `at` (an offset in the
+ * data, as `STORED_DATA_AT` counts it), its Adler-32 brought up to date from the bytes that
+ * changed alone: each data byte counts once in the checksum's first sum and, in its second,
+ * as many times as there are bytes from it to the end. A 40 KB tree whose one id changed is
+ * not summed again whole (stop 15).
+ */
+export function patchStored(stored: Buffer, at: number, fresh: Uint8Array): void {
+  const length = stored.byteLength - STORED_DATA_AT - 4
+  if (at < 0 || at + fresh.byteLength > length) throw new Error('patch outside the block')
+  let da = 0
+  let db = 0
+  for (let k = 0; k < fresh.byteLength; k++) {
+    const offset = STORED_DATA_AT + at + k
+    const change = fresh[k]! - stored[offset]!
+    if (change === 0) continue
+    stored[offset] = fresh[k]!
+    da += change
+    db += change * (length - at - k)
+  }
+  if (da === 0 && db === 0) return
+  const end = STORED_DATA_AT + length
+  const sums = stored.readUInt32BE(end)
+  const a = modAdler((sums & 0xffff) + da)
+  const b = modAdler((sums >>> 16) + (db % ADLER_BASE))
+  stored.writeUInt32BE(((b << 16) | a) >>> 0, end)
+}
+
 // Adler-32 (RFC 1950): sums taken modulo 65521 every 3,800 bytes, before they can overflow.
 function adler32(bytes: Uint8Array): number {
   let a = 1
@@ -224,7 +279,6 @@ function adler32(bytes: Uint8Array): number {
 /** Opens the object store of `gitdir` (which must exist). */
 export function createObjectStore(gitdir: string): ObjectStore {
   const db = new ObjectDatabase(gitdir)
-  const knownDirs = new Set<string>()
   const commits = new Map<string, RawCommit>()
   let written = 0
   // Written objects not yet fsynced (nor their folders). Their fsyncs all start in `flush`,
@@ -243,6 +297,23 @@ export function createObjectStore(gitdir: string): ObjectStore {
   let commands: Commands | null = null
   // Object folders made since the last flush: objects/ itself must be synced for them.
   let newDirs = false
+  // Object folders known to be there: listed at the first write (one `readdir` of objects/),
+  // then each one this store makes. Not asked for one by one: a `mkdir` answering EEXIST, with
+  // the error node makes of it, cost more than the listing of all 256 (stop 15). One removed
+  // since is made again when its file cannot be created.
+  let knownDirs: Set<string> | null = null
+  function knowsDir(dir: string): boolean {
+    if (!knownDirs) {
+      knownDirs = new Set()
+      const objects = path.join(gitdir, 'objects')
+      try {
+        for (const name of listNames(objects)) knownDirs.add(path.join(objects, name))
+      } catch {
+        // Each folder is then asked for by its `mkdir`, as before any listing.
+      }
+    }
+    return knownDirs.has(dir)
+  }
 
   function hash(type: ObjectType, content: Uint8Array): string {
     return hashObject(type, content)
@@ -250,7 +321,12 @@ export function createObjectStore(gitdir: string): ObjectStore {
 
   // Synchronous writes on purpose: a handful of small writes per commit, and going through
   // the thread pool for each costs more than the writes themselves. Only the fsyncs are not.
-  async function write(type: ObjectType, content: Uint8Array, knownOid?: string): Promise<string> {
+  async function write(
+    type: ObjectType,
+    content: Uint8Array,
+    knownOid?: string,
+    stored?: Buffer,
+  ): Promise<string> {
     const oid = knownOid ?? hash(type, content)
     const dir = path.join(gitdir, 'objects', oid.slice(0, 2))
     const file = path.join(dir, oid.slice(2))
@@ -259,18 +335,19 @@ export function createObjectStore(gitdir: string): ObjectStore {
     // A packed one is whole (its pack is checked), unless a damaged loose copy sits beside it
     // or reading the packed copy failed its check (then the loose copy is what reads take).
     if (db.inPack(oid) && !db.packedCopyDamaged(oid) && !exists(file)) return oid
-    if (!knownDirs.has(dir)) {
-      makeObjectDir(dir)
-      knownDirs.add(dir)
-    }
-    const header = Buffer.from(`${type} ${content.byteLength}\0`)
     // Loose objects are short-lived (maintenance packs them, compressing properly), so they
     // are stored rather than compressed: a 40 KB tree costs 60 µs instead of 500. One up to 64 KB
     // is framed here, without zlib, whose set-up per call cost more than the framing.
     const data =
-      header.byteLength + content.byteLength > STORED_BY_HAND
-        ? deflateSync(Buffer.concat([header, content]), { level: 0 })
-        : storedZlib(header, content)
+      stored ??
+      storedObject(type, content) ??
+      deflateSync(Buffer.concat([Buffer.from(`${type} ${content.byteLength}\0`), content]), {
+        level: 0,
+      })
+    if (!knowsDir(dir)) {
+      makeObjectDir(dir)
+      knownDirs!.add(dir)
+    }
     const temp = path.join(dir, `tmp_obj_${tempSuffix()}`)
     let fd: number | null = null
     try {

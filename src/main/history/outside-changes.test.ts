@@ -1,7 +1,9 @@
+import { appendFileSync, readFileSync, readlinkSync } from 'node:fs'
 import { mkdir, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { CommitSummary, RecoveryReport } from '../../shared/types'
+import { nodeDisk, setDisk } from '../lib/disk'
 import { openVersionedMemory, type Origin, type VersionedMemory } from './index'
 import { outermost, touchedByCommand } from './outside-changes'
 import {
@@ -52,6 +54,42 @@ function changedFiles(oid: string): ReadonlyArray<string> {
 }
 
 describe('edits made outside Cairn before a change to the same paths', () => {
+  it('a save made in place while the outside edit is committed is edited, not overwritten', async () => {
+    await memory.execute(
+      { command: 'create', path: '/memories/note.md', file_text: 'one\ntwo\n' },
+      claude,
+    )
+    // Edited outside in place: the command's check reads it and commits it first; while that
+    // commit waits for the disk, the person saves again (in place: same file, same inode).
+    await writeFile(onDisk('note.md'), 'one\ntwo\nthree\n')
+    let late = false
+    const restore = setDisk({
+      ...nodeDisk,
+      async fsync(fd) {
+        if (!late && readlinkSync(`/proc/self/fd/${fd}`).includes('cairn-wal')) {
+          late = true
+          appendFileSync(onDisk('note.md'), 'LATE\n')
+        }
+        await nodeDisk.fsync(fd)
+      },
+    })
+    let result
+    try {
+      result = await memory.execute(
+        { command: 'str_replace', path: '/memories/note.md', old_str: 'two', new_str: 'TWO' },
+        claude,
+      )
+    } finally {
+      restore()
+    }
+    expect(late).toBe(true)
+    expect(result.isError).toBe(false)
+    // The edit read the file as it was when it ran: the late save is in it, and in history.
+    expect(readFileSync(onDisk('note.md'), 'utf8')).toBe('one\nTWO\nthree\nLATE\n')
+    expect(gitCli(dataDir, 'show', 'HEAD:note.md')).toBe('one\nTWO\nthree\nLATE\n')
+    await expectInSync()
+  })
+
   it('commits an outside edit on its own before Claude str_replaces the same file', async () => {
     await memory.execute(
       { command: 'create', path: '/memories/notes.md', file_text: 'one\ntwo\nthree\n' },

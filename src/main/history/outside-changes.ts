@@ -66,7 +66,13 @@ export async function commitOutsideChanges(
   if (touched === 'all') return commit('all', OUTSIDE_INTENT, report)
   const paths = outermost(touched)
   if (paths.length === 0 || !(await differsFromHead(repo, paths, report, tree))) return null
-  return commit(paths, OUTSIDE_INTENT)
+  try {
+    return await commit(paths, OUTSIDE_INTENT)
+  } finally {
+    // The bytes the check read are as old as its commit's `fsync`s: a save made in place
+    // meanwhile must be read by the change itself, not overwritten from them.
+    tree?.forgetReads()
+  }
 }
 
 /** True when the folder at any of `paths` (relative) is not what `HEAD`'s tree holds. */

@@ -6,13 +6,14 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { nodeDisk, setDisk } from '../lib/disk'
 import { hookDisk } from '../lib/disk-hooks'
 import { openVersionedMemory, type VersionedMemory } from './index'
-import { GIVEN_UP_FILE, recordRestore, RESTORE_INTENT_FILE } from './restore-intent'
+import { GIVEN_UP_FILE, RESTORE_INTENT_FILE } from './restore-intent'
 import {
   asAnotherAccount as asAnotherAccountIn,
   CLAUDE,
   fsck,
   gitCli,
   headFiles,
+  recordInterruptedRestoreAll,
   tempDataDir,
 } from './test-helpers'
 import { MAX_VERSIONED_BYTES } from './work-tree'
@@ -49,6 +50,13 @@ function backToRoot(): void {
   vi.restoreAllMocks()
   undoDisk()
   undoDisk = () => {}
+}
+
+/** Back to root, and d/a.md (locked as 000 in a 555 folder by the tests below) unlocked. */
+async function unlockAsRoot(): Promise<void> {
+  backToRoot()
+  await chmod(memories('d'), 0o755)
+  await chmod(memories('d/a.md'), 0o644)
 }
 
 async function create(memory: VersionedMemory, relative: string, text: string): Promise<void> {
@@ -228,9 +236,7 @@ describe('restoring the whole folder over a file no version holds (review13 R3, 
       )
     } finally {
       await memory.close()
-      backToRoot()
-      await chmod(memories('d'), 0o755)
-      await chmod(memories('d/a.md'), 0o644)
+      await unlockAsRoot()
     }
     expect(error).toBeInstanceOf(Error)
     const message = (error as Error).message
@@ -355,24 +361,7 @@ async function interruptedRestoreOverLockedFile(): Promise<void> {
   )
   const head = memory.head()!
   await memory.close()
-  const blob = (rev: string, file: string) => gitCli(dataDir, 'rev-parse', `${rev}:${file}`).trim()
-  await recordRestore(
-    { store: { gitdir: path.join(dataDir, 'history.git') } as never, head: () => head },
-    [
-      { path: 'b.md', before: blob(head, 'b.md'), after: blob(first, 'b.md') },
-      { path: 'd/a.md', before: blob(head, 'd/a.md'), after: blob(first, 'd/a.md') },
-    ],
-    ['b.md', 'd/a.md'],
-    {
-      actor: 'user',
-      conversationId: null,
-      toolUseId: null,
-      overwrite: false,
-      command: 'restore-all',
-      subject: `restore all memories to ${first.slice(0, 7)}`,
-      restoredFrom: first,
-    },
-  )
+  await recordInterruptedRestoreAll(dataDir, head, first, ['b.md', 'd/a.md'])
   // The kill came after b.md was written.
   await writeFile(memories('b.md'), 'b1\n')
   await chmod(memories('d/a.md'), 0o000)
@@ -398,9 +387,7 @@ describe('an interrupted restore whose file cannot be moved aside (item 2)', () 
         await again.close()
       }
     } finally {
-      backToRoot()
-      await chmod(memories('d'), 0o755)
-      await chmod(memories('d/a.md'), 0o644)
+      await unlockAsRoot()
     }
     expect(existsSync(path.join(dataDir, 'history.git', RESTORE_INTENT_FILE))).toBe(false)
     const named = notices.find((notice) => notice.path === '/memories/d/a.md')
@@ -527,9 +514,7 @@ describe('an interrupted restore given up by an open that is killed', () => {
         }
       }
     } finally {
-      backToRoot()
-      await chmod(memories('d'), 0o755)
-      await chmod(memories('d/a.md'), 0o644)
+      await unlockAsRoot()
     }
     const given =
       'An interrupted restore could not be finished: Cairn may not change /memories/d/a.md'

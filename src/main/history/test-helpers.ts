@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { lstatSync, readdirSync, readlinkSync, statfsSync, statSync, writeFileSync } from 'node:fs'
 import { mkdir, mkdtemp, open, readdir, readFile, rm, writeFile } from 'node:fs/promises'
@@ -11,6 +11,7 @@ import { LOCK_FILE } from '../lib/instance-lock'
 import { createRecordingLogger } from '../lib/logger'
 import { AUTHORS, formatCommitMessage } from './commit-message'
 import { openVersionedMemory } from './index'
+import { recordRestore } from './restore-intent'
 import { serializeCommit, serializeTree, type RawTreeEntry } from './object-store'
 import type { ExecuteOutcome, HistoryGit, Origin, VersionedMemory } from './types'
 
@@ -575,4 +576,54 @@ export function asAnotherAccount(dataDir: string): () => void {
     uid.mockRestore()
     undoDisk()
   }
+}
+
+/**
+ * Records a restore-all of `relatives` from `head` back to `to` as it stands before it touches
+ * any file: what a kill right after the intent was written leaves for the next open.
+ */
+export async function recordInterruptedRestoreAll(
+  dataDir: string,
+  head: string,
+  to: string,
+  relatives: ReadonlyArray<string>,
+): Promise<void> {
+  const blob = (rev: string, file: string) => gitCli(dataDir, 'rev-parse', `${rev}:${file}`).trim()
+  await recordRestore(
+    { store: { gitdir: path.join(dataDir, 'history.git') } as never, head: () => head },
+    relatives.map((file) => ({ path: file, before: blob(head, file), after: blob(to, file) })),
+    relatives,
+    {
+      actor: 'user',
+      conversationId: null,
+      toolUseId: null,
+      overwrite: false,
+      command: 'restore-all',
+      subject: `restore all memories to ${to.slice(0, 7)}`,
+      restoredFrom: to,
+    },
+  )
+}
+
+/**
+ * Runs `script` (an ES module, through tsx) in a child Node. With `killAfterOutputMs`, kills it
+ * with SIGKILL that long after it first writes to stdout; without, it is to kill itself. Fails
+ * the test, with the child's stderr, unless it died of SIGKILL.
+ */
+export async function runKilledChild(script: string, killAfterOutputMs?: number): Promise<void> {
+  const proc = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let stderr = ''
+  proc.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+  const exited = new Promise<NodeJS.Signals | null>((resolve) =>
+    proc.once('exit', (_code, signal) => resolve(signal)),
+  )
+  if (killAfterOutputMs !== undefined) {
+    // A child that dies before it writes is told by its exit, not waited for forever.
+    await Promise.race([new Promise((resolve) => proc.stdout.once('data', resolve)), exited])
+    await new Promise((resolve) => setTimeout(resolve, killAfterOutputMs))
+    proc.kill('SIGKILL')
+  }
+  expect(await exited, stderr).toBe('SIGKILL')
 }

@@ -1,5 +1,12 @@
 import { DamagedHistoryError, entryNameProblem } from './damage'
-import { serializeTreeEncoded, type ObjectStore, type RawTreeEntry } from './object-store'
+import {
+  patchStored,
+  serializeTreeEncoded,
+  STORED_DATA_AT,
+  storedObject,
+  type ObjectStore,
+  type RawTreeEntry,
+} from './object-store'
 
 /** A file as history sees it: its blob id and git mode. */
 export interface BlobNode {
@@ -29,6 +36,13 @@ export interface TreeNode {
 export interface TreeEncoding {
   readonly bytes: Buffer
   readonly idAt: ReadonlyMap<string, number>
+  /**
+   * Its loose file's bytes (`storedObject`), `bytes` a view into them, when this process wrote
+   * it framed by hand: the next version copies and patches them, checksum included, instead
+   * of copying the tree and then framing and summing it whole (40 KB for a flat folder of
+   * 1,000 files, stop 15).
+   */
+  readonly stored?: Buffer
 }
 
 export type Node = BlobNode | TreeNode
@@ -189,8 +203,8 @@ export async function flushTree(store: ObjectStore, node: TreeNode): Promise<str
     const child = children.get(name)
     if (child?.kind === 'tree' && !child.oid) await flushTree(store, child)
   }
-  const encoding = patchedEncoding(node) ?? encode(children)
-  node.oid = await store.write('tree', encoding.bytes)
+  const encoding = patchedEncoding(node) ?? framed(encode(children))
+  node.oid = await store.write('tree', encoding.bytes, undefined, encoding.stored)
   node.encoding = encoding
   // Written: from now on a change copies it (and the node it came from can be let go).
   node.derived = undefined
@@ -202,6 +216,7 @@ function patchedEncoding(node: TreeNode): TreeEncoding | null {
   const derived = node.derived
   const base = derived?.from.encoding
   if (!derived || derived.reshaped || !base || !node.children) return null
+  if (base.stored) return patchedStored(node, derived.names, base, base.stored)
   const bytes = Buffer.from(base.bytes)
   for (const name of derived.names) {
     const at = base.idAt.get(name)
@@ -211,7 +226,45 @@ function patchedEncoding(node: TreeNode): TreeEncoding | null {
     if (child.kind === 'blob' && !modeMatches(bytes, at, name, child.mode)) return null
     bytes.write(child.oid, at, 20, 'hex')
   }
-  return { bytes, idAt: base.idAt }
+  return framed({ bytes, idAt: base.idAt })
+}
+
+/**
+ * `patchedEncoding` from the loose file's bytes of the version before: the ids that changed
+ * are written over the old ones in a copy, and its checksum updated from them alone.
+ */
+function patchedStored(
+  node: TreeNode,
+  names: ReadonlySet<string>,
+  base: TreeEncoding,
+  baseStored: Buffer,
+): TreeEncoding | null {
+  const stored = Buffer.allocUnsafe(baseStored.byteLength)
+  baseStored.copy(stored)
+  // Where the tree's content starts in the block's data (after `tree <size>\0`).
+  const start = base.bytes.byteOffset - baseStored.byteOffset - STORED_DATA_AT
+  const bytes = stored.subarray(STORED_DATA_AT + start, STORED_DATA_AT + start + base.bytes.length)
+  for (const name of names) {
+    const at = base.idAt.get(name)
+    const child = node.children!.get(name)
+    if (at === undefined || !child?.oid) return null
+    // A file's mode sits before its name: a changed mode means serializing afresh.
+    if (child.kind === 'blob' && !modeMatches(bytes, at, name, child.mode)) return null
+    patchStored(stored, start + at, Buffer.from(child.oid, 'hex'))
+  }
+  return { bytes, idAt: base.idAt, stored }
+}
+
+/** `encoding` with its loose file's bytes, `bytes` then a view into them (see `stored`). */
+function framed(encoding: TreeEncoding): TreeEncoding {
+  const stored = storedObject('tree', encoding.bytes)
+  if (!stored) return encoding
+  const start = stored.byteLength - 4 - encoding.bytes.byteLength
+  return {
+    bytes: stored.subarray(start, start + encoding.bytes.byteLength),
+    idAt: encoding.idAt,
+    stored,
+  }
 }
 
 function modeMatches(bytes: Buffer, idAt: number, name: string, mode: string): boolean {

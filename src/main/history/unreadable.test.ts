@@ -5,8 +5,15 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { nodeDisk, setDisk } from '../lib/disk'
 import { asTheAccount, errnoError, hookDisk } from '../lib/disk-hooks'
 import { openVersionedMemory, type VersionedMemory } from './index'
-import { recordRestore, RESTORE_INTENT_FILE } from './restore-intent'
-import { CLAUDE, fsck, gitCli, headFiles, tempDataDir } from './test-helpers'
+import { RESTORE_INTENT_FILE } from './restore-intent'
+import {
+  CLAUDE,
+  fsck,
+  gitCli,
+  headFiles,
+  recordInterruptedRestoreAll,
+  tempDataDir,
+} from './test-helpers'
 
 // A file or folder in memories/ that Cairn may not read (another account's, mode 000) stopped
 // Cairn from starting without naming it and, met while running, failed every later write
@@ -189,6 +196,32 @@ describe('a command on a file Cairn may not read (F1)', () => {
     })
   }
 
+  it('numbers the kept name when a create goes over the kept file, never labels it twice', async () => {
+    const memory = await unreadableAfterClaude('private.md')
+    try {
+      await memory.execute({ command: 'delete', path: '/memories/private.md' }, CLAUDE)
+      const result = await memory.execute(
+        { command: 'create', path: '/memories/private (unreadable).md', file_text: 'mine\n' },
+        CLAUDE,
+      )
+      expect(result.isError).toBe(false)
+      // It was kept as "private (unreadable) (unreadable).md".
+      expect(String(result.content)).toContain(
+        'its previous content was kept as /memories/private (unreadable 2).md;',
+      )
+    } finally {
+      await memory.close()
+    }
+    vi.restoreAllMocks()
+    undoDisk()
+    const kept = path.join(dataDir, 'memories', 'private (unreadable 2).md')
+    await chmod(kept, 0o644)
+    expect(await readFile(kept, 'utf8')).toBe('v2, saved by the person\n')
+    expect(await readFile(path.join(dataDir, 'memories', 'private (unreadable).md'), 'utf8')).toBe(
+      'mine\n',
+    )
+  })
+
   it('restores a version over it, keeping it aside, instead of saying it already matches', async () => {
     const memory = await unreadableAfterClaude('private.md')
     let message: string
@@ -262,21 +295,7 @@ describe('an interrupted restore over a file Cairn may not read', () => {
     )
     const head = memory.head()!
     await memory.close()
-    const blob = (rev: string) => gitCli(dataDir, 'rev-parse', `${rev}:${relative}`).trim()
-    await recordRestore(
-      { store: { gitdir: path.join(dataDir, 'history.git') } as never, head: () => head },
-      [{ path: relative, before: blob(head), after: blob(first) }],
-      [relative],
-      {
-        actor: 'user',
-        conversationId: null,
-        toolUseId: null,
-        overwrite: false,
-        command: 'restore-all',
-        subject: `restore all memories to ${first.slice(0, 7)}`,
-        restoredFrom: first,
-      },
-    )
+    await recordInterruptedRestoreAll(dataDir, head, first, [relative])
     return { first, head }
   }
 

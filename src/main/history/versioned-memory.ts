@@ -202,7 +202,6 @@ async function openLocked(
         await commitOutsideChanges(repo, 'all', (paths, intent) => record(paths, intent))
         return repo.stats.totals()
       },
-      add: () => undefined,
       invalidate: () => undefined,
       wantsRefresh: () => false,
       refresh: async () => undefined,

@@ -6,7 +6,7 @@ import {
   Folder,
   FolderTree,
   isOwnTempName,
-  readFileIn,
+  readFileAndStats,
   removeTree,
   TEMP_FILE_PREFIX,
   writeFileAtomically,
@@ -112,8 +112,9 @@ export interface ScanContext {
   readonly verify?: boolean
   /**
    * The open folders of the operation this scan is a step of (left open for it, and its
-   * `lstat` of the path scanned kept for its next `find`): the command that follows the check
-   * of its paths walks the folder once. Without it the scan opens and closes its own.
+   * `lstat` of the path scanned kept for its next `find`, the file's bytes for its next
+   * `readFile` when the scan read them): the command that follows the check of its paths walks
+   * the folder once and reads its file once. Without it the scan opens and closes its own.
    */
   readonly tree?: FolderTree
 }
@@ -140,7 +141,14 @@ export async function scanPath(
   const shared = context.tree
   if (shared && shared.rootPath !== root) throw new Error('the scan and its tree disagree')
   const tree = shared ?? new FolderTree(root)
-  const scan: Scan = { store, context }
+  const scan: Scan = {
+    store,
+    context,
+    // Only the path itself, when it is a file: a folder's files are not kept.
+    ...(shared && segments.length > 0
+      ? { keeps: { tree: shared, relative: segments.join('/') } }
+      : {}),
+  }
   try {
     if (segments.length === 0) return await scanFolder(scan, tree.root(), '', previous)
     const dir = segments.slice(0, -1).join('/')
@@ -169,6 +177,8 @@ export async function scanPath(
 interface Scan {
   readonly store: ObjectStore
   readonly context: ScanContext
+  /** The shared tree, and the path whose bytes are kept in it once read (`keepRead`). */
+  readonly keeps?: { readonly tree: FolderTree; readonly relative: string }
 }
 
 /**
@@ -289,7 +299,10 @@ async function scanFile(
   const { store, context } = scan
   let content: Buffer
   try {
-    content = readFileIn(folder, name, undefined, MAX_VERSIONED_BYTES)
+    const read = readFileAndStats(folder, name, undefined, MAX_VERSIONED_BYTES)
+    content = read.content
+    if (scan.keeps?.relative === relative)
+      scan.keeps.tree.keepRead(relative, folder, read.stats, content)
   } catch (error) {
     if (isCode(error, 'EFBIG')) {
       context.report?.tooLarge.push(relative)

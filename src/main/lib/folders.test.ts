@@ -10,6 +10,7 @@ import {
   Folder,
   FolderTree,
   nameEntriesByHandle,
+  readFileAndStats,
   readFileIn,
   removeTree,
   writeFileAtomically,
@@ -107,6 +108,43 @@ describe.each([
       tree.close()
     }
     expect(fs.readFileSync(path.join(base, 'outside', 'f.md'), 'utf8')).toBe('outside\n')
+  })
+
+  it('hands a kept read to the next read of that same file only, once', () => {
+    const file = path.join(base, 'root', 'a', 'b', 'f.md')
+    const tree = new FolderTree(path.join(base, 'root'))
+    try {
+      const found = tree.find('a/b/f.md')
+      if (found.kind !== 'file') throw new Error('expected a file')
+      const kept = readFileAndStats(found.parent, found.name)
+      tree.keepRead('a/b/f.md', found.parent, kept.stats, Buffer.from('as the check read it\n'))
+      // The same file through the same handle: the kept bytes, once; then read again.
+      const read = (stats: fs.Stats) => tree.readFile('a/b/f.md', found.parent, 'f.md', stats)
+      expect(read(found.stats).toString()).toBe('as the check read it\n')
+      expect(read(found.stats).toString()).toBe('inside\n')
+      // Another file at that name (renamed over it since): read from the disk.
+      tree.keepRead('a/b/f.md', found.parent, kept.stats, Buffer.from('stale\n'))
+      fs.writeFileSync(`${file}.new`, 'replaced\n')
+      fs.renameSync(`${file}.new`, file)
+      expect(read(fs.lstatSync(file)).toString()).toBe('replaced\n')
+      // Kept through another handle of the folder, or forgotten with its folder: not used.
+      const other = Folder.openRoot(path.join(base, 'root', 'a', 'b'))
+      try {
+        tree.keepRead('a/b/f.md', other, fs.lstatSync(file), Buffer.from('stale\n'))
+        expect(read(fs.lstatSync(file)).toString()).toBe('replaced\n')
+      } finally {
+        other.close()
+      }
+      tree.keepRead('a/b/f.md', found.parent, fs.lstatSync(file), Buffer.from('stale\n'))
+      tree.forget('a')
+      const again = tree.find('a/b/f.md')
+      if (again.kind !== 'file') throw new Error('expected a file')
+      expect(tree.readFile('a/b/f.md', again.parent, 'f.md', again.stats).toString()).toBe(
+        'replaced\n',
+      )
+    } finally {
+      tree.close()
+    }
   })
 
   it('stages new folders under a hidden name: all shown by publish, none left by abort', async () => {

@@ -195,6 +195,15 @@ export class Folder {
       : path.join(this.path, name)
   }
 
+  /**
+   * True when `entry` names entries through this folder's handle, so a link swapped in for
+   * the folder after it was opened is not followed; false where they are named by path
+   * (macOS, Windows, or `nameEntriesByHandle(false)`).
+   */
+  get namesByHandle(): boolean {
+    return this.fd !== null && byHandle
+  }
+
   /** A path that names this folder itself (to list it). */
   get self(): string {
     return this.fd !== null && byHandle ? `/proc/self/fd/${this.fd}` : this.path
@@ -348,6 +357,12 @@ export class FolderTree {
     string,
     { readonly parent: Folder; readonly stats: Stats | null }
   >()
+  // Files an earlier step of this operation read whole (`keepRead`), each handed once to the
+  // next `readFile` of its path instead of a second read.
+  private readonly reads = new Map<
+    string,
+    { readonly parent: Folder; readonly stats: Stats; readonly content: Buffer }
+  >()
   // Folders found missing (ENOENT) since the last change made through this tree: the check of
   // a command's paths, the command and its staging of new folders ask once, not three times.
   // `open` comes first: a folder made through the tree (`ensure`) is there.
@@ -448,6 +463,40 @@ export class FolderTree {
     return stats
   }
 
+  /**
+   * Keeps the bytes of the file at `relative` that a step which changes nothing read whole
+   * through `parent` (`stats`: the `fstat` of the handle it read them through), for the step
+   * that acts right after it: the history's check of a command's paths reads the file to
+   * hash it, then the command reads it to edit it (stop 15). As with `lstatEntry`, the command
+   * checks what it gets as it did after its own read (the file it found, by device and inode),
+   * so a change made in between is met as one made just after that read would be.
+   */
+  keepRead(relative: string, parent: Folder, stats: Stats, content: Buffer): void {
+    this.reads.set(relative, { parent, stats, content })
+  }
+
+  /**
+   * Drops every read `keepRead` kept: the next `readFile` reads its file again (the check
+   * committed an outside change, and waiting for the disk let the files move on since).
+   */
+  forgetReads(): void {
+    this.reads.clear()
+  }
+
+  /**
+   * The bytes of the regular file `name` of `parent` (at `relative`), which must still be the
+   * file `expected` describes (`readFileIn`): those `keepRead` kept for it, once, when they were
+   * read through the same handle from that same file, else read now.
+   */
+  readFile(relative: string, parent: Folder, name: string, expected: Stats): Buffer {
+    const kept = this.reads.get(relative)
+    if (kept) {
+      this.reads.delete(relative)
+      if (kept.parent === parent && sameEntry(kept.stats, expected)) return kept.content
+    }
+    return readFileIn(parent, name, expected)
+  }
+
   // The `lstat` `lstatEntry` kept for `relative` through the same open `parent`, once;
   // undefined when there is none.
   private takeLooked(relative: string, parent: Folder): Stats | null | undefined {
@@ -515,6 +564,7 @@ export class FolderTree {
   /** Closes and forgets the open folder at `relative` and any below it (it moved or went). */
   forget(relative: string): void {
     this.looked.clear()
+    this.reads.clear()
     this.missing.clear()
     for (const [at, folder] of this.open) {
       if (at === relative || (relative !== '' && at.startsWith(`${relative}/`))) {
@@ -590,6 +640,7 @@ export class FolderTree {
 
   close(): void {
     this.looked.clear()
+    this.reads.clear()
     this.missing.clear()
     for (const folder of this.open.values()) folder.close()
     this.open.clear()
@@ -619,13 +670,23 @@ export function readFileIn(
   expected?: Stats,
   maxBytes = Number.POSITIVE_INFINITY,
 ): Buffer {
+  return readFileAndStats(folder, name, expected, maxBytes).content
+}
+
+/** `readFileIn`, also giving the `fstat` of the handle the bytes were read through. */
+export function readFileAndStats(
+  folder: Folder,
+  name: string,
+  expected?: Stats,
+  maxBytes = Number.POSITIVE_INFINITY,
+): { readonly content: Buffer; readonly stats: Stats } {
   const fd = disk.openSync(folder.entry(name), OPEN.READ | OPEN.NOFOLLOW)
   try {
     const stats = disk.fstatSync(fd)
     if (!stats.isFile()) throw Object.assign(new Error('not a regular file'), { code: 'EINVAL' })
     if (expected && !sameEntry(stats, expected)) throw new ChangedUnderfootError()
     if (stats.size > maxBytes) throw Object.assign(new Error('file too large'), { code: 'EFBIG' })
-    return readKnownSize(fd, stats.size)
+    return { content: readKnownSize(fd, stats.size), stats }
   } finally {
     disk.closeSync(fd)
   }

@@ -42,4 +42,60 @@ describe('asideName', () => {
     expect(isAsideName('big (not in history).md')).toBe(true)
     expect(isAsideName('private.md')).toBe(false)
   })
+
+  it('numbers a name kept aside already instead of labelling it twice', () => {
+    // A `create` over `x (unreadable).md` kept its content as `x (unreadable) (unreadable).md`.
+    const taken = (names: string[]) => (n: string) => names.includes(n)
+    expect(
+      asideName(
+        'x (unreadable).md',
+        taken(['x (unreadable).md']),
+        'file',
+        '/memories/',
+        'unreadable',
+      ),
+    ).toBe('x (unreadable 2).md')
+    expect(
+      asideName(
+        'x (unreadable 2).md',
+        taken(['x (unreadable).md', 'x (unreadable 2).md']),
+        'file',
+        '/memories/',
+        'unreadable',
+      ),
+    ).toBe('x (unreadable 3).md')
+    expect(
+      asideName(
+        'big (not in history).log',
+        taken(['big (not in history).log']),
+        'file',
+        '/memories/',
+      ),
+    ).toBe('big (not in history 2).log')
+    expect(
+      asideName(
+        'notes (not in history)',
+        taken(['notes (not in history)']),
+        'folder',
+        '/memories/',
+      ),
+    ).toBe('notes (not in history 2)')
+    // The label says the reason of this time.
+    expect(
+      asideName(
+        'x (not in history).md',
+        taken(['x (not in history).md']),
+        'file',
+        '/memories/',
+        'unreadable',
+      ),
+    ).toBe('x (unreadable).md')
+    // Names that only look alike keep theirs.
+    expect(asideName('x(unreadable).md', none, 'file', '/memories/')).toBe(
+      'x(unreadable) (not in history).md',
+    )
+    expect(asideName('(unreadable).md', none, 'file', '/memories/', 'unreadable')).toBe(
+      '(unreadable) (unreadable).md',
+    )
+  })
 })

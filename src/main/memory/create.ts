@@ -62,7 +62,7 @@ export async function create(
       previous ? readFileIn(previous.parent, previous.name, previous.stats).toString('utf8') : null,
   }
   if (!exists) await guardPath(ctx, virtual, 'create')
-  const change = await guardWrite(ctx, plan)
+  await guardWrite(ctx, plan)
   // A previous file history holds no copy of (one too large to version) is not replaced,
   // which would lose it for good: it is kept aside, renamed in its folder, as restores do.
   const keep =
@@ -130,7 +130,6 @@ export async function create(
     if (kept !== null) returnFileAside(previous!.parent, kept, previous!.name)
     throw error
   }
-  ctx.usage.add(change.files, change.bytes)
   // The name kept aside may differ from the one planned (taken meanwhile).
   await recorded?.(kept !== null ? [dir + kept] : [])
   const result = success(message, mutation, made)

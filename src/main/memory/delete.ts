@@ -19,7 +19,6 @@ import {
 import { describeMove, planMove } from './plan'
 import type { KeptAsideEntry } from '../../shared/types'
 import type { MemoryExecution } from './types'
-import { isCounted, measure } from './usage'
 
 /**
  * Runs `delete` (directories recursively; never the root). `unlink`/`rename` are atomic on
@@ -141,7 +140,6 @@ export async function deletePath(
       }
     } else {
       disk.unlinkSync(parent.entry(name))
-      if (isCounted(stats.size)) ctx.usage.add(-1, -stats.size)
     }
   } else {
     // What the host holds no copy of is kept (a user's `.git`, a file history cannot track),
@@ -194,8 +192,6 @@ export async function deletePath(
       keptNote = keptMessage(virtual, kept)
       keptAside = { path: virtual, keptAs: virtualDir(virtual) + kept, reason: 'folder' }
     }
-    const removed = await measure(parent.entry(aside))
-    ctx.usage.add(-removed.files, -removed.bytes)
     try {
       removeTree(parent, aside)
     } catch (error) {

@@ -1,7 +1,7 @@
 /** The `str_replace` and `insert` commands: in-place edits of an existing text file. */
 
 import type { Stats } from 'node:fs'
-import { readFileIn, writeFileAtomically, type Folder } from '../lib/folders'
+import { writeFileAtomically, type Folder } from '../lib/folders'
 import type { CommandContext } from './context'
 import { CommandError, quoteInput, specialMessage, success } from './outcome'
 import type { ParsedMemoryPath } from './path-rules'
@@ -136,9 +136,9 @@ async function readTextFile(
       `Error: ${target.virtual} is too large to edit (${found.stats.size.toLocaleString('en-US')} bytes).`,
     )
   }
-  const { text, bom } = withoutBom(
-    decodeText(readFileIn(found.parent, found.name, found.stats), target.virtual),
-  )
+  // Read by the history's check of the path just before, when it read it (lib/folders.ts).
+  const bytes = ctx.tree.readFile(target.relative, found.parent, found.name, found.stats)
+  const { text, bom } = withoutBom(decodeText(bytes, target.virtual))
   if (splitLines(text).lines.length > MAX_LINES) {
     throw new CommandError(
       'too-large',
@@ -169,7 +169,7 @@ async function writeText(
     newFile: false,
     previousText: async () => before,
   }
-  const change = await guardWrite(ctx, plan)
+  await guardWrite(ctx, plan)
   if (ctx.dryRun) {
     await scanWrite(ctx, plan)
     return planFile(ctx, command, target, { before, after: next })
@@ -187,7 +187,6 @@ async function writeText(
     logger: ctx.logger,
     ...(stage ? { stage: (write) => stage(write, target.relative, mutation, made) } : {}),
   })
-  ctx.usage.add(change.files, change.bytes)
   await recorded?.()
   return made
 }

@@ -265,7 +265,9 @@ export function isAsideName(name: string): boolean {
 
 /**
  * The first unused of `notes (not in history)`, `notes (not in history 2)`, …; for a file,
- * the label goes before its extension (`big.md` -> `big (not in history).md`). Used by a
+ * the label goes before its extension (`big.md` -> `big (not in history).md`). A name that
+ * carries a label already is numbered instead (`big (not in history).md` ->
+ * `big (not in history 2).md`), never labelled twice. Used by a
  * folder delete and by restores, which keep aside what history never held; a file kept aside
  * because Cairn may not read it is labelled `unreadable` instead (see `AsideReason`). `within` is the
  * virtual folder it goes in (`/memories/a/`): the name is cut to what the path rules accept
@@ -284,13 +286,25 @@ export function asideName(
   const dot = kind === 'file' ? name.lastIndexOf('.') : -1
   // An extension too long to keep beside the label is kept as part of the stem (cut with it).
   const split = dot > 0 && name.length - dot + LONGEST_LABEL <= room
-  const stem = split ? name.slice(0, dot) : name
+  // A name kept aside already (`x (unreadable).md`, a `create` over it keeping its content
+  // aside once more) is numbered as a taken name is, `x (unreadable 2).md`: never
+  // `x (unreadable) (unreadable).md`. Its label becomes the reason of this time.
+  const stem = withoutLabel(split ? name.slice(0, dot) : name)
   const ext = split ? name.slice(dot) : ''
   for (let n = 1; ; n++) {
     const tail = ` (${label}${n > 1 ? ` ${n}` : ''})${ext}`
     const candidate = fitName(cutText(stem, Math.max(0, room - tail.length)), tail)
     if (!taken(candidate)) return candidate
   }
+}
+
+// A stem's label and number as `asideName` adds them (` (unreadable)`, ` (not in history 2)`).
+const LABEL_AT_END = new RegExp(` \\((?:${Object.values(ASIDE_LABELS).join('|')})(?: \\d+)?\\)$`)
+
+// `stem` without the label `asideName` gave it, if any (a stem that is only a label is kept).
+function withoutLabel(stem: string): string {
+  const found = LABEL_AT_END.exec(stem)
+  return found && found.index > 0 ? stem.slice(0, found.index) : stem
 }
 
 // The longest label with a number of up to four digits, as long as it gets in practice.

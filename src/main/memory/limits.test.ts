@@ -2,7 +2,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { makeSandbox, snapshot, text, type Sandbox } from './test-support'
-import { measure, UsageCache, type UsageSource } from './usage'
+import { measure, UsageCache } from './usage'
 
 let box: Sandbox | undefined
 afterEach(async () => {
@@ -165,22 +165,10 @@ describe('limits', () => {
         await super.refresh()
       }
     }
-    // Made once the sandbox (and its root) exists; the tool asks nothing of it before.
-    const made: { cache?: CountedCache } = {}
-    const usage: UsageSource = {
-      get: () => made.cache!.get(),
-      fresh: () => made.cache!.fresh(),
-      mayBeStale: () => made.cache!.mayBeStale(),
-      recheck: () => made.cache!.recheck(),
-      changing: (relatives) => made.cache!.changing(relatives),
-      add: () => made.cache!.add(),
-      invalidate: () => made.cache!.invalidate(),
-      wantsRefresh: () => made.cache!.wantsRefresh(),
-      refresh: () => made.cache!.refresh(),
-    }
-    box = await makeSandbox({ usage })
-    const cache = new CountedCache(box.root, 60_000, Date.now)
-    made.cache = cache
+    let cache!: CountedCache
+    box = await makeSandbox({
+      usageFor: (root) => (cache = new CountedCache(root, 60_000, Date.now)),
+    })
     await box.run({ command: 'create', path: '/memories/a.md', file_text: 'a' })
     expect(cache.walks).toBe(1)
     await box.run({ command: 'create', path: '/memories/b.md', file_text: 'b' })

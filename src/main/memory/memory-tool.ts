@@ -207,19 +207,33 @@ export function createMemoryTool(options: MemoryToolOptions): MemoryTool {
     return result
   }
 
-  // The usage walk is O(files): run it in the queue between commands, never inside one, when
-  // the total is missing (start, invalidateUsage) or getting old. A write then finds it ready.
-  let refreshQueued = false
+  // The usage walk is O(files): never inside a command, when the total is missing (start,
+  // invalidateUsage) or getting old. Where the source can (the plain tool), the folder is
+  // walked aside while commands go on with the cached total, and only the new count is taken
+  // in the queue, between commands; else the walk runs in the queue. A write then finds it ready.
+  let refreshing = false
+  // Asked for again while a walk ran (invalidateUsage, whose count that walk then drops, or a
+  // command): asked once more when it is done.
+  let askedMeanwhile = false
   const refreshUsageSoon = (): void => {
-    if (refreshQueued || !usage.wantsRefresh()) return
-    refreshQueued = true
-    queue
-      .run(async () => {
-        refreshQueued = false
-        if (usage.wantsRefresh()) await usage.refresh()
-      })
+    if (refreshing) {
+      askedMeanwhile ||= usage.wantsRefresh()
+      return
+    }
+    if (!usage.wantsRefresh()) return
+    refreshing = true
+    askedMeanwhile = false
+    const inQueue = async (): Promise<void> => {
+      if (usage.wantsRefresh()) await usage.refresh()
+    }
+    const aside = usage.walkAside?.() ?? null
+    ;(aside ? aside.then((take) => queue.run(take)) : queue.run(inQueue))
       // A write measures the folder itself when the total is still missing.
       .catch((error: unknown) => logger.warn('Could not measure the memory folder', error))
+      .finally(() => {
+        refreshing = false
+        if (askedMeanwhile) refreshUsageSoon()
+      })
   }
 
   return {

@@ -5,6 +5,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { createMemoryTool, type MemoryToolOptions } from './memory-tool'
 import type { MemoryExecution, MemoryTool } from './types'
+import type { UsageSource } from './usage'
 
 export interface Sandbox {
   readonly base: string
@@ -20,8 +21,13 @@ export interface Sandbox {
   cleanup(): Promise<void>
 }
 
+export interface SandboxOptions extends Partial<MemoryToolOptions> {
+  /** The tool's usage source, made for the root once it exists (a cache a test looks into). */
+  readonly usageFor?: (root: string) => UsageSource
+}
+
 /** A temp folder holding `memories/` (the root) and `sentinel/` (must never change). */
-export async function makeSandbox(options: Partial<MemoryToolOptions> = {}): Promise<Sandbox> {
+export async function makeSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
   const base = await fs.mkdtemp(path.join(os.tmpdir(), 'cairn-memory-'))
   const root = path.join(base, 'memories')
   const sentinel = path.join(base, 'sentinel')
@@ -29,7 +35,12 @@ export async function makeSandbox(options: Partial<MemoryToolOptions> = {}): Pro
   await fs.mkdir(sentinel)
   await fs.writeFile(path.join(sentinel, 'secret.txt'), 'sentinel content\n')
   await fs.writeFile(path.join(base, 'passwd'), 'root:x:0:0\n')
-  const tool = createMemoryTool({ root, ...options })
+  const { usageFor, ...toolOptions } = options
+  const tool = createMemoryTool({
+    root,
+    ...toolOptions,
+    ...(usageFor ? { usage: usageFor(root) } : {}),
+  })
   return {
     base,
     root,

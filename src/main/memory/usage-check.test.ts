@@ -5,8 +5,9 @@ import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { nodeDisk, setDisk } from '../lib/disk'
 import { hookDisk, type DiskCall } from '../lib/disk-hooks'
+import { createMemoryTool } from './memory-tool'
 import { makeSandbox, text, type Sandbox } from './test-support'
-import { measure, STALE_AFTER_MS, UsageCache, type UsageSource } from './usage'
+import { measure, STALE_AFTER_MS, UsageCache } from './usage'
 
 // perf14-usage: review13-tool R2's fix made a growing write whose total was older than 2 s
 // walk the whole folder (140 ms at 10,000 files, on nearly every create in real use). The
@@ -192,21 +193,10 @@ describe("the tool's own changes", () => {
   it('keep the record equal to a whole walk, with no folder read again', async () => {
     // Well after every mtime: nothing is racy, so a wrong record is not read again.
     const clock = { now: Date.now() + 600_000 }
-    const made: { cache?: UsageCache } = {}
-    const usage: UsageSource = {
-      get: () => made.cache!.get(),
-      fresh: () => made.cache!.fresh(),
-      mayBeStale: () => made.cache!.mayBeStale(),
-      recheck: () => made.cache!.recheck(),
-      changing: (relatives) => made.cache!.changing(relatives),
-      add: () => made.cache!.add(),
-      invalidate: () => made.cache!.invalidate(),
-      wantsRefresh: () => made.cache!.wantsRefresh(),
-      refresh: () => made.cache!.refresh(),
-    }
-    box = await makeSandbox({ usage })
-    const cache = new UsageCache(box.root, 60_000, () => clock.now)
-    made.cache = cache
+    let cache!: UsageCache
+    box = await makeSandbox({
+      usageFor: (root) => (cache = new UsageCache(root, 60_000, () => clock.now)),
+    })
     await populate(box.root, 120)
     const commands: Array<Record<string, unknown>> = [
       { command: 'create', path: '/memories/topic-000/a.md', file_text: 'a\n' },
@@ -286,3 +276,184 @@ async function populateIn(root: string, relative: string, count: number): Promis
     Array.from({ length: count }, (_, i) => fs.writeFile(path.join(dir, `f-${i}.md`), 'f\n')),
   )
 }
+
+// The walk between commands once the total is past half its age held every command that came
+// meanwhile (140 ms at 10,000 files; issue #15's periodic stall). It runs aside now: a command
+// goes on with the cached total, and the walk's count is taken between commands.
+describe('the walk between commands', () => {
+  /** A `UsageCache` that tells when a walk aside began and when its count was taken. */
+  class Watched extends UsageCache {
+    readonly events: string[] = []
+    private told: (() => void) | null = null
+    readonly taken = new Promise<void>((resolve) => (this.told = resolve))
+    override walkAside(): Promise<() => Promise<void>> | null {
+      const walking = super.walkAside()
+      if (!walking) return null
+      this.events.push('walk')
+      return walking.then((take) => async () => {
+        await take()
+        this.events.push('taken')
+        this.told?.()
+      })
+    }
+  }
+
+  /** From `arm()` on, the next file `lstat` waits until `release()`; every `lstat` is told. */
+  function holdOneLstat(events: string[]) {
+    let armed = false
+    let held = false
+    let release!: () => void
+    const released = new Promise<void>((resolve) => (release = resolve))
+    let reached!: (target: string) => void
+    const hit = new Promise<string>((resolve) => (reached = resolve))
+    restoreDisk = setDisk({
+      ...nodeDisk,
+      promises: {
+        ...nodeDisk.promises,
+        lstat: async (target) => {
+          if (armed && !held) {
+            held = true
+            reached(target)
+            await released
+          }
+          const stats = await nodeDisk.promises.lstat(target)
+          events.push('lstat')
+          return stats
+        },
+      },
+    })
+    // Should a command wait for the walk after all (the code before), the walk goes on
+    // after a while so that the test fails on the order below instead of hanging.
+    const fallback = setTimeout(() => release(), 60_000)
+    fallback.unref()
+    return {
+      arm: () => (armed = true),
+      hit,
+      release: () => {
+        clearTimeout(fallback)
+        release()
+      },
+    }
+  }
+
+  it('lets a command that does not grow the total answer during the walk, then takes its count', async () => {
+    let clock = Date.now() + 60_000
+    const base = await fs.mkdtemp(path.join(os.tmpdir(), 'cairn-walk-aside-'))
+    box = { cleanup: () => fs.rm(base, { recursive: true, force: true }) } as Sandbox
+    const root = path.join(base, 'memories')
+    await populate(root, 400)
+    const cache = new Watched(root, 60_000, () => clock)
+    const tool = createMemoryTool({ root, usage: cache })
+    const first = await tool.execute({
+      command: 'create',
+      path: '/memories/topic-000/first.md',
+      file_text: 'one\n',
+    })
+    expect(first.isError, text(first)).toBe(false)
+    // A file grown in place outside: its folder does not change, so only a walk sees it.
+    await fs.truncate(path.join(root, 'topic-003', 'note-00150.md'), 5000)
+    expect((await cache.recheck()).bytes).toBeLessThan((await measure(root)).bytes)
+    const gate = holdOneLstat(cache.events)
+    clock += 31_000
+    // The total is past half its age: the walk starts once this answers.
+    await tool.execute({ command: 'view', path: '/memories/topic-000/first.md' })
+    gate.arm()
+    // In the folder the walk has listed already (its record must be read again), an edit that
+    // shrinks a file (a growing write waits for the walk's count: the next test).
+    const hit = await gate.hit
+    const listed = path.basename(path.dirname(hit))
+    const second = await tool.execute({
+      command: 'str_replace',
+      path: `/memories/${listed}/${path.basename(hit)}`,
+      old_str: fsSync.readFileSync(hit, 'utf8').split('\n')[0],
+      new_str: 'a',
+    })
+    const lstats = () => cache.events.filter((event) => event === 'lstat').length
+    const seenWhenAnswered = lstats()
+    gate.release()
+    expect(second.isError, text(second)).toBe(false)
+    // The command answered while the walk was held at one `lstat`, most of the 401 files not
+    // looked at yet (the code before answered once the walk had looked at them all).
+    expect(seenWhenAnswered).toBeLessThan(401)
+    await cache.taken
+    expect(lstats()).toBeGreaterThanOrEqual(401)
+    expect(cache.events.filter((event) => event === 'walk' || event === 'taken')).toEqual([
+      'walk',
+      'taken',
+    ])
+    // The count taken holds the file grown outside and the command's own change.
+    expect(await cache.get()).toEqual(await measure(root))
+  }, 300_000)
+
+  it('has a growing write during the walk wait for its count: a file grown outside is seen', async () => {
+    // review15-misc R2: the write went on with the older total while the walk ran aside, and
+    // passed a limit the walk between commands had made it keep.
+    let clock = Date.now() + 60_000
+    const base = await fs.mkdtemp(path.join(os.tmpdir(), 'cairn-walk-aside-'))
+    box = { cleanup: () => fs.rm(base, { recursive: true, force: true }) } as Sandbox
+    const root = path.join(base, 'memories')
+    await populate(root, 50)
+    const MiB = 1024 * 1024
+    const cache = new Watched(root, 60_000, () => clock)
+    const tool = createMemoryTool({ root, usage: cache, limits: { maxTotalBytes: 20 * MiB } })
+    await tool.execute({ command: 'create', path: '/memories/first.md', file_text: 'one\n' })
+    // Outside, a file grows in place (its folder does not change) to just under the limit.
+    await fs.truncate(path.join(root, 'topic-000', 'note-00007.md'), 20 * MiB - 60_000)
+    const gate = holdOneLstat(cache.events)
+    clock += 31_000
+    await tool.execute({ command: 'view', path: '/memories/first.md' })
+    gate.arm()
+    await gate.hit
+    // Far from the limit by the older total: only the walk's count shows it would break it.
+    const writing = tool.execute({
+      command: 'create',
+      path: '/memories/second.md',
+      file_text: 'x'.repeat(100_000),
+    })
+    gate.release()
+    const refused = await writing
+    expect(refused.isError).toBe(true)
+    expect(text(refused)).toContain('over the limit of 20,971,520 bytes')
+    expect(fsSync.existsSync(path.join(root, 'second.md'))).toBe(false)
+    await cache.taken
+    expect(await cache.get()).toEqual(await measure(root))
+  }, 120_000)
+
+  it('keeps the count a command took meanwhile near a limit, not the older walk', async () => {
+    let clock = Date.now() + 60_000
+    const base = await fs.mkdtemp(path.join(os.tmpdir(), 'cairn-walk-aside-'))
+    box = { cleanup: () => fs.rm(base, { recursive: true, force: true }) } as Sandbox
+    const root = path.join(base, 'memories')
+    await populate(root, 400)
+    const cache = new Watched(root, 60_000, () => clock)
+    const tool = createMemoryTool({ root, usage: cache, limits: { maxFiles: 450 } })
+    await tool.execute({ command: 'create', path: '/memories/a.md', file_text: 'a\n' })
+    const gate = holdOneLstat(cache.events)
+    clock += 31_000
+    await tool.execute({ command: 'view', path: '/memories/a.md' })
+    gate.arm()
+    await gate.hit
+    // While the walk is held, 49 files are dropped in outside: 450 in all.
+    await populate(path.join(root, 'dropped'), 49, true)
+    // Near the limit, the write is checked against a fresh count, walk or no walk (it waits
+    // for the walk first: it adds a file).
+    const refusing = tool.execute({
+      command: 'create',
+      path: '/memories/b.md',
+      file_text: 'b\n',
+    })
+    gate.release()
+    expect(text(await refusing)).toContain('memory already holds 450 files, the limit is 450')
+    await cache.taken
+    expect(await cache.get()).toEqual({ files: 450, bytes: (await measure(root)).bytes })
+    const freed = await tool.execute({ command: 'delete', path: '/memories/a.md' })
+    expect(freed.isError, text(freed)).toBe(false)
+    const allowed = await tool.execute({
+      command: 'create',
+      path: '/memories/b.md',
+      file_text: 'b\n',
+    })
+    expect(allowed.isError, text(allowed)).toBe(false)
+    expect(await cache.get()).toEqual(await measure(root))
+  }, 120_000)
+})

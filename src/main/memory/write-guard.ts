@@ -27,14 +27,8 @@ function nearLimit(after: number, limit: number, floor: number): boolean {
   return limit - after < Math.max(limit * MARGIN_FRACTION, floor)
 }
 
-/**
- * Refuses a write that would break a limit. Returns the usage change, for the caller to record
- * once the write succeeded.
- */
-export async function guardWrite(
-  ctx: CommandContext,
-  plan: PlannedWrite,
-): Promise<{ readonly files: number; readonly bytes: number }> {
+/** Refuses a write that would break a limit. */
+export async function guardWrite(ctx: CommandContext, plan: PlannedWrite): Promise<void> {
   const bytes = Buffer.byteLength(plan.text, 'utf8')
   const { maxFileBytes, maxTotalBytes, maxFiles } = ctx.limits
   const nothing = `Error: Nothing was written to ${plan.virtual}:`
@@ -51,9 +45,13 @@ export async function guardWrite(
       `${nothing} the file would have ${count(lines)} lines, over the limit of ${count(MAX_LINES)} lines per memory file (past it a file can no longer be viewed or edited). Split it into smaller files.`,
     )
   }
-  let usage = await ctx.usage.get()
   const files = plan.newFile ? 1 : 0
   const delta = bytes - plan.previousBytes
+  // A growing write that finds the folder being walked aside waits for that walk's count: a
+  // file grown in place outside, which only a walk sees, must count toward the limits
+  // (review15-misc R2). Views, deletes, renames and edits that do not grow the total go on.
+  if (files > 0 || delta > 0) await ctx.usage.settleWalk?.()
+  let usage = await ctx.usage.get()
   // A growing write whose total may have missed outside changes (larger than any margin: a
   // folder of files dropped in) has it checked first, cheaply where the source can.
   if ((files > 0 || delta > 0) && ctx.usage.mayBeStale?.() === true) {
@@ -81,7 +79,6 @@ export async function guardWrite(
       `${nothing} memory would hold ${count(usage.bytes + delta)} bytes in total, over the limit of ${count(maxTotalBytes)} bytes. Shorten or delete files first.`,
     )
   }
-  return { files, bytes: delta }
 }
 
 /**

@@ -404,13 +404,71 @@ export function entryHeader(code: number, size: number, distance: number): Buffe
 }
 
 /**
+ * Finishes the pack writes a kill stopped between the pack's rename and its index's: each
+ * `pack-X.pack` without `pack-X.idx` beside a `tmp_idx_*` that is a whole index of that pack
+ * (its trailer names the pack's checksum X, which the pack's own last 20 bytes repeat, and its
+ * own checksum holds) gets that index renamed into place. Both files were `fsync`ed before the
+ * first rename, so the pack is exactly what the pass wrote; without this the pack was taken for
+ * damage and kept in `cairn-damaged/` for good (its objects are still loose: nothing was lost,
+ * but the disk was). Returns true when it renamed any.
+ */
+function finishInstalls(dir: string, names: readonly string[]): boolean {
+  const present = new Set(names)
+  const waiting = new Map<string, string>()
+  for (const name of names) {
+    const match = /^pack-([0-9a-f]{40})\.pack$/.exec(name)
+    if (match && !present.has(`pack-${match[1]}.idx`)) waiting.set(match[1] as string, name)
+  }
+  if (waiting.size === 0) return false
+  let finished = false
+  for (const name of names) {
+    if (!name.startsWith('tmp_idx_')) continue
+    try {
+      const idx = disk.readFileSync(path.join(dir, name))
+      if (idx.length < 8 + 256 * 4 + 40) continue
+      const checksum = idx.subarray(idx.length - 40, idx.length - 20).toString('hex')
+      const pack = waiting.get(checksum)
+      if (pack === undefined) continue
+      const own = createHash('sha1')
+        .update(idx.subarray(0, idx.length - 20))
+        .digest()
+      if (!own.equals(idx.subarray(idx.length - 20))) continue
+      if (!packEndsWith(path.join(dir, pack), checksum)) continue
+      disk.renameSync(path.join(dir, name), path.join(dir, `pack-${checksum}.idx`))
+      waiting.delete(checksum)
+      finished = true
+    } catch (error) {
+      // Gone already (another open cleared it). A disk that fails is said.
+      if (!isMissing(error)) throw error
+    }
+  }
+  return finished
+}
+
+/** True when the pack file's last 20 bytes are `checksum` (hex), as its name says. */
+function packEndsWith(file: string, checksum: string): boolean {
+  const fd = disk.openSync(file, OPEN.READ)
+  try {
+    const size = disk.fstatSync(fd).size
+    if (size < 32) return false
+    const tail = Buffer.alloc(20)
+    disk.readSync(fd, tail, 0, 20, size - 20)
+    return tail.toString('hex') === checksum
+  } finally {
+    disk.closeSync(fd)
+  }
+}
+
+/**
  * The mark maintenance puts beside a pack it folded into another (`pack-X.folded`) before it
  * removes the pack's files: every object of it is in a durable pack by then.
  */
 export const FOLDED = '.folded'
 
 /**
- * Clears what an interrupted pack write leaves in `dir`: temp files are removed, and a `.pack`
+ * Clears what an interrupted pack write leaves in `dir`: a `.pack` whose write was killed
+ * between its two renames (its `.idx` still under its temp name, durable, naming that pack) gets
+ * its index renamed into place, finishing the write; other temp files are removed, and a `.pack`
  * whose `.idx` never arrived (or the reverse) is moved aside, into `cairn-damaged/` in the git
  * directory — never deleted: a pack whose index was lost by damage rather than by a crash
  * may hold the only copy of its objects (`git index-pack` can index it again). A pack marked
@@ -420,6 +478,7 @@ export const FOLDED = '.folded'
  * files another writer may still be busy with. Returns the names cleared.
  */
 export function removePackLeftovers(dir: string, olderThanMs = 0, now = Date.now()): string[] {
+  if (finishInstalls(dir, listNames(dir))) syncFolder(dir).catch(() => undefined)
   const names = listNames(dir)
   const present = new Set(names)
   const removed: string[] = []

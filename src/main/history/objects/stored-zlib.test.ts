@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { deflateSync, inflateSync } from 'node:zlib'
 import { describe, expect, it } from 'vitest'
-import { storedZlib } from '../object-store'
+import { patchStored, STORED_DATA_AT, storedZlib } from '../object-store'
 
 // Small loose objects are framed as zlib stored blocks by hand (no zlib set-up per object):
 // the bytes must be exactly what zlib itself writes at level 0, so git and every reader take
@@ -25,5 +25,50 @@ describe('storedZlib', () => {
 
   it('refuses more than one stored block holds', () => {
     expect(() => storedZlib(Buffer.from('blob 65535\0'), Buffer.alloc(65_535))).toThrow()
+  })
+})
+
+// A tree's next version is its loose file patched where ids changed, its Adler-32 updated from
+// the changed bytes alone (stop 15): the result must be what framing the new bytes gives.
+describe('patchStored', () => {
+  for (const size of [20, 400, 3801, 40_000, 65_000]) {
+    it(`keeps a ${size}-byte block what storedZlib makes of the patched bytes`, () => {
+      const head = Buffer.from(`tree ${size}\0`)
+      for (const fill of ['random', 0x00, 0xff] as const) {
+        const body = fill === 'random' ? randomBytes(size) : Buffer.alloc(size, fill)
+        const stored = storedZlib(head, body)
+        // Several patches in a row, at the start, the end and in between, some changing
+        // nothing, of bytes at their smallest and largest.
+        for (let round = 0; round < 12; round++) {
+          const length = Math.min(20, size)
+          const at =
+            round === 0
+              ? 0
+              : round === 1
+                ? size - length
+                : Math.floor(Math.random() * (size - length))
+          const fresh =
+            round % 4 === 2
+              ? Buffer.from(body.subarray(at, at + length))
+              : round % 4 === 3
+                ? Buffer.alloc(length, round % 8 === 3 ? 0xff : 0x00)
+                : randomBytes(length)
+          fresh.copy(body, at)
+          patchStored(stored, head.byteLength + at, fresh)
+          expect(stored.equals(storedZlib(head, body))).toBe(true)
+          expect(inflateSync(stored).equals(Buffer.concat([head, body]))).toBe(true)
+        }
+      }
+    })
+  }
+
+  it('refuses a patch outside the block, changing nothing', () => {
+    const head = Buffer.from('tree 40\0')
+    const stored = storedZlib(head, randomBytes(40))
+    const before = Buffer.from(stored)
+    expect(() => patchStored(stored, head.byteLength + 30, randomBytes(20))).toThrow()
+    expect(() => patchStored(stored, -1, randomBytes(1))).toThrow()
+    expect(stored.equals(before)).toBe(true)
+    expect(STORED_DATA_AT).toBe(7)
   })
 })

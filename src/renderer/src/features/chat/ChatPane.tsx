@@ -46,6 +46,34 @@ const suggestions = [
   'Help me plan my week.',
 ]
 
+/**
+ * Opens the data folder, where a conversation's file (or a copy kept aside) can be looked at;
+ * `title` says which file. A failure is reported through `onError`.
+ */
+function OpenDataFolderButton({
+  title,
+  onError,
+}: {
+  readonly title: string
+  readonly onError: (message: string) => void
+}) {
+  return (
+    <button
+      type="button"
+      className="button button-small"
+      onClick={() =>
+        void unwrap(api().app.openDataFolder()).catch((error: unknown) =>
+          onError(`Could not open the data folder. ${errorMessage(error)}`),
+        )
+      }
+      title={title}
+    >
+      <icons.folder />
+      Open data folder
+    </button>
+  )
+}
+
 /** The open conversation: transcript, tool cards and the composer. */
 export function ChatPane() {
   const {
@@ -255,19 +283,10 @@ export function ChatPane() {
                   <icons.trash />
                   Delete conversation
                 </button>
-                <button
-                  type="button"
-                  className="button button-small"
-                  onClick={() =>
-                    void unwrap(api().app.openDataFolder()).catch((error: unknown) =>
-                      setDeleteError(`Could not open the data folder. ${errorMessage(error)}`),
-                    )
-                  }
+                <OpenDataFolderButton
                   title={`Its file is conversations/${conversationId}.json in the data folder`}
-                >
-                  <icons.folder />
-                  Open data folder
-                </button>
+                  onError={setDeleteError}
+                />
               </>
             }
           >
@@ -288,19 +307,10 @@ export function ChatPane() {
             onDismiss={() => setDismissedOutside(changedOutside.at)}
             actions={
               changedOutside.keptAs && (
-                <button
-                  type="button"
-                  className="button button-small"
-                  onClick={() =>
-                    void unwrap(api().app.openDataFolder()).catch((error: unknown) =>
-                      setDeleteError(`Could not open the data folder. ${errorMessage(error)}`),
-                    )
-                  }
+                <OpenDataFolderButton
                   title={`The copy is conversations/${changedOutside.keptAs} in the data folder`}
-                >
-                  <icons.folder />
-                  Open data folder
-                </button>
+                  onError={setDeleteError}
+                />
               )
             }
           >
