@@ -71,11 +71,17 @@ const CHECKPOINT_PARALLEL = 2
 
 /**
  * A checkpoint in the background yields to commands (see `ObjectLog.yieldTo`) until the log
- * holds this many records, a quarter of its cap: with commands back to back and no moment
- * between them, it then goes on beside them, as it did before, rather than let the log
- * reach its cap (where every command would `fsync` its objects file by file).
+ * holds this many records, a quarter of its cap, or `YIELD_BYTES`: with commands back to back
+ * and no moment between them, it then goes on beside them, as it did before, rather than let
+ * the log reach its cap (where every command would `fsync` its objects file by file).
  */
 export const YIELD_RECORDS = LOG_CAP_RECORDS / 4
+/**
+ * ... or this many bytes, a quarter of its byte cap: a batch may log up to a megabyte (one
+ * large memory file), so commands writing large files back to back reach the byte cap within
+ * some twenty records, long before the record bound.
+ */
+export const YIELD_BYTES = LOG_CAP_BYTES / 4
 
 /**
  * The work a checkpoint in the background yields to (the history's serial queue): `busy`
@@ -555,8 +561,11 @@ export class ObjectLog {
     )
     log.records += records
     if (main !== undefined) log.refs++
-    // A checkpoint yielding to commands goes on from here (see `YIELD_RECORDS`).
-    if (this.pending() >= YIELD_RECORDS) this.wakeAll()
+    // A checkpoint yielding to commands goes on from here (see `YIELD_RECORDS`): it looks
+    // again once this append's bytes are counted below (no await before that).
+    if (this.pending() >= YIELD_RECORDS || this.bytes() + bytes.length >= YIELD_BYTES) {
+      this.wakeAll()
+    }
     const emptied = log.emptied
     const sealed = log.sealed
     try {
@@ -629,7 +638,7 @@ export class ObjectLog {
    * and goes on once the command has returned, so a command's own `fsync`s do not queue
    * behind it at the disk (what it has in flight when a command starts, two `fsync`s at
    * most, still finishes). A checkpoint a caller waits for never yields, nor any once the
-   * log holds `YIELD_RECORDS`.
+   * log holds `YIELD_RECORDS` or `YIELD_BYTES`.
    */
   yieldTo(commands: Commands | null): void {
     this.commands = commands
@@ -650,10 +659,19 @@ export class ObjectLog {
     }
   }
 
+  // A checkpoint in the background waits for a quiet moment only while the log is far from
+  // its caps: at a quarter of either, commands would soon be flushed file by file, each then
+  // paying what the log spares them. (After a failed append, the next flush waits for a
+  // checkpoint itself: an awaited one, which never yields.)
   private yields(): boolean {
     if (this.commands === null || this.awaited > 0 || this.closed) return false
-    if (this.pending() >= YIELD_RECORDS) return false
+    if (this.pending() >= YIELD_RECORDS || this.bytes() >= YIELD_BYTES) return false
     return this.commands.busy()
+  }
+
+  // Bytes not yet checkpointed, in both files.
+  private bytes(): number {
+    return this.files[0].end + this.files[1].end
   }
 
   private wakeAll(): void {
