@@ -43,10 +43,11 @@ const CACHE_BUDGET = 32 * 1024 * 1024
 const WINDOW = 16 * 1024
 
 /**
- * Bytes a window placed for a read going down a chain keeps past that read: the entry's own
- * data (a delta of a tree or of a small file: tens to hundreds of bytes), read next.
+ * Bytes a window placed for a read going down a chain keeps past that read (an entry's header,
+ * at most 32 bytes): the entry's own data, read next from just after the header, is in it too
+ * whenever it is small enough for the window at all (`WINDOW / 8`).
  */
-const BACK_SLACK = 1024
+const BACK_SLACK = WINDOW / 8
 
 /** Larger objects are never cached: one would push out everything else. */
 const CACHE_MAX_OBJECT = 4 * 1024 * 1024
