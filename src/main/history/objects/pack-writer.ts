@@ -478,8 +478,12 @@ export const FOLDED = '.folded'
  * files another writer may still be busy with. Returns the names cleared.
  */
 export function removePackLeftovers(dir: string, olderThanMs = 0, now = Date.now()): string[] {
-  if (finishInstalls(dir, listNames(dir))) syncFolder(dir).catch(() => undefined)
-  const names = listNames(dir)
+  let names = listNames(dir)
+  // Listed again only when an index was renamed into place: the rest is judged as it is now.
+  if (finishInstalls(dir, names)) {
+    syncFolder(dir).catch(() => undefined)
+    names = listNames(dir)
+  }
   const present = new Set(names)
   const removed: string[] = []
   const folded = (pack: string) => present.has(`${pack}${FOLDED}`) && !present.has(`${pack}.idx`)
