@@ -1,5 +1,7 @@
 import { execFileSync, spawn } from 'node:child_process'
+import { createHash } from 'node:crypto'
 import {
+  chmodSync,
   copyFileSync,
   cpSync,
   existsSync,
@@ -9,17 +11,20 @@ import {
   rmdirSync,
   rmSync,
   statSync,
+  truncateSync,
   utimesSync,
   writeFileSync,
 } from 'node:fs'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { nodeDisk, OPEN, setDisk, type Disk } from '../lib/disk'
+import { hookDisk } from '../lib/disk-hooks'
 import { PackFolderGate } from './maintainer'
 import { RepackAborted } from './objects/repack'
 import { openVersionedMemory } from './versioned-memory'
 import type { VersionedMemory } from './types'
 import { decodeRecords, LOG_FILES } from './objects/object-log'
+import { removePackLeftovers } from './objects/pack-writer'
 import { fsck, gitCli, tempDataDir } from './test-helpers'
 
 let dataDir: string
@@ -794,6 +799,99 @@ describe('a kill during packing', () => {
       // git reads the finished pack as its own.
       execFileSync('git', ['verify-pack', path.join(gitdir(dir), 'objects', 'pack', idx)])
       await expectNothingLost(dir, before)
+    },
+  )
+
+  it(
+    "between the renames, an index under its temp name that is torn, damaged or not the pack's is not installed: the pack is filed as damage",
+    { timeout: 180_000 },
+    async () => {
+      const before = await seed()
+      const killed = path.join(root, 'copy-killed')
+      cpSync(dataDir, killed, { recursive: true })
+      expect((await runChild(killed, { step: 'pack-renamed' }, true)).killed).toBe(true)
+      const packDir = (dir: string) => path.join(gitdir(dir), 'objects', 'pack')
+      const names = packNames(killed)
+      const temp = names.find((name) => name.startsWith('tmp_idx_')) as string
+      const waiting = names.find(
+        (name) => name.endsWith('.pack') && !names.includes(name.replace(/\.pack$/, '.idx')),
+      ) as string
+      expect(temp).toBeDefined()
+      expect(waiting).toBeDefined()
+      const older = packNames().find((name) => name.endsWith('.idx')) as string
+      const spoilers: Record<string, (file: string) => void> = {
+        // Cut short, as a write stopped part way leaves it.
+        torn: (file) => truncateSync(file, statSync(file).size - 9),
+        // One bit of an object name flipped: its own checksum no longer holds.
+        damaged: (file) => {
+          const bytes = readFileSync(file)
+          bytes[8 + 1024 + 5]! ^= 0x10
+          writeFileSync(file, bytes)
+        },
+        // A whole index of the older pack: it names that pack, not this one.
+        other: (file) => writeFileSync(file, readFileSync(path.join(packDir(dataDir), older))),
+        // The older pack's index made to name this pack (its checksum made to hold again):
+        // whole, but it lists another pack's objects (its count is not this pack's).
+        renamed: (file) => {
+          const bytes = readFileSync(path.join(packDir(dataDir), older))
+          Buffer.from(waiting.slice('pack-'.length, -'.pack'.length), 'hex').copy(
+            bytes,
+            bytes.length - 40,
+          )
+          createHash('sha1')
+            .update(bytes.subarray(0, bytes.length - 20))
+            .digest()
+            .copy(bytes, bytes.length - 20)
+          writeFileSync(file, bytes)
+        },
+      }
+      for (const [how, spoil] of Object.entries(spoilers)) {
+        const dir = path.join(root, `copy-${how}`)
+        cpSync(killed, dir, { recursive: true })
+        chmodSync(path.join(packDir(dir), temp), 0o644)
+        spoil(path.join(packDir(dir), temp))
+        const memory = await openVersionedMemory({
+          dataDir: dir,
+          now,
+          watch: false,
+          maintenance: false,
+        })
+        await memory.close()
+        expect(packNames(dir), how).not.toContain(waiting.replace(/\.pack$/, '.idx'))
+        expect(
+          packNames(dir).filter((name) => name.startsWith('tmp_')),
+          how,
+        ).toEqual([])
+        expect(readdirSync(path.join(gitdir(dir), 'cairn-damaged')), how).toEqual([waiting])
+        // Its objects were still loose: nothing is lost.
+        expect(allObjects(dir), how).toEqual(before.objects)
+        fsck(dir)
+      }
+
+      // The pack folder is listed once when no index was renamed into place, twice when one was.
+      for (const [how, installs] of [
+        ['torn', false],
+        ['as written', true],
+      ] as const) {
+        const dir = path.join(root, `copy-listed-${how}`)
+        cpSync(killed, dir, { recursive: true })
+        if (!installs) {
+          chmodSync(path.join(packDir(dir), temp), 0o644)
+          spoilers.torn!(path.join(packDir(dir), temp))
+        }
+        let listings = 0
+        const hooked = hookDisk(nodeDisk, (call) => {
+          if (call.name === 'readdirSync' && call.args[0] === packDir(dir)) listings++
+        })
+        const restore = setDisk(hooked.disk)
+        try {
+          removePackLeftovers(packDir(dir))
+        } finally {
+          restore()
+        }
+        expect(listings, how).toBe(installs ? 2 : 1)
+        expect(packNames(dir).includes(waiting.replace(/\.pack$/, '.idx')), how).toBe(installs)
+      }
     },
   )
 

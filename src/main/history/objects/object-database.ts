@@ -512,7 +512,7 @@ export class ObjectDatabase {
       index = PackIndex.open(path.join(this.packDir, `${name}.idx`))
       const file = path.join(this.packDir, `${name}.pack`)
       const pack = PackFile.open(file, this.cache)
-      if (!pack.checksum().equals(index.packChecksum()) || pack.objectCount !== index.count) {
+      if (!pack.indexedBy({ packChecksum: index.packChecksum(), count: index.count })) {
         pack.close()
         throw new Error(MISMATCH)
       }
