@@ -722,16 +722,42 @@ describe('a kill during packing', () => {
     dataDir = path.join(root, 'seed')
   })
 
+  /** A copy of the seeded folder (`copy-<name>`) whose full pass was killed at `step`. */
+  async function killedCopy(step: string, name: string = step): Promise<string> {
+    const dir = path.join(root, `copy-${name}`)
+    cpSync(dataDir, dir, { recursive: true })
+    const result = await runChild(dir, { step }, true)
+    expect(result.killed, `killed at ${step}`).toBe(true)
+    expect(result.output).toContain(`step ${step}`)
+    return dir
+  }
+
+  /** Opens `dir` as the app does after the kill (finding nothing to recover), then closes it. */
+  async function openAfterKill(dir: string): Promise<void> {
+    const memory = await openVersionedMemory({
+      dataDir: dir,
+      now,
+      watch: false,
+      maintenance: false,
+    })
+    expect(memory.recovery).toBeNull()
+    await memory.close()
+  }
+
+  /** The new pack a kill between the two renames left without its index. */
+  function waitingPack(dir: string): string {
+    const names = packNames(dir)
+    const waiting = names.filter(
+      (name) => name.endsWith('.pack') && !names.includes(name.replace(/\.pack$/, '.idx')),
+    )
+    expect(waiting.length).toBe(1)
+    expect(names.some((name) => name.startsWith('tmp_idx_'))).toBe(true)
+    return waiting[0] as string
+  }
+
   it('at every step loses nothing', { timeout: 120_000 }, async () => {
     const before = await seed()
-    for (const step of steps) {
-      const dir = path.join(root, `copy-${step}`)
-      cpSync(dataDir, dir, { recursive: true })
-      const result = await runChild(dir, { step }, true)
-      expect(result.killed, `killed at ${step}`).toBe(true)
-      expect(result.output).toContain(`step ${step}`)
-      await expectNothingLost(dir, before)
-    }
+    for (const step of steps) await expectNothingLost(await killedCopy(step), before)
   })
 
   it(
@@ -743,24 +769,14 @@ describe('a kill during packing', () => {
         .filter((name) => name.endsWith('.pack'))
         .map((name) => name.slice(0, -'.pack'.length))
       expect(folded.length).toBe(1)
-      const dir = path.join(root, 'copy-unindexed')
-      cpSync(dataDir, dir, { recursive: true })
-      const result = await runChild(dir, { step: 'pack-unindexed' }, true)
-      expect(result.killed).toBe(true)
+      const dir = await killedCopy('pack-unindexed', 'unindexed')
       // What the kill left: the folded pack without its index (every object of it is in the
       // new pack), marked as folded.
       const left = packNames(dir).filter((name) => name.startsWith(`${folded[0]}.`))
       expect(left).toContain(`${folded[0]}.pack`)
       expect(left).not.toContain(`${folded[0]}.idx`)
 
-      const memory = await openVersionedMemory({
-        dataDir: dir,
-        now,
-        watch: false,
-        maintenance: false,
-      })
-      expect(memory.recovery).toBeNull()
-      await memory.close()
+      await openAfterKill(dir)
       expect(packNames(dir).filter((name) => name.startsWith(`${folded[0]}.`))).toEqual([])
       expect(existsSync(path.join(gitdir(dir), 'cairn-damaged'))).toBe(false)
       await expectNothingLost(dir, before)
@@ -772,27 +788,11 @@ describe('a kill during packing', () => {
     { timeout: 120_000 },
     async () => {
       const before = await seed()
-      const dir = path.join(root, 'copy-half-installed')
-      cpSync(dataDir, dir, { recursive: true })
-      const result = await runChild(dir, { step: 'pack-renamed' }, true)
-      expect(result.killed).toBe(true)
+      const dir = await killedCopy('pack-renamed', 'half-installed')
       // What the kill left: the new pack under its name, its index still under a temp name.
-      const packs = packNames(dir)
-      const waiting = packs.filter(
-        (name) => name.endsWith('.pack') && !packs.includes(name.replace(/\.pack$/, '.idx')),
-      )
-      expect(waiting.length).toBe(1)
-      expect(packs.some((name) => name.startsWith('tmp_idx_'))).toBe(true)
+      const idx = waitingPack(dir).replace(/\.pack$/, '.idx')
 
-      const memory = await openVersionedMemory({
-        dataDir: dir,
-        now,
-        watch: false,
-        maintenance: false,
-      })
-      expect(memory.recovery).toBeNull()
-      await memory.close()
-      const idx = (waiting[0] as string).replace(/\.pack$/, '.idx')
+      await openAfterKill(dir)
       expect(packNames(dir)).toContain(idx)
       expect(packNames(dir).filter((name) => name.startsWith('tmp_'))).toEqual([])
       expect(existsSync(path.join(gitdir(dir), 'cairn-damaged'))).toBe(false)
@@ -807,17 +807,10 @@ describe('a kill during packing', () => {
     { timeout: 180_000 },
     async () => {
       const before = await seed()
-      const killed = path.join(root, 'copy-killed')
-      cpSync(dataDir, killed, { recursive: true })
-      expect((await runChild(killed, { step: 'pack-renamed' }, true)).killed).toBe(true)
+      const killed = await killedCopy('pack-renamed', 'killed')
       const packDir = (dir: string) => path.join(gitdir(dir), 'objects', 'pack')
-      const names = packNames(killed)
-      const temp = names.find((name) => name.startsWith('tmp_idx_')) as string
-      const waiting = names.find(
-        (name) => name.endsWith('.pack') && !names.includes(name.replace(/\.pack$/, '.idx')),
-      ) as string
-      expect(temp).toBeDefined()
-      expect(waiting).toBeDefined()
+      const waiting = waitingPack(killed)
+      const temp = packNames(killed).find((name) => name.startsWith('tmp_idx_')) as string
       const older = packNames().find((name) => name.endsWith('.idx')) as string
       const spoilers: Record<string, (file: string) => void> = {
         // Cut short, as a write stopped part way leaves it.
@@ -850,13 +843,7 @@ describe('a kill during packing', () => {
         cpSync(killed, dir, { recursive: true })
         chmodSync(path.join(packDir(dir), temp), 0o644)
         spoil(path.join(packDir(dir), temp))
-        const memory = await openVersionedMemory({
-          dataDir: dir,
-          now,
-          watch: false,
-          maintenance: false,
-        })
-        await memory.close()
+        await openAfterKill(dir)
         expect(packNames(dir), how).not.toContain(waiting.replace(/\.pack$/, '.idx'))
         expect(
           packNames(dir).filter((name) => name.startsWith('tmp_')),
