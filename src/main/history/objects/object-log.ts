@@ -68,6 +68,11 @@ export const LOG_CAP_BYTES = 16 * CHECKPOINT_BYTES
 
 /** Checkpoint `fsync`s in flight at once: the thread pool (4 threads) stays free for commands. */
 const CHECKPOINT_PARALLEL = 2
+/**
+ * ... and in the checkpoint after open's replay, when no command waits for the pool: all four
+ * of its threads, with as many more opened and queued behind them so none waits for the next.
+ */
+const REPLAY_PARALLEL = 8
 
 // A record: [u32 big-endian length of the loose bytes][20-byte object id][the loose bytes].
 // A ref record: [u32 REF_FLAG | length of the payload][SHA-1 of the payload][the payload], the
@@ -178,9 +183,14 @@ export function encodeRenameRecord(rename: LoggedRename): Buffer {
   return Buffer.concat([head, payload])
 }
 
+/** An object's record as the log holds it: with its loose bytes, as checked against its id. */
+export interface StoredRecord extends LogRecord {
+  readonly stored: Buffer
+}
+
 /** One entry of the log, in the order of the file. */
 export type LogEntry =
-  | ({ readonly kind: 'object' } & LogRecord)
+  | ({ readonly kind: 'object' } & StoredRecord)
   | ({ readonly kind: 'main' } & LoggedMain)
   | ({ readonly kind: 'rename' } & LoggedRename)
 
@@ -216,7 +226,7 @@ export function decodeLog(bytes: Buffer): LogEntry[] {
       } catch {
         break
       }
-      entries.push({ kind: 'object', oid, ...object })
+      entries.push({ kind: 'object', oid, ...object, stored: body })
     }
     at = start + length
   }
@@ -386,7 +396,7 @@ export class ObjectLog {
     logger?: Logger,
   ): Promise<{
     log: ObjectLog
-    records: LogRecord[]
+    records: StoredRecord[]
     mains: LoggedMain[]
     renames: LoggedRename[]
   }> {
@@ -420,7 +430,7 @@ export class ObjectLog {
         })
       }
       if (made) await syncFolder(gitdir)
-      const records: LogRecord[] = []
+      const records: StoredRecord[] = []
       const mains: LoggedMain[] = []
       const renames: LoggedRename[] = []
       const empty: LogFile[] = []
@@ -606,8 +616,14 @@ export class ObjectLog {
    * Makes every object logged so far durable and empties the log (waiting for a checkpoint in
    * progress first). Rejects if an `fsync` fails; the records then stay for the next one.
    * `durable` also `fsync`s the emptied files (at close: the next open then reads nothing).
+   * `replayed`: the checkpoint after open's replay, before any command can run: every `fsync`
+   * it needs goes out at once (`REPLAY_PARALLEL` in flight), not file by file then folder by
+   * folder then the ref, two at a time as beside commands. The log is still emptied only once
+   * all are done.
    */
-  async checkpoint(options: { readonly durable?: boolean } = {}): Promise<void> {
+  async checkpoint(
+    options: { readonly durable?: boolean; readonly replayed?: boolean } = {},
+  ): Promise<void> {
     // Each file holding records now is emptied once (two rounds at most); records appended
     // meanwhile go to the other file and wait for the next checkpoint.
     const waiting = this.files
@@ -615,7 +631,7 @@ export class ObjectLog {
       .map((file) => ({ file, emptied: file.emptied }))
     for (let round = 0; round < 3 && !this.closed; round++) {
       if (waiting.every(({ file, emptied }) => file.emptied !== emptied)) break
-      await this.round()
+      await this.round(undefined, options.replayed === true)
     }
     if (options.durable && !this.closed) {
       await Promise.all(this.files.map(({ fd }) => this.onPool(() => disk.fsync(fd))))
@@ -706,13 +722,14 @@ export class ObjectLog {
   }
 
   // One checkpoint at a time: after any in progress, one more (`started` once it begins).
-  private round(started?: () => void): Promise<void> {
+  // `replayed`: open's, with nothing else on the thread pool (see `checkpoint`).
+  private round(started?: () => void, replayed = false): Promise<void> {
     const previous = this.running ?? Promise.resolve()
     const next = previous
       .catch(() => undefined)
       .then(() => {
         started?.()
-        return this.checkpointOne()
+        return this.checkpointOne(replayed)
       })
       .then(
         () => this.settled(null),
@@ -731,7 +748,7 @@ export class ObjectLog {
 
   // Empties one file: the inactive one if an earlier checkpoint failed on it, else the active
   // one, after switching new records to the other (empty: the last checkpoint emptied it).
-  private async checkpointOne(): Promise<void> {
+  private async checkpointOne(replayed = false): Promise<void> {
     if (this.closed) return
     const inactive = 1 - this.active
     let target = this.files[inactive]
@@ -743,22 +760,44 @@ export class ObjectLog {
     const covered = target.covered
     const files = [...new Set(covered.map(({ file }) => file))]
     const dirs = [...new Set(covered.map(({ dir }) => dir))]
-    await inTurns(files, syncFileIfThere)
-    await inTurns(dirs, syncFolderIfThere)
-    // Always: a folder made for one of them (or by maintenance) must be a durable name too.
-    await syncFolder(path.join(this.gitdir, 'objects'))
-    // The ref file, renamed but never `fsync`ed, is made durable before its records go: an
-    // emptied log and a lost rename would lose an acknowledged commit. A ref renamed after
-    // this point is made durable by its commit (`LoggedRef.moved`).
-    // So are the memory folders of its logged renames (their commit's ref record is in the
-    // same file, so a rename after this point is made durable by its commit too).
-    if (target.refs > 0) {
-      target.sealed++
-      const folders = [...target.folders.values()]
-      await Promise.all([
-        syncMainRef(this.gitdir),
-        inTurns(folders, (fd) => this.onPool(() => disk.fsync(fd))),
-      ])
+    const objects = path.join(this.gitdir, 'objects')
+    const folders = [...target.folders.values()]
+    if (replayed) {
+      // No command runs yet (none can rename the ref meanwhile): everything at once, each
+      // object's file and folder, `objects/`, the ref and its folder, the renames' folders.
+      if (target.refs > 0) target.sealed++
+      await inTurns<() => Promise<void>>(
+        [
+          ...files.map((file) => () => syncFileIfThere(file)),
+          ...dirs.map((dir) => () => syncFolderIfThere(dir)),
+          () => syncFolder(objects),
+          ...(target.refs > 0
+            ? [
+                () => syncMainRef(this.gitdir),
+                ...folders.map((fd) => () => this.onPool(() => disk.fsync(fd))),
+              ]
+            : []),
+        ],
+        (sync) => sync(),
+        REPLAY_PARALLEL,
+      )
+    } else {
+      await inTurns(files, syncFileIfThere)
+      await inTurns(dirs, syncFolderIfThere)
+      // Always: a folder made for one of them (or by maintenance) must be a durable name too.
+      await syncFolder(objects)
+      // The ref file, renamed but never `fsync`ed, is made durable before its records go: an
+      // emptied log and a lost rename would lose an acknowledged commit. A ref renamed after
+      // this point is made durable by its commit (`LoggedRef.moved`).
+      // So are the memory folders of its logged renames (their commit's ref record is in the
+      // same file, so a rename after this point is made durable by its commit too).
+      if (target.refs > 0) {
+        target.sealed++
+        await Promise.all([
+          syncMainRef(this.gitdir),
+          inTurns(folders, (fd) => this.onPool(() => disk.fsync(fd))),
+        ])
+      }
     }
     // Closed meanwhile, its descriptor may already name another file: never touched then.
     if (this.closed) return
@@ -782,7 +821,7 @@ export class ObjectLog {
     target.failed = false
     target.emptied++
     // A failed append in the file that takes records now: emptied too (after switching).
-    if (this.files[this.active].failed) await this.checkpointOne()
+    if (this.files[this.active].failed) await this.checkpointOne(replayed)
   }
 }
 
@@ -849,9 +888,13 @@ async function syncFolderIfThere(dir: string): Promise<void> {
   }
 }
 
-// `task` for every item, at most CHECKPOINT_PARALLEL at once; the first failure is thrown
-// once all have settled.
-async function inTurns<T>(items: ReadonlyArray<T>, task: (item: T) => Promise<void>) {
+// `task` for every item, at most `width` at once; the first failure is thrown once all have
+// settled.
+async function inTurns<T>(
+  items: ReadonlyArray<T>,
+  task: (item: T) => Promise<void>,
+  width = CHECKPOINT_PARALLEL,
+) {
   let next = 0
   let failure: unknown = null
   const worker = async () => {
@@ -864,6 +907,6 @@ async function inTurns<T>(items: ReadonlyArray<T>, task: (item: T) => Promise<vo
       }
     }
   }
-  await Promise.all(Array.from({ length: CHECKPOINT_PARALLEL }, worker))
+  await Promise.all(Array.from({ length: width }, worker))
   if (failure !== null) throw failure
 }

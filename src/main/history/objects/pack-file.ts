@@ -13,6 +13,7 @@ import { disk, OPEN } from '../../lib/disk'
 import { inflateSync, constants as zlibConstants } from 'node:zlib'
 import { ByteLru } from './byte-lru'
 import { applyDelta } from './delta'
+import type { IndexedPack } from './pack-index'
 
 export type ObjectKind = 'commit' | 'tree' | 'blob' | 'tag'
 
@@ -112,6 +113,14 @@ export class PackFile {
     const buf = Buffer.alloc(20)
     this.readExactly(buf, 20, this.end)
     return buf
+  }
+
+  /**
+   * True when `index` is this pack's: it names the pack's checksum and holds as many objects
+   * as the pack's header counts (the one rule by which an index and a pack go together).
+   */
+  indexedBy(index: IndexedPack): boolean {
+    return this.checksum().equals(index.packChecksum) && this.objectCount === index.count
   }
 
   /**
