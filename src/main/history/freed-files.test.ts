@@ -60,6 +60,25 @@ async function until(done: () => boolean): Promise<void> {
   for (let i = 0; i < 500 && !done(); i++) await new Promise((r) => setTimeout(r, 20))
 }
 
+/**
+ * The app's open after a run killed before its quiet moment (quiet moments 50 ms apart), then
+ * `check` once every kept name is removed, then its close.
+ */
+async function openUntilAllRemoved(check: () => void): Promise<void> {
+  const memory = await openVersionedMemory({
+    dataDir,
+    watch: false,
+    maintenance: { quietMs: 50, idleMs: 2 ** 30 },
+  })
+  try {
+    await until(() => kept().length === 0)
+    expect(kept()).toEqual([])
+    check()
+  } finally {
+    await memory.close()
+  }
+}
+
 describe('replaced versions kept until a quiet moment', () => {
   it('keeps the replaced file by a second name, then removes it once commands pause', async () => {
     const memory = await openVersionedMemory({
@@ -223,14 +242,7 @@ describe('replaced versions kept until a quiet moment', () => {
 
     // Something else in the folder is only ever a second name too: removed all the same.
     writeFileSync(path.join(freedDir(), 'left-by-an-older-run'), 'old\n')
-    const memory = await openVersionedMemory({
-      dataDir,
-      watch: false,
-      maintenance: { quietMs: 50, idleMs: 2 ** 30 },
-    })
-    try {
-      await until(() => kept().length === 0)
-      expect(kept()).toEqual([])
+    await openUntilAllRemoved(() => {
       expect(readFileSync(file('k.md'), 'utf8')).toBe('k5\n')
       // Every result told was committed; the open found nothing to save.
       const subjects = gitCli(dataDir, 'log', '--format=%an|%s').trim().split('\n')
@@ -238,9 +250,7 @@ describe('replaced versions kept until a quiet moment', () => {
       expect(
         subjects.filter((line) => line.startsWith('Cairn|') && !line.endsWith('init')),
       ).toEqual([])
-    } finally {
-      await memory.close()
-    }
+    })
     expect(await headMatchesFolder(dataDir)).toBe(true)
     fsck(dataDir)
   }, 120_000)
@@ -272,18 +282,7 @@ describe('replaced versions kept until a quiet moment', () => {
     }
     expect(looks).toEqual([])
     // The app's open: nothing of theirs is looked at, and all go at its first quiet moments.
-    const memory = await openVersionedMemory({
-      dataDir,
-      watch: false,
-      maintenance: { quietMs: 50, idleMs: 2 ** 30 },
-    })
-    try {
-      await until(() => kept().length === 0)
-      expect(kept()).toEqual([])
-      expect(looks).toEqual([])
-    } finally {
-      await memory.close()
-    }
+    await openUntilAllRemoved(() => expect(looks).toEqual([]))
     fsck(dataDir)
   }, 120_000)
   it('holds at most MAX_KEPT_BYTES across runs killed before a quiet moment', async () => {

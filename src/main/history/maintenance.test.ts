@@ -1,5 +1,7 @@
 import { execFileSync, spawn } from 'node:child_process'
+import { createHash } from 'node:crypto'
 import {
+  chmodSync,
   copyFileSync,
   cpSync,
   existsSync,
@@ -9,17 +11,20 @@ import {
   rmdirSync,
   rmSync,
   statSync,
+  truncateSync,
   utimesSync,
   writeFileSync,
 } from 'node:fs'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { nodeDisk, OPEN, setDisk, type Disk } from '../lib/disk'
+import { hookDisk } from '../lib/disk-hooks'
 import { PackFolderGate } from './maintainer'
 import { RepackAborted } from './objects/repack'
 import { openVersionedMemory } from './versioned-memory'
 import type { VersionedMemory } from './types'
 import { decodeRecords, LOG_FILES } from './objects/object-log'
+import { removePackLeftovers } from './objects/pack-writer'
 import { fsck, gitCli, tempDataDir } from './test-helpers'
 
 let dataDir: string
@@ -717,16 +722,42 @@ describe('a kill during packing', () => {
     dataDir = path.join(root, 'seed')
   })
 
+  /** A copy of the seeded folder (`copy-<name>`) whose full pass was killed at `step`. */
+  async function killedCopy(step: string, name: string = step): Promise<string> {
+    const dir = path.join(root, `copy-${name}`)
+    cpSync(dataDir, dir, { recursive: true })
+    const result = await runChild(dir, { step }, true)
+    expect(result.killed, `killed at ${step}`).toBe(true)
+    expect(result.output).toContain(`step ${step}`)
+    return dir
+  }
+
+  /** Opens `dir` as the app does after the kill (finding nothing to recover), then closes it. */
+  async function openAfterKill(dir: string): Promise<void> {
+    const memory = await openVersionedMemory({
+      dataDir: dir,
+      now,
+      watch: false,
+      maintenance: false,
+    })
+    expect(memory.recovery).toBeNull()
+    await memory.close()
+  }
+
+  /** The new pack a kill between the two renames left without its index. */
+  function waitingPack(dir: string): string {
+    const names = packNames(dir)
+    const waiting = names.filter(
+      (name) => name.endsWith('.pack') && !names.includes(name.replace(/\.pack$/, '.idx')),
+    )
+    expect(waiting.length).toBe(1)
+    expect(names.some((name) => name.startsWith('tmp_idx_'))).toBe(true)
+    return waiting[0] as string
+  }
+
   it('at every step loses nothing', { timeout: 120_000 }, async () => {
     const before = await seed()
-    for (const step of steps) {
-      const dir = path.join(root, `copy-${step}`)
-      cpSync(dataDir, dir, { recursive: true })
-      const result = await runChild(dir, { step }, true)
-      expect(result.killed, `killed at ${step}`).toBe(true)
-      expect(result.output).toContain(`step ${step}`)
-      await expectNothingLost(dir, before)
-    }
+    for (const step of steps) await expectNothingLost(await killedCopy(step), before)
   })
 
   it(
@@ -738,24 +769,14 @@ describe('a kill during packing', () => {
         .filter((name) => name.endsWith('.pack'))
         .map((name) => name.slice(0, -'.pack'.length))
       expect(folded.length).toBe(1)
-      const dir = path.join(root, 'copy-unindexed')
-      cpSync(dataDir, dir, { recursive: true })
-      const result = await runChild(dir, { step: 'pack-unindexed' }, true)
-      expect(result.killed).toBe(true)
+      const dir = await killedCopy('pack-unindexed', 'unindexed')
       // What the kill left: the folded pack without its index (every object of it is in the
       // new pack), marked as folded.
       const left = packNames(dir).filter((name) => name.startsWith(`${folded[0]}.`))
       expect(left).toContain(`${folded[0]}.pack`)
       expect(left).not.toContain(`${folded[0]}.idx`)
 
-      const memory = await openVersionedMemory({
-        dataDir: dir,
-        now,
-        watch: false,
-        maintenance: false,
-      })
-      expect(memory.recovery).toBeNull()
-      await memory.close()
+      await openAfterKill(dir)
       expect(packNames(dir).filter((name) => name.startsWith(`${folded[0]}.`))).toEqual([])
       expect(existsSync(path.join(gitdir(dir), 'cairn-damaged'))).toBe(false)
       await expectNothingLost(dir, before)
@@ -767,33 +788,97 @@ describe('a kill during packing', () => {
     { timeout: 120_000 },
     async () => {
       const before = await seed()
-      const dir = path.join(root, 'copy-half-installed')
-      cpSync(dataDir, dir, { recursive: true })
-      const result = await runChild(dir, { step: 'pack-renamed' }, true)
-      expect(result.killed).toBe(true)
+      const dir = await killedCopy('pack-renamed', 'half-installed')
       // What the kill left: the new pack under its name, its index still under a temp name.
-      const packs = packNames(dir)
-      const waiting = packs.filter(
-        (name) => name.endsWith('.pack') && !packs.includes(name.replace(/\.pack$/, '.idx')),
-      )
-      expect(waiting.length).toBe(1)
-      expect(packs.some((name) => name.startsWith('tmp_idx_'))).toBe(true)
+      const idx = waitingPack(dir).replace(/\.pack$/, '.idx')
 
-      const memory = await openVersionedMemory({
-        dataDir: dir,
-        now,
-        watch: false,
-        maintenance: false,
-      })
-      expect(memory.recovery).toBeNull()
-      await memory.close()
-      const idx = (waiting[0] as string).replace(/\.pack$/, '.idx')
+      await openAfterKill(dir)
       expect(packNames(dir)).toContain(idx)
       expect(packNames(dir).filter((name) => name.startsWith('tmp_'))).toEqual([])
       expect(existsSync(path.join(gitdir(dir), 'cairn-damaged'))).toBe(false)
       // git reads the finished pack as its own.
       execFileSync('git', ['verify-pack', path.join(gitdir(dir), 'objects', 'pack', idx)])
       await expectNothingLost(dir, before)
+    },
+  )
+
+  it(
+    "between the renames, an index under its temp name that is torn, damaged or not the pack's is not installed: the pack is filed as damage",
+    { timeout: 180_000 },
+    async () => {
+      const before = await seed()
+      const killed = await killedCopy('pack-renamed', 'killed')
+      const packDir = (dir: string) => path.join(gitdir(dir), 'objects', 'pack')
+      const waiting = waitingPack(killed)
+      const temp = packNames(killed).find((name) => name.startsWith('tmp_idx_')) as string
+      const older = packNames().find((name) => name.endsWith('.idx')) as string
+      const spoilers: Record<string, (file: string) => void> = {
+        // Cut short, as a write stopped part way leaves it.
+        torn: (file) => truncateSync(file, statSync(file).size - 9),
+        // One bit of an object name flipped: its own checksum no longer holds.
+        damaged: (file) => {
+          const bytes = readFileSync(file)
+          bytes[8 + 1024 + 5]! ^= 0x10
+          writeFileSync(file, bytes)
+        },
+        // A whole index of the older pack: it names that pack, not this one.
+        other: (file) => writeFileSync(file, readFileSync(path.join(packDir(dataDir), older))),
+        // The older pack's index made to name this pack (its checksum made to hold again):
+        // whole, but it lists another pack's objects (its count is not this pack's).
+        renamed: (file) => {
+          const bytes = readFileSync(path.join(packDir(dataDir), older))
+          Buffer.from(waiting.slice('pack-'.length, -'.pack'.length), 'hex').copy(
+            bytes,
+            bytes.length - 40,
+          )
+          createHash('sha1')
+            .update(bytes.subarray(0, bytes.length - 20))
+            .digest()
+            .copy(bytes, bytes.length - 20)
+          writeFileSync(file, bytes)
+        },
+      }
+      for (const [how, spoil] of Object.entries(spoilers)) {
+        const dir = path.join(root, `copy-${how}`)
+        cpSync(killed, dir, { recursive: true })
+        chmodSync(path.join(packDir(dir), temp), 0o644)
+        spoil(path.join(packDir(dir), temp))
+        await openAfterKill(dir)
+        expect(packNames(dir), how).not.toContain(waiting.replace(/\.pack$/, '.idx'))
+        expect(
+          packNames(dir).filter((name) => name.startsWith('tmp_')),
+          how,
+        ).toEqual([])
+        expect(readdirSync(path.join(gitdir(dir), 'cairn-damaged')), how).toEqual([waiting])
+        // Its objects were still loose: nothing is lost.
+        expect(allObjects(dir), how).toEqual(before.objects)
+        fsck(dir)
+      }
+
+      // The pack folder is listed once when no index was renamed into place, twice when one was.
+      for (const [how, installs] of [
+        ['torn', false],
+        ['as written', true],
+      ] as const) {
+        const dir = path.join(root, `copy-listed-${how}`)
+        cpSync(killed, dir, { recursive: true })
+        if (!installs) {
+          chmodSync(path.join(packDir(dir), temp), 0o644)
+          spoilers.torn!(path.join(packDir(dir), temp))
+        }
+        let listings = 0
+        const hooked = hookDisk(nodeDisk, (call) => {
+          if (call.name === 'readdirSync' && call.args[0] === packDir(dir)) listings++
+        })
+        const restore = setDisk(hooked.disk)
+        try {
+          removePackLeftovers(packDir(dir))
+        } finally {
+          restore()
+        }
+        expect(listings, how).toBe(installs ? 2 : 1)
+        expect(packNames(dir).includes(waiting.replace(/\.pack$/, '.idx')), how).toBe(installs)
+      }
     },
   )
 

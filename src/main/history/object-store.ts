@@ -33,6 +33,7 @@ import {
   type LoggedRef,
   type LoggedRename,
   type RenameIntent,
+  type StoredRecord,
 } from './objects/object-log'
 
 /** One entry of a git tree as Cairn stores it: regular files and directories only. */
@@ -465,7 +466,7 @@ export function createObjectStore(gitdir: string): ObjectStore {
       // then made durable one by one (the log is not in use yet).
       for (const record of records) {
         if (record.type === 'tag') continue
-        if (needsReplay(record.oid)) await write(record.type, record.content, record.oid)
+        if (needsReplay(record)) await write(record.type, record.content, record.oid)
       }
       await flush()
       // Every commit `main` names is now whole and durable: `main` can move to the newest
@@ -488,7 +489,7 @@ export function createObjectStore(gitdir: string): ObjectStore {
       // Every object of the log, also those found intact (after a kill they may be in the
       // page cache only), and the ref file are made durable before the log is emptied.
       if (records.length > 0 || opened.log.pending() > 0) {
-        await opened.log.checkpoint({ durable: true })
+        await opened.log.checkpoint({ durable: true, replayed: true })
       }
     } catch (error) {
       opened.log.close()
@@ -502,7 +503,9 @@ export function createObjectStore(gitdir: string): ObjectStore {
   // what its id says. A loose file is checked even beside a pack: a power cut after
   // maintenance packed the object can leave the file's name without its data (its unlink lost),
   // which git fsck reports until the next pass; written again, the file is whole.
-  function needsReplay(oid: string): boolean {
+  // A loose file holding the record's very bytes is whole (the record hashed to its id).
+  function needsReplay({ oid, stored }: StoredRecord): boolean {
+    if (db.looseHolds(oid, stored)) return false
     try {
       // No loose file (null): only a pack can hold it.
       return db.readLoose(oid) === null && !db.inPack(oid)

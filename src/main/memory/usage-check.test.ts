@@ -7,6 +7,7 @@ import { nodeDisk, setDisk } from '../lib/disk'
 import { hookDisk, type DiskCall } from '../lib/disk-hooks'
 import { createMemoryTool } from './memory-tool'
 import { makeSandbox, text, type Sandbox } from './test-support'
+import type { MemoryLimits } from './types'
 import { measure, STALE_AFTER_MS, UsageCache } from './usage'
 
 // perf14-usage: review13-tool R2's fix made a growing write whose total was older than 2 s
@@ -336,31 +337,41 @@ describe('the walk between commands', () => {
     }
   }
 
-  it('lets a command that does not grow the total answer during the walk, then takes its count', async () => {
+  /**
+   * A memory folder of `files` files (see `populate`) whose total is counted by a `Watched`
+   * cache, and its tool (with `limits`), after one `create` of `first`. `holdWalk` starts the
+   * walk between commands (the total past half its age, then a `view` of `first`) and holds it
+   * at its next file `lstat`, whose path it returns.
+   */
+  async function walkingTool(files: number, first: string, limits?: Partial<MemoryLimits>) {
     let clock = Date.now() + 60_000
     const base = await fs.mkdtemp(path.join(os.tmpdir(), 'cairn-walk-aside-'))
     box = { cleanup: () => fs.rm(base, { recursive: true, force: true }) } as Sandbox
     const root = path.join(base, 'memories')
-    await populate(root, 400)
+    await populate(root, files)
     const cache = new Watched(root, 60_000, () => clock)
-    const tool = createMemoryTool({ root, usage: cache })
-    const first = await tool.execute({
-      command: 'create',
-      path: '/memories/topic-000/first.md',
-      file_text: 'one\n',
-    })
-    expect(first.isError, text(first)).toBe(false)
+    const tool = createMemoryTool({ root, usage: cache, ...(limits ? { limits } : {}) })
+    const created = await tool.execute({ command: 'create', path: first, file_text: 'one\n' })
+    expect(created.isError, text(created)).toBe(false)
+    const holdWalk = async () => {
+      const gate = holdOneLstat(cache.events)
+      clock += 31_000
+      await tool.execute({ command: 'view', path: first })
+      gate.arm()
+      return { at: await gate.hit, release: gate.release }
+    }
+    return { root, cache, tool, holdWalk }
+  }
+
+  it('lets a command that does not grow the total answer during the walk, then takes its count', async () => {
+    const { root, cache, tool, holdWalk } = await walkingTool(400, '/memories/topic-000/first.md')
     // A file grown in place outside: its folder does not change, so only a walk sees it.
     await fs.truncate(path.join(root, 'topic-003', 'note-00150.md'), 5000)
     expect((await cache.recheck()).bytes).toBeLessThan((await measure(root)).bytes)
-    const gate = holdOneLstat(cache.events)
-    clock += 31_000
-    // The total is past half its age: the walk starts once this answers.
-    await tool.execute({ command: 'view', path: '/memories/topic-000/first.md' })
-    gate.arm()
+    const gate = await holdWalk()
     // In the folder the walk has listed already (its record must be read again), an edit that
     // shrinks a file (a growing write waits for the walk's count: the next test).
-    const hit = await gate.hit
+    const hit = gate.at
     const listed = path.basename(path.dirname(hit))
     const second = await tool.execute({
       command: 'str_replace',
@@ -388,22 +399,13 @@ describe('the walk between commands', () => {
   it('has a growing write during the walk wait for its count: a file grown outside is seen', async () => {
     // review15-misc R2: the write went on with the older total while the walk ran aside, and
     // passed a limit the walk between commands had made it keep.
-    let clock = Date.now() + 60_000
-    const base = await fs.mkdtemp(path.join(os.tmpdir(), 'cairn-walk-aside-'))
-    box = { cleanup: () => fs.rm(base, { recursive: true, force: true }) } as Sandbox
-    const root = path.join(base, 'memories')
-    await populate(root, 50)
     const MiB = 1024 * 1024
-    const cache = new Watched(root, 60_000, () => clock)
-    const tool = createMemoryTool({ root, usage: cache, limits: { maxTotalBytes: 20 * MiB } })
-    await tool.execute({ command: 'create', path: '/memories/first.md', file_text: 'one\n' })
+    const { root, cache, tool, holdWalk } = await walkingTool(50, '/memories/first.md', {
+      maxTotalBytes: 20 * MiB,
+    })
     // Outside, a file grows in place (its folder does not change) to just under the limit.
     await fs.truncate(path.join(root, 'topic-000', 'note-00007.md'), 20 * MiB - 60_000)
-    const gate = holdOneLstat(cache.events)
-    clock += 31_000
-    await tool.execute({ command: 'view', path: '/memories/first.md' })
-    gate.arm()
-    await gate.hit
+    const gate = await holdWalk()
     // Far from the limit by the older total: only the walk's count shows it would break it.
     const writing = tool.execute({
       command: 'create',
@@ -420,19 +422,10 @@ describe('the walk between commands', () => {
   }, 120_000)
 
   it('keeps the count a command took meanwhile near a limit, not the older walk', async () => {
-    let clock = Date.now() + 60_000
-    const base = await fs.mkdtemp(path.join(os.tmpdir(), 'cairn-walk-aside-'))
-    box = { cleanup: () => fs.rm(base, { recursive: true, force: true }) } as Sandbox
-    const root = path.join(base, 'memories')
-    await populate(root, 400)
-    const cache = new Watched(root, 60_000, () => clock)
-    const tool = createMemoryTool({ root, usage: cache, limits: { maxFiles: 450 } })
-    await tool.execute({ command: 'create', path: '/memories/a.md', file_text: 'a\n' })
-    const gate = holdOneLstat(cache.events)
-    clock += 31_000
-    await tool.execute({ command: 'view', path: '/memories/a.md' })
-    gate.arm()
-    await gate.hit
+    const { root, cache, tool, holdWalk } = await walkingTool(400, '/memories/a.md', {
+      maxFiles: 450,
+    })
+    const gate = await holdWalk()
     // While the walk is held, 49 files are dropped in outside: 450 in all.
     await populate(path.join(root, 'dropped'), 49, true)
     // Near the limit, the write is checked against a fresh count, walk or no walk (it waits

@@ -196,6 +196,39 @@ describe("the ref's durability around a checkpoint", () => {
     fsck(dataDir)
   })
 
+  it('at open after a kill, flushes every logged file, its folder, objects/ and the ref before it empties the log', async () => {
+    const store = await openStore()
+    const first = await commitLogged(store, null)
+    first.ref.move()
+    await first.logged.moved()
+    const second = await commitLogged(store, first.oid)
+    second.ref.move()
+    await second.logged.moved()
+    const logged = decodeRecords(readFileSync(logPath(0))).map(({ oid }) => oid)
+    expect(logged).toContain(second.oid)
+    // Killed: no checkpoint, the records stay.
+    store.close()
+    opened.splice(opened.indexOf(store), 1)
+    const calls = recordCalls()
+    await openStore()
+    const emptied = calls.indexOf(`emptied ${logPath(0)}`)
+    expect(emptied).toBeGreaterThan(-1)
+    const loose = (oid: string) => path.join(gitdir, 'objects', oid.slice(0, 2), oid.slice(2))
+    for (const flushed of [
+      ...logged.map(loose),
+      ...logged.map((oid) => path.dirname(loose(oid))),
+      path.join(gitdir, 'objects'),
+      mainFile(),
+      headsDir(),
+    ]) {
+      expect(calls.indexOf(flushed), flushed).toBeGreaterThan(-1)
+      expect(calls.indexOf(flushed), flushed).toBeLessThan(emptied)
+    }
+    expect(statSync(logPath(0)).size).toBe(0)
+    expect(gitCli(dataDir, 'rev-parse', 'main').trim()).toBe(second.oid)
+    fsck(dataDir)
+  })
+
   it('leaves the ref alone when the log held none (objects only)', async () => {
     const store = await openStore()
     await store.write('blob', Buffer.from('only a blob\n'))

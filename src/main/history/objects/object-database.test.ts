@@ -13,6 +13,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { nodeDisk, setDisk } from '../../lib/disk'
 import { gitIn } from '../test-helpers'
 import { DamagedObjectError, MissingObjectError, ObjectDatabase } from './object-database'
 import { OFS_DELTA, REF_DELTA } from './pack-file'
@@ -151,6 +152,77 @@ describe('reading objects git wrote', () => {
     const codes = [...pack.index.entries()].map((entry) => pack.pack.peek(entry.offset).code)
     expect(codes).toContain(OFS_DELTA)
     expectAllReadable(db)
+    db.close()
+  })
+
+  it('reads down a delta chain of small entries lying together in a few reads, not one per link', () => {
+    // One short file edited line by line: git keeps the newest version whole and each older
+    // one as a delta on the next newer, written after it, so reading the oldest version goes
+    // down the chain to ever lower offsets (as blame's walk into old trees does).
+    const lines = Array.from({ length: 20 }, (_, n) => `line ${n}: version 0`)
+    for (let i = 1; i <= 40; i++) {
+      lines[i % 20] = `line ${i % 20}: version ${i}`
+      writeFileSync(path.join(work, 'notes.md'), `${lines.join('\n')}\n`)
+      git('add', '-A')
+      git('commit', '-q', '-m', `edit ${i}`)
+    }
+    git('repack', '-adfq', '--depth=50', '--window=250')
+    // Columns: id, type, size, size in pack, offset, depth, base (deltas only).
+    const entries = git('verify-pack', '-v', path.join(gitdir, 'objects', 'pack', packFiles()[0]!))
+      .split('\n')
+      .map((line) => line.split(/\s+/))
+      .filter((cols) => /^[0-9a-f]{40}$/.test(cols[0] ?? '') && cols.length >= 5)
+      .map((cols) => ({
+        oid: cols[0]!,
+        type: cols[1],
+        offset: Number(cols[4]),
+        depth: cols.length === 7 ? Number(cols[5]) : 0,
+      }))
+    const deepest = entries
+      .filter((entry) => entry.type === 'blob')
+      .reduce((a, b) => (b.depth > a.depth ? b : a))
+    const last = entries
+      .filter((entry) => entry.type !== 'blob')
+      .reduce((a, b) => (b.offset > a.offset ? b : a))
+    expect(deepest.depth).toBeGreaterThanOrEqual(8)
+    const packSize = statSync(path.join(gitdir, 'objects', 'pack', packFiles()[0]!)).size
+    expect(packSize).toBeLessThan(12 * 1024)
+
+    const db = new ObjectDatabase(gitdir)
+    // Everything opened (the pack's index read) by a first read of another chain (no base of
+    // the file's kept), as far up the pack as there is one: the window read last lies above.
+    db.read(last.oid)
+    let reads = 0
+    const restore = setDisk({
+      ...nodeDisk,
+      readSync(...args) {
+        reads++
+        return nodeDisk.readSync(...args)
+      },
+    })
+    try {
+      const read = db.read(deepest.oid)
+      expect(read.content.equals(Buffer.from(git('cat-file', 'blob', deepest.oid)))).toBe(true)
+    } finally {
+      restore()
+    }
+    // The whole pack fits in the read window: at most a read up and one down, whatever the
+    // chain's depth (one read per link before).
+    expect(reads).toBeLessThanOrEqual(3)
+    db.close()
+  })
+
+  it('objects read earlier keep their bytes while later reads refill the read window', () => {
+    makeHistory(30)
+    git('gc', '-q')
+    const expected = gitObjects()
+    const db = new ObjectDatabase(gitdir)
+    // All read first, in name order (all over the pack), and only then compared with git's.
+    const read = new Map([...expected.keys()].map((oid) => [oid, db.read(oid)]))
+    for (const [oid, object] of expected) {
+      expect(read.get(oid)?.type).toBe(object.type)
+      expect(read.get(oid)?.content.equals(object.content)).toBe(true)
+    }
     db.close()
   })
 

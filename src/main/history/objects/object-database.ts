@@ -6,7 +6,7 @@
  * its name, so damage shows up as an error instead of wrong content.
  */
 import { createHash } from 'node:crypto'
-import { closeQuietly, disk, exists, listNames, OPEN } from '../../lib/disk'
+import { closeQuietly, disk, exists, isMissing, listNames, OPEN } from '../../lib/disk'
 import path from 'node:path'
 import { inflateSync, constants as zlibConstants } from 'node:zlib'
 import { DeltaError } from './delta'
@@ -472,6 +472,30 @@ export class ObjectDatabase {
     return parseLoose(oid, stored)
   }
 
+  /**
+   * True when `oid`'s loose file holds exactly `stored`, bytes already checked against that id
+   * (a write-ahead log record's): compared, not inflated and hashed again. False when it holds
+   * anything else (perhaps the same object compressed otherwise) or is missing.
+   */
+  looseHolds(oid: string, stored: Uint8Array): boolean {
+    let fd: number
+    try {
+      fd = disk.openSync(this.loosePath(oid), OPEN.READ)
+    } catch (error) {
+      if (isMissing(error)) return false
+      throw error
+    }
+    try {
+      // One byte more than `stored`: a file that is longer does not hold it.
+      const room = stored.byteLength + 1
+      const into = room <= scratch.length ? scratch.subarray(0, room) : Buffer.allocUnsafe(room)
+      const got = readUpTo(fd, into)
+      return got === stored.byteLength && into.subarray(0, got).equals(stored)
+    } finally {
+      closeQuietly(fd)
+    }
+  }
+
   close(): void {
     if (this.closed) return
     this.closed = true
@@ -512,7 +536,7 @@ export class ObjectDatabase {
       index = PackIndex.open(path.join(this.packDir, `${name}.idx`))
       const file = path.join(this.packDir, `${name}.pack`)
       const pack = PackFile.open(file, this.cache)
-      if (!pack.checksum().equals(index.packChecksum()) || pack.objectCount !== index.count) {
+      if (!pack.indexedBy({ packChecksum: index.packChecksum(), count: index.count })) {
         pack.close()
         throw new Error(MISMATCH)
       }

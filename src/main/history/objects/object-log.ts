@@ -68,6 +68,11 @@ export const LOG_CAP_BYTES = 16 * CHECKPOINT_BYTES
 
 /** Checkpoint `fsync`s in flight at once: the thread pool (4 threads) stays free for commands. */
 const CHECKPOINT_PARALLEL = 2
+/**
+ * ... and in the checkpoint after open's replay, when no command waits for the pool: all four
+ * of its threads, with as many more opened and queued behind them so none waits for the next.
+ */
+const REPLAY_PARALLEL = 8
 
 /**
  * A checkpoint in the background yields to commands (see `ObjectLog.yieldTo`) until the log
@@ -201,9 +206,14 @@ export function encodeRenameRecord(rename: LoggedRename): Buffer {
   return Buffer.concat([head, payload])
 }
 
+/** An object's record as the log holds it: with its loose bytes, as checked against its id. */
+export interface StoredRecord extends LogRecord {
+  readonly stored: Buffer
+}
+
 /** One entry of the log, in the order of the file. */
 export type LogEntry =
-  | ({ readonly kind: 'object' } & LogRecord)
+  | ({ readonly kind: 'object' } & StoredRecord)
   | ({ readonly kind: 'main' } & LoggedMain)
   | ({ readonly kind: 'rename' } & LoggedRename)
 
@@ -239,7 +249,7 @@ export function decodeLog(bytes: Buffer): LogEntry[] {
       } catch {
         break
       }
-      entries.push({ kind: 'object', oid, ...object })
+      entries.push({ kind: 'object', oid, ...object, stored: body })
     }
     at = start + length
   }
@@ -416,7 +426,7 @@ export class ObjectLog {
     logger?: Logger,
   ): Promise<{
     log: ObjectLog
-    records: LogRecord[]
+    records: StoredRecord[]
     mains: LoggedMain[]
     renames: LoggedRename[]
   }> {
@@ -450,7 +460,7 @@ export class ObjectLog {
         })
       }
       if (made) await syncFolder(gitdir)
-      const records: LogRecord[] = []
+      const records: StoredRecord[] = []
       const mains: LoggedMain[] = []
       const renames: LoggedRename[] = []
       const empty: LogFile[] = []
@@ -688,9 +698,17 @@ export class ObjectLog {
    * progress first). Rejects if an `fsync` fails; the records then stay for the next one.
    * `durable` also `fsync`s the emptied files (at close: the next open then reads nothing).
    * `yields`: it yields to commands as a background one does (a caller that is no command).
+   * `replayed`: the checkpoint after open's replay, before any command can run: every `fsync`
+   * it needs goes out at once (`REPLAY_PARALLEL` in flight), not file by file then folder by
+   * folder then the ref, two at a time as beside commands. The log is still emptied only once
+   * all are done.
    */
   async checkpoint(
-    options: { readonly durable?: boolean; readonly yields?: boolean } = {},
+    options: {
+      readonly durable?: boolean
+      readonly yields?: boolean
+      readonly replayed?: boolean
+    } = {},
   ): Promise<void> {
     // `yields`: the caller is no command and may wait (maintenance before a pass).
     if (options.yields) return this.drain(options)
@@ -705,7 +723,9 @@ export class ObjectLog {
 
   // Empties the files that hold records now (see `checkpoint`): awaited by a caller, or, at
   // an idle moment, in the background (then yielding to commands).
-  private async drain(options: { readonly durable?: boolean } = {}): Promise<void> {
+  private async drain(
+    options: { readonly durable?: boolean; readonly replayed?: boolean } = {},
+  ): Promise<void> {
     // Each file holding records now is emptied once (two rounds at most); records appended
     // meanwhile go to the other file and wait for the next checkpoint.
     const waiting = this.files
@@ -713,7 +733,7 @@ export class ObjectLog {
       .map((file) => ({ file, emptied: file.emptied }))
     for (let round = 0; round < 3 && !this.closed; round++) {
       if (waiting.every(({ file, emptied }) => file.emptied !== emptied)) break
-      await this.round()
+      await this.round(undefined, options.replayed === true)
     }
     if (options.durable && !this.closed) {
       await Promise.all(this.files.map(({ fd }) => this.onPool(() => disk.fsync(fd))))
@@ -805,13 +825,14 @@ export class ObjectLog {
   }
 
   // One checkpoint at a time: after any in progress, one more (`started` once it begins).
-  private round(started?: () => void): Promise<void> {
+  // `replayed`: open's, with nothing else on the thread pool (see `checkpoint`).
+  private round(started?: () => void, replayed = false): Promise<void> {
     const previous = this.running ?? Promise.resolve()
     const next = previous
       .catch(() => undefined)
       .then(() => {
         started?.()
-        return this.checkpointOne()
+        return this.checkpointOne(replayed)
       })
       .then(
         () => this.settled(null),
@@ -830,7 +851,7 @@ export class ObjectLog {
 
   // Empties one file: the inactive one if an earlier checkpoint failed on it, else the active
   // one, after switching new records to the other (empty: the last checkpoint emptied it).
-  private async checkpointOne(): Promise<void> {
+  private async checkpointOne(replayed = false): Promise<void> {
     if (this.closed) return
     const inactive = 1 - this.active
     let target = this.files[inactive]
@@ -842,29 +863,52 @@ export class ObjectLog {
     const covered = target.covered
     const files = [...new Set(covered.map(({ file }) => file))]
     const dirs = [...new Set(covered.map(({ dir }) => dir))]
-    // In the background each `fsync` starts only while no command runs (`yieldTo`).
-    const quiet = () => this.quiet()
-    await inTurns(files, syncFileIfThere, quiet)
-    await inTurns(dirs, syncFolderIfThere, quiet)
-    // Always: a folder made for one of them (or by maintenance) must be a durable name too.
-    await this.quiet()
-    await syncFolder(path.join(this.gitdir, 'objects'))
-    // The ref file, renamed but never `fsync`ed, is made durable before its records go: an
-    // emptied log and a lost rename would lose an acknowledged commit. A ref renamed after
-    // this point is made durable by its commit (`LoggedRef.moved`).
-    // So are the memory folders of its logged renames (their commit's ref record is in the
-    // same file, so a rename after this point is made durable by its commit too).
-    if (target.refs > 0) {
-      // At a quiet moment too (a command that appended here before the switch and renames
-      // its ref after the seal makes the ref durable itself, on its own path).
+    const objects = path.join(this.gitdir, 'objects')
+    const folders = [...target.folders.values()]
+    if (replayed) {
+      // No command runs yet (none can rename the ref meanwhile): everything at once, each
+      // object's file and folder, `objects/`, the ref and its folder, the renames' folders.
+      if (target.refs > 0) target.sealed++
+      await inTurns<() => Promise<void>>(
+        [
+          ...files.map((file) => () => syncFileIfThere(file)),
+          ...dirs.map((dir) => () => syncFolderIfThere(dir)),
+          () => syncFolder(objects),
+          ...(target.refs > 0
+            ? [
+                () => syncMainRef(this.gitdir),
+                ...folders.map((fd) => () => this.onPool(() => disk.fsync(fd))),
+              ]
+            : []),
+        ],
+        (sync) => sync(),
+        undefined,
+        REPLAY_PARALLEL,
+      )
+    } else {
+      // In the background each `fsync` starts only while no command runs (`yieldTo`).
+      const quiet = () => this.quiet()
+      await inTurns(files, syncFileIfThere, quiet)
+      await inTurns(dirs, syncFolderIfThere, quiet)
+      // Always: a folder made for one of them (or by maintenance) must be a durable name too.
       await this.quiet()
-      if (this.closed) return
-      target.sealed++
-      const folders = [...target.folders.values()]
-      await Promise.all([
-        syncMainRef(this.gitdir),
-        inTurns(folders, (fd) => this.onPool(() => disk.fsync(fd))),
-      ])
+      await syncFolder(objects)
+      // The ref file, renamed but never `fsync`ed, is made durable before its records go: an
+      // emptied log and a lost rename would lose an acknowledged commit. A ref renamed after
+      // this point is made durable by its commit (`LoggedRef.moved`).
+      // So are the memory folders of its logged renames (their commit's ref record is in the
+      // same file, so a rename after this point is made durable by its commit too).
+      if (target.refs > 0) {
+        // At a quiet moment too (a command that appended here before the switch and renames
+        // its ref after the seal makes the ref durable itself, on its own path).
+        await this.quiet()
+        if (this.closed) return
+        target.sealed++
+        await Promise.all([
+          syncMainRef(this.gitdir),
+          inTurns(folders, (fd) => this.onPool(() => disk.fsync(fd))),
+        ])
+      }
     }
     // Emptied at a quiet moment too: freeing the blocks makes the disk discard them.
     await this.quiet()
@@ -890,7 +934,7 @@ export class ObjectLog {
     target.failed = false
     target.emptied++
     // A failed append in the file that takes records now: emptied too (after switching).
-    if (this.files[this.active].failed) await this.checkpointOne()
+    if (this.files[this.active].failed) await this.checkpointOne(replayed)
   }
 }
 
@@ -957,12 +1001,13 @@ async function syncFolderIfThere(dir: string): Promise<void> {
   }
 }
 
-// `task` for every item, at most CHECKPOINT_PARALLEL at once, each once `before` resolves;
-// the first failure is thrown once all have settled.
+// `task` for every item, at most `width` at once, each once `before` resolves; the first
+// failure is thrown once all have settled.
 async function inTurns<T>(
   items: ReadonlyArray<T>,
   task: (item: T) => Promise<void>,
   before?: () => Promise<void>,
+  width = CHECKPOINT_PARALLEL,
 ) {
   let next = 0
   let failure: unknown = null
@@ -978,6 +1023,6 @@ async function inTurns<T>(
       }
     }
   }
-  await Promise.all(Array.from({ length: CHECKPOINT_PARALLEL }, worker))
+  await Promise.all(Array.from({ length: width }, worker))
   if (failure !== null) throw failure
 }

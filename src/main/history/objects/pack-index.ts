@@ -13,6 +13,7 @@
  *
  * Version 1 has no header: fanout, then N x (u32 offset, 20-byte name), then the checksums.
  */
+import { createHash } from 'node:crypto'
 import { disk, OPEN } from '../../lib/disk'
 import { ByteLru } from './byte-lru'
 
@@ -60,32 +61,15 @@ export class PackIndex {
     this.span = span
   }
 
-  /** Opens `file`, checking its header, fanout and size against each other. */
+  /** Opens `file`, checking its header, fanout and size against each other (`readHead`). */
   static open(file: string): PackIndex {
     const fd = disk.openSync(file, OPEN.READ)
     try {
       const size = disk.fstatSync(fd).size
       const head = Buffer.alloc(8 + FANOUT_BYTES)
       const got = disk.readSync(fd, head, 0, head.length, 0)
-      const v2 = got >= 8 && head.readUInt32BE(0) === V2_MAGIC
-      if (v2 && head.readUInt32BE(4) !== 2) throw new PackIndexError('unsupported .idx version')
-      const start = v2 ? 8 : 0
-      if (got < start + FANOUT_BYTES) throw new PackIndexError('.idx is cut short')
-      const fanout = new Uint32Array(256)
-      let previous = 0
-      for (let i = 0; i < 256; i++) {
-        const value = head.readUInt32BE(start + i * 4)
-        if (value < previous) throw new PackIndexError('.idx fanout is not sorted')
-        fanout[i] = previous = value
-      }
-      const count = fanout[255] as number
-      const minimum = v2 ? 8 + FANOUT_BYTES + count * 28 + 40 : FANOUT_BYTES + count * 24 + 40
-      if (size < minimum || (!v2 && size !== minimum)) {
-        throw new PackIndexError('.idx size does not match its object count')
-      }
-      if (v2 && (size - minimum) % 8 !== 0)
-        throw new PackIndexError('.idx has a torn large-offset table')
-      return new PackIndex(file, fd, v2 ? 2 : 1, fanout, size)
+      const { version, fanout } = readHead(head.subarray(0, got), size)
+      return new PackIndex(file, fd, version, fanout, size)
     } catch (error) {
       disk.closeSync(fd)
       throw error
@@ -230,6 +214,61 @@ export class PackIndex {
       done += got
     }
   }
+}
+
+/**
+ * The version and fanout of an index of `size` bytes whose first bytes are `head` (at least the
+ * header and fanout, or all there is): throws a `PackIndexError` unless the header is one git
+ * writes, the fanout is sorted and the size is what its object count makes.
+ */
+function readHead(head: Buffer, size: number): { version: 1 | 2; fanout: Uint32Array } {
+  const v2 = head.length >= 8 && head.readUInt32BE(0) === V2_MAGIC
+  if (v2 && head.readUInt32BE(4) !== 2) throw new PackIndexError('unsupported .idx version')
+  const start = v2 ? 8 : 0
+  if (head.length < start + FANOUT_BYTES) throw new PackIndexError('.idx is cut short')
+  const fanout = new Uint32Array(256)
+  let previous = 0
+  for (let i = 0; i < 256; i++) {
+    const value = head.readUInt32BE(start + i * 4)
+    if (value < previous) throw new PackIndexError('.idx fanout is not sorted')
+    fanout[i] = previous = value
+  }
+  const count = fanout[255] as number
+  const minimum = v2 ? 8 + FANOUT_BYTES + count * 28 + 40 : FANOUT_BYTES + count * 24 + 40
+  if (size < minimum || (!v2 && size !== minimum)) {
+    throw new PackIndexError('.idx size does not match its object count')
+  }
+  if (v2 && (size - minimum) % 8 !== 0)
+    throw new PackIndexError('.idx has a torn large-offset table')
+  return { version: v2 ? 2 : 1, fanout }
+}
+
+/** What an index's trailer says of its pack: the pack's checksum, and how many objects. */
+export interface IndexedPack {
+  readonly packChecksum: Buffer
+  readonly count: number
+}
+
+/**
+ * What `bytes` say of their pack when they are a whole index: the header, fanout and size as
+ * `PackIndex.open` checks them, and the index's own SHA-1 (its last 20 bytes) holding. Null
+ * otherwise (torn, damaged, not an index). `PackIndex.open` does not hash the file: it reads
+ * only the fanout, and hashing every index at each open would cost what reading by offsets
+ * saves; this is for an index about to be installed (`finishInstalls` in pack-writer.ts).
+ */
+export function wholeIndex(bytes: Buffer): IndexedPack | null {
+  let count: number
+  try {
+    count = readHead(bytes.subarray(0, 8 + FANOUT_BYTES), bytes.length).fanout[255] as number
+  } catch (error) {
+    if (error instanceof PackIndexError) return null
+    throw error
+  }
+  const own = createHash('sha1')
+    .update(bytes.subarray(0, bytes.length - 20))
+    .digest()
+  if (!own.equals(bytes.subarray(bytes.length - 20))) return null
+  return { packChecksum: Buffer.from(bytes.subarray(bytes.length - 40, bytes.length - 20)), count }
 }
 
 function compareName(names: Buffer, at: number, oid: Uint8Array): number {

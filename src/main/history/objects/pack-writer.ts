@@ -25,7 +25,15 @@ import {
 } from '../../lib/disk'
 import { crc32 } from './crc32'
 import { createDelta } from './delta'
-import { OFS_DELTA, TYPE_CODES, type ObjectKind } from './pack-file'
+import {
+  ObjectCache,
+  OFS_DELTA,
+  PackError,
+  PackFile,
+  TYPE_CODES,
+  type ObjectKind,
+} from './pack-file'
+import { wholeIndex, type IndexedPack } from './pack-index'
 
 const deflateAsync = promisify(zlib.deflate)
 
@@ -406,11 +414,11 @@ export function entryHeader(code: number, size: number, distance: number): Buffe
 /**
  * Finishes the pack writes a kill stopped between the pack's rename and its index's: each
  * `pack-X.pack` without `pack-X.idx` beside a `tmp_idx_*` that is a whole index of that pack
- * (its trailer names the pack's checksum X, which the pack's own last 20 bytes repeat, and its
- * own checksum holds) gets that index renamed into place. Both files were `fsync`ed before the
- * first rename, so the pack is exactly what the pass wrote; without this the pack was taken for
- * damage and kept in `cairn-damaged/` for good (its objects are still loose: nothing was lost,
- * but the disk was). Returns true when it renamed any.
+ * (`wholeIndex`: its own checksum holds; `PackFile.indexedBy`: it names the pack's checksum X,
+ * which the pack's own last 20 bytes repeat, and its object count) gets that index renamed into
+ * place. Both files were `fsync`ed before the first rename, so the pack is exactly what the pass
+ * wrote; without this the pack was taken for damage and kept in `cairn-damaged/` for good (its
+ * objects are still loose: nothing was lost, but the disk was). Returns true when it renamed any.
  */
 function finishInstalls(dir: string, names: readonly string[]): boolean {
   const present = new Set(names)
@@ -424,16 +432,11 @@ function finishInstalls(dir: string, names: readonly string[]): boolean {
   for (const name of names) {
     if (!name.startsWith('tmp_idx_')) continue
     try {
-      const idx = disk.readFileSync(path.join(dir, name))
-      if (idx.length < 8 + 256 * 4 + 40) continue
-      const checksum = idx.subarray(idx.length - 40, idx.length - 20).toString('hex')
+      const index = wholeIndex(disk.readFileSync(path.join(dir, name)))
+      if (index === null) continue
+      const checksum = index.packChecksum.toString('hex')
       const pack = waiting.get(checksum)
-      if (pack === undefined) continue
-      const own = createHash('sha1')
-        .update(idx.subarray(0, idx.length - 20))
-        .digest()
-      if (!own.equals(idx.subarray(idx.length - 20))) continue
-      if (!packEndsWith(path.join(dir, pack), checksum)) continue
+      if (pack === undefined || !indexes(path.join(dir, pack), index)) continue
       disk.renameSync(path.join(dir, name), path.join(dir, `pack-${checksum}.idx`))
       waiting.delete(checksum)
       finished = true
@@ -445,17 +448,17 @@ function finishInstalls(dir: string, names: readonly string[]): boolean {
   return finished
 }
 
-/** True when the pack file's last 20 bytes are `checksum` (hex), as its name says. */
-function packEndsWith(file: string, checksum: string): boolean {
-  const fd = disk.openSync(file, OPEN.READ)
+/** True when `index` is the index of the pack `file` (a file that is no pack has none). */
+function indexes(file: string, index: IndexedPack): boolean {
+  let pack: PackFile | null = null
   try {
-    const size = disk.fstatSync(fd).size
-    if (size < 32) return false
-    const tail = Buffer.alloc(20)
-    disk.readSync(fd, tail, 0, 20, size - 20)
-    return tail.toString('hex') === checksum
+    pack = PackFile.open(file, new ObjectCache(0))
+    return pack.indexedBy(index)
+  } catch (error) {
+    if (error instanceof PackError) return false
+    throw error
   } finally {
-    disk.closeSync(fd)
+    pack?.close()
   }
 }
 
@@ -478,8 +481,12 @@ export const FOLDED = '.folded'
  * files another writer may still be busy with. Returns the names cleared.
  */
 export function removePackLeftovers(dir: string, olderThanMs = 0, now = Date.now()): string[] {
-  if (finishInstalls(dir, listNames(dir))) syncFolder(dir).catch(() => undefined)
-  const names = listNames(dir)
+  let names = listNames(dir)
+  // Listed again only when an index was renamed into place: the rest is judged as it is now.
+  if (finishInstalls(dir, names)) {
+    syncFolder(dir).catch(() => undefined)
+    names = listNames(dir)
+  }
   const present = new Set(names)
   const removed: string[] = []
   const folded = (pack: string) => present.has(`${pack}${FOLDED}`) && !present.has(`${pack}.idx`)
