@@ -75,6 +75,19 @@ const CHECKPOINT_PARALLEL = 2
 const REPLAY_PARALLEL = 8
 
 /**
+ * How a checkpoint's `fsync`s go out: at most `width` at once, and, with `yields`, each only
+ * at a quiet moment (see `ObjectLog.yieldTo`; never while a caller waits for the checkpoint).
+ */
+interface SyncPolicy {
+  readonly width: number
+  readonly yields: boolean
+}
+/** Beside commands: two at a time, each yielding to them. */
+const BESIDE_COMMANDS: SyncPolicy = { width: CHECKPOINT_PARALLEL, yields: true }
+/** After open's replay, before any command can run: all at once (see `checkpoint`). */
+const AFTER_REPLAY: SyncPolicy = { width: REPLAY_PARALLEL, yields: false }
+
+/**
  * A checkpoint in the background yields to commands (see `ObjectLog.yieldTo`) until the log
  * holds this many records, a quarter of its cap, or `YIELD_BYTES`: with commands back to back
  * and no moment between them, it then goes on beside them, as it did before, rather than let
@@ -699,9 +712,8 @@ export class ObjectLog {
    * `durable` also `fsync`s the emptied files (at close: the next open then reads nothing).
    * `yields`: it yields to commands as a background one does (a caller that is no command).
    * `replayed`: the checkpoint after open's replay, before any command can run: every `fsync`
-   * it needs goes out at once (`REPLAY_PARALLEL` in flight), not file by file then folder by
-   * folder then the ref, two at a time as beside commands. The log is still emptied only once
-   * all are done.
+   * it needs goes out at once (`REPLAY_PARALLEL` in flight), not two at a time as beside
+   * commands. The log is still emptied only once all are done.
    */
   async checkpoint(
     options: {
@@ -860,56 +872,36 @@ export class ObjectLog {
       target = this.files[this.active]
       this.active = inactive
     }
-    const covered = target.covered
-    const files = [...new Set(covered.map(({ file }) => file))]
-    const dirs = [...new Set(covered.map(({ dir }) => dir))]
-    const objects = path.join(this.gitdir, 'objects')
-    const folders = [...target.folders.values()]
-    if (replayed) {
-      // No command runs yet (none can rename the ref meanwhile): everything at once, each
-      // object's file and folder, `objects/`, the ref and its folder, the renames' folders.
-      if (target.refs > 0) target.sealed++
-      await inTurns<() => Promise<void>>(
-        [
-          ...files.map((file) => () => syncFileIfThere(file)),
-          ...dirs.map((dir) => () => syncFolderIfThere(dir)),
-          () => syncFolder(objects),
-          ...(target.refs > 0
-            ? [
-                () => syncMainRef(this.gitdir),
-                ...folders.map((fd) => () => this.onPool(() => disk.fsync(fd))),
-              ]
-            : []),
-        ],
-        (sync) => sync(),
-        undefined,
-        REPLAY_PARALLEL,
+    // What its records need durable before they go, in this order: each object's loose file
+    // and its folder; `objects/` (a folder made for one of them, or by maintenance, must be a
+    // durable name too); with ref records, the ref file, renamed but never `fsync`ed (an
+    // emptied log and a lost rename would lose an acknowledged commit), and the memory folders
+    // of its logged renames (their commit's ref record is in this file too).
+    const syncs: Array<() => Promise<void>> = [
+      ...[...new Set(target.covered.map(({ file }) => file))].map(
+        (file) => () => syncFileIfThere(file),
+      ),
+      ...[...new Set(target.covered.map(({ dir }) => dir))].map(
+        (dir) => () => syncFolderIfThere(dir),
+      ),
+      () => syncFolder(path.join(this.gitdir, 'objects')),
+    ]
+    if (target.refs > 0) {
+      // `syncMainRef`'s two, each an `fsync` of its own in the list.
+      const heads = path.join(this.gitdir, 'refs', 'heads')
+      syncs.push(
+        // Sealed as the ref's first `fsync` starts (the list starts in order): a ref renamed
+        // after this point is made durable by its commit (`LoggedRef.moved`), and so is a
+        // rename's folder.
+        () => {
+          target.sealed++
+          return syncFileIfThere(path.join(heads, 'main'))
+        },
+        () => syncFolderIfThere(heads),
+        ...[...target.folders.values()].map((fd) => () => this.onPool(() => disk.fsync(fd))),
       )
-    } else {
-      // In the background each `fsync` starts only while no command runs (`yieldTo`).
-      const quiet = () => this.quiet()
-      await inTurns(files, syncFileIfThere, quiet)
-      await inTurns(dirs, syncFolderIfThere, quiet)
-      // Always: a folder made for one of them (or by maintenance) must be a durable name too.
-      await this.quiet()
-      await syncFolder(objects)
-      // The ref file, renamed but never `fsync`ed, is made durable before its records go: an
-      // emptied log and a lost rename would lose an acknowledged commit. A ref renamed after
-      // this point is made durable by its commit (`LoggedRef.moved`).
-      // So are the memory folders of its logged renames (their commit's ref record is in the
-      // same file, so a rename after this point is made durable by its commit too).
-      if (target.refs > 0) {
-        // At a quiet moment too (a command that appended here before the switch and renames
-        // its ref after the seal makes the ref durable itself, on its own path).
-        await this.quiet()
-        if (this.closed) return
-        target.sealed++
-        await Promise.all([
-          syncMainRef(this.gitdir),
-          inTurns(folders, (fd) => this.onPool(() => disk.fsync(fd))),
-        ])
-      }
     }
+    await this.syncAll(syncs, replayed ? AFTER_REPLAY : BESIDE_COMMANDS)
     // Emptied at a quiet moment too: freeing the blocks makes the disk discard them.
     await this.quiet()
     // Closed meanwhile, its descriptor may already name another file: never touched then.
@@ -935,6 +927,32 @@ export class ObjectLog {
     target.emptied++
     // A failed append in the file that takes records now: emptied too (after switching).
     if (this.files[this.active].failed) await this.checkpointOne(replayed)
+  }
+
+  // Runs `syncs` (the `fsync`s a checkpoint needs before it empties its file) as `policy`
+  // says; the first failure is thrown once all that started have settled. Closed meanwhile,
+  // it starts no more: the file is not emptied then, and the kept folders' descriptors may
+  // already be closed (their numbers given to other files).
+  private async syncAll(
+    syncs: ReadonlyArray<() => Promise<void>>,
+    policy: SyncPolicy,
+  ): Promise<void> {
+    let next = 0
+    let failure: unknown = null
+    const worker = async () => {
+      while (next < syncs.length) {
+        if (policy.yields) await this.quiet()
+        if (this.closed || next >= syncs.length) break
+        const sync = syncs[next++]!
+        try {
+          await sync()
+        } catch (error) {
+          failure ??= error ?? new Error('fsync failed')
+        }
+      }
+    }
+    await Promise.all(Array.from({ length: policy.width }, worker))
+    if (failure !== null) throw failure
   }
 }
 
@@ -999,30 +1017,4 @@ async function syncFolderIfThere(dir: string): Promise<void> {
   } catch (error) {
     if (!isMissing(error)) throw error
   }
-}
-
-// `task` for every item, at most `width` at once, each once `before` resolves; the first
-// failure is thrown once all have settled.
-async function inTurns<T>(
-  items: ReadonlyArray<T>,
-  task: (item: T) => Promise<void>,
-  before?: () => Promise<void>,
-  width = CHECKPOINT_PARALLEL,
-) {
-  let next = 0
-  let failure: unknown = null
-  const worker = async () => {
-    while (next < items.length) {
-      if (before) await before()
-      if (next >= items.length) break
-      const item = items[next++]!
-      try {
-        await task(item)
-      } catch (error) {
-        failure ??= error ?? new Error('fsync failed')
-      }
-    }
-  }
-  await Promise.all(Array.from({ length: width }, worker))
-  if (failure !== null) throw failure
 }
