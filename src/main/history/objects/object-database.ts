@@ -582,10 +582,6 @@ function mtimeOf(file: string): number {
 }
 
 /**
- * A loose object's stored (deflated) bytes, checked to be `oid`: they inflate, the header's
- * length is right, and they hash to it. Anything else is a `DamagedObjectError`.
- */
-/**
  * The output chunk for inflating a loose object of `storedBytes`: about its inflated size
  * (trees and commits barely compress; memory text some 2-3 times), never zlib's default
  * 16 KiB. Each chunk is a buffer outside the JavaScript heap that lives until a garbage
@@ -613,6 +609,10 @@ function readUpTo(fd: number, buf: Buffer): number {
   return done
 }
 
+/**
+ * A loose object's stored (deflated) bytes, checked to be `oid`: they inflate, the header's
+ * length is right, and they hash to it. Anything else is a `DamagedObjectError`.
+ */
 export function parseLoose(oid: string, stored: Uint8Array): RawObject {
   let raw: Buffer
   try {
