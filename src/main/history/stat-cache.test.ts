@@ -3,7 +3,14 @@ import { mkdir, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { openRepo } from './open-repo'
-import { sameLoose, StatCache, statCacheOf, type LooseStamp } from './stat-cache'
+import {
+  sameLoose,
+  StatCache,
+  statCacheOf,
+  treeKeyPart,
+  type KeptTree,
+  type LooseStamp,
+} from './stat-cache'
 import { crc32 } from './objects/crc32'
 import {
   commitCount,
@@ -203,8 +210,9 @@ describe('the stat cache file', () => {
     const two = new StatCache(second, later)
     two.record('a.md', statOf('a.md'), oid(2))
     two.save()
-    // The header line and the count of tree records (none); the file's CRC-32 at its end.
-    const header = 'cairn-stat 5\n'.length + 4
+    // The header line and the counts of tree and folder records (none); the file's CRC-32 at
+    // its end.
+    const header = 'cairn-stat 6\n'.length + 4 + 4
     const both = path.join(dataDir, 'both')
     writeFileSync(
       both,
@@ -365,5 +373,99 @@ describe('a file Cairn just wrote (recordWritten)', () => {
     loaded.record('a.md', stats, 'b6fc4c620b67d95f953a5c1c1230aaab5db5a1b0')
     expect(loaded.totals()).toEqual({ files: 1, bytes: 5 })
     expect(loaded.lookup('a.md', stats)).toBe('b6fc4c620b67d95f953a5c1c1230aaab5db5a1b0')
+  })
+})
+
+describe("the stat cache's folder records (each folder's tree, under the key it was made from)", () => {
+  const oid = (n: number) => n.toString(16).padStart(40, '0')
+  const key = (...parts: Array<[string, string, number]>) =>
+    parts.map(([mode, name, n]) => treeKeyPart(mode, name, oid(n))).join('')
+  // Names beyond ASCII, in paths and keys: both are stored as UTF-8.
+  const folders = new Map<string, KeptTree>([
+    ['', { oid: oid(100), key: key(['100644', 'a.md', 1], ['40000', 'dé', 101]) }],
+    ['dé', { oid: oid(101), key: key(['100644', 'x y.md', 2], ['40000', 'sub', 102]) }],
+    ['dé/sub', { oid: oid(102), key: key(['100644', 'z.md', 3]) }],
+  ])
+  const keptOf = (cache: StatCache) =>
+    new Map([...folders.keys()].map((folder) => [folder, cache.keptTree(folder)]))
+  const none = new Map([...folders.keys()].map((folder) => [folder, undefined]))
+
+  /** A cache of one file, `folders` kept, saved. */
+  async function keptAndSaved(file: string): Promise<void> {
+    await put('a.md', 'abc')
+    const cache = new StatCache(file, () => Date.now() + 60_000)
+    cache.record('a.md', lstatSync(path.join(memories(), 'a.md')), oid(1))
+    cache.keepTrees(folders)
+    cache.save()
+  }
+
+  it('keeps exactly the last set given, through a save, beside the file entries', async () => {
+    const file = path.join(dataDir, 'cairn-stat')
+    await keptAndSaved(file)
+    const loaded = StatCache.load(file)
+    expect(keptOf(loaded)).toEqual(folders)
+    expect(loaded.lookup('a.md', lstatSync(path.join(memories(), 'a.md')))).toBe(oid(1))
+    // The next open's set replaces it whole.
+    loaded.keepTrees(new Map([['dé/sub', folders.get('dé/sub')!]]))
+    loaded.save()
+    const next = StatCache.load(file)
+    expect(keptOf(next)).toEqual(new Map([...none, ['dé/sub', folders.get('dé/sub')]]))
+  })
+
+  it('makes a different key for any other entry: mode, name, id, or where one name ends', () => {
+    const base = treeKeyPart('100644', 'ab', oid(1)) + treeKeyPart('100644', 'c', oid(2))
+    for (const other of [
+      treeKeyPart('40000', 'ab', oid(1)) + treeKeyPart('100644', 'c', oid(2)),
+      treeKeyPart('100644', 'ab', oid(3)) + treeKeyPart('100644', 'c', oid(2)),
+      treeKeyPart('100644', 'a', oid(1)) + treeKeyPart('100644', 'bc', oid(2)),
+      treeKeyPart('100644', 'c', oid(2)) + treeKeyPart('100644', 'ab', oid(1)),
+      treeKeyPart('100644', 'ab', oid(1)),
+    ]) {
+      expect(other).not.toBe(base)
+    }
+  })
+
+  it('reads format 5 (no folder records) with its entries and no folder kept; a torn folder section as no cache', async () => {
+    const file = path.join(dataDir, 'cairn-stat')
+    await keptAndSaved(file)
+    const raw = readFileSync(file).subarray(0, -4)
+    const header = 'cairn-stat 6\n'.length
+    // Format 5: the tree records (none here), then the files, no folder section.
+    const section = header + 4 + raw.readUInt32LE(header) * (20 + 32)
+    let at = section + 4
+    for (let n = raw.readUInt32LE(section); n > 0; n--) {
+      at += 28 + raw.readUInt32LE(at + 20) + raw.readUInt32LE(at + 24)
+    }
+    const five = Buffer.concat([
+      Buffer.from('cairn-stat 5\n'),
+      raw.subarray(header, section),
+      raw.subarray(at),
+    ])
+    writeFileSync(file, withSum(five))
+    const old = StatCache.load(file)
+    expect(old.lookup('a.md', lstatSync(path.join(memories(), 'a.md')))).toBe(oid(1))
+    expect(keptOf(old)).toEqual(none)
+    // Saved again in the new format.
+    old.keepTrees(folders)
+    old.save()
+    expect(readFileSync(file).subarray(0, header).toString()).toBe('cairn-stat 6\n')
+    expect(keptOf(StatCache.load(file))).toEqual(folders)
+    // A folder section whose count says more than there is (its sum right): no cache.
+    for (const cut of [section + 4, section + 4 + 30, at - 1]) {
+      writeFileSync(file, withSum(Buffer.concat([raw.subarray(0, cut)])))
+      const torn = StatCache.load(file)
+      expect(keptOf(torn), `cut at ${cut}`).toEqual(none)
+      expect(torn.lookup('a.md', lstatSync(path.join(memories(), 'a.md')))).toBeUndefined()
+    }
+    // A byte of a kept id changed (its sum not): no cache at all.
+    await keptAndSaved(file)
+    const damaged = readFileSync(file)
+    const idAt = damaged.indexOf(Buffer.from(oid(102), 'hex'))
+    expect(idAt).toBeGreaterThan(0)
+    damaged[idAt + 19] = damaged[idAt + 19]! ^ 1
+    writeFileSync(file, damaged)
+    const unsummed = StatCache.load(file)
+    expect(keptOf(unsummed)).toEqual(none)
+    expect(unsummed.lookup('a.md', lstatSync(path.join(memories(), 'a.md')))).toBeUndefined()
   })
 })
