@@ -601,9 +601,13 @@ describe("each folder's tree id kept with the stat cache", () => {
     'the last file of a folder removed': {
       change: (dir) => rm(path.join(dir, 'memories', 'a/deep/c.md')),
     },
+    // The only file of its folder: the folder's entries differ by the name alone.
     'a file renamed': {
       change: (dir) =>
-        rename(path.join(dir, 'memories', 'zz/é.md'), path.join(dir, 'memories', 'zz/e.md')),
+        rename(
+          path.join(dir, 'memories', 'a/deep/c.md'),
+          path.join(dir, 'memories', 'a/deep/renamed.md'),
+        ),
     },
     'a file moved to another folder': {
       change: (dir) =>
