@@ -27,6 +27,7 @@ import { sameLoose, StatCache, statCacheOf } from './stat-cache'
 import { childrenOf, loadAll, treeFromOid, type Node, type TreeNode } from './tree-state'
 import { serializeTreeEncoded, type RawTreeEntry } from './object-store'
 import { differsFromHead } from './outside-changes'
+import { isTreeKeyOf, treeKeyOf } from './head-match'
 import { restoreFile } from './restore-file'
 import { CLAUDE, folderFiles, fsck, gitCli, headFiles, tempDataDir } from './test-helpers'
 import { openVersionedMemory } from './versioned-memory'
@@ -571,6 +572,58 @@ describe("each folder's tree id kept with the stat cache", () => {
       ]),
     )
   }
+
+  it("makes a folder's key of all its entries hold, and compares one in place exactly as made", () => {
+    const oid = (n: number) => n.toString(16).padStart(40, '0')
+    const blob = (n: number): Node => ({ kind: 'blob', oid: oid(n), mode: '100644' })
+    const folder = (n: number): Node => ({ kind: 'tree', oid: oid(n), children: new Map() })
+    const base = new Map<string, Node>([
+      ['ab', blob(1)],
+      ['c', blob(2)],
+    ])
+    const key = treeKeyOf(base)
+    expect(isTreeKeyOf(key, base)).toBe(true)
+    // Any other entries: another kind, id, mode, name, a name's end elsewhere, the order, one
+    // more or less.
+    const others: Array<Map<string, Node>> = [
+      new Map([
+        ['ab', folder(1)],
+        ['c', blob(2)],
+      ]),
+      new Map([
+        ['ab', blob(3)],
+        ['c', blob(2)],
+      ]),
+      new Map([
+        ['ab', { kind: 'blob', oid: oid(1), mode: '100755' }],
+        ['c', blob(2)],
+      ]),
+      new Map([
+        ['ab', blob(1)],
+        ['d', blob(2)],
+      ]),
+      new Map([
+        ['a', blob(1)],
+        ['bc', blob(2)],
+      ]),
+      new Map([
+        ['c', blob(2)],
+        ['ab', blob(1)],
+      ]),
+      new Map([['ab', blob(1)]]),
+      new Map([
+        ['ab', blob(1)],
+        ['c', blob(2)],
+        ['d', blob(3)],
+      ]),
+      new Map(),
+    ]
+    for (const other of others) {
+      expect(treeKeyOf(other)).not.toBe(key)
+      expect(isTreeKeyOf(key, other)).toBe(false)
+      expect(isTreeKeyOf(treeKeyOf(other), other)).toBe(true)
+    }
+  })
 
   it('keeps them through a close and open: the next open serializes no folder, and holds the state reading them gives', async () => {
     await seedKept()

@@ -2,13 +2,7 @@ import type { Stats } from 'node:fs'
 import { isCode } from '../lib/disk'
 import { Folder, FolderTree, readFileIn } from '../lib/folders'
 import { serializeTreeEncoded, type ObjectStore, type RawTreeEntry } from './object-store'
-import {
-  sameLoose,
-  treeKeyPart,
-  type KeptTree,
-  type LooseStamp,
-  type StatCache,
-} from './stat-cache'
+import { sameLoose, type KeptTree, type LooseStamp, type StatCache } from './stat-cache'
 import type { Node, TreeEncoding, TreeNode } from './tree-state'
 import { isUntracked, MAX_VERSIONED_BYTES, storedCopyCheck, storedCopyIntact } from './work-tree'
 
@@ -23,7 +17,7 @@ import { isUntracked, MAX_VERSIONED_BYTES, storedCopyCheck, storedCopyIntact } f
  * A folder takes the tree id it made at the last open instead of being serialized and hashed
  * again (git's "cache-tree"), when its entries are what they were then: the stat cache keeps
  * each folder's id under a key made of its entries as listed (each one's mode, name and id,
- * see `treeKeyPart`), and a folder whose entries give the same key takes the same id. The key
+ * see `treeKeyOf`), and a folder whose entries give the same key takes the same id. The key
  * holds everything a tree holds, so equal keys are equal trees: a folder that changed in any
  * way (a file's blob, a name, a kind, a subfolder's id) makes another key and is hashed, with
  * nothing to drop or keep in step. The blob ids in it are the ones the walk uses anyway (the
@@ -224,27 +218,59 @@ interface Hashing {
  */
 function hashTrees(hashing: Hashing, node: TreeNode, relative: string): string {
   const children = node.children!
-  let key = ''
   for (const [name, child] of children) {
-    if (child.kind === 'blob') key += treeKeyPart(child.mode, name, child.oid)
-    else {
-      const oid = hashTrees(hashing, child, relative ? `${relative}/${name}` : name)
-      key += treeKeyPart('40000', name, oid)
-    }
+    if (child.kind === 'tree') hashTrees(hashing, child, relative ? `${relative}/${name}` : name)
   }
   let kept = hashing.stats.keptTree(relative)
-  if (kept?.key === key) {
+  if (kept && isTreeKeyOf(kept.key, children)) {
     node.oid = kept.oid
   } else {
     const encoding = serializeChildren(children)
     node.oid = hashing.store.hash('tree', encoding.bytes)
     node.encoding = encoding
-    kept = { oid: node.oid, key }
+    kept = { oid: node.oid, key: treeKeyOf(children) }
     hashing.made.set(relative, kept)
   }
   hashing.kept.set(relative, kept)
   hashing.trees.push(node)
   return node.oid
+}
+
+/**
+ * The key of a folder of `children` (each folder among them with its id), kept with its tree
+ * id in the stat cache: each entry as `<mode> <name>\0<id in hex>`, in the order listed. A
+ * name holds no NUL and an id no NUL or space, so a key reads back one way only: equal keys
+ * list the same entries (mode, name, id), in the same order, so make the same tree.
+ */
+export function treeKeyOf(children: ReadonlyMap<string, Node>): string {
+  let key = ''
+  for (const [name, child] of children) {
+    key += `${modeOf(child)} ${name}\0${child.oid as string}`
+  }
+  return key
+}
+
+/**
+ * True when `key` is `treeKeyOf(children)`: the same parts compared in place, so that open
+ * makes no string for a folder whose key matches.
+ */
+export function isTreeKeyOf(key: string, children: ReadonlyMap<string, Node>): boolean {
+  let at = 0
+  for (const [name, child] of children) {
+    const mode = modeOf(child)
+    const oid = child.oid as string
+    if (!key.startsWith(mode, at) || key.charCodeAt(at + mode.length) !== 0x20) return false
+    at += mode.length + 1
+    if (!key.startsWith(name, at) || key.charCodeAt(at + name.length) !== 0) return false
+    at += name.length + 1
+    if (!key.startsWith(oid, at)) return false
+    at += oid.length
+  }
+  return at === key.length
+}
+
+function modeOf(node: Node): string {
+  return node.kind === 'blob' ? node.mode : '40000'
 }
 
 /** The tree of `children`, each folder among them with its id. */

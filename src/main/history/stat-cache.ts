@@ -86,20 +86,11 @@ export function sameLoose(now: LooseStamp, then: LooseStamp | null | undefined):
 
 /**
  * The tree a folder made when open last made it (see `StatCache.keptTree`): its id, and the
- * key it was made from (`treeKeyPart`).
+ * key it was made from (its entries as open listed them: `treeKeyOf` in head-match.ts).
  */
 export interface KeptTree {
   readonly oid: string
   readonly key: string
-}
-
-/**
- * One entry's part of a folder's key (`KeptTree.key`): its mode, name and id as a tree entry
- * holds them, the id in hex. A name holds no NUL and an id is 40 characters, so the parts of
- * a key read back one way only: equal keys list the same entries, in the same order.
- */
-export function treeKeyPart(mode: string, name: string, oid: string): string {
-  return `${mode} ${name}\0${oid}`
 }
 
 /** Files and bytes of the folder (regular files; hidden ones not counted, as the Memory tool's limits). */
