@@ -27,7 +27,7 @@
 import { disk, isCode, isMissing, listNames, makeFolders, OPEN, removePath } from '../lib/disk'
 import path from 'node:path'
 import type { Actor, CommitCommand, CommitSummary, ReviewMark, WriteFlag } from '../../shared/types'
-import { crc32, crcTable } from './objects/crc32'
+import { crc32, crc32Range } from './objects/crc32'
 
 /** One commit in the side index: its summary plus every file (virtual path) it changed. */
 export interface IndexEntry extends CommitSummary {
@@ -696,7 +696,7 @@ export class IndexFile {
     const starts: number[] = []
     let at = 0
     while (at + NAME_HEAD <= raw.length) {
-      const length = u32At(raw, at)
+      const length = raw.readUInt32LE(at)
       if (length === 0 || at + NAME_HEAD + length > raw.length) break
       starts.push(at + NAME_HEAD)
       at += NAME_HEAD + length
@@ -911,40 +911,15 @@ function nameRecord(id: number, name: string): Buffer {
  * lie, without a view per name (the idle check runs this for every name). The one sum every
  * writer and reader of `names` uses: appending, checking and the format-2 migration.
  */
-function nameSumAt(raw: Uint8Array, id: number, start: number, length: number): number {
-  // `crc32Range` over the length word and then over the name, in one pass: open checks a
-  // thousand names this way (the newest 16 KiB) in code not yet optimized, where two calls a
-  // name (the second fed the first's unsigned result) cost about as much as the bytes.
-  const table = crcTable()
-  let crc = ~id
-  for (let i = start - NAME_HEAD; i < start - 4; i++) {
-    crc = (table[(crc ^ (raw[i] as number)) & 0xff] as number) ^ (crc >>> 8)
-  }
-  for (let i = start; i < start + length; i++) {
-    crc = (table[(crc ^ (raw[i] as number)) & 0xff] as number) ^ (crc >>> 8)
-  }
-  return ~crc >>> 0
+function nameSumAt(raw: Buffer, id: number, start: number, length: number): number {
+  return crc32Range(raw, start, start + length, crc32Range(raw, start - NAME_HEAD, start - 4, id))
 }
 
 /** True when the name `id` starting at `start` in `raw` matches its checksum. */
-function nameChecks(raw: Uint8Array, id: number, start: number): boolean {
-  const length = u32At(raw, start - NAME_HEAD)
+function nameChecks(raw: Buffer, id: number, start: number): boolean {
+  const length = raw.readUInt32LE(start - NAME_HEAD)
   if (length === 0 || start + length > raw.length) return false
-  return nameSumAt(raw, id, start, length) === u32At(raw, start - 4)
-}
-
-/**
- * The little-endian u32 at `at` (which the caller keeps in range): open reads one per name
- * (2,000 at 10,000 commits), and `Buffer.readUInt32LE` checks its argument each time first.
- */
-function u32At(raw: Uint8Array, at: number): number {
-  return (
-    ((raw[at] as number) |
-      ((raw[at + 1] as number) << 8) |
-      ((raw[at + 2] as number) << 16) |
-      ((raw[at + 3] as number) << 24)) >>>
-    0
-  )
+  return nameSumAt(raw, id, start, length) === raw.readUInt32LE(start - 4)
 }
 
 /** Where the side index lives: inside the git directory, never inside the memory folder. */

@@ -283,7 +283,8 @@ export function createMaintainer(options: {
         // The objects the write-ahead log covers are made durable first: a pass removes
         // loose files (once packed) and renews their folders, and the log should not have to
         // reach across that.
-        await store.checkpoint()
+        // Yielding to commands meanwhile, as the log's own checkpoints do.
+        await store.checkpoint({ yields: true })
         if (stopped) throw new RepackAborted('maintenance stopped')
         const writtenBefore = store.looseWritten()
         sliceStart = performance.now()

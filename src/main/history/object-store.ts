@@ -29,6 +29,7 @@ import {
   MAX_LOGGED_BYTES,
   MAX_LOGGED_OBJECTS,
   ObjectLog,
+  type Commands,
   type LoggedRef,
   type LoggedRename,
   type RenameIntent,
@@ -122,8 +123,17 @@ export interface ObjectStore {
      */
     readonly redo?: (renames: ReadonlyArray<LoggedRename>) => Promise<void>
   }): Promise<void>
-  /** Makes every logged object durable and empties the log (before maintenance, at close). */
-  checkpoint(options?: { readonly durable?: boolean }): Promise<void>
+  /**
+   * Makes every logged object durable and empties the log (before maintenance, at close);
+   * `yields`: yielding to commands meanwhile, as a background checkpoint does (see
+   * `yieldCheckpointsTo`).
+   */
+  checkpoint(options?: { readonly durable?: boolean; readonly yields?: boolean }): Promise<void>
+  /**
+   * The log's checkpoints in the background yield to `commands` from now on (the history's
+   * serial queue): no checkpoint `fsync` starts while a command runs (`ObjectLog.yieldTo`).
+   */
+  yieldCheckpointsTo(commands: Commands): void
   /** True when the object `oid` can be read and holds what its id says. */
   isIntact(oid: string): Promise<boolean>
   /**
@@ -284,6 +294,8 @@ export function createObjectStore(gitdir: string): ObjectStore {
     readonly stored: Buffer
   }> = []
   let log: ObjectLog | null = null
+  // What the log's background checkpoints yield to, once the history's queue exists.
+  let commands: Commands | null = null
   // Object folders made since the last flush: objects/ itself must be synced for them.
   let newDirs = false
   // Object folders known to be there: listed at the first write (one `readdir` of objects/),
@@ -484,6 +496,7 @@ export function createObjectStore(gitdir: string): ObjectStore {
       throw error
     }
     log = opened.log
+    log.yieldTo(commands)
   }
 
   // A logged object whose loose file is missing (and that no pack holds), cut short or not
@@ -601,6 +614,10 @@ export function createObjectStore(gitdir: string): ObjectStore {
     openLog,
     checkpoint: async (options) => {
       await log?.checkpoint(options)
+    },
+    yieldCheckpointsTo: (next) => {
+      commands = next
+      log?.yieldTo(next)
     },
     looseWritten: () => written,
     close: () => {

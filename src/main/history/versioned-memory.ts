@@ -209,6 +209,8 @@ async function openLocked(
   })
   const limits: MemoryLimits = { ...DEFAULT_LIMITS, ...options.limits }
   const queue = createSerialQueue()
+  // The write-ahead log's checkpoints start no `fsync` while a command runs.
+  repo.store.yieldCheckpointsTo(queue)
   // The old versions commands replace are kept by a second name and removed at quiet moments
   // (their discards off the commands' path), those a kill or power cut left first.
   const quietMs = (options.maintenance || undefined)?.quietMs ?? FREED_QUIET_MS

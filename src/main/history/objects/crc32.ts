@@ -5,8 +5,7 @@ const zlibCrc32 = (zlib as unknown as { crc32?: (data: Uint8Array, value?: numbe
 
 let table: Int32Array | null = null
 
-/** The table both sums run on (made on first use). */
-export function crcTable(): Int32Array {
+function crcTable(): Int32Array {
   if (!table) {
     table = new Int32Array(256)
     for (let n = 0; n < 256; n++) {

@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
 import {
   appendFileSync,
   closeSync,
@@ -11,7 +12,7 @@ import {
 } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import path from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { nodeDisk, OPEN, setDisk } from '../../lib/disk'
 import { createRecordingLogger } from '../../lib/logger'
 import { createObjectStore, initRepository, type ObjectStore } from '../object-store'
@@ -20,9 +21,13 @@ import {
   CHECKPOINT_RECORDS,
   decodeRecords,
   encodeRecord,
+  LOG_CAP_BYTES,
   LOG_CAP_RECORDS,
   LOG_FILES,
   MAX_LOGGED_OBJECTS,
+  YIELD_BYTES,
+  YIELD_RECORDS,
+  type Commands,
 } from './object-log'
 import { deflateSync } from 'node:zlib'
 
@@ -484,5 +489,170 @@ describe('the write-ahead log', () => {
     for (const n of [0, 1] as const) expect(statSync(logPath(n)).size).toBe(0)
     const oids = await writeBlobs(store, 'again', 2)
     expect([...logged(0), ...logged(1)]).toEqual(oids)
+  })
+})
+
+// A background checkpoint yields to commands (docs/durability.md, "Cost"): the history's serial
+// queue, faked here, tells whether a command runs and when it has returned.
+describe('a checkpoint beside commands', () => {
+  /**
+   * A queue with one command running until `returns` is called; `parked` counts the calls
+   * of `idle()`: a checkpoint makes one each time it stops to wait for the command.
+   */
+  function runningCommand(): Commands & { returns(): void; readonly parked: number } {
+    let busy = true
+    let parked = 0
+    let returned!: () => void
+    const idle = new Promise<void>((resolve) => (returned = resolve))
+    return {
+      busy: () => busy,
+      idle: () => {
+        parked++
+        return idle
+      },
+      returns() {
+        busy = false
+        returned()
+      },
+      get parked() {
+        return parked
+      },
+    }
+  }
+
+  /** Resolves once a checkpoint has stopped to wait for `command` (more than `before` times). */
+  async function parkedOn(command: { readonly parked: number }, before = 0): Promise<void> {
+    await vi.waitFor(() => expect(command.parked).toBeGreaterThan(before), { timeout: 20_000 })
+  }
+
+  /** The loose object files, object folders and `objects/` `fsync`ed from now on. */
+  function recordObjectFsyncs(): string[] {
+    const synced: string[] = []
+    restoreDisk = setDisk({
+      ...nodeDisk,
+      async fsync(fd) {
+        const file = readlinkSync(`/proc/self/fd/${fd}`)
+        if (file.startsWith(path.join(gitdir, 'objects'))) synced.push(file)
+        await nodeDisk.fsync(fd)
+      },
+    })
+    return synced
+  }
+
+  it('starts no fsync while a command runs, and goes on once it has returned', async () => {
+    const store = await openStore()
+    const command = runningCommand()
+    store.yieldCheckpointsTo(command)
+    const synced = recordObjectFsyncs()
+    // The record bound reached while the command runs: the checkpoint starts and yields.
+    let oids: string[] = []
+    for (let n = 0; n < CHECKPOINT_RECORDS / MAX_LOGGED_OBJECTS; n++) {
+      oids = [...oids, ...(await writeBlobs(store, `bound ${n}`, MAX_LOGGED_OBJECTS))]
+    }
+    // Parked before its first fsync (without yielding it never asks, and this times out).
+    await parkedOn(command)
+    expect(synced).toEqual([])
+    // The command's own appends still go to the log (the other file), fsynced at once.
+    const during = await writeBlobs(store, 'during', 2)
+    expect(synced).toEqual([])
+    expect(logged(0).length).toBe(CHECKPOINT_RECORDS)
+    command.returns()
+    // Waits for the round in progress: it went on and emptied its file.
+    await store.checkpoint()
+    for (const oid of oids) expect(synced).toContain(loosePath(oid))
+    expect(synced).toContain(path.join(gitdir, 'objects'))
+    for (const n of [0, 1] as const) expect(statSync(logPath(n)).size).toBe(0)
+    for (const oid of [...oids, ...during]) expect(await store.isIntact(oid)).toBe(true)
+  })
+
+  it('never yields when a caller waits for it (a command flushing, close)', async () => {
+    const store = await openStore()
+    // A command that never returns: an awaited checkpoint must not wait for it.
+    const command = runningCommand()
+    store.yieldCheckpointsTo(command)
+    const oids = await writeBlobs(store, 'awaited', 3)
+    const synced = recordObjectFsyncs()
+    await store.checkpoint()
+    for (const oid of oids) expect(synced).toContain(loosePath(oid))
+    for (const n of [0, 1] as const) expect(statSync(logPath(n)).size).toBe(0)
+    // One yielding (maintenance's, before a pass) is woken by one awaited after it.
+    const more = await writeBlobs(store, 'woken', 3)
+    const parked = command.parked
+    const yielding = store.checkpoint({ yields: true })
+    await parkedOn(command, parked)
+    for (const oid of more) expect(synced).not.toContain(loosePath(oid))
+    await store.checkpoint()
+    await yielding
+    for (const oid of more) expect(synced).toContain(loosePath(oid))
+  })
+
+  it('stops yielding once the log holds its yield bound, so commands never fill it to its cap', async () => {
+    const store = await openStore()
+    const command = runningCommand()
+    store.yieldCheckpointsTo(command)
+    const synced = recordObjectFsyncs()
+    let held = 0
+    while (held < YIELD_RECORDS) {
+      await writeBlobs(store, `busy ${held}`, MAX_LOGGED_OBJECTS)
+      held += MAX_LOGGED_OBJECTS
+    }
+    // No command ever returns: the checkpoint goes on beside them, and empties a file.
+    await vi.waitFor(() => expect(logged(0).length + logged(1).length).toBeLessThan(held), {
+      timeout: 60_000,
+    })
+    expect(synced.length).toBeGreaterThan(0)
+    expect(held).toBeLessThan(LOG_CAP_RECORDS)
+    command.returns()
+    await store.checkpoint()
+  }, 120_000)
+
+  it('stops yielding at a quarter of the byte cap too: large files fill it in a few records', async () => {
+    const store = await openStore()
+    const command = runningCommand()
+    store.yieldCheckpointsTo(command)
+    const synced = recordFsyncs()
+    // Loose files and their folders (a logged batch fsyncs none of them).
+    const objectFile = (file: string) =>
+      file.startsWith(`${path.join(gitdir, 'objects')}${path.sep}`)
+    const held = () => statSync(logPath(0)).size + statSync(logPath(1)).size
+    // A large memory file per command (random: its loose file is as large), none returning.
+    let records = 0
+    while (held() < YIELD_BYTES) {
+      const before = synced.length
+      await store.write('blob', randomBytes(900 * 1024))
+      await store.flush()
+      records++
+      // Logged: the log's fsync, and (below the bound, the checkpoint parked) no object file's.
+      const flushed = synced.slice(before)
+      expect(flushed.some((file) => file.includes('cairn-wal-'))).toBe(true)
+      if (held() < YIELD_BYTES) expect(flushed.filter(objectFile)).toEqual([])
+    }
+    expect(records).toBeLessThan(YIELD_RECORDS / 100)
+    // The checkpoint goes on beside the commands, and empties a file, long before the cap
+    // (16 MiB, some 19 such records), past which each would be flushed file by file.
+    const full = held()
+    await vi.waitFor(() => expect(held()).toBeLessThan(full), { timeout: 60_000 })
+    expect(synced.filter(objectFile).length).toBeGreaterThan(0)
+    expect(full).toBeLessThan(LOG_CAP_BYTES)
+    command.returns()
+    await store.checkpoint()
+  }, 120_000)
+
+  it('loses nothing when the process dies while a checkpoint yields', async () => {
+    const store = await openStore()
+    const command = runningCommand()
+    store.yieldCheckpointsTo(command)
+    let oids: string[] = []
+    for (let n = 0; n < CHECKPOINT_RECORDS / MAX_LOGGED_OBJECTS; n++) {
+      oids = [...oids, ...(await writeBlobs(store, `killed ${n}`, MAX_LOGGED_OBJECTS))]
+    }
+    const after = await writeBlobs(store, 'after', 2)
+    await parkedOn(command)
+    // Killed: the loose files never reached the disk (a power cut before their write-back).
+    crash(store)
+    for (const oid of [...oids, ...after]) await lose(oid, 'missing')
+    const reopened = await openStore()
+    for (const oid of [...oids, ...after]) expect(await reopened.isIntact(oid)).toBe(true)
+    for (const n of [0, 1] as const) expect(statSync(logPath(n)).size).toBe(0)
   })
 })

@@ -74,6 +74,42 @@ const CHECKPOINT_PARALLEL = 2
  */
 const REPLAY_PARALLEL = 8
 
+/**
+ * How a checkpoint's `fsync`s go out: at most `width` at once, and, with `yields`, each only
+ * at a quiet moment (see `ObjectLog.yieldTo`; never while a caller waits for the checkpoint).
+ */
+interface SyncPolicy {
+  readonly width: number
+  readonly yields: boolean
+}
+/** Beside commands: two at a time, each yielding to them. */
+const BESIDE_COMMANDS: SyncPolicy = { width: CHECKPOINT_PARALLEL, yields: true }
+/** After open's replay, before any command can run: all at once (see `checkpoint`). */
+const AFTER_REPLAY: SyncPolicy = { width: REPLAY_PARALLEL, yields: false }
+
+/**
+ * A checkpoint in the background yields to commands (see `ObjectLog.yieldTo`) until the log
+ * holds this many records, a quarter of its cap, or `YIELD_BYTES`: with commands back to back
+ * and no moment between them, it then goes on beside them, as it did before, rather than let
+ * the log reach its cap (where every command would `fsync` its objects file by file).
+ */
+export const YIELD_RECORDS = LOG_CAP_RECORDS / 4
+/**
+ * ... or this many bytes, a quarter of its byte cap: a batch may log up to a megabyte (one
+ * large memory file), so commands writing large files back to back reach the byte cap within
+ * some twenty records, long before the record bound.
+ */
+export const YIELD_BYTES = LOG_CAP_BYTES / 4
+
+/**
+ * The work a checkpoint in the background yields to (the history's serial queue): `busy`
+ * while a command runs or waits, `idle` once everything queued so far has finished.
+ */
+export interface Commands {
+  busy(): boolean
+  idle(): Promise<void>
+}
+
 // A record: [u32 big-endian length of the loose bytes][20-byte object id][the loose bytes].
 // A ref record: [u32 REF_FLAG | length of the payload][SHA-1 of the payload][the payload], the
 // payload being `refs/heads/main <id, or 40 zeros for none> <sequence number>\n`. Code that
@@ -375,6 +411,13 @@ export class ObjectLog {
   // and that `fsync` while it runs.
   private unsyncedEmpty: number[] = []
   private emptySync: Promise<void> | null = null
+  // What a background checkpoint yields to (null: nothing, as in tests of the log alone).
+  private commands: Commands | null = null
+  // Checkpoints a caller waits for (a command's flush, close, open, maintenance): while any
+  // does, no checkpoint yields (the caller may be the very command it would wait for).
+  private awaited = 0
+  // Wakes the checkpoints that yield, when one is awaited or the log closes.
+  private wakers = new Set<() => void>()
 
   private constructor(
     private readonly gitdir: string,
@@ -541,6 +584,11 @@ export class ObjectLog {
     )
     log.records += records
     if (main !== undefined) log.refs++
+    // A checkpoint yielding to commands goes on from here (see `YIELD_RECORDS`): it looks
+    // again once this append's bytes are counted below (no await before that).
+    if (this.pending() >= YIELD_RECORDS || this.bytes() + bytes.length >= YIELD_BYTES) {
+      this.wakeAll()
+    }
     const emptied = log.emptied
     const sealed = log.sealed
     try {
@@ -607,6 +655,52 @@ export class ObjectLog {
     return this.emptySync
   }
 
+  /**
+   * From now on a checkpoint in the background (at the record bound, or idle) yields to
+   * `commands`: while one runs or waits, it starts no `fsync` and does not empty its file,
+   * and goes on once the command has returned, so a command's own `fsync`s do not queue
+   * behind it at the disk (what it has in flight when a command starts, two `fsync`s at
+   * most, still finishes). A checkpoint a caller waits for never yields, nor any once the
+   * log holds `YIELD_RECORDS` or `YIELD_BYTES`.
+   */
+  yieldTo(commands: Commands | null): void {
+    this.commands = commands
+  }
+
+  // Resolves once a background checkpoint may start its next `fsync` (or its emptying).
+  private async quiet(): Promise<void> {
+    while (this.yields()) {
+      const commands = this.commands as Commands
+      await new Promise<void>((resolve) => {
+        const wake = () => {
+          this.wakers.delete(wake)
+          resolve()
+        }
+        this.wakers.add(wake)
+        commands.idle().then(wake, wake)
+      })
+    }
+  }
+
+  // A checkpoint in the background waits for a quiet moment only while the log is far from
+  // its caps: at a quarter of either, commands would soon be flushed file by file, each then
+  // paying what the log spares them. (After a failed append, the next flush waits for a
+  // checkpoint itself: an awaited one, which never yields.)
+  private yields(): boolean {
+    if (this.commands === null || this.awaited > 0 || this.closed) return false
+    if (this.pending() >= YIELD_RECORDS || this.bytes() >= YIELD_BYTES) return false
+    return this.commands.busy()
+  }
+
+  // Bytes not yet checkpointed, in both files.
+  private bytes(): number {
+    return this.files[0].end + this.files[1].end
+  }
+
+  private wakeAll(): void {
+    for (const wake of [...this.wakers]) wake()
+  }
+
   /** Records not yet checkpointed, in both files (tests, and the bound). */
   pending(): number {
     return this.files[0].records + this.files[1].records
@@ -616,12 +710,32 @@ export class ObjectLog {
    * Makes every object logged so far durable and empties the log (waiting for a checkpoint in
    * progress first). Rejects if an `fsync` fails; the records then stay for the next one.
    * `durable` also `fsync`s the emptied files (at close: the next open then reads nothing).
+   * `yields`: it yields to commands as a background one does (a caller that is no command).
    * `replayed`: the checkpoint after open's replay, before any command can run: every `fsync`
-   * it needs goes out at once (`REPLAY_PARALLEL` in flight), not file by file then folder by
-   * folder then the ref, two at a time as beside commands. The log is still emptied only once
-   * all are done.
+   * it needs goes out at once (`REPLAY_PARALLEL` in flight), not two at a time as beside
+   * commands. The log is still emptied only once all are done.
    */
   async checkpoint(
+    options: {
+      readonly durable?: boolean
+      readonly yields?: boolean
+      readonly replayed?: boolean
+    } = {},
+  ): Promise<void> {
+    // `yields`: the caller is no command and may wait (maintenance before a pass).
+    if (options.yields) return this.drain(options)
+    this.awaited++
+    this.wakeAll()
+    try {
+      await this.drain(options)
+    } finally {
+      this.awaited--
+    }
+  }
+
+  // Empties the files that hold records now (see `checkpoint`): awaited by a caller, or, at
+  // an idle moment, in the background (then yielding to commands).
+  private async drain(
     options: { readonly durable?: boolean; readonly replayed?: boolean } = {},
   ): Promise<void> {
     // Each file holding records now is emptied once (two rounds at most); records appended
@@ -644,6 +758,7 @@ export class ObjectLog {
    */
   close(): void {
     this.closed = true
+    this.wakeAll()
     if (this.idleTimer) clearTimeout(this.idleTimer)
     this.idleTimer = null
     this.closeFiles()
@@ -692,7 +807,7 @@ export class ObjectLog {
     this.idleTimer = setTimeout(
       () => {
         this.idleTimer = null
-        this.checkpoint().catch(() => undefined)
+        this.drain().catch(() => undefined)
       },
       this.retryMs > 0 ? this.retryMs : CHECKPOINT_IDLE_MS,
     )
@@ -757,48 +872,38 @@ export class ObjectLog {
       target = this.files[this.active]
       this.active = inactive
     }
-    const covered = target.covered
-    const files = [...new Set(covered.map(({ file }) => file))]
-    const dirs = [...new Set(covered.map(({ dir }) => dir))]
-    const objects = path.join(this.gitdir, 'objects')
-    const folders = [...target.folders.values()]
-    if (replayed) {
-      // No command runs yet (none can rename the ref meanwhile): everything at once, each
-      // object's file and folder, `objects/`, the ref and its folder, the renames' folders.
-      if (target.refs > 0) target.sealed++
-      await inTurns<() => Promise<void>>(
-        [
-          ...files.map((file) => () => syncFileIfThere(file)),
-          ...dirs.map((dir) => () => syncFolderIfThere(dir)),
-          () => syncFolder(objects),
-          ...(target.refs > 0
-            ? [
-                () => syncMainRef(this.gitdir),
-                ...folders.map((fd) => () => this.onPool(() => disk.fsync(fd))),
-              ]
-            : []),
-        ],
-        (sync) => sync(),
-        REPLAY_PARALLEL,
+    // What its records need durable before they go, in this order: each object's loose file
+    // and its folder; `objects/` (a folder made for one of them, or by maintenance, must be a
+    // durable name too); with ref records, the ref file, renamed but never `fsync`ed (an
+    // emptied log and a lost rename would lose an acknowledged commit), and the memory folders
+    // of its logged renames (their commit's ref record is in this file too).
+    const syncs: Array<() => Promise<void>> = [
+      ...[...new Set(target.covered.map(({ file }) => file))].map(
+        (file) => () => syncFileIfThere(file),
+      ),
+      ...[...new Set(target.covered.map(({ dir }) => dir))].map(
+        (dir) => () => syncFolderIfThere(dir),
+      ),
+      () => syncFolder(path.join(this.gitdir, 'objects')),
+    ]
+    if (target.refs > 0) {
+      // `syncMainRef`'s two, each an `fsync` of its own in the list.
+      const heads = path.join(this.gitdir, 'refs', 'heads')
+      syncs.push(
+        // Sealed as the ref's first `fsync` starts (the list starts in order): a ref renamed
+        // after this point is made durable by its commit (`LoggedRef.moved`), and so is a
+        // rename's folder.
+        () => {
+          target.sealed++
+          return syncFileIfThere(path.join(heads, 'main'))
+        },
+        () => syncFolderIfThere(heads),
+        ...[...target.folders.values()].map((fd) => () => this.onPool(() => disk.fsync(fd))),
       )
-    } else {
-      await inTurns(files, syncFileIfThere)
-      await inTurns(dirs, syncFolderIfThere)
-      // Always: a folder made for one of them (or by maintenance) must be a durable name too.
-      await syncFolder(objects)
-      // The ref file, renamed but never `fsync`ed, is made durable before its records go: an
-      // emptied log and a lost rename would lose an acknowledged commit. A ref renamed after
-      // this point is made durable by its commit (`LoggedRef.moved`).
-      // So are the memory folders of its logged renames (their commit's ref record is in the
-      // same file, so a rename after this point is made durable by its commit too).
-      if (target.refs > 0) {
-        target.sealed++
-        await Promise.all([
-          syncMainRef(this.gitdir),
-          inTurns(folders, (fd) => this.onPool(() => disk.fsync(fd))),
-        ])
-      }
     }
+    await this.syncAll(syncs, replayed ? AFTER_REPLAY : BESIDE_COMMANDS)
+    // Emptied at a quiet moment too: freeing the blocks makes the disk discard them.
+    await this.quiet()
     // Closed meanwhile, its descriptor may already name another file: never touched then.
     if (this.closed) return
     // Another instance took the data folder over (its lock removed by hand): the files are its
@@ -822,6 +927,32 @@ export class ObjectLog {
     target.emptied++
     // A failed append in the file that takes records now: emptied too (after switching).
     if (this.files[this.active].failed) await this.checkpointOne(replayed)
+  }
+
+  // Runs `syncs` (the `fsync`s a checkpoint needs before it empties its file) as `policy`
+  // says; the first failure is thrown once all that started have settled. Closed meanwhile,
+  // it starts no more: the file is not emptied then, and the kept folders' descriptors may
+  // already be closed (their numbers given to other files).
+  private async syncAll(
+    syncs: ReadonlyArray<() => Promise<void>>,
+    policy: SyncPolicy,
+  ): Promise<void> {
+    let next = 0
+    let failure: unknown = null
+    const worker = async () => {
+      while (next < syncs.length) {
+        if (policy.yields) await this.quiet()
+        if (this.closed || next >= syncs.length) break
+        const sync = syncs[next++]!
+        try {
+          await sync()
+        } catch (error) {
+          failure ??= error ?? new Error('fsync failed')
+        }
+      }
+    }
+    await Promise.all(Array.from({ length: policy.width }, worker))
+    if (failure !== null) throw failure
   }
 }
 
@@ -886,27 +1017,4 @@ async function syncFolderIfThere(dir: string): Promise<void> {
   } catch (error) {
     if (!isMissing(error)) throw error
   }
-}
-
-// `task` for every item, at most `width` at once; the first failure is thrown once all have
-// settled.
-async function inTurns<T>(
-  items: ReadonlyArray<T>,
-  task: (item: T) => Promise<void>,
-  width = CHECKPOINT_PARALLEL,
-) {
-  let next = 0
-  let failure: unknown = null
-  const worker = async () => {
-    while (next < items.length) {
-      const item = items[next++]!
-      try {
-        await task(item)
-      } catch (error) {
-        failure ??= error ?? new Error('fsync failed')
-      }
-    }
-  }
-  await Promise.all(Array.from({ length: width }, worker))
-  if (failure !== null) throw failure
 }
