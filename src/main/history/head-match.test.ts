@@ -397,6 +397,15 @@ describe('open when the folder is exactly HEAD', () => {
         .find((entry) => entry.startsWith(sub))!
       const [, type, , inPack, offset] = line.split(/\s+/)
       expect(type).toBe('tree')
+      // The open just made kept where each of HEAD's packed trees lies, as git lists it: the
+      // next open takes where the record ends from there (and checks the same bytes).
+      const extent = StatCache.load(statCacheOf(gitdirOf(dataDir)))
+        .packedExtents()
+        .get(sub)
+      expect(extent && [extent.start, extent.end - extent.start]).toEqual([
+        Number(offset),
+        Number(inPack),
+      ])
       const pack = path.join(packDir, idx.replace(/\.idx$/, '.pack'))
       damageInPlace(pack, (bytes) => {
         const at = Number(offset) + Math.floor(Number(inPack) / 2)
@@ -537,7 +546,7 @@ describe("each folder's tree id kept with the stat cache", () => {
 
   /** Where each folder record of the stat cache file `raw` (its sum cut off) starts, by path. */
   function folderRecords(raw: Buffer): { records: Map<string, number>; end: number } {
-    const header = 'cairn-stat 6\n'.length
+    const header = 'cairn-stat 7\n'.length
     const section = header + 4 + raw.readUInt32LE(header) * (20 + 32)
     const records = new Map<string, number>()
     let at = section + 4
@@ -559,16 +568,18 @@ describe("each folder's tree id kept with the stat cache", () => {
   function asFormat5(dir: string): void {
     const file = statCacheOf(gitdirOf(dir))
     const raw = readFileSync(file).subarray(0, -4)
-    const header = 'cairn-stat 6\n'.length
+    const header = 'cairn-stat 7\n'.length
     const section = header + 4 + raw.readUInt32LE(header) * (20 + 32)
     const { records, end } = folderRecords(raw)
     expect(records.size).toBeGreaterThan(0)
+    // Nor the packed extents after the folder records (a count, then 56 bytes each).
+    const extentsEnd = end + 4 + raw.readUInt32LE(end) * 56
     writeSummed(
       file,
       Buffer.concat([
         Buffer.from('cairn-stat 5\n'),
         raw.subarray(header, section),
-        raw.subarray(end),
+        raw.subarray(extentsEnd),
       ]),
     )
   }

@@ -2,6 +2,7 @@ import type { Stats } from 'node:fs'
 import { isCode } from '../lib/disk'
 import { Folder, FolderTree, readFileIn } from '../lib/folders'
 import { serializeTreeEncoded, type ObjectStore, type RawTreeEntry } from './object-store'
+import type { PackedExtent } from './objects/packed-crc'
 import { sameLoose, type KeptTree, type LooseStamp, type StatCache } from './stat-cache'
 import type { Node, TreeEncoding, TreeNode } from './tree-state'
 import { isUntracked, MAX_VERSIONED_BYTES, storedCopyCheck, storedCopyIntact } from './work-tree'
@@ -303,8 +304,13 @@ async function treesStored(
   const { db } = store
   const ids = trees.map(({ oid }) => oid as string)
   // Packed ones by their records' CRC-32 (see `packed-crc.ts`), all at once: reading and
-  // hashing HEAD's 73 trees at 10k commits cost open some 6-10 ms, this about one.
-  const packed = db.packedRecordsSound(ids.filter((id) => !db.packedCopyDamaged(id)))
+  // hashing HEAD's 73 trees at 10k commits cost open some 6-10 ms, this about one. Where each
+  // record ends is taken from the last open's check when the pack and start are the same.
+  const extents = { known: stats.packedExtents(), found: new Map<string, PackedExtent>() }
+  const packed = db.packedRecordsSound(
+    ids.filter((id) => !db.packedCopyDamaged(id)),
+    extents,
+  )
   const checked = new Map<string, LooseStamp>()
   const unread: UnreadTree[] = []
   for (const [at, id] of ids.entries()) {
@@ -322,6 +328,7 @@ async function treesStored(
     checked.set(id, loose)
   }
   stats.keepTreesChecked(checked)
+  stats.keepPackedExtents(extents.found)
   return unread
 }
 

@@ -10,7 +10,8 @@
  *
  * Saved as `<gitdir>/cairn-stat` (rewritten whole, atomically): a header line, a u32 count of
  * tree records, each 20-byte oid | loose stamp (4 x f64), then a u32 count of folder records,
- * each 20-byte tree id | u32 path length | u32 key length | path | key, then per file
+ * each 20-byte tree id | u32 path length | u32 key length | path | key, then a u32 count of
+ * packed extents, each 20-byte oid | 20-byte pack checksum | start, end (2 x f64), then per file
  *   20-byte oid | size, mtimeMs, ctimeMs, ino, checkedAt (5 x f64) | loose stamp (4 x f64) |
  *   u32 path length | path
  * and last a CRC-32 of everything before it. A file that does not match it reads as no cache:
@@ -19,12 +20,18 @@
  * A missing or unreadable file is no harm: every file is then hashed once. Formats 2 to 4
  * (without the CRC) read as no cache too: every file is hashed, and every stored copy of
  * HEAD read whole, once. Format 5 (no folder records) is read with no folder trees kept: open
- * makes and hashes every folder's tree once, as before.
+ * makes and hashes every folder's tree once, as before. Format 6 (no packed extents) is read
+ * with none kept: open finds where HEAD's packed trees end from the pack's offsets once.
  *
  * A folder record is the git tree id a folder made when open last made it (git's
  * "cache-tree", `keptTree`), under the key it was made from: the folder's entries as open
  * listed them, each name with its mode and id (a file's blob id, a folder's tree id). Open
  * takes the id only for a folder whose entries give the same key: equal keys are equal trees.
+ *
+ * A packed extent is where one of HEAD's trees lies in a pack, as open's check of its CRC-32
+ * found it (`packed-crc.ts`): the pack's checksum, the record's start and the first byte past
+ * it. Open takes the end only for the same pack and a record that starts where the pack's
+ * index says now; the bytes and the CRC-32 checked are the index's as before.
  *
  * A loose stamp is what the blob's (or tree's) loose object file looked like when it was
  * last read and hashed whole: size, inode, ctime, mtime (NaN: none, or packed). The check at
@@ -37,15 +44,20 @@ import type { Stats } from 'node:fs'
 import path from 'node:path'
 import { disk } from '../lib/disk'
 import { crc32 } from './objects/crc32'
+import type { PackedExtent } from './objects/packed-crc'
 
-const HEADER = Buffer.from('cairn-stat 6\n')
-/** Format 5: the same without the folder records (read; never written). */
+const HEADER = Buffer.from('cairn-stat 7\n')
+/** Format 6: the same without the packed extents (read; never written). */
+const HEADER_6 = Buffer.from('cairn-stat 6\n')
+/** Format 5: without the folder records either (read; never written). */
 const HEADER_5 = Buffer.from('cairn-stat 5\n')
 const STAMP = 4 * 8
 const TREE_RECORD = 20 + STAMP
 const FIXED = 20 + 5 * 8 + STAMP + 4
 /** A folder record's fixed part: tree id, path length, key length. */
 const FOLDER_RECORD = 20 + 4 + 4
+/** A packed extent: tree id, pack checksum, start, end. */
+const EXTENT_RECORD = 20 + 20 + 8 + 8
 /** The CRC-32 at the end of the file. */
 const SUM = 4
 /** A file modified this close to its hash is hashed again (covers 2 s FAT timestamps). */
@@ -105,6 +117,8 @@ export class StatCache {
   private trees: ReadonlyMap<string, LooseStamp> = new Map()
   /** Folder ('' for the root) -> the tree it made when open last made it (see `keptTree`). */
   private folderTrees: ReadonlyMap<string, KeptTree> = new Map()
+  /** Tree id -> where its packed record lies (HEAD's packed trees only, see `packedExtents`). */
+  private extents: ReadonlyMap<string, PackedExtent> = new Map()
   /**
    * Folder -> how many entries lie under it (so forgetting a folder nothing is under is
    * free), and the folder's totals: worked out from the entries when first needed, then kept
@@ -134,7 +148,8 @@ export class StatCache {
     }
     if (raw.length < HEADER.length + 4 + SUM) return cache
     const head = raw.subarray(0, HEADER.length)
-    const withFolders = head.equals(HEADER)
+    const withExtents = head.equals(HEADER)
+    const withFolders = withExtents || head.equals(HEADER_6)
     if (!withFolders && !head.equals(HEADER_5)) return cache
     const sum = raw.readUInt32LE(raw.length - SUM)
     raw = raw.subarray(0, raw.length - SUM)
@@ -168,8 +183,23 @@ export class StatCache {
         at = keyEnd
       }
     }
+    const extents = new Map<string, PackedExtent>()
+    if (withExtents) {
+      if (at + 4 > raw.length) return cache
+      const count = view.getUint32(at, true)
+      at += 4
+      if (at + count * EXTENT_RECORD > raw.length) return cache
+      for (let n = 0; n < count; n++, at += EXTENT_RECORD) {
+        extents.set(raw.toString('hex', at, at + 20), {
+          pack: raw.toString('hex', at + 20, at + 40),
+          start: view.getFloat64(at + 40, true),
+          end: view.getFloat64(at + 48, true),
+        })
+      }
+    }
     cache.trees = trees
     cache.folderTrees = folderTrees
+    cache.extents = extents
     const fixed = FIXED
     while (at + fixed <= raw.length) {
       const length = view.getUint32(at + fixed - 4, true)
@@ -286,6 +316,21 @@ export class StatCache {
     this.dirty = true
   }
 
+  /**
+   * Where HEAD's packed trees lay when open last checked them (tree id -> pack, start, end):
+   * see `packedRecordsSound` in packed-crc.ts.
+   */
+  packedExtents(): ReadonlyMap<string, PackedExtent> {
+    return this.extents
+  }
+
+  /** Keeps `found` (tree id -> its packed extent, as checked now) as the only extents. */
+  keepPackedExtents(found: ReadonlyMap<string, PackedExtent>): void {
+    if (sameExtents(this.extents, found)) return
+    this.extents = new Map(found)
+    this.dirty = true
+  }
+
   /** Forgets `relative` and everything under it (a file or folder that is gone). */
   forget(relative: string): void {
     if (this.remove(relative)) return
@@ -323,7 +368,7 @@ export class StatCache {
       writeStamp(trees, at + 20, stamp)
       at += TREE_RECORD
     }
-    const parts: Buffer[] = [HEADER, trees, this.folderRecords()]
+    const parts: Buffer[] = [HEADER, trees, this.folderRecords(), this.extentRecords()]
     for (const [relative, entry] of this.entries) {
       const name = Buffer.from(relative, 'utf8')
       const fixed = Buffer.allocUnsafe(FIXED)
@@ -369,6 +414,20 @@ export class StatCache {
       parts.push(fixed, name, keyBytes)
     }
     return Buffer.concat(parts)
+  }
+
+  private extentRecords(): Buffer {
+    const out = Buffer.allocUnsafe(4 + this.extents.size * EXTENT_RECORD)
+    out.writeUInt32LE(this.extents.size, 0)
+    let at = 4
+    for (const [oid, { pack, start, end }] of this.extents) {
+      out.write(oid, at, 20, 'hex')
+      out.write(pack, at + 20, 20, 'hex')
+      out.writeDoubleLE(start, at + 40)
+      out.writeDoubleLE(end, at + 48)
+      at += EXTENT_RECORD
+    }
+    return out
   }
 
   private set(relative: string, entry: Entry): void {
@@ -424,6 +483,19 @@ function sameRecords(
 ): boolean {
   if (a.size !== b.size) return false
   for (const [oid, stamp] of b) if (!sameLoose(stamp, a.get(oid))) return false
+  return true
+}
+
+function sameExtents(
+  a: ReadonlyMap<string, PackedExtent>,
+  b: ReadonlyMap<string, PackedExtent>,
+): boolean {
+  if (a.size !== b.size) return false
+  for (const [oid, extent] of b) {
+    const other = a.get(oid)
+    if (other?.pack !== extent.pack || other.start !== extent.start || other.end !== extent.end)
+      return false
+  }
   return true
 }
 
