@@ -47,7 +47,7 @@ export class PackIndex {
   private closed = false
   /** The pack's checksum as this index names it (hex), read when first asked for. */
   private packIdHex: string | null = null
-  /** Where `crcAt` reads an entry. */
+  /** Where `crcAndOffsetAt` reads an entry. */
   private readonly word = Buffer.alloc(4)
 
   private constructor(
@@ -172,7 +172,7 @@ export class PackIndex {
 
   /**
    * True when `crcAndOffsets` can give this index's tables: version 2 (CRC-32s), no 64-bit
-   * offsets (a pack past 2 GiB), not too large. `crcAt` answers exactly then.
+   * offsets (a pack past 2 GiB), not too large. `crcAndOffsetAt` answers exactly then.
    */
   hasCrcTables(): boolean {
     return (
@@ -183,13 +183,17 @@ export class PackIndex {
   }
 
   /**
-   * The CRC-32 this index holds for the object at sorted `position` (one 4-byte read), as
-   * `crcAndOffsets` would give it; null where that gives none (`hasCrcTables`).
+   * The CRC-32 and offset this index holds for the object at sorted `position` (a 4-byte read
+   * each, nothing cached), as `crcAndOffsets` would give them; null where that gives none
+   * (`hasCrcTables`).
    */
-  crcAt(position: number): number | null {
+  crcAndOffsetAt(position: number): { readonly crc: number; readonly offset: number } | null {
     if (!this.hasCrcTables() || position < 0 || position >= this.count) return null
-    this.read(this.word, 4, 8 + FANOUT_BYTES + this.count * 20 + position * 4)
-    return this.word.readUInt32BE(0)
+    const tables = 8 + FANOUT_BYTES + this.count * 20
+    this.read(this.word, 4, tables + position * 4)
+    const crc = this.word.readUInt32BE(0)
+    this.read(this.word, 4, tables + this.count * 4 + position * 4)
+    return { crc, offset: this.word.readUInt32BE(0) }
   }
 
   /**

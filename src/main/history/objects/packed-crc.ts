@@ -106,10 +106,9 @@ function knownRecords(
   for (const { oid, position } of records) {
     const extent = known.get(oid)
     if (!extent || extent.pack !== packId) return null
-    const start = index.offsetAt(position)
-    const crc = index.crcAt(position)
-    if (start !== extent.start || extent.end <= start || crc === null) return null
-    spans.push({ position, start, end: extent.end, crc })
+    const read = index.crcAndOffsetAt(position)
+    if (!read || read.offset !== extent.start || extent.end <= read.offset) return null
+    spans.push({ position, start: read.offset, end: extent.end, crc: read.crc })
   }
   return spans
 }
