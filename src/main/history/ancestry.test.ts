@@ -155,17 +155,6 @@ describe('the timeline’s order, worked out only as far as a reader goes', () =
     }
   })
 
-  it('keeps showing the history as it was when asked for, after commits are appended', () => {
-    const { index } = watched(history)
-    const whole = Array.from(timelineOrder(index)).reverse()
-    const order = createAncestry(() => index).newestFirst()
-    expect(order.at(0)).toBe(8)
-    index.append(commit('later', ['after-3'], 300))
-    expect(order.length).toBe(history.length)
-    expect(Array.from({ length: order.length }, (_, k) => order.at(k))).toEqual(whole)
-    expect(order.indexOf(9)).toBe(-1)
-  })
-
   it('reads only the records of the rows a page shows while they are a line', () => {
     const { index, read } = watched(history)
     const order = createAncestry(() => index).newestFirst()

@@ -162,11 +162,9 @@ export function createAncestry(indexOf: () => IndexFile): Ancestry {
     // whole order (which reads every record) is worked out when a reader reaches past them.
     let line = size - 1
     let whole: NewestFirst | null = null
-    // The order of these `size` entries, also if commits were appended since (a reader
-    // holding this order across a pause sees the history as it was when it asked).
     const all = (): NewestFirst => {
       if (!whole) {
-        order = { length: size, positions: timelineOrder(index, size) }
+        order = { length: size, positions: timelineOrder(index) }
         whole = shownIn(order.positions)
       }
       return whole
@@ -267,9 +265,9 @@ function parentOf(index: Pick<IndexFile, 'parentAt'>, position: number): number 
  * `length - 1 - i` rows from the top): newest first by time, but never a commit below one of
  * its parents, like `git log --date-order`. A line of commits keeps the index's order; commits
  * another machine made interleave by time with this one's, so days are not split in two.
- * Of the first `length` entries (default: all of them).
  */
-export function timelineOrder(index: IndexFile, length = index.size): Int32Array {
+export function timelineOrder(index: IndexFile): Int32Array {
+  const length = index.size
   const result = new Int32Array(length)
   let merges = false
   for (let i = 0; i < length && !merges; i++) merges = index.isMergeAt(i)
