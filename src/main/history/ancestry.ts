@@ -154,42 +154,21 @@ export function createAncestry(indexOf: () => IndexFile): Ancestry {
     const index = current()
     const size = index.size
     if (order && order.length < size) order = grown(index, order)
-    if (order && order.length === size) return shownIn(order.positions)
-    // Not worked out yet: the newest commits, while each has the entry before it as its only
-    // parent, are shown in the index's order whatever lies below them. The index holds the
-    // history of its newest commit, so every older entry is an ancestor of the lowest of them
-    // and shown below it in any order that never shows a commit below one of its parents. A page within them reads their records alone; the
-    // whole order (which reads every record) is worked out when a reader reaches past them.
-    let line = size - 1
-    let whole: NewestFirst | null = null
-    const all = (): NewestFirst => {
-      if (!whole) {
-        order = { length: size, positions: timelineOrder(index) }
-        whole = shownIn(order.positions)
-      }
-      return whole
+    if (!order || order.length !== size) {
+      order = { length: size, positions: timelineOrder(index) }
     }
-    // True when the entry at `position` is shown at row `size - 1 - position`: extends the
-    // line down to it while each entry on the way has the one before as its only parent.
-    const inLine = (position: number): boolean => {
-      while (line > position && line > 0) {
-        if (index.isMergeAt(line) || index.parentAt(line) !== line - 1) return false
-        line--
-      }
-      return position >= line
-    }
+    const { positions: oldestLast } = order
+    // Where each position is shown, worked out the first time someone asks.
+    let shownAt: Int32Array | null = null
     return {
       length: size,
-      at: (k) => {
-        if (whole) return whole.at(k)
-        const position = size - 1 - k
-        return position >= 0 && position < size && inLine(position) ? position : all().at(k)
-      },
+      at: (k) => oldestLast[size - 1 - k] as number,
       indexOf(position) {
-        if (whole) return whole.indexOf(position)
-        return position >= 0 && position < size && inLine(position)
-          ? size - 1 - position
-          : all().indexOf(position)
+        if (!shownAt) {
+          shownAt = new Int32Array(size).fill(-1)
+          for (let i = 0; i < size; i++) shownAt[oldestLast[i] as number] = size - 1 - i
+        }
+        return shownAt[position] ?? -1
       },
     }
   }
@@ -226,24 +205,6 @@ export function createAncestry(indexOf: () => IndexFile): Ancestry {
     parentPositions,
     producerOf,
     newestFirst,
-  }
-}
-
-/** The timeline's order held in `oldestLast` (see `timelineOrder`), as rows. */
-function shownIn(oldestLast: Int32Array): NewestFirst {
-  const size = oldestLast.length
-  // Where each position is shown, worked out the first time someone asks.
-  let shownAt: Int32Array | null = null
-  return {
-    length: size,
-    at: (k) => oldestLast[size - 1 - k] as number,
-    indexOf(position) {
-      if (!shownAt) {
-        shownAt = new Int32Array(size).fill(-1)
-        for (let i = 0; i < size; i++) shownAt[oldestLast[i] as number] = size - 1 - i
-      }
-      return shownAt[position] ?? -1
-    },
   }
 }
 
