@@ -908,3 +908,38 @@ describe("each folder's tree id kept with the stat cache", () => {
     })
   }
 })
+
+describe('a kept packed extent that is wrong (the stat cache’s sum right)', () => {
+  const wrongEnds: Record<string, (start: number, end: number) => number> = {
+    'not a number': () => NaN,
+    negative: () => -1,
+    fractional: (_start, end) => end - 0.5,
+    'one byte past the start': (start) => start + 1,
+    'past the pack': (_start, end) => end + 10_000_000,
+    infinite: () => Infinity,
+  }
+  for (const [name, wrong] of Object.entries(wrongEnds)) {
+    it(`opens as without a cache when an end is ${name}, and keeps the right ends again`, async () => {
+      await seed()
+      gitCli(dataDir, 'gc', '--quiet')
+      await close((await openRepo({ dataDir, now })).repo)
+      const file = statCacheOf(gitdirOf(dataDir))
+      const cache = StatCache.load(file)
+      const right = new Map(cache.packedExtents())
+      expect(right.size).toBeGreaterThan(0)
+      cache.keepPackedExtents(
+        new Map([...right].map(([oid, x]) => [oid, { ...x, end: wrong(x.start, x.end) }])),
+      )
+      cache.save()
+      for (let round = 0; round < 2; round++) {
+        const { repo, recovery } = await openRepo({ dataDir, now })
+        expect(recovery).toBeFalsy()
+        expect(repo.store.db.packedDamage()).toEqual([])
+        await close(repo)
+        expect(StatCache.load(file).packedExtents()).toEqual(right)
+      }
+      expect(headFiles(dataDir)).toEqual(await folderFiles(dataDir))
+      fsck(dataDir)
+    })
+  }
+})

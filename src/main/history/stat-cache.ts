@@ -190,10 +190,15 @@ export class StatCache {
       at += 4
       if (at + count * EXTENT_RECORD > raw.length) return cache
       for (let n = 0; n < count; n++, at += EXTENT_RECORD) {
+        const start = view.getFloat64(at + 40, true)
+        const end = view.getFloat64(at + 48, true)
+        // Only an extent that can be one is kept (the sum is right, the numbers may not be).
+        if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end)) continue
+        if (start < 0 || end <= start) continue
         extents.set(raw.toString('hex', at, at + 20), {
           pack: raw.toString('hex', at + 20, at + 40),
-          start: view.getFloat64(at + 40, true),
-          end: view.getFloat64(at + 48, true),
+          start,
+          end,
         })
       }
     }

@@ -69,11 +69,19 @@ export function packedRecordsSound(
     return result
   }
   const packId = extents ? index.packId() : ''
-  const knownEnds = extents ? knownRecords(index, packId, records, extents.known) : null
-  let checked: Checked
+  const knownEnds = extents ? knownRecords(index, pack, packId, records, extents.known) : null
+  let checked: Checked | null = null
   if (knownEnds) {
-    checked = checkExtents(pack, knownEnds)
-  } else {
+    // Kept ends only save work: one that fails to read, or a record that does not match its
+    // CRC-32 with it (a wrong end as much as damage), is left to the full pass to judge.
+    try {
+      checked = checkExtents(pack, knownEnds)
+    } catch {
+      checked = null
+    }
+    if (checked && [...checked.sound.values()].includes(false)) checked = null
+  }
+  if (!checked) {
     const tables = index.crcAndOffsets()
     if (!tables) {
       for (const { oid } of records) result.set(oid, null)
@@ -94,10 +102,12 @@ export function packedRecordsSound(
 
 /**
  * Each of `records` with its start and CRC-32 as the index has them now and its end as
- * `known` has it, or null unless every one's extent is known for this pack and starts there.
+ * `known` has it, or null unless every one's extent is known for this pack, starts there and
+ * ends after it within the pack's objects.
  */
 function knownRecords(
   index: PackIndex,
+  pack: PackFile,
   packId: string,
   records: ReadonlyArray<{ readonly oid: string; readonly position: number }>,
   known: ReadonlyMap<string, PackedExtent>,
@@ -107,7 +117,8 @@ function knownRecords(
     const extent = known.get(oid)
     if (!extent || extent.pack !== packId) return null
     const read = index.crcAndOffsetAt(position)
-    if (!read || read.offset !== extent.start || extent.end <= read.offset) return null
+    if (!read || read.offset !== extent.start) return null
+    if (!(extent.end > read.offset) || !(extent.end <= pack.end)) return null
     spans.push({ position, start: read.offset, end: extent.end, crc: read.crc })
   }
   return spans
