@@ -258,11 +258,14 @@ describe('the side index file', () => {
     expect(() => index.parentAt(1500)).toThrow(IndexDamagedError)
     expect(() => index.positionOf(oid(3))).toThrow(IndexDamagedError)
     index.close()
-    // Closed, an older record is not read from a descriptor that may name another file now.
+    // Closed, an older record is not read from a descriptor that may name another file now:
+    // a reader holding it across a rebuild's swap is told the index is being rebuilt.
     writeIndex(dir, entries)
     const closed = IndexFile.open(dir)
     closed.close()
-    expect(() => closed.oidAt(3)).toThrow('index closed')
+    expect(() => closed.oidAt(3)).toThrow(IndexDamagedError)
+    expect(() => closed.parentAt(1500)).toThrow(IndexDamagedError)
+    expect(closed.isClosed).toBe(true)
   })
 
   it('finds entries by path (files and folders) and by conversation without reading details', () => {

@@ -292,12 +292,15 @@ export class IndexFile {
   /**
    * Reads the records from `i` up to those read already (at least `RECORDS_AT_OPEN` of them,
    * fewer only at the oldest), so that every record from `i` on is in memory. Throws
-   * `IndexDamagedError` when the file comes short of records open counted (it was cut since):
+   * `IndexDamagedError` when the index is closed, or the file comes short of records open
+   * counted (it was cut since):
    * the caller's read fails as a damaged entry's does, and the index is rebuilt. A disk that
    * fails passes its error on.
    */
   private loadOlder(i: number): void {
-    if (this.closed) throw new Error('index closed')
+    // A reader that held this index across its swap (a rebuild, a switched history) is told
+    // it is being rebuilt: its descriptor may name another file now.
+    if (this.closed) throw new IndexDamagedError('index closed')
     // No record there: the reader says so as it did before (nothing to read).
     if (i < 0) return
     const from = Math.max(0, Math.min(i, this.loadedFrom - RECORDS_AT_OPEN))
@@ -721,6 +724,11 @@ export class IndexFile {
   /** Forces the index to disk (after a rebuild, before it replaces the old one). */
   sync(): void {
     for (const part of PARTS) disk.fsyncSync(this.fds[part])
+  }
+
+  /** True once closed (replaced by a rebuild or a switched history, or the memory closed). */
+  get isClosed(): boolean {
+    return this.closed
   }
 
   close(): void {

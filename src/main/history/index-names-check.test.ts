@@ -63,6 +63,28 @@ describe('the idle check of the index names', () => {
     index.close()
   })
 
+  it('ends quietly, as sound, when its index is closed under it (replaced by a rebuild or a switch)', async () => {
+    // 3,000 entries: open read the newest 1,024 records, the check reads the older ones.
+    const [first] = manyNames(10)
+    writeIndex(
+      dir,
+      Array.from({ length: 3000 }, (_, i) => ({
+        ...first!,
+        oid: oid(i),
+        parent: i === 0 ? null : oid(i - 1),
+        files: [`/memories/f${i % 7}.md`],
+      })),
+    )
+    const index = IndexFile.open(dir)
+    const store = {} as ObjectStore // never reached: the index is closed before the spot checks
+    let pauses = 0
+    const check = checkIndex(store, index, async () => {
+      if (++pauses === 1) index.close()
+    })
+    expect(await check).toBe(true)
+    expect(pauses).toBeGreaterThanOrEqual(1)
+  })
+
   it("stores each name's sum as zlib's CRC-32 of its length word from its id, then its bytes", () => {
     // The sum open checks the newest names by, worked out here by zlib: a reader and writer
     // that agreed on another sum would read every index written before as damaged.

@@ -202,11 +202,26 @@ export async function spotCheck(
 /**
  * The background check of an index opened as trusted: every entry's structure and checksum,
  * then entries spread over the history against their commits. False when anything is off.
+ * True, quietly, when the index is closed under the check (swapped out between its pauses by
+ * a rebuild or a switched history): the index in use is another one, nothing left to check.
  */
 export async function checkIndex(
   store: ObjectStore,
   index: IndexFile,
   pause: () => Promise<void> = async () => undefined,
+): Promise<boolean> {
+  try {
+    return (await checkWhole(store, index, pause)) || index.isClosed
+  } catch (error) {
+    if (index.isClosed) return true
+    throw error
+  }
+}
+
+async function checkWhole(
+  store: ObjectStore,
+  index: IndexFile,
+  pause: () => Promise<void>,
 ): Promise<boolean> {
   const size = index.size
   // Records check file ids, not what they name: each name has a checksum of its own, checked
