@@ -268,6 +268,26 @@ describe('the side index file', () => {
     expect(closed.isClosed).toBe(true)
   })
 
+  it('fails a read of older records cut short and then appended to (a hole), never reading zeroes', () => {
+    const entries = history(3001)
+    writeIndex(dir, entries.slice(0, 3000))
+    const index = IndexFile.open(dir)
+    truncateSync(part('commits'), 64 * 100)
+    // The append writes at the end open counted: the records below it read as a hole.
+    index.append(entries[3000]!)
+    expect(statSync(part('commits')).size).toBe(64 * 3001)
+    for (const read of [
+      () => index.oidAt(500),
+      () => index.parentAt(500),
+      () => index.timeAt(500),
+      () => index.filesAt(500),
+      () => index.isMergeAt(500),
+    ]) {
+      expect(read).toThrow(IndexDamagedError)
+    }
+    index.close()
+  })
+
   it('finds entries by path (files and folders) and by conversation without reading details', () => {
     writeIndex(dir, history(20))
     const index = IndexFile.open(dir)

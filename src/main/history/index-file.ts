@@ -311,6 +311,17 @@ export class IndexFile {
       if (got === 0) throw new IndexDamagedError('index records cut short')
       done += got
     }
+    // A file cut short and then appended to reads its hole as zeroes, with no short read: a
+    // record with no id, or a first parent that is not before it, is not one Cairn wrote.
+    const words = this.words
+    for (let r = from; r < this.loadedFrom; r++) {
+      let id = 0
+      for (let k = r * 16; k < r * 16 + 5; k++) id |= words[k] as number
+      const parent = words[r * 16 + 5] as number
+      if (id === 0 || (parent !== NONE && parent >= r)) {
+        throw new IndexDamagedError('index records cut short')
+      }
+    }
     this.loadedFrom = from
   }
 
