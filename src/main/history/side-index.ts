@@ -202,20 +202,24 @@ export async function spotCheck(
 /**
  * The background check of an index opened as trusted: every entry's structure and checksum,
  * then entries spread over the history against their commits. False when anything is off.
- * True, quietly, when the index is closed under the check (swapped out between its pauses by
- * a rebuild or a switched history): the index in use is another one, nothing left to check.
+ * An index closed under the check (or before it) is judged by `inUse`: swapped out between
+ * the check's pauses by a rebuild or a switched history, another index is in use and nothing
+ * is left to check (true, quietly); closed and still the one in use (a swap that failed after
+ * closing it), it can serve nothing and must be rebuilt (false).
  */
 export async function checkIndex(
   store: ObjectStore,
   index: IndexFile,
   pause: () => Promise<void> = async () => undefined,
+  inUse: () => boolean = () => true,
 ): Promise<boolean> {
   try {
-    return (await checkWhole(store, index, pause)) || index.isClosed
+    const sound = await checkWhole(store, index, pause)
+    if (!index.isClosed) return sound
   } catch (error) {
-    if (index.isClosed) return true
-    throw error
+    if (!index.isClosed) throw error
   }
+  return !inUse()
 }
 
 async function checkWhole(

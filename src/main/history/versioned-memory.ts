@@ -244,7 +244,8 @@ async function openLocked(
       }
       // An index a commit found damaged goes straight to the rebuild.
       const checked = repo.index
-      if (!repo.indexRebuilding() && (await checkIndex(repo.store, checked, pause))) return
+      const inUse = () => checked === repo.index
+      if (!repo.indexRebuilding() && (await checkIndex(repo.store, checked, pause, inUse))) return
       // Replaced while checked (a switched history): the next idle moment checks the new one.
       if (checked !== repo.index && !repo.indexRebuilding()) return
       logger.warn('The history index does not match the commits; it is rebuilt from them')
