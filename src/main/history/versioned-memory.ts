@@ -246,7 +246,8 @@ async function openLocked(
       const checked = repo.index
       const inUse = () => checked === repo.index
       if (!repo.indexRebuilding() && (await checkIndex(repo.store, checked, pause, inUse))) return
-      // Replaced while checked (a switched history): the next idle moment checks the new one.
+      // Replaced while checked (a switched history): its index was written fresh from the
+      // commits and is not checked this session, unless a read or a commit finds it damaged.
       if (checked !== repo.index && !repo.indexRebuilding()) return
       logger.warn('The history index does not match the commits; it is rebuilt from them')
       const dir = repo.index.dir
