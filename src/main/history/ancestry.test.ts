@@ -97,7 +97,7 @@ describe('the timeline’s order', () => {
   })
 })
 
-describe('the timeline’s order, one row or position at a time', () => {
+describe('the timeline’s order, as asked for', () => {
   // Two machines joined by a merge, then a line of commits with clocks all over the place.
   const history = [
     commit('base', [], 0),
@@ -110,31 +110,6 @@ describe('the timeline’s order, one row or position at a time', () => {
     commit('after-2', ['after-1'], 200),
     commit('after-3', ['after-2'], 1),
   ]
-  // The same history with the merge's first parent right before it (the branch it joined first).
-  const joinedFirst = [0, 2, 4, 1, 3, 5, 6, 7, 8].map((i) => history[i]!)
-
-  it('shows each row and finds each position as the whole order does', () => {
-    for (const entries of [history, joinedFirst, history.slice(0, 6), history.slice(0, 4)]) {
-      const index = indexOf(entries)
-      const whole = Array.from(timelineOrder(index)).reverse()
-      for (let k = 0; k < entries.length; k++) {
-        expect(
-          createAncestry(() => index)
-            .newestFirst()
-            .at(k),
-        ).toBe(whole[k])
-        expect(
-          createAncestry(() => index)
-            .newestFirst()
-            .indexOf(whole[k]!),
-        ).toBe(k)
-      }
-      const order = createAncestry(() => index).newestFirst()
-      expect(Array.from({ length: order.length }, (_, k) => order.at(k))).toEqual(whole)
-      expect(order.indexOf(entries.length)).toBe(-1)
-    }
-  })
-
   it('keeps showing the history as it was when asked for, after commits are appended', () => {
     const index = indexOf(history)
     const whole = Array.from(timelineOrder(index)).reverse()

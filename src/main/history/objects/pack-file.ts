@@ -85,7 +85,7 @@ export class PackFile {
     readonly file: string,
     private readonly fd: number,
     /** Offset of the 20-byte trailer: no entry reaches past it. */
-    readonly end: number,
+    private readonly end: number,
     readonly objectCount: number,
     private readonly cache: ObjectCache,
   ) {}

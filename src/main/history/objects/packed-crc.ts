@@ -118,7 +118,7 @@ function knownRecords(
     if (!extent || extent.pack !== packId) return null
     const read = index.crcAndOffsetAt(position)
     if (!read || read.offset !== extent.start) return null
-    if (!(extent.end > read.offset) || !(extent.end <= pack.end)) return null
+    if (!(extent.end > read.offset) || !(extent.end <= pack.entriesEnd())) return null
     spans.push({ position, start: read.offset, end: extent.end, crc: read.crc })
   }
   return spans
