@@ -97,6 +97,31 @@ describe('the timeline’s order', () => {
   })
 })
 
+describe('the timeline’s order, as asked for', () => {
+  // Two machines joined by a merge, then a line of commits with clocks all over the place.
+  const history = [
+    commit('base', [], 0),
+    commit('mine-1', ['base'], 10),
+    commit('theirs-1', ['base'], 20),
+    commit('mine-2', ['mine-1'], 30),
+    commit('theirs-2', ['theirs-1'], 99),
+    commit('merge', ['mine-2', 'theirs-2'], 40),
+    commit('after-1', ['merge'], 5),
+    commit('after-2', ['after-1'], 200),
+    commit('after-3', ['after-2'], 1),
+  ]
+  it('keeps showing the history as it was when asked for, after commits are appended', () => {
+    const index = indexOf(history)
+    const whole = Array.from(timelineOrder(index)).reverse()
+    const order = createAncestry(() => index).newestFirst()
+    expect(order.at(0)).toBe(8)
+    index.append(commit('later', ['after-3'], 300))
+    expect(order.length).toBe(history.length)
+    expect(Array.from({ length: order.length }, (_, k) => order.at(k))).toEqual(whole)
+    expect(order.indexOf(9)).toBe(-1)
+  })
+})
+
 describe('ancestry', () => {
   it('finds the change that produced a file along first parents, past other machines’', () => {
     const index = indexOf([

@@ -5,14 +5,16 @@ import {
   copyFileSync,
   cpSync,
   existsSync,
+  lstatSync,
   openSync,
   readdirSync,
   readFileSync,
   statSync,
   utimesSync,
+  writeFileSync,
   writeSync,
 } from 'node:fs'
-import { mkdir, rm, truncate, writeFile } from 'node:fs/promises'
+import { mkdir, rename, rm, truncate, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { TEMP_FILE_PREFIX } from '../lib/folders'
@@ -20,8 +22,13 @@ import { nodeDisk, setDisk } from '../lib/disk'
 import { hookDisk } from '../lib/disk-hooks'
 import { openRepo, type OpenedRepo } from './open-repo'
 import type { CommitIntent, Repo } from './repo'
+import { crc32 } from './objects/crc32'
 import { sameLoose, StatCache, statCacheOf } from './stat-cache'
-import { childrenOf, loadAll, treeFromOid, type Node } from './tree-state'
+import { childrenOf, loadAll, treeFromOid, type Node, type TreeNode } from './tree-state'
+import { serializeTreeEncoded, type RawTreeEntry } from './object-store'
+import { differsFromHead } from './outside-changes'
+import { isTreeKeyOf, treeKeyOf } from './head-match'
+import { restoreFile } from './restore-file'
 import { CLAUDE, folderFiles, fsck, gitCli, headFiles, tempDataDir } from './test-helpers'
 import { openVersionedMemory } from './versioned-memory'
 
@@ -153,21 +160,33 @@ async function openCountingTreeReads(dir: string): Promise<OpenedRepo & { treeRe
   }
 }
 
-/** Each folder's id, entries and stored bytes as a tree read from the store has them. */
+/**
+ * Each folder's id, entries and stored bytes as a tree read from the store has them (a folder
+ * that took its kept id has no bytes: its entries, serialized, are the stored ones).
+ */
 async function expectSameAsStored(repo: Repo, made: Node, prefix = ''): Promise<void> {
   if (made.kind === 'blob') return
   const stored = treeFromOid(made.oid!)
   await loadAll(repo.store, stored)
   const children = await childrenOf(repo.store, stored)
   expect([...made.children!.keys()].sort(), prefix).toEqual([...children.keys()].sort())
-  expect(made.encoding?.bytes.equals(stored.encoding!.bytes), prefix).toBe(true)
-  expect([...made.encoding!.idAt]).toEqual([...stored.encoding!.idAt])
+  const encoding = made.encoding ?? serializeTreeEncoded(entriesOf(made.children!))
+  expect(encoding.bytes.equals(stored.encoding!.bytes), prefix).toBe(true)
+  expect([...encoding.idAt]).toEqual([...stored.encoding!.idAt])
   for (const [name, child] of made.children!) {
     const other = children.get(name)!
     expect({ kind: child.kind, oid: child.oid }).toEqual({ kind: other.kind, oid: other.oid })
     if (child.kind === 'blob' && other.kind === 'blob') expect(child.mode).toBe(other.mode)
     await expectSameAsStored(repo, child, `${prefix}/${name}`)
   }
+}
+
+function entriesOf(children: ReadonlyMap<string, Node>): RawTreeEntry[] {
+  return [...children].map(([name, child]) =>
+    child.kind === 'blob'
+      ? { name, kind: 'blob', oid: child.oid, mode: child.mode }
+      : { name, kind: 'tree', oid: child.oid!, mode: '40000' },
+  )
 }
 
 describe('open when the folder is exactly HEAD', () => {
@@ -378,6 +397,15 @@ describe('open when the folder is exactly HEAD', () => {
         .find((entry) => entry.startsWith(sub))!
       const [, type, , inPack, offset] = line.split(/\s+/)
       expect(type).toBe('tree')
+      // The open just made kept where each of HEAD's packed trees lies, as git lists it: the
+      // next open takes where the record ends from there (and checks the same bytes).
+      const extent = StatCache.load(statCacheOf(gitdirOf(dataDir)))
+        .packedExtents()
+        .get(sub)
+      expect(extent && [extent.start, extent.end - extent.start]).toEqual([
+        Number(offset),
+        Number(inPack),
+      ])
       const pack = path.join(packDir, idx.replace(/\.idx$/, '.pack'))
       damageInPlace(pack, (bytes) => {
         const at = Number(offset) + Math.floor(Number(inPack) / 2)
@@ -469,4 +497,449 @@ describe('open when the folder is exactly HEAD', () => {
     expect(recovery?.message).toContain('damaged stored copy of your files was repaired')
     await commitElsewhereAndFsck(repo)
   })
+})
+
+// Open takes a folder's tree id from the stat cache when the folder's entries give the key it
+// was kept under (StatCache.keptTree): it must see every change made since exactly as an open
+// without kept ids (main's, which reads the format-5 cache file) does.
+describe("each folder's tree id kept with the stat cache", () => {
+  /** Every file of the folder modified ten seconds ago: the stat cache trusts them once hashed. */
+  function ageFiles(dir = dataDir): void {
+    const past = new Date(Date.now() - 10_000)
+    const visit = (folder: string) => {
+      for (const dirent of readdirSync(folder, { withFileTypes: true })) {
+        const at = path.join(folder, dirent.name)
+        if (dirent.isDirectory()) visit(at)
+        else utimesSync(at, past, past)
+      }
+    }
+    visit(path.join(dir, 'memories'))
+  }
+
+  /** The folders open serialized and hashed (the rest took their kept ids), sorted. */
+  function madeFolders(node: TreeNode, prefix = '', into: string[] = []): string[] {
+    if (node.encoding) into.push(prefix)
+    for (const [name, child] of node.children!) {
+      if (child.kind === 'tree') madeFolders(child, prefix ? `${prefix}/${name}` : name, into)
+    }
+    return into.sort()
+  }
+  const ALL = ['', 'a', 'a/deep', 'zz']
+
+  /** Closes as the app does: the stat cache saved too. */
+  async function closeSaving(repo: Repo): Promise<void> {
+    repo.stats.save()
+    await close(repo)
+  }
+
+  /** FILES committed and aged: every file trusted by its stat, every folder's id kept. */
+  async function seedKept(): Promise<void> {
+    await seed()
+    ageFiles()
+    // Hashes every file once (their records were racy): the same blobs, so the same keys as
+    // the trees `seed`'s open kept.
+    const first = await openRepo({ dataDir, now })
+    expect(first.repo.stats.hashed).toBe(Object.keys(FILES).length)
+    expect(madeFolders(first.repo.root())).toEqual([])
+    await closeSaving(first.repo)
+  }
+
+  /** Where each folder record of the stat cache file `raw` (its sum cut off) starts, by path. */
+  function folderRecords(raw: Buffer): { records: Map<string, number>; end: number } {
+    const header = 'cairn-stat 7\n'.length
+    const section = header + 4 + raw.readUInt32LE(header) * (20 + 32)
+    const records = new Map<string, number>()
+    let at = section + 4
+    for (let n = raw.readUInt32LE(section); n > 0; n--) {
+      const pathEnd = at + 28 + raw.readUInt32LE(at + 20)
+      records.set(raw.toString('utf8', at + 28, pathEnd), at)
+      at = pathEnd + raw.readUInt32LE(at + 24)
+    }
+    return { records, end: at }
+  }
+
+  function writeSummed(file: string, body: Buffer): void {
+    const sum = Buffer.alloc(4)
+    sum.writeUInt32LE(crc32(body) >>> 0, 0)
+    writeFileSync(file, Buffer.concat([body, sum]))
+  }
+
+  /** The stat cache file of `dir` as format 5 wrote it: the same entries, no folder records. */
+  function asFormat5(dir: string): void {
+    const file = statCacheOf(gitdirOf(dir))
+    const raw = readFileSync(file).subarray(0, -4)
+    const header = 'cairn-stat 7\n'.length
+    const section = header + 4 + raw.readUInt32LE(header) * (20 + 32)
+    const { records, end } = folderRecords(raw)
+    expect(records.size).toBeGreaterThan(0)
+    // Nor the packed extents after the folder records (a count, then 56 bytes each).
+    const extentsEnd = end + 4 + raw.readUInt32LE(end) * 56
+    writeSummed(
+      file,
+      Buffer.concat([
+        Buffer.from('cairn-stat 5\n'),
+        raw.subarray(header, section),
+        raw.subarray(extentsEnd),
+      ]),
+    )
+  }
+
+  it("makes a folder's key of all its entries hold, and compares one in place exactly as made", () => {
+    const oid = (n: number) => n.toString(16).padStart(40, '0')
+    const blob = (n: number): Node => ({ kind: 'blob', oid: oid(n), mode: '100644' })
+    const folder = (n: number): Node => ({ kind: 'tree', oid: oid(n), children: new Map() })
+    const base = new Map<string, Node>([
+      ['ab', blob(1)],
+      ['c', blob(2)],
+    ])
+    const key = treeKeyOf(base)
+    expect(isTreeKeyOf(key, base)).toBe(true)
+    // Any other entries: another kind, id, mode, name, a name's end elsewhere, the order, one
+    // more or less.
+    const others: Array<Map<string, Node>> = [
+      new Map([
+        ['ab', folder(1)],
+        ['c', blob(2)],
+      ]),
+      new Map([
+        ['ab', blob(3)],
+        ['c', blob(2)],
+      ]),
+      new Map([
+        ['ab', { kind: 'blob', oid: oid(1), mode: '100755' }],
+        ['c', blob(2)],
+      ]),
+      new Map([
+        ['ab', blob(1)],
+        ['d', blob(2)],
+      ]),
+      new Map([
+        ['a', blob(1)],
+        ['bc', blob(2)],
+      ]),
+      new Map([
+        ['c', blob(2)],
+        ['ab', blob(1)],
+      ]),
+      new Map([['ab', blob(1)]]),
+      new Map([
+        ['ab', blob(1)],
+        ['c', blob(2)],
+        ['d', blob(3)],
+      ]),
+      new Map(),
+    ]
+    for (const other of others) {
+      expect(treeKeyOf(other)).not.toBe(key)
+      expect(isTreeKeyOf(key, other)).toBe(false)
+      expect(isTreeKeyOf(treeKeyOf(other), other)).toBe(true)
+    }
+  })
+
+  it('keeps them through a close and open: the next open serializes no folder, and holds the state reading them gives', async () => {
+    await seedKept()
+    for (let i = 0; i < 2; i++) {
+      const { repo, recovery, treeReads } = await openCountingTreeReads(dataDir)
+      expect([recovery, treeReads, repo.stats.hashed]).toEqual([null, 0, 0])
+      expect(madeFolders(repo.root())).toEqual([])
+      expect(repo.root().oid).toBe(gitCli(dataDir, 'rev-parse', 'main^{tree}').trim())
+      await expectSameAsStored(repo, repo.root())
+      await closeSaving(repo)
+    }
+  })
+
+  // Each made while Cairn is closed, on a folder whose ids are all kept.
+  const changes: Record<string, { change: (dir: string) => Promise<void>; same?: true }> = {
+    "a file's content, same size and mtime put back": {
+      change: async (dir) => {
+        const file = path.join(dir, 'memories', 'a/deep/c.md')
+        const before = lstatSync(file)
+        await writeFile(file, 'DEEP')
+        utimesSync(file, before.atime, before.mtime)
+      },
+    },
+    'a file deep down changed': { change: (dir) => put(dir, 'a/deep/c.md', 'deeper and longer') },
+    'a name added': { change: (dir) => put(dir, 'zz/new.md', 'new') },
+    'a name added at the top': { change: (dir) => put(dir, 'new.md', 'new') },
+    'a name removed': { change: (dir) => rm(path.join(dir, 'memories', 'zz/x y.md')) },
+    'the last file of a folder removed': {
+      change: (dir) => rm(path.join(dir, 'memories', 'a/deep/c.md')),
+    },
+    // The only file of its folder: the folder's entries differ by the name alone.
+    'a file renamed': {
+      change: (dir) =>
+        rename(
+          path.join(dir, 'memories', 'a/deep/c.md'),
+          path.join(dir, 'memories', 'a/deep/renamed.md'),
+        ),
+    },
+    'a file moved to another folder': {
+      change: (dir) =>
+        rename(path.join(dir, 'memories', 'a/b.md'), path.join(dir, 'memories', 'zz/b.md')),
+    },
+    'a folder renamed': {
+      change: (dir) =>
+        rename(path.join(dir, 'memories', 'a/deep'), path.join(dir, 'memories', 'a/deeper')),
+    },
+    'two files swapped': {
+      change: async (dir) => {
+        const at = (name: string) => path.join(dir, 'memories', name)
+        await rename(at('a.md'), at('swap'))
+        await rename(at('top.md'), at('a.md'))
+        await rename(at('swap'), at('top.md'))
+      },
+    },
+    'a file replaced by a folder': {
+      change: async (dir) => {
+        await rm(path.join(dir, 'memories', 'a-b.md'))
+        await put(dir, 'a-b.md/inside.md', 'dash')
+      },
+    },
+    'a folder replaced by a file': {
+      change: async (dir) => {
+        await rm(path.join(dir, 'memories', 'a/deep'), { recursive: true })
+        await put(dir, 'a/deep', 'deep')
+      },
+    },
+    'an empty folder added (no change)': {
+      change: (dir) => mkdir(path.join(dir, 'memories', 'a/empty')),
+      same: true,
+    },
+  }
+  for (const [name, { change, same }] of Object.entries(changes)) {
+    it(`sees ${name} while closed exactly as an open without kept ids`, async () => {
+      await seedKept()
+      const main = `${dataDir}-main`
+      cpSync(dataDir, main, { recursive: true, preserveTimestamps: true })
+      try {
+        // The copy's cache as main's code reads it (its entries do not match the copy's
+        // inodes either: every file is hashed there, as with no cache).
+        asFormat5(main)
+        for (const dir of [dataDir, main]) await change(dir)
+        const opened = await openRepo({ dataDir, now })
+        const reference = await openRepo({ dataDir: main, now })
+        expect(opened.recovery?.kind ?? null).toBe(same ? null : 'outside-changes')
+        expect(opened.recovery?.kind ?? null).toBe(reference.recovery?.kind ?? null)
+        await closeSaving(opened.repo)
+        await closeSaving(reference.repo)
+        fsck(dataDir)
+        expect(headFiles(dataDir)).toEqual(await folderFiles(dataDir))
+        expect(gitCli(dataDir, 'rev-parse', 'main^{tree}')).toBe(
+          gitCli(main, 'rev-parse', 'main^{tree}'),
+        )
+        // And the open after it holds the new HEAD, its folders kept again.
+        ageFiles()
+        for (let i = 0; i < 2; i++) {
+          const next = await openRepo({ dataDir, now })
+          expect(next.recovery).toBeNull()
+          expect(next.repo.root().oid).toBe(gitCli(dataDir, 'rev-parse', 'main^{tree}').trim())
+          if (i === 1) expect(madeFolders(next.repo.root())).toEqual([])
+          await closeSaving(next.repo)
+        }
+      } finally {
+        await rm(main, { recursive: true, force: true })
+      }
+    })
+  }
+
+  it('sees a change a scan recorded while no commit saved it (the cache saved, HEAD not moved)', async () => {
+    await seedKept()
+    const { repo } = await openRepo({ dataDir, now })
+    expect(madeFolders(repo.root())).toEqual([])
+    // Edited, then seen by a scan (as a change's check does) whose commit never lands (a full
+    // disk, a kill): the cache holds the file's new stat and blob, HEAD the old one.
+    await put(dataDir, 'a/deep/c.md', 'seen, never committed')
+    const past = new Date(Date.now() - 10_000)
+    utimesSync(path.join(dataDir, 'memories', 'a/deep/c.md'), past, past)
+    expect(await differsFromHead(repo, ['a/deep/c.md'])).toBe(true)
+    await closeSaving(repo)
+    const { repo: next, recovery } = await openRepo({ dataDir, now })
+    // The file is taken by its stat (no read): only its blob id, in its folder's key, tells.
+    expect(next.stats.hashed).toBe(0)
+    expect(recovery?.kind).toBe('outside-changes')
+    await closeSaving(next)
+    expect(headFiles(dataDir).get('a/deep/c.md')).toBe('seen, never committed')
+    fsck(dataDir)
+  })
+
+  it('makes again the folders a commit, a restore and an outside change touched, and only those', async () => {
+    await seedKept()
+    const { repo } = await openRepo({ dataDir, now })
+    await put(dataDir, 'a/deep/c.md', 'committed')
+    await repo.commit(['a/deep/c.md'], intent)
+    await closeSaving(repo)
+    const afterCommit = await openRepo({ dataDir, now })
+    expect(afterCommit.recovery).toBeNull()
+    expect(madeFolders(afterCommit.repo.root())).toEqual(['', 'a', 'a/deep'])
+    // The file back to its first version.
+    const first = gitCli(dataDir, 'rev-list', '--max-parents=0', 'main').trim()
+    await put(dataDir, 'zz/x y.md', 'edited')
+    await afterCommit.repo.commit(['zz/x y.md'], intent)
+    await restoreFile(afterCommit.repo, '/memories/a/deep/c.md', first)
+    await closeSaving(afterCommit.repo)
+    expect(readFileSync(path.join(dataDir, 'memories', 'a/deep/c.md'), 'utf8')).toBe('deep')
+    const afterRestore = await openRepo({ dataDir, now })
+    expect(afterRestore.recovery).toBeNull()
+    expect(madeFolders(afterRestore.repo.root())).toEqual(ALL)
+    await closeSaving(afterRestore.repo)
+    // An outside change, new content: the shortcut stops at the file (its blob is not stored)
+    // and the full path commits it; the open after that makes the root again, then none.
+    await put(dataDir, 'top.md', 'outside')
+    const outside = await openRepo({ dataDir, now })
+    expect(outside.recovery?.kind).toBe('outside-changes')
+    await closeSaving(outside.repo)
+    const made: string[][] = []
+    for (let i = 0; i < 2; i++) {
+      const next = await openRepo({ dataDir, now })
+      expect(next.recovery).toBeNull()
+      made.push(madeFolders(next.repo.root()))
+      await closeSaving(next.repo)
+    }
+    expect(made).toEqual([[''], []])
+    // A removal (every blob stored): the shortcut makes the root, finds it is not HEAD and
+    // keeps only what it made; the full path commits it, and the open after that makes the
+    // other folders once.
+    await rm(path.join(dataDir, 'memories', 'a-b.md'))
+    const removed = await openRepo({ dataDir, now })
+    expect(removed.recovery?.kind).toBe('outside-changes')
+    await closeSaving(removed.repo)
+    made.length = 0
+    for (let i = 0; i < 2; i++) {
+      const next = await openRepo({ dataDir, now })
+      expect(next.recovery).toBeNull()
+      made.push(madeFolders(next.repo.root()))
+      await closeSaving(next.repo)
+    }
+    expect(made).toEqual([['a', 'a/deep', 'zz'], []])
+    expect(headFiles(dataDir)).toEqual(await folderFiles(dataDir))
+    fsck(dataDir)
+  })
+
+  const damages: Record<
+    string,
+    { damage: (file: string) => void; hashed: number; made?: string[] }
+  > = {
+    'a byte flipped (its sum fails: no cache)': {
+      damage: (file) => {
+        const raw = readFileSync(file)
+        const at = raw.length >> 1
+        raw[at] = raw[at]! ^ 0xff
+        writeFileSync(file, raw)
+      },
+      hashed: Object.keys(FILES).length,
+    },
+    'cut short (no cache)': {
+      damage: (file) => writeFileSync(file, readFileSync(file).subarray(0, 200)),
+      hashed: Object.keys(FILES).length,
+    },
+    'in format 5 (its entries, no folder records)': {
+      damage: (file) => asFormat5(path.dirname(path.dirname(file))),
+      hashed: 0,
+    },
+    // Another tree's id under a/deep's key, as a bug could write it: the root is then not
+    // HEAD's, open takes the full path, and keeps only what it made (not that record).
+    'naming a wrong tree id for a folder, its sum right': {
+      damage: (file) => {
+        const raw = readFileSync(file).subarray(0, -4)
+        const at = folderRecords(raw).records.get('a/deep')!
+        expect(raw.toString('hex', at, at + 20)).toBe(
+          gitCli(dataDir, 'rev-parse', 'main:a/deep').trim(),
+        )
+        raw.write(gitCli(dataDir, 'rev-parse', 'main:zz').trim(), at, 20, 'hex')
+        writeSummed(file, raw)
+      },
+      hashed: 0,
+      // The open that found the root not HEAD kept only the trees it made ('' and 'a').
+      made: ALL,
+    },
+  }
+  for (const [name, { damage, hashed, made }] of Object.entries(damages)) {
+    it(`opens with a cache file ${name} as without kept ids, and commits next as main does`, async () => {
+      await seedKept()
+      const main = `${dataDir}-main`
+      cpSync(dataDir, main, { recursive: true, preserveTimestamps: true })
+      try {
+        await rm(statCacheOf(gitdirOf(main)), { force: true })
+        damage(statCacheOf(gitdirOf(dataDir)))
+        const opened = await openRepo({ dataDir, now })
+        let { repo } = opened
+        expect(opened.recovery).toBeNull()
+        expect(repo.stats.hashed).toBe(hashed)
+        expect(repo.root().oid).toBe(gitCli(dataDir, 'rev-parse', 'main^{tree}').trim())
+        if (made) {
+          // The open after it takes the shortcut again, making the folders that record led to.
+          await closeSaving(repo)
+          const next = await openCountingTreeReads(dataDir)
+          expect([next.recovery, next.treeReads]).toEqual([null, 0])
+          expect(madeFolders(next.repo.root())).toEqual(made)
+          repo = next.repo
+        }
+        const reference = (await openRepo({ dataDir: main, now })).repo
+        const commits: string[] = []
+        for (const [dir, opened] of [
+          [dataDir, repo],
+          [main, reference],
+        ] as const) {
+          await put(dir, 'a/deep/c.md', 'changed after')
+          await put(dir, 'zz/new.md', 'new')
+          const entry = await opened.commit(['a/deep/c.md', 'zz/new.md'], intent)
+          commits.push(entry!.oid)
+          await closeSaving(opened)
+          fsck(dir)
+        }
+        expect(commits[0]).toBe(commits[1])
+        for (const tree of ['main^{tree}', 'main:a', 'main:a/deep', 'main:zz']) {
+          expect(gitCli(dataDir, 'cat-file', '-p', tree)).toBe(gitCli(main, 'cat-file', '-p', tree))
+        }
+        expect(headFiles(dataDir)).toEqual(await folderFiles(dataDir))
+        // Kept again from here on.
+        ageFiles()
+        const later: string[][] = []
+        for (let i = 0; i < 2; i++) {
+          const next = await openRepo({ dataDir, now })
+          expect(next.recovery).toBeNull()
+          later.push(madeFolders(next.repo.root()))
+          await closeSaving(next.repo)
+        }
+        expect(later[1]).toEqual([])
+      } finally {
+        await rm(main, { recursive: true, force: true })
+      }
+    })
+  }
+})
+
+describe('a kept packed extent that is wrong (the stat cache’s sum right)', () => {
+  const wrongEnds: Record<string, (start: number, end: number) => number> = {
+    'not a number': () => NaN,
+    negative: () => -1,
+    fractional: (_start, end) => end - 0.5,
+    'one byte past the start': (start) => start + 1,
+    'past the pack': (_start, end) => end + 10_000_000,
+    infinite: () => Infinity,
+  }
+  for (const [name, wrong] of Object.entries(wrongEnds)) {
+    it(`opens as without a cache when an end is ${name}, and keeps the right ends again`, async () => {
+      await seed()
+      gitCli(dataDir, 'gc', '--quiet')
+      await close((await openRepo({ dataDir, now })).repo)
+      const file = statCacheOf(gitdirOf(dataDir))
+      const cache = StatCache.load(file)
+      const right = new Map(cache.packedExtents())
+      expect(right.size).toBeGreaterThan(0)
+      cache.keepPackedExtents(
+        new Map([...right].map(([oid, x]) => [oid, { ...x, end: wrong(x.start, x.end) }])),
+      )
+      cache.save()
+      for (let round = 0; round < 2; round++) {
+        const { repo, recovery } = await openRepo({ dataDir, now })
+        expect(recovery).toBeFalsy()
+        expect(repo.store.db.packedDamage()).toEqual([])
+        await close(repo)
+        expect(StatCache.load(file).packedExtents()).toEqual(right)
+      }
+      expect(headFiles(dataDir)).toEqual(await folderFiles(dataDir))
+      fsck(dataDir)
+    })
+  }
 })

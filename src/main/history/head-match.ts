@@ -2,8 +2,9 @@ import type { Stats } from 'node:fs'
 import { isCode } from '../lib/disk'
 import { Folder, FolderTree, readFileIn } from '../lib/folders'
 import { serializeTreeEncoded, type ObjectStore, type RawTreeEntry } from './object-store'
-import { sameLoose, type LooseStamp, type StatCache } from './stat-cache'
-import type { Node, TreeNode } from './tree-state'
+import type { PackedExtent } from './objects/packed-crc'
+import { sameLoose, type KeptTree, type LooseStamp, type StatCache } from './stat-cache'
+import type { Node, TreeEncoding, TreeNode } from './tree-state'
 import { isUntracked, MAX_VERSIONED_BYTES, storedCopyCheck, storedCopyIntact } from './work-tree'
 
 /**
@@ -11,8 +12,19 @@ import { isUntracked, MAX_VERSIONED_BYTES, storedCopyCheck, storedCopyIntact } f
  * is exactly HEAD. Open used to read, inflate and parse every tree of HEAD (73 at 10k files)
  * and then compare the folder with them; here the scan's blob ids (the stat cache's, or read
  * and hashed) are put together into git trees, hashed bottom-up, and the root's id compared
- * with HEAD's: equal SHA-1 means equal trees, with every tree's bytes and children known
- * without reading one.
+ * with HEAD's: equal SHA-1 means equal trees, with every tree's children known without
+ * reading one.
+ *
+ * A folder takes the tree id it made at the last open instead of being serialized and hashed
+ * again (git's "cache-tree"), when its entries are what they were then: the stat cache keeps
+ * each folder's id under a key made of its entries as listed (each one's mode, name and id,
+ * see `treeKeyOf`), and a folder whose entries give the same key takes the same id. The key
+ * holds everything a tree holds, so equal keys are equal trees: a folder that changed in any
+ * way (a file's blob, a name, a kind, a subfolder's id) makes another key and is hashed, with
+ * nothing to drop or keep in step. The blob ids in it are the ones the walk uses anyway (the
+ * stat cache's, or read and hashed). Such a node has an id and children but no bytes
+ * (`encoding`): a commit serializes it when it first changes it, and a tree taken on its
+ * loose file's stamp is serialized only if it must be mended.
  *
  * The checks at open stay what they were: each file's stored copy as the scan at open checks
  * it (`storedCopyCheck`), and each of HEAD's trees: a packed one by its packed record's CRC-32
@@ -41,10 +53,14 @@ export async function folderAsHead(
     tree.close()
   }
   const trees: TreeNode[] = []
-  const unread =
-    root === null || root === NOT_HEAD || hashTrees(store, root, trees) !== treeOid
-      ? null
-      : await treesStored(store, stats, trees)
+  let unread: UnreadTree[] | null = null
+  if (root !== null && root !== NOT_HEAD) {
+    const hashing: Hashing = { store, stats, trees, kept: new Map(), made: new Map() }
+    if (hashTrees(hashing, root, '') === treeOid) unread = await treesStored(store, stats, trees)
+    // The folder as it is, for the next open. Not HEAD: only the trees made now are kept (an
+    // id taken from the cache that led nowhere is not kept again, right or not).
+    stats.keepTrees(unread === null ? hashing.made : hashing.kept)
+  }
   if (root === null || root === NOT_HEAD || unread === null) {
     stats.trusted = trusted
     return null
@@ -65,10 +81,13 @@ export interface FolderAsHead {
   readonly unread: ReadonlyArray<UnreadTree>
 }
 
-/** A tree of HEAD open took on its loose file's stamp, with the bytes the folder made for it. */
+/**
+ * A tree of HEAD open took on its loose file's stamp, with the entries the folder made for it
+ * (its bytes are made from them only if it must be mended).
+ */
 export interface UnreadTree {
   readonly oid: string
-  readonly bytes: Buffer
+  readonly children: ReadonlyMap<string, Node>
 }
 
 /** Anything that makes the folder not plainly HEAD, or that the full scan must handle. */
@@ -182,24 +201,90 @@ async function readFile(
   return { kind: 'blob', oid, mode: '100644' }
 }
 
+interface Hashing {
+  readonly store: ObjectStore
+  readonly stats: StatCache
+  /** Every folder, children first. */
+  readonly trees: TreeNode[]
+  /** Every folder's tree and key, for the next open ... */
+  readonly kept: Map<string, KeptTree>
+  /** ... and those of the folders made and hashed now. */
+  readonly made: Map<string, KeptTree>
+}
+
 /**
- * Gives every folder under `node` its git tree (bytes, and where each id sits in them, as a
- * tree read back has) and id, children first; collects the folders in `into`.
+ * Gives every folder under `node` (at `relative`) its id, children first: the one it made last
+ * time when its entries give the same key (`StatCache.keptTree`), else its git tree made (its
+ * bytes, and where each id sits in them, as a tree read back has) and hashed.
  */
-function hashTrees(store: ObjectStore, node: TreeNode, into: TreeNode[]): string {
+function hashTrees(hashing: Hashing, node: TreeNode, relative: string): string {
+  const children = node.children!
+  for (const [name, child] of children) {
+    if (child.kind === 'tree') hashTrees(hashing, child, relative ? `${relative}/${name}` : name)
+  }
+  let kept = hashing.stats.keptTree(relative)
+  if (kept && isTreeKeyOf(kept.key, children)) {
+    node.oid = kept.oid
+  } else {
+    const encoding = serializeChildren(children)
+    node.oid = hashing.store.hash('tree', encoding.bytes)
+    node.encoding = encoding
+    kept = { oid: node.oid, key: treeKeyOf(children) }
+    hashing.made.set(relative, kept)
+  }
+  hashing.kept.set(relative, kept)
+  hashing.trees.push(node)
+  return node.oid
+}
+
+/**
+ * The key of a folder of `children` (each folder among them with its id), kept with its tree
+ * id in the stat cache: each entry as `<mode> <name>\0<id in hex>`, in the order listed. A
+ * name holds no NUL and an id no NUL or space, so a key reads back one way only: equal keys
+ * list the same entries (mode, name, id), in the same order, so make the same tree.
+ */
+export function treeKeyOf(children: ReadonlyMap<string, Node>): string {
+  let key = ''
+  for (const [name, child] of children) {
+    key += `${modeOf(child)} ${name}\0${child.oid as string}`
+  }
+  return key
+}
+
+/**
+ * True when `key` is `treeKeyOf(children)`: the same parts compared in place, so that open
+ * makes no string for a folder whose key matches.
+ */
+export function isTreeKeyOf(key: string, children: ReadonlyMap<string, Node>): boolean {
+  let at = 0
+  for (const [name, child] of children) {
+    const mode = modeOf(child)
+    const oid = child.oid as string
+    if (!key.startsWith(mode, at) || key.charCodeAt(at + mode.length) !== 0x20) return false
+    at += mode.length + 1
+    if (!key.startsWith(name, at) || key.charCodeAt(at + name.length) !== 0) return false
+    at += name.length + 1
+    if (!key.startsWith(oid, at)) return false
+    at += oid.length
+  }
+  return at === key.length
+}
+
+function modeOf(node: Node): string {
+  return node.kind === 'blob' ? node.mode : '40000'
+}
+
+/** The tree of `children`, each folder among them with its id. */
+function serializeChildren(children: ReadonlyMap<string, Node>): TreeEncoding {
   const entries: RawTreeEntry[] = []
-  for (const [name, child] of node.children!) {
+  for (const [name, child] of children) {
     entries.push(
       child.kind === 'blob'
         ? { name, kind: 'blob', oid: child.oid, mode: child.mode }
-        : { name, kind: 'tree', oid: hashTrees(store, child, into), mode: '40000' },
+        : { name, kind: 'tree', oid: child.oid as string, mode: '40000' },
     )
   }
-  const encoding = serializeTreeEncoded(entries)
-  node.oid = store.hash('tree', encoding.bytes)
-  node.encoding = encoding
-  into.push(node)
-  return node.oid
+  return serializeTreeEncoded(entries)
 }
 
 /**
@@ -219,8 +304,13 @@ async function treesStored(
   const { db } = store
   const ids = trees.map(({ oid }) => oid as string)
   // Packed ones by their records' CRC-32 (see `packed-crc.ts`), all at once: reading and
-  // hashing HEAD's 73 trees at 10k commits cost open some 6-10 ms, this about one.
-  const packed = db.packedRecordsSound(ids.filter((id) => !db.packedCopyDamaged(id)))
+  // hashing HEAD's 73 trees at 10k commits cost open some 6-10 ms, this about one. Where each
+  // record ends is taken from the last open's check when the pack and start are the same.
+  const extents = { known: stats.packedExtents(), found: new Map<string, PackedExtent>() }
+  const packed = db.packedRecordsSound(
+    ids.filter((id) => !db.packedCopyDamaged(id)),
+    extents,
+  )
   const checked = new Map<string, LooseStamp>()
   const unread: UnreadTree[] = []
   for (const [at, id] of ids.entries()) {
@@ -230,14 +320,15 @@ async function treesStored(
     if (sound === true || (sound === null && db.checkPackedCopy(id))) continue
     const loose = store.looseStat(id)
     if (loose === null || loose.size === 0) return null
-    // The bytes themselves, not the node: later commits give the node other bytes (a patch
-    // copies them, never writes into these).
+    // Its entries (HEAD's nodes are never changed: a commit makes new ones), made bytes only
+    // if it must be mended.
     if (sameLoose(loose, stats.checkedTree(id)))
-      unread.push({ oid: id, bytes: bytesOf(trees[at]!) })
+      unread.push({ oid: id, children: trees[at]!.children! })
     else if (!(await store.isIntact(id))) return null
     checked.set(id, loose)
   }
   stats.keepTreesChecked(checked)
+  stats.keepPackedExtents(extents.found)
   return unread
 }
 
@@ -251,15 +342,16 @@ export async function mendUnreadTrees(
   trees: ReadonlyArray<UnreadTree>,
 ): Promise<string[]> {
   const mended: string[] = []
-  for (const { oid, bytes } of trees) {
+  for (const { oid, children } of trees) {
     if (await store.isIntact(oid)) continue
+    // Every folder below has its id (made or kept at open). Checked all the same: what is
+    // written under an id must be the object it names.
+    const { bytes } = serializeChildren(children)
+    if (store.hash('tree', bytes) !== oid) {
+      throw new Error('a tree made from the memory folder does not have the id it was taken for')
+    }
     await store.write('tree', bytes, oid)
     mended.push(oid)
   }
   return mended
-}
-
-function bytesOf(tree: TreeNode): Buffer {
-  if (!tree.encoding) throw new Error('a tree hashed by hashTrees has its encoding')
-  return tree.encoding.bytes
 }

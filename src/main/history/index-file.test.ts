@@ -169,6 +169,125 @@ describe('the side index file', () => {
     expect(() => IndexFile.open(dir)).toThrow(IndexDamagedError)
   })
 
+  it('reads older records only when first asked for, each way of reading them the same', () => {
+    // 3,000 entries: open reads the newest 1,024 records; every reader below reaches older
+    // ones first thing after an open of its own.
+    const entries = history(3000)
+    writeIndex(dir, entries)
+    const fresh = <T>(read: (index: IndexFile) => T): T => {
+      const index = IndexFile.open(dir)
+      try {
+        return read(index)
+      } finally {
+        index.close()
+      }
+    }
+    const old = [0, 4, 1000, 1975, 1976, 2500]
+    for (const i of old) {
+      const entry = entries[i]!
+      expect(fresh((index) => index.oidAt(i))).toBe(entry.oid)
+      expect(fresh((index) => index.parentAt(i))).toBe(i - 1)
+      expect(fresh((index) => index.timeAt(i))).toBe(entry.time)
+      expect(fresh((index) => index.actorAt(i))).toBe(entry.actor)
+      expect(fresh((index) => index.commandAt(i))).toBe(entry.command)
+      expect(fresh((index) => index.filesAt(i))).toEqual(entry.files)
+      expect(fresh((index) => index.isMergeAt(i))).toBe(false)
+      expect(fresh((index) => index.at(i))).toEqual(entry)
+      expect(fresh((index) => index.conversationKeyAt(i) === 0xffffffff)).toBe(
+        entry.conversationId === null,
+      )
+      expect(fresh((index) => index.positionOf(entry.oid))).toBe(i)
+      expect(fresh((index) => index.find(entry.oid))).toEqual(entry)
+    }
+    // A path filter walking from the newest entry to the oldest.
+    expect(
+      fresh((index) => {
+        const touching = index.pathMatcher('/memories/n1.md')
+        const found: number[] = []
+        for (let i = index.size - 1; i >= 0; i--) if (touching(i)) found.push(i)
+        return found
+      }),
+    ).toEqual(
+      entries
+        .map((entry, i) => (entry.files.includes('/memories/n1.md') ? i : -1))
+        .filter((i) => i >= 0)
+        .reverse(),
+    )
+    // The background check over every record, and the checksums of a range.
+    expect(fresh((index) => index.firstDamaged(0, 2048))).toBe(-1)
+    expect(
+      fresh((index) => {
+        index.checkStructure(0, index.size)
+        return index.all()
+      }),
+    ).toEqual(entries)
+    // Appends after an open that read only the newest records, then everything read back.
+    fresh((index) => index.append({ ...entries[2999]!, oid: oid(3000), parent: oid(2999) }))
+    expect(fresh((index) => [index.size, index.oidAt(3), index.parentAt(3000)])).toEqual([
+      3001,
+      oid(3),
+      2999,
+    ])
+  })
+
+  it('finds an older record damaged on disk when a read reaches it, as it did when open read it', () => {
+    const entries = history(3000)
+    writeIndex(dir, entries)
+    const commits = readFileSync(part('commits'))
+    commits[64 * 10 + 24] ^= 0x01 // entry 10's time: its checksum no longer holds
+    commits[64 * 20 + 32] ^= 0x10 // entry 20's details offset: its structure no longer holds
+    writeFileSync(part('commits'), commits)
+    const index = IndexFile.open(dir)
+    expect(index.size).toBe(3000)
+    expect(index.at(2999)).toEqual(entries[2999])
+    expect(() => index.at(10)).toThrow(IndexDamagedError)
+    expect(index.firstDamaged(0, 2048)).toBe(10)
+    expect(() => index.checkStructure(0, 2048)).toThrow(IndexDamagedError)
+    index.close()
+  })
+
+  it('fails a read of older records the file no longer holds, never reading them as zeroes', () => {
+    const entries = history(3000)
+    writeIndex(dir, entries)
+    const index = IndexFile.open(dir)
+    // Cut below the records open read (something outside Cairn, or the disk): the older ones
+    // are gone from under the open index.
+    truncateSync(part('commits'), 64 * 100)
+    expect(index.at(2999)).toEqual(entries[2999])
+    expect(() => index.oidAt(50)).toThrow(IndexDamagedError)
+    expect(() => index.parentAt(1500)).toThrow(IndexDamagedError)
+    expect(() => index.positionOf(oid(3))).toThrow(IndexDamagedError)
+    index.close()
+    // Closed, an older record is not read from a descriptor that may name another file now:
+    // a reader holding it across a rebuild's swap is told the index is being rebuilt.
+    writeIndex(dir, entries)
+    const closed = IndexFile.open(dir)
+    closed.close()
+    expect(() => closed.oidAt(3)).toThrow(IndexDamagedError)
+    expect(() => closed.parentAt(1500)).toThrow(IndexDamagedError)
+    expect(closed.isClosed).toBe(true)
+  })
+
+  it('fails a read of older records cut short and then appended to (a hole), never reading zeroes', () => {
+    const entries = history(3001)
+    writeIndex(dir, entries.slice(0, 3000))
+    const index = IndexFile.open(dir)
+    truncateSync(part('commits'), 64 * 100)
+    // The append writes at the end open counted: the records below it read as a hole.
+    index.append(entries[3000]!)
+    expect(statSync(part('commits')).size).toBe(64 * 3001)
+    for (const read of [
+      () => index.oidAt(500),
+      () => index.parentAt(500),
+      () => index.timeAt(500),
+      () => index.filesAt(500),
+      () => index.isMergeAt(500),
+    ]) {
+      expect(read).toThrow(IndexDamagedError)
+    }
+    index.close()
+  })
+
   it('finds entries by path (files and folders) and by conversation without reading details', () => {
     writeIndex(dir, history(20))
     const index = IndexFile.open(dir)

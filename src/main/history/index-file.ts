@@ -2,7 +2,8 @@
  * The side index on disk: one entry per commit, oldest first, in four append-only files that
  * open without parsing their content (`<gitdir>/cairn-index/`):
  *
- *   commits   fixed 64-byte records, read whole at open (6.4 MB at 100,000 commits):
+ *   commits   fixed 64-byte records, the newest 1,024 read at open, older ones when first
+ *             asked for (6.4 MB at 100,000 commits):
  *               0 oid (20)            20 first parent's position (u32, ffffffff = none)
  *              24 time, seconds (f64) 32 details offset (f64)    40 details length (u32)
  *              44 first file (u32)    48 file count (u32)
@@ -21,8 +22,9 @@
  * Entries are oldest first with every parent before its child: a sync's merge commit comes
  * after the commits it joined, so a parent is named by its position, not assumed to be the
  * entry before. A record is written last, so a crash mid-append leaves data past the last
- * record, which the next open cuts off. Structure is checked at open (parents earlier,
- * contiguous extents, ids in range); a record's checksum when its entry is read.
+ * record, which the next open cuts off. Structure (parents earlier, contiguous extents, ids in
+ * range) is checked at open for the newest record, for every record in the background
+ * (`checkStructure`); a record's checksum when its entry is read.
  */
 import { disk, isCode, isMissing, listNames, makeFolders, OPEN, removePath } from '../lib/disk'
 import path from 'node:path'
@@ -35,6 +37,12 @@ export interface IndexEntry extends CommitSummary {
 }
 
 const RECORD = 64
+/**
+ * Records read at open: the newest ones, all that open and a first page of the timeline use.
+ * Older records are read when something first asks for one (`loadOlder`), this many at a time
+ * at least: at 10,000 commits open read 640 KB it did not use, at 100,000 ten times that.
+ */
+const RECORDS_AT_OPEN = 1024
 const NONE = 0xffffffff
 // Version 1 (never released) named the parent by its first bytes and assumed it was the entry
 // before; version 2 had no checksum over the names, so a damaged or zeroed name was read as
@@ -130,6 +138,11 @@ export class IndexFile {
   private words: Uint32Array
   private floats: Float64Array
   private count = 0
+  /**
+   * Records before this one are not read yet (zeroes in `records`): everything that reads a
+   * record calls `loadOlder` first when it lies below. Records appended are always read.
+   */
+  private loadedFrom = 0
   private fileIds: Uint32Array
   private fileCount = 0
   /**
@@ -186,9 +199,10 @@ export class IndexFile {
   }
 
   /**
-   * Opens the index in `dir`: reads the records, file ids and names (not the details), checks
-   * their structure and cuts off a torn tail. Throws `IndexDamagedError` when it cannot be
-   * trusted (missing, another format, broken in the middle).
+   * Opens the index in `dir`: reads the newest records (older ones when first asked for), the
+   * file ids and names (not the details), checks the newest ones and cuts off a torn tail.
+   * Throws `IndexDamagedError` when it cannot be trusted (missing, another format, broken in
+   * the middle).
    */
   static open(dir: string): IndexFile {
     let format: string
@@ -214,15 +228,17 @@ export class IndexFile {
       // with room to grow (typed views need them aligned), not read whole and then copied.
       // A fresh buffer's pages cost a fault each when first written: at 10,000 commits the
       // copy touched 1.4 MB of them at every open, this 0.7 MB.
-      const readInto = (part: Part, into: Uint8Array, size: number): number => {
+      const readIntoAt = (part: Part, into: Uint8Array, at: number, size: number): number => {
         let done = 0
         while (done < size) {
-          const got = disk.readSync(fds[part], into, done, size - done, done)
+          const got = disk.readSync(fds[part], into, at + done, size - done, at + done)
           if (got === 0) break
           done += got
         }
         return done
       }
+      const readInto = (part: Part, into: Uint8Array, size: number) =>
+        readIntoAt(part, into, 0, size)
       const size = (part: Part) => disk.fstatSync(fds[part]).size
       const recordsSize = size('commits')
       const filesSize = size('files')
@@ -230,7 +246,12 @@ export class IndexFile {
 
       const whole = Math.floor(recordsSize / RECORD)
       const records = alignedBuffer((whole + Math.max(1024, whole >> 2)) * RECORD)
-      const count = Math.floor(readInto('commits', records, whole * RECORD) / RECORD)
+      // Only the newest records: the buffer's pages below them stay untouched (zero) until
+      // `loadOlder` reads what is asked for. A tail the read comes short of counts as torn.
+      const tailFrom = Math.max(0, whole - RECORDS_AT_OPEN)
+      const tailBytes = (whole - tailFrom) * RECORD
+      const tailRead = readIntoAt('commits', records, tailFrom * RECORD, tailBytes)
+      const count = tailFrom + Math.floor(tailRead / RECORD)
       const filesWhole = Math.floor(filesSize / 4)
       const fileIds = new Uint32Array(filesWhole + Math.max(1024, filesWhole >> 2))
       const filesAvailable = Math.floor(
@@ -240,6 +261,7 @@ export class IndexFile {
       const namesRead = rawNames.subarray(0, readInto('names', rawNames, rawNames.length))
 
       const index = new IndexFile(dir, fds, records, fileIds)
+      index.loadedFrom = tailFrom
       const namesCut = index.loadNames(namesRead)
       index.count = count
       index.count = index.keepComplete(
@@ -263,7 +285,44 @@ export class IndexFile {
 
   /** The commit id of entry `i` (0 = oldest). */
   oidAt(i: number): string {
+    if (i < this.loadedFrom) this.loadOlder(i)
     return this.records.toString('hex', i * RECORD, i * RECORD + 20)
+  }
+
+  /**
+   * Reads the records from `i` up to those read already (at least `RECORDS_AT_OPEN` of them,
+   * fewer only at the oldest), so that every record from `i` on is in memory. Throws
+   * `IndexDamagedError` when the index is closed, or the file comes short of records open
+   * counted (it was cut since):
+   * the caller's read fails as a damaged entry's does, and the index is rebuilt. A disk that
+   * fails passes its error on.
+   */
+  private loadOlder(i: number): void {
+    // A reader that held this index across its swap (a rebuild, a switched history) is told
+    // it is being rebuilt: its descriptor may name another file now.
+    if (this.closed) throw new IndexDamagedError('index closed')
+    // No record there: the reader says so as it did before (nothing to read).
+    if (i < 0) return
+    const from = Math.max(0, Math.min(i, this.loadedFrom - RECORDS_AT_OPEN))
+    const start = from * RECORD
+    const end = this.loadedFrom * RECORD
+    for (let done = start; done < end;) {
+      const got = disk.readSync(this.fds.commits, this.records, done, end - done, done)
+      if (got === 0) throw new IndexDamagedError('index records cut short')
+      done += got
+    }
+    // A file cut short and then appended to reads its hole as zeroes, with no short read: a
+    // record with no id, or a first parent that is not before it, is not one Cairn wrote.
+    const words = this.words
+    for (let r = from; r < this.loadedFrom; r++) {
+      let id = 0
+      for (let k = r * 16; k < r * 16 + 5; k++) id |= words[k] as number
+      const parent = words[r * 16 + 5] as number
+      if (id === 0 || (parent !== NONE && parent >= r)) {
+        throw new IndexDamagedError('index records cut short')
+      }
+    }
+    this.loadedFrom = from
   }
 
   /** The position of `oid`, or -1. */
@@ -298,6 +357,7 @@ export class IndexFile {
     if (i < 0 || i >= this.count) throw new RangeError(`no index entry ${i}`)
     const hit = this.cache.get(i)
     if (hit) return hit
+    if (i < this.loadedFrom) this.loadOlder(i)
     const at = i * RECORD
     const rec = this.records
     const detailsAt = rec.readDoubleLE(at + 32)
@@ -357,6 +417,7 @@ export class IndexFile {
   firstDamaged(from: number, to: number): number {
     to = Math.min(to, this.count)
     if (from >= to) return -1
+    if (from < this.loadedFrom) this.loadOlder(from)
     const rec = this.records
     const start = rec.readDoubleLE(from * RECORD + 32)
     const end = rec.readDoubleLE((to - 1) * RECORD + 32) + rec.readUInt32LE((to - 1) * RECORD + 40)
@@ -389,11 +450,13 @@ export class IndexFile {
 
   /** The time of entry `i` (milliseconds), without reading its details. */
   timeAt(i: number): number {
+    if (i < this.loadedFrom) this.loadOlder(i)
     return (this.floats[i * 8 + 3] as number) * 1000
   }
 
   /** The actor of entry `i`, without reading its details. */
   actorAt(i: number): Actor {
+    if (i < this.loadedFrom) this.loadOlder(i)
     return ACTORS[this.records[i * RECORD + 56] as number] as Actor
   }
 
@@ -402,6 +465,7 @@ export class IndexFile {
    * ids' range was checked at open). For walks over many entries; `at` for one entry.
    */
   filesAt(i: number): string[] {
+    if (i < this.loadedFrom) this.loadOlder(i)
     const first = this.words[i * 16 + 11] as number
     const end = first + (this.words[i * 16 + 12] as number)
     const files: string[] = []
@@ -411,17 +475,20 @@ export class IndexFile {
 
   /** The position of entry `i`'s first parent (-1 for a root commit), without its details. */
   parentAt(i: number): number {
+    if (i < this.loadedFrom) this.loadOlder(i)
     const parent = this.words[i * 16 + 5] as number
     return parent === NONE ? -1 : parent
   }
 
   /** True when entry `i` is a merge commit (its further parents are in its details). */
   isMergeAt(i: number): boolean {
+    if (i < this.loadedFrom) this.loadOlder(i)
     return ((this.records[i * RECORD + 58] as number) & FLAG_MERGE) !== 0
   }
 
   /** The command of entry `i`, without reading its details. */
   commandAt(i: number): CommitCommand {
+    if (i < this.loadedFrom) this.loadOlder(i)
     return COMMANDS[this.records[i * RECORD + 57] as number] as CommitCommand
   }
 
@@ -431,6 +498,7 @@ export class IndexFile {
   }
 
   conversationKeyAt(i: number): number {
+    if (i < this.loadedFrom) this.loadOlder(i)
     return this.words[i * 16 + 13] as number
   }
 
@@ -457,10 +525,11 @@ export class IndexFile {
     }
     if (matching.length === 0) return () => false
     const fileIds = this.fileIds
-    const words = this.words
     if (matching.length === 1) {
       const only = matching[0] as number
       return (i) => {
+        if (i < this.loadedFrom) this.loadOlder(i)
+        const words = this.words
         const first = words[i * 16 + 11] as number
         const end = first + (words[i * 16 + 12] as number)
         for (let f = first; f < end; f++) if (fileIds[f] === only) return true
@@ -469,6 +538,8 @@ export class IndexFile {
     }
     const marks = new Set(matching)
     return (i) => {
+      if (i < this.loadedFrom) this.loadOlder(i)
+      const words = this.words
       const first = words[i * 16 + 11] as number
       const end = first + (words[i * 16 + 12] as number)
       for (let f = first; f < end; f++) if (marks.has(fileIds[f] as number)) return true
@@ -666,6 +737,11 @@ export class IndexFile {
     for (const part of PARTS) disk.fsyncSync(this.fds[part])
   }
 
+  /** True once closed (replaced by a rebuild or a switched history, or the memory closed). */
+  get isClosed(): boolean {
+    return this.closed
+  }
+
   close(): void {
     if (this.closed) return
     this.endBatch()
@@ -766,6 +842,7 @@ export class IndexFile {
    * ids, so only after names were cut.
    */
   private firstNamingLost(count: number, filesAvailable: number): number {
+    if (this.loadedFrom > 0) this.loadOlder(0)
     const words = this.words
     const names = this.names.length
     for (let i = 0; i < count; i++) {
@@ -791,6 +868,7 @@ export class IndexFile {
     let keep = count
     while (keep > 0) {
       const i = keep - 1
+      if (i < this.loadedFrom) this.loadOlder(i)
       const w = i * 16
       const first = words[w + 11] as number
       const fileCount = words[w + 12] as number
@@ -825,6 +903,8 @@ export class IndexFile {
     const words = this.words
     const floats = this.floats
     const names = this.names.length
+    // Each record is checked against the one before it.
+    if (Math.max(0, from - 1) < this.loadedFrom) this.loadOlder(Math.max(0, from - 1))
     for (let i = from; i < Math.min(to, this.count || to); i++) {
       const w = i * 16
       const detailsAt = floats[i * 8 + 4] as number
@@ -878,6 +958,7 @@ export class IndexFile {
   }
 
   private rehash(size: number): Int32Array {
+    if (this.loadedFrom > 0) this.loadOlder(0)
     let slots = 1024
     while (slots < size) slots *= 2
     const table = new Int32Array(slots)

@@ -63,6 +63,44 @@ describe('the idle check of the index names', () => {
     index.close()
   })
 
+  it('passes an index closed under it that is no longer in use, and fails one still in use', async () => {
+    // 3,000 entries: open read the newest 1,024 records, the check reads the older ones.
+    const [first] = manyNames(10)
+    writeIndex(
+      dir,
+      Array.from({ length: 3000 }, (_, i) => ({
+        ...first!,
+        oid: oid(i),
+        parent: i === 0 ? null : oid(i - 1),
+        files: [`/memories/f${i % 7}.md`],
+      })),
+    )
+    const store = {} as ObjectStore // never reached: the index is closed before the spot checks
+    const closedUnder = async (inUse: boolean): Promise<boolean> => {
+      const index = IndexFile.open(dir)
+      let pauses = 0
+      const sound = await checkIndex(
+        store,
+        index,
+        async () => {
+          if (++pauses === 1) index.close()
+        },
+        () => inUse,
+      )
+      expect(pauses).toBeGreaterThanOrEqual(1)
+      expect(index.isClosed).toBe(true)
+      return sound
+    }
+    // Swapped out by a rebuild or a switch: another index is in use, nothing left to check.
+    expect(await closedUnder(false)).toBe(true)
+    // Closed but still the one in use (a swap that failed after closing it): rebuilt.
+    expect(await closedUnder(true)).toBe(false)
+    // Closed before the check, still in use (by default): rebuilt too.
+    const index = IndexFile.open(dir)
+    index.close()
+    expect(await checkIndex(store, index)).toBe(false)
+  })
+
   it("stores each name's sum as zlib's CRC-32 of its length word from its id, then its bytes", () => {
     // The sum open checks the newest names by, worked out here by zlib: a reader and writer
     // that agreed on another sum would read every index written before as damaged.

@@ -1,8 +1,9 @@
+import { execFileSync } from 'node:child_process'
 import { readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { indexDirOf } from './index-file'
-import { tempDataDir } from './test-helpers'
+import { gitCli, tempDataDir } from './test-helpers'
 import { openVersionedMemory } from './versioned-memory'
 
 let dataDir: string
@@ -49,6 +50,69 @@ describe('the side index checked in the background', () => {
     expect((await memory.log({ offset: 0, limit: 1 })).entries[0]?.subject).toBe(
       'create /memories/after.md',
     )
+    await memory.close()
+  })
+
+  it('reads records older than open read when a page reaches them; one damaged there is rebuilt', async () => {
+    let memory = await openVersionedMemory({ dataDir, now, watch: false, maintenance: false })
+    await memory.execute({ command: 'create', path: '/memories/n.md', file_text: 'v0' }, claude)
+    await memory.close()
+    // 1,200 commits on top, made by git itself (fast): open reads the newest 1,024 records.
+    const gitdir = path.join(dataDir, 'history.git')
+    const parent = gitCli(dataDir, 'rev-parse', 'main').trim()
+    let stream = ''
+    for (let i = 1; i <= 1200; i++) {
+      const text = `v${i}`
+      const message = `str_replace /memories/n.md`
+      stream +=
+        `commit refs/heads/main\ncommitter A <a@example.invalid> ${1_700_000_000 + i} +0000\n` +
+        `data ${message.length}\n${message}\n${i === 1 ? `from ${parent}\n` : ''}` +
+        `M 100644 inline n.md\ndata ${text.length}\n${text}\n\n`
+    }
+    execFileSync('git', ['--git-dir', gitdir, 'fast-import', '--quiet'], {
+      input: stream,
+      env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: dataDir },
+    })
+    await writeFile(path.join(dataDir, 'memories', 'n.md'), 'v1200')
+    // The git CLI's history, newest first: the second opinion.
+    const gitOids = gitCli(dataDir, 'rev-list', 'main').trim().split('\n')
+    expect(gitOids).toHaveLength(1201)
+
+    memory = await openVersionedMemory({ dataDir, now, watch: false, maintenance: false })
+    const oids = async (offset: number, limit: number) =>
+      (await memory.log({ offset, limit })).entries.map((entry) => entry.oid)
+    expect(await oids(0, 50)).toEqual(gitOids.slice(0, 50))
+    await memory.close()
+    // A fresh open, then a page far below the records open read.
+    memory = await openVersionedMemory({ dataDir, now, watch: false, maintenance: false })
+    expect(memory.recovery).toBeNull()
+    const deep = await memory.log({ offset: 1150, limit: 50 })
+    expect(deep.total).toBe(1201)
+    expect(deep.entries.map((entry) => entry.oid)).toEqual(gitOids.slice(1150, 1200))
+    expect(deep.entries.map((entry) => entry.time)).toEqual(
+      gitCli(dataDir, 'log', '--format=%ct', '--skip=1150', '-n', '50', 'main')
+        .trim()
+        .split('\n')
+        .map((seconds) => Number(seconds) * 1000),
+    )
+    const expected = await memory.log({ offset: 0, limit: 1201 })
+    await memory.close()
+
+    // An old record (entry 5, far below the newest 1,024) damaged on disk: open does not read
+    // it, the first page does not either; the page that reaches it fails clearly and starts the
+    // rebuild, as a damaged entry read at open did.
+    const commits = path.join(indexDirOf(gitdir), 'commits')
+    const bytes = await readFile(commits)
+    bytes[64 * 5 + 24] ^= 0x01
+    await writeFile(commits, bytes)
+    memory = await openVersionedMemory({ dataDir, now, watch: false, maintenance: false })
+    expect(memory.recovery).toBeNull()
+    expect(await oids(0, 50)).toEqual(gitOids.slice(0, 50))
+    await expect(memory.log({ offset: 1150, limit: 52 })).rejects.toMatchObject({
+      code: 'index-rebuilding',
+    })
+    await memory.maintain()
+    expect(await memory.log({ offset: 0, limit: 1201 })).toEqual(expected)
     await memory.close()
   })
 })

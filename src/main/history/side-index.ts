@@ -202,11 +202,30 @@ export async function spotCheck(
 /**
  * The background check of an index opened as trusted: every entry's structure and checksum,
  * then entries spread over the history against their commits. False when anything is off.
+ * An index closed under the check (or before it) is judged by `inUse`: swapped out between
+ * the check's pauses by a rebuild or a switched history, another index is in use and nothing
+ * is left to check (true, quietly); closed and still the one in use (a swap that failed after
+ * closing it), it can serve nothing and must be rebuilt (false).
  */
 export async function checkIndex(
   store: ObjectStore,
   index: IndexFile,
   pause: () => Promise<void> = async () => undefined,
+  inUse: () => boolean = () => true,
+): Promise<boolean> {
+  try {
+    const sound = await checkWhole(store, index, pause)
+    if (!index.isClosed) return sound
+  } catch (error) {
+    if (!index.isClosed) throw error
+  }
+  return !inUse()
+}
+
+async function checkWhole(
+  store: ObjectStore,
+  index: IndexFile,
+  pause: () => Promise<void>,
 ): Promise<boolean> {
   const size = index.size
   // Records check file ids, not what they name: each name has a checksum of its own, checked

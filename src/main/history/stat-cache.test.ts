@@ -3,7 +3,7 @@ import { mkdir, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { openRepo } from './open-repo'
-import { sameLoose, StatCache, statCacheOf, type LooseStamp } from './stat-cache'
+import { sameLoose, StatCache, statCacheOf, type KeptTree, type LooseStamp } from './stat-cache'
 import { crc32 } from './objects/crc32'
 import {
   commitCount,
@@ -203,8 +203,9 @@ describe('the stat cache file', () => {
     const two = new StatCache(second, later)
     two.record('a.md', statOf('a.md'), oid(2))
     two.save()
-    // The header line and the count of tree records (none); the file's CRC-32 at its end.
-    const header = 'cairn-stat 5\n'.length + 4
+    // The header line and the counts of tree and folder records and packed extents (none); the
+    // file's CRC-32 at its end.
+    const header = 'cairn-stat 7\n'.length + 4 + 4 + 4
     const both = path.join(dataDir, 'both')
     writeFileSync(
       both,
@@ -365,5 +366,153 @@ describe('a file Cairn just wrote (recordWritten)', () => {
     loaded.record('a.md', stats, 'b6fc4c620b67d95f953a5c1c1230aaab5db5a1b0')
     expect(loaded.totals()).toEqual({ files: 1, bytes: 5 })
     expect(loaded.lookup('a.md', stats)).toBe('b6fc4c620b67d95f953a5c1c1230aaab5db5a1b0')
+  })
+})
+
+describe("the stat cache's folder records (each folder's tree, under the key it was made from)", () => {
+  const oid = (n: number) => n.toString(16).padStart(40, '0')
+  // Keys as open makes them (head-match.ts, `treeKeyOf`); the cache keeps them as given.
+  const key = (...parts: Array<[string, string, number]>) =>
+    parts.map(([mode, name, n]) => `${mode} ${name}\0${oid(n)}`).join('')
+  // Names beyond ASCII, in paths and keys: both are stored as UTF-8.
+  const folders = new Map<string, KeptTree>([
+    ['', { oid: oid(100), key: key(['100644', 'a.md', 1], ['40000', 'dé', 101]) }],
+    ['dé', { oid: oid(101), key: key(['100644', 'x y.md', 2], ['40000', 'sub', 102]) }],
+    ['dé/sub', { oid: oid(102), key: key(['100644', 'z.md', 3]) }],
+  ])
+  const keptOf = (cache: StatCache) =>
+    new Map([...folders.keys()].map((folder) => [folder, cache.keptTree(folder)]))
+  const none = new Map([...folders.keys()].map((folder) => [folder, undefined]))
+
+  /** A cache of one file, `folders` kept, saved. */
+  async function keptAndSaved(file: string): Promise<void> {
+    await put('a.md', 'abc')
+    const cache = new StatCache(file, () => Date.now() + 60_000)
+    cache.record('a.md', lstatSync(path.join(memories(), 'a.md')), oid(1))
+    cache.keepTrees(folders)
+    cache.save()
+  }
+
+  it('keeps exactly the last set given, through a save, beside the file entries', async () => {
+    const file = path.join(dataDir, 'cairn-stat')
+    await keptAndSaved(file)
+    const loaded = StatCache.load(file)
+    expect(keptOf(loaded)).toEqual(folders)
+    expect(loaded.lookup('a.md', lstatSync(path.join(memories(), 'a.md')))).toBe(oid(1))
+    // The next open's set replaces it whole.
+    loaded.keepTrees(new Map([['dé/sub', folders.get('dé/sub')!]]))
+    loaded.save()
+    const next = StatCache.load(file)
+    expect(keptOf(next)).toEqual(new Map([...none, ['dé/sub', folders.get('dé/sub')]]))
+  })
+
+  it('reads format 5 (no folder records) with its entries and no folder kept; a torn folder section as no cache', async () => {
+    const file = path.join(dataDir, 'cairn-stat')
+    await keptAndSaved(file)
+    const raw = readFileSync(file).subarray(0, -4)
+    const header = 'cairn-stat 7\n'.length
+    // Format 5: the tree records (none here), then the files, no folder section (nor the
+    // packed extents after it: none here, their count alone).
+    const section = header + 4 + raw.readUInt32LE(header) * (20 + 32)
+    let at = section + 4
+    for (let n = raw.readUInt32LE(section); n > 0; n--) {
+      at += 28 + raw.readUInt32LE(at + 20) + raw.readUInt32LE(at + 24)
+    }
+    expect(raw.readUInt32LE(at)).toBe(0)
+    const five = Buffer.concat([
+      Buffer.from('cairn-stat 5\n'),
+      raw.subarray(header, section),
+      raw.subarray(at + 4),
+    ])
+    writeFileSync(file, withSum(five))
+    const old = StatCache.load(file)
+    expect(old.lookup('a.md', lstatSync(path.join(memories(), 'a.md')))).toBe(oid(1))
+    expect(keptOf(old)).toEqual(none)
+    // Saved again in the new format.
+    old.keepTrees(folders)
+    old.save()
+    expect(readFileSync(file).subarray(0, header).toString()).toBe('cairn-stat 7\n')
+    expect(keptOf(StatCache.load(file))).toEqual(folders)
+    // A folder section whose count says more than there is (its sum right): no cache.
+    for (const cut of [section + 4, section + 4 + 30, at - 1]) {
+      writeFileSync(file, withSum(Buffer.concat([raw.subarray(0, cut)])))
+      const torn = StatCache.load(file)
+      expect(keptOf(torn), `cut at ${cut}`).toEqual(none)
+      expect(torn.lookup('a.md', lstatSync(path.join(memories(), 'a.md')))).toBeUndefined()
+    }
+    // A byte of a kept id changed (its sum not): no cache at all.
+    await keptAndSaved(file)
+    const damaged = readFileSync(file)
+    const idAt = damaged.indexOf(Buffer.from(oid(102), 'hex'))
+    expect(idAt).toBeGreaterThan(0)
+    damaged[idAt + 19] = damaged[idAt + 19]! ^ 1
+    writeFileSync(file, damaged)
+    const unsummed = StatCache.load(file)
+    expect(keptOf(unsummed)).toEqual(none)
+    expect(unsummed.lookup('a.md', lstatSync(path.join(memories(), 'a.md')))).toBeUndefined()
+  })
+})
+
+describe("the stat cache's packed extents (where HEAD's packed trees lie)", () => {
+  const oid = (n: number) => n.toString(16).padStart(40, '0')
+  const extents = new Map([
+    [oid(7), { pack: 'ab'.repeat(20), start: 12, end: 345 }],
+    [oid(8), { pack: 'ab'.repeat(20), start: 345, end: 2 ** 33 + 5 }],
+  ])
+
+  it('keeps exactly the last set given through a save; format 6 reads with none; a torn section as no cache', async () => {
+    await put('a.md', 'abc')
+    const file = path.join(dataDir, 'cairn-stat')
+    const stats = () => lstatSync(path.join(memories(), 'a.md'))
+    const save = () => {
+      const cache = new StatCache(file, () => Date.now() + 60_000)
+      cache.record('a.md', stats(), oid(1))
+      cache.keepTrees(new Map([['', { oid: oid(100), key: 'k' }]]))
+      cache.keepPackedExtents(extents)
+      cache.save()
+    }
+    save()
+    const loaded = StatCache.load(file)
+    expect(loaded.packedExtents()).toEqual(extents)
+    expect(loaded.keptTree('')).toEqual({ oid: oid(100), key: 'k' })
+    expect(loaded.lookup('a.md', stats())).toBe(oid(1))
+    // The next open's set replaces it whole.
+    loaded.keepPackedExtents(new Map([[oid(9), { pack: 'cd'.repeat(20), start: 1, end: 2 }]]))
+    loaded.save()
+    expect([...StatCache.load(file).packedExtents().keys()]).toEqual([oid(9)])
+
+    // Format 6: the same without the extent section, read with its folders and entries.
+    save()
+    const raw = readFileSync(file).subarray(0, -4)
+    const header = 'cairn-stat 7\n'.length
+    const folders = header + 4 + raw.readUInt32LE(header) * (20 + 32)
+    let at = folders + 4
+    for (let n = raw.readUInt32LE(folders); n > 0; n--) {
+      at += 28 + raw.readUInt32LE(at + 20) + raw.readUInt32LE(at + 24)
+    }
+    expect(raw.readUInt32LE(at)).toBe(2)
+    const extentsEnd = at + 4 + 2 * 56
+    writeFileSync(
+      file,
+      withSum(
+        Buffer.concat([
+          Buffer.from('cairn-stat 6\n'),
+          raw.subarray(header, at),
+          raw.subarray(extentsEnd),
+        ]),
+      ),
+    )
+    const six = StatCache.load(file)
+    expect(six.packedExtents().size).toBe(0)
+    expect(six.keptTree('')).toEqual({ oid: oid(100), key: 'k' })
+    expect(six.lookup('a.md', stats())).toBe(oid(1))
+    // An extent section whose count says more than there is (its sum right): no cache.
+    for (const cut of [at + 2, at + 4 + 30, extentsEnd - 1]) {
+      writeFileSync(file, withSum(raw.subarray(0, cut)))
+      const torn = StatCache.load(file)
+      expect(torn.packedExtents().size, `cut at ${cut}`).toBe(0)
+      expect(torn.keptTree('')).toBeUndefined()
+      expect(torn.lookup('a.md', stats())).toBeUndefined()
+    }
   })
 })

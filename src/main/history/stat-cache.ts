@@ -9,7 +9,9 @@
  * ("racily clean" in git's words), so it is hashed again next time.
  *
  * Saved as `<gitdir>/cairn-stat` (rewritten whole, atomically): a header line, a u32 count of
- * tree records, each 20-byte oid | loose stamp (4 x f64), then per file
+ * tree records, each 20-byte oid | loose stamp (4 x f64), then a u32 count of folder records,
+ * each 20-byte tree id | u32 path length | u32 key length | path | key, then a u32 count of
+ * packed extents, each 20-byte oid | 20-byte pack checksum | start, end (2 x f64), then per file
  *   20-byte oid | size, mtimeMs, ctimeMs, ino, checkedAt (5 x f64) | loose stamp (4 x f64) |
  *   u32 path length | path
  * and last a CRC-32 of everything before it. A file that does not match it reads as no cache:
@@ -17,7 +19,19 @@
  * file edited outside Cairn committed with another file's content (hunt12-hist D3).
  * A missing or unreadable file is no harm: every file is then hashed once. Formats 2 to 4
  * (without the CRC) read as no cache too: every file is hashed, and every stored copy of
- * HEAD read whole, once.
+ * HEAD read whole, once. Format 5 (no folder records) is read with no folder trees kept: open
+ * makes and hashes every folder's tree once, as before. Format 6 (no packed extents) is read
+ * with none kept: open finds where HEAD's packed trees end from the pack's offsets once.
+ *
+ * A folder record is the git tree id a folder made when open last made it (git's
+ * "cache-tree", `keptTree`), under the key it was made from: the folder's entries as open
+ * listed them, each name with its mode and id (a file's blob id, a folder's tree id). Open
+ * takes the id only for a folder whose entries give the same key: equal keys are equal trees.
+ *
+ * A packed extent is where one of HEAD's trees lies in a pack, as open's check of its CRC-32
+ * found it (`packed-crc.ts`): the pack's checksum, the record's start and the first byte past
+ * it. Open takes the end only for the same pack and a record that starts where the pack's
+ * index says now; the bytes and the CRC-32 checked are the index's as before.
  *
  * A loose stamp is what the blob's (or tree's) loose object file looked like when it was
  * last read and hashed whole: size, inode, ctime, mtime (NaN: none, or packed). The check at
@@ -30,11 +44,20 @@ import type { Stats } from 'node:fs'
 import path from 'node:path'
 import { disk } from '../lib/disk'
 import { crc32 } from './objects/crc32'
+import type { PackedExtent } from './objects/packed-crc'
 
-const HEADER = Buffer.from('cairn-stat 5\n')
+const HEADER = Buffer.from('cairn-stat 7\n')
+/** Format 6: the same without the packed extents (read; never written). */
+const HEADER_6 = Buffer.from('cairn-stat 6\n')
+/** Format 5: without the folder records either (read; never written). */
+const HEADER_5 = Buffer.from('cairn-stat 5\n')
 const STAMP = 4 * 8
 const TREE_RECORD = 20 + STAMP
 const FIXED = 20 + 5 * 8 + STAMP + 4
+/** A folder record's fixed part: tree id, path length, key length. */
+const FOLDER_RECORD = 20 + 4 + 4
+/** A packed extent: tree id, pack checksum, start, end. */
+const EXTENT_RECORD = 20 + 20 + 8 + 8
 /** The CRC-32 at the end of the file. */
 const SUM = 4
 /** A file modified this close to its hash is hashed again (covers 2 s FAT timestamps). */
@@ -73,6 +96,15 @@ export function sameLoose(now: LooseStamp, then: LooseStamp | null | undefined):
   )
 }
 
+/**
+ * The tree a folder made when open last made it (see `StatCache.keptTree`): its id, and the
+ * key it was made from (its entries as open listed them: `treeKeyOf` in head-match.ts).
+ */
+export interface KeptTree {
+  readonly oid: string
+  readonly key: string
+}
+
 /** Files and bytes of the folder (regular files; hidden ones not counted, as the Memory tool's limits). */
 export interface FolderTotals {
   readonly files: number
@@ -83,6 +115,10 @@ export class StatCache {
   private readonly entries = new Map<string, Entry>()
   /** Tree id -> its loose file's stamp when it was last checked whole (HEAD's trees only). */
   private trees: ReadonlyMap<string, LooseStamp> = new Map()
+  /** Folder ('' for the root) -> the tree it made when open last made it (see `keptTree`). */
+  private folderTrees: ReadonlyMap<string, KeptTree> = new Map()
+  /** Tree id -> where its packed record lies (HEAD's packed trees only, see `packedExtents`). */
+  private extents: ReadonlyMap<string, PackedExtent> = new Map()
   /**
    * Folder -> how many entries lie under it (so forgetting a folder nothing is under is
    * free), and the folder's totals: worked out from the entries when first needed, then kept
@@ -110,9 +146,11 @@ export class StatCache {
       // read and hashed again instead. Nothing is taken as unchanged that was not seen so.
       return cache
     }
-    if (raw.length < HEADER.length + 4 + SUM || !raw.subarray(0, HEADER.length).equals(HEADER)) {
-      return cache
-    }
+    if (raw.length < HEADER.length + 4 + SUM) return cache
+    const head = raw.subarray(0, HEADER.length)
+    const withExtents = head.equals(HEADER)
+    const withFolders = withExtents || head.equals(HEADER_6)
+    if (!withFolders && !head.equals(HEADER_5)) return cache
     const sum = raw.readUInt32LE(raw.length - SUM)
     raw = raw.subarray(0, raw.length - SUM)
     if (crc32(raw) >>> 0 !== sum) return cache
@@ -128,7 +166,45 @@ export class StatCache {
       const stamp = stampAt(view, at + 20)
       if (stamp) trees.set(raw.toString('hex', at, at + 20), stamp)
     }
+    const folderTrees = new Map<string, KeptTree>()
+    if (withFolders) {
+      if (at + 4 > raw.length) return cache
+      const folders = view.getUint32(at, true)
+      at += 4
+      for (let n = 0; n < folders; n++) {
+        if (at + FOLDER_RECORD > raw.length) return cache
+        const pathEnd = at + FOLDER_RECORD + view.getUint32(at + 20, true)
+        const keyEnd = pathEnd + view.getUint32(at + 24, true)
+        if (keyEnd > raw.length) return cache
+        folderTrees.set(raw.toString('utf8', at + FOLDER_RECORD, pathEnd), {
+          oid: raw.toString('hex', at, at + 20),
+          key: raw.toString('utf8', pathEnd, keyEnd),
+        })
+        at = keyEnd
+      }
+    }
+    const extents = new Map<string, PackedExtent>()
+    if (withExtents) {
+      if (at + 4 > raw.length) return cache
+      const count = view.getUint32(at, true)
+      at += 4
+      if (at + count * EXTENT_RECORD > raw.length) return cache
+      for (let n = 0; n < count; n++, at += EXTENT_RECORD) {
+        const start = view.getFloat64(at + 40, true)
+        const end = view.getFloat64(at + 48, true)
+        // Only an extent that can be one is kept (the sum is right, the numbers may not be).
+        if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end)) continue
+        if (start < 0 || end <= start) continue
+        extents.set(raw.toString('hex', at, at + 20), {
+          pack: raw.toString('hex', at + 20, at + 40),
+          start,
+          end,
+        })
+      }
+    }
     cache.trees = trees
+    cache.folderTrees = folderTrees
+    cache.extents = extents
     const fixed = FIXED
     while (at + fixed <= raw.length) {
       const length = view.getUint32(at + fixed - 4, true)
@@ -230,6 +306,36 @@ export class StatCache {
     this.dirty = true
   }
 
+  /**
+   * The tree the folder `relative` ('' for the root) made when open last made it, with the key
+   * it was made from: its id holds for the folder only while its entries give that same key.
+   */
+  keptTree(relative: string): KeptTree | undefined {
+    return this.folderTrees.get(relative)
+  }
+
+  /** Keeps `folders` (folder -> the tree it made, just now) as the only folder records. */
+  keepTrees(folders: ReadonlyMap<string, KeptTree>): void {
+    if (sameKept(this.folderTrees, folders)) return
+    this.folderTrees = folders
+    this.dirty = true
+  }
+
+  /**
+   * Where HEAD's packed trees lay when open last checked them (tree id -> pack, start, end):
+   * see `packedRecordsSound` in packed-crc.ts.
+   */
+  packedExtents(): ReadonlyMap<string, PackedExtent> {
+    return this.extents
+  }
+
+  /** Keeps `found` (tree id -> its packed extent, as checked now) as the only extents. */
+  keepPackedExtents(found: ReadonlyMap<string, PackedExtent>): void {
+    if (sameExtents(this.extents, found)) return
+    this.extents = new Map(found)
+    this.dirty = true
+  }
+
   /** Forgets `relative` and everything under it (a file or folder that is gone). */
   forget(relative: string): void {
     if (this.remove(relative)) return
@@ -267,7 +373,7 @@ export class StatCache {
       writeStamp(trees, at + 20, stamp)
       at += TREE_RECORD
     }
-    const parts: Buffer[] = [HEADER, trees]
+    const parts: Buffer[] = [HEADER, trees, this.folderRecords(), this.extentRecords()]
     for (const [relative, entry] of this.entries) {
       const name = Buffer.from(relative, 'utf8')
       const fixed = Buffer.allocUnsafe(FIXED)
@@ -297,6 +403,36 @@ export class StatCache {
       return
     }
     this.dirty = false
+  }
+
+  private folderRecords(): Buffer {
+    const count = Buffer.allocUnsafe(4)
+    count.writeUInt32LE(this.folderTrees.size, 0)
+    const parts: Buffer[] = [count]
+    for (const [folder, { oid, key }] of this.folderTrees) {
+      const name = Buffer.from(folder, 'utf8')
+      const keyBytes = Buffer.from(key, 'utf8')
+      const fixed = Buffer.allocUnsafe(FOLDER_RECORD)
+      fixed.write(oid, 0, 20, 'hex')
+      fixed.writeUInt32LE(name.length, 20)
+      fixed.writeUInt32LE(keyBytes.length, 24)
+      parts.push(fixed, name, keyBytes)
+    }
+    return Buffer.concat(parts)
+  }
+
+  private extentRecords(): Buffer {
+    const out = Buffer.allocUnsafe(4 + this.extents.size * EXTENT_RECORD)
+    out.writeUInt32LE(this.extents.size, 0)
+    let at = 4
+    for (const [oid, { pack, start, end }] of this.extents) {
+      out.write(oid, at, 20, 'hex')
+      out.write(pack, at + 20, 20, 'hex')
+      out.writeDoubleLE(start, at + 40)
+      out.writeDoubleLE(end, at + 48)
+      at += EXTENT_RECORD
+    }
+    return out
   }
 
   private set(relative: string, entry: Entry): void {
@@ -352,6 +488,28 @@ function sameRecords(
 ): boolean {
   if (a.size !== b.size) return false
   for (const [oid, stamp] of b) if (!sameLoose(stamp, a.get(oid))) return false
+  return true
+}
+
+function sameExtents(
+  a: ReadonlyMap<string, PackedExtent>,
+  b: ReadonlyMap<string, PackedExtent>,
+): boolean {
+  if (a.size !== b.size) return false
+  for (const [oid, extent] of b) {
+    const other = a.get(oid)
+    if (other?.pack !== extent.pack || other.start !== extent.start || other.end !== extent.end)
+      return false
+  }
+  return true
+}
+
+function sameKept(a: ReadonlyMap<string, KeptTree>, b: ReadonlyMap<string, KeptTree>): boolean {
+  if (a.size !== b.size) return false
+  for (const [folder, kept] of b) {
+    const other = a.get(folder)
+    if (other?.oid !== kept.oid || other.key !== kept.key) return false
+  }
   return true
 }
 

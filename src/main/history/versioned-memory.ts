@@ -243,7 +243,12 @@ async function openLocked(
         logger.warn(`${mended} of HEAD's trees were damaged on disk; written again from the folder`)
       }
       // An index a commit found damaged goes straight to the rebuild.
-      if (!repo.indexRebuilding() && (await checkIndex(repo.store, repo.index, pause))) return
+      const checked = repo.index
+      const inUse = () => checked === repo.index
+      if (!repo.indexRebuilding() && (await checkIndex(repo.store, checked, pause, inUse))) return
+      // Replaced while checked (a switched history): its index was written fresh from the
+      // commits and is not checked this session, unless a read or a commit finds it damaged.
+      if (checked !== repo.index && !repo.indexRebuilding()) return
       logger.warn('The history index does not match the commits; it is rebuilt from them')
       const dir = repo.index.dir
       const building = await buildIndex(repo.store, dir, repo.head(), pause)

@@ -19,7 +19,7 @@ import {
   type RawObject,
 } from './pack-file'
 import { PackIndex, PackIndexError } from './pack-index'
-import { packedRecordsSound, recordsSoundAt } from './packed-crc'
+import { packedRecordsSound, recordsSoundAt, type Extents } from './packed-crc'
 
 export type { ObjectKind, RawObject } from './pack-file'
 
@@ -194,16 +194,17 @@ export class ObjectDatabase {
    * of `oids` a pack holds maps to true when its record is as written (its CRC-32), false when
    * it is not (then noted as damaged, see `packedCopyDamaged`), null when this cannot tell (a
    * delta, an index without CRC-32s): `checkPackedCopy` then. Objects no pack holds are left
-   * out.
+   * out. `extents`: where records were found to lie by an earlier check, and where to put
+   * those found now (see `packedRecordsSound` in packed-crc.ts).
    */
-  packedRecordsSound(oids: ReadonlyArray<string>): Map<string, boolean | null> {
+  packedRecordsSound(oids: ReadonlyArray<string>, extents?: Extents): Map<string, boolean | null> {
     const result = new Map<string, boolean | null>()
     let left = oids
     for (const open of this.packList) {
       if (left.length === 0) break
       let found: Map<string, boolean | null>
       try {
-        found = packedRecordsSound(open.index, open.pack, left)
+        found = packedRecordsSound(open.index, open.pack, left, extents)
       } catch (error) {
         // An index or record that cannot even be located: the full read says how.
         if (!isFormatError(error)) throw error

@@ -45,6 +45,10 @@ export class PackIndex {
   /** First bytes whose names are read together (a power of two; see NAME_READ_BYTES). */
   private readonly span: number
   private closed = false
+  /** The pack's checksum as this index names it (hex), read when first asked for. */
+  private packIdHex: string | null = null
+  /** Where `crcAndOffsetAt` reads an entry. */
+  private readonly word = Buffer.alloc(4)
 
   private constructor(
     readonly file: string,
@@ -157,14 +161,48 @@ export class PackIndex {
    * without CRC-32s (version 1), with 64-bit offsets (a pack past 2 GiB) or too large.
    */
   crcAndOffsets(): { readonly crcs: Uint32Array; readonly offsets: Uint32Array } | null {
-    if (this.version !== 2 || this.count > MAX_WHOLE_TABLES) return null
-    if (this.size !== 8 + FANOUT_BYTES + this.count * 28 + 40) return null
+    if (!this.hasCrcTables()) return null
     const both = new Uint32Array(this.count * 2)
     const bytes = Buffer.from(both.buffer)
     this.read(bytes, bytes.length, 8 + FANOUT_BYTES + this.count * 20)
     // Big-endian on disk, swapped in place (natively).
     if (bytes.length > 0) bytes.swap32()
     return { crcs: both.subarray(0, this.count), offsets: both.subarray(this.count) }
+  }
+
+  /**
+   * True when `crcAndOffsets` can give this index's tables: version 2 (CRC-32s), no 64-bit
+   * offsets (a pack past 2 GiB), not too large. `crcAndOffsetAt` answers exactly then.
+   */
+  hasCrcTables(): boolean {
+    return (
+      this.version === 2 &&
+      this.count <= MAX_WHOLE_TABLES &&
+      this.size === 8 + FANOUT_BYTES + this.count * 28 + 40
+    )
+  }
+
+  /**
+   * The CRC-32 and offset this index holds for the object at sorted `position` (a 4-byte read
+   * each, nothing cached), as `crcAndOffsets` would give them; null where that gives none
+   * (`hasCrcTables`).
+   */
+  crcAndOffsetAt(position: number): { readonly crc: number; readonly offset: number } | null {
+    if (!this.hasCrcTables() || position < 0 || position >= this.count) return null
+    const tables = 8 + FANOUT_BYTES + this.count * 20
+    this.read(this.word, 4, tables + position * 4)
+    const crc = this.word.readUInt32BE(0)
+    this.read(this.word, 4, tables + this.count * 4 + position * 4)
+    return { crc, offset: this.word.readUInt32BE(0) }
+  }
+
+  /**
+   * The pack's checksum this index was written for, in hex: what names the pack's content
+   * (its SHA-1 over every byte), checked against the pack's own when the two were opened.
+   */
+  packId(): string {
+    this.packIdHex ??= this.packChecksum().toString('hex')
+    return this.packIdHex
   }
 
   /** The pack checksum this index was written for (20 bytes). */
