@@ -230,4 +230,68 @@ describe('the pack walk over trees read in place', () => {
     const [inPlace, parsed] = await packBothWays(tip)
     expect(inPlace).toBe(parsed)
   })
+
+  it('writes the same pack with a file "x/" beside a folder "x" (the same key)', async () => {
+    // git never writes a name with '/', but a tree made elsewhere may hold one and parseTree
+    // takes it: the file `x/` and the folder `x` are two entries, never the same one.
+    parent = null
+    const notes = (n: number) => blob(`notes ${n}`)
+    const inner = (n: number) => tree([['100644', 'in.md', notes(100 + n)]])
+    const kept = inner(1)
+    // 1: a file `x/` holding a folder's id; 2: the folder `x` with that id (another entry:
+    // its tree is walked, not taken as the file's unchanged).
+    commit(
+      tree([
+        ['100644', 'top.md', notes(1)],
+        ['100644', 'x/', kept],
+      ]),
+    )
+    commit(
+      tree([
+        ['100644', 'top.md', notes(1)],
+        ['40000', 'x', kept],
+      ]),
+    )
+    // 3: both, the file first (git's order here); 4: both, the folder first (out of order).
+    commit(
+      tree(
+        [
+          ['100644', 'top.md', notes(2)],
+          ['100644', 'x/', notes(3)],
+          ['40000', 'x', inner(2)],
+        ],
+        true,
+      ),
+    )
+    commit(
+      tree(
+        [
+          ['100644', 'top.md', notes(2)],
+          ['40000', 'x', inner(3)],
+          ['100644', 'x/', notes(4)],
+        ],
+        true,
+      ),
+    )
+    // 5: the reviewer's case; 6: the file `x/` alone, with the folder's last id.
+    commit(
+      tree(
+        [
+          ['100644', 'top.md', notes(5)],
+          ['100644', 'x/', notes(6)],
+          ['40000', 'x', inner(4)],
+        ],
+        true,
+      ),
+    )
+    const tip = commit(
+      tree([
+        ['100644', 'top.md', notes(5)],
+        ['100644', 'x/', inner(4)],
+      ]),
+    )
+
+    const [inPlace, parsed] = await packBothWays(tip)
+    expect(inPlace).toBe(parsed)
+  })
 })

@@ -22,11 +22,12 @@ function treeBytes(entries: ReadonlyArray<Entry>, ids: ReadonlyArray<Buffer>): B
 
 const isFolder = (mode: string) => mode === '40000' || mode === '040000'
 
-// Git's order, as git itself sorts a tree: names bytewise, a folder's with '/' after it.
+// Git's order, as git itself sorts a tree: names bytewise, a folder's with '/' after it; a
+// file named `x/` (same key as the folder `x`, a name git never writes) before the folder.
 function gitOrder(a: Entry, b: Entry): number {
   const key = ([mode, name]: Entry) =>
     isFolder(mode) ? Buffer.concat([name, Buffer.from('/')]) : name
-  return Buffer.compare(key(a), key(b))
+  return Buffer.compare(key(a), key(b)) || Number(isFolder(a[0])) - Number(isFolder(b[0]))
 }
 
 function parses(bytes: Buffer): RawTreeEntry[] | null {
@@ -37,7 +38,23 @@ function parses(bytes: Buffer): RawTreeEntry[] | null {
   }
 }
 
-const NAMES = ['a', 'a.b', 'a-c', 'a0', 'ab', 'b', '', 'é', 'dir', 'dir.md', 'z z', 'a/b']
+// `a/` and `dir/` have the keys of the folders `a` and `dir`.
+const NAMES = [
+  'a',
+  'a.b',
+  'a-c',
+  'a0',
+  'ab',
+  'b',
+  '',
+  'é',
+  'dir',
+  'dir.md',
+  'z z',
+  'a/b',
+  'a/',
+  'dir/',
+]
   .map((name) => Buffer.from(name, 'utf8'))
   .concat([Buffer.from([0xc3, 0x28]), Buffer.from([0xff]), Buffer.from([0xef, 0xbb, 0xbf, 0x61])])
 const MODES = ['100644', '100755', '120000', '160000', '40000', '040000', '100664', '644', '']
@@ -79,6 +96,32 @@ describe('treeShape', () => {
     expect(treeShape(bytes)).toBe('invalid')
   })
 
+  it('takes a file named "x/" beside the folder "x" as parseTree does', () => {
+    // Both have the key `x/`: not the same name twice, so parseTree takes them, in either
+    // order; the file first is git's order here, the other order is parseTree's to read.
+    const file: Entry = ['100644', Buffer.from('x/')]
+    const folder: Entry = ['40000', Buffer.from('x')]
+    const ids = [randomBytes(20), randomBytes(20)]
+    const fileFirst = treeBytes([file, folder], ids)
+    expect(parses(fileFirst)).not.toBeNull()
+    expect(treeShape(fileFirst)).toBe('sorted')
+    const folderFirst = treeBytes([folder, file], ids)
+    expect(parses(folderFirst)).not.toBeNull()
+    expect(treeShape(folderFirst)).toBe('unsorted')
+    // Each is an entry of its own, never the same entry as the other.
+    const a = new TreeCursor(fileFirst)
+    const b = new TreeCursor(fileFirst)
+    a.next()
+    b.next()
+    b.next()
+    expect(a.compare(b)).toBeLessThan(0)
+    expect(b.compare(a)).toBeGreaterThan(0)
+    // The folder `x` sorts between the file `x/` and a folder `x/`: still the same name twice.
+    const twice = treeBytes([file, folder, ['40000', Buffer.from('x/')]], [...ids, randomBytes(20)])
+    expect(parses(twice)).toBeNull()
+    expect(treeShape(twice)).toBe('invalid')
+  })
+
   it('agrees with parseTree on random trees, well formed or not', () => {
     let sorted = 0
     let invalid = 0
@@ -89,7 +132,7 @@ describe('treeShape', () => {
           Math.random() < 0.9
             ? MODES[Math.floor(Math.random() * 6)]!
             : MODES[6 + Math.floor(Math.random() * 3)]!
-        const name = NAMES[Math.floor(Math.random() * (Math.random() < 0.9 ? 12 : NAMES.length))]!
+        const name = NAMES[Math.floor(Math.random() * (Math.random() < 0.9 ? 14 : NAMES.length))]!
         return [mode, name] as Entry
       })
       // Mostly in git's order, as trees are written; now and then as they came.

@@ -10,7 +10,7 @@
  *
  * What a tree read here accepts is exactly what `parseTree(…, { foreign: true })` accepts,
  * when its entries are in git's order (each name after the one before, bytewise, a folder's
- * as if followed by `/`), as git and Cairn write them. A tree in another order is left to
+ * as if followed by `/`; a file named `x/` before the folder `x`), as git and Cairn write them. A tree in another order is left to
  * `parseTree` (`treeShape` says `unsorted`).
  */
 
@@ -173,8 +173,10 @@ export function treeShape(bytes: Buffer): TreeShape {
 
 /**
  * True when one of the `count` entries before `folder` (in git's order so far) is a file (or
- * link) of the folder's name. Between a file `a` and a folder `a` (`a/`) only names starting
- * with `a` can sort, so the file is found going back from the folder while names start so.
+ * link) of the folder's name. Between a file `a` and a folder `a` (`a/`) only entries whose
+ * keys (a folder's name and `/`) start with `a` can sort, so the file is found going back
+ * from the folder while keys start so. (A folder `a` sorts between a file `a/` and a folder
+ * `a/`: its key `a/` starts with the name `a/`, its name does not.)
  */
 function fileBefore(bytes: Buffer, folder: TreeCursor, count: number, scan: TreeCursor): boolean {
   const length = folder.nameEnd - folder.nameStart
@@ -183,15 +185,19 @@ function fileBefore(bytes: Buffer, folder: TreeCursor, count: number, scan: Tree
     scan.seek(starts[i] as number)
     scan.next()
     const nameLength = scan.nameEnd - scan.nameStart
-    if (nameLength < length) break
+    if (nameLength + (scan.folder ? 1 : 0) < length) break
+    // The name's bytes (all of the folder's name but its last byte, for a folder one shorter),
+    // then the '/' of such a folder's key.
+    const common = Math.min(nameLength, length)
     const prefix = bytes.compare(
       bytes,
       folder.nameStart,
-      folder.nameEnd,
+      folder.nameStart + common,
       scan.nameStart,
-      scan.nameStart + length,
+      scan.nameStart + common,
     )
     if (prefix !== 0) break
+    if (common < length && bytes[folder.nameEnd - 1] !== SLASH) break
     if (nameLength === length && !scan.folder) {
       found = true
       break
@@ -268,7 +274,8 @@ function nameAt(bytes: Buffer, start: number, end: number): string {
   return bytes.toString('latin1', start, end)
 }
 
-// Git's order of tree entries: names compared bytewise, a folder's as if followed by '/'.
+// Git's order of tree entries: names compared bytewise, a folder's as if followed by '/';
+// 0 only for the same name and kind.
 function compareKeys(
   a: Buffer,
   aStart: number,
@@ -294,5 +301,9 @@ function compareKeys(
     const y = k < bLength ? (b[bStart + k] as number) : SLASH
     if (x !== y) return x - y
   }
-  return aKey - bKey
+  if (aKey !== bKey) return aKey - bKey
+  // The same key for a file and a folder: a file named `x/` beside the folder `x` (git never
+  // writes that name; a tree made elsewhere may hold it, and `parseTree` takes it). Not the
+  // same entry: the file first.
+  return (aFolder ? 1 : 0) - (bFolder ? 1 : 0)
 }
