@@ -231,6 +231,34 @@ describe('the pack walk over trees read in place', () => {
     expect(inPlace).toBe(parsed)
   })
 
+  it('writes the same pack for a folder of many files that doubles, some become folders', async () => {
+    // Each added entry is looked for in the base as the other kind (a file become a folder):
+    // a search by name, not a scan of the base from its start (review18-maint R2).
+    parent = null
+    const count = 400
+    const one = blob('one note')
+    const two = blob('another note')
+    const inner = tree([['100644', 'in.md', blob('inner')]])
+    // Every 50th name a file holding a folder's id that becomes a folder with that id (its
+    // tree then needs no walk, as with parsed trees), then a file again.
+    const files = Array.from(
+      { length: count },
+      (_, i) => ['100644', `note-${i}`, i % 50 === 0 ? inner : one] as Entry,
+    )
+    commit(tree([['40000', 'notes', tree(files)]]))
+    const doubled: Entry[] = [
+      ...files.map(([mode, name, oid], i) => [i % 50 === 0 ? '40000' : mode, name, oid] as Entry),
+      ...Array.from({ length: count }, (_, i) => ['100644', `note-${i}.md`, two] as Entry),
+      ...Array.from({ length: count / 50 }, (_, i) => ['40000', `note-${i}-dir`, inner] as Entry),
+    ]
+    commit(tree([['40000', 'notes', tree(doubled)]]))
+    const again = [...files, ['100644', 'note-0-dir', inner] as Entry]
+    const tip = commit(tree([['40000', 'notes', tree(again)]]))
+
+    const [inPlace, parsed] = await packBothWays(tip)
+    expect(inPlace).toBe(parsed)
+  })
+
   it('writes the same pack with a file "x/" beside a folder "x" (the same key)', async () => {
     // git never writes a name with '/', but a tree made elsewhere may hold one and parseTree
     // takes it: the file `x/` and the folder `x` are two entries, never the same one.

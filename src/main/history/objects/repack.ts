@@ -20,7 +20,7 @@ import type { ObjectKind, RawObject } from './pack-file'
 import { ByteLru } from './byte-lru'
 import { OidSet } from './oid-set'
 import { PackIndex } from './pack-index'
-import { otherKindNamed, TreeCursor, treeShape } from './tree-bytes'
+import { SortedTree, TreeCursor, treeShape } from './tree-bytes'
 import { FOLDED, PackWriter, removePackLeftovers, type DeltaBase } from './pack-writer'
 
 /** The points a crash test can stop at (`onStep`), in the order they happen. */
@@ -555,12 +555,17 @@ async function writeObjects(
     const entry = new TreeCursor(tree)
     const old = base ? new TreeCursor(base) : null
     let oldLeft = old?.next() ?? false
+    // The base searched by name, made when an entry first needs it.
+    let baseByName: SortedTree | null = null
     while (entry.next()) {
       let match: TreeCursor | null = null
       if (old && base) {
         while (oldLeft && old.compare(entry) < 0) oldLeft = old.next()
         // The same name as the other kind (a file become a folder) sorts elsewhere.
-        match = oldLeft && old.compare(entry) === 0 ? old : otherKindNamed(base, entry)
+        match =
+          oldLeft && old.compare(entry) === 0
+            ? old
+            : (baseByName ??= new SortedTree(base)).otherKindNamed(entry)
       }
       if (match && match.sameId(entry)) continue
       if (entry.folder) {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import { parseTree, type RawTreeEntry } from '../object-store'
-import { otherKindNamed, TreeCursor, treeShape } from './tree-bytes'
+import { SortedTree, TreeCursor, treeShape } from './tree-bytes'
 
 // Maintenance's pack walk reads trees in place (`treeShape`, `TreeCursor`) instead of parsing
 // them: what it takes as a tree must be exactly what `parseTree(…, { foreign: true })` takes,
@@ -222,15 +222,62 @@ describe('TreeCursor', () => {
     )
     const asFolder = new TreeCursor(treeBytes([['40000', Buffer.from('a')]], [ids[0]!]))
     asFolder.next()
-    const found = otherKindNamed(base, asFolder)
+    const found = new SortedTree(base).otherKindNamed(asFolder)
     expect(found?.name()).toBe('a')
     expect(found?.folder).toBe(false)
     expect(found?.sameId(asFolder)).toBe(true)
     const asFile = new TreeCursor(treeBytes([['100644', Buffer.from('b')]], [ids[2]!]))
     asFile.next()
-    expect(otherKindNamed(base, asFile)?.name()).toBe('b')
+    expect(new SortedTree(base).otherKindNamed(asFile)?.name()).toBe('b')
     const missing = new TreeCursor(treeBytes([['40000', Buffer.from('a-')]], [ids[0]!]))
     missing.next()
-    expect(otherKindNamed(base, missing)).toBeNull()
+    expect(new SortedTree(base).otherKindNamed(missing)).toBeNull()
+  })
+
+  it('finds the entry of the other kind as a scan from the start would, in any sorted tree', () => {
+    // Names that sort around '/' (and share the key of a folder), many times over.
+    const names = ['a', 'a.b', 'a-c', 'a0', 'a/', 'a/b', 'ab', 'b', 'b/', 'é', '']
+    let searched = 0
+    let found = 0
+    for (let round = 0; round < 100; round++) {
+      const entries: Entry[] = []
+      for (const name of names) {
+        for (const folder of [false, true]) {
+          if (Math.random() < 0.5) continue
+          const n = Math.random() < 0.5 ? '' : String(Math.floor(Math.random() * 3))
+          entries.push([folder ? '40000' : '100644', Buffer.from(name + n)])
+        }
+      }
+      const sorted = entries.sort(gitOrder)
+      const bytes = treeBytes(
+        sorted,
+        sorted.map(() => randomBytes(20)),
+      )
+      if (treeShape(bytes) !== 'sorted') continue
+      const tree = new SortedTree(bytes)
+      // Each name the tree may hold, of either kind (as an entry of the next version).
+      const queries = names.flatMap((name) =>
+        ['', '0', '1', '2'].flatMap((n) =>
+          ['100644', '40000'].map((mode) => [mode, Buffer.from(name + n)] as Entry),
+        ),
+      )
+      for (const [mode, name] of queries) {
+        const query = new TreeCursor(treeBytes([[mode, name]], [randomBytes(20)]))
+        query.next()
+        // The answer of a scan of every entry.
+        const scan = new TreeCursor(bytes)
+        let expected: string | null = null
+        while (scan.next()) {
+          if (scan.folder !== query.folder && scan.sameName(query)) expected = scan.id()
+        }
+        const match = tree.otherKindNamed(query)
+        searched++
+        if (expected) found++
+        expect(match?.id() ?? null).toBe(expected)
+        if (match) expect(match.folder).toBe(!query.folder)
+      }
+    }
+    expect(searched).toBeGreaterThan(1000)
+    expect(found).toBeGreaterThan(300)
   })
 })

@@ -207,27 +207,60 @@ function fileBefore(bytes: Buffer, folder: TreeCursor, count: number, scan: Tree
 }
 
 /**
- * In a tree in git's order (`treeShape` said `sorted`), the entry of the other kind (a file
- * where `entry` is a folder, or a folder where it is a file) with `entry`'s name, or null.
+ * A tree in git's order (`treeShape` said `sorted`: each entry strictly after the one before),
+ * searched by name and kind: where each entry starts is read once, when first asked, then
+ * each search is a binary search. The walk asks it for each entry a tree has and its base
+ * has not (an added file, a file become a folder); read from the tree's start each time,
+ * adding n files to a folder of n cost n² steps (review18-maint R2).
  */
-export function otherKindNamed(bytes: Buffer, entry: TreeCursor): TreeCursor | null {
-  const scan = new TreeCursor(bytes)
-  while (scan.next()) {
-    if (scan.folder !== entry.folder && scan.sameName(entry)) return scan
-    // Past where the name as a folder (`name/`) would sort: it is not in the tree.
-    const order = compareKeys(
-      bytes,
-      scan.nameStart,
-      scan.nameEnd,
-      scan.folder,
-      entry.bytes,
-      entry.nameStart,
-      entry.nameEnd,
-      true,
-    )
-    if (order > 0) return null
+export class SortedTree {
+  private starts: Int32Array | null = null
+  private readonly scan: TreeCursor
+
+  constructor(readonly bytes: Buffer) {
+    this.scan = new TreeCursor(bytes)
   }
-  return null
+
+  /**
+   * The entry of the other kind (a file where `entry` is a folder, or a folder where it is a
+   * file) with `entry`'s name, or null. The cursor returned moves at the next call.
+   */
+  otherKindNamed(entry: TreeCursor): TreeCursor | null {
+    const starts = (this.starts ??= this.index())
+    const scan = this.scan
+    let low = 0
+    let high = starts.length - 1
+    while (low <= high) {
+      const middle = (low + high) >>> 1
+      scan.seek(starts[middle] as number)
+      scan.next()
+      const order = compareKeys(
+        this.bytes,
+        scan.nameStart,
+        scan.nameEnd,
+        scan.folder,
+        entry.bytes,
+        entry.nameStart,
+        entry.nameEnd,
+        !entry.folder,
+      )
+      if (order === 0) return scan
+      if (order < 0) low = middle + 1
+      else high = middle - 1
+    }
+    return null
+  }
+
+  private index(): Int32Array {
+    const scan = this.scan
+    let count = 0
+    scan.seek(0)
+    while (scan.next()) count++
+    const starts = new Int32Array(count)
+    scan.seek(0)
+    for (let k = 0, at = 0; scan.next(); at = scan.end) starts[k++] = at
+    return starts
+  }
 }
 
 // 1 for the file modes `parseTree` takes from a tree made elsewhere (100644, 100755, a link's
