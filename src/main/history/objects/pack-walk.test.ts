@@ -233,7 +233,7 @@ describe('the pack walk over trees read in place', () => {
 
   it('writes the same pack for a folder of many files that doubles, some become folders', async () => {
     // Each added entry is looked for in the base as the other kind (a file become a folder):
-    // a search by name, not a scan of the base from its start (review18-maint R2).
+    // a search by name, not a scan of the base from its start (review18-maint R1).
     parent = null
     const count = 400
     const one = blob('one note')

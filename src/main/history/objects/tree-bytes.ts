@@ -211,7 +211,7 @@ function fileBefore(bytes: Buffer, folder: TreeCursor, count: number, scan: Tree
  * searched by name and kind: where each entry starts is read once, when first asked, then
  * each search is a binary search. The walk asks it for each entry a tree has and its base
  * has not (an added file, a file become a folder); read from the tree's start each time,
- * adding n files to a folder of n cost n² steps (review18-maint R2).
+ * adding n files to a folder of n cost n² steps (review18-maint R1).
  */
 export class SortedTree {
   private starts: Int32Array | null = null
