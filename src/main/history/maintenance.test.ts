@@ -755,7 +755,11 @@ describe('a kill during packing', () => {
     return waiting[0] as string
   }
 
-  it('at every step loses nothing', { timeout: 120_000 }, async () => {
+  // Eight kills, each a child process (a tsx start, then a full pass up to the step) and then
+  // an open and a full pass of the copy it left, with git's fsck twice: about 113 s of 120 at
+  // load 6 on the shared 2-core machine, past 120 above load 10. Given the time that takes
+  // rather than fewer steps: each step is a different state of the folders to recover from.
+  it('at every step loses nothing', { timeout: 400_000 }, async () => {
     const before = await seed()
     for (const step of steps) await expectNothingLost(await killedCopy(step), before)
   })

@@ -35,6 +35,7 @@ import {
   type RenameIntent,
   type StoredRecord,
 } from './objects/object-log'
+import { adler32 } from './objects/stored-zlib'
 
 /** One entry of a git tree as Cairn stores it: regular files and directories only. */
 export interface RawTreeEntry {
@@ -258,23 +259,6 @@ export function patchStored(stored: Buffer, at: number, fresh: Uint8Array): void
   const a = modAdler((sums & 0xffff) + da)
   const b = modAdler((sums >>> 16) + (db % ADLER_BASE))
   stored.writeUInt32BE(((b << 16) | a) >>> 0, end)
-}
-
-// Adler-32 (RFC 1950): sums taken modulo 65521 every 3,800 bytes, before they can overflow.
-function adler32(bytes: Uint8Array): number {
-  let a = 1
-  let b = 0
-  let at = 0
-  while (at < bytes.length) {
-    const end = Math.min(at + 3800, bytes.length)
-    for (; at < end; at++) {
-      a += bytes[at]!
-      b += a
-    }
-    a %= 65521
-    b %= 65521
-  }
-  return ((b << 16) | a) >>> 0
 }
 
 /** Opens the object store of `gitdir` (which must exist). */

@@ -26,6 +26,8 @@ export class ByteLru<V> {
     this.delete(key)
     this.entries.set(key, value)
     this.bytes += this.sizeOf(value)
+    // Within budget (nearly always): no iterator made.
+    if (this.bytes <= this.budget) return
     for (const [oldKey, old] of this.entries) {
       if (this.bytes <= this.budget) break
       this.entries.delete(oldKey)

@@ -97,3 +97,43 @@ describe('deltas', () => {
     expect(() => applyDelta(base, copyPastEnd)).toThrow(DeltaError)
   })
 })
+
+// The matcher's hash tables are the module's, emptied for each delta (stop 18): a delta must
+// not depend on what was indexed before it, or the same pass could write different packs.
+describe('the matcher between deltas', () => {
+  it('makes the same delta whatever delta came before it', () => {
+    const block = Buffer.from('0123456789abcdef')
+    // A base whose middle starts after a 5-byte common head: its blocks are indexed at 5, 21,
+    // … so the block placed at 160 is not one of them, and a fresh index finds no copy there.
+    const base = Buffer.concat([
+      Buffer.from('HEAD!'),
+      randomFill(155, 1),
+      block,
+      randomFill(3000, 2),
+    ])
+    const target = Buffer.concat([
+      Buffer.from('HEAD!'),
+      randomFill(700, 3),
+      block,
+      randomFill(700, 4),
+    ])
+    const alone = createDelta(base, target)
+    // Another base of the same size, its middle from 0, with that block at 160: indexed there.
+    const other = Buffer.concat([randomFill(160, 5), block, randomFill(base.length - 176, 6)])
+    createDelta(other, Buffer.concat([randomFill(900, 7), block, randomFill(900, 8)]))
+    const after = createDelta(base, target)
+    expect(after?.equals(alone!) ?? after === alone).toBe(true)
+    if (after) expect(applyDelta(base, after).equals(target)).toBe(true)
+  })
+})
+
+// Bytes that look random but are the same at every run (`seed`).
+function randomFill(length: number, seed: number): Buffer {
+  const out = Buffer.alloc(length)
+  let x = seed * 2654435761
+  for (let i = 0; i < length; i++) {
+    x = (Math.imul(x, 1103515245) + 12345) | 0
+    out[i] = (x >>> 16) & 0xff
+  }
+  return out
+}

@@ -120,10 +120,15 @@ export function createDelta(base: Uint8Array, target: Uint8Array): Buffer | null
   return out.finish()
 }
 
+// `bytes` as a Buffer (for its native compare): itself when it is one, as maintenance's are.
+function asBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length)
+}
+
 function commonPrefix(a: Uint8Array, b: Uint8Array): number {
   const max = Math.min(a.length, b.length)
-  const bufA = Buffer.from(a.buffer, a.byteOffset, a.length)
-  const bufB = Buffer.from(b.buffer, b.byteOffset, b.length)
+  const bufA = asBuffer(a)
+  const bufB = asBuffer(b)
   let at = 0
   // Native compares of growing chunks, then byte by byte inside the first unequal one.
   let step = 64
@@ -137,8 +142,8 @@ function commonPrefix(a: Uint8Array, b: Uint8Array): number {
 
 function commonSuffix(a: Uint8Array, b: Uint8Array, prefix: number): number {
   const max = Math.min(a.length, b.length) - prefix
-  const bufA = Buffer.from(a.buffer, a.byteOffset, a.length)
-  const bufB = Buffer.from(b.buffer, b.byteOffset, b.length)
+  const bufA = asBuffer(a)
+  const bufB = asBuffer(b)
   let n = 0
   let step = 64
   while (
@@ -163,6 +168,10 @@ function hashAt(bytes: Uint8Array, at: number): number {
   return h
 }
 
+// `matchBlocks`'s hash tables, grown to the largest base seen (256 KiB of middle: 2 x 128 KiB).
+let slotTable = new Int32Array(1024)
+let slotHashes = new Int32Array(1024)
+
 /**
  * Indexes the base middle in BLOCK-sized blocks, then walks the target middle with a rolling
  * hash; each hit is checked byte by byte and extended both ways before it becomes a copy.
@@ -181,8 +190,16 @@ function matchBlocks(
   while (1 << bits < blocks * 2) bits++
   const mask = (1 << bits) - 1
   // Open addressing: slot -> base offset + 1 (0 = empty); a later block wins a taken slot.
-  const table = new Int32Array(1 << bits)
-  const hashes = new Int32Array(1 << bits)
+  // The tables are the module's, emptied for each delta (`hashes` is read only where `table`
+  // holds something): two fresh arrays a call were a pass's tens of MB of garbage.
+  if (slotTable.length < 1 << bits) {
+    slotTable = new Int32Array(1 << bits)
+    slotHashes = new Int32Array(1 << bits)
+  } else {
+    slotTable.fill(0, 0, 1 << bits)
+  }
+  const table = slotTable
+  const hashes = slotHashes
   for (let i = blocks - 1; i >= 0; i--) {
     const offset = baseStart + i * BLOCK
     const h = hashAt(base, offset)

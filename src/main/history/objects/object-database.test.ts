@@ -8,12 +8,14 @@ import {
   writeFileSync,
   chmodSync,
 } from 'node:fs'
-import { randomBytes } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import { mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
+import { deflateSync, inflateSync } from 'node:zlib'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { nodeDisk, setDisk } from '../../lib/disk'
+import { storedZlib } from '../object-store'
 import { gitIn } from '../test-helpers'
 import { DamagedObjectError, MissingObjectError, ObjectDatabase } from './object-database'
 import { OFS_DELTA, REF_DELTA } from './pack-file'
@@ -409,6 +411,72 @@ describe('reading objects git wrote', () => {
       }
     }
     expect(damaged).toBe(entries.length)
+    db.close()
+  })
+})
+
+describe('loose objects framed as stored blocks (as Cairn writes them)', () => {
+  /** Writes `content` as a loose blob in `stream`'s framing; returns its id. */
+  function writeLoose(content: Buffer, frame: (whole: Buffer) => Buffer): string {
+    const whole = Buffer.concat([Buffer.from(`blob ${content.length}\0`), content])
+    const oid = createHash('sha1').update(whole).digest('hex')
+    mkdirSync(path.join(gitdir, 'objects', oid.slice(0, 2)), { recursive: true })
+    writeFileSync(path.join(gitdir, 'objects', oid.slice(0, 2), oid.slice(2)), frame(whole))
+    return oid
+  }
+  const byHand = (whole: Buffer) =>
+    storedZlib(whole.subarray(0, whole.indexOf(0) + 1), whole.subarray(whole.indexOf(0) + 1))
+  const levelZero = (whole: Buffer) => deflateSync(whole, { level: 0 })
+
+  it('reads every size, framed by hand or by zlib at level 0, as git reads it', () => {
+    const ids: string[] = []
+    for (const size of [0, 1, 300, 8192, 65_000, 150_000]) {
+      const content = randomBytes(size)
+      if (size < 65_000) ids.push(writeLoose(content, byHand))
+      ids.push(writeLoose(Buffer.concat([content, Buffer.from('x')]), levelZero))
+    }
+    const db = new ObjectDatabase(gitdir)
+    for (const oid of ids) {
+      const read = db.read(oid)
+      expect(read.type).toBe('blob')
+      expect(
+        read.content.equals(
+          Buffer.from(execFileSync('git', ['cat-file', 'blob', oid], { cwd: work })),
+        ),
+      ).toBe(true)
+    }
+    db.close()
+  })
+
+  it('reports a damaged one as zlib does, and reads the next one as usual', () => {
+    const content = Buffer.from('The user likes short answers.\n'.repeat(20))
+    const oid = writeLoose(content, byHand)
+    const file = path.join(gitdir, 'objects', oid.slice(0, 2), oid.slice(2))
+    const sound = readFileSync(file)
+    const second = writeLoose(Buffer.from('another note\n'.repeat(10)), byHand)
+    const db = new ObjectDatabase(gitdir)
+    // A byte of the data, of the block's length, of its checksum; cut short.
+    const damages = [
+      (bytes: Buffer) => ((bytes[40] = bytes[40]! ^ 0x04), bytes),
+      (bytes: Buffer) => ((bytes[3] = bytes[3]! ^ 0x01), bytes),
+      (bytes: Buffer) => ((bytes[bytes.length - 2] = bytes[bytes.length - 2]! ^ 0x10), bytes),
+      (bytes: Buffer) => bytes.subarray(0, bytes.length - 3),
+    ]
+    for (const damage of damages) {
+      const bytes = damage(Buffer.from(sound))
+      chmodSync(file, 0o644)
+      writeFileSync(file, bytes)
+      let zlibSays = ''
+      try {
+        inflateSync(bytes)
+      } catch (error) {
+        zlibSays = (error as Error).message
+      }
+      expect(zlibSays).not.toBe('')
+      expect(() => db.read(oid)).toThrow(new DamagedObjectError(oid, zlibSays).message)
+      // Nothing of the damaged read is left over for the next one.
+      expect(db.read(second).content.equals(Buffer.from('another note\n'.repeat(10)))).toBe(true)
+    }
     db.close()
   })
 })

@@ -84,6 +84,13 @@ export class OidSet implements Iterable<string> {
     return table !== undefined && table.slots[find(table, bytes, 0)] !== 0
   }
 
+  /** `has` for the id held as 20 bytes at `at` in `bytes` (a tree entry's: no hex made). */
+  hasAt(bytes: Uint8Array, at: number): boolean {
+    if (at < 0 || at + 20 > bytes.length) throw new RangeError('not a whole object id')
+    const table = this.tables[bytes[at]!]
+    return table !== undefined && table.slots[find(table, bytes, at)] !== 0
+  }
+
   /** The ids as hex, ordered by first byte, then in the order they were added. */
   *[Symbol.iterator](): IterableIterator<string> {
     for (const table of this.tables) {

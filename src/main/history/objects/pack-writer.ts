@@ -23,7 +23,7 @@ import {
   removeFile,
   syncFolder,
 } from '../../lib/disk'
-import { crc32 } from './crc32'
+import { crc32, crc32Range } from './crc32'
 import { createDelta } from './delta'
 import {
   ObjectCache,
@@ -129,6 +129,8 @@ export class PackWriter {
   private buffered = 0
   private offset = 0
   private done = false
+  /** Where `add` writes an entry's header (at most 21 bytes: size and distance varints). */
+  private readonly head = Buffer.alloc(32)
 
   private constructor(
     readonly dir: string,
@@ -193,12 +195,23 @@ export class PackWriter {
             ...(body.length <= 4096 ? SMALL_DEFLATE : {}),
             chunkSize: Math.max(64, body.length + 64),
           })
-    const header = entryHeader(code, body.length, code === OFS_DELTA ? this.offset - baseOffset : 0)
+    const distance = code === OFS_DELTA ? this.offset - baseOffset : 0
+    const head = this.head
+    const headLength = writeEntryHeader(head, code, body.length, distance)
     const offset = this.offset
-    let crc = crc32(header)
+    let crc = crc32Range(head, 0, headLength)
     crc = crc32(compressed, crc)
-    await this.push(header)
-    await this.push(compressed)
+    const length = headLength + compressed.length
+    if (this.buffered + length <= this.buffer.length) {
+      // Most entries: copied into the write buffer here, without an await for each part.
+      head.copy(this.buffer, this.buffered, 0, headLength)
+      compressed.copy(this.buffer, this.buffered + headLength)
+      this.buffered += length
+      this.offset += length
+    } else {
+      await this.push(Buffer.from(head.subarray(0, headLength)))
+      await this.push(compressed)
+    }
     this.entries.push(oid, offset, crc)
     return { offset, depth }
   }
@@ -388,27 +401,39 @@ export function wholeEntryHeader(kind: ObjectKind, size: number): Buffer {
 
 /** The entry header: type and size, then for OFS_DELTA the distance back to the base. */
 export function entryHeader(code: number, size: number, distance: number): Buffer {
-  const bytes: number[] = []
+  const out = Buffer.alloc(32)
+  return out.subarray(0, writeEntryHeader(out, code, size, distance))
+}
+
+/** `entryHeader` written at the start of `out` (32 bytes hold any); returns its length. */
+function writeEntryHeader(out: Buffer, code: number, size: number, distance: number): number {
+  let at = 0
   let byte = (code << 4) | (size & 0x0f)
   let rest = Math.floor(size / 16)
   while (rest > 0) {
-    bytes.push(byte | 0x80)
+    out[at++] = byte | 0x80
     byte = rest & 0x7f
     rest = Math.floor(rest / 128)
   }
-  bytes.push(byte)
+  out[at++] = byte
   if (code === OFS_DELTA) {
-    // Big-endian groups of 7 bits; every group but the last adds one (git's encoding).
-    const groups = [distance & 0x7f]
+    // Big-endian groups of 7 bits; every group but the last adds one (git's encoding):
+    // counted first, then written from the last group back.
+    let groups = 1
+    for (let value = Math.floor(distance / 128); value > 0; value = Math.floor((value - 1) / 128)) {
+      groups++
+    }
+    let end = at + groups - 1
+    out[end] = distance & 0x7f
     let value = Math.floor(distance / 128)
     while (value > 0) {
       value -= 1
-      groups.unshift((value & 0x7f) | 0x80)
+      out[--end] = (value & 0x7f) | 0x80
       value = Math.floor(value / 128)
     }
-    bytes.push(...groups)
+    at += groups
   }
-  return Buffer.from(bytes)
+  return at
 }
 
 /**

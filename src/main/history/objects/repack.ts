@@ -14,12 +14,13 @@
  */
 import { disk, exists, isMissing, listNames, listNamesAsync, syncFolder } from '../../lib/disk'
 import path from 'node:path'
-import { parseCommit, parseTree, type RawTreeEntry } from '../object-store'
+import { parseCommit, parseTree, type RawCommit, type RawTreeEntry } from '../object-store'
 import { isFormatError, type ObjectDatabase, type OpenPack } from './object-database'
 import type { ObjectKind, RawObject } from './pack-file'
 import { ByteLru } from './byte-lru'
 import { OidSet } from './oid-set'
 import { PackIndex } from './pack-index'
+import { SortedTree, TreeCursor, treeShape } from './tree-bytes'
 import { FOLDED, PackWriter, removePackLeftovers, type DeltaBase } from './pack-writer'
 
 /** The points a crash test can stop at (`onStep`), in the order they happen. */
@@ -44,6 +45,11 @@ export interface RepackOptions {
   readonly onStep?: (step: RepackStep) => void
   /** Fold every pack into the new one instead of only the small ones. */
   readonly mergeAll?: boolean
+  /**
+   * Walks every tree parsed into entries, as the walk did before it read trees in place
+   * (stop 18): for tests, which hold the two to the same pack.
+   */
+  readonly parseTrees?: boolean
   /**
    * Runs a step that changes what the pack folder holds (clearing leftovers, putting the new
    * pack in place, removing what it holds) while nothing else writes or reads the folders
@@ -139,7 +145,17 @@ export async function repack(
   const writer = toPack.size > 0 ? PackWriter.create(db.packDir) : null
   try {
     if (writer) {
-      await writeObjects(db, tips, toPack, writer, packed, unreadable, pause, () => step('writing'))
+      await writeObjects(
+        db,
+        tips,
+        toPack,
+        writer,
+        packed,
+        unreadable,
+        pause,
+        () => step('writing'),
+        options.parseTrees === true,
+      )
     }
   } catch (error) {
     writer?.abort()
@@ -437,6 +453,7 @@ async function writeObjects(
   unreadable: string[],
   pause: () => Promise<void>,
   onFirst: () => void,
+  parseTrees: boolean,
 ): Promise<void> {
   // Delta bases by path: the last version written at each, bounded in bytes.
   const bases = new ByteLru<DeltaBase>(BASE_BUDGET, (base) => base.content.length)
@@ -468,25 +485,34 @@ async function writeObjects(
   // Trees read as the parent's side of one commit are the current side of the next one.
   interface Tree {
     readonly content: Buffer
-    readonly entries: RawTreeEntry[]
+    /** In git's order: read in place (`TreeCursor`). Otherwise parsed, into `entries`. */
+    readonly sorted: boolean
+    entries: RawTreeEntry[] | null
   }
   let previousTrees = new Map<string, Tree>()
   let nextTrees = new Map<string, Tree>()
+  // Null for what `parseTree` refuses (`treeShape` tells without parsing a sorted tree).
   const readTree = async (oid: string, report: boolean): Promise<Tree | null> => {
     const known = previousTrees.get(oid) ?? nextTrees.get(oid)
     if (known) return known
     const object = report ? await read(oid) : await quietRead(oid)
     if (!object || object.type !== 'tree') return null
-    let entries: RawTreeEntry[]
-    try {
-      entries = parseTree(oid, object.content, { foreign: true })
-    } catch {
-      return null
+    const shape = parseTrees ? 'unsorted' : treeShape(object.content)
+    if (shape === 'invalid') return null
+    let entries: RawTreeEntry[] | null = null
+    if (shape === 'unsorted') {
+      try {
+        entries = parseTree(oid, object.content, { foreign: true })
+      } catch {
+        return null
+      }
     }
-    const tree = { content: object.content, entries }
+    const tree: Tree = { content: object.content, sorted: shape === 'sorted', entries }
     nextTrees.set(oid, tree)
     return tree
   }
+  const entriesOf = (oid: string, tree: Tree): RawTreeEntry[] =>
+    (tree.entries ??= parseTree(oid, tree.content, { foreign: true }))
   const quietRead = async (oid: string): Promise<RawObject | null> => {
     try {
       return await reader.read(oid)
@@ -501,11 +527,17 @@ async function writeObjects(
     const tree = await readTree(oid, true)
     if (!tree) return
     await emit(oid, 'tree', tree.content, `tree:${prefix}`)
+    const base = baseOid ? await readTree(baseOid, false) : null
+    if (tree.sorted && (base === null || base.sorted)) {
+      await visitSorted(tree.content, base?.content ?? null, prefix)
+      return
+    }
+    // A tree in another order (made elsewhere): its entries and its base's, by name.
     const before = new Map<string, RawTreeEntry>()
-    for (const entry of (baseOid && (await readTree(baseOid, false))?.entries) || []) {
+    for (const entry of base && baseOid ? entriesOf(baseOid, base) : []) {
       before.set(entry.name, entry)
     }
-    for (const entry of tree.entries) {
+    for (const entry of entriesOf(oid, tree)) {
       const old = before.get(entry.name)
       if (old && old.oid === entry.oid) continue
       if (entry.kind === 'tree') {
@@ -517,29 +549,69 @@ async function writeObjects(
     }
   }
 
+  // The same, for a tree and its base (if any) both in git's order, read in place side by
+  // side: an entry whose name and id the base has too (most of them) costs no allocation.
+  const visitSorted = async (tree: Buffer, base: Buffer | null, prefix: string): Promise<void> => {
+    const entry = new TreeCursor(tree)
+    const old = base ? new TreeCursor(base) : null
+    let oldLeft = old?.next() ?? false
+    // The base searched by name, made when an entry first needs it.
+    let baseByName: SortedTree | null = null
+    while (entry.next()) {
+      let match: TreeCursor | null = null
+      if (old && base) {
+        while (oldLeft && old.compare(entry) < 0) oldLeft = old.next()
+        // The same name as the other kind (a file become a folder) sorts elsewhere.
+        match =
+          oldLeft && old.compare(entry) === 0
+            ? old
+            : (baseByName ??= new SortedTree(base)).otherKindNamed(entry)
+      }
+      if (match && match.sameId(entry)) continue
+      if (entry.folder) {
+        const baseId = match?.folder ? match.id() : null
+        await visitTree(entry.id(), baseId, `${prefix}${entry.name()}/`)
+      } else if (toPack.hasAt(tree, entry.idAt) && !packed.hasAt(tree, entry.idAt)) {
+        const id = entry.id()
+        const blob = await read(id)
+        if (blob) await emit(id, blob.type, blob.content, `blob:${prefix}${entry.name()}`)
+      }
+    }
+  }
+
   // Depth-first from each tip, first parents first; a commit some pack not being folded holds
   // ends the walk there (everything older was packed before).
   const stack = [...tips].reverse()
   const walked = new OidSet()
+  // The parent a commit was read with (for its tree) is most often the next commit walked:
+  // kept, read and parsed, rather than read from the disk and parsed again.
+  let parentOid: string | null = null
+  let parentObject: RawObject | null = null
+  let parentCommit: RawCommit | null = null
   while (stack.length > 0) {
     const cursor = stack.pop() as string
     if (walked.has(cursor)) continue
     walked.add(cursor)
     if (!toPack.has(cursor) || packed.has(cursor)) continue
-    const object = await quietRead(cursor)
+    const known = cursor === parentOid
+    const object = known ? parentObject : await quietRead(cursor)
     if (object?.type !== 'commit') continue
-    let commit
+    let commit: RawCommit
     try {
-      commit = parseCommit(cursor, object.content)
+      commit = known && parentCommit ? parentCommit : parseCommit(cursor, object.content)
     } catch {
       continue
     }
     await emit(cursor, 'commit', object.content, 'commit')
     const parent = commit.parent ? await quietRead(commit.parent) : null
     let parentTree: string | null = null
+    parentOid = commit.parent
+    parentObject = parent
+    parentCommit = null
     if (parent?.type === 'commit' && commit.parent) {
       try {
-        parentTree = parseCommit(commit.parent, parent.content).tree
+        parentCommit = parseCommit(commit.parent, parent.content)
+        parentTree = parentCommit.tree
       } catch {
         parentTree = null
       }

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { deflateSync, inflateSync } from 'node:zlib'
 import { describe, expect, it } from 'vitest'
 import { patchStored, STORED_DATA_AT, storedZlib } from '../object-store'
+import { inflateStored } from './stored-zlib'
 
 // Small loose objects are framed as zlib stored blocks by hand (no zlib set-up per object):
 // the bytes must be exactly what zlib itself writes at level 0, so git and every reader take
@@ -70,5 +71,60 @@ describe('patchStored', () => {
     expect(() => patchStored(stored, -1, randomBytes(1))).toThrow()
     expect(stored.equals(before)).toBe(true)
     expect(STORED_DATA_AT).toBe(7)
+  })
+})
+
+// Loose objects Cairn framed as stored blocks are read back without zlib (`inflateStored`,
+// stop 18): for every stream it takes, the bytes zlib's inflate gives; anything else (damage
+// included) it leaves to zlib, which inflates or refuses it as before.
+describe('inflateStored', () => {
+  for (const size of [0, 1, 400, 3800, 8192, 65_000, 65_531, 65_535, 200_000]) {
+    it(`reads ${size} bytes framed by storedZlib or by zlib at level 0 as zlib does`, () => {
+      const content = randomBytes(size)
+      const streams: Buffer[] = [deflateSync(content, { level: 0 })]
+      if (size + 11 <= 0xffff) {
+        const head = Buffer.from(`blob ${size}\0`)
+        streams.push(storedZlib(head, content))
+      }
+      for (const stream of streams) {
+        const read = inflateStored(stream)
+        expect(read).not.toBeNull()
+        expect(read!.equals(inflateSync(stream))).toBe(true)
+        // A buffer of its own, its exact size (kept as a delta base, it holds nothing more).
+        expect(read!.buffer.byteLength).toBe(read!.length)
+      }
+    })
+  }
+
+  it('leaves compressed streams to zlib', () => {
+    const text = Buffer.from('notes '.repeat(100))
+    for (const level of [1, 6, 9]) expect(inflateStored(deflateSync(text, { level }))).toBeNull()
+  })
+
+  it('takes no damaged stream, wherever the damage is', () => {
+    const content = randomBytes(300)
+    const sound = storedZlib(Buffer.from('blob 300\0'), content)
+    const damaged: Buffer[] = []
+    // Every byte changed in turn: the header, the block's flag and lengths, data, checksum.
+    for (let at = 0; at < sound.length; at++) {
+      const copy = Buffer.from(sound)
+      copy[at] = copy[at]! ^ (at % 2 === 0 ? 0x01 : 0x80)
+      damaged.push(copy)
+    }
+    damaged.push(sound.subarray(0, sound.length - 1), sound.subarray(0, 9), Buffer.alloc(0))
+    for (const bytes of damaged) {
+      const read = inflateStored(bytes)
+      if (read === null) continue
+      // Only a change zlib does not see either (the header's unused bits) may pass, and then
+      // with zlib's own result.
+      expect(read.equals(inflateSync(bytes))).toBe(true)
+    }
+    // The checksum is what catches changed data.
+    const flipped = Buffer.from(sound)
+    flipped[20] = flipped[20]! ^ 0x01
+    expect(inflateStored(flipped)).toBeNull()
+    expect(() => inflateSync(flipped)).toThrow(/incorrect data check/)
+    // Bytes after the stream: zlib's to judge (it ignores them).
+    expect(inflateStored(Buffer.concat([sound, Buffer.from('zz')]))).toBeNull()
   })
 })
