@@ -277,6 +277,43 @@ describe('a command with its commit, step by step', () => {
     })
   }
 
+  it("a str_replace starts its file's flush before it writes its commit's objects", async () => {
+    const events: string[] = []
+    const recording = recordingDisk(events)
+    const temps = new Set<number>()
+    restoreDisk = setDisk({
+      ...recording,
+      openSync(file, flags, mode) {
+        const kind = kindOf(file, flags)
+        if (kind === 'object') events.push('object written')
+        const fd = recording.openSync(file, flags, mode)
+        if (kind === 'memory-temp') temps.add(fd)
+        return fd
+      },
+      fsync(fd) {
+        if (temps.has(fd)) events.push('temp flush started')
+        return recording.fsync(fd)
+      },
+    })
+    try {
+      const outcome = await memory.execute(
+        { command: 'str_replace', path: '/memories/a.md', old_str: 'beta', new_str: 'gamma' },
+        CLAUDE,
+      )
+      expect(outcome.commit).not.toBeNull()
+    } finally {
+      restoreDisk()
+      restoreDisk = null
+    }
+    // Its temp file's flush is under way while the blob, the trees and the commit are
+    // written; the rename still waits for it and for the log's (the test above).
+    expect(events.filter((event) => event === 'object written').length).toBeGreaterThan(0)
+    expect(first(events, 'temp flush started')).toBeGreaterThan(-1)
+    expect(first(events, 'temp flush started')).toBeLessThan(first(events, 'object written'))
+    expect(first(events, 'flushed memory-temp')).toBeLessThan(first(events, 'renamed memory file'))
+    expect(await headMatchesFolder(dataDir)).toBe(true)
+  })
+
   for (const [name, input] of [
     ['a delete', { command: 'delete', path: '/memories/dir/b.md' }],
     ['a rename', { command: 'rename', old_path: '/memories/a.md', new_path: '/memories/c.md' }],

@@ -2,7 +2,7 @@ import crypto from 'node:crypto'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { handlesNameEntries, nodeDisk, setDisk } from './disk'
 import { hookDisk } from './disk-hooks'
 import {
@@ -167,6 +167,56 @@ describe.each([
       )
       expect(fs.readdirSync(path.join(base, 'root', 'a')).sort()).toEqual(['b', 'new'])
     } finally {
+      tree.close()
+    }
+  })
+
+  it("starts a staged write's flush when the stage gets it, and closes an abandoned one's file only once that flush is done", async () => {
+    const tree = new FolderTree(path.join(base, 'root'))
+    const events: string[] = []
+    let release: () => void = () => {}
+    const held = new Promise<void>((resolve) => (release = resolve))
+    const temps = new Set<number>()
+    const restoreDisk = setDisk({
+      ...nodeDisk,
+      openSync(file, flags, mode) {
+        const fd = nodeDisk.openSync(file, flags, mode)
+        if (file.includes('.cairn-tmp-')) temps.add(fd)
+        return fd
+      },
+      async fsync(fd) {
+        if (!temps.has(fd)) return nodeDisk.fsync(fd)
+        events.push('flush started')
+        await held
+        await nodeDisk.fsync(fd)
+        events.push('flush done')
+      },
+      closeSync(fd) {
+        if (temps.delete(fd)) events.push('temp closed')
+        nodeDisk.closeSync(fd)
+      },
+    })
+    try {
+      const found = tree.find('a/b/f.md')
+      if (found.kind !== 'file') throw new Error('expected a file')
+      const written = writeFileAtomically(found.parent, 'f.md', 'replaced\n', {
+        stage: async () => {
+          // The stage has not asked for the flush: it is under way all the same.
+          events.push('staged')
+          throw new Error('the commit could not be built')
+        },
+      })
+      await expect(written).rejects.toThrow('the commit could not be built')
+      // The temp file is gone at once; its descriptor stays open under the flush in flight.
+      expect(fs.readdirSync(path.join(base, 'root', 'a', 'b'))).toEqual(['f.md'])
+      expect(events).toEqual(['flush started', 'staged'])
+      release()
+      await vi.waitFor(() => expect(events).toContain('temp closed'))
+      expect(events).toEqual(['flush started', 'staged', 'flush done', 'temp closed'])
+      expect(fs.readFileSync(path.join(base, 'root', 'a', 'b', 'f.md'), 'utf8')).toBe('inside\n')
+    } finally {
+      release()
+      restoreDisk()
       tree.close()
     }
   })
