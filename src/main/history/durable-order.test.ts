@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { readFileSync, readlinkSync, statSync } from 'node:fs'
 import path from 'node:path'
 import { nodeDisk, OPEN, setDisk, type Disk } from '../lib/disk'
@@ -311,6 +311,55 @@ describe('a command with its commit, step by step', () => {
     expect(first(events, 'temp flush started')).toBeGreaterThan(-1)
     expect(first(events, 'temp flush started')).toBeLessThan(first(events, 'object written'))
     expect(first(events, 'flushed memory-temp')).toBeLessThan(first(events, 'renamed memory file'))
+    expect(await headMatchesFolder(dataDir)).toBe(true)
+  })
+
+  it("a str_replace appends its side index entry while its folder's flush runs, and returns after that flush", async () => {
+    const events: string[] = []
+    let release: () => void = () => {}
+    const held = new Promise<void>((resolve) => (release = resolve))
+    // The index's files were opened with the history: named by the kernel.
+    const isIndex = (fd: number) => readlinkSync(`/proc/self/fd/${fd}`).includes('cairn-index')
+    restoreDisk = setDisk({
+      ...nodeDisk,
+      writeSync(fd, data, position) {
+        if (isIndex(fd)) events.push('index appended')
+        return nodeDisk.writeSync(fd, data, position)
+      },
+      async fsync(fd) {
+        if (kindByLink(fd) !== 'memory-folder') return nodeDisk.fsync(fd)
+        events.push('folder flush started')
+        await held
+        await nodeDisk.fsync(fd)
+        events.push('folder flushed')
+      },
+    })
+    try {
+      const running = memory
+        .execute(
+          { command: 'str_replace', path: '/memories/a.md', old_str: 'beta', new_str: 'gamma' },
+          CLAUDE,
+        )
+        .then((outcome) => {
+          events.push('acknowledged')
+          return outcome
+        })
+      await vi.waitFor(() => expect(events).toContain('index appended'))
+      expect(events).toContain('folder flush started')
+      expect(events).not.toContain('acknowledged')
+      release()
+      const outcome = await running
+      expect(outcome.commit).not.toBeNull()
+      expect(events.indexOf('folder flushed')).toBeLessThan(events.indexOf('acknowledged'))
+      expect(events.indexOf('folder flush started')).toBeLessThan(events.indexOf('index appended'))
+    } finally {
+      release()
+      restoreDisk()
+      restoreDisk = null
+    }
+    // The index holds the commit, as the git CLI names it.
+    const newest = (await memory.log({ offset: 0, limit: 1 })).entries[0]!
+    expect(newest.oid).toBe(headObjects('')[0])
     expect(await headMatchesFolder(dataDir)).toBe(true)
   })
 

@@ -386,9 +386,11 @@ export function createRepo(options: {
     // command may move that folder, or a commit may bypass the log, and a power cut would then
     // leave a rename open cannot redo (review13-perf R1, R2). The logged rename is still redone
     // at open after a killed process (docs/durability.md, "Cost").
+    // Neither rejects. The entry is made and appended to the side index (not flushed) while
+    // they run: the ref has moved, and the result still waits for both.
     const folder = staged ? () => staged.write.syncFolder() : undefined
     const durable = logged.ref ? logged.ref.moved().catch(() => {}) : ref!.sync()
-    await Promise.all([durable, folder?.()])
+    const flushed = Promise.all([durable, folder?.()])
     const entry: IndexEntry = {
       oid,
       parent: head,
@@ -422,6 +424,7 @@ export function createRepo(options: {
         else indexBehind = true
       }
     }
+    await flushed
     return entry
   }
 
