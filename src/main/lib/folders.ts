@@ -862,10 +862,11 @@ export async function writeFileAtomically(
       // The staged write owns the temp file from here on.
       fd = undefined
       ownsTemp = false
-      // Its fsync starts now and runs while the stage builds the commit's objects; the stage
-      // waits for it, with the log's, before the rename (a failure is kept for that wait).
-      write.flush().catch(() => {})
       try {
+        // Its fsync starts now and runs while the stage builds the commit's objects; the stage
+        // waits for it, with the log's, before the rename (a failure is kept for that wait).
+        // Inside the try: one that throws at once still has the write abandoned.
+        write.flush().catch(() => {})
         await options.stage(write)
         // A stage that returned without publishing: the write goes ahead on its own.
         await write.publishAlone(options.logger)
