@@ -277,6 +277,164 @@ describe('a command with its commit, step by step', () => {
     })
   }
 
+  it("a str_replace starts its file's flush before it writes its commit's objects", async () => {
+    const events: string[] = []
+    const recording = recordingDisk(events)
+    const temps = new Set<number>()
+    restoreDisk = setDisk({
+      ...recording,
+      openSync(file, flags, mode) {
+        const kind = kindOf(file, flags)
+        if (kind === 'object') events.push('object written')
+        const fd = recording.openSync(file, flags, mode)
+        if (kind === 'memory-temp') temps.add(fd)
+        return fd
+      },
+      fsync(fd) {
+        if (temps.has(fd)) events.push('temp flush started')
+        return recording.fsync(fd)
+      },
+    })
+    try {
+      const outcome = await memory.execute(
+        { command: 'str_replace', path: '/memories/a.md', old_str: 'beta', new_str: 'gamma' },
+        CLAUDE,
+      )
+      expect(outcome.commit).not.toBeNull()
+    } finally {
+      restoreDisk()
+      restoreDisk = null
+    }
+    // Its temp file's flush is under way while the blob, the trees and the commit are
+    // written; the rename still waits for it and for the log's (the test above).
+    expect(events.filter((event) => event === 'object written').length).toBeGreaterThan(0)
+    expect(first(events, 'temp flush started')).toBeGreaterThan(-1)
+    expect(first(events, 'temp flush started')).toBeLessThan(first(events, 'object written'))
+    expect(first(events, 'flushed memory-temp')).toBeLessThan(first(events, 'renamed memory file'))
+    expect(await headMatchesFolder(dataDir)).toBe(true)
+  })
+
+  it("a str_replace appends its side index entry while its folder's flush runs, and returns after that flush", async () => {
+    const events: string[] = []
+    let release: () => void = () => {}
+    const held = new Promise<void>((resolve) => (release = resolve))
+    let indexWritten: () => void = () => {}
+    const appended = new Promise<void>((resolve) => (indexWritten = resolve))
+    // The index's files were opened with the history: named by the kernel.
+    const isIndex = (fd: number) => readlinkSync(`/proc/self/fd/${fd}`).includes('cairn-index')
+    restoreDisk = setDisk({
+      ...nodeDisk,
+      writeSync(fd, data, position) {
+        if (isIndex(fd)) {
+          events.push('index appended')
+          indexWritten()
+        }
+        return nodeDisk.writeSync(fd, data, position)
+      },
+      async fsync(fd) {
+        if (kindByLink(fd) !== 'memory-folder') return nodeDisk.fsync(fd)
+        events.push('folder flush started')
+        await held
+        await nodeDisk.fsync(fd)
+        events.push('folder flushed')
+      },
+    })
+    try {
+      const running = memory
+        .execute(
+          { command: 'str_replace', path: '/memories/a.md', old_str: 'beta', new_str: 'gamma' },
+          CLAUDE,
+        )
+        .then((outcome) => {
+          events.push('acknowledged')
+          return outcome
+        })
+      // Waited for by the write itself, not polled against a clock.
+      await appended
+      expect(events).toContain('folder flush started')
+      expect(events).not.toContain('acknowledged')
+      release()
+      const outcome = await running
+      expect(outcome.commit).not.toBeNull()
+      expect(events.indexOf('folder flushed')).toBeLessThan(events.indexOf('acknowledged'))
+      expect(events.indexOf('folder flush started')).toBeLessThan(events.indexOf('index appended'))
+    } finally {
+      release()
+      restoreDisk()
+      restoreDisk = null
+    }
+    // The index holds the commit, as the git CLI names it.
+    const newest = (await memory.log({ offset: 0, limit: 1 })).entries[0]!
+    expect(newest.oid).toBe(headObjects('')[0])
+    expect(await headMatchesFolder(dataDir)).toBe(true)
+  })
+
+  it("appends a commit's side index entry only once its ref is durable, on the path the log does not take", async () => {
+    // Just under the tool's 1 MiB limit, over the log's cap with the commit's trees: the ref is
+    // renamed into place, and refs/heads/ is fsynced after the rename (review19-cold R1).
+    const big = `${'x'.repeat(99)}\n`.repeat(10_484) + 'beta\n'
+    const created = await memory.execute(
+      { command: 'create', path: '/memories/big.md', file_text: big },
+      CLAUDE,
+    )
+    expect(created.isError).toBe(false)
+    const events: string[] = []
+    let release: () => void = () => {}
+    const held = new Promise<void>((resolve) => (release = resolve))
+    let refsStarted: () => void = () => {}
+    const refsFlushing = new Promise<void>((resolve) => (refsStarted = resolve))
+    const folderFlushes: Promise<void>[] = []
+    const isIndex = (fd: number) => readlinkSync(`/proc/self/fd/${fd}`).includes('cairn-index')
+    const isRefFolder = (fd: number) => /refs\/heads$/.test(readlinkSync(`/proc/self/fd/${fd}`))
+    restoreDisk = setDisk({
+      ...nodeDisk,
+      writeSync(fd, data, position) {
+        if (isIndex(fd)) events.push('index appended')
+        return nodeDisk.writeSync(fd, data, position)
+      },
+      async fsync(fd) {
+        if (kindByLink(fd) === 'memory-folder') {
+          const flushing = nodeDisk.fsync(fd)
+          folderFlushes.push(flushing)
+          return flushing
+        }
+        if (!isRefFolder(fd)) return nodeDisk.fsync(fd)
+        events.push('ref folder flush started')
+        refsStarted()
+        await held
+        await nodeDisk.fsync(fd)
+        events.push('ref folder flushed')
+      },
+    })
+    try {
+      const running = memory.execute(
+        { command: 'str_replace', path: '/memories/big.md', old_str: 'beta', new_str: 'gamma' },
+        CLAUDE,
+      )
+      // The ref has moved and its folder's flush is held. The memory folder's flush starts in
+      // the same step, and is let finish: the entry must still wait for the ref's.
+      await refsFlushing
+      await Promise.all(folderFlushes)
+      expect(folderFlushes.length).toBeGreaterThan(0)
+      expect(events).toEqual(['ref folder flush started'])
+      release()
+      const outcome = await running
+      expect(outcome.isError).toBe(false)
+      // The entry's writes (a record may take more than one), all after the ref's flush.
+      expect(events.slice(0, 2)).toEqual(['ref folder flush started', 'ref folder flushed'])
+      expect(events.length).toBeGreaterThan(2)
+      expect(new Set(events.slice(2))).toEqual(new Set(['index appended']))
+    } finally {
+      release()
+      restoreDisk()
+      restoreDisk = null
+    }
+    // The index holds the commit, as the git CLI names it.
+    const newest = (await memory.log({ offset: 0, limit: 1 })).entries[0]!
+    expect(newest.oid).toBe(headObjects('')[0])
+    expect(await headMatchesFolder(dataDir)).toBe(true)
+  })
+
   for (const [name, input] of [
     ['a delete', { command: 'delete', path: '/memories/dir/b.md' }],
     ['a rename', { command: 'rename', old_path: '/memories/a.md', new_path: '/memories/c.md' }],

@@ -386,9 +386,12 @@ export function createRepo(options: {
     // command may move that folder, or a commit may bypass the log, and a power cut would then
     // leave a rename open cannot redo (review13-perf R1, R2). The logged rename is still redone
     // at open after a killed process (docs/durability.md, "Cost").
-    const folder = staged ? () => staged.write.syncFolder() : undefined
-    const durable = logged.ref ? logged.ref.moved().catch(() => {}) : ref!.sync()
-    await Promise.all([durable, folder?.()])
+    // Neither rejects. Both start now; the entry is made and appended to the side index (not
+    // flushed) once the ref is durable, never before, so that an entry on disk names a ref on
+    // disk (a power cut must not leave the index ahead of `main`: review19-cold R1). The
+    // folder's flush runs on meanwhile, and the result waits for it.
+    const folder = staged ? staged.write.syncFolder() : undefined
+    await (logged.ref ? logged.ref.moved().catch(() => {}) : ref!.sync())
     const entry: IndexEntry = {
       oid,
       parent: head,
@@ -422,6 +425,7 @@ export function createRepo(options: {
         else indexBehind = true
       }
     }
+    await folder
     return entry
   }
 

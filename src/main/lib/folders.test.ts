@@ -171,6 +171,104 @@ describe.each([
     }
   })
 
+  it("starts a staged write's flush when the stage gets it, and closes an abandoned one's file only once that flush is done", async () => {
+    const tree = new FolderTree(path.join(base, 'root'))
+    const events: string[] = []
+    let release: () => void = () => {}
+    const held = new Promise<void>((resolve) => (release = resolve))
+    const temps = new Set<number>()
+    let tempClosed: () => void = () => {}
+    const closed = new Promise<void>((resolve) => (tempClosed = resolve))
+    const restoreDisk = setDisk({
+      ...nodeDisk,
+      openSync(file, flags, mode) {
+        const fd = nodeDisk.openSync(file, flags, mode)
+        if (file.includes('.cairn-tmp-')) temps.add(fd)
+        return fd
+      },
+      async fsync(fd) {
+        if (!temps.has(fd)) return nodeDisk.fsync(fd)
+        events.push('flush started')
+        await held
+        await nodeDisk.fsync(fd)
+        events.push('flush done')
+      },
+      closeSync(fd) {
+        if (temps.delete(fd)) {
+          events.push('temp closed')
+          tempClosed()
+        }
+        nodeDisk.closeSync(fd)
+      },
+    })
+    try {
+      const found = tree.find('a/b/f.md')
+      if (found.kind !== 'file') throw new Error('expected a file')
+      const written = writeFileAtomically(found.parent, 'f.md', 'replaced\n', {
+        stage: async () => {
+          // The stage has not asked for the flush: it is under way all the same.
+          events.push('staged')
+          throw new Error('the commit could not be built')
+        },
+      })
+      await expect(written).rejects.toThrow('the commit could not be built')
+      // The temp file is gone at once; its descriptor stays open under the flush in flight.
+      expect(fs.readdirSync(path.join(base, 'root', 'a', 'b'))).toEqual(['f.md'])
+      expect(events).toEqual(['flush started', 'staged'])
+      release()
+      // Waited for by the close itself, not polled against a clock.
+      await closed
+      expect(events).toEqual(['flush started', 'staged', 'flush done', 'temp closed'])
+      expect(fs.readFileSync(path.join(base, 'root', 'a', 'b', 'f.md'), 'utf8')).toBe('inside\n')
+    } finally {
+      release()
+      restoreDisk()
+      tree.close()
+    }
+  })
+
+  it("removes a staged write's temp file and closes it when its flush throws at once", async () => {
+    const tree = new FolderTree(path.join(base, 'root'))
+    const temps = new Set<number>()
+    const closed: number[] = []
+    let staged = false
+    const restoreDisk = setDisk({
+      ...nodeDisk,
+      openSync(file, flags, mode) {
+        const fd = nodeDisk.openSync(file, flags, mode)
+        if (file.includes('.cairn-tmp-')) temps.add(fd)
+        return fd
+      },
+      // A disk whose fsync fails before it returns a promise (none real does; a double may).
+      fsync(fd) {
+        if (!temps.has(fd)) return nodeDisk.fsync(fd)
+        throw Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO' })
+      },
+      closeSync(fd) {
+        if (temps.delete(fd)) closed.push(fd)
+        nodeDisk.closeSync(fd)
+      },
+    })
+    try {
+      const found = tree.find('a/b/f.md')
+      if (found.kind !== 'file') throw new Error('expected a file')
+      const written = writeFileAtomically(found.parent, 'f.md', 'replaced\n', {
+        stage: async () => {
+          staged = true
+        },
+      })
+      await expect(written).rejects.toThrow('EIO')
+      expect(staged).toBe(false)
+      expect(fs.readdirSync(path.join(base, 'root', 'a', 'b'))).toEqual(['f.md'])
+      expect(closed).toHaveLength(1)
+      expect(temps.size).toBe(0)
+      expect(fs.readFileSync(path.join(base, 'root', 'a', 'b', 'f.md'), 'utf8')).toBe('inside\n')
+    } finally {
+      restoreDisk()
+      tree.close()
+    }
+  })
+
   it('refuses a root that is itself a symlink', () => {
     fs.symlinkSync(path.join(base, 'outside'), path.join(base, 'linked-root'))
     expect(() => Folder.openRoot(path.join(base, 'linked-root'))).toThrow()

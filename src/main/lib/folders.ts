@@ -769,7 +769,9 @@ export class StagedWrite {
 
   /**
    * fsyncs the temp file. Once only: a failure is kept and reported again (a second fsync
-   * after a failed one can report success for data that never reached the disk).
+   * after a failed one can report success for data that never reached the disk). The first
+   * call starts it (`writeFileAtomically` does, as soon as the stage gets the write, so that
+   * it runs while the commit's objects are built); later ones wait for the same one.
    */
   flush(): Promise<void> {
     this.flushing ??= this.fd === null ? Promise.resolve() : disk.fsync(this.fd)
@@ -815,12 +817,20 @@ export class StagedWrite {
     await this.syncFolder(logger)
   }
 
-  /** Drops an unpublished write: its temp file goes. */
+  /**
+   * Drops an unpublished write: its temp file goes. Its descriptor is closed once a flush in
+   * flight has settled, never under it (the number could name another file by then).
+   */
   abandon(): void {
     if (this.done) return
-    if (this.fd !== null) closeQuietly(this.fd)
+    const fd = this.fd
     this.fd = null
     unlinkQuietly(this.folder, this.temp)
+    if (fd === null) return
+    if (this.flushing) {
+      const close = () => closeQuietly(fd)
+      void this.flushing.then(close, close)
+    } else closeQuietly(fd)
   }
 }
 
@@ -853,6 +863,10 @@ export async function writeFileAtomically(
       fd = undefined
       ownsTemp = false
       try {
+        // Its fsync starts now and runs while the stage builds the commit's objects; the stage
+        // waits for it, with the log's, before the rename (a failure is kept for that wait).
+        // Inside the try: one that throws at once still has the write abandoned.
+        write.flush().catch(() => {})
         await options.stage(write)
         // A stage that returned without publishing: the write goes ahead on its own.
         await write.publishAlone(options.logger)
