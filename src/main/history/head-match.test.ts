@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import {
   chmodSync,
@@ -9,6 +10,7 @@ import {
   openSync,
   readdirSync,
   readFileSync,
+  rmSync,
   statSync,
   utimesSync,
   writeFileSync,
@@ -495,6 +497,37 @@ describe('open when the folder is exactly HEAD', () => {
     const { repo, recovery } = await openRepo({ dataDir, now })
     expect(recovery?.kind).toBe('history-repaired')
     expect(recovery?.message).toContain('damaged stored copy of your files was repaired')
+    await commitElsewhereAndFsck(repo)
+  })
+
+  // Open asks the packs for every vouched-for file's blob at once, after the walk: a blob that
+  // none holds (nor a loose file) is found as when each was asked for during the walk.
+  it("finds a file's blob gone from the pack (a pack without it) once trusted by its stat", async () => {
+    await seed()
+    const past = new Date(Date.now() - 10_000)
+    for (const file of Object.keys(FILES)) {
+      utimesSync(path.join(dataDir, 'memories', file), past, past)
+    }
+    gitCli(dataDir, 'gc', '-q')
+    for (let i = 0; i < 2; i++) await close((await openRepo({ dataDir, now })).repo)
+    const blob = gitCli(dataDir, 'rev-parse', 'main:a/deep/c.md').trim()
+    expect(existsSync(looseFile(dataDir, blob))).toBe(false)
+    // A pack of everything else in place of git's.
+    const packDir = path.join(gitdirOf(dataDir), 'objects', 'pack')
+    const old = readdirSync(packDir)
+    const others = gitCli(dataDir, 'rev-list', '--objects', '--all')
+      .split('\n')
+      .map((line) => line.split(' ')[0]!)
+      .filter((oid) => oid && oid !== blob)
+    execFileSync('git', ['pack-objects', '-q', path.join(packDir, 'pack')], {
+      cwd: gitdirOf(dataDir),
+      input: others.join('\n') + '\n',
+    })
+    for (const name of old) rmSync(path.join(packDir, name), { force: true })
+    expect(() => gitCli(dataDir, 'cat-file', '-e', blob)).toThrow()
+    const { repo, recovery } = await openRepo({ dataDir, now })
+    expect(recovery?.kind).toBe('history-repaired')
+    expect(gitCli(dataDir, 'cat-file', '-p', blob)).toBe(FILES['a/deep/c.md'])
     await commitElsewhereAndFsck(repo)
   })
 })

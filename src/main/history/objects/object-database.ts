@@ -18,7 +18,7 @@ import {
   type ObjectKind,
   type RawObject,
 } from './pack-file'
-import { PackIndex, PackIndexError } from './pack-index'
+import { PackIndex, PackIndexError, rawIds } from './pack-index'
 import { packedRecordsSound, recordsSoundAt, type Extents } from './packed-crc'
 import { inflateStored } from './stored-zlib'
 
@@ -156,6 +156,24 @@ export class ObjectDatabase {
     const raw = Buffer.from(oid, 'hex')
     for (const open of this.packList) if (open.index.has(raw)) return true
     return exists(this.loosePath(oid))
+  }
+
+  /**
+   * For each of `oids`, true when a pack (not counting loose files) holds it: `inPack` for
+   * many ids at once, each pack's name table read a slice at a time (see
+   * `PackIndex.positionsEach`).
+   */
+  inPackEach(oids: ReadonlyArray<string>): boolean[] {
+    const found = oids.map(() => false)
+    if (this.packList.length === 0) return found
+    const { raw, valid } = rawIds(oids)
+    for (const open of this.packList) {
+      const positions = new Int32Array(oids.length).fill(-1)
+      open.index.positionsEach(raw, positions)
+      for (const [i, position] of positions.entries())
+        if (position >= 0 && valid[i]) found[i] = true
+    }
+    return found
   }
 
   /** True when a pack (not counting loose files) holds `oid`. */

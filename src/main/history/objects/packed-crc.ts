@@ -12,7 +12,7 @@
  */
 import { crc32 } from './crc32'
 import type { PackFile } from './pack-file'
-import type { PackIndex } from './pack-index'
+import { positionsOf, type PackIndex } from './pack-index'
 
 /** Records further apart than this are read one by one. */
 const MAX_SPAN = 8 * 1024 * 1024
@@ -59,8 +59,10 @@ export function packedRecordsSound(
 ): Map<string, boolean | null> {
   const result = new Map<string, boolean | null>()
   const records: Array<{ oid: string; position: number }> = []
-  for (const oid of oids) {
-    const position = index.position(Buffer.from(oid, 'hex'))
+  // All at once: each slice of the index's names read once (see `PackIndex.positionsEach`).
+  const positions = positionsOf(index, oids)
+  for (const [at, oid] of oids.entries()) {
+    const position = positions[at]!
     if (position >= 0) records.push({ oid, position })
   }
   if (records.length === 0) return result
