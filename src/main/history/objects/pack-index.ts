@@ -1,7 +1,7 @@
 /**
  * Reads a pack's `.idx` (version 2, and the older version 1) by positioned reads: only the
  * 1 KiB fanout table is read at open; a lookup reads the object names that share the first
- * byte, with those of the neighbouring first bytes up to about 64 KiB (one slice of the name
+ * byte, with those of the neighbouring first bytes up to about 16 KiB (one slice of the name
  * table, kept in a bounded cache), binary-searches them, then reads its offset (version 2:
  * with the 1,023 next to it, kept in the same cache).
  *
@@ -22,11 +22,16 @@ const FANOUT_BYTES = 256 * 4
 /** Offset entries read together (4 bytes each). */
 const OFFSET_CHUNK = 1024
 /**
- * About how many bytes of the name table one read brings in: the names of as many
+ * About how many bytes of the name table one lookup reads and keeps: the names of as many
  * consecutive first bytes as fit (a power of two of them), so that lookups all over the index
- * (the open's check of every memory file) cost a few reads instead of one per first byte.
+ * cost a few reads instead of one per first byte. Kept small: each slice kept is memory the
+ * process touches for the first time, a page fault per 4 KiB (some 20 µs each on a virtual
+ * machine), and open's few single lookups (the newest commit's trees) used a fraction of the
+ * 64 KiB read before. Lookups of many ids at once read `BATCH_READ_BYTES` into reused memory.
  */
-const NAME_READ_BYTES = 64 * 1024
+const NAME_READ_BYTES = 16 * 1024
+/** The same for `positionsEach`, whose slices are read into one buffer reused, never kept. */
+const BATCH_READ_BYTES = 64 * 1024
 /** Larger indexes are not read whole by `crcAndOffsets` (8 bytes an object). */
 const MAX_WHOLE_TABLES = 1 << 22
 
@@ -73,6 +78,8 @@ export class PackIndex {
   private readonly id = `${nextId++}:`
   /** First bytes whose names are read together (a power of two; see NAME_READ_BYTES). */
   private readonly span: number
+  /** The same for `positionsEach` (see BATCH_READ_BYTES). */
+  private readonly batchSpan: number
   private closed = false
   /** The pack's checksum as this index names it (hex), read when first asked for. */
   private packIdHex: string | null = null
@@ -89,9 +96,8 @@ export class PackIndex {
     this.fanout = fanout
     this.count = fanout[255] as number
     const perFirstByte = (this.count * (version === 2 ? 20 : 24)) / 256
-    let span = 1
-    while (span < 256 && span * 2 * perFirstByte <= NAME_READ_BYTES) span *= 2
-    this.span = span
+    this.span = spanFor(perFirstByte, NAME_READ_BYTES)
+    this.batchSpan = spanFor(perFirstByte, BATCH_READ_BYTES)
   }
 
   /** Opens `file`, checking its header, fanout and size against each other (`readHead`). */
@@ -135,16 +141,17 @@ export class PackIndex {
     for (let i = 0; i < count; i++) (byFirst[oids[i * 20] as number] ??= []).push(i)
     const stride = this.version === 2 ? 20 : 24
     const skip = this.version === 2 ? 0 : 4
-    for (let group = 0; group < 256; group += this.span) {
+    const span = this.batchSpan
+    for (let group = 0; group < 256; group += span) {
       let wanted = false
-      for (let first = group; first < group + this.span; first++) wanted ||= !!byFirst[first]
+      for (let first = group; first < group + span; first++) wanted ||= !!byFirst[first]
       if (!wanted) continue
       const groupLo = group === 0 ? 0 : (this.fanout[group - 1] as number)
-      const groupHi = this.fanout[group + this.span - 1] as number
+      const groupHi = this.fanout[group + span - 1] as number
       const bytes = (groupHi - groupLo) * stride
-      if (scratch.length < bytes) scratch = Buffer.allocUnsafe(Math.max(bytes, NAME_READ_BYTES))
+      if (scratch.length < bytes) scratch = Buffer.allocUnsafe(Math.max(bytes, BATCH_READ_BYTES))
       this.readNames(groupLo, groupHi, scratch)
-      for (let first = group; first < group + this.span; first++) {
+      for (let first = group; first < group + span; first++) {
         const ids = byFirst[first]
         if (!ids) continue
         const lo = first === 0 ? 0 : (this.fanout[first - 1] as number)
@@ -368,6 +375,13 @@ export function wholeIndex(bytes: Buffer): IndexedPack | null {
     .digest()
   if (!own.equals(bytes.subarray(bytes.length - 20))) return null
   return { packChecksum: Buffer.from(bytes.subarray(bytes.length - 40, bytes.length - 20)), count }
+}
+
+/** How many consecutive first bytes to read together so that a read is about `bytes` or less. */
+function spanFor(perFirstByte: number, bytes: number): number {
+  let span = 1
+  while (span < 256 && span * 2 * perFirstByte <= bytes) span *= 2
+  return span
 }
 
 /**
