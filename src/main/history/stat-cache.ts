@@ -118,7 +118,10 @@ export class StatCache {
    * `Entry` once the entry is recorded or changed since.
    */
   private readonly entries = new Map<string, Entry | number>()
-  /** The loaded file's bytes (its records' numbers read through `view`), while any is used. */
+  /**
+   * The loaded file's bytes (its records' numbers read through `view`), kept as long as the
+   * cache, even once every record was replaced by an `Entry` (some 100 bytes a file).
+   */
   private loaded: Buffer = Buffer.alloc(0)
   private view = new DataView(this.loaded.buffer, 0, 0)
   /** Tree id -> its loose file's stamp when it was last checked whole (HEAD's trees only). */
