@@ -256,9 +256,9 @@ describe('reading objects git wrote', () => {
   })
 
   it('finds every object of a pack whose name table is read in several parts, and no other', () => {
-    // 8,000 blobs in one pack (fast-import writes it): the names of 8 first bytes are read at
-    // a time (32 by a lookup of many ids at once), so lookups cross the parts' edges; the same
-    // with a version 1 index.
+    // 8,000 blobs in one pack (fast-import writes it): the names of 16 first bytes are read at
+    // a time (64 by a lookup of many ids at once), 16 parts and 4, so lookups cross the parts'
+    // edges; the same with a version 1 index.
     const stream = Array.from({ length: 8_000 }, (_, i) => {
       const content = `blob number ${i}\n`
       return `blob\ndata ${Buffer.byteLength(content)}\n${content}\n`
