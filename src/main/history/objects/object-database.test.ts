@@ -334,6 +334,16 @@ describe('reading objects git wrote', () => {
     expect(each).toEqual(all.map((oid) => db.inPack(oid)))
     expect(each).toContain(true)
     expect(each).toContain(false)
+    // Looked up once for both of open's checks: the same answers as each looking up its own,
+    // and the same where the lookup did not cover every id asked about (then looked up again).
+    const sound = db.packedRecordsSound(all)
+    expect([...sound.keys()].sort()).toEqual(all.filter((_, i) => each[i]).sort())
+    const looked = db.packedPositions([...all, 'zz'.repeat(20)])
+    expect(db.inPackEach(all, looked)).toEqual(each)
+    expect(db.packedRecordsSound(all, undefined, looked)).toEqual(sound)
+    expect(db.packedRecordsSound(all, undefined, db.packedPositions(all.slice(0, 10)))).toEqual(
+      sound,
+    )
     db.close()
   })
 
