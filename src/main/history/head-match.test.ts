@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import {
   chmodSync,
@@ -9,6 +10,7 @@ import {
   openSync,
   readdirSync,
   readFileSync,
+  rmSync,
   statSync,
   utimesSync,
   writeFileSync,
@@ -496,6 +498,96 @@ describe('open when the folder is exactly HEAD', () => {
     expect(recovery?.kind).toBe('history-repaired')
     expect(recovery?.message).toContain('damaged stored copy of your files was repaired')
     await commitElsewhereAndFsck(repo)
+  })
+
+  // Open asks the packs for every vouched-for file's blob at once, once the folder made HEAD's
+  // tree: a blob that none holds (nor a loose file) is found as when each was asked for during
+  // the walk.
+  it("finds a file's blob gone from the pack (a pack without it) once trusted by its stat", async () => {
+    await seed()
+    const past = new Date(Date.now() - 10_000)
+    for (const file of Object.keys(FILES)) {
+      utimesSync(path.join(dataDir, 'memories', file), past, past)
+    }
+    gitCli(dataDir, 'gc', '-q')
+    for (let i = 0; i < 2; i++) await close((await openRepo({ dataDir, now })).repo)
+    const blob = gitCli(dataDir, 'rev-parse', 'main:a/deep/c.md').trim()
+    expect(existsSync(looseFile(dataDir, blob))).toBe(false)
+    // A pack of everything else in place of git's.
+    const packDir = path.join(gitdirOf(dataDir), 'objects', 'pack')
+    const old = readdirSync(packDir)
+    const others = gitCli(dataDir, 'rev-list', '--objects', '--all')
+      .split('\n')
+      .map((line) => line.split(' ')[0]!)
+      .filter((oid) => oid && oid !== blob)
+    execFileSync('git', ['pack-objects', '-q', path.join(packDir, 'pack')], {
+      cwd: gitdirOf(dataDir),
+      input: others.join('\n') + '\n',
+    })
+    for (const name of old) rmSync(path.join(packDir, name), { force: true })
+    expect(() => gitCli(dataDir, 'cat-file', '-e', blob)).toThrow()
+    const { repo, recovery } = await openRepo({ dataDir, now })
+    expect(recovery?.kind).toBe('history-repaired')
+    expect(gitCli(dataDir, 'cat-file', '-p', blob)).toBe(FILES['a/deep/c.md'])
+    await commitElsewhereAndFsck(repo)
+  })
+
+  // The files' blobs and HEAD's trees are looked up in the pack's index together: its name
+  // table is read once, not once for each.
+  it("reads the pack index's names once at an open that takes the folder as HEAD", async () => {
+    await seed()
+    // 8,000 more objects in the pack (another branch's files): a lookup of many ids then reads
+    // the names of 64 first bytes at a time, a single lookup (open's check of the newest
+    // commit) those of 16, so the slices each reads are told apart.
+    const padding = Array.from({ length: 8_000 }, (_, i) => {
+      const content = `padding ${i}\n`
+      return `M 100644 inline pad/${i}.md\ndata ${Buffer.byteLength(content)}\n${content}\n`
+    })
+    execFileSync('git', ['fast-import', '--quiet'], {
+      cwd: gitdirOf(dataDir),
+      input: `commit refs/heads/padding\ncommitter P <p@example.com> 0 +0000\ndata 4\npad\n${padding.join('')}\n`,
+    })
+    const past = new Date(Date.now() - 10_000)
+    for (const file of Object.keys(FILES)) {
+      utimesSync(path.join(dataDir, 'memories', file), past, past)
+    }
+    gitCli(dataDir, 'gc', '-q')
+    for (let i = 0; i < 2; i++) await close((await openRepo({ dataDir, now })).repo)
+    const packDir = path.join(gitdirOf(dataDir), 'objects', 'pack')
+    const [idx] = readdirSync(packDir).filter((name) => name.endsWith('.idx'))
+    // Version 2: the names follow the 8-byte header and the fanout, whose last entry counts them.
+    const namesStart = 8 + 256 * 4
+    const namesEnd =
+      namesStart + readFileSync(path.join(packDir, idx!)).readUInt32BE(8 + 255 * 4) * 20
+    const idxFds = new Set<number>()
+    const nameReads: string[] = []
+    setDisk({
+      ...nodeDisk,
+      openSync: (file, flags, mode) => {
+        const fd = nodeDisk.openSync(file, flags, mode)
+        if (file.endsWith('.idx')) idxFds.add(fd)
+        return fd
+      },
+      closeSync: (fd) => {
+        idxFds.delete(fd)
+        nodeDisk.closeSync(fd)
+      },
+      readSync: (fd, buffer, offset, length, position) => {
+        const at = Number(position)
+        if (idxFds.has(fd) && at >= namesStart && at < namesEnd) nameReads.push(`${at}+${length}`)
+        return nodeDisk.readSync(fd, buffer, offset, length, position)
+      },
+    })
+    let opened: OpenedRepo
+    try {
+      opened = await openRepo({ dataDir, now })
+    } finally {
+      setDisk(nodeDisk)
+    }
+    expect(opened.recovery).toBeNull()
+    expect(nameReads.length).toBeGreaterThan(0)
+    expect(nameReads).toEqual([...new Set(nameReads)])
+    await commitElsewhereAndFsck(opened.repo)
   })
 })
 

@@ -1,4 +1,4 @@
-import { existsSync, lstatSync, readFileSync, utimesSync, writeFileSync } from 'node:fs'
+import { existsSync, lstatSync, readFileSync, utimesSync, writeFileSync, type Stats } from 'node:fs'
 import { mkdir, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -191,6 +191,51 @@ describe('the stat cache file', () => {
     expect(again.totals()).toEqual({ files: 1, bytes: 2 })
     again.forget('d1')
     expect(again.totals()).toEqual({ files: 0, bytes: 0 })
+  })
+
+  // Loaded records are read where they lie in the file (no object made of each at load).
+  it('takes a loaded record only for the very stat it recorded, and saves it as it was', async () => {
+    const file = path.join(dataDir, 'cairn-stat')
+    ;(await recorded(file)).save()
+    const loaded = StatCache.load(file, later)
+    const looked = statOf('d1/x.md')
+    expect(loaded.lookup('d1/x.md', looked)).toBe(oid(2))
+    // Each number told apart: size, mtime, ctime, inode (a copy renamed over, or written in
+    // place with the size and mtime put back).
+    for (const field of ['size', 'mtimeMs', 'ctimeMs', 'ino'] as const) {
+      const other = { ...looked, [field]: looked[field] + 1 } as Stats
+      expect(loaded.lookup('d1/x.md', other), field).toBeUndefined()
+    }
+    expect(loaded.lookup('d1/y.md', looked)).toBeUndefined()
+    // Racily clean when recorded (hashed within 3 s of its mtime): never taken.
+    const racy = path.join(dataDir, 'racy')
+    const close = new StatCache(racy, () => looked.mtimeMs + 1000)
+    close.record('d1/x.md', looked, oid(7))
+    close.save()
+    expect(StatCache.load(racy, later).lookup('d1/x.md', looked)).toBeUndefined()
+    // Saved again: the loaded records byte for byte, a changed one and a new one after them.
+    const before = readFileSync(file).subarray(0, -4)
+    loaded.noteObjectChecked('a.md', stamp(77))
+    loaded.save()
+    const once = StatCache.load(file, later)
+    expect(once.checkedObject('a.md')).toEqual(stamp(77))
+    expect(once.checkedObject('d1/x.md')).toBeNull()
+    for (const [i, relative] of files.entries()) {
+      expect(once.lookup(relative, statOf(relative))).toBe(oid(i + 1))
+    }
+    await put('new.md', 'new')
+    once.record('new.md', statOf('new.md'), oid(8))
+    once.save()
+    const body = readFileSync(file).subarray(0, -4)
+    // No tree or folder records or extents; `a.md`'s record first (96 bytes and its name).
+    const first = 'cairn-stat 7\n'.length + 12
+    const rest = before.subarray(first + 96 + 'a.md'.length)
+    expect(body.subarray(first + 100, first + 100 + rest.length).equals(rest)).toBe(true)
+    expect(body.subarray(first, first + 60).equals(before.subarray(first, first + 60))).toBe(true)
+    const twice = StatCache.load(file, later)
+    expect(twice.lookup('new.md', statOf('new.md'))).toBe(oid(8))
+    expect(twice.checkedObject('a.md')).toEqual(stamp(77))
+    expect(twice.totals()).toEqual({ files: 5, bytes: 13 })
   })
 
   it('keeps the last of two entries for one path, counted once', async () => {

@@ -112,7 +112,18 @@ export interface FolderTotals {
 }
 
 export class StatCache {
-  private readonly entries = new Map<string, Entry>()
+  /**
+   * Path -> its entry: a record of the loaded file by where it starts in `loaded` (no object
+   * is made of it, its numbers are read where they lie when the file is looked up), or an
+   * `Entry` once the entry is recorded or changed since.
+   */
+  private readonly entries = new Map<string, Entry | number>()
+  /**
+   * The loaded file's bytes (its records' numbers read through `view`), kept as long as the
+   * cache, even once every record was replaced by an `Entry` (some 100 bytes a file).
+   */
+  private loaded: Buffer = Buffer.alloc(0)
+  private view = new DataView(this.loaded.buffer, 0, 0)
   /** Tree id -> its loose file's stamp when it was last checked whole (HEAD's trees only). */
   private trees: ReadonlyMap<string, LooseStamp> = new Map()
   /** Folder ('' for the root) -> the tree it made when open last made it (see `keptTree`). */
@@ -205,21 +216,16 @@ export class StatCache {
     cache.trees = trees
     cache.folderTrees = folderTrees
     cache.extents = extents
+    cache.loaded = raw
+    cache.view = view
+    // Each record by where it starts (its numbers and id read when it is looked up): open
+    // looks up every one, but making 1,024 objects of them first cost more than the reads.
     const fixed = FIXED
     while (at + fixed <= raw.length) {
       const length = view.getUint32(at + fixed - 4, true)
       if (at + fixed + length > raw.length) break
-      const relative = raw.toString('utf8', at + fixed, at + fixed + length)
       // The last entry of a path wins, as `set` would have it.
-      cache.entries.set(relative, {
-        oid: raw.toString('hex', at, at + 20),
-        size: view.getFloat64(at + 20, true),
-        mtimeMs: view.getFloat64(at + 28, true),
-        ctimeMs: view.getFloat64(at + 36, true),
-        ino: view.getFloat64(at + 44, true),
-        checkedAt: view.getFloat64(at + 52, true),
-        object: stampAt(view, at + 60),
-      })
+      cache.entries.set(raw.toString('utf8', at + fixed, at + fixed + length), at)
       at += fixed + length
     }
     cache.dirty = false
@@ -232,18 +238,32 @@ export class StatCache {
    */
   lookup(relative: string, stats: Stats): string | undefined {
     const entry = this.entries.get(relative)
+    if (entry === undefined) return undefined
+    if (typeof entry !== 'number') {
+      if (
+        entry.size !== stats.size ||
+        entry.mtimeMs !== stats.mtimeMs ||
+        entry.ctimeMs !== stats.ctimeMs ||
+        entry.ino !== stats.ino ||
+        stats.mtimeMs + RACY_MS >= entry.checkedAt
+      ) {
+        return undefined
+      }
+      this.trusted++
+      return entry.oid
+    }
+    const { view } = this
     if (
-      !entry ||
-      entry.size !== stats.size ||
-      entry.mtimeMs !== stats.mtimeMs ||
-      entry.ctimeMs !== stats.ctimeMs ||
-      entry.ino !== stats.ino ||
-      stats.mtimeMs + RACY_MS >= entry.checkedAt
+      view.getFloat64(entry + 20, true) !== stats.size ||
+      view.getFloat64(entry + 28, true) !== stats.mtimeMs ||
+      view.getFloat64(entry + 36, true) !== stats.ctimeMs ||
+      view.getFloat64(entry + 44, true) !== stats.ino ||
+      stats.mtimeMs + RACY_MS >= view.getFloat64(entry + 52, true)
     ) {
       return undefined
     }
     this.trusted++
-    return entry.oid
+    return this.loaded.toString('hex', entry, entry + 20)
   }
 
   /** Records that the file at `relative`, as `stats` describe it, hashed to `oid` just now. */
@@ -280,14 +300,19 @@ export class StatCache {
 
   /** The loose file's stamp recorded when `relative`'s blob was last checked whole. */
   checkedObject(relative: string): LooseStamp | null {
-    return this.entries.get(relative)?.object ?? null
+    const entry = this.entries.get(relative)
+    if (entry === undefined) return null
+    return typeof entry === 'number' ? stampAt(this.view, entry + 60) : entry.object
   }
 
   /** Records that `relative`'s blob was checked whole, its loose file as `stamp` describes. */
   noteObjectChecked(relative: string, stamp: LooseStamp): void {
-    const entry = this.entries.get(relative)
-    if (!entry || sameLoose(stamp, entry.object)) return
+    const found = this.entries.get(relative)
+    if (found === undefined) return
+    const entry = this.entryOf(found)
+    if (sameLoose(stamp, entry.object)) return
     entry.object = stampOf(stamp)
+    if (entry !== found) this.entries.set(relative, entry)
     this.dirty = true
   }
 
@@ -375,6 +400,13 @@ export class StatCache {
     }
     const parts: Buffer[] = [HEADER, trees, this.folderRecords(), this.extentRecords()]
     for (const [relative, entry] of this.entries) {
+      if (typeof entry === 'number') {
+        // As loaded: its bytes as they were (the path's length word ends the fixed part).
+        parts.push(
+          this.loaded.subarray(entry, entry + FIXED + this.view.getUint32(entry + FIXED - 4, true)),
+        )
+        continue
+      }
       const name = Buffer.from(relative, 'utf8')
       const fixed = Buffer.allocUnsafe(FIXED)
       fixed.write(entry.oid, 0, 20, 'hex')
@@ -435,18 +467,38 @@ export class StatCache {
     return out
   }
 
+  /** The entry a value of `entries` stands for (a loaded record made an object of). */
+  private entryOf(entry: Entry | number): Entry {
+    if (typeof entry !== 'number') return entry
+    const { view } = this
+    return {
+      oid: this.loaded.toString('hex', entry, entry + 20),
+      size: view.getFloat64(entry + 20, true),
+      mtimeMs: view.getFloat64(entry + 28, true),
+      ctimeMs: view.getFloat64(entry + 36, true),
+      ino: view.getFloat64(entry + 44, true),
+      checkedAt: view.getFloat64(entry + 52, true),
+      object: stampAt(view, entry + 60),
+    }
+  }
+
+  /** The size a value of `entries` records. */
+  private sizeOf(entry: Entry | number): number {
+    return typeof entry === 'number' ? this.view.getFloat64(entry + 20, true) : entry.size
+  }
+
   private set(relative: string, entry: Entry): void {
     this.remove(relative)
     this.entries.set(relative, entry)
-    if (this.counts) count(this.counts, relative, entry, 1)
+    if (this.counts) count(this.counts, relative, entry.size, 1)
     this.dirty = true
   }
 
   private remove(relative: string): boolean {
     const old = this.entries.get(relative)
-    if (!old) return false
+    if (old === undefined) return false
     this.entries.delete(relative)
-    if (this.counts) count(this.counts, relative, old, -1)
+    if (this.counts) count(this.counts, relative, this.sizeOf(old), -1)
     this.dirty = true
     return true
   }
@@ -454,7 +506,7 @@ export class StatCache {
   private tally(): Counts {
     if (!this.counts) {
       const counts: Counts = { folders: new Map(), files: 0, bytes: 0 }
-      for (const [relative, entry] of this.entries) count(counts, relative, entry, 1)
+      for (const [relative, entry] of this.entries) count(counts, relative, this.sizeOf(entry), 1)
       this.counts = counts
     }
     return this.counts
@@ -468,7 +520,7 @@ interface Counts {
 }
 
 // Adds (`sign` 1) or takes away (-1) one entry's share of the folder counts and the totals.
-function count(counts: Counts, relative: string, entry: Entry, sign: 1 | -1): void {
+function count(counts: Counts, relative: string, size: number, sign: 1 | -1): void {
   const { folders } = counts
   for (let at = relative.indexOf('/'); at > 0; at = relative.indexOf('/', at + 1)) {
     const folder = relative.slice(0, at)
@@ -478,7 +530,7 @@ function count(counts: Counts, relative: string, entry: Entry, sign: 1 | -1): vo
   }
   if (counted(relative)) {
     counts.files += sign
-    counts.bytes += sign * entry.size
+    counts.bytes += sign * size
   }
 }
 

@@ -356,6 +356,16 @@ export function storedCopyCheck(
   // Packed first: reads take the pack's copy before any loose one, so a packed blob needs no
   // `lstat` of a loose file it most often does not have (one per file, at every open).
   if (store.db.inPack(oid)) return true
+  return looseCopyCheck(store, stats, relative, oid)
+}
+
+/** The part of `storedCopyCheck` for a blob no pack holds: its loose copy's stamp. */
+export function looseCopyCheck(
+  store: ObjectStore,
+  stats: StatCache | null | undefined,
+  relative: string,
+  oid: string,
+): true | Stats | null {
   const loose = store.looseStat(oid)
   if (loose && loose.size > 0 && stats && sameLoose(loose, stats.checkedObject(relative))) {
     return true

@@ -19,6 +19,7 @@ import { storedZlib } from '../object-store'
 import { gitIn } from '../test-helpers'
 import { DamagedObjectError, MissingObjectError, ObjectDatabase } from './object-database'
 import { OFS_DELTA, REF_DELTA } from './pack-file'
+import { positionsOf } from './pack-index'
 
 let work: string
 let gitdir: string
@@ -43,6 +44,11 @@ function gitObjects(): Map<string, { type: string; content: Buffer }> {
     at = eol + 1 + Number(size) + 1
   }
   return objects
+}
+
+/** A number from `text` that orders ids other than by name (for a shuffled order that repeats). */
+function hashOf(text: string): number {
+  return createHash('sha1').update(text).digest().readUInt32BE(0)
 }
 
 /** Commits `rounds` edits to a few files that grow, so git makes real delta chains. */
@@ -250,8 +256,9 @@ describe('reading objects git wrote', () => {
   })
 
   it('finds every object of a pack whose name table is read in several parts, and no other', () => {
-    // 8,000 blobs in one pack (fast-import writes it): the names of 64 first bytes are read
-    // at a time, so lookups cross the parts' edges; the same with a version 1 index.
+    // 8,000 blobs in one pack (fast-import writes it): the names of 16 first bytes are read at
+    // a time (64 by a lookup of many ids at once), 16 parts and 4, so lookups cross the parts'
+    // edges; the same with a version 1 index.
     const stream = Array.from({ length: 8_000 }, (_, i) => {
       const content = `blob number ${i}\n`
       return `blob\ndata ${Buffer.byteLength(content)}\n${content}\n`
@@ -285,6 +292,22 @@ describe('reading objects git wrote', () => {
         if (i % 37 === 0) expect(db.read(oid).content.toString()).toMatch(/^blob number \d+\n$/)
       }
       for (const oid of absent) expect(db.inPack(oid)).toBe(false)
+      // All at once (open's check): the same answers in any order, with ids that are not ids,
+      // and the same positions as one lookup each.
+      // (An id whose last byte, 00, is cut off or not hex: its 19 bytes and a zero would name it.)
+      const cut = ids.find((oid) => oid.endsWith('00'))!.slice(0, 38)
+      const mixed = [...ids, ...absent, 'zz'.repeat(20), cut, `${cut}zz`, ''].sort(
+        (a, b) => hashOf(a) - hashOf(b),
+      )
+      expect(db.inPackEach(mixed)).toEqual(mixed.map((oid) => known.has(oid)))
+      const index = db.packs()[0]!.index
+      expect([...positionsOf(index, mixed)]).toEqual(
+        mixed.map((oid) => (known.has(oid) ? index.position(Buffer.from(oid, 'hex')) : -1)),
+      )
+      expect(db.inPackEach([])).toEqual([])
+      // A few ids, most parts of the name table not asked for.
+      const few = [ids[4000]!, absent[17]!, ids[123]!, ids[7999]!]
+      expect(db.inPackEach(few)).toEqual([true, false, true, true])
       db.close()
     }
   })
@@ -305,6 +328,22 @@ describe('reading objects git wrote', () => {
     expect(codes).toContain(REF_DELTA)
     expect(codes).not.toContain(OFS_DELTA)
     expectAllReadable(db)
+    // All at once, across both packs: loose-only objects (the last three rounds') in none.
+    const all = [...gitObjects().keys()]
+    const each = db.inPackEach(all)
+    expect(each).toEqual(all.map((oid) => db.inPack(oid)))
+    expect(each).toContain(true)
+    expect(each).toContain(false)
+    // Looked up once for both of open's checks: the same answers as each looking up its own,
+    // and the same where the lookup did not cover every id asked about (then looked up again).
+    const sound = db.packedRecordsSound(all)
+    expect([...sound.keys()].sort()).toEqual(all.filter((_, i) => each[i]).sort())
+    const looked = db.packedPositions([...all, 'zz'.repeat(20)])
+    expect(db.inPackEach(all, looked)).toEqual(each)
+    expect(db.packedRecordsSound(all, undefined, looked)).toEqual(sound)
+    expect(db.packedRecordsSound(all, undefined, db.packedPositions(all.slice(0, 10)))).toEqual(
+      sound,
+    )
     db.close()
   })
 

@@ -18,7 +18,7 @@ import {
   type ObjectKind,
   type RawObject,
 } from './pack-file'
-import { PackIndex, PackIndexError } from './pack-index'
+import { PackIndex, PackIndexError, rawIds } from './pack-index'
 import { packedRecordsSound, recordsSoundAt, type Extents } from './packed-crc'
 import { inflateStored } from './stored-zlib'
 
@@ -44,6 +44,34 @@ export class DamagedObjectError extends Error {
 }
 
 /** One pack of the repository: its index and its data. */
+/** Where each pack's index lists each of some ids (see `ObjectDatabase.packedPositions`). */
+export interface PackedPositions {
+  /** Each id (a valid one) -> its place in the ids looked up. */
+  readonly at: ReadonlyMap<string, number>
+  /** Each index -> the sorted position in it of each id looked up, -1 where it has none. */
+  readonly byIndex: ReadonlyMap<PackIndex, Int32Array>
+}
+
+/**
+ * The positions in `index` of each of `oids` from `looked`, or null when `looked` did not
+ * cover them all (an index opened since, an id not looked up): then they are looked up again.
+ */
+function positionsFrom(
+  looked: PackedPositions,
+  index: PackIndex,
+  oids: ReadonlyArray<string>,
+): Int32Array | null {
+  const all = looked.byIndex.get(index)
+  if (!all) return null
+  const positions = new Int32Array(oids.length)
+  for (const [i, oid] of oids.entries()) {
+    const at = looked.at.get(oid)
+    if (at === undefined) return null
+    positions[i] = all[at]!
+  }
+  return positions
+}
+
 export interface OpenPack {
   /** `pack-<checksum>` (without extension). */
   readonly name: string
@@ -158,6 +186,46 @@ export class ObjectDatabase {
     return exists(this.loosePath(oid))
   }
 
+  /**
+   * Where each pack's index lists each of `oids`: one `PackIndex.positionsEach` per pack, each
+   * slice of its name table read once. For `inPackEach` and `packedRecordsSound`, so that open
+   * reads the names once for its files' blobs and HEAD's trees together.
+   */
+  packedPositions(oids: ReadonlyArray<string>): PackedPositions {
+    const { raw, valid } = rawIds(oids)
+    const at = new Map<string, number>()
+    for (const [i, oid] of oids.entries()) if (valid[i]) at.set(oid, i)
+    const byIndex = new Map<PackIndex, Int32Array>()
+    for (const open of this.packList) {
+      const positions = new Int32Array(oids.length).fill(-1)
+      if (at.size > 0) open.index.positionsEach(raw, positions)
+      byIndex.set(open.index, positions)
+    }
+    return { at, byIndex }
+  }
+
+  /**
+   * For each of `oids`, true when a pack (not counting loose files) holds it: `inPack` for
+   * many ids at once, from `looked` (`packedPositions`, of these ids or more).
+   */
+  inPackEach(
+    oids: ReadonlyArray<string>,
+    looked: PackedPositions = this.packedPositions(oids),
+  ): boolean[] {
+    const found = oids.map(() => false)
+    for (const [i, oid] of oids.entries()) {
+      const at = looked.at.get(oid)
+      if (at === undefined) continue
+      for (const positions of looked.byIndex.values()) {
+        if (positions[at]! >= 0) {
+          found[i] = true
+          break
+        }
+      }
+    }
+    return found
+  }
+
   /** True when a pack (not counting loose files) holds `oid`. */
   inPack(oid: string): boolean {
     // Asked for every memory file at open: a loose history has no id to convert.
@@ -196,16 +264,22 @@ export class ObjectDatabase {
    * it is not (then noted as damaged, see `packedCopyDamaged`), null when this cannot tell (a
    * delta, an index without CRC-32s): `checkPackedCopy` then. Objects no pack holds are left
    * out. `extents`: where records were found to lie by an earlier check, and where to put
-   * those found now (see `packedRecordsSound` in packed-crc.ts).
+   * those found now (see `packedRecordsSound` in packed-crc.ts). `looked`: where the packs'
+   * indexes list these ids, when already looked up (`packedPositions`).
    */
-  packedRecordsSound(oids: ReadonlyArray<string>, extents?: Extents): Map<string, boolean | null> {
+  packedRecordsSound(
+    oids: ReadonlyArray<string>,
+    extents?: Extents,
+    looked?: PackedPositions,
+  ): Map<string, boolean | null> {
     const result = new Map<string, boolean | null>()
     let left = oids
     for (const open of this.packList) {
       if (left.length === 0) break
       let found: Map<string, boolean | null>
       try {
-        found = packedRecordsSound(open.index, open.pack, left, extents)
+        const positions = looked && positionsFrom(looked, open.index, left)
+        found = packedRecordsSound(open.index, open.pack, left, extents, positions ?? undefined)
       } catch (error) {
         // An index or record that cannot even be located: the full read says how.
         if (!isFormatError(error)) throw error

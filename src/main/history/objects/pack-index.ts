@@ -1,7 +1,7 @@
 /**
  * Reads a pack's `.idx` (version 2, and the older version 1) by positioned reads: only the
  * 1 KiB fanout table is read at open; a lookup reads the object names that share the first
- * byte, with those of the neighbouring first bytes up to about 64 KiB (one slice of the name
+ * byte, with those of the neighbouring first bytes up to about 16 KiB (one slice of the name
  * table, kept in a bounded cache), binary-searches them, then reads its offset (version 2:
  * with the 1,023 next to it, kept in the same cache).
  *
@@ -22,11 +22,16 @@ const FANOUT_BYTES = 256 * 4
 /** Offset entries read together (4 bytes each). */
 const OFFSET_CHUNK = 1024
 /**
- * About how many bytes of the name table one read brings in: the names of as many
+ * About how many bytes of the name table one lookup reads and keeps: the names of as many
  * consecutive first bytes as fit (a power of two of them), so that lookups all over the index
- * (the open's check of every memory file) cost a few reads instead of one per first byte.
+ * cost a few reads instead of one per first byte. Kept small: each slice kept is memory the
+ * process touches for the first time, a page fault per 4 KiB (some 20 µs each on a virtual
+ * machine), and open's few single lookups (the newest commit's trees) used a fraction of the
+ * 64 KiB read before. Lookups of many ids at once read `BATCH_READ_BYTES` into reused memory.
  */
-const NAME_READ_BYTES = 64 * 1024
+const NAME_READ_BYTES = 16 * 1024
+/** The same for `positionsEach`, whose slices are read into one buffer reused, never kept. */
+const BATCH_READ_BYTES = 64 * 1024
 /** Larger indexes are not read whole by `crcAndOffsets` (8 bytes an object). */
 const MAX_WHOLE_TABLES = 1 << 22
 
@@ -36,6 +41,37 @@ export class PackIndexError extends Error {}
 /** Object-name slices kept across all open indexes, in bytes; least recently used go first. */
 const slices = new ByteLru<Buffer>(24 * 1024 * 1024, (slice) => slice.length)
 
+/**
+ * Where `positionsEach` reads a slice of names, reused from one slice to the next and one call to
+ * the next: memory a process touches for the first time costs a page fault per 4 KiB (some
+ * 20 µs each on a virtual machine), more than reading the slice. It only grows, to the
+ * largest slice read: about 64 KiB (a slice's first bytes are chosen by the average), more
+ * past some 840,000 objects in one pack (a single first byte's names, 153 KiB at 2 million).
+ */
+let scratch = Buffer.alloc(0)
+
+/**
+ * `oids` (hex) as 20 raw bytes each, one after another, with whether each is an id at all
+ * (40 hex digits; one that is not is left zeroed, and no position is taken for it).
+ */
+export function rawIds(oids: ReadonlyArray<string>): { raw: Buffer; valid: boolean[] } {
+  const raw = Buffer.alloc(oids.length * 20)
+  const valid = oids.map((oid, i) => oid.length === 40 && raw.write(oid, i * 20, 20, 'hex') === 20)
+  return { raw, valid }
+}
+
+/**
+ * The sorted position of each of `oids` (hex) in `index`, -1 for one it does not hold:
+ * `PackIndex.positionsEach` for ids in hex.
+ */
+export function positionsOf(index: PackIndex, oids: ReadonlyArray<string>): Int32Array {
+  const { raw, valid } = rawIds(oids)
+  const positions = new Int32Array(oids.length).fill(-1)
+  index.positionsEach(raw, positions)
+  for (const [i, ok] of valid.entries()) if (!ok) positions[i] = -1
+  return positions
+}
+
 let nextId = 0
 
 export class PackIndex {
@@ -44,6 +80,8 @@ export class PackIndex {
   private readonly id = `${nextId++}:`
   /** First bytes whose names are read together (a power of two; see NAME_READ_BYTES). */
   private readonly span: number
+  /** The same for `positionsEach` (see BATCH_READ_BYTES). */
+  private readonly batchSpan: number
   private closed = false
   /** The pack's checksum as this index names it (hex), read when first asked for. */
   private packIdHex: string | null = null
@@ -60,9 +98,8 @@ export class PackIndex {
     this.fanout = fanout
     this.count = fanout[255] as number
     const perFirstByte = (this.count * (version === 2 ? 20 : 24)) / 256
-    let span = 1
-    while (span < 256 && span * 2 * perFirstByte <= NAME_READ_BYTES) span *= 2
-    this.span = span
+    this.span = spanFor(perFirstByte, NAME_READ_BYTES)
+    this.batchSpan = spanFor(perFirstByte, BATCH_READ_BYTES)
   }
 
   /** Opens `file`, checking its header, fanout and size against each other (`readHead`). */
@@ -91,6 +128,45 @@ export class PackIndex {
     return this.position(oid) >= 0
   }
 
+  /**
+   * `position` for many ids at once (open's check of every memory file, and of HEAD's packed
+   * trees): sets `positions[i]` to the sorted position of each of `oids` (20 raw bytes each,
+   * one after another; `positions` one entry each) this pack holds, leaving the others as they
+   * are. Each slice of the name table that `position` would read is read once into a buffer
+   * reused for the next, and none is kept (the slices lookups keep would be a megabyte of
+   * fresh memory at 50,000 objects).
+   */
+  positionsEach(oids: Uint8Array, positions: Int32Array): void {
+    const count = positions.length
+    // The ids (their indexes) by first byte, then each slice holding any of them read once.
+    const byFirst: number[][] = []
+    for (let i = 0; i < count; i++) (byFirst[oids[i * 20] as number] ??= []).push(i)
+    const stride = this.version === 2 ? 20 : 24
+    const skip = this.version === 2 ? 0 : 4
+    const span = this.batchSpan
+    for (let group = 0; group < 256; group += span) {
+      let wanted = false
+      for (let first = group; first < group + span; first++) wanted ||= !!byFirst[first]
+      if (!wanted) continue
+      const groupLo = group === 0 ? 0 : (this.fanout[group - 1] as number)
+      const groupHi = this.fanout[group + span - 1] as number
+      const bytes = (groupHi - groupLo) * stride
+      if (scratch.length < bytes) scratch = Buffer.allocUnsafe(Math.max(bytes, BATCH_READ_BYTES))
+      this.readNames(groupLo, groupHi, scratch)
+      for (let first = group; first < group + span; first++) {
+        const ids = byFirst[first]
+        if (!ids) continue
+        const lo = first === 0 ? 0 : (this.fanout[first - 1] as number)
+        const hi = this.fanout[first] as number
+        for (const i of ids) {
+          const oid = oids.subarray(i * 20, i * 20 + 20)
+          const at = search(scratch, lo - groupLo, hi - groupLo - 1, stride, skip, oid)
+          if (at >= 0) positions[i] = groupLo + at
+        }
+      }
+    }
+  }
+
   /** The sorted position of `oid` in this index, or -1. */
   position(oid: Uint8Array): number {
     const first = oid[0] as number
@@ -108,16 +184,8 @@ export class PackIndex {
     }
     const stride = this.version === 2 ? 20 : 24
     const skip = this.version === 2 ? 0 : 4
-    let low = lo - groupLo
-    let high = hi - groupLo - 1
-    while (low <= high) {
-      const mid = (low + high) >>> 1
-      const cmp = compareName(names, mid * stride + skip, oid)
-      if (cmp === 0) return groupLo + mid
-      if (cmp < 0) low = mid + 1
-      else high = mid - 1
-    }
-    return -1
+    const at = search(names, lo - groupLo, hi - groupLo - 1, stride, skip, oid)
+    return at < 0 ? -1 : groupLo + at
   }
 
   /** The pack offset of the object at sorted `position`. */
@@ -236,11 +304,13 @@ export class PackIndex {
     return offsets.readUInt32BE((position - chunk * OFFSET_CHUNK) * 4)
   }
 
-  private readNames(from: number, to: number): Buffer {
+  /** The names (each with its offset, version 1) at sorted positions `from` to `to`, into `into`. */
+  private readNames(from: number, to: number, into?: Buffer): Buffer {
     const stride = this.version === 2 ? 20 : 24
     const base = this.version === 2 ? 8 + FANOUT_BYTES : FANOUT_BYTES
-    const buf = Buffer.allocUnsafe((to - from) * stride)
-    this.read(buf, buf.length, base + from * stride)
+    const length = (to - from) * stride
+    const buf = into ?? Buffer.allocUnsafe(length)
+    this.read(buf, length, base + from * stride)
     return buf
   }
 
@@ -307,6 +377,35 @@ export function wholeIndex(bytes: Buffer): IndexedPack | null {
     .digest()
   if (!own.equals(bytes.subarray(bytes.length - 20))) return null
   return { packChecksum: Buffer.from(bytes.subarray(bytes.length - 40, bytes.length - 20)), count }
+}
+
+/** How many consecutive first bytes to read together so that a read is about `bytes` or less. */
+function spanFor(perFirstByte: number, bytes: number): number {
+  let span = 1
+  while (span < 256 && span * 2 * perFirstByte <= bytes) span *= 2
+  return span
+}
+
+/**
+ * Where `oid` is among the names of `names` from entry `low` to `high` (inclusive; each
+ * `stride` bytes, the name `skip` bytes in), or -1.
+ */
+function search(
+  names: Buffer,
+  low: number,
+  high: number,
+  stride: number,
+  skip: number,
+  oid: Uint8Array,
+): number {
+  while (low <= high) {
+    const mid = (low + high) >>> 1
+    const cmp = compareName(names, mid * stride + skip, oid)
+    if (cmp === 0) return mid
+    if (cmp < 0) low = mid + 1
+    else high = mid - 1
+  }
+  return -1
 }
 
 function compareName(names: Buffer, at: number, oid: Uint8Array): number {

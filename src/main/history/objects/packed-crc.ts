@@ -12,7 +12,7 @@
  */
 import { crc32 } from './crc32'
 import type { PackFile } from './pack-file'
-import type { PackIndex } from './pack-index'
+import { positionsOf, type PackIndex } from './pack-index'
 
 /** Records further apart than this are read one by one. */
 const MAX_SPAN = 8 * 1024 * 1024
@@ -49,18 +49,23 @@ export interface Extents {
  * index says it does now is taken to end where it ended then: the same bytes are checked
  * against the same CRC-32 as the pass would have them (a pack with that checksum is the same
  * bytes, so its next object starts where it did). Only when every record's is known is the
- * pass left out; the extents of records found sound are put in `extents.found`.
+ * pass left out; the extents of records found sound are put in `extents.found`. `looked`:
+ * the position of each of `oids` in `index` (-1 for none), when the caller has it already.
  */
 export function packedRecordsSound(
   index: PackIndex,
   pack: PackFile,
   oids: ReadonlyArray<string>,
   extents?: Extents,
+  looked?: Int32Array,
 ): Map<string, boolean | null> {
   const result = new Map<string, boolean | null>()
   const records: Array<{ oid: string; position: number }> = []
-  for (const oid of oids) {
-    const position = index.position(Buffer.from(oid, 'hex'))
+  // All at once: each slice of the index's names read once (see `PackIndex.positionsEach`),
+  // unless the caller has looked them up already.
+  const positions = looked ?? positionsOf(index, oids)
+  for (const [at, oid] of oids.entries()) {
+    const position = positions[at]!
     if (position >= 0) records.push({ oid, position })
   }
   if (records.length === 0) return result
