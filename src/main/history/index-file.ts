@@ -110,6 +110,20 @@ function alignedBuffer(bytes: number): Buffer {
 /** Why an index could not be used as it is (the caller rebuilds it from the commits). */
 export class IndexDamagedError extends Error {}
 
+/**
+ * A read of an index that is closed: most often one a reader held while a rebuild or a
+ * switched history swapped another in, which is not damage (the index in use answers the read
+ * again). Its descriptors may name other files now, so nothing more is read from them. An
+ * `IndexDamagedError`, for callers that do not tell the two apart; the read's caller tells
+ * (`readIndexed`): closed and still the index in use (a swap that failed after closing it),
+ * it can serve nothing and is rebuilt.
+ */
+export class IndexReplacedError extends IndexDamagedError {
+  constructor() {
+    super('index closed (replaced)')
+  }
+}
+
 type Part = 'commits' | 'files' | 'names' | 'details'
 const PARTS: ReadonlyArray<Part> = ['commits', 'files', 'names', 'details']
 
@@ -304,15 +318,14 @@ export class IndexFile {
   /**
    * Reads the records from `i` up to those read already (at least `RECORDS_AT_OPEN` of them,
    * fewer only at the oldest), so that every record from `i` on is in memory. Throws
-   * `IndexDamagedError` when the index is closed, or the file comes short of records open
-   * counted (it was cut since):
-   * the caller's read fails as a damaged entry's does, and the index is rebuilt. A disk that
-   * fails passes its error on.
+   * `IndexReplacedError` when the index is closed, `IndexDamagedError` when the file comes
+   * short of records open counted (it was cut since): the caller's read fails as a damaged
+   * entry's does, and the index is rebuilt. A disk that fails passes its error on.
    */
   private loadOlder(i: number): void {
-    // A reader that held this index across its swap (a rebuild, a switched history) is told
-    // it is being rebuilt: its descriptor may name another file now.
-    if (this.closed) throw new IndexDamagedError('index closed')
+    // A reader that held this index across its swap (a rebuild, a switched history): its
+    // descriptor may name another file now.
+    if (this.closed) throw new IndexReplacedError()
     // No record there: the reader says so as it did before (nothing to read).
     if (i < 0) return
     const from = Math.max(0, Math.min(i, this.loadedFrom - RECORDS_AT_OPEN))
@@ -376,11 +389,8 @@ export class IndexFile {
     const first = rec.readUInt32LE(at + 44)
     const files = rec.readUInt32LE(at + 48)
     const raw = Buffer.allocUnsafe(detailsLength)
-    let done = 0
-    while (done < detailsLength) {
-      const got = disk.readSync(this.fds.details, raw, done, detailsLength - done, detailsAt + done)
-      if (got === 0) throw new IndexDamagedError('index details cut short')
-      done += got
+    if (this.readDetails(raw, detailsAt) < detailsLength) {
+      throw new IndexDamagedError('index details cut short')
     }
     const ids = this.fileIds.subarray(first, first + files)
     const sum = crc32(
@@ -434,12 +444,7 @@ export class IndexFile {
     const start = rec.readDoubleLE(from * RECORD + 32)
     const end = rec.readDoubleLE((to - 1) * RECORD + 32) + rec.readUInt32LE((to - 1) * RECORD + 40)
     const raw = Buffer.allocUnsafe(end - start)
-    let done = 0
-    while (done < raw.length) {
-      const got = disk.readSync(this.fds.details, raw, done, raw.length - done, start + done)
-      if (got === 0) return from
-      done += got
-    }
+    if (this.readDetails(raw, start) < raw.length) return from
     for (let i = from; i < to; i++) {
       const at = i * RECORD
       const detailsAt = rec.readDoubleLE(at + 32) - start
@@ -453,6 +458,21 @@ export class IndexFile {
       if (sum >>> 0 !== rec.readUInt32LE(at + 60)) return i
     }
     return -1
+  }
+
+  /**
+   * Reads `details` from `position` into all of `into`; how much there was (less when the file
+   * comes short). Closed, the index reads nothing (`IndexReplacedError`), as for records.
+   */
+  private readDetails(into: Buffer, position: number): number {
+    if (this.closed) throw new IndexReplacedError()
+    let done = 0
+    while (done < into.length) {
+      const got = disk.readSync(this.fds.details, into, done, into.length - done, position + done)
+      if (got === 0) break
+      done += got
+    }
+    return done
   }
 
   /** Every entry, oldest first (tests and rebuild checks; large histories page instead). */
