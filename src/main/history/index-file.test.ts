@@ -230,6 +230,81 @@ describe('the side index file', () => {
     ])
   })
 
+  it('reads an older record from the file first, whichever of its readers asks first', () => {
+    // 3,000 entries: open reads the newest 1,024. Entry 700 differs in every field from the
+    // zeroes its record is in memory until read: a merge made by the system, in a conversation,
+    // changing files, with a parent other than entry 0.
+    const OLD = 700
+    const entries = history(3000)
+    const old = entries[OLD]!
+    entries[OLD] = {
+      ...old,
+      parent: oid(OLD - 2),
+      otherParents: [oid(OLD - 1)],
+      actor: 'system',
+      command: 'merge',
+      subject: 'Merge',
+      conversationId: 'conv-merge',
+    }
+    writeIndex(dir, entries)
+    // The entry after it damaged in its details, so that the checksums read there find it (a
+    // record of zeroes has a checksum of zero, and would pass).
+    const commits = readFileSync(part('commits'))
+    const details = readFileSync(part('details'))
+    details[commits.readDoubleLE(64 * (OLD + 1) + 32)] ^= 0x01
+    writeFileSync(part('details'), details)
+    const file = entries[OLD]!.files[0]!
+    const readers: Record<string, (index: IndexFile) => unknown> = {
+      oidAt: (index) => index.oidAt(OLD),
+      parentAt: (index) => index.parentAt(OLD),
+      timeAt: (index) => index.timeAt(OLD),
+      actorAt: (index) => index.actorAt(OLD),
+      commandAt: (index) => index.commandAt(OLD),
+      isMergeAt: (index) => index.isMergeAt(OLD),
+      conversationKeyAt: (index) => index.conversationKeyAt(OLD),
+      filesAt: (index) => index.filesAt(OLD),
+      at: (index) => index.at(OLD),
+      find: (index) => index.find(oid(OLD)),
+      positionOf: (index) => index.positionOf(oid(OLD)),
+      otherParentsBeyond: (index) => index.otherParentsBeyond(OLD),
+      firstDamaged: (index) => index.firstDamaged(OLD, OLD + 2),
+      checkStructure: (index) => {
+        index.checkStructure(OLD, OLD + 1)
+        return 'sound'
+      },
+      pathMatcher: (index) => index.pathMatcher(file)(OLD),
+      pathMatcherOfMany: (index) => index.pathMatcher('/memories')(OLD),
+    }
+    // Every reader of one record's fields (`…At`) is in the list: one added later is tried too.
+    const fieldReaders = Object.getOwnPropertyNames(IndexFile.prototype).filter(
+      // `nameAt` reads `names`, `writeAt` writes a part: neither reads a record.
+      (name) => name.endsWith('At') && name !== 'nameAt' && name !== 'writeAt',
+    )
+    expect(fieldReaders.length).toBeGreaterThan(7)
+    for (const name of fieldReaders) expect(Object.keys(readers)).toContain(name)
+
+    // What each reads with every record in memory.
+    const full = IndexFile.open(dir)
+    full.checkStructure(0, full.size)
+    expect(full.at(OLD)).toEqual(entries[OLD])
+    expect(full.firstDamaged(0, full.size)).toBe(OLD + 1)
+    expect(full.isMergeAt(OLD)).toBe(true)
+    expect(full.conversationKeyAt(OLD)).toBeGreaterThan(0)
+    const expected = Object.fromEntries(
+      Object.entries(readers).map(([name, read]) => [name, read(full)]),
+    )
+    full.close()
+    // Each reader first thing after an open of its own, nothing else having read the record.
+    for (const [name, read] of Object.entries(readers)) {
+      const index = IndexFile.open(dir)
+      try {
+        expect([name, read(index)]).toEqual([name, expected[name]])
+      } finally {
+        index.close()
+      }
+    }
+  })
+
   it('finds an older record damaged on disk when a read reaches it, as it did when open read it', () => {
     const entries = history(3000)
     writeIndex(dir, entries)

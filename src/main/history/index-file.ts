@@ -110,6 +110,20 @@ function alignedBuffer(bytes: number): Buffer {
 /** Why an index could not be used as it is (the caller rebuilds it from the commits). */
 export class IndexDamagedError extends Error {}
 
+/**
+ * A read of an index that is closed: most often one a reader held while a rebuild or a
+ * switched history swapped another in, which is not damage (the index in use answers the read
+ * again). Its descriptors may name other files now, so nothing more is read from them. An
+ * `IndexDamagedError`, for callers that do not tell the two apart; the read's caller tells
+ * (`readIndexed`): closed and still the index in use (a swap that failed after closing it),
+ * it can serve nothing and is rebuilt.
+ */
+export class IndexReplacedError extends IndexDamagedError {
+  constructor() {
+    super('index closed (replaced)')
+  }
+}
+
 type Part = 'commits' | 'files' | 'names' | 'details'
 const PARTS: ReadonlyArray<Part> = ['commits', 'files', 'names', 'details']
 
@@ -140,7 +154,8 @@ export class IndexFile {
   private count = 0
   /**
    * Records before this one are not read yet (zeroes in `records`): everything that reads a
-   * record calls `loadOlder` first when it lies below. Records appended are always read.
+   * record goes through `record`, which calls `loadOlder` first when it lies below. Records
+   * appended are always read.
    */
   private loadedFrom = 0
   private fileIds: Uint32Array
@@ -285,22 +300,32 @@ export class IndexFile {
 
   /** The commit id of entry `i` (0 = oldest). */
   oidAt(i: number): string {
+    const at = this.record(i)
+    return this.records.toString('hex', at, at + 20)
+  }
+
+  /**
+   * Where record `i` starts in `records` (the byte offsets of the format above from there; its
+   * words at `(at + offset) >> 2` in `words`, its floats at `>> 3` in `floats`). Every read of
+   * a record goes through here: a record older than those in memory is read from the file
+   * first (`loadOlder`), so none is ever read as the zeroes of a buffer not filled yet.
+   */
+  private record(i: number): number {
     if (i < this.loadedFrom) this.loadOlder(i)
-    return this.records.toString('hex', i * RECORD, i * RECORD + 20)
+    return i * RECORD
   }
 
   /**
    * Reads the records from `i` up to those read already (at least `RECORDS_AT_OPEN` of them,
    * fewer only at the oldest), so that every record from `i` on is in memory. Throws
-   * `IndexDamagedError` when the index is closed, or the file comes short of records open
-   * counted (it was cut since):
-   * the caller's read fails as a damaged entry's does, and the index is rebuilt. A disk that
-   * fails passes its error on.
+   * `IndexReplacedError` when the index is closed, `IndexDamagedError` when the file comes
+   * short of records open counted (it was cut since): the caller's read fails as a damaged
+   * entry's does, and the index is rebuilt. A disk that fails passes its error on.
    */
   private loadOlder(i: number): void {
-    // A reader that held this index across its swap (a rebuild, a switched history) is told
-    // it is being rebuilt: its descriptor may name another file now.
-    if (this.closed) throw new IndexDamagedError('index closed')
+    // A reader that held this index across its swap (a rebuild, a switched history): its
+    // descriptor may name another file now.
+    if (this.closed) throw new IndexReplacedError()
     // No record there: the reader says so as it did before (nothing to read).
     if (i < 0) return
     const from = Math.max(0, Math.min(i, this.loadedFrom - RECORDS_AT_OPEN))
@@ -336,7 +361,7 @@ export class IndexFile {
       const value = table[slot] as number
       if (value === 0) return -1
       const i = value - 1
-      if (this.words[i * 16] === key && this.oidAt(i) === oid) return i
+      if (this.words[this.record(i) >> 2] === key && this.oidAt(i) === oid) return i
     }
   }
 
@@ -357,19 +382,15 @@ export class IndexFile {
     if (i < 0 || i >= this.count) throw new RangeError(`no index entry ${i}`)
     const hit = this.cache.get(i)
     if (hit) return hit
-    if (i < this.loadedFrom) this.loadOlder(i)
-    const at = i * RECORD
+    const at = this.record(i)
     const rec = this.records
     const detailsAt = rec.readDoubleLE(at + 32)
     const detailsLength = rec.readUInt32LE(at + 40)
     const first = rec.readUInt32LE(at + 44)
     const files = rec.readUInt32LE(at + 48)
     const raw = Buffer.allocUnsafe(detailsLength)
-    let done = 0
-    while (done < detailsLength) {
-      const got = disk.readSync(this.fds.details, raw, done, detailsLength - done, detailsAt + done)
-      if (got === 0) throw new IndexDamagedError('index details cut short')
-      done += got
+    if (this.readDetails(raw, detailsAt) < detailsLength) {
+      throw new IndexDamagedError('index details cut short')
     }
     const ids = this.fileIds.subarray(first, first + files)
     const sum = crc32(
@@ -417,17 +438,13 @@ export class IndexFile {
   firstDamaged(from: number, to: number): number {
     to = Math.min(to, this.count)
     if (from >= to) return -1
-    if (from < this.loadedFrom) this.loadOlder(from)
+    // Every record from `from` on: reading one reads those after it too.
+    this.record(from)
     const rec = this.records
     const start = rec.readDoubleLE(from * RECORD + 32)
     const end = rec.readDoubleLE((to - 1) * RECORD + 32) + rec.readUInt32LE((to - 1) * RECORD + 40)
     const raw = Buffer.allocUnsafe(end - start)
-    let done = 0
-    while (done < raw.length) {
-      const got = disk.readSync(this.fds.details, raw, done, raw.length - done, start + done)
-      if (got === 0) return from
-      done += got
-    }
+    if (this.readDetails(raw, start) < raw.length) return from
     for (let i = from; i < to; i++) {
       const at = i * RECORD
       const detailsAt = rec.readDoubleLE(at + 32) - start
@@ -443,6 +460,21 @@ export class IndexFile {
     return -1
   }
 
+  /**
+   * Reads `details` from `position` into all of `into`; how much there was (less when the file
+   * comes short). Closed, the index reads nothing (`IndexReplacedError`), as for records.
+   */
+  private readDetails(into: Buffer, position: number): number {
+    if (this.closed) throw new IndexReplacedError()
+    let done = 0
+    while (done < into.length) {
+      const got = disk.readSync(this.fds.details, into, done, into.length - done, position + done)
+      if (got === 0) break
+      done += got
+    }
+    return done
+  }
+
   /** Every entry, oldest first (tests and rebuild checks; large histories page instead). */
   all(): IndexEntry[] {
     return Array.from({ length: this.count }, (_, i) => this.at(i))
@@ -450,14 +482,12 @@ export class IndexFile {
 
   /** The time of entry `i` (milliseconds), without reading its details. */
   timeAt(i: number): number {
-    if (i < this.loadedFrom) this.loadOlder(i)
-    return (this.floats[i * 8 + 3] as number) * 1000
+    return (this.floats[(this.record(i) + 24) >> 3] as number) * 1000
   }
 
   /** The actor of entry `i`, without reading its details. */
   actorAt(i: number): Actor {
-    if (i < this.loadedFrom) this.loadOlder(i)
-    return ACTORS[this.records[i * RECORD + 56] as number] as Actor
+    return ACTORS[this.records[this.record(i) + 56] as number] as Actor
   }
 
   /**
@@ -465,9 +495,9 @@ export class IndexFile {
    * ids' range was checked at open). For walks over many entries; `at` for one entry.
    */
   filesAt(i: number): string[] {
-    if (i < this.loadedFrom) this.loadOlder(i)
-    const first = this.words[i * 16 + 11] as number
-    const end = first + (this.words[i * 16 + 12] as number)
+    const at = this.record(i)
+    const first = this.words[(at + 44) >> 2] as number
+    const end = first + (this.words[(at + 48) >> 2] as number)
     const files: string[] = []
     for (let f = first; f < end; f++) files.push(this.nameAt(this.fileIds[f] as number))
     return files
@@ -475,21 +505,18 @@ export class IndexFile {
 
   /** The position of entry `i`'s first parent (-1 for a root commit), without its details. */
   parentAt(i: number): number {
-    if (i < this.loadedFrom) this.loadOlder(i)
-    const parent = this.words[i * 16 + 5] as number
+    const parent = this.words[(this.record(i) + 20) >> 2] as number
     return parent === NONE ? -1 : parent
   }
 
   /** True when entry `i` is a merge commit (its further parents are in its details). */
   isMergeAt(i: number): boolean {
-    if (i < this.loadedFrom) this.loadOlder(i)
-    return ((this.records[i * RECORD + 58] as number) & FLAG_MERGE) !== 0
+    return ((this.records[this.record(i) + 58] as number) & FLAG_MERGE) !== 0
   }
 
   /** The command of entry `i`, without reading its details. */
   commandAt(i: number): CommitCommand {
-    if (i < this.loadedFrom) this.loadOlder(i)
-    return COMMANDS[this.records[i * RECORD + 57] as number] as CommitCommand
+    return COMMANDS[this.records[this.record(i) + 57] as number] as CommitCommand
   }
 
   /** The name id of a conversation, or -1 when no entry mentions it. */
@@ -498,8 +525,7 @@ export class IndexFile {
   }
 
   conversationKeyAt(i: number): number {
-    if (i < this.loadedFrom) this.loadOlder(i)
-    return this.words[i * 16 + 13] as number
+    return this.words[(this.record(i) + 52) >> 2] as number
   }
 
   /**
@@ -528,20 +554,20 @@ export class IndexFile {
     if (matching.length === 1) {
       const only = matching[0] as number
       return (i) => {
-        if (i < this.loadedFrom) this.loadOlder(i)
+        const at = this.record(i)
         const words = this.words
-        const first = words[i * 16 + 11] as number
-        const end = first + (words[i * 16 + 12] as number)
+        const first = words[(at + 44) >> 2] as number
+        const end = first + (words[(at + 48) >> 2] as number)
         for (let f = first; f < end; f++) if (fileIds[f] === only) return true
         return false
       }
     }
     const marks = new Set(matching)
     return (i) => {
-      if (i < this.loadedFrom) this.loadOlder(i)
+      const at = this.record(i)
       const words = this.words
-      const first = words[i * 16 + 11] as number
-      const end = first + (words[i * 16 + 12] as number)
+      const first = words[(at + 44) >> 2] as number
+      const end = first + (words[(at + 48) >> 2] as number)
       for (let f = first; f < end; f++) if (marks.has(fileIds[f] as number)) return true
       return false
     }
@@ -842,7 +868,7 @@ export class IndexFile {
    * ids, so only after names were cut.
    */
   private firstNamingLost(count: number, filesAvailable: number): number {
-    if (this.loadedFrom > 0) this.loadOlder(0)
+    this.record(0)
     const words = this.words
     const names = this.names.length
     for (let i = 0; i < count; i++) {
@@ -868,8 +894,7 @@ export class IndexFile {
     let keep = count
     while (keep > 0) {
       const i = keep - 1
-      if (i < this.loadedFrom) this.loadOlder(i)
-      const w = i * 16
+      const w = this.record(i) >> 2
       const first = words[w + 11] as number
       const fileCount = words[w + 12] as number
       const conversation = words[w + 13] as number
@@ -904,7 +929,7 @@ export class IndexFile {
     const floats = this.floats
     const names = this.names.length
     // Each record is checked against the one before it.
-    if (Math.max(0, from - 1) < this.loadedFrom) this.loadOlder(Math.max(0, from - 1))
+    this.record(Math.max(0, from - 1))
     for (let i = from; i < Math.min(to, this.count || to); i++) {
       const w = i * 16
       const detailsAt = floats[i * 8 + 4] as number
@@ -958,7 +983,7 @@ export class IndexFile {
   }
 
   private rehash(size: number): Int32Array {
-    if (this.loadedFrom > 0) this.loadOlder(0)
+    this.record(0)
     let slots = 1024
     while (slots < size) slots *= 2
     const table = new Int32Array(slots)

@@ -36,6 +36,7 @@ import {
   type StoredRecord,
 } from './objects/object-log'
 import { adler32 } from './objects/stored-zlib'
+import { entryNameAt, treeModeAt } from './objects/tree-entry'
 
 /** One entry of a git tree as Cairn stores it: regular files and directories only. */
 export interface RawTreeEntry {
@@ -634,11 +635,6 @@ export function parseTree(
   return parseTreeEncoded(oid, content, options).entries
 }
 
-const CANONICAL_MODES: ReadonlySet<string> = new Set(['100644', '100755', '120000', '40000'])
-// `ignoreBOM`: a name may begin with U+FEFF (a file the person made), and the decoder would
-// otherwise drop it, reading `\uFEFFnotes.md` back as `notes.md`.
-const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
-
 /** `parseTree`, also locating each id when the tree is written as Cairn would write it. */
 export function parseTreeEncoded(
   oid: string,
@@ -652,9 +648,9 @@ export function parseTreeEncoded(
   let at = 0
   const end = content.length
   while (at < end) {
-    // Found byte by byte, and the two usual modes told by their bytes: Buffer's indexOf and
-    // toString cost a call into C++ each, three per entry (thousands at open), while a tree
-    // entry's mode and name are a few bytes.
+    // Found byte by byte, the mode told by its bytes and an ASCII name read as it is
+    // (objects/tree-entry.ts): Buffer's indexOf and toString cost a call into C++ each, three
+    // per entry (thousands at open), while a tree entry's mode and name are a few bytes.
     let space = at
     while (space < end && content[space] !== 0x20) space++
     let nul = space + 1
@@ -662,70 +658,23 @@ export function parseTreeEncoded(
     if (space >= end || nul >= end || nul + 21 > end) {
       throw new DamagedHistoryError(oid, 'a folder listing that cannot be read')
     }
-    const rawMode = modeOf(content, at, space)
-    const name = entryName(oid, content, space + 1, nul)
+    const mode = treeModeAt(content, at, space)
+    const name = entryNameAt(content, space + 1, nul)
+    if (name === null) throw new DamagedHistoryError(oid, 'a file name that is not UTF-8')
     const problem = foreign ? null : entryNameProblem(name)
     if (problem) throw new DamagedHistoryError(oid, problem)
     if (names.has(name)) throw new DamagedHistoryError(oid, `the name "${name}" twice`)
     names.add(name)
     const entryOid = content.toString('hex', nul + 1, nul + 21)
-    if (!CANONICAL_MODES.has(rawMode)) idAt = null
+    if (mode === null || !mode.canonical) idAt = null
     idAt?.set(name, nul + 1)
     at = nul + 21
-    if (rawMode === '40000' || rawMode === '040000') {
-      entries.push({ name, kind: 'tree', oid: entryOid, mode: '40000' })
-    } else if (rawMode === '100644' || rawMode === '100755') {
-      entries.push({ name, kind: 'blob', oid: entryOid, mode: rawMode })
-    } else if (foreign && (rawMode === '120000' || rawMode === '160000')) {
-      entries.push({ name, kind: 'blob', oid: entryOid, mode: rawMode })
-    } else {
+    if (mode === null || (mode.foreignOnly && !foreign)) {
       throw new DamagedHistoryError(oid, 'a link or submodule, which Cairn never writes')
     }
+    entries.push({ name, kind: mode.folder ? 'tree' : 'blob', oid: entryOid, mode: mode.mode })
   }
   return { entries, bytes: content, idAt }
-}
-
-// The mode of the entry at `start` (up to the space at `end`): '100644' and '40000', which
-// nearly every entry has, without making a string of its bytes.
-function modeOf(content: Buffer, start: number, end: number): string {
-  const length = end - start
-  if (
-    length === 6 &&
-    content[start] === 0x31 &&
-    content[start + 1] === 0x30 &&
-    content[start + 2] === 0x30 &&
-    content[start + 3] === 0x36 &&
-    content[start + 4] === 0x34 &&
-    content[start + 5] === 0x34
-  ) {
-    return '100644'
-  }
-  if (
-    length === 5 &&
-    content[start] === 0x34 &&
-    content[start + 1] === 0x30 &&
-    content[start + 2] === 0x30 &&
-    content[start + 3] === 0x30 &&
-    content[start + 4] === 0x30
-  ) {
-    return '40000'
-  }
-  return content.toString('latin1', start, end)
-}
-
-// An entry's name: ASCII read as it is (most names; no view of the bytes and no decoder call
-// for each), anything else decoded as strict UTF-8.
-function entryName(oid: string, content: Buffer, start: number, end: number): string {
-  for (let i = start; i < end; i++) {
-    if ((content[i] as number) >= 0x80) {
-      try {
-        return utf8.decode(content.subarray(start, end))
-      } catch {
-        throw new DamagedHistoryError(oid, 'a file name that is not UTF-8')
-      }
-    }
-  }
-  return content.toString('latin1', start, end)
 }
 
 /**

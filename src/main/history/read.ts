@@ -4,7 +4,7 @@
  * the view, so reading the history can never change it.
  */
 import { CairnError } from '../lib/errors'
-import type { IndexFile } from './index-file'
+import { IndexDamagedError, IndexReplacedError, type IndexFile } from './index-file'
 import type { ObjectStore } from './object-store'
 import type { IndexEntry } from './side-index'
 import { emptyTree, treeFromOid, type TreeNode } from './tree-state'
@@ -33,6 +33,34 @@ export function indexRebuildingError(): CairnError {
     'index-rebuilding',
     'Part of the history index was damaged; Cairn is rebuilding it from the commits. Try again in a moment.',
   )
+}
+
+/**
+ * Runs `read`, a read of the side index. An entry found damaged there (its checksum, its
+ * structure) fails it with `index-rebuilding`, and `damaged` is told (to say so and have the
+ * index checked, then rebuilt from the commits). An index the read held while a rebuild or a
+ * switched history swapped another in (`IndexReplacedError`) is not damage: the read runs
+ * again on the index in use, once (unless `retry` is false: a read that writes is not run
+ * twice), or answers `index-rebuilding`, nothing said and nothing checked. Closed and still
+ * the index in use (a swap that failed after closing it), the index is damaged.
+ */
+export async function readIndexed<T>(
+  repo: Pick<RepoView, 'index'>,
+  read: () => Promise<T>,
+  damaged: (error: IndexDamagedError) => void,
+  retry = true,
+): Promise<T> {
+  try {
+    return await read()
+  } catch (error) {
+    if (!(error instanceof IndexDamagedError)) throw error
+    if (error instanceof IndexReplacedError && !repo.index.isClosed) {
+      if (retry) return readIndexed(repo, read, damaged, false)
+      throw indexRebuildingError()
+    }
+    damaged(error)
+    throw indexRebuildingError()
+  }
 }
 
 /** Throws `index-rebuilding` while the side index lags HEAD for a rebuild (a stale page). */

@@ -27,8 +27,8 @@ import { changeLogOf, createChangeLog } from './change-log'
 import { moveMain } from './checkout'
 import { reviewFactsOf } from './commit-message'
 import { DamagedHistoryError } from './damage'
-import { IndexDamagedError, IndexFile, replaceIndexDir } from './index-file'
-import { indexRebuildingError, requireCurrentIndex } from './read'
+import { IndexFile, replaceIndexDir } from './index-file'
+import { readIndexed, requireCurrentIndex } from './read'
 import { compareCommits, diffFile, readAt, readBytesAt, showCommit } from './inspect'
 import { commandIntents } from './command-intent'
 import { createFreedFiles, FREED_QUIET_MS } from './freed-files'
@@ -613,18 +613,20 @@ async function openLocked(
   }
 
   /**
-   * Runs a read of the side index. An entry found damaged there (its checksum) fails this
-   * call with a clear error and sets a rebuild from the commits going in the background.
+   * Runs a read of the side index (`readIndexed`): an entry found damaged there fails this
+   * call with a clear error and sets a rebuild from the commits going in the background; an
+   * index replaced under the read is read again (`retry`) or answers as being rebuilt.
    */
-  async function indexed<T>(read: () => Promise<T>): Promise<T> {
-    try {
-      return await read()
-    } catch (error) {
-      if (!(error instanceof IndexDamagedError)) throw error
-      logger.warn('A damaged history index entry was read; the index is rebuilt', error)
-      maintainer.reverify()
-      throw indexRebuildingError()
-    }
+  function indexed<T>(read: () => Promise<T>, retry = true): Promise<T> {
+    return readIndexed(
+      repo,
+      read,
+      (error) => {
+        logger.warn('A damaged history index entry was read; the index is rebuilt', error)
+        maintainer.reverify()
+      },
+      retry,
+    )
   }
 
   function restoring(
@@ -633,7 +635,8 @@ async function openLocked(
   ): Promise<ChangeResult> {
     return forPeople(
       exclusive(async (_tree, scanned) => {
-        const result = await indexed(() => task(scanned))
+        // Never run twice: a restore writes.
+        const result = await indexed(() => task(scanned), false)
         tool.invalidateUsage()
         followMoves(
           notices,

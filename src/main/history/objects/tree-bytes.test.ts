@@ -57,6 +57,7 @@ const NAMES = [
 ]
   .map((name) => Buffer.from(name, 'utf8'))
   .concat([Buffer.from([0xc3, 0x28]), Buffer.from([0xff]), Buffer.from([0xef, 0xbb, 0xbf, 0x61])])
+const ID = Buffer.from('0123456789abcdef0123456789abcdef01234567', 'hex')
 const MODES = ['100644', '100755', '120000', '160000', '40000', '040000', '100664', '644', '']
 
 describe('treeShape', () => {
@@ -175,6 +176,96 @@ describe('treeShape', () => {
     // Both kinds came up often enough to mean something.
     expect(sorted).toBeGreaterThan(1000)
     expect(invalid).toBeGreaterThan(300)
+  })
+
+  it("gives parseTree's verdict on crafted trees: every mode and its near misses, odd names, a name twice", () => {
+    // Every mode either reader takes, each with every byte of it changed to every value (a
+    // mode one byte off, or a space or NUL inside it), cut short or made longer.
+    const modes = new Set(['100644', '100755', '120000', '160000', '40000', '040000', '', ' '])
+    for (const mode of [...modes]) {
+      for (let k = 0; k < mode.length; k++) {
+        for (let byte = 0; byte < 256; byte++) {
+          modes.add(mode.slice(0, k) + String.fromCharCode(byte) + mode.slice(k + 1))
+        }
+      }
+      modes.add(mode.slice(1)).add(mode.slice(0, -1)).add(`0${mode}`).add(`${mode}0`)
+    }
+    // Names as bytes: ASCII, UTF-8, a BOM, bytes that are not UTF-8, empty, a slash.
+    const names = ['notes.md', 'é', '\uFEFFa', '日本語', '😀', '', 'a/', '..', '.git'].map((name) =>
+      Buffer.from(name, 'utf8'),
+    )
+    names.push(
+      Buffer.from([0xc3, 0x28]),
+      Buffer.from([0xff]),
+      Buffer.from([0x61, 0x80]),
+      Buffer.from([0xed, 0xa0, 0x80]),
+      Buffer.from([0xf4, 0x90, 0x80, 0x80]),
+    )
+    const trees: Buffer[] = []
+    for (const mode of modes) {
+      const name = Buffer.from('notes.md')
+      trees.push(Buffer.concat([Buffer.from(`${mode} `, 'latin1'), name, Buffer.from([0]), ID]))
+    }
+    for (const name of names) {
+      for (const mode of ['100644', '40000', '160000', '100664'])
+        trees.push(treeBytes([[mode, name]], [ID]))
+    }
+    // A name twice: of one kind or both, next to each other or with a name between, and a file
+    // 'a/' beside the folder 'a' (two names, one key), in either order.
+    for (const [x, y] of [
+      ['100644', '100644'],
+      ['100644', '40000'],
+      ['40000', '100644'],
+      ['40000', '040000'],
+      ['120000', '100755'],
+      ['160000', '40000'],
+    ] as const) {
+      for (const [first, second] of [
+        ['a', 'a'],
+        ['é', 'é'],
+        ['a/', 'a'],
+        ['a', 'a/'],
+      ]) {
+        trees.push(
+          treeBytes(
+            [
+              [x, Buffer.from(first!)],
+              [y, Buffer.from(second!)],
+            ],
+            [ID, ID],
+          ),
+        )
+        trees.push(
+          treeBytes(
+            [
+              [x, Buffer.from(first!)],
+              ['100644', Buffer.from('a-c')],
+              [y, Buffer.from(second!)],
+            ],
+            [ID, ID, ID],
+          ),
+        )
+      }
+    }
+    let taken = 0
+    for (const bytes of trees) {
+      const parsed = parses(bytes)
+      const shape = treeShape(bytes)
+      // Out of git's order, the verdict is parseTree's alone (the pack walk hands it over).
+      if (shape === 'unsorted') continue
+      expect(shape === 'invalid', `${bytes.toString('hex')}: ${shape}`).toBe(parsed === null)
+      if (!parsed) continue
+      taken++
+      // Each entry read in place as parseTree reads it.
+      const cursor = new TreeCursor(bytes)
+      const read: Array<[string, boolean, string]> = []
+      while (cursor.next()) read.push([cursor.name(), cursor.folder, cursor.id()])
+      expect(cursor.done).toBe(true)
+      expect(read).toEqual(parsed.map((entry) => [entry.name, entry.kind === 'tree', entry.oid]))
+    }
+    // Both verdicts came up, each many times.
+    expect(taken).toBeGreaterThan(30)
+    expect(trees.length - taken).toBeGreaterThan(3000)
   })
 })
 

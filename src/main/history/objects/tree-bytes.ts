@@ -10,9 +10,12 @@
  *
  * What a tree read here accepts is exactly what `parseTree(…, { foreign: true })` accepts,
  * when its entries are in git's order (each name after the one before, bytewise, a folder's
- * as if followed by `/`; a file named `x/` before the folder `x`), as git and Cairn write them. A tree in another order is left to
- * `parseTree` (`treeShape` says `unsorted`).
+ * as if followed by `/`; a file named `x/` before the folder `x`), as git and Cairn write
+ * them. A tree in another order is left to `parseTree` (`treeShape` says `unsorted`). The
+ * modes and the name check are `parseTree`'s own (tree-entry.ts); a name twice, which
+ * `parseTree` finds with a set of names, is found here from git's order.
  */
+import { entryNameAt, isEntryName, treeModeAt } from './tree-entry'
 
 /** What `treeShape` found. */
 export type TreeShape =
@@ -25,8 +28,6 @@ export type TreeShape =
 
 const SPACE = 0x20
 const SLASH = 0x2f
-// The same strict decoder as `parseTree`'s: a name that is not UTF-8 makes the tree invalid.
-const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
 
 /**
  * One entry of a tree's bytes: where its name is, where its id is, whether it is a folder.
@@ -70,9 +71,9 @@ export class TreeCursor {
     let nul = space + 1
     while (nul < end && bytes[nul] !== 0) nul++
     if (space >= end || nul >= end || nul + 21 > end) return false
-    const mode = modeKind(bytes, at, space)
-    if (mode === 0) return false
-    this.folder = mode === 2
+    const mode = treeModeAt(bytes, at, space)
+    if (mode === null) return false
+    this.folder = mode.folder
     this.nameStart = space + 1
     this.nameEnd = nul
     this.idAt = nul + 1
@@ -80,9 +81,14 @@ export class TreeCursor {
     return true
   }
 
-  /** The entry's name as `parseTree` gives it (ASCII as it is, anything else as UTF-8). */
+  /**
+   * The entry's name as `parseTree` gives it (ASCII as it is, anything else as UTF-8), in a
+   * tree `treeShape` took: a name that is not UTF-8 throws.
+   */
   name(): string {
-    return nameAt(this.bytes, this.nameStart, this.nameEnd)
+    const name = entryNameAt(this.bytes, this.nameStart, this.nameEnd)
+    if (name === null) throw new TypeError('a tree entry name that is not UTF-8')
+    return name
   }
 
   /** The entry's id as 40 hex digits. */
@@ -151,7 +157,7 @@ export function treeShape(bytes: Buffer): TreeShape {
   const before = new TreeCursor(bytes)
   let count = 0
   for (let at = 0; entry.next(); at = entry.end) {
-    if (!nameValid(bytes, entry.nameStart, entry.nameEnd)) return 'invalid'
+    if (!isEntryName(bytes, entry.nameStart, entry.nameEnd)) return 'invalid'
     if (count > 0) {
       const order = before.compare(entry)
       // The same name and kind twice: `parseTree` refuses a name it has seen.
@@ -261,50 +267,6 @@ export class SortedTree {
     for (let k = 0, at = 0; scan.next(); at = scan.end) starts[k++] = at
     return starts
   }
-}
-
-// 1 for the file modes `parseTree` takes from a tree made elsewhere (100644, 100755, a link's
-// 120000, a submodule's 160000), 2 for a folder's (40000, 040000), 0 for anything else.
-function modeKind(bytes: Buffer, start: number, end: number): number {
-  const length = end - start
-  if (length === 5) return matches(bytes, start, '40000') ? 2 : 0
-  if (length !== 6) return 0
-  if (matches(bytes, start, '040000')) return 2
-  return matches(bytes, start, '100644') ||
-    matches(bytes, start, '100755') ||
-    matches(bytes, start, '120000') ||
-    matches(bytes, start, '160000')
-    ? 1
-    : 0
-}
-
-function matches(bytes: Buffer, start: number, text: string): boolean {
-  for (let k = 0; k < text.length; k++) if (bytes[start + k] !== text.charCodeAt(k)) return false
-  return true
-}
-
-// True when the name at [start, end) is ASCII, or else UTF-8 as `parseTree`'s decoder takes it.
-function nameValid(bytes: Buffer, start: number, end: number): boolean {
-  for (let i = start; i < end; i++) {
-    if ((bytes[i] as number) >= 0x80) {
-      try {
-        utf8.decode(bytes.subarray(start, end))
-        return true
-      } catch {
-        return false
-      }
-    }
-  }
-  return true
-}
-
-// The name at [start, end) as `parseTree` gives it: ASCII as it is, anything else as UTF-8
-// (already found valid).
-function nameAt(bytes: Buffer, start: number, end: number): string {
-  for (let i = start; i < end; i++) {
-    if ((bytes[i] as number) >= 0x80) return utf8.decode(bytes.subarray(start, end))
-  }
-  return bytes.toString('latin1', start, end)
 }
 
 // Git's order of tree entries: names compared bytewise, a folder's as if followed by '/';
