@@ -101,6 +101,45 @@ describe('the idle check of the index names', () => {
     expect(await checkIndex(store, index)).toBe(false)
   })
 
+  it('checks the records newest first, 512 a slice, and finds a damaged one in any slice', async () => {
+    // 3,000 entries: open read the newest 1,024 records, the check reads the older ones as it
+    // reaches them. Its slices end at 3,000, 2,488, 1,976, 1,464, 952 and 440.
+    const [first] = manyNames(10)
+    const entries = Array.from({ length: 3000 }, (_, i) => ({
+      ...first!,
+      oid: oid(i),
+      parent: i === 0 ? null : oid(i - 1),
+      files: [`/memories/f${i % 7}.md`],
+    }))
+    writeIndex(dir, entries)
+    const sound = readFileSync(path.join(dir, 'commits'))
+    const store = {} as ObjectStore // never reached: each damage fails the check first
+    // The oldest, either side of a slice's border, the newest record open left unread: a
+    // checksum (the time); and the structure (the details' offset, which the record after it
+    // is checked against too: one inside a slice).
+    for (const [entry, at] of [
+      [0, 24],
+      [439, 24],
+      [440, 24],
+      [1463, 24],
+      [1464, 24],
+      [1975, 24],
+      [1200, 32],
+    ] as const) {
+      const commits = Buffer.from(sound)
+      commits[64 * entry + at] ^= 0x01
+      writeFileSync(path.join(dir, 'commits'), commits)
+      const index = IndexFile.open(dir)
+      let pauses = 0
+      expect(await checkIndex(store, index, async () => void pauses++), `entry ${entry}`).toBe(
+        false,
+      )
+      // One pause after the names, one after each slice of records before the damaged one.
+      expect(pauses, `entry ${entry}`).toBe(1 + Math.floor((3000 - 1 - entry) / 512))
+      index.close()
+    }
+  })
+
   it("stores each name's sum as zlib's CRC-32 of its length word from its id, then its bytes", () => {
     // The sum open checks the newest names by, worked out here by zlib: a reader and writer
     // that agreed on another sum would read every index written before as damaged.

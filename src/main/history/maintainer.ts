@@ -183,8 +183,12 @@ export function createMaintainer(options: {
   }
 
   let sliceStart = performance.now()
-  async function pause(): Promise<void> {
-    if (performance.now() - sliceStart < settings.sliceMs && !queue.busy()) return
+  // Nothing (not even a promise) while the slice goes on: a pass calls this for every object.
+  function pause(): Promise<void> | undefined {
+    if (performance.now() - sliceStart < settings.sliceMs && !queue.busy()) return undefined
+    return stepAside()
+  }
+  async function stepAside(): Promise<void> {
     do {
       await new Promise<void>((resolve) => setImmediate(resolve))
       if (queue.busy()) await queue.idle()

@@ -1,6 +1,11 @@
-import { describe, expect, it } from 'vitest'
+import { execFileSync } from 'node:child_process'
+import { createHash } from 'node:crypto'
+import { readdirSync } from 'node:fs'
+import path from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { gitIn, tempDataDir } from '../test-helpers'
 import { OFS_DELTA, TYPE_CODES } from './pack-file'
-import { entryHeader } from './pack-writer'
+import { entryHeader, PackWriter, type DeltaBase } from './pack-writer'
 
 // The pack writer writes each entry's header into one buffer of its own (stop 18) instead of
 // building an array of bytes per entry: the bytes must be what git's format (and the writer
@@ -50,5 +55,95 @@ describe('entryHeader', () => {
         expect(entryHeader(OFS_DELTA, size, distance)).toEqual(reference(OFS_DELTA, size, distance))
       }
     }
+  })
+})
+
+// `add` answers at once when nothing had to wait (stop 19: a promise per entry was garbage),
+// and with a promise when something did: a large object compressed on the thread pool, or the
+// write buffer full and written out. Either way the entry lands in the pack where the index
+// says, and nothing may be written in between: an `add` or `finish` while one is under way is
+// refused.
+describe('PackWriter.add', () => {
+  let dir: string
+  let cleanup: () => Promise<void>
+  let gitdir: string
+
+  beforeEach(async () => {
+    ;({ dir, cleanup } = await tempDataDir())
+    gitdir = path.join(dir, 'history.git')
+    execFileSync('git', ['init', '--quiet', '--bare', gitdir])
+  })
+  afterEach(() => cleanup())
+
+  const blobId = (content: Buffer) =>
+    createHash('sha1')
+      .update(Buffer.concat([Buffer.from(`blob ${content.length}\0`), content]))
+      .digest('hex')
+
+  /** `bytes` that do not compress (a counter through SHA-1): each fills its share of the pack. */
+  function noise(seed: number, bytes: number): Buffer {
+    const out = Buffer.alloc(bytes)
+    for (let at = 0, n = 0; at < bytes; at += 20, n++) {
+      createHash('sha1').update(`${seed}:${n}`).digest().copy(out, at)
+    }
+    return out
+  }
+
+  /** Every object git reads from the pack, by id, as `git cat-file` gives it. */
+  function packedObjects(): Map<string, Buffer> {
+    const packDir = path.join(gitdir, 'objects', 'pack')
+    const idx = readdirSync(packDir).filter((name) => name.endsWith('.idx'))
+    expect(idx).toHaveLength(1)
+    execFileSync('git', ['--git-dir', gitdir, 'verify-pack', path.join(packDir, idx[0]!)])
+    const ids = gitIn(gitdir, 'cat-file', '--batch-all-objects', '--batch-check=%(objectname)')
+      .trim()
+      .split('\n')
+    return new Map(
+      ids.map((id) => [id, execFileSync('git', ['--git-dir', gitdir, 'cat-file', 'blob', id])]),
+    )
+  }
+
+  it('writes what fits its buffer at once, and the rest after a wait, where the index says', async () => {
+    const writer = PackWriter.create(path.join(gitdir, 'objects', 'pack'))
+    const written = new Map<string, Buffer>()
+    const kinds: string[] = []
+    const add = async (content: Buffer, base?: DeltaBase) => {
+      const added = writer.add(blobId(content), 'blob', content, base)
+      kinds.push(added instanceof Promise ? 'waited' : 'at once')
+      written.set(blobId(content), content)
+      return { content, ...(added instanceof Promise ? await added : added) }
+    }
+    // Small entries, whole and as deltas, then one large enough for the thread pool, then
+    // entries of 60 KB (compressed here) until the 1 MB buffer has been written out twice.
+    const notes = Buffer.from('Notes the writer stores whole, then as a delta.\n'.repeat(40))
+    const first = await add(notes)
+    await add(Buffer.concat([notes, Buffer.from('one more line\n')]), { ...first, depth: 0 })
+    await add(noise(1, 200_000))
+    for (let n = 0; n < 40; n++) await add(noise(100 + n, 60_000))
+    expect(kinds.slice(0, 3)).toEqual(['at once', 'at once', 'waited'])
+    const overflows = kinds.slice(3).filter((kind) => kind === 'waited').length
+    expect(overflows).toBeGreaterThanOrEqual(2)
+    expect(overflows).toBeLessThan(10)
+    const pack = await writer.finish()
+    expect(pack.objects).toBe(written.size)
+    const read = packedObjects()
+    expect([...read.keys()].sort()).toEqual([...written.keys()].sort())
+    for (const [id, content] of written) expect(read.get(id)!.equals(content)).toBe(true)
+  })
+
+  it('refuses an entry, or finishing, while the last entry is still being written', async () => {
+    const writer = PackWriter.create(path.join(gitdir, 'objects', 'pack'))
+    const large = noise(2, 100_000)
+    const small = Buffer.from('a small note\n')
+    const pending = writer.add(blobId(large), 'blob', large)
+    expect(pending).toBeInstanceOf(Promise)
+    expect(() => writer.add(blobId(small), 'blob', small)).toThrow(/still being written/)
+    await expect(writer.finish()).rejects.toThrow(/still being written/)
+    await pending
+    expect(writer.add(blobId(small), 'blob', small)).not.toBeInstanceOf(Promise)
+    await writer.finish()
+    const read = packedObjects()
+    expect([...read.keys()].sort()).toEqual([blobId(large), blobId(small)].sort())
+    expect(read.get(blobId(large))!.equals(large)).toBe(true)
   })
 })

@@ -129,6 +129,8 @@ export class PackWriter {
   private buffered = 0
   private offset = 0
   private done = false
+  /** An entry's write is under way (`add` returned a promise that has not settled). */
+  private pending = false
   /** Where `add` writes an entry's header (at most 21 bytes: size and distance varints). */
   private readonly head = Buffer.alloc(32)
 
@@ -164,15 +166,20 @@ export class PackWriter {
 
   /**
    * Appends `content` as `type`, as a delta against `base` when that is clearly smaller
-   * (and `maxDepth` allows). Returns where the entry went and its chain depth.
+   * (and `maxDepth` allows). Returns where the entry went and its chain depth: at once when
+   * nothing had to wait (most entries: compressed here and copied into the write buffer), or
+   * a promise when something did (a large object compressed on the thread pool, a full buffer
+   * written out), which must settle before the next call. A pass adds tens of thousands of
+   * entries: a promise for each, waiting for nothing, was a fifth of the garbage it made.
    */
-  async add(
+  add(
     oid: string,
     type: ObjectKind,
     content: Buffer,
     base?: DeltaBase | null,
     maxDepth = 50,
-  ): Promise<PackedEntry> {
+  ): PackedEntry | Promise<PackedEntry> {
+    if (this.pending) throw new Error('the previous entry is still being written')
     let code = TYPE_CODES[type]
     let body = content
     let depth = 0
@@ -186,18 +193,35 @@ export class PackWriter {
         baseOffset = base.offset
       }
     }
+    if (body.length >= ASYNC_DEFLATE_BYTES) {
+      const size = body.length
+      return this.waitFor(
+        deflateAsync(body).then((compressed) =>
+          this.place(oid, code, size, baseOffset, depth, compressed),
+        ),
+      )
+    }
     // Output room for the whole result: zlib's default 16 KB chunk, allocated per call, was
     // most of the memory maintenance churned through (and what set the pace of collections).
-    const compressed =
-      body.length >= ASYNC_DEFLATE_BYTES
-        ? await deflateAsync(body)
-        : zlib.deflateSync(body, {
-            ...(body.length <= 4096 ? SMALL_DEFLATE : {}),
-            chunkSize: Math.max(64, body.length + 64),
-          })
+    const compressed = zlib.deflateSync(body, {
+      ...(body.length <= 4096 ? SMALL_DEFLATE : {}),
+      chunkSize: Math.max(64, body.length + 64),
+    })
+    return this.place(oid, code, body.length, baseOffset, depth, compressed)
+  }
+
+  /** Writes an entry's header and compressed body after what is written, and logs it. */
+  private place(
+    oid: string,
+    code: number,
+    size: number,
+    baseOffset: number,
+    depth: number,
+    compressed: Buffer,
+  ): PackedEntry | Promise<PackedEntry> {
     const distance = code === OFS_DELTA ? this.offset - baseOffset : 0
     const head = this.head
-    const headLength = writeEntryHeader(head, code, body.length, distance)
+    const headLength = writeEntryHeader(head, code, size, distance)
     const offset = this.offset
     let crc = crc32Range(head, 0, headLength)
     crc = crc32(compressed, crc)
@@ -208,12 +232,26 @@ export class PackWriter {
       compressed.copy(this.buffer, this.buffered + headLength)
       this.buffered += length
       this.offset += length
-    } else {
-      await this.push(Buffer.from(head.subarray(0, headLength)))
-      await this.push(compressed)
+      this.entries.push(oid, offset, crc)
+      return { offset, depth }
     }
-    this.entries.push(oid, offset, crc)
-    return { offset, depth }
+    const header = Buffer.from(head.subarray(0, headLength))
+    return this.waitFor(
+      (async () => {
+        await this.push(header)
+        await this.push(compressed)
+        this.entries.push(oid, offset, crc)
+        return { offset, depth }
+      })(),
+    )
+  }
+
+  /** `work`, during which `add` and `finish` refuse to start (they would write in between). */
+  private waitFor<T>(work: Promise<T>): Promise<T> {
+    this.pending = true
+    return work.finally(() => {
+      this.pending = false
+    })
   }
 
   /**
@@ -222,10 +260,11 @@ export class PackWriter {
    * between the durable writes and the renames (crash tests stop there).
    */
   async finish(
-    pause: () => Promise<void> = async () => undefined,
+    pause: () => Promise<void> | undefined = () => undefined,
     onStep: (step: 'index-durable' | 'pack-renamed') => void = () => undefined,
   ): Promise<WrittenPack> {
     if (this.done || this.fd === null) throw new Error('pack already finished')
+    if (this.pending) throw new Error('the last entry is still being written')
     const fd = this.fd
     await this.flush()
     const count = Buffer.alloc(4)
@@ -331,7 +370,10 @@ export class PackWriter {
   }
 
   /** The version 2 index: header, fanout, names, crc32s, offsets, large offsets, checksums. */
-  private async buildIndex(packChecksum: Buffer, pause: () => Promise<void>): Promise<Buffer> {
+  private async buildIndex(
+    packChecksum: Buffer,
+    pause: () => Promise<void> | undefined,
+  ): Promise<Buffer> {
     const entries = this.entries
     const n = entries.length
     // Entries by first byte (counting sort), then each of those 256 runs sorted by id, with a
