@@ -101,7 +101,7 @@ describe('the idle check of the index names', () => {
     expect(await checkIndex(store, index)).toBe(false)
   })
 
-  it('checks the records newest first, 512 a slice, and finds a damaged one in any slice', async () => {
+  it('checks the records in slices and finds a damaged one in any slice', async () => {
     // 3,000 entries: open read the newest 1,024 records, the check reads the older ones as it
     // reaches them. Its slices end at 3,000, 2,488, 1,976, 1,464, 952 and 440.
     const [first] = manyNames(10)
@@ -134,8 +134,11 @@ describe('the idle check of the index names', () => {
       expect(await checkIndex(store, index, async () => void pauses++), `entry ${entry}`).toBe(
         false,
       )
-      // One pause after the names, one after each slice of records before the damaged one.
-      expect(pauses, `entry ${entry}`).toBe(1 + Math.floor((3000 - 1 - entry) / 512))
+      // It paused after the names and between the slices of records before the damaged one:
+      // no slice longer than 1,024 records (512 today), whatever their size.
+      expect(pauses, `entry ${entry}`).toBeGreaterThanOrEqual(
+        1 + Math.floor((3000 - 1 - entry) / 1024),
+      )
       index.close()
     }
   })

@@ -20,6 +20,21 @@ function treeBytes(entries: ReadonlyArray<Entry>, ids: ReadonlyArray<Buffer>): B
   )
 }
 
+/**
+ * A seeded generator (mulberry32) for the random trees below: the same trees every run, so
+ * that the counts each test asserts it covered are fixed, not left to chance.
+ */
+function seeded(seed: number): () => number {
+  let state = seed >>> 0
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0
+    let t = state
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
 const isFolder = (mode: string) => mode === '40000' || mode === '040000'
 
 // Git's order, as git itself sorts a tree: names bytewise, a folder's with '/' after it; a
@@ -124,30 +139,29 @@ describe('treeShape', () => {
   })
 
   it('agrees with parseTree on random trees, well formed or not', () => {
+    const random = seeded(32485)
     let sorted = 0
     let invalid = 0
     for (let round = 0; round < 4000; round++) {
-      const count = Math.floor(Math.random() * 7)
+      const count = Math.floor(random() * 7)
       let entries: Entry[] = Array.from({ length: count }, () => {
         const mode =
-          Math.random() < 0.9
-            ? MODES[Math.floor(Math.random() * 6)]!
-            : MODES[6 + Math.floor(Math.random() * 3)]!
-        const name = NAMES[Math.floor(Math.random() * (Math.random() < 0.9 ? 14 : NAMES.length))]!
+          random() < 0.9 ? MODES[Math.floor(random() * 6)]! : MODES[6 + Math.floor(random() * 3)]!
+        const name = NAMES[Math.floor(random() * (random() < 0.9 ? 14 : NAMES.length))]!
         return [mode, name] as Entry
       })
       // Mostly in git's order, as trees are written; now and then as they came.
-      if (Math.random() < 0.8) entries = entries.sort(gitOrder)
+      if (random() < 0.8) entries = entries.sort(gitOrder)
       let bytes = treeBytes(
         entries,
         entries.map(() => randomBytes(20)),
       )
       // Now and then cut short or with a byte changed.
-      if (Math.random() < 0.05 && bytes.length > 0)
-        bytes = bytes.subarray(0, Math.floor(Math.random() * bytes.length))
-      if (Math.random() < 0.05 && bytes.length > 0) {
+      if (random() < 0.05 && bytes.length > 0)
+        bytes = bytes.subarray(0, Math.floor(random() * bytes.length))
+      if (random() < 0.05 && bytes.length > 0) {
         bytes = Buffer.from(bytes)
-        bytes[Math.floor(Math.random() * bytes.length)] = Math.floor(Math.random() * 256)
+        bytes[Math.floor(random() * bytes.length)] = Math.floor(random() * 256)
       }
       const parsed = parses(bytes)
       const shape = treeShape(bytes)
@@ -326,6 +340,7 @@ describe('TreeCursor', () => {
   })
 
   it('finds the entry of the other kind as a scan from the start would, in any sorted tree', () => {
+    const random = seeded(20727)
     // Names that sort around '/' (and share the key of a folder), many times over.
     const names = ['a', 'a.b', 'a-c', 'a0', 'a/', 'a/b', 'ab', 'b', 'b/', 'é', '']
     let searched = 0
@@ -334,8 +349,8 @@ describe('TreeCursor', () => {
       const entries: Entry[] = []
       for (const name of names) {
         for (const folder of [false, true]) {
-          if (Math.random() < 0.5) continue
-          const n = Math.random() < 0.5 ? '' : String(Math.floor(Math.random() * 3))
+          if (random() < 0.5) continue
+          const n = random() < 0.5 ? '' : String(Math.floor(random() * 3))
           entries.push([folder ? '40000' : '100644', Buffer.from(name + n)])
         }
       }
