@@ -795,22 +795,29 @@ export class IndexFile {
    * there, so the records naming the lost ones go too (`keepComplete`).
    */
   private loadNames(raw: Buffer): boolean {
-    const starts: number[] = []
+    // Counted first, then their starts put straight into the table kept: open runs this once,
+    // cold, where an array grown name by name (then copied twice) and `readUInt32LE` (an
+    // array of its arguments each call on Node 20) were some 250 KB of fresh memory.
+    let count = 0
     let at = 0
-    while (at + NAME_HEAD <= raw.length) {
-      const length = raw.readUInt32LE(at)
+    for (let length; at + NAME_HEAD <= raw.length; at += NAME_HEAD + length, count++) {
+      length = u32le(raw, at)
       if (length === 0 || at + NAME_HEAD + length > raw.length) break
-      starts.push(at + NAME_HEAD)
-      at += NAME_HEAD + length
     }
-    let kept = starts.length
+    const starts = new Uint32Array(count)
+    at = 0
+    for (let id = 0; id < count; id++) {
+      starts[id] = at + NAME_HEAD
+      at += NAME_HEAD + u32le(raw, at)
+    }
+    let kept = count
     const tail = raw.length - NAMES_TAIL_CHECKED
     for (let id = kept - 1; id >= 0 && (starts[id] as number) >= tail; id--) {
       if (!nameChecks(raw, id, starts[id] as number)) kept = id
     }
-    if (kept < starts.length) at = (starts[kept] as number) - NAME_HEAD
+    if (kept < count) at = (starts[kept] as number) - NAME_HEAD
     this.namesRaw = raw
-    this.nameStarts = Uint32Array.from(starts.slice(0, kept))
+    this.nameStarts = kept < count ? starts.slice(0, kept) : starts
     this.names.length = kept
     this.sortedIds = null
     this.namesBytes = at
@@ -1023,9 +1030,20 @@ function nameSumAt(raw: Buffer, id: number, start: number, length: number): numb
 
 /** True when the name `id` starting at `start` in `raw` matches its checksum. */
 function nameChecks(raw: Buffer, id: number, start: number): boolean {
-  const length = raw.readUInt32LE(start - NAME_HEAD)
+  const length = u32le(raw, start - NAME_HEAD)
   if (length === 0 || start + length > raw.length) return false
-  return nameSumAt(raw, id, start, length) === raw.readUInt32LE(start - 4)
+  return nameSumAt(raw, id, start, length) === u32le(raw, start - 4)
+}
+
+/**
+ * `raw.readUInt32LE(at)` for an `at` inside `raw`, without the array of arguments Node 20's
+ * own makes each call in code not yet optimized (see `loadNames`).
+ */
+function u32le(raw: Uint8Array, at: number): number {
+  return (
+    ((raw[at] as number) | ((raw[at + 1] as number) << 8) | ((raw[at + 2] as number) << 16)) +
+    (raw[at + 3] as number) * 0x1000000
+  )
 }
 
 /** Where the side index lives: inside the git directory, never inside the memory folder. */

@@ -168,6 +168,15 @@ describe('the stat cache file', () => {
     const loaded = StatCache.load(file, later)
     expect(loaded.checkedObject('d1/x.md')).toEqual(stamp(123_456))
     expect(loaded.checkedObject('a.md')).toBeNull()
+    // The same answers compared where the loaded record lies, as `sameLoose` gives them.
+    expect(loaded.objectCheckedAs('d1/x.md', stamp(123_456))).toBe(true)
+    for (const field of ['size', 'ino', 'ctimeMs', 'mtimeMs'] as const) {
+      const other = { ...stamp(123_456), [field]: stamp(123_456)[field] + 1 }
+      expect(loaded.objectCheckedAs('d1/x.md', other), field).toBe(false)
+      expect(sameLoose(other, loaded.checkedObject('d1/x.md')), field).toBe(false)
+    }
+    expect(loaded.objectCheckedAs('a.md', stamp(1))).toBe(false)
+    expect(loaded.objectCheckedAs('gone.md', stamp(123_456))).toBe(false)
     for (const [i, relative] of files.entries()) {
       expect(loaded.lookup(relative, statOf(relative))).toBe(oid(i + 1))
     }
@@ -220,6 +229,10 @@ describe('the stat cache file', () => {
     const once = StatCache.load(file, later)
     expect(once.checkedObject('a.md')).toEqual(stamp(77))
     expect(once.checkedObject('d1/x.md')).toBeNull()
+    expect(once.objectCheckedAs('d1/x.md', stamp(123_456))).toBe(false)
+    // A record changed since load is compared as its entry holds it.
+    expect(loaded.objectCheckedAs('a.md', stamp(77))).toBe(true)
+    expect(loaded.objectCheckedAs('a.md', stamp(78))).toBe(false)
     for (const [i, relative] of files.entries()) {
       expect(once.lookup(relative, statOf(relative))).toBe(oid(i + 1))
     }

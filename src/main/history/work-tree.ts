@@ -14,7 +14,7 @@ import {
 import { MAX_VIEW_FILE_BYTES } from '../memory'
 import { entryNameProblem } from './damage'
 import type { ObjectStore } from './object-store'
-import { sameLoose, type StatCache } from './stat-cache'
+import type { StatCache } from './stat-cache'
 import { childrenOf, type Node, type TreeNode } from './tree-state'
 
 /**
@@ -367,7 +367,7 @@ export function looseCopyCheck(
   oid: string,
 ): true | Stats | null {
   const loose = store.looseStat(oid)
-  if (loose && loose.size > 0 && stats && sameLoose(loose, stats.checkedObject(relative))) {
+  if (loose && loose.size > 0 && stats?.objectCheckedAs(relative, loose)) {
     return true
   }
   return loose

@@ -158,9 +158,11 @@ export class PackIndex {
         if (!ids) continue
         const lo = first === 0 ? 0 : (this.fanout[first - 1] as number)
         const hi = this.fanout[first] as number
-        for (const i of ids) {
-          const oid = oids.subarray(i * 20, i * 20 + 20)
-          const at = search(scratch, lo - groupLo, hi - groupLo - 1, stride, skip, oid)
+        // No iterator and no view of each id (see `packedPositions`): the id is compared
+        // where it lies in `oids`.
+        for (let k = 0; k < ids.length; k++) {
+          const i = ids[k]!
+          const at = search(scratch, lo - groupLo, hi - groupLo - 1, stride, skip, oids, i * 20)
           if (at >= 0) positions[i] = groupLo + at
         }
       }
@@ -397,10 +399,11 @@ function search(
   stride: number,
   skip: number,
   oid: Uint8Array,
+  oidAt = 0,
 ): number {
   while (low <= high) {
     const mid = (low + high) >>> 1
-    const cmp = compareName(names, mid * stride + skip, oid)
+    const cmp = compareName(names, mid * stride + skip, oid, oidAt)
     if (cmp === 0) return mid
     if (cmp < 0) low = mid + 1
     else high = mid - 1
@@ -408,9 +411,10 @@ function search(
   return -1
 }
 
-function compareName(names: Buffer, at: number, oid: Uint8Array): number {
+/** `names` at `at` against the 20-byte id at `oidAt` in `oid`. */
+function compareName(names: Buffer, at: number, oid: Uint8Array, oidAt: number): number {
   for (let i = 0; i < 20; i++) {
-    const diff = (names[at + i] as number) - (oid[i] as number)
+    const diff = (names[at + i] as number) - (oid[oidAt + i] as number)
     if (diff !== 0) return diff
   }
   return 0
