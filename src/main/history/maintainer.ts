@@ -29,11 +29,6 @@ export interface MaintenanceSettings {
   /** Longest stretch of work between two yields (default 2 ms). */
   readonly sliceMs?: number
   /**
-   * While commits come (one in the last second), each slice is followed by a rest off the CPU
-   * this many times its length (default 1; 0: none). See `stepAside`.
-   */
-  readonly restRatio?: number
-  /**
    * Each removal waits until no command has run for this long (default 500 ms): the disk's
    * work for removals is done while the person (or Claude) is not waiting for a command.
    */
@@ -145,15 +140,11 @@ const EMPTY_REPORT: RepackReport = {
   unreadable: [],
 }
 
-/** Commits count as coming while one was made this recently: maintenance then rests between slices. */
-const COMMITS_ACTIVE_MS = 1_000
-
 const DEFAULTS = {
   looseThreshold: 2_000,
   idleMs: 20_000,
   idleMinimum: 64,
   sliceMs: 2,
-  restRatio: 1,
   quietMs: 500,
   verifyRetryMs: 5_000,
   verifyRetryMaxMs: 600_000,
@@ -192,31 +183,14 @@ export function createMaintainer(options: {
   }
 
   let sliceStart = performance.now()
-  let lastCommit = -Infinity
   // Nothing (not even a promise) while the slice goes on: a pass calls this for every object.
   function pause(): Promise<void> | undefined {
     if (performance.now() - sliceStart < settings.sliceMs && !queue.busy()) return undefined
     return stepAside()
   }
-  /**
-   * Between slices. While commits come, the pass also rests off the CPU (`restRatio` times
-   * the slice it just ran): a thread that runs slice after slice is, to the kernel's scheduler,
-   * one that used more than its share, and each time a command's fsync returns that thread
-   * waits for a CPU behind the machine's other work (at load 4.5–5 on two cores, a command
-   * beside a pass writing its pack waited 11 ms at p90 for a CPU, against 3–6.5 ms beside no
-   * pass; that wait was most of the slowest commands': docs/performance.md, stop 20). With no commit for a second, the slices
-   * follow one another as before. (Commits, not the queue: the pass's own queued steps, its
-   * index check's, are no command to make room for.)
-   */
   async function stepAside(): Promise<void> {
-    const worked = performance.now() - sliceStart
     do {
-      if (settings.restRatio > 0 && performance.now() - lastCommit < COMMITS_ACTIVE_MS) {
-        const rest = Math.max(1, Math.round(worked * settings.restRatio))
-        await new Promise<void>((resolve) => setTimeout(resolve, rest))
-      } else {
-        await new Promise<void>((resolve) => setImmediate(resolve))
-      }
+      await new Promise<void>((resolve) => setImmediate(resolve))
       if (queue.busy()) await queue.idle()
     } while (queue.busy() && !stopped)
     sliceStart = performance.now()
@@ -371,7 +345,6 @@ export function createMaintainer(options: {
   armIdle()
   return {
     noteActivity() {
-      lastCommit = performance.now()
       if (stopped) return
       armIdle()
       if (!running && loose() >= settings.looseThreshold) start().catch(() => undefined)

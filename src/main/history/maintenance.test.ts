@@ -16,7 +16,7 @@ import {
   writeFileSync,
 } from 'node:fs'
 import path from 'node:path'
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { nodeDisk, OPEN, setDisk, type Disk } from '../lib/disk'
 import { hookDisk } from '../lib/disk-hooks'
 import { PackFolderGate } from './maintainer'
@@ -441,63 +441,6 @@ describe('background maintenance', () => {
     expect(gitCli(dataDir, 'show', 'HEAD:arrived.md')).toBe('arrived\n')
     await memory.close()
   })
-
-  it(
-    'rests off the CPU between slices while commits come, and not once they stopped a second ago',
-    {
-      timeout: 60_000,
-    },
-    async () => {
-      // The rests are what the scheduler sees: timers the pass sets between its slices (a
-      // command beside it then finds a thread that did not use more than its share of a CPU).
-      const rests = async (restRatio: number, commands: boolean) => {
-        const { dir, cleanup: done } = await tempDataDir()
-        const memory = await openVersionedMemory({
-          dataDir: dir,
-          now,
-          watch: false,
-          maintenance: { looseThreshold: Infinity, idleMs: 2 ** 30, sliceMs: 0, restRatio },
-        })
-        try {
-          await work(memory, 0, 30)
-          if (!commands) await new Promise((resolve) => setTimeout(resolve, 1_100))
-          let count = 0
-          const real = globalThis.setTimeout
-          const spy = vi.spyOn(globalThis, 'setTimeout').mockImplementation(((
-            run: () => void,
-            ms?: number,
-          ) => {
-            if (new Error().stack?.includes('stepAside')) count++
-            return real(run, ms)
-          }) as typeof setTimeout)
-          // Commands until the pack is written (the removals wait for quiet).
-          let packing = true
-          const pass = memory
-            .maintain({ onStep: (step) => (packing &&= step !== 'removing-loose') })
-            .finally(() => (packing = false))
-          try {
-            // A few milliseconds apart: back to back, they would leave the pass no turn at all.
-            for (let i = 100; commands && packing; i++) {
-              await work(memory, i, 1)
-              await new Promise((resolve) => real(resolve, 5))
-            }
-            const report = await pass
-            expect(report.packed).toBeGreaterThan(100)
-          } finally {
-            spy.mockRestore()
-          }
-          fsck(dir)
-          return count
-        } finally {
-          await memory.close()
-          await done()
-        }
-      }
-      expect(await rests(1, true)).toBeGreaterThan(0)
-      expect(await rests(0, true)).toBe(0)
-      expect(await rests(1, false)).toBe(0)
-    },
-  )
 
   it('a close while removals wait for quiet ends the pass at once, losing nothing', async () => {
     const memory = await openVersionedMemory({
