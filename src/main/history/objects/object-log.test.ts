@@ -18,7 +18,9 @@ import { createRecordingLogger } from '../../lib/logger'
 import { createObjectStore, initRepository, type ObjectStore } from '../object-store'
 import { fsck, tempDataDir } from '../test-helpers'
 import {
+  AFTER_COMMAND_MS,
   CHECKPOINT_RECORDS,
+  COMMANDS_PAUSED_MS,
   decodeRecords,
   encodeRecord,
   LOG_CAP_BYTES,
@@ -510,6 +512,8 @@ describe('a checkpoint beside commands', () => {
         parked++
         return idle
       },
+      // Returned long ago once it has: the checkpoint then goes on at once.
+      lastActive: () => (busy ? performance.now() : -Infinity),
       returns() {
         busy = false
         returned()
@@ -563,6 +567,46 @@ describe('a checkpoint beside commands', () => {
     expect(synced).toContain(path.join(gitdir, 'objects'))
     for (const n of [0, 1] as const) expect(statSync(logPath(n)).size).toBe(0)
     for (const oid of [...oids, ...during]) expect(await store.isIntact(oid)).toBe(true)
+  })
+
+  it('between commands, starts its fsyncs only right after one returned or once they pause', async () => {
+    const store = await openStore()
+    // No command runs; the last returned `ago` milliseconds before each look.
+    let ago = (AFTER_COMMAND_MS + COMMANDS_PAUSED_MS) / 2
+    let looks = 0
+    store.yieldCheckpointsTo({
+      busy: () => false,
+      idle: () => Promise.resolve(),
+      lastActive: () => {
+        looks++
+        return performance.now() - ago
+      },
+    })
+    const synced = recordObjectFsyncs()
+    // The record bound reached in the gap: the checkpoint starts, and waits for the pause.
+    let oids: string[] = []
+    for (let n = 0; n < CHECKPOINT_RECORDS / MAX_LOGGED_OBJECTS; n++) {
+      oids = [...oids, ...(await writeBlobs(store, `gap ${n}`, MAX_LOGGED_OBJECTS))]
+    }
+    // It looks again when the pause would have come (still a gap), and starts nothing.
+    await vi.waitFor(() => expect(looks).toBeGreaterThan(3), { timeout: 20_000 })
+    expect(synced).toEqual([])
+    expect(logged(0).length).toBe(CHECKPOINT_RECORDS)
+    // A command has just returned: it goes on, and empties the file.
+    ago = 0
+    await writeBlobs(store, 'next command', 1)
+    await vi.waitFor(() => expect(logged(0)).toEqual([]), { timeout: 20_000 })
+    for (const oid of oids) expect(synced).toContain(loosePath(oid))
+    // The next one waits in the gap again, and goes on once the commands have paused.
+    ago = (AFTER_COMMAND_MS + COMMANDS_PAUSED_MS) / 2
+    const more = await writeBlobs(store, 'gap again', 3)
+    const checkpoint = store.checkpoint({ yields: true })
+    const seen = looks
+    await vi.waitFor(() => expect(looks).toBeGreaterThan(seen + 2), { timeout: 20_000 })
+    for (const oid of more) expect(synced).not.toContain(loosePath(oid))
+    ago = COMMANDS_PAUSED_MS + 1
+    await checkpoint
+    for (const oid of more) expect(synced).toContain(loosePath(oid))
   })
 
   it('never yields when a caller waits for it (a command flushing, close)', async () => {
