@@ -113,7 +113,7 @@ export const AFTER_COMMAND_MS = 10
  * or a person's action, rarely sooner than a few tens of milliseconds after the one before:
  * the moment right after one is the checkpoint's, the rest of the gap the next command's.
  */
-export const COMMANDS_PAUSED_MS = 200
+export const COMMANDS_PAUSED_MS = 500
 
 /**
  * The work a checkpoint in the background yields to (the history's serial queue): `busy`
