@@ -116,6 +116,20 @@ export const AFTER_COMMAND_MS = 10
 export const COMMANDS_PAUSED_MS = 500
 
 /**
+ * A checkpoint in the background waits in the gaps between commands (see
+ * `COMMANDS_PAUSED_MS`) only while the log holds less than twice what starts one: past that,
+ * commands have logged a whole checkpoint's worth since it started, so it is falling behind
+ * (commands spaced tens of milliseconds apart, each adding more `fsync`s than fit in
+ * `AFTER_COMMAND_MS`, on a slow disk or with large batches), and it takes the gaps again as
+ * it did before stop 20. It still waits while a command runs, up to `YIELD_RECORDS`. This
+ * keeps a replay after a crash near the usual checkpoint's size (two, not four, of them), at
+ * the cost of the gap's `fsync`s in those stretches (docs/durability.md, "Cost").
+ */
+export const GAP_RECORDS = 2 * CHECKPOINT_RECORDS
+/** The same as `GAP_RECORDS` in bytes: twice what starts a checkpoint. */
+export const GAP_BYTES = 2 * CHECKPOINT_BYTES
+
+/**
  * The work a checkpoint in the background yields to (the history's serial queue): `busy`
  * while a command runs or waits, `idle` once everything queued so far has finished,
  * `lastActive` when (`performance.now()`) one last ran (the present while one does).
@@ -712,12 +726,14 @@ export class ObjectLog {
   // Whether a checkpoint in the background must wait: true while a command runs or waits, the
   // milliseconds left to the pause while in a gap between commands, false when it may go on.
   // It waits only while the log is far from its caps: at a quarter of either, commands would
-  // soon be flushed file by file, each then paying what the log spares them. (After a failed
-  // append, the next flush waits for a checkpoint itself: an awaited one, which never yields.)
+  // soon be flushed file by file, each then paying what the log spares them. It waits in gaps
+  // only below `GAP_RECORDS` and `GAP_BYTES`. (After a failed append, the next flush waits for
+  // a checkpoint itself: an awaited one, which never yields.)
   private yields(): boolean | number {
     if (this.commands === null || this.awaited > 0 || this.closed) return false
     if (this.pending() >= YIELD_RECORDS || this.bytes() >= YIELD_BYTES) return false
     if (this.commands.busy()) return true
+    if (this.pending() >= GAP_RECORDS || this.bytes() >= GAP_BYTES) return false
     const since = performance.now() - this.commands.lastActive()
     if (since <= AFTER_COMMAND_MS || since >= COMMANDS_PAUSED_MS) return false
     return COMMANDS_PAUSED_MS - since
