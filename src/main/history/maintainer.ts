@@ -31,6 +31,8 @@ export interface MaintenanceSettings {
   /**
    * Each removal waits until no command has run for this long (default 500 ms): the disk's
    * work for removals is done while the person (or Claude) is not waiting for a command.
+   * A pass's first step, the write-ahead log's checkpoint, waits for the larger of this and
+   * the log's own 500 ms pause (`COMMANDS_PAUSED_MS`, docs/durability.md "Cost").
    */
   readonly quietMs?: number
   /** First wait before a failed index check and rebuild is tried again (default 5 s), doubled each time up to `verifyRetryMaxMs` (10 min). */

@@ -18,9 +18,12 @@ import { createRecordingLogger } from '../../lib/logger'
 import { createObjectStore, initRepository, type ObjectStore } from '../object-store'
 import { fsck, tempDataDir } from '../test-helpers'
 import {
+  AFTER_COMMAND_MS,
   CHECKPOINT_RECORDS,
+  COMMANDS_PAUSED_MS,
   decodeRecords,
   encodeRecord,
+  GAP_RECORDS,
   LOG_CAP_BYTES,
   LOG_CAP_RECORDS,
   LOG_FILES,
@@ -510,6 +513,8 @@ describe('a checkpoint beside commands', () => {
         parked++
         return idle
       },
+      // Returned long ago once it has: the checkpoint then goes on at once.
+      lastActive: () => (busy ? performance.now() : -Infinity),
       returns() {
         busy = false
         returned()
@@ -564,6 +569,104 @@ describe('a checkpoint beside commands', () => {
     for (const n of [0, 1] as const) expect(statSync(logPath(n)).size).toBe(0)
     for (const oid of [...oids, ...during]) expect(await store.isIntact(oid)).toBe(true)
   })
+
+  /**
+   * Commands run by `run`, the last of which returned `ago` milliseconds before each look,
+   * unless the checkpoint stopped to wait for it (`idle()` while it ran): the wake on its
+   * append let it follow the command, and its next `window` looks see it just returned (the
+   * `fsync`s that fit in the moment after a command, without a clock in the test).
+   */
+  function spacedCommands(
+    store: ObjectStore,
+    window: number,
+  ): { ago: number; looks: number; run(tag: string, count: number): Promise<string[]> } {
+    let running = false
+    let returned = () => {}
+    let idle = Promise.resolve()
+    let followed = 0
+    const commands = {
+      ago: (AFTER_COMMAND_MS + COMMANDS_PAUSED_MS) / 2,
+      looks: 0,
+      async run(tag: string, count: number) {
+        running = true
+        followed = 0
+        idle = new Promise<void>((resolve) => (returned = resolve))
+        try {
+          return await writeBlobs(store, tag, count)
+        } finally {
+          running = false
+          returned()
+        }
+      },
+    }
+    store.yieldCheckpointsTo({
+      busy: () => running,
+      idle: () => {
+        if (running) followed = window
+        return idle
+      },
+      lastActive: () => {
+        commands.looks++
+        if (running) return performance.now()
+        if (followed > 0) {
+          followed--
+          return performance.now()
+        }
+        return performance.now() - commands.ago
+      },
+    })
+    return commands
+  }
+
+  it('between commands, starts its fsyncs only right after one returned or once they pause', async () => {
+    const store = await openStore()
+    // No command runs; the last returned `ago` milliseconds before each look.
+    const commands = spacedCommands(store, Infinity)
+    const synced = recordObjectFsyncs()
+    // The record bound reached in the gap: the checkpoint starts, and waits for the pause.
+    let oids: string[] = []
+    for (let n = 0; n < CHECKPOINT_RECORDS / MAX_LOGGED_OBJECTS; n++) {
+      oids = [...oids, ...(await writeBlobs(store, `gap ${n}`, MAX_LOGGED_OBJECTS))]
+    }
+    // It looks again when the pause would have come (still a gap), and starts nothing.
+    await vi.waitFor(() => expect(commands.looks).toBeGreaterThan(3), { timeout: 20_000 })
+    expect(synced).toEqual([])
+    expect(logged(0).length).toBe(CHECKPOINT_RECORDS)
+    // A command: its append wakes the checkpoint, which waits for it to return and goes on
+    // right after (a timer's look would still see the gap), and empties the file.
+    await commands.run('next command', 1)
+    await vi.waitFor(() => expect(logged(0)).toEqual([]), { timeout: 20_000 })
+    for (const oid of oids) expect(synced).toContain(loosePath(oid))
+    // The next one waits in the gap again, and goes on once the commands have paused.
+    const more = await commands.run('gap again', 3)
+    const checkpoint = store.checkpoint({ yields: true })
+    const seen = commands.looks
+    await vi.waitFor(() => expect(commands.looks).toBeGreaterThan(seen + 2), { timeout: 20_000 })
+    for (const oid of more) expect(synced).not.toContain(loosePath(oid))
+    commands.ago = COMMANDS_PAUSED_MS + 1
+    await checkpoint
+    for (const oid of more) expect(synced).toContain(loosePath(oid))
+  })
+
+  it('takes the gaps again once it falls behind commands spaced in them', async () => {
+    const store = await openStore()
+    // A slow disk: one `fsync` fits in the moment after each command, which adds sixteen.
+    const commands = spacedCommands(store, 1)
+    let written = 0
+    while (written < 3 * CHECKPOINT_RECORDS) {
+      await commands.run(`spaced ${written}`, MAX_LOGGED_OBJECTS / 2)
+      written += MAX_LOGGED_OBJECTS / 2
+    }
+    // The commands go on coming in the gap (never a pause), the log holds more than twice
+    // what starts a checkpoint and less than the yield bound: the checkpoint goes on in the
+    // gap, and the log drops below twice a checkpoint's worth.
+    expect(written).toBeLessThan(YIELD_RECORDS)
+    await vi.waitFor(() => expect(logged(0).length + logged(1).length).toBeLessThan(GAP_RECORDS), {
+      timeout: 60_000,
+    })
+    await store.checkpoint()
+    expect(logged(0).length + logged(1).length).toBe(0)
+  }, 120_000)
 
   it('never yields when a caller waits for it (a command flushing, close)', async () => {
     const store = await openStore()

@@ -102,12 +102,42 @@ export const YIELD_RECORDS = LOG_CAP_RECORDS / 4
 export const YIELD_BYTES = LOG_CAP_BYTES / 4
 
 /**
+ * Between commands, a checkpoint in the background starts its `fsync`s (and its emptying) only
+ * this long after a command returned, ...
+ */
+export const AFTER_COMMAND_MS = 10
+/**
+ * ... or once none has run for this long (commands stopped, or come further apart). In a gap
+ * between the two it waits: a command arriving then finds no checkpoint `fsync` in flight
+ * at the disk before its own (docs/durability.md, "Cost"). Commands come after a model's turn
+ * or a person's action, rarely sooner than a few tens of milliseconds after the one before:
+ * the moment right after one is the checkpoint's, the rest of the gap the next command's.
+ */
+export const COMMANDS_PAUSED_MS = 500
+
+/**
+ * A checkpoint in the background waits in the gaps between commands (see
+ * `COMMANDS_PAUSED_MS`) only while the log holds less than twice what starts one: past that,
+ * commands have logged a whole checkpoint's worth since it started, so it is falling behind
+ * (commands spaced tens of milliseconds apart, each adding more `fsync`s than fit in
+ * `AFTER_COMMAND_MS`, on a slow disk or with large batches), and it takes the gaps again as
+ * it did before stop 20. It still waits while a command runs, up to `YIELD_RECORDS`. This
+ * keeps a replay after a crash near the usual checkpoint's size (two, not four, of them), at
+ * the cost of the gap's `fsync`s in those stretches (docs/durability.md, "Cost").
+ */
+export const GAP_RECORDS = 2 * CHECKPOINT_RECORDS
+/** The same as `GAP_RECORDS` in bytes: twice what starts a checkpoint. */
+export const GAP_BYTES = 2 * CHECKPOINT_BYTES
+
+/**
  * The work a checkpoint in the background yields to (the history's serial queue): `busy`
- * while a command runs or waits, `idle` once everything queued so far has finished.
+ * while a command runs or waits, `idle` once everything queued so far has finished,
+ * `lastActive` when (`performance.now()`) one last ran (the present while one does).
  */
 export interface Commands {
   busy(): boolean
   idle(): Promise<void>
+  lastActive(): number
 }
 
 // A record: [u32 big-endian length of the loose bytes][20-byte object id][the loose bytes].
@@ -584,11 +614,10 @@ export class ObjectLog {
     )
     log.records += records
     if (main !== undefined) log.refs++
-    // A checkpoint yielding to commands goes on from here (see `YIELD_RECORDS`): it looks
-    // again once this append's bytes are counted below (no await before that).
-    if (this.pending() >= YIELD_RECORDS || this.bytes() + bytes.length >= YIELD_BYTES) {
-      this.wakeAll()
-    }
+    // A checkpoint yielding to commands looks again: it goes on from here at the yield bound
+    // (see `YIELD_RECORDS`), once this append's bytes are counted below (no await before
+    // that); one waiting in a gap between commands now waits for this one to return.
+    this.wakeAll()
     const emptied = log.emptied
     const sealed = log.sealed
     try {
@@ -660,36 +689,54 @@ export class ObjectLog {
    * `commands`: while one runs or waits, it starts no `fsync` and does not empty its file,
    * and goes on once the command has returned, so a command's own `fsync`s do not queue
    * behind it at the disk (what it has in flight when a command starts, two `fsync`s at
-   * most, still finishes). A checkpoint a caller waits for never yields, nor any once the
-   * log holds `YIELD_RECORDS` or `YIELD_BYTES`.
+   * most, still finishes); between commands it starts them only in the first
+   * `AFTER_COMMAND_MS` after one returned, or once none has run for `COMMANDS_PAUSED_MS`. A
+   * checkpoint a caller waits for never yields, nor any once the log holds `YIELD_RECORDS`
+   * or `YIELD_BYTES`.
    */
   yieldTo(commands: Commands | null): void {
     this.commands = commands
   }
 
-  // Resolves once a background checkpoint may start its next `fsync` (or its emptying).
+  // Resolves once a background checkpoint may start its next `fsync` (or its emptying): no
+  // command running or waiting, and the last one returned at most `AFTER_COMMAND_MS` ago or
+  // at least `COMMANDS_PAUSED_MS` ago. In the gap between, it waits for the pause, or for
+  // the next command (its append wakes it) to return.
   private async quiet(): Promise<void> {
-    while (this.yields()) {
+    for (let wait = this.yields(); wait !== false; wait = this.yields()) {
       const commands = this.commands as Commands
+      const inGap = wait
       await new Promise<void>((resolve) => {
+        let timer: ReturnType<typeof setTimeout> | null = null
         const wake = () => {
           this.wakers.delete(wake)
+          if (timer) clearTimeout(timer)
           resolve()
         }
         this.wakers.add(wake)
-        commands.idle().then(wake, wake)
+        if (inGap === true) commands.idle().then(wake, wake)
+        else {
+          timer = setTimeout(wake, inGap)
+          timer.unref()
+        }
       })
     }
   }
 
-  // A checkpoint in the background waits for a quiet moment only while the log is far from
-  // its caps: at a quarter of either, commands would soon be flushed file by file, each then
-  // paying what the log spares them. (After a failed append, the next flush waits for a
-  // checkpoint itself: an awaited one, which never yields.)
-  private yields(): boolean {
+  // Whether a checkpoint in the background must wait: true while a command runs or waits, the
+  // milliseconds left to the pause while in a gap between commands, false when it may go on.
+  // It waits only while the log is far from its caps: at a quarter of either, commands would
+  // soon be flushed file by file, each then paying what the log spares them. It waits in gaps
+  // only below `GAP_RECORDS` and `GAP_BYTES`. (After a failed append, the next flush waits for
+  // a checkpoint itself: an awaited one, which never yields.)
+  private yields(): boolean | number {
     if (this.commands === null || this.awaited > 0 || this.closed) return false
     if (this.pending() >= YIELD_RECORDS || this.bytes() >= YIELD_BYTES) return false
-    return this.commands.busy()
+    if (this.commands.busy()) return true
+    if (this.pending() >= GAP_RECORDS || this.bytes() >= GAP_BYTES) return false
+    const since = performance.now() - this.commands.lastActive()
+    if (since <= AFTER_COMMAND_MS || since >= COMMANDS_PAUSED_MS) return false
+    return COMMANDS_PAUSED_MS - since
   }
 
   // Bytes not yet checkpointed, in both files.
