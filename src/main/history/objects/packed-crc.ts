@@ -12,7 +12,7 @@
  */
 import { crc32 } from './crc32'
 import type { PackFile } from './pack-file'
-import { positionsOf, type PackIndex } from './pack-index'
+import { positionsIn, type PackIndex } from './pack-index'
 
 /** Records further apart than this are read one by one. */
 const MAX_SPAN = 8 * 1024 * 1024
@@ -63,7 +63,7 @@ export function packedRecordsSound(
   const records: Array<{ oid: string; position: number }> = []
   // All at once: each slice of the index's names read once (see `PackIndex.positionsEach`),
   // unless the caller has looked them up already.
-  const positions = looked ?? positionsOf(index, oids)
+  const positions = looked ?? positionsIn([index], oids).byIndex.get(index)!
   for (const [at, oid] of oids.entries()) {
     const position = positions[at]!
     if (position >= 0) records.push({ oid, position })
