@@ -1,11 +1,13 @@
 import { execFileSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { readdirSync } from 'node:fs'
+import { existsSync, readdirSync } from 'node:fs'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { nodeDisk, setDisk } from '../../lib/disk'
+import { errnoError, hookDisk } from '../../lib/disk-hooks'
 import { gitIn, tempDataDir } from '../test-helpers'
 import { OFS_DELTA, TYPE_CODES } from './pack-file'
-import { entryHeader, PackWriter, type DeltaBase } from './pack-writer'
+import { entryHeader, PackWriter, removePackLeftovers, type DeltaBase } from './pack-writer'
 
 // The pack writer writes each entry's header into one buffer of its own (stop 18) instead of
 // building an array of bytes per entry: the bytes must be what git's format (and the writer
@@ -146,4 +148,48 @@ describe('PackWriter.add', () => {
     expect([...read.keys()].sort()).toEqual([blobId(large), blobId(small)].sort())
     expect(read.get(blobId(large))!.equals(large)).toBe(true)
   })
+
+  for (const which of ['pack', 'index'] as const) {
+    it(`leaves nothing of the pack when the rename of its ${which} fails`, async () => {
+      const packDir = path.join(gitdir, 'objects', 'pack')
+      const writer = PackWriter.create(packDir)
+      for (let n = 0; n < 20; n++) {
+        const content = noise(n, 3_000)
+        const added = writer.add(blobId(content), 'blob', content)
+        if (added instanceof Promise) await added
+      }
+      // The first rename names the pack, the second its index (`tmp_idx_*` -> `pack-X.idx`).
+      const renames: string[] = []
+      const hooked = hookDisk(nodeDisk, (call) => {
+        if (call.name !== 'renameSync') return undefined
+        const to = path.basename(call.args[1] as string)
+        renames.push(to)
+        return to.endsWith(`.${which === 'pack' ? 'pack' : 'idx'}`)
+          ? errnoError(call, 'EIO')
+          : undefined
+      })
+      const restore = setDisk(hooked.disk)
+      try {
+        await expect(writer.finish()).rejects.toMatchObject({ code: 'EIO' })
+      } finally {
+        restore()
+      }
+      expect(renames).toHaveLength(which === 'pack' ? 1 : 2)
+      // Cleared on the failure path itself: no temp index, no pack without its index.
+      expect(readdirSync(packDir)).toEqual([])
+      // The caller's abort after the failure, and the next pass's clearing, find nothing to do.
+      writer.abort()
+      expect(removePackLeftovers(packDir)).toEqual([])
+      expect(existsSync(path.join(gitdir, 'cairn-damaged'))).toBe(false)
+      // Written again, the same objects make a whole pack git reads.
+      const again = PackWriter.create(packDir)
+      for (let n = 0; n < 20; n++) {
+        const content = noise(n, 3_000)
+        const added = again.add(blobId(content), 'blob', content)
+        if (added instanceof Promise) await added
+      }
+      expect((await again.finish()).objects).toBe(20)
+      expect(packedObjects().size).toBe(20)
+    })
+  }
 })

@@ -22,6 +22,7 @@ import {
   OPEN,
   removeFile,
   syncFolder,
+  unlinkQuietly,
 } from '../../lib/disk'
 import { crc32, crc32Range } from './crc32'
 import { createDelta } from './delta'
@@ -314,13 +315,32 @@ export class PackWriter {
     }
     disk.closeSync(idxFd)
     onStep('index-durable')
-    disk.renameSync(this.tempPack, finalPack)
-    onStep('pack-renamed')
-    disk.renameSync(tempIdx, finalIdx)
+    try {
+      disk.renameSync(this.tempPack, finalPack)
+      onStep('pack-renamed')
+      disk.renameSync(tempIdx, finalIdx)
+    } catch (error) {
+      this.undoInstall(tempIdx, finalPack, finalIdx)
+      throw error
+    }
     // Some file systems refuse a folder fsync; the renames stand regardless.
     await syncFolder(this.dir).catch(() => undefined)
     this.done = true
     return { name, objects: this.entries.length, bytes: this.offset + 20 }
+  }
+
+  /**
+   * After a rename of `finish` failed: the pack's files go (its temp index, and the pack under
+   * its temp name or, renamed, without its index), so that the pass leaves no `tmp_idx_*` nor a
+   * `.pack` without `.idx` for the next one to clear (`removePackLeftovers` still would). Nothing
+   * reads a pack without its index, and every object it holds is still where it was (loose, or
+   * in the packs it was to replace): none is the only copy. A pack whose index did arrive (a
+   * rename that failed after it happened) is whole, and stays.
+   */
+  private undoInstall(tempIdx: string, finalPack: string, finalIdx: string): void {
+    unlinkQuietly(tempIdx)
+    unlinkQuietly(this.tempPack)
+    if (!exists(finalIdx)) unlinkQuietly(finalPack)
   }
 
   /** Drops the unfinished pack. Safe to call at any point, and more than once. */
