@@ -160,8 +160,10 @@ describe('PackWriter.add', () => {
       }
       // The first rename names the pack, the second its index (`tmp_idx_*` -> `pack-X.idx`).
       const renames: string[] = []
+      const onLoop: string[] = []
       const hooked = hookDisk(nodeDisk, (call) => {
-        if (call.name !== 'renameSync') return undefined
+        if (call.name === 'renameSync' || call.name === 'unlinkSync') onLoop.push(call.name)
+        if (call.name !== 'promises.rename') return undefined
         const to = path.basename(call.args[1] as string)
         renames.push(to)
         return to.endsWith(`.${which === 'pack' ? 'pack' : 'idx'}`)
@@ -175,10 +177,12 @@ describe('PackWriter.add', () => {
         restore()
       }
       expect(renames).toHaveLength(which === 'pack' ? 1 : 2)
+      // The renames, and the unlinks that clear the pack, on the thread pool.
+      expect(onLoop).toEqual([])
       // Cleared on the failure path itself: no temp index, no pack without its index.
       expect(readdirSync(packDir)).toEqual([])
       // The caller's abort after the failure, and the next pass's clearing, find nothing to do.
-      writer.abort()
+      await writer.abort()
       expect(removePackLeftovers(packDir)).toEqual([])
       expect(existsSync(path.join(gitdir, 'cairn-damaged'))).toBe(false)
       // Written again, the same objects make a whole pack git reads.

@@ -22,7 +22,6 @@ import {
   OPEN,
   removeFile,
   syncFolder,
-  unlinkQuietly,
 } from '../../lib/disk'
 import { crc32, crc32Range } from './crc32'
 import { createDelta } from './delta'
@@ -293,7 +292,7 @@ export class PackWriter {
     const finalIdx = path.join(this.dir, `${name}.idx`)
     if (exists(finalPack) && exists(finalIdx)) {
       // The same objects packed the same way again: the pack named by this checksum is it.
-      removeFile(this.tempPack)
+      await unlinkIfThere(this.tempPack)
       this.done = true
       return { name, objects: this.entries.length, bytes: this.offset + 20 }
     }
@@ -315,12 +314,15 @@ export class PackWriter {
     }
     disk.closeSync(idxFd)
     onStep('index-durable')
+    // On the thread pool, awaited one after the other (the order stays: the pack, then its
+    // index): a rename or unlink the disk holds up (freeing blocks on a mount with `discard`)
+    // must not hold up the event loop, and with it the commands.
     try {
-      disk.renameSync(this.tempPack, finalPack)
+      await disk.promises.rename(this.tempPack, finalPack)
       onStep('pack-renamed')
-      disk.renameSync(tempIdx, finalIdx)
+      await disk.promises.rename(tempIdx, finalIdx)
     } catch (error) {
-      this.undoInstall(tempIdx, finalPack, finalIdx)
+      await this.undoInstall(tempIdx, finalPack, finalIdx)
       throw error
     }
     // Some file systems refuse a folder fsync; the renames stand regardless.
@@ -337,14 +339,19 @@ export class PackWriter {
    * in the packs it was to replace): none is the only copy. A pack whose index did arrive (a
    * rename that failed after it happened) is whole, and stays.
    */
-  private undoInstall(tempIdx: string, finalPack: string, finalIdx: string): void {
-    unlinkQuietly(tempIdx)
-    unlinkQuietly(this.tempPack)
-    if (!exists(finalIdx)) unlinkQuietly(finalPack)
+  private async undoInstall(tempIdx: string, finalPack: string, finalIdx: string): Promise<void> {
+    const quietly = (file: string) => disk.promises.unlink(file).catch(() => undefined)
+    await quietly(tempIdx)
+    await quietly(this.tempPack)
+    if (!exists(finalIdx)) await quietly(finalPack)
   }
 
-  /** Drops the unfinished pack. Safe to call at any point, and more than once. */
-  abort(): void {
+  /**
+   * Drops the unfinished pack. Safe to call at any point, and more than once; never rejects.
+   * Its temp file is unlinked on the thread pool (a pass stopped part way may leave hundreds
+   * of megabytes to free).
+   */
+  async abort(): Promise<void> {
     if (this.done) return
     this.done = true
     if (this.fd !== null) {
@@ -356,7 +363,7 @@ export class PackWriter {
       this.fd = null
     }
     try {
-      removeFile(this.tempPack)
+      await unlinkIfThere(this.tempPack)
     } catch {
       // Left for the next open, which removes temp files.
     }
@@ -496,6 +503,15 @@ function writeEntryHeader(out: Buffer, code: number, size: number, distance: num
     at += groups
   }
   return at
+}
+
+/** Unlinks `file` on the thread pool, fine if it is not there (an I/O error is thrown). */
+async function unlinkIfThere(file: string): Promise<void> {
+  try {
+    await disk.promises.unlink(file)
+  } catch (error) {
+    if (!isMissing(error)) throw error
+  }
 }
 
 /**
