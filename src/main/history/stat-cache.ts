@@ -349,7 +349,7 @@ export class StatCache {
     if (entry === undefined) return false
     if (typeof entry !== 'number') return sameLoose(now, entry.object)
     const { view } = this
-    const at = entry + 60
+    const at = entry + FILE.object
     // A size of 0 or NaN: no stamp was kept (as `stampAt`).
     const size = view.getFloat64(at, true)
     return (

@@ -400,7 +400,7 @@ export async function storedCopiesUnsound(
   // `lstat` of a loose file it most often does not have (one per file, at every open).
   const packed = looked || store.db.packs().length > 0 ? store.db.inPackEach(oids, looked) : null
   const unsound: number[] = []
-  // An indexed loop (see `packedPositions`), and the loose stamp compared where the stat
+  // An indexed loop (see `positionsIn`), and the loose stamp compared where the stat
   // cache's record lies (`objectCheckedAs`), not through a stamp object made for every file.
   for (let i = 0; i < oids.length; i++) {
     if (packed?.[i]) continue

@@ -57,8 +57,8 @@ function positionsFrom(
   const all = looked.byIndex.get(index)
   if (!all) return null
   const positions = new Int32Array(oids.length)
-  for (const [i, oid] of oids.entries()) {
-    const at = looked.at.get(oid)
+  for (let i = 0; i < oids.length; i++) {
+    const at = looked.at.get(oids[i]!)
     if (at === undefined) return null
     positions[i] = all[at]!
   }

@@ -64,9 +64,9 @@ export function packedRecordsSound(
   // All at once: each slice of the index's names read once (see `PackIndex.positionsEach`),
   // unless the caller has looked them up already.
   const positions = looked ?? positionsIn([index], oids).byIndex.get(index)!
-  for (const [at, oid] of oids.entries()) {
+  for (let at = 0; at < oids.length; at++) {
     const position = positions[at]!
-    if (position >= 0) records.push({ oid, position })
+    if (position >= 0) records.push({ oid: oids[at]!, position })
   }
   if (records.length === 0) return result
   if (!index.hasCrcTables()) {
