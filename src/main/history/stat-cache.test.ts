@@ -181,10 +181,16 @@ describe('the stat cache file', () => {
     // Hidden paths are not counted: a.md (1 byte), x.md (2), y.md (3), z.md (4).
     expect(saved.totals()).toEqual({ files: 4, bytes: 10 })
     saved.noteObjectChecked('d1/x.md', stamp(123_456))
+    // A stamp of size 0 is kept as written, but no loose object is empty: it reads as none.
+    const zero = { size: 0, ino: 0, ctimeMs: 0, mtimeMs: 0 }
+    saved.noteObjectChecked('d1/sub/y.md', zero)
     saved.save()
     const loaded = StatCache.load(file, later)
     expect(loaded.checkedObject('d1/x.md')).toEqual(stamp(123_456))
     expect(loaded.checkedObject('a.md')).toBeNull()
+    expect(loaded.checkedObject('d1/sub/y.md')).toBeNull()
+    expect(loaded.objectCheckedAs('d1/sub/y.md', zero)).toBe(false)
+    expect(loaded.objectCheckedAs('a.md', zero)).toBe(false)
     // The same answers compared where the loaded record lies, as `sameLoose` gives them.
     expect(loaded.objectCheckedAs('d1/x.md', stamp(123_456))).toBe(true)
     for (const field of ['size', 'ino', 'ctimeMs', 'mtimeMs'] as const) {

@@ -46,8 +46,9 @@ import { disk } from '../lib/disk'
 import { crc32 } from './objects/crc32'
 import type { PackedExtent } from './objects/packed-crc'
 
-/** A loose file's stamp: size, inode, ctime, mtime (doubles; see `writeStamp`). */
-const STAMP = 4 * 8
+/** A loose file's stamp, within a record (`tree.stamp`, `file.object`): four doubles. */
+const STAMP_FIELDS = { size: 0, ino: 8, ctimeMs: 16, mtimeMs: 24, bytes: 32 } as const
+const STAMP = STAMP_FIELDS.bytes
 
 /**
  * The file's layout (format 7), for the code here and for tests that take a saved file apart:
@@ -60,6 +61,8 @@ const STAMP = 4 * 8
 export const STAT_CACHE_LAYOUT = {
   header: 'cairn-stat 7\n',
   count: 4,
+  /** A loose stamp's fields, from where a record keeps it (NaN size: none kept). */
+  stamp: STAMP_FIELDS,
   /** A tree of HEAD checked whole: its id, its loose file's stamp then. */
   tree: { oid: 0, stamp: 20, bytes: 20 + STAMP },
   /** A folder's kept tree id (`keptTree`): the id, the lengths of the path and key after it. */
@@ -333,7 +336,11 @@ export class StatCache {
     })
   }
 
-  /** The loose file's stamp recorded when `relative`'s blob was last checked whole. */
+  /**
+   * The loose file's stamp recorded when `relative`'s blob was last checked whole. Open asks
+   * `objectCheckedAs` instead; this stays as the tests' reference for it, which must answer
+   * as `sameLoose(now, checkedObject(relative))` for any `now`.
+   */
   checkedObject(relative: string): LooseStamp | null {
     const entry = this.entries.get(relative)
     if (entry === undefined) return null
@@ -351,13 +358,13 @@ export class StatCache {
     const { view } = this
     const at = entry + FILE.object
     // A size of 0 or NaN: no stamp was kept (as `stampAt`).
-    const size = view.getFloat64(at, true)
+    const size = view.getFloat64(at + STAMP_FIELDS.size, true)
     return (
       size > 0 &&
       now.size === size &&
-      now.ino === view.getFloat64(at + 8, true) &&
-      now.ctimeMs === view.getFloat64(at + 16, true) &&
-      now.mtimeMs === view.getFloat64(at + 24, true)
+      now.ino === view.getFloat64(at + STAMP_FIELDS.ino, true) &&
+      now.ctimeMs === view.getFloat64(at + STAMP_FIELDS.ctimeMs, true) &&
+      now.mtimeMs === view.getFloat64(at + STAMP_FIELDS.mtimeMs, true)
     )
   }
 
@@ -630,21 +637,21 @@ function stampOf({ size, ino, ctimeMs, mtimeMs }: LooseStamp): LooseStamp {
 }
 
 function writeStamp(out: Buffer, at: number, stamp: LooseStamp | null): void {
-  out.writeDoubleLE(stamp ? stamp.size : Number.NaN, at)
-  out.writeDoubleLE(stamp ? stamp.ino : Number.NaN, at + 8)
-  out.writeDoubleLE(stamp ? stamp.ctimeMs : Number.NaN, at + 16)
-  out.writeDoubleLE(stamp ? stamp.mtimeMs : Number.NaN, at + 24)
+  out.writeDoubleLE(stamp ? stamp.size : Number.NaN, at + STAMP_FIELDS.size)
+  out.writeDoubleLE(stamp ? stamp.ino : Number.NaN, at + STAMP_FIELDS.ino)
+  out.writeDoubleLE(stamp ? stamp.ctimeMs : Number.NaN, at + STAMP_FIELDS.ctimeMs)
+  out.writeDoubleLE(stamp ? stamp.mtimeMs : Number.NaN, at + STAMP_FIELDS.mtimeMs)
 }
 
 // NaN (or a size below 1: no loose object is empty) reads as no stamp, so never as checked.
 function stampAt(view: DataView, at: number): LooseStamp | null {
-  const size = view.getFloat64(at, true)
+  const size = view.getFloat64(at + STAMP_FIELDS.size, true)
   if (!(size > 0)) return null
   return {
     size,
-    ino: view.getFloat64(at + 8, true),
-    ctimeMs: view.getFloat64(at + 16, true),
-    mtimeMs: view.getFloat64(at + 24, true),
+    ino: view.getFloat64(at + STAMP_FIELDS.ino, true),
+    ctimeMs: view.getFloat64(at + STAMP_FIELDS.ctimeMs, true),
+    mtimeMs: view.getFloat64(at + STAMP_FIELDS.mtimeMs, true),
   }
 }
 
