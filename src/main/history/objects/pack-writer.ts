@@ -332,18 +332,32 @@ export class PackWriter {
   }
 
   /**
-   * After a rename of `finish` failed: the pack's files go (its temp index, and the pack under
-   * its temp name or, renamed, without its index), so that the pass leaves no `tmp_idx_*` nor a
-   * `.pack` without `.idx` for the next one to clear (`removePackLeftovers` still would). Nothing
-   * reads a pack without its index, and every object it holds is still where it was (loose, or
-   * in the packs it was to replace): none is the only copy. A pack whose index did arrive (a
-   * rename that failed after it happened) is whole, and stays.
+   * After a rename of `finish` failed: the pack's files go (the pack under its temp name or,
+   * renamed, without its index; then its temp index), so that the pass leaves no `tmp_idx_*` nor
+   * a `.pack` without `.idx` for the next one to clear. Nothing reads a pack without its index,
+   * and every object it holds is still where it was (loose, or in the packs it was to replace):
+   * none is the only copy. A pack whose index did arrive (a rename that failed after it
+   * happened) is whole, and stays. The order matters: the temp index goes only once the pack it
+   * names is gone, so a second failure (an unlink refused) or a kill part way leaves either a
+   * `.pack` with its durable `tmp_idx_*`, which the next pass finishes installing as after a
+   * kill between the renames (`finishInstalls`), or temp files alone, which it removes; never a
+   * `.pack` with neither, which it would have to file as damage.
    */
   private async undoInstall(tempIdx: string, finalPack: string, finalIdx: string): Promise<void> {
-    const quietly = (file: string) => disk.promises.unlink(file).catch(() => undefined)
-    await quietly(tempIdx)
-    await quietly(this.tempPack)
-    if (!exists(finalIdx)) await quietly(finalPack)
+    const gone = (file: string) =>
+      unlinkIfThere(file).then(
+        () => true,
+        () => false,
+      )
+    // Left, with its temp index, when it cannot be removed: both are temp files then.
+    if (!(await gone(this.tempPack))) return
+    // Whether the index arrived, asked on the thread pool; a disk that cannot say keeps all.
+    const indexArrived = await disk.promises.lstat(finalIdx).then(
+      () => true,
+      (error: unknown) => !isMissing(error),
+    )
+    if (indexArrived || !(await gone(finalPack))) return
+    await gone(tempIdx)
   }
 
   /**
