@@ -137,4 +137,46 @@ describe('the scan of the folder at open', () => {
     const second = await open()
     expect(second.recovery).toBeNull()
   })
+
+  it('drops a folder replaced by a file while its damaged file was checked, siblings and all', async () => {
+    for (const [i, relative] of ['a.md', 'b.md', 'deep/er/x.md', 'deep/er/y.md'].entries()) {
+      await put(relative, `file ${i}\n`)
+    }
+    await open()
+    await open()
+    const x = blobOf('deep/er/x.md')
+    truncateSync(objectFile(x), 5)
+    await put('b.md', 'changed outside\n')
+    // After the walk took deep/er's files on the stat cache's word, at the check of x.md's
+    // stored copy: the folder deep/er becomes a file.
+    const loose = path.join(x.slice(0, 2), x.slice(2))
+    let fired = false
+    setDisk({
+      ...nodeDisk,
+      lstatIfThere(target) {
+        if (target.endsWith(loose) && !fired) {
+          fired = true
+          rmSync(path.join(memories(), 'deep/er'), { recursive: true })
+          writeFileSync(path.join(memories(), 'deep/er'), 'now a file\n')
+        }
+        return nodeDisk.lstatIfThere(target)
+      },
+    })
+    try {
+      await open()
+    } finally {
+      setDisk(nodeDisk)
+    }
+    expect(fired).toBe(true)
+    // The commit holds no deep/er/y.md the folder no longer has (the file deep/er is the next
+    // scan's, as any change made while one runs).
+    expect(gitCli(dataDir, 'ls-tree', '-r', '--name-only', 'main').trim().split('\n')).toEqual([
+      'a.md',
+      'b.md',
+    ])
+    expect(await headFolderDifferences(dataDir)).toEqual(['deep/er: - / folder'])
+    await open()
+    expect(await headFolderDifferences(dataDir)).toEqual([])
+    expect(gitCli(dataDir, 'show', 'main:deep/er')).toBe('now a file\n')
+  })
 })

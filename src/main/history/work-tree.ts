@@ -145,7 +145,7 @@ export async function scanPath(
   const scan: Scan = {
     store,
     context,
-    ...(context.verify ? { unchecked: [] } : {}),
+    ...(context.verify ? { unchecked: { relatives: [], oids: [], previous: [] } } : {}),
     // Only the path itself, when it is a file: a folder's files are not kept.
     ...(shared && segments.length > 0
       ? { keeps: { tree: shared, relative: segments.join('/') } }
@@ -173,7 +173,7 @@ export async function scanPath(
       // Gone: its stat entries go too.
       if (node === null) context.stats?.forget(relative)
     }
-    return scan.unchecked?.length ? await checkStoredCopies(scan, tree, segments, node) : node
+    return scan.unchecked?.oids.length ? await checkStoredCopies(scan, tree, segments, node) : node
   } finally {
     if (!shared) tree.close()
   }
@@ -185,16 +185,19 @@ interface Scan {
   /** The shared tree, and the path whose bytes are kept in it once read (`keepRead`). */
   readonly keeps?: { readonly tree: FolderTree; readonly relative: string }
   /** With `verify`: the unchanged files whose stored copy is checked once the walk is done. */
-  readonly unchecked?: Unchecked[]
+  readonly unchecked?: Unchecked
 }
 
-/** An unchanged file the walk took on the stat cache's word, its stored copy not yet checked. */
+/**
+ * The unchanged files the walk took on the stat cache's word, their stored copies not yet
+ * checked: the i-th one's path, blob and committed node, in parallel arrays (at open that is
+ * every file: no object per file, and no `Stats` held until the walk ends; the few found
+ * unsound are looked at again).
+ */
 interface Unchecked {
-  readonly relative: string
-  readonly name: string
-  readonly oid: string
-  readonly stats: Stats
-  readonly previous: Node | null
+  readonly relatives: string[]
+  readonly oids: string[]
+  readonly previous: (Node | null)[]
 }
 
 /**
@@ -231,7 +234,12 @@ function scanEntry(
       // Unchanged since it was hashed: its stored copy is only checked at open (`verify`).
       const node = unchangedNode(store, previous, known)
       if (node) {
-        scan.unchecked?.push({ relative, name, oid: known, stats, previous })
+        const unchecked = scan.unchecked
+        if (unchecked) {
+          unchecked.relatives.push(relative)
+          unchecked.oids.push(known)
+          unchecked.previous.push(previous)
+        }
         return node
       }
     }
@@ -278,8 +286,10 @@ function unchangedNode(store: ObjectStore, previous: Node | null, oid: string): 
 /**
  * The check at open (`verify`) of the stored copies of the unchanged files the walk took on the
  * stat cache's word, all at once (`storedCopiesUnsound`, as open's shortcut checks them): each
- * one missing or damaged is read from the folder and its blob written again (`scanFile`), and
- * put in `node` (the node scanned at `segments`) should the file read otherwise now.
+ * one missing or damaged is looked at and read again from the folder and its blob written
+ * again (`scanFile`), and put in `node` (the node scanned at `segments`) should the file read
+ * otherwise now. A folder of one that is no longer a folder (replaced by a file, or gone since
+ * the walk) is dropped whole, as the folder is now, rather than only that file of it.
  */
 async function checkStoredCopies(
   scan: Scan,
@@ -287,25 +297,37 @@ async function checkStoredCopies(
   segments: ReadonlyArray<string>,
   node: Node | null,
 ): Promise<Node | null> {
-  const unchecked = scan.unchecked!
-  const unsound = await storedCopiesUnsound(
-    scan.store,
-    scan.context.stats,
-    unchecked.map(({ relative }) => relative),
-    unchecked.map(({ oid }) => oid),
-  )
+  const { relatives, oids, previous } = scan.unchecked!
+  const unsound = await storedCopiesUnsound(scan.store, scan.context.stats, relatives, oids)
   let result = node
-  for (const at of unsound) {
-    const { relative, name, oid, stats, previous } = unchecked[at]!
+  const dropped: string[] = []
+  for (let i = 0; i < unsound.length; i++) {
+    const at = unsound[i]!
+    const relative = relatives[at]!
     const slash = relative.lastIndexOf('/')
-    const folder = tree.folder(slash < 0 ? '' : relative.slice(0, slash))
-    const read =
-      folder instanceof Folder
-        ? await scanFile(scan, folder, relative, name, stats, previous)
-        : null
-    if (read?.kind === 'blob' && read.oid === oid) continue
-    // Changed or gone since the walk: what the folder holds now takes its place.
+    const dir = slash < 0 ? '' : relative.slice(0, slash)
+    if (dropped.some((gone) => relative.startsWith(`${gone}/`))) continue
     const below = relative.split('/').slice(segments.length)
+    const folder = tree.folder(dir)
+    if (!(folder instanceof Folder)) {
+      // Not a folder any more: nothing under it is, and the commit must not keep its siblings.
+      dropped.push(dir)
+      if (below.length <= 1) result = null
+      else if (result?.kind === 'tree') {
+        const patched = await setAt(scan.store, result, below.slice(0, -1), null)
+        result = patched.children!.size > 0 ? patched : null
+      }
+      continue
+    }
+    const name = slash < 0 ? relative : relative.slice(slash + 1)
+    // Looked at again: the walk kept no `Stats` of it.
+    const stats = folder.lstat(name)
+    const read =
+      stats?.isFile() && stats.size <= MAX_VERSIONED_BYTES
+        ? await scanFile(scan, folder, relative, name, stats, previous[at] ?? null)
+        : await scanEntry(scan, folder, relative, name, previous[at] ?? null, stats)
+    if (read?.kind === 'blob' && read.oid === oids[at]) continue
+    // Changed or gone since the walk: what the folder holds now takes its place.
     if (below.length === 0) result = read
     else if (result?.kind === 'tree') {
       const patched = await setAt(scan.store, result, below, read)
