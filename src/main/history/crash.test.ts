@@ -372,6 +372,11 @@ async function crashRounds(
         expect(leftoverTempFiles(dataDir), where).toEqual([])
         // Open cleared what a pass killed half-way left in the pack folder.
         expect(packLeftovers(dataDir), where).toEqual([])
+        // ... and filed nothing as damaged: a kill leaves no damaged pack (a pack killed between
+        // its renames is finished, one whose index never arrived is a temp file's), so a pack
+        // there would be an install the clearing took for damage.
+        const damaged = path.join(dataDir, 'history.git', 'cairn-damaged')
+        expect(fs.existsSync(damaged) ? fs.readdirSync(damaged) : [], where).toEqual([])
         const count = commitCount(dataDir)
         if (count < commits) losses++
         expect(count, `${where}: commits never drop`).toBeGreaterThanOrEqual(commits)

@@ -6,7 +6,7 @@ import type { PackedPositions } from './objects/object-database'
 import type { PackedExtent } from './objects/packed-crc'
 import { sameLoose, type KeptTree, type LooseStamp, type StatCache } from './stat-cache'
 import type { Node, TreeEncoding, TreeNode } from './tree-state'
-import { isUntracked, looseCopyCheck, MAX_VERSIONED_BYTES, storedCopyIntact } from './work-tree'
+import { isUntracked, MAX_VERSIONED_BYTES, storedCopiesUnsound } from './work-tree'
 
 /**
  * The usual open's shortcut: HEAD's tree made from the memory folder itself, when the folder
@@ -27,8 +27,8 @@ import { isUntracked, looseCopyCheck, MAX_VERSIONED_BYTES, storedCopyIntact } fr
  * (`encoding`): a commit serializes it when it first changes it, and a tree taken on its
  * loose file's stamp is serialized only if it must be mended.
  *
- * The checks at open stay what they were: each file's stored copy as the scan at open checks
- * it (`storedCopyCheck`), and each of HEAD's trees: a packed one by its packed record's CRC-32
+ * The checks at open stay what they were: each file's stored copy as the full scan checks it
+ * (`storedCopiesUnsound`), and each of HEAD's trees: a packed one by its packed record's CRC-32
  * (`packed-crc.ts`; a delta read and hashed, as open read them all before), a loose one by its
  * stamp (size, inode, ctime, mtime) when it was last read whole (kept in the stat cache), else
  * read whole now. Null, with nothing written, for anything the full scan deals with itself
@@ -179,24 +179,16 @@ function fileNode(
 
 /**
  * The stored copy of each file the stat cache vouched for checked as the full scan checks it
- * (`storedCopyCheck`, `storedCopyIntact`): in a pack by the pack's index, else loose by its
- * stamp, else read whole. The packs were asked for all of them at once, with HEAD's trees,
+ * (`storedCopiesUnsound`): in a pack by the pack's index, else loose by its stamp, else read
+ * whole. The packs were asked for all of them at once, with HEAD's trees,
  * once the folder made HEAD's tree (`looked`, `packedPositions`: each slice of a pack's name
  * table read once, into memory reused). False when one is missing or damaged: the full scan
  * then finds and repairs it.
  */
 async function storedCopiesSound(walk: Walk, looked: PackedPositions): Promise<boolean> {
   const { store, stats, vouched, vouchedIds } = walk
-  const packed = store.db.inPackEach(vouchedIds, looked)
-  for (let i = 0; i < vouched.length; i++) {
-    if (packed[i]) continue
-    const relative = vouched[i]!
-    const oid = vouchedIds[i]!
-    const cheap = looseCopyCheck(store, stats, relative, oid)
-    if (cheap !== true && !(await storedCopyIntact(store, stats, relative, oid, cheap)))
-      return false
-  }
-  return true
+  const unsound = await storedCopiesUnsound(store, stats, vouched, vouchedIds, looked, true)
+  return unsound.length === 0
 }
 
 // A file the cache does not vouch for (most often one Cairn wrote last time): read and hashed

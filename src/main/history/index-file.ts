@@ -849,10 +849,11 @@ export class IndexFile {
     if (start === undefined || !nameChecks(this.namesRaw, id, start)) {
       throw new IndexDamagedError(`index name ${id} is damaged`)
     }
+    // Read as `nameChecks` read it: its length word lies inside the names.
     const name = this.namesRaw.toString(
       'utf8',
       start,
-      start + this.namesRaw.readUInt32LE(start - NAME_HEAD),
+      start + u32le(this.namesRaw, start - NAME_HEAD),
     )
     this.names[id] = name
     return name

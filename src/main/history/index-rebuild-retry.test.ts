@@ -1,7 +1,9 @@
+import { statSync } from 'node:fs'
 import { readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { disk } from '../lib/disk'
+import { CairnError } from '../lib/errors'
 import { gitCli, indexDirIn, tempDataDir } from './test-helpers'
 import type { VersionedMemory } from './types'
 import type { MaintenanceSettings } from './maintainer'
@@ -111,6 +113,66 @@ describe('a side-index rebuild that failed is tried again', () => {
         expect(oids).toEqual(gitLog())
       } finally {
         faults.restore()
+        await m.close()
+      }
+    },
+  )
+})
+
+// readIndexed through the public read: the timeline asked for at every turn of the event loop
+// while a real rebuild (a damaged entry found by a read, the index built again from the
+// commits beside the old one, caught up and swapped in) runs. Each answer is the right one or
+// "being rebuilt"; never another page, never an error with a stack or a path. (The timeline's
+// read is synchronous from taking the index to its answer, so a swap can only fall between two
+// reads, never inside one: the replaced-index path itself is tested in index-replaced.test.ts.)
+describe('the timeline while the side index is rebuilt', () => {
+  it(
+    'answers each time with the right page or "being rebuilt", and the right page once it is in',
+    {
+      timeout: 120_000,
+    },
+    async () => {
+      await damagedOldName()
+      const m = await open()
+      const expected = gitLog()
+      const commits = path.join(indexDirIn(dataDir), 'commits')
+      const before = statSync(commits).ino
+      const said = { right: 0, rebuilding: 0 }
+      const ask = async (offset: number, limit: number) => {
+        try {
+          const page = await m.log({ offset, limit })
+          expect(page.entries.map((c) => c.oid)).toEqual(expected.slice(offset, offset + limit))
+          expect(page.total).toBe(expected.length)
+          said.right++
+        } catch (error) {
+          expect(error).toBeInstanceOf(CairnError)
+          expect((error as CairnError).code).toBe('index-rebuilding')
+          expect((error as CairnError).message).not.toContain(dataDir)
+          expect((error as CairnError).message).not.toMatch(/\n\s+at /)
+          said.rebuilding++
+        }
+      }
+      try {
+        // The whole timeline reads the damaged entry: the read says so, and the rebuild starts.
+        await ask(0, 1000)
+        expect(said.rebuilding).toBe(1)
+        let done = false
+        const rebuilt = m.maintain().finally(() => {
+          done = true
+        })
+        for (let turn = 0; !done; turn++) {
+          await ask(turn % 2 === 0 ? 0 : 100, turn % 2 === 0 ? 1000 : 50)
+          await new Promise((resolve) => setImmediate(resolve))
+        }
+        await rebuilt
+        expect(said.rebuilding).toBeGreaterThan(1)
+        // Swapped in: another file in the index's place, and every page right from it.
+        expect(statSync(commits).ino).not.toBe(before)
+        const rightBefore = said.right
+        await ask(0, 1000)
+        await ask(100, 50)
+        expect(said.right).toBe(rightBefore + 2)
+      } finally {
         await m.close()
       }
     },

@@ -3,7 +3,14 @@ import { mkdir, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { openRepo } from './open-repo'
-import { sameLoose, StatCache, statCacheOf, type KeptTree, type LooseStamp } from './stat-cache'
+import {
+  sameLoose,
+  STAT_CACHE_LAYOUT as LAYOUT,
+  StatCache,
+  statCacheOf,
+  type KeptTree,
+  type LooseStamp,
+} from './stat-cache'
 import { crc32 } from './objects/crc32'
 import {
   commitCount,
@@ -37,9 +44,19 @@ const stamp = (size: number): LooseStamp => ({
   mtimeMs: 1_700_000_000_000.5,
 })
 
+/** The bytes of the folder record at `at` of a saved file: its fixed part, path and key. */
+function folderBytes(raw: Buffer, at: number): number {
+  const { folder } = LAYOUT
+  return (
+    folder.bytes +
+    raw.readUInt32LE(at + folder.pathLength) +
+    raw.readUInt32LE(at + folder.keyLength)
+  )
+}
+
 /** `body` with its CRC-32 after it, as `save` writes the file. */
 function withSum(body: Buffer): Buffer {
-  const sum = Buffer.alloc(4)
+  const sum = Buffer.alloc(LAYOUT.sum)
   sum.writeUInt32LE(crc32(body) >>> 0, 0)
   return Buffer.concat([body, sum])
 }
@@ -164,10 +181,16 @@ describe('the stat cache file', () => {
     // Hidden paths are not counted: a.md (1 byte), x.md (2), y.md (3), z.md (4).
     expect(saved.totals()).toEqual({ files: 4, bytes: 10 })
     saved.noteObjectChecked('d1/x.md', stamp(123_456))
+    // A stamp of size 0 is kept as written, but no loose object is empty: it reads as none.
+    const zero = { size: 0, ino: 0, ctimeMs: 0, mtimeMs: 0 }
+    saved.noteObjectChecked('d1/sub/y.md', zero)
     saved.save()
     const loaded = StatCache.load(file, later)
     expect(loaded.checkedObject('d1/x.md')).toEqual(stamp(123_456))
     expect(loaded.checkedObject('a.md')).toBeNull()
+    expect(loaded.checkedObject('d1/sub/y.md')).toBeNull()
+    expect(loaded.objectCheckedAs('d1/sub/y.md', zero)).toBe(false)
+    expect(loaded.objectCheckedAs('a.md', zero)).toBe(false)
     // The same answers compared where the loaded record lies, as `sameLoose` gives them.
     expect(loaded.objectCheckedAs('d1/x.md', stamp(123_456))).toBe(true)
     for (const field of ['size', 'ino', 'ctimeMs', 'mtimeMs'] as const) {
@@ -240,11 +263,17 @@ describe('the stat cache file', () => {
     once.record('new.md', statOf('new.md'), oid(8))
     once.save()
     const body = readFileSync(file).subarray(0, -4)
-    // No tree or folder records or extents; `a.md`'s record first (96 bytes and its name).
-    const first = 'cairn-stat 7\n'.length + 12
-    const rest = before.subarray(first + 96 + 'a.md'.length)
-    expect(body.subarray(first + 100, first + 100 + rest.length).equals(rest)).toBe(true)
-    expect(body.subarray(first, first + 60).equals(before.subarray(first, first + 60))).toBe(true)
+    // No tree or folder records or extents (their three counts); `a.md`'s record first, its
+    // fixed part and its name. Only its loose file's stamp changed; the records after it are
+    // the loaded bytes.
+    const first = LAYOUT.header.length + 3 * LAYOUT.count
+    const record = LAYOUT.file.bytes + 'a.md'.length
+    const rest = before.subarray(first + record)
+    expect(body.subarray(first + record, first + record + rest.length).equals(rest)).toBe(true)
+    const stampAt = first + LAYOUT.file.object
+    expect(body.subarray(first, stampAt).equals(before.subarray(first, stampAt))).toBe(true)
+    expect(body.readDoubleLE(stampAt)).toBe(stamp(77).size)
+    expect(body.toString('utf8', first + LAYOUT.file.bytes, first + record)).toBe('a.md')
     const twice = StatCache.load(file, later)
     expect(twice.lookup('new.md', statOf('new.md'))).toBe(oid(8))
     expect(twice.checkedObject('a.md')).toEqual(stamp(77))
@@ -263,7 +292,7 @@ describe('the stat cache file', () => {
     two.save()
     // The header line and the counts of tree and folder records and packed extents (none); the
     // file's CRC-32 at its end.
-    const header = 'cairn-stat 7\n'.length + 4 + 4 + 4
+    const header = LAYOUT.header.length + 3 * LAYOUT.count
     const both = path.join(dataDir, 'both')
     writeFileSync(
       both,
@@ -334,7 +363,7 @@ describe("the stat cache's tree records (HEAD's loose trees, checked whole)", ()
     const raw = readFileSync(file)
     for (const format of [2, 3, 4]) {
       // The body as format 4 wrote it (no CRC at the end), under the older header.
-      const body = raw.subarray(13, -4)
+      const body = raw.subarray(LAYOUT.header.length, -LAYOUT.sum)
       writeFileSync(file, Buffer.concat([Buffer.from(`cairn-stat ${format}\n`), body]))
       const old = StatCache.load(file)
       expect(old.lookup('a.md', lstatSync(path.join(memories(), 'a.md')))).toBeUndefined()
@@ -468,14 +497,12 @@ describe("the stat cache's folder records (each folder's tree, under the key it 
     const file = path.join(dataDir, 'cairn-stat')
     await keptAndSaved(file)
     const raw = readFileSync(file).subarray(0, -4)
-    const header = 'cairn-stat 7\n'.length
+    const header = LAYOUT.header.length
     // Format 5: the tree records (none here), then the files, no folder section (nor the
     // packed extents after it: none here, their count alone).
-    const section = header + 4 + raw.readUInt32LE(header) * (20 + 32)
-    let at = section + 4
-    for (let n = raw.readUInt32LE(section); n > 0; n--) {
-      at += 28 + raw.readUInt32LE(at + 20) + raw.readUInt32LE(at + 24)
-    }
+    const section = header + LAYOUT.count + raw.readUInt32LE(header) * LAYOUT.tree.bytes
+    let at = section + LAYOUT.count
+    for (let n = raw.readUInt32LE(section); n > 0; n--) at += folderBytes(raw, at)
     expect(raw.readUInt32LE(at)).toBe(0)
     const five = Buffer.concat([
       Buffer.from('cairn-stat 5\n'),
@@ -489,7 +516,7 @@ describe("the stat cache's folder records (each folder's tree, under the key it 
     // Saved again in the new format.
     old.keepTrees(folders)
     old.save()
-    expect(readFileSync(file).subarray(0, header).toString()).toBe('cairn-stat 7\n')
+    expect(readFileSync(file).subarray(0, header).toString()).toBe(LAYOUT.header)
     expect(keptOf(StatCache.load(file))).toEqual(folders)
     // A folder section whose count says more than there is (its sum right): no cache.
     for (const cut of [section + 4, section + 4 + 30, at - 1]) {
@@ -542,14 +569,12 @@ describe("the stat cache's packed extents (where HEAD's packed trees lie)", () =
     // Format 6: the same without the extent section, read with its folders and entries.
     save()
     const raw = readFileSync(file).subarray(0, -4)
-    const header = 'cairn-stat 7\n'.length
-    const folders = header + 4 + raw.readUInt32LE(header) * (20 + 32)
-    let at = folders + 4
-    for (let n = raw.readUInt32LE(folders); n > 0; n--) {
-      at += 28 + raw.readUInt32LE(at + 20) + raw.readUInt32LE(at + 24)
-    }
+    const header = LAYOUT.header.length
+    const folders = header + LAYOUT.count + raw.readUInt32LE(header) * LAYOUT.tree.bytes
+    let at = folders + LAYOUT.count
+    for (let n = raw.readUInt32LE(folders); n > 0; n--) at += folderBytes(raw, at)
     expect(raw.readUInt32LE(at)).toBe(2)
-    const extentsEnd = at + 4 + 2 * 56
+    const extentsEnd = at + LAYOUT.count + 2 * LAYOUT.extent.bytes
     writeFileSync(
       file,
       withSum(

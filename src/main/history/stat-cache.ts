@@ -46,20 +46,58 @@ import { disk } from '../lib/disk'
 import { crc32 } from './objects/crc32'
 import type { PackedExtent } from './objects/packed-crc'
 
-const HEADER = Buffer.from('cairn-stat 7\n')
+/** A loose file's stamp, within a record (`tree.stamp`, `file.object`): four doubles. */
+const STAMP_FIELDS = { size: 0, ino: 8, ctimeMs: 16, mtimeMs: 24, bytes: 32 } as const
+const STAMP = STAMP_FIELDS.bytes
+
+/**
+ * The file's layout (format 7), for the code here and for tests that take a saved file apart:
+ * the header line; the tree records (a count, then each `tree`); the folder records (a count,
+ * then each `folder`'s fixed part, its path and its key); the packed extents (a count, then
+ * each `extent`); the file records (each `file`'s fixed part, then its path) to the end; the
+ * CRC-32 of all that (`sum` bytes). Counts and lengths are 32-bit, numbers doubles, all
+ * little-endian; each record's fields are at these offsets within it.
+ */
+export const STAT_CACHE_LAYOUT = {
+  header: 'cairn-stat 7\n',
+  count: 4,
+  /** A loose stamp's fields, from where a record keeps it (NaN size: none kept). */
+  stamp: STAMP_FIELDS,
+  /** A tree of HEAD checked whole: its id, its loose file's stamp then. */
+  tree: { oid: 0, stamp: 20, bytes: 20 + STAMP },
+  /** A folder's kept tree id (`keptTree`): the id, the lengths of the path and key after it. */
+  folder: { oid: 0, pathLength: 20, keyLength: 24, bytes: 28 },
+  /** Where a packed tree's record ends (`packedExtents`): tree id, pack checksum, start, end. */
+  extent: { oid: 0, pack: 20, start: 40, end: 48, bytes: 56 },
+  /**
+   * A file: its blob id, its stat when hashed (size, mtime, ctime, inode), when it was hashed,
+   * its blob's loose file's stamp when last checked whole, and its path's length.
+   */
+  file: {
+    oid: 0,
+    size: 20,
+    mtimeMs: 28,
+    ctimeMs: 36,
+    ino: 44,
+    checkedAt: 52,
+    object: 60,
+    pathLength: 60 + STAMP,
+    bytes: 60 + STAMP + 4,
+  },
+  sum: 4,
+} as const
+
+const { tree: TREE, folder: FOLDER, extent: EXTENT, file: FILE } = STAT_CACHE_LAYOUT
+const HEADER = Buffer.from(STAT_CACHE_LAYOUT.header)
 /** Format 6: the same without the packed extents (read; never written). */
 const HEADER_6 = Buffer.from('cairn-stat 6\n')
 /** Format 5: without the folder records either (read; never written). */
 const HEADER_5 = Buffer.from('cairn-stat 5\n')
-const STAMP = 4 * 8
-const TREE_RECORD = 20 + STAMP
-const FIXED = 20 + 5 * 8 + STAMP + 4
-/** A folder record's fixed part: tree id, path length, key length. */
-const FOLDER_RECORD = 20 + 4 + 4
-/** A packed extent: tree id, pack checksum, start, end. */
-const EXTENT_RECORD = 20 + 20 + 8 + 8
-/** The CRC-32 at the end of the file. */
-const SUM = 4
+const TREE_RECORD = TREE.bytes
+const FIXED = FILE.bytes
+const FOLDER_RECORD = FOLDER.bytes
+const EXTENT_RECORD = EXTENT.bytes
+const SUM = STAT_CACHE_LAYOUT.sum
 /** A file modified this close to its hash is hashed again (covers 2 s FAT timestamps). */
 const RACY_MS = 3000
 
@@ -174,8 +212,8 @@ export class StatCache {
     if (at + count * TREE_RECORD > raw.length) return cache
     const trees = new Map<string, LooseStamp>()
     for (let n = 0; n < count; n++, at += TREE_RECORD) {
-      const stamp = stampAt(view, at + 20)
-      if (stamp) trees.set(raw.toString('hex', at, at + 20), stamp)
+      const stamp = stampAt(view, at + TREE.stamp)
+      if (stamp) trees.set(raw.toString('hex', at + TREE.oid, at + TREE.oid + 20), stamp)
     }
     const folderTrees = new Map<string, KeptTree>()
     if (withFolders) {
@@ -184,11 +222,11 @@ export class StatCache {
       at += 4
       for (let n = 0; n < folders; n++) {
         if (at + FOLDER_RECORD > raw.length) return cache
-        const pathEnd = at + FOLDER_RECORD + view.getUint32(at + 20, true)
-        const keyEnd = pathEnd + view.getUint32(at + 24, true)
+        const pathEnd = at + FOLDER_RECORD + view.getUint32(at + FOLDER.pathLength, true)
+        const keyEnd = pathEnd + view.getUint32(at + FOLDER.keyLength, true)
         if (keyEnd > raw.length) return cache
         folderTrees.set(raw.toString('utf8', at + FOLDER_RECORD, pathEnd), {
-          oid: raw.toString('hex', at, at + 20),
+          oid: raw.toString('hex', at + FOLDER.oid, at + FOLDER.oid + 20),
           key: raw.toString('utf8', pathEnd, keyEnd),
         })
         at = keyEnd
@@ -201,13 +239,13 @@ export class StatCache {
       at += 4
       if (at + count * EXTENT_RECORD > raw.length) return cache
       for (let n = 0; n < count; n++, at += EXTENT_RECORD) {
-        const start = view.getFloat64(at + 40, true)
-        const end = view.getFloat64(at + 48, true)
+        const start = view.getFloat64(at + EXTENT.start, true)
+        const end = view.getFloat64(at + EXTENT.end, true)
         // Only an extent that can be one is kept (the sum is right, the numbers may not be).
         if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end)) continue
         if (start < 0 || end <= start) continue
-        extents.set(raw.toString('hex', at, at + 20), {
-          pack: raw.toString('hex', at + 20, at + 40),
+        extents.set(raw.toString('hex', at + EXTENT.oid, at + EXTENT.oid + 20), {
+          pack: raw.toString('hex', at + EXTENT.pack, at + EXTENT.pack + 20),
           start,
           end,
         })
@@ -222,7 +260,7 @@ export class StatCache {
     // looks up every one, but making 1,024 objects of them first cost more than the reads.
     const fixed = FIXED
     while (at + fixed <= raw.length) {
-      const length = view.getUint32(at + fixed - 4, true)
+      const length = view.getUint32(at + FILE.pathLength, true)
       if (at + fixed + length > raw.length) break
       // The last entry of a path wins, as `set` would have it.
       cache.entries.set(raw.toString('utf8', at + fixed, at + fixed + length), at)
@@ -254,16 +292,16 @@ export class StatCache {
     }
     const { view } = this
     if (
-      view.getFloat64(entry + 20, true) !== stats.size ||
-      view.getFloat64(entry + 28, true) !== stats.mtimeMs ||
-      view.getFloat64(entry + 36, true) !== stats.ctimeMs ||
-      view.getFloat64(entry + 44, true) !== stats.ino ||
-      stats.mtimeMs + RACY_MS >= view.getFloat64(entry + 52, true)
+      view.getFloat64(entry + FILE.size, true) !== stats.size ||
+      view.getFloat64(entry + FILE.mtimeMs, true) !== stats.mtimeMs ||
+      view.getFloat64(entry + FILE.ctimeMs, true) !== stats.ctimeMs ||
+      view.getFloat64(entry + FILE.ino, true) !== stats.ino ||
+      stats.mtimeMs + RACY_MS >= view.getFloat64(entry + FILE.checkedAt, true)
     ) {
       return undefined
     }
     this.trusted++
-    return this.loaded.toString('hex', entry, entry + 20)
+    return this.loaded.toString('hex', entry + FILE.oid, entry + FILE.oid + 20)
   }
 
   /** Records that the file at `relative`, as `stats` describe it, hashed to `oid` just now. */
@@ -298,11 +336,15 @@ export class StatCache {
     })
   }
 
-  /** The loose file's stamp recorded when `relative`'s blob was last checked whole. */
+  /**
+   * The loose file's stamp recorded when `relative`'s blob was last checked whole. Open asks
+   * `objectCheckedAs` instead; this stays as the tests' reference for it, which must answer
+   * as `sameLoose(now, checkedObject(relative))` for any `now`.
+   */
   checkedObject(relative: string): LooseStamp | null {
     const entry = this.entries.get(relative)
     if (entry === undefined) return null
-    return typeof entry === 'number' ? stampAt(this.view, entry + 60) : entry.object
+    return typeof entry === 'number' ? stampAt(this.view, entry + FILE.object) : entry.object
   }
 
   /**
@@ -314,15 +356,15 @@ export class StatCache {
     if (entry === undefined) return false
     if (typeof entry !== 'number') return sameLoose(now, entry.object)
     const { view } = this
-    const at = entry + 60
+    const at = entry + FILE.object
     // A size of 0 or NaN: no stamp was kept (as `stampAt`).
-    const size = view.getFloat64(at, true)
+    const size = view.getFloat64(at + STAMP_FIELDS.size, true)
     return (
       size > 0 &&
       now.size === size &&
-      now.ino === view.getFloat64(at + 8, true) &&
-      now.ctimeMs === view.getFloat64(at + 16, true) &&
-      now.mtimeMs === view.getFloat64(at + 24, true)
+      now.ino === view.getFloat64(at + STAMP_FIELDS.ino, true) &&
+      now.ctimeMs === view.getFloat64(at + STAMP_FIELDS.ctimeMs, true) &&
+      now.mtimeMs === view.getFloat64(at + STAMP_FIELDS.mtimeMs, true)
     )
   }
 
@@ -415,8 +457,8 @@ export class StatCache {
     trees.writeUInt32LE(this.trees.size, 0)
     let at = 4
     for (const [oid, stamp] of this.trees) {
-      trees.write(oid, at, 20, 'hex')
-      writeStamp(trees, at + 20, stamp)
+      trees.write(oid, at + TREE.oid, 20, 'hex')
+      writeStamp(trees, at + TREE.stamp, stamp)
       at += TREE_RECORD
     }
     const parts: Buffer[] = [HEADER, trees, this.folderRecords(), this.extentRecords()]
@@ -424,20 +466,23 @@ export class StatCache {
       if (typeof entry === 'number') {
         // As loaded: its bytes as they were (the path's length word ends the fixed part).
         parts.push(
-          this.loaded.subarray(entry, entry + FIXED + this.view.getUint32(entry + FIXED - 4, true)),
+          this.loaded.subarray(
+            entry,
+            entry + FIXED + this.view.getUint32(entry + FILE.pathLength, true),
+          ),
         )
         continue
       }
       const name = Buffer.from(relative, 'utf8')
       const fixed = Buffer.allocUnsafe(FIXED)
-      fixed.write(entry.oid, 0, 20, 'hex')
-      fixed.writeDoubleLE(entry.size, 20)
-      fixed.writeDoubleLE(entry.mtimeMs, 28)
-      fixed.writeDoubleLE(entry.ctimeMs, 36)
-      fixed.writeDoubleLE(entry.ino, 44)
-      fixed.writeDoubleLE(entry.checkedAt, 52)
-      writeStamp(fixed, 60, entry.object)
-      fixed.writeUInt32LE(name.length, FIXED - 4)
+      fixed.write(entry.oid, FILE.oid, 20, 'hex')
+      fixed.writeDoubleLE(entry.size, FILE.size)
+      fixed.writeDoubleLE(entry.mtimeMs, FILE.mtimeMs)
+      fixed.writeDoubleLE(entry.ctimeMs, FILE.ctimeMs)
+      fixed.writeDoubleLE(entry.ino, FILE.ino)
+      fixed.writeDoubleLE(entry.checkedAt, FILE.checkedAt)
+      writeStamp(fixed, FILE.object, entry.object)
+      fixed.writeUInt32LE(name.length, FILE.pathLength)
       parts.push(fixed, name)
     }
     const body = Buffer.concat(parts)
@@ -466,9 +511,9 @@ export class StatCache {
       const name = Buffer.from(folder, 'utf8')
       const keyBytes = Buffer.from(key, 'utf8')
       const fixed = Buffer.allocUnsafe(FOLDER_RECORD)
-      fixed.write(oid, 0, 20, 'hex')
-      fixed.writeUInt32LE(name.length, 20)
-      fixed.writeUInt32LE(keyBytes.length, 24)
+      fixed.write(oid, FOLDER.oid, 20, 'hex')
+      fixed.writeUInt32LE(name.length, FOLDER.pathLength)
+      fixed.writeUInt32LE(keyBytes.length, FOLDER.keyLength)
       parts.push(fixed, name, keyBytes)
     }
     return Buffer.concat(parts)
@@ -479,10 +524,10 @@ export class StatCache {
     out.writeUInt32LE(this.extents.size, 0)
     let at = 4
     for (const [oid, { pack, start, end }] of this.extents) {
-      out.write(oid, at, 20, 'hex')
-      out.write(pack, at + 20, 20, 'hex')
-      out.writeDoubleLE(start, at + 40)
-      out.writeDoubleLE(end, at + 48)
+      out.write(oid, at + EXTENT.oid, 20, 'hex')
+      out.write(pack, at + EXTENT.pack, 20, 'hex')
+      out.writeDoubleLE(start, at + EXTENT.start)
+      out.writeDoubleLE(end, at + EXTENT.end)
       at += EXTENT_RECORD
     }
     return out
@@ -493,19 +538,19 @@ export class StatCache {
     if (typeof entry !== 'number') return entry
     const { view } = this
     return {
-      oid: this.loaded.toString('hex', entry, entry + 20),
-      size: view.getFloat64(entry + 20, true),
-      mtimeMs: view.getFloat64(entry + 28, true),
-      ctimeMs: view.getFloat64(entry + 36, true),
-      ino: view.getFloat64(entry + 44, true),
-      checkedAt: view.getFloat64(entry + 52, true),
-      object: stampAt(view, entry + 60),
+      oid: this.loaded.toString('hex', entry + FILE.oid, entry + FILE.oid + 20),
+      size: view.getFloat64(entry + FILE.size, true),
+      mtimeMs: view.getFloat64(entry + FILE.mtimeMs, true),
+      ctimeMs: view.getFloat64(entry + FILE.ctimeMs, true),
+      ino: view.getFloat64(entry + FILE.ino, true),
+      checkedAt: view.getFloat64(entry + FILE.checkedAt, true),
+      object: stampAt(view, entry + FILE.object),
     }
   }
 
   /** The size a value of `entries` records. */
   private sizeOf(entry: Entry | number): number {
-    return typeof entry === 'number' ? this.view.getFloat64(entry + 20, true) : entry.size
+    return typeof entry === 'number' ? this.view.getFloat64(entry + FILE.size, true) : entry.size
   }
 
   private set(relative: string, entry: Entry): void {
@@ -592,21 +637,21 @@ function stampOf({ size, ino, ctimeMs, mtimeMs }: LooseStamp): LooseStamp {
 }
 
 function writeStamp(out: Buffer, at: number, stamp: LooseStamp | null): void {
-  out.writeDoubleLE(stamp ? stamp.size : Number.NaN, at)
-  out.writeDoubleLE(stamp ? stamp.ino : Number.NaN, at + 8)
-  out.writeDoubleLE(stamp ? stamp.ctimeMs : Number.NaN, at + 16)
-  out.writeDoubleLE(stamp ? stamp.mtimeMs : Number.NaN, at + 24)
+  out.writeDoubleLE(stamp ? stamp.size : Number.NaN, at + STAMP_FIELDS.size)
+  out.writeDoubleLE(stamp ? stamp.ino : Number.NaN, at + STAMP_FIELDS.ino)
+  out.writeDoubleLE(stamp ? stamp.ctimeMs : Number.NaN, at + STAMP_FIELDS.ctimeMs)
+  out.writeDoubleLE(stamp ? stamp.mtimeMs : Number.NaN, at + STAMP_FIELDS.mtimeMs)
 }
 
 // NaN (or a size below 1: no loose object is empty) reads as no stamp, so never as checked.
 function stampAt(view: DataView, at: number): LooseStamp | null {
-  const size = view.getFloat64(at, true)
+  const size = view.getFloat64(at + STAMP_FIELDS.size, true)
   if (!(size > 0)) return null
   return {
     size,
-    ino: view.getFloat64(at + 8, true),
-    ctimeMs: view.getFloat64(at + 16, true),
-    mtimeMs: view.getFloat64(at + 24, true),
+    ino: view.getFloat64(at + STAMP_FIELDS.ino, true),
+    ctimeMs: view.getFloat64(at + STAMP_FIELDS.ctimeMs, true),
+    mtimeMs: view.getFloat64(at + STAMP_FIELDS.mtimeMs, true),
   }
 }
 

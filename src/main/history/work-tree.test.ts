@@ -1,8 +1,9 @@
 import { execFileSync } from 'node:child_process'
-import { rmSync, statSync, symlinkSync, truncateSync, utimesSync } from 'node:fs'
+import { rmSync, statSync, symlinkSync, truncateSync, utimesSync, writeFileSync } from 'node:fs'
 import { mkdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { nodeDisk, setDisk } from '../lib/disk'
 import { openRepo } from './open-repo'
 import { MAX_VERSIONED_BYTES } from './work-tree'
 import { commitCount, fsck, gitCli, headFolderDifferences, tempDataDir } from './test-helpers'
@@ -84,5 +85,98 @@ describe('the scan of the folder at open', () => {
     expect([packed.recovery, packed.hashed, packed.trusted]).toEqual([null, 0, names.length - 1])
     expect(await headFolderDifferences(dataDir)).toEqual(['huge.md: - / folder'])
     fsck(dataDir)
+  })
+
+  it('reads a file whose stored copy is damaged again, and records it as the folder holds it then', async () => {
+    const names = ['a.md', 'b.md', 'deep/er/x.md', 'deep/er/y.md', 'deep/gone/z.md']
+    for (const [i, relative] of names.entries()) await put(relative, `file ${i}\n`)
+    await open()
+    await open()
+    const x = blobOf('deep/er/x.md')
+    const z = blobOf('deep/gone/z.md')
+    truncateSync(objectFile(x), 5)
+    truncateSync(objectFile(z), 0)
+    // A change outside: open's shortcut misses, and the full scan checks the stored copies.
+    await put('b.md', 'changed outside\n')
+    // Between the walk that took them on the stat cache's word and the check that finds their
+    // stored copies damaged (its look at their loose files): one file edited, the other deleted.
+    const loose = (oid: string) => path.join(oid.slice(0, 2), oid.slice(2))
+    const done = new Set<string>()
+    setDisk({
+      ...nodeDisk,
+      lstatIfThere(target) {
+        if (target.endsWith(loose(x)) && !done.has(x)) {
+          done.add(x)
+          writeFileSync(path.join(memories(), 'deep/er/x.md'), 'edited while open scanned\n')
+        }
+        if (target.endsWith(loose(z)) && !done.has(z)) {
+          done.add(z)
+          rmSync(path.join(memories(), 'deep/gone/z.md'))
+        }
+        return nodeDisk.lstatIfThere(target)
+      },
+    })
+    try {
+      await open()
+    } finally {
+      setDisk(nodeDisk)
+    }
+    expect([...done].sort()).toEqual([x, z].sort())
+    expect(gitCli(dataDir, 'show', 'main:deep/er/x.md')).toBe('edited while open scanned\n')
+    expect(gitCli(dataDir, 'ls-tree', '-r', '--name-only', 'main').trim().split('\n')).toEqual([
+      'a.md',
+      'b.md',
+      'deep/er/x.md',
+      'deep/er/y.md',
+    ])
+    expect(await headFolderDifferences(dataDir)).toEqual([])
+    // The trees of the commit are whole (the blobs the edit and the deletion left behind stay
+    // damaged in the earlier commits: their content is gone).
+    const tree = gitCli(dataDir, 'rev-parse', 'main^{tree}').trim()
+    expect(gitCli(dataDir, 'ls-tree', '-r', '-t', tree)).toContain('deep/er')
+    const second = await open()
+    expect(second.recovery).toBeNull()
+  })
+
+  it('drops a folder replaced by a file while its damaged file was checked, siblings and all', async () => {
+    for (const [i, relative] of ['a.md', 'b.md', 'deep/er/x.md', 'deep/er/y.md'].entries()) {
+      await put(relative, `file ${i}\n`)
+    }
+    await open()
+    await open()
+    const x = blobOf('deep/er/x.md')
+    truncateSync(objectFile(x), 5)
+    await put('b.md', 'changed outside\n')
+    // After the walk took deep/er's files on the stat cache's word, at the check of x.md's
+    // stored copy: the folder deep/er becomes a file.
+    const loose = path.join(x.slice(0, 2), x.slice(2))
+    let fired = false
+    setDisk({
+      ...nodeDisk,
+      lstatIfThere(target) {
+        if (target.endsWith(loose) && !fired) {
+          fired = true
+          rmSync(path.join(memories(), 'deep/er'), { recursive: true })
+          writeFileSync(path.join(memories(), 'deep/er'), 'now a file\n')
+        }
+        return nodeDisk.lstatIfThere(target)
+      },
+    })
+    try {
+      await open()
+    } finally {
+      setDisk(nodeDisk)
+    }
+    expect(fired).toBe(true)
+    // The commit holds no deep/er/y.md the folder no longer has (the file deep/er is the next
+    // scan's, as any change made while one runs).
+    expect(gitCli(dataDir, 'ls-tree', '-r', '--name-only', 'main').trim().split('\n')).toEqual([
+      'a.md',
+      'b.md',
+    ])
+    expect(await headFolderDifferences(dataDir)).toEqual(['deep/er: - / folder'])
+    await open()
+    expect(await headFolderDifferences(dataDir)).toEqual([])
+    expect(gitCli(dataDir, 'show', 'main:deep/er')).toBe('now a file\n')
   })
 })

@@ -14,8 +14,9 @@ import {
 import { MAX_VIEW_FILE_BYTES } from '../memory'
 import { entryNameProblem } from './damage'
 import type { ObjectStore } from './object-store'
+import type { PackedPositions } from './objects/object-database'
 import type { StatCache } from './stat-cache'
-import { childrenOf, type Node, type TreeNode } from './tree-state'
+import { childrenOf, setAt, type Node, type TreeNode } from './tree-state'
 
 /**
  * Names history never tracks: temp files of interrupted writes, anything named `.git`, and
@@ -144,31 +145,35 @@ export async function scanPath(
   const scan: Scan = {
     store,
     context,
+    ...(context.verify ? { unchecked: { relatives: [], oids: [], previous: [] } } : {}),
     // Only the path itself, when it is a file: a folder's files are not kept.
     ...(shared && segments.length > 0
       ? { keeps: { tree: shared, relative: segments.join('/') } }
       : {}),
   }
   try {
-    if (segments.length === 0) return await scanFolder(scan, tree.root(), '', previous)
-    const dir = segments.slice(0, -1).join('/')
-    const relative = segments.join('/')
-    const name = segments.at(-1)!
-    const parent = tree.folder(dir)
-    const node =
-      parent instanceof Folder
-        ? await scanEntry(
-            scan,
-            parent,
-            relative,
-            name,
-            previous,
-            tree.lstatEntry(parent, relative, name),
-          )
-        : null
-    // Gone: its stat entries go too.
-    if (node === null) context.stats?.forget(relative)
-    return node
+    let node: Node | null
+    if (segments.length === 0) node = await scanFolder(scan, tree.root(), '', previous)
+    else {
+      const dir = segments.slice(0, -1).join('/')
+      const relative = segments.join('/')
+      const name = segments.at(-1)!
+      const parent = tree.folder(dir)
+      node =
+        parent instanceof Folder
+          ? await scanEntry(
+              scan,
+              parent,
+              relative,
+              name,
+              previous,
+              tree.lstatEntry(parent, relative, name),
+            )
+          : null
+      // Gone: its stat entries go too.
+      if (node === null) context.stats?.forget(relative)
+    }
+    return scan.unchecked?.oids.length ? await checkStoredCopies(scan, tree, segments, node) : node
   } finally {
     if (!shared) tree.close()
   }
@@ -179,12 +184,26 @@ interface Scan {
   readonly context: ScanContext
   /** The shared tree, and the path whose bytes are kept in it once read (`keepRead`). */
   readonly keeps?: { readonly tree: FolderTree; readonly relative: string }
+  /** With `verify`: the unchanged files whose stored copy is checked once the walk is done. */
+  readonly unchecked?: Unchecked
 }
 
 /**
- * An entry of `folder` as a node. An unchanged file whose stored copy passes the cheap check
- * is answered without awaiting anything (no promise per file: at open that is every file);
- * the rest returns a promise.
+ * The unchanged files the walk took on the stat cache's word, their stored copies not yet
+ * checked: the i-th one's path, blob and committed node, in parallel arrays (at open that is
+ * every file: no object per file, and no `Stats` held until the walk ends; the few found
+ * unsound are looked at again).
+ */
+interface Unchecked {
+  readonly relatives: string[]
+  readonly oids: string[]
+  readonly previous: (Node | null)[]
+}
+
+/**
+ * An entry of `folder` as a node. An unchanged file whose blob is there is answered without
+ * awaiting anything (no promise per file: at open that is every file), its stored copy checked
+ * after the walk with the others' (`verify`, `checkStoredCopies`); the rest returns a promise.
  */
 function scanEntry(
   scan: Scan,
@@ -213,11 +232,16 @@ function scanEntry(
     const known = context.stats?.lookup(relative, stats)
     if (known !== undefined) {
       // Unchanged since it was hashed: its stored copy is only checked at open (`verify`).
-      const cheap = context.verify ? storedCopyCheck(store, context.stats, relative, known) : true
-      if (cheap !== true)
-        return checkedOrScanned(scan, folder, relative, name, stats, previous, known, cheap)
       const node = unchangedNode(store, previous, known)
-      if (node) return node
+      if (node) {
+        const unchecked = scan.unchecked
+        if (unchecked) {
+          unchecked.relatives.push(relative)
+          unchecked.oids.push(known)
+          unchecked.previous.push(previous)
+        }
+        return node
+      }
     }
     return scanFile(scan, folder, relative, name, stats, previous)
   }
@@ -259,23 +283,58 @@ function unchangedNode(store: ObjectStore, previous: Node | null, oid: string): 
   return null
 }
 
-// An unchanged file whose stored copy the cheap check could not vouch for: checked whole, and
-// read from the folder when that copy is damaged (or not there).
-async function checkedOrScanned(
+/**
+ * The check at open (`verify`) of the stored copies of the unchanged files the walk took on the
+ * stat cache's word, all at once (`storedCopiesUnsound`, as open's shortcut checks them): each
+ * one missing or damaged is looked at and read again from the folder and its blob written
+ * again (`scanFile`), and put in `node` (the node scanned at `segments`) should the file read
+ * otherwise now. A folder of one that is no longer a folder (replaced by a file, or gone since
+ * the walk) is dropped whole, as the folder is now, rather than only that file of it.
+ */
+async function checkStoredCopies(
   scan: Scan,
-  folder: Folder,
-  relative: string,
-  name: string,
-  stats: Stats,
-  previous: Node | null,
-  oid: string,
-  loose: Stats | null,
+  tree: FolderTree,
+  segments: ReadonlyArray<string>,
+  node: Node | null,
 ): Promise<Node | null> {
-  if (await storedCopyIntact(scan.store, scan.context.stats, relative, oid, loose)) {
-    const node = unchangedNode(scan.store, previous, oid)
-    if (node) return node
+  const { relatives, oids, previous } = scan.unchecked!
+  const unsound = await storedCopiesUnsound(scan.store, scan.context.stats, relatives, oids)
+  let result = node
+  const dropped: string[] = []
+  for (let i = 0; i < unsound.length; i++) {
+    const at = unsound[i]!
+    const relative = relatives[at]!
+    const slash = relative.lastIndexOf('/')
+    const dir = slash < 0 ? '' : relative.slice(0, slash)
+    if (dropped.some((gone) => relative.startsWith(`${gone}/`))) continue
+    const below = relative.split('/').slice(segments.length)
+    const folder = tree.folder(dir)
+    if (!(folder instanceof Folder)) {
+      // Not a folder any more: nothing under it is, and the commit must not keep its siblings.
+      dropped.push(dir)
+      if (below.length <= 1) result = null
+      else if (result?.kind === 'tree') {
+        const patched = await setAt(scan.store, result, below.slice(0, -1), null)
+        result = patched.children!.size > 0 ? patched : null
+      }
+      continue
+    }
+    const name = slash < 0 ? relative : relative.slice(slash + 1)
+    // Looked at again: the walk kept no `Stats` of it.
+    const stats = folder.lstat(name)
+    const read =
+      stats?.isFile() && stats.size <= MAX_VERSIONED_BYTES
+        ? await scanFile(scan, folder, relative, name, stats, previous[at] ?? null)
+        : await scanEntry(scan, folder, relative, name, previous[at] ?? null, stats)
+    if (read?.kind === 'blob' && read.oid === oids[at]) continue
+    // Changed or gone since the walk: what the folder holds now takes its place.
+    if (below.length === 0) result = read
+    else if (result?.kind === 'tree') {
+      const patched = await setAt(scan.store, result, below, read)
+      result = patched.children!.size > 0 ? patched : null
+    }
   }
-  return scanFile(scan, folder, relative, name, stats, previous)
+  return result
 }
 
 /**
@@ -342,52 +401,43 @@ async function scanChildFolder(
 }
 
 /**
- * The check at open of an unchanged file's stored copy, kept cheap: a packed one by its pack
- * index; a loose one by its stamp (size, inode, ctime, mtime) when it was last checked whole
- * (one `lstat`): a file written in place, copied or renamed over since has another. True when
- * that settles it; otherwise its loose file's `Stats` (null: none), for `storedCopyIntact`.
+ * The check at open of unchanged files' stored copies (the blob `oids[i]` of the file at
+ * `relatives[i]`), kept cheap: a packed one by the packs' indexes, asked for every id at once
+ * (`looked`, when the caller has asked already: each slice of a pack's name table read once);
+ * a loose one by its stamp (size, inode, ctime, mtime) when it was last checked whole (one
+ * `lstat`: a file written in place, copied or renamed over since has another); else read and
+ * hashed whole, and its stamp then remembered. The places in `oids` of those missing or
+ * damaged; with `firstOnly`, no more than the first. The full scan and open's shortcut
+ * (`head-match.ts`) both check this way.
  */
-export function storedCopyCheck(
+export async function storedCopiesUnsound(
   store: ObjectStore,
   stats: StatCache | null | undefined,
-  relative: string,
-  oid: string,
-): true | Stats | null {
+  relatives: ReadonlyArray<string>,
+  oids: ReadonlyArray<string>,
+  looked?: PackedPositions,
+  firstOnly = false,
+): Promise<number[]> {
   // Packed first: reads take the pack's copy before any loose one, so a packed blob needs no
   // `lstat` of a loose file it most often does not have (one per file, at every open).
-  if (store.db.inPack(oid)) return true
-  return looseCopyCheck(store, stats, relative, oid)
-}
-
-/** The part of `storedCopyCheck` for a blob no pack holds: its loose copy's stamp. */
-export function looseCopyCheck(
-  store: ObjectStore,
-  stats: StatCache | null | undefined,
-  relative: string,
-  oid: string,
-): true | Stats | null {
-  const loose = store.looseStat(oid)
-  if (loose && loose.size > 0 && stats?.objectCheckedAs(relative, loose)) {
-    return true
+  const packed = looked || store.db.packs().length > 0 ? store.db.inPackEach(oids, looked) : null
+  const unsound: number[] = []
+  // An indexed loop (see `positionsIn`), and the loose stamp compared where the stat
+  // cache's record lies (`objectCheckedAs`), not through a stamp object made for every file.
+  for (let i = 0; i < oids.length; i++) {
+    if (packed?.[i]) continue
+    const relative = relatives[i]!
+    const oid = oids[i]!
+    const loose = store.looseStat(oid)
+    if (loose && loose.size > 0 && stats?.objectCheckedAs(relative, loose)) continue
+    if (await store.isIntact(oid)) {
+      if (loose) stats?.noteObjectChecked(relative, loose)
+      continue
+    }
+    unsound.push(i)
+    if (firstOnly) break
   }
-  return loose
-}
-
-/**
- * The rest of the check when `storedCopyCheck` did not settle it: the loose copy (`loose`,
- * null: none) read and hashed whole, and its stamp then remembered.
- */
-export async function storedCopyIntact(
-  store: ObjectStore,
-  stats: StatCache | null | undefined,
-  relative: string,
-  oid: string,
-  loose: Stats | null,
-): Promise<boolean> {
-  if (loose === null) return store.isIntact(oid)
-  if (!(await store.isIntact(oid))) return false
-  stats?.noteObjectChecked(relative, loose)
-  return true
+  return unsound
 }
 
 async function scanFolder(

@@ -86,6 +86,8 @@ export interface Disk {
     mkdir(path: string, mode?: number): Promise<void>
     rmdir(path: string): Promise<void>
     unlink(path: string): Promise<void>
+    /** `rename(2)` on the thread pool (maintenance: the disk may hold it up, never the loop). */
+    rename(from: string, to: string): Promise<void>
     readlink(path: string): Promise<string>
     symlink(target: string, path: string): Promise<void>
     chmod(path: string, mode: number): Promise<void>
@@ -141,6 +143,7 @@ export const nodeDisk: Disk = {
     },
     rmdir: (path) => fss.promises.rmdir(path),
     unlink: (path) => fss.promises.unlink(path),
+    rename: (from, to) => fss.promises.rename(from, to),
     readlink: (path) => fss.promises.readlink(path),
     symlink: (target, path) => fss.promises.symlink(target, path),
     chmod: (path, mode) => fss.promises.chmod(path, mode),

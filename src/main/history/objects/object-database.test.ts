@@ -19,7 +19,7 @@ import { storedZlib } from '../object-store'
 import { gitIn } from '../test-helpers'
 import { DamagedObjectError, MissingObjectError, ObjectDatabase } from './object-database'
 import { OFS_DELTA, REF_DELTA } from './pack-file'
-import { positionsOf } from './pack-index'
+import { positionsIn } from './pack-index'
 
 let work: string
 let gitdir: string
@@ -301,7 +301,7 @@ describe('reading objects git wrote', () => {
       )
       expect(db.inPackEach(mixed)).toEqual(mixed.map((oid) => known.has(oid)))
       const index = db.packs()[0]!.index
-      expect([...positionsOf(index, mixed)]).toEqual(
+      expect([...positionsIn([index], mixed).byIndex.get(index)!]).toEqual(
         mixed.map((oid) => (known.has(oid) ? index.position(Buffer.from(oid, 'hex')) : -1)),
       )
       expect(db.inPackEach([])).toEqual([])
@@ -344,6 +344,106 @@ describe('reading objects git wrote', () => {
     expect(db.packedRecordsSound(all, undefined, db.packedPositions(all.slice(0, 10)))).toEqual(
       sound,
     )
+    db.close()
+  })
+
+  it('looks up many ids in several packs at once as git lists them, ids that are not ids in none', () => {
+    makeHistory(12)
+    git('repack', '-a', '-d', '-q')
+    makeHistory(6, 12)
+    git('repack', '-d', '-q')
+    // A third pack holding some objects the first two hold as well, and loose objects beside.
+    const some = git('rev-list', '--objects', 'HEAD~3').split('\n').filter(Boolean)
+    execFileSync('git', ['pack-objects', '-q', path.join(gitdir, 'objects', 'pack', 'pack')], {
+      cwd: work,
+      input:
+        some
+          .filter((_, i) => i % 3 === 0)
+          .map((line) => line.slice(0, 40))
+          .join('\n') + '\n',
+    })
+    makeHistory(2, 18)
+    expect(packFiles()).toHaveLength(3)
+    const all = [...gitObjects().keys()]
+    const known = new Set(all)
+    const absent = all
+      .map((oid) => oid.slice(0, 39) + (oid[39] === '0' ? '1' : '0'))
+      .filter((oid) => !known.has(oid))
+    // The git CLI's word that these are no objects at all.
+    const checked = execFileSync('git', ['cat-file', '--batch-check'], {
+      cwd: work,
+      input: absent.join('\n') + '\n',
+    }).toString()
+    expect(checked.trim().split('\n')).toEqual(absent.map((oid) => `${oid} missing`))
+    const isId = (oid: string) => /^[0-9a-f]{40}$/.test(oid)
+    const cut = all[0]!.slice(0, 38)
+    const invalid = ['zz'.repeat(20), cut, `${cut}zz`, `${all[1]!}0`, '']
+    const asked = [...all, ...absent, ...invalid, ...all.slice(0, 9)].sort(
+      (a, b) => hashOf(a) - hashOf(b),
+    )
+
+    const idxFds = new Set<number>()
+    let nameReads = 0
+    setDisk({
+      ...nodeDisk,
+      openSync: (file, flags, mode) => {
+        const fd = nodeDisk.openSync(file, flags, mode)
+        if (file.endsWith('.idx')) idxFds.add(fd)
+        return fd
+      },
+      readSync: (fd, buffer, offset, length, position) => {
+        if (idxFds.has(fd)) nameReads++
+        return nodeDisk.readSync(fd, buffer, offset, length, position)
+      },
+    })
+    const db = new ObjectDatabase(gitdir)
+    let looked: ReturnType<typeof positionsIn>
+    let lookedInvalid: ReturnType<typeof positionsIn>
+    try {
+      expect(db.packs()).toHaveLength(3)
+      nameReads = 0
+      looked = db.packedPositions(asked)
+      // Each pack's few hundred names are one slice: read once however many ids ask for it.
+      expect(nameReads).toBe(3)
+      nameReads = 0
+      lookedInvalid = db.packedPositions(invalid)
+      expect(nameReads).toBe(0)
+    } finally {
+      setDisk(nodeDisk)
+    }
+    expect(lookedInvalid.at.size).toBe(0)
+    for (const positions of lookedInvalid.byIndex.values()) {
+      expect([...positions]).toEqual(invalid.map(() => -1))
+    }
+    // Each id's place (its last, for one asked twice); never one that is not an id.
+    expect([...looked.at.keys()].sort()).toEqual([...all, ...absent].sort())
+    for (const [oid, at] of looked.at) expect(asked.lastIndexOf(oid)).toBe(at)
+    let inTwo = 0
+    for (const open of db.packs()) {
+      // git show-index: "<offset> <id> (<crc>)" per object, in the index's (sorted) order.
+      const listed = execFileSync('git', ['show-index'], {
+        input: readFileSync(open.index.file),
+      })
+        .toString()
+        .trim()
+        .split('\n')
+        .map((line) => line.split(' ')[1]!)
+      const position = new Map(listed.map((oid, i) => [oid, i]))
+      const expected = asked.map((oid) => (isId(oid) ? (position.get(oid) ?? -1) : -1))
+      expect([...looked.byIndex.get(open.index)!]).toEqual(expected)
+      // One index alone (packed-crc's lookup): the same positions.
+      expect([...positionsIn([open.index], asked).byIndex.get(open.index)!]).toEqual(expected)
+      inTwo += listed.filter((oid) =>
+        db.packs().some((other) => other !== open && other.index.has(Buffer.from(oid, 'hex'))),
+      ).length
+    }
+    expect(inTwo).toBeGreaterThan(0)
+    const packed = asked.map((oid) =>
+      db.packs().some((open) => looked.byIndex.get(open.index)![asked.indexOf(oid)]! >= 0),
+    )
+    expect(packed).toContain(false)
+    expect(db.inPackEach(asked)).toEqual(packed)
+    expect(db.inPackEach(asked, looked)).toEqual(packed)
     db.close()
   })
 

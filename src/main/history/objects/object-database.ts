@@ -18,7 +18,7 @@ import {
   type ObjectKind,
   type RawObject,
 } from './pack-file'
-import { PackIndex, PackIndexError, rawIds } from './pack-index'
+import { PackIndex, PackIndexError, positionsIn, type PackedPositions } from './pack-index'
 import { packedRecordsSound, recordsSoundAt, type Extents } from './packed-crc'
 import { inflateStored } from './stored-zlib'
 
@@ -43,14 +43,7 @@ export class DamagedObjectError extends Error {
   }
 }
 
-/** One pack of the repository: its index and its data. */
-/** Where each pack's index lists each of some ids (see `ObjectDatabase.packedPositions`). */
-export interface PackedPositions {
-  /** Each id (a valid one) -> its place in the ids looked up. */
-  readonly at: ReadonlyMap<string, number>
-  /** Each index -> the sorted position in it of each id looked up, -1 where it has none. */
-  readonly byIndex: ReadonlyMap<PackIndex, Int32Array>
-}
+export type { PackedPositions } from './pack-index'
 
 /**
  * The positions in `index` of each of `oids` from `looked`, or null when `looked` did not
@@ -64,14 +57,15 @@ function positionsFrom(
   const all = looked.byIndex.get(index)
   if (!all) return null
   const positions = new Int32Array(oids.length)
-  for (const [i, oid] of oids.entries()) {
-    const at = looked.at.get(oid)
+  for (let i = 0; i < oids.length; i++) {
+    const at = looked.at.get(oids[i]!)
     if (at === undefined) return null
     positions[i] = all[at]!
   }
   return positions
 }
 
+/** One pack of the repository: its index and its data. */
 export interface OpenPack {
   /** `pack-<checksum>` (without extension). */
   readonly name: string
@@ -192,19 +186,10 @@ export class ObjectDatabase {
    * reads the names once for its files' blobs and HEAD's trees together.
    */
   packedPositions(oids: ReadonlyArray<string>): PackedPositions {
-    const { raw, valid } = rawIds(oids)
-    const at = new Map<string, number>()
-    // Indexed loops, here and in `inPackEach`: open runs them once, in code not yet optimized,
-    // where each step of an iterator makes an object (and `entries()` an array): some 600 KB
-    // of the 5.5 MB an open allocates at 1,024 files.
-    for (let i = 0; i < oids.length; i++) if (valid[i]) at.set(oids[i]!, i)
-    const byIndex = new Map<PackIndex, Int32Array>()
-    for (const open of this.packList) {
-      const positions = new Int32Array(oids.length).fill(-1)
-      if (at.size > 0) open.index.positionsEach(raw, positions)
-      byIndex.set(open.index, positions)
-    }
-    return { at, byIndex }
+    return positionsIn(
+      this.packList.map((open) => open.index),
+      oids,
+    )
   }
 
   /**

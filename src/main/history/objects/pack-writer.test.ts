@@ -1,11 +1,13 @@
 import { execFileSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { readdirSync } from 'node:fs'
+import { existsSync, readdirSync } from 'node:fs'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { nodeDisk, setDisk } from '../../lib/disk'
+import { errnoError, hookDisk } from '../../lib/disk-hooks'
 import { gitIn, tempDataDir } from '../test-helpers'
 import { OFS_DELTA, TYPE_CODES } from './pack-file'
-import { entryHeader, PackWriter, type DeltaBase } from './pack-writer'
+import { entryHeader, PackWriter, removePackLeftovers, type DeltaBase } from './pack-writer'
 
 // The pack writer writes each entry's header into one buffer of its own (stop 18) instead of
 // building an array of bytes per entry: the bytes must be what git's format (and the writer
@@ -146,4 +148,104 @@ describe('PackWriter.add', () => {
     expect([...read.keys()].sort()).toEqual([blobId(large), blobId(small)].sort())
     expect(read.get(blobId(large))!.equals(large)).toBe(true)
   })
+
+  /** A writer holding 20 blobs of 3 KB that do not compress. */
+  async function twentyBlobs(packDir: string): Promise<PackWriter> {
+    const writer = PackWriter.create(packDir)
+    for (let n = 0; n < 20; n++) {
+      const content = noise(n, 3_000)
+      const added = writer.add(blobId(content), 'blob', content)
+      if (added instanceof Promise) await added
+    }
+    return writer
+  }
+
+  it('renames and clears on the thread pool on the success path too', async () => {
+    const packDir = path.join(gitdir, 'objects', 'pack')
+    const writer = await twentyBlobs(packDir)
+    const onPool: string[] = []
+    const onLoop: string[] = []
+    const hooked = hookDisk(nodeDisk, (call) => {
+      if (call.name === 'renameSync' || call.name === 'unlinkSync') onLoop.push(call.name)
+      if (call.name === 'promises.rename') onPool.push(call.name)
+      return undefined
+    })
+    const restore = setDisk(hooked.disk)
+    try {
+      expect((await writer.finish()).objects).toBe(20)
+    } finally {
+      restore()
+    }
+    expect(onPool).toEqual(['promises.rename', 'promises.rename'])
+    expect(onLoop).toEqual([])
+    expect(packedObjects().size).toBe(20)
+  })
+
+  // How a rename of `finish` fails: the pack's rename; the index's; the index's with the unlink
+  // of the renamed pack refused too (a second failure during the clearing); the index's after
+  // it happened (the index arrived, the error came after).
+  const failures = [
+    'pack',
+    'index',
+    'index, then the unlink of the pack',
+    'index, arrived',
+  ] as const
+  for (const which of failures) {
+    it(`leaves a pack whole or nothing of it when the rename of its ${which} fails`, async () => {
+      const packDir = path.join(gitdir, 'objects', 'pack')
+      const writer = await twentyBlobs(packDir)
+      // The first rename names the pack, the second its index (`tmp_idx_*` -> `pack-X.idx`).
+      const renames: string[] = []
+      const onLoop: string[] = []
+      const hooked = hookDisk(nodeDisk, (call) => {
+        if (call.name === 'renameSync' || call.name === 'unlinkSync') onLoop.push(call.name)
+        const file = String(call.args[0])
+        if (which === 'index, then the unlink of the pack' && call.name === 'promises.unlink') {
+          return file.endsWith('.pack') ? errnoError(call, 'EIO') : undefined
+        }
+        if (call.name !== 'promises.rename') return undefined
+        const to = String(call.args[1])
+        renames.push(path.basename(to))
+        if (!to.endsWith(which === 'pack' ? '.pack' : '.idx')) return undefined
+        if (which === 'index, arrived') nodeDisk.renameSync(file, to)
+        return errnoError(call, 'EIO')
+      })
+      const restore = setDisk(hooked.disk)
+      try {
+        await expect(writer.finish()).rejects.toMatchObject({ code: 'EIO' })
+      } finally {
+        restore()
+      }
+      expect(renames).toHaveLength(which === 'pack' ? 1 : 2)
+      // The renames, and the unlinks that clear the pack, on the thread pool.
+      expect(onLoop).toEqual([])
+      const left = readdirSync(packDir).map((name) => name.replace(/[0-9a-f]{16,}/, 'X'))
+      if (which === 'pack' || which === 'index') {
+        // Cleared on the failure path itself: no temp index, no pack without its index.
+        expect(left).toEqual([])
+      } else if (which === 'index, arrived') {
+        // Whole: kept.
+        expect(left.sort()).toEqual(['pack-X.idx', 'pack-X.pack'])
+      } else {
+        // The pack could not go, so its durable temp index stays with it: the state a kill
+        // between the renames leaves, which the next pass finishes (never a pack with neither).
+        expect(left.sort()).toEqual(['pack-X.pack', 'tmp_idx_X'])
+      }
+      // The caller's abort after the failure, and the next pass's clearing, file nothing as
+      // damaged (it finishes the install the unlink refused left).
+      await writer.abort()
+      expect(removePackLeftovers(packDir)).toEqual([])
+      expect(existsSync(path.join(gitdir, 'cairn-damaged'))).toBe(false)
+      if (which === 'pack' || which === 'index') {
+        // Written again, the same objects make a whole pack git reads.
+        expect((await (await twentyBlobs(packDir)).finish()).objects).toBe(20)
+      }
+      expect(
+        readdirSync(packDir).filter((name) => !/^pack-[0-9a-f]{40}\.(pack|idx)$/.test(name)),
+      ).toEqual([])
+      expect(packedObjects().size).toBe(20)
+      gitIn(gitdir, 'fsck', '--strict', '--no-dangling')
+      expect(removePackLeftovers(packDir)).toEqual([])
+    })
+  }
 })

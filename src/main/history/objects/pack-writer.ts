@@ -292,7 +292,7 @@ export class PackWriter {
     const finalIdx = path.join(this.dir, `${name}.idx`)
     if (exists(finalPack) && exists(finalIdx)) {
       // The same objects packed the same way again: the pack named by this checksum is it.
-      removeFile(this.tempPack)
+      await unlinkIfThere(this.tempPack)
       this.done = true
       return { name, objects: this.entries.length, bytes: this.offset + 20 }
     }
@@ -314,17 +314,58 @@ export class PackWriter {
     }
     disk.closeSync(idxFd)
     onStep('index-durable')
-    disk.renameSync(this.tempPack, finalPack)
-    onStep('pack-renamed')
-    disk.renameSync(tempIdx, finalIdx)
+    // On the thread pool, awaited one after the other (the order stays: the pack, then its
+    // index): a rename or unlink the disk holds up (freeing blocks on a mount with `discard`)
+    // must not hold up the event loop, and with it the commands.
+    try {
+      await disk.promises.rename(this.tempPack, finalPack)
+      onStep('pack-renamed')
+      await disk.promises.rename(tempIdx, finalIdx)
+    } catch (error) {
+      await this.undoInstall(tempIdx, finalPack, finalIdx)
+      throw error
+    }
     // Some file systems refuse a folder fsync; the renames stand regardless.
     await syncFolder(this.dir).catch(() => undefined)
     this.done = true
     return { name, objects: this.entries.length, bytes: this.offset + 20 }
   }
 
-  /** Drops the unfinished pack. Safe to call at any point, and more than once. */
-  abort(): void {
+  /**
+   * After a rename of `finish` failed: the pack's files go (the pack under its temp name or,
+   * renamed, without its index; then its temp index), so that the pass leaves no `tmp_idx_*` nor
+   * a `.pack` without `.idx` for the next one to clear. Nothing reads a pack without its index,
+   * and every object it holds is still where it was (loose, or in the packs it was to replace):
+   * none is the only copy. A pack whose index did arrive (a rename that failed after it
+   * happened) is whole, and stays. The order matters: the temp index goes only once the pack it
+   * names is gone, so a second failure (an unlink refused) or a kill part way leaves either a
+   * `.pack` with its durable `tmp_idx_*`, which the next pass finishes installing as after a
+   * kill between the renames (`finishInstalls`), or temp files alone, which it removes; never a
+   * `.pack` with neither, which it would have to file as damage.
+   */
+  private async undoInstall(tempIdx: string, finalPack: string, finalIdx: string): Promise<void> {
+    const gone = (file: string) =>
+      unlinkIfThere(file).then(
+        () => true,
+        () => false,
+      )
+    // Left, with its temp index, when it cannot be removed: both are temp files then.
+    if (!(await gone(this.tempPack))) return
+    // Whether the index arrived, asked on the thread pool; a disk that cannot say keeps all.
+    const indexArrived = await disk.promises.lstat(finalIdx).then(
+      () => true,
+      (error: unknown) => !isMissing(error),
+    )
+    if (indexArrived || !(await gone(finalPack))) return
+    await gone(tempIdx)
+  }
+
+  /**
+   * Drops the unfinished pack. Safe to call at any point, and more than once; never rejects.
+   * Its temp file is unlinked on the thread pool (a pass stopped part way may leave hundreds
+   * of megabytes to free).
+   */
+  async abort(): Promise<void> {
     if (this.done) return
     this.done = true
     if (this.fd !== null) {
@@ -336,7 +377,7 @@ export class PackWriter {
       this.fd = null
     }
     try {
-      removeFile(this.tempPack)
+      await unlinkIfThere(this.tempPack)
     } catch {
       // Left for the next open, which removes temp files.
     }
@@ -476,6 +517,15 @@ function writeEntryHeader(out: Buffer, code: number, size: number, distance: num
     at += groups
   }
   return at
+}
+
+/** Unlinks `file` on the thread pool, fine if it is not there (an I/O error is thrown). */
+async function unlinkIfThere(file: string): Promise<void> {
+  try {
+    await disk.promises.unlink(file)
+  } catch (error) {
+    if (!isMissing(error)) throw error
+  }
 }
 
 /**

@@ -12,7 +12,7 @@
  */
 import { crc32 } from './crc32'
 import type { PackFile } from './pack-file'
-import { positionsOf, type PackIndex } from './pack-index'
+import { positionsIn, type PackIndex } from './pack-index'
 
 /** Records further apart than this are read one by one. */
 const MAX_SPAN = 8 * 1024 * 1024
@@ -63,10 +63,10 @@ export function packedRecordsSound(
   const records: Array<{ oid: string; position: number }> = []
   // All at once: each slice of the index's names read once (see `PackIndex.positionsEach`),
   // unless the caller has looked them up already.
-  const positions = looked ?? positionsOf(index, oids)
-  for (const [at, oid] of oids.entries()) {
+  const positions = looked ?? positionsIn([index], oids).byIndex.get(index)!
+  for (let at = 0; at < oids.length; at++) {
     const position = positions[at]!
-    if (position >= 0) records.push({ oid, position })
+    if (position >= 0) records.push({ oid: oids[at]!, position })
   }
   if (records.length === 0) return result
   if (!index.hasCrcTables()) {

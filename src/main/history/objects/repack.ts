@@ -173,7 +173,7 @@ export async function repack(
       )
     }
   } catch (error) {
-    writer?.abort()
+    await writer?.abort()
     throw error
   }
   // Putting the pack in place and removing what it holds change the folders a fetch or push
@@ -184,7 +184,7 @@ export async function repack(
     )
   } catch (error) {
     // Stopped while waiting for a transfer to end: the unfinished pack goes (no-op once done).
-    writer?.abort()
+    await writer?.abort()
     throw error
   }
 }
@@ -203,14 +203,14 @@ async function install(
   if (writer) {
     try {
       if (writer.count === 0) {
-        writer.abort()
+        await writer.abort()
       } else {
         const pack = await writer.finish(pause, step)
         written = { name: pack.name, bytes: pack.bytes, objects: pack.objects }
         step('pack-durable')
       }
     } catch (error) {
-      writer.abort()
+      await writer.abort()
       throw error
     }
   }
