@@ -31,7 +31,15 @@ import { serializeTreeEncoded, type RawTreeEntry } from './object-store'
 import { differsFromHead } from './outside-changes'
 import { isTreeKeyOf, treeKeyOf } from './head-match'
 import { restoreFile } from './restore-file'
-import { CLAUDE, folderFiles, fsck, gitCli, headFiles, tempDataDir } from './test-helpers'
+import {
+  CLAUDE,
+  countIndexReads,
+  folderFiles,
+  fsck,
+  gitCli,
+  headFiles,
+  tempDataDir,
+} from './test-helpers'
 import { openVersionedMemory } from './versioned-memory'
 
 // Open makes HEAD's tree from the folder when the folder is exactly HEAD (head-match.ts): the
@@ -559,31 +567,16 @@ describe('open when the folder is exactly HEAD', () => {
     const namesStart = 8 + 256 * 4
     const namesEnd =
       namesStart + readFileSync(path.join(packDir, idx!)).readUInt32BE(8 + 255 * 4) * 20
-    const idxFds = new Set<number>()
-    const nameReads: string[] = []
-    setDisk({
-      ...nodeDisk,
-      openSync: (file, flags, mode) => {
-        const fd = nodeDisk.openSync(file, flags, mode)
-        if (file.endsWith('.idx')) idxFds.add(fd)
-        return fd
-      },
-      closeSync: (fd) => {
-        idxFds.delete(fd)
-        nodeDisk.closeSync(fd)
-      },
-      readSync: (fd, buffer, offset, length, position) => {
-        const at = Number(position)
-        if (idxFds.has(fd) && at >= namesStart && at < namesEnd) nameReads.push(`${at}+${length}`)
-        return nodeDisk.readSync(fd, buffer, offset, length, position)
-      },
-    })
+    const indexReads = countIndexReads()
     let opened: OpenedRepo
     try {
       opened = await openRepo({ dataDir, now })
     } finally {
-      setDisk(nodeDisk)
+      indexReads.stop()
     }
+    const nameReads = indexReads.reads
+      .filter(({ position }) => position >= namesStart && position < namesEnd)
+      .map(({ position, length }) => `${position}+${length}`)
     expect(opened.recovery).toBeNull()
     expect(nameReads.length).toBeGreaterThan(0)
     expect(nameReads).toEqual([...new Set(nameReads)])

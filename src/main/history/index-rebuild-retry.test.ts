@@ -4,6 +4,7 @@ import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { disk } from '../lib/disk'
 import { CairnError } from '../lib/errors'
+import { createRecordingLogger, type Logger } from '../lib/logger'
 import { gitCli, indexDirIn, tempDataDir } from './test-helpers'
 import type { VersionedMemory } from './types'
 import type { MaintenanceSettings } from './maintainer'
@@ -21,8 +22,11 @@ beforeEach(async () => {
 afterEach(() => cleanup())
 const claude = (id: string) =>
   ({ actor: 'claude', conversationId: 'conv-1', toolUseId: id }) as const
-const open = (maintenance: false | MaintenanceSettings = false): Promise<VersionedMemory> =>
-  openVersionedMemory({ dataDir, now, watch: false, maintenance })
+const open = (
+  maintenance: false | MaintenanceSettings = false,
+  logger?: Logger,
+): Promise<VersionedMemory> =>
+  openVersionedMemory({ dataDir, now, watch: false, maintenance, ...(logger && { logger }) })
 const long = (k: number) => `/memories/${'d'.repeat(60)}/file-${String(k).padStart(4, '0')}.md`
 
 async function damagedOldName(): Promise<void> {
@@ -125,6 +129,9 @@ describe('a side-index rebuild that failed is tried again', () => {
 // "being rebuilt"; never another page, never an error with a stack or a path. (The timeline's
 // read is synchronous from taking the index to its answer, so a swap can only fall between two
 // reads, never inside one: the replaced-index path itself is tested in index-replaced.test.ts.)
+// The damaged entry is read and said once: the index is then marked damaged, and each later
+// read answers "being rebuilt" without reading it again (it was read, logged and a check asked
+// for at every turn: 24 to 39 times a run).
 describe('the timeline while the side index is rebuilt', () => {
   it(
     'answers each time with the right page or "being rebuilt", and the right page once it is in',
@@ -133,7 +140,10 @@ describe('the timeline while the side index is rebuilt', () => {
     },
     async () => {
       await damagedOldName()
-      const m = await open()
+      const logger = createRecordingLogger()
+      const m = await open(false, logger)
+      const logged = (start: string) =>
+        logger.entries.filter(({ message }) => message.startsWith(start)).length
       const expected = gitLog()
       const commits = path.join(indexDirIn(dataDir), 'commits')
       const before = statSync(commits).ino
@@ -166,6 +176,9 @@ describe('the timeline while the side index is rebuilt', () => {
         }
         await rebuilt
         expect(said.rebuilding).toBeGreaterThan(1)
+        // One read found the damage and said so; one rebuild, with no check of the index first.
+        expect(logged('A damaged history index entry was read')).toBe(1)
+        expect(logged('The history index does not match the commits')).toBe(1)
         // Swapped in: another file in the index's place, and every page right from it.
         expect(statSync(commits).ino).not.toBe(before)
         const rightBefore = said.right

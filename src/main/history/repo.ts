@@ -131,6 +131,13 @@ export interface Repo extends RepoView {
    */
   whenIndexDamaged(hook: () => void): void
   /**
+   * Marks the side index damaged because a read found a damaged entry in it: as a commit
+   * that finds it damaged, it then waits for the rebuild (`indexRebuilding`) until
+   * `replaceIndex`, so later reads answer "being rebuilt" without reading the entry again.
+   * True the first time (the caller says so and has it rebuilt), false while already marked.
+   */
+  indexFoundDamaged(): boolean
+  /**
    * Calls `keep` with the path of a memory file a command's write is about to replace, just
    * before the rename (history/freed-files.ts): keeping it by a second name, the rename frees
    * nothing and does not wait for the disk's discard.
@@ -181,11 +188,14 @@ export function createRepo(options: {
   // which ends at HEAD, is swapped in.
   let indexDamaged = false
   let onIndexDamaged: () => void = () => undefined
-  function indexWasDamaged(): void {
+  function markIndexDamaged(): boolean {
     indexBehind = true
-    if (indexDamaged) return
+    if (indexDamaged) return false
     indexDamaged = true
-    onIndexDamaged()
+    return true
+  }
+  function indexWasDamaged(): void {
+    if (markIndexDamaged()) onIndexDamaged()
   }
   const stats = options.state.stats
   let head = options.state.head
@@ -445,6 +455,7 @@ export function createRepo(options: {
     whenIndexDamaged(hook) {
       onIndexDamaged = hook
     },
+    indexFoundDamaged: markIndexDamaged,
     keepReplaced(keep) {
       keepOld = keep
     },

@@ -48,7 +48,6 @@ import type { PackedExtent } from './objects/packed-crc'
 
 /** A loose file's stamp, within a record (`tree.stamp`, `file.object`): four doubles. */
 const STAMP_FIELDS = { size: 0, ino: 8, ctimeMs: 16, mtimeMs: 24, bytes: 32 } as const
-const STAMP = STAMP_FIELDS.bytes
 
 /**
  * The file's layout (format 7), for the code here and for tests that take a saved file apart:
@@ -64,7 +63,7 @@ export const STAT_CACHE_LAYOUT = {
   /** A loose stamp's fields, from where a record keeps it (NaN size: none kept). */
   stamp: STAMP_FIELDS,
   /** A tree of HEAD checked whole: its id, its loose file's stamp then. */
-  tree: { oid: 0, stamp: 20, bytes: 20 + STAMP },
+  tree: { oid: 0, stamp: 20, bytes: 20 + STAMP_FIELDS.bytes },
   /** A folder's kept tree id (`keptTree`): the id, the lengths of the path and key after it. */
   folder: { oid: 0, pathLength: 20, keyLength: 24, bytes: 28 },
   /** Where a packed tree's record ends (`packedExtents`): tree id, pack checksum, start, end. */
@@ -81,23 +80,18 @@ export const STAT_CACHE_LAYOUT = {
     ino: 44,
     checkedAt: 52,
     object: 60,
-    pathLength: 60 + STAMP,
-    bytes: 60 + STAMP + 4,
+    pathLength: 60 + STAMP_FIELDS.bytes,
+    bytes: 60 + STAMP_FIELDS.bytes + 4,
   },
   sum: 4,
 } as const
 
-const { tree: TREE, folder: FOLDER, extent: EXTENT, file: FILE } = STAT_CACHE_LAYOUT
+const { tree: TREE, folder: FOLDER, extent: EXTENT, file: FILE, sum: SUM } = STAT_CACHE_LAYOUT
 const HEADER = Buffer.from(STAT_CACHE_LAYOUT.header)
 /** Format 6: the same without the packed extents (read; never written). */
 const HEADER_6 = Buffer.from('cairn-stat 6\n')
 /** Format 5: without the folder records either (read; never written). */
 const HEADER_5 = Buffer.from('cairn-stat 5\n')
-const TREE_RECORD = TREE.bytes
-const FIXED = FILE.bytes
-const FOLDER_RECORD = FOLDER.bytes
-const EXTENT_RECORD = EXTENT.bytes
-const SUM = STAT_CACHE_LAYOUT.sum
 /** A file modified this close to its hash is hashed again (covers 2 s FAT timestamps). */
 const RACY_MS = 3000
 
@@ -209,9 +203,9 @@ export class StatCache {
     let at = HEADER.length
     const count = view.getUint32(at, true)
     at += 4
-    if (at + count * TREE_RECORD > raw.length) return cache
+    if (at + count * TREE.bytes > raw.length) return cache
     const trees = new Map<string, LooseStamp>()
-    for (let n = 0; n < count; n++, at += TREE_RECORD) {
+    for (let n = 0; n < count; n++, at += TREE.bytes) {
       const stamp = stampAt(view, at + TREE.stamp)
       if (stamp) trees.set(raw.toString('hex', at + TREE.oid, at + TREE.oid + 20), stamp)
     }
@@ -221,11 +215,11 @@ export class StatCache {
       const folders = view.getUint32(at, true)
       at += 4
       for (let n = 0; n < folders; n++) {
-        if (at + FOLDER_RECORD > raw.length) return cache
-        const pathEnd = at + FOLDER_RECORD + view.getUint32(at + FOLDER.pathLength, true)
+        if (at + FOLDER.bytes > raw.length) return cache
+        const pathEnd = at + FOLDER.bytes + view.getUint32(at + FOLDER.pathLength, true)
         const keyEnd = pathEnd + view.getUint32(at + FOLDER.keyLength, true)
         if (keyEnd > raw.length) return cache
-        folderTrees.set(raw.toString('utf8', at + FOLDER_RECORD, pathEnd), {
+        folderTrees.set(raw.toString('utf8', at + FOLDER.bytes, pathEnd), {
           oid: raw.toString('hex', at + FOLDER.oid, at + FOLDER.oid + 20),
           key: raw.toString('utf8', pathEnd, keyEnd),
         })
@@ -237,8 +231,8 @@ export class StatCache {
       if (at + 4 > raw.length) return cache
       const count = view.getUint32(at, true)
       at += 4
-      if (at + count * EXTENT_RECORD > raw.length) return cache
-      for (let n = 0; n < count; n++, at += EXTENT_RECORD) {
+      if (at + count * EXTENT.bytes > raw.length) return cache
+      for (let n = 0; n < count; n++, at += EXTENT.bytes) {
         const start = view.getFloat64(at + EXTENT.start, true)
         const end = view.getFloat64(at + EXTENT.end, true)
         // Only an extent that can be one is kept (the sum is right, the numbers may not be).
@@ -258,7 +252,7 @@ export class StatCache {
     cache.view = view
     // Each record by where it starts (its numbers and id read when it is looked up): open
     // looks up every one, but making 1,024 objects of them first cost more than the reads.
-    const fixed = FIXED
+    const fixed = FILE.bytes
     while (at + fixed <= raw.length) {
       const length = view.getUint32(at + FILE.pathLength, true)
       if (at + fixed + length > raw.length) break
@@ -453,13 +447,13 @@ export class StatCache {
    */
   save(): void {
     if (!this.dirty) return
-    const trees = Buffer.allocUnsafe(4 + this.trees.size * TREE_RECORD)
+    const trees = Buffer.allocUnsafe(4 + this.trees.size * TREE.bytes)
     trees.writeUInt32LE(this.trees.size, 0)
     let at = 4
     for (const [oid, stamp] of this.trees) {
       trees.write(oid, at + TREE.oid, 20, 'hex')
       writeStamp(trees, at + TREE.stamp, stamp)
-      at += TREE_RECORD
+      at += TREE.bytes
     }
     const parts: Buffer[] = [HEADER, trees, this.folderRecords(), this.extentRecords()]
     for (const [relative, entry] of this.entries) {
@@ -468,13 +462,13 @@ export class StatCache {
         parts.push(
           this.loaded.subarray(
             entry,
-            entry + FIXED + this.view.getUint32(entry + FILE.pathLength, true),
+            entry + FILE.bytes + this.view.getUint32(entry + FILE.pathLength, true),
           ),
         )
         continue
       }
       const name = Buffer.from(relative, 'utf8')
-      const fixed = Buffer.allocUnsafe(FIXED)
+      const fixed = Buffer.allocUnsafe(FILE.bytes)
       fixed.write(entry.oid, FILE.oid, 20, 'hex')
       fixed.writeDoubleLE(entry.size, FILE.size)
       fixed.writeDoubleLE(entry.mtimeMs, FILE.mtimeMs)
@@ -510,7 +504,7 @@ export class StatCache {
     for (const [folder, { oid, key }] of this.folderTrees) {
       const name = Buffer.from(folder, 'utf8')
       const keyBytes = Buffer.from(key, 'utf8')
-      const fixed = Buffer.allocUnsafe(FOLDER_RECORD)
+      const fixed = Buffer.allocUnsafe(FOLDER.bytes)
       fixed.write(oid, FOLDER.oid, 20, 'hex')
       fixed.writeUInt32LE(name.length, FOLDER.pathLength)
       fixed.writeUInt32LE(keyBytes.length, FOLDER.keyLength)
@@ -520,7 +514,7 @@ export class StatCache {
   }
 
   private extentRecords(): Buffer {
-    const out = Buffer.allocUnsafe(4 + this.extents.size * EXTENT_RECORD)
+    const out = Buffer.allocUnsafe(4 + this.extents.size * EXTENT.bytes)
     out.writeUInt32LE(this.extents.size, 0)
     let at = 4
     for (const [oid, { pack, start, end }] of this.extents) {
@@ -528,7 +522,7 @@ export class StatCache {
       out.write(pack, at + EXTENT.pack, 20, 'hex')
       out.writeDoubleLE(start, at + EXTENT.start)
       out.writeDoubleLE(end, at + EXTENT.end)
-      at += EXTENT_RECORD
+      at += EXTENT.bytes
     }
     return out
   }

@@ -295,6 +295,39 @@ export async function simulatedSmallDisk(): Promise<SmallDisk> {
   }
 }
 
+/** One read of a pack index (`.idx`) file: where it began, and how many bytes it asked for. */
+export interface IndexRead {
+  readonly position: number
+  readonly length: number
+}
+
+/**
+ * Counts the reads of pack index (`.idx`) files from now until `stop()`, which puts back the
+ * disk that was in place: the tests that a batch lookup reads each index's names once, not
+ * once per id, count with it. `reads` is a live list (empty it to start a new count).
+ */
+export function countIndexReads(): { readonly reads: IndexRead[]; stop(): void } {
+  const fds = new Set<number>()
+  const reads: IndexRead[] = []
+  const restore = setDisk({
+    ...nodeDisk,
+    openSync: (file, flags, mode) => {
+      const fd = nodeDisk.openSync(file, flags, mode)
+      if (file.endsWith('.idx')) fds.add(fd)
+      return fd
+    },
+    closeSync: (fd) => {
+      fds.delete(fd)
+      nodeDisk.closeSync(fd)
+    },
+    readSync: (fd, buffer, offset, length, position) => {
+      if (fds.has(fd)) reads.push({ position: Number(position), length })
+      return nodeDisk.readSync(fd, buffer, offset, length, position)
+    },
+  })
+  return { reads, stop: restore }
+}
+
 /**
  * A change made by the user (a timeline `write`, or a delete), as the memory browser makes
  * it: one Memory tool command through `execute`. Throws the refusal when it fails.

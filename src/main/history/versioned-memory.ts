@@ -616,12 +616,16 @@ async function openLocked(
    * Runs a read of the side index (`readIndexed`): an entry found damaged there fails this
    * call with a clear error and sets a rebuild from the commits going in the background; an
    * index replaced under the read is read again (`retry`) or answers as being rebuilt.
+   * The index is marked damaged once (`indexFoundDamaged`): the reads that need it whole
+   * (`requireCurrentIndex`) then answer "being rebuilt" at once until the rebuilt index is in,
+   * and one that meets the damaged entry again says nothing more and asks for no second check.
    */
   function indexed<T>(read: () => Promise<T>, retry = true): Promise<T> {
     return readIndexed(
       repo,
       read,
       (error) => {
+        if (!repo.indexFoundDamaged()) return
         logger.warn('A damaged history index entry was read; the index is rebuilt', error)
         maintainer.reverify()
       },

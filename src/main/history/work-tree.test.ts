@@ -1,12 +1,28 @@
 import { execFileSync } from 'node:child_process'
-import { rmSync, statSync, symlinkSync, truncateSync, utimesSync, writeFileSync } from 'node:fs'
+import {
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  truncateSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs'
 import { mkdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { nodeDisk, setDisk } from '../lib/disk'
 import { openRepo } from './open-repo'
 import { MAX_VERSIONED_BYTES } from './work-tree'
-import { commitCount, fsck, gitCli, headFolderDifferences, tempDataDir } from './test-helpers'
+import {
+  commitCount,
+  countIndexReads,
+  fsck,
+  gitCli,
+  headFolderDifferences,
+  tempDataDir,
+} from './test-helpers'
 
 let dataDir: string
 let cleanup: () => Promise<void>
@@ -178,5 +194,51 @@ describe('the scan of the folder at open', () => {
     await open()
     expect(await headFolderDifferences(dataDir)).toEqual([])
     expect(gitCli(dataDir, 'show', 'main:deep/er')).toBe('now a file\n')
+  })
+
+  // review20-tidy R6: the check after the walk asks the packs for all its blobs in one batch
+  // lookup (`inPackEach`), each slice of a pack's name table read once, not one lookup per file.
+  it("looks up every unchanged file's blob in the pack index at once", async () => {
+    const names = Array.from({ length: 40 }, (_, i) => `f${i % 4}/n${i}.md`)
+    for (const [i, relative] of names.entries()) await put(relative, `file ${i}\n`)
+    await open()
+    await open()
+    // 2,000 more objects in the pack (another branch's files): the name table (some 41 KB) is
+    // then one slice for a batch lookup (64 KB) and four for single lookups (16 KB each), so a
+    // read of the whole table tells the batch apart.
+    const padding = Array.from({ length: 2_000 }, (_, i) => {
+      const content = `padding ${i}\n`
+      return `M 100644 inline pad/${i}.md\ndata ${Buffer.byteLength(content)}\n${content}\n`
+    })
+    const gitdir = path.join(dataDir, 'history.git')
+    execFileSync('git', ['fast-import', '--quiet'], {
+      cwd: gitdir,
+      input: `commit refs/heads/padding\ncommitter P <p@example.com> 0 +0000\ndata 4\npad\n${padding.join('')}\n`,
+    })
+    execFileSync('git', ['--git-dir', gitdir, 'gc', '-q'])
+    const packDir = path.join(gitdir, 'objects', 'pack')
+    const [idx] = readdirSync(packDir).filter((name) => name.endsWith('.idx'))
+    // Version 2: the names follow the 8-byte header and the fanout, whose last entry counts them.
+    const namesStart = 8 + 256 * 4
+    const namesLength = readFileSync(path.join(packDir, idx!)).readUInt32BE(8 + 255 * 4) * 20
+    expect(namesLength).toBeGreaterThan(16 * 1024)
+    expect(namesLength).toBeLessThan(64 * 1024)
+    // A change outside: open's shortcut misses, and the full scan checks the stored copies.
+    await put('f0/n0.md', 'changed outside\n')
+    const indexReads = countIndexReads()
+    let opened: Awaited<ReturnType<typeof open>>
+    try {
+      opened = await open()
+    } finally {
+      indexReads.stop()
+    }
+    expect(opened.recovery?.kind).toBe('outside-changes')
+    expect(opened.trusted).toBe(names.length - 1)
+    // The batch's one read of the whole table; single lookups read none (a second batch, two).
+    const whole = indexReads.reads.filter(
+      ({ position, length }) => position === namesStart && length === namesLength,
+    )
+    expect(whole).toHaveLength(1)
+    expect(await headFolderDifferences(dataDir)).toEqual([])
   })
 })

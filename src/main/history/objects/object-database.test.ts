@@ -16,7 +16,7 @@ import { deflateSync, inflateSync } from 'node:zlib'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { nodeDisk, setDisk } from '../../lib/disk'
 import { storedZlib } from '../object-store'
-import { gitIn } from '../test-helpers'
+import { countIndexReads, gitIn } from '../test-helpers'
 import { DamagedObjectError, MissingObjectError, ObjectDatabase } from './object-database'
 import { OFS_DELTA, REF_DELTA } from './pack-file'
 import { positionsIn } from './pack-index'
@@ -382,34 +382,21 @@ describe('reading objects git wrote', () => {
       (a, b) => hashOf(a) - hashOf(b),
     )
 
-    const idxFds = new Set<number>()
-    let nameReads = 0
-    setDisk({
-      ...nodeDisk,
-      openSync: (file, flags, mode) => {
-        const fd = nodeDisk.openSync(file, flags, mode)
-        if (file.endsWith('.idx')) idxFds.add(fd)
-        return fd
-      },
-      readSync: (fd, buffer, offset, length, position) => {
-        if (idxFds.has(fd)) nameReads++
-        return nodeDisk.readSync(fd, buffer, offset, length, position)
-      },
-    })
+    const indexReads = countIndexReads()
     const db = new ObjectDatabase(gitdir)
     let looked: ReturnType<typeof positionsIn>
     let lookedInvalid: ReturnType<typeof positionsIn>
     try {
       expect(db.packs()).toHaveLength(3)
-      nameReads = 0
+      indexReads.reads.length = 0
       looked = db.packedPositions(asked)
       // Each pack's few hundred names are one slice: read once however many ids ask for it.
-      expect(nameReads).toBe(3)
-      nameReads = 0
+      expect(indexReads.reads).toHaveLength(3)
+      indexReads.reads.length = 0
       lookedInvalid = db.packedPositions(invalid)
-      expect(nameReads).toBe(0)
+      expect(indexReads.reads).toHaveLength(0)
     } finally {
-      setDisk(nodeDisk)
+      indexReads.stop()
     }
     expect(lookedInvalid.at.size).toBe(0)
     for (const positions of lookedInvalid.byIndex.values()) {

@@ -248,4 +248,52 @@ describe('PackWriter.add', () => {
       expect(removePackLeftovers(packDir)).toEqual([])
     })
   }
+
+  // Before either rename: the write (or fsync) of the temp index fails, a full disk. Both files
+  // are temp files still; the temp index is cleared on the thread pool, and an unlink refused
+  // too leaves it to the next pass. The write's error is the one told either way.
+  for (const unlinkRefused of [false, true]) {
+    it(`clears its temp index when writing it fails${unlinkRefused ? ', the unlink refused too' : ''}`, async () => {
+      const packDir = path.join(gitdir, 'objects', 'pack')
+      const writer = await twentyBlobs(packDir)
+      let indexOpened = false
+      const onLoop: string[] = []
+      const onPool: string[] = []
+      const hooked = hookDisk(nodeDisk, (call) => {
+        const file = String(call.args[0])
+        if (call.name === 'unlinkSync' || call.name === 'renameSync') onLoop.push(call.name)
+        if (call.name === 'openSync' && path.basename(file).startsWith('tmp_idx_')) {
+          indexOpened = true
+        }
+        // Every write after the temp index is opened is one of the index's.
+        if (call.name === 'write' && indexOpened) return errnoError(call, 'ENOSPC')
+        if (call.name === 'promises.unlink' && path.basename(file).startsWith('tmp_idx_')) {
+          onPool.push(call.name)
+          if (unlinkRefused) return errnoError(call, 'EIO')
+        }
+        return undefined
+      })
+      const restore = setDisk(hooked.disk)
+      try {
+        await expect(writer.finish()).rejects.toMatchObject({ code: 'ENOSPC' })
+      } finally {
+        restore()
+      }
+      expect(indexOpened).toBe(true)
+      expect(onPool).toEqual(['promises.unlink'])
+      expect(onLoop).toEqual([])
+      const left = readdirSync(packDir).map((name) => name.replace(/[0-9a-f]{16,}/, 'X'))
+      expect(left.sort()).toEqual(unlinkRefused ? ['tmp_idx_X', 'tmp_pack_X'] : ['tmp_pack_X'])
+      await writer.abort()
+      expect(
+        removePackLeftovers(packDir).map((name) => name.replace(/[0-9a-f]{16,}/, 'X')),
+      ).toEqual(unlinkRefused ? ['tmp_idx_X'] : [])
+      expect(readdirSync(packDir)).toEqual([])
+      expect(existsSync(path.join(gitdir, 'cairn-damaged'))).toBe(false)
+      // Written again, the same objects make a whole pack git reads.
+      expect((await (await twentyBlobs(packDir)).finish()).objects).toBe(20)
+      expect(packedObjects().size).toBe(20)
+      gitIn(gitdir, 'fsck', '--strict', '--no-dangling')
+    })
+  }
 })

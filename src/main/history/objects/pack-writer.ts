@@ -14,6 +14,7 @@ import path from 'node:path'
 import { promisify } from 'node:util'
 import zlib from 'node:zlib'
 import {
+  closeQuietly,
   disk,
   exists,
   isMissing,
@@ -308,8 +309,12 @@ export class PackWriter {
       }
       await disk.fsync(idxFd)
     } catch (error) {
-      disk.closeSync(idxFd)
-      removeFile(tempIdx)
+      // Both files are still temp files (the pack is renamed only once its index is durable):
+      // the index goes on the thread pool, as the rest of `finish` clears, and a kill or a
+      // refused close or unlink leaves temp files alone, which the next pass removes. The
+      // write's error is the one told.
+      closeQuietly(idxFd)
+      await unlinkIfThere(tempIdx).catch(() => undefined)
       throw error
     }
     disk.closeSync(idxFd)
