@@ -387,8 +387,10 @@ describe('background maintenance', () => {
       watch: false,
       maintenance: { looseThreshold: Infinity, idleMs: 2 ** 30, quietMs: 200 },
     })
-    await work(memory, 0, 40)
+    // More loose objects than one batch holds (256): a pass with fewer keeps the thread pool.
+    await work(memory, 0, 80)
     const before = allObjects()
+    expect(before.length).toBeGreaterThan(256)
     const batches: number[] = []
     const unlink = vi.spyOn(UnlinkWorker.prototype, 'unlink')
     unlink.mockImplementation(function (this: UnlinkWorker, paths) {
@@ -418,8 +420,8 @@ describe('background maintenance', () => {
       await command
       expect(looseAtAnswer).toBe(before.length)
       expect(report.removedLoose).toBe(before.length)
-      // All of them in one batch (fewer than a batch holds), on the thread.
-      expect(batches).toEqual([before.length])
+      // All of them on the thread, in full batches and the rest.
+      expect(batches).toEqual([256, before.length - 256])
     } finally {
       unlink.mockRestore()
     }
@@ -438,7 +440,7 @@ describe('background maintenance', () => {
       watch: false,
       maintenance: { looseThreshold: Infinity, idleMs: 2 ** 30, quietMs: 0 },
     })
-    await work(memory, 0, 40)
+    await work(memory, 0, 80)
     const before = allObjects()
     const head = gitCli(dataDir, 'rev-parse', 'main').trim()
     let closing: Promise<void> | null = null
@@ -482,9 +484,10 @@ describe('background maintenance', () => {
       watch: false,
       maintenance: { looseThreshold: Infinity, idleMs: 2 ** 30, quietMs: 0 },
     })
-    await work(memory, 0, 40)
+    await work(memory, 0, 80)
     const before = allObjects()
     const stuck = before[7]!
+    const batches = vi.spyOn(UnlinkWorker.prototype, 'unlink')
     const stuckPath = path.join(gitdir(), 'objects', stuck.slice(0, 2), stuck.slice(2))
     const report = await memory.maintain({
       onStep(step) {
@@ -496,6 +499,8 @@ describe('background maintenance', () => {
         writeFileSync(path.join(stuckPath, 'inside'), '')
       },
     })
+    expect(batches).toHaveBeenCalled()
+    batches.mockRestore()
     expect(report.packed).toBe(before.length)
     expect(report.removedLoose).toBe(before.length - 1)
     expect(statSync(stuckPath).isDirectory()).toBe(true)

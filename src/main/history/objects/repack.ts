@@ -79,8 +79,9 @@ export interface RepackOptions {
   /**
    * Unlinks loose files a batch at a time off the thread pool (`UnlinkWorker`), each batch
    * after `beforeRemoval`: resolves with how many of `paths` it tried (fewer when it was
-   * halted: a command came) and which of those failed. Default: one `unlink` on the thread
-   * pool per file, each after `beforeRemoval`.
+   * halted: a command came) and which of those failed. Used when at least a batch's worth
+   * (`REMOVAL_BATCH`) was loose; otherwise, and by default, one `unlink` on the thread pool
+   * per file, each after `beforeRemoval`.
    */
   readonly removeBatch?: (paths: ReadonlyArray<string>) => Promise<UnlinkBatch>
 }
@@ -248,7 +249,10 @@ async function install(
   step('removing-loose')
   try {
     const emptied = new Set<string>()
-    const { removeBatch } = options
+    // A thread of its own only for a pass with at least a batch to remove: starting one costs
+    // tens of milliseconds of CPU (more on a loaded machine), and a pass after a few commands
+    // (an idle moment's) has only a handful of requests to save.
+    const removeBatch = loose.size >= REMOVAL_BATCH ? options.removeBatch : undefined
     let batch: string[] = []
     // A batch, each part after `beforeRemoval` (no await between the two: no command can be
     // queued in between), until all of it was tried.
