@@ -6,7 +6,9 @@
  * serial queue has work, so a command waits at most one slice; it is stopped (between two
  * slices, removing nothing it did not finish) when the history closes. Its file-system calls
  * that can wait for a busy disk run on the thread pool, and its removals, which make the disk
- * discard what they free, one at a time and only once no command has run for `quietMs`.
+ * discard what they free, only once no command has run for `quietMs`: loose files a batch at a
+ * time on a thread of their own (`UnlinkWorker`, halted as soon as a command is queued), the
+ * rest one at a time on the thread pool.
  */
 import { readRefTips, type ObjectStore } from './object-store'
 import {
@@ -17,8 +19,10 @@ import {
   type RepackReport,
   type RepackStep,
 } from './objects/repack'
+import { usesNodeDisk } from '../lib/disk'
 import type { Logger } from '../lib/logger'
 import type { SerialQueue } from '../lib/serial-queue'
+import { UnlinkWorker } from '../lib/unlink-worker'
 
 export interface MaintenanceSettings {
   /** Pack as soon as this many loose objects have piled up (default 2,000). */
@@ -78,10 +82,12 @@ export class PackFolderGate {
   private wanting = 0
   private changing = false
   private waiting: Array<() => void> = []
+  private wantedListeners = new Set<() => void>()
 
   /** Runs a fetch or push: no maintenance step changes the object folders meanwhile. */
   async transfer<T>(task: () => Promise<T>): Promise<T> {
     this.wanting++
+    for (const listener of this.wantedListeners) listener()
     try {
       while (this.changing) await this.wait()
     } finally {
@@ -114,6 +120,12 @@ export class PackFolderGate {
   /** True while a transfer waits for a step to end: a step that can, ends early. */
   wanted(): boolean {
     return this.wanting > 0
+  }
+
+  /** Calls `listener` whenever a transfer starts wanting the folders; returns its removal. */
+  onWanted(listener: () => void): () => void {
+    this.wantedListeners.add(listener)
+    return () => this.wantedListeners.delete(listener)
   }
 
   /** True while a transfer runs (tests). */
@@ -178,6 +190,11 @@ export function createMaintainer(options: {
   let stopped = false
   let failure: Error | null = null
   let idleTimer: NodeJS.Timeout | null = null
+  // The running pass's removals (see `UnlinkWorker`): halted as a command is queued, a
+  // transfer wants the folders, or the history closes.
+  let remover: UnlinkWorker | null = null
+  const haltRemovals = () => remover?.halt()
+  const unwatch = [queue.onQueued(haltRemovals), gate.onWanted(haltRemovals)]
 
   const loose = () => {
     counted ??= estimateLoose(store.db)
@@ -297,14 +314,26 @@ export function createMaintainer(options: {
         // `main` first, then every other ref: the remote's `main`, backups of other histories.
         const current = head()
         const tips = [...new Set([...(current ? [current] : []), ...readRefTips(store.gitdir)])]
-        const report = await repack(store.db, tips, {
-          pause,
-          aborted: () => stopped,
-          exclusive: (step) => gate.change(step, () => stopped),
-          beforeRemoval: quiet,
-          ...extra,
-          onStep,
-        })
+        // Loose files go a batch at a time on a thread of their own, not one thread-pool
+        // request each (docs/performance.md, stop 21); a test's wrapper around the file system
+        // (`setDisk`) sees them one by one on the thread pool instead.
+        const own = usesNodeDisk() ? new UnlinkWorker() : null
+        remover = own
+        let report: RepackReport
+        try {
+          report = await repack(store.db, tips, {
+            pause,
+            aborted: () => stopped,
+            exclusive: (step) => gate.change(step, () => stopped),
+            beforeRemoval: quiet,
+            removeBatch: own ? (paths) => own.unlink(paths) : undefined,
+            ...extra,
+            onStep,
+          })
+        } finally {
+          if (remover === own) remover = null
+          await own?.close()
+        }
         if (report.unreadable.length > 0) {
           // Damage the pass found and left in place (no sound copy to pack instead): said,
           // never silently carried on with. A copy written again later is packed next time.
@@ -360,6 +389,8 @@ export function createMaintainer(options: {
     lastError: () => failure,
     async stop() {
       stopped = true
+      haltRemovals()
+      for (const off of unwatch) off()
       gate.wake()
       wakeQuiet?.()
       if (idleTimer) clearTimeout(idleTimer)

@@ -16,9 +16,10 @@ import {
   writeFileSync,
 } from 'node:fs'
 import path from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { nodeDisk, OPEN, setDisk, type Disk } from '../lib/disk'
 import { hookDisk } from '../lib/disk-hooks'
+import { UnlinkWorker } from '../lib/unlink-worker'
 import { PackFolderGate } from './maintainer'
 import { RepackAborted } from './objects/repack'
 import { openVersionedMemory } from './versioned-memory'
@@ -38,6 +39,8 @@ beforeEach(async () => {
 afterEach(() => cleanup())
 
 const gitdir = (dir = dataDir) => path.join(dir, 'history.git')
+// The worker's own `unlink`, for spies that pass batches through.
+const realUnlink = UnlinkWorker.prototype.unlink
 const claude = (i: number) =>
   ({ actor: 'claude', conversationId: 'c', toolUseId: `t${i}` }) as const
 
@@ -377,7 +380,139 @@ describe('background maintenance', () => {
     await memory.close()
   })
 
-  it('removes one object at a time, each once no command has run for quietMs', async () => {
+  it('removes loose files in batches on a thread of its own, each batch once no command has run for quietMs', async () => {
+    const memory = await openVersionedMemory({
+      dataDir,
+      now,
+      watch: false,
+      maintenance: { looseThreshold: Infinity, idleMs: 2 ** 30, quietMs: 200 },
+    })
+    // More loose objects than one batch holds (256): a pass with fewer keeps the thread pool.
+    await work(memory, 0, 80)
+    const before = allObjects()
+    expect(before.length).toBeGreaterThan(256)
+    const batches: number[] = []
+    const unlink = vi.spyOn(UnlinkWorker.prototype, 'unlink')
+    unlink.mockImplementation(function (this: UnlinkWorker, paths) {
+      batches.push(paths.length)
+      return realUnlink.call(this, paths)
+    })
+    let looseAtAnswer = -1
+    let command: Promise<void> | null = null
+    try {
+      const report = await memory.maintain({
+        onStep(step) {
+          // A command arrives as the removals are about to start: they wait for it, then for
+          // quietMs without one, so nothing is removed by the time it answers.
+          if (step !== 'removing-loose') return
+          command = memory
+            .execute(
+              { command: 'create', path: '/memories/arrived.md', file_text: 'arrived\n' },
+              claude(2000),
+            )
+            .then(() => {
+              looseAtAnswer = before.filter((oid) =>
+                existsSync(path.join(gitdir(), 'objects', oid.slice(0, 2), oid.slice(2))),
+              ).length
+            })
+        },
+      })
+      await command
+      expect(looseAtAnswer).toBe(before.length)
+      expect(report.removedLoose).toBe(before.length)
+      // All of them on the thread, in full batches and the rest.
+      expect(batches).toEqual([256, before.length - 256])
+    } finally {
+      unlink.mockRestore()
+    }
+    // The command's own objects are still loose (written after the pass listed them).
+    expect(looseCount()).toBeLessThanOrEqual(5)
+    expect(allObjects()).toEqual(expect.arrayContaining(before))
+    fsck(dataDir)
+    expect(gitCli(dataDir, 'show', 'HEAD:arrived.md')).toBe('arrived\n')
+    await memory.close()
+  })
+
+  it('a close during a batch of removals ends the pass, closes the thread, and the next pass removes the rest', async () => {
+    const memory = await openVersionedMemory({
+      dataDir,
+      now,
+      watch: false,
+      maintenance: { looseThreshold: Infinity, idleMs: 2 ** 30, quietMs: 0 },
+    })
+    await work(memory, 0, 80)
+    const before = allObjects()
+    const head = gitCli(dataDir, 'rev-parse', 'main').trim()
+    let closing: Promise<void> | null = null
+    let worker: UnlinkWorker | undefined
+    const unlink = vi.spyOn(UnlinkWorker.prototype, 'unlink')
+    unlink.mockImplementation(function (this: UnlinkWorker, paths) {
+      const batch = realUnlink.call(this, paths)
+      // The history closes as the first batch is on its way to the thread.
+      closing ??= memory.close()
+      return batch
+    })
+    const close = vi.spyOn(UnlinkWorker.prototype, 'close')
+    try {
+      await expect(memory.maintain()).rejects.toBeInstanceOf(RepackAborted)
+      await closing
+      worker = unlink.mock.contexts[0] as UnlinkWorker | undefined
+      expect(worker).toBeInstanceOf(UnlinkWorker)
+      expect(close.mock.contexts).toContain(worker)
+    } finally {
+      unlink.mockRestore()
+      close.mockRestore()
+    }
+    await expect((worker as unknown as UnlinkWorker).unlink([])).rejects.toThrow('closed')
+    expect(allObjects()).toEqual(expect.arrayContaining(before))
+    fsck(dataDir)
+    const reopened = await openVersionedMemory({ dataDir, now, watch: false, maintenance: false })
+    expect(reopened.recovery).toBeNull()
+    expect(gitCli(dataDir, 'rev-parse', 'main').trim()).toBe(head)
+    await reopened.maintain()
+    expect(looseCount()).toBe(0)
+    expect(allObjects()).toEqual(before)
+    fsck(dataDir)
+    await expectReadAtMatchesGit(reopened)
+    await reopened.close()
+  })
+
+  it('a loose file the thread cannot unlink stays, is not counted, and the rest go', async () => {
+    const memory = await openVersionedMemory({
+      dataDir,
+      now,
+      watch: false,
+      maintenance: { looseThreshold: Infinity, idleMs: 2 ** 30, quietMs: 0 },
+    })
+    await work(memory, 0, 80)
+    const before = allObjects()
+    const stuck = before[7]!
+    const batches = vi.spyOn(UnlinkWorker.prototype, 'unlink')
+    const stuckPath = path.join(gitdir(), 'objects', stuck.slice(0, 2), stuck.slice(2))
+    const report = await memory.maintain({
+      onStep(step) {
+        // Once the pack is durable, the loose file turns into a folder with something in it:
+        // its unlink fails (EISDIR), as one on a failing disk would.
+        if (step !== 'pack-durable') return
+        rmSync(stuckPath)
+        mkdirSync(stuckPath)
+        writeFileSync(path.join(stuckPath, 'inside'), '')
+      },
+    })
+    expect(batches).toHaveBeenCalled()
+    batches.mockRestore()
+    expect(report.packed).toBe(before.length)
+    expect(report.removedLoose).toBe(before.length - 1)
+    expect(statSync(stuckPath).isDirectory()).toBe(true)
+    rmSync(stuckPath, { recursive: true })
+    expect(looseCount()).toBe(0)
+    expect(allObjects()).toEqual(before)
+    fsck(dataDir)
+    await expectReadAtMatchesGit(memory)
+    await memory.close()
+  })
+
+  it('removes one object at a time, each once no command has run for quietMs: the thread-pool path, taken while a test wraps the disk', async () => {
     const quietMs = 200
     const memory = await openVersionedMemory({
       dataDir,

@@ -185,6 +185,11 @@ export function setDisk(next: Disk): () => void {
   }
 }
 
+/** True while no test put a wrapper in front of the file system (`setDisk`). */
+export function usesNodeDisk(): boolean {
+  return current === nodeDisk
+}
+
 /**
  * True where a folder's open handle can name its entries (`/proc/self/fd/<fd>/<name>` on
  * Linux), so that nothing re-walks a path that a symlink swapped in meanwhile could redirect.

@@ -10,15 +10,22 @@ export interface SerialQueue {
    * before its first task (background work that must not overlap a task waits for quiet).
    */
   lastActive(): number
+  /**
+   * Calls `listener` each time a task is queued (work off the main thread stops for it);
+   * returns the function that removes it.
+   */
+  onQueued(listener: () => void): () => void
 }
 
 export function createSerialQueue(): SerialQueue {
   let tail: Promise<unknown> = Promise.resolve()
   let pending = 0
   let endedAt = -Infinity
+  const listeners = new Set<() => void>()
   return {
     run(task) {
       pending++
+      for (const listener of listeners) listener()
       const result = tail.then(task)
       tail = result
         .catch(() => undefined)
@@ -33,5 +40,9 @@ export function createSerialQueue(): SerialQueue {
     },
     busy: () => pending > 0,
     lastActive: () => (pending > 0 ? performance.now() : endedAt),
+    onQueued(listener) {
+      listeners.add(listener)
+      return () => listeners.delete(listener)
+    },
   }
 }

@@ -13,6 +13,7 @@
  * repository holds every object at least once (see pack-writer.ts for the files left over).
  */
 import { disk, exists, isMissing, listNames, listNamesAsync, syncFolder } from '../../lib/disk'
+import type { UnlinkBatch } from '../../lib/unlink-worker'
 import path from 'node:path'
 import { parseCommit, parseTree, type RawCommit, type RawTreeEntry } from '../object-store'
 import { isFormatError, type ObjectDatabase, type OpenPack } from './object-database'
@@ -67,14 +68,22 @@ export interface RepackOptions {
    */
   readonly exclusive?: <T>(step: () => Promise<T>) => Promise<T>
   /**
-   * Awaited before each removal (a loose file, an emptied folder, a folded pack's file), one
-   * removal in flight at a time: resolves once it is fine to free space on the disk (the
-   * maintainer waits until no command has run for a while, see maintainer.ts), with false to
-   * stop removing for this pass (a transfer waits for the pack folder). Throwing
-   * `RepackAborted` there ends the pass. Either way, what the new pack holds and is still
-   * loose goes at the next pass. Default: `pause`, then true.
+   * Awaited before each removal (a loose file or, with `removeBatch`, a batch of them, an
+   * emptied folder, a folded pack's file), one in flight at a time: resolves once it is fine
+   * to free space on the disk (the maintainer waits until no command has run for a while, see
+   * maintainer.ts), with false to stop removing for this pass (a transfer waits for the pack
+   * folder). Throwing `RepackAborted` there ends the pass. Either way, what the new pack holds
+   * and is still loose goes at the next pass. Default: `pause`, then true.
    */
   readonly beforeRemoval?: () => Promise<boolean>
+  /**
+   * Unlinks loose files a batch at a time off the thread pool (`UnlinkWorker`), each batch
+   * after `beforeRemoval`: resolves with how many of `paths` it tried (fewer when it was
+   * halted: a command came) and which of those failed. Used when at least a batch's worth
+   * (`REMOVAL_BATCH`) was loose; otherwise, and by default, one `unlink` on the thread pool
+   * per file, each after `beforeRemoval`.
+   */
+  readonly removeBatch?: (paths: ReadonlyArray<string>) => Promise<UnlinkBatch>
 }
 
 export interface RepackReport {
@@ -99,6 +108,11 @@ export interface RepackReport {
 export class RepackAborted extends Error {}
 
 const LOOSE_NAME = /^[0-9a-f]{38}$/
+/**
+ * Loose files per `removeBatch` call: a few tens of milliseconds of unlinks, what a transfer
+ * waiting for the pack folder waits for at most (a command halts a batch at once).
+ */
+const REMOVAL_BATCH = 256
 /** Bytes of recent versions kept as delta bases while packing. */
 const BASE_BUDGET = 48 * 1024 * 1024
 
@@ -235,12 +249,47 @@ async function install(
   step('removing-loose')
   try {
     const emptied = new Set<string>()
+    // A thread of its own only for a pass with at least a batch to remove: starting one costs
+    // tens of milliseconds of CPU (more on a loaded machine), and a pass after a few commands
+    // (an idle moment's) has only a handful of requests to save.
+    const removeBatch = loose.size >= REMOVAL_BATCH ? options.removeBatch : undefined
+    let batch: string[] = []
+    // A batch, each part after `beforeRemoval` (no await between the two: no command can be
+    // queued in between), until all of it was tried.
+    const removeQueued = async (): Promise<void> => {
+      if (!removeBatch) return
+      let from = 0
+      while (from < batch.length) {
+        if (!(removing &&= await beforeRemoval())) return
+        const part = from === 0 ? batch : batch.slice(from)
+        const { done, failed } = await removeBatch(part.map((oid) => db.loosePath(oid)))
+        let next = 0
+        for (let i = 0; i < done; i++) {
+          // Already gone (or never loose), or the disk refused: the next pass tries again.
+          if (failed[next] === i) {
+            next++
+            continue
+          }
+          removedLoose++
+          emptied.add(part[i]!.slice(0, 2))
+        }
+        from += done
+      }
+      batch = []
+    }
     let visited = 0
     for (const oid of loose) {
       if (++visited % 16 === 0) await options.pause?.()
       // Every loose object some durable pack holds goes (packed now, or before a crash);
       // never one whose only packed copy is damaged.
       if (!inNewPack(oid) && (!db.inPack(oid) || db.packedCopyDamaged(oid))) continue
+      if (removeBatch) {
+        batch.push(oid)
+        if (batch.length < REMOVAL_BATCH) continue
+        await removeQueued()
+        if (!removing) break
+        continue
+      }
       if (!(removing &&= await beforeRemoval())) break
       try {
         await disk.promises.unlink(db.loosePath(oid))
@@ -250,6 +299,7 @@ async function install(
         // Already gone (or never loose): nothing to do.
       }
     }
+    if (removing) await removeQueued()
     if (removing) removing = await renewFolders(db, emptied, beforeRemoval)
 
     let mergedPacks = 0
