@@ -58,7 +58,7 @@ const PHASE_AFTER: Readonly<Record<string, Phase>> = {
   'index-durable': 'renaming', // the pack, then its index, renamed into place; folder fsynced
   'pack-renamed': 'renaming',
   'pack-durable': 'renaming',
-  'removing-loose': 'removing', // loose files the new pack holds, one at a time
+  'removing-loose': 'removing', // loose files the new pack holds (a batch at a time on a thread of its own from 256)
   'removing-packs': 'folding', // packs folded into the new one: marked, unlinked
   'pack-unindexed': 'folding',
   done: 'between',
