@@ -49,6 +49,28 @@ function tryAcquire(): InstanceLock | null {
   }
 }
 
+describe('the check before each commit', () => {
+  it('holds only while the file says exactly what this one wrote', () => {
+    const lock = acquireInstanceLock(dir)
+    const text = fs.readFileSync(file, 'utf8')
+    expect(holds(lock)).toBe(true)
+    // The same owner with more after it (the check reads one byte past what it expects).
+    fs.writeFileSync(file, `${text}more`)
+    expect(holds(lock)).toBe(false)
+    // Cut short by a byte.
+    fs.writeFileSync(file, text.slice(0, -1))
+    expect(holds(lock)).toBe(false)
+    // The same length, one character changed.
+    fs.writeFileSync(file, `${text.slice(0, -2)}x\n`)
+    expect(holds(lock)).toBe(false)
+    fs.rmSync(file)
+    expect(holds(lock)).toBe(false)
+    fs.writeFileSync(file, text)
+    expect(holds(lock)).toBe(true)
+    lock.release()
+  })
+})
+
 describe('what a killed start leaves', () => {
   it('removes a lock temp file however young, so none outlives the next open', () => {
     // A start killed between writing its temp file and linking it as the lock.

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto'
 import { deflateSync, inflateSync } from 'node:zlib'
 import { describe, expect, it } from 'vitest'
-import { patchStored, STORED_DATA_AT, storedZlib } from '../object-store'
+import { spawnSync } from 'node:child_process'
+import { patchStored, STORED_DATA_AT, storedId, storedObject, storedZlib } from '../object-store'
 import { inflateStored } from './stored-zlib'
 
 // Small loose objects are framed as zlib stored blocks by hand (no zlib set-up per object):
@@ -27,6 +28,19 @@ describe('storedZlib', () => {
   it('refuses more than one stored block holds', () => {
     expect(() => storedZlib(Buffer.from('blob 65535\0'), Buffer.alloc(65_535))).toThrow()
   })
+})
+
+// An object framed by Cairn is named from its frame's data (the header and content git hashes).
+describe('storedId', () => {
+  for (const size of [0, 400, 40_000, 65_000]) {
+    it(`names a ${size}-byte blob as git hash-object does`, () => {
+      const content = randomBytes(size)
+      const stored = storedObject('blob', content)!
+      const git = spawnSync('git', ['hash-object', '--stdin'], { input: content, encoding: 'utf8' })
+      expect(git.status).toBe(0)
+      expect(storedId(stored)).toBe(git.stdout.trim())
+    })
+  }
 })
 
 // A tree's next version is its loose file patched where ids changed, its Adler-32 updated from
