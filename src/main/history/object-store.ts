@@ -90,7 +90,8 @@ export interface ObjectStore {
   /**
    * Writes an object as a loose file. `stored`, when given, is that file's bytes as
    * `storedObject(type, content)` makes them (the caller kept and patched them: a tree's next
-   * version, see tree-state.ts), taken as they are.
+   * version, see tree-state.ts), taken as they are; without `knownOid` its id is hashed from
+   * `stored`, which must hold exactly `type` and `content`.
    */
   write(type: ObjectType, content: Uint8Array, knownOid?: string, stored?: Buffer): Promise<string>
   /**
@@ -335,8 +336,9 @@ export function createObjectStore(gitdir: string): ObjectStore {
     // Loose objects are short-lived (maintenance packs them, compressing properly), so they
     // are stored rather than compressed: a 40 KB tree costs 60 µs instead of 500. One up to 64 KB
     // is framed here, without zlib, whose set-up per call cost more than the framing.
+    // (Without `knownOid` the object was framed above if it could be: not again.)
     data ??=
-      storedObject(type, content) ??
+      (knownOid === undefined ? null : storedObject(type, content)) ??
       deflateSync(Buffer.concat([Buffer.from(`${type} ${content.byteLength}\0`), content]), {
         level: 0,
       })

@@ -97,9 +97,14 @@ export function acquireInstanceLock(dataDir: string): InstanceLock {
         try {
           const fd = disk.openSync(file, OPEN.READ)
           try {
-            length = disk.readSync(fd, found, 0, found.byteLength, 0)
+            // Until the bytes are full or the file ends: a short read (possible on FUSE or a
+            // network folder) is not another Cairn's lock.
+            length = 0
+            for (let n = -1; n !== 0 && length < found.byteLength; length += n) {
+              n = disk.readSync(fd, found, length, found.byteLength - length, length)
+            }
           } finally {
-            disk.closeSync(fd)
+            closeQuietly(fd)
           }
         } catch (error) {
           if (!isCode(error, 'ENOENT')) throw error

@@ -228,7 +228,8 @@ export function encodeRecord(oid: string, stored: Uint8Array): Buffer {
 // object's id, then the loose file's bytes); returns where it ends.
 function putObjectRecord(into: Buffer, at: number, oid: string, stored: Uint8Array): number {
   into.writeUInt32BE(stored.byteLength, at)
-  into.write(oid, at + 4, 20, 'hex')
+  // Fewer than 20 bytes would leave unwritten (allocUnsafe) bytes in the log's record.
+  if (into.write(oid, at + 4, 20, 'hex') !== 20) throw new Error('not an object id')
   into.set(stored, at + RECORD_HEAD)
   return at + RECORD_HEAD + stored.byteLength
 }

@@ -30,15 +30,28 @@ describe('storedZlib', () => {
   })
 })
 
-// An object framed by Cairn is named from its frame's data (the header and content git hashes).
+// An object framed by Cairn is named from its frame's data (the header and content git hashes),
+// up to a header and content of 0xff00 bytes (a blob of 65,269); one byte more is not framed here.
 describe('storedId', () => {
-  for (const size of [0, 400, 40_000, 65_000]) {
-    it(`names a ${size}-byte blob as git hash-object does`, () => {
+  const cases = [
+    ...[0, 400, 40_000, 65_000, 65_269, 65_270].map((size) => ['blob', size] as const),
+    ['tree', 40_000] as const,
+    ['commit', 400] as const,
+  ]
+  for (const [type, size] of cases) {
+    it(`names a ${size}-byte ${type} as git hash-object does`, () => {
       const content = randomBytes(size)
-      const stored = storedObject('blob', content)!
-      const git = spawnSync('git', ['hash-object', '--stdin'], { input: content, encoding: 'utf8' })
+      const stored = storedObject(type, content)
+      if (Buffer.byteLength(`${type} ${size}\0`) + size > 0xff00) {
+        expect(stored).toBeNull()
+        return
+      }
+      const git = spawnSync('git', ['hash-object', '--literally', '-t', type, '--stdin'], {
+        input: content,
+        encoding: 'utf8',
+      })
       expect(git.status).toBe(0)
-      expect(storedId(stored)).toBe(git.stdout.trim())
+      expect(storedId(stored!)).toBe(git.stdout.trim())
     })
   }
 })
