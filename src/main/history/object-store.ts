@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto'
+import { hash as oneShotHash, randomBytes } from 'node:crypto'
 import type { Stats } from 'node:fs'
 import path from 'node:path'
 import { deflateSync } from 'node:zlib'
@@ -90,7 +90,8 @@ export interface ObjectStore {
   /**
    * Writes an object as a loose file. `stored`, when given, is that file's bytes as
    * `storedObject(type, content)` makes them (the caller kept and patched them: a tree's next
-   * version, see tree-state.ts), taken as they are.
+   * version, see tree-state.ts), taken as they are; without `knownOid` its id is hashed from
+   * `stored`, which must hold exactly `type` and `content`.
    */
   write(type: ObjectType, content: Uint8Array, knownOid?: string, stored?: Buffer): Promise<string>
   /**
@@ -227,6 +228,11 @@ export function storedObject(type: ObjectType, content: Uint8Array): Buffer | nu
 /** Where a stored block's data (the object's header, then its content) starts in it. */
 export const STORED_DATA_AT = 7
 
+/** The id of the object a `storedZlib` block holds: the SHA-1 of its data, in one call. */
+export function storedId(stored: Buffer): string {
+  return oneShotHash('sha1', stored.subarray(STORED_DATA_AT, stored.byteLength - 4), 'hex')
+}
+
 const ADLER_BASE = 65521
 
 function modAdler(n: number): number {
@@ -265,6 +271,9 @@ export function patchStored(stored: Buffer, at: number, fresh: Uint8Array): void
 /** Opens the object store of `gitdir` (which must exist). */
 export function createObjectStore(gitdir: string): ObjectStore {
   const db = new ObjectDatabase(gitdir)
+  // Joined once: an object's folder and file names are made from it by concatenation (as
+  // `path.join` would make them: it is normalized, and the rest are plain names).
+  const objectsDir = path.join(gitdir, 'objects')
   const commits = new Map<string, RawCommit>()
   let written = 0
   // Written objects not yet fsynced (nor their folders). Their fsyncs all start in `flush`,
@@ -291,9 +300,8 @@ export function createObjectStore(gitdir: string): ObjectStore {
   function knowsDir(dir: string): boolean {
     if (!knownDirs) {
       knownDirs = new Set()
-      const objects = path.join(gitdir, 'objects')
       try {
-        for (const name of listNames(objects)) knownDirs.add(path.join(objects, name))
+        for (const name of listNames(objectsDir)) knownDirs.add(path.join(objectsDir, name))
       } catch {
         // Each folder is then asked for by its `mkdir`, as before any listing.
       }
@@ -313,9 +321,13 @@ export function createObjectStore(gitdir: string): ObjectStore {
     knownOid?: string,
     stored?: Buffer,
   ): Promise<string> {
-    const oid = knownOid ?? hash(type, content)
-    const dir = path.join(gitdir, 'objects', oid.slice(0, 2))
-    const file = path.join(dir, oid.slice(2))
+    // Framed first when it is to be framed here: the id is then hashed from the frame's data
+    // (the object's header and content, once, with no header buffer of its own), and the same
+    // bytes go to the loose file and the log batch.
+    let data = stored ?? (knownOid === undefined ? storedObject(type, content) : null)
+    const oid = knownOid ?? (data ? storedId(data) : hash(type, content))
+    const dir = `${objectsDir}${path.sep}${oid.slice(0, 2)}`
+    const file = `${dir}${path.sep}${oid.slice(2)}`
     // No read of a loose copy: a commit's trees and commit are always new, and writing an
     // object again only renames the same bytes over it (mending a damaged copy as it goes).
     // A packed one is whole (its pack is checked), unless a damaged loose copy sits beside it
@@ -324,9 +336,9 @@ export function createObjectStore(gitdir: string): ObjectStore {
     // Loose objects are short-lived (maintenance packs them, compressing properly), so they
     // are stored rather than compressed: a 40 KB tree costs 60 µs instead of 500. One up to 64 KB
     // is framed here, without zlib, whose set-up per call cost more than the framing.
-    const data =
-      stored ??
-      storedObject(type, content) ??
+    // (Without `knownOid` the object was framed above if it could be: not again.)
+    data ??=
+      (knownOid === undefined ? null : storedObject(type, content)) ??
       deflateSync(Buffer.concat([Buffer.from(`${type} ${content.byteLength}\0`), content]), {
         level: 0,
       })
@@ -334,7 +346,7 @@ export function createObjectStore(gitdir: string): ObjectStore {
       makeObjectDir(dir)
       knownDirs!.add(dir)
     }
-    const temp = path.join(dir, `tmp_obj_${tempSuffix()}`)
+    const temp = `${dir}${path.sep}tmp_obj_${tempSuffix()}`
     let fd: number | null = null
     try {
       try {

@@ -242,7 +242,8 @@ describe('one writer per data folder', () => {
     // nothing about who holds the folder, so the log is neither given up nor emptied.
     let failing = true
     const { disk } = hookDisk(nodeDisk, (call) => {
-      if (failing && call.name === 'readFileSync' && String(call.args[0]).endsWith(LOCK_FILE)) {
+      // The lock is read through an open descriptor: its open fails.
+      if (failing && call.name === 'openSync' && String(call.args[0]).endsWith(LOCK_FILE)) {
         failing = false
         return errnoError(call, 'EIO')
       }

@@ -5,6 +5,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { nodeDisk, setDisk, type Disk } from './disk'
+import { errnoError, hookDisk } from './disk-hooks'
 import { acquireInstanceLock, LOCK_FILE, type InstanceLock } from './instance-lock'
 
 // Taking over a stale lock (issue #9, "one writer"): two Cairns starting together on the lock
@@ -48,6 +49,65 @@ function tryAcquire(): InstanceLock | null {
     return null
   }
 }
+
+describe('the check before each commit', () => {
+  it('holds only while the file says exactly what this one wrote', () => {
+    const lock = acquireInstanceLock(dir)
+    const text = fs.readFileSync(file, 'utf8')
+    expect(holds(lock)).toBe(true)
+    // The same owner with more after it (the check reads one byte past what it expects).
+    fs.writeFileSync(file, `${text}more`)
+    expect(holds(lock)).toBe(false)
+    // Cut short by a byte.
+    fs.writeFileSync(file, text.slice(0, -1))
+    expect(holds(lock)).toBe(false)
+    // The same length, one character changed.
+    fs.writeFileSync(file, `${text.slice(0, -2)}x\n`)
+    expect(holds(lock)).toBe(false)
+    fs.rmSync(file)
+    expect(holds(lock)).toBe(false)
+    fs.writeFileSync(file, text)
+    expect(holds(lock)).toBe(true)
+    lock.release()
+  })
+  it('reads on after a short read, so a whole file read a few bytes at a time is still held', () => {
+    const lock = acquireInstanceLock(dir)
+    const restore = setDisk({
+      ...nodeDisk,
+      readSync: (fd, buffer, offset, length, position) =>
+        nodeDisk.readSync(fd, buffer, offset, Math.min(length, 10), position),
+    })
+    try {
+      expect(holds(lock)).toBe(true)
+      fs.writeFileSync(file, `${fs.readFileSync(file, 'utf8')}more`)
+      expect(holds(lock)).toBe(false)
+    } finally {
+      restore()
+    }
+    lock.release()
+  })
+
+  it('fails a check whose read fails with that error, and leaves no descriptor open', () => {
+    const lock = acquireInstanceLock(dir)
+    let lockFd = -1
+    const { disk } = hookDisk(nodeDisk, (call) => {
+      if (call.name === 'openSync' && String(call.args[0]).endsWith(LOCK_FILE)) lockFd = -2
+      else if (call.name === 'readSync' && lockFd === -2) return errnoError(call, 'EIO')
+      return undefined
+    })
+    const open = () => fs.readdirSync('/proc/self/fd').length
+    const before = open()
+    const restore = setDisk(disk)
+    try {
+      for (let i = 0; i < 20; i++) expect(() => lock.assertHeld()).toThrow(/EIO/)
+    } finally {
+      restore()
+    }
+    expect(open()).toBe(before)
+    expect(holds(lock)).toBe(true)
+    lock.release()
+  })
+})
 
 describe('what a killed start leaves', () => {
   it('removes a lock temp file however young, so none outlives the next open', () => {

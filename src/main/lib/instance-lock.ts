@@ -83,18 +83,33 @@ export function acquireInstanceLock(dataDir: string): InstanceLock {
       tookOver = true
     }
     removeLeftovers(file)
+    // What the lock file holds while it is this one's, and room to read one byte more (a
+    // longer file is not this one's either): checked before every commit, read into the same
+    // bytes each time, with no `fstat` for its size.
+    const expected = Buffer.from(text)
+    const found = Buffer.alloc(expected.byteLength + 1)
     return {
       tookOver,
       assertHeld() {
         // The file is this one's while it holds this one's token (an inode number alone may
         // be reused by a lock made after this one's was deleted).
-        let now: string | null = null
+        let length = -1
         try {
-          now = disk.readFileSync(file).toString('utf8')
+          const fd = disk.openSync(file, OPEN.READ)
+          try {
+            // Until the bytes are full or the file ends: a short read (possible on FUSE or a
+            // network folder) is not another Cairn's lock.
+            length = 0
+            for (let n = -1; n !== 0 && length < found.byteLength; length += n) {
+              n = disk.readSync(fd, found, length, found.byteLength - length, length)
+            }
+          } finally {
+            closeQuietly(fd)
+          }
         } catch (error) {
           if (!isCode(error, 'ENOENT')) throw error
         }
-        if (now !== text) {
+        if (length !== expected.byteLength || !found.subarray(0, length).equals(expected)) {
           throw new CairnError(
             'locked',
             'Another Cairn took over this data folder, so this one stopped saving changes. Close one of them.',

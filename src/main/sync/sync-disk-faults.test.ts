@@ -69,7 +69,7 @@ const plainCases: ReadonlyArray<{
     what: 'reading the lock file before the push',
     code: 'EIO',
     expected: 'io-error',
-    matches: (call) => call.name === 'readFileSync' && /cairn\.lock$/.test(String(call.args[0])),
+    matches: (call) => call.name === 'openSync' && /cairn\.lock$/.test(String(call.args[0])),
   },
   {
     what: 'saving the sync state after the push',

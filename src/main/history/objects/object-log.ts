@@ -25,7 +25,7 @@
  * records appended while it runs are never dropped with the ones it made durable. At open,
  * whatever either file holds is replayed (see `ObjectStore.openLog`) and then checkpointed.
  */
-import { createHash } from 'node:crypto'
+import { createHash, hash } from 'node:crypto'
 import path from 'node:path'
 import { closeQuietly, disk, isCode, isMissing, OPEN, syncFolder } from '../../lib/disk'
 import type { Logger } from '../../lib/logger'
@@ -219,34 +219,41 @@ export interface LoggedMain {
 
 /** The bytes of one record for `oid`, whose loose file holds `stored`. */
 export function encodeRecord(oid: string, stored: Uint8Array): Buffer {
-  return Buffer.concat([recordHead(oid, stored), stored])
+  const bytes = Buffer.allocUnsafe(RECORD_HEAD + stored.byteLength)
+  putObjectRecord(bytes, 0, oid, stored)
+  return bytes
 }
 
-// The head of an object's record: the loose file's length and the object's id.
-function recordHead(oid: string, stored: Uint8Array): Buffer {
-  const head = Buffer.alloc(RECORD_HEAD)
-  head.writeUInt32BE(stored.byteLength, 0)
-  head.write(oid, 4, 20, 'hex')
-  return head
+// An object's record written into `into` at `at` (its head, the loose file's length and the
+// object's id, then the loose file's bytes); returns where it ends.
+function putObjectRecord(into: Buffer, at: number, oid: string, stored: Uint8Array): number {
+  into.writeUInt32BE(stored.byteLength, at)
+  // Fewer than 20 bytes would leave unwritten (allocUnsafe) bytes in the log's record.
+  if (into.write(oid, at + 4, 20, 'hex') !== 20) throw new Error('not an object id')
+  into.set(stored, at + RECORD_HEAD)
+  return at + RECORD_HEAD + stored.byteLength
+}
+
+// A ref or rename record of `text`: its head (flag and length, then the SHA-1 of the payload)
+// and the payload, in one buffer.
+function textRecord(flag: number, text: string): Buffer {
+  const length = Buffer.byteLength(text)
+  const bytes = Buffer.allocUnsafe(RECORD_HEAD + length)
+  bytes.writeUInt32BE((flag | length) >>> 0, 0)
+  bytes.write(text, RECORD_HEAD, length, 'utf8')
+  hash('sha1', bytes.subarray(RECORD_HEAD), 'buffer').copy(bytes, 4)
+  return bytes
 }
 
 /** The bytes of a ref record: `main` is `oid` (null: none), the `seq`th value logged. */
 export function encodeRefRecord(oid: string | null, seq: number): Buffer {
-  const payload = Buffer.from(`refs/heads/main ${oid ?? NO_VALUE} ${seq}\n`)
-  const head = Buffer.alloc(RECORD_HEAD)
-  head.writeUInt32BE((REF_FLAG | payload.byteLength) >>> 0, 0)
-  createHash('sha1').update(payload).digest().copy(head, 4)
-  return Buffer.concat([head, payload])
+  return textRecord(REF_FLAG, `refs/heads/main ${oid ?? NO_VALUE} ${seq}\n`)
 }
 
 /** The bytes of a rename record (see `LoggedRename`). */
 export function encodeRenameRecord(rename: LoggedRename): Buffer {
   const { commit, blob, previous, dir, temp, name, seq } = rename
-  const payload = Buffer.from(JSON.stringify({ commit, blob, previous, dir, temp, name, seq }))
-  const head = Buffer.alloc(RECORD_HEAD)
-  head.writeUInt32BE((RENAME_FLAG | payload.byteLength) >>> 0, 0)
-  createHash('sha1').update(payload).digest().copy(head, 4)
-  return Buffer.concat([head, payload])
+  return textRecord(RENAME_FLAG, JSON.stringify({ commit, blob, previous, dir, temp, name, seq }))
 }
 
 /** An object's record as the log holds it: with its loose bytes, as checked against its id. */
@@ -587,25 +594,29 @@ export class ObjectLog {
     // append tries again), and no checkpoint can run between choosing the file and writing.
     if (this.unsyncedEmpty.length > 0) await this.emptinessDurable()
     const log = this.files[this.active]
-    // Each object's head and its loose file's bytes, copied once into the batch's bytes
-    // (not into a record of their own first: a flat folder's tree is 40 KB).
-    const parts: Uint8Array[] = []
-    for (const { oid, stored } of batch) parts.push(recordHead(oid, stored), stored)
     let records = batch.length
     const seq = this.seq
-    if (main !== undefined) {
-      parts.push(encodeRefRecord(main, this.seq++))
-      records++
-    }
+    const refRecord = main !== undefined ? encodeRefRecord(main, this.seq++) : null
     // The rename's folder is kept for the checkpoint before the record is written (a
     // checkpoint starting during the `fsync` below then makes it durable before emptying).
     const renameLogged =
       main !== undefined && main !== null && rename !== undefined && keepFolder(log, rename.folder)
-    if (renameLogged) {
-      parts.push(encodeRenameRecord({ ...rename.record, commit: main, seq }))
+    const renameRecord = renameLogged
+      ? encodeRenameRecord({ ...rename.record, commit: main, seq })
+      : null
+    // Each object's head and its loose file's bytes written once, straight into the batch's
+    // bytes (not into a record of their own first: a flat folder's tree is 40 KB).
+    let length = (refRecord?.byteLength ?? 0) + (renameRecord?.byteLength ?? 0)
+    for (const { stored } of batch) length += RECORD_HEAD + stored.byteLength
+    const bytes = Buffer.allocUnsafe(length)
+    let at = 0
+    for (const { oid, stored } of batch) at = putObjectRecord(bytes, at, oid, stored)
+    for (const record of [refRecord, renameRecord]) {
+      if (!record) continue
+      bytes.set(record, at)
+      at += record.byteLength
       records++
     }
-    const bytes = Buffer.concat(parts)
     // Counted before anything is written: a failed append leaves its file to be checkpointed
     // (emptied) before it takes records again.
     appendAll(

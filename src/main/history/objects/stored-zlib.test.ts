@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto'
 import { deflateSync, inflateSync } from 'node:zlib'
 import { describe, expect, it } from 'vitest'
-import { patchStored, STORED_DATA_AT, storedZlib } from '../object-store'
+import { spawnSync } from 'node:child_process'
+import { patchStored, STORED_DATA_AT, storedId, storedObject, storedZlib } from '../object-store'
 import { inflateStored } from './stored-zlib'
 
 // Small loose objects are framed as zlib stored blocks by hand (no zlib set-up per object):
@@ -27,6 +28,32 @@ describe('storedZlib', () => {
   it('refuses more than one stored block holds', () => {
     expect(() => storedZlib(Buffer.from('blob 65535\0'), Buffer.alloc(65_535))).toThrow()
   })
+})
+
+// An object framed by Cairn is named from its frame's data (the header and content git hashes),
+// up to a header and content of 0xff00 bytes (a blob of 65,269); one byte more is not framed here.
+describe('storedId', () => {
+  const cases = [
+    ...[0, 400, 40_000, 65_000, 65_269, 65_270].map((size) => ['blob', size] as const),
+    ['tree', 40_000] as const,
+    ['commit', 400] as const,
+  ]
+  for (const [type, size] of cases) {
+    it(`names a ${size}-byte ${type} as git hash-object does`, () => {
+      const content = randomBytes(size)
+      const stored = storedObject(type, content)
+      if (Buffer.byteLength(`${type} ${size}\0`) + size > 0xff00) {
+        expect(stored).toBeNull()
+        return
+      }
+      const git = spawnSync('git', ['hash-object', '--literally', '-t', type, '--stdin'], {
+        input: content,
+        encoding: 'utf8',
+      })
+      expect(git.status).toBe(0)
+      expect(storedId(stored!)).toBe(git.stdout.trim())
+    })
+  }
 })
 
 // A tree's next version is its loose file patched where ids changed, its Adler-32 updated from
