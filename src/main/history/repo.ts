@@ -229,6 +229,7 @@ export function createRepo(options: {
   // the record `fsync`s the folder first), its temp file's name and folder stay where the
   // record says, and `main` is reached through the log's records (docs/durability.md, "Cost").
   const owed = new Set<{ readonly flushing: Promise<void>; failed: unknown }>()
+  let owedWarned = false
   function owe(flushing: Promise<void>): void {
     const flush: { readonly flushing: Promise<void>; failed: unknown } = {
       flushing,
@@ -236,11 +237,17 @@ export function createRepo(options: {
     }
     owed.add(flush)
     flushing.then(
-      () => owed.delete(flush),
+      () => {
+        owed.delete(flush)
+        owedWarned = false
+      },
       (error: unknown) => {
         // Kept owed: the rename's record stays in the log until a checkpoint has flushed the
-        // folder itself, and the next barrier retries through one.
+        // folder itself, and the next barrier retries through one. Told once until a flush
+        // succeeds, not once per command while the disk keeps failing (review21-round R8).
         flush.failed = error ?? new Error('fsync failed')
+        if (owedWarned) return
+        owedWarned = true
         logger?.warn(
           'A folder could not be flushed after a write; the history log keeps its rename until it can',
           error,
@@ -425,15 +432,15 @@ export function createRepo(options: {
     const rename = logs && staged ? await renameOf(staged, stagedAt) : undefined
     try {
       const objects = store.flush(oid, rename).then((handle) => (logged.ref = handle))
-      await flushWith(
-        staged,
-        Promise.all([objects, ref?.flush(), settleFolderSyncs(), ref && settleOwedFlushes()]),
-      )
+      await flushWith(staged, Promise.all([objects, ref?.flush(), settleFolderSyncs()]))
       if (!logged.ref && !ref) {
         // The log could not take it after all: the ref's own flush, in a round of its own.
         ref = prepareMainRef(store.gitdir, oid)
-        await Promise.all([ref.flush(), settleOwedFlushes()])
+        await ref.flush()
       }
+      // One barrier for both ways the log is bypassed (review21-round R3): the owed folder
+      // flushes are waited for just before `main` moves outside the log's records.
+      if (ref) await settleOwedFlushes()
       publishStaged(staged, stagedAt)
       if (ref) ref.move()
       else moveLoggedMain(store.gitdir, oid)
