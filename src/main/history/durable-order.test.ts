@@ -176,7 +176,7 @@ async function recorded(
   // result wait for it, until a fallback lets it go, so that the order tells).
   let release: () => void = () => {}
   const held = new Promise<void>((resolve) => (release = resolve))
-  const fallback = holdFolders ? setTimeout(release, 1000) : undefined
+  const fallback = holdFolders ? setTimeout(release, 3000) : undefined
   restoreDisk = setDisk(recordingDisk(events, holdFolders ? held : undefined))
   try {
     const outcome = await memory.execute(input, CLAUDE)
@@ -353,7 +353,7 @@ describe('a command with its commit, step by step', () => {
     })
     // Should the result wait for the flush, a fallback lets it go, so that the order tells
     // (and the test does not hang).
-    const fallback = setTimeout(release, 1000)
+    const fallback = setTimeout(release, 3000)
     try {
       const outcome = await memory.execute(
         { command: 'str_replace', path: '/memories/a.md', old_str: 'beta', new_str: 'gamma' },

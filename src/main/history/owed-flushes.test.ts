@@ -4,7 +4,7 @@ import path from 'node:path'
 import { nodeDisk, setDisk, type Disk } from '../lib/disk'
 import { createRecordingLogger, type RecordingLogger } from '../lib/logger'
 import { openVersionedMemory, type VersionedMemory } from './index'
-import { decodeRenames, LOG_FILES } from './objects/object-log'
+import { CHECKPOINT_IDLE_MS, decodeRenames, LOG_FILES } from './objects/object-log'
 import { CLAUDE, folderFiles, fsck, gitCli, headMatchesFolder, tempDataDir } from './test-helpers'
 
 // The folder flush a logged command's result does not wait for is owed (docs/durability.md,
@@ -125,9 +125,13 @@ function holdingDisk(events: string[]) {
     disk,
     arm: () => (armed = true),
     owedStarted,
-    /** Lets the held flush go once nothing else is left to run (the fallback). */
+    /**
+     * Lets the held flush go once nothing else is left to run (the fallback): long enough that
+     * a barrier left out lets the operation act first even under load (review21-round R4), and
+     * short of the log's idle checkpoint, which may empty the log (flushing the folder itself).
+     */
     releaseLater: () => {
-      const timer = setTimeout(() => release(), 200)
+      const timer = setTimeout(() => release(), CHECKPOINT_IDLE_MS / 2)
       return () => clearTimeout(timer)
     },
   }
