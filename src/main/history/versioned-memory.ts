@@ -458,7 +458,8 @@ async function openLocked(
     touched: () => TouchedPaths = () => [],
     /**
      * `replaces`: a write that only replaces or creates files (`create`, `str_replace`,
-     * `insert`), which never waits for the folder flushes earlier commands owe.
+     * `insert`), which does not wait for the folder flushes earlier commands owe before it
+     * starts; its commit still waits for them where it bypasses the log (`commitScanned`).
      */
     mode: 'reads' | 'writes' | 'replaces' = 'writes',
     stop?: { readonly signal: AbortSignal | undefined; readonly outcome: () => T },
