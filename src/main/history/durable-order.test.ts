@@ -380,6 +380,69 @@ describe('a command with its commit, step by step', () => {
     expect(await headMatchesFolder(dataDir)).toBe(true)
   })
 
+  it("a str_replace whose rename cannot be logged (its folder's descriptor for the log will not open) returns only after its folder's flush, as before", async () => {
+    // A fresh log: no folder kept yet from the setup's creates.
+    await memory.close()
+    memory = await openVersionedMemory({ dataDir, watch: false })
+    const events: string[] = []
+    let release: () => void = () => {}
+    const held = new Promise<void>((resolve) => (release = resolve))
+    const folderFlushes: Promise<void>[] = []
+    restoreDisk = setDisk({
+      ...nodeDisk,
+      openSync(file, flags, mode) {
+        // The folder kept for the log's checkpoint is opened again through the handle, without
+        // O_NOFOLLOW (`Folder.keptForSync`): refused, so the rename cannot be logged (as past
+        // the log's cap of kept folders, review21-round R2).
+        const target = /^\/proc\/self\/fd\/\d+$/.test(file) ? readlinkSync(file) : ''
+        if ((flags & OPEN.NOFOLLOW) === 0 && target === path.join(dataDir, 'memories')) {
+          throw Object.assign(new Error('EMFILE: too many open files'), { code: 'EMFILE' })
+        }
+        return nodeDisk.openSync(file, flags, mode)
+      },
+      async fsync(fd) {
+        if (kindByLink(fd) !== 'memory-folder') return nodeDisk.fsync(fd)
+        const flushing = (async () => {
+          events.push('folder flush started')
+          await held
+          await nodeDisk.fsync(fd)
+          events.push('folder flushed')
+        })()
+        folderFlushes.push(flushing)
+        return flushing
+      },
+    })
+    // Should the result not wait for the flush, it comes back while the flush is held; else a
+    // fallback lets the flush go (the test does not hang), and the order tells.
+    const fallback = setTimeout(release, 3000)
+    try {
+      const outcome = await memory.execute(
+        { command: 'str_replace', path: '/memories/a.md', old_str: 'beta', new_str: 'gamma' },
+        CLAUDE,
+      )
+      events.push('acknowledged')
+      expect(outcome.commit).not.toBeNull()
+      release()
+      await Promise.all(folderFlushes)
+      expect(events[0]).toBe('folder flush started')
+      expect(events.indexOf('folder flushed')).toBeGreaterThan(0)
+      expect(events.indexOf('folder flushed')).toBeLessThan(events.indexOf('acknowledged'))
+      // Its rename is not in the log: nothing there for open to redo.
+      const renames = LOG_FILES.flatMap((name) =>
+        decodeRenames(readFileSync(path.join(dataDir, 'history.git', name))),
+      )
+      expect(renames.map(({ commit }) => commit)).not.toContain(
+        gitCli(dataDir, 'rev-parse', 'main').trim(),
+      )
+    } finally {
+      clearTimeout(fallback)
+      release()
+      restoreDisk()
+      restoreDisk = null
+    }
+    expect(await headMatchesFolder(dataDir)).toBe(true)
+  })
+
   it("appends a commit's side index entry only once its ref is durable, on the path the log does not take", async () => {
     // Just under the tool's 1 MiB limit, over the log's cap with the commit's trees: the ref is
     // renamed into place, and refs/heads/ is fsynced after the rename (review19-cold R1).
