@@ -162,6 +162,7 @@ async function openOrRepair(options: OpenRepoOptions): Promise<OpenedRepo> {
     state,
     now,
     machine: options.machine,
+    logger: options.logger,
   })
 
   const report = newScanReport()

@@ -368,6 +368,56 @@ describe("a power cut that loses memory files' renames (their folders not flushe
     })
   }
 
+  it('redoes the renames of commands acknowledged before any of their folders was flushed: no recovery commit', async () => {
+    const before = commitCount(dataDir)
+    // Every memory folder's flush is held for good: each result comes back all the same (the
+    // flush is owed), and the child is killed with none of them done.
+    await runChild(`
+      const fs = await import('node:fs')
+      let folderFlushes = 0
+      setDisk({
+        ...nodeDisk,
+        fsync(fd) {
+          let target = ''
+          try {
+            target = fs.readlinkSync('/proc/self/fd/' + fd)
+          } catch {}
+          if (target.includes('/memories') && fs.statSync(target).isDirectory()) {
+            folderFlushes++
+            return new Promise(() => {})
+          }
+          return nodeDisk.fsync(fd)
+        },
+      })
+      const memory = await openVersionedMemory({ dataDir: ${JSON.stringify(dataDir)}, watch: false, maintenance: false })
+      for (const input of ${JSON.stringify(RENAME_COMMANDS)}) {
+        const outcome = await memory.execute(input, ${JSON.stringify(CLAUDE)})
+        if (outcome.isError || !outcome.commit) throw new Error('not committed: ' + JSON.stringify(outcome))
+      }
+      if (folderFlushes < ${RENAME_COMMANDS.length}) throw new Error('a folder flush was not started')
+      process.stdout.write('acknowledged\\n')
+      process.kill(process.pid, 'SIGKILL')
+    `)
+    const head = gitCli(dataDir, 'rev-parse', 'main').trim()
+    loseRenames(loggedRenames())
+    expect(await headMatchesFolder(dataDir)).toBe(false)
+
+    const memory = await openVersionedMemory({ dataDir, watch: false, maintenance: false })
+    try {
+      expect(gitCli(dataDir, 'rev-parse', 'main').trim()).toBe(head)
+      expect(commitCount(dataDir)).toBe(before + RENAME_COMMANDS.length)
+      expect(memory.recovery).toBeNull()
+      const files = await folderFiles(dataDir)
+      for (const [file, text] of ACKNOWLEDGED) expect(files.get(file)).toBe(text)
+      expect(leftoverTempFiles(dataDir)).toEqual([])
+      expect(await headMatchesFolder(dataDir)).toBe(true)
+      expect(logSizes()).toEqual([0, 0])
+      fsck(dataDir)
+    } finally {
+      await memory.close()
+    }
+  })
+
   it("never overwrites a person's edit made after the acknowledgement: it is kept and committed", async () => {
     const before = commitCount(dataDir)
     await runAndKill(RENAME_COMMANDS)

@@ -27,6 +27,7 @@ import {
   type TreeNode,
 } from './tree-state'
 import type { StatCache } from './stat-cache'
+import type { Logger } from '../lib/logger'
 import { mendUnreadTrees, type UnreadTree } from './head-match'
 import { keptVersion, MAX_VERSIONED_BYTES, scanPath, type ScanReport } from './work-tree'
 
@@ -143,6 +144,16 @@ export interface Repo extends RepoView {
    * nothing and does not wait for the disk's discard.
    */
   keepReplaced(keep: (entry: string) => void): void
+  /**
+   * The barrier of the folder flushes a logged command's result did not wait for (owed:
+   * docs/durability.md, "Cost"): resolves once each has succeeded. One that failed is retried
+   * by a checkpoint of the log (which `fsync`s the folders of the renames it holds before it
+   * empties them); if that fails too, this rejects with its error and the flush stays owed.
+   * Whatever could leave a lost rename that open cannot redo (a move or removal in the memory
+   * folder, a commit or a move of `main` that bypasses the log) waits for it first.
+   * `retry: false` (close, whose own checkpoint retries): waits for those in flight only.
+   */
+  settleOwedFlushes(options?: { readonly retry?: boolean }): Promise<void>
   indexRebuilding(): boolean
   /**
    * Takes `head` as the new `main` after the ref and the folder were moved to it (see
@@ -177,8 +188,10 @@ export function createRepo(options: {
   now: () => number
   /** The machine named in every commit's `Machine:` trailer (null: none). */
   machine?: () => string | null
+  /** Told when a folder's flush the result did not wait for failed. */
+  logger?: Logger
 }): Repo {
-  const { store, workRoot, now } = options
+  const { store, workRoot, now, logger } = options
   const machine = options.machine ?? (() => null)
   let index = options.state.index
   // Set when an index append failed: the next commit first catches the index up.
@@ -209,6 +222,49 @@ export function createRepo(options: {
     if (mended.length > 0) await store.flush()
     unreadTrees = []
     return mended.length
+  }
+
+  // The folder flushes of logged renames the results did not wait for, in flight or failed:
+  // until one has succeeded, its rename's record stays in the log (the checkpoint that empties
+  // the record `fsync`s the folder first), its temp file's name and folder stay where the
+  // record says, and `main` is reached through the log's records (docs/durability.md, "Cost").
+  const owed = new Set<{ readonly flushing: Promise<void>; failed: unknown }>()
+  let owedWarned = false
+  function owe(flushing: Promise<void>): void {
+    const flush: { readonly flushing: Promise<void>; failed: unknown } = {
+      flushing,
+      failed: null,
+    }
+    owed.add(flush)
+    flushing.then(
+      () => {
+        owed.delete(flush)
+        owedWarned = false
+      },
+      (error: unknown) => {
+        // Kept owed: the rename's record stays in the log until a checkpoint has flushed the
+        // folder itself, and the next barrier retries through one. Told once until a flush
+        // succeeds, not once per command while the disk keeps failing (review21-round R8).
+        flush.failed = error ?? new Error('fsync failed')
+        if (owedWarned) return
+        owedWarned = true
+        logger?.warn(
+          'A folder could not be flushed after a write; the history log keeps its rename until it can',
+          error,
+        )
+      },
+    )
+  }
+  async function settleOwedFlushes({ retry = true } = {}): Promise<void> {
+    if (owed.size === 0) return
+    const flushes = [...owed]
+    await Promise.allSettled(flushes.map(({ flushing }) => flushing))
+    const failed = flushes.filter((flush) => flush.failed !== null)
+    if (failed.length === 0 || !retry) return
+    // Each failed flush's rename is logged with its folder kept: a checkpoint that empties its
+    // file has `fsync`ed that folder first, and rejects (the records staying) when it cannot.
+    await store.checkpoint()
+    for (const flush of failed) owed.delete(flush)
   }
 
   async function commit(
@@ -363,9 +419,12 @@ export function createRepo(options: {
     // makes them reachable. A staged write is flushed in the same round as the objects, whose
     // log records end with the ref's new value and the staged write's rename: the ref file is
     // written (after the rename: a killed process keeps that order) but neither it nor its
-    // folder is flushed; then the staged write's folder is: two rounds, 3 fsyncs (open redoes
-    // a rename a killed process did not make: docs/durability.md, "Cost").
-    // Where the log cannot take the batch, the ref's temp file and folder are flushed as well;
+    // folder is flushed; then the staged write's folder's flush starts, and the result does
+    // not wait for it: one round on the path, 3 fsyncs (open redoes a rename a power cut lost:
+    // docs/durability.md, "Cost").
+    // Where the log cannot take the batch, the ref's temp file and folder are flushed as well,
+    // and the folder flushes owed by earlier commands are waited for before the ref moves (a
+    // `main` not reached through the log's records would leave their renames to no redo);
     // where it does, the ref file is written at the move, in place (`moveLoggedMain`).
     const logs = store.logsMain()
     let ref: PendingRef | null = logs ? null : prepareMainRef(store.gitdir, oid)
@@ -379,6 +438,9 @@ export function createRepo(options: {
         ref = prepareMainRef(store.gitdir, oid)
         await ref.flush()
       }
+      // One barrier for both ways the log is bypassed (review21-round R3): the owed folder
+      // flushes are waited for just before `main` moves outside the log's records.
+      if (ref) await settleOwedFlushes()
       publishStaged(staged, stagedAt)
       if (ref) ref.move()
       else moveLoggedMain(store.gitdir, oid)
@@ -392,16 +454,20 @@ export function createRepo(options: {
       throw error
     }
     // As the ref folder's flush before: best effort, since the ref has moved. The staged
-    // write's folder is flushed before the result comes back, logged rename or not: a later
-    // command may move that folder, or a commit may bypass the log, and a power cut would then
-    // leave a rename open cannot redo (review13-perf R1, R2). The logged rename is still redone
-    // at open after a killed process (docs/durability.md, "Cost").
-    // Neither rejects. Both start now; the entry is made and appended to the side index (not
+    // write's folder's flush starts now. Where its rename is logged, the result does not wait
+    // for it: it is owed (`settleOwedFlushes`), and a later move in the memory folder, or a
+    // commit that bypasses the log, waits for it first (review13-perf R1, R2). Unless a
+    // checkpoint began flushing that log file's folders before the rename (and may empty it
+    // next): then `moved` waits for it too. Elsewhere the result waits for it, as before.
+    // None rejects. All start now; the entry is made and appended to the side index (not
     // flushed) once the ref is durable, never before, so that an entry on disk names a ref on
-    // disk (a power cut must not leave the index ahead of `main`: review19-cold R1). The
-    // folder's flush runs on meanwhile, and the result waits for it.
-    const folder = staged ? staged.write.syncFolder() : undefined
-    await (logged.ref ? logged.ref.moved().catch(() => {}) : ref!.sync())
+    // disk (a power cut must not leave the index ahead of `main`: review19-cold R1).
+    const owedFlush = staged && logged.ref?.renameLogged ? staged.write.startFolderSync() : null
+    if (owedFlush) owe(owedFlush)
+    const folder = staged && !owedFlush ? staged.write.syncFolder() : undefined
+    await (logged.ref
+      ? logged.ref.moved(owedFlush ? () => owedFlush : undefined).catch(() => {})
+      : ref!.sync())
     const entry: IndexEntry = {
       oid,
       parent: head,
@@ -459,6 +525,7 @@ export function createRepo(options: {
     keepReplaced(keep) {
       keepOld = keep
     },
+    settleOwedFlushes,
     commit,
     replaceIndex(next) {
       if (next.head() !== head) throw new Error('the new index does not end at HEAD')

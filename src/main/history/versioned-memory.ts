@@ -456,7 +456,12 @@ async function openLocked(
      */
     task: (tree: FolderTree, scanned: ScanReport | null) => Promise<T>,
     touched: () => TouchedPaths = () => [],
-    mode: 'reads' | 'writes' = 'writes',
+    /**
+     * `replaces`: a write that only replaces or creates files (`create`, `str_replace`,
+     * `insert`), which does not wait for the folder flushes earlier commands owe before it
+     * starts; its commit still waits for them where it bypasses the log (`commitScanned`).
+     */
+    mode: 'reads' | 'writes' | 'replaces' = 'writes',
     stop?: { readonly signal: AbortSignal | undefined; readonly outcome: () => T },
   ): Promise<T> {
     if (closed) return Promise.reject(new CairnError('closed', 'The memory folder is closed.'))
@@ -466,17 +471,23 @@ async function openLocked(
       // Stop pressed while this waited behind other work (the SDK starts all the calls of one
       // reply at once): it does not run, and owes no commit of its own.
       if (waits && stop?.signal?.aborted) return stop.outcome()
+      // A change that may move or remove what holds a logged rename (a delete, a rename, a
+      // restore, a sync), or commit past the log, first waits for the folder flushes earlier
+      // commands' results did not (docs/durability.md, "Cost"): open could not redo their
+      // renames after a power cut. A write that only replaces files goes ahead (its commit
+      // waits for them where it bypasses the log).
+      if (mode === 'writes') await repo.settleOwedFlushes()
       remakeRootIfGone()
       try {
         await catchUp()
       } catch (error) {
-        if (mode === 'writes') throw error
+        if (mode !== 'reads') throw error
         logger.warn('Owed commits could not be made yet; a read runs anyway', error)
       }
       const tree = new FolderTree(repo.workRoot)
       let report: ScanReport | null = null
       try {
-        if (mode === 'writes') {
+        if (mode !== 'reads') {
           const paths = touched()
           // A change to the whole folder (a restore of it) takes what history keeps no copy
           // of from this scan, which walks the whole folder anyway.
@@ -793,7 +804,7 @@ async function openLocked(
       exclusive(
         (tree) => run(input, origin, executeOptions, tree).finally(() => intents.clear()),
         () => touchedByCommand(input),
-        isView(input) ? 'reads' : 'writes',
+        isView(input) ? 'reads' : replacesOnly(input) ? 'replaces' : 'writes',
         { signal: executeOptions.signal, outcome: notRunStopped },
       ).catch(toolFailure),
     setPolicy: (policy) => tool.configure(policy),
@@ -944,6 +955,9 @@ async function openLocked(
       }
       await maintainer.stop()
       freed.stop()
+      // The folder flushes owed by the last commands: the checkpoint below empties the log
+      // only once each folder is flushed (a failed one tried again there).
+      await repo.settleOwedFlushes({ retry: false })
       // Every object the write-ahead log covers made durable, the log emptied: the next open
       // has nothing to replay. A failure leaves the records for it.
       await repo.store.checkpoint({ durable: true }).catch((error: unknown) => {
@@ -985,6 +999,13 @@ export function intentFor(
     overwrite: command === 'create' && mutation.overwrite,
     restoredFrom: null,
   }
+}
+
+// A command that only replaces or creates a file (its rename logged with its commit).
+function replacesOnly(input: unknown): boolean {
+  if (typeof input !== 'object' || input === null) return false
+  const { command } = input as { command?: unknown }
+  return command === 'create' || command === 'str_replace' || command === 'insert'
 }
 
 function isView(input: unknown): boolean {

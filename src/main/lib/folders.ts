@@ -801,6 +801,22 @@ export class StagedWrite {
   }
 
   /**
+   * Starts making the rename durable on a descriptor of the folder's own, which outlives the
+   * command (its handle closes with it) and is closed once the `fsync` has settled: a flush
+   * the result need not wait for (docs/durability.md, "Cost"). Unlike `syncFolder`, the
+   * promise rejects when the `fsync` fails. Null where folders are not `fsync`ed (Windows) or
+   * no descriptor opens: the caller then waits for `syncFolder`.
+   */
+  startFolderSync(): Promise<void> | null {
+    const fd = this.folder.keptForSync()?.open() ?? null
+    if (fd === null) return null
+    const flushing = disk.fsync(fd)
+    const close = () => closeQuietly(fd)
+    void flushing.then(close, close)
+    return flushing
+  }
+
+  /**
    * The folder, for a checkpoint to `fsync` after this command (its handle closes with the
    * command): named by its device and inode, opened again only when asked. Null where folders
    * are not `fsync`ed (Windows) or it cannot be named.

@@ -252,6 +252,36 @@ describe("the ref's durability around a checkpoint", () => {
     expect(calls).toEqual(expect.arrayContaining([mainFile(), headsDir()]))
   })
 
+  it("a ref renamed after a checkpoint sealed its file waits for the rename's folder flush it is given (alsoSync)", async () => {
+    const store = await openStore()
+    const { ref, logged } = await commitLogged(store, null)
+    // The checkpoint seals the file holding the record (and may empty it) before the rename:
+    // the folder flush the command would owe must be waited for (review21-round R1).
+    await store.checkpoint()
+    ref.move()
+    // The folder's flush takes a while (released later); the result must come after it.
+    let flushed = false
+    let flushedAtReturn: boolean | null = null
+    await logged
+      .moved(async () => {
+        await new Promise((resolve) => setTimeout(resolve, 500))
+        flushed = true
+      })
+      .then(() => (flushedAtReturn = flushed))
+    expect(flushedAtReturn).toBe(true)
+  })
+
+  it('a ref renamed with no checkpoint since its append waits for no folder flush', async () => {
+    const store = await openStore()
+    const { ref, logged } = await commitLogged(store, null)
+    ref.move()
+    let called = false
+    await logged.moved(async () => {
+      called = true
+    })
+    expect(called).toBe(false)
+  })
+
   it('a ref renamed with no checkpoint since its append is not flushed', async () => {
     const store = await openStore()
     const { ref, logged } = await commitLogged(store, null)
