@@ -5,7 +5,17 @@ import { nodeDisk, setDisk, type Disk } from '../lib/disk'
 import { createRecordingLogger, type RecordingLogger } from '../lib/logger'
 import { openVersionedMemory, type VersionedMemory } from './index'
 import { CHECKPOINT_IDLE_MS, decodeRenames, LOG_FILES } from './objects/object-log'
-import { CLAUDE, folderFiles, fsck, gitCli, headMatchesFolder, tempDataDir } from './test-helpers'
+import {
+  CLAUDE,
+  createFiles,
+  folderFiles,
+  fsck,
+  gitCli,
+  headMatchesFolder,
+  strReplaceWithFlushHeld,
+  tempDataDir,
+  TWO_FILES,
+} from './test-helpers'
 
 // The folder flush a logged command's result does not wait for is owed (docs/durability.md,
 // "Cost"): whatever could leave its rename to no redo after a power cut (a move or removal in
@@ -22,12 +32,7 @@ beforeEach(async () => {
   ;({ dir: dataDir, cleanup } = await tempDataDir())
   logger = createRecordingLogger()
   memory = await openVersionedMemory({ dataDir, watch: false, maintenance: false, logger })
-  for (const [file, text] of [
-    ['a.md', 'alpha\nbeta\n'],
-    ['dir/b.md', 'one\ntwo\n'],
-  ]) {
-    await memory.execute({ command: 'create', path: `/memories/${file}`, file_text: text }, CLAUDE)
-  }
+  await createFiles(memory, TWO_FILES)
 })
 
 afterEach(async () => {
@@ -124,6 +129,7 @@ function holdingDisk(events: string[]) {
   return {
     disk,
     arm: () => (armed = true),
+    release: () => release(),
     owedStarted,
     /**
      * Lets the held flush go once nothing else is left to run (the fallback): long enough that
@@ -141,27 +147,28 @@ function holdingDisk(events: string[]) {
  * A str_replace of `file` whose folder flush is held, then `barrier` started: returns the
  * events, from the acknowledgement on.
  */
-async function heldThen(file: string, barrier: () => Promise<unknown>): Promise<string[]> {
+async function heldThen(
+  file: (typeof TWO_FILES)[number][0],
+  barrier: () => Promise<unknown>,
+): Promise<string[]> {
   const events: string[] = []
   const holding = holdingDisk(events)
-  restoreDisk = setDisk(holding.disk)
   holding.arm()
-  const [old, replacement] = file === 'a.md' ? ['beta', 'gamma'] : ['two', 'three']
-  const outcome = await memory.execute(
-    { command: 'str_replace', path: `/memories/${file}`, old_str: old, new_str: replacement },
-    CLAUDE,
+  await strReplaceWithFlushHeld(
+    memory,
+    events,
+    holding,
+    async () => {
+      await holding.owedStarted
+      const stopFallback = holding.releaseLater()
+      try {
+        await barrier()
+      } finally {
+        stopFallback()
+      }
+    },
+    file,
   )
-  expect(outcome.commit).not.toBeNull()
-  events.push('acknowledged')
-  await holding.owedStarted
-  const stopFallback = holding.releaseLater()
-  try {
-    await barrier()
-  } finally {
-    stopFallback()
-  }
-  restoreDisk()
-  restoreDisk = null
   return events
 }
 
