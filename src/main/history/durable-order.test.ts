@@ -12,12 +12,15 @@ import {
 } from './objects/object-log'
 import {
   CLAUDE,
+  createFiles,
   folderFiles,
   fsck,
   gitCli,
   headMatchesFolder,
   leftoverTempFiles,
+  strReplaceWithFlushHeld,
   tempDataDir,
+  TWO_FILES,
 } from './test-helpers'
 
 // The order of a command's durable steps (docs/durability.md, "When a change is acknowledged"):
@@ -144,12 +147,7 @@ let restoreDisk: (() => void) | null = null
 beforeEach(async () => {
   ;({ dir: dataDir, cleanup } = await tempDataDir())
   memory = await openVersionedMemory({ dataDir, watch: false })
-  for (const [file, text] of [
-    ['a.md', 'alpha\nbeta\n'],
-    ['dir/b.md', 'one\ntwo\n'],
-  ]) {
-    await memory.execute({ command: 'create', path: `/memories/${file}`, file_text: text }, CLAUDE)
-  }
+  await createFiles(memory, TWO_FILES)
 })
 
 afterEach(async () => {
@@ -336,7 +334,7 @@ describe('a command with its commit, step by step', () => {
     const folderFlushed = new Promise<void>((resolve) => (flushed = resolve))
     // The index's files were opened with the history: named by the kernel.
     const isIndex = (fd: number) => readlinkSync(`/proc/self/fd/${fd}`).includes('cairn-index')
-    restoreDisk = setDisk({
+    const disk: Disk = {
       ...nodeDisk,
       writeSync(fd, data, position) {
         if (isIndex(fd)) events.push('index appended')
@@ -350,17 +348,11 @@ describe('a command with its commit, step by step', () => {
         events.push('folder flushed')
         flushed()
       },
-    })
+    }
     // Should the result wait for the flush, a fallback lets it go, so that the order tells
     // (and the test does not hang).
-    const fallback = setTimeout(release, 3000)
-    try {
-      const outcome = await memory.execute(
-        { command: 'str_replace', path: '/memories/a.md', old_str: 'beta', new_str: 'gamma' },
-        CLAUDE,
-      )
-      events.push('acknowledged')
-      expect(outcome.commit).not.toBeNull()
+    const hold = { disk, release: () => release(), fallbackMs: 3000 }
+    await strReplaceWithFlushHeld(memory, events, hold, async () => {
       release()
       await folderFlushed
       // The entry's writes (one or more) come while the flush is held, the result before it.
@@ -368,12 +360,7 @@ describe('a command with its commit, step by step', () => {
       expect(events.slice(1, -2).every((event) => event === 'index appended')).toBe(true)
       expect(events.slice(1, -2).length).toBeGreaterThan(0)
       expect(events.slice(-2)).toEqual(['acknowledged', 'folder flushed'])
-    } finally {
-      clearTimeout(fallback)
-      release()
-      restoreDisk()
-      restoreDisk = null
-    }
+    })
     // The index holds the commit, as the git CLI names it.
     const newest = (await memory.log({ offset: 0, limit: 1 })).entries[0]!
     expect(newest.oid).toBe(headObjects('')[0])
@@ -388,7 +375,7 @@ describe('a command with its commit, step by step', () => {
     let release: () => void = () => {}
     const held = new Promise<void>((resolve) => (release = resolve))
     const folderFlushes: Promise<void>[] = []
-    restoreDisk = setDisk({
+    const disk: Disk = {
       ...nodeDisk,
       openSync(file, flags, mode) {
         // The folder kept for the log's checkpoint is opened again through the handle, without
@@ -411,17 +398,11 @@ describe('a command with its commit, step by step', () => {
         folderFlushes.push(flushing)
         return flushing
       },
-    })
+    }
     // Should the result not wait for the flush, it comes back while the flush is held; else a
     // fallback lets the flush go (the test does not hang), and the order tells.
-    const fallback = setTimeout(release, 3000)
-    try {
-      const outcome = await memory.execute(
-        { command: 'str_replace', path: '/memories/a.md', old_str: 'beta', new_str: 'gamma' },
-        CLAUDE,
-      )
-      events.push('acknowledged')
-      expect(outcome.commit).not.toBeNull()
+    const hold = { disk, release: () => release(), fallbackMs: 3000 }
+    await strReplaceWithFlushHeld(memory, events, hold, async () => {
       release()
       await Promise.all(folderFlushes)
       expect(events[0]).toBe('folder flush started')
@@ -434,12 +415,7 @@ describe('a command with its commit, step by step', () => {
       expect(renames.map(({ commit }) => commit)).not.toContain(
         gitCli(dataDir, 'rev-parse', 'main').trim(),
       )
-    } finally {
-      clearTimeout(fallback)
-      release()
-      restoreDisk()
-      restoreDisk = null
-    }
+    })
     expect(await headMatchesFolder(dataDir)).toBe(true)
   })
 

@@ -63,6 +63,35 @@ async function work(memory: VersionedMemory, from: number, count: number): Promi
 }
 
 /**
+ * A history after `commands` of `work` that packs only when asked (`maintain`), its removals
+ * of loose files waiting `quietMs` after the last command.
+ */
+async function openForRemovals(quietMs: number, commands: number): Promise<VersionedMemory> {
+  const memory = await openVersionedMemory({
+    dataDir,
+    now,
+    watch: false,
+    maintenance: { looseThreshold: Infinity, idleMs: 2 ** 30, quietMs },
+  })
+  await work(memory, 0, commands)
+  return memory
+}
+
+/**
+ * Spies on the removal thread's batches: each is handed to the thread as before, then
+ * `handed(paths)` runs. `mockRestore` when done.
+ */
+function spyOnBatches(handed: (paths: ReadonlyArray<string>) => unknown) {
+  const unlink = vi.spyOn(UnlinkWorker.prototype, 'unlink')
+  unlink.mockImplementation(function (this: UnlinkWorker, paths) {
+    const batch = realUnlink.call(this, paths)
+    handed(paths)
+    return batch
+  })
+  return unlink
+}
+
+/**
  * Names added to `dir` and removed again: it stays larger than a fresh folder (ext4 never
  * shrinks one), as thousands of loose objects leave an object folder.
  */
@@ -399,22 +428,12 @@ describe('background maintenance', () => {
   })
 
   it('removes loose files in batches on a thread of its own, each batch once no command has run for quietMs', async () => {
-    const memory = await openVersionedMemory({
-      dataDir,
-      now,
-      watch: false,
-      maintenance: { looseThreshold: Infinity, idleMs: 2 ** 30, quietMs: 200 },
-    })
     // More loose objects than one batch holds (256): a pass with fewer keeps the thread pool.
-    await work(memory, 0, 80)
+    const memory = await openForRemovals(200, 80)
     const before = allObjects()
     expect(before.length).toBeGreaterThan(256)
     const batches: number[] = []
-    const unlink = vi.spyOn(UnlinkWorker.prototype, 'unlink')
-    unlink.mockImplementation(function (this: UnlinkWorker, paths) {
-      batches.push(paths.length)
-      return realUnlink.call(this, paths)
-    })
+    const unlink = spyOnBatches((paths) => batches.push(paths.length))
     let looseAtAnswer = -1
     let command: Promise<void> | null = null
     try {
@@ -452,24 +471,13 @@ describe('background maintenance', () => {
   })
 
   it('a close during a batch of removals ends the pass, closes the thread, and the next pass removes the rest', async () => {
-    const memory = await openVersionedMemory({
-      dataDir,
-      now,
-      watch: false,
-      maintenance: { looseThreshold: Infinity, idleMs: 2 ** 30, quietMs: 0 },
-    })
-    await work(memory, 0, 80)
+    const memory = await openForRemovals(0, 80)
     const before = allObjects()
     const head = gitCli(dataDir, 'rev-parse', 'main').trim()
     let closing: Promise<void> | null = null
     let worker: UnlinkWorker | undefined
-    const unlink = vi.spyOn(UnlinkWorker.prototype, 'unlink')
-    unlink.mockImplementation(function (this: UnlinkWorker, paths) {
-      const batch = realUnlink.call(this, paths)
-      // The history closes as the first batch is on its way to the thread.
-      closing ??= memory.close()
-      return batch
-    })
+    // The history closes as the first batch is on its way to the thread.
+    const unlink = spyOnBatches(() => (closing ??= memory.close()))
     const close = vi.spyOn(UnlinkWorker.prototype, 'close')
     try {
       await expect(memory.maintain()).rejects.toBeInstanceOf(RepackAborted)
@@ -488,13 +496,7 @@ describe('background maintenance', () => {
   })
 
   it('a loose file the thread cannot unlink stays, is not counted, and the rest go', async () => {
-    const memory = await openVersionedMemory({
-      dataDir,
-      now,
-      watch: false,
-      maintenance: { looseThreshold: Infinity, idleMs: 2 ** 30, quietMs: 0 },
-    })
-    await work(memory, 0, 80)
+    const memory = await openForRemovals(0, 80)
     const before = allObjects()
     const stuck = before[7]!
     const batches = vi.spyOn(UnlinkWorker.prototype, 'unlink')
@@ -524,13 +526,7 @@ describe('background maintenance', () => {
 
   it('removes one object at a time, each once no command has run for quietMs: the thread-pool path, taken while a test wraps the disk', async () => {
     const quietMs = 200
-    const memory = await openVersionedMemory({
-      dataDir,
-      now,
-      watch: false,
-      maintenance: { looseThreshold: Infinity, idleMs: 2 ** 30, quietMs },
-    })
-    await work(memory, 0, 40)
+    const memory = await openForRemovals(quietMs, 40)
     let inFlight = 0
     let most = 0
     const starts: number[] = []
@@ -588,14 +584,8 @@ describe('background maintenance', () => {
   })
 
   it('a close while removals wait for quiet ends the pass at once, losing nothing', async () => {
-    const memory = await openVersionedMemory({
-      dataDir,
-      now,
-      watch: false,
-      // Removals would wait an hour after the command below.
-      maintenance: { looseThreshold: Infinity, idleMs: 2 ** 30, quietMs: 3_600_000 },
-    })
-    await work(memory, 0, 40)
+    // Removals would wait an hour after the command below.
+    const memory = await openForRemovals(3_600_000, 40)
     const before = allObjects()
     const head = gitCli(dataDir, 'rev-parse', 'main').trim()
     let reached: () => void = () => undefined
@@ -624,13 +614,7 @@ describe('background maintenance', () => {
   })
 
   it('stops removing for the pass when a transfer waits for the pack folder; the next pass removes the rest', async () => {
-    const memory = await openVersionedMemory({
-      dataDir,
-      now,
-      watch: false,
-      maintenance: { looseThreshold: Infinity, idleMs: 2 ** 30, quietMs: 0 },
-    })
-    await work(memory, 0, 40)
+    const memory = await openForRemovals(0, 40)
     const before = allObjects()
     let transfer: Promise<string> | null = null
     const report = await memory.maintain({

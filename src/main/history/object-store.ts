@@ -129,9 +129,10 @@ export interface ObjectStore {
   /**
    * Makes every logged object durable and empties the log (before maintenance, at close);
    * `yields`: yielding to commands meanwhile, as a background checkpoint does (see
-   * `yieldCheckpointsTo`).
+   * `yieldCheckpointsTo`). False when the log was given up (closed) before it was emptied:
+   * another instance took the data folder over (`ObjectLog.checkpoint`); true otherwise.
    */
-  checkpoint(options?: { readonly durable?: boolean; readonly yields?: boolean }): Promise<void>
+  checkpoint(options?: { readonly durable?: boolean; readonly yields?: boolean }): Promise<boolean>
   /**
    * The log's checkpoints in the background yield to `commands` from now on (the history's
    * serial queue): no checkpoint `fsync` starts while a command runs (`ObjectLog.yieldTo`).
@@ -609,9 +610,7 @@ export function createObjectStore(gitdir: string): ObjectStore {
     readCommit,
     readRaw,
     openLog,
-    checkpoint: async (options) => {
-      await log?.checkpoint(options)
-    },
+    checkpoint: async (options) => (log ? await log.checkpoint(options) : true),
     yieldCheckpointsTo: (next) => {
       commands = next
       log?.yieldTo(next)

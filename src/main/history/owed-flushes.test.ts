@@ -1,11 +1,22 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { readFileSync, readlinkSync, statSync } from 'node:fs'
+import { readFileSync, readlinkSync, statSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { nodeDisk, setDisk, type Disk } from '../lib/disk'
+import { LOCK_FILE } from '../lib/instance-lock'
 import { createRecordingLogger, type RecordingLogger } from '../lib/logger'
 import { openVersionedMemory, type VersionedMemory } from './index'
 import { CHECKPOINT_IDLE_MS, decodeRenames, LOG_FILES } from './objects/object-log'
-import { CLAUDE, folderFiles, fsck, gitCli, headMatchesFolder, tempDataDir } from './test-helpers'
+import {
+  CLAUDE,
+  createFiles,
+  folderFiles,
+  fsck,
+  gitCli,
+  headMatchesFolder,
+  strReplaceWithFlushHeld,
+  tempDataDir,
+  TWO_FILES,
+} from './test-helpers'
 
 // The folder flush a logged command's result does not wait for is owed (docs/durability.md,
 // "Cost"): whatever could leave its rename to no redo after a power cut (a move or removal in
@@ -22,12 +33,7 @@ beforeEach(async () => {
   ;({ dir: dataDir, cleanup } = await tempDataDir())
   logger = createRecordingLogger()
   memory = await openVersionedMemory({ dataDir, watch: false, maintenance: false, logger })
-  for (const [file, text] of [
-    ['a.md', 'alpha\nbeta\n'],
-    ['dir/b.md', 'one\ntwo\n'],
-  ]) {
-    await memory.execute({ command: 'create', path: `/memories/${file}`, file_text: text }, CLAUDE)
-  }
+  await createFiles(memory, TWO_FILES)
 })
 
 afterEach(async () => {
@@ -124,6 +130,7 @@ function holdingDisk(events: string[]) {
   return {
     disk,
     arm: () => (armed = true),
+    release: () => release(),
     owedStarted,
     /**
      * Lets the held flush go once nothing else is left to run (the fallback): long enough that
@@ -141,27 +148,28 @@ function holdingDisk(events: string[]) {
  * A str_replace of `file` whose folder flush is held, then `barrier` started: returns the
  * events, from the acknowledgement on.
  */
-async function heldThen(file: string, barrier: () => Promise<unknown>): Promise<string[]> {
+async function heldThen(
+  file: (typeof TWO_FILES)[number][0],
+  barrier: () => Promise<unknown>,
+): Promise<string[]> {
   const events: string[] = []
   const holding = holdingDisk(events)
-  restoreDisk = setDisk(holding.disk)
   holding.arm()
-  const [old, replacement] = file === 'a.md' ? ['beta', 'gamma'] : ['two', 'three']
-  const outcome = await memory.execute(
-    { command: 'str_replace', path: `/memories/${file}`, old_str: old, new_str: replacement },
-    CLAUDE,
+  await strReplaceWithFlushHeld(
+    memory,
+    events,
+    holding,
+    async () => {
+      await holding.owedStarted
+      const stopFallback = holding.releaseLater()
+      try {
+        await barrier()
+      } finally {
+        stopFallback()
+      }
+    },
+    file,
   )
-  expect(outcome.commit).not.toBeNull()
-  events.push('acknowledged')
-  await holding.owedStarted
-  const stopFallback = holding.releaseLater()
-  try {
-    await barrier()
-  } finally {
-    stopFallback()
-  }
-  restoreDisk()
-  restoreDisk = null
   return events
 }
 
@@ -294,5 +302,58 @@ describe('an owed folder flush that fails', () => {
     expect(loggedRenames().map(({ commit }) => commit)).not.toContain(head)
     expect((await folderFiles(dataDir)).has('dir/b.md')).toBe(false)
     expect(await headMatchesFolder(dataDir)).toBe(true)
+  })
+
+  // review21-round R6: the log is given up (closed, its records left) when a checkpoint finds
+  // that another instance took the data folder over, after flushing only the file it was
+  // emptying. A failed flush whose rename is in the other file must not be taken as done.
+  it('stays owed when the log is given up to another Cairn before a checkpoint flushed its folder: every barrier then fails clearly, changing nothing', async () => {
+    let failing = true
+    let failed = 0
+    restoreDisk = setDisk({
+      ...nodeDisk,
+      async fsync(fd) {
+        if (failing && isMemoryFolder(fd)) {
+          failed++
+          throw Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO' })
+        }
+        return nodeDisk.fsync(fd)
+      },
+    })
+    const strReplace = async (file: string, old: string, replacement: string) => {
+      const flushes = failed
+      const outcome = await memory.execute(
+        { command: 'str_replace', path: `/memories/${file}`, old_str: old, new_str: replacement },
+        CLAUDE,
+      )
+      expect(outcome.commit).not.toBeNull()
+      await expect.poll(() => failed).toBeGreaterThan(flushes)
+    }
+    // A failed owed flush of the top folder; a barrier's checkpoint of its log file fails too,
+    // and leaves that file's records for the next one (new records go to the other file).
+    await strReplace('a.md', 'beta', 'gamma')
+    const first = await memory.execute({ command: 'delete', path: '/memories/a.md' }, CLAUDE)
+    expect(first.isError).toBe(true)
+    // A failed owed flush of dir/, its rename logged in the other file.
+    await strReplace('dir/b.md', 'two', 'three')
+    const head = gitCli(dataDir, 'rev-parse', 'main').trim()
+    expect(loggedRenames().map(({ commit }) => commit)).toContain(head)
+
+    // Another Cairn takes the data folder over (the lock replaced by hand); the disk is well.
+    const lock = { pid: process.pid, host: 'elsewhere', token: 'another', since: '2026-01-01' }
+    writeFileSync(path.join(dataDir, LOCK_FILE), `${JSON.stringify(lock)}\n`)
+    failing = false
+
+    // The next barrier's checkpoint flushes the first file's folders, finds the lock not its
+    // own and gives the log up: dir/'s flush is still owed, and the delete is refused (twice).
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const refused = await memory.execute({ command: 'delete', path: '/memories/dir' }, CLAUDE)
+      expect(refused.isError).toBe(true)
+      expect(refused.errorCode).toBe('locked')
+      expect(String(refused.content)).toContain('Another Cairn took over this data folder')
+      expect(String(refused.content)).not.toContain(dataDir)
+      expect((await folderFiles(dataDir)).get('dir/b.md')).toBe('one\nthree\n')
+      expect(gitCli(dataDir, 'rev-parse', 'main').trim()).toBe(head)
+    }
   })
 })

@@ -315,6 +315,29 @@ const ACKNOWLEDGED = new Map([
   ['c.md', 'gamma\n'],
 ])
 
+/**
+ * Opens the history after the renames of `RENAME_COMMANDS` were lost and checks that open
+ * redid them all: `main` is still `head` (`before` commits, plus one a command), with no
+ * recovery commit; the folder holds what was acknowledged and nothing left over; the log is
+ * empty and git finds the repository whole.
+ */
+async function expectRenamesRedone(head: string, before: number): Promise<void> {
+  const memory = await openVersionedMemory({ dataDir, watch: false, maintenance: false })
+  try {
+    expect(gitCli(dataDir, 'rev-parse', 'main').trim()).toBe(head)
+    expect(commitCount(dataDir)).toBe(before + RENAME_COMMANDS.length)
+    expect(memory.recovery).toBeNull()
+    const files = await folderFiles(dataDir)
+    for (const [file, text] of ACKNOWLEDGED) expect(files.get(file)).toBe(text)
+    expect(leftoverTempFiles(dataDir)).toEqual([])
+    expect(await headMatchesFolder(dataDir)).toBe(true)
+    expect(logSizes()).toEqual([0, 0])
+    fsck(dataDir)
+  } finally {
+    await memory.close()
+  }
+}
+
 describe("a power cut that loses memory files' renames (their folders not flushed)", () => {
   it('logs each rename with its commit, in the same flushed batch', async () => {
     await runAndKill(RENAME_COMMANDS)
@@ -350,21 +373,7 @@ describe("a power cut that loses memory files' renames (their folders not flushe
         losePowerCut(loggedIds(), 'missing')
       }
       expect(await headMatchesFolder(dataDir)).toBe(false)
-
-      const memory = await openVersionedMemory({ dataDir, watch: false, maintenance: false })
-      try {
-        expect(gitCli(dataDir, 'rev-parse', 'main').trim()).toBe(head)
-        expect(commitCount(dataDir)).toBe(before + RENAME_COMMANDS.length)
-        expect(memory.recovery).toBeNull()
-        const files = await folderFiles(dataDir)
-        for (const [file, text] of ACKNOWLEDGED) expect(files.get(file)).toBe(text)
-        expect(leftoverTempFiles(dataDir)).toEqual([])
-        expect(await headMatchesFolder(dataDir)).toBe(true)
-        expect(logSizes()).toEqual([0, 0])
-        fsck(dataDir)
-      } finally {
-        await memory.close()
-      }
+      await expectRenamesRedone(head, before)
     })
   }
 
@@ -401,21 +410,7 @@ describe("a power cut that loses memory files' renames (their folders not flushe
     const head = gitCli(dataDir, 'rev-parse', 'main').trim()
     loseRenames(loggedRenames())
     expect(await headMatchesFolder(dataDir)).toBe(false)
-
-    const memory = await openVersionedMemory({ dataDir, watch: false, maintenance: false })
-    try {
-      expect(gitCli(dataDir, 'rev-parse', 'main').trim()).toBe(head)
-      expect(commitCount(dataDir)).toBe(before + RENAME_COMMANDS.length)
-      expect(memory.recovery).toBeNull()
-      const files = await folderFiles(dataDir)
-      for (const [file, text] of ACKNOWLEDGED) expect(files.get(file)).toBe(text)
-      expect(leftoverTempFiles(dataDir)).toEqual([])
-      expect(await headMatchesFolder(dataDir)).toBe(true)
-      expect(logSizes()).toEqual([0, 0])
-      fsck(dataDir)
-    } finally {
-      await memory.close()
-    }
+    await expectRenamesRedone(head, before)
   })
 
   it("never overwrites a person's edit made after the acknowledgement: it is kept and committed", async () => {
@@ -490,19 +485,7 @@ describe("a power cut that loses memory files' renames (their folders not flushe
         })
         await openVersionedMemory({ dataDir: ${JSON.stringify(dataDir)}, watch: false, maintenance: false })
       `)
-      const memory = await openVersionedMemory({ dataDir, watch: false, maintenance: false })
-      try {
-        expect(gitCli(dataDir, 'rev-parse', 'main').trim()).toBe(head)
-        expect(commitCount(dataDir)).toBe(before + RENAME_COMMANDS.length)
-        expect(memory.recovery).toBeNull()
-        const files = await folderFiles(dataDir)
-        for (const [file, text] of ACKNOWLEDGED) expect(files.get(file)).toBe(text)
-        expect(leftoverTempFiles(dataDir)).toEqual([])
-        expect(logSizes()).toEqual([0, 0])
-        fsck(dataDir)
-      } finally {
-        await memory.close()
-      }
+      await expectRenamesRedone(head, before)
     })
   }
 })

@@ -27,6 +27,7 @@ import {
   type TreeNode,
 } from './tree-state'
 import type { StatCache } from './stat-cache'
+import { takenOverError } from '../lib/instance-lock'
 import type { Logger } from '../lib/logger'
 import { mendUnreadTrees, type UnreadTree } from './head-match'
 import { keptVersion, MAX_VERSIONED_BYTES, scanPath, type ScanReport } from './work-tree'
@@ -148,7 +149,8 @@ export interface Repo extends RepoView {
    * The barrier of the folder flushes a logged command's result did not wait for (owed:
    * docs/durability.md, "Cost"): resolves once each has succeeded. One that failed is retried
    * by a checkpoint of the log (which `fsync`s the folders of the renames it holds before it
-   * empties them); if that fails too, this rejects with its error and the flush stays owed.
+   * empties them); if that fails too, this rejects with its error and the flush stays owed,
+   * as it does, with the `locked` error, once the log was given up to another instance.
    * Whatever could leave a lost rename that open cannot redo (a move or removal in the memory
    * folder, a commit or a move of `main` that bypasses the log) waits for it first.
    * `retry: false` (close, whose own checkpoint retries): waits for those in flight only.
@@ -263,7 +265,10 @@ export function createRepo(options: {
     if (failed.length === 0 || !retry) return
     // Each failed flush's rename is logged with its folder kept: a checkpoint that empties its
     // file has `fsync`ed that folder first, and rejects (the records staying) when it cannot.
-    await store.checkpoint()
+    // One that gives the log up instead (its `owns` false: another instance took the data
+    // folder over) may have flushed none of them: they stay owed, and every barrier fails
+    // clearly from then on (review21-round R6).
+    if (!(await store.checkpoint())) throw takenOverError()
     for (const flush of failed) owed.delete(flush)
   }
 

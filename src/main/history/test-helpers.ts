@@ -376,6 +376,60 @@ export async function breakMainRef(dataDir: string): Promise<() => Promise<void>
 /** The origin tests give Claude's commands. */
 export const CLAUDE: Origin = { actor: 'claude', conversationId: 'test', toolUseId: 'toolu_test' }
 
+/**
+ * The files the tests of owed folder flushes start from (owed-flushes.test.ts,
+ * durable-order.test.ts): one at the top of the memory folder, one in a folder below.
+ */
+export const TWO_FILES = [
+  ['a.md', 'alpha\nbeta\n'],
+  ['dir/b.md', 'one\ntwo\n'],
+] as const
+
+/** Creates each of `files` (its path below `/memories`, its text) with Claude's create command. */
+export async function createFiles(
+  memory: Pick<VersionedMemory, 'execute'>,
+  files: ReadonlyArray<readonly [string, string]>,
+): Promise<void> {
+  for (const [file, text] of files) {
+    await memory.execute({ command: 'create', path: `/memories/${file}`, file_text: text }, CLAUDE)
+  }
+}
+
+/**
+ * A str_replace in one of `TWO_FILES` (`beta` -> `gamma` in a.md, `two` -> `three` in
+ * dir/b.md) while `hold.disk` is set, a disk that holds a memory folder's flush until
+ * `hold.release()`: its result must carry a commit, and `acknowledged` is pushed to `events`
+ * once it is back; then `afterwards` runs, the disk still set. Whatever happens, the flush is
+ * let go and the disk put back at the end. `hold.fallbackMs`: should the result wait for the
+ * held flush, it is let go after that long, so that the order in `events` tells (and the test
+ * does not hang).
+ */
+export async function strReplaceWithFlushHeld(
+  memory: Pick<VersionedMemory, 'execute'>,
+  events: string[],
+  hold: { readonly disk: Disk; readonly release: () => void; readonly fallbackMs?: number },
+  afterwards: () => Promise<void>,
+  file: (typeof TWO_FILES)[number][0] = 'a.md',
+): Promise<void> {
+  const [old, replacement] = file === 'a.md' ? ['beta', 'gamma'] : ['two', 'three']
+  const restore = setDisk(hold.disk)
+  const fallback =
+    hold.fallbackMs === undefined ? undefined : setTimeout(hold.release, hold.fallbackMs)
+  try {
+    const outcome = await memory.execute(
+      { command: 'str_replace', path: `/memories/${file}`, old_str: old, new_str: replacement },
+      CLAUDE,
+    )
+    expect(outcome.commit).not.toBeNull()
+    events.push('acknowledged')
+    await afterwards()
+  } finally {
+    clearTimeout(fallback)
+    hold.release()
+    restore()
+  }
+}
+
 /** Claude's origin in conversation `conv-1` with a tool use of its own (`toolu_…`). */
 export function claudeUse(toolUseId: string): Origin {
   return { actor: 'claude', conversationId: 'conv-1', toolUseId }

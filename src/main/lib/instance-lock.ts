@@ -110,10 +110,7 @@ export function acquireInstanceLock(dataDir: string): InstanceLock {
           if (!isCode(error, 'ENOENT')) throw error
         }
         if (length !== expected.byteLength || !found.subarray(0, length).equals(expected)) {
-          throw new CairnError(
-            'locked',
-            'Another Cairn took over this data folder, so this one stopped saving changes. Close one of them.',
-          )
+          throw takenOverError()
         }
       },
       release() {
@@ -339,6 +336,14 @@ function digest(text: string): string {
 // Waits without returning to the event loop: the lock is taken synchronously at open.
 function pause(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms)
+}
+
+/** What a Cairn whose lock another one took over says when it is asked to change anything. */
+export function takenOverError(): CairnError {
+  return new CairnError(
+    'locked',
+    'Another Cairn took over this data folder, so this one stopped saving changes. Close one of them.',
+  )
 }
 
 function lockedError(owner: Owner | null): CairnError {

@@ -772,6 +772,9 @@ export class ObjectLog {
    * `replayed`: the checkpoint after open's replay, before any command can run: every `fsync`
    * it needs goes out at once (`REPLAY_PARALLEL` in flight), not two at a time as beside
    * commands. The log is still emptied only once all are done.
+   * Resolves true once each file that held records has been emptied, false when the log was
+   * closed first (given up to another instance that took the data folder over: see
+   * `checkpointOne`): the records of a file not emptied then had nothing made durable for them.
    */
   async checkpoint(
     options: {
@@ -779,13 +782,13 @@ export class ObjectLog {
       readonly yields?: boolean
       readonly replayed?: boolean
     } = {},
-  ): Promise<void> {
+  ): Promise<boolean> {
     // `yields`: the caller is no command and may wait (maintenance before a pass).
     if (options.yields) return this.drain(options)
     this.awaited++
     this.wakeAll()
     try {
-      await this.drain(options)
+      return await this.drain(options)
     } finally {
       this.awaited--
     }
@@ -795,7 +798,7 @@ export class ObjectLog {
   // an idle moment, in the background (then yielding to commands).
   private async drain(
     options: { readonly durable?: boolean; readonly replayed?: boolean } = {},
-  ): Promise<void> {
+  ): Promise<boolean> {
     // Each file holding records now is emptied once (two rounds at most); records appended
     // meanwhile go to the other file and wait for the next checkpoint.
     const waiting = this.files
@@ -808,6 +811,7 @@ export class ObjectLog {
     if (options.durable && !this.closed) {
       await Promise.all(this.files.map(({ fd }) => this.onPool(() => disk.fsync(fd))))
     }
+    return waiting.every(({ file, emptied }) => file.emptied !== emptied)
   }
 
   /**
