@@ -22,12 +22,18 @@
  * `CAIRN_CRASH_AIM=open-packs:<n>` counts from open's first call on a file in the pack folder
  * instead (the n-th call from it, that one included): a kill inside the open that clears what
  * a pass killed half-way left there (a child that opens all the same then runs no command).
+ * With `CAIRN_CRASH_THREAD=1`, a pass waits for 300 loose objects, so it removes them a batch at
+ * a time on the removals' thread (`UnlinkWorker`, from 256 loose, only on the real file
+ * system: no kill here may hook the disk then), and `CAIRN_CRASH_BATCH=<n>:<k>` makes the child
+ * kill itself inside the n-th batch it hands that thread: as soon as the batch's k-th file is
+ * gone (at once for k = 0), while the thread goes on with the rest.
  * The acknowledgement file gets, per command, a line before it runs (`{"run":…}`) and one after
  * (`{"done":…}`), each written with fsync. stdout says `opening` and `opened`.
  */
 
 import fs from 'node:fs'
 import path from 'node:path'
+import { Worker } from 'node:worker_threads'
 import { openVersionedMemory } from '../../src/main/history'
 import { nodeDisk, setDisk } from '../../src/main/lib/disk'
 import { hookDisk } from '../../src/main/lib/disk-hooks'
@@ -67,6 +73,27 @@ const hooked =
     : null
 if (hooked) setDisk(hooked.disk)
 
+const batchAim = /^(\d+):(\d+)$/.exec(process.env.CAIRN_CRASH_BATCH ?? '')
+if (batchAim) {
+  // The removals' thread gets each batch as one message of paths, which it unlinks in order:
+  // seen here as it is sent, and the child dies once the aimed-at file is gone (the thread,
+  // busy with the next ones, never sees the main thread stop).
+  let sent = 0
+  const post = Worker.prototype.postMessage
+  Worker.prototype.postMessage = function (this: Worker, value: unknown, ...rest: []) {
+    post.call(this, value, ...rest)
+    if (!Array.isArray(value) || ++sent !== Number(batchAim[1])) return
+    const k = Number(batchAim[2])
+    const target = k > 0 ? (value[Math.min(k, value.length) - 1] as string) : null
+    const until = performance.now() + 10_000
+    let there = target !== null
+    while (there && performance.now() < until) there = fs.existsSync(target as string)
+    // (Spinning: the thread unlinks meanwhile.) Late: the thread never got that far.
+    process.stdout.write(there ? 'step batch-late\n' : 'step batch-aimed\n')
+    process.kill(process.pid, 'SIGKILL')
+  }
+}
+
 /** A background pass's step: said on stdout (synchronous on a pipe), maybe aimed at. */
 function onStep(step: PassStep): void {
   process.stdout.write(`step ${step}\n`)
@@ -86,6 +113,8 @@ function acknowledge(record: unknown): void {
 // Packing as often as there is anything to pack: after 8 loose objects, or 5 ms without a commit.
 // Removals wait for no quiet moment (`quietMs: 0`), so kills land in them while commands run.
 const PACKING = { looseThreshold: 8, idleMs: 5, idleMinimum: 1, quietMs: 0 } as const
+// Packing at 300 loose objects, idle moments' passes included: the removals go to the thread.
+const THREAD_PACKING = { looseThreshold: 300, idleMs: 5, idleMinimum: 300, quietMs: 0 } as const
 
 async function maintainOnce(dir: string, stopAt: string | undefined): Promise<void> {
   const memory = await openVersionedMemory({ dataDir: dir, watch: false, maintenance: false })
@@ -106,10 +135,11 @@ async function main(): Promise<void> {
   if (dataDir === 'maintain') return maintainOnce(ackFile, seedText || undefined)
   process.stdout.write('opening\n')
   const packing = process.env.CAIRN_CRASH_PACKING === '1'
+  const settings = process.env.CAIRN_CRASH_THREAD === '1' ? THREAD_PACKING : PACKING
   const memory = await openVersionedMemory({
     dataDir,
     watch: false,
-    ...(packing ? { maintenance: { ...PACKING, onStep } } : {}),
+    ...(packing ? { maintenance: { ...settings, onStep } } : {}),
   })
   opened = true
   process.stdout.write('opened\n')

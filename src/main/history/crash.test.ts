@@ -25,7 +25,9 @@ import type { VersionedMemory } from './types'
 // every acknowledged change (plus, at most, the one in flight), HEAD's tree must be the
 // folder, `git fsck --strict` must be clean, no temp file may remain, and the number of
 // commits must never drop. A second run does the same with background packing going on all
-// the while, so kills land inside packing too (and inside the open that cleans up after it).
+// the while, so kills land inside packing too (and inside the open that cleans up after it); a
+// third packs 300 loose objects at a time, so a pass removes them on the removals' thread, and
+// aims its kills inside that thread's batches.
 
 const CHILD = path.resolve('test/stress/crash-child.ts')
 
@@ -39,16 +41,36 @@ afterAll(() => fs.rmSync(root, { recursive: true, force: true }))
  * How a round's child dies: by a timer `ms` after it opened; by its own hand inside open, just
  * before its `atCall`-th file-system call; or, while packing, at a phase of a pass — `aim` is
  * the child's `CAIRN_CRASH_AIM` (it kills itself at the n-th file-system call after a step),
- * `afterStep` a timer the parent starts when the child says it reached that step.
+ * `afterStep` a timer the parent starts when the child says it reached that step, `batch` the
+ * child's `CAIRN_CRASH_BATCH` (`<n>:<k>`: it kills itself once the k-th file of the n-th batch
+ * it handed the removals' thread is gone).
  */
 type Kill =
   | { readonly timer: number }
   | { readonly atCall: number }
   | { readonly aim: string }
   | { readonly afterStep: string; readonly ms: number }
+  | { readonly batch: string }
 
-/** Where a kill landed: in open, between passes, or in a phase of a packing pass. */
-type Phase = 'opening' | 'between' | 'preparing' | 'writing' | 'renaming' | 'removing' | 'folding'
+/**
+ * How a run's children work: commands only; packing at 8 loose (removals one file at a time
+ * on the thread pool); packing at 300 loose (removals a batch at a time on their own thread).
+ */
+type Mode = 'commands' | 'packing' | 'thread'
+
+/**
+ * Where a kill landed: in open, between passes, or in a phase of a packing pass (`unlinking`:
+ * while the removals' thread had a batch in hand).
+ */
+type Phase =
+  | 'opening'
+  | 'between'
+  | 'preparing'
+  | 'writing'
+  | 'renaming'
+  | 'removing'
+  | 'unlinking'
+  | 'folding'
 
 /** The phase a pass is in once it said each step (`started`, then repack's). */
 const PHASE_AFTER: Readonly<Record<string, Phase>> = {
@@ -59,6 +81,10 @@ const PHASE_AFTER: Readonly<Record<string, Phase>> = {
   'pack-renamed': 'renaming',
   'pack-durable': 'renaming',
   'removing-loose': 'removing', // loose files the new pack holds (a batch at a time on a thread of its own from 256)
+  'batch-sent': 'unlinking', // a batch in the thread's hands (the rest of the pass waits for it)
+  'batch-aimed': 'unlinking', // said by a child aiming inside a batch, as it kills itself
+  'batch-late': 'unlinking', // the same, the thread never having reached the aimed-at file
+  'batch-done': 'removing',
   'removing-packs': 'folding', // packs folded into the new one: marked, unlinked
   'pack-unindexed': 'folding',
   done: 'between',
@@ -74,17 +100,19 @@ async function runAndKill(
   dataDir: string,
   name: string,
   round: number,
-  packing: boolean,
+  mode: Mode,
   kill: Kill,
-): Promise<{ lines: string[]; killedWhileOpening: boolean; phase: Phase }> {
+): Promise<{ lines: string[]; killedWhileOpening: boolean; phase: Phase; last?: string }> {
   const ackFile = path.join(dataDir, `ack-${name}.jsonl`)
   const args = [CHILD, dataDir, ackFile, String(1000 + round)]
   if ('atCall' in kill) args.push(String(kill.atCall))
   const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
     env: {
       ...process.env,
-      CAIRN_CRASH_PACKING: packing ? '1' : '0',
+      CAIRN_CRASH_PACKING: mode === 'commands' ? '0' : '1',
+      CAIRN_CRASH_THREAD: mode === 'thread' ? '1' : '0',
       CAIRN_CRASH_AIM: 'aim' in kill ? kill.aim : '',
+      CAIRN_CRASH_BATCH: 'batch' in kill ? kill.batch : '',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
@@ -115,7 +143,7 @@ async function runAndKill(
       }
     })
     void exited.then((code) => {
-      if (code === null && ('aim' in kill || 'atCall' in kill)) resolve(true)
+      if (code === null && ('aim' in kill || 'atCall' in kill || 'batch' in kill)) resolve(true)
       else reject(new Error(`child exited (${code}) before its kill: ${stderr}`))
     })
   })
@@ -132,7 +160,7 @@ async function runAndKill(
       : (PHASE_AFTER[last] ?? 'between')
   const text = fs.existsSync(ackFile) ? fs.readFileSync(ackFile, 'utf8') : ''
   fs.rmSync(ackFile, { force: true })
-  return { lines: text.split('\n'), killedWhileOpening, phase }
+  return { lines: text.split('\n'), killedWhileOpening, phase, last }
 }
 
 /** How long a child aiming at a step may take to get there before a timer kills it anyway. */
@@ -194,18 +222,37 @@ const PACKING_KILLS: ReadonlyArray<(rand: () => number) => Kill> = [
 ]
 
 /**
+ * The same for passes of 300 loose objects, which remove them a batch at a time on the
+ * removals' thread (the file-system calls there are outside the seam: no aim by call count;
+ * an aim would also put a wrapper in front of the disk, and the pass would remove one file at
+ * a time on the thread pool instead). Half the rounds die inside a batch, by the child's own
+ * hand once a given file of it is gone (or at once): the first batch of the child (the thread
+ * still starting) or a later one, a batch a command halted sent again included; others by a
+ * timer from a step, in the writing, the removals and the folding; and those in the renames
+ * (a few milliseconds, which a timer from a step missed in 36 rounds) by the child's own hand
+ * at a file-system call, as in the packing run: its disk hooked, it dies before any removal.
+ */
+const THREAD_KILLS: ReadonlyArray<(rand: () => number) => Kill> = [
+  (rand) => ({ batch: `1:${Math.floor(rand() * 257)}` }),
+  (rand) => ({ afterStep: 'listed', ms: rand() * 300 }),
+  (rand) => ({ batch: `${2 + Math.floor(rand() * 4)}:${Math.floor(rand() * 257)}` }),
+  (rand) => ({ afterStep: 'pack-durable', ms: rand() * 40 }),
+  (rand) => ({ batch: `${1 + Math.floor(rand() * 3)}:${Math.floor(rand() * 257)}` }),
+  (rand) => ({ aim: `index-durable:${1 + Math.floor(rand() * 5)}` }),
+]
+
+/**
  * The kills of a round (see `Kill`), in order. Without packing, a third of the rounds die
  * inside open: the child kills itself before one of its first file-system calls (open makes
  * about a hundred before it looks at the objects); the others are killed by a timer.
  */
-function pickKills(round: number, rand: () => number, packing: boolean): Kill[] {
+function pickKills(round: number, rand: () => number, mode: Mode): Kill[] {
   const inOpen = round % 3 === 0
-  if (!packing) {
+  if (mode === 'commands') {
     return [inOpen ? { atCall: 1 + Math.floor(rand() * 120) } : { timer: 20 + rand() * 400 }]
   }
-  const pass = (PACKING_KILLS[(round - 1) % PACKING_KILLS.length] as (r: () => number) => Kill)(
-    rand,
-  )
+  const kills = mode === 'thread' ? THREAD_KILLS : PACKING_KILLS
+  const pass = (kills[(round - 1) % kills.length] as (r: () => number) => Kill)(rand)
   return inOpen ? [pass, { aim: `open-packs:${1 + Math.floor(rand() * 6)}` }] : [pass]
 }
 
@@ -277,6 +324,8 @@ interface RunCounts {
   readonly opensWithLeftovers: number
   /** Files `readAt` read and compared with git. */
   readonly reads: number
+  /** Kills by a child's own hand inside a batch of the removals' thread, its aim reached. */
+  readonly aimedInBatch: number
 }
 
 /**
@@ -287,8 +336,9 @@ async function crashRounds(
   name: string,
   rounds: number,
   seed: number,
-  packing: boolean,
+  mode: Mode,
 ): Promise<RunCounts> {
+  const packing = mode !== 'commands'
   const dataDir = path.join(root, name)
   fs.mkdirSync(dataDir)
   {
@@ -304,6 +354,7 @@ async function crashRounds(
     let passRounds = 0
     let opensWithLeftovers = 0
     let reads = 0
+    let aimedInBatch = 0
     const phases: Record<Phase, number> = {
       opening: 0,
       between: 0,
@@ -311,16 +362,18 @@ async function crashRounds(
       writing: 0,
       renaming: 0,
       removing: 0,
+      unlinking: 0,
       folding: 0,
     }
     for (let round = 1; round <= rounds; round++) {
-      const plan = pickKills(round, rand, packing)
+      const plan = pickKills(round, rand, mode)
       const lines: string[] = []
       const phasesHit: Phase[] = []
       for (const [k, kill] of plan.entries()) {
         if (packing && !diesInOpen(kill)) passRounds++
         if (packing && diesInOpen(kill) && packLeftovers(dataDir).length > 0) opensWithLeftovers++
-        const run = await runAndKill(dataDir, `${round}-${k}`, round, packing, kill)
+        const run = await runAndKill(dataDir, `${round}-${k}`, round, mode, kill)
+        if (run.last === 'batch-aimed') aimedInBatch++
         lines.push(...run.lines)
         kills++
         phases[run.phase]++
@@ -392,7 +445,7 @@ async function crashRounds(
     }
     expect(commands).toBeGreaterThan(0)
     addTotals('crash', { rounds, kills, generatedCommands: commands, losses })
-    return { kills, killsWhileOpening, phases, passRounds, opensWithLeftovers, reads }
+    return { kills, killsWhileOpening, phases, passRounds, opensWithLeftovers, reads, aimedInBatch }
   }
 }
 
@@ -403,7 +456,7 @@ describe('SIGKILL at random moments, also while opening', () => {
       'commands',
       rounds,
       20240901,
-      false,
+      'commands',
     )
     // Some kills must have interrupted an open (and so a recovery) for the test to mean it.
     if (rounds >= 30) expect(killsWhileOpening).toBeGreaterThan(0)
@@ -412,7 +465,7 @@ describe('SIGKILL at random moments, also while opening', () => {
 
   it('loses nothing when killed inside each phase of background packing beside the commands', async () => {
     const rounds = size(4, 60)
-    const run = await crashRounds('packing', rounds, 20250301, true)
+    const run = await crashRounds('packing', rounds, 20250301, 'packing')
     const { phases } = run
     const perPhase = Object.entries(phases).map(([phase, n]) => `${n} ${phase}`)
     console.log(
@@ -429,6 +482,31 @@ describe('SIGKILL at random moments, also while opening', () => {
         expect(phases[phase], phase).toBeGreaterThan(0)
       }
       expect(run.opensWithLeftovers).toBeGreaterThan(0)
+    }
+  }, 3_600_000)
+
+  it('loses nothing when killed inside the removals thread of packing passes of 300 loose objects', async () => {
+    const rounds = size(1, 36)
+    const run = await crashRounds('thread', rounds, 20261203, 'thread')
+    const { phases } = run
+    const perPhase = Object.entries(phases).map(([phase, n]) => `${n} ${phase}`)
+    console.log(
+      `crash test while packing on the removals' thread: ${run.kills} kills: ${perPhase.join(', ')}; ` +
+        `${run.aimedInBatch} as the thread had just unlinked the aimed-at file of its batch; ` +
+        `${run.opensWithLeftovers} opens killed with a killed pass's leftovers to clear; ` +
+        `${run.reads} reads`,
+    )
+    // Half the kills meant for a pass are aimed inside a batch: most must land there.
+    expect(phases.unlinking).toBeGreaterThanOrEqual(Math.floor(run.passRounds / 3))
+    const inPasses =
+      phases.writing + phases.renaming + phases.removing + phases.unlinking + phases.folding
+    expect(inPasses).toBeGreaterThanOrEqual(Math.ceil(run.passRounds / 2))
+    if (rounds >= 30) {
+      // Nearly all of a pass's removals here are in a batch (`unlinking`), rarely between two.
+      for (const phase of ['writing', 'renaming', 'unlinking', 'opening'] as const) {
+        expect(phases[phase], phase).toBeGreaterThan(0)
+      }
+      expect(run.aimedInBatch).toBeGreaterThan(0)
     }
   }, 3_600_000)
 })

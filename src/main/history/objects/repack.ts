@@ -38,6 +38,10 @@ export type RepackStep =
   | 'pack-renamed'
   | 'pack-durable'
   | 'removing-loose'
+  /** A batch of loose files handed to `removeBatch`'s thread, which unlinks them meanwhile. */
+  | 'batch-sent'
+  /** That batch answered (all of it tried, or halted part-way). */
+  | 'batch-done'
   | 'removing-packs'
   /** A folded pack's index removed, its pack not yet (as after each folded pack). */
   | 'pack-unindexed'
@@ -234,11 +238,12 @@ async function install(
   const check = written ? PackIndex.open(path.join(db.packDir, `${written.name}.idx`)) : null
   const inNewPack = (oid: string) => check !== null && check.has(Buffer.from(oid, 'hex'))
   let removedLoose = 0
-  // On the thread pool, one at a time, each when the caller says the moment is quiet: an
-  // unlink waits for the disk to discard what it frees (0.7 s once on the bench machine), and
-  // a command's own rename over a file, which frees the old one, queues its discard behind
-  // every one in flight. With two always in flight, a command's file creation was once
-  // blocked 1.3 s in the removals (a CPU profile of commands run during a pass).
+  // One removal in flight at a time (a file on the thread pool, or a batch on the thread),
+  // each when the caller says the moment is quiet: an unlink waits for the disk to discard
+  // what it frees (0.7 s once on the bench machine), and a command's own rename over a file,
+  // which frees the old one, queues its discard behind every one in flight. With two always
+  // in flight, a command's file creation was once blocked 1.3 s in the removals (a CPU
+  // profile of commands run during a pass).
   const beforeRemoval =
     options.beforeRemoval ??
     (async () => {
@@ -249,20 +254,32 @@ async function install(
   step('removing-loose')
   try {
     const emptied = new Set<string>()
-    // A thread of its own only for a pass with at least a batch to remove: starting one costs
-    // tens of milliseconds of CPU (more on a loaded machine), and a pass after a few commands
-    // (an idle moment's) has only a handful of requests to save.
-    const removeBatch = loose.size >= REMOVAL_BATCH ? options.removeBatch : undefined
+    // One routine for every loose file: a batch at a time, each part after `beforeRemoval`
+    // (no await between the two: no command can be queued in between), until all of it was
+    // tried. On the thread (`removeBatch`), a batch of `REMOVAL_BATCH`, halted by a command;
+    // otherwise one file per batch, unlinked on the thread pool. A thread of its own only for
+    // a pass with at least a batch to remove: starting one costs tens of milliseconds of CPU
+    // (more on a loaded machine), and a pass after a few commands (an idle moment's) has only
+    // a handful of requests to save.
+    const threaded = loose.size >= REMOVAL_BATCH ? options.removeBatch : undefined
+    const batchSize = threaded ? REMOVAL_BATCH : 1
     let batch: string[] = []
-    // A batch, each part after `beforeRemoval` (no await between the two: no command can be
-    // queued in between), until all of it was tried.
     const removeQueued = async (): Promise<void> => {
-      if (!removeBatch) return
       let from = 0
       while (from < batch.length) {
         if (!(removing &&= await beforeRemoval())) return
         const part = from === 0 ? batch : batch.slice(from)
-        const { done, failed } = await removeBatch(part.map((oid) => db.loosePath(oid)))
+        const paths = part.map((oid) => db.loosePath(oid))
+        let answer: UnlinkBatch
+        if (threaded) {
+          const sent = threaded(paths)
+          step('batch-sent')
+          answer = await sent
+          step('batch-done')
+        } else {
+          answer = await unlinkEach(paths)
+        }
+        const { done, failed } = answer
         let next = 0
         for (let i = 0; i < done; i++) {
           // Already gone (or never loose), or the disk refused: the next pass tries again.
@@ -283,21 +300,10 @@ async function install(
       // Every loose object some durable pack holds goes (packed now, or before a crash);
       // never one whose only packed copy is damaged.
       if (!inNewPack(oid) && (!db.inPack(oid) || db.packedCopyDamaged(oid))) continue
-      if (removeBatch) {
-        batch.push(oid)
-        if (batch.length < REMOVAL_BATCH) continue
-        await removeQueued()
-        if (!removing) break
-        continue
-      }
-      if (!(removing &&= await beforeRemoval())) break
-      try {
-        await disk.promises.unlink(db.loosePath(oid))
-        removedLoose++
-        emptied.add(oid.slice(0, 2))
-      } catch {
-        // Already gone (or never loose): nothing to do.
-      }
+      batch.push(oid)
+      if (batch.length < batchSize) continue
+      await removeQueued()
+      if (!removing) break
     }
     if (removing) await removeQueued()
     if (removing) removing = await renewFolders(db, emptied, beforeRemoval)
@@ -410,6 +416,22 @@ async function renewFolders(
     }
   }
   return removing
+}
+
+/**
+ * `paths` unlinked one after the other on the thread pool, as `removeBatch` answers: every one
+ * tried, those that could not be removed (gone, or the disk refused) listed by index.
+ */
+async function unlinkEach(paths: ReadonlyArray<string>): Promise<UnlinkBatch> {
+  const failed: number[] = []
+  for (const [i, file] of paths.entries()) {
+    try {
+      await disk.promises.unlink(file)
+    } catch {
+      failed.push(i)
+    }
+  }
+  return { done: paths.length, failed }
 }
 
 interface WrittenPack {
