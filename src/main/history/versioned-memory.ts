@@ -476,7 +476,15 @@ async function openLocked(
       // commands' results did not (docs/durability.md, "Cost"): open could not redo their
       // renames after a power cut. A write that only replaces files goes ahead (its commit
       // waits for them where it bypasses the log).
-      if (mode === 'writes') await repo.settleOwedFlushes()
+      if (mode === 'writes') {
+        await repo.settleOwedFlushes()
+        // Before anything in the folder changes: a change that moves, removes or writes files
+        // before its commit (a delete, a rename, a restore, a sync) would otherwise change the
+        // folder under the Cairn that took the data folder over, and fail only at its commit.
+        // A write that only replaces files needs no check here: its commit's, before its
+        // rename, comes first (`stage`; a create into new folders checks in `beforeMove`).
+        lock.assertHeld()
+      }
       remakeRootIfGone()
       try {
         await catchUp()
@@ -551,6 +559,9 @@ async function openLocked(
       try {
         staged.outcome = { entry: await record(paths, intent, { relative, write }) }
       } catch (error) {
+        // Another Cairn took the data folder over: the write is dropped (its temp file goes)
+        // and the command fails with the lock's words, the folder as it was.
+        if (error instanceof CairnError && error.code === 'locked') throw error
         // The write goes ahead alone, as any write whose commit fails (if its own flush
         // fails, this throws: the command fails and nothing changed); the commit is owed.
         await write.publishAlone(logger)
@@ -563,8 +574,12 @@ async function openLocked(
     // A delete or rename, checked and about to touch the folder: a kill before its commit
     // leaves its move to the next open, which commits it with these facts if the folder holds
     // exactly that move (command-intent.ts). A write needs no note: its commit comes first.
-    const beforeMove = (mutation: MemoryMutation, text?: string): void =>
+    // A create into new folders is the one write that publishes before its commit's check of
+    // the lock (a delete or rename was checked as its task started): it checks here.
+    const beforeMove = (mutation: MemoryMutation, text?: string): void => {
+      if (mutation.command === 'create') lock.assertHeld()
       intents.record(repo.head(), intentOf(mutation), mutation.paths.map(toRelative), text)
+    }
     const toolOptions = { createExisting: runOptions.createExisting, stage }
     if (dryRun && runOptions.beforeRun) {
       // The folders the check just walked serve the dry run; the command itself runs after

@@ -3,6 +3,7 @@
 import path from 'node:path'
 import type { CreateExistingPolicy } from '../../shared/types'
 import { disk, isCode } from '../lib/disk'
+import { CairnError } from '../lib/errors'
 import { DIR_MODE, Folder, FolderTree, removeTree, settleFolderSyncs } from '../lib/folders'
 import type { CommandContext } from './context'
 import { create } from './create'
@@ -145,6 +146,9 @@ export function createMemoryTool(options: MemoryToolOptions): MemoryTool {
       }
     } catch (error) {
       if (error instanceof CommandError) return failure(error)
+      // The host refused to change the folder (another Cairn took the data folder over): it
+      // words that itself, and nothing changed.
+      if (error instanceof CairnError && error.code === 'locked') throw error
       // Something outside our checks changed under us; the counts may be off too.
       usage.invalidate()
       return failure(unexpectedFailure(error))
@@ -239,7 +243,8 @@ export function createMemoryTool(options: MemoryToolOptions): MemoryTool {
   return {
     execute(input, callOptions) {
       const result = queue.run(() => run(input, callOptions, false))
-      void result.then(refreshUsageSoon)
+      // A rejection (the host's own refusal, see `runCommand`) is the caller's to handle.
+      void result.then(refreshUsageSoon, () => undefined)
       return result
     },
     async preview(input, callOptions) {

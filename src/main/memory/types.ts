@@ -135,7 +135,11 @@ export type WriteStager = (
 
 /** The Memory tool handler: runs Claude's commands on the real memory folder. */
 export interface MemoryTool {
-  /** Runs one command exactly as Claude sent it (untrusted JSON). Never throws for bad input. */
+  /**
+   * Runs one command exactly as Claude sent it (untrusted JSON). Never throws for bad input;
+   * rejects with the `locked` CairnError a host's `stage` or `beforeMove` threw (another Cairn
+   * took the data folder over), the folder as it was.
+   */
   execute(input: unknown, options?: MemoryExecuteOptions): Promise<MemoryExecution>
   /**
    * A dry run of one command: every check the command makes (paths, limits, secrets), and on
