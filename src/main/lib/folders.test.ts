@@ -4,7 +4,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { handlesNameEntries, nodeDisk, setDisk } from './disk'
-import { hookDisk } from './disk-hooks'
+import { errnoError, hookDisk } from './disk-hooks'
 import {
   ChangedUnderfootError,
   Folder,
@@ -277,6 +277,29 @@ describe.each([
 
 it('names entries through handles on Linux', () => {
   expect(handlesNameEntries).toBe(process.platform === 'linux')
+})
+
+it("gives what it read when the descriptor's close fails, and the read's own error when both fail", () => {
+  fs.writeFileSync(path.join(base, 'root', 'r.md'), 'read\n')
+  const tree = new FolderTree(path.join(base, 'root'))
+  // Every close fails; with `failRead`, every read too.
+  let failRead = false
+  const faulty = hookDisk(nodeDisk, (call) => {
+    if (call.name === 'closeSync') return errnoError(call, 'EACCES')
+    if (failRead && call.name === 'readSync') return errnoError(call, 'EIO')
+    return undefined
+  })
+  const found = tree.find('r.md')
+  if (found.kind !== 'file') throw new Error('expected a file')
+  const restoreDisk = setDisk(faulty.disk)
+  try {
+    expect(readFileIn(found.parent, found.name, found.stats).toString()).toBe('read\n')
+    failRead = true
+    expect(() => readFileIn(found.parent, found.name, found.stats)).toThrow(/EIO/)
+  } finally {
+    restoreDisk()
+    tree.close()
+  }
 })
 
 it('reads whole files of any size with one fstat, and refuses one swapped meanwhile', () => {

@@ -688,7 +688,15 @@ export function readFileAndStats(
     if (stats.size > maxBytes) throw Object.assign(new Error('file too large'), { code: 'EFBIG' })
     return { content: readKnownSize(fd, stats.size), stats }
   } finally {
-    disk.closeSync(fd)
+    // A descriptor opened to read: what its close reports changes nothing that was read (the
+    // descriptor is released all the same), so it neither turns a read that worked into a
+    // failure (an EACCES there once had a restore keep a readable file aside as unreadable)
+    // nor hides the read's own error.
+    try {
+      disk.closeSync(fd)
+    } catch {
+      // Nothing to do.
+    }
   }
 }
 
