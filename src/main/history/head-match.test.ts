@@ -12,6 +12,7 @@ import {
   readFileSync,
   rmSync,
   statSync,
+  truncateSync,
   utimesSync,
   writeFileSync,
   writeSync,
@@ -23,7 +24,8 @@ import { TEMP_FILE_PREFIX } from '../lib/folders'
 import { nodeDisk, setDisk } from '../lib/disk'
 import { hookDisk } from '../lib/disk-hooks'
 import { openRepo, type OpenedRepo } from './open-repo'
-import type { CommitIntent, Repo } from './repo'
+import type { RecoveryReport } from '../../shared/types'
+import type { CommitIntent, DeferredFound, Repo } from './repo'
 import { crc32 } from './objects/crc32'
 import { sameLoose, StatCache, statCacheOf } from './stat-cache'
 import { childrenOf, loadAll, treeFromOid, type Node, type TreeNode } from './tree-state'
@@ -490,7 +492,11 @@ describe('open when the folder is exactly HEAD', () => {
     fsck(dataDir)
   })
 
-  it("finds a file's loose blob changed in place (same size) once trusted by its stamp", async () => {
+  /**
+   * Seeds a history whose blobs' loose stamps are on record (the shortcut takes them unchecked),
+   * then damages `a/deep/c.md`'s loose blob as `damage` does; returns the blob's id.
+   */
+  async function seedStampedThenDamage(damage: (file: string) => void): Promise<string> {
     await seed()
     // Older than the stat cache's racy window: trusted by their stat from the next open on;
     // the open after that records their blobs' stamps.
@@ -501,11 +507,103 @@ describe('open when the folder is exactly HEAD', () => {
     for (let i = 0; i < 2; i++) await close((await openRepo({ dataDir, now })).repo)
     const blob = gitCli(dataDir, 'rev-parse', 'main:a/deep/c.md').trim()
     expectStampOnRecord(StatCache.load(statCacheOf(gitdirOf(dataDir))), blob, 'a/deep/c.md')
-    damageInPlace(looseFile(dataDir, blob), flipMiddle)
-    const { repo, recovery } = await openRepo({ dataDir, now })
-    expect(recovery?.kind).toBe('history-repaired')
-    expect(recovery?.message).toContain('damaged stored copy of your files was repaired')
-    await commitElsewhereAndFsck(repo)
+    damage(looseFile(dataDir, blob))
+    return blob
+  }
+
+  /** The blob `oid` as git reads it equals the memory file `relative`. */
+  function expectBlobIsFile(oid: string, relative: string): void {
+    expect(gitCli(dataDir, 'cat-file', '-p', oid)).toBe(FILES[relative])
+  }
+
+  const looseDamages: ReadonlyArray<readonly [string, (file: string) => void]> = [
+    ['changed in place (same size)', (file) => damageInPlace(file, flipMiddle)],
+    [
+      'truncated',
+      (file) => {
+        chmodSync(file, 0o644)
+        truncateSync(file, Math.floor(statSync(file).size / 2))
+      },
+    ],
+    [
+      'emptied',
+      (file) => {
+        chmodSync(file, 0o644)
+        truncateSync(file, 0)
+      },
+    ],
+  ]
+
+  // Open takes a loose blob with a stamp on record without looking at it (its `lstat` was what
+  // open at 10,000 loose commits paid over packed): the check by that stamp comes before the
+  // first commit builds on it, which writes it again from the file.
+  for (const [what, damage] of looseDamages) {
+    it(`finds a file's loose blob ${what} once trusted by its stamp, before the first commit`, async () => {
+      const blob = await seedStampedThenDamage(damage)
+      const { repo, recovery } = await openRepo({ dataDir, now })
+      // Open did not look at it: it says nothing, and the damage is still on disk.
+      expect(recovery).toBeNull()
+      expect(() => expectBlobIsFile(blob, 'a/deep/c.md')).toThrow()
+      const found: DeferredFound[] = []
+      repo.whenDeferredFound((seen) => found.push(seen))
+      await commitElsewhereAndFsck(repo)
+      expect(found).toEqual([{ trees: 0, repaired: ['a/deep/c.md'], lost: [] }])
+      expectBlobIsFile(blob, 'a/deep/c.md')
+    })
+  }
+
+  it('leaves a damaged loose blob whose file changed since open, reported as lost', async () => {
+    const blob = await seedStampedThenDamage((file) => damageInPlace(file, flipMiddle))
+    const { repo } = await openRepo({ dataDir, now })
+    await put(dataDir, 'a/deep/c.md', 'c, changed after open')
+    const found: DeferredFound[] = []
+    repo.whenDeferredFound((seen) => found.push(seen))
+    await repo.checkDeferred()
+    expect(found).toEqual([{ trees: 0, repaired: [], lost: ['a/deep/c.md'] }])
+    expect(() => gitCli(dataDir, 'cat-file', '-p', blob)).toThrow()
+    // The commit of the changed file holds its new blob; the damaged one only an old commit.
+    await repo.commit(['a/deep/c.md'], intent)
+    await close(repo)
+    expect(gitCli(dataDir, 'show', 'main:a/deep/c.md')).toBe('c, changed after open')
+  })
+
+  it("finds a file's loose blob changed in place when idle, with no command", async () => {
+    const blob = await seedStampedThenDamage((file) => damageInPlace(file, flipMiddle))
+    const memory = await openVersionedMemory({
+      dataDir,
+      watch: false,
+      maintenance: { looseThreshold: Infinity, idleMs: 10 },
+    })
+    const told: RecoveryReport[] = []
+    memory.onRecovery((report) => told.push(report))
+    try {
+      expect(memory.recovery).toBeNull()
+      await expect.poll(() => told.map(({ kind }) => kind)).toEqual(['history-repaired'])
+      expect(told[0]!.message).toContain('damaged stored copy of your files was repaired')
+      expectBlobIsFile(blob, 'a/deep/c.md')
+    } finally {
+      await memory.close()
+    }
+    fsck(dataDir)
+  })
+
+  it('writes a loose blob taken on its stamp again before a maintenance pass packs it', async () => {
+    const blob = await seedStampedThenDamage((file) => damageInPlace(file, flipMiddle))
+    const memory = await openVersionedMemory({
+      dataDir,
+      watch: false,
+      maintenance: { looseThreshold: Infinity, idleMs: 2 ** 30 },
+    })
+    try {
+      const report = await memory.maintain()
+      expect(report.unreadable).toEqual([])
+    } finally {
+      await memory.close()
+    }
+    // Packed, sound: the pass took the copy written again from the file.
+    expect(existsSync(looseFile(dataDir, blob))).toBe(false)
+    expectBlobIsFile(blob, 'a/deep/c.md')
+    fsck(dataDir)
   })
 
   // Open asks the packs for every vouched-for file's blob at once, once the folder made HEAD's

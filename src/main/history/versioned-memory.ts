@@ -42,7 +42,7 @@ import {
   scanNotices,
   secretNotices,
 } from './notices'
-import { openRepo, owedMarkerOf } from './open-repo'
+import { openRepo, owedMarkerOf, repairedMessage } from './open-repo'
 import {
   commitOutsideChanges,
   touchedByCommand,
@@ -236,12 +236,14 @@ async function openLocked(
         : options.maintenance,
     // The side index was checked at open by its structure and newest entry; the rest of it is
     // checked at the first idle moment, and rebuilt from the commits (then swapped in) if off.
+    // Nothing open took unchecked is packed: a damaged copy is written again first.
+    beforePack: async () => {
+      if (repo.hasDeferredChecks()) await queue.run(() => repo.checkDeferred())
+    },
     verify: async (pause) => {
-      // HEAD's trees open took on their file's stamp alone are read now, not by a first commit.
-      const mended = await queue.run(() => repo.checkUnreadTrees())
-      if (mended > 0) {
-        logger.warn(`${mended} of HEAD's trees were damaged on disk; written again from the folder`)
-      }
+      // What open took on its files' stamps alone (HEAD's trees, the files' loose blobs) is
+      // checked now, not by a first commit.
+      await queue.run(() => repo.checkDeferred())
       // An index a commit found damaged goes straight to the rebuild.
       const checked = repo.index
       const inUse = () => checked === repo.index
@@ -308,6 +310,29 @@ async function openLocked(
     forgetGivenUpRestore(repo.store.gitdir)
   }
   for (const notice of scanNotices({ tooLarge, nameNotAllowed, unreadable })) notices.raise(notice)
+  // Damage found by the checks open left for later (`checkDeferred`): a blob written again from
+  // its file is told as open tells it; one no file holds any more stays, and reads of it say
+  // it is damaged, as of any damage found later.
+  repo.whenDeferredFound(({ trees, repaired, lost }) => {
+    if (trees > 0) {
+      logger.warn(`${trees} of HEAD's trees were damaged on disk; written again from the folder`)
+    }
+    if (repaired.length > 0) {
+      logger.warn(`${repaired.length} damaged stored copies of files were written again from them`)
+      tell<RecoveryReport>(
+        recoveryListeners,
+        {
+          kind: 'history-repaired',
+          message: repairedMessage(repaired.length),
+          commitOid: repo.head(),
+        },
+        'recovery',
+      )
+    }
+    if (lost.length > 0) {
+      logger.warn(`${lost.length} stored copies of files are damaged and the files changed since`)
+    }
+  })
   // The open's recovery commit has happened: a failure to read it back for the secret scan
   // (a failing disk, a damaged index entry) only means no warning, never a failed open.
   let opened: IndexEntry | undefined
@@ -484,6 +509,9 @@ async function openLocked(
         // A write that only replaces files needs no check here: its commit's, before its
         // rename, comes first (`stage`; a create into new folders checks in `beforeMove`).
         lock.assertHeld()
+        // A change that may read what history stores (a restore, a sync): what open took
+        // unchecked is checked first (a write that only replaces files: by its commit).
+        await repo.checkDeferred()
       }
       remakeRootIfGone()
       try {
@@ -784,7 +812,11 @@ async function openLocked(
           () => 'all',
         ),
       ),
-    transfer: (task) => gate.transfer(task),
+    // A transfer sends or reads stored objects: what open took unchecked is checked first.
+    transfer: async (task) => {
+      if (repo.hasDeferredChecks()) await queue.run(() => repo.checkDeferred())
+      return gate.transfer(task)
+    },
   }
 
   // Events for Cairn's own writes come too, after their commit: the rescan of those paths
