@@ -130,8 +130,8 @@ export interface Repo extends RepoView {
    * file's stamp alone, read whole (damage beneath the file system keeps a stamp), and the
    * memory files' loose blobs it did not look at, by their stamps, else read whole
    * (`checkUncheckedBlobs`). A damaged one is written again from the folder. Each commit runs
-   * it first; the history runs it when idle and before a maintenance pass, a change through
-   * its queue (a restore, a sync) and a transfer. `whenDeferredFound`'s hook hears of damage.
+   * it first; the history runs it when idle and before a maintenance pass, a change that
+   * moves, removes or restores files (a restore, a sync) and a transfer. `whenDeferredFound`'s hook hears of damage.
    */
   checkDeferred(): Promise<void>
   /** True until `checkDeferred` has run to its end. */
