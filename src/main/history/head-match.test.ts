@@ -7,6 +7,7 @@ import {
   cpSync,
   existsSync,
   lstatSync,
+  mkdirSync,
   openSync,
   readdirSync,
   readFileSync,
@@ -21,10 +22,11 @@ import { mkdir, rename, rm, truncate, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { TEMP_FILE_PREFIX } from '../lib/folders'
+import { LOCK_FILE } from '../lib/instance-lock'
 import { nodeDisk, setDisk } from '../lib/disk'
-import { hookDisk } from '../lib/disk-hooks'
+import { errnoError, hookDisk } from '../lib/disk-hooks'
 import { openRepo, type OpenedRepo } from './open-repo'
-import type { RecoveryReport } from '../../shared/types'
+import type { MemoryNotice, RecoveryReport } from '../../shared/types'
 import type { CommitIntent, DeferredFound, Repo } from './repo'
 import { crc32 } from './objects/crc32'
 import { sameLoose, StatCache, statCacheOf } from './stat-cache'
@@ -43,6 +45,8 @@ import {
   tempDataDir,
 } from './test-helpers'
 import { openVersionedMemory } from './versioned-memory'
+import { exportMemory, type TransferContext } from '../sync/transfer'
+import { readZip } from '../sync/zip'
 
 // Open makes HEAD's tree from the folder when the folder is exactly HEAD (head-match.ts): the
 // state must be the one reading HEAD's trees gives, and a damaged or missing tree must still
@@ -549,6 +553,9 @@ describe('open when the folder is exactly HEAD', () => {
       await commitElsewhereAndFsck(repo)
       expect(found).toEqual([{ trees: 0, repaired: ['a/deep/c.md'], lost: [] }])
       expectBlobIsFile(blob, 'a/deep/c.md')
+      // The file written again is on record by its new stamp: the next open defers it again,
+      // without reading it whole.
+      expect(repo.stats.objectCheckedAs('a/deep/c.md', repo.store.looseStat(blob)!)).toBe(true)
     })
   }
 
@@ -602,6 +609,196 @@ describe('open when the folder is exactly HEAD', () => {
     }
     // Packed, sound: the pass took the copy written again from the file.
     expect(existsSync(looseFile(dataDir, blob))).toBe(false)
+    expectBlobIsFile(blob, 'a/deep/c.md')
+    fsck(dataDir)
+  })
+
+  it('checks by itself soon after open, with no command and long before the idle moment', async () => {
+    const blob = await seedStampedThenDamage((file) => damageInPlace(file, flipMiddle))
+    const memory = await openVersionedMemory({
+      dataDir,
+      watch: false,
+      maintenance: { looseThreshold: Infinity, idleMs: 2 ** 30 },
+    })
+    const told: RecoveryReport[] = []
+    memory.onRecovery((report) => told.push(report))
+    try {
+      expect(memory.recovery).toBeNull()
+      await expect
+        .poll(() => told.map(({ kind }) => kind), { timeout: 20_000 })
+        .toEqual(['history-repaired'])
+      expectBlobIsFile(blob, 'a/deep/c.md')
+    } finally {
+      await memory.close()
+    }
+    fsck(dataDir)
+  })
+
+  it('checks at close what nothing checked before: a file edited while closed loses nothing', async () => {
+    const blob = await seedStampedThenDamage((file) => damageInPlace(file, flipMiddle))
+    const memory = await openVersionedMemory({
+      dataDir,
+      watch: false,
+      maintenance: { looseThreshold: Infinity, idleMs: 2 ** 30 },
+    })
+    await memory.close()
+    expectBlobIsFile(blob, 'a/deep/c.md')
+    // Edited while closed: the next open takes the full scan, which never looks at the old blob.
+    await put(dataDir, 'a/deep/c.md', 'c, edited while closed')
+    const again = await openVersionedMemory({ dataDir, watch: false, maintenance: false })
+    await again.close()
+    expectBlobIsFile(blob, 'a/deep/c.md')
+    fsck(dataDir)
+  })
+
+  it('tells the person of a damaged copy whose file changed before the check, in plain words', async () => {
+    const blob = await seedStampedThenDamage((file) => damageInPlace(file, flipMiddle))
+    const memory = await openVersionedMemory({
+      dataDir,
+      watch: false,
+      maintenance: { looseThreshold: Infinity, idleMs: 2 ** 30 },
+    })
+    const noticed: MemoryNotice[] = []
+    memory.onNotice((notice) => noticed.push(notice))
+    await put(dataDir, 'a/deep/c.md', 'c, changed after open')
+    await memory.close()
+    expect(noticed.map(({ kind, path }) => [kind, path])).toEqual([
+      ['damaged', '/memories/a/deep/c.md'],
+    ])
+    expect(noticed[0]!.message).toContain('could not be repaired')
+    expect(noticed[0]!.message).not.toContain(dataDir)
+    expect(() => gitCli(dataDir, 'cat-file', '-p', blob)).toThrow()
+  })
+
+  it('takes a loose blob it cannot read as unsound: written again from its file, no commit fails', async () => {
+    const blob = await seedStampedThenDamage((file) => damageInPlace(file, flipMiddle))
+    const { repo } = await openRepo({ dataDir, now })
+    const found: DeferredFound[] = []
+    repo.whenDeferredFound((seen) => found.push(seen))
+    const loose = looseFile(dataDir, blob)
+    let failed = 0
+    setDisk(
+      hookDisk(nodeDisk, (call) => {
+        if (call.name === 'openSync' && call.args[0] === loose) {
+          failed++
+          return errnoError(call, 'EIO')
+        }
+      }).disk,
+    )
+    try {
+      await put(dataDir, 'top.md', 'top, changed')
+      await repo.commit(['top.md'], intent)
+    } finally {
+      setDisk(nodeDisk)
+    }
+    expect(failed).toBeGreaterThan(0)
+    expect(found).toEqual([{ trees: 0, repaired: ['a/deep/c.md'], lost: [] }])
+    await close(repo)
+    expectBlobIsFile(blob, 'a/deep/c.md')
+    fsck(dataDir)
+  })
+
+  it('takes a loose blob it can neither read nor write again as lost, and commits all the same', async () => {
+    const blob = await seedStampedThenDamage((file) => {
+      rmSync(file, { force: true })
+      mkdirSync(path.join(file, 'inside'), { recursive: true })
+    })
+    const { repo } = await openRepo({ dataDir, now })
+    const found: DeferredFound[] = []
+    repo.whenDeferredFound((seen) => found.push(seen))
+    await put(dataDir, 'top.md', 'top, changed')
+    await repo.commit(['top.md'], intent)
+    await put(dataDir, 'top.md', 'top, changed again')
+    await repo.commit(['top.md'], intent)
+    expect(found).toEqual([{ trees: 0, repaired: [], lost: ['a/deep/c.md'] }])
+    await close(repo)
+    expect(gitCli(dataDir, 'show', 'main:top.md')).toBe('top, changed again')
+    expect(() => gitCli(dataDir, 'cat-file', '-p', blob)).toThrow()
+  })
+
+  it('checks before an export reads the objects: a ZIP right after open holds the file', async () => {
+    const blob = await seedStampedThenDamage((file) => damageInPlace(file, flipMiddle))
+    const memory = await openVersionedMemory({
+      dataDir,
+      watch: false,
+      maintenance: { looseThreshold: Infinity, idleMs: 2 ** 30 },
+    })
+    const target = path.join(dataDir, 'export.zip')
+    try {
+      const result = await exportMemory(
+        {
+          dataDir,
+          history: memory.git,
+          host: { chooseSavePath: async () => target, chooseOpenPath: async () => null },
+          now: Date.now,
+        } as unknown as TransferContext,
+        'zip',
+      )
+      expect(result.saved).toBe(true)
+    } finally {
+      await memory.close()
+    }
+    const files = readZip(readFileSync(target), {
+      maxEntries: 100,
+      maxEntryBytes: 1 << 20,
+      maxTotalBytes: 1 << 20,
+    })
+    const c = files.find(({ name }) => name === 'a/deep/c.md')
+    expect(Buffer.from(c!.data!).toString()).toBe(FILES['a/deep/c.md'])
+    expectBlobIsFile(blob, 'a/deep/c.md')
+  })
+
+  it('writes no repaired blob at close once the data folder is no longer its own', async () => {
+    const blob = await seedStampedThenDamage((file) => damageInPlace(file, flipMiddle))
+    const memory = await openVersionedMemory({
+      dataDir,
+      watch: false,
+      maintenance: { looseThreshold: Infinity, idleMs: 2 ** 30 },
+    })
+    // Someone removed the lock file by hand (another Cairn may open the folder now).
+    rmSync(path.join(dataDir, LOCK_FILE))
+    await memory.close()
+    expect(() => expectBlobIsFile(blob, 'a/deep/c.md')).toThrow()
+  })
+
+  // The pass's own check (`beforePack`) matters when the idle check before it failed: the old
+  // test above shows only the idle path, which runs first in the same pass.
+  it("checks before a maintenance pass packs even when the pass's idle check failed", async () => {
+    const blob = await seedStampedThenDamage((file) => damageInPlace(file, flipMiddle))
+    const memory = await openVersionedMemory({
+      dataDir,
+      watch: false,
+      maintenance: { looseThreshold: Infinity, idleMs: 2 ** 30 },
+    })
+    const objects = path.join(gitdirOf(dataDir), 'objects') + path.sep
+    const loose = looseFile(dataDir, blob)
+    let failed = 0
+    // The first object read after open (the idle check's, ahead of the pass) fails once.
+    setDisk(
+      hookDisk(nodeDisk, (call) => {
+        const file = call.args[0]
+        if (
+          failed === 0 &&
+          call.name === 'openSync' &&
+          typeof file === 'string' &&
+          file.startsWith(objects) &&
+          file !== loose &&
+          !path.basename(file).startsWith('tmp_')
+        ) {
+          failed++
+          return errnoError(call, 'EIO')
+        }
+      }).disk,
+    )
+    try {
+      const report = await memory.maintain()
+      expect(report.unreadable).toEqual([])
+    } finally {
+      setDisk(nodeDisk)
+      await memory.close()
+    }
+    expect(failed).toBe(1)
+    expect(existsSync(loose)).toBe(false)
     expectBlobIsFile(blob, 'a/deep/c.md')
     fsck(dataDir)
   })

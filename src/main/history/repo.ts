@@ -130,8 +130,9 @@ export interface Repo extends RepoView {
    * file's stamp alone, read whole (damage beneath the file system keeps a stamp), and the
    * memory files' loose blobs it did not look at, by their stamps, else read whole
    * (`checkUncheckedBlobs`). A damaged one is written again from the folder. Each commit runs
-   * it first; the history runs it when idle and before a maintenance pass, a change that
-   * moves, removes or restores files (a restore, a sync) and a transfer. `whenDeferredFound`'s hook hears of damage.
+   * it first; the history runs it about a second after open, when idle, before a maintenance
+   * pass, a change that moves, removes or restores files (a restore, a sync), a transfer or an
+   * export, and at close. `whenDeferredFound`'s hook hears of damage.
    */
   checkDeferred(): Promise<void>
   /** True until `checkDeferred` has run to its end. */
@@ -250,7 +251,7 @@ export function createRepo(options: {
     if (unreadTrees.length === 0 && uncheckedBlobs === null) return
     const trees = await mendUnreadTrees(store, unreadTrees)
     const blobs = uncheckedBlobs
-      ? await checkUncheckedBlobs(store, stats, workRoot, uncheckedBlobs)
+      ? await checkUncheckedBlobs(store, stats, workRoot, uncheckedBlobs, logger)
       : { repaired: [], lost: [] }
     if (trees.length + blobs.repaired.length > 0) await store.flush()
     unreadTrees = []

@@ -37,6 +37,7 @@ import { createMaintainer, PackFolderGate, type MaintenanceSettings } from './ma
 import {
   createNotices,
   followMoves,
+  damagedCopyNotice,
   keptAsideNotice,
   restoreRefusedNotice,
   scanNotices,
@@ -83,6 +84,12 @@ import {
 
 /** Quiet time after the last file-system event before outside edits are committed. */
 export const WATCH_DEBOUNCE_MS = 400
+
+/**
+ * How long after open the history checks by itself what open took unchecked (the loose blobs
+ * it trusted by their stamps): after the window's first requests, long before the idle moment.
+ */
+const DEFERRED_CHECK_MS = 1000
 
 /** Options of `openVersionedMemory`; everything but `dataDir` has a default. */
 export interface VersionedMemoryOptions {
@@ -220,6 +227,21 @@ async function openLocked(
   })
   repo.keepReplaced(freed.keep)
   const gate = new PackFolderGate()
+  // What open took unchecked, checked through the queue by the history itself (about a second
+  // after open, when idle, before a pass packs, before a transfer or an export, at close). A
+  // Cairn whose data folder another took over writes no repaired blob: it skips quietly, and
+  // the next command refuses with the locked error.
+  function checkDeferredIfHeld(): Promise<void> {
+    if (!repo.hasDeferredChecks()) return Promise.resolve()
+    return queue.run(async () => {
+      try {
+        lock.assertHeld()
+      } catch {
+        return
+      }
+      await repo.checkDeferred()
+    })
+  }
   // While the index is rebuilt, `changesSince` orders the commits themselves; the order is
   // kept from one call to the next (one ordering of the whole history a write was 1.6 s at
   // 100,000 commits), and dropped with the rebuild.
@@ -237,13 +259,11 @@ async function openLocked(
     // The side index was checked at open by its structure and newest entry; the rest of it is
     // checked at the first idle moment, and rebuilt from the commits (then swapped in) if off.
     // Nothing open took unchecked is packed: a damaged copy is written again first.
-    beforePack: async () => {
-      if (repo.hasDeferredChecks()) await queue.run(() => repo.checkDeferred())
-    },
+    beforePack: () => checkDeferredIfHeld(),
     verify: async (pause) => {
       // What open took on its files' stamps alone (HEAD's trees, the files' loose blobs) is
       // checked now, not by a first commit.
-      await queue.run(() => repo.checkDeferred())
+      await checkDeferredIfHeld()
       // An index a commit found damaged goes straight to the rebuild.
       const checked = repo.index
       const inUse = () => checked === repo.index
@@ -331,6 +351,7 @@ async function openLocked(
     }
     if (lost.length > 0) {
       logger.warn(`${lost.length} stored copies of files are damaged and the files changed since`)
+      for (const relative of lost) notices.raise(damagedCopyNotice(relative))
     }
   })
   // The open's recovery commit has happened: a failure to read it back for the secret scan
@@ -814,7 +835,9 @@ async function openLocked(
       ),
     // A transfer sends or reads stored objects: what open took unchecked is checked first.
     transfer: async (task) => {
-      if (repo.hasDeferredChecks()) await queue.run(() => repo.checkDeferred())
+      // Asked for the pack folder at once when nothing is left to check (no turn of the loop
+      // lost: a pass about to remove files sees the transfer waiting).
+      if (repo.hasDeferredChecks()) await checkDeferredIfHeld()
       return gate.transfer(task)
     },
   }
@@ -842,6 +865,18 @@ async function openLocked(
     })
   }
   watchMemoryFolder()
+  // The check open left for later, made by itself soon after open: the window's first requests
+  // (the first timeline page) are served first. Anything that ran it earlier (a command, a
+  // transfer) leaves this run nothing to do.
+  const deferredTimer = repo.hasDeferredChecks()
+    ? setTimeout(() => {
+        if (closed) return
+        checkDeferredIfHeld().catch((error: unknown) =>
+          logger.warn('Could not check the stored copies open left for later', error),
+        )
+      }, DEFERRED_CHECK_MS)
+    : null
+  deferredTimer?.unref()
 
   return {
     folder: repo.workRoot,
@@ -990,7 +1025,14 @@ async function openLocked(
       if (closed) return
       closed = true
       watcher?.close()
+      if (deferredTimer) clearTimeout(deferredTimer)
       await queue.idle()
+      // What open took unchecked and nothing checked since is checked now, before the close's
+      // checkpoint: the next open takes the full scan if a file changes while closed, and
+      // would never look at it again. A failure is logged; close goes on.
+      await checkDeferredIfHeld().catch((error: unknown) =>
+        logger.warn('Could not check the stored copies open left for later', error),
+      )
       if (resync || unrecorded.length > 0) {
         // The next open must not take the changes whose commits failed for edits made
         // outside Cairn while it was closed.

@@ -18,6 +18,7 @@ import { entryNameProblem } from './damage'
 import type { ObjectStore } from './object-store'
 import type { PackedPositions } from './objects/object-database'
 import type { StatCache } from './stat-cache'
+import type { Logger } from '../lib/logger'
 import { childrenOf, setAt, type Node, type TreeNode } from './tree-state'
 
 /**
@@ -472,20 +473,54 @@ export async function checkUncheckedBlobs(
   stats: StatCache,
   workRoot: string,
   blobs: UncheckedBlobs,
+  logger?: Logger,
 ): Promise<{ readonly repaired: string[]; readonly lost: string[] }> {
   const { relatives, oids } = blobs
   const repaired: string[] = []
   const lost: string[] = []
-  const unsound = await storedCopiesUnsound(store, stats, relatives, oids)
+  let unsound: number[]
+  try {
+    unsound = await storedCopiesUnsound(store, stats, relatives, oids)
+  } catch {
+    // One blob could not be read at all (an I/O error, a loose file made a folder): each is
+    // checked alone, and one that cannot be read is unsound, not every commit's raw error.
+    unsound = []
+    for (let i = 0; i < oids.length; i++) {
+      try {
+        const one = await storedCopiesUnsound(store, stats, [relatives[i]!], [oids[i]!])
+        if (one.length > 0) unsound.push(i)
+      } catch (error) {
+        logger?.warn('A stored copy of a file could not be read while checked', errorCode(error))
+        unsound.push(i)
+      }
+    }
+  }
   if (unsound.length === 0) return { repaired, lost }
   const tree = new FolderTree(workRoot)
   try {
     for (const at of unsound) {
       const relative = relatives[at]!
       const oid = oids[at]!
-      const content = fileIfThere(tree, relative)
+      let content: Buffer | null = null
+      try {
+        content = fileIfThere(tree, relative)
+      } catch (error) {
+        logger?.warn('A memory file could not be read to mend its stored copy', errorCode(error))
+      }
       if (content !== null && store.hash('blob', content) === oid) {
-        await store.write('blob', content, oid)
+        try {
+          await store.write('blob', content, oid)
+        } catch (error) {
+          logger?.warn(
+            'A damaged stored copy of a file could not be written again',
+            errorCode(error),
+          )
+          lost.push(relative)
+          continue
+        }
+        // Its stamp noted: the next open takes it unchecked again, not read whole.
+        const loose = store.looseStat(oid)
+        if (loose) stats.noteObjectChecked(relative, loose)
         repaired.push(relative)
       } else lost.push(relative)
     }
@@ -493,6 +528,12 @@ export async function checkUncheckedBlobs(
     tree.close()
   }
   return { repaired, lost }
+}
+
+// An error's code alone (`EIO`), for a log line that names no host path.
+function errorCode(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code
+  return typeof code === 'string' ? code : 'unknown error'
 }
 
 // The memory file at `relative` whole, or null when it is gone, grown past the limit, replaced
