@@ -99,8 +99,12 @@ export interface MemoryFile {
 export interface MemoryNotice {
   /** Stable for one kind and path (`too-large:/memories/big.bin`). */
   readonly id: string
-  /** `kept-aside`: a file history never held was renamed so a sync could not write over it. */
-  readonly kind: 'too-large' | 'name-not-allowed' | 'unreadable' | 'secret' | 'kept-aside'
+  /**
+   * `kept-aside`: a file history never held was renamed so a sync could not write over it.
+   * `damaged`: a stored version of a file was found damaged after its file had changed.
+   */
+  readonly kind:
+    'too-large' | 'name-not-allowed' | 'unreadable' | 'secret' | 'kept-aside' | 'damaged'
   /** Virtual path of the file. */
   readonly path: string
   /** A sentence for people: no host path, never the secret itself. */

@@ -7,11 +7,13 @@ import {
   cpSync,
   existsSync,
   lstatSync,
+  mkdirSync,
   openSync,
   readdirSync,
   readFileSync,
   rmSync,
   statSync,
+  truncateSync,
   utimesSync,
   writeFileSync,
   writeSync,
@@ -20,10 +22,12 @@ import { mkdir, rename, rm, truncate, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { TEMP_FILE_PREFIX } from '../lib/folders'
+import { LOCK_FILE } from '../lib/instance-lock'
 import { nodeDisk, setDisk } from '../lib/disk'
-import { hookDisk } from '../lib/disk-hooks'
+import { errnoError, hookDisk } from '../lib/disk-hooks'
 import { openRepo, type OpenedRepo } from './open-repo'
-import type { CommitIntent, Repo } from './repo'
+import type { MemoryNotice, RecoveryReport } from '../../shared/types'
+import type { CommitIntent, DeferredFound, Repo } from './repo'
 import { crc32 } from './objects/crc32'
 import { sameLoose, StatCache, statCacheOf } from './stat-cache'
 import { childrenOf, loadAll, treeFromOid, type Node, type TreeNode } from './tree-state'
@@ -41,6 +45,8 @@ import {
   tempDataDir,
 } from './test-helpers'
 import { openVersionedMemory } from './versioned-memory'
+import { exportMemory, type TransferContext } from '../sync/transfer'
+import { readZip } from '../sync/zip'
 
 // Open makes HEAD's tree from the folder when the folder is exactly HEAD (head-match.ts): the
 // state must be the one reading HEAD's trees gives, and a damaged or missing tree must still
@@ -490,7 +496,11 @@ describe('open when the folder is exactly HEAD', () => {
     fsck(dataDir)
   })
 
-  it("finds a file's loose blob changed in place (same size) once trusted by its stamp", async () => {
+  /**
+   * Seeds a history whose blobs' loose stamps are on record (the shortcut takes them unchecked),
+   * then damages `a/deep/c.md`'s loose blob as `damage` does; returns the blob's id.
+   */
+  async function seedStampedThenDamage(damage: (file: string) => void): Promise<string> {
     await seed()
     // Older than the stat cache's racy window: trusted by their stat from the next open on;
     // the open after that records their blobs' stamps.
@@ -501,11 +511,296 @@ describe('open when the folder is exactly HEAD', () => {
     for (let i = 0; i < 2; i++) await close((await openRepo({ dataDir, now })).repo)
     const blob = gitCli(dataDir, 'rev-parse', 'main:a/deep/c.md').trim()
     expectStampOnRecord(StatCache.load(statCacheOf(gitdirOf(dataDir))), blob, 'a/deep/c.md')
-    damageInPlace(looseFile(dataDir, blob), flipMiddle)
-    const { repo, recovery } = await openRepo({ dataDir, now })
-    expect(recovery?.kind).toBe('history-repaired')
-    expect(recovery?.message).toContain('damaged stored copy of your files was repaired')
-    await commitElsewhereAndFsck(repo)
+    damage(looseFile(dataDir, blob))
+    return blob
+  }
+
+  /** The blob `oid` as git reads it equals the memory file `relative`. */
+  function expectBlobIsFile(oid: string, relative: string): void {
+    expect(gitCli(dataDir, 'cat-file', '-p', oid)).toBe(FILES[relative])
+  }
+
+  const looseDamages: ReadonlyArray<readonly [string, (file: string) => void]> = [
+    ['changed in place (same size)', (file) => damageInPlace(file, flipMiddle)],
+    [
+      'truncated',
+      (file) => {
+        chmodSync(file, 0o644)
+        truncateSync(file, Math.floor(statSync(file).size / 2))
+      },
+    ],
+    [
+      'emptied',
+      (file) => {
+        chmodSync(file, 0o644)
+        truncateSync(file, 0)
+      },
+    ],
+  ]
+
+  // Open takes a loose blob with a stamp on record without looking at it (its `lstat` was what
+  // open at 10,000 loose commits paid over packed): the check by that stamp comes before the
+  // first commit builds on it, which writes it again from the file.
+  for (const [what, damage] of looseDamages) {
+    it(`finds a file's loose blob ${what} once trusted by its stamp, before the first commit`, async () => {
+      const blob = await seedStampedThenDamage(damage)
+      const { repo, recovery } = await openRepo({ dataDir, now })
+      // Open did not look at it: it says nothing, and the damage is still on disk.
+      expect(recovery).toBeNull()
+      expect(() => expectBlobIsFile(blob, 'a/deep/c.md')).toThrow()
+      const found: DeferredFound[] = []
+      repo.whenDeferredFound((seen) => found.push(seen))
+      await commitElsewhereAndFsck(repo)
+      expect(found).toEqual([{ trees: 0, repaired: ['a/deep/c.md'], lost: [] }])
+      expectBlobIsFile(blob, 'a/deep/c.md')
+      // The file written again is on record by its new stamp: the next open defers it again,
+      // without reading it whole.
+      expect(repo.stats.objectCheckedAs('a/deep/c.md', repo.store.looseStat(blob)!)).toBe(true)
+    })
+  }
+
+  it('leaves a damaged loose blob whose file changed since open, reported as lost', async () => {
+    const blob = await seedStampedThenDamage((file) => damageInPlace(file, flipMiddle))
+    const { repo } = await openRepo({ dataDir, now })
+    await put(dataDir, 'a/deep/c.md', 'c, changed after open')
+    const found: DeferredFound[] = []
+    repo.whenDeferredFound((seen) => found.push(seen))
+    await repo.checkDeferred()
+    expect(found).toEqual([{ trees: 0, repaired: [], lost: ['a/deep/c.md'] }])
+    expect(() => gitCli(dataDir, 'cat-file', '-p', blob)).toThrow()
+    // The commit of the changed file holds its new blob; the damaged one only an old commit.
+    await repo.commit(['a/deep/c.md'], intent)
+    await close(repo)
+    expect(gitCli(dataDir, 'show', 'main:a/deep/c.md')).toBe('c, changed after open')
+  })
+
+  it("finds a file's loose blob changed in place when idle, with no command", async () => {
+    const blob = await seedStampedThenDamage((file) => damageInPlace(file, flipMiddle))
+    const memory = await openVersionedMemory({
+      dataDir,
+      watch: false,
+      maintenance: { looseThreshold: Infinity, idleMs: 10 },
+    })
+    const told: RecoveryReport[] = []
+    memory.onRecovery((report) => told.push(report))
+    try {
+      expect(memory.recovery).toBeNull()
+      await expect.poll(() => told.map(({ kind }) => kind)).toEqual(['history-repaired'])
+      expect(told[0]!.message).toContain('damaged stored copy of your files was repaired')
+      expectBlobIsFile(blob, 'a/deep/c.md')
+    } finally {
+      await memory.close()
+    }
+    fsck(dataDir)
+  })
+
+  it('writes a loose blob taken on its stamp again before a maintenance pass packs it', async () => {
+    const blob = await seedStampedThenDamage((file) => damageInPlace(file, flipMiddle))
+    const memory = await openVersionedMemory({
+      dataDir,
+      watch: false,
+      maintenance: { looseThreshold: Infinity, idleMs: 2 ** 30 },
+    })
+    try {
+      const report = await memory.maintain()
+      expect(report.unreadable).toEqual([])
+    } finally {
+      await memory.close()
+    }
+    // Packed, sound: the pass took the copy written again from the file.
+    expect(existsSync(looseFile(dataDir, blob))).toBe(false)
+    expectBlobIsFile(blob, 'a/deep/c.md')
+    fsck(dataDir)
+  })
+
+  it('checks by itself soon after open, with no command and long before the idle moment', async () => {
+    const blob = await seedStampedThenDamage((file) => damageInPlace(file, flipMiddle))
+    const memory = await openVersionedMemory({
+      dataDir,
+      watch: false,
+      maintenance: { looseThreshold: Infinity, idleMs: 2 ** 30 },
+    })
+    const told: RecoveryReport[] = []
+    memory.onRecovery((report) => told.push(report))
+    try {
+      expect(memory.recovery).toBeNull()
+      await expect
+        .poll(() => told.map(({ kind }) => kind), { timeout: 20_000 })
+        .toEqual(['history-repaired'])
+      expectBlobIsFile(blob, 'a/deep/c.md')
+    } finally {
+      await memory.close()
+    }
+    fsck(dataDir)
+  })
+
+  it('checks at close what nothing checked before: a file edited while closed loses nothing', async () => {
+    const blob = await seedStampedThenDamage((file) => damageInPlace(file, flipMiddle))
+    const memory = await openVersionedMemory({
+      dataDir,
+      watch: false,
+      maintenance: { looseThreshold: Infinity, idleMs: 2 ** 30 },
+    })
+    await memory.close()
+    expectBlobIsFile(blob, 'a/deep/c.md')
+    // Edited while closed: the next open takes the full scan, which never looks at the old blob.
+    await put(dataDir, 'a/deep/c.md', 'c, edited while closed')
+    const again = await openVersionedMemory({ dataDir, watch: false, maintenance: false })
+    await again.close()
+    expectBlobIsFile(blob, 'a/deep/c.md')
+    fsck(dataDir)
+  })
+
+  it('tells the person of a damaged copy whose file changed before the check, in plain words', async () => {
+    const blob = await seedStampedThenDamage((file) => damageInPlace(file, flipMiddle))
+    const memory = await openVersionedMemory({
+      dataDir,
+      watch: false,
+      maintenance: { looseThreshold: Infinity, idleMs: 2 ** 30 },
+    })
+    const noticed: MemoryNotice[] = []
+    memory.onNotice((notice) => noticed.push(notice))
+    await put(dataDir, 'a/deep/c.md', 'c, changed after open')
+    await memory.close()
+    expect(noticed.map(({ kind, path }) => [kind, path])).toEqual([
+      ['damaged', '/memories/a/deep/c.md'],
+    ])
+    expect(noticed[0]!.message).toContain('could not be repaired')
+    expect(noticed[0]!.message).not.toContain(dataDir)
+    expect(() => gitCli(dataDir, 'cat-file', '-p', blob)).toThrow()
+  })
+
+  it('takes a loose blob it cannot read as unsound: written again from its file, no commit fails', async () => {
+    const blob = await seedStampedThenDamage((file) => damageInPlace(file, flipMiddle))
+    const { repo } = await openRepo({ dataDir, now })
+    const found: DeferredFound[] = []
+    repo.whenDeferredFound((seen) => found.push(seen))
+    const loose = looseFile(dataDir, blob)
+    let failed = 0
+    setDisk(
+      hookDisk(nodeDisk, (call) => {
+        if (call.name === 'openSync' && call.args[0] === loose) {
+          failed++
+          return errnoError(call, 'EIO')
+        }
+      }).disk,
+    )
+    try {
+      await put(dataDir, 'top.md', 'top, changed')
+      await repo.commit(['top.md'], intent)
+    } finally {
+      setDisk(nodeDisk)
+    }
+    expect(failed).toBeGreaterThan(0)
+    expect(found).toEqual([{ trees: 0, repaired: ['a/deep/c.md'], lost: [] }])
+    await close(repo)
+    expectBlobIsFile(blob, 'a/deep/c.md')
+    fsck(dataDir)
+  })
+
+  it('takes a loose blob it can neither read nor write again as lost, and commits all the same', async () => {
+    const blob = await seedStampedThenDamage((file) => {
+      rmSync(file, { force: true })
+      mkdirSync(path.join(file, 'inside'), { recursive: true })
+    })
+    const { repo } = await openRepo({ dataDir, now })
+    const found: DeferredFound[] = []
+    repo.whenDeferredFound((seen) => found.push(seen))
+    await put(dataDir, 'top.md', 'top, changed')
+    await repo.commit(['top.md'], intent)
+    await put(dataDir, 'top.md', 'top, changed again')
+    await repo.commit(['top.md'], intent)
+    expect(found).toEqual([{ trees: 0, repaired: [], lost: ['a/deep/c.md'] }])
+    await close(repo)
+    expect(gitCli(dataDir, 'show', 'main:top.md')).toBe('top, changed again')
+    expect(() => gitCli(dataDir, 'cat-file', '-p', blob)).toThrow()
+  })
+
+  it('checks before an export reads the objects: a ZIP right after open holds the file', async () => {
+    const blob = await seedStampedThenDamage((file) => damageInPlace(file, flipMiddle))
+    const memory = await openVersionedMemory({
+      dataDir,
+      watch: false,
+      maintenance: { looseThreshold: Infinity, idleMs: 2 ** 30 },
+    })
+    const target = path.join(dataDir, 'export.zip')
+    try {
+      const result = await exportMemory(
+        {
+          dataDir,
+          history: memory.git,
+          host: { chooseSavePath: async () => target, chooseOpenPath: async () => null },
+          now: Date.now,
+        } as unknown as TransferContext,
+        'zip',
+      )
+      expect(result.saved).toBe(true)
+    } finally {
+      await memory.close()
+    }
+    const files = readZip(readFileSync(target), {
+      maxEntries: 100,
+      maxEntryBytes: 1 << 20,
+      maxTotalBytes: 1 << 20,
+    })
+    const c = files.find(({ name }) => name === 'a/deep/c.md')
+    expect(Buffer.from(c!.data!).toString()).toBe(FILES['a/deep/c.md'])
+    expectBlobIsFile(blob, 'a/deep/c.md')
+  })
+
+  it('writes no repaired blob at close once the data folder is no longer its own', async () => {
+    const blob = await seedStampedThenDamage((file) => damageInPlace(file, flipMiddle))
+    const memory = await openVersionedMemory({
+      dataDir,
+      watch: false,
+      maintenance: { looseThreshold: Infinity, idleMs: 2 ** 30 },
+    })
+    // Someone removed the lock file by hand (another Cairn may open the folder now).
+    rmSync(path.join(dataDir, LOCK_FILE))
+    await memory.close()
+    expect(() => expectBlobIsFile(blob, 'a/deep/c.md')).toThrow()
+  })
+
+  // The pass's own check (`beforePack`) matters when the idle check before it failed: the old
+  // test above shows only the idle path, which runs first in the same pass.
+  it("checks before a maintenance pass packs even when the pass's idle check failed", async () => {
+    const blob = await seedStampedThenDamage((file) => damageInPlace(file, flipMiddle))
+    const memory = await openVersionedMemory({
+      dataDir,
+      watch: false,
+      maintenance: { looseThreshold: Infinity, idleMs: 2 ** 30 },
+    })
+    const objects = path.join(gitdirOf(dataDir), 'objects') + path.sep
+    const loose = looseFile(dataDir, blob)
+    let failed = 0
+    // The first object read after open (the idle check's, ahead of the pass) fails once.
+    setDisk(
+      hookDisk(nodeDisk, (call) => {
+        const file = call.args[0]
+        if (
+          failed === 0 &&
+          call.name === 'openSync' &&
+          typeof file === 'string' &&
+          file.startsWith(objects) &&
+          file !== loose &&
+          !path.basename(file).startsWith('tmp_')
+        ) {
+          failed++
+          return errnoError(call, 'EIO')
+        }
+      }).disk,
+    )
+    try {
+      const report = await memory.maintain()
+      expect(report.unreadable).toEqual([])
+    } finally {
+      setDisk(nodeDisk)
+      await memory.close()
+    }
+    expect(failed).toBe(1)
+    expect(existsSync(loose)).toBe(false)
+    expectBlobIsFile(blob, 'a/deep/c.md')
+    fsck(dataDir)
   })
 
   // Open asks the packs for every vouched-for file's blob at once, once the folder made HEAD's

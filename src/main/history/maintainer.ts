@@ -176,6 +176,8 @@ export function createMaintainer(options: {
    * the commits); it gets the same `pause` as packing.
    */
   verify?: (pause: () => Promise<void>) => Promise<void>
+  /** Runs before each pass packs anything (after `verify`); a failure fails the pass. */
+  beforePack?: () => Promise<void>
   /** Told about background passes that failed (they are tried again at the next trigger). */
   logger?: Logger
 }): Maintainer {
@@ -300,6 +302,8 @@ export function createMaintainer(options: {
         sliceStart = performance.now()
         await verifyOnce(forceVerify)
         if (verifyOnly) return EMPTY_REPORT
+        await options.beforePack?.()
+        if (stopped) throw new RepackAborted('maintenance stopped')
         // A caller's own `onStep` (`runNow`) is told repack's steps instead.
         const onStep = extra.onStep ?? settings.onStep
         if (!extra.onStep) settings.onStep?.('started')

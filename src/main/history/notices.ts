@@ -94,6 +94,20 @@ export function restoreRefusedNotice(relative: string): Omit<MemoryNotice, 'id'>
   }
 }
 
+/**
+ * The notice for a file whose stored version was found damaged after open, once the file no
+ * longer held that content to write it again from (relative path).
+ */
+export function damagedCopyNotice(relative: string): Omit<MemoryNotice, 'id'> {
+  const virtual = toVirtual(relative)
+  return {
+    kind: 'damaged',
+    path: virtual,
+    message: `A saved version of ${escapeInvisible(virtual)} is damaged on disk and could not be repaired: the file had changed since. Its current content is safe and versioned from now on, but restoring that older version will fail.`,
+    commitOid: null,
+  }
+}
+
 /** The notice for a file or folder the system denied Cairn reading (relative path). */
 export function unreadableNotice(relative: string): Omit<MemoryNotice, 'id'> {
   const virtual = toVirtual(relative)

@@ -269,9 +269,7 @@ function recoveryReport(
     )
   }
   if (report.repaired > 0) {
-    repairs.push(
-      `${report.repaired} damaged stored ${report.repaired === 1 ? 'copy' : 'copies'} of your files ${report.repaired === 1 ? 'was' : 'were'} repaired from the files themselves.`,
-    )
+    repairs.push(repairedMessage(report.repaired))
   }
   if (entry?.command === 'outside') {
     const one = count === 1
@@ -298,6 +296,11 @@ function recoveryReport(
     message: repairs.join(' '),
     commitOid: commitOid ?? findings.tipFound,
   }
+}
+
+/** What a repair of the stored copies of `count` files from the files themselves says. */
+export function repairedMessage(count: number): string {
+  return `${count} damaged stored ${count === 1 ? 'copy' : 'copies'} of your files ${count === 1 ? 'was' : 'were'} repaired from the files themselves.`
 }
 
 /** The state open starts the repo from; `folderIsHead` when the folder is exactly HEAD. */
@@ -481,6 +484,7 @@ async function loadHead(
       stats,
       folderIsHead: same !== null,
       unreadTrees: same?.unread ?? [],
+      uncheckedBlobs: same?.unchecked,
     }
   } catch (error) {
     index.close()

@@ -30,7 +30,14 @@ import type { StatCache } from './stat-cache'
 import { takenOverError } from '../lib/instance-lock'
 import type { Logger } from '../lib/logger'
 import { mendUnreadTrees, type UnreadTree } from './head-match'
-import { keptVersion, MAX_VERSIONED_BYTES, scanPath, type ScanReport } from './work-tree'
+import {
+  checkUncheckedBlobs,
+  keptVersion,
+  MAX_VERSIONED_BYTES,
+  scanPath,
+  type ScanReport,
+  type UncheckedBlobs,
+} from './work-tree'
 
 /** The id of git's empty tree. */
 export const EMPTY_TREE_OID = '4b825dc642cb6eb9a060e54bf8d69288fbee4904'
@@ -119,11 +126,19 @@ export interface Repo extends RepoView {
     options?: CommitOptions,
   ): Promise<IndexEntry | null>
   /**
-   * Reads once the trees of HEAD open took on their loose file's stamp alone (damage beneath
-   * the file system keeps a stamp) and writes a damaged one again from the folder's bytes.
-   * Returns how many it wrote. Each commit runs it first; the history runs it when idle.
+   * The checks open left for later, made once: the trees of HEAD it took on their loose
+   * file's stamp alone, read whole (damage beneath the file system keeps a stamp), and the
+   * memory files' loose blobs it did not look at, by their stamps, else read whole
+   * (`checkUncheckedBlobs`). A damaged one is written again from the folder. Each commit runs
+   * it first; the history runs it about a second after open, when idle, before a maintenance
+   * pass, a change that moves, removes or restores files (a restore, a sync), a transfer or an
+   * export, and at close. `whenDeferredFound`'s hook hears of damage.
    */
-  checkUnreadTrees(): Promise<number>
+  checkDeferred(): Promise<void>
+  /** True until `checkDeferred` has run to its end. */
+  hasDeferredChecks(): boolean
+  /** Calls `hook` with what `checkDeferred` found damaged, when it found any. */
+  whenDeferredFound(hook: (found: DeferredFound) => void): void
   /** Swaps in a rebuilt side index (which must end at `head()`); closes the old one. */
   replaceIndex(next: IndexFile): void
   /**
@@ -181,6 +196,18 @@ export interface RepoState {
   readonly stats: StatCache
   /** HEAD's trees open took on their loose file's stamp (see `folderAsHead`), to read once. */
   readonly unreadTrees?: ReadonlyArray<UnreadTree>
+  /** The memory files whose loose blobs open did not look at (see `folderAsHead`). */
+  readonly uncheckedBlobs?: UncheckedBlobs
+}
+
+/** What `checkDeferred` found damaged and wrote again, or could not. */
+export interface DeferredFound {
+  /** How many of HEAD's trees were written again. */
+  readonly trees: number
+  /** The files whose blobs were written again from the files. */
+  readonly repaired: ReadonlyArray<string>
+  /** The files whose blobs are damaged and which no longer hold their content. */
+  readonly lost: ReadonlyArray<string>
 }
 
 export function createRepo(options: {
@@ -218,12 +245,20 @@ export function createRepo(options: {
   let treeOid = head ? options.state.treeOid : EMPTY_TREE_OID
 
   let unreadTrees = options.state.unreadTrees ?? []
-  async function checkUnreadTrees(): Promise<number> {
-    if (unreadTrees.length === 0) return 0
-    const mended = await mendUnreadTrees(store, unreadTrees)
-    if (mended.length > 0) await store.flush()
+  let uncheckedBlobs = options.state.uncheckedBlobs ?? null
+  let onDeferredFound: (found: DeferredFound) => void = () => undefined
+  async function checkDeferred(): Promise<void> {
+    if (unreadTrees.length === 0 && uncheckedBlobs === null) return
+    const trees = await mendUnreadTrees(store, unreadTrees)
+    const blobs = uncheckedBlobs
+      ? await checkUncheckedBlobs(store, stats, workRoot, uncheckedBlobs, logger)
+      : { repaired: [], lost: [] }
+    if (trees.length + blobs.repaired.length > 0) await store.flush()
     unreadTrees = []
-    return mended.length
+    uncheckedBlobs = null
+    if (trees.length + blobs.repaired.length + blobs.lost.length > 0) {
+      onDeferredFound({ trees: trees.length, ...blobs })
+    }
   }
 
   // The folder flushes of logged renames the results did not wait for, in flight or failed:
@@ -282,8 +317,9 @@ export function createRepo(options: {
       if (staged && (paths === 'all' || !paths.includes(staged.relative))) {
         throw new Error('a staged write must be one of the paths committed')
       }
-      // A commit reuses HEAD's trees by id: they are read before the first one builds on them.
-      await checkUnreadTrees()
+      // A commit reuses HEAD's trees and blobs by id: they are checked before the first one
+      // builds on them.
+      await checkDeferred()
       return await commitScanned(await scan(paths, commitOptions), intent, staged)
     } catch (error) {
       // Objects already written are complete files; make them durable or at least release them.
@@ -514,7 +550,11 @@ export function createRepo(options: {
     store,
     gitdir: store.gitdir,
     workRoot,
-    checkUnreadTrees,
+    checkDeferred,
+    hasDeferredChecks: () => unreadTrees.length > 0 || uncheckedBlobs !== null,
+    whenDeferredFound(hook) {
+      onDeferredFound = hook
+    },
     get index() {
       return index
     },

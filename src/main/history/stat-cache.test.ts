@@ -175,6 +175,35 @@ describe('the stat cache file', () => {
   }
   const statOf = (relative: string) => lstatSync(path.join(memories(), relative))
 
+  // Open's shortcut leaves a blob for later when its record keeps a stamp: `hasObjectStamp`
+  // must answer as `checkedObject` does (a stamp of size 0 reads as none), for a record loaded
+  // from the file and one in memory.
+  it("says a record keeps its blob's stamp exactly when checkedObject has one, loaded or not", async () => {
+    const file = path.join(dataDir, 'cairn-stat')
+    const saved = await recorded(file)
+    const zero = { size: 0, ino: 0, ctimeMs: 0, mtimeMs: 0 }
+    saved.noteObjectChecked('d1/x.md', stamp(123_456))
+    saved.noteObjectChecked('d1/sub/y.md', zero)
+    const expectSame = (cache: StatCache) => {
+      for (const relative of [...files, 'gone.md']) {
+        expect(cache.hasObjectStamp(relative), relative).toBe(
+          (cache.checkedObject(relative)?.size ?? 0) > 0,
+        )
+      }
+      expect(cache.hasObjectStamp('d1/x.md')).toBe(true)
+      expect(cache.hasObjectStamp('d1/sub/y.md')).toBe(false)
+      expect(cache.hasObjectStamp('a.md')).toBe(false)
+    }
+    expectSame(saved)
+    saved.save()
+    const loaded = StatCache.load(file, later)
+    expectSame(loaded)
+    // A loaded record given a stamp in memory (a blob written again) answers from there.
+    loaded.noteObjectChecked('a.md', stamp(7))
+    expect(loaded.hasObjectStamp('a.md')).toBe(true)
+    expect(loaded.checkedObject('a.md')).toEqual(stamp(7))
+  })
+
   it('loads the entries, totals and folders it saved', async () => {
     const file = path.join(dataDir, 'cairn-stat')
     const saved = await recorded(file)

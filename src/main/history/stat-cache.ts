@@ -362,6 +362,18 @@ export class StatCache {
     )
   }
 
+  /**
+   * True when `relative`'s record keeps the stamp of its blob's loose file as last checked
+   * whole (`checkedObject` not null), read where the record lies: open's shortcut leaves such
+   * a blob's check by stamp for later (`storedCopiesUnsound`, `defer`).
+   */
+  hasObjectStamp(relative: string): boolean {
+    const entry = this.entries.get(relative)
+    if (entry === undefined) return false
+    if (typeof entry !== 'number') return (entry.object?.size ?? 0) > 0
+    return this.view.getFloat64(entry + FILE.object + STAMP_FIELDS.size, true) > 0
+  }
+
   /** Records that `relative`'s blob was checked whole, its loose file as `stamp` describes. */
   noteObjectChecked(relative: string, stamp: LooseStamp): void {
     const found = this.entries.get(relative)

@@ -37,12 +37,13 @@ import { createMaintainer, PackFolderGate, type MaintenanceSettings } from './ma
 import {
   createNotices,
   followMoves,
+  damagedCopyNotice,
   keptAsideNotice,
   restoreRefusedNotice,
   scanNotices,
   secretNotices,
 } from './notices'
-import { openRepo, owedMarkerOf } from './open-repo'
+import { openRepo, owedMarkerOf, repairedMessage } from './open-repo'
 import {
   commitOutsideChanges,
   touchedByCommand,
@@ -83,6 +84,12 @@ import {
 
 /** Quiet time after the last file-system event before outside edits are committed. */
 export const WATCH_DEBOUNCE_MS = 400
+
+/**
+ * How long after open the history checks by itself what open took unchecked (the loose blobs
+ * it trusted by their stamps): after the window's first requests, long before the idle moment.
+ */
+const DEFERRED_CHECK_MS = 1000
 
 /** Options of `openVersionedMemory`; everything but `dataDir` has a default. */
 export interface VersionedMemoryOptions {
@@ -220,6 +227,21 @@ async function openLocked(
   })
   repo.keepReplaced(freed.keep)
   const gate = new PackFolderGate()
+  // What open took unchecked, checked through the queue by the history itself (about a second
+  // after open, when idle, before a pass packs, before a transfer or an export, at close). A
+  // Cairn whose data folder another took over writes no repaired blob: it skips quietly, and
+  // the next command refuses with the locked error.
+  function checkDeferredIfHeld(): Promise<void> {
+    if (!repo.hasDeferredChecks()) return Promise.resolve()
+    return queue.run(async () => {
+      try {
+        lock.assertHeld()
+      } catch {
+        return
+      }
+      await repo.checkDeferred()
+    })
+  }
   // While the index is rebuilt, `changesSince` orders the commits themselves; the order is
   // kept from one call to the next (one ordering of the whole history a write was 1.6 s at
   // 100,000 commits), and dropped with the rebuild.
@@ -236,12 +258,12 @@ async function openLocked(
         : options.maintenance,
     // The side index was checked at open by its structure and newest entry; the rest of it is
     // checked at the first idle moment, and rebuilt from the commits (then swapped in) if off.
+    // Nothing open took unchecked is packed: a damaged copy is written again first.
+    beforePack: () => checkDeferredIfHeld(),
     verify: async (pause) => {
-      // HEAD's trees open took on their file's stamp alone are read now, not by a first commit.
-      const mended = await queue.run(() => repo.checkUnreadTrees())
-      if (mended > 0) {
-        logger.warn(`${mended} of HEAD's trees were damaged on disk; written again from the folder`)
-      }
+      // What open took on its files' stamps alone (HEAD's trees, the files' loose blobs) is
+      // checked now, not by a first commit.
+      await checkDeferredIfHeld()
       // An index a commit found damaged goes straight to the rebuild.
       const checked = repo.index
       const inUse = () => checked === repo.index
@@ -308,6 +330,30 @@ async function openLocked(
     forgetGivenUpRestore(repo.store.gitdir)
   }
   for (const notice of scanNotices({ tooLarge, nameNotAllowed, unreadable })) notices.raise(notice)
+  // Damage found by the checks open left for later (`checkDeferred`): a blob written again from
+  // its file is told as open tells it; one no file holds any more stays, and reads of it say
+  // it is damaged, as of any damage found later.
+  repo.whenDeferredFound(({ trees, repaired, lost }) => {
+    if (trees > 0) {
+      logger.warn(`${trees} of HEAD's trees were damaged on disk; written again from the folder`)
+    }
+    if (repaired.length > 0) {
+      logger.warn(`${repaired.length} damaged stored copies of files were written again from them`)
+      tell<RecoveryReport>(
+        recoveryListeners,
+        {
+          kind: 'history-repaired',
+          message: repairedMessage(repaired.length),
+          commitOid: repo.head(),
+        },
+        'recovery',
+      )
+    }
+    if (lost.length > 0) {
+      logger.warn(`${lost.length} stored copies of files are damaged and the files changed since`)
+      for (const relative of lost) notices.raise(damagedCopyNotice(relative))
+    }
+  })
   // The open's recovery commit has happened: a failure to read it back for the secret scan
   // (a failing disk, a damaged index entry) only means no warning, never a failed open.
   let opened: IndexEntry | undefined
@@ -484,6 +530,9 @@ async function openLocked(
         // A write that only replaces files needs no check here: its commit's, before its
         // rename, comes first (`stage`; a create into new folders checks in `beforeMove`).
         lock.assertHeld()
+        // A change that may read what history stores (a restore, a sync): what open took
+        // unchecked is checked first (a write that only replaces files: by its commit).
+        await repo.checkDeferred()
       }
       remakeRootIfGone()
       try {
@@ -784,7 +833,13 @@ async function openLocked(
           () => 'all',
         ),
       ),
-    transfer: (task) => gate.transfer(task),
+    // A transfer sends or reads stored objects: what open took unchecked is checked first.
+    transfer: async (task) => {
+      // Asked for the pack folder at once when nothing is left to check (no turn of the loop
+      // lost: a pass about to remove files sees the transfer waiting).
+      if (repo.hasDeferredChecks()) await checkDeferredIfHeld()
+      return gate.transfer(task)
+    },
   }
 
   // Events for Cairn's own writes come too, after their commit: the rescan of those paths
@@ -810,6 +865,18 @@ async function openLocked(
     })
   }
   watchMemoryFolder()
+  // The check open left for later, made by itself soon after open: the window's first requests
+  // (the first timeline page) are served first. Anything that ran it earlier (a command, a
+  // transfer) leaves this run nothing to do.
+  const deferredTimer = repo.hasDeferredChecks()
+    ? setTimeout(() => {
+        if (closed) return
+        checkDeferredIfHeld().catch((error: unknown) =>
+          logger.warn('Could not check the stored copies open left for later', error),
+        )
+      }, DEFERRED_CHECK_MS)
+    : null
+  deferredTimer?.unref()
 
   return {
     folder: repo.workRoot,
@@ -958,7 +1025,14 @@ async function openLocked(
       if (closed) return
       closed = true
       watcher?.close()
+      if (deferredTimer) clearTimeout(deferredTimer)
       await queue.idle()
+      // What open took unchecked and nothing checked since is checked now, before the close's
+      // checkpoint: the next open takes the full scan if a file changes while closed, and
+      // would never look at it again. A failure is logged; close goes on.
+      await checkDeferredIfHeld().catch((error: unknown) =>
+        logger.warn('Could not check the stored copies open left for later', error),
+      )
       if (resync || unrecorded.length > 0) {
         // The next open must not take the changes whose commits failed for edits made
         // outside Cairn while it was closed.

@@ -4,9 +4,11 @@ import { disk, isCode } from '../lib/disk'
 import { mayNotRead } from '../lib/may-read'
 import {
   Folder,
+  FolderDeniedError,
   FolderTree,
   isOwnTempName,
   readFileAndStats,
+  readFileIn,
   removeTree,
   TEMP_FILE_PREFIX,
   writeFileAtomically,
@@ -16,6 +18,7 @@ import { entryNameProblem } from './damage'
 import type { ObjectStore } from './object-store'
 import type { PackedPositions } from './objects/object-database'
 import type { StatCache } from './stat-cache'
+import type { Logger } from '../lib/logger'
 import { childrenOf, setAt, type Node, type TreeNode } from './tree-state'
 
 /**
@@ -408,7 +411,9 @@ async function scanChildFolder(
  * `lstat`: a file written in place, copied or renamed over since has another); else read and
  * hashed whole, and its stamp then remembered. The places in `oids` of those missing or
  * damaged; with `firstOnly`, no more than the first. The full scan and open's shortcut
- * (`head-match.ts`) both check this way.
+ * (`head-match.ts`) both check this way. With `defer` (open's shortcut), a loose one whose
+ * stamp the stat cache keeps is not looked at: it goes in `defer`, checked this way later
+ * (`checkUncheckedBlobs`, before anything builds on it or hands it out).
  */
 export async function storedCopiesUnsound(
   store: ObjectStore,
@@ -417,6 +422,7 @@ export async function storedCopiesUnsound(
   oids: ReadonlyArray<string>,
   looked?: PackedPositions,
   firstOnly = false,
+  defer?: UncheckedBlobs,
 ): Promise<number[]> {
   // Packed first: reads take the pack's copy before any loose one, so a packed blob needs no
   // `lstat` of a loose file it most often does not have (one per file, at every open).
@@ -428,6 +434,11 @@ export async function storedCopiesUnsound(
     if (packed?.[i]) continue
     const relative = relatives[i]!
     const oid = oids[i]!
+    if (defer && stats?.hasObjectStamp(relative)) {
+      defer.relatives.push(relative)
+      defer.oids.push(oid)
+      continue
+    }
     const loose = store.looseStat(oid)
     if (loose && loose.size > 0 && stats?.objectCheckedAs(relative, loose)) continue
     if (await store.isIntact(oid)) {
@@ -439,6 +450,108 @@ export async function storedCopiesUnsound(
   }
   return unsound
 }
+
+/**
+ * The memory files whose loose blobs open took unchecked (`storedCopiesUnsound`, `defer`): the
+ * blob `oids[i]` of the file at `relatives[i]`.
+ */
+export interface UncheckedBlobs {
+  readonly relatives: string[]
+  readonly oids: string[]
+}
+
+/**
+ * The check open left for later of `blobs` (their loose files' stamps, else read whole), as
+ * `storedCopiesUnsound` makes it at open; a missing or damaged one is written again from its
+ * memory file when the file still holds that content (its bytes hash to the blob's id).
+ * Returns the files whose blobs were written again (`repaired`) and those whose damage stays
+ * (`lost`: the file changed or went since; reads of the blob say it is damaged). The caller
+ * flushes the store.
+ */
+export async function checkUncheckedBlobs(
+  store: ObjectStore,
+  stats: StatCache,
+  workRoot: string,
+  blobs: UncheckedBlobs,
+  logger?: Logger,
+): Promise<{ readonly repaired: string[]; readonly lost: string[] }> {
+  const { relatives, oids } = blobs
+  const repaired: string[] = []
+  const lost: string[] = []
+  let unsound: number[]
+  try {
+    unsound = await storedCopiesUnsound(store, stats, relatives, oids)
+  } catch {
+    // One blob could not be read at all (an I/O error, a loose file made a folder): each is
+    // checked alone, and one that cannot be read is unsound, not every commit's raw error.
+    unsound = []
+    for (let i = 0; i < oids.length; i++) {
+      try {
+        const one = await storedCopiesUnsound(store, stats, [relatives[i]!], [oids[i]!])
+        if (one.length > 0) unsound.push(i)
+      } catch (error) {
+        logger?.warn('A stored copy of a file could not be read while checked', errorCode(error))
+        unsound.push(i)
+      }
+    }
+  }
+  if (unsound.length === 0) return { repaired, lost }
+  const tree = new FolderTree(workRoot)
+  try {
+    for (const at of unsound) {
+      const relative = relatives[at]!
+      const oid = oids[at]!
+      let content: Buffer | null = null
+      try {
+        content = fileIfThere(tree, relative)
+      } catch (error) {
+        logger?.warn('A memory file could not be read to mend its stored copy', errorCode(error))
+      }
+      if (content !== null && store.hash('blob', content) === oid) {
+        try {
+          await store.write('blob', content, oid)
+        } catch (error) {
+          logger?.warn(
+            'A damaged stored copy of a file could not be written again',
+            errorCode(error),
+          )
+          lost.push(relative)
+          continue
+        }
+        // Its stamp noted: the next open takes it unchecked again, not read whole.
+        const loose = store.looseStat(oid)
+        if (loose) stats.noteObjectChecked(relative, loose)
+        repaired.push(relative)
+      } else lost.push(relative)
+    }
+  } finally {
+    tree.close()
+  }
+  return { repaired, lost }
+}
+
+// An error's code alone (`EIO`), for a log line that names no host path.
+function errorCode(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code
+  return typeof code === 'string' ? code : 'unknown error'
+}
+
+// The memory file at `relative` whole, or null when it is gone, grown past the limit, replaced
+// by something else or unreadable (with its folder): no copy to take from it.
+function fileIfThere(tree: FolderTree, relative: string): Buffer | null {
+  const slash = relative.lastIndexOf('/')
+  try {
+    const folder = tree.folder(slash < 0 ? '' : relative.slice(0, slash))
+    if (!(folder instanceof Folder)) return null
+    return readFileIn(folder, relative.slice(slash + 1), undefined, MAX_VERSIONED_BYTES)
+  } catch (error) {
+    if (error instanceof FolderDeniedError || FILE_GONE.some((code) => isCode(error, code)))
+      return null
+    throw error
+  }
+}
+
+const FILE_GONE = ['EFBIG', 'ENOENT', 'ENOTDIR', 'ELOOP', 'EINVAL', 'EACCES', 'EPERM']
 
 async function scanFolder(
   scan: Scan,

@@ -64,8 +64,11 @@ export async function exportMemory(
   const head = history.head()
   if (!head) throw new CairnError('not-found', 'There is no memory to export yet.')
   const date = new Date(ctx.now()).toISOString().slice(0, 10)
+  // Read as a transfer reads: what open took unchecked is checked first (a damaged copy it
+  // would write again from its file is not exported as damage), and no maintenance step
+  // changes the object folders meanwhile.
   if (kind === 'bundle') {
-    const bytes = await writeBundle(history, head)
+    const bytes = await history.transfer(() => writeBundle(history, head))
     return save(ctx, bytes, {
       title: 'Export memory history',
       defaultName: `cairn-history-${date}.bundle`,
@@ -77,16 +80,19 @@ export async function exportMemory(
   if (history.position(commit) < 0) {
     throw new CairnError('not-found', `Version ${commit.slice(0, 7)} is not in the history.`)
   }
-  const raw = await history.objects.readCommit(commit)
-  const files = await commitFiles(history.objects, commit)
-  const entries = []
-  for (const [name, entry] of [...files].sort(([a], [b]) => (a < b ? -1 : 1))) {
-    entries.push({
-      name,
-      data: await history.objects.readBlob(entry.oid),
-      time: raw.timestamp * 1000,
-    })
-  }
+  const { files, entries } = await history.transfer(async () => {
+    const raw = await history.objects.readCommit(commit)
+    const files = await commitFiles(history.objects, commit)
+    const entries = []
+    for (const [name, entry] of [...files].sort(([a], [b]) => (a < b ? -1 : 1))) {
+      entries.push({
+        name,
+        data: await history.objects.readBlob(entry.oid),
+        time: raw.timestamp * 1000,
+      })
+    }
+    return { files, entries }
+  })
   return save(ctx, writeZip(entries), {
     title: at ? 'Export memory at this version' : 'Export memory files',
     defaultName: at ? `cairn-memory-${at.slice(0, 7)}.zip` : `cairn-memory-${date}.zip`,

@@ -64,7 +64,11 @@ export function MemoryNotices() {
             key={notice.id}
             tone="info"
             title={
-              notice.kind === 'kept-aside' ? 'A file was kept aside' : 'A file is not versioned'
+              notice.kind === 'kept-aside'
+                ? 'A file was kept aside'
+                : notice.kind === 'damaged'
+                  ? 'A saved version is damaged'
+                  : 'A file is not versioned'
             }
             onDismiss={() => dismiss(notice.id)}
           >
