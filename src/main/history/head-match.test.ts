@@ -665,7 +665,10 @@ describe('open when the folder is exactly HEAD', () => {
     expect(noticed.map(({ kind, path }) => [kind, path])).toEqual([
       ['damaged', '/memories/a/deep/c.md'],
     ])
-    expect(noticed[0]!.message).toContain('could not be repaired')
+    // What happened, what is fine and what is lost, with no host path.
+    expect(noticed[0]!.message).toBe(
+      "The history's copy of /memories/a/deep/c.md from when Cairn started is damaged on disk and could not be repaired, usually because the file was changed or deleted outside Cairn meanwhile. The file as it is now is not affected and is versioned as usual; only that earlier version is lost, so History cannot show or restore it. If you need it, look in a backup.",
+    )
     expect(noticed[0]!.message).not.toContain(dataDir)
     expect(() => gitCli(dataDir, 'cat-file', '-p', blob)).toThrow()
   })

@@ -96,14 +96,15 @@ export function restoreRefusedNotice(relative: string): Omit<MemoryNotice, 'id'>
 
 /**
  * The notice for a file whose stored version was found damaged after open, once the file no
- * longer held that content to write it again from (relative path).
+ * longer held that content to write it again from (relative path). It says what is lost (that
+ * one version, from History) and what is not (the file as it is now), in the person's words.
  */
 export function damagedCopyNotice(relative: string): Omit<MemoryNotice, 'id'> {
   const virtual = toVirtual(relative)
   return {
     kind: 'damaged',
     path: virtual,
-    message: `A saved version of ${escapeInvisible(virtual)} is damaged on disk and could not be repaired: the file had changed since. Its current content is safe and versioned from now on, but restoring that older version will fail.`,
+    message: `The history's copy of ${escapeInvisible(virtual)} from when Cairn started is damaged on disk and could not be repaired, usually because the file was changed or deleted outside Cairn meanwhile. The file as it is now is not affected and is versioned as usual; only that earlier version is lost, so History cannot show or restore it. If you need it, look in a backup.`,
     commitOid: null,
   }
 }

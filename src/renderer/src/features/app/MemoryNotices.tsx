@@ -13,8 +13,9 @@ type Removal =
 
 /**
  * What the core noticed about the memory folder (`memory:notices` at start, `memory:notice`
- * as it happens): a file too large to version, or a secret that arrived in a file edited
- * outside Cairn, with a way to take it out of the file. Each can be dismissed.
+ * as it happens): a file too large to version, a secret that arrived in a file edited
+ * outside Cairn (with a way to take it out of the file), an earlier version found damaged
+ * (with a way to that file's history). Each can be dismissed.
  */
 export function MemoryNotices() {
   const [notices, setNotices] = useState<ReadonlyArray<MemoryNotice>>([])
@@ -59,16 +60,14 @@ export function MemoryNotices() {
       {shown.map((notice) =>
         notice.kind === 'secret' ? (
           <SecretNotice key={notice.id} notice={notice} onDismiss={() => dismiss(notice.id)} />
+        ) : notice.kind === 'damaged' ? (
+          <DamagedNotice key={notice.id} notice={notice} onDismiss={() => dismiss(notice.id)} />
         ) : (
           <Banner
             key={notice.id}
             tone="info"
             title={
-              notice.kind === 'kept-aside'
-                ? 'A file was kept aside'
-                : notice.kind === 'damaged'
-                  ? 'A saved version is damaged'
-                  : 'A file is not versioned'
+              notice.kind === 'kept-aside' ? 'A file was kept aside' : 'A file is not versioned'
             }
             onDismiss={() => dismiss(notice.id)}
           >
@@ -77,6 +76,33 @@ export function MemoryNotices() {
         ),
       )}
     </div>
+  )
+}
+
+/**
+ * A version History keeps is damaged and could not be repaired: a loss, so a warning, with a
+ * way to that file's history (where the version is marked damaged).
+ */
+function DamagedNotice(props: { readonly notice: MemoryNotice; readonly onDismiss: () => void }) {
+  const { notice } = props
+  const { showHistory } = useNavigation()
+  return (
+    <Banner
+      tone="warning"
+      title="An earlier version of a file is damaged"
+      onDismiss={props.onDismiss}
+      actions={
+        <button
+          type="button"
+          className="button button-small"
+          onClick={() => showHistory({ path: notice.path })}
+        >
+          Show in History
+        </button>
+      }
+    >
+      {notice.message}
+    </Banner>
   )
 }
 
