@@ -1,25 +1,13 @@
 import { readdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { CommitSummary } from '../../shared/types'
-import { openVersionedMemory, type Origin, type VersionedMemory } from './index'
+import type { Origin } from './index'
 import { BLAME_MAX_BYTES, BLAME_MAX_LINES } from './blame'
-import { gitCli, tempDataDir, userWrite } from './test-helpers'
+import { gitCli, memoryTestBed, userWrite } from './test-helpers'
 
-let dataDir: string
-let cleanup: () => Promise<void>
-let memory: VersionedMemory
 let clock = 1_700_000_000_000
-const now = () => (clock += 1000)
-
-beforeEach(async () => {
-  ;({ dir: dataDir, cleanup } = await tempDataDir())
-  memory = await openVersionedMemory({ dataDir, now, watch: false })
-})
-afterEach(async () => {
-  await memory.close()
-  await cleanup()
-})
+const bed = memoryTestBed({ memory: { now: () => (clock += 1000) } })
 
 let toolUse = 0
 const claude = (): Origin => ({
@@ -29,7 +17,7 @@ const claude = (): Origin => ({
 })
 
 async function run(input: Record<string, unknown>): Promise<CommitSummary> {
-  const outcome = await memory.execute(input, claude())
+  const outcome = await bed.memory.execute(input, claude())
   if (outcome.isError || !outcome.commit) {
     throw new Error(`${JSON.stringify(input)} failed: ${String(outcome.content)}`)
   }
@@ -47,7 +35,7 @@ interface GitLine {
 
 /** `git blame --porcelain` of `file` (relative) at `rev`, line by line. */
 function gitBlame(rev: string, file: string, extra: ReadonlyArray<string> = []): GitLine[] {
-  const out = gitCli(dataDir, ...extra, 'blame', '--porcelain', rev, '--', file)
+  const out = gitCli(bed.dataDir, ...extra, 'blame', '--porcelain', rev, '--', file)
   const lines: GitLine[] = []
   const files = new Map<string, string>()
   let sha = ''
@@ -68,7 +56,7 @@ function gitBlame(rev: string, file: string, extra: ReadonlyArray<string> = []):
 
 const byOid = new Map<string, CommitSummary>()
 async function summaries(): Promise<Map<string, CommitSummary>> {
-  const page = await memory.log({ offset: 0, limit: 500 })
+  const page = await bed.memory.log({ offset: 0, limit: 500 })
   for (const entry of page.entries) byOid.set(entry.oid, entry)
   return byOid
 }
@@ -84,7 +72,7 @@ function restoreSource(commit: CommitSummary, known: Map<string, CommitSummary>)
 
 function blobOf(rev: string, file: string): string | null {
   try {
-    return gitCli(dataDir, 'rev-parse', `${rev}:${file}`).trim()
+    return gitCli(bed.dataDir, 'rev-parse', `${rev}:${file}`).trim()
   } catch {
     return null
   }
@@ -116,7 +104,7 @@ function seeded(seed: number): () => number {
 
 /** Files in HEAD's tree per git, relative. */
 function filesAt(rev: string): string[] {
-  return gitCli(dataDir, 'ls-tree', '-r', '--name-only', rev).split('\n').filter(Boolean)
+  return gitCli(bed.dataDir, 'ls-tree', '-r', '--name-only', rev).split('\n').filter(Boolean)
 }
 
 /**
@@ -132,7 +120,7 @@ async function randomHistory(seed: number, steps: number): Promise<string[]> {
   const commits: string[] = []
   const deleted: string[] = []
   let folder = 0
-  const read = (file: string) => gitCli(dataDir, 'show', `main:${file}`)
+  const read = (file: string) => gitCli(bed.dataDir, 'show', `main:${file}`)
 
   for (let step = 0; step < steps; step++) {
     const files = commits.length > 0 ? filesAt('main') : []
@@ -177,7 +165,8 @@ async function randomHistory(seed: number, steps: number): Promise<string[]> {
           })
         } else if (roll < 0.63) {
           const edited = lines.map((old) => (random() < 0.3 ? line() : old))
-          commit = (await userWrite(memory, `/memories/${file}`, `${edited.join('\n')}\n`)).commit
+          commit = (await userWrite(bed.memory, `/memories/${file}`, `${edited.join('\n')}\n`))
+            .commit
         } else if (roll < 0.7) {
           const dir = file.includes('/') ? file.slice(0, file.indexOf('/')) : null
           const from = dir && random() < 0.5 ? dir : file
@@ -193,16 +182,16 @@ async function randomHistory(seed: number, steps: number): Promise<string[]> {
         } else if (roll < 0.84 && commits.length > 2) {
           const older = pick(commits.slice(0, -1))
           const target = filesAt(older).includes(file) ? file : null
-          if (target) commit = (await memory.restoreFile(`/memories/${target}`, older)).commit
+          if (target) commit = (await bed.memory.restoreFile(`/memories/${target}`, older)).commit
         } else if (roll < 0.88 && deleted.length > 0) {
           const gone = deleted.splice(Math.floor(random() * deleted.length), 1)[0] as string
           if (!files.includes(gone)) {
-            commit = (await memory.restoreDeleted(`/memories/${gone}`)).commit
+            commit = (await bed.memory.restoreDeleted(`/memories/${gone}`)).commit
           }
         } else if (roll < 0.94 && commits.length > 1) {
-          commit = (await memory.revert(commits.at(-1 - Math.floor(random() * 3)) ?? '')).commit
+          commit = (await bed.memory.revert(commits.at(-1 - Math.floor(random() * 3)) ?? '')).commit
         } else if (commits.length > 3) {
-          commit = (await memory.restoreAll(pick(commits.slice(1, -1)))).commit
+          commit = (await bed.memory.restoreAll(pick(commits.slice(1, -1)))).commit
         }
         if (commit) commits.push(commit.oid)
         continue
@@ -217,7 +206,7 @@ async function randomHistory(seed: number, steps: number): Promise<string[]> {
 
 async function expectSameAsGit(rev: string, file: string): Promise<void> {
   const known = await summaries()
-  const ours = await memory.blame(`/memories/${file}`, rev === 'main' ? undefined : rev)
+  const ours = await bed.memory.blame(`/memories/${file}`, rev === 'main' ? undefined : rev)
   const git = gitBlame(rev, file)
   expect(ours.map((l) => l.text)).toEqual(git.map((l) => l.text))
   expect(
@@ -235,13 +224,13 @@ describe('blame', () => {
       old_str: 'two',
       new_str: 'TWO',
     })
-    const lines = await memory.blame('/memories/a.md')
+    const lines = await bed.memory.blame('/memories/a.md')
     expect(lines.map((l) => [l.line, l.text, l.commit.oid])).toEqual([
       [1, 'one', first.oid],
       [2, 'TWO', second.oid],
     ])
     expect(lines[1]?.commit).toEqual(second)
-    expect((await memory.blame('/memories/a.md', first.oid)).map((l) => l.text)).toEqual([
+    expect((await bed.memory.blame('/memories/a.md', first.oid)).map((l) => l.text)).toEqual([
       'one',
       'two',
     ])
@@ -257,10 +246,7 @@ describe('blame', () => {
         for (const file of filesAt(rev)) await expectSameAsGit(rev, file)
       }
       // The next history starts from a clean folder.
-      await memory.close()
-      await cleanup()
-      ;({ dir: dataDir, cleanup } = await tempDataDir())
-      memory = await openVersionedMemory({ dataDir, now, watch: false })
+      await bed.startOver()
       byOid.clear()
     }
     // Three histories of 70 commits, each file blamed at seven revisions by Cairn and the git
@@ -274,7 +260,7 @@ describe('blame', () => {
       random() < 0.5 ? (common[Math.floor(random() * common.length)] as string) : `x${random()}`
     await run({ command: 'create', path: '/memories/r.md', file_text: 'start\n' })
     for (let step = 0; step < 60; step++) {
-      const lines = gitCli(dataDir, 'show', 'main:r.md').split('\n').slice(0, -1)
+      const lines = gitCli(bed.dataDir, 'show', 'main:r.md').split('\n').slice(0, -1)
       const edited = [...lines]
       for (let k = 0; k < 3; k++) {
         const at = Math.floor(random() * (edited.length + 1))
@@ -282,9 +268,9 @@ describe('blame', () => {
         else edited.splice(at, 1)
       }
       if (edited.join('\n') === lines.join('\n')) edited.push(line())
-      await userWrite(memory, '/memories/r.md', `${edited.join('\n')}\n`)
+      await userWrite(bed.memory, '/memories/r.md', `${edited.join('\n')}\n`)
     }
-    const ours = await memory.blame('/memories/r.md')
+    const ours = await bed.memory.blame('/memories/r.md')
     const git = gitBlame('main', 'r.md', ['-c', 'diff.indentHeuristic=false'])
     expect(ours.map((l) => `${l.commit.oid} ${l.text}`)).toEqual(
       git.map((l) => `${l.sha} ${l.text}`),
@@ -295,14 +281,13 @@ describe('blame', () => {
     const facts = Array.from({ length: 6 }, (_, i) => `fact ${i}\n`).join('')
     await run({ command: 'create', path: '/memories/n.md', file_text: facts })
     // An editor saves the file in Latin-1 ("café" with a lone 0xE9 byte), then in UTF-8.
-    const file = path.join(dataDir, 'memories', 'n.md')
+    const file = path.join(bed.dataDir, 'memories', 'n.md')
     await writeFile(file, Buffer.concat([Buffer.from(`${facts}caf`), Buffer.from([0xe9, 0x0a])]))
-    await memory.close()
-    memory = await openVersionedMemory({ dataDir, now, watch: false })
-    await memory.close()
+    await bed.reopen()
+    await bed.close()
     await writeFile(file, `${facts}café\n`)
-    memory = await openVersionedMemory({ dataDir, now, watch: false })
-    const ours = await memory.blame('/memories/n.md')
+    await bed.reopen()
+    const ours = await bed.memory.blame('/memories/n.md')
     const git = gitBlame('main', 'n.md')
     expect(ours.map((l) => `${l.commit.oid} ${l.text}`)).toEqual(
       git.map((l) => `${l.sha} ${l.text}`),
@@ -312,35 +297,38 @@ describe('blame', () => {
   })
 
   it('refuses what has no lines to trace: a binary file, a folder, a missing file', async () => {
-    await writeFile(path.join(dataDir, 'memories', 'pic.bin'), Buffer.from([0, 1, 2, 0]))
+    await writeFile(path.join(bed.dataDir, 'memories', 'pic.bin'), Buffer.from([0, 1, 2, 0]))
     await run({ command: 'create', path: '/memories/d/a.md', file_text: 'a\n' })
-    await memory.close()
-    memory = await openVersionedMemory({ dataDir, now, watch: false })
-    await expect(memory.blame('/memories/pic.bin')).rejects.toMatchObject({ code: 'not-text' })
-    await expect(memory.blame('/memories/d')).rejects.toMatchObject({ code: 'not-found' })
-    await expect(memory.blame('/memories/')).rejects.toMatchObject({ code: 'not-a-file' })
-    await expect(memory.blame('/memories/none.md')).rejects.toMatchObject({ code: 'not-found' })
-    await expect(memory.blame('/elsewhere/a.md')).rejects.toMatchObject({ code: 'invalid-path' })
+    await bed.reopen()
+    await expect(bed.memory.blame('/memories/pic.bin')).rejects.toMatchObject({ code: 'not-text' })
+    await expect(bed.memory.blame('/memories/d')).rejects.toMatchObject({ code: 'not-found' })
+    await expect(bed.memory.blame('/memories/')).rejects.toMatchObject({ code: 'not-a-file' })
+    await expect(bed.memory.blame('/memories/none.md')).rejects.toMatchObject({ code: 'not-found' })
+    await expect(bed.memory.blame('/elsewhere/a.md')).rejects.toMatchObject({
+      code: 'invalid-path',
+    })
   })
 
   it('refuses a file too large to trace, in plain words, and traces one at the limit', async () => {
     const numbered = (count: number) =>
       Array.from({ length: count }, (_, i) => `line ${i}\n`).join('')
-    await writeFile(path.join(dataDir, 'memories', 'long.md'), numbered(BLAME_MAX_LINES + 1))
-    await writeFile(path.join(dataDir, 'memories', 'limit.md'), numbered(BLAME_MAX_LINES))
-    await writeFile(path.join(dataDir, 'memories', 'wide.md'), `${'x'.repeat(BLAME_MAX_BYTES)}\n`)
-    await memory.close()
-    memory = await openVersionedMemory({ dataDir, now, watch: false })
+    await writeFile(path.join(bed.dataDir, 'memories', 'long.md'), numbered(BLAME_MAX_LINES + 1))
+    await writeFile(path.join(bed.dataDir, 'memories', 'limit.md'), numbered(BLAME_MAX_LINES))
+    await writeFile(
+      path.join(bed.dataDir, 'memories', 'wide.md'),
+      `${'x'.repeat(BLAME_MAX_BYTES)}\n`,
+    )
+    await bed.reopen()
     // All three are versioned files git can blame; Cairn refuses the two over its bounds.
-    expect(gitCli(dataDir, 'ls-tree', '--name-only', 'main').split('\n')).toEqual(
+    expect(gitCli(bed.dataDir, 'ls-tree', '--name-only', 'main').split('\n')).toEqual(
       expect.arrayContaining(['long.md', 'limit.md', 'wide.md']),
     )
     for (const name of ['long.md', 'wide.md']) {
-      const refused = memory.blame(`/memories/${name}`)
+      const refused = bed.memory.blame(`/memories/${name}`)
       await expect(refused).rejects.toMatchObject({ code: 'too-large' })
       await expect(refused).rejects.toThrow(`/memories/${name} is too large to trace line by line`)
     }
-    expect(await memory.blame('/memories/limit.md')).toHaveLength(BLAME_MAX_LINES)
+    expect(await bed.memory.blame('/memories/limit.md')).toHaveLength(BLAME_MAX_LINES)
   })
 
   it('keeps provenance for the next session, and never trusts a damaged copy', async () => {
@@ -351,9 +339,9 @@ describe('blame', () => {
       insert_line: 1,
       insert_text: 'middle',
     })
-    const expected = (await memory.blame('/memories/a.md')).map((l) => l.commit.oid)
+    const expected = (await bed.memory.blame('/memories/a.md')).map((l) => l.commit.oid)
     expect(expected).toEqual([first.oid, second.oid, first.oid])
-    const dir = path.join(dataDir, 'history.git', 'cairn-blame')
+    const dir = path.join(bed.dataDir, 'history.git', 'cairn-blame')
     const [saved] = await readdir(dir)
     const file = path.join(dir, saved as string)
     expect(JSON.parse(await readFile(file, 'utf8'))).toMatchObject({
@@ -362,9 +350,8 @@ describe('blame', () => {
     })
 
     // A later session answers from the saved copy, and alike.
-    await memory.close()
-    memory = await openVersionedMemory({ dataDir, now, watch: false })
-    expect((await memory.blame('/memories/a.md')).map((l) => l.commit.oid)).toEqual(expected)
+    await bed.reopen()
+    expect((await bed.memory.blame('/memories/a.md')).map((l) => l.commit.oid)).toEqual(expected)
 
     // A copy that claims other commits for the lines, or is not JSON, is not used.
     for (const damage of [
@@ -374,9 +361,9 @@ describe('blame', () => {
     ]) {
       const body = await readFile(file, 'utf8')
       await writeFile(file, damage(body))
-      await memory.close()
-      memory = await openVersionedMemory({ dataDir, now, watch: false })
-      expect((await memory.blame('/memories/a.md')).map((l) => l.commit.oid)).toEqual(expected)
+      await bed.close()
+      await bed.reopen()
+      expect((await bed.memory.blame('/memories/a.md')).map((l) => l.commit.oid)).toEqual(expected)
     }
   })
 })

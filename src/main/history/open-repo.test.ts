@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { existsSync, readdirSync, readlinkSync } from 'node:fs'
 import { chmod, mkdir, readdir, readFile, rm, truncate, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { TEMP_FILE_PREFIX } from '../lib/atomic-write'
 import { nodeDisk, setDisk } from '../lib/disk'
 import { errnoError, hookDisk } from '../lib/disk-hooks'
@@ -10,7 +10,7 @@ import { openRepo } from './open-repo'
 import type { CommitIntent } from './repo'
 import { indexDirOf, IndexFile, writeIndex } from './index-file'
 import { checkIndex, rebuildIndex } from './side-index'
-import { commitCount, folderFiles, fsck, gitCli, headFiles, tempDataDir } from './test-helpers'
+import { commitCount, folderFiles, fsck, gitCli, headFiles, memoryTestBed } from './test-helpers'
 
 const intent: CommitIntent = {
   actor: 'claude',
@@ -22,18 +22,12 @@ const intent: CommitIntent = {
   restoredFrom: null,
 }
 
-let dataDir: string
-let cleanup: () => Promise<void>
+const bed = memoryTestBed({ memory: false })
 let clock = 1_700_000_000_000
 const now = () => (clock += 1000)
 
-beforeEach(async () => {
-  ;({ dir: dataDir, cleanup } = await tempDataDir())
-})
-afterEach(() => cleanup())
-
-const memories = () => path.join(dataDir, 'memories')
-const gitdir = () => path.join(dataDir, 'history.git')
+const memories = () => path.join(bed.dataDir, 'memories')
+const gitdir = () => path.join(bed.dataDir, 'history.git')
 
 async function put(relative: string, content: string): Promise<void> {
   const file = path.join(memories(), relative)
@@ -43,7 +37,7 @@ async function put(relative: string, content: string): Promise<void> {
 
 /** Opens, commits three files one by one, and returns the repo's entries. */
 async function seed() {
-  const { repo } = await openRepo({ dataDir, now })
+  const { repo } = await openRepo({ dataDir: bed.dataDir, now })
   for (const name of ['a.md', 'dir/b.md', 'c.md']) {
     await put(name, `content of ${name}`)
     await repo.commit([name], { ...intent, paths: [`/memories/${name}`] })
@@ -56,13 +50,13 @@ async function seed() {
 }
 
 async function expectInSync(): Promise<void> {
-  expect(headFiles(dataDir)).toEqual(await folderFiles(dataDir))
-  fsck(dataDir)
+  expect(headFiles(bed.dataDir)).toEqual(await folderFiles(bed.dataDir))
+  fsck(bed.dataDir)
 }
 
 describe('start-up recovery', () => {
   it('creates the memory folder 0700 and reports nothing for a fresh start', async () => {
-    const { recovery } = await openRepo({ dataDir, now })
+    const { recovery } = await openRepo({ dataDir: bed.dataDir, now })
     expect(recovery).toBeNull()
     const { statSync } = await import('node:fs')
     expect(statSync(memories()).mode & 0o777).toBe(0o700)
@@ -74,11 +68,11 @@ describe('start-up recovery', () => {
     await put('new/file.md', 'new')
     await rm(path.join(memories(), 'c.md'))
     // The Cairn before was killed: these may be writes of its own whose commits never came.
-    const { repo, recovery } = await openRepo({ dataDir, now, afterCrash: true })
+    const { repo, recovery } = await openRepo({ dataDir: bed.dataDir, now, afterCrash: true })
     expect(recovery).toMatchObject({ kind: 'uncommitted-changes', commitOid: repo.head() })
-    expect(recovery?.message).not.toContain(dataDir)
-    expect(commitCount(dataDir)).toBe(4)
-    expect(gitCli(dataDir, 'log', '-1', '--format=%an').trim()).toBe('Cairn')
+    expect(recovery?.message).not.toContain(bed.dataDir)
+    expect(commitCount(bed.dataDir)).toBe(4)
+    expect(gitCli(bed.dataDir, 'log', '-1', '--format=%an').trim()).toBe('Cairn')
     expect(repo.index.all().at(-1)).toMatchObject({
       actor: 'system',
       command: 'recovery',
@@ -90,20 +84,20 @@ describe('start-up recovery', () => {
   it('commits what changed while Cairn was closed, cleanly, as edits made outside Cairn', async () => {
     await seed()
     await put('a.md', 'edited in another program')
-    const closed = await openRepo({ dataDir, now })
+    const closed = await openRepo({ dataDir: bed.dataDir, now })
     expect(closed.recovery).toMatchObject({
       kind: 'outside-changes',
       commitOid: closed.repo.head(),
     })
     expect(closed.repo.index.all().at(-1)).toMatchObject({ actor: 'system', command: 'outside' })
-    expect(gitCli(dataDir, 'log', '-1', '--format=%an|%s').trim()).toBe(
+    expect(gitCli(bed.dataDir, 'log', '-1', '--format=%an|%s').trim()).toBe(
       'Cairn|Changes made outside Cairn while it was closed',
     )
     closed.repo.store.close()
     closed.repo.index.close()
     // The Cairn before closed owing a commit: a recovery again.
     await put('a.md', 'edited again')
-    const owed = await openRepo({ dataDir, now, owed: true })
+    const owed = await openRepo({ dataDir: bed.dataDir, now, owed: true })
     expect(owed.repo.index.all().at(-1)).toMatchObject({ command: 'recovery' })
     expect(owed.recovery?.kind).toBe('uncommitted-changes')
     await expectInSync()
@@ -114,59 +108,63 @@ describe('start-up recovery', () => {
     // Named as Cairn names them: a person's look-alike is kept (own-temps.test.ts).
     await put(`dir/${TEMP_FILE_PREFIX}${randomUUID()}`, 'half a write')
     await put(`${TEMP_FILE_PREFIX}${randomUUID()}`, 'another')
-    const { recovery } = await openRepo({ dataDir, now })
+    const { recovery } = await openRepo({ dataDir: bed.dataDir, now })
     expect(recovery).toBeNull()
-    expect(commitCount(dataDir)).toBe(3)
+    expect(commitCount(bed.dataDir)).toBe(3)
     expect(await readdir(path.join(memories(), 'dir'))).toEqual(['b.md'])
     await expectInSync()
   })
 
   it('rebuilds a damaged newest commit exactly, from the side index and the files', async () => {
     await seed()
-    const head = gitCli(dataDir, 'rev-parse', 'main').trim()
+    const head = gitCli(bed.dataDir, 'rev-parse', 'main').trim()
     const object = path.join(gitdir(), 'objects', head.slice(0, 2), head.slice(2))
     await chmod(object, 0o644)
     await truncate(object, 5)
-    const before = await folderFiles(dataDir)
-    const { repo, recovery } = await openRepo({ dataDir, now })
+    const before = await folderFiles(bed.dataDir)
+    const { repo, recovery } = await openRepo({ dataDir: bed.dataDir, now })
     expect(recovery).toMatchObject({ kind: 'history-repaired', commitOid: head })
     expect(recovery?.message).toMatch(/rebuilt/)
     expect(repo.head()).toBe(head)
-    expect(await folderFiles(dataDir)).toEqual(before)
-    expect(commitCount(dataDir)).toBe(3)
+    expect(await folderFiles(bed.dataDir)).toEqual(before)
+    expect(commitCount(bed.dataDir)).toBe(3)
     await expectInSync()
   })
 
   it('continues from the newest intact commit when a damaged one cannot be rebuilt', async () => {
     await seed()
-    const head = gitCli(dataDir, 'rev-parse', 'main').trim()
-    const parent = gitCli(dataDir, 'rev-parse', 'main^').trim()
+    const head = gitCli(bed.dataDir, 'rev-parse', 'main').trim()
+    const parent = gitCli(bed.dataDir, 'rev-parse', 'main^').trim()
     const object = path.join(gitdir(), 'objects', head.slice(0, 2), head.slice(2))
     await chmod(object, 0o644)
     await truncate(object, 5)
     // The folder moved on since: the damaged commit's tree can no longer be rebuilt.
     await put('c.md', 'changed while Cairn was closed')
-    const { repo, recovery } = await openRepo({ dataDir, now })
+    const { repo, recovery } = await openRepo({ dataDir: bed.dataDir, now })
     expect(recovery?.kind).toBe('history-repaired')
     expect(repo.index.all().at(-1)).toMatchObject({ parent, actor: 'system', command: 'recovery' })
-    expect((await readdir(dataDir)).filter((name) => name.startsWith('history.git.'))).toEqual([])
+    expect((await readdir(bed.dataDir)).filter((name) => name.startsWith('history.git.'))).toEqual(
+      [],
+    )
     expect(existsSync(path.join(gitdir(), 'cairn-damaged', head))).toBe(true)
-    expect(commitCount(dataDir)).toBe(3)
+    expect(commitCount(bed.dataDir)).toBe(3)
     await expectInSync()
   })
 
   it('moves a git directory with no objects aside and starts a fresh history', async () => {
     await seed()
-    const before = await folderFiles(dataDir)
+    const before = await folderFiles(bed.dataDir)
     await rm(path.join(gitdir(), 'objects'), { recursive: true })
-    const { repo, recovery } = await openRepo({ dataDir, now })
+    const { repo, recovery } = await openRepo({ dataDir: bed.dataDir, now })
     expect(recovery).toMatchObject({ kind: 'history-rebuilt', commitOid: repo.head() })
     expect(recovery?.message).toContain('3 files')
     expect(recovery?.message).toContain('set aside')
-    expect(await folderFiles(dataDir)).toEqual(before)
-    const aside = (await readdir(dataDir)).filter((name) => name.startsWith('history.git.broken-'))
+    expect(await folderFiles(bed.dataDir)).toEqual(before)
+    const aside = (await readdir(bed.dataDir)).filter((name) =>
+      name.startsWith('history.git.broken-'),
+    )
     expect(aside).toHaveLength(1)
-    expect(commitCount(dataDir)).toBe(1)
+    expect(commitCount(bed.dataDir)).toBe(1)
     expect(repo.index.all()[0]).toMatchObject({ actor: 'system', command: 'init' })
     await expectInSync()
   })
@@ -174,7 +172,7 @@ describe('start-up recovery', () => {
   it('finds the tip again when the ref is unreadable', async () => {
     const entries = await seed()
     await writeFile(path.join(gitdir(), 'refs', 'heads', 'main'), 'garbage\n')
-    const { repo, recovery } = await openRepo({ dataDir, now })
+    const { repo, recovery } = await openRepo({ dataDir: bed.dataDir, now })
     expect(recovery?.kind).toBe('history-repaired')
     expect(repo.index.all()).toEqual(entries)
     await expectInSync()
@@ -182,7 +180,7 @@ describe('start-up recovery', () => {
 
   it('starts a history from existing files when the git directory is missing', async () => {
     await put('kept.md', 'kept')
-    const { repo, recovery } = await openRepo({ dataDir, now })
+    const { repo, recovery } = await openRepo({ dataDir: bed.dataDir, now })
     expect(recovery).toMatchObject({ kind: 'history-rebuilt', commitOid: repo.head() })
     expect(recovery?.message).toContain('1 file')
     await expectInSync()
@@ -193,9 +191,9 @@ describe('start-up recovery', () => {
     await put('.git/config', 'not ours')
     const { symlink } = await import('node:fs/promises')
     await symlink('/etc/passwd', path.join(memories(), 'link.md'))
-    await openRepo({ dataDir, now })
-    expect([...headFiles(dataDir).keys()]).toEqual(['real.md'])
-    fsck(dataDir)
+    await openRepo({ dataDir: bed.dataDir, now })
+    expect([...headFiles(bed.dataDir).keys()]).toEqual(['real.md'])
+    fsck(bed.dataDir)
   })
 })
 
@@ -206,7 +204,7 @@ describe('the side index', () => {
   it('is rebuilt from the commit trailers when missing', async () => {
     const entries = await seed()
     await rm(dir(), { recursive: true })
-    const { repo } = await openRepo({ dataDir, now })
+    const { repo } = await openRepo({ dataDir: bed.dataDir, now })
     expect(repo.index.all()).toEqual(entries)
     const again = IndexFile.open(dir())
     expect(again.all()).toEqual(entries)
@@ -216,14 +214,14 @@ describe('the side index', () => {
   it('catches up when a commit landed but its index entry did not', async () => {
     const entries = await seed()
     await truncate(part('commits'), 2 * 64)
-    const { repo } = await openRepo({ dataDir, now })
+    const { repo } = await openRepo({ dataDir: bed.dataDir, now })
     expect(repo.index.all()).toEqual(entries)
   })
 
   it('drops a torn append and re-adds the entry', async () => {
     const entries = await seed()
     await truncate(part('commits'), 3 * 64 - 20)
-    const { repo } = await openRepo({ dataDir, now })
+    const { repo } = await openRepo({ dataDir: bed.dataDir, now })
     expect(repo.index.all()).toEqual(entries)
     expect((await readFile(part('commits'))).length).toBe(3 * 64)
   })
@@ -231,7 +229,7 @@ describe('the side index', () => {
   it('is rebuilt when it belongs to another history', async () => {
     const entries = await seed()
     writeIndex(dir(), [{ ...entries[0]!, oid: 'f'.repeat(40) }])
-    const { repo } = await openRepo({ dataDir, now })
+    const { repo } = await openRepo({ dataDir: bed.dataDir, now })
     expect(repo.index.all()).toEqual(entries)
   })
 
@@ -242,7 +240,7 @@ describe('the side index', () => {
       const bytes = await readFile(part('commits'))
       bytes[at] = (bytes[at] as number) ^ 0x22
       await writeFile(part('commits'), bytes)
-      const { repo } = await openRepo({ dataDir, now })
+      const { repo } = await openRepo({ dataDir: bed.dataDir, now })
       // Either open saw it and rebuilt, or the check run when idle reports it.
       if (!(await checkIndex(repo.store, repo.index))) {
         const rebuilt = await rebuildIndex(repo.store, repo.index.dir, repo.head())
@@ -260,13 +258,13 @@ describe('the side index', () => {
     await rm(dir(), { recursive: true })
     const legacy = path.join(gitdir(), 'cairn-index.jsonl')
     await writeFile(legacy, entries.map((entry) => `${JSON.stringify(entry)}\n`).join(''))
-    const { repo } = await openRepo({ dataDir, now })
+    const { repo } = await openRepo({ dataDir: bed.dataDir, now })
     expect(repo.index.all()).toEqual(entries)
     expect(existsSync(legacy)).toBe(false)
   })
 
   it('rebuilt from the commits equals the one kept commit by commit', async () => {
-    const { repo } = await openRepo({ dataDir, now })
+    const { repo } = await openRepo({ dataDir: bed.dataDir, now })
     const commit = (paths: ReadonlyArray<string> | 'all', extra: Partial<CommitIntent> = {}) =>
       repo.commit(paths, { ...intent, ...extra })
     await put('a.md', 'a')
@@ -306,11 +304,11 @@ describe('the side index', () => {
     expect(incremental).toHaveLength(5)
     expect(incremental[1]).toMatchObject({ review: 'edited', flags: [{ rule: 'instructions' }] })
 
-    const rebuilt = await rebuildIndex(repo.store, path.join(dataDir, 'rebuilt'), repo.head())
+    const rebuilt = await rebuildIndex(repo.store, path.join(bed.dataDir, 'rebuilt'), repo.head())
     expect(rebuilt.all()).toEqual(incremental)
     rebuilt.close()
     for (const name of ['commits', 'files', 'names', 'details']) {
-      expect(await readFile(path.join(dataDir, 'rebuilt', name))).toEqual(
+      expect(await readFile(path.join(bed.dataDir, 'rebuilt', name))).toEqual(
         await readFile(part(name)),
       )
     }
@@ -353,7 +351,7 @@ describe('an open that fails after its recovery commit was logged', () => {
       }).disk,
     )
     try {
-      await expect(openRepo({ dataDir, now })).rejects.toThrow()
+      await expect(openRepo({ dataDir: bed.dataDir, now })).rejects.toThrow()
     } finally {
       restore()
     }
@@ -361,7 +359,7 @@ describe('an open that fails after its recovery commit was logged', () => {
     // Left open, the log (its idle checkpoint armed by the append) would run later, with
     // whatever instance holds the folder by then.
     expect(openFiles().filter((file) => !before.includes(file))).toEqual([])
-    const { repo } = await openRepo({ dataDir, now })
+    const { repo } = await openRepo({ dataDir: bed.dataDir, now })
     repo.store.close()
     await expectInSync()
   })

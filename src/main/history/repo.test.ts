@@ -1,10 +1,10 @@
 import { mkdir, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { openRepo } from './open-repo'
 import type { CommitIntent, Repo } from './repo'
 import { IndexFile } from './index-file'
-import { commitCount, folderFiles, fsck, gitCli, headFiles, tempDataDir } from './test-helpers'
+import { commitCount, folderFiles, fsck, gitCli, headFiles, memoryTestBed } from './test-helpers'
 
 const claude: CommitIntent = {
   actor: 'claude',
@@ -16,38 +16,32 @@ const claude: CommitIntent = {
   restoredFrom: null,
 }
 
-let dataDir: string
-let cleanup: () => Promise<void>
+const bed = memoryTestBed({ memory: false })
 let clock = 1_700_000_000_000
 const now = () => (clock += 1000)
 
-beforeEach(async () => {
-  ;({ dir: dataDir, cleanup } = await tempDataDir())
-})
-afterEach(() => cleanup())
-
 async function put(relative: string, content: string): Promise<void> {
-  const file = path.join(dataDir, 'memories', relative)
+  const file = path.join(bed.dataDir, 'memories', relative)
   await mkdir(path.dirname(file), { recursive: true })
   await writeFile(file, content)
 }
 
 async function expectInSync(): Promise<void> {
-  expect(headFiles(dataDir)).toEqual(await folderFiles(dataDir))
-  fsck(dataDir)
+  expect(headFiles(bed.dataDir)).toEqual(await folderFiles(bed.dataDir))
+  fsck(bed.dataDir)
 }
 
 async function open(): Promise<Repo> {
-  return (await openRepo({ dataDir, now })).repo
+  return (await openRepo({ dataDir: bed.dataDir, now })).repo
 }
 
 describe('committing changes read from the folder', () => {
   it('starts an empty history with no commit and a valid repository', async () => {
     const repo = await open()
     expect(repo.head()).toBeNull()
-    expect(commitCount(dataDir)).toBe(0)
-    expect(gitCli(dataDir, 'symbolic-ref', 'HEAD').trim()).toBe('refs/heads/main')
-    fsck(dataDir)
+    expect(commitCount(bed.dataDir)).toBe(0)
+    expect(gitCli(bed.dataDir, 'symbolic-ref', 'HEAD').trim()).toBe('refs/heads/main')
+    fsck(bed.dataDir)
   })
 
   it('commits only the given paths, writing nested trees the git CLI reads', async () => {
@@ -59,8 +53,8 @@ describe('committing changes read from the folder', () => {
     await put('a/b/c.md', 'deeper')
     const second = await repo.commit(['a/b/c.md'], { ...claude, command: 'str_replace' })
     expect(second?.parent).toBe(first?.oid)
-    expect(commitCount(dataDir)).toBe(2)
-    expect(gitCli(dataDir, 'log', '-1', '--format=%an|%s').trim()).toBe('Claude|create')
+    expect(commitCount(bed.dataDir)).toBe(2)
+    expect(gitCli(bed.dataDir, 'log', '-1', '--format=%an|%s').trim()).toBe('Claude|create')
     await expectInSync()
   })
 
@@ -70,7 +64,7 @@ describe('committing changes read from the folder', () => {
     await repo.commit(['a.md'], claude)
     await put('a.md', 'same')
     expect(await repo.commit(['a.md'], claude)).toBeNull()
-    expect(commitCount(dataDir)).toBe(1)
+    expect(commitCount(bed.dataDir)).toBe(1)
   })
 
   it('drops folders that become empty and handles a file replaced by a folder', async () => {
@@ -78,8 +72,8 @@ describe('committing changes read from the folder', () => {
     await put('x', 'file')
     await put('d/e/f.md', 'f')
     await repo.commit(['x', 'd'], claude)
-    await rm(path.join(dataDir, 'memories', 'd'), { recursive: true })
-    await rm(path.join(dataDir, 'memories', 'x'))
+    await rm(path.join(bed.dataDir, 'memories', 'd'), { recursive: true })
+    await rm(path.join(bed.dataDir, 'memories', 'x'))
     await put('x/y.md', 'now a folder')
     const entry = await repo.commit(['d', 'x/y.md'], { ...claude, command: 'delete' })
     expect(entry?.files).toEqual(['/memories/d/e/f.md', '/memories/x', '/memories/x/y.md'])
@@ -104,7 +98,7 @@ describe('committing changes read from the folder', () => {
     }
     const read = IndexFile.open(repo.index.dir)
     expect(read.all()).toEqual(repo.index.all())
-    expect(read.head()).toBe(gitCli(dataDir, 'rev-parse', 'main').trim())
+    expect(read.head()).toBe(gitCli(bed.dataDir, 'rev-parse', 'main').trim())
     read.close()
   })
 })

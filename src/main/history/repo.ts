@@ -1,5 +1,5 @@
 import type { CommitCommand } from '../../shared/types'
-import { AUTHORS, formatCommitMessage, reviewFactsOf, type CommitMeta } from './commit-message'
+import { AUTHORS, formatCommitMessage, type CommitMeta } from './commit-message'
 import { settleFolderSyncs, type FolderTree, type StagedWrite } from '../lib/folders'
 import {
   moveLoggedMain,
@@ -13,7 +13,7 @@ import { segmentsOf, toVirtual } from './paths'
 import { IndexDamagedError, IndexFile, replaceIndexDir, writeIndexBeside } from './index-file'
 import type { CommitFacts } from './types'
 import type { RepoView } from './read'
-import { catchUp, type IndexEntry } from './side-index'
+import { catchUp, indexEntryOf, type IndexEntry } from './side-index'
 import {
   changesOf,
   diffNodes,
@@ -509,23 +509,7 @@ export function createRepo(options: {
     await (logged.ref
       ? logged.ref.moved(owedFlush ? () => owedFlush : undefined).catch(() => {})
       : ref!.sync())
-    const entry: IndexEntry = {
-      oid,
-      parent: head,
-      time: time * 1000,
-      actor: meta.actor,
-      command: meta.command,
-      subject: meta.subject,
-      // As a rebuild from the commit reads it back: no Path trailer means "the files".
-      paths: meta.paths.length > 0 ? meta.paths : files,
-      conversationId: meta.conversationId,
-      toolUseId: meta.toolUseId,
-      overwrite: meta.overwrite,
-      restoredFrom: meta.restoredFrom,
-      ...(meta.machine ? { machine: meta.machine } : {}),
-      ...reviewFactsOf(meta),
-      files,
-    }
+    const entry = indexEntryOf({ oid, parents: head ? [head] : [], timestamp: time }, meta, files)
     head = oid
     root = next
     treeOid = nextTree

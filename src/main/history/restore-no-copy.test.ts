@@ -2,7 +2,7 @@ import { execFileSync, spawnSync, type SpawnSyncReturns } from 'node:child_proce
 import { existsSync } from 'node:fs'
 import { chmod, open as openFile, readFile, stat, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { nodeDisk, setDisk } from '../lib/disk'
 import { hookDisk } from '../lib/disk-hooks'
 import { openVersionedMemory, type VersionedMemory } from './index'
@@ -13,8 +13,8 @@ import {
   fsck,
   gitCli,
   headFiles,
+  memoryTestBed,
   recordInterruptedRestoreAll,
-  tempDataDir,
 } from './test-helpers'
 import { MAX_VERSIONED_BYTES } from './work-tree'
 
@@ -26,24 +26,19 @@ import { MAX_VERSIONED_BYTES } from './work-tree'
 // the process looks like another account (its uid) and the disk seam refuses what the system
 // would refuse that account.
 
-let dataDir: string
-let cleanup: () => Promise<void>
+const bed = memoryTestBed({ memory: false })
 let undoDisk: () => void = () => {}
-const open = () => openVersionedMemory({ dataDir, watch: false })
-const memories = (relative: string) => path.join(dataDir, 'memories', relative)
+const open = () => openVersionedMemory({ dataDir: bed.dataDir, watch: false })
+const memories = (relative: string) => path.join(bed.dataDir, 'memories', relative)
 
-beforeEach(async () => {
-  ;({ dir: dataDir, cleanup } = await tempDataDir())
-})
-afterEach(async () => {
+afterEach(() => {
   vi.restoreAllMocks()
   undoDisk()
   undoDisk = () => {}
-  await cleanup()
 })
 
 function asAnotherAccount(): void {
-  undoDisk = asAnotherAccountIn(dataDir)
+  undoDisk = asAnotherAccountIn(bed.dataDir)
 }
 
 function backToRoot(): void {
@@ -91,7 +86,7 @@ describe('restoring the whole folder over a file history keeps no copy of (item 
       '/memories/private.md could not be read (permission denied), so it was kept as /memories/private (unreadable).md; the history keeps its last version Cairn could read.',
     )
     expect(message).not.toContain('was not in the history')
-    expect(message).not.toContain(dataDir)
+    expect(message).not.toContain(bed.dataDir)
     expect(keptAside).toEqual([
       {
         path: '/memories/private.md',
@@ -104,8 +99,8 @@ describe('restoring the whole folder over a file history keeps no copy of (item 
     await chmod(kept, 0o644)
     expect(await readFile(kept, 'utf8')).toBe('v2, saved by the person\n')
     expect(await readFile(memories('private.md'), 'utf8')).toBe('v1\n')
-    expect(gitCli(dataDir, 'show', 'main:private.md')).toBe('v1\n')
-    fsck(dataDir)
+    expect(gitCli(bed.dataDir, 'show', 'main:private.md')).toBe('v1\n')
+    fsck(bed.dataDir)
   })
 
   it('keeps a file grown too large to version aside and writes the version', async () => {
@@ -125,8 +120,8 @@ describe('restoring the whole folder over a file history keeps no copy of (item 
     expect(message).toContain('kept as /memories/big (not in history).log')
     expect(await readFile(memories('big.log'), 'utf8')).toBe('small\n')
     expect((await stat(memories('big (not in history).log'))).size).toBe(MAX_VERSIONED_BYTES + 1)
-    expect([...headFiles(dataDir).keys()]).toEqual(['big.log'])
-    fsck(dataDir)
+    expect([...headFiles(bed.dataDir).keys()]).toEqual(['big.log'])
+    fsck(bed.dataDir)
   })
 
   it('names a folder it may not enter instead of saying the folder matches', async () => {
@@ -172,10 +167,10 @@ describe('restoring the whole folder over a file no version holds (review13 R3, 
     expect(message).toContain(
       '/memories/secret.md was left as it is: Cairn may not read it (permission denied), and the history has no version of it.',
     )
-    expect(message).not.toContain(dataDir)
+    expect(message).not.toContain(bed.dataDir)
     await chmod(memories('secret.md'), 0o644)
     expect(await readFile(memories('secret.md'), 'utf8')).toBe('secret\n')
-    expect([...headFiles(dataDir).keys()]).toEqual(['a.md'])
+    expect([...headFiles(bed.dataDir).keys()]).toEqual(['a.md'])
   })
 
   it('says a file too large to version that history never held was left, never "already matches"', async () => {
@@ -206,8 +201,8 @@ describe('restoring the whole folder over a file no version holds (review13 R3, 
     expect(message).toContain('/memories/big.log was left as it is')
     expect(await readFile(memories('b.md'), 'utf8')).toBe('b1\n')
     expect((await stat(memories('big.log'))).size).toBe(MAX_VERSIONED_BYTES + 1)
-    expect([...headFiles(dataDir).keys()].sort()).toEqual(['a.md', 'b.md'])
-    fsck(dataDir)
+    expect([...headFiles(bed.dataDir).keys()].sort()).toEqual(['a.md', 'b.md'])
+    fsck(bed.dataDir)
   })
 
   it('names the file it may not move when a folder refuses writes, and changes nothing', async () => {
@@ -243,11 +238,11 @@ describe('restoring the whole folder over a file no version holds (review13 R3, 
     expect(message).toContain('Cairn could not change /memories/d/a.md')
     expect(message).toContain('permission was denied')
     expect(message).toContain('Nothing was changed.')
-    expect(message).not.toContain(dataDir)
+    expect(message).not.toContain(bed.dataDir)
     expect(await readFile(memories('b.md'), 'utf8')).toBe('b2\n')
     expect(await readFile(memories('d/a.md'), 'utf8')).toBe('v2\n')
-    expect(existsSync(path.join(dataDir, 'history.git', RESTORE_INTENT_FILE))).toBe(false)
-    fsck(dataDir)
+    expect(existsSync(path.join(bed.dataDir, 'history.git', RESTORE_INTENT_FILE))).toBe(false)
+    fsck(bed.dataDir)
   })
 })
 
@@ -312,7 +307,7 @@ describe('a file kept aside because Cairn may not read it (item 4)', () => {
     )
     expect(existsSync(memories('private (unreadable).md'))).toBe(true)
     // Its last readable version is in the history, before the delete that kept it aside.
-    expect(gitCli(dataDir, 'show', 'main^:private.md')).toBe('v1\n')
+    expect(gitCli(bed.dataDir, 'show', 'main^:private.md')).toBe('v1\n')
   })
 
   it('says history has no version of one that was never readable, when Claude creates over it', async () => {
@@ -361,7 +356,7 @@ async function interruptedRestoreOverLockedFile(): Promise<void> {
   )
   const head = memory.head()!
   await memory.close()
-  await recordInterruptedRestoreAll(dataDir, head, first, ['b.md', 'd/a.md'])
+  await recordInterruptedRestoreAll(bed.dataDir, head, first, ['b.md', 'd/a.md'])
   // The kill came after b.md was written.
   await writeFile(memories('b.md'), 'b1\n')
   await chmod(memories('d/a.md'), 0o000)
@@ -389,17 +384,17 @@ describe('an interrupted restore whose file cannot be moved aside (item 2)', () 
     } finally {
       await unlockAsRoot()
     }
-    expect(existsSync(path.join(dataDir, 'history.git', RESTORE_INTENT_FILE))).toBe(false)
+    expect(existsSync(path.join(bed.dataDir, 'history.git', RESTORE_INTENT_FILE))).toBe(false)
     const named = notices.find((notice) => notice.path === '/memories/d/a.md')
     expect(named?.message).toContain(
       'An interrupted restore could not be finished: Cairn may not change /memories/d/a.md',
     )
-    expect(named?.message).not.toContain(dataDir)
+    expect(named?.message).not.toContain(bed.dataDir)
     // Nothing lost: the file is as it was, and its last version is still the history's.
     expect(await readFile(memories('d/a.md'), 'utf8')).toBe('v2\n')
-    expect(gitCli(dataDir, 'show', 'main:d/a.md')).toBe('v2\n')
-    expect(headFiles(dataDir).get('c.md')).toBe('c\n')
-    fsck(dataDir)
+    expect(gitCli(bed.dataDir, 'show', 'main:d/a.md')).toBe('v2\n')
+    expect(headFiles(bed.dataDir).get('c.md')).toBe('c\n')
+    fsck(bed.dataDir)
   })
 })
 
@@ -442,11 +437,11 @@ describe('restoring the whole folder walks it once', () => {
       expect(result.keptAside?.map(({ path }) => path)).toEqual(['/memories/d3/f.md'])
       expect(await readFile(memories('d2/e/f.md'), 'utf8')).toBe('v1\n')
       expect(await readFile(memories('d3/f.md'), 'utf8')).toBe('v1\n')
-      expect(gitCli(dataDir, 'diff', '--stat', v1, 'main').trim()).toBe('')
+      expect(gitCli(bed.dataDir, 'diff', '--stat', v1, 'main').trim()).toBe('')
     } finally {
       await memory.close()
     }
-    fsck(dataDir)
+    fsck(bed.dataDir)
   })
 })
 
@@ -455,14 +450,14 @@ describe('restoring the whole folder walks it once', () => {
  * first runs `hook` (with `call` and a `gone` flag in scope), which kills it at some point.
  */
 function openKilled(hook: string): SpawnSyncReturns<string> {
-  execFileSync('chown', ['-R', '4242:4242', dataDir])
+  execFileSync('chown', ['-R', '4242:4242', bed.dataDir])
   const script = `
     const { openVersionedMemory } = await import(${JSON.stringify(path.resolve('src/main/history/index.ts'))})
     const { nodeDisk, setDisk } = await import(${JSON.stringify(path.resolve('src/main/lib/disk.ts'))})
     const { hookDisk } = await import(${JSON.stringify(path.resolve('src/main/lib/disk-hooks.ts'))})
     let gone = false
     setDisk(hookDisk(nodeDisk, (call) => { ${hook} }).disk)
-    await openVersionedMemory({ dataDir: ${JSON.stringify(dataDir)}, watch: false, maintenance: false })
+    await openVersionedMemory({ dataDir: ${JSON.stringify(bed.dataDir)}, watch: false, maintenance: false })
     process.stdout.write('opened\\n')
   `
   return spawnSync(
@@ -478,7 +473,7 @@ function openKilled(hook: string): SpawnSyncReturns<string> {
       '-e',
       script,
     ],
-    { encoding: 'utf8', env: { ...process.env, HOME: dataDir } },
+    { encoding: 'utf8', env: { ...process.env, HOME: bed.dataDir } },
   )
 }
 
@@ -489,7 +484,7 @@ describe('an interrupted restore given up by an open that is killed', () => {
   it('is still told at the next open, once', async () => {
     await interruptedRestoreOverLockedFile()
     // A real other account (uid 4242, through setpriv), killed as soon as the intent is gone.
-    const intent = path.join(dataDir, 'history.git', RESTORE_INTENT_FILE)
+    const intent = path.join(bed.dataDir, 'history.git', RESTORE_INTENT_FILE)
     const child = openKilled(`
       if (gone) process.kill(process.pid, 'SIGKILL')
       if (call.name === 'unlinkSync' && String(call.args[0]) === ${JSON.stringify(intent)}) gone = true
@@ -523,8 +518,8 @@ describe('an interrupted restore given up by an open that is killed', () => {
     expect(messages[1]!.some((message) => message.includes(given))).toBe(false)
     expect(messages[1]).toEqual([expect.stringContaining('is not versioned')])
     expect(await readFile(memories('d/a.md'), 'utf8')).toBe('v2\n')
-    expect(gitCli(dataDir, 'show', 'main:d/a.md')).toBe('v2\n')
-    fsck(dataDir)
+    expect(gitCli(bed.dataDir, 'show', 'main:d/a.md')).toBe('v2\n')
+    fsck(bed.dataDir)
   })
 })
 
@@ -534,7 +529,7 @@ describe('an interrupted restore given up by an open that is killed', () => {
 describe('a give-up note left beside an intent the next open finishes', () => {
   it('is dropped with it: no notice that the finished restore could not be', async () => {
     await interruptedRestoreOverLockedFile()
-    const git = path.join(dataDir, 'history.git')
+    const git = path.join(bed.dataDir, 'history.git')
     const intent = path.join(git, RESTORE_INTENT_FILE)
     // Killed just before the intent is removed: the note is written, the intent still there.
     const child = openKilled(`
@@ -547,7 +542,7 @@ describe('a give-up note left beside an intent the next open finishes', () => {
     expect(existsSync(path.join(git, GIVEN_UP_FILE))).toBe(true)
 
     // Access given back before the next open, which finishes the restore.
-    execFileSync('chown', ['-R', '0:0', dataDir])
+    execFileSync('chown', ['-R', '0:0', bed.dataDir])
     await chmod(memories('d'), 0o755)
     await chmod(memories('d/a.md'), 0o644)
     const again = await open()
@@ -558,13 +553,13 @@ describe('a give-up note left beside an intent the next open finishes', () => {
       await again.close()
     }
     expect(await readFile(memories('d/a.md'), 'utf8')).toBe('v1\n')
-    expect(gitCli(dataDir, 'show', 'main:d/a.md')).toBe('v1\n')
-    expect(gitCli(dataDir, 'log', '--format=%s', '-1', '--', 'd/a.md')).toMatch(
+    expect(gitCli(bed.dataDir, 'show', 'main:d/a.md')).toBe('v1\n')
+    expect(gitCli(bed.dataDir, 'log', '--format=%s', '-1', '--', 'd/a.md')).toMatch(
       /^restore all memories to /,
     )
     expect(messages.some((message) => message.includes('could not be finished'))).toBe(false)
     expect(existsSync(intent)).toBe(false)
     expect(existsSync(path.join(git, GIVEN_UP_FILE))).toBe(false)
-    fsck(dataDir)
+    fsck(bed.dataDir)
   })
 })

@@ -1,28 +1,15 @@
 import { readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { HistorySearchHit } from '../../shared/types'
-import { openVersionedMemory, type VersionedMemory } from './index'
-import { gitCli, tempDataDir, userWrite } from './test-helpers'
+import { gitCli, memoryTestBed, userWrite } from './test-helpers'
 
-let dataDir: string
-let cleanup: () => Promise<void>
-let memory: VersionedMemory
 let clock = 1_700_000_000_000
-const now = () => (clock += 1000)
-
-beforeEach(async () => {
-  ;({ dir: dataDir, cleanup } = await tempDataDir())
-  memory = await openVersionedMemory({ dataDir, now, watch: false })
-})
-afterEach(async () => {
-  await memory.close()
-  await cleanup()
-})
+const bed = memoryTestBed({ memory: { now: () => (clock += 1000) } })
 
 let toolUse = 0
 async function run(input: Record<string, unknown>): Promise<string | null> {
-  const outcome = await memory.execute(input, {
+  const outcome = await bed.memory.execute(input, {
     actor: 'claude',
     conversationId: 'conv-search',
     toolUseId: `toolu_${++toolUse}`,
@@ -36,7 +23,7 @@ async function searchAll(text: string, matchCase: boolean): Promise<HistorySearc
   let before: string | undefined
   let scanned = 0
   for (;;) {
-    const page = await memory.searchHistory({ text, matchCase, before, budgetMs: 0 })
+    const page = await bed.memory.searchHistory({ text, matchCase, before, budgetMs: 0 })
     expect(page.scanned).toBeGreaterThan(scanned)
     scanned = page.scanned
     hits.push(...page.hits)
@@ -50,7 +37,7 @@ async function searchAll(text: string, matchCase: boolean): Promise<HistorySearc
 
 function gitPickaxe(text: string, matchCase: boolean): string[] {
   const args = ['log', `-S${text}`, '--format=%H', ...(matchCase ? [] : ['-i']), 'main']
-  return gitCli(dataDir, ...args)
+  return gitCli(bed.dataDir, ...args)
     .split('\n')
     .filter(Boolean)
 }
@@ -75,7 +62,7 @@ describe('history search', () => {
       const files =
         commits.length === 0
           ? []
-          : gitCli(dataDir, 'ls-tree', '-r', '--name-only', 'HEAD').split('\n').filter(Boolean)
+          : gitCli(bed.dataDir, 'ls-tree', '-r', '--name-only', 'HEAD').split('\n').filter(Boolean)
       const file = files[Math.floor(random() * files.length)]
       const roll = random()
       let oid: string | null = null
@@ -87,7 +74,7 @@ describe('history search', () => {
             file_text: `${sentence()}\n${sentence()}\n`,
           })
         } else if (roll < 0.5) {
-          const text = gitCli(dataDir, 'show', `HEAD:${file}`)
+          const text = gitCli(bed.dataDir, 'show', `HEAD:${file}`)
           const lines = text.split('\n').filter(Boolean)
           const old = lines[Math.floor(random() * lines.length)] as string
           if (text.split(old).length === 2) {
@@ -100,7 +87,8 @@ describe('history search', () => {
           }
         } else if (roll < 0.6) {
           oid =
-            (await userWrite(memory, `/memories/${file}`, `${sentence()}\n`)).commit?.oid ?? null
+            (await userWrite(bed.memory, `/memories/${file}`, `${sentence()}\n`)).commit?.oid ??
+            null
         } else if (roll < 0.7) {
           const from = file.startsWith('d/') && random() < 0.5 ? 'd' : file
           oid = await run({
@@ -111,10 +99,10 @@ describe('history search', () => {
         } else if (roll < 0.78) {
           oid = await run({ command: 'delete', path: `/memories/${file}` })
         } else if (roll < 0.88 && commits.length > 2) {
-          oid = (await memory.revert(commits.at(-1) as string)).commit?.oid ?? null
+          oid = (await bed.memory.revert(commits.at(-1) as string)).commit?.oid ?? null
         } else if (commits.length > 2) {
           const target = commits[Math.floor(random() * commits.length)] as string
-          oid = (await memory.restoreAll(target)).commit?.oid ?? null
+          oid = (await bed.memory.restoreAll(target)).commit?.oid ?? null
         }
       } catch {
         // A refused change is no step.
@@ -136,8 +124,7 @@ describe('history search', () => {
     }
     // A new session answers from the records kept (a commit's entry read for a hit only):
     // the same hits, each commit's summary and files as the session that read the trees.
-    await memory.close()
-    memory = await openVersionedMemory({ dataDir, now, watch: false })
+    await bed.reopen()
     for (const [key, hits] of found) {
       const [text, matchCase] = key.split('\0') as [string, string]
       expect(await searchAll(text, matchCase === 'true'), key).toEqual(hits)
@@ -158,7 +145,7 @@ describe('history search', () => {
       old_str: 'likes tea',
       new_str: 'likes coffee',
     })
-    const page = await memory.searchHistory({ text: 'likes tea', matchCase: false })
+    const page = await bed.memory.searchHistory({ text: 'likes tea', matchCase: false })
     expect(page.next).toBeNull()
     expect(page.hits.map((hit) => [hit.commit.oid, hit.files])).toEqual([
       [removed, [{ path: '/memories/c.md', change: 'removed' }]],
@@ -172,7 +159,7 @@ describe('history search', () => {
     await run({ command: 'create', path: '/memories/b.md', file_text: 'more tea\n' })
     const first = (await searchAll('tea', true)).map((hit) => hit.commit.oid)
     expect(first).toEqual(gitPickaxe('tea', true))
-    const file = path.join(dataDir, 'history.git', 'cairn-changes.jsonl')
+    const file = path.join(bed.dataDir, 'history.git', 'cairn-changes.jsonl')
     const lines = (await readFile(file, 'utf8')).trim().split('\n')
     expect(lines).toHaveLength(3)
 
@@ -183,8 +170,7 @@ describe('history search', () => {
       file,
       `${lines.join('\n')}\n{"c":"broken\n${JSON.stringify({ c: 'e'.repeat(40), f: [] })}\n${forged}\n`,
     )
-    await memory.close()
-    memory = await openVersionedMemory({ dataDir, now, watch: false })
+    await bed.reopen()
     expect((await searchAll('tea', true)).map((hit) => hit.commit.oid)).toEqual(first)
   })
 
@@ -192,15 +178,15 @@ describe('history search', () => {
     await run({ command: 'create', path: '/memories/a.md', file_text: 'tea\n' })
     await run({ command: 'str_replace', path: '/memories/a.md', old_str: 'tea', new_str: 'coffee' })
     const first = (await searchAll('tea', true)).map((hit) => hit.commit.oid)
-    await memory.close()
-    const file = path.join(dataDir, 'history.git', 'cairn-changes.jsonl')
+    await bed.close()
+    const file = path.join(bed.dataDir, 'history.git', 'cairn-changes.jsonl')
     const text = await readFile(file, 'utf8')
     // Killed half-way through the last record's append.
     await writeFile(file, text.slice(0, text.length - 20))
 
-    memory = await openVersionedMemory({ dataDir, now, watch: false })
+    await bed.reopen()
     expect((await searchAll('tea', true)).map((hit) => hit.commit.oid)).toEqual(first)
-    await memory.close()
+    await bed.close()
     const kept = (await readFile(file, 'utf8')).split('\n').flatMap((line) => {
       try {
         return [(JSON.parse(line) as { c: string }).c]
@@ -209,13 +195,13 @@ describe('history search', () => {
       }
     })
     expect([...new Set(kept)].sort()).toEqual([...first].sort())
-    memory = await openVersionedMemory({ dataDir, now, watch: false })
+    await bed.reopen()
   })
 
   it('refuses to go on from a commit that is not in the history', async () => {
     await run({ command: 'create', path: '/memories/a.md', file_text: 'x\n' })
     await expect(
-      memory.searchHistory({ text: 'x', matchCase: true, before: 'f'.repeat(40) }),
+      bed.memory.searchHistory({ text: 'x', matchCase: true, before: 'f'.repeat(40) }),
     ).rejects.toMatchObject({ code: 'not-found' })
   })
 })

@@ -1,7 +1,8 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import { createRecordingLogger } from '../lib/logger'
+import { LOCK_FILE } from '../lib/instance-lock'
+import { createRecordingLogger, type RecordingLogger } from '../lib/logger'
 import { openVersionedMemory, type VersionedMemory } from './index'
 import { CLAUDE, gitCli, tempDataDir } from './test-helpers'
 
@@ -12,6 +13,9 @@ import { CLAUDE, gitCli, tempDataDir } from './test-helpers'
 let dataDir: string
 let cleanup: () => Promise<void>
 let memory: VersionedMemory | null = null
+let logger: RecordingLogger
+// The Cairn that took the data folder over, when a test has one.
+let other: VersionedMemory | null = null
 
 beforeEach(async () => {
   ;({ dir: dataDir, cleanup } = await tempDataDir())
@@ -19,16 +23,14 @@ beforeEach(async () => {
 afterEach(async () => {
   await memory?.close()
   memory = null
+  await other?.close()
+  other = null
   await cleanup()
 })
 
 async function openWith(watch: false | { debounceMs: number }): Promise<VersionedMemory> {
-  memory = await openVersionedMemory({
-    dataDir,
-    watch,
-    maintenance: false,
-    logger: createRecordingLogger(),
-  })
+  logger = createRecordingLogger()
+  memory = await openVersionedMemory({ dataDir, watch, maintenance: false, logger })
   await memory.execute(
     { command: 'create', path: '/memories/prefs.md', file_text: 'likes tea\n' },
     CLAUDE,
@@ -36,8 +38,21 @@ async function openWith(watch: false | { debounceMs: number }): Promise<Versione
   return memory
 }
 
-const personSaves = () =>
-  fs.writeFileSync(path.join(dataDir, 'memories', 'prefs.md'), 'likes coffee\n')
+const personSaves = (text = 'likes coffee\n') =>
+  fs.writeFileSync(path.join(dataDir, 'memories', 'prefs.md'), text)
+
+/** Someone removed the lock file by hand, and a second Cairn opened the same data folder. */
+async function anotherCairnTakesOver(): Promise<void> {
+  fs.rmSync(path.join(dataDir, LOCK_FILE))
+  other = await openVersionedMemory({
+    dataDir,
+    watch: false,
+    maintenance: false,
+    logger: createRecordingLogger(),
+  })
+}
+
+const TAKEN_OVER = /^Another Cairn took over this data folder: this one saves nothing more/
 
 describe('the memory a turn starts with (D8)', () => {
   it('saves an outside edit still in the watcher debounce before naming the commit', async () => {
@@ -77,5 +92,43 @@ describe('the memory a turn starts with (D8)', () => {
     await m.close()
     memory = null
     expect(await m.settledHead()).toBe(before)
+    expect(logger.entries.map((entry) => entry.message)).toEqual([
+      'Outside edits could not be saved before a turn; its memory is as saved',
+    ])
+  })
+})
+
+describe('after another Cairn took the data folder over', () => {
+  it('says so once, not at every turn', async () => {
+    const m = await openWith(false)
+    const before = m.head()
+    await anotherCairnTakesOver()
+    for (const text of ['one\n', 'two\n', 'three\n']) {
+      personSaves(text)
+      // The turn still starts, on memory as this Cairn last saved it.
+      expect(await m.settledHead()).toBe(before)
+    }
+    expect(logger.entries).toHaveLength(1)
+    expect(logger.entries[0]).toMatchObject({ level: 'warn', message: TAKEN_OVER })
+    expect(logger.entries[0]!.error).toBeUndefined()
+    expect(gitCli(dataDir, 'rev-parse', 'main').trim()).toBe(before)
+  })
+
+  it('says so once across outside edits the watcher saw and later turns', async () => {
+    const m = await openWith({ debounceMs: 20 })
+    const before = m.head()
+    await anotherCairnTakesOver()
+    personSaves('seen by the watcher\n')
+    // No turn has started: only the watcher's attempt can have said it.
+    await vi.waitFor(() => expect(logger.entries).toHaveLength(1), {
+      timeout: 10_000,
+      interval: 20,
+    })
+    for (const text of ['one\n', 'two\n']) {
+      personSaves(text)
+      expect(await m.settledHead()).toBe(before)
+    }
+    expect(logger.entries).toHaveLength(1)
+    expect(logger.entries[0]).toMatchObject({ level: 'warn', message: TAKEN_OVER })
   })
 })

@@ -1,7 +1,7 @@
 import path from 'node:path'
 import { disk, isCode } from '../lib/disk'
 import { isDiskProblem } from '../lib/disk-errors'
-import { parseCommitMessage, reviewFactsOf } from './commit-message'
+import { parseCommitMessage, reviewFactsOf, type CommitMeta } from './commit-message'
 import { DamagedHistoryError } from './damage'
 import {
   IndexDamagedError,
@@ -12,7 +12,7 @@ import {
   replaceIndexDir,
   writeIndex,
 } from './index-file'
-import type { ObjectStore } from './object-store'
+import type { ObjectStore, RawCommit } from './object-store'
 import { toVirtual } from './paths'
 import { diffNodes, treeFromOid } from './tree-state'
 
@@ -44,16 +44,29 @@ export async function entryFromCommit(store: ObjectStore, oid: string): Promise<
   } catch (error) {
     if (!(error instanceof DamagedHistoryError)) throw error
   }
-  const meta = parseCommitMessage(commit.authorName, commit.message)
-  const otherParents = commit.parents.slice(1)
+  return indexEntryOf(commit, parseCommitMessage(commit.authorName, commit.message), files)
+}
+
+/**
+ * The index entry of a commit, from its facts and the files it changed: the one shape of an
+ * entry, whether built from the commit object (`entryFromCommit`) or, as the commit is made,
+ * from the intent that made it (repo.ts), so that the two are equal.
+ */
+export function indexEntryOf(
+  commit: Pick<RawCommit, 'oid' | 'parents' | 'timestamp'>,
+  meta: CommitMeta,
+  files: ReadonlyArray<string>,
+): IndexEntry {
+  const [parent = null, ...otherParents] = commit.parents
   return {
-    oid,
-    parent: commit.parent,
+    oid: commit.oid,
+    parent,
     ...(otherParents.length > 0 ? { otherParents } : {}),
     time: commit.timestamp * 1000,
     actor: meta.actor,
     command: meta.command,
     subject: meta.subject,
+    // As a rebuild from the commit reads it back: no Path trailer means "the files".
     paths: meta.paths.length > 0 ? meta.paths : files,
     conversationId: meta.conversationId,
     toolUseId: meta.toolUseId,

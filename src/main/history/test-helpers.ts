@@ -10,7 +10,7 @@ import { asTheAccount, errnoError, hookDisk } from '../lib/disk-hooks'
 import { LOCK_FILE } from '../lib/instance-lock'
 import { createRecordingLogger } from '../lib/logger'
 import { AUTHORS, formatCommitMessage } from './commit-message'
-import { openVersionedMemory } from './index'
+import { openVersionedMemory, type VersionedMemoryOptions } from './index'
 import { recordRestore } from './restore-intent'
 import { serializeCommit, serializeTree, type RawTreeEntry } from './object-store'
 import type { ExecuteOutcome, HistoryGit, Origin, VersionedMemory } from './types'
@@ -39,6 +39,74 @@ export async function dropNewestIndexEntry(dataDir: string): Promise<void> {
 export async function tempDataDir(): Promise<{ dir: string; cleanup: () => Promise<void> }> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'cairn-history-'))
   return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) }
+}
+
+/** The data folder, and the memory opened on it, of the test running (`memoryTestBed`). */
+export interface MemoryTestBed {
+  /** This test's data folder. */
+  readonly dataDir: string
+  /** The memory open on it (throws when none is: `memory: false`, or after `close`). */
+  readonly memory: VersionedMemory
+  /** Closes the memory (to change its folders as a closed Cairn would find them). */
+  close(): Promise<void>
+  /** Closes the memory if it is open and opens it again on the same folder, as a restart. */
+  reopen(): Promise<VersionedMemory>
+  /** Closes the memory, removes the folder and opens a memory on a fresh one. */
+  startOver(): Promise<VersionedMemory>
+}
+
+/**
+ * Gives each test of the calling file (or describe) a fresh data folder and, unless `memory`
+ * is false, a versioned memory opened on it (`watch: false` unless said otherwise); after the
+ * test the memory is closed and the folder removed. It registers its own beforeEach and
+ * afterEach: the file's own afterEach hooks, registered after it, run before its (vitest runs
+ * after-hooks last registered first), while the folder is still there.
+ */
+export function memoryTestBed(
+  options: { readonly memory?: Omit<VersionedMemoryOptions, 'dataDir'> | false } = {},
+): MemoryTestBed {
+  let folder: { dir: string; cleanup: () => Promise<void> } | null = null
+  let memory: VersionedMemory | null = null
+  const open = async (): Promise<VersionedMemory> => {
+    await close()
+    memory = await openVersionedMemory({ watch: false, ...options.memory, dataDir: bed.dataDir })
+    return memory
+  }
+  const close = async (): Promise<void> => {
+    const open = memory
+    memory = null
+    await open?.close()
+  }
+  const bed: MemoryTestBed = {
+    get dataDir() {
+      if (!folder) throw new Error('memoryTestBed: no test is running')
+      return folder.dir
+    },
+    get memory() {
+      if (!memory) throw new Error('memoryTestBed: no memory is open')
+      return memory
+    },
+    close,
+    reopen: open,
+    async startOver() {
+      await close()
+      await folder?.cleanup()
+      folder = await tempDataDir()
+      return open()
+    },
+  }
+  beforeEach(async () => {
+    folder = await tempDataDir()
+    if (options.memory !== false) await open()
+  })
+  afterEach(async () => {
+    try {
+      await close()
+    } finally {
+      await folder?.cleanup()
+    }
+  })
+  return bed
 }
 
 /** Runs the real git CLI against `<dataDir>/history.git` (the second opinion). */

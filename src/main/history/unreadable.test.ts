@@ -1,7 +1,7 @@
 import { existsSync, lstatSync } from 'node:fs'
 import { chmod, chown, mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { nodeDisk, setDisk } from '../lib/disk'
 import { asTheAccount, errnoError, hookDisk } from '../lib/disk-hooks'
 import { openVersionedMemory, type VersionedMemory } from './index'
@@ -11,8 +11,8 @@ import {
   fsck,
   gitCli,
   headFiles,
+  memoryTestBed,
   recordInterruptedRestoreAll,
-  tempDataDir,
 } from './test-helpers'
 
 // A file or folder in memories/ that Cairn may not read (another account's, mode 000) stopped
@@ -22,18 +22,13 @@ import {
 // review's run as `nobody` showed the same errors), and answers `access` as that account
 // (asTheAccount: the kernel, asked by root, says yes).
 
-let dataDir: string
-let cleanup: () => Promise<void>
+const bed = memoryTestBed({ memory: false })
 let undoDisk: () => void = () => {}
-const open = () => openVersionedMemory({ dataDir, watch: false })
+const open = () => openVersionedMemory({ dataDir: bed.dataDir, watch: false })
 
-beforeEach(async () => {
-  ;({ dir: dataDir, cleanup } = await tempDataDir())
-})
-afterEach(async () => {
+afterEach(() => {
   undoDisk()
   undoDisk = () => {}
-  await cleanup()
 })
 
 /** From now on, opening `private.md` or the folder `locked` anywhere is denied. */
@@ -53,8 +48,8 @@ function denyReading(): void {
 }
 
 async function put(relative: string, text: string): Promise<void> {
-  await mkdir(path.dirname(path.join(dataDir, 'memories', relative)), { recursive: true })
-  await writeFile(path.join(dataDir, 'memories', relative), text)
+  await mkdir(path.dirname(path.join(bed.dataDir, 'memories', relative)), { recursive: true })
+  await writeFile(path.join(bed.dataDir, 'memories', relative), text)
 }
 
 /** Claude creates `/memories/<relative>`. */
@@ -79,7 +74,7 @@ function expectNamed(memory: VersionedMemory, virtual: string): void {
   expect(one).toHaveLength(1)
   expect(one[0]!.message).toContain(virtual)
   expect(one[0]!.message).toMatch(/cannot read it/)
-  expect(one[0]!.message).not.toContain(dataDir)
+  expect(one[0]!.message).not.toContain(bed.dataDir)
 }
 
 describe('memory files Cairn may not read (D3)', () => {
@@ -96,19 +91,19 @@ describe('memory files Cairn may not read (D3)', () => {
       expectNamed(memory, '/memories/private.md')
       expectNamed(memory, '/memories/locked')
       // The readable outside edit is saved; the unreadable entries are not.
-      expect([...headFiles(dataDir).keys()].sort()).toEqual(['a.md', 'b.md'])
+      expect([...headFiles(bed.dataDir).keys()].sort()).toEqual(['a.md', 'b.md'])
       expect((await strReplace(memory, 'a', 'a1')).isError).toBe(false)
       const head = (await memory.log({ offset: 0, limit: 1 })).entries[0]!.oid
       await memory.restoreAll(head)
       expect((await strReplace(memory, 'a1', 'a2')).isError).toBe(false)
-      expect(headFiles(dataDir).get('a.md')).toBe('a2\n')
+      expect(headFiles(bed.dataDir).get('a.md')).toBe('a2\n')
       // Named once in the session, however many scans met them.
       expectNamed(memory, '/memories/private.md')
     } finally {
       await memory.close()
     }
     undoDisk()
-    fsck(dataDir)
+    fsck(bed.dataDir)
   })
 
   it('keeps a file that became unreadable while running at its last version', async () => {
@@ -127,12 +122,12 @@ describe('memory files Cairn may not read (D3)', () => {
       }
       await create(memory, 'new.md', 'n\n')
       expectNamed(memory, '/memories/private.md')
-      expect(gitCli(dataDir, 'show', 'main:private.md')).toBe('v1\n')
+      expect(gitCli(bed.dataDir, 'show', 'main:private.md')).toBe('v1\n')
     } finally {
       await memory.close()
     }
     undoDisk()
-    fsck(dataDir)
+    fsck(bed.dataDir)
   })
 
   it('opens when the only change since the last session is a file it may not read', async () => {
@@ -146,13 +141,13 @@ describe('memory files Cairn may not read (D3)', () => {
     memory = await open()
     try {
       expectNamed(memory, '/memories/private.md')
-      expect(headFiles(dataDir).get('private.md')).toBe('v1\n')
+      expect(headFiles(bed.dataDir).get('private.md')).toBe('v1\n')
       expect((await strReplace(memory, 'a', 'a1')).isError).toBe(false)
     } finally {
       await memory.close()
     }
     undoDisk()
-    fsck(dataDir)
+    fsck(bed.dataDir)
   })
 })
 
@@ -165,7 +160,7 @@ describe('a command on a file Cairn may not read (F1)', () => {
     const memory = await open()
     await create(memory, relative, 'v1\n')
     await put(relative, 'v2, saved by the person\n')
-    await chmod(path.join(dataDir, 'memories', relative), 0o000)
+    await chmod(path.join(bed.dataDir, 'memories', relative), 0o000)
     denyReading()
     vi.spyOn(process, 'getuid').mockReturnValue(4242)
     return memory
@@ -190,7 +185,7 @@ describe('a command on a file Cairn may not read (F1)', () => {
       }
       vi.restoreAllMocks()
       undoDisk()
-      const kept = path.join(dataDir, 'memories', 'private (unreadable).md')
+      const kept = path.join(bed.dataDir, 'memories', 'private (unreadable).md')
       await chmod(kept, 0o644)
       expect(await readFile(kept, 'utf8')).toBe('v2, saved by the person\n')
     })
@@ -214,12 +209,12 @@ describe('a command on a file Cairn may not read (F1)', () => {
     }
     vi.restoreAllMocks()
     undoDisk()
-    const kept = path.join(dataDir, 'memories', 'private (unreadable 2).md')
+    const kept = path.join(bed.dataDir, 'memories', 'private (unreadable 2).md')
     await chmod(kept, 0o644)
     expect(await readFile(kept, 'utf8')).toBe('v2, saved by the person\n')
-    expect(await readFile(path.join(dataDir, 'memories', 'private (unreadable).md'), 'utf8')).toBe(
-      'mine\n',
-    )
+    expect(
+      await readFile(path.join(bed.dataDir, 'memories', 'private (unreadable).md'), 'utf8'),
+    ).toBe('mine\n')
   })
 
   it('restores a version over it, keeping it aside, instead of saying it already matches', async () => {
@@ -236,14 +231,14 @@ describe('a command on a file Cairn may not read (F1)', () => {
     // and did nothing while the folder held the other account's content.
     expect(message).not.toContain('already matches')
     expect(message).toContain('/memories/private (unreadable).md')
-    expect(message).not.toContain(dataDir)
+    expect(message).not.toContain(bed.dataDir)
     vi.restoreAllMocks()
     undoDisk()
-    const kept = path.join(dataDir, 'memories', 'private (unreadable).md')
+    const kept = path.join(bed.dataDir, 'memories', 'private (unreadable).md')
     await chmod(kept, 0o644)
     expect(await readFile(kept, 'utf8')).toBe('v2, saved by the person\n')
-    expect(await readFile(path.join(dataDir, 'memories', 'private.md'), 'utf8')).toBe('v1\n')
-    expect(gitCli(dataDir, 'show', 'main:private.md')).toBe('v1\n')
+    expect(await readFile(path.join(bed.dataDir, 'memories', 'private.md'), 'utf8')).toBe('v1\n')
+    expect(gitCli(bed.dataDir, 'show', 'main:private.md')).toBe('v1\n')
   })
 
   it('keeps it when its folder is deleted', async () => {
@@ -253,9 +248,9 @@ describe('a command on a file Cairn may not read (F1)', () => {
       vi.restoreAllMocks()
       await create(memory, 'd/other.md', 'o\n')
       // Cairn's own files belong to the account it runs as (here, the one it looks like).
-      await chown(path.join(dataDir, 'memories', 'd', 'other.md'), 4242, 4242)
+      await chown(path.join(bed.dataDir, 'memories', 'd', 'other.md'), 4242, 4242)
       // Its folder too: one Cairn's own account may not enter is not deleted at all.
-      await chown(path.join(dataDir, 'memories', 'd'), 4242, 4242)
+      await chown(path.join(bed.dataDir, 'memories', 'd'), 4242, 4242)
       vi.spyOn(process, 'getuid').mockReturnValue(4242)
       const result = await memory.execute({ command: 'delete', path: '/memories/d' }, CLAUDE)
       expect(result.isError).toBe(false)
@@ -266,10 +261,10 @@ describe('a command on a file Cairn may not read (F1)', () => {
     }
     vi.restoreAllMocks()
     undoDisk()
-    const kept = path.join(dataDir, 'memories', 'd (not in history)', 'private.md')
+    const kept = path.join(bed.dataDir, 'memories', 'd (not in history)', 'private.md')
     await chmod(kept, 0o644)
     expect(await readFile(kept, 'utf8')).toBe('v2, saved by the person\n')
-    expect(await readdir(path.join(dataDir, 'memories'))).toEqual(['d (not in history)'])
+    expect(await readdir(path.join(bed.dataDir, 'memories'))).toEqual(['d (not in history)'])
   })
 })
 
@@ -295,7 +290,7 @@ describe('an interrupted restore over a file Cairn may not read', () => {
     )
     const head = memory.head()!
     await memory.close()
-    await recordInterruptedRestoreAll(dataDir, head, first, [relative])
+    await recordInterruptedRestoreAll(bed.dataDir, head, first, [relative])
     return { first, head }
   }
 
@@ -319,28 +314,28 @@ describe('an interrupted restore over a file Cairn may not read', () => {
 
   it('is finished at the next open, keeping that file aside', async () => {
     const { first } = await interruptedRestoreOf('private.md')
-    await chmod(path.join(dataDir, 'memories', 'private.md'), 0o000)
+    await chmod(path.join(bed.dataDir, 'memories', 'private.md'), 0o000)
     // The file the restore writes in its place is Cairn's own, readable.
     denyByMode()
     const again = await open()
     await again.close()
     vi.restoreAllMocks()
     undoDisk()
-    expect(existsSync(path.join(dataDir, 'history.git', RESTORE_INTENT_FILE))).toBe(false)
-    expect(gitCli(dataDir, 'log', '-1', '--format=%s', 'main').trim()).toBe(
+    expect(existsSync(path.join(bed.dataDir, 'history.git', RESTORE_INTENT_FILE))).toBe(false)
+    expect(gitCli(bed.dataDir, 'log', '-1', '--format=%s', 'main').trim()).toBe(
       `restore all memories to ${first.slice(0, 7)}`,
     )
-    expect(await readFile(path.join(dataDir, 'memories', 'private.md'), 'utf8')).toBe('v1\n')
-    const kept = path.join(dataDir, 'memories', 'private (unreadable).md')
+    expect(await readFile(path.join(bed.dataDir, 'memories', 'private.md'), 'utf8')).toBe('v1\n')
+    const kept = path.join(bed.dataDir, 'memories', 'private (unreadable).md')
     await chmod(kept, 0o644)
     expect(await readFile(kept, 'utf8')).toBe('v2\n')
-    expect([...headFiles(dataDir).keys()]).toEqual(['private.md'])
-    fsck(dataDir)
+    expect([...headFiles(bed.dataDir).keys()]).toEqual(['private.md'])
+    fsck(bed.dataDir)
   })
 
   it('is given up, not a reason to stay closed, when its file sits in a folder Cairn may not enter', async () => {
     const { head } = await interruptedRestoreOf('d/a.md')
-    await chmod(path.join(dataDir, 'memories', 'd'), 0o000)
+    await chmod(path.join(bed.dataDir, 'memories', 'd'), 0o000)
     denyByMode()
     const again = await open()
     try {
@@ -350,12 +345,12 @@ describe('an interrupted restore over a file Cairn may not read', () => {
     }
     vi.restoreAllMocks()
     undoDisk()
-    await chmod(path.join(dataDir, 'memories', 'd'), 0o755)
-    expect(existsSync(path.join(dataDir, 'history.git', RESTORE_INTENT_FILE))).toBe(false)
+    await chmod(path.join(bed.dataDir, 'memories', 'd'), 0o755)
+    expect(existsSync(path.join(bed.dataDir, 'history.git', RESTORE_INTENT_FILE))).toBe(false)
     // Nothing was restored: the folder and its history are as they were.
-    expect(gitCli(dataDir, 'rev-parse', 'main').trim()).toBe(head)
-    expect(await readFile(path.join(dataDir, 'memories', 'd', 'a.md'), 'utf8')).toBe('v2\n')
-    fsck(dataDir)
+    expect(gitCli(bed.dataDir, 'rev-parse', 'main').trim()).toBe(head)
+    expect(await readFile(path.join(bed.dataDir, 'memories', 'd', 'a.md'), 'utf8')).toBe('v2\n')
+    fsck(bed.dataDir)
   })
 })
 
@@ -365,7 +360,7 @@ describe('an interrupted restore over a file Cairn may not read', () => {
 // looks like another account (its uid) and the disk seam denies the `lstat`s the system would.
 describe('a folder Cairn may list but not enter', () => {
   async function listOnly(): Promise<void> {
-    await chmod(path.join(dataDir, 'memories', 'notes'), 0o444)
+    await chmod(path.join(bed.dataDir, 'memories', 'notes'), 0o444)
     const hooked = hookDisk(
       nodeDisk,
       asTheAccount((call) => {
@@ -378,7 +373,7 @@ describe('a folder Cairn may list but not enter', () => {
   }
   afterEach(async () => {
     vi.restoreAllMocks()
-    await chmod(path.join(dataDir, 'memories', 'notes'), 0o755).catch(() => {})
+    await chmod(path.join(bed.dataDir, 'memories', 'notes'), 0o755).catch(() => {})
   })
 
   it('does not stop Cairn from opening: named, its last version kept', async () => {
@@ -392,15 +387,15 @@ describe('a folder Cairn may list but not enter', () => {
     memory = await open()
     try {
       expectNamed(memory, '/memories/notes')
-      expect(headFiles(dataDir).get('notes/inside.md')).toBe('v1\n')
-      expect(headFiles(dataDir).get('b.md')).toBe('b\n')
+      expect(headFiles(bed.dataDir).get('notes/inside.md')).toBe('v1\n')
+      expect(headFiles(bed.dataDir).get('b.md')).toBe('b\n')
       expect((await strReplace(memory, 'a', 'a1')).isError).toBe(false)
     } finally {
       await memory.close()
     }
     vi.restoreAllMocks()
     undoDisk()
-    fsck(dataDir)
+    fsck(bed.dataDir)
   })
 
   it('opens by the quick path too when nothing changed, and lets every write go on while it lasts', async () => {
@@ -411,7 +406,7 @@ describe('a folder Cairn may list but not enter', () => {
     await listOnly()
     memory = await open()
     try {
-      expect(headFiles(dataDir).get('notes/inside.md')).toBe('v1\n')
+      expect(headFiles(bed.dataDir).get('notes/inside.md')).toBe('v1\n')
       for (let i = 0; i < 3; i++) {
         const result = await strReplace(memory, i === 0 ? 'a' : `a${i - 1}`, `a${i}`)
         expect(result.isError).toBe(false)
@@ -419,13 +414,13 @@ describe('a folder Cairn may list but not enter', () => {
       const head = (await memory.log({ offset: 0, limit: 1 })).entries[0]!.oid
       await memory.restoreAll(head)
       expectNamed(memory, '/memories/notes')
-      expect(headFiles(dataDir).get('a.md')).toBe('a2\n')
-      expect(headFiles(dataDir).get('notes/inside.md')).toBe('v1\n')
+      expect(headFiles(bed.dataDir).get('a.md')).toBe('a2\n')
+      expect(headFiles(bed.dataDir).get('notes/inside.md')).toBe('v1\n')
     } finally {
       await memory.close()
     }
     vi.restoreAllMocks()
     undoDisk()
-    fsck(dataDir)
+    fsck(bed.dataDir)
   })
 })

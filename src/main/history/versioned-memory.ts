@@ -842,6 +842,23 @@ async function openLocked(
     },
   }
 
+  // Once another Cairn took the data folder over, every watcher event and every turn fails to
+  // save outside edits with the same `locked` error, for as long as this one runs: said once,
+  // in words that say why, not as a failure retried at every event.
+  let takeoverSaid = false
+  /** Warns that outside edits were not saved (`message`), or once that none will be. */
+  function warnUnsaved(message: string, error: unknown): void {
+    if (!(error instanceof CairnError && error.code === 'locked')) {
+      logger.warn(message, error)
+      return
+    }
+    if (takeoverSaid) return
+    takeoverSaid = true
+    logger.warn(
+      'Another Cairn took over this data folder: this one saves nothing more to its history, edits made outside Cairn included',
+    )
+  }
+
   // Events for Cairn's own writes come too, after their commit: the rescan of those paths
   // finds them equal to HEAD and commits nothing.
   let watcher: FolderWatcher | null = null
@@ -859,7 +876,7 @@ async function openLocked(
           () => touched,
         ).catch((error: unknown) =>
           // The next change (or the next start) saves them: nothing is lost, only later.
-          logger.warn('Could not save edits made outside Cairn to the history', error),
+          warnUnsaved('Could not save edits made outside Cairn to the history', error),
         )
       },
     })
@@ -958,7 +975,7 @@ async function openLocked(
         )
       } catch (error) {
         // A turn must start even when nothing can be saved now (a full disk, a closed memory).
-        logger.warn('Outside edits could not be saved before a turn; its memory is as saved', error)
+        warnUnsaved('Outside edits could not be saved before a turn; its memory is as saved', error)
         return repo.head()
       }
     },

@@ -1,9 +1,9 @@
 import { execFileSync } from 'node:child_process'
 import { chmod, mkdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { createCore, type Core } from '../core'
-import { tempDataDir } from '../history/test-helpers'
+import { memoryTestBed } from '../history/test-helpers'
 import { nodeDisk, setDisk } from '../lib/disk'
 import { asTheAccount, errnoError, hookDisk } from '../lib/disk-hooks'
 
@@ -12,34 +12,29 @@ import { asTheAccount, errnoError, hookDisk } from '../lib/disk-hooks'
 // item 5). As root enters everything, Cairn looks like another account (uid 4242) and the disk
 // seam refuses what the system refuses that account: any look at an entry inside the folder.
 
-let dataDir: string
-let cleanup: () => Promise<void>
+const bed = memoryTestBed({ memory: false })
 let undoDisk: () => void = () => {}
 let core: Core | null = null
 
-beforeEach(async () => {
-  ;({ dir: dataDir, cleanup } = await tempDataDir())
-})
 afterEach(async () => {
   await core?.close()
   core = null
   undoDisk()
   undoDisk = () => {}
   vi.restoreAllMocks()
-  await chmod(path.join(dataDir, 'memories', 'notes'), 0o755).catch(() => {})
-  await cleanup()
+  await chmod(path.join(bed.dataDir, 'memories', 'notes'), 0o755).catch(() => {})
 })
 
 describe('deleting a folder Cairn may list but not enter', () => {
   it('names the folder itself, changing nothing', async () => {
-    const notes = path.join(dataDir, 'memories', 'notes')
+    const notes = path.join(bed.dataDir, 'memories', 'notes')
     await mkdir(notes, { recursive: true })
     await writeFile(path.join(notes, 'inside.md'), 'inside\n')
     await mkdir(path.join(notes, 'sub'))
     await writeFile(path.join(notes, 'sub', 'deep.md'), 'deep\n')
-    await writeFile(path.join(dataDir, 'memories', 'a.md'), 'a\n')
-    core = await createCore({ dataDir })
-    execFileSync('chown', ['-R', '4242:4242', path.join(dataDir, 'memories')])
+    await writeFile(path.join(bed.dataDir, 'memories', 'a.md'), 'a\n')
+    core = await createCore({ dataDir: bed.dataDir })
+    execFileSync('chown', ['-R', '4242:4242', path.join(bed.dataDir, 'memories')])
     await chmod(notes, 0o644)
     const hooked = hookDisk(
       nodeDisk,
@@ -60,7 +55,7 @@ describe('deleting a folder Cairn may list but not enter', () => {
     const message = result.ok ? '' : result.error.message
     expect(message).toContain('/memories/notes')
     expect(message).not.toContain('inside.md')
-    expect(message).not.toContain(dataDir)
+    expect(message).not.toContain(bed.dataDir)
     await chmod(notes, 0o755)
     expect(execFileSync('ls', [notes], { encoding: 'utf8' }).trim()).toBe('inside.md\nsub')
   })

@@ -1,8 +1,7 @@
 import { mkdir, open as openFile, readdir } from 'node:fs/promises'
 import path from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { openVersionedMemory, type VersionedMemory } from '../history'
-import { fsck, tempDataDir, CLAUDE } from '../history/test-helpers'
+import { beforeEach, describe, expect, it } from 'vitest'
+import { fsck, memoryTestBed, CLAUDE } from '../history/test-helpers'
 import type { DomainHandlers } from '../lib/handlers'
 import { memoryBrowserHandlers } from './index'
 
@@ -10,33 +9,24 @@ import { memoryBrowserHandlers } from './index'
 // copy of answered "Nothing changed." (or a bare "Deleted …"), and the window promised
 // History could bring the file back. The result now names what was kept, and where.
 
-let dataDir: string
-let cleanup: () => Promise<void>
-let memory: VersionedMemory
+const bed = memoryTestBed()
 let handlers: DomainHandlers<'memory'>
-
-beforeEach(async () => {
-  ;({ dir: dataDir, cleanup } = await tempDataDir())
-  memory = await openVersionedMemory({ dataDir, watch: false })
-  handlers = memoryBrowserHandlers(memory)
-})
-afterEach(async () => {
-  await memory.close()
-  await cleanup()
+beforeEach(() => {
+  handlers = memoryBrowserHandlers(bed.memory)
 })
 
 const BIG = 33 * 1024 * 1024
 
 /** A sparse file over the 32 MB History versions (instant, takes no disk space). */
 async function big(relative: string): Promise<void> {
-  const file = path.join(dataDir, 'memories', relative)
+  const file = path.join(bed.dataDir, 'memories', relative)
   await mkdir(path.dirname(file), { recursive: true })
   const handle = await openFile(file, 'w')
   await handle.truncate(BIG)
   await handle.close()
 }
 
-const folder = (relative = '') => readdir(path.join(dataDir, 'memories', relative))
+const folder = (relative = '') => readdir(path.join(bed.dataDir, 'memories', relative))
 
 describe('changes that keep a file aside say so', () => {
   it('marks in the tree the files History keeps no copy of', async () => {
@@ -63,7 +53,7 @@ describe('changes that keep a file aside say so', () => {
     )
     expect(await folder()).toEqual(['big (not in history).log'])
     // The notice follows the file: it no longer names a path that holds nothing.
-    expect(memory.notices().map((notice) => notice.path)).toEqual([
+    expect(bed.memory.notices().map((notice) => notice.path)).toEqual([
       '/memories/big (not in history).log',
     ])
   })
@@ -78,10 +68,10 @@ describe('changes that keep a file aside say so', () => {
     ])
     expect(result.message).toMatch(/kept in \/memories\/logs \(not in history\)\.$/)
     expect(await folder('logs (not in history)')).toEqual(['big.log'])
-    expect(memory.notices().map((notice) => notice.path)).toEqual([
+    expect(bed.memory.notices().map((notice) => notice.path)).toEqual([
       '/memories/logs (not in history)/big.log',
     ])
-    fsck(dataDir)
+    fsck(bed.dataDir)
   })
 
   it('a rename History cannot record says it happened, and that it is not in History', async () => {
@@ -95,16 +85,16 @@ describe('changes that keep a file aside say so', () => {
       'Renamed /memories/big.log to /memories/renamed.log. History keeps no copy of it, so the change is not in History and cannot be undone.',
     )
     expect(await folder()).toEqual(['renamed.log'])
-    expect(memory.notices().map((notice) => notice.path)).toEqual(['/memories/renamed.log'])
+    expect(bed.memory.notices().map((notice) => notice.path)).toEqual(['/memories/renamed.log'])
   })
 
   it('a restore over such a file returns where it was kept', async () => {
-    const first = await memory.execute(
+    const first = await bed.memory.execute(
       { command: 'create', path: '/memories/a.md', file_text: 'old' },
       CLAUDE,
     )
     await big('a.md')
-    const result = await memory.restoreFile('/memories/a.md', first.commit!.oid)
+    const result = await bed.memory.restoreFile('/memories/a.md', first.commit!.oid)
     expect(result.keptAside).toEqual([
       {
         path: '/memories/a.md',
@@ -113,11 +103,11 @@ describe('changes that keep a file aside say so', () => {
       },
     ])
     expect(result.message).toContain('kept as /memories/a (not in history).md')
-    expect(memory.notices().map((notice) => notice.path)).toEqual([
+    expect(bed.memory.notices().map((notice) => notice.path)).toEqual([
       '/memories/a (not in history).md',
     ])
     expect((await folder()).sort()).toEqual(['a (not in history).md', 'a.md'])
-    fsck(dataDir)
+    fsck(bed.dataDir)
   })
 
   it('a plain delete carries no kept entries', async () => {

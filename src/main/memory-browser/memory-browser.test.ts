@@ -1,9 +1,8 @@
 import { mkdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { beforeEach, describe, expect, it } from 'vitest'
 import type { ValidPayload } from '../../shared/contract'
-import { openVersionedMemory, type VersionedMemory } from '../history'
-import { commitCount, fsck, gitCli, tempDataDir } from '../history/test-helpers'
+import { commitCount, fsck, gitCli, memoryTestBed } from '../history/test-helpers'
 import { CairnError } from '../lib/errors'
 import type { DomainHandlers } from '../lib/handlers'
 import { memoryBrowserHandlers } from './index'
@@ -11,19 +10,10 @@ import { memoryBrowserHandlers } from './index'
 // Built at run time so this file itself holds no literal secret for scanners to flag.
 const GITHUB_TOKEN = ['ghp', 'wWPw5k4aXcaT4fNP0UcnZwJUVFk6LO0pINUx'].join('_')
 
-let dataDir: string
-let cleanup: () => Promise<void>
-let memory: VersionedMemory
+const bed = memoryTestBed()
 let handlers: DomainHandlers<'memory'>
-
-beforeEach(async () => {
-  ;({ dir: dataDir, cleanup } = await tempDataDir())
-  memory = await openVersionedMemory({ dataDir, watch: false })
-  handlers = memoryBrowserHandlers(memory)
-})
-afterEach(async () => {
-  await memory.close()
-  await cleanup()
+beforeEach(() => {
+  handlers = memoryBrowserHandlers(bed.memory)
 })
 
 const write = (payload: ValidPayload<'memory:write'>) => handlers['memory:write'](payload)
@@ -37,7 +27,7 @@ describe('user edits', () => {
       // A save that made the file reads "You created mine.md" in History.
       commit: { actor: 'user', command: 'create', overwrite: false },
     })
-    expect(gitCli(dataDir, 'log', '-1', '--format=%an|%s').trim()).toBe(
+    expect(gitCli(bed.dataDir, 'log', '-1', '--format=%an|%s').trim()).toBe(
       'You|create /memories/mine.md',
     )
     // Saved again, it is an edit ("You edited mine.md").
@@ -53,8 +43,8 @@ describe('user edits', () => {
     expect(renamed.commit?.command).toBe('rename')
     const deleted = await handlers['memory:delete']({ path: '/memories/ours.md' })
     expect(deleted.commit?.command).toBe('delete')
-    expect(commitCount(dataDir)).toBe(4)
-    fsck(dataDir)
+    expect(commitCount(bed.dataDir)).toBe(4)
+    fsck(bed.dataDir)
   })
 
   it('commits "New file" as the person creating it', async () => {
@@ -69,7 +59,7 @@ describe('user edits', () => {
       overwrite: false,
       paths: ['/memories/ideas.md'],
     })
-    expect(gitCli(dataDir, 'log', '-1', '--format=%B')).toContain('\nCommand: create\n')
+    expect(gitCli(bed.dataDir, 'log', '-1', '--format=%B')).toContain('\nCommand: create\n')
   })
 
   it('answers "Nothing changed." for a save that changes nothing', async () => {
@@ -78,7 +68,7 @@ describe('user edits', () => {
       commit: null,
       message: 'Nothing changed.',
     })
-    expect(commitCount(dataDir)).toBe(1)
+    expect(commitCount(bed.dataDir)).toBe(1)
   })
 
   it('refuses with the handler’s own codes, in words for people, committing nothing', async () => {
@@ -102,9 +92,9 @@ describe('user edits', () => {
       expect(error).toMatchObject({ code })
       // Claude's wording starts with "Error:"; people get the sentence without it.
       expect((error as CairnError).message).not.toMatch(/^Error/)
-      expect((error as CairnError).message).not.toContain(dataDir)
+      expect((error as CairnError).message).not.toContain(bed.dataDir)
     }
-    expect(commitCount(dataDir)).toBe(1)
+    expect(commitCount(bed.dataDir)).toBe(1)
   })
 })
 
@@ -112,7 +102,7 @@ describe('browsing the live folder', () => {
   it('lists files and folders without hidden entries or temp files', async () => {
     await save('/memories/d/a.md', 'abc')
     await save('/memories/b.md', 'hello')
-    await writeFile(path.join(dataDir, 'memories', '.secret'), 'x')
+    await writeFile(path.join(bed.dataDir, 'memories', '.secret'), 'x')
     const tree = await handlers['memory:tree'](undefined)
     expect(tree.map((entry) => [entry.path, entry.kind, entry.size])).toEqual([
       ['/memories/b.md', 'file', 5],
@@ -124,9 +114,9 @@ describe('browsing the live folder', () => {
   it('reads text, images as base64 and binary files', async () => {
     await save('/memories/t.md', 'text ✓')
     const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1, 2])
-    await mkdir(path.join(dataDir, 'memories', 'img'), { recursive: true })
-    await writeFile(path.join(dataDir, 'memories', 'img', 'p.png'), png)
-    await writeFile(path.join(dataDir, 'memories', 'blob.bin'), Buffer.from([0, 255, 0]))
+    await mkdir(path.join(bed.dataDir, 'memories', 'img'), { recursive: true })
+    await writeFile(path.join(bed.dataDir, 'memories', 'img', 'p.png'), png)
+    await writeFile(path.join(bed.dataDir, 'memories', 'blob.bin'), Buffer.from([0, 255, 0]))
     const read = (file: string) => handlers['memory:read']({ path: file })
     expect(await read('/memories/t.md')).toMatchObject({ kind: 'text', text: 'text ✓' })
     expect(await read('/memories/img/p.png')).toMatchObject({

@@ -1,10 +1,10 @@
 import { chmod, mkdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { MemoryEntry, MemorySearchHit, MemoryStats } from '../../shared/types'
 import { createCore, type Core } from '../core'
 import { openVersionedMemory } from '../history'
-import { CLAUDE, tempDataDir } from '../history/test-helpers'
+import { CLAUDE, memoryTestBed } from '../history/test-helpers'
 import { nodeDisk, setDisk } from '../lib/disk'
 import { asTheAccount, errnoError, hookDisk } from '../lib/disk-hooks'
 
@@ -14,26 +14,21 @@ import { asTheAccount, errnoError, hookDisk } from '../lib/disk-hooks'
 // as root, who reads everything: the permission bits deny the account Cairn looks like (uid
 // 4242), and the disk seam denies opening those entries as the system does.
 
-let dataDir: string
-let cleanup: () => Promise<void>
+const bed = memoryTestBed({ memory: false })
 let undoDisk: () => void = () => {}
 let core: Core | null = null
 
-beforeEach(async () => {
-  ;({ dir: dataDir, cleanup } = await tempDataDir())
-})
 afterEach(async () => {
   await core?.close()
   core = null
   undoDisk()
   undoDisk = () => {}
   vi.restoreAllMocks()
-  await cleanup()
 })
 
 async function put(relative: string, text: string): Promise<void> {
-  await mkdir(path.dirname(path.join(dataDir, 'memories', relative)), { recursive: true })
-  await writeFile(path.join(dataDir, 'memories', relative), text)
+  await mkdir(path.dirname(path.join(bed.dataDir, 'memories', relative)), { recursive: true })
+  await writeFile(path.join(bed.dataDir, 'memories', relative), text)
 }
 
 /** `backup-tool/` and `private.md` at mode 000, beside readable notes; Cairn is not root. */
@@ -42,8 +37,8 @@ async function lockSome(): Promise<void> {
   await put('topics/cats.md', 'notes on cats\n')
   await put('backup-tool/state.md', 'notes of a backup tool\n')
   await put('private.md', 'private notes\n')
-  await chmod(path.join(dataDir, 'memories', 'backup-tool'), 0o000)
-  await chmod(path.join(dataDir, 'memories', 'private.md'), 0o000)
+  await chmod(path.join(bed.dataDir, 'memories', 'backup-tool'), 0o000)
+  await chmod(path.join(bed.dataDir, 'memories', 'private.md'), 0o000)
   const hooked = hookDisk(
     nodeDisk,
     asTheAccount((call) => {
@@ -62,7 +57,7 @@ async function lockSome(): Promise<void> {
 describe('memory Cairn may not read, in the Memory tab and in Claude’s view', () => {
   it('names it in the tree and keeps the tree, search and size meter working', async () => {
     await lockSome()
-    core = await createCore({ dataDir })
+    core = await createCore({ dataDir: bed.dataDir })
     const call = async <T>(channel: string, payload: unknown): Promise<T> => {
       const result = await core!.dispatch(channel, payload)
       if (!result.ok) throw new Error(`${channel}: ${result.error.message}`)
@@ -76,7 +71,7 @@ describe('memory Cairn may not read, in the Memory tab and in Claude’s view', 
       ['/memories/topics', false],
       ['/memories/topics/cats.md', false],
     ])
-    expect(JSON.stringify(tree)).not.toContain(dataDir)
+    expect(JSON.stringify(tree)).not.toContain(bed.dataDir)
 
     const hits = await call<ReadonlyArray<MemorySearchHit>>('memory:search', { query: 'notes' })
     expect(hits.map((h) => h.path)).toEqual(['/memories/notes.md', '/memories/topics/cats.md'])
@@ -92,12 +87,12 @@ describe('memory Cairn may not read, in the Memory tab and in Claude’s view', 
     // Opening the file itself still says why, without a host path.
     const read = await core.dispatch('memory:read', { path: '/memories/private.md' })
     expect(read).toMatchObject({ ok: false, error: { code: 'access-denied' } })
-    expect(JSON.stringify(read)).not.toContain(dataDir)
+    expect(JSON.stringify(read)).not.toContain(bed.dataDir)
   })
 
   it('lists the rest of the folder for Claude, naming what it cannot read', async () => {
     await lockSome()
-    const memory = await openVersionedMemory({ dataDir, watch: false })
+    const memory = await openVersionedMemory({ dataDir: bed.dataDir, watch: false })
     try {
       const result = await memory.execute({ command: 'view', path: '/memories' }, CLAUDE)
       expect(result.isError).toBe(false)
@@ -110,7 +105,7 @@ describe('memory Cairn may not read, in the Memory tab and in Claude’s view', 
         '/memories/topics/',
         '/memories/topics/cats.md',
       ])
-      expect(String(result.content)).not.toContain(dataDir)
+      expect(String(result.content)).not.toContain(bed.dataDir)
     } finally {
       await memory.close()
     }

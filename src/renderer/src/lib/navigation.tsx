@@ -1,4 +1,4 @@
-import { createContext, useCallback, useContext, useMemo, useState, type ReactNode } from 'react'
+import { createContext, useContext, useMemo, useState, type ReactNode } from 'react'
 
 export type SidePane = 'memory' | 'history'
 
@@ -68,108 +68,82 @@ export interface Navigation {
 
 const NavigationContext = createContext<Navigation | null>(null)
 
+/** What is open where: every field of `Navigation` that is not an action. */
+type NavigationState = Pick<
+  Navigation,
+  | 'conversationId'
+  | 'view'
+  | 'sidePane'
+  | 'memoryPath'
+  | 'historyTarget'
+  | 'fullHistoryTarget'
+  | 'replyTarget'
+  | 'memoryAt'
+  | 'settingsOpen'
+  | 'composerFocusRequest'
+>
+
+type NavigationActions = Omit<Navigation, keyof NavigationState>
+
+const START: NavigationState = {
+  conversationId: null,
+  view: 'chat',
+  sidePane: 'memory',
+  memoryPath: null,
+  historyTarget: null,
+  fullHistoryTarget: null,
+  replyTarget: null,
+  memoryAt: null,
+  settingsOpen: false,
+  composerFocusRequest: 0,
+}
+
+/** `state` with `change` applied; `state` itself when nothing changes (no render follows). */
+function changed(state: NavigationState, change: Partial<NavigationState>): NavigationState {
+  const keys = Object.keys(change) as Array<keyof NavigationState>
+  return keys.every((key) => Object.is(state[key], change[key])) ? state : { ...state, ...change }
+}
+
 /** App-wide navigation state: what is open where. Data itself always comes from main. */
 export function NavigationProvider({ children }: { readonly children: ReactNode }) {
-  const [conversationId, setConversationId] = useState<string | null>(null)
-  const [view, setView] = useState<MainView>('chat')
-  const [sidePane, setSidePane] = useState<SidePane>('memory')
-  const [memoryPath, setMemoryPath] = useState<string | null>(null)
-  const [historyTarget, setHistoryTarget] = useState<HistoryTarget | null>(null)
-  const [fullHistoryTarget, setFullHistoryTarget] = useState<HistoryTarget | null>(null)
-  const [replyTarget, setReplyTarget] = useState<ReplyTarget | null>(null)
-  const [memoryAt, setMemoryAt] = useState<MemoryAtTarget | null>(null)
-  const [settingsOpen, setSettingsOpen] = useState(false)
-  const [composerFocusRequest, setComposerFocusRequest] = useState(0)
-
-  const showMemory = useCallback((path: string | null) => {
-    setMemoryPath(path)
-    setMemoryAt(null)
-    setSidePane('memory')
-    setView('chat')
+  const [state, setState] = useState<NavigationState>(START)
+  const actions = useMemo<NavigationActions>(() => {
+    const update = (change: (state: NavigationState) => Partial<NavigationState>) =>
+      setState((state) => changed(state, change(state)))
+    return {
+      openConversation: (id) => update(() => ({ conversationId: id, view: 'chat' })),
+      showSidePane: (pane) => update(() => ({ sidePane: pane, view: 'chat' })),
+      showMemory: (path) =>
+        update(() => ({ memoryPath: path, memoryAt: null, sidePane: 'memory', view: 'chat' })),
+      showHistory: (target) =>
+        update(() => ({ historyTarget: target, sidePane: 'history', view: 'chat' })),
+      openFullHistory: (target = null) =>
+        update(() => ({ ...(target ? { fullHistoryTarget: target } : {}), view: 'history' })),
+      closeFullHistory: () => update(() => ({ view: 'chat' })),
+      showReply: (id, toolUseId) =>
+        update((state) => ({
+          conversationId: id,
+          view: 'chat',
+          replyTarget: {
+            conversationId: id,
+            toolUseId,
+            token: (state.replyTarget?.token ?? 0) + 1,
+          },
+        })),
+      showMemoryAt: (target) =>
+        update((state) => ({
+          memoryAt: { ...target, token: (state.memoryAt?.token ?? 0) + 1 },
+          memoryPath: target.viewed.find((path) => path !== '/memories') ?? null,
+          sidePane: 'memory',
+          view: 'chat',
+        })),
+      backToNow: () => update(() => ({ memoryAt: null })),
+      openSettings: (open) => update(() => ({ settingsOpen: open })),
+      focusComposer: () =>
+        update((state) => ({ composerFocusRequest: state.composerFocusRequest + 1 })),
+    }
   }, [])
-  const showHistory = useCallback((target: HistoryTarget | null) => {
-    setHistoryTarget(target)
-    setSidePane('history')
-    setView('chat')
-  }, [])
-  const showSidePane = useCallback((pane: SidePane) => {
-    setSidePane(pane)
-    setView('chat')
-  }, [])
-  const openFullHistory = useCallback((target: HistoryTarget | null = null) => {
-    if (target) setFullHistoryTarget(target)
-    setView('history')
-  }, [])
-  const closeFullHistory = useCallback(() => setView('chat'), [])
-  const openConversation = useCallback((id: string | null) => {
-    setConversationId(id)
-    setView('chat')
-  }, [])
-  const showReply = useCallback((id: string, toolUseId: string) => {
-    setConversationId(id)
-    setView('chat')
-    setReplyTarget((previous) => ({
-      conversationId: id,
-      toolUseId,
-      token: (previous?.token ?? 0) + 1,
-    }))
-  }, [])
-  const showMemoryAt = useCallback((target: Omit<MemoryAtTarget, 'token'>) => {
-    setMemoryAt((previous) => ({ ...target, token: (previous?.token ?? 0) + 1 }))
-    setMemoryPath(target.viewed.find((path) => path !== '/memories') ?? null)
-    setSidePane('memory')
-    setView('chat')
-  }, [])
-  const backToNow = useCallback(() => setMemoryAt(null), [])
-  const focusComposer = useCallback(() => setComposerFocusRequest((n) => n + 1), [])
-
-  const value = useMemo<Navigation>(
-    () => ({
-      conversationId,
-      view,
-      sidePane,
-      memoryPath,
-      historyTarget,
-      fullHistoryTarget,
-      replyTarget,
-      memoryAt,
-      settingsOpen,
-      composerFocusRequest,
-      openConversation,
-      showSidePane,
-      showMemory,
-      showHistory,
-      openFullHistory,
-      closeFullHistory,
-      showReply,
-      showMemoryAt,
-      backToNow,
-      openSettings: setSettingsOpen,
-      focusComposer,
-    }),
-    [
-      conversationId,
-      view,
-      sidePane,
-      memoryPath,
-      historyTarget,
-      fullHistoryTarget,
-      replyTarget,
-      memoryAt,
-      settingsOpen,
-      composerFocusRequest,
-      openConversation,
-      showSidePane,
-      showMemory,
-      showHistory,
-      openFullHistory,
-      closeFullHistory,
-      showReply,
-      showMemoryAt,
-      backToNow,
-      focusComposer,
-    ],
-  )
+  const value = useMemo<Navigation>(() => ({ ...state, ...actions }), [state, actions])
   return <NavigationContext.Provider value={value}>{children}</NavigationContext.Provider>
 }
 

@@ -96,34 +96,33 @@ function ApiKeySection({ settings }: { readonly settings: SettingsView }) {
       setNotice({ tone: 'error', text: `The key was not saved. ${problem}` })
       return
     }
-    setBusy(true)
-    try {
-      await setApiKey(key.trim())
-      setKey('')
-      setNotice({
-        tone: 'success',
-        text: settings.envApiKey
-          ? 'API key saved. It is used from now on instead of the ANTHROPIC_API_KEY environment variable.'
-          : 'API key saved.',
-      })
-    } catch (error) {
-      setNotice({ tone: 'error', text: `The key was not saved. ${errorMessage(error)}` })
-    } finally {
-      setBusy(false)
-    }
+    await change(
+      async () => {
+        await setApiKey(key.trim())
+        setKey('')
+      },
+      settings.envApiKey
+        ? 'API key saved. It is used from now on instead of the ANTHROPIC_API_KEY environment variable.'
+        : 'API key saved.',
+      'The key was not saved.',
+    )
   }
-  const remove = async () => {
+  const remove = () =>
+    change(
+      clearApiKey,
+      settings.envApiKey
+        ? 'API key removed from Cairn. The key from the ANTHROPIC_API_KEY environment variable is used now.'
+        : 'API key removed from Cairn.',
+      'The key was not removed.',
+    )
+  /** Runs a change to the key while the section is busy, then says how it went. */
+  async function change(run: () => Promise<unknown>, done: string, failed: string) {
     setBusy(true)
     try {
-      await clearApiKey()
-      setNotice({
-        tone: 'success',
-        text: settings.envApiKey
-          ? 'API key removed from Cairn. The key from the ANTHROPIC_API_KEY environment variable is used now.'
-          : 'API key removed from Cairn.',
-      })
+      await run()
+      setNotice({ tone: 'success', text: done })
     } catch (error) {
-      setNotice({ tone: 'error', text: `The key was not removed. ${errorMessage(error)}` })
+      setNotice({ tone: 'error', text: `${failed} ${errorMessage(error)}` })
     } finally {
       setBusy(false)
     }
