@@ -244,11 +244,7 @@ export async function syncFolder(dir: string): Promise<void> {
   try {
     await disk.fsync(fd)
   } finally {
-    try {
-      disk.closeSync(fd)
-    } catch {
-      // Already closed.
-    }
+    closeQuietly(fd)
   }
 }
 

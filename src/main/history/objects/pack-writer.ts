@@ -376,11 +376,7 @@ export class PackWriter {
     if (this.done) return
     this.done = true
     if (this.fd !== null) {
-      try {
-        disk.closeSync(this.fd)
-      } catch {
-        // already closed
-      }
+      closeQuietly(this.fd)
       this.fd = null
     }
     try {
