@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto'
-import { mkdir, open, readdir, readFile, rename, rm, stat, type FileHandle } from 'node:fs/promises'
+import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises'
 import path from 'node:path'
 import type { Conversation, ConversationSearchHit, ConversationSummary } from '../../shared/types'
 import { writeJsonAtomic } from '../lib/atomic-json'
 import { atomicWrite } from '../lib/atomic-write'
 import { CairnError } from '../lib/errors'
-import { isMissing } from '../lib/disk'
+import { closeQuietly, disk, isMissing, OPEN } from '../lib/disk'
 import { consoleLogger, type Logger } from '../lib/logger'
 import { createSerialQueue } from '../lib/serial-queue'
 import {
@@ -267,20 +267,21 @@ export function createConversationStore(options: ConversationStoreOptions): Conv
   }
 
   /**
-   * After Cairn's rename: when the file it replaced (held open as `replaced`) was written to
+   * After Cairn's rename: when the file it replaced (held open as `replaced`, a descriptor only
+   * read, closed quietly: its close reports nothing about the save) was written to
    * since it was looked at (`looked`), that write is kept aside too, if it is a valid version
    * Cairn did not have (`before`): never overwritten without a trace (review14-review R3).
    */
   const keepLateWrite = async (
     id: string,
-    replaced: FileHandle,
+    replaced: number,
     looked: FileStamp,
     before: Conversation | undefined,
   ): Promise<void> => {
     try {
-      const late = stampOf(await replaced.stat())
+      const late = stampOf(disk.fstatSync(replaced))
       if (late.size === looked.size && late.mtimeMs === looked.mtimeMs) return
-      const raw = await replaced.readFile('utf8')
+      const raw = disk.readFileSync(replaced).toString('utf8')
       const theirs = parseConversation(raw)
       if (theirs.id !== id || (before && sameContent(theirs, before))) return
       const keptAs = await keepTextAside(id, raw)
@@ -300,7 +301,11 @@ export function createConversationStore(options: ConversationStoreOptions): Conv
     const id = stored.id
     // Cairn's own stamp is taken from the temp file before the rename, so another program's
     // write just after it is never recorded as Cairn's (it shows as a change next time).
-    const temp: { stamp?: FileStamp; replaced?: FileHandle; looked?: FileStamp } = {}
+    const temp: { stamp?: FileStamp; replaced?: number; looked?: FileStamp } = {}
+    const closeReplaced = () => {
+      if (temp.replaced !== undefined) closeQuietly(temp.replaced)
+      temp.replaced = undefined
+    }
     const before = cache.get(id)
     try {
       await writeJsonAtomic(fileOf(id), serializeConversation(stored), logger, {
@@ -311,20 +316,20 @@ export function createConversationStore(options: ConversationStoreOptions): Conv
             // Held open across the rename: an outside write that lands on the file being
             // replaced after this look (or opened it before the rename and writes after) goes
             // to this inode, which is looked at again below.
-            temp.replaced = await open(fileOf(id), 'r')
-            temp.looked = stampOf(await temp.replaced.stat())
+            temp.replaced = disk.openSync(fileOf(id), OPEN.READ)
+            temp.looked = stampOf(disk.fstatSync(temp.replaced))
           } catch (error) {
             if (!isMissing(error)) throw error
           }
-          if (await keepAsideIfChanged(id, true)) {
-            await temp.replaced?.close()
-            temp.replaced = undefined
-          }
+          if (await keepAsideIfChanged(id, true)) closeReplaced()
         },
       })
-      if (temp.replaced && temp.looked) await keepLateWrite(id, temp.replaced, temp.looked, before)
+      if (temp.replaced !== undefined && temp.looked) {
+        await keepLateWrite(id, temp.replaced, temp.looked, before)
+      }
     } finally {
-      await temp.replaced?.close()
+      // Saved or not, what its close reports changes nothing: the save's own result stands.
+      closeReplaced()
     }
     cache.set(id, stored)
     let after: FileStamp | null = null

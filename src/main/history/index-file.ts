@@ -26,7 +26,16 @@
  * range) is checked at open for the newest record, for every record in the background
  * (`checkStructure`); a record's checksum when its entry is read.
  */
-import { disk, isCode, isMissing, listNames, makeFolders, OPEN, removePath } from '../lib/disk'
+import {
+  closeQuietly,
+  disk,
+  isCode,
+  isMissing,
+  listNames,
+  makeFolders,
+  OPEN,
+  removePath,
+} from '../lib/disk'
 import path from 'node:path'
 import type { Actor, CommitCommand, CommitSummary, ReviewMark, WriteFlag } from '../../shared/types'
 import { crc32, crc32Range } from './objects/crc32'
@@ -234,7 +243,7 @@ export class IndexFile {
     try {
       for (const part of PARTS) fds[part] = disk.openSync(path.join(dir, part), OPEN.READ_WRITE)
     } catch (error) {
-      for (const fd of Object.values(fds)) disk.closeSync(fd)
+      for (const fd of Object.values(fds)) closeQuietly(fd)
       if (!isMissing(error)) throw error
       throw new IndexDamagedError(`index part missing (${(error as Error).message})`)
     }
@@ -287,7 +296,7 @@ export class IndexFile {
       index.trimTails()
       return index
     } catch (error) {
-      for (const fd of Object.values(fds)) disk.closeSync(fd)
+      for (const fd of Object.values(fds)) closeQuietly(fd)
       if (error instanceof IndexDamagedError) throw error
       throw new IndexDamagedError((error as Error).message)
     }
@@ -772,7 +781,11 @@ export class IndexFile {
     if (this.closed) return
     this.endBatch()
     this.closed = true
-    for (const fd of Object.values(this.fds)) disk.closeSync(fd)
+    // Each part's close, whatever the one before it reported: the index is never fsynced but
+    // for a rebuild, before its close (`sync`), and is checked and caught up at open, so no
+    // close reports anything it relies on. One that threw stopped a rebuild's swap, or a
+    // replace, with the index closed and still in use.
+    for (const fd of Object.values(this.fds)) closeQuietly(fd)
   }
 
   private write(part: Part, bytes: Buffer, position: number): void {
@@ -1162,7 +1175,8 @@ function writeSynced(file: string, data: Buffer): void {
     }
     disk.fsyncSync(fd)
   } finally {
-    disk.closeSync(fd)
+    // After the fsync, or after the error that is passed on.
+    closeQuietly(fd)
   }
 }
 

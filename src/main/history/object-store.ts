@@ -954,6 +954,9 @@ export function prepareMainRef(gitdir: string, oid: string): PendingRef {
   const file = path.join(dir, 'main')
   const temp = `${file}.${tempSuffix()}.lock`
   let fd: number | null = null
+  // Once fsynced, the temp file's close reports nothing the ref relies on (`closeQuietly`);
+  // before (a move whose value the log holds), it may be the one report of a failed write.
+  let flushed = false
   const abandon = () => {
     if (fd !== null) closeQuietly(fd)
     fd = null
@@ -977,7 +980,10 @@ export function prepareMainRef(gitdir: string, oid: string): PendingRef {
     try {
       const closing = fd
       fd = null
-      if (closing !== null) disk.closeSync(closing)
+      if (closing !== null) {
+        if (flushed) closeQuietly(closing)
+        else disk.closeSync(closing)
+      }
       disk.renameSync(temp, file)
     } catch (error) {
       abandon()
@@ -987,7 +993,9 @@ export function prepareMainRef(gitdir: string, oid: string): PendingRef {
   const sync = () => syncDir(dir).catch(() => {})
   return {
     async flush() {
-      if (fd !== null) await disk.fsync(fd)
+      if (fd === null) return
+      await disk.fsync(fd)
+      flushed = true
     },
     async publish() {
       move()

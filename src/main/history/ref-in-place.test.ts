@@ -2,7 +2,9 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { nodeDisk, setDisk } from '../lib/disk'
+import { closesFailing } from '../lib/disk-hooks'
 import { openVersionedMemory, type VersionedMemory } from './index'
+import { prepareMainRef, writeMainRef } from './object-store'
 import {
   CLAUDE,
   commitCount,
@@ -168,5 +170,42 @@ describe('a torn read of the ref file at open', () => {
       expect(fs.readFileSync(refFile(), 'utf8')).toBe(`${newest}\n`)
     }
     fsck(dataDir)
+  })
+})
+
+describe('a ref temp file whose close fails', () => {
+  const refTemps = () =>
+    closesFailing((file) => file.startsWith(`${refFile()}.`) && file.endsWith('.lock'))
+
+  it('moves main all the same once the file was fsynced', async () => {
+    const before = head()
+    const oid = await edit('v0', 'v1')
+    const failing = refTemps()
+    const restore = setDisk(failing.disk)
+    try {
+      await writeMainRef(path.join(dataDir, 'history.git'), before)
+    } finally {
+      restore()
+    }
+    expect(failing.failed()).toBe(1)
+    expect(head()).toBe(before)
+    await writeMainRef(path.join(dataDir, 'history.git'), oid)
+    expect(head()).toBe(oid)
+    expect(leftoverTempFiles(dataDir)).toEqual([])
+  })
+
+  it('fails the move, main unchanged, when the file was not fsynced', async () => {
+    const before = head()
+    const failing = refTemps()
+    const restore = setDisk(failing.disk)
+    try {
+      const ref = prepareMainRef(path.join(dataDir, 'history.git'), '1'.repeat(40))
+      expect(() => ref.move()).toThrow(/EIO/)
+    } finally {
+      restore()
+    }
+    expect(failing.failed()).toBe(1)
+    expect(head()).toBe(before)
+    expect(fs.readdirSync(path.dirname(refFile()))).toEqual(['main'])
   })
 })

@@ -1,7 +1,10 @@
 import { execFileSync } from 'node:child_process'
 import { readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
+import { rmSync } from 'node:fs'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { setDisk } from '../lib/disk'
+import { closesFailing } from '../lib/disk-hooks'
 import { indexDirOf } from './index-file'
 import { gitCli, tempDataDir } from './test-helpers'
 import { openVersionedMemory } from './versioned-memory'
@@ -113,6 +116,43 @@ describe('the side index checked in the background', () => {
     })
     await memory.maintain()
     expect(await memory.log({ offset: 0, limit: 1201 })).toEqual(expected)
+    await memory.close()
+  })
+})
+
+describe('the side index whose closes fail', () => {
+  it('is rebuilt at open and swapped in all the same, and read and appended to after', async () => {
+    let memory = await openVersionedMemory({ dataDir, now, watch: false, maintenance: false })
+    for (let i = 0; i < 5; i++) {
+      await memory.execute(
+        { command: 'create', path: `/memories/n-${i % 2}.md`, file_text: `v${i}` },
+        claude,
+      )
+    }
+    const expected = await memory.log({ offset: 0, limit: 50 })
+    await memory.close()
+    const dir = indexDirOf(path.join(dataDir, 'history.git'))
+    rmSync(dir, { recursive: true })
+
+    // Every close of an index part fails (the descriptor released all the same): the rebuilt
+    // index's, fsynced before it is closed and swapped in, and the open index's at close.
+    const failing = closesFailing((file) => file.startsWith(dir))
+    const restore = setDisk(failing.disk)
+    try {
+      memory = await openVersionedMemory({ dataDir, now, watch: false, maintenance: false })
+      expect(await memory.log({ offset: 0, limit: 50 })).toEqual(expected)
+      await memory.execute({ command: 'create', path: '/memories/x.md', file_text: 'x' }, claude)
+      await memory.close()
+    } finally {
+      restore()
+    }
+    expect(failing.failed()).toBeGreaterThanOrEqual(8)
+    memory = await openVersionedMemory({ dataDir, now, watch: false, maintenance: false })
+    const log = await memory.log({ offset: 0, limit: 50 })
+    expect(log.entries.map((entry) => entry.oid)).toEqual(
+      gitCli(dataDir, 'log', '--format=%H', 'main').trim().split('\n'),
+    )
+    expect(memory.recovery).toBeNull()
     await memory.close()
   })
 })

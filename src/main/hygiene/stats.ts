@@ -5,7 +5,7 @@
 import path from 'node:path'
 import type { FileUse, MemoryEntry, MemoryStats } from '../../shared/types'
 import { toRelative } from '../history'
-import { disk, OPEN } from '../lib/disk'
+import { closeQuietly, disk, OPEN } from '../lib/disk'
 import { FolderTree, readFileIn, type Folder } from '../lib/folders'
 import { decodeUtf8 } from '../lib/text'
 import { IMAGE_TYPES, MAX_VIEW_CHARS, wholeViewSize } from '../memory'
@@ -121,6 +121,6 @@ function head(folder: Folder, name: string): Uint8Array {
     const bytesRead = disk.readSync(fd, buffer, 0, IMAGE_HEAD, 0)
     return buffer.subarray(0, bytesRead)
   } finally {
-    disk.closeSync(fd)
+    closeQuietly(fd)
   }
 }

@@ -96,3 +96,34 @@ function accessAsTheAccount(call: DiskCall): Error | undefined {
     stats.uid === uid ? 6 : stats.gid === process.getgid?.() || groups.includes(stats.gid) ? 3 : 0
   return ((stats.mode >> shift) & wanted) === wanted ? undefined : errnoError(call, 'EACCES')
 }
+
+/**
+ * The real file system with the close of every descriptor opened on a path `targets` picks
+ * failing with `code`, once each, after the descriptor was released (as Linux does with a
+ * close that fails: EIO from a write-back, an NFS server gone). Every other call, and every
+ * other close, goes through untouched. `failed()` tells how many closes were failed so far.
+ */
+export function closesFailing(
+  targets: (file: string) => boolean,
+  code = 'EIO',
+): { readonly disk: Disk; failed(): number } {
+  const picked = new Set<number>()
+  let failed = 0
+  const recording: Disk = {
+    ...nodeDisk,
+    openSync(file, flags, mode) {
+      const fd = nodeDisk.openSync(file, flags, mode)
+      if (targets(file)) picked.add(fd)
+      return fd
+    },
+  }
+  const hooked = hookDisk(recording, (call) => {
+    if (call.name !== 'closeSync') return undefined
+    const fd = call.args[0] as number
+    if (!picked.delete(fd)) return undefined
+    nodeDisk.closeSync(fd)
+    failed++
+    return errnoError(call, code)
+  })
+  return { disk: hooked.disk, failed: () => failed }
+}

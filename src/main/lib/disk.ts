@@ -244,11 +244,7 @@ export async function syncFolder(dir: string): Promise<void> {
   try {
     await disk.fsync(fd)
   } finally {
-    try {
-      disk.closeSync(fd)
-    } catch {
-      // Already closed.
-    }
+    closeQuietly(fd)
   }
 }
 
@@ -271,7 +267,16 @@ export function removeFile(file: string): void {
   }
 }
 
-/** Closes `fd`, ignoring any error: for clean-up paths, where the handle may be closed already. */
+/**
+ * Closes `fd`, ignoring any error. For a descriptor whose close can report nothing Cairn
+ * relies on: one only read from, one whose writes were fsynced before, one whose writes Cairn
+ * does not need to last (rebuilt or checked when read), and clean-up paths where an earlier
+ * error is being passed on (which the close must not hide). The descriptor is released all
+ * the same (POSIX leaves it unspecified after a failed close; Linux always releases it), so a
+ * read's or a flushed write's result never turns into a failure here (docs/durability.md,
+ * "Closing"). A descriptor with writes meant to last and not yet fsynced is closed with
+ * `disk.closeSync`: its close may be the one report that those writes failed.
+ */
 export function closeQuietly(fd: number): void {
   try {
     disk.closeSync(fd)

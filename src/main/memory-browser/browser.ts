@@ -2,7 +2,7 @@ import type { Stats } from 'node:fs'
 import path from 'node:path'
 import type { MemoryEntry, MemoryFile, MemorySearchHit } from '../../shared/types'
 import { keepsNoCopy, segmentsOf, toRelative, toVirtual, type VersionedMemory } from '../history'
-import { disk, isCode, OPEN } from '../lib/disk'
+import { closeQuietly, disk, isCode, OPEN } from '../lib/disk'
 import { CairnError } from '../lib/errors'
 import { Folder, FolderTree, sameEntry } from '../lib/folders'
 import { mayNotRead } from '../lib/may-read'
@@ -199,7 +199,8 @@ function readAtMost(folder: Folder, name: string, expected: Stats, max: number):
     }
     return length > max ? null : buffer.subarray(0, length)
   } finally {
-    disk.closeSync(fd)
+    // Only read: what was read stands, and a read's own error is the one told.
+    closeQuietly(fd)
   }
 }
 
@@ -293,7 +294,7 @@ function searchFile(
       if (!scan(text, false)) return
     }
   } finally {
-    disk.closeSync(fd)
+    closeQuietly(fd)
   }
 }
 

@@ -1,9 +1,12 @@
 /** What a killed fetch leaves in the pack folder is cleared before the next one. */
-import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { cleanInterruptedFetch } from './git-fs'
+import { setDisk } from '../lib/disk'
+import { closesFailing } from '../lib/disk-hooks'
+import { TEMP_FILE_PREFIX } from '../lib/folders'
+import { cleanInterruptedFetch, gitFs } from './git-fs'
 
 let dir: string | null = null
 afterEach(async () => {
@@ -24,5 +27,26 @@ describe('clearing an interrupted fetch', () => {
     }
     cleanInterruptedFetch(dir)
     expect((await readdir(packs)).sort()).toEqual([`${a}.idx`, `${a}.pack`])
+  })
+})
+
+describe('a file a fetch writes, whose closes fail', () => {
+  it('is written all the same: the temp file was fsynced, the folder only fsynced', async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'cairn-git-fs-'))
+    const refs = path.join(dir, 'refs', 'remotes', 'origin')
+    await mkdir(refs, { recursive: true })
+    const file = path.join(refs, 'main')
+    const failing = closesFailing(
+      (name) => name === refs || path.basename(name).startsWith(TEMP_FILE_PREFIX),
+    )
+    const restore = setDisk(failing.disk)
+    try {
+      await gitFs.promises.writeFile(file, `${'a'.repeat(40)}\n`)
+    } finally {
+      restore()
+    }
+    expect(failing.failed()).toBe(2)
+    expect(await readFile(file, 'utf8')).toBe(`${'a'.repeat(40)}\n`)
+    expect(await readdir(refs)).toEqual(['main'])
   })
 })

@@ -8,7 +8,17 @@
 import { randomUUID } from 'node:crypto'
 import path from 'node:path'
 import git from 'isomorphic-git'
-import { disk, isCode, isMissing, listNames, makeFolders, OPEN, unlinkQuietly } from '../lib/disk'
+import {
+  closeQuietly,
+  disk,
+  isCode,
+  isMissing,
+  listNames,
+  makeFolders,
+  OPEN,
+  syncFolder,
+  unlinkQuietly,
+} from '../lib/disk'
 import { TEMP_FILE_PREFIX } from '../lib/folders'
 
 type Encoding = { readonly encoding?: string; readonly mode?: number } | string | undefined
@@ -30,25 +40,18 @@ async function writeFileAtomic(
       disk.writeFileSync(fd, data)
       await disk.fsync(fd)
     } finally {
-      disk.closeSync(fd)
+      // After the fsync (its close reports nothing the write relies on), or after the error
+      // that is passed on, which it must not hide.
+      closeQuietly(fd)
     }
     disk.renameSync(temp, file)
   } catch (error) {
     unlinkQuietly(temp)
     throw error
   }
+  // The rename is durable once the folder is (`syncFolder` closes the folder quietly: it was
+  // only fsynced).
   await syncFolder(dir)
-}
-
-// The rename is durable once the folder is (best effort where folders cannot be opened).
-async function syncFolder(dir: string): Promise<void> {
-  if (process.platform === 'win32') return
-  const fd = disk.openSync(dir, OPEN.READ | OPEN.DIRECTORY)
-  try {
-    await disk.fsync(fd)
-  } finally {
-    disk.closeSync(fd)
-  }
 }
 
 async function readFile(file: string, options?: Encoding): Promise<Buffer | string> {

@@ -15,6 +15,7 @@ import path from 'node:path'
 import { deflateSync, inflateSync } from 'node:zlib'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { nodeDisk, setDisk } from '../../lib/disk'
+import { closesFailing } from '../../lib/disk-hooks'
 import { storedZlib } from '../object-store'
 import { countIndexReads, gitIn } from '../test-helpers'
 import { DamagedObjectError, MissingObjectError, ObjectDatabase } from './object-database'
@@ -469,6 +470,42 @@ describe('reading objects git wrote', () => {
     expect(db.packs()).toHaveLength(0)
     expectAllReadable(db)
     expect(db.packs()).toHaveLength(1)
+    db.close()
+  })
+
+  it('a refresh or a retire whose pack closes fail still takes the new packs and drops the old', () => {
+    makeHistory(4)
+    git('gc', '-q', '--prune=now')
+    // The closes of the packs' descriptors (only ever read) fail: the old one's in the refresh,
+    // the new one's in the retire.
+    const failing = closesFailing((file) => /\.(pack|idx)$/.test(file))
+    let restore = setDisk(failing.disk)
+    const db = new ObjectDatabase(gitdir)
+    restore()
+    const [before] = packFiles()
+    expect(db.packs().map((open) => `${open.name}.pack`)).toEqual([before])
+    makeHistory(3, 4)
+    // One pack again, another one: the next read finds the loose file gone and refreshes.
+    git('gc', '-q', '--prune=now')
+    const [after] = packFiles()
+    expect(after).not.toBe(before)
+    const head = git('rev-parse', 'HEAD').trim()
+    restore = setDisk(failing.disk)
+    try {
+      expect(db.read(head).type).toBe('commit')
+    } finally {
+      restore()
+    }
+    expect(db.packs().map((open) => `${open.name}.pack`)).toEqual([after])
+    expectAllReadable(db)
+    restore = setDisk(failing.disk)
+    try {
+      db.retire(db.packs().map((open) => open.name))
+    } finally {
+      restore()
+    }
+    expect(db.packs()).toEqual([])
+    expect(failing.failed()).toBe(4)
     db.close()
   })
 

@@ -9,7 +9,7 @@
  *           [REF_DELTA: 20-byte base name]
  *           zlib stream (the object, or its delta)
  */
-import { disk, OPEN } from '../../lib/disk'
+import { closeQuietly, disk, OPEN } from '../../lib/disk'
 import { inflateSync, constants as zlibConstants } from 'node:zlib'
 import { ByteLru } from './byte-lru'
 import { applyDelta } from './delta'
@@ -103,7 +103,7 @@ export class PackFile {
       if (size < 32) throw new PackError('pack is cut short')
       return new PackFile(file, fd, size - 20, head.readUInt32BE(8), cache)
     } catch (error) {
-      disk.closeSync(fd)
+      closeQuietly(fd)
       throw error
     }
   }
@@ -250,7 +250,9 @@ export class PackFile {
     if (this.closed) return
     this.closed = true
     this.cache.forget(this.id)
-    disk.closeSync(this.fd)
+    // Only ever read: a close that fails releases the descriptor all the same, and must not
+    // stop a refresh or a retire half way (the pack list kept naming closed packs).
+    closeQuietly(this.fd)
   }
 
   private header(offset: number): Header {

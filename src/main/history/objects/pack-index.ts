@@ -14,7 +14,7 @@
  * Version 1 has no header: fanout, then N x (u32 offset, 20-byte name), then the checksums.
  */
 import { createHash } from 'node:crypto'
-import { disk, OPEN } from '../../lib/disk'
+import { closeQuietly, disk, OPEN } from '../../lib/disk'
 import { ByteLru } from './byte-lru'
 
 const V2_MAGIC = 0xff744f63
@@ -137,7 +137,7 @@ export class PackIndex {
       const { version, fanout } = readHead(head.subarray(0, got), size)
       return new PackIndex(file, fd, version, fanout, size)
     } catch (error) {
-      disk.closeSync(fd)
+      closeQuietly(fd)
       throw error
     }
   }
@@ -311,7 +311,8 @@ export class PackIndex {
     if (this.closed) return
     this.closed = true
     slices.deletePrefix(this.id)
-    disk.closeSync(this.fd)
+    // Only ever read: see `PackFile.close`.
+    closeQuietly(this.fd)
   }
 
   /**

@@ -4,7 +4,7 @@ import { existsSync, readdirSync } from 'node:fs'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { nodeDisk, setDisk } from '../../lib/disk'
-import { errnoError, hookDisk } from '../../lib/disk-hooks'
+import { closesFailing, errnoError, hookDisk } from '../../lib/disk-hooks'
 import { gitIn, tempDataDir } from '../test-helpers'
 import { OFS_DELTA, TYPE_CODES } from './pack-file'
 import { entryHeader, PackWriter, removePackLeftovers, type DeltaBase } from './pack-writer'
@@ -179,6 +179,20 @@ describe('PackWriter.add', () => {
     expect(onPool).toEqual(['promises.rename', 'promises.rename'])
     expect(onLoop).toEqual([])
     expect(packedObjects().size).toBe(20)
+  })
+
+  it('installs a pack whose temp files fail to close after their fsync', async () => {
+    const packDir = path.join(gitdir, 'objects', 'pack')
+    const failing = closesFailing((file) => /^tmp_(pack|idx)_/.test(path.basename(file)))
+    const restore = setDisk(failing.disk)
+    try {
+      expect((await (await twentyBlobs(packDir)).finish()).objects).toBe(20)
+    } finally {
+      restore()
+    }
+    expect(failing.failed()).toBe(2)
+    expect(packedObjects().size).toBe(20)
+    expect(readdirSync(packDir).filter((name) => name.startsWith('tmp_'))).toEqual([])
   })
 
   // How a rename of `finish` fails: the pack's rename; the index's; the index's with the unlink

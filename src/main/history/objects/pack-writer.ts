@@ -286,7 +286,9 @@ export class PackWriter {
     disk.writeSync(fd, checksum, this.offset)
     await disk.fsync(fd)
     this.fd = null
-    disk.closeSync(fd)
+    // After its fsync: the close reports nothing the pack relies on (a throw here failed a pass
+    // whose pack was whole and durable).
+    closeQuietly(fd)
 
     const name = `pack-${checksum.toString('hex')}`
     const finalPack = path.join(this.dir, `${name}.pack`)
@@ -317,7 +319,7 @@ export class PackWriter {
       await unlinkIfThere(tempIdx).catch(() => undefined)
       throw error
     }
-    disk.closeSync(idxFd)
+    closeQuietly(idxFd)
     onStep('index-durable')
     // On the thread pool, awaited one after the other (the order stays: the pack, then its
     // index): a rename or unlink the disk holds up (freeing blocks on a mount with `discard`)
@@ -374,11 +376,7 @@ export class PackWriter {
     if (this.done) return
     this.done = true
     if (this.fd !== null) {
-      try {
-        disk.closeSync(this.fd)
-      } catch {
-        // already closed
-      }
+      closeQuietly(this.fd)
       this.fd = null
     }
     try {
