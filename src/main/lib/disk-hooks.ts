@@ -113,7 +113,9 @@ export function closesFailing(
     ...nodeDisk,
     openSync(file, flags, mode) {
       const fd = nodeDisk.openSync(file, flags, mode)
+      // A number the kernel gives again to a file not chosen is no longer a target.
       if (targets(file)) picked.add(fd)
+      else picked.delete(fd)
       return fd
     },
   }
