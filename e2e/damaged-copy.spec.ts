@@ -116,9 +116,9 @@ test('a damaged copy that cannot be repaired is a warning, marked in History, an
     }
     await page.emulateMedia({ colorScheme: 'light' })
 
-    // "Show in History", from the keyboard, opens that file's history; its first version is
+    // "View in History", from the keyboard, opens that file's history; its first version is
     // marked damaged, never shown with wrong content.
-    const show = banner.getByRole('button', { name: 'Show in History' })
+    const show = banner.getByRole('button', { name: 'View in History' })
     await show.focus()
     await page.keyboard.press('Enter')
     const history = new HistoryPage(page)
