@@ -102,7 +102,7 @@ function Frame() {
       <main className="main-pane" aria-label="Chat" hidden={fullHistory}>
         {/* Capped at a third of the window and scrolled on its own: never over the chat. */}
         <div className="notices" role="region" aria-label="Notices">
-          {appInfo.status === 'ready' && <RecoveryNotice initial={appInfo.info.recovery} />}
+          {appInfo.status === 'ready' && <RecoveryNotice />}
           {appInfo.status === 'ready' && <MemoryNotices />}
         </div>
         <ChatPane />
