@@ -85,7 +85,7 @@ test('notices never hide the chat: their stack is capped and scrolls, the welcom
       env: { ANTHROPIC_API_KEY: 'sk-ant-e2e-key', ANTHROPIC_BASE_URL: anthropic.url },
       anthropicMaxRetries: 0,
       dataDir,
-      logger: { info: () => {}, warn: () => {}, error: () => {} },
+      logger: { warn: () => {}, error: () => {} },
     })
     stop = await attachCore(page, core)
     await page.goto(rendererServer.url)
