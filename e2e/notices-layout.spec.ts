@@ -76,7 +76,8 @@ test('notices never hide the chat: their stack is capped and scrolls, the welcom
   const memories = path.join(dataDir, 'memories')
   await mkdir(memories, { recursive: true })
   // Five names History refuses (a backslash): five notices at open.
-  for (let i = 1; i <= 5; i++) await writeFile(path.join(memories, `draft\\${i}.md`), `Draft ${i}\n`)
+  for (let i = 1; i <= 5; i++)
+    await writeFile(path.join(memories, `draft\\${i}.md`), `Draft ${i}\n`)
   let core: Core | null = null
   let stop = () => {}
   try {
@@ -94,7 +95,9 @@ test('notices never hide the chat: their stack is capped and scrolls, the welcom
     await expect(stack.getByRole('status', { name: 'A file is not versioned' })).toHaveCount(5)
     // A sixth: an edit made outside Cairn while the window is open.
     await writeFile(path.join(memories, 'notes.md'), 'Prefers trains.\n')
-    await expect(stack.getByRole('status', { name: 'Edits made outside Cairn saved' })).toBeVisible()
+    await expect(
+      stack.getByRole('status', { name: 'Edits made outside Cairn saved' }),
+    ).toBeVisible()
     await expect(chat.welcome).toBeVisible()
 
     for (const size of [
