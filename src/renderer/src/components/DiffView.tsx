@@ -15,7 +15,8 @@ export const DIFF_ROWS_SHOWN = 2_000
 /** Lines added and removed, for the file header (`+3 −1`). */
 export function DiffStat(props: { readonly change: FileChange }) {
   const { change } = props
-  if (change.binary || change.damaged) return null
+  // A version shown whole (its earlier one is damaged) has nothing counted against it.
+  if (change.binary || change.damaged || change.beforeDamaged) return null
   const model = diffModelOf(change)
   if (model.added === 0 && model.removed === 0) return null
   return (
@@ -49,6 +50,9 @@ export function DiffView(props: {
   }
   if (change.binary) {
     return <p className="hint hist-diff-note">Binary file — its contents cannot be compared.</p>
+  }
+  if (change.beforeDamaged) {
+    return <WholeVersion text={change.after ?? ''} path={change.path} />
   }
   const model = diffModelOf(change)
   if (model.added === 0 && model.removed === 0) {
@@ -153,6 +157,55 @@ export function DiffView(props: {
         ))}
       </div>
       {more}
+    </>
+  )
+}
+
+/**
+ * A version whose earlier one is damaged: nothing to compare it with, so its own (intact)
+ * text is shown whole, line by line, said so in one line above it.
+ */
+function WholeVersion(props: { readonly text: string; readonly path: string }) {
+  const [limit, setLimit] = useState(DIFF_ROWS_SHOWN)
+  const lines = props.text.split('\n')
+  if (props.text.endsWith('\n')) lines.pop()
+  return (
+    <>
+      <p className="hint hist-diff-note" role="note">
+        Compared with an earlier version that is damaged, so shown whole.
+      </p>
+      <div
+        className="hist-diff hist-diff-unified"
+        role="table"
+        aria-label={`Content of ${visibleName(props.path)}`}
+      >
+        {lines.slice(0, limit).map((line, i) => (
+          <div role="row" key={i} className="hist-dl hist-dl-context">
+            <span className="hist-no" aria-hidden="true">
+              {i + 1}
+            </span>
+            <span role="cell" className="hist-text">
+              {line === '' ? '\u200b' : line}
+            </span>
+          </div>
+        ))}
+      </div>
+      {lines.length > limit && (
+        <div className="hist-diff-more">
+          <p className="hint hist-diff-note">
+            Showing the first {limit.toLocaleString('en-US')} of{' '}
+            {lines.length.toLocaleString('en-US')} lines of this version.
+          </p>
+          <button
+            type="button"
+            className="button button-small"
+            onClick={() => setLimit((n) => n + DIFF_ROWS_SHOWN)}
+          >
+            Show {Math.min(DIFF_ROWS_SHOWN, lines.length - limit).toLocaleString('en-US')} more
+            lines
+          </button>
+        </div>
+      )}
     </>
   )
 }
