@@ -74,20 +74,13 @@ export function DiffView(props: {
       new version added.
     </p>
   )
-  const more = all > limit && (
-    <div className="hist-diff-more">
-      <p className="hint hist-diff-note">
-        Showing the first {limit.toLocaleString('en-US')} of {all.toLocaleString('en-US')} lines of
-        this diff.
-      </p>
-      <button
-        type="button"
-        className="button button-small"
-        onClick={() => setLimit((n) => n + DIFF_ROWS_SHOWN)}
-      >
-        Show {Math.min(DIFF_ROWS_SHOWN, all - limit).toLocaleString('en-US')} more lines
-      </button>
-    </div>
+  const more = (
+    <MoreRows
+      shown={limit}
+      all={all}
+      of="this diff"
+      onMore={() => setLimit((n) => n + DIFF_ROWS_SHOWN)}
+    />
   )
   if (mode === 'unified') {
     return (
@@ -190,23 +183,35 @@ function WholeVersion(props: { readonly text: string; readonly path: string }) {
           </div>
         ))}
       </div>
-      {lines.length > limit && (
-        <div className="hist-diff-more">
-          <p className="hint hist-diff-note">
-            Showing the first {limit.toLocaleString('en-US')} of{' '}
-            {lines.length.toLocaleString('en-US')} lines of this version.
-          </p>
-          <button
-            type="button"
-            className="button button-small"
-            onClick={() => setLimit((n) => n + DIFF_ROWS_SHOWN)}
-          >
-            Show {Math.min(DIFF_ROWS_SHOWN, lines.length - limit).toLocaleString('en-US')} more
-            lines
-          </button>
-        </div>
-      )}
+      <MoreRows
+        shown={limit}
+        all={lines.length}
+        of="this version"
+        onMore={() => setLimit((n) => n + DIFF_ROWS_SHOWN)}
+      />
     </>
+  )
+}
+
+/** "Showing the first N of M lines of …" and a button for the next rows, when rows are left. */
+function MoreRows(props: {
+  readonly shown: number
+  readonly all: number
+  readonly of: string
+  readonly onMore: () => void
+}) {
+  const { shown, all } = props
+  if (all <= shown) return null
+  return (
+    <div className="hist-diff-more">
+      <p className="hint hist-diff-note">
+        Showing the first {shown.toLocaleString('en-US')} of {all.toLocaleString('en-US')} lines of{' '}
+        {props.of}.
+      </p>
+      <button type="button" className="button button-small" onClick={props.onMore}>
+        Show {Math.min(DIFF_ROWS_SHOWN, all - shown).toLocaleString('en-US')} more lines
+      </button>
+    </div>
   )
 }
 
