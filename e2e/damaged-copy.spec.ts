@@ -116,9 +116,9 @@ test('a damaged copy that cannot be repaired is a warning, marked in History, an
     }
     await page.emulateMedia({ colorScheme: 'light' })
 
-    // "Show in History", from the keyboard, opens that file's history; its first version is
+    // "View in History", from the keyboard, opens that file's history; its first version is
     // marked damaged, never shown with wrong content.
-    const show = banner.getByRole('button', { name: 'Show in History' })
+    const show = banner.getByRole('button', { name: 'View in History' })
     await show.focus()
     await page.keyboard.press('Enter')
     const history = new HistoryPage(page)
@@ -131,6 +131,23 @@ test('a damaged copy that cannot be repaired is a warning, marked in History, an
     )
     await expect(history.diffTable('/memories/trip.md')).toHaveCount(0)
     await expect(first).not.toContainText('Lisbon')
+    // The version after it is intact: shown whole (nothing sound to compare it with), with a
+    // line saying why, never marked damaged itself.
+    await history.select(history.rows.first())
+    const next = history.fileDiff('trip.md')
+    await expect(next.getByRole('note')).toHaveText(
+      'Compared with an earlier version that is damaged, so shown whole.',
+    )
+    await expect(next).not.toContainText("The history's copy of this version is damaged")
+    await expect(
+      next.getByRole('table', { name: 'Content of /memories/trip.md' }).getByRole('cell'),
+    ).toHaveText(['Lisbon in June: the train is booked.'])
+    await expect(history.diffTable('/memories/trip.md')).toHaveCount(0)
+    for (const scheme of ['light', 'dark'] as const) {
+      await page.emulateMedia({ colorScheme: scheme })
+      await shoot(page, { dataDir }, `damaged-copy-next-version-${scheme}`)
+    }
+    await page.emulateMedia({ colorScheme: 'light' })
 
     // Dismissed, it stays dismissed while the person moves around the app.
     await banner.getByRole('button', { name: 'Dismiss' }).click()

@@ -48,3 +48,30 @@ for (const scheme of ['light', 'dark'] as const) {
     }
   })
 }
+
+// An edit made outside Cairn and saved before the window listened (in the first moments, as
+// the window loads) was told only as an event no page heard: its banner never showed. The
+// window asks the core for the reports so far when it starts.
+test('outside edits saved before the window listens are still told', async ({ page, cairn }) => {
+  const told = new Promise<void>((resolve) => {
+    const stop = cairn.core.events.on((name) => {
+      if (name !== 'app:recovery') return
+      stop()
+      resolve()
+    })
+  })
+  await writeFile(path.join(cairn.dataDir, 'memories', 'early.md'), 'saved before the window\n')
+  await told
+  await cairn.open(page)
+  const chat = page.getByRole('main', { name: 'Chat' })
+  const outside = chat.getByRole('status', { name: 'Edits made outside Cairn saved' })
+  await expect(outside).toContainText(
+    'early.md was edited outside Cairn and saved to the history as its own change.',
+  )
+  // Told once, and a later one of the same kind takes its place.
+  await writeFile(path.join(cairn.dataDir, 'memories', 'later.md'), 'saved while it listens\n')
+  await expect(outside).toContainText('later.md was edited outside Cairn')
+  await expect(outside).toHaveCount(1)
+  await outside.getByRole('button', { name: 'Dismiss' }).click()
+  await expect(outside).toBeHidden()
+})

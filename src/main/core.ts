@@ -184,6 +184,7 @@ async function assemble(
         recovery: memory.recovery,
       },
       host: options.host ?? noHost,
+      recoveries: () => memory.recoveries(),
     }),
     ...memoryBrowserHandlers(memory),
     ...historyHandlers(memory),

@@ -5,6 +5,7 @@
  */
 export const requestChannels = [
   'app:info',
+  'app:recoveries',
   'app:openDataFolder',
   'app:openExternal',
   'app:unsaved',

@@ -86,6 +86,8 @@ export const settingFields = {
 
 export const requestSchemas = {
   'app:info': none,
+  /** The recovery reports of this session (start-up's and later ones), latest of each kind. */
+  'app:recoveries': none,
   'app:openDataFolder': none,
   'app:openExternal': z.strictObject({ url: z.url({ protocol: /^https$/ }) }),
   /** The memory file whose editor holds unsaved text (null: none): closing the window asks. */
@@ -237,6 +239,7 @@ export type ValidPayload<C extends RequestChannel> = z.output<(typeof requestSch
 /** What each request channel resolves to. */
 export interface RequestResults {
   'app:info': AppInfo
+  'app:recoveries': ReadonlyArray<RecoveryReport>
   'app:openDataFolder': null
   'app:openExternal': null
   'app:unsaved': null

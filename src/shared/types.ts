@@ -194,10 +194,16 @@ export interface FileChange {
    */
   readonly omitted?: boolean
   /**
-   * True when the history's copy of one side is missing or corrupt: that side is null and
-   * cannot be shown (the rest of the history is unaffected).
+   * True when the history's copy of this version (`after`) is missing or corrupt, or of the
+   * earlier one when this version has no content of its own (a deletion): it cannot be shown
+   * (the rest of the history is unaffected).
    */
   readonly damaged?: boolean
+  /**
+   * True when only the earlier version's copy (`before`) is damaged: `before` is null and this
+   * version, intact, is `after`, to be shown whole rather than as a diff.
+   */
+  readonly beforeDamaged?: boolean
 }
 
 export interface CommitDetail {

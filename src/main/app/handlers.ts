@@ -1,4 +1,4 @@
-import type { AppInfo } from '../../shared/types'
+import type { AppInfo, RecoveryReport } from '../../shared/types'
 import type { DomainHandlers } from '../lib/handlers'
 import type { HostActions } from './host'
 
@@ -6,13 +6,16 @@ export interface AppHandlerOptions {
   /** Name, version, data folder and start-up recovery, as `app:info` answers them. */
   readonly info: AppInfo
   readonly host: HostActions
+  /** The recovery reports so far, as `app:recoveries` answers them. */
+  readonly recoveries: () => ReadonlyArray<RecoveryReport>
 }
 
 /** Request handlers for the `app:*` channels: what the app is, and the shell's actions. */
 export function appHandlers(options: AppHandlerOptions): DomainHandlers<'app'> {
-  const { info, host } = options
+  const { info, host, recoveries } = options
   return {
     'app:info': () => info,
+    'app:recoveries': () => recoveries(),
     'app:openDataFolder': async () => {
       await host.openPath(info.dataDir)
       return null

@@ -90,7 +90,7 @@ describe('damaged blobs (defect 2)', () => {
   })
 
   it('shows a version whose blob is gone as damaged, not as an internal error', async () => {
-    const { old, tip } = await seed()
+    const { old } = await seed()
     await damage(gitCli(repo.dataDir, 'rev-parse', `${old}:x/f2.md`).trim(), 'delete')
     let memory: VersionedMemory | null = null
     try {
@@ -105,8 +105,42 @@ describe('damaged blobs (defect 2)', () => {
       expect(shown.changes).toEqual([
         expect.objectContaining({ path: '/memories/x/f2.md', damaged: true, after: null }),
       ])
+      expect(shown.changes[0]).not.toHaveProperty('beforeDamaged')
+    } finally {
+      await memory?.close()
+    }
+  })
+
+  it('shows the intact version after a damaged one whole, not as damaged', async () => {
+    const { old, tip } = await seed()
+    await damage(gitCli(repo.dataDir, 'rev-parse', `${old}:x/f2.md`).trim(), 'truncate')
+    let memory: VersionedMemory | null = null
+    try {
+      memory = await repo.open()
+      // The commit whose parent's copy is damaged: its own side, as git has it.
+      const after = gitCli(repo.dataDir, 'show', `${tip}:x/f2.md`)
+      expect(after).toBe('changed\n')
+      const shown = await memory.show(tip)
+      expect(shown.changes).toEqual([
+        {
+          path: '/memories/x/f2.md',
+          oldPath: null,
+          status: 'modified',
+          before: null,
+          after,
+          binary: false,
+          beforeDamaged: true,
+        },
+      ])
       const diff = await memory.diff('/memories/x/f2.md', old, tip)
-      expect(diff).toMatchObject({ damaged: true, before: null, after: 'changed\n' })
+      expect(diff).toEqual(shown.changes[0])
+      expect(await memory.compare(old, tip)).toMatchObject({
+        changes: [{ path: '/memories/x/f2.md', before: null, after, beforeDamaged: true }],
+      })
+      // The other way round, the damaged version is the one to show: damaged.
+      const back = await memory.diff('/memories/x/f2.md', tip, old)
+      expect(back).toMatchObject({ damaged: true, after: null, before: after })
+      expect(back).not.toHaveProperty('beforeDamaged')
     } finally {
       await memory?.close()
     }

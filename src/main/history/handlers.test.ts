@@ -107,6 +107,40 @@ describe('memory and history channels in the core', () => {
     const info = await core.dispatch('app:info', undefined)
     expect(info).toMatchObject({ ok: true, value: { recovery: { kind: 'outside-changes' } } })
   })
+
+  it('keeps the reports told before anyone listened, for a window that asks (app:recoveries)', async () => {
+    const memory = await openVersionedMemory({ dataDir })
+    await userWrite(memory, '/memories/a.md', 'a')
+    await memory.close()
+    await writeFile(path.join(dataDir, 'memories', 'a.md'), 'changed outside')
+    core = await createCore({ dataDir })
+    const atStart = await core.dispatch('app:recoveries', undefined)
+    expect(atStart).toMatchObject({ ok: true, value: [{ kind: 'outside-changes' }] })
+    // Saved by the watcher as its own change; its report goes out to no window.
+    const events = core.events
+    const told = new Promise<void>((resolve) => {
+      const stop = events.on((name) => {
+        if (name !== 'app:recovery') return
+        stop()
+        resolve()
+      })
+    })
+    await writeFile(path.join(dataDir, 'memories', 'b.md'), 'added outside')
+    await told
+    const outside = gitCli(dataDir, 'log', '--format=%H', '-1', 'main', '--', 'b.md').trim()
+    expect(gitCli(dataDir, 'show', '--format=', '--name-only', outside).trim()).toBe('b.md')
+    // The latest of its kind, in place of start-up's.
+    expect(await core.dispatch('app:recoveries', undefined)).toEqual({
+      ok: true,
+      value: [
+        {
+          kind: 'outside-changes',
+          message: 'b.md was edited outside Cairn and saved to the history as its own change.',
+          commitOid: outside,
+        },
+      ],
+    })
+  })
 })
 
 describe("a file's history in the timeline", () => {

@@ -216,7 +216,10 @@ async function change(
 ): Promise<FileChange> {
   const before = await textOf(repo, beforeOid)
   const after = await textOf(repo, afterOid)
-  const damaged = before.damaged || after.damaged
+  // A version whose own copy is intact is shown, whole, when only the earlier one is damaged;
+  // a deletion has nothing of its own to show.
+  const beforeDamaged = before.damaged && !after.damaged && afterOid !== null
+  const damaged = !beforeDamaged && (before.damaged || after.damaged)
   const binary =
     (beforeOid !== null && !before.damaged && before.text === null) ||
     (afterOid !== null && !after.damaged && after.text === null)
@@ -228,6 +231,7 @@ async function change(
     after: after.text,
     binary,
     ...(damaged ? { damaged } : {}),
+    ...(beforeDamaged ? { beforeDamaged } : {}),
   }
 }
 

@@ -206,6 +206,12 @@ export interface VersionedMemory {
    * a change whose commit had failed saved at last); start-up's own is `recovery`.
    */
   onRecovery(listener: (report: RecoveryReport) => void): () => void
+  /**
+   * Every recovery report of this session, start-up's first, only the latest of each kind
+   * (a later one replaces an earlier), in the order they were told: what `onRecovery` told
+   * before anyone listened is still here.
+   */
+  recoveries(): ReadonlyArray<RecoveryReport>
   /** Waits for queued work and releases resources. */
   close(): Promise<void>
 }

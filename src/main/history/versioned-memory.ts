@@ -313,6 +313,9 @@ async function openLocked(
   const snapshots = createSnapshots(repo, lookup, ancestry)
   const commitListeners = new Set<(commit: CommitSummary) => void>()
   const recoveryListeners = new Set<(report: RecoveryReport) => void>()
+  // Every report of this session, the latest of each kind (start-up's first): a window that
+  // starts listening late asks for these (`recoveries`), so none told before is lost.
+  let recoveries: ReadonlyArray<RecoveryReport> = recovery ? [recovery] : []
   const notices = createNotices(logger)
   let closed = false
   // Set when a change reached the disk but its commit failed: the next change first saves
@@ -339,15 +342,11 @@ async function openLocked(
     }
     if (repaired.length > 0) {
       logger.warn(`${repaired.length} damaged stored copies of files were written again from them`)
-      tell<RecoveryReport>(
-        recoveryListeners,
-        {
-          kind: 'history-repaired',
-          message: repairedMessage(repaired.length),
-          commitOid: repo.head(),
-        },
-        'recovery',
-      )
+      tellRecovery({
+        kind: 'history-repaired',
+        message: repairedMessage(repaired.length),
+        commitOid: repo.head(),
+      })
     }
     if (lost.length > 0) {
       logger.warn(`${lost.length} stored copies of files are damaged and the files changed since`)
@@ -392,6 +391,12 @@ async function openLocked(
             message: `${what}, changed by an interrupted change, ${one ? 'was' : 'were'} saved to the history as a recovery commit.`,
             commitOid: entry.oid,
           }
+    tellRecovery(report)
+  }
+
+  /** Keeps `report` (in place of an earlier one of its kind) and tells the listeners. */
+  function tellRecovery(report: RecoveryReport): void {
+    recoveries = [...recoveries.filter((earlier) => earlier.kind !== report.kind), report]
     tell(recoveryListeners, report, 'recovery')
   }
 
@@ -1034,6 +1039,7 @@ async function openLocked(
       commitListeners.add(listener)
       return () => commitListeners.delete(listener)
     },
+    recoveries: () => recoveries,
     onRecovery(listener) {
       recoveryListeners.add(listener)
       return () => recoveryListeners.delete(listener)

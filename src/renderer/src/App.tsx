@@ -100,8 +100,11 @@ function Frame() {
       </nav>
 
       <main className="main-pane" aria-label="Chat" hidden={fullHistory}>
-        {appInfo.status === 'ready' && <RecoveryNotice initial={appInfo.info.recovery} />}
-        {appInfo.status === 'ready' && <MemoryNotices />}
+        {/* Capped at a third of the window and scrolled on its own: never over the chat. */}
+        <div className="notices" role="region" aria-label="Notices">
+          {appInfo.status === 'ready' && <RecoveryNotice />}
+          {appInfo.status === 'ready' && <MemoryNotices />}
+        </div>
         <ChatPane />
       </main>
 

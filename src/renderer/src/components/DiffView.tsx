@@ -15,7 +15,8 @@ export const DIFF_ROWS_SHOWN = 2_000
 /** Lines added and removed, for the file header (`+3 −1`). */
 export function DiffStat(props: { readonly change: FileChange }) {
   const { change } = props
-  if (change.binary || change.damaged) return null
+  // A version shown whole (its earlier one is damaged) has nothing counted against it.
+  if (change.binary || change.damaged || change.beforeDamaged) return null
   const model = diffModelOf(change)
   if (model.added === 0 && model.removed === 0) return null
   return (
@@ -50,6 +51,9 @@ export function DiffView(props: {
   if (change.binary) {
     return <p className="hint hist-diff-note">Binary file — its contents cannot be compared.</p>
   }
+  if (change.beforeDamaged) {
+    return <WholeVersion text={change.after ?? ''} path={change.path} />
+  }
   const model = diffModelOf(change)
   if (model.added === 0 && model.removed === 0) {
     return (
@@ -70,20 +74,13 @@ export function DiffView(props: {
       new version added.
     </p>
   )
-  const more = all > limit && (
-    <div className="hist-diff-more">
-      <p className="hint hist-diff-note">
-        Showing the first {limit.toLocaleString('en-US')} of {all.toLocaleString('en-US')} lines of
-        this diff.
-      </p>
-      <button
-        type="button"
-        className="button button-small"
-        onClick={() => setLimit((n) => n + DIFF_ROWS_SHOWN)}
-      >
-        Show {Math.min(DIFF_ROWS_SHOWN, all - limit).toLocaleString('en-US')} more lines
-      </button>
-    </div>
+  const more = (
+    <MoreRows
+      shown={limit}
+      all={all}
+      of="this diff"
+      onMore={() => setLimit((n) => n + DIFF_ROWS_SHOWN)}
+    />
   )
   if (mode === 'unified') {
     return (
@@ -154,6 +151,67 @@ export function DiffView(props: {
       </div>
       {more}
     </>
+  )
+}
+
+/**
+ * A version whose earlier one is damaged: nothing to compare it with, so its own (intact)
+ * text is shown whole, line by line, said so in one line above it.
+ */
+function WholeVersion(props: { readonly text: string; readonly path: string }) {
+  const [limit, setLimit] = useState(DIFF_ROWS_SHOWN)
+  const lines = props.text.split('\n')
+  if (props.text.endsWith('\n')) lines.pop()
+  return (
+    <>
+      <p className="hint hist-diff-note" role="note">
+        Compared with an earlier version that is damaged, so shown whole.
+      </p>
+      <div
+        className="hist-diff hist-diff-unified"
+        role="table"
+        aria-label={`Content of ${visibleName(props.path)}`}
+      >
+        {lines.slice(0, limit).map((line, i) => (
+          <div role="row" key={i} className="hist-dl hist-dl-context">
+            <span className="hist-no" aria-hidden="true">
+              {i + 1}
+            </span>
+            <span role="cell" className="hist-text">
+              {line === '' ? '\u200b' : line}
+            </span>
+          </div>
+        ))}
+      </div>
+      <MoreRows
+        shown={limit}
+        all={lines.length}
+        of="this version"
+        onMore={() => setLimit((n) => n + DIFF_ROWS_SHOWN)}
+      />
+    </>
+  )
+}
+
+/** "Showing the first N of M lines of …" and a button for the next rows, when rows are left. */
+function MoreRows(props: {
+  readonly shown: number
+  readonly all: number
+  readonly of: string
+  readonly onMore: () => void
+}) {
+  const { shown, all } = props
+  if (all <= shown) return null
+  return (
+    <div className="hist-diff-more">
+      <p className="hint hist-diff-note">
+        Showing the first {shown.toLocaleString('en-US')} of {all.toLocaleString('en-US')} lines of{' '}
+        {props.of}.
+      </p>
+      <button type="button" className="button button-small" onClick={props.onMore}>
+        Show {Math.min(DIFF_ROWS_SHOWN, all - shown).toLocaleString('en-US')} more lines
+      </button>
+    </div>
   )
 }
 

@@ -97,7 +97,7 @@ function DamagedNotice(props: { readonly notice: MemoryNotice; readonly onDismis
           className="button button-small"
           onClick={() => showHistory({ path: notice.path })}
         >
-          Show in History
+          View in History
         </button>
       }
     >

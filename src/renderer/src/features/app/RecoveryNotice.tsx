@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'react'
 import type { RecoveryReport } from '../../../../shared/types'
 import { Banner, type BannerTone } from '../../components/Banner'
-import { api } from '../../lib/api'
+import { api, unwrap } from '../../lib/api'
 import { useNavigation } from '../../lib/navigation'
 
 const PRESENTATION: Readonly<
@@ -14,28 +14,48 @@ const PRESENTATION: Readonly<
 }
 
 /**
- * Tells the person when the core repaired its history: at start-up (`app:info`.recovery) or
- * later (`app:recovery`, e.g. edits made to the memory folder in another program, saved as
- * their own change), with a way to see the commit. Each report stays until it is dismissed:
- * a later one shows below, never in its place (the start-up report may be the only place
- * that says where a damaged history was set aside). A later report of the same kind replaces
- * the earlier one, so that outside edits saved one after another do not pile up.
+ * Tells the person when the core repaired its history: at start-up or later (`app:recovery`,
+ * e.g. edits made to the memory folder in another program, saved as their own change), with
+ * a way to see the commit. On mount it asks the core for every report so far
+ * (`app:recoveries`): one told before this window listened (outside edits saved in the first
+ * moments) still shows. Each report stays until it is dismissed: a later one shows below,
+ * never in its place (the start-up report may be the only place that says where a damaged
+ * history was set aside). A later report of the same kind replaces the earlier one, so that
+ * outside edits saved one after another do not pile up.
  */
-export function RecoveryNotice({ initial }: { readonly initial: RecoveryReport | null }) {
+export function RecoveryNotice() {
   const { showHistory } = useNavigation()
-  const [reports, setReports] = useState<ReadonlyArray<Shown>>(() =>
-    initial ? [{ id: 0, report: initial }] : [],
-  )
-  useEffect(
-    () =>
-      api().on('app:recovery', (report) =>
-        setReports((shown) => [
-          ...shown.filter((earlier) => earlier.report.kind !== report.kind),
-          { id: (shown.at(-1)?.id ?? 0) + 1, report },
-        ]),
-      ),
-    [],
-  )
+  const [reports, setReports] = useState<ReadonlyArray<Shown>>([])
+  useEffect(() => {
+    let live = true
+    let next = 0
+    // Kinds told since this mounted: newer than (or the same as) what the core answers.
+    const heard = new Set<RecoveryReport['kind']>()
+    const stop = api().on('app:recovery', (report) => {
+      heard.add(report.kind)
+      const id = next++
+      setReports((shown) => [
+        ...shown.filter((earlier) => earlier.report.kind !== report.kind),
+        { id, report },
+      ])
+    })
+    unwrap(api().app.recoveries()).then(
+      (missed) => {
+        if (!live) return
+        const added = missed
+          .filter((report) => !heard.has(report.kind))
+          .map((report) => ({ id: next++, report }))
+        setReports((shown) => [...added, ...shown])
+      },
+      () => {
+        // Only the reports told from now on show: the app works as before.
+      },
+    )
+    return () => {
+      live = false
+      stop()
+    }
+  }, [])
   if (reports.length === 0) return null
   return (
     <div className="recovery-notices">

@@ -514,7 +514,8 @@ function Transcript({
           {children}
         </div>
       </div>
-      {awayFromEnd && (
+      {/* Not over the welcome screen: with no turns there is no latest to jump to. */}
+      {awayFromEnd && turns.length > 0 && (
         <button type="button" className="jump-to-latest" onClick={jumpToLatest}>
           <icons.arrowDown />
           {running ? 'Claude is replying — jump to latest' : 'Jump to latest'}
