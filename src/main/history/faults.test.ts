@@ -259,18 +259,22 @@ describe('fault injection at every file-system call of a scripted scenario', () 
   it('always ends in a clear error or a success, a whole folder, and a valid history', async () => {
     const ref = await reference()
     expect(ref.total).toBeGreaterThan(100)
-    console.log(`fault injection: ${ref.total} calls in the scenario`)
+    console.log(`fault injection: ${ref.total} calls in the scenario; steps start at`, ref.startsAt)
     // Quick: a spread of positions, every code; full: every position with every code.
     const stride = size(Math.max(1, Math.floor(ref.total / 24)), 1)
     let faults = 0
     // To search a range: CAIRN_FAULT_FROM / CAIRN_FAULT_TO bound the calls faulted, and
-    // CAIRN_FAULT_ALL=1 goes on past a failure and reports every one at the end.
+    // CAIRN_FAULT_ALL=1 goes on past a failure and reports every one at the end;
+    // CAIRN_FAULT_CODES (EACCES,EIO) limits the full run's codes.
+    const only = process.env['CAIRN_FAULT_CODES']?.split(',')
     const first = Number(process.env['CAIRN_FAULT_FROM'] ?? 1)
     const last = Math.min(ref.total, Number(process.env['CAIRN_FAULT_TO'] ?? ref.total))
     const collect = process.env['CAIRN_FAULT_ALL'] === '1'
     const failures: string[] = []
     for (let n = first; n <= last; n += stride) {
-      const codes = size([CODES[n % CODES.length]!], [...CODES])
+      const codes = size([CODES[n % CODES.length]!], [...CODES]).filter(
+        (code) => !only || only.includes(code),
+      )
       for (const code of codes) {
         try {
           await runWithFault(ref, n, code)
