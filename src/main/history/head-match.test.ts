@@ -606,6 +606,33 @@ describe('open when the folder is exactly HEAD', () => {
     })
   }
 
+  it('leaves a damaged loose blob whose file cannot be read this time owed, and mends it later', async () => {
+    const blob = await seedStampedThenDamage((file) => damageInPlace(file, flipMiddle))
+    const { repo } = await openRepo({ dataDir, now })
+    const found: DeferredFound[] = []
+    repo.whenDeferredFound((seen) => found.push(seen))
+    let refused = 0
+    const restore = setDisk(
+      hookDisk(nodeDisk, (call) => {
+        if (call.name !== 'openSync' || !String(call.args[0]).endsWith('/c.md')) return undefined
+        refused++
+        return errnoError(call, 'EMFILE')
+      }).disk,
+    )
+    try {
+      await repo.checkDeferred()
+    } finally {
+      restore()
+    }
+    expect(refused).toBe(1)
+    // Not told as lost: the file was there all along.
+    expect(found).toEqual([])
+    expect(repo.hasDeferredChecks()).toBe(true)
+    await commitElsewhereAndFsck(repo)
+    expect(found).toEqual([{ trees: 0, repaired: ['a/deep/c.md'], lost: [] }])
+    expectBlobIsFile(blob, 'a/deep/c.md')
+  })
+
   it("finds a file's loose blob changed in place when idle, with no command", async () => {
     const blob = await seedStampedThenDamage((file) => damageInPlace(file, flipMiddle))
     const memory = await openVersionedMemory({

@@ -483,6 +483,11 @@ export async function checkUncheckedBlobs(
   const repaired: string[] = []
   const lost: string[] = []
   let owed: UncheckedBlobs | null = null
+  const owe = (at: number): void => {
+    owed ??= { relatives: [], oids: [] }
+    owed.relatives.push(relatives[at]!)
+    owed.oids.push(oids[at]!)
+  }
   let unsound: number[]
   try {
     unsound = await storedCopiesUnsound(store, stats, relatives, oids)
@@ -499,11 +504,7 @@ export async function checkUncheckedBlobs(
       } catch (error) {
         logger?.warn('A stored copy of a file could not be read while checked', errorCode(error))
         if (UNREADABLE_COPY.some((code) => isCode(error, code))) unsound.push(i)
-        else {
-          owed ??= { relatives: [], oids: [] }
-          owed.relatives.push(relatives[i]!)
-          owed.oids.push(oids[i]!)
-        }
+        else owe(i)
       }
     }
   }
@@ -517,7 +518,10 @@ export async function checkUncheckedBlobs(
       try {
         content = fileIfThere(tree, relative)
       } catch (error) {
+        // Not told as lost for a file the disk would not read this time: tried again next check.
         logger?.warn('A memory file could not be read to mend its stored copy', errorCode(error))
+        owe(at)
+        continue
       }
       if (content !== null && store.hash('blob', content) === oid) {
         try {
