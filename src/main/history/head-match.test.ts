@@ -574,6 +574,65 @@ describe('open when the folder is exactly HEAD', () => {
     expect(gitCli(dataDir, 'show', 'main:a/deep/c.md')).toBe('c, changed after open')
   })
 
+  // The fault-injection run: a blob whose read the system refused for a passing reason (EMFILE,
+  // EACCES, ENOSPC) was told as damaged; only EIO or a non-file in its place is damage.
+  for (const code of ['EMFILE', 'EACCES', 'ENOSPC']) {
+    it(`leaves a loose blob whose read fails with ${code} owed, and finds it sound later`, async () => {
+      // Its stamp no longer the one on record (chmod moves its ctime): the check reads it whole.
+      const blob = await seedStampedThenDamage((file) => chmodSync(file, 0o444))
+      const { repo } = await openRepo({ dataDir, now })
+      const found: DeferredFound[] = []
+      repo.whenDeferredFound((seen) => found.push(seen))
+      const loose = looseFile(dataDir, blob)
+      const restore = setDisk(
+        hookDisk(nodeDisk, (call) =>
+          call.name === 'openSync' && call.args[0] === loose ? errnoError(call, code) : undefined,
+        ).disk,
+      )
+      try {
+        await repo.checkDeferred()
+      } finally {
+        restore()
+      }
+      expect(found).toEqual([])
+      expect(repo.hasDeferredChecks()).toBe(true)
+      await repo.checkDeferred()
+      expect(found).toEqual([])
+      expect(repo.hasDeferredChecks()).toBe(false)
+      // Found sound, and on record by its stamp again.
+      expect(repo.stats.objectCheckedAs('a/deep/c.md', repo.store.looseStat(blob)!)).toBe(true)
+      await commitElsewhereAndFsck(repo)
+      expectBlobIsFile(blob, 'a/deep/c.md')
+    })
+  }
+
+  it('leaves a damaged loose blob whose file cannot be read this time owed, and mends it later', async () => {
+    const blob = await seedStampedThenDamage((file) => damageInPlace(file, flipMiddle))
+    const { repo } = await openRepo({ dataDir, now })
+    const found: DeferredFound[] = []
+    repo.whenDeferredFound((seen) => found.push(seen))
+    let refused = 0
+    const restore = setDisk(
+      hookDisk(nodeDisk, (call) => {
+        if (call.name !== 'openSync' || !String(call.args[0]).endsWith('/c.md')) return undefined
+        refused++
+        return errnoError(call, 'EMFILE')
+      }).disk,
+    )
+    try {
+      await repo.checkDeferred()
+    } finally {
+      restore()
+    }
+    expect(refused).toBe(1)
+    // Not told as lost: the file was there all along.
+    expect(found).toEqual([])
+    expect(repo.hasDeferredChecks()).toBe(true)
+    await commitElsewhereAndFsck(repo)
+    expect(found).toEqual([{ trees: 0, repaired: ['a/deep/c.md'], lost: [] }])
+    expectBlobIsFile(blob, 'a/deep/c.md')
+  })
+
   it("finds a file's loose blob changed in place when idle, with no command", async () => {
     const blob = await seedStampedThenDamage((file) => damageInPlace(file, flipMiddle))
     const memory = await openVersionedMemory({

@@ -203,7 +203,7 @@ async function openOrRepair(options: OpenRepoOptions): Promise<OpenedRepo> {
       )
     }
     // A restore given up by an earlier open that a kill stopped before its notice was raised.
-    restoreRefused ??= givenUpRestore(repo.store.gitdir)
+    restoreRefused ??= givenUpRestore(repo.store.gitdir, options.logger)
     repo.stats.save()
   } catch (error) {
     // Nothing of a failed open stays: left open, the log (its idle checkpoint armed by the

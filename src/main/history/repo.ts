@@ -252,12 +252,14 @@ export function createRepo(options: {
     const trees = await mendUnreadTrees(store, unreadTrees)
     const blobs = uncheckedBlobs
       ? await checkUncheckedBlobs(store, stats, workRoot, uncheckedBlobs, logger)
-      : { repaired: [], lost: [] }
+      : { repaired: [], lost: [], owed: null }
     if (trees.length + blobs.repaired.length > 0) await store.flush()
     unreadTrees = []
-    uncheckedBlobs = null
-    if (trees.length + blobs.repaired.length + blobs.lost.length > 0) {
-      onDeferredFound({ trees: trees.length, ...blobs })
+    // Blobs the disk refused to read for a passing reason are checked again next time.
+    uncheckedBlobs = blobs.owed
+    const { repaired, lost } = blobs
+    if (trees.length + repaired.length + lost.length > 0) {
+      onDeferredFound({ trees: trees.length, repaired, lost })
     }
   }
 

@@ -4,8 +4,10 @@ import { rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
+import { nodeDisk, setDisk } from '../lib/disk'
+import { errnoError, hookDisk } from '../lib/disk-hooks'
 import { FolderTree } from '../lib/folders'
-import { RESTORE_INTENT_FILE } from './restore-intent'
+import { GIVEN_UP_FILE, RESTORE_INTENT_FILE } from './restore-intent'
 import { folderFiles, fsck, gitCli, headFiles, recoveryRepo } from './test-helpers'
 import { writeFileSafely } from './work-tree'
 
@@ -105,4 +107,47 @@ describe('FolderTree refuses names that leave the folder (backstop)', () => {
     }
     expect(existsSync(path.join(victim, 'planted.sh'))).toBe(false)
   })
+})
+
+// The fault-injection run: a read of the give-up note that failed (EIO, EACCES, EMFILE) made
+// open throw after its commit was made. The note is advisory: open goes on without it.
+describe('the note of a given-up restore that cannot be read at open', () => {
+  for (const code of ['EIO', 'EACCES', 'EMFILE']) {
+    it(`does not fail open (${code}): the note stays and is told by the next open`, async () => {
+      const memory = await repo.open()
+      await repo.create(memory, 'n1.md', 'one\n')
+      await memory.close()
+      const note = path.join(repo.gitdir, GIVEN_UP_FILE)
+      writeFileSync(note, JSON.stringify({ version: 1, path: 'n1.md' }))
+      // An outside edit: open commits it before it reads the note.
+      writeFileSync(path.join(repo.dataDir, 'memories', 'outside.md'), 'outside\n')
+      const given = 'An interrupted restore could not be finished'
+      const restore = setDisk(
+        hookDisk(nodeDisk, (call) =>
+          call.name === 'readFileSync' && call.args[0] === note
+            ? errnoError(call, code)
+            : undefined,
+        ).disk,
+      )
+      let first: string[]
+      try {
+        const opened = await repo.open()
+        first = opened.notices().map((notice) => notice.message)
+        await opened.close()
+      } finally {
+        restore()
+      }
+      expect(first.some((message) => message.includes(given))).toBe(false)
+      expect(existsSync(note)).toBe(true)
+      expect(headFiles(repo.dataDir)).toEqual(await folderFiles(repo.dataDir))
+      expect(gitCli(repo.dataDir, 'show', 'main:outside.md')).toBe('outside\n')
+
+      const again = await repo.open()
+      const second = again.notices().map((notice) => notice.message)
+      await again.close()
+      expect(second).toEqual([expect.stringContaining(given)])
+      expect(existsSync(note)).toBe(false)
+      fsck(repo.dataDir)
+    })
+  }
 })

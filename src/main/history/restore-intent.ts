@@ -11,7 +11,7 @@
 
 import path from 'node:path'
 import { writeJsonAtomic } from '../lib/atomic-json'
-import { disk, isCode, unlinkQuietly } from '../lib/disk'
+import { disk, errorCode, isCode, unlinkQuietly } from '../lib/disk'
 import { isDiskProblem, isLastingRefusal } from '../lib/disk-errors'
 import { FolderTree, readFileIn } from '../lib/folders'
 import type { Logger } from '../lib/logger'
@@ -279,16 +279,23 @@ function givenUpFileOf(gitdir: string): string {
 /**
  * The file or folder (relative) a restore was given up over whose notice no open has raised
  * yet, or null. A note that cannot be trusted (cut short, not ours, a path the history may not
- * hold) is dropped: it names nothing worth a notice.
+ * hold) is dropped: it names nothing worth a notice. One the disk will not read now is kept
+ * for the next open and null returned: the note is advisory, and open has made its commit by
+ * the time it reads it (failing there once failed an open that had changed history).
  */
-export function givenUpRestore(gitdir: string): string | null {
+export function givenUpRestore(gitdir: string, logger?: Logger): string | null {
   const file = givenUpFileOf(gitdir)
   let note: unknown
   try {
     note = JSON.parse(disk.readFileSync(file).toString('utf8'))
   } catch (error) {
     if (isCode(error, 'ENOENT')) return null
-    if (isDiskProblem(error)) throw error
+    if (isDiskProblem(error)) {
+      logger?.warn(
+        `the note of a given-up restore could not be read (${errorCode(error)}); kept for the next start`,
+      )
+      return null
+    }
     unlinkQuietly(file)
     return null
   }

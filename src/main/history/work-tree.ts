@@ -474,16 +474,28 @@ export async function checkUncheckedBlobs(
   workRoot: string,
   blobs: UncheckedBlobs,
   logger?: Logger,
-): Promise<{ readonly repaired: string[]; readonly lost: string[] }> {
+): Promise<{
+  readonly repaired: string[]
+  readonly lost: string[]
+  readonly owed: UncheckedBlobs | null
+}> {
   const { relatives, oids } = blobs
   const repaired: string[] = []
   const lost: string[] = []
+  let owed: UncheckedBlobs | null = null
+  const owe = (at: number): void => {
+    owed ??= { relatives: [], oids: [] }
+    owed.relatives.push(relatives[at]!)
+    owed.oids.push(oids[at]!)
+  }
   let unsound: number[]
   try {
     unsound = await storedCopiesUnsound(store, stats, relatives, oids)
   } catch {
-    // One blob could not be read at all (an I/O error, a loose file made a folder): each is
-    // checked alone, and one that cannot be read is unsound, not every commit's raw error.
+    // One blob could not be read at all: each is checked alone. One the disk failed to read
+    // (EIO) or that is not a file (a folder in its place) is unsound, not every commit's raw
+    // error; one refused for a passing reason (EMFILE, EACCES, ENOSPC…) is not damage, and
+    // stays owed for the next check (a sound copy was once told as damaged).
     unsound = []
     for (let i = 0; i < oids.length; i++) {
       try {
@@ -491,11 +503,12 @@ export async function checkUncheckedBlobs(
         if (one.length > 0) unsound.push(i)
       } catch (error) {
         logger?.warn('A stored copy of a file could not be read while checked', errorCode(error))
-        unsound.push(i)
+        if (UNREADABLE_COPY.some((code) => isCode(error, code))) unsound.push(i)
+        else owe(i)
       }
     }
   }
-  if (unsound.length === 0) return { repaired, lost }
+  if (unsound.length === 0) return { repaired, lost, owed }
   const tree = new FolderTree(workRoot)
   try {
     for (const at of unsound) {
@@ -505,7 +518,10 @@ export async function checkUncheckedBlobs(
       try {
         content = fileIfThere(tree, relative)
       } catch (error) {
+        // Not told as lost for a file the disk would not read this time: tried again next check.
         logger?.warn('A memory file could not be read to mend its stored copy', errorCode(error))
+        owe(at)
+        continue
       }
       if (content !== null && store.hash('blob', content) === oid) {
         try {
@@ -527,8 +543,12 @@ export async function checkUncheckedBlobs(
   } finally {
     tree.close()
   }
-  return { repaired, lost }
+  return { repaired, lost, owed }
 }
+
+// What a blob's read fails with when its copy is damage: the disk cannot read it, or a folder
+// stands in its loose file's place.
+const UNREADABLE_COPY = ['EIO', 'EISDIR']
 
 // An error's code alone (`EIO`), for a log line that names no host path.
 function errorCode(error: unknown): string {

@@ -7,6 +7,7 @@ import { handlesNameEntries, nodeDisk, setDisk } from './disk'
 import { errnoError, hookDisk } from './disk-hooks'
 import {
   ChangedUnderfootError,
+  FolderDeniedError,
   Folder,
   FolderTree,
   nameEntriesByHandle,
@@ -331,5 +332,67 @@ it('reads whole files of any size with one fstat, and refuses one swapped meanwh
   } finally {
     restoreDisk()
     tree.close()
+  }
+})
+
+// The fault-injection run: one refused read or folder open (EACCES) had open, restore, rename
+// and revert take a readable file for unreadable (left out of history, or kept aside).
+describe('a read, folder open or listing the system refuses', () => {
+  // Refuses the first `times` calls named `name` on `target` (on any, when null) with `code`.
+  function refusing(name: string, target: string | null, times: number, code: string) {
+    let left = times
+    return setDisk(
+      hookDisk(nodeDisk, (call) => {
+        if (call.name !== name || left === 0) return undefined
+        const at = String(call.args[0])
+        // Through a handle (`/proc/self/fd/N/name`) or by path: the same entry.
+        if (target !== null && at !== target && !at.endsWith(`/${path.basename(target)}`)) {
+          return undefined
+        }
+        left--
+        return errnoError(call, code)
+      }).disk,
+    )
+  }
+  const root = () => path.join(base, 'root')
+
+  for (const code of ['EACCES', 'EPERM']) {
+    it(`is tried once more (${code}): once refused it reads, twice refused it fails`, () => {
+      for (const [times, works] of [
+        [1, true],
+        [2, false],
+      ] as const) {
+        const tree = new FolderTree(root())
+        const b = tree.folder('a/b')
+        if (!(b instanceof Folder)) throw new Error('expected a folder')
+        let restoreDisk = refusing('openSync', path.join(root(), 'a/b/f.md'), times, code)
+        try {
+          const read = () => readFileIn(b, 'f.md').toString()
+          if (works) expect(read()).toBe('inside\n')
+          else expect(read).toThrow(code)
+        } finally {
+          restoreDisk()
+        }
+        restoreDisk = refusing('readdirSync', null, times, code)
+        try {
+          const list = () => b.list().map((entry) => entry.name)
+          if (works) expect(list()).toEqual(['f.md'])
+          else expect(list).toThrow(code)
+        } finally {
+          restoreDisk()
+          tree.close()
+        }
+        const again = new FolderTree(root())
+        restoreDisk = refusing('openSync', path.join(root(), 'a'), times, code)
+        try {
+          const open = () => again.folder('a')
+          if (works) expect(open()).toBeInstanceOf(Folder)
+          else expect(open).toThrow(FolderDeniedError)
+        } finally {
+          restoreDisk()
+          again.close()
+        }
+      }
+    })
   }
 })
