@@ -102,6 +102,25 @@ async function close(repo: Repo): Promise<void> {
   repo.index.close()
 }
 
+/**
+ * Makes every `openSync` of a path `match` accepts fail with `code` until `restore` is called;
+ * `refused()` counts them.
+ */
+function refuseOpens(
+  match: (file: string) => boolean,
+  code: string,
+): { readonly restore: () => void; readonly refused: () => number } {
+  let refused = 0
+  const restore = setDisk(
+    hookDisk(nodeDisk, (call) => {
+      if (call.name !== 'openSync' || !match(String(call.args[0]))) return undefined
+      refused++
+      return errnoError(call, code)
+    }).disk,
+  )
+  return { restore, refused: () => refused }
+}
+
 /** The history of FILES, committed, then opened once more (its trees checked whole then). */
 async function seed(): Promise<void> {
   const { repo } = await openRepo({ dataDir, now })
@@ -585,11 +604,7 @@ describe('open when the folder is exactly HEAD', () => {
       const found: DeferredFound[] = []
       repo.whenDeferredFound((seen) => found.push(seen))
       const loose = looseFile(dataDir, blob)
-      const restore = setDisk(
-        hookDisk(nodeDisk, (call) =>
-          call.name === 'openSync' && call.args[0] === loose ? errnoError(call, code) : undefined,
-        ).disk,
-      )
+      const { restore } = refuseOpens((file) => file === loose, code)
       try {
         await repo.checkDeferred()
       } finally {
@@ -612,20 +627,13 @@ describe('open when the folder is exactly HEAD', () => {
     const { repo } = await openRepo({ dataDir, now })
     const found: DeferredFound[] = []
     repo.whenDeferredFound((seen) => found.push(seen))
-    let refused = 0
-    const restore = setDisk(
-      hookDisk(nodeDisk, (call) => {
-        if (call.name !== 'openSync' || !String(call.args[0]).endsWith('/c.md')) return undefined
-        refused++
-        return errnoError(call, 'EMFILE')
-      }).disk,
-    )
+    const { restore, refused } = refuseOpens((file) => file.endsWith('/c.md'), 'EMFILE')
     try {
       await repo.checkDeferred()
     } finally {
       restore()
     }
-    expect(refused).toBe(1)
+    expect(refused()).toBe(1)
     // Not told as lost: the file was there all along.
     expect(found).toEqual([])
     expect(repo.hasDeferredChecks()).toBe(true)
@@ -644,14 +652,7 @@ describe('open when the folder is exactly HEAD', () => {
     const found: DeferredFound[] = []
     repo.whenDeferredFound((seen) => found.push(seen))
     const loose = looseFile(dataDir, blob)
-    let refused = 0
-    const restore = setDisk(
-      hookDisk(nodeDisk, (call) => {
-        if (call.name !== 'openSync' || call.args[0] !== loose) return undefined
-        refused++
-        return errnoError(call, 'EACCES')
-      }).disk,
-    )
+    const { restore, refused } = refuseOpens((file) => file === loose, 'EACCES')
     try {
       await repo.checkDeferred()
       expect(found).toEqual([])
@@ -661,13 +662,13 @@ describe('open when the folder is exactly HEAD', () => {
       expect(found).toEqual([{ trees: 0, repaired: ['a/deep/c.md'], lost: [] }])
       expect(repo.hasDeferredChecks()).toBe(false)
       const warned = logger.entries.length
-      const reads = refused
+      const reads = refused()
       for (const text of ['top, again', 'top, once more']) {
         await put(dataDir, 'top.md', text)
         await repo.commit(['top.md'], intent)
       }
       expect(logger.entries.length).toBe(warned)
-      expect(refused).toBe(reads)
+      expect(refused()).toBe(reads)
     } finally {
       restore()
     }
@@ -689,14 +690,7 @@ describe('open when the folder is exactly HEAD', () => {
       const { repo } = await openRepo({ dataDir, now })
       const found: DeferredFound[] = []
       repo.whenDeferredFound((seen) => found.push(seen))
-      let refused = 0
-      const restore = setDisk(
-        hookDisk(nodeDisk, (call) => {
-          if (call.name !== 'openSync' || !String(call.args[0]).endsWith('/c.md')) return undefined
-          refused++
-          return errnoError(call, code)
-        }).disk,
-      )
+      const { restore, refused } = refuseOpens((file) => file.endsWith('/c.md'), code)
       try {
         await repo.checkDeferred()
         await put(dataDir, 'top.md', 'top, changed')
@@ -708,7 +702,7 @@ describe('open when the folder is exactly HEAD', () => {
       }
       expect(found).toEqual([{ trees: 0, repaired: [], lost: ['a/deep/c.md'] }])
       expect(repo.hasDeferredChecks()).toBe(false)
-      expect(refused).toBe(reads)
+      expect(refused()).toBe(reads)
       await close(repo)
       expect(() => gitCli(dataDir, 'cat-file', '-p', blob)).toThrow()
       expect(gitCli(dataDir, 'show', 'main:top.md')).toBe('top, changed again')
@@ -717,13 +711,7 @@ describe('open when the folder is exactly HEAD', () => {
 
   it('raises the damaged notice once for a copy whose file fails with EIO at every read', async () => {
     await seedStampedThenDamage((file) => damageInPlace(file, flipMiddle))
-    const restore = setDisk(
-      hookDisk(nodeDisk, (call) =>
-        call.name === 'openSync' && String(call.args[0]).endsWith('/c.md')
-          ? errnoError(call, 'EIO')
-          : undefined,
-      ).disk,
-    )
+    const { restore } = refuseOpens((file) => file.endsWith('/c.md'), 'EIO')
     const noticed: MemoryNotice[] = []
     try {
       const memory = await openVersionedMemory({

@@ -110,6 +110,22 @@ describe('FolderTree refuses names that leave the folder (backstop)', () => {
   })
 })
 
+/** A give-up note naming n1.md; its path. */
+function writeGivenUpNote(): string {
+  const note = path.join(repo.gitdir, GIVEN_UP_FILE)
+  writeFileSync(note, JSON.stringify({ version: 1, path: 'n1.md' }))
+  return note
+}
+
+/** Makes every `readFileSync` of `file` fail with `code` until the returned call. */
+function refuseReads(file: string, code: string): () => void {
+  return setDisk(
+    hookDisk(nodeDisk, (call) =>
+      call.name === 'readFileSync' && call.args[0] === file ? errnoError(call, code) : undefined,
+    ).disk,
+  )
+}
+
 // The fault-injection run: a read of the give-up note that failed (EIO, EACCES, EMFILE) made
 // open throw after its commit was made. The note is advisory: open goes on without it.
 describe('the note of a given-up restore that cannot be read at open', () => {
@@ -118,18 +134,11 @@ describe('the note of a given-up restore that cannot be read at open', () => {
       const memory = await repo.open()
       await repo.create(memory, 'n1.md', 'one\n')
       await memory.close()
-      const note = path.join(repo.gitdir, GIVEN_UP_FILE)
-      writeFileSync(note, JSON.stringify({ version: 1, path: 'n1.md' }))
+      const note = writeGivenUpNote()
       // An outside edit: open commits it before it reads the note.
       writeFileSync(path.join(repo.dataDir, 'memories', 'outside.md'), 'outside\n')
       const given = 'An interrupted restore could not be finished'
-      const restore = setDisk(
-        hookDisk(nodeDisk, (call) =>
-          call.name === 'readFileSync' && call.args[0] === note
-            ? errnoError(call, code)
-            : undefined,
-        ).disk,
-      )
+      const restore = refuseReads(note, code)
       let first: string[]
       try {
         const opened = await repo.open()
@@ -159,16 +168,9 @@ describe('the note of a given-up restore that cannot be read at open', () => {
       const memory = await repo.open()
       await repo.create(memory, 'n1.md', 'one\n')
       await memory.close()
-      const note = path.join(repo.gitdir, GIVEN_UP_FILE)
-      writeFileSync(note, JSON.stringify({ version: 1, path: 'n1.md' }))
+      const note = writeGivenUpNote()
       const logger = createRecordingLogger()
-      const restore = setDisk(
-        hookDisk(nodeDisk, (call) =>
-          call.name === 'readFileSync' && call.args[0] === note
-            ? errnoError(call, code)
-            : undefined,
-        ).disk,
-      )
+      const restore = refuseReads(note, code)
       try {
         expect(givenUpRestore(repo.gitdir, logger)).toBeNull()
       } finally {
