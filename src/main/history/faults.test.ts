@@ -257,6 +257,14 @@ async function runWithFault(ref: Reference, n: number, code: string): Promise<vo
 
 describe('fault injection at every file-system call of a scripted scenario', () => {
   it('always ends in a clear error or a success, a whole folder, and a valid history', async () => {
+    // Checked before the reference run: a mistyped code fails at once, not after it.
+    const only = process.env['CAIRN_FAULT_CODES']?.split(',')
+    const unknown = only?.filter((code) => !(CODES as ReadonlyArray<string>).includes(code))
+    if (unknown?.length) {
+      throw new Error(
+        `CAIRN_FAULT_CODES names ${unknown.join(', ')}: each must be one of ${CODES.join(', ')}`,
+      )
+    }
     const ref = await reference()
     expect(ref.total).toBeGreaterThan(100)
     console.log(`fault injection: ${ref.total} calls in the scenario; steps start at`, ref.startsAt)
@@ -266,7 +274,6 @@ describe('fault injection at every file-system call of a scripted scenario', () 
     // To search a range: CAIRN_FAULT_FROM / CAIRN_FAULT_TO bound the calls faulted, and
     // CAIRN_FAULT_ALL=1 goes on past a failure and reports every one at the end;
     // CAIRN_FAULT_CODES (EACCES,EIO) limits the full run's codes.
-    const only = process.env['CAIRN_FAULT_CODES']?.split(',')
     const first = Number(process.env['CAIRN_FAULT_FROM'] ?? 1)
     const last = Math.min(ref.total, Number(process.env['CAIRN_FAULT_TO'] ?? ref.total))
     const collect = process.env['CAIRN_FAULT_ALL'] === '1'
@@ -288,5 +295,8 @@ describe('fault injection at every file-system call of a scripted scenario', () 
     }
     addTotals('fault injection', { rounds: faults, injectedFaults: faults })
     expect(failures).toEqual([])
+    // A bound that is not a number (NaN) or a range no code falls in must not pass having
+    // injected nothing.
+    expect(faults, 'no fault was injected: check CAIRN_FAULT_FROM/TO/CODES').toBeGreaterThan(0)
   }, 3_600_000)
 })

@@ -25,6 +25,7 @@ import { TEMP_FILE_PREFIX } from '../lib/folders'
 import { LOCK_FILE } from '../lib/instance-lock'
 import { nodeDisk, setDisk } from '../lib/disk'
 import { errnoError, hookDisk } from '../lib/disk-hooks'
+import { createRecordingLogger } from '../lib/logger'
 import { openRepo, type OpenedRepo } from './open-repo'
 import type { MemoryNotice, RecoveryReport } from '../../shared/types'
 import type { CommitIntent, DeferredFound, Repo } from './repo'
@@ -99,6 +100,25 @@ async function close(repo: Repo): Promise<void> {
   await repo.store.checkpoint({ durable: true })
   repo.store.close()
   repo.index.close()
+}
+
+/**
+ * Makes every `openSync` of a path `match` accepts fail with `code` until `restore` is called;
+ * `refused()` counts them.
+ */
+function refuseOpens(
+  match: (file: string) => boolean,
+  code: string,
+): { readonly restore: () => void; readonly refused: () => number } {
+  let refused = 0
+  const restore = setDisk(
+    hookDisk(nodeDisk, (call) => {
+      if (call.name !== 'openSync' || !match(String(call.args[0]))) return undefined
+      refused++
+      return errnoError(call, code)
+    }).disk,
+  )
+  return { restore, refused: () => refused }
 }
 
 /** The history of FILES, committed, then opened once more (its trees checked whole then). */
@@ -584,11 +604,7 @@ describe('open when the folder is exactly HEAD', () => {
       const found: DeferredFound[] = []
       repo.whenDeferredFound((seen) => found.push(seen))
       const loose = looseFile(dataDir, blob)
-      const restore = setDisk(
-        hookDisk(nodeDisk, (call) =>
-          call.name === 'openSync' && call.args[0] === loose ? errnoError(call, code) : undefined,
-        ).disk,
-      )
+      const { restore } = refuseOpens((file) => file === loose, code)
       try {
         await repo.checkDeferred()
       } finally {
@@ -611,26 +627,140 @@ describe('open when the folder is exactly HEAD', () => {
     const { repo } = await openRepo({ dataDir, now })
     const found: DeferredFound[] = []
     repo.whenDeferredFound((seen) => found.push(seen))
-    let refused = 0
-    const restore = setDisk(
-      hookDisk(nodeDisk, (call) => {
-        if (call.name !== 'openSync' || !String(call.args[0]).endsWith('/c.md')) return undefined
-        refused++
-        return errnoError(call, 'EMFILE')
-      }).disk,
-    )
+    const { restore, refused } = refuseOpens((file) => file.endsWith('/c.md'), 'EMFILE')
     try {
       await repo.checkDeferred()
     } finally {
       restore()
     }
-    expect(refused).toBe(1)
+    expect(refused()).toBe(1)
     // Not told as lost: the file was there all along.
     expect(found).toEqual([])
     expect(repo.hasDeferredChecks()).toBe(true)
     await commitElsewhereAndFsck(repo)
     expect(found).toEqual([{ trees: 0, repaired: ['a/deep/c.md'], lost: [] }])
     expectBlobIsFile(blob, 'a/deep/c.md')
+  })
+
+  // Hostile review R1/R2: an owed check had no end. A blob refused at every read stayed owed
+  // for good (re-read and warned about at each commit, nobody told); so did a damaged one
+  // whose file fails with every read. The second failure is taken as the check finds it.
+  it('takes a loose blob refused (EACCES) at every read as unsound at the second check: written again, then left alone', async () => {
+    const blob = await seedStampedThenDamage((file) => chmodSync(file, 0o444))
+    const logger = createRecordingLogger()
+    const { repo } = await openRepo({ dataDir, now, logger })
+    const found: DeferredFound[] = []
+    repo.whenDeferredFound((seen) => found.push(seen))
+    const loose = looseFile(dataDir, blob)
+    const { restore, refused } = refuseOpens((file) => file === loose, 'EACCES')
+    try {
+      await repo.checkDeferred()
+      expect(found).toEqual([])
+      expect(repo.hasDeferredChecks()).toBe(true)
+      await put(dataDir, 'top.md', 'top, changed')
+      await repo.commit(['top.md'], intent)
+      expect(found).toEqual([{ trees: 0, repaired: ['a/deep/c.md'], lost: [] }])
+      expect(repo.hasDeferredChecks()).toBe(false)
+      const warned = logger.entries.length
+      const reads = refused()
+      for (const text of ['top, again', 'top, once more']) {
+        await put(dataDir, 'top.md', text)
+        await repo.commit(['top.md'], intent)
+      }
+      expect(logger.entries.length).toBe(warned)
+      expect(refused()).toBe(reads)
+    } finally {
+      restore()
+    }
+    await close(repo)
+    expectBlobIsFile(blob, 'a/deep/c.md')
+    fsck(dataDir)
+  })
+
+  // A failing disk (EIO) under the file is not waited for; a passing refusal gets one more try.
+  for (const [code, reads] of [
+    ['EIO', 1],
+    ['EMFILE', 2],
+  ] as const) {
+    it(`tells a damaged loose blob whose file fails with ${code} at every read as lost, once`, async () => {
+      const blob = await seedStampedThenDamage((file) => {
+        chmodSync(file, 0o644)
+        truncateSync(file, Math.floor(statSync(file).size / 2))
+      })
+      const { repo } = await openRepo({ dataDir, now })
+      const found: DeferredFound[] = []
+      repo.whenDeferredFound((seen) => found.push(seen))
+      const { restore, refused } = refuseOpens((file) => file.endsWith('/c.md'), code)
+      try {
+        await repo.checkDeferred()
+        await put(dataDir, 'top.md', 'top, changed')
+        await repo.commit(['top.md'], intent)
+        await put(dataDir, 'top.md', 'top, changed again')
+        await repo.commit(['top.md'], intent)
+      } finally {
+        restore()
+      }
+      expect(found).toEqual([{ trees: 0, repaired: [], lost: ['a/deep/c.md'] }])
+      expect(repo.hasDeferredChecks()).toBe(false)
+      expect(refused()).toBe(reads)
+      await close(repo)
+      expect(() => gitCli(dataDir, 'cat-file', '-p', blob)).toThrow()
+      expect(gitCli(dataDir, 'show', 'main:top.md')).toBe('top, changed again')
+    })
+  }
+
+  it('raises the damaged notice once for a copy whose file fails with EIO at every read', async () => {
+    await seedStampedThenDamage((file) => damageInPlace(file, flipMiddle))
+    const { restore } = refuseOpens((file) => file.endsWith('/c.md'), 'EIO')
+    const noticed: MemoryNotice[] = []
+    try {
+      const memory = await openVersionedMemory({
+        dataDir,
+        watch: false,
+        maintenance: { looseThreshold: Infinity, idleMs: 2 ** 30 },
+      })
+      memory.onNotice((notice) => noticed.push(notice))
+      await memory.close()
+    } finally {
+      restore()
+    }
+    expect(noticed.map(({ kind, path }) => [kind, path])).toEqual([
+      ['damaged', '/memories/a/deep/c.md'],
+    ])
+  })
+
+  it('reads an owed blob refused at every read no more once its second check is made', async () => {
+    const blob = await seedStampedThenDamage((file) => chmodSync(file, 0o444))
+    const { repo } = await openRepo({ dataDir, now })
+    const loose = looseFile(dataDir, blob)
+    let touched = 0
+    const restore = setDisk(
+      hookDisk(nodeDisk, (call) => {
+        if (call.args[0] !== loose) return undefined
+        touched++
+        return call.name === 'openSync' ? errnoError(call, 'EMFILE') : undefined
+      }).disk,
+    )
+    try {
+      await repo.checkDeferred()
+      expect(repo.hasDeferredChecks()).toBe(true)
+      await put(dataDir, 'top.md', 'top, changed')
+      await repo.commit(['top.md'], intent)
+      expect(repo.hasDeferredChecks()).toBe(false)
+      const before = touched
+      expect(before).toBeGreaterThan(0)
+      for (const text of ['top, third', 'top, fourth']) {
+        await put(dataDir, 'top.md', text)
+        await repo.commit(['top.md'], intent)
+      }
+      // Neither opened nor looked at (`lstat`): the check is no longer owed.
+      expect(touched).toBe(before)
+    } finally {
+      restore()
+    }
+    await close(repo)
+    expectBlobIsFile(blob, 'a/deep/c.md')
+    fsck(dataDir)
   })
 
   it("finds a file's loose blob changed in place when idle, with no command", async () => {

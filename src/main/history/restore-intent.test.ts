@@ -7,7 +7,8 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { nodeDisk, setDisk } from '../lib/disk'
 import { errnoError, hookDisk } from '../lib/disk-hooks'
 import { FolderTree } from '../lib/folders'
-import { GIVEN_UP_FILE, RESTORE_INTENT_FILE } from './restore-intent'
+import { createRecordingLogger } from '../lib/logger'
+import { GIVEN_UP_FILE, givenUpRestore, RESTORE_INTENT_FILE } from './restore-intent'
 import { folderFiles, fsck, gitCli, headFiles, recoveryRepo } from './test-helpers'
 import { writeFileSafely } from './work-tree'
 
@@ -109,26 +110,35 @@ describe('FolderTree refuses names that leave the folder (backstop)', () => {
   })
 })
 
+/** A give-up note naming n1.md; its path. */
+function writeGivenUpNote(): string {
+  const note = path.join(repo.gitdir, GIVEN_UP_FILE)
+  writeFileSync(note, JSON.stringify({ version: 1, path: 'n1.md' }))
+  return note
+}
+
+/** Makes every `readFileSync` of `file` fail with `code` until the returned call. */
+function refuseReads(file: string, code: string): () => void {
+  return setDisk(
+    hookDisk(nodeDisk, (call) =>
+      call.name === 'readFileSync' && call.args[0] === file ? errnoError(call, code) : undefined,
+    ).disk,
+  )
+}
+
 // The fault-injection run: a read of the give-up note that failed (EIO, EACCES, EMFILE) made
 // open throw after its commit was made. The note is advisory: open goes on without it.
 describe('the note of a given-up restore that cannot be read at open', () => {
-  for (const code of ['EIO', 'EACCES', 'EMFILE']) {
+  for (const code of ['EIO', 'EMFILE', 'ENOSPC']) {
     it(`does not fail open (${code}): the note stays and is told by the next open`, async () => {
       const memory = await repo.open()
       await repo.create(memory, 'n1.md', 'one\n')
       await memory.close()
-      const note = path.join(repo.gitdir, GIVEN_UP_FILE)
-      writeFileSync(note, JSON.stringify({ version: 1, path: 'n1.md' }))
+      const note = writeGivenUpNote()
       // An outside edit: open commits it before it reads the note.
       writeFileSync(path.join(repo.dataDir, 'memories', 'outside.md'), 'outside\n')
       const given = 'An interrupted restore could not be finished'
-      const restore = setDisk(
-        hookDisk(nodeDisk, (call) =>
-          call.name === 'readFileSync' && call.args[0] === note
-            ? errnoError(call, code)
-            : undefined,
-        ).disk,
-      )
+      const restore = refuseReads(note, code)
       let first: string[]
       try {
         const opened = await repo.open()
@@ -147,6 +157,38 @@ describe('the note of a given-up restore that cannot be read at open', () => {
       await again.close()
       expect(second).toEqual([expect.stringContaining(given)])
       expect(existsSync(note)).toBe(false)
+      fsck(repo.dataDir)
+    })
+  }
+
+  // Review R4: a note the disk refuses lastingly was kept and warned about at every start,
+  // never told. It is dropped with a warning; the history is whole without it.
+  for (const code of ['EACCES', 'EPERM', 'EBUSY']) {
+    it(`drops a note the disk refuses lastingly (${code}), with a warning, and opens`, async () => {
+      const memory = await repo.open()
+      await repo.create(memory, 'n1.md', 'one\n')
+      await memory.close()
+      const note = writeGivenUpNote()
+      const logger = createRecordingLogger()
+      const restore = refuseReads(note, code)
+      try {
+        expect(givenUpRestore(repo.gitdir, logger)).toBeNull()
+      } finally {
+        restore()
+      }
+      expect(existsSync(note)).toBe(false)
+      expect(logger.entries).toEqual([
+        {
+          level: 'warn',
+          message: `the note of a given-up restore could not be read (${code}); dropped`,
+          error: undefined,
+        },
+      ])
+      expect(logger.entries[0]!.message).not.toContain(repo.dataDir)
+      const again = await repo.open()
+      const told = again.notices().map((notice) => notice.message)
+      await again.close()
+      expect(told).toEqual([])
       fsck(repo.dataDir)
     })
   }

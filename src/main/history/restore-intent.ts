@@ -281,7 +281,9 @@ function givenUpFileOf(gitdir: string): string {
  * yet, or null. A note that cannot be trusted (cut short, not ours, a path the history may not
  * hold) is dropped: it names nothing worth a notice. One the disk will not read now is kept
  * for the next open and null returned: the note is advisory, and open has made its commit by
- * the time it reads it (failing there once failed an open that had changed history).
+ * the time it reads it (failing there once failed an open that had changed history). One the
+ * disk refuses lastingly (a denied permission, a file held open) is dropped with a warning,
+ * not warned about at every start.
  */
 export function givenUpRestore(gitdir: string, logger?: Logger): string | null {
   const file = givenUpFileOf(gitdir)
@@ -290,6 +292,15 @@ export function givenUpRestore(gitdir: string, logger?: Logger): string | null {
     note = JSON.parse(disk.readFileSync(file).toString('utf8'))
   } catch (error) {
     if (isCode(error, 'ENOENT')) return null
+    if (isLastingRefusal(error)) {
+      // Refused until someone changes the folder: kept, it would be warned about at every
+      // start and never told. Its notice is advisory; the history is whole without it.
+      logger?.warn(
+        `the note of a given-up restore could not be read (${errorCode(error)}); dropped`,
+      )
+      unlinkQuietly(file)
+      return null
+    }
     if (isDiskProblem(error)) {
       logger?.warn(
         `the note of a given-up restore could not be read (${errorCode(error)}); kept for the next start`,

@@ -1,6 +1,7 @@
 import type { Stats } from 'node:fs'
 import { CairnError } from '../lib/errors'
 import { disk, isCode } from '../lib/disk'
+import { isLastingRefusal } from '../lib/disk-errors'
 import { mayNotRead } from '../lib/may-read'
 import {
   Folder,
@@ -453,11 +454,13 @@ export async function storedCopiesUnsound(
 
 /**
  * The memory files whose loose blobs open took unchecked (`storedCopiesUnsound`, `defer`): the
- * blob `oids[i]` of the file at `relatives[i]`.
+ * blob `oids[i]` of the file at `relatives[i]`. With `retried` (the checks a check left owed),
+ * `retried[i]` is true when its second chance is this one: it is not owed again.
  */
 export interface UncheckedBlobs {
   readonly relatives: string[]
   readonly oids: string[]
+  readonly retried?: boolean[]
 }
 
 /**
@@ -479,23 +482,30 @@ export async function checkUncheckedBlobs(
   readonly lost: string[]
   readonly owed: UncheckedBlobs | null
 }> {
-  const { relatives, oids } = blobs
+  const { relatives, oids, retried } = blobs
   const repaired: string[] = []
   const lost: string[] = []
-  let owed: UncheckedBlobs | null = null
-  const owe = (at: number): void => {
-    owed ??= { relatives: [], oids: [] }
+  let owed: { relatives: string[]; oids: string[]; retried: boolean[] } | null = null
+  // Owed once: a refusal that comes back at the next check is taken as the check found it
+  // (review R1/R2: a blob the account can never read, or whose file fails with every read,
+  // stayed owed for good, re-read at each commit, and nobody was told).
+  const owe = (at: number): boolean => {
+    if (retried?.[at]) return false
+    owed ??= { relatives: [], oids: [], retried: [] }
     owed.relatives.push(relatives[at]!)
     owed.oids.push(oids[at]!)
+    owed.retried.push(true)
+    return true
   }
   let unsound: number[]
   try {
     unsound = await storedCopiesUnsound(store, stats, relatives, oids)
   } catch {
-    // One blob could not be read at all: each is checked alone. One the disk failed to read
-    // (EIO) or that is not a file (a folder in its place) is unsound, not every commit's raw
-    // error; one refused for a passing reason (EMFILE, EACCES, ENOSPC…) is not damage, and
-    // stays owed for the next check (a sound copy was once told as damaged).
+    // One blob could not be read at all: each is checked alone. One refused for a passing
+    // reason (`PASSING`) is not taken for damage the first time: its check stays owed to the
+    // next one (a sound copy was once told as damaged). Any other failure (EIO, a folder in
+    // its place), or the same refusal at that next check, makes it unsound: written again from
+    // its file, not every commit's raw error.
     unsound = []
     for (let i = 0; i < oids.length; i++) {
       try {
@@ -503,8 +513,7 @@ export async function checkUncheckedBlobs(
         if (one.length > 0) unsound.push(i)
       } catch (error) {
         logger?.warn('A stored copy of a file could not be read while checked', errorCode(error))
-        if (UNREADABLE_COPY.some((code) => isCode(error, code))) unsound.push(i)
-        else owe(i)
+        if (!isPassing(error) || !owe(i)) unsound.push(i)
       }
     }
   }
@@ -518,9 +527,12 @@ export async function checkUncheckedBlobs(
       try {
         content = fileIfThere(tree, relative)
       } catch (error) {
-        // Not told as lost for a file the disk would not read this time: tried again next check.
+        // Not told as lost for a file the disk would not read this time (EMFILE, ENOSPC…):
+        // tried again at the next check, once. A failing disk (EIO), a lasting refusal, or the
+        // same refusal again: the copy cannot be mended, and the person is told.
         logger?.warn('A memory file could not be read to mend its stored copy', errorCode(error))
-        owe(at)
+        if (isPassing(error) && !isLastingRefusal(error) && owe(at)) continue
+        lost.push(relative)
         continue
       }
       if (content !== null && store.hash('blob', content) === oid) {
@@ -546,9 +558,13 @@ export async function checkUncheckedBlobs(
   return { repaired, lost, owed }
 }
 
-// What a blob's read fails with when its copy is damage: the disk cannot read it, or a folder
-// stands in its loose file's place.
-const UNREADABLE_COPY = ['EIO', 'EISDIR']
+// Refusals that may not come back at the next check (too many files open, no memory or space
+// for the moment, a file held open, a permission refused once): worth one more try, not damage.
+const PASSING = ['EMFILE', 'ENFILE', 'ENOMEM', 'EAGAIN', 'EBUSY', 'ENOSPC', 'EACCES', 'EPERM']
+
+function isPassing(error: unknown): boolean {
+  return PASSING.some((code) => isCode(error, code))
+}
 
 // An error's code alone (`EIO`), for a log line that names no host path.
 function errorCode(error: unknown): string {
