@@ -291,9 +291,7 @@ export class Folder {
       if (!stats.isDirectory()) throw notADirectory(stats)
       return new Folder(shownPath, null, stats)
     }
-    const fd = refusedTwice(() =>
-      disk.openSync(target, OPEN.READ | OPEN.DIRECTORY | OPEN.NOFOLLOW),
-    )
+    const fd = refusedTwice(() => disk.openSync(target, OPEN.READ | OPEN.DIRECTORY | OPEN.NOFOLLOW))
     try {
       // With O_DIRECTORY and O_NOFOLLOW, the open itself fails on anything but a real folder
       // (ENOTDIR, ELOOP): its identity is only looked up when asked for.
