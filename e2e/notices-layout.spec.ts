@@ -46,6 +46,11 @@ async function expectChatReachable(page: Page, chat: ChatPage, stack: Locator) {
   const lastBox = await boxOf(last)
   expect(lastBox.y).toBeGreaterThanOrEqual(stackBox.y - 1)
   expect(lastBox.y + lastBox.height).toBeLessThanOrEqual(stackBox.y + stackBox.height + 1)
+  // Its bottom fades while more notices wait below, and not once the last one shows.
+  await stack.evaluate((element) => element.scrollTo({ top: element.scrollHeight }))
+  await expect(stack).not.toHaveAttribute('data-more-below')
+  await stack.evaluate((element) => element.scrollTo({ top: 0 }))
+  await expect(stack).toHaveAttribute('data-more-below', '')
 
   const composerTop = (await boxOf(chat.pane.getByRole('form', { name: 'Message composer' }))).y
   const header = await boxOf(chat.title)
@@ -112,6 +117,13 @@ test('notices never hide the chat: their stack is capped and scrolls, the welcom
         await shoot(page, { dataDir }, `notices-stack-${size.width}x${size.height}-${scheme}`)
       }
     }
+    // Dismissed down to what fits: nothing is below, so nothing fades.
+    const unversioned = stack.getByRole('status', { name: 'A file is not versioned' })
+    for (let left = 5; left > 0; left--) {
+      await unversioned.first().getByRole('button', { name: 'Dismiss' }).click()
+      await expect(unversioned).toHaveCount(left - 1)
+    }
+    await expect(stack).not.toHaveAttribute('data-more-below')
   } finally {
     stop()
     await core?.close()

@@ -9,6 +9,7 @@ import { SidePane } from './features/app/SidePane'
 import { CairnMark, icons } from './components/icons'
 import { useAppInfo } from './features/app/use-app-info'
 import { useShortcuts } from './features/app/use-shortcuts'
+import { useMoreBelow } from './lib/use-more-below'
 import { ChatPane } from './features/chat/ChatPane'
 import { ConversationSidebar } from './features/chat/ConversationSidebar'
 import { LiveTurnsProvider } from './features/chat/live-turns'
@@ -53,6 +54,7 @@ function Frame() {
   const { state: settings } = useSettings()
   const { settingsOpen, openSettings, view } = useNavigation()
   const { dialog } = useSync()
+  const [noticesRef, moreNotices] = useMoreBelow<HTMLDivElement>()
   useTheme(settings.status === 'ready' ? settings.settings.theme : null)
   useShortcuts()
 
@@ -100,8 +102,15 @@ function Frame() {
       </nav>
 
       <main className="main-pane" aria-label="Chat" hidden={fullHistory}>
-        {/* Capped at a third of the window and scrolled on its own: never over the chat. */}
-        <div className="notices" role="region" aria-label="Notices">
+        {/* Capped at a third of the window and scrolled on its own: never over the chat. Its
+            bottom edge fades while more notices are scrolled out of view below it. */}
+        <div
+          ref={noticesRef}
+          className="notices"
+          role="region"
+          aria-label="Notices"
+          data-more-below={moreNotices ? '' : undefined}
+        >
           {appInfo.status === 'ready' && <RecoveryNotice />}
           {appInfo.status === 'ready' && <MemoryNotices />}
         </div>
