@@ -159,7 +159,11 @@ function expectClear(shown: string, dataDir: string): void {
   expect(shown).not.toMatch(/\bE[A-Z]{2,}\b|\n\s+at /)
 }
 
-async function runWithFault(ref: Reference, n: number, code: string): Promise<void> {
+/**
+ * Runs the scenario with call `n` failing with `code` and checks what it left. True when call
+ * `n` came while faults were on (open and the steps); false when the run never made it there.
+ */
+async function runWithFault(ref: Reference, n: number, code: string): Promise<boolean> {
   const dataDir = fresh(`fault-${n}-${code}`)
   // Faults are logged as warnings (retried, or a nicety lost); never as errors (bugs).
   const logger = createRecordingLogger()
@@ -227,13 +231,10 @@ async function runWithFault(ref: Reference, n: number, code: string): Promise<vo
       }
     }
     restore()
-    // A position open and the steps did not reach tested nothing and must not pass. (Under
-    // load the numbering moves: the object log's idle checkpoint, on a 1.5 s timer, then runs
-    // between steps instead of in the close, and a fault may land in it.)
-    expect(
-      faulted,
-      `${label}: no call ${n} among the ${ref.stepsEnd} of open and the steps`,
-    ).not.toBeNull()
+    // A position open and the steps did not reach tested nothing: counted apart, not as a
+    // fault. (The numbering moves with load: the object log's idle checkpoint, on a 1.5 s
+    // timer, runs between steps in one run and in the close in another.)
+    const injected = faulted !== null
     // The next change works, and catches up whatever the fault left owed.
     const probe = await memory.execute(
       {
@@ -259,6 +260,7 @@ async function runWithFault(ref: Reference, n: number, code: string): Promise<vo
       logger.entries.filter((entry) => entry.level === 'error'),
       label,
     ).toEqual([])
+    return injected
   } catch (error) {
     const call = (faulted as DiskCall | null)?.name ?? 'no call'
     throw new Error(`${label} (${call}, step ${step}): ${String(error)}`, { cause: error })
@@ -296,13 +298,14 @@ describe('fault injection at every file-system call of a scripted scenario', () 
     const last = Math.min(ref.stepsEnd, Number(process.env['CAIRN_FAULT_TO'] ?? ref.stepsEnd))
     const collect = process.env['CAIRN_FAULT_ALL'] === '1'
     const failures: string[] = []
+    const unreached: string[] = []
     for (let n = first; n <= last; n += stride) {
       const codes = size([CODES[n % CODES.length]!], [...CODES]).filter(
         (code) => !only || only.includes(code),
       )
       for (const code of codes) {
         try {
-          await runWithFault(ref, n, code)
+          if (!(await runWithFault(ref, n, code))) unreached.push(`${code} at ${n}`)
         } catch (error) {
           if (!collect) throw error
           failures.push(String(error).split('\n')[0]!)
@@ -311,10 +314,14 @@ describe('fault injection at every file-system call of a scripted scenario', () 
         faults++
       }
     }
-    addTotals('fault injection', { rounds: faults, injectedFaults: faults })
+    const injected = faults - unreached.length
+    if (unreached.length > 0) console.log(`fault injection: never reached ${unreached.join(', ')}`)
+    addTotals('fault injection', { rounds: faults, injectedFaults: injected })
     expect(failures).toEqual([])
     // A bound that is not a number (NaN) or a range no code falls in must not pass having
-    // injected nothing.
-    expect(faults, 'no fault was injected: check CAIRN_FAULT_FROM/TO/CODES').toBeGreaterThan(0)
+    // injected nothing; nor a run whose numbering moved so far that most positions were never
+    // reached (the reference's timers ran elsewhere than the runs').
+    expect(injected, 'no fault was injected: check CAIRN_FAULT_FROM/TO/CODES').toBeGreaterThan(0)
+    expect(unreached.length, 'most positions never reached').toBeLessThanOrEqual(faults / 2)
   }, 3_600_000)
 })
