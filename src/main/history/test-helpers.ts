@@ -261,8 +261,14 @@ export async function headFolderDifferences(dataDir: string): Promise<string[]> 
   let listing = ''
   try {
     listing = gitCli(dataDir, 'ls-tree', '-r', '-z', 'main')
-  } catch {
-    // No commit yet.
+  } catch (error) {
+    // No commit yet: HEAD is empty. Any other failure of git (a damaged history, git not
+    // started on a loaded machine) is thrown with git's words, not taken for an empty HEAD
+    // that then differs from the folder everywhere.
+    const said = String((error as { stderr?: unknown }).stderr ?? '')
+    if (!/Not a valid object name main\b/.test(said)) {
+      throw new Error(`git ls-tree failed: ${said.trim() || String(error)}`, { cause: error })
+    }
   }
   const head = new Map<string, string>()
   for (const line of listing.split('\0').filter(Boolean)) {
