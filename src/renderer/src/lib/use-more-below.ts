@@ -17,9 +17,17 @@ export function useMoreBelow<T extends HTMLElement>() {
       setMore(element.scrollHeight - element.scrollTop - element.clientHeight > 1)
     measure()
     element.addEventListener('scroll', measure, { passive: true })
+    // Its children's sizes too: a banner can grow with no change to the tree (a late font).
     const resized = new ResizeObserver(measure)
-    resized.observe(element)
-    const changed = new MutationObserver(measure)
+    const observe = () => {
+      resized.observe(element)
+      for (const child of element.children) resized.observe(child)
+    }
+    observe()
+    const changed = new MutationObserver(() => {
+      observe()
+      measure()
+    })
     changed.observe(element, { childList: true, subtree: true, characterData: true })
     return () => {
       element.removeEventListener('scroll', measure)

@@ -76,6 +76,30 @@ describe('loadOmittedChange', () => {
     expect(full).toMatchObject({ status: 'renamed', before: 'text', after: 'text!' })
   })
 
+  it('reads only the new name of a renamed file whose earlier copy is damaged', async () => {
+    const { api, calls } = reader({ [commit.oid]: { '/memories/new.md': 'intact' } })
+    // The history's copy of the old name cannot be read: reading it would fail every time.
+    api.readAt = async (path, oid) => {
+      calls.push(`readAt ${path} ${oid.slice(0, 1)}`)
+      if (oid === commit.parent) throw new ApiError({ code: 'history-damaged', message: 'x' })
+      return path === '/memories/new.md' ? 'intact' : null
+    }
+    const change = omitted({
+      path: '/memories/new.md',
+      oldPath: '/memories/old.md',
+      status: 'renamed',
+      beforeDamaged: true,
+    })
+    const full = await loadOmittedChange(api, commit, change)
+    expect(calls).toEqual(['readAt /memories/new.md c'])
+    expect(full).toMatchObject({
+      before: null,
+      after: 'intact',
+      beforeDamaged: true,
+      omitted: false,
+    })
+  })
+
   it('reads only the new side in the first commit, which has no parent', async () => {
     const first = { ...commit, parent: null }
     const { api, calls } = reader({ [commit.oid]: { '/memories/a.md': 'hello' } })

@@ -28,8 +28,9 @@ export async function loadOmittedChange(
     }
   }
   const beforePath = change.oldPath ?? change.path
+  // An earlier copy the history holds damaged cannot be read: the version is shown whole.
   const before =
-    commit.parent && change.status !== 'added'
+    commit.parent && change.status !== 'added' && !change.beforeDamaged
       ? await reader.readAt(beforePath, commit.parent)
       : null
   const after = change.status === 'deleted' ? null : await reader.readAt(change.path, commit.oid)
