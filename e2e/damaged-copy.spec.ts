@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
-import { mkdtemp, realpath, rm, truncate, utimes, writeFile } from 'node:fs/promises'
+import { mkdtemp, readFile, realpath, rm, truncate, utimes, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { createCore, type Core } from '../src/main/core'
@@ -146,6 +146,23 @@ test('a damaged copy that cannot be repaired is a warning, marked in History, an
     for (const scheme of ['light', 'dark'] as const) {
       await page.emulateMedia({ colorScheme: scheme })
       await shoot(page, { dataDir }, `damaged-copy-next-version-${scheme}`)
+    }
+    await page.emulateMedia({ colorScheme: 'light' })
+
+    // Reverting it would bring the damaged version back: refused in plain words, naming the
+    // file, before anything is written.
+    await history.revertSelected()
+    await expect(history.error).toContainText(
+      "the history's copy of /memories/trip.md from before it is damaged on disk, so that version cannot be brought back. Nothing was changed.",
+    )
+    await expect(history.error).toContainText('Cannot undo that change')
+    await expect(history.error).not.toContainText(dataDir)
+    await expect(history.rows).toHaveCount(2)
+    expect(git(dataDir, 'show', 'main:trip.md')).toBe('Lisbon in June: the train is booked.\n')
+    expect(await readFile(trip, 'utf8')).toBe('Lisbon in June: the train is booked.\n')
+    for (const scheme of ['light', 'dark'] as const) {
+      await page.emulateMedia({ colorScheme: scheme })
+      await shoot(page, { dataDir }, `damaged-copy-revert-refused-${scheme}`)
     }
     await page.emulateMedia({ colorScheme: 'light' })
 

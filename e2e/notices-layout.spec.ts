@@ -24,6 +24,45 @@ async function hitAtMiddle(locator: Locator): Promise<boolean> {
 }
 
 /**
+ * Whether the line between the notices and the chat is drawn whole: a row of pixels across the
+ * stack's width, at its bottom edge (its own last row or the one just below), every pixel in
+ * the theme's border colour. Read from a real screenshot, decoded in the page.
+ */
+async function lineUnderNoticesIsWhole(page: Page, stack: Locator): Promise<boolean> {
+  const box = await boxOf(stack)
+  const edge = Math.round(box.y + box.height)
+  const x = Math.ceil(box.x)
+  const png = await page.screenshot({
+    clip: { x, y: edge - 2, width: Math.floor(box.x + box.width) - x, height: 4 },
+  })
+  return page.evaluate(async (base64) => {
+    const probe = document.createElement('div')
+    probe.style.color = 'var(--border)'
+    document.body.append(probe)
+    const [r, g, b] = (getComputedStyle(probe).color.match(/\d+/g) ?? []).map(Number)
+    probe.remove()
+    const bytes = Uint8Array.from(atob(base64), (char) => char.charCodeAt(0))
+    const image = await createImageBitmap(new Blob([bytes], { type: 'image/png' }))
+    const canvas = new OffscreenCanvas(image.width, image.height)
+    const context = canvas.getContext('2d')
+    if (!context || r === undefined || g === undefined || b === undefined) return false
+    context.drawImage(image, 0, 0)
+    const { data, width, height } = context.getImageData(0, 0, image.width, image.height)
+    const near = (i: number) =>
+      Math.abs(data[i]! - r) <= 2 &&
+      Math.abs(data[i + 1]! - g) <= 2 &&
+      Math.abs(data[i + 2]! - b) <= 2
+    for (let row = 0; row < height; row++) {
+      let whole = true
+      for (let column = 0; column < width && whole; column++)
+        whole = near((row * width + column) * 4)
+      if (whole) return true
+    }
+    return false
+  }, png.toString('base64'))
+}
+
+/**
  * The notices stack is no taller than a third of the window and scrolls itself: its last
  * banner, brought into view, is whole inside it and can take focus. Every suggestion of the
  * welcome screen, brought into view, sits whole above the composer and is what a click there
@@ -46,11 +85,14 @@ async function expectChatReachable(page: Page, chat: ChatPage, stack: Locator) {
   const lastBox = await boxOf(last)
   expect(lastBox.y).toBeGreaterThanOrEqual(stackBox.y - 1)
   expect(lastBox.y + lastBox.height).toBeLessThanOrEqual(stackBox.y + stackBox.height + 1)
-  // Its bottom fades while more notices wait below, and not once the last one shows.
+  // Its bottom fades while more notices wait below, and not once the last one shows; the line
+  // under it stays whole either way (it faded with the notices once).
   await stack.evaluate((element) => element.scrollTo({ top: element.scrollHeight }))
   await expect(stack).not.toHaveAttribute('data-more-below')
+  expect(await lineUnderNoticesIsWhole(page, stack)).toBe(true)
   await stack.evaluate((element) => element.scrollTo({ top: 0 }))
   await expect(stack).toHaveAttribute('data-more-below', '')
+  expect(await lineUnderNoticesIsWhole(page, stack)).toBe(true)
 
   const composerTop = (await boxOf(chat.pane.getByRole('form', { name: 'Message composer' }))).y
   const header = await boxOf(chat.title)

@@ -39,8 +39,19 @@ for (const scheme of ['light', 'dark'] as const) {
       await outside.getByRole('button', { name: 'Dismiss' }).click()
       await expect(outside).toBeHidden()
       await expect(rebuilt).toBeVisible()
+      // A dismissal is kept by the core: reloaded, the window shows the report still standing
+      // (the same answer that would bring the other back) and not the dismissed one.
+      await expect
+        .poll(async () => core.dispatch('app:recoveries', undefined))
+        .toMatchObject({ ok: true, value: [{ kind: 'history-rebuilt' }] })
+      await page.reload()
+      await expect(rebuilt).toContainText('set aside')
+      await expect(outside).toHaveCount(0)
       await rebuilt.getByRole('button', { name: 'Dismiss' }).click()
       await expect(rebuilt).toBeHidden()
+      await expect
+        .poll(async () => core.dispatch('app:recoveries', undefined))
+        .toEqual({ ok: true, value: [] })
     } finally {
       stop()
       await core.close()

@@ -185,6 +185,7 @@ async function assemble(
       },
       host: options.host ?? noHost,
       recoveries: () => memory.recoveries(),
+      dismissRecovery: (report) => memory.dismissRecovery(report),
     }),
     ...memoryBrowserHandlers(memory),
     ...historyHandlers(memory),

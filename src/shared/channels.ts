@@ -6,6 +6,7 @@
 export const requestChannels = [
   'app:info',
   'app:recoveries',
+  'app:dismissRecovery',
   'app:openDataFolder',
   'app:openExternal',
   'app:unsaved',

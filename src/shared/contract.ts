@@ -12,6 +12,7 @@ import {
   MAX_API_KEY_CHARS,
   MAX_INSTRUCTIONS_CHARS,
   MAX_SEARCH_CHARS,
+  RECOVERY_KINDS,
   REVIEW_MODES,
   THEME_SETTINGS,
 } from './types'
@@ -52,6 +53,8 @@ const virtualPath = z.string().min(1).max(4096)
 export const MAX_WRITE_CHARS = 1024 * 1024
 /** Most characters a conflict's resolution takes: the history's 32 MiB per file. */
 export const RESOLVE_MAX_CHARS = 32 * 1024 * 1024
+/** Most characters a recovery report's message has (its sentences are far shorter). */
+const MAX_RECOVERY_MESSAGE_CHARS = 4000
 const oid = z.string().regex(/^[0-9a-f]{40}$/, 'must be a 40-character commit id')
 const id = z.string().min(1).max(200)
 const none = z.undefined()
@@ -88,6 +91,15 @@ export const requestSchemas = {
   'app:info': none,
   /** The recovery reports of this session (start-up's and later ones), latest of each kind. */
   'app:recoveries': none,
+  /**
+   * A report the person dismissed, as `app:recoveries` answered it or `app:recovery` told it:
+   * `app:recoveries` no longer answers it, in any window, for the rest of the run.
+   */
+  'app:dismissRecovery': z.strictObject({
+    kind: z.enum(RECOVERY_KINDS),
+    message: z.string().min(1).max(MAX_RECOVERY_MESSAGE_CHARS),
+    commitOid: oid.nullable(),
+  }),
   'app:openDataFolder': none,
   'app:openExternal': z.strictObject({ url: z.url({ protocol: /^https$/ }) }),
   /** The memory file whose editor holds unsaved text (null: none): closing the window asks. */
@@ -240,6 +252,7 @@ export type ValidPayload<C extends RequestChannel> = z.output<(typeof requestSch
 export interface RequestResults {
   'app:info': AppInfo
   'app:recoveries': ReadonlyArray<RecoveryReport>
+  'app:dismissRecovery': null
   'app:openDataFolder': null
   'app:openExternal': null
   'app:unsaved': null

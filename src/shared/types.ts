@@ -31,6 +31,14 @@ export interface AppInfo {
 export type AppCommand =
   'new-chat' | 'open-settings' | 'show-memory' | 'show-history' | 'show-full-history'
 
+/** The kinds of recovery report (`RecoveryReport.kind`). */
+export const RECOVERY_KINDS = [
+  'uncommitted-changes',
+  'outside-changes',
+  'history-repaired',
+  'history-rebuilt',
+] as const
+
 /**
  * What the versioned memory repaired: at start-up (`app:info`), or later (`app:recovery`):
  * changes no commit held yet, a history that had to be started again, or edits made to the
@@ -44,7 +52,7 @@ export interface RecoveryReport {
    * pointer found again, damaged stored copies rewritten from the files), history kept;
    * `history-rebuilt`: no usable history was found (or it was set aside) and a new one began.
    */
-  readonly kind: 'uncommitted-changes' | 'outside-changes' | 'history-repaired' | 'history-rebuilt'
+  readonly kind: (typeof RECOVERY_KINDS)[number]
   /** A sentence for people, without host paths. */
   readonly message: string
   readonly commitOid: string | null

@@ -8,14 +8,20 @@ export interface AppHandlerOptions {
   readonly host: HostActions
   /** The recovery reports so far, as `app:recoveries` answers them. */
   readonly recoveries: () => ReadonlyArray<RecoveryReport>
+  /** Forgets a report the person dismissed, so `app:recoveries` no longer answers it. */
+  readonly dismissRecovery: (report: RecoveryReport) => void
 }
 
 /** Request handlers for the `app:*` channels: what the app is, and the shell's actions. */
 export function appHandlers(options: AppHandlerOptions): DomainHandlers<'app'> {
-  const { info, host, recoveries } = options
+  const { info, host, recoveries, dismissRecovery } = options
   return {
     'app:info': () => info,
     'app:recoveries': () => recoveries(),
+    'app:dismissRecovery': (report) => {
+      dismissRecovery(report)
+      return null
+    },
     'app:openDataFolder': async () => {
       await host.openPath(info.dataDir)
       return null

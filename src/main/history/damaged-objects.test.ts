@@ -1,7 +1,9 @@
+import { existsSync } from 'node:fs'
 import { chmod, rm, truncate, writeFile } from 'node:fs/promises'
 import { describe, expect, it } from 'vitest'
 import { CairnError } from '../lib/errors'
 import type { VersionedMemory } from './index'
+import { intentFileOf } from './restore-intent'
 import {
   commitCount,
   folderFiles,
@@ -143,6 +145,108 @@ describe('damaged blobs (defect 2)', () => {
       expect(back).not.toHaveProperty('beforeDamaged')
     } finally {
       await memory?.close()
+    }
+  })
+})
+
+// "Revert this change" on the change right after a damaged version (issue #15, loose ends):
+// undoing it means bringing that damaged version back, which cannot be done. It is refused in
+// plain words that name the file, before anything is written: never damaged or partial bytes.
+describe('reverting the change after a damaged version', () => {
+  it.each([
+    ['truncated', 'truncate'],
+    ['deleted', 'delete'],
+  ] as const)(
+    'refuses, naming the file, and changes nothing when the version before it is %s',
+    async (_label, how) => {
+      const { old, tip } = await seed()
+      await damage(gitCli(repo.dataDir, 'rev-parse', `${old}:x/f2.md`).trim(), how)
+      const before = await folderFiles(repo.dataDir)
+      let memory: VersionedMemory | null = await repo.open()
+      try {
+        for (let attempt = 0; attempt < 2; attempt++) {
+          const error = await memory.revert(tip).catch((e: unknown) => e)
+          expect(error).toBeInstanceOf(CairnError)
+          expect(error).toMatchObject({ code: 'history-damaged' })
+          const message = (error as Error).message
+          expect(message).toMatch(
+            /^Cannot undo that change \(.+, x\/f2\.md\): the history's copy of \/memories\/x\/f2\.md from before it is damaged on disk, so that version cannot be brought back\. Nothing was changed\.$/,
+          )
+          expect(message).not.toContain(repo.dataDir)
+          // Nothing written, nothing committed, no restore left for the next open to finish.
+          expect(await folderFiles(repo.dataDir)).toEqual(before)
+          expect(gitCli(repo.dataDir, 'rev-parse', 'main').trim()).toBe(tip)
+          expect(headFiles(repo.dataDir)).toEqual(before)
+          expect(existsSync(intentFileOf(repo.gitdir))).toBe(false)
+        }
+        await memory.close()
+        memory = await repo.open()
+        expect(commitCount(repo.dataDir)).toBe(3)
+        expect(await folderFiles(repo.dataDir)).toEqual(before)
+        // The rest of memory still works: a later change is made and undone as git has it.
+        await memory.execute(
+          { command: 'str_replace', path: '/memories/x/f1.md', old_str: 'first', new_str: 'one' },
+          CLAUDE,
+        )
+        const edit = (await memory.log({ offset: 0, limit: 1 })).entries[0]!.oid
+        const undone = await memory.revert(edit)
+        expect(undone.commit).toMatchObject({ command: 'revert', parent: edit })
+        expect(gitCli(repo.dataDir, 'show', 'main:x/f1.md')).toBe(
+          gitCli(repo.dataDir, 'show', `${edit}~1:x/f1.md`),
+        )
+        expect(await folderFiles(repo.dataDir)).toEqual(before)
+      } finally {
+        await memory.close()
+      }
+    },
+  )
+
+  it('refuses the whole undo when one of the files it brings back is damaged, writing neither', async () => {
+    let memory: VersionedMemory | null = await repo.open()
+    let target: string
+    let all: string
+    try {
+      await repo.create(memory, 'a.md', 'A1\n')
+      await repo.create(memory, 'b.md', 'B1\n')
+      target = (await memory.log({ offset: 0, limit: 1 })).entries[0]!.oid
+      for (const [file, from, to] of [
+        ['a.md', 'A1', 'A2'],
+        ['b.md', 'B1', 'B2'],
+      ] as const) {
+        await memory.execute(
+          { command: 'str_replace', path: `/memories/${file}`, old_str: from, new_str: to },
+          CLAUDE,
+        )
+      }
+      // One change of both files: back to A1 and B1.
+      const restored = await memory.restoreAll(target)
+      all = restored.commit!.oid
+    } finally {
+      await memory.close()
+    }
+    // b.md's copy before that change (B2) is damaged; a.md's (A2) is sound.
+    await damage(gitCli(repo.dataDir, 'rev-parse', `${all}~1:b.md`).trim(), 'truncate')
+    expect(gitCli(repo.dataDir, 'show', `${all}~1:a.md`)).toBe('A2\n')
+    const before = await folderFiles(repo.dataDir)
+    expect(before).toEqual(
+      new Map([
+        ['a.md', 'A1\n'],
+        ['b.md', 'B1\n'],
+      ]),
+    )
+    memory = await repo.open()
+    try {
+      const error = await memory.revert(all).catch((e: unknown) => e)
+      expect(error).toMatchObject({ code: 'history-damaged' })
+      expect((error as Error).message).toContain(
+        "the history's copy of /memories/b.md from before it is damaged on disk",
+      )
+      expect((error as Error).message).toMatch(/Nothing was changed\.$/)
+      expect(await folderFiles(repo.dataDir)).toEqual(before)
+      expect(gitCli(repo.dataDir, 'rev-parse', 'main').trim()).toBe(all)
+      expect(existsSync(intentFileOf(repo.gitdir))).toBe(false)
+    } finally {
+      await memory.close()
     }
   })
 })

@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import type { CommitSummary, LogPage, MemoryEntry } from '../../shared/types'
+import type { CommitSummary, LogPage, MemoryEntry, RecoveryReport } from '../../shared/types'
 import { createCore, type Core } from '../core'
 import { openVersionedMemory } from './index'
 import { gitCli, tempDataDir, userWrite } from './test-helpers'
@@ -140,6 +140,85 @@ describe('memory and history channels in the core', () => {
         },
       ],
     })
+  })
+})
+
+describe('dismissed recovery reports (app:dismissRecovery)', () => {
+  /** A core whose open saved an edit made outside Cairn: one `outside-changes` report. */
+  async function coreWithOutsideEdit(): Promise<Core> {
+    const memory = await openVersionedMemory({ dataDir })
+    await userWrite(memory, '/memories/a.md', 'a')
+    await memory.close()
+    await writeFile(path.join(dataDir, 'memories', 'a.md'), 'changed outside')
+    return createCore({ dataDir })
+  }
+
+  /** Writes `name` outside Cairn and waits for the watcher's report of it. */
+  async function editOutside(name: string): Promise<RecoveryReport> {
+    const events = core!.events
+    const told = new Promise<RecoveryReport>((resolve) => {
+      const stop = events.on((event, data) => {
+        if (event !== 'app:recovery') return
+        stop()
+        resolve(data as RecoveryReport)
+      })
+    })
+    await writeFile(path.join(dataDir, 'memories', name), `${name} added outside\n`)
+    return told
+  }
+
+  it('keeps a dismissal for the run: app:recoveries no longer answers that report', async () => {
+    core = await coreWithOutsideEdit()
+    const atStart = await core.dispatch('app:recoveries', undefined)
+    if (!atStart.ok) throw new Error('no recoveries')
+    const [report] = atStart.value as ReadonlyArray<RecoveryReport>
+    expect(report).toMatchObject({ kind: 'outside-changes' })
+    expect(await core.dispatch('app:dismissRecovery', report)).toEqual({ ok: true, value: null })
+    // A window that opens now (or this one reloaded) is not shown it again.
+    expect(await core.dispatch('app:recoveries', undefined)).toEqual({ ok: true, value: [] })
+    // Dismissing it again changes nothing.
+    expect(await core.dispatch('app:dismissRecovery', report)).toEqual({ ok: true, value: null })
+    // A later report of the same kind is new: it is answered.
+    const later = await editOutside('b.md')
+    expect(later.message).toContain('b.md')
+    expect(await core.dispatch('app:recoveries', undefined)).toEqual({ ok: true, value: [later] })
+  })
+
+  it('leaves a later report of the kind that took the dismissed one’s place', async () => {
+    core = await coreWithOutsideEdit()
+    const atStart = await core.dispatch('app:recoveries', undefined)
+    if (!atStart.ok) throw new Error('no recoveries')
+    const [first] = atStart.value as ReadonlyArray<RecoveryReport>
+    // Told while the window was dismissing the first: the person has not dismissed this one.
+    const later = await editOutside('b.md')
+    await core.dispatch('app:dismissRecovery', first)
+    expect(await core.dispatch('app:recoveries', undefined)).toEqual({ ok: true, value: [later] })
+  })
+
+  it('refuses a malformed dismissal with a clear error and keeps every report', async () => {
+    core = await coreWithOutsideEdit()
+    const before = await core.dispatch('app:recoveries', undefined)
+    if (!before.ok) throw new Error('no recoveries')
+    const [report] = before.value as ReadonlyArray<RecoveryReport>
+    const malformed: ReadonlyArray<unknown> = [
+      undefined,
+      { ...report, kind: 'everything' },
+      { ...report, commitOid: '../../etc' },
+      { ...report, message: '' },
+      { ...report, extra: true },
+      { kind: report!.kind, message: report!.message },
+    ]
+    for (const payload of malformed) {
+      const refused = await core.dispatch('app:dismissRecovery', payload)
+      expect(refused).toMatchObject({
+        ok: false,
+        error: {
+          code: 'invalid-payload',
+          message: expect.stringMatching(/^Invalid request for app:dismissRecovery/),
+        },
+      })
+    }
+    expect(await core.dispatch('app:recoveries', undefined)).toEqual(before)
   })
 })
 

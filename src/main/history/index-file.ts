@@ -36,6 +36,7 @@ import {
   OPEN,
   removePath,
 } from '../lib/disk'
+import { isDiskProblem } from '../lib/disk-errors'
 import path from 'node:path'
 import type { Actor, CommitCommand, CommitSummary, ReviewMark, WriteFlag } from '../../shared/types'
 import { crc32, crc32Range } from './objects/crc32'
@@ -226,7 +227,8 @@ export class IndexFile {
    * Opens the index in `dir`: reads the newest records (older ones when first asked for), the
    * file ids and names (not the details), checks the newest ones and cuts off a torn tail.
    * Throws `IndexDamagedError` when it cannot be trusted (missing, another format, broken in
-   * the middle).
+   * the middle); a disk that fails to open, read or trim it (EIO, EMFILE, EACCES...) throws its
+   * own error, so the caller fails clearly instead of rebuilding a sound index.
    */
   static open(dir: string): IndexFile {
     let format: string
@@ -298,6 +300,9 @@ export class IndexFile {
     } catch (error) {
       for (const fd of Object.values(fds)) closeQuietly(fd)
       if (error instanceof IndexDamagedError) throw error
+      // A disk that fails (EIO, EMFILE, EACCES...) is not a damaged index: rebuilt, it would be
+      // written again over a sound one, or fail the same way half-way.
+      if (isDiskProblem(error)) throw error
       throw new IndexDamagedError((error as Error).message)
     }
   }

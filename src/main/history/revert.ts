@@ -1,6 +1,6 @@
 import type { ChangeResult } from '../../shared/types'
 import { CairnError } from '../lib/errors'
-import { readingVersion } from './damage'
+import { DamagedHistoryError, readingVersion } from './damage'
 import { segmentsOf, shownPath, toVirtual } from './paths'
 import { momentOf, requireEntry, shortOid, treeOf } from './read'
 import type { IndexEntry } from './side-index'
@@ -14,7 +14,7 @@ import {
   type Committer,
 } from './restore-common'
 import { applyAndCommit } from './restore-intent'
-import { diffNodes, nodeAt } from './tree-state'
+import { diffNodes, nodeAt, type FileDelta } from './tree-state'
 
 /** How many conflicting paths a refused revert names before "…". */
 const CONFLICTS_LISTED = 5
@@ -65,7 +65,12 @@ export async function revert(
       paths: inverse.map((delta) => toVirtual(delta.path)),
       restoredFrom: oid,
     },
-    () => readingVersion(oid, () => applyOrExplain(repo, inverse, 'The undo'), true),
+    () =>
+      readingVersion(
+        oid,
+        () => bringingBack(entry, inverse, () => applyOrExplain(repo, inverse, 'The undo')),
+        true,
+      ),
     commit,
   )
   return changeResult(
@@ -73,6 +78,31 @@ export async function revert(
     `Undid the change of ${momentOf(entry.time)}.${keptAsideNote(kept)}`,
     kept,
   )
+}
+
+/**
+ * Runs `apply` (which reads every version it brings back before it writes anything), saying in
+ * plain words which file's earlier version is damaged when that is why it failed: the change
+ * itself is intact, so "damaged at <this change>" would point at the wrong version.
+ */
+async function bringingBack<T>(
+  entry: IndexEntry,
+  inverse: ReadonlyArray<FileDelta>,
+  apply: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await apply()
+  } catch (error) {
+    const lost =
+      error instanceof DamagedHistoryError
+        ? inverse.find((delta) => delta.after === error.oid)
+        : undefined
+    if (!lost) throw error
+    throw new CairnError(
+      'history-damaged',
+      `Cannot undo that change (${describe(entry)}): the history's copy of ${shownPath(lost.path)} from before it is damaged on disk, so that version cannot be brought back. Nothing was changed.`,
+    )
+  }
 }
 
 /** A change named for people: its time and what it touched ("3 Nov, 14:02, notes.md"). */

@@ -1,10 +1,12 @@
 import { execFileSync } from 'node:child_process'
 import { readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { rmSync } from 'node:fs'
+import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { setDisk } from '../lib/disk'
-import { closesFailing } from '../lib/disk-hooks'
+import type { LogPage } from '../../shared/types'
+import { nodeDisk, setDisk, type Disk } from '../lib/disk'
+import { closesFailing, errnoError, hookDisk } from '../lib/disk-hooks'
+import { CairnError } from '../lib/errors'
 import { indexDirOf } from './index-file'
 import { gitCli, tempDataDir } from './test-helpers'
 import { openVersionedMemory } from './versioned-memory'
@@ -154,5 +156,126 @@ describe('the side index whose closes fail', () => {
     )
     expect(memory.recovery).toBeNull()
     await memory.close()
+  })
+})
+
+// issue #15 (loose ends): an I/O error while open read the side index was taken for damage,
+// and the index rebuilt (written again over a sound one) instead of the open failing clearly.
+describe('the side index the disk fails to read at open', () => {
+  const gitdir = () => path.join(dataDir, 'history.git')
+
+  /** Three commits, closed; what `log` answers for them. */
+  async function seed(): Promise<LogPage> {
+    const memory = await openVersionedMemory({ dataDir, now, watch: false, maintenance: false })
+    for (let i = 0; i < 3; i++) {
+      await memory.execute(
+        { command: 'create', path: `/memories/n-${i}.md`, file_text: `v${i}` },
+        claude,
+      )
+    }
+    const expected = await memory.log({ offset: 0, limit: 50 })
+    await memory.close()
+    return expected
+  }
+
+  /** Every part of the index: its inode (a rebuild swaps in new files) and its bytes. */
+  function indexOnDisk(): Map<string, { readonly ino: number; readonly bytes: string }> {
+    const dir = indexDirOf(gitdir())
+    return new Map(
+      readdirSync(dir)
+        .sort()
+        .map((name) => [
+          name,
+          {
+            ino: statSync(path.join(dir, name)).ino,
+            bytes: readFileSync(path.join(dir, name)).toString('hex'),
+          },
+        ]),
+    )
+  }
+
+  /**
+   * The disk seam with the first `call` on an index part failing with `code`: an `openSync` of
+   * one, or a `readSync` or `fstatSync` of a descriptor open on one.
+   */
+  function failFirst(call: 'openSync' | 'readSync' | 'fstatSync', code: string) {
+    const dir = indexDirOf(gitdir())
+    const part = (file: unknown) =>
+      typeof file === 'string' && file.startsWith(`${dir}${path.sep}`) && !file.endsWith('format')
+    const onIndex = new Set<number>()
+    const recording: Disk = {
+      ...nodeDisk,
+      openSync(file, flags, mode) {
+        const fd = nodeDisk.openSync(file, flags, mode)
+        if (part(file)) onIndex.add(fd)
+        else onIndex.delete(fd)
+        return fd
+      },
+    }
+    let failed = 0
+    const hooked = hookDisk(recording, (made) => {
+      if (failed > 0 || made.name !== call) return undefined
+      const [first] = made.args
+      if (call === 'openSync' ? !part(first) : !onIndex.has(first as number)) return undefined
+      failed++
+      return errnoError(made, code)
+    })
+    return { undo: setDisk(hooked.disk), failed: () => failed }
+  }
+
+  it.each([
+    ['readSync', 'EIO', 'the disk reported a read or write error'],
+    ['fstatSync', 'EIO', 'the disk reported a read or write error'],
+    ['openSync', 'EIO', 'the disk reported a read or write error'],
+    ['readSync', 'EMFILE', 'too many files are open'],
+    ['readSync', 'EACCES', 'permission was denied by the operating system'],
+  ] as const)(
+    'fails open in plain words on %s %s, the index neither rebuilt nor changed',
+    async (call, code, reason) => {
+      const expected = await seed()
+      const before = indexOnDisk()
+      const fault = failFirst(call, code)
+      let opened: unknown
+      try {
+        opened = await openVersionedMemory({ dataDir, now, watch: false, maintenance: false })
+      } catch (error) {
+        opened = error
+      } finally {
+        fault.undo()
+      }
+      expect(fault.failed()).toBe(1)
+      if (!(opened instanceof CairnError)) {
+        await (opened as { close?: () => Promise<void> }).close?.()
+        throw new Error(`open did not fail: ${String(opened)}`)
+      }
+      expect(opened.message).toBe(
+        `Cairn could not open your memory history because ${reason}. Nothing was changed; fix the problem and open Cairn again.`,
+      )
+      expect(opened.message).not.toContain(dataDir)
+      expect(indexOnDisk()).toEqual(before)
+      // The disk well again, the same index is read as it was: nothing was rebuilt.
+      const memory = await openVersionedMemory({ dataDir, now, watch: false, maintenance: false })
+      try {
+        expect(await memory.log({ offset: 0, limit: 50 })).toEqual(expected)
+        expect(memory.recovery).toBeNull()
+      } finally {
+        await memory.close()
+      }
+      expect(indexOnDisk()).toEqual(before)
+    },
+  )
+
+  it('still mends an index whose content is garbled, from the commits', async () => {
+    const expected = await seed()
+    const names = path.join(indexDirOf(gitdir()), 'names')
+    const garbled = Buffer.alloc(statSync(names).size, 0xff)
+    writeFileSync(names, garbled)
+    const memory = await openVersionedMemory({ dataDir, now, watch: false, maintenance: false })
+    try {
+      expect(await memory.log({ offset: 0, limit: 50 })).toEqual(expected)
+    } finally {
+      await memory.close()
+    }
+    expect(readFileSync(names).equals(garbled)).toBe(false)
   })
 })

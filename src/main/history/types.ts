@@ -212,6 +212,12 @@ export interface VersionedMemory {
    * before anyone listened is still here.
    */
   recoveries(): ReadonlyArray<RecoveryReport>
+  /**
+   * Forgets `report` (kind, message and commit alike), dismissed by the person: `recoveries`
+   * no longer answers it, so a window that opens later does not show it again. A report no
+   * longer kept (replaced by a later one of its kind) is left as it is.
+   */
+  dismissRecovery(report: RecoveryReport): void
   /** Waits for queued work and releases resources. */
   close(): Promise<void>
 }

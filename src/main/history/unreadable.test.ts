@@ -424,3 +424,70 @@ describe('a folder Cairn may list but not enter', () => {
     fsck(bed.dataDir)
   })
 })
+
+// issue #15 (loose ends): where the permission bits refuse, the kernel is asked (`access`); a
+// disk that failed that question (EIO) had the scan take a readable folder for one Cairn may
+// not read: its last version kept, the person's edit in it left out of history and the folder
+// named unreadable. Only a refusal twice (EACCES, EPERM) does that now.
+describe('a disk that fails when asked whether Cairn may enter a folder', () => {
+  /** `shared/notes.md` committed, then edited while Cairn was closed; `shared` at 0700. */
+  async function editedInShared(): Promise<void> {
+    const memory = await open()
+    await create(memory, 'a.md', 'a\n')
+    await create(memory, 'shared/notes.md', 'v1\n')
+    await memory.close()
+    await put('shared/notes.md', 'v2, edited while Cairn was closed\n')
+    await chmod(path.join(bed.dataDir, 'memories', 'shared'), 0o700)
+  }
+
+  /** From now on `access` of `shared` fails with `codes[i]` at its i-th call, then passes. */
+  function accessOfShared(...codes: ReadonlyArray<string>): void {
+    let calls = 0
+    const hooked = hookDisk(nodeDisk, (call) => {
+      if (call.name !== 'accessSync' || !String(call.args[0]).endsWith('/shared')) return
+      const code = codes[calls++]
+      return code === undefined ? undefined : errnoError(call, code)
+    })
+    undoDisk = setDisk(hooked.disk)
+    vi.spyOn(process, 'getuid').mockReturnValue(4242)
+  }
+  afterEach(() => {
+    vi.restoreAllMocks()
+  })
+
+  it('fails open in plain words on EIO, then saves the edit once the disk answers', async () => {
+    await editedInShared()
+    accessOfShared('EIO')
+    const failed = await open().catch((error: unknown) => error)
+    expect(failed).toMatchObject({
+      code: 'io-error',
+      message: expect.stringMatching(/because the disk reported a read or write error\./),
+    })
+    expect((failed as Error).message).not.toContain(bed.dataDir)
+    expect(headFiles(bed.dataDir).get('shared/notes.md')).toBe('v1\n')
+    const memory = await open()
+    try {
+      expect(memory.notices().filter((notice) => notice.kind === 'unreadable')).toEqual([])
+      expect(headFiles(bed.dataDir).get('shared/notes.md')).toBe(
+        'v2, edited while Cairn was closed\n',
+      )
+    } finally {
+      await memory.close()
+    }
+    fsck(bed.dataDir)
+  })
+
+  it.each(['EACCES', 'EPERM'])('saves the edit after one %s, naming nothing', async (code) => {
+    await editedInShared()
+    accessOfShared(code)
+    const memory = await open()
+    try {
+      expect(memory.notices().filter((notice) => notice.kind === 'unreadable')).toEqual([])
+      expect(headFiles(bed.dataDir).get('shared/notes.md')).toBe(
+        'v2, edited while Cairn was closed\n',
+      )
+    } finally {
+      await memory.close()
+    }
+  })
+})

@@ -1040,6 +1040,16 @@ async function openLocked(
       return () => commitListeners.delete(listener)
     },
     recoveries: () => recoveries,
+    dismissRecovery(report) {
+      // Only that very report: one told since (of its kind, in its place) has not been seen
+      // dismissed, and stays.
+      recoveries = recoveries.filter(
+        (kept) =>
+          kept.kind !== report.kind ||
+          kept.message !== report.message ||
+          kept.commitOid !== report.commitOid,
+      )
+    },
     onRecovery(listener) {
       recoveryListeners.add(listener)
       return () => recoveryListeners.delete(listener)

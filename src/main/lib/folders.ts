@@ -320,13 +320,13 @@ function notADirectory(stats: Stats): Error {
 }
 
 /**
- * `call` (a read, or a folder's open or listing), made once more when the system refuses it
- * (EACCES, EPERM). Everything that takes a file or folder for unreadable (left out of history,
+ * `call` (a read, a folder's open or listing, or `mayNotRead`'s question to the kernel), made
+ * once more when the system refuses it (EACCES, EPERM). Everything that takes a file or folder for unreadable (left out of history,
  * kept aside by a restore) does so on what these calls throw: a real permission problem
  * refuses twice, and a one-off refusal no longer costs a readable file its history (the
  * fault-injection run found one refused read doing so at open, restore, rename and revert).
  */
-function refusedTwice<T>(call: () => T): T {
+export function refusedTwice<T>(call: () => T): T {
   try {
     return call()
   } catch (error) {

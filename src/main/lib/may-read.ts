@@ -1,12 +1,14 @@
 import type { Stats } from 'node:fs'
-import { ACCESS, disk } from './disk'
+import { ACCESS, disk, isCode, isMissing } from './disk'
+import { refusedTwice } from './folders'
 
 /**
  * Whether this process may read (`wanted` 4) or list and enter (5) an entry. The permission
  * bits answer first (owner, then group, then others; root may do anything); where they say no
  * and `at` names the entry, the kernel decides (`access`): a POSIX ACL can grant what the bits
  * refuse, as for a folder shared with `setfacl -m u:me:rwx` (hunt13-followups D4). Where there
- * are no user ids (Windows) the answer is yes.
+ * are no user ids (Windows) the answer is yes. Only EACCES or EPERM, twice, is a no; any other
+ * failure of the disk is thrown (see below).
  */
 function mayRead(stats: Stats, wanted: number, at?: string): boolean {
   const uid = process.getuid?.()
@@ -17,10 +19,19 @@ function mayRead(stats: Stats, wanted: number, at?: string): boolean {
   if (((stats.mode >> shift) & wanted) === wanted) return true
   if (at === undefined) return false
   try {
-    disk.accessSync(at, ACCESS.READ | (wanted & 1 ? ACCESS.ENTER : 0))
+    // Asked once more when refused, as every read is (`refusedTwice`): a one-off refusal must
+    // not name a readable file unreadable, which has the scans keep its last version.
+    refusedTwice(() => disk.accessSync(at, ACCESS.READ | (wanted & 1 ? ACCESS.ENTER : 0)))
     return true
-  } catch {
-    return false
+  } catch (error) {
+    // Refused twice: a real permission problem.
+    if (isCode(error, 'EACCES') || isCode(error, 'EPERM')) return false
+    // Gone, or another entry in its place, since its `lstat`: nothing refused it; what comes
+    // next (a read, a folder's open) finds it gone, as it would have without this question.
+    if (isMissing(error) || isCode(error, 'ELOOP')) return true
+    // A disk that fails (EIO, EMFILE, ENOMEM...) says nothing about permission: passed on as
+    // the I/O error it is, never taken for "unreadable".
+    throw error
   }
 }
 
@@ -29,7 +40,8 @@ function mayRead(stats: Stats, wanted: number, at?: string): boolean {
  * browser and the Memory tool's listing name it instead of failing, and history's scans keep
  * its last version (a folder delete keeps it). The one rule for all of them, so what the
  * Memory tab calls unreadable is what history leaves alone. `at` names the entry, so that the
- * kernel has the last word (see `mayRead`).
+ * kernel has the last word (see `mayRead`). Throws when the disk fails to answer (EIO, EMFILE):
+ * that is no answer about permission, and every caller fails as on any other read that fails.
  */
 export function mayNotRead(stats: Stats, at?: string): boolean {
   return stats.isDirectory() ? !mayRead(stats, 0o5, at) : stats.isFile() && !mayRead(stats, 0o4, at)

@@ -111,3 +111,82 @@ describe('memory Cairn may not read, in the Memory tab and in Claude’s view', 
     }
   })
 })
+
+// issue #15 (loose ends): where the permission bits refuse, the kernel is asked (`access`), and
+// a disk that failed that question (EIO, EMFILE) named a readable file unreadable. Only a
+// refusal twice (EACCES, EPERM) does now; any other failure is the read error it is.
+describe('a disk that fails when asked whether Cairn may read a file', () => {
+  /** `notes.md` at 0600, refused by its bits to the account Cairn looks like (uid 4242). */
+  async function askedOfTheKernel(): Promise<void> {
+    await put('notes.md', 'notes: tea\n')
+    await put('topics/cats.md', 'notes on cats\n')
+    await chmod(path.join(bed.dataDir, 'memories', 'notes.md'), 0o600)
+  }
+
+  /** From now on `access` of notes.md fails with `codes[i]` at its i-th call, then passes. */
+  function accessOfNotes(...codes: ReadonlyArray<string>): void {
+    let calls = 0
+    const hooked = hookDisk(nodeDisk, (call) => {
+      if (call.name !== 'accessSync' || !String(call.args[0]).endsWith('/notes.md')) return
+      const code = codes[calls++]
+      return code === undefined ? undefined : errnoError(call, code)
+    })
+    undoDisk = setDisk(hooked.disk)
+    vi.spyOn(process, 'getuid').mockReturnValue(4242)
+  }
+
+  it('fails the Memory tab’s tree in plain words on EIO, and lists the file after one EACCES', async () => {
+    await askedOfTheKernel()
+    core = await createCore({ dataDir: bed.dataDir })
+    accessOfNotes('EIO', 'EIO')
+    const failed = await core.dispatch('memory:tree', undefined)
+    expect(failed).toEqual({
+      ok: false,
+      error: {
+        code: 'io-error',
+        message: 'That could not be read because the disk reported a read or write error.',
+      },
+    })
+    undoDisk()
+    accessOfNotes('EACCES')
+    const tree = await core.dispatch('memory:tree', undefined)
+    if (!tree.ok) throw new Error(tree.error.message)
+    expect(
+      (tree.value as ReadonlyArray<MemoryEntry>).map((e) => [e.path, e.unreadable ?? false]),
+    ).toEqual([
+      ['/memories/notes.md', false],
+      ['/memories/topics', false],
+      ['/memories/topics/cats.md', false],
+    ])
+  })
+
+  it('fails Claude’s view in plain words on EMFILE, and lists the file after one EPERM', async () => {
+    await askedOfTheKernel()
+    const memory = await openVersionedMemory({ dataDir: bed.dataDir, watch: false })
+    try {
+      accessOfNotes('EMFILE', 'EMFILE')
+      const failed = await memory.execute({ command: 'view', path: '/memories' }, CLAUDE)
+      expect(failed.isError).toBe(true)
+      expect(String(failed.content)).toBe(
+        'Error: The memory command failed because too many files are open. Nothing was changed.',
+      )
+      undoDisk()
+      accessOfNotes('EPERM')
+      const listed = await memory.execute({ command: 'view', path: '/memories' }, CLAUDE)
+      expect(listed.isError).toBe(false)
+      expect(
+        String(listed.content)
+          .split('\n')
+          .slice(1)
+          .map((line) => line.split('\t')[1]),
+      ).toEqual([
+        '/memories',
+        '/memories/notes.md',
+        '/memories/topics/',
+        '/memories/topics/cats.md',
+      ])
+    } finally {
+      await memory.close()
+    }
+  })
+})

@@ -103,16 +103,19 @@ function Frame() {
 
       <main className="main-pane" aria-label="Chat" hidden={fullHistory}>
         {/* Capped at a third of the window and scrolled on its own: never over the chat. Its
-            bottom edge fades while more notices are scrolled out of view below it. */}
-        <div
-          ref={noticesRef}
-          className="notices"
-          role="region"
-          aria-label="Notices"
-          data-more-below={moreNotices ? '' : undefined}
-        >
-          {appInfo.status === 'ready' && <RecoveryNotice />}
-          {appInfo.status === 'ready' && <MemoryNotices />}
+            bottom edge fades while more notices are scrolled out of view below it; the line
+            under it is drawn by the frame, outside the fade, so it stays whole. */}
+        <div className="notices-frame">
+          <div
+            ref={noticesRef}
+            className="notices"
+            role="region"
+            aria-label="Notices"
+            data-more-below={moreNotices ? '' : undefined}
+          >
+            {appInfo.status === 'ready' && <RecoveryNotice />}
+            {appInfo.status === 'ready' && <MemoryNotices />}
+          </div>
         </div>
         <ChatPane />
       </main>

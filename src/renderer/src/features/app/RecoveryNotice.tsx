@@ -21,7 +21,9 @@ const PRESENTATION: Readonly<
  * moments) still shows. Each report stays until it is dismissed: a later one shows below,
  * never in its place (the start-up report may be the only place that says where a damaged
  * history was set aside). A later report of the same kind replaces the earlier one, so that
- * outside edits saved one after another do not pile up.
+ * outside edits saved one after another do not pile up. A dismissal is told to the core
+ * (`app:dismissRecovery`): a window that opens later, or this one reloaded, does not show it
+ * again.
  */
 export function RecoveryNotice() {
   const { showHistory } = useNavigation()
@@ -66,7 +68,12 @@ export function RecoveryNotice() {
             key={id}
             tone={tone}
             title={title}
-            onDismiss={() => setReports((shown) => shown.filter((entry) => entry.id !== id))}
+            onDismiss={() => {
+              setReports((shown) => shown.filter((entry) => entry.id !== id))
+              // Kept by the core for the run, so a window opened later does not show it again.
+              // Should that fail, it is gone from this window all the same.
+              unwrap(api().app.dismissRecovery(report)).catch(() => {})
+            }}
             actions={
               report.commitOid && (
                 <button
