@@ -17,6 +17,7 @@ export const requestChannels = [
   'memory:delete',
   'memory:search',
   'memory:notices',
+  'memory:dismissNotice',
   'memory:removeSecrets',
   'history:log',
   'history:show',

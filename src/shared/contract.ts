@@ -12,6 +12,7 @@ import {
   MAX_API_KEY_CHARS,
   MAX_INSTRUCTIONS_CHARS,
   MAX_SEARCH_CHARS,
+  MEMORY_NOTICE_KINDS,
   RECOVERY_KINDS,
   REVIEW_MODES,
   THEME_SETTINGS,
@@ -55,6 +56,14 @@ export const MAX_WRITE_CHARS = 1024 * 1024
 export const RESOLVE_MAX_CHARS = 32 * 1024 * 1024
 /** Most characters a recovery report's message has (its sentences are far shorter). */
 const MAX_RECOVERY_MESSAGE_CHARS = 4000
+/**
+ * Most characters a memory notice's path and message have: a notice names a file the path
+ * rules may refuse (as long as the host allows, 4096 bytes), its message up to two of them.
+ */
+const MAX_NOTICE_PATH_CHARS = 8 * 1024
+const MAX_NOTICE_MESSAGE_CHARS = 64 * 1024
+// A notice's id: its kind, a colon, its path (`too-large:/memories/big.bin`).
+const MAX_NOTICE_ID_CHARS = MAX_NOTICE_PATH_CHARS + 32
 const oid = z.string().regex(/^[0-9a-f]{40}$/, 'must be a 40-character commit id')
 const id = z.string().min(1).max(200)
 const none = z.undefined()
@@ -119,6 +128,17 @@ export const requestSchemas = {
   'memory:delete': z.strictObject({ path: virtualPath }),
   'memory:search': z.strictObject({ query: z.string().min(1).max(500) }),
   'memory:notices': none,
+  /**
+   * A notice the person dismissed, as `memory:notices` answered it or `memory:notice` told
+   * it: `memory:notices` no longer answers it, in any window, until it is raised anew.
+   */
+  'memory:dismissNotice': z.strictObject({
+    id: z.string().min(1).max(MAX_NOTICE_ID_CHARS),
+    kind: z.enum(MEMORY_NOTICE_KINDS),
+    path: z.string().min(1).max(MAX_NOTICE_PATH_CHARS),
+    message: z.string().min(1).max(MAX_NOTICE_MESSAGE_CHARS),
+    commitOid: oid.nullable(),
+  }),
   'memory:removeSecrets': z.strictObject({ path: virtualPath }),
 
   'history:log': z.strictObject({
@@ -263,6 +283,7 @@ export interface RequestResults {
   'memory:delete': ChangeResult
   'memory:search': ReadonlyArray<MemorySearchHit>
   'memory:notices': ReadonlyArray<MemoryNotice>
+  'memory:dismissNotice': null
   'memory:removeSecrets': ChangeResult
   'history:log': LogPage
   'history:show': CommitDetail
@@ -322,7 +343,11 @@ export interface EventMap {
   'conversations:changed': { readonly id: string; readonly deleted: boolean }
   'settings:changed': SettingsView
   'app:recovery': RecoveryReport
+  /** A report dismissed in some window (`app:dismissRecovery`): every window hides it. */
+  'app:recoveryDismissed': RecoveryReport
   'memory:notice': MemoryNotice
+  /** A notice dismissed in some window (`memory:dismissNotice`): every window hides it. */
+  'memory:noticeDismissed': MemoryNotice
   /** A command from the application menu, for the window to carry out. */
   'app:command': { readonly command: AppCommand }
   'sync:state': SyncStatus

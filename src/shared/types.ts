@@ -98,6 +98,16 @@ export interface MemoryFile {
   readonly data: string | null
 }
 
+/** The kinds of memory notice (`MemoryNotice.kind`). */
+export const MEMORY_NOTICE_KINDS = [
+  'too-large',
+  'name-not-allowed',
+  'unreadable',
+  'secret',
+  'kept-aside',
+  'damaged',
+] as const
+
 /**
  * Something about the memory folder the person should know, raised once per file:
  * `too-large`: a file is not versioned because it is too large;
@@ -111,8 +121,7 @@ export interface MemoryNotice {
    * `kept-aside`: a file history never held was renamed so a sync could not write over it.
    * `damaged`: a stored version of a file was found damaged after its file had changed.
    */
-  readonly kind:
-    'too-large' | 'name-not-allowed' | 'unreadable' | 'secret' | 'kept-aside' | 'damaged'
+  readonly kind: (typeof MEMORY_NOTICE_KINDS)[number]
   /** Virtual path of the file. */
   readonly path: string
   /** A sentence for people: no host path, never the secret itself. */

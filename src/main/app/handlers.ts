@@ -1,4 +1,5 @@
 import type { AppInfo, RecoveryReport } from '../../shared/types'
+import type { EventBus } from '../lib/events'
 import type { DomainHandlers } from '../lib/handlers'
 import type { HostActions } from './host'
 
@@ -10,16 +11,20 @@ export interface AppHandlerOptions {
   readonly recoveries: () => ReadonlyArray<RecoveryReport>
   /** Forgets a report the person dismissed, so `app:recoveries` no longer answers it. */
   readonly dismissRecovery: (report: RecoveryReport) => void
+  /** Where a dismissal is told to every window (`app:recoveryDismissed`). */
+  readonly events: EventBus
 }
 
 /** Request handlers for the `app:*` channels: what the app is, and the shell's actions. */
 export function appHandlers(options: AppHandlerOptions): DomainHandlers<'app'> {
-  const { info, host, recoveries, dismissRecovery } = options
+  const { info, host, recoveries, dismissRecovery, events } = options
   return {
     'app:info': () => info,
     'app:recoveries': () => recoveries(),
     'app:dismissRecovery': (report) => {
       dismissRecovery(report)
+      // Every window hides it at once, even one whose copy the core no longer keeps.
+      events.emit('app:recoveryDismissed', report)
       return null
     },
     'app:openDataFolder': async () => {

@@ -1,8 +1,15 @@
-import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, open as openFile, rm, symlink, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import type { CommitSummary, LogPage, MemoryEntry, RecoveryReport } from '../../shared/types'
+import type { EventName } from '../../shared/contract'
+import type {
+  CommitSummary,
+  LogPage,
+  MemoryEntry,
+  MemoryNotice,
+  RecoveryReport,
+} from '../../shared/types'
 import { createCore, type Core } from '../core'
 import { openVersionedMemory } from './index'
 import { gitCli, tempDataDir, userWrite } from './test-helpers'
@@ -10,6 +17,26 @@ import { gitCli, tempDataDir, userWrite } from './test-helpers'
 let dataDir: string
 let cleanup: () => Promise<void>
 let core: Core | null = null
+
+/** The next `name` event the core tells its windows. */
+function toldNext(name: EventName): Promise<unknown> {
+  return new Promise((resolve) => {
+    const stop = core!.events.on((event, data) => {
+      if (event !== name) return
+      stop()
+      resolve(data)
+    })
+  })
+}
+
+/** Every `name` event the core tells its windows from now on. */
+function heard(name: EventName): unknown[] {
+  const told: unknown[] = []
+  core!.events.on((event, data) => {
+    if (event === name) told.push(data)
+  })
+  return told
+}
 
 beforeEach(async () => {
   ;({ dir: dataDir, cleanup } = await tempDataDir())
@@ -219,6 +246,136 @@ describe('dismissed recovery reports (app:dismissRecovery)', () => {
       })
     }
     expect(await core.dispatch('app:recoveries', undefined)).toEqual(before)
+  })
+
+  it('tells every window of a dismissal, so one already open hides it at once', async () => {
+    core = await coreWithOutsideEdit()
+    const told = heard('app:recoveryDismissed')
+    const atStart = await core.dispatch('app:recoveries', undefined)
+    if (!atStart.ok) throw new Error('no recoveries')
+    const [report] = atStart.value as ReadonlyArray<RecoveryReport>
+    await core.dispatch('app:dismissRecovery', { ...report, kind: 'everything' })
+    expect(told).toEqual([])
+    await core.dispatch('app:dismissRecovery', report)
+    expect(told).toEqual([report])
+  })
+})
+
+describe('dismissed memory notices (memory:dismissNotice)', () => {
+  const GITHUB_TOKEN = ['ghp', 'wWPw5k4aXcaT4fNP0UcnZwJUVFk6LO0pINUx'].join('_')
+
+  /** A file over the 32 MiB History versions, sparse (instant, takes no disk space). */
+  async function tooLarge(relative: string): Promise<void> {
+    await mkdir(path.join(dataDir, 'memories'), { recursive: true })
+    const handle = await openFile(path.join(dataDir, 'memories', relative), 'w')
+    await handle.truncate(33 * 1024 * 1024)
+    await handle.close()
+  }
+
+  async function notices(): Promise<ReadonlyArray<MemoryNotice>> {
+    const answer = await core!.dispatch('memory:notices', undefined)
+    if (!answer.ok) throw new Error('no notices')
+    return answer.value as ReadonlyArray<MemoryNotice>
+  }
+
+  /** A core that opened on a file too large to version: one `too-large` notice. */
+  async function coreWithLargeFile(): Promise<MemoryNotice> {
+    await tooLarge('big.log')
+    core = await createCore({ dataDir })
+    const [notice] = await notices()
+    expect(notice).toMatchObject({ kind: 'too-large', path: '/memories/big.log' })
+    return notice!
+  }
+
+  it('keeps a dismissal for the run and tells every window of it', async () => {
+    const notice = await coreWithLargeFile()
+    const told = heard('memory:noticeDismissed')
+    expect(await core!.dispatch('memory:dismissNotice', notice)).toEqual({ ok: true, value: null })
+    // A window that opens now (or this one reloaded) is not shown it again; one open is told.
+    expect(await notices()).toEqual([])
+    expect(told).toEqual([notice])
+    // Dismissing it again changes nothing.
+    expect(await core!.dispatch('memory:dismissNotice', notice)).toEqual({ ok: true, value: null })
+    expect(await notices()).toEqual([])
+  })
+
+  it('keeps it dismissed where its file goes, and leaves nothing behind at the old name', async () => {
+    const notice = await coreWithLargeFile()
+    await core!.dispatch('memory:dismissNotice', notice)
+    const renamed = await core!.dispatch('memory:rename', {
+      from: '/memories/big.log',
+      to: '/memories/moved.log',
+    })
+    expect(renamed).toMatchObject({ ok: true })
+    expect(await notices()).toEqual([])
+    // Another file too large at the old name is another file: its notice shows.
+    const raised = toldNext('memory:notice')
+    await tooLarge('big.log')
+    expect(await raised).toMatchObject({ kind: 'too-large', path: '/memories/big.log' })
+    expect(await notices()).toEqual([
+      expect.objectContaining({ kind: 'too-large', path: '/memories/big.log' }),
+    ])
+  })
+
+  it('shows a notice raised anew after it was dealt with: a secret found again', async () => {
+    core = await createCore({ dataDir })
+    await core.dispatch('memory:write', { path: '/memories/notes.md', content: 'notes\n' })
+    const secretOutside = async (): Promise<MemoryNotice> => {
+      // Saved by the watcher as their own change, scanned.
+      const raised = toldNext('memory:notice')
+      await writeFile(path.join(dataDir, 'memories', 'notes.md'), `notes\ntoken: ${GITHUB_TOKEN}\n`)
+      const found = (await raised) as MemoryNotice
+      expect(found).toMatchObject({ kind: 'secret', path: '/memories/notes.md' })
+      expect(await notices()).toEqual([found])
+      return found
+    }
+    const first = await secretOutside()
+    await core.dispatch('memory:dismissNotice', first)
+    expect(await notices()).toEqual([])
+    expect(
+      await core.dispatch('memory:removeSecrets', { path: '/memories/notes.md' }),
+    ).toMatchObject({ ok: true })
+    const again = await secretOutside()
+    expect(again.commitOid).not.toBe(first.commitOid)
+  })
+
+  it('leaves a notice that is not the one dismissed', async () => {
+    const notice = await coreWithLargeFile()
+    const told = heard('memory:noticeDismissed')
+    const stale = { ...notice, message: 'An older sentence about it.' }
+    await core!.dispatch('memory:dismissNotice', stale)
+    await core!.dispatch('memory:dismissNotice', { ...notice, path: '/memories/other.log' })
+    expect(await notices()).toEqual([notice])
+    // Every window hides what was dismissed, should one still show it; none hides this one.
+    expect(told).toEqual([stale, { ...notice, path: '/memories/other.log' }])
+  })
+
+  it('refuses a malformed dismissal with a clear error, keeps every notice and tells no one', async () => {
+    const notice = await coreWithLargeFile()
+    const told = heard('memory:noticeDismissed')
+    const malformed: ReadonlyArray<unknown> = [
+      undefined,
+      notice.id,
+      { ...notice, kind: 'everything' },
+      { ...notice, commitOid: '../../etc' },
+      { ...notice, message: '' },
+      { ...notice, path: 'x'.repeat(9000) },
+      { ...notice, extra: true },
+      { id: notice.id, kind: notice.kind, path: notice.path },
+    ]
+    for (const payload of malformed) {
+      const refused = await core!.dispatch('memory:dismissNotice', payload)
+      expect(refused).toMatchObject({
+        ok: false,
+        error: {
+          code: 'invalid-payload',
+          message: expect.stringMatching(/^Invalid request for memory:dismissNotice/),
+        },
+      })
+      expect(JSON.stringify(refused)).not.toContain(dataDir)
+    }
+    expect(await notices()).toEqual([notice])
+    expect(told).toEqual([])
   })
 })
 

@@ -3,6 +3,7 @@
  * version, and secrets that arrived in a file edited outside Cairn.
  */
 
+import { sameTelling } from '../../shared/dismissals'
 import type { MemoryNotice } from '../../shared/types'
 import type { Logger } from '../lib/logger'
 import { escapeInvisible } from '../lib/text'
@@ -16,36 +17,66 @@ import { MAX_VERSIONED_BYTES } from './work-tree'
 
 /** The notices of one session. */
 export interface Notices {
-  /** The notices raised so far (and not resolved), oldest first. */
+  /** The notices raised so far (and not resolved), oldest first, less those dismissed. */
   list(): ReadonlyArray<MemoryNotice>
+  /** Every notice raised so far and not resolved, dismissed ones too. */
+  kept(): ReadonlyArray<MemoryNotice>
   /** Raises a notice, unless one of its kind for its path was raised already. */
   raise(notice: Omit<MemoryNotice, 'id'>): void
-  /** Drops the notice of `kind` for `path` (it was dealt with). */
+  /** Drops the notice of `kind` for `path` (it was dealt with): raised again, it is new. */
   resolve(kind: MemoryNotice['kind'], path: string): void
+  /**
+   * Points `notice` at where its file went: resolved, and `to` raised in its place; one the
+   * person dismissed stays dismissed (raised without telling anyone).
+   */
+  move(notice: MemoryNotice, to: Omit<MemoryNotice, 'id'>): void
+  /**
+   * Hides `notice` (that very one: kind, path, message and commit alike), dismissed by the
+   * person, from `list` until it is resolved; raised again meanwhile, it stays hidden.
+   */
+  dismiss(notice: MemoryNotice): void
   onNotice(listener: (notice: MemoryNotice) => void): () => void
 }
 
 export function createNotices(logger: Logger): Notices {
   const raised = new Map<string, MemoryNotice>()
+  const dismissed = new Set<string>()
   const listeners = new Set<(notice: MemoryNotice) => void>()
-  return {
-    list: () => [...raised.values()],
-    raise(notice) {
-      const id = `${notice.kind}:${notice.path}`
-      if (raised.has(id)) return
-      const full: MemoryNotice = { id, ...notice }
-      raised.set(id, full)
-      for (const listener of listeners) {
-        try {
-          listener(full)
-        } catch (error) {
-          // A listener's failure must not stop the others.
-          logger.error('A notice listener failed', error)
-        }
+  const resolve = (id: string): void => {
+    raised.delete(id)
+    dismissed.delete(id)
+  }
+  const raise = (notice: Omit<MemoryNotice, 'id'>, hidden: boolean): void => {
+    const id = `${notice.kind}:${notice.path}`
+    if (raised.has(id)) return
+    const full: MemoryNotice = { id, ...notice }
+    raised.set(id, full)
+    if (hidden) {
+      dismissed.add(id)
+      return
+    }
+    for (const listener of listeners) {
+      try {
+        listener(full)
+      } catch (error) {
+        // A listener's failure must not stop the others.
+        logger.error('A notice listener failed', error)
       }
+    }
+  }
+  return {
+    list: () => [...raised.values()].filter((notice) => !dismissed.has(notice.id)),
+    kept: () => [...raised.values()],
+    raise: (notice) => raise(notice, false),
+    resolve: (kind, path) => resolve(`${kind}:${path}`),
+    move(notice, to) {
+      const hidden = dismissed.has(notice.id)
+      resolve(notice.id)
+      raise(to, hidden)
     },
-    resolve(kind, path) {
-      raised.delete(`${kind}:${path}`)
+    dismiss(notice) {
+      const kept = raised.get(notice.id)
+      if (kept && sameTelling(kept, notice)) dismissed.add(kept.id)
     },
     onNotice(listener) {
       listeners.add(listener)
@@ -145,7 +176,8 @@ export function followMoves(
   }>,
 ): void {
   for (const { from, to, versioned } of moves) {
-    for (const notice of notices.list()) {
+    // Dismissed ones too: they stay dismissed where the file went.
+    for (const notice of notices.kept()) {
       if (
         notice.kind !== 'too-large' &&
         notice.kind !== 'name-not-allowed' &&
@@ -157,8 +189,7 @@ export function followMoves(
       // Text only (no path rules): such a name may be one the rules refuse (a backslash).
       const moved = to + notice.path.slice(from.length)
       const shown = notice.kind === 'too-large' ? (text: string) => text : escapeInvisible
-      notices.resolve(notice.kind, notice.path)
-      notices.raise({
+      notices.move(notice, {
         kind: notice.kind,
         path: moved,
         message:

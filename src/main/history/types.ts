@@ -138,8 +138,18 @@ export interface VersionedMemory {
    * keeps the past (it is never rewritten).
    */
   removeSecrets(path: string): Promise<ChangeResult>
-  /** Notices raised so far this session (too-large files, secrets from outside edits). */
+  /**
+   * Notices raised so far this session (too-large files, secrets from outside edits), less
+   * those the person dismissed.
+   */
   notices(): ReadonlyArray<MemoryNotice>
+  /**
+   * Hides `notice` (kind, path, message and commit alike), dismissed by the person: `notices`
+   * no longer answers it, so a window that opens later does not show it again, until it is
+   * resolved and raised anew (a secret found again after it was removed). One that follows its
+   * file to a new name stays dismissed; one no longer raised is left as it is.
+   */
+  dismissNotice(notice: MemoryNotice): void
   onNotice(listener: (notice: MemoryNotice) => void): () => void
 
   // History.

@@ -1,4 +1,5 @@
 import path from 'node:path'
+import { sameTelling } from '../../shared/dismissals'
 import type { ChangeResult, CommitCommand, CommitSummary, RecoveryReport } from '../../shared/types'
 import { disk, exists, makeFolders, removeFile, removePath } from '../lib/disk'
 import { diskProblem, isDiskProblem } from '../lib/disk-errors'
@@ -920,6 +921,7 @@ async function openLocked(
         ),
       ),
     notices: () => notices.list(),
+    dismissNotice: (notice) => notices.dismiss(notice),
     onNotice: (listener) => notices.onNotice(listener),
     setMachine: (name) => {
       machine = name
@@ -1043,12 +1045,7 @@ async function openLocked(
     dismissRecovery(report) {
       // Only that very report: one told since (of its kind, in its place) has not been seen
       // dismissed, and stays.
-      recoveries = recoveries.filter(
-        (kept) =>
-          kept.kind !== report.kind ||
-          kept.message !== report.message ||
-          kept.commitOid !== report.commitOid,
-      )
+      recoveries = recoveries.filter((kept) => !sameTelling(kept, report))
     },
     onRecovery(listener) {
       recoveryListeners.add(listener)

@@ -1,6 +1,7 @@
 import type { VersionedMemory } from '../history'
 import { diskProblem } from '../lib/disk-errors'
 import { CairnError } from '../lib/errors'
+import type { EventBus } from '../lib/events'
 import type { DomainHandlers } from '../lib/handlers'
 import { maxEditableBytes } from '../memory'
 import {
@@ -16,9 +17,14 @@ import { deleteFile, renameFile, writeFile } from './edits'
 /**
  * Request handlers for the `memory:*` channels: browsing reads the live folder directly,
  * within the Memory tool's own limits; edits go through the versioned memory, so each is one
- * commit; notices and removing a secret are the versioned memory's.
+ * commit; notices and removing a secret are the versioned memory's. A dismissed notice is
+ * told on `events` (`memory:noticeDismissed`), so every window hides it at once (the core's
+ * bus; a test with no window to tell leaves it out).
  */
-export function memoryBrowserHandlers(memory: VersionedMemory): DomainHandlers<'memory'> {
+export function memoryBrowserHandlers(
+  memory: VersionedMemory,
+  events?: Pick<EventBus, 'emit'>,
+): DomainHandlers<'memory'> {
   const execute = memory.execute
   const limits = browserLimits(memory)
   return {
@@ -36,6 +42,12 @@ export function memoryBrowserHandlers(memory: VersionedMemory): DomainHandlers<'
     'memory:rename': ({ from, to }) => renameFile(execute, from, to),
     'memory:delete': ({ path }) => deleteFile(execute, path),
     'memory:notices': () => memory.notices(),
+    'memory:dismissNotice': (notice) => {
+      memory.dismissNotice(notice)
+      // Every window hides it at once, even one whose copy the core no longer keeps.
+      events?.emit('memory:noticeDismissed', notice)
+      return null
+    },
     'memory:removeSecrets': ({ path }) => memory.removeSecrets(path),
   }
 }

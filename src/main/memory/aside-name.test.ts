@@ -98,4 +98,34 @@ describe('asideName', () => {
       '(unreadable) (unreadable).md',
     )
   })
+
+  it('numbers a label that differs only in case instead of labelling it twice', () => {
+    // `x (Unreadable).md`, named so by a person: on a file system that ignores case it is the
+    // name `x (unreadable).md`, so it was kept as `x (Unreadable) (unreadable).md`.
+    const ignoringCase = (names: string[]) => (n: string) =>
+      names.some((name) => name.toLowerCase() === n.toLowerCase())
+    expect(
+      asideName(
+        'x (Unreadable).md',
+        ignoringCase(['x (Unreadable).md']),
+        'file',
+        '/memories/',
+        'unreadable',
+      ),
+    ).toBe('x (unreadable 2).md')
+    expect(
+      asideName(
+        'Notes (NOT IN HISTORY 2)',
+        ignoringCase(['Notes (NOT IN HISTORY 2)']),
+        'folder',
+        '/memories/',
+      ),
+    ).toBe('Notes (not in history)')
+    // Where case counts, the label in Cairn's case is a name of its own: taken only if there.
+    expect(asideName('x (Unreadable).md', none, 'file', '/memories/', 'unreadable')).toBe(
+      'x (unreadable).md',
+    )
+    expect(isAsideName('x (Unreadable).md')).toBe(true)
+    expect(isAsideName('big (Not In History 3).log')).toBe(true)
+  })
 })

@@ -250,9 +250,12 @@ export function returnFileAside(parent: Folder, kept: string, name: string): voi
 }
 
 // A name `asideName` gives (`big (not in history).md`, `notes (not in history 2)`,
-// `private (unreadable).md`).
+// `private (unreadable).md`), in any case: on a file system that ignores case (macOS's,
+// Windows') `x (Unreadable).md` is the name `x (unreadable).md`, and a person's `Unreadable`
+// is the same label to them.
 const ASIDE_NAME = new RegExp(
   `\\((?:${Object.values(ASIDE_LABELS).join('|')})(?: \\d+)?\\)(?:\\.[^.]*)?$`,
+  'i',
 )
 
 /**
@@ -298,8 +301,12 @@ export function asideName(
   }
 }
 
-// A stem's label and number as `asideName` adds them (` (unreadable)`, ` (not in history 2)`).
-const LABEL_AT_END = new RegExp(` \\((?:${Object.values(ASIDE_LABELS).join('|')})(?: \\d+)?\\)$`)
+// A stem's label and number as `asideName` adds them (` (unreadable)`, ` (not in history 2)`),
+// in any case, as `ASIDE_NAME`.
+const LABEL_AT_END = new RegExp(
+  ` \\((?:${Object.values(ASIDE_LABELS).join('|')})(?: \\d+)?\\)$`,
+  'i',
+)
 
 // `stem` without the label `asideName` gave it, if any (a stem that is only a label is kept).
 function withoutLabel(stem: string): string {

@@ -1,4 +1,5 @@
 import { useEffect, useState } from 'react'
+import { sameTelling } from '../../../../shared/dismissals'
 import type { MemoryNotice } from '../../../../shared/types'
 import { Banner } from '../../components/Banner'
 import { api, errorMessage, unwrap } from '../../lib/api'
@@ -15,11 +16,12 @@ type Removal =
  * What the core noticed about the memory folder (`memory:notices` at start, `memory:notice`
  * as it happens): a file too large to version, a secret that arrived in a file edited
  * outside Cairn (with a way to take it out of the file), an earlier version found damaged
- * (with a way to that file's history). Each can be dismissed.
+ * (with a way to that file's history). Each can be dismissed; the dismissal is told to the core
+ * (`memory:dismissNotice`), so a window that opens later, or this one reloaded, does not show
+ * it again, and one already open hides it at once (`memory:noticeDismissed`).
  */
 export function MemoryNotices() {
   const [notices, setNotices] = useState<ReadonlyArray<MemoryNotice>>([])
-  const [dismissed, setDismissed] = useState<ReadonlySet<string>>(new Set())
   useEffect(() => {
     let live = true
     const add = (notice: MemoryNotice) =>
@@ -47,21 +49,30 @@ export function MemoryNotices() {
       )
     }
     const stop = api().on('memory:notice', follow)
+    // Dismissed in any window (this one too): gone from every window.
+    const stopDismissed = api().on('memory:noticeDismissed', (dismissed) =>
+      setNotices((shown) => shown.filter((notice) => !sameTelling(notice, dismissed))),
+    )
     return () => {
       live = false
       stop()
+      stopDismissed()
     }
   }, [])
-  const dismiss = (id: string) => setDismissed((set) => new Set(set).add(id))
-  const shown = notices.filter((notice) => !dismissed.has(notice.id))
-  if (shown.length === 0) return null
+  const dismiss = (notice: MemoryNotice) => {
+    setNotices((shown) => shown.filter((n) => n.id !== notice.id))
+    // Kept by the core for the run, so a window opened later does not show it again, and told
+    // to every window. Should that fail, it is gone from this one all the same.
+    unwrap(api().memory.dismissNotice(notice)).catch(() => {})
+  }
+  if (notices.length === 0) return null
   return (
     <div className="memory-notices">
-      {shown.map((notice) =>
+      {notices.map((notice) =>
         notice.kind === 'secret' ? (
-          <SecretNotice key={notice.id} notice={notice} onDismiss={() => dismiss(notice.id)} />
+          <SecretNotice key={notice.id} notice={notice} onDismiss={() => dismiss(notice)} />
         ) : notice.kind === 'damaged' ? (
-          <DamagedNotice key={notice.id} notice={notice} onDismiss={() => dismiss(notice.id)} />
+          <DamagedNotice key={notice.id} notice={notice} onDismiss={() => dismiss(notice)} />
         ) : (
           <Banner
             key={notice.id}
@@ -69,7 +80,7 @@ export function MemoryNotices() {
             title={
               notice.kind === 'kept-aside' ? 'A file was kept aside' : 'A file is not versioned'
             }
-            onDismiss={() => dismiss(notice.id)}
+            onDismiss={() => dismiss(notice)}
           >
             {notice.message}
           </Banner>

@@ -1,4 +1,5 @@
 import { useEffect, useState } from 'react'
+import { sameTelling } from '../../../../shared/dismissals'
 import type { RecoveryReport } from '../../../../shared/types'
 import { Banner, type BannerTone } from '../../components/Banner'
 import { api, unwrap } from '../../lib/api'
@@ -23,7 +24,7 @@ const PRESENTATION: Readonly<
  * history was set aside). A later report of the same kind replaces the earlier one, so that
  * outside edits saved one after another do not pile up. A dismissal is told to the core
  * (`app:dismissRecovery`): a window that opens later, or this one reloaded, does not show it
- * again.
+ * again, and one already open hides it at once (`app:recoveryDismissed`).
  */
 export function RecoveryNotice() {
   const { showHistory } = useNavigation()
@@ -41,6 +42,10 @@ export function RecoveryNotice() {
         { id, report },
       ])
     })
+    // Dismissed in any window (this one too): gone from every window.
+    const stopDismissed = api().on('app:recoveryDismissed', (dismissed) =>
+      setReports((shown) => shown.filter(({ report }) => !sameTelling(report, dismissed))),
+    )
     unwrap(api().app.recoveries()).then(
       (missed) => {
         if (!live) return
@@ -56,6 +61,7 @@ export function RecoveryNotice() {
     return () => {
       live = false
       stop()
+      stopDismissed()
     }
   }, [])
   if (reports.length === 0) return null
@@ -70,8 +76,8 @@ export function RecoveryNotice() {
             title={title}
             onDismiss={() => {
               setReports((shown) => shown.filter((entry) => entry.id !== id))
-              // Kept by the core for the run, so a window opened later does not show it again.
-              // Should that fail, it is gone from this window all the same.
+              // Kept by the core for the run, so a window opened later does not show it again,
+              // and told to every window. Should that fail, it is gone from this one all the same.
               unwrap(api().app.dismissRecovery(report)).catch(() => {})
             }}
             actions={

@@ -1,0 +1,94 @@
+import { open, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import type { Page } from '@playwright/test'
+import { expect, test } from './fixtures/harness'
+
+// A dismissed notice stays dismissed, everywhere: after a reload, in a window opened later,
+// and at once in a window already open (each on the same core, as two Electron windows are).
+// The memory notices were dismissed in the window's state only, and no dismissal reached
+// another open window.
+
+/** The notices a window shows in its chat. */
+function shown(page: Page) {
+  const chat = page.getByRole('main', { name: 'Chat' })
+  const tooLarge = (name: string) =>
+    chat
+      .getByRole('status', { name: 'A file is not versioned' })
+      .filter({ hasText: `/memories/${name} is not versioned` })
+  return {
+    recording: tooLarge('recording.wav'),
+    video: tooLarge('video.mp4'),
+    outside: chat.getByRole('status', { name: 'Edits made outside Cairn saved' }),
+  }
+}
+
+/**
+ * Made outside Cairn while it runs: a note (saved as its own change, a recovery report) and
+ * two files too large to version (a memory notice each).
+ */
+async function editOutside(dataDir: string): Promise<void> {
+  await writeFile(path.join(dataDir, 'memories', 'todo.md'), 'buy milk\n')
+  for (const name of ['recording.wav', 'video.mp4']) {
+    const big = await open(path.join(dataDir, 'memories', name), 'w')
+    await big.truncate(40 * 1024 * 1024)
+    await big.close()
+  }
+}
+
+test('a dismissed notice is not shown again after a reload or in a window opened later', async ({
+  page,
+  cairn,
+}) => {
+  await cairn.open(page)
+  await editOutside(cairn.dataDir)
+  const here = shown(page)
+  await expect(here.recording).toBeVisible()
+  await expect(here.video).toBeVisible()
+  await expect(here.outside).toContainText('todo.md was edited outside Cairn')
+  await here.recording.getByRole('button', { name: 'Dismiss' }).click()
+  await here.outside.getByRole('button', { name: 'Dismiss' }).click()
+  await expect(here.recording).toBeHidden()
+  await expect(here.outside).toBeHidden()
+
+  // Reloaded, or opened later, a window shows the notice still standing (so it has read the
+  // notices) and not the dismissed one; the reports it reads are none.
+  await expect
+    .poll(async () => cairn.core.dispatch('app:recoveries', undefined))
+    .toEqual({ ok: true, value: [] })
+  await page.reload()
+  const later = await page.context().newPage()
+  await cairn.open(later)
+  for (const window of [shown(page), shown(later)]) {
+    await expect(window.video).toBeVisible()
+    await expect(window.recording).toHaveCount(0)
+    await expect(window.outside).toHaveCount(0)
+  }
+})
+
+test('a notice dismissed in one window is hidden at once in another already open', async ({
+  page,
+  cairn,
+}) => {
+  await cairn.open(page)
+  const other = await page.context().newPage()
+  await cairn.open(other)
+  await editOutside(cairn.dataDir)
+  const here = shown(page)
+  const there = shown(other)
+  for (const window of [here, there]) {
+    await expect(window.recording).toBeVisible()
+    await expect(window.video).toBeVisible()
+    await expect(window.outside).toContainText('todo.md was edited outside Cairn')
+  }
+
+  // Each dismissed in one window is gone from the other without anything done there, and
+  // only that one.
+  await here.recording.getByRole('button', { name: 'Dismiss' }).click()
+  await expect(here.recording).toBeHidden()
+  await expect(there.recording).toBeHidden()
+  await expect(there.video).toBeVisible()
+  await there.outside.getByRole('button', { name: 'Dismiss' }).click()
+  await expect(there.outside).toBeHidden()
+  await expect(here.outside).toBeHidden()
+  await expect(here.video).toBeVisible()
+})
