@@ -1120,8 +1120,9 @@ function migrateFrom2(dir: string): void {
   try {
     raw = disk.readFileSync(path.join(dir, 'names'))
   } catch (error) {
-    if (!isMissing(error)) throw error
-    throw new IndexDamagedError('index part missing (names)')
+    // As at open: a disk that fails is passed on, a part missing or not a file is damage.
+    if (isDiskProblem(error)) throw error
+    throw new IndexDamagedError(`index part missing or not a file (names: ${errorCode(error)})`)
   }
   // Format 2's names are u32 length + UTF-8; they end where one runs past the file (a torn
   // append, which format 2 ignored too). An empty one is kept as it is: format 3 reads it as
@@ -1155,9 +1156,9 @@ function migrateFrom2(dir: string): void {
     writeSynced(path.join(temp, 'format'), Buffer.from(FORMAT, 'utf8'))
   } catch (error) {
     removePath(temp)
-    if (isMissing(error))
-      throw new IndexDamagedError(`index part missing (${(error as Error).message})`)
-    throw error
+    // A part missing, or a folder in its place (its link refused, its read EISDIR), is damage.
+    if (isDiskProblem(error)) throw error
+    throw new IndexDamagedError(`index part missing or not a file (${errorCode(error)})`)
   }
   replaceIndexDir(temp, dir)
 }
