@@ -284,3 +284,38 @@ describe('reverting a delete whose deleted version is damaged', () => {
     }
   })
 })
+
+// A rename keeps the content: the damaged copy from before it is the one the renamed file
+// holds, mended from that file before the undo reads it, which then goes through as git has it.
+describe('reverting a rename whose earlier copy is damaged', () => {
+  it('mends the copy from the renamed file and undoes the rename', async () => {
+    await seed()
+    let memory: VersionedMemory = await repo.open()
+    let renamed: string
+    try {
+      await memory.execute(
+        { command: 'rename', old_path: '/memories/x/f2.md', new_path: '/memories/y.md' },
+        CLAUDE,
+      )
+      renamed = (await memory.log({ offset: 0, limit: 1 })).entries[0]!.oid
+    } finally {
+      await memory.close()
+    }
+    await damage(gitCli(repo.dataDir, 'rev-parse', `${renamed}~1:x/f2.md`).trim(), 'truncate')
+    memory = await repo.open()
+    try {
+      const undone = await memory.revert(renamed)
+      expect(undone.commit).toMatchObject({ command: 'revert', parent: renamed })
+      expect(await folderFiles(repo.dataDir)).toEqual(
+        new Map([
+          ['x/f1.md', 'first\n'],
+          ['x/f2.md', 'changed\n'],
+        ]),
+      )
+      expect(headFiles(repo.dataDir)).toEqual(await folderFiles(repo.dataDir))
+    } finally {
+      await memory.close()
+    }
+    fsck(repo.dataDir)
+  })
+})
