@@ -54,8 +54,12 @@ const virtualPath = z.string().min(1).max(4096)
 export const MAX_WRITE_CHARS = 1024 * 1024
 /** Most characters a conflict's resolution takes: the history's 32 MiB per file. */
 export const RESOLVE_MAX_CHARS = 32 * 1024 * 1024
-/** Most characters a recovery report's message has (its sentences are far shorter). */
-const MAX_RECOVERY_MESSAGE_CHARS = 4000
+/**
+ * Most characters a recovery report's message has: a sentence and at most one file's path,
+ * which a virtual path alone may take to 4096 and a folder made outside Cairn further still (a
+ * cap of 4000 refused the dismissal of such a report, and it came back at every reload).
+ */
+const MAX_RECOVERY_MESSAGE_CHARS = 64 * 1024
 /**
  * Most characters a memory notice's path and message have: a notice names a file the path
  * rules may refuse (as long as the host allows, 4096 bytes), its message up to two of them.

@@ -250,3 +250,72 @@ describe('reverting the change after a damaged version', () => {
     }
   })
 })
+
+// The same refusal where the change deleted the file: undoing it brings the deleted version
+// back, and that version's copy is the damaged one (redges, a hostile review of the above).
+describe('reverting a delete whose deleted version is damaged', () => {
+  it('refuses, naming the file, and writes nothing', async () => {
+    const { tip: edited } = await seed()
+    let memory: VersionedMemory = await repo.open()
+    let deleted: string
+    try {
+      await memory.execute({ command: 'delete', path: '/memories/x/f2.md' }, CLAUDE)
+      deleted = (await memory.log({ offset: 0, limit: 1 })).entries[0]!.oid
+    } finally {
+      await memory.close()
+    }
+    // The version the delete removed ("changed") is held by no file any more: nothing mends it.
+    await damage(gitCli(repo.dataDir, 'rev-parse', `${edited}:x/f2.md`).trim(), 'truncate')
+    const before = await folderFiles(repo.dataDir)
+    expect([...before.keys()]).toEqual(['x/f1.md'])
+    memory = await repo.open()
+    try {
+      const error = await memory.revert(deleted).catch((e: unknown) => e)
+      expect(error).toMatchObject({ code: 'history-damaged' })
+      expect((error as Error).message).toMatch(
+        /^Cannot undo that change \(.+, x\/f2\.md\): the history's copy of \/memories\/x\/f2\.md from before it is damaged on disk, so that version cannot be brought back\. Nothing was changed\.$/,
+      )
+      expect((error as Error).message).not.toContain(repo.dataDir)
+      expect(await folderFiles(repo.dataDir)).toEqual(before)
+      expect(gitCli(repo.dataDir, 'rev-parse', 'main').trim()).toBe(deleted)
+      expect(existsSync(intentFileOf(repo.gitdir))).toBe(false)
+    } finally {
+      await memory.close()
+    }
+  })
+})
+
+// A rename keeps the content: the damaged copy from before it is the one the renamed file
+// holds, mended from that file before the undo reads it, which then goes through as git has it.
+describe('reverting a rename whose earlier copy is damaged', () => {
+  it('mends the copy from the renamed file and undoes the rename', async () => {
+    await seed()
+    let memory: VersionedMemory = await repo.open()
+    let renamed: string
+    try {
+      await memory.execute(
+        { command: 'rename', old_path: '/memories/x/f2.md', new_path: '/memories/y.md' },
+        CLAUDE,
+      )
+      renamed = (await memory.log({ offset: 0, limit: 1 })).entries[0]!.oid
+    } finally {
+      await memory.close()
+    }
+    await damage(gitCli(repo.dataDir, 'rev-parse', `${renamed}~1:x/f2.md`).trim(), 'truncate')
+    memory = await repo.open()
+    try {
+      const undone = await memory.revert(renamed)
+      expect(undone.commit).toMatchObject({ command: 'revert', parent: renamed })
+      expect(await folderFiles(repo.dataDir)).toEqual(
+        new Map([
+          ['x/f1.md', 'first\n'],
+          ['x/f2.md', 'changed\n'],
+        ]),
+      )
+      expect(headFiles(repo.dataDir)).toEqual(await folderFiles(repo.dataDir))
+    } finally {
+      await memory.close()
+    }
+    fsck(repo.dataDir)
+  })
+})

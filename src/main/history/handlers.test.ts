@@ -248,6 +248,31 @@ describe('dismissed recovery reports (app:dismissRecovery)', () => {
     expect(await core.dispatch('app:recoveries', undefined)).toEqual(before)
   })
 
+  // A report names the one file it saved, whatever the length of its path (a virtual path may
+  // run to 4096 characters): the dismissal's payload, the report as told, was refused past
+  // 4000 characters, the refusal dropped by the window, and the report came back at a reload.
+  it('takes the dismissal of a report that names a file with a very long path', async () => {
+    core = await createCore({ dataDir })
+    const events = core.events
+    const told = new Promise<RecoveryReport>((resolve) => {
+      const stop = events.on((event, data) => {
+        if (event !== 'app:recovery') return
+        stop()
+        resolve(data as RecoveryReport)
+      })
+    })
+    const folders = Array.from({ length: 16 }, (_, i) => `${i}`.padEnd(245, 'd'))
+    await mkdir(path.join(dataDir, 'memories', ...folders), { recursive: true })
+    await writeFile(path.join(dataDir, 'memories', ...folders, 'notes.md'), 'written outside\n')
+    const report = await told
+    expect(report).toMatchObject({ kind: 'outside-changes' })
+    expect(report!.message).toContain(`${folders.join('/')}/notes.md`)
+    expect(report!.message.length).toBeGreaterThan(4000)
+    expect(await core.dispatch('app:recoveries', undefined)).toEqual({ ok: true, value: [report] })
+    expect(await core.dispatch('app:dismissRecovery', report)).toEqual({ ok: true, value: null })
+    expect(await core.dispatch('app:recoveries', undefined)).toEqual({ ok: true, value: [] })
+  })
+
   it('tells every window of a dismissal, so one already open hides it at once', async () => {
     core = await coreWithOutsideEdit()
     const told = heard('app:recoveryDismissed')

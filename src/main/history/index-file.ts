@@ -29,6 +29,7 @@
 import {
   closeQuietly,
   disk,
+  errorCode,
   isCode,
   isMissing,
   listNames,
@@ -235,8 +236,9 @@ export class IndexFile {
     try {
       format = disk.readFileSync(path.join(dir, 'format')).toString('utf8')
     } catch (error) {
-      // Missing: rebuilt from the commits. A disk that fails is not a missing index.
-      if (!isMissing(error) && !isCode(error, 'EISDIR')) throw error
+      // Missing, or something Cairn never puts there (a folder, a link): rebuilt from the
+      // commits. A disk that fails is not a missing index.
+      if (isDiskProblem(error)) throw error
       throw new IndexDamagedError('no index')
     }
     if (format === FORMAT_2) migrateFrom2(dir)
@@ -246,8 +248,11 @@ export class IndexFile {
       for (const part of PARTS) fds[part] = disk.openSync(path.join(dir, part), OPEN.READ_WRITE)
     } catch (error) {
       for (const fd of Object.values(fds)) closeQuietly(fd)
-      if (!isMissing(error)) throw error
-      throw new IndexDamagedError(`index part missing (${(error as Error).message})`)
+      // A disk that fails is passed on; a part missing, or a folder or link in its place
+      // (EISDIR, ELOOP: Cairn never writes one there), is damage, and the index is rebuilt,
+      // never an open that fails the same way at every start.
+      if (isDiskProblem(error)) throw error
+      throw new IndexDamagedError(`index part missing or not a file (${errorCode(error)})`)
     }
     try {
       // Each part read straight into where it is kept: the records and file ids into buffers
@@ -1115,8 +1120,9 @@ function migrateFrom2(dir: string): void {
   try {
     raw = disk.readFileSync(path.join(dir, 'names'))
   } catch (error) {
-    if (!isMissing(error)) throw error
-    throw new IndexDamagedError('index part missing (names)')
+    // As at open: a disk that fails is passed on, a part missing or not a file is damage.
+    if (isDiskProblem(error)) throw error
+    throw new IndexDamagedError(`index part missing or not a file (names: ${errorCode(error)})`)
   }
   // Format 2's names are u32 length + UTF-8; they end where one runs past the file (a torn
   // append, which format 2 ignored too). An empty one is kept as it is: format 3 reads it as
@@ -1150,9 +1156,9 @@ function migrateFrom2(dir: string): void {
     writeSynced(path.join(temp, 'format'), Buffer.from(FORMAT, 'utf8'))
   } catch (error) {
     removePath(temp)
-    if (isMissing(error))
-      throw new IndexDamagedError(`index part missing (${(error as Error).message})`)
-    throw error
+    // A part missing, or a folder in its place (its link refused, its read EISDIR), is damage.
+    if (isDiskProblem(error)) throw error
+    throw new IndexDamagedError(`index part missing or not a file (${errorCode(error)})`)
   }
   replaceIndexDir(temp, dir)
 }

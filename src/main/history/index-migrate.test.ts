@@ -1,4 +1,4 @@
-import { readFile, stat, writeFile, mkdir } from 'node:fs/promises'
+import { readFile, rm, stat, writeFile, mkdir } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { IndexFile, writeIndex, type IndexEntry } from './index-file'
@@ -151,4 +151,24 @@ describe('a format-2 side index', () => {
     expect(migrated.all()).toEqual(entries)
     migrated.close()
   })
+
+  // A folder where a part belongs (Cairn never writes one) is damage: rebuilt from the
+  // commits, where its EISDIR was passed on as a failing disk and every open failed alike.
+  it.each(['names', 'commits'])(
+    'with a folder in place of its %s is rebuilt from the commits, not an open that fails',
+    async (name) => {
+      await makeHistory()
+      await downToFormat2()
+      await rm(part(name))
+      await mkdir(part(name))
+      const memory = await open()
+      try {
+        expect(await timeline(memory)).toEqual(gitTimeline())
+      } finally {
+        await memory.close()
+      }
+      expect((await stat(part(name))).isFile()).toBe(true)
+      expect(await readFile(part('format'), 'utf8')).toBe('cairn-index 3\n')
+    },
+  )
 })

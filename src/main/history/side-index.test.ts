@@ -1,7 +1,16 @@
 import { execFileSync } from 'node:child_process'
 import { readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import {
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { LogPage } from '../../shared/types'
 import { nodeDisk, setDisk, type Disk } from '../lib/disk'
@@ -277,5 +286,25 @@ describe('the side index the disk fails to read at open', () => {
       await memory.close()
     }
     expect(readFileSync(names).equals(garbled)).toBe(false)
+  })
+
+  // Cairn never puts a folder or a link where a part of the index belongs: what is there is
+  // damage, not a failing disk, and the index is rebuilt from the commits, never an open that
+  // fails at every start (its EISDIR or ELOOP once passed through as if the disk failed).
+  it.each([
+    ['a folder', (file: string) => mkdirSync(file)],
+    ['a link to itself', (file: string) => symlinkSync(path.basename(file), file)],
+  ] as const)('rebuilds an index with %s in place of one of its parts', async (_label, put) => {
+    const expected = await seed()
+    const part = path.join(indexDirOf(gitdir()), 'commits')
+    rmSync(part)
+    put(part)
+    const memory = await openVersionedMemory({ dataDir, now, watch: false, maintenance: false })
+    try {
+      expect(await memory.log({ offset: 0, limit: 50 })).toEqual(expected)
+    } finally {
+      await memory.close()
+    }
+    expect(lstatSync(part).isFile()).toBe(true)
   })
 })
