@@ -364,6 +364,40 @@ describe('dismissed memory notices (memory:dismissNotice)', () => {
     expect(again.commitOid).not.toBe(first.commitOid)
   })
 
+  // A notice raised again for its file while the one dismissed there is kept (never resolved)
+  // was dropped as already raised: a new secret brought into the file by a later outside edit,
+  // or a second keep-aside, was told to no one and answered by no window (redges2 R2).
+  it('shows a different notice raised for the file of a dismissed one: a new secret', async () => {
+    core = await createCore({ dataDir })
+    await core.dispatch('memory:write', { path: '/memories/notes.md', content: 'notes\n' })
+    const file = path.join(dataDir, 'memories', 'notes.md')
+    const raised = toldNext('memory:notice')
+    await writeFile(file, `notes\ntoken: ${GITHUB_TOKEN}\n`)
+    const first = (await raised) as MemoryNotice
+    expect(first).toMatchObject({ kind: 'secret', path: '/memories/notes.md' })
+    await core.dispatch('memory:dismissNotice', first)
+    expect(await notices()).toEqual([])
+
+    // The first secret stays in the file; another one arrives beside it.
+    const another = ['ghp', 'Qm7RtY2uI9oP4aS6dF8gH1jK3lZ5xC0vB2nM'].join('_')
+    const told = heard('memory:notice')
+    const saved = toldNext('app:recovery')
+    await writeFile(file, `notes\ntoken: ${GITHUB_TOKEN}\nbackup: ${another}\n`)
+    expect(await saved).toMatchObject({ kind: 'outside-changes' })
+    // The scan of that change is done before the queue takes the next one.
+    await core.dispatch('memory:write', { path: '/memories/other.md', content: 'other\n' })
+    expect(told).toEqual([expect.objectContaining({ kind: 'secret', path: '/memories/notes.md' })])
+    const second = told[0] as MemoryNotice
+    expect(second.commitOid).not.toBe(first.commitOid)
+    expect(await notices()).toEqual([second])
+    // The stale dismissal, should a window send it again, does not hide the new one.
+    await core.dispatch('memory:dismissNotice', first)
+    expect(await notices()).toEqual([second])
+    // Dismissed in its turn, it stays dismissed.
+    await core.dispatch('memory:dismissNotice', second)
+    expect(await notices()).toEqual([])
+  })
+
   it('leaves a notice that is not the one dismissed', async () => {
     const notice = await coreWithLargeFile()
     const told = heard('memory:noticeDismissed')
