@@ -1,7 +1,8 @@
 import { open, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { Page } from '@playwright/test'
-import { expect, test } from './fixtures/harness'
+import type { Core } from '../src/main/core'
+import { attachCore, expect, test } from './fixtures/harness'
 
 // A dismissed notice stays dismissed, everywhere: after a reload, in a window opened later,
 // and at once in a window already open (each on the same core, as two Electron windows are).
@@ -91,4 +92,60 @@ test('a notice dismissed in one window is hidden at once in another already open
   await expect(there.outside).toBeHidden()
   await expect(here.outside).toBeHidden()
   await expect(here.video).toBeVisible()
+})
+
+// A window still loading asks the core for its notices and reports; a dismissal made in another
+// window after the core answered, and told before the answer reached the window, was undone by
+// that answer: the window showed the dismissed notice and report until it was reloaded
+// (redges2 R1). The window here gets the core's answers only once the dismissal was told.
+test('a window still loading does not show what another dismissed while its answer was on the way', async ({
+  page,
+  cairn,
+}) => {
+  await cairn.open(page)
+  await editOutside(cairn.dataDir)
+  const here = shown(page)
+  for (const notice of [here.recording, here.video, here.outside])
+    await expect(notice).toBeVisible()
+
+  const asked = new Set<unknown>()
+  let release = (): void => {}
+  const released = new Promise<void>((resolve) => (release = resolve))
+  let bothAsked = (): void => {}
+  const answered = new Promise<void>((resolve) => (bothAsked = resolve))
+  const held: Core = {
+    ...cairn.core,
+    dispatch: async (channel, payload) => {
+      const answer = await cairn.core.dispatch(channel, payload)
+      if (channel !== 'memory:notices' && channel !== 'app:recoveries') return answer
+      // Answered now, before the dismissal; received after it was told.
+      asked.add(channel)
+      if (asked.size === 2) bothAsked()
+      await released
+      return answer
+    },
+  }
+  const later = await page.context().newPage()
+  const detach = await attachCore(later, held)
+  try {
+    await later.goto(page.url())
+    await answered
+    await here.recording.getByRole('button', { name: 'Dismiss' }).click()
+    await here.outside.getByRole('button', { name: 'Dismiss' }).click()
+    await expect(here.recording).toBeHidden()
+    await expect(here.outside).toBeHidden()
+    await expect
+      .poll(async () => cairn.core.dispatch('app:recoveries', undefined))
+      .toEqual({ ok: true, value: [] })
+    // The events reach the loading window (its page answers in order) before its answers do.
+    await later.evaluate(() => 0)
+    release()
+    const there = shown(later)
+    await expect(there.video).toBeVisible()
+    await expect(there.recording).toHaveCount(0)
+    await expect(there.outside).toHaveCount(0)
+  } finally {
+    release()
+    detach()
+  }
 })

@@ -62,10 +62,12 @@ export const RESOLVE_MAX_CHARS = 32 * 1024 * 1024
 const MAX_RECOVERY_MESSAGE_CHARS = 64 * 1024
 /**
  * Most characters a memory notice's path and message have: a notice names a file the path
- * rules may refuse (as long as the host allows, 4096 bytes), its message up to two of them.
+ * rules may refuse, wherever it is, and a folder tree may run deeper than any path the host
+ * takes whole (it is walked a folder at a time: 8 KiB was refused, redges2 R3); its message
+ * names up to two such paths, each character escaped in up to ten.
  */
-const MAX_NOTICE_PATH_CHARS = 8 * 1024
-const MAX_NOTICE_MESSAGE_CHARS = 64 * 1024
+const MAX_NOTICE_PATH_CHARS = 64 * 1024
+const MAX_NOTICE_MESSAGE_CHARS = 2 * 10 * MAX_NOTICE_PATH_CHARS + 4096
 // A notice's id: its kind, a colon, its path (`too-large:/memories/big.bin`).
 const MAX_NOTICE_ID_CHARS = MAX_NOTICE_PATH_CHARS + 32
 const oid = z.string().regex(/^[0-9a-f]{40}$/, 'must be a 40-character commit id')

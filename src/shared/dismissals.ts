@@ -6,7 +6,10 @@ import type { MemoryNotice, RecoveryReport } from './types'
  * a later one in its place (outside edits saved again, a secret found anew in the same file)
  * is not dismissed with it.
  */
-export function sameTelling<T extends RecoveryReport | MemoryNotice>(a: T, b: T): boolean {
+export function sameTelling<T extends RecoveryReport | Omit<MemoryNotice, 'id'>>(
+  a: T,
+  b: T,
+): boolean {
   return (
     a.kind === b.kind &&
     a.message === b.message &&

@@ -364,6 +364,88 @@ describe('dismissed memory notices (memory:dismissNotice)', () => {
     expect(again.commitOid).not.toBe(first.commitOid)
   })
 
+  // A notice raised again for its file while the one dismissed there is kept (never resolved)
+  // was dropped as already raised: a new secret brought into the file by a later outside edit,
+  // or a second keep-aside, was told to no one and answered by no window (redges2 R2).
+  it('shows a different notice raised for the file of a dismissed one: a new secret', async () => {
+    core = await createCore({ dataDir })
+    await core.dispatch('memory:write', { path: '/memories/notes.md', content: 'notes\n' })
+    const file = path.join(dataDir, 'memories', 'notes.md')
+    const raised = toldNext('memory:notice')
+    await writeFile(file, `notes\ntoken: ${GITHUB_TOKEN}\n`)
+    const first = (await raised) as MemoryNotice
+    expect(first).toMatchObject({ kind: 'secret', path: '/memories/notes.md' })
+    await core.dispatch('memory:dismissNotice', first)
+    expect(await notices()).toEqual([])
+
+    // The first secret stays in the file; another one arrives beside it.
+    const another = ['ghp', 'Qm7RtY2uI9oP4aS6dF8gH1jK3lZ5xC0vB2nM'].join('_')
+    const told = heard('memory:notice')
+    const saved = toldNext('app:recovery')
+    await writeFile(file, `notes\ntoken: ${GITHUB_TOKEN}\nbackup: ${another}\n`)
+    expect(await saved).toMatchObject({ kind: 'outside-changes' })
+    // The scan of that change is done before the queue takes the next one.
+    await core.dispatch('memory:write', { path: '/memories/other.md', content: 'other\n' })
+    expect(told).toEqual([expect.objectContaining({ kind: 'secret', path: '/memories/notes.md' })])
+    const second = told[0] as MemoryNotice
+    expect(second.commitOid).not.toBe(first.commitOid)
+    expect(await notices()).toEqual([second])
+    // The stale dismissal, should a window send it again, does not hide the new one.
+    await core.dispatch('memory:dismissNotice', first)
+    expect(await notices()).toEqual([second])
+    // Dismissed in its turn, it stays dismissed.
+    await core.dispatch('memory:dismissNotice', second)
+    expect(await notices()).toEqual([])
+  })
+
+  // A notice names a file wherever it is: a folder tree may run deeper than any path the host
+  // takes whole (it is walked a folder at a time). The dismissal's payload, the notice as told,
+  // was refused past 8 KiB of path, the refusal dropped by the window, and the notice came back
+  // at every reload (redges2 R3).
+  it('takes the dismissal of a notice about a file under a very long path', async () => {
+    const folders = Array.from({ length: 40 }, (_, i) => `${i}`.padEnd(245, 'd'))
+    await mkdir(path.join(dataDir, 'memories'), { recursive: true })
+    let at = path.join(dataDir, 'memories')
+    // Made a folder at a time, each from its parent: the whole path is past what the host takes.
+    const cwd = process.cwd()
+    try {
+      for (const folder of folders) {
+        process.chdir(at)
+        await mkdir(folder)
+        at = folder
+      }
+      process.chdir(folders[folders.length - 1]!)
+      const handle = await openFile('big.log', 'w')
+      await handle.truncate(33 * 1024 * 1024)
+      await handle.close()
+    } finally {
+      process.chdir(cwd)
+    }
+    core = await createCore({ dataDir })
+    const [notice] = await notices()
+    expect(notice).toMatchObject({ kind: 'too-large' })
+    expect(notice!.path.length).toBeGreaterThan(8 * 1024)
+    try {
+      expect(await core.dispatch('memory:dismissNotice', notice)).toEqual({ ok: true, value: null })
+      expect(await notices()).toEqual([])
+    } finally {
+      await core.close()
+      core = null
+      // Removed from the inside out, a folder at a time, as it was made.
+      try {
+        process.chdir(path.join(dataDir, 'memories'))
+        for (const folder of folders) process.chdir(folder)
+        await rm('big.log')
+        for (const folder of [...folders].reverse()) {
+          process.chdir('..')
+          await rm(folder, { recursive: true })
+        }
+      } finally {
+        process.chdir(cwd)
+      }
+    }
+  })
+
   it('leaves a notice that is not the one dismissed', async () => {
     const notice = await coreWithLargeFile()
     const told = heard('memory:noticeDismissed')
@@ -384,7 +466,7 @@ describe('dismissed memory notices (memory:dismissNotice)', () => {
       { ...notice, kind: 'everything' },
       { ...notice, commitOid: '../../etc' },
       { ...notice, message: '' },
-      { ...notice, path: 'x'.repeat(9000) },
+      { ...notice, path: 'x'.repeat(65 * 1024) },
       { ...notice, extra: true },
       { id: notice.id, kind: notice.kind, path: notice.path },
     ]

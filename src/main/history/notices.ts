@@ -21,7 +21,11 @@ export interface Notices {
   list(): ReadonlyArray<MemoryNotice>
   /** Every notice raised so far and not resolved, dismissed ones too. */
   kept(): ReadonlyArray<MemoryNotice>
-  /** Raises a notice, unless one of its kind for its path was raised already. */
+  /**
+   * Raises a notice, unless one of its kind for its path was raised already; a secret or a
+   * keep-aside the person dismissed is replaced by a different one (another commit, another
+   * name kept), which shows.
+   */
   raise(notice: Omit<MemoryNotice, 'id'>): void
   /** Drops the notice of `kind` for `path` (it was dealt with): raised again, it is new. */
   resolve(kind: MemoryNotice['kind'], path: string): void
@@ -32,11 +36,15 @@ export interface Notices {
   move(notice: MemoryNotice, to: Omit<MemoryNotice, 'id'>): void
   /**
    * Hides `notice` (that very one: kind, path, message and commit alike), dismissed by the
-   * person, from `list` until it is resolved; raised again meanwhile, it stays hidden.
+   * person, from `list` until it is resolved; raised again meanwhile, it stays hidden (a
+   * different one raised for its file replaces it, and shows).
    */
   dismiss(notice: MemoryNotice): void
   onNotice(listener: (notice: MemoryNotice) => void): () => void
 }
+
+// Kinds that tell of something that happened (and may happen again) rather than of a state.
+const HAPPENINGS: ReadonlySet<MemoryNotice['kind']> = new Set(['secret', 'kept-aside'])
 
 export function createNotices(logger: Logger): Notices {
   const raised = new Map<string, MemoryNotice>()
@@ -48,7 +56,15 @@ export function createNotices(logger: Logger): Notices {
   }
   const raise = (notice: Omit<MemoryNotice, 'id'>, hidden: boolean): void => {
     const id = `${notice.kind}:${notice.path}`
-    if (raised.has(id)) return
+    const kept = raised.get(id)
+    // One the person dismissed gives way to a different telling of something that happened
+    // again to its file (a new secret brought in by a later outside edit, a second keep-aside):
+    // news they have not seen (redges2 R2). A state raised again (each scan raises a file too
+    // large, unreadable), even in other words (the generic `unreadable` after a kept-aside
+    // one's), stays hidden.
+    if (kept && !(dismissed.has(id) && HAPPENINGS.has(notice.kind) && !sameTelling(kept, notice)))
+      return
+    if (kept) resolve(id)
     const full: MemoryNotice = { id, ...notice }
     raised.set(id, full)
     if (hidden) {

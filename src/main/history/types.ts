@@ -146,8 +146,9 @@ export interface VersionedMemory {
   /**
    * Hides `notice` (kind, path, message and commit alike), dismissed by the person: `notices`
    * no longer answers it, so a window that opens later does not show it again, until it is
-   * resolved and raised anew (a secret found again after it was removed). One that follows its
-   * file to a new name stays dismissed; one no longer raised is left as it is.
+   * resolved and raised anew (a secret found again after it was removed), or a different one
+   * is raised for its file (a new secret from a later outside edit). One that follows its file
+   * to a new name stays dismissed; one no longer raised is left as it is.
    */
   dismissNotice(notice: MemoryNotice): void
   onNotice(listener: (notice: MemoryNotice) => void): () => void

@@ -24,11 +24,21 @@ export function MemoryNotices() {
   const [notices, setNotices] = useState<ReadonlyArray<MemoryNotice>>([])
   useEffect(() => {
     let live = true
+    // Dismissals told before the core's first answer arrived: that answer may have been made
+    // before them, and would show again what another window dismissed (redges2 R1). Kept only
+    // until then.
+    let early: MemoryNotice[] | null = []
     const add = (notice: MemoryNotice) =>
       setNotices((list) => (list.some((n) => n.id === notice.id) ? list : [...list, notice]))
     unwrap(api().memory.notices()).then(
-      (list) => live && list.forEach(add),
+      (list) => {
+        const told = early ?? []
+        early = null
+        if (!live) return
+        list.filter((notice) => !told.some((gone) => sameTelling(notice, gone))).forEach(add)
+      },
       () => {
+        early = null
         // The notices are a courtesy: without them the app works as before.
       },
     )
@@ -50,9 +60,10 @@ export function MemoryNotices() {
     }
     const stop = api().on('memory:notice', follow)
     // Dismissed in any window (this one too): gone from every window.
-    const stopDismissed = api().on('memory:noticeDismissed', (dismissed) =>
-      setNotices((shown) => shown.filter((notice) => !sameTelling(notice, dismissed))),
-    )
+    const stopDismissed = api().on('memory:noticeDismissed', (dismissed) => {
+      early?.push(dismissed)
+      setNotices((shown) => shown.filter((notice) => !sameTelling(notice, dismissed)))
+    })
     return () => {
       live = false
       stop()

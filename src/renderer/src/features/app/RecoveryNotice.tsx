@@ -42,19 +42,28 @@ export function RecoveryNotice() {
         { id, report },
       ])
     })
+    // Dismissals told before the core's answer arrived: that answer may have been made before
+    // them, and would show again what another window dismissed (redges2 R1). Kept only until
+    // then.
+    let early: RecoveryReport[] | null = []
     // Dismissed in any window (this one too): gone from every window.
-    const stopDismissed = api().on('app:recoveryDismissed', (dismissed) =>
-      setReports((shown) => shown.filter(({ report }) => !sameTelling(report, dismissed))),
-    )
+    const stopDismissed = api().on('app:recoveryDismissed', (dismissed) => {
+      early?.push(dismissed)
+      setReports((shown) => shown.filter(({ report }) => !sameTelling(report, dismissed)))
+    })
     unwrap(api().app.recoveries()).then(
       (missed) => {
+        const told = early ?? []
+        early = null
         if (!live) return
         const added = missed
           .filter((report) => !heard.has(report.kind))
+          .filter((report) => !told.some((gone) => sameTelling(report, gone)))
           .map((report) => ({ id: next++, report }))
         setReports((shown) => [...added, ...shown])
       },
       () => {
+        early = null
         // Only the reports told from now on show: the app works as before.
       },
     )
