@@ -765,47 +765,32 @@ async function writeObjects(
 
 /** A read slower than this says the disk is busy: the next ones go through the thread pool. */
 const SLOW_READ_MS = 10
-/**
- * Reads through the thread pool in a row, each done within `SLOW_READ_MS`, before the main
- * thread is tried again: the disk is taken to be quiet once that many came back fast.
- */
-const FAST_READS_TO_RETURN = 64
+/** Reads that then go through the thread pool before the main thread is tried again. */
+const OFF_THREAD_READS = 64
 
 /**
  * Reads the objects of the pack walk. Loose files are read on the main thread while that
  * takes microseconds (the page cache: freshly written objects); once one read took longer (a
  * disk busy discarding, or files long out of the cache), the next ones go through the thread
- * pool (`readOffThread`) until `FAST_READS_TO_RETURN` of them in a row came back fast: a disk
- * that stays busy never gets another read that holds the event loop (stop 25; a fixed count of
- * 64 before, after which a read that slept 40–70 ms held the loop again, stop 23). Always
- * there would cost a thread hop per object — tens of thousands per pass, each waiting for a
- * CPU on a loaded machine: a pass took four times as long for it (stop 21).
+ * pool (`readOffThread`) for a while. Always there would cost a thread hop per object — tens
+ * of thousands per pass, each waiting for a CPU on a loaded machine: a pass took four times as
+ * long for it.
  */
 class WalkReader {
-  /** Fast reads through the thread pool still wanted before the main thread reads again. */
-  private fastWanted = 0
+  private offThread = 0
 
   constructor(private readonly db: ObjectDatabase) {}
 
   /** The object, at once when read on the main thread; a promise when on the thread pool. */
   read(oid: string): RawObject | Promise<RawObject> {
-    if (this.fastWanted > 0) return this.readOffThread(oid)
+    if (this.offThread > 0) {
+      this.offThread--
+      return this.db.readOffThread(oid)
+    }
     const start = performance.now()
     const object = this.db.read(oid)
-    if (performance.now() - start > SLOW_READ_MS) this.fastWanted = FAST_READS_TO_RETURN
+    if (performance.now() - start > SLOW_READ_MS) this.offThread = OFF_THREAD_READS
     return object
-  }
-
-  private async readOffThread(oid: string): Promise<RawObject> {
-    const start = performance.now()
-    try {
-      return await this.db.readOffThread(oid)
-    } finally {
-      // Timed from the request to its answer, the wait for a pool thread and for the main
-      // thread included (a command in between): either way not a moment to block the loop.
-      if (performance.now() - start > SLOW_READ_MS) this.fastWanted = FAST_READS_TO_RETURN
-      else this.fastWanted = Math.max(0, this.fastWanted - 1)
-    }
   }
 }
 
