@@ -13,8 +13,8 @@ import {
 } from 'node:fs'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { LogPage } from '../../shared/types'
-import { nodeDisk, setDisk, type Disk } from '../lib/disk'
-import { closesFailing, errnoError, hookDisk } from '../lib/disk-hooks'
+import { setDisk } from '../lib/disk'
+import { closesFailing, errnoError, hookDisk, openedOn } from '../lib/disk-hooks'
 import { CairnError } from '../lib/errors'
 import { indexDirOf } from './index-file'
 import { gitCli, tempDataDir } from './test-helpers'
@@ -211,16 +211,7 @@ describe('the side index the disk fails to read at open', () => {
     const dir = indexDirOf(gitdir())
     const part = (file: unknown) =>
       typeof file === 'string' && file.startsWith(`${dir}${path.sep}`) && !file.endsWith('format')
-    const onIndex = new Set<number>()
-    const recording: Disk = {
-      ...nodeDisk,
-      openSync(file, flags, mode) {
-        const fd = nodeDisk.openSync(file, flags, mode)
-        if (part(file)) onIndex.add(fd)
-        else onIndex.delete(fd)
-        return fd
-      },
-    }
+    const { disk: recording, opened: onIndex } = openedOn(part)
     let failed = 0
     const hooked = hookDisk(recording, (made) => {
       if (failed > 0 || made.name !== call) return undefined

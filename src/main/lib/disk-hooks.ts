@@ -98,6 +98,28 @@ function accessAsTheAccount(call: DiskCall): Error | undefined {
 }
 
 /**
+ * The real file system, keeping the descriptors `openSync` hands out for a file `targets`
+ * picks: `opened` holds those still open as far as it knows (a number the kernel gives again
+ * to a file not picked is dropped), for a hook to tell the calls made on them.
+ */
+export function openedOn(targets: (file: string) => boolean): {
+  readonly disk: Disk
+  readonly opened: Set<number>
+} {
+  const opened = new Set<number>()
+  const disk: Disk = {
+    ...nodeDisk,
+    openSync(file, flags, mode) {
+      const fd = nodeDisk.openSync(file, flags, mode)
+      if (targets(file)) opened.add(fd)
+      else opened.delete(fd)
+      return fd
+    },
+  }
+  return { disk, opened }
+}
+
+/**
  * The real file system with the close of every descriptor opened on a path `targets` picks
  * failing with `code`, once each, after the descriptor was released (as Linux does with a
  * close that fails: EIO from a write-back, an NFS server gone). Every other call, and every
@@ -107,18 +129,8 @@ export function closesFailing(
   targets: (file: string) => boolean,
   code = 'EIO',
 ): { readonly disk: Disk; failed(): number } {
-  const picked = new Set<number>()
+  const { disk: recording, opened: picked } = openedOn(targets)
   let failed = 0
-  const recording: Disk = {
-    ...nodeDisk,
-    openSync(file, flags, mode) {
-      const fd = nodeDisk.openSync(file, flags, mode)
-      // A number the kernel gives again to a file not chosen is no longer a target.
-      if (targets(file)) picked.add(fd)
-      else picked.delete(fd)
-      return fd
-    },
-  }
   const hooked = hookDisk(recording, (call) => {
     if (call.name !== 'closeSync') return undefined
     const fd = call.args[0] as number
