@@ -3,6 +3,7 @@ import path from 'node:path'
 import type { Page } from '@playwright/test'
 import type { Core } from '../src/main/core'
 import { attachCore, expect, test } from './fixtures/harness'
+import { ChatPage } from './pages/chat.page'
 
 // A dismissed notice stays dismissed, everywhere: after a reload, in a window opened later,
 // and at once in a window already open (each on the same core, as two Electron windows are).
@@ -148,4 +149,96 @@ test('a window still loading does not show what another dismissed while its answ
     release()
     detach()
   }
+})
+
+// A banner dismissed with the focus inside it took the focus with it: it fell to the page's
+// body, and a keyboard user had lost their place (review R4). It goes to the banner that
+// followed, else the one before, else the chat's message box; and only from the banner that
+// went.
+
+/** The Dismiss buttons of the chat's notices, top to bottom. */
+function dismissButtons(page: Page) {
+  return page
+    .getByRole('main', { name: 'Chat' })
+    .getByRole('region', { name: 'Notices' })
+    .getByRole('button', { name: 'Dismiss' })
+}
+
+/** Which of `page`'s notices' Dismiss buttons (by its banner's text) has the focus, if one. */
+async function focusedBanner(page: Page): Promise<string | null> {
+  return page.evaluate(() => {
+    const focused = document.activeElement
+    if (focused?.getAttribute('aria-label') !== 'Dismiss') return null
+    return focused.closest('.banner')?.textContent ?? null
+  })
+}
+
+test('dismissing a notice by keyboard hands the focus to the next notice, then to the message box', async ({
+  page,
+  cairn,
+}) => {
+  await cairn.open(page)
+  await editOutside(cairn.dataDir)
+  const buttons = dismissButtons(page)
+  await expect(buttons).toHaveCount(3)
+  const texts = await page
+    .getByRole('region', { name: 'Notices' })
+    .locator('.banner')
+    .allTextContents()
+
+  // The middle one: the focus goes to the one that followed it.
+  await buttons.nth(0).focus()
+  await page.keyboard.press('Tab')
+  await expect(buttons.nth(1)).toBeFocused()
+  await page.keyboard.press('Enter')
+  await expect(buttons).toHaveCount(2)
+  expect(await focusedBanner(page)).toBe(texts[2])
+  // The last one: to the one before it.
+  await page.keyboard.press('Enter')
+  await expect(buttons).toHaveCount(1)
+  expect(await focusedBanner(page)).toBe(texts[0])
+  // None left: to the message box, where typing goes on.
+  await page.keyboard.press('Enter')
+  await expect(buttons).toHaveCount(0)
+  const chat = new ChatPage(page)
+  await expect(chat.composer).toBeFocused()
+  await page.keyboard.type('still here')
+  await expect(chat.composer).toHaveValue('still here')
+})
+
+test('a notice dismissed in another window hands the focus on only if the focus was inside it', async ({
+  page,
+  cairn,
+}) => {
+  await cairn.open(page)
+  const other = await page.context().newPage()
+  await cairn.open(other)
+  await editOutside(cairn.dataDir)
+  const here = dismissButtons(page)
+  const there = dismissButtons(other)
+  await expect(here).toHaveCount(3)
+  await expect(there).toHaveCount(3)
+  const texts = await page
+    .getByRole('region', { name: 'Notices' })
+    .locator('.banner')
+    .allTextContents()
+
+  // The focus is in the first notice here; it is dismissed there: the next one has it here.
+  await here.nth(0).focus()
+  await there.nth(0).click()
+  await expect(here).toHaveCount(2)
+  expect(await focusedBanner(page)).toBe(texts[1])
+
+  // The focus is in the message box here; a notice dismissed there leaves it in place.
+  const chat = new ChatPage(page)
+  await chat.composer.focus()
+  await there.nth(0).click()
+  await expect(here).toHaveCount(1)
+  await expect(chat.composer).toBeFocused()
+
+  // The focus is in the last notice here; it is dismissed there: the message box has it.
+  await here.nth(0).focus()
+  await there.nth(0).click()
+  await expect(here).toHaveCount(0)
+  await expect(chat.composer).toBeFocused()
 })

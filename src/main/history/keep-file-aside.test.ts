@@ -132,3 +132,41 @@ describe('a file history holds no copy of', () => {
     expect(fs.readdirSync(root).sort()).toEqual(['a.md', 'recording.log'])
   })
 })
+
+// The names a restore writes were checked exactly as spelt: a file kept aside as
+// `notes (not in history).md` beside a restored `notes (Not In History).md` is one file on a
+// case-blind disk (macOS, Windows), where the restore wrote over what it had just kept aside
+// (review R6). Checked case-blind, the kept file takes the next number instead.
+describe('a name a restore writes', () => {
+  it('is not given to a file kept aside, in any case', async () => {
+    const create = (name: string, text: string) =>
+      memory.execute({ command: 'create', path: `/memories/${name}`, file_text: text }, CLAUDE)
+    await create('notes.md', 'v1\n')
+    await create('notes (Not In History).md', 'the old note\n')
+    const target = memory.head()!
+    await memory.execute({ command: 'delete', path: '/memories/notes (Not In History).md' }, CLAUDE)
+    // Grown too large to version by the person since: history holds no copy of it.
+    writeBig('notes.md')
+
+    const result = await memory.restoreAll(target)
+    expect(result.message).toContain('kept as /memories/notes (not in history 2).md')
+    expect(fs.readdirSync(root).sort()).toEqual([
+      'a.md',
+      'notes (Not In History).md',
+      'notes (not in history 2).md',
+      'notes.md',
+      'recording.log',
+    ])
+    expect(fs.readFileSync(path.join(root, 'notes (Not In History).md'), 'utf8')).toBe(
+      'the old note\n',
+    )
+    expect(fs.readFileSync(path.join(root, 'notes.md'), 'utf8')).toBe('v1\n')
+    expect(endOf('notes (not in history 2).md')).toBe('end')
+    expect(gitCli(dataDir, 'ls-tree', '-r', '--name-only', 'main').trim().split('\n')).toEqual([
+      'a.md',
+      'notes (Not In History).md',
+      'notes.md',
+    ])
+    fsck(dataDir)
+  })
+})

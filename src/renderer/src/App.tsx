@@ -111,6 +111,7 @@ function Frame() {
             className="notices"
             role="region"
             aria-label="Notices"
+            data-banner-group=""
             data-more-below={moreNotices ? '' : undefined}
           >
             {appInfo.status === 'ready' && <RecoveryNotice />}

@@ -1,4 +1,5 @@
-import { useCallback, useState, type ReactNode } from 'react'
+import { useCallback, useLayoutEffect, useRef, useState, type ReactNode } from 'react'
+import { handOffFocus } from './focus-after-removal'
 import { icons } from './icons'
 import './components.css'
 
@@ -8,6 +9,8 @@ export type BannerTone = 'error' | 'warning' | 'info' | 'success'
  * A message strip: errors are announced (`role="alert"`), the rest politely (`status`).
  * `actions` holds buttons such as Open Settings; `onRetry` adds the usual Retry button.
  * `compact` fits narrow panes: one line, the buttons beside the text.
+ * In a group (`data-banner-group`), a banner that goes away with the focus inside it hands the
+ * focus on (`handOffFocus`).
  */
 export function Banner({
   tone,
@@ -36,8 +39,17 @@ export function Banner({
         ? icons.check
         : icons.info
   const hasActions = Boolean(actions) || onRetry !== undefined
+  const ref = useRef<HTMLDivElement>(null)
+  useLayoutEffect(() => {
+    const banner = ref.current
+    // Run as it unmounts, while it is still in the page.
+    return () => {
+      if (banner) handOffFocus(banner)
+    }
+  }, [])
   return (
     <div
+      ref={ref}
       className={`banner banner-${tone}${compact ? ' banner-compact' : ''}`}
       role={tone === 'error' ? 'alert' : 'status'}
       aria-label={label ?? title}
