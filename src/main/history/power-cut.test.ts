@@ -4,7 +4,7 @@ import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { openVersionedMemory } from './index'
 import { nodeDisk, setDisk, type Disk } from '../lib/disk'
-import { asTheAccount, errnoError, hookDisk } from '../lib/disk-hooks'
+import { asTheAccount, errnoError, hookDisk, openedOn } from '../lib/disk-hooks'
 import { decodeRecords, decodeRenames, LOG_FILES, type LoggedRename } from './objects/object-log'
 import { redoRenames } from './redo-renames'
 import {
@@ -537,15 +537,10 @@ describe('a process killed after the log was flushed, before the file was rename
  * (by descriptor or whole) is added up; `undo` puts the previous disk back.
  */
 function countReads(inner: Disk, counted: (file: string) => boolean) {
-  const fds = new Set<number>()
+  const { disk: recording, opened: fds } = openedOn(counted, inner)
   let bytes = 0
   const undo = setDisk({
-    ...inner,
-    openSync(file, flags, mode) {
-      const fd = inner.openSync(file, flags, mode)
-      if (counted(file)) fds.add(fd)
-      return fd
-    },
+    ...recording,
     closeSync(fd) {
       fds.delete(fd)
       inner.closeSync(fd)

@@ -6,7 +6,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeEach, expect, vi } from 'vitest'
 import { nodeDisk, setDisk, type Disk } from '../lib/disk'
-import { asTheAccount, errnoError, hookDisk } from '../lib/disk-hooks'
+import { asTheAccount, errnoError, hookDisk, openedOn } from '../lib/disk-hooks'
 import { LOCK_FILE } from '../lib/instance-lock'
 import { createRecordingLogger } from '../lib/logger'
 import { AUTHORS, formatCommitMessage } from './commit-message'
@@ -381,15 +381,10 @@ export interface IndexRead {
  * once per id, count with it. `reads` is a live list (empty it to start a new count).
  */
 export function countIndexReads(): { readonly reads: IndexRead[]; stop(): void } {
-  const fds = new Set<number>()
+  const { disk: recording, opened: fds } = openedOn((file) => file.endsWith('.idx'))
   const reads: IndexRead[] = []
   const restore = setDisk({
-    ...nodeDisk,
-    openSync: (file, flags, mode) => {
-      const fd = nodeDisk.openSync(file, flags, mode)
-      if (file.endsWith('.idx')) fds.add(fd)
-      return fd
-    },
+    ...recording,
     closeSync: (fd) => {
       fds.delete(fd)
       nodeDisk.closeSync(fd)

@@ -98,19 +98,23 @@ function accessAsTheAccount(call: DiskCall): Error | undefined {
 }
 
 /**
- * The real file system, keeping the descriptors `openSync` hands out for a file `targets`
- * picks: `opened` holds those still open as far as it knows (a number the kernel gives again
- * to a file not picked is dropped), for a hook to tell the calls made on them.
+ * `inner` (the real file system unless told), keeping the descriptors `openSync` hands out for
+ * a file `targets` picks: `opened` holds those still open as far as it knows (a number the
+ * kernel gives again to a file not picked is dropped), for a hook to tell the calls made on
+ * them. A caller that also sees the closes may delete from it.
  */
-export function openedOn(targets: (file: string) => boolean): {
+export function openedOn(
+  targets: (file: string) => boolean,
+  inner: Disk = nodeDisk,
+): {
   readonly disk: Disk
   readonly opened: Set<number>
 } {
   const opened = new Set<number>()
   const disk: Disk = {
-    ...nodeDisk,
+    ...inner,
     openSync(file, flags, mode) {
-      const fd = nodeDisk.openSync(file, flags, mode)
+      const fd = inner.openSync(file, flags, mode)
       if (targets(file)) opened.add(fd)
       else opened.delete(fd)
       return fd

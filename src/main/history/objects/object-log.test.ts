@@ -14,6 +14,7 @@ import { rm } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { nodeDisk, OPEN, setDisk } from '../../lib/disk'
+import { openedOn } from '../../lib/disk-hooks'
 import { createRecordingLogger } from '../../lib/logger'
 import { createObjectStore, initRepository, type ObjectStore } from '../object-store'
 import { fsck, tempDataDir } from '../test-helpers'
@@ -364,21 +365,16 @@ describe('the write-ahead log', () => {
   })
 
   it('closes its files once, though a checkpoint that lost the folder closed it first', async () => {
-    const fds: number[] = []
-    restoreDisk = setDisk({
-      ...nodeDisk,
-      openSync(file, flags, mode) {
-        const fd = nodeDisk.openSync(file, flags, mode)
-        if (file.includes('cairn-wal-')) fds.push(fd)
-        return fd
-      },
-    })
+    const logFiles = openedOn((file) => file.includes('cairn-wal-'))
+    restoreDisk = setDisk(logFiles.disk)
     let owned = true
     const store = createObjectStore(gitdir)
     opened.push(store)
     await store.openLog({ owns: () => owned })
     restoreDisk()
     restoreDisk = null
+    const fds = [...logFiles.opened]
+    expect(fds.length).toBeGreaterThan(0)
     await writeBlobs(store, 'lost', 2)
     // Another instance took the folder over: the checkpoint leaves its files and closes them.
     owned = false
