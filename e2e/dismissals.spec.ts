@@ -25,6 +25,20 @@ function shown(page: Page) {
 }
 
 /**
+ * Dismisses one too-large notice and the outside-edit report in `here`'s window, and waits
+ * until both are gone there and the core answers no report.
+ */
+async function dismissBoth(here: ReturnType<typeof shown>, core: Core): Promise<void> {
+  await here.recording.getByRole('button', { name: 'Dismiss' }).click()
+  await here.outside.getByRole('button', { name: 'Dismiss' }).click()
+  await expect(here.recording).toBeHidden()
+  await expect(here.outside).toBeHidden()
+  await expect
+    .poll(async () => core.dispatch('app:recoveries', undefined))
+    .toEqual({ ok: true, value: [] })
+}
+
+/**
  * Made outside Cairn while it runs: a note (saved as its own change, a recovery report) and
  * two files too large to version (a memory notice each).
  */
@@ -47,16 +61,10 @@ test('a dismissed notice is not shown again after a reload or in a window opened
   await expect(here.recording).toBeVisible()
   await expect(here.video).toBeVisible()
   await expect(here.outside).toContainText('todo.md was edited outside Cairn')
-  await here.recording.getByRole('button', { name: 'Dismiss' }).click()
-  await here.outside.getByRole('button', { name: 'Dismiss' }).click()
-  await expect(here.recording).toBeHidden()
-  await expect(here.outside).toBeHidden()
+  await dismissBoth(here, cairn.core)
 
   // Reloaded, or opened later, a window shows the notice still standing (so it has read the
   // notices) and not the dismissed one; the reports it reads are none.
-  await expect
-    .poll(async () => cairn.core.dispatch('app:recoveries', undefined))
-    .toEqual({ ok: true, value: [] })
   await page.reload()
   const later = await page.context().newPage()
   await cairn.open(later)
@@ -131,13 +139,7 @@ test('a window still loading does not show what another dismissed while its answ
   try {
     await later.goto(page.url())
     await answered
-    await here.recording.getByRole('button', { name: 'Dismiss' }).click()
-    await here.outside.getByRole('button', { name: 'Dismiss' }).click()
-    await expect(here.recording).toBeHidden()
-    await expect(here.outside).toBeHidden()
-    await expect
-      .poll(async () => cairn.core.dispatch('app:recoveries', undefined))
-      .toEqual({ ok: true, value: [] })
+    await dismissBoth(here, cairn.core)
     // The events reach the loading window (its page answers in order) before its answers do.
     await later.evaluate(() => 0)
     release()
