@@ -21,6 +21,18 @@ const git = (dataDir: string, ...args: string[]): string =>
   })
 
 /**
+ * `git`, for `expect.poll`: a failure (`main` still naming the damaged copy, before the edit
+ * made meanwhile is committed) is an answer to poll again, with git's words if it never passes.
+ */
+const gitNow = (dataDir: string, ...args: string[]): string => {
+  try {
+    return git(dataDir, ...args)
+  } catch (error) {
+    return `git failed: ${(error as Error).message}`
+  }
+}
+
+/**
  * The disk seam, set so that the first time the core touches the loose file `loose` (the
  * check made after open: an `lstat`, then a read), `file` is written with `text` just before,
  * as an editor saving in that first second would. No timer is raced: whenever the check runs,
@@ -103,7 +115,7 @@ test('a damaged copy that cannot be repaired is a warning, marked in History, an
     expect(edit.edits()).toBe(1)
     // The edit made in the check's window is saved, as an edit outside Cairn.
     await expect
-      .poll(() => git(dataDir, 'show', 'main:trip.md'))
+      .poll(() => gitNow(dataDir, 'show', 'main:trip.md'))
       .toBe('Lisbon in June: the train is booked.\n')
     // Another edit outside Cairn, now the page listens: its notice stacks with this one.
     await writeFile(path.join(dataDir, 'memories', 'notes.md'), 'Ask about the night train.\n')
@@ -189,7 +201,7 @@ test('a damaged copy that cannot be repaired is a warning, marked in History, an
     await memory.editAndSave('trip.md', 'Lisbon in June: train booked, hotel next.\n')
     await expect(memory.notice).toBeVisible()
     await expect
-      .poll(() => git(dataDir, 'show', 'main:trip.md'))
+      .poll(() => gitNow(dataDir, 'show', 'main:trip.md'))
       .toBe('Lisbon in June: train booked, hotel next.\n')
     anthropic.script(
       reply.toolUse({
@@ -199,7 +211,7 @@ test('a damaged copy that cannot be repaired is a warning, marked in History, an
     )
     await chat.send('Start a packing list.')
     await expect(chat.lastReply()).toContainText('Added a packing list.')
-    await expect.poll(() => git(dataDir, 'show', 'main:packing.md')).toBe('Sunscreen.\n')
+    await expect.poll(() => gitNow(dataDir, 'show', 'main:packing.md')).toBe('Sunscreen.\n')
     await expect(banner).toBeHidden()
     // The damaged copy is still damaged (nothing wrote other bytes under its id), and the rest
     // of the history is sound.
