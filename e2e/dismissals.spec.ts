@@ -44,11 +44,14 @@ async function dismissBoth(here: ReturnType<typeof shown>, core: Core): Promise<
  */
 async function editOutside(dataDir: string): Promise<void> {
   await writeFile(path.join(dataDir, 'memories', 'todo.md'), 'buy milk\n')
-  for (const name of ['recording.wav', 'video.mp4']) {
-    const big = await open(path.join(dataDir, 'memories', name), 'w')
-    await big.truncate(40 * 1024 * 1024)
-    await big.close()
-  }
+  for (const name of ['recording.wav', 'video.mp4']) await tooLargeOutside(dataDir, name)
+}
+
+/** Makes `name` outside Cairn, too large to version (sparse: instant, no disk space). */
+async function tooLargeOutside(dataDir: string, name: string): Promise<void> {
+  const big = await open(path.join(dataDir, 'memories', name), 'w')
+  await big.truncate(40 * 1024 * 1024)
+  await big.close()
 }
 
 test('a dismissed notice is not shown again after a reload or in a window opened later', async ({
@@ -147,6 +150,90 @@ test('a window still loading does not show what another dismissed while its answ
     await expect(there.video).toBeVisible()
     await expect(there.recording).toHaveCount(0)
     await expect(there.outside).toHaveCount(0)
+  } finally {
+    release()
+    detach()
+  }
+})
+
+// Its file's notice raised again after it was dealt with reads word for word as the first did
+// (here the file moved away, its notice with it, and another file too large took its name). A
+// dismissal of the first, on its way from one window while that happened, took the second too:
+// one Dismiss, and a banner the person had not dismissed was gone from every window and after
+// every reload. A notice is now dismissed by the id the core raised it with.
+test('one Dismiss takes one notice: another that reads the same stays, here, in another window and after a reload', async ({
+  page,
+  cairn,
+}) => {
+  await cairn.open(page)
+  // The window `here` sends its first dismissal only once the test lets it go.
+  let release = (): void => {}
+  const released = new Promise<void>((resolve) => (release = resolve))
+  let sent = (): void => {}
+  const dismissing = new Promise<void>((resolve) => (sent = resolve))
+  let landed: ReturnType<Core['dispatch']> | null = null
+  const held: Core = {
+    ...cairn.core,
+    dispatch: async (channel, payload) => {
+      if (channel !== 'memory:dismissNotice' || landed) return cairn.core.dispatch(channel, payload)
+      landed = released.then(() => cairn.core.dispatch(channel, payload))
+      sent()
+      return landed
+    },
+  }
+  const here = await page.context().newPage()
+  const detach = await attachCore(here, held)
+  try {
+    await here.goto(page.url())
+    const tooLarge = (window: Page, name: string) =>
+      window
+        .getByRole('main', { name: 'Chat' })
+        .getByRole('status', { name: 'A file is not versioned' })
+        .filter({ hasText: `/memories/${name} is not versioned` })
+    await tooLargeOutside(cairn.dataDir, 'big.log')
+    for (const window of [page, here]) await expect(tooLarge(window, 'big.log')).toHaveCount(1)
+    const first = await tooLarge(page, 'big.log').textContent()
+
+    await tooLarge(here, 'big.log').getByRole('button', { name: 'Dismiss' }).click()
+    await dismissing
+    await expect(tooLarge(here, 'big.log')).toHaveCount(0)
+    // Meanwhile the file is moved away, and another file too large takes its name.
+    expect(
+      await cairn.core.dispatch('memory:rename', {
+        from: '/memories/big.log',
+        to: '/memories/moved.log',
+      }),
+    ).toMatchObject({ ok: true })
+    await tooLargeOutside(cairn.dataDir, 'big.log')
+    for (const window of [page, here]) {
+      await expect(tooLarge(window, 'moved.log')).toHaveCount(1)
+      await expect(tooLarge(window, 'big.log')).toHaveCount(1)
+    }
+    // Two banners that read the same, the second raised after the first was dismissed.
+    expect(await tooLarge(here, 'big.log').textContent()).toBe(first)
+
+    release()
+    expect(await landed).toEqual({ ok: true, value: null })
+    // What the core told of the dismissal reaches each page (they answer in order) before this.
+    for (const window of [page, here]) await window.evaluate(() => 0)
+    for (const window of [page, here]) {
+      await expect(tooLarge(window, 'big.log')).toHaveCount(1)
+      await expect(tooLarge(window, 'moved.log')).toHaveCount(1)
+    }
+    await here.reload()
+    await expect(tooLarge(here, 'moved.log')).toHaveCount(1)
+    await expect(tooLarge(here, 'big.log')).toHaveCount(1)
+    expect(await cairn.core.dispatch('memory:notices', undefined)).toMatchObject({
+      ok: true,
+      value: [{ path: '/memories/moved.log' }, { path: '/memories/big.log' }],
+    })
+
+    // Dismissed in its turn, it goes from every window, and only it.
+    await tooLarge(page, 'big.log').getByRole('button', { name: 'Dismiss' }).click()
+    for (const window of [page, here]) {
+      await expect(tooLarge(window, 'big.log')).toHaveCount(0)
+      await expect(tooLarge(window, 'moved.log')).toHaveCount(1)
+    }
   } finally {
     release()
     detach()

@@ -185,7 +185,7 @@ async function assemble(
       },
       host: options.host ?? noHost,
       recoveries: () => memory.recoveries(),
-      dismissRecovery: (report) => memory.dismissRecovery(report),
+      dismissRecovery: (id) => memory.dismissRecovery(id),
       events,
     }),
     ...memoryBrowserHandlers(memory, events),

@@ -12,8 +12,6 @@ import {
   MAX_API_KEY_CHARS,
   MAX_INSTRUCTIONS_CHARS,
   MAX_SEARCH_CHARS,
-  MEMORY_NOTICE_KINDS,
-  RECOVERY_KINDS,
   REVIEW_MODES,
   THEME_SETTINGS,
 } from './types'
@@ -55,21 +53,14 @@ export const MAX_WRITE_CHARS = 1024 * 1024
 /** Most characters a conflict's resolution takes: the history's 32 MiB per file. */
 export const RESOLVE_MAX_CHARS = 32 * 1024 * 1024
 /**
- * Most characters a recovery report's message has: a sentence and at most one file's path,
- * which a virtual path alone may take to 4096 and a folder made outside Cairn further still (a
- * cap of 4000 refused the dismissal of such a report, and it came back at every reload).
+ * The id the core gave a recovery report or a memory notice when it told it: its prefix and a
+ * number counted from 1 in the run (`recovery-3`, `notice-7`).
  */
-const MAX_RECOVERY_MESSAGE_CHARS = 64 * 1024
-/**
- * Most characters a memory notice's path and message have: a notice names a file the path
- * rules may refuse, wherever it is, and a folder tree may run deeper than any path the host
- * takes whole (it is walked a folder at a time: 8 KiB was refused, redges2 R3); its message
- * names up to two such paths, each character escaped in up to ten.
- */
-const MAX_NOTICE_PATH_CHARS = 64 * 1024
-const MAX_NOTICE_MESSAGE_CHARS = 2 * 10 * MAX_NOTICE_PATH_CHARS + 4096
-// A notice's id: its kind, a colon, its path (`too-large:/memories/big.bin`).
-const MAX_NOTICE_ID_CHARS = MAX_NOTICE_PATH_CHARS + 32
+const toldId = (prefix: string) =>
+  z
+    .string()
+    .max(40)
+    .regex(new RegExp(`^${prefix}-[1-9][0-9]{0,14}$`), `must be a ${prefix} id such as ${prefix}-1`)
 const oid = z.string().regex(/^[0-9a-f]{40}$/, 'must be a 40-character commit id')
 const id = z.string().min(1).max(200)
 const none = z.undefined()
@@ -107,14 +98,11 @@ export const requestSchemas = {
   /** The recovery reports of this session (start-up's and later ones), latest of each kind. */
   'app:recoveries': none,
   /**
-   * A report the person dismissed, as `app:recoveries` answered it or `app:recovery` told it:
-   * `app:recoveries` no longer answers it, in any window, for the rest of the run.
+   * The report the person dismissed, by the id it was told with (`app:recoveries`,
+   * `app:recovery`): `app:recoveries` no longer answers it, in any window, for the rest of the
+   * run. Another report that reads the same keeps its own id and stays.
    */
-  'app:dismissRecovery': z.strictObject({
-    kind: z.enum(RECOVERY_KINDS),
-    message: z.string().min(1).max(MAX_RECOVERY_MESSAGE_CHARS),
-    commitOid: oid.nullable(),
-  }),
+  'app:dismissRecovery': z.strictObject({ id: toldId('recovery') }),
   'app:openDataFolder': none,
   'app:openExternal': z.strictObject({ url: z.url({ protocol: /^https$/ }) }),
   /** The memory file whose editor holds unsaved text (null: none): closing the window asks. */
@@ -135,16 +123,11 @@ export const requestSchemas = {
   'memory:search': z.strictObject({ query: z.string().min(1).max(500) }),
   'memory:notices': none,
   /**
-   * A notice the person dismissed, as `memory:notices` answered it or `memory:notice` told
-   * it: `memory:notices` no longer answers it, in any window, until it is raised anew.
+   * The notice the person dismissed, by the id it was raised with (`memory:notices`,
+   * `memory:notice`): `memory:notices` no longer answers it, in any window, until its file's
+   * notice is raised anew. Another notice that reads the same keeps its own id and stays.
    */
-  'memory:dismissNotice': z.strictObject({
-    id: z.string().min(1).max(MAX_NOTICE_ID_CHARS),
-    kind: z.enum(MEMORY_NOTICE_KINDS),
-    path: z.string().min(1).max(MAX_NOTICE_PATH_CHARS),
-    message: z.string().min(1).max(MAX_NOTICE_MESSAGE_CHARS),
-    commitOid: oid.nullable(),
-  }),
+  'memory:dismissNotice': z.strictObject({ id: toldId('notice') }),
   'memory:removeSecrets': z.strictObject({ path: virtualPath }),
 
   'history:log': z.strictObject({
@@ -349,11 +332,11 @@ export interface EventMap {
   'conversations:changed': { readonly id: string; readonly deleted: boolean }
   'settings:changed': SettingsView
   'app:recovery': RecoveryReport
-  /** A report dismissed in some window (`app:dismissRecovery`): every window hides it. */
-  'app:recoveryDismissed': RecoveryReport
+  /** The id of a report dismissed in some window (`app:dismissRecovery`): every window hides it. */
+  'app:recoveryDismissed': { readonly id: string }
   'memory:notice': MemoryNotice
-  /** A notice dismissed in some window (`memory:dismissNotice`): every window hides it. */
-  'memory:noticeDismissed': MemoryNotice
+  /** The id of a notice dismissed in some window (`memory:dismissNotice`): every window hides it. */
+  'memory:noticeDismissed': { readonly id: string }
   /** A command from the application menu, for the window to carry out. */
   'app:command': { readonly command: AppCommand }
   'sync:state': SyncStatus

@@ -46,6 +46,12 @@ export const RECOVERY_KINDS = [
  */
 export interface RecoveryReport {
   /**
+   * Given by the core when it tells the report, once per telling and never again in the run
+   * (`recovery-3`): a dismissal names this, so it takes that report and no other that reads
+   * the same.
+   */
+  readonly id: string
+  /**
    * `uncommitted-changes`: changes no commit held yet were saved as a recovery commit;
    * `outside-changes`: edits made outside Cairn were saved as their own commit;
    * `history-repaired`: damage to the history was repaired in place (a lost newest-version
@@ -57,6 +63,9 @@ export interface RecoveryReport {
   readonly message: string
   readonly commitOid: string | null
 }
+
+/** A recovery report as it is made, before the core gives it its `id`. */
+export type RecoveryTelling = Omit<RecoveryReport, 'id'>
 
 // ---------------------------------------------------------------- memory browser
 
@@ -115,7 +124,11 @@ export const MEMORY_NOTICE_KINDS = [
  * `memory:removeSecrets` takes it out of the current file).
  */
 export interface MemoryNotice {
-  /** Stable for one kind and path (`too-large:/memories/big.bin`). */
+  /**
+   * Given by the core when it raises the notice, once per raising and never again in the run
+   * (`notice-7`): a dismissal names this, so it takes that notice and no other that reads the
+   * same (the same file's notice raised again after it was dealt with).
+   */
   readonly id: string
   /**
    * `kept-aside`: a file history never held was renamed so a sync could not write over it.

@@ -9,8 +9,11 @@ export interface AppHandlerOptions {
   readonly host: HostActions
   /** The recovery reports so far, as `app:recoveries` answers them. */
   readonly recoveries: () => ReadonlyArray<RecoveryReport>
-  /** Forgets a report the person dismissed, so `app:recoveries` no longer answers it. */
-  readonly dismissRecovery: (report: RecoveryReport) => void
+  /**
+   * Forgets the report (by its id) the person dismissed, so `app:recoveries` no longer answers
+   * it; throws for an id never given.
+   */
+  readonly dismissRecovery: (id: string) => void
   /** Where a dismissal is told to every window (`app:recoveryDismissed`). */
   readonly events: EventBus
 }
@@ -21,10 +24,10 @@ export function appHandlers(options: AppHandlerOptions): DomainHandlers<'app'> {
   return {
     'app:info': () => info,
     'app:recoveries': () => recoveries(),
-    'app:dismissRecovery': (report) => {
-      dismissRecovery(report)
+    'app:dismissRecovery': ({ id }) => {
+      dismissRecovery(id)
       // Every window hides it at once, even one whose copy the core no longer keeps.
-      events.emit('app:recoveryDismissed', report)
+      events.emit('app:recoveryDismissed', { id })
       return null
     },
     'app:openDataFolder': async () => {

@@ -161,6 +161,8 @@ describe('memory and history channels in the core', () => {
       ok: true,
       value: [
         {
+          // Start-up's was the first told, this the second.
+          id: 'recovery-2',
           kind: 'outside-changes',
           message: 'b.md was edited outside Cairn and saved to the history as its own change.',
           commitOid: outside,
@@ -199,15 +201,17 @@ describe('dismissed recovery reports (app:dismissRecovery)', () => {
     const atStart = await core.dispatch('app:recoveries', undefined)
     if (!atStart.ok) throw new Error('no recoveries')
     const [report] = atStart.value as ReadonlyArray<RecoveryReport>
-    expect(report).toMatchObject({ kind: 'outside-changes' })
-    expect(await core.dispatch('app:dismissRecovery', report)).toEqual({ ok: true, value: null })
+    expect(report).toMatchObject({ id: 'recovery-1', kind: 'outside-changes' })
+    const dismissal = { id: report!.id }
+    expect(await core.dispatch('app:dismissRecovery', dismissal)).toEqual({ ok: true, value: null })
     // A window that opens now (or this one reloaded) is not shown it again.
     expect(await core.dispatch('app:recoveries', undefined)).toEqual({ ok: true, value: [] })
     // Dismissing it again changes nothing.
-    expect(await core.dispatch('app:dismissRecovery', report)).toEqual({ ok: true, value: null })
+    expect(await core.dispatch('app:dismissRecovery', dismissal)).toEqual({ ok: true, value: null })
     // A later report of the same kind is new: it is answered.
     const later = await editOutside('b.md')
     expect(later.message).toContain('b.md')
+    expect(later.id).toBe('recovery-2')
     expect(await core.dispatch('app:recoveries', undefined)).toEqual({ ok: true, value: [later] })
   })
 
@@ -218,22 +222,33 @@ describe('dismissed recovery reports (app:dismissRecovery)', () => {
     const [first] = atStart.value as ReadonlyArray<RecoveryReport>
     // Told while the window was dismissing the first: the person has not dismissed this one.
     const later = await editOutside('b.md')
-    await core.dispatch('app:dismissRecovery', first)
+    expect(await core.dispatch('app:dismissRecovery', { id: first!.id })).toEqual({
+      ok: true,
+      value: null,
+    })
     expect(await core.dispatch('app:recoveries', undefined)).toEqual({ ok: true, value: [later] })
   })
 
   it('refuses a malformed dismissal with a clear error and keeps every report', async () => {
     core = await coreWithOutsideEdit()
+    const told = heard('app:recoveryDismissed')
     const before = await core.dispatch('app:recoveries', undefined)
     if (!before.ok) throw new Error('no recoveries')
     const [report] = before.value as ReadonlyArray<RecoveryReport>
     const malformed: ReadonlyArray<unknown> = [
       undefined,
-      { ...report, kind: 'everything' },
-      { ...report, commitOid: '../../etc' },
-      { ...report, message: '' },
-      { ...report, extra: true },
-      { kind: report!.kind, message: report!.message },
+      report!.id,
+      // The report itself, as windows sent it before reports had ids.
+      report,
+      { id: report!.id, kind: report!.kind },
+      { id: 'notice-1' },
+      { id: 'recovery-0' },
+      { id: 'recovery-01' },
+      { id: 'recovery-1 ' },
+      { id: 'recovery--1' },
+      { id: `recovery-${'9'.repeat(40)}` },
+      { id: 1 },
+      {},
     ]
     for (const payload of malformed) {
       const refused = await core.dispatch('app:dismissRecovery', payload)
@@ -246,6 +261,24 @@ describe('dismissed recovery reports (app:dismissRecovery)', () => {
       })
     }
     expect(await core.dispatch('app:recoveries', undefined)).toEqual(before)
+    expect(told).toEqual([])
+  })
+
+  it('refuses the id of a report never told in the run, and keeps every report', async () => {
+    core = await coreWithOutsideEdit()
+    const told = heard('app:recoveryDismissed')
+    const before = await core.dispatch('app:recoveries', undefined)
+    expect(before).toMatchObject({ ok: true, value: [{ id: 'recovery-1' }] })
+    for (const id of ['recovery-2', 'recovery-999999999999999']) {
+      const refused = await core.dispatch('app:dismissRecovery', { id })
+      expect(refused).toEqual({
+        ok: false,
+        error: { code: 'not-found', message: `No report ${id} was told in this run.` },
+      })
+      expect(JSON.stringify(refused)).not.toContain(dataDir)
+    }
+    expect(await core.dispatch('app:recoveries', undefined)).toEqual(before)
+    expect(told).toEqual([])
   })
 
   // A report names the one file it saved, whatever the length of its path (a virtual path may
@@ -269,7 +302,10 @@ describe('dismissed recovery reports (app:dismissRecovery)', () => {
     expect(report!.message).toContain(`${folders.join('/')}/notes.md`)
     expect(report!.message.length).toBeGreaterThan(4000)
     expect(await core.dispatch('app:recoveries', undefined)).toEqual({ ok: true, value: [report] })
-    expect(await core.dispatch('app:dismissRecovery', report)).toEqual({ ok: true, value: null })
+    expect(await core.dispatch('app:dismissRecovery', { id: report.id })).toEqual({
+      ok: true,
+      value: null,
+    })
     expect(await core.dispatch('app:recoveries', undefined)).toEqual({ ok: true, value: [] })
   })
 
@@ -279,10 +315,10 @@ describe('dismissed recovery reports (app:dismissRecovery)', () => {
     const atStart = await core.dispatch('app:recoveries', undefined)
     if (!atStart.ok) throw new Error('no recoveries')
     const [report] = atStart.value as ReadonlyArray<RecoveryReport>
-    await core.dispatch('app:dismissRecovery', { ...report, kind: 'everything' })
+    await core.dispatch('app:dismissRecovery', { id: 'recovery-7' })
     expect(told).toEqual([])
-    await core.dispatch('app:dismissRecovery', report)
-    expect(told).toEqual([report])
+    await core.dispatch('app:dismissRecovery', { id: report!.id })
+    expect(told).toEqual([{ id: report!.id }])
   })
 })
 
@@ -315,18 +351,25 @@ describe('dismissed memory notices (memory:dismissNotice)', () => {
   it('keeps a dismissal for the run and tells every window of it', async () => {
     const notice = await coreWithLargeFile()
     const told = heard('memory:noticeDismissed')
-    expect(await core!.dispatch('memory:dismissNotice', notice)).toEqual({ ok: true, value: null })
+    const dismissal = { id: notice.id }
+    expect(await core!.dispatch('memory:dismissNotice', dismissal)).toEqual({
+      ok: true,
+      value: null,
+    })
     // A window that opens now (or this one reloaded) is not shown it again; one open is told.
     expect(await notices()).toEqual([])
-    expect(told).toEqual([notice])
+    expect(told).toEqual([dismissal])
     // Dismissing it again changes nothing.
-    expect(await core!.dispatch('memory:dismissNotice', notice)).toEqual({ ok: true, value: null })
+    expect(await core!.dispatch('memory:dismissNotice', dismissal)).toEqual({
+      ok: true,
+      value: null,
+    })
     expect(await notices()).toEqual([])
   })
 
   it('keeps it dismissed where its file goes, and leaves nothing behind at the old name', async () => {
     const notice = await coreWithLargeFile()
-    await core!.dispatch('memory:dismissNotice', notice)
+    await core!.dispatch('memory:dismissNotice', { id: notice.id })
     const renamed = await core!.dispatch('memory:rename', {
       from: '/memories/big.log',
       to: '/memories/moved.log',
@@ -355,13 +398,14 @@ describe('dismissed memory notices (memory:dismissNotice)', () => {
       return found
     }
     const first = await secretOutside()
-    await core.dispatch('memory:dismissNotice', first)
+    await core.dispatch('memory:dismissNotice', { id: first.id })
     expect(await notices()).toEqual([])
     expect(
       await core.dispatch('memory:removeSecrets', { path: '/memories/notes.md' }),
     ).toMatchObject({ ok: true })
     const again = await secretOutside()
     expect(again.commitOid).not.toBe(first.commitOid)
+    expect(again.id).not.toBe(first.id)
   })
 
   // A notice raised again for its file while the one dismissed there is kept (never resolved)
@@ -375,7 +419,7 @@ describe('dismissed memory notices (memory:dismissNotice)', () => {
     await writeFile(file, `notes\ntoken: ${GITHUB_TOKEN}\n`)
     const first = (await raised) as MemoryNotice
     expect(first).toMatchObject({ kind: 'secret', path: '/memories/notes.md' })
-    await core.dispatch('memory:dismissNotice', first)
+    await core.dispatch('memory:dismissNotice', { id: first.id })
     expect(await notices()).toEqual([])
 
     // The first secret stays in the file; another one arrives beside it.
@@ -391,10 +435,10 @@ describe('dismissed memory notices (memory:dismissNotice)', () => {
     expect(second.commitOid).not.toBe(first.commitOid)
     expect(await notices()).toEqual([second])
     // The stale dismissal, should a window send it again, does not hide the new one.
-    await core.dispatch('memory:dismissNotice', first)
+    await core.dispatch('memory:dismissNotice', { id: first.id })
     expect(await notices()).toEqual([second])
     // Dismissed in its turn, it stays dismissed.
-    await core.dispatch('memory:dismissNotice', second)
+    await core.dispatch('memory:dismissNotice', { id: second.id })
     expect(await notices()).toEqual([])
   })
 
@@ -426,7 +470,10 @@ describe('dismissed memory notices (memory:dismissNotice)', () => {
     expect(notice).toMatchObject({ kind: 'too-large' })
     expect(notice!.path.length).toBeGreaterThan(8 * 1024)
     try {
-      expect(await core.dispatch('memory:dismissNotice', notice)).toEqual({ ok: true, value: null })
+      expect(await core.dispatch('memory:dismissNotice', { id: notice!.id })).toEqual({
+        ok: true,
+        value: null,
+      })
       expect(await notices()).toEqual([])
     } finally {
       await core.close()
@@ -446,15 +493,40 @@ describe('dismissed memory notices (memory:dismissNotice)', () => {
     }
   })
 
-  it('leaves a notice that is not the one dismissed', async () => {
+  // Its file's notice raised again after it was dealt with (here: the file moved away, its
+  // notice with it, and another file too large came in its place) reads as the first did. A
+  // dismissal of the first, sent by a window that still showed it (or on its way as the file
+  // moved), took the second too: one Dismiss, and a banner the person never dismissed was gone
+  // from every window and every reload.
+  it('leaves a later notice that reads the same as the one dismissed', async () => {
     const notice = await coreWithLargeFile()
+    const renamed = await core!.dispatch('memory:rename', {
+      from: '/memories/big.log',
+      to: '/memories/moved.log',
+    })
+    expect(renamed).toMatchObject({ ok: true })
+    const raised = toldNext('memory:notice')
+    await tooLarge('big.log')
+    const again = (await raised) as MemoryNotice
+    // Word for word the same, under an id of its own.
+    expect({ ...again, id: notice.id }).toEqual(notice)
+    expect(again.id).not.toBe(notice.id)
     const told = heard('memory:noticeDismissed')
-    const stale = { ...notice, message: 'An older sentence about it.' }
-    await core!.dispatch('memory:dismissNotice', stale)
-    await core!.dispatch('memory:dismissNotice', { ...notice, path: '/memories/other.log' })
-    expect(await notices()).toEqual([notice])
-    // Every window hides what was dismissed, should one still show it; none hides this one.
-    expect(told).toEqual([stale, { ...notice, path: '/memories/other.log' }])
+    expect(await core!.dispatch('memory:dismissNotice', { id: notice.id })).toEqual({
+      ok: true,
+      value: null,
+    })
+    expect(await notices()).toEqual([
+      expect.objectContaining({ kind: 'too-large', path: '/memories/moved.log' }),
+      again,
+    ])
+    // Every window hides the one dismissed, should one still show it; none hides the other.
+    expect(told).toEqual([{ id: notice.id }])
+    // Dismissed in its turn, it goes, and only it.
+    await core!.dispatch('memory:dismissNotice', { id: again.id })
+    expect(await notices()).toEqual([
+      expect.objectContaining({ kind: 'too-large', path: '/memories/moved.log' }),
+    ])
   })
 
   it('refuses a malformed dismissal with a clear error, keeps every notice and tells no one', async () => {
@@ -463,12 +535,16 @@ describe('dismissed memory notices (memory:dismissNotice)', () => {
     const malformed: ReadonlyArray<unknown> = [
       undefined,
       notice.id,
-      { ...notice, kind: 'everything' },
-      { ...notice, commitOid: '../../etc' },
-      { ...notice, message: '' },
-      { ...notice, path: 'x'.repeat(65 * 1024) },
-      { ...notice, extra: true },
+      // The notice itself, as windows sent it before notices had ids of their own.
+      notice,
       { id: notice.id, kind: notice.kind, path: notice.path },
+      { id: 'too-large:/memories/big.log' },
+      { id: 'recovery-1' },
+      { id: 'notice-0' },
+      { id: 'notice-1\n' },
+      { id: `notice-${'1'.repeat(64 * 1024)}` },
+      { id: null },
+      {},
     ]
     for (const payload of malformed) {
       const refused = await core!.dispatch('memory:dismissNotice', payload)
@@ -478,6 +554,22 @@ describe('dismissed memory notices (memory:dismissNotice)', () => {
           code: 'invalid-payload',
           message: expect.stringMatching(/^Invalid request for memory:dismissNotice/),
         },
+      })
+      expect(JSON.stringify(refused)).not.toContain(dataDir)
+    }
+    expect(await notices()).toEqual([notice])
+    expect(told).toEqual([])
+  })
+
+  it('refuses the id of a notice never raised in the run, keeps every notice and tells no one', async () => {
+    const notice = await coreWithLargeFile()
+    expect(notice.id).toBe('notice-1')
+    const told = heard('memory:noticeDismissed')
+    for (const id of ['notice-2', 'notice-999999999999999']) {
+      const refused = await core!.dispatch('memory:dismissNotice', { id })
+      expect(refused).toEqual({
+        ok: false,
+        error: { code: 'not-found', message: `No notice ${id} was raised in this run.` },
       })
       expect(JSON.stringify(refused)).not.toContain(dataDir)
     }

@@ -29,22 +29,22 @@ describe('a dismissed notice and the ones raised after it (redges2 R2)', () => {
     const { notices, told } = session()
     notices.raise(secret('a'.repeat(40)))
     const [first] = notices.list()
-    notices.dismiss(first!)
+    notices.dismiss(first!.id)
     notices.raise(secret('a'.repeat(40)))
     expect(notices.list()).toEqual([])
     notices.raise(secret('b'.repeat(40)))
-    const second = { id: first!.id, ...secret('b'.repeat(40)) }
+    const second = { id: 'notice-2', ...secret('b'.repeat(40)) }
     expect(notices.list()).toEqual([second])
     expect(told).toEqual([first, second])
     // The first's dismissal, sent again, does not hide it.
-    notices.dismiss(first!)
+    notices.dismiss(first!.id)
     expect(notices.list()).toEqual([second])
   })
 
   it('gives way to a second keep-aside of its file', () => {
     const { notices, told } = session()
     notices.raise(keptAsideNotice('notes.md', 'notes (not in history).md'))
-    notices.dismiss(notices.list()[0]!)
+    notices.dismiss(notices.list()[0]!.id)
     notices.raise(keptAsideNotice('notes.md', 'notes (not in history 2).md'))
     expect(notices.list()).toEqual([
       expect.objectContaining({ message: expect.stringContaining('notes (not in history 2).md') }),
@@ -60,7 +60,7 @@ describe('a dismissed notice and the ones raised after it (redges2 R2)', () => {
     followMoves(notices, [
       { from: '/memories/private.md', to: '/memories/private (unreadable).md', versioned: true },
     ])
-    for (const notice of notices.list()) notices.dismiss(notice)
+    for (const notice of notices.list()) notices.dismiss(notice.id)
     expect(notices.list()).toEqual([])
     const heard = told.length
     // Each scan raises what it finds: the file too large, the kept-aside file unreadable.
@@ -68,5 +68,41 @@ describe('a dismissed notice and the ones raised after it (redges2 R2)', () => {
     notices.raise(unreadableNotice('private (unreadable).md'))
     expect(notices.list()).toEqual([])
     expect(told).toHaveLength(heard)
+  })
+})
+
+describe('a notice is dismissed by the id it was raised with', () => {
+  it('gives each raising an id of its own, one that reads the same too', () => {
+    const { notices, told } = session()
+    notices.raise(tooLargeNotice('big.log'))
+    // Moved away and back: its file's notice, raised again, reads as the first did.
+    followMoves(notices, [{ from: '/memories/big.log', to: '/memories/old.log' }])
+    followMoves(notices, [{ from: '/memories/old.log', to: '/memories/big.log' }])
+    expect(told.map(({ id, path }) => [id, path])).toEqual([
+      ['notice-1', '/memories/big.log'],
+      ['notice-2', '/memories/old.log'],
+      ['notice-3', '/memories/big.log'],
+    ])
+    expect({ ...told[2]!, id: 'notice-1' }).toEqual(told[0])
+    // The first's dismissal, sent late, leaves the one in its place.
+    notices.dismiss('notice-1')
+    expect(notices.list()).toEqual([told[2]])
+    notices.dismiss('notice-3')
+    expect(notices.list()).toEqual([])
+  })
+
+  it('refuses an id it never gave, and changes nothing', () => {
+    const { notices } = session()
+    notices.raise(tooLargeNotice('big.log'))
+    const before = notices.list()
+    for (const id of ['notice-2', 'notice-0', 'too-large:/memories/big.log', '']) {
+      expect(() => notices.dismiss(id)).toThrow(
+        expect.objectContaining({
+          code: 'not-found',
+          message: `No notice ${id} was raised in this run.`,
+        }),
+      )
+    }
+    expect(notices.list()).toEqual(before)
   })
 })

@@ -3,8 +3,8 @@
  * version, and secrets that arrived in a file edited outside Cairn.
  */
 
-import { sameTelling } from '../../shared/dismissals'
 import type { MemoryNotice } from '../../shared/types'
+import { CairnError } from '../lib/errors'
 import type { Logger } from '../lib/logger'
 import { escapeInvisible } from '../lib/text'
 import { newSecrets } from '../memory'
@@ -35,40 +35,62 @@ export interface Notices {
    */
   move(notice: MemoryNotice, to: Omit<MemoryNotice, 'id'>): void
   /**
-   * Hides `notice` (that very one: kind, path, message and commit alike), dismissed by the
-   * person, from `list` until it is resolved; raised again meanwhile, it stays hidden (a
-   * different one raised for its file replaces it, and shows).
+   * Hides the notice raised with `id` (that very raising), dismissed by the person, from `list`
+   * until it is resolved; raised again meanwhile, it stays hidden (a different one raised for
+   * its file replaces it, and shows). An id given in this run to a notice since resolved or
+   * replaced changes nothing: the one in its place, even one that reads the same, was not the
+   * one dismissed. An id never given is refused (`not-found`), and changes nothing.
    */
-  dismiss(notice: MemoryNotice): void
+  dismiss(id: string): void
   onNotice(listener: (notice: MemoryNotice) => void): () => void
 }
 
 // Kinds that tell of something that happened (and may happen again) rather than of a state.
 const HAPPENINGS: ReadonlySet<MemoryNotice['kind']> = new Set(['secret', 'kept-aside'])
 
+/**
+ * Whether two notices are the same telling: one kind, one file, one message, one commit. A
+ * secret or a keep-aside that tells something else than the one dismissed in its file's place
+ * is news the person has not seen.
+ */
+function sameTelling(a: Omit<MemoryNotice, 'id'>, b: Omit<MemoryNotice, 'id'>): boolean {
+  return (
+    a.kind === b.kind && a.path === b.path && a.message === b.message && a.commitOid === b.commitOid
+  )
+}
+
 export function createNotices(logger: Logger): Notices {
+  // One notice of each kind per file (its slot, `too-large:/memories/big.bin`), kept under its
+  // slot; each raising gets an id of its own (`notice-7`), counted from 1 in the run.
   const raised = new Map<string, MemoryNotice>()
   const dismissed = new Set<string>()
   const listeners = new Set<(notice: MemoryNotice) => void>()
-  const resolve = (id: string): void => {
-    raised.delete(id)
-    dismissed.delete(id)
+  let given = 0
+  const slotOf = (notice: Omit<MemoryNotice, 'id'>): string => `${notice.kind}:${notice.path}`
+  const resolve = (slot: string): void => {
+    raised.delete(slot)
+    dismissed.delete(slot)
   }
   const raise = (notice: Omit<MemoryNotice, 'id'>, hidden: boolean): void => {
-    const id = `${notice.kind}:${notice.path}`
-    const kept = raised.get(id)
+    const slot = slotOf(notice)
+    const kept = raised.get(slot)
     // One the person dismissed gives way to a different telling of something that happened
     // again to its file (a new secret brought in by a later outside edit, a second keep-aside):
     // news they have not seen (redges2 R2). A state raised again (each scan raises a file too
     // large, unreadable), even in other words (the generic `unreadable` after a kept-aside
     // one's), stays hidden.
-    if (kept && !(dismissed.has(id) && HAPPENINGS.has(notice.kind) && !sameTelling(kept, notice)))
+    if (
+      kept &&
+      !(dismissed.has(slot) && HAPPENINGS.has(notice.kind) && !sameTelling(kept, notice))
+    ) {
       return
-    if (kept) resolve(id)
-    const full: MemoryNotice = { id, ...notice }
-    raised.set(id, full)
+    }
+    if (kept) resolve(slot)
+    given += 1
+    const full: MemoryNotice = { id: `notice-${given}`, ...notice }
+    raised.set(slot, full)
     if (hidden) {
-      dismissed.add(id)
+      dismissed.add(slot)
       return
     }
     for (const listener of listeners) {
@@ -81,18 +103,22 @@ export function createNotices(logger: Logger): Notices {
     }
   }
   return {
-    list: () => [...raised.values()].filter((notice) => !dismissed.has(notice.id)),
+    list: () => [...raised.entries()].filter(([slot]) => !dismissed.has(slot)).map(([, n]) => n),
     kept: () => [...raised.values()],
     raise: (notice) => raise(notice, false),
     resolve: (kind, path) => resolve(`${kind}:${path}`),
     move(notice, to) {
-      const hidden = dismissed.has(notice.id)
-      resolve(notice.id)
+      const slot = slotOf(notice)
+      const hidden = dismissed.has(slot)
+      resolve(slot)
       raise(to, hidden)
     },
-    dismiss(notice) {
-      const kept = raised.get(notice.id)
-      if (kept && sameTelling(kept, notice)) dismissed.add(kept.id)
+    dismiss(id) {
+      const counted = /^notice-([1-9][0-9]*)$/.exec(id)
+      if (!counted || Number(counted[1]) > given) {
+        throw new CairnError('not-found', `No notice ${id} was raised in this run.`)
+      }
+      for (const [slot, kept] of raised) if (kept.id === id) dismissed.add(slot)
     },
     onNotice(listener) {
       listeners.add(listener)

@@ -1,5 +1,5 @@
 import path from 'node:path'
-import type { RecoveryReport } from '../../shared/types'
+import type { RecoveryTelling } from '../../shared/types'
 import { CairnError } from '../lib/errors'
 import type { Logger } from '../lib/logger'
 import { disk, isCode, listNames } from '../lib/disk'
@@ -31,7 +31,7 @@ import { newScanReport, scanPath, type ScanReport } from './work-tree'
 
 export interface OpenedRepo {
   readonly repo: Repo
-  readonly recovery: RecoveryReport | null
+  readonly recovery: RecoveryTelling | null
   /** Relative paths of files too large to version, found by the scan at open. */
   readonly tooLarge: ReadonlyArray<string>
   /** Entries the scan at open left out for a character in their name (relative paths). */
@@ -228,7 +228,7 @@ function recoveryReport(
   fresh: boolean,
   entry: IndexEntry | null,
   report: ScanReport,
-): RecoveryReport | null {
+): RecoveryTelling | null {
   const count = entry?.files.length ?? 0
   const commitOid = entry?.oid ?? null
   if (findings.setAside) {

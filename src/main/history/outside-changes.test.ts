@@ -229,6 +229,7 @@ describe('edits made outside Cairn before a change to the same paths', () => {
     const saved = commits.find((commit) => commit.command === 'outside')
     expect(reports).toEqual([
       {
+        id: 'recovery-1',
         kind: 'outside-changes',
         message: '2 files were edited outside Cairn and saved to the history as their own change.',
         commitOid: saved?.oid,

@@ -144,13 +144,15 @@ export interface VersionedMemory {
    */
   notices(): ReadonlyArray<MemoryNotice>
   /**
-   * Hides `notice` (kind, path, message and commit alike), dismissed by the person: `notices`
-   * no longer answers it, so a window that opens later does not show it again, until it is
-   * resolved and raised anew (a secret found again after it was removed), or a different one
-   * is raised for its file (a new secret from a later outside edit). One that follows its file
-   * to a new name stays dismissed; one no longer raised is left as it is.
+   * Hides the notice raised with `id`, dismissed by the person: `notices` no longer answers
+   * it, so a window that opens later does not show it again, until it is resolved and raised
+   * anew (a secret found again after it was removed), or a different one is raised for its
+   * file (a new secret from a later outside edit). One that follows its file to a new name
+   * stays dismissed. An id given to a notice no longer raised changes nothing (the one raised
+   * since in its place, even one that reads the same, stays); an id never given is refused
+   * (`not-found`).
    */
-  dismissNotice(notice: MemoryNotice): void
+  dismissNotice(id: string): void
   onNotice(listener: (notice: MemoryNotice) => void): () => void
 
   // History.
@@ -224,11 +226,12 @@ export interface VersionedMemory {
    */
   recoveries(): ReadonlyArray<RecoveryReport>
   /**
-   * Forgets `report` (kind, message and commit alike), dismissed by the person: `recoveries`
-   * no longer answers it, so a window that opens later does not show it again. A report no
-   * longer kept (replaced by a later one of its kind) is left as it is.
+   * Forgets the report told with `id`, dismissed by the person: `recoveries` no longer answers
+   * it, so a window that opens later does not show it again. An id given to a report no longer
+   * kept (replaced by a later one of its kind) changes nothing; an id never given is refused
+   * (`not-found`).
    */
-  dismissRecovery(report: RecoveryReport): void
+  dismissRecovery(id: string): void
   /** Waits for queued work and releases resources. */
   close(): Promise<void>
 }

@@ -1,6 +1,11 @@
 import path from 'node:path'
-import { sameTelling } from '../../shared/dismissals'
-import type { ChangeResult, CommitCommand, CommitSummary, RecoveryReport } from '../../shared/types'
+import type {
+  ChangeResult,
+  CommitCommand,
+  CommitSummary,
+  RecoveryReport,
+  RecoveryTelling,
+} from '../../shared/types'
 import { disk, exists, makeFolders, removeFile, removePath } from '../lib/disk'
 import { diskProblem, isDiskProblem } from '../lib/disk-errors'
 import { CairnError } from '../lib/errors'
@@ -156,7 +161,14 @@ async function openLocked(
   const logger = options.logger ?? consoleLogger
   let machine = options.machine ?? null
   const owedMarker = owedMarkerOf(path.join(dataDir, 'history.git'))
-  const { repo, recovery, tooLarge, nameNotAllowed, unreadable, restoreRefused } = await openRepo({
+  const {
+    repo,
+    recovery: startUp,
+    tooLarge,
+    nameNotAllowed,
+    unreadable,
+    restoreRefused,
+  } = await openRepo({
     dataDir,
     now,
     logger,
@@ -314,6 +326,14 @@ async function openLocked(
   const snapshots = createSnapshots(repo, lookup, ancestry)
   const commitListeners = new Set<(commit: CommitSummary) => void>()
   const recoveryListeners = new Set<(report: RecoveryReport) => void>()
+  // Each report told gets an id of its own, counted from 1 in the run (`recovery-3`): a
+  // dismissal names it, and takes no other report that reads the same.
+  let reportsGiven = 0
+  const identified = (telling: RecoveryTelling): RecoveryReport => {
+    reportsGiven += 1
+    return { id: `recovery-${reportsGiven}`, ...telling }
+  }
+  const recovery = startUp ? identified(startUp) : null
   // Every report of this session, the latest of each kind (start-up's first): a window that
   // starts listening late asks for these (`recoveries`), so none told before is lost.
   let recoveries: ReadonlyArray<RecoveryReport> = recovery ? [recovery] : []
@@ -380,7 +400,7 @@ async function openLocked(
     const one = entry.files.length === 1
     // One file is named (relative to /memories, never a host path); more are counted.
     const what = one && first ? toRelative(first) : `${entry.files.length} files`
-    const report: RecoveryReport =
+    const report: RecoveryTelling =
       entry.command === 'outside'
         ? {
             kind: 'outside-changes',
@@ -395,8 +415,12 @@ async function openLocked(
     tellRecovery(report)
   }
 
-  /** Keeps `report` (in place of an earlier one of its kind) and tells the listeners. */
-  function tellRecovery(report: RecoveryReport): void {
+  /**
+   * Keeps the report `telling` makes, with an id of its own (in place of an earlier one of its
+   * kind), and tells the listeners.
+   */
+  function tellRecovery(telling: RecoveryTelling): void {
+    const report = identified(telling)
     recoveries = [...recoveries.filter((earlier) => earlier.kind !== report.kind), report]
     tell(recoveryListeners, report, 'recovery')
   }
@@ -921,7 +945,7 @@ async function openLocked(
         ),
       ),
     notices: () => notices.list(),
-    dismissNotice: (notice) => notices.dismiss(notice),
+    dismissNotice: (id) => notices.dismiss(id),
     onNotice: (listener) => notices.onNotice(listener),
     setMachine: (name) => {
       machine = name
@@ -1042,10 +1066,14 @@ async function openLocked(
       return () => commitListeners.delete(listener)
     },
     recoveries: () => recoveries,
-    dismissRecovery(report) {
-      // Only that very report: one told since (of its kind, in its place) has not been seen
-      // dismissed, and stays.
-      recoveries = recoveries.filter((kept) => !sameTelling(kept, report))
+    dismissRecovery(id) {
+      const counted = /^recovery-([1-9][0-9]*)$/.exec(id)
+      if (!counted || Number(counted[1]) > reportsGiven) {
+        throw new CairnError('not-found', `No report ${id} was told in this run.`)
+      }
+      // Only that very report: one told since (of its kind, in its place), even one that reads
+      // the same, has not been seen dismissed, and stays.
+      recoveries = recoveries.filter((kept) => kept.id !== id)
     },
     onRecovery(listener) {
       recoveryListeners.add(listener)

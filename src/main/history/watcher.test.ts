@@ -129,6 +129,7 @@ describe('watching the memory folder while Cairn runs', () => {
     const commit = await committed
     expect(reports).toEqual([
       {
+        id: 'recovery-1',
         kind: 'outside-changes',
         message: 'edited.md was edited outside Cairn and saved to the history as its own change.',
         commitOid: commit.oid,

@@ -42,10 +42,10 @@ export function memoryBrowserHandlers(
     'memory:rename': ({ from, to }) => renameFile(execute, from, to),
     'memory:delete': ({ path }) => deleteFile(execute, path),
     'memory:notices': () => memory.notices(),
-    'memory:dismissNotice': (notice) => {
-      memory.dismissNotice(notice)
+    'memory:dismissNotice': ({ id }) => {
+      memory.dismissNotice(id)
       // Every window hides it at once, even one whose copy the core no longer keeps.
-      events?.emit('memory:noticeDismissed', notice)
+      events?.emit('memory:noticeDismissed', { id })
       return null
     },
     'memory:removeSecrets': ({ path }) => memory.removeSecrets(path),

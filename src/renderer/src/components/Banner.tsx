@@ -10,7 +10,8 @@ export type BannerTone = 'error' | 'warning' | 'info' | 'success'
  * `actions` holds buttons such as Open Settings; `onRetry` adds the usual Retry button.
  * `compact` fits narrow panes: one line, the buttons beside the text.
  * In a group (`data-banner-group`), a banner that goes away with the focus inside it hands the
- * focus on (`handOffFocus`).
+ * focus on (`handOffFocus`): to another banner, else to `focusOrigin` (the control that produced
+ * it), else to the group's list.
  */
 export function Banner({
   tone,
@@ -21,6 +22,7 @@ export function Banner({
   onDismiss,
   label,
   compact = false,
+  focusOrigin,
 }: {
   readonly tone: BannerTone
   readonly title?: string
@@ -31,6 +33,8 @@ export function Banner({
   /** Accessible name; defaults to the title. */
   readonly label?: string
   readonly compact?: boolean
+  /** Where the focus was when this came (an action's result): it goes back there. */
+  readonly focusOrigin?: HTMLElement | null
 }) {
   const Icon =
     tone === 'error' || tone === 'warning'
@@ -40,11 +44,15 @@ export function Banner({
         : icons.info
   const hasActions = Boolean(actions) || onRetry !== undefined
   const ref = useRef<HTMLDivElement>(null)
+  const origin = useRef(focusOrigin)
+  useLayoutEffect(() => {
+    origin.current = focusOrigin
+  }, [focusOrigin])
   useLayoutEffect(() => {
     const banner = ref.current
     // Run as it unmounts, while it is still in the page.
     return () => {
-      if (banner) handOffFocus(banner)
+      if (banner) handOffFocus(banner, origin.current)
     }
   }, [])
   return (
@@ -85,6 +93,11 @@ export interface NoticeData {
   /** `warning`: done, but not quite as asked (a file kept aside, say). */
   readonly tone: 'success' | 'warning' | 'error'
   readonly action?: { readonly label: string; readonly run: () => void }
+  /**
+   * Where the focus was when the result came (the control that produced it, as a rule): the
+   * focus goes back there when the banner goes with the focus inside it.
+   */
+  readonly origin: HTMLElement | null
 }
 
 /**
@@ -95,14 +108,31 @@ export function useNotice() {
   const [notice, setNotice] = useState<NoticeData | null>(null)
   const show = useCallback(
     (message: string, tone: NoticeData['tone'], action?: NoticeData['action']) =>
-      setNotice({ id: Date.now(), message, tone, ...(action ? { action } : {}) }),
+      setNotice({
+        id: Date.now(),
+        message,
+        tone,
+        ...(action ? { action } : {}),
+        origin: focusedControl(),
+      }),
     [],
   )
   const dismiss = useCallback(() => setNotice(null), [])
   return { notice, show, dismiss }
 }
 
-/** A compact banner named "Result" for a `useNotice()` result, with its follow-up button. */
+/** The element holding the focus, unless none does (the page's body). */
+function focusedControl(): HTMLElement | null {
+  const focused = document.activeElement
+  return focused instanceof HTMLElement && focused !== document.body ? focused : null
+}
+
+/**
+ * A compact banner named "Result" for a `useNotice()` result, with its follow-up button. Put in
+ * a group (`data-banner-group`, the pane), it hands the focus on when it goes with the focus
+ * inside it: to another banner of the pane, else back to where the focus was when the result
+ * came, else to the pane's list (`data-banner-fallback`).
+ */
 export function Notice(props: {
   readonly notice: NoticeData | null
   readonly onDismiss: () => void
@@ -115,6 +145,7 @@ export function Notice(props: {
       tone={notice.tone}
       label="Result"
       compact
+      focusOrigin={notice.origin}
       onDismiss={props.onDismiss}
       actions={
         notice.action && (

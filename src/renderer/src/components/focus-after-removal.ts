@@ -1,17 +1,20 @@
 /**
  * Where keyboard focus goes when a banner holding it goes away (dismissed here, or in another
  * window): left alone, it falls to the page's body and a keyboard user loses their place. A
- * banner inside a group (an element marked `data-banner-group`, such as the chat's notices)
- * hands it to the banner that followed it, else the one before it, else (none left) to the
- * group's screen: its first enabled text field (the chat's message box), else the screen's
- * region itself. Only when focus was inside the banner as it went, and only if nothing took the
- * focus since.
+ * banner inside a group (an element marked `data-banner-group`: the chat's notices, a side
+ * pane, the full history view) hands it to the banner that followed it, else the one before it,
+ * else (none left) to `origin` (the control that produced it, such as the button whose action's
+ * result it told) when that is still in the group and can take focus, else to the group's list
+ * (an element marked `data-banner-fallback`: its row that is a Tab stop, else its first
+ * control), else to the group's screen: its first enabled text field (the chat's message box),
+ * else the screen's region itself. Only when focus was inside the banner as it went, and only if
+ * nothing took the focus since.
  *
  * Called as the banner unmounts, while it is still in the page; the hand-off waits until the
  * change that removed it is done, so that banners removed together, or added in their place,
  * count as they end up.
  */
-export function handOffFocus(banner: HTMLElement): void {
+export function handOffFocus(banner: HTMLElement, origin?: HTMLElement | null): void {
   const group = banner.closest<HTMLElement>('[data-banner-group]')
   if (!group || !banner.contains(document.activeElement)) return
   const before = bannersIn(group)
@@ -25,9 +28,39 @@ export function handOffFocus(banner: HTMLElement): void {
     const left = bannersIn(group)
     const next =
       later.find((b) => left.includes(b)) ?? earlier.find((b) => left.includes(b)) ?? left[0]
-    const target = next ? controlOf(next) : fallbackOf(group)
+    const target = next
+      ? controlOf(next)
+      : origin && takesFocus(origin, group)
+        ? origin
+        : (listOf(group) ?? fallbackOf(group))
     target?.focus()
   })
+}
+
+/** Whether `element` is still in `group`, shown and enabled, so focus can land on it. */
+function takesFocus(element: HTMLElement, group: HTMLElement): boolean {
+  return (
+    element.isConnected &&
+    group.contains(element) &&
+    !element.matches(':disabled') &&
+    element.closest('[inert]') === null &&
+    element.getClientRects().length > 0
+  )
+}
+
+/** The group's list (`data-banner-fallback`): its Tab stop, else its first control, else itself. */
+function listOf(group: HTMLElement): HTMLElement | null {
+  if (!group.isConnected) return null
+  const list = group.querySelector<HTMLElement>('[data-banner-fallback]')
+  if (!list || list.getClientRects().length === 0) return null
+  // Its rows' Tab stop (a tree's current row, a grid) before any other control in it.
+  const stop =
+    list.querySelector<HTMLElement>('[tabindex="0"]') ??
+    list.querySelector<HTMLElement>('button:not(:disabled), a[href], input:not(:disabled)')
+  if (stop) return stop
+  // Focusable from script only: not a stop on the Tab order.
+  if (!list.hasAttribute('tabindex')) list.tabIndex = -1
+  return list
 }
 
 function bannersIn(group: HTMLElement): HTMLElement[] {

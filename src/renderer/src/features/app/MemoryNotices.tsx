@@ -1,5 +1,4 @@
 import { useEffect, useState } from 'react'
-import { sameTelling } from '../../../../shared/dismissals'
 import type { MemoryNotice } from '../../../../shared/types'
 import { Banner } from '../../components/Banner'
 import { api, errorMessage, unwrap } from '../../lib/api'
@@ -18,7 +17,9 @@ type Removal =
  * outside Cairn (with a way to take it out of the file), an earlier version found damaged
  * (with a way to that file's history). Each can be dismissed; the dismissal is told to the core
  * (`memory:dismissNotice`), so a window that opens later, or this one reloaded, does not show
- * it again, and one already open hides it at once (`memory:noticeDismissed`).
+ * it again, and one already open hides it at once (`memory:noticeDismissed`). Each is dismissed
+ * by the id the core raised it with: another notice that reads the same (its file's notice raised
+ * again after it was dealt with) is not taken with it.
  */
 export function MemoryNotices() {
   const [notices, setNotices] = useState<ReadonlyArray<MemoryNotice>>([])
@@ -27,15 +28,21 @@ export function MemoryNotices() {
     // Dismissals told before the core's first answer arrived: that answer may have been made
     // before them, and would show again what another window dismissed (redges2 R1). Kept only
     // until then.
-    let early: MemoryNotice[] | null = []
+    let early: string[] | null = []
+    // The core keeps one notice of a kind per file: one raised again for its file takes the
+    // earlier one's place.
     const add = (notice: MemoryNotice) =>
-      setNotices((list) => (list.some((n) => n.id === notice.id) ? list : [...list, notice]))
+      setNotices((list) => {
+        if (list.some((n) => n.id === notice.id)) return list
+        const at = list.findIndex((n) => n.kind === notice.kind && n.path === notice.path)
+        return at < 0 ? [...list, notice] : list.with(at, notice)
+      })
     unwrap(api().memory.notices()).then(
       (list) => {
         const told = early ?? []
         early = null
         if (!live) return
-        list.filter((notice) => !told.some((gone) => sameTelling(notice, gone))).forEach(add)
+        list.filter((notice) => !told.includes(notice.id)).forEach(add)
       },
       () => {
         early = null
@@ -60,9 +67,9 @@ export function MemoryNotices() {
     }
     const stop = api().on('memory:notice', follow)
     // Dismissed in any window (this one too): gone from every window.
-    const stopDismissed = api().on('memory:noticeDismissed', (dismissed) => {
-      early?.push(dismissed)
-      setNotices((shown) => shown.filter((notice) => !sameTelling(notice, dismissed)))
+    const stopDismissed = api().on('memory:noticeDismissed', ({ id }) => {
+      early?.push(id)
+      setNotices((shown) => shown.filter((notice) => notice.id !== id))
     })
     return () => {
       live = false
@@ -74,7 +81,7 @@ export function MemoryNotices() {
     setNotices((shown) => shown.filter((n) => n.id !== notice.id))
     // Kept by the core for the run, so a window opened later does not show it again, and told
     // to every window. Should that fail, it is gone from this one all the same.
-    unwrap(api().memory.dismissNotice(notice)).catch(() => {})
+    unwrap(api().memory.dismissNotice({ id: notice.id })).catch(() => {})
   }
   if (notices.length === 0) return null
   return (

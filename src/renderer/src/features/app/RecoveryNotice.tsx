@@ -1,5 +1,4 @@
 import { useEffect, useState } from 'react'
-import { sameTelling } from '../../../../shared/dismissals'
 import type { RecoveryReport } from '../../../../shared/types'
 import { Banner, type BannerTone } from '../../components/Banner'
 import { api, unwrap } from '../../lib/api'
@@ -24,32 +23,28 @@ const PRESENTATION: Readonly<
  * history was set aside). A later report of the same kind replaces the earlier one, so that
  * outside edits saved one after another do not pile up. A dismissal is told to the core
  * (`app:dismissRecovery`): a window that opens later, or this one reloaded, does not show it
- * again, and one already open hides it at once (`app:recoveryDismissed`).
+ * again, and one already open hides it at once (`app:recoveryDismissed`). Each is dismissed by
+ * the id the core told it with: another report that reads the same is not taken with it.
  */
 export function RecoveryNotice() {
   const { showHistory } = useNavigation()
-  const [reports, setReports] = useState<ReadonlyArray<Shown>>([])
+  const [reports, setReports] = useState<ReadonlyArray<RecoveryReport>>([])
   useEffect(() => {
     let live = true
-    let next = 0
     // Kinds told since this mounted: newer than (or the same as) what the core answers.
     const heard = new Set<RecoveryReport['kind']>()
     const stop = api().on('app:recovery', (report) => {
       heard.add(report.kind)
-      const id = next++
-      setReports((shown) => [
-        ...shown.filter((earlier) => earlier.report.kind !== report.kind),
-        { id, report },
-      ])
+      setReports((shown) => [...shown.filter((earlier) => earlier.kind !== report.kind), report])
     })
     // Dismissals told before the core's answer arrived: that answer may have been made before
     // them, and would show again what another window dismissed (redges2 R1). Kept only until
     // then.
-    let early: RecoveryReport[] | null = []
+    let early: string[] | null = []
     // Dismissed in any window (this one too): gone from every window.
-    const stopDismissed = api().on('app:recoveryDismissed', (dismissed) => {
-      early?.push(dismissed)
-      setReports((shown) => shown.filter(({ report }) => !sameTelling(report, dismissed)))
+    const stopDismissed = api().on('app:recoveryDismissed', ({ id }) => {
+      early?.push(id)
+      setReports((shown) => shown.filter((report) => report.id !== id))
     })
     unwrap(api().app.recoveries()).then(
       (missed) => {
@@ -58,8 +53,7 @@ export function RecoveryNotice() {
         if (!live) return
         const added = missed
           .filter((report) => !heard.has(report.kind))
-          .filter((report) => !told.some((gone) => sameTelling(report, gone)))
-          .map((report) => ({ id: next++, report }))
+          .filter((report) => !told.includes(report.id))
         setReports((shown) => [...added, ...shown])
       },
       () => {
@@ -76,18 +70,18 @@ export function RecoveryNotice() {
   if (reports.length === 0) return null
   return (
     <div className="recovery-notices">
-      {reports.map(({ id, report }) => {
+      {reports.map((report) => {
         const { tone, title } = PRESENTATION[report.kind]
         return (
           <Banner
-            key={id}
+            key={report.id}
             tone={tone}
             title={title}
             onDismiss={() => {
-              setReports((shown) => shown.filter((entry) => entry.id !== id))
+              setReports((shown) => shown.filter((entry) => entry.id !== report.id))
               // Kept by the core for the run, so a window opened later does not show it again,
               // and told to every window. Should that fail, it is gone from this one all the same.
-              unwrap(api().app.dismissRecovery(report)).catch(() => {})
+              unwrap(api().app.dismissRecovery({ id: report.id })).catch(() => {})
             }}
             actions={
               report.commitOid && (
@@ -107,9 +101,4 @@ export function RecoveryNotice() {
       })}
     </div>
   )
-}
-
-interface Shown {
-  readonly id: number
-  readonly report: RecoveryReport
 }

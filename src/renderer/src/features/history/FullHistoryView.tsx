@@ -58,7 +58,8 @@ export function FullHistoryView() {
   const searching = search.text !== null
 
   return (
-    <section className="full-history" aria-label="Full history">
+    // A banner that goes with the focus inside it (a result dismissed) hands it on in the view.
+    <section className="full-history" aria-label="Full history" data-banner-group="">
       <header className="fh-bar">
         <button
           ref={back}
@@ -109,7 +110,7 @@ export function FullHistoryView() {
       </header>
 
       <div className="fh-body">
-        <div className="fh-list" style={{ flexBasis: `${split}%` }}>
+        <div className="fh-list" style={{ flexBasis: `${split}%` }} data-banner-fallback="">
           {searching ? (
             <SearchHits
               search={search}

@@ -21,7 +21,8 @@ export function HistoryPane() {
   const { openFullHistory, openConversation } = navigation
 
   return (
-    <div className="hist-pane">
+    // A banner that goes with the focus inside it (a result dismissed) hands it on in the pane.
+    <div className="hist-pane" data-banner-group="">
       <HistoryFilters
         filters={history.filters}
         onChange={history.setFilters}
@@ -47,7 +48,7 @@ export function HistoryPane() {
       </HistoryFilters>
       <Notice notice={history.notice} onDismiss={history.dismissNotice} />
 
-      <div className="hist-list" style={{ flexBasis: `${split}%` }}>
+      <div className="hist-list" style={{ flexBasis: `${split}%` }} data-banner-fallback="">
         <TimelineArea history={history} now={now} onOpenConversation={openConversation} />
       </div>
 

@@ -289,7 +289,8 @@ export function MemoryBrowser() {
   const empty = tree.value !== undefined && entries.length === 0
 
   return (
-    <div className={`mem-browser${readOnly ? ' mem-then' : ''}`}>
+    // A banner that goes with the focus inside it (a result dismissed) hands it on in the pane.
+    <div className={`mem-browser${readOnly ? ' mem-then' : ''}`} data-banner-group="">
       {then && (
         <Banner
           tone="info"
@@ -400,7 +401,7 @@ export function MemoryBrowser() {
         </Banner>
       )}
 
-      <div className="mem-list" style={{ flexBasis: `${split}%` }}>
+      <div className="mem-list" style={{ flexBasis: `${split}%` }} data-banner-fallback="">
         {searchKey !== null ? (
           <SearchResults
             query={searchKey}
