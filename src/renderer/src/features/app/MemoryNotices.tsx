@@ -3,6 +3,7 @@ import { sameTelling } from '../../../../shared/dismissals'
 import type { MemoryNotice } from '../../../../shared/types'
 import { Banner } from '../../components/Banner'
 import { api, errorMessage, unwrap } from '../../lib/api'
+import { dismissalsUntilAnswered } from '../../lib/dismissals-until-answered'
 import { useNavigation } from '../../lib/navigation'
 
 // Notices about a file that the core moves along with the file.
@@ -24,21 +25,16 @@ export function MemoryNotices() {
   const [notices, setNotices] = useState<ReadonlyArray<MemoryNotice>>([])
   useEffect(() => {
     let live = true
-    // Dismissals told before the core's first answer arrived: that answer may have been made
-    // before them, and would show again what another window dismissed (redges2 R1). Kept only
-    // until then.
-    let early: MemoryNotice[] | null = []
+    // What another window dismissed while the answer was on its way stays dismissed.
+    const early = dismissalsUntilAnswered<MemoryNotice, MemoryNotice>(sameTelling)
     const add = (notice: MemoryNotice) =>
       setNotices((list) => (list.some((n) => n.id === notice.id) ? list : [...list, notice]))
-    unwrap(api().memory.notices()).then(
+    early.without(unwrap(api().memory.notices())).then(
       (list) => {
-        const told = early ?? []
-        early = null
         if (!live) return
-        list.filter((notice) => !told.some((gone) => sameTelling(notice, gone))).forEach(add)
+        list.forEach(add)
       },
       () => {
-        early = null
         // The notices are a courtesy: without them the app works as before.
       },
     )
@@ -61,7 +57,7 @@ export function MemoryNotices() {
     const stop = api().on('memory:notice', follow)
     // Dismissed in any window (this one too): gone from every window.
     const stopDismissed = api().on('memory:noticeDismissed', (dismissed) => {
-      early?.push(dismissed)
+      early.heard(dismissed)
       setNotices((shown) => shown.filter((notice) => !sameTelling(notice, dismissed)))
     })
     return () => {

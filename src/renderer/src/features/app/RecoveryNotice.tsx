@@ -3,6 +3,7 @@ import { sameTelling } from '../../../../shared/dismissals'
 import type { RecoveryReport } from '../../../../shared/types'
 import { Banner, type BannerTone } from '../../components/Banner'
 import { api, unwrap } from '../../lib/api'
+import { dismissalsUntilAnswered } from '../../lib/dismissals-until-answered'
 import { useNavigation } from '../../lib/navigation'
 
 const PRESENTATION: Readonly<
@@ -42,28 +43,22 @@ export function RecoveryNotice() {
         { id, report },
       ])
     })
-    // Dismissals told before the core's answer arrived: that answer may have been made before
-    // them, and would show again what another window dismissed (redges2 R1). Kept only until
-    // then.
-    let early: RecoveryReport[] | null = []
+    // What another window dismissed while the answer was on its way stays dismissed.
+    const early = dismissalsUntilAnswered<RecoveryReport, RecoveryReport>(sameTelling)
     // Dismissed in any window (this one too): gone from every window.
     const stopDismissed = api().on('app:recoveryDismissed', (dismissed) => {
-      early?.push(dismissed)
+      early.heard(dismissed)
       setReports((shown) => shown.filter(({ report }) => !sameTelling(report, dismissed)))
     })
-    unwrap(api().app.recoveries()).then(
+    early.without(unwrap(api().app.recoveries())).then(
       (missed) => {
-        const told = early ?? []
-        early = null
         if (!live) return
         const added = missed
           .filter((report) => !heard.has(report.kind))
-          .filter((report) => !told.some((gone) => sameTelling(report, gone)))
           .map((report) => ({ id: next++, report }))
         setReports((shown) => [...added, ...shown])
       },
       () => {
-        early = null
         // Only the reports told from now on show: the app works as before.
       },
     )
