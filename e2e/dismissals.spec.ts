@@ -2,7 +2,7 @@ import { open, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { Page } from '@playwright/test'
 import type { Core } from '../src/main/core'
-import { attachCore, expect, test } from './fixtures/harness'
+import { attachCore, expect, test, type Cairn } from './fixtures/harness'
 import { ChatPage } from './pages/chat.page'
 
 // A dismissed notice stays dismissed, everywhere: after a reload, in a window opened later,
@@ -82,17 +82,9 @@ test('a notice dismissed in one window is hidden at once in another already open
   page,
   cairn,
 }) => {
-  await cairn.open(page)
-  const other = await page.context().newPage()
-  await cairn.open(other)
-  await editOutside(cairn.dataDir)
+  const other = await twoWindowsShowing(page, cairn)
   const here = shown(page)
   const there = shown(other)
-  for (const window of [here, there]) {
-    await expect(window.recording).toBeVisible()
-    await expect(window.video).toBeVisible()
-    await expect(window.outside).toContainText('todo.md was edited outside Cairn')
-  }
 
   // Each dismissed in one window is gone from the other without anything done there, and
   // only that one.
@@ -253,6 +245,25 @@ function dismissButtons(page: Page) {
     .getByRole('button', { name: 'Dismiss' })
 }
 
+/**
+ * Opens `page` and a second window on the same core, edits outside Cairn (`editOutside`), and
+ * waits until each window shows the three notices and no other. Returns the second window.
+ */
+async function twoWindowsShowing(page: Page, cairn: Cairn): Promise<Page> {
+  await cairn.open(page)
+  const other = await page.context().newPage()
+  await cairn.open(other)
+  await editOutside(cairn.dataDir)
+  for (const window of [page, other]) {
+    const notices = shown(window)
+    await expect(notices.recording).toBeVisible()
+    await expect(notices.video).toBeVisible()
+    await expect(notices.outside).toContainText('todo.md was edited outside Cairn')
+    await expect(dismissButtons(window)).toHaveCount(3)
+  }
+  return other
+}
+
 /** Which of `page`'s notices' Dismiss buttons (by its banner's text) has the focus, if one. */
 async function focusedBanner(page: Page): Promise<string | null> {
   return page.evaluate(() => {
@@ -299,14 +310,9 @@ test('a notice dismissed in another window hands the focus on only if the focus 
   page,
   cairn,
 }) => {
-  await cairn.open(page)
-  const other = await page.context().newPage()
-  await cairn.open(other)
-  await editOutside(cairn.dataDir)
+  const other = await twoWindowsShowing(page, cairn)
   const here = dismissButtons(page)
   const there = dismissButtons(other)
-  await expect(here).toHaveCount(3)
-  await expect(there).toHaveCount(3)
   const texts = await page
     .getByRole('region', { name: 'Notices' })
     .locator('.banner')

@@ -12,6 +12,7 @@ import type { CommitIntent, Repo } from './repo'
 import type { IndexEntry } from './side-index'
 import type { FileDelta } from './tree-state'
 import { mayNotRead } from '../lib/may-read'
+import { foldedName } from '../lib/text'
 import {
   deleteFileAndPrune,
   isUntracked,
@@ -114,7 +115,7 @@ export async function applyDeltas(
   ]
   // Folded as a case-blind disk (macOS, Windows) folds names: there a file kept aside as
   // `x (not in history).md` would be written over by a restored `x (Not In History).md`.
-  const targets = new Set(deltas.map((delta) => folded(delta.path)))
+  const targets = new Set(deltas.map((delta) => foldedName(delta.path)))
   return inWorkTree(repo, async (tree) => {
     const done: FileDelta[] = []
     const kept: Aside[] = []
@@ -316,14 +317,6 @@ export async function applyOrExplain(
   }
 }
 
-/**
- * A path as a case-blind file system sees it (case and Unicode form ignored), as sync's
- * `foldedCollisions` folds it: two paths folded alike name one file there.
- */
-function folded(relative: string): string {
-  return relative.normalize('NFC').toLowerCase()
-}
-
 // Moves what the folder holds at `delta.path` out of the way when history does not hold it:
 // anything that is neither the old side's content (an edit saved since the last commit saw
 // the file: a sync runs for a while after its scan) nor the new side's, or a file too large
@@ -371,7 +364,8 @@ function keepAsideIfUnversioned(
   const dir = delta.path.slice(0, slash + 1)
   const name = asideName(
     found.name,
-    (candidate) => targets.has(folded(dir + candidate)) || found.parent.lstat(candidate) !== null,
+    (candidate) =>
+      targets.has(foldedName(dir + candidate)) || found.parent.lstat(candidate) !== null,
     'file',
     `/memories/${dir}`,
     unreadable ? 'unreadable' : 'not-in-history',

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { cutText, cutWithEllipsis, decodeUtf8, fitName, wellFormed } from './text'
+import { cutText, cutWithEllipsis, decodeUtf8, fitName, foldedName, wellFormed } from './text'
 
 describe('decodeUtf8', () => {
   it('keeps a leading byte order mark, so text written back from it keeps the mark', () => {
@@ -68,5 +68,13 @@ describe('fitName', () => {
     expect(Buffer.byteLength(emoji)).toBeLessThanOrEqual(255)
     expect(emoji.startsWith('👍🏽'.repeat(29))).toBe(true)
     expect(emoji.slice(0, -' (not in history 2).md'.length).length % 4).toBe(0)
+  })
+})
+
+describe('foldedName', () => {
+  it('folds case and Unicode form alike, as a case-blind disk does, and nothing else', () => {
+    expect(foldedName('Trip (Not In History).md')).toBe('trip (not in history).md')
+    expect(foldedName('Caf\u0065\u0301/N.md')).toBe(foldedName('caf\u00e9/n.md'))
+    expect(foldedName('notes.md')).not.toBe(foldedName('notes .md'))
   })
 })

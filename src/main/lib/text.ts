@@ -72,3 +72,13 @@ export function fitName(stem: string, tail: string, maxBytes = 255): string {
   }
   return cut + tail
 }
+
+/**
+ * A name or path as a case-blind file system sees it (macOS and Windows by default): case and
+ * Unicode form ignored, so `Notes.md` and `notes.md`, or `café` composed and decomposed, fold
+ * alike and would name one file there. Sync's collision check and a restore's keep-aside
+ * choice fold with this, so both agree on what one file is.
+ */
+export function foldedName(name: string): string {
+  return name.normalize('NFC').toLowerCase()
+}

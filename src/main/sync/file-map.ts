@@ -3,6 +3,7 @@
  * trees. Merges, exports and imports work on these maps.
  */
 import { entryNameProblem, serializeTree, type HistoryGit, type RawTreeEntry } from '../history'
+import { foldedName } from '../lib/text'
 import { mayDisplayAsAnother } from '../memory'
 
 /** A file in a tree: its blob and git mode. */
@@ -108,7 +109,7 @@ export function foldedCollisions(paths: Iterable<string>): Array<[string, string
   const seen = new Map<string, string>()
   const found: Array<[string, string]> = []
   for (const path of paths) {
-    const folded = path.normalize('NFC').toLowerCase()
+    const folded = foldedName(path)
     const other = seen.get(folded)
     if (other !== undefined && other !== path) found.push([other, path])
     else seen.set(folded, path)

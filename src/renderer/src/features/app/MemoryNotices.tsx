@@ -2,6 +2,7 @@ import { useEffect, useState } from 'react'
 import type { MemoryNotice } from '../../../../shared/types'
 import { Banner } from '../../components/Banner'
 import { api, errorMessage, unwrap } from '../../lib/api'
+import { dismissalsUntilAnswered } from '../../lib/dismissals-until-answered'
 import { useNavigation } from '../../lib/navigation'
 
 // Notices about a file that the core moves along with the file.
@@ -25,10 +26,8 @@ export function MemoryNotices() {
   const [notices, setNotices] = useState<ReadonlyArray<MemoryNotice>>([])
   useEffect(() => {
     let live = true
-    // Dismissals told before the core's first answer arrived: that answer may have been made
-    // before them, and would show again what another window dismissed (redges2 R1). Kept only
-    // until then.
-    let early: string[] | null = []
+    // What another window dismissed while the answer was on its way stays dismissed.
+    const early = dismissalsUntilAnswered<MemoryNotice, string>((id, notice) => notice.id === id)
     // The core keeps one notice of a kind per file: one raised again for its file takes the
     // earlier one's place.
     const add = (notice: MemoryNotice) =>
@@ -37,15 +36,12 @@ export function MemoryNotices() {
         const at = list.findIndex((n) => n.kind === notice.kind && n.path === notice.path)
         return at < 0 ? [...list, notice] : list.with(at, notice)
       })
-    unwrap(api().memory.notices()).then(
+    early.without(unwrap(api().memory.notices())).then(
       (list) => {
-        const told = early ?? []
-        early = null
         if (!live) return
-        list.filter((notice) => !told.includes(notice.id)).forEach(add)
+        list.forEach(add)
       },
       () => {
-        early = null
         // The notices are a courtesy: without them the app works as before.
       },
     )
@@ -68,7 +64,7 @@ export function MemoryNotices() {
     const stop = api().on('memory:notice', follow)
     // Dismissed in any window (this one too): gone from every window.
     const stopDismissed = api().on('memory:noticeDismissed', ({ id }) => {
-      early?.push(id)
+      early.heard(id)
       setNotices((shown) => shown.filter((notice) => notice.id !== id))
     })
     return () => {

@@ -2,6 +2,7 @@ import { useEffect, useState } from 'react'
 import type { RecoveryReport } from '../../../../shared/types'
 import { Banner, type BannerTone } from '../../components/Banner'
 import { api, unwrap } from '../../lib/api'
+import { dismissalsUntilAnswered } from '../../lib/dismissals-until-answered'
 import { useNavigation } from '../../lib/navigation'
 
 const PRESENTATION: Readonly<
@@ -37,27 +38,20 @@ export function RecoveryNotice() {
       heard.add(report.kind)
       setReports((shown) => [...shown.filter((earlier) => earlier.kind !== report.kind), report])
     })
-    // Dismissals told before the core's answer arrived: that answer may have been made before
-    // them, and would show again what another window dismissed (redges2 R1). Kept only until
-    // then.
-    let early: string[] | null = []
+    // What another window dismissed while the answer was on its way stays dismissed.
+    const early = dismissalsUntilAnswered<RecoveryReport, string>((id, report) => report.id === id)
     // Dismissed in any window (this one too): gone from every window.
     const stopDismissed = api().on('app:recoveryDismissed', ({ id }) => {
-      early?.push(id)
+      early.heard(id)
       setReports((shown) => shown.filter((report) => report.id !== id))
     })
-    unwrap(api().app.recoveries()).then(
+    early.without(unwrap(api().app.recoveries())).then(
       (missed) => {
-        const told = early ?? []
-        early = null
         if (!live) return
-        const added = missed
-          .filter((report) => !heard.has(report.kind))
-          .filter((report) => !told.includes(report.id))
+        const added = missed.filter((report) => !heard.has(report.kind))
         setReports((shown) => [...added, ...shown])
       },
       () => {
-        early = null
         // Only the reports told from now on show: the app works as before.
       },
     )
