@@ -473,6 +473,25 @@ describe('reverting a change whose earlier folder state is damaged', () => {
     )
   }
 
+  it('names the memory folder when the commit of the version before is damaged', async () => {
+    const { old, tip } = await seed()
+    await damage(old, 'truncate')
+    const before = await folderFiles(repo.dataDir)
+    const memory = await repo.open()
+    try {
+      const error = await memory.revert(tip).catch((e: unknown) => e)
+      expect(error).toMatchObject({ code: 'history-damaged' })
+      expect((error as Error).message).toMatch(
+        /^Cannot undo that change \([^)]+\): the history's record of the memory folder from before it is damaged on disk, so what \/memories\/x\/f2\.md held then cannot be read\. Nothing was changed\.$/,
+      )
+      expect(await folderFiles(repo.dataDir)).toEqual(before)
+      expect(gitCli(repo.dataDir, 'rev-parse', 'main').trim()).toBe(tip)
+      expect(existsSync(intentFileOf(repo.gitdir))).toBe(false)
+    } finally {
+      await memory.close()
+    }
+  })
+
   it("still says the change itself is damaged when its own folder's tree is", async () => {
     const { tip } = await seed()
     let memory: VersionedMemory = await repo.open()
