@@ -322,6 +322,26 @@ describe('the side index the disk fails to read at open', () => {
     },
   )
 
+  // The newest entry is checked against its commit at open; its parent's tree damaged, the
+  // commit could not say which files it changed, and the whole index was rebuilt (once, but
+  // at 100,000 commits that is a long open), its entry then without its files (stop 26).
+  it("keeps the index when the tree of the newest commit's parent is damaged", async () => {
+    const expected = await seed()
+    const tree = gitCli(dataDir, 'rev-parse', 'main~1^{tree}').trim()
+    const file = path.join(gitdir(), 'objects', tree.slice(0, 2), tree.slice(2))
+    chmodSync(file, 0o644)
+    writeFileSync(file, readFileSync(file).subarray(0, 6))
+    const before = indexOnDisk()
+    const memory = await openVersionedMemory({ dataDir, now, watch: false, maintenance: false })
+    try {
+      expect(await memory.log({ offset: 0, limit: 50 })).toEqual(expected)
+      expect(indexOnDisk()).toEqual(before)
+    } finally {
+      await memory.close()
+    }
+    expect(indexOnDisk()).toEqual(before)
+  })
+
   it('still mends an index whose content is garbled, from the commits', async () => {
     const expected = await seed()
     const names = path.join(indexDirOf(gitdir()), 'names')
