@@ -19,6 +19,21 @@ export class DamagedHistoryError extends Error {
   }
 }
 
+/**
+ * Damage met reading a folder's tree while two versions were compared (`diffNodes`): which
+ * folder (relative, `''` for the memory folder itself) and on which side, so that a caller can
+ * name the folder of the version that is damaged instead of the version it was asked about.
+ */
+export class DamagedFolderError extends DamagedHistoryError {
+  constructor(
+    cause: DamagedHistoryError,
+    readonly folder: string,
+    readonly side: 'before' | 'after',
+  ) {
+    super(cause.oid, cause.detail)
+  }
+}
+
 // Control (Cc) characters: newlines, tabs, NUL, escape sequences.
 const CONTROL = /\p{Cc}/u
 

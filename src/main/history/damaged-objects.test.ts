@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs'
-import { chmod, rm, truncate, writeFile } from 'node:fs/promises'
+import { chmod, readFile, rm, truncate, writeFile } from 'node:fs/promises'
 import { describe, expect, it } from 'vitest'
 import { CairnError } from '../lib/errors'
 import type { VersionedMemory } from './index'
@@ -317,5 +317,200 @@ describe('reverting a rename whose earlier copy is damaged', () => {
       await memory.close()
     }
     fsck(repo.dataDir)
+  })
+})
+
+// "Revert this change" where the version before it has a folder's tree damaged (issue #15,
+// stop 26): the change itself is intact, so "the history is damaged at <this change>" named
+// the wrong version. The refusal names the folder whose earlier state cannot be read, and the
+// files the change touched there, before anything is written.
+describe('reverting a change whose earlier folder state is damaged', () => {
+  interface Story {
+    /** The change to undo. */
+    readonly change: string
+    /** The files the refusal names, by which folder of the version before is damaged. */
+    readonly named: { readonly root: string; readonly sub: string }
+  }
+
+  const STORIES: ReadonlyArray<[string, () => Promise<Story>]> = [
+    [
+      'an edit of one file',
+      async () => {
+        const { tip } = await seed()
+        return { change: tip, named: { root: '/memories/x/f2.md', sub: '/memories/x/f2.md' } }
+      },
+    ],
+    [
+      'a change of many files',
+      async () => {
+        const memory = await repo.open()
+        try {
+          await repo.create(memory, 'a.md', 'A1\n')
+          await repo.create(memory, 'x/b.md', 'B1\n')
+          await repo.create(memory, 'x/c.md', 'C1\n')
+          const target = (await memory.log({ offset: 0, limit: 1 })).entries[0]!.oid
+          for (const [file, from, to] of [
+            ['a.md', 'A1', 'A2'],
+            ['x/b.md', 'B1', 'B2'],
+            ['x/c.md', 'C1', 'C2'],
+          ] as const) {
+            await memory.execute(
+              { command: 'str_replace', path: `/memories/${file}`, old_str: from, new_str: to },
+              CLAUDE,
+            )
+          }
+          const restored = await memory.restoreAll(target)
+          return {
+            change: restored.commit!.oid,
+            named: {
+              root: '/memories/a.md, /memories/x/b.md, /memories/x/c.md',
+              sub: '/memories/x/b.md, /memories/x/c.md',
+            },
+          }
+        } finally {
+          await memory.close()
+        }
+      },
+    ],
+    [
+      'a delete',
+      async () => {
+        await seed()
+        const memory = await repo.open()
+        try {
+          await memory.execute({ command: 'delete', path: '/memories/x/f2.md' }, CLAUDE)
+          const change = (await memory.log({ offset: 0, limit: 1 })).entries[0]!.oid
+          return { change, named: { root: '/memories/x/f2.md', sub: '/memories/x/f2.md' } }
+        } finally {
+          await memory.close()
+        }
+      },
+    ],
+    [
+      'a rename',
+      async () => {
+        await seed()
+        const memory = await repo.open()
+        try {
+          await memory.execute(
+            { command: 'rename', old_path: '/memories/x/f2.md', new_path: '/memories/y.md' },
+            CLAUDE,
+          )
+          const change = (await memory.log({ offset: 0, limit: 1 })).entries[0]!.oid
+          return {
+            change,
+            named: { root: '/memories/x/f2.md, /memories/y.md', sub: '/memories/x/f2.md' },
+          }
+        } finally {
+          await memory.close()
+        }
+      },
+    ],
+  ]
+
+  const DAMAGE: ReadonlyArray<
+    [label: string, folder: 'root' | 'sub', how: 'truncate' | 'delete' | 'garble']
+  > = [
+    ['the memory folder truncated', 'root', 'truncate'],
+    ['the folder x garbled', 'sub', 'garble'],
+    ['the folder x deleted', 'sub', 'delete'],
+  ]
+
+  /** Damages the loose tree `oid`: cut short, gone, or its bytes garbled past its header. */
+  async function damageTree(oid: string, how: 'truncate' | 'delete' | 'garble'): Promise<void> {
+    if (how !== 'garble') return damage(oid, how)
+    const file = repo.objectFile(oid)
+    await chmod(file, 0o644)
+    const bytes = await readFile(file)
+    // Past zlib's 2-byte header: the deflated data no longer inflates to what hashes to `oid`.
+    for (let i = 2; i < bytes.length; i++) bytes[i] = bytes[i]! ^ 0x5a
+    await writeFile(file, bytes)
+  }
+
+  for (const [story, build] of STORIES) {
+    it.each(DAMAGE)(
+      `refuses to undo ${story} with %s, naming it, and changes nothing`,
+      async (_label, folder, how) => {
+        const { change, named } = await build()
+        const tree = gitCli(
+          repo.dataDir,
+          'rev-parse',
+          `${change}~1${folder === 'root' ? '^{tree}' : ':x'}`,
+        ).trim()
+        // Not the version now: open would write HEAD's trees again from the folder.
+        expect(gitCli(repo.dataDir, 'ls-tree', '-r', '-t', 'main')).not.toContain(tree)
+        expect(gitCli(repo.dataDir, 'rev-parse', 'main^{tree}').trim()).not.toBe(tree)
+        await damageTree(tree, how)
+        const before = await folderFiles(repo.dataDir)
+        let memory: VersionedMemory = await repo.open()
+        try {
+          for (let attempt = 0; attempt < 2; attempt++) {
+            const error = await memory.revert(change).catch((e: unknown) => e)
+            expect(error).toBeInstanceOf(CairnError)
+            expect(error).toMatchObject({ code: 'history-damaged' })
+            const where = folder === 'root' ? 'the memory folder' : 'the folder /memories/x'
+            const message = (error as Error).message
+            expect(message).toMatch(/^Cannot undo that change \([^)]+\): /)
+            expect(message.replace(/^Cannot undo that change \([^)]+\): /, '')).toBe(
+              `the history's record of ${where} from before it is damaged on disk, so what ${named[folder]} held then cannot be read. Nothing was changed.`,
+            )
+            expect(message).not.toContain(repo.dataDir)
+            // No object id: not the damaged tree's, not the change's.
+            expect(message).not.toMatch(/[0-9a-f]{7}/)
+            expect(await folderFiles(repo.dataDir)).toEqual(before)
+            expect(gitCli(repo.dataDir, 'rev-parse', 'main').trim()).toBe(change)
+            expect(headFiles(repo.dataDir)).toEqual(before)
+            expect(existsSync(intentFileOf(repo.gitdir))).toBe(false)
+          }
+          await memory.close()
+          memory = await repo.open()
+          expect(await folderFiles(repo.dataDir)).toEqual(before)
+          expect(gitCli(repo.dataDir, 'rev-parse', 'main').trim()).toBe(change)
+        } finally {
+          await memory.close()
+        }
+      },
+    )
+  }
+
+  it('names the memory folder when the commit of the version before is damaged', async () => {
+    const { old, tip } = await seed()
+    await damage(old, 'truncate')
+    const before = await folderFiles(repo.dataDir)
+    const memory = await repo.open()
+    try {
+      const error = await memory.revert(tip).catch((e: unknown) => e)
+      expect(error).toMatchObject({ code: 'history-damaged' })
+      expect((error as Error).message).toMatch(
+        /^Cannot undo that change \([^)]+\): the history's record of the memory folder from before it is damaged on disk, so what \/memories\/x\/f2\.md held then cannot be read\. Nothing was changed\.$/,
+      )
+      expect(await folderFiles(repo.dataDir)).toEqual(before)
+      expect(gitCli(repo.dataDir, 'rev-parse', 'main').trim()).toBe(tip)
+      expect(existsSync(intentFileOf(repo.gitdir))).toBe(false)
+    } finally {
+      await memory.close()
+    }
+  })
+
+  it("still says the change itself is damaged when its own folder's tree is", async () => {
+    const { tip } = await seed()
+    let memory: VersionedMemory = await repo.open()
+    try {
+      // A later change of x: the change's own tree of x is no longer HEAD's.
+      await repo.create(memory, 'x/f3.md', 'third\n')
+    } finally {
+      await memory.close()
+    }
+    await damage(gitCli(repo.dataDir, 'rev-parse', `${tip}:x`).trim(), 'truncate')
+    memory = await repo.open()
+    try {
+      const error = await memory.revert(tip).catch((e: unknown) => e)
+      expect(error).toMatchObject({ code: 'history-damaged' })
+      expect((error as Error).message).toBe(
+        `The history is damaged at ${tip.slice(0, 7)}: part of that version is corrupt. Nothing was changed.`,
+      )
+    } finally {
+      await memory.close()
+    }
   })
 })

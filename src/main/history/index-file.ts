@@ -122,6 +122,24 @@ function alignedBuffer(bytes: number): Buffer {
 export class IndexDamagedError extends Error {}
 
 /**
+ * The system refused to open a part of the index for reading and writing (EACCES, EPERM: a
+ * file made read-only, or another account's). A disk problem, not damage: its `code` is the
+ * refusal's, so it is passed on as one and nothing is rebuilt; `file` names the part, for the
+ * words people see (open-repo.ts), which name it inside the data folder, never by host path.
+ */
+export class IndexPartRefusedError extends Error {
+  readonly code: string
+  constructor(
+    readonly file: string,
+    cause: unknown,
+  ) {
+    super(`the index part ${path.basename(file)} could not be opened for writing`, { cause })
+    this.name = 'IndexPartRefusedError'
+    this.code = errorCode(cause) ?? 'EACCES'
+  }
+}
+
+/**
  * A read of an index that is closed: most often one a reader held while a rebuild or a
  * switched history swapped another in, which is not damage (the index in use answers the read
  * again). Its descriptors may name other files now, so nothing more is read from them. An
@@ -244,10 +262,18 @@ export class IndexFile {
     if (format === FORMAT_2) migrateFrom2(dir)
     else if (format !== FORMAT) throw new IndexDamagedError('another index format')
     const fds = {} as Record<Part, number>
+    let opening = ''
     try {
-      for (const part of PARTS) fds[part] = disk.openSync(path.join(dir, part), OPEN.READ_WRITE)
+      for (const part of PARTS) {
+        opening = path.join(dir, part)
+        fds[part] = disk.openSync(opening, OPEN.READ_WRITE)
+      }
     } catch (error) {
       for (const fd of Object.values(fds)) closeQuietly(fd)
+      // One part made read-only (or another account's): which, for the words people see.
+      if (isCode(error, 'EACCES') || isCode(error, 'EPERM')) {
+        throw new IndexPartRefusedError(opening, error)
+      }
       // A disk that fails is passed on; a part missing, or a folder or link in its place
       // (EISDIR, ELOOP: Cairn never writes one there), is damage, and the index is rebuilt,
       // never an open that fails the same way at every start.

@@ -133,6 +133,70 @@ describe('a file history holds no copy of', () => {
   })
 })
 
+// A delete refused any file whose name carries a kept-aside label in any case when history held
+// no copy of it, saying it "was kept aside already": so a person's own recording named
+// `Trip (Not In History).log`, which Cairn never kept aside, could not be deleted on a disk
+// where case counts (redges2 R5, stop 26). Cairn spells its labels in lower case: only such a
+// name is refused; a person's is kept aside once, taking Cairn's spelling.
+describe('a file a person named like a kept-aside file', () => {
+  it.each(['Trip (Not In History).md', 'Trip (not in history).md', 'Trip (Unreadable 2).md'])(
+    'is deleted like any other when history holds it (%s)',
+    async (name) => {
+      const created = await memory.execute(
+        { command: 'create', path: `/memories/${name}`, file_text: 'Lisbon\n' },
+        CLAUDE,
+      )
+      expect(created.commit).not.toBeNull()
+      expect(gitCli(dataDir, 'show', `main:${name}`)).toBe('Lisbon\n')
+      const result = await memory.execute({ command: 'delete', path: `/memories/${name}` }, CLAUDE)
+      expect(result).toMatchObject({
+        isError: false,
+        content: `Successfully deleted /memories/${name}`,
+      })
+      expect(fs.readdirSync(root).sort()).toEqual(['a.md', 'recording.log'])
+      expect(gitCli(dataDir, 'ls-tree', '-r', '--name-only', 'main').trim()).toBe('a.md')
+      // The deleted version stays in history, as for any file.
+      expect(gitCli(dataDir, 'show', `main~1:${name}`)).toBe('Lisbon\n')
+    },
+  )
+
+  it("is kept aside once, in Cairn's spelling, when history holds no copy of it", async () => {
+    writeBig('Trip (Not In History).log')
+    const result = await memory.execute(
+      { command: 'delete', path: '/memories/Trip (Not In History).log' },
+      CLAUDE,
+    )
+    expect(result).toMatchObject({
+      isError: false,
+      content:
+        'Successfully deleted /memories/Trip (Not In History).log. It was not in the history, which a restore could not bring back, so it was kept as /memories/Trip (not in history).log.',
+    })
+    expect(fs.readdirSync(root).sort()).toEqual([
+      'Trip (not in history).log',
+      'a.md',
+      'recording.log',
+    ])
+    expect(endOf('Trip (not in history).log')).toBe('end')
+    // Kept aside by Cairn now: deleting it again is refused, and nothing changes.
+    const again = await memory.execute(
+      { command: 'delete', path: '/memories/Trip (not in history).log' },
+      CLAUDE,
+    )
+    expect(again).toMatchObject({
+      isError: true,
+      content:
+        'Error: /memories/Trip (not in history).log is not in the history, which a restore could not bring back, and was kept aside already; Cairn does not delete it. Nothing was changed.',
+    })
+    expect(fs.readdirSync(root).sort()).toEqual([
+      'Trip (not in history).log',
+      'a.md',
+      'recording.log',
+    ])
+    expect(gitCli(dataDir, 'ls-tree', '-r', '--name-only', 'main').trim()).toBe('a.md')
+    fsck(dataDir)
+  })
+})
+
 // The names a restore writes were checked exactly as spelt: a file kept aside as
 // `notes (not in history).md` beside a restored `notes (Not In History).md` is one file on a
 // case-blind disk (macOS, Windows), where the restore wrote over what it had just kept aside

@@ -12,7 +12,13 @@ import { finishInterruptedRestore, givenUpRestore, intentFileOf } from './restor
 import { DamagedHistoryError } from './damage'
 import { findLostTip, isReadableCommit, newerDescendant, otherRefs } from './find-tip'
 import { readMainRef } from './main-ref'
-import { IndexDamagedError, IndexFile, indexDirOf, type IndexEntry } from './index-file'
+import {
+  IndexDamagedError,
+  IndexFile,
+  indexDirOf,
+  IndexPartRefusedError,
+  type IndexEntry,
+} from './index-file'
 import { folderAsHead } from './head-match'
 import { createObjectStore, initRepository, writeMainRef, type ObjectStore } from './object-store'
 import { removePackLeftovers } from './objects/pack-writer'
@@ -80,6 +86,7 @@ export async function openRepo(options: OpenRepoOptions): Promise<OpenedRepo> {
   try {
     return await openOrRepair(options)
   } catch (error) {
+    if (error instanceof IndexPartRefusedError) throw partRefused(options.dataDir, error)
     const problem = diskProblem(error)
     if (!problem) {
       if (error instanceof CairnError) throw error
@@ -98,6 +105,23 @@ export async function openRepo(options: OpenRepoOptions): Promise<OpenedRepo> {
       } and open Cairn again.`,
     )
   }
+}
+
+/**
+ * The words for a part of the side index the system will not open for writing: which part,
+ * by its path inside the data folder (never the host's), and what a person can do about it.
+ * Nothing was rebuilt: the index may be sound, and another account may be using it.
+ */
+function partRefused(dataDir: string, error: IndexPartRefusedError): CairnError {
+  const inside = path.relative(dataDir, error.file)
+  const shown =
+    inside === '' || inside.startsWith('..') || path.isAbsolute(inside)
+      ? path.basename(error.file)
+      : inside.split(path.sep).join('/')
+  return new CairnError(
+    'access-denied',
+    `Cairn could not open your memory history because the system does not let it write to ${shown} in Cairn's data folder (permission was denied; the file may belong to another account or be read-only). Nothing was changed; give the account Cairn runs as permission to read and write that file, then open Cairn again.`,
+  )
 }
 
 /** What opening found and did, for the recovery notice. */

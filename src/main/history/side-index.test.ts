@@ -2,6 +2,8 @@ import { execFileSync } from 'node:child_process'
 import { readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import {
+  chmodSync,
+  constants,
   lstatSync,
   mkdirSync,
   readdirSync,
@@ -13,7 +15,7 @@ import {
 } from 'node:fs'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { LogPage } from '../../shared/types'
-import { setDisk } from '../lib/disk'
+import { nodeDisk, setDisk } from '../lib/disk'
 import { closesFailing, errnoError, hookDisk, openedOn } from '../lib/disk-hooks'
 import { CairnError } from '../lib/errors'
 import { indexDirOf } from './index-file'
@@ -264,6 +266,81 @@ describe('the side index the disk fails to read at open', () => {
       expect(indexOnDisk()).toEqual(before)
     },
   )
+
+  // A part made read-only (`chmod 444`, or another account's file): the open failed saying
+  // only "permission was denied", naming neither the file nor what to do (issue #15, stop 26).
+  it.each(['commits', 'details'] as const)(
+    'names the part %s it may not write, inside the data folder, and what to do; nothing rebuilt',
+    async (part) => {
+      const expected = await seed()
+      const file = path.join(indexDirOf(gitdir()), part)
+      chmodSync(file, 0o444)
+      const before = indexOnDisk()
+      // Root opens any file for writing: the seam refuses as the system refuses any other
+      // account, by the file's real mode.
+      let refused = 0
+      const hooked = hookDisk(nodeDisk, (call) => {
+        if (call.name !== 'openSync') return undefined
+        const flags = Number(call.args[1] ?? 0)
+        const writes = (flags & (constants.O_WRONLY | constants.O_RDWR)) !== 0
+        const mode = lstatSync(String(call.args[0]), { throwIfNoEntry: false })?.mode
+        if (!writes || mode === undefined || mode & 0o222) return undefined
+        refused++
+        return errnoError(call, 'EACCES')
+      })
+      const undo = setDisk(hooked.disk)
+      let opened: unknown
+      try {
+        opened = await openVersionedMemory({ dataDir, now, watch: false, maintenance: false })
+      } catch (error) {
+        opened = error
+      } finally {
+        undo()
+      }
+      expect(refused).toBe(1)
+      if (!(opened instanceof CairnError)) {
+        await (opened as { close?: () => Promise<void> }).close?.()
+        throw new Error(`open did not fail: ${String(opened)}`)
+      }
+      expect(opened.code).toBe('access-denied')
+      expect(opened.message).toBe(
+        `Cairn could not open your memory history because the system does not let it write to history.git/cairn-index/${part} in Cairn's data folder (permission was denied; the file may belong to another account or be read-only). Nothing was changed; give the account Cairn runs as permission to read and write that file, then open Cairn again.`,
+      )
+      expect(opened.message).not.toContain(dataDir)
+      expect(indexOnDisk()).toEqual(before)
+      expect(statSync(file).mode & 0o777).toBe(0o444)
+      // Given the permission back, the same index is read as it was: nothing was rebuilt.
+      chmodSync(file, 0o644)
+      const memory = await openVersionedMemory({ dataDir, now, watch: false, maintenance: false })
+      try {
+        expect(await memory.log({ offset: 0, limit: 50 })).toEqual(expected)
+        expect(memory.recovery).toBeNull()
+      } finally {
+        await memory.close()
+      }
+      expect(indexOnDisk()).toEqual(before)
+    },
+  )
+
+  // The newest entry is checked against its commit at open; its parent's tree damaged, the
+  // commit could not say which files it changed, and the whole index was rebuilt (once, but
+  // at 100,000 commits that is a long open), its entry then without its files (stop 26).
+  it("keeps the index when the tree of the newest commit's parent is damaged", async () => {
+    const expected = await seed()
+    const tree = gitCli(dataDir, 'rev-parse', 'main~1^{tree}').trim()
+    const file = path.join(gitdir(), 'objects', tree.slice(0, 2), tree.slice(2))
+    chmodSync(file, 0o644)
+    writeFileSync(file, readFileSync(file).subarray(0, 6))
+    const before = indexOnDisk()
+    const memory = await openVersionedMemory({ dataDir, now, watch: false, maintenance: false })
+    try {
+      expect(await memory.log({ offset: 0, limit: 50 })).toEqual(expected)
+      expect(indexOnDisk()).toEqual(before)
+    } finally {
+      await memory.close()
+    }
+    expect(indexOnDisk()).toEqual(before)
+  })
 
   it('still mends an index whose content is garbled, from the commits', async () => {
     const expected = await seed()

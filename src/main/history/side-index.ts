@@ -31,8 +31,17 @@ export function parentsOf(entry: Pick<IndexEntry, 'parent' | 'otherParents'>): s
  * that version later says it is damaged.
  */
 export async function entryFromCommit(store: ObjectStore, oid: string): Promise<IndexEntry> {
+  return (await readEntryFromCommit(store, oid)).entry
+}
+
+/** `entryFromCommit`, saying whether the files were left empty for damaged trees. */
+async function readEntryFromCommit(
+  store: ObjectStore,
+  oid: string,
+): Promise<{ readonly entry: IndexEntry; readonly treesDamaged: boolean }> {
   const commit = await store.readCommit(oid)
   let files: string[] = []
+  let treesDamaged = false
   try {
     const before = commit.parent ? (await store.readCommit(commit.parent)).tree : null
     const deltas = await diffNodes(
@@ -43,8 +52,10 @@ export async function entryFromCommit(store: ObjectStore, oid: string): Promise<
     files = deltas.map((delta) => toVirtual(delta.path))
   } catch (error) {
     if (!(error instanceof DamagedHistoryError)) throw error
+    treesDamaged = true
   }
-  return indexEntryOf(commit, parseCommitMessage(commit.authorName, commit.message), files)
+  const entry = indexEntryOf(commit, parseCommitMessage(commit.authorName, commit.message), files)
+  return { entry, treesDamaged }
 }
 
 /**
@@ -199,13 +210,22 @@ export async function spotCheck(
       return false
     }
     let fromCommit: IndexEntry
+    let treesDamaged: boolean
     try {
-      fromCommit = await entryFromCommit(store, index.oidAt(i))
+      ;({ entry: fromCommit, treesDamaged } = await readEntryFromCommit(store, index.oidAt(i)))
     } catch (error) {
       // A damaged commit is the history's damage, not the index's: reading that version says
       // so, and a rebuild could not do better. The disk failing is neither.
       if (error instanceof DamagedHistoryError) continue
       throw error
+    }
+    // So are damaged trees (its own, or its parent's): the commit cannot tell which files it
+    // changed, the index, written as it was made, can. All else must match (stop 26: the first
+    // open after such damage rebuilt the whole index, leaving that entry without its files).
+    if (treesDamaged) {
+      const withoutFiles = (e: IndexEntry) => ({ ...e, files: [], paths: [] })
+      if (!sameEntry(withoutFiles(entry), withoutFiles(fromCommit))) return false
+      continue
     }
     if (!sameEntry(entry, fromCommit)) return false
   }

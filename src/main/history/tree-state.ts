@@ -1,4 +1,4 @@
-import { DamagedHistoryError, entryNameProblem } from './damage'
+import { DamagedFolderError, DamagedHistoryError, entryNameProblem } from './damage'
 import {
   patchStored,
   serializeTreeEncoded,
@@ -356,8 +356,15 @@ export async function diffNodes(
   }
   if (before?.kind === 'blob') into.push({ path: prefix, before: before.oid, after: null })
   if (after?.kind === 'blob') into.push({ path: prefix, before: null, after: after.oid })
-  const left = before?.kind === 'tree' ? await childrenOf(store, before) : EMPTY
-  const right = after?.kind === 'tree' ? await childrenOf(store, after) : EMPTY
+  // Loaded folders (most, in a commit's diff) are taken as they are, without an await.
+  const left =
+    before?.kind === 'tree'
+      ? (before.children ?? (await entriesOf(store, before, prefix, 'before')))
+      : EMPTY
+  const right =
+    after?.kind === 'tree'
+      ? (after.children ?? (await entriesOf(store, after, prefix, 'after')))
+      : EMPTY
   const names: string[] = []
   const changed = after?.kind === 'tree' ? changes?.get(after) : undefined
   if (changed && changed.from === before) {
@@ -378,6 +385,23 @@ export async function diffNodes(
 }
 
 const EMPTY: ReadonlyMap<string, Node> = new Map()
+
+/** `childrenOf` for `diffNodes`: damage says which folder, on which side (see `DamagedFolderError`). */
+async function entriesOf(
+  store: ObjectStore,
+  node: TreeNode,
+  folder: string,
+  side: 'before' | 'after',
+): Promise<ReadonlyMap<string, Node>> {
+  try {
+    return await childrenOf(store, node)
+  } catch (error) {
+    if (error instanceof DamagedHistoryError && !(error instanceof DamagedFolderError)) {
+      throw new DamagedFolderError(error, folder, side)
+    }
+    throw error
+  }
+}
 
 /**
  * The entries of a folder version made by `setAt`: the entries of a version before it

@@ -9,7 +9,7 @@ import { CommandError, specialMessage, success } from './outcome'
 import type { ParsedMemoryPath } from './path-rules'
 import {
   findKeptEntries,
-  isAsideName,
+  isOwnAsideName,
   asideName,
   keepFileAside,
   keepFolderInPlace,
@@ -43,7 +43,7 @@ export async function deletePath(
     throw new CommandError('invalid-path', 'Error: Cannot delete the /memories directory itself')
   if (
     found.kind === 'file' &&
-    isAsideName(name) &&
+    isOwnAsideName(name) &&
     ctx.keepsNoCopy?.(name, stats, parent.entry(name))
   ) {
     // One kept aside because Cairn may not read it is not "not in the history": its last

@@ -259,11 +259,25 @@ const ASIDE_NAME = new RegExp(
 )
 
 /**
- * True for a name Cairn gave something it kept aside. Keeping such a thing aside again would
- * only rename it (`a (not in history) (not in history)`), on and on for a tidy-minded Claude.
+ * True for a name that carries a kept-aside label, in any case (`x (Unreadable).md` too): what
+ * `asideName` numbers instead of labelling twice.
  */
 export function isAsideName(name: string): boolean {
   return ASIDE_NAME.test(name)
+}
+
+// The same, spelt as `asideName` spells it (its labels are lower case).
+const OWN_ASIDE_NAME = new RegExp(ASIDE_NAME.source)
+
+/**
+ * True for a name as Cairn gives something it keeps aside (`big (not in history).md`,
+ * `private (unreadable 2).md`). Keeping such a thing aside again would only rename it, on and
+ * on for a tidy-minded Claude, so a delete refuses it. A person's own `Trip (Not In
+ * History).md` is not one: Cairn never spells a label so, and keeping that file aside once
+ * gives it Cairn's spelling (`Trip (not in history).md`), which the next delete refuses.
+ */
+export function isOwnAsideName(name: string): boolean {
+  return OWN_ASIDE_NAME.test(name)
 }
 
 /**

@@ -25,5 +25,8 @@ describe('kept-aside words', () => {
     expect(asideNameOf('/memories/README')).toBe('README (not in history)')
     expect(asideNameOf('/memories/.hidden')).toBe('.hidden (not in history)')
     expect(asideNameOf('/memories/private.md', true)).toBe('private (unreadable).md')
+    // A label the person gave it is replaced, as the core does, never doubled.
+    expect(asideNameOf('/memories/Trip (Not In History).log')).toBe('Trip (not in history).log')
+    expect(asideNameOf('/memories/notes (Unreadable 2).md', true)).toBe('notes (unreadable).md')
   })
 })

@@ -41,5 +41,15 @@ export function asideNameOf(path: string, unreadable = false): string {
   const name = displayPath(path).split('/').pop() ?? path
   const label = unreadable ? '(unreadable)' : '(not in history)'
   const dot = name.lastIndexOf('.')
-  return dot > 0 ? `${name.slice(0, dot)} ${label}${name.slice(dot)}` : `${name} ${label}`
+  const [stem, ext] = dot > 0 ? [name.slice(0, dot), name.slice(dot)] : [name, '']
+  return `${withoutLabel(stem)} ${label}${ext}`
+}
+
+// A label the name carries already, in any case (a person's `Trip (Not In History).log`):
+// the core replaces it, never adds a second (`asideName`'s `withoutLabel`).
+const LABEL_AT_END = / \((?:not in history|unreadable)(?: \d+)?\)$/i
+
+function withoutLabel(stem: string): string {
+  const found = LABEL_AT_END.exec(stem)
+  return found && found.index > 0 ? stem.slice(0, found.index) : stem
 }
