@@ -208,24 +208,107 @@ test('one Dismiss takes one notice: another that reads the same stays, here, in 
     expect(await landed).toEqual({ ok: true, value: null })
     // What the core told of the dismissal reaches each page (they answer in order) before this.
     for (const window of [page, here]) await window.evaluate(() => 0)
+    // The notice dismissed goes where its file went (it is the same notice, with its id: it
+    // came back there, rnotices26 R1); the other file's, which reads the same, stays.
     for (const window of [page, here]) {
+      await expect(tooLarge(window, 'moved.log')).toHaveCount(0)
       await expect(tooLarge(window, 'big.log')).toHaveCount(1)
-      await expect(tooLarge(window, 'moved.log')).toHaveCount(1)
     }
     await here.reload()
-    await expect(tooLarge(here, 'moved.log')).toHaveCount(1)
     await expect(tooLarge(here, 'big.log')).toHaveCount(1)
+    await expect(tooLarge(here, 'moved.log')).toHaveCount(0)
     expect(await cairn.core.dispatch('memory:notices', undefined)).toMatchObject({
       ok: true,
-      value: [{ path: '/memories/moved.log' }, { path: '/memories/big.log' }],
+      value: [{ path: '/memories/big.log' }],
     })
 
-    // Dismissed in its turn, it goes from every window, and only it.
+    // Dismissed in its turn, it goes from every window.
     await tooLarge(page, 'big.log').getByRole('button', { name: 'Dismiss' }).click()
-    for (const window of [page, here]) {
-      await expect(tooLarge(window, 'big.log')).toHaveCount(0)
-      await expect(tooLarge(window, 'moved.log')).toHaveCount(1)
+    for (const window of [page, here]) await expect(tooLarge(window, 'big.log')).toHaveCount(0)
+    expect(await cairn.core.dispatch('memory:notices', undefined)).toEqual({ ok: true, value: [] })
+  } finally {
+    release()
+    detach()
+  }
+})
+
+// A window still loading hears the notices raised while the core's answer is on its way; that
+// answer, made before them, holds the notice they took the place of. It replaced the newer one
+// in the window: a secret taken out of the file and brought in anew by a later outside edit
+// showed the first one's version, and its Dismiss named a notice the core no longer kept, so the
+// new one stayed in every other window and after a reload (rnotices26 R2).
+test('a window still loading keeps the notice told while its answer was on the way, not the older one that answer holds', async ({
+  page,
+  cairn,
+}) => {
+  const token = (tail: string) => ['ghp', `wWPw5k4aXcaT4fNP0UcnZwJUVFk6LO0p${tail}`].join('_')
+  await cairn.core.dispatch('memory:write', { path: '/memories/notes.md', content: 'notes\n' })
+  await cairn.open(page)
+  const secretIn = (window: Page) =>
+    window
+      .getByRole('main', { name: 'Chat' })
+      .getByRole('status', { name: 'A secret was found in your memory' })
+  const file = path.join(cairn.dataDir, 'memories', 'notes.md')
+  const secretOutside = async (tail: string): Promise<string> => {
+    await writeFile(file, `notes\ndeploy token: ${token(tail)}\n`)
+    let version = ''
+    await expect
+      .poll(async () => {
+        const answer = await cairn.core.dispatch('memory:notices', undefined)
+        const notices = answer.ok
+          ? (answer.value as ReadonlyArray<{ commitOid: string | null }>)
+          : []
+        version = notices.find((n) => n.commitOid)?.commitOid?.slice(0, 7) ?? ''
+        return version
+      })
+      .not.toBe('')
+    return version
+  }
+  const first = await secretOutside('INUx')
+  await expect(secretIn(page)).toContainText(`version ${first}`)
+  // Raised before the window loads: only its answer tells it of this one.
+  await tooLargeOutside(cairn.dataDir, 'recording.wav')
+  await expect(shown(page).recording).toBeVisible()
+
+  let release = (): void => {}
+  const released = new Promise<void>((resolve) => (release = resolve))
+  let asked = (): void => {}
+  const answered = new Promise<void>((resolve) => (asked = resolve))
+  const held: Core = {
+    ...cairn.core,
+    dispatch: async (channel, payload) => {
+      const answer = await cairn.core.dispatch(channel, payload)
+      if (channel !== 'memory:notices') return answer
+      // Answered now, before the second secret; received after it was told.
+      asked()
+      await released
+      return answer
+    },
+  }
+  const later = await page.context().newPage()
+  const detach = await attachCore(later, held)
+  try {
+    await later.goto(page.url())
+    await answered
+    expect(
+      await cairn.core.dispatch('memory:removeSecrets', { path: '/memories/notes.md' }),
+    ).toMatchObject({ ok: true })
+    const second = await secretOutside('qRSv')
+    expect(second).not.toBe(first)
+    await expect(secretIn(later)).toContainText(`version ${second}`)
+    release()
+    // The answer came (the notice only it told shows), and left the newer one as it was.
+    await expect(shown(later).recording).toBeVisible()
+    for (const window of [page, later]) {
+      await expect(secretIn(window)).toHaveCount(1)
+      await expect(secretIn(window)).toContainText(`version ${second}`)
     }
+    // Its Dismiss takes it, everywhere.
+    await secretIn(later).getByRole('button', { name: 'Dismiss' }).click()
+    for (const window of [page, later]) await expect(secretIn(window)).toHaveCount(0)
+    await later.reload()
+    await expect(shown(later).recording).toBeVisible()
+    await expect(secretIn(later)).toHaveCount(0)
   } finally {
     release()
     detach()

@@ -75,20 +75,48 @@ describe('a notice is dismissed by the id it was raised with', () => {
   it('gives each raising an id of its own, one that reads the same too', () => {
     const { notices, told } = session()
     notices.raise(tooLargeNotice('big.log'))
-    // Moved away and back: its file's notice, raised again, reads as the first did.
+    // Moved away, and another file too large takes its name: that one's notice reads as the
+    // first did.
     followMoves(notices, [{ from: '/memories/big.log', to: '/memories/old.log' }])
-    followMoves(notices, [{ from: '/memories/old.log', to: '/memories/big.log' }])
+    notices.raise(tooLargeNotice('big.log'))
     expect(told.map(({ id, path }) => [id, path])).toEqual([
       ['notice-1', '/memories/big.log'],
-      ['notice-2', '/memories/old.log'],
-      ['notice-3', '/memories/big.log'],
+      ['notice-1', '/memories/old.log'],
+      ['notice-2', '/memories/big.log'],
     ])
     expect({ ...told[2]!, id: 'notice-1' }).toEqual(told[0])
-    // The first's dismissal, sent late, leaves the one in its place.
+    // The first's dismissal, sent late, takes the first where it went, and leaves the other.
     notices.dismiss('notice-1')
     expect(notices.list()).toEqual([told[2]])
-    notices.dismiss('notice-3')
+    notices.dismiss('notice-2')
     expect(notices.list()).toEqual([])
+  })
+
+  // A notice that follows its file to a new name is the same notice: it keeps its id. It was
+  // raised anew with an id of its own, so a dismissal sent before the move and landing after it
+  // named an id no longer raised, and the notice the person had dismissed showed again where its
+  // file went, in every window and after every reload (rnotices26 R1).
+  it('keeps its id where its file goes, so a dismissal on its way takes it there', () => {
+    const { notices, told } = session()
+    notices.raise(tooLargeNotice('big.log'))
+    const [first] = notices.list()
+    followMoves(notices, [{ from: '/memories/big.log', to: '/memories/moved.log' }])
+    followMoves(notices, [{ from: '/memories/moved.log', to: '/memories/big.log' }])
+    expect(told.map(({ id, path }) => [id, path])).toEqual([
+      ['notice-1', '/memories/big.log'],
+      ['notice-1', '/memories/moved.log'],
+      ['notice-1', '/memories/big.log'],
+    ])
+    expect(notices.list()).toEqual([first])
+    notices.dismiss(first!.id)
+    expect(notices.list()).toEqual([])
+    // Dismissed, it stays so where its file goes, and keeps its id there.
+    followMoves(notices, [{ from: '/memories/big.log', to: '/memories/moved.log' }])
+    expect(notices.list()).toEqual([])
+    expect(notices.kept()).toEqual([
+      { ...first!, path: '/memories/moved.log', message: expect.any(String) },
+    ])
+    expect(told).toHaveLength(3)
   })
 
   it('refuses an id it never gave, and changes nothing', () => {

@@ -30,13 +30,14 @@ export interface Notices {
   /** Drops the notice of `kind` for `path` (it was dealt with): raised again, it is new. */
   resolve(kind: MemoryNotice['kind'], path: string): void
   /**
-   * Points `notice` at where its file went: resolved, and `to` raised in its place; one the
-   * person dismissed stays dismissed (raised without telling anyone).
+   * Points `notice` at where its file went: resolved, and `to` raised in its place with
+   * `notice`'s id (a dismissal of it, sent before the move, takes it there); one the person
+   * dismissed stays dismissed (raised without telling anyone).
    */
   move(notice: MemoryNotice, to: Omit<MemoryNotice, 'id'>): void
   /**
-   * Hides the notice raised with `id` (that very raising), dismissed by the person, from `list`
-   * until it is resolved; raised again meanwhile, it stays hidden (a different one raised for
+   * Hides the notice raised with `id` (that very raising, wherever its file went since),
+   * dismissed by the person, from `list` until it is resolved; raised again meanwhile, it stays hidden (a different one raised for
    * its file replaces it, and shows). An id given in this run to a notice since resolved or
    * replaced changes nothing: the one in its place, even one that reads the same, was not the
    * one dismissed. An id never given is refused (`not-found`), and changes nothing.
@@ -61,7 +62,8 @@ function sameTelling(a: Omit<MemoryNotice, 'id'>, b: Omit<MemoryNotice, 'id'>): 
 
 export function createNotices(logger: Logger): Notices {
   // One notice of each kind per file (its slot, `too-large:/memories/big.bin`), kept under its
-  // slot; each raising gets an id of its own (`notice-7`), counted from 1 in the run.
+  // slot; each raising gets an id of its own (`notice-7`), counted from 1 in the run, and keeps
+  // it when it follows its file to a new name (it is the same notice there).
   const raised = new Map<string, MemoryNotice>()
   const dismissed = new Set<string>()
   const listeners = new Set<(notice: MemoryNotice) => void>()
@@ -71,7 +73,7 @@ export function createNotices(logger: Logger): Notices {
     raised.delete(slot)
     dismissed.delete(slot)
   }
-  const raise = (notice: Omit<MemoryNotice, 'id'>, hidden: boolean): void => {
+  const raise = (notice: Omit<MemoryNotice, 'id'>, hidden: boolean, id?: string): void => {
     const slot = slotOf(notice)
     const kept = raised.get(slot)
     // One the person dismissed gives way to a different telling of something that happened
@@ -86,8 +88,8 @@ export function createNotices(logger: Logger): Notices {
       return
     }
     if (kept) resolve(slot)
-    given += 1
-    const full: MemoryNotice = { id: `notice-${given}`, ...notice }
+    if (id === undefined) given += 1
+    const full: MemoryNotice = { id: id ?? `notice-${given}`, ...notice }
     raised.set(slot, full)
     if (hidden) {
       dismissed.add(slot)
@@ -111,7 +113,8 @@ export function createNotices(logger: Logger): Notices {
       const slot = slotOf(notice)
       const hidden = dismissed.has(slot)
       resolve(slot)
-      raise(to, hidden)
+      // With its id: a dismissal of it on its way from a window takes it where it went.
+      raise(to, hidden, notice.id)
     },
     dismiss(id) {
       const counted = /^notice-([1-9][0-9]*)$/.exec(id)

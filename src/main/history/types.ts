@@ -148,7 +148,7 @@ export interface VersionedMemory {
    * it, so a window that opens later does not show it again, until it is resolved and raised
    * anew (a secret found again after it was removed), or a different one is raised for its
    * file (a new secret from a later outside edit). One that follows its file to a new name
-   * stays dismissed. An id given to a notice no longer raised changes nothing (the one raised
+   * keeps its id there, and stays dismissed (or is, by a dismissal sent before the move). An id given to a notice no longer raised changes nothing (the one raised
    * since in its place, even one that reads the same, stays); an id never given is refused
    * (`not-found`).
    */

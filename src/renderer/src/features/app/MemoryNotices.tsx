@@ -28,28 +28,47 @@ export function MemoryNotices() {
     let live = true
     // What another window dismissed while the answer was on its way stays dismissed.
     const early = dismissalsUntilAnswered<MemoryNotice, string>((id, notice) => notice.id === id)
+    // Told by the core since this mounted (by id, and by kind and file): newer than what its
+    // first answer holds, which may have been made before them. Kept only until that answer.
+    const told = new Set<string>()
+    let answered = false
+    const slotOf = (notice: MemoryNotice) => `${notice.kind}:${notice.path}`
     // The core keeps one notice of a kind per file: one raised again for its file takes the
-    // earlier one's place.
-    const add = (notice: MemoryNotice) =>
+    // earlier one's place, and one that follows its file to a new name keeps its id.
+    const put = (notice: MemoryNotice) =>
       setNotices((list) => {
-        if (list.some((n) => n.id === notice.id)) return list
-        const at = list.findIndex((n) => n.kind === notice.kind && n.path === notice.path)
-        return at < 0 ? [...list, notice] : list.with(at, notice)
+        const same = (n: MemoryNotice) => n.id === notice.id || slotOf(n) === slotOf(notice)
+        const at = list.findIndex(same)
+        if (at < 0) return [...list, notice]
+        return [...list.slice(0, at), notice, ...list.slice(at + 1).filter((n) => !same(n))]
       })
     early.without(unwrap(api().memory.notices())).then(
       (list) => {
+        answered = true
         if (!live) return
-        list.forEach(add)
+        // One told since takes the place of the answer's of its id or file, not the other way:
+        // a file's notice raised again, or moved with its file, stays as it was told
+        // (rnotices26 R2).
+        for (const notice of list) {
+          if (!told.has(notice.id) && !told.has(slotOf(notice))) put(notice)
+        }
+        told.clear()
       },
       () => {
+        answered = true
+        told.clear()
         // The notices are a courtesy: without them the app works as before.
       },
     )
     // A notice about a file History keeps no copy of follows the file when a change moves
-    // it (a new notice, the old one resolved): the old one, naming a path that no longer
-    // holds that file, goes.
+    // it (the same notice, its id kept, at the new path); one the core no longer keeps (one
+    // shown here before a window's answer told otherwise) goes.
     const follow = (notice: MemoryNotice) => {
-      add(notice)
+      if (!answered) {
+        told.add(notice.id)
+        told.add(slotOf(notice))
+      }
+      put(notice)
       unwrap(api().memory.notices()).then(
         (list) => {
           if (!live) return
