@@ -18,7 +18,7 @@ import type { LogPage } from '../../shared/types'
 import { nodeDisk, setDisk } from '../lib/disk'
 import { closesFailing, errnoError, hookDisk, openedOn } from '../lib/disk-hooks'
 import { CairnError } from '../lib/errors'
-import { indexDirOf } from './index-file'
+import { indexDirOf, IndexFile, writeIndex, type IndexEntry } from './index-file'
 import { gitCli, tempDataDir } from './test-helpers'
 import { openVersionedMemory } from './versioned-memory'
 
@@ -340,6 +340,62 @@ describe('the side index the disk fails to read at open', () => {
       await memory.close()
     }
     expect(indexOnDisk()).toEqual(before)
+  })
+
+  // Damaged trees leave the newest commit unable to say which files it changed, so stop 26
+  // compared the rest of its entry only; but the paths it names are in the commit's message,
+  // and the files it changed lie within them: an entry wrong in either is still the index's
+  // error, rebuilt from the commits as it is when the trees are intact (review of stop 26).
+  describe.each([
+    ['its paths', (entry: IndexEntry) => ({ ...entry, paths: ['/memories/elsewhere.md'] })],
+    [
+      'its files',
+      (entry: IndexEntry) => ({ ...entry, files: ['/memories/elsewhere.md', ...entry.files] }),
+    ],
+  ] as const)('an index whose newest entry is wrong in %s', (_what, wrong) => {
+    /** Writes the seeded index again with its newest entry made wrong; that entry as it was. */
+    function makeNewestWrong(): IndexEntry {
+      const dir = indexDirOf(gitdir())
+      const index = IndexFile.open(dir)
+      const entries = index.all()
+      index.close()
+      const right = entries[entries.length - 1]!
+      writeIndex(dir, [...entries.slice(0, -1), wrong(right)])
+      return right
+    }
+
+    it.each(['intact', 'damaged'] as const)(
+      "is rebuilt from the commits with the parent's trees %s",
+      async (trees) => {
+        await seed()
+        const right = makeNewestWrong()
+        if (trees === 'damaged') {
+          const tree = gitCli(dataDir, 'rev-parse', 'main~1^{tree}').trim()
+          const file = path.join(gitdir(), 'objects', tree.slice(0, 2), tree.slice(2))
+          chmodSync(file, 0o644)
+          writeFileSync(file, readFileSync(file).subarray(0, 6))
+        }
+        const before = indexOnDisk()
+        const memory = await openVersionedMemory({ dataDir, now, watch: false, maintenance: false })
+        try {
+          const [newest] = (await memory.log({ offset: 0, limit: 1 })).entries
+          expect(newest?.oid).toBe(right.oid)
+          expect(newest?.paths).toEqual(['/memories/n-2.md'])
+        } finally {
+          await memory.close()
+        }
+        expect(indexOnDisk()).not.toEqual(before)
+        const index = IndexFile.open(indexDirOf(gitdir()))
+        try {
+          const rebuilt = index.at(index.size - 1)
+          expect(rebuilt.paths).toEqual(['/memories/n-2.md'])
+          // The commit says which files it changed only when it can read its trees.
+          expect(rebuilt.files).toEqual(trees === 'intact' ? ['/memories/n-2.md'] : [])
+        } finally {
+          index.close()
+        }
+      },
+    )
   })
 
   it('still mends an index whose content is garbled, from the commits', async () => {
