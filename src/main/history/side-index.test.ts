@@ -322,6 +322,44 @@ describe('the side index the disk fails to read at open', () => {
     },
   )
 
+  // The index's folder another account's (Cairn run once with sudo: 0700, root's): reading
+  // `format`, the first step, was refused and the open said only "permission was denied"
+  // (review of stop 26, which named the part only when opening it for writing was refused).
+  it.each(['EACCES', 'EPERM'] as const)(
+    'names the format it may not read (%s), inside the data folder; nothing rebuilt',
+    async (code) => {
+      await seed()
+      const format = path.join(indexDirOf(gitdir()), 'format')
+      const before = indexOnDisk()
+      let refused = 0
+      const hooked = hookDisk(nodeDisk, (call) => {
+        if (call.name !== 'readFileSync' || String(call.args[0]) !== format) return undefined
+        refused++
+        return errnoError(call, code)
+      })
+      const undo = setDisk(hooked.disk)
+      let opened: unknown
+      try {
+        opened = await openVersionedMemory({ dataDir, now, watch: false, maintenance: false })
+      } catch (error) {
+        opened = error
+      } finally {
+        undo()
+      }
+      expect(refused).toBe(1)
+      if (!(opened instanceof CairnError)) {
+        await (opened as { close?: () => Promise<void> }).close?.()
+        throw new Error(`open did not fail: ${String(opened)}`)
+      }
+      expect(opened.code).toBe('access-denied')
+      expect(opened.message).toBe(
+        "Cairn could not open your memory history because the system does not let it read history.git/cairn-index/format in Cairn's data folder (permission was denied; the file or the folder it is in may belong to another account). Nothing was changed; give the account Cairn runs as permission to read and write that file and its folder, then open Cairn again.",
+      )
+      expect(opened.message).not.toContain(dataDir)
+      expect(indexOnDisk()).toEqual(before)
+    },
+  )
+
   // The newest entry is checked against its commit at open; its parent's tree damaged, the
   // commit could not say which files it changed, and the whole index was rebuilt (once, but
   // at 100,000 commits that is a long open), its entry then without its files (stop 26).
