@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { chmod, readFile, rm, truncate, writeFile } from 'node:fs/promises'
 import { describe, expect, it } from 'vitest'
@@ -509,6 +510,57 @@ describe('reverting a change whose earlier folder state is damaged', () => {
       expect((error as Error).message).toBe(
         `The history is damaged at ${tip.slice(0, 7)}: part of that version is corrupt. Nothing was changed.`,
       )
+    } finally {
+      await memory.close()
+    }
+  })
+})
+
+// The version before lists the folder x as a folder whose id is a file's: read, it is "not a
+// tree", and the refusal said the folder's record "holds not a tree" (review of stop 26).
+describe('reverting a change whose earlier folder is listed with a file in its place', () => {
+  it('says that record is damaged, in plain words, and changes nothing', async () => {
+    const { tip } = await seed()
+    const blob = gitCli(repo.dataDir, 'rev-parse', `${tip}:x/f2.md`).trim()
+    const odd = execFileSync(
+      'git',
+      ['--git-dir', repo.gitdir, 'hash-object', '-t', 'tree', '-w', '--literally', '--stdin'],
+      { input: Buffer.concat([Buffer.from('40000 x\0'), Buffer.from(blob, 'hex')]) },
+    )
+      .toString()
+      .trim()
+    const field = (format: string) => gitCli(repo.dataDir, 'log', '-1', `--format=${format}`, tip)
+    const env = {
+      ...process.env,
+      GIT_CONFIG_NOSYSTEM: '1',
+      HOME: repo.dataDir,
+      GIT_AUTHOR_NAME: field('%an').trim(),
+      GIT_AUTHOR_EMAIL: field('%ae').trim(),
+      GIT_AUTHOR_DATE: field('%ad').trim(),
+      GIT_COMMITTER_NAME: field('%cn').trim(),
+      GIT_COMMITTER_EMAIL: field('%ce').trim(),
+      GIT_COMMITTER_DATE: field('%cd').trim(),
+    }
+    const git = (...args: string[]) =>
+      execFileSync('git', ['--git-dir', repo.gitdir, ...args], { encoding: 'utf8', env }).trim()
+    const parent = git('commit-tree', odd, '-m', 'odd')
+    const change = execFileSync(
+      'git',
+      ['--git-dir', repo.gitdir, 'commit-tree', `${tip}^{tree}`, '-p', parent, '-F', '-'],
+      { encoding: 'utf8', env, input: field('%B') },
+    ).trim()
+    gitCli(repo.dataDir, 'update-ref', 'refs/heads/main', change)
+    const before = await folderFiles(repo.dataDir)
+    const memory = await repo.open()
+    try {
+      const error = await memory.revert(change).catch((e: unknown) => e)
+      expect(error).toMatchObject({ code: 'history-damaged' })
+      expect((error as Error).message).toMatch(
+        /^Cannot undo that change \([^)]+\): the history's record of the folder \/memories\/x from before it is damaged, so what \/memories\/x\/f2\.md held then cannot be read\. Nothing was changed\.$/,
+      )
+      expect(await folderFiles(repo.dataDir)).toEqual(before)
+      expect(gitCli(repo.dataDir, 'rev-parse', 'main').trim()).toBe(change)
+      expect(existsSync(intentFileOf(repo.gitdir))).toBe(false)
     } finally {
       await memory.close()
     }

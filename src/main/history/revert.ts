@@ -132,10 +132,14 @@ async function readingEarlierState<T>(entry: IndexEntry, diff: () => Promise<T>)
     if (!(error instanceof DamagedFolderError) || error.side !== 'before') throw error
     const where =
       error.folder === '' ? 'the memory folder' : `the folder ${shownPath(error.folder)}`
+    // "not a tree": a folder whose id is another kind of record's; "holds not a tree" said
+    // nothing. A name it holds twice may carry invisible characters: shown escaped.
     const how =
       error.detail === 'missing' || error.detail === 'corrupt'
         ? 'is damaged on disk'
-        : `holds ${error.detail}`
+        : error.detail.startsWith('not a ')
+          ? 'is damaged'
+          : `holds ${escapeInvisible(error.detail)}`
     // The files it changed there, as the side index knows them: an entry rebuilt from the
     // commit since the damage has none (its diff failed too), so the paths it names stand in.
     const inside = `${toVirtual(error.folder)}/`
