@@ -566,3 +566,35 @@ describe('reverting a change whose earlier folder is listed with a file in its p
     }
   })
 })
+
+// A folder of the version before that the change left alone is never read by its revert:
+// damage there refuses nothing (review of stop 26: only the folders a change touched count).
+describe('reverting a change beside a damaged folder of the version before', () => {
+  it('undoes a change of a top-folder file while the folder x of before is damaged', async () => {
+    const memory = await repo.open()
+    let change: string
+    try {
+      await repo.create(memory, 'x/f1.md', 'first\n')
+      change = (await repo.create(memory, 'a.md', 'top\n')).commit!.oid
+      await memory.execute(
+        { command: 'str_replace', path: '/memories/x/f1.md', old_str: 'first', new_str: 'then' },
+        CLAUDE,
+      )
+    } finally {
+      await memory.close()
+    }
+    const tree = gitCli(repo.dataDir, 'rev-parse', `${change}~1:x`).trim()
+    expect(gitCli(repo.dataDir, 'rev-parse', `${change}:x`).trim()).toBe(tree)
+    expect(gitCli(repo.dataDir, 'rev-parse', 'main:x').trim()).not.toBe(tree)
+    await damage(tree, 'truncate')
+    const reopened = await repo.open()
+    try {
+      const result = await reopened.revert(change)
+      expect(result.commit).not.toBeNull()
+      expect(await folderFiles(repo.dataDir)).toEqual(new Map([['x/f1.md', 'then\n']]))
+      expect(headFiles(repo.dataDir)).toEqual(new Map([['x/f1.md', 'then\n']]))
+    } finally {
+      await reopened.close()
+    }
+  })
+})
