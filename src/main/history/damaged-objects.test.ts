@@ -598,3 +598,35 @@ describe('reverting a change beside a damaged folder of the version before', () 
     }
   })
 })
+
+// History's view of a change whose version before has a folder damaged said "The history is
+// damaged at <this change>", as its revert did before stop 26: the change is intact, the
+// version before it is not (review of stop 26).
+describe('showing a change whose earlier folder state is damaged', () => {
+  it.each([
+    ['the memory folder', 'root'],
+    ['the folder /memories/x', 'sub'],
+  ] as const)('names %s, not the change', async (where, folder) => {
+    const { tip } = await seed()
+    const tree = gitCli(
+      repo.dataDir,
+      'rev-parse',
+      `${tip}~1${folder === 'root' ? '^{tree}' : ':x'}`,
+    ).trim()
+    await damage(tree, 'truncate')
+    const memory = await repo.open()
+    try {
+      const error = await memory.show(tip).catch((e: unknown) => e)
+      expect(error).toMatchObject({ code: 'history-damaged' })
+      const message = (error as Error).message
+      expect(message).toMatch(/^Cannot show that change \([^)]+\): /)
+      expect(message.replace(/^Cannot show that change \([^)]+\): /, '')).toBe(
+        `the history's record of ${where} from before it is damaged on disk, so what /memories/x/f2.md held then cannot be read.`,
+      )
+      expect(message).not.toMatch(/[0-9a-f]{7}/)
+      expect(message).not.toContain(repo.dataDir)
+    } finally {
+      await memory.close()
+    }
+  })
+})
