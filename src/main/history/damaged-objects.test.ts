@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { chmod, readFile, rm, truncate, writeFile } from 'node:fs/promises'
 import { describe, expect, it } from 'vitest'
@@ -509,6 +510,121 @@ describe('reverting a change whose earlier folder state is damaged', () => {
       expect((error as Error).message).toBe(
         `The history is damaged at ${tip.slice(0, 7)}: part of that version is corrupt. Nothing was changed.`,
       )
+    } finally {
+      await memory.close()
+    }
+  })
+})
+
+// The version before lists the folder x as a folder whose id is a file's: read, it is "not a
+// tree", and the refusal said the folder's record "holds not a tree" (review of stop 26).
+describe('reverting a change whose earlier folder is listed with a file in its place', () => {
+  it('says that record is damaged, in plain words, and changes nothing', async () => {
+    const { tip } = await seed()
+    const blob = gitCli(repo.dataDir, 'rev-parse', `${tip}:x/f2.md`).trim()
+    const odd = execFileSync(
+      'git',
+      ['--git-dir', repo.gitdir, 'hash-object', '-t', 'tree', '-w', '--literally', '--stdin'],
+      { input: Buffer.concat([Buffer.from('40000 x\0'), Buffer.from(blob, 'hex')]) },
+    )
+      .toString()
+      .trim()
+    const field = (format: string) => gitCli(repo.dataDir, 'log', '-1', `--format=${format}`, tip)
+    const env = {
+      ...process.env,
+      GIT_CONFIG_NOSYSTEM: '1',
+      HOME: repo.dataDir,
+      GIT_AUTHOR_NAME: field('%an').trim(),
+      GIT_AUTHOR_EMAIL: field('%ae').trim(),
+      GIT_AUTHOR_DATE: field('%ad').trim(),
+      GIT_COMMITTER_NAME: field('%cn').trim(),
+      GIT_COMMITTER_EMAIL: field('%ce').trim(),
+      GIT_COMMITTER_DATE: field('%cd').trim(),
+    }
+    const git = (...args: string[]) =>
+      execFileSync('git', ['--git-dir', repo.gitdir, ...args], { encoding: 'utf8', env }).trim()
+    const parent = git('commit-tree', odd, '-m', 'odd')
+    const change = execFileSync(
+      'git',
+      ['--git-dir', repo.gitdir, 'commit-tree', `${tip}^{tree}`, '-p', parent, '-F', '-'],
+      { encoding: 'utf8', env, input: field('%B') },
+    ).trim()
+    gitCli(repo.dataDir, 'update-ref', 'refs/heads/main', change)
+    const before = await folderFiles(repo.dataDir)
+    const memory = await repo.open()
+    try {
+      const error = await memory.revert(change).catch((e: unknown) => e)
+      expect(error).toMatchObject({ code: 'history-damaged' })
+      expect((error as Error).message).toMatch(
+        /^Cannot undo that change \([^)]+\): the history's record of the folder \/memories\/x from before it is damaged, so what \/memories\/x\/f2\.md held then cannot be read\. Nothing was changed\.$/,
+      )
+      expect(await folderFiles(repo.dataDir)).toEqual(before)
+      expect(gitCli(repo.dataDir, 'rev-parse', 'main').trim()).toBe(change)
+      expect(existsSync(intentFileOf(repo.gitdir))).toBe(false)
+    } finally {
+      await memory.close()
+    }
+  })
+})
+
+// A folder of the version before that the change left alone is never read by its revert:
+// damage there refuses nothing (review of stop 26: only the folders a change touched count).
+describe('reverting a change beside a damaged folder of the version before', () => {
+  it('undoes a change of a top-folder file while the folder x of before is damaged', async () => {
+    const memory = await repo.open()
+    let change: string
+    try {
+      await repo.create(memory, 'x/f1.md', 'first\n')
+      change = (await repo.create(memory, 'a.md', 'top\n')).commit!.oid
+      await memory.execute(
+        { command: 'str_replace', path: '/memories/x/f1.md', old_str: 'first', new_str: 'then' },
+        CLAUDE,
+      )
+    } finally {
+      await memory.close()
+    }
+    const tree = gitCli(repo.dataDir, 'rev-parse', `${change}~1:x`).trim()
+    expect(gitCli(repo.dataDir, 'rev-parse', `${change}:x`).trim()).toBe(tree)
+    expect(gitCli(repo.dataDir, 'rev-parse', 'main:x').trim()).not.toBe(tree)
+    await damage(tree, 'truncate')
+    const reopened = await repo.open()
+    try {
+      const result = await reopened.revert(change)
+      expect(result.commit).not.toBeNull()
+      expect(await folderFiles(repo.dataDir)).toEqual(new Map([['x/f1.md', 'then\n']]))
+      expect(headFiles(repo.dataDir)).toEqual(new Map([['x/f1.md', 'then\n']]))
+    } finally {
+      await reopened.close()
+    }
+  })
+})
+
+// History's view of a change whose version before has a folder damaged said "The history is
+// damaged at <this change>", as its revert did before stop 26: the change is intact, the
+// version before it is not (review of stop 26).
+describe('showing a change whose earlier folder state is damaged', () => {
+  it.each([
+    ['the memory folder', 'root'],
+    ['the folder /memories/x', 'sub'],
+  ] as const)('names %s, not the change', async (where, folder) => {
+    const { tip } = await seed()
+    const tree = gitCli(
+      repo.dataDir,
+      'rev-parse',
+      `${tip}~1${folder === 'root' ? '^{tree}' : ':x'}`,
+    ).trim()
+    await damage(tree, 'truncate')
+    const memory = await repo.open()
+    try {
+      const error = await memory.show(tip).catch((e: unknown) => e)
+      expect(error).toMatchObject({ code: 'history-damaged' })
+      const message = (error as Error).message
+      expect(message).toMatch(/^Cannot show that change \([^)]+\): /)
+      expect(message.replace(/^Cannot show that change \([^)]+\): /, '')).toBe(
+        `the history's record of ${where} from before it is damaged on disk, so what /memories/x/f2.md held then cannot be read.`,
+      )
+      expect(message).not.toMatch(/[0-9a-f]{7}/)
+      expect(message).not.toContain(repo.dataDir)
     } finally {
       await memory.close()
     }

@@ -123,20 +123,33 @@ export class IndexDamagedError extends Error {}
 
 /**
  * The system refused to open a part of the index for reading and writing (EACCES, EPERM: a
- * file made read-only, or another account's). A disk problem, not damage: its `code` is the
- * refusal's, so it is passed on as one and nothing is rebuilt; `file` names the part, for the
- * words people see (open-repo.ts), which name it inside the data folder, never by host path.
+ * file made read-only, or another account's), or to read one (`access` 'read': the `format`
+ * at open, or format 2's names to migrate, in a folder or file of another account). A disk
+ * problem, not damage: its `code` is the refusal's, so it is passed on as one and nothing is
+ * rebuilt; `file` names the part, for the words people see (open-repo.ts), which name it
+ * inside the data folder, never by host path.
  */
 export class IndexPartRefusedError extends Error {
   readonly code: string
   constructor(
     readonly file: string,
     cause: unknown,
+    readonly access: 'read' | 'write' = 'write',
   ) {
-    super(`the index part ${path.basename(file)} could not be opened for writing`, { cause })
+    super(
+      `the index part ${path.basename(file)} could not be opened for ${access === 'read' ? 'reading' : 'writing'}`,
+      { cause },
+    )
     this.name = 'IndexPartRefusedError'
     this.code = errorCode(cause) ?? 'EACCES'
   }
+}
+
+/** `IndexPartRefusedError` (reading `file`) for a refusal of the system, else `error`. */
+function refusedReading(file: string, error: unknown): unknown {
+  return isCode(error, 'EACCES') || isCode(error, 'EPERM')
+    ? new IndexPartRefusedError(file, error, 'read')
+    : error
 }
 
 /**
@@ -255,8 +268,8 @@ export class IndexFile {
       format = disk.readFileSync(path.join(dir, 'format')).toString('utf8')
     } catch (error) {
       // Missing, or something Cairn never puts there (a folder, a link): rebuilt from the
-      // commits. A disk that fails is not a missing index.
-      if (isDiskProblem(error)) throw error
+      // commits. A disk that fails is not a missing index; one that refuses says which part.
+      if (isDiskProblem(error)) throw refusedReading(path.join(dir, 'format'), error)
       throw new IndexDamagedError('no index')
     }
     if (format === FORMAT_2) migrateFrom2(dir)
@@ -1147,7 +1160,7 @@ function migrateFrom2(dir: string): void {
     raw = disk.readFileSync(path.join(dir, 'names'))
   } catch (error) {
     // As at open: a disk that fails is passed on, a part missing or not a file is damage.
-    if (isDiskProblem(error)) throw error
+    if (isDiskProblem(error)) throw refusedReading(path.join(dir, 'names'), error)
     throw new IndexDamagedError(`index part missing or not a file (names: ${errorCode(error)})`)
   }
   // Format 2's names are u32 length + UTF-8; they end where one runs past the file (a torn

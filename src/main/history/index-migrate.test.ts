@@ -1,6 +1,9 @@
 import { readFile, rm, stat, writeFile, mkdir } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { nodeDisk, setDisk } from '../lib/disk'
+import { errnoError, hookDisk } from '../lib/disk-hooks'
+import { CairnError } from '../lib/errors'
 import { IndexFile, writeIndex, type IndexEntry } from './index-file'
 import { claudeUse, gitCli, indexDirIn, testRepo } from './test-helpers'
 import type { VersionedMemory } from './types'
@@ -88,6 +91,43 @@ describe('a format-2 side index', () => {
     const again = await open()
     expect(await timeline(again)).toEqual(gitTimeline())
     await again.close()
+  })
+
+  // Its names another account's: the read to migrate them was refused and the open said only
+  // "permission was denied" (review of stop 26). It names the part; nothing is migrated.
+  it('names the part it may not read to migrate, inside the data folder; nothing migrated', async () => {
+    await makeHistory()
+    await downToFormat2()
+    const names = part('names')
+    const before = await readFile(names)
+    let refused = 0
+    const hooked = hookDisk(nodeDisk, (call) => {
+      if (call.name !== 'readFileSync' || String(call.args[0]) !== names) return undefined
+      refused++
+      return errnoError(call, 'EACCES')
+    })
+    const undo = setDisk(hooked.disk)
+    const opened = await open().then(
+      async (memory) => {
+        await memory.close()
+        return null
+      },
+      (error: unknown) => error,
+    )
+    undo()
+    expect(refused).toBe(1)
+    expect(opened).toBeInstanceOf(CairnError)
+    expect(opened).toMatchObject({ code: 'access-denied' })
+    expect((opened as Error).message).toContain(
+      "does not let it read history.git/cairn-index/names in Cairn's data folder",
+    )
+    expect((opened as Error).message).not.toContain(repo.dataDir)
+    expect(await readFile(part('format'), 'utf8')).toBe('cairn-index 2\n')
+    expect((await readFile(names)).equals(before)).toBe(true)
+    // Let read again, the same index is migrated.
+    const memory = await open()
+    await memory.close()
+    expect(await readFile(part('format'), 'utf8')).toBe('cairn-index 3\n')
   })
 
   it('a migration killed half-way leaves the format-2 index, which the next open migrates', async () => {

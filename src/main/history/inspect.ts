@@ -6,6 +6,7 @@ import { segmentsOf, toRelative, toVirtual } from './paths'
 import { toSummary } from './queries'
 import { requireEntry, treeOf, type RepoView } from './read'
 import type { IndexEntry } from './side-index'
+import { readingEarlierState, treeBefore } from './earlier-state'
 import { diffNodes, nodeAt } from './tree-state'
 
 /**
@@ -55,7 +56,10 @@ export async function showCommit(
   limits: ShowLimits = SHOW_LIMITS,
 ): Promise<CommitDetail> {
   const entry = requireEntry(repo, oid)
-  const pending = await readingVersion(oid, () => pendingChanges(repo, entry))
+  // The version before it damaged is named as that, not as this change (review of stop 26).
+  const pending = await readingVersion(oid, () =>
+    readingEarlierState(entry, 'show', () => pendingChanges(repo, entry)),
+  )
   const changes = await bounded(repo, pending, limits)
   return {
     commit: toSummary(entry),
@@ -137,7 +141,7 @@ async function pendingChanges(
 ): Promise<ReadonlyArray<PendingChange>> {
   const deltas = await diffNodes(
     repo.store,
-    await treeOf(repo, entry.parent),
+    await treeBefore(repo, entry),
     await treeOf(repo, entry.oid),
   )
   const added = new Map<string, string>()

@@ -118,9 +118,12 @@ function partRefused(dataDir: string, error: IndexPartRefusedError): CairnError 
     inside === '' || inside.startsWith('..') || path.isAbsolute(inside)
       ? path.basename(error.file)
       : inside.split(path.sep).join('/')
+  // Refused reading, the file or the folder it is in may be another account's.
   return new CairnError(
     'access-denied',
-    `Cairn could not open your memory history because the system does not let it write to ${shown} in Cairn's data folder (permission was denied; the file may belong to another account or be read-only). Nothing was changed; give the account Cairn runs as permission to read and write that file, then open Cairn again.`,
+    error.access === 'read'
+      ? `Cairn could not open your memory history because the system does not let it read ${shown} in Cairn's data folder (permission was denied; the file or the folder it is in may belong to another account). Nothing was changed; give the account Cairn runs as permission to read and write that file and its folder, then open Cairn again.`
+      : `Cairn could not open your memory history because the system does not let it write to ${shown} in Cairn's data folder (permission was denied; the file may belong to another account or be read-only). Nothing was changed; give the account Cairn runs as permission to read and write that file, then open Cairn again.`,
   )
 }
 

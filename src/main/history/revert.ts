@@ -1,7 +1,7 @@
 import type { ChangeResult } from '../../shared/types'
 import { CairnError } from '../lib/errors'
-import { escapeInvisible } from '../lib/text'
-import { DamagedFolderError, DamagedHistoryError, readingVersion } from './damage'
+import { DamagedHistoryError, readingVersion } from './damage'
+import { describeChange as describe, readingEarlierState, treeBefore } from './earlier-state'
 import { segmentsOf, shownPath, toVirtual } from './paths'
 import { momentOf, requireEntry, shortOid, treeOf } from './read'
 import type { IndexEntry } from './side-index'
@@ -15,7 +15,7 @@ import {
   type Committer,
 } from './restore-common'
 import { applyAndCommit } from './restore-intent'
-import { diffNodes, nodeAt, type FileDelta, type TreeNode } from './tree-state'
+import { diffNodes, nodeAt, type FileDelta } from './tree-state'
 
 /** How many conflicting paths a refused revert names before "…". */
 const CONFLICTS_LISTED = 5
@@ -33,7 +33,7 @@ export async function revert(
   const deltas = await readingVersion(
     oid,
     () =>
-      readingEarlierState(entry, async () =>
+      readingEarlierState(entry, 'undo', async () =>
         diffNodes(repo.store, await treeBefore(repo, entry), await treeOf(repo, oid)),
       ),
     true,
@@ -107,55 +107,4 @@ async function bringingBack<T>(
       `Cannot undo that change (${describe(entry)}): the history's copy of ${shownPath(lost.path)} from before it is damaged on disk, so that version cannot be brought back. Nothing was changed.`,
     )
   }
-}
-
-/** The tree of the version before `entry`; its commit damaged is its whole folder's damage. */
-async function treeBefore(repo: Repo, entry: IndexEntry): Promise<TreeNode> {
-  try {
-    return await treeOf(repo, entry.parent)
-  } catch (error) {
-    if (error instanceof DamagedHistoryError) throw new DamagedFolderError(error, '', 'before')
-    throw error
-  }
-}
-
-/**
- * Runs `diff` (of the version before `entry` with `entry`'s own), saying in plain words which
- * folder of the version before is damaged when that is why it failed: `entry` itself is intact,
- * so "damaged at <this change>" would point at the wrong version. It names the files the change
- * touched in that folder, when the side index knows them (what they held then is what is lost).
- */
-async function readingEarlierState<T>(entry: IndexEntry, diff: () => Promise<T>): Promise<T> {
-  try {
-    return await diff()
-  } catch (error) {
-    if (!(error instanceof DamagedFolderError) || error.side !== 'before') throw error
-    const where =
-      error.folder === '' ? 'the memory folder' : `the folder ${shownPath(error.folder)}`
-    const how =
-      error.detail === 'missing' || error.detail === 'corrupt'
-        ? 'is damaged on disk'
-        : `holds ${error.detail}`
-    // The files it changed there, as the side index knows them: an entry rebuilt from the
-    // commit since the damage has none (its diff failed too), so the paths it names stand in.
-    const inside = `${toVirtual(error.folder)}/`
-    const known = entry.files.length > 0 ? entry.files : entry.paths
-    const files = known.filter((file) => file.startsWith(inside)).map(escapeInvisible)
-    const what =
-      files.length === 0
-        ? 'what the files it changed there held'
-        : `what ${files.slice(0, CONFLICTS_LISTED).join(', ')}${files.length > CONFLICTS_LISTED ? ', …' : ''} held`
-    throw new CairnError(
-      'history-damaged',
-      `Cannot undo that change (${describe(entry)}): the history's record of ${where} from before it ${how}, so ${what} then cannot be read. Nothing was changed.`,
-    )
-  }
-}
-
-/** A change named for people: its time and what it touched ("3 Nov, 14:02, notes.md"). */
-function describe(entry: IndexEntry): string {
-  const [first] = entry.paths
-  const name = first ? first.replace(/^\/memories\/?/, '') || '/memories' : 'memory'
-  const more = entry.paths.length > 1 ? ` and ${entry.paths.length - 1} more` : ''
-  return `${momentOf(entry.time)}, ${name}${more}`
 }

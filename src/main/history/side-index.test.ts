@@ -18,7 +18,7 @@ import type { LogPage } from '../../shared/types'
 import { nodeDisk, setDisk } from '../lib/disk'
 import { closesFailing, errnoError, hookDisk, openedOn } from '../lib/disk-hooks'
 import { CairnError } from '../lib/errors'
-import { indexDirOf } from './index-file'
+import { indexDirOf, IndexFile, writeIndex, type IndexEntry } from './index-file'
 import { gitCli, tempDataDir } from './test-helpers'
 import { openVersionedMemory } from './versioned-memory'
 
@@ -231,6 +231,8 @@ describe('the side index the disk fails to read at open', () => {
     ['openSync', 'EIO', 'the disk reported a read or write error'],
     ['readSync', 'EMFILE', 'too many files are open'],
     ['readSync', 'EACCES', 'permission was denied by the operating system'],
+    // A read-only file system is no permission a person can give a file: not named as one.
+    ['openSync', 'EROFS', 'the memory folder is read-only'],
   ] as const)(
     'fails open in plain words on %s %s, the index neither rebuilt nor changed',
     async (call, code, reason) => {
@@ -322,6 +324,44 @@ describe('the side index the disk fails to read at open', () => {
     },
   )
 
+  // The index's folder another account's (Cairn run once with sudo: 0700, root's): reading
+  // `format`, the first step, was refused and the open said only "permission was denied"
+  // (review of stop 26, which named the part only when opening it for writing was refused).
+  it.each(['EACCES', 'EPERM'] as const)(
+    'names the format it may not read (%s), inside the data folder; nothing rebuilt',
+    async (code) => {
+      await seed()
+      const format = path.join(indexDirOf(gitdir()), 'format')
+      const before = indexOnDisk()
+      let refused = 0
+      const hooked = hookDisk(nodeDisk, (call) => {
+        if (call.name !== 'readFileSync' || String(call.args[0]) !== format) return undefined
+        refused++
+        return errnoError(call, code)
+      })
+      const undo = setDisk(hooked.disk)
+      let opened: unknown
+      try {
+        opened = await openVersionedMemory({ dataDir, now, watch: false, maintenance: false })
+      } catch (error) {
+        opened = error
+      } finally {
+        undo()
+      }
+      expect(refused).toBe(1)
+      if (!(opened instanceof CairnError)) {
+        await (opened as { close?: () => Promise<void> }).close?.()
+        throw new Error(`open did not fail: ${String(opened)}`)
+      }
+      expect(opened.code).toBe('access-denied')
+      expect(opened.message).toBe(
+        "Cairn could not open your memory history because the system does not let it read history.git/cairn-index/format in Cairn's data folder (permission was denied; the file or the folder it is in may belong to another account). Nothing was changed; give the account Cairn runs as permission to read and write that file and its folder, then open Cairn again.",
+      )
+      expect(opened.message).not.toContain(dataDir)
+      expect(indexOnDisk()).toEqual(before)
+    },
+  )
+
   // The newest entry is checked against its commit at open; its parent's tree damaged, the
   // commit could not say which files it changed, and the whole index was rebuilt (once, but
   // at 100,000 commits that is a long open), its entry then without its files (stop 26).
@@ -340,6 +380,62 @@ describe('the side index the disk fails to read at open', () => {
       await memory.close()
     }
     expect(indexOnDisk()).toEqual(before)
+  })
+
+  // Damaged trees leave the newest commit unable to say which files it changed, so stop 26
+  // compared the rest of its entry only; but the paths it names are in the commit's message,
+  // and the files it changed lie within them: an entry wrong in either is still the index's
+  // error, rebuilt from the commits as it is when the trees are intact (review of stop 26).
+  describe.each([
+    ['its paths', (entry: IndexEntry) => ({ ...entry, paths: ['/memories/elsewhere.md'] })],
+    [
+      'its files',
+      (entry: IndexEntry) => ({ ...entry, files: ['/memories/elsewhere.md', ...entry.files] }),
+    ],
+  ] as const)('an index whose newest entry is wrong in %s', (_what, wrong) => {
+    /** Writes the seeded index again with its newest entry made wrong; that entry as it was. */
+    function makeNewestWrong(): IndexEntry {
+      const dir = indexDirOf(gitdir())
+      const index = IndexFile.open(dir)
+      const entries = index.all()
+      index.close()
+      const right = entries[entries.length - 1]!
+      writeIndex(dir, [...entries.slice(0, -1), wrong(right)])
+      return right
+    }
+
+    it.each(['intact', 'damaged'] as const)(
+      "is rebuilt from the commits with the parent's trees %s",
+      async (trees) => {
+        await seed()
+        const right = makeNewestWrong()
+        if (trees === 'damaged') {
+          const tree = gitCli(dataDir, 'rev-parse', 'main~1^{tree}').trim()
+          const file = path.join(gitdir(), 'objects', tree.slice(0, 2), tree.slice(2))
+          chmodSync(file, 0o644)
+          writeFileSync(file, readFileSync(file).subarray(0, 6))
+        }
+        const before = indexOnDisk()
+        const memory = await openVersionedMemory({ dataDir, now, watch: false, maintenance: false })
+        try {
+          const [newest] = (await memory.log({ offset: 0, limit: 1 })).entries
+          expect(newest?.oid).toBe(right.oid)
+          expect(newest?.paths).toEqual(['/memories/n-2.md'])
+        } finally {
+          await memory.close()
+        }
+        expect(indexOnDisk()).not.toEqual(before)
+        const index = IndexFile.open(indexDirOf(gitdir()))
+        try {
+          const rebuilt = index.at(index.size - 1)
+          expect(rebuilt.paths).toEqual(['/memories/n-2.md'])
+          // The commit says which files it changed only when it can read its trees.
+          expect(rebuilt.files).toEqual(trees === 'intact' ? ['/memories/n-2.md'] : [])
+        } finally {
+          index.close()
+        }
+      },
+    )
   })
 
   it('still mends an index whose content is garbled, from the commits', async () => {

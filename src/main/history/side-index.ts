@@ -13,7 +13,7 @@ import {
   writeIndex,
 } from './index-file'
 import type { ObjectStore, RawCommit } from './object-store'
-import { toVirtual } from './paths'
+import { isWithin, toVirtual } from './paths'
 import { diffNodes, treeFromOid } from './tree-state'
 
 export { indexDirOf, writeIndex } from './index-file'
@@ -220,11 +220,14 @@ export async function spotCheck(
       throw error
     }
     // So are damaged trees (its own, or its parent's): the commit cannot tell which files it
-    // changed, the index, written as it was made, can. All else must match (stop 26: the first
-    // open after such damage rebuilt the whole index, leaving that entry without its files).
+    // changed, the index, written as it was made, can (stop 26: the first open after such
+    // damage rebuilt the whole index, leaving that entry without its files). All else must
+    // match, and the files must fit what the commit still says of them: see `fitsFiles`.
     if (treesDamaged) {
-      const withoutFiles = (e: IndexEntry) => ({ ...e, files: [], paths: [] })
-      if (!sameEntry(withoutFiles(entry), withoutFiles(fromCommit))) return false
+      if (!sameEntry({ ...entry, files: [], paths: [] }, { ...fromCommit, paths: [] })) {
+        return false
+      }
+      if (!fitsFiles(entry, fromCommit.paths)) return false
       continue
     }
     if (!sameEntry(entry, fromCommit)) return false
@@ -369,6 +372,23 @@ export async function rebuildIndex(
   building.close()
   replaceIndexDir(building.dir, dir)
   return IndexFile.open(dir)
+}
+
+/**
+ * Whether the files of `entry` (from the index) fit its commit whose trees cannot be read:
+ * `named` are the paths its message names (none: the commit names no paths, and the index,
+ * as a rebuild, gives its files as its paths). Named, they are its paths, and the files a
+ * change of them made lie within them; a file elsewhere (an outside edit a command's commit
+ * took along) only costs the rebuild that damaged trees cost before stop 26.
+ */
+function fitsFiles(entry: IndexEntry, named: ReadonlyArray<string>): boolean {
+  if (named.length === 0) return sameList(entry.paths, entry.files)
+  if (!sameList(entry.paths, named)) return false
+  return entry.files.every((file) => named.some((path) => isWithin(file, path)))
+}
+
+function sameList(a: ReadonlyArray<string>, b: ReadonlyArray<string>): boolean {
+  return a.length === b.length && a.every((item, i) => item === b[i])
 }
 
 function sameEntry(a: IndexEntry, b: IndexEntry): boolean {
