@@ -449,12 +449,12 @@ describe('fault injection at every file-system call of a scripted scenario', () 
   it('always ends in a clear error or a success, a whole folder, and a valid history', async () => {
     await faultEveryCall(
       { name: 'steps', fixture: template, steps: STEPS },
-      { steps: 18, close: 2 },
+      { steps: 16, close: 2 },
     )
   }, 3_600_000)
 
   it('opens a folder left unsettled (log replayed, lock taken over) whatever call fails', async () => {
     const fixture = await unsettled()
-    await faultEveryCall({ name: 'reopen', fixture, steps: [] }, { steps: 3, close: 1 })
+    await faultEveryCall({ name: 'reopen', fixture, steps: [] }, { steps: 2, close: 1 })
   }, 3_600_000)
 })
