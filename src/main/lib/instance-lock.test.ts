@@ -202,6 +202,35 @@ describe('taking over a stale lock', () => {
     expect(left).toEqual([LOCK_FILE])
   })
 
+  it('takes it over when the temp file of the failed link could not be removed', () => {
+    writeStaleLock()
+    // The link fails (the stale lock is in the way) and its temp file's removal fails too (a
+    // disk error, ignored): the take-over's own temp file must not run into the one left. (It
+    // did, under the same name: open failed with a raw EEXIST naming the host path; found by
+    // the fault run's reopen of a folder left with a stale lock.)
+    let failed: string | null = null
+    const hooked = hookDisk(nodeDisk, (call) => {
+      if (failed !== null || call.name !== 'unlinkSync') return undefined
+      if (!String(call.args[0]).endsWith('.tmp')) return undefined
+      failed = String(call.args[0])
+      return errnoError(call, 'EIO')
+    })
+    const restore = setDisk(hooked.disk)
+    let lock: InstanceLock
+    try {
+      lock = acquireInstanceLock(dir)
+    } finally {
+      restore()
+    }
+    expect(failed).toMatch(/^.*\/cairn\.lock\.[0-9a-f-]+\.tmp$/)
+    expect(lock.tookOver).toBe(true)
+    expect(holds(lock)).toBe(true)
+    // The temp file left is tidied away once the lock is held.
+    expect(fs.readdirSync(dir)).toEqual([LOCK_FILE])
+    lock.release()
+    expect(fs.readdirSync(dir)).toEqual([])
+  })
+
   it('backs off when the lock changed between reading it and taking it over', () => {
     writeStaleLock()
     // A takes the stale lock over while B has read it but not yet taken it.

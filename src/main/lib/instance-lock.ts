@@ -132,13 +132,22 @@ export function acquireInstanceLock(dataDir: string): InstanceLock {
 }
 
 /**
+ * A temp file name for writing `file`, new at each call: one whose removal failed (its unlink
+ * is quiet) must not be in the way of the next write (the take-over's, or the next attempt's),
+ * which creates its temp file exclusively. Ends in `.tmp`, so `removeLeftovers` takes it.
+ */
+function tempFileFor(file: string, token: string): string {
+  return `${file}.${token}-${randomBytes(4).toString('hex')}.tmp`
+}
+
+/**
  * Creates `file` holding `text`, never empty or half written: the text goes to a temp file
  * first, which is then hard-linked as the lock (a link fails if the lock exists, like
  * O_EXCL). Where the file system has no hard links, O_EXCL and a write. Returns its inode;
  * throws EEXIST when the lock exists.
  */
 function createLockFile(file: string, text: string, token: string): number {
-  const temp = `${file}.${token}.tmp`
+  const temp = tempFileFor(file, token)
   const fd = disk.openSync(temp, OPEN.WRITE_NEW, 0o600)
   let ino: number
   try {
@@ -306,7 +315,7 @@ function replaceIfStill(
   if (now === 'gone' || now === 'unreadable' || now.raw !== stale.raw || now.ino !== stale.ino) {
     return 'changed'
   }
-  const temp = `${file}.${token}.tmp`
+  const temp = tempFileFor(file, token)
   const fd = disk.openSync(temp, OPEN.WRITE_NEW, 0o600)
   let ino: number
   try {
