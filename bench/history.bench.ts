@@ -29,6 +29,7 @@ import { bundleSizes, total } from './bundle-sizes'
 import { startGitProcess } from './git-process'
 import { buildBlameFixture, buildFixture, type Fixture, type Shape } from './history-fixture'
 import { median } from './median'
+import { pageOutNote } from './page-out'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const repoRoot = path.dirname(here)
@@ -566,6 +567,10 @@ async function storageRows(
       1,
     )} ms`,
   )
+  // A kernel that pages out what was not read for a minute makes the folders' blocks and the
+  // loose objects cold whatever the free memory (stop 26): the row's notes say so.
+  const pageOut = pageOutNote()
+  if (pageOut) notes.push(`${label}: commit p99 while maintenance packs: ${pageOut}`)
   const packedBytes = diskBytes(gitdir)
   settle()
   record({
