@@ -330,7 +330,9 @@ describe('blame across machines', () => {
         for (const file of filesAt(peer, oid)) await expectSameAsGit(peer, oid, file)
       }
     }
-  })
+    // Three random histories of two machines, synced, each file checked against the git CLI:
+    // about 15 s on a quiet machine, past the default 30 s on a loaded one.
+  }, 120_000)
 })
 
 describe('history search across machines', () => {
