@@ -22,6 +22,19 @@ async function seed(cairn: { core: { dispatch: (c: string, p: unknown) => Promis
   }
 }
 
+/** Seeds two versions, opens the app and the History pane, and selects the earlier version. */
+async function historyAtTheVersionBefore(
+  page: Page,
+  cairn: Parameters<typeof seed>[0] & { open: (page: Page) => Promise<unknown> },
+): Promise<HistoryPage> {
+  await seed(cairn)
+  await cairn.open(page)
+  const history = new HistoryPage(page)
+  await history.open()
+  await history.select(history.rows.nth(1))
+  return history
+}
+
 /** Moves the focus to `button` and presses it with Enter, as a keyboard user does. */
 async function pressWithKeyboard(page: Page, button: Locator): Promise<void> {
   await button.focus()
@@ -38,11 +51,7 @@ test('a Result dismissed by keyboard in the History pane hands the focus to the 
   page,
   cairn,
 }) => {
-  await seed(cairn)
-  await cairn.open(page)
-  const history = new HistoryPage(page)
-  await history.open()
-  await history.select(history.rows.nth(1))
+  const history = await historyAtTheVersionBefore(page, cairn)
   await history.fileDiff('notes.md').getByRole('button', { name: 'Restore this version' }).click()
   await history.dialog.getByRole('button', { name: 'Restore file' }).click()
   await expect(history.notice).toContainText('Restored notes.md')
@@ -67,11 +76,7 @@ test('a Result dismissed by keyboard hands the focus back to the control that pr
   page,
   cairn,
 }) => {
-  await seed(cairn)
-  await cairn.open(page)
-  const history = new HistoryPage(page)
-  await history.open()
-  await history.select(history.rows.nth(1))
+  const history = await historyAtTheVersionBefore(page, cairn)
   const dir = await mkdtemp(path.join(os.tmpdir(), 'cairn-e2e-export-'))
   try {
     cairn.host.answerDialog(path.join(dir, 'then.zip'))
