@@ -164,9 +164,19 @@ export async function openVersionedMemory(
   }
 }
 
-/** What a failed open says when the cause has no words of its own (code kept for the log). */
+// Codes that are no disk problem, with words of their own (the start-up dialog had them).
+const OPEN_REASONS: Readonly<Record<string, string>> = {
+  EEXIST: 'something stands where Cairn makes a file or folder of its own in its data folder',
+  EISDIR: 'a folder stands where Cairn expects one of its files in its data folder',
+  ENOENT: 'a file or folder Cairn needs is missing from its data folder and could not be made',
+}
+
+/** What a failed open says when the cause is no disk problem (the code kept, for the log). */
 function unexpectedOpenFailure(error: unknown): string {
   const code = errorCode(error)
+  if (code !== undefined && Object.hasOwn(OPEN_REASONS, code)) {
+    return `Cairn could not open your memory because ${OPEN_REASONS[code]!}. The details are in Cairn's log.`
+  }
   const suffix = code !== undefined && /^[A-Z0-9_]{2,40}$/.test(code) ? ` (${code})` : ''
   return `Cairn could not open your memory: something unexpected went wrong${suffix}. The details are in Cairn's log; open Cairn again, and if it fails the same way, the log says what stopped it.`
 }
