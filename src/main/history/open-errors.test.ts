@@ -117,6 +117,22 @@ describe('an open that fails with an error Cairn has no words for', () => {
     },
   )
 
+  it('an EEXIST on a first open keeps the words the start-up dialog had for it', async () => {
+    fs.rmSync(dataDir, { recursive: true, force: true })
+    fs.mkdirSync(dataDir)
+    const said = new Set<string>()
+    for (let n = 1; n <= 20; n++) {
+      const { error } = await openFailingAt(n, (call) => errnoError(call, 'EEXIST'))
+      if (error === null) continue
+      expect(error, `call ${n}`).toBeInstanceOf(CairnError)
+      expect((error as Error).message, `call ${n}`).not.toContain(dataDir)
+      said.add((error as Error).message)
+    }
+    expect([...said]).toContain(
+      "Cairn could not open your memory because something stands where Cairn makes a file or folder of its own in its data folder. The details are in Cairn's log.",
+    )
+  })
+
   it('keeps the recognised cases’ own words (a full disk)', async () => {
     const { error } = await openFailingAt(1, (call) => errnoError(call, 'ENOSPC'))
     expect(error).toBeInstanceOf(CairnError)
