@@ -220,11 +220,23 @@ async function assemble(
     events,
     async close() {
       // Changes still waiting are declined first (Claude is told Cairn closed), then the turns
-      // that waited for them stop.
-      review.close()
-      await sync.close()
-      await chat.close()
-      await hygiene.close()
+      // that waited for them stop. None of these holds a write meant to last that its close
+      // would flush (a conversation is saved as it changes; the read log is best-effort), so a
+      // failing one is logged and the next goes on: the memory is closed (its log emptied, its
+      // lock released) whatever the others did, and only its own close's failure is thrown.
+      const steps: ReadonlyArray<readonly [string, () => void | Promise<void>]> = [
+        ['review', () => review.close()],
+        ['sync', () => sync.close()],
+        ['chat', () => chat.close()],
+        ['hygiene', () => hygiene.close()],
+      ]
+      for (const [name, close] of steps) {
+        try {
+          await close()
+        } catch (error) {
+          logger.error(`The ${name} service did not close cleanly`, error)
+        }
+      }
       await memory.close()
     },
   }

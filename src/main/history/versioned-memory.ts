@@ -6,7 +6,7 @@ import type {
   RecoveryReport,
   RecoveryTelling,
 } from '../../shared/types'
-import { disk, exists, makeFolders, removeFile, removePath } from '../lib/disk'
+import { disk, errorCode, exists, makeFolders, removeFile, removePath } from '../lib/disk'
 import { diskProblem, isDiskProblem } from '../lib/disk-errors'
 import { CairnError } from '../lib/errors'
 import { DIR_MODE, FolderDeniedError, FolderTree, readFileIn } from '../lib/folders'
@@ -141,8 +141,20 @@ export async function openVersionedMemory(
     return await openLocked(dataDir, lock, options)
   } catch (error) {
     lock?.release()
+    if (error instanceof CairnError) throw error
     const problem = diskProblem(error)
-    if (!problem || error instanceof CairnError) throw error
+    if (!problem) {
+      // Anything else (a library's plain Error, an errno Cairn has no words for) names host
+      // paths and carries a stack: the details go to the log, the person gets plain words.
+      ;(options.logger ?? consoleLogger).error('Could not open the memory', error)
+      if (error instanceof DamagedHistoryError) {
+        throw new CairnError(
+          'history-damaged',
+          "Cairn could not open your memory because its history is damaged. The details are in Cairn's log.",
+        )
+      }
+      throw new CairnError('internal', unexpectedOpenFailure(error))
+    }
     throw new CairnError(
       problem.code,
       `Cairn could not open your memory because ${problem.reason}. Nothing was changed; ${
@@ -150,6 +162,23 @@ export async function openVersionedMemory(
       } and open Cairn again.`,
     )
   }
+}
+
+// Codes that are no disk problem, with words of their own (the start-up dialog had them).
+const OPEN_REASONS: Readonly<Record<string, string>> = {
+  EEXIST: 'something stands where Cairn makes a file or folder of its own in its data folder',
+  EISDIR: 'a folder stands where Cairn expects one of its files in its data folder',
+  ENOENT: 'a file or folder Cairn needs is missing from its data folder and could not be made',
+}
+
+/** What a failed open says when the cause is no disk problem (the code kept, for the log). */
+function unexpectedOpenFailure(error: unknown): string {
+  const code = errorCode(error)
+  if (code !== undefined && Object.hasOwn(OPEN_REASONS, code)) {
+    return `Cairn could not open your memory because ${OPEN_REASONS[code]!}. The details are in Cairn's log.`
+  }
+  const suffix = code !== undefined && /^[A-Z0-9_]{2,40}$/.test(code) ? ` (${code})` : ''
+  return `Cairn could not open your memory: something unexpected went wrong${suffix}. The details are in Cairn's log; open Cairn again, and if it fails the same way, the log says what stopped it.`
 }
 
 async function openLocked(
