@@ -1,4 +1,4 @@
-import { open, writeFile } from 'node:fs/promises'
+import { open, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { Page } from '@playwright/test'
 import type { Core } from '../src/main/core'
@@ -419,4 +419,24 @@ test('a notice dismissed in another window hands the focus on only if the focus 
   await there.nth(0).click()
   await expect(here).toHaveCount(0)
   await expect(chat.composer).toBeFocused()
+})
+
+// polish26: a too-large file deleted outside Cairn kept its notice in every window for the run,
+// naming a file no longer there (only a move took it down).
+test('a too-large file deleted outside Cairn takes its notice down in every window', async ({
+  page,
+  cairn,
+}) => {
+  const other = await twoWindowsShowing(page, cairn)
+  await rm(path.join(cairn.dataDir, 'memories', 'recording.wav'))
+  for (const window of [page, other]) {
+    await expect(shown(window).recording).toHaveCount(0)
+    // Only that one: the other file's notice and the report stay.
+    await expect(shown(window).video).toBeVisible()
+    await expect(shown(window).outside).toBeVisible()
+  }
+  // The core no longer answers it: a window reloaded does not show it again.
+  await page.reload()
+  await expect(shown(page).video).toBeVisible()
+  await expect(shown(page).recording).toHaveCount(0)
 })

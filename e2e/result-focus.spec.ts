@@ -111,3 +111,30 @@ test('a Result dismissed by keyboard in the Memory pane, its control gone, hands
   await expect(memory.item('tea.md')).toBeFocused()
   expect(await focusOnBody(page)).toBe(false)
 })
+
+// R3 (polish26): the delete dialog, confirmed with the keyboard, handed the focus back to the
+// file's Delete button, which went with the file, so the focus fell to the page's body.
+test('a file deleted with the keyboard leaves the focus on the file list, not the page', async ({
+  page,
+  cairn,
+}) => {
+  await seed(cairn)
+  expect(
+    await cairn.core.dispatch('memory:write', { path: '/memories/tea.md', content: 'Oolong\n' }),
+  ).toMatchObject({ ok: true })
+  await cairn.open(page)
+  const memory = new MemoryPage(page)
+  await memory.open()
+  await memory.openFile('notes.md')
+
+  await pressWithKeyboard(page, memory.fileActions().getByRole('button', { name: 'Delete' }))
+  await expect(memory.dialog).toBeVisible()
+  await pressWithKeyboard(page, memory.dialog.getByRole('button', { name: 'Delete' }))
+  await expect(memory.dialog).toHaveCount(0)
+  await expect(memory.notice).toContainText('Deleted notes.md')
+  await expect(memory.item('notes.md')).toHaveCount(0)
+
+  // The list's current row has it, where the arrow keys go on.
+  await expect(memory.item('tea.md')).toBeFocused()
+  expect(await focusOnBody(page)).toBe(false)
+})

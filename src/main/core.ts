@@ -108,6 +108,7 @@ async function assemble(
   memory.onCommit((commit) => events.emit('history:commit', commit))
   memory.onRecovery((report) => events.emit('app:recovery', report))
   memory.onNotice((notice) => events.emit('memory:notice', notice))
+  memory.onNoticeCleared((id) => events.emit('memory:noticeCleared', { id }))
 
   const settings = createSettingsService({
     dataDir,

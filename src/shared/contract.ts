@@ -337,6 +337,8 @@ export interface EventMap {
   'memory:notice': MemoryNotice
   /** The id of a notice dismissed in some window (`memory:dismissNotice`): every window hides it. */
   'memory:noticeDismissed': { readonly id: string }
+  /** The id of a notice whose file went (deleted, or replaced by a moved one): every window drops it. */
+  'memory:noticeCleared': { readonly id: string }
   /** A command from the application menu, for the window to carry out. */
   'app:command': { readonly command: AppCommand }
   'sync:state': SyncStatus

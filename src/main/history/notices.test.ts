@@ -3,6 +3,7 @@ import type { MemoryNotice } from '../../shared/types'
 import { createRecordingLogger } from '../lib/logger'
 import {
   createNotices,
+  damagedCopyNotice,
   followMoves,
   keptAsideNotice,
   tooLargeNotice,
@@ -13,8 +14,10 @@ import {
 function session() {
   const notices = createNotices(createRecordingLogger())
   const told: MemoryNotice[] = []
+  const cleared: string[] = []
   notices.onNotice((notice) => told.push(notice))
-  return { notices, told }
+  notices.onCleared((id) => cleared.push(id))
+  return { notices, told, cleared }
 }
 
 const secret = (commit: string): Omit<MemoryNotice, 'id'> => ({
@@ -132,5 +135,58 @@ describe('a notice is dismissed by the id it was raised with', () => {
       )
     }
     expect(notices.list()).toEqual(before)
+  })
+})
+
+describe('notices whose file went (polish26)', () => {
+  it('a file moved onto a name with a notice of its kind: the moved one is kept, the other cleared', () => {
+    const { notices, told, cleared } = session()
+    notices.raise(tooLargeNotice('big.log'))
+    notices.raise(tooLargeNotice('moved.log'))
+    const [big, there] = notices.list()
+    followMoves(notices, [{ from: '/memories/big.log', to: '/memories/moved.log' }])
+    // The file at moved.log is big.log's: its notice, with its id, at its new name.
+    const moved = { ...tooLargeNotice('moved.log'), id: big!.id }
+    expect(notices.list()).toEqual([moved])
+    expect(notices.kept()).toEqual([moved])
+    expect(cleared).toEqual([there!.id])
+    expect(told).toEqual([big, there, moved])
+  })
+
+  it('a dismissed one moved onto such a name stays dismissed, and the one there goes', () => {
+    const { notices, told, cleared } = session()
+    notices.raise(tooLargeNotice('big.log'))
+    notices.raise(tooLargeNotice('moved.log'))
+    const [big, there] = notices.list()
+    notices.dismiss(big!.id)
+    followMoves(notices, [{ from: '/memories/big.log', to: '/memories/moved.log' }])
+    expect(notices.list()).toEqual([])
+    expect(notices.kept()).toEqual([{ ...tooLargeNotice('moved.log'), id: big!.id }])
+    expect(cleared).toEqual([there!.id])
+    expect(told).toHaveLength(2)
+  })
+
+  it('clears the notices of a gone file that tell of its state or ask of it, and tells their ids', () => {
+    const { notices, cleared } = session()
+    notices.raise(tooLargeNotice('gone.log'))
+    notices.raise(unreadableNotice('gone.log'))
+    notices.raise({ ...secret('a'.repeat(40)), path: '/memories/gone.log' })
+    notices.raise(damagedCopyNotice('gone.log'))
+    notices.raise(keptAsideNotice('gone.log', 'gone (not in history).log'))
+    notices.raise(tooLargeNotice('here.log'))
+    const ids = notices.list().map((n) => n.id)
+    notices.dismiss(ids[1]!)
+    notices.clearGone((path) => path === '/memories/gone.log')
+    // History's lost copy and what a sync did are not states of the file: they stay.
+    expect(notices.kept().map((n) => `${n.kind}:${n.path}`)).toEqual([
+      'damaged:/memories/gone.log',
+      'kept-aside:/memories/gone.log',
+      'too-large:/memories/here.log',
+    ])
+    // The dismissed one too: a window that still shows it drops it.
+    expect(cleared).toEqual(ids.slice(0, 3))
+    // Its file back, a notice raised for it is new.
+    notices.raise(tooLargeNotice('gone.log'))
+    expect(notices.list().at(-1)).toMatchObject({ kind: 'too-large', path: '/memories/gone.log' })
   })
 })

@@ -32,7 +32,9 @@ export interface Notices {
   /**
    * Points `notice` at where its file went: resolved, and `to` raised in its place with
    * `notice`'s id (a dismissal of it, sent before the move, takes it there); one the person
-   * dismissed stays dismissed (raised without telling anyone).
+   * dismissed stays dismissed (raised without telling anyone). A notice of its kind already at
+   * `to` told of the file that was there, which the moved one took the place of: it goes
+   * (cleared), and the moved one is kept.
    */
   move(notice: MemoryNotice, to: Omit<MemoryNotice, 'id'>): void
   /**
@@ -43,8 +45,25 @@ export interface Notices {
    * one dismissed. An id never given is refused (`not-found`), and changes nothing.
    */
   dismiss(id: string): void
+  /**
+   * Clears the notices that tell of the state of a file (too large, name not allowed,
+   * unreadable) or ask something of it (a secret to remove) whose file `isGone` (deleted outside
+   * Cairn, by the tool or the Memory tab): each is resolved and its id told to the `onCleared`
+   * listeners. A damaged copy (History's loss) and a keep-aside (what a sync did) stay.
+   */
+  clearGone(isGone: (path: string) => boolean): void
   onNotice(listener: (notice: MemoryNotice) => void): () => void
+  /** Told the id of a notice the core no longer keeps because its file went (`clearGone`, `move`). */
+  onCleared(listener: (id: string) => void): () => void
 }
+
+// Kinds that go when their file does: they tell of its state, or ask something of it.
+const OF_THE_FILE: ReadonlySet<MemoryNotice['kind']> = new Set([
+  'too-large',
+  'name-not-allowed',
+  'unreadable',
+  'secret',
+])
 
 // Kinds that tell of something that happened (and may happen again) rather than of a state.
 const HAPPENINGS: ReadonlySet<MemoryNotice['kind']> = new Set(['secret', 'kept-aside'])
@@ -67,11 +86,25 @@ export function createNotices(logger: Logger): Notices {
   const raised = new Map<string, MemoryNotice>()
   const dismissed = new Set<string>()
   const listeners = new Set<(notice: MemoryNotice) => void>()
+  const clearedListeners = new Set<(id: string) => void>()
   let given = 0
   const slotOf = (notice: Omit<MemoryNotice, 'id'>): string => `${notice.kind}:${notice.path}`
   const resolve = (slot: string): void => {
     raised.delete(slot)
     dismissed.delete(slot)
+  }
+  // Resolved, and every window told to take it down.
+  const clear = (slot: string): void => {
+    const kept = raised.get(slot)
+    if (!kept) return
+    resolve(slot)
+    for (const listener of clearedListeners) {
+      try {
+        listener(kept.id)
+      } catch (error) {
+        logger.error('A notice listener failed', error)
+      }
+    }
   }
   const raise = (notice: Omit<MemoryNotice, 'id'>, hidden: boolean, id?: string): void => {
     const slot = slotOf(notice)
@@ -113,8 +146,16 @@ export function createNotices(logger: Logger): Notices {
       const slot = slotOf(notice)
       const hidden = dismissed.has(slot)
       resolve(slot)
+      // The file now at `to` is the moved one: what the notice there told of is gone with the
+      // file it was about, and the moved one's is what is true now (polish26).
+      if (slotOf(to) !== slot) clear(slotOf(to))
       // With its id: a dismissal of it on its way from a window takes it where it went.
       raise(to, hidden, notice.id)
+    },
+    clearGone(isGone) {
+      for (const [slot, kept] of [...raised]) {
+        if (OF_THE_FILE.has(kept.kind) && isGone(kept.path)) clear(slot)
+      }
     },
     dismiss(id) {
       const counted = /^notice-([1-9][0-9]*)$/.exec(id)
@@ -126,6 +167,10 @@ export function createNotices(logger: Logger): Notices {
     onNotice(listener) {
       listeners.add(listener)
       return () => listeners.delete(listener)
+    },
+    onCleared(listener) {
+      clearedListeners.add(listener)
+      return () => clearedListeners.delete(listener)
     },
   }
 }

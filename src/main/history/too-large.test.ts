@@ -1,4 +1,4 @@
-import { open as openFile } from 'node:fs/promises'
+import { mkdir, open as openFile, rm } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { MemoryNotice } from '../../shared/types'
@@ -89,6 +89,48 @@ describe('files too large to version (defect 5)', () => {
         expect.objectContaining({ kind: 'too-large', path: '/memories/huge.bin' }),
       ])
       fsck(dataDir)
+    } finally {
+      await memory.close()
+    }
+  })
+})
+
+// polish26: a too-large file's notice went only when its file moved; deleted, it stayed for the
+// run in every window, naming a file that was no longer there.
+describe('the notice of a too-large file that was deleted (polish26)', () => {
+  beforeEach(() => mkdir(path.join(dataDir, 'memories'), { recursive: true }))
+
+  it('goes, told to every window, when the file is deleted outside Cairn (the watcher)', async () => {
+    await sparse('huge.bin', HUGE)
+    const memory = await openVersionedMemory({ dataDir, watch: { debounceMs: 20 } })
+    try {
+      const [notice] = memory.notices()
+      expect(notice).toMatchObject({ kind: 'too-large', path: '/memories/huge.bin' })
+      const cleared = new Promise<string>((resolve) => memory.onNoticeCleared(resolve))
+      await rm(path.join(dataDir, 'memories', 'huge.bin'))
+      // The watcher's save of the outside edit clears it; nothing else happens in between.
+      expect(await cleared).toBe(notice!.id)
+      expect(memory.notices()).toEqual([])
+      // Nothing to commit: history never held it.
+      expect((await memory.log({ offset: 0, limit: 50 })).entries).toEqual([])
+    } finally {
+      await memory.close()
+    }
+  })
+
+  // A delete through Cairn (the tool, the Memory tab) keeps such a file aside, and its notice
+  // follows it there (followMoves): only a delete outside Cairn takes the file away.
+  it('goes when it is deleted outside Cairn and the next change saves that', async () => {
+    await sparse('huge.bin', HUGE)
+    const memory = await open()
+    try {
+      const [notice] = memory.notices()
+      const cleared: string[] = []
+      memory.onNoticeCleared((id) => cleared.push(id))
+      await rm(path.join(dataDir, 'memories', 'huge.bin'))
+      await memory.execute({ command: 'create', path: '/memories/a.md', file_text: 'a\n' }, CLAUDE)
+      expect(cleared).toEqual([notice!.id])
+      expect(memory.notices()).toEqual([])
     } finally {
       await memory.close()
     }

@@ -154,6 +154,11 @@ export interface VersionedMemory {
    */
   dismissNotice(id: string): void
   onNotice(listener: (notice: MemoryNotice) => void): () => void
+  /**
+   * Told the id of a notice no longer kept because its file went: deleted (outside Cairn, by
+   * the tool or the Memory tab), or replaced by a file moved onto its name.
+   */
+  onNoticeCleared(listener: (id: string) => void): () => void
 
   // History.
   log(query: LogQuery): Promise<LogPage>

@@ -473,6 +473,7 @@ async function openLocked(
       ...(tree ? { tree } : {}),
     })
     for (const notice of scanNotices(report)) notices.raise(notice)
+    clearGoneNotices()
     if (!entry) return null
     // Maintenance waits for a quiet moment after the last commit.
     maintainer.noteActivity()
@@ -482,6 +483,22 @@ async function openLocked(
       await raiseSecretNotices(entry)
     }
     return entry
+  }
+
+  /**
+   * Clears the notices of files no longer in the folder (deleted outside Cairn, by the tool or
+   * the Memory tab): one `lstat` per notice kept. Only a name that is not there counts as gone.
+   */
+  function clearGoneNotices(): void {
+    notices.clearGone((virtual) => {
+      // Text only (no path rules): a name the history refuses (a backslash) has a notice too.
+      const relative = virtual.slice('/memories/'.length)
+      try {
+        return disk.lstatIfThere(path.join(repo.workRoot, relative)) === undefined
+      } catch (error) {
+        return (error as NodeJS.ErrnoException).code === 'ENOTDIR'
+      }
+    })
   }
 
   async function raiseSecretNotices(entry: IndexEntry): Promise<void> {
@@ -616,6 +633,9 @@ async function openLocked(
             tree,
           )
           for (const notice of scanNotices(report)) notices.raise(notice)
+          // A file deleted outside Cairn that history held no copy of commits nothing: its
+          // notices go here.
+          clearGoneNotices()
           // The tool's running total of the folder's size no longer holds.
           if (entry) tool.invalidateUsage()
         }
@@ -976,6 +996,7 @@ async function openLocked(
     notices: () => notices.list(),
     dismissNotice: (id) => notices.dismiss(id),
     onNotice: (listener) => notices.onNotice(listener),
+    onNoticeCleared: (listener) => notices.onCleared(listener),
     setMachine: (name) => {
       machine = name
     },

@@ -37,6 +37,15 @@ export function handOffFocus(banner: HTMLElement, origin?: HTMLElement | null): 
   })
 }
 
+/**
+ * Where focus goes in `group` (a pane marked `data-banner-group`) when what held it went and no
+ * banner is left to take it: the group's list (its current row), else its screen. Null when the
+ * group itself is gone.
+ */
+export function fallbackFocusIn(group: HTMLElement): HTMLElement | null {
+  return listOf(group) ?? fallbackOf(group)
+}
+
 /** Whether `element` is still in `group`, shown and enabled, so focus can land on it. */
 function takesFocus(element: HTMLElement, group: HTMLElement): boolean {
   return (

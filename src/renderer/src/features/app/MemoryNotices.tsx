@@ -81,15 +81,19 @@ export function MemoryNotices() {
       )
     }
     const stop = api().on('memory:notice', follow)
-    // Dismissed in any window (this one too): gone from every window.
-    const stopDismissed = api().on('memory:noticeDismissed', ({ id }) => {
+    // Dismissed in any window (this one too), or cleared by the core (its file went): gone
+    // from every window.
+    const drop = ({ id }: { readonly id: string }) => {
       early.heard(id)
       setNotices((shown) => shown.filter((notice) => notice.id !== id))
-    })
+    }
+    const stopDismissed = api().on('memory:noticeDismissed', drop)
+    const stopCleared = api().on('memory:noticeCleared', drop)
     return () => {
       live = false
       stop()
       stopDismissed()
+      stopCleared()
     }
   }, [])
   const dismiss = (notice: MemoryNotice) => {
