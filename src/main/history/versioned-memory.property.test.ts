@@ -222,7 +222,9 @@ describe('versioned memory against a model', () => {
       }),
       { numRuns: 20 },
     )
-  })
+    // Twenty random runs, each with git fsck: about 11 s on a quiet machine, past the default
+    // 30 s on a loaded one.
+  }, 90_000)
 })
 
 function sameFiles(a: Map<string, string>, b: Map<string, string>): boolean {
