@@ -2,8 +2,8 @@
  * An independent acceptance check of issue 3's promises, on edges the other suites leave out:
  * names at the 255-byte limit of a Linux file name written in multibyte UTF-8 (under the
  * 128-character rule, over the bytes), decomposed (NFD) spellings of a path end to end, a
- * rename onto itself, the root named with its trailing slash, line ends in `str_replace`, and
- * the edge numbers of `insert_line` and `view_range`. Every refusal changes nothing in or
+ * rename onto itself, the root named with its trailing slash, a folder holding links out,
+ * line ends in `str_replace`, and the edge numbers of `insert_line` and `view_range`. Every refusal changes nothing in or
  * beside the root and names no host path.
  */
 import fs from 'node:fs/promises'

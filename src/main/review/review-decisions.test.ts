@@ -2,8 +2,9 @@
  * An independent acceptance check of issue 13's decisions, the hostile way: an approval racing
  * a decline or a second click, a held change whose target changed outside Cairn after it was
  * proposed (a file added to or edited inside a folder it deletes, a file made where it creates
- * one, the destination of a rename), and edited text the memory must refuse. Every decision is
- * one commit or none, with the right author, and the `git` CLI agrees.
+ * one, the destination of a rename, a folder swapped for a link out), another chat's write, an
+ * expiry of a file written since, and edited text the memory must refuse. Every decision is one
+ * commit or none, with the right author, and the `git` CLI agrees.
  */
 import { mkdir, readdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises'
 import path from 'node:path'
@@ -251,6 +252,35 @@ describe('a held change after another conversation wrote to its file', () => {
         .split('\n')
         .filter((line) => line !== ''),
     ).toEqual(['c', 'other'])
+    fsck(dataDir)
+  })
+})
+
+describe('an expiry Cairn proposed, after the file was written again', () => {
+  it('never deletes what Claude wrote since: it is shown again, and lands only once approved anew', async () => {
+    const proposed = await gate.propose(
+      { command: 'delete', path: '/memories/a.md' },
+      { subject: 'expire' },
+    )
+    expect(proposed).toMatchObject({ origin: 'cairn', before: 'likes tea\n' })
+    // Claude writes the file while the proposal waits (no review: it lands at once).
+    gate.setMode('off')
+    await gate.execute(
+      { command: 'str_replace', path: '/memories/a.md', old_str: 'tea', new_str: 'mate' },
+      claude(9),
+    )
+    const commits = commitCount(dataDir)
+    expect(await settled(gate.decide({ id: proposed!.id, decision: 'approve' }))).toBe(
+      'refused: review-outdated',
+    )
+    expect(await memoryFile('a.md')).toBe('likes mate\n')
+    expect(commitCount(dataDir)).toBe(commits)
+    expect(gate.list()).toEqual([
+      expect.objectContaining({ id: proposed!.id, before: 'likes mate\n', revision: 1 }),
+    ])
+    await gate.decide({ id: proposed!.id, decision: 'approve', revision: 1 })
+    expect(commitCount(dataDir)).toBe(commits + 1)
+    expect(lastCommits(1)).toEqual(['Cairn|expire|You'])
     fsck(dataDir)
   })
 })
