@@ -570,10 +570,15 @@ const PASSING: ReadonlySet<string> = new Set<NonNullable<ExecuteOutcome['errorCo
   'index-rebuilding',
 ])
 
-/** The tool's refusal in words for people (Claude's "Error:" prefix dropped). */
+/**
+ * The tool's refusal in words for people (Claude's "Error:" prefix dropped), as a finished
+ * sentence: some official texts end without a full stop ("The destination … already exists",
+ * "… Please ensure it is unique"), and people read it with a sentence of ours after it.
+ */
 function forPeople(outcome: ExecuteOutcome): string {
   const text = typeof outcome.content === 'string' ? outcome.content : 'The change was refused.'
-  return text.replace(/^Error:\s*/, '')
+  const words = text.replace(/^Error:\s*/, '')
+  return /[.!?]$/.test(words) ? words : `${words}.`
 }
 
 function commandOf(input: unknown): string {
