@@ -3,6 +3,7 @@
  * version, and secrets that arrived in a file edited outside Cairn.
  */
 
+import { runIds } from '../../shared/run-ids'
 import type { MemoryNotice } from '../../shared/types'
 import { CairnError } from '../lib/errors'
 import type { Logger } from '../lib/logger'
@@ -87,7 +88,7 @@ export function createNotices(logger: Logger): Notices {
   const dismissed = new Set<string>()
   const listeners = new Set<(notice: MemoryNotice) => void>()
   const clearedListeners = new Set<(id: string) => void>()
-  let given = 0
+  const ids = runIds('notice')
   const slotOf = (notice: Omit<MemoryNotice, 'id'>): string => `${notice.kind}:${notice.path}`
   const resolve = (slot: string): void => {
     raised.delete(slot)
@@ -121,8 +122,7 @@ export function createNotices(logger: Logger): Notices {
       return
     }
     if (kept) resolve(slot)
-    if (id === undefined) given += 1
-    const full: MemoryNotice = { id: id ?? `notice-${given}`, ...notice }
+    const full: MemoryNotice = { id: id ?? ids.next(), ...notice }
     raised.set(slot, full)
     if (hidden) {
       dismissed.add(slot)
@@ -158,8 +158,7 @@ export function createNotices(logger: Logger): Notices {
       }
     },
     dismiss(id) {
-      const counted = /^notice-([1-9][0-9]*)$/.exec(id)
-      if (!counted || Number(counted[1]) > given) {
+      if (!ids.wasGiven(id)) {
         throw new CairnError('not-found', `No notice ${id} was raised in this run.`)
       }
       for (const [slot, kept] of raised) if (kept.id === id) dismissed.add(slot)
