@@ -3,6 +3,7 @@
  * version, and secrets that arrived in a file edited outside Cairn.
  */
 
+import { noticeSlot } from '../../shared/notice-slot'
 import { runIds } from '../../shared/run-ids'
 import type { MemoryNotice } from '../../shared/types'
 import { CairnError } from '../lib/errors'
@@ -89,7 +90,6 @@ export function createNotices(logger: Logger): Notices {
   const listeners = new Set<(notice: MemoryNotice) => void>()
   const clearedListeners = new Set<(id: string) => void>()
   const ids = runIds('notice')
-  const slotOf = (notice: Omit<MemoryNotice, 'id'>): string => `${notice.kind}:${notice.path}`
   const resolve = (slot: string): void => {
     raised.delete(slot)
     dismissed.delete(slot)
@@ -108,7 +108,7 @@ export function createNotices(logger: Logger): Notices {
     }
   }
   const raise = (notice: Omit<MemoryNotice, 'id'>, hidden: boolean, id?: string): void => {
-    const slot = slotOf(notice)
+    const slot = noticeSlot(notice)
     const kept = raised.get(slot)
     // One the person dismissed gives way to a different telling of something that happened
     // again to its file (a new secret brought in by a later outside edit, a second keep-aside):
@@ -141,14 +141,14 @@ export function createNotices(logger: Logger): Notices {
     list: () => [...raised.entries()].filter(([slot]) => !dismissed.has(slot)).map(([, n]) => n),
     kept: () => [...raised.values()],
     raise: (notice) => raise(notice, false),
-    resolve: (kind, path) => resolve(`${kind}:${path}`),
+    resolve: (kind, path) => resolve(noticeSlot({ kind, path })),
     move(notice, to) {
-      const slot = slotOf(notice)
+      const slot = noticeSlot(notice)
       const hidden = dismissed.has(slot)
       resolve(slot)
       // The file now at `to` is the moved one: what the notice there told of is gone with the
       // file it was about, and the moved one's is what is true now (polish26).
-      if (slotOf(to) !== slot) clear(slotOf(to))
+      if (noticeSlot(to) !== slot) clear(noticeSlot(to))
       // With its id: a dismissal of it on its way from a window takes it where it went.
       raise(to, hidden, notice.id)
     },

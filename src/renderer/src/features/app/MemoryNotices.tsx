@@ -1,4 +1,5 @@
 import { useEffect, useState } from 'react'
+import { noticeSlot } from '../../../../shared/notice-slot'
 import type { MemoryNotice } from '../../../../shared/types'
 import { Banner } from '../../components/Banner'
 import { api, errorMessage, unwrap } from '../../lib/api'
@@ -32,12 +33,11 @@ export function MemoryNotices() {
     // first answer holds, which may have been made before them. Kept only until that answer.
     const told = new Set<string>()
     let answered = false
-    const slotOf = (notice: MemoryNotice) => `${notice.kind}:${notice.path}`
     // The core keeps one notice of a kind per file: one raised again for its file takes the
     // earlier one's place, and one that follows its file to a new name keeps its id.
     const put = (notice: MemoryNotice) =>
       setNotices((list) => {
-        const same = (n: MemoryNotice) => n.id === notice.id || slotOf(n) === slotOf(notice)
+        const same = (n: MemoryNotice) => n.id === notice.id || noticeSlot(n) === noticeSlot(notice)
         const at = list.findIndex(same)
         if (at < 0) return [...list, notice]
         return [...list.slice(0, at), notice, ...list.slice(at + 1).filter((n) => !same(n))]
@@ -50,7 +50,7 @@ export function MemoryNotices() {
         // a file's notice raised again, or moved with its file, stays as it was told
         // (rnotices26 R2).
         for (const notice of list) {
-          if (!told.has(notice.id) && !told.has(slotOf(notice))) put(notice)
+          if (!told.has(notice.id) && !told.has(noticeSlot(notice))) put(notice)
         }
         told.clear()
       },
@@ -66,7 +66,7 @@ export function MemoryNotices() {
     const follow = (notice: MemoryNotice) => {
       if (!answered) {
         told.add(notice.id)
-        told.add(slotOf(notice))
+        told.add(noticeSlot(notice))
       }
       put(notice)
       unwrap(api().memory.notices()).then(
