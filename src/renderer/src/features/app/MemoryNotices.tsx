@@ -3,7 +3,7 @@ import { noticeSlot } from '../../../../shared/notice-slot'
 import type { MemoryNotice } from '../../../../shared/types'
 import { Banner } from '../../components/Banner'
 import { api, errorMessage, unwrap } from '../../lib/api'
-import { dismissalsUntilAnswered } from '../../lib/dismissals-until-answered'
+import { heldUntilAnswered } from '../../lib/held-until-answered'
 import { useNavigation } from '../../lib/navigation'
 
 // Notices about a file that the core moves along with the file.
@@ -27,12 +27,13 @@ export function MemoryNotices() {
   const [notices, setNotices] = useState<ReadonlyArray<MemoryNotice>>([])
   useEffect(() => {
     let live = true
-    // What another window dismissed while the answer was on its way stays dismissed.
-    const early = dismissalsUntilAnswered<MemoryNotice, string>((id, notice) => notice.id === id)
-    // Told by the core since this mounted (by id, and by kind and file): newer than what its
-    // first answer holds, which may have been made before them. Kept only until that answer.
-    const told = new Set<string>()
-    let answered = false
+    // What another window dismissed while the answer was on its way stays dismissed. One told
+    // since takes the place of the answer's of its id or file, not the other way: a file's
+    // notice raised again, or moved with its file, stays as it was told (rnotices26 R2).
+    const early = heldUntilAnswered<MemoryNotice, string>({
+      dismisses: (id, notice) => notice.id === id,
+      replaces: (told, notice) => told.id === notice.id || noticeSlot(told) === noticeSlot(notice),
+    })
     // The core keeps one notice of a kind per file: one raised again for its file takes the
     // earlier one's place, and one that follows its file to a new name keeps its id.
     const put = (notice: MemoryNotice) =>
@@ -44,19 +45,10 @@ export function MemoryNotices() {
       })
     early.without(unwrap(api().memory.notices())).then(
       (list) => {
-        answered = true
         if (!live) return
-        // One told since takes the place of the answer's of its id or file, not the other way:
-        // a file's notice raised again, or moved with its file, stays as it was told
-        // (rnotices26 R2).
-        for (const notice of list) {
-          if (!told.has(notice.id) && !told.has(noticeSlot(notice))) put(notice)
-        }
-        told.clear()
+        for (const notice of list) put(notice)
       },
       () => {
-        answered = true
-        told.clear()
         // The notices are a courtesy: without them the app works as before.
       },
     )
@@ -64,10 +56,7 @@ export function MemoryNotices() {
     // it (the same notice, its id kept, at the new path); one the core no longer keeps (one
     // shown here before a window's answer told otherwise) goes.
     const follow = (notice: MemoryNotice) => {
-      if (!answered) {
-        told.add(notice.id)
-        told.add(noticeSlot(notice))
-      }
+      early.told(notice)
       put(notice)
       unwrap(api().memory.notices()).then(
         (list) => {
