@@ -2,6 +2,7 @@ import { open, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { Page } from '@playwright/test'
 import type { Core } from '../src/main/core'
+import type { RequestChannel } from '../src/shared/contract'
 import { attachCore, expect, test, type Cairn } from './fixtures/harness'
 import { ChatPage } from './pages/chat.page'
 
@@ -45,6 +46,31 @@ async function dismissBoth(here: ReturnType<typeof shown>, core: Core): Promise<
 async function editOutside(dataDir: string): Promise<void> {
   await writeFile(path.join(dataDir, 'memories', 'todo.md'), 'buy milk\n')
   for (const name of ['recording.wav', 'video.mp4']) await tooLargeOutside(dataDir, name)
+}
+
+/**
+ * `core` with its answers on `channels` held: each is made at once, when the window asks, and
+ * reaches the window only once `release()` is called, after what the test does meanwhile.
+ * `asked` settles once every one of `channels` was asked.
+ */
+function holdingAnswers(core: Core, channels: ReadonlyArray<RequestChannel>) {
+  let release = (): void => {}
+  const released = new Promise<void>((resolve) => (release = resolve))
+  const waiting = new Set<unknown>(channels)
+  let allAsked = (): void => {}
+  const asked = new Promise<void>((resolve) => (allAsked = resolve))
+  const held: Core = {
+    ...core,
+    dispatch: async (channel, payload) => {
+      const answer = await core.dispatch(channel, payload)
+      if (!channels.includes(channel as RequestChannel)) return answer
+      waiting.delete(channel)
+      if (waiting.size === 0) allAsked()
+      await released
+      return answer
+    },
+  }
+  return { core: held, asked, release }
 }
 
 /** Makes `name` outside Cairn, too large to version (sparse: instant, no disk space). */
@@ -112,38 +138,23 @@ test('a window still loading does not show what another dismissed while its answ
   for (const notice of [here.recording, here.video, here.outside])
     await expect(notice).toBeVisible()
 
-  const asked = new Set<unknown>()
-  let release = (): void => {}
-  const released = new Promise<void>((resolve) => (release = resolve))
-  let bothAsked = (): void => {}
-  const answered = new Promise<void>((resolve) => (bothAsked = resolve))
-  const held: Core = {
-    ...cairn.core,
-    dispatch: async (channel, payload) => {
-      const answer = await cairn.core.dispatch(channel, payload)
-      if (channel !== 'memory:notices' && channel !== 'app:recoveries') return answer
-      // Answered now, before the dismissal; received after it was told.
-      asked.add(channel)
-      if (asked.size === 2) bothAsked()
-      await released
-      return answer
-    },
-  }
+  // Answered before the dismissal; received after it was told.
+  const held = holdingAnswers(cairn.core, ['memory:notices', 'app:recoveries'])
   const later = await page.context().newPage()
-  const detach = await attachCore(later, held)
+  const detach = await attachCore(later, held.core)
   try {
     await later.goto(page.url())
-    await answered
+    await held.asked
     await dismissBoth(here, cairn.core)
     // The events reach the loading window (its page answers in order) before its answers do.
     await later.evaluate(() => 0)
-    release()
+    held.release()
     const there = shown(later)
     await expect(there.video).toBeVisible()
     await expect(there.recording).toHaveCount(0)
     await expect(there.outside).toHaveCount(0)
   } finally {
-    release()
+    held.release()
     detach()
   }
 })
@@ -270,33 +281,20 @@ test('a window still loading keeps the notice told while its answer was on the w
   await tooLargeOutside(cairn.dataDir, 'recording.wav')
   await expect(shown(page).recording).toBeVisible()
 
-  let release = (): void => {}
-  const released = new Promise<void>((resolve) => (release = resolve))
-  let asked = (): void => {}
-  const answered = new Promise<void>((resolve) => (asked = resolve))
-  const held: Core = {
-    ...cairn.core,
-    dispatch: async (channel, payload) => {
-      const answer = await cairn.core.dispatch(channel, payload)
-      if (channel !== 'memory:notices') return answer
-      // Answered now, before the second secret; received after it was told.
-      asked()
-      await released
-      return answer
-    },
-  }
+  // Answered before the second secret; received after it was told.
+  const held = holdingAnswers(cairn.core, ['memory:notices'])
   const later = await page.context().newPage()
-  const detach = await attachCore(later, held)
+  const detach = await attachCore(later, held.core)
   try {
     await later.goto(page.url())
-    await answered
+    await held.asked
     expect(
       await cairn.core.dispatch('memory:removeSecrets', { path: '/memories/notes.md' }),
     ).toMatchObject({ ok: true })
     const second = await secretOutside('qRSv')
     expect(second).not.toBe(first)
     await expect(secretIn(later)).toContainText(`version ${second}`)
-    release()
+    held.release()
     // The answer came (the notice only it told shows), and left the newer one as it was.
     await expect(shown(later).recording).toBeVisible()
     for (const window of [page, later]) {
@@ -310,7 +308,7 @@ test('a window still loading keeps the notice told while its answer was on the w
     await expect(shown(later).recording).toBeVisible()
     await expect(secretIn(later)).toHaveCount(0)
   } finally {
-    release()
+    held.release()
     detach()
   }
 })

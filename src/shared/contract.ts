@@ -46,21 +46,16 @@ import type {
   ImportResult,
 } from './types'
 import { requestChannels } from './channels'
+import { runIdPattern } from './run-ids'
 
 const virtualPath = z.string().min(1).max(4096)
 /** Most characters `memory:write` accepts: the Memory tool's 1 MiB per file. */
 export const MAX_WRITE_CHARS = 1024 * 1024
 /** Most characters a conflict's resolution takes: the history's 32 MiB per file. */
 export const RESOLVE_MAX_CHARS = 32 * 1024 * 1024
-/**
- * The id the core gave a recovery report or a memory notice when it told it: its prefix and a
- * number counted from 1 in the run (`recovery-3`, `notice-7`).
- */
+/** The id the core gave a recovery report or a memory notice when it told it (`run-ids.ts`). */
 const toldId = (prefix: string) =>
-  z
-    .string()
-    .max(40)
-    .regex(new RegExp(`^${prefix}-[1-9][0-9]{0,14}$`), `must be a ${prefix} id such as ${prefix}-1`)
+  z.string().max(40).regex(runIdPattern(prefix), `must be a ${prefix} id such as ${prefix}-1`)
 const oid = z.string().regex(/^[0-9a-f]{40}$/, 'must be a 40-character commit id')
 const id = z.string().min(1).max(200)
 const none = z.undefined()

@@ -1,5 +1,5 @@
 import type { Stats } from 'node:fs'
-import { isCode } from '../lib/disk'
+import { isCode, isDenied } from '../lib/disk'
 import { Folder, FolderTree, readFileIn } from '../lib/folders'
 import { serializeTreeEncoded, type ObjectStore, type RawTreeEntry } from './object-store'
 import type { PackedPositions } from './objects/object-database'
@@ -154,7 +154,7 @@ async function folderNode(
         sub = folder.openChildIfFolder(name)
       } catch (error) {
         // A folder Cairn may not enter: the full scan reports it.
-        if (isCode(error, 'EACCES') || isCode(error, 'EPERM')) return NOT_HEAD
+        if (isDenied(error)) return NOT_HEAD
         throw error
       }
       if (!sub) return NOT_HEAD
@@ -187,7 +187,7 @@ function fileNode(
     looked = folder.lstat(name)
   } catch (error) {
     // In a folder Cairn may list but not enter (mode 0444): the full scan reports it.
-    if (isCode(error, 'EACCES') || isCode(error, 'EPERM')) return NOT_HEAD
+    if (isDenied(error)) return NOT_HEAD
     throw error
   }
   if (!looked?.isFile() || looked.size > MAX_VERSIONED_BYTES) return NOT_HEAD

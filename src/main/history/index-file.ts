@@ -31,6 +31,7 @@ import {
   disk,
   errorCode,
   isCode,
+  isDenied,
   isMissing,
   listNames,
   makeFolders,
@@ -147,9 +148,7 @@ export class IndexPartRefusedError extends Error {
 
 /** `IndexPartRefusedError` (reading `file`) for a refusal of the system, else `error`. */
 function refusedReading(file: string, error: unknown): unknown {
-  return isCode(error, 'EACCES') || isCode(error, 'EPERM')
-    ? new IndexPartRefusedError(file, error, 'read')
-    : error
+  return isDenied(error) ? new IndexPartRefusedError(file, error, 'read') : error
 }
 
 /**
@@ -284,7 +283,7 @@ export class IndexFile {
     } catch (error) {
       for (const fd of Object.values(fds)) closeQuietly(fd)
       // One part made read-only (or another account's): which, for the words people see.
-      if (isCode(error, 'EACCES') || isCode(error, 'EPERM')) {
+      if (isDenied(error)) {
         throw new IndexPartRefusedError(opening, error)
       }
       // A disk that fails is passed on; a part missing, or a folder or link in its place

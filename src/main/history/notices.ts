@@ -3,6 +3,8 @@
  * version, and secrets that arrived in a file edited outside Cairn.
  */
 
+import { noticeSlot } from '../../shared/notice-slot'
+import { runIds } from '../../shared/run-ids'
 import type { MemoryNotice } from '../../shared/types'
 import { CairnError } from '../lib/errors'
 import type { Logger } from '../lib/logger'
@@ -87,8 +89,7 @@ export function createNotices(logger: Logger): Notices {
   const dismissed = new Set<string>()
   const listeners = new Set<(notice: MemoryNotice) => void>()
   const clearedListeners = new Set<(id: string) => void>()
-  let given = 0
-  const slotOf = (notice: Omit<MemoryNotice, 'id'>): string => `${notice.kind}:${notice.path}`
+  const ids = runIds('notice')
   const resolve = (slot: string): void => {
     raised.delete(slot)
     dismissed.delete(slot)
@@ -107,7 +108,7 @@ export function createNotices(logger: Logger): Notices {
     }
   }
   const raise = (notice: Omit<MemoryNotice, 'id'>, hidden: boolean, id?: string): void => {
-    const slot = slotOf(notice)
+    const slot = noticeSlot(notice)
     const kept = raised.get(slot)
     // One the person dismissed gives way to a different telling of something that happened
     // again to its file (a new secret brought in by a later outside edit, a second keep-aside):
@@ -121,8 +122,7 @@ export function createNotices(logger: Logger): Notices {
       return
     }
     if (kept) resolve(slot)
-    if (id === undefined) given += 1
-    const full: MemoryNotice = { id: id ?? `notice-${given}`, ...notice }
+    const full: MemoryNotice = { id: id ?? ids.next(), ...notice }
     raised.set(slot, full)
     if (hidden) {
       dismissed.add(slot)
@@ -141,14 +141,14 @@ export function createNotices(logger: Logger): Notices {
     list: () => [...raised.entries()].filter(([slot]) => !dismissed.has(slot)).map(([, n]) => n),
     kept: () => [...raised.values()],
     raise: (notice) => raise(notice, false),
-    resolve: (kind, path) => resolve(`${kind}:${path}`),
+    resolve: (kind, path) => resolve(noticeSlot({ kind, path })),
     move(notice, to) {
-      const slot = slotOf(notice)
+      const slot = noticeSlot(notice)
       const hidden = dismissed.has(slot)
       resolve(slot)
       // The file now at `to` is the moved one: what the notice there told of is gone with the
       // file it was about, and the moved one's is what is true now (polish26).
-      if (slotOf(to) !== slot) clear(slotOf(to))
+      if (noticeSlot(to) !== slot) clear(noticeSlot(to))
       // With its id: a dismissal of it on its way from a window takes it where it went.
       raise(to, hidden, notice.id)
     },
@@ -158,8 +158,7 @@ export function createNotices(logger: Logger): Notices {
       }
     },
     dismiss(id) {
-      const counted = /^notice-([1-9][0-9]*)$/.exec(id)
-      if (!counted || Number(counted[1]) > given) {
+      if (!ids.wasGiven(id)) {
         throw new CairnError('not-found', `No notice ${id} was raised in this run.`)
       }
       for (const [slot, kept] of raised) if (kept.id === id) dismissed.add(slot)

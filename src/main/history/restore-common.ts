@@ -1,7 +1,7 @@
 /** What the four restore operations share: their author, how they write, what they answer. */
 import type { ChangeResult, CommitSummary } from '../../shared/types'
 import { CairnError } from '../lib/errors'
-import { disk, isCode } from '../lib/disk'
+import { disk, isDenied } from '../lib/disk'
 import { diskProblem } from '../lib/disk-errors'
 import { Folder, FolderTree, readFileIn } from '../lib/folders'
 import { asideName } from '../memory'
@@ -153,14 +153,14 @@ type Aside = KeptAside & { readonly parent: Folder }
 // The first folder on `relative`'s way that Cairn may not enter, when the failure was being
 // denied (null when every folder opens: then the file itself was refused).
 function deniedFolder(error: unknown, tree: FolderTree, relative: string): string | null {
-  if (!isCode(error, 'EACCES') && !isCode(error, 'EPERM')) return null
+  if (!isDenied(error)) return null
   const segments = relative.split('/').slice(0, -1)
   for (let i = 1; i <= segments.length; i++) {
     const at = segments.slice(0, i).join('/')
     try {
       tree.folder(at)
     } catch (denied) {
-      if (isCode(denied, 'EACCES') || isCode(denied, 'EPERM')) return at
+      if (isDenied(denied)) return at
       return null
     }
   }
@@ -245,7 +245,7 @@ export function findNoCopyEntries(repo: Pick<Repo, 'workRoot'>): NoCopyEntries {
       try {
         child = folder.openChildIfFolder(name)
       } catch (error) {
-        if (!isCode(error, 'EACCES') && !isCode(error, 'EPERM')) throw error
+        if (!isDenied(error)) throw error
         folders.push(relative)
         continue
       }
@@ -348,7 +348,7 @@ function keepAsideIfUnversioned(
         bytes = readFileIn(found.parent, found.name, found.stats, MAX_VERSIONED_BYTES)
       } catch (error) {
         // Denied (an ACL, another account's file): renaming it needs only the folder's leave.
-        if (!isCode(error, 'EACCES') && !isCode(error, 'EPERM')) throw error
+        if (!isDenied(error)) throw error
         neverRead = true
         denied = true
       }

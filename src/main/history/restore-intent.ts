@@ -11,7 +11,7 @@
 
 import path from 'node:path'
 import { writeJsonAtomic } from '../lib/atomic-json'
-import { disk, errorCode, isCode, unlinkQuietly } from '../lib/disk'
+import { disk, errorCode, isCode, isDenied, unlinkQuietly } from '../lib/disk'
 import { isDiskProblem, isLastingRefusal } from '../lib/disk-errors'
 import { FolderTree, readFileIn } from '../lib/folders'
 import type { Logger } from '../lib/logger'
@@ -242,7 +242,7 @@ async function eachFileOnEitherSide(
       } catch (error) {
         // In a folder Cairn may not enter: neither side is known, so the restore is not
         // finished; the open's scan names the folder (review12-story R2).
-        if (isCode(error, 'EACCES') || isCode(error, 'EPERM')) return false
+        if (isDenied(error)) return false
         throw error
       }
       if (found.kind !== 'file') {
@@ -256,7 +256,7 @@ async function eachFileOnEitherSide(
       } catch (error) {
         // Refused although its permission bits allow it (an ACL, a sandbox): neither side is
         // known, so the restore is not finished; the open's scan names the file.
-        if (isCode(error, 'EACCES') || isCode(error, 'EPERM')) return false
+        if (isDenied(error)) return false
         throw error
       }
       const oid = repo.store.hash('blob', bytes)

@@ -16,7 +16,7 @@ import {
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { LogPage } from '../../shared/types'
 import { nodeDisk, setDisk } from '../lib/disk'
-import { closesFailing, errnoError, hookDisk, openedOn } from '../lib/disk-hooks'
+import { closesFailing, errnoError, hookDisk, openedOn, type DiskCall } from '../lib/disk-hooks'
 import { CairnError } from '../lib/errors'
 import { indexDirOf, IndexFile, writeIndex, type IndexEntry } from './index-file'
 import { gitCli, tempDataDir } from './test-helpers'
@@ -225,6 +225,57 @@ describe('the side index the disk fails to read at open', () => {
     return { undo: setDisk(hooked.disk), failed: () => failed }
   }
 
+  /** The disk seam with every call `when` picks refused with `code`, and how many were. */
+  function refusing(code: string, when: (call: DiskCall) => boolean) {
+    let refused = 0
+    const hooked = hookDisk(nodeDisk, (call) => {
+      if (!when(call)) return undefined
+      refused++
+      return errnoError(call, code)
+    })
+    return { undo: setDisk(hooked.disk), refused: () => refused }
+  }
+
+  /** The open's refusal with the disk as a fault left it (undone once the open is over). */
+  async function refusedOpen(fault: { readonly undo: () => void }): Promise<CairnError> {
+    let opened: unknown
+    try {
+      opened = await openVersionedMemory({ dataDir, now, watch: false, maintenance: false })
+    } catch (error) {
+      opened = error
+    } finally {
+      fault.undo()
+    }
+    if (!(opened instanceof CairnError)) {
+      await (opened as { close?: () => Promise<void> }).close?.()
+      throw new Error(`open did not fail: ${String(opened)}`)
+    }
+    return opened
+  }
+
+  /** Opened again, the memory reads `expected` from the same index, nothing rebuilt. */
+  async function readsAsBefore(
+    expected: LogPage,
+    before: ReturnType<typeof indexOnDisk>,
+  ): Promise<void> {
+    const memory = await openVersionedMemory({ dataDir, now, watch: false, maintenance: false })
+    try {
+      expect(await memory.log({ offset: 0, limit: 50 })).toEqual(expected)
+      expect(memory.recovery).toBeNull()
+    } finally {
+      await memory.close()
+    }
+    expect(indexOnDisk()).toEqual(before)
+  }
+
+  /** The tree of the newest commit's parent cut short on disk: damaged. */
+  function damageParentTree(): void {
+    const tree = gitCli(dataDir, 'rev-parse', 'main~1^{tree}').trim()
+    const file = path.join(gitdir(), 'objects', tree.slice(0, 2), tree.slice(2))
+    chmodSync(file, 0o644)
+    writeFileSync(file, readFileSync(file).subarray(0, 6))
+  }
+
   it.each([
     ['readSync', 'EIO', 'the disk reported a read or write error'],
     ['fstatSync', 'EIO', 'the disk reported a read or write error'],
@@ -239,33 +290,15 @@ describe('the side index the disk fails to read at open', () => {
       const expected = await seed()
       const before = indexOnDisk()
       const fault = failFirst(call, code)
-      let opened: unknown
-      try {
-        opened = await openVersionedMemory({ dataDir, now, watch: false, maintenance: false })
-      } catch (error) {
-        opened = error
-      } finally {
-        fault.undo()
-      }
+      const opened = await refusedOpen(fault)
       expect(fault.failed()).toBe(1)
-      if (!(opened instanceof CairnError)) {
-        await (opened as { close?: () => Promise<void> }).close?.()
-        throw new Error(`open did not fail: ${String(opened)}`)
-      }
       expect(opened.message).toBe(
         `Cairn could not open your memory history because ${reason}. Nothing was changed; fix the problem and open Cairn again.`,
       )
       expect(opened.message).not.toContain(dataDir)
       expect(indexOnDisk()).toEqual(before)
       // The disk well again, the same index is read as it was: nothing was rebuilt.
-      const memory = await openVersionedMemory({ dataDir, now, watch: false, maintenance: false })
-      try {
-        expect(await memory.log({ offset: 0, limit: 50 })).toEqual(expected)
-        expect(memory.recovery).toBeNull()
-      } finally {
-        await memory.close()
-      }
-      expect(indexOnDisk()).toEqual(before)
+      await readsAsBefore(expected, before)
     },
   )
 
@@ -280,30 +313,15 @@ describe('the side index the disk fails to read at open', () => {
       const before = indexOnDisk()
       // Root opens any file for writing: the seam refuses as the system refuses any other
       // account, by the file's real mode.
-      let refused = 0
-      const hooked = hookDisk(nodeDisk, (call) => {
-        if (call.name !== 'openSync') return undefined
+      const fault = refusing('EACCES', (call) => {
+        if (call.name !== 'openSync') return false
         const flags = Number(call.args[1] ?? 0)
         const writes = (flags & (constants.O_WRONLY | constants.O_RDWR)) !== 0
         const mode = lstatSync(String(call.args[0]), { throwIfNoEntry: false })?.mode
-        if (!writes || mode === undefined || mode & 0o222) return undefined
-        refused++
-        return errnoError(call, 'EACCES')
+        return writes && mode !== undefined && (mode & 0o222) === 0
       })
-      const undo = setDisk(hooked.disk)
-      let opened: unknown
-      try {
-        opened = await openVersionedMemory({ dataDir, now, watch: false, maintenance: false })
-      } catch (error) {
-        opened = error
-      } finally {
-        undo()
-      }
-      expect(refused).toBe(1)
-      if (!(opened instanceof CairnError)) {
-        await (opened as { close?: () => Promise<void> }).close?.()
-        throw new Error(`open did not fail: ${String(opened)}`)
-      }
+      const opened = await refusedOpen(fault)
+      expect(fault.refused()).toBe(1)
       expect(opened.code).toBe('access-denied')
       expect(opened.message).toBe(
         `Cairn could not open your memory history because the system does not let it write to history.git/cairn-index/${part} in Cairn's data folder (permission was denied; the file may belong to another account or be read-only). Nothing was changed; give the account Cairn runs as permission to read and write that file, then open Cairn again.`,
@@ -313,14 +331,7 @@ describe('the side index the disk fails to read at open', () => {
       expect(statSync(file).mode & 0o777).toBe(0o444)
       // Given the permission back, the same index is read as it was: nothing was rebuilt.
       chmodSync(file, 0o644)
-      const memory = await openVersionedMemory({ dataDir, now, watch: false, maintenance: false })
-      try {
-        expect(await memory.log({ offset: 0, limit: 50 })).toEqual(expected)
-        expect(memory.recovery).toBeNull()
-      } finally {
-        await memory.close()
-      }
-      expect(indexOnDisk()).toEqual(before)
+      await readsAsBefore(expected, before)
     },
   )
 
@@ -333,26 +344,12 @@ describe('the side index the disk fails to read at open', () => {
       await seed()
       const format = path.join(indexDirOf(gitdir()), 'format')
       const before = indexOnDisk()
-      let refused = 0
-      const hooked = hookDisk(nodeDisk, (call) => {
-        if (call.name !== 'readFileSync' || String(call.args[0]) !== format) return undefined
-        refused++
-        return errnoError(call, code)
-      })
-      const undo = setDisk(hooked.disk)
-      let opened: unknown
-      try {
-        opened = await openVersionedMemory({ dataDir, now, watch: false, maintenance: false })
-      } catch (error) {
-        opened = error
-      } finally {
-        undo()
-      }
-      expect(refused).toBe(1)
-      if (!(opened instanceof CairnError)) {
-        await (opened as { close?: () => Promise<void> }).close?.()
-        throw new Error(`open did not fail: ${String(opened)}`)
-      }
+      const fault = refusing(
+        code,
+        (call) => call.name === 'readFileSync' && String(call.args[0]) === format,
+      )
+      const opened = await refusedOpen(fault)
+      expect(fault.refused()).toBe(1)
       expect(opened.code).toBe('access-denied')
       expect(opened.message).toBe(
         "Cairn could not open your memory history because the system does not let it read history.git/cairn-index/format in Cairn's data folder (permission was denied; the file or the folder it is in may belong to another account). Nothing was changed; give the account Cairn runs as permission to read and write that file and its folder, then open Cairn again.",
@@ -367,10 +364,7 @@ describe('the side index the disk fails to read at open', () => {
   // at 100,000 commits that is a long open), its entry then without its files (stop 26).
   it("keeps the index when the tree of the newest commit's parent is damaged", async () => {
     const expected = await seed()
-    const tree = gitCli(dataDir, 'rev-parse', 'main~1^{tree}').trim()
-    const file = path.join(gitdir(), 'objects', tree.slice(0, 2), tree.slice(2))
-    chmodSync(file, 0o644)
-    writeFileSync(file, readFileSync(file).subarray(0, 6))
+    damageParentTree()
     const before = indexOnDisk()
     const memory = await openVersionedMemory({ dataDir, now, watch: false, maintenance: false })
     try {
@@ -409,12 +403,7 @@ describe('the side index the disk fails to read at open', () => {
       async (trees) => {
         await seed()
         const right = makeNewestWrong()
-        if (trees === 'damaged') {
-          const tree = gitCli(dataDir, 'rev-parse', 'main~1^{tree}').trim()
-          const file = path.join(gitdir(), 'objects', tree.slice(0, 2), tree.slice(2))
-          chmodSync(file, 0o644)
-          writeFileSync(file, readFileSync(file).subarray(0, 6))
-        }
+        if (trees === 'damaged') damageParentTree()
         const before = indexOnDisk()
         const memory = await openVersionedMemory({ dataDir, now, watch: false, maintenance: false })
         try {

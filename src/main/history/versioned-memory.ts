@@ -1,4 +1,5 @@
 import path from 'node:path'
+import { runIds } from '../../shared/run-ids'
 import type {
   ChangeResult,
   CommitCommand,
@@ -357,11 +358,11 @@ async function openLocked(
   const recoveryListeners = new Set<(report: RecoveryReport) => void>()
   // Each report told gets an id of its own, counted from 1 in the run (`recovery-3`): a
   // dismissal names it, and takes no other report that reads the same.
-  let reportsGiven = 0
-  const identified = (telling: RecoveryTelling): RecoveryReport => {
-    reportsGiven += 1
-    return { id: `recovery-${reportsGiven}`, ...telling }
-  }
+  const reportIds = runIds('recovery')
+  const identified = (telling: RecoveryTelling): RecoveryReport => ({
+    id: reportIds.next(),
+    ...telling,
+  })
   const recovery = startUp ? identified(startUp) : null
   // Every report of this session, the latest of each kind (start-up's first): a window that
   // starts listening late asks for these (`recoveries`), so none told before is lost.
@@ -1117,8 +1118,7 @@ async function openLocked(
     },
     recoveries: () => recoveries,
     dismissRecovery(id) {
-      const counted = /^recovery-([1-9][0-9]*)$/.exec(id)
-      if (!counted || Number(counted[1]) > reportsGiven) {
+      if (!reportIds.wasGiven(id)) {
         throw new CairnError('not-found', `No report ${id} was told in this run.`)
       }
       // Only that very report: one told since (of its kind, in its place), even one that reads

@@ -1,6 +1,6 @@
 import type { Stats } from 'node:fs'
 import { CairnError } from '../lib/errors'
-import { disk, isCode } from '../lib/disk'
+import { disk, isCode, isDenied } from '../lib/disk'
 import { isLastingRefusal } from '../lib/disk-errors'
 import { mayNotRead } from '../lib/may-read'
 import {
@@ -269,16 +269,6 @@ function scanEntry(
   return scanChildFolder(scan, child, relative, previous)
 }
 
-/**
- * A file or folder the system will not let Cairn read (another account's, or mode 000) is
- * skipped like a file too large: kept in history as it was last versioned, and reported. Were
- * the error passed on, one such file would stop every start and, met while running, every
- * later write (each catches up with a full scan first).
- */
-function isDenied(error: unknown): boolean {
-  return isCode(error, 'EACCES') || isCode(error, 'EPERM')
-}
-
 /** The node of an unchanged file (`oid`, as the stat cache knows it), or null to read it. */
 function unchangedNode(store: ObjectStore, previous: Node | null, oid: string): Node | null {
   if (previous?.kind === 'blob' && previous.oid === oid && previous.mode === '100644')
@@ -371,6 +361,10 @@ async function scanFile(
       context.report?.tooLarge.push(relative)
       return keptVersion(previous)
     }
+    // A file or folder the system will not let Cairn read (another account's, or mode 000) is
+    // skipped like a file too large: kept in history as it was last versioned, and reported.
+    // Were the error passed on, one such file would stop every start and, met while running,
+    // every later write (each catches up with a full scan first).
     if (isDenied(error)) {
       context.report?.unreadable.push(relative)
       return keptVersion(previous)

@@ -359,3 +359,12 @@ export function isMissing(error: unknown): boolean {
 export function isCode(error: unknown, code: string): boolean {
   return errorCode(error) === code
 }
+
+/**
+ * True when the system's permissions refused the call: EACCES, or EPERM (an ACL, a sandbox, a
+ * flag such as immutable). Not EBUSY: see `isLastingRefusal` for what a retry will not mend.
+ */
+export function isDenied(error: unknown): boolean {
+  const code = errorCode(error)
+  return code === 'EACCES' || code === 'EPERM'
+}

@@ -17,7 +17,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Dirent, Stats } from 'node:fs'
 import path from 'node:path'
-import { closeQuietly, disk, handlesNameEntries, isCode, isMissing, OPEN } from './disk'
+import { closeQuietly, disk, handlesNameEntries, isCode, isDenied, isMissing, OPEN } from './disk'
 import type { Logger } from './logger'
 
 /** Prefix of the temp files and folders of atomic writes and deletes; start-up removes strays. */
@@ -330,7 +330,7 @@ export function refusedTwice<T>(call: () => T): T {
   try {
     return call()
   } catch (error) {
-    if (!isCode(error, 'EACCES') && !isCode(error, 'EPERM')) throw error
+    if (!isDenied(error)) throw error
     return call()
   }
 }
@@ -431,8 +431,7 @@ export class FolderTree {
           this.missing.add(at)
           return { kind: 'missing', at }
         }
-        if (isCode(error, 'EACCES') || isCode(error, 'EPERM'))
-          throw new FolderDeniedError(at, error)
+        if (isDenied(error)) throw new FolderDeniedError(at, error)
         if (!isCode(error, 'ENOTDIR') && !isCode(error, 'ELOOP')) throw error
         const stats = current.lstat(segments[i]!)
         if (stats === null) return { kind: 'missing', at }

@@ -1,5 +1,5 @@
 import type { Stats } from 'node:fs'
-import { ACCESS, disk, isCode, isMissing } from './disk'
+import { ACCESS, disk, isCode, isDenied, isMissing } from './disk'
 import { refusedTwice } from './folders'
 
 /**
@@ -25,7 +25,7 @@ function mayRead(stats: Stats, wanted: number, at?: string): boolean {
     return true
   } catch (error) {
     // Refused twice: a real permission problem.
-    if (isCode(error, 'EACCES') || isCode(error, 'EPERM')) return false
+    if (isDenied(error)) return false
     // Gone, or another entry in its place, since its `lstat`: nothing refused it; what comes
     // next (a read, a folder's open) finds it gone, as it would have without this question.
     if (isMissing(error) || isCode(error, 'ELOOP')) return true

@@ -2,7 +2,7 @@ import type { Stats } from 'node:fs'
 import path from 'node:path'
 import type { MemoryEntry, MemoryFile, MemorySearchHit } from '../../shared/types'
 import { keepsNoCopy, segmentsOf, toRelative, toVirtual, type VersionedMemory } from '../history'
-import { closeQuietly, disk, isCode, OPEN } from '../lib/disk'
+import { closeQuietly, disk, isCode, isDenied, OPEN } from '../lib/disk'
 import { CairnError } from '../lib/errors'
 import { Folder, FolderTree, sameEntry } from '../lib/folders'
 import { mayNotRead } from '../lib/may-read'
@@ -71,7 +71,7 @@ function walk(folder: Folder, relative: string, into: MemoryEntry[]): number {
       try {
         child = folder.openChildIfFolder(dirent.name)
       } catch (error) {
-        if (!isRefused(error)) throw error
+        if (!isDenied(error)) throw error
         into.push({ ...entry, unreadable: true })
         continue
       }
@@ -83,7 +83,7 @@ function walk(folder: Folder, relative: string, into: MemoryEntry[]): number {
         into[index] = { ...entry, size }
         total += size
       } catch (error) {
-        if (!isRefused(error)) throw error
+        if (!isDenied(error)) throw error
         // Opened but not listed or entered: nothing of what it holds is shown.
         into.length = index
         into.push({ ...entry, unreadable: true })
@@ -256,7 +256,7 @@ function searchFile(
     fd = disk.openSync(folder.entry(name), OPEN.READ | OPEN.NOFOLLOW)
   } catch (error) {
     // A file Cairn may not read is skipped, as a binary one is: the rest is still searched.
-    if (isCode(error, 'ENOENT') || isCode(error, 'ELOOP') || isRefused(error)) return
+    if (isCode(error, 'ENOENT') || isCode(error, 'ELOOP') || isDenied(error)) return
     throw error
   }
   try {
@@ -296,11 +296,6 @@ function searchFile(
   } finally {
     closeQuietly(fd)
   }
-}
-
-/** A refusal by the operating system's permissions. */
-function isRefused(error: unknown): boolean {
-  return isCode(error, 'EACCES') || isCode(error, 'EPERM')
 }
 
 function notFound(virtual: string): CairnError {

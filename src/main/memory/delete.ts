@@ -1,7 +1,7 @@
 /** The `delete` command: removes a file, or a directory with everything in it. */
 
 import { randomUUID } from 'node:crypto'
-import { disk, isCode } from '../lib/disk'
+import { disk, isCode, isDenied } from '../lib/disk'
 import { mayNotRead } from '../lib/may-read'
 import { ChangedUnderfootError, removeTree, sameEntry, TEMP_FILE_PREFIX } from '../lib/folders'
 import type { CommandContext } from './context'
@@ -74,7 +74,7 @@ export async function deletePath(
       }
     } catch (error) {
       // Refused although its bits allow it (an ACL, a sandbox).
-      if (isCode(error, 'EACCES') || isCode(error, 'EPERM')) throw mayNotEnter(virtual)
+      if (isDenied(error)) throw mayNotEnter(virtual)
       throw error
     }
     // Nothing history holds would go: the delete would only move the folder to a new name

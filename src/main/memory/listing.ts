@@ -11,7 +11,7 @@
  * first folders' contents filling the reply) hid the later folders' names from Claude for good.
  */
 
-import { isCode } from '../lib/disk'
+import { isDenied } from '../lib/disk'
 import { Folder } from '../lib/folders'
 import { mayNotRead } from '../lib/may-read'
 import {
@@ -131,7 +131,7 @@ function contentsOf(folder: Folder, entry: Entry): Entry[] | null | undefined {
   try {
     child = folder.openChildIfFolder(entry.name)
   } catch (error) {
-    if (isRefused(error)) return null
+    if (isDenied(error)) return null
     throw error
   }
   if (!child) return undefined
@@ -142,15 +142,11 @@ function contentsOf(folder: Folder, entry: Entry): Entry[] | null | undefined {
       path: `${entry.path}/${name}`,
     }))
   } catch (error) {
-    if (isRefused(error)) return null
+    if (isDenied(error)) return null
     throw error
   } finally {
     child.close()
   }
-}
-
-function isRefused(error: unknown): boolean {
-  return isCode(error, 'EACCES') || isCode(error, 'EPERM')
 }
 
 function addressable(dir: Folder): { name: string; isDirectory: boolean }[] {

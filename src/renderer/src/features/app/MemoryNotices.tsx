@@ -1,8 +1,9 @@
 import { useEffect, useState } from 'react'
+import { noticeSlot } from '../../../../shared/notice-slot'
 import type { MemoryNotice } from '../../../../shared/types'
 import { Banner } from '../../components/Banner'
 import { api, errorMessage, unwrap } from '../../lib/api'
-import { dismissalsUntilAnswered } from '../../lib/dismissals-until-answered'
+import { heldUntilAnswered } from '../../lib/held-until-answered'
 import { useNavigation } from '../../lib/navigation'
 
 // Notices about a file that the core moves along with the file.
@@ -26,37 +27,28 @@ export function MemoryNotices() {
   const [notices, setNotices] = useState<ReadonlyArray<MemoryNotice>>([])
   useEffect(() => {
     let live = true
-    // What another window dismissed while the answer was on its way stays dismissed.
-    const early = dismissalsUntilAnswered<MemoryNotice, string>((id, notice) => notice.id === id)
-    // Told by the core since this mounted (by id, and by kind and file): newer than what its
-    // first answer holds, which may have been made before them. Kept only until that answer.
-    const told = new Set<string>()
-    let answered = false
-    const slotOf = (notice: MemoryNotice) => `${notice.kind}:${notice.path}`
+    // What another window dismissed while the answer was on its way stays dismissed. One told
+    // since takes the place of the answer's of its id or file, not the other way: a file's
+    // notice raised again, or moved with its file, stays as it was told (rnotices26 R2).
+    const early = heldUntilAnswered<MemoryNotice, string>({
+      dismisses: (id, notice) => notice.id === id,
+      replaces: (told, notice) => told.id === notice.id || noticeSlot(told) === noticeSlot(notice),
+    })
     // The core keeps one notice of a kind per file: one raised again for its file takes the
     // earlier one's place, and one that follows its file to a new name keeps its id.
     const put = (notice: MemoryNotice) =>
       setNotices((list) => {
-        const same = (n: MemoryNotice) => n.id === notice.id || slotOf(n) === slotOf(notice)
+        const same = (n: MemoryNotice) => n.id === notice.id || noticeSlot(n) === noticeSlot(notice)
         const at = list.findIndex(same)
         if (at < 0) return [...list, notice]
         return [...list.slice(0, at), notice, ...list.slice(at + 1).filter((n) => !same(n))]
       })
     early.without(unwrap(api().memory.notices())).then(
       (list) => {
-        answered = true
         if (!live) return
-        // One told since takes the place of the answer's of its id or file, not the other way:
-        // a file's notice raised again, or moved with its file, stays as it was told
-        // (rnotices26 R2).
-        for (const notice of list) {
-          if (!told.has(notice.id) && !told.has(slotOf(notice))) put(notice)
-        }
-        told.clear()
+        for (const notice of list) put(notice)
       },
       () => {
-        answered = true
-        told.clear()
         // The notices are a courtesy: without them the app works as before.
       },
     )
@@ -64,10 +56,7 @@ export function MemoryNotices() {
     // it (the same notice, its id kept, at the new path); one the core no longer keeps (one
     // shown here before a window's answer told otherwise) goes.
     const follow = (notice: MemoryNotice) => {
-      if (!answered) {
-        told.add(notice.id)
-        told.add(slotOf(notice))
-      }
+      early.told(notice)
       put(notice)
       unwrap(api().memory.notices()).then(
         (list) => {

@@ -2,7 +2,7 @@ import { useEffect, useState } from 'react'
 import type { RecoveryReport } from '../../../../shared/types'
 import { Banner, type BannerTone } from '../../components/Banner'
 import { api, unwrap } from '../../lib/api'
-import { dismissalsUntilAnswered } from '../../lib/dismissals-until-answered'
+import { heldUntilAnswered } from '../../lib/held-until-answered'
 import { useNavigation } from '../../lib/navigation'
 
 const PRESENTATION: Readonly<
@@ -32,14 +32,16 @@ export function RecoveryNotice() {
   const [reports, setReports] = useState<ReadonlyArray<RecoveryReport>>([])
   useEffect(() => {
     let live = true
-    // Kinds told since this mounted: newer than (or the same as) what the core answers.
-    const heard = new Set<RecoveryReport['kind']>()
+    // What another window dismissed while the answer was on its way stays dismissed; a report
+    // told since is newer than (or the same as) the answer's of its kind.
+    const early = heldUntilAnswered<RecoveryReport, string>({
+      dismisses: (id, report) => report.id === id,
+      replaces: (told, report) => told.kind === report.kind,
+    })
     const stop = api().on('app:recovery', (report) => {
-      heard.add(report.kind)
+      early.told(report)
       setReports((shown) => [...shown.filter((earlier) => earlier.kind !== report.kind), report])
     })
-    // What another window dismissed while the answer was on its way stays dismissed.
-    const early = dismissalsUntilAnswered<RecoveryReport, string>((id, report) => report.id === id)
     // Dismissed in any window (this one too): gone from every window.
     const stopDismissed = api().on('app:recoveryDismissed', ({ id }) => {
       early.heard(id)
@@ -48,8 +50,7 @@ export function RecoveryNotice() {
     early.without(unwrap(api().app.recoveries())).then(
       (missed) => {
         if (!live) return
-        const added = missed.filter((report) => !heard.has(report.kind))
-        setReports((shown) => [...added, ...shown])
+        setReports((shown) => [...missed, ...shown])
       },
       () => {
         // Only the reports told from now on show: the app works as before.
