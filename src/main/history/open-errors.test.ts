@@ -133,6 +133,29 @@ describe('an open that fails with an error Cairn has no words for', () => {
     )
   })
 
+  it.each(['ENOSPC', 'EIO', 'EACCES'])(
+    'a disk problem (%s) keeps its own words and has its details logged once',
+    async (code) => {
+      const calls = await callsOfAnOpen()
+      let refused = 0
+      for (const n of [1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144].filter((k) => k <= calls)) {
+        const { error, injected, logged } = await openFailingAt(n, (call) => errnoError(call, code))
+        if (error === null) continue
+        expect(error, `call ${n}`).toBeInstanceOf(CairnError)
+        const message = (error as Error).message
+        refused++
+        expect(message, `call ${n}`).toMatch(/^Cairn could not open your memory/)
+        expect(message, `call ${n}`).not.toContain(dataDir)
+        // The original, with its path and call, is in the log, once (as the cause of the
+        // error that names the side index's part it refused).
+        const original = (entry: unknown) =>
+          entry === injected || (entry instanceof Error && entry.cause === injected)
+        expect(logged.filter(original), `call ${n}`).toHaveLength(1)
+      }
+      expect(refused).toBeGreaterThan(0)
+    },
+  )
+
   it('keeps the recognised cases’ own words (a full disk)', async () => {
     const { error } = await openFailingAt(1, (call) => errnoError(call, 'ENOSPC'))
     expect(error).toBeInstanceOf(CairnError)

@@ -142,11 +142,14 @@ export async function openVersionedMemory(
   } catch (error) {
     lock?.release()
     if (error instanceof CairnError) throw error
+    // Whatever it was (a full disk, a library's plain Error, an errno Cairn has no words for)
+    // names host paths and carries a stack: the details go to the log, the person gets plain
+    // words. A disk problem is a warning (the disk's, not a bug of Cairn's).
+    const logger = options.logger ?? consoleLogger
     const problem = diskProblem(error)
+    if (problem) logger.warn('Could not open the memory', error)
+    else logger.error('Could not open the memory', error)
     if (!problem) {
-      // Anything else (a library's plain Error, an errno Cairn has no words for) names host
-      // paths and carries a stack: the details go to the log, the person gets plain words.
-      ;(options.logger ?? consoleLogger).error('Could not open the memory', error)
       if (error instanceof DamagedHistoryError) {
         throw new CairnError(
           'history-damaged',
