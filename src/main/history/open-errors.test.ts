@@ -2,7 +2,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { nodeDisk, setDisk } from '../lib/disk'
-import { errnoError, hookDisk, type DiskCall } from '../lib/disk-hooks'
+import { errnoError, hookDisk, openedOn, type DiskCall } from '../lib/disk-hooks'
 import { CairnError } from '../lib/errors'
 import { LOCK_FILE } from '../lib/instance-lock'
 import { createRecordingLogger } from '../lib/logger'
@@ -155,6 +155,41 @@ describe('an open that fails with an error Cairn has no words for', () => {
       expect(refused).toBeGreaterThan(0)
     },
   )
+
+  // Found by close27: an open that failed while it caught the side index up or checked its
+  // newest entry left the index's four descriptors open, four more at every failed open.
+  it('a failed open leaves none of the side index’s files open, wherever it failed', async () => {
+    const calls = await callsOfAnOpen()
+    let refused = 0
+    for (let n = 1; n <= calls; n++) {
+      const { disk: recording, opened } = openedOn((file) =>
+        file.startsWith(path.join(dataDir, 'history.git', 'cairn-index')),
+      )
+      const restore = setDisk(
+        hookDisk(recording, (call) => {
+          // A close is not failed here: the seam's would keep the descriptor, as Linux never does.
+          if (call.n === n && call.name !== 'closeSync') return errnoError(call, 'EIO')
+          if (call.name === 'closeSync') opened.delete(call.args[0] as number)
+          return undefined
+        }).disk,
+      )
+      let memory: Awaited<ReturnType<typeof openVersionedMemory>> | null = null
+      try {
+        memory = await openVersionedMemory({
+          dataDir,
+          watch: false,
+          logger: createRecordingLogger(),
+        })
+      } catch {
+        refused++
+        expect([...opened], `call ${n}`).toEqual([])
+      } finally {
+        restore()
+      }
+      await memory?.close()
+    }
+    expect(refused).toBeGreaterThan(0)
+  })
 
   it('keeps the recognised cases’ own words (a full disk)', async () => {
     const { error } = await openFailingAt(1, (call) => errnoError(call, 'ENOSPC'))
