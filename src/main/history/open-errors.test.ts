@@ -156,7 +156,7 @@ describe('an open that fails with an error Cairn has no words for', () => {
     },
   )
 
-  // Found by close27: an open that failed while it caught the side index up or checked its
+  // Found at stop 27: an open that failed while it caught the side index up or checked its
   // newest entry left the index's four descriptors open, four more at every failed open.
   it('a failed open leaves none of the side index’s files open, wherever it failed', async () => {
     const calls = await callsOfAnOpen()

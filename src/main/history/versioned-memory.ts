@@ -147,8 +147,7 @@ export async function openVersionedMemory(
     // words. A disk problem is a warning (the disk's, not a bug of Cairn's).
     const logger = options.logger ?? consoleLogger
     const problem = diskProblem(error)
-    if (problem) logger.warn('Could not open the memory', error)
-    else logger.error('Could not open the memory', error)
+    logger[problem ? 'warn' : 'error']('Could not open the memory', error)
     if (!problem) {
       if (error instanceof DamagedHistoryError) {
         throw new CairnError(
@@ -981,7 +980,7 @@ async function openLocked(
   // Each step runs whatever the ones before it did, and the lock is released last: a step
   // that threw left the lock held and the store open, so the next open in this process was
   // refused as "in use" (none throws for a failing disk today: a sweep of every call of a
-  // close, each failed, found none; close27). The first failure is thrown once the lock is
+  // close, each failed, found none; stop 27). The first failure is thrown once the lock is
   // released, any other logged.
   async function closeOnce(): Promise<void> {
     closed = true
