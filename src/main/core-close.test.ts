@@ -14,8 +14,13 @@ import { createRecordingLogger } from './lib/logger'
 // process refused as "in use", in another one a stale lock to take over) and its write-ahead
 // log not emptied (replayed at the next open). The memory is now closed whatever they do.
 
-// Which service's close throws in the test running (null: none).
-const failing = vi.hoisted(() => ({ service: null as 'sync' | 'chat' | 'hygiene' | null }))
+// Which service's close throws in the test running (null: none); whether sync's start and the
+// memory's close throw.
+const failing = vi.hoisted(() => ({
+  service: null as 'sync' | 'chat' | 'hygiene' | null,
+  syncStart: false,
+  memoryClose: false,
+}))
 
 function throwing<T extends { close(): Promise<void> }>(
   service: T,
@@ -34,8 +39,33 @@ vi.mock('./sync', async (importOriginal) => {
   const real = await importOriginal<typeof import('./sync')>()
   return {
     ...real,
-    createSyncService: (...args: Parameters<typeof real.createSyncService>) =>
-      throwing(real.createSyncService(...args), 'sync'),
+    createSyncService: (...args: Parameters<typeof real.createSyncService>) => {
+      const sync = throwing(real.createSyncService(...args), 'sync')
+      const start = sync.start.bind(sync)
+      return Object.assign(sync, {
+        async start() {
+          if (failing.syncStart) throw new Error(`sync start refused at ${os.tmpdir()}/sync`)
+          await start()
+        },
+      })
+    },
+  }
+})
+// The memory's close, run for real, then failing (no disk fault makes it throw today).
+vi.mock('./history', async (importOriginal) => {
+  const real = await importOriginal<typeof import('./history')>()
+  return {
+    ...real,
+    openVersionedMemory: async (...args: Parameters<typeof real.openVersionedMemory>) => {
+      const memory = await real.openVersionedMemory(...args)
+      const close = memory.close.bind(memory)
+      return Object.assign(memory, {
+        async close() {
+          await close()
+          if (failing.memoryClose) throw new Error(`memory close stuck at ${os.tmpdir()}/x`)
+        },
+      })
+    },
   }
 })
 vi.mock('./agent', async (importOriginal) => {
@@ -59,6 +89,8 @@ let dataDir: string | undefined
 let open: Core | undefined
 afterEach(async () => {
   failing.service = null
+  failing.syncStart = false
+  failing.memoryClose = false
   await open?.close()
   open = undefined
   if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true })
@@ -108,4 +140,25 @@ describe('closing the core when a service’s close throws', () => {
       git('fsck', '--strict')
     },
   )
+})
+
+describe('a start that fails after the memory opened', () => {
+  it('throws why the start failed, not the clean-up’s failing close (that is logged)', async () => {
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-close-'))
+    const logger = createRecordingLogger()
+    failing.syncStart = true
+    failing.memoryClose = true
+    await expect(createCore({ dataDir, logger, env: {} })).rejects.toThrow('sync start refused')
+    failing.syncStart = false
+    failing.memoryClose = false
+
+    // The clean-up's failure is in the log, once, as an error.
+    const reports = logger.entries.filter((entry) => String(entry.error).includes('close stuck'))
+    expect(reports).toHaveLength(1)
+    expect(reports[0]?.level).toBe('error')
+    // The memory's close ran all the same: the next start in this process opens it.
+    expect(fs.existsSync(path.join(dataDir, LOCK_FILE))).toBe(false)
+    open = await createCore({ dataDir, logger: createRecordingLogger(), env: {} })
+    expect((await callCore(open, 'app:info')).recovery).toBeNull()
+  })
 })

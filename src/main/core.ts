@@ -92,8 +92,12 @@ export async function createCore(options: CoreOptions): Promise<Core> {
     )
     return await assemble(options, dataDir, logger, events, memory)
   } catch (error) {
-    // The data folder's lock is released, so a retry (or another window) can open it.
-    await memory.close()
+    // The data folder's lock is released, so a retry (or another window) can open it. The
+    // person is told why the start failed: a failing close (its lock released all the same)
+    // goes to the log, never in the start's place.
+    await memory.close().catch((closeError: unknown) => {
+      logger.error('The memory did not close cleanly after a failed start', closeError)
+    })
     throw error
   }
 }

@@ -2,7 +2,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { nodeDisk, setDisk } from '../lib/disk'
-import { errnoError, hookDisk, type DiskCall } from '../lib/disk-hooks'
+import { errnoError, hookDisk, openedOn, type DiskCall } from '../lib/disk-hooks'
 import { CairnError } from '../lib/errors'
 import { LOCK_FILE } from '../lib/instance-lock'
 import { createRecordingLogger } from '../lib/logger'
@@ -131,6 +131,64 @@ describe('an open that fails with an error Cairn has no words for', () => {
     expect([...said]).toContain(
       "Cairn could not open your memory because something stands where Cairn makes a file or folder of its own in its data folder. The details are in Cairn's log.",
     )
+  })
+
+  it.each(['ENOSPC', 'EIO', 'EACCES'])(
+    'a disk problem (%s) keeps its own words and has its details logged once',
+    async (code) => {
+      const calls = await callsOfAnOpen()
+      let refused = 0
+      for (const n of [1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144].filter((k) => k <= calls)) {
+        const { error, injected, logged } = await openFailingAt(n, (call) => errnoError(call, code))
+        if (error === null) continue
+        expect(error, `call ${n}`).toBeInstanceOf(CairnError)
+        const message = (error as Error).message
+        refused++
+        expect(message, `call ${n}`).toMatch(/^Cairn could not open your memory/)
+        expect(message, `call ${n}`).not.toContain(dataDir)
+        // The original, with its path and call, is in the log, once (as the cause of the
+        // error that names the side index's part it refused).
+        const original = (entry: unknown) =>
+          entry === injected || (entry instanceof Error && entry.cause === injected)
+        expect(logged.filter(original), `call ${n}`).toHaveLength(1)
+      }
+      expect(refused).toBeGreaterThan(0)
+    },
+  )
+
+  // Found at stop 27: an open that failed while it caught the side index up or checked its
+  // newest entry left the index's four descriptors open, four more at every failed open.
+  it('a failed open leaves none of the side index’s files open, wherever it failed', async () => {
+    const calls = await callsOfAnOpen()
+    let refused = 0
+    for (let n = 1; n <= calls; n++) {
+      const { disk: recording, opened } = openedOn((file) =>
+        file.startsWith(path.join(dataDir, 'history.git', 'cairn-index')),
+      )
+      const restore = setDisk(
+        hookDisk(recording, (call) => {
+          // A close is not failed here: the seam's would keep the descriptor, as Linux never does.
+          if (call.n === n && call.name !== 'closeSync') return errnoError(call, 'EIO')
+          if (call.name === 'closeSync') opened.delete(call.args[0] as number)
+          return undefined
+        }).disk,
+      )
+      let memory: Awaited<ReturnType<typeof openVersionedMemory>> | null = null
+      try {
+        memory = await openVersionedMemory({
+          dataDir,
+          watch: false,
+          logger: createRecordingLogger(),
+        })
+      } catch {
+        refused++
+        expect([...opened], `call ${n}`).toEqual([])
+      } finally {
+        restore()
+      }
+      await memory?.close()
+    }
+    expect(refused).toBeGreaterThan(0)
   })
 
   it('keeps the recognised cases’ own words (a full disk)', async () => {

@@ -86,13 +86,15 @@ export async function openRepo(options: OpenRepoOptions): Promise<OpenedRepo> {
   try {
     return await openOrRepair(options)
   } catch (error) {
-    if (error instanceof IndexPartRefusedError) throw partRefused(options.dataDir, error)
+    if (error instanceof CairnError) throw error
+    // Whatever went wrong reaches people without its host path or stack: those go to the log
+    // only, a disk problem (a refused index part included) as a warning, anything else as an
+    // error.
     const problem = diskProblem(error)
+    const logged = problem || error instanceof IndexPartRefusedError ? 'warn' : 'error'
+    options.logger?.[logged]('The memory history could not be opened', error)
+    if (error instanceof IndexPartRefusedError) throw partRefused(options.dataDir, error)
     if (!problem) {
-      if (error instanceof CairnError) throw error
-      // Whatever else went wrong reaches people without its host path or stack: those go to
-      // the log only.
-      options.logger?.error('The memory history could not be opened', error)
       throw new CairnError(
         'history-damaged',
         'Cairn could not open your memory history because of an unexpected problem in its history folder. Nothing was changed; your memory files are as they were.',

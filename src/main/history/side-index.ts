@@ -143,9 +143,19 @@ export async function openIndex(
   }
   if (index) {
     const lagged = index.head() !== head
-    if ((await catchUp(store, index, head)) && (await spotCheck(store, index, [index.size - 1]))) {
+    let fits: boolean
+    try {
+      fits =
+        (await catchUp(store, index, head)) && (await spotCheck(store, index, [index.size - 1]))
+      if (fits) removeIfThere(legacyIndexOf(gitdir))
+    } catch (error) {
+      // A disk failing on the way fails the open: its four descriptors were left open, one set
+      // more at every failed open of the process.
+      index.close()
+      throw error
+    }
+    if (fits) {
       if (lagged && state === 'trusted') state = 'caught-up'
-      removeIfThere(legacyIndexOf(gitdir))
       return { index, state, head }
     }
     index.close()

@@ -143,11 +143,13 @@ export async function openVersionedMemory(
   } catch (error) {
     lock?.release()
     if (error instanceof CairnError) throw error
+    // Whatever it was (a full disk, a library's plain Error, an errno Cairn has no words for)
+    // names host paths and carries a stack: the details go to the log, the person gets plain
+    // words. A disk problem is a warning (the disk's, not a bug of Cairn's).
+    const logger = options.logger ?? consoleLogger
     const problem = diskProblem(error)
+    logger[problem ? 'warn' : 'error']('Could not open the memory', error)
     if (!problem) {
-      // Anything else (a library's plain Error, an errno Cairn has no words for) names host
-      // paths and carries a stack: the details go to the log, the person gets plain words.
-      ;(options.logger ?? consoleLogger).error('Could not open the memory', error)
       if (error instanceof DamagedHistoryError) {
         throw new CairnError(
           'history-damaged',
@@ -975,6 +977,65 @@ async function openLocked(
     : null
   deferredTimer?.unref()
 
+  let closing: Promise<void> | null = null
+  // Each step runs whatever the ones before it did, and the lock is released last: a step
+  // that threw left the lock held and the store open, so the next open in this process was
+  // refused as "in use" (none throws for a failing disk today: a sweep of every call of a
+  // close, each failed, found none; stop 27). The first failure is thrown once the lock is
+  // released, any other logged.
+  async function closeOnce(): Promise<void> {
+    closed = true
+    const failures: Array<{ readonly step: string; readonly error: unknown }> = []
+    const step = async (name: string, work: () => unknown): Promise<void> => {
+      try {
+        await work()
+      } catch (error) {
+        failures.push({ step: name, error })
+      }
+    }
+    await step('stopping the watcher', () => {
+      watcher?.close()
+      if (deferredTimer) clearTimeout(deferredTimer)
+    })
+    await step('waiting for the commands queued', () => queue.idle())
+    // What open took unchecked and nothing checked since is checked now, before the close's
+    // checkpoint: the next open takes the full scan if a file changes while closed, and
+    // would never look at it again. A failure is logged; close goes on.
+    await checkDeferredIfHeld().catch((error: unknown) =>
+      logger.warn('Could not check the stored copies open left for later', error),
+    )
+    if (resync || unrecorded.length > 0) {
+      // The next open must not take the changes whose commits failed for edits made
+      // outside Cairn while it was closed.
+      try {
+        disk.writeFileSync(owedMarker, '')
+      } catch (error) {
+        logger.warn('Could not note the commits owed for the next start', error)
+      }
+    }
+    await step('stopping background packing', () => maintainer.stop())
+    await step('stopping the removal of replaced files', () => freed.stop())
+    // The folder flushes owed by the last commands: the checkpoint below empties the log
+    // only once each folder is flushed (a failed one tried again there).
+    await step('settling the owed folder flushes', () => repo.settleOwedFlushes({ retry: false }))
+    // Every object the write-ahead log covers made durable, the log emptied: the next open
+    // has nothing to replay. A failure leaves the records for it.
+    await repo.store.checkpoint({ durable: true }).catch((error: unknown) => {
+      logger.warn('The history log could not be emptied; it is replayed at the next open', error)
+    })
+    await step('saving the stat cache', () => repo.stats.save())
+    await step('closing the history store', () => repo.store.close())
+    await step('closing the history index', () => repo.index.close())
+    commitListeners.clear()
+    recoveryListeners.clear()
+    lock.release()
+    const [first, ...others] = failures
+    for (const { step: name, error } of others) {
+      logger.error(`The memory did not close cleanly (${name})`, error)
+    }
+    if (first) throw first.error
+  }
+
   return {
     folder: repo.workRoot,
     recovery,
@@ -1129,43 +1190,11 @@ async function openLocked(
       recoveryListeners.add(listener)
       return () => recoveryListeners.delete(listener)
     },
-    async close() {
-      if (closed) return
-      closed = true
-      watcher?.close()
-      if (deferredTimer) clearTimeout(deferredTimer)
-      await queue.idle()
-      // What open took unchecked and nothing checked since is checked now, before the close's
-      // checkpoint: the next open takes the full scan if a file changes while closed, and
-      // would never look at it again. A failure is logged; close goes on.
-      await checkDeferredIfHeld().catch((error: unknown) =>
-        logger.warn('Could not check the stored copies open left for later', error),
-      )
-      if (resync || unrecorded.length > 0) {
-        // The next open must not take the changes whose commits failed for edits made
-        // outside Cairn while it was closed.
-        try {
-          disk.writeFileSync(owedMarker, '')
-        } catch (error) {
-          logger.warn('Could not note the commits owed for the next start', error)
-        }
-      }
-      await maintainer.stop()
-      freed.stop()
-      // The folder flushes owed by the last commands: the checkpoint below empties the log
-      // only once each folder is flushed (a failed one tried again there).
-      await repo.settleOwedFlushes({ retry: false })
-      // Every object the write-ahead log covers made durable, the log emptied: the next open
-      // has nothing to replay. A failure leaves the records for it.
-      await repo.store.checkpoint({ durable: true }).catch((error: unknown) => {
-        logger.warn('The history log could not be emptied; it is replayed at the next open', error)
-      })
-      repo.stats.save()
-      repo.store.close()
-      repo.index.close()
-      commitListeners.clear()
-      recoveryListeners.clear()
-      lock.release()
+    close() {
+      // A second close (the app's quit beside a failed start's clean-up) waits for the first:
+      // resolved at once, its caller could open the folder again while the lock was held.
+      closing ??= closeOnce()
+      return closing
     },
   }
 }
