@@ -464,7 +464,7 @@ async function openLocked(
     intent: CommitIntent,
     staged?: StagedChange,
     tree?: FolderTree,
-    report: ScanReport = newScanReport(),
+    report: ScanReport = watchedReport(),
   ): Promise<IndexEntry | null> {
     lock.assertHeld()
     const entry = await repo.commit(paths, intent, {
@@ -474,6 +474,7 @@ async function openLocked(
     })
     for (const notice of scanNotices(report)) notices.raise(notice)
     clearGoneNotices()
+    clearReadAgain(report)
     if (!entry) return null
     // Maintenance waits for a quiet moment after the last commit.
     maintainer.noteActivity()
@@ -499,6 +500,30 @@ async function openLocked(
         return (error as NodeJS.ErrnoException).code === 'ENOTDIR'
       }
     })
+  }
+
+  /**
+   * A scan report that also notes which of the files and folders with an `unreadable` notice
+   * the scan meets (`clearReadAgain`).
+   */
+  function watchedReport(noCopy = false): ScanReport {
+    const watched = new Set<string>()
+    for (const notice of notices.kept()) {
+      if (notice.kind === 'unreadable') watched.add(notice.path.slice('/memories/'.length))
+    }
+    return newScanReport(noCopy, watched)
+  }
+
+  /**
+   * Clears the `unreadable` notices of what the scan behind `report` read after all (access given
+   * back): the notice said Cairn cannot read it, and it now can, and versions it.
+   */
+  function clearReadAgain(report: ScanReport): void {
+    if (!report.met || report.met.found.length === 0) return
+    const still = new Set(report.unreadable)
+    notices.clearReadAgain(
+      report.met.found.filter((relative) => !still.has(relative)).map((r) => `/memories/${r}`),
+    )
   }
 
   async function raiseSecretNotices(entry: IndexEntry): Promise<void> {
@@ -624,7 +649,7 @@ async function openLocked(
           const paths = touched()
           // A change to the whole folder (a restore of it) takes what history keeps no copy
           // of from this scan, which walks the whole folder anyway.
-          report = newScanReport(paths === 'all')
+          report = watchedReport(paths === 'all')
           const entry = await commitOutsideChanges(
             repo,
             paths,
@@ -636,6 +661,7 @@ async function openLocked(
           // A file deleted outside Cairn that history held no copy of commits nothing: its
           // notices go here.
           clearGoneNotices()
+          clearReadAgain(report)
           // The tool's running total of the folder's size no longer holds.
           if (entry) tool.invalidateUsage()
         }
