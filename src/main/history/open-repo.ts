@@ -3,7 +3,7 @@ import type { RecoveryTelling } from '../../shared/types'
 import { CairnError } from '../lib/errors'
 import type { Logger } from '../lib/logger'
 import { disk, isCode, listNames } from '../lib/disk'
-import { diskProblem } from '../lib/disk-errors'
+import { diskProblem, placeOf } from '../lib/disk-errors'
 import { DIR_MODE, settleFolderSyncs, TEMP_FILE_PREFIX } from '../lib/folders'
 import { finishInterruptedMove } from './checkout'
 import { blobSizesIn, redoRenames } from './redo-renames'
@@ -87,7 +87,7 @@ export async function openRepo(options: OpenRepoOptions): Promise<OpenedRepo> {
     return await openOrRepair(options)
   } catch (error) {
     if (error instanceof IndexPartRefusedError) throw partRefused(options.dataDir, error)
-    const problem = diskProblem(error)
+    const problem = diskProblem(error, placeOf(error, path.join(options.dataDir, 'memories')))
     if (!problem) {
       if (error instanceof CairnError) throw error
       // Whatever else went wrong reaches people without its host path or stack: those go to

@@ -7,7 +7,7 @@ import type {
   RecoveryTelling,
 } from '../../shared/types'
 import { disk, errorCode, exists, makeFolders, removeFile, removePath } from '../lib/disk'
-import { diskProblem, isDiskProblem } from '../lib/disk-errors'
+import { diskProblem, isDiskProblem, placeOf } from '../lib/disk-errors'
 import { CairnError } from '../lib/errors'
 import { DIR_MODE, FolderDeniedError, FolderTree, readFileIn } from '../lib/folders'
 import { acquireInstanceLock, type InstanceLock } from '../lib/instance-lock'
@@ -142,7 +142,7 @@ export async function openVersionedMemory(
   } catch (error) {
     lock?.release()
     if (error instanceof CairnError) throw error
-    const problem = diskProblem(error)
+    const problem = diskProblem(error, placeOf(error, path.join(dataDir, 'memories')))
     if (!problem) {
       // Anything else (a library's plain Error, an errno Cairn has no words for) names host
       // paths and carries a stack: the details go to the log, the person gets plain words.
@@ -367,6 +367,7 @@ async function openLocked(
   // starts listening late asks for these (`recoveries`), so none told before is lost.
   let recoveries: ReadonlyArray<RecoveryReport> = recovery ? [recovery] : []
   const notices = createNotices(logger)
+  const forPeople = <T>(work: Promise<T>): Promise<T> => forPeopleIn(repo.workRoot, work)
   let closed = false
   // Set when a change reached the disk but its commit failed: the next change first saves
   // whatever the folder holds, so HEAD and the folder agree again.
@@ -1274,13 +1275,17 @@ function failed(errorCode: ExecuteOutcome['errorCode'], content: string): Execut
   return { content, isError: true, mutation: null, errorCode, commit: null }
 }
 
-/** Passes CairnErrors on; a disk problem or damage becomes one, in plain words. */
-async function forPeople<T>(work: Promise<T>): Promise<T> {
+/**
+ * Passes CairnErrors on; a disk problem or damage becomes one, in plain words (a read-only file
+ * system named as the folder it was met in: the memory folder at `memoryRoot`, or the data
+ * folder).
+ */
+async function forPeopleIn<T>(memoryRoot: string, work: Promise<T>): Promise<T> {
   try {
     return await work
   } catch (error) {
     if (error instanceof CairnError) throw error
-    const problem = diskProblem(error)
+    const problem = diskProblem(error, placeOf(error, memoryRoot))
     if (problem) {
       // A folder Cairn may not enter is named, so that the person knows what to fix.
       const where =
