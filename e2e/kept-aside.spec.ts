@@ -134,3 +134,42 @@ for (const scheme of ['light', 'dark'] as const) {
     expect((await readdir(memories)).sort()).toEqual(['private (unreadable).md'])
   })
 }
+
+// notices27: the delete dialog of a file Cairn had kept aside already (`… (not in history).log`,
+// Cairn's own label) predicted "will be kept in its folder as" its own name, and the core then
+// refused: "kept aside already; Cairn does not delete it". The dialog says so before, and
+// offers no Delete that can only fail. Opened and answered with the keyboard.
+for (const scheme of ['light', 'dark'] as const) {
+  test(`a file Cairn kept aside already is not offered a delete that can only fail (${scheme})`, async ({
+    page,
+    cairn,
+  }) => {
+    await cairn.core.dispatch('memory:write', { path: '/memories/small.md', content: 'x\n' })
+    await tooLarge(cairn, 'big (not in history).log')
+    await page.emulateMedia({ colorScheme: scheme })
+    await cairn.open(page)
+    const memory = new MemoryPage(page)
+    await memory.item('big (not in history).log').focus()
+    await page.keyboard.press('Enter')
+    const remove = memory.fileActions().getByRole('button', { name: 'Delete' })
+    await remove.focus()
+    await page.keyboard.press('Enter')
+    await expect(memory.dialog).toContainText(
+      'Cairn kept /memories/big (not in history).log aside already',
+    )
+    await expect(memory.dialog).toContainText('Cairn does not delete it')
+    await expect(memory.dialog).not.toContainText('will be kept')
+    await expect(memory.dialog.getByRole('button', { name: 'Delete' })).toHaveCount(0)
+    const close = memory.dialog.getByRole('button', { name: 'Close' })
+    await expect(close).toBeFocused()
+    await shoot(page, cairn, `kept-aside-already-dialog-${scheme}`)
+    await page.keyboard.press('Enter')
+    await expect(memory.dialog).toHaveCount(0)
+    // Nothing was asked of the core, so nothing failed and nothing moved.
+    await expect(memory.notice).toHaveCount(0)
+    expect((await readdir(path.join(cairn.dataDir, 'memories'))).sort()).toEqual([
+      'big (not in history).log',
+      'small.md',
+    ])
+  })
+}

@@ -139,7 +139,7 @@ export async function moveMain(
 // that the person knows what to fix. Only a disk problem gets them; only when the folder was
 // put back is "nothing was changed" true.
 function namingTheFile(error: unknown, failure: FailedDelta): unknown {
-  const problem = diskProblem(error)
+  const problem = diskProblem(error, 'memory')
   if (!problem || error instanceof CairnError) return error
   const size =
     problem.code === 'disk-full' && failure.bytes !== null

@@ -62,10 +62,15 @@ export async function readingEarlierState<T>(
   }
 }
 
-/** A change named for people: its time and what it touched ("3 Nov, 14:02, notes.md"). */
+/**
+ * A change named for people: its time and what it touched ("3 Nov, 14:02, notes.md"), with
+ * characters that draw as nothing escaped, as every path a message shows (`shownPath`).
+ */
 export function describeChange(entry: IndexEntry): string {
   const [first] = entry.paths
-  const name = first ? first.replace(/^\/memories\/?/, '') || '/memories' : 'memory'
+  const name = first
+    ? escapeInvisible(first.replace(/^\/memories\/?/, '')) || '/memories'
+    : 'memory'
   const more = entry.paths.length > 1 ? ` and ${entry.paths.length - 1} more` : ''
   return `${momentOf(entry.time)}, ${name}${more}`
 }

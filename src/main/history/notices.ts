@@ -54,6 +54,11 @@ export interface Notices {
    * listeners. A damaged copy (History's loss) and a keep-aside (what a sync did) stay.
    */
   clearGone(isGone: (path: string) => boolean): void
+  /**
+   * Clears the `unreadable` notices of `paths` (virtual), which a scan has just read: each is
+   * resolved and its id told to the `onCleared` listeners.
+   */
+  clearReadAgain(paths: ReadonlyArray<string>): void
   onNotice(listener: (notice: MemoryNotice) => void): () => void
   /** Told the id of a notice the core no longer keeps because its file went (`clearGone`, `move`). */
   onCleared(listener: (id: string) => void): () => void
@@ -155,6 +160,12 @@ export function createNotices(logger: Logger): Notices {
     clearGone(isGone) {
       for (const [slot, kept] of [...raised]) {
         if (OF_THE_FILE.has(kept.kind) && isGone(kept.path)) clear(slot)
+      }
+    },
+    clearReadAgain(paths) {
+      const read = new Set(paths)
+      for (const [slot, kept] of [...raised]) {
+        if (kept.kind === 'unreadable' && read.has(kept.path)) clear(slot)
       }
     },
     dismiss(id) {

@@ -3,7 +3,7 @@ import type { RecoveryTelling } from '../../shared/types'
 import { CairnError } from '../lib/errors'
 import type { Logger } from '../lib/logger'
 import { disk, isCode, listNames } from '../lib/disk'
-import { diskProblem } from '../lib/disk-errors'
+import { diskProblem, placeOf } from '../lib/disk-errors'
 import { DIR_MODE, settleFolderSyncs, TEMP_FILE_PREFIX } from '../lib/folders'
 import { finishInterruptedMove } from './checkout'
 import { blobSizesIn, redoRenames } from './redo-renames'
@@ -90,7 +90,7 @@ export async function openRepo(options: OpenRepoOptions): Promise<OpenedRepo> {
     // Whatever went wrong reaches people without its host path or stack: those go to the log
     // only, a disk problem (a refused index part included) as a warning, anything else as an
     // error.
-    const problem = diskProblem(error)
+    const problem = diskProblem(error, placeOf(error, path.join(options.dataDir, 'memories')))
     const logged = problem || error instanceof IndexPartRefusedError ? 'warn' : 'error'
     options.logger?.[logged]('The memory history could not be opened', error)
     if (error instanceof IndexPartRefusedError) throw partRefused(options.dataDir, error)

@@ -276,7 +276,7 @@ export function restoreFailure(
   failure: FailedDelta | null,
   what: RestoreKind = 'The restore',
 ): unknown {
-  const problem = diskProblem(error)
+  const problem = diskProblem(error, 'memory')
   if (!problem || !failure || error instanceof CairnError) return error
   const denied = problem.code === 'access-denied'
   const where =

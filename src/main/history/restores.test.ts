@@ -286,6 +286,21 @@ describe('restores (each a new commit)', () => {
     expect((await folderFiles(dataDir)).get('a.md')).toBe('three')
   })
 
+  // notices27: the refusal escaped the paths it listed, but not the one naming the change in
+  // its opening words, so a right-to-left override there reversed the sentence on screen.
+  it('escapes characters that draw as nothing in the name of the change it refuses', async () => {
+    const name = 'a\u200B\u202Etxt.md'
+    await put(name, 'one')
+    const edit = await put(name, 'two', 'str_replace')
+    await put(name, 'three', 'str_replace')
+    const refused = await revert(repo, edit).catch((error: unknown) => error as Error)
+    expect(refused).toBeInstanceOf(CairnError)
+    expect(refused.message).toMatch(
+      /^Cannot undo that change \([^)]*, a\\u200B\\u202Etxt\.md\): \/memories\/a\\u200B\\u202Etxt\.md changed since\./,
+    )
+    expect(refused.message).not.toMatch(/[\u200B\u202E]/)
+  })
+
   it('restores the whole folder to an earlier commit in one commit', async () => {
     await put('a.md', 'a1')
     await put('x', 'file x')

@@ -282,8 +282,9 @@ describe('the side index the disk fails to read at open', () => {
     ['openSync', 'EIO', 'the disk reported a read or write error'],
     ['readSync', 'EMFILE', 'too many files are open'],
     ['readSync', 'EACCES', 'permission was denied by the operating system'],
-    // A read-only file system is no permission a person can give a file: not named as one.
-    ['openSync', 'EROFS', 'the memory folder is read-only'],
+    // A read-only file system is no permission a person can give a file: not named as one. The
+    // index is in the data folder, not the memory folder (notices27).
+    ['openSync', 'EROFS', "Cairn's data folder is read-only"],
   ] as const)(
     'fails open in plain words on %s %s, the index neither rebuilt nor changed',
     async (call, code, reason) => {

@@ -151,6 +151,96 @@ describe('memory files Cairn may not read (D3)', () => {
   })
 })
 
+// notices27: an `unreadable` notice was meant to go once a scan reads its file again, but only
+// the file's deletion took it away: given back its permission (`chmod`), the file was versioned
+// again while the notice still said Cairn could not read it, in every window, for the run.
+describe('the notice of a file Cairn may not read, once it may again (notices27)', () => {
+  /**
+   * From now on, opening a file or folder whose permission bits let no one read it is denied,
+   * as the system denies any account but root: a real `chmod` decides. (Files are opened
+   * through their folder's handle, `/proc/self/fd/<fd>/<name>`: the bits are looked up there.)
+   */
+  function denyByMode(): void {
+    const hooked = hookDisk(
+      nodeDisk,
+      asTheAccount((call) => {
+        if (call.name !== 'openSync') return undefined
+        try {
+          return (nodeDisk.statSync(String(call.args[0])).mode & 0o444) === 0
+            ? errnoError(call, 'EACCES')
+            : undefined
+        } catch {
+          return undefined // The call itself fails as it should (ENOENT, ...).
+        }
+      }),
+    )
+    undoDisk = setDisk(hooked.disk)
+  }
+  const at = (relative: string) => path.join(bed.dataDir, 'memories', relative)
+
+  it('goes, told to every window, when a full scan reads the file and the folder again', async () => {
+    const memory = await open()
+    const cleared: string[] = []
+    memory.onNoticeCleared((id) => cleared.push(id))
+    try {
+      await create(memory, 'a.md', 'a\n')
+      await create(memory, 'private.md', 'v1\n')
+      await create(memory, 'locked/inside.md', 'inside\n')
+      denyByMode()
+      await put('private.md', 'v2\n')
+      await chmod(at('private.md'), 0o000)
+      await chmod(at('locked'), 0o000)
+      const head = (await memory.log({ offset: 0, limit: 1 })).entries[0]!.oid
+      // A full scan meets them (a restore-all catches up with the whole folder first).
+      await memory.restoreAll(head)
+      expectNamed(memory, '/memories/private.md')
+      expectNamed(memory, '/memories/locked')
+      const ids = memory.notices().map((notice) => notice.id)
+      // A change that does not read them leaves their notices as they are.
+      expect((await strReplace(memory, 'a', 'a1')).isError).toBe(false)
+      expect(memory.notices().map((notice) => notice.id)).toEqual(ids)
+      expect(cleared).toEqual([])
+      // Access given back: the next scan of them reads them, versions them, and they go.
+      await chmod(at('private.md'), 0o600)
+      await chmod(at('locked'), 0o700)
+      await memory.restoreAll((await memory.log({ offset: 0, limit: 1 })).entries[0]!.oid)
+      expect(memory.notices()).toEqual([])
+      expect(cleared.sort()).toEqual([...ids].sort())
+      // Versioned before the restore (which then wrote back its version of it, v1).
+      expect(gitCli(bed.dataDir, 'show', 'main~1:private.md')).toBe('v2\n')
+      expect(gitCli(bed.dataDir, 'show', 'main:locked/inside.md')).toBe('inside\n')
+    } finally {
+      await memory.close()
+    }
+    undoDisk()
+    fsck(bed.dataDir)
+  })
+
+  it('goes when the watcher sees the permission given back', async () => {
+    const memory = await openVersionedMemory({ dataDir: bed.dataDir, watch: { debounceMs: 20 } })
+    try {
+      await create(memory, 'private.md', 'v1\n')
+      denyByMode()
+      const raised = new Promise<string>((resolve) =>
+        memory.onNotice((notice) => {
+          if (notice.kind === 'unreadable') resolve(notice.id)
+        }),
+      )
+      await chmod(at('private.md'), 0o000)
+      const id = await raised
+      expectNamed(memory, '/memories/private.md')
+      const cleared = new Promise<string>((resolve) => memory.onNoticeCleared(resolve))
+      await chmod(at('private.md'), 0o644)
+      expect(await cleared).toBe(id)
+      expect(memory.notices()).toEqual([])
+    } finally {
+      await memory.close()
+    }
+    undoDisk()
+    fsck(bed.dataDir)
+  })
+})
+
 // What a file Cairn may not read holds now was never read, so never versioned: Claude's
 // `create` over it, `delete` of it or of its folder would lose it for good (review10 F1).
 // As root reads everything, the process is made to look like another account (its uid) and

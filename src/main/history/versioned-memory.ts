@@ -8,7 +8,7 @@ import type {
   RecoveryTelling,
 } from '../../shared/types'
 import { disk, errorCode, exists, makeFolders, removeFile, removePath } from '../lib/disk'
-import { diskProblem, isDiskProblem } from '../lib/disk-errors'
+import { diskProblem, isDiskProblem, placeOf } from '../lib/disk-errors'
 import { CairnError } from '../lib/errors'
 import { DIR_MODE, FolderDeniedError, FolderTree, readFileIn } from '../lib/folders'
 import { acquireInstanceLock, type InstanceLock } from '../lib/instance-lock'
@@ -147,7 +147,7 @@ export async function openVersionedMemory(
     // names host paths and carries a stack: the details go to the log, the person gets plain
     // words. A disk problem is a warning (the disk's, not a bug of Cairn's).
     const logger = options.logger ?? consoleLogger
-    const problem = diskProblem(error)
+    const problem = diskProblem(error, placeOf(error, path.join(dataDir, 'memories')))
     logger[problem ? 'warn' : 'error']('Could not open the memory', error)
     if (!problem) {
       if (error instanceof DamagedHistoryError) {
@@ -370,6 +370,7 @@ async function openLocked(
   // starts listening late asks for these (`recoveries`), so none told before is lost.
   let recoveries: ReadonlyArray<RecoveryReport> = recovery ? [recovery] : []
   const notices = createNotices(logger)
+  const forPeople = <T>(work: Promise<T>): Promise<T> => forPeopleIn(repo.workRoot, work)
   let closed = false
   // Set when a change reached the disk but its commit failed: the next change first saves
   // whatever the folder holds, so HEAD and the folder agree again.
@@ -467,7 +468,7 @@ async function openLocked(
     intent: CommitIntent,
     staged?: StagedChange,
     tree?: FolderTree,
-    report: ScanReport = newScanReport(),
+    report: ScanReport = watchedReport(),
   ): Promise<IndexEntry | null> {
     lock.assertHeld()
     const entry = await repo.commit(paths, intent, {
@@ -477,6 +478,7 @@ async function openLocked(
     })
     for (const notice of scanNotices(report)) notices.raise(notice)
     clearGoneNotices()
+    clearReadAgain(report)
     if (!entry) return null
     // Maintenance waits for a quiet moment after the last commit.
     maintainer.noteActivity()
@@ -502,6 +504,30 @@ async function openLocked(
         return (error as NodeJS.ErrnoException).code === 'ENOTDIR'
       }
     })
+  }
+
+  /**
+   * A scan report that also notes which of the files and folders with an `unreadable` notice
+   * the scan meets (`clearReadAgain`).
+   */
+  function watchedReport(noCopy = false): ScanReport {
+    const watched = new Set<string>()
+    for (const notice of notices.kept()) {
+      if (notice.kind === 'unreadable') watched.add(notice.path.slice('/memories/'.length))
+    }
+    return newScanReport(noCopy, watched)
+  }
+
+  /**
+   * Clears the `unreadable` notices of what the scan behind `report` read after all (access given
+   * back): the notice said Cairn cannot read it, and it now can, and versions it.
+   */
+  function clearReadAgain(report: ScanReport): void {
+    if (!report.met || report.met.found.length === 0) return
+    const still = new Set(report.unreadable)
+    notices.clearReadAgain(
+      report.met.found.filter((relative) => !still.has(relative)).map((r) => `/memories/${r}`),
+    )
   }
 
   async function raiseSecretNotices(entry: IndexEntry): Promise<void> {
@@ -627,7 +653,7 @@ async function openLocked(
           const paths = touched()
           // A change to the whole folder (a restore of it) takes what history keeps no copy
           // of from this scan, which walks the whole folder anyway.
-          report = newScanReport(paths === 'all')
+          report = watchedReport(paths === 'all')
           const entry = await commitOutsideChanges(
             repo,
             paths,
@@ -639,6 +665,7 @@ async function openLocked(
           // A file deleted outside Cairn that history held no copy of commits nothing: its
           // notices go here.
           clearGoneNotices()
+          clearReadAgain(report)
           // The tool's running total of the folder's size no longer holds.
           if (entry) tool.invalidateUsage()
         }
@@ -1277,13 +1304,17 @@ function failed(errorCode: ExecuteOutcome['errorCode'], content: string): Execut
   return { content, isError: true, mutation: null, errorCode, commit: null }
 }
 
-/** Passes CairnErrors on; a disk problem or damage becomes one, in plain words. */
-async function forPeople<T>(work: Promise<T>): Promise<T> {
+/**
+ * Passes CairnErrors on; a disk problem or damage becomes one, in plain words (a read-only file
+ * system named as the folder it was met in: the memory folder at `memoryRoot`, or the data
+ * folder).
+ */
+async function forPeopleIn<T>(memoryRoot: string, work: Promise<T>): Promise<T> {
   try {
     return await work
   } catch (error) {
     if (error instanceof CairnError) throw error
-    const problem = diskProblem(error)
+    const problem = diskProblem(error, placeOf(error, memoryRoot))
     if (problem) {
       // A folder Cairn may not enter is named, so that the person knows what to fix.
       const where =

@@ -81,6 +81,11 @@ export interface ScanReport {
    * scan of the whole folder thus spares a second walk of it).
    */
   readonly noCopy?: NoCopyEntries
+  /**
+   * Asked for (`newScanReport(noCopy, watched)`): those of `watched` (relative paths a scan
+   * found unreadable before) that this scan met. Those not in `unreadable` were read again.
+   */
+  readonly met?: { readonly watched: ReadonlySet<string>; readonly found: string[] }
 }
 
 /** What the memory folder holds that history keeps no copy of. */
@@ -94,13 +99,14 @@ export interface NoCopyEntries {
 }
 
 /** An empty report to pass to a scan. */
-export function newScanReport(noCopy = false): ScanReport {
+export function newScanReport(noCopy = false, watched?: ReadonlySet<string>): ScanReport {
   return {
     tooLarge: [],
     nameNotAllowed: [],
     unreadable: [],
     repaired: 0,
     ...(noCopy && { noCopy: { files: [], folders: [], unreadable: new Set<string>() } }),
+    ...(watched && watched.size > 0 && { met: { watched, found: [] } }),
   }
 }
 
@@ -221,6 +227,8 @@ function scanEntry(
   const { store, context } = scan
   const stats = looked !== undefined ? looked : folder.lstat(name)
   if (stats === null) return null
+  const met = context.report?.met
+  if (met?.watched.has(relative)) met.found.push(relative)
   if (stats.isFile()) {
     const noCopy = context.report?.noCopy
     if (noCopy) {

@@ -4,6 +4,7 @@
  * for people, and no host path or errno text.
  */
 
+import path from 'node:path'
 import type { MemoryErrorCode } from '../../shared/errors'
 import { errorCode } from './disk'
 
@@ -19,7 +20,8 @@ const PROBLEMS: Readonly<Record<string, readonly [DiskErrorCode, string]>> = {
   EIO: ['io-error', 'the disk reported a read or write error'],
   EACCES: ['access-denied', 'permission was denied by the operating system'],
   EPERM: ['access-denied', 'permission was denied by the operating system'],
-  EROFS: ['read-only', 'the memory folder is read-only'],
+  // Where: see READ_ONLY.
+  EROFS: ['read-only', "Cairn's data folder is read-only"],
   EMFILE: ['io-error', 'too many files are open'],
   ENFILE: ['io-error', 'too many files are open on this system'],
   EBUSY: ['io-error', 'a file is in use by another program'],
@@ -52,16 +54,44 @@ const DISK_TROUBLE = new Set([
 ])
 
 /**
+ * Where a refusal was met: the memory folder, or elsewhere in Cairn's data folder (the history,
+ * its side index, the settings, the conversations). A read-only file system is named as the
+ * place that is read-only.
+ */
+export type DiskPlace = 'memory' | 'data'
+
+const READ_ONLY: Readonly<Record<DiskPlace, string>> = {
+  memory: 'the memory folder is read-only',
+  data: "Cairn's data folder is read-only",
+}
+
+/**
  * When `error` carries an errno Cairn has words for: the refusal's code and the reason in
  * plain words (completing "… because <reason>"). Null for anything else, such as damage.
+ * `place` is where it was met (see `placeOf` when a caller may meet it in either).
  */
 export function diskProblem(
   error: unknown,
+  place: DiskPlace = 'data',
 ): { readonly code: DiskErrorCode; readonly reason: string } | null {
   const code = errorCode(error)
   if (code === undefined || !Object.hasOwn(PROBLEMS, code)) return null
   const [errorCodeFor, reason] = PROBLEMS[code]!
-  return { code: errorCodeFor, reason }
+  return { code: errorCodeFor, reason: code === 'EROFS' ? READ_ONLY[place] : reason }
+}
+
+/**
+ * Where `error` was met, by the path it names: the memory folder for an entry in `memoryRoot`,
+ * or one named through a folder's handle (`/proc/self/fd/<fd>/…`: the memory folder is walked
+ * by handle); else, or with no path, the data folder, which holds it. The memory folder itself
+ * (made again at open) is made in the data folder: a refusal of it is the data folder's.
+ */
+export function placeOf(error: unknown, memoryRoot: string): DiskPlace {
+  const at = (error as { path?: unknown } | null)?.path
+  if (typeof at !== 'string') return 'data'
+  return at.startsWith(`${memoryRoot}${path.sep}`) || at.startsWith('/proc/self/fd/')
+    ? 'memory'
+    : 'data'
 }
 
 /** True for errors of the disk itself (full, failing, denied), as opposed to bad content. */

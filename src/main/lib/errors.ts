@@ -38,13 +38,13 @@ export function diskFailure(
   consequence = '',
 ): ApiErrorData | null {
   if (!isDiskProblem(error)) return null
-  const problem = diskProblem(error)
+  // Met outside the memory folder (a conversation, the settings): a read-only one is the data
+  // folder.
+  const problem = diskProblem(error, 'data')
   if (!problem) return null
-  // The memory folder's own wording ("the memory folder is read-only") does not fit here.
-  const reason = problem.code === 'read-only' ? "Cairn's data folder is read-only" : problem.reason
   const next =
     problem.code === 'disk-full'
       ? 'Free some space on the disk, then try again.'
       : 'Please try again.'
-  return { code: problem.code, message: `${what} because ${reason}${consequence}. ${next}` }
+  return { code: problem.code, message: `${what} because ${problem.reason}${consequence}. ${next}` }
 }

@@ -66,7 +66,7 @@ async function forPeople<T>(work: Promise<T>): Promise<T> {
   try {
     return await work
   } catch (error) {
-    const problem = diskProblem(error)
+    const problem = diskProblem(error, 'memory')
     if (!problem || error instanceof CairnError) throw error
     throw new CairnError(problem.code, `That could not be read because ${problem.reason}.`)
   }

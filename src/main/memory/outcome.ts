@@ -71,7 +71,7 @@ export function specialMessage(virtualPath: string): string {
  * errno text.
  */
 export function unexpectedFailure(error: unknown): CommandError {
-  const problem = diskProblem(error)
+  const problem = diskProblem(error, 'memory')
   const code: MemoryErrorCode = problem?.code ?? 'io-error'
   const reason = problem?.reason ?? 'of an unexpected file system error'
   // A folder Cairn may not enter is named, so that the person knows what to fix.

@@ -10,14 +10,18 @@ import './components.css'
 export function ConfirmDialog(props: {
   readonly title: string
   readonly children: ReactNode
-  readonly confirmLabel: string
+  /**
+   * The confirm button's name; without it (with `onConfirm`) the dialog only tells, and its one
+   * button, Close, has the focus: there is nothing to confirm that could be done.
+   */
+  readonly confirmLabel?: string
   readonly tone?: 'default' | 'danger'
   /**
    * Where focus starts: `confirm` (default), `cancel` (so Enter never destroys by accident),
    * or `field`, a child marked `data-autofocus`.
    */
   readonly initialFocus?: 'confirm' | 'cancel' | 'field'
-  readonly onConfirm: () => Promise<void> | void
+  readonly onConfirm?: () => Promise<void> | void
   readonly onCancel: () => void
   /** A third answer between Cancel and the confirm button (such as Discard). */
   readonly alternative?: { readonly label: string; readonly run: () => void }
@@ -26,7 +30,8 @@ export function ConfirmDialog(props: {
   const titleId = useId()
   const bodyId = useId()
   const [busy, setBusy] = useState(false)
-  const { onCancel, initialFocus = 'confirm' } = props
+  const { onCancel, confirmLabel } = props
+  const initialFocus = confirmLabel === undefined ? 'cancel' : (props.initialFocus ?? 'confirm')
 
   return (
     <dialog
@@ -46,7 +51,7 @@ export function ConfirmDialog(props: {
           event.preventDefault()
           setBusy(true)
           try {
-            await props.onConfirm()
+            await props.onConfirm?.()
           } finally {
             setBusy(false)
           }
@@ -64,7 +69,7 @@ export function ConfirmDialog(props: {
             disabled={busy}
             data-autofocus={initialFocus === 'cancel' || undefined}
           >
-            Cancel
+            {confirmLabel === undefined ? 'Close' : 'Cancel'}
           </button>
           {props.alternative && (
             <button
@@ -76,14 +81,16 @@ export function ConfirmDialog(props: {
               {props.alternative.label}
             </button>
           )}
-          <button
-            type="submit"
-            className={`button ${props.tone === 'danger' ? 'button-danger' : 'button-primary'}`}
-            disabled={busy}
-            data-autofocus={initialFocus === 'confirm' || undefined}
-          >
-            {props.confirmLabel}
-          </button>
+          {confirmLabel !== undefined && (
+            <button
+              type="submit"
+              className={`button ${props.tone === 'danger' ? 'button-danger' : 'button-primary'}`}
+              disabled={busy}
+              data-autofocus={initialFocus === 'confirm' || undefined}
+            >
+              {confirmLabel}
+            </button>
+          )}
         </div>
       </form>
     </dialog>

@@ -29,4 +29,25 @@ describe('kept-aside words', () => {
     expect(asideNameOf('/memories/Trip (Not In History).log')).toBe('Trip (not in history).log')
     expect(asideNameOf('/memories/notes (Unreadable 2).md', true)).toBe('notes (unreadable).md')
   })
+
+  // notices27: a restore over a file named as Cairn keeps things aside predicted its own name;
+  // the core counts the name a restore writes again as taken (in any case), and numbers it.
+  it('numbers the name a restore over it would take, as the core does', () => {
+    expect(asideNameOf('/memories/big (not in history).log', false, true)).toBe(
+      'big (not in history 2).log',
+    )
+    expect(asideNameOf('/memories/Trip (Not In History).log', false, true)).toBe(
+      'Trip (not in history 2).log',
+    )
+    expect(asideNameOf('/memories/private (unreadable).md', true, true)).toBe(
+      'private (unreadable 2).md',
+    )
+    // Another number, or the other label, leaves the first name free.
+    expect(asideNameOf('/memories/big (not in history 3).log', false, true)).toBe(
+      'big (not in history).log',
+    )
+    expect(asideNameOf('/memories/private (unreadable).md', false, true)).toBe(
+      'private (not in history).md',
+    )
+  })
 })

@@ -35,14 +35,32 @@ export function keptAsideWords(kept: ReadonlyArray<KeptAsideEntry> | undefined):
  * The name a file History keeps no copy of gets when a change keeps it aside:
  * `big.log` -> `big (not in history).log`, or `private (unreadable).md` for one kept aside
  * because Cairn may not read it (the core's rule, `asideName`; it adds a number when that is
- * taken).
+ * taken). `restored`: the file is kept aside by a restore of its own path.
  */
-export function asideNameOf(path: string, unreadable = false): string {
+export function asideNameOf(path: string, unreadable = false, restored = false): string {
   const name = displayPath(path).split('/').pop() ?? path
-  const label = unreadable ? '(unreadable)' : '(not in history)'
+  const label = unreadable ? 'unreadable' : 'not in history'
   const dot = name.lastIndexOf('.')
   const [stem, ext] = dot > 0 ? [name.slice(0, dot), name.slice(dot)] : [name, '']
-  return `${withoutLabel(stem)} ${label}${ext}`
+  const first = `${withoutLabel(stem)} (${label})${ext}`
+  // `restored`: a restore writes the file's own name again, which the core counts as taken in
+  // any case (`big (not in history).log` -> `big (not in history 2).log`).
+  return restored && first.toLowerCase() === name.toLowerCase()
+    ? `${withoutLabel(stem)} (${label} 2)${ext}`
+    : first
+}
+
+// A name as Cairn spells what it keeps aside (its labels lower case), the core's
+// `isOwnAsideName`: `big (not in history).log`, `private (unreadable 2).md`.
+const OWN_ASIDE_NAME = /\((?:not in history|unreadable)(?: \d+)?\)(?:\.[^.]*)?$/
+
+/**
+ * True for a file name Cairn gave something it kept aside. Such a file that History keeps no
+ * copy of is not deleted (the core refuses: keeping it aside again would only rename it), so a
+ * dialog must not promise where it would go.
+ */
+export function isKeptAsideName(path: string): boolean {
+  return OWN_ASIDE_NAME.test(path.slice(path.lastIndexOf('/') + 1))
 }
 
 // A label the name carries already, in any case (a person's `Trip (Not In History).log`):

@@ -43,7 +43,7 @@ export function describeRequest(
       return {
         title: `Restore ${displayPath(request.path)} to this version?`,
         body: [
-          `${displayPath(request.path)} will get back the content it had right after ${change}. Its current content is replaced, unless History has no copy of it (too large to version, or changed outside Cairn since): then it is kept beside it as “${asideNameOf(request.path)}”, or as “${asideNameOf(request.path, true)}” if Cairn may not read it.`,
+          `${displayPath(request.path)} will get back the content it had right after ${change}. Its current content is replaced, unless History has no copy of it (too large to version, or changed outside Cairn since): then it is kept beside it as “${asideNameOf(request.path, false, true)}”, or as “${asideNameOf(request.path, true, true)}” if Cairn may not read it.`,
           undo,
         ],
         confirm: 'Restore file',

@@ -2,7 +2,7 @@ import { useState } from 'react'
 import type { FileUse } from '../../../../shared/types'
 import { ConfirmDialog } from '../../components/ConfirmDialog'
 import { displayPath, relativeTime, visibleName } from '../../lib/format'
-import { asideNameOf } from '../../lib/kept-aside'
+import { asideNameOf, isKeptAsideName } from '../../lib/kept-aside'
 import { useNow } from '../../lib/use-now'
 
 /** Asks for the path (and optional first content) of a new memory file. */
@@ -77,6 +77,26 @@ export function DeleteDialog(props: {
 }) {
   const what = props.kind === 'dir' ? 'folder and everything in it' : 'file'
   const unkept = props.notInHistory
+  // Kept aside already by Cairn: the core refuses to keep it aside again (it would only be
+  // renamed, on and on), so there is nothing to confirm.
+  if (unkept.length > 0 && props.kind === 'file' && isKeptAsideName(props.path)) {
+    return (
+      <ConfirmDialog title={`${displayPath(props.path)} is not deleted`} onCancel={props.onCancel}>
+        <p>
+          Cairn kept <code>{visibleName(props.path)}</code> aside already:{' '}
+          {props.unreadable
+            ? 'Cairn may not read it (permission denied; it may belong to another account), so what it holds now is not in History.'
+            : 'History has no copy of it (it is too large to version), so it could not be brought back from History.'}{' '}
+          Deleting it here would only move it to yet another name, so Cairn does not delete it.
+        </p>
+        <p>
+          {props.unreadable
+            ? 'Give your account read access to it to version it (then it can be deleted here), or delete it in your file manager.'
+            : 'If you no longer need it, delete it in your file manager.'}
+        </p>
+      </ConfirmDialog>
+    )
+  }
   return (
     <ConfirmDialog
       title={`Delete ${displayPath(props.path)}?`}
