@@ -5,6 +5,7 @@
  * Each must end in a plain error that carries no token, host path or stack, change nothing,
  * and leave both sides sound (`git fsck --strict`) so that the next sync completes.
  */
+import { execFileSync } from 'node:child_process'
 import http from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
 import { describe, expect, it } from 'vitest'
@@ -131,6 +132,20 @@ function refs(m: Machine): string {
   return m.git('for-each-ref', '--format=%(refname) %(objectname)')
 }
 
+/** The pack data of an upload-pack answer replaced by `pack` (side-band-64k framing). */
+function withPack(answer: Buffer, pack: Buffer): Buffer {
+  const at = answer.indexOf('PACK')
+  // What comes before the pkt-line that starts the pack: its 4-digit length and band byte.
+  const parts: Buffer[] = [answer.subarray(0, at - 5)]
+  for (let i = 0; i < pack.length; i += 60_000) {
+    const chunk = pack.subarray(i, i + 60_000)
+    const length = (chunk.length + 5).toString(16).padStart(4, '0')
+    parts.push(Buffer.from(`${length}\x01`, 'latin1'), chunk)
+  }
+  parts.push(Buffer.from('0000'))
+  return Buffer.concat(parts)
+}
+
 describe('a redirect to another server', () => {
   for (const host of ['127.0.0.1', 'localhost']) {
     it(`never takes the token there (${host}, another port), and changes nothing`, async () => {
@@ -246,4 +261,50 @@ describe('a push whose answer arrives garbled', () => {
       await proxy.close()
     }
   })
+})
+
+describe('a remote that sends a pack lacking an object its commits name', () => {
+  /** The desktop's new commit and its tree, without the blob the tree names. */
+  function incompletePack(server: GitServer, repo: string): Buffer {
+    const tip = server.git(repo, 'rev-parse', 'main').trim()
+    const tree = server.git(repo, 'rev-parse', 'main^{tree}').trim()
+    return execFileSync('git', ['--git-dir', server.gitdir(repo), 'pack-objects', '--stdout'], {
+      input: `${tip}\n${tree}\n`,
+      env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1' },
+    })
+  }
+
+  for (const times of [1, 2]) {
+    it(`${times === 1 ? 'once: the sync fetches again and completes' : 'twice: the sync fails plainly, and the next completes'}`, async () => {
+      const { server } = ctx
+      const { repo, laptop, desktop } = await ctx.shared('incomplete', (d) =>
+        d.write('log.md', 'one\n'),
+      )
+      const proxy = await startProxy(server)
+      try {
+        expect((await viaProxy(laptop, proxy, repo)).state).toBe('idle')
+        await desktop.write('log.md', 'one\ntwo\n')
+        expect((await desktop.sync()).state).toBe('idle')
+        const pack = incompletePack(server, repo)
+        proxy.on(isPackRequest, { kind: 'rewrite', rewrite: (body) => withPack(body, pack) }, times)
+        const status = await laptop.sync()
+        if (times === 1) {
+          expect(status.state).toBe('idle')
+          expect((await laptop.files()).get('log.md')).toBe('one\ntwo\n')
+        } else {
+          expect(status.state).toBe('error')
+          expect(JSON.stringify(status)).not.toContain(server.token)
+          expect((await laptop.files()).get('log.md')).toBe('one\n')
+          // No ref is left on the commit this repository cannot read whole.
+          expect(refs(laptop)).not.toContain('refs/remotes/cairn-sync/main')
+        }
+        await expectSound(server, repo, [laptop, desktop])
+        expect((await laptop.sync()).state).toBe('idle')
+        expect((await laptop.files()).get('log.md')).toBe('one\ntwo\n')
+        await expectSound(server, repo, [laptop, desktop])
+      } finally {
+        await proxy.close()
+      }
+    })
+  }
 })

@@ -137,6 +137,14 @@ export async function fetchMain(
   })
 }
 
+/**
+ * Drops the tracking ref (the remote's `main` last seen): the next fetch then starts from
+ * local `main`. One at a time with fetches and pushes, which read and write it.
+ */
+export async function forgetTracking(gitdir: string): Promise<void> {
+  await oneAtATime(gitdir, () => git.deleteRef({ fs: gitFs, gitdir, ref: TRACKING_REF }))
+}
+
 async function putTrackingBack(gitdir: string, oid: string | null): Promise<void> {
   if (oid) await git.writeRef({ fs: gitFs, gitdir, ref: TRACKING_REF, value: oid, force: true })
   else await git.deleteRef({ fs: gitFs, gitdir, ref: TRACKING_REF })
