@@ -26,7 +26,7 @@ import { commitFiles, foldedCollisions, unsafeEntry, writeFileMap, type FileMap 
 import { descendsFrom, explore, mergeBaseOf, type CommitGraph } from './graph'
 import { mergeTrees, type MergeConflict } from './merge-trees'
 import type { ConflictRecord } from './store'
-import { fetchMain, pushMain, TRACKING_REF, type RemoteSpec } from './transport'
+import { fetchMain, forgetTracking, pushMain, TRACKING_REF, type RemoteSpec } from './transport'
 import { appendAll } from '../lib/arrays'
 
 /** How often a push that lost a race with another machine is retried within one sync. */
@@ -71,16 +71,39 @@ export async function joinRemote(ctx: EngineContext, choice: JoinChoice): Promis
 
 async function run(ctx: EngineContext, choice: JoinChoice | null): Promise<SyncOutcome> {
   const conflicts: ConflictRecord[] = []
+  let refetched = false
   for (let attempt = 1; ; attempt++) {
     // Only the Cairn that holds the data folder writes to its repository (the fetch stores
     // objects and refs outside the serial queue).
     ctx.git.assertWriter()
     const remote = await ctx.git.transfer(() => fetchMain(ctx.git.gitdir, ctx.remote))
-    const step = await ctx.git.exclusive((session) =>
-      // The person's answer covers the remote they were asked about; a later attempt (another
-      // machine pushed meanwhile) asks again if the remote turned into something else.
-      integrate(ctx, session, remote, attempt === 1 ? choice : null),
-    )
+    const step = await ctx.git.exclusive(async (session) => {
+      try {
+        // The person's answer covers the remote they were asked about; a later attempt (another
+        // machine pushed meanwhile) asks again if the remote turned into something else.
+        return await integrate(ctx, session, remote, attempt === 1 ? choice : null)
+      } catch (error) {
+        if (remote !== null && isMissingObject(error)) return INCOMPLETE
+        throw error
+      }
+    })
+    if (step.kind === 'incomplete') {
+      // A remote that sent part of what its `main` needs (a pack lacking an object its
+      // commits name) left the tracking ref on a commit this repository cannot read whole.
+      // Kept, every later fetch would tell the server it has that commit, never receive what
+      // is missing, and fail again: the ref is dropped (nothing else names those objects) and
+      // the fetch made once more, from local `main`.
+      await ctx.git.transfer(() => forgetTracking(ctx.git.gitdir))
+      if (refetched) {
+        throw new CairnError(
+          'history-damaged',
+          'The memory history is damaged; that version cannot be read.',
+        )
+      }
+      refetched = true
+      attempt--
+      continue
+    }
     if (step.kind === 'question') return step
     appendAll(conflicts, step.conflicts)
     const local = ctx.git.head()
@@ -105,6 +128,14 @@ async function run(ctx: EngineContext, choice: JoinChoice | null): Promise<SyncO
     }
     return { kind: 'synced', remote: await pushedHead(ctx.git.gitdir, local), conflicts }
   }
+}
+
+/** What integrate answers when a version it needs lacks an object. */
+const INCOMPLETE = { kind: 'incomplete' } as const
+
+function isMissingObject(error: unknown): boolean {
+  const e = error as { code?: unknown; detail?: unknown } | null
+  return e?.code === 'EDAMAGED' && e.detail === 'missing'
 }
 
 type Step =

@@ -379,6 +379,12 @@ async function filesOfZip(ctx: TransferContext, file: string): Promise<Gathered>
   const skipped: Skipped[] = []
   for (const entry of entries) {
     const name = entry.name.replace(/^\.\//, '')
+    if (files.has(name)) {
+      // A second entry of one name would silently replace the first: the first is kept, the
+      // second listed as left out.
+      skipped.push({ path: name, reason: 'a second file of the same name' })
+      continue
+    }
     if (entry.data === null) {
       skipped.push({ path: name, reason: 'too large for a memory file' })
       continue
@@ -463,8 +469,12 @@ async function importFiles(
   const accepted = new Map<string, Uint8Array>()
   for (const [relative, bytes] of candidates) {
     const check = await checkImportedFile(relative, bytes, policy)
-    if (check.ok) accepted.set(check.relative, bytes)
-    else skipped.push({ path: relative, reason: check.reason })
+    if (!check.ok) skipped.push({ path: relative, reason: check.reason })
+    else if (accepted.has(check.relative)) {
+      // Two names that are one once normalized (`café` written precomposed and decomposed):
+      // the second would silently replace the first.
+      skipped.push({ path: relative, reason: 'the same name as another file it holds' })
+    } else accepted.set(check.relative, bytes)
   }
   if (accepted.size === 0) {
     throw new CairnError(

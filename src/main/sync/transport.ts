@@ -74,6 +74,21 @@ export function isLoopback(url: string): boolean {
   return host === 'localhost' || host === '127.0.0.1' || host === '[::1]'
 }
 
+/**
+ * The client for one fetch or push, noting when its handshake is done: isomorphic-git sends
+ * the service's POST only once it has read the server's advertisement whole, so an answer it
+ * cannot parse after that is a damaged or cut answer (a proxy's hiccup, a pack cut short),
+ * not an address that holds no repository.
+ */
+function tracedHttp(trace: { handshakeDone: boolean }) {
+  return {
+    request: (request: Parameters<typeof nodeHttp.request>[0]) => {
+      if ((request.method ?? 'GET').toUpperCase() === 'POST') trace.handshakeDone = true
+      return http.request(request)
+    },
+  }
+}
+
 function authOf(remote: RemoteSpec, refused: { value: boolean }) {
   return {
     onAuth: () =>
@@ -122,6 +137,14 @@ export async function fetchMain(
   })
 }
 
+/**
+ * Drops the tracking ref (the remote's `main` last seen): the next fetch then starts from
+ * local `main`. One at a time with fetches and pushes, which read and write it.
+ */
+export async function forgetTracking(gitdir: string): Promise<void> {
+  await oneAtATime(gitdir, () => git.deleteRef({ fs: gitFs, gitdir, ref: TRACKING_REF }))
+}
+
 async function putTrackingBack(gitdir: string, oid: string | null): Promise<void> {
   if (oid) await git.writeRef({ fs: gitFs, gitdir, ref: TRACKING_REF, value: oid, force: true })
   else await git.deleteRef({ fs: gitFs, gitdir, ref: TRACKING_REF })
@@ -163,10 +186,11 @@ async function fetchInto(gitdir: string, remote: RemoteSpec): Promise<string | n
   // only what came since.
   const have = (await readRef(gitdir, TRACKING_REF)) ? TRACKING_REF : REMOTE_BRANCH
   const held = fetchFs(gitdir)
+  const trace = { handshakeDone: false }
   try {
     const result = await git.fetch({
       fs: held.fs,
-      http,
+      http: tracedHttp(trace),
       gitdir,
       url: remote.url,
       remote: REMOTE_NAME,
@@ -182,7 +206,7 @@ async function fetchInto(gitdir: string, remote: RemoteSpec): Promise<string | n
     return result.fetchHead ?? null
   } catch (error) {
     if ((error as { code?: string }).code === 'NotFoundError') return null
-    throw transportError(error, refused.value, 'fetch')
+    throw transportError(error, refused.value, 'fetch', '', trace.handshakeDone)
   }
 }
 
@@ -219,10 +243,11 @@ async function pushInto(
   const refused = { value: false }
   // What the server printed (its hooks' `remote:` lines): why it refused, in its own words.
   const said: string[] = []
+  const trace = { handshakeDone: false }
   try {
     await git.push({
       fs: gitFs,
-      http,
+      http: tracedHttp(trace),
       gitdir,
       url: remote.url,
       remote: REMOTE_NAME,
@@ -237,7 +262,13 @@ async function pushInto(
       ...authOf(remote, refused),
     })
   } catch (error) {
-    const translated = transportError(error, refused.value, 'push', said.join(''))
+    const translated = transportError(
+      error,
+      refused.value,
+      'push',
+      said.join(''),
+      trace.handshakeDone,
+    )
     const refusal = refusalOfPush(error)
     // On a busy remote (a bot committing on every push) the branch moves during every push: a
     // refusal in a policy's known words is then the server's reason on the sync's last try,
@@ -316,15 +347,20 @@ const NETWORK_CODES = new Set([
 ])
 const BROKEN_CODES = new Set(['ECONNRESET', 'EPIPE', 'ERR_STREAM_PREMATURE_CLOSE'])
 
-/** Turns what isomorphic-git or the network threw into a sentence with a code. */
+/**
+ * Turns what isomorphic-git or the network threw into a sentence with a code.
+ * `handshakeDone`: the server's advertisement was read whole before it failed.
+ */
 export function transportError(
   error: unknown,
   authRefused: boolean,
   stage: Stage,
   serverSaid = '',
+  handshakeDone = false,
 ): CairnError {
   if (error instanceof CairnError) return error
-  const translated = diskError(error) ?? translate(error, authRefused, stage, serverSaid)
+  const translated =
+    diskError(error) ?? translate(error, authRefused, stage, serverSaid, handshakeDone)
   // The original stays attached for the log; only the sentence reaches the window.
   Object.defineProperty(translated, 'cause', { value: error, enumerable: false })
   return translated
@@ -335,6 +371,7 @@ function translate(
   authRefused: boolean,
   stage: Stage,
   serverSaid: string,
+  handshakeDone: boolean,
 ): CairnError {
   const e = error as {
     code?: string
@@ -365,12 +402,16 @@ function translate(
         : `The remote refused the push (HTTP ${status}).`,
     )
   }
-  if (
-    status === 404 ||
-    code === 'SmartHttpError' ||
-    code === 'ParseError' ||
-    (status && status < 500)
-  ) {
+  // An answer that cannot be parsed once the handshake was read whole is a damaged one (cut
+  // short, garbled on the way): the address is fine, and the sync is worth trying again.
+  const unparsable = code === 'SmartHttpError' || code === 'ParseError'
+  if (unparsable && handshakeDone) {
+    return new CairnError(
+      'sync-interrupted',
+      'The remote’s answer broke off or arrived damaged during the sync. Nothing was lost; Cairn tries again on the next sync.',
+    )
+  }
+  if (status === 404 || unparsable || (status && status < 500)) {
     return new CairnError(
       'sync-not-a-repository',
       status === 404

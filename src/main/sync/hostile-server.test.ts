@@ -1,0 +1,310 @@
+/**
+ * A remote that misbehaves on the wire (issue #14's "Never lost", checked the hostile way): a
+ * proxy in front of the loopback git server redirects to another server, answers HTTP 500
+ * halfway through a sync, answers garbage, or sends a pack that is damaged or lacks objects.
+ * Each must end in a plain error that carries no token, host path or stack, change nothing,
+ * and leave both sides sound (`git fsck --strict`) so that the next sync completes.
+ */
+import { execFileSync } from 'node:child_process'
+import http from 'node:http'
+import type { AddressInfo, Socket } from 'node:net'
+import { describe, expect, it } from 'vitest'
+import type { SyncStatus } from '../../shared/types'
+import type { GitServer } from '../../../test/fixtures/git-server'
+import { expectSound, linesOfHistory, useSyncServer, type Machine } from './test-support'
+
+const ctx = useSyncServer()
+
+/** What the proxy does with one request; `pass` forwards it to the git server unchanged. */
+type Behaviour =
+  | { kind: 'pass' }
+  | { kind: 'redirect'; to: string }
+  | { kind: 'status'; status: number; body: string; contentType?: string }
+  /** Forwards, then hands the answer's body to `rewrite` before it reaches the client. */
+  | { kind: 'rewrite'; rewrite(body: Buffer): Buffer }
+
+interface Proxy {
+  readonly port: number
+  url(repo: string): string
+  /** Decides, per request, what happens (the first matching `when` wins; else `pass`). */
+  on(when: (req: http.IncomingMessage) => boolean, behaviour: Behaviour, times?: number): void
+  /** Every Authorization header the proxy received, in order. */
+  readonly authorizations: ReadonlyArray<string | undefined>
+  close(): Promise<void>
+}
+
+async function startProxy(server: GitServer, host = '127.0.0.1'): Promise<Proxy> {
+  const rules: Array<{ when: (req: http.IncomingMessage) => boolean; b: Behaviour; left: number }> =
+    []
+  const authorizations: Array<string | undefined> = []
+  const sockets = new Set<Socket>()
+  const proxy = http.createServer((req, res) => {
+    authorizations.push(req.headers.authorization)
+    const rule = rules.find((r) => r.left > 0 && r.when(req))
+    if (rule) rule.left--
+    const b: Behaviour = rule?.b ?? { kind: 'pass' }
+    if (b.kind === 'redirect') {
+      req.resume()
+      res.writeHead(302, { Location: `${b.to}${req.url ?? '/'}` })
+      res.end()
+      return
+    }
+    if (b.kind === 'status') {
+      req.resume()
+      res.writeHead(b.status, { 'Content-Type': b.contentType ?? 'text/plain' })
+      res.end(b.body)
+      return
+    }
+    const upstream = http.request(
+      {
+        host: '127.0.0.1',
+        port: server.port,
+        method: req.method,
+        path: req.url,
+        headers: { ...req.headers, host: `127.0.0.1:${server.port}` },
+      },
+      (answer) => {
+        const chunks: Buffer[] = []
+        answer.on('data', (chunk: Buffer) => chunks.push(chunk))
+        answer.on('end', () => {
+          let body = Buffer.concat(chunks)
+          if (b.kind === 'rewrite') body = Buffer.from(b.rewrite(body))
+          const headers = { ...answer.headers }
+          delete headers['content-length']
+          delete headers['transfer-encoding']
+          res.writeHead(answer.statusCode ?? 502, { ...headers, 'content-length': body.length })
+          res.end(body)
+        })
+      },
+    )
+    upstream.on('error', () => res.socket?.destroy())
+    req.pipe(upstream)
+  })
+  proxy.on('connection', (socket) => {
+    sockets.add(socket)
+    socket.on('close', () => sockets.delete(socket))
+  })
+  await new Promise<void>((resolve) => proxy.listen(0, host, resolve))
+  const { port } = proxy.address() as AddressInfo
+  return {
+    port,
+    url: (repo) => `http://${host}:${port}/${repo}.git`,
+    on(when, b, times = Number.POSITIVE_INFINITY) {
+      rules.push({ when, b, left: times })
+    },
+    authorizations,
+    close: () =>
+      new Promise((resolve) => {
+        for (const socket of sockets) socket.destroy()
+        proxy.close(() => resolve())
+      }),
+  }
+}
+
+const isPackRequest = (req: http.IncomingMessage) =>
+  req.method === 'POST' && (req.url ?? '').endsWith('/git-upload-pack')
+const isPushRequest = (req: http.IncomingMessage) =>
+  req.method === 'POST' && (req.url ?? '').endsWith('/git-receive-pack')
+
+/** Points `m` at `repo` through `proxy`, and waits for the sync that saving starts. */
+async function viaProxy(m: Machine, proxy: Proxy, repo: string): Promise<SyncStatus> {
+  await m.call('sync:configure', {
+    url: proxy.url(repo),
+    username: ctx.server.user,
+    token: ctx.server.token,
+    intervalMinutes: 0,
+  })
+  return m.sync()
+}
+
+/** The error a person sees: plain words, no token, no host path, no stack. */
+function expectPlain(status: SyncStatus, m: Machine): void {
+  expect(status.state).toBe('error')
+  const shown = JSON.stringify(status)
+  expect(shown).not.toContain(ctx.server.token)
+  expect(shown).not.toContain(m.dir)
+  expect(shown).not.toContain(ctx.server.root)
+  expect(status.error?.message ?? '').not.toMatch(/\n\s+at |Error:|ParseError|Pako/)
+  expect(status.error?.code).toMatch(/^sync-/)
+}
+
+function refs(m: Machine): string {
+  return m.git('for-each-ref', '--format=%(refname) %(objectname)')
+}
+
+/** The pack data of an upload-pack answer replaced by `pack` (side-band-64k framing). */
+function withPack(answer: Buffer, pack: Buffer): Buffer {
+  const at = answer.indexOf('PACK')
+  // What comes before the pkt-line that starts the pack: its 4-digit length and band byte.
+  const parts: Buffer[] = [answer.subarray(0, at - 5)]
+  for (let i = 0; i < pack.length; i += 60_000) {
+    const chunk = pack.subarray(i, i + 60_000)
+    const length = (chunk.length + 5).toString(16).padStart(4, '0')
+    parts.push(Buffer.from(`${length}\x01`, 'latin1'), chunk)
+  }
+  parts.push(Buffer.from('0000'))
+  return Buffer.concat(parts)
+}
+
+describe('a redirect to another server', () => {
+  for (const host of ['127.0.0.1', 'localhost']) {
+    it(`never takes the token there (${host}, another port), and changes nothing`, async () => {
+      const { server } = ctx
+      const repo = ctx.newRepo('redirect')
+      const laptop = await ctx.machine('laptop')
+      await laptop.write('notes.md', 'private\n')
+      const head = laptop.git('rev-parse', 'main')
+      // The other server: it passes what it gets on to the git server, and records it.
+      const other = await startProxy(server, host)
+      const front = await startProxy(server)
+      front.on(() => true, { kind: 'redirect', to: `http://${host}:${other.port}` })
+      try {
+        const status = await viaProxy(laptop, front, repo)
+        expectPlain(status, laptop)
+        expect(other.authorizations.length).toBeGreaterThan(0)
+        expect(other.authorizations.filter((a) => a !== undefined)).toEqual([])
+        // The configured server was asked for (and sent) the token; only it.
+        expect(front.authorizations).toContain(
+          `Basic ${Buffer.from(`${server.user}:${server.token}`).toString('base64')}`,
+        )
+        expect(laptop.git('rev-parse', 'main')).toBe(head)
+        expect(server.git(repo, 'rev-list', '--all').trim()).toBe('')
+      } finally {
+        await front.close()
+        await other.close()
+      }
+      await laptop.connect(server, repo)
+      expect((await laptop.sync()).state).toBe('idle')
+      await expectSound(server, repo, [laptop])
+    })
+  }
+})
+
+describe('a fetch whose answer breaks', () => {
+  const damaged: Array<[string, Behaviour]> = [
+    ['HTTP 500 for the pack', { kind: 'status', status: 500, body: 'Internal error in /srv/git' }],
+    [
+      'garbage where the pack was due',
+      {
+        kind: 'status',
+        status: 200,
+        body: 'garbage',
+        contentType: 'application/x-git-upload-pack-result',
+      },
+    ],
+    [
+      'a pack cut short (the connection closed cleanly)',
+      { kind: 'rewrite', rewrite: (body) => body.subarray(0, body.indexOf('PACK') + 20) },
+    ],
+    [
+      'a pack damaged on the way',
+      {
+        kind: 'rewrite',
+        rewrite(body) {
+          const copy = Buffer.from(body)
+          copy[body.indexOf('PACK') + 30]! ^= 0xff
+          return copy
+        },
+      },
+    ],
+  ]
+  for (const [what, behaviour] of damaged) {
+    it(`(${what}) says so plainly, is retried, changes nothing, and the next sync completes`, async () => {
+      const { server } = ctx
+      const { repo, laptop, desktop } = await ctx.shared('broken', (d) =>
+        d.write('log.md', 'one\n'),
+      )
+      const proxy = await startProxy(server)
+      try {
+        expect((await viaProxy(laptop, proxy, repo)).state).toBe('idle')
+        await desktop.write('log.md', 'one\ntwo\n')
+        expect((await desktop.sync()).state).toBe('idle')
+        const before = refs(laptop)
+        proxy.on(isPackRequest, behaviour, 1)
+        const status = await laptop.sync()
+        expectPlain(status, laptop)
+        // A broken answer is the network's, worth retrying: never "not a repository".
+        expect(status.error?.code).toMatch(/^sync-(interrupted|unreachable)$/)
+        expect(refs(laptop)).toBe(before)
+        await expectSound(server, repo, [laptop, desktop])
+        expect((await laptop.sync()).state).toBe('idle')
+        expect((await laptop.files()).get('log.md')).toBe('one\ntwo\n')
+        await expectSound(server, repo, [laptop, desktop])
+      } finally {
+        await proxy.close()
+      }
+    })
+  }
+})
+
+describe('a push whose answer arrives garbled', () => {
+  it('says so plainly, and the next sync finds the push landed, losing nothing', async () => {
+    const { server } = ctx
+    const { repo, laptop, desktop } = await ctx.shared('garbled-push', (d) =>
+      d.write('log.md', 'one\n'),
+    )
+    const proxy = await startProxy(server)
+    try {
+      expect((await viaProxy(laptop, proxy, repo)).state).toBe('idle')
+      await laptop.write('log.md', 'one\nfrom the laptop\n')
+      // The server takes the push; its report never arrives readable.
+      proxy.on(isPushRequest, { kind: 'rewrite', rewrite: () => Buffer.from('garbage') }, 1)
+      const status = await laptop.sync()
+      expectPlain(status, laptop)
+      expect(status.error?.code).toMatch(/^sync-(interrupted|unreachable)$/)
+      expect((await laptop.sync()).state).toBe('idle')
+      expect((await desktop.sync()).state).toBe('idle')
+      expect((await desktop.files()).get('log.md')).toBe('one\nfrom the laptop\n')
+      const remote = await expectSound(server, repo, [laptop, desktop])
+      expect(linesOfHistory(remote)).toContain('from the laptop')
+    } finally {
+      await proxy.close()
+    }
+  })
+})
+
+describe('a remote that sends a pack lacking an object its commits name', () => {
+  /** The desktop's new commit and its tree, without the blob the tree names. */
+  function incompletePack(server: GitServer, repo: string): Buffer {
+    const tip = server.git(repo, 'rev-parse', 'main').trim()
+    const tree = server.git(repo, 'rev-parse', 'main^{tree}').trim()
+    return execFileSync('git', ['--git-dir', server.gitdir(repo), 'pack-objects', '--stdout'], {
+      input: `${tip}\n${tree}\n`,
+      env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1' },
+    })
+  }
+
+  for (const times of [1, 2]) {
+    it(`${times === 1 ? 'once: the sync fetches again and completes' : 'twice: the sync fails plainly, and the next completes'}`, async () => {
+      const { server } = ctx
+      const { repo, laptop, desktop } = await ctx.shared('incomplete', (d) =>
+        d.write('log.md', 'one\n'),
+      )
+      const proxy = await startProxy(server)
+      try {
+        expect((await viaProxy(laptop, proxy, repo)).state).toBe('idle')
+        await desktop.write('log.md', 'one\ntwo\n')
+        expect((await desktop.sync()).state).toBe('idle')
+        const pack = incompletePack(server, repo)
+        proxy.on(isPackRequest, { kind: 'rewrite', rewrite: (body) => withPack(body, pack) }, times)
+        const status = await laptop.sync()
+        if (times === 1) {
+          expect(status.state).toBe('idle')
+          expect((await laptop.files()).get('log.md')).toBe('one\ntwo\n')
+        } else {
+          expect(status.state).toBe('error')
+          expect(JSON.stringify(status)).not.toContain(server.token)
+          expect((await laptop.files()).get('log.md')).toBe('one\n')
+          // No ref is left on the commit this repository cannot read whole.
+          expect(refs(laptop)).not.toContain('refs/remotes/cairn-sync/main')
+        }
+        await expectSound(server, repo, [laptop, desktop])
+        expect((await laptop.sync()).state).toBe('idle')
+        expect((await laptop.files()).get('log.md')).toBe('one\ntwo\n')
+        await expectSound(server, repo, [laptop, desktop])
+      } finally {
+        await proxy.close()
+      }
+    })
+  }
+})
