@@ -11,11 +11,14 @@
  */
 import { execFileSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
+import { mkdir, readFile, symlink } from 'node:fs/promises'
+import os from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { invalidMessages, reply, sse } from '../../../test/fixtures/fake-anthropic'
 import type { AgentEvent, Conversation } from '../../shared/types'
 import { coreThroughFakeApi } from '../core-test-support'
+import { MAX_REQUESTS_PER_TURN } from './run-turn'
 
 const cairn = coreThroughFakeApi({ prefix: 'cairn-hostile-api-', quiet: true })
 
@@ -218,4 +221,179 @@ describe('a reply that never comes', () => {
       expect(stored.messages.map((m) => m.role)).toEqual(['user'])
     })
   }
+})
+
+/** Every commit as `Tool-Use-Id|Conversation-Id|paths`, oldest first, read by `git`. */
+function commitTrailers(): string[] {
+  return git(
+    'log',
+    '--reverse',
+    '--format=%(trailers:key=Tool-Use-Id,valueonly,separator=)|%(trailers:key=Conversation-Id,valueonly,separator=)',
+  )
+    .split('\n')
+    .filter(Boolean)
+}
+
+describe('many tool calls', () => {
+  it('ends a turn at its step limit with every call answered, and the chat goes on', async () => {
+    const view = { command: 'view', path: '/memories' }
+    cairn.fake.script(
+      ...Array.from({ length: MAX_REQUESTS_PER_TURN }, (_, i) =>
+        reply.toolUse({ id: `toolu_loop_${i}`, input: view }),
+      ),
+    )
+    const turn = await cairn.turn(null, 'Look around')
+    expect(errorOf(turn.events)).toMatchObject({ code: 'too-many-steps' })
+    expect(cairn.fake.messageRequests()).toHaveLength(MAX_REQUESTS_PER_TURN)
+    const stored = await expectSendable(turn.conversationId)
+    // 1 prompt, then a reply and its results for each request.
+    expect(stored.messages).toHaveLength(1 + 2 * MAX_REQUESTS_PER_TURN)
+    // The last reply's call ran (the SDK runs it before seeing the limit): its true result is
+    // stored and goes with the next message, not a "not run".
+    expect(turn.events.filter((e) => e.type === 'tool-result')).toHaveLength(MAX_REQUESTS_PER_TURN)
+    expect(stored.messages.at(-1)!.content).toEqual([
+      expect.objectContaining({
+        tool_use_id: `toolu_loop_${MAX_REQUESTS_PER_TURN - 1}`,
+        content: expect.stringContaining('/memories'),
+        is_error: false,
+      }),
+    ])
+  })
+
+  it('runs 25 creates of one reply as 25 commits, each linked to its call, answered in order', async () => {
+    const ids = Array.from({ length: 25 }, (_, i) => `toolu_many_${String(i).padStart(2, '0')}`)
+    cairn.fake.script(
+      reply.toolUses(
+        ids.map((id, i) => ({
+          id,
+          input: { command: 'create', path: `/memories/n${i}.md`, file_text: `note ${i}\n` },
+        })),
+      ),
+      reply.text('Saved them all.'),
+    )
+    const turn = await cairn.turn(null, 'Save 25 notes')
+    expect(errorOf(turn.events)).toBeUndefined()
+    const stored = await cairn.call('conversations:get', { id: turn.conversationId })
+    expect(stored.messages[2]!.content).toEqual(
+      ids.map((id, i) => ({
+        type: 'tool_result',
+        tool_use_id: id,
+        content: `File created successfully at: /memories/n${i}.md`,
+        is_error: false,
+      })),
+    )
+    expect(Object.keys(stored.toolCommits).sort()).toEqual(ids)
+    const trailers = commitTrailers()
+    expect(trailers.map((t) => t.split('|')[0]).sort()).toEqual(ids)
+    expect(new Set(trailers.map((t) => t.split('|')[1]))).toEqual(new Set([turn.conversationId]))
+    ids.forEach((id, i) => {
+      const oid = stored.toolCommits[id]!
+      expect(git('log', '-1', '--format=%B', oid)).toContain(`Tool-Use-Id: ${id}`)
+      expect(git('show', `${oid}:n${i}.md`)).toBe(`note ${i}\n`)
+    })
+    // History is one line of commits, and git finds nothing wrong with it.
+    expect(git('rev-list', '--merges', 'HEAD')).toBe('')
+    git('fsck', '--strict')
+    await expectSendable(turn.conversationId)
+  })
+
+  it('keeps two chats writing one memory file at once apart in history, each commit its own', async () => {
+    cairn.fake.script(
+      reply.toolUse({
+        id: 'toolu_seed',
+        input: { command: 'create', path: '/memories/shared.md', file_text: 'start\n' },
+      }),
+      reply.text('Started.'),
+    )
+    await cairn.turn(null, 'Start a shared file')
+    let release!: () => void
+    const hold = new Promise<void>((resolve) => (release = resolve))
+    const insert = (id: string, line: string) =>
+      reply.toolUse(
+        {
+          id,
+          input: {
+            command: 'insert',
+            path: '/memories/shared.md',
+            insert_line: 1,
+            insert_text: line,
+          },
+        },
+        { hold },
+      )
+    cairn.fake.script(insert('toolu_a', 'from A\n'), insert('toolu_b', 'from B\n'))
+    cairn.fake.script(reply.text('A done.'), reply.text('B done.'))
+    const a = await cairn.send(null, 'Chat A')
+    const b = await cairn.send(null, 'Chat B')
+    // Both replies are under way before either command runs.
+    await cairn.fake.waitForMessageRequests(4)
+    release()
+    const [eventsA, eventsB] = await Promise.all([
+      cairn.finished(a.turnId),
+      cairn.finished(b.turnId),
+    ])
+    expect(errorOf(eventsA)).toBeUndefined()
+    expect(errorOf(eventsB)).toBeUndefined()
+
+    const text = git('show', 'HEAD:shared.md')
+    expect(text.split('\n').sort()).toEqual(['', 'from A', 'from B', 'start'])
+    expect(text).toBe(await readFile(path.join(cairn.dataDir, 'memories', 'shared.md'), 'utf8'))
+    const trailers = commitTrailers()
+    expect(trailers).toHaveLength(3)
+    expect(trailers.slice(1).sort()).toEqual(
+      [`toolu_a|${a.conversationId}`, `toolu_b|${b.conversationId}`].sort(),
+    )
+    for (const [turn, id] of [
+      [a, 'toolu_a'],
+      [b, 'toolu_b'],
+    ] as const) {
+      const stored = await cairn.call('conversations:get', { id: turn.conversationId })
+      const oid = stored.toolCommits[id]!
+      expect(
+        git('log', '-1', '--format=%(trailers:key=Conversation-Id,valueonly)', oid).trim(),
+      ).toBe(turn.conversationId)
+    }
+    git('fsck', '--strict')
+  })
+})
+
+describe('what the window and Claude are told', () => {
+  it('never carries the API key or a host path, whatever the tool calls try', async () => {
+    const memories = path.join(cairn.dataDir, 'memories')
+    await mkdir(memories, { recursive: true })
+    // A link planted inside memory, pointing at Cairn's own data folder.
+    await symlink(cairn.dataDir, path.join(memories, 'planted'))
+    const calls: Array<Record<string, unknown>> = [
+      { command: 'view', path: '/memories/../../etc/passwd' },
+      { command: 'view', path: '/etc/passwd' },
+      { command: 'view', path: '/memories/planted' },
+      { command: 'view', path: '/memories/planted/settings.json' },
+      { command: 'create', path: '/memories/planted/x.md', file_text: 'x' },
+      { command: 'create', path: '/memories/../x.md', file_text: 'x' },
+      { command: 'rename', old_path: '/memories/planted', new_path: '/memories/p2' },
+      { command: 'delete', path: '/memories/planted' },
+      { command: 'str_replace', path: '/memories/missing.md', old_str: 'a', new_str: 'b' },
+      { command: 'view', path: '/memories\u0000/x' },
+      {
+        command: 'create',
+        path: '/memories/key.md',
+        file_text: 'my key is sk-ant-api03-' + 'a'.repeat(93) + 'AA',
+      },
+    ]
+    cairn.fake.script(
+      reply.toolUses(calls.map((input, i) => ({ id: `toolu_h${i}`, input }))),
+      reply.text('Done.'),
+    )
+    const turn = await cairn.turn(null, 'Try everything')
+    expect(turn.events.filter((e) => e.type === 'tool-result')).toHaveLength(calls.length)
+    const toldClaude = JSON.stringify(cairn.fake.messageRequests()[1]!.body!.messages!.at(-1))
+    for (const shown of [JSON.stringify(turn.events), toldClaude]) {
+      expect(shown).not.toContain(cairn.dataDir)
+      expect(shown).not.toContain(os.tmpdir() + '/')
+      expect(shown).not.toContain('sk-test')
+      expect(shown).not.toMatch(/\bat \S+ \(|node_modules/)
+    }
+    expect(commitCount()).toBe(0)
+    await expectSendable(turn.conversationId)
+  })
 })
