@@ -149,6 +149,40 @@ describe('a stream the API breaks', () => {
     expect(cairn.fake.messageRequests()).toHaveLength(2)
   })
 
+  it('runs no tool call that comes without an id, tells Claude so, and stores none of it', async () => {
+    cairn.fake.script(
+      reply.raw(
+        sse.messageStart() +
+          sse.text(0, 'Noting it.') +
+          sse.toolUse(
+            1,
+            { name: 'memory' },
+            JSON.stringify({ command: 'create', path: '/memories/a.md', file_text: 'a\n' }),
+          ) +
+          sse.end('tool_use'),
+      ),
+      reply.text('Hm, that did not work.'),
+    )
+    const turn = await cairn.turn(null, 'Remember a')
+    expect(errorOf(turn.events)).toBeUndefined()
+    expect(turn.events.find((e) => e.type === 'tool-result')).toMatchObject({
+      isError: true,
+      commitOid: null,
+    })
+    // Nothing ran: no file, no commit (on main it ran and committed as "Tool-Use-Id: unknown",
+    // while the stored result said it was not run).
+    expect(existsSync(path.join(cairn.dataDir, 'memories', 'a.md'))).toBe(false)
+    expect(commitCount()).toBe(0)
+    const toldClaude = JSON.stringify(cairn.fake.messageRequests()[1]!.body!.messages!.at(-1))
+    expect(toldClaude).toContain('no id')
+    // The stored conversation keeps the text, not the call without an id, and reads back after a
+    // restart (on main the file held a tool_use without an id and was unreadable after one).
+    const stored = await expectSendable(turn.conversationId)
+    expect(stored.messages[1]!.content).toEqual([{ type: 'text', text: 'Noting it.' }])
+    expect(stored.messages.flatMap((m) => m.content).map((b) => b.type)).not.toContain('tool_use')
+    expect(stored.toolCommits).toEqual({})
+  })
+
   it('skips a block, an event and a stop reason it does not know, keeping the rest of the reply', async () => {
     cairn.fake.script(
       reply.raw(

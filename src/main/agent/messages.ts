@@ -137,7 +137,9 @@ export function fromApiContent(content: ReadonlyArray<BetaContentBlock>): Stored
   const blocks: StoredBlock[] = []
   for (const block of content) {
     if (block.type === 'text') blocks.push({ type: 'text', text: block.text })
-    else if (block.type === 'tool_use') {
+    // A call without an id (never from the real API) is not run, and is not kept: no result
+    // could answer it, and a conversation file holding it could not be read back.
+    else if (block.type === 'tool_use' && typeof block.id === 'string' && block.id !== '') {
       blocks.push({ type: 'tool_use', id: block.id, name: block.name, input: block.input })
     }
   }

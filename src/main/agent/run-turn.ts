@@ -143,7 +143,11 @@ export async function runTurn(options: TurnOptions): Promise<TurnOutcome> {
     emit({ type: 'tool-call', toolUseId: id, command: commandOf(input), input })
     let result: MemoryResult
     let commitOid: string | null = null
-    if (signal.aborted) {
+    if (!toolUseId) {
+      // A call without an id cannot be linked to its result or its commit, and is not stored:
+      // running it would change memory with no trace in the conversation.
+      result = { content: NO_ID, isError: true }
+    } else if (signal.aborted) {
       // Stopped after the reply asked for this command: it does not run.
       result = { content: NOT_RUN_STOPPED, isError: true }
     } else {
@@ -303,6 +307,9 @@ export async function runTurn(options: TurnOptions): Promise<TurnOutcome> {
     return { stopped: false, error: classified }
   }
 }
+
+/** What Claude is told for a tool call that came without an id (never from the real API). */
+const NO_ID = 'Error: This tool call has no id, so it was not run.'
 
 /** A failure to store the turn's messages, as opposed to the API's failures. */
 class NotStored extends Error {
