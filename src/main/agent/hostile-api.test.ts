@@ -11,7 +11,7 @@
  */
 import { execFileSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { mkdir, readFile, symlink } from 'node:fs/promises'
+import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -25,6 +25,7 @@ const cairn = coreThroughFakeApi({ prefix: 'cairn-hostile-api-', quiet: true })
 function git(...args: string[]): string {
   return execFileSync('git', [`--git-dir=${path.join(cairn.dataDir, 'history.git')}`, ...args], {
     encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
   })
 }
 
@@ -388,6 +389,68 @@ describe('many tool calls', () => {
       ).toBe(turn.conversationId)
     }
     git('fsck', '--strict')
+  })
+})
+
+describe('stop in the middle of a tool call', () => {
+  it('runs and stores no call whose input was still streaming, and the chat goes on', async () => {
+    let release!: () => void
+    const hold = new Promise<void>((resolve) => (release = resolve))
+    cairn.fake.script(
+      reply.toolUse(
+        {
+          id: 'toolu_streaming',
+          text: 'Saving.',
+          input: {
+            command: 'create',
+            path: '/memories/s.md',
+            file_text: 'a long text '.repeat(20),
+          },
+        },
+        { hold },
+      ),
+    )
+    const { conversationId, turnId } = await cairn.send(null, 'Save it')
+    await cairn.until(() =>
+      cairn.events.some((e) => e.turnId === turnId && e.type === 'text-delta'),
+    )
+    await cairn.call('chat:stop', { conversationId })
+    const events = await cairn.finished(turnId)
+    release()
+    expect(events.at(-1)).toMatchObject({ type: 'turn-finished', stopped: true })
+    expect(events.some((e) => e.type === 'tool-call')).toBe(false)
+    expect(commitCount()).toBe(0)
+    expect(existsSync(path.join(cairn.dataDir, 'memories', 's.md'))).toBe(false)
+    const stored = await expectSendable(conversationId)
+    expect(stored.messages.flatMap((m) => m.content).map((b) => b.type)).toEqual(['text', 'text'])
+  })
+})
+
+describe('a huge tool result', () => {
+  it('reaches Claude and the stored conversation capped, the same text in both', async () => {
+    const memories = path.join(cairn.dataDir, 'memories')
+    await mkdir(memories, { recursive: true })
+    const line = 'x'.repeat(99) + '\n'
+    await writeFile(path.join(memories, 'big.md'), line.repeat(9_000))
+    cairn.fake.script(
+      reply.toolUse({ id: 'toolu_big', input: { command: 'view', path: '/memories/big.md' } }),
+      reply.text('That is long.'),
+    )
+    const turn = await cairn.turn(null, 'Read it')
+    expect(errorOf(turn.events)).toBeUndefined()
+    const result = turn.events.find((e) => e.type === 'tool-result')
+    const shown = result?.type === 'tool-result' ? result.content : ''
+    expect(shown.length).toBeGreaterThan(10_000)
+    expect(shown.length).toBeLessThan(17_000)
+    expect(shown).toMatch(/view_range/)
+    const toldClaude = cairn.fake.messageRequests()[1]!.body!.messages!.at(-1)!.content
+    expect(toldClaude).toEqual([
+      expect.objectContaining({ tool_use_id: 'toolu_big', content: shown }),
+    ])
+    const stored = await expectSendable(turn.conversationId)
+    expect(stored.messages[2]!.content).toEqual([
+      { type: 'tool_result', tool_use_id: 'toolu_big', content: shown, is_error: false },
+    ])
   })
 })
 
