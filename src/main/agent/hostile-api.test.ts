@@ -455,6 +455,19 @@ describe('a huge tool result', () => {
 })
 
 describe('what the window and Claude are told', () => {
+  it('never shows the API key when an error from the API quotes it', async () => {
+    cairn.fake.script(
+      reply.error(400, { message: 'Header x-api-key: sk-test is not valid for this proxy' }),
+    )
+    const turn = await cairn.turn(null, 'hi')
+    expect(errorOf(turn.events)).toMatchObject({
+      code: 'bad-request',
+      message:
+        'The Anthropic API refused the request: Header x-api-key: your API key is not valid for this proxy',
+    })
+    expectPlain(turn.events)
+  })
+
   it('never carries the API key or a host path, whatever the tool calls try', async () => {
     const memories = path.join(cairn.dataDir, 'memories')
     await mkdir(memories, { recursive: true })
