@@ -426,6 +426,32 @@ describe('stop in the middle of a tool call', () => {
   })
 })
 
+describe('Cairn closed mid-turn', () => {
+  it('keeps what streamed in before the quit, and the conversation goes on after a restart', async () => {
+    const hold = new Promise<void>(() => {})
+    cairn.fake.script(reply.text('A thought that the quit cuts short', { hold }))
+    const { conversationId, turnId } = await cairn.send(null, 'Think')
+    await cairn.until(() =>
+      cairn.events.some((e) => e.turnId === turnId && e.type === 'text-delta'),
+    )
+    // Quitting the app closes the core: the turn stops and is stored before anything closes.
+    await cairn.core.close()
+    expect(cairn.events.filter((e) => e.turnId === turnId).at(-1)).toMatchObject({
+      type: 'turn-finished',
+      stopped: true,
+    })
+    const streamed = cairn.events
+      .flatMap((e) => (e.turnId === turnId && e.type === 'text-delta' ? [e.text] : []))
+      .join('')
+    expect(streamed).not.toBe('')
+    const stored = await expectSendable(conversationId)
+    expect(stored.messages.map((m) => m.content)).toEqual([
+      [{ type: 'text', text: 'Think' }],
+      [{ type: 'text', text: streamed }],
+    ])
+  })
+})
+
 describe('a huge tool result', () => {
   it('reaches Claude and the stored conversation capped, the same text in both', async () => {
     const memories = path.join(cairn.dataDir, 'memories')
