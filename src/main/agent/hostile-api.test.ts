@@ -184,6 +184,42 @@ describe('a stream the API breaks', () => {
     expect(stored.toolCommits).toEqual({})
   })
 
+  it('runs only the first of two calls of a reply that share an id, and stores that one alone', async () => {
+    cairn.fake.script(
+      reply.toolUses([
+        { id: 'toolu_dup', input: { command: 'create', path: '/memories/a.md', file_text: 'a\n' } },
+        { id: 'toolu_dup', input: { command: 'create', path: '/memories/b.md', file_text: 'b\n' } },
+      ]),
+      reply.text('Saved a.'),
+    )
+    const turn = await cairn.turn(null, 'Save a and b')
+    expect(errorOf(turn.events)).toBeUndefined()
+    // On main both ran, and the stored conversation said b.md was created, twice.
+    expect(commitTrailers()).toEqual([`toolu_dup|${turn.conversationId}`])
+    expect(git('show', 'HEAD:a.md')).toBe('a\n')
+    expect(existsSync(path.join(cairn.dataDir, 'memories', 'b.md'))).toBe(false)
+    const toldClaude = JSON.stringify(cairn.fake.messageRequests()[1]!.body!.messages!.at(-1))
+    expect(toldClaude).toContain('File created successfully at: /memories/a.md')
+    expect(toldClaude).toContain('same id as an earlier one')
+    const stored = await expectSendable(turn.conversationId)
+    expect(stored.messages[1]!.content).toEqual([
+      expect.objectContaining({
+        type: 'tool_use',
+        id: 'toolu_dup',
+        input: expect.objectContaining({ path: '/memories/a.md' }),
+      }),
+    ])
+    expect(stored.messages[2]!.content).toEqual([
+      {
+        type: 'tool_result',
+        tool_use_id: 'toolu_dup',
+        content: 'File created successfully at: /memories/a.md',
+        is_error: false,
+      },
+    ])
+    expect(stored.toolCommits).toEqual({ toolu_dup: git('rev-parse', 'HEAD').trim() })
+  })
+
   it('skips a block, an event and a stop reason it does not know, keeping the rest of the reply', async () => {
     cairn.fake.script(
       reply.raw(
