@@ -38,6 +38,10 @@ function commitCount(): number {
   }
 }
 
+/** What the person is told when the API sent something that could not be read. */
+const DAMAGED =
+  "Claude's reply arrived damaged: the API sent something Cairn could not read. What arrived so far was kept; send your message again to continue."
+
 const errorOf = (events: ReadonlyArray<AgentEvent>) => events.find((e) => e.type === 'error')
 
 /** No stack, no host path, no key in what the window is told. */
@@ -74,7 +78,7 @@ async function expectSendable(conversationId: string): Promise<Conversation> {
 }
 
 describe('a stream the API breaks', () => {
-  it('keeps the text before an event that is not JSON, says the reply broke, and goes on', async () => {
+  it('keeps the text before an event that is not JSON, says the reply arrived damaged, and goes on', async () => {
     cairn.fake.script(
       reply.raw(
         sse.messageStart() +
@@ -84,7 +88,8 @@ describe('a stream the API breaks', () => {
       ),
     )
     const turn = await cairn.turn(null, 'hi')
-    expect(errorOf(turn.events)).toMatchObject({ code: 'stream-interrupted' })
+    // Not "the connection broke": it did not, and the person would look in the wrong place.
+    expect(errorOf(turn.events)).toMatchObject({ code: 'stream-interrupted', message: DAMAGED })
     expect(turn.events.at(-1)).toMatchObject({ type: 'turn-finished', stopped: false })
     expectPlain(turn.events)
     const stored = await expectSendable(turn.conversationId)
@@ -141,7 +146,7 @@ describe('a stream the API breaks', () => {
       ),
     )
     const turn = await cairn.turn(null, 'Remember x')
-    expect(errorOf(turn.events)).toBeDefined()
+    expect(errorOf(turn.events)).toMatchObject({ code: 'stream-interrupted', message: DAMAGED })
     expect(turn.events.some((e) => e.type === 'tool-call')).toBe(false)
     expectPlain(turn.events)
     expect(commitCount()).toBe(0)
