@@ -1,13 +1,16 @@
 /**
- * Acceptance check of the agent loop (issue #5) against a Messages API that misbehaves: events
- * that are not JSON, a record cut mid-way, a tool call cut mid-input or with input that is not
- * JSON, blocks, events and stop reasons this build does not know, a reply that never comes,
- * 429 without a wait and 529 with one. Through the real core: the real SDK against the fake
- * Messages API, the real versioned memory, `git` as the second opinion.
+ * Acceptance check of the agent loop (issue #5) against a Messages API that misbehaves and a
+ * turn pushed hard: events that are not JSON, a record cut mid-way, a tool call cut mid-input,
+ * with input that is not JSON, without an id or with another call's id; blocks, events and stop
+ * reasons this build does not know; a 200 with no events; a reply that never comes; 429 without
+ * a wait and 529 with one; an error quoting the key; the 40-step limit, 25 calls in one reply,
+ * two chats writing one file at once, hostile paths, a huge result, Stop mid-call and a quit
+ * mid-reply. Through the real core: the real SDK against the fake Messages API, the real
+ * versioned memory, `git` as the second opinion.
  *
- * Each case holds the issue's promises: a clear message and no stack, nothing half-run in
- * memory, and a stored conversation that can be sent again (every tool call answered) and is
- * still readable after a restart.
+ * Each case holds the issue's promises: a clear message and no stack, host path or key; nothing
+ * half-run in memory; and a stored conversation that can be sent again (every tool call
+ * answered) and is still readable after a restart.
  */
 import { execFileSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
