@@ -92,11 +92,13 @@ export function createChatService(options: ChatServiceOptions): ChatService {
     const emit = (event: TurnEvent): void =>
       options.emit({ ...event, conversationId: conversation.id, turnId } as AgentEvent)
     let outcome: { stopped: boolean; error: { code: ErrorCode; message: string } | null }
+    let apiKey = ''
     try {
       const [settings, credentials] = await Promise.all([
         options.settings.get(),
         options.settings.credentials(),
       ])
+      apiKey = credentials.apiKey ?? ''
       const urlProblem = baseUrlProblem(credentials.baseURL)
       const client = clientFor(credentials, {
         maxRetries: options.maxRetries,
@@ -151,6 +153,12 @@ export function createChatService(options: ChatServiceOptions): ChatService {
             ? { code: error.code, message: error.message }
             : (diskFailure(error) ?? classifyTurnError(error, { streamStarted: false, model: '' })),
       }
+    }
+    // The API's own words can quote what it was sent (a proxy echoing the key's header): the
+    // key never reaches the window.
+    if (outcome.error && apiKey !== '' && outcome.error.message.includes(apiKey)) {
+      const message = outcome.error.message.replaceAll(apiKey, 'your API key')
+      outcome = { ...outcome, error: { ...outcome.error, message } }
     }
     // Forget the running turn before announcing its end, so whoever reacts to turn-finished
     // (the renderer, a test, another feature) can send the next message at once.

@@ -135,9 +135,19 @@ function wellFormedValue(value: unknown): unknown {
 /** The blocks of an API reply that Cairn keeps (text and tool calls). */
 export function fromApiContent(content: ReadonlyArray<BetaContentBlock>): StoredBlock[] {
   const blocks: StoredBlock[] = []
+  const ids = new Set<string>()
   for (const block of content) {
     if (block.type === 'text') blocks.push({ type: 'text', text: block.text })
-    else if (block.type === 'tool_use') {
+    // A call without an id, or with an earlier call's (never from the real API), is not run,
+    // and is not kept: no result could answer it alone, and a conversation file holding a call
+    // without an id could not be read back.
+    else if (
+      block.type === 'tool_use' &&
+      typeof block.id === 'string' &&
+      block.id !== '' &&
+      !ids.has(block.id)
+    ) {
+      ids.add(block.id)
       blocks.push({ type: 'tool_use', id: block.id, name: block.name, input: block.input })
     }
   }

@@ -138,9 +138,21 @@ export async function runTurn(options: TurnOptions): Promise<TurnOutcome> {
     return flushing
   }
 
+  // The ids of the calls started in this turn: a call repeating one is not run (below).
+  const started = new Set<string>()
+
   const execute: MemoryExecutor = async (input, toolUseId) => {
     const id = toolUseId ?? 'unknown'
     emit({ type: 'tool-call', toolUseId: id, command: commandOf(input), input })
+    if (!toolUseId || started.has(toolUseId)) {
+      // A call without an id, or with an earlier call's id (never from the real API), cannot
+      // be linked to its own result or commit, and is not stored: running it would change
+      // memory with no trace in the conversation.
+      const content = toolUseId ? REPEATED_ID : NO_ID
+      emit({ type: 'tool-result', toolUseId: id, content, isError: true, commitOid: null })
+      return { content, isError: true }
+    }
+    started.add(toolUseId)
     let result: MemoryResult
     let commitOid: string | null = null
     if (signal.aborted) {
@@ -303,6 +315,10 @@ export async function runTurn(options: TurnOptions): Promise<TurnOutcome> {
     return { stopped: false, error: classified }
   }
 }
+
+/** What Claude is told for a tool call that came without an id, or with an earlier call's. */
+const NO_ID = 'Error: This tool call has no id, so it was not run.'
+const REPEATED_ID = 'Error: This tool call has the same id as an earlier one, so it was not run.'
 
 /** A failure to store the turn's messages, as opposed to the API's failures. */
 class NotStored extends Error {

@@ -63,6 +63,21 @@ export function classifyTurnError(
     }
   }
   if (error instanceof APIError) return classifyApiError(error, context.model)
+  if (
+    context.streamStarted &&
+    (error instanceof SyntaxError ||
+      (error instanceof AnthropicError &&
+        (error.cause instanceof SyntaxError ||
+          error.message.startsWith('Unable to parse tool parameter JSON'))))
+  ) {
+    // An event that is not JSON (the SDK wraps the parser's error), or a tool call's input that
+    // is not: the connection itself is fine.
+    return {
+      code: 'stream-interrupted',
+      message:
+        "Claude's reply arrived damaged: the API sent something Cairn could not read. What arrived so far was kept; send your message again to continue.",
+    }
+  }
   if (context.streamStarted && (error instanceof AnthropicError || error instanceof TypeError)) {
     return {
       code: 'stream-interrupted',
