@@ -167,6 +167,22 @@ export async function openVersionedMemory(
   }
 }
 
+/**
+ * Whether this instance still holds the data folder: false once another Cairn took it over. A
+ * transient error reading cairn.lock (EIO, EMFILE) says nothing about who holds it: it is
+ * thrown, or `unsure` is the answer when given.
+ */
+function owns(lock: InstanceLock, unsure?: boolean): boolean {
+  try {
+    lock.assertHeld()
+    return true
+  } catch (error) {
+    if (error instanceof CairnError && error.code === 'locked') return false
+    if (unsure !== undefined) return unsure
+    throw error
+  }
+}
+
 // Codes that are no disk problem, with words of their own (the start-up dialog had them).
 const OPEN_REASONS: Readonly<Record<string, string>> = {
   EEXIST: 'something stands where Cairn makes a file or folder of its own in its data folder',
@@ -209,15 +225,7 @@ async function openLocked(
     // Only a lock lost or taken over ends the log's use. A transient error reading cairn.lock
     // (EIO, EMFILE) says nothing about who holds it: it is thrown, so the checkpoint neither
     // empties the log nor gives it up, and is tried again later.
-    owns: () => {
-      try {
-        lock.assertHeld()
-        return true
-      } catch (error) {
-        if (error instanceof CairnError && error.code === 'locked') return false
-        throw error
-      }
-    },
+    owns: () => owns(lock),
     machine: () => machine,
   })
   // The open has used the record of a command a kill interrupted (if any): it goes now.
@@ -1033,9 +1041,12 @@ async function openLocked(
     )
     if (resync || unrecorded.length > 0) {
       // The next open must not take the changes whose commits failed for edits made
-      // outside Cairn while it was closed.
+      // outside Cairn while it was closed. Not once another Cairn took the folder over (a
+      // command it refused owes a re-read too): the history is that one's, its next open
+      // would take an edit made outside Cairn for an interrupted write. (A lock that cannot be
+      // read now is no proof of that: the note is written.)
       try {
-        disk.writeFileSync(owedMarker, '')
+        if (owns(lock, true)) disk.writeFileSync(owedMarker, '')
       } catch (error) {
         logger.warn('Could not note the commits owed for the next start', error)
       }
