@@ -131,3 +131,38 @@ describe('closing the memory', () => {
     gitCli(dataDir, 'fsck', '--strict')
   })
 })
+
+describe('reading the history of a closed memory', () => {
+  // Found at stop 27's review: a history read after the close (the window asking for a page
+  // while the app quits) met the closed side index, took that for damage, logged "a damaged
+  // history index entry was read" and told the person the index was being rebuilt.
+  it('is refused as closed, with nothing taken for damage', async () => {
+    const logger = createRecordingLogger()
+    const memory = await openVersionedMemory({ dataDir, watch: false, logger })
+    const made = await memory.execute(
+      { command: 'create', path: '/memories/a.md', file_text: 'alpha\n' },
+      CLAUDE,
+    )
+    const oid = made.commit!.oid
+    await memory.close()
+
+    const reads: ReadonlyArray<readonly [string, () => Promise<unknown>]> = [
+      ['log', () => memory.log({ offset: 0, limit: 5 })],
+      ['fileHistory', () => memory.fileHistory('/memories/a.md')],
+      ['blame', () => memory.blame('/memories/a.md', oid)],
+      ['compare', () => memory.compare(oid)],
+      ['show', () => memory.show(oid)],
+      ['searchHistory', () => memory.searchHistory({ text: 'alpha', matchCase: false })],
+    ]
+    for (const [name, read] of reads) {
+      const error = await read().then(
+        () => null,
+        (caught: unknown) => caught,
+      )
+      expect(error, name).toBeInstanceOf(CairnError)
+      expect((error as CairnError).code, name).toBe('closed')
+      expect((error as CairnError).message, name).toBe('The memory folder is closed.')
+    }
+    expect(logger.entries).toEqual([])
+  })
+})

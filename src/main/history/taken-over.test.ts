@@ -141,3 +141,29 @@ describe('after another Cairn took the data folder over', () => {
     refusedToPerson(await changesNothing(() => first.removeSecrets('/memories/a.md')))
   })
 })
+
+describe('closing after another Cairn took the data folder over', () => {
+  // Found at stop 27's review: the refused command left this instance owing a re-read, and its
+  // close wrote the note of owed commits into the history the other Cairn now holds. The
+  // other closed cleanly all the same, and an edit made outside Cairn while it was closed
+  // was then saved as a recovery ("an interrupted write") and told to the person as one.
+  it('leaves no note of owed commits in the other’s history, nor its lock', async () => {
+    const lock = fs.readFileSync(path.join(dataDir, LOCK_FILE), 'utf8')
+    refusedToClaude(
+      await first.execute({ command: 'create', path: '/memories/n.md', file_text: 'n\n' }, CLAUDE),
+    )
+    await first.close()
+    expect(fs.existsSync(path.join(dataDir, 'history.git', 'cairn-owed'))).toBe(false)
+    expect(fs.readFileSync(path.join(dataDir, LOCK_FILE), 'utf8')).toBe(lock)
+
+    // The other Cairn closes cleanly; an edit made while none runs is an outside change.
+    for (const memory of opened.splice(0)) await memory.close()
+    fs.writeFileSync(path.join(dataDir, 'memories', 'c.md'), 'c\n')
+    const next = await open()
+    expect(next.recovery?.kind).not.toBe('uncommitted-changes')
+    expect(gitCli(dataDir, 'log', '-1', '--format=%s').trim()).toBe(
+      'Changes made outside Cairn while it was closed',
+    )
+    gitCli(dataDir, 'fsck', '--strict')
+  })
+})

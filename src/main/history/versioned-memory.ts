@@ -167,6 +167,27 @@ export async function openVersionedMemory(
   }
 }
 
+/** What a command or a read of a closed memory is refused with. */
+function closedError(): CairnError {
+  return new CairnError('closed', 'The memory folder is closed.')
+}
+
+/**
+ * Whether this instance still holds the data folder: false once another Cairn took it over. A
+ * transient error reading cairn.lock (EIO, EMFILE) says nothing about who holds it: it is
+ * thrown, or `unsure` is the answer when given.
+ */
+function owns(lock: InstanceLock, unsure?: boolean): boolean {
+  try {
+    lock.assertHeld()
+    return true
+  } catch (error) {
+    if (error instanceof CairnError && error.code === 'locked') return false
+    if (unsure !== undefined) return unsure
+    throw error
+  }
+}
+
 // Codes that are no disk problem, with words of their own (the start-up dialog had them).
 const OPEN_REASONS: Readonly<Record<string, string>> = {
   EEXIST: 'something stands where Cairn makes a file or folder of its own in its data folder',
@@ -209,15 +230,7 @@ async function openLocked(
     // Only a lock lost or taken over ends the log's use. A transient error reading cairn.lock
     // (EIO, EMFILE) says nothing about who holds it: it is thrown, so the checkpoint neither
     // empties the log nor gives it up, and is tried again later.
-    owns: () => {
-      try {
-        lock.assertHeld()
-        return true
-      } catch (error) {
-        if (error instanceof CairnError && error.code === 'locked') return false
-        throw error
-      }
-    },
+    owns: () => owns(lock),
     machine: () => machine,
   })
   // The open has used the record of a command a kill interrupted (if any): it goes now.
@@ -372,6 +385,8 @@ async function openLocked(
   const notices = createNotices(logger)
   const forPeople = <T>(work: Promise<T>): Promise<T> => forPeopleIn(repo.workRoot, work)
   let closed = false
+  // Set as the close shuts the store and the side index: reads are refused from then on.
+  let indexShut = false
   // Set when a change reached the disk but its commit failed: the next change first saves
   // whatever the folder holds, so HEAD and the folder agree again.
   let resync = false
@@ -615,7 +630,7 @@ async function openLocked(
     mode: 'reads' | 'writes' | 'replaces' = 'writes',
     stop?: { readonly signal: AbortSignal | undefined; readonly outcome: () => T },
   ): Promise<T> {
-    if (closed) return Promise.reject(new CairnError('closed', 'The memory folder is closed.'))
+    if (closed) return Promise.reject(closedError())
     // A task handed to an idle queue has started, whatever the microtasks before it runs.
     const waits = queue.busy()
     return queue.run(async () => {
@@ -804,17 +819,27 @@ async function openLocked(
    * (`requireCurrentIndex`) then answer "being rebuilt" at once until the rebuilt index is in,
    * and one that meets the damaged entry again says nothing more and asks for no second check.
    */
+  // A read of a closed memory (the window asking for a page while the app quits) met the
+  // closed side index and took it for damage: said so in the log, and to the person as an
+  // index being rebuilt. It is refused as closed, and so is one the close overtook. (Until the
+  // close shuts the index, reads go on: a command queued before the close still runs, and
+  // the review's check of Claude's write reads the index.)
   function indexed<T>(read: () => Promise<T>, retry = true): Promise<T> {
+    if (indexShut) return Promise.reject(closedError())
     return readIndexed(
       repo,
       read,
       (error) => {
-        if (!repo.indexFoundDamaged()) return
+        if (indexShut || !repo.indexFoundDamaged()) return
         logger.warn('A damaged history index entry was read; the index is rebuilt', error)
         maintainer.reverify()
       },
       retry,
-    )
+    ).catch((error: unknown) => {
+      throw indexShut && error instanceof CairnError && error.code === 'index-rebuilding'
+        ? closedError()
+        : error
+    })
   }
 
   function restoring(
@@ -1033,9 +1058,12 @@ async function openLocked(
     )
     if (resync || unrecorded.length > 0) {
       // The next open must not take the changes whose commits failed for edits made
-      // outside Cairn while it was closed.
+      // outside Cairn while it was closed. Not once another Cairn took the folder over (a
+      // command it refused owes a re-read too): the history is that one's, its next open
+      // would take an edit made outside Cairn for an interrupted write. (A lock that cannot be
+      // read now is no proof of that: the note is written.)
       try {
-        disk.writeFileSync(owedMarker, '')
+        if (owns(lock, true)) disk.writeFileSync(owedMarker, '')
       } catch (error) {
         logger.warn('Could not note the commits owed for the next start', error)
       }
@@ -1051,6 +1079,7 @@ async function openLocked(
       logger.warn('The history log could not be emptied; it is replayed at the next open', error)
     })
     await step('saving the stat cache', () => repo.stats.save())
+    indexShut = true
     await step('closing the history store', () => repo.store.close())
     await step('closing the history index', () => repo.index.close())
     commitListeners.clear()
