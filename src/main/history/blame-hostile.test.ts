@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises'
+import { rename, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import type { CommitSummary } from '../../shared/types'
@@ -139,6 +139,28 @@ describe('blame, the hostile way', () => {
       text.replace('plain\n', 'plain\u2066x\u2069\n'),
     )
     expect(lines.slice(1).every(([oid]) => oid === first.oid)).toBe(true)
+  })
+
+  it('follows a file moved outside Cairn with its content unchanged, as git does', async () => {
+    const first = await run({ command: 'create', path: '/memories/old.md', file_text: 'x\ny\n' })
+    const edit = await run({
+      command: 'str_replace',
+      path: '/memories/old.md',
+      old_str: 'y',
+      new_str: 'Y',
+    })
+    await bed.close()
+    await rename(
+      path.join(bed.dataDir, 'memories', 'old.md'),
+      path.join(bed.dataDir, 'memories', 'new.md'),
+    )
+    await bed.reopen()
+    expect(gitCli(bed.dataDir, 'ls-tree', '--name-only', 'main').trim()).toBe('new.md')
+    expect(await ours('new.md')).toEqual([
+      [first.oid, 'x'],
+      [edit.oid, 'Y'],
+    ])
+    expect(await ours('new.md')).toEqual(gitBlame('new.md'))
   })
 
   it('traces a commit another tool wrote with the git CLI, with no Cairn trailers', async () => {

@@ -94,6 +94,18 @@ describe('history search and paging, the hostile way', () => {
     }
   })
 
+  it('matches letters beyond ASCII without case as git log -S -i does', async () => {
+    let n = 0
+    for (const text of ['ÄPFEL one\n', 'äpfel two\n', 'STRASSE straße\n', 'ΣΟΦΙΑ\n', 'σοφια\n']) {
+      await run({ command: 'create', path: `/memories/u${n++}.md`, file_text: text })
+    }
+    for (const text of ['äpfel', 'ÄPFEL', 'straße', 'σοφια', 'Σοφια']) {
+      const ours = (await searchAll(text, false)).map((hit) => hit.commit.oid)
+      expect(ours, text).toEqual(pickaxe(text, false))
+      expect(ours.length, text).toBeGreaterThan(0)
+    }
+  })
+
   it('pages the timeline exactly at its edges, as git log counts it', async () => {
     for (let i = 0; i < 4; i++) {
       await run({ command: 'create', path: `/memories/p${i}.md`, file_text: `${i}\n` })
