@@ -3,6 +3,7 @@ import type { BlameLine, CommitSummary } from '../../../shared/types'
 import { useBlame } from '../lib/use-blame'
 import { Banner } from './Banner'
 import { Loading } from './Feedback'
+import { Revealed } from './Revealed'
 import { madeElsewhere, sentence, whoLabel, whoOf } from '../lib/commit-words'
 import { clockTime, dayKey, exactTime, shortDateTime, visibleName } from '../lib/format'
 import { useThisMachine } from '../lib/this-machine'
@@ -74,7 +75,7 @@ export function BlameView(props: {
                 {line.line}
               </span>
               <span role="cell" className="blame-text">
-                {line.text === '' ? '\u200b' : line.text}
+                {line.text === '' ? '\u200b' : <Revealed text={line.text} />}
               </span>
             </div>
           )

@@ -1,6 +1,7 @@
 import { useState } from 'react'
 import type { FileChange } from '../../../shared/types'
 import { diffModelOf, type DiffGap, type DiffLine, type Segment } from '../lib/diff-model'
+import { Revealed } from './Revealed'
 import './diff.css'
 import { visibleName } from '../lib/format'
 
@@ -268,10 +269,12 @@ function Segments(props: {
       {props.segments.map((segment, i) =>
         segment.changed && props.kind !== 'context' ? (
           <mark key={i} className={`hist-word hist-word-${props.kind}`}>
-            {segment.text}
+            <Revealed text={segment.text} />
           </mark>
         ) : (
-          <span key={i}>{segment.text}</span>
+          <span key={i}>
+            <Revealed text={segment.text} />
+          </span>
         ),
       )}
     </>

@@ -7,7 +7,7 @@ import { formatSize } from '../features/memory/tree-model'
 import { displayPath, visibleName } from '../lib/format'
 import { keepLineEnds } from '../lib/line-ends'
 import { leftOutForLength, usePendingChanges } from '../lib/pending-changes'
-import { revealHidden } from '../lib/reveal-hidden'
+import { Revealed } from './Revealed'
 import { icons } from './icons'
 import './review.css'
 
@@ -301,21 +301,6 @@ export function PendingChangeView({ change }: { readonly change: PendingChange }
         )}
       </div>
     </section>
-  )
-}
-
-/** A line with its invisible characters marked, so the person sees what Claude would read. */
-function Revealed({ text }: { readonly text: string }) {
-  const pieces = revealHidden(text)
-  if (pieces.length === 1 && pieces[0]!.kind === 'text') return text
-  return pieces.map((piece, i) =>
-    piece.kind === 'text' ? (
-      <span key={i}>{piece.text}</span>
-    ) : (
-      <mark key={i} className="review-hidden" title="An invisible character">
-        {piece.label}
-      </mark>
-    ),
   )
 }
 
