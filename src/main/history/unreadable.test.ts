@@ -1,5 +1,5 @@
 import { existsSync, lstatSync } from 'node:fs'
-import { chmod, chown, mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
+import { chmod, chown, mkdir, readdir, readFile, truncate, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { nodeDisk, setDisk } from '../lib/disk'
@@ -233,6 +233,39 @@ describe('the notice of a file Cairn may not read, once it may again (notices27)
       await chmod(at('private.md'), 0o644)
       expect(await cleared).toBe(id)
       expect(memory.notices()).toEqual([])
+    } finally {
+      await memory.close()
+    }
+    undoDisk()
+    fsck(bed.dataDir)
+  })
+
+  // rnotices27: a scan that met the file without opening it (too large to version: only its
+  // size is looked at) counted as one that read it, and the notice went while the file was as
+  // unreadable as before, told to every window as mended.
+  it('stays when a scan meets the file but does not read it (grown too large)', async () => {
+    const memory = await openVersionedMemory({ dataDir: bed.dataDir, watch: { debounceMs: 20 } })
+    const cleared: string[] = []
+    memory.onNoticeCleared((id) => cleared.push(id))
+    try {
+      await create(memory, 'private.md', 'v1\n')
+      denyByMode()
+      const raised = (kind: string) =>
+        new Promise<string>((resolve) =>
+          memory.onNotice((notice) => {
+            if (notice.kind === kind) resolve(notice.id)
+          }),
+        )
+      const unreadable = raised('unreadable')
+      await chmod(at('private.md'), 0o000)
+      const id = await unreadable
+      // Its other account writes it past the size History versions (root may, as it may).
+      const tooLarge = raised('too-large')
+      await truncate(at('private.md'), 33 * 1024 * 1024)
+      await tooLarge
+      expectNamed(memory, '/memories/private.md')
+      expect(memory.notices().find((notice) => notice.kind === 'unreadable')?.id).toBe(id)
+      expect(cleared).toEqual([])
     } finally {
       await memory.close()
     }

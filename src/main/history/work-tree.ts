@@ -83,7 +83,8 @@ export interface ScanReport {
   readonly noCopy?: NoCopyEntries
   /**
    * Asked for (`newScanReport(noCopy, watched)`): those of `watched` (relative paths a scan
-   * found unreadable before) that this scan met. Those not in `unreadable` were read again.
+   * found unreadable before) that this scan met and went on to open (not a file too large to
+   * version, which is never opened). Those not in `unreadable` were read again.
    */
   readonly met?: { readonly watched: ReadonlySet<string>; readonly found: string[] }
 }
@@ -227,8 +228,9 @@ function scanEntry(
   const { store, context } = scan
   const stats = looked !== undefined ? looked : folder.lstat(name)
   if (stats === null) return null
+  // Met, to be read from here on: a file too large to version is never opened, so meeting it
+  // says nothing of whether Cairn may read it now (its `unreadable` notice stays).
   const met = context.report?.met
-  if (met?.watched.has(relative)) met.found.push(relative)
   if (stats.isFile()) {
     const noCopy = context.report?.noCopy
     if (noCopy) {
@@ -240,6 +242,7 @@ function scanEntry(
       context.report?.tooLarge.push(relative)
       return keptVersion(previous)
     }
+    if (met?.watched.has(relative)) met.found.push(relative)
     context.visited?.add(relative)
     const known = context.stats?.lookup(relative, stats)
     if (known !== undefined) {
@@ -258,6 +261,7 @@ function scanEntry(
     return scanFile(scan, folder, relative, name, stats, previous)
   }
   if (!stats.isDirectory()) return null
+  if (met?.watched.has(relative)) met.found.push(relative)
   const unreadable = (): Node | null => {
     context.report?.unreadable.push(relative)
     context.report?.noCopy?.folders.push(relative)

@@ -26,6 +26,11 @@ export function useModalDialog(fallbackFocus?: string): RefObject<HTMLDialogElem
     target?.focus()
     return () => {
       dialog?.close()
+      // Unmounted, the dialog left the page before this runs, and its `close` gives the focus
+      // back to nothing: it fell to the page's body, and a keyboard user started over from the
+      // top after a Cancel, an Escape or a Close (rnotices27). The opener, still there, has it.
+      const now = document.activeElement
+      if (opener?.isConnected && (now === null || now === document.body)) opener.focus()
       if (opener && pane) keepFocusInPane(opener, pane)
     }
   }, [fallbackFocus])
