@@ -125,6 +125,8 @@ interface SyncErrors {
   'sync-unreachable': true
   /** The remote refused the username or token (HTTP 401 or 403). */
   'sync-auth': true
+  /** The remote redirected to another address, which Cairn does not follow with the token. */
+  'sync-redirected': true
   /** The address answers, but not as a git repository. */
   'sync-not-a-repository': true
   /** The connection broke part-way; nothing local changed and the next sync completes it. */

@@ -30,6 +30,31 @@ describe('limits', () => {
     ).toBe(false)
   })
 
+  it('counts one file and one byte in the singular in its refusals', async () => {
+    box = await makeSandbox({ limits: { maxFiles: 1, maxFileBytes: 1, maxTotalBytes: 1 } })
+    expect(
+      (await box.run({ command: 'create', path: '/memories/a.md', file_text: 'a' })).isError,
+    ).toBe(false)
+    const before = await snapshot(box.base)
+    const second = await box.run({ command: 'create', path: '/memories/b.md', file_text: 'b' })
+    expect(text(second)).toBe(
+      'Error: Nothing was written to /memories/b.md: memory already holds 1 file, the limit is 1. Merge or delete files first.',
+    )
+    const big = await box.run({ command: 'create', path: '/memories/a.md', file_text: 'ab' })
+    expect(text(big)).toBe(
+      'Error: Nothing was written to /memories/a.md: the file would be 2 bytes, over the limit of 1 byte per memory file. Split it into smaller files.',
+    )
+    expect(await snapshot(box.base)).toBe(before)
+  })
+
+  it('counts one byte of total in the singular', async () => {
+    box = await makeSandbox({ limits: { maxFileBytes: 10, maxTotalBytes: 1 } })
+    const result = await box.run({ command: 'create', path: '/memories/a.md', file_text: 'ab' })
+    expect(text(result)).toBe(
+      'Error: Nothing was written to /memories/a.md: memory would hold 2 bytes in total, over the limit of 1 byte. Shorten or delete files first.',
+    )
+  })
+
   it('counts bytes as UTF-8, not characters', async () => {
     box = await makeSandbox({ limits: { maxFileBytes: 5 } })
     expect(

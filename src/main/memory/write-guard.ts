@@ -35,7 +35,7 @@ export async function guardWrite(ctx: CommandContext, plan: PlannedWrite): Promi
   if (bytes > maxFileBytes) {
     throw new CommandError(
       'too-large',
-      `${nothing} the file would be ${count(bytes)} bytes, over the limit of ${count(maxFileBytes)} bytes per memory file. Split it into smaller files.`,
+      `${nothing} the file would be ${counted(bytes, 'byte')}, over the limit of ${counted(maxFileBytes, 'byte')} per memory file. Split it into smaller files.`,
     )
   }
   const lines = linesOverLimit(plan.text)
@@ -70,13 +70,13 @@ export async function guardWrite(ctx: CommandContext, plan: PlannedWrite): Promi
   if (files > 0 && usage.files + files > maxFiles) {
     throw new CommandError(
       'limit-reached',
-      `${nothing} memory already holds ${count(usage.files)} files, the limit is ${count(maxFiles)}. Merge or delete files first.`,
+      `${nothing} memory already holds ${counted(usage.files, 'file')}, the limit is ${count(maxFiles)}. Merge or delete files first.`,
     )
   }
   if (delta > 0 && usage.bytes + delta > maxTotalBytes) {
     throw new CommandError(
       'limit-reached',
-      `${nothing} memory would hold ${count(usage.bytes + delta)} bytes in total, over the limit of ${count(maxTotalBytes)} bytes. Shorten or delete files first.`,
+      `${nothing} memory would hold ${counted(usage.bytes + delta, 'byte')} in total, over the limit of ${counted(maxTotalBytes, 'byte')}. Shorten or delete files first.`,
     )
   }
 }
@@ -107,6 +107,11 @@ function linesOverLimit(text: string): number | null {
 
 function count(n: number): string {
   return n.toLocaleString('en-US')
+}
+
+/** `n` and its noun, singular for one ("1 file", "2 files"). */
+function counted(n: number, noun: string): string {
+  return `${count(n)} ${noun}${n === 1 ? '' : 's'}`
 }
 
 /** Refuses a new path that holds a secret (create of a new file, rename's destination). */

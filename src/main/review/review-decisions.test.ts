@@ -187,18 +187,19 @@ describe('a held change whose target changed outside Cairn after it was proposed
     )
     await writeFile(path.join(dataDir, 'memories', 'b.md'), 'the person’s b\n')
     const commits = commitCount(dataDir)
+    // Told as finished sentences, though the tool's text ends without a full stop, and the
+    // same way the first time as after (no capital after a colon where the tool's text joins).
+    const told =
+      'The destination /memories/b.md already exists. This change can no longer be applied; decline it instead.'
     await expect(gate.decide({ id: change.id, decision: 'approve' })).rejects.toMatchObject({
       code: 'review-outdated',
-      message:
-        'This change can no longer be applied: The destination /memories/b.md already exists. Decline it instead.',
+      message: told,
     })
-    // Told as finished sentences, though the tool's text ends without a full stop.
     const [marked] = gate.list()
     expect(marked!.problem).toBe('The destination /memories/b.md already exists.')
     await expect(gate.decide({ id: change.id, decision: 'approve' })).rejects.toMatchObject({
       code: 'review-outdated',
-      message:
-        'The destination /memories/b.md already exists. This change can no longer be applied; decline it instead.',
+      message: told,
     })
     await gate.decide({ id: change.id, decision: 'decline' })
     expect((await outcome).isError).toBe(true)

@@ -333,7 +333,7 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
       await refresh(held)
       throw new CairnError(
         'review-outdated',
-        `This change can no longer be applied: ${forPeople(outcome)} Decline it instead.`,
+        `${forPeople(outcome)} This change can no longer be applied; decline it instead.`,
       )
     }
     pending.delete(change.id)

@@ -161,6 +161,11 @@ describe('a redirect to another server', () => {
       try {
         const status = await viaProxy(laptop, front, repo)
         expectPlain(status, laptop)
+        // Told as what happened, not as a token the remote refused.
+        expect(status.error).toEqual({
+          code: 'sync-redirected',
+          message: `The remote redirected Cairn to another address (${host}:${other.port}), and Cairn does not send your token there. If you trust that address, enter it as the remote’s address and sync again.`,
+        })
         expect(other.authorizations.length).toBeGreaterThan(0)
         expect(other.authorizations.filter((a) => a !== undefined)).toEqual([])
         // The configured server was asked for (and sent) the token; only it.

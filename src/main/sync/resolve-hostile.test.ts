@@ -70,9 +70,17 @@ describe('choices made at once', () => {
     const results = await Promise.all(choices.map((c) => laptop.core.dispatch('sync:resolve', c)))
     const won = results.flatMap((r, i) => (r.ok ? [i] : []))
     expect(won).toHaveLength(1)
-    // A choice that lost: the file changed under it, or (had it come later) no conflict left.
-    for (const r of results)
-      if (!r.ok) expect(r.error.code).toMatch(/^(conflict|sync-no-conflict)$/)
+    // A choice that lost was beaten by the person's own other choice: told so, not that Claude
+    // or another program wrote to the file.
+    for (const r of results) {
+      if (!r.ok) {
+        expect(r.error).toEqual({
+          code: 'sync-no-conflict',
+          message:
+            '/memories/prefs.md is already resolved: your other choice for it was written, so this one changed nothing.',
+        })
+      }
+    }
     const expected =
       ['Editor: Zed\nTheme: dark\n', 'Editor: Helix\nTheme: dark\n'][won[0]!] ??
       'Editor: Emacs\nTheme: dark\n'

@@ -310,6 +310,15 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     await store.saveState({ ...latest, conflicts })
   }
 
+  /**
+   * Choices written per path in this run: a choice that finds the file changed or its conflict
+   * gone after another of the person's own choices for it was written lost to that one, and is
+   * told so rather than blamed on Claude or another program.
+   */
+  const resolvesWritten = new Map<string, number>()
+  const noteResolved = (path: string) =>
+    resolvesWritten.set(path, (resolvesWritten.get(path) ?? 0) + 1)
+
   const backupFacts = new Map<string, { time: number; files: number }>()
   async function backups(): Promise<SyncBackup[]> {
     let refs: string[]
@@ -623,6 +632,26 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     text?: string,
     basis?: string,
   ): Promise<void> {
+    const seen = resolvesWritten.get(path) ?? 0
+    const lostToOwnChoice = (error: unknown): unknown =>
+      (resolvesWritten.get(path) ?? 0) > seen &&
+      error instanceof CairnError &&
+      (error.code === 'conflict' || error.code === 'sync-no-conflict')
+        ? alreadyResolved(path)
+        : error
+    try {
+      await resolveOnce(path, choice, text, basis)
+    } catch (error) {
+      throw lostToOwnChoice(error)
+    }
+  }
+
+  async function resolveOnce(
+    path: string,
+    choice: ConflictChoice,
+    text?: string,
+    basis?: string,
+  ): Promise<void> {
     // Records follow renamed files and drop settled ones when viewed.
     await openConflicts()
     const state = await store.state()
@@ -686,7 +715,11 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
         createExisting: 'overwrite',
         // Checked in the write's own turn: Claude's write or an editor's save that lands
         // after the person's choice was made is never written over unseen.
-        beforeRun: (planned) => ({ run: planned.before === from }),
+        beforeRun: (planned) => {
+          const run = planned.before === from
+          if (run) noteResolved(path)
+          return { run }
+        },
       },
     )
     if (outcome.held) throw changedMeanwhile(path)
@@ -722,6 +755,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
         overwrite: false,
         restoredFrom: null,
       })
+      noteResolved(record.path)
     })
   }
 
@@ -851,6 +885,13 @@ function boundToken(saved: string): BoundToken | null {
   } catch {
     return null
   }
+}
+
+function alreadyResolved(path: string): CairnError {
+  return new CairnError(
+    'sync-no-conflict',
+    `${path} is already resolved: your other choice for it was written, so this one changed nothing.`,
+  )
 }
 
 function changedMeanwhile(path: string): CairnError {

@@ -80,13 +80,60 @@ export function isLoopback(url: string): boolean {
  * cannot parse after that is a damaged or cut answer (a proxy's hiccup, a pack cut short),
  * not an address that holds no repository.
  */
-function tracedHttp(trace: { handshakeDone: boolean }) {
+function tracedHttp(trace: Trace) {
   return {
-    request: (request: Parameters<typeof nodeHttp.request>[0]) => {
+    request: async (request: Parameters<typeof nodeHttp.request>[0]) => {
       if ((request.method ?? 'GET').toUpperCase() === 'POST') trace.handshakeDone = true
-      return http.request(request)
+      // A request with a body is left to the client, which follows its redirects itself.
+      if (request.body !== undefined) return http.request(request)
+      return followNoting(request, trace)
     },
   }
+}
+
+/** Redirects one request may follow, as isomorphic-git's client allows. */
+const MAX_REDIRECTS = 10
+
+/**
+ * Sends a request without a body, following redirects the way isomorphic-git's client does
+ * (the Authorization header only within one origin, as git does), and notes in `trace` a
+ * redirect to another origin: that server's refusal is about the redirect, not the token.
+ */
+async function followNoting(
+  request: Parameters<typeof nodeHttp.request>[0],
+  trace: Trace,
+): ReturnType<typeof nodeHttp.request> {
+  let next = request
+  for (let redirects = 0; ; redirects++) {
+    const response = await http.request({
+      ...next,
+      fetchOptions: { ...next.fetchOptions, followRedirects: false },
+    })
+    const location = response.headers?.['location']
+    if (response.statusCode < 300 || response.statusCode >= 400 || !location) return response
+    // The redirect's own body is not read; draining it frees the socket.
+    for await (const chunk of response.body ?? []) void chunk
+    if (redirects >= MAX_REDIRECTS) throw new Error('too many redirects')
+    const from = new URL(next.url)
+    const to = new URL(location, from)
+    const headers = { ...next.headers }
+    for (const name of Object.keys(headers)) {
+      const lower = name.toLowerCase()
+      if (lower === 'host' || (to.origin !== from.origin && lower === 'authorization')) {
+        delete headers[name]
+      }
+    }
+    if (to.origin !== from.origin) trace.redirectedTo = to.host
+    next = { ...next, url: to.href, headers }
+  }
+}
+
+/** What one fetch or push saw on the wire, for telling its failure in plain words. */
+interface Trace {
+  /** The server's advertisement was read whole. */
+  handshakeDone: boolean
+  /** The host (and port) of another origin the remote redirected to, if it did. */
+  redirectedTo?: string
 }
 
 function authOf(remote: RemoteSpec, refused: { value: boolean }) {
@@ -103,16 +150,17 @@ function authOf(remote: RemoteSpec, refused: { value: boolean }) {
 /** The remote's `main` (null when the repository is empty or has no `main`). */
 export async function remoteHead(remote: RemoteSpec): Promise<string | null> {
   const refused = { value: false }
+  const trace: Trace = { handshakeDone: false }
   try {
     const refs = await git.listServerRefs({
-      http,
+      http: tracedHttp(trace),
       url: remote.url,
       prefix: REMOTE_BRANCH,
       ...authOf(remote, refused),
     })
     return refs.find((ref) => ref.ref === REMOTE_BRANCH)?.oid ?? null
   } catch (error) {
-    throw transportError(error, refused.value, 'reach')
+    throw transportError(error, refused.value, 'reach', '', trace)
   }
 }
 
@@ -186,7 +234,7 @@ async function fetchInto(gitdir: string, remote: RemoteSpec): Promise<string | n
   // only what came since.
   const have = (await readRef(gitdir, TRACKING_REF)) ? TRACKING_REF : REMOTE_BRANCH
   const held = fetchFs(gitdir)
-  const trace = { handshakeDone: false }
+  const trace: Trace = { handshakeDone: false }
   try {
     const result = await git.fetch({
       fs: held.fs,
@@ -206,7 +254,7 @@ async function fetchInto(gitdir: string, remote: RemoteSpec): Promise<string | n
     return result.fetchHead ?? null
   } catch (error) {
     if ((error as { code?: string }).code === 'NotFoundError') return null
-    throw transportError(error, refused.value, 'fetch', '', trace.handshakeDone)
+    throw transportError(error, refused.value, 'fetch', '', trace)
   }
 }
 
@@ -243,7 +291,7 @@ async function pushInto(
   const refused = { value: false }
   // What the server printed (its hooks' `remote:` lines): why it refused, in its own words.
   const said: string[] = []
-  const trace = { handshakeDone: false }
+  const trace: Trace = { handshakeDone: false }
   try {
     await git.push({
       fs: gitFs,
@@ -262,13 +310,7 @@ async function pushInto(
       ...authOf(remote, refused),
     })
   } catch (error) {
-    const translated = transportError(
-      error,
-      refused.value,
-      'push',
-      said.join(''),
-      trace.handshakeDone,
-    )
+    const translated = transportError(error, refused.value, 'push', said.join(''), trace)
     const refusal = refusalOfPush(error)
     // On a busy remote (a bot committing on every push) the branch moves during every push: a
     // refusal in a policy's known words is then the server's reason on the sync's last try,
@@ -349,18 +391,17 @@ const BROKEN_CODES = new Set(['ECONNRESET', 'EPIPE', 'ERR_STREAM_PREMATURE_CLOSE
 
 /**
  * Turns what isomorphic-git or the network threw into a sentence with a code.
- * `handshakeDone`: the server's advertisement was read whole before it failed.
+ * `trace`: what the fetch or push saw on the wire before it failed.
  */
 export function transportError(
   error: unknown,
   authRefused: boolean,
   stage: Stage,
   serverSaid = '',
-  handshakeDone = false,
+  trace: Trace = { handshakeDone: false },
 ): CairnError {
   if (error instanceof CairnError) return error
-  const translated =
-    diskError(error) ?? translate(error, authRefused, stage, serverSaid, handshakeDone)
+  const translated = diskError(error) ?? translate(error, authRefused, stage, serverSaid, trace)
   // The original stays attached for the log; only the sentence reaches the window.
   Object.defineProperty(translated, 'cause', { value: error, enumerable: false })
   return translated
@@ -371,7 +412,7 @@ function translate(
   authRefused: boolean,
   stage: Stage,
   serverSaid: string,
-  handshakeDone: boolean,
+  { handshakeDone, redirectedTo }: Trace,
 ): CairnError {
   const e = error as {
     code?: string
@@ -385,6 +426,12 @@ function translate(
   const code = e?.code ?? ''
   const status = e?.data?.statusCode
   if (authRefused || code === 'UserCanceledError' || status === 401 || status === 403) {
+    if (redirectedTo !== undefined) {
+      return new CairnError(
+        'sync-redirected',
+        `The remote redirected Cairn to another address (${redirectedTo}), and Cairn does not send your token there. If you trust that address, enter it as the remote’s address and sync again.`,
+      )
+    }
     return new CairnError(
       'sync-auth',
       status === 403

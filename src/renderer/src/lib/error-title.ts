@@ -41,6 +41,8 @@ export function errorTitle(code: ErrorCode): string {
       return 'Could not reach the remote'
     case 'sync-auth':
       return 'The remote refused the token'
+    case 'sync-redirected':
+      return 'The remote sent Cairn elsewhere'
     case 'sync-not-a-repository':
       return 'Not a git repository'
     case 'sync-interrupted':
