@@ -237,6 +237,48 @@ describe('a fetch whose answer breaks', () => {
   }
 })
 
+describe('an answer that is not git’s at all once the handshake was read', () => {
+  // A sign-in page or a proxy's own page in place of the answer to the sync's request (a
+  // firewall that lets GETs through and answers POSTs itself): it says the same on every
+  // try, so it is not a broken connection to retry for ever, every few minutes.
+  for (const [stage, when] of [
+    ['fetch', isPackRequest],
+    ['push', isPushRequest],
+  ] as const) {
+    it(`(${stage}) is not called a broken connection, changes nothing, and is not retried`, async () => {
+      const { server } = ctx
+      const { repo, laptop, desktop } = await ctx.shared(`html-${stage}`, (d) =>
+        d.write('log.md', 'one\n'),
+      )
+      const proxy = await startProxy(server)
+      try {
+        expect((await viaProxy(laptop, proxy, repo)).state).toBe('idle')
+        if (stage === 'fetch') {
+          await desktop.write('log.md', 'one\ntwo\n')
+          expect((await desktop.sync()).state).toBe('idle')
+        } else await laptop.write('log.md', 'one\nfrom the laptop\n')
+        const before = refs(laptop)
+        const remoteBefore = server.git(repo, 'rev-parse', 'main')
+        const page = '<!doctype html><html><body>Sign in to continue</body></html>'
+        proxy.on(when, { kind: 'status', status: 200, body: page, contentType: 'text/html' })
+        for (let attempt = 1; attempt <= 2; attempt++) {
+          const status = await laptop.sync()
+          expectPlain(status, laptop)
+          expect(status.error?.code).toBe('sync-not-a-repository')
+          expect(status.error?.message).toContain('something other than git')
+        }
+        expect(refs(laptop)).toBe(before)
+        expect(server.git(repo, 'rev-parse', 'main')).toBe(remoteBefore)
+      } finally {
+        await proxy.close()
+      }
+      await laptop.connect(server, repo)
+      expect((await laptop.sync()).state).toBe('idle')
+      await expectSound(server, repo, [laptop, desktop])
+    })
+  }
+})
+
 describe('a push whose answer arrives garbled', () => {
   it('says so plainly, and the next sync finds the push landed, losing nothing', async () => {
     const { server } = ctx

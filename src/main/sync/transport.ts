@@ -74,17 +74,35 @@ export function isLoopback(url: string): boolean {
   return host === 'localhost' || host === '127.0.0.1' || host === '[::1]'
 }
 
+/** What one fetch or push learnt of the server's answers, for `transportError`. */
+interface Trace {
+  handshakeDone: boolean
+  /** The answer to the service's POST came as something other than git's (a web page). */
+  notGit: boolean
+}
+
+function newTrace(): Trace {
+  return { handshakeDone: false, notGit: false }
+}
+
 /**
  * The client for one fetch or push, noting when its handshake is done: isomorphic-git sends
  * the service's POST only once it has read the server's advertisement whole, so an answer it
  * cannot parse after that is a damaged or cut answer (a proxy's hiccup, a pack cut short),
- * not an address that holds no repository.
+ * not an address that holds no repository — unless that answer does not say it is git's (a
+ * sign-in page, a firewall's page), which comes again on every try.
  */
-function tracedHttp(trace: { handshakeDone: boolean }) {
+function tracedHttp(trace: Trace) {
   return {
-    request: (request: Parameters<typeof nodeHttp.request>[0]) => {
-      if ((request.method ?? 'GET').toUpperCase() === 'POST') trace.handshakeDone = true
-      return http.request(request)
+    request: async (request: Parameters<typeof nodeHttp.request>[0]) => {
+      const post = (request.method ?? 'GET').toUpperCase() === 'POST'
+      if (post) trace.handshakeDone = true
+      const answer = await http.request(request)
+      if (post && answer.statusCode === 200) {
+        const type = answer.headers?.['content-type'] ?? ''
+        trace.notGit = !/^application\/x-git-[a-z-]+-result\b/i.test(type)
+      }
+      return answer
     },
   }
 }
@@ -186,7 +204,7 @@ async function fetchInto(gitdir: string, remote: RemoteSpec): Promise<string | n
   // only what came since.
   const have = (await readRef(gitdir, TRACKING_REF)) ? TRACKING_REF : REMOTE_BRANCH
   const held = fetchFs(gitdir)
-  const trace = { handshakeDone: false }
+  const trace = newTrace()
   try {
     const result = await git.fetch({
       fs: held.fs,
@@ -206,7 +224,7 @@ async function fetchInto(gitdir: string, remote: RemoteSpec): Promise<string | n
     return result.fetchHead ?? null
   } catch (error) {
     if ((error as { code?: string }).code === 'NotFoundError') return null
-    throw transportError(error, refused.value, 'fetch', '', trace.handshakeDone)
+    throw transportError(error, refused.value, 'fetch', '', trace)
   }
 }
 
@@ -243,7 +261,7 @@ async function pushInto(
   const refused = { value: false }
   // What the server printed (its hooks' `remote:` lines): why it refused, in its own words.
   const said: string[] = []
-  const trace = { handshakeDone: false }
+  const trace = newTrace()
   try {
     await git.push({
       fs: gitFs,
@@ -262,13 +280,7 @@ async function pushInto(
       ...authOf(remote, refused),
     })
   } catch (error) {
-    const translated = transportError(
-      error,
-      refused.value,
-      'push',
-      said.join(''),
-      trace.handshakeDone,
-    )
+    const translated = transportError(error, refused.value, 'push', said.join(''), trace)
     const refusal = refusalOfPush(error)
     // On a busy remote (a bot committing on every push) the branch moves during every push: a
     // refusal in a policy's known words is then the server's reason on the sync's last try,
@@ -348,19 +360,18 @@ const NETWORK_CODES = new Set([
 const BROKEN_CODES = new Set(['ECONNRESET', 'EPIPE', 'ERR_STREAM_PREMATURE_CLOSE'])
 
 /**
- * Turns what isomorphic-git or the network threw into a sentence with a code.
- * `handshakeDone`: the server's advertisement was read whole before it failed.
+ * Turns what isomorphic-git or the network threw into a sentence with a code. `trace`: what
+ * the fetch or push saw of the server's answers before it failed.
  */
 export function transportError(
   error: unknown,
   authRefused: boolean,
   stage: Stage,
   serverSaid = '',
-  handshakeDone = false,
+  trace: Trace = newTrace(),
 ): CairnError {
   if (error instanceof CairnError) return error
-  const translated =
-    diskError(error) ?? translate(error, authRefused, stage, serverSaid, handshakeDone)
+  const translated = diskError(error) ?? translate(error, authRefused, stage, serverSaid, trace)
   // The original stays attached for the log; only the sentence reaches the window.
   Object.defineProperty(translated, 'cause', { value: error, enumerable: false })
   return translated
@@ -371,7 +382,7 @@ function translate(
   authRefused: boolean,
   stage: Stage,
   serverSaid: string,
-  handshakeDone: boolean,
+  trace: Trace,
 ): CairnError {
   const e = error as {
     code?: string
@@ -405,7 +416,14 @@ function translate(
   // An answer that cannot be parsed once the handshake was read whole is a damaged one (cut
   // short, garbled on the way): the address is fine, and the sync is worth trying again.
   const unparsable = code === 'SmartHttpError' || code === 'ParseError'
-  if (unparsable && handshakeDone) {
+  if (unparsable && trace.notGit) {
+    // Not a damaged answer but another one, which every try would get again.
+    return new CairnError(
+      'sync-not-a-repository',
+      'That address answers, but the sync’s request got something other than git back (a sign-in page, or a proxy or firewall in the way). Check the address and the network; Cairn does not try again by itself.',
+    )
+  }
+  if (unparsable && trace.handshakeDone) {
     return new CairnError(
       'sync-interrupted',
       'The remote’s answer broke off or arrived damaged during the sync. Nothing was lost; Cairn tries again on the next sync.',
