@@ -22,7 +22,14 @@ import { CairnError } from '../lib/errors'
 import { escapeInvisible } from '../lib/text'
 import { MARKER_SIZE, MAX_MARKER_SIZE } from './conflict-markers'
 import { gitFs, readRef } from './git-fs'
-import { commitFiles, foldedCollisions, unsafeEntry, writeFileMap, type FileMap } from './file-map'
+import {
+  commitFiles,
+  foldedCollisions,
+  NAMES_FOLD_CASE,
+  unsafeEntry,
+  writeFileMap,
+  type FileMap,
+} from './file-map'
 import { descendsFrom, explore, mergeBaseOf, type CommitGraph } from './graph'
 import { mergeTrees, type MergeConflict } from './merge-trees'
 import type { ConflictRecord } from './store'
@@ -497,9 +504,6 @@ export async function checkSafe(
   await checkFiles(objects, await commitFiles(objects, oid), await commitFiles(objects, local))
 }
 
-/** True where the file system ignores case in names (macOS and Windows, by default). */
-const FOLDS_CASE = process.platform === 'darwin' || process.platform === 'win32'
-
 async function checkFiles(
   objects: HistoryGit['objects'],
   files: FileMap,
@@ -514,7 +518,7 @@ async function checkFiles(
     if (why) refused.push(`${escapeInvisible(path)} (${why})`)
   }
   // Two names this system cannot tell apart would overwrite each other in the folder.
-  if (FOLDS_CASE) {
+  if (NAMES_FOLD_CASE) {
     for (const [a, b] of foldedCollisions(files.keys())) {
       refused.push(`${escapeInvisible(b)} (the same name as ${escapeInvisible(a)} on this system)`)
     }
