@@ -6,7 +6,9 @@
  * and leave both sides sound (`git fsck --strict`) so that the next sync completes.
  */
 import { execFileSync } from 'node:child_process'
+import fs from 'node:fs'
 import http from 'node:http'
+import path from 'node:path'
 import type { AddressInfo, Socket } from 'node:net'
 import { describe, expect, it } from 'vitest'
 import type { SyncStatus } from '../../shared/types'
@@ -349,4 +351,36 @@ describe('a remote that sends a pack lacking an object its commits name', () => 
       }
     })
   }
+})
+
+describe('an object missing from this machine’s own history (local damage, not the remote’s)', () => {
+  it('is said as this machine’s damage, never as the remote’s answer, and changes nothing', async () => {
+    const { server } = ctx
+    const { repo, laptop, desktop } = await ctx.shared('local-damage', (d) =>
+      d.write('log.md', 'one\ntwo\nthree\n'),
+    )
+    await laptop.write('log.md', 'one\ntwo\nthree\nfrom the laptop\n')
+    expect((await laptop.sync()).state).toBe('idle')
+    expect((await desktop.sync()).state).toBe('idle')
+    await desktop.write('log.md', 'desktop\none\ntwo\nthree\nfrom the laptop\n')
+    expect((await desktop.sync()).state).toBe('idle')
+    await laptop.write('log.md', 'one\ntwo\nthree\nfrom the laptop\nand more\n')
+    // The laptop's own version, which only it holds (a loose object, in no pack), goes.
+    const ours = laptop.git('rev-parse', 'main:log.md').trim()
+    const loose = path.join(laptop.dir, 'history.git', 'objects', ours.slice(0, 2), ours.slice(2))
+    fs.rmSync(loose)
+    expect(() => laptop.git('cat-file', '-e', ours)).toThrow()
+    const head = laptop.git('rev-parse', 'main')
+    const remoteHead = server.git(repo, 'rev-parse', 'main')
+    const status = await laptop.sync()
+    expect(status.state).toBe('error')
+    // The damage is this machine's: not a sync-* error that blames the network or the remote.
+    expect(status.error?.code).toBe('history-damaged')
+    expect(JSON.stringify(status)).not.toContain(laptop.dir)
+    expect(laptop.git('rev-parse', 'main')).toBe(head)
+    expect(server.git(repo, 'rev-parse', 'main')).toBe(remoteHead)
+    // git agrees on whose damage it is: the laptop misses the blob, the remote is whole.
+    expect(() => laptop.git('fsck', '--strict')).toThrow()
+    server.git(repo, 'fsck', '--strict')
+  })
 })
