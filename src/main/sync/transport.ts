@@ -420,7 +420,7 @@ function translate(
     // Not a damaged answer but another one, which every try would get again.
     return new CairnError(
       'sync-not-a-repository',
-      'That address answers, but the sync’s request got something other than git back (a sign-in page, or a proxy or firewall in the way). Check the address and the network; Cairn does not try again by itself.',
+      'That address answers, but the sync’s request got something other than git back (a sign-in page, or a proxy or firewall in the way). Check the address and the network, then sync again.',
     )
   }
   if (unparsable && trace.handshakeDone) {
