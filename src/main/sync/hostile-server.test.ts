@@ -384,3 +384,52 @@ describe('an object missing from this machine’s own history (local damage, not
     server.git(repo, 'fsck', '--strict')
   })
 })
+
+describe('a pack lacking an object, sent to a machine that holds a memory of its own', () => {
+  it('fetches again and asks the join question, taking nothing unasked', async () => {
+    const { server } = ctx
+    const repo = ctx.newRepo('incomplete-join')
+    const desktop = await ctx.machine('desktop')
+    await desktop.write('log.md', 'from the desktop\n')
+    await desktop.connect(server, repo)
+    expect((await desktop.sync()).state).toBe('idle')
+    const laptop = await ctx.machine('laptop')
+    await laptop.write('mine.md', 'the laptop’s own\n')
+    const head = laptop.git('rev-parse', 'main')
+    // Every object of the remote's history but the blob of log.md.
+    const blob = server.git(repo, 'rev-parse', 'main:log.md').trim()
+    const wanted = server
+      .git(repo, 'rev-list', '--objects', 'main')
+      .split('\n')
+      .map((line) => line.split(' ')[0]!)
+      .filter((oid) => oid !== '' && oid !== blob)
+    const pack = execFileSync(
+      'git',
+      ['--git-dir', server.gitdir(repo), 'pack-objects', '--stdout'],
+      {
+        input: `${wanted.join('\n')}\n`,
+        env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1' },
+      },
+    )
+    const proxy = await startProxy(server)
+    proxy.on(isPackRequest, { kind: 'rewrite', rewrite: (body) => withPack(body, pack) }, 1)
+    try {
+      const status = await viaProxy(laptop, proxy, repo)
+      expect(status.error?.code).toBe('sync-join-needed')
+      expect(status.join).toMatchObject({ reason: 'unrelated', remoteFiles: 1, localFiles: 1 })
+      expect(laptop.git('rev-parse', 'main')).toBe(head)
+      expect(Object.fromEntries(await laptop.files())).toEqual({ 'mine.md': 'the laptop’s own\n' })
+      const joined = await laptop.call('sync:join', { choice: 'merge' })
+      expect(joined.state).toBe('idle')
+      expect(Object.fromEntries(await laptop.files())).toEqual({
+        'mine.md': 'the laptop’s own\n',
+        'log.md': 'from the desktop\n',
+      })
+    } finally {
+      await proxy.close()
+    }
+    await laptop.connect(server, repo)
+    expect((await laptop.sync()).state).toBe('idle')
+    await expectSound(server, repo, [laptop, desktop])
+  })
+})
