@@ -42,6 +42,11 @@ export interface CoreOptions {
   readonly hostName?: () => string
   /** Quiet time after a memory change before sync runs (tests shorten it). */
   readonly syncDebounceMs?: number
+  /**
+   * Whether the memory folder's names ignore case (`Notes.md` is `notes.md`), as imports judge
+   * them. Default: macOS and Windows; tests pass true to judge as they do on any system.
+   */
+  readonly namesFoldCase?: boolean
   /** Source of `ANTHROPIC_API_KEY` / `ANTHROPIC_BASE_URL` (default `process.env`). */
   readonly env?: Readonly<Record<string, string | undefined>>
   /** fetch for the Anthropic SDK (tests, proxies). */
@@ -154,6 +159,7 @@ async function assemble(
     }),
     hostName: options.hostName,
     debounceMs: options.syncDebounceMs,
+    ...(options.namesFoldCase !== undefined ? { namesFoldCase: options.namesFoldCase } : {}),
   })
   sync.onStatus((status) => events.emit('sync:state', status))
   // A few seconds after memory changed here (a turn, an edit), the change goes out.

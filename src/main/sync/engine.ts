@@ -22,7 +22,14 @@ import { CairnError } from '../lib/errors'
 import { escapeInvisible } from '../lib/text'
 import { MARKER_SIZE, MAX_MARKER_SIZE } from './conflict-markers'
 import { gitFs, readRef } from './git-fs'
-import { commitFiles, foldedCollisions, unsafeEntry, writeFileMap, type FileMap } from './file-map'
+import {
+  commitFiles,
+  foldedCollisions,
+  NAMES_FOLD_CASE,
+  unsafeEntry,
+  writeFileMap,
+  type FileMap,
+} from './file-map'
 import { descendsFrom, explore, mergeBaseOf, type CommitGraph } from './graph'
 import { mergeTrees, type MergeConflict } from './merge-trees'
 import type { ConflictRecord } from './store'
@@ -83,8 +90,10 @@ async function run(ctx: EngineContext, choice: JoinChoice | null): Promise<SyncO
         // machine pushed meanwhile) asks again if the remote turned into something else.
         return await integrate(ctx, session, remote, attempt === 1 ? choice : null)
       } catch (error) {
-        if (remote !== null && isMissingObject(error)) return INCOMPLETE
-        throw error
+        if (remote === null || !isMissingObject(error)) throw error
+        // The second time, whose object it is decides what the person is told.
+        const local = refetched && (await localReaches(ctx.git, session.head(), error.oid))
+        return { kind: 'incomplete', local } as const
       }
     })
     if (step.kind === 'incomplete') {
@@ -94,10 +103,18 @@ async function run(ctx: EngineContext, choice: JoinChoice | null): Promise<SyncO
       // is missing, and fail again: the ref is dropped (nothing else names those objects) and
       // the fetch made once more, from local `main`.
       await ctx.git.transfer(() => forgetTracking(ctx.git.gitdir))
-      if (refetched) {
+      if (refetched && step.local) {
         throw new CairnError(
           'history-damaged',
           'The memory history is damaged; that version cannot be read.',
+        )
+      }
+      if (refetched) {
+        // The fetch from local `main` was sent everything `main` does not reach: an object
+        // missing that `main` does not reach is the remote's to send, not this machine's.
+        throw new CairnError(
+          'sync-interrupted',
+          'The remote’s answer lacked part of its history. Nothing was changed; Cairn tries again on the next sync.',
         )
       }
       refetched = true
@@ -130,16 +147,63 @@ async function run(ctx: EngineContext, choice: JoinChoice | null): Promise<SyncO
   }
 }
 
-/** What integrate answers when a version it needs lacks an object. */
-const INCOMPLETE = { kind: 'incomplete' } as const
+function isMissingObject(error: unknown): error is { oid: string } {
+  const e = error as { code?: unknown; detail?: unknown; oid?: unknown } | null
+  return e?.code === 'EDAMAGED' && e.detail === 'missing' && typeof e.oid === 'string'
+}
 
-function isMissingObject(error: unknown): boolean {
-  const e = error as { code?: unknown; detail?: unknown } | null
-  return e?.code === 'EDAMAGED' && e.detail === 'missing'
+/**
+ * Whether `missing` is an object `head` reaches (its commits, trees or files): then this
+ * machine's history is damaged. A part of that history that cannot be read says so too.
+ */
+async function localReaches(
+  history: HistoryGit,
+  head: string | null,
+  missing: string,
+): Promise<boolean> {
+  if (head === null) return false
+  const seen = new Set<string>()
+  const commits = [head]
+  const trees: string[] = []
+  try {
+    while (commits.length > 0 || trees.length > 0) {
+      const tree = trees.pop()
+      if (tree !== undefined) {
+        for (const entry of await history.objects.readTree(tree)) {
+          if (entry.oid === missing) return true
+          if (entry.kind === 'tree' && !seen.has(entry.oid)) {
+            seen.add(entry.oid)
+            trees.push(entry.oid)
+          }
+        }
+        continue
+      }
+      const oid = commits.pop()!
+      if (oid === missing) return true
+      const commit = await history.objects.readCommit(oid)
+      if (commit.tree === missing) return true
+      if (!seen.has(commit.tree)) {
+        seen.add(commit.tree)
+        trees.push(commit.tree)
+      }
+      for (const parent of commit.parents) {
+        if (!seen.has(parent)) {
+          seen.add(parent)
+          commits.push(parent)
+        }
+      }
+    }
+  } catch (error) {
+    if (isMissingObject(error) || (error as { code?: unknown }).code === 'EDAMAGED') return true
+    throw error
+  }
+  return false
 }
 
 type Step =
   | { readonly kind: 'ready'; readonly conflicts: ReadonlyArray<ConflictRecord> }
+  /** A version the sync needs lacks an object; `local`: one local `main` reaches. */
+  | { readonly kind: 'incomplete'; readonly local: boolean }
   | { readonly kind: 'question'; readonly question: SyncJoinQuestion }
 
 async function integrate(
@@ -497,9 +561,6 @@ export async function checkSafe(
   await checkFiles(objects, await commitFiles(objects, oid), await commitFiles(objects, local))
 }
 
-/** True where the file system ignores case in names (macOS and Windows, by default). */
-const FOLDS_CASE = process.platform === 'darwin' || process.platform === 'win32'
-
 async function checkFiles(
   objects: HistoryGit['objects'],
   files: FileMap,
@@ -514,7 +575,7 @@ async function checkFiles(
     if (why) refused.push(`${escapeInvisible(path)} (${why})`)
   }
   // Two names this system cannot tell apart would overwrite each other in the folder.
-  if (FOLDS_CASE) {
+  if (NAMES_FOLD_CASE) {
     for (const [a, b] of foldedCollisions(files.keys())) {
       refused.push(`${escapeInvisible(b)} (the same name as ${escapeInvisible(a)} on this system)`)
     }

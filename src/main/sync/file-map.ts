@@ -101,6 +101,9 @@ export function unsafeEntry(path: string, mode: string): string | null {
   return null
 }
 
+/** True where the file system ignores case in names (macOS and Windows, by default). */
+export const NAMES_FOLD_CASE = process.platform === 'darwin' || process.platform === 'win32'
+
 /**
  * Paths that name the same file where names ignore case and Unicode form (macOS and Windows
  * by default): `Notes.md` and `notes.md` would overwrite each other there. Pairs, as found.

@@ -6,7 +6,9 @@
  * and leave both sides sound (`git fsck --strict`) so that the next sync completes.
  */
 import { execFileSync } from 'node:child_process'
+import fs from 'node:fs'
 import http from 'node:http'
+import path from 'node:path'
 import type { AddressInfo, Socket } from 'node:net'
 import { describe, expect, it } from 'vitest'
 import type { SyncStatus } from '../../shared/types'
@@ -242,6 +244,48 @@ describe('a fetch whose answer breaks', () => {
   }
 })
 
+describe('an answer that is not git’s at all once the handshake was read', () => {
+  // A sign-in page or a proxy's own page in place of the answer to the sync's request (a
+  // firewall that lets GETs through and answers POSTs itself): it says the same on every
+  // try, so it is not a broken connection to retry for ever, every few minutes.
+  for (const [stage, when] of [
+    ['fetch', isPackRequest],
+    ['push', isPushRequest],
+  ] as const) {
+    it(`(${stage}) is not called a broken connection, changes nothing, and is not retried`, async () => {
+      const { server } = ctx
+      const { repo, laptop, desktop } = await ctx.shared(`html-${stage}`, (d) =>
+        d.write('log.md', 'one\n'),
+      )
+      const proxy = await startProxy(server)
+      try {
+        expect((await viaProxy(laptop, proxy, repo)).state).toBe('idle')
+        if (stage === 'fetch') {
+          await desktop.write('log.md', 'one\ntwo\n')
+          expect((await desktop.sync()).state).toBe('idle')
+        } else await laptop.write('log.md', 'one\nfrom the laptop\n')
+        const before = refs(laptop)
+        const remoteBefore = server.git(repo, 'rev-parse', 'main')
+        const page = '<!doctype html><html><body>Sign in to continue</body></html>'
+        proxy.on(when, { kind: 'status', status: 200, body: page, contentType: 'text/html' })
+        for (let attempt = 1; attempt <= 2; attempt++) {
+          const status = await laptop.sync()
+          expectPlain(status, laptop)
+          expect(status.error?.code).toBe('sync-not-a-repository')
+          expect(status.error?.message).toContain('something other than git')
+        }
+        expect(refs(laptop)).toBe(before)
+        expect(server.git(repo, 'rev-parse', 'main')).toBe(remoteBefore)
+      } finally {
+        await proxy.close()
+      }
+      await laptop.connect(server, repo)
+      expect((await laptop.sync()).state).toBe('idle')
+      await expectSound(server, repo, [laptop, desktop])
+    })
+  }
+})
+
 describe('a push whose answer arrives garbled', () => {
   it('says so plainly, and the next sync finds the push landed, losing nothing', async () => {
     const { server } = ctx
@@ -299,6 +343,10 @@ describe('a remote that sends a pack lacking an object its commits name', () => 
         } else {
           expect(status.state).toBe('error')
           expect(JSON.stringify(status)).not.toContain(server.token)
+          // The remote's answer lacked it, not this machine's history (git fsck agrees below):
+          // never "your memory is damaged"; retried like any broken answer.
+          expect(status.error?.code).toBe('sync-interrupted')
+          expect(status.error?.message).not.toMatch(/memory history is damaged/)
           expect((await laptop.files()).get('log.md')).toBe('one\n')
           // No ref is left on the commit this repository cannot read whole.
           expect(refs(laptop)).not.toContain('refs/remotes/cairn-sync/main')
@@ -312,4 +360,85 @@ describe('a remote that sends a pack lacking an object its commits name', () => 
       }
     })
   }
+})
+
+describe('an object missing from this machine’s own history (local damage, not the remote’s)', () => {
+  it('is said as this machine’s damage, never as the remote’s answer, and changes nothing', async () => {
+    const { server } = ctx
+    const { repo, laptop, desktop } = await ctx.shared('local-damage', (d) =>
+      d.write('log.md', 'one\ntwo\nthree\n'),
+    )
+    await laptop.write('log.md', 'one\ntwo\nthree\nfrom the laptop\n')
+    expect((await laptop.sync()).state).toBe('idle')
+    expect((await desktop.sync()).state).toBe('idle')
+    await desktop.write('log.md', 'desktop\none\ntwo\nthree\nfrom the laptop\n')
+    expect((await desktop.sync()).state).toBe('idle')
+    await laptop.write('log.md', 'one\ntwo\nthree\nfrom the laptop\nand more\n')
+    // The laptop's own version, which only it holds (a loose object, in no pack), goes.
+    const ours = laptop.git('rev-parse', 'main:log.md').trim()
+    const loose = path.join(laptop.dir, 'history.git', 'objects', ours.slice(0, 2), ours.slice(2))
+    fs.rmSync(loose)
+    expect(() => laptop.git('cat-file', '-e', ours)).toThrow()
+    const head = laptop.git('rev-parse', 'main')
+    const remoteHead = server.git(repo, 'rev-parse', 'main')
+    const status = await laptop.sync()
+    expect(status.state).toBe('error')
+    // The damage is this machine's: not a sync-* error that blames the network or the remote.
+    expect(status.error?.code).toBe('history-damaged')
+    expect(JSON.stringify(status)).not.toContain(laptop.dir)
+    expect(laptop.git('rev-parse', 'main')).toBe(head)
+    expect(server.git(repo, 'rev-parse', 'main')).toBe(remoteHead)
+    // git agrees on whose damage it is: the laptop misses the blob, the remote is whole.
+    expect(() => laptop.git('fsck', '--strict')).toThrow()
+    server.git(repo, 'fsck', '--strict')
+  })
+})
+
+describe('a pack lacking an object, sent to a machine that holds a memory of its own', () => {
+  it('fetches again and asks the join question, taking nothing unasked', async () => {
+    const { server } = ctx
+    const repo = ctx.newRepo('incomplete-join')
+    const desktop = await ctx.machine('desktop')
+    await desktop.write('log.md', 'from the desktop\n')
+    await desktop.connect(server, repo)
+    expect((await desktop.sync()).state).toBe('idle')
+    const laptop = await ctx.machine('laptop')
+    await laptop.write('mine.md', 'the laptop’s own\n')
+    const head = laptop.git('rev-parse', 'main')
+    // Every object of the remote's history but the blob of log.md.
+    const blob = server.git(repo, 'rev-parse', 'main:log.md').trim()
+    const wanted = server
+      .git(repo, 'rev-list', '--objects', 'main')
+      .split('\n')
+      .map((line) => line.split(' ')[0]!)
+      .filter((oid) => oid !== '' && oid !== blob)
+    const pack = execFileSync(
+      'git',
+      ['--git-dir', server.gitdir(repo), 'pack-objects', '--stdout'],
+      {
+        input: `${wanted.join('\n')}\n`,
+        env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1' },
+      },
+    )
+    const proxy = await startProxy(server)
+    proxy.on(isPackRequest, { kind: 'rewrite', rewrite: (body) => withPack(body, pack) }, 1)
+    try {
+      const status = await viaProxy(laptop, proxy, repo)
+      expect(status.error?.code).toBe('sync-join-needed')
+      expect(status.join).toMatchObject({ reason: 'unrelated', remoteFiles: 1, localFiles: 1 })
+      expect(laptop.git('rev-parse', 'main')).toBe(head)
+      expect(Object.fromEntries(await laptop.files())).toEqual({ 'mine.md': 'the laptop’s own\n' })
+      const joined = await laptop.call('sync:join', { choice: 'merge' })
+      expect(joined.state).toBe('idle')
+      expect(Object.fromEntries(await laptop.files())).toEqual({
+        'mine.md': 'the laptop’s own\n',
+        'log.md': 'from the desktop\n',
+      })
+    } finally {
+      await proxy.close()
+    }
+    await laptop.connect(server, repo)
+    expect((await laptop.sync()).state).toBe('idle')
+    await expectSound(server, repo, [laptop, desktop])
+  })
 })

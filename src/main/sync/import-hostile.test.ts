@@ -4,7 +4,7 @@
  * that lists every file left out and why, or a clear error that changes nothing; no file of
  * the archive is ever dropped without being named.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -69,6 +69,53 @@ describe('a ZIP holding two files of one name', () => {
     expect(result.message).toContain('Imported 2 files')
     expect(m.git('rev-list', '--count', 'main').trim()).toBe('2')
   })
+})
+
+describe('names only case tells apart, where the system ignores case (macOS, Windows)', () => {
+  // There `Notes.md` and `notes.md` are one file: written both, one would silently replace
+  // the other, and a file memory holds would be written over by an import instead of merged.
+  async function foldingMachine() {
+    const host = dialogHost()
+    const m = await startMachine('laptop', { host, namesFoldCase: true })
+    machines.push(m)
+    await m.write('keep.md', 'keep\n')
+    return { m, host }
+  }
+
+  async function folderOf(name: string, entries: Array<[string, string]>): Promise<string> {
+    const folder = path.join(scratch, name)
+    await mkdir(folder)
+    for (const [entry, text] of entries) await writeFile(path.join(folder, entry), text)
+    return folder
+  }
+
+  for (const kind of ['zip', 'folder'] as const) {
+    it(`(${kind}) keeps the first of two, names the second, and merges into the file memory holds`, async () => {
+      const { m, host } = await foldingMachine()
+      const entries: Array<[string, string]> = [
+        ['KEEP.md', 'more\n'],
+        ['Notes.md', 'first\n'],
+        ['notes.md', 'second\n'],
+      ]
+      host.answer(
+        kind === 'zip' ? await zipOf('cases.zip', entries) : await folderOf('cases', entries),
+      )
+      const result = await m.call('sync:import', { kind })
+      expect(result.skipped).toEqual([
+        { path: 'notes.md', reason: 'the same name as Notes.md on this system' },
+      ])
+      // One file per name the system tells apart, in the folder and in the commit alike.
+      const files = Object.fromEntries(await m.files())
+      expect(Object.keys(files).sort()).toEqual(['Notes.md', 'keep.md'])
+      expect(files['Notes.md']).toBe('first\n')
+      expect(files['keep.md']).toContain('keep')
+      expect(files['keep.md']).toContain('more')
+      expect(m.git('ls-tree', '--name-only', 'main').split('\n').filter(Boolean).sort()).toEqual([
+        'Notes.md',
+        'keep.md',
+      ])
+    })
+  }
 })
 
 describe('a ZIP holding names that would leave memory, and a credential', () => {

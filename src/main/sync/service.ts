@@ -46,7 +46,7 @@ import {
   type SyncOutcome,
 } from './engine'
 import { conflictsSince, followRenames } from './conflict-history'
-import { commitFiles } from './file-map'
+import { commitFiles, NAMES_FOLD_CASE } from './file-map'
 import { gitFs, readRef } from './git-fs'
 import { explore, onOneLine } from './graph'
 import { restoreBackup } from './backups'
@@ -81,6 +81,8 @@ export interface SyncServiceOptions {
   readonly hostName?: () => string
   readonly now?: () => number
   readonly debounceMs?: number
+  /** Whether names in the memory folder ignore case (default: macOS and Windows). */
+  readonly namesFoldCase?: boolean
 }
 
 export type SyncConfigureInput = RequestPayload<'sync:configure'>
@@ -215,6 +217,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     machine: async () => machineOf(await store.config()),
     now,
     onConflicts: addConflicts,
+    namesFoldCase: options.namesFoldCase ?? NAMES_FOLD_CASE,
   }
 
   async function remoteOf(config: SyncConfig, token?: string | null): Promise<RemoteSpec> {

@@ -45,7 +45,13 @@ export interface Machine {
 /** A machine named `name` on a fresh data folder, syncing only when told to. */
 export async function startMachine(
   name: string,
-  options: { debounceMs?: number; dataDir?: string; host?: HostActions } = {},
+  options: {
+    debounceMs?: number
+    dataDir?: string
+    host?: HostActions
+    /** Judge names as macOS and Windows do (`Notes.md` is `notes.md`), whatever runs this. */
+    namesFoldCase?: boolean
+  } = {},
 ): Promise<Machine> {
   const dir = options.dataDir ?? (await mkdtemp(path.join(os.tmpdir(), `cairn-sync-${name}-`)))
   const logger = process.env['SYNC_DEBUG'] ? consoleLogger : createRecordingLogger()
@@ -58,6 +64,7 @@ export async function startMachine(
     syncDebounceMs: options.debounceMs ?? 3_600_000,
     env: {},
     ...(options.host ? { host: options.host } : {}),
+    ...(options.namesFoldCase !== undefined ? { namesFoldCase: options.namesFoldCase } : {}),
   })
   const call: Machine['call'] = async (channel, payload) => {
     const result = await core.dispatch(channel, payload)

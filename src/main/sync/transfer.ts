@@ -22,7 +22,7 @@ import {
 } from '../history'
 import { atomicWrite } from '../lib/atomic-write'
 import { CairnError } from '../lib/errors'
-import { decodeUtf8 } from '../lib/text'
+import { decodeUtf8, escapeInvisible, foldedName } from '../lib/text'
 import { BundleError, bundleTip, parseBundle, writeBundle } from './bundle'
 import { checkSafe, graphOf, learn, mergeCommit } from './engine'
 import { commitFiles } from './file-map'
@@ -50,6 +50,8 @@ export interface TransferContext {
   readonly now: () => number
   /** Told the conflicts an import raised (files it had to merge with what memory held). */
   readonly onConflicts: (records: ReadonlyArray<ConflictRecord>) => Promise<void>
+  /** Names in the memory folder ignore case (macOS and Windows): `Notes.md` is `notes.md`. */
+  readonly namesFoldCase: boolean
 }
 
 /** Most bytes read from a file chosen for import before it is refused as too large. */
@@ -467,14 +469,25 @@ async function importFiles(
   const policy = await ctx.policy()
   const skipped: Skipped[] = [...gathered]
   const accepted = new Map<string, Uint8Array>()
+  // Where names ignore case, `Notes.md` and `notes.md` are one file: folded name -> the first.
+  const folded = new Map<string, string>()
   for (const [relative, bytes] of candidates) {
     const check = await checkImportedFile(relative, bytes, policy)
+    const first = check.ok && ctx.namesFoldCase ? folded.get(foldedName(check.relative)) : undefined
     if (!check.ok) skipped.push({ path: relative, reason: check.reason })
     else if (accepted.has(check.relative)) {
       // Two names that are one once normalized (`café` written precomposed and decomposed):
       // the second would silently replace the first.
       skipped.push({ path: relative, reason: 'the same name as another file it holds' })
-    } else accepted.set(check.relative, bytes)
+    } else if (first !== undefined) {
+      skipped.push({
+        path: relative,
+        reason: `the same name as ${escapeInvisible(first)} on this system`,
+      })
+    } else {
+      accepted.set(check.relative, bytes)
+      folded.set(foldedName(check.relative), check.relative)
+    }
   }
   if (accepted.size === 0) {
     throw new CairnError(
@@ -486,10 +499,15 @@ async function importFiles(
   const machine = await ctx.machine()
   const outcome = await history.exclusive(async (session) => {
     const current = await commitFiles(history.objects, session.head())
+    // Where names ignore case, an imported `Notes.md` is the `notes.md` memory holds: merged
+    // with it under its own name, never written over it as another file of the commit.
+    const held = new Map<string, string>()
+    if (ctx.namesFoldCase) for (const path of current.keys()) held.set(foldedName(path), path)
     const writes = new Map<string, Uint8Array | null>()
     const conflicted: Array<{ path: string; otherPath?: string; markerSize?: number }> = []
     let bytes = 0
-    for (const [relative, content] of accepted) {
+    for (const [named, content] of accepted) {
+      const relative = current.has(named) ? named : (held.get(foldedName(named)) ?? named)
       const existing = current.get(relative)
       const oid = history.objects.hash('blob', content)
       if (existing?.oid === oid) continue

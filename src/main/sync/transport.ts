@@ -74,19 +74,41 @@ export function isLoopback(url: string): boolean {
   return host === 'localhost' || host === '127.0.0.1' || host === '[::1]'
 }
 
+/** What one fetch or push learnt of the server's answers, for `transportError`. */
+interface Trace {
+  /** The server's advertisement was read whole. */
+  handshakeDone: boolean
+  /** The answer to the service's POST came as something other than git's (a web page). */
+  notGit: boolean
+  /** The host (and port) of another origin the remote redirected to, if it did. */
+  redirectedTo?: string
+}
+
+function newTrace(): Trace {
+  return { handshakeDone: false, notGit: false }
+}
+
 /**
  * The client for one fetch or push, noting when its handshake is done: isomorphic-git sends
  * the service's POST only once it has read the server's advertisement whole, so an answer it
  * cannot parse after that is a damaged or cut answer (a proxy's hiccup, a pack cut short),
- * not an address that holds no repository.
+ * not an address that holds no repository — unless that answer does not say it is git's (a
+ * sign-in page, a firewall's page), which comes again on every try.
  */
 function tracedHttp(trace: Trace) {
   return {
     request: async (request: Parameters<typeof nodeHttp.request>[0]) => {
-      if ((request.method ?? 'GET').toUpperCase() === 'POST') trace.handshakeDone = true
-      // A request with a body is left to the client, which follows its redirects itself.
-      if (request.body !== undefined) return http.request(request)
-      return followNoting(request, trace)
+      const post = (request.method ?? 'GET').toUpperCase() === 'POST'
+      if (post) trace.handshakeDone = true
+      // A request without a body follows its redirects here, noting one to another origin; a
+      // request with a body is left to the client, which follows its redirects itself.
+      if (request.body === undefined) return followNoting(request, trace)
+      const answer = await http.request(request)
+      if (post && answer.statusCode === 200) {
+        const type = answer.headers?.['content-type'] ?? ''
+        trace.notGit = !/^application\/x-git-[a-z-]+-result\b/i.test(type)
+      }
+      return answer
     },
   }
 }
@@ -128,14 +150,6 @@ async function followNoting(
   }
 }
 
-/** What one fetch or push saw on the wire, for telling its failure in plain words. */
-interface Trace {
-  /** The server's advertisement was read whole. */
-  handshakeDone: boolean
-  /** The host (and port) of another origin the remote redirected to, if it did. */
-  redirectedTo?: string
-}
-
 function authOf(remote: RemoteSpec, refused: { value: boolean }) {
   return {
     onAuth: () =>
@@ -150,7 +164,7 @@ function authOf(remote: RemoteSpec, refused: { value: boolean }) {
 /** The remote's `main` (null when the repository is empty or has no `main`). */
 export async function remoteHead(remote: RemoteSpec): Promise<string | null> {
   const refused = { value: false }
-  const trace: Trace = { handshakeDone: false }
+  const trace = newTrace()
   try {
     const refs = await git.listServerRefs({
       http: tracedHttp(trace),
@@ -234,7 +248,7 @@ async function fetchInto(gitdir: string, remote: RemoteSpec): Promise<string | n
   // only what came since.
   const have = (await readRef(gitdir, TRACKING_REF)) ? TRACKING_REF : REMOTE_BRANCH
   const held = fetchFs(gitdir)
-  const trace: Trace = { handshakeDone: false }
+  const trace = newTrace()
   try {
     const result = await git.fetch({
       fs: held.fs,
@@ -291,7 +305,7 @@ async function pushInto(
   const refused = { value: false }
   // What the server printed (its hooks' `remote:` lines): why it refused, in its own words.
   const said: string[] = []
-  const trace: Trace = { handshakeDone: false }
+  const trace = newTrace()
   try {
     await git.push({
       fs: gitFs,
@@ -390,15 +404,15 @@ const NETWORK_CODES = new Set([
 const BROKEN_CODES = new Set(['ECONNRESET', 'EPIPE', 'ERR_STREAM_PREMATURE_CLOSE'])
 
 /**
- * Turns what isomorphic-git or the network threw into a sentence with a code.
- * `trace`: what the fetch or push saw on the wire before it failed.
+ * Turns what isomorphic-git or the network threw into a sentence with a code. `trace`: what
+ * the fetch or push saw of the server's answers before it failed.
  */
 export function transportError(
   error: unknown,
   authRefused: boolean,
   stage: Stage,
   serverSaid = '',
-  trace: Trace = { handshakeDone: false },
+  trace: Trace = newTrace(),
 ): CairnError {
   if (error instanceof CairnError) return error
   const translated = diskError(error) ?? translate(error, authRefused, stage, serverSaid, trace)
@@ -412,7 +426,7 @@ function translate(
   authRefused: boolean,
   stage: Stage,
   serverSaid: string,
-  { handshakeDone, redirectedTo }: Trace,
+  trace: Trace,
 ): CairnError {
   const e = error as {
     code?: string
@@ -426,10 +440,10 @@ function translate(
   const code = e?.code ?? ''
   const status = e?.data?.statusCode
   if (authRefused || code === 'UserCanceledError' || status === 401 || status === 403) {
-    if (redirectedTo !== undefined) {
+    if (trace.redirectedTo !== undefined) {
       return new CairnError(
         'sync-redirected',
-        `The remote redirected Cairn to another address (${redirectedTo}), and Cairn does not send your token there. If you trust that address, enter it as the remote’s address and sync again.`,
+        `The remote redirected Cairn to another address (${trace.redirectedTo}), and Cairn does not send your token there. If you trust that address, enter it as the remote’s address and sync again.`,
       )
     }
     return new CairnError(
@@ -452,7 +466,14 @@ function translate(
   // An answer that cannot be parsed once the handshake was read whole is a damaged one (cut
   // short, garbled on the way): the address is fine, and the sync is worth trying again.
   const unparsable = code === 'SmartHttpError' || code === 'ParseError'
-  if (unparsable && handshakeDone) {
+  if (unparsable && trace.notGit) {
+    // Not a damaged answer but another one, which every try would get again.
+    return new CairnError(
+      'sync-not-a-repository',
+      'That address answers, but the sync’s request got something other than git back (a sign-in page, or a proxy or firewall in the way). Check the address and the network, then sync again.',
+    )
+  }
+  if (unparsable && trace.handshakeDone) {
     return new CairnError(
       'sync-interrupted',
       'The remote’s answer broke off or arrived damaged during the sync. Nothing was lost; Cairn tries again on the next sync.',
