@@ -68,6 +68,8 @@ export interface CoreThroughFakeApiOptions {
   readonly apiKey?: string
   /** Logs kept in memory (a recording logger), not written to the console. */
   readonly quiet?: boolean
+  /** The SDK's retries of a failed request (`anthropicMaxRetries`); none when left out. */
+  readonly maxRetries?: number
   /** Told every event of every core opened, after the harness has recorded it. */
   readonly onEvent?: <E extends EventName>(name: E, data: EventMap[E]) => void
 }
@@ -88,7 +90,7 @@ export function coreThroughFakeApi(options: CoreThroughFakeApiOptions): CoreThro
     const opened = await createCore({
       dataDir,
       env: { ANTHROPIC_API_KEY: options.apiKey ?? 'sk-test', ANTHROPIC_BASE_URL: fake!.url },
-      anthropicMaxRetries: 0,
+      anthropicMaxRetries: options.maxRetries ?? 0,
       ...(options.quiet ? { logger: createRecordingLogger() } : {}),
     })
     opened.events.on((name, data) => {

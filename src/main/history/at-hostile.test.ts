@@ -1,27 +1,24 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
 import type { CommitSummary } from '../../shared/types'
 import { createCore, type Core } from '../core'
-import { gitCli, tempDataDir } from './test-helpers'
+import { gitCli, memoryTestBed } from './test-helpers'
 
 // Acceptance of issue #12 the hostile way: "memory at a commit", blame, compare and search
 // given an id that names a real object of the history which is not a commit (a file's
 // version, a folder's tree), or a commit from before a file existed.
 
-let dataDir: string
-let cleanup: () => Promise<void>
+const bed = memoryTestBed({ memory: false })
 let core: Core | null = null
 
-beforeEach(async () => {
-  ;({ dir: dataDir, cleanup } = await tempDataDir())
-})
+// Registered after the bed's: runs first, while the folder is still there.
 afterEach(async () => {
   await core?.close()
   core = null
-  await cleanup()
 })
 
 describe('reading history at an id that is no commit', () => {
   it('refuses a blob or tree id plainly, for every channel that takes one, and changes nothing', async () => {
+    const { dataDir } = bed
     core = await createCore({ dataDir })
     const call = (channel: string, payload: unknown) => core!.dispatch(channel, payload)
     const written = await call('memory:write', { path: '/memories/d/a.md', content: 'one\n' })
@@ -59,6 +56,7 @@ describe('reading history at an id that is no commit', () => {
   })
 
   it('says a file did not exist yet at a commit before it was written', async () => {
+    const { dataDir } = bed
     core = await createCore({ dataDir })
     const call = (channel: string, payload: unknown) => core!.dispatch(channel, payload)
     const first = await call('memory:write', { path: '/memories/a.md', content: 'a\n' })

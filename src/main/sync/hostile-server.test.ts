@@ -119,6 +119,46 @@ async function viaProxy(m: Machine, proxy: Proxy, repo: string): Promise<SyncSta
   return m.sync()
 }
 
+/** Two machines sharing `log.md`, the laptop synced once through a proxy of its own. */
+interface BehindProxy {
+  readonly repo: string
+  readonly laptop: Machine
+  readonly desktop: Machine
+  readonly proxy: Proxy
+}
+
+/**
+ * Runs `test` on a laptop and a desktop sharing `log.md` ("one"), the laptop's first sync
+ * through a new proxy done; with `desktopAhead`, the desktop has then pushed a second line for
+ * the laptop to fetch. The proxy is closed after, whatever happens.
+ */
+async function behindProxy(
+  prefix: string,
+  options: { readonly desktopAhead: boolean },
+  test: (t: BehindProxy) => Promise<void>,
+): Promise<void> {
+  const { repo, laptop, desktop } = await ctx.shared(prefix, (d) => d.write('log.md', 'one\n'))
+  const proxy = await startProxy(ctx.server)
+  try {
+    expect((await viaProxy(laptop, proxy, repo)).state).toBe('idle')
+    if (options.desktopAhead) {
+      await desktop.write('log.md', 'one\ntwo\n')
+      expect((await desktop.sync()).state).toBe('idle')
+    }
+    await test({ repo, laptop, desktop, proxy })
+  } finally {
+    await proxy.close()
+  }
+}
+
+/** Both sides sound, and the laptop's next sync completes with the desktop's second line. */
+async function expectNextSyncCatchesUp({ repo, laptop, desktop }: BehindProxy): Promise<void> {
+  await expectSound(ctx.server, repo, [laptop, desktop])
+  expect((await laptop.sync()).state).toBe('idle')
+  expect((await laptop.files()).get('log.md')).toBe('one\ntwo\n')
+  await expectSound(ctx.server, repo, [laptop, desktop])
+}
+
 /** The error a person sees: plain words, no token, no host path, no stack. */
 function expectPlain(status: SyncStatus, m: Machine): void {
   expect(status.state).toBe('error')
@@ -217,15 +257,8 @@ describe('a fetch whose answer breaks', () => {
   ]
   for (const [what, behaviour] of damaged) {
     it(`(${what}) says so plainly, is retried, changes nothing, and the next sync completes`, async () => {
-      const { server } = ctx
-      const { repo, laptop, desktop } = await ctx.shared('broken', (d) =>
-        d.write('log.md', 'one\n'),
-      )
-      const proxy = await startProxy(server)
-      try {
-        expect((await viaProxy(laptop, proxy, repo)).state).toBe('idle')
-        await desktop.write('log.md', 'one\ntwo\n')
-        expect((await desktop.sync()).state).toBe('idle')
+      await behindProxy('broken', { desktopAhead: true }, async (t) => {
+        const { laptop, proxy } = t
         const before = refs(laptop)
         proxy.on(isPackRequest, behaviour, 1)
         const status = await laptop.sync()
@@ -233,13 +266,8 @@ describe('a fetch whose answer breaks', () => {
         // A broken answer is the network's, worth retrying: never "not a repository".
         expect(status.error?.code).toMatch(/^sync-(interrupted|unreachable)$/)
         expect(refs(laptop)).toBe(before)
-        await expectSound(server, repo, [laptop, desktop])
-        expect((await laptop.sync()).state).toBe('idle')
-        expect((await laptop.files()).get('log.md')).toBe('one\ntwo\n')
-        await expectSound(server, repo, [laptop, desktop])
-      } finally {
-        await proxy.close()
-      }
+        await expectNextSyncCatchesUp(t)
+      })
     })
   }
 })
@@ -288,13 +316,8 @@ describe('an answer that is not git’s at all once the handshake was read', () 
 
 describe('a push whose answer arrives garbled', () => {
   it('says so plainly, and the next sync finds the push landed, losing nothing', async () => {
-    const { server } = ctx
-    const { repo, laptop, desktop } = await ctx.shared('garbled-push', (d) =>
-      d.write('log.md', 'one\n'),
-    )
-    const proxy = await startProxy(server)
-    try {
-      expect((await viaProxy(laptop, proxy, repo)).state).toBe('idle')
+    await behindProxy('garbled-push', { desktopAhead: false }, async (t) => {
+      const { repo, laptop, desktop, proxy } = t
       await laptop.write('log.md', 'one\nfrom the laptop\n')
       // The server takes the push; its report never arrives readable.
       proxy.on(isPushRequest, { kind: 'rewrite', rewrite: () => Buffer.from('garbage') }, 1)
@@ -304,11 +327,9 @@ describe('a push whose answer arrives garbled', () => {
       expect((await laptop.sync()).state).toBe('idle')
       expect((await desktop.sync()).state).toBe('idle')
       expect((await desktop.files()).get('log.md')).toBe('one\nfrom the laptop\n')
-      const remote = await expectSound(server, repo, [laptop, desktop])
+      const remote = await expectSound(ctx.server, repo, [laptop, desktop])
       expect(linesOfHistory(remote)).toContain('from the laptop')
-    } finally {
-      await proxy.close()
-    }
+    })
   })
 })
 
@@ -325,15 +346,9 @@ describe('a remote that sends a pack lacking an object its commits name', () => 
 
   for (const times of [1, 2]) {
     it(`${times === 1 ? 'once: the sync fetches again and completes' : 'twice: the sync fails plainly, and the next completes'}`, async () => {
-      const { server } = ctx
-      const { repo, laptop, desktop } = await ctx.shared('incomplete', (d) =>
-        d.write('log.md', 'one\n'),
-      )
-      const proxy = await startProxy(server)
-      try {
-        expect((await viaProxy(laptop, proxy, repo)).state).toBe('idle')
-        await desktop.write('log.md', 'one\ntwo\n')
-        expect((await desktop.sync()).state).toBe('idle')
+      await behindProxy('incomplete', { desktopAhead: true }, async (t) => {
+        const { repo, laptop, proxy } = t
+        const { server } = ctx
         const pack = incompletePack(server, repo)
         proxy.on(isPackRequest, { kind: 'rewrite', rewrite: (body) => withPack(body, pack) }, times)
         const status = await laptop.sync()
@@ -351,13 +366,8 @@ describe('a remote that sends a pack lacking an object its commits name', () => 
           // No ref is left on the commit this repository cannot read whole.
           expect(refs(laptop)).not.toContain('refs/remotes/cairn-sync/main')
         }
-        await expectSound(server, repo, [laptop, desktop])
-        expect((await laptop.sync()).state).toBe('idle')
-        expect((await laptop.files()).get('log.md')).toBe('one\ntwo\n')
-        await expectSound(server, repo, [laptop, desktop])
-      } finally {
-        await proxy.close()
-      }
+        await expectNextSyncCatchesUp(t)
+      })
     })
   }
 })
