@@ -225,6 +225,17 @@ describe("a refused restore's notice", () => {
     expect(notices.kept()).toEqual([])
   })
 
+  it('is cleared by a read once its file is kept aside as unreadable', () => {
+    const { notices } = session()
+    notices.raise(restoreRefusedNotice('d/a.md'), { readClears: false })
+    followMoves(notices, [
+      { from: '/memories/d/a.md', to: '/memories/d/a (unreadable).md', versioned: true },
+    ])
+    expect(notices.kept()[0]!.message).toContain('Cairn cannot read it')
+    notices.clearReadAgain(['/memories/d/a (unreadable).md'])
+    expect(notices.kept()).toEqual([])
+  })
+
   it('goes when a change of Cairn writes inside the folder it names', () => {
     const { notices } = session()
     notices.raise(restoreRefusedNotice('d'), { readClears: false })

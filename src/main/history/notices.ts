@@ -39,7 +39,12 @@ export interface Notices {
    * `to` told of the file that was there, which the moved one took the place of: it goes
    * (cleared), and the moved one is kept.
    */
-  move(notice: MemoryNotice, to: Omit<MemoryNotice, 'id'>): void
+  move(
+    notice: MemoryNotice,
+    to: Omit<MemoryNotice, 'id'>,
+    /** Whether a read clears it there; `notice`'s own rule when not given. */
+    options?: { readonly readClears?: boolean },
+  ): void
   /**
    * Hides the notice raised with `id` (that very raising, wherever its file went since),
    * dismissed by the person, from `list` until it is resolved; raised again meanwhile, it stays hidden (a different one raised for
@@ -163,10 +168,10 @@ export function createNotices(logger: Logger): Notices {
     kept: () => [...raised.values()],
     raise: (notice, options) => raise(notice, false, undefined, options?.readClears ?? true),
     resolve: (kind, path) => resolve(noticeSlot({ kind, path })),
-    move(notice, to) {
+    move(notice, to, options) {
       const slot = noticeSlot(notice)
       const hidden = dismissed.has(slot)
-      const readClears = !notByReading.has(slot)
+      const readClears = options?.readClears ?? !notByReading.has(slot)
       resolve(slot)
       // The file now at `to` is the moved one: what the notice there told of is gone with the
       // file it was about, and the moved one's is what is true now (polish26).
@@ -316,15 +321,22 @@ export function followMoves(
       // Text only (no path rules): such a name may be one the rules refuse (a backslash).
       const moved = to + notice.path.slice(from.length)
       const shown = notice.kind === 'too-large' ? (text: string) => text : escapeInvisible
-      notices.move(notice, {
-        kind: notice.kind,
-        path: moved,
-        message:
-          notice.kind === 'unreadable' && versioned !== undefined && notice.path === from
+      // Kept aside because Cairn may not read it: from now on it tells of a read refused (a
+      // refused restore's notice that was, too), which a read clears.
+      const keptUnreadable =
+        notice.kind === 'unreadable' && versioned !== undefined && notice.path === from
+      notices.move(
+        notice,
+        {
+          kind: notice.kind,
+          path: moved,
+          message: keptUnreadable
             ? keptUnreadableMessage(from, moved, versioned)
             : notice.message.replace(shown(notice.path), shown(moved)),
-        commitOid: null,
-      })
+          commitOid: null,
+        },
+        keptUnreadable ? { readClears: true } : {},
+      )
     }
   }
 }
