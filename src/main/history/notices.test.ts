@@ -6,6 +6,7 @@ import {
   damagedCopyNotice,
   followMoves,
   keptAsideNotice,
+  restoreRefusedNotice,
   tooLargeNotice,
   unreadableNotice,
 } from './notices'
@@ -188,5 +189,59 @@ describe('notices whose file went (polish26)', () => {
     // Its file back, a notice raised for it is new.
     notices.raise(tooLargeNotice('gone.log'))
     expect(notices.list().at(-1)).toMatchObject({ kind: 'too-large', path: '/memories/gone.log' })
+  })
+})
+
+// restore27: a restore given up because the system refused a write is told as `unreadable`, and
+// went when a scan read its file again, which says nothing of whether Cairn may change it.
+describe("a refused restore's notice", () => {
+  it('stays when its file is read again, follows a move, and goes when Cairn writes it', () => {
+    const { notices, cleared } = session()
+    notices.raise(restoreRefusedNotice('d/a.md'), { readClears: false })
+    notices.raise(unreadableNotice('private.md'))
+    notices.clearReadAgain(['/memories/d/a.md', '/memories/private.md'])
+    expect(notices.kept().map((n) => n.path)).toEqual(['/memories/d/a.md'])
+    const [refused] = notices.kept()
+    expect(cleared).toHaveLength(1)
+    // Moved with its folder, it is still one a read does not clear.
+    followMoves(notices, [{ from: '/memories/d', to: '/memories/e' }])
+    notices.clearReadAgain(['/memories/e/a.md'])
+    expect(notices.kept()).toEqual([
+      {
+        ...refused,
+        path: '/memories/e/a.md',
+        message: expect.stringContaining('/memories/e/a.md'),
+      },
+    ])
+    // A write elsewhere, or of a name it only begins with, leaves it.
+    notices.clearWritten(['/memories/e/a.md.bak', '/memories/a.md'])
+    expect(notices.kept()).toHaveLength(1)
+    notices.clearWritten(['/memories/e/a.md'])
+    expect(notices.kept()).toEqual([])
+    expect(cleared.at(-1)).toBe(refused!.id)
+    // Raised again without the option (a scan's own notice), a read clears it as any other.
+    notices.raise(unreadableNotice('e/a.md'))
+    notices.clearReadAgain(['/memories/e/a.md'])
+    expect(notices.kept()).toEqual([])
+  })
+
+  it('is cleared by a read once its file is kept aside as unreadable', () => {
+    const { notices } = session()
+    notices.raise(restoreRefusedNotice('d/a.md'), { readClears: false })
+    followMoves(notices, [
+      { from: '/memories/d/a.md', to: '/memories/d/a (unreadable).md', versioned: true },
+    ])
+    expect(notices.kept()[0]!.message).toContain('Cairn cannot read it')
+    notices.clearReadAgain(['/memories/d/a (unreadable).md'])
+    expect(notices.kept()).toEqual([])
+  })
+
+  it('goes when a change of Cairn writes inside the folder it names', () => {
+    const { notices } = session()
+    notices.raise(restoreRefusedNotice('d'), { readClears: false })
+    notices.clearWritten(['/memories/dd/a.md'])
+    expect(notices.kept()).toHaveLength(1)
+    notices.clearWritten(['/memories/d/a.md'])
+    expect(notices.kept()).toEqual([])
   })
 })

@@ -26,9 +26,10 @@ export interface Notices {
   /**
    * Raises a notice, unless one of its kind for its path was raised already; a secret or a
    * keep-aside the person dismissed is replaced by a different one (another commit, another
-   * name kept), which shows.
+   * name kept), which shows. `readClears: false` (a restore's refused write): a scan that reads
+   * its file again does not clear it (`clearReadAgain`); a write of it does (`clearWritten`).
    */
-  raise(notice: Omit<MemoryNotice, 'id'>): void
+  raise(notice: Omit<MemoryNotice, 'id'>, options?: { readonly readClears?: boolean }): void
   /** Drops the notice of `kind` for `path` (it was dealt with): raised again, it is new. */
   resolve(kind: MemoryNotice['kind'], path: string): void
   /**
@@ -38,7 +39,12 @@ export interface Notices {
    * `to` told of the file that was there, which the moved one took the place of: it goes
    * (cleared), and the moved one is kept.
    */
-  move(notice: MemoryNotice, to: Omit<MemoryNotice, 'id'>): void
+  move(
+    notice: MemoryNotice,
+    to: Omit<MemoryNotice, 'id'>,
+    /** Whether a read clears it there; `notice`'s own rule when not given. */
+    options?: { readonly readClears?: boolean },
+  ): void
   /**
    * Hides the notice raised with `id` (that very raising, wherever its file went since),
    * dismissed by the person, from `list` until it is resolved; raised again meanwhile, it stays hidden (a different one raised for
@@ -59,6 +65,11 @@ export interface Notices {
    * resolved and its id told to the `onCleared` listeners.
    */
   clearReadAgain(paths: ReadonlyArray<string>): void
+  /**
+   * Clears the notices raised with `readClears: false` of `paths` (virtual), or of a folder
+   * holding one of them, which a change of Cairn's has just written: Cairn may change them now.
+   */
+  clearWritten(paths: ReadonlyArray<string>): void
   onNotice(listener: (notice: MemoryNotice) => void): () => void
   /** Told the id of a notice the core no longer keeps because its file went (`clearGone`, `move`). */
   onCleared(listener: (id: string) => void): () => void
@@ -92,12 +103,16 @@ export function createNotices(logger: Logger): Notices {
   // it when it follows its file to a new name (it is the same notice there).
   const raised = new Map<string, MemoryNotice>()
   const dismissed = new Set<string>()
+  // Slots whose notice a read does not clear: a restore's write was refused there, and reading
+  // the file says nothing of whether Cairn may change it (restore27).
+  const notByReading = new Set<string>()
   const listeners = new Set<(notice: MemoryNotice) => void>()
   const clearedListeners = new Set<(id: string) => void>()
   const ids = runIds('notice')
   const resolve = (slot: string): void => {
     raised.delete(slot)
     dismissed.delete(slot)
+    notByReading.delete(slot)
   }
   // Resolved, and every window told to take it down.
   const clear = (slot: string): void => {
@@ -112,7 +127,12 @@ export function createNotices(logger: Logger): Notices {
       }
     }
   }
-  const raise = (notice: Omit<MemoryNotice, 'id'>, hidden: boolean, id?: string): void => {
+  const raise = (
+    notice: Omit<MemoryNotice, 'id'>,
+    hidden: boolean,
+    id?: string,
+    readClears = true,
+  ): void => {
     const slot = noticeSlot(notice)
     const kept = raised.get(slot)
     // One the person dismissed gives way to a different telling of something that happened
@@ -129,6 +149,7 @@ export function createNotices(logger: Logger): Notices {
     if (kept) resolve(slot)
     const full: MemoryNotice = { id: id ?? ids.next(), ...notice }
     raised.set(slot, full)
+    if (!readClears) notByReading.add(slot)
     if (hidden) {
       dismissed.add(slot)
       return
@@ -145,17 +166,18 @@ export function createNotices(logger: Logger): Notices {
   return {
     list: () => [...raised.entries()].filter(([slot]) => !dismissed.has(slot)).map(([, n]) => n),
     kept: () => [...raised.values()],
-    raise: (notice) => raise(notice, false),
+    raise: (notice, options) => raise(notice, false, undefined, options?.readClears ?? true),
     resolve: (kind, path) => resolve(noticeSlot({ kind, path })),
-    move(notice, to) {
+    move(notice, to, options) {
       const slot = noticeSlot(notice)
       const hidden = dismissed.has(slot)
+      const readClears = options?.readClears ?? !notByReading.has(slot)
       resolve(slot)
       // The file now at `to` is the moved one: what the notice there told of is gone with the
       // file it was about, and the moved one's is what is true now (polish26).
       if (noticeSlot(to) !== slot) clear(noticeSlot(to))
       // With its id: a dismissal of it on its way from a window takes it where it went.
-      raise(to, hidden, notice.id)
+      raise(to, hidden, notice.id, readClears)
     },
     clearGone(isGone) {
       for (const [slot, kept] of [...raised]) {
@@ -165,7 +187,16 @@ export function createNotices(logger: Logger): Notices {
     clearReadAgain(paths) {
       const read = new Set(paths)
       for (const [slot, kept] of [...raised]) {
-        if (kept.kind === 'unreadable' && read.has(kept.path)) clear(slot)
+        if (kept.kind === 'unreadable' && read.has(kept.path) && !notByReading.has(slot)) {
+          clear(slot)
+        }
+      }
+    },
+    clearWritten(paths) {
+      for (const slot of [...notByReading]) {
+        const kept = raised.get(slot)
+        const at = kept?.path
+        if (at && paths.some((p) => p === at || p.startsWith(`${at}/`))) clear(slot)
       }
     },
     dismiss(id) {
@@ -213,7 +244,8 @@ export function nameNotAllowedNotice(relative: string): Omit<MemoryNotice, 'id'>
 
 /**
  * The notice for an interrupted restore given up at open because the system refused it the
- * file or folder at `relative` (an `unreadable` notice: it goes once a scan reads it again).
+ * file or folder at `relative`: an `unreadable` notice, raised with `readClears: false` (a read
+ * says nothing of whether Cairn may change it), that goes once a change of Cairn's writes it.
  */
 export function restoreRefusedNotice(relative: string): Omit<MemoryNotice, 'id'> {
   const virtual = toVirtual(relative)
@@ -289,15 +321,22 @@ export function followMoves(
       // Text only (no path rules): such a name may be one the rules refuse (a backslash).
       const moved = to + notice.path.slice(from.length)
       const shown = notice.kind === 'too-large' ? (text: string) => text : escapeInvisible
-      notices.move(notice, {
-        kind: notice.kind,
-        path: moved,
-        message:
-          notice.kind === 'unreadable' && versioned !== undefined && notice.path === from
+      // Kept aside because Cairn may not read it: from now on it tells of a read refused (a
+      // refused restore's notice that was, too), which a read clears.
+      const keptUnreadable =
+        notice.kind === 'unreadable' && versioned !== undefined && notice.path === from
+      notices.move(
+        notice,
+        {
+          kind: notice.kind,
+          path: moved,
+          message: keptUnreadable
             ? keptUnreadableMessage(from, moved, versioned)
             : notice.message.replace(shown(notice.path), shown(moved)),
-        commitOid: null,
-      })
+          commitOid: null,
+        },
+        keptUnreadable ? { readClears: true } : {},
+      )
     }
   }
 }

@@ -339,9 +339,10 @@ describe('a file kept aside because Cairn may not read it (item 4)', () => {
 // moved aside, and the refusal kept the intent and failed every open.
 /**
  * A restore-all of b.md and d/a.md (back to b1, v1) recorded and interrupted after b.md was
- * written; then d/a.md turned unreadable (000) in a folder Cairn may enter but not change (555).
+ * written; then d/a.md turned unreadable (000, or `fileMode`) in a folder Cairn may enter but
+ * not change (555).
  */
-async function interruptedRestoreOverLockedFile(): Promise<void> {
+async function interruptedRestoreOverLockedFile(fileMode = 0o000): Promise<void> {
   const memory = await open()
   await create(memory, 'd/a.md', 'v1\n')
   await create(memory, 'b.md', 'b1\n')
@@ -359,7 +360,7 @@ async function interruptedRestoreOverLockedFile(): Promise<void> {
   await recordInterruptedRestoreAll(bed.dataDir, head, first, ['b.md', 'd/a.md'])
   // The kill came after b.md was written.
   await writeFile(memories('b.md'), 'b1\n')
-  await chmod(memories('d/a.md'), 0o000)
+  await chmod(memories('d/a.md'), fileMode)
   await chmod(memories('d'), 0o555)
 }
 
@@ -394,6 +395,58 @@ describe('an interrupted restore whose file cannot be moved aside (item 2)', () 
     expect(await readFile(memories('d/a.md'), 'utf8')).toBe('v2\n')
     expect(gitCli(bed.dataDir, 'show', 'main:d/a.md')).toBe('v2\n')
     expect(headFiles(bed.dataDir).get('c.md')).toBe('c\n')
+    fsck(bed.dataDir)
+  })
+})
+
+// restore27: the notice of a restore given up because the system refused a write is of kind
+// `unreadable`, and went as soon as a scan read its file again (notices27's rule for a file
+// Cairn could not read), though Cairn still may not change it and the restore was never redone.
+describe('the notice of an interrupted restore given up on a refused write', () => {
+  const given =
+    'An interrupted restore could not be finished: Cairn may not change /memories/d/a.md'
+  const named = (memory: VersionedMemory) =>
+    memory.notices().filter((notice) => notice.path === '/memories/d/a.md')
+
+  it('stays when a scan reads its file, and goes once a restore writes it', async () => {
+    // d/a.md readable, in a folder Cairn may enter but not change.
+    await interruptedRestoreOverLockedFile(0o444)
+    asAnotherAccount()
+    const cleared: string[] = []
+    try {
+      const again = await open()
+      try {
+        again.onNoticeCleared((id) => cleared.push(id))
+        const first = named(again)
+        expect(first).toEqual([expect.objectContaining({ kind: 'unreadable' })])
+        expect(first[0]!.message).toContain(given)
+        // Claude's edit of it reads it (the scan of what the command touches), then is refused.
+        const edit = await again.execute(
+          { command: 'str_replace', path: '/memories/d/a.md', old_str: 'v2', new_str: 'v3' },
+          CLAUDE,
+        )
+        expect(edit.isError).toBe(true)
+        expect(named(again)).toEqual(first)
+        // A restore of the whole folder (back to b1, v1, as the interrupted one) scans it all,
+        // and is refused at d/a.md.
+        const target = (await again.log({ offset: 0, limit: 20 })).entries.find(
+          (entry) => entry.command === 'create' && entry.paths.includes('/memories/b.md'),
+        )!.oid
+        await expect(again.restoreAll(target)).rejects.toThrow(/could not change \/memories\/d/)
+        expect(named(again)).toEqual(first)
+        expect(cleared).toEqual([])
+        // Access given back: the restore asked for goes through, and the notice goes with it.
+        await chmod(memories('d'), 0o755)
+        await again.restoreAll(target)
+        expect(await readFile(memories('d/a.md'), 'utf8')).toBe('v1\n')
+        expect(named(again)).toEqual([])
+        expect(cleared).toEqual([first[0]!.id])
+      } finally {
+        await again.close()
+      }
+    } finally {
+      await unlockAsRoot()
+    }
     fsck(bed.dataDir)
   })
 })

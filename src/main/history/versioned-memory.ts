@@ -397,7 +397,7 @@ async function openLocked(
 
   // First: a refused restore's notice says more than the scan's about the same file.
   if (restoreRefused !== null) {
-    notices.raise(restoreRefusedNotice(restoreRefused))
+    notices.raise(restoreRefusedNotice(restoreRefused), { readClears: false })
     // Raised: the note that kept it across a kill has done its work.
     forgetGivenUpRestore(repo.store.gitdir)
   }
@@ -495,6 +495,9 @@ async function openLocked(
     clearGoneNotices()
     clearReadAgain(report)
     if (!entry) return null
+    // A change of Cairn's (not an outside edit it saved) wrote these: a refused restore's notice
+    // of one of them, or of their folder, goes (restore27).
+    if (entry.actor !== 'system') notices.clearWritten(entry.files)
     // Maintenance waits for a quiet moment after the last commit.
     maintainer.noteActivity()
     tell(commitListeners, toSummary(entry), 'commit')
