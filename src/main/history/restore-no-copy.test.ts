@@ -451,6 +451,86 @@ describe('the notice of an interrupted restore given up on a refused write', () 
   })
 })
 
+// Stop 28: a restore that found the file already as asked wrote nothing, so no commit cleared
+// the notice, which asked for just that restore: it stayed until dismissed or the file went.
+describe('the notice of an interrupted restore, when a restore finds the file as asked', () => {
+  const named = (memory: VersionedMemory) =>
+    memory.notices().filter((notice) => notice.path === '/memories/d/a.md')
+  /** The commit of the `str_replace` that last changed `relative`. */
+  const editOf = async (memory: VersionedMemory, relative: string) =>
+    (await memory.log({ offset: 0, limit: 20 })).entries.find(
+      (entry) => entry.command === 'str_replace' && entry.paths.includes(`/memories/${relative}`),
+    )!.oid
+
+  /** Opens as another account over the interrupted restore; `use` gets the memory. */
+  async function afterGivenUp(
+    use: (memory: VersionedMemory, notice: { readonly id: string }) => Promise<void>,
+  ): Promise<void> {
+    await interruptedRestoreOverLockedFile(0o444)
+    asAnotherAccount()
+    const cleared: string[] = []
+    try {
+      const again = await open()
+      try {
+        again.onNoticeCleared((id) => cleared.push(id))
+        const [notice, ...more] = named(again)
+        expect(more).toEqual([])
+        expect(notice?.message).toContain('An interrupted restore could not be finished')
+        await use(again, notice!)
+        expect(named(again)).toEqual([])
+        expect(cleared).toEqual([notice!.id])
+      } finally {
+        await again.close()
+      }
+    } finally {
+      await unlockAsRoot()
+    }
+    // d/a.md is as it was (v2), and Cairn wrote nothing in d.
+    expect(await readFile(memories('d/a.md'), 'utf8')).toBe('v2\n')
+    fsck(bed.dataDir)
+  }
+
+  it('goes when a restore of the file finds it already as asked, with nothing to commit', async () => {
+    await afterGivenUp(async (memory) => {
+      const result = await memory.restoreFile('/memories/d/a.md', await editOf(memory, 'd/a.md'))
+      expect(result.commit).toBeNull()
+      expect(result.message).toMatch(/^\/memories\/d\/a\.md already matches /)
+    })
+  })
+
+  it('goes when a restore of the whole folder finds it as asked while writing others', async () => {
+    await afterGivenUp(async (memory) => {
+      // b.md back to b2, d/a.md (v2) as that version had it.
+      const result = await memory.restoreAll(await editOf(memory, 'b.md'))
+      expect(result.message).toMatch(/^Restored the memory folder to /)
+      expect(await readFile(memories('b.md'), 'utf8')).toBe('b2\n')
+    })
+  })
+
+  it('stays when a restore of the whole folder leaves a folder it may not enter', async () => {
+    await interruptedRestoreOverLockedFile(0o444)
+    asAnotherAccount()
+    try {
+      const again = await open()
+      try {
+        const [notice] = named(again)
+        expect(notice?.message).toContain('An interrupted restore could not be finished')
+        // Now Cairn may not even enter d: what d/a.md holds cannot be known.
+        await chmod(memories('d'), 0o000)
+        const result = await again.restoreAll(await editOf(again, 'b.md'))
+        expect(result.message).toContain(
+          'Cairn may not read /memories/d (permission denied), so it could not tell whether that folder matches',
+        )
+        expect(named(again)).toEqual([notice])
+      } finally {
+        await again.close()
+      }
+    } finally {
+      await unlockAsRoot()
+    }
+  })
+})
+
 // fix14: a restore of the whole folder walked it twice, the scan that commits edits made
 // outside Cairn first and then a walk of its own for what history keeps no copy of. That
 // scan now collects them (ScanReport.noCopy): each folder is listed once.
