@@ -41,6 +41,7 @@ import { commandIntents } from './command-intent'
 import { createFreedFiles, FREED_QUIET_MS } from './freed-files'
 import { createLookup } from './lookup'
 import { createMaintainer, PackFolderGate, type MaintenanceSettings } from './maintainer'
+import { RepackAborted } from './objects/repack'
 import {
   createNotices,
   followMoves,
@@ -1248,7 +1249,14 @@ async function openLocked(
       )
     },
 
-    maintain: (maintainOptions) => maintainer.runNow(maintainOptions),
+    // Refused as closed, as the reads are, after the close and when the close ends the pass
+    // (it stopped it): not a bare "maintenance stopped" for a caller to make sense of.
+    maintain: (maintainOptions) =>
+      closed
+        ? Promise.reject(closedError())
+        : maintainer.runNow(maintainOptions).catch((error: unknown) => {
+            throw closed && error instanceof RepackAborted ? closedError() : error
+          }),
 
     onCommit(listener) {
       commitListeners.add(listener)
