@@ -59,7 +59,7 @@ import {
 } from './outside-changes'
 import { segmentsOf, toRelative, toVirtual } from './paths'
 import { nodeAt } from './tree-state'
-import { changesSince, fileHistoryOf, queryLog, toSummary } from './queries'
+import { changesSince, fileHistoryOf, queryLog, toSummary, toolUseCommitsOf } from './queries'
 import { type CommitTimeline, createCommitTimeline } from './changes-in-commits'
 import { systemIntent, type CommitIntent, type StagedChange } from './repo'
 import { createSearcher } from './search'
@@ -1162,6 +1162,13 @@ async function openLocked(
           rebuildTimeline ??= createCommitTimeline(repo.store)
           return rebuildTimeline.changesSince(repo.head(), path, since)
         })(),
+      ),
+    toolUseCommits: (conversationId, toolUseIds) =>
+      forPeople(
+        indexed(async () => {
+          requireCurrentIndex(repo)
+          return toolUseCommitsOf(repo.index, conversationId, toolUseIds)
+        }),
       ),
     show: (oid) => forPeople(indexed(() => showCommit(repo, oid))),
     readAt: (file, oid) => forPeople(indexed(() => readAt(repo, file, oid))),
