@@ -2,16 +2,16 @@ import { randomUUID } from 'node:crypto'
 import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises'
 import path from 'node:path'
 import type { Conversation, ConversationSearchHit, ConversationSummary } from '../../shared/types'
-import { writeJsonAtomic } from '../lib/atomic-json'
-import { atomicWrite } from '../lib/atomic-write'
+import { atomicWrite, DIR_MODE } from '../lib/atomic-write'
 import { CairnError } from '../lib/errors'
-import { closeQuietly, disk, isMissing, OPEN } from '../lib/disk'
+import { closeQuietly, disk, isMissing, makeFolders, OPEN } from '../lib/disk'
 import { consoleLogger, type Logger } from '../lib/logger'
 import { createSerialQueue } from '../lib/serial-queue'
 import {
   CONVERSATION_ID,
   deriveTitle,
   parseConversation,
+  readBackProblem,
   salvageSummary,
   serializeConversation,
 } from './conversation-file'
@@ -307,8 +307,19 @@ export function createConversationStore(options: ConversationStoreOptions): Conv
       temp.replaced = undefined
     }
     const before = cache.get(id)
+    const text = conversationText(stored)
+    // Checked by the reader's own rules before it is written: a version Cairn would refuse to
+    // read is a fault in Cairn, said in the log and to the person, and the file keeps the last
+    // good version (rather than become "damaged" at the next start).
+    const problem = readBackProblem(text, id)
+    if (problem !== null) {
+      logger.error(`Conversation ${id} was not saved: Cairn could not read it back (${problem})`)
+      throw unreadableVersion()
+    }
     try {
-      await writeJsonAtomic(fileOf(id), serializeConversation(stored), logger, {
+      makeFolders(dir, DIR_MODE)
+      await atomicWrite(fileOf(id), text, {
+        logger,
         // The last look at the file before the rename, after the (slow) flush.
         beforeRename: async (stats) => {
           temp.stamp = stampOf(stats)
@@ -592,6 +603,13 @@ function corrupt(): CairnError {
   return new CairnError(
     'conversation-corrupt',
     'This conversation’s file is damaged (cut short, or not a conversation file), so it cannot be shown. You can delete it: the file is then kept aside in the conversations folder, not destroyed.',
+  )
+}
+
+function unreadableVersion(): CairnError {
+  return new CairnError(
+    'internal',
+    'This conversation could not be saved: Cairn made a version of it that it could not read back, a fault in Cairn (it is in the log). The conversation keeps what it had before.',
   )
 }
 
