@@ -179,6 +179,7 @@ async function assemble(
     memory: review,
     memoryHead: () => memory.settledHead(),
     createMemoryTool: createRunnableMemoryTool,
+    toolUseCommits: (conversationId, ids) => memory.toolUseCommits(conversationId, ids),
     emit: (event) => events.emit('agent:event', event),
     onConversationChanged: (id) => events.emit('conversations:changed', { id, deleted: false }),
     maxRetries: options.anthropicMaxRetries,
