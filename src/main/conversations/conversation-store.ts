@@ -2,9 +2,10 @@ import { randomUUID } from 'node:crypto'
 import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises'
 import path from 'node:path'
 import type { Conversation, ConversationSearchHit, ConversationSummary } from '../../shared/types'
-import { atomicWrite, DIR_MODE } from '../lib/atomic-write'
+import { writeJsonAtomic } from '../lib/atomic-json'
+import { atomicWrite } from '../lib/atomic-write'
 import { CairnError } from '../lib/errors'
-import { closeQuietly, disk, isMissing, makeFolders, OPEN } from '../lib/disk'
+import { closeQuietly, disk, isMissing, OPEN } from '../lib/disk'
 import { consoleLogger, type Logger } from '../lib/logger'
 import { createSerialQueue } from '../lib/serial-queue'
 import {
@@ -307,19 +308,20 @@ export function createConversationStore(options: ConversationStoreOptions): Conv
       temp.replaced = undefined
     }
     const before = cache.get(id)
-    const text = conversationText(stored)
     // Checked by the reader's own rules before it is written: a version Cairn would refuse to
     // read is a fault in Cairn, said in the log and to the person, and the file keeps the last
-    // good version (rather than become "damaged" at the next start).
-    const problem = readBackProblem(text, id)
+    // good version (rather than become "damaged" at the next start). The reader checks each
+    // message alone, so the messages of the version held (read, or checked when saved) are not
+    // checked again: the cost is that of the new messages, not of the whole conversation.
+    const checked = new Set(before?.messages ?? [])
+    const unchecked = { ...stored, messages: stored.messages.filter((m) => !checked.has(m)) }
+    const problem = readBackProblem(JSON.stringify(serializeConversation(unchecked)), id)
     if (problem !== null) {
       logger.error(`Conversation ${id} was not saved: Cairn could not read it back (${problem})`)
       throw unreadableVersion()
     }
     try {
-      makeFolders(dir, DIR_MODE)
-      await atomicWrite(fileOf(id), text, {
-        logger,
+      await writeJsonAtomic(fileOf(id), serializeConversation(stored), logger, {
         // The last look at the file before the rename, after the (slow) flush.
         beforeRename: async (stats) => {
           temp.stamp = stampOf(stats)
