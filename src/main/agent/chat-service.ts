@@ -33,6 +33,7 @@ export interface ChatServiceOptions {
   readonly toolUseCommits?: (
     conversationId: string,
     toolUseIds: ReadonlyArray<string>,
+    since: number,
   ) => Promise<ReadonlyMap<string, CommitSummary>>
   /** Receives every agent event (core forwards them as `agent:event`). */
   readonly emit: (event: AgentEvent) => void
@@ -116,9 +117,17 @@ export function createChatService(options: ChatServiceOptions): ChatService {
   const recover = async (conversation: Conversation): Promise<Recovered | null> => {
     const open = unansweredCalls(conversation.messages)
     if (open.length === 0 || !options.toolUseCommits) return null
+    // Their commits came after the replies that asked for them were saved (a minute's margin
+    // for a clock set back, and for commit times kept in whole seconds).
+    const asked = conversation.messages.filter(
+      (m) =>
+        m.role === 'assistant' &&
+        m.content.some((b) => b.type === 'tool_use' && open.includes(b.id)),
+    )
+    const since = Math.min(...asked.map((m) => m.createdAt)) - 60_000
     let found: ReadonlyMap<string, CommitSummary>
     try {
-      found = await options.toolUseCommits(conversation.id, open)
+      found = await options.toolUseCommits(conversation.id, open, since)
     } catch (error) {
       logger.warn(
         'Could not look in history for the commits of calls whose results were not saved',

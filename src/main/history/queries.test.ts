@@ -107,5 +107,9 @@ describe("a call's commit, by its tool use id", () => {
     expect(toolUseCommitsOf(calls, 'c2', ['toolu_b']).get('toolu_b')?.subject).toBe('commit 1')
     expect(toolUseCommitsOf(calls, 'c3', ['toolu_a']).size).toBe(0)
     expect(toolUseCommitsOf(calls, 'c1', []).size).toBe(0)
+    // Dated before the calls were made: still found (the walk stops only after a long run).
+    expect(toolUseCommitsOf(calls, 'c1', ['toolu_a'], 1e12).get('toolu_a')?.subject).toBe(
+      'commit 0',
+    )
   })
 })

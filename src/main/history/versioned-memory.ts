@@ -1163,11 +1163,11 @@ async function openLocked(
           return rebuildTimeline.changesSince(repo.head(), path, since)
         })(),
       ),
-    toolUseCommits: (conversationId, toolUseIds) =>
+    toolUseCommits: (conversationId, toolUseIds, since) =>
       forPeople(
         indexed(async () => {
           requireCurrentIndex(repo)
-          return toolUseCommitsOf(repo.index, conversationId, toolUseIds)
+          return toolUseCommitsOf(repo.index, conversationId, toolUseIds, since)
         }),
       ),
     show: (oid) => forPeople(indexed(() => showCommit(repo, oid))),
