@@ -350,7 +350,7 @@ describe('a reply that ends as a refusal', () => {
     expect(errorOf(turn.events)).toMatchObject({
       code: 'refusal',
       message:
-        'Claude declined to answer this message. What it said is kept; you can rephrase your message and send it again.',
+        'The reply ended as a refusal. What Claude said is kept; you can rephrase your message and send it again.',
     })
     expect(turn.events.at(-1)).toMatchObject({ type: 'turn-finished', stopped: false })
     const stored = await expectSendable(turn.conversationId)

@@ -49,7 +49,7 @@ export function rejectedKeyError(source: 'saved' | 'env' | null): TurnError {
 export const refusalError = (): TurnError => ({
   code: 'refusal',
   message:
-    'Claude declined to answer this message. What it said is kept; you can rephrase your message and send it again.',
+    'The reply ended as a refusal. What Claude said is kept; you can rephrase your message and send it again.',
 })
 
 /** The reply ended with a stop reason this build does not know (quoted, cut short). */
