@@ -93,6 +93,24 @@ test.describe('chat', () => {
     await expect(settings.keyStatus).toContainText('Set')
   })
 
+  test('a reply that ends as a refusal says Claude declined, under what it said', async ({
+    page,
+    cairn,
+    anthropic,
+  }) => {
+    anthropic.script(
+      reply.message([{ type: 'text', text: 'I will not help with that.' }], 'refusal'),
+    )
+    await cairn.open(page)
+    const chat = new ChatPage(page)
+    await chat.send('Help me with something I should not do')
+
+    await expect(chat.lastReply()).toContainText('I will not help with that.')
+    await expect(chat.errorBanner).toContainText('Claude declined to answer')
+    await expect(chat.errorBanner).toContainText('rephrase your message')
+    await expect(chat.composer).toBeEnabled()
+  })
+
   test('the same words sent twice are two turns, each with its own reply', async ({
     page,
     cairn,

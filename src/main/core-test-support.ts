@@ -5,6 +5,7 @@ import { afterEach, beforeEach } from 'vitest'
 import { startFakeAnthropic, type FakeAnthropic } from '../../test/fixtures/fake-anthropic'
 import type { EventMap, EventName, RequestChannel, RequestResults } from '../shared/contract'
 import type { AgentEvent } from '../shared/types'
+import type { AnthropicFetch } from './agent'
 import { createCore, type Core } from './core'
 import { createRecordingLogger } from './lib/logger'
 
@@ -70,6 +71,8 @@ export interface CoreThroughFakeApiOptions {
   readonly quiet?: boolean
   /** The SDK's retries of a failed request (`anthropicMaxRetries`); none when left out. */
   readonly maxRetries?: number
+  /** The SDK's fetch (`CoreOptions.fetch`): to watch what the SDK does with a response. */
+  readonly fetch?: AnthropicFetch
   /** Told every event of every core opened, after the harness has recorded it. */
   readonly onEvent?: <E extends EventName>(name: E, data: EventMap[E]) => void
 }
@@ -91,6 +94,7 @@ export function coreThroughFakeApi(options: CoreThroughFakeApiOptions): CoreThro
       dataDir,
       env: { ANTHROPIC_API_KEY: options.apiKey ?? 'sk-test', ANTHROPIC_BASE_URL: fake!.url },
       anthropicMaxRetries: options.maxRetries ?? 0,
+      ...(options.fetch ? { fetch: options.fetch } : {}),
       ...(options.quiet ? { logger: createRecordingLogger() } : {}),
     })
     opened.events.on((name, data) => {

@@ -179,6 +179,8 @@ async function assemble(
     memory: review,
     memoryHead: () => memory.settledHead(),
     createMemoryTool: createRunnableMemoryTool,
+    toolUseCommits: (conversationId, ids, since) =>
+      memory.toolUseCommits(conversationId, ids, since),
     emit: (event) => events.emit('agent:event', event),
     onConversationChanged: (id) => events.emit('conversations:changed', { id, deleted: false }),
     maxRetries: options.anthropicMaxRetries,

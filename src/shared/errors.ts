@@ -115,6 +115,12 @@ interface TurnErrors {
   'stream-interrupted': true
   /** The turn made more API requests than Cairn allows one turn. */
   'too-many-steps': true
+  /** The API answered (200) with no reply in it at all. */
+  'empty-reply': true
+  /** Claude declined to answer (the reply's stop reason is `refusal`). */
+  refusal: true
+  /** The reply ended with a stop reason this build does not know. */
+  'unknown-stop-reason': true
 }
 
 /** Syncing memory through a git remote, and moving memory in or out of Cairn. */

@@ -4,14 +4,15 @@
  */
 import { randomUUID } from 'node:crypto'
 import type { ErrorCode } from '../../shared/errors'
-import type { AgentEvent, Conversation, StoredMessage } from '../../shared/types'
+import type { AgentEvent, CommitSummary, Conversation, StoredMessage } from '../../shared/types'
 import type { ConversationStore } from '../conversations'
 import { CairnError, diskFailure } from '../lib/errors'
 import { consoleLogger, type Logger } from '../lib/logger'
 import { apiKeyProblem, type SettingsService } from '../settings'
 import { baseUrlProblem, clientFor, type AnthropicFetch } from './client'
+import { RESULT_NOT_RECORDED, recordedResult, unansweredCalls, withAnswers } from './messages'
 import { runTurn, type MemoryToolFactory, type TurnEvent, type TurnMemory } from './run-turn'
-import { classifyTurnError, noApiKeyError, rejectedKeyError } from './turn-errors'
+import { classifyTurnError, hideKeys, noApiKeyError, rejectedKeyError } from './turn-errors'
 
 export interface ChatServiceOptions {
   readonly conversations: ConversationStore
@@ -24,6 +25,16 @@ export interface ChatServiceOptions {
    */
   readonly memoryHead: () => string | null | Promise<string | null>
   readonly createMemoryTool: MemoryToolFactory
+  /**
+   * The commits history holds for Claude's calls `toolUseIds` in a conversation (the versioned
+   * memory's `toolUseCommits`): how a call whose result a kill kept from being saved is answered
+   * with what it did. Without it, such a call is answered "may or may not have run".
+   */
+  readonly toolUseCommits?: (
+    conversationId: string,
+    toolUseIds: ReadonlyArray<string>,
+    since: number,
+  ) => Promise<ReadonlyMap<string, CommitSummary>>
   /** Receives every agent event (core forwards them as `agent:event`). */
   readonly emit: (event: AgentEvent) => void
   /** Called when a conversation's stored content changed (core emits `conversations:changed`). */
@@ -55,6 +66,12 @@ export interface ChatService {
   close(): Promise<void>
 }
 
+/** Answers found for calls whose results were not saved, and the commits they made. */
+interface Recovered {
+  readonly answers: ReadonlyMap<string, { readonly content: string; readonly isError: boolean }>
+  readonly commits: Readonly<Record<string, string>>
+}
+
 interface RunningTurn {
   readonly turnId: string
   readonly controller: AbortController
@@ -72,14 +89,65 @@ export function createChatService(options: ChatServiceOptions): ChatService {
     messages: ReadonlyArray<StoredMessage>,
     toolCommits: Readonly<Record<string, string>> = {},
     turn: { readonly turnId: string; readonly viewed: ReadonlyArray<string> } | null = null,
+    recovered: Recovered | null = null,
   ): Promise<Conversation> => {
     const updated = await options.conversations.update(id, (current) => ({
       ...current,
-      messages: withViewed([...current.messages, ...messages], turn),
-      toolCommits: { ...current.toolCommits, ...toolCommits },
+      messages: withViewed(
+        [
+          ...(recovered ? withAnswers(current.messages, recovered.answers) : current.messages),
+          ...messages,
+        ],
+        turn,
+      ),
+      toolCommits: { ...current.toolCommits, ...recovered?.commits, ...toolCommits },
     }))
     options.onConversationChanged(id)
     return updated
+  }
+
+  /**
+   * Answers for the memory calls of `conversation` that no saved result answers (Cairn was
+   * killed between running them and saving their results): history is asked for each call's
+   * commit, by its tool use id; one found ran, and is answered with what it did, one not found
+   * "may or may not have run". Stored with the next message, so history is asked once. Null
+   * when every call is answered (the usual case: nothing is looked up) or history cannot answer
+   * now (asked again with the next message).
+   */
+  const recover = async (conversation: Conversation): Promise<Recovered | null> => {
+    const open = unansweredCalls(conversation.messages)
+    if (open.length === 0 || !options.toolUseCommits) return null
+    // Their commits came after the replies that asked for them were saved (a minute's margin
+    // for a clock set back, and for commit times kept in whole seconds).
+    const asked = conversation.messages.filter(
+      (m) =>
+        m.role === 'assistant' &&
+        m.content.some((b) => b.type === 'tool_use' && open.includes(b.id)),
+    )
+    const since = Math.min(...asked.map((m) => m.createdAt)) - 60_000
+    let found: ReadonlyMap<string, CommitSummary>
+    try {
+      found = await options.toolUseCommits(conversation.id, open, since)
+    } catch (error) {
+      logger.warn(
+        'Could not look in history for the commits of calls whose results were not saved',
+        error,
+      )
+      return null
+    }
+    const answers = new Map<string, { content: string; isError: boolean }>()
+    const commits: Record<string, string> = {}
+    for (const id of open) {
+      const commit = found.get(id)
+      answers.set(
+        id,
+        commit
+          ? { content: recordedResult(commit), isError: false }
+          : { content: RESULT_NOT_RECORDED, isError: true },
+      )
+      if (commit) commits[id] = commit.oid
+    }
+    return { answers, commits }
   }
 
   const execute = async (
@@ -154,11 +222,13 @@ export function createChatService(options: ChatServiceOptions): ChatService {
             : (diskFailure(error) ?? classifyTurnError(error, { streamStarted: false, model: '' })),
       }
     }
-    // The API's own words can quote what it was sent (a proxy echoing the key's header): the
-    // key never reaches the window.
-    if (outcome.error && apiKey !== '' && outcome.error.message.includes(apiKey)) {
-      const message = outcome.error.message.replaceAll(apiKey, 'your API key')
-      outcome = { ...outcome, error: { ...outcome.error, message } }
+    // The API's own words can quote what it was sent (a proxy echoing the key's header, maybe
+    // encoded, or a part of it): no key reaches the window.
+    if (outcome.error) {
+      outcome = {
+        ...outcome,
+        error: { ...outcome.error, message: hideKeys(outcome.error.message, apiKey) },
+      }
     }
     // Forget the running turn before announcing its end, so whoever reacts to turn-finished
     // (the renderer, a test, another feature) can send the next message at once.
@@ -186,9 +256,14 @@ export function createChatService(options: ChatServiceOptions): ChatService {
       const done = new Promise<void>((resolve) => (finish = resolve))
       running.set(base.id, { turnId, controller, done })
       try {
-        const conversation = await append(base.id, [
-          { role: 'user', content: [{ type: 'text', text }], createdAt: now(), turnId },
-        ])
+        const recovered = await recover(base)
+        const conversation = await append(
+          base.id,
+          [{ role: 'user', content: [{ type: 'text', text }], createdAt: now(), turnId }],
+          {},
+          null,
+          recovered,
+        )
         // What Claude can see when the turn starts: every reply of the turn records it.
         const memoryAt = await options.memoryHead()
         options.emit({

@@ -19,7 +19,6 @@ import {
 import { callCore } from '../core-test-support'
 import { createCore, type Core } from '../core'
 import { createRecordingLogger } from '../lib/logger'
-import { RESULT_NOT_RECORDED } from './messages'
 
 const CHILD = path.resolve('test/fixtures/chat-child.ts')
 
@@ -107,11 +106,14 @@ it('finds the command committed and the conversation able to go on after a kill 
   expect(events.some((e) => (e as { type: string }).type === 'error')).toBe(false)
   const sent = fake.messageRequests().at(-1)!.body!.messages!
   expect(invalidMessages(sent)).toBeNull()
-  // Claude learns the create's result if it was saved before the kill, and otherwise that it
-  // may have run: never that it did not run.
+  // Claude learns the create's result: saved before the kill, or found in history by its
+  // Tool-Use-Id when the kill came first (never "may or may not have run": it did).
   const answer = (sent[2]!.content as Array<Record<string, unknown>>)[0]
-  expect(answer).toMatchObject({ type: 'tool_result', tool_use_id: 'toolu_kill' })
-  expect(['File created successfully at: /memories/plan.md', RESULT_NOT_RECORDED]).toContain(
-    answer!.content,
-  )
+  expect(answer).toEqual({
+    type: 'tool_result',
+    tool_use_id: 'toolu_kill',
+    content: 'File created successfully at: /memories/plan.md',
+  })
+  const after = await callCore(core, 'conversations:get', { id: conversationId })
+  expect(after.toolCommits).toEqual({ toolu_kill: head })
 })

@@ -1,6 +1,16 @@
 import { describe, expect, it } from 'vitest'
 import type { StoredMessage } from '../../shared/types'
-import { RESULT_NOT_RECORDED, resultText, toApiMessages, toolResultsFor } from './messages'
+import type { BetaContentBlock } from '@anthropic-ai/sdk/resources/beta'
+import {
+  fromApiContent,
+  recordedResult,
+  RESULT_NOT_RECORDED,
+  resultText,
+  toApiMessages,
+  toolResultsFor,
+  unansweredCalls,
+  withAnswers,
+} from './messages'
 
 const text = (role: 'user' | 'assistant', value: string): StoredMessage => ({
   role,
@@ -159,3 +169,98 @@ describe('toApiMessages and lone surrogates', () => {
     expect(api[2]!.content[0]).toMatchObject({ content: 'Unknown `x\uFFFD`' })
   })
 })
+
+describe('fromApiContent', () => {
+  it('keeps only what the conversation file can be read back with', () => {
+    const odd = [
+      { type: 'text' },
+      { type: 'text', text: 'ok' },
+      { type: 'tool_use', id: 'toolu_noname', input: {} },
+      { type: 'tool_use', id: 'toolu_1', name: 'memory', input: { command: 'view' } },
+    ] as unknown as BetaContentBlock[]
+    expect(fromApiContent(odd)).toEqual([
+      { type: 'text', text: '' },
+      { type: 'text', text: 'ok' },
+      { type: 'tool_use', id: 'toolu_1', name: 'memory', input: { command: 'view' } },
+    ])
+  })
+})
+
+describe('calls whose results were not saved', () => {
+  const two: StoredMessage = {
+    role: 'assistant',
+    content: [
+      { type: 'tool_use', id: 'toolu_a', name: 'memory', input: {} },
+      { type: 'tool_use', id: 'toolu_x', name: 'web_search', input: {} },
+      { type: 'tool_use', id: 'toolu_b', name: 'memory', input: {} },
+    ],
+    createdAt: 5,
+  }
+
+  it('lists the memory calls no result answers', () => {
+    expect(unansweredCalls([text('user', 'hi'), two, text('user', 'next')])).toEqual([
+      'toolu_a',
+      'toolu_b',
+    ])
+    expect(unansweredCalls([text('user', 'hi'), call('toolu_1'), results('toolu_1')])).toEqual([])
+  })
+
+  it('answers them right after the reply that made them, leaving other calls as they were', () => {
+    const stored = [text('user', 'hi'), two, text('user', 'next')]
+    const answered = withAnswers(
+      stored,
+      new Map([
+        ['toolu_b', { content: 'B', isError: false }],
+        ['toolu_a', { content: 'A', isError: true }],
+      ]),
+    )
+    expect(answered).toEqual([
+      stored[0],
+      two,
+      {
+        role: 'user',
+        content: [
+          { type: 'tool_result', tool_use_id: 'toolu_a', content: 'A', is_error: true },
+          { type: 'tool_result', tool_use_id: 'toolu_b', content: 'B', is_error: false },
+        ],
+        createdAt: 5,
+      },
+      stored[2],
+    ])
+    expect(
+      withAnswers(answered, new Map([['toolu_a', { content: 'again', isError: false }]])),
+    ).toEqual(answered)
+  })
+
+  it("says what a commit did in the Memory tool's words only where they are known exactly", () => {
+    const commit = (command: string, paths: string[], overwrite = false) =>
+      recordedResult({ command: command as never, paths, overwrite })
+    expect(commit('create', ['/memories/a.md'])).toBe(
+      'File created successfully at: /memories/a.md',
+    )
+    expect(commit('insert', ['/memories/a.md'])).toBe('The file /memories/a.md has been edited.')
+    expect(commit('delete', ['/memories/d'])).toBe('Successfully deleted /memories/d')
+    expect(commit('rename', ['/memories/a.md', '/memories/b.md'])).toBe(
+      'Successfully renamed /memories/a.md to /memories/b.md',
+    )
+    expect(commit('create', ['/memories/a.md'], true)).toBe(
+      'This command ran: it changed /memories/a.md (saved in history).',
+    )
+    expect(commit('str_replace', ['/memories/a.md'])).toBe(
+      'This command ran: it changed /memories/a.md (saved in history).',
+    )
+  })
+})
+
+function results(...ids: string[]): StoredMessage {
+  return {
+    role: 'user',
+    content: ids.map((id) => ({
+      type: 'tool_result',
+      tool_use_id: id,
+      content: 'ok',
+      is_error: false,
+    })),
+    createdAt: 0,
+  }
+}

@@ -7,7 +7,7 @@ import type {
   BetaMessage,
   BetaUsage,
 } from '@anthropic-ai/sdk/resources/beta'
-import type { StoredBlock, StoredMessage, TokenUsage } from '../../shared/types'
+import type { CommitSummary, StoredBlock, StoredMessage, TokenUsage } from '../../shared/types'
 import { wellFormed } from '../lib/text'
 import type { MemoryResult } from '../memory'
 
@@ -21,9 +21,12 @@ export interface ApiMessage {
 export const NOT_RUN_STOPPED = 'This command was not run: the user stopped the turn.'
 export const NOT_RUN_CUT_OFF = 'This command was not run: the reply was cut off before it finished.'
 /**
- * What a call with no stored result is answered with: Cairn closed (a crash, a kill, a power
- * cut) between running it and saving its result, so whether it ran is not known here. Saying
- * "not run" could make Claude repeat a change that was made (an insert twice).
+ * What a call with no stored result is answered with when history holds no commit for it:
+ * Cairn closed (a crash, a kill, a power cut) between running it and saving its result, and
+ * the call changed nothing, failed, only read, or ran and its commit was lost with the kill, so
+ * whether it ran is not known here. Saying "not run" could make Claude repeat a change that was
+ * made (an insert twice). A call whose commit history holds is answered with what it did
+ * (`recordedResult`).
  */
 export const RESULT_NOT_RECORDED =
   'The result of this command was not recorded: Cairn closed before saving it, so it may or may not have run. View the memory file before repeating it.'
@@ -137,14 +140,19 @@ export function fromApiContent(content: ReadonlyArray<BetaContentBlock>): Stored
   const blocks: StoredBlock[] = []
   const ids = new Set<string>()
   for (const block of content) {
-    if (block.type === 'text') blocks.push({ type: 'text', text: block.text })
-    // A call without an id, or with an earlier call's (never from the real API), is not run,
-    // and is not kept: no result could answer it alone, and a conversation file holding a call
-    // without an id could not be read back.
+    // Only what the conversation file's reader takes is kept (checked again on writing): a text
+    // block that came without its text (never from the real API) is kept empty.
+    if (block.type === 'text') {
+      blocks.push({ type: 'text', text: typeof block.text === 'string' ? block.text : '' })
+    }
+    // A call without an id, or with an earlier call's, or without a name (never from the real
+    // API), is not run by Cairn, and is not kept: no result could answer it alone, and a
+    // conversation file holding a call without an id or name could not be read back.
     else if (
       block.type === 'tool_use' &&
       typeof block.id === 'string' &&
       block.id !== '' &&
+      typeof block.name === 'string' &&
       !ids.has(block.id)
     ) {
       ids.add(block.id)
@@ -159,20 +167,27 @@ export function storedReply(message: BetaMessage, createdAt: number): StoredMess
   return {
     role: 'assistant',
     content: fromApiContent(message.content),
-    stopReason: message.stop_reason,
+    // A stop reason that is not text (never from the real API) is not kept: the file's reader
+    // would refuse it.
+    stopReason: typeof message.stop_reason === 'string' ? message.stop_reason : null,
     usage: tokenUsage(message.usage),
     createdAt,
   }
 }
 
-/** Token counts in Cairn's shape (missing counters are 0). */
+/** Token counts in Cairn's shape (missing counters, and any that are not numbers, are 0). */
 export function tokenUsage(usage: BetaUsage | null | undefined): TokenUsage {
   return {
-    inputTokens: usage?.input_tokens ?? 0,
-    outputTokens: usage?.output_tokens ?? 0,
-    cacheReadInputTokens: usage?.cache_read_input_tokens ?? 0,
-    cacheCreationInputTokens: usage?.cache_creation_input_tokens ?? 0,
+    inputTokens: count(usage?.input_tokens),
+    outputTokens: count(usage?.output_tokens),
+    cacheReadInputTokens: count(usage?.cache_read_input_tokens),
+    cacheCreationInputTokens: count(usage?.cache_creation_input_tokens),
   }
+}
+
+// A counter as the API sends it; anything else (text, never from the real API) counts 0.
+function count(value: unknown): number {
+  return typeof value === 'number' && Number.isFinite(value) ? value : 0
 }
 
 /** Text of a memory result for storage and events (image blocks become a placeholder). */
@@ -206,6 +221,79 @@ export function toolResultsFor(
     }),
     createdAt,
   }
+}
+
+/**
+ * The ids of the memory calls that no stored result answers, in order: a kill (or a crash, a
+ * power cut) between running a reply's calls and saving their results leaves them so.
+ */
+export function unansweredCalls(stored: ReadonlyArray<StoredMessage>): string[] {
+  const answered = new Set(
+    stored.flatMap((m) =>
+      m.content.flatMap((b) => (b.type === 'tool_result' ? [b.tool_use_id] : [])),
+    ),
+  )
+  return stored.flatMap((m) =>
+    m.role !== 'assistant'
+      ? []
+      : m.content.flatMap((b) =>
+          b.type === 'tool_use' && b.name === MEMORY_TOOL_NAME && !answered.has(b.id) ? [b.id] : [],
+        ),
+  )
+}
+
+/**
+ * What Claude is told of a call whose result was not saved but whose commit history holds
+ * (found by its `Tool-Use-Id`): it ran, and this is what it changed. In the Memory tool's own
+ * words where the commit's facts give them exactly (a create that made a new file, an insert, a
+ * delete, a rename); otherwise plainly (an edit's answer shows a snippet, and a create over an
+ * existing file may have said more), never words the tool might not have said.
+ */
+export function recordedResult(
+  commit: Pick<CommitSummary, 'command' | 'paths' | 'overwrite'>,
+): string {
+  const [first, second] = commit.paths
+  if (first !== undefined) {
+    if (commit.command === 'create' && !commit.overwrite)
+      return `File created successfully at: ${first}`
+    if (commit.command === 'insert') return `The file ${first} has been edited.`
+    if (commit.command === 'delete') return `Successfully deleted ${first}`
+    if (commit.command === 'rename' && second !== undefined) {
+      return `Successfully renamed ${first} to ${second}`
+    }
+  }
+  const changed = commit.paths.length > 0 ? commit.paths.join(' and ') : 'memory'
+  return `This command ran: it changed ${changed} (saved in history).`
+}
+
+/**
+ * `stored` with the calls of `answers` that no stored result answers yet answered: a user
+ * message with their results right after the reply that made them (the API wants them next).
+ */
+export function withAnswers(
+  stored: ReadonlyArray<StoredMessage>,
+  answers: ReadonlyMap<string, { readonly content: string; readonly isError: boolean }>,
+): StoredMessage[] {
+  const open = new Set(unansweredCalls(stored))
+  return stored.flatMap((message): StoredMessage[] => {
+    if (message.role !== 'assistant') return [message]
+    const content = message.content.flatMap((b): StoredBlock[] => {
+      const answer = b.type === 'tool_use' && open.has(b.id) ? answers.get(b.id) : undefined
+      return b.type === 'tool_use' && answer
+        ? [
+            {
+              type: 'tool_result',
+              tool_use_id: b.id,
+              content: answer.content,
+              is_error: answer.isError,
+            },
+          ]
+        : []
+    })
+    return content.length === 0
+      ? [message]
+      : [message, { role: 'user', content, createdAt: message.createdAt }]
+  })
 }
 
 /** The memory tool's name: the only tool Cairn gives Claude. */

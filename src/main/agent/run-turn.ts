@@ -22,7 +22,14 @@ import {
   tokenUsage,
 } from './messages'
 import { buildSystemPrompt } from './system-prompt'
-import { classifyTurnError, maxTokensError, type TurnError } from './turn-errors'
+import {
+  classifyTurnError,
+  KNOWN_STOP_REASONS,
+  maxTokensError,
+  refusalError,
+  unknownStopError,
+  type TurnError,
+} from './turn-errors'
 
 /** Wraps an executor as the SDK's runnable memory tool (the memory domain's `createRunnableMemoryTool`). */
 export type MemoryToolFactory = (
@@ -142,16 +149,16 @@ export async function runTurn(options: TurnOptions): Promise<TurnOutcome> {
   const started = new Set<string>()
 
   const execute: MemoryExecutor = async (input, toolUseId) => {
-    const id = toolUseId ?? 'unknown'
-    emit({ type: 'tool-call', toolUseId: id, command: commandOf(input), input })
     if (!toolUseId || started.has(toolUseId)) {
       // A call without an id, or with an earlier call's id (never from the real API), cannot
       // be linked to its own result or commit, and is not stored: running it would change
-      // memory with no trace in the conversation.
-      const content = toolUseId ? REPEATED_ID : NO_ID
-      emit({ type: 'tool-result', toolUseId: id, content, isError: true, commitOid: null })
-      return { content, isError: true }
+      // memory with no trace in the conversation. Claude is told; the window is not shown it
+      // (no event): the stored conversation does not hold it, so a card would vanish when the
+      // turn ends, and its events would be taken for the earlier call's (one id for both).
+      return { content: toolUseId ? REPEATED_ID : NO_ID, isError: true }
     }
+    const id = toolUseId
+    emit({ type: 'tool-call', toolUseId: id, command: commandOf(input), input })
     started.add(toolUseId)
     let result: MemoryResult
     let commitOid: string | null = null
@@ -261,6 +268,14 @@ export async function runTurn(options: TurnOptions): Promise<TurnOutcome> {
           message:
             "This conversation has filled Claude's context window. Start a new conversation; your memory carries over.",
         },
+      }
+    }
+    // A refusal, or a reason this build does not know, ends the turn: never without a word.
+    if (lastStop === 'refusal' || (lastStop !== null && !KNOWN_STOP_REASONS.has(lastStop))) {
+      await flushResults('This command was not run: the reply ended before it could run.')
+      return {
+        stopped: false,
+        error: lastStop === 'refusal' ? refusalError() : unknownStopError(lastStop),
       }
     }
     if (awaitingResults) {

@@ -1,6 +1,6 @@
 import { APIConnectionError, APIError, AnthropicError, RateLimitError } from '@anthropic-ai/sdk'
 import { describe, expect, it } from 'vitest'
-import { classifyTurnError, retryAfterSeconds } from './turn-errors'
+import { classifyTurnError, hideKeys, retryAfterSeconds } from './turn-errors'
 
 const context = { streamStarted: false, model: 'claude-sonnet-4-6' }
 const body = (type: string, message = 'x') => ({ type: 'error', error: { type, message } })
@@ -59,5 +59,45 @@ describe('retryAfterSeconds', () => {
       retryAfterSeconds(new Headers({ 'retry-after': 'Wed, 01 Jan 2025 00:00:30 GMT' }), now),
     ).toBe(30)
     expect(retryAfterSeconds(new Headers())).toBeNull()
+  })
+})
+
+describe('hideKeys', () => {
+  const key = 'sk-ant-api03-' + 'Zx9Qw_e-R7k'.repeat(8) + 'AA'
+
+  it('hides the key as it is, URL-encoded and in base64 wherever it starts', () => {
+    const basic = Buffer.from(`user:${key}`).toString('base64')
+    const quoted = [
+      `key ${key}`,
+      `x-api-key=${encodeURIComponent(key)}`,
+      `Authorization: Basic ${basic}`,
+      `b64 ${Buffer.from(key).toString('base64')}`,
+      `b64url ${Buffer.from(`xy${key}`).toString('base64url')}`,
+    ].join('\n')
+    const hidden = hideKeys(quoted, key)
+    expect(hidden).not.toContain(key.slice(13, 21))
+    expect(hidden).not.toContain(encodeURIComponent(key).slice(13, 21))
+    for (const encoded of [
+      basic,
+      Buffer.from(key).toString('base64'),
+      Buffer.from(`xy${key}`).toString('base64url'),
+    ]) {
+      // At most the few letters that also carry the bytes around the key remain.
+      expect(hidden).not.toContain(encoded.slice(12, 20))
+    }
+    expect(hidden.split('\n')[0]).toBe('key your API key')
+  })
+
+  it('hides a part of the key, and any token that looks like an Anthropic key', () => {
+    const other = 'sk-ant-admin01-' + 'q'.repeat(40)
+    const hidden = hideKeys(
+      `the key starting ${key.slice(0, 30)}… is not allowed; nor is ${other}.`,
+      key,
+    )
+    expect(hidden).toBe('the key starting an API key… is not allowed; nor is an API key.')
+    // A key of another shape: a run of 8 of its characters is hidden, 7 are not a secret's part.
+    const plain = 'proxy-secret-0123456789'
+    expect(hideKeys(`got proxy-secret-01 and 6789`, plain)).toBe('got your API key and 6789')
+    expect(hideKeys('nothing here', '')).toBe('nothing here')
   })
 })

@@ -45,6 +45,30 @@ export function rejectedKeyError(source: 'saved' | 'env' | null): TurnError {
   return { code: 'invalid-api-key', message }
 }
 
+/** Claude's reply ended as a refusal (stop reason `refusal`). */
+export const refusalError = (): TurnError => ({
+  code: 'refusal',
+  message:
+    'The reply ended as a refusal. What Claude said is kept; you can rephrase your message and send it again.',
+})
+
+/** The reply ended with a stop reason this build does not know (quoted, cut short). */
+export const unknownStopError = (reason: unknown): TurnError => ({
+  code: 'unknown-stop-reason',
+  message: `Claude's reply ended for a reason Cairn does not know ("${cutWithEllipsis(String(reason).replace(/\s+/g, ' '), 60)}"). What arrived is kept; send a message to continue.`,
+})
+
+/** The stop reasons a reply may end with that need no word to the person (or have their own). */
+export const KNOWN_STOP_REASONS: ReadonlySet<string> = new Set([
+  'end_turn',
+  'tool_use',
+  'stop_sequence',
+  'pause_turn',
+  'max_tokens',
+  'model_context_window_exceeded',
+  'refusal',
+])
+
 /** `streamStarted`: whether part of a reply had arrived when the error happened. */
 export function classifyTurnError(
   error: unknown,
@@ -63,6 +87,18 @@ export function classifyTurnError(
     }
   }
   if (error instanceof APIError) return classifyApiError(error, context.model)
+  // The SDK's words for a response that held no event at all (a 200 with an empty or non-SSE
+  // body, from a proxy say): nothing of a reply came.
+  if (
+    error instanceof AnthropicError &&
+    error.message === 'request ended without sending any chunks'
+  ) {
+    return {
+      code: 'empty-reply',
+      message:
+        'The Anthropic API answered with an empty reply: nothing of Claude’s answer came. Send your message again to try again.',
+    }
+  }
   if (
     context.streamStarted &&
     (error instanceof SyntaxError ||
@@ -153,6 +189,78 @@ function classifyApiError(error: APIError, model: string): TurnError {
     code: 'api-error',
     message: `The Anthropic API had a problem (${error.status}). Please try again.`,
   }
+}
+
+/** What the configured key is shown as, and any other Anthropic key found in a message. */
+const YOUR_KEY = 'your API key'
+const SOME_KEY = 'an API key'
+
+/** The shortest run of the key's characters hidden wherever it stands (a prefix, say). */
+const KEY_RUN = 8
+
+/**
+ * `text` (an error's words: the API's, or a proxy's quoting what it was sent) with the API key
+ * hidden. The key `apiKey` as it is, URL-encoded, and in base64 (standard or URL-safe, wherever
+ * it starts in the encoded bytes: a `Basic` header holds `user:key`); any run of 8 or more of
+ * its characters (a prefix quoted to "help"); and any token that looks like an Anthropic key
+ * (`sk-ant-…`), configured or not. Never a prefix long enough to matter: 8 characters of a
+ * 100-character key, or `sk-ant-api03-`, which every key starts with, are all that can remain.
+ */
+export function hideKeys(text: string, apiKey: string): string {
+  let out = text
+  if (apiKey !== '') {
+    const forms = new Set([apiKey, encodeURIComponent(apiKey), ...base64Forms(apiKey)])
+    for (const form of [...forms].sort((a, b) => b.length - a.length)) {
+      if (form.length >= Math.min(apiKey.length, KEY_RUN)) out = out.replaceAll(form, YOUR_KEY)
+    }
+  }
+  // Before the runs: a run of the key could otherwise take the start of another key, leaving
+  // the rest of it unlike a key.
+  out = out.replace(/sk-ant-[A-Za-z0-9_-]*/g, SOME_KEY)
+  return apiKey.length >= KEY_RUN ? hideRuns(out, apiKey) : out
+}
+
+/**
+ * `key` in base64: whole, and the letters that stand for its bytes alone at each of the three
+ * places it can start in encoded bytes (the letters at either end also carry the bytes around
+ * it), in standard and URL-safe letters.
+ */
+function base64Forms(key: string): string[] {
+  const bytes = Buffer.from(key, 'utf8')
+  // The key encoded alone, whole (with its padding, if any, or without).
+  const forms = [bytes.toString('base64'), bytes.toString('base64url')]
+  for (const offset of [0, 1, 2]) {
+    const encoded = Buffer.concat([Buffer.alloc(offset), bytes]).toString('base64')
+    // Each letter is 6 bits: those wholly within the key's bytes depend on nothing else.
+    const inner = encoded.slice(
+      Math.ceil((offset * 8) / 6),
+      Math.floor(((offset + bytes.length) * 8) / 6),
+    )
+    if (inner.length >= KEY_RUN) forms.push(inner, inner.replaceAll('+', '-').replaceAll('/', '_'))
+  }
+  return forms
+}
+
+/** `text` with every run of `KEY_RUN` or more characters that stands in `key` replaced. */
+function hideRuns(text: string, key: string): string {
+  let out = ''
+  let i = 0
+  while (i < text.length) {
+    let longest = 0
+    for (let j = 0; j < key.length; j++) {
+      let n = 0
+      while (i + n < text.length && j + n < key.length && text[i + n] === key[j + n]) n++
+      if (n > longest) longest = n
+    }
+    if (longest >= KEY_RUN) {
+      out += YOUR_KEY
+      i += longest
+    } else {
+      out += text[i]
+      i++
+    }
+  }
+  return out
 }
 
 /** Seconds to wait according to `retry-after-ms` / `retry-after` (seconds or an HTTP date). */

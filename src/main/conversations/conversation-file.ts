@@ -87,6 +87,28 @@ export function parseConversation(raw: string): Conversation {
   }
 }
 
+/**
+ * Why `text`, about to be written as conversation `id`'s file, could not be read back as it
+ * (null when it can): the reader's own checks (`parseConversation`, and the id that names the
+ * file), run before writing, so that Cairn never writes a file it would then refuse (a stored
+ * `tool_use` without an id once made a conversation unreadable after a restart). A line for the
+ * log: the field and what is wrong with it, never the conversation's text.
+ */
+export function readBackProblem(text: string, id: string): string | null {
+  let parsed: Conversation
+  try {
+    parsed = parseConversation(text)
+  } catch (error) {
+    if (error instanceof z.ZodError) {
+      return error.issues
+        .map((issue) => `${issue.path.map(String).join('.') || 'the file'}: ${issue.message}`)
+        .join('; ')
+    }
+    return error instanceof Error ? error.message : 'it is not JSON'
+  }
+  return parsed.id === id ? null : 'it holds another conversation id'
+}
+
 /** The JSON written for `conversation` (messageCount is derived, not stored). */
 export function serializeConversation(conversation: Conversation): unknown {
   return {

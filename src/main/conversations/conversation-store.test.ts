@@ -180,3 +180,45 @@ describe('deriveTitle', () => {
     expect(title).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])/)
   })
 })
+
+describe('what the store writes', () => {
+  it('refuses to write a version its reader would refuse, and keeps the last good one', async () => {
+    const { id } = await store.create('hi')
+    await store.update(id, withMessages(user('hi')))
+    const before = await readFile(path.join(dataDir, 'conversations', `${id}.json`), 'utf8')
+    // Each would be written fine and refused on reading (the conversation "damaged" after a
+    // restart): a call without an id, a count that is not a number, a time JSON cannot hold.
+    const bad: ReadonlyArray<(c: Conversation) => Conversation> = [
+      withMessages({
+        role: 'assistant',
+        content: [{ type: 'tool_use', name: 'memory', input: {} } as never],
+        createdAt: 2,
+      }),
+      withMessages({
+        role: 'assistant',
+        content: [{ type: 'text', text: 'x' }],
+        usage: { inputTokens: '5', outputTokens: 1 } as never,
+        createdAt: 2,
+      }),
+      withMessages({ role: 'user', content: [{ type: 'text', text: 'x' }], createdAt: NaN }),
+    ]
+    for (const change of bad) {
+      await expect(store.update(id, change)).rejects.toMatchObject({
+        code: 'internal',
+        message: expect.stringMatching(/^This conversation could not be saved: .*\.$/),
+      })
+    }
+    expect(await readFile(path.join(dataDir, 'conversations', `${id}.json`), 'utf8')).toBe(before)
+    expect(logger.entries.map((e) => e.level)).toEqual(['error', 'error', 'error'])
+    expect(logger.entries[0]!.message).toMatch(
+      /^Conversation c_\w+ was not saved: Cairn could not read it back \(id: .+\)$/,
+    )
+    // The store goes on: the held copy is the last good one, and a good change is saved.
+    expect((await store.get(id)).messages).toHaveLength(1)
+    await store.update(id, withMessages(user('again')))
+    expect((await open().get(id)).messages.map((m) => m.content)).toEqual([
+      [{ type: 'text', text: 'hi' }],
+      [{ type: 'text', text: 'again' }],
+    ])
+  })
+})

@@ -12,6 +12,7 @@ import {
   CONVERSATION_ID,
   deriveTitle,
   parseConversation,
+  readBackProblem,
   salvageSummary,
   serializeConversation,
 } from './conversation-file'
@@ -307,6 +308,18 @@ export function createConversationStore(options: ConversationStoreOptions): Conv
       temp.replaced = undefined
     }
     const before = cache.get(id)
+    // Checked by the reader's own rules before it is written: a version Cairn would refuse to
+    // read is a fault in Cairn, said in the log and to the person, and the file keeps the last
+    // good version (rather than become "damaged" at the next start). The reader checks each
+    // message alone, so the messages of the version held (read, or checked when saved) are not
+    // checked again: the cost is that of the new messages, not of the whole conversation.
+    const checked = new Set(before?.messages ?? [])
+    const unchecked = { ...stored, messages: stored.messages.filter((m) => !checked.has(m)) }
+    const problem = readBackProblem(JSON.stringify(serializeConversation(unchecked)), id)
+    if (problem !== null) {
+      logger.error(`Conversation ${id} was not saved: Cairn could not read it back (${problem})`)
+      throw unreadableVersion()
+    }
     try {
       await writeJsonAtomic(fileOf(id), serializeConversation(stored), logger, {
         // The last look at the file before the rename, after the (slow) flush.
@@ -592,6 +605,13 @@ function corrupt(): CairnError {
   return new CairnError(
     'conversation-corrupt',
     'This conversation’s file is damaged (cut short, or not a conversation file), so it cannot be shown. You can delete it: the file is then kept aside in the conversations folder, not destroyed.',
+  )
+}
+
+function unreadableVersion(): CairnError {
+  return new CairnError(
+    'internal',
+    'This conversation could not be saved: Cairn made a version of it that it could not read back, a fault in Cairn (it is in the log). The conversation keeps what it had before.',
   )
 }
 

@@ -3,7 +3,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { IndexFile, writeIndex } from './index-file'
-import { fileHistoryOf, queryLog } from './queries'
+import { fileHistoryOf, queryLog, toolUseCommitsOf } from './queries'
 import type { IndexEntry } from './side-index'
 
 function entries(specs: ReadonlyArray<Partial<IndexEntry> & { files: string[] }>): IndexEntry[] {
@@ -81,5 +81,35 @@ describe('the timeline', () => {
 
   it('does not mistake a sibling with a longer name for a folder member', () => {
     expect(fileHistoryOf(log, '/memories/d/x')).toEqual([])
+  })
+})
+
+describe("a call's commit, by its tool use id", () => {
+  const dir = path.join(scratch, 'calls')
+  writeIndex(
+    dir,
+    entries([
+      { files: ['/memories/a.md'], conversationId: 'c1', toolUseId: 'toolu_a' },
+      { files: ['/memories/b.md'], conversationId: 'c2', toolUseId: 'toolu_b' },
+      { files: ['/memories/c.md'], actor: 'user' },
+      { files: ['/memories/d.md'], conversationId: 'c1', toolUseId: 'toolu_d' },
+    ]),
+  )
+  const calls = IndexFile.open(dir)
+  afterAll(() => calls.close())
+
+  it('finds the commits of the conversation made for those calls, and no other', () => {
+    const found = toolUseCommitsOf(calls, 'c1', ['toolu_a', 'toolu_b', 'toolu_d', 'toolu_none'])
+    expect([...found.keys()].sort()).toEqual(['toolu_a', 'toolu_d'])
+    expect(found.get('toolu_a')).toMatchObject({ subject: 'commit 0', paths: ['/memories/a.md'] })
+    expect(found.get('toolu_d')).toMatchObject({ subject: 'commit 3', conversationId: 'c1' })
+    // toolu_b made a commit, in another conversation: not this conversation's call.
+    expect(toolUseCommitsOf(calls, 'c2', ['toolu_b']).get('toolu_b')?.subject).toBe('commit 1')
+    expect(toolUseCommitsOf(calls, 'c3', ['toolu_a']).size).toBe(0)
+    expect(toolUseCommitsOf(calls, 'c1', []).size).toBe(0)
+    // Dated before the calls were made: still found (the walk stops only after a long run).
+    expect(toolUseCommitsOf(calls, 'c1', ['toolu_a'], 1e12).get('toolu_a')?.subject).toBe(
+      'commit 0',
+    )
   })
 })

@@ -117,6 +117,39 @@ export function fileHistoryOf(
   return result
 }
 
+/**
+ * The commits Claude's calls `toolUseIds` made in the conversation `conversationId`, by tool
+ * use id (a call that made none is absent). Reads the side index newest first: the conversation
+ * is matched on each entry's fixed record (one 32-bit read per commit, no details), and only
+ * that conversation's own entries are read in full, until every id is found. A conversation
+ * that made no commit is answered at once (its name is not in the index). The calls were made
+ * at `since` (ms) or later: the walk stops after a run of `OLD_RUN_LIMIT` commits dated before
+ * it (as `changesSince`: another machine's clock may date a commit on top far back), so a call
+ * that made no commit costs the recent history only.
+ */
+export function toolUseCommitsOf(
+  index: IndexFile,
+  conversationId: string,
+  toolUseIds: ReadonlyArray<string>,
+  since = Number.NEGATIVE_INFINITY,
+): ReadonlyMap<string, CommitSummary> {
+  const found = new Map<string, CommitSummary>()
+  const wanted = new Set(toolUseIds)
+  const conversation = wanted.size > 0 ? index.conversationKey(conversationId) : -1
+  if (conversation === -1) return found
+  let older = 0
+  for (let i = index.size - 1; i >= 0 && found.size < wanted.size; i--) {
+    if (index.timeAt(i) >= since) older = 0
+    else if (++older >= OLD_RUN_LIMIT) break
+    if (index.conversationKeyAt(i) !== conversation) continue
+    const entry = index.at(i)
+    const id = entry.toolUseId
+    // The newest commit of an id is its own: a call commits once (a retried commit is the same).
+    if (id !== null && wanted.has(id) && !found.has(id)) found.set(id, toSummary(entry))
+  }
+  return found
+}
+
 /** `path`'s name before `entry`: the old name when `entry` renamed it or a folder above it. */
 export function nameBefore(entry: IndexEntry, path: string): string {
   const [from, to] = entry.paths

@@ -169,6 +169,18 @@ export interface VersionedMemory {
    * only.
    */
   changesSince(path: string, since: number): Promise<ReadonlyArray<CommitSummary>>
+  /**
+   * The commits made for Claude's calls `toolUseIds` in conversation `conversationId` (their
+   * `Tool-Use-Id` and `Conversation-Id` trailers), by tool use id; a call that made no commit is
+   * absent. For a conversation whose saved results stop short (Cairn was killed mid-turn). The
+   * calls were made at `since` (ms) or later: the cost is one fixed-record read per commit made
+   * since then (and 1,000 more), plus that conversation's own entries among them.
+   */
+  toolUseCommits(
+    conversationId: string,
+    toolUseIds: ReadonlyArray<string>,
+    since?: number,
+  ): Promise<ReadonlyMap<string, CommitSummary>>
   show(oid: string): Promise<CommitDetail>
   readAt(path: string, oid: string): Promise<string | null>
   diff(path: string, from: string, to: string): Promise<FileChange>

@@ -60,7 +60,7 @@ import {
 } from './outside-changes'
 import { isWithin, segmentsOf, toRelative, toVirtual } from './paths'
 import { nodeAt } from './tree-state'
-import { changesSince, fileHistoryOf, queryLog, toSummary } from './queries'
+import { changesSince, fileHistoryOf, queryLog, toSummary, toolUseCommitsOf } from './queries'
 import { type CommitTimeline, createCommitTimeline } from './changes-in-commits'
 import { systemIntent, type CommitIntent, type StagedChange } from './repo'
 import { createSearcher } from './search'
@@ -1171,6 +1171,13 @@ async function openLocked(
           rebuildTimeline ??= createCommitTimeline(repo.store)
           return rebuildTimeline.changesSince(repo.head(), path, since)
         })(),
+      ),
+    toolUseCommits: (conversationId, toolUseIds, since) =>
+      forPeople(
+        indexed(async () => {
+          requireCurrentIndex(repo)
+          return toolUseCommitsOf(repo.index, conversationId, toolUseIds, since)
+        }),
       ),
     show: (oid) => forPeople(indexed(() => showCommit(repo, oid))),
     readAt: (file, oid) => forPeople(indexed(() => readAt(repo, file, oid))),

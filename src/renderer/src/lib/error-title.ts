@@ -29,6 +29,12 @@ export function errorTitle(code: ErrorCode): string {
       return 'Conversation too long'
     case 'stream-interrupted':
       return 'The reply was interrupted'
+    case 'empty-reply':
+      return 'The reply was empty'
+    case 'refusal':
+      return 'Claude declined to answer'
+    case 'unknown-stop-reason':
+      return 'The reply ended unexpectedly'
     case 'disk-full':
       return 'The disk is full'
     case 'locked':
