@@ -20,7 +20,11 @@ import { mkdir, mkdtemp, rm, utimes, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { deflateSync } from 'node:zlib'
-import { AUTHORS, formatCommitMessage, type CommitMeta } from '../src/main/history/commit-message'
+import {
+  AUTHORS,
+  formatCommitMessage,
+  type CairnCommitMeta,
+} from '../src/main/history/commit-message'
 import { initRepository, serializeCommit, writeMainRef } from '../src/main/history/object-store'
 import { hashObject, ObjectDatabase } from '../src/main/history/objects/object-database'
 import type { ObjectKind } from '../src/main/history/objects/pack-file'
@@ -226,7 +230,7 @@ export async function buildFixture(
   const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648
   const start = 1_700_000_000
 
-  const commit = async (meta: CommitMeta, changed: ReadonlyArray<string>, time: number) => {
+  const commit = async (meta: CairnCommitMeta, changed: ReadonlyArray<string>, time: number) => {
     const body = serializeCommit({
       tree: rootTree,
       parent,
@@ -415,7 +419,7 @@ export async function buildBlameFixture(
   const start = 1_700_000_000
   const notes = new Folder()
   const root = new Folder()
-  const commit = async (meta: CommitMeta, time: number) => {
+  const commit = async (meta: CairnCommitMeta, time: number) => {
     notes.set(
       'long.md',
       await sink.add('blob', Buffer.from(`${content.join('\n')}\n`), file),
@@ -434,7 +438,7 @@ export async function buildBlameFixture(
     parent = oid
   }
   const virtual = `/memories/${file}`
-  const claude = (i: number, command: 'create' | 'str_replace' | 'insert'): CommitMeta => ({
+  const claude = (i: number, command: 'create' | 'str_replace' | 'insert'): CairnCommitMeta => ({
     actor: 'claude',
     command,
     subject: `${command} ${virtual}`,

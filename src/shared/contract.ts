@@ -130,7 +130,7 @@ export const requestSchemas = {
     limit: z.int().min(1).max(500),
     path: virtualPath.optional(),
     conversationId: id.optional(),
-    actor: z.enum(['claude', 'user', 'system']).optional(),
+    actor: z.enum(['claude', 'user', 'system', 'outside']).optional(),
   }),
   'history:show': z.strictObject({ oid }),
   'history:fileHistory': z.strictObject({ path: virtualPath }),

@@ -158,7 +158,15 @@ export interface MemorySearchHit {
 
 // ---------------------------------------------------------------- history
 
-export type Actor = 'claude' | 'user' | 'system'
+/**
+ * Who made a commit: Claude, the person ("You") or Cairn itself, each under Cairn's own git
+ * identity; or `outside`: a commit Cairn did not write (made with git, its author named in
+ * `author`).
+ */
+export type Actor = 'claude' | 'user' | 'system' | 'outside'
+
+/** The actors Cairn writes commits as (each has its git identity). */
+export type CairnActor = Exclude<Actor, 'outside'>
 
 export type CommitCommand =
   | 'create'
@@ -185,6 +193,11 @@ export interface CommitSummary {
   /** Milliseconds since the epoch. */
   readonly time: number
   readonly actor: Actor
+  /**
+   * For a commit made outside Cairn (actor `outside`): its author's name as git records it
+   * ("Ann Smith"), or the committer's when the author is one of Cairn's; absent otherwise.
+   */
+  readonly author?: string
   readonly command: CommitCommand
   readonly subject: string
   /** Virtual paths touched, e.g. `['/memories/a.md', '/memories/b.md']` for a rename. */

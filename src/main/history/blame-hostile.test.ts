@@ -180,10 +180,10 @@ describe('blame, the hostile way', () => {
     const lines = await ours('g.md')
     expect(lines).toEqual(gitBlame('g.md'))
     expect(lines.map(([oid]) => oid)).toEqual([first.oid, foreign, first.oid])
-    // Its summary is readable: no conversation, and no made-up actor.
+    // Its summary is readable: no conversation, made outside Cairn by its author.
     const summary = (await bed.memory.blame('/memories/g.md'))[1]?.commit
     expect(summary?.conversationId ?? null).toBeNull()
-    expect(summary?.actor).toBe('system')
+    expect(summary).toMatchObject({ actor: 'outside', author: 'Other Tool', command: 'outside' })
     expect(summary?.subject).toBe('edited by hand')
   })
 })

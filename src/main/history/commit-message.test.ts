@@ -1,5 +1,25 @@
 import { describe, expect, it } from 'vitest'
-import { formatCommitMessage, parseCommitMessage, type CommitMeta } from './commit-message'
+import type { CairnActor } from '../../shared/types'
+import {
+  AUTHORS,
+  formatCommitMessage,
+  isCairnCommit,
+  parseCommitMessage,
+  type CommitMeta,
+  type CommitPeople,
+} from './commit-message'
+
+/** A commit as Cairn writes it: one of its identities as author and committer. */
+const by = (actor: CairnActor): CommitPeople => ({
+  author: AUTHORS[actor],
+  committer: AUTHORS[actor],
+})
+
+/** A commit someone made with git. */
+const ann: CommitPeople = {
+  author: { name: 'Ann Smith', email: 'ann@example.com' },
+  committer: { name: 'Ann Smith', email: 'ann@example.com' },
+}
 
 const base: CommitMeta = {
   actor: 'claude',
@@ -33,8 +53,8 @@ describe('commit messages', () => {
       overwrite: true,
       restoredFrom: 'a'.repeat(40),
     }
-    expect(parseCommitMessage('You', formatCommitMessage(meta))).toEqual(meta)
-    expect(parseCommitMessage('Claude', formatCommitMessage(base))).toEqual(base)
+    expect(parseCommitMessage(by('user'), formatCommitMessage(meta))).toEqual(meta)
+    expect(parseCommitMessage(by('claude'), formatCommitMessage(base))).toEqual(base)
   })
 
   it('keeps paths with newlines, percent signs and line separators on one line', () => {
@@ -42,21 +62,108 @@ describe('commit messages', () => {
     const meta: CommitMeta = { ...base, actor: 'system', subject: `recovery ${odd}`, paths: [odd] }
     const message = formatCommitMessage(meta)
     expect(message.split('\n')).toHaveLength(7)
-    expect(parseCommitMessage('Cairn', message)).toEqual(meta)
+    expect(parseCommitMessage(by('system'), message)).toEqual(meta)
   })
 
-  it('reads commits made outside Cairn as system recovery commits', () => {
-    const meta = parseCommitMessage('Someone', 'fixed things by hand\n')
-    expect(meta).toMatchObject({
+  it('reads a commit made with git as made outside Cairn, by its author', () => {
+    const meta = parseCommitMessage(ann, 'fixed things by hand\n')
+    expect(meta).toEqual({
+      actor: 'outside',
+      author: 'Ann Smith',
+      command: 'outside',
+      subject: 'fixed things by hand',
+      paths: [],
+      conversationId: null,
+      toolUseId: null,
+      overwrite: false,
+      restoredFrom: null,
+    })
+    expect(isCairnCommit(ann)).toBe(false)
+  })
+
+  it("still reads Cairn's own commits without a command as its recovery", () => {
+    // Every Cairn version wrote a Command trailer; one without is read as before.
+    expect(parseCommitMessage(by('system'), 'Save changes found at start-up\n')).toMatchObject({
       actor: 'system',
       command: 'recovery',
-      subject: 'fixed things by hand',
     })
-    expect(meta.paths).toEqual([])
+    const recovery = formatCommitMessage({
+      ...base,
+      actor: 'system',
+      command: 'recovery',
+      subject: 'Save changes found at start-up',
+      conversationId: null,
+      toolUseId: null,
+    })
+    expect(parseCommitMessage(by('system'), recovery)).toMatchObject({
+      actor: 'system',
+      command: 'recovery',
+    })
+    expect(isCairnCommit(by('system'))).toBe(true)
+  })
+
+  it("does not take a forged Command trailer or Cairn's names from a commit made with git", () => {
+    const forged = formatCommitMessage({
+      ...base,
+      command: 'restore-file',
+      restoredFrom: 'a'.repeat(40),
+      review: 'approved',
+      machine: 'laptop',
+    })
+    // Named Claude, but not Claude's email: nobody vouches for the trailers.
+    const claudeByName: CommitPeople = {
+      author: { name: 'Claude', email: 'claude@example.com' },
+      committer: { name: 'Claude', email: 'claude@example.com' },
+    }
+    expect(parseCommitMessage(claudeByName, forged)).toEqual({
+      actor: 'outside',
+      author: 'Claude',
+      command: 'outside',
+      subject: base.subject,
+      paths: [],
+      conversationId: null,
+      toolUseId: null,
+      overwrite: false,
+      restoredFrom: null,
+    })
+    expect(parseCommitMessage(ann, forged)).toMatchObject({ actor: 'outside', author: 'Ann Smith' })
+    // Cairn's name with another email, or another name with Cairn's email: not Cairn's.
+    for (const people of [
+      { author: { name: 'Cairn', email: 'x@example.com' }, committer: AUTHORS.system },
+      { author: { name: 'Ann', email: AUTHORS.system.email }, committer: AUTHORS.system },
+    ]) {
+      expect(parseCommitMessage(people, forged).actor).toBe('outside')
+    }
+  })
+
+  it("names the committer of Cairn's commit amended or cherry-picked with git", () => {
+    const amended: CommitPeople = { author: AUTHORS.claude, committer: ann.committer }
+    expect(parseCommitMessage(amended, formatCommitMessage(base))).toMatchObject({
+      actor: 'outside',
+      author: 'Ann Smith',
+      command: 'outside',
+      conversationId: null,
+    })
+  })
+
+  it('keeps an author name to one line of a bounded length, and leaves out an empty one', () => {
+    const odd: CommitPeople = {
+      author: { name: `A\u0007nn\u2028${'x'.repeat(300)}`, email: 'a@example.com' },
+      committer: { name: 'A', email: 'a@example.com' },
+    }
+    const author = parseCommitMessage(odd, 'x\n').author ?? ''
+    expect(author.startsWith('A nn x')).toBe(true)
+    expect([...author]).toHaveLength(100)
+    const nameless = { author: { name: ' ', email: 'a@b' }, committer: { name: '', email: '' } }
+    expect(parseCommitMessage(nameless, 'x\n')).not.toHaveProperty('author')
+    expect(parseCommitMessage(nameless, 'x\n').actor).toBe('outside')
   })
 
   it('ignores unknown commands and malformed restore ids', () => {
-    const meta = parseCommitMessage('Claude', 'x\n\nCommand: format-disk\nRestored-From: nope\n')
+    const meta = parseCommitMessage(
+      by('claude'),
+      'x\n\nCommand: format-disk\nRestored-From: nope\n',
+    )
     expect(meta.command).toBe('recovery')
     expect(meta.restoredFrom).toBeNull()
   })
@@ -84,21 +191,21 @@ describe('commit messages', () => {
     expect(message).toContain('\nReviewed-by: You\nEdited-by: You\nFlag: {"rule":"instructions",')
     // Every trailer stays on its own line.
     expect(message.trimEnd().split('\n')).toHaveLength(10)
-    expect(parseCommitMessage('Claude', message)).toEqual(meta)
+    expect(parseCommitMessage(by('claude'), message)).toEqual(meta)
     const approved = { ...base, review: 'approved' as const }
     expect(formatCommitMessage(approved)).not.toContain('Edited-by')
-    expect(parseCommitMessage('Claude', formatCommitMessage(approved))).toEqual(approved)
+    expect(parseCommitMessage(by('claude'), formatCommitMessage(approved))).toEqual(approved)
   })
 
   it('leaves out flags it cannot read, and has no review facts on an ordinary commit', () => {
     const meta = parseCommitMessage(
-      'Claude',
+      by('claude'),
       'x\n\nCommand: create\nFlag: not json\nFlag: {"rule":"format-disk","path":"/","line":1,"message":"m"}\nFlag: {"rule":"deletes-most","path":"/memories/a","line":-4,"message":"m"}\n',
     )
     expect(meta.flags).toEqual([
       { rule: 'deletes-most', path: '/memories/a', line: null, message: 'm' },
     ])
-    const plain = parseCommitMessage('Claude', formatCommitMessage(base))
+    const plain = parseCommitMessage(by('claude'), formatCommitMessage(base))
     expect(plain).not.toHaveProperty('flags')
     expect(plain).not.toHaveProperty('review')
   })

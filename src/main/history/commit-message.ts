@@ -1,6 +1,6 @@
 import {
   FLAG_RULES,
-  type Actor,
+  type CairnActor,
   type CommitCommand,
   type CommitSummary,
   type ReviewMark,
@@ -10,11 +10,29 @@ import {
 /** The structured facts of one commit, carried by its author and trailers. */
 export type CommitMeta = Omit<CommitSummary, 'oid' | 'parent' | 'time' | 'otherParents'>
 
-/** Git identities per actor. The system author signs recovery and start-of-history commits. */
-export const AUTHORS: Readonly<Record<Actor, { readonly name: string; readonly email: string }>> = {
+/** The facts of a commit Cairn writes: always as one of its own actors, with no outside author. */
+export type CairnCommitMeta = Omit<CommitMeta, 'actor' | 'author'> & { readonly actor: CairnActor }
+
+/** A git identity: the name and email of a commit's author or committer. */
+export interface Person {
+  readonly name: string
+  readonly email: string
+}
+
+/**
+ * Git identities per actor. The system author signs recovery and start-of-history commits.
+ * Every Cairn version wrote these, name and email, as both author and committer.
+ */
+export const AUTHORS: Readonly<Record<CairnActor, Person>> = {
   claude: { name: 'Claude', email: 'claude@cairn.invalid' },
   user: { name: 'You', email: 'you@cairn.invalid' },
   system: { name: 'Cairn', email: 'system@cairn.invalid' },
+}
+
+/** Who a commit object says made it (`RawCommit`'s people). */
+export interface CommitPeople {
+  readonly author: Person
+  readonly committer: Person
 }
 
 const COMMANDS: ReadonlySet<string> = new Set<CommitCommand>([
@@ -85,12 +103,46 @@ export function formatCommitMessage(meta: CommitMeta): string {
 }
 
 /**
- * Reads the facts back from a commit's author name and message. Commits not made by Cairn
- * (no trailers) come back as `recovery` commits with the paths the caller supplies.
+ * Reads the facts back from a commit's people and message.
+ *
+ * A commit is Cairn's when its author is one of Cairn's identities (`AUTHORS`, name and email
+ * both) and its committer is that same identity, as every Cairn version wrote them. Its facts
+ * come from its trailers; one with no `Command:` trailer reads as `recovery`, as before.
+ *
+ * Any other commit was made outside Cairn (with git: `git commit`, a merge, an amend or a
+ * cherry-pick of Cairn's commit): actor `outside`, command `outside`, its author named (the
+ * committer, when the author is one of Cairn's), its paths left to the caller (the files it
+ * changed). Its trailers are not read: nobody vouches for them, and they would make claims
+ * Cairn acts on (a conversation and tool call to link, a restore whose lines blame hands on,
+ * a review, a merge's conflicts). A name alone ("Claude") makes nobody Claude.
  */
-export function parseCommitMessage(authorName: string, message: string): CommitMeta {
+export function parseCommitMessage(people: CommitPeople, message: string): CommitMeta {
   const lines = message.replace(/\n+$/, '').split('\n')
   const subject = decodeValue(lines[0] ?? '')
+  const actor = cairnActorOf(people)
+  if (actor === null) {
+    const author = outsideAuthorOf(people)
+    return {
+      actor: 'outside',
+      ...(author ? { author } : {}),
+      command: 'outside',
+      subject,
+      paths: [],
+      conversationId: null,
+      toolUseId: null,
+      overwrite: false,
+      restoredFrom: null,
+    }
+  }
+  return readTrailers(actor, subject, lines)
+}
+
+/** The facts of a commit of Cairn's, from its trailers. */
+function readTrailers(
+  actor: CairnActor,
+  subject: string,
+  lines: ReadonlyArray<string>,
+): CommitMeta {
   const blank = lines.lastIndexOf('')
   const trailerLines = blank >= 0 ? lines.slice(blank + 1) : []
   const paths: string[] = []
@@ -123,7 +175,7 @@ export function parseCommitMessage(authorName: string, message: string): CommitM
     }
   }
   const meta: CommitMeta = {
-    actor: actorOf(authorName),
+    actor,
     command: command ?? 'recovery',
     subject,
     paths,
@@ -170,10 +222,45 @@ function parseFlag(json: string): WriteFlag | null {
   return { rule: flag.rule, path: flag.path, line, message: flag.message }
 }
 
-function actorOf(authorName: string): Actor {
-  if (authorName === AUTHORS.claude.name) return 'claude'
-  if (authorName === AUTHORS.user.name) return 'user'
-  return 'system'
+/** True when Cairn wrote the commit: one of its identities as author and as committer. */
+export function isCairnCommit(people: CommitPeople): boolean {
+  return cairnActorOf(people) !== null
+}
+
+/** The actor whose identity wrote the commit, author and committer; null when none did. */
+function cairnActorOf(people: CommitPeople): CairnActor | null {
+  for (const actor of Object.keys(AUTHORS) as CairnActor[]) {
+    const identity = AUTHORS[actor]
+    if (samePerson(people.author, identity) && samePerson(people.committer, identity)) {
+      return actor
+    }
+  }
+  return null
+}
+
+function samePerson(a: Person, b: Person): boolean {
+  return a.name === b.name && a.email === b.email
+}
+
+/** The longest author name kept: enough for any real name, not a page of text. */
+export const MAX_AUTHOR_CHARS = 100
+
+/**
+ * The name an outside commit is shown under: its author's, or its committer's when the author
+ * is one of Cairn's (an amend or a cherry-pick of Cairn's commit with git). Control characters
+ * become spaces; an empty name (git refuses one, other tools may not) is null.
+ */
+function outsideAuthorOf(people: CommitPeople): string | undefined {
+  const cairns = Object.values(AUTHORS).some((identity) => samePerson(people.author, identity))
+  const name = [...(cairns ? people.committer : people.author).name]
+    .map((c) => (/[\p{Cc}\u2028\u2029]/u.test(c) ? ' ' : c))
+    .join('')
+    .trim()
+  if (name === '') return undefined
+  const chars = [...name]
+  return chars.length > MAX_AUTHOR_CHARS
+    ? `${chars.slice(0, MAX_AUTHOR_CHARS - 1).join('')}…`
+    : name
 }
 
 // Trailer values and the subject must stay on one line: `%`, control characters and

@@ -16,8 +16,8 @@
  *             each name checks itself, when it is first decoded and all in the idle check
  *   details   per entry, JSON {s?: subject (unless the usual one), p?: paths (when not the
  *             files), t?: tool use, r?: restored from, o?: further parents (a merge),
- *             m?: machine, f?: review flags, v?: review mark}; read only for the entries a
- *             query returns
+ *             m?: machine, f?: review flags, v?: review mark, a?: the author of a commit
+ *             made outside Cairn}; read only for the entries a query returns
  *
  * Entries are oldest first with every parent before its child: a sync's merge commit comes
  * after the commits it joined, so a parent is named by its position, not assumed to be the
@@ -58,9 +58,13 @@ const RECORDS_AT_OPEN = 1024
 const NONE = 0xffffffff
 // Version 1 (never released) named the parent by its first bytes and assumed it was the entry
 // before; version 2 had no checksum over the names, so a damaged or zeroed name was read as
-// true, and is migrated at open (only `names` changes: see `migrateFrom2`). An index in another
-// format is rebuilt from the commits.
-const FORMAT = 'cairn-index 3\n'
+// true, and is migrated at open (only `names` changes: see `migrateFrom2`); version 3 read a
+// commit made outside Cairn (with git) as Cairn's `recovery`, or as whatever its name and
+// trailers claimed: its entries are the same, but each commit's people must be looked at
+// again (side-index.ts, `settleOutsideCommits`), so it opens with `readsOutsideAsCairn` set.
+// An index in another format is rebuilt from the commits.
+const FORMAT = 'cairn-index 4\n'
+const FORMAT_3 = 'cairn-index 3\n'
 const FORMAT_2 = 'cairn-index 2\n'
 /** Bytes before each name's UTF-8: its length and its checksum. */
 const NAME_HEAD = 8
@@ -72,7 +76,7 @@ const NAMES_TAIL_CHECKED = 16384
 // The byte each actor and command is stored as. These numbers are the file format: never
 // change one; a new command takes the next free number. (A Record, so a new member of either
 // union is a compile error here until it has its number.)
-const ACTOR_CODES: Readonly<Record<Actor, number>> = { claude: 0, user: 1, system: 2 }
+const ACTOR_CODES: Readonly<Record<Actor, number>> = { claude: 0, user: 1, system: 2, outside: 3 }
 const COMMAND_CODES: Readonly<Record<CommitCommand, number>> = {
   create: 0,
   str_replace: 1,
@@ -179,6 +183,8 @@ interface Details {
   /** Review flags and mark, when the change has them. */
   readonly f?: ReadonlyArray<WriteFlag>
   readonly v?: ReviewMark
+  /** The author of a commit made outside Cairn (format 4). */
+  readonly a?: string
   /**
    * Parents beyond the index: commits that could not be read when it was built (damage), so
    * the history the index holds starts after them. `c` is the first parent; `x` those of `o`.
@@ -221,6 +227,12 @@ export class IndexFile {
   // Further parents beyond the index, of the entries read so far that have any.
   private readonly beyond = new Map<number, ReadonlyArray<string>>()
   private closed = false
+  /**
+   * True for an index of an earlier format (3, or 2 migrated to 3), which may read a commit
+   * made outside Cairn as Cairn's: its opener looks at each commit's people again and brings
+   * it to this format (`settleFormat`) before using it.
+   */
+  private olderFormat = false
   /** Pending bytes per part while a batch runs (see `batch`). */
   private pending: Record<Part, Buffer[]> | null = null
   private batchStarts: Record<Part, number> = { commits: 0, files: 0, names: 0, details: 0 }
@@ -272,7 +284,9 @@ export class IndexFile {
       throw new IndexDamagedError('no index')
     }
     if (format === FORMAT_2) migrateFrom2(dir)
-    else if (format !== FORMAT) throw new IndexDamagedError('another index format')
+    else if (format !== FORMAT && format !== FORMAT_3) {
+      throw new IndexDamagedError('another index format')
+    }
     const fds = {} as Record<Part, number>
     let opening = ''
     try {
@@ -332,6 +346,7 @@ export class IndexFile {
       const namesRead = rawNames.subarray(0, readInto('names', rawNames, rawNames.length))
 
       const index = new IndexFile(dir, fds, records, fileIds)
+      index.olderFormat = format !== FORMAT
       index.loadedFrom = tailFrom
       const namesCut = index.loadNames(namesRead)
       index.count = count
@@ -350,6 +365,11 @@ export class IndexFile {
       if (isDiskProblem(error)) throw error
       throw new IndexDamagedError((error as Error).message)
     }
+  }
+
+  /** See `olderFormat`. */
+  get readsOutsideAsCairn(): boolean {
+    return this.olderFormat
   }
 
   /** The newest entry's commit, or null when empty. */
@@ -472,6 +492,7 @@ export class IndexFile {
       ...(details.o && details.o.length > 0 ? { otherParents: details.o } : {}),
       time: rec.readDoubleLE(at + 24) * 1000,
       actor: ACTORS[rec[at + 56] as number] as Actor,
+      ...(details.a !== undefined ? { author: details.a } : {}),
       command,
       subject: flags & FLAG_USUAL_SUBJECT ? `${command} ${paths[0]}` : (details.s ?? ''),
       paths,
@@ -733,6 +754,7 @@ export class IndexFile {
       ...(entry.machine ? { m: entry.machine } : {}),
       ...(entry.flags && entry.flags.length > 0 ? { f: entry.flags } : {}),
       ...(entry.review ? { v: entry.review } : {}),
+      ...(entry.author !== undefined ? { a: entry.author } : {}),
       ...(cut !== null ? { c: cut } : {}),
       ...(cutOthers.length > 0 ? { x: cutOthers } : {}),
     }
@@ -1193,7 +1215,7 @@ function migrateFrom2(dir: string): void {
       if (part !== 'names') linkOrCopy(path.join(dir, part), path.join(temp, part))
     }
     writeSynced(path.join(temp, 'names'), names)
-    writeSynced(path.join(temp, 'format'), Buffer.from(FORMAT, 'utf8'))
+    writeSynced(path.join(temp, 'format'), Buffer.from(FORMAT_3, 'utf8'))
   } catch (error) {
     removePath(temp)
     // A part missing, or a folder in its place (its link refused, its read EISDIR), is damage.
@@ -1201,6 +1223,30 @@ function migrateFrom2(dir: string): void {
     throw new IndexDamagedError(`index part missing or not a file (${errorCode(error)})`)
   }
   replaceIndexDir(temp, dir)
+}
+
+/**
+ * Brings the closed index in `dir`, of format 3, to this format keeping its first `keep`
+ * entries: the records after them are cut (what they used past the kept ones goes at the next
+ * open, as a crash's torn tail does), and only then is the format changed (written beside and
+ * renamed over). A kill before the rename leaves format 3, which is checked again; after it,
+ * an index that lags behind `main`, caught up from the commits at open.
+ */
+export function settleFormat(dir: string, keep: number): void {
+  const commits = path.join(dir, 'commits')
+  const fd = disk.openSync(commits, OPEN.READ_WRITE)
+  try {
+    if (disk.fstatSync(fd).size > keep * RECORD) {
+      disk.ftruncateSync(fd, keep * RECORD)
+      disk.fsyncSync(fd)
+    }
+  } finally {
+    closeQuietly(fd)
+  }
+  // One name, so a kill before the rename leaves nothing the next try does not write over.
+  const temp = path.join(dir, 'format.tmp')
+  writeSynced(temp, Buffer.from(FORMAT, 'utf8'))
+  disk.renameSync(temp, path.join(dir, 'format'))
 }
 
 /** A hard link (the parts a migration keeps), or a copy where the file system has none. */

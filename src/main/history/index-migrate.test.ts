@@ -70,14 +70,14 @@ describe('a format-2 side index', () => {
     const memory = await open()
     // Not rebuilt: the records are the same file (hard-linked into the migrated index).
     expect((await stat(part('commits'))).ino).toBe(commitsBefore.ino)
-    expect(await readFile(part('format'), 'utf8')).toBe('cairn-index 3\n')
+    expect(await readFile(part('format'), 'utf8')).toBe('cairn-index 4\n')
     const history = await memory.fileHistory('/memories/notes/topic-3.md')
     expect(history.map((c) => c.oid)).toEqual(
       gitCli(repo.dataDir, 'log', '--format=%H', 'main', '--', 'notes/topic-3.md')
         .trim()
         .split('\n'),
     )
-    // A new name after the migration is appended in format 3 and read back.
+    // A new name after the migration is appended in this format and read back.
     await memory.execute(
       { command: 'create', path: '/memories/plan.md', file_text: 'p\n' },
       claudeUse('toolu_plan'),
@@ -127,7 +127,7 @@ describe('a format-2 side index', () => {
     // Let read again, the same index is migrated.
     const memory = await open()
     await memory.close()
-    expect(await readFile(part('format'), 'utf8')).toBe('cairn-index 3\n')
+    expect(await readFile(part('format'), 'utf8')).toBe('cairn-index 4\n')
   })
 
   it('a migration killed half-way leaves the format-2 index, which the next open migrates', async () => {
@@ -208,7 +208,7 @@ describe('a format-2 side index', () => {
         await memory.close()
       }
       expect((await stat(part(name))).isFile()).toBe(true)
-      expect(await readFile(part('format'), 'utf8')).toBe('cairn-index 3\n')
+      expect(await readFile(part('format'), 'utf8')).toBe('cairn-index 4\n')
     },
   )
 })

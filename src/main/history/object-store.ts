@@ -15,6 +15,7 @@ import {
 } from '../lib/disk'
 import { isDiskProblem } from '../lib/disk-errors'
 import type { Logger } from '../lib/logger'
+import type { Person } from './commit-message'
 import { DamagedHistoryError, entryNameProblem } from './damage'
 import {
   DamagedObjectError,
@@ -57,7 +58,9 @@ export interface RawCommit {
   readonly parent: string | null
   /** Every parent in order: more than one for a merge commit. */
   readonly parents: ReadonlyArray<string>
-  readonly authorName: string
+  /** Who wrote it and who committed it, as git records them (Cairn writes one identity twice). */
+  readonly author: Person
+  readonly committer: Person
   /** Seconds since the epoch, as git stores it. */
   readonly timestamp: number
   readonly message: string
@@ -689,8 +692,8 @@ export function parseTreeEncoded(
 }
 
 /**
- * Parses a commit object: its tree, every parent in order (two or more for a merge), the
- * author's name and time, and the message.
+ * Parses a commit object: its tree, every parent in order (two or more for a merge), its
+ * author (name, email and time) and committer (name and email), and the message.
  *
  * Sample: `tree <id>\nparent <id>\nauthor Claude <claude@cairn.invalid> 1700000000 +0000\n…\n\nsubject`
  */
@@ -702,11 +705,14 @@ export function parseCommit(oid: string, buffer: Buffer): RawCommit {
   let tree: string | null = null
   const parents: string[] = []
   let author: RegExpExecArray | null = null
+  let committer: RegExpExecArray | null = null
   for (const line of headers) {
     if (line.startsWith('tree ') && tree === null) tree = line.slice(5)
     else if (line.startsWith('parent ')) parents.push(line.slice(7))
     else if (line.startsWith('author ') && author === null) {
-      author = /^author (.*) <[^>]*> (-?\d+) [+-]\d{4}$/.exec(line)
+      author = /^author (.*) <([^>]*)> (-?\d+) [+-]\d{4}$/.exec(line)
+    } else if (line.startsWith('committer ') && committer === null) {
+      committer = /^committer (.*) <([^>]*)> -?\d+ [+-]\d{4}$/.exec(line)
     }
   }
   const isId = (value: string | null) => value !== null && /^[0-9a-f]{40}$/.test(value)
@@ -718,8 +724,10 @@ export function parseCommit(oid: string, buffer: Buffer): RawCommit {
     tree: tree!,
     parent: parents[0] ?? null,
     parents,
-    authorName: author[1]!,
-    timestamp: datable(Number(author[2])),
+    author: { name: author[1]!, email: author[2]! },
+    // None that reads (git always writes one): nobody's, so not Cairn's.
+    committer: committer ? { name: committer[1]!, email: committer[2]! } : { name: '', email: '' },
+    timestamp: datable(Number(author[3])),
     message,
   }
 }

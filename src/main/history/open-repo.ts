@@ -531,12 +531,15 @@ async function rebuildCommit(
   workRoot: string,
   entry: IndexEntry,
 ): Promise<boolean> {
+  // A commit made outside Cairn holds people and a message the index does not keep.
+  if (entry.actor === 'outside') return false
   if (entry.parent && !(await isReadableCommit(store, entry.parent))) return false
   const scanned = await scanPath(store, workRoot, [], null)
   const tree = await flushTree(store, scanned?.kind === 'tree' ? scanned : emptyTree())
   // The entry holds every fact the commit message was made from.
   const { oid: _oid, parent: _parent, otherParents, time: _time, files: _files, ...meta } = entry
-  const body = commitBody(meta, tree, entry.parent, Math.floor(entry.time / 1000), otherParents)
+  const facts = { ...meta, actor: entry.actor }
+  const body = commitBody(facts, tree, entry.parent, Math.floor(entry.time / 1000), otherParents)
   if (store.hash('commit', body) !== entry.oid) {
     await store.flush()
     return false

@@ -12,6 +12,7 @@ export function toSummary(entry: IndexEntry): CommitSummary {
     parent: entry.parent,
     time: entry.time,
     actor: entry.actor,
+    ...(entry.author !== undefined ? { author: entry.author } : {}),
     command: entry.command,
     subject: entry.subject,
     paths: entry.paths,

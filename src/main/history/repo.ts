@@ -1,5 +1,5 @@
 import type { CommitCommand } from '../../shared/types'
-import { AUTHORS, formatCommitMessage, type CommitMeta } from './commit-message'
+import { AUTHORS, formatCommitMessage, type CairnCommitMeta } from './commit-message'
 import { settleFolderSyncs, type FolderTree, type StagedWrite } from '../lib/folders'
 import {
   moveLoggedMain,
@@ -63,7 +63,7 @@ export function systemIntent(command: CommitCommand, subject: string): CommitInt
  * only for a merge commit.
  */
 export function commitBody(
-  meta: CommitMeta,
+  meta: CairnCommitMeta,
   tree: string,
   parent: string | null,
   time: number,
@@ -450,7 +450,7 @@ export function createRepo(options: {
     }
     const deltas: FileDelta[] = await diffNodes(store, head ? root : null, next, '', [], changes)
     const files = deltas.map((delta) => toVirtual(delta.path))
-    const meta: CommitMeta = {
+    const meta: CairnCommitMeta = {
       ...intent,
       paths: intent.paths ?? files,
       machine: intent.machine ?? machine(),

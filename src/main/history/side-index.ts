@@ -1,7 +1,7 @@
 import path from 'node:path'
 import { disk, isCode } from '../lib/disk'
 import { isDiskProblem } from '../lib/disk-errors'
-import { parseCommitMessage, reviewFactsOf, type CommitMeta } from './commit-message'
+import { isCairnCommit, parseCommitMessage, reviewFactsOf, type CommitMeta } from './commit-message'
 import { DamagedHistoryError } from './damage'
 import {
   IndexDamagedError,
@@ -10,6 +10,7 @@ import {
   indexDirOf,
   removeIndexLeftovers,
   replaceIndexDir,
+  settleFormat,
   writeIndex,
 } from './index-file'
 import type { ObjectStore, RawCommit } from './object-store'
@@ -54,7 +55,7 @@ async function readEntryFromCommit(
     if (!(error instanceof DamagedHistoryError)) throw error
     treesDamaged = true
   }
-  const entry = indexEntryOf(commit, parseCommitMessage(commit.authorName, commit.message), files)
+  const entry = indexEntryOf(commit, parseCommitMessage(commit, commit.message), files)
   return { entry, treesDamaged }
 }
 
@@ -75,6 +76,7 @@ export function indexEntryOf(
     ...(otherParents.length > 0 ? { otherParents } : {}),
     time: commit.timestamp * 1000,
     actor: meta.actor,
+    ...(meta.author !== undefined ? { author: meta.author } : {}),
     command: meta.command,
     subject: meta.subject,
     // As a rebuild from the commit reads it back: no Path trailer means "the files".
@@ -120,8 +122,10 @@ export async function openIndex(
   removeIndexLeftovers(dir)
   let index: IndexFile | null = null
   let state: IndexState = 'trusted'
+  let olderFormat = false
   try {
     index = IndexFile.open(dir)
+    olderFormat = index.readsOutsideAsCairn
   } catch (error) {
     if (!(error instanceof IndexDamagedError)) throw error
   }
@@ -131,6 +135,8 @@ export async function openIndex(
       writeIndex(dir, legacy)
       index = IndexFile.open(dir)
       state = 'migrated'
+      // Its entries were read as format 3 read commits.
+      olderFormat = true
     }
   }
   if (index && newerHead) {
@@ -140,6 +146,16 @@ export async function openIndex(
       index.close()
       throw error
     }
+  }
+  if (index && olderFormat) {
+    try {
+      index = await settleOutsideCommits(store, index)
+    } catch (error) {
+      // Closed by now. An index whose records are damaged is rebuilt; a failing disk fails.
+      if (!(error instanceof IndexDamagedError)) throw error
+      index = null
+    }
+    state = 'migrated'
   }
   if (index) {
     const lagged = index.head() !== head
@@ -165,6 +181,37 @@ export async function openIndex(
   replaceIndexDir(building.dir, dir)
   removeIfThere(legacyIndexOf(gitdir))
   return { index: IndexFile.open(dir), state: 'rebuilt', head }
+}
+
+/**
+ * Brings an index of an earlier format, which read commits made outside Cairn (with git) as
+ * Cairn's, to today's reading: each entry's commit is read again, oldest first, for its people
+ * alone (author and committer, not its trees), and the entries from the first commit made
+ * outside Cairn on are cut, to be caught up from the commits (`catchUp`) as after a crash.
+ * Most histories have none: then only the format changes. A commit that cannot be read keeps
+ * its entry (its damage is the history's; reading it says so). Returns the index reopened.
+ */
+async function settleOutsideCommits(store: ObjectStore, index: IndexFile): Promise<IndexFile> {
+  let keep = index.size
+  try {
+    for (let i = 0; i < index.size; i++) {
+      let commit: RawCommit
+      try {
+        commit = await store.readCommit(index.oidAt(i))
+      } catch (error) {
+        if (error instanceof DamagedHistoryError) continue
+        throw error
+      }
+      if (!isCairnCommit(commit)) {
+        keep = i
+        break
+      }
+    }
+  } finally {
+    index.close()
+  }
+  settleFormat(index.dir, keep)
+  return IndexFile.open(index.dir)
 }
 
 /**

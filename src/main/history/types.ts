@@ -24,7 +24,7 @@ import type {
   MemoryPolicy,
   PlannedChange,
 } from '../memory'
-import type { CommitMeta } from './commit-message'
+import type { CairnCommitMeta } from './commit-message'
 import type { ObjectStore } from './object-store'
 import type { RepackReport, RepackStep } from './objects/repack'
 
@@ -257,8 +257,13 @@ export interface VersionedMemory {
 /** How `main` moves: `forward` keeps every commit it had (refused otherwise); `switch` does not. */
 export type MoveKind = 'forward' | 'switch'
 
-/** The facts of a commit to make (its paths default to the files it changed). */
-export type CommitFacts = Omit<CommitMeta, 'paths'> & { readonly paths?: ReadonlyArray<string> }
+/**
+ * The facts of a commit to make (its paths default to the files it changed), always as one of
+ * Cairn's actors: Cairn never writes a commit as made outside it.
+ */
+export type CommitFacts = Omit<CairnCommitMeta, 'paths'> & {
+  readonly paths?: ReadonlyArray<string>
+}
 
 /**
  * What sync, export and import may do with the repository: read and write objects, and, alone

@@ -40,7 +40,7 @@ export async function conflictsSince(
     seen.add(oid)
     const commit = await history.objects.readCommit(oid)
     stack.push(...commit.parents)
-    const { command } = parseCommitMessage(commit.authorName, commit.message)
+    const { command } = parseCommitMessage(commit, commit.message)
     // Newest first: a conflict a later choice settled without changing a file stays closed.
     if (command === 'resolve')
       for (const path of settledOfMessage(commit.message)) settled.add(path)

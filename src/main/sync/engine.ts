@@ -511,7 +511,7 @@ async function pushedHead(gitdir: string, local: string): Promise<string> {
 /** The `Machine:` trailer of a commit, if it has one. */
 export async function machineOf(history: HistoryGit, oid: string): Promise<string | null> {
   const commit = await history.objects.readCommit(oid)
-  return parseCommitMessage(commit.authorName, commit.message).machine ?? null
+  return parseCommitMessage(commit, commit.message).machine ?? null
 }
 
 export function graphOf(history: HistoryGit): CommitGraph {

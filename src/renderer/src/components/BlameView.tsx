@@ -154,11 +154,11 @@ function BlameGutter(props: {
         type="button"
         className="blame-commit"
         title={`${said} — ${exactTime(commit.time)}. Open this change.`}
-        aria-label={`${whoLabel(who)}, ${shortDateTime(commit.time, now)}: ${said}. Open this change`}
+        aria-label={`${whoLabel(commit)}, ${shortDateTime(commit.time, now)}: ${said}. Open this change`}
         onClick={() => actions.openCommit(commit)}
       >
         <span className={`blame-mark blame-mark-${who}`} aria-hidden="true" />
-        <span className="blame-who">{whoLabel(who)}</span>
+        <span className="blame-who">{whoLabel(commit)}</span>
         {machine && (
           <span className="blame-machine" title={`Made on ${machine}`}>
             {machine}

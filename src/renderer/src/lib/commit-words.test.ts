@@ -104,10 +104,49 @@ describe('commits in plain language', () => {
   })
 
   it('tells who made a change, an edit outside Cairn apart from Cairn itself', () => {
-    expect(whoLabel(whoOf(commit({})))).toBe('Claude')
-    expect(whoLabel(whoOf(commit({ actor: 'user' })))).toBe('You')
-    expect(whoLabel(whoOf(commit({ actor: 'system', command: 'outside' })))).toBe('Outside Cairn')
-    expect(whoLabel(whoOf(commit({ actor: 'system', command: 'recovery' })))).toBe('Cairn')
+    expect(whoLabel(commit({}))).toBe('Claude')
+    expect(whoLabel(commit({ actor: 'user' }))).toBe('You')
+    expect(whoLabel(commit({ actor: 'system', command: 'outside' }))).toBe('Outside Cairn')
+    expect(whoLabel(commit({ actor: 'system', command: 'recovery' }))).toBe('Cairn')
+    expect(whoOf(commit({ actor: 'system', command: 'recovery' }))).toBe('system')
+  })
+
+  it('names the author of a commit made with git, outside Cairn', () => {
+    const byAnn = commit({
+      actor: 'outside',
+      author: 'Ann Smith',
+      command: 'outside',
+      subject: 'Fix the second line',
+      conversationId: null,
+      toolUseId: null,
+    })
+    expect(whoOf(byAnn)).toBe('outside')
+    expect(whoLabel(byAnn)).toBe('Ann Smith (outside Cairn)')
+    expect(sentence(byAnn, null, now)).toBe('Ann Smith edited trailhead.md outside Cairn')
+    expect(sentence({ ...byAnn, paths: ['/memories/a.md', '/memories/b.md'] }, null, now)).toBe(
+      'Ann Smith edited a.md and b.md outside Cairn',
+    )
+    // A name alone is nobody's: "Claude" made with git is not Claude.
+    expect(sentence({ ...byAnn, author: 'Claude' }, null, now)).toBe(
+      'Claude edited trailhead.md outside Cairn',
+    )
+    expect(whoLabel({ ...byAnn, author: 'Claude' })).toBe('Claude (outside Cairn)')
+    const merge = { ...byAnn, otherParents: ['c'.repeat(40)] }
+    expect(sentence(merge, null, now, { thisMachine: 'desktop' })).toBe(
+      'Ann Smith merged changes outside Cairn',
+    )
+    // Nameless (git refuses that; other tools may not): as Cairn words its own outside commits.
+    const { author: _author, ...nameless } = byAnn
+    expect(whoLabel(nameless)).toBe('Outside Cairn')
+    expect(sentence(nameless, null, now)).toBe('trailhead.md was edited outside Cairn')
+    expect(sentence({ ...nameless, otherParents: ['c'.repeat(40)] }, null, now)).toBe(
+      'Changes were merged outside Cairn',
+    )
+    // Undoing it says whose change went.
+    const undo = commit({ actor: 'user', command: 'revert', restoredFrom: byAnn.oid })
+    expect(sentence(undo, byAnn, now)).toBe(
+      `You undid “Ann Smith edited trailhead.md outside Cairn” of ${shortDateTime(byAnn.time, now)}`,
+    )
   })
 
   it('says on which machine a change was made when it was not this one', () => {

@@ -2,8 +2,10 @@
  * Commits as people read them: who made a change and a sentence saying what it did ("Claude
  * edited trailhead.md", "You restored preferences.md to its version of 3 Nov, 14:02").
  * Restores name what they went back to by its time, never by a commit id; a change that came
- * from another machine says where it was made ("Claude on laptop edited notes.md"), and a
- * merge says whose memory it joined ("Cairn merged the memory of laptop"). Pure.
+ * from another machine says where it was made ("Claude on laptop edited notes.md"), a
+ * merge says whose memory it joined ("Cairn merged the memory of laptop"), and a commit
+ * Cairn did not write (made with git) names its author ("Ann Smith edited notes.md outside
+ * Cairn"). Pure.
  */
 import type { CommitSummary } from '../../../shared/types'
 import { displayPath, shortDateTime } from './format'
@@ -11,11 +13,14 @@ import { displayPath, shortDateTime } from './format'
 /** The subject of the recovery commit made when a change's own commit had failed. */
 const INTERRUPTED_SUBJECT = 'Save changes whose commit was interrupted'
 
-/** Who made a change: Claude, You, an edit made outside Cairn, or Cairn itself. */
+/**
+ * Who made a change: Claude, You, an edit made outside Cairn (one Cairn saved, or a commit
+ * someone made with git), or Cairn itself.
+ */
 export type Who = 'claude' | 'user' | 'outside' | 'system'
 
 export function whoOf(commit: Pick<CommitSummary, 'actor' | 'command'>): Who {
-  if (commit.command === 'outside') return 'outside'
+  if (commit.command === 'outside' || commit.actor === 'outside') return 'outside'
   return commit.actor
 }
 
@@ -26,9 +31,13 @@ const WHO_LABELS: Readonly<Record<Who, string>> = {
   system: 'Cairn',
 }
 
-/** "Claude", "You", "Outside Cairn" or "Cairn". */
-export function whoLabel(who: Who): string {
-  return WHO_LABELS[who]
+/**
+ * "Claude", "You", "Outside Cairn" or "Cairn"; for a commit made with git, its author:
+ * "Ann Smith (outside Cairn)".
+ */
+export function whoLabel(commit: Pick<CommitSummary, 'actor' | 'command' | 'author'>): string {
+  if (commit.actor === 'outside' && commit.author) return `${commit.author} (outside Cairn)`
+  return WHO_LABELS[whoOf(commit)]
 }
 
 /** `a.md`, `a.md and b.md`, `a.md and 3 other files`. */
@@ -74,10 +83,11 @@ export function sentence(
   now = Date.now(),
   where: Whereabouts = {},
 ): string {
+  const names = namesOf(commit.paths)
+  if (commit.actor === 'outside') return madeWithGit(commit, names)
   const elsewhere = madeElsewhere(commit, where.thisMachine)
   const on = elsewhere ? ` on ${elsewhere}` : ''
-  const actor = `${whoLabel(commit.actor)}${on}`
-  const names = namesOf(commit.paths)
+  const actor = `${WHO_LABELS[commit.actor]}${on}`
   const when = target ? shortDateTime(target.time, now) : null
   switch (commit.command) {
     case 'create':
@@ -133,6 +143,22 @@ export function sentence(
     case 'import':
       return commit.paths.length > 0 ? `${actor} imported ${names}` : `${actor} imported memory`
   }
+}
+
+/**
+ * A commit Cairn did not write (made with git): by its author, whatever its message claims.
+ * Unnamed (git refuses an empty name, other tools may not), it reads as Cairn's own outside
+ * commits do.
+ */
+function madeWithGit(commit: CommitSummary, names: string): string {
+  const merge = (commit.otherParents?.length ?? 0) > 0
+  if (commit.author) {
+    return merge
+      ? `${commit.author} merged changes outside Cairn`
+      : `${commit.author} edited ${names} outside Cairn`
+  }
+  if (merge) return 'Changes were merged outside Cairn'
+  return `${names} ${commit.paths.length === 1 ? 'was' : 'were'} edited outside Cairn`
 }
 
 /**

@@ -67,7 +67,11 @@ export function CommitDetailView(props: {
     <section className="hist-detail" aria-label="Change details">
       <header className="hist-detail-header">
         <h2 className="hist-detail-title">
-          <span className={`hist-who hist-who-${who}`} title={whoLabel(who)} aria-hidden="true" />
+          <span
+            className={`hist-who hist-who-${who}`}
+            title={whoLabel(commit)}
+            aria-hidden="true"
+          />
           <span>{sentence(commit, target, now, { thisMachine, joined })}</span>
           {commit.overwrite && <span className="hist-badge hist-badge-overwrite">Overwrite</span>}
           <CommitBadges commit={commit} />

@@ -83,6 +83,7 @@ export function HistoryFilters(props: {
         <option value="claude">Claude</option>
         <option value="user">You</option>
         <option value="system">Cairn (recovery, outside edits)</option>
+        <option value="outside">Others (commits made with git)</option>
       </select>
       <select
         className="input input-small hist-filter-conversation"

@@ -117,7 +117,7 @@ export function SearchHits(props: {
               >
                 <span
                   className={`hist-who hist-who-${who}`}
-                  title={whoLabel(who)}
+                  title={whoLabel(commit)}
                   aria-hidden="true"
                 />
                 <span className="fh-hit-main">

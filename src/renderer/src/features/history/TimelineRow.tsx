@@ -35,7 +35,7 @@ export function TimelineRow(props: {
         </div>
       )}
       <div className="hist-cell">
-        <span className={`hist-who hist-who-${who}`} title={whoLabel(who)} aria-hidden="true" />
+        <span className={`hist-who hist-who-${who}`} title={whoLabel(commit)} aria-hidden="true" />
         <div className="hist-cell-main">
           <div className="hist-line">
             <span className="hist-sentence" title={commit.paths.map(visibleName).join('\n')}>

@@ -1,10 +1,10 @@
-import type { CommitSummary, LogPage } from '../../../../shared/types'
+import type { Actor, CommitSummary, LogPage } from '../../../../shared/types'
 
 /** What the timeline is filtered by (all optional, combined with AND). */
 export interface TimelineFilters {
   readonly path?: string
   readonly conversationId?: string
-  readonly actor?: 'claude' | 'user' | 'system'
+  readonly actor?: Actor
 }
 
 export interface TimelineSnapshot {
