@@ -7,106 +7,20 @@
  */
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
-import http from 'node:http'
 import path from 'node:path'
-import type { AddressInfo, Socket } from 'node:net'
 import { describe, expect, it } from 'vitest'
 import type { SyncStatus } from '../../shared/types'
 import type { GitServer } from '../../../test/fixtures/git-server'
 import { expectSound, linesOfHistory, useSyncServer, type Machine } from './test-support'
+import {
+  isPackRequest,
+  isPushRequest,
+  startProxy,
+  type Behaviour,
+  type Proxy,
+} from '../../../test/fixtures/git-proxy'
 
 const ctx = useSyncServer()
-
-/** What the proxy does with one request; `pass` forwards it to the git server unchanged. */
-type Behaviour =
-  | { kind: 'pass' }
-  | { kind: 'redirect'; to: string }
-  | { kind: 'status'; status: number; body: string; contentType?: string }
-  /** Forwards, then hands the answer's body to `rewrite` before it reaches the client. */
-  | { kind: 'rewrite'; rewrite(body: Buffer): Buffer }
-
-interface Proxy {
-  readonly port: number
-  url(repo: string): string
-  /** Decides, per request, what happens (the first matching `when` wins; else `pass`). */
-  on(when: (req: http.IncomingMessage) => boolean, behaviour: Behaviour, times?: number): void
-  /** Every Authorization header the proxy received, in order. */
-  readonly authorizations: ReadonlyArray<string | undefined>
-  close(): Promise<void>
-}
-
-async function startProxy(server: GitServer, host = '127.0.0.1'): Promise<Proxy> {
-  const rules: Array<{ when: (req: http.IncomingMessage) => boolean; b: Behaviour; left: number }> =
-    []
-  const authorizations: Array<string | undefined> = []
-  const sockets = new Set<Socket>()
-  const proxy = http.createServer((req, res) => {
-    authorizations.push(req.headers.authorization)
-    const rule = rules.find((r) => r.left > 0 && r.when(req))
-    if (rule) rule.left--
-    const b: Behaviour = rule?.b ?? { kind: 'pass' }
-    if (b.kind === 'redirect') {
-      req.resume()
-      res.writeHead(302, { Location: `${b.to}${req.url ?? '/'}` })
-      res.end()
-      return
-    }
-    if (b.kind === 'status') {
-      req.resume()
-      res.writeHead(b.status, { 'Content-Type': b.contentType ?? 'text/plain' })
-      res.end(b.body)
-      return
-    }
-    const upstream = http.request(
-      {
-        host: '127.0.0.1',
-        port: server.port,
-        method: req.method,
-        path: req.url,
-        headers: { ...req.headers, host: `127.0.0.1:${server.port}` },
-      },
-      (answer) => {
-        const chunks: Buffer[] = []
-        answer.on('data', (chunk: Buffer) => chunks.push(chunk))
-        answer.on('end', () => {
-          let body = Buffer.concat(chunks)
-          if (b.kind === 'rewrite') body = Buffer.from(b.rewrite(body))
-          const headers = { ...answer.headers }
-          delete headers['content-length']
-          delete headers['transfer-encoding']
-          res.writeHead(answer.statusCode ?? 502, { ...headers, 'content-length': body.length })
-          res.end(body)
-        })
-      },
-    )
-    upstream.on('error', () => res.socket?.destroy())
-    req.pipe(upstream)
-  })
-  proxy.on('connection', (socket) => {
-    sockets.add(socket)
-    socket.on('close', () => sockets.delete(socket))
-  })
-  await new Promise<void>((resolve) => proxy.listen(0, host, resolve))
-  const { port } = proxy.address() as AddressInfo
-  return {
-    port,
-    url: (repo) => `http://${host}:${port}/${repo}.git`,
-    on(when, b, times = Number.POSITIVE_INFINITY) {
-      rules.push({ when, b, left: times })
-    },
-    authorizations,
-    close: () =>
-      new Promise((resolve) => {
-        for (const socket of sockets) socket.destroy()
-        proxy.close(() => resolve())
-      }),
-  }
-}
-
-const isPackRequest = (req: http.IncomingMessage) =>
-  req.method === 'POST' && (req.url ?? '').endsWith('/git-upload-pack')
-const isPushRequest = (req: http.IncomingMessage) =>
-  req.method === 'POST' && (req.url ?? '').endsWith('/git-receive-pack')
 
 /** Points `m` at `repo` through `proxy`, and waits for the sync that saving starts. */
 async function viaProxy(m: Machine, proxy: Proxy, repo: string): Promise<SyncStatus> {
