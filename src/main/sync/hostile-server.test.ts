@@ -1,18 +1,21 @@
 /**
  * A remote that misbehaves on the wire (issue #14's "Never lost", checked the hostile way): a
  * proxy in front of the loopback git server redirects to another server, answers HTTP 500
- * halfway through a sync, answers garbage, or sends a pack that is damaged or lacks objects.
- * Each must end in a plain error that carries no token, host path or stack, change nothing,
- * and leave both sides sound (`git fsck --strict`) so that the next sync completes.
+ * halfway through a sync, answers garbage, drops the answer's content type, or sends a pack
+ * that is damaged or lacks objects. Each must end in a plain error that carries no token,
+ * host path or stack, change nothing, and leave both sides sound (`git fsck --strict`) so
+ * that the next sync completes.
  */
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
+import type { IncomingMessage } from 'node:http'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import type { SyncStatus } from '../../shared/types'
 import type { GitServer } from '../../../test/fixtures/git-server'
 import { expectSound, linesOfHistory, useSyncServer, type Machine } from './test-support'
 import {
+  isAdvertisement,
   isPackRequest,
   isPushRequest,
   startProxy,
@@ -364,5 +367,80 @@ describe('a pack lacking an object, sent to a machine that holds a memory of its
     await laptop.connect(server, repo)
     expect((await laptop.sync()).state).toBe('idle')
     await expectSound(server, repo, [laptop, desktop])
+  })
+})
+
+/** A pack damaged on the way: one byte flipped inside it. */
+const damagedPack: Behaviour = {
+  kind: 'rewrite',
+  rewrite(body) {
+    const copy = Buffer.from(body)
+    copy[body.indexOf('PACK') + 30]! ^= 0xff
+    return copy
+  },
+}
+
+describe('an answer whose content type a proxy dropped', () => {
+  // Some proxies drop headers but pass git's bytes: git's own start (a pkt-line's four hex
+  // digits; `# service=` in the advertisement) tells its answer from a page, which only an
+  // answer with no content type at all is judged by. A damaged one is then the network's.
+  const cases: Array<[string, (req: IncomingMessage) => boolean, Behaviour]> = [
+    [
+      'the pack, cut short',
+      isPackRequest,
+      {
+        kind: 'rewrite',
+        dropType: true,
+        rewrite: (body) => body.subarray(0, body.indexOf('PACK') + 20),
+      },
+    ],
+    ['the pack, damaged', isPackRequest, { ...damagedPack, dropType: true }],
+    [
+      'the advertisement, cut short',
+      // The one sent with the token (the first, without it, is the server's 401).
+      (req) => isAdvertisement(req) && req.headers.authorization !== undefined,
+      { kind: 'rewrite', dropType: true, rewrite: (body) => body.subarray(0, 20) },
+    ],
+  ]
+  for (const [what, when, behaviour] of cases) {
+    it(`(${what}) is a broken answer, retried, not "not a repository"`, async () => {
+      await behindProxy('untyped', { desktopAhead: true }, async (t) => {
+        const { laptop, proxy } = t
+        const before = refs(laptop)
+        proxy.on(when, behaviour, 1)
+        const status = await laptop.sync()
+        expectPlain(status, laptop)
+        expect(status.error?.code).toBe('sync-interrupted')
+        expect(refs(laptop)).toBe(before)
+        await expectNextSyncCatchesUp(t)
+      })
+    })
+  }
+
+  it('(whole, fetch and push) is read as git’s and the sync completes', async () => {
+    await behindProxy('untyped-whole', { desktopAhead: true }, async (t) => {
+      const { repo, laptop, proxy } = t
+      const keep = (body: Buffer) => body
+      proxy.on(() => true, { kind: 'rewrite', dropType: true, rewrite: keep })
+      await laptop.write('notes.md', 'from the laptop\n')
+      expect((await laptop.sync()).state).toBe('idle')
+      expect((await laptop.files()).get('log.md')).toBe('one\ntwo\n')
+      expect(ctx.server.git(repo, 'show', 'main:notes.md')).toBe('from the laptop\n')
+      await expectSound(ctx.server, repo, [laptop, t.desktop])
+    })
+  })
+
+  it('(a page, with no type either) is still not git’s', async () => {
+    await behindProxy('untyped-page', { desktopAhead: true }, async (t) => {
+      const { laptop, proxy } = t
+      const before = refs(laptop)
+      const page = '<!doctype html><html><body>Sign in to continue</body></html>'
+      proxy.on(isPackRequest, { kind: 'status', status: 200, body: page, contentType: null }, 1)
+      const status = await laptop.sync()
+      expectPlain(status, laptop)
+      expect(status.error?.code).toBe('sync-not-a-repository')
+      expect(refs(laptop)).toBe(before)
+      await expectNextSyncCatchesUp(t)
+    })
   })
 })

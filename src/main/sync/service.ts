@@ -53,7 +53,14 @@ import { restoreBackup } from './backups'
 import type { ImportPolicy } from './import-checks'
 import { exportMemory, importMemory, removeStaging, type TransferContext } from './transfer'
 import { createSyncStore, OFF, type ConflictRecord, type SyncConfig } from './store'
-import { checkRemoteUrl, fetchMain, isLoopback, remoteHead, type RemoteSpec } from './transport'
+import {
+  checkRemoteUrl,
+  fetchMain,
+  IDLE_TIMEOUT_MS,
+  isLoopback,
+  remoteHead,
+  type RemoteSpec,
+} from './transport'
 
 /** Quiet time after the last memory change before a sync starts. */
 export const SYNC_DEBOUNCE_MS = 3000
@@ -81,6 +88,10 @@ export interface SyncServiceOptions {
   readonly hostName?: () => string
   readonly now?: () => number
   readonly debounceMs?: number
+  /** Quiet time on a connection to the remote before it counts as dropped (default 60 s). */
+  readonly idleTimeoutMs?: number
+  /** The first quick retry after a failure the network may mend (default 30 s; it doubles). */
+  readonly retryFirstMs?: number
   /** Whether names in the memory folder ignore case (default: macOS and Windows). */
   readonly namesFoldCase?: boolean
 }
@@ -135,6 +146,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
   // interval, less often each time: 30 s, 1 min, 2 min … up to 10 min.
   let retry: NodeJS.Timeout | null = null
   let failures = 0
+  const retryFirstMs = options.retryFirstMs ?? RETRY_FIRST_MS
   // The conflicts of a merge reach state.json only after the merge moved `main` and was
   // pushed: a kill or a full disk in between would lose them here for good (the next sync
   // finds nothing to merge). So the first sync of a session, and each one after a failed
@@ -225,6 +237,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       url: config.url,
       username: config.username,
       token: token === undefined ? await tokenFor(config.url) : token,
+      idleTimeoutMs: options.idleTimeoutMs ?? IDLE_TIMEOUT_MS,
     }
   }
 
@@ -473,7 +486,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     if (retry) clearTimeout(retry)
     retry = null
     if (error && TRANSIENT.has(error.code) && !closed) {
-      const delay = Math.min(RETRY_FIRST_MS * 2 ** failures, RETRY_MAX_MS)
+      const delay = Math.min(retryFirstMs * 2 ** failures, RETRY_MAX_MS)
       failures++
       retry = setTimeout(() => void request(), delay)
       retry.unref()
@@ -817,7 +830,12 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
         : url === config.url
           ? await tokenFor(url)
           : null
-    const remote: RemoteSpec = { url, username: input.username?.trim() ?? config.username, token }
+    const remote: RemoteSpec = {
+      url,
+      username: input.username?.trim() ?? config.username,
+      token,
+      idleTimeoutMs: options.idleTimeoutMs ?? IDLE_TIMEOUT_MS,
+    }
     try {
       const head = await remoteHead(remote)
       if (head === null) {
