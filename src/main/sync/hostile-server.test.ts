@@ -2,16 +2,17 @@
  * A remote that misbehaves on the wire (issue #14's "Never lost", checked the hostile way): a
  * proxy in front of the loopback git server redirects to another server, answers HTTP 500
  * halfway through a sync, answers garbage, drops the answer's content type, or sends a pack
- * that is damaged or lacks objects. Each must end in a plain error that carries no token,
- * host path or stack, change nothing, and leave both sides sound (`git fsck --strict`) so
- * that the next sync completes.
+ * that is damaged or lacks objects — once, or on every sync. Each must end in a plain error
+ * that carries no token, host path or stack, change nothing, and leave both sides sound
+ * (`git fsck --strict`) so that the next sync completes; one that comes every time is said
+ * to keep failing.
  */
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import type { IncomingMessage } from 'node:http'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import type { SyncStatus } from '../../shared/types'
+import { REPEATED_SYNC_FAILURES, type SyncStatus } from '../../shared/types'
 import type { GitServer } from '../../../test/fixtures/git-server'
 import { expectSound, linesOfHistory, useSyncServer, type Machine } from './test-support'
 import {
@@ -142,6 +143,35 @@ describe('a redirect to another server', () => {
       await expectSound(server, repo, [laptop])
     })
   }
+})
+
+describe('Test connection of an address that redirects to another server', () => {
+  it('says it was sent elsewhere, in its own category, never taking the token there', async () => {
+    const { server } = ctx
+    const repo = ctx.newRepo('redirect-test')
+    const laptop = await ctx.machine('laptop')
+    const other = await startProxy(server)
+    const front = await startProxy(server)
+    front.on(() => true, { kind: 'redirect', to: `http://127.0.0.1:${other.port}` })
+    try {
+      const result = await laptop.call('sync:test', {
+        url: front.url(repo),
+        username: server.user,
+        token: server.token,
+      })
+      // Not "unreachable": the remote answered, and sent Cairn elsewhere.
+      expect(result).toEqual({
+        ok: false,
+        found: 'redirected',
+        message: `The remote redirected Cairn to another address (127.0.0.1:${other.port}), and Cairn does not send your token there. If you trust that address, enter it as the remote’s address and sync again.`,
+      })
+      expect(other.authorizations.length).toBeGreaterThan(0)
+      expect(other.authorizations.filter((a) => a !== undefined)).toEqual([])
+    } finally {
+      await front.close()
+      await other.close()
+    }
+  })
 })
 
 describe('a fetch whose answer breaks', () => {
@@ -440,6 +470,86 @@ describe('an answer whose content type a proxy dropped', () => {
       expectPlain(status, laptop)
       expect(status.error?.code).toBe('sync-not-a-repository')
       expect(refs(laptop)).toBe(before)
+      await expectNextSyncCatchesUp(t)
+    })
+  })
+})
+
+describe('a sync that keeps failing the same way', () => {
+  it(`says so after ${REPEATED_SYNC_FAILURES} in a row (since when, what to do) until one completes`, async () => {
+    await behindProxy('keeps-failing', { desktopAhead: true }, async (t) => {
+      const { laptop, proxy } = t
+      // A proxy that damages every pack while saying it is git's.
+      let damaging = true
+      proxy.on((req) => damaging && isPackRequest(req), damagedPack)
+      const before = Date.now()
+      const first = await laptop.sync()
+      const after = Date.now()
+      const code = first.error?.code
+      expect(code).toMatch(/^sync-(interrupted|unreachable)$/)
+      for (let count = 2; count < REPEATED_SYNC_FAILURES; count++) {
+        const status = await laptop.sync()
+        expect(status.error?.code).toBe(code)
+        expect(status.repeated).toBeUndefined()
+      }
+      for (const count of [REPEATED_SYNC_FAILURES, REPEATED_SYNC_FAILURES + 1]) {
+        const status = await laptop.sync()
+        expectPlain(status, laptop)
+        expect(status.error?.code).toBe(code)
+        expect(status.repeated?.count).toBe(count)
+        // Since the first of them.
+        expect(status.repeated?.since).toBeGreaterThanOrEqual(before)
+        expect(status.repeated?.since).toBeLessThanOrEqual(after)
+        expect(status.repeated?.advice).toContain('a proxy, VPN, antivirus or firewall')
+        expect(status.repeated?.advice).toContain('Cairn keeps trying by itself')
+      }
+      damaging = false
+      const healed = await laptop.sync()
+      expect(healed.state).toBe('idle')
+      expect(healed.repeated).toBeUndefined()
+      await expectNextSyncCatchesUp(t)
+    })
+  })
+
+  it('counts again when it fails another way, or when the remote’s settings change', async () => {
+    await behindProxy('keeps-failing-again', { desktopAhead: true }, async (t) => {
+      const { repo, laptop, proxy } = t
+      let mode: 'damage' | 'fail' | 'pass' = 'damage'
+      proxy.on((req) => mode === 'damage' && isPackRequest(req), damagedPack)
+      proxy.on((req) => mode === 'fail' && isPackRequest(req), {
+        kind: 'status',
+        status: 500,
+        body: 'Internal error',
+      })
+      const failures = async (count: number): Promise<SyncStatus> => {
+        let status = await laptop.sync()
+        for (let n = 1; n < count; n++) status = await laptop.sync()
+        return status
+      }
+      const damaged = await failures(REPEATED_SYNC_FAILURES)
+      expect(damaged.repeated?.count).toBe(REPEATED_SYNC_FAILURES)
+      mode = 'fail'
+      const other = await laptop.sync()
+      expect(other.error?.code).toBe('sync-unreachable')
+      expect(other.error?.code).not.toBe(damaged.error?.code)
+      expect(other.repeated).toBeUndefined()
+      const failing = await failures(REPEATED_SYNC_FAILURES - 1)
+      expect(failing.repeated?.count).toBe(REPEATED_SYNC_FAILURES)
+      expect(failing.repeated?.advice).toContain(
+        'If the server is your own, check that it is running',
+      )
+      // The person saves the remote's settings again (a new token): what failed before says
+      // nothing about them.
+      await laptop.call('sync:configure', {
+        url: proxy.url(repo),
+        username: ctx.server.user,
+        token: ctx.server.token,
+        intervalMinutes: 0,
+      })
+      const saved = await laptop.sync()
+      expect(saved.error?.code).toBe('sync-unreachable')
+      expect(saved.repeated).toBeUndefined()
+      mode = 'pass'
       await expectNextSyncCatchesUp(t)
     })
   })

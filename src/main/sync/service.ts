@@ -6,24 +6,25 @@
 import git from 'isomorphic-git'
 import os from 'node:os'
 import type { RequestPayload } from '../../shared/contract'
-import type {
-  ApiErrorData,
-  ExportKind,
-  ExportResult,
-  ImportKind,
-  ImportResult,
-  SyncBackup,
-  SyncConfigView,
-  SyncConflict,
-  SyncJoinQuestion,
-  SyncStatus,
-  SyncTestResult,
+import {
+  REPEATED_SYNC_FAILURES,
+  type ApiErrorData,
+  type ExportKind,
+  type ExportResult,
+  type ImportKind,
+  type ImportResult,
+  type SyncBackup,
+  type SyncConfigView,
+  type SyncConflict,
+  type SyncJoinQuestion,
+  type SyncStatus,
+  type SyncTestResult,
 } from '../../shared/types'
 import { sameServer } from '../../shared/remote-address'
 import type { HostActions } from '../app'
 import { MAX_VERSIONED_BYTES, type HistoryGit, type VersionedMemory } from '../history'
 import { CairnError, toApiError } from '../lib/errors'
-import { syncFailure } from './sync-errors'
+import { repeatedAdvice, syncFailure } from './sync-errors'
 import { hasConflicts } from './conflict-markers'
 import type { Logger } from '../lib/logger'
 import type { SecretStore } from '../settings'
@@ -147,6 +148,11 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
   let retry: NodeJS.Timeout | null = null
   let failures = 0
   const retryFirstMs = options.retryFirstMs ?? RETRY_FIRST_MS
+  // Syncs in a row that failed the same way (the same code), and when the first of them did:
+  // after a few, the status says plainly that sync keeps failing (a proxy that damages every
+  // large pack would otherwise show the same "tries again" for ever). A success, a question or
+  // a change of the remote's settings starts the count again.
+  let streak: { code: string; since: number; count: number } | null = null
   // The conflicts of a merge reach state.json only after the merge moved `main` and was
   // pushed: a kill or a full disk in between would lose them here for good (the next sync
   // finds nothing to merge). So the first sync of a session, and each one after a failed
@@ -405,6 +411,15 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
               : 'idle',
       lastSyncedAt: state.remoteUrl === config.url ? state.lastSyncedAt : null,
       ...(error && !off ? { error } : {}),
+      ...(error && !off && streak?.code === error.code && streak.count >= REPEATED_SYNC_FAILURES
+        ? {
+            repeated: {
+              count: streak.count,
+              since: streak.since,
+              advice: repeatedAdvice(error.code, TRANSIENT.has(error.code)),
+            },
+          }
+        : {}),
       conflicts,
       join: off ? null : join,
       unsynced: off ? 0 : await unsynced(lastRemote),
@@ -451,6 +466,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
         now,
       }
       const outcome: SyncOutcome = choice ? await joinRemote(ctx, choice) : await syncOnce(ctx)
+      streak = null
       if (outcome.kind === 'question') {
         join = outcome.question
         error = {
@@ -477,6 +493,10 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       recheck = true
       if (closed) return
       error = syncFailure(failure)
+      streak =
+        streak?.code === error.code
+          ? { ...streak, count: streak.count + 1 }
+          : { code: error.code, since: now(), count: 1 }
       if (error.code === 'internal') logger.error('Sync failed', failure)
       else logger.warn(`Sync did not complete: ${error.message}`, failure)
     } finally {
@@ -486,6 +506,8 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     if (retry) clearTimeout(retry)
     retry = null
     if (error && TRANSIENT.has(error.code) && !closed) {
+      // Still retried once it keeps failing (the status then says so): what fails here mends
+      // itself (a network, a proxy, a server), and sync should catch up then unasked.
       const delay = Math.min(retryFirstMs * 2 ** failures, RETRY_MAX_MS)
       failures++
       retry = setTimeout(() => void request(), delay)
@@ -564,6 +586,15 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       if (next.url !== current.url) {
         error = null
         join = null
+      }
+      // Another remote, account or token: what failed before says nothing about it.
+      if (
+        next.url !== current.url ||
+        next.username !== current.username ||
+        input.token !== undefined
+      ) {
+        streak = null
+        failures = 0
       }
       await applyConfig()
       announce()
@@ -881,9 +912,11 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       const found: SyncTestResult['found'] =
         apiError.code === 'sync-auth'
           ? 'auth'
-          : apiError.code === 'sync-not-a-repository'
-            ? 'not-a-repository'
-            : 'unreachable'
+          : apiError.code === 'sync-redirected'
+            ? 'redirected'
+            : apiError.code === 'sync-not-a-repository'
+              ? 'not-a-repository'
+              : 'unreachable'
       if (apiError.code === 'internal') logger.error('Testing the sync connection failed', failure)
       return { ok: false, found, message: apiError.message }
     }
