@@ -464,6 +464,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
         ...withId(await knownMachineId()),
         lastRemote: state.remoteUrl === config.url ? state.lastRemote : null,
         now,
+        namesFoldCase: transfer.namesFoldCase,
       }
       const outcome: SyncOutcome = choice ? await joinRemote(ctx, choice) : await syncOnce(ctx)
       streak = null
@@ -622,7 +623,9 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     },
     async restoreBackup(name) {
       const config = await store.config()
-      await addConflicts(await restoreBackup(engineHistory, name, machineOf(config), now))
+      await addConflicts(
+        await restoreBackup(engineHistory, name, machineOf(config), now, transfer.namesFoldCase),
+      )
       schedule()
       return status()
     },
