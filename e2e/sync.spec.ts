@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import type { Core } from '../src/main/core'
+import { REPEATED_SYNC_FAILURES } from '../src/shared/types'
 import { expect, test } from './fixtures/harness'
 import { shoot } from './fixtures/screens'
 import { call, conflictOn, otherMachine, syncSpec } from './fixtures/machines'
@@ -114,6 +115,46 @@ test('the sync indicator shows syncing, failure and recovery', async ({ page, ca
   await sync.indicator.getByRole('button', { name: /Synced/ }).click()
   await expect(sync.state()).toContainText('Synced')
 })
+
+for (const scheme of ['light', 'dark'] as const) {
+  test(`a sync that keeps failing the same way says so, and what to do (${scheme})`, async ({
+    page,
+    cairn,
+  }) => {
+    const repo = hub.newRepo()
+    await call(cairn.core, 'memory:write', { path: '/memories/a.md', content: 'a\n' })
+    await call(cairn.core, 'sync:configure', remoteOf(repo))
+    await call(cairn.core, 'sync:now')
+    await call(cairn.core, 'memory:write', { path: '/memories/a.md', content: 'a\nb\n' })
+    await page.emulateMedia({ colorScheme: scheme })
+    const sync = new SyncPage(page)
+    await hub.server.stop()
+    try {
+      for (let n = 0; n < REPEATED_SYNC_FAILURES; n++) await call(cairn.core, 'sync:now')
+      await cairn.open(page)
+      await expect(sync.indicator).toContainText('Sync keeps failing')
+      await expect(sync.indicator.getByRole('button').first()).toHaveAttribute(
+        'title',
+        new RegExp(`^The last ${REPEATED_SYNC_FAILURES} syncs, since .+, failed the same way\\.`),
+      )
+      await sync.openSettings()
+      const banner = sync.settings.dialog.getByRole('alert', { name: 'Sync error' })
+      await expect(banner).toContainText('Sync keeps failing')
+      await expect(banner).toContainText(`The last ${REPEATED_SYNC_FAILURES} syncs, since`)
+      await expect(banner).toContainText('The remote could not be reached.')
+      await expect(banner).toContainText('If the server is your own, check that it is running')
+      await expect(banner).toContainText('Cairn keeps trying by itself')
+      await sync.state().scrollIntoViewIfNeeded()
+      await shoot(page, cairn, `sync-keeps-failing-${scheme}`)
+    } finally {
+      await hub.server.start()
+    }
+    await call(cairn.core, 'sync:now')
+    await expect(sync.state()).toContainText('Synced')
+    await expect(sync.settings.dialog.getByRole('alert', { name: 'Sync error' })).toHaveCount(0)
+    expect(hub.server.git(repo, 'show', 'main:a.md')).toBe('a\nb\n')
+  })
+}
 
 test('the conflict dialog shows both versions and commits the choice', async ({ page, cairn }) => {
   const repo = hub.newRepo()

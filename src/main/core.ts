@@ -42,6 +42,10 @@ export interface CoreOptions {
   readonly hostName?: () => string
   /** Quiet time after a memory change before sync runs (tests shorten it). */
   readonly syncDebounceMs?: number
+  /** Quiet time on a connection to the sync remote before it counts as dropped (default 60 s). */
+  readonly syncIdleTimeoutMs?: number
+  /** The first quick retry of a sync the network may mend (default 30 s; tests shorten it). */
+  readonly syncRetryFirstMs?: number
   /**
    * Whether the memory folder's names ignore case (`Notes.md` is `notes.md`), as imports judge
    * them. Default: macOS and Windows; tests pass true to judge as they do on any system.
@@ -159,6 +163,8 @@ async function assemble(
     }),
     hostName: options.hostName,
     debounceMs: options.syncDebounceMs,
+    idleTimeoutMs: options.syncIdleTimeoutMs,
+    retryFirstMs: options.syncRetryFirstMs,
     ...(options.namesFoldCase !== undefined ? { namesFoldCase: options.namesFoldCase } : {}),
   })
   sync.onStatus((status) => events.emit('sync:state', status))

@@ -737,6 +737,12 @@ export interface SyncStatus {
   readonly lastSyncedAt: number | null
   /** Why the last sync did not finish (state `error`). */
   readonly error?: ApiErrorData
+  /**
+   * Set when sync keeps failing the same way: the last `count` syncs in a row (at least
+   * `REPEATED_SYNC_FAILURES`) all failed with `error`'s code, the first of them at `since`
+   * (ms). `advice` says in plain words what the person can do about it.
+   */
+  readonly repeated?: SyncRepeatedFailure
   readonly conflicts: ReadonlyArray<SyncConflict>
   /** Set while the person must choose how to join this machine's memory with the remote's. */
   readonly join: SyncJoinQuestion | null
@@ -745,6 +751,16 @@ export interface SyncStatus {
   readonly config: SyncConfigView
   readonly backups: ReadonlyArray<SyncBackup>
 }
+
+/** Syncs failing the same way in a row; see `SyncStatus.repeated`. */
+export interface SyncRepeatedFailure {
+  readonly count: number
+  readonly since: number
+  readonly advice: string
+}
+
+/** Failures of one kind in a row after which the status says sync keeps failing that way. */
+export const REPEATED_SYNC_FAILURES = 5
 
 /** What "Test connection" found. */
 export interface SyncTestResult {
@@ -755,6 +771,7 @@ export interface SyncTestResult {
     | 'other-memory'
     | 'unreachable'
     | 'auth'
+    | 'redirected'
     | 'not-a-repository'
     | 'invalid-url'
   /** A sentence for people. */

@@ -16,6 +16,7 @@ export async function restoreBackup(
   name: string,
   machine: string,
   now: () => number,
+  namesFoldCase?: boolean,
 ): Promise<ReadonlyArray<ConflictRecord>> {
   if (!/^[A-Za-z0-9._-]+$/.test(name) || name.includes('..')) {
     throw new CairnError('not-found', 'There is no backup by that name.')
@@ -28,13 +29,13 @@ export async function restoreBackup(
     if (found.fresh.size === 0) {
       throw new CairnError('exists', 'That backup is already part of this memory’s history.')
     }
-    await checkSafe(history.objects, backup, local)
+    await checkSafe(history.objects, backup, local, namesFoldCase)
     if (local === null || found.frontier.includes(local)) {
       await session.moveMain(backup, 'forward')
       return []
     }
     const merge = await mergeCommit(
-      { git: history, machine, now },
+      { git: history, machine, now, namesFoldCase },
       local,
       backup,
       mergeBaseOf(graphOf(history), found),

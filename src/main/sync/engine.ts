@@ -20,7 +20,7 @@ import {
   type HistorySession,
 } from '../history'
 import { CairnError } from '../lib/errors'
-import { escapeInvisible } from '../lib/text'
+import { escapeInvisible, foldedName } from '../lib/text'
 import { MARKER_SIZE, MAX_MARKER_SIZE } from './conflict-markers'
 import { gitFs, readRef } from './git-fs'
 import {
@@ -29,6 +29,7 @@ import {
   NAMES_FOLD_CASE,
   unsafeEntry,
   writeFileMap,
+  type FileEntry,
   type FileMap,
 } from './file-map'
 import { descendsFrom, explore, mergeBaseOf, type CommitGraph } from './graph'
@@ -53,6 +54,8 @@ export interface EngineContext {
   /** The remote's `main` when the last sync with this remote finished. */
   readonly lastRemote: string | null
   readonly now: () => number
+  /** Whether names in the memory folder ignore case (default: macOS and Windows). */
+  readonly namesFoldCase?: boolean
 }
 
 export type SyncOutcome =
@@ -189,7 +192,7 @@ async function integrate(
   if (remote === null || remote === local) return none
   const objects = ctx.git.objects
   if (local === null) {
-    await checkSafe(objects, remote, local)
+    await checkSafe(objects, remote, local, ctx.namesFoldCase)
     return { kind: 'ready', conflicts: await learn(ctx, await session.moveMain(remote, 'forward')) }
   }
   const graph = graphOf(ctx.git)
@@ -206,14 +209,14 @@ async function integrate(
     }
   }
   if (choice === 'use-remote') {
-    await checkSafe(objects, remote, local)
+    await checkSafe(objects, remote, local, ctx.namesFoldCase)
     await keepBackup(ctx, local)
     return { kind: 'ready', conflicts: await learn(ctx, await session.moveMain(remote, 'switch')) }
   }
   // The remote has nothing this machine lacks: only a push is needed.
   if (found.fresh.size === 0) return none
   if (found.frontier.includes(local)) {
-    await checkSafe(objects, remote, local)
+    await checkSafe(objects, remote, local, ctx.namesFoldCase)
     return { kind: 'ready', conflicts: await learn(ctx, await session.moveMain(remote, 'forward')) }
   }
   const style = choice === 'merge' && base === null ? 'join' : 'sync'
@@ -235,7 +238,7 @@ export type MergeStyle = 'sync' | 'join' | 'restore-backup' | 'import'
  * by You when the person chose to join two memories or bring back a backup.
  */
 export async function mergeCommit(
-  ctx: Pick<EngineContext, 'git' | 'machine' | 'machineId' | 'now'>,
+  ctx: Pick<EngineContext, 'git' | 'machine' | 'machineId' | 'now' | 'namesFoldCase'>,
   local: string,
   other: string,
   base: string | null,
@@ -243,9 +246,12 @@ export async function mergeCommit(
   subjectOverride?: string,
 ): Promise<{ oid: string; conflicts: ConflictRecord[] }> {
   const objects = ctx.git.objects
-  const theirsFiles = await commitFiles(objects, other)
+  const foldCase = ctx.namesFoldCase ?? NAMES_FOLD_CASE
+  const baseFiles = await commitFiles(objects, base)
   const oursFiles = await commitFiles(objects, local)
-  await checkFiles(objects, theirsFiles, oursFiles)
+  const otherFiles = await commitFiles(objects, other)
+  await checkFiles(objects, otherFiles, oursFiles, foldCase)
+  const theirsFiles = foldCase ? onOurNames(baseFiles, oursFiles, otherFiles) : otherFiles
   const otherMachine = await machineOf(ctx.git, other)
   const labels = {
     ours: ctx.machine,
@@ -259,7 +265,7 @@ export async function mergeCommit(
             : 'the other machine',
   }
   const result = await mergeTrees({
-    base: await commitFiles(objects, base),
+    base: baseFiles,
     ours: oursFiles,
     theirs: theirsFiles,
     labels,
@@ -301,6 +307,31 @@ export async function mergeCommit(
     }),
   )
   return { oid, conflicts: result.conflicts.map((c) => recordOf(c, oid, ctx.machineId)) }
+}
+
+/**
+ * Where names ignore case, a file the other side added under a name this side added too but
+ * spelt otherwise (`Notes.md` there, `notes.md` here) is one file: it takes this side's
+ * spelling, so the merge joins the two as a file both sides added (line by line, a conflict
+ * where they differ) rather than writing two names the folder cannot hold apart.
+ */
+function onOurNames(base: FileMap, ours: FileMap, theirs: FileMap): FileMap {
+  const added = new Map<string, string>()
+  for (const path of ours.keys()) {
+    if (!base.has(path) && !theirs.has(path)) added.set(foldedName(path), path)
+  }
+  if (added.size === 0) return theirs
+  let named: Map<string, FileEntry> | null = null
+  for (const [path, entry] of theirs) {
+    if (base.has(path) || ours.has(path)) continue
+    const ourName = added.get(foldedName(path))
+    if (ourName === undefined) continue
+    named ??= new Map(theirs)
+    named.delete(path)
+    named.set(ourName, entry)
+    added.delete(foldedName(path))
+  }
+  return named ?? theirs
 }
 
 /** The commit message with the merge's notes as its body and one `Conflict:` trailer each. */
@@ -529,14 +560,21 @@ export async function checkSafe(
   objects: HistoryGit['objects'],
   oid: string,
   local: string | null,
+  namesFoldCase = NAMES_FOLD_CASE,
 ): Promise<void> {
-  await checkFiles(objects, await commitFiles(objects, oid), await commitFiles(objects, local))
+  await checkFiles(
+    objects,
+    await commitFiles(objects, oid),
+    await commitFiles(objects, local),
+    namesFoldCase,
+  )
 }
 
 async function checkFiles(
   objects: HistoryGit['objects'],
   files: FileMap,
   known: FileMap,
+  namesFoldCase: boolean,
 ): Promise<void> {
   const refused: string[] = []
   const held = new Set([...known.values()].map((entry) => entry.oid))
@@ -547,7 +585,7 @@ async function checkFiles(
     if (why) refused.push(`${escapeInvisible(path)} (${why})`)
   }
   // Two names this system cannot tell apart would overwrite each other in the folder.
-  if (NAMES_FOLD_CASE) {
+  if (namesFoldCase) {
     for (const [a, b] of foldedCollisions(files.keys())) {
       refused.push(`${escapeInvisible(b)} (the same name as ${escapeInvisible(a)} on this system)`)
     }

@@ -1,112 +1,30 @@
 /**
  * A remote that misbehaves on the wire (issue #14's "Never lost", checked the hostile way): a
  * proxy in front of the loopback git server redirects to another server, answers HTTP 500
- * halfway through a sync, answers garbage, or sends a pack that is damaged or lacks objects.
- * Each must end in a plain error that carries no token, host path or stack, change nothing,
- * and leave both sides sound (`git fsck --strict`) so that the next sync completes.
+ * halfway through a sync, answers garbage, drops the answer's content type, or sends a pack
+ * that is damaged or lacks objects — once, or on every sync. Each must end in a plain error
+ * that carries no token, host path or stack, change nothing, and leave both sides sound
+ * (`git fsck --strict`) so that the next sync completes; one that comes every time is said
+ * to keep failing.
  */
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
-import http from 'node:http'
+import type { IncomingMessage } from 'node:http'
 import path from 'node:path'
-import type { AddressInfo, Socket } from 'node:net'
 import { describe, expect, it } from 'vitest'
-import type { SyncStatus } from '../../shared/types'
+import { REPEATED_SYNC_FAILURES, type SyncStatus } from '../../shared/types'
 import type { GitServer } from '../../../test/fixtures/git-server'
 import { expectSound, linesOfHistory, useSyncServer, type Machine } from './test-support'
+import {
+  isAdvertisement,
+  isPackRequest,
+  isPushRequest,
+  startProxy,
+  type Behaviour,
+  type Proxy,
+} from '../../../test/fixtures/git-proxy'
 
 const ctx = useSyncServer()
-
-/** What the proxy does with one request; `pass` forwards it to the git server unchanged. */
-type Behaviour =
-  | { kind: 'pass' }
-  | { kind: 'redirect'; to: string }
-  | { kind: 'status'; status: number; body: string; contentType?: string }
-  /** Forwards, then hands the answer's body to `rewrite` before it reaches the client. */
-  | { kind: 'rewrite'; rewrite(body: Buffer): Buffer }
-
-interface Proxy {
-  readonly port: number
-  url(repo: string): string
-  /** Decides, per request, what happens (the first matching `when` wins; else `pass`). */
-  on(when: (req: http.IncomingMessage) => boolean, behaviour: Behaviour, times?: number): void
-  /** Every Authorization header the proxy received, in order. */
-  readonly authorizations: ReadonlyArray<string | undefined>
-  close(): Promise<void>
-}
-
-async function startProxy(server: GitServer, host = '127.0.0.1'): Promise<Proxy> {
-  const rules: Array<{ when: (req: http.IncomingMessage) => boolean; b: Behaviour; left: number }> =
-    []
-  const authorizations: Array<string | undefined> = []
-  const sockets = new Set<Socket>()
-  const proxy = http.createServer((req, res) => {
-    authorizations.push(req.headers.authorization)
-    const rule = rules.find((r) => r.left > 0 && r.when(req))
-    if (rule) rule.left--
-    const b: Behaviour = rule?.b ?? { kind: 'pass' }
-    if (b.kind === 'redirect') {
-      req.resume()
-      res.writeHead(302, { Location: `${b.to}${req.url ?? '/'}` })
-      res.end()
-      return
-    }
-    if (b.kind === 'status') {
-      req.resume()
-      res.writeHead(b.status, { 'Content-Type': b.contentType ?? 'text/plain' })
-      res.end(b.body)
-      return
-    }
-    const upstream = http.request(
-      {
-        host: '127.0.0.1',
-        port: server.port,
-        method: req.method,
-        path: req.url,
-        headers: { ...req.headers, host: `127.0.0.1:${server.port}` },
-      },
-      (answer) => {
-        const chunks: Buffer[] = []
-        answer.on('data', (chunk: Buffer) => chunks.push(chunk))
-        answer.on('end', () => {
-          let body = Buffer.concat(chunks)
-          if (b.kind === 'rewrite') body = Buffer.from(b.rewrite(body))
-          const headers = { ...answer.headers }
-          delete headers['content-length']
-          delete headers['transfer-encoding']
-          res.writeHead(answer.statusCode ?? 502, { ...headers, 'content-length': body.length })
-          res.end(body)
-        })
-      },
-    )
-    upstream.on('error', () => res.socket?.destroy())
-    req.pipe(upstream)
-  })
-  proxy.on('connection', (socket) => {
-    sockets.add(socket)
-    socket.on('close', () => sockets.delete(socket))
-  })
-  await new Promise<void>((resolve) => proxy.listen(0, host, resolve))
-  const { port } = proxy.address() as AddressInfo
-  return {
-    port,
-    url: (repo) => `http://${host}:${port}/${repo}.git`,
-    on(when, b, times = Number.POSITIVE_INFINITY) {
-      rules.push({ when, b, left: times })
-    },
-    authorizations,
-    close: () =>
-      new Promise((resolve) => {
-        for (const socket of sockets) socket.destroy()
-        proxy.close(() => resolve())
-      }),
-  }
-}
-
-const isPackRequest = (req: http.IncomingMessage) =>
-  req.method === 'POST' && (req.url ?? '').endsWith('/git-upload-pack')
-const isPushRequest = (req: http.IncomingMessage) =>
-  req.method === 'POST' && (req.url ?? '').endsWith('/git-receive-pack')
 
 /** Points `m` at `repo` through `proxy`, and waits for the sync that saving starts. */
 async function viaProxy(m: Machine, proxy: Proxy, repo: string): Promise<SyncStatus> {
@@ -225,6 +143,35 @@ describe('a redirect to another server', () => {
       await expectSound(server, repo, [laptop])
     })
   }
+})
+
+describe('Test connection of an address that redirects to another server', () => {
+  it('says it was sent elsewhere, in its own category, never taking the token there', async () => {
+    const { server } = ctx
+    const repo = ctx.newRepo('redirect-test')
+    const laptop = await ctx.machine('laptop')
+    const other = await startProxy(server)
+    const front = await startProxy(server)
+    front.on(() => true, { kind: 'redirect', to: `http://127.0.0.1:${other.port}` })
+    try {
+      const result = await laptop.call('sync:test', {
+        url: front.url(repo),
+        username: server.user,
+        token: server.token,
+      })
+      // Not "unreachable": the remote answered, and sent Cairn elsewhere.
+      expect(result).toEqual({
+        ok: false,
+        found: 'redirected',
+        message: `The remote redirected Cairn to another address (127.0.0.1:${other.port}), and Cairn does not send your token there. If you trust that address, enter it as the remote’s address and sync again.`,
+      })
+      expect(other.authorizations.length).toBeGreaterThan(0)
+      expect(other.authorizations.filter((a) => a !== undefined)).toEqual([])
+    } finally {
+      await front.close()
+      await other.close()
+    }
+  })
 })
 
 describe('a fetch whose answer breaks', () => {
@@ -450,5 +397,160 @@ describe('a pack lacking an object, sent to a machine that holds a memory of its
     await laptop.connect(server, repo)
     expect((await laptop.sync()).state).toBe('idle')
     await expectSound(server, repo, [laptop, desktop])
+  })
+})
+
+/** A pack damaged on the way: one byte flipped inside it. */
+const damagedPack: Behaviour = {
+  kind: 'rewrite',
+  rewrite(body) {
+    const copy = Buffer.from(body)
+    copy[body.indexOf('PACK') + 30]! ^= 0xff
+    return copy
+  },
+}
+
+describe('an answer whose content type a proxy dropped', () => {
+  // Some proxies drop headers but pass git's bytes: git's own start (a pkt-line's four hex
+  // digits; `# service=` in the advertisement) tells its answer from a page, which only an
+  // answer with no content type at all is judged by. A damaged one is then the network's.
+  const cases: Array<[string, (req: IncomingMessage) => boolean, Behaviour]> = [
+    [
+      'the pack, cut short',
+      isPackRequest,
+      {
+        kind: 'rewrite',
+        dropType: true,
+        rewrite: (body) => body.subarray(0, body.indexOf('PACK') + 20),
+      },
+    ],
+    ['the pack, damaged', isPackRequest, { ...damagedPack, dropType: true }],
+    [
+      'the advertisement, cut short',
+      // The one sent with the token (the first, without it, is the server's 401).
+      (req) => isAdvertisement(req) && req.headers.authorization !== undefined,
+      { kind: 'rewrite', dropType: true, rewrite: (body) => body.subarray(0, 20) },
+    ],
+  ]
+  for (const [what, when, behaviour] of cases) {
+    it(`(${what}) is a broken answer, retried, not "not a repository"`, async () => {
+      await behindProxy('untyped', { desktopAhead: true }, async (t) => {
+        const { laptop, proxy } = t
+        const before = refs(laptop)
+        proxy.on(when, behaviour, 1)
+        const status = await laptop.sync()
+        expectPlain(status, laptop)
+        expect(status.error?.code).toBe('sync-interrupted')
+        expect(refs(laptop)).toBe(before)
+        await expectNextSyncCatchesUp(t)
+      })
+    })
+  }
+
+  it('(whole, fetch and push) is read as git’s and the sync completes', async () => {
+    await behindProxy('untyped-whole', { desktopAhead: true }, async (t) => {
+      const { repo, laptop, proxy } = t
+      const keep = (body: Buffer) => body
+      proxy.on(() => true, { kind: 'rewrite', dropType: true, rewrite: keep })
+      await laptop.write('notes.md', 'from the laptop\n')
+      expect((await laptop.sync()).state).toBe('idle')
+      expect((await laptop.files()).get('log.md')).toBe('one\ntwo\n')
+      expect(ctx.server.git(repo, 'show', 'main:notes.md')).toBe('from the laptop\n')
+      await expectSound(ctx.server, repo, [laptop, t.desktop])
+    })
+  })
+
+  it('(a page, with no type either) is still not git’s', async () => {
+    await behindProxy('untyped-page', { desktopAhead: true }, async (t) => {
+      const { laptop, proxy } = t
+      const before = refs(laptop)
+      const page = '<!doctype html><html><body>Sign in to continue</body></html>'
+      proxy.on(isPackRequest, { kind: 'status', status: 200, body: page, contentType: null }, 1)
+      const status = await laptop.sync()
+      expectPlain(status, laptop)
+      expect(status.error?.code).toBe('sync-not-a-repository')
+      expect(refs(laptop)).toBe(before)
+      await expectNextSyncCatchesUp(t)
+    })
+  })
+})
+
+describe('a sync that keeps failing the same way', () => {
+  it(`says so after ${REPEATED_SYNC_FAILURES} in a row (since when, what to do) until one completes`, async () => {
+    await behindProxy('keeps-failing', { desktopAhead: true }, async (t) => {
+      const { laptop, proxy } = t
+      // A proxy that damages every pack while saying it is git's.
+      let damaging = true
+      proxy.on((req) => damaging && isPackRequest(req), damagedPack)
+      const before = Date.now()
+      const first = await laptop.sync()
+      const after = Date.now()
+      const code = first.error?.code
+      expect(code).toMatch(/^sync-(interrupted|unreachable)$/)
+      for (let count = 2; count < REPEATED_SYNC_FAILURES; count++) {
+        const status = await laptop.sync()
+        expect(status.error?.code).toBe(code)
+        expect(status.repeated).toBeUndefined()
+      }
+      for (const count of [REPEATED_SYNC_FAILURES, REPEATED_SYNC_FAILURES + 1]) {
+        const status = await laptop.sync()
+        expectPlain(status, laptop)
+        expect(status.error?.code).toBe(code)
+        expect(status.repeated?.count).toBe(count)
+        // Since the first of them.
+        expect(status.repeated?.since).toBeGreaterThanOrEqual(before)
+        expect(status.repeated?.since).toBeLessThanOrEqual(after)
+        expect(status.repeated?.advice).toContain('a proxy, VPN, antivirus or firewall')
+        expect(status.repeated?.advice).toContain('Cairn keeps trying by itself')
+      }
+      damaging = false
+      const healed = await laptop.sync()
+      expect(healed.state).toBe('idle')
+      expect(healed.repeated).toBeUndefined()
+      await expectNextSyncCatchesUp(t)
+    })
+  })
+
+  it('counts again when it fails another way, or when the remote’s settings change', async () => {
+    await behindProxy('keeps-failing-again', { desktopAhead: true }, async (t) => {
+      const { repo, laptop, proxy } = t
+      let mode: 'damage' | 'fail' | 'pass' = 'damage'
+      proxy.on((req) => mode === 'damage' && isPackRequest(req), damagedPack)
+      proxy.on((req) => mode === 'fail' && isPackRequest(req), {
+        kind: 'status',
+        status: 500,
+        body: 'Internal error',
+      })
+      const failures = async (count: number): Promise<SyncStatus> => {
+        let status = await laptop.sync()
+        for (let n = 1; n < count; n++) status = await laptop.sync()
+        return status
+      }
+      const damaged = await failures(REPEATED_SYNC_FAILURES)
+      expect(damaged.repeated?.count).toBe(REPEATED_SYNC_FAILURES)
+      mode = 'fail'
+      const other = await laptop.sync()
+      expect(other.error?.code).toBe('sync-unreachable')
+      expect(other.error?.code).not.toBe(damaged.error?.code)
+      expect(other.repeated).toBeUndefined()
+      const failing = await failures(REPEATED_SYNC_FAILURES - 1)
+      expect(failing.repeated?.count).toBe(REPEATED_SYNC_FAILURES)
+      expect(failing.repeated?.advice).toContain(
+        'If the server is your own, check that it is running',
+      )
+      // The person saves the remote's settings again (a new token): what failed before says
+      // nothing about them.
+      await laptop.call('sync:configure', {
+        url: proxy.url(repo),
+        username: ctx.server.user,
+        token: ctx.server.token,
+        intervalMinutes: 0,
+      })
+      const saved = await laptop.sync()
+      expect(saved.error?.code).toBe('sync-unreachable')
+      expect(saved.repeated).toBeUndefined()
+      mode = 'pass'
+      await expectNextSyncCatchesUp(t)
+    })
   })
 })

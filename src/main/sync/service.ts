@@ -6,24 +6,25 @@
 import git from 'isomorphic-git'
 import os from 'node:os'
 import type { RequestPayload } from '../../shared/contract'
-import type {
-  ApiErrorData,
-  ExportKind,
-  ExportResult,
-  ImportKind,
-  ImportResult,
-  SyncBackup,
-  SyncConfigView,
-  SyncConflict,
-  SyncJoinQuestion,
-  SyncStatus,
-  SyncTestResult,
+import {
+  REPEATED_SYNC_FAILURES,
+  type ApiErrorData,
+  type ExportKind,
+  type ExportResult,
+  type ImportKind,
+  type ImportResult,
+  type SyncBackup,
+  type SyncConfigView,
+  type SyncConflict,
+  type SyncJoinQuestion,
+  type SyncStatus,
+  type SyncTestResult,
 } from '../../shared/types'
 import { sameServer } from '../../shared/remote-address'
 import type { HostActions } from '../app'
 import { MAX_VERSIONED_BYTES, type HistoryGit, type VersionedMemory } from '../history'
 import { CairnError, toApiError } from '../lib/errors'
-import { syncFailure } from './sync-errors'
+import { repeatedAdvice, syncFailure } from './sync-errors'
 import { hasConflicts } from './conflict-markers'
 import type { Logger } from '../lib/logger'
 import type { SecretStore } from '../settings'
@@ -53,7 +54,14 @@ import { restoreBackup } from './backups'
 import type { ImportPolicy } from './import-checks'
 import { exportMemory, importMemory, removeStaging, type TransferContext } from './transfer'
 import { createSyncStore, OFF, type ConflictRecord, type SyncConfig } from './store'
-import { checkRemoteUrl, fetchMain, isLoopback, remoteHead, type RemoteSpec } from './transport'
+import {
+  checkRemoteUrl,
+  fetchMain,
+  IDLE_TIMEOUT_MS,
+  isLoopback,
+  remoteHead,
+  type RemoteSpec,
+} from './transport'
 
 /** Quiet time after the last memory change before a sync starts. */
 export const SYNC_DEBOUNCE_MS = 3000
@@ -81,6 +89,10 @@ export interface SyncServiceOptions {
   readonly hostName?: () => string
   readonly now?: () => number
   readonly debounceMs?: number
+  /** Quiet time on a connection to the remote before it counts as dropped (default 60 s). */
+  readonly idleTimeoutMs?: number
+  /** The first quick retry after a failure the network may mend (default 30 s; it doubles). */
+  readonly retryFirstMs?: number
   /** Whether names in the memory folder ignore case (default: macOS and Windows). */
   readonly namesFoldCase?: boolean
 }
@@ -135,6 +147,12 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
   // interval, less often each time: 30 s, 1 min, 2 min … up to 10 min.
   let retry: NodeJS.Timeout | null = null
   let failures = 0
+  const retryFirstMs = options.retryFirstMs ?? RETRY_FIRST_MS
+  // Syncs in a row that failed the same way (the same code), and when the first of them did:
+  // after a few, the status says plainly that sync keeps failing (a proxy that damages every
+  // large pack would otherwise show the same "tries again" for ever). A success, a question or
+  // a change of the remote's settings starts the count again.
+  let streak: { code: string; since: number; count: number } | null = null
   // The conflicts of a merge reach state.json only after the merge moved `main` and was
   // pushed: a kill or a full disk in between would lose them here for good (the next sync
   // finds nothing to merge). So the first sync of a session, and each one after a failed
@@ -225,6 +243,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       url: config.url,
       username: config.username,
       token: token === undefined ? await tokenFor(config.url) : token,
+      idleTimeoutMs: options.idleTimeoutMs ?? IDLE_TIMEOUT_MS,
     }
   }
 
@@ -392,6 +411,15 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
               : 'idle',
       lastSyncedAt: state.remoteUrl === config.url ? state.lastSyncedAt : null,
       ...(error && !off ? { error } : {}),
+      ...(error && !off && streak?.code === error.code && streak.count >= REPEATED_SYNC_FAILURES
+        ? {
+            repeated: {
+              count: streak.count,
+              since: streak.since,
+              advice: repeatedAdvice(error.code, TRANSIENT.has(error.code)),
+            },
+          }
+        : {}),
       conflicts,
       join: off ? null : join,
       unsynced: off ? 0 : await unsynced(lastRemote),
@@ -436,8 +464,10 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
         ...withId(await knownMachineId()),
         lastRemote: state.remoteUrl === config.url ? state.lastRemote : null,
         now,
+        namesFoldCase: transfer.namesFoldCase,
       }
       const outcome: SyncOutcome = choice ? await joinRemote(ctx, choice) : await syncOnce(ctx)
+      streak = null
       if (outcome.kind === 'question') {
         join = outcome.question
         error = {
@@ -464,6 +494,10 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       recheck = true
       if (closed) return
       error = syncFailure(failure)
+      streak =
+        streak?.code === error.code
+          ? { ...streak, count: streak.count + 1 }
+          : { code: error.code, since: now(), count: 1 }
       if (error.code === 'internal') logger.error('Sync failed', failure)
       else logger.warn(`Sync did not complete: ${error.message}`, failure)
     } finally {
@@ -473,7 +507,9 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     if (retry) clearTimeout(retry)
     retry = null
     if (error && TRANSIENT.has(error.code) && !closed) {
-      const delay = Math.min(RETRY_FIRST_MS * 2 ** failures, RETRY_MAX_MS)
+      // Still retried once it keeps failing (the status then says so): what fails here mends
+      // itself (a network, a proxy, a server), and sync should catch up then unasked.
+      const delay = Math.min(retryFirstMs * 2 ** failures, RETRY_MAX_MS)
       failures++
       retry = setTimeout(() => void request(), delay)
       retry.unref()
@@ -552,6 +588,15 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
         error = null
         join = null
       }
+      // Another remote, account or token: what failed before says nothing about it.
+      if (
+        next.url !== current.url ||
+        next.username !== current.username ||
+        input.token !== undefined
+      ) {
+        streak = null
+        failures = 0
+      }
       await applyConfig()
       announce()
       if (next.url) void request()
@@ -578,7 +623,9 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     },
     async restoreBackup(name) {
       const config = await store.config()
-      await addConflicts(await restoreBackup(engineHistory, name, machineOf(config), now))
+      await addConflicts(
+        await restoreBackup(engineHistory, name, machineOf(config), now, transfer.namesFoldCase),
+      )
       schedule()
       return status()
     },
@@ -817,7 +864,12 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
         : url === config.url
           ? await tokenFor(url)
           : null
-    const remote: RemoteSpec = { url, username: input.username?.trim() ?? config.username, token }
+    const remote: RemoteSpec = {
+      url,
+      username: input.username?.trim() ?? config.username,
+      token,
+      idleTimeoutMs: options.idleTimeoutMs ?? IDLE_TIMEOUT_MS,
+    }
     try {
       const head = await remoteHead(remote)
       if (head === null) {
@@ -863,9 +915,11 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       const found: SyncTestResult['found'] =
         apiError.code === 'sync-auth'
           ? 'auth'
-          : apiError.code === 'sync-not-a-repository'
-            ? 'not-a-repository'
-            : 'unreachable'
+          : apiError.code === 'sync-redirected'
+            ? 'redirected'
+            : apiError.code === 'sync-not-a-repository'
+              ? 'not-a-repository'
+              : 'unreachable'
       if (apiError.code === 'internal') logger.error('Testing the sync connection failed', failure)
       return { ok: false, found, message: apiError.message }
     }

@@ -42,6 +42,9 @@ export interface Machine {
   close(): Promise<void>
 }
 
+/** How `startMachine` sets a machine up. */
+export type MachineOptions = NonNullable<Parameters<typeof startMachine>[1]>
+
 /** A machine named `name` on a fresh data folder, syncing only when told to. */
 export async function startMachine(
   name: string,
@@ -51,6 +54,10 @@ export async function startMachine(
     host?: HostActions
     /** Judge names as macOS and Windows do (`Notes.md` is `notes.md`), whatever runs this. */
     namesFoldCase?: boolean
+    /** Quiet time before a connection to the remote counts as dropped (default 60 s). */
+    idleTimeoutMs?: number
+    /** The first quick retry after a failure the network may mend (default 30 s). */
+    retryFirstMs?: number
   } = {},
 ): Promise<Machine> {
   const dir = options.dataDir ?? (await mkdtemp(path.join(os.tmpdir(), `cairn-sync-${name}-`)))
@@ -65,6 +72,8 @@ export async function startMachine(
     env: {},
     ...(options.host ? { host: options.host } : {}),
     ...(options.namesFoldCase !== undefined ? { namesFoldCase: options.namesFoldCase } : {}),
+    syncIdleTimeoutMs: options.idleTimeoutMs,
+    syncRetryFirstMs: options.retryFirstMs,
   })
   const call: Machine['call'] = async (channel, payload) => {
     const result = await core.dispatch(channel, payload)
@@ -119,7 +128,7 @@ export interface SyncServer {
   /** The file's git server (started before its first test). */
   readonly server: GitServer
   /** A machine closed after the test that started it (its folder removed, unless given). */
-  machine(name: string, dataDir?: string): Promise<Machine>
+  machine(name: string, dataDir?: string, options?: MachineOptions): Promise<Machine>
   /** A new empty repository on the server, named `<prefix>-<n>`. */
   newRepo(prefix: string): string
   /** Closes `machine` now, keeping its data folder to open again. */
@@ -157,8 +166,12 @@ export function useSyncServer(): SyncServer {
     if (!server) throw new Error('the git server starts in beforeAll; use it inside a test')
     return server
   }
-  const machine = async (name: string, dataDir?: string): Promise<Machine> => {
-    const made = await startMachine(name, dataDir ? { dataDir } : {})
+  const machine = async (
+    name: string,
+    dataDir?: string,
+    options: MachineOptions = {},
+  ): Promise<Machine> => {
+    const made = await startMachine(name, dataDir ? { ...options, dataDir } : options)
     open.push(made)
     return made
   }

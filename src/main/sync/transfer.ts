@@ -281,7 +281,7 @@ async function importFrom(
     const local = session.head()
     const found = await explore(graphOf(history), imported.tip)
     if (found.fresh.size === 0) return null
-    await checkSafe(history.objects, imported.tip, local)
+    await checkSafe(history.objects, imported.tip, local, ctx.namesFoldCase)
     const subject = `import ${sourceName} (${commits})`
     if (local === null) {
       const paths = [...files.keys()].sort().map((p) => `/memories/${p}`)
@@ -309,7 +309,7 @@ async function importFrom(
       return { commit: added.at(-1) ?? null, conflicts: await learn({ git: history }, added) }
     }
     const merge = await mergeCommit(
-      { git: history, machine, now: ctx.now },
+      { git: history, machine, now: ctx.now, namesFoldCase: ctx.namesFoldCase },
       local,
       imported.tip,
       mergeBaseOf(graphOf(history), found),

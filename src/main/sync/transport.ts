@@ -15,6 +15,8 @@ export interface RemoteSpec {
   readonly url: string
   readonly username: string
   readonly token: string | null
+  /** Quiet time on a connection before it counts as dropped (default `IDLE_TIMEOUT_MS`). */
+  readonly idleTimeoutMs?: number
 }
 
 /** The one branch memory lives on, here and on the remote. */
@@ -23,16 +25,20 @@ export const REMOTE_BRANCH = 'refs/heads/main'
 export const REMOTE_NAME = 'cairn-sync'
 export const TRACKING_REF = `refs/remotes/${REMOTE_NAME}/main`
 
-/** Quiet time on a connection before it counts as dropped. */
-const IDLE_TIMEOUT_MS = 60_000
+/** Quiet time on a connection before it counts as dropped, unless the remote says otherwise. */
+export const IDLE_TIMEOUT_MS = 60_000
+
+type HttpRequest = Parameters<typeof nodeHttp.request>[0]
+type HttpResponse = Awaited<ReturnType<typeof nodeHttp.request>>
 
 // isomorphic-git's node client, with sockets that give up when the server goes silent.
-const http = {
-  request: (request: Parameters<typeof nodeHttp.request>[0]) =>
-    nodeHttp.request({
-      ...request,
-      fetchOptions: { ...request.fetchOptions, timeout: IDLE_TIMEOUT_MS },
-    }),
+async function send(request: HttpRequest, trace: Trace): Promise<HttpResponse> {
+  const answer = await nodeHttp.request({
+    ...request,
+    fetchOptions: { ...request.fetchOptions, timeout: trace.idleTimeoutMs },
+  })
+  trace.answered = true
+  return answer
 }
 
 /**
@@ -78,14 +84,26 @@ export function isLoopback(url: string): boolean {
 interface Trace {
   /** The server's advertisement was read whole. */
   handshakeDone: boolean
+  /** Some answer arrived (its status line, at least). */
+  answered: boolean
+  /** The advertisement (the first answer) began as git's does, or said it was git's. */
+  advertised: boolean
   /** The answer to the service's POST came as something other than git's (a web page). */
   notGit: boolean
   /** The host (and port) of another origin the remote redirected to, if it did. */
   redirectedTo?: string
+  /** The quiet time after which a connection was given up. */
+  readonly idleTimeoutMs: number
 }
 
-function newTrace(): Trace {
-  return { handshakeDone: false, notGit: false }
+function newTrace(remote?: Pick<RemoteSpec, 'idleTimeoutMs'>): Trace {
+  return {
+    handshakeDone: false,
+    answered: false,
+    advertised: false,
+    notGit: false,
+    idleTimeoutMs: remote?.idleTimeoutMs ?? IDLE_TIMEOUT_MS,
+  }
 }
 
 /**
@@ -97,20 +115,90 @@ function newTrace(): Trace {
  */
 function tracedHttp(trace: Trace) {
   return {
-    request: async (request: Parameters<typeof nodeHttp.request>[0]) => {
+    request: async (request: HttpRequest) => {
       const post = (request.method ?? 'GET').toUpperCase() === 'POST'
       if (post) trace.handshakeDone = true
       // A request without a body follows its redirects here, noting one to another origin; a
       // request with a body is left to the client, which follows its redirects itself.
-      if (request.body === undefined) return followNoting(request, trace)
-      const answer = await http.request(request)
-      if (post && answer.statusCode === 200) {
-        const type = answer.headers?.['content-type'] ?? ''
-        trace.notGit = !/^application\/x-git-[a-z-]+-result\b/i.test(type)
+      if (request.body === undefined) {
+        const answer = await followNoting(request, trace)
+        if (answer.statusCode !== 200) return answer
+        const type = contentTypeOf(answer)
+        if (type !== null) {
+          trace.advertised = /^application\/x-git-[a-z-]+-advertisement\b/i.test(type)
+          return answer
+        }
+        // No content type at all (a proxy that drops headers): git's own start tells.
+        const { start, whole } = await peek(answer, 24)
+        trace.advertised = GIT_ADVERTISEMENT.test(start.toString('latin1'))
+        return whole
       }
-      return answer
+      const answer = await send(request, trace)
+      if (!post || answer.statusCode !== 200) return answer
+      const type = contentTypeOf(answer)
+      if (type !== null) {
+        // Only an answer that says nothing of itself is judged by its bytes: one that says it
+        // is something else (a sign-in page's text/html) is that, whatever it holds.
+        trace.notGit = !/^application\/x-git-[a-z-]+-result\b/i.test(type)
+        return answer
+      }
+      const { start, whole } = await peek(answer, 4)
+      trace.notGit = !GIT_PKT_LINE.test(start.toString('latin1'))
+      return whole
     },
   }
+}
+
+// What git's answers begin with: a pkt-line, four hex digits giving its length (upload-pack's
+// `0008NAK`, a side-band packet, receive-pack's `000eunpack ok`), and for the advertisement
+// its first line (`001e# service=git-upload-pack`, or protocol v2's `000eversion 2`).
+const GIT_PKT_LINE = /^[0-9a-f]{4}/
+const GIT_ADVERTISEMENT = /^[0-9a-f]{4}(# service=git-|version 2)/
+
+/** The answer's content type, or null when it has none (a header a proxy dropped). */
+function contentTypeOf(answer: HttpResponse): string | null {
+  const type = answer.headers?.['content-type']
+  return typeof type === 'string' && type.trim() !== '' ? type : null
+}
+
+/**
+ * Reads the first `bytes` of an answer's body (fewer when it is shorter), and gives back an
+ * answer whose body still yields every byte, those first.
+ */
+async function peek(
+  answer: HttpResponse,
+  bytes: number,
+): Promise<{ start: Buffer; whole: HttpResponse }> {
+  const body = answer.body
+  if (!body) return { start: Buffer.alloc(0), whole: answer }
+  const iterator = body[Symbol.asyncIterator]()
+  const read: Uint8Array[] = []
+  let size = 0
+  let done = false
+  while (size < bytes) {
+    const next = await iterator.next()
+    if (next.done) {
+      done = true
+      break
+    }
+    read.push(next.value)
+    size += next.value.length
+  }
+  async function* replay(): AsyncGenerator<Uint8Array> {
+    try {
+      yield* read
+      while (!done) {
+        const next = await iterator.next()
+        if (next.done) done = true
+        else yield next.value
+      }
+    } finally {
+      // Left before its end (a parse that gave up): the connection is let go, as the client's
+      // own body would let it go.
+      if (!done) await iterator.return?.()
+    }
+  }
+  return { start: Buffer.concat(read), whole: { ...answer, body: replay() } }
 }
 
 /** Redirects one request may follow, as isomorphic-git's client allows. */
@@ -121,16 +209,13 @@ const MAX_REDIRECTS = 10
  * (the Authorization header only within one origin, as git does), and notes in `trace` a
  * redirect to another origin: that server's refusal is about the redirect, not the token.
  */
-async function followNoting(
-  request: Parameters<typeof nodeHttp.request>[0],
-  trace: Trace,
-): ReturnType<typeof nodeHttp.request> {
+async function followNoting(request: HttpRequest, trace: Trace): Promise<HttpResponse> {
   let next = request
   for (let redirects = 0; ; redirects++) {
-    const response = await http.request({
-      ...next,
-      fetchOptions: { ...next.fetchOptions, followRedirects: false },
-    })
+    const response = await send(
+      { ...next, fetchOptions: { ...next.fetchOptions, followRedirects: false } },
+      trace,
+    )
     const location = response.headers?.['location']
     if (response.statusCode < 300 || response.statusCode >= 400 || !location) return response
     // The redirect's own body is not read; draining it frees the socket.
@@ -164,7 +249,7 @@ function authOf(remote: RemoteSpec, refused: { value: boolean }) {
 /** The remote's `main` (null when the repository is empty or has no `main`). */
 export async function remoteHead(remote: RemoteSpec): Promise<string | null> {
   const refused = { value: false }
-  const trace = newTrace()
+  const trace = newTrace(remote)
   try {
     const refs = await git.listServerRefs({
       http: tracedHttp(trace),
@@ -248,7 +333,7 @@ async function fetchInto(gitdir: string, remote: RemoteSpec): Promise<string | n
   // only what came since.
   const have = (await readRef(gitdir, TRACKING_REF)) ? TRACKING_REF : REMOTE_BRANCH
   const held = fetchFs(gitdir)
-  const trace = newTrace()
+  const trace = newTrace(remote)
   try {
     const result = await git.fetch({
       fs: held.fs,
@@ -305,7 +390,7 @@ async function pushInto(
   const refused = { value: false }
   // What the server printed (its hooks' `remote:` lines): why it refused, in its own words.
   const said: string[] = []
-  const trace = newTrace()
+  const trace = newTrace(remote)
   try {
     await git.push({
       fs: gitFs,
@@ -473,7 +558,9 @@ function translate(
       'That address answers, but the sync’s request got something other than git back (a sign-in page, or a proxy or firewall in the way). Check the address and the network, then sync again.',
     )
   }
-  if (unparsable && trace.handshakeDone) {
+  // The first answer began as git's (or said it was git's) and still could not be read: it
+  // was cut or damaged on the way, like a pack, and is worth trying again.
+  if (unparsable && (trace.handshakeDone || trace.advertised)) {
     return new CairnError(
       'sync-interrupted',
       'The remote’s answer broke off or arrived damaged during the sync. Nothing was lost; Cairn tries again on the next sync.',
@@ -498,6 +585,20 @@ function translate(
       'sync-unreachable',
       'The remote could not be reached. Check your connection and the address.',
     )
+  }
+  if (!NETWORK_CODES.has(code) && /^request timed out$/i.test(e?.message ?? '')) {
+    // The server took the connection and then said nothing for the whole quiet time.
+    const seconds = Math.max(1, Math.round(trace.idleTimeoutMs / 1000))
+    const quiet = `${seconds} ${seconds === 1 ? 'second' : 'seconds'}`
+    return stage === 'reach' || !trace.answered
+      ? new CairnError(
+          'sync-unreachable',
+          `The remote did not answer (nothing for ${quiet}). Check your connection and the address.`,
+        )
+      : new CairnError(
+          'sync-interrupted',
+          `The remote stopped answering during the sync (nothing for ${quiet}). Nothing was lost; Cairn tries again on the next sync.`,
+        )
   }
   if (
     NETWORK_CODES.has(code) ||

@@ -8,7 +8,7 @@ import { api, errorMessage, unwrap } from '../../lib/api'
 import { errorTitle } from '../../lib/error-title'
 import { exactTime, shortDateTime } from '../../lib/format'
 import { useNow } from '../../lib/use-now'
-import { syncLabel } from './describe-sync'
+import { KEEPS_FAILING, repeatedFailure, syncLabel } from './describe-sync'
 import { useSync } from './sync-context'
 import { TransferSection } from './TransferSection'
 import './sync.css'
@@ -167,8 +167,12 @@ function SyncForm({ status }: { readonly status: SyncStatus }) {
         )}
       </div>
       {status.error && !status.join && (
-        <Banner tone="error" title={errorTitle(status.error.code)} label="Sync error">
-          {status.error.message}
+        <Banner
+          tone="error"
+          title={status.repeated ? KEEPS_FAILING : errorTitle(status.error.code)}
+          label="Sync error"
+        >
+          {repeatedFailure(status, now) ?? status.error.message}
         </Banner>
       )}
       <p className="field-help sync-intro">

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import type { SyncStatus } from '../../../../shared/types'
-import { syncLabel } from './describe-sync'
+import { repeatedFailure, syncLabel } from './describe-sync'
 
 const base: SyncStatus = {
   state: 'idle',
@@ -63,5 +63,27 @@ describe('the sync indicator’s words', () => {
     expect(syncLabel({ ...base, state: 'conflicts', conflicts: [conflict] }, now).text).toBe(
       '1 conflict to resolve',
     )
+  })
+
+  it('says when sync keeps failing the same way: how often, since when, what to do', () => {
+    const failing: SyncStatus = {
+      ...base,
+      state: 'error',
+      unsynced: 2,
+      error: { code: 'sync-interrupted', message: 'The remote’s answer broke off.' },
+      repeated: { count: 6, since: 1_000_000, advice: 'Try another network.' },
+    }
+    const label = syncLabel(failing, now)
+    expect(label).toMatchObject({ text: 'Sync keeps failing', tone: 'error' })
+    expect(label.detail).toContain('The last 6 syncs, since ')
+    expect(label.detail).toContain(
+      'failed the same way. The remote’s answer broke off. Try another network.',
+    )
+    expect(label.detail).toContain('2 changes not synced yet.')
+    expect(repeatedFailure(failing, now)).toBe(label.detail.split(' 2 changes')[0])
+    // Not yet repeated: the failure's own title and words.
+    const once = syncLabel({ ...failing, repeated: undefined }, now)
+    expect(once.text).toBe('Sync was interrupted')
+    expect(repeatedFailure({ ...failing, repeated: undefined }, now)).toBeNull()
   })
 })

@@ -1,6 +1,6 @@
 import type { SyncStatus } from '../../../../shared/types'
 import { errorTitle } from '../../lib/error-title'
-import { relativeTime } from '../../lib/format'
+import { relativeTime, shortDateTime } from '../../lib/format'
 
 /** How the sync indicator looks: its words, and how much it asks for attention. */
 export interface SyncLabel {
@@ -12,6 +12,19 @@ export interface SyncLabel {
 
 function plural(count: number, one: string, many: string): string {
   return `${count} ${count === 1 ? one : many}`
+}
+
+/** The title of a sync that keeps failing the same way. */
+export const KEEPS_FAILING = 'Sync keeps failing'
+
+/**
+ * What a sync that keeps failing the same way tells the person: how often since when, what
+ * failed and what they can do (null while it does not keep failing).
+ */
+export function repeatedFailure(status: SyncStatus, now: number): string | null {
+  if (!status.repeated || !status.error) return null
+  const { count, since, advice } = status.repeated
+  return `The last ${count} syncs, since ${shortDateTime(since, now)}, failed the same way. ${status.error.message} ${advice}`
 }
 
 /** The indicator's words for a status; `now` for "synced 2 min ago". */
@@ -33,10 +46,11 @@ export function syncLabel(status: SyncStatus, now: number): SyncLabel {
   if (status.state === 'error' && status.error) {
     const waiting =
       status.unsynced > 0 ? ` ${plural(status.unsynced, 'change', 'changes')} not synced yet.` : ''
+    const repeated = repeatedFailure(status, now)
     return {
-      text: errorTitle(status.error.code),
+      text: repeated ? KEEPS_FAILING : errorTitle(status.error.code),
       tone: 'error',
-      detail: `${status.error.message}${waiting} ${last}`.trim(),
+      detail: `${repeated ?? status.error.message}${waiting} ${last}`.trim(),
     }
   }
   if (status.state === 'conflicts') {
