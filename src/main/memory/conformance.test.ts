@@ -551,4 +551,18 @@ describe('deliberate differences from the reference handler', () => {
       'top\n\uFEFFhello\nworld\n',
     )
   })
+
+
+
+  it('D25: a lone surrogate in a string field is refused, not written as U+FFFD', async () => {
+    const input = { command: 'create', path: '/memories/s.md', file_text: 'half \uD83D\n' }
+    const { ours, ref } = await pair.run(input)
+    expect(ours.isError).toBe(true)
+    expect(String(ours.content)).toMatch(
+      /^Error: Invalid `file_text` parameter for `create`: it contains a lone surrogate/,
+    )
+    await expect(fs.readdir(pair.oursRoot)).resolves.toEqual([])
+    expect(ref.isError).toBe(false)
+    expect(await fs.readFile(path.join(pair.refRoot, 's.md'), 'utf8')).toBe('half \uFFFD\n')
+  })
 })
