@@ -553,6 +553,18 @@ describe('deliberate differences from the reference handler', () => {
   })
 
 
+  it('D18: the composed spelling of a decomposed name in the folder is refused, never a twin', async () => {
+    await pair.seed('cafe\u0301.md', 'Flat white.\n')
+    const input = { command: 'create', path: '/memories/caf\u00e9.md', file_text: 'x\n' }
+    const { ours, ref } = await pair.run(input)
+    expect(ours.isError).toBe(true)
+    expect(String(ours.content)).toMatch(
+      /^Error: Cannot create \/memories\/café\.md: \/memories holds the file/,
+    )
+    expect(ref.isError).toBe(false)
+    expect(await fs.readdir(pair.oursRoot)).toEqual(['cafe\u0301.md'])
+    expect((await fs.readdir(pair.refRoot)).sort()).toEqual(['cafe\u0301.md', 'caf\u00e9.md'])
+  })
 
   it('D25: a lone surrogate in a string field is refused, not written as U+FFFD', async () => {
     const input = { command: 'create', path: '/memories/s.md', file_text: 'half \uD83D\n' }
