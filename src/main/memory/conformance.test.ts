@@ -552,6 +552,14 @@ describe('deliberate differences from the reference handler', () => {
     )
   })
 
+  it('D9: a text file named like an image is viewed as its text', async () => {
+    await pair.seed('outline.png', 'Not a picture.\n')
+    const { ours, ref } = await pair.run({ command: 'view', path: '/memories/outline.png' })
+    expect(ours.content).toBe(
+      "Here's the content of /memories/outline.png with line numbers:\n     1\tNot a picture.",
+    )
+    expect(String(ref.content)).toContain('     1\tNot a picture.')
+  })
 
   it('D18: the composed spelling of a decomposed name in the folder is refused, never a twin', async () => {
     await pair.seed('cafe\u0301.md', 'Flat white.\n')
