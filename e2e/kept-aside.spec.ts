@@ -175,3 +175,31 @@ for (const scheme of ['light', 'dark'] as const) {
     ])
   })
 }
+
+// Stop 28: the dialog for a file kept aside already gave "too large to version" as the only
+// reason History had no copy; a name History cannot track (a tab in it) is kept aside too.
+for (const scheme of ['light', 'dark'] as const) {
+  test(`a file kept aside already for its name is said to be so for its name (${scheme})`, async ({
+    page,
+    cairn,
+  }) => {
+    await writeFile(
+      path.join(cairn.dataDir, 'memories', 'tab\tname (not in history).md'),
+      'a tab in its name\n',
+    )
+    await page.emulateMedia({ colorScheme: scheme })
+    await cairn.open(page)
+    const memory = new MemoryPage(page)
+    await memory.openFile('tab\\tname (not in history).md')
+    await memory.fileActions().getByRole('button', { name: 'Delete' }).click()
+    await expect(memory.dialog).toContainText(
+      'Cairn kept /memories/tab\\tname (not in history).md aside already: History has no copy of it (its name cannot be tracked: it holds a line break, a tab, another control character or a backslash)',
+    )
+    await expect(memory.dialog).toContainText('Rename it in your file manager to version it')
+    await expect(memory.dialog).not.toContainText('too large')
+    await expect(memory.dialog.getByRole('button', { name: 'Delete' })).toHaveCount(0)
+    await shoot(page, cairn, `kept-aside-already-name-dialog-${scheme}`)
+    await memory.dialog.getByRole('button', { name: 'Close' }).click()
+    await expect(memory.dialog).toHaveCount(0)
+  })
+}

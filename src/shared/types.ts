@@ -77,10 +77,17 @@ export interface MemoryEntry {
   readonly size: number
   readonly modifiedAt: number
   /**
-   * True for a file History keeps no copy of (too large to version, or a name it cannot
-   * track): deleting or replacing it keeps it aside as `<name> (not in history)`.
+   * Set for a file History keeps no copy of, saying why: too large to version, a name it cannot
+   * track, or one Cairn may not read. Deleting or replacing it keeps it aside (`keptAsideAs`).
    */
-  readonly notInHistory?: true
+  readonly notInHistory?: 'too-large' | 'name-not-allowed' | 'unreadable'
+  /**
+   * Where a delete would keep it, by the core's own rule asked of the disk when the tree was
+   * listed (`big (not in history).log`; numbered where that name is taken, which on a disk
+   * that ignores case includes the file's own name in other letters): for a file History keeps
+   * no copy of, and for a folder holding one (the folder its files are kept in). The name only.
+   */
+  readonly keptAsideAs?: string
   /**
    * True for a file or folder Cairn may not read (permission denied by the operating system):
    * listed by name, a folder with nothing shown inside it, so that one such entry does not

@@ -27,7 +27,7 @@ import type { BlameLine, CommitSummary } from '../../shared/types'
 import { CairnError } from '../lib/errors'
 import type { Logger } from '../lib/logger'
 import { loadBlame, saveBlame } from './blame-store'
-import { DamagedHistoryError } from './damage'
+import { DamagedHistoryError, readingVersion } from './damage'
 import { diffLines, LineTable, type Hunk, type Lines } from './line-diff'
 import type { Lookup } from './lookup'
 import { segmentsOf, toRelative, toVirtual } from './paths'
@@ -257,13 +257,17 @@ export function createBlamer(
     if (!oid) throw new CairnError('not-found', `${virtual} is not in the history.`)
     requireEntry(repo, oid)
     const atPosition = positionOf(oid) as number
-    const blob = await lookup.blobAt(oid, segmentsOf(relative))
-    if (!blob) {
-      throw new CairnError('not-found', `${virtual} is not a file in that version.`)
-    }
     // Line ids for this walk: each version is compared with the next by numbers.
     const table = new LineTable()
-    const lines = await readLines(blob, table, undefined, true)
+    // Damage in the version traced is told as "the history is damaged at" it; damage met
+    // further back only cuts the trace short (`damaged` on the lines).
+    const { blob, lines } = await readingVersion(oid, async () => {
+      const found = await lookup.blobAt(oid, segmentsOf(relative))
+      if (!found) {
+        throw new CairnError('not-found', `${virtual} is not a file in that version.`)
+      }
+      return { blob: found, lines: await readLines(found, table, undefined, true) }
+    })
     if (!lines) {
       throw new CairnError(
         'not-text',

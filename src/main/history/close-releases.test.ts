@@ -1,6 +1,8 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { nodeDisk, setDisk } from '../lib/disk'
+import { errnoError, hookDisk } from '../lib/disk-hooks'
 import { CairnError } from '../lib/errors'
 import { LOCK_FILE } from '../lib/instance-lock'
 import { createRecordingLogger } from '../lib/logger'
@@ -153,6 +155,8 @@ describe('reading the history of a closed memory', () => {
       ['compare', () => memory.compare(oid)],
       ['show', () => memory.show(oid)],
       ['searchHistory', () => memory.searchHistory({ text: 'alpha', matchCase: false })],
+      // Refused with a bare "maintenance stopped" (a RepackAborted) before stop 28.
+      ['maintain', () => memory.maintain()],
     ]
     for (const [name, read] of reads) {
       const error = await read().then(
@@ -164,5 +168,68 @@ describe('reading the history of a closed memory', () => {
       expect((error as CairnError).message, name).toBe('The memory folder is closed.')
     }
     expect(logger.entries).toEqual([])
+  })
+})
+
+// Stop 28: a lock Cairn cannot read back at its close (EIO) is not removed: it might be another
+// Cairn's by then, and deleting that would let two write. It stays, and what the next open says
+// must be plain.
+describe('a lock that cannot be read back at the close', () => {
+  /** The disk refuses reads of cairn.lock by name (the close's check of whose it is). */
+  const lockReadsFail = () =>
+    setDisk(
+      hookDisk(nodeDisk, (call) =>
+        call.name === 'readFileSync' && String(call.args[0]).endsWith(LOCK_FILE)
+          ? errnoError(call, 'EIO')
+          : undefined,
+      ).disk,
+    )
+
+  it('stays; the next open takes it over, or says plainly why it cannot', async () => {
+    const lockFile = path.join(dataDir, LOCK_FILE)
+    const memory = await openVersionedMemory({ dataDir, watch: false })
+    await memory.execute(
+      { command: 'create', path: '/memories/a.md', file_text: 'alpha\n' },
+      CLAUDE,
+    )
+    const left = fs.readFileSync(lockFile, 'utf8')
+    let restore = lockReadsFail()
+    try {
+      await memory.close()
+    } finally {
+      restore()
+    }
+    expect(fs.readFileSync(lockFile, 'utf8')).toBe(left)
+
+    // Still unreadable at the next open: refused in plain words, the lock left as it is.
+    const logger = createRecordingLogger()
+    restore = lockReadsFail()
+    let error: unknown
+    try {
+      error = await openVersionedMemory({ dataDir, watch: false, logger }).then(
+        () => null,
+        (caught: unknown) => caught,
+      )
+    } finally {
+      restore()
+    }
+    expect(error).toBeInstanceOf(CairnError)
+    expect((error as CairnError).code).toBe('io-error')
+    expect((error as CairnError).message).toBe(
+      'Cairn could not open your memory because the disk reported a read or write error. Nothing was changed; fix the problem and open Cairn again.',
+    )
+    expect(fs.readFileSync(lockFile, 'utf8')).toBe(left)
+
+    // Readable again: the lock this process left is taken over, not said to be in use.
+    const again = await openVersionedMemory({ dataDir, watch: false })
+    try {
+      expect(fs.readFileSync(lockFile, 'utf8')).not.toBe(left)
+      const view = await again.execute({ command: 'view', path: '/memories/a.md' }, CLAUDE)
+      expect(view.content).toContain('alpha')
+    } finally {
+      await again.close()
+    }
+    expect(fs.existsSync(lockFile)).toBe(false)
+    gitCli(dataDir, 'fsck', '--strict')
   })
 })

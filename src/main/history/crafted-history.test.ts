@@ -180,3 +180,87 @@ describe('a commit dated past what a date holds (review hunt12-story D6)', () =>
     }
   })
 })
+
+// An acceptance check (probe28n) of the same promise through History's other channels: the
+// version listing, its bytes, a comparison, blame and search, a file's history and bringing a
+// deleted file back. Each either refuses the crafted version as "history is damaged at
+// <commit>" or answers about the sound versions only, never `internal`, never a host path,
+// and never names an entry a memory path cannot be.
+async function damagedOrAnswer<T>(call: Promise<T>, crafted: string): Promise<T | null> {
+  const outcome = await call.then(
+    (value) => ({ value }),
+    (error: unknown) => ({ error }),
+  )
+  if ('value' in outcome) return outcome.value
+  const { error } = outcome
+  expect(error).toBeInstanceOf(CairnError)
+  expect(error).toMatchObject({ code: 'history-damaged' })
+  expect((error as Error).message).toContain(`history is damaged at ${crafted.slice(0, 7)}`)
+  expect((error as Error).message).not.toContain(dataDir)
+  return null
+}
+
+/** True for a memory path the tool could name: no `..`, `.`, `.git`, temp name or control. */
+function soundPath(virtual: string): boolean {
+  const parts = virtual.split('/').slice(2)
+  return parts.every(
+    (part) =>
+      part !== '' &&
+      part !== '.' &&
+      part !== '..' &&
+      part.toLowerCase() !== '.git' &&
+      !part.startsWith('.cairn-tmp-') &&
+      ![...part].some((c) => c.charCodeAt(0) < 0x20 || c === '\u007f' || c === '\\'),
+  )
+}
+
+describe('crafted tree entries through the other channels (defect 8, probe28n)', () => {
+  it.each(NAMES)('an entry named %s', async (_, name, dir) => {
+    const crafted = await craft(name, dir)
+    let memory: VersionedMemory | null = null
+    try {
+      memory = await open()
+      // The memory folder and main; blame keeps its line provenance in history.git.
+      const before = await snapshot(path.join(dataDir, 'memories'))
+      const main = gitCli(dataDir, 'rev-parse', 'main')
+      await expectDamaged(memory.listAt(crafted), crafted)
+      await expectDamaged(memory.readBytesAt('/memories/a.md', crafted), crafted)
+      await expectDamaged(memory.compare(crafted), crafted)
+      await expectDamaged(memory.blame('/memories/a.md', crafted), crafted)
+      // Whole-history walks: the crafted version is refused or passed over, never shown.
+      const blame = await damagedOrAnswer(memory.blame('/memories/a.md'), crafted)
+      if (blame) expect(blame.map((line) => line.text)).toEqual(['a'])
+      const search = await damagedOrAnswer(
+        memory.searchHistory({ text: 'evil', matchCase: true, budgetMs: 60_000 }),
+        crafted,
+      )
+      if (search) {
+        for (const hit of search.hits) {
+          for (const file of hit.files) expect(soundPath(file.path), file.path).toBe(true)
+        }
+      }
+      const history = await damagedOrAnswer(memory.fileHistory('/memories/a.md'), crafted)
+      if (history) {
+        for (const entry of history) {
+          for (const changed of entry.paths) expect(soundPath(changed), changed).toBe(true)
+        }
+      }
+      const page = await memory.log({ offset: 0, limit: 10 })
+      for (const entry of page.entries) {
+        for (const changed of entry.paths) expect(soundPath(changed), changed).toBe(true)
+      }
+      // The crafted entry was "deleted" by the commit after it: bringing it back is refused.
+      const brought = await memory.restoreDeleted(`/memories/${name}`).then(
+        () => null,
+        (e: unknown) => e,
+      )
+      expect(brought).toBeInstanceOf(CairnError)
+      expect((brought as CairnError).code).not.toBe('internal')
+      expect((brought as Error).message).not.toContain(dataDir)
+      expect(await snapshot(path.join(dataDir, 'memories'))).toBe(before)
+      expect(gitCli(dataDir, 'rev-parse', 'main')).toBe(main)
+    } finally {
+      await memory?.close()
+    }
+  })
+})

@@ -278,7 +278,9 @@ export class IndexFile {
     try {
       for (const part of PARTS) {
         opening = path.join(dir, part)
-        fds[part] = disk.openSync(opening, OPEN.READ_WRITE)
+        // Never through a link (ELOOP: damage, rebuilt below): appends would land in the
+        // file it points to, outside the data folder too (probe28n).
+        fds[part] = disk.openSync(opening, OPEN.READ_WRITE | OPEN.NOFOLLOW)
       }
     } catch (error) {
       for (const fd of Object.values(fds)) closeQuietly(fd)

@@ -27,6 +27,7 @@ export { EMPTY_TREE_OID } from './repo'
 export { entryNameProblem } from './damage'
 export { keepsNoCopy, MAX_VERSIONED_BYTES } from './work-tree'
 export { wholeEntryHeader } from './objects/pack-writer'
+export { reaches } from './objects/reaches'
 export {
   MAIN_REF,
   serializeCommit,

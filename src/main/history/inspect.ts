@@ -1,7 +1,7 @@
 import type { CommitDetail, Comparison, FileChange } from '../../shared/types'
 import { CairnError } from '../lib/errors'
 import { decodeUtf8 } from '../lib/text'
-import { DamagedHistoryError, readingVersion } from './damage'
+import { DamagedFolderError, DamagedHistoryError, damagedAt, readingVersion } from './damage'
 import { segmentsOf, toRelative, toVirtual } from './paths'
 import { toSummary } from './queries'
 import { requireEntry, treeOf, type RepoView } from './read'
@@ -105,7 +105,15 @@ export async function compareCommits(
   const target = to ?? repo.head()
   if (!target) throw new CairnError('not-found', 'The history is empty.')
   requireEntry(repo, target)
-  const deltas = await diffNodes(repo.store, await treeOf(repo, from), await treeOf(repo, target))
+  // Damage in either version's trees is told as "the history is damaged at" that version.
+  const fromTree = await readingVersion(from, () => treeOf(repo, from))
+  const targetTree = await readingVersion(target, () => treeOf(repo, target))
+  const deltas = await diffNodes(repo.store, fromTree, targetTree).catch((error: unknown) => {
+    if (error instanceof DamagedFolderError) {
+      throw damagedAt(error.side === 'before' ? from : target, error)
+    }
+    throw error
+  })
   const pending: PendingChange[] = deltas.map((delta) => ({
     path: toVirtual(delta.path),
     oldPath: null,
@@ -130,8 +138,11 @@ export async function readBytesAt(
   oid: string,
 ): Promise<Uint8Array | null> {
   requireEntry(repo, oid)
-  const node = await nodeAt(repo.store, await treeOf(repo, oid), segmentsOf(toRelative(virtual)))
-  return node?.kind === 'blob' ? repo.store.readBlob(node.oid) : null
+  const segments = segmentsOf(toRelative(virtual))
+  return readingVersion(oid, async () => {
+    const node = await nodeAt(repo.store, await treeOf(repo, oid), segments)
+    return node?.kind === 'blob' ? repo.store.readBlob(node.oid) : null
+  })
 }
 
 // Every change of a commit by blob id only (cheap: no content is read).

@@ -244,4 +244,24 @@ describe("a refused restore's notice", () => {
     notices.clearWritten(['/memories/d/a.md'])
     expect(notices.kept()).toEqual([])
   })
+
+  it('of the whole memory folder goes when a change of Cairn writes anything in it', () => {
+    const { notices } = session()
+    notices.raise(restoreRefusedNotice(''), { readClears: false })
+    expect(notices.kept()[0]!.path).toBe('/memories')
+    notices.clearWritten(['/memories/a/b.md'])
+    expect(notices.kept()).toEqual([])
+  })
+
+  it('goes when a restore finds its path as asked, and only that one', () => {
+    const { notices, cleared } = session()
+    notices.raise(restoreRefusedNotice('d/a.md'), { readClears: false })
+    notices.raise(restoreRefusedNotice('d/b.md'), { readClears: false })
+    // A scan's own unreadable notice is not the restore's: it goes when its file is read.
+    notices.raise(unreadableNotice('d/c.md'))
+    const [first] = notices.kept()
+    notices.clearSettled((path) => path === '/memories/d/a.md' || path === '/memories/d/c.md')
+    expect(notices.kept().map((n) => n.path)).toEqual(['/memories/d/b.md', '/memories/d/c.md'])
+    expect(cleared).toEqual([first!.id])
+  })
 })

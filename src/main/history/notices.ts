@@ -11,7 +11,7 @@ import type { Logger } from '../lib/logger'
 import { escapeInvisible } from '../lib/text'
 import { newSecrets } from '../memory'
 import { DamagedHistoryError } from './damage'
-import { segmentsOf, toRelative, toVirtual } from './paths'
+import { isWithin, segmentsOf, toRelative, toVirtual } from './paths'
 import type { Repo } from './repo'
 import type { IndexEntry } from './side-index'
 import { nodeAt, treeFromOid } from './tree-state'
@@ -70,6 +70,12 @@ export interface Notices {
    * holding one of them, which a change of Cairn's has just written: Cairn may change them now.
    */
   clearWritten(paths: ReadonlyArray<string>): void
+  /**
+   * Clears the notices raised with `readClears: false` whose file or folder `isAsAsked` (virtual
+   * path): a restore found it already as the person asked, or made it so. A restore asked
+   * again and done is what such a notice waits for, whether or not it had to write.
+   */
+  clearSettled(isAsAsked: (path: string) => boolean): void
   onNotice(listener: (notice: MemoryNotice) => void): () => void
   /** Told the id of a notice the core no longer keeps because its file went (`clearGone`, `move`). */
   onCleared(listener: (id: string) => void): () => void
@@ -125,6 +131,12 @@ export function createNotices(logger: Logger): Notices {
       } catch (error) {
         logger.error('A notice listener failed', error)
       }
+    }
+  }
+  const clearSettled = (isAsAsked: (path: string) => boolean): void => {
+    for (const slot of [...notByReading]) {
+      const at = raised.get(slot)?.path
+      if (at !== undefined && isAsAsked(at)) clear(slot)
     }
   }
   const raise = (
@@ -193,12 +205,9 @@ export function createNotices(logger: Logger): Notices {
       }
     },
     clearWritten(paths) {
-      for (const slot of [...notByReading]) {
-        const kept = raised.get(slot)
-        const at = kept?.path
-        if (at && paths.some((p) => p === at || p.startsWith(`${at}/`))) clear(slot)
-      }
+      clearSettled((at) => paths.some((written) => isWithin(written, at)))
     },
+    clearSettled,
     dismiss(id) {
       if (!ids.wasGiven(id)) {
         throw new CairnError('not-found', `No notice ${id} was raised in this run.`)

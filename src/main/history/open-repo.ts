@@ -559,6 +559,9 @@ function quarantine(gitdir: string, oid: string): void {
 // HEAD must name main, and refs/heads must exist, for git (and us) to see a repository.
 function repairLayout(gitdir: string): void {
   const headFile = path.join(gitdir, 'HEAD')
+  // Anything but a plain file in HEAD's place (a link, which may point outside the data
+  // folder, or a folder) is moved aside, never read nor written through (probe28n).
+  moveAsideUnlessFile(gitdir, 'HEAD')
   let head: string | null = null
   try {
     head = disk.readFileSync(headFile).toString('utf8').trim()
@@ -584,6 +587,7 @@ function repairLayout(gitdir: string): void {
 // one is replaced: moved aside (never deleted) and written again as Cairn writes it.
 function repairConfig(gitdir: string): void {
   const file = path.join(gitdir, 'config')
+  moveAsideUnlessFile(gitdir, 'config')
   let text: string
   try {
     text = disk.readFileSync(file).toString('utf8')
@@ -626,6 +630,14 @@ function looksLikeGitConfig(text: string): boolean {
     continued = trimmed.endsWith('\\')
   }
   return true
+}
+
+// Moves what is at `relative` in the git directory into cairn-damaged/ when it is there but
+// is not a plain file: a link (written through, it would change a file it points to, outside
+// the data folder too) or a folder.
+function moveAsideUnlessFile(gitdir: string, relative: string): void {
+  const stats = disk.lstatIfThere(path.join(gitdir, relative))
+  if (stats && !stats.isFile()) moveAsideInGitdir(gitdir, relative)
 }
 
 // Moves what is at `relative` in the git directory into cairn-damaged/, under a new name.

@@ -16,6 +16,15 @@ import { segmentsOf, shownPath } from './paths'
 import { diffNodes, nodeAt, type FileDelta } from './tree-state'
 import type { ScanReport } from './work-tree'
 
+/** A restore of the whole folder's answer, and what it left as it is (relative paths). */
+export type RestoredAll = ChangeResult & {
+  /**
+   * Files it left (Cairn may not read them, or they are too large to keep, and no version
+   * holds them) and folders it may not enter: everything else is as `oid` had it.
+   */
+  readonly leftAsItIs: ReadonlyArray<string>
+}
+
 /**
  * Makes the whole memory folder what it was at `oid`, in one commit. `scanned`: the report of
  * a scan of the whole folder made just before in the same turn of the queue (the check that
@@ -27,7 +36,7 @@ export async function restoreAll(
   oid: string,
   commit: Committer = commitNow(repo),
   scanned: ScanReport | null = null,
-): Promise<ChangeResult> {
+): Promise<RestoredAll> {
   const entry = requireEntry(repo, oid)
   // History's trees still show a file too large to version, or one Cairn may not read, at its
   // last versioned content: found on disk, or the restore "already matched" over them.
@@ -81,8 +90,10 @@ export async function restoreAll(
         ` Cairn may not read ${shownPath(relative)} (permission denied), so it could not tell whether that folder matches; it was left as it is.`,
     )
     .join('')
+  const leftAsItIs = [...left, ...unseen]
   if (deltas.length === 0) {
     return {
+      leftAsItIs,
       commit: null,
       message:
         unseen.length === 0 && left.length === 0
@@ -107,9 +118,12 @@ export async function restoreAll(
       readingVersion(oid, () => applyOrExplain(repo, deltas), true),
     commit,
   )
-  return changeResult(
-    made,
-    `Restored the memory folder to ${versionOf(entry)}.${keptAsideNote(kept)}${leftNote}${unseenNote}`,
-    kept,
-  )
+  return {
+    ...changeResult(
+      made,
+      `Restored the memory folder to ${versionOf(entry)}.${keptAsideNote(kept)}${leftNote}${unseenNote}`,
+      kept,
+    ),
+    leftAsItIs,
+  }
 }

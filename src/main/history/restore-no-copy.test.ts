@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs'
 import { chmod, open as openFile, readFile, stat, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, describe, expect, it, vi } from 'vitest'
+import type { MemoryNotice } from '../../shared/types'
 import { nodeDisk, setDisk } from '../lib/disk'
 import { hookDisk } from '../lib/disk-hooks'
 import { openVersionedMemory, type VersionedMemory } from './index'
@@ -399,55 +400,122 @@ describe('an interrupted restore whose file cannot be moved aside (item 2)', () 
   })
 })
 
+/** The notices of d/a.md. */
+const namedDA = (memory: VersionedMemory) =>
+  memory.notices().filter((notice) => notice.path === '/memories/d/a.md')
+
+/**
+ * Opens, as another account, over the interrupted restore of `interruptedRestoreOverLockedFile`
+ * (d/a.md readable, in a folder Cairn may enter but not change), which is given up with one
+ * notice of d/a.md; `use` gets the memory and that notice, which must be gone after it, told to
+ * the windows as cleared once.
+ */
+async function afterGivenUp(
+  use: (memory: VersionedMemory, notice: MemoryNotice) => Promise<void>,
+): Promise<void> {
+  await interruptedRestoreOverLockedFile(0o444)
+  asAnotherAccount()
+  const cleared: string[] = []
+  try {
+    const again = await open()
+    try {
+      again.onNoticeCleared((id) => cleared.push(id))
+      const [notice, ...more] = namedDA(again)
+      expect(more).toEqual([])
+      expect(notice).toMatchObject({ kind: 'unreadable' })
+      expect(notice!.message).toContain(
+        'An interrupted restore could not be finished: Cairn may not change /memories/d/a.md',
+      )
+      await use(again, notice!)
+      expect(namedDA(again)).toEqual([])
+      expect(cleared).toEqual([notice!.id])
+    } finally {
+      await again.close()
+    }
+  } finally {
+    await unlockAsRoot()
+  }
+  fsck(bed.dataDir)
+}
+
+/** The commit of the `str_replace` that last changed `relative`. */
+const editOf = async (memory: VersionedMemory, relative: string) =>
+  (await memory.log({ offset: 0, limit: 20 })).entries.find(
+    (entry) => entry.command === 'str_replace' && entry.paths.includes(`/memories/${relative}`),
+  )!.oid
+
 // restore27: the notice of a restore given up because the system refused a write is of kind
 // `unreadable`, and went as soon as a scan read its file again (notices27's rule for a file
 // Cairn could not read), though Cairn still may not change it and the restore was never redone.
 describe('the notice of an interrupted restore given up on a refused write', () => {
-  const given =
-    'An interrupted restore could not be finished: Cairn may not change /memories/d/a.md'
-  const named = (memory: VersionedMemory) =>
-    memory.notices().filter((notice) => notice.path === '/memories/d/a.md')
-
   it('stays when a scan reads its file, and goes once a restore writes it', async () => {
-    // d/a.md readable, in a folder Cairn may enter but not change.
+    await afterGivenUp(async (again, notice) => {
+      // Claude's edit of it reads it (the scan of what the command touches), then is refused.
+      const edit = await again.execute(
+        { command: 'str_replace', path: '/memories/d/a.md', old_str: 'v2', new_str: 'v3' },
+        CLAUDE,
+      )
+      expect(edit.isError).toBe(true)
+      expect(namedDA(again)).toEqual([notice])
+      // A restore of the whole folder (back to b1, v1, as the interrupted one) scans it all,
+      // and is refused at d/a.md.
+      const target = (await again.log({ offset: 0, limit: 20 })).entries.find(
+        (entry) => entry.command === 'create' && entry.paths.includes('/memories/b.md'),
+      )!.oid
+      await expect(again.restoreAll(target)).rejects.toThrow(/could not change \/memories\/d/)
+      expect(namedDA(again)).toEqual([notice])
+      // Access given back: the restore asked for goes through, and the notice goes with it.
+      await chmod(memories('d'), 0o755)
+      await again.restoreAll(target)
+      expect(await readFile(memories('d/a.md'), 'utf8')).toBe('v1\n')
+    })
+  })
+})
+
+// Stop 28: a restore that found the file already as asked wrote nothing, so no commit cleared
+// the notice, which asked for just that restore: it stayed until dismissed or the file went.
+describe('the notice of an interrupted restore, when a restore finds the file as asked', () => {
+  it('goes when a restore of the file finds it already as asked, with nothing to commit', async () => {
+    await afterGivenUp(async (memory) => {
+      const result = await memory.restoreFile('/memories/d/a.md', await editOf(memory, 'd/a.md'))
+      expect(result.commit).toBeNull()
+      expect(result.message).toMatch(/^\/memories\/d\/a\.md already matches /)
+      // As it was (v2): Cairn wrote nothing in d.
+      expect(await readFile(memories('d/a.md'), 'utf8')).toBe('v2\n')
+    })
+  })
+
+  it('goes when a restore of the whole folder finds it as asked while writing others', async () => {
+    await afterGivenUp(async (memory) => {
+      // b.md back to b2, d/a.md (v2) as that version had it.
+      const result = await memory.restoreAll(await editOf(memory, 'b.md'))
+      expect(result.message).toMatch(/^Restored the memory folder to /)
+      expect(await readFile(memories('b.md'), 'utf8')).toBe('b2\n')
+      expect(await readFile(memories('d/a.md'), 'utf8')).toBe('v2\n')
+    })
+  })
+
+  it('stays when a restore of the whole folder leaves a folder it may not enter', async () => {
     await interruptedRestoreOverLockedFile(0o444)
     asAnotherAccount()
-    const cleared: string[] = []
     try {
       const again = await open()
       try {
-        again.onNoticeCleared((id) => cleared.push(id))
-        const first = named(again)
-        expect(first).toEqual([expect.objectContaining({ kind: 'unreadable' })])
-        expect(first[0]!.message).toContain(given)
-        // Claude's edit of it reads it (the scan of what the command touches), then is refused.
-        const edit = await again.execute(
-          { command: 'str_replace', path: '/memories/d/a.md', old_str: 'v2', new_str: 'v3' },
-          CLAUDE,
+        const [notice] = namedDA(again)
+        expect(notice?.message).toContain('An interrupted restore could not be finished')
+        // Now Cairn may not even enter d: what d/a.md holds cannot be known.
+        await chmod(memories('d'), 0o000)
+        const result = await again.restoreAll(await editOf(again, 'b.md'))
+        expect(result.message).toContain(
+          'Cairn may not read /memories/d (permission denied), so it could not tell whether that folder matches',
         )
-        expect(edit.isError).toBe(true)
-        expect(named(again)).toEqual(first)
-        // A restore of the whole folder (back to b1, v1, as the interrupted one) scans it all,
-        // and is refused at d/a.md.
-        const target = (await again.log({ offset: 0, limit: 20 })).entries.find(
-          (entry) => entry.command === 'create' && entry.paths.includes('/memories/b.md'),
-        )!.oid
-        await expect(again.restoreAll(target)).rejects.toThrow(/could not change \/memories\/d/)
-        expect(named(again)).toEqual(first)
-        expect(cleared).toEqual([])
-        // Access given back: the restore asked for goes through, and the notice goes with it.
-        await chmod(memories('d'), 0o755)
-        await again.restoreAll(target)
-        expect(await readFile(memories('d/a.md'), 'utf8')).toBe('v1\n')
-        expect(named(again)).toEqual([])
-        expect(cleared).toEqual([first[0]!.id])
+        expect(namedDA(again)).toEqual([notice])
       } finally {
         await again.close()
       }
     } finally {
       await unlockAsRoot()
     }
-    fsck(bed.dataDir)
   })
 })
 

@@ -4,6 +4,7 @@
  */
 import type { MemoryEntry } from '../../shared/types'
 import type { Ancestry } from './ancestry'
+import { readingVersion } from './damage'
 import type { Lookup, TreeItem } from './lookup'
 import { toVirtual } from './paths'
 import { requireEntry, type RepoView } from './read'
@@ -42,7 +43,6 @@ export function createSnapshots(repo: RepoView, lookup: Lookup, ancestry: Ancest
   /** Every file and folder of memory after commit `oid`, sorted by path. */
   async function listAt(oid: string): Promise<ReadonlyArray<MemoryEntry>> {
     requireEntry(repo, oid)
-    const root = await lookup.itemAt(oid, [])
     const blobs: Array<{ path: string; oid: string }> = []
     const dirs: string[] = []
     async function walk(item: TreeItem, relative: string): Promise<void> {
@@ -54,7 +54,12 @@ export function createSnapshots(repo: RepoView, lookup: Lookup, ancestry: Ancest
         } else blobs.push({ path, oid: child.oid })
       }
     }
-    if (root?.kind === 'tree') await walk(root, '')
+    // Damage in this version's trees (an entry Cairn never writes, a tree gone) is told as
+    // "the history is damaged at <commit>", as every other read of a version tells it.
+    await readingVersion(oid, async () => {
+      const root = await lookup.itemAt(oid, [])
+      if (root?.kind === 'tree') await walk(root, '')
+    })
     // All at once: the packed records checked lie together, read in one go.
     const sized = sizesOf(blobs.map((blob) => blob.oid))
     const files = blobs.map(({ path, oid }) => {

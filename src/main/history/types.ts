@@ -206,7 +206,8 @@ export interface VersionedMemory {
   /**
    * Runs history maintenance now (packing loose objects; `mergeAll` folds every pack into
    * one) instead of waiting for the background trigger. Commands keep running meanwhile.
-   * `onStep` marks each durable step (crash tests stop the process there).
+   * `onStep` marks each durable step (crash tests stop the process there). Refused as
+   * `closed` after the close, and when the close ends the pass.
    */
   maintain(options?: {
     readonly mergeAll?: boolean

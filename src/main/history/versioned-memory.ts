@@ -41,6 +41,7 @@ import { commandIntents } from './command-intent'
 import { createFreedFiles, FREED_QUIET_MS } from './freed-files'
 import { createLookup } from './lookup'
 import { createMaintainer, PackFolderGate, type MaintenanceSettings } from './maintainer'
+import { RepackAborted } from './objects/repack'
 import {
   createNotices,
   followMoves,
@@ -57,7 +58,7 @@ import {
   touchedByRevert,
   type TouchedPaths,
 } from './outside-changes'
-import { segmentsOf, toRelative, toVirtual } from './paths'
+import { isWithin, segmentsOf, toRelative, toVirtual } from './paths'
 import { nodeAt } from './tree-state'
 import { changesSince, fileHistoryOf, queryLog, toSummary } from './queries'
 import { type CommitTimeline, createCommitTimeline } from './changes-in-commits'
@@ -845,9 +846,16 @@ async function openLocked(
     })
   }
 
+  /**
+   * Runs a restore in the queue, then points the notices of what it kept aside where it went.
+   * `asAsked`: the paths (virtual) the restore, done, left as the person asked, written or
+   * found so: a refused restore's notice of one goes (it asked for a restore again), even
+   * when nothing had to be written and so no commit cleared it.
+   */
   function restoring(
     touched: () => TouchedPaths,
     task: (scanned: ScanReport | null) => Promise<ChangeResult>,
+    asAsked?: (path: string) => boolean,
   ): Promise<ChangeResult> {
     return forPeople(
       exclusive(async (_tree, scanned) => {
@@ -862,6 +870,7 @@ async function openLocked(
             ...(versioned !== undefined && { versioned }),
           })),
         )
+        if (asAsked) notices.clearSettled(asAsked)
         return result
       }, touched),
     )
@@ -1202,6 +1211,7 @@ async function openLocked(
       restoring(
         () => touchedByUserPath(file),
         () => restoreFile(repo, file, oid, commitOrOwe),
+        (at) => at === normalize(file),
       ),
     restoreDeleted: (file, deletedIn) =>
       restoring(
@@ -1222,15 +1232,31 @@ async function openLocked(
       ),
     // Its commit covers only the paths that differ from the target: anything else the folder
     // gained outside Cairn must be saved before, or it would stay out of HEAD.
-    restoreAll: (oid) =>
-      restoring(
+    restoreAll: (oid) => {
+      // What it left as it is (a file it may not read that no version holds, a folder it may
+      // not enter): not as asked, nor is a folder holding one.
+      let left: ReadonlyArray<string> = []
+      return restoring(
         () => 'all',
         // The check before it scanned the whole folder: what history keeps no copy of is
         // taken from that scan, not found by a second walk.
-        (scanned) => restoreAll(repo, oid, commitOrOwe, scanned),
-      ),
+        async (scanned) => {
+          const { leftAsItIs, ...result } = await restoreAll(repo, oid, commitOrOwe, scanned)
+          left = leftAsItIs.map(toVirtual)
+          return result
+        },
+        (at) => !left.some((kept) => isWithin(at, kept) || isWithin(kept, at)),
+      )
+    },
 
-    maintain: (maintainOptions) => maintainer.runNow(maintainOptions),
+    // Refused as closed, as the reads are, after the close and when the close ends the pass
+    // (it stopped it): not a bare "maintenance stopped" for a caller to make sense of.
+    maintain: (maintainOptions) =>
+      closed
+        ? Promise.reject(closedError())
+        : maintainer.runNow(maintainOptions).catch((error: unknown) => {
+            throw closed && error instanceof RepackAborted ? closedError() : error
+          }),
 
     onCommit(listener) {
       commitListeners.add(listener)

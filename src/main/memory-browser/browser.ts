@@ -1,13 +1,21 @@
 import type { Stats } from 'node:fs'
 import path from 'node:path'
 import type { MemoryEntry, MemoryFile, MemorySearchHit } from '../../shared/types'
-import { keepsNoCopy, segmentsOf, toRelative, toVirtual, type VersionedMemory } from '../history'
+import {
+  entryNameProblem,
+  keepsNoCopy,
+  MAX_VERSIONED_BYTES,
+  segmentsOf,
+  toRelative,
+  toVirtual,
+  type VersionedMemory,
+} from '../history'
 import { closeQuietly, disk, isCode, isDenied, OPEN } from '../lib/disk'
 import { CairnError } from '../lib/errors'
 import { Folder, FolderTree, sameEntry } from '../lib/folders'
 import { mayNotRead } from '../lib/may-read'
 import { decodeUtf8 } from '../lib/text'
-import { hasImageSignature, IMAGE_TYPES, MAX_VIEW_FILE_BYTES } from '../memory'
+import { asideName, hasImageSignature, IMAGE_TYPES, MAX_VIEW_FILE_BYTES } from '../memory'
 import { cutText } from '../lib/text'
 
 /** Hidden entries (which include temp files) and node_modules never show in the browser. */
@@ -38,24 +46,48 @@ export async function listTree(workRoot: string): Promise<ReadonlyArray<MemoryEn
 }
 
 // Through each folder's handle: a folder swapped for a symlink meanwhile is never followed.
-function walk(folder: Folder, relative: string, into: MemoryEntry[]): number {
+// Returns the folder's total size, and whether it holds a file History keeps no copy of.
+function walk(
+  folder: Folder,
+  relative: string,
+  into: MemoryEntry[],
+): { readonly size: number; readonly keeps: boolean } {
   let total = 0
+  let keeps = false
+  // Where a delete of an entry here keeps it: the core's rule, asked of this folder now.
+  const within = `${toVirtual(relative)}/`
+  const keptAs = (name: string, kind: 'file' | 'folder', unreadable = false) =>
+    asideName(
+      name,
+      (candidate) => folder.lstat(candidate) !== null,
+      kind,
+      within,
+      unreadable ? 'unreadable' : 'not-in-history',
+    )
   for (const dirent of folder.list()) {
     if (!isListed(dirent.name)) continue
     const childRelative = relative ? `${relative}/${dirent.name}` : dirent.name
     const stats = folder.lstat(dirent.name)
     if (stats?.isFile()) {
+      const unreadable = mayNotRead(stats, folder.entry(dirent.name))
+      // So that a delete's confirmation can say the file will be kept aside, not lost, why,
+      // and under which name.
+      const why = keepsNoCopy(dirent.name, stats, folder.entry(dirent.name))
+        ? stats.size > MAX_VERSIONED_BYTES
+          ? ('too-large' as const)
+          : entryNameProblem(dirent.name) !== null
+            ? ('name-not-allowed' as const)
+            : ('unreadable' as const)
+        : null
       into.push({
         path: toVirtual(childRelative),
         kind: 'file',
         size: stats.size,
         modifiedAt: stats.mtimeMs,
-        // So that a delete's confirmation can say the file will be kept aside, not lost.
-        ...(keepsNoCopy(dirent.name, stats, folder.entry(dirent.name))
-          ? { notInHistory: true as const }
-          : {}),
-        ...(mayNotRead(stats, folder.entry(dirent.name)) ? { unreadable: true as const } : {}),
+        ...(why ? { notInHistory: why, keptAsideAs: keptAs(dirent.name, 'file', unreadable) } : {}),
+        ...(unreadable ? { unreadable: true as const } : {}),
       })
+      keeps ||= why !== null
       total += stats.size
     } else if (stats?.isDirectory()) {
       const entry: MemoryEntry = {
@@ -79,9 +111,14 @@ function walk(folder: Folder, relative: string, into: MemoryEntry[]): number {
       const index = into.length
       into.push(entry)
       try {
-        const size = walk(child, childRelative, into)
-        into[index] = { ...entry, size }
-        total += size
+        const inside = walk(child, childRelative, into)
+        into[index] = {
+          ...entry,
+          size: inside.size,
+          ...(inside.keeps ? { keptAsideAs: keptAs(dirent.name, 'folder') } : {}),
+        }
+        total += inside.size
+        keeps ||= inside.keeps
       } catch (error) {
         if (!isDenied(error)) throw error
         // Opened but not listed or entered: nothing of what it holds is shown.
@@ -92,7 +129,7 @@ function walk(folder: Folder, relative: string, into: MemoryEntry[]): number {
       }
     }
   }
-  return total
+  return { size: total, keeps }
 }
 
 /** Every file and folder memory held after commit `at` (read-only), as the tree shows them. */

@@ -1,7 +1,9 @@
-import { mkdir, open as openFile, readdir } from 'node:fs/promises'
+import { readdirSync } from 'node:fs'
+import { mkdir, open as openFile, readdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { beforeEach, describe, expect, it } from 'vitest'
 import { fsck, memoryTestBed, CLAUDE } from '../history/test-helpers'
+import { nodeDisk, setDisk, type Disk } from '../lib/disk'
 import type { DomainHandlers } from '../lib/handlers'
 import { memoryBrowserHandlers } from './index'
 
@@ -33,9 +35,62 @@ describe('changes that keep a file aside say so', () => {
     await handlers['memory:write']({ path: '/memories/small.md', content: 'hi' })
     await big('logs/big.log')
     const tree = await handlers['memory:tree'](undefined)
-    expect(tree.find((entry) => entry.path === '/memories/logs/big.log')?.notInHistory).toBe(true)
-    expect(tree.find((entry) => entry.path === '/memories/small.md')?.notInHistory).toBeUndefined()
+    expect(tree.find((entry) => entry.path === '/memories/logs/big.log')).toMatchObject({
+      notInHistory: 'too-large',
+      keptAsideAs: 'big (not in history).log',
+    })
+    expect(tree.find((entry) => entry.path === '/memories/logs')?.keptAsideAs).toBe(
+      'logs (not in history)',
+    )
+    const small = tree.find((entry) => entry.path === '/memories/small.md')
+    expect(small?.notInHistory).toBeUndefined()
+    expect(small?.keptAsideAs).toBeUndefined()
   })
+
+  // Stop 28: the window said "too large to version" of a name History cannot track, and foretold
+  // the kept name by a rule of its own, which knew neither a name already taken nor a disk that
+  // ignores case (where the file's own name in other letters is taken).
+  it('says why History keeps no copy of each file, and the name a delete keeps it as', async () => {
+    await big('big.log')
+    await writeFile(path.join(bed.dataDir, 'memories', 'big (not in history).log'), 'earlier\n')
+    await writeFile(path.join(bed.dataDir, 'memories', 'tab\tname.md'), 'a tab\n')
+    const tree = await handlers['memory:tree'](undefined)
+    const at = (name: string) => tree.find((entry) => entry.path === `/memories/${name}`)
+    expect(at('tab\tname.md')).toMatchObject({
+      notInHistory: 'name-not-allowed',
+      keptAsideAs: 'tab\tname (not in history).md',
+    })
+    // The first name is taken: the core numbers it, and the listing says so.
+    expect(at('big.log')).toMatchObject({
+      notInHistory: 'too-large',
+      keptAsideAs: 'big (not in history 2).log',
+    })
+    const result = await handlers['memory:delete']({ path: '/memories/big.log' })
+    expect(result.keptAside?.[0]?.keptAs).toBe('/memories/big (not in history 2).log')
+  })
+
+  it.each([
+    ['a disk that keeps case', false, 'Trip (not in history).log'],
+    ['a disk that ignores case', true, 'Trip (not in history 2).log'],
+  ])(
+    'on %s, names where a delete keeps a file whose own name carries the label',
+    async (_disk, ignoresCase, keptAs) => {
+      await big('Trip (Not In History).log')
+      const undo = ignoresCase ? setDisk(caseBlind()) : () => undefined
+      try {
+        const tree = await handlers['memory:tree'](undefined)
+        const entry = tree.find((e) => e.path === '/memories/Trip (Not In History).log')
+        expect(entry?.keptAsideAs).toBe(keptAs)
+        const result = await handlers['memory:delete']({
+          path: '/memories/Trip (Not In History).log',
+        })
+        expect(result.keptAside?.[0]?.keptAs).toBe(`/memories/${keptAs}`)
+      } finally {
+        undo()
+      }
+      expect(await folder()).toEqual([keptAs])
+    },
+  )
 
   it('a file delete names the kept file instead of "Nothing changed."', async () => {
     await big('big.log')
@@ -118,3 +173,27 @@ describe('changes that keep a file aside say so', () => {
     expect(result.message).toBe('Deleted /memories/a.md.')
   })
 })
+
+/**
+ * This disk as one that ignores case (macOS's, Windows') would answer `lstat`: a name not there
+ * finds an entry whose name differs from it only in case. (Linux here offers no such file
+ * system: tmpfs and ext4 lack the kernel's Unicode tables.)
+ */
+function caseBlind(): Disk {
+  const blind = Object.create(nodeDisk) as Disk
+  blind.lstatIfThere = (file) => {
+    const found = nodeDisk.lstatIfThere(file)
+    if (found) return found
+    const dir = path.dirname(file)
+    const name = path.basename(file).toLowerCase()
+    let names: string[]
+    try {
+      names = readdirSync(dir)
+    } catch {
+      return undefined
+    }
+    const same = names.find((other) => other.toLowerCase() === name)
+    return same === undefined ? undefined : nodeDisk.lstatIfThere(path.join(dir, same))
+  }
+  return blind
+}

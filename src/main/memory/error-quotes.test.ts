@@ -43,6 +43,34 @@ describe('errors quote inputs briefly (defect 9)', () => {
     expect(text(result)).toContain('lines: 1, 2')
   })
 
+  // probe28n: the cut falls on each unit of an emoji (a UTF-16 surrogate pair) in turn; half a
+  // pair in a tool result is refused by the Messages API for good.
+  it('never cuts an emoji in half where the quote is cut, in either error', async () => {
+    const LONE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
+    for (let lead = 196; lead <= 201; lead++) {
+      const quoted = `${'x'.repeat(lead)}😀😀${'y'.repeat(300)}`
+      const missing = await box.run({
+        command: 'str_replace',
+        path: '/memories/f.md',
+        old_str: quoted,
+        new_str: 'z',
+      })
+      expect(missing.isError).toBe(true)
+      expect(text(missing), `cut after ${lead}`).not.toMatch(LONE)
+      expect(text(missing)).toContain('…`')
+      await box.write('twice.md', `${quoted}\n${quoted}\n`)
+      const twice = await box.run({
+        command: 'str_replace',
+        path: '/memories/twice.md',
+        old_str: quoted,
+        new_str: 'z',
+      })
+      expect(twice.isError).toBe(true)
+      expect(text(twice), `cut after ${lead}`).not.toMatch(LONE)
+      expect(text(twice)).toMatch(/Multiple occurrences of old_str `x+(😀)*…`/)
+    }
+  })
+
   it('keeps short quotes whole', async () => {
     const result = await box.run({
       command: 'str_replace',

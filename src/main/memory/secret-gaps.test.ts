@@ -101,6 +101,23 @@ describe('secrets the scan used to miss (defect 7)', () => {
     expect(await snapshot(box.base)).toBe(before)
   })
 
+  // probe28n: the scan looks at the text as the edit leaves it, not only at what it adds, so a
+  // secret pieced together from text already there and an edit's few characters is refused.
+  it('refuses a secret pieced together by str_replace from text already there', async () => {
+    await box.write('piece.md', `AWS secret access key: ${AWS_SECRET.slice(0, 20)}TAIL\n`)
+    const before = await snapshot(box.base)
+    const result = await box.run({
+      command: 'str_replace',
+      path: '/memories/piece.md',
+      old_str: 'TAIL',
+      new_str: AWS_SECRET.slice(20),
+    })
+    expect(result.isError, text(result)).toBe(true)
+    expect(text(result)).toContain('looks like a secret')
+    expect(text(result)).not.toContain(AWS_SECRET.slice(20))
+    expect(await snapshot(box.base)).toBe(before)
+  })
+
   it('still lets ordinary prose about keys through', async () => {
     const prose = [
       'The AWS secret access key is kept in the password manager.',

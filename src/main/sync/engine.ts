@@ -14,6 +14,7 @@ import {
   formatCommitMessage,
   MAX_VERSIONED_BYTES,
   parseCommitMessage,
+  reaches,
   serializeCommit,
   type HistoryGit,
   type HistorySession,
@@ -162,42 +163,13 @@ async function localReaches(
   missing: string,
 ): Promise<boolean> {
   if (head === null) return false
-  const seen = new Set<string>()
-  const commits = [head]
-  const trees: string[] = []
   try {
-    while (commits.length > 0 || trees.length > 0) {
-      const tree = trees.pop()
-      if (tree !== undefined) {
-        for (const entry of await history.objects.readTree(tree)) {
-          if (entry.oid === missing) return true
-          if (entry.kind === 'tree' && !seen.has(entry.oid)) {
-            seen.add(entry.oid)
-            trees.push(entry.oid)
-          }
-        }
-        continue
-      }
-      const oid = commits.pop()!
-      if (oid === missing) return true
-      const commit = await history.objects.readCommit(oid)
-      if (commit.tree === missing) return true
-      if (!seen.has(commit.tree)) {
-        seen.add(commit.tree)
-        trees.push(commit.tree)
-      }
-      for (const parent of commit.parents) {
-        if (!seen.has(parent)) {
-          seen.add(parent)
-          commits.push(parent)
-        }
-      }
-    }
+    return await reaches(history.objects, head, missing)
   } catch (error) {
-    if (isMissingObject(error) || (error as { code?: unknown }).code === 'EDAMAGED') return true
+    // Missing or damaged (`isMissingObject` is one kind of it).
+    if ((error as { code?: unknown } | null)?.code === 'EDAMAGED') return true
     throw error
   }
-  return false
 }
 
 type Step =

@@ -3,29 +3,44 @@ import { useModalDialog } from '../lib/use-modal-dialog'
 import './components.css'
 
 /**
+ * What a dialog asks: a confirm button named after the action (`confirmLabel`) that runs
+ * `onConfirm`, or, with neither, nothing: the dialog only tells, and its one button, Close, has
+ * the focus. One without the other is refused by the type: a button that would do nothing, or
+ * an action no button runs.
+ */
+type Answer =
+  | {
+      readonly confirmLabel: string
+      readonly onConfirm: () => Promise<void> | void
+      readonly tone?: 'default' | 'danger'
+      /**
+       * Where focus starts: `confirm` (default), `cancel` (so Enter never destroys by accident),
+       * or `field`, a child marked `data-autofocus`.
+       */
+      readonly initialFocus?: 'confirm' | 'cancel' | 'field'
+      /** A third answer between Cancel and the confirm button (such as Discard). */
+      readonly alternative?: { readonly label: string; readonly run: () => void }
+    }
+  | {
+      readonly confirmLabel?: undefined
+      readonly onConfirm?: undefined
+      readonly tone?: undefined
+      readonly initialFocus?: undefined
+      readonly alternative?: undefined
+    }
+
+/**
  * A modal question that says exactly what will happen, with the confirm button named after the
  * action. The native `<dialog>` keeps focus inside, Escape cancels, and closing it returns
  * focus to where it was. While `onConfirm` runs, both buttons wait.
  */
-export function ConfirmDialog(props: {
-  readonly title: string
-  readonly children: ReactNode
-  /**
-   * The confirm button's name; without it (with `onConfirm`) the dialog only tells, and its one
-   * button, Close, has the focus: there is nothing to confirm that could be done.
-   */
-  readonly confirmLabel?: string
-  readonly tone?: 'default' | 'danger'
-  /**
-   * Where focus starts: `confirm` (default), `cancel` (so Enter never destroys by accident),
-   * or `field`, a child marked `data-autofocus`.
-   */
-  readonly initialFocus?: 'confirm' | 'cancel' | 'field'
-  readonly onConfirm?: () => Promise<void> | void
-  readonly onCancel: () => void
-  /** A third answer between Cancel and the confirm button (such as Discard). */
-  readonly alternative?: { readonly label: string; readonly run: () => void }
-}) {
+export function ConfirmDialog(
+  props: {
+    readonly title: string
+    readonly children: ReactNode
+    readonly onCancel: () => void
+  } & Answer,
+) {
   const ref = useModalDialog()
   const titleId = useId()
   const bodyId = useId()

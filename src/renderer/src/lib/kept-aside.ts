@@ -35,7 +35,10 @@ export function keptAsideWords(kept: ReadonlyArray<KeptAsideEntry> | undefined):
  * The name a file History keeps no copy of gets when a change keeps it aside:
  * `big.log` -> `big (not in history).log`, or `private (unreadable).md` for one kept aside
  * because Cairn may not read it (the core's rule, `asideName`; it adds a number when that is
- * taken). `restored`: the file is kept aside by a restore of its own path.
+ * taken). `restored`: the file is kept aside by a restore of its own path. A guess that
+ * knows nothing of the disk (names taken, case ignored): the Memory tab's delete dialog shows
+ * the core's own answer from the listing (`MemoryEntry.keptAsideAs`), and uses this only
+ * without one; History's restore dialog, for a path the listing may not hold, uses it.
  */
 export function asideNameOf(path: string, unreadable = false, restored = false): string {
   const name = displayPath(path).split('/').pop() ?? path

@@ -599,6 +599,8 @@ export function MemoryBrowser() {
             )
             .map((entry) => entry.path)}
           unreadable={entries.some((entry) => entry.path === dialog.path && entry.unreadable)}
+          reason={entries.find((entry) => entry.path === dialog.path)?.notInHistory}
+          keptAs={entries.find((entry) => entry.path === dialog.path)?.keptAsideAs}
           onCancel={() => setDialog(null)}
           onDelete={async () => {
             const result = await change(

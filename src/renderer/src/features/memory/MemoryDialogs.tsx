@@ -1,5 +1,5 @@
 import { useState } from 'react'
-import type { FileUse } from '../../../../shared/types'
+import type { FileUse, MemoryEntry } from '../../../../shared/types'
 import { ConfirmDialog } from '../../components/ConfirmDialog'
 import { displayPath, relativeTime, visibleName } from '../../lib/format'
 import { asideNameOf, isKeptAsideName } from '../../lib/kept-aside'
@@ -60,10 +60,17 @@ export function RenameDialog(props: {
   )
 }
 
+// Why History keeps no copy of a file, completing "History has no copy of it (…)".
+const NO_COPY_BECAUSE: Readonly<Record<'too-large' | 'name-not-allowed', string>> = {
+  'too-large': 'it is too large to version',
+  'name-not-allowed':
+    'its name cannot be tracked: it holds a line break, a tab, another control character or a backslash',
+}
+
 /**
  * Confirms deleting a file or a folder, and says how to get it back. A file History keeps no
  * copy of (`notInHistory`: too large to version, say) is not deleted but kept aside, and the
- * dialog says so rather than promise History has it.
+ * dialog says so, and why, rather than promise History has it.
  */
 export function DeleteDialog(props: {
   readonly path: string
@@ -72,11 +79,20 @@ export function DeleteDialog(props: {
   readonly notInHistory: ReadonlyArray<string>
   /** True when the file is one Cairn may not read: never said to be "not in History". */
   readonly unreadable?: boolean
+  /** Why History keeps no copy of the file itself (`MemoryEntry.notInHistory`). */
+  readonly reason?: MemoryEntry['notInHistory']
+  /** Where the core would keep it, or a folder's files History keeps no copy of. */
+  readonly keptAs?: string
   readonly onDelete: () => Promise<void>
   readonly onCancel: () => void
 }) {
   const what = props.kind === 'dir' ? 'folder and everything in it' : 'file'
   const unkept = props.notInHistory
+  const because = NO_COPY_BECAUSE[props.reason === 'name-not-allowed' ? props.reason : 'too-large']
+  // The core's own name for it, from the listing; the window's own guess only without one.
+  const keptAs = props.keptAs
+    ? visibleName(props.keptAs)
+    : asideNameOf(props.path, props.unreadable === true)
   // Kept aside already by Cairn: the core refuses to keep it aside again (it would only be
   // renamed, on and on), so there is nothing to confirm.
   if (unkept.length > 0 && props.kind === 'file' && isKeptAsideName(props.path)) {
@@ -86,13 +102,15 @@ export function DeleteDialog(props: {
           Cairn kept <code>{visibleName(props.path)}</code> aside already:{' '}
           {props.unreadable
             ? 'Cairn may not read it (permission denied; it may belong to another account), so what it holds now is not in History.'
-            : 'History has no copy of it (it is too large to version), so it could not be brought back from History.'}{' '}
+            : `History has no copy of it (${because}), so it could not be brought back from History.`}{' '}
           Deleting it here would only move it to yet another name, so Cairn does not delete it.
         </p>
         <p>
           {props.unreadable
             ? 'Give your account read access to it to version it (then it can be deleted here), or delete it in your file manager.'
-            : 'If you no longer need it, delete it in your file manager.'}
+            : props.reason === 'name-not-allowed'
+              ? 'Rename it in your file manager to version it, or delete it there if you no longer need it.'
+              : 'If you no longer need it, delete it in your file manager.'}
         </p>
       </ConfirmDialog>
     )
@@ -109,14 +127,14 @@ export function DeleteDialog(props: {
         <p>
           Cairn may not read <code>{visibleName(props.path)}</code> (permission denied; it may
           belong to another account), so what it holds now is not in History. It is not deleted: it
-          will be kept in its folder as <code>{asideNameOf(props.path, true)}</code>. History keeps
-          the last version Cairn could read, if there was one.
+          will be kept in its folder as <code>{keptAs}</code>. History keeps the last version Cairn
+          could read, if there was one.
         </p>
       ) : unkept.length > 0 && props.kind === 'file' ? (
         <p>
-          History has no copy of <code>{visibleName(props.path)}</code> (it is too large to version,
-          or its name cannot be tracked), so it could not be brought back from History. It is not
-          deleted: it will be kept in its folder as <code>{asideNameOf(props.path)}</code>.
+          History has no copy of <code>{visibleName(props.path)}</code> ({because}), so it could not
+          be brought back from History. It is not deleted: it will be kept in its folder as{' '}
+          <code>{keptAs}</code>.
         </p>
       ) : (
         <p>
@@ -131,9 +149,8 @@ export function DeleteDialog(props: {
           <p>
             History has no copy of {unkept.length === 1 ? 'one file' : `${unkept.length} files`} in
             it ({unkept.map((path) => displayPath(path)).join(', ')}):{' '}
-            {unkept.length === 1 ? 'it' : 'they'} will be kept in{' '}
-            <code>{asideNameOf(props.path)}</code> beside it. The rest can be brought back from
-            History.
+            {unkept.length === 1 ? 'it' : 'they'} will be kept in <code>{keptAs}</code> beside it.
+            The rest can be brought back from History.
           </p>
         )
       )}
