@@ -24,6 +24,20 @@ export function wellFormed(text: string): string {
   return text.replace(LONE_SURROGATE, '\uFFFD')
 }
 
+// `String.prototype.isWellFormed` (Node 20, missing from the ES2023 typings): a native scan,
+// many times faster than the regex on a text of megabytes.
+const nativeIsWellFormed = (String.prototype as { isWellFormed?: (this: string) => boolean })
+  .isWellFormed
+
+/**
+ * Where the first lone UTF-16 surrogate of `text` is (its index), or -1 when there is none.
+ * Such a text cannot be written as UTF-8: an encoder writes U+FFFD in its place.
+ */
+export function loneSurrogateAt(text: string): number {
+  if (nativeIsWellFormed?.call(text) === true) return -1
+  return text.search(LONE_SURROGATE)
+}
+
 // Graphemes longer than this are cut like any character sequence (never inside a pair): the
 // segmenter only looks at this much text around the cut, so the cost stays constant.
 const CLUSTER_WINDOW = 32

@@ -15,7 +15,7 @@ import { CairnError } from '../lib/errors'
 import { Folder, FolderTree, sameEntry } from '../lib/folders'
 import { mayNotRead } from '../lib/may-read'
 import { decodeUtf8 } from '../lib/text'
-import { asideName, IMAGE_TYPES, MAX_VIEW_FILE_BYTES } from '../memory'
+import { asideName, hasImageSignature, IMAGE_TYPES, MAX_VIEW_FILE_BYTES } from '../memory'
 import { cutText } from '../lib/text'
 
 /** Hidden entries (which include temp files) and node_modules never show in the browser. */
@@ -199,7 +199,9 @@ function tooLarge(virtual: string, size: number): MemoryFile {
 function memoryFile(virtual: string, bytes: Buffer): MemoryFile {
   const relative = toRelative(virtual)
   const mediaType = IMAGE_TYPES[path.extname(relative).toLowerCase()]
-  if (mediaType) {
+  // Only what is an image is shown as one: a text file named `notes.png` drew as a broken
+  // image; it shows as its text (or as "not text"), and the view says the name misleads.
+  if (mediaType && hasImageSignature(bytes, mediaType)) {
     return {
       path: virtual,
       size: bytes.byteLength,

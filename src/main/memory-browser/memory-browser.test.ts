@@ -113,7 +113,7 @@ describe('browsing the live folder', () => {
 
   it('reads text, images as base64 and binary files', async () => {
     await save('/memories/t.md', 'text ✓')
-    const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1, 2])
+    const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 1, 2])
     await mkdir(path.join(bed.dataDir, 'memories', 'img'), { recursive: true })
     await writeFile(path.join(bed.dataDir, 'memories', 'img', 'p.png'), png)
     await writeFile(path.join(bed.dataDir, 'memories', 'blob.bin'), Buffer.from([0, 255, 0]))
@@ -126,6 +126,28 @@ describe('browsing the live folder', () => {
     })
     expect(await read('/memories/blob.bin')).toMatchObject({ kind: 'binary', text: null })
     await expect(read('/memories/missing.md')).rejects.toMatchObject({ code: 'not-found' })
+  })
+
+  // Left by the last acceptance probe: the name alone made a file an image, so a text file
+  // named `.png` came to the window as base64 to draw, and drew as a broken image.
+  it('reads a file named like an image as what it is: text, or not text', async () => {
+    const saved = await save('/memories/outline.png', 'Not a picture.\n')
+    const memories = path.join(bed.dataDir, 'memories')
+    await writeFile(path.join(memories, 'odd.jpg'), Buffer.from([0xff, 0xd8, 0x00, 0xff, 0x00]))
+    await writeFile(path.join(memories, 'half.png'), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1]))
+    const read = (file: string) => handlers['memory:read']({ path: file })
+    expect(await read('/memories/outline.png')).toMatchObject({
+      kind: 'text',
+      text: 'Not a picture.\n',
+      data: null,
+    })
+    expect(await read('/memories/odd.jpg')).toMatchObject({ kind: 'binary', data: null })
+    expect(await read('/memories/half.png')).toMatchObject({ kind: 'binary', data: null })
+    const at = saved.commit!.oid
+    expect(await handlers['memory:read']({ path: '/memories/outline.png', at })).toMatchObject({
+      kind: 'text',
+      text: 'Not a picture.\n',
+    })
   })
 
   it('searches text files case-insensitively with line numbers', async () => {

@@ -216,11 +216,32 @@ describe('view of a file', () => {
     await box.write('photo.JPG', Buffer.from([0xff, 0xd8, 0xff, 0xe0, 1, 2, 3]))
     const ok = await box.run({ command: 'view', path: '/memories/photo.JPG' })
     expect(ok.content).toMatchObject([{}, { source: { media_type: 'image/jpeg' } }])
-    await box.write('fake.jpeg', 'not an image')
+    await box.write('fake.jpeg', Buffer.from([0xff, 0xd8, 0x00, 0xff]))
     const bad = await box.run({ command: 'view', path: '/memories/fake.jpeg' })
     expect(bad).toMatchObject({
       isError: true,
       content: 'Error: /memories/fake.jpeg is not a valid JPEG image.',
+    })
+  })
+
+  // Left by the last acceptance probe: Claude may create `outline.png` as text (and edit it),
+  // but its view answered "not a valid PNG image": it is shown as the text it is.
+  it('shows a text file named like an image as its text', async () => {
+    const created = await box.run({
+      command: 'create',
+      path: '/memories/outline.png',
+      file_text: 'Not a picture.\nSecond line.\n',
+    })
+    expect(created.isError).toBe(false)
+    const shown = await box.run({
+      command: 'view',
+      path: '/memories/outline.png',
+      view_range: [2, -1],
+    })
+    expect(shown).toMatchObject({
+      isError: false,
+      content:
+        "Here's the content of /memories/outline.png with line numbers:\n     2\tSecond line.",
     })
   })
 

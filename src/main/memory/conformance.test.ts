@@ -551,4 +551,38 @@ describe('deliberate differences from the reference handler', () => {
       'top\n\uFEFFhello\nworld\n',
     )
   })
+
+  it('D9: a text file named like an image is viewed as its text', async () => {
+    await pair.seed('outline.png', 'Not a picture.\n')
+    const { ours, ref } = await pair.run({ command: 'view', path: '/memories/outline.png' })
+    expect(ours.content).toBe(
+      "Here's the content of /memories/outline.png with line numbers:\n     1\tNot a picture.",
+    )
+    expect(String(ref.content)).toContain('     1\tNot a picture.')
+  })
+
+  it('D18: the composed spelling of a decomposed name in the folder is refused, never a twin', async () => {
+    await pair.seed('cafe\u0301.md', 'Flat white.\n')
+    const input = { command: 'create', path: '/memories/caf\u00e9.md', file_text: 'x\n' }
+    const { ours, ref } = await pair.run(input)
+    expect(ours.isError).toBe(true)
+    expect(String(ours.content)).toMatch(
+      /^Error: Cannot create \/memories\/café\.md: \/memories holds the file/,
+    )
+    expect(ref.isError).toBe(false)
+    expect(await fs.readdir(pair.oursRoot)).toEqual(['cafe\u0301.md'])
+    expect((await fs.readdir(pair.refRoot)).sort()).toEqual(['cafe\u0301.md', 'caf\u00e9.md'])
+  })
+
+  it('D25: a lone surrogate in a string field is refused, not written as U+FFFD', async () => {
+    const input = { command: 'create', path: '/memories/s.md', file_text: 'half \uD83D\n' }
+    const { ours, ref } = await pair.run(input)
+    expect(ours.isError).toBe(true)
+    expect(String(ours.content)).toMatch(
+      /^Error: Invalid `file_text` parameter for `create`: it contains a lone surrogate/,
+    )
+    await expect(fs.readdir(pair.oursRoot)).resolves.toEqual([])
+    expect(ref.isError).toBe(false)
+    expect(await fs.readFile(path.join(pair.refRoot, 's.md'), 'utf8')).toBe('half \uFFFD\n')
+  })
 })

@@ -15,6 +15,7 @@ import type { CommandContext } from './context'
 import { CommandError, specialMessage, success } from './outcome'
 import type { ParsedMemoryPath } from './path-rules'
 import { describeFile, planFile } from './plan'
+import { refuseSpellingTwin } from './spelling-twin'
 import type { MemoryExecution } from './types'
 import { isCounted } from './usage'
 import { guardPath, guardWrite, scanWrite } from './write-guard'
@@ -61,7 +62,11 @@ export async function create(
     previousText: async () =>
       previous ? readFileIn(previous.parent, previous.name, previous.stats).toString('utf8') : null,
   }
-  if (!exists) await guardPath(ctx, virtual, 'create')
+  if (!exists) {
+    // Never a second file that looks like one the folder holds in another spelling.
+    refuseSpellingTwin(ctx.tree, target, 'create')
+    await guardPath(ctx, virtual, 'create')
+  }
   await guardWrite(ctx, plan)
   // A previous file history holds no copy of (one too large to version) is not replaced,
   // which would lose it for good: it is kept aside, renamed in its folder, as restores do.

@@ -8,8 +8,7 @@ import type { ParsedMemoryPath } from './path-rules'
 import { describeFile, planFile } from './plan'
 import {
   findOccurrences,
-  insertLines,
-  joinLines,
+  insertText,
   lineOf,
   MAX_LINES,
   numberLine,
@@ -17,7 +16,7 @@ import {
 } from './text-model'
 import type { MadeChange, MemoryExecution, MemoryLimits, PlannedChange } from './types'
 import { decodeText, withBom, withoutBom } from './view'
-import { guardWrite, scanWrite } from './write-guard'
+import { guardFileSize, guardWrite, scanWrite } from './write-guard'
 
 /** Most characters of the numbered snippet `str_replace` returns. */
 const MAX_SNIPPET_CHARS = 8_000
@@ -73,6 +72,8 @@ export async function strReplace(
     )
   }
   const at = found[0]!
+  // The size is refused before the text is built (see guardFileSize).
+  guardFileSize(ctx, virtual, fileBytes(file) - utf8Bytes(oldStr) + utf8Bytes(newStr))
   // Sliced, never String.replace: `$&` and `$$` in new_str stay exactly as typed.
   const next = file.text.slice(0, at) + newStr + file.text.slice(at + oldStr.length)
   const planned = await writeText(ctx, 'str_replace', target, file, next)
@@ -94,14 +95,17 @@ export async function insert(
 ): Promise<MemoryExecution> {
   const { virtual } = target
   const file = await readTextFile(ctx, target, `Error: The path ${virtual} does not exist`)
-  const lines = splitLines(file.text)
-  if (insertLine < 0 || insertLine > lines.lines.length) {
+  if (insertLine < 0 || insertLine > file.lineCount) {
     throw new CommandError(
       'invalid-range',
-      `Error: Invalid \`insert_line\` parameter: ${insertLine}. It should be within the range of lines of the file: [0, ${lines.lines.length}]`,
+      `Error: Invalid \`insert_line\` parameter: ${insertLine}. It should be within the range of lines of the file: [0, ${file.lineCount}]`,
     )
   }
-  const next = joinLines(insertLines(lines, insertLine, text))
+  // The size is refused before the text is built (see guardFileSize): `insertText` adds a
+  // newline after `text` unless it ends with one or the file is empty.
+  const added = file.lineCount > 0 && !text.endsWith('\n') ? 1 : 0
+  guardFileSize(ctx, virtual, fileBytes(file) + utf8Bytes(text) + added)
+  const next = insertText(file.text, insertLine, text)
   const planned = await writeText(ctx, 'insert', target, file, next)
   return success(
     `The file ${virtual} has been edited.`,
@@ -118,6 +122,17 @@ interface TextFile {
   readonly text: string
   /** True when the file starts with a byte order mark, which an edit keeps at its start. */
   readonly bom: boolean
+  /** Lines of `text`, as the line model counts them. */
+  readonly lineCount: number
+}
+
+// Bytes of a file's text as written back: its byte order mark (3 bytes) included.
+function fileBytes(file: TextFile): number {
+  return utf8Bytes(file.text) + (file.bom ? 3 : 0)
+}
+
+function utf8Bytes(text: string): number {
+  return Buffer.byteLength(text, 'utf8')
 }
 
 async function readTextFile(
@@ -139,13 +154,14 @@ async function readTextFile(
   // Read by the history's check of the path just before, when it read it (lib/folders.ts).
   const bytes = ctx.tree.readFile(target.relative, found.parent, found.name, found.stats)
   const { text, bom } = withoutBom(decodeText(bytes, target.virtual))
-  if (splitLines(text).lines.length > MAX_LINES) {
+  const lineCount = splitLines(text).lines.length
+  if (lineCount > MAX_LINES) {
     throw new CommandError(
       'too-large',
       `File ${target.virtual} exceeds maximum line limit of ${MAX_LINES.toLocaleString('en-US')} lines.`,
     )
   }
-  return { folder: found.parent, name: found.name, stats: found.stats, text, bom }
+  return { folder: found.parent, name: found.name, stats: found.stats, text, bom, lineCount }
 }
 
 /**

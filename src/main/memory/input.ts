@@ -4,7 +4,7 @@
  * Sample input: `{"command":"insert","path":"/memories/a.md","insert_line":2,"insert_text":"x"}`
  */
 
-import { cutWithEllipsis, escapeInvisible } from '../lib/text'
+import { cutWithEllipsis, escapeInvisible, loneSurrogateAt } from '../lib/text'
 
 /** A validated command (paths are still raw: the path rules run next). */
 export type MemoryCommand =
@@ -100,8 +100,15 @@ export function parseCommand(
 
 function typeProblem(type: FieldType, value: unknown): string | null {
   switch (type) {
-    case 'string':
-      return typeof value === 'string' ? null : `expected a string, got ${describe(value)}`
+    case 'string': {
+      if (typeof value !== 'string') return `expected a string, got ${describe(value)}`
+      // Half of a surrogate pair cannot be stored as UTF-8: written, it would become U+FFFD,
+      // a change to what Claude sent that nobody asked for. Refused for every field alike.
+      const at = loneSurrogateAt(value)
+      return at < 0
+        ? null
+        : `it contains a lone surrogate (half of a UTF-16 surrogate pair) at character ${(at + 1).toLocaleString('en-US')}, which cannot be stored as UTF-8 text. Nothing was changed; send whole characters`
+    }
     case 'integer':
       return Number.isSafeInteger(value) ? null : `expected an integer, got ${describe(value)}`
     case 'view_range':

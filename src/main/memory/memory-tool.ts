@@ -15,6 +15,7 @@ import { createSerialQueue } from '../lib/serial-queue'
 import { CommandError, failure, unexpectedFailure, wellFormedResult } from './outcome'
 import { parseMemoryPath, type ParsedMemoryPath } from './path-rules'
 import { rename } from './rename'
+import { refuseSpellingTwin } from './spelling-twin'
 import type {
   MemoryExecuteOptions,
   MemoryExecution,
@@ -267,6 +268,29 @@ export function createMemoryTool(options: MemoryToolOptions): MemoryTool {
 }
 
 async function dispatch(
+  ctx: CommandContext,
+  command: MemoryCommand,
+  createExisting: CreateExistingPolicy,
+): Promise<MemoryExecution> {
+  try {
+    return await runParsed(ctx, command, createExisting)
+  } catch (error) {
+    // A path missing only because the folder spells its name otherwise (decomposed, put there
+    // outside Cairn) is not said to "not exist": the person sees that file in the Memory tab.
+    if (error instanceof CommandError && error.code === 'not-found') {
+      const missing = command.command === 'rename' ? command.old_path : command.path
+      try {
+        refuseSpellingTwin(ctx.tree, checkPath(missing), 'reach')
+      } catch (twin) {
+        // A folder that cannot be listed now leaves the answer as it was.
+        if (twin instanceof CommandError) throw twin
+      }
+    }
+    throw error
+  }
+}
+
+async function runParsed(
   ctx: CommandContext,
   command: MemoryCommand,
   createExisting: CreateExistingPolicy,

@@ -11,6 +11,7 @@ import { MAX_DEPTH, MAX_PATH_LENGTH, type ParsedMemoryPath } from './path-rules'
 import { describeMove, planMove } from './plan'
 import type { MemoryExecution } from './types'
 import { renameSecretRefusal, secretsByRename } from './secrets'
+import { refuseSpellingTwin } from './spelling-twin'
 import { guardPath } from './write-guard'
 
 /**
@@ -58,6 +59,8 @@ export async function rename(
   if (destination.kind !== 'missing' && !caseChange) {
     throw new CommandError('exists', `Error: The destination ${to.virtual} already exists`)
   }
+  // Never a look-alike of an entry the folder holds in another spelling (decomposed).
+  if (destination.kind === 'missing') refuseSpellingTwin(ctx.tree, to, 'rename')
   const { parent: sourceParent } = source
   if (sourceParent === null)
     throw new CommandError('invalid-path', 'Error: Cannot rename the /memories directory itself')

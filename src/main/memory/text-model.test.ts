@@ -1,7 +1,14 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { formatSize } from './format'
-import { findOccurrences, insertLines, joinLines, lineOf, splitLines } from './text-model'
+import {
+  findOccurrences,
+  insertLines,
+  insertText,
+  joinLines,
+  lineOf,
+  splitLines,
+} from './text-model'
 
 describe('the line model', () => {
   it('counts a final newline as the end of the last line', () => {
@@ -37,6 +44,21 @@ describe('the line model', () => {
         },
       ),
     )
+  })
+
+  it('inserts on text exactly as the line model does (insertText)', () => {
+    const text = fc.string({ unit: fc.constantFrom('a', 'b', '\n', '\r', 'é') })
+    fc.assert(
+      fc.property(text, text, fc.nat(), (file, added, at) => {
+        const lines = splitLines(file)
+        const n = at % (lines.lines.length + 1)
+        expect(insertText(file, n, added)).toBe(joinLines(insertLines(lines, n, added)))
+      }),
+      { numRuns: 2000 },
+    )
+    expect(insertText('a\nb', 2, 'c\n')).toBe('a\nb\nc')
+    expect(insertText('a\nb\n', 2, 'c')).toBe('a\nb\nc\n')
+    expect(insertText('', 0, 'c\n')).toBe('c\n')
   })
 
   it('finds overlapping occurrences and the line each starts on', () => {

@@ -42,7 +42,9 @@ export async function view(
   }
   const read = () => readFileIn(found.parent, found.name, found.stats)
   const imageType = IMAGE_TYPES[path.extname(target.relative).toLowerCase()]
-  if (imageType) return viewImage(ctx, target.virtual, read, found.stats.size, imageType)
+  if (imageType) {
+    return viewImage(ctx, target.virtual, read, found.stats.size, imageType, viewRange)
+  }
   return success(viewText(target.virtual, read, found.stats.size, viewRange))
 }
 
@@ -130,6 +132,7 @@ function viewImage(
   read: () => Buffer,
   size: number,
   mediaType: 'image/png' | 'image/jpeg',
+  viewRange: readonly [number, number] | undefined,
 ): MemoryExecution {
   const max = ctx.limits.maxImageBytes
   if (size > max) {
@@ -139,7 +142,14 @@ function viewImage(
     )
   }
   const bytes = read()
-  if (!hasSignature(bytes, mediaType)) {
+  if (!hasImageSignature(bytes, mediaType)) {
+    // Named like an image but holding text (Claude may create `notes.png` as text, and edit
+    // it): shown as the text it is, as the Memory tab shows it.
+    try {
+      return success(viewText(virtual, () => bytes, size, viewRange))
+    } catch (error) {
+      if (!(error instanceof CommandError) || error.code !== 'not-text') throw error
+    }
     throw new CommandError(
       'not-text',
       `Error: ${virtual} is not a valid ${mediaType === 'image/png' ? 'PNG' : 'JPEG'} image.`,
@@ -154,7 +164,11 @@ function viewImage(
   ])
 }
 
-function hasSignature(bytes: Buffer, mediaType: 'image/png' | 'image/jpeg'): boolean {
+/** True when `bytes` start as a file of `mediaType` must (the PNG or JPEG signature). */
+export function hasImageSignature(
+  bytes: Uint8Array,
+  mediaType: 'image/png' | 'image/jpeg',
+): boolean {
   const signature =
     mediaType === 'image/png'
       ? [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]

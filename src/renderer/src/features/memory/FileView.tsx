@@ -9,6 +9,8 @@ import { useNow } from '../../lib/use-now'
 import { MarkdownView } from './MarkdownView'
 import { baseName, formatSize, isMarkdown } from './tree-model'
 import { keepLineEnds } from '../../lib/line-ends'
+import { holdsHidden } from '../../lib/reveal-hidden'
+import { Revealed } from '../../components/Revealed'
 
 export interface FileActions {
   save(path: string, content: string): Promise<boolean>
@@ -198,6 +200,14 @@ export function FileView(props: {
       )}
       <Loading active={props.loading && !file && !isDir} label="Opening file…" />
 
+      {path !== path.normalize('NFC') && (
+        <p className="hint mem-file-note" role="note">
+          Claude cannot see or change this {isDir ? 'folder' : 'file'}: its name is written with
+          other Unicode characters than memory paths use (such as an accent stored apart from its
+          letter, as macOS writes names), so no memory path can name it. Retype its name outside
+          Cairn, in your file manager, to make it part of Claude&apos;s memory.
+        </p>
+      )}
       {isDir && (
         <p className="hint mem-file-note">
           A folder. Select a file inside it to read it, or use Show history to see every change
@@ -297,10 +307,14 @@ function FileContent(props: {
       </p>
     )
   }
+  // The main process shows as an image only what is one (its signature checked).
+  const namedAsImage = isImageName(file.path)
   if (file.kind !== 'text' || file.text === null) {
     return (
       <p className="hint mem-file-note">
-        This file is not text ({formatSize(file.size)}); it cannot be shown here.
+        {namedAsImage
+          ? `This file is named like an image but is not a PNG or JPEG image, nor text (${formatSize(file.size)}); it cannot be shown here.`
+          : `This file is not text (${formatSize(file.size)}); it cannot be shown here.`}
       </p>
     )
   }
@@ -315,6 +329,11 @@ function FileContent(props: {
   if (lines.length > 1 && lines.at(-1) === '') lines.pop()
   return (
     <div className="mem-code" role="region" aria-label={`Content of ${name}`} tabIndex={0}>
+      {namedAsImage && (
+        <p className="hint mem-file-note">
+          This file is named like an image, but it holds text: shown as text.
+        </p>
+      )}
       {file.text === '' && <p className="hint mem-file-note">This file is empty.</p>}
       {file.text !== '' &&
         lines.map((line, index) => (
@@ -326,11 +345,17 @@ function FileContent(props: {
             <span className="mem-gutter" aria-hidden="true">
               {index + 1}
             </span>
-            <span className="mem-code-text">{line === '' ? '\u200b' : line}</span>
+            <span className="mem-code-text">
+              {line === '' ? '\u200b' : <Revealed text={line} />}
+            </span>
           </div>
         ))}
     </div>
   )
+}
+
+function isImageName(path: string): boolean {
+  return /\.(png|jpe?g)$/i.test(path)
 }
 
 /** What became of the file under the editor: gone from its place, or no longer text. */
@@ -350,6 +375,8 @@ function Editor(props: {
 }) {
   const [initial] = useState(props.current)
   const [draft, setDraft] = useState(props.current)
+  // A textarea must keep the real characters, so it cannot mark them as the view does.
+  const [hidden] = useState(() => holdsHidden(props.current))
   const [saving, setSaving] = useState(false)
   const { onUnsaved } = props
   useEffect(() => {
@@ -393,6 +420,13 @@ function Editor(props: {
             replaces that change; it stays in History.
           </Banner>
         )
+      )}
+      {hidden && (
+        <p className="hint mem-file-note">
+          This text holds invisible characters (the view marks them, such as U+202E). The editor
+          keeps them as they are, unmarked: what follows a direction override may show reordered
+          here.
+        </p>
       )}
       <textarea
         className="mem-editor-text"

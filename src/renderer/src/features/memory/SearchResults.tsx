@@ -2,6 +2,7 @@ import type { MemorySearchHit } from '../../../../shared/types'
 import { displayPath } from '../../lib/format'
 import { Banner } from '../../components/Banner'
 import { EmptyState, Loading } from '../../components/Feedback'
+import { Revealed } from '../../components/Revealed'
 
 /** Full-text hits across memory files, grouped by file; each opens the file at that line. */
 export function SearchResults(props: {
@@ -61,14 +62,17 @@ export function SearchResults(props: {
   )
 }
 
+// Invisible characters marked as in the file view (a bidi override must not reorder the hit).
 function Highlighted(props: { readonly text: string; readonly query: string }) {
   const at = props.text.toLowerCase().indexOf(props.query.toLowerCase())
-  if (at < 0) return <>{props.text}</>
+  if (at < 0) return <Revealed text={props.text} />
   return (
     <>
-      {props.text.slice(0, at)}
-      <mark>{props.text.slice(at, at + props.query.length)}</mark>
-      {props.text.slice(at + props.query.length)}
+      <Revealed text={props.text.slice(0, at)} />
+      <mark>
+        <Revealed text={props.text.slice(at, at + props.query.length)} />
+      </mark>
+      <Revealed text={props.text.slice(at + props.query.length)} />
     </>
   )
 }

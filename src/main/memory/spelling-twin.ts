@@ -1,0 +1,90 @@
+/**
+ * Names put in the memory folder outside Cairn in another Unicode spelling than memory paths
+ * use: `café.md` with its accent decomposed (`e` + U+0301), as macOS writes names and copies
+ * carry them to Linux. Memory paths are normalized to the composed form (NFC), so no path
+ * names such a file, and listings leave it out (D18). A path that misses only because of the
+ * spelling is refused with the clash named, never answered "does not exist" (the person sees
+ * the file in the Memory tab) nor written beside it as a second file that looks the same.
+ */
+
+import { Folder, type FolderTree } from '../lib/folders'
+import { escapeInvisible } from '../lib/text'
+import { CommandError } from './outcome'
+import { MEMORY_ROOT, type ParsedMemoryPath } from './path-rules'
+
+/** An entry whose name is another spelling of the name a path asked for. */
+export interface SpellingTwin {
+  /** Relative path of the entry as it is on disk (its own spelling). */
+  readonly relative: string
+  readonly kind: 'file' | 'folder'
+}
+
+// A composed name can have another spelling only if it holds a non-ASCII character, or one of
+// the three ASCII ones that a single other character normalizes to (U+212A KELVIN SIGN is K,
+// U+037E GREEK QUESTION MARK is `;`, U+1FEF GREEK VARIA is a backtick): a name without any of
+// them is not worth listing its folder for.
+const MAY_HAVE_TWIN = /[^\0-\x7F]|[K;`]/
+
+/**
+ * The entry on disk that `relative` (missing) names in another spelling: at the first missing
+ * name along the path, an entry of its folder that normalizes to it. Null when there is none.
+ */
+export function findSpellingTwin(tree: FolderTree, relative: string): SpellingTwin | null {
+  if (relative === '' || !MAY_HAVE_TWIN.test(relative)) return null
+  const found = tree.find(relative)
+  if (found.kind !== 'missing') return null
+  let missing = relative
+  let parent: Folder | null = found.parent
+  if (parent === null) {
+    const gone = tree.folder(relative.slice(0, relative.lastIndexOf('/')))
+    if (gone instanceof Folder || gone.kind !== 'missing') return null
+    missing = gone.at
+    const above = tree.folder(
+      missing.includes('/') ? missing.slice(0, missing.lastIndexOf('/')) : '',
+    )
+    if (!(above instanceof Folder)) return null
+    parent = above
+  }
+  const slash = missing.lastIndexOf('/')
+  const name = missing.slice(slash + 1)
+  if (!MAY_HAVE_TWIN.test(name)) return null
+  for (const dirent of parent.list()) {
+    if (dirent.name === name || dirent.name.normalize('NFC') !== name) continue
+    const stats = parent.lstat(dirent.name)
+    if (!stats || !(stats.isFile() || stats.isDirectory())) continue
+    return {
+      relative: slash < 0 ? dirent.name : `${missing.slice(0, slash)}/${dirent.name}`,
+      kind: stats.isDirectory() ? 'folder' : 'file',
+    }
+  }
+  return null
+}
+
+/**
+ * Refuses a path that would make a look-alike twin of an entry in another spelling (`create`
+ * of a new file, a `rename`'s destination), or that misses only because of the spelling
+ * (`reach`: any command's existing path). Returns when there is no such entry.
+ */
+export function refuseSpellingTwin(
+  tree: FolderTree,
+  target: ParsedMemoryPath,
+  action: 'create' | 'rename' | 'reach',
+): void {
+  const twin = findSpellingTwin(tree, target.relative)
+  if (twin === null) return
+  const shown = `${MEMORY_ROOT}/${escapeInvisible(twin.relative)}`
+  const slash = twin.relative.lastIndexOf('/')
+  const folder = slash < 0 ? MEMORY_ROOT : `${MEMORY_ROOT}/${twin.relative.slice(0, slash)}`
+  const lead =
+    action === 'create'
+      ? `Error: Cannot create ${target.virtual}:`
+      : action === 'rename'
+        ? `Error: Cannot rename to ${target.virtual}:`
+        : `Error: The path ${target.virtual} cannot be reached:`
+  const twinning =
+    action === 'reach' ? '' : `, and a second ${twin.kind} there would look exactly like it`
+  throw new CommandError(
+    action === 'reach' ? 'not-found' : 'conflict',
+    `${lead} ${folder} holds the ${twin.kind} ${shown}, the same name written with other Unicode characters (such as an accent stored apart from its letter, as macOS writes names), put there outside Cairn. Memory paths use the composed spelling, which cannot name that ${twin.kind}${twinning}. Ask the person to rename it outside Cairn (in their file manager)${action === 'reach' ? '' : ', or use another name'}. Nothing was changed.`,
+  )
+}
