@@ -479,7 +479,9 @@ function Transcript({
     pinned.current = true
     jumping.current = true
     setAwayFromEnd(false)
-    element.scrollTo({ top: element.scrollHeight, behavior: 'smooth' })
+    // Asked for less motion, the transcript jumps: a long one would otherwise glide for a while.
+    const still = window.matchMedia('(prefers-reduced-motion: reduce)').matches
+    element.scrollTo({ top: element.scrollHeight, behavior: still ? 'instant' : 'smooth' })
   }
   return (
     <div className="transcript-frame">

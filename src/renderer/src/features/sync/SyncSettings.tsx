@@ -39,14 +39,14 @@ const draftOf = (config: SyncConfigView): Draft => ({
 
 /** Settings → Sync and Export/Import: the sections the settings dialog shows for sync. */
 export function SyncSettings() {
-  const { status, loadError } = useSync()
+  const { status, loadError, retryLoad } = useSync()
   const id = useId()
   return (
     <>
       <section className="settings-section" aria-labelledby={`${id}-sync`}>
         <h3 id={`${id}-sync`}>Sync</h3>
         {loadError && (
-          <Banner tone="error" title="Could not read the sync settings">
+          <Banner tone="error" title="Could not read the sync settings" onRetry={retryLoad}>
             {loadError}
           </Banner>
         )}

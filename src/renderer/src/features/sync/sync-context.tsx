@@ -10,8 +10,10 @@ export type SyncDialog = 'conflicts' | 'join' | null
 interface SyncStore {
   /** The last status main reported (null until the first answer). */
   readonly status: SyncStatus | null
-  /** Why the status could not be read. */
+  /** Why the status could not be read (null once a status came). */
   readonly loadError: string | null
+  /** Reads the status again after `loadError` (the banner's Retry). */
+  retryLoad(): void
   readonly dialog: SyncDialog
   openDialog(dialog: SyncDialog): void
   configure(payload: RequestPayload<'sync:configure'>): Promise<SyncStatus>
@@ -30,13 +32,25 @@ const SyncContext = createContext<SyncStore | null>(null)
 export function SyncProvider({ children }: { readonly children: ReactNode }) {
   const [status, setStatus] = useState<SyncStatus | null>(null)
   const [loadError, setLoadError] = useState<string | null>(null)
+  const [attempt, setAttempt] = useState(0)
   const [dialog, setDialog] = useState<SyncDialog>(null)
   const [asked, setAsked] = useState(false)
 
-  useMainEvent('sync:state', setStatus, {
+  // A status that comes (answered or announced) ends a failed first read: the form shows
+  // without the stale error above it.
+  const take = useCallback((value: SyncStatus) => {
+    setStatus(value)
+    setLoadError(null)
+  }, [])
+  useMainEvent('sync:state', take, {
     load: () => unwrap(api().sync.status()),
     failed: (error) => setLoadError(errorMessage(error)),
+    key: attempt,
   })
+  const retryLoad = useCallback(() => {
+    setLoadError(null)
+    setAttempt((n) => n + 1)
+  }, [])
 
   // The question is put to the person as soon as it arises; closing the dialog leaves it in
   // the indicator until answered.
@@ -48,15 +62,19 @@ export function SyncProvider({ children }: { readonly children: ReactNode }) {
     setAsked(false)
   }
 
-  const accept = useCallback((value: SyncStatus) => {
-    setStatus(value)
-    return value
-  }, [])
+  const accept = useCallback(
+    (value: SyncStatus) => {
+      take(value)
+      return value
+    },
+    [take],
+  )
 
   const store = useMemo<SyncStore>(
     () => ({
       status,
       loadError,
+      retryLoad,
       dialog,
       openDialog: setDialog,
       configure: (payload) => unwrap(api().sync.configure(payload)).then(accept),
@@ -65,7 +83,7 @@ export function SyncProvider({ children }: { readonly children: ReactNode }) {
       join: (choice) => unwrap(api().sync.join({ choice })).then(accept),
       restoreBackup: (name) => unwrap(api().sync.restoreBackup({ name })).then(accept),
     }),
-    [status, loadError, dialog, accept],
+    [status, loadError, retryLoad, dialog, accept],
   )
   return <SyncContext.Provider value={store}>{children}</SyncContext.Provider>
 }
