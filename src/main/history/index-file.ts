@@ -35,7 +35,9 @@ import {
   isMissing,
   listNames,
   makeFolders,
+  NOT_A_FILE,
   OPEN,
+  readPlainFile,
   removePath,
 } from '../lib/disk'
 import { isDiskProblem } from '../lib/disk-errors'
@@ -276,10 +278,12 @@ export class IndexFile {
   static open(dir: string): IndexFile {
     let format: string
     try {
-      format = disk.readFileSync(path.join(dir, 'format')).toString('utf8')
+      // Never through a link nor from a fifo or a device (read by name, a fifo with no
+      // writer held every open forever: rprobe28n).
+      format = readPlainFile(path.join(dir, 'format')).toString('utf8')
     } catch (error) {
-      // Missing, or something Cairn never puts there (a folder, a link): rebuilt from the
-      // commits. A disk that fails is not a missing index; one that refuses says which part.
+      // Missing, or something Cairn never puts there (a folder, a link, a fifo): rebuilt from
+      // the commits. A disk that fails is not a missing index; one that refuses says which part.
       if (isDiskProblem(error)) throw refusedReading(path.join(dir, 'format'), error)
       throw new IndexDamagedError('no index')
     }
@@ -294,7 +298,12 @@ export class IndexFile {
         opening = path.join(dir, part)
         // Never through a link (ELOOP: damage, rebuilt below): appends would land in the
         // file it points to, outside the data folder too (probe28n).
-        fds[part] = disk.openSync(opening, OPEN.READ_WRITE | OPEN.NOFOLLOW)
+        fds[part] = disk.openSync(opening, OPEN.READ_WRITE | OPEN.NOFOLLOW | OPEN.NONBLOCK)
+        // A fifo, a socket or a device opens too (O_NONBLOCK: the open never waits), but no
+        // part is ever one: damage, rebuilt, not an open refused at every start (rprobe28n).
+        if (!disk.fstatSync(fds[part]).isFile()) {
+          throw Object.assign(new Error('not a plain file'), { code: NOT_A_FILE })
+        }
       }
     } catch (error) {
       for (const fd of Object.values(fds)) closeQuietly(fd)
@@ -1180,7 +1189,7 @@ export function writeIndexBeside(dir: string, entries: Iterable<IndexEntry>): st
 function migrateFrom2(dir: string): void {
   let raw: Buffer
   try {
-    raw = disk.readFileSync(path.join(dir, 'names'))
+    raw = readPlainFile(path.join(dir, 'names'))
   } catch (error) {
     // As at open: a disk that fails is passed on, a part missing or not a file is damage.
     if (isDiskProblem(error)) throw refusedReading(path.join(dir, 'names'), error)

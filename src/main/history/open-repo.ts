@@ -2,7 +2,7 @@ import path from 'node:path'
 import type { RecoveryTelling } from '../../shared/types'
 import { CairnError } from '../lib/errors'
 import type { Logger } from '../lib/logger'
-import { disk, isCode, listNames } from '../lib/disk'
+import { closeQuietly, disk, isCode, listNames, OPEN, readPlainFile } from '../lib/disk'
 import { diskProblem, placeOf } from '../lib/disk-errors'
 import { DIR_MODE, settleFolderSyncs, TEMP_FILE_PREFIX } from '../lib/folders'
 import { finishInterruptedMove } from './checkout'
@@ -554,9 +554,7 @@ async function rebuildCommit(
 function quarantine(gitdir: string, oid: string): void {
   const file = path.join(gitdir, 'objects', oid.slice(0, 2), oid.slice(2))
   if (!exists(file)) return
-  const aside = path.join(gitdir, 'cairn-damaged')
-  makeFolder(aside, 0o700)
-  disk.renameSync(file, path.join(aside, oid))
+  disk.renameSync(file, path.join(damagedFolder(gitdir), oid))
 }
 
 // HEAD must name main, and refs/heads must exist, for git (and us) to see a repository.
@@ -567,11 +565,13 @@ function repairLayout(gitdir: string): void {
   moveAsideUnlessFile(gitdir, 'HEAD')
   let head: string | null = null
   try {
-    head = disk.readFileSync(headFile).toString('utf8').trim()
+    // Read and written never through a link nor from a fifo, should one be put there after
+    // the check above (rprobe28n): such an open fails, and nothing outside is touched.
+    head = readPlainFile(headFile).toString('utf8').trim()
   } catch (error) {
     if (!isCode(error, 'ENOENT')) throw error
   }
-  if (head !== 'ref: refs/heads/main') disk.writeFileSync(headFile, 'ref: refs/heads/main\n')
+  if (head !== 'ref: refs/heads/main') writeOwnFile(headFile, 'ref: refs/heads/main\n')
   // A file where `refs` or `refs/heads` should be, or a folder where the ref file should be,
   // would fail every start (a ref written onto a folder: EISDIR); it is moved aside, never
   // deleted, and `main` is then found again as a lost one.
@@ -593,16 +593,26 @@ function repairConfig(gitdir: string): void {
   moveAsideUnlessFile(gitdir, 'config')
   let text: string
   try {
-    text = disk.readFileSync(file).toString('utf8')
+    text = readPlainFile(file).toString('utf8')
   } catch (error) {
-    if (!isCode(error, 'ENOENT') && !isCode(error, 'EISDIR')) throw error
-    if (isCode(error, 'EISDIR')) moveAsideInGitdir(gitdir, 'config')
-    disk.writeFileSync(file, DEFAULT_CONFIG)
+    if (!isCode(error, 'ENOENT')) throw error
+    writeOwnFile(file, DEFAULT_CONFIG)
     return
   }
   if (looksLikeGitConfig(text)) return
   moveAsideInGitdir(gitdir, 'config')
-  disk.writeFileSync(file, DEFAULT_CONFIG)
+  writeOwnFile(file, DEFAULT_CONFIG)
+}
+
+// Writes one of history.git's own small files whole, never through a link put in its place
+// (O_NOFOLLOW: ELOOP instead, and nothing outside the data folder is written).
+function writeOwnFile(file: string, text: string): void {
+  const fd = disk.openSync(file, OPEN.WRITE_TRUNC | OPEN.NOFOLLOW | OPEN.NONBLOCK, 0o644)
+  try {
+    disk.writeFileSync(fd, text)
+  } finally {
+    closeQuietly(fd)
+  }
 }
 
 const DEFAULT_CONFIG = '[core]\n\trepositoryformatversion = 0\n\tfilemode = false\n\tbare = true\n'
@@ -645,10 +655,22 @@ function moveAsideUnlessFile(gitdir: string, relative: string): void {
 
 // Moves what is at `relative` in the git directory into cairn-damaged/, under a new name.
 function moveAsideInGitdir(gitdir: string, relative: string): void {
-  const aside = path.join(gitdir, 'cairn-damaged')
-  makeFolder(aside, 0o700)
   const name = `${relative.replaceAll('/', '-')}-${Date.now()}`
-  disk.renameSync(path.join(gitdir, relative), path.join(aside, name))
+  disk.renameSync(path.join(gitdir, relative), path.join(damagedFolder(gitdir), name))
+}
+
+// history.git/cairn-damaged/, made when missing.
+function damagedFolder(gitdir: string): string {
+  const aside = path.join(gitdir, 'cairn-damaged')
+  // Anything but a real folder there (a link to a folder outside the data folder: what is
+  // kept aside would be moved out; a file: every open refused) is itself moved out of the
+  // way first, under a name of its own, never followed (rprobe28n).
+  const there = disk.lstatIfThere(aside)
+  if (there && !there.isDirectory()) {
+    disk.renameSync(aside, path.join(gitdir, `cairn-damaged-not-a-folder-${Date.now()}`))
+  }
+  makeFolder(aside, 0o700)
+  return aside
 }
 
 // Temp files of object, ref and index writes a crash or a failure left behind.

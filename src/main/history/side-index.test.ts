@@ -347,7 +347,8 @@ describe('the side index the disk fails to read at open', () => {
       const before = indexOnDisk()
       const fault = refusing(
         code,
-        (call) => call.name === 'readFileSync' && String(call.args[0]) === format,
+        // Read by one open (readPlainFile): refused where it is opened.
+        (call) => call.name === 'openSync' && String(call.args[0]) === format,
       )
       const opened = await refusedOpen(fault)
       expect(fault.refused()).toBe(1)

@@ -42,7 +42,7 @@
  */
 import type { Stats } from 'node:fs'
 import path from 'node:path'
-import { disk } from '../lib/disk'
+import { disk, readPlainFile } from '../lib/disk'
 import { crc32 } from './objects/crc32'
 import type { PackedExtent } from './objects/packed-crc'
 
@@ -183,7 +183,9 @@ export class StatCache {
     const cache = new StatCache(file, now)
     let raw: Buffer
     try {
-      raw = disk.readFileSync(file)
+      // Never through a link nor from a fifo or a device (read by name, a fifo with no writer
+      // held every open forever, and /dev/zero never ended: rprobe28n).
+      raw = readPlainFile(file)
     } catch {
       // Missing or unreadable (a failing disk too): a cache only saves work, so every file is
       // read and hashed again instead. Nothing is taken as unchanged that was not seen so.

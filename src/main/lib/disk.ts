@@ -210,13 +210,48 @@ export const OPEN = {
   READ_WRITE_NEW: fss.constants.O_CREAT | fss.constants.O_EXCL | fss.constants.O_RDWR,
   /** An existing file, to read and write. */
   READ_WRITE: fss.constants.O_RDWR,
+  /** Created or emptied, to write (`w`). */
+  WRITE_TRUNC: fss.constants.O_CREAT | fss.constants.O_TRUNC | fss.constants.O_WRONLY,
   /** Created or emptied, to read and write (`w+`). */
   READ_WRITE_TRUNC: fss.constants.O_CREAT | fss.constants.O_TRUNC | fss.constants.O_RDWR,
   /** Every write goes to the file's end, wherever that is by then (whoever else wrote). */
   APPEND: fss.constants.O_APPEND,
   NOFOLLOW: fss.constants.O_NOFOLLOW ?? 0,
   DIRECTORY: fss.constants.O_DIRECTORY ?? 0,
+  /** The open itself never waits (a fifo with no writer); reads of a plain file are alike. */
+  NONBLOCK: fss.constants.O_NONBLOCK ?? 0,
 } as const
+
+/** The code of `readPlainFile`'s refusal of anything but a plain file (no errno has it). */
+export const NOT_A_FILE = 'ENOTAFILE'
+
+/**
+ * The whole of `file` when it is a plain file, read through one descriptor: never through a
+ * link (ELOOP), never from a fifo, a socket or a device, whose read may wait forever (a fifo
+ * with no writer: a hang at open) or never end (`/dev/zero`): those throw `NOT_A_FILE`.
+ * `readFileSync` by name does both, so Cairn's own files in history.git are read here.
+ */
+export function readPlainFile(file: string): Buffer {
+  const fd = disk.openSync(file, OPEN.READ | OPEN.NOFOLLOW | OPEN.NONBLOCK)
+  try {
+    const stats = disk.fstatSync(fd)
+    if (!stats.isFile()) {
+      throw Object.assign(new Error(`${NOT_A_FILE}: not a plain file`), { code: NOT_A_FILE })
+    }
+    const chunks: Buffer[] = []
+    let total = 0
+    for (;;) {
+      const chunk = Buffer.allocUnsafe(Math.max(stats.size - total, 0) + 1)
+      const read = disk.readSync(fd, chunk, 0, chunk.length, null)
+      if (read === 0) break
+      chunks.push(chunk.subarray(0, read))
+      total += read
+    }
+    return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, total)
+  } finally {
+    closeQuietly(fd)
+  }
+}
 
 /** Makes `dir` and any missing parents (`mode` for the ones it makes); fine if it exists. */
 export function makeFolders(dir: string, mode = 0o700): void {

@@ -1,0 +1,135 @@
+import { spawn, execFileSync } from 'node:child_process'
+import { lstatSync, readdirSync } from 'node:fs'
+import { mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { commitCount, fsck, gitCli, recoveryRepo } from './test-helpers'
+
+// The review of probe28n's mend (rprobe28n): history.git's own files that open reads by name
+// were read from whatever was there. A fifo (no writer) at the side index's `format` or at
+// the stat cache held every open forever, and a link there to /dev/zero read without end; a
+// fifo at a part of the side index refused every open instead of being rebuilt. And what is
+// moved into cairn-damaged/ followed a link there out of the data folder (or, a file there,
+// every open failed). The opens run in a child process, so a hang on the code before ends as
+// a failed test (the child killed), not as a run that never ends.
+
+const repo = recoveryRepo()
+
+let outside = ''
+beforeEach(async () => {
+  outside = await mkdtemp(path.join(os.tmpdir(), 'cairn-outside-'))
+})
+afterEach(() => rm(outside, { recursive: true, force: true }))
+
+async function seed(): Promise<void> {
+  const memory = await repo.open()
+  await repo.create(memory, 'notes.md', 'first notes\n')
+  await repo.create(memory, 'dir/a.md', 'a\n')
+  await memory.close()
+}
+
+/**
+ * Opens the data folder in a child process and makes one change. Not a timing assert: the
+ * guard only ends a child that would otherwise never end (a read of a fifo blocks the thread).
+ */
+async function openInChild(): Promise<{ code: number | null; out: string }> {
+  const script = `
+    const { openVersionedMemory } = await import(${JSON.stringify(path.resolve('src/main/history/index.ts'))})
+    const memory = await openVersionedMemory({ dataDir: ${JSON.stringify(repo.dataDir)}, watch: false })
+    const result = await memory.execute(
+      { command: 'create', path: '/memories/after.md', file_text: 'after' },
+      { actor: 'claude', conversationId: 'c', toolUseId: 'after' },
+    )
+    await memory.close()
+    process.stdout.write(result.isError ? 'REFUSED\\n' : 'CHANGED\\n')
+  `
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let out = ''
+  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()))
+  child.stderr.on('data', (chunk: Buffer) => (out += chunk.toString()))
+  const guard = setTimeout(() => child.kill('SIGKILL'), 90_000)
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve))
+  clearTimeout(guard)
+  return { code, out }
+}
+
+async function expectOpensAndCommits(): Promise<void> {
+  const before = commitCount(repo.dataDir)
+  const { code, out } = await openInChild()
+  expect(out).toContain('CHANGED')
+  expect(code).toBe(0)
+  expect(commitCount(repo.dataDir)).toBe(before + 1)
+  expect(fsck(repo.dataDir)).not.toMatch(/error|missing|broken/i)
+}
+
+describe("history.git's own files that are not plain files (nothing hangs, nothing refused for good)", () => {
+  it('a fifo at the side index format: the index is rebuilt, open does not wait on it', async () => {
+    await seed()
+    const format = path.join(repo.gitdir, 'cairn-index', 'format')
+    await rm(format)
+    execFileSync('mkfifo', [format])
+    await expectOpensAndCommits()
+    expect(lstatSync(format).isFile()).toBe(true)
+  }, 190_000)
+
+  it('a fifo at the stat cache: every file is read again, open does not wait on it', async () => {
+    await seed()
+    const cache = path.join(repo.gitdir, 'cairn-stat')
+    await rm(cache)
+    execFileSync('mkfifo', [cache])
+    await expectOpensAndCommits()
+  }, 190_000)
+
+  it('the format and the stat cache links to /dev/zero: never read without end', async () => {
+    await seed()
+    await rm(path.join(repo.gitdir, 'cairn-index', 'format'))
+    await symlink('/dev/zero', path.join(repo.gitdir, 'cairn-index', 'format'))
+    await rm(path.join(repo.gitdir, 'cairn-stat'))
+    await symlink('/dev/zero', path.join(repo.gitdir, 'cairn-stat'))
+    await expectOpensAndCommits()
+  }, 190_000)
+
+  it('a fifo at a part of the side index: rebuilt, not an open refused at every start', async () => {
+    await seed()
+    const part = path.join(repo.gitdir, 'cairn-index', 'commits')
+    await rm(part)
+    execFileSync('mkfifo', [part])
+    await expectOpensAndCommits()
+    expect(lstatSync(part).isFile()).toBe(true)
+  }, 190_000)
+})
+
+describe('cairn-damaged/ itself not a folder (what is kept aside stays inside)', () => {
+  it('a link to a folder outside: the damaged config is kept inside, nothing moved out', async () => {
+    await seed()
+    await symlink(outside, path.join(repo.gitdir, 'cairn-damaged'))
+    await rm(path.join(repo.gitdir, 'config'))
+    await symlink('/nonexistent/config', path.join(repo.gitdir, 'config'))
+    const memory = await repo.open()
+    await repo.create(memory, 'after.md', 'after\n')
+    await memory.close()
+    expect(await readdir(outside)).toEqual([])
+    const aside = path.join(repo.gitdir, 'cairn-damaged')
+    expect(lstatSync(aside).isDirectory()).toBe(true)
+    expect(readdirSync(aside).filter((name) => name.startsWith('config-'))).toHaveLength(1)
+    expect(gitCli(repo.dataDir, 'config', 'core.bare').trim()).toBe('true')
+  })
+
+  it('a file: open repairs config as it would, the file kept under a name of its own', async () => {
+    await seed()
+    await writeFile(path.join(repo.gitdir, 'cairn-damaged'), 'not a folder\n')
+    await rm(path.join(repo.gitdir, 'config'))
+    await symlink('/nonexistent/config', path.join(repo.gitdir, 'config'))
+    const before = commitCount(repo.dataDir)
+    const memory = await repo.open()
+    await repo.create(memory, 'after.md', 'after\n')
+    await memory.close()
+    expect(commitCount(repo.dataDir)).toBe(before + 1)
+    const kept = readdirSync(repo.gitdir).filter((name) => name.startsWith('cairn-damaged-'))
+    expect(kept).toHaveLength(1)
+    expect(lstatSync(path.join(repo.gitdir, 'cairn-damaged')).isDirectory()).toBe(true)
+  })
+})
