@@ -15,7 +15,7 @@ import { CairnError } from '../lib/errors'
 import { Folder, FolderTree, sameEntry } from '../lib/folders'
 import { mayNotRead } from '../lib/may-read'
 import { decodeUtf8 } from '../lib/text'
-import { asideName, hasImageSignature, IMAGE_TYPES, MAX_VIEW_FILE_BYTES } from '../memory'
+import { asideName, IMAGE_TYPES, imageTypeOf, MAX_VIEW_FILE_BYTES } from '../memory'
 import { cutText } from '../lib/text'
 
 /** Hidden entries (which include temp files) and node_modules never show in the browser. */
@@ -198,10 +198,11 @@ function tooLarge(virtual: string, size: number): MemoryFile {
 
 function memoryFile(virtual: string, bytes: Buffer): MemoryFile {
   const relative = toRelative(virtual)
-  const mediaType = IMAGE_TYPES[path.extname(relative).toLowerCase()]
   // Only what is an image is shown as one: a text file named `notes.png` drew as a broken
-  // image; it shows as its text (or as "not text"), and the view says the name misleads.
-  if (mediaType && hasImageSignature(bytes, mediaType)) {
+  // image; it shows as its text (or as "not text"), and the view says the name misleads. An
+  // image is shown as what its bytes say: a PNG saved as `photo.jpg` is a PNG.
+  const mediaType = IMAGE_TYPES[path.extname(relative).toLowerCase()] ? imageTypeOf(bytes) : null
+  if (mediaType) {
     return {
       path: virtual,
       size: bytes.byteLength,

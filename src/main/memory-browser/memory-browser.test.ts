@@ -150,6 +150,17 @@ describe('browsing the live folder', () => {
     })
   })
 
+  // Left by the review of handler28: a PNG saved as `.jpg` showed as "not text" in the tab.
+  it('shows a PNG named .jpg as the PNG it is', async () => {
+    const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 1, 2])
+    await writeFile(path.join(bed.dataDir, 'memories', 'photo.jpg'), png)
+    expect(await handlers['memory:read']({ path: '/memories/photo.jpg' })).toMatchObject({
+      kind: 'image',
+      mediaType: 'image/png',
+      data: png.toString('base64'),
+    })
+  })
+
   it('searches text files case-insensitively with line numbers', async () => {
     await save('/memories/a.md', 'first\nThe Cat sat\nlast')
     await save('/memories/b.md', 'no match')

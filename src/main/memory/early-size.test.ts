@@ -1,4 +1,6 @@
+import fc from 'fast-check'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { insertLines, joinLines, splitLines } from './text-model'
 import { makeSandbox, snapshot, text, type Sandbox } from './test-support'
 
 // Issue #3, left by the last acceptance probe: a 4 MB `insert_text` was split into lines and
@@ -53,6 +55,66 @@ describe('an input too large for a memory file', () => {
     expect(result.errorCode).toBe('no-match')
     expect(text(result)).toBe(
       `No replacement was performed, old_str \`${BIG.slice(0, 200)}…\` did not appear verbatim in /memories/a.md.`,
+    )
+  })
+})
+
+// Left by the review of handler28: the size is now added up from the parts before the text is
+// built. Checked against the old computation (the byte length of the built text, its byte
+// order mark included) over files with CRLF lines, no final newline, a byte order mark and
+// characters of two to four bytes, refused and accepted alike.
+describe('the early size, against the built text', () => {
+  it('refuses exactly what the built text would exceed, with its byte count', async () => {
+    const unit = fc.constantFrom('a', '\n', '\r\n', 'é', '€', '😀')
+    const chunk = fc.array(unit, { maxLength: 12 }).map((units) => units.join(''))
+    await fc.assert(
+      fc.asyncProperty(
+        chunk,
+        chunk,
+        fc.boolean(),
+        fc.nat(),
+        fc.integer({ min: 0, max: 40 }),
+        fc.boolean(),
+        async (file, added, bom, at, room, replace) => {
+          // The file itself fits (a file over the limit is refused as too large to edit).
+          const limit = Buffer.byteLength(file, 'utf8') + (bom ? 3 : 0) + room
+          const small = await makeSandbox({ limits: { maxFileBytes: limit } })
+          try {
+            await small.write('f.md', (bom ? '\uFEFF' : '') + file)
+            const lines = splitLines(file)
+            const line = at % (lines.lines.length + 1)
+            const chars = [...file]
+            const once =
+              replace && chars.length > 0 ? chars.slice(0, 1 + (at % chars.length)).join('') : null
+            const usable = once !== null && file.indexOf(once, 1) === -1
+            const built = usable
+              ? added + file.slice(once.length)
+              : joinLines(insertLines(lines, line, added))
+            const bytes = Buffer.byteLength(built, 'utf8') + (bom ? 3 : 0)
+            const result = await small.run(
+              usable
+                ? { command: 'str_replace', path: '/memories/f.md', old_str: once, new_str: added }
+                : {
+                    command: 'insert',
+                    path: '/memories/f.md',
+                    insert_line: line,
+                    insert_text: added,
+                  },
+            )
+            if (bytes > limit) {
+              expect(text(result)).toBe(
+                `Error: Nothing was written to /memories/f.md: the file would be ${bytes.toLocaleString('en-US')} ${bytes === 1 ? 'byte' : 'bytes'}, over the limit of ${limit.toLocaleString('en-US')} ${limit === 1 ? 'byte' : 'bytes'} per memory file. Split it into smaller files.`,
+              )
+            } else {
+              expect(result.isError).toBe(false)
+              expect(await small.read('f.md')).toBe((bom ? '\uFEFF' : '') + built)
+            }
+          } finally {
+            await small.cleanup()
+          }
+        },
+      ),
+      { numRuns: 100 },
     )
   })
 })

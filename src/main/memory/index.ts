@@ -17,7 +17,7 @@ export {
 } from './path-rules'
 export { createRunnableMemoryTool, type MemoryExecutor } from './sdk-adapter'
 export * from './types'
-export { hasImageSignature, IMAGE_TYPES } from './view'
+export { hasImageSignature, IMAGE_TYPES, imageTypeOf } from './view'
 export { MAX_VIEW_FILE_BYTES, MAX_VIEW_CHARS, wholeViewSize } from './format'
 export { maxEditableBytes } from './edit'
 export { unexpectedFailure } from './outcome'

@@ -105,9 +105,10 @@ function typeProblem(type: FieldType, value: unknown): string | null {
       // Half of a surrogate pair cannot be stored as UTF-8: written, it would become U+FFFD,
       // a change to what Claude sent that nobody asked for. Refused for every field alike.
       const at = loneSurrogateAt(value)
+      // Counted in characters, as Claude counts them: an emoji before it is one, not two units.
       return at < 0
         ? null
-        : `it contains a lone surrogate (half of a UTF-16 surrogate pair) at character ${(at + 1).toLocaleString('en-US')}, which cannot be stored as UTF-8 text. Nothing was changed; send whole characters`
+        : `it contains a lone surrogate (half of a UTF-16 surrogate pair) at character ${([...value.slice(0, at)].length + 1).toLocaleString('en-US')}, which cannot be stored as UTF-8 text. Nothing was changed; send whole characters`
     }
     case 'integer':
       return Number.isSafeInteger(value) ? null : `expected an integer, got ${describe(value)}`

@@ -40,6 +40,13 @@ describe('a lone surrogate in any string field', () => {
     expect(await snapshot(box.base)).toBe(before)
   })
 
+  // Left by the review of handler28: the place was counted in UTF-16 units, so each emoji
+  // before the lone half moved it one character too far.
+  it('counts the place in characters, an emoji before it as one', async () => {
+    const result = await box.run({ command: 'view', path: `/memories/\uD83D\uDE00${HIGH}.md` })
+    expect(text(result)).toContain('at character 12,')
+  })
+
   it('takes whole pairs as they are', async () => {
     const result = await box.run({
       command: 'create',

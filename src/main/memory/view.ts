@@ -142,7 +142,10 @@ function viewImage(
     )
   }
   const bytes = read()
-  if (!hasImageSignature(bytes, mediaType)) {
+  // Sent as the image its bytes say it is: a PNG saved as `photo.jpg` is one (the API refuses
+  // an image whose declared type its bytes contradict).
+  const actual = imageTypeOf(bytes)
+  if (actual === null) {
     // Named like an image but holding text (Claude may create `notes.png` as text, and edit
     // it): shown as the text it is, as the Memory tab shows it.
     try {
@@ -159,9 +162,16 @@ function viewImage(
     { type: 'text', text: `Here's the image ${virtual}:` },
     {
       type: 'image',
-      source: { type: 'base64', media_type: mediaType, data: bytes.toString('base64') },
+      source: { type: 'base64', media_type: actual, data: bytes.toString('base64') },
     },
   ])
+}
+
+/** The image type `bytes` start as (the PNG or JPEG signature), or null when neither. */
+export function imageTypeOf(bytes: Uint8Array): 'image/png' | 'image/jpeg' | null {
+  if (hasImageSignature(bytes, 'image/png')) return 'image/png'
+  if (hasImageSignature(bytes, 'image/jpeg')) return 'image/jpeg'
+  return null
 }
 
 /** True when `bytes` start as a file of `mediaType` must (the PNG or JPEG signature). */
