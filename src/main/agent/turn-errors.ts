@@ -202,7 +202,8 @@ const KEY_RUN = 8
  * `text` (an error's words: the API's, or a proxy's quoting what it was sent) with the API key
  * hidden. The key `apiKey` as it is, URL-encoded, and in base64 (standard or URL-safe, wherever
  * it starts in the encoded bytes: a `Basic` header holds `user:key`); any run of 8 or more of
- * its characters (a prefix quoted to "help"); and any token that looks like an Anthropic key
+ * its characters (a prefix quoted to "help") or of its base64 letters (base64 cut into lines,
+ * escaped, or cut short); and any token that looks like an Anthropic key
  * (`sk-ant-…`), configured or not. Never a prefix long enough to matter: 8 characters of a
  * 100-character key, or `sk-ant-api03-`, which every key starts with, are all that can remain.
  */
@@ -217,7 +218,10 @@ export function hideKeys(text: string, apiKey: string): string {
   // Before the runs: a run of the key could otherwise take the start of another key, leaving
   // the rest of it unlike a key.
   out = out.replace(/sk-ant-[A-Za-z0-9_-]*/g, SOME_KEY)
-  return apiKey.length >= KEY_RUN ? hideRuns(out, apiKey) : out
+  if (apiKey.length < KEY_RUN) return out
+  // Runs of its base64 letters too: a base64 form cut into lines (a MIME quote, 76 a line) or
+  // with its '/' escaped (JSON's '\/') is not whole anywhere, and would show all but a few bytes.
+  return hideRuns(out, [apiKey, ...base64Forms(apiKey)])
 }
 
 /**
@@ -241,16 +245,18 @@ function base64Forms(key: string): string[] {
   return forms
 }
 
-/** `text` with every run of `KEY_RUN` or more characters that stands in `key` replaced. */
-function hideRuns(text: string, key: string): string {
+/** `text` with every run of `KEY_RUN` or more characters that stands in one of `keys` replaced. */
+function hideRuns(text: string, keys: ReadonlyArray<string>): string {
   let out = ''
   let i = 0
   while (i < text.length) {
     let longest = 0
-    for (let j = 0; j < key.length; j++) {
-      let n = 0
-      while (i + n < text.length && j + n < key.length && text[i + n] === key[j + n]) n++
-      if (n > longest) longest = n
+    for (const key of keys) {
+      for (let j = 0; j < key.length; j++) {
+        let n = 0
+        while (i + n < text.length && j + n < key.length && text[i + n] === key[j + n]) n++
+        if (n > longest) longest = n
+      }
     }
     if (longest >= KEY_RUN) {
       out += YOUR_KEY
