@@ -1,6 +1,6 @@
 import { APIConnectionError, APIError, AnthropicError, RateLimitError } from '@anthropic-ai/sdk'
 import { describe, expect, it } from 'vitest'
-import { classifyTurnError, hideKeys, retryAfterSeconds } from './turn-errors'
+import { classifyTurnError, hideKeys, retryAfterSeconds, unknownStopError } from './turn-errors'
 
 const context = { streamStarted: false, model: 'claude-sonnet-4-6' }
 const body = (type: string, message = 'x') => ({ type: 'error', error: { type, message } })
@@ -123,5 +123,16 @@ describe('hideKeys', () => {
         }
       }
     }
+  })
+})
+
+describe('unknownStopError', () => {
+  it('quotes a hostile stop reason short, its invisible characters written as escapes', () => {
+    // A bidi override would reorder the notice's own words on screen; ESC and NUL draw nothing.
+    const reason = '\u202Eevil\u0000\u001b[31m' + 'x'.repeat(10_000)
+    const { message } = unknownStopError(reason)
+    expect(message).not.toMatch(/[\p{Cc}\p{Cf}]/u)
+    expect(message).toContain('\\u202Eevil\\u0000\\u001B[31m')
+    expect(message.length).toBeLessThan(200)
   })
 })

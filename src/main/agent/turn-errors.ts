@@ -9,7 +9,7 @@ import {
   AnthropicError,
 } from '@anthropic-ai/sdk'
 import type { ErrorCode } from '../../shared/errors'
-import { cutWithEllipsis } from '../lib/text'
+import { cutWithEllipsis, escapeInvisible } from '../lib/text'
 
 export interface TurnError {
   /**
@@ -52,10 +52,13 @@ export const refusalError = (): TurnError => ({
     'The reply ended as a refusal. What Claude said is kept; you can rephrase your message and send it again.',
 })
 
-/** The reply ended with a stop reason this build does not know (quoted, cut short). */
+/**
+ * The reply ended with a stop reason this build does not know (quoted, cut short, its control
+ * and format characters written as escapes: a bidi override would reorder the notice's words).
+ */
 export const unknownStopError = (reason: unknown): TurnError => ({
   code: 'unknown-stop-reason',
-  message: `Claude's reply ended for a reason Cairn does not know ("${cutWithEllipsis(String(reason).replace(/\s+/g, ' '), 60)}"). What arrived is kept; send a message to continue.`,
+  message: `Claude's reply ended for a reason Cairn does not know ("${cutWithEllipsis(escapeInvisible(String(reason).replace(/\s+/g, ' ')), 60)}"). What arrived is kept; send a message to continue.`,
 })
 
 /** The stop reasons a reply may end with that need no word to the person (or have their own). */
