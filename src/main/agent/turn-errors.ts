@@ -248,26 +248,24 @@ function base64Forms(key: string): string[] {
   return forms
 }
 
-/** `text` with every run of `KEY_RUN` or more characters that stands in one of `keys` replaced. */
+/**
+ * `text` with every run of `KEY_RUN` or more characters that stands in one of `keys` replaced
+ * (runs that touch or overlap are one). Each window of `KEY_RUN` characters of `text` is looked
+ * up among those of the keys: a character is hidden when a window holding it is one.
+ */
 function hideRuns(text: string, keys: ReadonlyArray<string>): string {
+  const windows = new Set<string>()
+  for (const key of keys) {
+    for (let j = 0; j + KEY_RUN <= key.length; j++) windows.add(key.slice(j, j + KEY_RUN))
+  }
+  const hidden = new Uint8Array(text.length)
+  for (let i = 0; i + KEY_RUN <= text.length; i++) {
+    if (windows.has(text.slice(i, i + KEY_RUN))) hidden.fill(1, i, i + KEY_RUN)
+  }
   let out = ''
-  let i = 0
-  while (i < text.length) {
-    let longest = 0
-    for (const key of keys) {
-      for (let j = 0; j < key.length; j++) {
-        let n = 0
-        while (i + n < text.length && j + n < key.length && text[i + n] === key[j + n]) n++
-        if (n > longest) longest = n
-      }
-    }
-    if (longest >= KEY_RUN) {
-      out += YOUR_KEY
-      i += longest
-    } else {
-      out += text[i]
-      i++
-    }
+  for (let i = 0; i < text.length; i++) {
+    if (hidden[i] === 0) out += text[i]
+    else if (i === 0 || hidden[i - 1] === 0) out += YOUR_KEY
   }
   return out
 }
