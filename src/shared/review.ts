@@ -35,6 +35,15 @@ export function declinedText(path: string, reason: string | null): string {
   return said ? `${PREFIX}${path}${REASON}${JSON.stringify(said)}${END}` : `${PREFIX}${path}${END}`
 }
 
+/**
+ * The tool_result text of Claude's `command` of `path` that the person edited before approving
+ * it: the file holds their version, not what Claude sent. Said when the change lands, and again
+ * from its commit (`Edited-by: You`) when a kill kept that answer from being saved.
+ */
+export function editedText(command: string, path: string): string {
+  return `The person approved your ${command} of ${path} after editing it: the file now holds their version, which differs from what you sent. View the file before relying on its content.`
+}
+
 /** The path and reason of a declined change's tool_result, or null for any other text. */
 export function parseDeclined(
   content: string,

@@ -8,6 +8,7 @@ import type {
   BetaUsage,
 } from '@anthropic-ai/sdk/resources/beta'
 import type { CommitSummary, StoredBlock, StoredMessage, TokenUsage } from '../../shared/types'
+import { editedText } from '../../shared/review'
 import { wellFormed } from '../lib/text'
 import type { MemoryResult } from '../memory'
 
@@ -250,9 +251,12 @@ export function unansweredCalls(stored: ReadonlyArray<StoredMessage>): string[] 
  * existing file may have said more), never words the tool might not have said.
  */
 export function recordedResult(
-  commit: Pick<CommitSummary, 'command' | 'paths' | 'overwrite'>,
+  commit: Pick<CommitSummary, 'command' | 'paths' | 'overwrite' | 'review'>,
 ): string {
   const [first, second] = commit.paths
+  // The person edited it before approving (`Edited-by: You`): the file holds their version, as
+  // Claude was told when it landed, never its own text.
+  if (commit.review === 'edited' && first !== undefined) return editedText(commit.command, first)
   if (first !== undefined) {
     if (commit.command === 'create' && !commit.overwrite)
       return `File created successfully at: ${first}`

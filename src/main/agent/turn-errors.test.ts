@@ -1,6 +1,6 @@
 import { APIConnectionError, APIError, AnthropicError, RateLimitError } from '@anthropic-ai/sdk'
 import { describe, expect, it } from 'vitest'
-import { classifyTurnError, hideKeys, retryAfterSeconds } from './turn-errors'
+import { classifyTurnError, hideKeys, retryAfterSeconds, unknownStopError } from './turn-errors'
 
 const context = { streamStarted: false, model: 'claude-sonnet-4-6' }
 const body = (type: string, message = 'x') => ({ type: 'error', error: { type, message } })
@@ -99,5 +99,40 @@ describe('hideKeys', () => {
     const plain = 'proxy-secret-0123456789'
     expect(hideKeys(`got proxy-secret-01 and 6789`, plain)).toBe('got your API key and 6789')
     expect(hideKeys('nothing here', '')).toBe('nothing here')
+  })
+
+  it('hides base64 of the key cut into lines or escaped, as it hides a part of the key', () => {
+    // A proxy quoting a Basic header the MIME way (lines of 76) or in JSON that escapes '/'.
+    const basic = Buffer.from(`user:${key}`).toString('base64')
+    const wrapped = basic.replace(/(.{76})/g, '$1\n')
+    const escaped = Buffer.from(`xyz${key}`).toString('base64').replaceAll('/', '\\/')
+    // Or cut short (an API error's words are cut to 300 characters before the key is hidden).
+    const cut = `Basic ${basic.slice(0, 100)}…`
+    for (const quoted of [`Authorization: Basic ${wrapped}`, `{"auth":"Basic ${escaped}"}`, cut]) {
+      const hidden = hideKeys(quoted, key)
+      // No 8 letters of the key's own base64 are left (at most 6 bytes of the key).
+      for (const encoded of [basic, Buffer.from(`xyz${key}`).toString('base64')]) {
+        for (
+          let i = 12;
+          i + 8 <= Math.min(encoded.length - 4, quoted === cut ? 100 : Infinity);
+          i++
+        ) {
+          expect(hidden.replaceAll('\n', '').replaceAll('\\/', '/')).not.toContain(
+            encoded.slice(i, i + 8),
+          )
+        }
+      }
+    }
+  })
+})
+
+describe('unknownStopError', () => {
+  it('quotes a hostile stop reason short, its invisible characters written as escapes', () => {
+    // A bidi override would reorder the notice's own words on screen; ESC and NUL draw nothing.
+    const reason = '\u202Eevil\u0000\u001b[31m' + 'x'.repeat(10_000)
+    const { message } = unknownStopError(reason)
+    expect(message).not.toMatch(/[\p{Cc}\p{Cf}]/u)
+    expect(message).toContain('\\u202Eevil\\u0000\\u001B[31m')
+    expect(message.length).toBeLessThan(200)
   })
 })

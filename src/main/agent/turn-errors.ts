@@ -9,7 +9,7 @@ import {
   AnthropicError,
 } from '@anthropic-ai/sdk'
 import type { ErrorCode } from '../../shared/errors'
-import { cutWithEllipsis } from '../lib/text'
+import { cutWithEllipsis, escapeInvisible } from '../lib/text'
 
 export interface TurnError {
   /**
@@ -52,10 +52,13 @@ export const refusalError = (): TurnError => ({
     'The reply ended as a refusal. What Claude said is kept; you can rephrase your message and send it again.',
 })
 
-/** The reply ended with a stop reason this build does not know (quoted, cut short). */
+/**
+ * The reply ended with a stop reason this build does not know (quoted, cut short, its control
+ * and format characters written as escapes: a bidi override would reorder the notice's words).
+ */
 export const unknownStopError = (reason: unknown): TurnError => ({
   code: 'unknown-stop-reason',
-  message: `Claude's reply ended for a reason Cairn does not know ("${cutWithEllipsis(String(reason).replace(/\s+/g, ' '), 60)}"). What arrived is kept; send a message to continue.`,
+  message: `Claude's reply ended for a reason Cairn does not know ("${cutWithEllipsis(escapeInvisible(String(reason).replace(/\s+/g, ' ')), 60)}"). What arrived is kept; send a message to continue.`,
 })
 
 /** The stop reasons a reply may end with that need no word to the person (or have their own). */
@@ -202,7 +205,8 @@ const KEY_RUN = 8
  * `text` (an error's words: the API's, or a proxy's quoting what it was sent) with the API key
  * hidden. The key `apiKey` as it is, URL-encoded, and in base64 (standard or URL-safe, wherever
  * it starts in the encoded bytes: a `Basic` header holds `user:key`); any run of 8 or more of
- * its characters (a prefix quoted to "help"); and any token that looks like an Anthropic key
+ * its characters (a prefix quoted to "help") or of its base64 letters (base64 cut into lines,
+ * escaped, or cut short); and any token that looks like an Anthropic key
  * (`sk-ant-…`), configured or not. Never a prefix long enough to matter: 8 characters of a
  * 100-character key, or `sk-ant-api03-`, which every key starts with, are all that can remain.
  */
@@ -217,7 +221,10 @@ export function hideKeys(text: string, apiKey: string): string {
   // Before the runs: a run of the key could otherwise take the start of another key, leaving
   // the rest of it unlike a key.
   out = out.replace(/sk-ant-[A-Za-z0-9_-]*/g, SOME_KEY)
-  return apiKey.length >= KEY_RUN ? hideRuns(out, apiKey) : out
+  if (apiKey.length < KEY_RUN) return out
+  // Runs of its base64 letters too: a base64 form cut into lines (a MIME quote, 76 a line) or
+  // with its '/' escaped (JSON's '\/') is not whole anywhere, and would show all but a few bytes.
+  return hideRuns(out, [apiKey, ...base64Forms(apiKey)])
 }
 
 /**
@@ -241,24 +248,24 @@ function base64Forms(key: string): string[] {
   return forms
 }
 
-/** `text` with every run of `KEY_RUN` or more characters that stands in `key` replaced. */
-function hideRuns(text: string, key: string): string {
+/**
+ * `text` with every run of `KEY_RUN` or more characters that stands in one of `keys` replaced
+ * (runs that touch or overlap are one). Each window of `KEY_RUN` characters of `text` is looked
+ * up among those of the keys: a character is hidden when a window holding it is one.
+ */
+function hideRuns(text: string, keys: ReadonlyArray<string>): string {
+  const windows = new Set<string>()
+  for (const key of keys) {
+    for (let j = 0; j + KEY_RUN <= key.length; j++) windows.add(key.slice(j, j + KEY_RUN))
+  }
+  const hidden = new Uint8Array(text.length)
+  for (let i = 0; i + KEY_RUN <= text.length; i++) {
+    if (windows.has(text.slice(i, i + KEY_RUN))) hidden.fill(1, i, i + KEY_RUN)
+  }
   let out = ''
-  let i = 0
-  while (i < text.length) {
-    let longest = 0
-    for (let j = 0; j < key.length; j++) {
-      let n = 0
-      while (i + n < text.length && j + n < key.length && text[i + n] === key[j + n]) n++
-      if (n > longest) longest = n
-    }
-    if (longest >= KEY_RUN) {
-      out += YOUR_KEY
-      i += longest
-    } else {
-      out += text[i]
-      i++
-    }
+  for (let i = 0; i < text.length; i++) {
+    if (hidden[i] === 0) out += text[i]
+    else if (i === 0 || hidden[i - 1] === 0) out += YOUR_KEY
   }
   return out
 }

@@ -17,7 +17,14 @@ import { invalidMessages, reply } from '../../../test/fixtures/fake-anthropic'
 import { coreThroughFakeApi } from '../core-test-support'
 import { RESULT_NOT_RECORDED } from './messages'
 
-const t = coreThroughFakeApi({ prefix: 'cairn-unsaved-results-', quiet: true })
+let pending = 0
+const t = coreThroughFakeApi({
+  prefix: 'cairn-unsaved-results-',
+  quiet: true,
+  onEvent: (name, data) => {
+    if (name === 'review:pending') pending = (data as ReadonlyArray<unknown>).length
+  },
+})
 
 function git(...args: string[]): string {
   return execFileSync('git', [`--git-dir=${path.join(t.dataDir, 'history.git')}`, ...args], {
@@ -158,4 +165,38 @@ it("says a call may or may not have run when only another conversation's commit 
   })
   const stored = await t.call('conversations:get', { id: other.conversationId })
   expect(stored.toolCommits).toEqual({})
+})
+
+it('tells a call the person edited before approving that the file holds their version', async () => {
+  await t.call('settings:update', { reviewMode: 'all' })
+  t.fake.script(
+    reply.toolUse({
+      id: 'toolu_ed',
+      input: { command: 'create', path: '/memories/prefs.md', file_text: 'Editor: Vim\n' },
+    }),
+    reply.text('Noted.'),
+  )
+  const { conversationId, turnId } = await t.send(null, 'I use an editor')
+  await t.until(() => pending === 1)
+  const [change] = await t.call('review:list')
+  await t.call('review:decide', {
+    id: change!.id,
+    decision: 'approve',
+    editedText: 'Editor: Helix\n',
+  })
+  await t.finished(turnId)
+  const told = (t.fake.messageRequests()[1]!.body!.messages as Sent).at(-1)!.content[0]!
+  expect(String(told.content)).toContain('after editing it')
+  expect(Object.keys(commitsByToolUse())).toEqual(['toolu_ed'])
+
+  await t.reopen(() => cutSavedResults(conversationId, 2))
+  t.fake.script(reply.text('Carrying on.'))
+  await t.turn(conversationId, 'Go on')
+  const sent = t.fake.messageRequests().at(-1)!.body!.messages as Sent
+  // Not "File created successfully": Claude would take its own text for the file's.
+  expect(sent[2]!.content[0]).toEqual({
+    type: 'tool_result',
+    tool_use_id: 'toolu_ed',
+    content: told.content,
+  })
 })

@@ -12,6 +12,7 @@ import type { ValidPayload } from '../../shared/contract'
 import {
   CLOSED_REASON,
   declinedText,
+  editedText,
   LIST_TEXT_CHARS,
   PREVIEW_CHARS,
   STOPPED_REASON,
@@ -546,7 +547,7 @@ function declined(path: string, reason: string | null): ExecuteOutcome {
 function editedOutcome(outcome: ExecuteOutcome, change: PendingChange): ExecuteOutcome {
   return {
     ...outcome,
-    content: `The person approved your ${change.command} of ${change.path} after editing it: the file now holds their version, which differs from what you sent. View the file before relying on its content.`,
+    content: editedText(change.command, change.path),
   }
 }
 
