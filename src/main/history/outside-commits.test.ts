@@ -253,6 +253,59 @@ describe('a side index built before commits made with git were read as such', ()
     expect(await everything()).toEqual(rebuilt)
   })
 
+  it('opens right after a kill at any point of the format step', async () => {
+    await run({ command: 'create', path: '/memories/g.md', file_text: 'a\n' })
+    await bed.close()
+    const foreign = await commitWithGit({ 'g.md': 'a\nb\n' }, 'by hand\n')
+    await bed.reopen()
+    for (let k = 0; k < 3; k++) {
+      await run({ command: 'insert', path: '/memories/g.md', insert_line: 0, insert_text: `${k}` })
+    }
+    const rebuilt = await everything()
+    await bed.close()
+    await asFormat3(foreign)
+    const index = IndexFile.open(dir())
+    const keep = index.all().findIndex((entry) => entry.oid === foreign)
+    index.close()
+    expect(keep).toBeGreaterThan(0)
+    const parts = ['commits', 'files', 'names', 'details', 'format']
+    const saved = new Map<string, Buffer>()
+    for (const part of parts) saved.set(part, await readFile(path.join(dir(), part)))
+    const restore = async () => {
+      for (const [part, bytes] of saved) await writeFile(path.join(dir(), part), bytes)
+      await rm(path.join(dir(), 'format.tmp'), { force: true })
+    }
+    const cut = async () =>
+      writeFile(path.join(dir(), 'commits'), saved.get('commits')!.subarray(0, keep * 64))
+    // What a kill leaves, step by step: nothing done; the records cut; the new format's file
+    // begun, or written whole beside the old; renamed over it, not yet caught up.
+    const kills: Array<[string, () => Promise<void>]> = [
+      ['before anything', async () => {}],
+      ['after the cut', cut],
+      [
+        'while writing format.tmp',
+        async () => (await cut(), writeFile(path.join(dir(), 'format.tmp'), '')),
+      ],
+      [
+        'before the rename',
+        async () => (await cut(), writeFile(path.join(dir(), 'format.tmp'), 'cairn-index 4\n')),
+      ],
+      [
+        'after the rename',
+        async () => (await cut(), writeFile(path.join(dir(), 'format'), 'cairn-index 4\n')),
+      ],
+    ]
+    for (const [when, leave] of kills) {
+      await restore()
+      await leave()
+      await bed.reopen()
+      expect({ when, log: await everything() }).toEqual({ when, log: rebuilt })
+      expect(await readFile(path.join(dir(), 'format'), 'utf8')).toBe('cairn-index 4\n')
+      await bed.close()
+    }
+    await bed.reopen()
+  })
+
   it('keeps its records as they are when no commit was made outside Cairn', async () => {
     await run({ command: 'create', path: '/memories/g.md', file_text: 'a\n' })
     await run({ command: 'insert', path: '/memories/g.md', insert_line: 1, insert_text: 'b' })
