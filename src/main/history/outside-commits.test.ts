@@ -4,6 +4,8 @@ import os from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import type { CommitSummary, HistorySearchHit } from '../../shared/types'
+import { nodeDisk, setDisk } from '../lib/disk'
+import { errnoError, hookDisk } from '../lib/disk-hooks'
 import { IndexFile, writeIndex, type IndexEntry } from './index-file'
 import { gitCli, indexDirIn, leaveStaleLock, memoryTestBed } from './test-helpers'
 
@@ -304,6 +306,42 @@ describe('a side index built before commits made with git were read as such', ()
       await bed.close()
     }
     await bed.reopen()
+  })
+
+  it('is never trusted half-way from the JSON-lines index of earlier versions', async () => {
+    await run({ command: 'create', path: '/memories/g.md', file_text: 'a\n' })
+    await bed.close()
+    const foreign = await commitWithGit({ 'g.md': 'a\nb\n' }, 'by hand\n')
+    await bed.reopen()
+    await run({ command: 'insert', path: '/memories/g.md', insert_line: 0, insert_text: 'x' })
+    const rebuilt = await everything()
+    await bed.close()
+    // The earliest index, as those versions read the commit made with git: Cairn's recovery.
+    const index = IndexFile.open(dir())
+    const entries = index.all().map((entry) => {
+      if (entry.oid !== foreign) return entry
+      const { author: _author, ...rest } = entry
+      return { ...rest, actor: 'system', command: 'recovery' }
+    })
+    index.close()
+    await rm(dir(), { recursive: true })
+    const legacy = path.join(bed.dataDir, 'history.git', 'cairn-index.jsonl')
+    await writeFile(legacy, entries.map((entry) => `${JSON.stringify(entry)}\n`).join(''))
+    // Stopped (a failing disk here; a kill alike) after the JSON was taken over, before the
+    // commits were looked at again: at 100,000 commits that look takes tens of seconds.
+    const undo = setDisk(
+      hookDisk(nodeDisk, (call) =>
+        call.name.startsWith('ftruncate') ? errnoError(call, 'EIO') : undefined,
+      ).disk,
+    )
+    try {
+      await expect(bed.reopen()).rejects.toThrow()
+    } finally {
+      undo()
+    }
+    await bed.reopen()
+    expect((await everything()).find((entry) => entry.oid === foreign)).toMatchObject(byAnn)
+    expect(await everything()).toEqual(rebuilt)
   })
 
   it('keeps its records as they are when no commit was made outside Cairn', async () => {
