@@ -1155,6 +1155,23 @@ export function writeIndex(dir: string, entries: Iterable<IndexEntry>): void {
 }
 
 /**
+ * As `writeIndex`, for `entries` read by an earlier version's rules (the JSON-lines index): it
+ * is swapped in as format 3, so that until its opener has looked at each commit's people again
+ * (`settleFormat`), a stop on the way leaves an index that is looked at again, never one of
+ * this format trusted as it is.
+ */
+export function writeOlderIndex(dir: string, entries: Iterable<IndexEntry>): void {
+  const temp = writeIndexBeside(dir, entries)
+  try {
+    writeSynced(path.join(temp, 'format'), Buffer.from(FORMAT_3, 'utf8'))
+  } catch (error) {
+    removePath(temp)
+    throw error
+  }
+  replaceIndexDir(temp, dir)
+}
+
+/**
  * Writes a complete, fsynced index for `entries` (oldest first) beside `dir` and returns
  * where; the caller swaps it in with `replaceIndexDir` (after closing the index it replaces).
  */

@@ -841,16 +841,23 @@ export interface CommitFields {
   readonly otherParents?: ReadonlyArray<string>
   readonly author: { readonly name: string; readonly email: string }
   readonly timestamp: number
+  /**
+   * Who committed it, when not its author (an imported commit rewritten keeps its own: an
+   * amend of Cairn's commit made with git must not become Cairn's). Cairn's are its author.
+   */
+  readonly committer?: { readonly name: string; readonly email: string; readonly timestamp: number }
   readonly message: string
 }
 
-/** Serializes a commit object (UTC offset; the committer is the author). */
+/** Serializes a commit object (UTC offset; the committer is the author unless given). */
 export function serializeCommit(fields: CommitFields): Buffer {
   const person = `${fields.author.name} <${fields.author.email}> ${fields.timestamp} +0000`
+  const by = fields.committer
+  const committer = by ? `${by.name} <${by.email}> ${by.timestamp} +0000` : person
   const lines = [`tree ${fields.tree}`]
   if (fields.parent) lines.push(`parent ${fields.parent}`)
   for (const other of fields.otherParents ?? []) lines.push(`parent ${other}`)
-  lines.push(`author ${person}`, `committer ${person}`, '', fields.message)
+  lines.push(`author ${person}`, `committer ${committer}`, '', fields.message)
   return Buffer.from(lines.join('\n'))
 }
 

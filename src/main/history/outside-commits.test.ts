@@ -4,6 +4,8 @@ import os from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import type { CommitSummary, HistorySearchHit } from '../../shared/types'
+import { nodeDisk, setDisk } from '../lib/disk'
+import { errnoError, hookDisk } from '../lib/disk-hooks'
 import { IndexFile, writeIndex, type IndexEntry } from './index-file'
 import { gitCli, indexDirIn, leaveStaleLock, memoryTestBed } from './test-helpers'
 
@@ -250,6 +252,95 @@ describe('a side index built before commits made with git were read as such', ()
     expect(await readFile(path.join(dir(), 'format'), 'utf8')).toBe('cairn-index 4\n')
     // Opened again, it is trusted as it is.
     await bed.reopen()
+    expect(await everything()).toEqual(rebuilt)
+  })
+
+  it('opens right after a kill at any point of the format step', async () => {
+    await run({ command: 'create', path: '/memories/g.md', file_text: 'a\n' })
+    await bed.close()
+    const foreign = await commitWithGit({ 'g.md': 'a\nb\n' }, 'by hand\n')
+    await bed.reopen()
+    for (let k = 0; k < 3; k++) {
+      await run({ command: 'insert', path: '/memories/g.md', insert_line: 0, insert_text: `${k}` })
+    }
+    const rebuilt = await everything()
+    await bed.close()
+    await asFormat3(foreign)
+    const index = IndexFile.open(dir())
+    const keep = index.all().findIndex((entry) => entry.oid === foreign)
+    index.close()
+    expect(keep).toBeGreaterThan(0)
+    const parts = ['commits', 'files', 'names', 'details', 'format']
+    const saved = new Map<string, Buffer>()
+    for (const part of parts) saved.set(part, await readFile(path.join(dir(), part)))
+    const restore = async () => {
+      for (const [part, bytes] of saved) await writeFile(path.join(dir(), part), bytes)
+      await rm(path.join(dir(), 'format.tmp'), { force: true })
+    }
+    const cut = async () =>
+      writeFile(path.join(dir(), 'commits'), saved.get('commits')!.subarray(0, keep * 64))
+    // What a kill leaves, step by step: nothing done; the records cut; the new format's file
+    // begun, or written whole beside the old; renamed over it, not yet caught up.
+    const kills: Array<[string, () => Promise<void>]> = [
+      ['before anything', async () => {}],
+      ['after the cut', cut],
+      [
+        'while writing format.tmp',
+        async () => (await cut(), writeFile(path.join(dir(), 'format.tmp'), '')),
+      ],
+      [
+        'before the rename',
+        async () => (await cut(), writeFile(path.join(dir(), 'format.tmp'), 'cairn-index 4\n')),
+      ],
+      [
+        'after the rename',
+        async () => (await cut(), writeFile(path.join(dir(), 'format'), 'cairn-index 4\n')),
+      ],
+    ]
+    for (const [when, leave] of kills) {
+      await restore()
+      await leave()
+      await bed.reopen()
+      expect({ when, log: await everything() }).toEqual({ when, log: rebuilt })
+      expect(await readFile(path.join(dir(), 'format'), 'utf8')).toBe('cairn-index 4\n')
+      await bed.close()
+    }
+    await bed.reopen()
+  })
+
+  it('is never trusted half-way from the JSON-lines index of earlier versions', async () => {
+    await run({ command: 'create', path: '/memories/g.md', file_text: 'a\n' })
+    await bed.close()
+    const foreign = await commitWithGit({ 'g.md': 'a\nb\n' }, 'by hand\n')
+    await bed.reopen()
+    await run({ command: 'insert', path: '/memories/g.md', insert_line: 0, insert_text: 'x' })
+    const rebuilt = await everything()
+    await bed.close()
+    // The earliest index, as those versions read the commit made with git: Cairn's recovery.
+    const index = IndexFile.open(dir())
+    const entries = index.all().map((entry) => {
+      if (entry.oid !== foreign) return entry
+      const { author: _author, ...rest } = entry
+      return { ...rest, actor: 'system', command: 'recovery' }
+    })
+    index.close()
+    await rm(dir(), { recursive: true })
+    const legacy = path.join(bed.dataDir, 'history.git', 'cairn-index.jsonl')
+    await writeFile(legacy, entries.map((entry) => `${JSON.stringify(entry)}\n`).join(''))
+    // Stopped (a failing disk here; a kill alike) after the JSON was taken over, before the
+    // commits were looked at again: at 100,000 commits that look takes tens of seconds.
+    const undo = setDisk(
+      hookDisk(nodeDisk, (call) =>
+        call.name.startsWith('ftruncate') ? errnoError(call, 'EIO') : undefined,
+      ).disk,
+    )
+    try {
+      await expect(bed.reopen()).rejects.toThrow()
+    } finally {
+      undo()
+    }
+    await bed.reopen()
+    expect((await everything()).find((entry) => entry.oid === foreign)).toMatchObject(byAnn)
     expect(await everything()).toEqual(rebuilt)
   })
 

@@ -11,7 +11,7 @@ import {
   removeIndexLeftovers,
   replaceIndexDir,
   settleFormat,
-  writeIndex,
+  writeOlderIndex,
 } from './index-file'
 import type { ObjectStore, RawCommit } from './object-store'
 import { isWithin, toVirtual } from './paths'
@@ -132,10 +132,11 @@ export async function openIndex(
   if (!index) {
     const legacy = await readLegacyIndex(legacyIndexOf(gitdir))
     if (legacy) {
-      writeIndex(dir, legacy)
+      // As format 3, its entries read as format 3 read commits: looked at again below, and
+      // again at the next open if this one stops before that is done.
+      writeOlderIndex(dir, legacy)
       index = IndexFile.open(dir)
       state = 'migrated'
-      // Its entries were read as format 3 read commits.
       olderFormat = true
     }
   }

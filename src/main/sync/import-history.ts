@@ -129,6 +129,13 @@ export async function importHistory(
           otherParents: others,
           author: { name: commit.author.name, email: commit.author.email },
           timestamp: commit.author.timestamp,
+          // Its own committer: with the author's in its place, Claude's commit amended with
+          // git by Ann would read as Claude's, its trailers trusted (docs/history.md).
+          committer: {
+            name: commit.committer.name,
+            email: commit.committer.email,
+            timestamp: commit.committer.timestamp,
+          },
           message: commit.message,
         }),
       ),

@@ -7,6 +7,7 @@ import { execFileSync } from 'node:child_process'
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
+import type { LogPage } from '../../shared/types'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { readZip, writeZip } from './zip'
 import { dialogHost, linesOfHistory, startMachine, type Machine } from './test-support'
@@ -248,6 +249,40 @@ describe('import', () => {
     const stored = [...linesOfHistory(path.join(m.dir, 'history.git'))]
     expect(stored.filter((line) => line.includes('ghp_'))).toEqual([])
   }, 60_000)
+
+  it('keeps the committer of a commit it rewrites: Cairn’s commit amended with git stays outside Cairn', async () => {
+    const repo = path.join(scratch, 'amended')
+    git('init', '--quiet', '--initial-branch=main', repo)
+    await writeFile(path.join(repo, 'notes.md'), 'edited by Ann\n')
+    await symlink('/etc/passwd', path.join(repo, 'passwd.md'))
+    git('-C', repo, 'add', '-A')
+    // Claude's commit, as `git commit --amend` by Ann leaves it: Claude still its author, its
+    // trailers kept, Ann its committer. Its link left out, the import rewrites it.
+    const message =
+      'str_replace /memories/notes.md\n\nCommand: str_replace\nTool-Use-Id: toolu_forged'
+    execFileSync('git', ['-C', repo, 'commit', '--quiet', '-m', message], {
+      env: {
+        ...process.env,
+        GIT_CONFIG_NOSYSTEM: '1',
+        HOME: scratch,
+        GIT_AUTHOR_NAME: 'Claude',
+        GIT_AUTHOR_EMAIL: 'claude@cairn.invalid',
+        GIT_COMMITTER_NAME: 'Ann Smith',
+        GIT_COMMITTER_EMAIL: 'ann@example.com',
+      },
+    })
+
+    const { m, host } = await machine('laptop')
+    host.answer(repo)
+    await m.call('sync:import', { kind: 'repository' })
+    const people = m.git('log', '--format=%an <%ae>|%cn <%ce>|%s', 'main').trim().split('\n')
+    expect(people).toContain(
+      'Claude <claude@cairn.invalid>|Ann Smith <ann@example.com>|str_replace /memories/notes.md',
+    )
+    const log = (await m.call('history:log', { offset: 0, limit: 10 })) as LogPage
+    const amended = log.entries.find((c) => c.subject === 'str_replace /memories/notes.md')
+    expect(amended).toMatchObject({ actor: 'outside', author: 'Ann Smith', toolUseId: null })
+  })
 
   it('leaves out a name that displays as another, as Claude’s paths refuse it, naming it in escapes', async () => {
     const repo = path.join(scratch, 'disguised')

@@ -131,6 +131,16 @@ describe('commits in plain language', () => {
       'Claude edited trailhead.md outside Cairn',
     )
     expect(whoLabel({ ...byAnn, author: 'Claude' })).toBe('Claude (outside Cairn)')
+    // A bidi override in a name (git keeps any) must not reorder the words around it: a
+    // name shown as "Claude" but written `\u202EedualC`, or one with a zero-width space,
+    // is drawn with its escapes, as paths are.
+    const turned = { ...byAnn, author: '\u202EedualC' }
+    expect(whoLabel(turned)).toBe('\\u202EedualC (outside Cairn)')
+    expect(sentence(turned, null, now)).toBe('\\u202EedualC edited trailhead.md outside Cairn')
+    expect(sentence({ ...turned, otherParents: ['c'.repeat(40)] }, null, now)).toBe(
+      '\\u202EedualC merged changes outside Cairn',
+    )
+    expect(whoLabel({ ...byAnn, author: 'Ann\u200BSmith' })).toBe('Ann\\u200BSmith (outside Cairn)')
     const merge = { ...byAnn, otherParents: ['c'.repeat(40)] }
     expect(sentence(merge, null, now, { thisMachine: 'desktop' })).toBe(
       'Ann Smith merged changes outside Cairn',

@@ -8,7 +8,7 @@
  * Cairn"). Pure.
  */
 import type { CommitSummary } from '../../../shared/types'
-import { displayPath, shortDateTime } from './format'
+import { displayPath, shortDateTime, visibleName } from './format'
 
 /** The subject of the recovery commit made when a change's own commit had failed. */
 const INTERRUPTED_SUBJECT = 'Save changes whose commit was interrupted'
@@ -36,8 +36,18 @@ const WHO_LABELS: Readonly<Record<Who, string>> = {
  * "Ann Smith (outside Cairn)".
  */
 export function whoLabel(commit: Pick<CommitSummary, 'actor' | 'command' | 'author'>): string {
-  if (commit.actor === 'outside' && commit.author) return `${commit.author} (outside Cairn)`
+  if (commit.actor === 'outside' && commit.author)
+    return `${authorName(commit.author)} (outside Cairn)`
   return WHO_LABELS[whoOf(commit)]
+}
+
+/**
+ * The author of a commit made with git as drawn: git keeps any name, and a bidi override in it
+ * would reorder the words after it (`\u202EedualC` drawn as "Claude"), so each character that
+ * draws as nothing is written as its escape, as a path's is.
+ */
+function authorName(author: string): string {
+  return visibleName(author)
 }
 
 /** `a.md`, `a.md and b.md`, `a.md and 3 other files`. */
@@ -153,9 +163,10 @@ export function sentence(
 function madeWithGit(commit: CommitSummary, names: string): string {
   const merge = (commit.otherParents?.length ?? 0) > 0
   if (commit.author) {
+    const author = authorName(commit.author)
     return merge
-      ? `${commit.author} merged changes outside Cairn`
-      : `${commit.author} edited ${names} outside Cairn`
+      ? `${author} merged changes outside Cairn`
+      : `${author} edited ${names} outside Cairn`
   }
   if (merge) return 'Changes were merged outside Cairn'
   return `${names} ${commit.paths.length === 1 ? 'was' : 'were'} edited outside Cairn`
