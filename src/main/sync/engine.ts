@@ -313,25 +313,43 @@ export async function mergeCommit(
  * Where names ignore case, a file the other side added under a name this side added too but
  * spelt otherwise (`Notes.md` there, `notes.md` here) is one file: it takes this side's
  * spelling, so the merge joins the two as a file both sides added (line by line, a conflict
- * where they differ) rather than writing two names the folder cannot hold apart.
+ * where they differ) rather than writing two names the folder cannot hold apart. A folder
+ * the other side spells otherwise (`docs/` there, `Docs/` here) takes this side's spelling too.
  */
 function onOurNames(base: FileMap, ours: FileMap, theirs: FileMap): FileMap {
   const added = new Map<string, string>()
+  // Folders are names too: `docs/b.md` there joins this side's `Docs/` (one folder here).
+  const folders = new Map<string, string>()
   for (const path of ours.keys()) {
     if (!base.has(path) && !theirs.has(path)) added.set(foldedName(path), path)
+    const segments = path.split('/')
+    for (let i = 1; i < segments.length; i++) {
+      const folder = segments.slice(0, i).join('/')
+      folders.set(foldedName(folder), folder)
+    }
   }
-  if (added.size === 0) return theirs
   let named: Map<string, FileEntry> | null = null
   for (const [path, entry] of theirs) {
     if (base.has(path) || ours.has(path)) continue
-    const ourName = added.get(foldedName(path))
-    if (ourName === undefined) continue
+    const inOurFolder = inFolderOf(path, folders)
+    const ourName = added.get(foldedName(inOurFolder)) ?? inOurFolder
+    if (ourName === path) continue
     named ??= new Map(theirs)
     named.delete(path)
     named.set(ourName, entry)
-    added.delete(foldedName(path))
+    added.delete(foldedName(inOurFolder))
   }
   return named ?? theirs
+}
+
+/** `path` with its deepest folder that this side spells otherwise spelt as this side does. */
+function inFolderOf(path: string, folders: ReadonlyMap<string, string>): string {
+  const segments = path.split('/')
+  for (let i = segments.length - 1; i >= 1; i--) {
+    const ours = folders.get(foldedName(segments.slice(0, i).join('/')))
+    if (ours !== undefined) return [ours, ...segments.slice(i)].join('/')
+  }
+  return path
 }
 
 /** The commit message with the merge's notes as its body and one `Conflict:` trailer each. */

@@ -38,7 +38,47 @@ async function send(request: HttpRequest, trace: Trace): Promise<HttpResponse> {
     fetchOptions: { ...request.fetchOptions, timeout: trace.idleTimeoutMs },
   })
   trace.answered = true
-  return answer
+  return answer.body ? { ...answer, body: watched(answer.body, trace) } : answer
+}
+
+/** Bytes an answer must bring in each quiet time while it lasts (as git's http.lowSpeedLimit). */
+export const LOW_SPEED_BYTES = 1024
+
+/**
+ * An answer's body that gives up when a whole quiet time passes with fewer than
+ * `LOW_SPEED_BYTES` arriving: a server dripping a byte a second is never quiet long enough for
+ * the socket's own timeout, and would hold the sync (and the person's Sync now) for ever.
+ */
+async function* watched(
+  body: AsyncIterableIterator<Uint8Array>,
+  trace: Trace,
+): AsyncGenerator<Uint8Array> {
+  const iterator = body[Symbol.asyncIterator]()
+  let done = false
+  let windowStart = performance.now()
+  let bytes = 0
+  try {
+    for (;;) {
+      const next = await iterator.next()
+      if (next.done) {
+        done = true
+        return
+      }
+      bytes += next.value.length
+      if (performance.now() - windowStart >= trace.idleTimeoutMs) {
+        if (bytes < LOW_SPEED_BYTES) {
+          trace.tooSlow = true
+          throw new Error('The answer came too slowly')
+        }
+        windowStart = performance.now()
+        bytes = 0
+      }
+      yield next.value
+    }
+  } finally {
+    // Left before its end (given up here, or by a parse): the connection is let go.
+    if (!done) await iterator.return?.()
+  }
 }
 
 /**
@@ -94,6 +134,8 @@ interface Trace {
   redirectedTo?: string
   /** The quiet time after which a connection was given up. */
   readonly idleTimeoutMs: number
+  /** An answer was given up for coming too slowly (under `LOW_SPEED_BYTES` a quiet time). */
+  tooSlow?: boolean
 }
 
 function newTrace(remote?: Pick<RemoteSpec, 'idleTimeoutMs'>): Trace {
@@ -546,6 +588,13 @@ function translate(
       status === 413
         ? 'The server refused the upload as too large. Its administrator can raise the limit on uploads (for example a proxy’s body size limit).'
         : `The remote refused the push (HTTP ${status}).`,
+    )
+  }
+  if (trace.tooSlow) {
+    const seconds = Math.max(1, Math.round(trace.idleTimeoutMs / 1000))
+    return new CairnError(
+      'sync-interrupted',
+      `The remote’s answer came too slowly to finish (under 1 KB in ${seconds} ${seconds === 1 ? 'second' : 'seconds'}). Nothing was lost; Cairn tries again on the next sync.`,
     )
   }
   // An answer that cannot be parsed once the handshake was read whole is a damaged one (cut
