@@ -23,14 +23,17 @@ function refusing(core: Core, failing: Set<string>): Core {
   }
 }
 
+// What each screen's first load reads: a memory file, and a conversation with one reply.
+test.beforeEach(async ({ cairn, anthropic }) => {
+  await cairn.core.dispatch('memory:write', { path: '/memories/plans.md', content: 'Lisbon\n' })
+  await claudeTurn(cairn, anthropic, 'Hello there', [reply.text('Hi, I am here.')])
+})
+
 test('every screen whose first load fails says what failed, and its Retry brings it', async ({
   page,
   cairn,
-  anthropic,
   rendererServer,
 }) => {
-  await cairn.core.dispatch('memory:write', { path: '/memories/plans.md', content: 'Lisbon\n' })
-  await claudeTurn(cairn, anthropic, 'Hello there', [reply.text('Hi, I am here.')])
   const failing = new Set([
     'conversations:list',
     'conversations:get',
@@ -102,11 +105,8 @@ test('every screen whose first load fails says what failed, and its Retry brings
 test('slow first loads show what is loading, and the window works meanwhile', async ({
   page,
   cairn,
-  anthropic,
   rendererServer,
 }) => {
-  await cairn.core.dispatch('memory:write', { path: '/memories/plans.md', content: 'Lisbon\n' })
-  await claudeTurn(cairn, anthropic, 'Hello there', [reply.text('Hi, I am here.')])
   let release: () => void = () => {}
   const answer = new Promise<void>((resolve) => (release = resolve))
   const held = new Set(['conversations:list', 'memory:tree', 'settings:get'])

@@ -7,6 +7,7 @@ import {
   claudeTurn,
   create,
   expect,
+  notesOverwritten,
   remove,
   reply,
   strReplace,
@@ -23,14 +24,7 @@ test('the user rolls back an overwrite, then undoes the restore too', async ({
   cairn,
   anthropic,
 }) => {
-  await claudeTurn(cairn, anthropic, 'My favourite colour is blue.', [
-    create('/memories/notes.md', 'Favourite colour: blue\nPet: a cat called Miso\n'),
-    reply.text('Noted.'),
-  ])
-  await claudeTurn(cairn, anthropic, 'Start a fresh notes file.', [
-    create('/memories/notes.md', 'Favourite colour: green\n'),
-    reply.text('Done.'),
-  ])
+  await notesOverwritten(cairn, anthropic)
   await cairn.open(page)
   const history = new HistoryPage(page)
   const memory = new MemoryPage(page)

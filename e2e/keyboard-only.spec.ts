@@ -3,7 +3,7 @@
  * without a mouse works: Tab and the arrow keys only, from the window's first focus.
  */
 import type { Locator, Page } from '@playwright/test'
-import { claudeTurn, create, expect, reply, test } from './fixtures/claude-turns'
+import { claudeTurn, create, expect, notesOverwritten, reply, test } from './fixtures/claude-turns'
 import { ChatPage } from './pages/chat.page'
 import { HistoryPage } from './pages/history.page'
 import { MemoryPage } from './pages/memory.page'
@@ -172,14 +172,7 @@ test('a version is found, compared, restored and the restore undone, by keyboard
   cairn,
   anthropic,
 }) => {
-  await claudeTurn(cairn, anthropic, 'My favourite colour is blue.', [
-    create('/memories/notes.md', 'Favourite colour: blue\nPet: a cat called Miso\n'),
-    reply.text('Noted.'),
-  ])
-  await claudeTurn(cairn, anthropic, 'Start a fresh notes file.', [
-    create('/memories/notes.md', 'Favourite colour: green\n'),
-    reply.text('Done.'),
-  ])
+  await notesOverwritten(cairn, anthropic)
   await cairn.open(page)
   const chat = new ChatPage(page)
   const history = new HistoryPage(page)

@@ -282,19 +282,7 @@ describe('a stream the API breaks', () => {
   it('stores a reply whose fields have the wrong types so that it reads back after a restart', async () => {
     cairn.fake.script(
       reply.raw(
-        sse.event('message_start', {
-          type: 'message_start',
-          message: {
-            id: 'msg_odd',
-            type: 'message',
-            role: 'assistant',
-            model: 'claude-sonnet-4-6',
-            content: [],
-            stop_reason: null,
-            stop_sequence: null,
-            usage: { input_tokens: 'ten', output_tokens: 1 },
-          },
-        }) +
+        sse.messageStart('msg_odd', { input_tokens: 'ten', output_tokens: 1 }) +
           // A text block that never says its text.
           sse.event('content_block_start', {
             type: 'content_block_start',

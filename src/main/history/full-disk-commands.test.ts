@@ -8,9 +8,8 @@ import { CairnError } from '../lib/errors'
 import { createRecordingLogger } from '../lib/logger'
 import { openVersionedMemory, type VersionedMemory } from './index'
 import {
-  commitCount,
+  expectWholeOnReopen,
   folderFiles,
-  fsck,
   gitCli,
   headFiles,
   leftoverTempFiles,
@@ -239,7 +238,7 @@ async function expectReadsWork(memory: VersionedMemory, commits: ReadonlyArray<s
 }
 
 async function runOnFullDisk(): Promise<void> {
-  let memory = await open()
+  const memory = await open()
   const commits = await seed(memory)
   const outcomes: string[] = []
   for (const step of steps(commits)) {
@@ -288,22 +287,7 @@ async function runOnFullDisk(): Promise<void> {
 
   // Space back: the next open commits whatever was owed, and leaves nothing behind.
   await disk!.free()
-  memory = await open()
-  try {
-    expect(await folderFiles(dataDir)).toEqual(atClose)
-    expect(headFiles(dataDir)).toEqual(atClose)
-    expect(leftoverTempFiles(dataDir)).toEqual([])
-    expect(commitCount(dataDir)).toBeGreaterThanOrEqual(commits.length)
-    const next = await memory.execute(
-      { command: 'create', path: '/memories/after.md', file_text: 'after\n' },
-      CLAUDE,
-    )
-    expect(next.isError, String(next.content)).toBe(false)
-    expect(next.commitPending ?? false).toBe(false)
-  } finally {
-    await memory.close()
-  }
-  fsck(dataDir)
+  await expectWholeOnReopen(dataDir, atClose, commits.length)
 }
 
 describe('a real full disk met by every kind of change (issue #9, defects 3 and 10)', () => {

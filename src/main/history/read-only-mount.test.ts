@@ -7,10 +7,8 @@ import { openVersionedMemory, type VersionedMemory } from './index'
 import {
   CLAUDE,
   commitCount,
+  expectWholeOnReopen,
   folderFiles,
-  fsck,
-  headFiles,
-  leftoverTempFiles,
   tempDataDir,
 } from './test-helpers'
 
@@ -110,25 +108,6 @@ async function changeEach(memory: VersionedMemory, place: RegExp): Promise<strin
   return outcomes
 }
 
-async function expectWholeAfterwards(atClose: Map<string, string>, commits: number) {
-  const memory = await open()
-  try {
-    expect(await folderFiles(dataDir)).toEqual(atClose)
-    expect(headFiles(dataDir)).toEqual(atClose)
-    expect(leftoverTempFiles(dataDir)).toEqual([])
-    expect(commitCount(dataDir)).toBeGreaterThanOrEqual(commits)
-    const next = await memory.execute(
-      { command: 'create', path: '/memories/after.md', file_text: 'after\n' },
-      CLAUDE,
-    )
-    expect(next.isError, String(next.content)).toBe(false)
-    expect(next.commitPending ?? false).toBe(false)
-  } finally {
-    await memory.close()
-  }
-  fsck(dataDir)
-}
-
 describe('a real read-only mount (probe28n)', () => {
   it('over the whole data folder: open refuses plainly and changes nothing', async () => {
     const files = await folderFiles(dataDir)
@@ -146,7 +125,7 @@ describe('a real read-only mount (probe28n)', () => {
     expectPlain((error as Error).message, /data folder is read-only/)
     unbind(dataDir)
     expect(await folderFiles(dataDir)).toEqual(files)
-    await expectWholeAfterwards(files, commits)
+    await expectWholeOnReopen(dataDir, files, commits)
   })
 
   it('over history.git/objects alone: every change refused or owed, all committed after', async () => {
@@ -163,7 +142,7 @@ describe('a real read-only mount (probe28n)', () => {
       })
     }
     unbind(path.join(dataDir, 'history.git', 'objects'))
-    await expectWholeAfterwards(atClose, commits)
+    await expectWholeOnReopen(dataDir, atClose, commits)
   })
 
   it('over the memory folder alone: every change refused, nothing changed', async () => {
@@ -182,6 +161,6 @@ describe('a real read-only mount (probe28n)', () => {
     }
     unbind(path.join(dataDir, 'memories'))
     expect(commitCount(dataDir)).toBe(commits)
-    await expectWholeAfterwards(files, commits)
+    await expectWholeOnReopen(dataDir, files, commits)
   })
 })

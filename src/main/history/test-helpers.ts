@@ -446,6 +446,39 @@ export async function breakMainRef(dataDir: string): Promise<() => Promise<void>
 export const CLAUDE: Origin = { actor: 'claude', conversationId: 'test', toolUseId: 'toolu_test' }
 
 /**
+ * The check after a fault has gone (a full disk freed, a read-only mount undone): the next
+ * open commits whatever was owed and leaves nothing behind. The folder is still `atClose`,
+ * HEAD holds exactly it, no temp file is left, at least `commits` commits are there, the next
+ * change commits at once, and `git fsck --strict` is clean.
+ */
+export async function expectWholeOnReopen(
+  dataDir: string,
+  atClose: Map<string, string>,
+  commits: number,
+): Promise<void> {
+  const memory = await openVersionedMemory({
+    dataDir,
+    watch: false,
+    logger: createRecordingLogger(),
+  })
+  try {
+    expect(await folderFiles(dataDir)).toEqual(atClose)
+    expect(headFiles(dataDir)).toEqual(atClose)
+    expect(leftoverTempFiles(dataDir)).toEqual([])
+    expect(commitCount(dataDir)).toBeGreaterThanOrEqual(commits)
+    const next = await memory.execute(
+      { command: 'create', path: '/memories/after.md', file_text: 'after\n' },
+      CLAUDE,
+    )
+    expect(next.isError, String(next.content)).toBe(false)
+    expect(next.commitPending ?? false).toBe(false)
+  } finally {
+    await memory.close()
+  }
+  fsck(dataDir)
+}
+
+/**
  * The files the tests of owed folder flushes start from (owed-flushes.test.ts,
  * durable-order.test.ts): one at the top of the memory folder, one in a folder below.
  */
