@@ -25,6 +25,19 @@ async function expectWhole(controls: ReadonlyArray<Locator>): Promise<void> {
   }
 }
 
+/** Tab walks the controls in order, each shown whole as it takes the focus. */
+async function expectReachableByTab(controls: ReadonlyArray<Locator>): Promise<void> {
+  const [first, ...rest] = controls
+  if (!first) return
+  await first.focus()
+  await expect(first).toBeInViewport({ ratio: 0.99 })
+  for (const control of rest) {
+    await control.page().keyboard.press('Tab')
+    await expect(control).toBeFocused()
+    await expect(control).toBeInViewport({ ratio: 0.99 })
+  }
+}
+
 async function expectNoSidewaysScroll(page: Page): Promise<void> {
   const overflow = await page.evaluate(() => {
     const root = document.scrollingElement ?? document.documentElement
@@ -91,9 +104,20 @@ for (const size of SIZES) {
       await history.open()
       await history.select(history.rows.nth(1))
       await expect(history.detail).toContainText('under the third flowerpot')
-      // The timeline, whole. (Its change's toolbar is left out: at 880×560 the sticky header
-      // of the change is taller than its pane and its last row can never be scrolled to.)
       await expectWhole([history.rows.first(), history.rows.nth(1)])
+      // The change's actions, by mouse and by keyboard: at 880×560 its header is taller than
+      // its pane, so it must scroll away with the files rather than stay pinned over them.
+      const actions = history.detail.getByRole('toolbar', { name: 'Change actions' })
+      const controls = [
+        actions.getByRole('button', { name: 'Restore all memory to this point' }),
+        actions.getByRole('button', { name: 'Export this version (.zip)' }),
+        ...['Unified', 'Side by side', 'Blame'].map((mode) =>
+          actions.getByRole('button', { name: mode, exact: true }),
+        ),
+        history.detail.getByText('Details', { exact: true }),
+      ]
+      await expectWhole(controls)
+      await expectReachableByTab(controls)
       await expectNoSidewaysScroll(page)
       await shoot(page, cairn, `${name}-history-${scheme}`)
 

@@ -9,6 +9,7 @@ import { useSummary } from '../../lib/commit-summaries'
 import { madeElsewhere, sentence, whoLabel, whoOf } from '../../lib/commit-words'
 import { dateTimeAttr, displayPath, exactTime, shortDateTime, visibleLines } from '../../lib/format'
 import { useThisMachine } from '../../lib/this-machine'
+import { usePinnedIfRoom } from '../../lib/use-pinned-if-room'
 import { commandLabel } from './describe'
 import { FileBlameView } from './FileBlameView'
 import { FileChangeView } from './FileChangeView'
@@ -28,6 +29,12 @@ const MODES: ReadonlyArray<{
   { value: 'split', label: 'Side by side', title: 'Side-by-side diff', Icon: SplitIcon },
   { value: 'blame', label: 'Blame', title: 'Each line with who last changed it', Icon: BlameIcon },
 ]
+
+/**
+ * The room (px, about three diff lines) the change's header must leave its pane to stay pinned
+ * at its top; with less it scrolls away with the files, so its actions stay reachable.
+ */
+const ROOM_FOR_FILES = 60
 
 /**
  * The selected change: what it did in a sentence, when, where it came from (a conversation,
@@ -63,9 +70,10 @@ export function CommitDetailView(props: {
   const kept = conflictsKept(detail.message)
   const canRevert = commit.parent !== null && commit.command !== 'init'
   const who = whoOf(commit)
+  const [headerRef, pinned] = usePinnedIfRoom<HTMLElement>(ROOM_FOR_FILES)
   return (
     <section className="hist-detail" aria-label="Change details">
-      <header className="hist-detail-header">
+      <header ref={headerRef} className="hist-detail-header" data-pinned={pinned ? '' : undefined}>
         <h2 className="hist-detail-title">
           <span
             className={`hist-who hist-who-${who}`}
