@@ -4,13 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { CairnError } from '../lib/errors'
 import { createRecordingLogger } from '../lib/logger'
 import { openVersionedMemory, type VersionedMemory } from './index'
-import {
-  CLAUDE,
-  commitCount,
-  expectWholeOnReopen,
-  folderFiles,
-  tempDataDir,
-} from './test-helpers'
+import { CLAUDE, commitCount, expectWholeOnReopen, folderFiles, tempDataDir } from './test-helpers'
 
 // An acceptance check of issue #9 (probe28n) on a REAL read-only file system: a read-only
 // bind mount over the whole data folder, over `history.git/objects` alone, or over the memory
