@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { readdir, writeFile } from 'node:fs/promises'
+import { readdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import type { Origin, VersionedMemory } from './index'
@@ -711,6 +711,74 @@ describe('a history grown by the git CLI while Cairn runs', () => {
         ['Deep/er/n.md', 'n\n'],
         ['plan.md', 'a\nB by Ann\nc\n'],
       ]),
+    )
+    fsck(dataDir)
+  })
+})
+
+describe('binary files through the history', () => {
+  it('keeps an image’s exact bytes through rename, delete, bring back, restore and revert', async () => {
+    const { dataDir } = bed
+    const work = path.join(dataDir, 'memories')
+    // A PNG's signature and header (NUL bytes, bytes no UTF-8 allows), and a second version.
+    const png = (n: number) =>
+      Buffer.concat([
+        Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex'),
+        Buffer.from([0, 0, 0, n, 0xff, 0xfe, 0x80, 0x00, n]),
+      ])
+    await bed.close()
+    await writeFile(path.join(work, 'photo.png'), png(1))
+    let memory = await bed.reopen()
+    expect(memory.recovery?.kind).toBe('outside-changes')
+    const first = revList(dataDir)[0]!
+    await bed.close()
+    await writeFile(path.join(work, 'photo.png'), png(2))
+    memory = await bed.reopen()
+    const second = revList(dataDir)[0]!
+    const bytesAt = (oid: string, p: string) =>
+      catFiles(dataDir, [`${oid}:${p}`]).get(`${oid}:${p}`)!
+    expect(bytesAt(first, 'photo.png')).toEqual(png(1))
+    expect(Buffer.from((await memory.readBytesAt('/memories/photo.png', first))!)).toEqual(png(1))
+    expect(Buffer.from((await memory.readBytesAt('/memories/photo.png', second))!)).toEqual(png(2))
+    const change = await memory.diff('/memories/photo.png', first, second)
+    expect(change).toMatchObject({ binary: true, before: null, after: null })
+
+    const moved = await memory.execute(
+      { command: 'rename', old_path: '/memories/photo.png', new_path: '/memories/a/b/c/Photo.png' },
+      ORIGINS.claude,
+    )
+    expect(moved.isError, String(moved.content)).toBe(false)
+    expect(changesPerGit(dataDir, second, moved.commit!.oid)).toEqual([
+      'A a/b/c/Photo.png',
+      'D photo.png',
+    ])
+    expect((await memory.fileHistory('/memories/a/b/c/Photo.png')).map((c) => c.oid)).toEqual(
+      gitCli(dataDir, 'log', '--follow', '--format=%H', 'main', '--', 'a/b/c/Photo.png')
+        .split('\n')
+        .filter(Boolean),
+    )
+    const gone = await memory.execute(
+      { command: 'delete', path: '/memories/a/b/c/Photo.png' },
+      ORIGINS.claude,
+    )
+    expect(gone.isError, String(gone.content)).toBe(false)
+    const readPhoto = () => readFile(path.join(work, 'a/b/c/Photo.png'))
+    await memory.restoreDeleted('/memories/a/b/c/Photo.png')
+    expect(await readPhoto()).toEqual(png(2))
+    const restored = await memory.restoreFile('/memories/a/b/c/Photo.png', moved.commit!.oid)
+    expect(restored.commit).toBeNull() // the same bytes: nothing to commit
+    // Its first version, by the name it had then, comes back beside it.
+    await memory.restoreFile('/memories/photo.png', first)
+    expect(await readFile(path.join(work, 'photo.png'))).toEqual(png(1))
+    expect(bytesAt('main', 'photo.png')).toEqual(png(1))
+    expect(await readPhoto()).toEqual(png(2))
+    // Undoing that restore removes it again, as a new commit on top.
+    const before = revList(dataDir)
+    await memory.revert(before[0]!)
+    expect(revList(dataDir).slice(1)).toEqual(before)
+    expect(changesPerGit(dataDir, before[0]!, 'main')).toEqual(['D photo.png'])
+    expect(await folderFiles(dataDir)).toEqual(
+      new Map([['a/b/c/Photo.png', png(2).toString('utf8')]]),
     )
     fsck(dataDir)
   })
