@@ -213,6 +213,12 @@ const wrongShapes: ReadonlyArray<readonly [string, unknown]> = [
   ['arrays nested 10,000 deep', nested(10_000)],
   ['objects nested 2,000 deep', deepObject(2_000)],
   ['bytes', new Uint8Array([1, 2, 3])],
+  ['a key 100,000 characters long', { ['k'.repeat(100_000)]: 1 }],
+  ['a key with a bidi override and a newline', { '\u202Eevil\nkey': 1, path: '/memories/x.md' }],
+  [
+    '10,000 unknown keys',
+    Object.fromEntries(Array.from({ length: 10_000 }, (_, i) => [`k${i}`, i])),
+  ],
 ]
 
 /**
