@@ -124,6 +124,22 @@ describe('hideKeys', () => {
       }
     }
   })
+
+  it('hides the key in hex, either case, whole or a run of it', () => {
+    const hex = Buffer.from(key).toString('hex')
+    const quoted = [
+      `sent ${hex}`,
+      `SENT ${hex.toUpperCase()}`,
+      // A dump cut into lines, or cut short.
+      `dump ${hex.replace(/(.{64})/g, '$1\n')}`,
+      `cut ${hex.slice(30, 120)}…`,
+    ].join('\n')
+    const hidden = hideKeys(quoted, key)
+    expect(hidden.split('\n').slice(0, 2)).toEqual(['sent your API key', 'SENT your API key'])
+    // No 8 hex digits of the key are left anywhere (at most 4 bytes of it).
+    const flat = hidden.replaceAll('\n', '').toLowerCase()
+    for (let i = 0; i + 8 <= hex.length; i++) expect(flat).not.toContain(hex.slice(i, i + 8))
+  })
 })
 
 describe('unknownStopError', () => {

@@ -203,17 +203,20 @@ const KEY_RUN = 8
 
 /**
  * `text` (an error's words: the API's, or a proxy's quoting what it was sent) with the API key
- * hidden. The key `apiKey` as it is, URL-encoded, and in base64 (standard or URL-safe, wherever
- * it starts in the encoded bytes: a `Basic` header holds `user:key`); any run of 8 or more of
- * its characters (a prefix quoted to "help") or of its base64 letters (base64 cut into lines,
- * escaped, or cut short); and any token that looks like an Anthropic key
+ * hidden. The key `apiKey` as it is, URL-encoded, in hex (either case: a proxy dumping the
+ * bytes it was sent) and in base64 (standard or URL-safe, wherever it starts in the encoded
+ * bytes: a `Basic` header holds `user:key`); any run of 8 or more of its characters (a prefix
+ * quoted to "help"), of its hex digits or of its base64 letters (an encoded form cut into
+ * lines, escaped, or cut short); and any token that looks like an Anthropic key
  * (`sk-ant-…`), configured or not. Never a prefix long enough to matter: 8 characters of a
  * 100-character key, or `sk-ant-api03-`, which every key starts with, are all that can remain.
  */
 export function hideKeys(text: string, apiKey: string): string {
   let out = text
+  // Worked out once per call: the whole forms and their runs are of the same encodings.
+  const encoded = apiKey === '' ? [] : [...hexForms(apiKey), ...base64Forms(apiKey)]
   if (apiKey !== '') {
-    const forms = new Set([apiKey, encodeURIComponent(apiKey), ...base64Forms(apiKey)])
+    const forms = new Set([apiKey, encodeURIComponent(apiKey), ...encoded])
     for (const form of [...forms].sort((a, b) => b.length - a.length)) {
       if (form.length >= Math.min(apiKey.length, KEY_RUN)) out = out.replaceAll(form, YOUR_KEY)
     }
@@ -222,9 +225,16 @@ export function hideKeys(text: string, apiKey: string): string {
   // the rest of it unlike a key.
   out = out.replace(/sk-ant-[A-Za-z0-9_-]*/g, SOME_KEY)
   if (apiKey.length < KEY_RUN) return out
-  // Runs of its base64 letters too: a base64 form cut into lines (a MIME quote, 76 a line) or
-  // with its '/' escaped (JSON's '\/') is not whole anywhere, and would show all but a few bytes.
-  return hideRuns(out, [apiKey, ...base64Forms(apiKey)])
+  // Runs of its encoded letters too: an encoded form cut into lines (a MIME quote, 76 a line),
+  // with its '/' escaped (JSON's '\/') or cut short is not whole anywhere, and would show all
+  // but a few bytes.
+  return hideRuns(out, [apiKey, ...encoded])
+}
+
+/** `key`'s bytes in hex, lower and upper case (each byte two digits, so no offset matters). */
+function hexForms(key: string): string[] {
+  const hex = Buffer.from(key, 'utf8').toString('hex')
+  return [hex, hex.toUpperCase()]
 }
 
 /**
