@@ -72,10 +72,17 @@ export const KNOWN_STOP_REASONS: ReadonlySet<string> = new Set([
   'refusal',
 ])
 
-/** `streamStarted`: whether part of a reply had arrived when the error happened. */
+/**
+ * `streamStarted`: whether part of a reply had arrived when the error happened; `emptyReply`:
+ * whether the API answered (a reply was being read) and the reply had held no event at all.
+ */
 export function classifyTurnError(
   error: unknown,
-  context: { readonly streamStarted: boolean; readonly model: string },
+  context: {
+    readonly streamStarted: boolean
+    readonly model: string
+    readonly emptyReply?: boolean
+  },
 ): TurnError {
   if (error instanceof APIConnectionTimeoutError) {
     return {
@@ -90,11 +97,13 @@ export function classifyTurnError(
     }
   }
   if (error instanceof APIError) return classifyApiError(error, context.model)
-  // The SDK's words for a response that held no event at all (a 200 with an empty or non-SSE
-  // body, from a proxy say): nothing of a reply came.
+  // A response that held no event at all (a 200 with an empty or non-SSE body, from a proxy
+  // say): nothing of a reply came. Known by what the reply held, not by the SDK's words for it;
+  // an event that could not be read (the parser's error as its cause) is something, damaged.
   if (
+    context.emptyReply &&
     error instanceof AnthropicError &&
-    error.message === 'request ended without sending any chunks'
+    !(error.cause instanceof SyntaxError)
   ) {
     return {
       code: 'empty-reply',
