@@ -110,9 +110,10 @@ export function createChatService(options: ChatServiceOptions): ChatService {
    * Answers for the memory calls of `conversation` that no saved result answers (Cairn was
    * killed between running them and saving their results): history is asked for each call's
    * commit, by its tool use id; one found ran, and is answered with what it did, one not found
-   * "may or may not have run". Stored with the next message, so history is asked once. Null
-   * when every call is answered (the usual case: nothing is looked up) or history cannot answer
-   * now (asked again with the next message).
+   * "may or may not have run", as is every one when history cannot answer now (its side index
+   * being rebuilt): Claude hears that in this turn, and what is saved is what Claude heard.
+   * Stored with the next message, so history is asked once. Null when every call is answered
+   * (the usual case: nothing is looked up).
    */
   const recover = async (conversation: Conversation): Promise<Recovered | null> => {
     const open = unansweredCalls(conversation.messages)
@@ -129,11 +130,13 @@ export function createChatService(options: ChatServiceOptions): ChatService {
     try {
       found = await options.toolUseCommits(conversation.id, open, since)
     } catch (error) {
+      // Claude is told "may or may not have run" for them in this turn: that is what is saved,
+      // so a later message, when history answers again, cannot tell Claude otherwise.
       logger.warn(
         'Could not look in history for the commits of calls whose results were not saved',
         error,
       )
-      return null
+      found = new Map()
     }
     const answers = new Map<string, { content: string; isError: boolean }>()
     const commits: Record<string, string> = {}
