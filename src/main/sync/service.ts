@@ -106,6 +106,11 @@ export interface SyncService {
   configure(input: SyncConfigureInput): Promise<SyncStatus>
   /** Syncs now (or after the sync already running) and answers the status after it. */
   syncNow(): Promise<SyncStatus>
+  /**
+   * Stops the sync running (its network work aborted; a merge already under way is finished
+   * whole) and answers the status once it has stopped. With none running, changes nothing.
+   */
+  stop(): Promise<SyncStatus>
   test(input: SyncTestInput): Promise<SyncTestResult>
   resolve(input: SyncResolveInput): Promise<SyncStatus>
   join(choice: JoinChoice): Promise<SyncStatus>
@@ -138,6 +143,8 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
   let join: SyncJoinQuestion | null = null
   let pendingChoice: JoinChoice | null = null
   let running: Promise<void> | null = null
+  // The running sync's Stop: aborts its requests; the engine then stops at its next step.
+  let stopper: AbortController | null = null
   let again = false
   let moving = false
   let closed = false
@@ -238,12 +245,13 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     namesFoldCase: options.namesFoldCase ?? NAMES_FOLD_CASE,
   }
 
-  async function remoteOf(config: SyncConfig, token?: string | null): Promise<RemoteSpec> {
+  async function remoteOf(config: SyncConfig, signal: AbortSignal): Promise<RemoteSpec> {
     return {
       url: config.url,
       username: config.username,
-      token: token === undefined ? await tokenFor(config.url) : token,
+      token: await tokenFor(config.url),
       idleTimeoutMs: options.idleTimeoutMs ?? IDLE_TIMEOUT_MS,
+      signal,
     }
   }
 
@@ -450,6 +458,8 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     const choice = pendingChoice
     pendingChoice = null
     syncing = true
+    const controller = new AbortController()
+    stopper = controller
     announce()
     try {
       if (recheck) {
@@ -459,7 +469,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       const state = await store.state()
       const ctx: EngineContext = {
         git: engineHistory,
-        remote: await remoteOf(config),
+        remote: await remoteOf(config, controller.signal),
         machine: machineOf(config),
         ...withId(await knownMachineId()),
         lastRemote: state.remoteUrl === config.url ? state.lastRemote : null,
@@ -494,14 +504,22 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       recheck = true
       if (closed) return
       error = syncFailure(failure)
-      streak =
-        streak?.code === error.code
-          ? { ...streak, count: streak.count + 1 }
-          : { code: error.code, since: now(), count: 1 }
-      if (error.code === 'internal') logger.error('Sync failed', failure)
-      else logger.warn(`Sync did not complete: ${error.message}`, failure)
+      if (error.code === 'sync-stopped') {
+        // The person's choice, not a failure: the count of failures in a row stays as it was,
+        // and a request made during the stopped sync does not start another at once (the
+        // next change, the interval and Sync now sync as usual).
+        again = false
+      } else {
+        streak =
+          streak?.code === error.code
+            ? { ...streak, count: streak.count + 1 }
+            : { code: error.code, since: now(), count: 1 }
+        if (error.code === 'internal') logger.error('Sync failed', failure)
+        else logger.warn(`Sync did not complete: ${error.message}`, failure)
+      }
     } finally {
       syncing = false
+      stopper = null
     }
     announce()
     if (retry) clearTimeout(retry)
@@ -605,6 +623,14 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     async syncNow() {
       // With no remote there is nothing to do: the answer says so (state `off`).
       if ((await store.config()).url) await request()
+      return status()
+    },
+    async stop() {
+      const current = running
+      if (stopper && current) {
+        stopper.abort()
+        await current
+      }
       return status()
     },
     async test(input) {

@@ -17,6 +17,8 @@ export interface RemoteSpec {
   readonly token: string | null
   /** Quiet time on a connection before it counts as dropped (default `IDLE_TIMEOUT_MS`). */
   readonly idleTimeoutMs?: number
+  /** Aborts the requests on their way (the person's Stop): their connections are let go. */
+  readonly signal?: AbortSignal
 }
 
 /** The one branch memory lives on, here and on the remote. */
@@ -35,6 +37,7 @@ type HttpResponse = Awaited<ReturnType<typeof nodeHttp.request>>
 async function send(request: HttpRequest, trace: Trace): Promise<HttpResponse> {
   const answer = await nodeHttp.request({
     ...request,
+    ...(trace.signal ? { signal: trace.signal } : {}),
     fetchOptions: { ...request.fetchOptions, timeout: trace.idleTimeoutMs },
   })
   trace.answered = true
@@ -136,15 +139,18 @@ interface Trace {
   readonly idleTimeoutMs: number
   /** An answer was given up for coming too slowly (under `LOW_SPEED_BYTES` a quiet time). */
   tooSlow?: boolean
+  /** The person's Stop: aborts every request of the fetch or push. */
+  readonly signal?: AbortSignal
 }
 
-function newTrace(remote?: Pick<RemoteSpec, 'idleTimeoutMs'>): Trace {
+function newTrace(remote?: Pick<RemoteSpec, 'idleTimeoutMs' | 'signal'>): Trace {
   return {
     handshakeDone: false,
     answered: false,
     advertised: false,
     notGit: false,
     idleTimeoutMs: remote?.idleTimeoutMs ?? IDLE_TIMEOUT_MS,
+    ...(remote?.signal ? { signal: remote.signal } : {}),
   }
 }
 
