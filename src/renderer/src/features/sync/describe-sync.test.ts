@@ -86,4 +86,20 @@ describe('the sync indicator’s words', () => {
     expect(once.text).toBe('Sync was interrupted')
     expect(repeatedFailure({ ...failing, repeated: undefined }, now)).toBeNull()
   })
+
+  it('says a stopped sync plainly, not as an error, with what it left', () => {
+    const stopped = syncLabel(
+      {
+        ...base,
+        state: 'error',
+        unsynced: 1,
+        error: { code: 'sync-stopped', message: 'Sync stopped. Nothing was changed.' },
+      },
+      now,
+    )
+    expect(stopped).toMatchObject({ text: 'Sync stopped', tone: 'quiet' })
+    expect(stopped.detail).toBe(
+      'Sync stopped. Nothing was changed. 1 change not synced yet. Last synced 5 min ago.',
+    )
+  })
 })

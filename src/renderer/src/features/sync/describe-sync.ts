@@ -43,6 +43,16 @@ export function syncLabel(status: SyncStatus, now: number): SyncLabel {
       detail: status.error?.message ?? 'The remote holds another machine’s memory.',
     }
   }
+  if (status.state === 'error' && status.error?.code === 'sync-stopped') {
+    // The person's own Stop: no error, what the stopped sync left and what comes next.
+    const waiting =
+      status.unsynced > 0 ? ` ${plural(status.unsynced, 'change', 'changes')} not synced yet.` : ''
+    return {
+      text: 'Sync stopped',
+      tone: 'quiet',
+      detail: `${status.error.message}${waiting} ${last}`.trim(),
+    }
+  }
   if (status.state === 'error' && status.error) {
     const waiting =
       status.unsynced > 0 ? ` ${plural(status.unsynced, 'change', 'changes')} not synced yet.` : ''
