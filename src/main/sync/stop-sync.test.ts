@@ -6,8 +6,7 @@
  */
 import type http from 'node:http'
 import { describe, expect, it } from 'vitest'
-import type { SyncStatus } from '../../shared/types'
-import { expectSound, useSyncServer, type Machine } from './test-support'
+import { expectSound, refsOf, statusWhen, useSyncServer, type Machine } from './test-support'
 import {
   isPackRequest,
   isPushRequest,
@@ -37,18 +36,6 @@ function holdFirst(
   return held
 }
 
-/** The next status `machine` announces that `matches` accepts. */
-function nextStatus(machine: Machine, matches: (status: SyncStatus) => boolean) {
-  return new Promise<SyncStatus>((resolve) => {
-    const off = machine.core.events.on((name, data) => {
-      if (name === 'sync:state' && matches(data as SyncStatus)) {
-        off()
-        resolve(data as SyncStatus)
-      }
-    })
-  })
-}
-
 async function connectThrough(machine: Machine, proxy: Proxy, repo: string) {
   const { server } = ctx
   await machine.call('sync:configure', {
@@ -62,17 +49,8 @@ async function connectThrough(machine: Machine, proxy: Proxy, repo: string) {
 describe('Stop for a running sync', () => {
   it('stops a fetch stalled mid-pack: nothing changes, the connection goes, the next automatic sync runs', async () => {
     const { server } = ctx
-    const repo = ctx.newRepo('stop-fetch')
-    const desktop = await ctx.machine('desktop')
-    await desktop.write('log.md', 'one\n')
-    await desktop.connect(server, repo)
-    expect((await desktop.sync()).state).toBe('idle')
     // The default quiet time (60 s): only Stop ends this sync within the test's time.
-    const laptop = await ctx.machine('laptop', undefined, { debounceMs: 100 })
-    await laptop.connect(server, repo)
-    expect((await laptop.sync()).state).toBe('idle')
-    await desktop.write('log.md', 'one\ntwo\n')
-    expect((await desktop.sync()).state).toBe('idle')
+    const { repo, laptop, desktop } = await ctx.behind('stop-fetch', { debounceMs: 100 })
     const proxy = await startProxy(server)
     try {
       await connectThrough(laptop, proxy, repo)
@@ -80,7 +58,7 @@ describe('Stop for a running sync', () => {
       await laptop.sync()
       await desktop.write('log.md', 'one\ntwo\nthree\n')
       expect((await desktop.sync()).state).toBe('idle')
-      const refs = () => laptop.git('for-each-ref', '--format=%(refname) %(objectname)')
+      const refs = () => refsOf(laptop)
       const before = refs()
       const packs = () => laptop.git('count-objects', '-v')
       const objectsBefore = packs()
@@ -102,7 +80,7 @@ describe('Stop for a running sync', () => {
       await proxy.allClosed()
 
       // The next automatic sync (a memory change here) runs as usual, and takes everything.
-      const synced = nextStatus(laptop, (s) => s.state === 'idle' && s.unsynced === 0)
+      const synced = statusWhen(laptop, (s) => s.state === 'idle' && s.unsynced === 0)
       await laptop.write('here.md', 'laptop\n')
       await synced
       expect((await laptop.files()).get('log.md')).toBe('one\ntwo\nthree\n')
