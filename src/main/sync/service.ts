@@ -53,7 +53,14 @@ import { explore, onOneLine } from './graph'
 import { restoreBackup } from './backups'
 import type { ImportPolicy } from './import-checks'
 import { exportMemory, importMemory, removeStaging, type TransferContext } from './transfer'
-import { createSyncStore, OFF, type ConflictRecord, type SyncConfig } from './store'
+import {
+  createSyncStore,
+  MAX_FAILING_COUNT,
+  OFF,
+  type ConflictRecord,
+  type FailingStreak,
+  type SyncConfig,
+} from './store'
 import {
   checkRemoteUrl,
   fetchMain,
@@ -67,6 +74,28 @@ import {
 export const SYNC_DEBOUNCE_MS = 3000
 const RETRY_FIRST_MS = 30_000
 const RETRY_MAX_MS = 10 * 60_000
+/**
+ * How far apart tries by itself may go once downloads keep breaking (`sync-interrupted`, as
+ * often as `REPEATED_SYNC_FAILURES`): each try downloads the pack again.
+ */
+export const RETRY_SLOW_MAX_MS = 60 * 60_000
+
+/**
+ * The wait before the quick retry after `failures` earlier ones: doubling from `firstMs`, up
+ * to 10 minutes, or an hour once downloads keep breaking (`slow`).
+ */
+export function retryDelay(failures: number, firstMs: number, slow: boolean): number {
+  return Math.min(firstMs * 2 ** Math.min(failures, 30), slow ? RETRY_SLOW_MAX_MS : RETRY_MAX_MS)
+}
+
+/** A streak of broken or damaged downloads: tries by itself go further apart. */
+function slowedDown(failing: FailingStreak | null): boolean {
+  return (
+    failing !== null &&
+    failing.code === 'sync-interrupted' &&
+    failing.count >= REPEATED_SYNC_FAILURES
+  )
+}
 /** Failures worth retrying soon: the network, or another machine pushing at the same time. */
 const TRANSIENT: ReadonlySet<string> = new Set([
   'sync-unreachable',
@@ -154,12 +183,15 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
   // interval, less often each time: 30 s, 1 min, 2 min … up to 10 min.
   let retry: NodeJS.Timeout | null = null
   let failures = 0
+  // While downloads keep breaking, the interval's syncs wait until this time (ms) too.
+  let quietUntil: number | null = null
   const retryFirstMs = options.retryFirstMs ?? RETRY_FIRST_MS
-  // Syncs in a row that failed the same way (the same code), and when the first of them did:
-  // after a few, the status says plainly that sync keeps failing (a proxy that damages every
-  // large pack would otherwise show the same "tries again" for ever). A success, a question or
-  // a change of the remote's settings starts the count again.
-  let streak: { code: string; since: number; count: number } | null = null
+  // Syncs in a row that failed (any way: two failures taking turns are failing too), and when
+  // the first of them did: after a few, the status says plainly that sync keeps failing (a
+  // proxy that damages every large pack would otherwise show the same "tries again" for ever).
+  // A success, a question or a change of the remote's settings starts the count again. Kept in
+  // state.json, so a restart goes on counting (undefined: not read yet).
+  let streak: FailingStreak | null | undefined = undefined
   // The conflicts of a merge reach state.json only after the merge moved `main` and was
   // pushed: a kill or a full disk in between would lose them here for good (the next sync
   // finds nothing to merge). So the first sync of a session, and each one after a failed
@@ -243,6 +275,30 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     now,
     onConflicts: addConflicts,
     namesFoldCase: options.namesFoldCase ?? NAMES_FOLD_CASE,
+  }
+
+  async function knownStreak(): Promise<FailingStreak | null> {
+    if (streak === undefined) {
+      streak = await store.state().then(
+        (state) => state.failing ?? null,
+        () => null,
+      )
+    }
+    return streak
+  }
+
+  // Kept on disk as well as here; a disk that refuses it (full) costs only the count's memory
+  // over a restart.
+  async function setStreak(next: FailingStreak | null): Promise<void> {
+    const prior = await knownStreak()
+    streak = next
+    if (prior === null && next === null) return
+    try {
+      const { failing: _dropped, ...latest } = await store.state()
+      await store.saveState(next ? { ...latest, failing: next } : latest)
+    } catch (failure) {
+      logger.warn('Could not keep the count of failed syncs', failure)
+    }
   }
 
   async function remoteOf(config: SyncConfig, signal: AbortSignal): Promise<RemoteSpec> {
@@ -405,6 +461,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     const lastRemote = state.remoteUrl === config.url ? state.lastRemote : null
     const conflicts = config.url || state.conflicts.length ? await openConflicts() : []
     const off = !config.url
+    const failing = streak === undefined ? (state.failing ?? null) : streak
     return {
       state: off
         ? conflicts.length > 0
@@ -419,12 +476,14 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
               : 'idle',
       lastSyncedAt: state.remoteUrl === config.url ? state.lastSyncedAt : null,
       ...(error && !off ? { error } : {}),
-      ...(error && !off && streak?.code === error.code && streak.count >= REPEATED_SYNC_FAILURES
+      ...(error && !off && failing?.code === error.code && failing.count >= REPEATED_SYNC_FAILURES
         ? {
             repeated: {
-              count: streak.count,
-              since: streak.since,
-              advice: repeatedAdvice(error.code, TRANSIENT.has(error.code)),
+              count: failing.count,
+              // A clock set back since: never "since" a time still to come.
+              since: Math.min(failing.since, now()),
+              advice: repeatedAdvice(error.code, TRANSIENT.has(error.code), slowedDown(failing)),
+              ...(failing.mixed ? { mixed: true } : {}),
             },
           }
         : {}),
@@ -477,7 +536,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
         namesFoldCase: transfer.namesFoldCase,
       }
       const outcome: SyncOutcome = choice ? await joinRemote(ctx, choice) : await syncOnce(ctx)
-      streak = null
+      await setStreak(null)
       if (outcome.kind === 'question') {
         join = outcome.question
         error = {
@@ -510,10 +569,17 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
         // next change, the interval and Sync now sync as usual).
         again = false
       } else {
-        streak =
-          streak?.code === error.code
-            ? { ...streak, count: streak.count + 1 }
-            : { code: error.code, since: now(), count: 1 }
+        const prior = await knownStreak()
+        await setStreak(
+          prior
+            ? {
+                code: error.code,
+                count: Math.min(prior.count + 1, MAX_FAILING_COUNT),
+                since: prior.since,
+                ...(prior.mixed || prior.code !== error.code ? { mixed: true as const } : {}),
+              }
+            : { code: error.code, since: now(), count: 1 },
+        )
         if (error.code === 'internal') logger.error('Sync failed', failure)
         else logger.warn(`Sync did not complete: ${error.message}`, failure)
       }
@@ -527,13 +593,17 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     if (error && TRANSIENT.has(error.code) && !closed) {
       // Still retried once it keeps failing (the status then says so): what fails here mends
       // itself (a network, a proxy, a server), and sync should catch up then unasked.
-      const delay = Math.min(retryFirstMs * 2 ** failures, RETRY_MAX_MS)
+      const slow = slowedDown(streak ?? null)
+      const delay = retryDelay(failures, retryFirstMs, slow)
       failures++
+      // The interval's syncs wait for it too (changes and Sync now do not).
+      quietUntil = slow ? now() + delay : null
       retry = setTimeout(() => void request(), delay)
       retry.unref()
       return
     }
     failures = 0
+    quietUntil = null
     // Memory changed while the sync ran: those changes go out with the next one.
     const state = await store.state()
     if (!error && history.head() !== state.lastRemote) schedule()
@@ -574,7 +644,9 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     if (interval) clearInterval(interval)
     interval = null
     if (!config.url || config.intervalMinutes === 0 || closed) return
-    interval = setInterval(() => void request(), config.intervalMinutes * 60_000)
+    interval = setInterval(() => {
+      if (quietUntil === null || now() >= quietUntil) void request()
+    }, config.intervalMinutes * 60_000)
     interval.unref()
   }
 
@@ -612,7 +684,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
         next.username !== current.username ||
         input.token !== undefined
       ) {
-        streak = null
+        await setStreak(null)
         failures = 0
       }
       await applyConfig()

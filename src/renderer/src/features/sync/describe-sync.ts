@@ -23,8 +23,9 @@ export const KEEPS_FAILING = 'Sync keeps failing'
  */
 export function repeatedFailure(status: SyncStatus, now: number): string | null {
   if (!status.repeated || !status.error) return null
-  const { count, since, advice } = status.repeated
-  return `The last ${count} syncs, since ${shortDateTime(since, now)}, failed the same way. ${status.error.message} ${advice}`
+  const { count, since, advice, mixed } = status.repeated
+  const how = mixed ? 'failed, the latest this way:' : 'failed the same way.'
+  return `The last ${count} syncs, since ${shortDateTime(since, now)}, ${how} ${status.error.message} ${advice}`
 }
 
 /** The indicator's words for a status; `now` for "synced 2 min ago". */
