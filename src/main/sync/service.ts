@@ -700,6 +700,9 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     async stop() {
       const current = running
       if (stopper && current) {
+        // A request made meanwhile would start another sync right after this one: the person
+        // asked for none (the next change, the interval and Sync now sync as usual).
+        again = false
         stopper.abort()
         await current
       }
