@@ -50,6 +50,7 @@ export const requestChannels = [
   'settings:models',
   'sync:status',
   'sync:now',
+  'sync:stop',
   'sync:configure',
   'sync:test',
   'sync:resolve',

@@ -207,6 +207,7 @@ export const requestSchemas = {
 
   'sync:status': none,
   'sync:now': none,
+  'sync:stop': none,
   /** An empty `url` turns sync off (and forgets the token); omitted fields keep their value. */
   'sync:configure': z.strictObject({
     url: z.string().max(2000),
@@ -305,6 +306,7 @@ export interface RequestResults {
   'settings:models': ReadonlyArray<ModelInfo>
   'sync:status': SyncStatus
   'sync:now': SyncStatus
+  'sync:stop': SyncStatus
   'sync:configure': SyncStatus
   'sync:test': SyncTestResult
   'sync:resolve': SyncStatus

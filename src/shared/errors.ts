@@ -147,6 +147,8 @@ interface SyncErrors {
   'sync-join-needed': true
   /** The remote holds files Cairn will not put in the memory folder. */
   'sync-unsafe-content': true
+  /** The person stopped a running sync; its message says what, if anything, it had done. */
+  'sync-stopped': true
   /** There is no conflict (left) at that path. */
   'sync-no-conflict': true
   /** A file chosen for import is not what it claims to be (not a bundle, zip or repository). */

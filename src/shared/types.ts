@@ -738,9 +738,10 @@ export interface SyncStatus {
   /** Why the last sync did not finish (state `error`). */
   readonly error?: ApiErrorData
   /**
-   * Set when sync keeps failing the same way: the last `count` syncs in a row (at least
-   * `REPEATED_SYNC_FAILURES`) all failed with `error`'s code, the first of them at `since`
-   * (ms). `advice` says in plain words what the person can do about it.
+   * Set when sync keeps failing: the last `count` syncs in a row (at least
+   * `REPEATED_SYNC_FAILURES`) all failed, the first of them at `since` (ms), the latest with
+   * `error` (`mixed` when they failed more than one way). `advice` says in plain words what
+   * the person can do about the latest failure.
    */
   readonly repeated?: SyncRepeatedFailure
   readonly conflicts: ReadonlyArray<SyncConflict>
@@ -757,9 +758,11 @@ export interface SyncRepeatedFailure {
   readonly count: number
   readonly since: number
   readonly advice: string
+  /** They failed more than one way (two failures taking turns); `error` is the latest. */
+  readonly mixed?: boolean
 }
 
-/** Failures of one kind in a row after which the status says sync keeps failing that way. */
+/** Failures in a row after which the status says sync keeps failing. */
 export const REPEATED_SYNC_FAILURES = 5
 
 /** What "Test connection" found. */

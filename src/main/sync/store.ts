@@ -99,7 +99,25 @@ export interface SyncState {
   readonly lastRemote: string | null
   readonly lastSyncedAt: number | null
   readonly conflicts: ReadonlyArray<ConflictRecord>
+  /**
+   * The syncs in a row that failed (any way), kept so that a restart does not start the count
+   * again; absent in files older builds wrote, and after a sync that completed.
+   */
+  readonly failing?: FailingStreak
 }
+
+/** Syncs that failed in a row: the latest one's code, how many, and when the first did. */
+export interface FailingStreak {
+  readonly code: string
+  readonly count: number
+  /** When the first of them failed (ms, this machine's clock). */
+  readonly since: number
+  /** They failed more than one way (two codes taking turns). */
+  readonly mixed?: true
+}
+
+/** More failures in a row than this are counted as this many. */
+export const MAX_FAILING_COUNT = 1_000_000
 
 export const EMPTY_STATE: SyncState = {
   remoteUrl: null,
@@ -150,6 +168,16 @@ const stateSchema = z.object({
     .array(conflictSchema.nullable().catch(null))
     .catch([])
     .transform((records) => records.filter((record) => record !== null)),
+  // Strict: a count, a time and a code as Cairn writes them, or nothing (never a guess).
+  failing: z
+    .strictObject({
+      code: z.string().regex(/^[a-z][a-z-]{0,39}$/),
+      count: z.int().min(1).max(MAX_FAILING_COUNT),
+      since: z.int().min(0).max(8.64e15),
+      mixed: z.literal(true).optional(),
+    })
+    .optional()
+    .catch(undefined),
 })
 
 /** The two files, read once and cached; writes are atomic. */
