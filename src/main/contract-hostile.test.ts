@@ -83,6 +83,7 @@ const everyCode: Record<ErrorCode, true> = {
   'sync-push-refused': true,
   'sync-rewritten': true,
   'sync-join-needed': true,
+  'sync-stopped': true,
   'sync-unsafe-content': true,
   'sync-no-conflict': true,
   'import-invalid': true,
