@@ -19,8 +19,8 @@ import type {
   AgentEvent,
   ApiResult,
   AppCommand,
-  OpeningProgress,
   OpeningState,
+  OpeningUpdate,
   AppInfo,
   BlameLine,
   ChangeResult,
@@ -345,7 +345,7 @@ export interface EventMap {
   /** A command from the application menu, for the window to carry out. */
   'app:command': { readonly command: AppCommand }
   /** How far the opening of the memory is (only while it opens, before `app:ready`). */
-  'app:opening': OpeningProgress
+  'app:opening': OpeningUpdate
   /** The memory is open: the window may start the app and call every channel. */
   'app:ready': { readonly state: 'ready' }
   'sync:state': SyncStatus

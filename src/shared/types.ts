@@ -44,9 +44,18 @@ export interface OpeningProgress {
   readonly total: number | null
 }
 
+/**
+ * How far the opening is, as the shell tells its window (`app:opening`); `closing` once the
+ * person quit meanwhile: Cairn closes as soon as the memory is open (its lock then released).
+ */
+export interface OpeningUpdate {
+  readonly progress: OpeningProgress
+  readonly closing: boolean
+}
+
 /** What `app:opening` answers: still opening (and how far), or ready. */
 export type OpeningState =
-  { readonly state: 'opening'; readonly progress: OpeningProgress } | { readonly state: 'ready' }
+  ({ readonly state: 'opening' } & OpeningUpdate) | { readonly state: 'ready' }
 
 /**
  * What the application menu asks the window to do (New chat, Settings, Show memory, Show
