@@ -83,9 +83,9 @@ export function OpeningScreen(props: {
   const counted = countLine(progress)
   const known = progress.total !== null && progress.total > 0
   return (
-    <main className="opening" aria-busy="true">
+    <main className="opening" aria-busy="true" aria-labelledby="opening-title">
       <div className="opening-card">
-        <h1>Opening your memory…</h1>
+        <h1 id="opening-title">Opening your memory…</h1>
         <p className="opening-step" role="status" aria-label="Opening">
           {step.doing}
           {counted ? ` — ${counted}` : ''}
