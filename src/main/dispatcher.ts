@@ -4,7 +4,7 @@ import type { ApiResult } from '../shared/types'
 import { toApiError, type ErrorCode } from './lib/errors'
 import type { Handlers } from './lib/handlers'
 import type { Logger } from './lib/logger'
-import { cutText } from './lib/text'
+import { cutText, cutWithEllipsis, escapeInvisible } from './lib/text'
 
 export type { Handlers } from './lib/handlers'
 
@@ -46,12 +46,20 @@ function describe(value: unknown): string {
   return typeof value === 'string' ? JSON.stringify(cutText(value, 80)) : typeof value
 }
 
+/**
+ * The first issues in words. Zod names unknown keys and the path to each issue, which the
+ * sender chose: each issue is cut short, with nothing invisible in it (a key may be 100 KB
+ * long, or hold a newline or a bidi override that would reorder the sentence on screen).
+ */
 function formatIssues(error: z.ZodError): string {
   return error.issues
     .slice(0, 5)
     .map((issue) => {
-      const where = issue.path.length > 0 ? issue.path.join('.') : 'payload'
-      return `${where}: ${issue.message}`
+      const where = issue.path.length > 0 ? issue.path.map(String).join('.') : 'payload'
+      return cutWithEllipsis(escapeInvisible(`${where}: ${issue.message}`), MAX_ISSUE_CHARS)
     })
     .join('; ')
 }
+
+/** Most characters of one issue in an `invalid-payload` message. */
+const MAX_ISSUE_CHARS = 160

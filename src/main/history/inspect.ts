@@ -19,7 +19,8 @@ export async function readAt(repo: RepoView, virtual: string, oid: string): Prom
   return readingVersion(oid, async () => {
     const node = await nodeAt(repo.store, await treeOf(repo, oid), segments)
     if (node?.kind !== 'blob') return null
-    return new TextDecoder().decode(await repo.store.readBlob(node.oid))
+    // `ignoreBOM` keeps a leading U+FEFF: the text is the file's, as `git show` prints it.
+    return new TextDecoder('utf-8', { ignoreBOM: true }).decode(await repo.store.readBlob(node.oid))
   })
 }
 

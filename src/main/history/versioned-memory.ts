@@ -16,6 +16,7 @@ import { acquireInstanceLock, type InstanceLock } from '../lib/instance-lock'
 import { consoleLogger, type Logger } from '../lib/logger'
 import { throttleProgress } from '../lib/progress'
 import { createSerialQueue } from '../lib/serial-queue'
+import { cutWithEllipsis, escapeInvisible } from '../lib/text'
 import {
   createMemoryTool,
   DEFAULT_LIMITS,
@@ -896,7 +897,13 @@ async function openLocked(
     let text: string
     try {
       const found = tree.find(relative)
-      if (found.kind !== 'file') throw new CairnError('not-found', `${virtual} does not exist.`)
+      if (found.kind !== 'file') {
+        // Shown as the caller sent it, which may be any string: cut, with nothing invisible.
+        throw new CairnError(
+          'not-found',
+          `${escapeInvisible(cutWithEllipsis(virtual, 200))} does not exist.`,
+        )
+      }
       const bytes = readFileIn(found.parent, found.name, found.stats, maxEditableBytes(limits))
       // `ignoreBOM`: the file is written back, and must keep its BOM.
       text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes)

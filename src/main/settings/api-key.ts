@@ -6,6 +6,7 @@
  * one from the environment is named as the problem before any request.
  */
 import { CairnError } from '../lib/errors'
+import { escapeInvisible } from '../lib/text'
 
 // Whitespace and the invisible characters that ride along with a copy, at either end.
 const INVISIBLE = '\\s\\u200b-\\u200d\\u2060\\ufeff\\u00ad'
@@ -50,5 +51,8 @@ function describe(char: string): string {
   if (code < 0x20 || code === 0x7f) return 'a control character'
   if (code >= 0x200b && code <= 0x200d) return 'an invisible zero-width character'
   if (code === 0x2060 || code === 0xfeff || code === 0xad) return 'an invisible character'
+  // Any other formatting character (a bidi override would reorder the sentence around it).
+  if (/[\p{Cf}\p{Zl}\p{Zp}]/u.test(char))
+    return `an invisible formatting character (${escapeInvisible(char)})`
   return `the character “${char}”`
 }

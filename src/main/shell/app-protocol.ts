@@ -1,4 +1,4 @@
-import { readFile, stat } from 'node:fs/promises'
+import { readFile, realpath, stat } from 'node:fs/promises'
 import path from 'node:path'
 import { appResponseHeaders } from './content-security'
 
@@ -52,15 +52,19 @@ export function resolveAppFile(rendererDir: string, requestUrl: string): string 
   }
   const root = path.resolve(rendererDir)
   const file = path.resolve(root, ...(segments.length > 0 ? segments : ['index.html']))
+  return isInside(root, file) ? file : null
+}
+
+/** Whether `file` lies strictly inside the folder `root` (both absolute and resolved). */
+function isInside(root: string, file: string): boolean {
   const relative = path.relative(root, file)
-  if (relative === '' || relative.startsWith('..') || path.isAbsolute(relative)) return null
-  return file
+  return relative !== '' && !relative.startsWith('..') && !path.isAbsolute(relative)
 }
 
 /**
  * The handler for `protocol.handle('app', …)`: serves the built renderer's files, each with
- * the Content Security Policy as a header; anything outside the folder, missing, or not a
- * plain file is a 404, and only GET and HEAD are answered.
+ * the Content Security Policy as a header; anything outside the folder (a symbolic link to
+ * outside included), missing, or not a plain file is a 404, and only GET and HEAD are answered.
  */
 export function createAppProtocolHandler(options: {
   readonly rendererDir: string
@@ -75,16 +79,19 @@ export function createAppProtocolHandler(options: {
     if (request.method !== 'GET' && request.method !== 'HEAD') {
       return refuse(405, 'Method not allowed')
     }
-    const file = resolveAppFile(options.rendererDir, request.url)
-    if (file === null) return refuse(404, 'Not found')
+    const named = resolveAppFile(options.rendererDir, request.url)
+    if (named === null) return refuse(404, 'Not found')
     let body: Buffer
     try {
-      if (!(await stat(file)).isFile()) return refuse(404, 'Not found')
+      // A file is served only when its real path lies inside the folder's: a symbolic link in
+      // the folder leads nowhere outside it.
+      const [root, file] = await Promise.all([realpath(options.rendererDir), realpath(named)])
+      if (!isInside(root, file) || !(await stat(file)).isFile()) return refuse(404, 'Not found')
       body = await readFile(file)
     } catch {
       return refuse(404, 'Not found')
     }
-    const type = contentTypes[path.extname(file).toLowerCase()] ?? 'application/octet-stream'
+    const type = contentTypes[path.extname(named).toLowerCase()] ?? 'application/octet-stream'
     return new Response(request.method === 'HEAD' ? null : new Uint8Array(body), {
       status: 200,
       headers: { ...headers, 'Content-Type': type, 'Content-Length': String(body.length) },

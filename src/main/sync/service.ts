@@ -24,6 +24,7 @@ import { sameServer } from '../../shared/remote-address'
 import type { HostActions } from '../app'
 import { MAX_VERSIONED_BYTES, type HistoryGit, type VersionedMemory } from '../history'
 import { CairnError, toApiError } from '../lib/errors'
+import { cutWithEllipsis, escapeInvisible } from '../lib/text'
 import { repeatedAdvice, syncFailure } from './sync-errors'
 import { hasConflicts } from './conflict-markers'
 import type { Logger } from '../lib/logger'
@@ -713,7 +714,9 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     const machineId = await knownMachineId()
     const open = record ? await viewConflict(record, machineOf(config), read, machineId) : null
     if (!record || !open) {
-      throw new CairnError('sync-no-conflict', `${path} has no conflict left to resolve.`)
+      // The caller's path, which may be any string: cut, with nothing invisible.
+      const shown = escapeInvisible(cutWithEllipsis(path, 200))
+      throw new CairnError('sync-no-conflict', `${shown} has no conflict left to resolve.`)
     }
     if (choice === 'edit' && text === undefined) {
       throw new CairnError('invalid-input', 'Write the text to keep, or choose a version.')

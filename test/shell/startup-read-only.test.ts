@@ -1,0 +1,176 @@
+/**
+ * Starts of the built main bundle (with the recording stand-in for `electron`, as in
+ * main-bundle.test.ts) on a data folder behind a REAL read-only bind mount: the person gets
+ * the start-up failure dialog in plain words, or a working window, never a stack, a silent
+ * exit or a hang, and the folder is left byte for byte as it was. Needs root with mount
+ * allowed, as src/main/history/read-only-mount.test.ts does (mounting throws otherwise).
+ */
+import { execFileSync } from 'node:child_process'
+import { createHash } from 'node:crypto'
+import { lstatSync, mkdirSync, readdirSync, readFileSync } from 'node:fs'
+import { mkdtemp, rm } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { builtFile, root } from './built'
+import {
+  createElectronStandIn,
+  type ElectronStandIn,
+  type StandInOptions,
+} from './electron-stand-in'
+
+const bundle = path.join(root, 'out/main/index.js')
+const current = vi.hoisted(() => ({ standIn: null as { module: object } | null }))
+vi.mock('electron', () => {
+  const live = (name: string) => {
+    const target = () => {
+      if (!current.standIn) throw new Error('no electron stand-in prepared for this start')
+      return (current.standIn.module as Record<string, object>)[name] as Record<
+        PropertyKey,
+        unknown
+      >
+    }
+    return new Proxy(function standIn() {}, {
+      get(_function, key) {
+        const object = target()
+        const value = Reflect.get(object, key)
+        return typeof value === 'function' && key !== 'prototype' ? value.bind(object) : value
+      },
+      construct: (_function, args) =>
+        Reflect.construct(target() as unknown as new (...args: unknown[]) => object, args),
+    })
+  }
+  const names = ['app', 'BrowserWindow', 'dialog', 'ipcMain', 'Menu', 'protocol', 'safeStorage']
+  return Object.fromEntries(
+    [...names, 'screen', 'session', 'shell'].map((name) => [name, live(name)]),
+  )
+})
+
+const mounts: string[] = []
+const cleanups: Array<() => Promise<void>> = []
+afterEach(async () => {
+  try {
+    for (const dir of mounts.splice(0).reverse()) execFileSync('umount', [dir])
+  } finally {
+    while (cleanups.length > 0) await cleanups.pop()!()
+    current.standIn = null
+    vi.restoreAllMocks()
+  }
+})
+
+function bindReadOnly(dir: string): void {
+  execFileSync('mount', ['--bind', dir, dir])
+  mounts.push(dir)
+  execFileSync('mount', ['-o', 'remount,ro,bind', dir])
+}
+
+async function tempDir(): Promise<string> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'cairn-shell-ro-'))
+  cleanups.push(() => rm(dir, { recursive: true, force: true }))
+  return dir
+}
+
+async function start(options: StandInOptions): Promise<ElectronStandIn> {
+  await builtFile('out/main/index.js', ['src/main', 'src/shared'])
+  const standIn = createElectronStandIn(options)
+  current.standIn = standIn
+  const saved = process.env['CAIRN_DATA_DIR']
+  delete process.env['CAIRN_DATA_DIR']
+  cleanups.push(async () => {
+    if (saved !== undefined) process.env['CAIRN_DATA_DIR'] = saved
+  })
+  vi.resetModules()
+  await import(/* @vite-ignore */ pathToFileURL(bundle).href)
+  return standIn
+}
+
+/** Every file and folder below `dir` with its bytes' hash. */
+function tree(dir: string): Record<string, string> {
+  const out: Record<string, string> = {}
+  const walk = (rel: string) => {
+    const stat = lstatSync(path.join(dir, rel))
+    if (stat.isDirectory()) {
+      out[`${rel}/`] = 'folder'
+      for (const name of readdirSync(path.join(dir, rel))) walk(path.join(rel, name))
+    } else {
+      out[rel] = createHash('sha1')
+        .update(stat.isFile() ? readFileSync(path.join(dir, rel)) : 'special')
+        .digest('hex')
+    }
+  }
+  walk('')
+  return out
+}
+
+function expectPlainDialog(standIn: ElectronStandIn, userData: string, reason: RegExp): void {
+  const [dialog] = standIn.callsOf('dialog.showMessageBox')
+  expect(dialog?.args[0]).toMatchObject({
+    type: 'error',
+    message: 'Cairn could not start',
+    buttons: ['Open data folder', 'Quit'],
+  })
+  const detail = (dialog!.args[0] as { detail: string }).detail
+  expect(detail).toMatch(reason)
+  expect(detail).toContain(`Your data folder: ${userData}`)
+  expect(detail).not.toMatch(/EROFS|EACCES|at .*\.js:\d+|Error:|Something unexpected/)
+  // The window came at once to show the opening; the failed open closed it before the dialog.
+  expect(standIn.windows.every((window) => window.destroyed)).toBe(true)
+  const kinds = standIn.calls.map((call) => call.kind)
+  expect(kinds.lastIndexOf('window.destroyed')).toBeLessThan(kinds.indexOf('dialog.showMessageBox'))
+}
+
+/** The shell and the core log the failure in full for developers; the person gets the dialog. */
+function quiet(): void {
+  vi.spyOn(console, 'error').mockImplementation(() => undefined)
+  vi.spyOn(console, 'warn').mockImplementation(() => undefined)
+}
+
+const READ_ONLY =
+  /Cairn's data folder is read-only\. Nothing was changed; fix the problem and open Cairn again\./
+
+describe('a start on a read-only data folder', () => {
+  it('a new, empty data folder on a read-only disk: the plain dialog, and nothing made', async () => {
+    const userData = path.join(await tempDir(), 'Cairn')
+    mkdirSync(userData)
+    bindReadOnly(userData)
+    quiet()
+    const standIn = await start({ userData })
+    const exit = await standIn.waitFor('app.exit')
+    expect(exit.args).toEqual([1])
+    expectPlainDialog(standIn, userData, READ_ONLY)
+    expect(readdirSync(userData)).toEqual([])
+  })
+
+  it('a data folder with memory and history, put on a read-only disk: plain words, left as it was', async () => {
+    const userData = path.join(await tempDir(), 'Cairn')
+    mkdirSync(userData)
+    const first = await start({ userData })
+    await first.waitFor('window.loaded')
+    // The memory is open once the shell tells the window the app is ready.
+    await first.waitUntil(
+      'webContents.send',
+      (call) => (call.args[1] as { name?: string } | undefined)?.name === 'app:ready',
+    )
+    const frame = first.windows[0]!.webContents.mainFrame
+    const handler = first.handlers.get('memory:write')!
+    const written = (await handler(
+      { senderFrame: frame },
+      {
+        path: '/memories/notes.md',
+        content: 'kept\n',
+      },
+    )) as { ok: boolean }
+    expect(written.ok).toBe(true)
+    first.app.quit()
+    await first.waitFor('app.quit')
+    const before = tree(userData)
+    bindReadOnly(userData)
+    quiet()
+    const standIn = await start({ userData })
+    const exit = await standIn.waitFor('app.exit')
+    expect(exit.args).toEqual([1])
+    expectPlainDialog(standIn, userData, READ_ONLY)
+    expect(tree(userData)).toEqual(before)
+  })
+})
