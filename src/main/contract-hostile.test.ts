@@ -50,6 +50,7 @@ const everyCode: Record<ErrorCode, true> = {
   locked: true,
   'history-damaged': true,
   'index-rebuilding': true,
+  starting: true,
   'review-not-found': true,
   'review-outdated': true,
   'conversation-not-found': true,

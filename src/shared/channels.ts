@@ -10,6 +10,7 @@ export const requestChannels = [
   'app:openDataFolder',
   'app:openExternal',
   'app:unsaved',
+  'app:opening',
   'memory:tree',
   'memory:read',
   'memory:write',

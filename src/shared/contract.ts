@@ -19,6 +19,8 @@ import type {
   AgentEvent,
   ApiResult,
   AppCommand,
+  OpeningState,
+  OpeningUpdate,
   AppInfo,
   BlameLine,
   ChangeResult,
@@ -102,6 +104,11 @@ export const requestSchemas = {
   'app:openExternal': z.strictObject({ url: z.url({ protocol: /^https$/ }) }),
   /** The memory file whose editor holds unsaved text (null: none): closing the window asks. */
   'app:unsaved': z.strictObject({ path: virtualPath.nullable() }),
+  /**
+   * Whether the memory is open yet, and how far its opening is. The one channel the shell
+   * answers before the core is ready; every other one is refused meanwhile (`starting`).
+   */
+  'app:opening': none,
 
   /** `at`: the memory as it was after that commit (read-only), instead of now. */
   'memory:tree': z.strictObject({ at: oid.optional() }).optional(),
@@ -261,6 +268,7 @@ export interface RequestResults {
   'app:openDataFolder': null
   'app:openExternal': null
   'app:unsaved': null
+  'app:opening': OpeningState
   'memory:tree': ReadonlyArray<MemoryEntry>
   'memory:read': MemoryFile
   'memory:write': ChangeResult
@@ -338,6 +346,10 @@ export interface EventMap {
   'memory:noticeCleared': { readonly id: string }
   /** A command from the application menu, for the window to carry out. */
   'app:command': { readonly command: AppCommand }
+  /** How far the opening of the memory is (only while it opens, before `app:ready`). */
+  'app:opening': OpeningUpdate
+  /** The memory is open: the window may start the app and call every channel. */
+  'app:ready': { readonly state: 'ready' }
   'sync:state': SyncStatus
   /** Every change waiting for the person, whenever the list changes. */
   'review:pending': ReadonlyArray<PendingChange>

@@ -69,6 +69,8 @@ interface HistoryErrors {
   'history-damaged': true
   /** Part of the history index was found damaged; it is being rebuilt from the commits. */
   'index-rebuilding': true
+  /** Cairn is still opening the memory (its window shows how far); the request came too early. */
+  starting: true
 }
 
 /** Changes waiting for the person's review. */

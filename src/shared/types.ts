@@ -24,6 +24,40 @@ export interface AppInfo {
 }
 
 /**
+ * A step of opening the memory at start, as the opening screen names it:
+ * - `checking`: reading the history and comparing the folder with it (usually all there is);
+ * - `recovering`: the Cairn before did not close cleanly; what it left is looked for everywhere;
+ * - `rebuilding-index`: the history's index is missing or damaged and is built from the commits;
+ * - `updating-index`: the index of an earlier version is brought to this version's format;
+ * - `starting`: the memory is open; settings, conversations and sync start.
+ */
+export type OpeningStep =
+  'checking' | 'recovering' | 'rebuilding-index' | 'updating-index' | 'starting'
+
+/**
+ * How far the opening is. `done` of `total` for the steps that walk every commit (the index's
+ * rebuild and its update); `total` is null while it is not known yet (the commits being found).
+ */
+export interface OpeningProgress {
+  readonly step: OpeningStep
+  readonly done: number
+  readonly total: number | null
+}
+
+/**
+ * How far the opening is, as the shell tells its window (`app:opening`); `closing` once the
+ * person quit meanwhile: Cairn closes as soon as the memory is open (its lock then released).
+ */
+export interface OpeningUpdate {
+  readonly progress: OpeningProgress
+  readonly closing: boolean
+}
+
+/** What `app:opening` answers: still opening (and how far), or ready. */
+export type OpeningState =
+  ({ readonly state: 'opening' } & OpeningUpdate) | { readonly state: 'ready' }
+
+/**
  * What the application menu asks the window to do (New chat, Settings, Show memory, Show
  * history). Main sends it as the `app:command` event; the renderer reacts as it would to the
  * same keyboard shortcut.

@@ -2,6 +2,7 @@ import path from 'node:path'
 import type { RecoveryTelling } from '../../shared/types'
 import { CairnError } from '../lib/errors'
 import type { Logger } from '../lib/logger'
+import type { OpeningReporter } from '../lib/progress'
 import { closeQuietly, disk, isCode, listNames, OPEN, readPlainFile } from '../lib/disk'
 import { diskProblem, placeOf } from '../lib/disk-errors'
 import { DIR_MODE, settleFolderSyncs, TEMP_FILE_PREFIX } from '../lib/folders'
@@ -65,6 +66,8 @@ export interface OpenRepoOptions {
   readonly owed?: boolean
   /** True while this instance holds the data folder (see `ObjectStore.openLog`). */
   readonly owns?: () => boolean
+  /** Told what the open is doing, and how far its slow steps are (the opening screen). */
+  readonly progress?: OpeningReporter
 }
 
 /**
@@ -149,6 +152,10 @@ async function openOrRepair(options: OpenRepoOptions): Promise<OpenedRepo> {
   const gitdir = path.join(dataDir, 'history.git')
   makeFolder(workRoot)
 
+  // What open does when nothing is slow: read the history, compare the folder with it. After
+  // an unclean stop it looks for leftovers everywhere and may commit what was interrupted.
+  const baseStep = options.afterCrash ? 'recovering' : 'checking'
+  options.progress?.({ step: baseStep, done: 0, total: null })
   const findings: Findings = {
     tipFound: null,
     setAside: null,
@@ -166,6 +173,8 @@ async function openOrRepair(options: OpenRepoOptions): Promise<OpenedRepo> {
       findings.setAside = await setAside(gitdir, now())
     }
   }
+  // Back from a step that counted (a rebuild, a format step) to the folder's comparison.
+  options.progress?.({ step: baseStep, done: 0, total: null })
   const fresh = state === null
   if (!state) {
     await initRepository(gitdir)
@@ -344,7 +353,7 @@ async function loadState(
   gitdir: string,
   workRoot: string,
   findings: Findings,
-  { logger, afterCrash = false, owns }: OpenRepoOptions,
+  { logger, afterCrash = false, owns, progress }: OpenRepoOptions,
 ): Promise<LoadedState> {
   if (!isFolder(path.join(gitdir, 'objects'))) {
     throw new DamagedHistoryError('objects', 'no objects folder')
@@ -370,12 +379,15 @@ async function loadState(
     })
     const head = await findHead(store, gitdir, workRoot, findings)
     if (!head) {
-      const { index } = await openIndex(store, gitdir, null)
+      const { index } = await openIndex(store, gitdir, null, undefined, progress)
       const stats = loadStats(gitdir)
       return { store, head: null, root: emptyTree(), treeOid: EMPTY_TREE_OID, index, stats }
     }
     // A move just finished may have taken `main` back on purpose (a sync's switch): it stays.
-    return { store, ...(await loadHead(store, gitdir, workRoot, head, findings, !moved)) }
+    return {
+      store,
+      ...(await loadHead(store, gitdir, workRoot, head, findings, !moved, progress)),
+    }
   } catch (error) {
     // Its packs are closed before the history is set aside (or open fails).
     store.close()
@@ -467,6 +479,7 @@ async function loadHead(
   found: string,
   findings: Findings,
   mayGoForward: boolean,
+  progress?: OpeningReporter,
 ): Promise<RepoState & { readonly folderIsHead: boolean }> {
   // A `main` behind its own newer commits (a stale `packed-refs` line read for a lost loose
   // ref, or the ref put back to an older commit) goes forward to the newest, as a lost `main`
@@ -479,6 +492,7 @@ async function loadHead(
     gitdir,
     found,
     mayGoForward ? (index) => newerDescendant(store, gitdir, index, found) : undefined,
+    progress,
   )
   const { index } = opened
   const head = opened.head ?? found

@@ -108,6 +108,8 @@ export function errorTitle(code: ErrorCode): string {
       return 'Something went wrong'
     case 'index-rebuilding':
       return 'History is being rebuilt'
+    case 'starting':
+      return 'Cairn is still opening'
     default:
       return unhandled(code)
   }
