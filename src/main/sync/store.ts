@@ -5,11 +5,10 @@
  * this machine's random id (`machine.json`).
  */
 import { randomBytes } from 'node:crypto'
-import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { z } from 'zod'
 import { writeJsonAtomic } from '../lib/atomic-json'
-import { isMissing } from '../lib/disk'
+import { isCode, isMissing, NOT_A_FILE, readPlainFile } from '../lib/disk'
 import { diskProblem } from '../lib/disk-errors'
 import { CairnError } from '../lib/errors'
 import type { Logger } from '../lib/logger'
@@ -205,10 +204,18 @@ export function createSyncStore(dataDir: string, logger: Logger): SyncStore {
   async function read<T>(file: string, schema: z.ZodType<T>, fallback: T): Promise<T> {
     let raw: string
     try {
-      raw = await readFile(file, 'utf8')
+      // Never by name: a fifo in the file's place held the read (and every later sync call)
+      // for ever, and a link was followed out of the data folder.
+      raw = readPlainFile(file).toString('utf8')
     } catch (error) {
       // Not set up yet.
       if (isMissing(error)) return fallback
+      if (isCode(error, NOT_A_FILE) || isCode(error, 'ELOOP')) {
+        throw new CairnError(
+          'io-error',
+          `Cairn could not read its sync settings because sync/${path.basename(file)} is not a plain file. Nothing was changed.`,
+        )
+      }
       // Unreadable is not "not set up": taken for it, the status said "Sync off" for the
       // whole session, and the next save wrote defaults over the file (its last remote, its
       // conflicts). Nothing is cached, so the next call reads again.
