@@ -135,7 +135,9 @@ describe('main moved with git while Cairn is open', () => {
     }
     const log = await bed.memory.log({ offset: 0, limit: 10 })
     expect(log.entries.map((entry) => entry.oid)).not.toContain(cairnHead)
-    expect(log.entries.find((entry) => entry.oid === amended)).toMatchObject({ author: 'Ann Smith' })
+    expect(log.entries.find((entry) => entry.oid === amended)).toMatchObject({
+      author: 'Ann Smith',
+    })
     await expectWhole()
   })
 
@@ -186,9 +188,9 @@ describe('main moved with git while Cairn is open', () => {
     ])
     // Put back, Cairn goes on from it.
     await writeFile(path.join(gitdir(), 'refs', 'heads', 'main'), `${before}\n`)
-    expect((await run({ command: 'create', path: '/memories/later.md', file_text: 'l\n' })).parent).toBe(
-      before,
-    )
+    expect(
+      (await run({ command: 'create', path: '/memories/later.md', file_text: 'l\n' })).parent,
+    ).toBe(before)
     await expectWhole()
   })
 
