@@ -57,8 +57,12 @@ function asAnn(...args: string[]): string {
 }
 
 function isAncestor(older: string, newer: string): boolean {
+  return isAncestorIn(bed.dataDir, older, newer)
+}
+
+function isAncestorIn(dataDir: string, older: string, newer: string): boolean {
   try {
-    gitCli(bed.dataDir, 'merge-base', '--is-ancestor', older, newer)
+    gitCli(dataDir, 'merge-base', '--is-ancestor', older, newer)
     return true
   } catch {
     return false
@@ -91,6 +95,62 @@ async function expectWhole(): Promise<void> {
   fsck(bed.dataDir)
   expect(headFiles(bed.dataDir)).toEqual(await folderFiles(bed.dataDir))
 }
+
+describe('main moved with git while Cairn is open and watching its folder', () => {
+  const watched = memoryTestBed({
+    memory: { now: () => (clock += 1000), watch: { debounceMs: 30 } },
+  })
+
+  it("saves an edit made outside on the outside commit, not on Cairn's old head", async () => {
+    const made = await watched.memory.execute(
+      { command: 'create', path: '/memories/plan.md', file_text: 'a\n' },
+      { actor: 'claude', conversationId: 'conv-live', toolUseId: 'toolu_w1' },
+    )
+    expect(made.isError).toBe(false)
+    const dir = watched.dataDir
+    const annTree = gitCli(dir, 'rev-parse', 'main^{tree}').trim()
+    const ann = execFileSync(
+      'git',
+      [
+        '--git-dir',
+        path.join(dir, 'history.git'),
+        'commit-tree',
+        annTree,
+        '-p',
+        'main',
+        '-m',
+        'Ann',
+      ],
+      {
+        encoding: 'utf8',
+        env: {
+          ...process.env,
+          GIT_CONFIG_NOSYSTEM: '1',
+          HOME: dir,
+          GIT_AUTHOR_NAME: 'Ann Smith',
+          GIT_AUTHOR_EMAIL: 'ann@example.com',
+          GIT_COMMITTER_NAME: 'Ann Smith',
+          GIT_COMMITTER_EMAIL: 'ann@example.com',
+        },
+      },
+    ).trim()
+    gitCli(dir, 'update-ref', 'refs/heads/main', ann)
+    const saved = new Promise<CommitSummary>((resolve) => {
+      const stop = watched.memory.onCommit((commit) => {
+        if (commit.oid === ann) return
+        stop()
+        resolve(commit)
+      })
+    })
+    // The watcher saves this edit: on Ann's commit.
+    await writeFile(path.join(dir, 'memories', 'mine.md'), 'mine\n')
+    const commit = await saved
+    expect(commit.parent).toBe(ann)
+    expect(gitCli(dir, 'rev-parse', 'main').trim()).toBe(commit.oid)
+    expect(isAncestorIn(dir, ann, 'main')).toBe(true)
+    fsck(dir)
+  })
+})
 
 describe('main moved with git while Cairn is open', () => {
   it('keeps a commit made with git and builds the next one on it (the probe29v script)', async () => {
