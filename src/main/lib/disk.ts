@@ -229,7 +229,9 @@ export const NOT_A_FILE = 'ENOTAFILE'
  * The whole of `file` when it is a plain file, read through one descriptor: never through a
  * link (ELOOP), never from a fifo, a socket or a device, whose read may wait forever (a fifo
  * with no writer: a hang at open) or never end (`/dev/zero`): those throw `NOT_A_FILE`.
- * `readFileSync` by name does both, so Cairn's own files in history.git are read here.
+ * `readFileSync` by name does both, so every file Cairn owns and reads by name (in history.git,
+ * conversations/, sync/, the settings and the lock) is read here: the one way to read them,
+ * so that anything but a plain file is damage everywhere (`isNotPlainFile`), never a hang.
  */
 export function readPlainFile(file: string): Buffer {
   const fd = disk.openSync(file, OPEN.READ | OPEN.NOFOLLOW | OPEN.NONBLOCK)
@@ -250,6 +252,26 @@ export function readPlainFile(file: string): Buffer {
     return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, total)
   } finally {
     closeQuietly(fd)
+  }
+}
+
+/**
+ * True when `readPlainFile` refused what has the name because it is not a plain file: a link
+ * (ELOOP, never followed), a folder, a fifo, a socket or a device (`NOT_A_FILE`), or a folder
+ * a read by name opened (EISDIR). Damage, never an I/O error: nothing there is Cairn's.
+ */
+export function isNotPlainFile(error: unknown): boolean {
+  const code = errorCode(error)
+  return code === NOT_A_FILE || code === 'ELOOP' || code === 'EISDIR'
+}
+
+/** `readPlainFile`, or null when nothing has that name or it is not a plain file (damage). */
+export function readPlainFileOrNull(file: string): Buffer | null {
+  try {
+    return readPlainFile(file)
+  } catch (error) {
+    if (isMissing(error) || isNotPlainFile(error)) return null
+    throw error
   }
 }
 
