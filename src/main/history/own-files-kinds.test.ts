@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:
 import os from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import { commitCount, fsck, gitCli, recoveryRepo } from './test-helpers'
+import { commitCount, fsck, gitCli, leaveStaleLock, recoveryRepo } from './test-helpers'
 
 // The review of probe28n's mend (rprobe28n): history.git's own files that open reads by name
 // were read from whatever was there. A fifo (no writer) at the side index's `format` or at
@@ -207,5 +207,39 @@ describe('names in cairn-damaged/ never collide (nothing kept aside is lost)', (
     const kept = readdirSync(aside).flatMap((name) => readdirSync(path.join(aside, name)))
     expect(kept.sort()).toEqual(['one', 'two'])
     expect(gitCli(repo.dataDir, 'symbolic-ref', 'HEAD').trim()).toBe('refs/heads/main')
+  })
+})
+
+describe("history.git's records not plain files (kept aside, read as none, never waited on)", () => {
+  it('fifos at the notes of a command, a move and a restore in flight: open goes on', async () => {
+    await seed()
+    const names = ['cairn-command', 'cairn-move.json', 'cairn-restore', 'cairn-restore-given-up']
+    for (const name of names) {
+      await rm(path.join(repo.gitdir, name), { force: true })
+      execFileSync('mkfifo', [path.join(repo.gitdir, name)])
+    }
+    // A crash: open reads every note a killed Cairn may have left.
+    leaveStaleLock(repo.dataDir)
+    await expectOpensAndCommits()
+    const kept = readdirSync(path.join(repo.gitdir, 'cairn-damaged'))
+    for (const name of names) {
+      const there = lstatSync(path.join(repo.gitdir, name), { throwIfNoEntry: false })
+      expect(there === undefined || there.isFile(), name).toBe(true)
+      expect(kept.filter((aside) => aside.startsWith(`${name}-`)).length, name).toBeGreaterThan(0)
+    }
+  }, 190_000)
+
+  it('the search records a link to a file outside: nothing outside read nor written', async () => {
+    await seed()
+    const target = path.join(outside, 'elsewhere.jsonl')
+    await writeFile(target, 'not records\n')
+    await symlink(target, path.join(repo.gitdir, 'cairn-changes.jsonl'))
+    const memory = await repo.open()
+    await repo.create(memory, 'more.md', 'more notes\n')
+    const page = await memory.searchHistory({ text: 'notes', matchCase: false })
+    expect(page.hits.length).toBeGreaterThan(0)
+    await memory.close()
+    expect(await readFile(target, 'utf8')).toBe('not records\n')
+    expect(lstatSync(path.join(repo.gitdir, 'cairn-changes.jsonl')).isFile()).toBe(true)
   })
 })

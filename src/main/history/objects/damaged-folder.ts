@@ -4,7 +4,7 @@
  * log that is not a file), set aside, never deleted (docs/durability.md).
  */
 import path from 'node:path'
-import { disk, isCode, makeFolders } from '../../lib/disk'
+import { disk, isCode, isMissing, isNotPlainFile, makeFolders, readPlainFile } from '../../lib/disk'
 
 /** The folder's name inside the git directory. */
 export const DAMAGED_FOLDER = 'cairn-damaged'
@@ -36,6 +36,25 @@ export function moveIntoDamaged(gitdir: string, file: string, name: string): str
   const kept = freeName(damagedFolder(gitdir), name)
   disk.renameSync(file, kept)
   return path.basename(kept)
+}
+
+/**
+ * One of Cairn's own records in the git directory (the note of a command, a move or a restore
+ * in flight, the search records), read by `readPlainFile`: its bytes, or null when there is
+ * none. Anything but a plain file in its place (a link, a fifo, a folder, a device) is damage:
+ * never read through nor waited on, moved into `cairn-damaged/` (so that the next write makes
+ * a fresh one) and read as none. I/O errors are thrown.
+ */
+export function readOwnRecord(gitdir: string, file: string): Buffer | null {
+  try {
+    return readPlainFile(file)
+  } catch (error) {
+    if (isMissing(error)) return null
+    if (!isNotPlainFile(error)) throw error
+  }
+  const name = path.relative(gitdir, file).split(path.sep).join('-')
+  moveIntoDamaged(gitdir, file, `${name}-${Date.now()}`)
+  return null
 }
 
 // `dir/name`, or `dir/name-2`… : the first that nothing has.
