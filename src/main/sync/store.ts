@@ -5,11 +5,10 @@
  * this machine's random id (`machine.json`).
  */
 import { randomBytes } from 'node:crypto'
-import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { z } from 'zod'
 import { writeJsonAtomic } from '../lib/atomic-json'
-import { isMissing } from '../lib/disk'
+import { isMissing, isNotPlainFile, readPlainFileAsync } from '../lib/disk'
 import { diskProblem } from '../lib/disk-errors'
 import { CairnError } from '../lib/errors'
 import type { Logger } from '../lib/logger'
@@ -205,18 +204,23 @@ export function createSyncStore(dataDir: string, logger: Logger): SyncStore {
   async function read<T>(file: string, schema: z.ZodType<T>, fallback: T): Promise<T> {
     let raw: string
     try {
-      raw = await readFile(file, 'utf8')
+      raw = (await readPlainFileAsync(file)).toString('utf8')
     } catch (error) {
       // Not set up yet.
       if (isMissing(error)) return fallback
-      // Unreadable is not "not set up": taken for it, the status said "Sync off" for the
-      // whole session, and the next save wrote defaults over the file (its last remote, its
-      // conflicts). Nothing is cached, so the next call reads again.
-      const reason = diskProblem(error)?.reason ?? 'it could not be read'
-      throw new CairnError(
-        diskProblem(error)?.code ?? 'io-error',
-        `Cairn could not read its sync settings because ${reason}. Nothing was changed.`,
-      )
+      // Anything but a plain file (never read through a link nor waited on): what a hand
+      // edit gone wrong is taken as, below.
+      if (isNotPlainFile(error)) raw = ''
+      else {
+        // Unreadable is not "not set up": taken for it, the status said "Sync off" for the
+        // whole session, and the next save wrote defaults over the file (its last remote, its
+        // conflicts). Nothing is cached, so the next call reads again.
+        const reason = diskProblem(error)?.reason ?? 'it could not be read'
+        throw new CairnError(
+          diskProblem(error)?.code ?? 'io-error',
+          `Cairn could not read its sync settings because ${reason}. Nothing was changed.`,
+        )
+      }
     }
     try {
       const parsed = schema.safeParse(JSON.parse(raw))
