@@ -39,6 +39,7 @@ export const requestChannels = [
   'hygiene:expire',
   'chat:send',
   'chat:stop',
+  'chat:running',
   'conversations:list',
   'conversations:get',
   'conversations:rename',

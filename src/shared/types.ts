@@ -577,14 +577,35 @@ export interface Conversation extends ConversationSummary {
   readonly toolCommits: Readonly<Record<string, string>>
 }
 
+/**
+ * A turn running now, as a window that opened (or reloaded) after it began catches up with it
+ * (`chat:running`): its events so far, neighbouring text deltas joined into one, and `next`,
+ * the `seq` of the first event still to come. Live events with a lower `seq` are already in
+ * `events`.
+ */
+export interface RunningTurn {
+  readonly conversationId: string
+  readonly turnId: string
+  readonly events: ReadonlyArray<AgentEvent>
+  readonly next: number
+}
+
 export interface ConversationSearchHit {
   readonly conversation: ConversationSummary
   /** A short excerpt around the match, or null when only the title matched. */
   readonly excerpt: string | null
 }
 
-/** Events of one running turn, enough to rebuild the transcript live. */
-export type AgentEvent = { readonly conversationId: string; readonly turnId: string } & (
+/**
+ * Events of one running turn, enough to rebuild the transcript live. `seq` counts the turn's
+ * events from 0 (`turn-started`): a window that asked for the running turns (`chat:running`)
+ * skips the live events its answer already held, and misses none.
+ */
+export type AgentEvent = {
+  readonly conversationId: string
+  readonly turnId: string
+  readonly seq: number
+} & (
   | {
       readonly type: 'turn-started'
       readonly userText: string

@@ -4,7 +4,13 @@
  */
 import { randomUUID } from 'node:crypto'
 import type { ErrorCode } from '../../shared/errors'
-import type { AgentEvent, CommitSummary, Conversation, StoredMessage } from '../../shared/types'
+import type {
+  AgentEvent,
+  CommitSummary,
+  Conversation,
+  RunningTurn,
+  StoredMessage,
+} from '../../shared/types'
 import type { ConversationStore } from '../conversations'
 import { CairnError, diskFailure } from '../lib/errors'
 import { consoleLogger, type Logger } from '../lib/logger'
@@ -60,6 +66,8 @@ export interface ChatService {
   /** Stops the running turn of a conversation (no-op when none runs). */
   stop(conversationId: string): void
   isRunning(conversationId: string): boolean
+  /** The turns running now, each with its events so far (`chat:running`). */
+  running(): ReadonlyArray<RunningTurn>
   /** Resolves when the conversation's running turn (if any) has ended and been stored. */
   settled(conversationId: string): Promise<void>
   /** Stops every turn and waits for them to end. */
@@ -72,17 +80,46 @@ interface Recovered {
   readonly commits: Readonly<Record<string, string>>
 }
 
-interface RunningTurn {
+interface ActiveTurn {
   readonly turnId: string
   readonly controller: AbortController
   readonly done: Promise<void>
+  /** The events told so far, neighbouring text deltas joined: what `running()` answers. */
+  readonly events: AgentEvent[]
+  /** The `seq` the turn's next event gets. */
+  next: number
 }
+
+/** An agent event before the service numbers it. */
+type UnnumberedEvent = AgentEvent extends infer E
+  ? E extends AgentEvent
+    ? Omit<E, 'seq'>
+    : never
+  : never
 
 /** Builds the chat service over its collaborators (all injected, no Electron). */
 export function createChatService(options: ChatServiceOptions): ChatService {
   const now = options.now ?? Date.now
   const logger = options.logger ?? consoleLogger
-  const running = new Map<string, RunningTurn>()
+  const running = new Map<string, ActiveTurn>()
+
+  /**
+   * Numbers `event` in its turn and sends it; while the turn runs, it is also kept for windows
+   * that ask later (the last ones, `error` and `turn-finished`, come once it no longer runs).
+   */
+  const publish = (turn: ActiveTurn, event: UnnumberedEvent): void => {
+    const numbered = { ...event, seq: turn.next } as AgentEvent
+    turn.next += 1
+    if (running.get(event.conversationId) === turn) {
+      const last = turn.events.at(-1)
+      if (numbered.type === 'text-delta' && last?.type === 'text-delta') {
+        turn.events[turn.events.length - 1] = { ...last, text: last.text + numbered.text }
+      } else {
+        turn.events.push(numbered)
+      }
+    }
+    options.emit(numbered)
+  }
 
   const append = async (
     id: string,
@@ -152,13 +189,13 @@ export function createChatService(options: ChatServiceOptions): ChatService {
 
   const execute = async (
     conversation: Conversation,
-    turnId: string,
+    turn: ActiveTurn,
     memoryAt: string | null,
-    controller: AbortController,
     release: () => void,
   ): Promise<void> => {
+    const { turnId, controller } = turn
     const emit = (event: TurnEvent): void =>
-      options.emit({ ...event, conversationId: conversation.id, turnId } as AgentEvent)
+      publish(turn, { ...event, conversationId: conversation.id, turnId } as UnnumberedEvent)
     let outcome: { stopped: boolean; error: { code: ErrorCode; message: string } | null }
     let apiKey = ''
     try {
@@ -254,7 +291,8 @@ export function createChatService(options: ChatServiceOptions): ChatService {
       // Registered before the first await below, so a second send cannot slip in.
       let finish!: () => void
       const done = new Promise<void>((resolve) => (finish = resolve))
-      running.set(base.id, { turnId, controller, done })
+      const turn: ActiveTurn = { turnId, controller, done, events: [], next: 0 }
+      running.set(base.id, turn)
       try {
         const recovered = await recover(base)
         const conversation = await append(
@@ -266,7 +304,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
         )
         // What Claude can see when the turn starts: every reply of the turn records it.
         const memoryAt = await options.memoryHead()
-        options.emit({
+        publish(turn, {
           type: 'turn-started',
           conversationId: base.id,
           turnId,
@@ -278,7 +316,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
           if (running.get(base.id)?.turnId === turnId) running.delete(base.id)
           finish()
         }
-        void execute(conversation, turnId, memoryAt, controller, release).finally(release)
+        void execute(conversation, turn, memoryAt, release).finally(release)
       } catch (error) {
         running.delete(base.id)
         finish()
@@ -291,6 +329,18 @@ export function createChatService(options: ChatServiceOptions): ChatService {
     },
     isRunning(conversationId) {
       return running.has(conversationId)
+    },
+    running() {
+      // A turn whose prompt is still being stored has told nothing yet: its `turn-started`
+      // (seq 0) comes live.
+      return [...running.entries()]
+        .filter(([, turn]) => turn.events.length > 0)
+        .map(([conversationId, turn]) => ({
+          conversationId,
+          turnId: turn.turnId,
+          events: [...turn.events],
+          next: turn.next,
+        }))
     },
     async settled(conversationId) {
       await running.get(conversationId)?.done

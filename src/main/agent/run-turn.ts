@@ -39,7 +39,7 @@ export type MemoryToolFactory = (
 /** An agent event without the ids the caller adds. */
 export type TurnEvent = AgentEvent extends infer E
   ? E extends AgentEvent
-    ? Omit<E, 'conversationId' | 'turnId'>
+    ? Omit<E, 'conversationId' | 'turnId' | 'seq'>
     : never
   : never
 
