@@ -260,6 +260,16 @@ export function ChatPane() {
         running={running}
         reveal={replyTarget?.conversationId === conversationId ? replyTarget : null}
       >
+        {live.catchUpError && (
+          <Banner
+            tone="error"
+            title="Could not tell whether Claude is answering"
+            onRetry={live.retryCatchUp}
+          >
+            {live.catchUpError} A reply that was running when this window opened may not show until
+            it ends.
+          </Banner>
+        )}
         {state.status === 'error' && (
           <Banner
             tone="error"
