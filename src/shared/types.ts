@@ -575,6 +575,19 @@ export interface Conversation extends ConversationSummary {
   readonly messages: ReadonlyArray<StoredMessage>
   /** tool_use_id -> commit made by that memory command. */
   readonly toolCommits: Readonly<Record<string, string>>
+  /**
+   * Why the last turn ended without a whole reply (an API error, an empty reply, a refusal, an
+   * unknown stop reason), as its `error` event said: kept until the next message is sent, so the
+   * chat can still say it after a restart. Absent when the last turn ended well.
+   */
+  readonly lastError?: TurnError
+}
+
+/** The error a turn ended with, kept with its conversation (`Conversation.lastError`). */
+export interface TurnError {
+  readonly turnId: string
+  readonly code: ErrorCode
+  readonly message: string
 }
 
 /**

@@ -10,10 +10,12 @@ import type {
   Conversation,
   RunningTurn,
   StoredMessage,
+  TurnError,
 } from '../../shared/types'
-import type { ConversationStore } from '../conversations'
+import { MAX_ERROR_MESSAGE, type ConversationStore } from '../conversations'
 import { CairnError, diskFailure } from '../lib/errors'
 import { consoleLogger, type Logger } from '../lib/logger'
+import { cutText } from '../lib/text'
 import { apiKeyProblem, type SettingsService } from '../settings'
 import { baseUrlProblem, clientFor, type AnthropicFetch } from './client'
 import { RESULT_NOT_RECORDED, recordedResult, unansweredCalls, withAnswers } from './messages'
@@ -128,7 +130,8 @@ export function createChatService(options: ChatServiceOptions): ChatService {
     turn: { readonly turnId: string; readonly viewed: ReadonlyArray<string> } | null = null,
     recovered: Recovered | null = null,
   ): Promise<Conversation> => {
-    const updated = await options.conversations.update(id, (current) => ({
+    // A turn under way: the last one's error is no longer the latest word.
+    const updated = await options.conversations.update(id, ({ lastError: _, ...current }) => ({
       ...current,
       messages: withViewed(
         [
@@ -141,6 +144,23 @@ export function createChatService(options: ChatServiceOptions): ChatService {
     }))
     options.onConversationChanged(id)
     return updated
+  }
+
+  /**
+   * Keeps the error a turn ended with in its conversation, so the chat can still say why after
+   * a restart. Best effort: when it cannot be stored (the disk that failed the turn, a deleted
+   * conversation), the error event still tells the windows open now.
+   */
+  const keepError = async (id: string, error: TurnError): Promise<void> => {
+    try {
+      await options.conversations.update(id, (current) => ({
+        ...current,
+        lastError: { ...error, message: cutText(error.message, MAX_ERROR_MESSAGE) },
+      }))
+      options.onConversationChanged(id)
+    } catch (failure) {
+      logger.warn('Could not keep the error a turn ended with in its conversation', failure)
+    }
   }
 
   /**
@@ -196,7 +216,11 @@ export function createChatService(options: ChatServiceOptions): ChatService {
     const { turnId, controller } = turn
     const emit = (event: TurnEvent): void =>
       publish(turn, { ...event, conversationId: conversation.id, turnId } as UnnumberedEvent)
-    let outcome: { stopped: boolean; error: { code: ErrorCode; message: string } | null }
+    let outcome: {
+      stopped: boolean
+      error: { code: ErrorCode; message: string } | null
+      notStored?: boolean
+    }
     let apiKey = ''
     try {
       const [settings, credentials] = await Promise.all([
@@ -253,6 +277,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
       if (!(error instanceof CairnError)) logger.error('A chat turn failed', error)
       outcome = {
         stopped: controller.signal.aborted,
+        notStored: true,
         error:
           error instanceof CairnError
             ? { code: error.code, message: error.message }
@@ -267,6 +292,9 @@ export function createChatService(options: ChatServiceOptions): ChatService {
         error: { ...outcome.error, message: hideKeys(outcome.error.message, apiKey) },
       }
     }
+    // A turn that failed in the store itself: its error cannot be stored either.
+    if (outcome.error && !outcome.notStored)
+      await keepError(conversation.id, { turnId, ...outcome.error })
     // Forget the running turn before announcing its end, so whoever reacts to turn-finished
     // (the renderer, a test, another feature) can send the next message at once.
     release()
