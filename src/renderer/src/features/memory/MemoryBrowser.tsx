@@ -457,6 +457,13 @@ export function MemoryBrowser() {
           </>
         )}
       </div>
+      {stats.error && !stats.value && !readOnly && (
+        <div className="mem-read-error">
+          <Banner tone="error" title="Could not load memory sizes" onRetry={stats.reload}>
+            {stats.error}
+          </Banner>
+        </div>
+      )}
       {stats.value && stats.value.files.length > 0 && !readOnly && (
         <SizeMeter
           stats={stats.value}
