@@ -11,11 +11,12 @@ import {
 import type { AgentEvent, CommitSummary } from '../../shared/types'
 import { createConversationStore, type ConversationStore } from '../conversations'
 import type { ExecuteOutcome, Origin } from '../history'
+import { CairnError } from '../lib/errors'
 import { createRecordingLogger, type RecordingLogger } from '../lib/logger'
 import { createRunnableMemoryTool } from '../memory'
 import { createMemorySecretStore, createSettingsService } from '../settings'
-import { createChatService, type ChatService } from './chat-service'
-import { NOT_RUN_STOPPED } from './messages'
+import { createChatService, type ChatService, type ChatServiceOptions } from './chat-service'
+import { NOT_RUN_STOPPED, RESULT_NOT_RECORDED } from './messages'
 import { BASE_SYSTEM_PROMPT } from './system-prompt'
 
 /** A stand-in for the versioned memory: a map of files, a commit per create. */
@@ -92,7 +93,7 @@ let env: Record<string, string | undefined>
 let onEvent: (event: AgentEvent) => void
 let logger: RecordingLogger
 
-function build(): ChatService {
+function build(extra: Partial<ChatServiceOptions> = {}): ChatService {
   const settings = createSettingsService({ dataDir, secretStore: createMemorySecretStore(), env })
   return createChatService({
     conversations,
@@ -108,6 +109,7 @@ function build(): ChatService {
     onConversationChanged: () => {},
     maxRetries: 0,
     logger,
+    ...extra,
   })
 }
 
@@ -412,6 +414,72 @@ describe('stop', () => {
       { type: 'tool_result', tool_use_id: 'toolu_1', content: NOT_RUN_STOPPED, is_error: true },
       { type: 'tool_result', tool_use_id: 'toolu_2', content: NOT_RUN_STOPPED, is_error: true },
     ])
+  })
+})
+
+describe('calls whose results a kill kept from being saved', () => {
+  it('saves "may or may not have run" when history cannot answer, as Claude heard it', async () => {
+    fake.script(
+      reply.toolUse({
+        id: 'toolu_k',
+        input: { command: 'create', path: '/memories/k.md', file_text: 'k' },
+      }),
+      reply.text('Saved.'),
+    )
+    const first = await turn(null, 'keep k')
+    expect(memory.files.has('/memories/k.md')).toBe(true)
+    // What a kill between running the call and saving its result leaves.
+    await conversations.update(first.conversationId, (c) => ({
+      ...c,
+      messages: c.messages.slice(0, 2),
+      toolCommits: {},
+    }))
+    // History's side index is being rebuilt at the next message, answers at the one after.
+    let asked = 0
+    const commit: CommitSummary = {
+      oid: '1'.padStart(40, '0'),
+      parent: null,
+      time: 0,
+      actor: 'claude',
+      command: 'create',
+      subject: 'create /memories/k.md',
+      paths: ['/memories/k.md'],
+      conversationId: first.conversationId,
+      toolUseId: 'toolu_k',
+      overwrite: false,
+      restoredFrom: null,
+    }
+    await chat.close()
+    chat = build({
+      toolUseCommits: () => {
+        if (++asked === 1) {
+          return Promise.reject(
+            new CairnError('index-rebuilding', 'The history index is being rebuilt.'),
+          )
+        }
+        return Promise.resolve(new Map([['toolu_k', commit]]))
+      },
+    })
+    fake.script(reply.text('Carrying on.'), reply.text('Still here.'))
+    await turn(first.conversationId, 'go on')
+    await turn(first.conversationId, 'and on')
+    const heard = fake
+      .messageRequests()
+      .slice(-2)
+      .map((r) => (r.body!.messages as unknown as Array<{ content: unknown[] }>)[2]!)
+    const notRecorded = {
+      type: 'tool_result',
+      tool_use_id: 'toolu_k',
+      content: RESULT_NOT_RECORDED,
+      is_error: true,
+    }
+    // Claude heard "may or may not" in both turns, and that is what the file keeps.
+    expect(heard[0]!.content[0]).toEqual(notRecorded)
+    expect(heard[1]!.content[0]).toEqual(notRecorded)
+    const stored = await conversations.get(first.conversationId)
+    expect(stored.messages[2]!.content).toEqual([notRecorded])
+    expect(stored.toolCommits).toEqual({})
+    expect(asked).toBe(1)
   })
 })
 

@@ -313,8 +313,12 @@ describe('a stream the API breaks', () => {
     })
   })
 
-  it('says plainly when a 200 reply holds no events at all', async () => {
-    cairn.fake.script(reply.raw('<html><body>502 Bad Gateway</body></html>'))
+  it.each([
+    ['a web page', '<html><body>502 Bad Gateway</body></html>'],
+    ['nothing', ''],
+    ['only comments and pings', ': keep-alive\n\nevent: ping\ndata: {"type": "ping"}\n\n'],
+  ])('says plainly when a 200 reply holds no events at all (%s)', async (_, body) => {
+    cairn.fake.script(reply.raw(body))
     const turn = await cairn.turn(null, 'hi')
     // On main: "Something went wrong while talking to Claude", which says nothing of what did.
     expect(errorOf(turn.events)).toMatchObject({

@@ -39,7 +39,7 @@ export type MemoryToolFactory = (
 /** An agent event without the ids the caller adds. */
 export type TurnEvent = AgentEvent extends infer E
   ? E extends AgentEvent
-    ? Omit<E, 'conversationId' | 'turnId'>
+    ? Omit<E, 'conversationId' | 'turnId' | 'seq'>
     : never
   : never
 
@@ -106,6 +106,8 @@ export interface TurnOptions {
 export interface TurnOutcome {
   readonly stopped: boolean
   readonly error: TurnError | null
+  /** True when the turn's messages could not be stored (nor, then, its error). */
+  readonly notStored?: boolean
 }
 
 /** Runs the turn to its end (finished, stopped or failed); never throws for API errors. */
@@ -118,6 +120,9 @@ export async function runTurn(options: TurnOptions): Promise<TurnOutcome> {
   const viewed: string[] = []
   let awaitingResults: StoredMessage | null = null
   let streamStarted = false
+  // Whether a reply is being read, and how many events it has held (an empty reply holds none).
+  let reading = false
+  let replyEvents = 0
   let partial: StoredBlock[] = []
   let lastStop: string | null = null
 
@@ -222,8 +227,11 @@ export async function runTurn(options: TurnOptions): Promise<TurnOutcome> {
       // A failure is not lost either: `await flushing` below throws it again.
       flushResults(NOT_RUN_STOPPED).catch(() => {})
       streamStarted = false
+      reading = true
+      replyEvents = 0
       partial = []
       for await (const event of stream) {
+        replyEvents++
         if (event.type === 'message_start') streamStarted = true
         else if (event.type === 'content_block_start' && event.content_block.type === 'text') {
           partial[event.index] = { type: 'text', text: '' }
@@ -235,6 +243,7 @@ export async function runTurn(options: TurnOptions): Promise<TurnOutcome> {
         }
       }
       const message = await stream.finalMessage()
+      reading = false
       await flushing
       partial = []
       const reply: StoredMessage = {
@@ -321,10 +330,14 @@ export async function runTurn(options: TurnOptions): Promise<TurnOutcome> {
     }
     if (error instanceof NotStored) {
       options.logger.error("Claude's reply could not be saved", error.cause)
-      return { stopped: signal.aborted, error: notStoredError(error.cause) }
+      return { stopped: signal.aborted, error: notStoredError(error.cause), notStored: true }
     }
     if (signal.aborted) return { stopped: true, error: null }
-    const classified = classifyTurnError(error, { streamStarted, model: settings.model })
+    const classified = classifyTurnError(error, {
+      streamStarted,
+      model: settings.model,
+      emptyReply: reading && replyEvents === 0,
+    })
     // Anything not recognized is a defect or a case to learn about: never silent.
     if (classified.code === 'internal') options.logger.error('A chat turn failed', error)
     return { stopped: false, error: classified }

@@ -42,6 +42,22 @@ describe('classifyTurnError', () => {
     expect(classifyTurnError(missing, context).message).toContain('claude-sonnet-4-6')
   })
 
+  it('knows an empty reply by what it held, whatever the SDK calls it', () => {
+    // Another SDK's words for the same empty body: still an empty reply.
+    const reworded = new AnthropicError('stream closed before any message')
+    expect(classifyTurnError(reworded, { ...context, emptyReply: true }).code).toBe('empty-reply')
+    // An event that could not be read is something, not nothing.
+    const garbled = new AnthropicError('Could not parse message into JSON', {
+      cause: new SyntaxError('x'),
+    })
+    expect(classifyTurnError(garbled, { ...context, emptyReply: true }).code).toBe('internal')
+    // The same words where the reply held events are not an empty reply.
+    const worded = new AnthropicError('request ended without sending any chunks')
+    expect(classifyTurnError(worded, { ...context, streamStarted: true }).code).toBe(
+      'stream-interrupted',
+    )
+  })
+
   it('keeps unknown failures vague', () => {
     expect(classifyTurnError(new Error('/home/me/secret path'), context)).toEqual({
       code: 'internal',
@@ -123,6 +139,22 @@ describe('hideKeys', () => {
         }
       }
     }
+  })
+
+  it('hides the key in hex, either case, whole or a run of it', () => {
+    const hex = Buffer.from(key).toString('hex')
+    const quoted = [
+      `sent ${hex}`,
+      `SENT ${hex.toUpperCase()}`,
+      // A dump cut into lines, or cut short.
+      `dump ${hex.replace(/(.{64})/g, '$1\n')}`,
+      `cut ${hex.slice(30, 120)}…`,
+    ].join('\n')
+    const hidden = hideKeys(quoted, key)
+    expect(hidden.split('\n').slice(0, 2)).toEqual(['sent your API key', 'SENT your API key'])
+    // No 8 hex digits of the key are left anywhere (at most 4 bytes of it).
+    const flat = hidden.replaceAll('\n', '').toLowerCase()
+    for (let i = 0; i + 8 <= hex.length; i++) expect(flat).not.toContain(hex.slice(i, i + 8))
   })
 })
 

@@ -72,10 +72,17 @@ export const KNOWN_STOP_REASONS: ReadonlySet<string> = new Set([
   'refusal',
 ])
 
-/** `streamStarted`: whether part of a reply had arrived when the error happened. */
+/**
+ * `streamStarted`: whether part of a reply had arrived when the error happened; `emptyReply`:
+ * whether the API answered (a reply was being read) and the reply had held no event at all.
+ */
 export function classifyTurnError(
   error: unknown,
-  context: { readonly streamStarted: boolean; readonly model: string },
+  context: {
+    readonly streamStarted: boolean
+    readonly model: string
+    readonly emptyReply?: boolean
+  },
 ): TurnError {
   if (error instanceof APIConnectionTimeoutError) {
     return {
@@ -90,11 +97,13 @@ export function classifyTurnError(
     }
   }
   if (error instanceof APIError) return classifyApiError(error, context.model)
-  // The SDK's words for a response that held no event at all (a 200 with an empty or non-SSE
-  // body, from a proxy say): nothing of a reply came.
+  // A response that held no event at all (a 200 with an empty or non-SSE body, from a proxy
+  // say): nothing of a reply came. Known by what the reply held, not by the SDK's words for it;
+  // an event that could not be read (the parser's error as its cause) is something, damaged.
   if (
+    context.emptyReply &&
     error instanceof AnthropicError &&
-    error.message === 'request ended without sending any chunks'
+    !(error.cause instanceof SyntaxError)
   ) {
     return {
       code: 'empty-reply',
@@ -203,17 +212,20 @@ const KEY_RUN = 8
 
 /**
  * `text` (an error's words: the API's, or a proxy's quoting what it was sent) with the API key
- * hidden. The key `apiKey` as it is, URL-encoded, and in base64 (standard or URL-safe, wherever
- * it starts in the encoded bytes: a `Basic` header holds `user:key`); any run of 8 or more of
- * its characters (a prefix quoted to "help") or of its base64 letters (base64 cut into lines,
- * escaped, or cut short); and any token that looks like an Anthropic key
+ * hidden. The key `apiKey` as it is, URL-encoded, in hex (either case: a proxy dumping the
+ * bytes it was sent) and in base64 (standard or URL-safe, wherever it starts in the encoded
+ * bytes: a `Basic` header holds `user:key`); any run of 8 or more of its characters (a prefix
+ * quoted to "help"), of its hex digits or of its base64 letters (an encoded form cut into
+ * lines, escaped, or cut short); and any token that looks like an Anthropic key
  * (`sk-ant-…`), configured or not. Never a prefix long enough to matter: 8 characters of a
  * 100-character key, or `sk-ant-api03-`, which every key starts with, are all that can remain.
  */
 export function hideKeys(text: string, apiKey: string): string {
   let out = text
+  // Worked out once per call: the whole forms and their runs are of the same encodings.
+  const encoded = apiKey === '' ? [] : [...hexForms(apiKey), ...base64Forms(apiKey)]
   if (apiKey !== '') {
-    const forms = new Set([apiKey, encodeURIComponent(apiKey), ...base64Forms(apiKey)])
+    const forms = new Set([apiKey, encodeURIComponent(apiKey), ...encoded])
     for (const form of [...forms].sort((a, b) => b.length - a.length)) {
       if (form.length >= Math.min(apiKey.length, KEY_RUN)) out = out.replaceAll(form, YOUR_KEY)
     }
@@ -222,9 +234,16 @@ export function hideKeys(text: string, apiKey: string): string {
   // the rest of it unlike a key.
   out = out.replace(/sk-ant-[A-Za-z0-9_-]*/g, SOME_KEY)
   if (apiKey.length < KEY_RUN) return out
-  // Runs of its base64 letters too: a base64 form cut into lines (a MIME quote, 76 a line) or
-  // with its '/' escaped (JSON's '\/') is not whole anywhere, and would show all but a few bytes.
-  return hideRuns(out, [apiKey, ...base64Forms(apiKey)])
+  // Runs of its encoded letters too: an encoded form cut into lines (a MIME quote, 76 a line),
+  // with its '/' escaped (JSON's '\/') or cut short is not whole anywhere, and would show all
+  // but a few bytes.
+  return hideRuns(out, [apiKey, ...encoded])
+}
+
+/** `key`'s bytes in hex, lower and upper case (each byte two digits, so no offset matters). */
+function hexForms(key: string): string[] {
+  const hex = Buffer.from(key, 'utf8').toString('hex')
+  return [hex, hex.toUpperCase()]
 }
 
 /**

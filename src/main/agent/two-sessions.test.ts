@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest'
 import { reply, type RecordedRequest } from '../../../test/fixtures/fake-anthropic'
 import type { AgentEvent } from '../../shared/types'
 import { coreThroughFakeApi } from '../core-test-support'
+import { TINY_JPEG, TINY_PNG } from '../../../test/fixtures/images'
 
 const cairn = coreThroughFakeApi({ prefix: 'cairn-e2e-agent-' })
 const { call, send } = cairn
@@ -152,12 +153,9 @@ describe('memory across two sessions', () => {
 })
 
 describe('images in memory', () => {
-  // A real 1×1 PNG, and bytes that start like a JPEG (the handler checks the signature).
-  const png = Buffer.from(
-    'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==',
-    'base64',
-  )
-  const jpeg = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49, 0x46, 0xff, 0xd9])
+  // A real 1×1 PNG and a real small JPEG (the handler checks their structure).
+  const png = TINY_PNG
+  const jpeg = TINY_JPEG
 
   it('hands Claude the image blocks of a viewed picture and stores only a placeholder', async () => {
     await mkdir(path.join(cairn.dataDir, 'memories', 'pics'), { recursive: true })

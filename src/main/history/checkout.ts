@@ -13,7 +13,8 @@
  */
 import path from 'node:path'
 import { writeJsonAtomic } from '../lib/atomic-json'
-import { disk, isCode, isMissing } from '../lib/disk'
+import { disk, isCode } from '../lib/disk'
+import { readOwnRecord } from './objects/damaged-folder'
 import { CairnError } from '../lib/errors'
 import { diskProblem, isDiskProblem, isLastingRefusal } from '../lib/disk-errors'
 import { Folder, FolderTree, readFileIn, settleFolderSyncs } from '../lib/folders'
@@ -204,14 +205,11 @@ export async function finishInterruptedMove(
   onAbandoned?: (why: 'damaged' | 'folder') => void,
 ): Promise<boolean> {
   const file = moveNoteOf(gitdir)
-  let text: string
-  try {
-    text = disk.readFileSync(file).toString('utf8')
-  } catch (error) {
-    // No move was in progress. An I/O error is not "no move": open fails, changing nothing.
-    if (isMissing(error)) return false
-    throw error
-  }
+  // No move was in progress (a fifo, a link or a folder in its place is kept aside and read
+  // as none). An I/O error is not "no move": open fails, changing nothing.
+  const bytes = readOwnRecord(gitdir, file)
+  if (bytes === null) return false
+  const text = bytes.toString('utf8')
   let note: MoveNote
   try {
     note = JSON.parse(text) as MoveNote

@@ -7,12 +7,14 @@ import type {
   RecoveryReport,
   RecoveryTelling,
 } from '../../shared/types'
+import type { OpeningProgress } from '../../shared/types'
 import { disk, errorCode, exists, makeFolders, removeFile, removePath } from '../lib/disk'
 import { diskProblem, isDiskProblem, placeOf } from '../lib/disk-errors'
 import { CairnError } from '../lib/errors'
 import { DIR_MODE, FolderDeniedError, FolderTree, readFileIn } from '../lib/folders'
 import { acquireInstanceLock, type InstanceLock } from '../lib/instance-lock'
 import { consoleLogger, type Logger } from '../lib/logger'
+import { throttleProgress } from '../lib/progress'
 import { createSerialQueue } from '../lib/serial-queue'
 import { cutWithEllipsis, escapeInvisible } from '../lib/text'
 import {
@@ -125,6 +127,12 @@ export interface VersionedMemoryOptions {
   readonly maintenance?: false | MaintenanceSettings
   /** The machine each commit names in its `Machine:` trailer (default: none; see `setMachine`). */
   readonly machine?: string | null
+  /**
+   * Told what the open is doing (checking, recovering, rebuilding or updating the index) and
+   * how far the steps that walk every commit are, a few times a second at most; a step's last
+   * report is always told (`done` equal to `total`). For the window that shows the opening.
+   */
+  readonly onProgress?: (progress: OpeningProgress) => void
 }
 
 /**
@@ -230,6 +238,11 @@ async function openLocked(
     logger,
     afterCrash: lock.tookOver,
     owed: exists(owedMarker),
+    progress: options.onProgress
+      ? throttleProgress(options.onProgress, (error) =>
+          logger.error('A listener of the opening progress failed', error),
+        )
+      : undefined,
     // Only a lock lost or taken over ends the log's use. A transient error reading cairn.lock
     // (EIO, EMFILE) says nothing about who holds it: it is thrown, so the checkpoint neither
     // empties the log nor gives it up, and is tried again later.

@@ -251,8 +251,8 @@ const CHUNK = 64 * 1024
 /**
  * Case-insensitive search over the text files, one hit per matching line, capped at 200
  * hits. Files are read in 64 KiB chunks, never whole; files larger than the Memory tool
- * would view, binary files and images are skipped, and the search stops after reading
- * `maxSearchBytes` in all.
+ * would view and binary files (images among them: a text file named `.png` is searched as the
+ * text it is) are skipped, and the search stops after reading `maxSearchBytes` in all.
  */
 export async function searchMemories(
   workRoot: string,
@@ -267,7 +267,6 @@ export async function searchMemories(
   try {
     for (const entry of await listTree(workRoot)) {
       if (entry.kind !== 'file' || entry.unreadable) continue
-      if (IMAGE_TYPES[path.extname(entry.path).toLowerCase()]) continue
       if (entry.size > MAX_VIEW_FILE_BYTES || entry.size > budget) continue
       const relative = toRelative(entry.path)
       const found = tree.find(relative)

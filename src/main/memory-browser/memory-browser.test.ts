@@ -6,6 +6,7 @@ import { commitCount, fsck, gitCli, memoryTestBed } from '../history/test-helper
 import { CairnError } from '../lib/errors'
 import type { DomainHandlers } from '../lib/handlers'
 import { memoryBrowserHandlers } from './index'
+import { TINY_PNG } from '../../../test/fixtures/images'
 
 // Built at run time so this file itself holds no literal secret for scanners to flag.
 const GITHUB_TOKEN = ['ghp', 'wWPw5k4aXcaT4fNP0UcnZwJUVFk6LO0pINUx'].join('_')
@@ -113,7 +114,7 @@ describe('browsing the live folder', () => {
 
   it('reads text, images as base64 and binary files', async () => {
     await save('/memories/t.md', 'text ✓')
-    const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 1, 2])
+    const png = TINY_PNG
     await mkdir(path.join(bed.dataDir, 'memories', 'img'), { recursive: true })
     await writeFile(path.join(bed.dataDir, 'memories', 'img', 'p.png'), png)
     await writeFile(path.join(bed.dataDir, 'memories', 'blob.bin'), Buffer.from([0, 255, 0]))
@@ -152,13 +153,23 @@ describe('browsing the live folder', () => {
 
   // Left by the review of handler28: a PNG saved as `.jpg` showed as "not text" in the tab.
   it('shows a PNG named .jpg as the PNG it is', async () => {
-    const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 1, 2])
+    const png = TINY_PNG
     await writeFile(path.join(bed.dataDir, 'memories', 'photo.jpg'), png)
     expect(await handlers['memory:read']({ path: '/memories/photo.jpg' })).toMatchObject({
       kind: 'image',
       mediaType: 'image/png',
       data: png.toString('base64'),
     })
+  })
+
+  // Left by stop 28: search skipped every file named like an image, text ones too.
+  it('searches a text file named .png as text, and skips a real image', async () => {
+    await save('/memories/outline.png', 'Plans\nthe garden plan\n')
+    await writeFile(path.join(bed.dataDir, 'memories', 'plan.png'), TINY_PNG)
+    expect(await handlers['memory:search']({ query: 'plan' })).toEqual([
+      { path: '/memories/outline.png', line: 1, text: 'Plans' },
+      { path: '/memories/outline.png', line: 2, text: 'the garden plan' },
+    ])
   })
 
   it('searches text files case-insensitively with line numbers', async () => {

@@ -3,6 +3,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { makeSandbox, snapshot, text, type Sandbox } from './test-support'
+import { TINY_JPEG, TINY_PNG } from '../../../test/fixtures/images'
 
 let box: Sandbox
 beforeEach(async () => {
@@ -187,10 +188,7 @@ describe('view of a file', () => {
   })
 
   it('returns a .png as an image block and refuses one over the size cap', async () => {
-    const png = Buffer.concat([
-      Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-      Buffer.alloc(100),
-    ])
+    const png = TINY_PNG
     await box.write('pic.png', png)
     const result = await box.run({ command: 'view', path: '/memories/pic.png' })
     expect(result.isError).toBe(false)
@@ -213,7 +211,7 @@ describe('view of a file', () => {
   })
 
   it('returns a .jpg as a JPEG image and refuses a file that is not really an image', async () => {
-    await box.write('photo.JPG', Buffer.from([0xff, 0xd8, 0xff, 0xe0, 1, 2, 3]))
+    await box.write('photo.JPG', TINY_JPEG)
     const ok = await box.run({ command: 'view', path: '/memories/photo.JPG' })
     expect(ok.content).toMatchObject([{}, { source: { media_type: 'image/jpeg' } }])
     await box.write('fake.jpeg', Buffer.from([0xff, 0xd8, 0x00, 0xff]))
@@ -222,6 +220,63 @@ describe('view of a file', () => {
       isError: true,
       content: 'Error: /memories/fake.jpeg is not a valid JPEG image.',
     })
+  })
+
+  // Left by stop 28: the signature alone made a file an image, so a file that starts like a
+  // PNG or JPEG and holds junk after went to the API as one (which refuses the whole request).
+  it('sends as an image only what is one past its signature', async () => {
+    const signature = TINY_PNG.subarray(0, 8)
+    const header = (patch: (bytes: Buffer) => void): Buffer => {
+      const bytes = Buffer.from(TINY_PNG)
+      patch(bytes)
+      return bytes
+    }
+    const notPng = {
+      'junk.png': Buffer.concat([signature, Buffer.from('not a chunk at all, just words')]),
+      'wide.png': header((b) => b.writeUInt32BE(0, 16)),
+      'deep.png': header((b) => (b[24] = 3)),
+      'late.png': header((b) => b.write('tEXt', 12, 'latin1')),
+      'short.png': TINY_PNG.subarray(0, 30),
+    }
+    for (const [name, bytes] of Object.entries(notPng)) {
+      await box.write(name, bytes)
+      expect(await box.run({ command: 'view', path: `/memories/${name}` })).toMatchObject({
+        isError: true,
+        content: `Error: /memories/${name} is not a valid PNG image.`,
+      })
+    }
+    const notJpeg = {
+      'junk.jpg': Buffer.concat([TINY_JPEG.subarray(0, 3), Buffer.from('\xe0 junk after')]),
+      'cut.jpg': TINY_JPEG.subarray(0, 100),
+      'noframe.jpg': Buffer.from([0xff, 0xd8, 0xff, 0xda, 0x00, 0x02, 1, 2, 0xff, 0xd9]),
+    }
+    for (const [name, bytes] of Object.entries(notJpeg)) {
+      await box.write(name, bytes)
+      expect(await box.run({ command: 'view', path: `/memories/${name}` })).toMatchObject({
+        isError: true,
+        content: `Error: /memories/${name} is not a valid JPEG image.`,
+      })
+    }
+  })
+
+  it('shows a text file named .png that is larger than an image may be as its text', async () => {
+    const small = await makeSandbox({ limits: { maxImageBytes: 50 } })
+    try {
+      const notes = Array.from({ length: 20 }, (_, i) => `line ${i + 1} of the outline`).join('\n')
+      await small.write('outline.png', Buffer.from(notes))
+      const shown = await small.run({
+        command: 'view',
+        path: '/memories/outline.png',
+        view_range: [20, -1],
+      })
+      expect(shown).toMatchObject({
+        isError: false,
+        content:
+          "Here's the content of /memories/outline.png with line numbers:\n    20\tline 20 of the outline",
+      })
+    } finally {
+      await small.cleanup()
+    }
   })
 
   // Left by the last acceptance probe: Claude may create `outline.png` as text (and edit it),
@@ -250,11 +305,8 @@ describe('view of a file', () => {
   // valid JPEG image", and the other way round. It is sent as the image its bytes say it is
   // (the API refuses an image whose declared type its bytes contradict).
   it('shows a PNG named .jpg, and a JPEG named .png, as the image each is', async () => {
-    const png = Buffer.concat([
-      Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-      Buffer.alloc(20),
-    ])
-    const jpeg = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 1, 2, 3])
+    const png = TINY_PNG
+    const jpeg = TINY_JPEG
     await box.write('photo.jpg', png)
     await box.write('scan.png', jpeg)
     expect(await box.run({ command: 'view', path: '/memories/photo.jpg' })).toMatchObject({

@@ -20,6 +20,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createMemoryTool, type MemoryToolOptions } from './memory-tool'
 import { createRunnableMemoryTool } from './sdk-adapter'
 import { snapshot } from './test-support'
+import { TINY_PNG } from '../../../test/fixtures/images'
 
 interface Pair {
   readonly oursRoot: string
@@ -319,7 +320,7 @@ describe('deliberate differences from the reference handler', () => {
   })
 
   it('D9: .png/.jpg/.jpeg are returned as image blocks', async () => {
-    await pair.seed('p.png', Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0]))
+    await pair.seed('p.png', TINY_PNG)
     const { ours, ref } = await pair.run({ command: 'view', path: '/memories/p.png' })
     expect(ours.content).toMatchObject([{ type: 'text' }, { type: 'image' }])
     expect(typeof ref.content).toBe('string')

@@ -7,6 +7,7 @@ import { ToolError } from '@anthropic-ai/sdk/lib/tools/ToolError'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createRunnableMemoryTool } from './sdk-adapter'
 import { makeSandbox, type Sandbox } from './test-support'
+import { TINY_PNG } from '../../../test/fixtures/images'
 
 let box: Sandbox
 beforeEach(async () => {
@@ -106,7 +107,7 @@ describe('createRunnableMemoryTool', () => {
   })
 
   it('passes image blocks through', async () => {
-    await box.write('p.png', Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0]))
+    await box.write('p.png', TINY_PNG)
     const tool = createRunnableMemoryTool((input) => box.tool.execute(input))
     const outcome = await runRunnableTool(
       tool,

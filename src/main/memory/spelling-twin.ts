@@ -61,6 +61,29 @@ export function findSpellingTwin(tree: FolderTree, relative: string): SpellingTw
 }
 
 /**
+ * How each action's refusal reads: its opening, its code, and whether the refused path would
+ * make a twin (a create, a rename's destination) or only misses its entry (`reach`).
+ */
+const TWIN_WORDS: Readonly<
+  Record<
+    'create' | 'rename' | 'reach',
+    {
+      readonly lead: (virtual: string) => string
+      readonly code: 'conflict' | 'not-found'
+      readonly twinning: boolean
+    }
+  >
+> = {
+  create: { lead: (v) => `Error: Cannot create ${v}:`, code: 'conflict', twinning: true },
+  rename: { lead: (v) => `Error: Cannot rename to ${v}:`, code: 'conflict', twinning: true },
+  reach: {
+    lead: (v) => `Error: The path ${v} cannot be reached:`,
+    code: 'not-found',
+    twinning: false,
+  },
+}
+
+/**
  * Refuses a path that would make a look-alike twin of an entry in another spelling (`create`
  * of a new file, a `rename`'s destination), or that misses only because of the spelling
  * (`reach`: any command's existing path). Returns when there is no such entry.
@@ -75,16 +98,12 @@ export function refuseSpellingTwin(
   const shown = `${MEMORY_ROOT}/${escapeInvisible(twin.relative)}`
   const slash = twin.relative.lastIndexOf('/')
   const folder = slash < 0 ? MEMORY_ROOT : `${MEMORY_ROOT}/${twin.relative.slice(0, slash)}`
-  const lead =
-    action === 'create'
-      ? `Error: Cannot create ${target.virtual}:`
-      : action === 'rename'
-        ? `Error: Cannot rename to ${target.virtual}:`
-        : `Error: The path ${target.virtual} cannot be reached:`
-  const twinning =
-    action === 'reach' ? '' : `, and a second ${twin.kind} there would look exactly like it`
+  const words = TWIN_WORDS[action]
+  const twinning = words.twinning
+    ? `, and a second ${twin.kind} there would look exactly like it`
+    : ''
   throw new CommandError(
-    action === 'reach' ? 'not-found' : 'conflict',
-    `${lead} ${folder} holds the ${twin.kind} ${shown}, the same name written with other Unicode characters (such as an accent stored apart from its letter, as macOS writes names), put there outside Cairn. Memory paths use the composed spelling, which cannot name that ${twin.kind}${twinning}. Ask the person to rename it outside Cairn (in their file manager)${action === 'reach' ? '' : ', or use another name'}. Nothing was changed.`,
+    words.code,
+    `${words.lead(target.virtual)} ${folder} holds the ${twin.kind} ${shown}, the same name written with other Unicode characters (such as an accent stored apart from its letter, as macOS writes names), put there outside Cairn. Memory paths use the composed spelling, which cannot name that ${twin.kind}${twinning}. Ask the person to rename it outside Cairn (in their file manager)${words.twinning ? ', or use another name' : ''}. Nothing was changed.`,
   )
 }

@@ -135,16 +135,19 @@ function viewImage(
   viewRange: readonly [number, number] | undefined,
 ): MemoryExecution {
   const max = ctx.limits.maxImageBytes
-  if (size > max) {
-    throw new CommandError(
+  const tooLarge = (): CommandError =>
+    new CommandError(
       'too-large',
       `Error: The image ${virtual} is ${size.toLocaleString('en-US')} bytes; images up to ${max.toLocaleString('en-US')} bytes can be viewed.`,
     )
-  }
+  // Past what any view reads, the name is all there is to go by.
+  if (size > max && size > MAX_VIEW_FILE_BYTES) throw tooLarge()
   const bytes = read()
   // Sent as the image its bytes say it is: a PNG saved as `photo.jpg` is one (the API refuses
   // an image whose declared type its bytes contradict).
   const actual = imageTypeOf(bytes)
+  // A text file named `.png` larger than an image may be is text, and told in text's words.
+  if (actual !== null && size > max) throw tooLarge()
   if (actual === null) {
     // Named like an image but holding text (Claude may create `notes.png` as text, and edit
     // it): shown as the text it is, as the Memory tab shows it.
@@ -167,10 +170,17 @@ function viewImage(
   ])
 }
 
-/** The image type `bytes` start as (the PNG or JPEG signature), or null when neither. */
+/**
+ * The image type `bytes` hold (PNG or JPEG), or null when neither. The signature alone is not
+ * enough: a file that starts with one and holds something else would go to the API as an image
+ * and be refused there, whole request and all. So the start of the structure is checked too: a
+ * PNG's first chunk is its header (`IHDR`, 13 bytes, with sizes and modes the format allows),
+ * and a JPEG's markers run in order, each segment within the file, up to its scan (`SOS`) after
+ * a frame header (`SOFn`).
+ */
 export function imageTypeOf(bytes: Uint8Array): 'image/png' | 'image/jpeg' | null {
-  if (hasImageSignature(bytes, 'image/png')) return 'image/png'
-  if (hasImageSignature(bytes, 'image/jpeg')) return 'image/jpeg'
+  if (hasImageSignature(bytes, 'image/png')) return isPng(bytes) ? 'image/png' : null
+  if (hasImageSignature(bytes, 'image/jpeg')) return isJpeg(bytes) ? 'image/jpeg' : null
   return null
 }
 
@@ -184,4 +194,62 @@ export function hasImageSignature(
       ? [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]
       : [0xff, 0xd8, 0xff]
   return signature.every((byte, i) => bytes[i] === byte)
+}
+
+// The signature, then the header chunk (PNG spec 11.2.2):
+//   00 00 00 0d  49 48 44 52  width(4) height(4) depth(1) colour(1) 00 00 interlace(1)  crc(4)
+const PNG_DEPTHS: Readonly<Record<number, ReadonlyArray<number>>> = {
+  0: [1, 2, 4, 8, 16],
+  2: [8, 16],
+  3: [1, 2, 4, 8],
+  4: [8, 16],
+  6: [8, 16],
+}
+
+function isPng(bytes: Uint8Array): boolean {
+  if (bytes.length < 8 + 25) return false
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  if (view.getUint32(8) !== 13 || view.getUint32(12) !== 0x49484452) return false
+  const width = view.getUint32(16)
+  const height = view.getUint32(20)
+  const [depth, colour, compression, filter, interlace] = bytes.subarray(24, 29)
+  return (
+    width > 0 &&
+    width < 2 ** 31 &&
+    height > 0 &&
+    height < 2 ** 31 &&
+    (PNG_DEPTHS[colour!]?.includes(depth!) ?? false) &&
+    compression === 0 &&
+    filter === 0 &&
+    (interlace === 0 || interlace === 1)
+  )
+}
+
+// SOI (ff d8), then segments: ff, a marker, a two-byte length counting itself, its bytes; any
+// number of ff fill bytes may stand before a marker. The scan's data follows SOS (ff da).
+function isJpeg(bytes: Uint8Array): boolean {
+  let at = 2
+  let frame = false
+  while (at < bytes.length) {
+    if (bytes[at] !== 0xff) return false
+    while (bytes[at] === 0xff) at++
+    const marker = bytes[at]
+    if (marker === undefined) return false
+    at++
+    // Markers without a length: TEM and RST0-7 (never before the scan, but harmless).
+    if (marker === 0x01 || (marker >= 0xd0 && marker <= 0xd7)) continue
+    // A second SOI, an EOI before any scan, or a byte that is no marker.
+    if (marker < 0xc0 || marker === 0xd8 || marker === 0xd9) return false
+    if (at + 2 > bytes.length) return false
+    const length = (bytes[at]! << 8) | bytes[at + 1]!
+    if (length < 2 || at + length > bytes.length) return false
+    // SOF0-15 but DHT (c4), JPG (c8) and DAC (cc): a frame header, 8 bytes at least.
+    if (marker >= 0xc0 && marker <= 0xcf && ![0xc4, 0xc8, 0xcc].includes(marker)) {
+      if (length < 8) return false
+      frame = true
+    }
+    if (marker === 0xda) return frame
+    at += length
+  }
+  return false
 }
