@@ -40,6 +40,7 @@ export const requestChannels = [
   'hygiene:expire',
   'chat:send',
   'chat:stop',
+  'chat:running',
   'conversations:list',
   'conversations:get',
   'conversations:rename',

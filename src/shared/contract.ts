@@ -41,6 +41,7 @@ import type {
   ModelInfo,
   PendingChange,
   RecoveryReport,
+  RunningTurn,
   SettingsView,
   SyncStatus,
   SyncTestResult,
@@ -200,6 +201,11 @@ export const requestSchemas = {
       .refine((text) => text.trim() !== '', 'must contain visible text'),
   }),
   'chat:stop': z.strictObject({ conversationId: id }),
+  /**
+   * The turns running now, each with its events so far: a window asks when it opens (or
+   * reloads), then follows the live `agent:event`s from the `next` of each.
+   */
+  'chat:running': none,
 
   'conversations:list': z.strictObject({ query: z.string().max(500).optional() }),
   'conversations:get': z.strictObject({ id }),
@@ -303,6 +309,7 @@ export interface RequestResults {
   'hygiene:expire': ChangeResult
   'chat:send': { readonly conversationId: string; readonly turnId: string }
   'chat:stop': null
+  'chat:running': ReadonlyArray<RunningTurn>
   'conversations:list': ReadonlyArray<ConversationSearchHit>
   'conversations:get': Conversation
   'conversations:rename': ConversationSummary

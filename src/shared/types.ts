@@ -609,6 +609,32 @@ export interface Conversation extends ConversationSummary {
   readonly messages: ReadonlyArray<StoredMessage>
   /** tool_use_id -> commit made by that memory command. */
   readonly toolCommits: Readonly<Record<string, string>>
+  /**
+   * Why the last turn ended without a whole reply (an API error, an empty reply, a refusal, an
+   * unknown stop reason), as its `error` event said: kept until the next message is sent, so the
+   * chat can still say it after a restart. Absent when the last turn ended well.
+   */
+  readonly lastError?: TurnError
+}
+
+/** The error a turn ended with, kept with its conversation (`Conversation.lastError`). */
+export interface TurnError {
+  readonly turnId: string
+  readonly code: ErrorCode
+  readonly message: string
+}
+
+/**
+ * A turn running now, as a window that opened (or reloaded) after it began catches up with it
+ * (`chat:running`): its events so far, neighbouring text deltas joined into one, and `next`,
+ * the `seq` of the first event still to come. Live events with a lower `seq` are already in
+ * `events`.
+ */
+export interface RunningTurn {
+  readonly conversationId: string
+  readonly turnId: string
+  readonly events: ReadonlyArray<AgentEvent>
+  readonly next: number
 }
 
 export interface ConversationSearchHit {
@@ -617,8 +643,16 @@ export interface ConversationSearchHit {
   readonly excerpt: string | null
 }
 
-/** Events of one running turn, enough to rebuild the transcript live. */
-export type AgentEvent = { readonly conversationId: string; readonly turnId: string } & (
+/**
+ * Events of one running turn, enough to rebuild the transcript live. `seq` counts the turn's
+ * events from 0 (`turn-started`): a window that asked for the running turns (`chat:running`)
+ * skips the live events its answer already held, and misses none.
+ */
+export type AgentEvent = {
+  readonly conversationId: string
+  readonly turnId: string
+  readonly seq: number
+} & (
   | {
       readonly type: 'turn-started'
       readonly userText: string

@@ -13,6 +13,7 @@ import { finishInterruptedRestore, givenUpRestore, intentFileOf } from './restor
 import { DamagedHistoryError } from './damage'
 import { findLostTip, isReadableCommit, newerDescendant, otherRefs } from './find-tip'
 import { readMainRef } from './main-ref'
+import { moveIntoDamaged } from './objects/damaged-folder'
 import {
   IndexDamagedError,
   IndexFile,
@@ -568,7 +569,7 @@ async function rebuildCommit(
 function quarantine(gitdir: string, oid: string): void {
   const file = path.join(gitdir, 'objects', oid.slice(0, 2), oid.slice(2))
   if (!exists(file)) return
-  disk.renameSync(file, path.join(damagedFolder(gitdir), oid))
+  moveIntoDamaged(gitdir, file, oid)
 }
 
 // HEAD must name main, and refs/heads must exist, for git (and us) to see a repository.
@@ -670,21 +671,7 @@ function moveAsideUnlessFile(gitdir: string, relative: string): void {
 // Moves what is at `relative` in the git directory into cairn-damaged/, under a new name.
 function moveAsideInGitdir(gitdir: string, relative: string): void {
   const name = `${relative.replaceAll('/', '-')}-${Date.now()}`
-  disk.renameSync(path.join(gitdir, relative), path.join(damagedFolder(gitdir), name))
-}
-
-// history.git/cairn-damaged/, made when missing.
-function damagedFolder(gitdir: string): string {
-  const aside = path.join(gitdir, 'cairn-damaged')
-  // Anything but a real folder there (a link to a folder outside the data folder: what is
-  // kept aside would be moved out; a file: every open refused) is itself moved out of the
-  // way first, under a name of its own, never followed (rprobe28n).
-  const there = disk.lstatIfThere(aside)
-  if (there && !there.isDirectory()) {
-    disk.renameSync(aside, path.join(gitdir, `cairn-damaged-not-a-folder-${Date.now()}`))
-  }
-  makeFolder(aside, 0o700)
-  return aside
+  moveIntoDamaged(gitdir, path.join(gitdir, relative), name)
 }
 
 // Temp files of object, ref and index writes a crash or a failure left behind.

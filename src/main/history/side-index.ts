@@ -1,5 +1,5 @@
 import path from 'node:path'
-import { disk, isCode } from '../lib/disk'
+import { disk, isCode, isNotPlainFile, readPlainFile } from '../lib/disk'
 import { isDiskProblem } from '../lib/disk-errors'
 import type { OpeningReporter } from '../lib/progress'
 import { isCairnCommit, parseCommitMessage, reviewFactsOf, type CommitMeta } from './commit-message'
@@ -493,10 +493,11 @@ function legacyIndexOf(gitdir: string): string {
 async function readLegacyIndex(file: string): Promise<IndexEntry[] | null> {
   let text: string
   try {
-    text = disk.readFileSync(file).toString('utf8')
+    text = readPlainFile(file).toString('utf8')
   } catch (error) {
-    // Missing (the usual case): nothing to convert. An I/O error is not "missing".
-    if (isCode(error, 'ENOENT') || isCode(error, 'EISDIR')) return null
+    // Missing (the usual case): nothing to convert; nor in anything but a plain file. An I/O
+    // error is not "missing".
+    if (isCode(error, 'ENOENT') || isNotPlainFile(error)) return null
     throw error
   }
   const lines = text.split('\n')

@@ -35,6 +35,7 @@ import { createBlamer } from './blame'
 import { blameDirOf } from './blame-store'
 import { changeLogOf, createChangeLog } from './change-log'
 import { moveMain } from './checkout'
+import { followOutsideMove } from './outside-move'
 import { reviewFactsOf } from './commit-message'
 import { DamagedHistoryError } from './damage'
 import { IndexFile, replaceIndexDir } from './index-file'
@@ -573,6 +574,27 @@ async function openLocked(
     }
   }
 
+  /**
+   * Takes `main` as found on disk when it moved outside Cairn (outside-move.ts), tells
+   * History, and commits what the folder holds beyond its tree on top, as made outside Cairn
+   * (Cairn's own files a reset or an amend left out stay in the history that way). One read
+   * of the ref when it did not move.
+   */
+  async function followMain(): Promise<void> {
+    const moved = await followOutsideMove(repo, () => lock.assertHeld())
+    if (!moved) return
+    tool.invalidateUsage()
+    const tip = moved.added.at(-1)
+    if (tip) tell(commitListeners, toSummary(tip), 'commit')
+    try {
+      await record('all', systemIntent('outside', 'Changes made outside Cairn'))
+    } catch (error) {
+      // The next change reads the whole folder again.
+      resync = true
+      throw error
+    }
+  }
+
   // What the queue owes before the next change: commits that failed, then a full rescan.
   async function catchUp(): Promise<void> {
     while (unrecorded.length > 0) {
@@ -673,6 +695,9 @@ async function openLocked(
         await repo.checkDeferred()
       }
       remakeRootIfGone()
+      // `main` moved outside Cairn (a commit made with git while Cairn is open): taken first,
+      // so that nothing Cairn commits next moves it back past the outside commits.
+      if (mode !== 'reads') await followMain()
       try {
         await catchUp()
       } catch (error) {

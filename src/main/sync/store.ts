@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto'
 import path from 'node:path'
 import { z } from 'zod'
 import { writeJsonAtomic } from '../lib/atomic-json'
-import { isCode, isMissing, NOT_A_FILE, readPlainFile } from '../lib/disk'
+import { isMissing, isNotPlainFile, readPlainFileAsync } from '../lib/disk'
 import { diskProblem } from '../lib/disk-errors'
 import { CairnError } from '../lib/errors'
 import type { Logger } from '../lib/logger'
@@ -204,26 +204,23 @@ export function createSyncStore(dataDir: string, logger: Logger): SyncStore {
   async function read<T>(file: string, schema: z.ZodType<T>, fallback: T): Promise<T> {
     let raw: string
     try {
-      // Never by name: a fifo in the file's place held the read (and every later sync call)
-      // for ever, and a link was followed out of the data folder.
-      raw = readPlainFile(file).toString('utf8')
+      raw = (await readPlainFileAsync(file)).toString('utf8')
     } catch (error) {
       // Not set up yet.
       if (isMissing(error)) return fallback
-      if (isCode(error, NOT_A_FILE) || isCode(error, 'ELOOP')) {
+      // Anything but a plain file (never read through a link nor waited on): what a hand
+      // edit gone wrong is taken as, below.
+      if (isNotPlainFile(error)) raw = ''
+      else {
+        // Unreadable is not "not set up": taken for it, the status said "Sync off" for the
+        // whole session, and the next save wrote defaults over the file (its last remote, its
+        // conflicts). Nothing is cached, so the next call reads again.
+        const reason = diskProblem(error)?.reason ?? 'it could not be read'
         throw new CairnError(
-          'io-error',
-          `Cairn could not read its sync settings because sync/${path.basename(file)} is not a plain file. Nothing was changed.`,
+          diskProblem(error)?.code ?? 'io-error',
+          `Cairn could not read its sync settings because ${reason}. Nothing was changed.`,
         )
       }
-      // Unreadable is not "not set up": taken for it, the status said "Sync off" for the
-      // whole session, and the next save wrote defaults over the file (its last remote, its
-      // conflicts). Nothing is cached, so the next call reads again.
-      const reason = diskProblem(error)?.reason ?? 'it could not be read'
-      throw new CairnError(
-        diskProblem(error)?.code ?? 'io-error',
-        `Cairn could not read its sync settings because ${reason}. Nothing was changed.`,
-      )
     }
     try {
       const parsed = schema.safeParse(JSON.parse(raw))
