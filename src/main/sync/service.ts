@@ -595,7 +595,14 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       // Still retried once it keeps failing (the status then says so): what fails here mends
       // itself (a network, a proxy, a server), and sync should catch up then unasked.
       const slow = slowedDown(streak ?? null)
-      const delay = retryDelay(failures, retryFirstMs, slow)
+      // Slowed, the waits go on from the count kept on disk: a restart or a Stop (which start
+      // `failures` again) left it, and the quick retries began again at their first wait while
+      // the status said "about once an hour".
+      const delay = retryDelay(
+        slow && streak ? Math.max(failures, streak.count - 1) : failures,
+        retryFirstMs,
+        slow,
+      )
       failures++
       // The interval's syncs wait for it too (changes and Sync now do not).
       quietUntil = slow ? now() + delay : null
