@@ -215,17 +215,18 @@ const KEY_RUN = 8
  * hidden. The key `apiKey` as it is, URL-encoded, in hex (either case: a proxy dumping the
  * bytes it was sent) and in base64 (standard or URL-safe, wherever it starts in the encoded
  * bytes: a `Basic` header holds `user:key`); any run of 8 or more of its characters (a prefix
- * quoted to "help"), of its hex digits or of its base64 letters (an encoded form cut into
- * lines, escaped, or cut short); and any token that looks like an Anthropic key
+ * quoted to "help"), of its hex digits (in any case, its bytes set apart or not: a dump, a
+ * URL's `%XX`) or of its base64 letters (an encoded form cut into lines, escaped, or cut
+ * short); and any token that looks like an Anthropic key
  * (`sk-ant-…`), configured or not. Never a prefix long enough to matter: 8 characters of a
  * 100-character key, or `sk-ant-api03-`, which every key starts with, are all that can remain.
  */
 export function hideKeys(text: string, apiKey: string): string {
   let out = text
   // Worked out once per call: the whole forms and their runs are of the same encodings.
-  const encoded = apiKey === '' ? [] : [...hexForms(apiKey), ...base64Forms(apiKey)]
+  const base64 = apiKey === '' ? [] : base64Forms(apiKey)
   if (apiKey !== '') {
-    const forms = new Set([apiKey, encodeURIComponent(apiKey), ...encoded])
+    const forms = new Set([apiKey, encodeURIComponent(apiKey), ...hexForms(apiKey), ...base64])
     for (const form of [...forms].sort((a, b) => b.length - a.length)) {
       if (form.length >= Math.min(apiKey.length, KEY_RUN)) out = out.replaceAll(form, YOUR_KEY)
     }
@@ -237,7 +238,52 @@ export function hideKeys(text: string, apiKey: string): string {
   // Runs of its encoded letters too: an encoded form cut into lines (a MIME quote, 76 a line),
   // with its '/' escaped (JSON's '\/') or cut short is not whole anywhere, and would show all
   // but a few bytes.
-  return hideRuns(out, [apiKey, ...encoded])
+  return hideHexRuns(hideRuns(out, [apiKey, ...base64]), apiKey)
+}
+
+/** The start every Anthropic key shares (`sk-ant-api03-`): no secret, in any encoding. */
+const PUBLIC_START = /^sk-ant-[a-z]+\d*-/
+
+/**
+ * `text` with every run of 8 or more of `key`'s hex digits hidden, in any case and whatever
+ * stands between its bytes: a dump's spaces or colons, a URL's `%`, C's `\x`, a line break.
+ * Runs wholly within the hex of the start every key shares are not looked for: they tell
+ * nothing, and hold runs of decimal digits (`pi03` is 70693033) that an ordinary number or
+ * commit id can hold too.
+ */
+function hideHexRuns(text: string, key: string): string {
+  const hex = Buffer.from(key, 'utf8').toString('hex')
+  const publicDigits = 2 * Buffer.byteLength(PUBLIC_START.exec(key)?.[0] ?? '', 'utf8')
+  const windows = new Set<string>()
+  for (let j = Math.max(0, publicDigits - KEY_RUN + 1); j + KEY_RUN <= hex.length; j++) {
+    windows.add(hex.slice(j, j + KEY_RUN))
+  }
+  // The text's hex digits in lower case, the separators between them left out; `at` maps
+  // each digit back to where it stands. Any other character ends a run ('.').
+  let digits = ''
+  const at: number[] = []
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!
+    if (/[0-9a-fA-F]/.test(c)) {
+      digits += c.toLowerCase()
+      at.push(i)
+    } else if (c === '\\' && text[i + 1] === 'x') {
+      i++
+    } else if (!/[\s:%]/.test(c)) {
+      digits += '.'
+      at.push(i)
+    }
+  }
+  const hidden = new Uint8Array(text.length)
+  for (let i = 0; i + KEY_RUN <= digits.length; i++) {
+    if (windows.has(digits.slice(i, i + KEY_RUN))) hidden.fill(1, at[i]!, at[i + KEY_RUN - 1]! + 1)
+  }
+  let out = ''
+  for (let i = 0; i < text.length; i++) {
+    if (hidden[i] === 0) out += text[i]
+    else if (i === 0 || hidden[i - 1] === 0) out += YOUR_KEY
+  }
+  return out
 }
 
 /** `key`'s bytes in hex, lower and upper case (each byte two digits, so no offset matters). */
