@@ -51,6 +51,9 @@ describe('classifyTurnError', () => {
       cause: new SyntaxError('x'),
     })
     expect(classifyTurnError(garbled, { ...context, emptyReply: true }).code).toBe('internal')
+    // A body cut before any event (the SDK wraps the network's error): the connection broke.
+    const cut = new AnthropicError('terminated', { cause: new TypeError('terminated') })
+    expect(classifyTurnError(cut, { ...context, emptyReply: true }).code).toBe('network')
     // The same words where the reply held events are not an empty reply.
     const worded = new AnthropicError('request ended without sending any chunks')
     expect(classifyTurnError(worded, { ...context, streamStarted: true }).code).toBe(

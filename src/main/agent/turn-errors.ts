@@ -99,11 +99,13 @@ export function classifyTurnError(
   if (error instanceof APIError) return classifyApiError(error, context.model)
   // A response that held no event at all (a 200 with an empty or non-SSE body, from a proxy
   // say): nothing of a reply came. Known by what the reply held, not by the SDK's words for it;
-  // an event that could not be read (the parser's error as its cause) is something, damaged.
+  // an event that could not be read (the parser's error as its cause) is something, damaged,
+  // and a body the network cut (its error as the cause) is a broken connection, told below.
   if (
     context.emptyReply &&
     error instanceof AnthropicError &&
-    !(error.cause instanceof SyntaxError)
+    !(error.cause instanceof SyntaxError) &&
+    !(error.cause instanceof TypeError)
   ) {
     return {
       code: 'empty-reply',
@@ -133,7 +135,10 @@ export function classifyTurnError(
         'The connection broke while Claude was replying. What arrived so far was kept; send your message again to continue.',
     }
   }
-  if (error instanceof TypeError && /fetch failed|terminated|network/i.test(error.message)) {
+  // The network's own error, or the SDK's wrapping of it when the body was cut before any event.
+  const cause =
+    error instanceof AnthropicError && error.cause instanceof TypeError ? error.cause : error
+  if (cause instanceof TypeError && /fetch failed|terminated|network/i.test(cause.message)) {
     return {
       code: 'network',
       message: 'Could not reach the Anthropic API. Check your internet connection and try again.',
