@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs/promises'
 import path from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { makeSandbox, snapshot, text, type Sandbox } from './test-support'
 import { legalImages, TINY_JPEG, TINY_PNG } from '../../../test/fixtures/images'
@@ -267,6 +268,31 @@ describe('view of a file', () => {
         content: [{}, { source: { media_type: type, data: bytes.toString('base64') } }],
       })
     }
+  })
+
+  // The API refuses an image over 8,000 pixels a side, and the whole request with it: the
+  // turn would end in an error over one view. Made with ImageMagick (`convert -size 8001x2
+  // xc:white`), a few hundred bytes each.
+  it('refuses an image over 8,000 pixels a side in words, and sends one of 8,000', async () => {
+    const folder = path.join(
+      path.dirname(fileURLToPath(import.meta.url)),
+      '../../../test/fixtures/images-large',
+    )
+    for (const [name, size] of [
+      ['wide.png', '8,001×2'],
+      ['tall.jpg', '2×8,001'],
+    ]) {
+      await box.write(name, await fs.readFile(path.join(folder, name)))
+      expect(await box.run({ command: 'view', path: `/memories/${name}` })).toMatchObject({
+        isError: true,
+        content: `Error: The image /memories/${name} is ${size} pixels; images up to 8,000 pixels a side can be viewed.`,
+      })
+    }
+    await box.write('edge.png', await fs.readFile(path.join(folder, 'edge.png')))
+    expect(await box.run({ command: 'view', path: '/memories/edge.png' })).toMatchObject({
+      isError: false,
+      content: [{}, { source: { media_type: 'image/png' } }],
+    })
   })
 
   it('never sends a hostile image as one, and answers at once', async () => {
