@@ -16,7 +16,7 @@ import { createRecordingLogger, type RecordingLogger } from '../lib/logger'
 import { createRunnableMemoryTool } from '../memory'
 import { createMemorySecretStore, createSettingsService } from '../settings'
 import { createChatService, type ChatService, type ChatServiceOptions } from './chat-service'
-import { NOT_RUN_STOPPED, RESULT_NOT_RECORDED } from './messages'
+import { NOT_RUN_STOPPED, recordedResult, RESULT_NOT_RECORDED } from './messages'
 import { BASE_SYSTEM_PROMPT } from './system-prompt'
 
 /** A stand-in for the versioned memory: a map of files, a commit per create. */
@@ -479,6 +479,69 @@ describe('calls whose results a kill kept from being saved', () => {
     const stored = await conversations.get(first.conversationId)
     expect(stored.messages[2]!.content).toEqual([notRecorded])
     expect(stored.toolCommits).toEqual({})
+    expect(asked).toBe(1)
+  })
+
+  // The other order: history answers at the next message and could not at the one after.
+  it('saves what the call did when history answers, and asks no more after', async () => {
+    fake.script(
+      reply.toolUse({
+        id: 'toolu_k',
+        input: { command: 'create', path: '/memories/k.md', file_text: 'k' },
+      }),
+      reply.text('Saved.'),
+    )
+    const first = await turn(null, 'keep k')
+    expect(memory.files.has('/memories/k.md')).toBe(true)
+    // What a kill between running the call and saving its result leaves.
+    await conversations.update(first.conversationId, (c) => ({
+      ...c,
+      messages: c.messages.slice(0, 2),
+      toolCommits: {},
+    }))
+    // History answers at the next message; asked again, it would fail.
+    let asked = 0
+    const commit: CommitSummary = {
+      oid: '1'.padStart(40, '0'),
+      parent: null,
+      time: 0,
+      actor: 'claude',
+      command: 'create',
+      subject: 'create /memories/k.md',
+      paths: ['/memories/k.md'],
+      conversationId: first.conversationId,
+      toolUseId: 'toolu_k',
+      overwrite: false,
+      restoredFrom: null,
+    }
+    await chat.close()
+    chat = build({
+      toolUseCommits: () => {
+        if (++asked === 1) return Promise.resolve(new Map([['toolu_k', commit]]))
+        return Promise.reject(
+          new CairnError('index-rebuilding', 'The history index is being rebuilt.'),
+        )
+      },
+    })
+    fake.script(reply.text('Carrying on.'), reply.text('Still here.'))
+    await turn(first.conversationId, 'go on')
+    await turn(first.conversationId, 'and on')
+    const heard = fake
+      .messageRequests()
+      .slice(-2)
+      .map((r) => (r.body!.messages as unknown as Array<{ content: unknown[] }>)[2]!)
+    const ran = {
+      type: 'tool_result',
+      tool_use_id: 'toolu_k',
+      content: recordedResult(commit),
+    }
+    // Claude heard what the call did in both turns, and that is what the file keeps.
+    expect(heard[0]!.content[0]).toMatchObject(ran)
+    expect(heard[1]!.content[0]).toMatchObject(ran)
+    expect(heard[1]!.content[0]).not.toHaveProperty('is_error', true)
+    const stored = await conversations.get(first.conversationId)
+    expect(stored.messages[2]!.content).toMatchObject([{ ...ran, type: 'tool_result' }])
+    expect(stored.toolCommits).toEqual({ toolu_k: commit.oid })
     expect(asked).toBe(1)
   })
 })

@@ -332,6 +332,27 @@ describe('a stream the API breaks', () => {
   })
 })
 
+describe('a connection that breaks before any event', () => {
+  it.each([
+    ['nothing', ''],
+    ['only pings', ': keep-alive\n\nevent: ping\ndata: {"type": "ping"}\n\n'],
+  ])(
+    'says the connection broke, not that the reply was empty (%s before the cut)',
+    async (_, body) => {
+      cairn.fake.script(reply.raw(body, { ending: 'cut' }))
+      const turn = await cairn.turn(null, 'hi')
+      // On main a cut after pings was "an empty reply", as if the API had chosen to send nothing.
+      expect(errorOf(turn.events)).toMatchObject({
+        code: 'network',
+        message: 'Could not reach the Anthropic API. Check your internet connection and try again.',
+      })
+      expectPlain(turn.events)
+      const stored = await expectSendable(turn.conversationId)
+      expect(stored.messages.map((m) => m.role)).toEqual(['user'])
+    },
+  )
+})
+
 describe('a reply that ends as a refusal', () => {
   it('tells the person Claude declined, keeps what it said, and the chat goes on', async () => {
     cairn.fake.script(

@@ -51,6 +51,9 @@ describe('classifyTurnError', () => {
       cause: new SyntaxError('x'),
     })
     expect(classifyTurnError(garbled, { ...context, emptyReply: true }).code).toBe('internal')
+    // A body cut before any event (the SDK wraps the network's error): the connection broke.
+    const cut = new AnthropicError('terminated', { cause: new TypeError('terminated') })
+    expect(classifyTurnError(cut, { ...context, emptyReply: true }).code).toBe('network')
     // The same words where the reply held events are not an empty reply.
     const worded = new AnthropicError('request ended without sending any chunks')
     expect(classifyTurnError(worded, { ...context, streamStarted: true }).code).toBe(
@@ -80,6 +83,8 @@ describe('retryAfterSeconds', () => {
 
 describe('hideKeys', () => {
   const key = 'sk-ant-api03-' + 'Zx9Qw_e-R7k'.repeat(8) + 'AA'
+  /** Hex digits of `sk-ant-api03-`. */
+  const PUBLIC_HEX = 26
 
   it('hides the key as it is, URL-encoded and in base64 wherever it starts', () => {
     const basic = Buffer.from(`user:${key}`).toString('base64')
@@ -153,8 +158,44 @@ describe('hideKeys', () => {
     const hidden = hideKeys(quoted, key)
     expect(hidden.split('\n').slice(0, 2)).toEqual(['sent your API key', 'SENT your API key'])
     // No 8 hex digits of the key are left anywhere (at most 4 bytes of it).
+    // (The hex of `sk-ant-api03-`, which every key starts with, tells nothing and may remain.)
     const flat = hidden.replaceAll('\n', '').toLowerCase()
-    for (let i = 0; i + 8 <= hex.length; i++) expect(flat).not.toContain(hex.slice(i, i + 8))
+    for (let i = PUBLIC_HEX - 7; i + 8 <= hex.length; i++) {
+      expect(flat).not.toContain(hex.slice(i, i + 8))
+    }
+  })
+
+  it('hides the key in hex with its bytes set apart or in mixed case', () => {
+    const hex = Buffer.from(key).toString('hex')
+    const bytes = hex.match(/../g)!
+    const quoted = [
+      // A proxy's byte dump (hexdump -C, xxd), a URL path with every byte %-encoded, C escapes,
+      // digits in mixed case.
+      `dump ${bytes.join(' ')}`,
+      `xxd ${hex.match(/.{1,4}/g)!.join(' ')}`,
+      `path /v1/${bytes.map((b) => `%${b.toUpperCase()}`).join('')}/messages`,
+      `c "${bytes.map((b) => `\\x${b}`).join('')}"`,
+      `colons ${bytes.join(':')}`,
+      `mixed ${[...hex].map((c, i) => (i % 3 === 0 ? c.toUpperCase() : c)).join('')}`,
+    ]
+    for (const line of quoted) {
+      const hidden = hideKeys(line, key)
+      // No 8 hex digits of the key are left (at most 4 bytes of it), whatever stands between.
+      const digits = hidden
+        .replaceAll('your API key', '|')
+        .replace(/\\x|[ :%]/g, '')
+        .toLowerCase()
+      for (let i = PUBLIC_HEX - 7; i + 8 <= hex.length; i++) {
+        expect(digits, line.slice(0, 12)).not.toContain(hex.slice(i, i + 8))
+      }
+    }
+  })
+
+  it('leaves numbers and hashes alone that only share the hex of the part every key has', () => {
+    // The hex of `sk-ant-api03-` holds runs of decimal digits: 'pi03' is 70693033.
+    const text =
+      'took 17069303 ms at 1706930332; commit 61706930332dabcdef0123456789abcdef012345 failed'
+    expect(hideKeys(text, key)).toBe(text)
   })
 })
 

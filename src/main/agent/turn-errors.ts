@@ -99,11 +99,13 @@ export function classifyTurnError(
   if (error instanceof APIError) return classifyApiError(error, context.model)
   // A response that held no event at all (a 200 with an empty or non-SSE body, from a proxy
   // say): nothing of a reply came. Known by what the reply held, not by the SDK's words for it;
-  // an event that could not be read (the parser's error as its cause) is something, damaged.
+  // an event that could not be read (the parser's error as its cause) is something, damaged,
+  // and a body the network cut (its error as the cause) is a broken connection, told below.
   if (
     context.emptyReply &&
     error instanceof AnthropicError &&
-    !(error.cause instanceof SyntaxError)
+    !(error.cause instanceof SyntaxError) &&
+    !(error.cause instanceof TypeError)
   ) {
     return {
       code: 'empty-reply',
@@ -133,7 +135,10 @@ export function classifyTurnError(
         'The connection broke while Claude was replying. What arrived so far was kept; send your message again to continue.',
     }
   }
-  if (error instanceof TypeError && /fetch failed|terminated|network/i.test(error.message)) {
+  // The network's own error, or the SDK's wrapping of it when the body was cut before any event.
+  const cause =
+    error instanceof AnthropicError && error.cause instanceof TypeError ? error.cause : error
+  if (cause instanceof TypeError && /fetch failed|terminated|network/i.test(cause.message)) {
     return {
       code: 'network',
       message: 'Could not reach the Anthropic API. Check your internet connection and try again.',
@@ -215,17 +220,18 @@ const KEY_RUN = 8
  * hidden. The key `apiKey` as it is, URL-encoded, in hex (either case: a proxy dumping the
  * bytes it was sent) and in base64 (standard or URL-safe, wherever it starts in the encoded
  * bytes: a `Basic` header holds `user:key`); any run of 8 or more of its characters (a prefix
- * quoted to "help"), of its hex digits or of its base64 letters (an encoded form cut into
- * lines, escaped, or cut short); and any token that looks like an Anthropic key
+ * quoted to "help"), of its hex digits (in any case, its bytes set apart or not: a dump, a
+ * URL's `%XX`) or of its base64 letters (an encoded form cut into lines, escaped, or cut
+ * short); and any token that looks like an Anthropic key
  * (`sk-ant-…`), configured or not. Never a prefix long enough to matter: 8 characters of a
  * 100-character key, or `sk-ant-api03-`, which every key starts with, are all that can remain.
  */
 export function hideKeys(text: string, apiKey: string): string {
   let out = text
   // Worked out once per call: the whole forms and their runs are of the same encodings.
-  const encoded = apiKey === '' ? [] : [...hexForms(apiKey), ...base64Forms(apiKey)]
+  const base64 = apiKey === '' ? [] : base64Forms(apiKey)
   if (apiKey !== '') {
-    const forms = new Set([apiKey, encodeURIComponent(apiKey), ...encoded])
+    const forms = new Set([apiKey, encodeURIComponent(apiKey), ...hexForms(apiKey), ...base64])
     for (const form of [...forms].sort((a, b) => b.length - a.length)) {
       if (form.length >= Math.min(apiKey.length, KEY_RUN)) out = out.replaceAll(form, YOUR_KEY)
     }
@@ -237,7 +243,52 @@ export function hideKeys(text: string, apiKey: string): string {
   // Runs of its encoded letters too: an encoded form cut into lines (a MIME quote, 76 a line),
   // with its '/' escaped (JSON's '\/') or cut short is not whole anywhere, and would show all
   // but a few bytes.
-  return hideRuns(out, [apiKey, ...encoded])
+  return hideHexRuns(hideRuns(out, [apiKey, ...base64]), apiKey)
+}
+
+/** The start every Anthropic key shares (`sk-ant-api03-`): no secret, in any encoding. */
+const PUBLIC_START = /^sk-ant-[a-z]+\d*-/
+
+/**
+ * `text` with every run of 8 or more of `key`'s hex digits hidden, in any case and whatever
+ * stands between its bytes: a dump's spaces or colons, a URL's `%`, C's `\x`, a line break.
+ * Runs wholly within the hex of the start every key shares are not looked for: they tell
+ * nothing, and hold runs of decimal digits (`pi03` is 70693033) that an ordinary number or
+ * commit id can hold too.
+ */
+function hideHexRuns(text: string, key: string): string {
+  const hex = Buffer.from(key, 'utf8').toString('hex')
+  const publicDigits = 2 * Buffer.byteLength(PUBLIC_START.exec(key)?.[0] ?? '', 'utf8')
+  const windows = new Set<string>()
+  for (let j = Math.max(0, publicDigits - KEY_RUN + 1); j + KEY_RUN <= hex.length; j++) {
+    windows.add(hex.slice(j, j + KEY_RUN))
+  }
+  // The text's hex digits in lower case, the separators between them left out; `at` maps
+  // each digit back to where it stands. Any other character ends a run ('.').
+  let digits = ''
+  const at: number[] = []
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!
+    if (/[0-9a-fA-F]/.test(c)) {
+      digits += c.toLowerCase()
+      at.push(i)
+    } else if (c === '\\' && text[i + 1] === 'x') {
+      i++
+    } else if (!/[\s:%]/.test(c)) {
+      digits += '.'
+      at.push(i)
+    }
+  }
+  const hidden = new Uint8Array(text.length)
+  for (let i = 0; i + KEY_RUN <= digits.length; i++) {
+    if (windows.has(digits.slice(i, i + KEY_RUN))) hidden.fill(1, at[i]!, at[i + KEY_RUN - 1]! + 1)
+  }
+  let out = ''
+  for (let i = 0; i < text.length; i++) {
+    if (hidden[i] === 0) out += text[i]
+    else if (i === 0 || hidden[i - 1] === 0) out += YOUR_KEY
+  }
+  return out
 }
 
 /** `key`'s bytes in hex, lower and upper case (each byte two digits, so no offset matters). */

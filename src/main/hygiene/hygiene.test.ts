@@ -83,6 +83,17 @@ describe('through the core', () => {
     expect(byPath.get('/memories/claude.md')!.lastChangedAt).toEqual(expect.any(Number))
   })
 
+  it('meters a text file named like an image as the text Claude is shown', async () => {
+    // Claude's view shows a `.png` that holds text as text (numbered lines, cut when too long).
+    const long = Array.from({ length: 900 }, (_, i) => `line ${i}: ${'x'.repeat(20)}`).join('\n')
+    await call('memory:write', { path: '/memories/notes.png', content: long })
+    const stats = await call('hygiene:stats')
+    const notes = stats.files.find((f) => f.path === '/memories/notes.png')!
+    // On main: an image's most, 1,600 tokens, and never too long for one view.
+    expect(notes.tokens).toBeGreaterThan(long.length / 4)
+    expect(notes.overViewLimit).toBe(true)
+  })
+
   it('meters the memory: total size, tokens to view it all, and files too long for one view', async () => {
     const long = Array.from({ length: 900 }, (_, i) => `line ${i}: ${'x'.repeat(20)}`).join('\n')
     await call('memory:write', { path: '/memories/short.md', content: 'Likes tea.\n' })

@@ -8,7 +8,7 @@ import { toRelative } from '../history'
 import { closeQuietly, disk, OPEN } from '../lib/disk'
 import { FolderTree, readFileIn, type Folder } from '../lib/folders'
 import { decodeUtf8 } from '../lib/text'
-import { IMAGE_TYPES, MAX_VIEW_CHARS, wholeViewSize } from '../memory'
+import { hasImageSignature, IMAGE_TYPES, MAX_VIEW_CHARS, wholeViewSize } from '../memory'
 import type { ReadLog } from './read-log'
 import { estimateTokens, imageTokens } from './tokens'
 
@@ -87,12 +87,17 @@ function measure(tree: FolderTree, entry: MemoryEntry, cache: MeasureCache): Mea
   try {
     const found = tree.find(toRelative(entry.path))
     if (found.kind !== 'file') throw new Error('no longer a file')
-    if (IMAGE_TYPES[path.extname(entry.path).toLowerCase()]) {
-      measured = {
-        ...base,
-        tokens: imageTokens(head(found.parent, found.name)),
-        overViewLimit: false,
-      }
+    // Named like an image and starting like one: a `.png` that holds text is viewed as text.
+    // The signature, not view's whole check: a JPEG's scan may start past the head read here,
+    // and a file that starts like an image is no text either way (at most an over-count).
+    const image = IMAGE_TYPES[path.extname(entry.path).toLowerCase()]
+      ? head(found.parent, found.name)
+      : null
+    if (
+      image &&
+      (hasImageSignature(image, 'image/png') || hasImageSignature(image, 'image/jpeg'))
+    ) {
+      measured = { ...base, tokens: imageTokens(image), overViewLimit: false }
     } else if (entry.size > READ_LIMIT) {
       measured = { ...base, tokens: Math.ceil(entry.size / 4), overViewLimit: true }
     } else {

@@ -6,7 +6,7 @@ import { commitCount, fsck, gitCli, memoryTestBed } from '../history/test-helper
 import { CairnError } from '../lib/errors'
 import type { DomainHandlers } from '../lib/handlers'
 import { memoryBrowserHandlers } from './index'
-import { TINY_PNG } from '../../../test/fixtures/images'
+import { legalImages, TINY_PNG } from '../../../test/fixtures/images'
 
 // Built at run time so this file itself holds no literal secret for scanners to flag.
 const GITHUB_TOKEN = ['ghp', 'wWPw5k4aXcaT4fNP0UcnZwJUVFk6LO0pINUx'].join('_')
@@ -149,6 +149,17 @@ describe('browsing the live folder', () => {
       kind: 'text',
       text: 'Not a picture.\n',
     })
+  })
+
+  it('shows every legal kind of PNG and JPEG as the image it is', async () => {
+    for (const { name, bytes, type } of legalImages()) {
+      await writeFile(path.join(bed.dataDir, 'memories', name), bytes)
+      expect(await handlers['memory:read']({ path: `/memories/${name}` }), name).toMatchObject({
+        kind: 'image',
+        mediaType: type,
+        data: bytes.toString('base64'),
+      })
+    }
   })
 
   // Left by the review of handler28: a PNG saved as `.jpg` showed as "not text" in the tab.

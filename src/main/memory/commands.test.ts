@@ -1,9 +1,10 @@
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs/promises'
 import path from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { makeSandbox, snapshot, text, type Sandbox } from './test-support'
-import { TINY_JPEG, TINY_PNG } from '../../../test/fixtures/images'
+import { legalImages, TINY_JPEG, TINY_PNG } from '../../../test/fixtures/images'
 
 let box: Sandbox
 beforeEach(async () => {
@@ -255,6 +256,69 @@ describe('view of a file', () => {
       expect(await box.run({ command: 'view', path: `/memories/${name}` })).toMatchObject({
         isError: true,
         content: `Error: /memories/${name} is not a valid JPEG image.`,
+      })
+    }
+  })
+
+  it('sends every legal kind of PNG and JPEG as the image it is', async () => {
+    for (const { name, bytes, type } of legalImages()) {
+      await box.write(name, bytes)
+      expect(await box.run({ command: 'view', path: `/memories/${name}` }), name).toMatchObject({
+        isError: false,
+        content: [{}, { source: { media_type: type, data: bytes.toString('base64') } }],
+      })
+    }
+  })
+
+  // The API refuses an image over 8,000 pixels a side, and the whole request with it: the
+  // turn would end in an error over one view. Made with ImageMagick (`convert -size 8001x2
+  // xc:white`), a few hundred bytes each.
+  it('refuses an image over 8,000 pixels a side in words, and sends one of 8,000', async () => {
+    const folder = path.join(
+      path.dirname(fileURLToPath(import.meta.url)),
+      '../../../test/fixtures/images-large',
+    )
+    for (const [name, size] of [
+      ['wide.png', '8,001×2'],
+      ['tall.jpg', '2×8,001'],
+    ]) {
+      await box.write(name, await fs.readFile(path.join(folder, name)))
+      expect(await box.run({ command: 'view', path: `/memories/${name}` })).toMatchObject({
+        isError: true,
+        content: `Error: The image /memories/${name} is ${size} pixels; images up to 8,000 pixels a side can be viewed.`,
+      })
+    }
+    await box.write('edge.png', await fs.readFile(path.join(folder, 'edge.png')))
+    expect(await box.run({ command: 'view', path: '/memories/edge.png' })).toMatchObject({
+      isError: false,
+      content: [{}, { source: { media_type: 'image/png' } }],
+    })
+  })
+
+  it('never sends a hostile image as one, and answers at once', async () => {
+    const png = Buffer.from(TINY_PNG)
+    png.writeUInt32BE(2 ** 31, 16)
+    const runsPast = Buffer.from(TINY_JPEG.subarray(0, 40))
+    runsPast.writeUInt16BE(60_000, 4)
+    const zero = Buffer.from(TINY_JPEG)
+    zero.writeUInt16BE(0, 4)
+    // Markers with no length, over and over: restart markers, and fill bytes that never end.
+    const restarts = Buffer.alloc(2_000_000, 0xff)
+    for (let i = 3; i < restarts.length; i += 2) restarts[i] = 0xd0
+    const hostile: Record<string, Buffer> = {
+      'wide.png': png,
+      'cut-header.png': TINY_PNG.subarray(0, 20),
+      'past-end.jpg': runsPast,
+      'zero.jpg': zero,
+      'restarts.jpg': Buffer.concat([TINY_JPEG.subarray(0, 2), restarts]),
+      'fill.jpg': Buffer.concat([TINY_JPEG.subarray(0, 2), Buffer.alloc(2_000_000, 0xff)]),
+    }
+    for (const [name, bytes] of Object.entries(hostile)) {
+      await box.write(name, bytes)
+      const result = await box.run({ command: 'view', path: `/memories/${name}` })
+      expect(result, name).toMatchObject({
+        isError: true,
+        content: expect.stringMatching(/^Error: /),
       })
     }
   })

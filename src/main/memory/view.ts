@@ -148,6 +148,15 @@ function viewImage(
   const actual = imageTypeOf(bytes)
   // A text file named `.png` larger than an image may be is text, and told in text's words.
   if (actual !== null && size > max) throw tooLarge()
+  // The API refuses an image over 8,000 pixels a side, and the whole request with it.
+  const pixels = actual === null ? null : imageSizeOf(bytes)
+  if (pixels && Math.max(pixels.width, pixels.height) > MAX_IMAGE_SIDE) {
+    const [width, height] = [pixels.width, pixels.height].map((n) => n.toLocaleString('en-US'))
+    throw new CommandError(
+      'too-large',
+      `Error: The image ${virtual} is ${width}×${height} pixels; images up to ${MAX_IMAGE_SIDE.toLocaleString('en-US')} pixels a side can be viewed.`,
+    )
+  }
   if (actual === null) {
     // Named like an image but holding text (Claude may create `notes.png` as text, and edit
     // it): shown as the text it is, as the Memory tab shows it.
@@ -168,6 +177,21 @@ function viewImage(
       source: { type: 'base64', media_type: actual, data: bytes.toString('base64') },
     },
   ])
+}
+
+/** The most pixels a side of an image the API takes (it refuses the request over one larger). */
+export const MAX_IMAGE_SIDE = 8_000
+
+/** The width and height of an image `imageTypeOf` accepts (from PNG's IHDR, JPEG's frame). */
+function imageSizeOf(bytes: Uint8Array): { width: number; height: number } | null {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  if (hasImageSignature(bytes, 'image/png')) {
+    return { width: view.getUint32(16), height: view.getUint32(20) }
+  }
+  const frame = jpegFrameAt(bytes)
+  return frame === null
+    ? null
+    : { height: view.getUint16(frame + 1), width: view.getUint16(frame + 3) }
 }
 
 /**
@@ -228,28 +252,34 @@ function isPng(bytes: Uint8Array): boolean {
 // SOI (ff d8), then segments: ff, a marker, a two-byte length counting itself, its bytes; any
 // number of ff fill bytes may stand before a marker. The scan's data follows SOS (ff da).
 function isJpeg(bytes: Uint8Array): boolean {
+  return jpegFrameAt(bytes) !== null
+}
+
+// Where the frame header's fields start (its precision, after its length), when the markers
+// run as above; null when they do not.
+function jpegFrameAt(bytes: Uint8Array): number | null {
   let at = 2
-  let frame = false
+  let frame: number | null = null
   while (at < bytes.length) {
-    if (bytes[at] !== 0xff) return false
+    if (bytes[at] !== 0xff) return null
     while (bytes[at] === 0xff) at++
     const marker = bytes[at]
-    if (marker === undefined) return false
+    if (marker === undefined) return null
     at++
     // Markers without a length: TEM and RST0-7 (never before the scan, but harmless).
     if (marker === 0x01 || (marker >= 0xd0 && marker <= 0xd7)) continue
     // A second SOI, an EOI before any scan, or a byte that is no marker.
-    if (marker < 0xc0 || marker === 0xd8 || marker === 0xd9) return false
-    if (at + 2 > bytes.length) return false
+    if (marker < 0xc0 || marker === 0xd8 || marker === 0xd9) return null
+    if (at + 2 > bytes.length) return null
     const length = (bytes[at]! << 8) | bytes[at + 1]!
-    if (length < 2 || at + length > bytes.length) return false
+    if (length < 2 || at + length > bytes.length) return null
     // SOF0-15 but DHT (c4), JPG (c8) and DAC (cc): a frame header, 8 bytes at least.
     if (marker >= 0xc0 && marker <= 0xcf && ![0xc4, 0xc8, 0xcc].includes(marker)) {
-      if (length < 8) return false
-      frame = true
+      if (length < 8) return null
+      frame = at + 2
     }
     if (marker === 0xda) return frame
     at += length
   }
-  return false
+  return null
 }
