@@ -222,6 +222,9 @@ export const OPEN = {
   NONBLOCK: fss.constants.O_NONBLOCK ?? 0,
 } as const
 
+// How much `readPlainFile` asks for at a time once a file grew past the size it looked at.
+const GROWN_READ = 64 * 1024
+
 /** The code of `readPlainFile`'s refusal of anything but a plain file (no errno has it). */
 export const NOT_A_FILE = 'ENOTAFILE'
 
@@ -242,12 +245,16 @@ export function readPlainFile(file: string): Buffer {
     }
     const chunks: Buffer[] = []
     let total = 0
+    // The size looked at, and one byte more to find the end; a file that grew past it (a
+    // read that filled its buffer) is read on in large reads, never a byte a call (rdisk29).
+    let want = stats.size + 1
     for (;;) {
-      const chunk = Buffer.allocUnsafe(Math.max(stats.size - total, 0) + 1)
+      const chunk = Buffer.allocUnsafe(want)
       const read = disk.readSync(fd, chunk, 0, chunk.length, null)
       if (read === 0) break
       chunks.push(chunk.subarray(0, read))
       total += read
+      want = read === chunk.length ? GROWN_READ : Math.max(stats.size - total, 0) + 1
     }
     return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, total)
   } finally {

@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
 import {
   copyFileSync,
   mkdirSync,
@@ -7,6 +7,9 @@ import {
   statSync,
   writeFileSync,
   chmodSync,
+  lstatSync,
+  symlinkSync,
+  unlinkSync,
 } from 'node:fs'
 import { createHash, randomBytes } from 'node:crypto'
 import { mkdtemp, rm } from 'node:fs/promises'
@@ -708,3 +711,63 @@ function rmSync(...files: string[]): void {
     execFileSync('rm', ['-f', file])
   }
 }
+
+describe('reading off the thread pool: anything but a plain file at a loose name (rdisk29)', () => {
+  /**
+   * Reads `oid` by `readOffThread` in a child process: what it printed. Not a timing assert:
+   * the guard only ends a child that would otherwise never end (a fifo with no writer holds
+   * a pool thread at its open; a link to /dev/zero is read without end).
+   */
+  async function readOffThreadInChild(oid: string): Promise<string> {
+    const script = `
+      const { ObjectDatabase, DamagedObjectError } = await import(${JSON.stringify(path.resolve('src/main/history/objects/object-database.ts'))})
+      const db = new ObjectDatabase(${JSON.stringify(gitdir)})
+      try {
+        await db.readOffThread(${JSON.stringify(oid)})
+        process.stdout.write('READ\\n')
+      } catch (error) {
+        process.stdout.write(error instanceof DamagedObjectError ? 'DAMAGED\\n' : 'OTHER ' + error.code + '\\n')
+      }
+      db.close()
+    `
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', '--input-type=module', '-e', script],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    )
+    let out = ''
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()))
+    child.stderr.on('data', (chunk: Buffer) => (out += chunk.toString()))
+    const guard = setTimeout(() => child.kill('SIGKILL'), 60_000)
+    await new Promise((resolve) => child.once('exit', resolve))
+    clearTimeout(guard)
+    return out
+  }
+
+  function looseOidReplaced(by: (file: string) => void): string {
+    makeHistory(1)
+    const db = new ObjectDatabase(gitdir)
+    const oid = git('rev-parse', 'HEAD:notes.md').trim()
+    const file = db.loosePath(oid)
+    db.close()
+    unlinkSync(file)
+    by(file)
+    return oid
+  }
+
+  it('a fifo: damaged, no pool thread held on its open', async () => {
+    const oid = looseOidReplaced((file) => execFileSync('mkfifo', [file]))
+    expect(await readOffThreadInChild(oid)).toBe('DAMAGED\n')
+    // Kept where it was: the read moves nothing.
+    expect(lstatSync(path.join(gitdir, 'objects', oid.slice(0, 2), oid.slice(2))).isFIFO()).toBe(
+      true,
+    )
+  }, 90_000)
+
+  it('a link to /dev/zero: damaged, never read without end', async () => {
+    const oid = looseOidReplaced((file) => symlinkSync('/dev/zero', file))
+    expect(await readOffThreadInChild(oid)).toBe('DAMAGED\n')
+  }, 90_000)
+})

@@ -358,8 +358,15 @@ export class ObjectDatabase {
     }
     if (packed) return packed
     let stored: Buffer | null = null
+    const file = this.loosePath(oid)
     try {
-      stored = await disk.promises.readFile(this.loosePath(oid))
+      // Only a plain file is read by name: a fifo there would hold a pool thread at its open
+      // for good, and a link to /dev/zero would be read without end (rdisk29). Cairn writes
+      // its loose objects itself, so nothing swaps one in between the look and the read.
+      if (!(await disk.promises.lstat(file)).isFile()) {
+        throw new DamagedObjectError(oid, 'not a file')
+      }
+      stored = await disk.promises.readFile(file)
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code
       if (code !== 'ENOENT' && code !== 'ENOTDIR') throw error
