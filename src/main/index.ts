@@ -90,6 +90,8 @@ let mainWindow: BrowserWindow | null = null
 let unsavedPath: string | null = null
 // A quit asked about that text and the person chose Discard.
 let unsavedDiscarded = false
+// A start that failed is telling the person why; it exits by itself (failStartup).
+let failing = false
 
 // Every web contents, present or future, gets the same locks.
 app.on('web-contents-created', (_event, contents) => hardenContents(contents))
@@ -282,6 +284,8 @@ async function recoverWindow(window: BrowserWindow, reason: string): Promise<voi
 
 /** Brings the window back (creating it on macOS, where closing it keeps Cairn running). */
 async function revealWindow(): Promise<BrowserWindow | null> {
+  // A failed start closed its window and is saying why: a new one would wait for ever.
+  if (failing) return null
   if (mainWindow && !mainWindow.isDestroyed()) {
     if (mainWindow.isMinimized()) mainWindow.restore()
     mainWindow.show()
@@ -347,8 +351,6 @@ function installMenu(): void {
   })
   Menu.setApplicationMenu(Menu.buildFromTemplate(template))
 }
-
-let failing = false
 
 /**
  * A start that failed says why in a native dialog, with the data folder's path and a way to

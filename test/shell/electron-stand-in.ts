@@ -25,6 +25,8 @@ export interface StandInOptions {
   readonly loadFails?: boolean
   /** The button index `dialog.showMessageBox` resolves with (and `showMessageBoxSync` returns). */
   readonly dialogResponse?: number
+  /** `dialog.showMessageBox` answers only once this settles: the person has not chosen yet. */
+  readonly dialogAnswered?: Promise<void>
   /** Makes `app.setPath` throw, as Electron does for a path it cannot use. */
   readonly setPathFails?: boolean
   /** What `shell.openPath` answers (Electron: an error message, or '' on success). */
@@ -365,6 +367,7 @@ export function createElectronStandIn(options: StandInOptions): ElectronStandIn 
         const dialogOptions = args[0] instanceof FakeBrowserWindow ? args[1] : args[0]
         if (args[0] instanceof FakeBrowserWindow) record('dialog.parent', args[0])
         record('dialog.showMessageBox', dialogOptions)
+        await options.dialogAnswered
         return { response: options.dialogResponse ?? 1, checkboxChecked: false }
       },
       showMessageBoxSync(...args: unknown[]) {

@@ -926,6 +926,30 @@ describe('a start that fails', () => {
     expect(standIn.callsOf('new BrowserWindow')).toHaveLength(0)
   })
 
+  it('a second start or the menu while the failure is being told opens no window that would wait for ever', async () => {
+    const userData = await tempDir()
+    const other = acquireInstanceLock(userData)
+    cleanups.push(async () => other.release())
+    logged()
+    let answer = () => undefined as void
+    const dialogAnswered = new Promise<void>((resolve) => (answer = resolve))
+    const standIn = await start({ userData, dialogAnswered }, { CAIRN_DATA_DIR: undefined })
+    // The failure closed the window and its dialog is up; the person has not answered yet.
+    await standIn.waitFor('dialog.showMessageBox')
+    expect(standIn.windows.every((window) => window.destroyed)).toBe(true)
+    standIn.app.emit('second-instance')
+    standIn.app.emit('activate')
+    // A window would be made after the shell reads its saved place: as long as this read.
+    for (let i = 0; i < 3; i++) {
+      await readFile(path.join(userData, 'window-state.json')).catch(() => null)
+      await new Promise((resolve) => setImmediate(resolve))
+    }
+    answer()
+    await standIn.waitFor('app.exit')
+    // No new window showed an opening that was never going to end.
+    expect(standIn.callsOf('new BrowserWindow')).toHaveLength(1)
+  })
+
   it('a window that cannot load its page is a failed start too, not a blank window', async () => {
     const userData = await tempDir()
     logged()
