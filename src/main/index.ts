@@ -373,7 +373,9 @@ async function failStartup(error: unknown): Promise<void> {
   const opened = core ?? (await coreOpening?.catch(() => null)) ?? null
   core = null
   opening = null
-  await opened?.close().catch((closeError) => console.error('[cairn] close failed', closeError))
+  await withinDeadline(opened?.close()).catch((closeError) =>
+    console.error('[cairn] close failed', closeError),
+  )
   app.exit(1)
 }
 
@@ -387,7 +389,13 @@ let quitting: 'no' | 'closing' | 'done' = 'no'
 // so nothing is left for the next start to recover), then closes the core: its lock is
 // released. The window, if still open, says Cairn closes once the memory is open.
 app.on('before-quit', (event) => {
-  if (failing || quitting === 'done') return
+  // A failed start ends by itself (app.exit) once what it opened is closed; a quit meanwhile
+  // (the Dock, a logout) would end the process in the middle of that open, the lock held.
+  if (failing) {
+    event.preventDefault()
+    return
+  }
+  if (quitting === 'done') return
   if (!core && !coreOpening) return
   event.preventDefault()
   if (quitting === 'closing') return
@@ -416,8 +424,8 @@ app.on('before-quit', (event) => {
   void closeAndQuit(core)
 })
 
-/** Closes the core (a running commit lands first), within the deadline, then quits. */
-async function closeAndQuit(closing: Core): Promise<void> {
+/** Waits for a close, or until the quit deadline: a hung close must not keep Cairn running. */
+async function withinDeadline(closing: Promise<void> | undefined): Promise<void> {
   let deadline: NodeJS.Timeout | undefined
   const overdue = new Promise<void>((resolve) => {
     deadline = setTimeout(() => {
@@ -426,10 +434,18 @@ async function closeAndQuit(closing: Core): Promise<void> {
     }, quitDeadlineMs)
     deadline.unref()
   })
-  await Promise.race([closing.close(), overdue])
+  try {
+    await Promise.race([closing, overdue])
+  } finally {
+    clearTimeout(deadline)
+  }
+}
+
+/** Closes the core (a running commit lands first), within the deadline, then quits. */
+async function closeAndQuit(closing: Core): Promise<void> {
+  await withinDeadline(closing.close())
     .catch((error) => console.error('[cairn] close failed', error))
     .finally(() => {
-      clearTimeout(deadline)
       quitting = 'done'
       core = null
       opening = null

@@ -950,6 +950,29 @@ describe('a start that fails', () => {
     expect(standIn.callsOf('new BrowserWindow')).toHaveLength(1)
   })
 
+  it('a quit while a failed start still waits for its open is held: the open is closed and the lock released', async () => {
+    const userData = await tempDir()
+    await historyToRebuild(userData, 60)
+    logged()
+    let answer = () => undefined as void
+    const dialogAnswered = new Promise<void>((resolve) => (answer = resolve))
+    // The page fails to load while the index is rebuilt: the failure waits for that open.
+    const standIn = await start(
+      { userData, loadFails: true, dialogAnswered },
+      { CAIRN_DATA_DIR: undefined },
+    )
+    await standIn.waitFor('dialog.showMessageBox')
+    // A quit now (the Dock, a logout) would end the process in the middle of the open.
+    standIn.app.quit()
+    answer()
+    await standIn.waitFor('app.exit')
+    expect(standIn.callsOf('app.quit')).toEqual([])
+    expect(standIn.callsOf('app.quit-held')).toHaveLength(1)
+    // The open was closed before the exit: another Cairn can take the folder.
+    const lock = acquireInstanceLock(userData)
+    lock.release()
+  })
+
   it('a window that cannot load its page is a failed start too, not a blank window', async () => {
     const userData = await tempDir()
     logged()
