@@ -233,6 +233,9 @@ async function createWindow(): Promise<BrowserWindow> {
   try {
     await window.loadURL(pageUrl)
   } catch {
+    // Closed by the person before its page loaded (Electron fails the load then): that is a
+    // close, not a damaged install. A quit follows, or on macOS Cairn keeps running.
+    if (window.isDestroyed()) return window
     throw new StartupError(
       devServerUrl
         ? 'The window could not load its page from the development server. Is `npm run dev` still running?'
@@ -537,8 +540,9 @@ async function main(): Promise<void> {
     coreOpening.catch(() => undefined)
     await createWindow()
     const opened = await coreOpening
-    // A quit meanwhile closes it (before-quit waits for the open); nothing more starts.
-    if (quitting !== 'no') return
+    // A quit meanwhile closes it (before-quit waits for the open); nothing more starts. A
+    // failure told meanwhile (the page's process gone) closes it too.
+    if (quitting !== 'no' || failing) return
     core = opened
     opening = null
     if (mainWindow && !mainWindow.isDestroyed()) {

@@ -823,6 +823,22 @@ describe('the window comes before the memory is open', () => {
     expect(told.map((progress) => progress.step)).not.toContain('rebuilding-index')
   })
 
+  it('a window the person closes before its page loaded is a quit, not a failed start', async () => {
+    const userData = await tempDir()
+    vi.spyOn(console, 'error').mockImplementation(() => undefined)
+    // The page never finishes loading on its own here: the person closes the window first.
+    const pageLoaded = new Promise<void>(() => undefined)
+    const standIn = await start({ userData, pageLoaded }, { CAIRN_DATA_DIR: undefined })
+    await standIn.waitFor('window.loadURL')
+    standIn.windows[0]!.close()
+    await Promise.race([standIn.waitFor('app.quit'), standIn.waitFor('app.exit')])
+    // Closing the last window quits on Linux and Windows; nothing says the install is damaged.
+    expect(standIn.callsOf('dialog.showMessageBox')).toEqual([])
+    expect(standIn.callsOf('app.exit')).toEqual([])
+    const lock = acquireInstanceLock(userData)
+    lock.release()
+  })
+
   it('a second start while the memory opens brings the opening window forward', async () => {
     const userData = await tempDir()
     await historyToRebuild(userData, 60)
