@@ -90,6 +90,8 @@ let mainWindow: BrowserWindow | null = null
 let unsavedPath: string | null = null
 // A quit asked about that text and the person chose Discard.
 let unsavedDiscarded = false
+// A start that failed is telling the person why; it exits by itself (failStartup).
+let failing = false
 
 // Every web contents, present or future, gets the same locks.
 app.on('web-contents-created', (_event, contents) => hardenContents(contents))
@@ -231,6 +233,9 @@ async function createWindow(): Promise<BrowserWindow> {
   try {
     await window.loadURL(pageUrl)
   } catch {
+    // Closed by the person before its page loaded (Electron fails the load then): that is a
+    // close, not a damaged install. A quit follows, or on macOS Cairn keeps running.
+    if (window.isDestroyed()) return window
     throw new StartupError(
       devServerUrl
         ? 'The window could not load its page from the development server. Is `npm run dev` still running?'
@@ -282,6 +287,8 @@ async function recoverWindow(window: BrowserWindow, reason: string): Promise<voi
 
 /** Brings the window back (creating it on macOS, where closing it keeps Cairn running). */
 async function revealWindow(): Promise<BrowserWindow | null> {
+  // A failed start closed its window and is saying why: a new one would wait for ever.
+  if (failing) return null
   if (mainWindow && !mainWindow.isDestroyed()) {
     if (mainWindow.isMinimized()) mainWindow.restore()
     mainWindow.show()
@@ -348,8 +355,6 @@ function installMenu(): void {
   Menu.setApplicationMenu(Menu.buildFromTemplate(template))
 }
 
-let failing = false
-
 /**
  * A start that failed says why in a native dialog, with the data folder's path and a way to
  * open it, then quits. Nothing fails silently, and the process never lingers without a window.
@@ -371,7 +376,9 @@ async function failStartup(error: unknown): Promise<void> {
   const opened = core ?? (await coreOpening?.catch(() => null)) ?? null
   core = null
   opening = null
-  await opened?.close().catch((closeError) => console.error('[cairn] close failed', closeError))
+  await withinDeadline(opened?.close()).catch((closeError) =>
+    console.error('[cairn] close failed', closeError),
+  )
   app.exit(1)
 }
 
@@ -385,7 +392,13 @@ let quitting: 'no' | 'closing' | 'done' = 'no'
 // so nothing is left for the next start to recover), then closes the core: its lock is
 // released. The window, if still open, says Cairn closes once the memory is open.
 app.on('before-quit', (event) => {
-  if (failing || quitting === 'done') return
+  // A failed start ends by itself (app.exit) once what it opened is closed; a quit meanwhile
+  // (the Dock, a logout) would end the process in the middle of that open, the lock held.
+  if (failing) {
+    event.preventDefault()
+    return
+  }
+  if (quitting === 'done') return
   if (!core && !coreOpening) return
   event.preventDefault()
   if (quitting === 'closing') return
@@ -414,8 +427,8 @@ app.on('before-quit', (event) => {
   void closeAndQuit(core)
 })
 
-/** Closes the core (a running commit lands first), within the deadline, then quits. */
-async function closeAndQuit(closing: Core): Promise<void> {
+/** Waits for a close, or until the quit deadline: a hung close must not keep Cairn running. */
+async function withinDeadline(closing: Promise<void> | undefined): Promise<void> {
   let deadline: NodeJS.Timeout | undefined
   const overdue = new Promise<void>((resolve) => {
     deadline = setTimeout(() => {
@@ -424,10 +437,18 @@ async function closeAndQuit(closing: Core): Promise<void> {
     }, quitDeadlineMs)
     deadline.unref()
   })
-  await Promise.race([closing.close(), overdue])
+  try {
+    await Promise.race([closing, overdue])
+  } finally {
+    clearTimeout(deadline)
+  }
+}
+
+/** Closes the core (a running commit lands first), within the deadline, then quits. */
+async function closeAndQuit(closing: Core): Promise<void> {
+  await withinDeadline(closing.close())
     .catch((error) => console.error('[cairn] close failed', error))
     .finally(() => {
-      clearTimeout(deadline)
       quitting = 'done'
       core = null
       opening = null
@@ -519,8 +540,9 @@ async function main(): Promise<void> {
     coreOpening.catch(() => undefined)
     await createWindow()
     const opened = await coreOpening
-    // A quit meanwhile closes it (before-quit waits for the open); nothing more starts.
-    if (quitting !== 'no') return
+    // A quit meanwhile closes it (before-quit waits for the open); nothing more starts. A
+    // failure told meanwhile (the page's process gone) closes it too.
+    if (quitting !== 'no' || failing) return
     core = opened
     opening = null
     if (mainWindow && !mainWindow.isDestroyed()) {

@@ -23,8 +23,15 @@ export interface StandInOptions {
   readonly singleInstance?: boolean
   /** Makes `loadURL` fail, as when the page's files are missing. */
   readonly loadFails?: boolean
+  /**
+   * The page loads only once this settles; a window destroyed meanwhile fails its `loadURL`
+   * with ERR_FAILED, as Electron's does (its 'destroyed' listener).
+   */
+  readonly pageLoaded?: Promise<void>
   /** The button index `dialog.showMessageBox` resolves with (and `showMessageBoxSync` returns). */
   readonly dialogResponse?: number
+  /** `dialog.showMessageBox` answers only once this settles: the person has not chosen yet. */
+  readonly dialogAnswered?: Promise<void>
   /** Makes `app.setPath` throw, as Electron does for a path it cannot use. */
   readonly setPathFails?: boolean
   /** What `shell.openPath` answers (Electron: an error message, or '' on success). */
@@ -256,6 +263,13 @@ export function createElectronStandIn(options: StandInOptions): ElectronStandIn 
     async loadURL(url: string) {
       record('window.loadURL', url)
       if (options.loadFails) throw new Error(`ERR_FILE_NOT_FOUND (-6) loading '${url}'`)
+      if (options.pageLoaded) {
+        await Promise.race([
+          options.pageLoaded,
+          new Promise((resolve) => this.once('closed', resolve)),
+        ])
+        if (this.destroyed) throw new Error(`ERR_FAILED (-2) loading '${url}'`)
+      }
       this.webContents.mainFrame.url = url
       this.emit('ready-to-show')
       record('window.loaded', url)
@@ -365,6 +379,7 @@ export function createElectronStandIn(options: StandInOptions): ElectronStandIn 
         const dialogOptions = args[0] instanceof FakeBrowserWindow ? args[1] : args[0]
         if (args[0] instanceof FakeBrowserWindow) record('dialog.parent', args[0])
         record('dialog.showMessageBox', dialogOptions)
+        await options.dialogAnswered
         return { response: options.dialogResponse ?? 1, checkboxChecked: false }
       },
       showMessageBoxSync(...args: unknown[]) {

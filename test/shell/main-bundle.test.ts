@@ -823,6 +823,22 @@ describe('the window comes before the memory is open', () => {
     expect(told.map((progress) => progress.step)).not.toContain('rebuilding-index')
   })
 
+  it('a window the person closes before its page loaded is a quit, not a failed start', async () => {
+    const userData = await tempDir()
+    vi.spyOn(console, 'error').mockImplementation(() => undefined)
+    // The page never finishes loading on its own here: the person closes the window first.
+    const pageLoaded = new Promise<void>(() => undefined)
+    const standIn = await start({ userData, pageLoaded }, { CAIRN_DATA_DIR: undefined })
+    await standIn.waitFor('window.loadURL')
+    standIn.windows[0]!.close()
+    await Promise.race([standIn.waitFor('app.quit'), standIn.waitFor('app.exit')])
+    // Closing the last window quits on Linux and Windows; nothing says the install is damaged.
+    expect(standIn.callsOf('dialog.showMessageBox')).toEqual([])
+    expect(standIn.callsOf('app.exit')).toEqual([])
+    const lock = acquireInstanceLock(userData)
+    lock.release()
+  })
+
   it('a second start while the memory opens brings the opening window forward', async () => {
     const userData = await tempDir()
     await historyToRebuild(userData, 60)
@@ -924,6 +940,53 @@ describe('a start that fails', () => {
       `Your data folder: ${path.join(userData, 'elsewhere')}`,
     )
     expect(standIn.callsOf('new BrowserWindow')).toHaveLength(0)
+  })
+
+  it('a second start or the menu while the failure is being told opens no window that would wait for ever', async () => {
+    const userData = await tempDir()
+    const other = acquireInstanceLock(userData)
+    cleanups.push(async () => other.release())
+    logged()
+    let answer = () => undefined as void
+    const dialogAnswered = new Promise<void>((resolve) => (answer = resolve))
+    const standIn = await start({ userData, dialogAnswered }, { CAIRN_DATA_DIR: undefined })
+    // The failure closed the window and its dialog is up; the person has not answered yet.
+    await standIn.waitFor('dialog.showMessageBox')
+    expect(standIn.windows.every((window) => window.destroyed)).toBe(true)
+    standIn.app.emit('second-instance')
+    standIn.app.emit('activate')
+    // A window would be made after the shell reads its saved place: as long as this read.
+    for (let i = 0; i < 3; i++) {
+      await readFile(path.join(userData, 'window-state.json')).catch(() => null)
+      await new Promise((resolve) => setImmediate(resolve))
+    }
+    answer()
+    await standIn.waitFor('app.exit')
+    // No new window showed an opening that was never going to end.
+    expect(standIn.callsOf('new BrowserWindow')).toHaveLength(1)
+  })
+
+  it('a quit while a failed start still waits for its open is held: the open is closed and the lock released', async () => {
+    const userData = await tempDir()
+    await historyToRebuild(userData, 60)
+    logged()
+    let answer = () => undefined as void
+    const dialogAnswered = new Promise<void>((resolve) => (answer = resolve))
+    // The page fails to load while the index is rebuilt: the failure waits for that open.
+    const standIn = await start(
+      { userData, loadFails: true, dialogAnswered },
+      { CAIRN_DATA_DIR: undefined },
+    )
+    await standIn.waitFor('dialog.showMessageBox')
+    // A quit now (the Dock, a logout) would end the process in the middle of the open.
+    standIn.app.quit()
+    answer()
+    await standIn.waitFor('app.exit')
+    expect(standIn.callsOf('app.quit')).toEqual([])
+    expect(standIn.callsOf('app.quit-held')).toHaveLength(1)
+    // The open was closed before the exit: another Cairn can take the folder.
+    const lock = acquireInstanceLock(userData)
+    lock.release()
   })
 
   it('a window that cannot load its page is a failed start too, not a blank window', async () => {
