@@ -645,6 +645,17 @@ describe('what the window and Claude are told', () => {
     expectPlain(turn.events)
   })
 
+  it('shows the API’s words with nothing invisible, live and after a restart alike', async () => {
+    cairn.fake.script(reply.error(400, { message: 'File \u202Egnp.exe is not allowed\u200B here' }))
+    const turn = await cairn.turn(null, 'hi')
+    const message =
+      'The Anthropic API refused the request: File \\u202Egnp.exe is not allowed\\u200B here'
+    expect(errorOf(turn.events)).toMatchObject({ code: 'bad-request', message })
+    await cairn.reopen()
+    const stored = await cairn.call('conversations:get', { id: turn.conversationId })
+    expect(stored.lastError).toEqual({ turnId: turn.turnId, code: 'bad-request', message })
+  })
+
   it('never shows the key encoded, nor any Anthropic key, when an error quotes them', async () => {
     const other = 'sk-ant-api03-' + 'k'.repeat(20)
     cairn.fake.script(

@@ -75,20 +75,54 @@ describe('the last turn’s error', () => {
 
   it('reads from files without it, and from a newer build’s code it does not know', async () => {
     cairn.fake.script(reply.text('Fine.'))
-    const { conversationId } = await cairn.turn(null, 'hello')
+    const { conversationId, turnId } = await cairn.turn(null, 'hello')
     const file = cairn.fileOf(conversationId)
     const before = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>
     expect(before).not.toHaveProperty('lastError')
 
     await cairn.reopen(async () => {
       const long = 'x'.repeat(5000)
-      const lastError = { turnId: 't_new', code: 'quantum-flux', message: long }
+      const lastError = { turnId, code: 'quantum-flux', message: long }
       await writeFile(file, JSON.stringify({ ...before, lastError }))
     })
     const stored = await cairn.call('conversations:get', { id: conversationId })
     expect(stored.lastError?.code).toBe('api-error')
     expect(stored.lastError?.message.length).toBe(2000)
     expect(stored.messages).toHaveLength(2)
+  })
+
+  it('is read by strict rules from a hostile file: its own turn only, nothing invisible', async () => {
+    cairn.fake.script(reply.raw('<html><body>502 Bad Gateway</body></html>'))
+    const failed = await cairn.turn(null, 'hi')
+    cairn.fake.script(reply.text('Here now.'))
+    const good = await cairn.turn(failed.conversationId, 'hi again')
+    const file = cairn.fileOf(failed.conversationId)
+    const before = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>
+    const write = (lastError: unknown) =>
+      cairn.reopen(async () => {
+        await writeFile(file, JSON.stringify({ ...before, lastError }))
+      })
+    const read = async () =>
+      (await cairn.call('conversations:get', { id: failed.conversationId })).lastError
+
+    // A turn no message names, and an earlier turn whose reply has since come whole: neither
+    // may say the conversation's last turn failed.
+    await write({ turnId: 't_nowhere', code: 'overloaded', message: 'Overloaded.' })
+    expect(await read()).toBeUndefined()
+    await write({ turnId: failed.turnId, code: 'empty-reply', message: 'Empty.' })
+    expect(await read()).toBeUndefined()
+
+    // The last turn's own: a bidi override and a line break are shown as escapes, never raw.
+    const message = `Refused: \u202Etxt.exe\nsecond line ${'y'.repeat(3000)}`
+    await write({ turnId: good.turnId, code: 'bad-request', message })
+    const stored = await read()
+    expect(stored?.code).toBe('bad-request')
+    expect(stored?.message).toMatch(/^Refused: \\u202Etxt\.exe\\nsecond line y/)
+    expect(stored?.message).not.toMatch(/[\u202E\n]/)
+    expect(stored?.message.length).toBe(2000)
+    expect(
+      (await cairn.call('conversations:get', { id: failed.conversationId })).messages,
+    ).toHaveLength(3)
   })
 
   it('makes a file that holds a malformed one unreadable, as any malformed field does', async () => {

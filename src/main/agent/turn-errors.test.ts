@@ -61,6 +61,20 @@ describe('classifyTurnError', () => {
     )
   })
 
+  it('names the type of an error inside a stream with nothing invisible in it', () => {
+    const inside = new APIError(
+      undefined,
+      body('over\u202Eloaded\nerror'),
+      undefined,
+      new Headers(),
+    )
+    expect(classifyTurnError(inside, { ...context, streamStarted: true })).toEqual({
+      code: 'stream-interrupted',
+      message:
+        'The reply was interrupted by an API error (over\\u202Eloaded error). Send your message again to continue.',
+    })
+  })
+
   it('keeps unknown failures vague', () => {
     expect(classifyTurnError(new Error('/home/me/secret path'), context)).toEqual({
       code: 'internal',

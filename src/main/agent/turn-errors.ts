@@ -199,7 +199,7 @@ function classifyApiError(error: APIError, model: string): TurnError {
     // An `error` event inside a stream that had started (e.g. api_error mid-reply).
     return {
       code: 'stream-interrupted',
-      message: `The reply was interrupted by an API error (${type ?? 'unknown'}). Send your message again to continue.`,
+      message: `The reply was interrupted by an API error (${type === undefined ? 'unknown' : clip(type)}). Send your message again to continue.`,
     }
   }
   return {
@@ -369,6 +369,7 @@ function errorMessage(error: APIError): string {
 }
 
 function clip(text: string): string {
-  const line = text.replace(/\s+/g, ' ').trim() || 'no details given'
+  // Its format characters as escapes too: a bidi override would reorder the banner's words.
+  const line = escapeInvisible(text.replace(/\s+/g, ' ').trim()) || 'no details given'
   return cutWithEllipsis(line, 300)
 }

@@ -7,7 +7,7 @@ import type {
   TurnError,
   UnknownBlock,
 } from '../../shared/types'
-import { cutText } from '../lib/text'
+import { cutText, escapeInvisible } from '../lib/text'
 
 /** Conversation ids are safe file names: no separators, no dots, bounded length. */
 export const CONVERSATION_ID = /^[A-Za-z0-9_-]{1,100}$/
@@ -102,19 +102,29 @@ export function parseConversation(raw: string): Conversation {
     messageCount: messages.length,
     messages,
     toolCommits: file.toolCommits,
-    ...(file.lastError ? { lastError: readTurnError(file.lastError) } : {}),
+    ...(file.lastError && file.lastError.turnId === lastTurnOf(messages)
+      ? { lastError: readTurnError(file.lastError) }
+      : {}),
   }
+}
+
+/** The turn the conversation's last message belongs to (undefined when none says). */
+function lastTurnOf(messages: ReadonlyArray<StoredMessage>): string | undefined {
+  return messages.findLast((message) => message.turnId !== undefined)?.turnId
 }
 
 /**
  * A stored turn error as this build shows it: a code it does not know (written by a newer
- * build) reads as `api-error`, the words kept; an overlong message is cut.
+ * build) reads as `api-error`, the words kept; an overlong message is cut, and its control and
+ * format characters written as escapes (a bidi override would reorder the banner's words). One
+ * that names a turn other than the conversation's last is not read at all (see parseConversation):
+ * it would say a turn failed under a reply that came whole.
  */
 function readTurnError(stored: z.infer<typeof lastError>): TurnError {
   return {
     turnId: stored.turnId,
     code: isErrorCode(stored.code) ? stored.code : 'api-error',
-    message: cutText(stored.message, MAX_ERROR_MESSAGE),
+    message: cutText(escapeInvisible(stored.message), MAX_ERROR_MESSAGE),
   }
 }
 
