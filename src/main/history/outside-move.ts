@@ -12,7 +12,7 @@
  */
 import { CairnError } from '../lib/errors'
 import { readMainRef } from './main-ref'
-import type { Repo } from './repo'
+import type { ObjectStore } from './object-store'
 import { entriesSince, parentsOf, type IndexEntry } from './side-index'
 
 /** What following an outside move of `main` did. */
@@ -65,8 +65,26 @@ export function movedOutside(gitdir: string, head: string | null): string | null
  * changes: one that cannot be (a ref naming no commit, a missing parent) refuses with
  * `movedToDamageError`, Cairn's state as it was.
  */
+/**
+ * What following needs of the repository: its head, its folder, its objects, its index and its
+ * `adopt`. Named here rather than imported, because the repository itself asks this file
+ * whether `main` moved (a circle of files otherwise).
+ */
+export interface FollowingRepo {
+  head(): string | null
+  readonly gitdir: string
+  readonly store: ObjectStore
+  readonly index: { positionOf(oid: string): number }
+  adopt(
+    head: string,
+    tree: string,
+    added: ReadonlyArray<IndexEntry>,
+    replace?: boolean,
+  ): Promise<void>
+}
+
 export async function followOutsideMove(
-  repo: Repo,
+  repo: FollowingRepo,
   /** Called once everything was read, before Cairn's state changes (the lock's check). */
   beforeAdopt: () => void = () => {},
 ): Promise<FollowedMove | null> {
