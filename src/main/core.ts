@@ -1,7 +1,13 @@
 import { mkdir, realpath } from 'node:fs/promises'
 import path from 'node:path'
 import type { Settings } from '../shared/types'
-import { availableModels, chatHandlers, createChatService, type AnthropicFetch } from './agent'
+import {
+  availableModels,
+  chatHandlers,
+  createChatService,
+  hideKeys,
+  type AnthropicFetch,
+} from './agent'
 import { appHandlers, noHost, type HostActions } from './app'
 import { conversationHandlers, createConversationStore } from './conversations'
 import { createDispatcher, type Dispatch, type Handlers } from './dispatcher'
@@ -9,6 +15,7 @@ import { historyHandlers, openVersionedMemory, type VersionedMemory } from './hi
 import { createHygieneService, hygieneHandlers, openReadLog } from './hygiene'
 import { createEventBus, type EventBus } from './lib/events'
 import { consoleLogger, type Logger } from './lib/logger'
+import { createHidingLogger } from './lib/hiding-logger'
 import { removeStrayTempFiles } from './lib/temp-sweep'
 import { createRunnableMemoryTool } from './memory'
 import { DEFAULT_LIMITS } from './memory'
@@ -87,7 +94,14 @@ export async function prepareDataDir(dir: string): Promise<string> {
  */
 export async function createCore(options: CoreOptions): Promise<Core> {
   const dataDir = await prepareDataDir(options.dataDir)
-  const logger = options.logger ?? consoleLogger
+  // Every key the settings read or were given is hidden in whatever any service logs: a
+  // failure's words, cause, or a response body a proxy echoed may hold it, encoded or not.
+  const keys = new Set<string>()
+  const logger = createHidingLogger(options.logger ?? consoleLogger, (text) =>
+    keys.size === 0
+      ? hideKeys(text, '')
+      : [...keys].reduce((hidden, key) => hideKeys(hidden, key), text),
+  )
   const events = createEventBus()
 
   // Refused with a `locked` CairnError when another Cairn has this data folder open.
@@ -99,7 +113,7 @@ export async function createCore(options: CoreOptions): Promise<Core> {
       ['', 'conversations', 'sync'].map((folder) => path.join(dataDir, folder)),
       logger,
     )
-    return await assemble(options, dataDir, logger, events, memory)
+    return await assemble(options, dataDir, logger, events, memory, (key) => keys.add(key))
   } catch (error) {
     // The data folder's lock is released, so a retry (or another window) can open it. The
     // person is told why the start failed: a failing close (its lock released all the same)
@@ -117,6 +131,7 @@ async function assemble(
   logger: Logger,
   events: EventBus,
   memory: VersionedMemory,
+  onKeyKnown: (key: string) => void,
 ): Promise<Core> {
   memory.onCommit((commit) => events.emit('history:commit', commit))
   memory.onRecovery((report) => events.emit('app:recovery', report))
@@ -128,6 +143,7 @@ async function assemble(
     secretStore: options.secretStore ?? createMemorySecretStore(),
     env: options.env ?? process.env,
     logger,
+    onKeyKnown,
   })
   // Claude's memory commands pass the review gate; the person's own edits do not.
   const review = createReviewService({
@@ -225,7 +241,7 @@ async function assemble(
       settings,
       events,
       onChange: applyPolicy,
-      models: () => availableModels(settings, { fetch: options.fetch }),
+      models: () => availableModels(settings, { fetch: options.fetch, logger }),
     }),
   }
 

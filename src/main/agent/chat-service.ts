@@ -174,6 +174,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
       const client = clientFor(credentials, {
         maxRetries: options.maxRetries,
         fetch: options.fetch,
+        logger,
       })
       const keyProblem = credentials.apiKey ? apiKeyProblem(credentials.apiKey) : null
       if (!client) {
