@@ -21,8 +21,14 @@ export function createHidingLogger(inner: Logger, hide: (text: string) => string
   }
 }
 
-/** Deeper than a console prints (2), so nothing a console or a file would show is left out. */
-const DEPTH = 12
+/**
+ * Deeper than a console prints (2), so nothing a console would show is left out; bounded, as
+ * an error can hold a large graph (a socket, a client). Arrays and buffers as a console shows
+ * them (100 items); strings far longer than its 10,000 characters.
+ */
+const DEPTH = 6
+const ARRAY_ITEMS = 100
+const STRING_CHARS = 100_000
 
 function hideIn(error: unknown, hide: (text: string) => string): unknown {
   if (error === undefined) return undefined
@@ -33,8 +39,8 @@ function hideIn(error: unknown, hide: (text: string) => string): unknown {
         ? error
         : inspect(error, {
             depth: DEPTH,
-            maxArrayLength: null,
-            maxStringLength: null,
+            maxArrayLength: ARRAY_ITEMS,
+            maxStringLength: STRING_CHARS,
             breakLength: 120,
             // Headers, a Map or a class's fields print as what they hold; getters too: the
             // value a getter gives is what a printer calling it would show.
