@@ -20,7 +20,7 @@ import { removeStrayTempFiles } from './lib/temp-sweep'
 import { createRunnableMemoryTool } from './memory'
 import { DEFAULT_LIMITS } from './memory'
 import { memoryBrowserHandlers } from './memory-browser'
-import { createReviewService, reviewHandlers } from './review'
+import { createReviewService, heldCallsFile, readHeldCalls, reviewHandlers } from './review'
 import {
   createMemorySecretStore,
   createSettingsService,
@@ -146,9 +146,14 @@ async function assemble(
     onKeyKnown,
   })
   // Claude's memory commands pass the review gate; the person's own edits do not.
+  // Claude's calls that waited for review when Cairn was killed: they did not run.
+  const heldFile = heldCallsFile(dataDir)
+  const heldAtKill = await readHeldCalls(heldFile, logger)
   const review = createReviewService({
     memory,
     logger,
+    heldFile,
+    carried: heldAtKill,
     onViewed: (file) => void hygiene.noteViewed(file),
   })
   review.onPending((changes) => events.emit('review:pending', changes))
@@ -205,6 +210,8 @@ async function assemble(
       memory.toolUseCommits(conversationId, ids, since),
     emit: (event) => events.emit('agent:event', event),
     onConversationChanged: (id) => events.emit('conversations:changed', { id, deleted: false }),
+    heldAtKill: new Set(heldAtKill.map((call) => call.toolUseId)),
+    onHeldAnswered: (ids) => review.settleCarried(ids),
     maxRetries: options.anthropicMaxRetries,
     fetch: options.fetch,
     logger,
