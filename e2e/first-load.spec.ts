@@ -1,27 +1,11 @@
 import type { Core } from '../src/main/core'
 import { attachCore } from './fixtures/harness'
 import { claudeTurn, expect, reply, test } from './fixtures/claude-turns'
+import { refusing } from './fixtures/refusing'
 import { ChatPage } from './pages/chat.page'
 import { MemoryPage } from './pages/memory.page'
 import { SettingsPage } from './pages/settings.page'
 import { SyncPage } from './pages/sync.page'
-
-/**
- * The real core, with the first read of each screen refused (as main refuses a read it cannot
- * do: a code and a plain message, no stack) until the test takes the channel out of `failing`.
- */
-function refusing(core: Core, failing: Set<string>): Core {
-  return {
-    ...core,
-    dispatch: async (channel, payload) =>
-      failing.has(channel as string)
-        ? {
-            ok: false,
-            error: { code: 'io-error', message: `The disk did not answer (${String(channel)}).` },
-          }
-        : core.dispatch(channel, payload),
-  }
-}
 
 // What each screen's first load reads: a memory file, and a conversation with one reply.
 test.beforeEach(async ({ cairn, anthropic }) => {

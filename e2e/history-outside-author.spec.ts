@@ -61,3 +61,62 @@ for (const scheme of ['light', 'dark'] as const) {
     }
   })
 }
+
+// Issue #15: an author with an email but no name (git refuses one; other tools write them)
+// read as "Outside Cairn", as if nobody were known. The email stands for the name.
+test('a commit whose author has only an email is shown by that email', async ({
+  page,
+  rendererServer,
+}) => {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'cairn-e2e-nameless-'))
+  const options = { appVersion: '0.1.0-e2e', env: {}, dataDir }
+  try {
+    const first = await createCore(options)
+    await call(first, 'memory:write', { path: '/memories/g.md', content: 'first\n' })
+    await first.close()
+    const work = path.join(dataDir, 'memories')
+    await writeFile(path.join(work, 'g.md'), 'first\nfrom a tool\n')
+    const git = (args: string[], input?: string) =>
+      execFileSync(
+        'git',
+        ['--git-dir', path.join(dataDir, 'history.git'), '--work-tree', work, ...args],
+        { env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: dataDir }, input },
+      )
+        .toString()
+        .trim()
+    git(['add', 'g.md'])
+    const tree = git(['write-tree'])
+    const parent = git(['rev-parse', 'main'])
+    const when = `${Math.floor(Date.now() / 1000)} +0000`
+    // `git commit` refuses an empty name, so the commit is written as such a tool writes it.
+    const commit = git(
+      ['hash-object', '-w', '--literally', '-t', 'commit', '--stdin'],
+      `tree ${tree}\nparent ${parent}\nauthor  <tool@example.com> ${when}\ncommitter  <tool@example.com> ${when}\n\nSync\n`,
+    )
+    git(['update-ref', 'refs/heads/main', commit])
+    expect(git(['log', '-1', '--format=%an|%ae'])).toBe('|tool@example.com')
+
+    const core = await createCore(options)
+    const stop = await attachCore(page, core)
+    try {
+      await page.setViewportSize({ width: 1280, height: 800 })
+      await page.goto(rendererServer.url)
+      const history = new FullHistoryPage(page)
+      await expect(page.getByRole('main', { name: 'Chat' })).toBeVisible()
+      await history.openWithKeyboard()
+      const row = history.row('tool@example.com edited g.md outside Cairn')
+      await expect(row).toHaveCount(1)
+      await row.click()
+      await expect(history.title()).toHaveText('tool@example.com edited g.md outside Cairn')
+      for (const scheme of ['light', 'dark'] as const) {
+        await page.emulateMedia({ colorScheme: scheme })
+        await page.screenshot({ path: `e2e/artifacts/history-nameless-author-${scheme}.png` })
+      }
+    } finally {
+      stop()
+      await core.close()
+    }
+  } finally {
+    await rm(dataDir, { recursive: true, force: true })
+  }
+})

@@ -45,3 +45,32 @@ test('with reduced motion asked for, Jump to latest jumps instead of scrolling s
   await expect(chat.lastReply()).toBeInViewport()
   await expect(chat.jumpToLatest).toBeHidden()
 })
+
+test('with reduced motion asked for, the thinking dots stand still and still show', async ({
+  page,
+  cairn,
+  anthropic,
+}) => {
+  await cairn.core.dispatch('settings:setApiKey', { key: 'sk-ant-e2e-reduced-motion' })
+  // The API never answers: Claude is thinking until the person stops the turn.
+  anthropic.script(reply.raw('', { head: false, ending: 'hang' }))
+  await cairn.open(page)
+  const chat = new ChatPage(page)
+  const thinking = chat.transcript.getByRole('status', { name: 'Claude is thinking' })
+  const moving = () => thinking.evaluate((dots) => dots.getAnimations({ subtree: true }).length)
+
+  // Without the preference the dots pulse (so the check below can tell the two apart).
+  await chat.send('Think first')
+  await expect(thinking).toBeVisible()
+  expect(await moving()).toBeGreaterThan(0)
+
+  await page.emulateMedia({ reducedMotion: 'reduce' })
+  await expect(thinking).toBeVisible()
+  expect(await moving()).toBe(0)
+  for (const colorScheme of ['light', 'dark'] as const) {
+    await page.emulateMedia({ colorScheme })
+    await thinking.screenshot({ path: test.info().outputPath(`thinking-still-${colorScheme}.png`) })
+  }
+  await chat.stopButton.click()
+  await expect(thinking).toBeHidden()
+})

@@ -1,6 +1,6 @@
 import { mkdir, realpath } from 'node:fs/promises'
 import path from 'node:path'
-import type { Settings } from '../shared/types'
+import type { OpeningProgress, Settings } from '../shared/types'
 import {
   availableModels,
   chatHandlers,
@@ -64,6 +64,12 @@ export interface CoreOptions {
   readonly fetch?: AnthropicFetch
   /** The SDK's retries per API request (default 2; tests pass 0). */
   readonly anthropicMaxRetries?: number
+  /**
+   * Told what opening the memory is doing and how far its slow steps are (a rebuild of the
+   * index can take minutes on a long history), then `starting` while the services start: the
+   * shell's opening screen. A few reports a second at most; a throwing listener is logged.
+   */
+  readonly onProgress?: (progress: OpeningProgress) => void
 }
 
 /** Every main-process service, built from a data folder alone (no Electron). */
@@ -105,8 +111,13 @@ export async function createCore(options: CoreOptions): Promise<Core> {
   const events = createEventBus()
 
   // Refused with a `locked` CairnError when another Cairn has this data folder open.
-  const memory = await openVersionedMemory({ dataDir, logger })
+  const memory = await openVersionedMemory({ dataDir, logger, onProgress: options.onProgress })
   try {
+    try {
+      options.onProgress?.({ step: 'starting', done: 0, total: null })
+    } catch (error) {
+      logger.error('A listener of the opening progress failed', error)
+    }
     // With the lock held, before anything here saves: what an interrupted save left in
     // Cairn's own folders (settings, the API key, conversations, sync) is a dead instance's.
     removeStrayTempFiles(

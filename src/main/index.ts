@@ -16,9 +16,10 @@ import { stat } from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { createCore, prepareDataDir, type Core } from './core'
-import { forwardEvents, registerIpc } from './ipc'
+import { forwardEvents, registerIpc, sendEvent } from './ipc'
 import { CairnError } from './lib/errors'
 import { cipherFromSafeStorage, createFileSecretStore } from './settings'
+import type { OpeningProgress, OpeningUpdate } from '../shared/types'
 import {
   APP_PAGE_URL,
   APP_SCHEME,
@@ -80,6 +81,10 @@ try {
 }
 
 let core: Core | null = null
+// While the core opens: how far it is (the window's opening screen), and the open itself (a
+// quit meanwhile waits for it, then closes what it opened). Null before and after.
+let opening: OpeningUpdate | null = null
+let coreOpening: Promise<Core> | null = null
 let mainWindow: BrowserWindow | null = null
 // The memory file whose editor holds unsaved text, as the page last said (null: none).
 let unsavedPath: string | null = null
@@ -146,8 +151,12 @@ function isTrustedFrame(frame: WebFrameMain | null): boolean {
   return isAppPage(frame.url, pageUrl)
 }
 
-async function createWindow(appCore: Core): Promise<BrowserWindow> {
-  const stateFile = path.join(appCore.dataDir, 'window-state.json')
+/**
+ * Opens the window. It need not wait for the core: before the memory is open its page shows
+ * the opening (what is being done and how far), and the app once `app:ready` comes.
+ */
+async function createWindow(): Promise<BrowserWindow> {
+  const stateFile = path.join(dataDir, 'window-state.json')
   const placement = placeWindow(
     await readWindowState(stateFile),
     screen.getAllDisplays().map((display) => display.workArea),
@@ -213,9 +222,8 @@ async function createWindow(appCore: Core): Promise<BrowserWindow> {
     if (details.reason === 'clean-exit' || window.isDestroyed()) return
     void recoverWindow(window, details.reason)
   })
-  const stopEvents = forwardEvents(appCore, window.webContents)
+  if (core) followCore(window, core)
   window.on('closed', () => {
-    stopEvents()
     unsavedPath = null
     if (mainWindow === window) mainWindow = null
   })
@@ -230,6 +238,20 @@ async function createWindow(appCore: Core): Promise<BrowserWindow> {
     )
   }
   return window
+}
+
+/** The core's events reach this window's page, until it closes. */
+function followCore(window: BrowserWindow, appCore: Core): void {
+  const stopEvents = forwardEvents(appCore, window.webContents)
+  window.once('closed', stopEvents)
+}
+
+/** How far the opening is reaches the window (and a window opened later asks for it). */
+function tellOpening(update: OpeningUpdate): void {
+  opening = update
+  if (mainWindow && !mainWindow.isDestroyed()) {
+    sendEvent(mainWindow.webContents, 'app:opening', update)
+  }
 }
 
 /**
@@ -266,9 +288,10 @@ async function revealWindow(): Promise<BrowserWindow | null> {
     mainWindow.focus()
     return mainWindow
   }
-  if (!core) return null
+  // While the core opens too: the new window shows how far the opening is.
+  if (!core && !opening) return null
   try {
-    return await createWindow(core)
+    return await createWindow()
   } catch (error) {
     await failStartup(error)
     return null
@@ -291,15 +314,16 @@ async function nearestFolder(folder: string): Promise<string> {
   }
 }
 
-function installMenu(appCore: Core): void {
+/** The menu works from the start: while the memory opens, its app commands only show the window. */
+function installMenu(): void {
   const run = (command: MenuCommand) => {
     if (command === 'open-data-folder') {
-      void openFolder(appCore.dataDir).catch(async (error) => {
+      void openFolder(dataDir).catch(async (error) => {
         console.error('[cairn] could not open the data folder', error)
         await dialog.showMessageBox({
           type: 'warning',
           message: 'The data folder could not be opened',
-          detail: `The system could not show this folder: ${appCore.dataDir}`,
+          detail: `The system could not show this folder: ${dataDir}`,
           buttons: ['OK'],
           noLink: true,
         })
@@ -309,8 +333,9 @@ function installMenu(appCore: Core): void {
     const hadWindow = mainWindow !== null && !mainWindow.isDestroyed()
     void revealWindow().then((window) => {
       // A window opened just now starts on a new chat; for anything else it needs the command.
-      if (window && (hadWindow || command !== 'new-chat')) {
-        appCore.events.emit('app:command', { command })
+      // While the memory opens there is no app yet to carry one out: showing the window is all.
+      if (core && window && (hadWindow || command !== 'new-chat')) {
+        core.events.emit('app:command', { command })
       }
     })
   }
@@ -341,8 +366,11 @@ async function failStartup(error: unknown): Promise<void> {
   if (response === 0) {
     await shell.openPath(await nearestFolder(dataDir)).catch(() => undefined)
   }
-  const opened = core
+  // An open still running (the window failed first) is waited for, and what it opened closed:
+  // its lock released, nothing left half done.
+  const opened = core ?? (await coreOpening?.catch(() => null)) ?? null
   core = null
+  opening = null
   await opened?.close().catch((closeError) => console.error('[cairn] close failed', closeError))
   app.exit(1)
 }
@@ -353,10 +381,26 @@ let quitting: 'no' | 'closing' | 'done' = 'no'
 // finishes and lands in history first. Every quit asked for meanwhile waits too.
 // Electron emits before-quit before it closes the windows, so unsaved editor text is asked about
 // here, before anything closes: Keep editing cancels the quit with the core still open.
+// A quit while the memory opens waits for the open (a rebuild of the index is not cut short,
+// so nothing is left for the next start to recover), then closes the core: its lock is
+// released. The window, if still open, says Cairn closes once the memory is open.
 app.on('before-quit', (event) => {
-  if (!core || quitting === 'done') return
+  if (failing || quitting === 'done') return
+  if (!core && !coreOpening) return
   event.preventDefault()
   if (quitting === 'closing') return
+  if (!core && coreOpening) {
+    quitting = 'closing'
+    if (opening) tellOpening({ ...opening, closing: true })
+    const waited = coreOpening
+    void waited.then(
+      (opened) => closeAndQuit(opened),
+      // A failed open shows its dialog and exits by itself (failStartup).
+      () => undefined,
+    )
+    return
+  }
+  if (!core) return
   if (unsavedPath !== null && !unsavedDiscarded) {
     const window = mainWindow && !mainWindow.isDestroyed() ? mainWindow : null
     const question = unsavedChangesDialog(unsavedPath)
@@ -367,7 +411,11 @@ app.on('before-quit', (event) => {
     unsavedDiscarded = true
   }
   quitting = 'closing'
-  const closing = core
+  void closeAndQuit(core)
+})
+
+/** Closes the core (a running commit lands first), within the deadline, then quits. */
+async function closeAndQuit(closing: Core): Promise<void> {
   let deadline: NodeJS.Timeout | undefined
   const overdue = new Promise<void>((resolve) => {
     deadline = setTimeout(() => {
@@ -376,15 +424,16 @@ app.on('before-quit', (event) => {
     }, quitDeadlineMs)
     deadline.unref()
   })
-  void Promise.race([closing.close(), overdue])
+  await Promise.race([closing.close(), overdue])
     .catch((error) => console.error('[cairn] close failed', error))
     .finally(() => {
       clearTimeout(deadline)
       quitting = 'done'
       core = null
+      opening = null
       app.quit()
     })
-})
+}
 
 app.on('window-all-closed', () => {
   // A failed start closes its window itself and quits after its dialog.
@@ -460,41 +509,62 @@ async function main(): Promise<void> {
     protocol.handle(APP_SCHEME, createAppProtocolHandler({ rendererDir }))
     // Its real path: the secret stores below write there too.
     dataDir = await prepareDataDir(dataDir)
-    core = await createCore({
-      dataDir,
-      // The API key is encrypted by the OS keychain; on Linux without one, settings warn that
-      // it falls back to plain text.
-      secretStore: createFileSecretStore({
-        file: path.join(dataDir, 'secrets.json'),
-        cipher: cipherFromSafeStorage(safeStorage),
-      }),
-      // The sync remote's token is kept the same way, in its own file.
-      syncTokenStore: createFileSecretStore({
-        file: path.join(dataDir, 'sync-token.json'),
-        cipher: cipherFromSafeStorage(safeStorage),
-      }),
-      appVersion: app.getVersion(),
-      host: {
-        openPath: openFolder,
-        async openExternal(url) {
-          if (!isHttpsLink(url)) {
-            throw new CairnError('invalid-link', 'Only https links can be opened.')
-          }
-          await shell.openExternal(url)
-        },
-        chooseSavePath: chooseSavePath,
-        chooseOpenPath: chooseOpenPath,
-        noteUnsaved(path) {
-          unsavedPath = path
-        },
-      },
-    })
-    registerIpc(core, isTrustedFrame)
-    installMenu(core)
-    await createWindow(core)
+    // The window comes first: opening the memory can take long (a rebuild of the index walks
+    // every commit), and its page shows what is being done meanwhile instead of nothing.
+    opening = { progress: { step: 'checking', done: 0, total: null }, closing: false }
+    registerIpc({ core: () => core, opening: () => opening }, isTrustedFrame)
+    installMenu()
+    coreOpening = openCore()
+    // Both at once; the window's failure (its page would not load) is a failed start too.
+    coreOpening.catch(() => undefined)
+    await createWindow()
+    const opened = await coreOpening
+    // A quit meanwhile closes it (before-quit waits for the open); nothing more starts.
+    if (quitting !== 'no') return
+    core = opened
+    opening = null
+    if (mainWindow && !mainWindow.isDestroyed()) {
+      followCore(mainWindow, opened)
+      sendEvent(mainWindow.webContents, 'app:ready', { state: 'ready' })
+    }
   } catch (error) {
     await failStartup(error)
   }
+}
+
+/** Opens the core, telling the window how far the opening is. */
+function openCore(): Promise<Core> {
+  return createCore({
+    dataDir,
+    // The API key is encrypted by the OS keychain; on Linux without one, settings warn that
+    // it falls back to plain text.
+    secretStore: createFileSecretStore({
+      file: path.join(dataDir, 'secrets.json'),
+      cipher: cipherFromSafeStorage(safeStorage),
+    }),
+    // The sync remote's token is kept the same way, in its own file.
+    syncTokenStore: createFileSecretStore({
+      file: path.join(dataDir, 'sync-token.json'),
+      cipher: cipherFromSafeStorage(safeStorage),
+    }),
+    appVersion: app.getVersion(),
+    host: {
+      openPath: openFolder,
+      async openExternal(url) {
+        if (!isHttpsLink(url)) {
+          throw new CairnError('invalid-link', 'Only https links can be opened.')
+        }
+        await shell.openExternal(url)
+      },
+      chooseSavePath: chooseSavePath,
+      chooseOpenPath: chooseOpenPath,
+      noteUnsaved(path) {
+        unsavedPath = path
+      },
+    },
+    onProgress: (progress: OpeningProgress) =>
+      tellOpening({ progress, closing: quitting !== 'no' }),
+  })
 }
 
 void main().catch((error: unknown) => failStartup(error))

@@ -19,6 +19,8 @@ import type {
   AgentEvent,
   ApiResult,
   AppCommand,
+  OpeningState,
+  OpeningUpdate,
   AppInfo,
   BlameLine,
   ChangeResult,
@@ -39,6 +41,7 @@ import type {
   ModelInfo,
   PendingChange,
   RecoveryReport,
+  RunningTurn,
   SettingsView,
   SyncStatus,
   SyncTestResult,
@@ -102,6 +105,11 @@ export const requestSchemas = {
   'app:openExternal': z.strictObject({ url: z.url({ protocol: /^https$/ }) }),
   /** The memory file whose editor holds unsaved text (null: none): closing the window asks. */
   'app:unsaved': z.strictObject({ path: virtualPath.nullable() }),
+  /**
+   * Whether the memory is open yet, and how far its opening is. The one channel the shell
+   * answers before the core is ready; every other one is refused meanwhile (`starting`).
+   */
+  'app:opening': none,
 
   /** `at`: the memory as it was after that commit (read-only), instead of now. */
   'memory:tree': z.strictObject({ at: oid.optional() }).optional(),
@@ -193,6 +201,11 @@ export const requestSchemas = {
       .refine((text) => text.trim() !== '', 'must contain visible text'),
   }),
   'chat:stop': z.strictObject({ conversationId: id }),
+  /**
+   * The turns running now, each with its events so far: a window asks when it opens (or
+   * reloads), then follows the live `agent:event`s from the `next` of each.
+   */
+  'chat:running': none,
 
   'conversations:list': z.strictObject({ query: z.string().max(500).optional() }),
   'conversations:get': z.strictObject({ id }),
@@ -207,6 +220,7 @@ export const requestSchemas = {
 
   'sync:status': none,
   'sync:now': none,
+  'sync:stop': none,
   /** An empty `url` turns sync off (and forgets the token); omitted fields keep their value. */
   'sync:configure': z.strictObject({
     url: z.string().max(2000),
@@ -260,6 +274,7 @@ export interface RequestResults {
   'app:openDataFolder': null
   'app:openExternal': null
   'app:unsaved': null
+  'app:opening': OpeningState
   'memory:tree': ReadonlyArray<MemoryEntry>
   'memory:read': MemoryFile
   'memory:write': ChangeResult
@@ -294,6 +309,7 @@ export interface RequestResults {
   'hygiene:expire': ChangeResult
   'chat:send': { readonly conversationId: string; readonly turnId: string }
   'chat:stop': null
+  'chat:running': ReadonlyArray<RunningTurn>
   'conversations:list': ReadonlyArray<ConversationSearchHit>
   'conversations:get': Conversation
   'conversations:rename': ConversationSummary
@@ -305,6 +321,7 @@ export interface RequestResults {
   'settings:models': ReadonlyArray<ModelInfo>
   'sync:status': SyncStatus
   'sync:now': SyncStatus
+  'sync:stop': SyncStatus
   'sync:configure': SyncStatus
   'sync:test': SyncTestResult
   'sync:resolve': SyncStatus
@@ -336,6 +353,10 @@ export interface EventMap {
   'memory:noticeCleared': { readonly id: string }
   /** A command from the application menu, for the window to carry out. */
   'app:command': { readonly command: AppCommand }
+  /** How far the opening of the memory is (only while it opens, before `app:ready`). */
+  'app:opening': OpeningUpdate
+  /** The memory is open: the window may start the app and call every channel. */
+  'app:ready': { readonly state: 'ready' }
   'sync:state': SyncStatus
   /** Every change waiting for the person, whenever the list changes. */
   'review:pending': ReadonlyArray<PendingChange>

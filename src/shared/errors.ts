@@ -69,6 +69,8 @@ interface HistoryErrors {
   'history-damaged': true
   /** Part of the history index was found damaged; it is being rebuilt from the commits. */
   'index-rebuilding': true
+  /** Cairn is still opening the memory (its window shows how far); the request came too early. */
+  starting: true
 }
 
 /** Changes waiting for the person's review. */
@@ -147,6 +149,8 @@ interface SyncErrors {
   'sync-join-needed': true
   /** The remote holds files Cairn will not put in the memory folder. */
   'sync-unsafe-content': true
+  /** The person stopped a running sync; its message says what, if anything, it had done. */
+  'sync-stopped': true
   /** There is no conflict (left) at that path. */
   'sync-no-conflict': true
   /** A file chosen for import is not what it claims to be (not a bundle, zip or repository). */
@@ -172,3 +176,84 @@ export type ErrorCode =
   | ConversationErrorCode
   | TurnErrorCode
   | SyncErrorCode
+
+/**
+ * Every code, known at run time: what a stored turn error (`Conversation.lastError`) is read
+ * against, since a file a newer build wrote may name a code this one does not know. Typed as a
+ * record of every `ErrorCode`, so a code added above and not here does not compile.
+ */
+const ERROR_CODES: Readonly<Record<ErrorCode, true>> = {
+  'unknown-channel': true,
+  'invalid-payload': true,
+  forbidden: true,
+  unsupported: true,
+  'open-failed': true,
+  'invalid-link': true,
+  internal: true,
+  'invalid-input': true,
+  'invalid-path': true,
+  'not-found': true,
+  exists: true,
+  conflict: true,
+  'not-a-file': true,
+  'special-file': true,
+  'no-match': true,
+  'ambiguous-match': true,
+  'invalid-range': true,
+  'too-large': true,
+  'limit-reached': true,
+  'not-text': true,
+  'secret-detected': true,
+  'disk-full': true,
+  'access-denied': true,
+  'read-only': true,
+  'io-error': true,
+  closed: true,
+  starting: true,
+  locked: true,
+  'history-damaged': true,
+  'index-rebuilding': true,
+  'review-not-found': true,
+  'review-outdated': true,
+  'conversation-not-found': true,
+  'conversation-corrupt': true,
+  'turn-running': true,
+  'no-api-key': true,
+  'invalid-api-key': true,
+  'permission-denied': true,
+  'rate-limited': true,
+  overloaded: true,
+  'invalid-base-url': true,
+  network: true,
+  timeout: true,
+  'request-too-large': true,
+  'model-not-found': true,
+  'bad-request': true,
+  'api-error': true,
+  'max-tokens': true,
+  'stream-interrupted': true,
+  'too-many-steps': true,
+  'empty-reply': true,
+  refusal: true,
+  'unknown-stop-reason': true,
+  'sync-invalid-url': true,
+  'sync-unreachable': true,
+  'sync-auth': true,
+  'sync-redirected': true,
+  'sync-not-a-repository': true,
+  'sync-interrupted': true,
+  'sync-rejected': true,
+  'sync-push-refused': true,
+  'sync-rewritten': true,
+  'sync-join-needed': true,
+  'sync-stopped': true,
+  'sync-unsafe-content': true,
+  'sync-no-conflict': true,
+  'import-invalid': true,
+  'import-empty': true,
+}
+
+/** True when `value` is a code this build knows. */
+export function isErrorCode(value: string): value is ErrorCode {
+  return Object.hasOwn(ERROR_CODES, value)
+}

@@ -24,6 +24,40 @@ export interface AppInfo {
 }
 
 /**
+ * A step of opening the memory at start, as the opening screen names it:
+ * - `checking`: reading the history and comparing the folder with it (usually all there is);
+ * - `recovering`: the Cairn before did not close cleanly; what it left is looked for everywhere;
+ * - `rebuilding-index`: the history's index is missing or damaged and is built from the commits;
+ * - `updating-index`: the index of an earlier version is brought to this version's format;
+ * - `starting`: the memory is open; settings, conversations and sync start.
+ */
+export type OpeningStep =
+  'checking' | 'recovering' | 'rebuilding-index' | 'updating-index' | 'starting'
+
+/**
+ * How far the opening is. `done` of `total` for the steps that walk every commit (the index's
+ * rebuild and its update); `total` is null while it is not known yet (the commits being found).
+ */
+export interface OpeningProgress {
+  readonly step: OpeningStep
+  readonly done: number
+  readonly total: number | null
+}
+
+/**
+ * How far the opening is, as the shell tells its window (`app:opening`); `closing` once the
+ * person quit meanwhile: Cairn closes as soon as the memory is open (its lock then released).
+ */
+export interface OpeningUpdate {
+  readonly progress: OpeningProgress
+  readonly closing: boolean
+}
+
+/** What `app:opening` answers: still opening (and how far), or ready. */
+export type OpeningState =
+  ({ readonly state: 'opening' } & OpeningUpdate) | { readonly state: 'ready' }
+
+/**
  * What the application menu asks the window to do (New chat, Settings, Show memory, Show
  * history). Main sends it as the `app:command` event; the renderer reacts as it would to the
  * same keyboard shortcut.
@@ -575,6 +609,32 @@ export interface Conversation extends ConversationSummary {
   readonly messages: ReadonlyArray<StoredMessage>
   /** tool_use_id -> commit made by that memory command. */
   readonly toolCommits: Readonly<Record<string, string>>
+  /**
+   * Why the last turn ended without a whole reply (an API error, an empty reply, a refusal, an
+   * unknown stop reason), as its `error` event said: kept until the next message is sent, so the
+   * chat can still say it after a restart. Absent when the last turn ended well.
+   */
+  readonly lastError?: TurnError
+}
+
+/** The error a turn ended with, kept with its conversation (`Conversation.lastError`). */
+export interface TurnError {
+  readonly turnId: string
+  readonly code: ErrorCode
+  readonly message: string
+}
+
+/**
+ * A turn running now, as a window that opened (or reloaded) after it began catches up with it
+ * (`chat:running`): its events so far, neighbouring text deltas joined into one, and `next`,
+ * the `seq` of the first event still to come. Live events with a lower `seq` are already in
+ * `events`.
+ */
+export interface RunningTurn {
+  readonly conversationId: string
+  readonly turnId: string
+  readonly events: ReadonlyArray<AgentEvent>
+  readonly next: number
 }
 
 export interface ConversationSearchHit {
@@ -583,8 +643,16 @@ export interface ConversationSearchHit {
   readonly excerpt: string | null
 }
 
-/** Events of one running turn, enough to rebuild the transcript live. */
-export type AgentEvent = { readonly conversationId: string; readonly turnId: string } & (
+/**
+ * Events of one running turn, enough to rebuild the transcript live. `seq` counts the turn's
+ * events from 0 (`turn-started`): a window that asked for the running turns (`chat:running`)
+ * skips the live events its answer already held, and misses none.
+ */
+export type AgentEvent = {
+  readonly conversationId: string
+  readonly turnId: string
+  readonly seq: number
+} & (
   | {
       readonly type: 'turn-started'
       readonly userText: string
@@ -738,9 +806,10 @@ export interface SyncStatus {
   /** Why the last sync did not finish (state `error`). */
   readonly error?: ApiErrorData
   /**
-   * Set when sync keeps failing the same way: the last `count` syncs in a row (at least
-   * `REPEATED_SYNC_FAILURES`) all failed with `error`'s code, the first of them at `since`
-   * (ms). `advice` says in plain words what the person can do about it.
+   * Set when sync keeps failing: the last `count` syncs in a row (at least
+   * `REPEATED_SYNC_FAILURES`) all failed, the first of them at `since` (ms), the latest with
+   * `error` (`mixed` when they failed more than one way). `advice` says in plain words what
+   * the person can do about the latest failure.
    */
   readonly repeated?: SyncRepeatedFailure
   readonly conflicts: ReadonlyArray<SyncConflict>
@@ -757,9 +826,11 @@ export interface SyncRepeatedFailure {
   readonly count: number
   readonly since: number
   readonly advice: string
+  /** They failed more than one way (two failures taking turns); `error` is the latest. */
+  readonly mixed?: boolean
 }
 
-/** Failures of one kind in a row after which the status says sync keeps failing that way. */
+/** Failures in a row after which the status says sync keeps failing. */
 export const REPEATED_SYNC_FAILURES = 5
 
 /** What "Test connection" found. */

@@ -81,6 +81,8 @@ export interface FakeWindow extends EventEmitter {
   readonly destroyed: boolean
   readonly shown: boolean
   readonly maximized: boolean
+  /** Minimized by the person (a test sets it); `restore()` brings it back. */
+  minimized: boolean
   readonly bounds: Rect
   setBounds(bounds: Rect): void
   maximize(): void
@@ -95,6 +97,8 @@ export interface ElectronStandIn {
   readonly calls: ReadonlyArray<Call>
   callsOf(kind: string): Call[]
   waitFor(kind: string): Promise<Call>
+  /** Resolves with the first call of this kind, past or future, that `matches`. */
+  waitUntil(kind: string, matches: (call: Call) => boolean): Promise<Call>
   readonly windows: ReadonlyArray<FakeWindow>
   /** `ipcMain.handle` registrations by channel. */
   readonly handlers: ReadonlyMap<string, (event: unknown, payload: unknown) => Promise<unknown>>
@@ -108,19 +112,31 @@ export interface ElectronStandIn {
 
 export function createElectronStandIn(options: StandInOptions): ElectronStandIn {
   const calls: Call[] = []
-  const waiters = new Map<string, Array<(call: Call) => void>>()
+  const waiters = new Map<
+    string,
+    Array<{ matches: (call: Call) => boolean; resolve: (call: Call) => void }>
+  >()
   const record = (kind: string, ...args: unknown[]) => {
     const call = { kind, args }
     calls.push(call)
-    for (const resolve of waiters.get(kind) ?? []) resolve(call)
-    waiters.delete(kind)
+    const waiting = waiters.get(kind) ?? []
+    const met = waiting.filter((waiter) => waiter.matches(call))
+    waiters.set(
+      kind,
+      waiting.filter((waiter) => !met.includes(waiter)),
+    )
+    for (const waiter of met) waiter.resolve(call)
+  }
+  /** Resolves with the first call of this kind, past or future, that `matches`. */
+  const waitUntil = (kind: string, matches: (call: Call) => boolean): Promise<Call> => {
+    const done = calls.find((call) => call.kind === kind && matches(call))
+    if (done) return Promise.resolve(done)
+    return new Promise((resolve) =>
+      waiters.set(kind, [...(waiters.get(kind) ?? []), { matches, resolve }]),
+    )
   }
   /** Resolves with the first call of this kind, past or future. */
-  const waitFor = (kind: string): Promise<Call> => {
-    const done = calls.find((call) => call.kind === kind)
-    if (done) return Promise.resolve(done)
-    return new Promise((resolve) => waiters.set(kind, [...(waiters.get(kind) ?? []), resolve]))
-  }
+  const waitFor = (kind: string): Promise<Call> => waitUntil(kind, () => true)
   const callsOf = (kind: string) => calls.filter((call) => call.kind === kind)
 
   const paths = new Map<string, string>([['userData', options.userData]])
@@ -396,6 +412,7 @@ export function createElectronStandIn(options: StandInOptions): ElectronStandIn 
     calls,
     callsOf,
     waitFor,
+    waitUntil,
     windows,
     handlers,
     protocolHandlers,

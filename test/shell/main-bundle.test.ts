@@ -12,6 +12,8 @@ import { pathToFileURL } from 'node:url'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { eventChannel, requestChannels } from '../../src/shared/channels'
 import { acquireInstanceLock, LOCK_FILE } from '../../src/main/lib/instance-lock'
+import { openVersionedMemory } from '../../src/main/history'
+import type { OpeningUpdate } from '../../src/shared/types'
 import { contentSecurityPolicy } from '../../src/main/shell'
 import { builtFile, root } from './built'
 import {
@@ -88,12 +90,25 @@ async function start(
   return standIn
 }
 
-/** Starts normally and waits for the window's page to load. */
+/** The name of an event the shell sent to a page (`webContents.send` on the event channel). */
+function eventName(call: { readonly args: ReadonlyArray<unknown> }): string | undefined {
+  return call.args[0] === eventChannel
+    ? (call.args[1] as { name?: string } | undefined)?.name
+    : undefined
+}
+
+/** Resolves once the shell told its window the memory is open. */
+function ready(standIn: ElectronStandIn) {
+  return standIn.waitUntil('webContents.send', (call) => eventName(call) === 'app:ready')
+}
+
+/** Starts normally and waits for the window's page to load and the core to be open. */
 async function startApp(options: Partial<StandInOptions> = {}) {
   const userData = await tempDir()
   const standIn = await start({ userData, ...options }, { CAIRN_DATA_DIR: undefined })
-  await standIn.waitFor('window.loaded')
   cleanups.push(() => quit(standIn))
+  await standIn.waitFor('window.loaded')
+  await ready(standIn)
   const window = standIn.windows[0]!
   return { standIn, userData, window }
 }
@@ -538,6 +553,7 @@ describe('the built main bundle in Node, with a recording stand-in for electron'
     const elsewhere = await tempDir()
     const dev = await start({ userData }, { CAIRN_DATA_DIR: elsewhere })
     await dev.waitFor('window.loaded')
+    await ready(dev)
     cleanups.push(() => quit(dev))
     expect(dev.callsOf('app.setPath')[0]?.args).toEqual(['userData', elsewhere])
     const devInfo = await invoke(dev, 'app:info', dev.windows[0]!.webContents.mainFrame)
@@ -549,6 +565,7 @@ describe('the built main bundle in Node, with a recording stand-in for electron'
       { CAIRN_DATA_DIR: elsewhere, ELECTRON_RENDERER_URL: 'http://localhost:5173' },
     )
     await packaged.waitFor('window.loaded')
+    await ready(packaged)
     cleanups.push(() => quit(packaged))
     expect(packaged.callsOf('app.setPath')).toHaveLength(0)
     const info = await invoke(packaged, 'app:info', packaged.windows[0]!.webContents.mainFrame)
@@ -672,6 +689,155 @@ describe('the built main bundle in Node, with a recording stand-in for electron'
   })
 })
 
+/**
+ * A data folder whose history has `commits` commits and no side index: the next open rebuilds
+ * the index from every commit, the slow step the opening screen is for. Gives git's count.
+ */
+async function historyToRebuild(userData: string, commits: number): Promise<number> {
+  const memory = await openVersionedMemory({ dataDir: userData, watch: false, maintenance: false })
+  for (let k = 0; k < commits; k++) {
+    await memory.execute(
+      { command: 'create', path: `/memories/topic-${k % 9}.md`, file_text: `v${k}\n` },
+      { actor: 'claude', conversationId: 'shell', toolUseId: `toolu_s${k}` },
+    )
+  }
+  await memory.close()
+  const gitdir = path.join(userData, 'history.git')
+  for (const name of await readdir(gitdir)) {
+    if (name.startsWith('cairn-index')) await rm(path.join(gitdir, name), { recursive: true })
+  }
+  return Number(
+    execFileSync('git', ['--git-dir', gitdir, 'rev-list', '--count', 'main'], { encoding: 'utf8' }),
+  )
+}
+
+/** What the shell told its window of the opening, in order. */
+function openingUpdates(standIn: ElectronStandIn): OpeningUpdate[] {
+  return standIn
+    .callsOf('webContents.send')
+    .filter((call) => eventName(call) === 'app:opening')
+    .map((call) => (call.args[1] as { data: OpeningUpdate }).data)
+}
+
+/** Resolves at the first report of the index's rebuild the window was told (the open runs). */
+function rebuilding(standIn: ElectronStandIn) {
+  return standIn.waitUntil(
+    'webContents.send',
+    (call) =>
+      eventName(call) === 'app:opening' &&
+      (call.args[1] as { data: OpeningUpdate }).data.progress.step === 'rebuilding-index',
+  )
+}
+
+describe('the window comes before the memory is open', () => {
+  it('shows the window at once, tells it how far a rebuild of the index is, then that the app is ready', async () => {
+    const userData = await tempDir()
+    const total = await historyToRebuild(userData, 60)
+    const standIn = await start({ userData }, { CAIRN_DATA_DIR: undefined })
+    cleanups.push(() => quit(standIn))
+    await rebuilding(standIn)
+    // The open is running now: the window is there and its page loaded, nothing is ready.
+    const window = standIn.windows[0]!
+    expect(standIn.callsOf('new BrowserWindow')).toHaveLength(1)
+    expect(standIn.callsOf('window.loaded')).toHaveLength(1)
+    expect(window.shown).toBe(true)
+    const frame = window.webContents.mainFrame
+    // The page may ask how far it is; anything else gets a clear answer, never a hang.
+    expect(await invoke(standIn, 'app:opening', frame)).toEqual({
+      ok: true,
+      value: {
+        state: 'opening',
+        progress: expect.objectContaining({ step: 'rebuilding-index' }),
+        closing: false,
+      },
+    })
+    expect(await invoke(standIn, 'memory:tree', frame)).toEqual({
+      ok: false,
+      error: {
+        code: 'starting',
+        message: 'Cairn is still opening your memory. Try again once it is open.',
+      },
+    })
+    // A foreign frame is refused as ever, open or not.
+    const foreign = { ...frame, routingId: frame.routingId + 100 }
+    expect(await invoke(standIn, 'app:opening', foreign)).toMatchObject({
+      ok: false,
+      error: { code: 'forbidden' },
+    })
+
+    await ready(standIn)
+    const updates = openingUpdates(standIn)
+    const rebuild = updates.filter((update) => update.progress.step === 'rebuilding-index')
+    expect(rebuild.at(-1)).toEqual({
+      progress: { step: 'rebuilding-index', done: total, total },
+      closing: false,
+    })
+    expect(updates.at(-1)?.progress.step).toBe('starting')
+    const kinds = standIn.calls.map((call) => call.kind)
+    expect(kinds.indexOf('new BrowserWindow')).toBeLessThan(
+      standIn.calls.findIndex((call) => eventName(call) === 'app:opening'),
+    )
+    // Open now: the core answers, and its events reach the window.
+    expect(await invoke(standIn, 'app:opening', frame)).toEqual({
+      ok: true,
+      value: { state: 'ready' },
+    })
+    const tree = await invoke(standIn, 'memory:tree', frame)
+    expect(tree.ok).toBe(true)
+    expect(tree['value']).toHaveLength(9)
+  })
+
+  it('a quit while the memory opens waits for the open, then closes it: the lock is released', async () => {
+    const userData = await tempDir()
+    const total = await historyToRebuild(userData, 60)
+    const standIn = await start({ userData }, { CAIRN_DATA_DIR: undefined })
+    await rebuilding(standIn)
+    expect(
+      standIn.callsOf('webContents.send').some((call) => eventName(call) === 'app:ready'),
+    ).toBe(false)
+    standIn.app.quit()
+    expect(standIn.callsOf('app.quit-held')).toHaveLength(1)
+    // The window says Cairn closes once the memory is open.
+    expect(openingUpdates(standIn).at(-1)?.closing).toBe(true)
+    await standIn.waitFor('app.quit')
+    // It never became ready, and it let go of the data folder: another Cairn can open it.
+    expect(
+      standIn.callsOf('webContents.send').some((call) => eventName(call) === 'app:ready'),
+    ).toBe(false)
+    expect(standIn.callsOf('app.exit')).toEqual([])
+    const lock = acquireInstanceLock(userData)
+    lock.release()
+    // The rebuild was not cut short: the next open finds the index whole (nothing rebuilt).
+    const told: OpeningUpdate['progress'][] = []
+    const memory = await openVersionedMemory({
+      dataDir: userData,
+      watch: false,
+      maintenance: false,
+      onProgress: (progress) => told.push(progress),
+    })
+    try {
+      expect((await memory.log({ offset: 0, limit: 200 })).entries).toHaveLength(total)
+    } finally {
+      await memory.close()
+    }
+    expect(told.map((progress) => progress.step)).not.toContain('rebuilding-index')
+  })
+
+  it('a second start while the memory opens brings the opening window forward', async () => {
+    const userData = await tempDir()
+    await historyToRebuild(userData, 60)
+    const standIn = await start({ userData }, { CAIRN_DATA_DIR: undefined })
+    cleanups.push(() => quit(standIn))
+    await rebuilding(standIn)
+    const window = standIn.windows[0]!
+    window.minimized = true
+    standIn.app.emit('second-instance')
+    expect(window.minimized).toBe(false)
+    expect(standIn.callsOf('new BrowserWindow')).toHaveLength(1)
+    await ready(standIn)
+  })
+})
+
 describe('a start that fails', () => {
   // The shell logs the full error for developers; the person gets the dialog.
   const logged = () => vi.spyOn(console, 'error').mockImplementation(() => undefined)
@@ -721,7 +887,14 @@ describe('a start that fails', () => {
     )
     expect(detail).toContain(`Your data folder: ${userData}`)
     expect(detail).not.toMatch(/locked|at .*\.js:\d+|Error:/)
-    expect(standIn.callsOf('new BrowserWindow')).toHaveLength(0)
+    // The window opened at once (its page shows the opening); the failure closed it first.
+    expect(standIn.callsOf('new BrowserWindow')).toHaveLength(1)
+    expect(standIn.windows.every((window) => window.destroyed)).toBe(true)
+    const kinds = standIn.calls.map((call) => call.kind)
+    expect(kinds.indexOf('window.destroyed')).toBeLessThan(kinds.indexOf('dialog.showMessageBox'))
+    expect(
+      standIn.callsOf('webContents.send').filter((call) => eventName(call) === 'app:ready'),
+    ).toEqual([])
     // The other Cairn's lock and folder are untouched: no history was opened or made.
     expect(await readFile(path.join(userData, LOCK_FILE), 'utf8')).toBe(lockBefore)
     expect(existsSync(path.join(userData, 'history.git'))).toBe(false)

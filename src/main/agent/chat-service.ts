@@ -4,10 +4,18 @@
  */
 import { randomUUID } from 'node:crypto'
 import type { ErrorCode } from '../../shared/errors'
-import type { AgentEvent, CommitSummary, Conversation, StoredMessage } from '../../shared/types'
-import type { ConversationStore } from '../conversations'
+import type {
+  AgentEvent,
+  CommitSummary,
+  Conversation,
+  RunningTurn,
+  StoredMessage,
+  TurnError,
+} from '../../shared/types'
+import { MAX_ERROR_MESSAGE, type ConversationStore } from '../conversations'
 import { CairnError, diskFailure } from '../lib/errors'
 import { consoleLogger, type Logger } from '../lib/logger'
+import { cutText } from '../lib/text'
 import { apiKeyProblem, type SettingsService } from '../settings'
 import { baseUrlProblem, clientFor, type AnthropicFetch } from './client'
 import {
@@ -73,6 +81,8 @@ export interface ChatService {
   /** Stops the running turn of a conversation (no-op when none runs). */
   stop(conversationId: string): void
   isRunning(conversationId: string): boolean
+  /** The turns running now, each with its events so far (`chat:running`). */
+  running(): ReadonlyArray<RunningTurn>
   /** Resolves when the conversation's running turn (if any) has ended and been stored. */
   settled(conversationId: string): Promise<void>
   /** Stops every turn and waits for them to end. */
@@ -85,17 +95,46 @@ interface Recovered {
   readonly commits: Readonly<Record<string, string>>
 }
 
-interface RunningTurn {
+interface ActiveTurn {
   readonly turnId: string
   readonly controller: AbortController
   readonly done: Promise<void>
+  /** The events told so far, neighbouring text deltas joined: what `running()` answers. */
+  readonly events: AgentEvent[]
+  /** The `seq` the turn's next event gets. */
+  next: number
 }
+
+/** An agent event before the service numbers it. */
+type UnnumberedEvent = AgentEvent extends infer E
+  ? E extends AgentEvent
+    ? Omit<E, 'seq'>
+    : never
+  : never
 
 /** Builds the chat service over its collaborators (all injected, no Electron). */
 export function createChatService(options: ChatServiceOptions): ChatService {
   const now = options.now ?? Date.now
   const logger = options.logger ?? consoleLogger
-  const running = new Map<string, RunningTurn>()
+  const running = new Map<string, ActiveTurn>()
+
+  /**
+   * Numbers `event` in its turn and sends it; while the turn runs, it is also kept for windows
+   * that ask later (the last ones, `error` and `turn-finished`, come once it no longer runs).
+   */
+  const publish = (turn: ActiveTurn, event: UnnumberedEvent): void => {
+    const numbered = { ...event, seq: turn.next } as AgentEvent
+    turn.next += 1
+    if (running.get(event.conversationId) === turn) {
+      const last = turn.events.at(-1)
+      if (numbered.type === 'text-delta' && last?.type === 'text-delta') {
+        turn.events[turn.events.length - 1] = { ...last, text: last.text + numbered.text }
+      } else {
+        turn.events.push(numbered)
+      }
+    }
+    options.emit(numbered)
+  }
 
   const append = async (
     id: string,
@@ -104,7 +143,8 @@ export function createChatService(options: ChatServiceOptions): ChatService {
     turn: { readonly turnId: string; readonly viewed: ReadonlyArray<string> } | null = null,
     recovered: Recovered | null = null,
   ): Promise<Conversation> => {
-    const updated = await options.conversations.update(id, (current) => ({
+    // A turn under way: the last one's error is no longer the latest word.
+    const updated = await options.conversations.update(id, ({ lastError: _, ...current }) => ({
       ...current,
       messages: withViewed(
         [
@@ -117,6 +157,23 @@ export function createChatService(options: ChatServiceOptions): ChatService {
     }))
     options.onConversationChanged(id)
     return updated
+  }
+
+  /**
+   * Keeps the error a turn ended with in its conversation, so the chat can still say why after
+   * a restart. Best effort: when it cannot be stored (the disk that failed the turn, a deleted
+   * conversation), the error event still tells the windows open now.
+   */
+  const keepError = async (id: string, error: TurnError): Promise<void> => {
+    try {
+      await options.conversations.update(id, (current) => ({
+        ...current,
+        lastError: { ...error, message: cutText(error.message, MAX_ERROR_MESSAGE) },
+      }))
+      options.onConversationChanged(id)
+    } catch (failure) {
+      logger.warn('Could not keep the error a turn ended with in its conversation', failure)
+    }
   }
 
   /**
@@ -170,14 +227,18 @@ export function createChatService(options: ChatServiceOptions): ChatService {
 
   const execute = async (
     conversation: Conversation,
-    turnId: string,
+    turn: ActiveTurn,
     memoryAt: string | null,
-    controller: AbortController,
     release: () => void,
   ): Promise<void> => {
+    const { turnId, controller } = turn
     const emit = (event: TurnEvent): void =>
-      options.emit({ ...event, conversationId: conversation.id, turnId } as AgentEvent)
-    let outcome: { stopped: boolean; error: { code: ErrorCode; message: string } | null }
+      publish(turn, { ...event, conversationId: conversation.id, turnId } as UnnumberedEvent)
+    let outcome: {
+      stopped: boolean
+      error: { code: ErrorCode; message: string } | null
+      notStored?: boolean
+    }
     let apiKey = ''
     try {
       const [settings, credentials] = await Promise.all([
@@ -235,6 +296,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
       if (!(error instanceof CairnError)) logger.error('A chat turn failed', error)
       outcome = {
         stopped: controller.signal.aborted,
+        notStored: true,
         error:
           error instanceof CairnError
             ? { code: error.code, message: error.message }
@@ -249,6 +311,9 @@ export function createChatService(options: ChatServiceOptions): ChatService {
         error: { ...outcome.error, message: hideKeys(outcome.error.message, apiKey) },
       }
     }
+    // A turn that failed in the store itself: its error cannot be stored either.
+    if (outcome.error && !outcome.notStored)
+      await keepError(conversation.id, { turnId, ...outcome.error })
     // Forget the running turn before announcing its end, so whoever reacts to turn-finished
     // (the renderer, a test, another feature) can send the next message at once.
     release()
@@ -273,7 +338,8 @@ export function createChatService(options: ChatServiceOptions): ChatService {
       // Registered before the first await below, so a second send cannot slip in.
       let finish!: () => void
       const done = new Promise<void>((resolve) => (finish = resolve))
-      running.set(base.id, { turnId, controller, done })
+      const turn: ActiveTurn = { turnId, controller, done, events: [], next: 0 }
+      running.set(base.id, turn)
       try {
         const recovered = await recover(base)
         const conversation = await append(
@@ -289,7 +355,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
         }
         // What Claude can see when the turn starts: every reply of the turn records it.
         const memoryAt = await options.memoryHead()
-        options.emit({
+        publish(turn, {
           type: 'turn-started',
           conversationId: base.id,
           turnId,
@@ -301,7 +367,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
           if (running.get(base.id)?.turnId === turnId) running.delete(base.id)
           finish()
         }
-        void execute(conversation, turnId, memoryAt, controller, release).finally(release)
+        void execute(conversation, turn, memoryAt, release).finally(release)
       } catch (error) {
         running.delete(base.id)
         finish()
@@ -314,6 +380,18 @@ export function createChatService(options: ChatServiceOptions): ChatService {
     },
     isRunning(conversationId) {
       return running.has(conversationId)
+    },
+    running() {
+      // A turn whose prompt is still being stored has told nothing yet: its `turn-started`
+      // (seq 0) comes live.
+      return [...running.entries()]
+        .filter(([, turn]) => turn.events.length > 0)
+        .map(([conversationId, turn]) => ({
+          conversationId,
+          turnId: turn.turnId,
+          events: [...turn.events],
+          next: turn.next,
+        }))
     },
     async settled(conversationId) {
       await running.get(conversationId)?.done

@@ -9,5 +9,6 @@ export function chatHandlers(chat: ChatService): DomainHandlers<'chat'> {
       chat.stop(conversationId)
       return null
     },
+    'chat:running': () => chat.running(),
   }
 }

@@ -39,7 +39,7 @@ export type MemoryToolFactory = (
 /** An agent event without the ids the caller adds. */
 export type TurnEvent = AgentEvent extends infer E
   ? E extends AgentEvent
-    ? Omit<E, 'conversationId' | 'turnId'>
+    ? Omit<E, 'conversationId' | 'turnId' | 'seq'>
     : never
   : never
 
@@ -106,6 +106,8 @@ export interface TurnOptions {
 export interface TurnOutcome {
   readonly stopped: boolean
   readonly error: TurnError | null
+  /** True when the turn's messages could not be stored (nor, then, its error). */
+  readonly notStored?: boolean
 }
 
 /** Runs the turn to its end (finished, stopped or failed); never throws for API errors. */
@@ -328,7 +330,7 @@ export async function runTurn(options: TurnOptions): Promise<TurnOutcome> {
     }
     if (error instanceof NotStored) {
       options.logger.error("Claude's reply could not be saved", error.cause)
-      return { stopped: signal.aborted, error: notStoredError(error.cause) }
+      return { stopped: signal.aborted, error: notStoredError(error.cause), notStored: true }
     }
     if (signal.aborted) return { stopped: true, error: null }
     const classified = classifyTurnError(error, {

@@ -42,5 +42,7 @@ export function appHandlers(options: AppHandlerOptions): DomainHandlers<'app'> {
       host.noteUnsaved(path)
       return null
     },
+    // A core that answers is open: the shell answers this itself while the core is opening.
+    'app:opening': () => ({ state: 'ready' }),
   }
 }

@@ -1,5 +1,12 @@
 import { z } from 'zod'
-import type { Conversation, StoredBlock, StoredMessage, UnknownBlock } from '../../shared/types'
+import { isErrorCode } from '../../shared/errors'
+import type {
+  Conversation,
+  StoredBlock,
+  StoredMessage,
+  TurnError,
+  UnknownBlock,
+} from '../../shared/types'
 import { cutText } from '../lib/text'
 
 /** Conversation ids are safe file names: no separators, no dots, bounded length. */
@@ -42,11 +49,21 @@ const message = z.object({
   viewed: z.array(z.string()).optional(),
 })
 
+/** Most characters of a stored turn error's message (the API's own words can run long). */
+export const MAX_ERROR_MESSAGE = 2000
+
+const lastError = z.object({
+  turnId: z.string().max(200),
+  code: z.string().max(100),
+  message: z.string(),
+})
+
 /*
  * On disk, `<dataDir>/conversations/<id>.json`:
  *   { "version": 1, "id": "c_…", "title": "…", "createdAt": 1760000000000, "updatedAt": …,
  *     "messages": [{ "role": "user", "content": [{ "type": "text", "text": "…" }], … }],
- *     "toolCommits": { "toolu_…": "<40-hex oid>" } }
+ *     "toolCommits": { "toolu_…": "<40-hex oid>" },
+ *     "lastError": { "turnId": "t_…", "code": "empty-reply", "message": "…" } }   (optional)
  */
 const conversationFile = z.object({
   version: z.literal(1),
@@ -56,6 +73,7 @@ const conversationFile = z.object({
   updatedAt: z.number(),
   messages: z.array(message),
   toolCommits: z.record(z.string(), z.string()),
+  lastError: lastError.optional(),
 })
 
 /**
@@ -84,6 +102,19 @@ export function parseConversation(raw: string): Conversation {
     messageCount: messages.length,
     messages,
     toolCommits: file.toolCommits,
+    ...(file.lastError ? { lastError: readTurnError(file.lastError) } : {}),
+  }
+}
+
+/**
+ * A stored turn error as this build shows it: a code it does not know (written by a newer
+ * build) reads as `api-error`, the words kept; an overlong message is cut.
+ */
+function readTurnError(stored: z.infer<typeof lastError>): TurnError {
+  return {
+    turnId: stored.turnId,
+    code: isErrorCode(stored.code) ? stored.code : 'api-error',
+    message: cutText(stored.message, MAX_ERROR_MESSAGE),
   }
 }
 
@@ -119,6 +150,7 @@ export function serializeConversation(conversation: Conversation): unknown {
     updatedAt: conversation.updatedAt,
     messages: conversation.messages.map(withUnknownBlocks),
     toolCommits: conversation.toolCommits,
+    ...(conversation.lastError ? { lastError: conversation.lastError } : {}),
   }
 }
 

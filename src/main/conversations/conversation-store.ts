@@ -1,11 +1,18 @@
 import { randomUUID } from 'node:crypto'
-import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises'
+import { lstat, mkdir, readdir, rename, rm, stat } from 'node:fs/promises'
 import path from 'node:path'
 import type { Conversation, ConversationSearchHit, ConversationSummary } from '../../shared/types'
 import { writeJsonAtomic } from '../lib/atomic-json'
 import { atomicWrite } from '../lib/atomic-write'
 import { CairnError } from '../lib/errors'
-import { closeQuietly, disk, isMissing, OPEN } from '../lib/disk'
+import {
+  closeQuietly,
+  disk,
+  isMissing,
+  isNotPlainFile,
+  OPEN,
+  readPlainFileAsync,
+} from '../lib/disk'
 import { consoleLogger, type Logger } from '../lib/logger'
 import { createSerialQueue } from '../lib/serial-queue'
 import {
@@ -128,7 +135,7 @@ export function createConversationStore(options: ConversationStoreOptions): Conv
     try {
       found = stampOf(await stat(fileOf(id)))
       if (sameStamp(found, known)) return cached
-      raw = await readFile(fileOf(id), 'utf8')
+      raw = await readText(fileOf(id))
     } catch (error) {
       if (!isMissing(error)) throw error
       if (busy(id)) {
@@ -195,7 +202,7 @@ export function createConversationStore(options: ConversationStoreOptions): Conv
     try {
       // Stamped before reading: a change made while it is read shows as a change later.
       found = stampOf(await stat(fileOf(id)))
-      raw = await readFile(fileOf(id), 'utf8')
+      raw = await readText(fileOf(id))
     } catch (error) {
       if (isMissing(error)) throw notFound()
       report(id, `Could not read conversation ${id}`, error)
@@ -235,7 +242,7 @@ export function createConversationStore(options: ConversationStoreOptions): Conv
     try {
       found = stampOf(await stat(fileOf(id)))
       if (sameStamp(found, known)) return false
-      raw = await readFile(fileOf(id), 'utf8')
+      raw = await readText(fileOf(id))
     } catch (error) {
       if (isMissing(error)) return false
       throw error
@@ -329,10 +336,11 @@ export function createConversationStore(options: ConversationStoreOptions): Conv
             // Held open across the rename: an outside write that lands on the file being
             // replaced after this look (or opened it before the rename and writes after) goes
             // to this inode, which is looked at again below.
-            temp.replaced = disk.openSync(fileOf(id), OPEN.READ)
+            // Never through a link nor waiting on a fifo (either is damage, kept aside next).
+            temp.replaced = disk.openSync(fileOf(id), OPEN.READ | OPEN.NOFOLLOW | OPEN.NONBLOCK)
             temp.looked = stampOf(disk.fstatSync(temp.replaced))
           } catch (error) {
-            if (!isMissing(error)) throw error
+            if (!isMissing(error) && !isNotPlainFile(error)) throw error
           }
           if (await keepAsideIfChanged(id, true)) closeReplaced()
         },
@@ -456,7 +464,7 @@ async function unreadableSummary(file: string, id: string): Promise<Conversation
   let modified = 0
   try {
     modified = (await stat(file)).mtimeMs
-    raw = await readFile(file, 'utf8')
+    raw = await readText(file)
   } catch {
     // Nothing more can be recovered; the entry still stands, under the fallback title.
   }
@@ -551,12 +559,26 @@ async function keepAside(dir: string, id: string): Promise<string> {
   return `${folder}/${name}`
 }
 
-/** The first of `<id>.json`, `<id>-2.json`… not taken in `folder`. */
+/**
+ * A conversation file's text, read as `readPlainFile` reads (never through a link, never
+ * waiting on a fifo nor reading a device without end). Anything but a plain file reads as
+ * empty: damage, which no conversation parses from (listed unreadable, kept aside on delete).
+ */
+async function readText(file: string): Promise<string> {
+  try {
+    return (await readPlainFileAsync(file)).toString('utf8')
+  } catch (error) {
+    if (isNotPlainFile(error)) return ''
+    throw error
+  }
+}
+
+/** The first of `<id>.json`, `<id>-2.json`… that nothing has in `folder` (a link counts). */
 async function freeName(folder: string, id: string): Promise<string> {
   for (let n = 1; ; n++) {
     const name = n === 1 ? `${id}.json` : `${id}-${n}.json`
     try {
-      await stat(path.join(folder, name))
+      await lstat(path.join(folder, name))
     } catch (error) {
       if (isMissing(error)) return name
       throw error
@@ -572,7 +594,7 @@ const ASIDE_FOLDER_TRIES = 20
 
 /**
  * The first of `<base>/`, `<base>-2/`… in `dir` that is (or can be made) a folder; its name.
- * A file holding one of these names (review13-ui R5, review14-review R4) is passed over.
+ * A file or a link holding one of these names (review13-ui R5, review14-review R4) is passed over.
  */
 async function asideFolder(dir: string, base: string): Promise<string> {
   for (let n = 1; n <= ASIDE_FOLDER_TRIES; n++) {
@@ -583,7 +605,9 @@ async function asideFolder(dir: string, base: string): Promise<string> {
     } catch (error) {
       if (!isAlreadyThere(error)) throw error
     }
-    if ((await stat(path.join(dir, name))).isDirectory()) return name
+    // Never followed: a link there (to a folder outside the data folder) is passed over as a
+    // file is, so nothing kept aside leaves the conversations folder (disk29).
+    if ((await lstat(path.join(dir, name))).isDirectory()) return name
   }
   throw new CairnError(
     'conversation-corrupt',

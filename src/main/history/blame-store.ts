@@ -9,7 +9,7 @@
  *    "commits":["<oid>",…],"runs":[0,12,1,3,…]}     runs: (index in commits, line count) pairs
  */
 import { createHash, randomBytes } from 'node:crypto'
-import { disk, makeFolders, removeFile } from '../lib/disk'
+import { disk, makeFolders, readPlainFile, removeFile } from '../lib/disk'
 import path from 'node:path'
 
 /** What was saved for one file: the version (commit that wrote it, blob) and each line's commit. */
@@ -36,7 +36,7 @@ function fileOf(dir: string, virtual: string): string {
 export function loadBlame(dir: string, virtual: string): SavedBlame | null {
   let raw: unknown
   try {
-    raw = JSON.parse(disk.readFileSync(fileOf(dir, virtual)).toString('utf8'))
+    raw = JSON.parse(readPlainFile(fileOf(dir, virtual)).toString('utf8'))
   } catch {
     return null
   }

@@ -10,7 +10,8 @@
  * A merge commit's files (what it changed against its first parent) also carry their blob in
  * each other parent, after the first three: `["/memories/a.md","<before>","<after>","<other>"]`.
  */
-import { disk } from '../lib/disk'
+import { appendPlainFile } from '../lib/disk'
+import { readOwnRecord } from './objects/damaged-folder'
 import path from 'node:path'
 import type { Logger } from '../lib/logger'
 import type { Lookup } from './lookup'
@@ -64,7 +65,11 @@ export function createChangeLog(
     if (!options.file) return known
     let text: string
     try {
-      text = disk.readFileSync(options.file).toString('utf8')
+      // Anything but a plain file in its place is kept aside (never read through nor waited
+      // on), so that the next flush makes a fresh one.
+      const bytes = readOwnRecord(path.dirname(options.file), options.file)
+      if (bytes === null) return known
+      text = bytes.toString('utf8')
     } catch {
       return known
     }
@@ -116,7 +121,7 @@ export function createChangeLog(
       const lines = `${tornTail ? '\n' : ''}${unsaved.join('\n')}\n`
       unsaved = []
       try {
-        disk.appendFileSync(options.file, lines, { mode: 0o600 })
+        appendPlainFile(options.file, lines)
         tornTail = false
       } catch (error) {
         // Only the next session's first search is slower for it; say so once.

@@ -13,13 +13,15 @@
  */
 import path from 'node:path'
 import { writeJsonAtomic } from '../lib/atomic-json'
-import { disk, isCode, isMissing } from '../lib/disk'
+import { disk, isCode } from '../lib/disk'
+import { readOwnRecord } from './objects/damaged-folder'
 import { CairnError } from '../lib/errors'
 import { diskProblem, isDiskProblem, isLastingRefusal } from '../lib/disk-errors'
 import { Folder, FolderTree, readFileIn, settleFolderSyncs } from '../lib/folders'
 import type { Logger } from '../lib/logger'
 import { DamagedHistoryError } from './damage'
 import { readMainRef } from './main-ref'
+import { movedDuringError, movedOutside } from './outside-move'
 import { createObjectStore, writeMainRef, type ObjectStore } from './object-store'
 import { segmentsOf, shownPath, toRelative, toVirtual } from './paths'
 import type { Repo } from './repo'
@@ -109,6 +111,9 @@ export async function moveMain(
     // The folder's changes are durable before the ref that records them moves (as for a
     // commit).
     await settleFolderSyncs()
+    // Compare and swap, as for a commit: `main` moved outside Cairn meanwhile is not moved
+    // back past; the folder is put back and the next change follows it.
+    if (movedOutside(store.gitdir, from) !== null) throw movedDuringError()
     await writeMainRef(store.gitdir, target)
   } catch (error) {
     // `main` did not move (a full disk): the folder goes back to it, and the note with it. If
@@ -200,14 +205,11 @@ export async function finishInterruptedMove(
   onAbandoned?: (why: 'damaged' | 'folder') => void,
 ): Promise<boolean> {
   const file = moveNoteOf(gitdir)
-  let text: string
-  try {
-    text = disk.readFileSync(file).toString('utf8')
-  } catch (error) {
-    // No move was in progress. An I/O error is not "no move": open fails, changing nothing.
-    if (isMissing(error)) return false
-    throw error
-  }
+  // No move was in progress (a fifo, a link or a folder in its place is kept aside and read
+  // as none). An I/O error is not "no move": open fails, changing nothing.
+  const bytes = readOwnRecord(gitdir, file)
+  if (bytes === null) return false
+  const text = bytes.toString('utf8')
   let note: MoveNote
   try {
     note = JSON.parse(text) as MoveNote

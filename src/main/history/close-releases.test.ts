@@ -179,7 +179,8 @@ describe('a lock that cannot be read back at the close', () => {
   const lockReadsFail = () =>
     setDisk(
       hookDisk(nodeDisk, (call) =>
-        call.name === 'readFileSync' && String(call.args[0]).endsWith(LOCK_FILE)
+        (call.name === 'readFileSync' || call.name === 'openSync') &&
+        String(call.args[0]).endsWith(LOCK_FILE)
           ? errnoError(call, 'EIO')
           : undefined,
       ).disk,

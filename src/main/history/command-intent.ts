@@ -26,6 +26,7 @@
 
 import path from 'node:path'
 import { closeQuietly, disk, isCode, OPEN } from '../lib/disk'
+import { readOwnRecord } from './objects/damaged-folder'
 import { isDiskProblem } from '../lib/disk-errors'
 import type { Logger } from '../lib/logger'
 import { entryNameProblem } from './damage'
@@ -74,6 +75,15 @@ export function commandIntents(gitdir: string, logger: Logger): CommandIntents {
   // Bytes written so far: a clear blanks them all. `live`: a record is there to clear. One
   // left from before (the open has used it) is blanked now, not unlinked (an unlink waits for
   // a discard): an old record never speaks for a later open or command.
+  // Anything but a plain file in its place (which the open's read kept aside, unless it came
+  // since) would fail every record and clear: kept aside too, and a fresh one made.
+  // Never failing the open for it (a record lost only loses an attribution).
+  try {
+    const there = disk.lstatIfThere(file)
+    if (there && !there.isFile()) readOwnRecord(gitdir, file)
+  } catch (error) {
+    logger.warn('Could not look at the note of the command in flight', error)
+  }
   let written = sizeOf(file)
   let live = written > 0
   const writeAt0 = (bytes: Buffer): void => {
@@ -150,9 +160,11 @@ export async function commitInterruptedCommand(
   const file = path.join(repo.store.gitdir, COMMAND_INTENT_FILE)
   let raw: string
   try {
-    raw = disk.readFileSync(file).toString('utf8').trim()
+    // A fifo, a link or a folder in its place is kept aside and read as no record.
+    const bytes = readOwnRecord(repo.store.gitdir, file)
+    if (bytes === null) return null
+    raw = bytes.toString('utf8').trim()
   } catch (error) {
-    if (isCode(error, 'ENOENT')) return null
     if (isDiskProblem(error)) throw error
     return null
   }

@@ -146,7 +146,7 @@ describe('commit messages', () => {
     })
   })
 
-  it('keeps an author name to one line of a bounded length, and leaves out an empty one', () => {
+  it('keeps an author name to one line of a bounded length, shows the email for an empty one, and leaves out a wholly empty one', () => {
     const odd: CommitPeople = {
       author: { name: `A\u0007nn\u2028${'x'.repeat(300)}`, email: 'a@example.com' },
       committer: { name: 'A', email: 'a@example.com' },
@@ -154,9 +154,12 @@ describe('commit messages', () => {
     const author = parseCommitMessage(odd, 'x\n').author ?? ''
     expect(author.startsWith('A nn x')).toBe(true)
     expect([...author]).toHaveLength(100)
+    // No name: the email stands for it, as git's own `%an <%ae>` would show only that.
     const nameless = { author: { name: ' ', email: 'a@b' }, committer: { name: '', email: '' } }
-    expect(parseCommitMessage(nameless, 'x\n')).not.toHaveProperty('author')
+    expect(parseCommitMessage(nameless, 'x\n').author).toBe('a@b')
     expect(parseCommitMessage(nameless, 'x\n').actor).toBe('outside')
+    const nobody = { author: { name: ' ', email: '' }, committer: { name: '', email: '' } }
+    expect(parseCommitMessage(nobody, 'x\n')).not.toHaveProperty('author')
   })
 
   it('ignores unknown commands and malformed restore ids', () => {

@@ -248,14 +248,18 @@ export const MAX_AUTHOR_CHARS = 100
 /**
  * The name an outside commit is shown under: its author's, or its committer's when the author
  * is one of Cairn's (an amend or a cherry-pick of Cairn's commit with git). Control characters
- * become spaces; an empty name (git refuses one, other tools may not) is null.
+ * become spaces; an empty name (git refuses one, other tools may not) gives way to the email
+ * ("ann@example.com"); with neither, there is no name.
  */
 function outsideAuthorOf(people: CommitPeople): string | undefined {
   const cairns = Object.values(AUTHORS).some((identity) => samePerson(people.author, identity))
-  const name = [...(cairns ? people.committer : people.author).name]
-    .map((c) => (/[\p{Cc}\u2028\u2029]/u.test(c) ? ' ' : c))
-    .join('')
-    .trim()
+  const person = cairns ? people.committer : people.author
+  const clean = (text: string) =>
+    [...text]
+      .map((c) => (/[\p{Cc}\u2028\u2029]/u.test(c) ? ' ' : c))
+      .join('')
+      .trim()
+  const name = clean(person.name) || clean(person.email)
   if (name === '') return undefined
   const chars = [...name]
   return chars.length > MAX_AUTHOR_CHARS

@@ -5,7 +5,7 @@
 
 import path from 'node:path'
 import { constants, inflateSync } from 'node:zlib'
-import { disk, isCode, listNames } from '../lib/disk'
+import { disk, isCode, isNotPlainFile, listNames, readPlainFile } from '../lib/disk'
 import { DamagedHistoryError } from './damage'
 import { isOid, readTextOrNull } from './main-ref'
 import type { ObjectStore, RawCommit } from './object-store'
@@ -240,9 +240,9 @@ function packedOids(objects: string): string[] {
     if (!name.endsWith('.idx')) continue
     let idx: Buffer
     try {
-      idx = disk.readFileSync(path.join(packDir, name))
+      idx = readPlainFile(path.join(packDir, name))
     } catch (error) {
-      if (isCode(error, 'ENOENT')) continue
+      if (isCode(error, 'ENOENT') || isNotPlainFile(error)) continue
       throw error
     }
     if (idx.length < 8 + 1024 || idx.readUInt32BE(0) !== 0xff744f63 || idx.readUInt32BE(4) !== 2) {
@@ -261,9 +261,9 @@ function packedOids(objects: string): string[] {
 function isLooseCommit(file: string): boolean {
   let bytes: Buffer
   try {
-    bytes = disk.readFileSync(file)
+    bytes = readPlainFile(file)
   } catch (error) {
-    if (isCode(error, 'ENOENT')) return false
+    if (isCode(error, 'ENOENT') || isNotPlainFile(error)) return false
     throw error
   }
   try {

@@ -3,7 +3,7 @@
  * `fs.promises` that isomorphic-git expects.
  */
 
-import { disk } from '../lib/disk'
+import { disk, readPlainFile } from '../lib/disk'
 
 type Encoding = { encoding?: string } | string | undefined
 
@@ -12,7 +12,9 @@ const wantsText = (options: Encoding) =>
 
 const promises = {
   async readFile(file: string, options?: Encoding): Promise<Buffer | string> {
-    const bytes = disk.readFileSync(file)
+    // Never through a link, never from a fifo or a device (refused: isomorphic-git takes
+    // any failed read as no such file).
+    const bytes = readPlainFile(file)
     return wantsText(options) ? bytes.toString('utf8') : bytes
   },
   async writeFile(file: string, data: string | Uint8Array, options?: { mode?: number }) {

@@ -3,7 +3,7 @@
  * Apart from find-tip.ts so the object store's log replay can read it too without a circle.
  */
 import path from 'node:path'
-import { disk, isCode } from '../lib/disk'
+import { readPlainFileOrNull } from '../lib/disk'
 
 /** What `main` says, read without trusting it: a commit id, or why there is none. */
 export type RefReading =
@@ -51,14 +51,13 @@ function readSettled(file: string): string | null {
   return last
 }
 
-/** A file's text, or null when there is no such file. */
+/**
+ * A ref file's text, or null when there is no such file, or when what has its name is not a
+ * plain file (a folder of refs; a link, a fifo or a device: damage, never read through nor
+ * waited on, so `main` is then lost and found again). I/O errors are thrown.
+ */
 export function readTextOrNull(file: string): string | null {
-  try {
-    return disk.readFileSync(file).toString('utf8')
-  } catch (error) {
-    if (isCode(error, 'ENOENT') || isCode(error, 'ENOTDIR') || isCode(error, 'EISDIR')) return null
-    throw error
-  }
+  return readPlainFileOrNull(file)?.toString('utf8') ?? null
 }
 
 /** True for a full 40-digit hex object id. */

@@ -10,6 +10,7 @@ import {
   listNames,
   makeFolders,
   OPEN,
+  readPlainFile,
   syncFolder,
   unlinkQuietly,
 } from '../lib/disk'
@@ -919,7 +920,7 @@ export function readRefTips(gitdir: string): string[] {
       if (dirent.isDirectory()) walk(file, ref)
       else if (dirent.isFile()) {
         try {
-          const value = disk.readFileSync(file).toString('utf8').trim()
+          const value = readPlainFile(file).toString('utf8').trim()
           if (/^[0-9a-f]{40}$/.test(value)) tips.set(ref, value)
         } catch {
           // Removed meanwhile, or a temp file of a ref being written.
@@ -928,8 +929,7 @@ export function readRefTips(gitdir: string): string[] {
     }
   }
   try {
-    for (const line of disk
-      .readFileSync(path.join(gitdir, 'packed-refs'))
+    for (const line of readPlainFile(path.join(gitdir, 'packed-refs'))
       .toString('utf8')
       .split('\n')) {
       const match = /^([0-9a-f]{40}) (refs\/.+)$/.exec(line.trim())

@@ -2,6 +2,7 @@ import path from 'node:path'
 import type { RecoveryTelling } from '../../shared/types'
 import { CairnError } from '../lib/errors'
 import type { Logger } from '../lib/logger'
+import type { OpeningReporter } from '../lib/progress'
 import { closeQuietly, disk, isCode, listNames, OPEN, readPlainFile } from '../lib/disk'
 import { diskProblem, placeOf } from '../lib/disk-errors'
 import { DIR_MODE, settleFolderSyncs, TEMP_FILE_PREFIX } from '../lib/folders'
@@ -12,6 +13,7 @@ import { finishInterruptedRestore, givenUpRestore, intentFileOf } from './restor
 import { DamagedHistoryError } from './damage'
 import { findLostTip, isReadableCommit, newerDescendant, otherRefs } from './find-tip'
 import { readMainRef } from './main-ref'
+import { moveIntoDamaged } from './objects/damaged-folder'
 import {
   IndexDamagedError,
   IndexFile,
@@ -65,6 +67,8 @@ export interface OpenRepoOptions {
   readonly owed?: boolean
   /** True while this instance holds the data folder (see `ObjectStore.openLog`). */
   readonly owns?: () => boolean
+  /** Told what the open is doing, and how far its slow steps are (the opening screen). */
+  readonly progress?: OpeningReporter
 }
 
 /**
@@ -149,6 +153,10 @@ async function openOrRepair(options: OpenRepoOptions): Promise<OpenedRepo> {
   const gitdir = path.join(dataDir, 'history.git')
   makeFolder(workRoot)
 
+  // What open does when nothing is slow: read the history, compare the folder with it. After
+  // an unclean stop it looks for leftovers everywhere and may commit what was interrupted.
+  const baseStep = options.afterCrash ? 'recovering' : 'checking'
+  options.progress?.({ step: baseStep, done: 0, total: null })
   const findings: Findings = {
     tipFound: null,
     setAside: null,
@@ -166,6 +174,8 @@ async function openOrRepair(options: OpenRepoOptions): Promise<OpenedRepo> {
       findings.setAside = await setAside(gitdir, now())
     }
   }
+  // Back from a step that counted (a rebuild, a format step) to the folder's comparison.
+  options.progress?.({ step: baseStep, done: 0, total: null })
   const fresh = state === null
   if (!state) {
     await initRepository(gitdir)
@@ -344,7 +354,7 @@ async function loadState(
   gitdir: string,
   workRoot: string,
   findings: Findings,
-  { logger, afterCrash = false, owns }: OpenRepoOptions,
+  { logger, afterCrash = false, owns, progress }: OpenRepoOptions,
 ): Promise<LoadedState> {
   if (!isFolder(path.join(gitdir, 'objects'))) {
     throw new DamagedHistoryError('objects', 'no objects folder')
@@ -370,12 +380,15 @@ async function loadState(
     })
     const head = await findHead(store, gitdir, workRoot, findings)
     if (!head) {
-      const { index } = await openIndex(store, gitdir, null)
+      const { index } = await openIndex(store, gitdir, null, undefined, progress)
       const stats = loadStats(gitdir)
       return { store, head: null, root: emptyTree(), treeOid: EMPTY_TREE_OID, index, stats }
     }
     // A move just finished may have taken `main` back on purpose (a sync's switch): it stays.
-    return { store, ...(await loadHead(store, gitdir, workRoot, head, findings, !moved)) }
+    return {
+      store,
+      ...(await loadHead(store, gitdir, workRoot, head, findings, !moved, progress)),
+    }
   } catch (error) {
     // Its packs are closed before the history is set aside (or open fails).
     store.close()
@@ -467,6 +480,7 @@ async function loadHead(
   found: string,
   findings: Findings,
   mayGoForward: boolean,
+  progress?: OpeningReporter,
 ): Promise<RepoState & { readonly folderIsHead: boolean }> {
   // A `main` behind its own newer commits (a stale `packed-refs` line read for a lost loose
   // ref, or the ref put back to an older commit) goes forward to the newest, as a lost `main`
@@ -479,6 +493,7 @@ async function loadHead(
     gitdir,
     found,
     mayGoForward ? (index) => newerDescendant(store, gitdir, index, found) : undefined,
+    progress,
   )
   const { index } = opened
   const head = opened.head ?? found
@@ -554,7 +569,7 @@ async function rebuildCommit(
 function quarantine(gitdir: string, oid: string): void {
   const file = path.join(gitdir, 'objects', oid.slice(0, 2), oid.slice(2))
   if (!exists(file)) return
-  disk.renameSync(file, path.join(damagedFolder(gitdir), oid))
+  moveIntoDamaged(gitdir, file, oid)
 }
 
 // HEAD must name main, and refs/heads must exist, for git (and us) to see a repository.
@@ -656,21 +671,7 @@ function moveAsideUnlessFile(gitdir: string, relative: string): void {
 // Moves what is at `relative` in the git directory into cairn-damaged/, under a new name.
 function moveAsideInGitdir(gitdir: string, relative: string): void {
   const name = `${relative.replaceAll('/', '-')}-${Date.now()}`
-  disk.renameSync(path.join(gitdir, relative), path.join(damagedFolder(gitdir), name))
-}
-
-// history.git/cairn-damaged/, made when missing.
-function damagedFolder(gitdir: string): string {
-  const aside = path.join(gitdir, 'cairn-damaged')
-  // Anything but a real folder there (a link to a folder outside the data folder: what is
-  // kept aside would be moved out; a file: every open refused) is itself moved out of the
-  // way first, under a name of its own, never followed (rprobe28n).
-  const there = disk.lstatIfThere(aside)
-  if (there && !there.isDirectory()) {
-    disk.renameSync(aside, path.join(gitdir, `cairn-damaged-not-a-folder-${Date.now()}`))
-  }
-  makeFolder(aside, 0o700)
-  return aside
+  moveIntoDamaged(gitdir, path.join(gitdir, relative), name)
 }
 
 // Temp files of object, ref and index writes a crash or a failure left behind.

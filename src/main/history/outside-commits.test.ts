@@ -215,8 +215,8 @@ describe('a commit made with git in Cairn’s repository', () => {
 describe('a side index built before commits made with git were read as such', () => {
   const dir = () => indexDirIn(bed.dataDir)
 
-  /** Rewrites the index as format 3 stored it: `oid`'s entry as Cairn's start-up recovery. */
-  async function asFormat3(oid: string | null): Promise<void> {
+  /** The index's entries, `oid`'s as earlier versions read a commit made with git: a recovery. */
+  function entriesAsRecovery(oid: string | null): IndexEntry[] {
     const index = IndexFile.open(dir())
     const entries = index.all().map((entry): IndexEntry => {
       if (entry.oid !== oid) return entry
@@ -224,22 +224,36 @@ describe('a side index built before commits made with git were read as such', ()
       return { ...rest, actor: 'system', command: 'recovery' }
     })
     index.close()
-    writeIndex(dir(), entries)
+    return entries
+  }
+
+  /** Rewrites the index as format 3 stored it: `oid`'s entry as Cairn's start-up recovery. */
+  async function asFormat3(oid: string | null): Promise<void> {
+    writeIndex(dir(), entriesAsRecovery(oid))
     await writeFile(path.join(dir(), 'format'), 'cairn-index 3\n')
   }
 
   const everything = async () => (await bed.memory.log({ offset: 0, limit: 100 })).entries
 
-  it('is set right at open: the entries from the first such commit caught up from the commits', async () => {
+  /**
+   * g.md by Cairn, then a commit made with git (Ann's), then `edits` more by Cairn; the bed is
+   * left closed. Returns that commit and the log as this version reads it.
+   */
+  async function outsideCommitAmong(edits: number) {
     await run({ command: 'create', path: '/memories/g.md', file_text: 'a\n' })
     await bed.close()
     const foreign = await commitWithGit({ 'g.md': 'a\nb\n' }, 'by hand\n')
     await bed.reopen()
-    for (let k = 0; k < 3; k++) {
+    for (let k = 0; k < edits; k++) {
       await run({ command: 'insert', path: '/memories/g.md', insert_line: 0, insert_text: `${k}` })
     }
     const rebuilt = await everything()
     await bed.close()
+    return { foreign, rebuilt }
+  }
+
+  it('is set right at open: the entries from the first such commit caught up from the commits', async () => {
+    const { foreign, rebuilt } = await outsideCommitAmong(3)
     await asFormat3(foreign)
     // What the old index said.
     const old = IndexFile.open(dir())
@@ -256,15 +270,7 @@ describe('a side index built before commits made with git were read as such', ()
   })
 
   it('opens right after a kill at any point of the format step', async () => {
-    await run({ command: 'create', path: '/memories/g.md', file_text: 'a\n' })
-    await bed.close()
-    const foreign = await commitWithGit({ 'g.md': 'a\nb\n' }, 'by hand\n')
-    await bed.reopen()
-    for (let k = 0; k < 3; k++) {
-      await run({ command: 'insert', path: '/memories/g.md', insert_line: 0, insert_text: `${k}` })
-    }
-    const rebuilt = await everything()
-    await bed.close()
+    const { foreign, rebuilt } = await outsideCommitAmong(3)
     await asFormat3(foreign)
     const index = IndexFile.open(dir())
     const keep = index.all().findIndex((entry) => entry.oid === foreign)
@@ -309,21 +315,9 @@ describe('a side index built before commits made with git were read as such', ()
   })
 
   it('is never trusted half-way from the JSON-lines index of earlier versions', async () => {
-    await run({ command: 'create', path: '/memories/g.md', file_text: 'a\n' })
-    await bed.close()
-    const foreign = await commitWithGit({ 'g.md': 'a\nb\n' }, 'by hand\n')
-    await bed.reopen()
-    await run({ command: 'insert', path: '/memories/g.md', insert_line: 0, insert_text: 'x' })
-    const rebuilt = await everything()
-    await bed.close()
+    const { foreign, rebuilt } = await outsideCommitAmong(1)
     // The earliest index, as those versions read the commit made with git: Cairn's recovery.
-    const index = IndexFile.open(dir())
-    const entries = index.all().map((entry) => {
-      if (entry.oid !== foreign) return entry
-      const { author: _author, ...rest } = entry
-      return { ...rest, actor: 'system', command: 'recovery' }
-    })
-    index.close()
+    const entries = entriesAsRecovery(foreign)
     await rm(dir(), { recursive: true })
     const legacy = path.join(bed.dataDir, 'history.git', 'cairn-index.jsonl')
     await writeFile(legacy, entries.map((entry) => `${JSON.stringify(entry)}\n`).join(''))

@@ -1,10 +1,10 @@
 import { spawn, execFileSync } from 'node:child_process'
 import { lstatSync, readdirSync } from 'node:fs'
-import { mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { commitCount, fsck, gitCli, recoveryRepo } from './test-helpers'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { commitCount, fsck, gitCli, leaveStaleLock, recoveryRepo } from './test-helpers'
 
 // The review of probe28n's mend (rprobe28n): history.git's own files that open reads by name
 // were read from whatever was there. A fifo (no writer) at the side index's `format` or at
@@ -131,5 +131,115 @@ describe('cairn-damaged/ itself not a folder (what is kept aside stays inside)',
     const kept = readdirSync(repo.gitdir).filter((name) => name.startsWith('cairn-damaged-'))
     expect(kept).toHaveLength(1)
     expect(lstatSync(path.join(repo.gitdir, 'cairn-damaged')).isDirectory()).toBe(true)
+  })
+})
+
+// disk29: the object log's files in the same way, and names in cairn-damaged/ that collide.
+describe('the object log not a file (a fresh log, never a commit owed for good)', () => {
+  it('a fifo at cairn-wal-0: kept aside, a fresh log started, the change committed', async () => {
+    await seed()
+    const log = path.join(repo.gitdir, 'cairn-wal-0')
+    await rm(log)
+    execFileSync('mkfifo', [log])
+    await expectOpensAndCommits()
+    expect(lstatSync(log).isFile()).toBe(true)
+    const kept = readdirSync(path.join(repo.gitdir, 'cairn-damaged'))
+    expect(kept.filter((name) => name.startsWith('cairn-wal-0-'))).toHaveLength(1)
+    const fifo = path.join(repo.gitdir, 'cairn-damaged', kept[0] as string)
+    expect(lstatSync(fifo).isFIFO()).toBe(true)
+    // The next open finds an ordinary log again: nothing more is kept aside.
+    const memory = await repo.open()
+    await repo.create(memory, 'again.md', 'again\n')
+    await memory.close()
+    expect(readdirSync(path.join(repo.gitdir, 'cairn-damaged'))).toEqual(kept)
+  }, 190_000)
+
+  it('a link to a file outside and a folder at the log: nothing outside written, both kept', async () => {
+    await seed()
+    const target = path.join(outside, 'other.bin')
+    await writeFile(target, 'not the log\n')
+    await rm(path.join(repo.gitdir, 'cairn-wal-0'))
+    await symlink(target, path.join(repo.gitdir, 'cairn-wal-0'))
+    await rm(path.join(repo.gitdir, 'cairn-wal-1'))
+    await mkdir(path.join(repo.gitdir, 'cairn-wal-1'))
+    await expectOpensAndCommits()
+    expect(await readFile(target, 'utf8')).toBe('not the log\n')
+    for (const name of ['cairn-wal-0', 'cairn-wal-1']) {
+      expect(lstatSync(path.join(repo.gitdir, name)).isFile()).toBe(true)
+    }
+    const kept = readdirSync(path.join(repo.gitdir, 'cairn-damaged')).sort()
+    expect(kept.map((name) => name.replace(/-\d+$/, ''))).toEqual(['cairn-wal-0', 'cairn-wal-1'])
+  }, 190_000)
+})
+
+describe('names in cairn-damaged/ never collide (nothing kept aside is lost)', () => {
+  it('the same orphan pack index found twice: both kept', async () => {
+    await seed()
+    const orphan = path.join(repo.gitdir, 'objects', 'pack', `pack-${'ab'.repeat(20)}.idx`)
+    for (const text of ['first\n', 'second\n']) {
+      await writeFile(orphan, text)
+      const memory = await repo.open()
+      await memory.close()
+    }
+    const aside = path.join(repo.gitdir, 'cairn-damaged')
+    const texts = await Promise.all(
+      readdirSync(aside).map((name) => readFile(path.join(aside, name), 'utf8')),
+    )
+    expect(texts.sort()).toEqual(['first\n', 'second\n'])
+    expect(fsck(repo.dataDir)).not.toMatch(/error|missing|broken/i)
+  })
+
+  it('HEAD a folder twice in the same millisecond: both kept', async () => {
+    await seed()
+    const now = vi.spyOn(Date, 'now').mockReturnValue(1_800_000_000_000)
+    try {
+      for (const name of ['one', 'two']) {
+        await rm(path.join(repo.gitdir, 'HEAD'))
+        await mkdir(path.join(repo.gitdir, 'HEAD'))
+        await writeFile(path.join(repo.gitdir, 'HEAD', name), name)
+        const memory = await repo.open()
+        await memory.close()
+      }
+    } finally {
+      now.mockRestore()
+    }
+    const aside = path.join(repo.gitdir, 'cairn-damaged')
+    const kept = readdirSync(aside).flatMap((name) => readdirSync(path.join(aside, name)))
+    expect(kept.sort()).toEqual(['one', 'two'])
+    expect(gitCli(repo.dataDir, 'symbolic-ref', 'HEAD').trim()).toBe('refs/heads/main')
+  })
+})
+
+describe("history.git's records not plain files (kept aside, read as none, never waited on)", () => {
+  it('fifos at the notes of a command, a move and a restore in flight: open goes on', async () => {
+    await seed()
+    const names = ['cairn-command', 'cairn-move.json', 'cairn-restore', 'cairn-restore-given-up']
+    for (const name of names) {
+      await rm(path.join(repo.gitdir, name), { force: true })
+      execFileSync('mkfifo', [path.join(repo.gitdir, name)])
+    }
+    // A crash: open reads every note a killed Cairn may have left.
+    leaveStaleLock(repo.dataDir)
+    await expectOpensAndCommits()
+    const kept = readdirSync(path.join(repo.gitdir, 'cairn-damaged'))
+    for (const name of names) {
+      const there = lstatSync(path.join(repo.gitdir, name), { throwIfNoEntry: false })
+      expect(there === undefined || there.isFile(), name).toBe(true)
+      expect(kept.filter((aside) => aside.startsWith(`${name}-`)).length, name).toBeGreaterThan(0)
+    }
+  }, 190_000)
+
+  it('the search records a link to a file outside: nothing outside read nor written', async () => {
+    await seed()
+    const target = path.join(outside, 'elsewhere.jsonl')
+    await writeFile(target, 'not records\n')
+    await symlink(target, path.join(repo.gitdir, 'cairn-changes.jsonl'))
+    const memory = await repo.open()
+    await repo.create(memory, 'more.md', 'more notes\n')
+    const page = await memory.searchHistory({ text: 'notes', matchCase: false })
+    expect(page.hits.length).toBeGreaterThan(0)
+    await memory.close()
+    expect(await readFile(target, 'utf8')).toBe('not records\n')
+    expect(lstatSync(path.join(repo.gitdir, 'cairn-changes.jsonl')).isFile()).toBe(true)
   })
 })

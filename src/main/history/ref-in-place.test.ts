@@ -133,13 +133,26 @@ describe('a torn read of the ref file at open', () => {
   /** Opens with the `k`-th whole read of the ref file torn (half of `older`'s id); reads made. */
   async function openTearingRead(k: number, older: string): Promise<number> {
     let reads = 0
+    // The ref file is read through a descriptor of its own (`readPlainFile`): the first read
+    // of bytes from such a descriptor is a whole read of it.
+    const refReads = new Set<number>()
     const undo = setDisk({
       ...nodeDisk,
-      readFileSync(file) {
-        const bytes = nodeDisk.readFileSync(file)
-        if (typeof file !== 'string' || !file.endsWith(path.join('refs', 'heads', 'main')))
-          return bytes
-        return ++reads === k ? Buffer.from(older.slice(0, 20) + bytes.toString().slice(20)) : bytes
+      openSync(file, flags, mode) {
+        const fd = nodeDisk.openSync(file, flags, mode)
+        const reading = (flags & (fs.constants.O_WRONLY | fs.constants.O_RDWR)) === 0
+        if (reading && file.endsWith(path.join('refs', 'heads', 'main'))) refReads.add(fd)
+        return fd
+      },
+      closeSync(fd) {
+        refReads.delete(fd)
+        nodeDisk.closeSync(fd)
+      },
+      readSync(fd, buffer, offset, length, position) {
+        const got = nodeDisk.readSync(fd, buffer, offset, length, position)
+        if (got === 0 || !refReads.delete(fd)) return got
+        if (++reads === k) buffer.set(Buffer.from(older.slice(0, 20)), offset)
+        return got
       },
     })
     try {

@@ -30,6 +30,7 @@ import type { StatCache } from './stat-cache'
 import { takenOverError } from '../lib/instance-lock'
 import type { Logger } from '../lib/logger'
 import { mendUnreadTrees, type UnreadTree } from './head-match'
+import { movedDuringError, movedOutside } from './outside-move'
 import {
   checkUncheckedBlobs,
   keptVersion,
@@ -484,6 +485,9 @@ export function createRepo(options: {
       // One barrier for both ways the log is bypassed (review21-round R3): the owed folder
       // flushes are waited for just before `main` moves outside the log's records.
       if (ref) await settleOwedFlushes()
+      // Compare and swap: `main` moved outside Cairn since this command began (a commit made
+      // with git) is never moved back past; the command fails and the next one follows it.
+      if (movedOutside(store.gitdir, head) !== null) throw movedDuringError()
       publishStaged(staged, stagedAt)
       if (ref) ref.move()
       else moveLoggedMain(store.gitdir, oid)

@@ -121,7 +121,9 @@ function writeGivenUpNote(): string {
 function refuseReads(file: string, code: string): () => void {
   return setDisk(
     hookDisk(nodeDisk, (call) =>
-      call.name === 'readFileSync' && call.args[0] === file ? errnoError(call, code) : undefined,
+      (call.name === 'readFileSync' || call.name === 'openSync') && call.args[0] === file
+        ? errnoError(call, code)
+        : undefined,
     ).disk,
   )
 }

@@ -11,7 +11,8 @@
 
 import path from 'node:path'
 import { writeJsonAtomic } from '../lib/atomic-json'
-import { disk, errorCode, isCode, isDenied, unlinkQuietly } from '../lib/disk'
+import { errorCode, isDenied, unlinkQuietly } from '../lib/disk'
+import { readOwnRecord } from './objects/damaged-folder'
 import { isDiskProblem, isLastingRefusal } from '../lib/disk-errors'
 import { FolderTree, readFileIn } from '../lib/folders'
 import type { Logger } from '../lib/logger'
@@ -127,9 +128,11 @@ export async function finishInterruptedRestore(
   }
   let record: RestoreIntent | null
   try {
-    record = JSON.parse(disk.readFileSync(file).toString('utf8')) as RestoreIntent
+    // A fifo, a link or a folder in its place is kept aside and read as no intent.
+    const bytes = readOwnRecord(repo.store.gitdir, file)
+    if (bytes === null) return none
+    record = JSON.parse(bytes.toString('utf8')) as RestoreIntent
   } catch (error) {
-    if (isCode(error, 'ENOENT')) return none
     if (isDiskProblem(error)) throw error
     // Cut short by a kill while it was written (its restore had not begun), or not ours.
     unlinkQuietly(file)
@@ -289,9 +292,11 @@ export function givenUpRestore(gitdir: string, logger?: Logger): string | null {
   const file = givenUpFileOf(gitdir)
   let note: unknown
   try {
-    note = JSON.parse(disk.readFileSync(file).toString('utf8'))
+    // A fifo, a link or a folder in its place is kept aside and read as no note.
+    const bytes = readOwnRecord(gitdir, file)
+    if (bytes === null) return null
+    note = JSON.parse(bytes.toString('utf8'))
   } catch (error) {
-    if (isCode(error, 'ENOENT')) return null
     if (isLastingRefusal(error)) {
       // Refused until someone changes the folder: kept, it would be warned about at every
       // start and never told. Its notice is advisory; the history is whole without it.

@@ -106,6 +106,36 @@ describe('history search and paging, the hostile way', () => {
     }
   })
 
+  it('folds case one letter for one letter, as git log -S -i does: a dotted capital I is not i plus a dot', async () => {
+    let n = 0
+    for (const text of ['İstanbul by the sea\n', 'i̇stanbul spelt with a dot\n', 'ΟΔΟΣ\n']) {
+      await run({ command: 'create', path: `/memories/t${n++}.md`, file_text: text })
+    }
+    const [dotted, combining, sigma] = gitCli(
+      bed.dataDir,
+      'log',
+      '--format=%H',
+      '--reverse',
+      'main',
+    )
+      .split('\n')
+      .filter(Boolean)
+    const cases: Array<[string, string[]]> = [
+      // JavaScript's toLowerCase makes "İ" two characters, "i" and a combining dot.
+      ['i̇stanbul', [combining!]],
+      ['İSTANBUL', [dotted!]],
+      ['istanbul', []],
+      // JavaScript lowers a closing capital sigma to "ς"; git, as every other, to "σ".
+      ['οδοσ', [sigma!]],
+      ['ΟΔΟΣ', [sigma!]],
+    ]
+    for (const [text, expected] of cases) {
+      const ours = (await searchAll(text, false)).map((hit) => hit.commit.oid)
+      expect(ours, text).toEqual(pickaxe(text, false))
+      expect(ours, text).toEqual(expected)
+    }
+  })
+
   it('pages the timeline exactly at its edges, as git log counts it', async () => {
     for (let i = 0; i < 4; i++) {
       await run({ command: 'create', path: `/memories/p${i}.md`, file_text: `${i}\n` })

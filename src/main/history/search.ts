@@ -123,7 +123,7 @@ export function createSearcher(
         k = shown + 1
       }
       const counts = countsFor(query)
-      const needle = query.matchCase ? query.text : query.text.toLowerCase()
+      const needle = query.matchCase ? query.text : foldCase(query.text)
       // The count of a version, or DAMAGED when the history's copy of it cannot be read.
       const occurrences = async (blob: string | null): Promise<number> => {
         if (!blob) return 0
@@ -134,7 +134,7 @@ export function createSearcher(
         if (version.text !== null) {
           if (query.matchCase) count = countText(version.text, needle)
           else {
-            version.lower ??= version.text.toLowerCase()
+            version.lower ??= foldCase(version.text)
             count = countText(version.lower, needle)
           }
         }
@@ -208,6 +208,24 @@ function movedUnchanged<T extends { before: string | null; after: string | null 
 }
 
 /** Occurrences of `needle` in `haystack`, not overlapping (as git's pickaxe counts). */
+/** The two capitals whose JavaScript lower case is not one letter for one letter. */
+const NOT_ONE_FOR_ONE = /[\u0130\u03a3]/
+
+/**
+ * Text without case, one letter for one letter, as `git log -S -i` compares it (each character
+ * by its own lower case, as the C library's towlower does): "İ" (U+0130) stays itself rather
+ * than becoming "i" plus a combining dot, so "i̇stanbul" does not find "İstanbul" (git finds
+ * nothing either), and "Σ" is always "σ", never the final "ς" that JavaScript picks at a
+ * word's end. Everything else is `toLowerCase`, which maps one for one.
+ */
+export function foldCase(text: string): string {
+  if (!NOT_ONE_FOR_ONE.test(text)) return text.toLowerCase()
+  return text
+    .split(/([\u0130\u03a3])/)
+    .map((part, i) => (i % 2 === 0 ? part.toLowerCase() : part === '\u03a3' ? '\u03c3' : part))
+    .join('')
+}
+
 function countText(haystack: string, needle: string): number {
   let count = 0
   for (

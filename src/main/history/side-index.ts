@@ -1,6 +1,7 @@
 import path from 'node:path'
-import { disk, isCode } from '../lib/disk'
+import { disk, isCode, isNotPlainFile, readPlainFile } from '../lib/disk'
 import { isDiskProblem } from '../lib/disk-errors'
+import type { OpeningReporter } from '../lib/progress'
 import { isCairnCommit, parseCommitMessage, reviewFactsOf, type CommitMeta } from './commit-message'
 import { DamagedHistoryError } from './damage'
 import {
@@ -117,6 +118,8 @@ export async function openIndex(
    * `main` left behind its own newer commits), or null; called only for an index that opened.
    */
   newerHead?: (index: IndexFile) => Promise<string | null>,
+  /** Told how far a rebuild or a format step is, commit by commit (the opening screen). */
+  progress?: OpeningReporter,
 ): Promise<{ index: IndexFile; state: IndexState; head: string | null }> {
   const dir = indexDirOf(gitdir)
   removeIndexLeftovers(dir)
@@ -150,7 +153,7 @@ export async function openIndex(
   }
   if (index && olderFormat) {
     try {
-      index = await settleOutsideCommits(store, index)
+      index = await settleOutsideCommits(store, index, progress)
     } catch (error) {
       // Closed by now. An index whose records are damaged is rebuilt; a failing disk fails.
       if (!(error instanceof IndexDamagedError)) throw error
@@ -177,7 +180,10 @@ export async function openIndex(
     }
     index.close()
   }
-  const building = await buildIndex(store, dir, head)
+  const counted = progress
+    ? (done: number, total: number | null) => progress({ step: 'rebuilding-index', done, total })
+    : undefined
+  const building = await buildIndex(store, dir, head, undefined, counted)
   building.close()
   replaceIndexDir(building.dir, dir)
   removeIfThere(legacyIndexOf(gitdir))
@@ -192,10 +198,16 @@ export async function openIndex(
  * Most histories have none: then only the format changes. A commit that cannot be read keeps
  * its entry (its damage is the history's; reading it says so). Returns the index reopened.
  */
-async function settleOutsideCommits(store: ObjectStore, index: IndexFile): Promise<IndexFile> {
+async function settleOutsideCommits(
+  store: ObjectStore,
+  index: IndexFile,
+  progress?: OpeningReporter,
+): Promise<IndexFile> {
   let keep = index.size
+  const total = index.size
   try {
     for (let i = 0; i < index.size; i++) {
+      progress?.({ step: 'updating-index', done: i, total })
       let commit: RawCommit
       try {
         commit = await store.readCommit(index.oidAt(i))
@@ -212,6 +224,8 @@ async function settleOutsideCommits(store: ObjectStore, index: IndexFile): Promi
     index.close()
   }
   settleFormat(index.dir, keep)
+  // Every entry was looked at, or the rest is cut to be caught up: the step is done either way.
+  progress?.({ step: 'updating-index', done: total, total })
   return IndexFile.open(index.dir)
 }
 
@@ -391,12 +405,16 @@ export async function buildIndex(
   dir: string,
   head: string | null,
   pause: () => Promise<void> = async () => undefined,
+  /** Told how many commits are in (`total` null while they are still being found). */
+  counted?: (done: number, total: number | null) => void,
 ): Promise<IndexFile> {
   // Found from the newest, written oldest first: every parent before its child. A commit that
   // cannot be read is left out, with what only it leads to; its children name it as a parent
   // beyond the index.
   const unreadable = new Set<string>()
+  counted?.(0, null)
   const oids = head === null ? [] : await commitsSince(store, head, () => false, pause, unreadable)
+  counted?.(0, oids.length)
   const temp = `${dir}.tmp-${process.pid}-${Date.now()}`
   removeTree(temp)
   const building = IndexFile.create(temp)
@@ -404,6 +422,7 @@ export async function buildIndex(
     building.beginBatch()
     for (let i = 0; i < oids.length; i++) {
       building.append(await entryFromCommit(store, oids[i] as string), unreadable)
+      counted?.(i + 1, oids.length)
       if (i % 4096 === 4095) {
         building.endBatch()
         building.beginBatch()
@@ -474,10 +493,11 @@ function legacyIndexOf(gitdir: string): string {
 async function readLegacyIndex(file: string): Promise<IndexEntry[] | null> {
   let text: string
   try {
-    text = disk.readFileSync(file).toString('utf8')
+    text = readPlainFile(file).toString('utf8')
   } catch (error) {
-    // Missing (the usual case): nothing to convert. An I/O error is not "missing".
-    if (isCode(error, 'ENOENT') || isCode(error, 'EISDIR')) return null
+    // Missing (the usual case): nothing to convert; nor in anything but a plain file. An I/O
+    // error is not "missing".
+    if (isCode(error, 'ENOENT') || isNotPlainFile(error)) return null
     throw error
   }
   const lines = text.split('\n')

@@ -7,12 +7,14 @@ import type {
   RecoveryReport,
   RecoveryTelling,
 } from '../../shared/types'
+import type { OpeningProgress } from '../../shared/types'
 import { disk, errorCode, exists, makeFolders, removeFile, removePath } from '../lib/disk'
 import { diskProblem, isDiskProblem, placeOf } from '../lib/disk-errors'
 import { CairnError } from '../lib/errors'
 import { DIR_MODE, FolderDeniedError, FolderTree, readFileIn } from '../lib/folders'
 import { acquireInstanceLock, type InstanceLock } from '../lib/instance-lock'
 import { consoleLogger, type Logger } from '../lib/logger'
+import { throttleProgress } from '../lib/progress'
 import { createSerialQueue } from '../lib/serial-queue'
 import { cutWithEllipsis, escapeInvisible } from '../lib/text'
 import {
@@ -33,6 +35,7 @@ import { createBlamer } from './blame'
 import { blameDirOf } from './blame-store'
 import { changeLogOf, createChangeLog } from './change-log'
 import { moveMain } from './checkout'
+import { followOutsideMove } from './outside-move'
 import { reviewFactsOf } from './commit-message'
 import { DamagedHistoryError } from './damage'
 import { IndexFile, replaceIndexDir } from './index-file'
@@ -124,6 +127,12 @@ export interface VersionedMemoryOptions {
   readonly maintenance?: false | MaintenanceSettings
   /** The machine each commit names in its `Machine:` trailer (default: none; see `setMachine`). */
   readonly machine?: string | null
+  /**
+   * Told what the open is doing (checking, recovering, rebuilding or updating the index) and
+   * how far the steps that walk every commit are, a few times a second at most; a step's last
+   * report is always told (`done` equal to `total`). For the window that shows the opening.
+   */
+  readonly onProgress?: (progress: OpeningProgress) => void
 }
 
 /**
@@ -229,6 +238,11 @@ async function openLocked(
     logger,
     afterCrash: lock.tookOver,
     owed: exists(owedMarker),
+    progress: options.onProgress
+      ? throttleProgress(options.onProgress, (error) =>
+          logger.error('A listener of the opening progress failed', error),
+        )
+      : undefined,
     // Only a lock lost or taken over ends the log's use. A transient error reading cairn.lock
     // (EIO, EMFILE) says nothing about who holds it: it is thrown, so the checkpoint neither
     // empties the log nor gives it up, and is tried again later.
@@ -560,6 +574,27 @@ async function openLocked(
     }
   }
 
+  /**
+   * Takes `main` as found on disk when it moved outside Cairn (outside-move.ts), tells
+   * History, and commits what the folder holds beyond its tree on top, as made outside Cairn
+   * (Cairn's own files a reset or an amend left out stay in the history that way). One read
+   * of the ref when it did not move.
+   */
+  async function followMain(): Promise<void> {
+    const moved = await followOutsideMove(repo, () => lock.assertHeld())
+    if (!moved) return
+    tool.invalidateUsage()
+    const tip = moved.added.at(-1)
+    if (tip) tell(commitListeners, toSummary(tip), 'commit')
+    try {
+      await record('all', systemIntent('outside', 'Changes made outside Cairn'))
+    } catch (error) {
+      // The next change reads the whole folder again.
+      resync = true
+      throw error
+    }
+  }
+
   // What the queue owes before the next change: commits that failed, then a full rescan.
   async function catchUp(): Promise<void> {
     while (unrecorded.length > 0) {
@@ -660,6 +695,9 @@ async function openLocked(
         await repo.checkDeferred()
       }
       remakeRootIfGone()
+      // `main` moved outside Cairn (a commit made with git while Cairn is open): taken first,
+      // so that nothing Cairn commits next moves it back past the outside commits.
+      if (mode !== 'reads') await followMain()
       try {
         await catchUp()
       } catch (error) {

@@ -229,7 +229,9 @@ export const NOT_A_FILE = 'ENOTAFILE'
  * The whole of `file` when it is a plain file, read through one descriptor: never through a
  * link (ELOOP), never from a fifo, a socket or a device, whose read may wait forever (a fifo
  * with no writer: a hang at open) or never end (`/dev/zero`): those throw `NOT_A_FILE`.
- * `readFileSync` by name does both, so Cairn's own files in history.git are read here.
+ * `readFileSync` by name does both, so every file Cairn owns and reads by name (in history.git,
+ * conversations/, sync/, the settings and the lock) is read here: the one way to read them,
+ * so that anything but a plain file is damage everywhere (`isNotPlainFile`), never a hang.
  */
 export function readPlainFile(file: string): Buffer {
   const fd = disk.openSync(file, OPEN.READ | OPEN.NOFOLLOW | OPEN.NONBLOCK)
@@ -248,6 +250,63 @@ export function readPlainFile(file: string): Buffer {
       total += read
     }
     return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, total)
+  } finally {
+    closeQuietly(fd)
+  }
+}
+
+/**
+ * `readPlainFile` on the thread pool, straight on the file system (for the conversations and
+ * settings, which read through `node:fs/promises`, not the seam): never through a link, never
+ * waiting on a fifo nor reading a device without end.
+ */
+export async function readPlainFileAsync(file: string): Promise<Buffer> {
+  const handle = await fss.promises.open(file, OPEN.READ | OPEN.NOFOLLOW | OPEN.NONBLOCK)
+  try {
+    if (!(await handle.stat()).isFile()) {
+      throw Object.assign(new Error(`${NOT_A_FILE}: not a plain file`), { code: NOT_A_FILE })
+    }
+    return await handle.readFile()
+  } finally {
+    await handle.close()
+  }
+}
+
+/**
+ * True when `readPlainFile` refused what has the name because it is not a plain file: a link
+ * (ELOOP, never followed), a folder, a fifo, a socket or a device (`NOT_A_FILE`), or a folder
+ * a read by name opened (EISDIR). Damage, never an I/O error: nothing there is Cairn's.
+ */
+export function isNotPlainFile(error: unknown): boolean {
+  const code = errorCode(error)
+  return code === NOT_A_FILE || code === 'ELOOP' || code === 'EISDIR'
+}
+
+/** `readPlainFile`, or null when nothing has that name or it is not a plain file (damage). */
+export function readPlainFileOrNull(file: string): Buffer | null {
+  try {
+    return readPlainFile(file)
+  } catch (error) {
+    if (isMissing(error) || isNotPlainFile(error)) return null
+    throw error
+  }
+}
+
+/**
+ * Appends `text` to `file` (made, mode 0600, when missing), never through a link (ELOOP) and
+ * never waiting on a fifo: anything but a plain file there is refused (`NOT_A_FILE`, or ENXIO
+ * for a fifo with no reader). For Cairn's own derived records, whose writes need not last.
+ */
+export function appendPlainFile(file: string, text: string): void {
+  const flags = OPEN.APPEND | OPEN.NOFOLLOW | OPEN.NONBLOCK | fss.constants.O_CREAT
+  const fd = disk.openSync(file, flags | fss.constants.O_WRONLY, 0o600)
+  try {
+    if (!disk.fstatSync(fd).isFile()) {
+      throw Object.assign(new Error(`${NOT_A_FILE}: not a plain file`), { code: NOT_A_FILE })
+    }
+    const bytes = Buffer.from(text, 'utf8')
+    let done = 0
+    while (done < bytes.length) done += disk.writeSync(fd, bytes.subarray(done))
   } finally {
     closeQuietly(fd)
   }

@@ -8,7 +8,16 @@ import { createHash, randomBytes } from 'node:crypto'
 import os from 'node:os'
 import path from 'node:path'
 import { CairnError } from './errors'
-import { closeQuietly, disk, isCode, listNames, OPEN, unlinkQuietly } from './disk'
+import {
+  closeQuietly,
+  disk,
+  isCode,
+  isNotPlainFile,
+  listNames,
+  OPEN,
+  readPlainFile,
+  unlinkQuietly,
+} from './disk'
 import { holderStillRunning, ownIdentity, type HolderIdentity } from './lock-holder'
 
 /** The name of the lock file in the data folder. */
@@ -95,7 +104,9 @@ export function acquireInstanceLock(dataDir: string): InstanceLock {
         // be reused by a lock made after this one's was deleted).
         let length = -1
         try {
-          const fd = disk.openSync(file, OPEN.READ)
+          // Never through a link nor waiting on a fifo: either in the lock's place is not
+          // this one's lock (a fifo reads as empty).
+          const fd = disk.openSync(file, OPEN.READ | OPEN.NOFOLLOW | OPEN.NONBLOCK)
           try {
             // Until the bytes are full or the file ends: a short read (possible on FUSE or a
             // network folder) is not another Cairn's lock.
@@ -107,7 +118,7 @@ export function acquireInstanceLock(dataDir: string): InstanceLock {
             closeQuietly(fd)
           }
         } catch (error) {
-          if (!isCode(error, 'ENOENT')) throw error
+          if (!isCode(error, 'ENOENT') && !isNotPlainFile(error)) throw error
         }
         if (length !== expected.byteLength || !found.subarray(0, length).equals(expected)) {
           throw takenOverError()
@@ -116,10 +127,7 @@ export function acquireInstanceLock(dataDir: string): InstanceLock {
       release() {
         released.add(me.token)
         try {
-          if (
-            disk.lstatSync(file).ino === ino &&
-            disk.readFileSync(file).toString('utf8') === text
-          ) {
+          if (disk.lstatSync(file).ino === ino && readPlainFile(file).toString('utf8') === text) {
             disk.unlinkSync(file)
           }
         } catch {
@@ -238,7 +246,14 @@ function readLock(file: string): Found {
   let raw: string
   let stat: { mtimeMs: number; ino: number }
   try {
-    raw = disk.readFileSync(file).toString('utf8')
+    try {
+      raw = readPlainFile(file).toString('utf8')
+    } catch (error) {
+      // A link, a fifo or a folder in the lock's place: never read through nor waited on,
+      // an unreadable lock (taken over once it is old enough, as any other).
+      if (!isNotPlainFile(error)) throw error
+      raw = ''
+    }
     stat = disk.lstatSync(file)
   } catch (error) {
     if (isCode(error, 'ENOENT')) return 'gone'

@@ -7,7 +7,7 @@ import type { MadeChange } from '../memory'
 import { deletionFlags } from './flags/deletions'
 import { hiddenUnicodeFlags } from './flags/hidden-unicode'
 import { instructionFlags } from './flags/instructions'
-import { lastPersonEdit, personEditedFlags } from './flags/person-edited'
+import { lastPersonEditOf, personEditedFlags, type PersonEdit } from './flags/person-edited'
 
 export interface CheckContext {
   /** The history, to find the person's recent edits. */
@@ -57,9 +57,9 @@ export async function flagsFor(planned: MadeChange, context: CheckContext): Prom
     }
     flags.push(...deletionFlags(planned))
   }
-  let edited: number | null
+  let edited: PersonEdit | null
   try {
-    edited = await lastPersonEdit(context.history, planned.path, context.now)
+    edited = await lastPersonEditOf(context.history, planned.path, context.now)
   } catch (error) {
     context.logger?.warn(
       'Could not look up whether the person edited a file recently; checked without it',
@@ -67,7 +67,7 @@ export async function flagsFor(planned: MadeChange, context: CheckContext): Prom
     )
     return { flags, personEditedUnknown: true, uncheckedCause: causeOf(error) }
   }
-  flags.push(...personEditedFlags(planned.path, edited, context.now))
+  flags.push(...personEditedFlags(planned.path, edited?.at ?? null, context.now, edited?.by))
   return { flags, personEditedUnknown: false, uncheckedCause: null }
 }
 

@@ -1,4 +1,5 @@
-import { readFile, rm } from 'node:fs/promises'
+import { rm } from 'node:fs/promises'
+import { readPlainFileAsync } from '../lib/disk'
 import { z } from 'zod'
 import { writeJsonAtomic } from '../lib/atomic-json'
 
@@ -123,9 +124,10 @@ export function createFileSecretStore(options: {
     async get() {
       let raw: string
       try {
-        raw = await readFile(file, 'utf8')
+        raw = (await readPlainFileAsync(file)).toString('utf8')
       } catch {
-        // No key stored yet (or an unreadable file): the user sets it in Settings.
+        // No key stored yet (or an unreadable file, or not a plain file: never read through
+        // a link nor waited on): the user sets it in Settings.
         holds = null
         return null
       }

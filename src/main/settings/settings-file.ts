@@ -1,10 +1,10 @@
-import { readFile, rename } from 'node:fs/promises'
+import { rename } from 'node:fs/promises'
 import path from 'node:path'
 import { z } from 'zod'
 import { settingFields } from '../../shared/contract'
 import type { Settings } from '../../shared/types'
 import { writeJsonAtomic } from '../lib/atomic-json'
-import { isMissing } from '../lib/disk'
+import { isMissing, readPlainFileAsync } from '../lib/disk'
 import type { Logger } from '../lib/logger'
 
 /** A current Claude model that supports the memory tool and context editing. */
@@ -74,7 +74,9 @@ function readSettings(raw: string): ReadSettings {
 export async function readSettingsFile(file: string, logger: Logger): Promise<ReadSettings> {
   let raw: string
   try {
-    raw = await readFile(file, 'utf8')
+    // Never through a link nor waiting on a fifo: anything but a plain file is unreadable
+    // (kept aside before the settings are written over it).
+    raw = (await readPlainFileAsync(file)).toString('utf8')
   } catch (error) {
     if (isMissing(error)) return { settings: DEFAULT_SETTINGS, unreadable: false }
     logger.warn('Could not read settings.json; using the defaults', error)

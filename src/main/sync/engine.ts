@@ -83,12 +83,30 @@ export async function joinRemote(ctx: EngineContext, choice: JoinChoice): Promis
 async function run(ctx: EngineContext, choice: JoinChoice | null): Promise<SyncOutcome> {
   const conflicts: ConflictRecord[] = []
   let refetched = false
+  // Whether `main` and the folder moved in this sync (a fast-forward, a merge, a switch): the
+  // point after which a Stop leaves that move whole rather than undone.
+  let moved = false
+  const signal = ctx.remote.signal
+  // The network work a Stop aborted, or a step it came before: nothing of it is applied.
+  const stopping = <T>(work: () => Promise<T>, pushing = false): Promise<T> =>
+    work().catch((error: unknown) => {
+      throw signal?.aborted ? stoppedError(moved, pushing) : error
+    })
+  const checkStopped = (pushing = false) => {
+    if (signal?.aborted) throw stoppedError(moved, pushing)
+  }
   for (let attempt = 1; ; attempt++) {
     // Only the Cairn that holds the data folder writes to its repository (the fetch stores
     // objects and refs outside the serial queue).
     ctx.git.assertWriter()
-    const remote = await ctx.git.transfer(() => fetchMain(ctx.git.gitdir, ctx.remote))
+    checkStopped()
+    const remote = await stopping(() =>
+      ctx.git.transfer(() => fetchMain(ctx.git.gitdir, ctx.remote)),
+    )
     const step = await ctx.git.exclusive(async (session) => {
+      // The last moment a Stop changes nothing: once integrating starts, it is done whole.
+      checkStopped()
+      const before = session.head()
       try {
         // The person's answer covers the remote they were asked about; a later attempt (another
         // machine pushed meanwhile) asks again if the remote turned into something else.
@@ -98,6 +116,8 @@ async function run(ctx: EngineContext, choice: JoinChoice | null): Promise<SyncO
         // The second time, whose object it is decides what the person is told.
         const local = refetched && (await localReaches(ctx.git, session.head(), error.oid))
         return { kind: 'incomplete', local } as const
+      } finally {
+        moved ||= session.head() !== before
       }
     })
     if (step.kind === 'incomplete') {
@@ -131,10 +151,15 @@ async function run(ctx: EngineContext, choice: JoinChoice | null): Promise<SyncO
     if (!local || local === remote) return { kind: 'synced', remote, conflicts }
     try {
       ctx.git.assertWriter()
-      await ctx.git.transfer(() =>
-        pushMain(ctx.git.gitdir, ctx.remote, local, remote, {
-          lastAttempt: attempt === PUSH_ATTEMPTS,
-        }),
+      checkStopped()
+      await stopping(
+        () =>
+          ctx.git.transfer(() =>
+            pushMain(ctx.git.gitdir, ctx.remote, local, remote, {
+              lastAttempt: attempt === PUSH_ATTEMPTS,
+            }),
+          ),
+        true,
       )
     } catch (error) {
       // Another machine pushed between the fetch and the push: fetch and merge again.
@@ -149,6 +174,22 @@ async function run(ctx: EngineContext, choice: JoinChoice | null): Promise<SyncO
     }
     return { kind: 'synced', remote: await pushedHead(ctx.git.gitdir, local), conflicts }
   }
+}
+
+/**
+ * What a Stop left, said plainly: nothing changed (stopped before `main` moved), the remote's
+ * changes taken in whole but this machine's not sent, or stopped while sending them.
+ */
+function stoppedError(moved: boolean, pushing: boolean): CairnError {
+  const taken = moved
+    ? ' The remote’s changes had been taken in already, and that part was finished whole;'
+    : ' Memory and its history here are as they were before it;'
+  const sent = pushing
+    ? ' this machine’s changes may or may not have reached the remote: the next sync finishes either way.'
+    : moved
+      ? ' this machine’s changes were not sent yet: the next sync sends them.'
+      : ' nothing was sent to the remote, and the next sync starts again.'
+  return new CairnError('sync-stopped', `Sync stopped.${taken}${sent}`)
 }
 
 function isMissingObject(error: unknown): error is { oid: string } {

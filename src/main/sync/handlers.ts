@@ -6,6 +6,7 @@ export function syncHandlers(sync: SyncService): DomainHandlers<'sync'> {
   return {
     'sync:status': () => sync.status(),
     'sync:now': () => sync.syncNow(),
+    'sync:stop': () => sync.stop(),
     'sync:configure': (input) => sync.configure(input),
     'sync:test': (input) => sync.test(input),
     'sync:resolve': (input) => sync.resolve(input),

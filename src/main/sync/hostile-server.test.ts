@@ -9,11 +9,15 @@
  */
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import type { IncomingMessage } from 'node:http'
+import os from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { REPEATED_SYNC_FAILURES, type SyncStatus } from '../../shared/types'
 import type { GitServer } from '../../../test/fixtures/git-server'
+import { retryDelay } from './service'
+import { startsAsGit } from './transport'
 import { expectSound, linesOfHistory, useSyncServer, type Machine } from './test-support'
 import {
   isAdvertisement,
@@ -401,6 +405,11 @@ describe('a pack lacking an object, sent to a machine that holds a memory of its
 })
 
 /** A pack damaged on the way: one byte flipped inside it. */
+/** The proxy's own answer, `200` with no content type at all, holding `body`. */
+function untyped(body: string): Behaviour {
+  return { kind: 'status', status: 200, body, contentType: null }
+}
+
 const damagedPack: Behaviour = {
   kind: 'rewrite',
   rewrite(body) {
@@ -431,6 +440,13 @@ describe('an answer whose content type a proxy dropped', () => {
       (req) => isAdvertisement(req) && req.headers.authorization !== undefined,
       { kind: 'rewrite', dropType: true, rewrite: (body) => body.subarray(0, 20) },
     ],
+    // Cut before git's first line was whole: nothing at all, or part of its length.
+    ['the pack, cut to 2 bytes', isPackRequest, untyped('00')],
+    [
+      'the advertisement, cut to nothing',
+      (req) => isAdvertisement(req) && req.headers.authorization !== undefined,
+      untyped(''),
+    ],
   ]
   for (const [what, when, behaviour] of cases) {
     it(`(${what}) is a broken answer, retried, not "not a repository"`, async () => {
@@ -458,6 +474,46 @@ describe('an answer whose content type a proxy dropped', () => {
       expect(ctx.server.git(repo, 'show', 'main:notes.md')).toBe('from the laptop\n')
       await expectSound(ctx.server, repo, [laptop, t.desktop])
     })
+  })
+
+  // Four hex digits that are no pkt-line of git's: a length no line of that answer has.
+  for (const [what, when] of [
+    ['the pack', isPackRequest],
+    [
+      'the advertisement',
+      (req: IncomingMessage) => isAdvertisement(req) && !!req.headers.authorization,
+    ],
+  ] as const) {
+    it(`(${what}: a page beginning with a date) is not git’s`, async () => {
+      await behindProxy('untyped-date', { desktopAhead: true }, async (t) => {
+        const { laptop, proxy } = t
+        const before = refs(laptop)
+        proxy.on(when, untyped('2024-12-05 maintenance: back at 06:00\n'), 1)
+        const status = await laptop.sync()
+        expectPlain(status, laptop)
+        expect(status.error?.code).toBe('sync-not-a-repository')
+        expect(refs(laptop)).toBe(before)
+        await expectNextSyncCatchesUp(t)
+      })
+    })
+  }
+
+  it('judges a start by git’s pkt-line grammar', () => {
+    const result = (text: string, ended = true) =>
+      startsAsGit(Buffer.from(text, 'latin1'), ended, ['NAK', 'ACK ', 'unpack ', '\x01'])
+    expect(result('0008NAK\n')).toBe(true)
+    expect(result('0031ACK 1234')).toBe(true)
+    expect(result('0030\x01000eunpack ok\n', false)).toBe(true)
+    expect(result('0031AC')).toBe(true) // cut inside its first line
+    expect(result('00')).toBe(true) // cut inside the length
+    expect(result('')).toBe(true)
+    expect(result('2024-12-05 maintenance')).toBe(false)
+    expect(result('0006NA')).toBe(false) // whole, and no line of git's
+    expect(result('0003')).toBe(false)
+    expect(result('fff1NAK\n')).toBe(false) // longer than git's longest line
+    expect(result('0008nak\n')).toBe(false)
+    expect(result('<!do')).toBe(false)
+    expect(result('0z')).toBe(false)
   })
 
   it('(a page, with no type either) is still not git’s', async () => {
@@ -501,7 +557,10 @@ describe('a sync that keeps failing the same way', () => {
         expect(status.repeated?.since).toBeGreaterThanOrEqual(before)
         expect(status.repeated?.since).toBeLessThanOrEqual(after)
         expect(status.repeated?.advice).toContain('a proxy, VPN, antivirus or firewall')
-        expect(status.repeated?.advice).toContain('Cairn keeps trying by itself')
+        // Broken downloads: each try downloads again, so they go further apart.
+        expect(status.repeated?.advice).toContain(
+          code === 'sync-interrupted' ? 'only about once an hour' : 'Cairn keeps trying by itself',
+        )
       }
       damaging = false
       const healed = await laptop.sync()
@@ -511,7 +570,114 @@ describe('a sync that keeps failing the same way', () => {
     })
   })
 
-  it('counts again when it fails another way, or when the remote’s settings change', async () => {
+  it('counts two failures taking turns as failing (the latest named), from the first of them', async () => {
+    await behindProxy('failing-by-turns', { desktopAhead: true }, async (t) => {
+      const { laptop, proxy } = t
+      let turn = 0
+      // A damaged pack, then a server error, and so on: never twice the same way in a row.
+      proxy.on((req) => isPackRequest(req) && turn % 2 === 0, damagedPack)
+      proxy.on((req) => isPackRequest(req) && turn % 2 === 1, {
+        kind: 'status',
+        status: 500,
+        body: 'Internal error',
+      })
+      const before = Date.now()
+      const codes: string[] = []
+      let status: SyncStatus | null = null
+      for (; turn < REPEATED_SYNC_FAILURES; turn++) {
+        status = await laptop.sync()
+        codes.push(status.error?.code ?? '')
+        if (turn < REPEATED_SYNC_FAILURES - 1) expect(status.repeated).toBeUndefined()
+      }
+      expect(new Set(codes).size).toBe(2)
+      expect(status?.repeated?.count).toBe(REPEATED_SYNC_FAILURES)
+      expect(status?.repeated?.mixed).toBe(true)
+      expect(status?.repeated?.since).toBeGreaterThanOrEqual(before)
+      expect(status?.error?.code).toBe(codes.at(-1))
+    })
+  })
+
+  it('keeps the count over a restart, and reads the kept count by strict rules', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'cairn-keeps-failing-'))
+    try {
+      const { repo, laptop, desktop } = await ctx.shared(
+        'failing-restart',
+        (d) => d.write('log.md', 'one\n'),
+        dir,
+      )
+      const proxy = await startProxy(ctx.server)
+      try {
+        expect((await viaProxy(laptop, proxy, repo)).state).toBe('idle')
+        await desktop.write('log.md', 'one\ntwo\n')
+        expect((await desktop.sync()).state).toBe('idle')
+        proxy.on(isPackRequest, damagedPack)
+        const first = await laptop.sync()
+        expect(first.error).toBeDefined()
+        for (let n = 2; n < REPEATED_SYNC_FAILURES; n++) await laptop.sync()
+        const saved = JSON.parse(await readFile(path.join(dir, 'sync', 'state.json'), 'utf8')) as {
+          failing?: { count: number; since: number }
+        }
+        expect(saved.failing?.count).toBe(REPEATED_SYNC_FAILURES - 1)
+        await ctx.stop(laptop)
+        const again = await ctx.machine('laptop', dir)
+        // Its start's sync and this one (one or two more): without the kept count, at most 2.
+        const status = await again.sync()
+        expect(status.repeated?.count).toBeGreaterThanOrEqual(REPEATED_SYNC_FAILURES)
+        expect(status.repeated?.since).toBe(saved.failing?.since)
+
+        // A kept count that is not as Cairn writes it is dropped, and the rest of the state kept.
+        await ctx.stop(again)
+        const state = JSON.parse(await readFile(path.join(dir, 'sync', 'state.json'), 'utf8')) as {
+          lastRemote: string
+        }
+        for (const failing of [
+          // An older build's file: none kept.
+          undefined,
+          { code: 'sync-interrupted', count: '9', since: 1 },
+          { code: 'sync-interrupted', count: 9, since: -1 },
+          { code: 'sync-interrupted', count: 0, since: 1 },
+          { code: 'Sync interrupted <b>', count: 9, since: 1 },
+          { code: 'sync-interrupted', count: 9, since: 1, extra: true },
+        ]) {
+          await writeFile(
+            path.join(dir, 'sync', 'state.json'),
+            JSON.stringify({ ...state, failing }),
+          )
+          const reopened = await ctx.machine('laptop', dir)
+          const after = await reopened.sync()
+          expect(after.repeated).toBeUndefined()
+          expect(after.lastSyncedAt).not.toBeNull()
+          await ctx.stop(reopened)
+        }
+      } finally {
+        await proxy.close()
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
+
+  it('tries by itself only about hourly once downloads keep breaking, and says so', async () => {
+    await behindProxy('failing-slow', { desktopAhead: true }, async (t) => {
+      const { laptop, proxy } = t
+      proxy.on(isPackRequest, damagedPack)
+      let status: SyncStatus | null = null
+      for (let n = 0; n < REPEATED_SYNC_FAILURES; n++) status = await laptop.sync()
+      expect(status?.error?.code).toBe('sync-interrupted')
+      expect(status?.repeated?.advice).toContain(
+        'Each try downloads the memory again, so Cairn now tries by itself only about once an hour',
+      )
+    })
+    // The waits: doubling to 10 minutes, and on to an hour once downloads keep breaking.
+    expect([0, 1, 5, 10].map((n) => retryDelay(n, 30_000, false))).toEqual([
+      30_000, 60_000, 600_000, 600_000,
+    ])
+    expect([0, 5, 6, 7, 40].map((n) => retryDelay(n, 30_000, true))).toEqual([
+      30_000, 960_000, 1_920_000, 3_600_000, 3_600_000,
+    ])
+  })
+
+  it('counts again when the remote’s settings change', async () => {
     await behindProxy('keeps-failing-again', { desktopAhead: true }, async (t) => {
       const { repo, laptop, proxy } = t
       let mode: 'damage' | 'fail' | 'pass' = 'damage'
@@ -528,14 +694,18 @@ describe('a sync that keeps failing the same way', () => {
       }
       const damaged = await failures(REPEATED_SYNC_FAILURES)
       expect(damaged.repeated?.count).toBe(REPEATED_SYNC_FAILURES)
+      expect(damaged.repeated?.mixed).toBeUndefined()
+      // Failing another way is failing still: counted, the latest failure's words and advice.
       mode = 'fail'
       const other = await laptop.sync()
       expect(other.error?.code).toBe('sync-unreachable')
       expect(other.error?.code).not.toBe(damaged.error?.code)
-      expect(other.repeated).toBeUndefined()
-      const failing = await failures(REPEATED_SYNC_FAILURES - 1)
-      expect(failing.repeated?.count).toBe(REPEATED_SYNC_FAILURES)
-      expect(failing.repeated?.advice).toContain(
+      expect(other.repeated).toMatchObject({
+        count: REPEATED_SYNC_FAILURES + 1,
+        since: damaged.repeated?.since,
+        mixed: true,
+      })
+      expect(other.repeated?.advice).toContain(
         'If the server is your own, check that it is running',
       )
       // The person saves the remote's settings again (a new token): what failed before says

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import { foldedName } from '../lib/text'
-import { expectSound, useSyncServer } from './test-support'
+import { expectIdle, expectSound, useSyncServer } from './test-support'
 
 const ctx = useSyncServer()
 const folding = { namesFoldCase: true }
@@ -28,14 +28,13 @@ function twins(names: string[]): string[] {
 describe('sync where names ignore case, further', () => {
   it('a rename that changes only the case, against an edit on the other machine', async () => {
     const { server } = ctx
-    const repo = ctx.newRepo('fold-rename')
-    const desktop = await ctx.machine('desktop', undefined, folding)
-    await desktop.write('notes.md', 'one\ntwo\nthree\n')
-    await desktop.connect(server, repo)
-    expect((await desktop.sync()).state).toBe('idle')
-    const laptop = await ctx.machine('laptop', undefined, folding)
-    await laptop.connect(server, repo)
-    expect((await laptop.sync()).state).toBe('idle')
+    const { repo, laptop, desktop } = await ctx.shared(
+      'fold-rename',
+      (d) => d.write('notes.md', 'one\ntwo\nthree\n'),
+      undefined,
+      folding,
+    )
+    await expectIdle(desktop, laptop)
 
     await laptop.rename('notes.md', 'Notes.md')
     expect((await laptop.sync()).state).toBe('idle')
@@ -54,14 +53,13 @@ describe('sync where names ignore case, further', () => {
 
   it('Docs/a.md from one machine and docs/b.md from another', async () => {
     const { server } = ctx
-    const repo = ctx.newRepo('fold-folder')
-    const desktop = await ctx.machine('desktop', undefined, folding)
-    await desktop.write('other.md', 'shared\n')
-    await desktop.connect(server, repo)
-    expect((await desktop.sync()).state).toBe('idle')
-    const laptop = await ctx.machine('laptop', undefined, folding)
-    await laptop.connect(server, repo)
-    expect((await laptop.sync()).state).toBe('idle')
+    const { repo, laptop, desktop } = await ctx.shared(
+      'fold-folder',
+      (d) => d.write('other.md', 'shared\n'),
+      undefined,
+      folding,
+    )
+    await expectIdle(desktop, laptop)
 
     await laptop.write('Docs/a.md', 'from the laptop\n')
     expect((await laptop.sync()).state).toBe('idle')

@@ -4,7 +4,7 @@
  * apart never both reach it, and nothing either machine wrote is lost.
  */
 import { describe, expect, it } from 'vitest'
-import { expectSound, linesOfHistory, useSyncServer } from './test-support'
+import { expectIdle, expectSound, linesOfHistory, useSyncServer } from './test-support'
 
 const ctx = useSyncServer()
 const folding = { namesFoldCase: true }
@@ -12,14 +12,13 @@ const folding = { namesFoldCase: true }
 describe('sync where names ignore case', () => {
   it('joins Notes.md from one machine and notes.md from another as one file, keeping both', async () => {
     const { server } = ctx
-    const repo = ctx.newRepo('fold-merge')
-    const desktop = await ctx.machine('desktop', undefined, folding)
-    await desktop.write('other.md', 'shared\n')
-    await desktop.connect(server, repo)
-    expect((await desktop.sync()).state).toBe('idle')
-    const laptop = await ctx.machine('laptop', undefined, folding)
-    await laptop.connect(server, repo)
-    expect((await laptop.sync()).state).toBe('idle')
+    const { repo, laptop, desktop } = await ctx.shared(
+      'fold-merge',
+      (d) => d.write('other.md', 'shared\n'),
+      undefined,
+      folding,
+    )
+    await expectIdle(desktop, laptop)
 
     await laptop.write('Notes.md', 'from the laptop\n')
     expect((await laptop.sync()).state).toBe('idle')

@@ -54,7 +54,14 @@ import { explore, onOneLine } from './graph'
 import { restoreBackup } from './backups'
 import type { ImportPolicy } from './import-checks'
 import { exportMemory, importMemory, removeStaging, type TransferContext } from './transfer'
-import { createSyncStore, OFF, type ConflictRecord, type SyncConfig } from './store'
+import {
+  createSyncStore,
+  MAX_FAILING_COUNT,
+  OFF,
+  type ConflictRecord,
+  type FailingStreak,
+  type SyncConfig,
+} from './store'
 import {
   checkRemoteUrl,
   fetchMain,
@@ -68,6 +75,28 @@ import {
 export const SYNC_DEBOUNCE_MS = 3000
 const RETRY_FIRST_MS = 30_000
 const RETRY_MAX_MS = 10 * 60_000
+/**
+ * How far apart tries by itself may go once downloads keep breaking (`sync-interrupted`, as
+ * often as `REPEATED_SYNC_FAILURES`): each try downloads the pack again.
+ */
+export const RETRY_SLOW_MAX_MS = 60 * 60_000
+
+/**
+ * The wait before the quick retry after `failures` earlier ones: doubling from `firstMs`, up
+ * to 10 minutes, or an hour once downloads keep breaking (`slow`).
+ */
+export function retryDelay(failures: number, firstMs: number, slow: boolean): number {
+  return Math.min(firstMs * 2 ** Math.min(failures, 30), slow ? RETRY_SLOW_MAX_MS : RETRY_MAX_MS)
+}
+
+/** A streak of broken or damaged downloads: tries by itself go further apart. */
+function slowedDown(failing: FailingStreak | null): boolean {
+  return (
+    failing !== null &&
+    failing.code === 'sync-interrupted' &&
+    failing.count >= REPEATED_SYNC_FAILURES
+  )
+}
 /** Failures worth retrying soon: the network, or another machine pushing at the same time. */
 const TRANSIENT: ReadonlySet<string> = new Set([
   'sync-unreachable',
@@ -107,6 +136,11 @@ export interface SyncService {
   configure(input: SyncConfigureInput): Promise<SyncStatus>
   /** Syncs now (or after the sync already running) and answers the status after it. */
   syncNow(): Promise<SyncStatus>
+  /**
+   * Stops the sync running (its network work aborted; a merge already under way is finished
+   * whole) and answers the status once it has stopped. With none running, changes nothing.
+   */
+  stop(): Promise<SyncStatus>
   test(input: SyncTestInput): Promise<SyncTestResult>
   resolve(input: SyncResolveInput): Promise<SyncStatus>
   join(choice: JoinChoice): Promise<SyncStatus>
@@ -139,6 +173,8 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
   let join: SyncJoinQuestion | null = null
   let pendingChoice: JoinChoice | null = null
   let running: Promise<void> | null = null
+  // The running sync's Stop: aborts its requests; the engine then stops at its next step.
+  let stopper: AbortController | null = null
   let again = false
   let moving = false
   let closed = false
@@ -148,12 +184,15 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
   // interval, less often each time: 30 s, 1 min, 2 min … up to 10 min.
   let retry: NodeJS.Timeout | null = null
   let failures = 0
+  // While downloads keep breaking, the interval's syncs wait until this time (ms) too.
+  let quietUntil: number | null = null
   const retryFirstMs = options.retryFirstMs ?? RETRY_FIRST_MS
-  // Syncs in a row that failed the same way (the same code), and when the first of them did:
-  // after a few, the status says plainly that sync keeps failing (a proxy that damages every
-  // large pack would otherwise show the same "tries again" for ever). A success, a question or
-  // a change of the remote's settings starts the count again.
-  let streak: { code: string; since: number; count: number } | null = null
+  // Syncs in a row that failed (any way: two failures taking turns are failing too), and when
+  // the first of them did: after a few, the status says plainly that sync keeps failing (a
+  // proxy that damages every large pack would otherwise show the same "tries again" for ever).
+  // A success, a question or a change of the remote's settings starts the count again. Kept in
+  // state.json, so a restart goes on counting (undefined: not read yet).
+  let streak: FailingStreak | null | undefined = undefined
   // The conflicts of a merge reach state.json only after the merge moved `main` and was
   // pushed: a kill or a full disk in between would lose them here for good (the next sync
   // finds nothing to merge). So the first sync of a session, and each one after a failed
@@ -239,12 +278,37 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     namesFoldCase: options.namesFoldCase ?? NAMES_FOLD_CASE,
   }
 
-  async function remoteOf(config: SyncConfig, token?: string | null): Promise<RemoteSpec> {
+  async function knownStreak(): Promise<FailingStreak | null> {
+    if (streak === undefined) {
+      streak = await store.state().then(
+        (state) => state.failing ?? null,
+        () => null,
+      )
+    }
+    return streak
+  }
+
+  // Kept on disk as well as here; a disk that refuses it (full) costs only the count's memory
+  // over a restart.
+  async function setStreak(next: FailingStreak | null): Promise<void> {
+    const prior = await knownStreak()
+    streak = next
+    if (prior === null && next === null) return
+    try {
+      const { failing: _dropped, ...latest } = await store.state()
+      await store.saveState(next ? { ...latest, failing: next } : latest)
+    } catch (failure) {
+      logger.warn('Could not keep the count of failed syncs', failure)
+    }
+  }
+
+  async function remoteOf(config: SyncConfig, signal: AbortSignal): Promise<RemoteSpec> {
     return {
       url: config.url,
       username: config.username,
-      token: token === undefined ? await tokenFor(config.url) : token,
+      token: await tokenFor(config.url),
       idleTimeoutMs: options.idleTimeoutMs ?? IDLE_TIMEOUT_MS,
+      signal,
     }
   }
 
@@ -398,6 +462,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     const lastRemote = state.remoteUrl === config.url ? state.lastRemote : null
     const conflicts = config.url || state.conflicts.length ? await openConflicts() : []
     const off = !config.url
+    const failing = streak === undefined ? (state.failing ?? null) : streak
     return {
       state: off
         ? conflicts.length > 0
@@ -412,12 +477,14 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
               : 'idle',
       lastSyncedAt: state.remoteUrl === config.url ? state.lastSyncedAt : null,
       ...(error && !off ? { error } : {}),
-      ...(error && !off && streak?.code === error.code && streak.count >= REPEATED_SYNC_FAILURES
+      ...(error && !off && failing?.code === error.code && failing.count >= REPEATED_SYNC_FAILURES
         ? {
             repeated: {
-              count: streak.count,
-              since: streak.since,
-              advice: repeatedAdvice(error.code, TRANSIENT.has(error.code)),
+              count: failing.count,
+              // A clock set back since: never "since" a time still to come.
+              since: Math.min(failing.since, now()),
+              advice: repeatedAdvice(error.code, TRANSIENT.has(error.code), slowedDown(failing)),
+              ...(failing.mixed ? { mixed: true } : {}),
             },
           }
         : {}),
@@ -451,6 +518,8 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     const choice = pendingChoice
     pendingChoice = null
     syncing = true
+    const controller = new AbortController()
+    stopper = controller
     announce()
     try {
       if (recheck) {
@@ -460,7 +529,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       const state = await store.state()
       const ctx: EngineContext = {
         git: engineHistory,
-        remote: await remoteOf(config),
+        remote: await remoteOf(config, controller.signal),
         machine: machineOf(config),
         ...withId(await knownMachineId()),
         lastRemote: state.remoteUrl === config.url ? state.lastRemote : null,
@@ -468,7 +537,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
         namesFoldCase: transfer.namesFoldCase,
       }
       const outcome: SyncOutcome = choice ? await joinRemote(ctx, choice) : await syncOnce(ctx)
-      streak = null
+      await setStreak(null)
       if (outcome.kind === 'question') {
         join = outcome.question
         error = {
@@ -495,14 +564,29 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       recheck = true
       if (closed) return
       error = syncFailure(failure)
-      streak =
-        streak?.code === error.code
-          ? { ...streak, count: streak.count + 1 }
-          : { code: error.code, since: now(), count: 1 }
-      if (error.code === 'internal') logger.error('Sync failed', failure)
-      else logger.warn(`Sync did not complete: ${error.message}`, failure)
+      if (error.code === 'sync-stopped') {
+        // The person's choice, not a failure: the count of failures in a row stays as it was,
+        // and a request made during the stopped sync does not start another at once (the
+        // next change, the interval and Sync now sync as usual).
+        again = false
+      } else {
+        const prior = await knownStreak()
+        await setStreak(
+          prior
+            ? {
+                code: error.code,
+                count: Math.min(prior.count + 1, MAX_FAILING_COUNT),
+                since: prior.since,
+                ...(prior.mixed || prior.code !== error.code ? { mixed: true as const } : {}),
+              }
+            : { code: error.code, since: now(), count: 1 },
+        )
+        if (error.code === 'internal') logger.error('Sync failed', failure)
+        else logger.warn(`Sync did not complete: ${error.message}`, failure)
+      }
     } finally {
       syncing = false
+      stopper = null
     }
     announce()
     if (retry) clearTimeout(retry)
@@ -510,13 +594,17 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     if (error && TRANSIENT.has(error.code) && !closed) {
       // Still retried once it keeps failing (the status then says so): what fails here mends
       // itself (a network, a proxy, a server), and sync should catch up then unasked.
-      const delay = Math.min(retryFirstMs * 2 ** failures, RETRY_MAX_MS)
+      const slow = slowedDown(streak ?? null)
+      const delay = retryDelay(failures, retryFirstMs, slow)
       failures++
+      // The interval's syncs wait for it too (changes and Sync now do not).
+      quietUntil = slow ? now() + delay : null
       retry = setTimeout(() => void request(), delay)
       retry.unref()
       return
     }
     failures = 0
+    quietUntil = null
     // Memory changed while the sync ran: those changes go out with the next one.
     const state = await store.state()
     if (!error && history.head() !== state.lastRemote) schedule()
@@ -557,7 +645,9 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     if (interval) clearInterval(interval)
     interval = null
     if (!config.url || config.intervalMinutes === 0 || closed) return
-    interval = setInterval(() => void request(), config.intervalMinutes * 60_000)
+    interval = setInterval(() => {
+      if (quietUntil === null || now() >= quietUntil) void request()
+    }, config.intervalMinutes * 60_000)
     interval.unref()
   }
 
@@ -595,7 +685,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
         next.username !== current.username ||
         input.token !== undefined
       ) {
-        streak = null
+        await setStreak(null)
         failures = 0
       }
       await applyConfig()
@@ -606,6 +696,17 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     async syncNow() {
       // With no remote there is nothing to do: the answer says so (state `off`).
       if ((await store.config()).url) await request()
+      return status()
+    },
+    async stop() {
+      const current = running
+      if (stopper && current) {
+        // A request made meanwhile would start another sync right after this one: the person
+        // asked for none (the next change, the interval and Sync now sync as usual).
+        again = false
+        stopper.abort()
+        await current
+      }
       return status()
     },
     async test(input) {

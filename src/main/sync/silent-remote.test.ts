@@ -4,39 +4,20 @@
  * here), says so plainly, changes nothing, lets the connection go, and tries again by itself.
  */
 import { describe, expect, it } from 'vitest'
-import type { SyncStatus } from '../../shared/types'
-import { expectSound, useSyncServer, type Machine } from './test-support'
+import { expectSound, refsOf, statusWhen, useSyncServer } from './test-support'
 import { startProxy } from '../../../test/fixtures/git-proxy'
 
 const ctx = useSyncServer()
 
-/** Resolves with the first status `machine` announces that `done` accepts. */
-function statusWhen(machine: Machine, done: (status: SyncStatus) => boolean): Promise<SyncStatus> {
-  return new Promise((resolve) => {
-    const off = machine.core.events.on((name, data) => {
-      if (name === 'sync:state' && done(data as SyncStatus)) {
-        off()
-        resolve(data as SyncStatus)
-      }
-    })
-  })
-}
-
 describe('a remote that accepts the connection and never answers', () => {
   it('ends the sync after the quiet time, changes nothing, lets the socket go, and retries', async () => {
     const { server } = ctx
-    const repo = ctx.newRepo('silent')
-    const desktop = await ctx.machine('desktop')
-    await desktop.write('log.md', 'one\n')
-    await desktop.connect(server, repo)
-    expect((await desktop.sync()).state).toBe('idle')
-    const laptop = await ctx.machine('laptop', undefined, { idleTimeoutMs: 1000, retryFirstMs: 50 })
-    await laptop.connect(server, repo)
-    expect((await laptop.sync()).state).toBe('idle')
-    await desktop.write('log.md', 'one\ntwo\n')
-    expect((await desktop.sync()).state).toBe('idle')
+    const { repo, laptop, desktop } = await ctx.behind('silent', {
+      idleTimeoutMs: 1000,
+      retryFirstMs: 50,
+    })
     await laptop.write('mine.md', 'the laptop’s own\n')
-    const refs = () => laptop.git('for-each-ref', '--format=%(refname) %(objectname)')
+    const refs = () => refsOf(laptop)
     const before = refs()
     const remoteHead = server.git(repo, 'rev-parse', 'main')
     const proxy = await startProxy(server)

@@ -5,28 +5,18 @@
  */
 import { randomBytes } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
-import { useSyncServer } from './test-support'
+import { refsOf, useSyncServer } from './test-support'
 import { isPackRequest, startProxy } from '../../../test/fixtures/git-proxy'
 
 const ctx = useSyncServer()
+// A short quiet time, and no quick retry within the test.
+const quick = { idleTimeoutMs: 1000, retryFirstMs: 60_000 }
 
 describe('a remote that stalls part way through its answer', () => {
   it('ends the sync after the quiet time as interrupted, and changes nothing', async () => {
     const { server } = ctx
-    const repo = ctx.newRepo('stalled')
-    const desktop = await ctx.machine('desktop')
-    await desktop.write('log.md', 'one\n')
-    await desktop.connect(server, repo)
-    expect((await desktop.sync()).state).toBe('idle')
-    const laptop = await ctx.machine('laptop', undefined, {
-      idleTimeoutMs: 1000,
-      retryFirstMs: 60_000,
-    })
-    await laptop.connect(server, repo)
-    expect((await laptop.sync()).state).toBe('idle')
-    await desktop.write('log.md', 'one\ntwo\n')
-    expect((await desktop.sync()).state).toBe('idle')
-    const refs = () => laptop.git('for-each-ref', '--format=%(refname) %(objectname)')
+    const { repo, laptop } = await ctx.behind('stalled', quick)
+    const refs = () => refsOf(laptop)
     const before = refs()
     const proxy = await startProxy(server)
     // The pack's answer: its headers and a first few bytes (`0008NAK\n` and a little), no more.
@@ -50,21 +40,11 @@ describe('a remote that stalls part way through its answer', () => {
 
   it('gives up an answer that trickles in too slowly to ever finish, and changes nothing', async () => {
     const { server } = ctx
-    const repo = ctx.newRepo('trickle')
-    const desktop = await ctx.machine('desktop')
-    await desktop.write('log.md', 'one\n')
-    await desktop.connect(server, repo)
-    expect((await desktop.sync()).state).toBe('idle')
-    const laptop = await ctx.machine('laptop', undefined, {
-      idleTimeoutMs: 1000,
-      retryFirstMs: 60_000,
-    })
-    await laptop.connect(server, repo)
-    expect((await laptop.sync()).state).toBe('idle')
+    const { repo, laptop, desktop } = await ctx.behind('trickle', quick)
     // A pack of some 30 KB that does not compress: at a byte every 50 ms it would take 25 min.
     await desktop.write('big.md', randomBytes(22_000).toString('base64') + '\n')
     expect((await desktop.sync()).state).toBe('idle')
-    const refs = () => laptop.git('for-each-ref', '--format=%(refname) %(objectname)')
+    const refs = () => refsOf(laptop)
     const before = refs()
     const proxy = await startProxy(server)
     // Never quiet for the quiet time (a byte every 50 ms), never done either.

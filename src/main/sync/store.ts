@@ -5,11 +5,10 @@
  * this machine's random id (`machine.json`).
  */
 import { randomBytes } from 'node:crypto'
-import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { z } from 'zod'
 import { writeJsonAtomic } from '../lib/atomic-json'
-import { isMissing } from '../lib/disk'
+import { isMissing, isNotPlainFile, readPlainFileAsync } from '../lib/disk'
 import { diskProblem } from '../lib/disk-errors'
 import { CairnError } from '../lib/errors'
 import type { Logger } from '../lib/logger'
@@ -99,7 +98,25 @@ export interface SyncState {
   readonly lastRemote: string | null
   readonly lastSyncedAt: number | null
   readonly conflicts: ReadonlyArray<ConflictRecord>
+  /**
+   * The syncs in a row that failed (any way), kept so that a restart does not start the count
+   * again; absent in files older builds wrote, and after a sync that completed.
+   */
+  readonly failing?: FailingStreak
 }
+
+/** Syncs that failed in a row: the latest one's code, how many, and when the first did. */
+export interface FailingStreak {
+  readonly code: string
+  readonly count: number
+  /** When the first of them failed (ms, this machine's clock). */
+  readonly since: number
+  /** They failed more than one way (two codes taking turns). */
+  readonly mixed?: true
+}
+
+/** More failures in a row than this are counted as this many. */
+export const MAX_FAILING_COUNT = 1_000_000
 
 export const EMPTY_STATE: SyncState = {
   remoteUrl: null,
@@ -150,6 +167,16 @@ const stateSchema = z.object({
     .array(conflictSchema.nullable().catch(null))
     .catch([])
     .transform((records) => records.filter((record) => record !== null)),
+  // Strict: a count, a time and a code as Cairn writes them, or nothing (never a guess).
+  failing: z
+    .strictObject({
+      code: z.string().regex(/^[a-z][a-z-]{0,39}$/),
+      count: z.int().min(1).max(MAX_FAILING_COUNT),
+      since: z.int().min(0).max(8.64e15),
+      mixed: z.literal(true).optional(),
+    })
+    .optional()
+    .catch(undefined),
 })
 
 /** The two files, read once and cached; writes are atomic. */
@@ -177,18 +204,23 @@ export function createSyncStore(dataDir: string, logger: Logger): SyncStore {
   async function read<T>(file: string, schema: z.ZodType<T>, fallback: T): Promise<T> {
     let raw: string
     try {
-      raw = await readFile(file, 'utf8')
+      raw = (await readPlainFileAsync(file)).toString('utf8')
     } catch (error) {
       // Not set up yet.
       if (isMissing(error)) return fallback
-      // Unreadable is not "not set up": taken for it, the status said "Sync off" for the
-      // whole session, and the next save wrote defaults over the file (its last remote, its
-      // conflicts). Nothing is cached, so the next call reads again.
-      const reason = diskProblem(error)?.reason ?? 'it could not be read'
-      throw new CairnError(
-        diskProblem(error)?.code ?? 'io-error',
-        `Cairn could not read its sync settings because ${reason}. Nothing was changed.`,
-      )
+      // Anything but a plain file (never read through a link nor waited on): what a hand
+      // edit gone wrong is taken as, below.
+      if (isNotPlainFile(error)) raw = ''
+      else {
+        // Unreadable is not "not set up": taken for it, the status said "Sync off" for the
+        // whole session, and the next save wrote defaults over the file (its last remote, its
+        // conflicts). Nothing is cached, so the next call reads again.
+        const reason = diskProblem(error)?.reason ?? 'it could not be read'
+        throw new CairnError(
+          diskProblem(error)?.code ?? 'io-error',
+          `Cairn could not read its sync settings because ${reason}. Nothing was changed.`,
+        )
+      }
     }
     try {
       const parsed = schema.safeParse(JSON.parse(raw))

@@ -22,12 +22,15 @@ export function syncFailure(error: unknown): ApiErrorData {
 
 /**
  * What a person can do about a sync that keeps failing with `code`, in plain words; `retried`:
- * whether Cairn keeps retrying by itself (failures the network or a server may mend).
+ * whether Cairn keeps retrying by itself (failures the network or a server may mend);
+ * `slowed`: downloads kept breaking, so it retries only about hourly.
  */
-export function repeatedAdvice(code: string, retried: boolean): string {
-  const retry = retried
-    ? 'Cairn keeps trying by itself, at least every 10 minutes, and this goes once a sync completes; memory on this machine is safe meanwhile.'
-    : 'Cairn tries again when memory changes, at each scheduled sync and on Sync now; memory on this machine is safe meanwhile.'
+export function repeatedAdvice(code: string, retried: boolean, slowed = false): string {
+  const retry = slowed
+    ? 'Each try downloads the memory again, so Cairn now tries by itself only about once an hour (Sync now and changes to memory still try at once), and this goes once a sync completes; memory on this machine is safe meanwhile.'
+    : retried
+      ? 'Cairn keeps trying by itself, at least every 10 minutes, and this goes once a sync completes; memory on this machine is safe meanwhile.'
+      : 'Cairn tries again when memory changes, at each scheduled sync and on Sync now; memory on this machine is safe meanwhile.'
   return `${ADVICE[code] ?? 'If it goes on after Cairn is restarted, the sync settings or the server need a look.'} ${retry}`
 }
 

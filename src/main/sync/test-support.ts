@@ -7,7 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { promisify } from 'node:util'
-import { afterAll, afterEach, beforeAll } from 'vitest'
+import { afterAll, afterEach, beforeAll, expect } from 'vitest'
 import type { RequestChannel, RequestPayload, RequestResults } from '../../shared/contract'
 import type { SyncStatus } from '../../shared/types'
 import { createFileSecretStore } from '../settings'
@@ -142,6 +142,15 @@ export interface SyncServer {
     prefix: string,
     seed: (desktop: Machine) => Promise<unknown>,
     laptopDir?: string,
+    options?: MachineOptions,
+  ): Promise<{ repo: string; laptop: Machine; desktop: Machine }>
+  /**
+   * A new repository (`<prefix>-<n>`) where the laptop (started with `laptopOptions`) is one
+   * change behind: both synced `log.md` "one\n", then the desktop pushed "one\ntwo\n".
+   */
+  behind(
+    prefix: string,
+    laptopOptions?: MachineOptions,
   ): Promise<{ repo: string; laptop: Machine; desktop: Machine }>
 }
 
@@ -190,10 +199,10 @@ export function useSyncServer(): SyncServer {
       open.splice(open.indexOf(machine), 1)
       await machine.core.close()
     },
-    async shared(prefix, seed, laptopDir) {
+    async shared(prefix, seed, laptopDir, options) {
       const repo = newRepo(prefix)
-      const laptop = await machine('laptop', laptopDir)
-      const desktop = await machine('desktop')
+      const laptop = await machine('laptop', laptopDir, options)
+      const desktop = await machine('desktop', undefined, options)
       await seed(desktop)
       await desktop.connect(started(), repo)
       await desktop.sync()
@@ -201,7 +210,45 @@ export function useSyncServer(): SyncServer {
       await laptop.sync()
       return { repo, laptop, desktop }
     },
+    async behind(prefix, laptopOptions) {
+      const repo = newRepo(prefix)
+      const desktop = await machine('desktop')
+      await desktop.write('log.md', 'one\n')
+      await desktop.connect(started(), repo)
+      expect((await desktop.sync()).state).toBe('idle')
+      const laptop = await machine('laptop', undefined, laptopOptions)
+      await laptop.connect(started(), repo)
+      expect((await laptop.sync()).state).toBe('idle')
+      await desktop.write('log.md', 'one\ntwo\n')
+      expect((await desktop.sync()).state).toBe('idle')
+      return { repo, laptop, desktop }
+    },
   }
+}
+
+/** Resolves with the first status `machine` announces that `done` accepts. */
+export function statusWhen(
+  machine: Machine,
+  done: (status: SyncStatus) => boolean,
+): Promise<SyncStatus> {
+  return new Promise((resolve) => {
+    const off = machine.core.events.on((name, data) => {
+      if (name === 'sync:state' && done(data as SyncStatus)) {
+        off()
+        resolve(data as SyncStatus)
+      }
+    })
+  })
+}
+
+/** Each machine's sync is idle (its last sync completed, nothing waits). */
+export async function expectIdle(...machines: ReadonlyArray<Machine>): Promise<void> {
+  for (const machine of machines) expect((await machine.call('sync:status')).state).toBe('idle')
+}
+
+/** A machine's refs and what they point at, one a line (to compare before and after). */
+export function refsOf(machine: Machine): string {
+  return machine.git('for-each-ref', '--format=%(refname) %(objectname)')
 }
 
 /**

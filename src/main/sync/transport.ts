@@ -17,6 +17,8 @@ export interface RemoteSpec {
   readonly token: string | null
   /** Quiet time on a connection before it counts as dropped (default `IDLE_TIMEOUT_MS`). */
   readonly idleTimeoutMs?: number
+  /** Aborts the requests on their way (the person's Stop): their connections are let go. */
+  readonly signal?: AbortSignal
 }
 
 /** The one branch memory lives on, here and on the remote. */
@@ -35,6 +37,7 @@ type HttpResponse = Awaited<ReturnType<typeof nodeHttp.request>>
 async function send(request: HttpRequest, trace: Trace): Promise<HttpResponse> {
   const answer = await nodeHttp.request({
     ...request,
+    ...(trace.signal ? { signal: trace.signal } : {}),
     fetchOptions: { ...request.fetchOptions, timeout: trace.idleTimeoutMs },
   })
   trace.answered = true
@@ -136,15 +139,18 @@ interface Trace {
   readonly idleTimeoutMs: number
   /** An answer was given up for coming too slowly (under `LOW_SPEED_BYTES` a quiet time). */
   tooSlow?: boolean
+  /** The person's Stop: aborts every request of the fetch or push. */
+  readonly signal?: AbortSignal
 }
 
-function newTrace(remote?: Pick<RemoteSpec, 'idleTimeoutMs'>): Trace {
+function newTrace(remote?: Pick<RemoteSpec, 'idleTimeoutMs' | 'signal'>): Trace {
   return {
     handshakeDone: false,
     answered: false,
     advertised: false,
     notGit: false,
     idleTimeoutMs: remote?.idleTimeoutMs ?? IDLE_TIMEOUT_MS,
+    ...(remote?.signal ? { signal: remote.signal } : {}),
   }
 }
 
@@ -171,8 +177,8 @@ function tracedHttp(trace: Trace) {
           return answer
         }
         // No content type at all (a proxy that drops headers): git's own start tells.
-        const { start, whole } = await peek(answer, 24)
-        trace.advertised = GIT_ADVERTISEMENT.test(start.toString('latin1'))
+        const { start, ended, whole } = await peek(answer, PEEK_BYTES)
+        trace.advertised = startsAsGit(start, ended, ADVERTISEMENT_STARTS)
         return whole
       }
       const answer = await send(request, trace)
@@ -184,18 +190,63 @@ function tracedHttp(trace: Trace) {
         trace.notGit = !/^application\/x-git-[a-z-]+-result\b/i.test(type)
         return answer
       }
-      const { start, whole } = await peek(answer, 4)
-      trace.notGit = !GIT_PKT_LINE.test(start.toString('latin1'))
+      const { start, ended, whole } = await peek(answer, PEEK_BYTES)
+      trace.notGit = !startsAsGit(start, ended, RESULT_STARTS)
       return whole
     },
   }
 }
 
-// What git's answers begin with: a pkt-line, four hex digits giving its length (upload-pack's
-// `0008NAK`, a side-band packet, receive-pack's `000eunpack ok`), and for the advertisement
-// its first line (`001e# service=git-upload-pack`, or protocol v2's `000eversion 2`).
-const GIT_PKT_LINE = /^[0-9a-f]{4}/
-const GIT_ADVERTISEMENT = /^[0-9a-f]{4}(# service=git-|version 2)/
+// What git's answers begin with: a pkt-line, four hex digits giving the length of the line
+// they start (themselves included), then what that line says. The answer to a request:
+//   0008NAK\n   0031ACK <id>\n   0038\x01PACK…   (upload-pack; \x01-\x03 a side-band packet)
+//   000eunpack ok\n   0030\x01000eunpack ok\n…    (receive-pack)
+//   000dpackfile\n   0013acknowledgments\n        (protocol v2)
+// and the advertisement: `001e# service=git-upload-pack\n` (or v2's `000eversion 2\n`).
+const RESULT_STARTS = [
+  'NAK',
+  'ACK ',
+  'ERR ',
+  'shallow ',
+  'unshallow ',
+  'unpack ',
+  'acknowledgments',
+  'packfile',
+  'shallow-info',
+  '\x01',
+  '\x02',
+  '\x03',
+]
+const ADVERTISEMENT_STARTS = ['# service=git-', 'version 2', 'ERR ']
+/** Enough of an answer to read its first pkt-line's length and its longest known start. */
+const PEEK_BYTES = 24
+/** The longest pkt-line git sends (LARGE_PACKET_MAX). */
+const MAX_PKT_LINE = 65520
+
+/**
+ * Whether an answer's first bytes can be git's, by git's pkt-line grammar: a length (four hex
+ * digits) that a line can have, and a line that begins as one of `starts` does. An answer cut
+ * short (nothing at all, or part of the length) can still be git's: one damaged on the way.
+ * "2024-12-05 maintenance" begins with four hex digits too, but no line of git's says that.
+ */
+export function startsAsGit(
+  start: Uint8Array,
+  ended: boolean,
+  starts: ReadonlyArray<string>,
+): boolean {
+  const text = Buffer.from(start).toString('latin1')
+  if (text.length < 4) return ended && /^[0-9a-fA-F]*$/.test(text)
+  if (!/^[0-9a-fA-F]{4}$/.test(text.slice(0, 4))) return false
+  const length = parseInt(text.slice(0, 4), 16)
+  if (length < 4 || length > MAX_PKT_LINE) return false
+  // What arrived of the line (an answer may end inside it: cut on the way).
+  const line = text.slice(4, length)
+  return starts.some((known) =>
+    line.length >= known.length
+      ? line.startsWith(known)
+      : known.startsWith(line) && ended && text.length < length,
+  )
+}
 
 /** The answer's content type, or null when it has none (a header a proxy dropped). */
 function contentTypeOf(answer: HttpResponse): string | null {
@@ -204,15 +255,15 @@ function contentTypeOf(answer: HttpResponse): string | null {
 }
 
 /**
- * Reads the first `bytes` of an answer's body (fewer when it is shorter), and gives back an
- * answer whose body still yields every byte, those first.
+ * Reads the first `bytes` of an answer's body (fewer when it is shorter: `ended`), and gives
+ * back an answer whose body still yields every byte, those first.
  */
 async function peek(
   answer: HttpResponse,
   bytes: number,
-): Promise<{ start: Buffer; whole: HttpResponse }> {
+): Promise<{ start: Buffer; ended: boolean; whole: HttpResponse }> {
   const body = answer.body
-  if (!body) return { start: Buffer.alloc(0), whole: answer }
+  if (!body) return { start: Buffer.alloc(0), ended: true, whole: answer }
   const iterator = body[Symbol.asyncIterator]()
   const read: Uint8Array[] = []
   let size = 0
@@ -240,7 +291,7 @@ async function peek(
       if (!done) await iterator.return?.()
     }
   }
-  return { start: Buffer.concat(read), whole: { ...answer, body: replay() } }
+  return { start: Buffer.concat(read), ended: done, whole: { ...answer, body: replay() } }
 }
 
 /** Redirects one request may follow, as isomorphic-git's client allows. */

@@ -2,12 +2,15 @@ import { StrictMode } from 'react'
 import { createRoot } from 'react-dom/client'
 import { App } from './App'
 import { AppBoundary } from './components/AppBoundary'
+import { OpeningGate } from './features/opening/OpeningGate'
 import './styles.css'
 
 createRoot(document.getElementById('root') as HTMLElement).render(
   <StrictMode>
     <AppBoundary>
-      <App />
+      <OpeningGate>
+        <App />
+      </OpeningGate>
     </AppBoundary>
   </StrictMode>,
 )

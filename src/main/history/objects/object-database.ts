@@ -6,7 +6,16 @@
  * its name, so damage shows up as an error instead of wrong content.
  */
 import { createHash, hash } from 'node:crypto'
-import { closeQuietly, disk, exists, isMissing, listNames, OPEN } from '../../lib/disk'
+import {
+  closeQuietly,
+  disk,
+  exists,
+  isMissing,
+  isNotPlainFile,
+  listNames,
+  OPEN,
+  readPlainFile,
+} from '../../lib/disk'
 import path from 'node:path'
 import { inflateSync, constants as zlibConstants } from 'node:zlib'
 import { DeltaError } from './delta'
@@ -524,19 +533,30 @@ export class ObjectDatabase {
     const file = this.loosePath(oid)
     let fd: number
     try {
-      fd = disk.openSync(file, OPEN.READ)
+      // Never through a link, never waiting on a fifo (which then reads as empty: damaged).
+      fd = disk.openSync(file, OPEN.READ | OPEN.NOFOLLOW | OPEN.NONBLOCK)
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code
       if (code === 'ENOENT' || code === 'ENOTDIR') return null
+      if (code === 'ELOOP') throw new DamagedObjectError(oid, 'not a file')
       throw error
     }
     let stored: Buffer
     try {
       // Most loose objects (trees, commits, notes) fit the scratch buffer: read and inflated
       // from there, without an `fstat` and a buffer of their own (81 objects at open). A file
-      // that fills it is read again whole.
+      // that fills it is read again whole, by `readPlainFile` (a device such as /dev/zero in
+      // its place would never end).
       const got = readUpTo(fd, scratch)
-      stored = got < scratch.length ? scratch.subarray(0, got) : disk.readFileSync(file)
+      if (got < scratch.length) stored = scratch.subarray(0, got)
+      else {
+        try {
+          stored = readPlainFile(file)
+        } catch (error) {
+          if (isNotPlainFile(error)) throw new DamagedObjectError(oid, 'not a file')
+          throw error
+        }
+      }
     } finally {
       closeQuietly(fd)
     }

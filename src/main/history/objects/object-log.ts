@@ -27,8 +27,17 @@
  */
 import { createHash, hash } from 'node:crypto'
 import path from 'node:path'
-import { closeQuietly, disk, isCode, isMissing, OPEN, syncFolder } from '../../lib/disk'
+import {
+  closeQuietly,
+  disk,
+  isCode,
+  isMissing,
+  isNotPlainFile,
+  OPEN,
+  syncFolder,
+} from '../../lib/disk'
 import type { Logger } from '../../lib/logger'
+import { moveIntoDamaged } from './damaged-folder'
 import { parseLoose } from './object-database'
 import type { ObjectKind, RawObject } from './pack-file'
 import { appendAll } from '../../lib/arrays'
@@ -423,6 +432,21 @@ export interface LoggedRef {
 }
 
 /** The two log files of one history, and the checkpoints that empty them. */
+/**
+ * The log file `file` opened to append (never through a link, never waiting on a fifo), or
+ * why not: `missing`, or `not-a-file` for a link (ELOOP) or a folder (EISDIR) in its place,
+ * which the caller moves aside. I/O errors are thrown.
+ */
+function openLogFile(file: string): number | 'missing' | 'not-a-file' {
+  try {
+    return disk.openSync(file, OPEN.READ_WRITE | OPEN.APPEND | OPEN.NOFOLLOW | OPEN.NONBLOCK)
+  } catch (error) {
+    if (isCode(error, 'ENOENT')) return 'missing'
+    if (isNotPlainFile(error)) return 'not-a-file'
+    throw error
+  }
+}
+
 export class ObjectLog {
   private active = 0
   // The sequence number of the next ref record.
@@ -489,13 +513,23 @@ export class ObjectLog {
         // Appending: a record always lands past every byte already there, so an instance
         // whose lock was taken over (the second one emptied and refilled the file) cannot
         // write over the second's acknowledged records. Reads are positioned, so unaffected.
-        try {
-          fd = disk.openSync(file, OPEN.READ_WRITE | OPEN.APPEND | OPEN.NOFOLLOW)
-        } catch (error) {
-          if (!isCode(error, 'ENOENT')) throw error
+        let found = openLogFile(file)
+        if (typeof found === 'number' && !disk.fstatSync(found).isFile()) {
+          // A fifo, a socket or a device in the log's place (a link or a folder fails the
+          // open itself): every commit's fsync of it failed (EINVAL), for good, and a read of
+          // it may never end. Damage: kept aside, never read, and a fresh log started.
+          closeQuietly(found)
+          found = 'not-a-file'
+        }
+        if (found === 'not-a-file') {
+          const kept = moveIntoDamaged(gitdir, file, `${name}-${Date.now()}`)
+          logger?.warn(`The object log ${name} was not a file: kept aside as ${kept}`)
+          found = 'missing'
+        }
+        if (found === 'missing') {
           fd = disk.openSync(file, OPEN.READ_WRITE_NEW | OPEN.APPEND | OPEN.NOFOLLOW, 0o600)
           made = true
-        }
+        } else fd = found
         opened.push({
           file,
           fd,

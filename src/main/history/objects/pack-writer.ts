@@ -25,6 +25,7 @@ import {
   syncFolder,
 } from '../../lib/disk'
 import { crc32, crc32Range } from './crc32'
+import { moveIntoDamaged } from './damaged-folder'
 import { createDelta } from './delta'
 import {
   ObjectCache,
@@ -625,9 +626,7 @@ export function removePackLeftovers(dir: string, olderThanMs = 0, now = Date.now
       // The mark goes last, after the files it speaks for (names are listed in no set order).
       if (leftOfFold && name.endsWith(FOLDED)) continue
       if (orphan && !leftOfFold) {
-        const aside = path.join(dir, '..', '..', 'cairn-damaged')
-        makeFolders(aside, 0o700)
-        disk.renameSync(file, path.join(aside, name))
+        moveIntoDamaged(path.join(dir, '..', '..'), file, name)
       } else {
         removeFile(file)
       }

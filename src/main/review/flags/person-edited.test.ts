@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process'
 import { writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -131,5 +132,74 @@ describe('the person-edited rule', () => {
     } finally {
       gate.close()
     }
+  })
+
+  it('names the author of an edit made with git, as History does, not "you"', async () => {
+    await claudeCreate('/memories/notes.md', 'line one\n')
+    await memory.close()
+    clock += HOUR
+    await writeFile(path.join(dataDir, 'memories', 'notes.md'), 'line one\nAnn was here.\n')
+    const when = `@${Math.floor(clock / 1000)} +0000`
+    gitCli(dataDir, '--work-tree', path.join(dataDir, 'memories'), 'add', 'notes.md')
+    execFileSync(
+      'git',
+      [
+        '--git-dir',
+        path.join(dataDir, 'history.git'),
+        '--work-tree',
+        path.join(dataDir, 'memories'),
+        '-c',
+        'user.name=Ann Smith',
+        '-c',
+        'user.email=ann@example.com',
+        'commit',
+        '-q',
+        '-m',
+        'Ann adds a line',
+      ],
+      {
+        env: {
+          ...process.env,
+          GIT_CONFIG_NOSYSTEM: '1',
+          HOME: dataDir,
+          GIT_AUTHOR_DATE: when,
+          GIT_COMMITTER_DATE: when,
+        },
+      },
+    )
+    memory = await openVersionedMemory({ dataDir, watch: false, now: () => clock })
+    expect(gitCli(dataDir, 'log', '-1', '--format=%an')).toBe('Ann Smith\n')
+    clock += 5 * 60_000
+
+    const gate = createReviewService({ memory, mode: 'flagged', now: () => clock })
+    try {
+      const held = new Promise<ReadonlyArray<unknown>>((resolve) =>
+        gate.onPending((changes) => changes.length > 0 && resolve(changes)),
+      )
+      const outcome = gate.execute(
+        { command: 'str_replace', path: '/memories/notes.md', old_str: 'Ann', new_str: 'Claude' },
+        { actor: 'claude', conversationId: 'c1', toolUseId: 'toolu_ann' },
+      )
+      expect(await held).toMatchObject([
+        {
+          path: '/memories/notes.md',
+          flags: [
+            {
+              rule: 'person-edited',
+              message: 'Ann Smith edited this outside Cairn 5 minutes before this change',
+            },
+          ],
+        },
+      ])
+      gate.close()
+      expect(await outcome).toMatchObject({ isError: true })
+    } finally {
+      gate.close()
+    }
+  })
+
+  it('escapes what would draw as nothing in that name', () => {
+    const [flag] = personEditedFlags('/memories/a.md', T0, T0 + HOUR, '\u202EedualC')
+    expect(flag?.message).toBe('\\u202EedualC edited this outside Cairn 1 hour before this change')
   })
 })

@@ -5,6 +5,7 @@
  */
 import type { CommitSummary, WriteFlag } from '../../../shared/types'
 import type { VersionedMemory } from '../../history'
+import { escapeInvisible } from '../../lib/text'
 
 /** How recent an edit of the person's counts. */
 export const PERSON_EDIT_WINDOW_MS = 24 * 60 * 60 * 1000
@@ -24,29 +25,56 @@ export function isPersonEdit(commit: CommitSummary): boolean {
   )
 }
 
+/** A recent edit of the person's: when, and by whom when git names someone else. */
+export interface PersonEdit {
+  readonly at: number
+  /** The author of a commit made with git ("Ann Smith"), as History names it; null: the person. */
+  readonly by: string | null
+}
+
+/** The person's last edit of `path` (or anything under it) within the window before `now`, or null. */
+export async function lastPersonEditOf(
+  history: Pick<VersionedMemory, 'changesSince'>,
+  path: string,
+  now: number,
+): Promise<PersonEdit | null> {
+  const recent = await history.changesSince(path, now - PERSON_EDIT_WINDOW_MS)
+  const commit = recent.find(isPersonEdit)
+  if (!commit) return null
+  return { at: commit.time, by: commit.actor === 'outside' ? (commit.author ?? null) : null }
+}
+
 /** When the person last edited `path` (or anything under it) within the window before `now`, or null. */
 export async function lastPersonEdit(
   history: Pick<VersionedMemory, 'changesSince'>,
   path: string,
   now: number,
 ): Promise<number | null> {
-  const recent = await history.changesSince(path, now - PERSON_EDIT_WINDOW_MS)
-  return recent.find(isPersonEdit)?.time ?? null
+  return (await lastPersonEditOf(history, path, now))?.at ?? null
 }
 
-/** The flag for a change to a file the person edited at `editedAt` (null: not recently). */
+/**
+ * The flag for a change to a file the person edited at `editedAt` (null: not recently). An
+ * edit made with git by a named author says whose it was, as History does: "Ann Smith edited
+ * this outside Cairn 3 hours before this change" (the name's invisible characters escaped).
+ */
 export function personEditedFlags(
   path: string,
   editedAt: number | null,
   now: number,
+  by: string | null = null,
 ): ReadonlyArray<WriteFlag> {
   if (editedAt === null || now - editedAt > PERSON_EDIT_WINDOW_MS) return []
+  const when = `${ago(now - editedAt)} before this change`
   return [
     {
       rule: 'person-edited',
       path,
       line: null,
-      message: `You edited this yourself ${ago(now - editedAt)} before this change`,
+      message:
+        by === null
+          ? `You edited this yourself ${when}`
+          : `${escapeInvisible(by)} edited this outside Cairn ${when}`,
     },
   ]
 }

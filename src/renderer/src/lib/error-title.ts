@@ -65,6 +65,8 @@ export function errorTitle(code: ErrorCode): string {
       return 'The remote holds files Cairn refuses'
     case 'sync-no-conflict':
       return 'Nothing left to resolve'
+    case 'sync-stopped':
+      return 'Sync stopped'
     case 'import-invalid':
     case 'import-empty':
       return 'Nothing was imported'
@@ -106,6 +108,8 @@ export function errorTitle(code: ErrorCode): string {
       return 'Something went wrong'
     case 'index-rebuilding':
       return 'History is being rebuilt'
+    case 'starting':
+      return 'Cairn is still opening'
     default:
       return unhandled(code)
   }

@@ -7,7 +7,7 @@ const TITLES: Readonly<Record<FlagRule, string>> = {
   'hidden-unicode': 'Hidden characters',
   'deletes-folder': 'Deletes a folder',
   'deletes-most': 'Deletes most of a file',
-  'person-edited': 'You edited it recently',
+  'person-edited': 'Edited recently, not by Claude',
   unchecked: 'Not checked for your edits',
 }
 

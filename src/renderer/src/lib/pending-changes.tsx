@@ -9,7 +9,7 @@ import {
 } from 'react'
 import { PREVIEW_CHARS } from '../../../shared/review'
 import type { ChangeResult, PendingChange } from '../../../shared/types'
-import { api, unwrap } from './api'
+import { api, errorMessage, unwrap } from './api'
 import { useMainEvent } from './use-main-event'
 
 /** A decision on one pending change, as `review:decide` takes it. */
@@ -40,6 +40,10 @@ interface PendingChanges {
   readonly changes: ReadonlyArray<PendingChange>
   /** Null until main answered the first time. */
   readonly loaded: boolean
+  /** Why the list could not be read when the window opened (null: it was, or is on its way). */
+  readonly loadError: string | null
+  /** Reads the list again (after `loadError`). */
+  retry(): void
   decide(id: string, decision: Decision): Promise<ChangeResult>
   /** The draft kept for change `id` (undefined: none begun). */
   draftOf(id: string): ReviewDraft | undefined
@@ -56,6 +60,8 @@ const PendingContext = createContext<PendingChanges | null>(null)
 export function PendingChangesProvider({ children }: { readonly children: ReactNode }) {
   const [listed, setListed] = useState<ReadonlyArray<PendingChange>>([])
   const [loaded, setLoaded] = useState(false)
+  const [loadError, setLoadError] = useState<string | null>(null)
+  const [attempt, setAttempt] = useState(0)
   const drafts = useRef(new Map<string, ReviewDraft>())
   // The text of each change main left out of a list only to keep the list short (each side
   // fits a preview): fetched once per revision, and kept while the change waits.
@@ -102,13 +108,19 @@ export function PendingChangesProvider({ children }: { readonly children: ReactN
       setTexts(new Map(known.current))
       setListed(list)
       setLoaded(true)
+      setLoadError(null)
     },
     {
       load: () => unwrap(api().review.list()),
-      // The next event brings the list; until then nothing shows as waiting.
-      failed: () => setLoaded(true),
+      // Said, with Retry: a change waiting for the person must not look like none.
+      failed: (error) => {
+        setLoaded(true)
+        setLoadError(errorMessage(error))
+      },
+      key: attempt,
     },
   )
+  const retry = useCallback(() => setAttempt((n) => n + 1), [])
 
   const decide = useCallback(
     (id: string, decision: Decision) => unwrap(api().review.decide({ id, ...decision })),
@@ -134,8 +146,8 @@ export function PendingChangesProvider({ children }: { readonly children: ReactN
   )
 
   const value = useMemo(
-    () => ({ changes, loaded, decide, draftOf, keepDraft }),
-    [changes, loaded, decide, draftOf, keepDraft],
+    () => ({ changes, loaded, loadError, retry, decide, draftOf, keepDraft }),
+    [changes, loaded, loadError, retry, decide, draftOf, keepDraft],
   )
   return <PendingContext.Provider value={value}>{children}</PendingContext.Provider>
 }

@@ -25,6 +25,8 @@ type Removal =
  */
 export function MemoryNotices() {
   const [notices, setNotices] = useState<ReadonlyArray<MemoryNotice>>([])
+  const [loadError, setLoadError] = useState<string | null>(null)
+  const [attempt, setAttempt] = useState(0)
   useEffect(() => {
     let live = true
     // What another window dismissed while the answer was on its way stays dismissed. One told
@@ -46,10 +48,13 @@ export function MemoryNotices() {
     early.without(unwrap(api().memory.notices())).then(
       (list) => {
         if (!live) return
+        setLoadError(null)
         for (const notice of list) put(notice)
       },
-      () => {
-        // The notices are a courtesy: without them the app works as before.
+      (error: unknown) => {
+        // Said, with Retry: a secret or a damaged version found before this window opened is
+        // told nowhere else.
+        if (live) setLoadError(errorMessage(error))
       },
     )
     // A notice about a file History keeps no copy of follows the file when a change moves
@@ -84,16 +89,28 @@ export function MemoryNotices() {
       stopDismissed()
       stopCleared()
     }
-  }, [])
+  }, [attempt])
   const dismiss = (notice: MemoryNotice) => {
     setNotices((shown) => shown.filter((n) => n.id !== notice.id))
     // Kept by the core for the run, so a window opened later does not show it again, and told
     // to every window. Should that fail, it is gone from this one all the same.
     unwrap(api().memory.dismissNotice({ id: notice.id })).catch(() => {})
   }
-  if (notices.length === 0) return null
+  if (notices.length === 0 && !loadError) return null
   return (
     <div className="memory-notices">
+      {loadError && (
+        <Banner
+          tone="error"
+          title="Could not load what Cairn noticed about memory"
+          onRetry={() => {
+            setLoadError(null)
+            setAttempt((n) => n + 1)
+          }}
+        >
+          {loadError}
+        </Banner>
+      )}
       {notices.map((notice) =>
         notice.kind === 'secret' ? (
           <SecretNotice key={notice.id} notice={notice} onDismiss={() => dismiss(notice)} />

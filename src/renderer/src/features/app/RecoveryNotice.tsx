@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'react'
 import type { RecoveryReport } from '../../../../shared/types'
 import { Banner, type BannerTone } from '../../components/Banner'
-import { api, unwrap } from '../../lib/api'
+import { api, errorMessage, unwrap } from '../../lib/api'
 import { heldUntilAnswered } from '../../lib/held-until-answered'
 import { useNavigation } from '../../lib/navigation'
 
@@ -30,6 +30,8 @@ const PRESENTATION: Readonly<
 export function RecoveryNotice() {
   const { showHistory } = useNavigation()
   const [reports, setReports] = useState<ReadonlyArray<RecoveryReport>>([])
+  const [loadError, setLoadError] = useState<string | null>(null)
+  const [attempt, setAttempt] = useState(0)
   useEffect(() => {
     let live = true
     // What another window dismissed while the answer was on its way stays dismissed; a report
@@ -50,10 +52,16 @@ export function RecoveryNotice() {
     early.without(unwrap(api().app.recoveries())).then(
       (missed) => {
         if (!live) return
-        setReports((shown) => [...missed, ...shown])
+        setLoadError(null)
+        // One told meanwhile (after a Retry: since the first attempt) is as new as the answer's.
+        setReports((shown) => [
+          ...missed.filter((report) => !shown.some((s) => s.kind === report.kind)),
+          ...shown,
+        ])
       },
-      () => {
-        // Only the reports told from now on show: the app works as before.
+      (error: unknown) => {
+        // Said, with Retry: a repair the core made at start-up is told nowhere else.
+        if (live) setLoadError(errorMessage(error))
       },
     )
     return () => {
@@ -61,10 +69,22 @@ export function RecoveryNotice() {
       stop()
       stopDismissed()
     }
-  }, [])
-  if (reports.length === 0) return null
+  }, [attempt])
+  if (reports.length === 0 && !loadError) return null
   return (
     <div className="recovery-notices">
+      {loadError && (
+        <Banner
+          tone="error"
+          title="Could not check whether Cairn repaired anything"
+          onRetry={() => {
+            setLoadError(null)
+            setAttempt((n) => n + 1)
+          }}
+        >
+          {loadError}
+        </Banner>
+      )}
       {reports.map((report) => {
         const { tone, title } = PRESENTATION[report.kind]
         return (

@@ -205,7 +205,24 @@ export function ChatPane() {
   }, [conversation, showLive, tracked, waiting])
 
   const turnError = tracked?.error && !tracked.errorDismissed ? tracked.error : null
-  const error = sendError ?? turnError
+  // The error the last turn ended with, as stored (after a restart, or in a window that did not
+  // see it end); the live one speaks for its own turn. Gone with the next message.
+  const [dismissedStored, setDismissedStored] = useState<string | null>(null)
+  const lastError = conversation?.lastError
+  const storedError =
+    lastError &&
+    !showLive &&
+    !waiting &&
+    tracked?.turnId !== lastError.turnId &&
+    dismissedStored !== lastError.turnId
+      ? lastError
+      : null
+  const error = sendError ?? turnError ?? storedError
+  // What Retry sends again: the prompt of the turn that failed.
+  const retryText =
+    storedError && error === storedError && conversation
+      ? promptOf(conversation, storedError.turnId)
+      : tracked?.userText
   const loading = conversationId !== null && state.status === 'loading' && !showLive && !waiting
   const needsKey = settings.state.status === 'ready' && !settings.state.settings.hasApiKey
 
@@ -260,6 +277,16 @@ export function ChatPane() {
         running={running}
         reveal={replyTarget?.conversationId === conversationId ? replyTarget : null}
       >
+        {live.catchUpError && (
+          <Banner
+            tone="error"
+            title="Could not tell whether Claude is answering"
+            onRetry={live.retryCatchUp}
+          >
+            {live.catchUpError} A reply that was running when this window opened may not show until
+            it ends.
+          </Banner>
+        )}
         {state.status === 'error' && (
           <Banner
             tone="error"
@@ -370,6 +397,7 @@ export function ChatPane() {
             onDismiss={() => {
               setSendError(null)
               if (conversationId) dismissError(conversationId)
+              if (storedError) setDismissedStored(storedError.turnId)
             }}
             actions={
               isSettingsProblem(error.code) ? (
@@ -382,12 +410,12 @@ export function ChatPane() {
                   Open Settings
                 </button>
               ) : (
-                tracked?.userText &&
+                retryText &&
                 !running && (
                   <button
                     type="button"
                     className="button button-small"
-                    onClick={() => void send(tracked.userText)}
+                    onClick={() => void send(retryText)}
                   >
                     Retry
                   </button>
@@ -585,6 +613,15 @@ function escapeStopsReply(target: EventTarget | null): boolean {
   if (!(target instanceof Element) || target === document.body) return true
   if (target.closest('main[aria-label="Chat"]')) return true
   return !target.closest('input, textarea, select, [contenteditable="true"], [role="tree"]')
+}
+
+/** The text the person typed to start turn `turnId` (undefined if it is not stored). */
+function promptOf(conversation: Conversation, turnId: string): string | undefined {
+  const prompt = conversation.messages.find(
+    (message) => message.role === 'user' && message.turnId === turnId,
+  )
+  const texts = prompt?.content.flatMap((block) => (block.type === 'text' ? [block.text] : []))
+  return texts && texts.length > 0 ? texts.join('\n\n') : undefined
 }
 
 /** What the banner says of another program's change to the conversation's file. */

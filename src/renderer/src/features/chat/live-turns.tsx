@@ -1,51 +1,90 @@
-import { createContext, useCallback, useContext, useMemo, useState, type ReactNode } from 'react'
+import {
+  createContext,
+  useCallback,
+  useContext,
+  useEffect,
+  useMemo,
+  useRef,
+  useState,
+  type ReactNode,
+} from 'react'
 import type { AgentEvent } from '../../../../shared/types'
-import { applyAgentEvent, startLiveTurn, type LiveTurn } from './transcript-model'
+import { api, errorMessage, unwrap } from '../../lib/api'
 import { useMainEvent } from '../../lib/use-main-event'
+import {
+  withEvent,
+  withRunning,
+  type TrackedTurn,
+  type TurnsByConversation,
+} from './live-turn-state'
+import { startLiveTurn } from './transcript-model'
 
-/** A live turn plus whether the stored conversation has caught up with it. */
-export interface TrackedTurn extends LiveTurn {
-  /** True once the pane reloaded the stored conversation after the turn finished. */
-  readonly settled: boolean
-  readonly errorDismissed: boolean
-}
+export type { TrackedTurn } from './live-turn-state'
 
 interface LiveTurns {
-  readonly byConversation: Readonly<Record<string, TrackedTurn>>
+  readonly byConversation: TurnsByConversation
   /** The most recently started turn of any conversation (a new chat adopts its id). */
   readonly latestStarted: TrackedTurn | null
+  /** Why the window could not learn which turns were already running when it opened. */
+  readonly catchUpError: string | null
+  /** Asks main again which turns run (after `catchUpError`). */
+  retryCatchUp(): void
   settle(conversationId: string, turnId: string): void
   dismissError(conversationId: string): void
 }
 
 const LiveTurnsContext = createContext<LiveTurns | null>(null)
 
-function track(turn: LiveTurn, previous?: TrackedTurn): TrackedTurn {
-  const sameTurn = previous?.turnId === turn.turnId
-  return {
-    ...turn,
-    settled: sameTurn ? previous.settled : false,
-    errorDismissed: sameTurn ? previous.errorDismissed : false,
-  }
-}
-
 /**
  * Listens to `agent:event` for the whole app, so a turn keeps streaming while the person
- * looks at another conversation and shows complete when they come back.
+ * looks at another conversation and shows complete when they come back. A window that opens
+ * (or reloads) while turns run asks main for them (`chat:running`) and follows on from there.
  */
 export function LiveTurnsProvider({ children }: { readonly children: ReactNode }) {
-  const [byConversation, setByConversation] = useState<Record<string, TrackedTurn>>({})
+  const [byConversation, setByConversation] = useState<TurnsByConversation>({})
   const [latestStarted, setLatestStarted] = useState<TrackedTurn | null>(null)
+  const [catchUpError, setCatchUpError] = useState<string | null>(null)
+  const [attempt, setAttempt] = useState(0)
+  // The live events that came while `chat:running` was being asked (null: not asking).
+  const since = useRef<AgentEvent[] | null>(null)
 
   useMainEvent('agent:event', (event: AgentEvent) => {
-    if (event.type === 'turn-started') setLatestStarted(track(startLiveTurn(event)))
-    setByConversation((all) => {
-      const current = all[event.conversationId]
-      const base =
-        current && current.turnId === event.turnId ? current : track(startLiveTurn(event))
-      return { ...all, [event.conversationId]: track(applyAgentEvent(base, event), base) }
-    })
+    since.current?.push(event)
+    if (event.type === 'turn-started') {
+      setLatestStarted({
+        ...startLiveTurn(event),
+        settled: false,
+        errorDismissed: false,
+        next: 1,
+        fromStart: true,
+      })
+    }
+    setByConversation((all) => withEvent(all, event))
   })
+
+  useEffect(() => {
+    let live = true
+    since.current = []
+    unwrap(api().chat.running()).then(
+      (running) => {
+        if (!live) return
+        const arrived = since.current ?? []
+        since.current = null
+        setCatchUpError(null)
+        setByConversation((all) => withRunning(all, running, arrived))
+      },
+      (error: unknown) => {
+        if (!live) return
+        since.current = null
+        setCatchUpError(errorMessage(error))
+      },
+    )
+    return () => {
+      live = false
+    }
+  }, [attempt])
+
+  const retryCatchUp = useCallback(() => setAttempt((n) => n + 1), [])
 
   const settle = useCallback((conversationId: string, turnId: string) => {
     setByConversation((all) => {
@@ -64,8 +103,15 @@ export function LiveTurnsProvider({ children }: { readonly children: ReactNode }
   }, [])
 
   const value = useMemo(
-    () => ({ byConversation, latestStarted, settle, dismissError }),
-    [byConversation, latestStarted, settle, dismissError],
+    () => ({
+      byConversation,
+      latestStarted,
+      catchUpError,
+      retryCatchUp,
+      settle,
+      dismissError,
+    }),
+    [byConversation, latestStarted, catchUpError, retryCatchUp, settle, dismissError],
   )
   return <LiveTurnsContext.Provider value={value}>{children}</LiveTurnsContext.Provider>
 }

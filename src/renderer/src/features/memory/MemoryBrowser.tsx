@@ -149,6 +149,8 @@ export function MemoryBrowser() {
   const { reload: reloadSearch } = search
   const { reload: reloadComparison } = comparison
 
+  const listRef = useRef<HTMLDivElement>(null)
+
   // Live: every commit (Claude's, yours, a restore) may change the tree and the open file;
   // memory at a reply never changes, but "now" in a comparison does.
   const live = useRef(!readOnly)
@@ -401,7 +403,12 @@ export function MemoryBrowser() {
         </Banner>
       )}
 
-      <div className="mem-list" style={{ flexBasis: `${split}%` }} data-banner-fallback="">
+      <div
+        ref={listRef}
+        className="mem-list"
+        style={{ flexBasis: `${split}%` }}
+        data-banner-fallback=""
+      >
         {searchKey !== null ? (
           <SearchResults
             query={searchKey}
@@ -431,6 +438,7 @@ export function MemoryBrowser() {
                 selected={selected}
                 onSelect={(path) => select(path)}
                 marks={marks}
+                scrollRef={listRef}
               />
             )}
             {byUse && (
@@ -449,6 +457,13 @@ export function MemoryBrowser() {
           </>
         )}
       </div>
+      {stats.error && !stats.value && !readOnly && (
+        <div className="mem-read-error">
+          <Banner tone="error" title="Could not load memory sizes" onRetry={stats.reload}>
+            {stats.error}
+          </Banner>
+        </div>
+      )}
       {stats.value && stats.value.files.length > 0 && !readOnly && (
         <SizeMeter
           stats={stats.value}

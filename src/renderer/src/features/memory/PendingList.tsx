@@ -1,5 +1,6 @@
 import { useState } from 'react'
 import type { PendingChange } from '../../../../shared/types'
+import { Banner } from '../../components/Banner'
 import { icons } from '../../components/icons'
 import { PendingChangeView } from '../../components/PendingChangeView'
 import { flagRules, flagTitle } from '../../lib/flags'
@@ -29,11 +30,25 @@ function describe(change: PendingChange): string {
  * same decisions as on the chat's tool card.
  */
 export function PendingList() {
-  const { changes } = usePendingChanges()
+  const { changes, loadError, retry } = usePendingChanges()
   const { openConversation } = useNavigation()
   const [shown, setShown] = useState(true)
   const [expanded, setExpanded] = useState<string | null>(null)
-  if (changes.length === 0) return null
+  if (changes.length === 0) {
+    return (
+      loadError && (
+        <div className="mem-read-error">
+          <Banner
+            tone="error"
+            title="Could not load the changes waiting for review"
+            onRetry={retry}
+          >
+            {loadError}
+          </Banner>
+        </div>
+      )
+    )
+  }
   // The oldest is open unless the person opened another (or closed it: the empty string).
   const open =
     expanded === ''

@@ -74,3 +74,25 @@ describe('copyNameFor', () => {
     expect(copyNameFor('/memories/.rc', new Set())).toBe('/memories/.rc (your edit)')
   })
 })
+
+describe('tree model: places for screen readers', () => {
+  it("gives each row its folder's size and its place in it, counting only its siblings", () => {
+    const rows = visibleRows(
+      [
+        { path: '/memories/b.md', kind: 'file', size: 1, modifiedAt: 0 },
+        { path: '/memories/docs', kind: 'dir', size: 1, modifiedAt: 0 },
+        { path: '/memories/docs/x.md', kind: 'file', size: 1, modifiedAt: 0 },
+        { path: '/memories/docs/y.md', kind: 'file', size: 1, modifiedAt: 0 },
+        { path: '/memories/a.md', kind: 'file', size: 1, modifiedAt: 0 },
+      ],
+      new Set(),
+    )
+    expect(rows.map((r) => `${r.name} ${r.posInSet}/${r.setSize}`)).toEqual([
+      'docs 1/3',
+      'x.md 1/2',
+      'y.md 2/2',
+      'a.md 2/3',
+      'b.md 3/3',
+    ])
+  })
+})

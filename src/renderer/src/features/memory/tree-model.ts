@@ -8,6 +8,9 @@ export interface TreeRow {
   readonly level: number
   readonly expanded: boolean | null
   readonly parent: string | null
+  /** How many rows share this row's folder, and this row's place among them (from 1): what a screen reader says when only some rows are drawn (`aria-setsize`, `aria-posinset`). */
+  readonly setSize: number
+  readonly posInSet: number
 }
 
 /** `/memories/a/b.md` -> `/memories/a` (null for the root's children's parent). */
@@ -46,11 +49,19 @@ export function visibleRows(
         (a.kind === 'dir' ? 0 : 1) - (b.kind === 'dir' ? 0 : 1) ||
         byName.compare(baseName(a.path), baseName(b.path)),
     )
-    for (const entry of list) {
+    for (const [index, entry] of list.entries()) {
       // A folder Cairn may not read lists nothing: no expander, like an unreadable file.
       const expanded =
         entry.kind === 'dir' && entry.unreadable !== true ? !collapsed.has(entry.path) : null
-      rows.push({ entry, name: baseName(entry.path), level, expanded, parent })
+      rows.push({
+        entry,
+        name: baseName(entry.path),
+        level,
+        expanded,
+        parent,
+        setSize: list.length,
+        posInSet: index + 1,
+      })
       if (expanded) visit(entry.path, level + 1)
     }
   }

@@ -7,10 +7,11 @@ import './sync.css'
 
 /**
  * The sidebar's sync line: how memory stands with the remote, one click from what needs the
- * person (the conflicts, the join question, or Settings), and "Sync now" beside it.
+ * person (the conflicts, the join question, or Settings), and "Sync now" beside it ("Stop
+ * sync" while one runs).
  */
 export function SyncIndicator() {
-  const { status, openDialog, syncNow } = useSync()
+  const { status, openDialog, syncNow, stopSync } = useSync()
   const { openSettings } = useNavigation()
   const now = useNow()
   if (!status || (status.state === 'off' && status.conflicts.length === 0)) return null
@@ -37,19 +38,32 @@ export function SyncIndicator() {
       <span id="sync-indicator-detail" hidden>
         {label.detail}
       </span>
-      {status.state !== 'off' && (
+      {status.state === 'syncing' ? (
         <button
           type="button"
           className="icon-button sync-now"
-          aria-label="Sync now"
-          title="Sync now"
-          disabled={status.state === 'syncing'}
+          aria-label="Stop sync"
+          title="Stop sync"
           onClick={() => {
-            syncNow().catch(() => undefined)
+            stopSync().catch(() => undefined)
           }}
         >
-          <icons.sync />
+          <icons.stop />
         </button>
+      ) : (
+        status.state !== 'off' && (
+          <button
+            type="button"
+            className="icon-button sync-now"
+            aria-label="Sync now"
+            title="Sync now"
+            onClick={() => {
+              syncNow().catch(() => undefined)
+            }}
+          >
+            <icons.sync />
+          </button>
+        )
       )}
     </div>
   )

@@ -58,7 +58,7 @@ export function SyncSettings() {
 }
 
 function SyncForm({ status }: { readonly status: SyncStatus }) {
-  const { configure, syncNow, restoreBackup } = useSync()
+  const { configure, syncNow, stopSync, restoreBackup } = useSync()
   const [draft, setDraft] = useState<Draft>(() => draftOf(status.config))
   const [busy, setBusy] = useState<'save' | 'test' | 'off' | 'sync' | null>(null)
   const [notice, setNotice] = useState<{ tone: 'success' | 'error'; text: string } | null>(null)
@@ -150,27 +150,45 @@ function SyncForm({ status }: { readonly status: SyncStatus }) {
           {label.text}
         </span>
         <span className="sync-state-detail">{label.detail}</span>
-        {on && (
-          <button
-            type="button"
-            className="button button-small"
-            disabled={status.state === 'syncing' || busy !== null}
-            onClick={() => {
-              setBusy('sync')
-              syncNow()
-                .catch((error: unknown) => setNotice({ tone: 'error', text: errorMessage(error) }))
-                .finally(() => setBusy(null))
-            }}
-          >
-            Sync now
-          </button>
-        )}
+        {/* One button that turns into Stop while a sync runs, so focus stays on it. */}
+        {on &&
+          (status.state === 'syncing' ? (
+            <button
+              type="button"
+              className="button button-small"
+              onClick={() => {
+                stopSync().catch((error: unknown) =>
+                  setNotice({ tone: 'error', text: errorMessage(error) }),
+                )
+              }}
+            >
+              Stop sync
+            </button>
+          ) : (
+            <button
+              type="button"
+              className="button button-small"
+              // Not while its own earlier press is still answering: that would take focus off it.
+              disabled={busy !== null && busy !== 'sync'}
+              onClick={() => {
+                setBusy('sync')
+                syncNow()
+                  .catch((error: unknown) =>
+                    setNotice({ tone: 'error', text: errorMessage(error) }),
+                  )
+                  .finally(() => setBusy(null))
+              }}
+            >
+              Sync now
+            </button>
+          ))}
       </div>
       {status.error && !status.join && (
         <Banner
-          tone="error"
+          // A Stop is the person's own doing: said plainly, not as an error.
+          tone={status.error.code === 'sync-stopped' ? 'info' : 'error'}
           title={status.repeated ? KEEPS_FAILING : errorTitle(status.error.code)}
-          label="Sync error"
+          label={status.error.code === 'sync-stopped' ? 'Sync stopped' : 'Sync error'}
         >
           {repeatedFailure(status, now) ?? status.error.message}
         </Banner>

@@ -85,5 +85,30 @@ describe('the sync indicator’s words', () => {
     const once = syncLabel({ ...failing, repeated: undefined }, now)
     expect(once.text).toBe('Sync was interrupted')
     expect(repeatedFailure({ ...failing, repeated: undefined }, now)).toBeNull()
+    // Failing more than one way: counted all the same, the latest named.
+    const mixed = repeatedFailure(
+      { ...failing, repeated: { ...failing.repeated!, mixed: true } },
+      now,
+    )
+    expect(mixed).toContain(
+      'failed, the latest this way: The remote’s answer broke off. Try another network.',
+    )
+    expect(mixed).not.toContain('the same way')
+  })
+
+  it('says a stopped sync plainly, not as an error, with what it left', () => {
+    const stopped = syncLabel(
+      {
+        ...base,
+        state: 'error',
+        unsynced: 1,
+        error: { code: 'sync-stopped', message: 'Sync stopped. Nothing was changed.' },
+      },
+      now,
+    )
+    expect(stopped).toMatchObject({ text: 'Sync stopped', tone: 'quiet' })
+    expect(stopped.detail).toBe(
+      'Sync stopped. Nothing was changed. 1 change not synced yet. Last synced 5 min ago.',
+    )
   })
 })

@@ -23,8 +23,9 @@ export const KEEPS_FAILING = 'Sync keeps failing'
  */
 export function repeatedFailure(status: SyncStatus, now: number): string | null {
   if (!status.repeated || !status.error) return null
-  const { count, since, advice } = status.repeated
-  return `The last ${count} syncs, since ${shortDateTime(since, now)}, failed the same way. ${status.error.message} ${advice}`
+  const { count, since, advice, mixed } = status.repeated
+  const how = mixed ? 'failed, the latest this way:' : 'failed the same way.'
+  return `The last ${count} syncs, since ${shortDateTime(since, now)}, ${how} ${status.error.message} ${advice}`
 }
 
 /** The indicator's words for a status; `now` for "synced 2 min ago". */
@@ -41,6 +42,16 @@ export function syncLabel(status: SyncStatus, now: number): SyncLabel {
       text: 'Choose how to join',
       tone: 'attention',
       detail: status.error?.message ?? 'The remote holds another machine’s memory.',
+    }
+  }
+  if (status.state === 'error' && status.error?.code === 'sync-stopped') {
+    // The person's own Stop: no error, what the stopped sync left and what comes next.
+    const waiting =
+      status.unsynced > 0 ? ` ${plural(status.unsynced, 'change', 'changes')} not synced yet.` : ''
+    return {
+      text: 'Sync stopped',
+      tone: 'quiet',
+      detail: `${status.error.message}${waiting} ${last}`.trim(),
     }
   }
   if (status.state === 'error' && status.error) {

@@ -18,6 +18,8 @@ interface SyncStore {
   openDialog(dialog: SyncDialog): void
   configure(payload: RequestPayload<'sync:configure'>): Promise<SyncStatus>
   syncNow(): Promise<SyncStatus>
+  /** Stops the sync running; answers once it has stopped. */
+  stopSync(): Promise<SyncStatus>
   resolve(payload: RequestPayload<'sync:resolve'>): Promise<SyncStatus>
   join(choice: 'merge' | 'use-remote'): Promise<SyncStatus>
   restoreBackup(name: string): Promise<SyncStatus>
@@ -79,6 +81,7 @@ export function SyncProvider({ children }: { readonly children: ReactNode }) {
       openDialog: setDialog,
       configure: (payload) => unwrap(api().sync.configure(payload)).then(accept),
       syncNow: () => unwrap(api().sync.now()).then(accept),
+      stopSync: () => unwrap(api().sync.stop()).then(accept),
       resolve: (payload) => unwrap(api().sync.resolve(payload)).then(accept),
       join: (choice) => unwrap(api().sync.join({ choice })).then(accept),
       restoreBackup: (name) => unwrap(api().sync.restoreBackup({ name })).then(accept),

@@ -1,0 +1,63 @@
+/**
+ * The error a turn ended with is kept with its conversation: a window opened later (reloaded,
+ * or after a restart) still says why the chat ends with the person's message, and Retry sends it
+ * again; the next message clears it for good.
+ */
+import { reply } from '../test/fixtures/fake-anthropic'
+import { expect, test } from './fixtures/harness'
+import { ChatPage } from './pages/chat.page'
+
+test.beforeEach(async ({ cairn }) => {
+  await cairn.core.dispatch('settings:setApiKey', { key: 'sk-ant-e2e-turn-error' })
+})
+
+test('an empty reply is still explained after a reload, until the next send', async ({
+  page,
+  cairn,
+  anthropic,
+}) => {
+  anthropic.script(reply.raw('<html><body>502 Bad Gateway</body></html>'))
+  await cairn.open(page)
+  const chat = new ChatPage(page)
+  await chat.send('Are you there?')
+  const banner = chat.transcript.getByRole('alert', { name: 'The reply was empty' })
+  await expect(banner).toContainText('nothing of Claude’s answer came')
+
+  await page.reload()
+  await chat.openConversation('Are you there?')
+  await expect(chat.userMessages()).toHaveText(['Are you there?'])
+  await expect(banner).toContainText('nothing of Claude’s answer came')
+  for (const colorScheme of ['light', 'dark'] as const) {
+    await page.emulateMedia({ colorScheme })
+    await page.screenshot({ path: test.info().outputPath(`kept-error-${colorScheme}.png`) })
+  }
+
+  anthropic.script(reply.text('Yes, here now.'))
+  await banner.getByRole('button', { name: 'Retry' }).click()
+  await expect(chat.lastReply()).toContainText('Yes, here now.')
+  await expect(banner).toHaveCount(0)
+  await page.reload()
+  await chat.openConversation('Are you there?')
+  await expect(chat.lastReply()).toContainText('Yes, here now.')
+  await expect(chat.transcript.getByRole('alert')).toHaveCount(0)
+})
+
+test('a declined reply says so after a reload; dismissed, it stays away in that window', async ({
+  page,
+  cairn,
+  anthropic,
+}) => {
+  anthropic.script(reply.message([{ type: 'text', text: 'I will not help with that.' }], 'refusal'))
+  await cairn.open(page)
+  const chat = new ChatPage(page)
+  await chat.send('Help me with that')
+  await expect(chat.lastReply()).toContainText('I will not help with that.')
+
+  await page.reload()
+  await chat.openConversation('Help me with that')
+  const banner = chat.transcript.getByRole('alert', { name: 'Claude declined to answer' })
+  await expect(banner).toContainText('The reply ended as a refusal.')
+  await banner.getByRole('button', { name: /dismiss/i }).click()
+  await expect(banner).toHaveCount(0)
+  await expect(chat.lastReply()).toContainText('I will not help with that.')
+})
