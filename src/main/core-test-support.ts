@@ -7,7 +7,7 @@ import type { EventMap, EventName, RequestChannel, RequestResults } from '../sha
 import type { AgentEvent } from '../shared/types'
 import type { AnthropicFetch } from './agent'
 import { createCore, type Core } from './core'
-import { createRecordingLogger } from './lib/logger'
+import { createRecordingLogger, type Logger } from './lib/logger'
 
 /**
  * Sends one request through the core's dispatcher, as the window would, and returns its value;
@@ -69,6 +69,8 @@ export interface CoreThroughFakeApiOptions {
   readonly apiKey?: string
   /** Logs kept in memory (a recording logger), not written to the console. */
   readonly quiet?: boolean
+  /** The core's logger (a file's, say); wins over `quiet`. */
+  readonly logger?: Logger
   /** The SDK's retries of a failed request (`anthropicMaxRetries`); none when left out. */
   readonly maxRetries?: number
   /** The SDK's fetch (`CoreOptions.fetch`): to watch what the SDK does with a response. */
@@ -95,7 +97,11 @@ export function coreThroughFakeApi(options: CoreThroughFakeApiOptions): CoreThro
       env: { ANTHROPIC_API_KEY: options.apiKey ?? 'sk-test', ANTHROPIC_BASE_URL: fake!.url },
       anthropicMaxRetries: options.maxRetries ?? 0,
       ...(options.fetch ? { fetch: options.fetch } : {}),
-      ...(options.quiet ? { logger: createRecordingLogger() } : {}),
+      ...(options.logger
+        ? { logger: options.logger }
+        : options.quiet
+          ? { logger: createRecordingLogger() }
+          : {}),
     })
     opened.events.on((name, data) => {
       if (name === 'agent:event') events.push(data as AgentEvent)

@@ -1,7 +1,13 @@
 import { mkdir, realpath } from 'node:fs/promises'
 import path from 'node:path'
 import type { OpeningProgress, Settings } from '../shared/types'
-import { availableModels, chatHandlers, createChatService, type AnthropicFetch } from './agent'
+import {
+  availableModels,
+  chatHandlers,
+  createChatService,
+  hideKeys,
+  type AnthropicFetch,
+} from './agent'
 import { appHandlers, noHost, type HostActions } from './app'
 import { conversationHandlers, createConversationStore } from './conversations'
 import { createDispatcher, type Dispatch, type Handlers } from './dispatcher'
@@ -9,11 +15,12 @@ import { historyHandlers, openVersionedMemory, type VersionedMemory } from './hi
 import { createHygieneService, hygieneHandlers, openReadLog } from './hygiene'
 import { createEventBus, type EventBus } from './lib/events'
 import { consoleLogger, type Logger } from './lib/logger'
+import { createHidingLogger } from './lib/hiding-logger'
 import { removeStrayTempFiles } from './lib/temp-sweep'
 import { createRunnableMemoryTool } from './memory'
 import { DEFAULT_LIMITS } from './memory'
 import { memoryBrowserHandlers } from './memory-browser'
-import { createReviewService, reviewHandlers } from './review'
+import { createReviewService, heldCallsFile, readHeldCalls, reviewHandlers } from './review'
 import {
   createMemorySecretStore,
   createSettingsService,
@@ -93,7 +100,14 @@ export async function prepareDataDir(dir: string): Promise<string> {
  */
 export async function createCore(options: CoreOptions): Promise<Core> {
   const dataDir = await prepareDataDir(options.dataDir)
-  const logger = options.logger ?? consoleLogger
+  // Every key the settings read or were given is hidden in whatever any service logs: a
+  // failure's words, cause, or a response body a proxy echoed may hold it, encoded or not.
+  const keys = new Set<string>()
+  const logger = createHidingLogger(options.logger ?? consoleLogger, (text) =>
+    keys.size === 0
+      ? hideKeys(text, '')
+      : [...keys].reduce((hidden, key) => hideKeys(hidden, key), text),
+  )
   const events = createEventBus()
 
   // Refused with a `locked` CairnError when another Cairn has this data folder open.
@@ -110,7 +124,7 @@ export async function createCore(options: CoreOptions): Promise<Core> {
       ['', 'conversations', 'sync'].map((folder) => path.join(dataDir, folder)),
       logger,
     )
-    return await assemble(options, dataDir, logger, events, memory)
+    return await assemble(options, dataDir, logger, events, memory, (key) => keys.add(key))
   } catch (error) {
     // The data folder's lock is released, so a retry (or another window) can open it. The
     // person is told why the start failed: a failing close (its lock released all the same)
@@ -128,6 +142,7 @@ async function assemble(
   logger: Logger,
   events: EventBus,
   memory: VersionedMemory,
+  onKeyKnown: (key: string) => void,
 ): Promise<Core> {
   memory.onCommit((commit) => events.emit('history:commit', commit))
   memory.onRecovery((report) => events.emit('app:recovery', report))
@@ -139,11 +154,17 @@ async function assemble(
     secretStore: options.secretStore ?? createMemorySecretStore(),
     env: options.env ?? process.env,
     logger,
+    onKeyKnown,
   })
   // Claude's memory commands pass the review gate; the person's own edits do not.
+  // Claude's calls that waited for review when Cairn was killed: they did not run.
+  const heldFile = heldCallsFile(dataDir)
+  const heldAtKill = await readHeldCalls(heldFile, logger)
   const review = createReviewService({
     memory,
     logger,
+    heldFile,
+    carried: heldAtKill,
     onViewed: (file) => void hygiene.noteViewed(file),
   })
   review.onPending((changes) => events.emit('review:pending', changes))
@@ -200,6 +221,8 @@ async function assemble(
       memory.toolUseCommits(conversationId, ids, since),
     emit: (event) => events.emit('agent:event', event),
     onConversationChanged: (id) => events.emit('conversations:changed', { id, deleted: false }),
+    heldAtKill: new Set(heldAtKill.map((call) => call.toolUseId)),
+    onHeldAnswered: (ids) => review.settleCarried(ids),
     maxRetries: options.anthropicMaxRetries,
     fetch: options.fetch,
     logger,
@@ -236,7 +259,7 @@ async function assemble(
       settings,
       events,
       onChange: applyPolicy,
-      models: () => availableModels(settings, { fetch: options.fetch }),
+      models: () => availableModels(settings, { fetch: options.fetch, logger }),
     }),
   }
 

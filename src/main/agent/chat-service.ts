@@ -18,7 +18,13 @@ import { consoleLogger, type Logger } from '../lib/logger'
 import { cutText } from '../lib/text'
 import { apiKeyProblem, type SettingsService } from '../settings'
 import { baseUrlProblem, clientFor, type AnthropicFetch } from './client'
-import { RESULT_NOT_RECORDED, recordedResult, unansweredCalls, withAnswers } from './messages'
+import {
+  NOT_RUN_HELD,
+  RESULT_NOT_RECORDED,
+  recordedResult,
+  unansweredCalls,
+  withAnswers,
+} from './messages'
 import { runTurn, type MemoryToolFactory, type TurnEvent, type TurnMemory } from './run-turn'
 import { classifyTurnError, hideKeys, noApiKeyError, rejectedKeyError } from './turn-errors'
 
@@ -43,6 +49,13 @@ export interface ChatServiceOptions {
     toolUseIds: ReadonlyArray<string>,
     since: number,
   ) => Promise<ReadonlyMap<string, CommitSummary>>
+  /**
+   * The tool use ids of Claude's calls that were waiting for the person's review when Cairn was
+   * killed (the review's held file, read at start): one history holds no commit for is answered
+   * "not run". `onHeldAnswered` is told each one once its answer is saved.
+   */
+  readonly heldAtKill?: ReadonlySet<string>
+  readonly onHeldAnswered?: (toolUseIds: ReadonlyArray<string>) => void
   /** Receives every agent event (core forwards them as `agent:event`). */
   readonly emit: (event: AgentEvent) => void
   /** Called when a conversation's stored content changed (core emits `conversations:changed`). */
@@ -203,7 +216,9 @@ export function createChatService(options: ChatServiceOptions): ChatService {
         id,
         commit
           ? { content: recordedResult(commit), isError: false }
-          : { content: RESULT_NOT_RECORDED, isError: true },
+          : options.heldAtKill?.has(id)
+            ? { content: NOT_RUN_HELD, isError: true }
+            : { content: RESULT_NOT_RECORDED, isError: true },
       )
       if (commit) commits[id] = commit.oid
     }
@@ -235,6 +250,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
       const client = clientFor(credentials, {
         maxRetries: options.maxRetries,
         fetch: options.fetch,
+        logger,
       })
       const keyProblem = credentials.apiKey ? apiKeyProblem(credentials.apiKey) : null
       if (!client) {
@@ -333,6 +349,10 @@ export function createChatService(options: ChatServiceOptions): ChatService {
           null,
           recovered,
         )
+        if (recovered && options.onHeldAnswered) {
+          const held = [...recovered.answers.keys()].filter((id) => options.heldAtKill?.has(id))
+          if (held.length > 0) options.onHeldAnswered(held)
+        }
         // What Claude can see when the turn starts: every reply of the turn records it.
         const memoryAt = await options.memoryHead()
         publish(turn, {

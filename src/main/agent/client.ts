@@ -1,6 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk'
 import type { ModelInfo } from '../../shared/types'
 import { CairnError } from '../lib/errors'
+import type { Logger } from '../lib/logger'
 import type { ApiCredentials, SettingsService } from '../settings'
 
 export const DEFAULT_BASE_URL = 'https://api.anthropic.com'
@@ -15,6 +16,11 @@ export interface ClientConfig {
   /** The SDK's own retries (429, 5xx, connection errors); Cairn adds no second layer. */
   readonly maxRetries?: number
   readonly fetch?: AnthropicFetch
+  /**
+   * Where the SDK's own warnings and errors go (the console when absent). The SDK writes what
+   * it could not read of a reply (an event's data, raw) to its logger: Cairn's hides the key.
+   */
+  readonly logger?: Logger
 }
 
 /**
@@ -27,7 +33,22 @@ export function createAnthropicClient(config: ClientConfig): Anthropic {
     baseURL: config.baseURL ?? DEFAULT_BASE_URL,
     maxRetries: config.maxRetries ?? 2,
     ...(config.fetch ? { fetch: config.fetch } : {}),
+    ...(config.logger ? { logger: sdkLogger(config.logger), logLevel: 'warn' as const } : {}),
   })
+}
+
+/** The SDK's logger over Cairn's: its warnings and errors, with what came along; no chatter. */
+function sdkLogger(
+  logger: Logger,
+): NonNullable<ConstructorParameters<typeof Anthropic>[0]>['logger'] {
+  const along = (rest: ReadonlyArray<unknown>): unknown =>
+    rest.length === 0 ? undefined : rest.length === 1 ? rest[0] : rest
+  return {
+    error: (message, ...rest) => logger.error(`The Anthropic SDK: ${message}`, along(rest)),
+    warn: (message, ...rest) => logger.warn(`The Anthropic SDK: ${message}`, along(rest)),
+    info: () => {},
+    debug: () => {},
+  }
 }
 
 /**
@@ -68,7 +89,7 @@ const invalidBaseUrl = (reason: string) =>
 /** A client for `credentials`, or null when no API key is set. */
 export function clientFor(
   credentials: ApiCredentials,
-  options: Pick<ClientConfig, 'maxRetries' | 'fetch'>,
+  options: Pick<ClientConfig, 'maxRetries' | 'fetch' | 'logger'>,
 ): Anthropic | null {
   if (!credentials.apiKey) return null
   return createAnthropicClient({
@@ -93,13 +114,16 @@ export const MODELS_TIMEOUT_MS = 15_000
  */
 export async function availableModels(
   settings: Pick<SettingsService, 'get' | 'credentials'>,
-  options: Pick<ClientConfig, 'fetch'> = {},
+  options: Pick<ClientConfig, 'fetch' | 'logger'> = {},
 ): Promise<ReadonlyArray<ModelInfo>> {
   const [current, credentials] = await Promise.all([settings.get(), settings.credentials()])
   // Without a key no request is made (the fallback list), as a chat says "no key" first.
   const urlProblem = credentials.apiKey ? baseUrlProblem(credentials.baseURL) : null
   if (urlProblem) throw new CairnError('invalid-base-url', urlProblem)
-  return listModels(clientFor(credentials, { maxRetries: 0, fetch: options.fetch }), current.model)
+  return listModels(
+    clientFor(credentials, { maxRetries: 0, fetch: options.fetch, logger: options.logger }),
+    current.model,
+  )
 }
 
 /** Shown when no key is set or the models list cannot be fetched. */

@@ -33,6 +33,13 @@ export const RESULT_NOT_RECORDED =
   'The result of this command was not recorded: Cairn closed before saving it, so it may or may not have run. View the memory file before repeating it.'
 
 /**
+ * What a call with no stored result is answered with when it was waiting for the person's
+ * review when Cairn was killed (the held file names it, and history holds no commit for it).
+ */
+export const NOT_RUN_HELD =
+  'This command was not run: Cairn closed while it waited for the user to review it. Nothing was changed.'
+
+/**
  * The stored history as the API expects it: consecutive messages of one role merged (a
  * stopped turn can leave two user messages in a row), blank text blocks and empty messages
  * dropped, and every tool_use answered by a tool_result in the next message (a crash mid-turn

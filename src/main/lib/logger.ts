@@ -16,6 +16,14 @@ export const consoleLogger: Logger = {
   error: (message, error) => console.error(`[cairn] ${message}`, ...details(error)),
 }
 
+/** Writes as `consoleLogger` does, to `out` (a `Console` over a log file, say). */
+export function createConsoleLogger(out: Pick<Console, 'warn' | 'error'>): Logger {
+  return {
+    warn: (message, error) => out.warn(`[cairn] ${message}`, ...details(error)),
+    error: (message, error) => out.error(`[cairn] ${message}`, ...details(error)),
+  }
+}
+
 function details(error: unknown): unknown[] {
   return error === undefined ? [] : [error]
 }

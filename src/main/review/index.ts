@@ -10,3 +10,4 @@ export {
   type ReviewServiceOptions,
 } from './review-service'
 export { flagsFor } from './check'
+export { heldCallsFile, readHeldCalls, type HeldCall } from './held-calls'

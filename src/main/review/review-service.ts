@@ -21,6 +21,8 @@ import type { ChangeCommand, ChangeResult, PendingChange, ReviewMode } from '../
 import type { ExecuteOutcome, Origin, VersionedMemory } from '../history'
 import { CairnError } from '../lib/errors'
 import { consoleLogger, type Logger } from '../lib/logger'
+import { createSerialQueue } from '../lib/serial-queue'
+import { writeHeldCalls, type HeldCall } from './held-calls'
 import { parseMemoryPath, type MadeChange, type PlannedChange } from '../memory'
 import { commitFlags, flagsFor, type Checked } from './check'
 import { approvalsBetween, LANDED_KEPT, ownEditUntouched, type Landed } from './own-edit'
@@ -41,6 +43,16 @@ export interface ReviewServiceOptions {
   /** Told after each of Claude's `view`s that succeeded, with the normalized path. */
   readonly onViewed?: (path: string) => void
   readonly logger?: Logger
+  /**
+   * Where Claude's calls are kept while they wait (`held-calls`): written before a call is
+   * held and whenever one is decided. None: held calls are kept in memory only.
+   */
+  readonly heldFile?: string
+  /**
+   * Calls the file held at start (Cairn was killed while they waited): kept in it until
+   * `settleCarried` says Claude was told about them.
+   */
+  readonly carried?: ReadonlyArray<HeldCall>
 }
 
 /** Options of one of Claude's commands through the gate. */
@@ -87,8 +99,11 @@ export interface ReviewService {
   /**
    * Declines everything waiting (Cairn is quitting); later holds are declined at once. An
    * approval already running is let finish: its change is declined only if it did not land.
+   * Resolves once the held file says so.
    */
-  close(): void
+  close(): Promise<void>
+  /** The carried calls among `toolUseIds` were answered: the file forgets them. */
+  settleCarried(toolUseIds: ReadonlyArray<string>): void
 }
 
 interface Held {
@@ -141,7 +156,27 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
     })
   }
 
+  // What the held file says, rewritten one write at a time, each with the list as it is then.
+  let carried: ReadonlyArray<HeldCall> = options.carried ?? []
+  const arriving = new Set<HeldCall>()
+  const writes = createSerialQueue().run
+  const persist = (): Promise<void> => {
+    const file = options.heldFile
+    if (file === undefined) return Promise.resolve()
+    return writes(() => {
+      const calls: HeldCall[] = [...carried, ...arriving]
+      for (const { origin } of pending.values()) {
+        if (origin.actor === 'claude') calls.push(heldCallOf(origin))
+      }
+      return writeHeldCalls(file, calls, logger)
+    }).catch((error: unknown) => {
+      // Only the answer after a kill is at stake: "may or may not have run" instead of "not run".
+      logger.warn('Could not keep the calls held for review on disk', error)
+    })
+  }
+
   const announce = (): void => {
+    void persist()
     const changes = list()
     for (const listener of listeners) {
       try {
@@ -394,6 +429,17 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
       if (!outcome.held || !box.planned) return outcome
       if (closed) return declined(box.planned.path, CLOSED_REASON)
       const { planned, checked } = box
+      // On disk before it waits: killed now, Claude is told after the restart it did not run.
+      if (origin.actor === 'claude' && options.heldFile !== undefined) {
+        const call = heldCallOf(origin)
+        arriving.add(call)
+        await persist()
+        arriving.delete(call)
+        if (closed) {
+          void persist()
+          return declined(planned.path, CLOSED_REASON)
+        }
+      }
       return new Promise<ExecuteOutcome>((resolve) => {
         const held = hold(input, origin, planned, checked, { finish: resolve })
         wait(held, gateOptions.signal)
@@ -472,12 +518,21 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
       return () => listeners.delete(listener)
     },
 
+    settleCarried(toolUseIds) {
+      const settled = new Set(toolUseIds)
+      const left = carried.filter((call) => !settled.has(call.toolUseId))
+      if (left.length === carried.length) return
+      carried = left
+      void persist()
+    },
+
     close() {
       closed = true
       for (const held of [...pending.values()]) {
         if (held.deciding) held.declineAfter = CLOSED_REASON
         else decline(held, CLOSED_REASON, false)
       }
+      return persist()
     },
   }
 }
@@ -598,4 +653,8 @@ function viewed(input: unknown, onViewed: ((path: string) => void) | undefined, 
     // The read log is a nicety: Claude's view already happened.
     logger.warn('Could not record a view in the read log', error)
   }
+}
+
+function heldCallOf(origin: Extract<Origin, { actor: 'claude' }>): HeldCall {
+  return { conversationId: origin.conversationId, toolUseId: origin.toolUseId }
 }

@@ -16,6 +16,11 @@ export interface SettingsServiceOptions {
   readonly env?: Readonly<Record<string, string | undefined>>
   /** Told when `settings.json` could not be read and the defaults stand in (default: console). */
   readonly logger?: Logger
+  /**
+   * Told each API key this service reads or is given (the variable's, the saved one, one being
+   * saved), before anything is done with it: the core's logger hides every key it was told.
+   */
+  readonly onKeyKnown?: (key: string) => void
 }
 
 /** What the agent needs to reach the API. The key never leaves the main process. */
@@ -51,6 +56,10 @@ export function createSettingsService(options: SettingsServiceOptions): Settings
   // One change at a time, in call order; a failed one does not block the next.
   const serial = createSerialQueue().run
   const envKey = (): string | null => nonEmpty(env['ANTHROPIC_API_KEY'])
+  const know = (key: string | null): void => {
+    if (key !== null) options.onKeyKnown?.(key)
+  }
+  know(envKey())
 
   const get = async (): Promise<Settings> => {
     if (cached) return cached
@@ -113,6 +122,8 @@ export function createSettingsService(options: SettingsServiceOptions): Settings
       }),
     setApiKey: (key) =>
       serial(async () => {
+        // Before it is checked or stored: a failing store's words may quote it.
+        know(nonEmpty(key))
         await store.set(cleanApiKey(key))
         return view()
       }),
@@ -124,6 +135,7 @@ export function createSettingsService(options: SettingsServiceOptions): Settings
     async credentials() {
       const stored = nonEmpty(await store.get())
       const fromEnv = envKey()
+      know(stored)
       return {
         apiKey: stored ?? fromEnv,
         apiKeySource: stored !== null ? 'saved' : fromEnv !== null ? 'env' : null,

@@ -1,0 +1,95 @@
+/**
+ * The API key never reaches the log, whatever a failure carries: the real SDK against the fake
+ * Messages API answering with the key echoed (as it is, in base64, in hex), through the real
+ * core, its logger writing to a real file that is read back.
+ */
+import { randomBytes } from 'node:crypto'
+import { createWriteStream, type WriteStream } from 'node:fs'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { Console } from 'node:console'
+import os from 'node:os'
+import path from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { reply } from '../../../test/fixtures/fake-anthropic'
+import { coreThroughFakeApi } from '../core-test-support'
+import { createConsoleLogger, type Logger } from '../lib/logger'
+
+/** A key shaped like Anthropic's, different each run. */
+const KEY = `sk-ant-api03-${randomBytes(70).toString('base64url').slice(0, 93)}AA`
+const HEX = Buffer.from(KEY).toString('hex')
+const BASE64 = Buffer.from(KEY).toString('base64')
+
+/** Every form of `key` a log could hold: as it is, base64, hex, and 8-long runs of each. */
+function keyFormsIn(text: string, key: string): string[] {
+  const found: string[] = []
+  const hex = Buffer.from(key).toString('hex')
+  for (const form of [key, Buffer.from(key).toString('base64'), hex, hex.toUpperCase()]) {
+    // 8 characters after the `sk-ant-api03-` every key starts with (its hex and base64 too).
+    const start = form === key ? 13 : 0
+    for (let i = start; i + 8 <= form.length; i++) {
+      const run = form.slice(i, i + 8)
+      if (text.includes(run)) found.push(run)
+    }
+  }
+  return found
+}
+
+let logDir = ''
+let stream: WriteStream | null = null
+const logFile = () => path.join(logDir, 'cairn.log')
+
+/** A logger writing as the app's console does, to a file. */
+const fileLogger: Logger = {
+  warn: (message, error) => fileConsole().warn(message, error),
+  error: (message, error) => fileConsole().error(message, error),
+}
+function fileConsole(): Logger {
+  stream ??= createWriteStream(logFile(), { flags: 'a' })
+  return createConsoleLogger(new Console({ stdout: stream, stderr: stream }))
+}
+
+async function readLog(): Promise<string> {
+  const open = stream
+  stream = null
+  if (open) await new Promise<void>((resolve) => open.end(resolve))
+  return readFile(logFile(), 'utf8')
+}
+
+const cairn = coreThroughFakeApi({ prefix: 'cairn-key-in-logs-', apiKey: KEY, logger: fileLogger })
+
+afterEach(async () => {
+  if (logDir) await rm(logDir, { recursive: true, force: true })
+})
+
+describe('the API key in the log', () => {
+  it('is hidden in every form when the API echoes it in a reply that cannot be read', async () => {
+    logDir = await mkdtemp(path.join(os.tmpdir(), 'cairn-key-log-'))
+    // A reply whose first event is not JSON: the SDK writes the event's data and raw record to
+    // its logger, and the parser's error (quoting its start: the key's base64) ends the turn as
+    // an unknown failure.
+    const data = `${BASE64} x-api-key: ${KEY} hex: ${HEX}`
+    cairn.fake.script(reply.raw(`event: message_start\ndata: ${data}\n\n`))
+    const { events } = await cairn.turn(null, 'hello')
+    expect(events.find((e) => e.type === 'error')).toMatchObject({ code: 'internal' })
+
+    const log = await readLog()
+    expect(keyFormsIn(log, KEY)).toEqual([])
+    // What failed was written, the SDK's own report of the unreadable event among it.
+    expect(log).toContain('A chat turn failed')
+    expect(log).toContain('Could not parse message into JSON')
+    expect(log).toContain('your API key')
+  })
+
+  it('is hidden when it was saved in Settings, not the variable', async () => {
+    logDir = await mkdtemp(path.join(os.tmpdir(), 'cairn-key-log-'))
+    const saved = `sk-ant-api03-${randomBytes(70).toString('base64url').slice(0, 93)}AA`
+    await cairn.call('settings:setApiKey', { key: saved })
+    const encoded = Buffer.from(saved).toString('base64')
+    cairn.fake.script(reply.raw(`event: message_start\ndata: ${encoded} ${saved}\n\n`))
+    const { events } = await cairn.turn(null, 'hello')
+    expect(events.find((e) => e.type === 'error')).toMatchObject({ code: 'internal' })
+    const log = await readLog()
+    expect(keyFormsIn(log, saved)).toEqual([])
+    expect(log).toContain('Could not parse message into JSON')
+  })
+})
