@@ -587,6 +587,13 @@ async function openLocked(
     const tip = moved.added.at(-1)
     if (tip) tell(commitListeners, toSummary(tip), 'commit')
     try {
+      // A change whose commit the move refused (`conflict`) is saved first, as its own (by
+      // Claude, with its tool use), so that it is not taken in as made outside Cairn.
+      while (unrecorded.length > 0) {
+        const [first] = unrecorded
+        await record(first!.paths, first!.intent)
+        unrecorded = unrecorded.slice(1)
+      }
       await record('all', systemIntent('outside', 'Changes made outside Cairn'))
     } catch (error) {
       // The next change reads the whole folder again.
