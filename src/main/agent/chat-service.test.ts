@@ -1,4 +1,3 @@
-import { mkdirSync, rmSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
@@ -11,6 +10,8 @@ import {
 import type { AgentEvent, CommitSummary } from '../../shared/types'
 import { createConversationStore, type ConversationStore } from '../conversations'
 import type { ExecuteOutcome, Origin } from '../history'
+import { nodeDisk, setDisk } from '../lib/disk'
+import { errnoError, hookDisk } from '../lib/disk-hooks'
 import { CairnError } from '../lib/errors'
 import { createRecordingLogger, type RecordingLogger } from '../lib/logger'
 import { createRunnableMemoryTool } from '../memory'
@@ -597,6 +598,7 @@ describe('errors', () => {
 
   it('reports a conversation that can no longer be saved mid-turn, leaving no promise unhandled', async () => {
     const unhandled: unknown[] = []
+    let undoDisk: (() => void) | undefined
     const record = (reason: unknown) => unhandled.push(reason)
     process.on('unhandledRejection', record)
     try {
@@ -604,16 +606,23 @@ describe('errors', () => {
         reply.toolUse({ id: 'toolu_v', input: { command: 'view', path: '/memories' } }),
         reply.text('Done', { delayMs: 300 }),
       )
-      // When the command runs, the conversation file turns into a folder: saving fails from here.
+      // When the command runs, the disk starts refusing every rename onto the conversation's
+      // file (EIO): saving fails from here. (A folder put at the conversation's own file, as
+      // this test did before, no longer fails a save: it is damage, kept aside, the reply saved.)
       onEvent = (event) => {
         if (event.type !== 'tool-call') return
-        const file = path.join(dataDir, 'conversations', `${event.conversationId}.json`)
-        rmSync(file)
-        mkdirSync(file)
+        const file = `${event.conversationId}.json`
+        undoDisk = setDisk(
+          hookDisk(nodeDisk, (call) =>
+            call.name === 'renameSync' && path.basename(String(call.args[1])) === file
+              ? errnoError(call, 'EIO')
+              : undefined,
+          ).disk,
+        )
       }
       const result = await turn(null, 'look')
       expect(lastError(result.events)).toMatchObject({
-        code: 'internal',
+        code: 'io-error',
         message: expect.stringContaining("Claude's reply could not be saved"),
       })
       expect(result.types.at(-1)).toBe('turn-finished')
@@ -624,6 +633,7 @@ describe('errors', () => {
       await new Promise((resolve) => setImmediate(resolve))
       expect(unhandled).toEqual([])
     } finally {
+      undoDisk?.()
       process.off('unhandledRejection', record)
     }
   })

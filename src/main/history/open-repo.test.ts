@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { existsSync, readdirSync, readlinkSync } from 'node:fs'
+import { constants, existsSync, readdirSync, readlinkSync } from 'node:fs'
 import { chmod, mkdir, readdir, readFile, rm, truncate, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -342,10 +342,17 @@ describe('an open that fails after its recovery commit was logged', () => {
     let failed = 0
     const isRef = (value: unknown) =>
       typeof value === 'string' && value.endsWith(path.join('refs', 'heads', 'main'))
+    // Only the write: the ref is read through an open too (read one way since disk29).
+    const forWriting = (flags: unknown) =>
+      typeof flags === 'number'
+        ? (flags & (constants.O_WRONLY | constants.O_RDWR)) !== 0
+        : /[wa+]/.test(String(flags))
     const restore = setDisk(
       hookDisk(nodeDisk, (call) => {
         const [first, second] = call.args
-        if (call.name === 'openSync' && isRef(first)) return errnoError(call, 'EIO')
+        if (call.name === 'openSync' && isRef(first) && forWriting(second)) {
+          return errnoError(call, 'EIO')
+        }
         if (call.name !== 'renameSync' || !isRef(second) || failed++ > 0) return undefined
         return errnoError(call, 'EIO')
       }).disk,

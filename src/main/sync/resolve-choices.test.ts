@@ -7,6 +7,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { TINY_PNG } from '../../../test/fixtures/images'
 import type { SyncStatus } from '../../shared/types'
 import { openVersionedMemory } from '../history'
 import { CLAUDE } from '../history/test-helpers'
@@ -356,9 +357,9 @@ describe('a binary conflict on a file with a long name (review11-fixsync2 R5)', 
     const laptopDir = await mkdtemp(path.join(os.tmpdir(), 'cairn-longname-'))
     // 124 characters: a name the path rules allow (up to 128); with " (desktop)" it is not.
     const name = `${'s'.repeat(120)}.png`
-    // A PNG's signature, then bytes that are not text.
-    const png = (tag: string) =>
-      Buffer.concat([Buffer.from('89504e470d0a1a0a00', 'hex'), Buffer.from(tag)])
+    // A real PNG (an image to Claude's view since images are known by their structure, not
+    // their signature alone), each version told apart by bytes after its end.
+    const png = (tag: string) => Buffer.concat([TINY_PNG, Buffer.from(tag)])
     const put = (on: Machine, tag: string) =>
       writeFile(path.join(on.dir, 'memories', name), png(tag))
     const { repo, laptop, desktop } = await sync.shared(
