@@ -737,37 +737,40 @@ describe('Test connection during a sync', () => {
 })
 
 describe('sync files that cannot be read', () => {
-  it('say so instead of "Sync off", and are read again once readable', async () => {
+  it('a folder at config.json is damage: sync starts from its defaults, never hangs, and reads the file again at the next start', async () => {
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'cairn-sync-unreadable-'))
-    let cleanupFirst = async () => {}
+    let cleanup = async () => {}
     try {
       const first = await startMachine('laptop', { dataDir })
       await first.write('a.md', 'hello\n')
       await first.connect(server, repo)
       expect((await first.sync()).state).toBe('idle')
       await first.close()
-      // config.json turns unreadable (EISDIR here; EIO or EACCES on a real disk).
+      // Something other than a plain file at config.json: since every one of Cairn's own files
+      // is read one way (never through a link, never waiting on a fifo), it is taken as a hand
+      // edit gone wrong, as sync-files-hostile.test checks for a fifo and a link. (A read error
+      // of a plain file, EIO, still says "could not read its sync settings".)
       const config = path.join(dataDir, 'sync', 'config.json')
       const kept = await readFile(config)
       await rm(config)
       await mkdir(config)
 
       const again = await startMachine('laptop', { dataDir })
-      cleanupFirst = () => again.close()
-      const result = await again.core.dispatch('sync:status', undefined)
-      expect(result.ok).toBe(false)
-      if (!result.ok) {
-        expect(result.error.message).toContain('could not read its sync settings')
-        expect(result.error.message).not.toContain(dataDir)
-      }
-      // Not remembered as "off": readable again, it is the remote it was.
+      cleanup = () => again.close()
+      expect((await again.call('sync:status')).config.url).toBe('')
+      await again.close()
+      cleanup = async () => {}
+
+      // A plain file again: the next start reads it, the remote it was.
       await rm(config, { recursive: true })
       await writeFile(config, kept)
-      const status = await again.call('sync:status')
+      const third = await startMachine('laptop', { dataDir })
+      cleanup = () => third.close()
+      const status = await third.call('sync:status')
       expect(status.config.url).toBe(server.url(repo))
-      expect((await again.sync()).state).toBe('idle')
+      expect((await third.sync()).state).toBe('idle')
     } finally {
-      await cleanupFirst()
+      await cleanup()
       await rm(dataDir, { recursive: true, force: true })
     }
   })
