@@ -242,53 +242,84 @@ describe('a refused command, through the versioned memory', () => {
     expect(HOSTILE_PATHS.length).toBeGreaterThanOrEqual(40)
   })
 
-  it('changes nothing anywhere, commits nothing, and says why in plain words', async () => {
-    const sentinel = await seed()
-    // Planted outside Cairn (a binary file, a link to the sentinel), saved by the next open.
-    writeFileSync(path.join(bed.dataDir, 'memories', 'bin.md'), Buffer.from([0, 0xff, 0xfe, 10]))
-    symlinkSync(path.join(sentinel, 'target.md'), path.join(bed.dataDir, 'memories', 'link.md'))
-    await bed.reopen()
-    const cases: Array<readonly [unknown, RegExp]> = [
-      ...HOSTILE_PATHS.flatMap(([p, words]) => commandsWith(p).map((c) => [c, words] as const)),
-      ...HOSTILE_INPUTS,
-      ...commandsWith('/memories/link.md').map((c) => [c, /symbolic link/] as const),
-      ...commandsWith('/memories/link.md/x.md').map((c) => [c, /./] as const),
-      [{ command: 'view', path: '/memories/bin.md' }, /not UTF-8 text/],
-      [
-        { command: 'str_replace', path: '/memories/bin.md', old_str: 'a', new_str: 'b' },
-        /not UTF-8/,
-      ],
-      [
-        { command: 'insert', path: '/memories/bin.md', insert_line: 0, insert_text: 'b' },
-        /not UTF-8/,
-      ],
-    ]
-    const before = await state(sentinel)
-    const commits = git('rev-list', '--count', 'main')
-    const wrong: string[] = []
-    for (const [input, words] of cases) {
-      const where = JSON.stringify(input)?.slice(0, 200) ?? String(input)
-      const result = await bed.memory.execute(input, CLAUDE)
-      const answer = text(result)
-      if (!result.isError) {
-        wrong.push(`${where}: accepted (${answer.slice(0, 120)})`)
-        continue
+  // In review mode (`beforeRun`) a refused command must be refused by its dry run, never held
+  // for the person to approve.
+  it.each([
+    ['run at once', false],
+    ['in review mode', true],
+  ] as const)(
+    'changes nothing anywhere, commits nothing, and says why in plain words: %s',
+    async (_mode, review) => {
+      const sentinel = await seed()
+      // Planted outside Cairn (a binary file, a link to the sentinel), saved by the next open.
+      writeFileSync(path.join(bed.dataDir, 'memories', 'bin.md'), Buffer.from([0, 0xff, 0xfe, 10]))
+      symlinkSync(path.join(sentinel, 'target.md'), path.join(bed.dataDir, 'memories', 'link.md'))
+      await bed.reopen()
+      const cases: Array<readonly [unknown, RegExp]> = [
+        ...HOSTILE_PATHS.flatMap(([p, words]) => commandsWith(p).map((c) => [c, words] as const)),
+        ...HOSTILE_INPUTS,
+        ...commandsWith('/memories/link.md').map((c) => [c, /symbolic link/] as const),
+        ...commandsWith('/memories/link.md/x.md').map((c) => [c, /./] as const),
+        [{ command: 'view', path: '/memories/bin.md' }, /not UTF-8 text/],
+        [
+          { command: 'str_replace', path: '/memories/bin.md', old_str: 'a', new_str: 'b' },
+          /not UTF-8/,
+        ],
+        [
+          { command: 'insert', path: '/memories/bin.md', insert_line: 0, insert_text: 'b' },
+          /not UTF-8/,
+        ],
+      ]
+      const before = await state(sentinel)
+      const commits = git('rev-list', '--count', 'main')
+      const wrong: string[] = []
+      const held: string[] = []
+      for (const [input, words] of cases) {
+        const where = JSON.stringify(input)?.slice(0, 200) ?? String(input)
+        const result = await bed.memory.execute(
+          input,
+          CLAUDE,
+          review
+            ? {
+                beforeRun: () => {
+                  held.push(where)
+                  return { run: false }
+                },
+              }
+            : {},
+        )
+        const answer = text(result)
+        if (!result.isError) {
+          wrong.push(`${where}: accepted (${answer.slice(0, 120)})`)
+          continue
+        }
+        if (result.commit !== null) wrong.push(`${where}: committed`)
+        if (result.errorCode === null) wrong.push(`${where}: no code`)
+        if (!words.test(answer)) wrong.push(`${where}: ${answer.slice(0, 200)}`)
+        expectNothingLeaked(answer, where)
+        // The refusals that are not the docs' own texts are written for Claude as errors.
+        if (!/^(Error: |The path |No replacement was performed|File \/memories)/.test(answer)) {
+          wrong.push(`${where}: starts ${answer.slice(0, 40)}`)
+        }
       }
-      if (result.commit !== null) wrong.push(`${where}: committed`)
-      if (result.errorCode === null) wrong.push(`${where}: no code`)
-      if (!words.test(answer)) wrong.push(`${where}: ${answer.slice(0, 200)}`)
-      expectNothingLeaked(answer, where)
-      // The refusals that are not the docs' own texts are written for Claude as errors.
-      if (!/^(Error: |The path |No replacement was performed|File \/memories)/.test(answer)) {
-        wrong.push(`${where}: starts ${answer.slice(0, 40)}`)
+      expect(wrong).toEqual([])
+      expect(held).toEqual([])
+      if (review) {
+        // The same option holds a command that is fine: the empty list above means something.
+        const fine = await bed.memory.execute(
+          { command: 'create', path: '/memories/fine.md', file_text: 'fine\n' },
+          CLAUDE,
+          { beforeRun: () => ({ run: false }) },
+        )
+        expect(fine.held).toBe(true)
       }
-    }
-    expect(wrong).toEqual([])
-    expect(await state(sentinel)).toBe(before)
-    expect(git('rev-list', '--count', 'main')).toBe(commits)
-    fsck(bed.dataDir)
-    rmSync(sentinel, { recursive: true, force: true })
-  }, 120_000)
+      expect(await state(sentinel)).toBe(before)
+      expect(git('rev-list', '--count', 'main')).toBe(commits)
+      fsck(bed.dataDir)
+      rmSync(sentinel, { recursive: true, force: true })
+    },
+    120_000,
+  )
 
   it('answers old_str equal to new_str as an edit that changed nothing: no commit, no change', async () => {
     const sentinel = await seed()
