@@ -169,3 +169,31 @@ describe('an imported repository whose folder listing names one entry twice', ()
     }, 60_000)
   }
 })
+
+describe('a remote whose new commit cannot be read (no author line)', () => {
+  it('is refused as the remote’s, changing nothing; once the remote is mended the next sync completes', async () => {
+    const repo = sync.newRepo('unreadable-commit')
+    const laptop = await sync.machine('laptop')
+    await laptop.write('keep.md', 'keep\n')
+    await laptop.connect(sync.server, repo)
+    expect((await laptop.sync()).state).toBe('idle')
+    const remote = sync.server.gitdir(repo)
+    const tip = git(remote, null, 'rev-parse', 'main')
+    const tree = git(remote, null, 'rev-parse', 'main^{tree}')
+    const record = `tree ${tree}\nparent ${tip}\ncommitter Other <o@x> 1 +0000\n\nno author\n`
+    const bad = git(remote, record, 'hash-object', '-t', 'commit', '--literally', '-w', '--stdin')
+    git(remote, null, 'update-ref', 'refs/heads/main', bad)
+    await laptop.write('mine.md', 'written here\n')
+    const head = laptop.git('rev-parse', 'main')
+
+    const status = await laptop.sync()
+
+    // Before: 'history-damaged', this machine's history blamed for the remote's record.
+    expect(status.error?.code).toBe('sync-unsafe-content')
+    expect(status.error?.message).toContain('The remote holds a version Cairn cannot read')
+    expect(laptop.git('rev-parse', 'main')).toBe(head)
+    git(remote, null, 'update-ref', 'refs/heads/main', tip)
+    expect((await laptop.sync()).state).toBe('idle')
+    expect(git(remote, null, 'show', 'main:mine.md')).toBe('written here')
+  }, 60_000)
+})
