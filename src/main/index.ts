@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url'
 import { createCore, prepareDataDir, type Core } from './core'
 import { forwardEvents, registerIpc, sendEvent } from './ipc'
 import { CairnError } from './lib/errors'
-import { cipherFromSafeStorage, createFileSecretStore } from './settings'
+import { cipherFromSafeStorage, createFileSecretStore, readPinnedTheme } from './settings'
 import type { OpeningProgress, OpeningUpdate } from '../shared/types'
 import {
   APP_PAGE_URL,
@@ -54,6 +54,8 @@ const isMac = process.platform === 'darwin'
 const devServerUrl = app.isPackaged ? undefined : process.env['ELECTRON_RENDERER_URL']
 const pageUrl = devServerUrl ?? APP_PAGE_URL
 const defaultSize = { width: 1280, height: 820 }
+/** The page's background (`--bg` in styles.css) in each pinned theme: the window's, before it paints. */
+const THEME_BACKGROUNDS = { light: '#ffffff', dark: '#1e1e1c' } as const
 /** A hung close must not make Cairn impossible to quit; a commit takes far less. */
 const quitDeadlineMs = 60_000
 
@@ -165,8 +167,12 @@ async function createWindow(): Promise<BrowserWindow> {
     screen.getPrimaryDisplay().workArea,
     defaultSize,
   )
+  // A theme pinned in Settings holds from the first frame: the opening screen comes before the
+  // core (and so the settings) is open. The page reads it from its address (`?theme=`).
+  const theme = await readPinnedTheme(dataDir).catch(() => null)
   const window = new BrowserWindow({
     ...placement.bounds,
+    ...(theme ? { backgroundColor: THEME_BACKGROUNDS[theme] } : {}),
     minWidth: 880,
     minHeight: 560,
     show: false,
@@ -231,7 +237,7 @@ async function createWindow(): Promise<BrowserWindow> {
   })
   mainWindow = window
   try {
-    await window.loadURL(pageUrl)
+    await window.loadURL(theme ? `${pageUrl}?theme=${theme}` : pageUrl)
   } catch {
     // Closed by the person before its page loaded (Electron fails the load then): that is a
     // close, not a damaged install. A quit follows, or on macOS Cairn keeps running.

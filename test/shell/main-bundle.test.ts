@@ -183,6 +183,29 @@ describe('the built main bundle in Node, with a recording stand-in for electron'
     expect(window.shown).toBe(true)
   })
 
+  it.each(['dark', 'light'] as const)(
+    'loads the page in the theme Settings pins (%s), from its first frame',
+    async (theme) => {
+      const userData = await tempDir()
+      await writeFile(path.join(userData, 'settings.json'), JSON.stringify({ theme }))
+      const { standIn, window } = await startApp({ userData })
+      expect(standIn.callsOf('window.loadURL').map((call) => call.args[0])).toEqual([
+        `app://cairn/index.html?theme=${theme}`,
+      ])
+      expect(window.options['backgroundColor']).toBe(theme === 'dark' ? '#1e1e1c' : '#ffffff')
+    },
+  )
+
+  it('leaves the theme to the system when Settings pins none, or cannot be read', async () => {
+    const userData = await tempDir()
+    await writeFile(path.join(userData, 'settings.json'), '{"theme": "purple", "model": ')
+    const { standIn, window } = await startApp({ userData })
+    expect(standIn.callsOf('window.loadURL').map((call) => call.args[0])).toEqual([
+      'app://cairn/index.html',
+    ])
+    expect(window.options).not.toHaveProperty('backgroundColor')
+  })
+
   it('keeps spellcheck off where it would download dictionaries (Linux, Windows)', async () => {
     const { standIn, window } = await startApp()
     const webPreferences = window.options['webPreferences'] as Record<string, unknown>
