@@ -25,7 +25,15 @@ export interface FollowedMove {
   readonly descends: boolean
   /** The index entries taken in, oldest first (the whole history when it did not descend). */
   readonly added: ReadonlyArray<IndexEntry>
+  /**
+   * Cairn's commits that left `main` with the move (a reset, an amend, an `update-ref` back),
+   * newest first, as its index held them: at most `MAX_DROPPED_LISTED`.
+   */
+  readonly dropped: ReadonlyArray<IndexEntry>
 }
+
+/** How many of the commits a move left out of `main` are named (a reset of thousands: the first). */
+export const MAX_DROPPED_LISTED = 100
 
 /** Refused: `main` names nothing Cairn can build on; nothing was changed. */
 export function movedToDamageError(): CairnError {
@@ -74,7 +82,7 @@ export interface FollowingRepo {
   head(): string | null
   readonly gitdir: string
   readonly store: ObjectStore
-  readonly index: { positionOf(oid: string): number }
+  readonly index: { positionOf(oid: string): number; find(oid: string): IndexEntry | undefined }
   adopt(
     head: string,
     tree: string,
@@ -105,7 +113,39 @@ export async function followOutsideMove(
   } catch {
     throw movedToDamageError()
   }
+  const dropped = descends ? [] : droppedBy(repo, from, added)
   beforeAdopt()
   await repo.adopt(to, tree, added, !descends)
-  return { from, to, descends, added }
+  return { from, to, descends, added, dropped }
+}
+
+/**
+ * The commits of Cairn's `main` (from its index, before it is replaced) that the new history
+ * `kept` does not hold, newest first: what a reset or an amend made outside left out.
+ */
+function droppedBy(
+  repo: FollowingRepo,
+  from: string | null,
+  kept: ReadonlyArray<IndexEntry>,
+): IndexEntry[] {
+  const onMain = new Set(kept.map((entry) => entry.oid))
+  const dropped: IndexEntry[] = []
+  const seen = new Set<string>()
+  const next = from === null ? [] : [from]
+  while (next.length > 0 && dropped.length < MAX_DROPPED_LISTED) {
+    const oid = next.shift()!
+    if (onMain.has(oid) || seen.has(oid)) continue
+    seen.add(oid)
+    let entry: IndexEntry | undefined
+    try {
+      entry = repo.index.find(oid)
+    } catch {
+      // A damaged entry: named by nothing; the kept files are still kept.
+      continue
+    }
+    if (!entry) continue
+    dropped.push(entry)
+    next.push(...parentsOf(entry))
+  }
+  return dropped
 }

@@ -43,8 +43,11 @@ import {
 /** The id of git's empty tree. */
 export const EMPTY_TREE_OID = '4b825dc642cb6eb9a060e54bf8d69288fbee4904'
 
-/** Facts of a commit to make; `paths` defaults to the files it changed. */
-export type CommitIntent = CommitFacts
+/**
+ * Facts of a commit to make; `paths` defaults to the files it changed. `body`: a few lines
+ * `git log` shows under the subject (History reads the facts only).
+ */
+export type CommitIntent = CommitFacts & { readonly body?: string }
 
 /** The intent of a commit Cairn makes on its own (no conversation, no overwrite, no restore). */
 export function systemIntent(command: CommitCommand, subject: string): CommitIntent {
@@ -64,7 +67,7 @@ export function systemIntent(command: CommitCommand, subject: string): CommitInt
  * only for a merge commit.
  */
 export function commitBody(
-  meta: CairnCommitMeta,
+  meta: CairnCommitMeta & { readonly body?: string },
   tree: string,
   parent: string | null,
   time: number,
@@ -451,7 +454,7 @@ export function createRepo(options: {
     }
     const deltas: FileDelta[] = await diffNodes(store, head ? root : null, next, '', [], changes)
     const files = deltas.map((delta) => toVirtual(delta.path))
-    const meta: CairnCommitMeta = {
+    const meta: CairnCommitMeta & { readonly body?: string } = {
       ...intent,
       paths: intent.paths ?? files,
       machine: intent.machine ?? machine(),
