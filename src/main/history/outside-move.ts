@@ -13,7 +13,13 @@
 import { CairnError } from '../lib/errors'
 import { readMainRef } from './main-ref'
 import type { ObjectStore } from './object-store'
-import { entriesSince, parentsOf, type IndexEntry } from './side-index'
+import {
+  commitsSince,
+  entriesSince,
+  entryFromCommit,
+  parentsOf,
+  type IndexEntry,
+} from './side-index'
 
 /** What following an outside move of `main` did. */
 export interface FollowedMove {
@@ -108,8 +114,11 @@ export async function followOutsideMove(
     added = await entriesSince(store, to, (oid) => repo.index.positionOf(oid) >= 0)
     descends = from === null || added.some((entry) => parentsOf(entry).includes(from))
     // Not on top of Cairn's `main` (an amend, a reset, another history): the outside history
-    // wins, and the index is made again from it alone.
-    if (!descends) added = await entriesSince(store, to, () => false)
+    // wins, and the index is made again from it alone: the walk above, when it met none of
+    // the commits the index holds (another history whole), else every commit of it again,
+    // those the index holds taken from it rather than read and compared again (a reset back
+    // one commit in a history of 5,000 read and compared all 5,000 trees twice).
+    if (!descends && !walkedWhole(repo, added)) added = await wholeHistory(repo, to)
   } catch {
     throw movedToDamageError()
   }
@@ -117,6 +126,32 @@ export async function followOutsideMove(
   beforeAdopt()
   await repo.adopt(to, tree, added, !descends)
   return { from, to, descends, added, dropped }
+}
+
+/** Whether `added`, a walk stopped at what the index holds, went to the first commit. */
+function walkedWhole(repo: FollowingRepo, added: ReadonlyArray<IndexEntry>): boolean {
+  return (
+    added.length > 0 &&
+    !added.some((entry) => parentsOf(entry).some((oid) => repo.index.positionOf(oid) >= 0))
+  )
+}
+
+/**
+ * Every commit `to` reaches, oldest first as a rebuild orders them, each entry the index's
+ * own where it holds one (equal to one made from the commit), else made from the commit.
+ */
+async function wholeHistory(repo: FollowingRepo, to: string): Promise<IndexEntry[]> {
+  const entries: IndexEntry[] = []
+  for (const oid of await commitsSince(repo.store, to, () => false)) {
+    let known: IndexEntry | undefined
+    try {
+      known = repo.index.find(oid)
+    } catch {
+      // A damaged entry: made from its commit instead.
+    }
+    entries.push(known ?? (await entryFromCommit(repo.store, oid)))
+  }
+  return entries
 }
 
 /**
