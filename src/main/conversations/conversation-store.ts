@@ -13,6 +13,8 @@ import {
   OPEN,
   readPlainFileAsync,
 } from '../lib/disk'
+import { OWN_FILE_CAP } from '../lib/own-file-caps'
+import { diskProblem, isDiskProblem } from '../lib/disk-errors'
 import { consoleLogger, type Logger } from '../lib/logger'
 import { createSerialQueue } from '../lib/serial-queue'
 import {
@@ -205,6 +207,16 @@ export function createConversationStore(options: ConversationStoreOptions): Conv
       raw = await readText(fileOf(id))
     } catch (error) {
       if (isMissing(error)) throw notFound()
+      // A disk that fails is not a damaged file: said as it is, nothing kept, so the next
+      // read tries again (told as damage, the person was offered to delete a sound file).
+      const problem = isDiskProblem(error) ? diskProblem(error) : null
+      if (problem) {
+        logger.warn(`Could not read conversation ${id}`, error)
+        throw new CairnError(
+          problem.code,
+          `Cairn could not read this conversation because ${problem.reason}. Nothing was changed.`,
+        )
+      }
       report(id, `Could not read conversation ${id}`, error)
       throw corrupt()
     }
@@ -431,7 +443,8 @@ export function createConversationStore(options: ConversationStoreOptions): Conv
           try {
             conversation = await load(id)
           } catch (error) {
-            // Gone since the listing: nothing to show.
+            // Gone since the listing, or a disk that failed its read (logged by load; listed
+            // again by the next list, never as damaged): nothing to show now.
             if (!isCorrupt(error)) continue
             // A corrupt file (reported by load) is shown as such, for the person to delete; it
             // must not hide the others.
@@ -566,7 +579,7 @@ async function keepAside(dir: string, id: string): Promise<string> {
  */
 async function readText(file: string): Promise<string> {
   try {
-    return (await readPlainFileAsync(file)).toString('utf8')
+    return (await readPlainFileAsync(file, OWN_FILE_CAP.CONVERSATION)).toString('utf8')
   } catch (error) {
     if (isNotPlainFile(error)) return ''
     throw error

@@ -3,7 +3,16 @@ import type { RecoveryTelling } from '../../shared/types'
 import { CairnError } from '../lib/errors'
 import type { Logger } from '../lib/logger'
 import type { OpeningReporter } from '../lib/progress'
-import { closeQuietly, disk, isCode, listNames, OPEN, readPlainFile } from '../lib/disk'
+import {
+  closeQuietly,
+  disk,
+  isCode,
+  isNotPlainFile,
+  listNames,
+  OPEN,
+  readPlainFile,
+} from '../lib/disk'
+import { OWN_FILE_CAP } from '../lib/own-file-caps'
 import { diskProblem, placeOf } from '../lib/disk-errors'
 import { DIR_MODE, settleFolderSyncs, TEMP_FILE_PREFIX } from '../lib/folders'
 import { finishInterruptedMove } from './checkout'
@@ -582,9 +591,11 @@ function repairLayout(gitdir: string): void {
   try {
     // Read and written never through a link nor from a fifo, should one be put there after
     // the check above (rprobe28n): such an open fails, and nothing outside is touched.
-    head = readPlainFile(headFile).toString('utf8').trim()
+    head = readPlainFile(headFile, OWN_FILE_CAP.TINY).toString('utf8').trim()
   } catch (error) {
-    if (!isCode(error, 'ENOENT')) throw error
+    // A HEAD larger than any HEAD is damage as a folder there is: kept aside, written again.
+    if (isNotPlainFile(error)) moveAsideInGitdir(gitdir, 'HEAD')
+    else if (!isCode(error, 'ENOENT')) throw error
   }
   if (head !== 'ref: refs/heads/main') writeOwnFile(headFile, 'ref: refs/heads/main\n')
   // A file where `refs` or `refs/heads` should be, or a folder where the ref file should be,
@@ -608,9 +619,11 @@ function repairConfig(gitdir: string): void {
   moveAsideUnlessFile(gitdir, 'config')
   let text: string
   try {
-    text = readPlainFile(file).toString('utf8')
+    text = readPlainFile(file, OWN_FILE_CAP.SMALL).toString('utf8')
   } catch (error) {
-    if (!isCode(error, 'ENOENT')) throw error
+    // A config larger than any git config is damage as one git cannot parse: kept aside.
+    if (isNotPlainFile(error)) moveAsideInGitdir(gitdir, 'config')
+    else if (!isCode(error, 'ENOENT')) throw error
     writeOwnFile(file, DEFAULT_CONFIG)
     return
   }

@@ -5,6 +5,7 @@
  */
 import path from 'node:path'
 import { disk, isCode, isMissing, isNotPlainFile, makeFolders, readPlainFile } from '../../lib/disk'
+import { OWN_FILE_CAP } from '../../lib/own-file-caps'
 
 /** The folder's name inside the git directory. */
 export const DAMAGED_FOLDER = 'cairn-damaged'
@@ -47,7 +48,7 @@ export function moveIntoDamaged(gitdir: string, file: string, name: string): str
  */
 export function readOwnRecord(gitdir: string, file: string): Buffer | null {
   try {
-    return readPlainFile(file)
+    return readPlainFile(file, OWN_FILE_CAP.RECORDS)
   } catch (error) {
     if (isMissing(error)) return null
     if (!isNotPlainFile(error)) throw error
