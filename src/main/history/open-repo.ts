@@ -22,7 +22,7 @@ import { finishInterruptedRestore, givenUpRestore, intentFileOf } from './restor
 import { DamagedHistoryError } from './damage'
 import { findLostTip, isReadableCommit, newerDescendant, otherRefs } from './find-tip'
 import { readMainRef } from './main-ref'
-import { moveIntoDamaged } from './objects/damaged-folder'
+import { DAMAGED_FOLDER, moveIntoDamaged, NotKeptAsideError } from './objects/damaged-folder'
 import {
   IndexDamagedError,
   IndexFile,
@@ -100,6 +100,7 @@ export async function openRepo(options: OpenRepoOptions): Promise<OpenedRepo> {
     return await openOrRepair(options)
   } catch (error) {
     if (error instanceof CairnError) throw error
+    if (error instanceof NotKeptAsideError) throw notKeptAside(error, options.logger)
     // Whatever went wrong reaches people without its host path or stack: those go to the log
     // only, a disk problem (a refused index part included) as a warning, anything else as an
     // error.
@@ -120,6 +121,18 @@ export async function openRepo(options: OpenRepoOptions): Promise<OpenedRepo> {
       } and open Cairn again.`,
     )
   }
+}
+
+/**
+ * The words for something damaged in the git directory that could not be moved into
+ * `cairn-damaged/` (read-only, full, a mount): what, why, and that it was left where it was.
+ */
+function notKeptAside(error: NotKeptAsideError, logger: Logger | undefined): CairnError {
+  logger?.warn('The memory history could not be opened', error)
+  return new CairnError(
+    diskProblem(error)?.code ?? 'io-error',
+    `Cairn could not open your memory history: it found history.git/${error.what} damaged and could not move it into history.git/${DAMAGED_FOLDER} because ${error.reason}. Nothing was lost: it is still where it was. Fix that and open Cairn again.`,
+  )
 }
 
 /**
