@@ -608,6 +608,12 @@ const ASIDE_FOLDER_TRIES = 20
 /**
  * The first of `<base>/`, `<base>-2/`… in `dir` that is (or can be made) a folder; its name.
  * A file or a link holding one of these names (review13-ui R5, review14-review R4) is passed over.
+ *
+ * Unlike history.git's `cairn-damaged/` (history/objects/damaged-folder.ts), whose non-folder
+ * is moved out of the way: everything in history.git is Cairn's, so a file at that name is
+ * itself damage, while the conversations folder is one the person browses and a sync tool may
+ * fill, where Cairn moves only the conversation files it judged damaged, never a file it did
+ * not make (so it passes the name over, and says so when twenty are taken).
  */
 async function asideFolder(dir: string, base: string): Promise<string> {
   for (let n = 1; n <= ASIDE_FOLDER_TRIES; n++) {
