@@ -30,7 +30,7 @@ import type { StatCache } from './stat-cache'
 import { takenOverError } from '../lib/instance-lock'
 import type { Logger } from '../lib/logger'
 import { mendUnreadTrees, type UnreadTree } from './head-match'
-import { movedDuringError, movedOutside } from './outside-move'
+import { movedDuringError, movedOutside, type AdoptHead } from './outside-move'
 import {
   checkUncheckedBlobs,
   keptVersion,
@@ -179,12 +179,7 @@ export interface Repo extends RepoView {
    * `replace` makes them the whole index (the history was switched, not grown). A failure to
    * record them is caught up later, never reported (the move has happened).
    */
-  adopt(
-    head: string,
-    tree: string,
-    added: ReadonlyArray<IndexEntry>,
-    replace?: boolean,
-  ): Promise<void>
+  readonly adopt: AdoptHead
 }
 
 export interface RepoState {
