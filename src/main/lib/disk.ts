@@ -343,13 +343,19 @@ export async function readPlainFileAsync(file: string, cap: number): Promise<Buf
 
 /**
  * True when `readPlainFile` refused what has the name because it is not a plain file: a link
- * (ELOOP, never followed), a folder, a fifo, a socket or a device (`NOT_A_FILE`), or a folder
- * a read by name opened (EISDIR); or because it is larger than its kind can hold
- * (`TOO_LARGE`). Damage, never an I/O error: nothing there is what Cairn wrote.
+ * (ELOOP, never followed), a folder, a fifo or a device (`NOT_A_FILE`), a socket (whose open
+ * fails: ENXIO), or a folder a read by name opened (EISDIR); or because it is larger than its
+ * kind can hold (`TOO_LARGE`). Damage, never an I/O error: nothing there is what Cairn wrote.
  */
 export function isNotPlainFile(error: unknown): boolean {
   const code = errorCode(error)
-  return code === NOT_A_FILE || code === TOO_LARGE || code === 'ELOOP' || code === 'EISDIR'
+  return (
+    code === NOT_A_FILE ||
+    code === TOO_LARGE ||
+    code === 'ELOOP' ||
+    code === 'EISDIR' ||
+    code === 'ENXIO'
+  )
 }
 
 /** `readPlainFile`, or null when nothing has that name or it is damage (`isNotPlainFile`). */
