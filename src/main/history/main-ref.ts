@@ -4,6 +4,7 @@
  */
 import path from 'node:path'
 import { readPlainFileOrNull } from '../lib/disk'
+import { OWN_FILE_CAP } from '../lib/own-file-caps'
 
 /** What `main` says, read without trusting it: a commit id, or why there is none. */
 export type RefReading =
@@ -64,7 +65,7 @@ function readSettled(file: string, expected: string | null): string | null {
  * waited on, so `main` is then lost and found again). I/O errors are thrown.
  */
 export function readTextOrNull(file: string): string | null {
-  return readPlainFileOrNull(file)?.toString('utf8') ?? null
+  return readPlainFileOrNull(file, OWN_FILE_CAP.TINY)?.toString('utf8') ?? null
 }
 
 /** True for a full 40-digit hex object id. */

@@ -81,21 +81,23 @@ export function movedOutside(gitdir: string, head: string | null): string | null
  * `movedToDamageError`, Cairn's state as it was.
  */
 /**
- * What following needs of the repository: its head, its folder, its objects, its index and its
- * `adopt`. Named here rather than imported, because the repository itself asks this file
- * whether `main` moved (a circle of files otherwise).
+ * `Repo.adopt`'s shape (repo.ts, which documents it), defined once here: the repository asks
+ * this file whether `main` moved, so this file cannot import the repository's (a circle).
  */
+export type AdoptHead = (
+  head: string,
+  tree: string,
+  added: ReadonlyArray<IndexEntry>,
+  replace?: boolean,
+) => Promise<void>
+
+/** What following needs of the repository: its head, folder, objects, index and `adopt`. */
 export interface FollowingRepo {
   head(): string | null
   readonly gitdir: string
   readonly store: ObjectStore
   readonly index: { positionOf(oid: string): number; find(oid: string): IndexEntry | undefined }
-  adopt(
-    head: string,
-    tree: string,
-    added: ReadonlyArray<IndexEntry>,
-    replace?: boolean,
-  ): Promise<void>
+  readonly adopt: AdoptHead
 }
 
 export async function followOutsideMove(

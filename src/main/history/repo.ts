@@ -31,7 +31,7 @@ import { takenOverError } from '../lib/instance-lock'
 import type { Logger } from '../lib/logger'
 import { mendUnreadTrees, type UnreadTree } from './head-match'
 import { lockMain, type HeldMainLock } from './main-lock'
-import { movedDuringError, movedOutside } from './outside-move'
+import { movedDuringError, movedOutside, type AdoptHead } from './outside-move'
 import {
   checkUncheckedBlobs,
   keptVersion,
@@ -183,12 +183,7 @@ export interface Repo extends RepoView {
    * `replace` makes them the whole index (the history was switched, not grown). A failure to
    * record them is caught up later, never reported (the move has happened).
    */
-  adopt(
-    head: string,
-    tree: string,
-    added: ReadonlyArray<IndexEntry>,
-    replace?: boolean,
-  ): Promise<void>
+  readonly adopt: AdoptHead
 }
 
 export interface RepoState {
