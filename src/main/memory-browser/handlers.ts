@@ -3,6 +3,7 @@ import { diskProblem } from '../lib/disk-errors'
 import { CairnError } from '../lib/errors'
 import type { EventBus } from '../lib/events'
 import type { DomainHandlers } from '../lib/handlers'
+import { consistentRead, type Breather } from '../lib/time-slices'
 import { maxEditableBytes } from '../memory'
 import {
   listTree,
@@ -24,12 +25,21 @@ import { deleteFile, renameFile, writeFile } from './edits'
 export function memoryBrowserHandlers(
   memory: VersionedMemory,
   events?: Pick<EventBus, 'emit'>,
+  slices?: () => Breather,
 ): DomainHandlers<'memory'> {
   const execute = memory.execute
   const limits = browserLimits(memory)
   return {
+    // The live folder's tree is walked in slices: the window's other first questions (the
+    // conversations, the sync status) are answered meanwhile, even at 20,000 files.
     'memory:tree': (payload) =>
-      forPeople(payload?.at ? listTreeAt(memory, payload.at) : listTree(memory.folder)),
+      forPeople(
+        payload?.at
+          ? listTreeAt(memory, payload.at)
+          : consistentRead(memory.changeStamp, (breathe) => listTree(memory.folder, breathe), {
+              slices,
+            }),
+      ),
     'memory:read': ({ path, at }) =>
       forPeople(
         at
