@@ -10,7 +10,7 @@ import { CairnError } from '../lib/errors'
 import { FolderTree, type Found } from '../lib/folders'
 import { consoleLogger, type Logger } from '../lib/logger'
 import { parseMemoryPath } from '../memory'
-import { listTree } from '../memory-browser'
+import { listTree, type TreeReader } from '../memory-browser'
 import type { ReviewService } from '../review'
 import { consistentRead, type Breather } from '../lib/time-slices'
 import type { ReadLog } from './read-log'
@@ -37,6 +37,11 @@ export interface HygieneServiceOptions {
   readonly checkEveryMs?: number
   /** How the size meter's walk of the folder gives the loop back (default: every few ms). */
   readonly slices?: () => Breather
+  /**
+   * The live folder's tree (default: walked for the meter alone): the core passes the memory
+   * tree's reader, so a meter asked with the tree waits for the same walk.
+   */
+  readonly readTree?: TreeReader
 }
 
 export interface HygieneService {
@@ -132,7 +137,7 @@ export function createHygieneService(options: HygieneServiceOptions): HygieneSer
         async (breathe) =>
           memoryStats(
             memory.folder,
-            await listTree(memory.folder, breathe),
+            await (options.readTree ? options.readTree() : listTree(memory.folder, breathe)),
             readLog,
             cache,
             breathe,

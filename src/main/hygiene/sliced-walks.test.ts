@@ -6,7 +6,7 @@ import { openVersionedMemory, type VersionedMemory } from '../history'
 import { gitCli, tempDataDir, userDelete, userWrite } from '../history/test-helpers'
 import { createRecordingLogger } from '../lib/logger'
 import { consistentRead, type Breather } from '../lib/time-slices'
-import { listTree, memoryBrowserHandlers } from '../memory-browser'
+import { listTree, memoryBrowserHandlers, sharedTreeReader } from '../memory-browser'
 import { createReviewService, type ReviewService } from '../review'
 import { createHygieneService, type HygieneService } from './hygiene-service'
 import { openReadLog } from './read-log'
@@ -207,5 +207,34 @@ describe('the memory tree, walked in slices', () => {
           .reduce((a, [, s]) => a + s, 0),
       ],
     ])
+  })
+
+  it('is walked once for callers that ask together, again for one that asks after a change', async () => {
+    const gate = gateAt(3)
+    const readTree = sharedTreeReader(memory, gate.slices)
+    const first = readTree()
+    await gate.reached
+    const together = readTree()
+    // The meter asked with the tree waits for the same walk.
+    const readLog = await openReadLog({ dataDir, logger: createRecordingLogger() })
+    const hygiene = createHygieneService({ memory, readLog, review, readTree })
+    try {
+      const meter = hygiene.stats()
+      expect(gate.reads()).toBe(1)
+      gate.release()
+      expect(await together).toBe(await first)
+      expect(new Map((await meter).files.map((f) => [f.path, f.size]))).toEqual(headFiles())
+      expect(gate.reads()).toBe(1)
+
+      // A question asked after a change gets a walk of its own, which holds the change.
+      const again = readTree()
+      await userWrite(memory, '/memories/after.md', 'after\n')
+      const after = readTree()
+      expect(after).not.toBe(again)
+      expect(filesOf(await after).has('/memories/after.md')).toBe(true)
+      expect(filesOf(await after)).toEqual(headFiles())
+    } finally {
+      await hygiene.close()
+    }
   })
 })

@@ -3,10 +3,8 @@ import { diskProblem } from '../lib/disk-errors'
 import { CairnError } from '../lib/errors'
 import type { EventBus } from '../lib/events'
 import type { DomainHandlers } from '../lib/handlers'
-import { consistentRead, type Breather } from '../lib/time-slices'
 import { maxEditableBytes } from '../memory'
 import {
-  listTree,
   listTreeAt,
   readMemoryFile,
   readMemoryFileAt,
@@ -14,6 +12,7 @@ import {
   type BrowserLimits,
 } from './browser'
 import { deleteFile, renameFile, writeFile } from './edits'
+import { sharedTreeReader, type TreeReader } from './tree-reader'
 
 /**
  * Request handlers for the `memory:*` channels: browsing reads the live folder directly,
@@ -25,7 +24,7 @@ import { deleteFile, renameFile, writeFile } from './edits'
 export function memoryBrowserHandlers(
   memory: VersionedMemory,
   events?: Pick<EventBus, 'emit'>,
-  slices?: () => Breather,
+  readTree: TreeReader = sharedTreeReader(memory),
 ): DomainHandlers<'memory'> {
   const execute = memory.execute
   const limits = browserLimits(memory)
@@ -33,13 +32,7 @@ export function memoryBrowserHandlers(
     // The live folder's tree is walked in slices: the window's other first questions (the
     // conversations, the sync status) are answered meanwhile, even at 20,000 files.
     'memory:tree': (payload) =>
-      forPeople(
-        payload?.at
-          ? listTreeAt(memory, payload.at)
-          : consistentRead(memory.changeStamp, (breathe) => listTree(memory.folder, breathe), {
-              slices,
-            }),
-      ),
+      forPeople(payload?.at ? listTreeAt(memory, payload.at) : readTree()),
     'memory:read': ({ path, at }) =>
       forPeople(
         at
