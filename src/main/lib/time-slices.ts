@@ -35,8 +35,9 @@ export const inOneGo: Breather = () => undefined
  * Reads the folder in slices, and trusts the result only if no change to the folder ran while
  * it did: `changeStamp` (the memory's) is odd while a change runs and moves on with each one, so
  * a read made between the slices of a rename, a restore or a sync (one that could list a moved
- * file twice or not at all) is read again. After `tries` torn reads the last is made in one go,
- * which no change's synchronous steps can split (what the reads did before slices).
+ * file twice or not at all) is read again. After `tries` torn reads, or at once when a change is
+ * running as it starts, it is made in one go, which no change's synchronous steps can split
+ * (what every read did before slices).
  */
 export async function consistentRead<T>(
   changeStamp: () => number,
@@ -46,8 +47,10 @@ export async function consistentRead<T>(
   const slices = options.slices ?? (() => timeSlices())
   for (let attempt = 0; attempt < (options.tries ?? 2); attempt++) {
     const before = changeStamp()
+    // A change running now (a sync may take minutes) would tear every sliced read.
+    if (before % 2 !== 0) break
     const result = await read(slices())
-    if (before % 2 === 0 && changeStamp() === before) return result
+    if (changeStamp() === before) return result
   }
   return read(inOneGo)
 }
