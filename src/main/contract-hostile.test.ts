@@ -183,6 +183,7 @@ const samples: Readonly<Record<string, Record<string, unknown>>> = {
   'hygiene:expire': { path: '/memories/missing.md' },
   'chat:send': { conversationId: 'missing', clientId: 'c1', text: 'hi' },
   'chat:stop': { conversationId: 'missing' },
+  'chat:dismiss': { conversationId: 'missing', turnId: 't_missing' },
   'conversations:list': { query: 'x' },
   'conversations:get': { id: 'missing' },
   'conversations:rename': { id: 'missing', title: 't' },

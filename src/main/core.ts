@@ -255,6 +255,7 @@ async function assemble(
         chat.stop(id)
         await chat.settled(id)
       },
+      startedHere: (turnId) => chat.startedHere(turnId),
     }),
     ...syncHandlers(sync),
     ...settingsHandlers({

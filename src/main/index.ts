@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url'
 import { createCore, prepareDataDir, type Core } from './core'
 import { forwardEvents, registerIpc, sendEvent } from './ipc'
 import { CairnError } from './lib/errors'
-import { cipherFromSafeStorage, createFileSecretStore } from './settings'
+import { cipherFromSafeStorage, createFileSecretStore, readPinnedTheme } from './settings'
 import type { OpeningProgress, OpeningUpdate } from '../shared/types'
 import {
   APP_PAGE_URL,
@@ -54,6 +54,10 @@ const isMac = process.platform === 'darwin'
 const devServerUrl = app.isPackaged ? undefined : process.env['ELECTRON_RENDERER_URL']
 const pageUrl = devServerUrl ?? APP_PAGE_URL
 const defaultSize = { width: 1280, height: 820 }
+/** The small window a quit shows while it waits for the memory to open (centred). */
+const closingSize = { width: 520, height: 360 }
+/** The page's background (`--bg` in styles.css) in each pinned theme: the window's, before it paints. */
+const THEME_BACKGROUNDS = { light: '#ffffff', dark: '#1e1e1c' } as const
 /** A hung close must not make Cairn impossible to quit; a commit takes far less. */
 const quitDeadlineMs = 60_000
 
@@ -156,19 +160,27 @@ function isTrustedFrame(frame: WebFrameMain | null): boolean {
 /**
  * Opens the window. It need not wait for the core: before the memory is open its page shows
  * the opening (what is being done and how far), and the app once `app:ready` comes.
+ * `closing`: the small window of a quit that waits for the open (see `window-all-closed`), its
+ * page the same opening screen, saying Cairn closes once the memory is open; its place is not
+ * remembered.
  */
-async function createWindow(): Promise<BrowserWindow> {
+async function createWindow(closing = false): Promise<BrowserWindow> {
   const stateFile = path.join(dataDir, 'window-state.json')
-  const placement = placeWindow(
-    await readWindowState(stateFile),
-    screen.getAllDisplays().map((display) => display.workArea),
-    screen.getPrimaryDisplay().workArea,
-    defaultSize,
-  )
+  const placement = closing
+    ? { bounds: closingSize, maximized: false }
+    : placeWindow(
+        await readWindowState(stateFile),
+        screen.getAllDisplays().map((display) => display.workArea),
+        screen.getPrimaryDisplay().workArea,
+        defaultSize,
+      )
+  // A theme pinned in Settings holds from the first frame: the opening screen comes before the
+  // core (and so the settings) is open. The page reads it from its address (`?theme=`).
+  const theme = await readPinnedTheme(dataDir).catch(() => null)
   const window = new BrowserWindow({
     ...placement.bounds,
-    minWidth: 880,
-    minHeight: 560,
+    ...(theme ? { backgroundColor: THEME_BACKGROUNDS[theme] } : {}),
+    ...(closing ? { resizable: false } : { minWidth: 880, minHeight: 560 }),
     show: false,
     title: 'Cairn',
     autoHideMenuBar: true,
@@ -199,6 +211,7 @@ async function createWindow(): Promise<BrowserWindow> {
     window.show()
   })
   window.on('close', () => {
+    if (closing) return
     try {
       saveWindowStateSync(stateFile, {
         bounds: window.getNormalBounds(),
@@ -231,7 +244,7 @@ async function createWindow(): Promise<BrowserWindow> {
   })
   mainWindow = window
   try {
-    await window.loadURL(pageUrl)
+    await window.loadURL(theme ? `${pageUrl}?theme=${theme}` : pageUrl)
   } catch {
     // Closed by the person before its page loaded (Electron fails the load then): that is a
     // close, not a damaged install. A quit follows, or on macOS Cairn keeps running.
@@ -383,6 +396,8 @@ async function failStartup(error: unknown): Promise<void> {
 }
 
 let quitting: 'no' | 'closing' | 'done' = 'no'
+/** True once the small window of a quit waiting for the open was shown (at most once). */
+let closingShown = false
 
 // Quitting waits until the core has closed: a memory command that is being committed right now
 // finishes and lands in history first. Every quit asked for meanwhile waits too.
@@ -460,7 +475,17 @@ app.on('window-all-closed', () => {
   // A failed start closes its window itself and quits after its dialog.
   if (failing) return
   // macOS keeps an app running without windows; the Dock or the menu brings one back.
-  if (!isMac) app.quit()
+  if (isMac) return
+  app.quit()
+  // Closed while the memory opens: the quit waits for the open (a rebuild of the index is not
+  // cut short), which can take minutes. A small window says so meanwhile, so Cairn is never at
+  // work unseen. Closed too, it is not brought back: the quit goes on as before, unseen.
+  if (quitting === 'closing' && !core && !closingShown) {
+    closingShown = true
+    createWindow(true).catch((error: unknown) =>
+      console.error('[cairn] could not show that Cairn is closing', error),
+    )
+  }
 })
 
 /** The system's save dialog, over the window when there is one (export). */

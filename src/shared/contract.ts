@@ -206,6 +206,11 @@ export const requestSchemas = {
    * reloads), then follows the live `agent:event`s from the `next` of each.
    */
   'chat:running': none,
+  /**
+   * Forgets, in the stored conversation, the error its turn `turnId` ended with or that it was
+   * cut off (`Conversation.lastError`, `openTurn`): the person dismissed it.
+   */
+  'chat:dismiss': z.strictObject({ conversationId: id, turnId: id }),
 
   'conversations:list': z.strictObject({ query: z.string().max(500).optional() }),
   'conversations:get': z.strictObject({ id }),
@@ -310,6 +315,7 @@ export interface RequestResults {
   'chat:send': { readonly conversationId: string; readonly turnId: string }
   'chat:stop': null
   'chat:running': ReadonlyArray<RunningTurn>
+  'chat:dismiss': null
   'conversations:list': ReadonlyArray<ConversationSearchHit>
   'conversations:get': Conversation
   'conversations:rename': ConversationSummary

@@ -183,6 +183,29 @@ describe('the built main bundle in Node, with a recording stand-in for electron'
     expect(window.shown).toBe(true)
   })
 
+  it.each(['dark', 'light'] as const)(
+    'loads the page in the theme Settings pins (%s), from its first frame',
+    async (theme) => {
+      const userData = await tempDir()
+      await writeFile(path.join(userData, 'settings.json'), JSON.stringify({ theme }))
+      const { standIn, window } = await startApp({ userData })
+      expect(standIn.callsOf('window.loadURL').map((call) => call.args[0])).toEqual([
+        `app://cairn/index.html?theme=${theme}`,
+      ])
+      expect(window.options['backgroundColor']).toBe(theme === 'dark' ? '#1e1e1c' : '#ffffff')
+    },
+  )
+
+  it('leaves the theme to the system when Settings pins none, or cannot be read', async () => {
+    const userData = await tempDir()
+    await writeFile(path.join(userData, 'settings.json'), '{"theme": "purple", "model": ')
+    const { standIn, window } = await startApp({ userData })
+    expect(standIn.callsOf('window.loadURL').map((call) => call.args[0])).toEqual([
+      'app://cairn/index.html',
+    ])
+    expect(window.options).not.toHaveProperty('backgroundColor')
+  })
+
   it('keeps spellcheck off where it would download dictionaries (Linux, Windows)', async () => {
     const { standIn, window } = await startApp()
     const webPreferences = window.options['webPreferences'] as Record<string, unknown>
@@ -821,6 +844,40 @@ describe('the window comes before the memory is open', () => {
       await memory.close()
     }
     expect(told.map((progress) => progress.step)).not.toContain('rebuilding-index')
+  })
+
+  it('the last window closed while the memory opens leaves a small window saying Cairn closes once it is open', async () => {
+    if (process.platform === 'darwin') return
+    const userData = await tempDir()
+    await historyToRebuild(userData, 60)
+    const standIn = await start({ userData }, { CAIRN_DATA_DIR: undefined })
+    await rebuilding(standIn)
+    const [window] = standIn.windows
+    window!.setBounds({ x: 40, y: 30, width: 1100, height: 700 })
+    window!.close()
+    expect(standIn.callsOf('app.quit-held')).toHaveLength(1)
+    // A second, small window, its page the opening screen, told that Cairn is closing.
+    const small = await standIn.waitUntil('new BrowserWindow', () => standIn.windows.length === 2)
+    expect(small.args[0]).toMatchObject({ width: 520, height: 360, resizable: false })
+    const closing = standIn.windows[1]!
+    await standIn.waitUntil('window.loaded', () => closing.webContents.mainFrame.url !== '')
+    expect(closing.webContents.mainFrame.url).toBe('app://cairn/index.html')
+    expect(await invoke(standIn, 'app:opening', closing.webContents.mainFrame)).toMatchObject({
+      ok: true,
+      value: { state: 'opening', closing: true },
+    })
+    expect(closing.shown).toBe(true)
+
+    await standIn.waitFor('app.quit')
+    expect(closing.destroyed).toBe(true)
+    expect(standIn.windows).toHaveLength(2)
+    expect(
+      standIn.callsOf('webContents.send').some((call) => eventName(call) === 'app:ready'),
+    ).toBe(false)
+    // The lock is let go, and the place remembered is the app window's, not the small one's.
+    acquireInstanceLock(userData).release()
+    const state = JSON.parse(await readFile(path.join(userData, 'window-state.json'), 'utf8'))
+    expect(state.bounds).toEqual({ x: 40, y: 30, width: 1100, height: 700 })
   })
 
   it('a window the person closes before its page loaded is a quit, not a failed start', async () => {

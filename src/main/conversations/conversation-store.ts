@@ -54,8 +54,16 @@ export interface ConversationStore {
   /** Starts a conversation titled after its first message (nothing stored yet but the file). */
   create(firstText: string): Promise<Conversation>
   get(id: string): Promise<Conversation>
-  /** Applies `change` to the latest stored version and saves it (updatedAt is set here). */
-  update(id: string, change: (current: Conversation) => Conversation): Promise<Conversation>
+  /**
+   * Applies `change` to the latest stored version and saves it (updatedAt is set here, unless
+   * `touch` is false: a change that is no news, such as a dismissed notice, keeps the
+   * conversation's place in the list). A `change` that returns `current` itself saves nothing.
+   */
+  update(
+    id: string,
+    change: (current: Conversation) => Conversation,
+    options?: { readonly touch?: boolean },
+  ): Promise<Conversation>
   rename(id: string, title: string): Promise<ConversationSummary>
   /**
    * Removes the conversation. An unreadable file is moved into `conversations/cairn-damaged/`
@@ -387,10 +395,13 @@ export function createConversationStore(options: ConversationStoreOptions): Conv
         })
       }),
     get: (id) => serial(async () => told(await load(id))),
-    update: (id, change) =>
+    update: (id, change, { touch = true } = {}) =>
       serial(async () => {
-        const next = change(await load(id))
-        return told(await save({ ...next, id, updatedAt: Math.max(now(), next.updatedAt) }))
+        const current = await load(id)
+        const next = change(current)
+        if (next === current) return told(current)
+        const updatedAt = touch ? Math.max(now(), next.updatedAt) : next.updatedAt
+        return told(await save({ ...next, id, updatedAt }))
       }),
     rename: (id, title) =>
       serial(async () => {

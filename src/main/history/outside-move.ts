@@ -46,13 +46,14 @@ export function movedDuringError(): CairnError {
 /**
  * The value of `main` on disk when it is a commit id other than `head`; null when it is
  * `head`, or cannot be told (missing, garbage, unreadable: the caller's own write then puts its
- * value there, as before). One read of the ref file (two when it is there: `readMainRef`
- * reads until two reads agree).
+ * value there, as before). One read of the ref file when it says `head` (the usual case);
+ * otherwise `readMainRef` reads until two reads agree, so a read torn by an in-place write is
+ * never taken for a move.
  */
 export function movedOutside(gitdir: string, head: string | null): string | null {
   let reading
   try {
-    reading = readMainRef(gitdir)
+    reading = readMainRef(gitdir, head)
   } catch {
     return null
   }

@@ -174,7 +174,7 @@ export async function readMemoryFile(
     if (found.stats.size > max) return tooLarge(virtual, found.stats.size)
     const bytes = readAtMost(found.parent, found.name, found.stats, max)
     if (bytes === null) return tooLarge(virtual, found.stats.size)
-    return memoryFile(virtual, bytes)
+    return withinCap(memoryFile(virtual, bytes), limits)
   } finally {
     tree.close()
   }
@@ -194,13 +194,30 @@ export async function readMemoryFileAt(
   const bytes = await memory.readBytesAt(virtual, at)
   if (!bytes) throw new CairnError('not-found', `${virtual} was not a file in that version.`)
   if (bytes.byteLength > maxBytesOf(relative, limits)) return tooLarge(virtual, bytes.byteLength)
-  return memoryFile(virtual, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))
+  return withinCap(
+    memoryFile(virtual, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)),
+    limits,
+  )
 }
 
+/**
+ * The most bytes read of a file before what it holds is known: a file named like an image may
+ * be one (the image cap) or text (the text cap), so the larger of the two.
+ */
 function maxBytesOf(relative: string, limits: BrowserLimits): number {
   return IMAGE_TYPES[path.extname(relative).toLowerCase()]
-    ? limits.maxImageBytes
+    ? Math.max(limits.maxImageBytes, limits.maxTextBytes)
     : limits.maxTextBytes
+}
+
+/**
+ * `file` held to the cap of what it turned out to be: an image to the image cap, anything else
+ * to the text cap. A text file named `.png` is text, as the Memory tool and the search read it,
+ * so the image cap (smaller) does not make it "too large" here alone.
+ */
+function withinCap(file: MemoryFile, limits: BrowserLimits): MemoryFile {
+  const cap = file.kind === 'image' ? limits.maxImageBytes : limits.maxTextBytes
+  return file.size > cap ? tooLarge(file.path, file.size) : file
 }
 
 function tooLarge(virtual: string, size: number): MemoryFile {

@@ -90,6 +90,17 @@ export async function readSettingsFile(file: string, logger: Logger): Promise<Re
 }
 
 /**
+ * The theme Settings pins (`light` or `dark`), read from `<dataDir>/settings.json` before the
+ * core opens, so the window's first frame (the opening screen) is drawn in it; null for
+ * `system`, and when the file cannot be read (the core says why once it opens).
+ */
+export async function readPinnedTheme(dataDir: string): Promise<'light' | 'dark' | null> {
+  const quiet: Logger = { warn: () => undefined, error: () => undefined }
+  const { settings } = await readSettingsFile(path.join(dataDir, 'settings.json'), quiet)
+  return settings.theme === 'system' ? null : settings.theme
+}
+
+/**
  * Renames an unreadable `file` aside as `settings.json.unreadable-<time>` (the hand-written
  * text stays, for the person to copy from) before the settings are written over it. Returns
  * the new name.
