@@ -19,7 +19,7 @@ import { createHidingLogger } from './lib/hiding-logger'
 import { removeStrayTempFiles } from './lib/temp-sweep'
 import { createRunnableMemoryTool } from './memory'
 import { DEFAULT_LIMITS } from './memory'
-import { memoryBrowserHandlers } from './memory-browser'
+import { memoryBrowserHandlers, sharedTreeReader } from './memory-browser'
 import { createReviewService, heldCallsFile, readHeldCalls, reviewHandlers } from './review'
 import {
   createMemorySecretStore,
@@ -169,7 +169,9 @@ async function assemble(
   })
   review.onPending((changes) => events.emit('review:pending', changes))
   const readLog = await openReadLog({ dataDir, logger })
-  const hygiene = createHygieneService({ memory, readLog, review, logger })
+  // One walk of the live folder for the memory tree and the size meter asked together.
+  const readTree = sharedTreeReader(memory)
+  const hygiene = createHygieneService({ memory, readLog, review, logger, readTree })
   memory.onCommit((commit) => hygiene.noteCommit(commit))
 
   // Settings' memory policies reach the memory (and review) at start-up and after every change.
@@ -241,7 +243,7 @@ async function assemble(
       dismissRecovery: (id) => memory.dismissRecovery(id),
       events,
     }),
-    ...memoryBrowserHandlers(memory, events),
+    ...memoryBrowserHandlers(memory, events, readTree),
     ...historyHandlers(memory),
     ...reviewHandlers(review),
     ...hygieneHandlers(hygiene),

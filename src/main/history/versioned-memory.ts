@@ -767,7 +767,7 @@ async function openLocked(
     if (closed) return Promise.reject(closedError())
     // A task handed to an idle queue has started, whatever the microtasks before it runs.
     const waits = queue.busy()
-    return queue.run(async () => {
+    return runIn(mode)(async () => {
       // Stop pressed while this waited behind other work (the SDK starts all the calls of one
       // reply at once): it does not run, and owes no commit of its own.
       if (waits && stop?.signal?.aborted) return stop.outcome()
@@ -832,6 +832,22 @@ async function openLocked(
         tree.close()
       }
     })
+  }
+
+  // The change stamp (`changeStamp`): odd while a task that may change the folder runs.
+  let stamp = 0
+  function runIn(mode: 'reads' | 'writes' | 'replaces') {
+    return <T>(task: () => Promise<T>): Promise<T> =>
+      mode === 'reads'
+        ? queue.run(task)
+        : queue.run(async () => {
+            stamp++
+            try {
+              return await task()
+            } finally {
+              stamp++
+            }
+          })
   }
 
   async function run(
@@ -1327,6 +1343,7 @@ async function openLocked(
     readAt: (file, oid) => forPeople(followingIndexed(() => readAt(repo, file, oid))),
     diff: (file, from, to) => forPeople(followingIndexed(() => diffFile(repo, file, from, to))),
     head: () => repo.head(),
+    changeStamp: () => stamp,
     async settledHead() {
       try {
         return await exclusive(
