@@ -26,6 +26,8 @@ import {
   buildApplicationMenu,
   buildContextMenu,
   contentSecurityPolicy,
+  debuggingRefusal,
+  debuggingSwitches,
   createAppProtocolHandler,
   describeStartupFailure,
   isAppPage,
@@ -56,6 +58,15 @@ const pageUrl = devServerUrl ?? APP_PAGE_URL
 const defaultSize = { width: 1280, height: 820 }
 /** A hung close must not make Cairn impossible to quit; a commit takes far less. */
 const quitDeadlineMs = 60_000
+
+// An installed Cairn never starts with a debugger's door open (the DevTools protocol would
+// reach everything the window can): it says why and exits before anything opens.
+const debugging = app.isPackaged ? debuggingSwitches(process.argv.slice(1)) : []
+if (debugging.length > 0) {
+  const { title, content } = debuggingRefusal(debugging)
+  dialog.showErrorBox(title, content)
+  app.exit(1)
+}
 
 // Before `ready`: the UI's scheme is a secure, standard origin, and every renderer is sandboxed.
 protocol.registerSchemesAsPrivileged([
@@ -589,4 +600,4 @@ function openCore(): Promise<Core> {
   })
 }
 
-void main().catch((error: unknown) => failStartup(error))
+if (debugging.length === 0) void main().catch((error: unknown) => failStartup(error))

@@ -576,6 +576,41 @@ describe('the built main bundle in Node, with a recording stand-in for electron'
     ])
   })
 
+  it('refuses to start packaged with a debugging switch, and says why; development keeps them', async () => {
+    const savedArgv = process.argv
+    cleanups.push(async () => {
+      process.argv = savedArgv
+    })
+    for (const switchGiven of [
+      '--remote-debugging-port=9222',
+      '--remote-debugging-pipe',
+      '--inspect',
+      '--inspect-brk=9229',
+    ]) {
+      const userData = await tempDir()
+      process.argv = [savedArgv[0]!, '/opt/Cairn/resources/app.asar', switchGiven]
+      const packaged = await start({ userData, isPackaged: true }, { CAIRN_DATA_DIR: undefined })
+      expect(packaged.callsOf('app.exit').map((call) => call.args)).toEqual([[1]])
+      const [box] = packaged.callsOf('dialog.showErrorBox')
+      expect(box?.args[0]).toBe('Cairn will not start with a debugger attached')
+      expect(box?.args[1]).toContain(switchGiven.split('=')[0])
+      // Nothing opened (main() asks for the instance lock first thing, as the import runs): no
+      // lock, no channel, no window, the data folder untouched.
+      expect(packaged.callsOf('app.requestSingleInstanceLock')).toHaveLength(0)
+      expect(packaged.handlers.size).toBe(0)
+      expect(packaged.callsOf('new BrowserWindow')).toHaveLength(0)
+      expect(await readdir(userData)).toEqual([])
+    }
+    // `npm run dev` is never packaged: the switch is the developer's, and Cairn starts.
+    process.argv = [savedArgv[0]!, '.', '--remote-debugging-port=9222']
+    const dev = await start({ userData: await tempDir() }, { CAIRN_DATA_DIR: undefined })
+    cleanups.push(() => quit(dev))
+    await dev.waitFor('window.loaded')
+    await ready(dev)
+    expect(dev.callsOf('dialog.showErrorBox')).toHaveLength(0)
+    expect(dev.callsOf('app.exit')).toHaveLength(0)
+  })
+
   it('offers to reload a window whose page crashed, and reloads it', async () => {
     vi.spyOn(console, 'error').mockImplementation(() => undefined)
     const { standIn, window } = await startApp({ dialogResponse: 0 })
