@@ -15,9 +15,11 @@ import {
 import { stat } from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { createCore, prepareDataDir, type Core } from './core'
+import { createCore, createLogSecrets, prepareDataDir, type Core } from './core'
 import { forwardEvents, registerIpc, sendEvent } from './ipc'
 import { CairnError } from './lib/errors'
+import { createHidingLogger } from './lib/hiding-logger'
+import { consoleLogger } from './lib/logger'
 import { cipherFromSafeStorage, createFileSecretStore } from './settings'
 import type { OpeningProgress, OpeningUpdate } from '../shared/types'
 import {
@@ -56,6 +58,10 @@ const isMac = process.platform === 'darwin'
 const devServerUrl = app.isPackaged ? undefined : process.env['ELECTRON_RENDERER_URL']
 const pageUrl = devServerUrl ?? APP_PAGE_URL
 const defaultSize = { width: 1280, height: 820 }
+// The shell's own log lines hide the secrets the core learns (the API key, the sync token),
+// as the core's do: a failed start's error may carry either.
+const logSecrets = createLogSecrets()
+const log = createHidingLogger(consoleLogger, logSecrets.hide)
 /** A hung close must not make Cairn impossible to quit; a commit takes far less. */
 const quitDeadlineMs = 60_000
 
@@ -216,7 +222,7 @@ async function createWindow(): Promise<BrowserWindow> {
         maximized: window.isMaximized(),
       })
     } catch (error) {
-      console.warn('[cairn] could not remember the window position', error)
+      log.warn('could not remember the window position', error)
     }
   })
   // The page refuses its unload while the editor holds unsaved text (its `beforeunload`):
@@ -276,7 +282,7 @@ function tellOpening(update: OpeningUpdate): void {
  * everything lives in main and nothing was lost with the page.
  */
 async function recoverWindow(window: BrowserWindow, reason: string): Promise<void> {
-  console.error(`[cairn] the window's page stopped: ${reason}`)
+  log.error(`the window's page stopped: ${reason}`)
   if (!window.isVisible()) {
     await failStartup(new StartupError('The window stopped while it was opening.'))
     return
@@ -337,7 +343,7 @@ function installMenu(): void {
   const run = (command: MenuCommand) => {
     if (command === 'open-data-folder') {
       void openFolder(dataDir).catch(async (error) => {
-        console.error('[cairn] could not open the data folder', error)
+        log.error('could not open the data folder', error)
         await dialog.showMessageBox({
           type: 'warning',
           message: 'The data folder could not be opened',
@@ -371,7 +377,7 @@ function installMenu(): void {
  * open it, then quits. Nothing fails silently, and the process never lingers without a window.
  */
 async function failStartup(error: unknown): Promise<void> {
-  console.error('[cairn] Cairn could not start:', error)
+  log.error('Cairn could not start:', error)
   if (failing) return
   failing = true
   for (const window of BrowserWindow.getAllWindows()) window.destroy()
@@ -387,9 +393,7 @@ async function failStartup(error: unknown): Promise<void> {
   const opened = core ?? (await coreOpening?.catch(() => null)) ?? null
   core = null
   opening = null
-  await withinDeadline(opened?.close()).catch((closeError) =>
-    console.error('[cairn] close failed', closeError),
-  )
+  await withinDeadline(opened?.close()).catch((closeError) => log.error('close failed', closeError))
   app.exit(1)
 }
 
@@ -443,7 +447,7 @@ async function withinDeadline(closing: Promise<void> | undefined): Promise<void>
   let deadline: NodeJS.Timeout | undefined
   const overdue = new Promise<void>((resolve) => {
     deadline = setTimeout(() => {
-      console.error('[cairn] closing took too long; quitting anyway')
+      log.error('closing took too long; quitting anyway')
       resolve()
     }, quitDeadlineMs)
     deadline.unref()
@@ -458,7 +462,7 @@ async function withinDeadline(closing: Promise<void> | undefined): Promise<void>
 /** Closes the core (a running commit lands first), within the deadline, then quits. */
 async function closeAndQuit(closing: Core): Promise<void> {
   await withinDeadline(closing.close())
-    .catch((error) => console.error('[cairn] close failed', error))
+    .catch((error) => log.error('close failed', error))
     .finally(() => {
       quitting = 'done'
       core = null
@@ -569,6 +573,7 @@ async function main(): Promise<void> {
 function openCore(): Promise<Core> {
   return createCore({
     dataDir,
+    logSecrets,
     // The API key is encrypted by the OS keychain; on Linux without one, settings warn that
     // it falls back to plain text.
     secretStore: createFileSecretStore({

@@ -125,6 +125,11 @@ export interface SyncServiceOptions {
   readonly retryFirstMs?: number
   /** Whether names in the memory folder ignore case (default: macOS and Windows). */
   readonly namesFoldCase?: boolean
+  /**
+   * Told each token as it is read, saved or tried (Test connection's), before it is sent:
+   * the core hides it in every log line, as it does the API key.
+   */
+  readonly onTokenKnown?: (token: string) => void
 }
 
 export type SyncConfigureInput = RequestPayload<'sync:configure'>
@@ -317,6 +322,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
   // (the sync config), so a sync that read the old address while the person saved a new
   // address and token would otherwise send the new server's token to the old one.
   async function saveToken(url: string, token: string): Promise<void> {
+    options.onTokenKnown?.(token)
     await tokens.set(JSON.stringify({ forServer: url, token } satisfies BoundToken))
   }
 
@@ -325,8 +331,16 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     if (saved === null || url === '') return null
     const bound = boundToken(saved)
     // A token saved before it was kept with its address belongs to the address saved then.
-    if (bound === null) return sameServer(url, (await store.config()).url) ? saved : null
-    return sameServer(url, bound.forServer) ? bound.token : null
+    const token =
+      bound === null
+        ? sameServer(url, (await store.config()).url)
+          ? saved
+          : null
+        : sameServer(url, bound.forServer)
+          ? bound.token
+          : null
+    if (token !== null) options.onTokenKnown?.(token)
+    return token
   }
 
   async function configView(config: SyncConfig): Promise<SyncConfigView> {
@@ -975,6 +989,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
         : url === config.url
           ? await tokenFor(url)
           : null
+    if (token !== null) options.onTokenKnown?.(token)
     const remote: RemoteSpec = {
       url,
       username: input.username?.trim() ?? config.username,
