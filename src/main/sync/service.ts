@@ -164,6 +164,10 @@ export interface SyncService {
   close(): Promise<void>
 }
 
+/** What a Stop between two syncs left: the one before it whole, the next not begun. */
+const STOPPED_BETWEEN =
+  'Sync stopped before the next sync began. The sync before it had finished whole; anything changed since was not sent, and the next sync sends it.'
+
 export function createSyncService(options: SyncServiceOptions): SyncService {
   const { memory, tokens, logger } = options
   const history = memory.git
@@ -180,6 +184,9 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
   let running: Promise<void> | null = null
   // The running sync's Stop: aborts its requests; the engine then stops at its next step.
   let stopper: AbortController | null = null
+  // A Stop that came between two syncs of the running loop (one ended, the follow-up asked for
+  // meanwhile not started yet): the follow-up does not start. Cleared when the loop ends.
+  let stopBetween = false
   let again = false
   let moving = false
   let closed = false
@@ -529,6 +536,12 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
   async function runOnce(): Promise<void> {
     const config = await store.config()
     if (!config.url || closed) return
+    if (stopBetween) {
+      // Stopped before it began: nothing of it ran.
+      error = { code: 'sync-stopped', message: STOPPED_BETWEEN }
+      announce()
+      return
+    }
     const choice = pendingChoice
     pendingChoice = null
     syncing = true
@@ -628,7 +641,15 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     quietUntil = null
     // Memory changed while the sync ran: those changes go out with the next one.
     const state = await store.state()
-    if (!error && history.head() !== state.lastRemote) schedule()
+    if (!error && history.head() !== state.lastRemote) {
+      // Unless the person pressed Stop meanwhile: they go out with the next change, the
+      // interval or Sync now.
+      if (!stopBetween) schedule()
+      else {
+        error = { code: 'sync-stopped', message: STOPPED_BETWEEN }
+        announce()
+      }
+    }
   }
 
   function request(): Promise<void> {
@@ -641,11 +662,12 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       do {
         again = false
         await runOnce()
-      } while (again && !closed)
+      } while (again && !closed && !stopBetween)
     })()
       .catch((failure: unknown) => logger.error('Sync failed', failure))
       .finally(() => {
         running = null
+        stopBetween = false
       })
     return running
   }
@@ -721,11 +743,17 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     },
     async stop() {
       const current = running
-      if (stopper && current) {
+      if (current) {
         // A request made meanwhile would start another sync right after this one: the person
         // asked for none (the next change, the interval and Sync now sync as usual).
         again = false
-        stopper.abort()
+        // Between two syncs (one ended, the next asked for meanwhile not begun): there is no
+        // request to abort, and the next must not begin.
+        if (stopper) stopper.abort()
+        else stopBetween = true
+        // A join choice made meanwhile is not carried out by a later sync unasked: the
+        // question stays, and the person answers it again.
+        pendingChoice = null
         await current
       }
       return status()
