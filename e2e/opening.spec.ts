@@ -132,3 +132,63 @@ test('a quick open shows no opening screen at all, not even for a moment', async
     false,
   )
 })
+
+for (const [pinned, system] of [
+  ['dark', 'light'],
+  ['light', 'dark'],
+] as const) {
+  test(`a theme pinned ${pinned} holds from the first frame of the opening, the system being ${system}`, async ({
+    page,
+    cairn,
+    rendererServer,
+  }) => {
+    await cairn.core.dispatch('settings:update', { theme: pinned })
+    // Every value <html data-theme> takes, and the one it had when the page first drew
+    // anything in its root, watched from before the page loads.
+    await page.addInitScript({
+      content: `window.__themes = []
+        window.__firstDrawn = undefined
+        new MutationObserver(() => {
+          const root = document.documentElement
+          if (!root) return
+          const theme = root.dataset.theme ?? 'none'
+          if (window.__themes.at(-1) !== theme) window.__themes.push(theme)
+          if (window.__firstDrawn === undefined && document.getElementById('root')?.firstElementChild)
+            window.__firstDrawn = theme
+        }).observe(document, { childList: true, subtree: true, attributes: true })`,
+    })
+    const stand = opening(cairn.core, {
+      progress: { step: 'rebuilding-index', done: 10, total: 100 },
+      closing: false,
+    })
+    await watchCsp(page, cairn.cspViolations)
+    const detach = await attachCore(page, stand.core)
+    try {
+      await page.emulateMedia({ colorScheme: system })
+      // What the shell loads when Settings pins a theme (main-bundle.test checks it does).
+      await page.goto(`${rendererServer.url}?theme=${pinned}`)
+      const screen = new OpeningPage(page)
+      await expect(screen.screen).toBeVisible()
+      const background = await page.evaluate(
+        () => getComputedStyle(document.querySelector('.opening')!).backgroundColor,
+      )
+      expect(background).toBe(pinned === 'dark' ? 'rgb(30, 30, 28)' : 'rgb(255, 255, 255)')
+      await mkdir('e2e/artifacts', { recursive: true })
+      await page.screenshot({ path: `e2e/artifacts/opening-pinned-${pinned}.png` })
+
+      stand.ready()
+      await expect(new ChatPage(page).composer).toBeVisible()
+      await expect(page.locator('html')).toHaveAttribute('data-theme', pinned)
+      const seen = await page.evaluate(() => {
+        const w = window as unknown as { __themes: string[]; __firstDrawn?: string }
+        return { themes: w.__themes, firstDrawn: w.__firstDrawn }
+      })
+      // Pinned before anything was drawn, and never let go meanwhile (no flash of the system's).
+      expect(seen.firstDrawn).toBe(pinned)
+      expect(seen.themes.filter((theme) => theme !== 'none')).toEqual([pinned])
+      expect(seen.themes.lastIndexOf('none')).toBeLessThan(seen.themes.indexOf(pinned))
+    } finally {
+      detach()
+    }
+  })
+}

@@ -42,7 +42,7 @@ test('an empty reply is still explained after a reload, until the next send', as
   await expect(chat.transcript.getByRole('alert')).toHaveCount(0)
 })
 
-test('a declined reply says so after a reload; dismissed, it stays away in that window', async ({
+test('a declined reply says so after a reload; dismissed, it stays away, after a reload too', async ({
   page,
   cairn,
   anthropic,
@@ -60,4 +60,27 @@ test('a declined reply says so after a reload; dismissed, it stays away in that 
   await banner.getByRole('button', { name: /dismiss/i }).click()
   await expect(banner).toHaveCount(0)
   await expect(chat.lastReply()).toContainText('I will not help with that.')
+  // Forgotten in the conversation itself, not only in this window.
+  await page.reload()
+  await chat.openConversation('Help me with that')
+  await expect(chat.lastReply()).toContainText('I will not help with that.')
+  await expect(banner).toHaveCount(0)
+})
+
+test('an error dismissed as the turn ends stays away after a reload', async ({
+  page,
+  cairn,
+  anthropic,
+}) => {
+  anthropic.script(reply.raw('<html><body>502 Bad Gateway</body></html>'))
+  await cairn.open(page)
+  const chat = new ChatPage(page)
+  await chat.send('Are you there?')
+  const banner = chat.transcript.getByRole('alert', { name: 'The reply was empty' })
+  await banner.getByRole('button', { name: /dismiss/i }).click()
+  await expect(banner).toHaveCount(0)
+  await page.reload()
+  await chat.openConversation('Are you there?')
+  await expect(chat.userMessages()).toHaveText(['Are you there?'])
+  await expect(banner).toHaveCount(0)
 })

@@ -15,10 +15,12 @@ import {
 import { stat } from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { createCore, prepareDataDir, type Core } from './core'
+import { createCore, createLogSecrets, prepareDataDir, type Core } from './core'
 import { forwardEvents, registerIpc, sendEvent } from './ipc'
 import { CairnError } from './lib/errors'
-import { cipherFromSafeStorage, createFileSecretStore } from './settings'
+import { createHidingLogger } from './lib/hiding-logger'
+import { consoleLogger } from './lib/logger'
+import { cipherFromSafeStorage, createFileSecretStore, readPinnedTheme } from './settings'
 import type { OpeningProgress, OpeningUpdate } from '../shared/types'
 import {
   APP_PAGE_URL,
@@ -26,6 +28,8 @@ import {
   buildApplicationMenu,
   buildContextMenu,
   contentSecurityPolicy,
+  debuggingRefusal,
+  debuggingSwitches,
   createAppProtocolHandler,
   describeStartupFailure,
   isAppPage,
@@ -54,8 +58,25 @@ const isMac = process.platform === 'darwin'
 const devServerUrl = app.isPackaged ? undefined : process.env['ELECTRON_RENDERER_URL']
 const pageUrl = devServerUrl ?? APP_PAGE_URL
 const defaultSize = { width: 1280, height: 820 }
+/** The small window a quit shows while it waits for the memory to open (centred). */
+const closingSize = { width: 520, height: 360 }
+/** The page's background (`--bg` in styles.css) in each pinned theme: the window's, before it paints. */
+const THEME_BACKGROUNDS = { light: '#ffffff', dark: '#1e1e1c' } as const
+// The shell's own log lines hide the secrets the core learns (the API key, the sync token),
+// as the core's do: a failed start's error may carry either.
+const logSecrets = createLogSecrets()
+const log = createHidingLogger(consoleLogger, logSecrets.hide)
 /** A hung close must not make Cairn impossible to quit; a commit takes far less. */
 const quitDeadlineMs = 60_000
+
+// An installed Cairn never starts with a debugger's door open (the DevTools protocol would
+// reach everything the window can): it says why and exits before anything opens.
+const debugging = app.isPackaged ? debuggingSwitches(process.argv.slice(1)) : []
+if (debugging.length > 0) {
+  const { title, content } = debuggingRefusal(debugging)
+  dialog.showErrorBox(title, content)
+  app.exit(1)
+}
 
 // Before `ready`: the UI's scheme is a secure, standard origin, and every renderer is sandboxed.
 protocol.registerSchemesAsPrivileged([
@@ -156,19 +177,27 @@ function isTrustedFrame(frame: WebFrameMain | null): boolean {
 /**
  * Opens the window. It need not wait for the core: before the memory is open its page shows
  * the opening (what is being done and how far), and the app once `app:ready` comes.
+ * `closing`: the small window of a quit that waits for the open (see `window-all-closed`), its
+ * page the same opening screen, saying Cairn closes once the memory is open; its place is not
+ * remembered.
  */
-async function createWindow(): Promise<BrowserWindow> {
+async function createWindow(closing = false): Promise<BrowserWindow> {
   const stateFile = path.join(dataDir, 'window-state.json')
-  const placement = placeWindow(
-    await readWindowState(stateFile),
-    screen.getAllDisplays().map((display) => display.workArea),
-    screen.getPrimaryDisplay().workArea,
-    defaultSize,
-  )
+  const placement = closing
+    ? { bounds: closingSize, maximized: false }
+    : placeWindow(
+        await readWindowState(stateFile),
+        screen.getAllDisplays().map((display) => display.workArea),
+        screen.getPrimaryDisplay().workArea,
+        defaultSize,
+      )
+  // A theme pinned in Settings holds from the first frame: the opening screen comes before the
+  // core (and so the settings) is open. The page reads it from its address (`?theme=`).
+  const theme = await readPinnedTheme(dataDir).catch(() => null)
   const window = new BrowserWindow({
     ...placement.bounds,
-    minWidth: 880,
-    minHeight: 560,
+    ...(theme ? { backgroundColor: THEME_BACKGROUNDS[theme] } : {}),
+    ...(closing ? { resizable: false } : { minWidth: 880, minHeight: 560 }),
     show: false,
     title: 'Cairn',
     autoHideMenuBar: true,
@@ -199,13 +228,14 @@ async function createWindow(): Promise<BrowserWindow> {
     window.show()
   })
   window.on('close', () => {
+    if (closing) return
     try {
       saveWindowStateSync(stateFile, {
         bounds: window.getNormalBounds(),
         maximized: window.isMaximized(),
       })
     } catch (error) {
-      console.warn('[cairn] could not remember the window position', error)
+      log.warn('could not remember the window position', error)
     }
   })
   // The page refuses its unload while the editor holds unsaved text (its `beforeunload`):
@@ -231,7 +261,7 @@ async function createWindow(): Promise<BrowserWindow> {
   })
   mainWindow = window
   try {
-    await window.loadURL(pageUrl)
+    await window.loadURL(theme ? `${pageUrl}?theme=${theme}` : pageUrl)
   } catch {
     // Closed by the person before its page loaded (Electron fails the load then): that is a
     // close, not a damaged install. A quit follows, or on macOS Cairn keeps running.
@@ -265,7 +295,7 @@ function tellOpening(update: OpeningUpdate): void {
  * everything lives in main and nothing was lost with the page.
  */
 async function recoverWindow(window: BrowserWindow, reason: string): Promise<void> {
-  console.error(`[cairn] the window's page stopped: ${reason}`)
+  log.error(`the window's page stopped: ${reason}`)
   if (!window.isVisible()) {
     await failStartup(new StartupError('The window stopped while it was opening.'))
     return
@@ -326,7 +356,7 @@ function installMenu(): void {
   const run = (command: MenuCommand) => {
     if (command === 'open-data-folder') {
       void openFolder(dataDir).catch(async (error) => {
-        console.error('[cairn] could not open the data folder', error)
+        log.error('could not open the data folder', error)
         await dialog.showMessageBox({
           type: 'warning',
           message: 'The data folder could not be opened',
@@ -360,7 +390,7 @@ function installMenu(): void {
  * open it, then quits. Nothing fails silently, and the process never lingers without a window.
  */
 async function failStartup(error: unknown): Promise<void> {
-  console.error('[cairn] Cairn could not start:', error)
+  log.error('Cairn could not start:', error)
   if (failing) return
   failing = true
   for (const window of BrowserWindow.getAllWindows()) window.destroy()
@@ -376,13 +406,13 @@ async function failStartup(error: unknown): Promise<void> {
   const opened = core ?? (await coreOpening?.catch(() => null)) ?? null
   core = null
   opening = null
-  await withinDeadline(opened?.close()).catch((closeError) =>
-    console.error('[cairn] close failed', closeError),
-  )
+  await withinDeadline(opened?.close()).catch((closeError) => log.error('close failed', closeError))
   app.exit(1)
 }
 
 let quitting: 'no' | 'closing' | 'done' = 'no'
+/** True once the small window of a quit waiting for the open was shown (at most once). */
+let closingShown = false
 
 // Quitting waits until the core has closed: a memory command that is being committed right now
 // finishes and lands in history first. Every quit asked for meanwhile waits too.
@@ -432,7 +462,7 @@ async function withinDeadline(closing: Promise<void> | undefined): Promise<void>
   let deadline: NodeJS.Timeout | undefined
   const overdue = new Promise<void>((resolve) => {
     deadline = setTimeout(() => {
-      console.error('[cairn] closing took too long; quitting anyway')
+      log.error('closing took too long; quitting anyway')
       resolve()
     }, quitDeadlineMs)
     deadline.unref()
@@ -447,7 +477,7 @@ async function withinDeadline(closing: Promise<void> | undefined): Promise<void>
 /** Closes the core (a running commit lands first), within the deadline, then quits. */
 async function closeAndQuit(closing: Core): Promise<void> {
   await withinDeadline(closing.close())
-    .catch((error) => console.error('[cairn] close failed', error))
+    .catch((error) => log.error('close failed', error))
     .finally(() => {
       quitting = 'done'
       core = null
@@ -460,7 +490,17 @@ app.on('window-all-closed', () => {
   // A failed start closes its window itself and quits after its dialog.
   if (failing) return
   // macOS keeps an app running without windows; the Dock or the menu brings one back.
-  if (!isMac) app.quit()
+  if (isMac) return
+  app.quit()
+  // Closed while the memory opens: the quit waits for the open (a rebuild of the index is not
+  // cut short), which can take minutes. A small window says so meanwhile, so Cairn is never at
+  // work unseen. Closed too, it is not brought back: the quit goes on as before, unseen.
+  if (quitting === 'closing' && !core && !closingShown) {
+    closingShown = true
+    createWindow(true).catch((error: unknown) =>
+      log.error('could not show that Cairn is closing', error),
+    )
+  }
 })
 
 /** The system's save dialog, over the window when there is one (export). */
@@ -558,6 +598,7 @@ async function main(): Promise<void> {
 function openCore(): Promise<Core> {
   return createCore({
     dataDir,
+    logSecrets,
     // The API key is encrypted by the OS keychain; on Linux without one, settings warn that
     // it falls back to plain text.
     secretStore: createFileSecretStore({
@@ -589,4 +630,4 @@ function openCore(): Promise<Core> {
   })
 }
 
-void main().catch((error: unknown) => failStartup(error))
+if (debugging.length === 0) void main().catch((error: unknown) => failStartup(error))

@@ -41,6 +41,7 @@ export const requestChannels = [
   'chat:send',
   'chat:stop',
   'chat:running',
+  'chat:dismiss',
   'conversations:list',
   'conversations:get',
   'conversations:rename',

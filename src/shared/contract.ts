@@ -81,7 +81,16 @@ const machineName = z
 
 /** Each setting's bounds: an update and what `settings.json` holds are checked alike. */
 export const settingFields = {
-  model: z.string().min(1).max(200),
+  // No model's id holds one, and Settings would show it reordered (a bidi override) or not
+  // at all: refused, as a machine's name is.
+  model: z
+    .string()
+    .min(1)
+    .max(200)
+    .refine(
+      (model) => !/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u.test(model),
+      'must be one line without control or invisible formatting characters',
+    ),
   maxTokens: z.int().min(1).max(128000),
   customInstructions: z.string().max(MAX_INSTRUCTIONS_CHARS),
   createExisting: z.enum(CREATE_EXISTING_POLICIES),
@@ -206,6 +215,11 @@ export const requestSchemas = {
    * reloads), then follows the live `agent:event`s from the `next` of each.
    */
   'chat:running': none,
+  /**
+   * Forgets, in the stored conversation, the error its turn `turnId` ended with or that it was
+   * cut off (`Conversation.lastError`, `openTurn`): the person dismissed it.
+   */
+  'chat:dismiss': z.strictObject({ conversationId: id, turnId: id }),
 
   'conversations:list': z.strictObject({ query: z.string().max(500).optional() }),
   'conversations:get': z.strictObject({ id }),
@@ -310,6 +324,7 @@ export interface RequestResults {
   'chat:send': { readonly conversationId: string; readonly turnId: string }
   'chat:stop': null
   'chat:running': ReadonlyArray<RunningTurn>
+  'chat:dismiss': null
   'conversations:list': ReadonlyArray<ConversationSearchHit>
   'conversations:get': Conversation
   'conversations:rename': ConversationSummary

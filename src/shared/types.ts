@@ -615,6 +615,13 @@ export interface Conversation extends ConversationSummary {
    * chat can still say it after a restart. Absent when the last turn ended well.
    */
   readonly lastError?: TurnError
+  /**
+   * The turn that began and has not ended: stored with its prompt, cleared when it ends. What
+   * `conversations:get` answers holds it only for a turn no Cairn runs now, one cut off when
+   * Cairn closed (killed, crashed, a power cut) mid-reply, so the chat can say so. Absent when
+   * the last turn ended (well or not), or was dismissed (`chat:dismiss`).
+   */
+  readonly openTurn?: string
 }
 
 /** The error a turn ended with, kept with its conversation (`Conversation.lastError`). */

@@ -83,6 +83,17 @@ export interface ChatService {
   isRunning(conversationId: string): boolean
   /** The turns running now, each with its events so far (`chat:running`). */
   running(): ReadonlyArray<RunningTurn>
+  /**
+   * True for a turn this Cairn started (running or ended): a conversation's `openTurn` naming
+   * one was not cut off by a close (its end may not have been stored: a failing disk).
+   */
+  startedHere(turnId: string): boolean
+  /**
+   * Forgets the error turn `turnId` ended with, or that it was cut off, in the stored
+   * conversation, so neither is told again (a reload, a restart). Nothing changes when the
+   * conversation's latest word is about another turn.
+   */
+  dismiss(conversationId: string, turnId: string): Promise<void>
   /** Resolves when the conversation's running turn (if any) has ended and been stored. */
   settled(conversationId: string): Promise<void>
   /** Stops every turn and waits for them to end. */
@@ -117,6 +128,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
   const now = options.now ?? Date.now
   const logger = options.logger ?? consoleLogger
   const running = new Map<string, ActiveTurn>()
+  const started = new Set<string>()
 
   /**
    * Numbers `event` in its turn and sends it; while the turn runs, it is also kept for windows
@@ -142,10 +154,13 @@ export function createChatService(options: ChatServiceOptions): ChatService {
     toolCommits: Readonly<Record<string, string>> = {},
     turn: { readonly turnId: string; readonly viewed: ReadonlyArray<string> } | null = null,
     recovered: Recovered | null = null,
+    opening: string | null = null,
   ): Promise<Conversation> => {
     // A turn under way: the last one's error is no longer the latest word.
     const updated = await options.conversations.update(id, ({ lastError: _, ...current }) => ({
       ...current,
+      // Stored with the prompt, in the same write: a turn a kill cuts off is still marked.
+      ...(opening !== null ? { openTurn: opening } : {}),
       messages: withViewed(
         [
           ...(recovered ? withAnswers(current.messages, recovered.answers) : current.messages),
@@ -167,12 +182,28 @@ export function createChatService(options: ChatServiceOptions): ChatService {
   const keepError = async (id: string, error: TurnError): Promise<void> => {
     try {
       await options.conversations.update(id, (current) => ({
-        ...current,
+        ...withoutOpenTurn(current, error.turnId),
         lastError: { ...error, message: cutText(error.message, MAX_ERROR_MESSAGE) },
       }))
       options.onConversationChanged(id)
     } catch (failure) {
       logger.warn('Could not keep the error a turn ended with in its conversation', failure)
+    }
+  }
+
+  /**
+   * Marks turn `turnId` ended in its conversation (its `openTurn` goes). Best effort: one not
+   * marked is still known to have run here (`startedHere`) until Cairn closes. `quiet` when the
+   * turn already failed to be stored: the log has said why.
+   */
+  const markEnded = async (id: string, turnId: string, quiet: boolean): Promise<void> => {
+    try {
+      await options.conversations.update(id, (current) => withoutOpenTurn(current, turnId))
+    } catch (failure) {
+      // Deleted while the turn ran: nothing is left to mark.
+      if (quiet || (failure instanceof CairnError && failure.code === 'conversation-not-found'))
+        return
+      logger.warn('Could not mark the end of a turn in its conversation', failure)
     }
   }
 
@@ -314,6 +345,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
     // A turn that failed in the store itself: its error cannot be stored either.
     if (outcome.error && !outcome.notStored)
       await keepError(conversation.id, { turnId, ...outcome.error })
+    else await markEnded(conversation.id, turnId, outcome.notStored === true)
     // Forget the running turn before announcing its end, so whoever reacts to turn-finished
     // (the renderer, a test, another feature) can send the next message at once.
     release()
@@ -340,6 +372,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
       const done = new Promise<void>((resolve) => (finish = resolve))
       const turn: ActiveTurn = { turnId, controller, done, events: [], next: 0 }
       running.set(base.id, turn)
+      started.add(turnId)
       try {
         const recovered = await recover(base)
         const conversation = await append(
@@ -348,6 +381,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
           {},
           null,
           recovered,
+          turnId,
         )
         if (recovered && options.onHeldAnswered) {
           const held = [...recovered.answers.keys()].filter((id) => options.heldAtKill?.has(id))
@@ -393,6 +427,24 @@ export function createChatService(options: ChatServiceOptions): ChatService {
           next: turn.next,
         }))
     },
+    startedHere(turnId) {
+      return started.has(turnId)
+    },
+    async dismiss(conversationId, turnId) {
+      let changed = false
+      await options.conversations.update(
+        conversationId,
+        (current) => {
+          if (current.lastError?.turnId !== turnId && current.openTurn !== turnId) return current
+          changed = true
+          const { lastError, ...rest } = withoutOpenTurn(current, turnId)
+          return lastError?.turnId === turnId ? rest : { ...rest, ...(lastError && { lastError }) }
+        },
+        // Dismissing is no news: the conversation keeps its place in the list.
+        { touch: false },
+      )
+      if (changed) options.onConversationChanged(conversationId)
+    },
     async settled(conversationId) {
       await running.get(conversationId)?.done
     },
@@ -418,6 +470,13 @@ function withViewed(
   return messages.map((message, i) =>
     i > start && message.role === 'assistant' ? { ...message, viewed: turn.viewed } : message,
   )
+}
+
+/** `conversation` without its `openTurn` when that names `turnId` (itself otherwise). */
+function withoutOpenTurn(conversation: Conversation, turnId: string): Conversation {
+  if (conversation.openTurn !== turnId) return conversation
+  const { openTurn: _, ...rest } = conversation
+  return rest
 }
 
 function turnRunning(): CairnError {

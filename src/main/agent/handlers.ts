@@ -10,5 +10,9 @@ export function chatHandlers(chat: ChatService): DomainHandlers<'chat'> {
       return null
     },
     'chat:running': () => chat.running(),
+    'chat:dismiss': async ({ conversationId, turnId }) => {
+      await chat.dismiss(conversationId, turnId)
+      return null
+    },
   }
 }

@@ -13,6 +13,7 @@ import { afterEach, beforeEach, expect, it } from 'vitest'
 import {
   invalidMessages,
   reply,
+  sse,
   startFakeAnthropic,
   type FakeAnthropic,
 } from '../../../test/fixtures/fake-anthropic'
@@ -116,4 +117,61 @@ it('finds the command committed and the conversation able to go on after a kill 
   })
   const after = await callCore(core, 'conversations:get', { id: conversationId })
   expect(after.toolCommits).toEqual({ toolu_kill: head })
+})
+
+it('says after a restart that the turn a kill cut off did not finish, until the person dismisses it', async () => {
+  // Half a reply streams in, then the API says nothing more until the child is killed.
+  fake.script(reply.raw(sse.messageStart() + sse.text(0, 'Half a rep'), { ending: 'hang' }))
+  const child = spawn(process.execPath, ['--import', 'tsx', CHILD, dataDir, fake.url, 'Tell me'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let said = ''
+  let stderr = ''
+  child.stdout.on('data', (chunk: Buffer) => (said += chunk.toString()))
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+  const exited = new Promise<NodeJS.Signals | null>((resolve) =>
+    child.once('close', (_code, signal) => resolve(signal)),
+  )
+  const told = new Promise<void>((resolve) =>
+    child.stdout.on('data', () => /^turn \S+$/m.test(said) && resolve()),
+  )
+  await Promise.race([
+    Promise.all([fake.waitForMessageRequests(1), told]),
+    exited.then(() => {
+      throw new Error(`the child ended early: ${stderr}`)
+    }),
+  ])
+  child.kill('SIGKILL')
+  expect(await exited).toBe('SIGKILL')
+  const conversationId = /^sent (\S+)$/m.exec(said)![1]!
+  const turnId = /^turn (\S+)$/m.exec(said)![1]!
+
+  core = await createCore({
+    dataDir,
+    env: { ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: fake.url },
+    anthropicMaxRetries: 0,
+    logger: createRecordingLogger(),
+  })
+  const stored = await callCore(core, 'conversations:get', { id: conversationId })
+  expect(stored.messages.map((m) => m.role)).toEqual(['user'])
+  expect(stored.openTurn).toBe(turnId)
+  expect(stored.lastError).toBeUndefined()
+
+  // Dismissed, it is not told again, nor after another restart; the conversation keeps its
+  // place in the list (dismissing is no news).
+  await callCore(core, 'chat:dismiss', { conversationId, turnId })
+  expect(
+    (await callCore(core, 'conversations:get', { id: conversationId })).openTurn,
+  ).toBeUndefined()
+  await core.close()
+  core = await createCore({
+    dataDir,
+    env: { ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: fake.url },
+    anthropicMaxRetries: 0,
+    logger: createRecordingLogger(),
+  })
+  const after = await callCore(core, 'conversations:get', { id: conversationId })
+  expect(after.openTurn).toBeUndefined()
+  expect(after.updatedAt).toBe(stored.updatedAt)
+  expect(after.messages).toEqual(stored.messages)
 })

@@ -137,3 +137,79 @@ describe('the last turn’s error', () => {
     expect(result.ok ? null : result.error.code).toBe('conversation-corrupt')
   })
 })
+
+describe('dismissing the last turn’s error (chat:dismiss)', () => {
+  it('forgets it in the stored conversation, through a restart, keeping its place in the list', async () => {
+    cairn.fake.script(reply.raw('<html><body>502 Bad Gateway</body></html>'))
+    const failed = await cairn.turn(null, 'hi')
+    const id = failed.conversationId
+    const before = await cairn.call('conversations:get', { id })
+    expect(before.lastError?.turnId).toBe(failed.turnId)
+
+    await cairn.call('chat:dismiss', { conversationId: id, turnId: failed.turnId })
+    await cairn.reopen()
+    const after = await cairn.call('conversations:get', { id })
+    expect(after.lastError).toBeUndefined()
+    expect(after.updatedAt).toBe(before.updatedAt)
+    expect(after.messages).toEqual(before.messages)
+    expect(JSON.parse(await readFile(cairn.fileOf(id), 'utf8'))).not.toHaveProperty('lastError')
+  })
+
+  it('changes nothing for another turn, and refuses a conversation that does not exist', async () => {
+    cairn.fake.script(reply.raw('<html><body>502 Bad Gateway</body></html>'))
+    const failed = await cairn.turn(null, 'hi')
+    const file = cairn.fileOf(failed.conversationId)
+    const text = await readFile(file, 'utf8')
+
+    await cairn.call('chat:dismiss', { conversationId: failed.conversationId, turnId: 't_other' })
+    expect(await readFile(file, 'utf8')).toBe(text)
+
+    const missing = await cairn.core.dispatch('chat:dismiss', {
+      conversationId: 'c_missing',
+      turnId: failed.turnId,
+    })
+    expect(missing.ok ? null : missing.error).toEqual({
+      code: 'conversation-not-found',
+      message: 'This conversation does not exist any more.',
+    })
+    expect(await readFile(file, 'utf8')).toBe(text)
+  })
+})
+
+describe('a turn that has not ended (openTurn)', () => {
+  it('is never told for a turn this Cairn runs or ran: running, finished, stopped, or failed', async () => {
+    let release!: () => void
+    const hold = new Promise<void>((resolve) => (release = resolve))
+    cairn.fake.script(reply.text('A reply that takes its time.', { hold }))
+    const { conversationId, turnId } = await cairn.send(null, 'hello')
+    await cairn.until(() =>
+      cairn.events.some((e) => e.turnId === turnId && e.type === 'text-delta'),
+    )
+    // Stored with the prompt (a kill now would leave it), yet not told: this Cairn runs it.
+    expect(JSON.parse(await readFile(cairn.fileOf(conversationId), 'utf8'))).toMatchObject({
+      openTurn: turnId,
+    })
+    expect((await cairn.call('conversations:get', { id: conversationId })).openTurn).toBeUndefined()
+    release()
+    await cairn.finished(turnId)
+    expect(JSON.parse(await readFile(cairn.fileOf(conversationId), 'utf8'))).not.toHaveProperty(
+      'openTurn',
+    )
+
+    // Stopped before any word of the reply came: it ended, it was not cut off.
+    cairn.fake.script(reply.raw('', { head: false, ending: 'hang' }))
+    const stopped = await cairn.send(conversationId, 'more')
+    await cairn.fake.waitForMessageRequests(2)
+    await cairn.call('chat:stop', { conversationId })
+    await cairn.finished(stopped.turnId)
+    cairn.fake.script(reply.raw('<html><body>502 Bad Gateway</body></html>'))
+    const failed = await cairn.turn(conversationId, 'again')
+    await cairn.reopen()
+    const stored = await cairn.call('conversations:get', { id: conversationId })
+    expect(stored.openTurn).toBeUndefined()
+    expect(stored.lastError?.turnId).toBe(failed.turnId)
+    expect(JSON.parse(await readFile(cairn.fileOf(conversationId), 'utf8'))).not.toHaveProperty(
+      'openTurn',
+    )
+  })
+})

@@ -63,7 +63,8 @@ const lastError = z.object({
  *   { "version": 1, "id": "c_…", "title": "…", "createdAt": 1760000000000, "updatedAt": …,
  *     "messages": [{ "role": "user", "content": [{ "type": "text", "text": "…" }], … }],
  *     "toolCommits": { "toolu_…": "<40-hex oid>" },
- *     "lastError": { "turnId": "t_…", "code": "empty-reply", "message": "…" } }   (optional)
+ *     "lastError": { "turnId": "t_…", "code": "empty-reply", "message": "…" },   (optional)
+ *     "openTurn": "t_…" }   (optional: a turn under way, or cut off when Cairn closed)
  */
 const conversationFile = z.object({
   version: z.literal(1),
@@ -74,6 +75,7 @@ const conversationFile = z.object({
   messages: z.array(message),
   toolCommits: z.record(z.string(), z.string()),
   lastError: lastError.optional(),
+  openTurn: z.string().max(200).optional(),
 })
 
 /**
@@ -104,6 +106,10 @@ export function parseConversation(raw: string): Conversation {
     toolCommits: file.toolCommits,
     ...(file.lastError && file.lastError.turnId === lastTurnOf(messages)
       ? { lastError: readTurnError(file.lastError) }
+      : {}),
+    // Like the error, it speaks only for the conversation's last turn.
+    ...(file.openTurn !== undefined && file.openTurn === lastTurnOf(messages)
+      ? { openTurn: file.openTurn }
       : {}),
   }
 }
@@ -161,6 +167,7 @@ export function serializeConversation(conversation: Conversation): unknown {
     messages: conversation.messages.map(withUnknownBlocks),
     toolCommits: conversation.toolCommits,
     ...(conversation.lastError ? { lastError: conversation.lastError } : {}),
+    ...(conversation.openTurn !== undefined ? { openTurn: conversation.openTurn } : {}),
   }
 }
 

@@ -7,6 +7,8 @@ export interface ConversationHandlerOptions {
   readonly events: EventBus
   /** Runs before a conversation is deleted: the chat stops its turn and waits until it is stored. */
   readonly beforeDelete: (id: string) => Promise<void>
+  /** Whether this Cairn started turn `turnId` (the chat's `startedHere`). */
+  readonly startedHere: (turnId: string) => boolean
 }
 
 /** Request handlers for the `conversations:*` channels (payloads already validated). */
@@ -16,7 +18,14 @@ export function conversationHandlers(
   const { store, events } = options
   return {
     'conversations:list': ({ query }) => store.list(query),
-    'conversations:get': ({ id }) => store.get(id),
+    'conversations:get': async ({ id }) => {
+      const conversation = await store.get(id)
+      // A turn this Cairn started runs, or ended here: only one left by a closed Cairn was cut off.
+      if (conversation.openTurn === undefined || !options.startedHere(conversation.openTurn))
+        return conversation
+      const { openTurn: _, ...rest } = conversation
+      return rest
+    },
     'conversations:rename': async ({ id, title }) => {
       const summary = await store.rename(id, title)
       events.emit('conversations:changed', { id, deleted: false })

@@ -3,7 +3,16 @@ import type { RecoveryTelling } from '../../shared/types'
 import { CairnError } from '../lib/errors'
 import type { Logger } from '../lib/logger'
 import type { OpeningReporter } from '../lib/progress'
-import { closeQuietly, disk, isCode, listNames, OPEN, readPlainFile } from '../lib/disk'
+import {
+  closeQuietly,
+  disk,
+  isCode,
+  isNotPlainFile,
+  listNames,
+  OPEN,
+  readPlainFile,
+} from '../lib/disk'
+import { OWN_FILE_CAP } from '../lib/own-file-caps'
 import { diskProblem, placeOf } from '../lib/disk-errors'
 import { DIR_MODE, settleFolderSyncs, TEMP_FILE_PREFIX } from '../lib/folders'
 import { finishInterruptedMove } from './checkout'
@@ -13,7 +22,7 @@ import { finishInterruptedRestore, givenUpRestore, intentFileOf } from './restor
 import { DamagedHistoryError } from './damage'
 import { findLostTip, isReadableCommit, newerDescendant, otherRefs } from './find-tip'
 import { readMainRef } from './main-ref'
-import { moveIntoDamaged } from './objects/damaged-folder'
+import { DAMAGED_FOLDER, moveIntoDamaged, NotKeptAsideError } from './objects/damaged-folder'
 import {
   IndexDamagedError,
   IndexFile,
@@ -91,6 +100,7 @@ export async function openRepo(options: OpenRepoOptions): Promise<OpenedRepo> {
     return await openOrRepair(options)
   } catch (error) {
     if (error instanceof CairnError) throw error
+    if (error instanceof NotKeptAsideError) throw notKeptAside(error, options.logger)
     // Whatever went wrong reaches people without its host path or stack: those go to the log
     // only, a disk problem (a refused index part included) as a warning, anything else as an
     // error.
@@ -111,6 +121,18 @@ export async function openRepo(options: OpenRepoOptions): Promise<OpenedRepo> {
       } and open Cairn again.`,
     )
   }
+}
+
+/**
+ * The words for something damaged in the git directory that could not be moved into
+ * `cairn-damaged/` (read-only, full, a mount): what, why, and that it was left where it was.
+ */
+function notKeptAside(error: NotKeptAsideError, logger: Logger | undefined): CairnError {
+  logger?.warn('The memory history could not be opened', error)
+  return new CairnError(
+    diskProblem(error)?.code ?? 'io-error',
+    `Cairn could not open your memory history: it found history.git/${error.what} damaged and could not move it into history.git/${DAMAGED_FOLDER} because ${error.reason}. Nothing was lost: it is still where it was. Fix that and open Cairn again.`,
+  )
 }
 
 /**
@@ -582,9 +604,11 @@ function repairLayout(gitdir: string): void {
   try {
     // Read and written never through a link nor from a fifo, should one be put there after
     // the check above (rprobe28n): such an open fails, and nothing outside is touched.
-    head = readPlainFile(headFile).toString('utf8').trim()
+    head = readPlainFile(headFile, OWN_FILE_CAP.TINY).toString('utf8').trim()
   } catch (error) {
-    if (!isCode(error, 'ENOENT')) throw error
+    // A HEAD larger than any HEAD is damage as a folder there is: kept aside, written again.
+    if (isNotPlainFile(error)) moveAsideInGitdir(gitdir, 'HEAD')
+    else if (!isCode(error, 'ENOENT')) throw error
   }
   if (head !== 'ref: refs/heads/main') writeOwnFile(headFile, 'ref: refs/heads/main\n')
   // A file where `refs` or `refs/heads` should be, or a folder where the ref file should be,
@@ -608,9 +632,11 @@ function repairConfig(gitdir: string): void {
   moveAsideUnlessFile(gitdir, 'config')
   let text: string
   try {
-    text = readPlainFile(file).toString('utf8')
+    text = readPlainFile(file, OWN_FILE_CAP.SMALL).toString('utf8')
   } catch (error) {
-    if (!isCode(error, 'ENOENT')) throw error
+    // A config larger than any git config is damage as one git cannot parse: kept aside.
+    if (isNotPlainFile(error)) moveAsideInGitdir(gitdir, 'config')
+    else if (!isCode(error, 'ENOENT')) throw error
     writeOwnFile(file, DEFAULT_CONFIG)
     return
   }

@@ -17,6 +17,7 @@ import { mayNotRead } from '../lib/may-read'
 import { decodeUtf8 } from '../lib/text'
 import { asideName, IMAGE_TYPES, imageTypeOf, MAX_VIEW_FILE_BYTES } from '../memory'
 import { cutText } from '../lib/text'
+import { inOneGo, type Breather } from '../lib/time-slices'
 
 /** Hidden entries (which include temp files) and node_modules never show in the browser. */
 function isListed(name: string): boolean {
@@ -33,12 +34,19 @@ export interface BrowserLimits {
   readonly maxSearchBytes: number
 }
 
-/** Every file and folder of the memory folder, sorted by path; folders carry their total size. */
-export async function listTree(workRoot: string): Promise<ReadonlyArray<MemoryEntry>> {
+/**
+ * Every file and folder of the memory folder, sorted by path; folders carry their total size.
+ * `breathe` is asked after each entry (default: never gives the loop back, the walk runs in one
+ * go); a caller that slices it reads through `consistentRead`, so no change lands between.
+ */
+export async function listTree(
+  workRoot: string,
+  breathe: Breather = inOneGo,
+): Promise<ReadonlyArray<MemoryEntry>> {
   const entries: MemoryEntry[] = []
   const tree = new FolderTree(workRoot)
   try {
-    walk(tree.root(), '', entries)
+    await walk(tree.root(), '', entries, breathe)
   } finally {
     tree.close()
   }
@@ -47,11 +55,12 @@ export async function listTree(workRoot: string): Promise<ReadonlyArray<MemoryEn
 
 // Through each folder's handle: a folder swapped for a symlink meanwhile is never followed.
 // Returns the folder's total size, and whether it holds a file History keeps no copy of.
-function walk(
+async function walk(
   folder: Folder,
   relative: string,
   into: MemoryEntry[],
-): { readonly size: number; readonly keeps: boolean } {
+  breathe: Breather,
+): Promise<{ readonly size: number; readonly keeps: boolean }> {
   let total = 0
   let keeps = false
   // Where a delete of an entry here keeps it: the core's rule, asked of this folder now.
@@ -66,6 +75,8 @@ function walk(
     )
   for (const dirent of folder.list()) {
     if (!isListed(dirent.name)) continue
+    const due = breathe()
+    if (due) await due
     const childRelative = relative ? `${relative}/${dirent.name}` : dirent.name
     const stats = folder.lstat(dirent.name)
     if (stats?.isFile()) {
@@ -111,7 +122,7 @@ function walk(
       const index = into.length
       into.push(entry)
       try {
-        const inside = walk(child, childRelative, into)
+        const inside = await walk(child, childRelative, into, breathe)
         into[index] = {
           ...entry,
           size: inside.size,
@@ -163,7 +174,7 @@ export async function readMemoryFile(
     if (found.stats.size > max) return tooLarge(virtual, found.stats.size)
     const bytes = readAtMost(found.parent, found.name, found.stats, max)
     if (bytes === null) return tooLarge(virtual, found.stats.size)
-    return memoryFile(virtual, bytes)
+    return withinCap(memoryFile(virtual, bytes), limits)
   } finally {
     tree.close()
   }
@@ -183,13 +194,30 @@ export async function readMemoryFileAt(
   const bytes = await memory.readBytesAt(virtual, at)
   if (!bytes) throw new CairnError('not-found', `${virtual} was not a file in that version.`)
   if (bytes.byteLength > maxBytesOf(relative, limits)) return tooLarge(virtual, bytes.byteLength)
-  return memoryFile(virtual, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))
+  return withinCap(
+    memoryFile(virtual, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)),
+    limits,
+  )
 }
 
+/**
+ * The most bytes read of a file before what it holds is known: a file named like an image may
+ * be one (the image cap) or text (the text cap), so the larger of the two.
+ */
 function maxBytesOf(relative: string, limits: BrowserLimits): number {
   return IMAGE_TYPES[path.extname(relative).toLowerCase()]
-    ? limits.maxImageBytes
+    ? Math.max(limits.maxImageBytes, limits.maxTextBytes)
     : limits.maxTextBytes
+}
+
+/**
+ * `file` held to the cap of what it turned out to be: an image to the image cap, anything else
+ * to the text cap. A text file named `.png` is text, as the Memory tool and the search read it,
+ * so the image cap (smaller) does not make it "too large" here alone.
+ */
+function withinCap(file: MemoryFile, limits: BrowserLimits): MemoryFile {
+  const cap = file.kind === 'image' ? limits.maxImageBytes : limits.maxTextBytes
+  return file.size > cap ? tooLarge(file.path, file.size) : file
 }
 
 function tooLarge(virtual: string, size: number): MemoryFile {

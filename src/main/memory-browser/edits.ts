@@ -5,6 +5,7 @@
 import type { ChangeResult, KeptAsideEntry } from '../../shared/types'
 import type { ExecuteOptions, ExecuteOutcome, Origin, VersionedMemory } from '../history'
 import { CairnError } from '../lib/errors'
+import { twinRefusalForPerson } from '../memory'
 
 type Execute = VersionedMemory['execute']
 
@@ -29,7 +30,12 @@ export function writeFile(
 }
 
 /** Moves a file or folder. */
-export function renameFile(execute: Execute, from: string, to: string): Promise<ChangeResult> {
+export async function renameFile(
+  execute: Execute,
+  from: string,
+  to: string,
+): Promise<ChangeResult> {
+  refuseOtherSpelling(from, 'renamed')
   return change(
     execute,
     { command: 'rename', old_path: from, new_path: to },
@@ -39,7 +45,8 @@ export function renameFile(execute: Execute, from: string, to: string): Promise<
 }
 
 /** Deletes a file or folder. */
-export function deleteFile(execute: Execute, path: string): Promise<ChangeResult> {
+export async function deleteFile(execute: Execute, path: string): Promise<ChangeResult> {
+  refuseOtherSpelling(path, 'deleted')
   return change(execute, { command: 'delete', path }, {}, `Deleted ${path}.`)
 }
 
@@ -106,8 +113,25 @@ function keptSentence({ path, keptAs, reason, versioned }: KeptAsideEntry): stri
 }
 
 // The tool's messages are written for Claude ("Error: …"); people get the same words
-// without the prefix, and the refusal's code for the UI to act on.
+// without the prefix (and a step Claude would ask of them said to them), and the refusal's
+// code for the UI to act on.
 function refusal(outcome: ExecuteOutcome): CairnError {
   const text = typeof outcome.content === 'string' ? outcome.content : 'The change was refused.'
-  return new CairnError(outcome.errorCode ?? 'io-error', text.replace(/^Error:\s*/, ''))
+  return new CairnError(
+    outcome.errorCode ?? 'io-error',
+    twinRefusalForPerson(text.replace(/^Error:\s*/, '')),
+  )
+}
+
+/**
+ * Refuses, in the person's words, to change an entry the Memory tab lists under a name in
+ * another spelling than memory paths use (a decomposed `café.md` put there outside Cairn): no
+ * memory path can name it, so the Memory tool would answer Claude's way, about another path.
+ */
+function refuseOtherSpelling(path: string, done: 'renamed' | 'deleted'): void {
+  if (path === path.normalize('NFC')) return
+  throw new CairnError(
+    'invalid-path',
+    `${path} cannot be ${done} in Cairn: its name is written with other Unicode characters than memory paths use (such as an accent stored apart from its letter, as macOS writes names), so Cairn cannot change it. Rename it outside Cairn, in your file manager, retyping its name: it then becomes part of memory. Nothing was changed.`,
+  )
 }

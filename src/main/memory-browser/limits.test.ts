@@ -51,6 +51,22 @@ describe('browser-side size limits (defect 6)', () => {
     expect(result).toMatchObject({ ok: true, value: { kind: 'too-large', data: null } })
   })
 
+  it('holds a text file named .png to the text cap, as the Memory tool reads it, not the image cap', async () => {
+    // Over the image cap (3,750,000 bytes), under the text cap (4 MiB): text is shown.
+    const text = 'a line of notes\n'.repeat(245_000)
+    expect(text.length).toBeGreaterThan(3_750_000)
+    await writeFile(file('notes.png'), text)
+    const result = await core.dispatch('memory:read', { path: '/memories/notes.png' })
+    expect(result).toMatchObject({ ok: true, value: { kind: 'text', size: text.length } })
+    if (result.ok) expect((result.value as { text: string }).text).toBe(text)
+    // Past the text cap it is too large, named like an image or not.
+    await writeFile(file('notes.png'), 'x'.repeat(4 * 1024 * 1024 + 1))
+    expect(await core.dispatch('memory:read', { path: '/memories/notes.png' })).toMatchObject({
+      ok: true,
+      value: { kind: 'too-large', text: null },
+    })
+  })
+
   it('searches around a file too large to read whole, and caps the hits', async () => {
     const handle = await openFile(file('huge.bin'), 'w')
     await handle.truncate(2.5 * 1024 ** 3)

@@ -83,6 +83,20 @@ const TWIN_WORDS: Readonly<
   },
 }
 
+/** The step a refusal tells Claude to ask of the person. */
+const ASK_THE_PERSON = 'Ask the person to rename it outside Cairn (in their file manager)'
+
+/**
+ * A refusal's words as the person reads them in the Memory tab: the step Claude is told to ask
+ * of them is said to them. Any other text comes back as it is.
+ */
+export function twinRefusalForPerson(text: string): string {
+  return text.replaceAll(
+    ASK_THE_PERSON,
+    'Rename it outside Cairn, in your file manager, retyping its name',
+  )
+}
+
 /**
  * Refuses a path that would make a look-alike twin of an entry in another spelling (`create`
  * of a new file, a `rename`'s destination), or that misses only because of the spelling
@@ -104,6 +118,6 @@ export function refuseSpellingTwin(
     : ''
   throw new CommandError(
     words.code,
-    `${words.lead(target.virtual)} ${folder} holds the ${twin.kind} ${shown}, the same name written with other Unicode characters (such as an accent stored apart from its letter, as macOS writes names), put there outside Cairn. Memory paths use the composed spelling, which cannot name that ${twin.kind}${twinning}. Ask the person to rename it outside Cairn (in their file manager)${words.twinning ? ', or use another name' : ''}. Nothing was changed.`,
+    `${words.lead(target.virtual)} ${folder} holds the ${twin.kind} ${shown}, the same name written with other Unicode characters (such as an accent stored apart from its letter, as macOS writes names), put there outside Cairn. Memory paths use the composed spelling, which cannot name that ${twin.kind}${twinning}. ${ASK_THE_PERSON}${words.twinning ? ', or use another name' : ''}. Nothing was changed.`,
   )
 }

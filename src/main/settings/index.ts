@@ -8,5 +8,5 @@ export {
   createMemorySecretStore,
 } from './secret-store'
 export type { SafeStorageLike, SecretCipher, SecretStore, SecretStoreKind } from './secret-store'
-export { DEFAULT_MODEL, DEFAULT_SETTINGS } from './settings-file'
+export { DEFAULT_MODEL, DEFAULT_SETTINGS, readPinnedTheme } from './settings-file'
 export { settingsHandlers, type SettingsHandlerOptions } from './handlers'

@@ -46,6 +46,19 @@ export function PendingChangeView({ change }: { readonly change: PendingChange }
   const [error, setError] = useState<string | null>(null)
   const id = useId()
   const name = displayPath(change.path)
+  const sectionId = `${id}-review`
+  const section = () => document.getElementById(sectionId)
+  /** Leaves the edit or decline step; the button that began it has the focus again. */
+  const leaveStep = () => {
+    const began = step.kind
+    if (began !== 'view' && section()?.contains(document.activeElement)) {
+      // Once the view step is drawn (the step's field is gone, and the focus with it).
+      requestAnimationFrame(() =>
+        section()?.querySelector<HTMLElement>(`[data-step="${began}"]`)?.focus(),
+      )
+    }
+    setStep({ kind: 'view' })
+  }
 
   useEffect(() => {
     keepDraft(
@@ -63,6 +76,9 @@ export function PendingChangeView({ change }: { readonly change: PendingChange }
 
   const run = async (decision: Parameters<typeof decide>[1]) => {
     if (busy) return
+    // Taken before the buttons are disabled, which sends the focus to the page.
+    const shown = section()
+    const next = shown?.contains(document.activeElement) ? focusAfter(shown) : null
     setBusy(true)
     setError(null)
     try {
@@ -70,8 +86,11 @@ export function PendingChangeView({ change }: { readonly change: PendingChange }
     } catch (failure) {
       setError(errorMessage(failure))
       setBusy(false)
+      return
     }
-    // On success the change leaves the list and this view with it.
+    // On success the change leaves the list and this view with it: a keyboard user goes on
+    // where they were, not at the top of the page.
+    if (shown && next) next(shown)
   }
 
   /**
@@ -87,7 +106,7 @@ export function PendingChangeView({ change }: { readonly change: PendingChange }
       if (event.key === 'Escape') {
         event.preventDefault()
         event.stopPropagation()
-        if (untouched()) setStep({ kind: 'view' })
+        if (untouched()) leaveStep()
       } else if (isConfirm(event)) {
         event.preventDefault()
         confirm()
@@ -116,12 +135,17 @@ export function PendingChangeView({ change }: { readonly change: PendingChange }
     () => reason === '',
   )
   const cancelStep = () => {
-    setStep({ kind: 'view' })
+    leaveStep()
     setReason('')
   }
 
   return (
-    <section className="review" aria-label={`Review the change to ${name}`} aria-busy={busy}>
+    <section
+      id={sectionId}
+      className="review"
+      aria-label={`Review the change to ${name}`}
+      aria-busy={busy}
+    >
       {change.flags.length > 0 && (
         <ul className="review-flags" aria-label="Why this change was flagged">
           {change.flags.map((flag, i) => (
@@ -220,6 +244,7 @@ export function PendingChangeView({ change }: { readonly change: PendingChange }
               <button
                 type="button"
                 className="button button-small"
+                data-step="edit"
                 disabled={busy || change.problem !== null}
                 onClick={() => {
                   setDraft(change.after ?? '')
@@ -232,6 +257,7 @@ export function PendingChangeView({ change }: { readonly change: PendingChange }
             <button
               type="button"
               className="button button-small"
+              data-step="decline"
               disabled={busy}
               onClick={() => setStep({ kind: 'decline' })}
             >
@@ -302,6 +328,46 @@ export function PendingChangeView({ change }: { readonly change: PendingChange }
       </div>
     </section>
   )
+}
+
+/**
+ * Where the focus goes once the change in `section` is decided, worked out while the page
+ * still shows it: the next change waiting beside it (in the transcript, its decision's first
+ * button; in the memory pane's list, its row), else the one before, else the tool card it was
+ * shown on, else the pane. The returned step moves the focus only if it was lost meanwhile
+ * (the person may have gone on).
+ */
+function focusAfter(section: HTMLElement): (section: HTMLElement) => void {
+  const scope = section.parentElement?.closest<HTMLElement>('[role="log"], [role="tabpanel"]')
+  const others = [
+    ...(scope ?? document).querySelectorAll<HTMLElement>('section.review, [data-review-row]'),
+  ].filter((other) => other !== section && other.parentElement !== section.parentElement)
+  const following = (other: HTMLElement) =>
+    (section.compareDocumentPosition(other) & Node.DOCUMENT_POSITION_FOLLOWING) !== 0
+  const targets = [
+    ...others.filter(following),
+    ...others.filter((other) => !following(other)).reverse(),
+  ]
+  const places = [section.parentElement?.closest<HTMLElement>('.tool-card'), scope].filter(
+    (place): place is HTMLElement => place != null,
+  )
+  return (decided) => {
+    const active = document.activeElement
+    if (active && active !== document.body && active.isConnected && !decided.contains(active)) {
+      return
+    }
+    for (const other of targets) {
+      if (!other.isConnected) continue
+      const target = other.matches('section.review')
+        ? other.querySelector<HTMLElement>('.review-actions button:not(:disabled)')
+        : other
+      if (target) return target.focus()
+    }
+    const place = places.find((candidate) => candidate.isConnected)
+    if (!place) return
+    if (!place.hasAttribute('tabindex')) place.setAttribute('tabindex', '-1')
+    place.focus()
+  }
 }
 
 /**

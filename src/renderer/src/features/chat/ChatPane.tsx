@@ -223,6 +223,30 @@ export function ChatPane() {
     storedError && error === storedError && conversation
       ? promptOf(conversation, storedError.turnId)
       : tracked?.userText
+  // The last turn began and never ended: Cairn closed (killed, crashed) while Claude replied.
+  // Main tells it only for a turn no Cairn runs now.
+  const openTurn = conversation?.openTurn
+  const cutOff =
+    openTurn !== undefined &&
+    !showLive &&
+    !waiting &&
+    !error &&
+    tracked?.turnId !== openTurn &&
+    dismissedStored !== openTurn
+      ? openTurn
+      : null
+  const cutOffPrompt = cutOff && conversation ? promptOf(conversation, cutOff) : undefined
+  /**
+   * Hides what was said of turn `turnId` (its error, or that it was cut off) here at once, and
+   * has main forget it, so a reload or a restart does not tell it again.
+   */
+  const forget = (turnId: string) => {
+    setDismissedStored(turnId)
+    if (!conversationId) return
+    void unwrap(api().chat.dismiss({ conversationId, turnId })).catch((failure: unknown) =>
+      setDeleteError(`Could not forget this in the conversation. ${errorMessage(failure)}`),
+    )
+  }
   const loading = conversationId !== null && state.status === 'loading' && !showLive && !waiting
   const needsKey = settings.state.status === 'ready' && !settings.state.settings.hasApiKey
 
@@ -390,6 +414,28 @@ export function ChatPane() {
         {tracked?.settled && tracked.stopped && !running && (
           <p className="reply-note">You stopped the last reply. Send a message to continue.</p>
         )}
+        {cutOff && (
+          <Banner
+            tone="warning"
+            title="Reply cut off"
+            onDismiss={() => forget(cutOff)}
+            actions={
+              cutOffPrompt &&
+              !running && (
+                <button
+                  type="button"
+                  className="button button-small"
+                  onClick={() => void send(cutOffPrompt)}
+                >
+                  Retry
+                </button>
+              )
+            }
+          >
+            This reply was cut off when Cairn closed. Anything Claude saved to memory before then is
+            kept; Retry sends your message again.
+          </Banner>
+        )}
         {error && (
           <Banner
             tone="error"
@@ -397,7 +443,9 @@ export function ChatPane() {
             onDismiss={() => {
               setSendError(null)
               if (conversationId) dismissError(conversationId)
-              if (storedError) setDismissedStored(storedError.turnId)
+              // The turn's error is stored with its conversation (unless it could not be).
+              if (error === storedError) forget(storedError.turnId)
+              else if (error === turnError && tracked) forget(tracked.turnId)
             }}
             actions={
               isSettingsProblem(error.code) ? (

@@ -81,4 +81,38 @@ describe('withRunning', () => {
     )
     expect(withRunning(newer, [runningAfter(3)], [])).toBe(newer)
   })
+
+  // Two quick sends, the window reloaded between: main answered while the first turn ran; by
+  // the time the answer is read, the first ended and the second began (and maybe ended too).
+  const second = turnEvents('t2', [
+    { type: 'turn-started', userText: 'Next', memoryAt: null, clientId: 'y' },
+    { type: 'text-delta', text: 'Second reply' },
+    { type: 'error', code: 'overloaded', message: 'Overloaded.' },
+    { type: 'turn-finished', stopped: false },
+  ])
+  it.each([1, 2, 4])(
+    'never shows the older turn as the current one when the answer comes late (%i of the newer’s events)',
+    (count) => {
+      const arrived = [...events.slice(4), ...second.slice(0, count)]
+      const before = applyAll(arrived)
+      expect(before.c1.turnId).toBe('t2')
+      const state = withRunning(before, [runningAfter(4)], arrived)
+      expect(state.c1).toBe(before.c1)
+      expect(state.c1).toMatchObject({ turnId: 't2', userText: 'Next' })
+      // Events of the newer turn still to come apply to it.
+      const after = applyAll(second.slice(count), state).c1
+      expect(after).toMatchObject({ turnId: 't2', finished: true })
+      expect(after.error?.code).toBe('overloaded')
+    },
+  )
+
+  it('rebuilds the answered turn when an older turn’s events came first', () => {
+    const older = turnEvents('t0', [
+      { type: 'turn-started', userText: 'Before', memoryAt: null, clientId: 'z' },
+      { type: 'turn-finished', stopped: false },
+    ])
+    const arrived = [...older, ...events.slice(0, 3)]
+    const state = withRunning(applyAll(arrived), [runningAfter(2)], arrived)
+    expect(state.c1).toMatchObject({ turnId: 't1', userText: 'Tell me', next: 3 })
+  })
 })

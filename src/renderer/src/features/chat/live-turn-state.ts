@@ -49,7 +49,9 @@ export function withEvent(all: TurnsByConversation, event: AgentEvent): TurnsByC
 /**
  * The turns main says run now (`chat:running`), each rebuilt from its events so far, then the
  * live events that came while the question was out (`since`) applied on top from its `next`:
- * nothing missing, nothing twice. A conversation main does not name keeps what the window has.
+ * nothing missing, nothing twice. A conversation main does not name keeps what the window has,
+ * and so does one whose answered turn has since given way to a newer one: main answered before
+ * that turn ended and the next began, so its answer is about the older turn, never the current.
  */
 export function withRunning(
   all: TurnsByConversation,
@@ -63,6 +65,8 @@ export function withRunning(
     const current = all[turn.conversationId]
     // A later turn in the same conversation is already here (this one ended since).
     if (current && current.turnId !== turn.turnId && !current.finished) continue
+    // ... or came and ended while the question was out (a short turn, a quick failure).
+    if (newerTurnArrived(turn, since)) continue
     if (current && current.turnId === turn.turnId && current.fromStart) continue
     let rebuilt: LiveTurn = startLiveTurn(first)
     for (const event of turn.events) rebuilt = applyAgentEvent(rebuilt, event)
@@ -75,4 +79,20 @@ export function withRunning(
     }
   }
   return result
+}
+
+/**
+ * True when `since` (the live events, in the order they came) holds an event of another turn of
+ * `turn`'s conversation after one of `turn`'s own: main ran `turn` when it answered, so the other
+ * one began after it ended, and is the newer. (One whose events all come before `turn`'s is an
+ * older turn that ended before `turn` began.)
+ */
+function newerTurnArrived(turn: RunningTurn, since: ReadonlyArray<AgentEvent>): boolean {
+  let seenOwn = false
+  for (const event of since) {
+    if (event.conversationId !== turn.conversationId) continue
+    if (event.turnId === turn.turnId) seenOwn = true
+    else if (seenOwn) return true
+  }
+  return false
 }

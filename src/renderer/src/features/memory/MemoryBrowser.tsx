@@ -452,6 +452,7 @@ export function MemoryBrowser() {
                     : `Memory files not read in ${daysFilter} days`
                 }
                 onSelect={(path) => select(path)}
+                scrollRef={listRef}
               />
             )}
           </>

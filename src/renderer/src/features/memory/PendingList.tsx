@@ -81,6 +81,7 @@ export function PendingList() {
                 <button
                   type="button"
                   className="mem-pending-row"
+                  data-review-row
                   aria-expanded={isOpen}
                   aria-label={`${change.origin === 'claude' ? 'Claude' : 'Cairn'}: ${describe(change)}`}
                   onClick={() => setExpanded(isOpen ? '' : change.id)}

@@ -1,14 +1,38 @@
 import { useEffect } from 'react'
 import type { ThemeSetting } from '../../../../shared/types'
 
+/** The themes Settings can pin; `system` pins none. */
+type PinnedTheme = 'light' | 'dark'
+
+function pin(theme: PinnedTheme | null): void {
+  const root = document.documentElement
+  if (theme) root.dataset['theme'] = theme
+  else delete root.dataset['theme']
+}
+
+/**
+ * Pins the theme the shell read from the settings before the memory opened (`?theme=light` or
+ * `?theme=dark` in the page's address), before anything is drawn: the opening screen comes
+ * before the settings can be asked for, and must not show the system's theme meanwhile.
+ */
+export function pinThemeFromAddress(): void {
+  const theme = new URLSearchParams(window.location.search).get('theme')
+  if (theme === 'light' || theme === 'dark') pin(theme)
+}
+
 /**
  * Applies the theme setting: `light`/`dark` pin `<html data-theme>`, `system` removes it so
- * styles.css follows the OS (`prefers-color-scheme`).
+ * styles.css follows the OS (`prefers-color-scheme`). Null (the settings not read yet) keeps
+ * what the address pinned. The address follows the setting, so a reload starts in it too.
  */
 export function useTheme(theme: ThemeSetting | null): void {
   useEffect(() => {
-    const root = document.documentElement
-    if (theme === 'light' || theme === 'dark') root.dataset['theme'] = theme
-    else delete root.dataset['theme']
+    if (theme === null) return
+    const pinned = theme === 'system' ? null : theme
+    pin(pinned)
+    const url = new URL(window.location.href)
+    if (pinned) url.searchParams.set('theme', pinned)
+    else url.searchParams.delete('theme')
+    if (url.href !== window.location.href) window.history.replaceState(null, '', url)
   }, [theme])
 }
