@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process'
-import { constants, existsSync, writeFileSync } from 'node:fs'
+import { constants, existsSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { nodeDisk, setDisk } from '../lib/disk'
@@ -178,5 +178,63 @@ describe("git's lock on main", () => {
     expect(mainOid()).toBe(made.oid)
     expect(existsSync(lockFile())).toBe(false)
     fsck(bed.dataDir)
+  })
+
+  // Stop 30 (rout30): open removed every `*.lock` in refs/heads, so a git command holding
+  // `main.lock` while Cairn opened lost it, and the Cairn just opened could move main under
+  // git's feet. Open now removes only its own: a link to cairn-main-lock, or one too old for a
+  // running git.
+  it('open leaves the lock of a running git alone; git finishes its move', async () => {
+    await create('plan.md', 'a\n')
+    const ann = annCommit()
+    await bed.close()
+    const git = await gitHoldingMain(ann)
+    await bed.reopen()
+    expect(existsSync(lockFile())).toBe(true)
+    expect(await git.commit()).toBe(0)
+    expect(mainOid()).toBe(ann)
+    const next = await create('later.md', 'l\n')
+    expect(gitCli(bed.dataDir, 'rev-parse', 'main~1').trim()).toBe(ann)
+    expect(mainOid()).toBe(next.oid)
+    fsck(bed.dataDir)
+  })
+
+  it("a Cairn killed holding the lock: git refuses until the next open, which removes Cairn's own and a stale one", async () => {
+    await create('plan.md', 'a\n')
+    const first = mainOid()
+    await create('n.md', 'n\n')
+    const linked = path.join(gitdir(), 'cairn-main-lock')
+    expect(existsSync(linked)).toBe(true)
+    // A child takes the lock as lockMain does (a second name of cairn-main-lock) and is
+    // killed holding it.
+    const child = spawn(process.execPath, [
+      '-e',
+      `require('fs').linkSync(${JSON.stringify(linked)}, ${JSON.stringify(lockFile())}); console.log('held'); setInterval(() => {}, 1000)`,
+    ])
+    await new Promise<void>((resolve) => child.stdout.on('data', () => resolve()))
+    const killed = new Promise((resolve) => child.on('exit', resolve))
+    child.kill('SIGKILL')
+    await killed
+    expect(statSync(lockFile()).ino).toBe(statSync(linked).ino)
+    const moveMain = () =>
+      execFileSync('git', ['--git-dir', gitdir(), 'update-ref', 'refs/heads/main', first], {
+        env: gitEnv(),
+        stdio: 'pipe',
+      })
+    expect(moveMain).toThrow(/main\.lock': File exists/)
+    // A killed git's lock on another branch, an hour old, and a fresh one.
+    const stale = path.join(gitdir(), 'refs', 'heads', 'old.lock')
+    const fresh = path.join(gitdir(), 'refs', 'heads', 'work.lock')
+    writeFileSync(stale, '')
+    writeFileSync(fresh, '')
+    const hourAgo = new Date(Date.now() - 3_600_000)
+    utimesSync(stale, hourAgo, hourAgo)
+    await bed.reopen()
+    expect(existsSync(lockFile())).toBe(false)
+    expect(existsSync(stale)).toBe(false)
+    expect(existsSync(fresh)).toBe(true)
+    moveMain()
+    expect(mainOid()).toBe(first)
+    execFileSync('rm', [fresh])
   })
 })

@@ -10,7 +10,8 @@
  * A `main.lock` that a killed git left behind holds until someone removes it: git refuses
  * every move of `main` then, and so does Cairn after a short wait, in words that say which
  * file to remove. Cairn's own, left by a kill between taking and releasing it, is removed at
- * the next open with its other temp files (open-repo.ts), as is any other `main.lock` then.
+ * the next open with its other temp files (open-repo.ts), as is any other lock in refs/heads
+ * older than `STALE_GIT_LOCK_MS`; a younger one may be a running git's, and stays.
  */
 import path from 'node:path'
 import { disk, isCode, makeFolders, OPEN } from '../lib/disk'
@@ -31,7 +32,16 @@ const RETRY_MS = 10
  * (ext4 mounted `discard`) creating and removing an empty file cost 210 to 760 µs, the link
  * and its removal 48 to 91 µs (5,000 of each, 3 rounds, two processes, load 18; noisy).
  */
-const LINKED = 'cairn-main-lock'
+export const MAIN_LOCK_LINKED = 'cairn-main-lock'
+const LINKED = MAIN_LOCK_LINKED
+
+/**
+ * A lock in refs/heads older than this is no running git's (a git command holds one for
+ * milliseconds; an `update-ref --stdin` transaction as long as its caller waits), and open
+ * removes it. Where hard links are refused Cairn's own `main.lock` is a file of its own, told
+ * from git's only by this age: a kill leaves it for a minute.
+ */
+export const STALE_GIT_LOCK_MS = 60_000
 
 /**
  * Creates `main.lock` exclusively (true), or finds it there (false). Made as a second name of

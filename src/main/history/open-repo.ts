@@ -1,3 +1,4 @@
+import type { Stats } from 'node:fs'
 import path from 'node:path'
 import type { RecoveryTelling } from '../../shared/types'
 import { CairnError } from '../lib/errors'
@@ -21,6 +22,7 @@ import { commitInterruptedCommand } from './command-intent'
 import { finishInterruptedRestore, givenUpRestore, intentFileOf } from './restore-intent'
 import { DamagedHistoryError } from './damage'
 import { findLostTip, isReadableCommit, newerDescendant, otherRefs } from './find-tip'
+import { MAIN_LOCK_LINKED, STALE_GIT_LOCK_MS } from './main-lock'
 import { readMainRef } from './main-ref'
 import { DAMAGED_FOLDER, moveIntoDamaged, NotKeptAsideError } from './objects/damaged-folder'
 import {
@@ -716,8 +718,15 @@ function removeGitTemps(gitdir: string, afterCrash: boolean): void {
       }
     }
   }
+  const own = disk.lstatIfThere(path.join(gitdir, MAIN_LOCK_LINKED))
   for (const name of listNames(path.join(gitdir, 'refs', 'heads'))) {
-    if (name.endsWith('.lock')) unlinkIfThere(path.join(gitdir, 'refs', 'heads', name))
+    const file = path.join(gitdir, 'refs', 'heads', name)
+    if (name.startsWith('main.') && name.endsWith('.lock') && name !== 'main.lock') {
+      // A ref temp file of Cairn's (`prepareMainRef`).
+      unlinkIfThere(file)
+    } else if (name.endsWith('.lock') && leftLock(file, own)) {
+      unlinkIfThere(file)
+    }
   }
   for (const name of listNames(gitdir)) {
     if (/^cairn-index\.jsonl\..*tmp$/.test(name)) unlinkIfThere(path.join(gitdir, name))
@@ -729,6 +738,20 @@ function removeGitTemps(gitdir: string, afterCrash: boolean): void {
     if (name.startsWith(TEMP_FILE_PREFIX)) unlinkIfThere(path.join(objects, 'pack', name))
   }
   removeTempsUnder(path.join(gitdir, 'refs'))
+}
+
+/**
+ * A git lock in refs/heads nobody is holding: Cairn's own `main.lock` (a second name of
+ * `cairn-main-lock`, main-lock.ts) that a kill left, or any lock older than a git command
+ * holds one. A younger one that is not Cairn's may be a running git's (`git commit`, an
+ * `update-ref --stdin` transaction): removed, git's move would fail or race Cairn's
+ * (stop 30, rout30). It stays, and a move of main is refused in plain words while it does.
+ */
+function leftLock(file: string, own: Stats | undefined): boolean {
+  const stats = disk.lstatIfThere(file)
+  if (!stats) return false
+  if (own && stats.ino === own.ino && stats.dev === own.dev) return true
+  return Date.now() - stats.mtimeMs > STALE_GIT_LOCK_MS
 }
 
 function removeTempsUnder(dir: string): void {

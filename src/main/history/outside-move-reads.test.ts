@@ -202,3 +202,46 @@ describe("Cairn's writes a reset made with git left out of main", () => {
     expect([...headFiles(bed.dataDir).keys()].sort()).toEqual(['later.md', 'plan.md'])
   })
 })
+
+// Stop 30 (rout30): the kept commit's body said "and older ones" whenever it named 100
+// commits, so a reset of exactly 100 claimed commits it did not name.
+describe('the kept commit after a reset of many commits', () => {
+  async function resetBack(count: number): Promise<{ dropped: string[]; body: string }> {
+    await run({ command: 'create', path: '/memories/plan.md', file_text: 'a\n' })
+    const base = mainOid()
+    for (let k = 0; k < count; k++) {
+      await run({ command: 'create', path: `/memories/n${k}.md`, file_text: `${k}\n` })
+    }
+    const dropped = gitCli(bed.dataDir, 'rev-list', `${base}..main`).trim().split('\n')
+    gitCli(bed.dataDir, 'update-ref', 'refs/heads/main', base)
+    const next = await run({ command: 'create', path: '/memories/later.md', file_text: 'l\n' })
+    const kept = gitCli(bed.dataDir, 'rev-parse', `${next.oid}~1`).trim()
+    expect(gitCli(bed.dataDir, 'rev-parse', `${kept}~1`).trim()).toBe(base)
+    return { dropped, body: gitCli(bed.dataDir, 'log', '-1', '--format=%b', kept) }
+  }
+  const named = (body: string) =>
+    body
+      .split('\n')
+      .map((line) => /^([0-9a-f]{12}) create /.exec(line)?.[1])
+      .filter((id) => id !== undefined)
+
+  it('names all of exactly 100, newest first as git log, and claims no older ones', async () => {
+    const { dropped, body } = await resetBack(100)
+    expect(dropped).toHaveLength(100)
+    expect(named(body)).toEqual(dropped.map((oid) => oid.slice(0, 12)))
+    expect(body).not.toContain('and older ones')
+    fsck(bed.dataDir)
+  })
+
+  it('names the newest 100 of 101 and says older ones left too', async () => {
+    const { dropped, body } = await resetBack(101)
+    expect(named(body)).toEqual(dropped.slice(0, 100).map((oid) => oid.slice(0, 12)))
+    expect(body).toContain('and older ones')
+    // The oldest, not named, is kept with the rest: never told as an outside edit.
+    expect(gitCli(bed.dataDir, 'log', '--format=%s', '-2', 'main')).toBe(
+      'create /memories/later.md\nKept after main was moved back outside Cairn\n',
+    )
+    expect(gitCli(bed.dataDir, 'show', '--format=', '--name-only', 'main~1')).toContain('n0.md')
+    fsck(bed.dataDir)
+  })
+})

@@ -33,7 +33,8 @@ export interface FollowedMove {
   readonly added: ReadonlyArray<IndexEntry>
   /**
    * Cairn's commits that left `main` with the move (a reset, an amend, an `update-ref` back),
-   * newest first, as its index held them: at most `MAX_DROPPED_LISTED`.
+   * newest first, as its index held them: all of them (their files are kept; a commit's
+   * body names the first `MAX_DROPPED_LISTED`).
    */
   readonly dropped: ReadonlyArray<IndexEntry>
 }
@@ -170,7 +171,9 @@ function droppedBy(
   const dropped: IndexEntry[] = []
   const seen = new Set<string>()
   const next = from === null ? [] : [from]
-  while (next.length > 0 && dropped.length < MAX_DROPPED_LISTED) {
+  // All of them, not the first `MAX_DROPPED_LISTED`: the files of the 101st of a reset were
+  // committed as an outside edit, and one back past 100 was called a replacement (rout30).
+  while (next.length > 0) {
     const oid = next.shift()!
     if (onMain.has(oid) || seen.has(oid)) continue
     seen.add(oid)

@@ -672,10 +672,12 @@ async function openLocked(
     const lines = [
       `main was ${back ? 'moved back' : 'replaced'} outside Cairn, from ${short(moved.from)} to ${short(moved.to)}.`,
       'These commits left it; the memory folder still held what they changed, kept here:',
-      ...moved.dropped.map(
-        (entry) => `${short(entry.oid)} ${cutWithEllipsis(escapeInvisible(entry.subject), 120)}`,
-      ),
-      ...(moved.dropped.length >= MAX_DROPPED_LISTED ? ['and older ones'] : []),
+      ...moved.dropped
+        .slice(0, MAX_DROPPED_LISTED)
+        .map(
+          (entry) => `${short(entry.oid)} ${cutWithEllipsis(escapeInvisible(entry.subject), 120)}`,
+        ),
+      ...(moved.dropped.length > MAX_DROPPED_LISTED ? ['and older ones'] : []),
     ]
     return {
       paths: [...paths],
