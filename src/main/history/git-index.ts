@@ -196,21 +196,64 @@ export function listsExactly(
 /** What a sync of the index did: left a matching one, wrote one, or met a lock held. */
 export type GitIndexOutcome = 'kept' | 'written' | 'locked'
 
+type IndexFiles = ReadonlyArray<{ path: Buffer; oid: string; mode: number }>
+
+/** An index made ready off the queue: `main`'s files with their stat data, or none needed. */
+export type PreparedIndex =
+  | { readonly kind: 'kept' }
+  | {
+      readonly kind: 'write'
+      readonly files: ReadonlyArray<{
+        path: Buffer
+        oid: string
+        mode: number
+        stat: IndexStat | null
+      }>
+      /** Files read and hashed now, for the stat cache once the index is written. */
+      readonly hashed: ReadonlyArray<{ relative: string; stats: Stats; oid: string }>
+    }
+
+// Files between two yields to the event loop while stat data is gathered (an `lstat` each).
+const FILES_PER_TURN = 256
+
 /**
- * Makes `<gitdir>/index` list `root`'s files (see the top of this file). Each file's stat data
- * is written only when its content is known to be its blob's (the stat cache trusts it, or it
- * was read and hashed now, unchanged across the read); otherwise zeros, which git takes as
- * "look at the content". Throws what the disk throws; the lock it took is then removed.
+ * The first half of a sync, made OFF the commands' queue (it reads only: `root` is a tree
+ * the history no longer changes in place once committed): `main`'s files, and unless the
+ * index on disk already lists them, each file's stat data (see `statIfSame`). Yields to the
+ * event loop every few hundred files, so a window's requests are not held up by it.
  */
-export async function syncGitIndex(options: {
+export async function prepareGitIndex(options: {
   readonly gitdir: string
   readonly workRoot: string
   readonly store: ObjectStore
   readonly root: Node
   readonly stats?: StatCache
-}): Promise<GitIndexOutcome> {
-  const { gitdir, workRoot, stats } = options
+}): Promise<PreparedIndex> {
   const files = await filesOf(options.store, options.root)
+  if (indexLists(path.join(options.gitdir, 'index'), files)) return { kind: 'kept' }
+  const hashed: Array<{ relative: string; stats: Stats; oid: string }> = []
+  const withStats: Array<{ path: Buffer; oid: string; mode: number; stat: IndexStat | null }> = []
+  for (const [i, file] of files.entries()) {
+    if (i > 0 && i % FILES_PER_TURN === 0) await new Promise((resolve) => setImmediate(resolve))
+    const relative = file.path.toString('utf8')
+    const stat = statIfSame(options.workRoot, relative, file.oid, options.stats, hashed)
+    withStats.push({ ...file, stat })
+  }
+  return { kind: 'write', files: withStats, hashed }
+}
+
+/**
+ * The second half, IN the queue (`main` as it was prepared for): takes git's lock, looks at
+ * the index once more under it (git may have written one that lists `main` meanwhile) and
+ * writes the prepared one over it. Throws what the disk throws; the lock it took is then
+ * removed.
+ */
+export function writeGitIndex(
+  gitdir: string,
+  prepared: PreparedIndex,
+  stats?: StatCache,
+): GitIndexOutcome {
+  if (prepared.kind === 'kept') return 'kept'
   const indexFile = path.join(gitdir, 'index')
   const lockFile = `${indexFile}.lock`
   let fd: number
@@ -222,23 +265,13 @@ export async function syncGitIndex(options: {
   }
   let renamed = false
   try {
-    let existing: Buffer | null = null
-    try {
-      existing = readPlainFile(indexFile)
-    } catch {
-      // Missing, a link, a folder, unreadable: written anew.
-    }
-    const entries = existing ? parseGitIndex(existing) : null
-    if (entries && listsExactly(entries, files)) return 'kept'
-    const withStats = files.map((file) => ({
-      ...file,
-      stat: statIfSame(workRoot, file.path.toString('utf8'), file.oid, stats),
-    }))
-    disk.writeSync(fd, serializeGitIndex(withStats))
+    if (indexLists(indexFile, prepared.files)) return 'kept'
+    disk.writeSync(fd, serializeGitIndex(prepared.files))
     disk.closeSync(fd)
     fd = -1
     disk.renameSync(lockFile, indexFile)
     renamed = true
+    for (const { relative, stats: seen, oid } of prepared.hashed) stats?.record(relative, seen, oid)
     return 'written'
   } finally {
     if (fd >= 0) disk.closeSync(fd)
@@ -252,6 +285,35 @@ export async function syncGitIndex(options: {
   }
 }
 
+/**
+ * Makes `<gitdir>/index` list `root`'s files, both halves at once (see the top of this file).
+ * Each file's stat data is written only when its content is known to be its blob's (the stat
+ * cache trusts it, or it was read and hashed now, unchanged across the read); otherwise zeros,
+ * which git takes as "look at the content".
+ */
+export async function syncGitIndex(options: {
+  readonly gitdir: string
+  readonly workRoot: string
+  readonly store: ObjectStore
+  readonly root: Node
+  readonly stats?: StatCache
+}): Promise<GitIndexOutcome> {
+  return writeGitIndex(options.gitdir, await prepareGitIndex(options), options.stats)
+}
+
+// Whether the index at `file` is one (git's or Cairn's) listing exactly `files`; a missing,
+// unreadable or damaged one is not.
+function indexLists(file: string, files: IndexFiles): boolean {
+  let existing: Buffer
+  try {
+    existing = readPlainFile(file)
+  } catch {
+    return false
+  }
+  const entries = parseGitIndex(existing)
+  return entries !== null && listsExactly(entries, files)
+}
+
 // Files larger than this are left to git to look at (Cairn keeps no larger ones).
 const HASH_AT_MOST = 64 * 1024 * 1024
 
@@ -260,6 +322,7 @@ function statIfSame(
   relative: string,
   oid: string,
   stats: StatCache | undefined,
+  hashed: Array<{ relative: string; stats: Stats; oid: string }>,
 ): IndexStat | null {
   const file = path.join(workRoot, relative)
   let before: BigIntStats
@@ -281,7 +344,7 @@ function statIfSame(
     return null
   }
   if (!sameStat(before, after) || hashObject('blob', content) !== oid) return null
-  stats?.record(relative, asNumbers, oid)
+  hashed.push({ relative, stats: asNumbers, oid })
   return indexStat(before)
 }
 
@@ -332,8 +395,13 @@ export function createGitIndexKeeper(options: {
     lastActive(): number
   }
   readonly head: () => string | null
-  /** Syncs the index with HEAD (`syncGitIndex` on the repository's state); in the queue. */
-  readonly sync: () => Promise<GitIndexOutcome>
+  /**
+   * `prepareGitIndex` on HEAD's tree as it is at the call (taken at once, before any await),
+   * run off the queue.
+   */
+  readonly prepare: () => Promise<PreparedIndex>
+  /** `writeGitIndex` of what `prepare` made; in the queue, `main` unchanged since. */
+  readonly write: (prepared: PreparedIndex) => GitIndexOutcome
   readonly warn: (message: string, error: unknown) => void
   readonly idleMs?: number
 }): GitIndexKeeper {
@@ -343,6 +411,7 @@ export function createGitIndexKeeper(options: {
   let timer: NodeJS.Timeout | null = null
   let retryMs = idleMs
   let closed = false
+  let running: Promise<unknown> = Promise.resolve()
 
   const schedule = (ms: number): void => {
     if (closed) return
@@ -351,14 +420,21 @@ export function createGitIndexKeeper(options: {
     timer.unref()
   }
 
-  const syncInQueue = (): Promise<GitIndexOutcome | 'same'> =>
-    options.queue.run(async () => {
-      const head = options.head()
-      if (head === null || head === synced) return 'same'
-      const outcome = await options.sync()
+  // Called with the queue idle, so `main` and its tree are not mid-commit: they are read
+  // together, the files' stat data gathered off the queue, and the index written in it only
+  // if `main` did not move meanwhile.
+  async function attempt(): Promise<GitIndexOutcome | 'same' | 'moved'> {
+    const head = options.head()
+    if (head === null || head === synced) return 'same'
+    const prepared = await options.prepare()
+    return options.queue.run(async () => {
+      if (options.head() !== head) return 'moved'
+      if (head === synced) return 'same'
+      const outcome = options.write(prepared)
       if (outcome !== 'locked') synced = head
       return outcome
     })
+  }
 
   function fire(): void {
     timer = null
@@ -368,7 +444,7 @@ export function createGitIndexKeeper(options: {
       schedule(options.queue.busy() ? idleMs : idleMs - quietFor)
       return
     }
-    syncInQueue().then(
+    const done = attempt().then(
       (outcome) => {
         if (outcome === 'locked') {
           // git holds its lock (or one a killed git left): tried again, less and less often.
@@ -376,10 +452,13 @@ export function createGitIndexKeeper(options: {
           retryMs = Math.min(retryMs * 2, LOCKED_RETRY_MAX_MS)
         } else {
           retryMs = idleMs
+          // Moved while the stat data was gathered: the change that moved it scheduled the next.
+          if (outcome === 'moved') schedule(idleMs)
         }
       },
       (error: unknown) => options.warn('Could not update the git index of the history', error),
     )
+    running = done
   }
 
   return {
@@ -391,7 +470,8 @@ export function createGitIndexKeeper(options: {
       closed = true
       if (timer) clearTimeout(timer)
       timer = null
-      await syncInQueue().catch((error: unknown) =>
+      await running
+      await attempt().catch((error: unknown) =>
         options.warn('Could not update the git index of the history', error),
       )
     },

@@ -44,7 +44,7 @@ import { compareCommits, diffFile, readAt, readBytesAt, showCommit } from './ins
 import { commandIntents } from './command-intent'
 import { createFreedFiles, FREED_QUIET_MS } from './freed-files'
 import { createLookup } from './lookup'
-import { createGitIndexKeeper, syncGitIndex } from './git-index'
+import { createGitIndexKeeper, prepareGitIndex, writeGitIndex } from './git-index'
 import { createMaintainer, PackFolderGate, type MaintenanceSettings } from './maintainer'
 import { RepackAborted } from './objects/repack'
 import {
@@ -383,20 +383,22 @@ async function openLocked(
   const gitIndex = createGitIndexKeeper({
     queue,
     head: () => repo.head(),
-    sync: async () => {
+    prepare: () =>
+      prepareGitIndex({
+        gitdir: repo.gitdir,
+        workRoot: repo.workRoot,
+        store: repo.store,
+        root: repo.root(),
+        stats: repo.stats,
+      }),
+    write: (prepared) => {
       try {
         lock.assertHeld()
       } catch {
         // Another Cairn has the folder: its index is that one's to write.
         return 'kept'
       }
-      return syncGitIndex({
-        gitdir: repo.gitdir,
-        workRoot: repo.workRoot,
-        store: repo.store,
-        root: repo.root(),
-        stats: repo.stats,
-      })
+      return writeGitIndex(repo.gitdir, prepared, repo.stats)
     },
     warn: (message, error) => logger.warn(message, error),
     ...(options.gitIndexIdleMs === undefined ? {} : { idleMs: options.gitIndexIdleMs }),
