@@ -107,6 +107,12 @@ describe("git's index in history.git", () => {
     expect(subjects().length).toBe(before + 1)
     expect(subjects()[1]).toBe('Ann Smith|Ann edits notes')
     expect(claude.parent).toBe(gitCli(bed.dataDir, 'rev-parse', 'main~1').trim())
+    // Only notes.md is the person's recent edit (flagged review waits on it alone), not the rest.
+    const since = clock - 3_600_000
+    const actors = async (file: string) =>
+      (await bed.memory.changesSince(file, since)).map((commit) => commit.actor)
+    expect(await actors('/memories/people/ann.md')).toEqual(['claude'])
+    expect(await actors('/memories/notes.md')).toContain('outside')
     await indexFollowsMain()
     expect(asAnn('status', '--porcelain')).toBe('')
     fsck(bed.dataDir)
