@@ -5,7 +5,7 @@
  * reads it; without it git took every memory file for deleted, and a person's
  * `git add notes.md && git commit` committed a tree holding only that file.
  *
- * Written off the commit path: a moment after the last change, through the commands' queue,
+ * Written off the commit path: a moment after the last change, while the commands' queue is idle,
  * at open when missing, damaged or not `main`'s, and at close. Taken with git's own lock
  * protocol: `index.lock` made exclusively, written, renamed over `index`; a lock already there
  * (git at work, or a git that died) is never waited on nor removed: the write is tried later.
@@ -243,9 +243,9 @@ export async function prepareGitIndex(options: {
 }
 
 /**
- * The second half, IN the queue (`main` as it was prepared for): takes git's lock, looks at
- * the index once more under it (git may have written one that lists `main` meanwhile) and
- * writes the prepared one over it. Throws what the disk throws; the lock it took is then
+ * The second half, synchronous, made while the queue is idle (`main` as it was prepared for):
+ * takes git's lock, looks at the index once more under it (git may have written one that
+ * lists `main` meanwhile) and writes the prepared one over it. Throws what the disk throws; the lock it took is then
  * removed.
  */
 export function writeGitIndex(
@@ -380,7 +380,7 @@ function numberStats(stat: BigIntStats): Stats {
 export interface GitIndexKeeper {
   /** `main` moved (or Cairn opened): the index is synced once the queue has been idle a while. */
   changed(): void
-  /** Syncs now, in the queue, if `main` moved since the last sync; stops the timers. */
+  /** Syncs now (the queue idle) if `main` moved since the last sync; stops the timers. */
   close(): Promise<void>
 }
 
@@ -390,7 +390,6 @@ const LOCKED_RETRY_MAX_MS = 60_000
 
 export function createGitIndexKeeper(options: {
   readonly queue: {
-    run<T>(task: () => Promise<T>): Promise<T>
     busy(): boolean
     lastActive(): number
   }
@@ -400,7 +399,7 @@ export function createGitIndexKeeper(options: {
    * run off the queue.
    */
   readonly prepare: () => Promise<PreparedIndex>
-  /** `writeGitIndex` of what `prepare` made; in the queue, `main` unchanged since. */
+  /** `writeGitIndex` of what `prepare` made; with the queue idle, `main` unchanged since. */
   readonly write: (prepared: PreparedIndex) => GitIndexOutcome
   readonly warn: (message: string, error: unknown) => void
   readonly idleMs?: number
@@ -421,19 +420,19 @@ export function createGitIndexKeeper(options: {
   }
 
   // Called with the queue idle, so `main` and its tree are not mid-commit: they are read
-  // together, the files' stat data gathered off the queue, and the index written in it only
-  // if `main` did not move meanwhile.
+  // together, the files' stat data gathered off the queue, and the index written only if
+  // `main` did not move meanwhile. The write is synchronous and made while the queue is idle,
+  // so no change can run during it; it is not queued, which would stop maintenance's removal
+  // of loose files (it yields to every queued task). A busy queue puts it off.
   async function attempt(): Promise<GitIndexOutcome | 'same' | 'moved'> {
     const head = options.head()
     if (head === null || head === synced) return 'same'
     const prepared = await options.prepare()
-    return options.queue.run(async () => {
-      if (options.head() !== head) return 'moved'
-      if (head === synced) return 'same'
-      const outcome = options.write(prepared)
-      if (outcome !== 'locked') synced = head
-      return outcome
-    })
+    if (options.queue.busy() || options.head() !== head) return 'moved'
+    if (head === synced) return 'same'
+    const outcome = options.write(prepared)
+    if (outcome !== 'locked') synced = head
+    return outcome
   }
 
   function fire(): void {
@@ -471,6 +470,7 @@ export function createGitIndexKeeper(options: {
       if (timer) clearTimeout(timer)
       timer = null
       await running
+      // The close waited for the queue: nothing moves `main` now.
       await attempt().catch((error: unknown) =>
         options.warn('Could not update the git index of the history', error),
       )
