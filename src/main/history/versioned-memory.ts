@@ -49,6 +49,7 @@ import { compareCommits, diffFile, readAt, readBytesAt, showCommit } from './ins
 import { commandIntents } from './command-intent'
 import { createFreedFiles, FREED_QUIET_MS } from './freed-files'
 import { createLookup } from './lookup'
+import { createGitIndexKeeper, prepareGitIndex, writeGitIndex } from './git-index'
 import { createMaintainer, PackFolderGate, type MaintenanceSettings } from './maintainer'
 import { RepackAborted } from './objects/repack'
 import {
@@ -139,6 +140,11 @@ export interface VersionedMemoryOptions {
    * up and when idle (default on). `false` turns it off; `maintain()` still runs it on demand.
    */
   readonly maintenance?: false | MaintenanceSettings
+  /**
+   * How long the commands' queue stays idle before git's index (`history.git/index`) is made
+   * to list `main` again for a person's git CLI (default `GIT_INDEX_IDLE_MS`; git-index.ts).
+   */
+  readonly gitIndexIdleMs?: number
   /** The machine each commit names in its `Machine:` trailer (default: none; see `setMachine`). */
   readonly machine?: string | null
   /**
@@ -387,6 +393,32 @@ async function openLocked(
     logger.warn('The history index was found damaged while recording a commit; it is rebuilt')
     maintainer.reverify()
   })
+  // git's index, for a person's git CLI: synced a moment after the changes, off their path.
+  const gitIndex = createGitIndexKeeper({
+    queue,
+    head: () => repo.head(),
+    prepare: () =>
+      prepareGitIndex({
+        gitdir: repo.gitdir,
+        workRoot: repo.workRoot,
+        store: repo.store,
+        root: repo.root(),
+        stats: repo.stats,
+      }),
+    write: (prepared) => {
+      try {
+        lock.assertHeld()
+      } catch {
+        // Another Cairn has the folder: its index is that one's to write.
+        return 'kept'
+      }
+      return writeGitIndex(repo.gitdir, prepared, repo.stats)
+    },
+    warn: (message, error) => logger.warn(message, error),
+    ...(options.gitIndexIdleMs === undefined ? {} : { idleMs: options.gitIndexIdleMs }),
+  })
+  // Open: a missing, damaged or stale index is made again once the window's first requests ran.
+  gitIndex.changed()
   const lookup = createLookup(repo.store)
   const ancestry = createAncestry(() => repo.index)
   const blamer = createBlamer(repo, lookup, ancestry, {
@@ -463,6 +495,8 @@ async function openLocked(
   if (opened && opened.actor === 'system') await raiseSecretNotices(opened)
 
   function tell<T>(listeners: ReadonlySet<(value: T) => void>, value: T, what: string): void {
+    // `main` moved: git's index follows it once the queue is quiet.
+    if (what === 'commit') gitIndex.changed()
     for (const listener of listeners) {
       try {
         listener(value)
@@ -1242,6 +1276,8 @@ async function openLocked(
         logger.warn('Could not note the commits owed for the next start', error)
       }
     }
+    // git's index lists `main` as the close leaves it (unless git holds its lock then).
+    await step('updating the git index', () => gitIndex.close())
     await step('stopping background packing', () => maintainer.stop())
     await step('stopping the removal of replaced files', () => freed.stop())
     // The folder flushes owed by the last commands: the checkpoint below empties the log

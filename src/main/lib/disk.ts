@@ -11,7 +11,13 @@
  * milliseconds, and the bulk reads of `promises` stay asynchronous.
  */
 
-import fss, { type Dirent, type FSWatcher, type Stats, type WatchListener } from 'node:fs'
+import fss, {
+  type BigIntStats,
+  type Dirent,
+  type FSWatcher,
+  type Stats,
+  type WatchListener,
+} from 'node:fs'
 import path from 'node:path'
 import { promisify } from 'node:util'
 
@@ -24,6 +30,8 @@ export interface Disk {
   lstatSync(path: string): Stats
   /** `lstat`, or undefined when nothing has that name (no exception: those cost ~10 µs). */
   lstatIfThere(path: string): Stats | undefined
+  /** `lstat` with nanosecond times (git's index keeps them); throws ENOENT like node's. */
+  lstatExactSync(path: string): BigIntStats
   statSync(path: string): Stats
   readSync(
     fd: number,
@@ -121,6 +129,7 @@ export const nodeDisk: Disk = {
   fstatSync: (fd) => fss.fstatSync(fd),
   lstatSync: (path) => fss.lstatSync(path),
   lstatIfThere: (path) => fss.lstatSync(path, { throwIfNoEntry: false }),
+  lstatExactSync: (path) => fss.lstatSync(path, { bigint: true }),
   statSync: (path) => fss.statSync(path),
   readSync: (fd, buffer, offset, length, position) =>
     fss.readSync(fd, buffer, offset, length, position),

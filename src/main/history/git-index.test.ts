@@ -1,0 +1,220 @@
+import { execFileSync } from 'node:child_process'
+import { readFile, rm, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import { describe, expect, it, vi } from 'vitest'
+import type { CommitSummary } from '../../shared/types'
+import { parseGitIndex, serializeGitIndex } from './git-index'
+import { fsck, gitCli, memoryTestBed } from './test-helpers'
+
+// Found by stop 30's acceptance check (probe30r): Cairn wrote no git index in history.git, so
+// with the memory folder as git's work tree `git status` showed every memory file deleted, and
+// a person's `git add notes.md && git commit` committed a tree holding only notes.md. Cairn
+// then took the other files back in as "Changes made outside Cairn": the history said the
+// person deleted and re-added everything. Cairn now keeps git's index equal to `main`.
+
+let clock = 1_700_000_000_000
+const bed = memoryTestBed({ memory: { now: () => (clock += 1000), gitIndexIdleMs: 20 } })
+
+let toolUse = 0
+async function run(input: Record<string, unknown>): Promise<CommitSummary> {
+  const outcome = await bed.memory.execute(input, {
+    actor: 'claude',
+    conversationId: 'conv-index',
+    toolUseId: `toolu_${++toolUse}`,
+  })
+  if (outcome.isError || !outcome.commit) {
+    throw new Error(`${JSON.stringify(input)} failed: ${String(outcome.content)}`)
+  }
+  return outcome.commit
+}
+
+const work = () => path.join(bed.dataDir, 'memories')
+const indexFile = () => path.join(bed.dataDir, 'history.git', 'index')
+
+/** Runs git as Ann, with the memory folder as its work tree (as durability.md says). */
+function asAnn(...args: string[]): string {
+  return execFileSync(
+    'git',
+    [
+      '--git-dir',
+      path.join(bed.dataDir, 'history.git'),
+      '--work-tree',
+      work(),
+      '-c',
+      'user.name=Ann Smith',
+      '-c',
+      'user.email=ann@example.com',
+      ...args,
+    ],
+    {
+      encoding: 'utf8',
+      env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: bed.dataDir },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  )
+}
+
+/** The index as git reads it: `mode oid stage\tpath` lines. */
+const staged = () => asAnn('ls-files', '--stage')
+/** `main`'s tree in the same shape. */
+const mainListed = () =>
+  gitCli(bed.dataDir, 'ls-tree', '-r', 'main')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => line.replace(/^(\d+) blob ([0-9a-f]+)\t/, '$1 $2 0\t'))
+    .join('\n') + '\n'
+
+/** Waits for the idle write: git's index lists `main`. */
+async function indexFollowsMain(): Promise<void> {
+  await vi.waitFor(() => expect(staged()).toBe(mainListed()), { timeout: 10_000, interval: 20 })
+}
+
+async function some(): Promise<void> {
+  await run({ command: 'create', path: '/memories/notes.md', file_text: 'a\nb\n' })
+  await run({ command: 'create', path: '/memories/people/ann.md', file_text: 'Ann\n' })
+  await run({ command: 'create', path: '/memories/people/bob.md', file_text: 'Bob\n' })
+  await run({ command: 'create', path: '/memories/z-last.md', file_text: 'z\n' })
+  await run({ command: 'create', path: '/memories/people-x.md', file_text: 'sorts by bytes\n' })
+}
+
+const subjects = () => gitCli(bed.dataDir, 'log', '--format=%an|%s', 'main').trim().split('\n')
+
+describe("git's index in history.git", () => {
+  it('lists main a moment after Cairn changes it, so git status is clean without refreshing', async () => {
+    await some()
+    await indexFollowsMain()
+    // Stat data equal to the folder's: diff-files does not refresh, so a stat mismatch shows.
+    expect(asAnn('diff-files', '--name-only')).toBe('')
+    expect(asAnn('status', '--porcelain')).toBe('')
+    const bytes = await readFile(indexFile())
+    expect(bytes.readUInt32BE(4)).toBe(2)
+    fsck(bed.dataDir)
+  })
+
+  it("takes a person's git add and commit as theirs: only that file changes, nothing re-added", async () => {
+    await some()
+    await indexFollowsMain()
+    await writeFile(path.join(work(), 'notes.md'), 'a\nb by Ann\n')
+    expect(asAnn('diff', '--name-only')).toBe('notes.md\n')
+    expect(asAnn('diff')).toContain('+b by Ann')
+    asAnn('add', 'notes.md')
+    asAnn('commit', '-q', '-m', 'Ann edits notes')
+    expect(asAnn('diff-tree', '--no-commit-id', '--name-only', '-r', 'main')).toBe('notes.md\n')
+    expect(asAnn('status', '--porcelain')).toBe('')
+    const before = subjects().length
+    const claude = await run({ command: 'create', path: '/memories/more.md', file_text: 'm\n' })
+    // Claude's commit sits right on Ann's: no "Changes made outside Cairn" between them.
+    expect(subjects().length).toBe(before + 1)
+    expect(subjects()[1]).toBe('Ann Smith|Ann edits notes')
+    expect(claude.parent).toBe(gitCli(bed.dataDir, 'rev-parse', 'main~1').trim())
+    // Only notes.md is the person's recent edit (flagged review waits on it alone), not the rest.
+    const since = clock - 3_600_000
+    const actors = async (file: string) =>
+      (await bed.memory.changesSince(file, since)).map((commit) => commit.actor)
+    expect(await actors('/memories/people/ann.md')).toEqual(['claude'])
+    expect(await actors('/memories/notes.md')).toContain('outside')
+    await indexFollowsMain()
+    expect(asAnn('status', '--porcelain')).toBe('')
+    fsck(bed.dataDir)
+  })
+
+  it("keeps a person's git rm as theirs: the file stays gone, no re-add", async () => {
+    await some()
+    await indexFollowsMain()
+    asAnn('rm', '-q', 'people/bob.md')
+    asAnn('commit', '-q', '-m', 'Ann drops Bob')
+    await run({ command: 'create', path: '/memories/more.md', file_text: 'm\n' })
+    expect(
+      subjects()
+        .slice(0, 2)
+        .map((line) => line.split('|')[0]),
+    ).toEqual(['Claude', 'Ann Smith'])
+    expect(gitCli(bed.dataDir, 'ls-tree', '-r', '--name-only', 'main')).not.toContain('bob.md')
+    await indexFollowsMain()
+    expect(asAnn('status', '--porcelain')).toBe('')
+    fsck(bed.dataDir)
+  })
+
+  it("never takes nor removes git's lock: the write waits until git let go of it", async () => {
+    await some()
+    await indexFollowsMain()
+    const lock = `${indexFile()}.lock`
+    await writeFile(lock, 'git at work')
+    const before = await readFile(indexFile())
+    await run({ command: 'create', path: '/memories/while-locked.md', file_text: 'w\n' })
+    await bed.close()
+    // The close's write met the lock: the lock and the index are as git left them.
+    expect(await readFile(lock, 'utf8')).toBe('git at work')
+    expect((await readFile(indexFile())).equals(before)).toBe(true)
+    await rm(lock)
+    await bed.reopen()
+    await indexFollowsMain()
+    expect(asAnn('status', '--porcelain')).toBe('')
+  })
+
+  it('writes a damaged or missing index again at open, and keeps one git wrote that lists main', async () => {
+    await some()
+    await bed.close()
+    await writeFile(indexFile(), Buffer.from('DIRC\0\0\0\x02garbage that is no index'))
+    await bed.reopen()
+    await indexFollowsMain()
+    expect(asAnn('status', '--porcelain')).toBe('')
+    await bed.close()
+    await rm(indexFile())
+    await bed.reopen()
+    await indexFollowsMain()
+    await bed.close()
+    // git's own index of main (version 4, written by git), found at open: left byte for byte.
+    asAnn('update-index', '--index-version', '4')
+    const gits = await readFile(indexFile())
+    expect(gits.readUInt32BE(4)).toBe(4)
+    await bed.reopen()
+    await bed.close()
+    expect((await readFile(indexFile())).equals(gits)).toBe(true)
+  })
+})
+
+describe('parseGitIndex and serializeGitIndex', () => {
+  it('reads what it writes, and an index git wrote in versions 2, 3 and 4 alike', async () => {
+    await some()
+    await indexFollowsMain()
+    const ours = parseGitIndex(await readFile(indexFile()))
+    expect(ours?.map((entry) => entry.path.toString())).toEqual([
+      'notes.md',
+      'people-x.md',
+      'people/ann.md',
+      'people/bob.md',
+      'z-last.md',
+    ])
+    for (const version of ['4', '2']) {
+      asAnn('update-index', '--index-version', version)
+      const gits = parseGitIndex(await readFile(indexFile()))
+      expect(gits?.map(({ path: name, oid, mode }) => [name.toString(), oid, mode])).toEqual(
+        ours?.map(({ path: name, oid, mode }) => [name.toString(), oid, mode]),
+      )
+    }
+    asAnn('update-index', '--skip-worktree', 'notes.md')
+    const three = await readFile(indexFile())
+    expect(three.readUInt32BE(4)).toBe(3)
+    expect(
+      parseGitIndex(three)?.find((entry) => entry.path.toString() === 'notes.md')?.extended,
+    ).toBe(true)
+  })
+
+  it('refuses a cut, flipped or foreign index', () => {
+    const good = serializeGitIndex([
+      {
+        path: Buffer.from('a.md'),
+        oid: 'e69de29bb2d1d6434b8b29ae775ad8c2e48c5391',
+        mode: 0o100644,
+        stat: null,
+      },
+    ])
+    expect(parseGitIndex(good)).toHaveLength(1)
+    const flipped = Buffer.from(good)
+    flipped[20] = flipped[20]! ^ 1
+    expect(parseGitIndex(flipped)).toBeNull()
+    expect(parseGitIndex(good.subarray(0, good.byteLength - 1))).toBeNull()
+    expect(parseGitIndex(Buffer.from('PACK\0\0\0\x02'))).toBeNull()
+  })
+})

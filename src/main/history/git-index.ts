@@ -1,0 +1,479 @@
+/**
+ * git's own index (`history.git/index`), kept equal to `main` for a person who uses the git CLI
+ * on the history with the memory folder as its work tree
+ * (`git --git-dir=<data>/history.git --work-tree=<data>/memories status`). Cairn itself never
+ * reads it; without it git took every memory file for deleted, and a person's
+ * `git add notes.md && git commit` committed a tree holding only that file.
+ *
+ * Written off the commit path: a moment after the last change, while the commands' queue is idle,
+ * at open when missing, damaged or not `main`'s, and at close. Taken with git's own lock
+ * protocol: `index.lock` made exclusively, written, renamed over `index`; a lock already there
+ * (git at work, or a git that died) is never waited on nor removed: the write is tried later.
+ * An index that already lists exactly `main`'s files (git's own, after a person's commit, with
+ * its refreshed stat data and extensions) is left as it is.
+ *
+ * Format (Documentation/gitformat-index.txt), version 2, all numbers big-endian:
+ *   "DIRC" | version u32 | entry count u32
+ *   per entry, sorted by path bytes: ctime s, ns | mtime s, ns | dev | ino | mode | uid | gid |
+ *     size (u32 each) | 20-byte blob id | flags u16 (name length, 0xFFF when longer) | path |
+ *     1 to 8 NULs, so the entry's length is a multiple of 8
+ *   SHA-1 of everything before it
+ */
+import { createHash } from 'node:crypto'
+import type { BigIntStats, Stats } from 'node:fs'
+import path from 'node:path'
+import { disk, OPEN, readPlainFile } from '../lib/disk'
+import { hashObject } from './objects/object-database'
+import type { ObjectStore } from './object-store'
+import type { StatCache } from './stat-cache'
+import { childrenOf, type Node } from './tree-state'
+
+/** One file of an index: its path (UTF-8 bytes), blob id, mode and stage. */
+export interface GitIndexEntry {
+  readonly path: Buffer
+  readonly oid: string
+  readonly mode: number
+  readonly stage: number
+  /** Intent-to-add or skip-worktree set (version 3 and on): never an index of `main` alone. */
+  readonly extended: boolean
+}
+
+/** What a file looked like when its content was found equal to its blob (git's stat data). */
+export interface IndexStat {
+  readonly ctimeNs: bigint
+  readonly mtimeNs: bigint
+  readonly dev: bigint
+  readonly ino: bigint
+  readonly uid: bigint
+  readonly gid: bigint
+  readonly size: bigint
+}
+
+const ENTRY_FIXED = 62
+const NAME_MASK = 0xfff
+const BILLION = 1_000_000_000n
+const U32 = 0xffffffffn
+
+/** The files of `root` (HEAD's tree), as git's index lists them: sorted by path bytes. */
+export async function filesOf(
+  store: ObjectStore,
+  root: Node,
+): Promise<Array<{ path: Buffer; oid: string; mode: number }>> {
+  const files: Array<{ path: Buffer; oid: string; mode: number }> = []
+  const walk = async (node: Node, prefix: string): Promise<void> => {
+    if (node.kind === 'blob') {
+      files.push({ path: Buffer.from(prefix, 'utf8'), oid: node.oid, mode: parseInt(node.mode, 8) })
+      return
+    }
+    for (const [name, child] of await childrenOf(store, node)) {
+      await walk(child, prefix ? `${prefix}/${name}` : name)
+    }
+  }
+  await walk(root, '')
+  return files.sort((a, b) => Buffer.compare(a.path, b.path))
+}
+
+/** An index of `files` (sorted), each with its stat data when known, else zeros. */
+export function serializeGitIndex(
+  files: ReadonlyArray<{ path: Buffer; oid: string; mode: number; stat: IndexStat | null }>,
+): Buffer {
+  let length = 12 + 20
+  for (const file of files) length += entryLength(file.path.byteLength)
+  const out = Buffer.alloc(length)
+  out.write('DIRC', 0, 'latin1')
+  out.writeUInt32BE(2, 4)
+  out.writeUInt32BE(files.length, 8)
+  let at = 12
+  for (const { path: name, oid, mode, stat } of files) {
+    if (stat) {
+      const u32 = (value: bigint, offset: number): void => {
+        out.writeUInt32BE(Number(value & U32), at + offset)
+      }
+      u32(stat.ctimeNs / BILLION, 0)
+      u32(stat.ctimeNs % BILLION, 4)
+      u32(stat.mtimeNs / BILLION, 8)
+      u32(stat.mtimeNs % BILLION, 12)
+      u32(stat.dev, 16)
+      u32(stat.ino, 20)
+      u32(stat.uid, 28)
+      u32(stat.gid, 32)
+      u32(stat.size, 36)
+    }
+    out.writeUInt32BE(mode, at + 24)
+    out.write(oid, at + 40, 'hex')
+    out.writeUInt16BE(Math.min(name.byteLength, NAME_MASK), at + 60)
+    name.copy(out, at + ENTRY_FIXED)
+    at += entryLength(name.byteLength)
+  }
+  createHash('sha1').update(out.subarray(0, at)).digest().copy(out, at)
+  return out
+}
+
+function entryLength(nameLength: number): number {
+  return (ENTRY_FIXED + nameLength + 8) & ~7
+}
+
+/**
+ * The entries of an index git or Cairn wrote (versions 2, 3 and 4), or null when it is not
+ * one: too short, another signature or version, a checksum that does not match (git's
+ * `index.skipHash` writes zeros there, taken as it does), an entry running past the end.
+ * Extensions are not read.
+ */
+export function parseGitIndex(bytes: Buffer): GitIndexEntry[] | null {
+  if (bytes.byteLength < 32 || bytes.toString('latin1', 0, 4) !== 'DIRC') return null
+  const version = bytes.readUInt32BE(4)
+  if (version < 2 || version > 4) return null
+  const end = bytes.byteLength - 20
+  const trailer = bytes.subarray(end)
+  if (!trailer.equals(Buffer.alloc(20))) {
+    if (!createHash('sha1').update(bytes.subarray(0, end)).digest().equals(trailer)) return null
+  }
+  const count = bytes.readUInt32BE(8)
+  const entries: GitIndexEntry[] = []
+  let at = 12
+  let previous: Buffer = Buffer.alloc(0)
+  for (let i = 0; i < count; i++) {
+    if (at + ENTRY_FIXED > end) return null
+    const mode = bytes.readUInt32BE(at + 24)
+    const oid = bytes.toString('hex', at + 40, at + 60)
+    const flags = bytes.readUInt16BE(at + 60)
+    let nameAt = at + ENTRY_FIXED
+    // An extended entry (version 3 and on): intent-to-add or skip-worktree, two bytes more.
+    const extended = (flags & 0x4000) !== 0
+    if (extended) {
+      if (version < 3) return null
+      nameAt += 2
+    }
+    let name: Buffer
+    if (version === 4) {
+      // The name as the previous one less N bytes, then a NUL-terminated suffix; no padding.
+      let c = bytes[nameAt++]
+      if (c === undefined) return null
+      let strip = c & 127
+      while (c & 128) {
+        c = bytes[nameAt++]
+        if (c === undefined) return null
+        strip = ((strip + 1) << 7) + (c & 127)
+      }
+      const nul = bytes.indexOf(0, nameAt)
+      if (nul < 0 || nul >= end || strip > previous.byteLength) return null
+      name = Buffer.concat([
+        previous.subarray(0, previous.byteLength - strip),
+        bytes.subarray(nameAt, nul),
+      ])
+      at = nul + 1
+    } else {
+      const nul = bytes.indexOf(0, nameAt)
+      if (nul < 0 || nul >= end) return null
+      name = bytes.subarray(nameAt, nul)
+      at += (nameAt - at + name.byteLength + 8) & ~7
+      if (at > end) return null
+    }
+    previous = name
+    entries.push({ path: name, oid, mode, stage: (flags >> 12) & 3, extended })
+  }
+  return entries
+}
+
+/** Whether `entries` (a parsed index) list exactly `files`: same paths, ids and modes, stage 0. */
+export function listsExactly(
+  entries: ReadonlyArray<GitIndexEntry>,
+  files: ReadonlyArray<{ path: Buffer; oid: string; mode: number }>,
+): boolean {
+  if (entries.length !== files.length) return false
+  return entries.every((entry, i) => {
+    const file = files[i]!
+    return (
+      entry.stage === 0 &&
+      !entry.extended &&
+      entry.oid === file.oid &&
+      entry.mode === file.mode &&
+      entry.path.equals(file.path)
+    )
+  })
+}
+
+/** What a sync of the index did: left a matching one, wrote one, or met a lock held. */
+export type GitIndexOutcome = 'kept' | 'written' | 'locked'
+
+type IndexFiles = ReadonlyArray<{ path: Buffer; oid: string; mode: number }>
+
+/** An index made ready off the queue: `main`'s files with their stat data, or none needed. */
+export type PreparedIndex =
+  | { readonly kind: 'kept' }
+  | {
+      readonly kind: 'write'
+      readonly files: ReadonlyArray<{
+        path: Buffer
+        oid: string
+        mode: number
+        stat: IndexStat | null
+      }>
+      /** Files read and hashed now, for the stat cache once the index is written. */
+      readonly hashed: ReadonlyArray<{ relative: string; stats: Stats; oid: string }>
+    }
+
+// Files between two yields to the event loop while stat data is gathered (an `lstat` each).
+const FILES_PER_TURN = 256
+
+/**
+ * The first half of a sync, made OFF the commands' queue (it reads only: `root` is a tree
+ * the history no longer changes in place once committed): `main`'s files, and unless the
+ * index on disk already lists them, each file's stat data (see `statIfSame`). Yields to the
+ * event loop every few hundred files, so a window's requests are not held up by it.
+ */
+export async function prepareGitIndex(options: {
+  readonly gitdir: string
+  readonly workRoot: string
+  readonly store: ObjectStore
+  readonly root: Node
+  readonly stats?: StatCache
+}): Promise<PreparedIndex> {
+  const files = await filesOf(options.store, options.root)
+  if (indexLists(path.join(options.gitdir, 'index'), files)) return { kind: 'kept' }
+  const hashed: Array<{ relative: string; stats: Stats; oid: string }> = []
+  const withStats: Array<{ path: Buffer; oid: string; mode: number; stat: IndexStat | null }> = []
+  for (const [i, file] of files.entries()) {
+    if (i > 0 && i % FILES_PER_TURN === 0) await new Promise((resolve) => setImmediate(resolve))
+    const relative = file.path.toString('utf8')
+    const stat = statIfSame(options.workRoot, relative, file.oid, options.stats, hashed)
+    withStats.push({ ...file, stat })
+  }
+  return { kind: 'write', files: withStats, hashed }
+}
+
+/**
+ * The second half, synchronous, made while the queue is idle (`main` as it was prepared for):
+ * takes git's lock, looks at the index once more under it (git may have written one that
+ * lists `main` meanwhile) and writes the prepared one over it. Throws what the disk throws; the lock it took is then
+ * removed.
+ */
+export function writeGitIndex(
+  gitdir: string,
+  prepared: PreparedIndex,
+  stats?: StatCache,
+): GitIndexOutcome {
+  if (prepared.kind === 'kept') return 'kept'
+  const indexFile = path.join(gitdir, 'index')
+  const lockFile = `${indexFile}.lock`
+  let fd: number
+  try {
+    fd = disk.openSync(lockFile, OPEN.WRITE_NEW | OPEN.NOFOLLOW, 0o644)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return 'locked'
+    throw error
+  }
+  let renamed = false
+  try {
+    if (indexLists(indexFile, prepared.files)) return 'kept'
+    disk.writeSync(fd, serializeGitIndex(prepared.files))
+    disk.closeSync(fd)
+    fd = -1
+    disk.renameSync(lockFile, indexFile)
+    renamed = true
+    for (const { relative, stats: seen, oid } of prepared.hashed) stats?.record(relative, seen, oid)
+    return 'written'
+  } finally {
+    if (fd >= 0) disk.closeSync(fd)
+    if (!renamed) {
+      try {
+        disk.unlinkSync(lockFile)
+      } catch {
+        // Ours, and gone already: nothing to undo.
+      }
+    }
+  }
+}
+
+/**
+ * Makes `<gitdir>/index` list `root`'s files, both halves at once (see the top of this file).
+ * Each file's stat data is written only when its content is known to be its blob's (the stat
+ * cache trusts it, or it was read and hashed now, unchanged across the read); otherwise zeros,
+ * which git takes as "look at the content".
+ */
+export async function syncGitIndex(options: {
+  readonly gitdir: string
+  readonly workRoot: string
+  readonly store: ObjectStore
+  readonly root: Node
+  readonly stats?: StatCache
+}): Promise<GitIndexOutcome> {
+  return writeGitIndex(options.gitdir, await prepareGitIndex(options), options.stats)
+}
+
+// Whether the index at `file` is one (git's or Cairn's) listing exactly `files`; a missing,
+// unreadable or damaged one is not.
+function indexLists(file: string, files: IndexFiles): boolean {
+  let existing: Buffer
+  try {
+    existing = readPlainFile(file)
+  } catch {
+    return false
+  }
+  const entries = parseGitIndex(existing)
+  return entries !== null && listsExactly(entries, files)
+}
+
+// Files larger than this are left to git to look at (Cairn keeps no larger ones).
+const HASH_AT_MOST = 64 * 1024 * 1024
+
+function statIfSame(
+  workRoot: string,
+  relative: string,
+  oid: string,
+  stats: StatCache | undefined,
+  hashed: Array<{ relative: string; stats: Stats; oid: string }>,
+): IndexStat | null {
+  const file = path.join(workRoot, relative)
+  let before: BigIntStats
+  try {
+    before = disk.lstatExactSync(file)
+  } catch {
+    return null
+  }
+  if (!before.isFile()) return null
+  const asNumbers = numberStats(before)
+  if (stats?.lookup(relative, asNumbers) === oid) return indexStat(before)
+  if (before.size > HASH_AT_MOST) return null
+  let content: Buffer
+  let after: BigIntStats
+  try {
+    content = readPlainFile(file)
+    after = disk.lstatExactSync(file)
+  } catch {
+    return null
+  }
+  if (!sameStat(before, after) || hashObject('blob', content) !== oid) return null
+  hashed.push({ relative, stats: asNumbers, oid })
+  return indexStat(before)
+}
+
+function sameStat(a: BigIntStats, b: BigIntStats): boolean {
+  return a.size === b.size && a.mtimeNs === b.mtimeNs && a.ctimeNs === b.ctimeNs && a.ino === b.ino
+}
+
+function indexStat(stat: BigIntStats): IndexStat {
+  return {
+    ctimeNs: stat.ctimeNs,
+    mtimeNs: stat.mtimeNs,
+    dev: stat.dev,
+    ino: stat.ino,
+    uid: stat.uid,
+    gid: stat.gid,
+    size: stat.size,
+  }
+}
+
+// The numbers the stat cache keeps, worked out as Node's own `lstat` works them out from the
+// seconds and nanoseconds, so one `lstat` serves both.
+function numberStats(stat: BigIntStats): Stats {
+  const ms = (ns: bigint): number => Number(ns / BILLION) * 1e3 + Number(ns % BILLION) / 1e6
+  return {
+    size: Number(stat.size),
+    mtimeMs: ms(stat.mtimeNs),
+    ctimeMs: ms(stat.ctimeNs),
+    ino: Number(stat.ino),
+  } as Stats
+}
+
+/** Keeps git's index following `main`, a moment after the changes (see the top of this file). */
+export interface GitIndexKeeper {
+  /** `main` moved (or Cairn opened): the index is synced once the queue has been idle a while. */
+  changed(): void
+  /** Syncs now (the queue idle) if `main` moved since the last sync; stops the timers. */
+  close(): Promise<void>
+}
+
+/** How long the queue stays idle before the index is synced (and between tries when locked). */
+export const GIT_INDEX_IDLE_MS = 500
+const LOCKED_RETRY_MAX_MS = 60_000
+
+export function createGitIndexKeeper(options: {
+  readonly queue: {
+    busy(): boolean
+    lastActive(): number
+  }
+  readonly head: () => string | null
+  /**
+   * `prepareGitIndex` on HEAD's tree as it is at the call (taken at once, before any await),
+   * run off the queue.
+   */
+  readonly prepare: () => Promise<PreparedIndex>
+  /** `writeGitIndex` of what `prepare` made; with the queue idle, `main` unchanged since. */
+  readonly write: (prepared: PreparedIndex) => GitIndexOutcome
+  readonly warn: (message: string, error: unknown) => void
+  readonly idleMs?: number
+}): GitIndexKeeper {
+  const idleMs = options.idleMs ?? GIT_INDEX_IDLE_MS
+  // The head the index on disk was last found or made equal to; undefined: not looked at yet.
+  let synced: string | null | undefined
+  let timer: NodeJS.Timeout | null = null
+  let retryMs = idleMs
+  let closed = false
+  let running: Promise<unknown> = Promise.resolve()
+
+  const schedule = (ms: number): void => {
+    if (closed) return
+    if (timer) clearTimeout(timer)
+    timer = setTimeout(fire, Math.max(0, ms))
+    timer.unref()
+  }
+
+  // Called with the queue idle, so `main` and its tree are not mid-commit: they are read
+  // together, the files' stat data gathered off the queue, and the index written only if
+  // `main` did not move meanwhile. The write is synchronous and made while the queue is idle,
+  // so no change can run during it; it is not queued, which would stop maintenance's removal
+  // of loose files (it yields to every queued task). A busy queue puts it off.
+  async function attempt(): Promise<GitIndexOutcome | 'same' | 'moved'> {
+    const head = options.head()
+    if (head === null || head === synced) return 'same'
+    const prepared = await options.prepare()
+    if (options.queue.busy() || options.head() !== head) return 'moved'
+    if (head === synced) return 'same'
+    const outcome = options.write(prepared)
+    if (outcome !== 'locked') synced = head
+    return outcome
+  }
+
+  function fire(): void {
+    timer = null
+    if (closed) return
+    const quietFor = performance.now() - options.queue.lastActive()
+    if (options.queue.busy() || quietFor < idleMs) {
+      schedule(options.queue.busy() ? idleMs : idleMs - quietFor)
+      return
+    }
+    const done = attempt().then(
+      (outcome) => {
+        if (outcome === 'locked') {
+          // git holds its lock (or one a killed git left): tried again, less and less often.
+          schedule(retryMs)
+          retryMs = Math.min(retryMs * 2, LOCKED_RETRY_MAX_MS)
+        } else {
+          retryMs = idleMs
+          // Moved while the stat data was gathered: the change that moved it scheduled the next.
+          if (outcome === 'moved') schedule(idleMs)
+        }
+      },
+      (error: unknown) => options.warn('Could not update the git index of the history', error),
+    )
+    running = done
+  }
+
+  return {
+    changed() {
+      retryMs = idleMs
+      schedule(idleMs)
+    },
+    async close() {
+      closed = true
+      if (timer) clearTimeout(timer)
+      timer = null
+      await running
+      // The close waited for the queue: nothing moves `main` now.
+      await attempt().catch((error: unknown) =>
+        options.warn('Could not update the git index of the history', error),
+      )
+    },
+  }
+}
