@@ -23,6 +23,7 @@ import { createHash } from 'node:crypto'
 import type { BigIntStats, Stats } from 'node:fs'
 import path from 'node:path'
 import { disk, OPEN, readPlainFile } from '../lib/disk'
+import { OWN_FILE_CAP } from '../lib/own-file-caps'
 import { hashObject } from './objects/object-database'
 import type { ObjectStore } from './object-store'
 import type { StatCache } from './stat-cache'
@@ -306,7 +307,7 @@ export async function syncGitIndex(options: {
 function indexLists(file: string, files: IndexFiles): boolean {
   let existing: Buffer
   try {
-    existing = readPlainFile(file)
+    existing = readPlainFile(file, OWN_FILE_CAP.RECORDS)
   } catch {
     return false
   }
@@ -338,7 +339,7 @@ function statIfSame(
   let content: Buffer
   let after: BigIntStats
   try {
-    content = readPlainFile(file)
+    content = readPlainFile(file, HASH_AT_MOST)
     after = disk.lstatExactSync(file)
   } catch {
     return null
