@@ -126,6 +126,27 @@ const nested = (depth: number): unknown => JSON.parse('['.repeat(depth) + ']'.re
 const deepObject = (depth: number): unknown =>
   JSON.parse('{"a":'.repeat(depth) + '1' + '}'.repeat(depth))
 
+/** An object of a class, as a caller in the main process (the e2e harness) could pass. */
+class Payload {
+  readonly kind = 'made by a class'
+}
+
+/**
+ * What IPC's structured clone keeps as it is (a Date, a Map, a Set, bytes) or a class's object:
+ * zod took each as an object with no fields, so a channel whose fields are all optional ran
+ * with `{}` in its place.
+ */
+const notPlain: ReadonlyArray<readonly [string, unknown]> = [
+  ['a date', new Date(0)],
+  ['a map', new Map([['path', '/memories/notes.md']])],
+  ['a set', new Set(['/memories/notes.md'])],
+  ['empty bytes', new Uint8Array(0)],
+  ['an array buffer', new ArrayBuffer(4)],
+  ['a regular expression', /notes/],
+  ['an error', new Error('not a payload')],
+  ['an object of a class', new Payload()],
+]
+
 /** Payloads of the wrong shape for every channel (IPC's structured clone carries all of them). */
 const wrongShapes: ReadonlyArray<readonly [string, unknown]> = [
   ['null', null],
@@ -148,6 +169,7 @@ const wrongShapes: ReadonlyArray<readonly [string, unknown]> = [
     '10,000 unknown keys',
     Object.fromEntries(Array.from({ length: 10_000 }, (_, i) => [`k${i}`, i])),
   ],
+  ...notPlain,
 ]
 
 /**
@@ -227,6 +249,7 @@ const hostileValues: ReadonlyArray<readonly [string, unknown]> = [
   ['an array', ['/memories/notes.md']],
   ['an object', { path: '/memories/notes.md' }],
   ['a bigint', 1n],
+  ...notPlain,
 ]
 
 /** Swaps that are a request the person may make, answered as such (not refusals). */
@@ -305,6 +328,70 @@ describe('the contract, called the hostile way, against the real core', () => {
       ok: true,
       value: { hasApiKey: false },
     })
+  })
+
+  it('refuses a date, a map, a set, bytes or a class’s object where plain data is expected, not taking it as {}', async () => {
+    const before = state()
+    const settingsBefore = await core.dispatch('settings:get', undefined)
+    for (const [name, value] of notPlain) {
+      // Channels whose fields are all optional: the schema alone took each as `{}`.
+      for (const [channel, payload] of [
+        ['memory:tree', value],
+        ['settings:update', value],
+        ['conversations:list', value],
+      ] as const) {
+        const result = await core.dispatch(channel, payload)
+        const where = `${channel} given ${name}`
+        expectPlainRefusal(result, payload, where)
+        if (!result.ok) expect(result.error.code, where).toBe('invalid-payload')
+      }
+    }
+    expect(await core.dispatch('settings:get', undefined)).toEqual(settingsBefore)
+    expect(state()).toBe(before)
+    // The same requests as plain data are answered.
+    expect((await core.dispatch('memory:tree', {})).ok).toBe(true)
+    expect((await core.dispatch('settings:update', {})).ok).toBe(true)
+  })
+
+  it('refuses a model name or a sync address holding a bidi control, a direction mark or a line break', async () => {
+    const before = state()
+    const settingsBefore = await core.dispatch('settings:get', undefined)
+    const syncBefore = await core.dispatch('sync:status', undefined)
+    for (const mark of [
+      '\u202A',
+      '\u202B',
+      '\u202C',
+      '\u202D',
+      '\u202E',
+      '\u2066',
+      '\u2067',
+      '\u2068',
+      '\u2069',
+      '\u200E',
+      '\u200F',
+      '\n',
+    ]) {
+      const model = `claude-${mark}tennos-4-6`
+      const refused = await core.dispatch('settings:update', { model })
+      expectPlainRefusal(refused, { model }, `model with ${JSON.stringify(mark)}`)
+      if (!refused.ok) expect(refused.error.code).toBe('invalid-payload')
+
+      const url = `https://example.com/you/${mark}tig.yromem`
+      const configured = await core.dispatch('sync:configure', { url })
+      expectPlainRefusal(configured, { url }, `sync address with ${JSON.stringify(mark)}`)
+      if (!configured.ok) {
+        expect(configured.error.code).toBe('sync-invalid-url')
+        expect(configured.error.message).toContain('invisible character')
+      }
+      // Test connection answers as it does for any address it cannot use, sending nothing.
+      expect(await core.dispatch('sync:test', { url })).toMatchObject({
+        ok: true,
+        value: { ok: false, found: 'invalid-url' },
+      })
+    }
+    expect(await core.dispatch('settings:get', undefined)).toEqual(settingsBefore)
+    expect(await core.dispatch('sync:status', undefined)).toEqual(syncBefore)
+    expect(state()).toBe(before)
   })
 
   it('takes __proto__ and constructor as plain memory file names, polluting nothing', async () => {

@@ -67,6 +67,8 @@ export interface CoreThroughFakeApiOptions {
   readonly prefix: string
   /** `ANTHROPIC_API_KEY` in the core's environment; `sk-test` when left out. */
   readonly apiKey?: string
+  /** More of the core's environment (`ANTHROPIC_LOG`, say). */
+  readonly env?: Readonly<Record<string, string>>
   /** Logs kept in memory (a recording logger), not written to the console. */
   readonly quiet?: boolean
   /** The core's logger (a file's, say); wins over `quiet`. */
@@ -94,7 +96,11 @@ export function coreThroughFakeApi(options: CoreThroughFakeApiOptions): CoreThro
   const open = async (): Promise<Core> => {
     const opened = await createCore({
       dataDir,
-      env: { ANTHROPIC_API_KEY: options.apiKey ?? 'sk-test', ANTHROPIC_BASE_URL: fake!.url },
+      env: {
+        ...options.env,
+        ANTHROPIC_API_KEY: options.apiKey ?? 'sk-test',
+        ANTHROPIC_BASE_URL: fake!.url,
+      },
       anthropicMaxRetries: options.maxRetries ?? 0,
       ...(options.fetch ? { fetch: options.fetch } : {}),
       ...(options.logger

@@ -19,7 +19,7 @@ import { createHidingLogger } from './lib/hiding-logger'
 import { removeStrayTempFiles } from './lib/temp-sweep'
 import { createRunnableMemoryTool } from './memory'
 import { DEFAULT_LIMITS } from './memory'
-import { memoryBrowserHandlers } from './memory-browser'
+import { memoryBrowserHandlers, sharedTreeReader } from './memory-browser'
 import { createReviewService, heldCallsFile, readHeldCalls, reviewHandlers } from './review'
 import {
   createMemorySecretStore,
@@ -45,6 +45,11 @@ export interface CoreOptions {
   readonly secretStore?: SecretStore
   /** Keeps the sync remote's token, the same way (default in memory). */
   readonly syncTokenStore?: SecretStore
+  /**
+   * The secrets every log line hides, filled as the core learns them (the API key, the sync
+   * token). The shell passes the one its own log lines are hidden with (default: the core's).
+   */
+  readonly logSecrets?: LogSecrets
   /** The default machine name in commits (default: the host name). */
   readonly hostName?: () => string
   /** Quiet time after a memory change before sync runs (tests shorten it). */
@@ -80,6 +85,33 @@ export interface Core {
   close(): Promise<void>
 }
 
+/** The secrets every log line hides: API keys and sync tokens, once they are known. */
+export interface LogSecrets {
+  add(kind: 'api-key' | 'sync-token', value: string): void
+  /**
+   * `text` with each known secret hidden in every form `hideKeys` finds (as it is, encoded,
+   * base64, hex, runs of 8), and anything shaped like an Anthropic key, known or not.
+   */
+  hide(text: string): string
+}
+
+/** A set of secrets to hide, empty at first. One lives as long as the process (or the core). */
+export function createLogSecrets(): LogSecrets {
+  const keys = new Set<string>()
+  const tokens = new Set<string>()
+  return {
+    add(kind, value) {
+      if (value !== '') (kind === 'api-key' ? keys : tokens).add(value)
+    },
+    hide(text) {
+      let hidden =
+        keys.size === 0 ? hideKeys(text, '') : [...keys].reduce((t, key) => hideKeys(t, key), text)
+      for (const token of tokens) hidden = hideKeys(hidden, token, 'the sync token')
+      return hidden
+    },
+  }
+}
+
 /**
  * Makes Cairn's data folder if needed and gives its real path, once at start. Reached through
  * a symlink (`~/.config/Cairn` linked to another disk, `CAIRN_DATA_DIR` through a link), its
@@ -100,14 +132,11 @@ export async function prepareDataDir(dir: string): Promise<string> {
  */
 export async function createCore(options: CoreOptions): Promise<Core> {
   const dataDir = await prepareDataDir(options.dataDir)
-  // Every key the settings read or were given is hidden in whatever any service logs: a
-  // failure's words, cause, or a response body a proxy echoed may hold it, encoded or not.
-  const keys = new Set<string>()
-  const logger = createHidingLogger(options.logger ?? consoleLogger, (text) =>
-    keys.size === 0
-      ? hideKeys(text, '')
-      : [...keys].reduce((hidden, key) => hideKeys(hidden, key), text),
-  )
+  // Every key the settings read or were given, and every sync token, is hidden in whatever
+  // any service logs: a failure's words, cause, or a response body a proxy echoed may hold
+  // it, encoded or not.
+  const secrets = options.logSecrets ?? createLogSecrets()
+  const logger = createHidingLogger(options.logger ?? consoleLogger, secrets.hide)
   const events = createEventBus()
 
   // Refused with a `locked` CairnError when another Cairn has this data folder open.
@@ -124,7 +153,7 @@ export async function createCore(options: CoreOptions): Promise<Core> {
       ['', 'conversations', 'sync'].map((folder) => path.join(dataDir, folder)),
       logger,
     )
-    return await assemble(options, dataDir, logger, events, memory, (key) => keys.add(key))
+    return await assemble(options, dataDir, logger, events, memory, secrets)
   } catch (error) {
     // The data folder's lock is released, so a retry (or another window) can open it. The
     // person is told why the start failed: a failing close (its lock released all the same)
@@ -142,7 +171,7 @@ async function assemble(
   logger: Logger,
   events: EventBus,
   memory: VersionedMemory,
-  onKeyKnown: (key: string) => void,
+  secrets: LogSecrets,
 ): Promise<Core> {
   memory.onCommit((commit) => events.emit('history:commit', commit))
   memory.onRecovery((report) => events.emit('app:recovery', report))
@@ -154,7 +183,7 @@ async function assemble(
     secretStore: options.secretStore ?? createMemorySecretStore(),
     env: options.env ?? process.env,
     logger,
-    onKeyKnown,
+    onKeyKnown: (key) => secrets.add('api-key', key),
   })
   // Claude's memory commands pass the review gate; the person's own edits do not.
   // Claude's calls that waited for review when Cairn was killed: they did not run.
@@ -169,7 +198,9 @@ async function assemble(
   })
   review.onPending((changes) => events.emit('review:pending', changes))
   const readLog = await openReadLog({ dataDir, logger })
-  const hygiene = createHygieneService({ memory, readLog, review, logger })
+  // One walk of the live folder for the memory tree and the size meter asked together.
+  const readTree = sharedTreeReader(memory)
+  const hygiene = createHygieneService({ memory, readLog, review, logger, readTree })
   memory.onCommit((commit) => hygiene.noteCommit(commit))
 
   // Settings' memory policies reach the memory (and review) at start-up and after every change.
@@ -197,6 +228,7 @@ async function assemble(
     debounceMs: options.syncDebounceMs,
     idleTimeoutMs: options.syncIdleTimeoutMs,
     retryFirstMs: options.syncRetryFirstMs,
+    onTokenKnown: (token) => secrets.add('sync-token', token),
     ...(options.namesFoldCase !== undefined ? { namesFoldCase: options.namesFoldCase } : {}),
   })
   sync.onStatus((status) => events.emit('sync:state', status))
@@ -241,7 +273,7 @@ async function assemble(
       dismissRecovery: (id) => memory.dismissRecovery(id),
       events,
     }),
-    ...memoryBrowserHandlers(memory, events),
+    ...memoryBrowserHandlers(memory, events, readTree),
     ...historyHandlers(memory),
     ...reviewHandlers(review),
     ...hygieneHandlers(hygiene),

@@ -27,6 +27,10 @@ export function createDispatcher(handlers: Handlers, options: { logger?: Logger 
     if (!parsed.success) {
       return fail('invalid-payload', `Invalid request for ${name}: ${formatIssues(parsed.error)}`)
     }
+    // Checked on what was sent, not on what zod made of it: zod takes a Date, a Map or bytes
+    // as an object with no fields, so `{}` would reach the handler in its place.
+    const notPlain = notPlainData(payload)
+    if (notPlain) return fail('invalid-payload', `Invalid request for ${name}: ${notPlain}`)
     const handler = handlers[name] as (payload: unknown) => unknown
     try {
       return { ok: true, value: await handler(parsed.data) }
@@ -63,3 +67,41 @@ function formatIssues(error: z.ZodError): string {
 
 /** Most characters of one issue in an `invalid-payload` message. */
 const MAX_ISSUE_CHARS = 160
+
+/**
+ * Why `payload` is not plain data (null when it is): every request is text, numbers, true or
+ * false, lists and plain objects, as JSON holds. IPC's structured clone carries more (a Date,
+ * a Map, a Set, bytes, a RegExp, an Error keep their kind) and the schemas, which check only
+ * the fields they name, would take any of those as an object with none. Run after the schema
+ * accepted the payload, so its size and depth are the schema's.
+ */
+function notPlainData(payload: unknown): string | null {
+  const stack: Array<{ readonly value: unknown; readonly where: string }> = [
+    { value: payload, where: 'payload' },
+  ]
+  while (stack.length > 0) {
+    const { value, where } = stack.pop()!
+    if (value === null || typeof value !== 'object') continue
+    const proto: unknown = Object.getPrototypeOf(value)
+    const list = Array.isArray(value) && proto === Array.prototype
+    if (!list && proto !== Object.prototype && proto !== null) {
+      const issue = `${where}: is ${kindOf(value)}, not plain data (text, numbers, true or false, lists and plain objects)`
+      return cutWithEllipsis(escapeInvisible(issue), MAX_ISSUE_CHARS)
+    }
+    for (const [key, item] of Object.entries(value)) {
+      stack.push({ value: item, where: `${where === 'payload' ? '' : `${where}.`}${key}` })
+    }
+  }
+  return null
+}
+
+function kindOf(value: object): string {
+  if (value instanceof Date) return 'a date'
+  if (value instanceof Map) return 'a map'
+  if (value instanceof Set) return 'a set'
+  if (ArrayBuffer.isView(value) || value instanceof ArrayBuffer) return 'binary data'
+  if (value instanceof RegExp) return 'a regular expression'
+  if (value instanceof Error) return 'an error'
+  if (Array.isArray(value)) return 'a list of another kind'
+  return 'an object made by a class'
+}

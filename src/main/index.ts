@@ -15,9 +15,11 @@ import {
 import { stat } from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { createCore, prepareDataDir, type Core } from './core'
+import { createCore, createLogSecrets, prepareDataDir, type Core } from './core'
 import { forwardEvents, registerIpc, sendEvent } from './ipc'
 import { CairnError } from './lib/errors'
+import { createHidingLogger } from './lib/hiding-logger'
+import { consoleLogger } from './lib/logger'
 import { cipherFromSafeStorage, createFileSecretStore, readPinnedTheme } from './settings'
 import type { OpeningProgress, OpeningUpdate } from '../shared/types'
 import {
@@ -26,6 +28,8 @@ import {
   buildApplicationMenu,
   buildContextMenu,
   contentSecurityPolicy,
+  debuggingRefusal,
+  debuggingSwitches,
   createAppProtocolHandler,
   describeStartupFailure,
   isAppPage,
@@ -58,8 +62,21 @@ const defaultSize = { width: 1280, height: 820 }
 const closingSize = { width: 520, height: 360 }
 /** The page's background (`--bg` in styles.css) in each pinned theme: the window's, before it paints. */
 const THEME_BACKGROUNDS = { light: '#ffffff', dark: '#1e1e1c' } as const
+// The shell's own log lines hide the secrets the core learns (the API key, the sync token),
+// as the core's do: a failed start's error may carry either.
+const logSecrets = createLogSecrets()
+const log = createHidingLogger(consoleLogger, logSecrets.hide)
 /** A hung close must not make Cairn impossible to quit; a commit takes far less. */
 const quitDeadlineMs = 60_000
+
+// An installed Cairn never starts with a debugger's door open (the DevTools protocol would
+// reach everything the window can): it says why and exits before anything opens.
+const debugging = app.isPackaged ? debuggingSwitches(process.argv.slice(1)) : []
+if (debugging.length > 0) {
+  const { title, content } = debuggingRefusal(debugging)
+  dialog.showErrorBox(title, content)
+  app.exit(1)
+}
 
 // Before `ready`: the UI's scheme is a secure, standard origin, and every renderer is sandboxed.
 protocol.registerSchemesAsPrivileged([
@@ -218,7 +235,7 @@ async function createWindow(closing = false): Promise<BrowserWindow> {
         maximized: window.isMaximized(),
       })
     } catch (error) {
-      console.warn('[cairn] could not remember the window position', error)
+      log.warn('could not remember the window position', error)
     }
   })
   // The page refuses its unload while the editor holds unsaved text (its `beforeunload`):
@@ -278,7 +295,7 @@ function tellOpening(update: OpeningUpdate): void {
  * everything lives in main and nothing was lost with the page.
  */
 async function recoverWindow(window: BrowserWindow, reason: string): Promise<void> {
-  console.error(`[cairn] the window's page stopped: ${reason}`)
+  log.error(`the window's page stopped: ${reason}`)
   if (!window.isVisible()) {
     await failStartup(new StartupError('The window stopped while it was opening.'))
     return
@@ -349,7 +366,7 @@ function installMenu(): void {
   const run = (command: MenuCommand) => {
     if (command === 'open-data-folder') {
       void openFolder(dataDir).catch(async (error) => {
-        console.error('[cairn] could not open the data folder', error)
+        log.error('could not open the data folder', error)
         await dialog.showMessageBox({
           type: 'warning',
           message: 'The data folder could not be opened',
@@ -383,7 +400,7 @@ function installMenu(): void {
  * open it, then quits. Nothing fails silently, and the process never lingers without a window.
  */
 async function failStartup(error: unknown): Promise<void> {
-  console.error('[cairn] Cairn could not start:', error)
+  log.error('Cairn could not start:', error)
   if (failing) return
   failing = true
   for (const window of BrowserWindow.getAllWindows()) window.destroy()
@@ -399,9 +416,7 @@ async function failStartup(error: unknown): Promise<void> {
   const opened = core ?? (await coreOpening?.catch(() => null)) ?? null
   core = null
   opening = null
-  await withinDeadline(opened?.close()).catch((closeError) =>
-    console.error('[cairn] close failed', closeError),
-  )
+  await withinDeadline(opened?.close()).catch((closeError) => log.error('close failed', closeError))
   app.exit(1)
 }
 
@@ -412,7 +427,7 @@ let closingWindow: Promise<BrowserWindow | null> | null = null
 /** The small window saying Cairn closes once the memory is open (made on the first call). */
 function showClosingWindow(): Promise<BrowserWindow | null> {
   closingWindow ??= createWindow(true).catch((error: unknown) => {
-    console.error('[cairn] could not show that Cairn is closing', error)
+    log.error('could not show that Cairn is closing', error)
     return null
   })
   return closingWindow
@@ -466,7 +481,7 @@ async function withinDeadline(closing: Promise<void> | undefined): Promise<void>
   let deadline: NodeJS.Timeout | undefined
   const overdue = new Promise<void>((resolve) => {
     deadline = setTimeout(() => {
-      console.error('[cairn] closing took too long; quitting anyway')
+      log.error('closing took too long; quitting anyway')
       resolve()
     }, quitDeadlineMs)
     deadline.unref()
@@ -481,7 +496,7 @@ async function withinDeadline(closing: Promise<void> | undefined): Promise<void>
 /** Closes the core (a running commit lands first), within the deadline, then quits. */
 async function closeAndQuit(closing: Core): Promise<void> {
   await withinDeadline(closing.close())
-    .catch((error) => console.error('[cairn] close failed', error))
+    .catch((error) => log.error('close failed', error))
     .finally(() => {
       quitting = 'done'
       core = null
@@ -597,6 +612,7 @@ async function main(): Promise<void> {
 function openCore(): Promise<Core> {
   return createCore({
     dataDir,
+    logSecrets,
     // The API key is encrypted by the OS keychain; on Linux without one, settings warn that
     // it falls back to plain text.
     secretStore: createFileSecretStore({
@@ -628,4 +644,4 @@ function openCore(): Promise<Core> {
   })
 }
 
-void main().catch((error: unknown) => failStartup(error))
+if (debugging.length === 0) void main().catch((error: unknown) => failStartup(error))

@@ -81,7 +81,16 @@ const machineName = z
 
 /** Each setting's bounds: an update and what `settings.json` holds are checked alike. */
 export const settingFields = {
-  model: z.string().min(1).max(200),
+  // No model's id holds one, and Settings would show it reordered (a bidi override) or not
+  // at all: refused, as a machine's name is.
+  model: z
+    .string()
+    .min(1)
+    .max(200)
+    .refine(
+      (model) => !/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u.test(model),
+      'must be one line without control or invisible formatting characters',
+    ),
   maxTokens: z.int().min(1).max(128000),
   customInstructions: z.string().max(MAX_INSTRUCTIONS_CHARS),
   createExisting: z.enum(CREATE_EXISTING_POLICIES),

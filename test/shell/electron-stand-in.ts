@@ -382,6 +382,9 @@ export function createElectronStandIn(options: StandInOptions): ElectronStandIn 
         await options.dialogAnswered
         return { response: options.dialogResponse ?? 1, checkboxChecked: false }
       },
+      showErrorBox(title: string, content: string) {
+        record('dialog.showErrorBox', title, content)
+      },
       showMessageBoxSync(...args: unknown[]) {
         const dialogOptions = args[0] instanceof FakeBrowserWindow ? args[1] : args[0]
         if (args[0] instanceof FakeBrowserWindow) record('dialog.parent', args[0])

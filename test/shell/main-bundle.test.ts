@@ -4,7 +4,9 @@
  * `npm test` builds before the unit tests; run `npm run build` first when running this alone.
  */
 import { execFileSync } from 'node:child_process'
-import { existsSync } from 'node:fs'
+import { Console } from 'node:console'
+import { randomBytes } from 'node:crypto'
+import { createWriteStream, existsSync } from 'node:fs'
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
@@ -597,6 +599,77 @@ describe('the built main bundle in Node, with a recording stand-in for electron'
     expect(packaged.callsOf('window.loadURL').map((call) => call.args[0])).toEqual([
       'app://cairn/index.html',
     ])
+  })
+
+  it('refuses to start packaged with a debugging switch, and says why; development keeps them', async () => {
+    const savedArgv = process.argv
+    cleanups.push(async () => {
+      process.argv = savedArgv
+    })
+    for (const switchGiven of [
+      '--remote-debugging-port=9222',
+      '--remote-debugging-pipe',
+      '--inspect',
+      '--inspect-brk=9229',
+    ]) {
+      const userData = await tempDir()
+      process.argv = [savedArgv[0]!, '/opt/Cairn/resources/app.asar', switchGiven]
+      const packaged = await start({ userData, isPackaged: true }, { CAIRN_DATA_DIR: undefined })
+      expect(packaged.callsOf('app.exit').map((call) => call.args)).toEqual([[1]])
+      const [box] = packaged.callsOf('dialog.showErrorBox')
+      expect(box?.args[0]).toBe('Cairn will not start with a debugger attached')
+      expect(box?.args[1]).toContain(switchGiven.split('=')[0])
+      // Nothing opened (main() asks for the instance lock first thing, as the import runs): no
+      // lock, no channel, no window, the data folder untouched.
+      expect(packaged.callsOf('app.requestSingleInstanceLock')).toHaveLength(0)
+      expect(packaged.handlers.size).toBe(0)
+      expect(packaged.callsOf('new BrowserWindow')).toHaveLength(0)
+      expect(await readdir(userData)).toEqual([])
+    }
+    // `npm run dev` is never packaged: the switch is the developer's, and Cairn starts.
+    process.argv = [savedArgv[0]!, '.', '--remote-debugging-port=9222']
+    const dev = await start({ userData: await tempDir() }, { CAIRN_DATA_DIR: undefined })
+    cleanups.push(() => quit(dev))
+    await dev.waitFor('window.loaded')
+    await ready(dev)
+    expect(dev.callsOf('dialog.showErrorBox')).toHaveLength(0)
+    expect(dev.callsOf('app.exit')).toHaveLength(0)
+  })
+
+  it('hides the API key in the shell’s own log lines, read back from the log file', async () => {
+    const key = `sk-ant-api03-${randomBytes(70).toString('base64url').slice(0, 93)}AA`
+    const logDir = await tempDir()
+    const logFile = path.join(logDir, 'cairn.log')
+    const stream = createWriteStream(logFile, { flags: 'a' })
+    const file = new Console({ stdout: stream, stderr: stream })
+    // What the app writes to its stderr, here into a file.
+    vi.spyOn(console, 'error').mockImplementation((...args) => file.error(...args))
+    vi.spyOn(console, 'warn').mockImplementation((...args) => file.warn(...args))
+    const userData = await tempDir()
+    const standIn = await start(
+      { userData, dialogResponse: 0 },
+      {
+        CAIRN_DATA_DIR: undefined,
+        ANTHROPIC_API_KEY: key,
+      },
+    )
+    cleanups.push(() => quit(standIn))
+    await standIn.waitFor('window.loaded')
+    await ready(standIn)
+    // A reason that carries the key as it is and in base64 (Electron's words are its own).
+    standIn.windows[0]!.webContents.emit('render-process-gone', fakeEvent(), {
+      reason: `crashed ${key} ${Buffer.from(key).toString('base64')}`,
+      exitCode: 139,
+    })
+    await standIn.waitFor('window.reload')
+    await new Promise<void>((resolve) => stream.end(resolve))
+    const log = await readFile(logFile, 'utf8')
+    expect(log).toContain("[cairn] the window's page stopped: crashed your API key")
+    for (const form of [key, Buffer.from(key).toString('base64')]) {
+      for (let i = form === key ? 13 : 0; i + 8 <= form.length; i++) {
+        expect(log).not.toContain(form.slice(i, i + 8))
+      }
+    }
   })
 
   it('offers to reload a window whose page crashed, and reloads it', async () => {

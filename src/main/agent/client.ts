@@ -21,6 +21,12 @@ export interface ClientConfig {
    * it could not read of a reply (an event's data, raw) to its logger: Cairn's hides the key.
    */
   readonly logger?: Logger
+  /**
+   * `ANTHROPIC_LOG` (off, error, warn, info, debug): how much of the SDK's own logging reaches
+   * `logger`. The SDK reads the variable only when given no level, and Cairn gives one, so it
+   * is passed on here; anything else is `warn`, the SDK's default.
+   */
+  readonly logLevel?: string
 }
 
 /**
@@ -33,11 +39,24 @@ export function createAnthropicClient(config: ClientConfig): Anthropic {
     baseURL: config.baseURL ?? DEFAULT_BASE_URL,
     maxRetries: config.maxRetries ?? 2,
     ...(config.fetch ? { fetch: config.fetch } : {}),
-    ...(config.logger ? { logger: sdkLogger(config.logger), logLevel: 'warn' as const } : {}),
+    ...(config.logger
+      ? { logger: sdkLogger(config.logger), logLevel: sdkLogLevel(config.logLevel) }
+      : {}),
   })
 }
 
-/** The SDK's logger over Cairn's: its warnings and errors, with what came along; no chatter. */
+const SDK_LOG_LEVELS = ['off', 'error', 'warn', 'info', 'debug'] as const
+
+function sdkLogLevel(level: string | undefined): (typeof SDK_LOG_LEVELS)[number] {
+  const known = SDK_LOG_LEVELS.find((name) => name === level?.toLowerCase())
+  return known ?? 'warn'
+}
+
+/**
+ * The SDK's logger over Cairn's, so whatever it writes is hidden as every log line is: its
+ * warnings and errors with what came along, and its info and debug lines (each request and
+ * response, its headers among them) only when `ANTHROPIC_LOG` asks for them.
+ */
 function sdkLogger(
   logger: Logger,
 ): NonNullable<ConstructorParameters<typeof Anthropic>[0]>['logger'] {
@@ -46,8 +65,8 @@ function sdkLogger(
   return {
     error: (message, ...rest) => logger.error(`The Anthropic SDK: ${message}`, along(rest)),
     warn: (message, ...rest) => logger.warn(`The Anthropic SDK: ${message}`, along(rest)),
-    info: () => {},
-    debug: () => {},
+    info: (message, ...rest) => logger.warn(`The Anthropic SDK (info): ${message}`, along(rest)),
+    debug: (message, ...rest) => logger.warn(`The Anthropic SDK (debug): ${message}`, along(rest)),
   }
 }
 
@@ -95,6 +114,7 @@ export function clientFor(
   return createAnthropicClient({
     apiKey: credentials.apiKey,
     baseURL: credentials.baseURL,
+    logLevel: credentials.logLevel,
     ...options,
   })
 }

@@ -12,6 +12,7 @@ import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { reply } from '../../../test/fixtures/fake-anthropic'
 import { coreThroughFakeApi } from '../core-test-support'
+import type { AnthropicFetch } from './client'
 import { createConsoleLogger, type Logger } from '../lib/logger'
 
 /** A key shaped like Anthropic's, different each run. */
@@ -61,7 +62,35 @@ afterEach(async () => {
   if (logDir) await rm(logDir, { recursive: true, force: true })
 })
 
+/** What a proxy on the way adds: the key echoed in a response header the SDK logs at debug. */
+const echoingFetch: AnthropicFetch = async (input, init) => {
+  const response = await fetch(input, init)
+  const headers = new Headers(response.headers)
+  headers.set('x-echo', `${KEY} ${BASE64}`)
+  return new Response(response.body, { status: response.status, headers })
+}
+
+const debugging = coreThroughFakeApi({
+  prefix: 'cairn-key-in-debug-log-',
+  apiKey: KEY,
+  logger: fileLogger,
+  env: { ANTHROPIC_LOG: 'debug' },
+  fetch: echoingFetch,
+})
+
 describe('the API key in the log', () => {
+  it('ANTHROPIC_LOG=debug writes the SDK’s requests and responses to the log, the key hidden', async () => {
+    logDir = await mkdtemp(path.join(os.tmpdir(), 'cairn-key-log-'))
+    debugging.fake.script(reply.text('hello back'))
+    const { events } = await debugging.turn(null, 'hello')
+    expect(events.find((e) => e.type === 'error')).toBeUndefined()
+    const log = await readLog()
+    expect(log).toContain('The Anthropic SDK (debug): [log_')
+    expect(log).toContain('x-echo')
+    expect(keyFormsIn(log, KEY)).toEqual([])
+    expect(log).toContain('your API key')
+  })
+
   it('is hidden in every form when the API echoes it in a reply that cannot be read', async () => {
     logDir = await mkdtemp(path.join(os.tmpdir(), 'cairn-key-log-'))
     // A reply whose first event is not JSON: the SDK writes the event's data and raw record to

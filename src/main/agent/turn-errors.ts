@@ -225,15 +225,16 @@ const KEY_RUN = 8
  * short); and any token that looks like an Anthropic key
  * (`sk-ant-…`), configured or not. Never a prefix long enough to matter: 8 characters of a
  * 100-character key, or `sk-ant-api03-`, which every key starts with, are all that can remain.
+ * Another secret (the sync token) is hidden the same ways, shown as `shownAs`.
  */
-export function hideKeys(text: string, apiKey: string): string {
+export function hideKeys(text: string, apiKey: string, shownAs: string = YOUR_KEY): string {
   let out = text
   // Worked out once per call: the whole forms and their runs are of the same encodings.
   const base64 = apiKey === '' ? [] : base64Forms(apiKey)
   if (apiKey !== '') {
     const forms = new Set([apiKey, encodeURIComponent(apiKey), ...hexForms(apiKey), ...base64])
     for (const form of [...forms].sort((a, b) => b.length - a.length)) {
-      if (form.length >= Math.min(apiKey.length, KEY_RUN)) out = out.replaceAll(form, YOUR_KEY)
+      if (form.length >= Math.min(apiKey.length, KEY_RUN)) out = out.replaceAll(form, shownAs)
     }
   }
   // Before the runs: a run of the key could otherwise take the start of another key, leaving
@@ -243,7 +244,7 @@ export function hideKeys(text: string, apiKey: string): string {
   // Runs of its encoded letters too: an encoded form cut into lines (a MIME quote, 76 a line),
   // with its '/' escaped (JSON's '\/') or cut short is not whole anywhere, and would show all
   // but a few bytes.
-  return hideHexRuns(hideRuns(out, [apiKey, ...base64]), apiKey)
+  return hideHexRuns(hideRuns(out, [apiKey, ...base64], shownAs), apiKey, shownAs)
 }
 
 /** The start every Anthropic key shares (`sk-ant-api03-`): no secret, in any encoding. */
@@ -256,7 +257,7 @@ const PUBLIC_START = /^sk-ant-[a-z]+\d*-/
  * nothing, and hold runs of decimal digits (`pi03` is 70693033) that an ordinary number or
  * commit id can hold too.
  */
-function hideHexRuns(text: string, key: string): string {
+function hideHexRuns(text: string, key: string, shownAs: string): string {
   const hex = Buffer.from(key, 'utf8').toString('hex')
   const publicDigits = 2 * Buffer.byteLength(PUBLIC_START.exec(key)?.[0] ?? '', 'utf8')
   const windows = new Set<string>()
@@ -286,7 +287,7 @@ function hideHexRuns(text: string, key: string): string {
   let out = ''
   for (let i = 0; i < text.length; i++) {
     if (hidden[i] === 0) out += text[i]
-    else if (i === 0 || hidden[i - 1] === 0) out += YOUR_KEY
+    else if (i === 0 || hidden[i - 1] === 0) out += shownAs
   }
   return out
 }
@@ -323,7 +324,7 @@ function base64Forms(key: string): string[] {
  * (runs that touch or overlap are one). Each window of `KEY_RUN` characters of `text` is looked
  * up among those of the keys: a character is hidden when a window holding it is one.
  */
-function hideRuns(text: string, keys: ReadonlyArray<string>): string {
+function hideRuns(text: string, keys: ReadonlyArray<string>, shownAs: string): string {
   const windows = new Set<string>()
   for (const key of keys) {
     for (let j = 0; j + KEY_RUN <= key.length; j++) windows.add(key.slice(j, j + KEY_RUN))
@@ -335,7 +336,7 @@ function hideRuns(text: string, keys: ReadonlyArray<string>): string {
   let out = ''
   for (let i = 0; i < text.length; i++) {
     if (hidden[i] === 0) out += text[i]
-    else if (i === 0 || hidden[i - 1] === 0) out += YOUR_KEY
+    else if (i === 0 || hidden[i - 1] === 0) out += shownAs
   }
   return out
 }

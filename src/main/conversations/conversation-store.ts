@@ -13,6 +13,8 @@ import {
   OPEN,
   readPlainFileAsync,
 } from '../lib/disk'
+import { OWN_FILE_CAP } from '../lib/own-file-caps'
+import { diskProblem, isDiskProblem } from '../lib/disk-errors'
 import { consoleLogger, type Logger } from '../lib/logger'
 import { createSerialQueue } from '../lib/serial-queue'
 import {
@@ -213,6 +215,16 @@ export function createConversationStore(options: ConversationStoreOptions): Conv
       raw = await readText(fileOf(id))
     } catch (error) {
       if (isMissing(error)) throw notFound()
+      // A disk that fails is not a damaged file: said as it is, nothing kept, so the next
+      // read tries again (told as damage, the person was offered to delete a sound file).
+      const problem = isDiskProblem(error) ? diskProblem(error) : null
+      if (problem) {
+        logger.warn(`Could not read conversation ${id}`, error)
+        throw new CairnError(
+          problem.code,
+          `Cairn could not read this conversation because ${problem.reason}. Nothing was changed.`,
+        )
+      }
       report(id, `Could not read conversation ${id}`, error)
       throw corrupt()
     }
@@ -442,7 +454,8 @@ export function createConversationStore(options: ConversationStoreOptions): Conv
           try {
             conversation = await load(id)
           } catch (error) {
-            // Gone since the listing: nothing to show.
+            // Gone since the listing, or a disk that failed its read (logged by load; listed
+            // again by the next list, never as damaged): nothing to show now.
             if (!isCorrupt(error)) continue
             // A corrupt file (reported by load) is shown as such, for the person to delete; it
             // must not hide the others.
@@ -577,7 +590,7 @@ async function keepAside(dir: string, id: string): Promise<string> {
  */
 async function readText(file: string): Promise<string> {
   try {
-    return (await readPlainFileAsync(file)).toString('utf8')
+    return (await readPlainFileAsync(file, OWN_FILE_CAP.CONVERSATION)).toString('utf8')
   } catch (error) {
     if (isNotPlainFile(error)) return ''
     throw error
@@ -606,6 +619,12 @@ const ASIDE_FOLDER_TRIES = 20
 /**
  * The first of `<base>/`, `<base>-2/`… in `dir` that is (or can be made) a folder; its name.
  * A file or a link holding one of these names (review13-ui R5, review14-review R4) is passed over.
+ *
+ * Unlike history.git's `cairn-damaged/` (history/objects/damaged-folder.ts), whose non-folder
+ * is moved out of the way: everything in history.git is Cairn's, so a file at that name is
+ * itself damage, while the conversations folder is one the person browses and a sync tool may
+ * fill, where Cairn moves only the conversation files it judged damaged, never a file it did
+ * not make (so it passes the name over, and says so when twenty are taken).
  */
 async function asideFolder(dir: string, base: string): Promise<string> {
   for (let n = 1; n <= ASIDE_FOLDER_TRIES; n++) {

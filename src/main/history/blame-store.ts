@@ -10,6 +10,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto'
 import { disk, makeFolders, readPlainFile, removeFile } from '../lib/disk'
+import { OWN_FILE_CAP } from '../lib/own-file-caps'
 import path from 'node:path'
 
 /** What was saved for one file: the version (commit that wrote it, blob) and each line's commit. */
@@ -36,7 +37,7 @@ function fileOf(dir: string, virtual: string): string {
 export function loadBlame(dir: string, virtual: string): SavedBlame | null {
   let raw: unknown
   try {
-    raw = JSON.parse(readPlainFile(fileOf(dir, virtual)).toString('utf8'))
+    raw = JSON.parse(readPlainFile(fileOf(dir, virtual), OWN_FILE_CAP.RECORDS).toString('utf8'))
   } catch {
     return null
   }

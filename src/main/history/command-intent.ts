@@ -26,6 +26,7 @@
 
 import path from 'node:path'
 import { closeQuietly, disk, isCode, OPEN } from '../lib/disk'
+import { OWN_FILE_CAP } from '../lib/own-file-caps'
 import { readOwnRecord } from './objects/damaged-folder'
 import { isDiskProblem } from '../lib/disk-errors'
 import type { Logger } from '../lib/logger'
@@ -76,11 +77,14 @@ export function commandIntents(gitdir: string, logger: Logger): CommandIntents {
   // left from before (the open has used it) is blanked now, not unlinked (an unlink waits for
   // a discard): an old record never speaks for a later open or command.
   // Anything but a plain file in its place (which the open's read kept aside, unless it came
-  // since) would fail every record and clear: kept aside too, and a fresh one made.
+  // since) would fail every record and clear: kept aside too, and a fresh one made. So is one
+  // larger than any note (a sparse file of gigabytes), whose clear would write all of it.
   // Never failing the open for it (a record lost only loses an attribution).
   try {
     const there = disk.lstatIfThere(file)
-    if (there && !there.isFile()) readOwnRecord(gitdir, file)
+    if (there && (!there.isFile() || there.size > OWN_FILE_CAP.RECORDS)) {
+      readOwnRecord(gitdir, file)
+    }
   } catch (error) {
     logger.warn('Could not look at the note of the command in flight', error)
   }

@@ -84,9 +84,11 @@ const REVIEWER = 'You'
  *   Flag: {"rule":"instructions","path":"/memories/notes.md","line":3,"message":"…"}
  *
  * A change the person approved carries `Reviewed-by: You`; one they edited first also
- * `Edited-by: You`. Each review flag is one `Flag:` trailer holding it as JSON.
+ * `Edited-by: You`. Each review flag is one `Flag:` trailer holding it as JSON. A `body` (what
+ * `git log` shows and History does not read back) goes between the subject and the trailers,
+ * without blank lines of its own (the trailers are what follows the last one).
  */
-export function formatCommitMessage(meta: CommitMeta): string {
+export function formatCommitMessage(meta: CommitMeta & { readonly body?: string }): string {
   const trailers = [`${KEY.command}: ${meta.command}`]
   for (const p of meta.paths) trailers.push(`${KEY.path}: ${encodeValue(p)}`)
   if (meta.conversationId) trailers.push(`${KEY.conversation}: ${encodeValue(meta.conversationId)}`)
@@ -99,7 +101,12 @@ export function formatCommitMessage(meta: CommitMeta): string {
   for (const flag of meta.flags ?? []) {
     trailers.push(`${KEY.flag}: ${encodeValue(JSON.stringify(flag))}`)
   }
-  return `${encodeValue(meta.subject)}\n\n${trailers.join('\n')}\n`
+  const body = (meta.body ?? '')
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map(encodeValue)
+  const between = body.length > 0 ? `${body.join('\n')}\n\n` : ''
+  return `${encodeValue(meta.subject)}\n\n${between}${trailers.join('\n')}\n`
 }
 
 /**

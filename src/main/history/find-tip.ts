@@ -6,6 +6,7 @@
 import path from 'node:path'
 import { constants, inflateSync } from 'node:zlib'
 import { disk, isCode, isNotPlainFile, listNames, readPlainFile } from '../lib/disk'
+import { OWN_FILE_CAP } from '../lib/own-file-caps'
 import { DamagedHistoryError } from './damage'
 import { isOid, readTextOrNull } from './main-ref'
 import type { ObjectStore, RawCommit } from './object-store'
@@ -240,7 +241,7 @@ function packedOids(objects: string): string[] {
     if (!name.endsWith('.idx')) continue
     let idx: Buffer
     try {
-      idx = readPlainFile(path.join(packDir, name))
+      idx = readPlainFile(path.join(packDir, name), OWN_FILE_CAP.OBJECTS)
     } catch (error) {
       if (isCode(error, 'ENOENT') || isNotPlainFile(error)) continue
       throw error
@@ -261,7 +262,7 @@ function packedOids(objects: string): string[] {
 function isLooseCommit(file: string): boolean {
   let bytes: Buffer
   try {
-    bytes = readPlainFile(file)
+    bytes = readPlainFile(file, OWN_FILE_CAP.OBJECTS)
   } catch (error) {
     if (isCode(error, 'ENOENT') || isNotPlainFile(error)) return false
     throw error

@@ -4,6 +4,7 @@
  */
 
 import { disk, readPlainFile } from '../lib/disk'
+import { OWN_FILE_CAP } from '../lib/own-file-caps'
 
 type Encoding = { encoding?: string } | string | undefined
 
@@ -14,7 +15,7 @@ const promises = {
   async readFile(file: string, options?: Encoding): Promise<Buffer | string> {
     // Never through a link, never from a fifo or a device (refused: isomorphic-git takes
     // any failed read as no such file).
-    const bytes = readPlainFile(file)
+    const bytes = readPlainFile(file, OWN_FILE_CAP.OBJECTS)
     return wantsText(options) ? bytes.toString('utf8') : bytes
   },
   async writeFile(file: string, data: string | Uint8Array, options?: { mode?: number }) {

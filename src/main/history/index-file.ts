@@ -40,6 +40,7 @@ import {
   readPlainFile,
   removePath,
 } from '../lib/disk'
+import { OWN_FILE_CAP } from '../lib/own-file-caps'
 import { isDiskProblem } from '../lib/disk-errors'
 import path from 'node:path'
 import type { Actor, CommitCommand, CommitSummary, ReviewMark, WriteFlag } from '../../shared/types'
@@ -280,7 +281,7 @@ export class IndexFile {
     try {
       // Never through a link nor from a fifo or a device (read by name, a fifo with no
       // writer held every open forever: rprobe28n).
-      format = readPlainFile(path.join(dir, 'format')).toString('utf8')
+      format = readPlainFile(path.join(dir, 'format'), OWN_FILE_CAP.SMALL).toString('utf8')
     } catch (error) {
       // Missing, or something Cairn never puts there (a folder, a link, a fifo): rebuilt from
       // the commits. A disk that fails is not a missing index; one that refuses says which part.
@@ -1206,7 +1207,7 @@ export function writeIndexBeside(dir: string, entries: Iterable<IndexEntry>): st
 function migrateFrom2(dir: string): void {
   let raw: Buffer
   try {
-    raw = readPlainFile(path.join(dir, 'names'))
+    raw = readPlainFile(path.join(dir, 'names'), OWN_FILE_CAP.RECORDS)
   } catch (error) {
     // As at open: a disk that fails is passed on, a part missing or not a file is damage.
     if (isDiskProblem(error)) throw refusedReading(path.join(dir, 'names'), error)

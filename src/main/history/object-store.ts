@@ -14,6 +14,7 @@ import {
   syncFolder,
   unlinkQuietly,
 } from '../lib/disk'
+import { OWN_FILE_CAP } from '../lib/own-file-caps'
 import { isDiskProblem } from '../lib/disk-errors'
 import type { Logger } from '../lib/logger'
 import type { Person } from './commit-message'
@@ -920,7 +921,7 @@ export function readRefTips(gitdir: string): string[] {
       if (dirent.isDirectory()) walk(file, ref)
       else if (dirent.isFile()) {
         try {
-          const value = readPlainFile(file).toString('utf8').trim()
+          const value = readPlainFile(file, OWN_FILE_CAP.TINY).toString('utf8').trim()
           if (/^[0-9a-f]{40}$/.test(value)) tips.set(ref, value)
         } catch {
           // Removed meanwhile, or a temp file of a ref being written.
@@ -929,7 +930,7 @@ export function readRefTips(gitdir: string): string[] {
     }
   }
   try {
-    for (const line of readPlainFile(path.join(gitdir, 'packed-refs'))
+    for (const line of readPlainFile(path.join(gitdir, 'packed-refs'), OWN_FILE_CAP.RECORDS)
       .toString('utf8')
       .split('\n')) {
       const match = /^([0-9a-f]{40}) (refs\/.+)$/.exec(line.trim())

@@ -1,9 +1,19 @@
+import type { Stats } from 'node:fs'
 import path from 'node:path'
 import type { RecoveryTelling } from '../../shared/types'
 import { CairnError } from '../lib/errors'
 import type { Logger } from '../lib/logger'
 import type { OpeningReporter } from '../lib/progress'
-import { closeQuietly, disk, isCode, listNames, OPEN, readPlainFile } from '../lib/disk'
+import {
+  closeQuietly,
+  disk,
+  isCode,
+  isNotPlainFile,
+  listNames,
+  OPEN,
+  readPlainFile,
+} from '../lib/disk'
+import { OWN_FILE_CAP } from '../lib/own-file-caps'
 import { diskProblem, placeOf } from '../lib/disk-errors'
 import { DIR_MODE, settleFolderSyncs, TEMP_FILE_PREFIX } from '../lib/folders'
 import { finishInterruptedMove } from './checkout'
@@ -12,8 +22,9 @@ import { commitInterruptedCommand } from './command-intent'
 import { finishInterruptedRestore, givenUpRestore, intentFileOf } from './restore-intent'
 import { DamagedHistoryError } from './damage'
 import { findLostTip, isReadableCommit, newerDescendant, otherRefs } from './find-tip'
+import { MAIN_LOCK_LINKED, STALE_GIT_LOCK_MS } from './main-lock'
 import { readMainRef } from './main-ref'
-import { moveIntoDamaged } from './objects/damaged-folder'
+import { DAMAGED_FOLDER, moveIntoDamaged, NotKeptAsideError } from './objects/damaged-folder'
 import {
   IndexDamagedError,
   IndexFile,
@@ -91,6 +102,7 @@ export async function openRepo(options: OpenRepoOptions): Promise<OpenedRepo> {
     return await openOrRepair(options)
   } catch (error) {
     if (error instanceof CairnError) throw error
+    if (error instanceof NotKeptAsideError) throw notKeptAside(error, options.logger)
     // Whatever went wrong reaches people without its host path or stack: those go to the log
     // only, a disk problem (a refused index part included) as a warning, anything else as an
     // error.
@@ -111,6 +123,18 @@ export async function openRepo(options: OpenRepoOptions): Promise<OpenedRepo> {
       } and open Cairn again.`,
     )
   }
+}
+
+/**
+ * The words for something damaged in the git directory that could not be moved into
+ * `cairn-damaged/` (read-only, full, a mount): what, why, and that it was left where it was.
+ */
+function notKeptAside(error: NotKeptAsideError, logger: Logger | undefined): CairnError {
+  logger?.warn('The memory history could not be opened', error)
+  return new CairnError(
+    diskProblem(error)?.code ?? 'io-error',
+    `Cairn could not open your memory history: it found history.git/${error.what} damaged and could not move it into history.git/${DAMAGED_FOLDER} because ${error.reason}. Nothing was lost: it is still where it was. Fix that and open Cairn again.`,
+  )
 }
 
 /**
@@ -582,9 +606,11 @@ function repairLayout(gitdir: string): void {
   try {
     // Read and written never through a link nor from a fifo, should one be put there after
     // the check above (rprobe28n): such an open fails, and nothing outside is touched.
-    head = readPlainFile(headFile).toString('utf8').trim()
+    head = readPlainFile(headFile, OWN_FILE_CAP.TINY).toString('utf8').trim()
   } catch (error) {
-    if (!isCode(error, 'ENOENT')) throw error
+    // A HEAD larger than any HEAD is damage as a folder there is: kept aside, written again.
+    if (isNotPlainFile(error)) moveAsideInGitdir(gitdir, 'HEAD')
+    else if (!isCode(error, 'ENOENT')) throw error
   }
   if (head !== 'ref: refs/heads/main') writeOwnFile(headFile, 'ref: refs/heads/main\n')
   // A file where `refs` or `refs/heads` should be, or a folder where the ref file should be,
@@ -608,9 +634,11 @@ function repairConfig(gitdir: string): void {
   moveAsideUnlessFile(gitdir, 'config')
   let text: string
   try {
-    text = readPlainFile(file).toString('utf8')
+    text = readPlainFile(file, OWN_FILE_CAP.SMALL).toString('utf8')
   } catch (error) {
-    if (!isCode(error, 'ENOENT')) throw error
+    // A config larger than any git config is damage as one git cannot parse: kept aside.
+    if (isNotPlainFile(error)) moveAsideInGitdir(gitdir, 'config')
+    else if (!isCode(error, 'ENOENT')) throw error
     writeOwnFile(file, DEFAULT_CONFIG)
     return
   }
@@ -690,8 +718,15 @@ function removeGitTemps(gitdir: string, afterCrash: boolean): void {
       }
     }
   }
+  const own = disk.lstatIfThere(path.join(gitdir, MAIN_LOCK_LINKED))
   for (const name of listNames(path.join(gitdir, 'refs', 'heads'))) {
-    if (name.endsWith('.lock')) unlinkIfThere(path.join(gitdir, 'refs', 'heads', name))
+    const file = path.join(gitdir, 'refs', 'heads', name)
+    if (name.startsWith('main.') && name.endsWith('.lock') && name !== 'main.lock') {
+      // A ref temp file of Cairn's (`prepareMainRef`).
+      unlinkIfThere(file)
+    } else if (name.endsWith('.lock') && leftLock(file, own)) {
+      unlinkIfThere(file)
+    }
   }
   for (const name of listNames(gitdir)) {
     if (/^cairn-index\.jsonl\..*tmp$/.test(name)) unlinkIfThere(path.join(gitdir, name))
@@ -703,6 +738,20 @@ function removeGitTemps(gitdir: string, afterCrash: boolean): void {
     if (name.startsWith(TEMP_FILE_PREFIX)) unlinkIfThere(path.join(objects, 'pack', name))
   }
   removeTempsUnder(path.join(gitdir, 'refs'))
+}
+
+/**
+ * A git lock in refs/heads nobody is holding: Cairn's own `main.lock` (a second name of
+ * `cairn-main-lock`, main-lock.ts) that a kill left, or any lock older than a git command
+ * holds one. A younger one that is not Cairn's may be a running git's (`git commit`, an
+ * `update-ref --stdin` transaction): removed, git's move would fail or race Cairn's
+ * (stop 30, rout30). It stays, and a move of main is refused in plain words while it does.
+ */
+function leftLock(file: string, own: Stats | undefined): boolean {
+  const stats = disk.lstatIfThere(file)
+  if (!stats) return false
+  if (own && stats.ino === own.ino && stats.dev === own.dev) return true
+  return Date.now() - stats.mtimeMs > STALE_GIT_LOCK_MS
 }
 
 function removeTempsUnder(dir: string): void {

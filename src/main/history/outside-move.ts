@@ -13,7 +13,13 @@
 import { CairnError } from '../lib/errors'
 import { readMainRef } from './main-ref'
 import type { ObjectStore } from './object-store'
-import { entriesSince, parentsOf, type IndexEntry } from './side-index'
+import {
+  commitsSince,
+  entriesSince,
+  entryFromCommit,
+  parentsOf,
+  type IndexEntry,
+} from './side-index'
 
 /** What following an outside move of `main` did. */
 export interface FollowedMove {
@@ -25,7 +31,16 @@ export interface FollowedMove {
   readonly descends: boolean
   /** The index entries taken in, oldest first (the whole history when it did not descend). */
   readonly added: ReadonlyArray<IndexEntry>
+  /**
+   * Cairn's commits that left `main` with the move (a reset, an amend, an `update-ref` back),
+   * newest first, as its index held them: all of them (their files are kept; a commit's
+   * body names the first `MAX_DROPPED_LISTED`).
+   */
+  readonly dropped: ReadonlyArray<IndexEntry>
 }
+
+/** How many of the commits a move left out of `main` are named (a reset of thousands: the first). */
+export const MAX_DROPPED_LISTED = 100
 
 /** Refused: `main` names nothing Cairn can build on; nothing was changed. */
 export function movedToDamageError(): CairnError {
@@ -46,13 +61,14 @@ export function movedDuringError(): CairnError {
 /**
  * The value of `main` on disk when it is a commit id other than `head`; null when it is
  * `head`, or cannot be told (missing, garbage, unreadable: the caller's own write then puts its
- * value there, as before). One read of the ref file (two when it is there: `readMainRef`
- * reads until two reads agree).
+ * value there, as before). One read of the ref file when it says `head` (the usual case);
+ * otherwise `readMainRef` reads until two reads agree, so a read torn by an in-place write is
+ * never taken for a move.
  */
 export function movedOutside(gitdir: string, head: string | null): string | null {
   let reading
   try {
-    reading = readMainRef(gitdir)
+    reading = readMainRef(gitdir, head)
   } catch {
     return null
   }
@@ -66,21 +82,23 @@ export function movedOutside(gitdir: string, head: string | null): string | null
  * `movedToDamageError`, Cairn's state as it was.
  */
 /**
- * What following needs of the repository: its head, its folder, its objects, its index and its
- * `adopt`. Named here rather than imported, because the repository itself asks this file
- * whether `main` moved (a circle of files otherwise).
+ * `Repo.adopt`'s shape (repo.ts, which documents it), defined once here: the repository asks
+ * this file whether `main` moved, so this file cannot import the repository's (a circle).
  */
+export type AdoptHead = (
+  head: string,
+  tree: string,
+  added: ReadonlyArray<IndexEntry>,
+  replace?: boolean,
+) => Promise<void>
+
+/** What following needs of the repository: its head, folder, objects, index and `adopt`. */
 export interface FollowingRepo {
   head(): string | null
   readonly gitdir: string
   readonly store: ObjectStore
-  readonly index: { positionOf(oid: string): number }
-  adopt(
-    head: string,
-    tree: string,
-    added: ReadonlyArray<IndexEntry>,
-    replace?: boolean,
-  ): Promise<void>
+  readonly index: { positionOf(oid: string): number; find(oid: string): IndexEntry | undefined }
+  readonly adopt: AdoptHead
 }
 
 export async function followOutsideMove(
@@ -100,12 +118,75 @@ export async function followOutsideMove(
     added = await entriesSince(store, to, (oid) => repo.index.positionOf(oid) >= 0)
     descends = from === null || added.some((entry) => parentsOf(entry).includes(from))
     // Not on top of Cairn's `main` (an amend, a reset, another history): the outside history
-    // wins, and the index is made again from it alone.
-    if (!descends) added = await entriesSince(store, to, () => false)
+    // wins, and the index is made again from it alone: the walk above, when it met none of
+    // the commits the index holds (another history whole), else every commit of it again,
+    // those the index holds taken from it rather than read and compared again (a reset back
+    // one commit in a history of 5,000 read and compared all 5,000 trees twice).
+    if (!descends && !walkedWhole(repo, added)) added = await wholeHistory(repo, to)
   } catch {
     throw movedToDamageError()
   }
+  const dropped = descends ? [] : droppedBy(repo, from, added)
   beforeAdopt()
   await repo.adopt(to, tree, added, !descends)
-  return { from, to, descends, added }
+  return { from, to, descends, added, dropped }
+}
+
+/** Whether `added`, a walk stopped at what the index holds, went to the first commit. */
+function walkedWhole(repo: FollowingRepo, added: ReadonlyArray<IndexEntry>): boolean {
+  return (
+    added.length > 0 &&
+    !added.some((entry) => parentsOf(entry).some((oid) => repo.index.positionOf(oid) >= 0))
+  )
+}
+
+/**
+ * Every commit `to` reaches, oldest first as a rebuild orders them, each entry the index's
+ * own where it holds one (equal to one made from the commit), else made from the commit.
+ */
+async function wholeHistory(repo: FollowingRepo, to: string): Promise<IndexEntry[]> {
+  const entries: IndexEntry[] = []
+  for (const oid of await commitsSince(repo.store, to, () => false)) {
+    let known: IndexEntry | undefined
+    try {
+      known = repo.index.find(oid)
+    } catch {
+      // A damaged entry: made from its commit instead.
+    }
+    entries.push(known ?? (await entryFromCommit(repo.store, oid)))
+  }
+  return entries
+}
+
+/**
+ * The commits of Cairn's `main` (from its index, before it is replaced) that the new history
+ * `kept` does not hold, newest first: what a reset or an amend made outside left out.
+ */
+function droppedBy(
+  repo: FollowingRepo,
+  from: string | null,
+  kept: ReadonlyArray<IndexEntry>,
+): IndexEntry[] {
+  const onMain = new Set(kept.map((entry) => entry.oid))
+  const dropped: IndexEntry[] = []
+  const seen = new Set<string>()
+  const next = from === null ? [] : [from]
+  // All of them, not the first `MAX_DROPPED_LISTED`: the files of the 101st of a reset were
+  // committed as an outside edit, and one back past 100 was called a replacement (rout30).
+  while (next.length > 0) {
+    const oid = next.shift()!
+    if (onMain.has(oid) || seen.has(oid)) continue
+    seen.add(oid)
+    let entry: IndexEntry | undefined
+    try {
+      entry = repo.index.find(oid)
+    } catch {
+      // A damaged entry: named by nothing; the kept files are still kept.
+      continue
+    }
+    if (!entry) continue
+    dropped.push(entry)
+    next.push(...parentsOf(entry))
+  }
+  return dropped
 }

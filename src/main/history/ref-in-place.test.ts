@@ -186,6 +186,69 @@ describe('a torn read of the ref file at open', () => {
   })
 })
 
+// Before every change, and again just before `main` moves, the ref file is compared with
+// the head Cairn holds (outside-move.ts). A first read that says that head is taken at once:
+// one read a check, not two; a read that differs (torn, or a real move) is read again until
+// two agree, as at open.
+describe('the check of main before a change', () => {
+  /** Runs one edit with the `k`-th whole read of the ref file torn (0: none); reads made. */
+  async function editTearingRead(k: number, older: string, from: string, to: string) {
+    let reads = 0
+    const refReads = new Set<number>()
+    const undo = setDisk({
+      ...nodeDisk,
+      openSync(file, flags, mode) {
+        const fd = nodeDisk.openSync(file, flags, mode)
+        const reading = (flags & (fs.constants.O_WRONLY | fs.constants.O_RDWR)) === 0
+        if (reading && file.endsWith(path.join('refs', 'heads', 'main'))) refReads.add(fd)
+        return fd
+      },
+      closeSync(fd) {
+        refReads.delete(fd)
+        nodeDisk.closeSync(fd)
+      },
+      readSync(fd, buffer, offset, length, position) {
+        const got = nodeDisk.readSync(fd, buffer, offset, length, position)
+        if (got === 0 || !refReads.delete(fd)) return got
+        if (++reads === k) buffer.set(Buffer.from(older.slice(0, 20)), offset)
+        return got
+      },
+    })
+    try {
+      return { oid: await edit(from, to), reads }
+    } finally {
+      undo()
+    }
+  }
+
+  it('reads the ref file once a check when main is where Cairn left it', async () => {
+    const before = head()
+    const { oid, reads } = await editTearingRead(0, before, 'v0', 'v1')
+    // One check before the change, one before main moves.
+    expect(reads).toBe(2)
+    expect(head()).toBe(oid)
+    expect(gitCli(dataDir, 'rev-parse', 'main^').trim()).toBe(before)
+    fsck(dataDir)
+  })
+
+  it('takes no torn read for a move: the change is committed on top, whichever read is torn', async () => {
+    const older = head()
+    let previous = (await editTearingRead(0, older, 'v0', 'v1')).oid
+    for (let k = 1; k <= 2; k++) {
+      const { oid, reads } = await editTearingRead(k, older, `v${k}`, `v${k + 1}`)
+      // After the torn read the file is read until two reads agree: two reads more.
+      expect(reads).toBe(4)
+      expect(memory.head()).toBe(oid)
+      expect(head()).toBe(oid)
+      expect(gitCli(dataDir, 'rev-parse', 'main^').trim()).toBe(previous)
+      expect(gitCli(dataDir, 'show', 'main:a.md')).toBe(`v${k + 1}\n`)
+      previous = oid
+    }
+    expect(await headMatchesFolder(dataDir)).toBe(true)
+    fsck(dataDir)
+  })
+})
+
 describe('a ref temp file whose close fails', () => {
   const refTemps = () =>
     closesFailing((file) => file.startsWith(`${refFile()}.`) && file.endsWith('.lock'))

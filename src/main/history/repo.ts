@@ -30,7 +30,8 @@ import type { StatCache } from './stat-cache'
 import { takenOverError } from '../lib/instance-lock'
 import type { Logger } from '../lib/logger'
 import { mendUnreadTrees, type UnreadTree } from './head-match'
-import { movedDuringError, movedOutside } from './outside-move'
+import { lockMain, type HeldMainLock } from './main-lock'
+import { movedDuringError, movedOutside, type AdoptHead } from './outside-move'
 import {
   checkUncheckedBlobs,
   keptVersion,
@@ -43,8 +44,11 @@ import {
 /** The id of git's empty tree. */
 export const EMPTY_TREE_OID = '4b825dc642cb6eb9a060e54bf8d69288fbee4904'
 
-/** Facts of a commit to make; `paths` defaults to the files it changed. */
-export type CommitIntent = CommitFacts
+/**
+ * Facts of a commit to make; `paths` defaults to the files it changed. `body`: a few lines
+ * `git log` shows under the subject (History reads the facts only).
+ */
+export type CommitIntent = CommitFacts & { readonly body?: string }
 
 /** The intent of a commit Cairn makes on its own (no conversation, no overwrite, no restore). */
 export function systemIntent(command: CommitCommand, subject: string): CommitIntent {
@@ -64,7 +68,7 @@ export function systemIntent(command: CommitCommand, subject: string): CommitInt
  * only for a merge commit.
  */
 export function commitBody(
-  meta: CairnCommitMeta,
+  meta: CairnCommitMeta & { readonly body?: string },
   tree: string,
   parent: string | null,
   time: number,
@@ -179,12 +183,7 @@ export interface Repo extends RepoView {
    * `replace` makes them the whole index (the history was switched, not grown). A failure to
    * record them is caught up later, never reported (the move has happened).
    */
-  adopt(
-    head: string,
-    tree: string,
-    added: ReadonlyArray<IndexEntry>,
-    replace?: boolean,
-  ): Promise<void>
+  readonly adopt: AdoptHead
 }
 
 export interface RepoState {
@@ -451,7 +450,7 @@ export function createRepo(options: {
     }
     const deltas: FileDelta[] = await diffNodes(store, head ? root : null, next, '', [], changes)
     const files = deltas.map((delta) => toVirtual(delta.path))
-    const meta: CairnCommitMeta = {
+    const meta: CairnCommitMeta & { readonly body?: string } = {
       ...intent,
       paths: intent.paths ?? files,
       machine: intent.machine ?? machine(),
@@ -474,6 +473,7 @@ export function createRepo(options: {
     let ref: PendingRef | null = logs ? null : prepareMainRef(store.gitdir, oid)
     const logged: { ref: LoggedRef | null } = { ref: null }
     const rename = logs && staged ? await renameOf(staged, stagedAt) : undefined
+    let gitLock: HeldMainLock | null = null
     try {
       const objects = store.flush(oid, rename).then((handle) => (logged.ref = handle))
       await flushWith(staged, Promise.all([objects, ref?.flush(), settleFolderSyncs()]))
@@ -485,13 +485,19 @@ export function createRepo(options: {
       // One barrier for both ways the log is bypassed (review21-round R3): the owed folder
       // flushes are waited for just before `main` moves outside the log's records.
       if (ref) await settleOwedFlushes()
+      // git's own lock on `main`, held from the last look at the ref until it is written: a git
+      // command moving `main` meanwhile fails cleanly (main-lock.ts); one under way is waited
+      // for briefly, else the commit fails (`conflict`) and is owed.
+      gitLock = await lockMain(store.gitdir)
       // Compare and swap: `main` moved outside Cairn since this command began (a commit made
       // with git) is never moved back past; the command fails and the next one follows it.
       if (movedOutside(store.gitdir, head) !== null) throw movedDuringError()
       publishStaged(staged, stagedAt)
       if (ref) ref.move()
       else moveLoggedMain(store.gitdir, oid)
+      gitLock.release()
     } catch (error) {
+      gitLock?.release()
       ref?.abandon()
       // Not moved: its logged value must not be taken for `main` at the next open.
       await logged.ref?.abandoned(head).catch(() => {})

@@ -1,5 +1,6 @@
 import path from 'node:path'
 import { disk, isCode, isNotPlainFile, readPlainFile } from '../lib/disk'
+import { OWN_FILE_CAP } from '../lib/own-file-caps'
 import { isDiskProblem } from '../lib/disk-errors'
 import type { OpeningReporter } from '../lib/progress'
 import { isCairnCommit, parseCommitMessage, reviewFactsOf, type CommitMeta } from './commit-message'
@@ -493,7 +494,7 @@ function legacyIndexOf(gitdir: string): string {
 async function readLegacyIndex(file: string): Promise<IndexEntry[] | null> {
   let text: string
   try {
-    text = readPlainFile(file).toString('utf8')
+    text = readPlainFile(file, OWN_FILE_CAP.RECORDS).toString('utf8')
   } catch (error) {
     // Missing (the usual case): nothing to convert; nor in anything but a plain file. An I/O
     // error is not "missing".

@@ -43,6 +43,7 @@
 import type { Stats } from 'node:fs'
 import path from 'node:path'
 import { disk, readPlainFile } from '../lib/disk'
+import { OWN_FILE_CAP } from '../lib/own-file-caps'
 import { crc32 } from './objects/crc32'
 import type { PackedExtent } from './objects/packed-crc'
 
@@ -185,7 +186,7 @@ export class StatCache {
     try {
       // Never through a link nor from a fifo or a device (read by name, a fifo with no writer
       // held every open forever, and /dev/zero never ended: rprobe28n).
-      raw = readPlainFile(file)
+      raw = readPlainFile(file, OWN_FILE_CAP.RECORDS)
     } catch {
       // Missing or unreadable (a failing disk too): a cache only saves work, so every file is
       // read and hashed again instead. Nothing is taken as unchanged that was not seen so.

@@ -187,6 +187,12 @@ export interface VersionedMemory {
   /** The newest commit (null for an empty history): what memory holds right now. */
   head(): string | null
   /**
+   * Odd while a change to the memory folder runs in the queue (a command, a restore, a sync,
+   * outside edits saved), one more each time one starts or ends: a read of the whole folder
+   * made in slices (`consistentRead`) knows by it whether a change ran between its slices.
+   */
+  changeStamp(): number
+  /**
    * The newest commit once edits made outside Cairn that are not saved yet (the watcher's
    * debounce still running) are committed: what a turn starting now can see. `head()` when
    * they cannot be saved.

@@ -35,7 +35,12 @@ import { createBlamer } from './blame'
 import { blameDirOf } from './blame-store'
 import { changeLogOf, createChangeLog } from './change-log'
 import { moveMain } from './checkout'
-import { followOutsideMove } from './outside-move'
+import {
+  followOutsideMove,
+  MAX_DROPPED_LISTED,
+  movedOutside,
+  type FollowedMove,
+} from './outside-move'
 import { reviewFactsOf } from './commit-message'
 import { DamagedHistoryError } from './damage'
 import { IndexFile, replaceIndexDir } from './index-file'
@@ -75,7 +80,13 @@ import { restoreDeleted } from './restore-deleted'
 import { forgetGivenUpRestore } from './restore-intent'
 import { restoreFile } from './restore-file'
 import { revert } from './revert'
-import { buildIndex, catchUp as catchUpIndex, checkIndex, type IndexEntry } from './side-index'
+import {
+  buildIndex,
+  catchUp as catchUpIndex,
+  checkIndex,
+  parentsOf,
+  type IndexEntry,
+} from './side-index'
 import type {
   ExecuteOptions,
   ExecuteOutcome,
@@ -93,6 +104,9 @@ import {
   writeFileSafely,
   type ScanReport,
 } from './work-tree'
+
+/** How the subject of a commit of files kept after a move of `main` outside Cairn begins. */
+const KEPT_SUBJECT_START = 'Kept after main was'
 
 /** Quiet time after the last file-system event before outside edits are committed. */
 export const WATCH_DEBOUNCE_MS = 400
@@ -464,8 +478,13 @@ async function openLocked(
     const one = entry.files.length === 1
     // One file is named (relative to /memories, never a host path); more are counted.
     const what = one && first ? toRelative(first) : `${entry.files.length} files`
-    const report: RecoveryTelling =
-      entry.command === 'outside'
+    const report: RecoveryTelling = entry.subject.startsWith(KEPT_SUBJECT_START)
+      ? {
+          kind: 'uncommitted-changes',
+          message: `${what}, changed by Cairn in commits that main no longer holds (it was moved outside Cairn), ${one ? 'was' : 'were'} still in the memory folder and ${one ? 'was' : 'were'} saved to the history again.`,
+          commitOid: entry.oid,
+        }
+      : entry.command === 'outside'
         ? {
             kind: 'outside-changes',
             message: `${what} ${one ? 'was' : 'were'} edited outside Cairn and saved to the history as ${one ? 'its' : 'their'} own change.`,
@@ -594,11 +613,81 @@ async function openLocked(
         await record(first!.paths, first!.intent)
         unrecorded = unrecorded.slice(1)
       }
+      // What the folder still holds of Cairn's commits the move left out of `main` (a reset
+      // that did not touch the folder) is kept, and said to be theirs, never an outside edit.
+      const kept = keptAfterMove(moved)
+      if (kept) await record(kept.paths, kept.intent)
       await record('all', systemIntent('outside', 'Changes made outside Cairn'))
     } catch (error) {
       // The next change reads the whole folder again.
       resync = true
       throw error
+    }
+  }
+
+  // A read the window makes (History, blame, search, a version of a file, the tree at a
+  // commit) first takes `main` moved outside Cairn, through the queue as a change would (one
+  // small read of the ref when it did not move), so that it never answers the history Cairn
+  // held before a `git commit` or a `git reset`; the follow's `onCommit` tells the open views.
+  // Called while the queue is busy (a read made by a task in it, such as a sync's), the read
+  // does not wait for the follow queued behind that task: it would wait for itself.
+  let readFollow: Promise<void> | null = null
+  function following<T>(read: () => Promise<T>): Promise<T> {
+    if (closed || movedOutside(repo.gitdir, repo.head()) === null) return read()
+    const busy = queue.busy()
+    readFollow ??= exclusive(async () => undefined)
+      .catch((error: unknown) =>
+        warnUnsaved('main moved outside Cairn could not be followed before a read', error),
+      )
+      .finally(() => {
+        readFollow = null
+      })
+    return busy ? read() : readFollow.then(read)
+  }
+
+  /**
+   * The commit of what the folder still holds of Cairn's commits that a move of `main` made
+   * outside Cairn left out (a `git reset` or `update-ref` back that did not touch the folder):
+   * their files, saved by Cairn as kept (a recovery, never an edit made outside Cairn), the
+   * subject saying why and the body naming the move and those commits (docs/durability.md).
+   * Null when the move left none out.
+   */
+  function keptAfterMove(
+    moved: FollowedMove,
+  ): { readonly paths: ReadonlyArray<string>; readonly intent: CommitIntent } | null {
+    if (moved.dropped.length === 0) return null
+    const paths = new Set<string>()
+    for (const entry of moved.dropped) {
+      for (const file of entry.files) {
+        try {
+          paths.add(toRelative(file))
+        } catch {
+          // A name the history holds but the rules refuse: the whole-folder commit after takes it.
+        }
+      }
+    }
+    if (paths.size === 0) return null
+    const back = moved.dropped.some((entry) => parentsOf(entry).includes(moved.to))
+    const short = (oid: string | null) => (oid ?? 'none').slice(0, 12)
+    const lines = [
+      `main was ${back ? 'moved back' : 'replaced'} outside Cairn, from ${short(moved.from)} to ${short(moved.to)}.`,
+      'These commits left it; the memory folder still held what they changed, kept here:',
+      ...moved.dropped
+        .slice(0, MAX_DROPPED_LISTED)
+        .map(
+          (entry) => `${short(entry.oid)} ${cutWithEllipsis(escapeInvisible(entry.subject), 120)}`,
+        ),
+      ...(moved.dropped.length > MAX_DROPPED_LISTED ? ['and older ones'] : []),
+    ]
+    return {
+      paths: [...paths],
+      intent: {
+        ...systemIntent(
+          'recovery',
+          `${KEPT_SUBJECT_START} ${back ? 'moved back' : 'replaced'} outside Cairn`,
+        ),
+        body: lines.join('\n'),
+      },
     }
   }
 
@@ -680,7 +769,7 @@ async function openLocked(
     if (closed) return Promise.reject(closedError())
     // A task handed to an idle queue has started, whatever the microtasks before it runs.
     const waits = queue.busy()
-    return queue.run(async () => {
+    return runIn(mode)(async () => {
       // Stop pressed while this waited behind other work (the SDK starts all the calls of one
       // reply at once): it does not run, and owes no commit of its own.
       if (waits && stop?.signal?.aborted) return stop.outcome()
@@ -745,6 +834,22 @@ async function openLocked(
         tree.close()
       }
     })
+  }
+
+  // The change stamp (`changeStamp`): odd while a task that may change the folder runs.
+  let stamp = 0
+  function runIn(mode: 'reads' | 'writes' | 'replaces') {
+    return <T>(task: () => Promise<T>): Promise<T> =>
+      mode === 'reads'
+        ? queue.run(task)
+        : queue.run(async () => {
+            stamp++
+            try {
+              return await task()
+            } finally {
+              stamp++
+            }
+          })
   }
 
   async function run(
@@ -890,6 +995,11 @@ async function openLocked(
         ? closedError()
         : error
     })
+  }
+
+  /** `indexed`, once `main` moved outside Cairn is followed (`following`). */
+  function followingIndexed<T>(read: () => Promise<T>): Promise<T> {
+    return following(() => indexed(read))
   }
 
   /**
@@ -1186,7 +1296,7 @@ async function openLocked(
 
     log: (query) =>
       forPeople(
-        indexed(async () => {
+        followingIndexed(async () => {
           requireCurrentIndex(repo)
           return queryLog(
             repo.index,
@@ -1197,7 +1307,7 @@ async function openLocked(
       ),
     fileHistory: (file) =>
       forPeople(
-        indexed(async () => {
+        followingIndexed(async () => {
           requireCurrentIndex(repo)
           return fileHistoryOf(repo.index, normalize(file), ancestry.newestFirst())
         }),
@@ -1231,10 +1341,11 @@ async function openLocked(
           return toolUseCommitsOf(repo.index, conversationId, toolUseIds, since)
         }),
       ),
-    show: (oid) => forPeople(indexed(() => showCommit(repo, oid))),
-    readAt: (file, oid) => forPeople(indexed(() => readAt(repo, file, oid))),
-    diff: (file, from, to) => forPeople(indexed(() => diffFile(repo, file, from, to))),
+    show: (oid) => forPeople(followingIndexed(() => showCommit(repo, oid))),
+    readAt: (file, oid) => forPeople(followingIndexed(() => readAt(repo, file, oid))),
+    diff: (file, from, to) => forPeople(followingIndexed(() => diffFile(repo, file, from, to))),
     head: () => repo.head(),
+    changeStamp: () => stamp,
     async settledHead() {
       try {
         return await exclusive(
@@ -1249,22 +1360,23 @@ async function openLocked(
         return repo.head()
       }
     },
-    blame: (file, at) => forPeople(indexed(() => blamer.blame(file, at))),
+    blame: (file, at) => forPeople(followingIndexed(() => blamer.blame(file, at))),
     searchHistory: (query) =>
       forPeople(
-        indexed(() => {
+        followingIndexed(() => {
           requireCurrentIndex(repo)
           return searcher.search(query)
         }),
       ),
-    compare: (from, to) => forPeople(indexed(() => compareCommits(repo, from, to ?? null))),
+    compare: (from, to) =>
+      forPeople(followingIndexed(() => compareCommits(repo, from, to ?? null))),
     summaries: (oids) =>
       oids.flatMap((oid) => {
         const entry = repo.entry(oid)
         return entry ? [toSummary(entry)] : []
       }),
-    listAt: (oid) => forPeople(indexed(() => snapshots.listAt(oid))),
-    readBytesAt: (file, oid) => forPeople(indexed(() => readBytesAt(repo, file, oid))),
+    listAt: (oid) => forPeople(followingIndexed(() => snapshots.listAt(oid))),
+    readBytesAt: (file, oid) => forPeople(followingIndexed(() => readBytesAt(repo, file, oid))),
 
     restoreFile: (file, oid) =>
       restoring(

@@ -10,8 +10,9 @@ import { CairnError } from '../lib/errors'
 import { FolderTree, type Found } from '../lib/folders'
 import { consoleLogger, type Logger } from '../lib/logger'
 import { parseMemoryPath } from '../memory'
-import { listTree } from '../memory-browser'
+import { listTree, type TreeReader } from '../memory-browser'
 import type { ReviewService } from '../review'
+import { consistentRead, type Breather } from '../lib/time-slices'
 import type { ReadLog } from './read-log'
 import { memoryStats, type MeasureCache } from './stats'
 
@@ -27,13 +28,20 @@ export const EXPIRY_CHECK_MS = 60 * 60 * 1000
 const DAY_MS = 24 * 60 * 60 * 1000
 
 export interface HygieneServiceOptions {
-  readonly memory: Pick<VersionedMemory, 'execute' | 'folder'>
+  readonly memory: Pick<VersionedMemory, 'execute' | 'folder' | 'changeStamp'>
   readonly readLog: ReadLog
   readonly review: Pick<ReviewService, 'propose' | 'list'>
   readonly now?: () => number
   readonly logger?: Logger
   /** How often to look for unread files while proposals are on (default hourly). */
   readonly checkEveryMs?: number
+  /** How the size meter's walk of the folder gives the loop back (default: every few ms). */
+  readonly slices?: () => Breather
+  /**
+   * The live folder's tree (default: walked for the meter alone): the core passes the memory
+   * tree's reader, so a meter asked with the tree waits for the same walk.
+   */
+  readonly readTree?: TreeReader
 }
 
 export interface HygieneService {
@@ -121,9 +129,21 @@ export function createHygieneService(options: HygieneServiceOptions): HygieneSer
 
     noteCommit: (commit) => readLog.noteCommit(commit),
 
-    async stats() {
-      return memoryStats(memory.folder, await listTree(memory.folder), readLog, cache)
-    },
+    // In slices, so that the window's other questions are answered meanwhile: the first
+    // meter of a big folder reads every file (20,000 files held the loop for seconds).
+    stats: () =>
+      consistentRead(
+        memory.changeStamp,
+        async (breathe) =>
+          memoryStats(
+            memory.folder,
+            await (options.readTree ? options.readTree() : listTree(memory.folder, breathe)),
+            readLog,
+            cache,
+            breathe,
+          ),
+        { slices: options.slices },
+      ),
 
     async expire(path) {
       const parsed = parseMemoryPath(path)

@@ -8,6 +8,7 @@ import { toRelative } from '../history'
 import { closeQuietly, disk, OPEN } from '../lib/disk'
 import { FolderTree, readFileIn, type Folder } from '../lib/folders'
 import { decodeUtf8 } from '../lib/text'
+import { inOneGo, type Breather } from '../lib/time-slices'
 import { hasImageSignature, IMAGE_TYPES, MAX_VIEW_CHARS, wholeViewSize } from '../memory'
 import type { ReadLog } from './read-log'
 import { estimateTokens, imageTokens } from './tokens'
@@ -31,12 +32,16 @@ interface Measured {
 /** Remembers what each file measured, by size and time, so an unchanged file is not read again. */
 export type MeasureCache = Map<string, Measured>
 
-/** The meter for the memory folder `folder` as it is now. */
+/**
+ * The meter for the memory folder `folder` as it is now. `breathe` is asked after each file
+ * (default: never gives the loop back); a caller that slices it reads through `consistentRead`.
+ */
 export async function memoryStats(
   folder: string,
   entries: ReadonlyArray<MemoryEntry>,
   readLog: Pick<ReadLog, 'get' | 'since'>,
   cache: MeasureCache,
+  breathe: Breather = inOneGo,
 ): Promise<MemoryStats> {
   const files: FileUse[] = []
   let totalBytes = 0
@@ -49,6 +54,8 @@ export async function memoryStats(
     for (const entry of entries) {
       listingChars += entry.path.length + 8
       if (entry.kind !== 'file') continue
+      const due = breathe()
+      if (due) await due
       seen.add(entry.path)
       const measured = measure(tree, entry, cache)
       const record = readLog.get(entry.path)

@@ -91,12 +91,28 @@ export interface Disk {
     readlink(path: string): Promise<string>
     symlink(target: string, path: string): Promise<void>
     chmod(path: string, mode: number): Promise<void>
+    /** `open(2)` on the thread pool: a descriptor for `fstat`, `read` and `close` below. */
+    open(path: string, flags: number, mode?: number): Promise<number>
+    fstat(fd: number): Promise<Stats>
+    /** Bytes read into `buffer` at `offset`, from `position` (the file's offset when null). */
+    read(
+      fd: number,
+      buffer: Uint8Array,
+      offset: number,
+      length: number,
+      position: number | null,
+    ): Promise<number>
+    close(fd: number): Promise<void>
   }
 }
 
 const fsyncAsync = promisify(fss.fsync)
 const writeAsync = promisify(fss.write)
 const ftruncateAsync = promisify(fss.ftruncate)
+const openAsync = promisify(fss.open)
+const fstatAsync = promisify(fss.fstat)
+const readAsync = promisify(fss.read)
+const closeAsync = promisify(fss.close)
 
 /** The real file system. */
 export const nodeDisk: Disk = {
@@ -147,6 +163,11 @@ export const nodeDisk: Disk = {
     readlink: (path) => fss.promises.readlink(path),
     symlink: (target, path) => fss.promises.symlink(target, path),
     chmod: (path, mode) => fss.promises.chmod(path, mode),
+    open: (path, flags, mode) => openAsync(path, flags, mode),
+    fstat: (fd) => fstatAsync(fd),
+    read: async (fd, buffer, offset, length, position) =>
+      (await readAsync(fd, buffer, offset, length, position)).bytesRead,
+    close: (fd) => closeAsync(fd),
   },
 }
 
@@ -229,24 +250,55 @@ const GROWN_READ = 64 * 1024
 export const NOT_A_FILE = 'ENOTAFILE'
 
 /**
- * The whole of `file` when it is a plain file, read through one descriptor: never through a
- * link (ELOOP), never from a fifo, a socket or a device, whose read may wait forever (a fifo
- * with no writer: a hang at open) or never end (`/dev/zero`): those throw `NOT_A_FILE`.
- * `readFileSync` by name does both, so every file Cairn owns and reads by name (in history.git,
- * conversations/, sync/, the settings and the lock) is read here: the one way to read them,
- * so that anything but a plain file is damage everywhere (`isNotPlainFile`), never a hang.
+ * The code of `readPlainFile`'s refusal of a file larger than its kind can hold (no errno has
+ * it): damage as much as a fifo is (a 2 GB file at a ref), never read into memory.
  */
-export function readPlainFile(file: string): Buffer {
-  const fd = disk.openSync(file, OPEN.READ | OPEN.NOFOLLOW | OPEN.NONBLOCK)
+export const TOO_LARGE = 'ETOOLARGE'
+
+// How `readPlainFile` opens: never through a link, never waiting at open (a fifo).
+const PLAIN_READ = OPEN.READ | OPEN.NOFOLLOW | OPEN.NONBLOCK
+
+// Anything but a plain file, or one past `cap`, is refused before a byte is read.
+function checkPlain(stats: Stats, cap: number): void {
+  if (!stats.isFile()) {
+    throw Object.assign(new Error(`${NOT_A_FILE}: not a plain file`), { code: NOT_A_FILE })
+  }
+  if (stats.size > cap) throw tooLarge(cap)
+}
+
+function tooLarge(cap: number): Error {
+  return Object.assign(new Error(`${TOO_LARGE}: larger than ${cap} bytes`), { code: TOO_LARGE })
+}
+
+// How many bytes to ask for next: the size looked at and one byte more to find the end; a file
+// that grew past it (a read that filled its buffer) is read on in large reads, never a byte a
+// call (rdisk29). Past `cap` it is refused (a file being filled while read).
+function nextWant(size: number, total: number, read: number, asked: number, cap: number): number {
+  if (total > cap) throw tooLarge(cap)
+  return read === asked ? GROWN_READ : Math.max(size - total, 0) + 1
+}
+
+function joined(chunks: Buffer[], total: number): Buffer {
+  return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, total)
+}
+
+/**
+ * The whole of `file` when it is a plain file of at most `cap` bytes, read through one
+ * descriptor: never through a link (ELOOP), never from a fifo, a socket or a device, whose
+ * read may wait forever (a fifo with no writer: a hang at open) or never end (`/dev/zero`):
+ * those throw `NOT_A_FILE`; a file larger than `cap` throws `TOO_LARGE` (each kind's cap is in
+ * `OWN_FILE_CAP`, lib/own-file-caps.ts). `readFileSync` by name does both, so every file Cairn
+ * owns and reads by name (in history.git, conversations/, sync/, the settings and the lock) is
+ * read here: the one way to read them, so that anything but a plain file, or one larger than
+ * its kind ever is, is damage everywhere (`isNotPlainFile`), never a hang nor all memory.
+ */
+export function readPlainFile(file: string, cap: number): Buffer {
+  const fd = disk.openSync(file, PLAIN_READ)
   try {
     const stats = disk.fstatSync(fd)
-    if (!stats.isFile()) {
-      throw Object.assign(new Error(`${NOT_A_FILE}: not a plain file`), { code: NOT_A_FILE })
-    }
+    checkPlain(stats, cap)
     const chunks: Buffer[] = []
     let total = 0
-    // The size looked at, and one byte more to find the end; a file that grew past it (a
-    // read that filled its buffer) is read on in large reads, never a byte a call (rdisk29).
     let want = stats.size + 1
     for (;;) {
       const chunk = Buffer.allocUnsafe(want)
@@ -254,45 +306,62 @@ export function readPlainFile(file: string): Buffer {
       if (read === 0) break
       chunks.push(chunk.subarray(0, read))
       total += read
-      want = read === chunk.length ? GROWN_READ : Math.max(stats.size - total, 0) + 1
+      want = nextWant(stats.size, total, read, chunk.length, cap)
     }
-    return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, total)
+    return joined(chunks, total)
   } finally {
     closeQuietly(fd)
   }
 }
 
 /**
- * `readPlainFile` on the thread pool, straight on the file system (for the conversations and
- * settings, which read through `node:fs/promises`, not the seam): never through a link, never
- * waiting on a fifo nor reading a device without end.
+ * `readPlainFile` on the thread pool (the conversations, the settings, the API key, sync's
+ * files), through the seam as every other read, so a test can fail it too.
  */
-export async function readPlainFileAsync(file: string): Promise<Buffer> {
-  const handle = await fss.promises.open(file, OPEN.READ | OPEN.NOFOLLOW | OPEN.NONBLOCK)
+export async function readPlainFileAsync(file: string, cap: number): Promise<Buffer> {
+  const fd = await disk.promises.open(file, PLAIN_READ)
   try {
-    if (!(await handle.stat()).isFile()) {
-      throw Object.assign(new Error(`${NOT_A_FILE}: not a plain file`), { code: NOT_A_FILE })
+    const stats = await disk.promises.fstat(fd)
+    checkPlain(stats, cap)
+    const chunks: Buffer[] = []
+    let total = 0
+    let want = stats.size + 1
+    for (;;) {
+      const chunk = Buffer.allocUnsafe(want)
+      const read = await disk.promises.read(fd, chunk, 0, chunk.length, null)
+      if (read === 0) break
+      chunks.push(chunk.subarray(0, read))
+      total += read
+      want = nextWant(stats.size, total, read, chunk.length, cap)
     }
-    return await handle.readFile()
+    return joined(chunks, total)
   } finally {
-    await handle.close()
+    // Only read from: its close reports nothing Cairn relies on.
+    await disk.promises.close(fd).catch(() => undefined)
   }
 }
 
 /**
  * True when `readPlainFile` refused what has the name because it is not a plain file: a link
- * (ELOOP, never followed), a folder, a fifo, a socket or a device (`NOT_A_FILE`), or a folder
- * a read by name opened (EISDIR). Damage, never an I/O error: nothing there is Cairn's.
+ * (ELOOP, never followed), a folder, a fifo or a device (`NOT_A_FILE`), a socket (whose open
+ * fails: ENXIO), or a folder a read by name opened (EISDIR); or because it is larger than its
+ * kind can hold (`TOO_LARGE`). Damage, never an I/O error: nothing there is what Cairn wrote.
  */
 export function isNotPlainFile(error: unknown): boolean {
   const code = errorCode(error)
-  return code === NOT_A_FILE || code === 'ELOOP' || code === 'EISDIR'
+  return (
+    code === NOT_A_FILE ||
+    code === TOO_LARGE ||
+    code === 'ELOOP' ||
+    code === 'EISDIR' ||
+    code === 'ENXIO'
+  )
 }
 
-/** `readPlainFile`, or null when nothing has that name or it is not a plain file (damage). */
-export function readPlainFileOrNull(file: string): Buffer | null {
+/** `readPlainFile`, or null when nothing has that name or it is damage (`isNotPlainFile`). */
+export function readPlainFileOrNull(file: string, cap: number): Buffer | null {
   try {
-    return readPlainFile(file)
+    return readPlainFile(file, cap)
   } catch (error) {
     if (isMissing(error) || isNotPlainFile(error)) return null
     throw error

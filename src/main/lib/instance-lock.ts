@@ -18,6 +18,7 @@ import {
   readPlainFile,
   unlinkQuietly,
 } from './disk'
+import { OWN_FILE_CAP } from './own-file-caps'
 import { holderStillRunning, ownIdentity, type HolderIdentity } from './lock-holder'
 
 /** The name of the lock file in the data folder. */
@@ -127,7 +128,10 @@ export function acquireInstanceLock(dataDir: string): InstanceLock {
       release() {
         released.add(me.token)
         try {
-          if (disk.lstatSync(file).ino === ino && readPlainFile(file).toString('utf8') === text) {
+          if (
+            disk.lstatSync(file).ino === ino &&
+            readPlainFile(file, OWN_FILE_CAP.TINY).toString('utf8') === text
+          ) {
             disk.unlinkSync(file)
           }
         } catch {
@@ -247,7 +251,7 @@ function readLock(file: string): Found {
   let stat: { mtimeMs: number; ino: number }
   try {
     try {
-      raw = readPlainFile(file).toString('utf8')
+      raw = readPlainFile(file, OWN_FILE_CAP.TINY).toString('utf8')
     } catch (error) {
       // A link, a fifo or a folder in the lock's place: never read through nor waited on,
       // an unreadable lock (taken over once it is old enough, as any other).

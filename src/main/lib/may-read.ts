@@ -13,9 +13,14 @@ import { refusedTwice } from './folders'
 function mayRead(stats: Stats, wanted: number, at?: string): boolean {
   const uid = process.getuid?.()
   if (uid === undefined || uid === 0) return true
-  const groups = process.getgroups?.() ?? []
+  // The groups only when the owner is another (a call to the system each time; the memory's
+  // own files, the usual case, need none: the tree asks this of every file).
   const shift =
-    stats.uid === uid ? 6 : stats.gid === process.getgid?.() || groups.includes(stats.gid) ? 3 : 0
+    stats.uid === uid
+      ? 6
+      : stats.gid === process.getgid?.() || (process.getgroups?.() ?? []).includes(stats.gid)
+        ? 3
+        : 0
   if (((stats.mode >> shift) & wanted) === wanted) return true
   if (at === undefined) return false
   try {

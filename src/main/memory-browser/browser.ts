@@ -17,6 +17,7 @@ import { mayNotRead } from '../lib/may-read'
 import { decodeUtf8 } from '../lib/text'
 import { asideName, IMAGE_TYPES, imageTypeOf, MAX_VIEW_FILE_BYTES } from '../memory'
 import { cutText } from '../lib/text'
+import { inOneGo, type Breather } from '../lib/time-slices'
 
 /** Hidden entries (which include temp files) and node_modules never show in the browser. */
 function isListed(name: string): boolean {
@@ -33,12 +34,19 @@ export interface BrowserLimits {
   readonly maxSearchBytes: number
 }
 
-/** Every file and folder of the memory folder, sorted by path; folders carry their total size. */
-export async function listTree(workRoot: string): Promise<ReadonlyArray<MemoryEntry>> {
+/**
+ * Every file and folder of the memory folder, sorted by path; folders carry their total size.
+ * `breathe` is asked after each entry (default: never gives the loop back, the walk runs in one
+ * go); a caller that slices it reads through `consistentRead`, so no change lands between.
+ */
+export async function listTree(
+  workRoot: string,
+  breathe: Breather = inOneGo,
+): Promise<ReadonlyArray<MemoryEntry>> {
   const entries: MemoryEntry[] = []
   const tree = new FolderTree(workRoot)
   try {
-    walk(tree.root(), '', entries)
+    await walk(tree.root(), '', entries, breathe)
   } finally {
     tree.close()
   }
@@ -47,11 +55,12 @@ export async function listTree(workRoot: string): Promise<ReadonlyArray<MemoryEn
 
 // Through each folder's handle: a folder swapped for a symlink meanwhile is never followed.
 // Returns the folder's total size, and whether it holds a file History keeps no copy of.
-function walk(
+async function walk(
   folder: Folder,
   relative: string,
   into: MemoryEntry[],
-): { readonly size: number; readonly keeps: boolean } {
+  breathe: Breather,
+): Promise<{ readonly size: number; readonly keeps: boolean }> {
   let total = 0
   let keeps = false
   // Where a delete of an entry here keeps it: the core's rule, asked of this folder now.
@@ -66,6 +75,8 @@ function walk(
     )
   for (const dirent of folder.list()) {
     if (!isListed(dirent.name)) continue
+    const due = breathe()
+    if (due) await due
     const childRelative = relative ? `${relative}/${dirent.name}` : dirent.name
     const stats = folder.lstat(dirent.name)
     if (stats?.isFile()) {
@@ -111,7 +122,7 @@ function walk(
       const index = into.length
       into.push(entry)
       try {
-        const inside = walk(child, childRelative, into)
+        const inside = await walk(child, childRelative, into, breathe)
         into[index] = {
           ...entry,
           size: inside.size,

@@ -5,7 +5,6 @@ import type { EventBus } from '../lib/events'
 import type { DomainHandlers } from '../lib/handlers'
 import { maxEditableBytes } from '../memory'
 import {
-  listTree,
   listTreeAt,
   readMemoryFile,
   readMemoryFileAt,
@@ -13,6 +12,7 @@ import {
   type BrowserLimits,
 } from './browser'
 import { deleteFile, renameFile, writeFile } from './edits'
+import { sharedTreeReader, type TreeReader } from './tree-reader'
 
 /**
  * Request handlers for the `memory:*` channels: browsing reads the live folder directly,
@@ -24,12 +24,15 @@ import { deleteFile, renameFile, writeFile } from './edits'
 export function memoryBrowserHandlers(
   memory: VersionedMemory,
   events?: Pick<EventBus, 'emit'>,
+  readTree: TreeReader = sharedTreeReader(memory),
 ): DomainHandlers<'memory'> {
   const execute = memory.execute
   const limits = browserLimits(memory)
   return {
+    // The live folder's tree is walked in slices: the window's other first questions (the
+    // conversations, the sync status) are answered meanwhile, even at 20,000 files.
     'memory:tree': (payload) =>
-      forPeople(payload?.at ? listTreeAt(memory, payload.at) : listTree(memory.folder)),
+      forPeople(payload?.at ? listTreeAt(memory, payload.at) : readTree()),
     'memory:read': ({ path, at }) =>
       forPeople(
         at

@@ -5,3 +5,4 @@
 export { memoryBrowserHandlers } from './handlers'
 export { deleteFile, renameFile, writeFile } from './edits'
 export { listTree } from './browser'
+export { sharedTreeReader, type TreeReader } from './tree-reader'

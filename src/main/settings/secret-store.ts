@@ -1,5 +1,6 @@
 import { rm } from 'node:fs/promises'
 import { readPlainFileAsync } from '../lib/disk'
+import { OWN_FILE_CAP } from '../lib/own-file-caps'
 import { z } from 'zod'
 import { writeJsonAtomic } from '../lib/atomic-json'
 
@@ -124,7 +125,7 @@ export function createFileSecretStore(options: {
     async get() {
       let raw: string
       try {
-        raw = (await readPlainFileAsync(file)).toString('utf8')
+        raw = (await readPlainFileAsync(file, OWN_FILE_CAP.SETTINGS)).toString('utf8')
       } catch {
         // No key stored yet (or an unreadable file, or not a plain file: never read through
         // a link nor waited on): the user sets it in Settings.

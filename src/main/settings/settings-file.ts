@@ -5,6 +5,7 @@ import { settingFields } from '../../shared/contract'
 import type { Settings } from '../../shared/types'
 import { writeJsonAtomic } from '../lib/atomic-json'
 import { isMissing, readPlainFileAsync } from '../lib/disk'
+import { OWN_FILE_CAP } from '../lib/own-file-caps'
 import type { Logger } from '../lib/logger'
 
 /** A current Claude model that supports the memory tool and context editing. */
@@ -76,7 +77,7 @@ export async function readSettingsFile(file: string, logger: Logger): Promise<Re
   try {
     // Never through a link nor waiting on a fifo: anything but a plain file is unreadable
     // (kept aside before the settings are written over it).
-    raw = (await readPlainFileAsync(file)).toString('utf8')
+    raw = (await readPlainFileAsync(file, OWN_FILE_CAP.SETTINGS)).toString('utf8')
   } catch (error) {
     if (isMissing(error)) return { settings: DEFAULT_SETTINGS, unreadable: false }
     logger.warn('Could not read settings.json; using the defaults', error)

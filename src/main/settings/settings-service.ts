@@ -29,6 +29,8 @@ export interface ApiCredentials {
   /** Where `apiKey` came from: saved in Settings, or `ANTHROPIC_API_KEY` (null: no key). */
   readonly apiKeySource: 'saved' | 'env' | null
   readonly baseURL: string | undefined
+  /** `ANTHROPIC_LOG`, the SDK's own variable: how much it writes to the log (`warn` unset). */
+  readonly logLevel?: string
 }
 
 /** Settings in `<dataDir>/settings.json` plus the API key in a `SecretStore`. */
@@ -140,6 +142,7 @@ export function createSettingsService(options: SettingsServiceOptions): Settings
         apiKey: stored ?? fromEnv,
         apiKeySource: stored !== null ? 'saved' : fromEnv !== null ? 'env' : null,
         baseURL: nonEmpty(env['ANTHROPIC_BASE_URL']) ?? undefined,
+        logLevel: env['ANTHROPIC_LOG']?.trim() || undefined,
       }
     },
   }

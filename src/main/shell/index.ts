@@ -27,3 +27,4 @@ export {
   type WindowState,
 } from './window-state'
 export { DISCARD_RESPONSE, unsavedChangesDialog } from './unsaved-changes'
+export { debuggingRefusal, debuggingSwitches } from './debug-switches'

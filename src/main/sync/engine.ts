@@ -20,7 +20,7 @@ import {
   type HistorySession,
 } from '../history'
 import { CairnError } from '../lib/errors'
-import { escapeInvisible, foldedName } from '../lib/text'
+import { cutWithEllipsis, escapeInvisible, foldedName } from '../lib/text'
 import { MARKER_SIZE, MAX_MARKER_SIZE } from './conflict-markers'
 import { gitFs, readRef } from './git-fs'
 import {
@@ -112,6 +112,19 @@ async function run(ctx: EngineContext, choice: JoinChoice | null): Promise<SyncO
         // machine pushed meanwhile) asks again if the remote turned into something else.
         return await integrate(ctx, session, remote, attempt === 1 ? choice : null)
       } catch (error) {
+        // A version git itself calls damaged (one name twice in a folder, a name holding `/`)
+        // that this machine's `main` does not reach came from the remote: said as the remote's,
+        // never as damage to this machine's history, which git fsck finds whole.
+        if (
+          remote !== null &&
+          isUnreadableObject(error) &&
+          !(await localReaches(ctx.git, session.head(), error.oid))
+        ) {
+          throw new CairnError(
+            'sync-unsafe-content',
+            `The remote holds a version Cairn cannot read (${cutWithEllipsis(escapeInvisible(error.detail), 200)}). Nothing was changed; remove that version from the remote to sync.`,
+          )
+        }
         if (remote === null || !isMissingObject(error)) throw error
         // The second time, whose object it is decides what the person is told.
         const local = refetched && (await localReaches(ctx.git, session.head(), error.oid))
@@ -190,6 +203,17 @@ function stoppedError(moved: boolean, pushing: boolean): CairnError {
       ? ' this machine’s changes were not sent yet: the next sync sends them.'
       : ' nothing was sent to the remote, and the next sync starts again.'
   return new CairnError('sync-stopped', `Sync stopped.${taken}${sent}`)
+}
+
+/** Damage other than a missing object: an object present but not readable as git's. */
+function isUnreadableObject(error: unknown): error is { oid: string; detail: string } {
+  const e = error as { code?: unknown; detail?: unknown; oid?: unknown } | null
+  return (
+    e?.code === 'EDAMAGED' &&
+    typeof e.detail === 'string' &&
+    e.detail !== 'missing' &&
+    typeof e.oid === 'string'
+  )
 }
 
 function isMissingObject(error: unknown): error is { oid: string } {

@@ -2,7 +2,13 @@
  * A commit's files as a flat map (relative path -> blob), read from and written back to git
  * trees. Merges, exports and imports work on these maps.
  */
-import { entryNameProblem, serializeTree, type HistoryGit, type RawTreeEntry } from '../history'
+import {
+  DamagedHistoryError,
+  entryNameProblem,
+  serializeTree,
+  type HistoryGit,
+  type RawTreeEntry,
+} from '../history'
 import { foldedName } from '../lib/text'
 import { mayDisplayAsAnother } from '../memory'
 
@@ -28,6 +34,12 @@ export async function readFileMap(objects: Objects, treeOid: string | null): Pro
   if (!treeOid) return files
   const walk = async (oid: string, prefix: string): Promise<void> => {
     for (const entry of await objects.readTree(oid)) {
+      // A name holding `/` (git fsck's fullPathname; trees from elsewhere are read with their
+      // names unchecked) would be taken for a file in a folder, and the folder's checks passed
+      // by its parts: damage, as the history's own reader calls it.
+      if (entry.name.includes('/')) {
+        throw new DamagedHistoryError(oid, 'an entry whose name holds a path separator')
+      }
       const path = prefix ? `${prefix}/${entry.name}` : entry.name
       if (entry.kind === 'tree') await walk(entry.oid, path)
       else files.set(path, { oid: entry.oid, mode: entry.mode })

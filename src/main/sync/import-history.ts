@@ -56,8 +56,17 @@ export async function importHistory(
     if (trees.has(key)) return trees.get(key) ?? null
     const { tree } = await git.readTree({ fs, gitdir: source, oid, cache })
     const kept: RawTreeEntry[] = []
+    const names = new Set<string>()
     for (const entry of tree) {
       const path = prefix ? `${prefix}/${entry.path}` : entry.path
+      // A folder listing one name twice (git fsck's duplicateEntries, which no history may
+      // hold): the first is kept and the second left out, named, as a ZIP's second file of
+      // one name is. Written as it was, the tree would be damage in memory's repository.
+      if (names.has(entry.path)) {
+        if (!skipped.has(path)) skipped.set(path, 'a second entry of the same name')
+        continue
+      }
+      names.add(entry.path)
       if (entry.type === 'tree') {
         const sub = await copyTree(entry.oid, path)
         if (sub) kept.push({ name: entry.path, kind: 'tree', oid: sub, mode: '40000' })

@@ -125,6 +125,11 @@ export interface SyncServiceOptions {
   readonly retryFirstMs?: number
   /** Whether names in the memory folder ignore case (default: macOS and Windows). */
   readonly namesFoldCase?: boolean
+  /**
+   * Told each token as it is read, saved or tried (Test connection's), before it is sent:
+   * the core hides it in every log line, as it does the API key.
+   */
+  readonly onTokenKnown?: (token: string) => void
 }
 
 export type SyncConfigureInput = RequestPayload<'sync:configure'>
@@ -159,6 +164,10 @@ export interface SyncService {
   close(): Promise<void>
 }
 
+/** What a Stop between two syncs left: the one before it whole, the next not begun. */
+const STOPPED_BETWEEN =
+  'Sync stopped before the next sync began. The sync before it had finished whole; anything changed since was not sent, and the next sync sends it.'
+
 export function createSyncService(options: SyncServiceOptions): SyncService {
   const { memory, tokens, logger } = options
   const history = memory.git
@@ -175,6 +184,9 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
   let running: Promise<void> | null = null
   // The running sync's Stop: aborts its requests; the engine then stops at its next step.
   let stopper: AbortController | null = null
+  // A Stop that came between two syncs of the running loop (one ended, the follow-up asked for
+  // meanwhile not started yet): the follow-up does not start. Cleared when the loop ends.
+  let stopBetween = false
   let again = false
   let moving = false
   let closed = false
@@ -317,6 +329,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
   // (the sync config), so a sync that read the old address while the person saved a new
   // address and token would otherwise send the new server's token to the old one.
   async function saveToken(url: string, token: string): Promise<void> {
+    options.onTokenKnown?.(token)
     await tokens.set(JSON.stringify({ forServer: url, token } satisfies BoundToken))
   }
 
@@ -325,8 +338,16 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     if (saved === null || url === '') return null
     const bound = boundToken(saved)
     // A token saved before it was kept with its address belongs to the address saved then.
-    if (bound === null) return sameServer(url, (await store.config()).url) ? saved : null
-    return sameServer(url, bound.forServer) ? bound.token : null
+    const token =
+      bound === null
+        ? sameServer(url, (await store.config()).url)
+          ? saved
+          : null
+        : sameServer(url, bound.forServer)
+          ? bound.token
+          : null
+    if (token !== null) options.onTokenKnown?.(token)
+    return token
   }
 
   async function configView(config: SyncConfig): Promise<SyncConfigView> {
@@ -515,6 +536,12 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
   async function runOnce(): Promise<void> {
     const config = await store.config()
     if (!config.url || closed) return
+    if (stopBetween) {
+      // Stopped before it began: nothing of it ran.
+      error = { code: 'sync-stopped', message: STOPPED_BETWEEN }
+      announce()
+      return
+    }
     const choice = pendingChoice
     pendingChoice = null
     syncing = true
@@ -614,7 +641,15 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     quietUntil = null
     // Memory changed while the sync ran: those changes go out with the next one.
     const state = await store.state()
-    if (!error && history.head() !== state.lastRemote) schedule()
+    if (!error && history.head() !== state.lastRemote) {
+      // Unless the person pressed Stop meanwhile: they go out with the next change, the
+      // interval or Sync now.
+      if (!stopBetween) schedule()
+      else {
+        error = { code: 'sync-stopped', message: STOPPED_BETWEEN }
+        announce()
+      }
+    }
   }
 
   function request(): Promise<void> {
@@ -627,11 +662,12 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       do {
         again = false
         await runOnce()
-      } while (again && !closed)
+      } while (again && !closed && !stopBetween)
     })()
       .catch((failure: unknown) => logger.error('Sync failed', failure))
       .finally(() => {
         running = null
+        stopBetween = false
       })
     return running
   }
@@ -707,11 +743,17 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     },
     async stop() {
       const current = running
-      if (stopper && current) {
+      if (current) {
         // A request made meanwhile would start another sync right after this one: the person
         // asked for none (the next change, the interval and Sync now sync as usual).
         again = false
-        stopper.abort()
+        // Between two syncs (one ended, the next asked for meanwhile not begun): there is no
+        // request to abort, and the next must not begin.
+        if (stopper) stopper.abort()
+        else stopBetween = true
+        // A join choice made meanwhile is not carried out by a later sync unasked: the
+        // question stays, and the person answers it again.
+        pendingChoice = null
         await current
       }
       return status()
@@ -975,6 +1017,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
         : url === config.url
           ? await tokenFor(url)
           : null
+    if (token !== null) options.onTokenKnown?.(token)
     const remote: RemoteSpec = {
       url,
       username: input.username?.trim() ?? config.username,

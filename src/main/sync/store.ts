@@ -9,6 +9,7 @@ import path from 'node:path'
 import { z } from 'zod'
 import { writeJsonAtomic } from '../lib/atomic-json'
 import { isMissing, isNotPlainFile, readPlainFileAsync } from '../lib/disk'
+import { OWN_FILE_CAP } from '../lib/own-file-caps'
 import { diskProblem } from '../lib/disk-errors'
 import { CairnError } from '../lib/errors'
 import type { Logger } from '../lib/logger'
@@ -201,10 +202,15 @@ export function createSyncStore(dataDir: string, logger: Logger): SyncStore {
   let state: SyncState | null = null
   let machineId: string | null = null
 
-  async function read<T>(file: string, schema: z.ZodType<T>, fallback: T): Promise<T> {
+  async function read<T>(
+    file: string,
+    schema: z.ZodType<T>,
+    fallback: T,
+    cap: number = OWN_FILE_CAP.SETTINGS,
+  ): Promise<T> {
     let raw: string
     try {
-      raw = (await readPlainFileAsync(file)).toString('utf8')
+      raw = (await readPlainFileAsync(file, cap)).toString('utf8')
     } catch (error) {
       // Not set up yet.
       if (isMissing(error)) return fallback
@@ -242,7 +248,7 @@ export function createSyncStore(dataDir: string, logger: Logger): SyncStore {
       config = next
     },
     async state() {
-      state ??= await read(stateFile, stateSchema, EMPTY_STATE)
+      state ??= await read(stateFile, stateSchema, EMPTY_STATE, OWN_FILE_CAP.SYNC_STATE)
       return state
     },
     async saveState(next) {

@@ -13,7 +13,7 @@ import type { SyncStatus } from '../../shared/types'
 import { createFileSecretStore } from '../settings'
 import { createCore, type Core, type HostActions } from '../core'
 import { folderFiles, headFiles } from '../history/test-helpers'
-import { consoleLogger, createRecordingLogger } from '../lib/logger'
+import { consoleLogger, createRecordingLogger, type Logger } from '../lib/logger'
 import { startGitServer, type GitServer } from '../../../test/fixtures/git-server'
 
 const run = promisify(execFile)
@@ -58,10 +58,13 @@ export async function startMachine(
     idleTimeoutMs?: number
     /** The first quick retry after a failure the network may mend (default 30 s). */
     retryFirstMs?: number
+    /** Where the core logs (default: kept in memory; the console with SYNC_DEBUG set). */
+    logger?: Logger
   } = {},
 ): Promise<Machine> {
   const dir = options.dataDir ?? (await mkdtemp(path.join(os.tmpdir(), `cairn-sync-${name}-`)))
-  const logger = process.env['SYNC_DEBUG'] ? consoleLogger : createRecordingLogger()
+  const logger =
+    options.logger ?? (process.env['SYNC_DEBUG'] ? consoleLogger : createRecordingLogger())
   const core = await createCore({
     dataDir: dir,
     hostName: () => name,

@@ -90,6 +90,15 @@ async function* watched(
  */
 export function checkRemoteUrl(raw: string): string {
   const trimmed = raw.trim()
+  // The URL parser drops tabs and line breaks and percent-encodes a bidi control in the path,
+  // so the address saved would not be the one shown while it was typed, where a right-to-left
+  // override shows its letters in another order (`…/\u202Etig.yromem` reads `memory.git`).
+  if (/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u.test(trimmed)) {
+    throw new CairnError(
+      'sync-invalid-url',
+      'The address holds an invisible character (a line break, or a mark that changes the direction of the text, so the address shows in another order than it is). Type the address again, or paste it from the repository’s page.',
+    )
+  }
   let url: URL
   try {
     url = new URL(trimmed)

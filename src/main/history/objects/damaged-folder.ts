@@ -3,8 +3,20 @@
  * git directory (a link or a folder in a file's place, an orphan pack, a damaged object, a
  * log that is not a file), set aside, never deleted (docs/durability.md).
  */
+import { randomBytes } from 'node:crypto'
 import path from 'node:path'
-import { disk, isCode, isMissing, isNotPlainFile, makeFolders, readPlainFile } from '../../lib/disk'
+import {
+  disk,
+  errorCode,
+  isCode,
+  isMissing,
+  isNotPlainFile,
+  makeFolders,
+  readPlainFile,
+} from '../../lib/disk'
+import { diskProblem } from '../../lib/disk-errors'
+import { fitName } from '../../lib/text'
+import { OWN_FILE_CAP } from '../../lib/own-file-caps'
 
 /** The folder's name inside the git directory. */
 export const DAMAGED_FOLDER = 'cairn-damaged'
@@ -26,16 +38,59 @@ export function damagedFolder(gitdir: string): string {
 }
 
 /**
+ * What was found damaged could not be moved into `cairn-damaged/`: the folder read-only or on
+ * another file system (a mount), the disk full, the folder unmakeable. It is still where it
+ * was, untouched (a rename is all or nothing). `code` is the refusal's errno, so a caller that
+ * tells a failing disk from damage still does; `reason` says it for people.
+ */
+export class NotKeptAsideError extends Error {
+  readonly code: string | undefined
+  constructor(
+    /** Its name inside the git directory (`HEAD`, `refs/heads/main`): never a host path. */
+    readonly what: string,
+    readonly reason: string,
+    cause: unknown,
+  ) {
+    super(`${what} could not be kept aside in ${DAMAGED_FOLDER}/ because ${reason}`, { cause })
+    this.name = 'NotKeptAsideError'
+    this.code = errorCode(cause)
+  }
+}
+
+// Words for why a move into cairn-damaged/ failed.
+function whyNotKept(error: unknown): string {
+  switch (errorCode(error)) {
+    case 'EXDEV':
+      return `${DAMAGED_FOLDER}/ is on another file system (a mount), and a move there would be a copy`
+    case 'EROFS':
+      return `${DAMAGED_FOLDER}/ is on a read-only file system`
+    case 'EACCES':
+    case 'EPERM':
+      return `the system does not let Cairn add to ${DAMAGED_FOLDER}/ (permission denied, or the folder is made immutable)`
+    default:
+      return diskProblem(error)?.reason ?? 'of an unexpected file system error'
+  }
+}
+
+/**
  * Moves `file` (whatever it is: a file, a link, a fifo, a folder) into `cairn-damaged/` as
- * `name`, or `name-2`, `name-3`… when that is taken: a rename replaces what has its target's
- * name, so two moves of one name (the same orphan pack twice, two in one millisecond) would
- * lose the first. Returns the name it was kept under. One writer holds the data folder, so
- * nothing else makes a name between the check and the rename.
+ * `name` (cut to what a name may be: 255 bytes of UTF-8), or, when something has that name,
+ * `name-<8 hex digits>`: a rename replaces what has its target's name, so two moves of one
+ * name (the same orphan pack twice, two in one millisecond) would lose the first. One look
+ * for a fresh name, however many were kept under it before (the ordinals `-2`, `-3`… cost a
+ * look at each one taken). Returns the name it was kept under. One writer holds the data
+ * folder, so nothing else makes a name between the look and the rename. When the move fails,
+ * throws `NotKeptAsideError`, and `file` is where it was.
  */
 export function moveIntoDamaged(gitdir: string, file: string, name: string): string {
-  const kept = freeName(damagedFolder(gitdir), name)
-  disk.renameSync(file, kept)
-  return path.basename(kept)
+  try {
+    const kept = freeName(damagedFolder(gitdir), name)
+    disk.renameSync(file, kept)
+    return path.basename(kept)
+  } catch (error) {
+    const what = path.relative(gitdir, file).split(path.sep).join('/')
+    throw new NotKeptAsideError(what, whyNotKept(error), error)
+  }
 }
 
 /**
@@ -47,7 +102,7 @@ export function moveIntoDamaged(gitdir: string, file: string, name: string): str
  */
 export function readOwnRecord(gitdir: string, file: string): Buffer | null {
   try {
-    return readPlainFile(file)
+    return readPlainFile(file, OWN_FILE_CAP.RECORDS)
   } catch (error) {
     if (isMissing(error)) return null
     if (!isNotPlainFile(error)) throw error
@@ -57,15 +112,24 @@ export function readOwnRecord(gitdir: string, file: string): Buffer | null {
   return null
 }
 
-// `dir/name`, or `dir/name-2`… : the first that nothing has.
+// The longest name most file systems take, in bytes (UTF-8), not characters.
+const MAX_NAME_BYTES = 255
+
+// `dir/name`, or `dir/name-<8 hex digits>` when that is taken, each cut to a name's length.
 function freeName(dir: string, name: string): string {
-  for (let n = 1; ; n++) {
-    const candidate = path.join(dir, n === 1 ? name : `${name}-${n}`)
-    try {
-      if (disk.lstatIfThere(candidate) === undefined) return candidate
-    } catch (error) {
-      if (isCode(error, 'ENOENT')) return candidate
-      throw error
-    }
+  let candidate = path.join(dir, fitName(name, '', MAX_NAME_BYTES))
+  while (taken(candidate)) {
+    const tail = `-${randomBytes(4).toString('hex')}`
+    candidate = path.join(dir, fitName(name, tail, MAX_NAME_BYTES))
+  }
+  return candidate
+}
+
+function taken(candidate: string): boolean {
+  try {
+    return disk.lstatIfThere(candidate) !== undefined
+  } catch (error) {
+    if (isCode(error, 'ENOENT')) return false
+    throw error
   }
 }

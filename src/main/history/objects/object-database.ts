@@ -16,6 +16,7 @@ import {
   OPEN,
   readPlainFile,
 } from '../../lib/disk'
+import { OWN_FILE_CAP } from '../../lib/own-file-caps'
 import path from 'node:path'
 import { inflateSync, constants as zlibConstants } from 'node:zlib'
 import { DeltaError } from './delta'
@@ -558,7 +559,7 @@ export class ObjectDatabase {
       if (got < scratch.length) stored = scratch.subarray(0, got)
       else {
         try {
-          stored = readPlainFile(file)
+          stored = readPlainFile(file, OWN_FILE_CAP.OBJECTS)
         } catch (error) {
           if (isNotPlainFile(error)) throw new DamagedObjectError(oid, 'not a file')
           throw error

@@ -80,6 +80,17 @@ describe('commits in plain language', () => {
     )
   })
 
+  it("words what Cairn kept after main was moved back with git as Cairn's, not as an outside edit", () => {
+    const kept = (subject: string) =>
+      sentence(commit({ actor: 'system', command: 'recovery', subject }), null, now)
+    expect(kept('Kept after main was moved back outside Cairn')).toBe(
+      'Cairn kept trailhead.md, left out when main was moved outside Cairn',
+    )
+    expect(kept('Kept after main was replaced outside Cairn')).toBe(
+      'Cairn kept trailhead.md, left out when main was moved outside Cairn',
+    )
+  })
+
   it('names what a restore went back to by its time, never by a commit id', () => {
     const target = commit({ oid: 'f'.repeat(40), time: at(3, 14, 2) })
     const restore = commit({

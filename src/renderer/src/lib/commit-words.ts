@@ -12,6 +12,7 @@ import { displayPath, shortDateTime, visibleName } from './format'
 
 /** The subject of the recovery commit made when a change's own commit had failed. */
 const INTERRUPTED_SUBJECT = 'Save changes whose commit was interrupted'
+const KEPT_SUBJECT_START = 'Kept after main was'
 
 /**
  * Who made a change: Claude, You, an edit made outside Cairn (one Cairn saved, or a commit
@@ -136,6 +137,11 @@ export function sentence(
     case 'recovery':
       // Made at run time when a commit had failed; at start-up (or by earlier versions, whose
       // subject said "made outside Cairn" whatever the cause) when changes were found then.
+      // Since stop 30 also what the folder still held of Cairn's commits that a reset made
+      // with git left out of main: Cairn's and Claude's work, kept, never an outside edit.
+      if (commit.subject.startsWith(KEPT_SUBJECT_START)) {
+        return `Cairn${on} kept ${names}, left out when main was moved outside Cairn`
+      }
       return commit.subject === INTERRUPTED_SUBJECT
         ? `Cairn${on} saved ${names} after an interrupted change`
         : `Cairn${on} saved ${names}, found changed when it started`

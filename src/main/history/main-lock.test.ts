@@ -1,0 +1,240 @@
+import { execFileSync, spawn } from 'node:child_process'
+import { constants, existsSync, statSync, utimesSync, writeFileSync } from 'node:fs'
+import path from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { nodeDisk, setDisk } from '../lib/disk'
+import { hookDisk } from '../lib/disk-hooks'
+import { CairnError } from '../lib/errors'
+import { fsck, gitCli, memoryTestBed } from './test-helpers'
+
+// Stop 30 (outside30), left over by live29: Cairn moved `main` without git's own lock, so a
+// `git update-ref` landing between Cairn's last look at the ref and its write could be written
+// over. Cairn now takes `refs/heads/main.lock` as git does (main-lock.ts): git at that moment
+// fails cleanly, and a lock git holds is waited for, then refused in plain words.
+
+let clock = 1_700_000_000_000
+const warnings: unknown[] = []
+const bed = memoryTestBed({
+  memory: {
+    now: () => (clock += 1000),
+    watch: false,
+    logger: { warn: (_message, error) => warnings.push(error), error: () => {} },
+  },
+})
+
+let toolUse = 0
+async function create(file: string, text: string): Promise<{ pending: boolean; oid?: string }> {
+  const outcome = await bed.memory.execute(
+    { command: 'create', path: `/memories/${file}`, file_text: text },
+    { actor: 'claude', conversationId: 'conv-lock', toolUseId: `toolu_lock${++toolUse}` },
+  )
+  if (outcome.isError) throw new Error(String(outcome.content))
+  return { pending: outcome.commitPending === true, oid: outcome.commit?.oid }
+}
+
+const gitdir = () => path.join(bed.dataDir, 'history.git')
+const lockFile = () => path.join(gitdir(), 'refs', 'heads', 'main.lock')
+const mainOid = () => gitCli(bed.dataDir, 'rev-parse', 'main').trim()
+const gitEnv = () => ({
+  ...process.env,
+  GIT_CONFIG_NOSYSTEM: '1',
+  HOME: bed.dataDir,
+  GIT_AUTHOR_NAME: 'Ann Smith',
+  GIT_AUTHOR_EMAIL: 'ann@example.com',
+  GIT_COMMITTER_NAME: 'Ann Smith',
+  GIT_COMMITTER_EMAIL: 'ann@example.com',
+})
+
+/** Ann's commit on `main`'s tree, not yet on `main`. */
+function annCommit(): string {
+  const tree = gitCli(bed.dataDir, 'rev-parse', 'main^{tree}').trim()
+  return execFileSync(
+    'git',
+    ['--git-dir', gitdir(), 'commit-tree', tree, '-p', 'main', '-m', 'Ann'],
+    { encoding: 'utf8', env: gitEnv() },
+  ).trim()
+}
+
+/**
+ * `git update-ref --stdin` moving `main` to `to` in a transaction, stopped once prepared: git
+ * holds `main.lock` until `commit()` is sent.
+ */
+async function gitHoldingMain(to: string): Promise<{ commit(): Promise<number> }> {
+  const git = spawn('git', ['--git-dir', gitdir(), 'update-ref', '--stdin'], { env: gitEnv() })
+  let out = ''
+  const prepared = new Promise<void>((resolve, reject) => {
+    git.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString('utf8')
+      if (out.includes('prepare: ok')) resolve()
+    })
+    git.on('exit', (code) => reject(new Error(`git exited (${code}) before it prepared: ${out}`)))
+  })
+  git.stdin.write(`start\nupdate refs/heads/main ${to} ${mainOid()}\nprepare\n`)
+  await prepared
+  return {
+    commit() {
+      const exited = new Promise<number>((resolve) => git.on('exit', (code) => resolve(code ?? -1)))
+      git.stdin.end('commit\n')
+      return exited
+    },
+  }
+}
+
+describe("git's lock on main", () => {
+  it('a git command holding it makes a write wait, then leaves main to git; the write is saved after', async () => {
+    await create('plan.md', 'a\n')
+    const before = mainOid()
+    const ann = annCommit()
+    const git = await gitHoldingMain(ann)
+    warnings.length = 0
+    const written = await create('n.md', 'n\n')
+    // The file is written (Claude is told the truth); its commit is owed, main untouched.
+    expect(written.pending).toBe(true)
+    expect(mainOid()).toBe(before)
+    expect(existsSync(lockFile())).toBe(true)
+    const refused = warnings.find((error) => error instanceof CairnError)
+    expect(refused).toMatchObject({ code: 'conflict' })
+    expect(String((refused as Error).message)).toContain('refs/heads/main.lock')
+    // git finishes its move, which nothing wrote over.
+    expect(await git.commit()).toBe(0)
+    expect(mainOid()).toBe(ann)
+    const next = await create('later.md', 'l\n')
+    const onMain = gitCli(bed.dataDir, 'rev-list', 'main').trim().split('\n')
+    expect(onMain).toContain(ann)
+    expect(onMain[0]).toBe(next.oid)
+    // The owed write is Claude's, with its tool use, on top of Ann's commit.
+    expect(gitCli(bed.dataDir, 'log', '-1', '--format=%B', 'main~1')).toContain(
+      'Tool-Use-Id: toolu_lock2',
+    )
+    expect(existsSync(lockFile())).toBe(false)
+    fsck(bed.dataDir)
+  })
+
+  it('a lock a killed git left is refused in plain words, never waited on for good; removed, all goes on', async () => {
+    await create('plan.md', 'a\n')
+    const first = mainOid()
+    const edited = await bed.memory.execute(
+      { command: 'str_replace', path: '/memories/plan.md', old_str: 'a', new_str: 'b' },
+      { actor: 'claude', conversationId: 'conv-lock', toolUseId: 'toolu_edit' },
+    )
+    expect(edited.commit).not.toBeNull()
+    writeFileSync(lockFile(), '')
+    // git itself refuses to move main while it is there.
+    expect(() =>
+      execFileSync('git', ['--git-dir', gitdir(), 'update-ref', 'refs/heads/main', first], {
+        env: gitEnv(),
+        stdio: 'pipe',
+      }),
+    ).toThrow(/main\.lock': File exists/)
+    const before = mainOid()
+    const refused = await bed.memory.restoreFile('/memories/plan.md', first).catch((e) => e)
+    expect(refused).toBeInstanceOf(CairnError)
+    expect(refused).toMatchObject({ code: 'conflict' })
+    expect((refused as Error).message).toContain('remove that file')
+    expect((refused as Error).message).not.toContain(bed.dataDir)
+    expect(mainOid()).toBe(before)
+    // The person removes it: the next change saves what is owed, and its own.
+    execFileSync('rm', [lockFile()])
+    const later = await create('later.md', 'l\n')
+    expect(later.pending).toBe(false)
+    expect(mainOid()).toBe(later.oid)
+    fsck(bed.dataDir)
+  })
+
+  it('is held while Cairn moves main: a git update-ref at that moment fails cleanly', async () => {
+    await create('plan.md', 'a\n')
+    const ann = annCommit()
+    let gitSaid: string | null = null
+    const undo = setDisk(
+      hookDisk(nodeDisk, (call) => {
+        const [first, second] = call.args
+        const movesMain =
+          (call.name === 'openSync' &&
+            String(first).endsWith(path.join('heads', 'main')) &&
+            (Number(second) & constants.O_RDWR) !== 0) ||
+          (call.name === 'renameSync' && String(second).endsWith(path.join('heads', 'main')))
+        if (gitSaid === null && movesMain) {
+          try {
+            execFileSync('git', ['--git-dir', gitdir(), 'update-ref', 'refs/heads/main', ann], {
+              env: gitEnv(),
+              stdio: 'pipe',
+            })
+            gitSaid = 'moved'
+          } catch (error) {
+            gitSaid = String((error as { stderr?: Buffer }).stderr)
+          }
+        }
+        return undefined
+      }).disk,
+    )
+    let made: { pending: boolean; oid?: string }
+    try {
+      made = await create('n.md', 'n\n')
+    } finally {
+      undo()
+    }
+    expect(gitSaid).toMatch(/main\.lock': File exists/)
+    expect(made.pending).toBe(false)
+    expect(mainOid()).toBe(made.oid)
+    expect(existsSync(lockFile())).toBe(false)
+    fsck(bed.dataDir)
+  })
+
+  // Stop 30 (rout30): open removed every `*.lock` in refs/heads, so a git command holding
+  // `main.lock` while Cairn opened lost it, and the Cairn just opened could move main under
+  // git's feet. Open now removes only its own: a link to cairn-main-lock, or one too old for a
+  // running git.
+  it('open leaves the lock of a running git alone; git finishes its move', async () => {
+    await create('plan.md', 'a\n')
+    const ann = annCommit()
+    await bed.close()
+    const git = await gitHoldingMain(ann)
+    await bed.reopen()
+    expect(existsSync(lockFile())).toBe(true)
+    expect(await git.commit()).toBe(0)
+    expect(mainOid()).toBe(ann)
+    const next = await create('later.md', 'l\n')
+    expect(gitCli(bed.dataDir, 'rev-parse', 'main~1').trim()).toBe(ann)
+    expect(mainOid()).toBe(next.oid)
+    fsck(bed.dataDir)
+  })
+
+  it("a Cairn killed holding the lock: git refuses until the next open, which removes Cairn's own and a stale one", async () => {
+    await create('plan.md', 'a\n')
+    const first = mainOid()
+    await create('n.md', 'n\n')
+    const linked = path.join(gitdir(), 'cairn-main-lock')
+    expect(existsSync(linked)).toBe(true)
+    // A child takes the lock as lockMain does (a second name of cairn-main-lock) and is
+    // killed holding it.
+    const child = spawn(process.execPath, [
+      '-e',
+      `require('fs').linkSync(${JSON.stringify(linked)}, ${JSON.stringify(lockFile())}); console.log('held'); setInterval(() => {}, 1000)`,
+    ])
+    await new Promise<void>((resolve) => child.stdout.on('data', () => resolve()))
+    const killed = new Promise((resolve) => child.on('exit', resolve))
+    child.kill('SIGKILL')
+    await killed
+    expect(statSync(lockFile()).ino).toBe(statSync(linked).ino)
+    const moveMain = () =>
+      execFileSync('git', ['--git-dir', gitdir(), 'update-ref', 'refs/heads/main', first], {
+        env: gitEnv(),
+        stdio: 'pipe',
+      })
+    expect(moveMain).toThrow(/main\.lock': File exists/)
+    // A killed git's lock on another branch, an hour old, and a fresh one.
+    const stale = path.join(gitdir(), 'refs', 'heads', 'old.lock')
+    const fresh = path.join(gitdir(), 'refs', 'heads', 'work.lock')
+    writeFileSync(stale, '')
+    writeFileSync(fresh, '')
+    const hourAgo = new Date(Date.now() - 3_600_000)
+    utimesSync(stale, hourAgo, hourAgo)
+    await bed.reopen()
+    expect(existsSync(lockFile())).toBe(false)
+    expect(existsSync(stale)).toBe(false)
+    expect(existsSync(fresh)).toBe(true)
+    moveMain()
+    expect(mainOid()).toBe(first)
+    execFileSync('rm', [fresh])
+  })
+})
