@@ -325,6 +325,16 @@ async function revealWindow(): Promise<BrowserWindow | null> {
     mainWindow.focus()
     return mainWindow
   }
+  // A quit that waits for the open: what comes up is the small window saying Cairn closes
+  // (the one being made), never the app half-way through the quit, to be closed under the
+  // person's hands. One the person closed is not brought back, as after a close.
+  if (quitting !== 'no' && !core) {
+    const closing = await showClosingWindow()
+    if (!closing || closing.isDestroyed()) return null
+    closing.show()
+    closing.focus()
+    return closing
+  }
   // While the core opens too: the new window shows how far the opening is.
   if (!core && !opening) return null
   try {
@@ -411,8 +421,17 @@ async function failStartup(error: unknown): Promise<void> {
 }
 
 let quitting: 'no' | 'closing' | 'done' = 'no'
-/** True once the small window of a quit waiting for the open was shown (at most once). */
-let closingShown = false
+/** The small window of a quit waiting for the open, once asked for (at most once). */
+let closingWindow: Promise<BrowserWindow | null> | null = null
+
+/** The small window saying Cairn closes once the memory is open (made on the first call). */
+function showClosingWindow(): Promise<BrowserWindow | null> {
+  closingWindow ??= createWindow(true).catch((error: unknown) => {
+    log.error('could not show that Cairn is closing', error)
+    return null
+  })
+  return closingWindow
+}
 
 // Quitting waits until the core has closed: a memory command that is being committed right now
 // finishes and lands in history first. Every quit asked for meanwhile waits too.
@@ -495,12 +514,7 @@ app.on('window-all-closed', () => {
   // Closed while the memory opens: the quit waits for the open (a rebuild of the index is not
   // cut short), which can take minutes. A small window says so meanwhile, so Cairn is never at
   // work unseen. Closed too, it is not brought back: the quit goes on as before, unseen.
-  if (quitting === 'closing' && !core && !closingShown) {
-    closingShown = true
-    createWindow(true).catch((error: unknown) =>
-      log.error('could not show that Cairn is closing', error),
-    )
-  }
+  if (quitting === 'closing' && !core && !closingWindow) void showClosingWindow()
 })
 
 /** The system's save dialog, over the window when there is one (export). */

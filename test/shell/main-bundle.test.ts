@@ -953,6 +953,29 @@ describe('the window comes before the memory is open', () => {
     expect(state.bounds).toEqual({ x: 40, y: 30, width: 1100, height: 700 })
   })
 
+  it('a second start just after the last window closed while the memory opens shows the small closing window, never a second app window', async () => {
+    if (process.platform === 'darwin') return
+    const userData = await tempDir()
+    await historyToRebuild(userData, 60)
+    const standIn = await start({ userData }, { CAIRN_DATA_DIR: undefined })
+    await rebuilding(standIn)
+    const [window] = standIn.windows
+    window!.setBounds({ x: 40, y: 30, width: 1100, height: 700 })
+    window!.close()
+    // Cairn started again (a double click on its icon) before the small window is up.
+    standIn.app.emit('second-instance')
+    await standIn.waitFor('app.quit')
+    // One small window saying Cairn closes: not a full window that opens the app half-way
+    // through the quit, then is closed under the person's hands.
+    const made = standIn.callsOf('new BrowserWindow').map((call) => call.args[0])
+    expect(made).toHaveLength(2)
+    expect(made[1]).toMatchObject({ width: 520, height: 360, resizable: false })
+    acquireInstanceLock(userData).release()
+    // The place remembered is still the app window's.
+    const state = JSON.parse(await readFile(path.join(userData, 'window-state.json'), 'utf8'))
+    expect(state.bounds).toEqual({ x: 40, y: 30, width: 1100, height: 700 })
+  })
+
   it('a window the person closes before its page loaded is a quit, not a failed start', async () => {
     const userData = await tempDir()
     vi.spyOn(console, 'error').mockImplementation(() => undefined)

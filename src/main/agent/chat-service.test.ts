@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -548,6 +548,20 @@ describe('calls whose results a kill kept from being saved', () => {
 })
 
 describe('errors', () => {
+  it('leaves no open-turn mark when the send fails after its prompt was stored', async () => {
+    // History cannot say where memory stands (its HEAD unreadable): the send fails with the
+    // prompt already stored. Left marked open, the next start would say the reply was cut
+    // off when Cairn closed, which never happened: the person was told the send failed.
+    await chat.close()
+    chat = build({ memoryHead: () => Promise.reject(new Error('EIO: i/o error, read')) })
+    await expect(chat.send(null, 'hello', nextClientId())).rejects.toThrow()
+    const [hit] = await conversations.list()
+    const file = path.join(dataDir, 'conversations', `${hit!.conversation.id}.json`)
+    const stored = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>
+    expect(stored['messages']).toHaveLength(1)
+    expect(stored).not.toHaveProperty('openTurn')
+  })
+
   const cases: Array<[string, () => void, string, RegExp]> = [
     ['401', () => fake.script(reply.error(401)), 'invalid-api-key', /API key/],
     ['429', () => fake.script(reply.error(429, { retryAfter: 30 })), 'rate-limited', /30 seconds/],

@@ -373,6 +373,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
       const turn: ActiveTurn = { turnId, controller, done, events: [], next: 0 }
       running.set(base.id, turn)
       started.add(turnId)
+      let stored = false
       try {
         const recovered = await recover(base)
         const conversation = await append(
@@ -383,6 +384,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
           recovered,
           turnId,
         )
+        stored = true
         if (recovered && options.onHeldAnswered) {
           const held = [...recovered.answers.keys()].filter((id) => options.heldAtKill?.has(id))
           if (held.length > 0) options.onHeldAnswered(held)
@@ -403,6 +405,9 @@ export function createChatService(options: ChatServiceOptions): ChatService {
         }
         void execute(conversation, turn, memoryAt, release).finally(release)
       } catch (error) {
+        // The prompt stored with its open mark, the turn never began: the person is told the
+        // send failed, so a restart must not say the reply was cut off when Cairn closed.
+        if (stored) await markEnded(base.id, turnId, false)
         running.delete(base.id)
         finish()
         throw error

@@ -213,3 +213,52 @@ describe('a turn that has not ended (openTurn)', () => {
     )
   })
 })
+
+describe('an open-turn mark left beside a reply that came whole', () => {
+  // The reply's last message and the end mark are two writes: Cairn killed between them (or
+  // the mark's write failing) leaves the mark beside a whole reply. Saying "cut off" there
+  // is false, and its Retry would have Claude do the whole turn (memory changes too) again.
+  it('is not told as cut off when the turn’s last reply ended the turn', async () => {
+    cairn.fake.script(reply.text('Fine, saved.'))
+    const whole = await cairn.turn(null, 'hello')
+    const file = cairn.fileOf(whole.conversationId)
+    const stored = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>
+    expect(stored).not.toHaveProperty('openTurn')
+    await cairn.reopen(async () => {
+      await writeFile(file, JSON.stringify({ ...stored, openTurn: whole.turnId }))
+    })
+    const read = await cairn.call('conversations:get', { id: whole.conversationId })
+    expect(read.messages.map((m) => m.role)).toEqual(['user', 'assistant'])
+    expect(read.openTurn).toBeUndefined()
+  })
+
+  it('is still told when the last reply asked for memory commands no result answers', async () => {
+    cairn.fake.script(
+      reply.message(
+        [
+          {
+            type: 'tool_use',
+            id: 'toolu_open',
+            name: 'memory',
+            input: { command: 'view', path: '/memories' },
+          },
+        ],
+        'tool_use',
+      ),
+      reply.text('Done.'),
+    )
+    const turn = await cairn.turn(null, 'look')
+    const file = cairn.fileOf(turn.conversationId)
+    const stored = JSON.parse(await readFile(file, 'utf8')) as {
+      messages: Array<{ role: string }>
+    }
+    // As a kill leaves it just after the reply that asked for the command was saved.
+    const cut = { ...stored, messages: stored.messages.slice(0, 2), openTurn: turn.turnId }
+    await cairn.reopen(async () => {
+      await writeFile(file, JSON.stringify(cut))
+    })
+    const read = await cairn.call('conversations:get', { id: turn.conversationId })
+    expect(read.messages.map((m) => m.role)).toEqual(['user', 'assistant'])
+    expect(read.openTurn).toBe(turn.turnId)
+  })
+})

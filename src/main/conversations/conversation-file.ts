@@ -107,11 +107,29 @@ export function parseConversation(raw: string): Conversation {
     ...(file.lastError && file.lastError.turnId === lastTurnOf(messages)
       ? { lastError: readTurnError(file.lastError) }
       : {}),
-    // Like the error, it speaks only for the conversation's last turn.
-    ...(file.openTurn !== undefined && file.openTurn === lastTurnOf(messages)
+    // Like the error, it speaks only for the conversation's last turn, and only while that
+    // turn's reply has not ended (see replyEnded).
+    ...(file.openTurn !== undefined &&
+    file.openTurn === lastTurnOf(messages) &&
+    !replyEnded(messages)
       ? { openTurn: file.openTurn }
       : {}),
   }
+}
+
+/**
+ * True when the last message is a reply the API ended the turn with (any stop reason but a
+ * call for tools, or a paused turn the loop goes on with): the turn was not cut off, whatever
+ * mark is left beside it. The reply and the turn's end mark are two writes, and Cairn killed
+ * between them (or the mark's write failing) leaves the mark; told as "cut off", its Retry
+ * would have Claude do the whole turn again. A reply kept half (a stop, an error: no stop
+ * reason) or one asking for tools no result answers still leaves the turn open.
+ */
+function replyEnded(messages: ReadonlyArray<StoredMessage>): boolean {
+  const last = messages.at(-1)
+  if (last?.role !== 'assistant') return false
+  const reason = last.stopReason
+  return typeof reason === 'string' && reason !== 'tool_use' && reason !== 'pause_turn'
 }
 
 /** The turn the conversation's last message belongs to (undefined when none says). */
