@@ -193,6 +193,11 @@ export interface VersionedMemory {
    */
   changeStamp(): number
   /**
+   * Settles when the change running now (`changeStamp` odd) has ended, at once when none runs:
+   * a whole-folder read asked meanwhile waits for it rather than see it half-made.
+   */
+  changeEnded(): Promise<void>
+  /**
    * The newest commit once edits made outside Cairn that are not saved yet (the watcher's
    * debounce still running) are committed: what a turn starting now can see. `head()` when
    * they cannot be saved.

@@ -836,6 +836,8 @@ async function openLocked(
 
   // The change stamp (`changeStamp`): odd while a task that may change the folder runs.
   let stamp = 0
+  // Reads waiting for the change running now to end (`changeEnded`).
+  let waitingForEnd: Array<() => void> = []
   function runIn(mode: 'reads' | 'writes' | 'replaces') {
     return <T>(task: () => Promise<T>): Promise<T> =>
       mode === 'reads'
@@ -846,6 +848,9 @@ async function openLocked(
               return await task()
             } finally {
               stamp++
+              const waiting = waitingForEnd
+              waitingForEnd = []
+              for (const resume of waiting) resume()
             }
           })
   }
@@ -1344,6 +1349,10 @@ async function openLocked(
     diff: (file, from, to) => forPeople(followingIndexed(() => diffFile(repo, file, from, to))),
     head: () => repo.head(),
     changeStamp: () => stamp,
+    changeEnded: () =>
+      stamp % 2 === 0
+        ? Promise.resolve()
+        : new Promise<void>((resolve) => waitingForEnd.push(resolve)),
     async settledHead() {
       try {
         return await exclusive(
