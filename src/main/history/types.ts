@@ -188,7 +188,8 @@ export interface VersionedMemory {
   head(): string | null
   /**
    * Odd while a change to the memory folder runs in the queue (a command, a restore, a sync,
-   * outside edits saved), one more each time one starts or ends: a read of the whole folder
+   * outside edits saved), one more each time one starts or ends, two more when the watcher
+   * sees an edit made outside Cairn (before it is saved): a read of the whole folder
    * made in slices (`consistentRead`) knows by it whether a change ran between its slices.
    */
   changeStamp(): number

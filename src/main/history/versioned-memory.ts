@@ -1180,6 +1180,11 @@ async function openLocked(
     watcher = watchFolder(repo.workRoot, {
       debounceMs: typeof options.watch === 'object' ? options.watch.debounceMs : WATCH_DEBOUNCE_MS,
       logger,
+      // An edit the watcher has seen and not saved yet moves the change stamp (by two: a change
+      // running stays odd), so a sliced read it ran through is made again.
+      onSeen: () => {
+        stamp += 2
+      },
       onChanges: (touched) => {
         if (closed) return
         exclusive(
