@@ -188,10 +188,16 @@ export interface VersionedMemory {
   head(): string | null
   /**
    * Odd while a change to the memory folder runs in the queue (a command, a restore, a sync,
-   * outside edits saved), one more each time one starts or ends: a read of the whole folder
+   * outside edits saved), one more each time one starts or ends, two more when the watcher
+   * sees an edit made outside Cairn (before it is saved): a read of the whole folder
    * made in slices (`consistentRead`) knows by it whether a change ran between its slices.
    */
   changeStamp(): number
+  /**
+   * Settles when the change running now (`changeStamp` odd) has ended, at once when none runs:
+   * a whole-folder read asked meanwhile waits for it rather than see it half-made.
+   */
+  changeEnded(): Promise<void>
   /**
    * The newest commit once edits made outside Cairn that are not saved yet (the watcher's
    * debounce still running) are committed: what a turn starting now can see. `head()` when

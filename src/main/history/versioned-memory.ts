@@ -872,6 +872,8 @@ async function openLocked(
 
   // The change stamp (`changeStamp`): odd while a task that may change the folder runs.
   let stamp = 0
+  // Reads waiting for the change running now to end (`changeEnded`).
+  let waitingForEnd: Array<() => void> = []
   function runIn(mode: 'reads' | 'writes' | 'replaces') {
     return <T>(task: () => Promise<T>): Promise<T> =>
       mode === 'reads'
@@ -882,6 +884,9 @@ async function openLocked(
               return await task()
             } finally {
               stamp++
+              const waiting = waitingForEnd
+              waitingForEnd = []
+              for (const resume of waiting) resume()
             }
           })
   }
@@ -1211,6 +1216,11 @@ async function openLocked(
     watcher = watchFolder(repo.workRoot, {
       debounceMs: typeof options.watch === 'object' ? options.watch.debounceMs : WATCH_DEBOUNCE_MS,
       logger,
+      // An edit the watcher has seen and not saved yet moves the change stamp (by two: a change
+      // running stays odd), so a sliced read it ran through is made again.
+      onSeen: () => {
+        stamp += 2
+      },
       onChanges: (touched) => {
         if (closed) return
         exclusive(
@@ -1382,6 +1392,10 @@ async function openLocked(
     diff: (file, from, to) => forPeople(followingIndexed(() => diffFile(repo, file, from, to))),
     head: () => repo.head(),
     changeStamp: () => stamp,
+    changeEnded: () =>
+      stamp % 2 === 0
+        ? Promise.resolve()
+        : new Promise<void>((resolve) => waitingForEnd.push(resolve)),
     async settledHead() {
       try {
         return await exclusive(

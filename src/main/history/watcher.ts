@@ -22,6 +22,11 @@ export interface WatchOptions {
    * or `'all'` when the platform did not say which. Called outside any stack of `fs`.
    */
   readonly onChanges: (paths: TouchedPaths) => void
+  /**
+   * Told at once of each event kept (before the debounce): a whole-folder read made meanwhile
+   * in slices knows the folder moved under it (the memory's change stamp).
+   */
+  readonly onSeen?: () => void
   /** Where a failing report or a watch the platform dropped is told. */
   readonly logger: Logger
 }
@@ -59,6 +64,7 @@ export function watchFolder(root: string, options: WatchOptions): FolderWatcher 
     if (relative === null) everything = true
     else if (relative.split('/').some(isUntracked)) return
     else pending.add(relative)
+    options.onSeen?.()
     if (timer) clearTimeout(timer)
     timer = setTimeout(flush, options.debounceMs)
     timer.unref()

@@ -28,7 +28,7 @@ export const EXPIRY_CHECK_MS = 60 * 60 * 1000
 const DAY_MS = 24 * 60 * 60 * 1000
 
 export interface HygieneServiceOptions {
-  readonly memory: Pick<VersionedMemory, 'execute' | 'folder' | 'changeStamp'>
+  readonly memory: Pick<VersionedMemory, 'execute' | 'folder' | 'changeStamp' | 'changeEnded'>
   readonly readLog: ReadLog
   readonly review: Pick<ReviewService, 'propose' | 'list'>
   readonly now?: () => number
@@ -142,7 +142,7 @@ export function createHygieneService(options: HygieneServiceOptions): HygieneSer
             cache,
             breathe,
           ),
-        { slices: options.slices },
+        { slices: options.slices, changeEnded: memory.changeEnded },
       ),
 
     async expire(path) {

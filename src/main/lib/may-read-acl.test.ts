@@ -75,3 +75,50 @@ describe.skipIf(!hasTools)(
     )
   },
 )
+
+// rfirst30: the other way round. A file of another account whose mode bits let everyone read
+// it, and an ACL entry that refuses this account by name (`u:nobody:---`):
+// the bits said readable and the kernel said no, so the tree listed it as a file to open and
+// history's scans, told it was readable, failed on it instead of keeping its last version.
+describe.skipIf(!hasTools)(
+  'a file an ACL refuses to this account by name (needs root, setfacl)',
+  () => {
+    it('is named unreadable, as the kernel tells', { timeout: 120_000 }, async () => {
+      await chmod(dataDir, 0o755)
+      const byUser = path.join(dataDir, 'refused-by-name.md')
+      const plain = path.join(dataDir, 'plain.md')
+      const folder = path.join(dataDir, 'refused-folder')
+      for (const file of [byUser, plain]) {
+        await writeFile(file, 'text\n')
+        await chmod(file, 0o644)
+      }
+      execFileSync('mkdir', ['-m', '755', folder])
+      execFileSync('setfacl', ['-m', `u:${NOBODY}:---`, byUser])
+      execFileSync('setfacl', ['-m', `u:${NOBODY}:---`, folder])
+      const answers = JSON.parse(
+        execFileSync(
+          'setpriv',
+          [
+            `--reuid=${NOBODY}`,
+            `--regid=${NOBODY}`,
+            `--groups=${NOBODY}`,
+            process.execPath,
+            '--import',
+            'tsx',
+            path.resolve('test/acl/may-read-child.ts'),
+            byUser,
+            plain,
+            folder,
+          ],
+          { encoding: 'utf8', cwd: process.cwd() },
+        )
+          .trim()
+          .split('\n')
+          .at(-1) as string,
+      ) as Array<{ mayNotRead: boolean; kernel: string }>
+      // The kernel, the second opinion: refused, read, refused.
+      expect(answers.map((a) => a.kernel)).toEqual(['EACCES', 'read', 'EACCES'])
+      expect(answers.map((a) => a.mayNotRead)).toEqual([true, false, true])
+    })
+  },
+)

@@ -6,9 +6,10 @@ import { refusedTwice } from './folders'
  * Whether this process may read (`wanted` 4) or list and enter (5) an entry. The permission
  * bits answer first (owner, then group, then others; root may do anything); where they say no
  * and `at` names the entry, the kernel decides (`access`): a POSIX ACL can grant what the bits
- * refuse, as for a folder shared with `setfacl -m u:me:rwx` (hunt13-followups D4). Where there
- * are no user ids (Windows) the answer is yes. Only EACCES or EPERM, twice, is a no; any other
- * failure of the disk is thrown (see below).
+ * refuse, as for a folder shared with `setfacl -m u:me:rwx` (hunt13-followups D4). For another
+ * account's entry it decides a yes too: an ACL can refuse what the bits grant (rfirst30). Where
+ * there are no user ids (Windows) the answer is yes. Only EACCES or EPERM, twice, is a no; any
+ * other failure of the disk is thrown (see below).
  */
 function mayRead(stats: Stats, wanted: number, at?: string): boolean {
   const uid = process.getuid?.()
@@ -21,7 +22,10 @@ function mayRead(stats: Stats, wanted: number, at?: string): boolean {
       : stats.gid === process.getgid?.() || (process.getgroups?.() ?? []).includes(stats.gid)
         ? 3
         : 0
-  if (((stats.mode >> shift) & wanted) === wanted) return true
+  // The owner's bits are the owner's last word (an ACL's owner entry is those bits); for
+  // another's entry they may say yes where an ACL entry naming this account or one of its groups
+  // says no (`u:me:---`), so there the kernel is asked as well when `at` names the entry.
+  if (((stats.mode >> shift) & wanted) === wanted && (shift === 6 || at === undefined)) return true
   if (at === undefined) return false
   try {
     // Asked once more when refused, as every read is (`refusedTwice`): a one-off refusal must

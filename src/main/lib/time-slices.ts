@@ -35,22 +35,37 @@ export const inOneGo: Breather = () => undefined
  * Reads the folder in slices, and trusts the result only if no change to the folder ran while
  * it did: `changeStamp` (the memory's) is odd while a change runs and moves on with each one, so
  * a read made between the slices of a rename, a restore or a sync (one that could list a moved
- * file twice or not at all) is read again. After `tries` torn reads, or at once when a change is
- * running as it starts, it is made in one go, which no change's synchronous steps can split
- * (what every read did before slices).
+ * file twice or not at all) is read again. After `tries` torn reads it is made in one go, which
+ * no change's synchronous steps can split (what every read did before slices).
+ *
+ * A read asked while a change runs waits for it to end (`changeEnded`, the memory's) before it
+ * starts: a change awaits the disk between its steps (a restore fsyncs each file before the
+ * next), so a read made then, even in one go, listed one restored file and the other not.
+ * Without `changeEnded` (a caller that has none) such a read is made in one go at once.
  */
 export async function consistentRead<T>(
   changeStamp: () => number,
   read: (breathe: Breather) => Promise<T>,
-  options: { readonly slices?: () => Breather; readonly tries?: number } = {},
+  options: {
+    readonly slices?: () => Breather
+    readonly tries?: number
+    readonly changeEnded?: () => Promise<void>
+  } = {},
 ): Promise<T> {
   const slices = options.slices ?? (() => timeSlices())
+  const { changeEnded } = options
+  const settled = async () => {
+    // The next change in the queue may start as soon as one ends.
+    while (changeEnded && changeStamp() % 2 !== 0) await changeEnded()
+  }
   for (let attempt = 0; attempt < (options.tries ?? 2); attempt++) {
+    await settled()
     const before = changeStamp()
-    // A change running now (a sync may take minutes) would tear every sliced read.
+    // A change running now, with no way to wait for its end, would tear every sliced read.
     if (before % 2 !== 0) break
     const result = await read(slices())
     if (changeStamp() === before) return result
   }
+  await settled()
   return read(inOneGo)
 }

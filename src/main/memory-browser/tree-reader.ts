@@ -14,7 +14,7 @@ export type TreeReader = () => Promise<ReadonlyArray<MemoryEntry>>
  * its own, so no answer is older than its question.
  */
 export function sharedTreeReader(
-  memory: Pick<VersionedMemory, 'folder' | 'changeStamp'>,
+  memory: Pick<VersionedMemory, 'folder' | 'changeStamp' | 'changeEnded'>,
   slices?: () => Breather,
 ): TreeReader {
   let running: {
@@ -26,6 +26,7 @@ export function sharedTreeReader(
     if (running && running.stamp === stamp && stamp % 2 === 0) return running.tree
     const tree = consistentRead(memory.changeStamp, (breathe) => listTree(memory.folder, breathe), {
       slices,
+      changeEnded: memory.changeEnded,
     })
     const walk = { stamp, tree }
     running = walk
