@@ -77,6 +77,37 @@ describe('dispatcher', () => {
     expect(notString).toMatchObject({ ok: false, error: { code: 'unknown-channel' } })
   })
 
+  it('answers a payload that cannot be read (a getter or a proxy that throws) without throwing', async () => {
+    // IPC's structured clone never carries these; an in-process caller can, and the
+    // dispatcher promises an answer for anything, with no stack and no host path in it.
+    const { dispatch } = await openCore()
+    const throwing = {
+      get path() {
+        throw new Error(`boom at ${os.tmpdir()}/x`)
+      },
+    }
+    const trapped = new Proxy(
+      { path: '/memories/a.md' },
+      {
+        getPrototypeOf() {
+          throw new Error(`trap at ${os.tmpdir()}/y`)
+        },
+      },
+    )
+    for (const payload of [throwing, trapped]) {
+      const result = await dispatch('memory:read', payload)
+      expect(result).toMatchObject({ ok: false, error: { code: 'invalid-payload' } })
+      if (result.ok) continue
+      expect(result.error.message).toContain('memory:read')
+      expect(result.error.message).not.toContain(os.tmpdir())
+      expect(result.error.message).not.toMatch(/boom|trap|\bat /)
+    }
+    // A payload with a null prototype (plain data) is still read.
+    const plain = Object.assign(Object.create(null) as object, { path: '/memories/none.md' })
+    const read = await dispatch('memory:read', plain)
+    expect(read).toMatchObject({ ok: false, error: { code: 'not-found' } })
+  })
+
   it('rejects a chat message with no visible text, storing no conversation', async () => {
     const { dispatch } = await openCore()
     const blank = await dispatch('chat:send', {

@@ -23,13 +23,21 @@ export function createDispatcher(handlers: Handlers, options: { logger?: Logger 
     }
     const name = channel as RequestChannel
     const schema: z.ZodType = requestSchemas[name]
-    const parsed = schema.safeParse(payload)
+    // A payload that throws while it is read (a getter, a proxy's trap: an in-process caller's,
+    // as IPC's clone carries neither) is refused like any unreadable one, its error unsaid.
+    let parsed: ReturnType<z.ZodType['safeParse']>
+    let notPlain: string | null
+    try {
+      parsed = schema.safeParse(payload)
+      // Checked on what was sent, not on what zod made of it: zod takes a Date, a Map or
+      // bytes as an object with no fields, so `{}` would reach the handler in its place.
+      notPlain = parsed.success ? notPlainData(payload) : null
+    } catch {
+      return fail('invalid-payload', `Invalid request for ${name}: payload: could not be read`)
+    }
     if (!parsed.success) {
       return fail('invalid-payload', `Invalid request for ${name}: ${formatIssues(parsed.error)}`)
     }
-    // Checked on what was sent, not on what zod made of it: zod takes a Date, a Map or bytes
-    // as an object with no fields, so `{}` would reach the handler in its place.
-    const notPlain = notPlainData(payload)
     if (notPlain) return fail('invalid-payload', `Invalid request for ${name}: ${notPlain}`)
     const handler = handlers[name] as (payload: unknown) => unknown
     try {

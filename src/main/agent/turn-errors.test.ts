@@ -205,6 +205,38 @@ describe('hideKeys', () => {
     }
   })
 
+  it('hides a token in an address as a URL parser or git writes it, escapes in either case', () => {
+    // A forge's token of base64 letters: '/' and '+' every few characters. An address's user
+    // part escapes '/' and '@' but keeps '+' and '$', so it is not encodeURIComponent's form,
+    // and the pieces between two escapes are shorter than a run of 8.
+    const token = 'ab/cd+ef/gh+ij$kl@mn/op+qr/st+uv@wx$yz'
+    const address = new URL('https://example.com/memory.git')
+    address.username = 'me'
+    address.password = token
+    const lowerEscapes = encodeURIComponent(token).replace(/%[0-9A-F]{2}/g, (escape) =>
+      escape.toLowerCase(),
+    )
+    const lines = [
+      `fatal: Authentication failed for '${address.href}'`,
+      `GET ${address.href.replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase())}`,
+      `token=${lowerEscapes}`,
+      `token=${new URLSearchParams({ token }).toString()}`,
+      `cut short: ${address.password.slice(0, 30)}`,
+    ]
+    for (const line of lines) {
+      const decoded = hideKeys(line, token, 'the sync token').replace(
+        /%([0-9a-f]{2})/gi,
+        (_, hex) => String.fromCharCode(Number.parseInt(hex as string, 16)),
+      )
+      for (let i = 0; i + 8 <= token.length; i++) {
+        expect(decoded, line).not.toContain(token.slice(i, i + 8))
+      }
+    }
+    expect(hideKeys(lines[0]!, token, 'the sync token')).toBe(
+      "fatal: Authentication failed for 'https://me:the sync token@example.com/memory.git'",
+    )
+  })
+
   it('leaves numbers and hashes alone that only share the hex of the part every key has', () => {
     // The hex of `sk-ant-api03-` holds runs of decimal digits: 'pi03' is 70693033.
     const text =

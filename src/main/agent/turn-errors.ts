@@ -244,7 +244,45 @@ export function hideKeys(text: string, apiKey: string, shownAs: string = YOUR_KE
   // Runs of its encoded letters too: an encoded form cut into lines (a MIME quote, 76 a line),
   // with its '/' escaped (JSON's '\/') or cut short is not whole anywhere, and would show all
   // but a few bytes.
-  return hideHexRuns(hideRuns(out, [apiKey, ...base64], shownAs), apiKey, shownAs)
+  // And runs of it behind %-escapes: an address's user part escapes only some characters
+  // ('/' and '@', not '+' or '$'), so it is not encodeURIComponent's form, and the pieces
+  // between two escapes may all be shorter than a run; some write the escapes in lower case.
+  const unescaped = hideEscapedRuns(out, apiKey, shownAs)
+  return hideHexRuns(hideRuns(unescaped, [apiKey, ...base64], shownAs), apiKey, shownAs)
+}
+
+/**
+ * `text` with every run of 8 or more of `key`'s characters hidden where some of them stand as
+ * `%XX` escapes (of a character below 128, its digits in either case): each escape is read as
+ * the character it stands for, and hidden whole with the run it is part of.
+ */
+function hideEscapedRuns(text: string, key: string, shownAs: string): string {
+  if (!text.includes('%')) return text
+  const windows = new Set<string>()
+  for (let j = 0; j + KEY_RUN <= key.length; j++) windows.add(key.slice(j, j + KEY_RUN))
+  // The text with its escapes read; `from` and `to` map each character read to where it stands.
+  let read = ''
+  const from: number[] = []
+  const to: number[] = []
+  for (let i = 0; i < text.length;) {
+    const digits = text[i] === '%' ? text.slice(i + 1, i + 3) : ''
+    const code = /^[0-7][0-9a-fA-F]$/.test(digits) ? Number.parseInt(digits, 16) : -1
+    const escaped = code >= 0
+    read += escaped ? String.fromCharCode(code) : text[i]
+    from.push(i)
+    i += escaped ? 3 : 1
+    to.push(i)
+  }
+  const hidden = new Uint8Array(text.length)
+  for (let i = 0; i + KEY_RUN <= read.length; i++) {
+    if (windows.has(read.slice(i, i + KEY_RUN))) hidden.fill(1, from[i]!, to[i + KEY_RUN - 1]!)
+  }
+  let out = ''
+  for (let i = 0; i < text.length; i++) {
+    if (hidden[i] === 0) out += text[i]
+    else if (i === 0 || hidden[i - 1] === 0) out += shownAs
+  }
+  return out
 }
 
 /** The start every Anthropic key shares (`sk-ant-api03-`): no secret, in any encoding. */

@@ -14,6 +14,7 @@ describe('debuggingSwitches', () => {
           '--inspect_brk_node',
           '--inspect-wait',
           '--inspect-publish-uid=http',
+          '--debug-port=9230',
         ],
         'linux',
       ),
@@ -26,6 +27,7 @@ describe('debuggingSwitches', () => {
       'inspect_brk_node',
       'inspect-wait',
       'inspect-publish-uid',
+      'debug-port',
     ])
     expect(debuggingSwitches(['/remote-debugging-port=9222'], 'win32')).toEqual([
       'remote-debugging-port',

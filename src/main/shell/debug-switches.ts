@@ -15,6 +15,8 @@ const DEBUGGING_SWITCHES: ReadonlySet<string> = new Set([
   'inspect-port',
   'inspect-wait',
   'inspect-publish-uid',
+  // Node's other name for --inspect-port.
+  'debug-port',
 ])
 
 /**

@@ -184,8 +184,9 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
   let running: Promise<void> | null = null
   // The running sync's Stop: aborts its requests; the engine then stops at its next step.
   let stopper: AbortController | null = null
-  // A Stop that came between two syncs of the running loop (one ended, the follow-up asked for
-  // meanwhile not started yet): the follow-up does not start. Cleared when the loop ends.
+  // A Stop that came while the loop runs, between two of its syncs (one ended, the follow-up
+  // asked for meanwhile not started yet) or during one: no follow-up starts, and none is
+  // queued for changes made meanwhile. Cleared when the loop ends.
   let stopBetween = false
   let again = false
   let moving = false
@@ -747,10 +748,12 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
         // A request made meanwhile would start another sync right after this one: the person
         // asked for none (the next change, the interval and Sync now sync as usual).
         again = false
-        // Between two syncs (one ended, the next asked for meanwhile not begun): there is no
-        // request to abort, and the next must not begin.
-        if (stopper) stopper.abort()
-        else stopBetween = true
+        // Between two syncs (one ended, the next asked for meanwhile not begun) there is no
+        // request to abort, and the next must not begin; nor may one for changes made while
+        // this one ran, should its work with the server be done already (it saves what it
+        // reached: the abort stops nothing then).
+        stopper?.abort()
+        stopBetween = true
         // A join choice made meanwhile is not carried out by a later sync unasked: the
         // question stays, and the person answers it again.
         pendingChoice = null

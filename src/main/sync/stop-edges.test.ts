@@ -20,6 +20,8 @@ const gap = vi.hoisted(() => ({
   /** Called when a sync (not a status read) reads the sync settings, with how many did so far. */
   onSyncStart: null as ((n: number) => void) | null,
   starts: 0,
+  /** Awaited when a sync saves what it reached, after its work with the server is done. */
+  onSyncSaved: null as (() => Promise<void>) | null,
 }))
 
 vi.mock('./store', async (importOriginal) => {
@@ -38,6 +40,11 @@ vi.mock('./store', async (importOriginal) => {
             gap.onSyncStart(++gap.starts)
           }
           return store.config()
+        },
+        async saveState(...state: Parameters<typeof store.saveState>) {
+          const caller = (new Error().stack ?? '').split('\n')[2] ?? ''
+          if (gap.onSyncSaved && /\brunOnce\b/.test(caller)) await gap.onSyncSaved()
+          return store.saveState(...state)
         },
       }
     },
@@ -89,6 +96,44 @@ describe('Stop at the edges of a sync', () => {
     expect(firstOnly).toEqual(ctx.server.requests.slice(requestsThen))
     expect(after).toMatchObject({ state: 'idle', unsynced: 0 })
     expect(ctx.server.git(repo, 'show', 'main:mine.md')).toBe('one\ntwo\n')
+    expect((await desktop.sync()).state).toBe('idle')
+    await expectSound(ctx.server, repo, [laptop, desktop])
+  }, 120_000)
+
+  it('as a sync saves what it reached, with a change made meanwhile: no follow-up is queued, the status says so, Sync now sends it', async () => {
+    const { repo, laptop, desktop } = await ctx.behind('stop-late')
+    await laptop.write('mine.md', 'one\n')
+    const stop: { answer: ReturnType<typeof laptop.core.dispatch> | null } = { answer: null }
+    gap.onSyncSaved = async () => {
+      gap.onSyncSaved = null
+      // The sync's work with the server is done (its abort can stop nothing now): a change
+      // made meanwhile, then Stop, which waits for the sync to end.
+      await laptop.write('mine.md', 'one\nlate\n')
+      stop.answer = laptop.core.dispatch('sync:stop', undefined)
+    }
+    let synced: SyncStatus
+    try {
+      synced = await laptop.sync()
+    } finally {
+      gap.onSyncSaved = null
+    }
+    expect(stop.answer).not.toBeNull()
+    const stopped = await stop.answer
+    // The sync before the Stop is whole; the change made meanwhile waits for the person (on
+    // main, a follow-up was queued as if no Stop had come, and the status said nothing).
+    expect(ctx.server.git(repo, 'show', 'main:mine.md')).toBe('one\n')
+    for (const status of [synced, await laptop.call('sync:status')]) {
+      expect(status.state).toBe('error')
+      expect(status.error).toEqual({
+        code: 'sync-stopped',
+        message:
+          'Sync stopped before the next sync began. The sync before it had finished whole; anything changed since was not sent, and the next sync sends it.',
+      })
+    }
+    expect(stopped).toMatchObject({ ok: true, value: { state: 'error' } })
+    const after = await laptop.sync()
+    expect(after).toMatchObject({ state: 'idle', unsynced: 0 })
+    expect(ctx.server.git(repo, 'show', 'main:mine.md')).toBe('one\nlate\n')
     expect((await desktop.sync()).state).toBe('idle')
     await expectSound(ctx.server, repo, [laptop, desktop])
   }, 120_000)
