@@ -731,6 +731,11 @@ export interface SettingsView extends Settings {
   readonly dataDir: string
   /** Set when settings.json could not be read (defaults stand in), in words for people. */
   readonly settingsProblem?: string
+  /**
+   * Set when a key is saved but could not be read (a disk error), in words for people: the key
+   * is kept, so Settings does not ask for one as if none were saved.
+   */
+  readonly apiKeyProblem?: string
 }
 
 export interface ModelInfo {

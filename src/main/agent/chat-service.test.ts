@@ -15,7 +15,7 @@ import { errnoError, hookDisk } from '../lib/disk-hooks'
 import { CairnError } from '../lib/errors'
 import { createRecordingLogger, type RecordingLogger } from '../lib/logger'
 import { createRunnableMemoryTool } from '../memory'
-import { createMemorySecretStore, createSettingsService } from '../settings'
+import { createFileSecretStore, createMemorySecretStore, createSettingsService } from '../settings'
 import { createChatService, type ChatService, type ChatServiceOptions } from './chat-service'
 import { NOT_RUN_STOPPED, recordedResult, RESULT_NOT_RECORDED } from './messages'
 import { BASE_SYSTEM_PROMPT } from './system-prompt'
@@ -679,6 +679,48 @@ describe('errors', () => {
     const result = await turn(null, 'hello')
     expect(lastError(result.events)).toMatchObject({ code: 'no-api-key' })
     expect(fake.messageRequests()).toHaveLength(0)
+    expect((await conversations.get(result.conversationId)).messages).toHaveLength(1)
+  })
+
+  it('reports a saved key the disk failed to read as a disk problem, not as no key, and keeps it', async () => {
+    // rdisk30: the read's EIO read as "no key stored", so the person was asked for a key they have.
+    env = { ANTHROPIC_BASE_URL: fake.url }
+    const keyFile = path.join(dataDir, 'secrets.json')
+    await createFileSecretStore({ file: keyFile }).set('sk-ant-api03-saved')
+    const saved = await readFile(keyFile, 'utf8')
+    await chat.close()
+    chat = build({
+      settings: createSettingsService({
+        dataDir,
+        secretStore: createFileSecretStore({ file: keyFile }),
+        env,
+      }),
+    })
+    const restore = setDisk({
+      ...nodeDisk,
+      promises: {
+        ...nodeDisk.promises,
+        async open(at, flags, mode) {
+          if (at === keyFile)
+            throw Object.assign(new Error('EIO: i/o error, open'), { code: 'EIO' })
+          return nodeDisk.promises.open(at, flags, mode)
+        },
+      },
+    })
+    let result: Awaited<ReturnType<typeof turn>>
+    try {
+      result = await turn(null, 'hello')
+    } finally {
+      restore()
+    }
+    expect(lastError(result.events)).toMatchObject({
+      code: 'io-error',
+      message:
+        'Your saved API key could not be read because the disk reported a read or write error. It was left as it is, and Cairn reads it again at the next try.',
+    })
+    expect(fake.messageRequests()).toHaveLength(0)
+    expect(await readFile(keyFile, 'utf8')).toBe(saved)
+    // Kept with the turn like any other error (the prompt is stored).
     expect((await conversations.get(result.conversationId)).messages).toHaveLength(1)
   })
 

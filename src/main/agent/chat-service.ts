@@ -16,7 +16,7 @@ import { MAX_ERROR_MESSAGE, type ConversationStore } from '../conversations'
 import { CairnError, diskFailure } from '../lib/errors'
 import { consoleLogger, type Logger } from '../lib/logger'
 import { cutText } from '../lib/text'
-import { apiKeyProblem, type SettingsService } from '../settings'
+import { apiKeyProblem, type ApiCredentials, type SettingsService } from '../settings'
 import { baseUrlProblem, clientFor, type AnthropicFetch } from './client'
 import {
   NOT_RUN_HELD,
@@ -272,10 +272,17 @@ export function createChatService(options: ChatServiceOptions): ChatService {
     }
     let apiKey = ''
     try {
-      const [settings, credentials] = await Promise.all([
+      const [settings, read] = await Promise.all([
         options.settings.get(),
-        options.settings.credentials(),
+        // A saved key the disk failed to read (rdisk30) is the turn's error, kept with the turn
+        // like any other: never "no key", so the person does not type a new one over theirs.
+        options.settings.credentials().catch((error: unknown) => {
+          if (error instanceof CairnError) return error
+          throw error
+        }),
       ])
+      const credentials: ApiCredentials =
+        read instanceof CairnError ? { apiKey: null, apiKeySource: null, baseURL: undefined } : read
       apiKey = credentials.apiKey ?? ''
       const urlProblem = baseUrlProblem(credentials.baseURL)
       const client = clientFor(credentials, {
@@ -284,7 +291,9 @@ export function createChatService(options: ChatServiceOptions): ChatService {
         logger,
       })
       const keyProblem = credentials.apiKey ? apiKeyProblem(credentials.apiKey) : null
-      if (!client) {
+      if (read instanceof CairnError) {
+        outcome = { stopped: false, error: { code: read.code, message: read.message } }
+      } else if (!client) {
         outcome = { stopped: false, error: noApiKeyError() }
       } else if (urlProblem) {
         outcome = { stopped: false, error: { code: 'invalid-base-url', message: urlProblem } }

@@ -309,6 +309,14 @@ export function createConversationStore(options: ConversationStoreOptions): Conv
     try {
       const late = stampOf(disk.fstatSync(replaced))
       if (late.size === looked.size && late.mtimeMs === looked.mtimeMs) return
+      if (late.size > OWN_FILE_CAP.CONVERSATION) {
+        // Larger than any conversation: nothing of one to keep, and never read whole (rdisk30).
+        logger.warn(
+          `Conversation ${id}'s replaced file was made larger than any conversation as Cairn saved it; not read`,
+          null,
+        )
+        return
+      }
       const raw = disk.readFileSync(replaced).toString('utf8')
       const theirs = parseConversation(raw)
       if (theirs.id !== id || (before && sameContent(theirs, before))) return

@@ -9,7 +9,10 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { open, type FileHandle } from 'node:fs/promises'
+import { nodeDisk, setDisk } from '../lib/disk'
 import { createRecordingLogger } from '../lib/logger'
+import { OWN_FILE_CAP } from '../lib/own-file-caps'
 
 const hook: { before: null | (() => Promise<void>); after: null | (() => Promise<void>) } = {
   before: null,
@@ -125,5 +128,47 @@ describe('a file named like the folder kept copies go in', () => {
       'a note of mine',
     )
     expect(await holding('"hello"')).toEqual([`cairn-replaced-2/${c.id}.json`])
+  })
+})
+
+// rdisk30: the replaced file was read whole whatever its size (readFileSync on its descriptor,
+// synchronous on the core's loop): a file made larger than any conversation as Cairn saved
+// (a sparse one here) was read into memory at once. Past the cap it is not read.
+describe('an outside write making the replaced file larger than any conversation', () => {
+  it('is not read, and Cairn’s save stands', async () => {
+    const logger = createRecordingLogger()
+    const store = createConversationStore({ dataDir, logger })
+    const c = await store.create('hello')
+    const file = path.join(conversations(), `${c.id}.json`)
+    // Another program opens the file before Cairn's rename and makes it larger after it.
+    let theirs: FileHandle | undefined
+    hook.before = async () => {
+      theirs = await open(file, 'r+')
+    }
+    hook.after = async () => {
+      await theirs!.truncate(OWN_FILE_CAP.CONVERSATION + 1)
+      await theirs!.close()
+    }
+    const wholeReads: number[] = []
+    const restore = setDisk({
+      ...nodeDisk,
+      readFileSync(at) {
+        if (typeof at === 'number') {
+          wholeReads.push(at)
+          throw new Error('read whole')
+        }
+        return nodeDisk.readFileSync(at)
+      },
+    })
+    try {
+      await store.rename(c.id, 'renamed in Cairn')
+    } finally {
+      restore()
+    }
+    expect(wholeReads).toEqual([])
+    expect((await store.get(c.id)).title).toBe('renamed in Cairn')
+    expect(logger.entries.map((entry) => entry.message)).toContain(
+      `Conversation ${c.id}'s replaced file was made larger than any conversation as Cairn saved it; not read`,
+    )
   })
 })

@@ -3,6 +3,8 @@ import { readPlainFileAsync } from '../lib/disk'
 import { OWN_FILE_CAP } from '../lib/own-file-caps'
 import { z } from 'zod'
 import { writeJsonAtomic } from '../lib/atomic-json'
+import { diskProblem, isDiskProblem } from '../lib/disk-errors'
+import { CairnError } from '../lib/errors'
 
 /**
  * Where the API key lives. `os`: encrypted by the OS keychain; `plaintext`: on disk in a form
@@ -126,9 +128,13 @@ export function createFileSecretStore(options: {
       let raw: string
       try {
         raw = (await readPlainFileAsync(file, OWN_FILE_CAP.SETTINGS)).toString('utf8')
-      } catch {
-        // No key stored yet (or an unreadable file, or not a plain file: never read through
-        // a link nor waited on): the user sets it in Settings.
+      } catch (error) {
+        // A disk that fails the read (EIO, a denied permission) says nothing about the key:
+        // told as such, never as no key, so the person is not asked for a key they have, and
+        // nothing here writes over it (rdisk30). Read again at the next call.
+        if (isDiskProblem(error)) throw keyNotRead(error)
+        // No key stored yet (or not a plain file: never read through a link nor waited on,
+        // or larger than any key file): the user sets it in Settings.
         holds = null
         return null
       }
@@ -158,4 +164,13 @@ export function createFileSecretStore(options: {
       holds = null
     },
   }
+}
+
+// The saved key's file could not be read because of the disk, in words for people.
+function keyNotRead(error: unknown): CairnError {
+  const problem = diskProblem(error)
+  return new CairnError(
+    problem?.code ?? 'io-error',
+    `Your saved API key could not be read because ${problem?.reason ?? 'of a disk error'}. It was left as it is, and Cairn reads it again at the next try.`,
+  )
 }

@@ -5,6 +5,7 @@ import { settingFields } from '../../shared/contract'
 import type { Settings } from '../../shared/types'
 import { writeJsonAtomic } from '../lib/atomic-json'
 import { isMissing, readPlainFileAsync } from '../lib/disk'
+import { diskProblem, isDiskProblem } from '../lib/disk-errors'
 import { OWN_FILE_CAP } from '../lib/own-file-caps'
 import type { Logger } from '../lib/logger'
 
@@ -42,6 +43,12 @@ export interface ReadSettings {
    * the settings back would lose what the person wrote there, so it is kept aside first.
    */
   readonly unreadable: boolean
+  /**
+   * Why the disk failed the read (EIO, a denied permission), in words completing "because …":
+   * the file may be sound, so it is neither kept aside nor written over, and read again next
+   * time (rdisk30). The defaults stand in meanwhile.
+   */
+  readonly notRead?: string
 }
 
 /** Parses what `settings.json` held; anything unreadable becomes the default. */
@@ -81,6 +88,10 @@ export async function readSettingsFile(file: string, logger: Logger): Promise<Re
   } catch (error) {
     if (isMissing(error)) return { settings: DEFAULT_SETTINGS, unreadable: false }
     logger.warn('Could not read settings.json; using the defaults', error)
+    const problem = diskProblem(error)
+    if (problem && isDiskProblem(error)) {
+      return { settings: DEFAULT_SETTINGS, unreadable: false, notRead: problem.reason }
+    }
     return { settings: DEFAULT_SETTINGS, unreadable: true }
   }
   const read = readSettings(raw)

@@ -63,9 +63,15 @@ export function createSettingsService(options: SettingsServiceOptions): Settings
   }
   know(envKey())
 
+  // Why the disk failed the last read of settings.json (null: it did not): not cached, so the
+  // next call reads again, and no save writes over a file that may be sound.
+  let notRead: string | null = null
+
   const get = async (): Promise<Settings> => {
     if (cached) return cached
     const read = await readSettingsFile(file, logger)
+    notRead = read.notRead ?? null
+    if (read.notRead !== undefined) return read.settings
     if (read.unreadable) {
       unreadable = true
       problem =
@@ -80,16 +86,28 @@ export function createSettingsService(options: SettingsServiceOptions): Settings
   // new key that was never used, while every turn failed with the old one).
   const view = async (): Promise<SettingsView> => {
     const settings = await get()
-    const stored = nonEmpty(await store.get())
+    // A saved key the disk failed to read is still saved: shown as saved, with why it could
+    // not be read, never as none (the person would type a new key over theirs).
+    let keyProblem: string | null = null
+    const stored = await store.get().then(nonEmpty, (error: unknown) => {
+      if (!(error instanceof CairnError)) throw error
+      keyProblem = error.message
+      return null
+    })
     const apiKeySource: SettingsView['apiKeySource'] =
-      stored !== null ? store.kind : envKey() !== null ? 'env' : 'none'
+      stored !== null || keyProblem !== null ? store.kind : envKey() !== null ? 'env' : 'none'
+    const settingsProblem =
+      notRead !== null
+        ? `Your settings file (settings.json in your data folder) could not be read because ${notRead}, so the defaults are shown. It was left as it is and is read again next time; a change to a setting is not saved until it can be read.`
+        : problem
     return {
       ...settings,
       hasApiKey: apiKeySource !== 'none',
       apiKeySource,
       envApiKey: envKey() !== null,
       dataDir: options.dataDir,
-      ...(problem ? { settingsProblem: problem } : {}),
+      ...(settingsProblem ? { settingsProblem } : {}),
+      ...(keyProblem ? { apiKeyProblem: keyProblem } : {}),
     }
   }
 
@@ -117,6 +135,13 @@ export function createSettingsService(options: SettingsServiceOptions): Settings
     update: (patch) =>
       serial(async () => {
         const next: Settings = { ...(await get()), ...definedOnly(patch) }
+        if (notRead !== null) {
+          // Written now, the defaults would replace a file that may be sound.
+          throw new CairnError(
+            'io-error',
+            `Settings were not saved: your settings file could not be read because ${notRead}. It was left as it is; try again once the disk answers.`,
+          )
+        }
         if (unreadable) await keepAside()
         await writeSettingsFile(file, next, logger)
         cached = next

@@ -54,6 +54,11 @@ export function SettingsDialog({ extraSections }: { readonly extraSections?: Rea
             {state.settings.settingsProblem}
           </Banner>
         )}
+        {state.status === 'ready' && state.settings.apiKeyProblem && (
+          <Banner tone="warning" title="Your saved API key could not be read">
+            {state.settings.apiKeyProblem}
+          </Banner>
+        )}
         {state.status === 'ready' && (
           <SettingsForm settings={state.settings} onClose={close} extra={extraSections} />
         )}
