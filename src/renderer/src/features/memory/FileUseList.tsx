@@ -1,15 +1,12 @@
-import { defaultRangeExtractor, useVirtualizer } from '@tanstack/react-virtual'
-import { useEffect, useLayoutEffect, useMemo, useRef, useState, type RefObject } from 'react'
+import { useMemo, useRef, useState, type RefObject } from 'react'
 import type { FileUse } from '../../../../shared/types'
 import { FileIcon, icons } from '../../components/icons'
 import { displayPath, relativeTime, visibleName } from '../../lib/format'
-import { rowsToDraw } from '../../lib/windowing'
+import { useWindowedRows } from '../../lib/use-windowed-rows'
 import { formatSize } from './tree-model'
 
 /** Each row's height (`.mem-use-row`): only the rows in view plus a margin are drawn. */
 const ROW_HEIGHT = 26
-/** Rows drawn above and below the view, so a quick scroll or a Page key shows no blank. */
-const OVERSCAN = 12
 
 /** "read 3 days ago", or "not read yet" for a file Claude has not viewed since the log began. */
 export function readLabel(file: FileUse, now: number): string {
@@ -37,45 +34,19 @@ export function FileUseList(props: {
   const indexOf = useMemo(() => new Map(files.map((file, index) => [file.path, index])), [files])
   // The row whose button has the keyboard focus: kept drawn, so scrolling never drops it.
   const [focused, setFocused] = useState<string | null>(null)
-  // Where the list starts inside its scrolling parent (a notice may sit above it).
-  const [margin, setMargin] = useState(0)
-  useLayoutEffect(() => {
-    const list = listRef.current
-    const scroller = scrollRef.current
-    if (!list || !scroller) return
-    const top =
-      list.getBoundingClientRect().top - scroller.getBoundingClientRect().top + scroller.scrollTop
-    setMargin((current) => (Math.abs(current - top) < 0.5 ? current : top))
-  }, [scrollRef, files.length])
-
   const pinned = [focused, selected].flatMap((path) =>
     path === null ? [] : (indexOf.get(path) ?? []),
   )
-  const pinnedKey = pinned.join(',')
-  // eslint-disable-next-line react-hooks/incompatible-library -- virtual rows are read fresh each render
-  const virtualizer = useVirtualizer({
-    count: files.length,
-    getScrollElement: () => scrollRef.current,
-    estimateSize: () => ROW_HEIGHT,
-    overscan: OVERSCAN,
-    scrollMargin: margin,
-    rangeExtractor: (range) => {
-      const shown = defaultRangeExtractor(range)
-      return [
-        ...rowsToDraw({ start: shown[0] ?? -1, end: shown.at(-1) ?? -1 }, range.count, pinned),
-      ]
-    },
-  })
-  // The pinned rows change what is drawn even when nothing scrolled.
-  useEffect(() => {
-    virtualizer.measure()
-  }, [virtualizer, pinnedKey])
-
   // A file chosen elsewhere (a search hit, History's "Show in memory") is scrolled into view.
   const selectedIndex = selected === null ? undefined : indexOf.get(selected)
-  useEffect(() => {
-    if (selectedIndex !== undefined) virtualizer.scrollToIndex(selectedIndex, { align: 'auto' })
-  }, [selectedIndex, virtualizer])
+  const { virtualizer, margin } = useWindowedRows({
+    count: files.length,
+    rowHeight: ROW_HEIGHT,
+    listRef,
+    scrollRef,
+    pinned,
+    selectedIndex,
+  })
 
   if (files.length === 0) {
     return <p className="hint mem-use-empty">No file matches.</p>

@@ -1,6 +1,4 @@
-import { defaultRangeExtractor, useVirtualizer } from '@tanstack/react-virtual'
 import {
-  useEffect,
   useLayoutEffect,
   useMemo,
   useRef,
@@ -11,13 +9,11 @@ import {
 import type { MemoryEntry } from '../../../../shared/types'
 import { FileIcon, FolderIcon, ImageIcon } from '../../components/icons'
 import { visibleName } from '../../lib/format'
-import { rowsToDraw } from '../../lib/windowing'
+import { useWindowedRows } from '../../lib/use-windowed-rows'
 import { formatSize, visibleRows, type TreeRow } from './tree-model'
 
 /** Each row's height (`.mem-tree-row`): the tree draws only the rows in view plus a margin. */
 const ROW_HEIGHT = 26
-/** Rows drawn above and below the view, so a quick scroll or a Page key shows no blank. */
-const OVERSCAN = 12
 
 const UNREADABLE = { label: 'Cannot be read', tone: 'unreadable' }
 // A version the history cannot read (memory at a reply): the rest of that memory still shows.
@@ -62,45 +58,19 @@ export function MemoryTree(props: {
         : rows[0]?.entry.path
   // A keyboard move focuses its row once the row is drawn (it may be far out of view).
   const wantFocus = useRef(false)
-  // Where the tree starts inside its scrolling parent (a notice may sit above it).
-  const [margin, setMargin] = useState(0)
-  useLayoutEffect(() => {
-    const list = listRef.current
-    const scroller = scrollRef.current
-    if (!list || !scroller) return
-    const top =
-      list.getBoundingClientRect().top - scroller.getBoundingClientRect().top + scroller.scrollTop
-    setMargin((current) => (Math.abs(current - top) < 0.5 ? current : top))
-  }, [scrollRef, rows.length])
-
   const pinned = [focusable, selected].flatMap((path) =>
     path === null || path === undefined ? [] : (indexOf.get(path) ?? []),
   )
-  const pinnedKey = pinned.join(',')
-  // eslint-disable-next-line react-hooks/incompatible-library -- virtual rows are read fresh each render
-  const virtualizer = useVirtualizer({
-    count: rows.length,
-    getScrollElement: () => scrollRef.current,
-    estimateSize: () => ROW_HEIGHT,
-    overscan: OVERSCAN,
-    scrollMargin: margin,
-    rangeExtractor: (range) => {
-      const shown = defaultRangeExtractor(range)
-      return [
-        ...rowsToDraw({ start: shown[0] ?? -1, end: shown.at(-1) ?? -1 }, range.count, pinned),
-      ]
-    },
-  })
-  // The pinned rows change what is drawn even when nothing scrolled.
-  useEffect(() => {
-    virtualizer.measure()
-  }, [virtualizer, pinnedKey])
-
   // A file chosen elsewhere (a search hit, History's "Show in memory") is scrolled into view.
   const selectedIndex = selected === null ? undefined : indexOf.get(selected)
-  useEffect(() => {
-    if (selectedIndex !== undefined) virtualizer.scrollToIndex(selectedIndex, { align: 'auto' })
-  }, [selectedIndex, virtualizer])
+  const { virtualizer, margin } = useWindowedRows({
+    count: rows.length,
+    rowHeight: ROW_HEIGHT,
+    listRef,
+    scrollRef,
+    pinned,
+    selectedIndex,
+  })
 
   const toggle = (path: string, open?: boolean) =>
     setCollapsed((current) => {

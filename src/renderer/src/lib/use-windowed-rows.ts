@@ -1,0 +1,60 @@
+import { defaultRangeExtractor, useVirtualizer } from '@tanstack/react-virtual'
+import { useEffect, useLayoutEffect, useState, type RefObject } from 'react'
+import { rowsToDraw } from './windowing'
+
+/** Rows drawn above and below the view, so a quick scroll or a Page key shows no blank. */
+const OVERSCAN = 12
+
+/**
+ * A windowed list of rows of one height inside a scrolling parent (the memory tree, the By use
+ * list): only the rows in view plus a margin are drawn, and the `pinned` rows wherever they are
+ * (the focused one, so scrolling never drops the keyboard focus; the selected one). The row at
+ * `selectedIndex` is scrolled into view when it changes (a file chosen from search or History).
+ * Gives the virtualizer and where the list starts inside its parent (`margin`: a notice may sit
+ * above it), which each row's offset subtracts.
+ */
+export function useWindowedRows(options: {
+  readonly count: number
+  readonly rowHeight: number
+  readonly listRef: RefObject<HTMLElement | null>
+  readonly scrollRef: RefObject<HTMLElement | null>
+  readonly pinned: ReadonlyArray<number>
+  readonly selectedIndex: number | undefined
+}) {
+  const { count, rowHeight, listRef, scrollRef, pinned, selectedIndex } = options
+  const [margin, setMargin] = useState(0)
+  useLayoutEffect(() => {
+    const list = listRef.current
+    const scroller = scrollRef.current
+    if (!list || !scroller) return
+    const top =
+      list.getBoundingClientRect().top - scroller.getBoundingClientRect().top + scroller.scrollTop
+    setMargin((current) => (Math.abs(current - top) < 0.5 ? current : top))
+  }, [listRef, scrollRef, count])
+
+  const pinnedKey = pinned.join(',')
+  // eslint-disable-next-line react-hooks/incompatible-library -- virtual rows are read fresh each render
+  const virtualizer = useVirtualizer({
+    count,
+    getScrollElement: () => scrollRef.current,
+    estimateSize: () => rowHeight,
+    overscan: OVERSCAN,
+    scrollMargin: margin,
+    rangeExtractor: (range) => {
+      const shown = defaultRangeExtractor(range)
+      return [
+        ...rowsToDraw({ start: shown[0] ?? -1, end: shown.at(-1) ?? -1 }, range.count, pinned),
+      ]
+    },
+  })
+  // The pinned rows change what is drawn even when nothing scrolled.
+  useEffect(() => {
+    virtualizer.measure()
+  }, [virtualizer, pinnedKey])
+
+  useEffect(() => {
+    if (selectedIndex !== undefined) virtualizer.scrollToIndex(selectedIndex, { align: 'auto' })
+  }, [selectedIndex, virtualizer])
+
+  return { virtualizer, margin }
+}
