@@ -113,6 +113,8 @@ let unsavedPath: string | null = null
 let unsavedDiscarded = false
 // A start that failed is telling the person why; it exits by itself (failStartup).
 let failing = false
+// The theme Settings pinned when the app window was made (see createWindow).
+let startTheme: Awaited<ReturnType<typeof readPinnedTheme>> = null
 
 // Every web contents, present or future, gets the same locks.
 app.on('web-contents-created', (_event, contents) => hardenContents(contents))
@@ -181,7 +183,10 @@ function isTrustedFrame(frame: WebFrameMain | null): boolean {
  * page the same opening screen, saying Cairn closes once the memory is open; its place is not
  * remembered.
  */
-async function createWindow(closing = false): Promise<BrowserWindow> {
+async function createWindow(
+  closing = false,
+  made: () => void = () => undefined,
+): Promise<BrowserWindow> {
   const stateFile = path.join(dataDir, 'window-state.json')
   const placement = closing
     ? { bounds: closingSize, maximized: false }
@@ -193,7 +198,11 @@ async function createWindow(closing = false): Promise<BrowserWindow> {
       )
   // A theme pinned in Settings holds from the first frame: the opening screen comes before the
   // core (and so the settings) is open. The page reads it from its address (`?theme=`).
-  const theme = await readPinnedTheme(dataDir).catch(() => null)
+  // The small closing window takes the one read for the app window (it comes only while the
+  // memory opens, before Settings can change it), so it is made at once, with nothing to wait
+  // for: a quit whose open ends meanwhile would go on without it, and it would come after.
+  const theme = closing ? startTheme : await readPinnedTheme(dataDir).catch(() => null)
+  if (!closing) startTheme = theme
   const window = new BrowserWindow({
     ...placement.bounds,
     ...(theme ? { backgroundColor: THEME_BACKGROUNDS[theme] } : {}),
@@ -260,6 +269,7 @@ async function createWindow(closing = false): Promise<BrowserWindow> {
     if (mainWindow === window) mainWindow = null
   })
   mainWindow = window
+  made()
   try {
     await window.loadURL(theme ? `${pageUrl}?theme=${theme}` : pageUrl)
   } catch {
@@ -319,6 +329,8 @@ async function recoverWindow(window: BrowserWindow, reason: string): Promise<voi
 async function revealWindow(): Promise<BrowserWindow | null> {
   // A failed start closed its window and is saying why: a new one would wait for ever.
   if (failing) return null
+  // The quit went on: Cairn is ending, and a window now would be left behind.
+  if (quitting === 'done') return null
   if (mainWindow && !mainWindow.isDestroyed()) {
     if (mainWindow.isMinimized()) mainWindow.restore()
     mainWindow.show()
@@ -426,6 +438,7 @@ let closingWindow: Promise<BrowserWindow | null> | null = null
 
 /** The small window saying Cairn closes once the memory is open (made on the first call). */
 function showClosingWindow(): Promise<BrowserWindow | null> {
+  if (quitting === 'done') return Promise.resolve(null)
   closingWindow ??= createWindow(true).catch((error: unknown) => {
     log.error('could not show that Cairn is closing', error)
     return null
@@ -589,10 +602,15 @@ async function main(): Promise<void> {
     opening = { progress: { step: 'checking', done: 0, total: null }, closing: false }
     registerIpc({ core: () => core, opening: () => opening }, isTrustedFrame)
     installMenu()
-    coreOpening = openCore()
-    // Both at once; the window's failure (its page would not load) is a failed start too.
-    coreOpening.catch(() => undefined)
-    await createWindow()
+    // The open starts once the window is there (its page loads meanwhile), so every report of
+    // how far it is reaches the window; the window's failure (its page would not load) is a
+    // failed start too.
+    await createWindow(false, () => {
+      coreOpening = openCore()
+      coreOpening.catch(() => undefined)
+    })
+    // The window was made (createWindow throws otherwise), so the open runs.
+    if (!coreOpening) return
     const opened = await coreOpening
     // A quit meanwhile closes it (before-quit waits for the open); nothing more starts. A
     // failure told meanwhile (the page's process gone) closes it too.

@@ -863,6 +863,8 @@ describe('the window comes before the memory is open', () => {
 
     await ready(standIn)
     const updates = openingUpdates(standIn)
+    // The open starts once the window is there: its first report reaches it too.
+    expect(updates[0]?.progress).toEqual({ step: 'checking', done: 0, total: null })
     const rebuild = updates.filter((update) => update.progress.step === 'rebuilding-index')
     expect(rebuild.at(-1)).toEqual({
       progress: { step: 'rebuilding-index', done: total, total },
@@ -887,6 +889,7 @@ describe('the window comes before the memory is open', () => {
     const userData = await tempDir()
     const total = await historyToRebuild(userData, 60)
     const standIn = await start({ userData }, { CAIRN_DATA_DIR: undefined })
+    cleanups.push(() => quit(standIn))
     await rebuilding(standIn)
     expect(
       standIn.callsOf('webContents.send').some((call) => eventName(call) === 'app:ready'),
@@ -917,6 +920,15 @@ describe('the window comes before the memory is open', () => {
       await memory.close()
     }
     expect(told.map((progress) => progress.step)).not.toContain('rebuilding-index')
+    // A second start as Cairn ends brings up no window that would be left behind.
+    standIn.app.emit('second-instance')
+    standIn.app.emit('activate')
+    // Give a window being made the time to come (Cairn reads a file or two first): none does.
+    await Promise.race([
+      standIn.waitUntil('new BrowserWindow', () => standIn.windows.length > 1),
+      new Promise((resolve) => setTimeout(resolve, 500)),
+    ])
+    expect(standIn.callsOf('new BrowserWindow')).toHaveLength(1)
   })
 
   it('the last window closed while the memory opens leaves a small window saying Cairn closes once it is open', async () => {
@@ -924,13 +936,15 @@ describe('the window comes before the memory is open', () => {
     const userData = await tempDir()
     await historyToRebuild(userData, 60)
     const standIn = await start({ userData }, { CAIRN_DATA_DIR: undefined })
+    cleanups.push(() => quit(standIn))
     await rebuilding(standIn)
     const [window] = standIn.windows
     window!.setBounds({ x: 40, y: 30, width: 1100, height: 700 })
     window!.close()
     expect(standIn.callsOf('app.quit-held')).toHaveLength(1)
     // A second, small window, its page the opening screen, told that Cairn is closing.
-    const small = await standIn.waitUntil('new BrowserWindow', () => standIn.windows.length === 2)
+    await standIn.waitUntil('new BrowserWindow', () => standIn.windows.length === 2)
+    const small = standIn.callsOf('new BrowserWindow')[1]!
     expect(small.args[0]).toMatchObject({ width: 520, height: 360, resizable: false })
     const closing = standIn.windows[1]!
     await standIn.waitUntil('window.loaded', () => closing.webContents.mainFrame.url !== '')
@@ -958,6 +972,7 @@ describe('the window comes before the memory is open', () => {
     const userData = await tempDir()
     await historyToRebuild(userData, 60)
     const standIn = await start({ userData }, { CAIRN_DATA_DIR: undefined })
+    cleanups.push(() => quit(standIn))
     await rebuilding(standIn)
     const [window] = standIn.windows
     window!.setBounds({ x: 40, y: 30, width: 1100, height: 700 })
