@@ -54,7 +54,8 @@ for (const scheme of ['light', 'dark'] as const) {
         settings.dialog.getByRole('status', { name: 'Your settings file could not be read' }),
       ).toContainText('It was left as it is and is read again next time')
       await page.screenshot({ path: `e2e/artifacts/settings-read-fault-${scheme}.png` })
-      await settings.chooseTheme('Dark')
+      // A refused save puts the choice back, so the radio is clicked, not checked (check() asserts it stays).
+      await settings.theme.getByRole('radio', { name: 'Dark' }).click()
       await expect(settings.dialog).toContainText('Settings were not saved')
       expect(await readFile(settingsFile, 'utf8')).toBe(written)
     } finally {
