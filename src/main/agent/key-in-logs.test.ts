@@ -4,16 +4,14 @@
  * core, its logger writing to a real file that is read back.
  */
 import { randomBytes } from 'node:crypto'
-import { createWriteStream, type WriteStream } from 'node:fs'
-import { mkdtemp, readFile, rm } from 'node:fs/promises'
-import { Console } from 'node:console'
+import { mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { reply } from '../../../test/fixtures/fake-anthropic'
+import { logFileIn, runsIn } from '../../../test/fixtures/log-file'
 import { coreThroughFakeApi } from '../core-test-support'
 import type { AnthropicFetch } from './client'
-import { createConsoleLogger, type Logger } from '../lib/logger'
 
 /** A key shaped like Anthropic's, different each run. */
 const KEY = `sk-ant-api03-${randomBytes(70).toString('base64url').slice(0, 93)}AA`
@@ -22,39 +20,15 @@ const BASE64 = Buffer.from(KEY).toString('base64')
 
 /** Every form of `key` a log could hold: as it is, base64, hex, and 8-long runs of each. */
 function keyFormsIn(text: string, key: string): string[] {
-  const found: string[] = []
   const hex = Buffer.from(key).toString('hex')
-  for (const form of [key, Buffer.from(key).toString('base64'), hex, hex.toUpperCase()]) {
+  return [key, Buffer.from(key).toString('base64'), hex, hex.toUpperCase()].flatMap((form) =>
     // 8 characters after the `sk-ant-api03-` every key starts with (its hex and base64 too).
-    const start = form === key ? 13 : 0
-    for (let i = start; i + 8 <= form.length; i++) {
-      const run = form.slice(i, i + 8)
-      if (text.includes(run)) found.push(run)
-    }
-  }
-  return found
+    runsIn(text, form, form === key ? 13 : 0),
+  )
 }
 
 let logDir = ''
-let stream: WriteStream | null = null
-const logFile = () => path.join(logDir, 'cairn.log')
-
-/** A logger writing as the app's console does, to a file. */
-const fileLogger: Logger = {
-  warn: (message, error) => fileConsole().warn(message, error),
-  error: (message, error) => fileConsole().error(message, error),
-}
-function fileConsole(): Logger {
-  stream ??= createWriteStream(logFile(), { flags: 'a' })
-  return createConsoleLogger(new Console({ stdout: stream, stderr: stream }))
-}
-
-async function readLog(): Promise<string> {
-  const open = stream
-  stream = null
-  if (open) await new Promise<void>((resolve) => open.end(resolve))
-  return readFile(logFile(), 'utf8')
-}
+const { logger: fileLogger, read: readLog } = logFileIn(() => logDir)
 
 const cairn = coreThroughFakeApi({ prefix: 'cairn-key-in-logs-', apiKey: KEY, logger: fileLogger })
 

@@ -5,15 +5,13 @@
  * writing to a real file that is read back (as `key-in-logs.test.ts` does for the API key).
  */
 import { randomBytes } from 'node:crypto'
-import { createWriteStream, type WriteStream } from 'node:fs'
-import { mkdtemp, readFile, rm } from 'node:fs/promises'
-import { Console } from 'node:console'
+import { mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { startGitServer, type GitServer } from '../../../test/fixtures/git-server'
 import { startProxy, type Proxy } from '../../../test/fixtures/git-proxy'
-import { createConsoleLogger, type Logger } from '../lib/logger'
+import { logFileIn, runsIn } from '../../../test/fixtures/log-file'
 import { startMachine, type Machine } from './test-support'
 
 /** A token as a forge makes one, with a `/` and a `+` that an address must encode. */
@@ -23,47 +21,24 @@ const HEX = Buffer.from(TOKEN).toString('hex')
 
 /** Every form of `token` a log could hold, as 8-long runs: as it is, encoded, base64, hex. */
 function tokenFormsIn(text: string, token: string, user: string): string[] {
-  const found: string[] = []
   const hex = Buffer.from(token).toString('hex')
   const basic = Buffer.from(`${user}:${token}`).toString('base64')
   // The Basic header's letters that carry the user name alone are not the token's.
   const basicStart = Math.ceil(((user.length + 1) * 8) / 6)
-  for (const [form, start] of [
-    [token, 4],
-    [encodeURIComponent(token), 4],
-    [Buffer.from(token).toString('base64'), 0],
-    [hex, 0],
-    [hex.toUpperCase(), 0],
-    [basic, basicStart],
-  ] as const) {
-    for (let i = start; i + 8 <= form.length; i++) {
-      const run = form.slice(i, i + 8)
-      if (text.includes(run)) found.push(run)
-    }
-  }
-  return found
+  return (
+    [
+      [token, 4],
+      [encodeURIComponent(token), 4],
+      [Buffer.from(token).toString('base64'), 0],
+      [hex, 0],
+      [hex.toUpperCase(), 0],
+      [basic, basicStart],
+    ] as const
+  ).flatMap(([form, start]) => runsIn(text, form, start))
 }
 
 let logDir = ''
-let stream: WriteStream | null = null
-const logFile = () => path.join(logDir, 'cairn.log')
-
-/** A logger writing as the app's console does, to a file. */
-const fileLogger: Logger = {
-  warn: (message, error) => fileConsole().warn(message, error),
-  error: (message, error) => fileConsole().error(message, error),
-}
-function fileConsole(): Logger {
-  stream ??= createWriteStream(logFile(), { flags: 'a' })
-  return createConsoleLogger(new Console({ stdout: stream, stderr: stream }))
-}
-
-async function readLog(): Promise<string> {
-  const open = stream
-  stream = null
-  if (open) await new Promise<void>((resolve) => open.end(resolve))
-  return readFile(logFile(), 'utf8')
-}
+const { logger: fileLogger, read: readLog } = logFileIn(() => logDir)
 
 const cleanups: Array<() => Promise<void>> = []
 afterEach(async () => {
