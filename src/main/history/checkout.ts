@@ -21,8 +21,7 @@ import { Folder, FolderTree, readFileIn, settleFolderSyncs } from '../lib/folder
 import type { Logger } from '../lib/logger'
 import { DamagedHistoryError } from './damage'
 import { readMainRef } from './main-ref'
-import { lockMain } from './main-lock'
-import { movedDuringError, movedOutside } from './outside-move'
+import { moveMainLocked } from './main-lock'
 import { createObjectStore, writeMainRef, type ObjectStore } from './object-store'
 import { segmentsOf, shownPath, toRelative, toVirtual } from './paths'
 import type { Repo } from './repo'
@@ -112,16 +111,10 @@ export async function moveMain(
     // The folder's changes are durable before the ref that records them moves (as for a
     // commit).
     await settleFolderSyncs()
-    // git's lock on `main` while it moves, as for a commit (main-lock.ts).
-    const gitLock = await lockMain(store.gitdir)
-    try {
-      // Compare and swap, as for a commit: `main` moved outside Cairn meanwhile is not moved
-      // back past; the folder is put back and the next change follows it.
-      if (movedOutside(store.gitdir, from) !== null) throw movedDuringError()
-      await writeMainRef(store.gitdir, target)
-    } finally {
-      gitLock.release()
-    }
+    // git's lock on `main` while it moves, and compare and swap, as for a commit (main-lock.ts):
+    // `main` moved outside Cairn meanwhile is not moved back past; the folder is put back and
+    // the next change follows it.
+    await moveMainLocked(store.gitdir, from, () => writeMainRef(store.gitdir, target))
   } catch (error) {
     // `main` did not move (a full disk): the folder goes back to it, and the note with it. If
     // even that fails, the note stays and the next start finishes the move.

@@ -22,7 +22,7 @@
 import { createHash } from 'node:crypto'
 import type { BigIntStats, Stats } from 'node:fs'
 import path from 'node:path'
-import { disk, OPEN, readPlainFile } from '../lib/disk'
+import { disk, isCode, OPEN, readPlainFile, unlinkQuietly } from '../lib/disk'
 import { OWN_FILE_CAP } from '../lib/own-file-caps'
 import { hashObject } from './objects/object-database'
 import type { ObjectStore } from './object-store'
@@ -221,7 +221,10 @@ const FILES_PER_TURN = 256
  * The first half of a sync, made OFF the commands' queue (it reads only: `root` is a tree
  * the history no longer changes in place once committed): `main`'s files, and unless the
  * index on disk already lists them, each file's stat data (see `statIfSame`). Yields to the
- * event loop every few hundred files, so a window's requests are not held up by it.
+ * event loop every few hundred files, so a window's requests are not held up by it. Each
+ * file's stat data is written only when its content is known to be its blob's (the stat cache
+ * trusts it, or it was read and hashed now, unchanged across the read); otherwise zeros, which
+ * git takes as "look at the content".
  */
 export async function prepareGitIndex(options: {
   readonly gitdir: string
@@ -261,7 +264,7 @@ export function writeGitIndex(
   try {
     fd = disk.openSync(lockFile, OPEN.WRITE_NEW | OPEN.NOFOLLOW, 0o644)
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return 'locked'
+    if (isCode(error, 'EEXIST')) return 'locked'
     throw error
   }
   let renamed = false
@@ -276,30 +279,9 @@ export function writeGitIndex(
     return 'written'
   } finally {
     if (fd >= 0) disk.closeSync(fd)
-    if (!renamed) {
-      try {
-        disk.unlinkSync(lockFile)
-      } catch {
-        // Ours, and gone already: nothing to undo.
-      }
-    }
+    // Ours, and maybe gone already: nothing else to undo.
+    if (!renamed) unlinkQuietly(lockFile)
   }
-}
-
-/**
- * Makes `<gitdir>/index` list `root`'s files, both halves at once (see the top of this file).
- * Each file's stat data is written only when its content is known to be its blob's (the stat
- * cache trusts it, or it was read and hashed now, unchanged across the read); otherwise zeros,
- * which git takes as "look at the content".
- */
-export async function syncGitIndex(options: {
-  readonly gitdir: string
-  readonly workRoot: string
-  readonly store: ObjectStore
-  readonly root: Node
-  readonly stats?: StatCache
-}): Promise<GitIndexOutcome> {
-  return writeGitIndex(options.gitdir, await prepareGitIndex(options), options.stats)
 }
 
 // Whether the index at `file` is one (git's or Cairn's) listing exactly `files`; a missing,
@@ -315,7 +297,7 @@ function indexLists(file: string, files: IndexFiles): boolean {
   return entries !== null && listsExactly(entries, files)
 }
 
-// Files larger than this are left to git to look at (Cairn keeps no larger ones).
+// Files larger than this are left for git to hash: their stat data is written as zeros.
 const HASH_AT_MOST = 64 * 1024 * 1024
 
 function statIfSame(

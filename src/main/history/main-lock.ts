@@ -14,8 +14,9 @@
  * older than `STALE_GIT_LOCK_MS`; a younger one may be a running git's, and stays.
  */
 import path from 'node:path'
-import { disk, isCode, makeFolders, OPEN } from '../lib/disk'
+import { disk, isCode, makeFolders, OPEN, unlinkQuietly } from '../lib/disk'
 import { CairnError } from '../lib/errors'
+import { movedDuringError, movedOutside } from './outside-move'
 
 /**
  * How long a move of `main` waits for git to let go of its lock (git itself waits 100 ms by
@@ -105,11 +106,27 @@ export async function lockMain(
     release() {
       if (!held) return
       held = false
-      try {
-        disk.unlinkSync(file)
-      } catch {
-        // `main` has moved by now; a lock left behind is removed at the next open.
-      }
+      // `main` has moved by now; a lock left behind is removed at the next open.
+      unlinkQuietly(file)
     },
+  }
+}
+
+/**
+ * Moves `main` (`move` writes the ref) under git's lock, as a compare and swap: a `main` moved
+ * outside Cairn since `expected` (a commit made with git) is never moved back past, refused
+ * with `movedDuringError`, and the next change follows it. The lock is let go either way.
+ */
+export async function moveMainLocked(
+  gitdir: string,
+  expected: string | null,
+  move: () => void | Promise<void>,
+): Promise<void> {
+  const lock = await lockMain(gitdir)
+  try {
+    if (movedOutside(gitdir, expected) !== null) throw movedDuringError()
+    await move()
+  } finally {
+    lock.release()
   }
 }

@@ -30,8 +30,8 @@ import type { StatCache } from './stat-cache'
 import { takenOverError } from '../lib/instance-lock'
 import type { Logger } from '../lib/logger'
 import { mendUnreadTrees, type UnreadTree } from './head-match'
-import { lockMain, type HeldMainLock } from './main-lock'
-import { movedDuringError, movedOutside, type AdoptHead } from './outside-move'
+import { moveMainLocked } from './main-lock'
+import type { AdoptHead } from './outside-move'
 import {
   checkUncheckedBlobs,
   keptVersion,
@@ -473,7 +473,6 @@ export function createRepo(options: {
     let ref: PendingRef | null = logs ? null : prepareMainRef(store.gitdir, oid)
     const logged: { ref: LoggedRef | null } = { ref: null }
     const rename = logs && staged ? await renameOf(staged, stagedAt) : undefined
-    let gitLock: HeldMainLock | null = null
     try {
       const objects = store.flush(oid, rename).then((handle) => (logged.ref = handle))
       await flushWith(staged, Promise.all([objects, ref?.flush(), settleFolderSyncs()]))
@@ -487,17 +486,15 @@ export function createRepo(options: {
       if (ref) await settleOwedFlushes()
       // git's own lock on `main`, held from the last look at the ref until it is written: a git
       // command moving `main` meanwhile fails cleanly (main-lock.ts); one under way is waited
-      // for briefly, else the commit fails (`conflict`) and is owed.
-      gitLock = await lockMain(store.gitdir)
-      // Compare and swap: `main` moved outside Cairn since this command began (a commit made
-      // with git) is never moved back past; the command fails and the next one follows it.
-      if (movedOutside(store.gitdir, head) !== null) throw movedDuringError()
-      publishStaged(staged, stagedAt)
-      if (ref) ref.move()
-      else moveLoggedMain(store.gitdir, oid)
-      gitLock.release()
+      // for briefly, else the commit fails (`conflict`) and is owed. Compare and swap: `main`
+      // moved outside Cairn since this command began (a commit made with git) is never moved
+      // back past; the command fails and the next one follows it.
+      await moveMainLocked(store.gitdir, head, () => {
+        publishStaged(staged, stagedAt)
+        if (ref) ref.move()
+        else moveLoggedMain(store.gitdir, oid)
+      })
     } catch (error) {
-      gitLock?.release()
       ref?.abandon()
       // Not moved: its logged value must not be taken for `main` at the next open.
       await logged.ref?.abandoned(head).catch(() => {})
