@@ -49,7 +49,11 @@ import type {
   ImportResult,
 } from './types'
 import { requestChannels } from './channels'
+import { hasInvisible } from './invisible'
 import { runIdPattern } from './run-ids'
+
+/** Why a name or model id holding a line break or an invisible character is refused. */
+const ONE_VISIBLE_LINE = 'must be one line without control or invisible formatting characters'
 
 const virtualPath = z.string().min(1).max(4096)
 /** Most characters `memory:write` accepts: the Memory tool's 1 MiB per file. */
@@ -75,8 +79,8 @@ const machineName = z
     // those names are written with, and that reorder or hide nothing (names saved before
     // this rule must still save): a joiner inside an emoji sequence ("👩‍💻"), and the
     // direction marks of right-to-left text.
-    (name) => !/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u.test(name.replace(WRITTEN_WITH, '')),
-    'must be one line without control or invisible formatting characters',
+    (name) => !hasInvisible(name.replace(WRITTEN_WITH, '')),
+    ONE_VISIBLE_LINE,
   )
 
 /** Each setting's bounds: an update and what `settings.json` holds are checked alike. */
@@ -87,10 +91,7 @@ export const settingFields = {
     .string()
     .min(1)
     .max(200)
-    .refine(
-      (model) => !/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u.test(model),
-      'must be one line without control or invisible formatting characters',
-    ),
+    .refine((model) => !hasInvisible(model), ONE_VISIBLE_LINE),
   maxTokens: z.int().min(1).max(128000),
   customInstructions: z.string().max(MAX_INSTRUCTIONS_CHARS),
   createExisting: z.enum(CREATE_EXISTING_POLICIES),

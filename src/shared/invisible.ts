@@ -7,6 +7,13 @@
 // Control and format characters (newlines, tabs, zero-width, bidi overrides, tag characters)
 // and line/paragraph separators.
 const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu
+// The same class for a test (no `g`: a global pattern's `test` carries its place over).
+const ANY_INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u
+
+/** Whether `text` holds a control or invisible formatting character (see `escapeInvisible`). */
+export function hasInvisible(text: string): boolean {
+  return ANY_INVISIBLE.test(text)
+}
 
 /**
  * `text` with every control or invisible formatting character written as an escape (`\n`,

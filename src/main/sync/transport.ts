@@ -8,6 +8,7 @@ import nodeHttp from 'isomorphic-git/http/node'
 import path from 'node:path'
 import { diskProblem, isDiskProblem } from '../lib/disk-errors'
 import { CairnError } from '../lib/errors'
+import { hasInvisible } from '../../shared/invisible'
 import { cleanInterruptedFetch, fetchFs, gitFs, readRef } from './git-fs'
 
 /** Where sync goes and who it says it is; the token never leaves the main process. */
@@ -93,7 +94,7 @@ export function checkRemoteUrl(raw: string): string {
   // The URL parser drops tabs and line breaks and percent-encodes a bidi control in the path,
   // so the address saved would not be the one shown while it was typed, where a right-to-left
   // override shows its letters in another order (`…/\u202Etig.yromem` reads `memory.git`).
-  if (/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u.test(trimmed)) {
+  if (hasInvisible(trimmed)) {
     throw new CairnError(
       'sync-invalid-url',
       'The address holds an invisible character (a line break, or a mark that changes the direction of the text, so the address shows in another order than it is). Type the address again, or paste it from the repository’s page.',
