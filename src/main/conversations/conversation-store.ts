@@ -11,6 +11,7 @@ import {
   isMissing,
   isNotPlainFile,
   OPEN,
+  readOpenPlainFile,
   readPlainFileAsync,
 } from '../lib/disk'
 import { OWN_FILE_CAP } from '../lib/own-file-caps'
@@ -317,7 +318,8 @@ export function createConversationStore(options: ConversationStoreOptions): Conv
         )
         return
       }
-      const raw = disk.readFileSync(replaced).toString('utf8')
+      // Capped too: a file grown past the cap after the look above is not read whole either.
+      const raw = readOpenPlainFile(replaced, OWN_FILE_CAP.CONVERSATION).toString('utf8')
       const theirs = parseConversation(raw)
       if (theirs.id !== id || (before && sameContent(theirs, before))) return
       const keptAs = await keepTextAside(id, raw)

@@ -304,23 +304,31 @@ function joined(chunks: Buffer[], total: number): Buffer {
 export function readPlainFile(file: string, cap: number): Buffer {
   const fd = disk.openSync(file, PLAIN_READ)
   try {
-    const stats = disk.fstatSync(fd)
-    checkPlain(stats, cap)
-    const chunks: Buffer[] = []
-    let total = 0
-    let want = stats.size + 1
-    for (;;) {
-      const chunk = Buffer.allocUnsafe(want)
-      const read = disk.readSync(fd, chunk, 0, chunk.length, null)
-      if (read === 0) break
-      chunks.push(chunk.subarray(0, read))
-      total += read
-      want = nextWant(stats.size, total, read, chunk.length, cap)
-    }
-    return joined(chunks, total)
+    return readOpenPlainFile(fd, cap)
   } finally {
     closeQuietly(fd)
   }
+}
+
+/**
+ * `readPlainFile` for a file already open (`fd`, read from where it stands, left open): a
+ * plain file of at most `cap` bytes, and never more than `cap` read even if it grows meanwhile.
+ */
+export function readOpenPlainFile(fd: number, cap: number): Buffer {
+  const stats = disk.fstatSync(fd)
+  checkPlain(stats, cap)
+  const chunks: Buffer[] = []
+  let total = 0
+  let want = stats.size + 1
+  for (;;) {
+    const chunk = Buffer.allocUnsafe(want)
+    const read = disk.readSync(fd, chunk, 0, chunk.length, null)
+    if (read === 0) break
+    chunks.push(chunk.subarray(0, read))
+    total += read
+    want = nextWant(stats.size, total, read, chunk.length, cap)
+  }
+  return joined(chunks, total)
 }
 
 /**
