@@ -334,19 +334,18 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     await tokens.set(JSON.stringify({ forServer: url, token } satisfies BoundToken))
   }
 
-  async function tokenFor(url: string): Promise<string | null> {
+  async function savedTokenFor(url: string): Promise<string | null> {
     const saved = await tokens.get()
     if (saved === null || url === '') return null
     const bound = boundToken(saved)
     // A token saved before it was kept with its address belongs to the address saved then.
-    const token =
-      bound === null
-        ? sameServer(url, (await store.config()).url)
-          ? saved
-          : null
-        : sameServer(url, bound.forServer)
-          ? bound.token
-          : null
+    if (bound === null) return sameServer(url, (await store.config()).url) ? saved : null
+    return sameServer(url, bound.forServer) ? bound.token : null
+  }
+
+  /** The token saved for `url`, made known to the log's hiding as it is read. */
+  async function tokenFor(url: string): Promise<string | null> {
+    const token = await savedTokenFor(url)
     if (token !== null) options.onTokenKnown?.(token)
     return token
   }
@@ -1014,13 +1013,10 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       return { ok: false, found: 'invalid-url', message: toApiError(failure).message }
     }
     const config = await store.config()
-    const token =
-      input.token !== undefined && input.token.trim() !== ''
-        ? input.token.trim()
-        : url === config.url
-          ? await tokenFor(url)
-          : null
-    if (token !== null) options.onTokenKnown?.(token)
+    const typed = input.token?.trim() ?? ''
+    // A typed token is made known to the log's hiding here; a saved one as it is read.
+    if (typed !== '') options.onTokenKnown?.(typed)
+    const token = typed !== '' ? typed : url === config.url ? await tokenFor(url) : null
     const remote: RemoteSpec = {
       url,
       username: input.username?.trim() ?? config.username,
