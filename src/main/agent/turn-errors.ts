@@ -258,8 +258,7 @@ export function hideKeys(text: string, apiKey: string, shownAs: string = YOUR_KE
  */
 function hideEscapedRuns(text: string, key: string, shownAs: string): string {
   if (!text.includes('%')) return text
-  const windows = new Set<string>()
-  for (let j = 0; j + KEY_RUN <= key.length; j++) windows.add(key.slice(j, j + KEY_RUN))
+  const windows = keyWindows([key])
   // The text with its escapes read; `from` and `to` map each character read to where it stands.
   let read = ''
   const from: number[] = []
@@ -277,12 +276,7 @@ function hideEscapedRuns(text: string, key: string, shownAs: string): string {
   for (let i = 0; i + KEY_RUN <= read.length; i++) {
     if (windows.has(read.slice(i, i + KEY_RUN))) hidden.fill(1, from[i]!, to[i + KEY_RUN - 1]!)
   }
-  let out = ''
-  for (let i = 0; i < text.length; i++) {
-    if (hidden[i] === 0) out += text[i]
-    else if (i === 0 || hidden[i - 1] === 0) out += shownAs
-  }
-  return out
+  return shownWith(text, hidden, shownAs)
 }
 
 /** The start every Anthropic key shares (`sk-ant-api03-`): no secret, in any encoding. */
@@ -322,12 +316,7 @@ function hideHexRuns(text: string, key: string, shownAs: string): string {
   for (let i = 0; i + KEY_RUN <= digits.length; i++) {
     if (windows.has(digits.slice(i, i + KEY_RUN))) hidden.fill(1, at[i]!, at[i + KEY_RUN - 1]! + 1)
   }
-  let out = ''
-  for (let i = 0; i < text.length; i++) {
-    if (hidden[i] === 0) out += text[i]
-    else if (i === 0 || hidden[i - 1] === 0) out += shownAs
-  }
-  return out
+  return shownWith(text, hidden, shownAs)
 }
 
 /** `key`'s bytes in hex, lower and upper case (each byte two digits, so no offset matters). */
@@ -363,14 +352,25 @@ function base64Forms(key: string): string[] {
  * up among those of the keys: a character is hidden when a window holding it is one.
  */
 function hideRuns(text: string, keys: ReadonlyArray<string>, shownAs: string): string {
-  const windows = new Set<string>()
-  for (const key of keys) {
-    for (let j = 0; j + KEY_RUN <= key.length; j++) windows.add(key.slice(j, j + KEY_RUN))
-  }
+  const windows = keyWindows(keys)
   const hidden = new Uint8Array(text.length)
   for (let i = 0; i + KEY_RUN <= text.length; i++) {
     if (windows.has(text.slice(i, i + KEY_RUN))) hidden.fill(1, i, i + KEY_RUN)
   }
+  return shownWith(text, hidden, shownAs)
+}
+
+/** Every window of `KEY_RUN` characters of each of `keys`. */
+function keyWindows(keys: ReadonlyArray<string>): Set<string> {
+  const windows = new Set<string>()
+  for (const key of keys) {
+    for (let j = 0; j + KEY_RUN <= key.length; j++) windows.add(key.slice(j, j + KEY_RUN))
+  }
+  return windows
+}
+
+/** `text` with each stretch of characters marked in `hidden` written once as `shownAs`. */
+function shownWith(text: string, hidden: Uint8Array, shownAs: string): string {
   let out = ''
   for (let i = 0; i < text.length; i++) {
     if (hidden[i] === 0) out += text[i]
