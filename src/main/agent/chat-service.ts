@@ -12,7 +12,7 @@ import type {
   StoredMessage,
   TurnError,
 } from '../../shared/types'
-import { MAX_ERROR_MESSAGE, type ConversationStore } from '../conversations'
+import { MAX_ERROR_MESSAGE, replyEnded, type ConversationStore } from '../conversations'
 import { CairnError, diskFailure } from '../lib/errors'
 import { consoleLogger, type Logger } from '../lib/logger'
 import { cutText } from '../lib/text'
@@ -157,19 +157,26 @@ export function createChatService(options: ChatServiceOptions): ChatService {
     opening: string | null = null,
   ): Promise<Conversation> => {
     // A turn under way: the last one's error is no longer the latest word.
-    const updated = await options.conversations.update(id, ({ lastError: _, ...current }) => ({
-      ...current,
-      // Stored with the prompt, in the same write: a turn a kill cuts off is still marked.
-      ...(opening !== null ? { openTurn: opening } : {}),
-      messages: withViewed(
-        [
-          ...(recovered ? withAnswers(current.messages, recovered.answers) : current.messages),
-          ...messages,
-        ],
-        turn,
-      ),
-      toolCommits: { ...current.toolCommits, ...recovered?.commits, ...toolCommits },
-    }))
+    const updated = await options.conversations.update(id, ({ lastError: _, ...current }) => {
+      const next: Conversation = {
+        ...current,
+        // Stored with the prompt, in the same write: a turn a kill cuts off is still marked.
+        ...(opening !== null ? { openTurn: opening } : {}),
+        messages: withViewed(
+          [
+            ...(recovered ? withAnswers(current.messages, recovered.answers) : current.messages),
+            ...messages,
+          ],
+          turn,
+        ),
+        toolCommits: { ...current.toolCommits, ...recovered?.commits, ...toolCommits },
+      }
+      // A reply the API ended the turn with ends its mark in the same write (a mark beside one
+      // is never read: replyEnded), so a turn that ends well needs no write of its own for it.
+      if (!replyEnded(next.messages)) return next
+      const { openTurn: _ended, ...ended } = next
+      return ended
+    })
     options.onConversationChanged(id)
     return updated
   }

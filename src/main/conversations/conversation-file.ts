@@ -125,7 +125,7 @@ export function parseConversation(raw: string): Conversation {
  * would have Claude do the whole turn again. A reply kept half (a stop, an error: no stop
  * reason) or one asking for tools no result answers still leaves the turn open.
  */
-function replyEnded(messages: ReadonlyArray<StoredMessage>): boolean {
+export function replyEnded(messages: ReadonlyArray<StoredMessage>): boolean {
   const last = messages.at(-1)
   if (last?.role !== 'assistant') return false
   const reason = last.stopReason
