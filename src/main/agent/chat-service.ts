@@ -12,7 +12,12 @@ import type {
   StoredMessage,
   TurnError,
 } from '../../shared/types'
-import { MAX_ERROR_MESSAGE, replyEnded, type ConversationStore } from '../conversations'
+import {
+  MAX_ERROR_MESSAGE,
+  replyEnded,
+  withoutOpenTurn,
+  type ConversationStore,
+} from '../conversations'
 import { CairnError, diskFailure } from '../lib/errors'
 import { consoleLogger, type Logger } from '../lib/logger'
 import { cutText } from '../lib/text'
@@ -173,9 +178,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
       }
       // A reply the API ended the turn with ends its mark in the same write (a mark beside one
       // is never read: replyEnded), so a turn that ends well needs no write of its own for it.
-      if (!replyEnded(next.messages)) return next
-      const { openTurn: _ended, ...ended } = next
-      return ended
+      return replyEnded(next.messages) ? withoutOpenTurn(next) : next
     })
     options.onConversationChanged(id)
     return updated
@@ -491,13 +494,6 @@ function withViewed(
   return messages.map((message, i) =>
     i > start && message.role === 'assistant' ? { ...message, viewed: turn.viewed } : message,
   )
-}
-
-/** `conversation` without its `openTurn` when that names `turnId` (itself otherwise). */
-function withoutOpenTurn(conversation: Conversation, turnId: string): Conversation {
-  if (conversation.openTurn !== turnId) return conversation
-  const { openTurn: _, ...rest } = conversation
-  return rest
 }
 
 function turnRunning(): CairnError {

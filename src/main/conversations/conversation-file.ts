@@ -118,6 +118,19 @@ export function parseConversation(raw: string): Conversation {
 }
 
 /**
+ * `conversation` without its `openTurn` when that names `turnId`, or whatever turn it names
+ * when no `turnId` is given (the conversation itself otherwise).
+ */
+export function withoutOpenTurn(
+  conversation: Conversation,
+  turnId = conversation.openTurn,
+): Conversation {
+  if (conversation.openTurn !== turnId) return conversation
+  const { openTurn: _, ...rest } = conversation
+  return rest
+}
+
+/**
  * True when the last message is a reply the API ended the turn with (any stop reason but a
  * call for tools, or a paused turn the loop goes on with): the turn was not cut off, whatever
  * mark is left beside it. The reply and the turn's end mark are two writes, and Cairn killed

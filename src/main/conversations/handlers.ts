@@ -1,6 +1,7 @@
 import type { DomainHandlers } from '../lib/handlers'
 import type { EventBus } from '../lib/events'
 import type { ConversationStore } from './conversation-store'
+import { withoutOpenTurn } from './conversation-file'
 
 export interface ConversationHandlerOptions {
   readonly store: ConversationStore
@@ -23,8 +24,7 @@ export function conversationHandlers(
       // A turn this Cairn started runs, or ended here: only one left by a closed Cairn was cut off.
       if (conversation.openTurn === undefined || !options.startedHere(conversation.openTurn))
         return conversation
-      const { openTurn: _, ...rest } = conversation
-      return rest
+      return withoutOpenTurn(conversation)
     },
     'conversations:rename': async ({ id, title }) => {
       const summary = await store.rename(id, title)
