@@ -209,6 +209,37 @@ describe('a second conversation on the wire', () => {
   })
 })
 
+describe('settings changed while a turn runs', () => {
+  it('apply from the next turn: the turn under way keeps the model and limits it began with', async () => {
+    let release!: () => void
+    const hold = new Promise<void>((resolve) => (release = resolve))
+    cairn.fake.script(
+      reply.toolUse({ text: 'Looking.', input: { command: 'view', path: '/memories' } }, { hold }),
+      reply.text('Nothing there.'),
+    )
+    const { conversationId, turnId } = await cairn.send(null, 'What do you know?')
+    await cairn.until(() =>
+      cairn.events.some((e) => e.turnId === turnId && e.type === 'text-delta'),
+    )
+    await cairn.call('settings:update', {
+      model: 'claude-haiku-4-5',
+      maxTokens: 999,
+      customInstructions: 'Be brief.',
+    })
+    release()
+    await cairn.finished(turnId)
+    cairn.fake.script(reply.text('Still nothing.'))
+    await cairn.turn(conversationId, 'And now?')
+    expect(cairn.fake.messageRequests().map((r) => [r.body!.model, r.body!.max_tokens])).toEqual([
+      ['claude-sonnet-4-6', 8192],
+      ['claude-sonnet-4-6', 8192],
+      ['claude-haiku-4-5', 999],
+    ])
+    const told = cairn.fake.messageRequests().map((r) => JSON.stringify(r.body!.system))
+    expect(told.map((system) => system.includes('Be brief.'))).toEqual([false, false, true])
+  })
+})
+
 describe('a conversation file damaged by another program mid-turn', () => {
   it('keeps the damaged file aside, saves the whole conversation with the reply, and says so', async () => {
     cairn.fake.script(reply.text('First answer'))
