@@ -175,6 +175,32 @@ describe('two sends racing on one conversation', () => {
   })
 })
 
+describe('a send racing a delete of its conversation', () => {
+  for (const first of ['delete', 'send'] as const) {
+    it(`never brings the conversation back (${first} asked first)`, async () => {
+      cairn.fake.script(reply.text('First'), reply.text('Second'))
+      const one = await cairn.turn(null, 'Start')
+      const remove = () => cairn.core.dispatch('conversations:delete', { id: one.conversationId })
+      const send = () =>
+        cairn.core.dispatch('chat:send', {
+          conversationId: one.conversationId,
+          text: 'More',
+          clientId: 'racer',
+        })
+      const [removed, sent] =
+        first === 'delete'
+          ? await Promise.all([remove(), send()])
+          : (await Promise.all([send(), remove()])).reverse()
+      expect(removed.ok).toBe(true)
+      if (sent.ok) await cairn.finished((sent.value as { turnId: string }).turnId)
+      else expect(sent.error.code).toBe('conversation-not-found')
+      await cairn.reopen()
+      expect(await cairn.call('conversations:list', {})).toEqual([])
+      expect(await readdir(path.join(cairn.dataDir, 'conversations'))).toEqual([])
+    })
+  }
+})
+
 describe('a second conversation on the wire', () => {
   it('sends the system prompt, the memory tool, context editing and the beta, and none of conversation 1', async () => {
     await cairn.call('settings:update', { customInstructions: 'Answer in French.' })
