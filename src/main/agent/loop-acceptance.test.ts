@@ -1,10 +1,12 @@
 /**
  * An independent acceptance check of the agent loop (issue #5), for promises the other agent
  * tests leave open: the order of what streams to the window, stop reasons that end a reply
- * holding a tool call (`max_tokens`, `refusal`), a paused reply the SDK resumes, Stop before
- * the send returns, two sends racing on one conversation, what a second conversation sends on
- * the wire, and the key in no file Cairn wrote. Through the real core: the real SDK against the
- * fake Messages API, the real versioned memory, `git` as the second opinion.
+ * holding a tool call (`max_tokens`, `refusal`), bad input in several calls of one reply, a
+ * paused reply the SDK resumes, Stop as soon as the send returns, two sends racing on one
+ * conversation and a send racing its delete, what a second conversation sends on the wire,
+ * settings changed mid-turn, a conversation file damaged mid-turn, and the key in no file Cairn
+ * wrote. Through the real core: the real SDK against the fake Messages API, the real versioned
+ * memory, `git` as the second opinion.
  */
 import { execFileSync } from 'node:child_process'
 import { readdir, readFile, writeFile } from 'node:fs/promises'
@@ -116,6 +118,37 @@ describe('a reply that ends holding a tool call', () => {
       await expectGoesOn(turn.conversationId)
     })
   }
+})
+
+describe('calls of one reply with bad input', () => {
+  it('each reach Claude as the handler’s is_error result, stored as told, committing nothing', async () => {
+    const inputs: unknown[] = [
+      { command: 'fly' },
+      { command: 'view' },
+      {},
+      'a string',
+      [1],
+      { command: 'create', path: '/memories/x.md' },
+      { command: 'view', path: 5 },
+    ]
+    cairn.fake.script(
+      reply.toolUses(inputs.map((input, i) => ({ id: `toolu_b${i}`, input }))),
+      reply.text('I will try again later.'),
+    )
+    const turn = await cairn.turn(null, 'Go')
+    expect(errorOf(turn.events)).toBeUndefined()
+    const told = cairn.fake.messageRequests()[1]!.body!.messages!.at(-1)!.content as Array<
+      Record<string, unknown>
+    >
+    expect(told.map((b) => [b.tool_use_id, b.is_error])).toEqual(
+      inputs.map((_, i) => [`toolu_b${i}`, true]),
+    )
+    for (const block of told) expect(block.content).toMatch(/^Error: /)
+    const stored = await cairn.call('conversations:get', { id: turn.conversationId })
+    expect(stored.messages[2]!.content).toEqual(told)
+    expect(commitCount()).toBe(0)
+    await expectGoesOn(turn.conversationId)
+  })
 })
 
 describe('a paused reply (pause_turn)', () => {
