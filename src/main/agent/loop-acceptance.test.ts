@@ -166,6 +166,37 @@ describe('a paused reply (pause_turn)', () => {
     })
     await expectGoesOn(turn.conversationId)
   })
+
+  it('holding a memory call the SDK never runs: the turn fails, and no Stop is claimed for the call', async () => {
+    cairn.fake.script(
+      reply.message(
+        [
+          { type: 'text', text: 'Pausing' },
+          {
+            type: 'tool_use',
+            id: 'toolu_paused',
+            input: { command: 'create', path: '/memories/p.md', file_text: 'p\n' },
+          },
+        ],
+        'pause_turn',
+      ),
+    )
+    const turn = await cairn.turn(null, 'Long one')
+    // The SDK sends the paused reply back unanswered, which the API refuses.
+    expect(errorOf(turn.events)).toMatchObject({ code: 'bad-request' })
+    expect(turn.events.at(-1)).toMatchObject({ type: 'turn-finished', stopped: false })
+    expect(commitCount()).toBe(0)
+    const stored = await cairn.call('conversations:get', { id: turn.conversationId })
+    expect(stored.messages.at(-1)!.content).toEqual([
+      {
+        type: 'tool_result',
+        tool_use_id: 'toolu_paused',
+        content: 'This command was not run: the reply ended before it could run.',
+        is_error: true,
+      },
+    ])
+    await expectGoesOn(turn.conversationId)
+  })
 })
 
 describe('Stop pressed as soon as the send returns', () => {
