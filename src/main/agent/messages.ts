@@ -22,6 +22,13 @@ export interface ApiMessage {
 export const NOT_RUN_STOPPED = 'This command was not run: the user stopped the turn.'
 export const NOT_RUN_CUT_OFF = 'This command was not run: the reply was cut off before it finished.'
 /**
+ * A call the turn ended without running, when the person did not stop it: the reply ended as a
+ * refusal, or the turn failed (the API refused the next request, the connection broke) before
+ * the call was run. Never "the user stopped the turn": Claude would be told of a Stop that
+ * did not happen.
+ */
+export const NOT_RUN_ENDED = 'This command was not run: the reply ended before it could run.'
+/**
  * What a call with no stored result is answered with when history holds no commit for it:
  * Cairn closed (a crash, a kill, a power cut) between running it and saving its result, and
  * the call changed nothing, failed, only read, or ran and its commit was lost with the kill, so

@@ -13,6 +13,7 @@ import type { Logger } from '../lib/logger'
 import { parseMemoryPath, type MemoryExecutor, type MemoryResult } from '../memory'
 import {
   NOT_RUN_CUT_OFF,
+  NOT_RUN_ENDED,
   NOT_RUN_STOPPED,
   resultText,
   type ApiMessage,
@@ -225,7 +226,7 @@ export async function runTurn(options: TurnOptions): Promise<TurnOutcome> {
       // The previous reply's commands have all run by the time the next request goes out.
       // Not awaited here: the stream must be read right away or its early events are lost.
       // A failure is not lost either: `await flushing` below throws it again.
-      flushResults(NOT_RUN_STOPPED).catch(() => {})
+      flushResults(signal.aborted ? NOT_RUN_STOPPED : NOT_RUN_ENDED).catch(() => {})
       streamStarted = false
       reading = true
       replyEvents = 0
@@ -281,7 +282,7 @@ export async function runTurn(options: TurnOptions): Promise<TurnOutcome> {
     }
     // A refusal, or a reason this build does not know, ends the turn: never without a word.
     if (lastStop === 'refusal' || (lastStop !== null && !KNOWN_STOP_REASONS.has(lastStop))) {
-      await flushResults('This command was not run: the reply ended before it could run.')
+      await flushResults(NOT_RUN_ENDED)
       return {
         stopped: false,
         error: lastStop === 'refusal' ? refusalError() : unknownStopError(lastStop),
@@ -302,7 +303,7 @@ export async function runTurn(options: TurnOptions): Promise<TurnOutcome> {
     let error = thrown
     const kept = partial.filter((b): b is StoredBlock => b?.type === 'text' && b.text.trim() !== '')
     try {
-      await flushResults(NOT_RUN_STOPPED)
+      await flushResults(signal.aborted ? NOT_RUN_STOPPED : NOT_RUN_ENDED)
       if (kept.length > 0) {
         // What the person saw stream in stays in the transcript (without any half tool call).
         await append(
