@@ -197,3 +197,46 @@ describe('blame after main was moved with git reset outside Cairn', () => {
     expect(summary).toMatchObject({ oid: ann, actor: 'outside', author: 'Ann Smith' })
   })
 })
+
+/** Every page of a history search, as git log -S lists it: commit ids, newest first. */
+async function searchAll(text: string): Promise<string[]> {
+  const found: string[] = []
+  let before: string | undefined
+  for (;;) {
+    const page = await bed.memory.searchHistory({ text, matchCase: true, before })
+    found.push(...page.hits.map((hit) => hit.commit.oid))
+    if (!page.next) return found
+    before = page.next
+  }
+}
+
+const pickaxe = (text: string) =>
+  gitCli(bed.dataDir, 'log', `-S${text}`, '--format=%H', 'main').split('\n').filter(Boolean)
+
+describe('history search against git log -S, on the same histories', () => {
+  it('counts a repeated line as git does, in a file whose every line is the same', async () => {
+    await run({ command: 'create', path: '/memories/same.md', file_text: 'same\n'.repeat(3) })
+    await userWrite(bed.memory, '/memories/same.md', 'same\n'.repeat(5))
+    // The count is unchanged by a rename and by a rewrite with the same number of lines.
+    await run({ command: 'rename', old_path: '/memories/same.md', new_path: '/memories/s.md' })
+    await run({ command: 'create', path: '/memories/s.md', file_text: 'same.\n'.repeat(5) })
+    await run({ command: 'create', path: '/memories/s.md', file_text: 'same\n' })
+    expect(await searchAll('same')).toEqual(pickaxe('same'))
+    expect(await searchAll('same')).toHaveLength(3)
+  })
+
+  it('after main was moved with git reset while Cairn was closed, its kept records left behind', async () => {
+    const first = await run({ command: 'create', path: '/memories/p.md', file_text: 'a\n' })
+    await run({ command: 'create', path: '/memories/p.md', file_text: 'a\nzebra\n' })
+    await run({ command: 'create', path: '/memories/q.md', file_text: 'zebra too\n' })
+    expect(await searchAll('zebra')).toEqual(pickaxe('zebra'))
+    await bed.close()
+    asAnn('reset', '-q', '--hard', first.oid)
+    await writeFile(path.join(bed.dataDir, 'memories', 'p.md'), 'a\nzebra crossing\n')
+    asAnn('commit', '-q', '-am', 'Ann writes of a zebra')
+    await bed.reopen()
+    const found = await searchAll('zebra')
+    expect(found).toEqual(pickaxe('zebra'))
+    expect(found).toEqual([gitCli(bed.dataDir, 'rev-parse', 'main').trim()])
+  })
+})
