@@ -56,10 +56,15 @@ describe('the API key in the log', () => {
   it('ANTHROPIC_LOG=debug writes the SDK’s requests and responses to the log, the key hidden', async () => {
     logDir = await mkdtemp(path.join(os.tmpdir(), 'cairn-key-log-'))
     debugging.fake.script(reply.text('hello back'))
-    const { events } = await debugging.turn(null, 'hello')
+    // The key pasted into the chat: the request's body holds it, and the log shows the body.
+    const { events } = await debugging.turn(null, `my cat is called Mittens; my key is ${KEY}`)
     expect(events.find((e) => e.type === 'error')).toBeUndefined()
     const log = await readLog()
     expect(log).toContain('The Anthropic SDK (debug): [log_')
+    // The request as sent, body included: the conversation's words are in the log (README,
+    // "Logs"), only what is secret hidden.
+    expect(log).toContain('sending request')
+    expect(log).toContain('my cat is called Mittens; my key is your API key')
     expect(log).toContain('x-echo')
     expect(keyFormsIn(log, KEY)).toEqual([])
     expect(log).toContain('your API key')

@@ -1,3 +1,4 @@
+import { inspect } from 'node:util'
 import { APIConnectionError, APIError, AnthropicError, RateLimitError } from '@anthropic-ai/sdk'
 import { describe, expect, it } from 'vitest'
 import { classifyTurnError, hideKeys, retryAfterSeconds, unknownStopError } from './turn-errors'
@@ -234,6 +235,33 @@ describe('hideKeys', () => {
     }
     expect(hideKeys(lines[0]!, token, 'the sync token')).toBe(
       "fatal: Authentication failed for 'https://me:the sync token@example.com/memory.git'",
+    )
+  })
+
+  it('hides a token holding " and \\ as JSON and a printed string escape them, whole or a run', () => {
+    // A token of a forge that allows any visible character: '"' or '\\' every few characters,
+    // so the pieces between two of JSON's escapes are all shorter than a run of 8.
+    const token = 'ab"cd\\ef"gh\\ij\'kl"mn\\op"qr\\st"uv'
+    const short = 'a"b\\c'
+    const lines = [
+      JSON.stringify({ url: 'https://example.com/memory.git', token }),
+      // Cut short: its start only.
+      JSON.stringify({ token }).slice(0, 30),
+      inspect({ token }),
+      `token=${token.replaceAll('\\', '\\\\').replaceAll('"', '\\u0022')}`,
+    ]
+    for (const line of lines) {
+      const hidden = hideKeys(line, token, 'the sync token')
+      expect(hidden, line).toContain('the sync token')
+      // However its escapes are read, no 8 of the token's characters stand together.
+      const plain = hidden.replace(/\\u0022/g, '"').replace(/\\(["\\'])/g, '$1')
+      for (let i = 0; i + 8 <= token.length; i++) {
+        expect(plain, line).not.toContain(token.slice(i, i + 8))
+      }
+    }
+    // A token under 8 characters is found whole in its escaped form too.
+    expect(hideKeys(JSON.stringify({ token: short }), short, 'the sync token')).toBe(
+      '{"token":"the sync token"}',
     )
   })
 

@@ -232,7 +232,15 @@ export function hideKeys(text: string, apiKey: string, shownAs: string = YOUR_KE
   // Worked out once per call: the whole forms and their runs are of the same encodings.
   const base64 = apiKey === '' ? [] : base64Forms(apiKey)
   if (apiKey !== '') {
-    const forms = new Set([apiKey, encodeURIComponent(apiKey), ...hexForms(apiKey), ...base64])
+    const forms = new Set([
+      apiKey,
+      encodeURIComponent(apiKey),
+      // As JSON writes it (`JSON.stringify`: a `"` or `\` escaped), whole: a key too short for
+      // the runs below is found only so.
+      JSON.stringify(apiKey).slice(1, -1),
+      ...hexForms(apiKey),
+      ...base64,
+    ])
     for (const form of [...forms].sort((a, b) => b.length - a.length)) {
       if (form.length >= Math.min(apiKey.length, KEY_RUN)) out = out.replaceAll(form, shownAs)
     }
@@ -247,29 +255,30 @@ export function hideKeys(text: string, apiKey: string, shownAs: string = YOUR_KE
   // And runs of it behind %-escapes: an address's user part escapes only some characters
   // ('/' and '@', not '+' or '$'), so it is not encodeURIComponent's form, and the pieces
   // between two escapes may all be shorter than a run; some write the escapes in lower case.
+  // Likewise behind backslash escapes: JSON's (`\"`, `\\`, `\u0022`) and a printed string's
+  // (`\'`), where a token holding `"` or `\` every few characters was shown but for them.
   const unescaped = hideEscapedRuns(out, apiKey, shownAs)
   return hideHexRuns(hideRuns(unescaped, [apiKey, ...base64], shownAs), apiKey, shownAs)
 }
 
 /**
  * `text` with every run of 8 or more of `key`'s characters hidden where some of them stand as
- * `%XX` escapes (of a character below 128, its digits in either case): each escape is read as
- * the character it stands for, and hidden whole with the run it is part of.
+ * escapes: `%XX` (of a character below 128, its digits in either case), or a backslash escape
+ * as JSON and printed strings write them (`\"`, `\\`, `\/`, `\'`, `\n`…, `\uXXXX`): each
+ * escape is read as the character it stands for, and hidden whole with the run it is part of.
  */
 function hideEscapedRuns(text: string, key: string, shownAs: string): string {
-  if (!text.includes('%')) return text
+  if (!text.includes('%') && !text.includes('\\')) return text
   const windows = keyWindows([key])
   // The text with its escapes read; `from` and `to` map each character read to where it stands.
   let read = ''
   const from: number[] = []
   const to: number[] = []
   for (let i = 0; i < text.length;) {
-    const digits = text[i] === '%' ? text.slice(i + 1, i + 3) : ''
-    const code = /^[0-7][0-9a-fA-F]$/.test(digits) ? Number.parseInt(digits, 16) : -1
-    const escaped = code >= 0
-    read += escaped ? String.fromCharCode(code) : text[i]
+    const [char, length] = escapeAt(text, i) ?? [text[i]!, 1]
+    read += char
     from.push(i)
-    i += escaped ? 3 : 1
+    i += length
     to.push(i)
   }
   const hidden = new Uint8Array(text.length)
@@ -277,6 +286,37 @@ function hideEscapedRuns(text: string, key: string, shownAs: string): string {
     if (windows.has(read.slice(i, i + KEY_RUN))) hidden.fill(1, from[i]!, to[i + KEY_RUN - 1]!)
   }
   return shownWith(text, hidden, shownAs)
+}
+
+// What a backslash escape stands for (JSON's, and a printed string's `\'`).
+const BACKSLASHED: Readonly<Record<string, string>> = {
+  '"': '"',
+  '\\': '\\',
+  '/': '/',
+  "'": "'",
+  b: '\b',
+  f: '\f',
+  n: '\n',
+  r: '\r',
+  t: '\t',
+}
+
+/** The character an escape at `i` of `text` stands for and the escape's length, or null. */
+function escapeAt(text: string, i: number): [string, number] | null {
+  if (text[i] === '%') {
+    const digits = text.slice(i + 1, i + 3)
+    return /^[0-7][0-9a-fA-F]$/.test(digits)
+      ? [String.fromCharCode(Number.parseInt(digits, 16)), 3]
+      : null
+  }
+  if (text[i] !== '\\') return null
+  const next = text[i + 1] ?? ''
+  const plain = BACKSLASHED[next]
+  if (plain !== undefined) return [plain, 2]
+  const digits = text.slice(i + 2, i + 6)
+  return next === 'u' && /^[0-9a-fA-F]{4}$/.test(digits)
+    ? [String.fromCharCode(Number.parseInt(digits, 16)), 6]
+    : null
 }
 
 /** The start every Anthropic key shares (`sk-ant-api03-`): no secret, in any encoding. */

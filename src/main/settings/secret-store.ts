@@ -1,10 +1,12 @@
 import { rm } from 'node:fs/promises'
-import { readPlainFileAsync } from '../lib/disk'
+import path from 'node:path'
+import { isMissing, isNotPlainFile, readPlainFileAsync } from '../lib/disk'
 import { OWN_FILE_CAP } from '../lib/own-file-caps'
 import { z } from 'zod'
 import { writeJsonAtomic } from '../lib/atomic-json'
 import { diskProblem, isDiskProblem } from '../lib/disk-errors'
 import { CairnError } from '../lib/errors'
+import { keepUnreadableAside } from './settings-file'
 
 /**
  * Where the API key lives. `os`: encrypted by the OS keychain; `plaintext`: on disk in a form
@@ -19,6 +21,12 @@ export interface SecretStore {
   get(): Promise<string | null>
   set(value: string): Promise<void>
   clear(): Promise<void>
+  /**
+   * What is wrong with the saved secret, in words for Settings (null: nothing): its file was
+   * found damaged at the last read (it then reads as none), or a damaged one was kept aside
+   * when a new one was saved.
+   */
+  readonly problem?: string | null
 }
 
 /** A store that forgets on restart: for tests and the e2e harness. */
@@ -108,6 +116,47 @@ export function createFileSecretStore(options: {
   const protects = (): boolean => canEncrypt() && cipher?.backend() !== 'basic_text'
   // How the file holds the key, as last read or written (null: no key, or not read yet).
   let holds: 'cipher' | 'plain' | null = null
+  // The file found damaged at the last read; the name a damaged one was kept as.
+  let damaged = false
+  let keptAs: string | null = null
+  const name = path.basename(file)
+  // A damaged file is moved aside before a new key is written over it: it may still hold the
+  // key (a file cut short, a keyring since changed), and nothing of the person's is destroyed
+  // unasked. A file the disk fails to read is written over as before: the person's new key is
+  // their latest act, and the write says if the disk fails it too.
+  const keepDamagedAside = async (): Promise<void> => {
+    let raw: Buffer
+    try {
+      raw = await readPlainFileAsync(file, OWN_FILE_CAP.SETTINGS)
+    } catch (error) {
+      if (!isNotPlainFile(error)) return
+      raw = Buffer.alloc(0)
+    }
+    if (readable(raw)) return
+    try {
+      keptAs = await keepUnreadableAside(file)
+    } catch (error) {
+      if (isMissing(error)) return
+      const problem = diskProblem(error)
+      throw new CairnError(
+        problem?.code ?? 'io-error',
+        `Your key was not saved: the saved key’s file (${name}) is damaged, and it could not be kept aside because ${problem?.reason ?? 'of an unexpected file system error'}. Nothing was changed.`,
+      )
+    }
+  }
+  // False when the file holds no key Cairn wrote: not JSON, not its shape, or a key the keyring
+  // cannot decrypt (a keyring that is not there now says nothing of the file).
+  const readable = (raw: Buffer): boolean => {
+    try {
+      const stored = secretFile.parse(JSON.parse(raw.toString('utf8')))
+      if (stored.encoding === 'cipher' && cipher && canEncrypt()) {
+        cipher.decrypt(Buffer.from(stored.data, 'base64'))
+      }
+      return true
+    } catch {
+      return false
+    }
+  }
   const write = async (value: string): Promise<void> => {
     const encrypted = canEncrypt() && cipher ? cipher.encrypt(value) : null
     await writeJsonAtomic(file, {
@@ -118,6 +167,14 @@ export function createFileSecretStore(options: {
     holds = encrypted ? 'cipher' : 'plain'
   }
   return {
+    get problem(): string | null {
+      if (damaged) {
+        return `Your saved key could not be read: its file (${name} in your data folder) is damaged. Save your key again; the damaged file is then kept aside in the data folder, not deleted.`
+      }
+      return keptAs === null
+        ? null
+        : `Your saved key’s file was damaged, so it was kept as ${keptAs} in your data folder before the new key was saved.`
+    },
     get kind(): SecretStoreKind {
       // What the file holds, not what could be done now: a key saved in plain text stays
       // readable by anyone with the file until it is written again.
@@ -133,11 +190,13 @@ export function createFileSecretStore(options: {
         // told as such, never as no key, so the person is not asked for a key they have, and
         // nothing here writes over it (rdisk30). Read again at the next call.
         if (isDiskProblem(error)) throw keyNotRead(error)
-        // No key stored yet (or not a plain file: never read through a link nor waited on,
-        // or larger than any key file): the user sets it in Settings.
+        // No key stored yet: the user sets it in Settings. Not a plain file (never read
+        // through a link nor waited on) or larger than any key file: damaged, read as none.
         holds = null
+        damaged = !isMissing(error)
         return null
       }
+      damaged = false
       try {
         const stored = secretFile.parse(JSON.parse(raw))
         const bytes = Buffer.from(stored.data, 'base64')
@@ -153,15 +212,22 @@ export function createFileSecretStore(options: {
         }
         return value
       } catch {
-        // An unreadable key (corrupt file, keyring changed) counts as no key: the user sets it again.
+        // An unreadable key (corrupt file, keyring changed) counts as no key, and Settings says
+        // the file is damaged: the user sets it again, and the file is kept aside then.
         holds = null
+        damaged = true
         return null
       }
     },
-    set: write,
+    async set(value) {
+      await keepDamagedAside()
+      await write(value)
+      damaged = false
+    },
     async clear() {
       await rm(file, { force: true })
       holds = null
+      damaged = false
     },
   }
 }

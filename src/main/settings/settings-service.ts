@@ -96,6 +96,8 @@ export function createSettingsService(options: SettingsServiceOptions): Settings
     })
     const apiKeySource: SettingsView['apiKeySource'] =
       stored !== null || keyProblem !== null ? store.kind : envKey() !== null ? 'env' : 'none'
+    // Or a saved key's file found damaged (read as none: the variable's key, if any, is used).
+    const apiKeyProblem: string | null = keyProblem ?? store.problem ?? null
     const settingsProblem =
       notRead !== null
         ? `Your settings file (settings.json in your data folder) could not be read because ${notRead}, so the defaults are shown. It was left as it is and is read again next time; a change to a setting is not saved until it can be read.`
@@ -107,7 +109,7 @@ export function createSettingsService(options: SettingsServiceOptions): Settings
       envApiKey: envKey() !== null,
       dataDir: options.dataDir,
       ...(settingsProblem ? { settingsProblem } : {}),
-      ...(keyProblem ? { apiKeyProblem: keyProblem } : {}),
+      ...(apiKeyProblem ? { apiKeyProblem } : {}),
     }
   }
 

@@ -78,6 +78,12 @@ async function slowedDown(prefix: string) {
   expect((await viaProxy(laptop, proxy, repo)).state).toBe('idle')
   await desktop.write('log.md', 'one\ntwo\n')
   expect((await desktop.sync()).state).toBe('idle')
+  // Counts every pack request (each a download of the pack), asked first and passing each on.
+  const packs = { count: 0 }
+  proxy.on((req) => {
+    if (isPackRequest(req)) packs.count++
+    return false
+  }, damagedPack)
   // The next pack request held part way (for a Stop) once `hold` is called; every other one
   // damaged.
   let holding: (() => void) | null = null
@@ -96,7 +102,7 @@ async function slowedDown(prefix: string) {
   for (let n = 0; n < REPEATED_SYNC_FAILURES; n++) status = await laptop.sync()
   expect(status?.error?.code).toBe('sync-interrupted')
   expect(status?.repeated?.advice).toContain('only about once an hour')
-  return { dir, repo, laptop, proxy, hold }
+  return { dir, repo, laptop, proxy, hold, packs }
 }
 
 describe('the hourly back-off after downloads keep breaking', () => {
@@ -137,6 +143,38 @@ describe('the hourly back-off after downloads keep breaking', () => {
       const waits = retryWaits(spy)
       expect(waits.length).toBeGreaterThan(0)
       for (const ms of waits) expect(ms).toBeGreaterThanOrEqual(FIRST_MS * 2 ** 4)
+    } finally {
+      await proxy.close()
+    }
+  }, 120_000)
+
+  it('holds over a Stop of its own retry: the interval waits it out, downloading nothing', async () => {
+    const { repo, laptop, proxy, hold, packs } = await slowedDown('back-off-own-retry')
+    try {
+      const timeouts = vi.spyOn(globalThis, 'setTimeout')
+      const intervals = vi.spyOn(globalThis, 'setInterval')
+      // Syncing every 5 minutes: its first sync is broken again, and the back-off's retry set.
+      await laptop.call('sync:configure', { url: proxy.url(repo), intervalMinutes: 5 })
+      expect((await laptop.sync()).error?.code).toBe('sync-interrupted')
+      const retryCall = timeouts.mock.calls.find(
+        (call) => retryWaits({ mock: { calls: [call] } })[0],
+      )
+      const tick = intervals.mock.calls.find((call) => call[1] === 5 * 60_000)?.[0] as () => void
+      expect(retryCall).toBeDefined()
+      expect(tick).toBeDefined()
+
+      // The back-off's own retry (its timer's work, run now), stopped mid-pack.
+      const held = hold()
+      ;(retryCall![0] as () => void)()
+      await held
+      expect((await laptop.call('sync:stop')).error?.code).toBe('sync-stopped')
+
+      // The interval's next tick, then Sync now (which waits for a sync the tick began, and
+      // then syncs once more): only Sync now downloads, as the interval still waits.
+      const before = packs.count
+      tick()
+      expect((await laptop.sync()).error?.code).toBe('sync-interrupted')
+      expect(packs.count - before).toBe(1)
     } finally {
       await proxy.close()
     }

@@ -15,11 +15,15 @@ import {
   isMissing,
   listNames,
   makeFolders,
+  isNotPlainFile,
+  NOT_A_FILE,
   OPEN,
+  readPlainFileAsync,
   syncFolder,
   unlinkQuietly,
 } from '../lib/disk'
 import { TEMP_FILE_PREFIX } from '../lib/folders'
+import { OWN_FILE_CAP } from '../lib/own-file-caps'
 
 type Encoding = { readonly encoding?: string; readonly mode?: number } | string | undefined
 
@@ -54,8 +58,44 @@ async function writeFileAtomic(
   await syncFolder(dir)
 }
 
+/**
+ * The most of a pack isomorphic-git reads whole: node's own limit for a read into one buffer
+ * (2 GiB less a byte), so no pack that synced before is refused now; a pack is what a sync
+ * brings, of any size the history reached.
+ */
+const PACK_CAP = 2 ** 31 - 1
+
+/**
+ * How large each file isomorphic-git reads may be (`OWN_FILE_CAP`): a ref or `HEAD` a few
+ * bytes, `packed-refs` records, `config` and `shallow` small, an object or a pack index
+ * `OBJECTS`, a pack its own cap. A ref of 2 GB is damage, never read into memory.
+ */
+function capOf(file: string): number {
+  const name = path.basename(file)
+  const parts = file.split(/[\\/]/)
+  if (name.endsWith('.pack')) return PACK_CAP
+  if (parts.includes('objects')) return OWN_FILE_CAP.OBJECTS
+  if (name === 'packed-refs') return OWN_FILE_CAP.RECORDS
+  if (parts.includes('refs') || /^[A-Z_]*HEAD$/.test(name)) return OWN_FILE_CAP.TINY
+  return OWN_FILE_CAP.SMALL
+}
+
+/**
+ * Reads `file` as a plain file within its cap (`readPlainFileAsync`: never through a link, never
+ * a fifo). A folder reads as EISDIR, as node's `readFile` says it, which isomorphic-git takes
+ * for "no such ref" when it tries a name (`refs/remotes/cairn-sync` for `cairn-sync`); any other
+ * failure (EIO, a denied read, a file past its cap) is thrown on, never "not there".
+ */
 async function readFile(file: string, options?: Encoding): Promise<Buffer | string> {
-  const bytes = await disk.promises.readFile(file)
+  let bytes: Buffer
+  try {
+    bytes = await readPlainFileAsync(file, capOf(file))
+  } catch (error) {
+    if (isCode(error, NOT_A_FILE) && (await disk.promises.lstat(file)).isDirectory()) {
+      throw Object.assign(new Error('EISDIR: a folder, not a file'), { code: 'EISDIR' })
+    }
+    throw error
+  }
   return wantsText(options) ? bytes.toString('utf8') : bytes
 }
 
@@ -159,12 +199,19 @@ function unlinkIfThere(file: string): void {
   }
 }
 
-/** The commit a ref of the repository points at, or null when there is no such ref. */
+/**
+ * The commit a ref of the repository points at, or null when there is no such ref, or what has
+ * its name is damage (`isNotPlainFile`: a folder, a link, a file past its cap), which the next
+ * write of the ref replaces. A disk that fails the read (EIO, a denied read) is thrown on: read
+ * as "no such ref", it had a Test connection delete the remote's `main` last seen, and a
+ * backup's restore say there was no such backup.
+ */
 export async function readRef(gitdir: string, ref: string): Promise<string | null> {
   try {
     return await git.resolveRef({ fs: gitFs, gitdir, ref })
-  } catch {
+  } catch (error) {
     // No such ref (never fetched, no backup by that name).
-    return null
+    if (isCode(error, 'NotFoundError') || isNotPlainFile(error)) return null
+    throw error
   }
 }

@@ -637,6 +637,17 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       retry.unref()
       return
     }
+    if (error?.code === 'sync-stopped' && quietUntil !== null) {
+      // Stopped while slowed (the back-off's own retry, whose wait was over by then, or a Sync
+      // now): the interval still waits a slowed wait before it downloads again. Cleared here, it
+      // synced at its next tick, a pack downloaded again within minutes while the status said
+      // "only about once an hour".
+      if (slowedDown(streak ?? null) && streak) {
+        const wait = retryDelay(Math.max(failures, streak.count - 1), retryFirstMs, true)
+        quietUntil = Math.max(quietUntil, now() + wait)
+      }
+      return
+    }
     failures = 0
     quietUntil = null
     // Memory changed while the sync ran: those changes go out with the next one.
