@@ -231,7 +231,10 @@ export function createConversationStore(options: ConversationStoreOptions): Conv
     }
     let conversation: Conversation
     try {
-      conversation = parseConversation(raw)
+      // A malformed mark of the last turn is left out, said once: the conversation reads.
+      conversation = parseConversation(raw, (problem) =>
+        report(`${id}:mark`, `Conversation ${id}: a malformed mark was ignored (${problem})`, null),
+      )
     } catch (error) {
       report(id, `Conversation ${id} is not a valid conversation file`, error)
       throw corrupt()

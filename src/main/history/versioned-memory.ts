@@ -947,7 +947,11 @@ async function openLocked(
       if (mutation.command === 'create') lock.assertHeld()
       intents.record(repo.head(), intentOf(mutation), mutation.paths.map(toRelative), text)
     }
-    const toolOptions = { createExisting: runOptions.createExisting, stage }
+    const toolOptions = {
+      createExisting: runOptions.createExisting,
+      stage,
+      spelledAsOnDisk: runOptions.spelledAsOnDisk,
+    }
     if (dryRun && runOptions.beforeRun) {
       // The folders the check just walked serve the dry run; the command itself runs after
       // the verdict, which may take a person's time: it walks the folder afresh.
@@ -1319,7 +1323,7 @@ async function openLocked(
     execute: (input, origin, executeOptions = {}) =>
       exclusive(
         (tree) => run(input, origin, executeOptions, tree).finally(() => intents.clear()),
-        () => touchedByCommand(input),
+        () => touchedByCommand(input, executeOptions.spelledAsOnDisk === true),
         isView(input) ? 'reads' : replacesOnly(input) ? 'replaces' : 'writes',
         { signal: executeOptions.signal, outcome: notRunStopped },
       ).catch(toolFailure),
