@@ -309,7 +309,7 @@ export function createObjectStore(gitdir: string): ObjectStore {
   // the error node makes of it, cost more than the listing of all 256 (stop 15). One removed
   // since is made again when its file cannot be created.
   let knownDirs: Set<string> | null = null
-  function knowsDir(dir: string): boolean {
+  function listedDirs(): Set<string> {
     if (!knownDirs) {
       knownDirs = new Set()
       try {
@@ -318,7 +318,10 @@ export function createObjectStore(gitdir: string): ObjectStore {
         // Each folder is then asked for by its `mkdir`, as before any listing.
       }
     }
-    return knownDirs.has(dir)
+    return knownDirs
+  }
+  function knowsDir(dir: string): boolean {
+    return listedDirs().has(dir)
   }
 
   // The object folders missing from a packed history (`git gc` and a clone remove the ones
@@ -335,8 +338,7 @@ export function createObjectStore(gitdir: string): ObjectStore {
   let makingFolders = false
   function makeMissingFolders(queue: Commands): void {
     if (makingFolders || db.packs().length === 0) return
-    knowsDir(objectsDir)
-    const known = knownDirs as Set<string>
+    const known = listedDirs()
     const missing: string[] = []
     for (let i = 0; i < 256; i++) {
       const dir = `${objectsDir}${path.sep}${i.toString(16).padStart(2, '0')}`
