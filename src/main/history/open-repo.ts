@@ -22,7 +22,7 @@ import { commitInterruptedCommand } from './command-intent'
 import { finishInterruptedRestore, givenUpRestore, intentFileOf } from './restore-intent'
 import { DamagedHistoryError } from './damage'
 import { findLostTip, isReadableCommit, newerDescendant, otherRefs } from './find-tip'
-import { MAIN_LOCK_LINKED, STALE_GIT_LOCK_MS } from './main-lock'
+import { MAIN_LOCK_LINKED, ownLockLeft, STALE_GIT_LOCK_MS } from './main-lock'
 import { readMainRef } from './main-ref'
 import { DAMAGED_FOLDER, moveIntoDamaged, NotKeptAsideError } from './objects/damaged-folder'
 import {
@@ -742,8 +742,8 @@ function removeGitTemps(gitdir: string, afterCrash: boolean): void {
 
 /**
  * A git lock in refs/heads nobody is holding: Cairn's own `main.lock` (a second name of
- * `cairn-main-lock`, main-lock.ts) that a kill left, or any lock older than a git command
- * holds one. A younger one that is not Cairn's may be a running git's (`git commit`, an
+ * `cairn-main-lock`, main-lock.ts, or a file naming a process that is gone) that a kill left,
+ * or any lock older than a git command holds one. A younger one that is not Cairn's may be a running git's (`git commit`, an
  * `update-ref --stdin` transaction): removed, git's move would fail or race Cairn's
  * (stop 30, rout30). It stays, and a move of main is refused in plain words while it does.
  */
@@ -751,7 +751,9 @@ function leftLock(file: string, own: Stats | undefined): boolean {
   const stats = disk.lstatIfThere(file)
   if (!stats) return false
   if (own && stats.ino === own.ino && stats.dev === own.dev) return true
-  return Date.now() - stats.mtimeMs > STALE_GIT_LOCK_MS
+  if (Date.now() - stats.mtimeMs > STALE_GIT_LOCK_MS) return true
+  // Where hard links are refused, Cairn's own is a file naming its process.
+  return path.basename(file) === 'main.lock' && ownLockLeft(file)
 }
 
 function removeTempsUnder(dir: string): void {
