@@ -1,5 +1,6 @@
-import { execFileSync } from 'node:child_process'
-import { readFile, rm, writeFile } from 'node:fs/promises'
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { readFile, rm, utimes, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it, vi } from 'vitest'
 import type { CommitSummary } from '../../shared/types'
@@ -216,5 +217,106 @@ describe('parseGitIndex and serializeGitIndex', () => {
     expect(parseGitIndex(flipped)).toBeNull()
     expect(parseGitIndex(good.subarray(0, good.byteLength - 1))).toBeNull()
     expect(parseGitIndex(Buffer.from('PACK\0\0\0\x02'))).toBeNull()
+  })
+})
+
+// Stop 31 (outside31), left by index30: an `index.lock` a killed git left stayed for good, and
+// Cairn's index write waited on it for good (git refuses `git add` and `git commit` too until it
+// goes). One a minute old that no running git on the data folder can hold is now removed, as
+// open removes such a lock in refs/heads; a live git's, however old, stays: `git commit -a`
+// holds it while the person writes the message, with no file open on it.
+describe("git's index.lock left by a git that is gone", () => {
+  /** `git commit -a` as Ann, its editor waiting until `finish()`; resolves once it holds the lock. */
+  async function annCommitting(): Promise<{
+    git: ChildProcess
+    finish(): Promise<number | null>
+  }> {
+    const go = path.join(bed.dataDir, 'go')
+    const editor = path.join(bed.dataDir, 'editor.sh')
+    await writeFile(
+      editor,
+      `#!/bin/sh\nwhile [ ! -e '${go}' ]; do sleep 0.05; done\necho 'Ann wrote this' > "$1"\n`,
+      { mode: 0o755 },
+    )
+    const git = spawn(
+      'git',
+      [
+        '--git-dir',
+        path.join(bed.dataDir, 'history.git'),
+        '--work-tree',
+        work(),
+        '-c',
+        'user.name=Ann Smith',
+        '-c',
+        'user.email=ann@example.com',
+        'commit',
+        '-a',
+        '--allow-empty',
+      ],
+      {
+        env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: bed.dataDir, GIT_EDITOR: editor },
+        stdio: 'ignore',
+      },
+    )
+    const exited = new Promise<number | null>((resolve) => git.on('exit', resolve))
+    await vi.waitFor(() => expect(existsSync(`${indexFile()}.lock`)).toBe(true), {
+      timeout: 10_000,
+      interval: 20,
+    })
+    return {
+      git,
+      async finish() {
+        await writeFile(go, '')
+        return exited
+      },
+    }
+  }
+
+  const hourAgo = () => new Date(Date.now() - 3_600_000)
+
+  it('removes one a killed git left once it is a minute old; git and Cairn both go on', async () => {
+    await some()
+    await indexFollowsMain()
+    const ann = await annCommitting()
+    ann.git.kill('SIGKILL')
+    expect(await ann.finish()).toBe(null)
+    const lock = `${indexFile()}.lock`
+    expect(existsSync(lock)).toBe(true)
+    expect(() => asAnn('add', 'notes.md')).toThrow(/index\.lock': File exists/)
+    await utimes(lock, hourAgo(), hourAgo())
+    await run({ command: 'create', path: '/memories/after.md', file_text: 'a\n' })
+    await indexFollowsMain()
+    expect(existsSync(lock)).toBe(false)
+    expect(asAnn('status', '--porcelain')).toBe('')
+    await writeFile(path.join(work(), 'notes.md'), 'a\nb\nAnn\n')
+    asAnn('add', 'notes.md')
+    asAnn('commit', '-m', 'Ann adds a line')
+    expect(subjects()[0]).toBe('Ann Smith|Ann adds a line')
+    fsck(bed.dataDir)
+  })
+
+  it("leaves a running git's, however old: its commit finishes, then the index follows", async () => {
+    await some()
+    await indexFollowsMain()
+    await bed.close()
+    // Ann unstages a file, so the index is not main's and Cairn's open wants to write it.
+    asAnn('rm', '--cached', '-q', 'z-last.md')
+    const ann = await annCommitting()
+    const lock = `${indexFile()}.lock`
+    await utimes(lock, hourAgo(), hourAgo())
+    const held = await readFile(lock)
+    await bed.reopen()
+    // The close's write meets the lock and leaves it as git holds it.
+    await bed.close()
+    expect((await readFile(lock)).equals(held)).toBe(true)
+    expect(await ann.finish()).toBe(0)
+    expect(subjects()[0]).toBe('Ann Smith|Ann wrote this')
+    expect(gitCli(bed.dataDir, 'ls-tree', '--name-only', 'main')).not.toContain('z-last.md')
+    await bed.reopen()
+    await run({ command: 'create', path: '/memories/later.md', file_text: 'l\n' })
+    await indexFollowsMain()
+    expect(asAnn('status', '--porcelain')).toBe('')
+    expect(subjects()).toContain('Ann Smith|Ann wrote this')
+    fsck(bed.dataDir)
   })
 })

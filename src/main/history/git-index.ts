@@ -8,7 +8,8 @@
  * Written off the commit path: a moment after the last change, while the commands' queue is idle,
  * at open when missing, damaged or not `main`'s, and at close. Taken with git's own lock
  * protocol: `index.lock` made exclusively, written, renamed over `index`; a lock already there
- * (git at work, or a git that died) is never waited on nor removed: the write is tried later.
+ * (git at work) is never waited on nor removed: the write is tried later. One a git that is
+ * gone left (a minute old, no git running on the data folder: git-lock-left.ts) is removed.
  * An index that already lists exactly `main`'s files (git's own, after a person's commit, with
  * its refreshed stat data and extensions) is left as it is.
  *
@@ -26,6 +27,7 @@ import { disk, isCode, OPEN, readPlainFile, unlinkQuietly } from '../lib/disk'
 import { OWN_FILE_CAP } from '../lib/own-file-caps'
 import { hashObject } from './objects/object-database'
 import type { ObjectStore } from './object-store'
+import { gitLockLeft } from './git-lock-left'
 import type { StatCache } from './stat-cache'
 import { childrenOf, type Node } from './tree-state'
 
@@ -256,16 +258,23 @@ export function writeGitIndex(
   gitdir: string,
   prepared: PreparedIndex,
   stats?: StatCache,
+  /** Told when a lock a gone git left was removed (git-lock-left.ts), to log it. */
+  removedLeftLock?: () => void,
 ): GitIndexOutcome {
   if (prepared.kind === 'kept') return 'kept'
   const indexFile = path.join(gitdir, 'index')
   const lockFile = `${indexFile}.lock`
-  let fd: number
-  try {
-    fd = disk.openSync(lockFile, OPEN.WRITE_NEW | OPEN.NOFOLLOW, 0o644)
-  } catch (error) {
-    if (isCode(error, 'EEXIST')) return 'locked'
-    throw error
+  let fd = -1
+  for (let tries = 0; fd < 0; tries++) {
+    try {
+      fd = disk.openSync(lockFile, OPEN.WRITE_NEW | OPEN.NOFOLLOW, 0o644)
+    } catch (error) {
+      if (!isCode(error, 'EEXIST')) throw error
+      // A running git's (or one that cannot be told from it) is never removed nor waited on.
+      if (tries > 0 || !gitLockLeft(lockFile, path.dirname(gitdir))) return 'locked'
+      unlinkQuietly(lockFile)
+      removedLeftLock?.()
+    }
   }
   let renamed = false
   try {
@@ -429,7 +438,7 @@ export function createGitIndexKeeper(options: {
     const done = attempt().then(
       (outcome) => {
         if (outcome === 'locked') {
-          // git holds its lock (or one a killed git left): tried again, less and less often.
+          // git holds its lock (or left it a moment ago): tried again, less and less often.
           schedule(retryMs)
           retryMs = Math.min(retryMs * 2, LOCKED_RETRY_MAX_MS)
         } else {

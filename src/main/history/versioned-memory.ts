@@ -412,7 +412,9 @@ async function openLocked(
         // Another Cairn has the folder: its index is that one's to write.
         return 'kept'
       }
-      return writeGitIndex(repo.gitdir, prepared, repo.stats)
+      return writeGitIndex(repo.gitdir, prepared, repo.stats, () =>
+        logger.warn('Removed the index.lock a stopped git left in the history folder'),
+      )
     },
     warn: (message, error) => logger.warn(message, error),
     ...(options.gitIndexIdleMs === undefined ? {} : { idleMs: options.gitIndexIdleMs }),
