@@ -23,6 +23,7 @@ import { finishInterruptedRestore, givenUpRestore, intentFileOf } from './restor
 import { DamagedHistoryError } from './damage'
 import { findLostTip, isReadableCommit, newerDescendant, otherRefs } from './find-tip'
 import { MAIN_LOCK_LINKED, ownLockLeft, STALE_GIT_LOCK_MS } from './main-lock'
+import { unlinkedMessage } from './outside-move'
 import { readMainRef } from './main-ref'
 import { DAMAGED_FOLDER, moveIntoDamaged, NotKeptAsideError } from './objects/damaged-folder'
 import {
@@ -169,6 +170,8 @@ interface Findings {
   treeRebuilt: boolean
   /** True when a sync's interrupted move could not be finished and was dropped. */
   moveAbandoned: boolean
+  /** `main` was a link to another branch (`git symbolic-ref`), made a branch again: its text. */
+  unlinked?: string
 }
 
 async function openOrRepair(options: OpenRepoOptions): Promise<OpenedRepo> {
@@ -310,6 +313,7 @@ function recoveryReport(
     }
   }
   const repairs: string[] = []
+  if (findings.unlinked) repairs.push(findings.unlinked)
   if (findings.moveAbandoned) {
     repairs.push(
       'A sync that was bringing in changes from another machine when Cairn stopped could not be finished here; your memory folder was kept as it was, and the next sync tries again.',
@@ -351,6 +355,7 @@ function recoveryReport(
       findings.commitRebuilt ||
       findings.treeRebuilt ||
       findings.moveAbandoned ||
+      findings.unlinked ||
       report.repaired > 0
         ? 'history-repaired'
         : entry?.command === 'outside'
@@ -434,7 +439,15 @@ async function findHead(
   findings: Findings,
 ): Promise<string | null> {
   const ref = readMainRef(gitdir)
-  if (ref.kind === 'ok' && (await isReadableCommit(store, ref.oid))) return ref.oid
+  if (ref.kind === 'ok' && (await isReadableCommit(store, ref.oid))) {
+    if (ref.symbolic !== undefined) {
+      // A link git made to another branch: followed, and made a branch of its own again before
+      // anything of Cairn's writes over it (as a change does while Cairn runs: outside-move.ts).
+      await writeMainRef(gitdir, ref.oid)
+      findings.unlinked = unlinkedMessage(ref.symbolic, ref.oid)
+    }
+    return ref.oid
+  }
   // Only now is the side index read as it is (the usual open reads it once, in openIndex).
   const index = openIndexAsIs(gitdir)
   try {
