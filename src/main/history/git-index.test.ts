@@ -2,7 +2,7 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { readFile, rm, utimes, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { describe, expect, it, vi } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { CommitSummary } from '../../shared/types'
 import { parseGitIndex, serializeGitIndex } from './git-index'
 import { fsck, gitCli, memoryTestBed } from './test-helpers'
@@ -258,6 +258,7 @@ describe("git's index.lock left by a git that is gone", () => {
         stdio: 'ignore',
       },
     )
+    started.push(git)
     const exited = new Promise<number | null>((resolve) => git.on('exit', resolve))
     await vi.waitFor(() => expect(existsSync(`${indexFile()}.lock`)).toBe(true), {
       timeout: 10_000,
@@ -273,6 +274,13 @@ describe("git's index.lock left by a git that is gone", () => {
   }
 
   const hourAgo = () => new Date(Date.now() - 3_600_000)
+
+  // A test that fails half way never leaves its git (and the editor it waits on) running.
+  const started: ChildProcess[] = []
+  afterEach(async () => {
+    await writeFile(path.join(bed.dataDir, 'go'), '').catch(() => {})
+    for (const git of started.splice(0)) if (git.exitCode === null) git.kill('SIGKILL')
+  })
 
   it('removes one a killed git left once it is a minute old; git and Cairn both go on', async () => {
     await some()
@@ -318,5 +326,77 @@ describe("git's index.lock left by a git that is gone", () => {
     expect(asAnn('status', '--porcelain')).toBe('')
     expect(subjects()).toContain('Ann Smith|Ann wrote this')
     fsck(bed.dataDir)
+  })
+})
+
+// Stop 31 (outside31), left by index30: what a person staged with git and did not commit was
+// replaced by main's entry at Cairn's next index write. Cairn now follows git's own rule for a
+// command that moves HEAD and updates the index (`git read-tree -m <base> <main>`, checkout's
+// two-way merge): a staged path that Cairn's move left alone keeps the person's entry.
+describe('what a person staged with git and did not commit', () => {
+  it('a staged removal (git rm --cached) of a file Cairn did not change stays staged', async () => {
+    await some()
+    await indexFollowsMain()
+    asAnn('rm', '--cached', '-q', 'z-last.md')
+    const staged = asAnn('status', '--porcelain')
+    expect(staged).toBe('D  z-last.md\n?? z-last.md\n')
+    await run({ command: 'create', path: '/memories/claude.md', file_text: 'c\n' })
+    await vi.waitFor(() => expect(asAnn('ls-files')).toContain('claude.md'), {
+      timeout: 10_000,
+      interval: 20,
+    })
+    expect(asAnn('ls-files')).not.toContain('z-last.md')
+    expect(asAnn('status', '--porcelain')).toBe(staged)
+    // The person commits what they staged: only that removal, Claude's file untouched.
+    asAnn('commit', '-q', '-m', 'Ann stops tracking z-last')
+    expect(asAnn('show', '--name-status', '--format=', 'main')).toBe('D\tz-last.md\n')
+    fsck(bed.dataDir)
+  })
+
+  it("a staged edit stays staged across Cairn's changes of other files, and across a restart", async () => {
+    await some()
+    await indexFollowsMain()
+    const notes = path.join(work(), 'notes.md')
+    // Staged, then the folder put back: only the index holds Ann's edit (what `git add -p`
+    // of a part, or `git add` then an undo in the editor, leaves).
+    await writeFile(notes, 'a\nb\nAnn\n')
+    asAnn('add', 'notes.md')
+    await writeFile(notes, 'a\nb\n')
+    const stagedBlob = asAnn('rev-parse', ':notes.md').trim()
+    await run({ command: 'create', path: '/memories/claude.md', file_text: 'c\n' })
+    await vi.waitFor(() => expect(asAnn('ls-files')).toContain('claude.md'), {
+      timeout: 10_000,
+      interval: 20,
+    })
+    expect(asAnn('rev-parse', ':notes.md').trim()).toBe(stagedBlob)
+    await bed.close()
+    await bed.reopen()
+    await run({ command: 'create', path: '/memories/claude2.md', file_text: 'd\n' })
+    await vi.waitFor(() => expect(asAnn('ls-files')).toContain('claude2.md'), {
+      timeout: 10_000,
+      interval: 20,
+    })
+    expect(asAnn('rev-parse', ':notes.md').trim()).toBe(stagedBlob)
+    expect(asAnn('status', '--porcelain')).toBe('MM notes.md\n')
+    expect(asAnn('diff', '--cached', '--name-only')).toBe('notes.md\n')
+  })
+
+  it("a path Cairn's change wrote too takes main's entry (git would refuse that switch); the staged blob is still stored", async () => {
+    await some()
+    await indexFollowsMain()
+    const notes = path.join(work(), 'notes.md')
+    await writeFile(notes, 'a\nb\nAnn\n')
+    asAnn('add', 'notes.md')
+    const stagedBlob = asAnn('rev-parse', ':notes.md').trim()
+    await writeFile(notes, 'a\nb\n')
+    await run({
+      command: 'str_replace',
+      path: '/memories/notes.md',
+      old_str: 'b',
+      new_str: 'B',
+    })
+    await indexFollowsMain()
+    expect(asAnn('status', '--porcelain')).toBe('')
+    expect(asAnn('cat-file', '-t', stagedBlob).trim()).toBe('blob')
   })
 })

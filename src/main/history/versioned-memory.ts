@@ -400,14 +400,17 @@ async function openLocked(
   const gitIndex = createGitIndexKeeper({
     queue,
     head: () => repo.head(),
-    prepare: () =>
-      prepareGitIndex({
+    prepare: () => {
+      const head = repo.head()
+      return prepareGitIndex({
         gitdir: repo.gitdir,
         workRoot: repo.workRoot,
         store: repo.store,
         root: repo.root(),
         stats: repo.stats,
-      }),
+        ...(head === null ? {} : { head }),
+      })
+    },
     write: (prepared) => {
       try {
         lock.assertHeld()
