@@ -1,7 +1,7 @@
-import { execFileSync, spawn } from 'node:child_process'
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
 import { constants, existsSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import { describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
 import { nodeDisk, setDisk } from '../lib/disk'
 import { hookDisk } from '../lib/disk-hooks'
 import { CairnError } from '../lib/errors'
@@ -244,6 +244,12 @@ describe("git's lock on main", () => {
 // blocked every change for up to a minute after the next open. It now names its process, and
 // open removes it at once when that process is gone (never while it runs).
 describe('where hard links are refused', () => {
+  // A test that fails half way never leaves its child holding the lock running.
+  const children: ChildProcess[] = []
+  afterEach(() => {
+    for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL')
+  })
+
   const here = (file: string) => JSON.stringify(path.resolve('src/main', file))
 
   /** A process taking the lock through Cairn's own code, links refused (EPERM), then idling. */
@@ -258,6 +264,7 @@ describe('where hard links are refused', () => {
     const child = spawn(process.execPath, ['--import', 'tsx', '-e', code], {
       stdio: ['ignore', 'pipe', 'inherit'],
     })
+    children.push(child)
     await new Promise<void>((resolve, reject) => {
       child.stdout.on('data', () => resolve())
       child.on('exit', (exit) => reject(new Error(`the child exited (${exit}) before it held`)))
