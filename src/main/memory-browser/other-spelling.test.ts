@@ -1,6 +1,6 @@
 /**
  * A file the Memory tab lists under a name in another Unicode spelling (a decomposed `café.md`
- * put there outside Cairn): the person renames it (into memory, retyping its name) or deletes
+ * put there outside Cairn): the person renames it (into memory, keeping its name) or deletes
  * it there, through the one queue, with a commit; what they are told of a name like it speaks
  * to them, never Claude's "ask the person". Claude's paths are made NFC as ever.
  */
@@ -92,7 +92,9 @@ it('still refuses a memory path that misses only because of the spelling: only t
   expect(result.ok).toBe(false)
   if (result.ok) return
   expect(result.error.code).toBe('not-found')
-  expect(result.error.message).toContain('Rename it outside Cairn, in your file manager')
+  // The step said is the one the tab now offers itself (it once sent the person outside Cairn).
+  expect(result.error.message).toContain('Rename it here in the Memory tab, keeping its name')
+  expect(result.error.message).not.toMatch(/outside Cairn, in your file manager/)
   expect(result.error.message).not.toMatch(/ask the person/i)
   // A bad name stays refused, spelled as it is or not.
   const hidden = await core.dispatch('memory:delete', { path: '/memories/.cafe\u0301' })
@@ -109,8 +111,9 @@ it('says a look-alike name is taken in the person’s words, not Claude’s', as
   if (result.ok) return
   expect(result.error.code).toBe('conflict')
   expect(result.error.message).toContain(
-    'Rename it outside Cairn, in your file manager, retyping its name, or use another name.',
+    'Rename it here in the Memory tab, keeping its name, or use another name.',
   )
+  expect(result.error.message).not.toMatch(/outside Cairn, in your file manager/)
   expect(result.error.message).not.toMatch(/ask the person/i)
   expect(await names()).toContain('notes.md')
 })
