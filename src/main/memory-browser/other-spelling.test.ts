@@ -4,7 +4,7 @@
  * it there, through the one queue, with a commit; what they are told of a name like it speaks
  * to them, never Claude's "ask the person". Claude's paths are made NFC as ever.
  */
-import { readdir, readFile, writeFile } from 'node:fs/promises'
+import { link, readdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, expect, it } from 'vitest'
 import type { ChangeResult, MemoryEntry } from '../../shared/types'
@@ -116,4 +116,21 @@ it('says a look-alike name is taken in the person’s words, not Claude’s', as
   expect(result.error.message).not.toMatch(/outside Cairn, in your file manager/)
   expect(result.error.message).not.toMatch(/ask the person/i)
   expect(await names()).toContain('notes.md')
+})
+
+it('refuses renaming the decomposed name onto a composed one that is its hard link: nothing is said moved that did not', async () => {
+  // Two names of one file (a sync tool or `ln` made them): the composed one is its own entry,
+  // not the decomposed one found again by a disk that ignores the spelling. rename(2) between
+  // links of one file does nothing, and the tab said "Renamed", with no commit.
+  await link(path.join(dataDir, 'memories', NFD), path.join(dataDir, 'memories', NFC))
+  const before = gitCli(dataDir, 'rev-parse', 'main').trim()
+  const result = await core.dispatch('memory:rename', {
+    from: `/memories/${NFD}`,
+    to: `/memories/${NFC}`,
+  })
+  expect(result).toMatchObject({ ok: false, error: { code: 'exists' } })
+  expect((await names()).sort()).toEqual([NFD, NFC, 'notes.md'].sort())
+  // Only the sweep of the names the rename touched may commit (the link made outside Cairn).
+  expect(gitCli(dataDir, 'log', '--format=%an', `${before}..main`)).not.toMatch(/^You$/m)
+  fsck(dataDir)
 })
