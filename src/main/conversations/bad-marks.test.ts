@@ -100,3 +100,17 @@ it('keeps a well-formed mark of the last turn, and never writes a malformed one'
   expect(readBackProblem(JSON.stringify(conversationWith({ openTurn: 7 })), ID)).toMatch(/openTurn/)
   expect(readBackProblem(JSON.stringify(conversationWith({ openTurn: 't_last' })), ID)).toBeNull()
 })
+
+it('says both marks when both are malformed, in one line of the log', async () => {
+  const raw = JSON.stringify(conversationWith({ openTurn: 7, lastError: 'the reply was empty' }))
+  await writeFile(file(), raw)
+  const read = await createConversationStore({ dataDir, logger }).get(ID)
+  expect(read.messages.map((m) => m.role)).toEqual(['user'])
+  expect(read).not.toHaveProperty('openTurn')
+  expect(read).not.toHaveProperty('lastError')
+  // Each mark left out is named: the second was lost behind the first's once-only line.
+  const said = logger.entries.filter((entry) => entry.message.includes('malformed mark'))
+  expect(said).toHaveLength(1)
+  expect(said[0]!.message).toContain('openTurn')
+  expect(said[0]!.message).toContain('lastError')
+})

@@ -1,10 +1,10 @@
 /**
  * A file the Memory tab lists under a name in another Unicode spelling (a decomposed `café.md`
- * put there outside Cairn): the person renames it (into memory, retyping its name) or deletes
+ * put there outside Cairn): the person renames it (into memory, keeping its name) or deletes
  * it there, through the one queue, with a commit; what they are told of a name like it speaks
  * to them, never Claude's "ask the person". Claude's paths are made NFC as ever.
  */
-import { readdir, readFile, writeFile } from 'node:fs/promises'
+import { link, readdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, expect, it } from 'vitest'
 import type { ChangeResult, MemoryEntry } from '../../shared/types'
@@ -92,7 +92,9 @@ it('still refuses a memory path that misses only because of the spelling: only t
   expect(result.ok).toBe(false)
   if (result.ok) return
   expect(result.error.code).toBe('not-found')
-  expect(result.error.message).toContain('Rename it outside Cairn, in your file manager')
+  // The step said is the one the tab now offers itself (it once sent the person outside Cairn).
+  expect(result.error.message).toContain('Rename it here in the Memory tab, keeping its name')
+  expect(result.error.message).not.toMatch(/outside Cairn, in your file manager/)
   expect(result.error.message).not.toMatch(/ask the person/i)
   // A bad name stays refused, spelled as it is or not.
   const hidden = await core.dispatch('memory:delete', { path: '/memories/.cafe\u0301' })
@@ -109,8 +111,26 @@ it('says a look-alike name is taken in the person’s words, not Claude’s', as
   if (result.ok) return
   expect(result.error.code).toBe('conflict')
   expect(result.error.message).toContain(
-    'Rename it outside Cairn, in your file manager, retyping its name, or use another name.',
+    'Rename it here in the Memory tab, keeping its name, or use another name.',
   )
+  expect(result.error.message).not.toMatch(/outside Cairn, in your file manager/)
   expect(result.error.message).not.toMatch(/ask the person/i)
   expect(await names()).toContain('notes.md')
+})
+
+it('refuses renaming the decomposed name onto a composed one that is its hard link: nothing is said moved that did not', async () => {
+  // Two names of one file (a sync tool or `ln` made them): the composed one is its own entry,
+  // not the decomposed one found again by a disk that ignores the spelling. rename(2) between
+  // links of one file does nothing, and the tab said "Renamed", with no commit.
+  await link(path.join(dataDir, 'memories', NFD), path.join(dataDir, 'memories', NFC))
+  const before = gitCli(dataDir, 'rev-parse', 'main').trim()
+  const result = await core.dispatch('memory:rename', {
+    from: `/memories/${NFD}`,
+    to: `/memories/${NFC}`,
+  })
+  expect(result).toMatchObject({ ok: false, error: { code: 'exists' } })
+  expect((await names()).sort()).toEqual([NFD, NFC, 'notes.md'].sort())
+  // Only the sweep of the names the rename touched may commit (the link made outside Cairn).
+  expect(gitCli(dataDir, 'log', '--format=%an', `${before}..main`)).not.toMatch(/^You$/m)
+  fsck(dataDir)
 })
