@@ -27,9 +27,15 @@ const MAY_HAVE_TWIN = /[^\0-\x7F]|[K;`]/
 
 /**
  * The entry on disk that `relative` (missing) names in another spelling: at the first missing
- * name along the path, an entry of its folder that normalizes to it. Null when there is none.
+ * name along the path, an entry of its folder that normalizes to it. Null when there is none,
+ * or when it is `except` (a rename's own source: renamed to the composed spelling, it leaves
+ * no twin behind).
  */
-export function findSpellingTwin(tree: FolderTree, relative: string): SpellingTwin | null {
+export function findSpellingTwin(
+  tree: FolderTree,
+  relative: string,
+  except?: string,
+): SpellingTwin | null {
   if (relative === '' || !MAY_HAVE_TWIN.test(relative)) return null
   const found = tree.find(relative)
   if (found.kind !== 'missing') return null
@@ -52,10 +58,9 @@ export function findSpellingTwin(tree: FolderTree, relative: string): SpellingTw
     if (dirent.name === name || dirent.name.normalize('NFC') !== name) continue
     const stats = parent.lstat(dirent.name)
     if (!stats || !(stats.isFile() || stats.isDirectory())) continue
-    return {
-      relative: slash < 0 ? dirent.name : `${missing.slice(0, slash)}/${dirent.name}`,
-      kind: stats.isDirectory() ? 'folder' : 'file',
-    }
+    const twin = slash < 0 ? dirent.name : `${missing.slice(0, slash)}/${dirent.name}`
+    if (twin === except) continue
+    return { relative: twin, kind: stats.isDirectory() ? 'folder' : 'file' }
   }
   return null
 }
@@ -88,26 +93,26 @@ const ASK_THE_PERSON = 'Ask the person to rename it outside Cairn (in their file
 
 /**
  * A refusal's words as the person reads them in the Memory tab: the step Claude is told to ask
- * of them is said to them. Any other text comes back as it is.
+ * of them is said to them, as the tab offers it (its Rename names the entry as the folder spells
+ * it, and writes the new name the way memory paths do). Any other text comes back as it is.
  */
 export function twinRefusalForPerson(text: string): string {
-  return text.replaceAll(
-    ASK_THE_PERSON,
-    'Rename it outside Cairn, in your file manager, retyping its name',
-  )
+  return text.replaceAll(ASK_THE_PERSON, 'Rename it here in the Memory tab, keeping its name')
 }
 
 /**
  * Refuses a path that would make a look-alike twin of an entry in another spelling (`create`
  * of a new file, a `rename`'s destination), or that misses only because of the spelling
- * (`reach`: any command's existing path). Returns when there is no such entry.
+ * (`reach`: any command's existing path). Returns when there is no such entry, or when it is
+ * `source` (a rename's own: see findSpellingTwin).
  */
 export function refuseSpellingTwin(
   tree: FolderTree,
   target: ParsedMemoryPath,
   action: 'create' | 'rename' | 'reach',
+  source?: string,
 ): void {
-  const twin = findSpellingTwin(tree, target.relative)
+  const twin = findSpellingTwin(tree, target.relative, source)
   if (twin === null) return
   const shown = `${MEMORY_ROOT}/${escapeInvisible(twin.relative)}`
   const slash = twin.relative.lastIndexOf('/')
