@@ -565,8 +565,10 @@ export interface StoredMessage {
   /** For a prompt the person typed: the turn it started (absent in older conversations). */
   readonly turnId?: string
   /**
-   * For Claude's replies: the memory commit at the start of the reply's turn, what Claude
-   * could see (null: memory was empty; absent in older conversations).
+   * For Claude's replies: the memory commit holding what the reply's memory commands read
+   * (a view, or the file a `str_replace` or `insert` edited, just before its commit), else the
+   * one the turn's earlier reads or start left it at (null: memory was empty; absent in older
+   * conversations). Edits made outside Cairn are committed before Claude reads them.
    */
   readonly memoryAt?: string | null
   /** For Claude's replies: the memory paths Claude viewed during the turn, in order. */

@@ -160,7 +160,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
     id: string,
     messages: ReadonlyArray<StoredMessage>,
     toolCommits: Readonly<Record<string, string>> = {},
-    turn: { readonly turnId: string; readonly viewed: ReadonlyArray<string> } | null = null,
+    turn: TurnFacts | null = null,
     recovered: Recovered | null = null,
     opening: string | null = null,
   ): Promise<Conversation> => {
@@ -334,8 +334,8 @@ export function createChatService(options: ChatServiceOptions): ChatService {
           signal: controller.signal,
           emit,
           memoryAt,
-          append: async (messages, commits, viewed) => {
-            await append(conversation.id, messages, commits, { turnId, viewed })
+          append: async (messages, commits, viewed, readAt) => {
+            await append(conversation.id, messages, commits, { turnId, viewed, memoryAt: readAt })
           },
           now,
           logger,
@@ -484,19 +484,34 @@ export function createChatService(options: ChatServiceOptions): ChatService {
   }
 }
 
+/** What a turn's store brings its replies: the paths viewed so far, the memory read at. */
+interface TurnFacts {
+  readonly turnId: string
+  readonly viewed: ReadonlyArray<string>
+  readonly memoryAt: string | null
+}
+
 /**
- * Gives every reply of the turn `turn.turnId` the paths viewed so far in that turn: a reply
- * is stored before the views it asked for run, so earlier replies learn of them later.
+ * Gives every reply of the turn `turn.turnId` the paths viewed so far in that turn, and its
+ * latest reply the commit of what its results showed: a reply is stored before the commands
+ * it asked for run, so it learns of them as their results are stored.
  */
 function withViewed(
   messages: ReadonlyArray<StoredMessage>,
-  turn: { readonly turnId: string; readonly viewed: ReadonlyArray<string> } | null,
+  turn: TurnFacts | null,
 ): ReadonlyArray<StoredMessage> {
   if (!turn) return messages
   const start = messages.findLastIndex((message) => message.turnId === turn.turnId)
   if (start < 0) return messages
+  const latest = messages.findLastIndex((message) => message.role === 'assistant')
   return messages.map((message, i) =>
-    i > start && message.role === 'assistant' ? { ...message, viewed: turn.viewed } : message,
+    i > start && message.role === 'assistant'
+      ? {
+          ...message,
+          viewed: turn.viewed,
+          ...(i === latest ? { memoryAt: turn.memoryAt } : {}),
+        }
+      : message,
   )
 }
 

@@ -88,16 +88,18 @@ export interface TurnOptions {
   readonly settings: Settings
   readonly signal: AbortSignal
   readonly emit: (event: TurnEvent) => void
-  /** The memory commit at the turn's start (null: memory was empty), kept on every reply. */
+  /** The memory commit at the turn's start (null: memory was empty). */
   readonly memoryAt: string | null
   /**
    * Stores messages as they complete (a reply, then the results of its tool calls), with
-   * the paths viewed in the turn so far (every reply of the turn records them).
+   * the paths viewed in the turn so far (every reply of the turn records them) and the memory
+   * commit of the latest reply stored (`readAt` below): its results may have moved it.
    */
   readonly append: (
     messages: ReadonlyArray<StoredMessage>,
     toolCommits: Readonly<Record<string, string>>,
     viewed: ReadonlyArray<string>,
+    memoryAt: string | null,
   ) => Promise<void>
   readonly now?: () => number
   /** Where a memory command that failed unexpectedly is reported (Claude gets a plain error). */
@@ -119,6 +121,12 @@ export async function runTurn(options: TurnOptions): Promise<TurnOutcome> {
   const commits: Record<string, string> = {}
   // The memory paths Claude viewed in this turn, in order, each once.
   const viewed: string[] = []
+  // The memory commit of what Claude has read so far in the turn: where it started, then the
+  // one each view, `str_replace` or `insert` read the file at (for an edit, just before its
+  // own commit). Each reply records it as its results leave it, so "Memory at this reply"
+  // holds what its commands read, outside edits made during the turn included, and shows
+  // Claude's own edits as changes since.
+  let readAt = options.memoryAt
   let awaitingResults: StoredMessage | null = null
   let streamStarted = false
   // Whether a reply is being read, and how many events it has held (an empty reply holds none).
@@ -129,9 +137,13 @@ export async function runTurn(options: TurnOptions): Promise<TurnOutcome> {
 
   // Every store of the turn goes through here, so a failure to save is told apart from the
   // API's failures (it is not a problem "talking to Claude").
-  const append: TurnOptions['append'] = async (messages, toolCommits, viewedPaths) => {
+  const append = async (
+    messages: ReadonlyArray<StoredMessage>,
+    toolCommits: Readonly<Record<string, string>>,
+    viewedPaths: ReadonlyArray<string>,
+  ): Promise<void> => {
     try {
-      await options.append(messages, toolCommits, viewedPaths)
+      await options.append(messages, toolCommits, viewedPaths, readAt)
     } catch (error) {
       throw new NotStored(error)
     }
@@ -185,6 +197,7 @@ export async function runTurn(options: TurnOptions): Promise<TurnOutcome> {
         commitOid = outcome.commit?.oid ?? null
         const path = !outcome.isError ? viewedPath(input) : null
         if (path && !viewed.includes(path)) viewed.push(path)
+        if (!outcome.isError && outcome.readAt !== undefined) readAt = outcome.readAt
       } catch (error) {
         options.logger.error('A memory command failed unexpectedly', error)
         result = { content: 'Error: the memory command could not be completed.', isError: true }
@@ -249,7 +262,7 @@ export async function runTurn(options: TurnOptions): Promise<TurnOutcome> {
       partial = []
       const reply: StoredMessage = {
         ...storedReply(message, now()),
-        memoryAt: options.memoryAt,
+        memoryAt: readAt,
         viewed: [...viewed],
       }
       lastStop = message.stop_reason
@@ -314,7 +327,7 @@ export async function runTurn(options: TurnOptions): Promise<TurnOutcome> {
               stopReason: null,
               usage: null,
               createdAt: now(),
-              memoryAt: options.memoryAt,
+              memoryAt: readAt,
               viewed: [...viewed],
             },
           ],

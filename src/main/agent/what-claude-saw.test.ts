@@ -1,6 +1,7 @@
 /**
- * "What Claude saw": every stored reply records the memory commit at the start of its turn
- * (`memoryAt`) and the paths Claude viewed during the turn (`viewed`), and memory can be read
+ * "What Claude saw": every stored reply records the memory commit its results read at (the
+ * turn's start until a view or an edit's snippet read later) as `memoryAt`, and the paths
+ * Claude viewed during the turn (`viewed`), and memory can be read
  * back as it was at that commit. End to end through the real core: the real SDK against the
  * fake Messages API, the real versioned memory and the real conversation store.
  */
@@ -24,7 +25,7 @@ const replies = (messages: ReadonlyArray<StoredMessage>) =>
 const head = async () => (await call('history:log', { offset: 0, limit: 1 })).entries[0]?.oid
 
 describe('what Claude saw', () => {
-  it('records the memory at the turn start and every path viewed, on every reply', async () => {
+  it('records the memory each reply read at and every path viewed, on every reply', async () => {
     await call('memory:write', { path: '/memories/a.md', content: 'The user likes tea.\n' })
     const before = await head()
     cairn.fake.script(
@@ -40,10 +41,15 @@ describe('what Claude saw', () => {
       reply.text('Noted.'),
     )
     const first = await turn(null, 'What do I drink?')
+    const after = await head()
+    expect(after).not.toBe(before)
     const stored = replies(first.conversation.messages)
     expect(stored).toHaveLength(4)
+    // Each reply has the commit its results read at: the first view read the memory the turn
+    // began with (the create after it shows Claude nothing it did not write), the later views
+    // the memory holding b.md, as does the reply after them.
+    expect(stored.map((message) => message.memoryAt)).toEqual([before, before, after, after])
     for (const message of stored) {
-      expect(message.memoryAt).toBe(before)
       // A view that failed saw nothing; a path viewed twice is listed once; `/memories/` is
       // the folder itself.
       expect(message.viewed).toEqual(['/memories/a.md', '/memories'])
@@ -52,8 +58,6 @@ describe('what Claude saw', () => {
     expect(started).toMatchObject({ memoryAt: before })
 
     // The next turn starts from the memory the first one left.
-    const after = await head()
-    expect(after).not.toBe(before)
     cairn.fake.script(reply.text('Still coffee.'))
     const second = await turn(first.conversationId, 'And now?')
     const latest = replies(second.conversation.messages).at(-1)

@@ -237,12 +237,31 @@ describe('edits made outside Cairn before a change to the same paths', () => {
     ])
   })
 
-  it('makes no extra commit when the folder matches HEAD, and none for a view', async () => {
+  it('makes no extra commit when the folder matches HEAD', async () => {
     await memory.execute({ command: 'create', path: '/memories/a.md', file_text: 'a' }, claude)
-    await writeFile(onDisk('b.md'), 'outside')
     await memory.execute({ command: 'view', path: '/memories' }, claude)
+    await memory.execute({ command: 'view', path: '/memories/a.md' }, claude)
     await memory.execute({ command: 'create', path: '/memories/a.md', file_text: 'a2' }, claude)
     expect(commitCount(dataDir)).toBe(2)
+  })
+
+  it('commits an outside edit a view is about to read, so what Claude reads is in history', async () => {
+    await memory.execute({ command: 'create', path: '/memories/a.md', file_text: 'a' }, claude)
+    await writeFile(onDisk('b.md'), 'outside')
+    // Without a watcher, a view of a folder checks the folder whole.
+    const listing = await memory.execute({ command: 'view', path: '/memories' }, claude)
+    expect(listing.content).toContain('/memories/b.md')
+    expect(commitCount(dataDir)).toBe(2)
+    expect(listing.readAt).toBe(gitCli(dataDir, 'rev-parse', 'main').trim())
+    expect(gitCli(dataDir, 'show', `${listing.readAt}:b.md`)).toBe('outside')
+    expect(gitCli(dataDir, 'log', '-1', '--format=%an|%s', 'main').trim()).toBe(
+      'Cairn|Changes made outside Cairn',
+    )
+    await writeFile(onDisk('a.md'), 'a, edited outside')
+    const file = await memory.execute({ command: 'view', path: '/memories/a.md' }, claude)
+    expect(file.content).toContain('a, edited outside')
+    expect(commitCount(dataDir)).toBe(3)
+    expect(gitCli(dataDir, 'show', `${file.readAt}:a.md`)).toBe('a, edited outside')
   })
 })
 

@@ -108,6 +108,14 @@ export interface ExecuteOutcome extends Omit<MemoryExecution, 'errorCode'> {
    * queue: nothing changed and nothing was committed.
    */
   readonly stopped?: boolean
+  /**
+   * For a view, a `str_replace` or an `insert` that ran: the commit whose tree holds what it
+   * read (null: memory was empty): for an edit, the memory just before its own commit. Edits
+   * made outside Cairn to the path are committed before the command reads it, so what Claude
+   * is shown is a version in history. Absent for a view when they could not be committed (a
+   * full disk): it then read a version history may not hold.
+   */
+  readonly readAt?: string | null
 }
 
 /** One page of a history search (`history:search`, plus a time budget for tests). */

@@ -21,6 +21,7 @@ import {
   createMemoryTool,
   DEFAULT_LIMITS,
   maxEditableBytes,
+  parseMemoryPath,
   removeSecrets,
   unexpectedFailure,
   type MadeChange,
@@ -67,6 +68,8 @@ import {
 import { openRepo, owedMarkerOf, repairedMessage } from './open-repo'
 import {
   commitOutsideChanges,
+  differsFromHead,
+  outermost,
   touchedByCommand,
   touchedByRevert,
   type TouchedPaths,
@@ -896,6 +899,66 @@ async function openLocked(
     })
   }
 
+  /**
+   * Commits what was edited outside Cairn at the path a view is about to read, so that what
+   * Claude reads is a version in history; returns the commit that holds it (undefined when
+   * the edits could not be committed: the view runs anyway, as reads do). Run in the view's
+   * task. Looked at: what the watcher saw and has not saved yet (its debounce still running),
+   * and the file viewed itself (one `lstat` against the stat cache: the watcher's event for a
+   * save a moment ago may not have arrived); a folder viewed is left to the watcher, or, where
+   * nothing watches, checked whole. When nothing differs from `HEAD` (the common case),
+   * nothing is committed and nothing else is read.
+   */
+  async function settleForView(
+    input: unknown,
+    tree: FolderTree,
+  ): Promise<string | null | undefined> {
+    const raw = (input as { path?: unknown }).path
+    const parsed = typeof raw === 'string' ? parseMemoryPath(raw) : null
+    const paths: string[] = []
+    const pending = watcher ? watcher.takePending() : null
+    if (pending === 'all') paths.push('')
+    else if (pending) paths.push(...pending)
+    if (parsed?.ok && parsed.relative !== '') {
+      const stats = disk.lstatIfThere(path.join(repo.workRoot, parsed.relative))
+      if (!watcher || stats?.isFile()) paths.push(parsed.relative)
+    } else if (parsed?.ok && !watcher) {
+      paths.push('')
+    }
+    if (paths.length === 0) return repo.head()
+    try {
+      const touched = outermost(paths)
+      if (!(await differsFromHead(repo, touched, undefined, tree))) return repo.head()
+      // As the watcher's own commit of them would run (a change: `exclusive`'s steps).
+      await repo.settleOwedFlushes()
+      lock.assertHeld()
+      await followMain()
+      const report = watchedReport()
+      const entry = await commitOutsideChanges(
+        repo,
+        touched,
+        (at, intent, scanned) => record(at, intent, undefined, undefined, scanned),
+        report,
+        tree,
+      )
+      for (const notice of scanNotices(report)) notices.raise(notice)
+      clearGoneNotices()
+      clearReadAgain(report)
+      if (entry) {
+        tool.invalidateUsage()
+        // The folder did not change, the history did: sliced reads of the history start again.
+        stamp += 2
+      }
+      return repo.head()
+    } catch (error) {
+      // What the watcher had seen is no longer pending with it: the next change reads the
+      // whole folder again.
+      resync = true
+      warnUnsaved('Outside edits could not be saved before a view; it reads them unsaved', error)
+      return undefined
+    }
+  }
+
   // The change stamp (`changeStamp`): odd while a task that may change the folder runs.
   let stamp = 0
   // Reads waiting for the change running now to end (`changeEnded`).
@@ -1348,7 +1411,19 @@ async function openLocked(
     limits,
     execute: (input, origin, executeOptions = {}) =>
       exclusive(
-        (tree) => run(input, origin, executeOptions, tree).finally(() => intents.clear()),
+        async (tree) => {
+          // What the command reads is committed by now, outside edits included: a change's
+          // were committed by `exclusive`, a view's are here.
+          const readAt = isView(input)
+            ? await settleForView(input, tree)
+            : readsFile(input)
+              ? repo.head()
+              : undefined
+          const outcome = await run(input, origin, executeOptions, tree).finally(() =>
+            intents.clear(),
+          )
+          return outcome.isError || readAt === undefined ? outcome : { ...outcome, readAt }
+        },
         () => touchedByCommand(input, executeOptions.spelledAsOnDisk === true),
         isView(input) ? 'reads' : replacesOnly(input) ? 'replaces' : 'writes',
         { signal: executeOptions.signal, outcome: notRunStopped },
@@ -1568,6 +1643,13 @@ function replacesOnly(input: unknown): boolean {
   if (typeof input !== 'object' || input === null) return false
   const { command } = input as { command?: unknown }
   return command === 'create' || command === 'str_replace' || command === 'insert'
+}
+
+/** A change that reads the file it edits, and quotes it back (`str_replace`, `insert`). */
+function readsFile(input: unknown): boolean {
+  const command =
+    typeof input === 'object' && input !== null ? (input as { command?: unknown }).command : null
+  return command === 'str_replace' || command === 'insert'
 }
 
 function isView(input: unknown): boolean {
