@@ -42,13 +42,17 @@ export function readMainRef(gitdir: string, expected?: string | null): RefReadin
 // git follows at most this many links (refs.h, SYMREF_MAXDEPTH).
 const MAX_LINKS = 5
 
-// `ref: refs/heads/<name>` (a link to a branch): the branch's full name, else null. Names that
-// could leave refs/heads (`..`, a leading or doubled `/`) or hold anything odd are not links.
+// `ref: refs/heads/<name>` (a link to a branch): the branch's full name, else null. The name
+// follows git's own rule for a ref's name (`git check-ref-format`: `+`, `@`, `#` and letters
+// beyond ASCII are allowed); names that could leave refs/heads (`..`, a leading or doubled
+// `/`, a part starting with `.`) or hold control characters, spaces or `~^:?*[\` are not links.
 function linkedBranch(value: string): string | null {
   // git skips any white space after `ref:` (none, a tab, several: refs/files-backend.c).
-  const match = /^ref:[ \t\n\v\f\r]*(refs\/heads\/[A-Za-z0-9._/-]+)$/.exec(value)
+  const match = /^ref:[ \t\n\v\f\r]*(refs\/heads\/.+)$/.exec(value)
   if (!match) return null
   const name = match[1]!
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u0020\u007f~^:?*[\\]|\.\.|@\{|\.$/.test(name)) return null
   const parts = name.split('/')
   return parts.some((part) => part === '' || part.startsWith('.') || part.endsWith('.lock'))
     ? null

@@ -53,7 +53,7 @@ function asAnn(...args: string[]): string {
  * Ann's commit on x, holding `file` with `text` on top of x's tree, made with git through the
  * link; the file is in the memory folder too, as a commit from the work tree leaves it.
  */
-function annCommitsOnX(file: string, text: string): string {
+function annCommitsOnX(file: string, text: string, branch = 'x'): string {
   writeFileSync(path.join(bed.dataDir, 'memories', file), text)
   const blob = execFileSync('git', ['--git-dir', gitdir(), 'hash-object', '-w', '--stdin'], {
     input: text,
@@ -63,11 +63,18 @@ function annCommitsOnX(file: string, text: string): string {
   const env = { ...process.env, GIT_INDEX_FILE: index, GIT_CONFIG_NOSYSTEM: '1', HOME: bed.dataDir }
   const git = (...args: string[]) =>
     execFileSync('git', ['--git-dir', gitdir(), ...args], { encoding: 'utf8', env }).trim()
-  git('read-tree', 'refs/heads/x')
+  git('read-tree', `refs/heads/${branch}`)
   git('update-index', '--add', '--cacheinfo', `100644,${blob},${file}`)
   const tree = git('write-tree')
-  const commit = asAnn('commit-tree', tree, '-p', 'refs/heads/x', '-m', 'Ann adds a plan').trim()
-  asAnn('update-ref', 'refs/heads/x', commit)
+  const commit = asAnn(
+    'commit-tree',
+    tree,
+    '-p',
+    `refs/heads/${branch}`,
+    '-m',
+    'Ann adds a plan',
+  ).trim()
+  asAnn('update-ref', `refs/heads/${branch}`, commit)
   return commit
 }
 
@@ -188,6 +195,27 @@ describe('main made a link to another branch with git', () => {
     expect(rev('main~1')).toBe(later)
     expect(rev('main')).toBe(last.oid)
     expect(rev('x')).toBe(later)
+    fsck(bed.dataDir)
+  })
+
+  // rout31: a branch named as git allows (`+`, `@`, letters beyond ASCII) read as damage too.
+  it('a link to a branch whose name holds +, @ and an accent is followed the same way', async () => {
+    await run({ command: 'create', path: '/memories/notes.md', file_text: 'a\n' })
+    const branch = 'ann+plan@café'
+    asAnn('branch', branch, 'main')
+    asAnn('symbolic-ref', 'refs/heads/main', `refs/heads/${branch}`)
+    const ann = annCommitsOnX('plan.md', 'the plan\n', branch)
+    expect(rev('main')).toBe(ann)
+    const claude = await run({ command: 'create', path: '/memories/more.md', file_text: 'm\n' })
+    expect(rev('main~1')).toBe(ann)
+    expect(readFileSync(mainFile(), 'utf8')).toBe(`${claude.oid}\n`)
+    expect(rev(`refs/heads/${branch}`)).toBe(ann)
+    expect(
+      bed.memory
+        .recoveries()
+        .map((report) => report.message)
+        .join('\n'),
+    ).toContain(`link to the branch "${branch}"`)
     fsck(bed.dataDir)
   })
 })
