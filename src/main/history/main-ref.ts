@@ -3,7 +3,7 @@
  * Apart from find-tip.ts so the object store's log replay can read it too without a circle.
  */
 import path from 'node:path'
-import { readPlainFileOrNull } from '../lib/disk'
+import { disk, readPlainFileOrNull } from '../lib/disk'
 import { OWN_FILE_CAP } from '../lib/own-file-caps'
 
 /**
@@ -23,7 +23,9 @@ export type RefReading =
  * read (see `readSettled`).
  */
 export function readMainRef(gitdir: string, expected?: string | null): RefReading {
-  const loose = readSettled(path.join(gitdir, 'refs', 'heads', 'main'), expected ?? null)
+  const file = path.join(gitdir, 'refs', 'heads', 'main')
+  // A link git made as a file system link (`core.preferSymlinkRefs`): read as its text form.
+  const loose = readSettled(file, expected ?? null) ?? symlinkRef(file)
   if (loose !== null) {
     const value = loose.trim()
     if (isOid(value)) return { kind: 'ok', oid: value }
@@ -40,16 +42,35 @@ export function readMainRef(gitdir: string, expected?: string | null): RefReadin
 // git follows at most this many links (refs.h, SYMREF_MAXDEPTH).
 const MAX_LINKS = 5
 
-// `ref: refs/heads/<name>` (a link to a branch): the branch's full name, else null. Names that
-// could leave refs/heads (`..`, a leading or doubled `/`) or hold anything odd are not links.
+// `ref: refs/heads/<name>` (a link to a branch): the branch's full name, else null. The name
+// follows git's own rule for a ref's name (`git check-ref-format`: `+`, `@`, `#` and letters
+// beyond ASCII are allowed); names that could leave refs/heads (`..`, a leading or doubled
+// `/`, a part starting with `.`) or hold control characters, spaces or `~^:?*[\` are not links.
 function linkedBranch(value: string): string | null {
-  const match = /^ref: (refs\/heads\/[A-Za-z0-9._/-]+)$/.exec(value)
+  // git skips any white space after `ref:` (none, a tab, several: refs/files-backend.c).
+  const match = /^ref:[ \t\n\v\f\r]*(refs\/heads\/.+)$/.exec(value)
   if (!match) return null
   const name = match[1]!
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u0020\u007f~^:?*[\\]|\.\.|@\{|\.$/.test(name)) return null
   const parts = name.split('/')
   return parts.some((part) => part === '' || part.startsWith('.') || part.endsWith('.lock'))
     ? null
     : name
+}
+
+// `ref: <target>` when `file` is a file system link whose target is a ref's name (git writes
+// `main -> refs/heads/x` under `core.preferSymlinkRefs` and reads it as a link to that branch,
+// never through it); null for anything else, which stays damage (`readTextOrNull`).
+function symlinkRef(file: string): string | null {
+  if (!disk.lstatIfThere(file)?.isSymbolicLink()) return null
+  let target: string
+  try {
+    target = disk.readlinkSync(file)
+  } catch {
+    return null
+  }
+  return target.startsWith('refs/') ? `ref: ${target}` : null
 }
 
 // The commit id the branch `name` names (loose, else packed; through its own links), or null.

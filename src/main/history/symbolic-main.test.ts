@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process'
-import { readFileSync, writeFileSync } from 'node:fs'
+import { lstatSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import type { CommitSummary } from '../../shared/types'
@@ -53,7 +53,7 @@ function asAnn(...args: string[]): string {
  * Ann's commit on x, holding `file` with `text` on top of x's tree, made with git through the
  * link; the file is in the memory folder too, as a commit from the work tree leaves it.
  */
-function annCommitsOnX(file: string, text: string): string {
+function annCommitsOnX(file: string, text: string, branch = 'x'): string {
   writeFileSync(path.join(bed.dataDir, 'memories', file), text)
   const blob = execFileSync('git', ['--git-dir', gitdir(), 'hash-object', '-w', '--stdin'], {
     input: text,
@@ -63,11 +63,18 @@ function annCommitsOnX(file: string, text: string): string {
   const env = { ...process.env, GIT_INDEX_FILE: index, GIT_CONFIG_NOSYSTEM: '1', HOME: bed.dataDir }
   const git = (...args: string[]) =>
     execFileSync('git', ['--git-dir', gitdir(), ...args], { encoding: 'utf8', env }).trim()
-  git('read-tree', 'refs/heads/x')
+  git('read-tree', `refs/heads/${branch}`)
   git('update-index', '--add', '--cacheinfo', `100644,${blob},${file}`)
   const tree = git('write-tree')
-  const commit = asAnn('commit-tree', tree, '-p', 'refs/heads/x', '-m', 'Ann adds a plan').trim()
-  asAnn('update-ref', 'refs/heads/x', commit)
+  const commit = asAnn(
+    'commit-tree',
+    tree,
+    '-p',
+    `refs/heads/${branch}`,
+    '-m',
+    'Ann adds a plan',
+  ).trim()
+  asAnn('update-ref', `refs/heads/${branch}`, commit)
   return commit
 }
 
@@ -133,6 +140,82 @@ describe('main made a link to another branch with git', () => {
     expect(rev('main')).toBe(claude.oid)
     expect(readFileSync(mainFile(), 'utf8')).toBe(`${claude.oid}\n`)
     expect(rev('x')).toBe(ann)
+    fsck(bed.dataDir)
+  })
+
+  // rout31: git reads `ref:` with any white space after it (none, a tab) and a file system
+  // link whose target is a ref's name (what `git symbolic-ref` makes under
+  // core.preferSymlinkRefs) as the same link; Cairn read all three as damage, and its next
+  // commit wrote its old head over the link, so Ann's commit on x left main unsaid.
+  it.each([
+    ['ref: with no space', 'ref:refs/heads/x\n'],
+    ['ref: with a tab and a CRLF', 'ref:\trefs/heads/x\r\n'],
+  ])('a link written as git also reads it (%s) is followed the same way', async (_, text) => {
+    await run({ command: 'create', path: '/memories/notes.md', file_text: 'a\n' })
+    asAnn('branch', 'x', 'main')
+    writeFileSync(mainFile(), text)
+    const ann = annCommitsOnX('plan.md', 'the plan\n')
+    expect(rev('main')).toBe(ann)
+    expect(asAnn('symbolic-ref', 'refs/heads/main').trim()).toBe('refs/heads/x')
+    const claude = await run({ command: 'create', path: '/memories/more.md', file_text: 'm\n' })
+    expect(rev('main~1')).toBe(ann)
+    expect(readFileSync(mainFile(), 'utf8')).toBe(`${claude.oid}\n`)
+    expect(rev('x')).toBe(ann)
+    expect(
+      bed.memory
+        .recoveries()
+        .map((report) => report.message)
+        .join('\n'),
+    ).toContain('link to the branch "x"')
+    fsck(bed.dataDir)
+  })
+
+  it('a link git made as a file system link (core.preferSymlinkRefs) is followed, while running and at open', async () => {
+    await run({ command: 'create', path: '/memories/notes.md', file_text: 'a\n' })
+    asAnn('branch', 'x', 'main')
+    asAnn('-c', 'core.preferSymlinkRefs=true', 'symbolic-ref', 'refs/heads/main', 'refs/heads/x')
+    expect(lstatSync(mainFile()).isSymbolicLink()).toBe(true)
+    const ann = annCommitsOnX('plan.md', 'the plan\n')
+    expect(rev('main')).toBe(ann)
+    const claude = await run({ command: 'create', path: '/memories/more.md', file_text: 'm\n' })
+    expect(rev('main~1')).toBe(ann)
+    expect(lstatSync(mainFile()).isFile()).toBe(true)
+    expect(readFileSync(mainFile(), 'utf8')).toBe(`${claude.oid}\n`)
+    expect(rev('x')).toBe(ann)
+    fsck(bed.dataDir)
+    // The same link made while Cairn is closed: followed at open.
+    await bed.close()
+    asAnn('branch', '-f', 'x', 'main')
+    asAnn('-c', 'core.preferSymlinkRefs=true', 'symbolic-ref', 'refs/heads/main', 'refs/heads/x')
+    const later = annCommitsOnX('later.md', 'later\n')
+    await bed.reopen()
+    expect(lstatSync(mainFile()).isFile()).toBe(true)
+    expect(readFileSync(mainFile(), 'utf8')).toBe(`${later}\n`)
+    const last = await run({ command: 'create', path: '/memories/last.md', file_text: 'l\n' })
+    expect(rev('main~1')).toBe(later)
+    expect(rev('main')).toBe(last.oid)
+    expect(rev('x')).toBe(later)
+    fsck(bed.dataDir)
+  })
+
+  // rout31: a branch named as git allows (`+`, `@`, letters beyond ASCII) read as damage too.
+  it('a link to a branch whose name holds +, @ and an accent is followed the same way', async () => {
+    await run({ command: 'create', path: '/memories/notes.md', file_text: 'a\n' })
+    const branch = 'ann+plan@café'
+    asAnn('branch', branch, 'main')
+    asAnn('symbolic-ref', 'refs/heads/main', `refs/heads/${branch}`)
+    const ann = annCommitsOnX('plan.md', 'the plan\n', branch)
+    expect(rev('main')).toBe(ann)
+    const claude = await run({ command: 'create', path: '/memories/more.md', file_text: 'm\n' })
+    expect(rev('main~1')).toBe(ann)
+    expect(readFileSync(mainFile(), 'utf8')).toBe(`${claude.oid}\n`)
+    expect(rev(`refs/heads/${branch}`)).toBe(ann)
+    expect(
+      bed.memory
+        .recoveries()
+        .map((report) => report.message)
+        .join('\n'),
+    ).toContain(`link to the branch "${branch}"`)
     fsck(bed.dataDir)
   })
 })

@@ -70,6 +70,8 @@ export interface Disk {
   readdirSync(path: string): Dirent[]
   /** The path with every link resolved (Cairn's own folders only, never memory paths). */
   realpathSync(path: string): string
+  /** What a symbolic link holds, as text (git's links in refs/heads only). */
+  readlinkSync(path: string): string
   fchmodSync(fd: number, mode: number): void
   chmodSync(path: string, mode: number): void
   /** `access`: throws (EACCES) unless this process may do all of `mode` (`ACCESS`). */
@@ -152,6 +154,7 @@ export const nodeDisk: Disk = {
   rmdirSync: (path) => fss.rmdirSync(path),
   readdirSync: (path) => fss.readdirSync(path, { withFileTypes: true }),
   realpathSync: (path) => fss.realpathSync(path),
+  readlinkSync: (path) => fss.readlinkSync(path, 'utf8'),
   fchmodSync: (fd, mode) => fss.fchmodSync(fd, mode),
   chmodSync: (path, mode) => fss.chmodSync(path, mode),
   accessSync: (path, mode) => fss.accessSync(path, mode),
