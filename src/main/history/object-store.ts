@@ -369,7 +369,11 @@ export function createObjectStore(gitdir: string): ObjectStore {
       later()
     }
     function later(): void {
-      setImmediate(step).unref()
+      // Referenced: Node runs an unreferenced immediate only when something else wakes the
+      // loop (it then blocks in its poll for I/O), so an idle app made one folder per timer
+      // or file event, not one a turn. At most 256 turns of a few microseconds each, the
+      // last one after the close making nothing.
+      setImmediate(step)
     }
     // Not in open's own stretch: the first step once the history has been idle a moment.
     setTimeout(step, FOLDERS_AFTER_OPEN_MS).unref()
