@@ -59,8 +59,9 @@ export async function rename(
   if (destination.kind !== 'missing' && !caseChange) {
     throw new CommandError('exists', `Error: The destination ${to.virtual} already exists`)
   }
-  // Never a look-alike of an entry the folder holds in another spelling (decomposed).
-  if (destination.kind === 'missing') refuseSpellingTwin(ctx.tree, to, 'rename')
+  // Never a look-alike of an entry the folder holds in another spelling (decomposed) or
+  // letter case (unless it is the source: `Notes.md` to `notes.md` is a case change).
+  if (destination.kind === 'missing') refuseSpellingTwin(ctx.tree, to, 'rename', from)
   const { parent: sourceParent } = source
   if (sourceParent === null)
     throw new CommandError('invalid-path', 'Error: Cannot rename the /memories directory itself')
