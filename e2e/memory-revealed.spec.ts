@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises'
+import { readdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { expect, shoot, test } from './fixtures/screens'
 import { MemoryPage } from './pages/memory.page'
@@ -67,4 +67,37 @@ test('a name Claude cannot see is said to be one', async ({ page, cairn }) => {
   await memory.openFile(decomposed)
   await expect(memory.content(decomposed)).toContainText('Flat white.')
   await expect(memory.pane.getByRole('note')).toContainText('Claude cannot see or change this file')
+  for (const colorScheme of ['light', 'dark'] as const) {
+    await page.emulateMedia({ colorScheme })
+    await page.screenshot({ path: test.info().outputPath(`other-spelling-${colorScheme}.png`) })
+  }
+
+  // Renamed in the tab, keeping its name: written the way memory paths are, one commit by You.
+  await memory.fileActions().getByRole('button', { name: 'Rename' }).click()
+  await expect(memory.dialog.getByRole('textbox', { name: 'New path' })).toHaveValue(
+    `/memories/${decomposed}`,
+  )
+  await memory.dialog.getByRole('button', { name: 'Rename' }).click()
+  await expect(memory.dialog).toBeHidden()
+  const composed = decomposed.normalize('NFC')
+  await expect.poll(() => readdir(path.join(cairn.dataDir, 'memories'))).toEqual([composed])
+  await memory.openFile(composed)
+  await expect(memory.content(composed)).toContainText('Flat white.')
+  await expect(memory.pane.getByRole('note')).toHaveCount(0)
+  expect(await cairn.core.dispatch('history:log', { offset: 0, limit: 1 })).toMatchObject({
+    ok: true,
+    value: { entries: [{ command: 'rename', actor: 'user' }] },
+  })
+
+  // And one deleted there: gone, with its commit.
+  await writeFile(path.join(cairn.dataDir, 'memories', 'the\u0301.md'), 'Green.\n')
+  await page.reload()
+  await memory.openFile('the\u0301.md')
+  await memory.fileActions().getByRole('button', { name: 'Delete' }).click()
+  await memory.dialog.getByRole('button', { name: 'Delete' }).click()
+  await expect.poll(() => readdir(path.join(cairn.dataDir, 'memories'))).toEqual([composed])
+  expect(await cairn.core.dispatch('history:log', { offset: 0, limit: 1 })).toMatchObject({
+    ok: true,
+    value: { entries: [{ command: 'delete', actor: 'user' }] },
+  })
 })

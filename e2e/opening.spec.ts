@@ -89,15 +89,20 @@ test('the window shows what the opening does and how far it is, then the app', a
     await expect(screen.step).toHaveText(
       'Updating the history’s index to this version of Cairn — 9,999 of 10,000 versions',
     )
+    // Its heading says what happens now, and the note what it waits for.
+    await expect(screen.heading).toHaveText('Closing…')
+    await expect(page.getByRole('main', { name: 'Closing…' })).toBeVisible()
     await expect(screen.closingNote).toHaveText(
-      'Cairn will close as soon as your memory is open, so nothing is left half done.',
+      'Cairn is waiting for your memory to finish opening, then closes, so nothing is left half done.',
     )
     await page.screenshot({ path: 'e2e/artifacts/opening-closing-dark.png' })
     await page.emulateMedia({ colorScheme: 'light' })
+    await page.screenshot({ path: 'e2e/artifacts/opening-closing-light.png' })
 
     stand.tell({ progress: { step: 'recovering', done: 0, total: null }, closing: false })
     await expect(screen.step).toHaveText('Recovering after an unclean stop')
     await expect(screen.closingNote).toHaveCount(0)
+    await expect(screen.heading).toHaveText('Opening your memory…')
     await page.screenshot({ path: 'e2e/artifacts/opening-recovering-light.png' })
 
     // Until it is ready, the page asked main for nothing but how far the opening is.

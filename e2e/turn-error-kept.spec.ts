@@ -42,6 +42,32 @@ test('an empty reply is still explained after a reload, until the next send', as
   await expect(chat.transcript.getByRole('alert')).toHaveCount(0)
 })
 
+test('Retry keeps the next message the person has begun to type', async ({
+  page,
+  cairn,
+  anthropic,
+}) => {
+  anthropic.script(reply.raw('<html><body>502 Bad Gateway</body></html>'))
+  await cairn.open(page)
+  const chat = new ChatPage(page)
+  await chat.send('Are you there?')
+  const banner = chat.transcript.getByRole('alert', { name: 'The reply was empty' })
+  await expect(banner).toBeVisible()
+  await chat.composer.fill('And one more thing, half typ')
+
+  anthropic.script(reply.text('Yes, here now.'))
+  await banner.getByRole('button', { name: 'Retry' }).click()
+  await expect(chat.lastReply()).toContainText('Yes, here now.')
+  // Sent again below the first, as any Retry is.
+  await expect(chat.userMessages()).toHaveText(['Are you there?', 'Are you there?'])
+  // The draft is the person's: Retry sends the failed prompt and leaves it as it was.
+  await expect(chat.composer).toHaveValue('And one more thing, half typ')
+  for (const colorScheme of ['light', 'dark'] as const) {
+    await page.emulateMedia({ colorScheme })
+    await page.screenshot({ path: test.info().outputPath(`retry-kept-draft-${colorScheme}.png`) })
+  }
+})
+
 test('a declined reply says so after a reload; dismissed, it stays away, after a reload too', async ({
   page,
   cairn,

@@ -6,11 +6,14 @@ export class OpeningPage {
   readonly step: Locator
   readonly bar: Locator
   readonly closingNote: Locator
+  readonly heading: Locator
 
   constructor(readonly page: Page) {
-    this.screen = page.getByRole('main', { name: 'Opening your memory…' })
+    // Named by its heading: "Opening your memory…", or "Closing…" once a quit waits for it.
+    this.screen = page.getByRole('main', { name: /^(Opening your memory|Closing)…$/ })
     this.step = this.screen.getByRole('status', { name: 'Opening' })
     this.bar = this.screen.getByRole('progressbar')
     this.closingNote = this.screen.getByRole('note')
+    this.heading = this.screen.getByRole('heading', { level: 1 })
   }
 }

@@ -5,7 +5,7 @@ import { afterEach, beforeEach } from 'vitest'
 import { startFakeAnthropic, type FakeAnthropic } from '../../test/fixtures/fake-anthropic'
 import type { EventMap, EventName, RequestChannel, RequestResults } from '../shared/contract'
 import type { AgentEvent } from '../shared/types'
-import type { AnthropicFetch } from './agent'
+import type { AnthropicFetch, ReplyLimits } from './agent'
 import { createCore, type Core } from './core'
 import { createRecordingLogger, type Logger } from './lib/logger'
 
@@ -77,6 +77,8 @@ export interface CoreThroughFakeApiOptions {
   readonly maxRetries?: number
   /** The SDK's fetch (`CoreOptions.fetch`): to watch what the SDK does with a response. */
   readonly fetch?: AnthropicFetch
+  /** How long a reply may take to start and stay silent (`CoreOptions.replyLimits`). */
+  readonly replyLimits?: ReplyLimits
   /** Told every event of every core opened, after the harness has recorded it. */
   readonly onEvent?: <E extends EventName>(name: E, data: EventMap[E]) => void
 }
@@ -103,6 +105,7 @@ export function coreThroughFakeApi(options: CoreThroughFakeApiOptions): CoreThro
       },
       anthropicMaxRetries: options.maxRetries ?? 0,
       ...(options.fetch ? { fetch: options.fetch } : {}),
+      ...(options.replyLimits ? { replyLimits: options.replyLimits } : {}),
       ...(options.logger
         ? { logger: options.logger }
         : options.quiet

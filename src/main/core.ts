@@ -7,6 +7,7 @@ import {
   createChatService,
   hideKeys,
   type AnthropicFetch,
+  type ReplyLimits,
 } from './agent'
 import { appHandlers, noHost, type HostActions } from './app'
 import { conversationHandlers, createConversationStore } from './conversations'
@@ -69,6 +70,8 @@ export interface CoreOptions {
   readonly fetch?: AnthropicFetch
   /** The SDK's retries per API request (default 2; tests pass 0). */
   readonly anthropicMaxRetries?: number
+  /** How long a chat reply may take to start and stay silent (tests pass short limits). */
+  readonly replyLimits?: ReplyLimits
   /**
    * Told what opening the memory is doing and how far its slow steps are (a rebuild of the
    * index can take minutes on a long history), then `starting` while the services start: the
@@ -257,6 +260,7 @@ async function assemble(
     onHeldAnswered: (ids) => review.settleCarried(ids),
     maxRetries: options.anthropicMaxRetries,
     fetch: options.fetch,
+    replyLimits: options.replyLimits,
     logger,
   })
 

@@ -3,6 +3,7 @@ import {
   BrowserWindow,
   dialog,
   Menu,
+  nativeTheme,
   protocol,
   safeStorage,
   screen,
@@ -113,8 +114,23 @@ let unsavedPath: string | null = null
 let unsavedDiscarded = false
 // A start that failed is telling the person why; it exits by itself (failStartup).
 let failing = false
-// The theme Settings pinned when the app window was made (see createWindow).
-let startTheme: Awaited<ReturnType<typeof readPinnedTheme>> = null
+// The theme Settings pin now (null: the system's): read from the file when the app window is
+// made, then followed as Settings change it (see followTheme).
+let pinnedTheme: Awaited<ReturnType<typeof readPinnedTheme>> = null
+// main() is starting: a quit now waits until the start can stop cleanly (before the window is
+// made, or once the open it began is done), see before-quit.
+let starting = false
+
+/** The window's own colour before its page paints: the pinned theme's, else the system's. */
+function windowBackground(): string {
+  return THEME_BACKGROUNDS[pinnedTheme ?? (nativeTheme.shouldUseDarkColors ? 'dark' : 'light')]
+}
+
+/** Every window's background follows the theme: a reload then starts in it, not the old one. */
+function paintBackgrounds(): void {
+  const colour = windowBackground()
+  for (const window of BrowserWindow.getAllWindows()) window.setBackgroundColor(colour)
+}
 
 // Every web contents, present or future, gets the same locks.
 app.on('web-contents-created', (_event, contents) => hardenContents(contents))
@@ -186,7 +202,7 @@ function isTrustedFrame(frame: WebFrameMain | null): boolean {
 async function createWindow(
   closing = false,
   made: () => void = () => undefined,
-): Promise<BrowserWindow> {
+): Promise<BrowserWindow | null> {
   const stateFile = path.join(dataDir, 'window-state.json')
   const placement = closing
     ? { bounds: closingSize, maximized: false }
@@ -201,11 +217,13 @@ async function createWindow(
   // The small closing window takes the one read for the app window (it comes only while the
   // memory opens, before Settings can change it), so it is made at once, with nothing to wait
   // for: a quit whose open ends meanwhile would go on without it, and it would come after.
-  const theme = closing ? startTheme : await readPinnedTheme(dataDir).catch(() => null)
-  if (!closing) startTheme = theme
+  if (!closing) pinnedTheme = await readPinnedTheme(dataDir).catch(() => null)
+  const theme = pinnedTheme
+  // A quit while the start read these (no window yet, nothing opening): no window comes.
+  if (!closing && starting && quitting !== 'no') return null
   const window = new BrowserWindow({
     ...placement.bounds,
-    ...(theme ? { backgroundColor: THEME_BACKGROUNDS[theme] } : {}),
+    backgroundColor: windowBackground(),
     ...(closing ? { resizable: false } : { minWidth: 880, minHeight: 560 }),
     show: false,
     title: 'Cairn',
@@ -289,6 +307,18 @@ async function createWindow(
 function followCore(window: BrowserWindow, appCore: Core): void {
   const stopEvents = forwardEvents(appCore, window.webContents)
   window.once('closed', stopEvents)
+}
+
+/** The windows' background follows the theme Settings switch to (once the core is open). */
+function followTheme(appCore: Core): void {
+  appCore.events.on((name, data) => {
+    if (name !== 'settings:changed') return
+    const { theme } = data as { readonly theme: 'system' | 'light' | 'dark' }
+    const pinned = theme === 'system' ? null : theme
+    if (pinned === pinnedTheme) return
+    pinnedTheme = pinned
+    paintBackgrounds()
+  })
 }
 
 /** How far the opening is reaches the window (and a window opened later asks for it). */
@@ -438,7 +468,8 @@ let closingWindow: Promise<BrowserWindow | null> | null = null
 
 /** The small window saying Cairn closes once the memory is open (made on the first call). */
 function showClosingWindow(): Promise<BrowserWindow | null> {
-  if (quitting === 'done') return Promise.resolve(null)
+  // Nothing opens yet (a quit during the start): the start stops before any window.
+  if (quitting === 'done' || !coreOpening) return Promise.resolve(null)
   closingWindow ??= createWindow(true).catch((error: unknown) => {
     log.error('could not show that Cairn is closing', error)
     return null
@@ -461,7 +492,14 @@ app.on('before-quit', (event) => {
     return
   }
   if (quitting === 'done') return
-  if (!core && !coreOpening) return
+  if (!core && !coreOpening) {
+    // In the moments before the window is made (nothing opens yet), the start stops at its
+    // next step instead (no window, no open) and quits then (stopStart); after it, nothing holds.
+    if (!starting) return
+    event.preventDefault()
+    quitting = 'closing'
+    return
+  }
   event.preventDefault()
   if (quitting === 'closing') return
   if (!core && coreOpening) {
@@ -523,11 +561,13 @@ app.on('window-all-closed', () => {
   if (failing) return
   // macOS keeps an app running without windows; the Dock or the menu brings one back.
   if (isMac) return
+  const quitAlready = quitting !== 'no'
   app.quit()
   // Closed while the memory opens: the quit waits for the open (a rebuild of the index is not
   // cut short), which can take minutes. A small window says so meanwhile, so Cairn is never at
-  // work unseen. Closed too, it is not brought back: the quit goes on as before, unseen.
-  if (quitting === 'closing' && !core && !closingWindow) void showClosingWindow()
+  // work unseen. Closed too, it is not brought back: the quit goes on as before, unseen. So is
+  // a window closed after a quit (the menu's) had it say so already: the person was told.
+  if (!quitAlready && quitting === 'closing' && !core && !closingWindow) void showClosingWindow()
 })
 
 /** The system's save dialog, over the window when there is one (export). */
@@ -578,6 +618,7 @@ async function main(): Promise<void> {
     app.quit()
     return
   }
+  starting = true
   app.on('second-instance', () => void revealWindow())
   app.on('activate', () => {
     if (BrowserWindow.getAllWindows().length === 0) void revealWindow()
@@ -587,6 +628,11 @@ async function main(): Promise<void> {
     await failStartup(earlyFailure)
     return
   }
+  if (quitting !== 'no') return stopStart()
+  // With the system's theme, the windows' background follows the system's switch too.
+  nativeTheme.on('updated', () => {
+    if (pinnedTheme === null) paintBackgrounds()
+  })
   app.setAboutPanelOptions({
     applicationName: 'Cairn',
     applicationVersion: app.getVersion(),
@@ -597,6 +643,7 @@ async function main(): Promise<void> {
     protocol.handle(APP_SCHEME, createAppProtocolHandler({ rendererDir }))
     // Its real path: the secret stores below write there too.
     dataDir = await prepareDataDir(dataDir)
+    if (quitting !== 'no') return stopStart()
     // The window comes first: opening the memory can take long (a rebuild of the index walks
     // every commit), and its page shows what is being done meanwhile instead of nothing.
     opening = { progress: { step: 'checking', done: 0, total: null }, closing: false }
@@ -608,15 +655,18 @@ async function main(): Promise<void> {
     await createWindow(false, () => {
       coreOpening = openCore()
       coreOpening.catch(() => undefined)
+      // From here a quit waits for the open, as before-quit says.
+      starting = false
     })
-    // The window was made (createWindow throws otherwise), so the open runs.
-    if (!coreOpening) return
+    // No window: a quit came while it was being made (createWindow throws on a failure).
+    if (!coreOpening) return stopStart()
     const opened = await coreOpening
     // A quit meanwhile closes it (before-quit waits for the open); nothing more starts. A
     // failure told meanwhile (the page's process gone) closes it too.
     if (quitting !== 'no' || failing) return
     core = opened
     opening = null
+    followTheme(opened)
     if (mainWindow && !mainWindow.isDestroyed()) {
       followCore(mainWindow, opened)
       sendEvent(mainWindow.webContents, 'app:ready', { state: 'ready' })
@@ -624,6 +674,14 @@ async function main(): Promise<void> {
   } catch (error) {
     await failStartup(error)
   }
+}
+
+/** A quit during the start, before anything opened: the start ends here and the quit goes on. */
+function stopStart(): void {
+  starting = false
+  opening = null
+  quitting = 'done'
+  app.quit()
 }
 
 /** Opens the core, telling the window how far the opening is. */

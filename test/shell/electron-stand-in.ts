@@ -38,6 +38,8 @@ export interface StandInOptions {
   readonly openPathError?: string
   /** Work areas of the displays; the first is the primary. */
   readonly displays?: ReadonlyArray<Rect>
+  /** Whether the system's theme is dark (`nativeTheme.shouldUseDarkColors`); light if not set. */
+  readonly systemDark?: boolean
 }
 
 /** One thing the shell did, in order. */
@@ -115,6 +117,10 @@ export interface ElectronStandIn {
   readonly sessionHandlers: Readonly<Record<string, (...args: never[]) => unknown>>
   /** A web contents as Electron would create for another window or a devtools view. */
   readonly FakeWebContents: new () => FakeWebContents
+  /** Electron's `nativeTheme`: a test switches the system's theme with `switchSystemTheme`. */
+  readonly nativeTheme: EventEmitter & { shouldUseDarkColors: boolean }
+  /** The system's theme changes (dark or not), as Electron tells it: `updated`. */
+  switchSystemTheme(dark: boolean): void
 }
 
 export function createElectronStandIn(options: StandInOptions): ElectronStandIn {
@@ -296,6 +302,9 @@ export function createElectronStandIn(options: StandInOptions): ElectronStandIn 
     setBounds(bounds: Rect) {
       this.bounds = { ...bounds }
     }
+    setBackgroundColor(colour: string) {
+      record('window.setBackgroundColor', this, colour)
+    }
     getNormalBounds() {
       return { ...this.bounds }
     }
@@ -353,8 +362,13 @@ export function createElectronStandIn(options: StandInOptions): ElectronStandIn 
     },
   }
 
+  const nativeTheme = Object.assign(new EventEmitter(), {
+    shouldUseDarkColors: options.systemDark ?? false,
+  })
+
   const module = {
     app,
+    nativeTheme,
     BrowserWindow: FakeBrowserWindow,
     protocol: {
       registerSchemesAsPrivileged: (schemes: unknown) =>
@@ -436,5 +450,10 @@ export function createElectronStandIn(options: StandInOptions): ElectronStandIn 
     protocolHandlers,
     sessionHandlers,
     FakeWebContents,
+    nativeTheme,
+    switchSystemTheme(dark: boolean) {
+      nativeTheme.shouldUseDarkColors = dark
+      nativeTheme.emit('updated')
+    },
   }
 }

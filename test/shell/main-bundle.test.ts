@@ -53,7 +53,7 @@ vi.mock('electron', () => {
   }
   const names = ['app', 'BrowserWindow', 'dialog', 'ipcMain', 'Menu', 'protocol', 'safeStorage']
   return Object.fromEntries(
-    [...names, 'screen', 'session', 'shell'].map((name) => [name, live(name)]),
+    [...names, 'nativeTheme', 'screen', 'session', 'shell'].map((name) => [name, live(name)]),
   )
 })
 
@@ -198,14 +198,47 @@ describe('the built main bundle in Node, with a recording stand-in for electron'
     },
   )
 
-  it('leaves the theme to the system when Settings pins none, or cannot be read', async () => {
+  it.each([true, false])(
+    'leaves the theme to the system when Settings pins none, or cannot be read (system dark: %s)',
+    async (systemDark) => {
+      const userData = await tempDir()
+      await writeFile(path.join(userData, 'settings.json'), '{"theme": "purple", "model": ')
+      const { standIn, window } = await startApp({ userData, systemDark })
+      expect(standIn.callsOf('window.loadURL').map((call) => call.args[0])).toEqual([
+        'app://cairn/index.html',
+      ])
+      // The window's own colour, before the page paints, is the system's theme's too.
+      expect(window.options['backgroundColor']).toBe(systemDark ? '#1e1e1c' : '#ffffff')
+    },
+  )
+
+  it('keeps the window’s background in the theme Settings switch to, so a reload starts in it', async () => {
     const userData = await tempDir()
-    await writeFile(path.join(userData, 'settings.json'), '{"theme": "purple", "model": ')
-    const { standIn, window } = await startApp({ userData })
-    expect(standIn.callsOf('window.loadURL').map((call) => call.args[0])).toEqual([
-      'app://cairn/index.html',
-    ])
-    expect(window.options).not.toHaveProperty('backgroundColor')
+    await writeFile(path.join(userData, 'settings.json'), JSON.stringify({ theme: 'dark' }))
+    const { standIn, window } = await startApp({ userData, systemDark: true })
+    expect(window.options['backgroundColor']).toBe('#1e1e1c')
+    const frame = window.webContents.mainFrame
+    const backgrounds = () =>
+      standIn.callsOf('window.setBackgroundColor').map((call) => call.args[1])
+
+    expect(await invoke(standIn, 'settings:update', frame, { theme: 'light' })).toMatchObject({
+      ok: true,
+    })
+    expect(backgrounds()).toEqual(['#ffffff'])
+    // Back to the system's, which is dark; a change of the system's theme then is followed.
+    await invoke(standIn, 'settings:update', frame, { theme: 'system' })
+    expect(backgrounds()).toEqual(['#ffffff', '#1e1e1c'])
+    standIn.switchSystemTheme(false)
+    expect(backgrounds()).toEqual(['#ffffff', '#1e1e1c', '#ffffff'])
+    // Pinned, the system's theme no longer counts; a change of another setting changes nothing.
+    await invoke(standIn, 'settings:update', frame, { theme: 'dark' })
+    standIn.switchSystemTheme(true)
+    standIn.switchSystemTheme(false)
+    await invoke(standIn, 'settings:update', frame, { maxTokens: 2048 })
+    expect(backgrounds()).toEqual(['#ffffff', '#1e1e1c', '#ffffff', '#1e1e1c'])
+    expect(
+      standIn.callsOf('window.setBackgroundColor').every((call) => call.args[0] === window),
+    ).toBe(true)
   })
 
   it('keeps spellcheck off where it would download dictionaries (Linux, Windows)', async () => {
@@ -989,6 +1022,50 @@ describe('the window comes before the memory is open', () => {
     // The place remembered is still the app window's.
     const state = JSON.parse(await readFile(path.join(userData, 'window-state.json'), 'utf8'))
     expect(state.bounds).toEqual({ x: 40, y: 30, width: 1100, height: 700 })
+  })
+
+  it('after a quit from the menu while the memory opens, closing the window that says so brings no small window', async () => {
+    if (process.platform === 'darwin') return
+    const userData = await tempDir()
+    await historyToRebuild(userData, 60)
+    const standIn = await start({ userData }, { CAIRN_DATA_DIR: undefined })
+    cleanups.push(() => quit(standIn))
+    await rebuilding(standIn)
+    // The menu's Quit (its role calls app.quit): the window says Cairn closes once it is open.
+    standIn.app.quit()
+    expect(openingUpdates(standIn).at(-1)?.closing).toBe(true)
+    // The person, told, closes that window: it was the one saying so, and is not brought back.
+    standIn.windows[0]!.close()
+    await standIn.waitFor('app.quit')
+    expect(standIn.callsOf('new BrowserWindow')).toHaveLength(1)
+    expect(standIn.callsOf('app.quit-held')).toHaveLength(2)
+    acquireInstanceLock(userData).release()
+  })
+
+  it('a quit before the window is made is held: no window comes, nothing opens, then Cairn quits', async () => {
+    const userData = await tempDir()
+    const standIn = await start({ userData }, { CAIRN_DATA_DIR: undefined })
+    // At once, before the start has made its window (it reads files first).
+    expect(standIn.callsOf('new BrowserWindow')).toHaveLength(0)
+    standIn.app.quit()
+    expect(standIn.callsOf('app.quit-held')).toHaveLength(1)
+    expect(standIn.callsOf('app.quit')).toHaveLength(0)
+    await standIn.waitFor('app.quit')
+    // The start stopped before its window: none was made, the memory was never opened (its
+    // lock is free, no history made), and nothing failed.
+    expect(standIn.callsOf('new BrowserWindow')).toHaveLength(0)
+    expect(standIn.callsOf('dialog.showMessageBox')).toEqual([])
+    expect(standIn.callsOf('app.exit')).toEqual([])
+    expect(existsSync(path.join(userData, 'history.git'))).toBe(false)
+    acquireInstanceLock(userData).release()
+    // A second start as Cairn ends brings up no window either.
+    standIn.app.emit('second-instance')
+    standIn.app.emit('activate')
+    await Promise.race([
+      standIn.waitFor('new BrowserWindow'),
+      new Promise((resolve) => setTimeout(resolve, 300)),
+    ])
+    expect(standIn.callsOf('new BrowserWindow')).toHaveLength(0)
   })
 
   it('a window the person closes before its page loaded is a quit, not a failed start', async () => {

@@ -43,7 +43,7 @@ vi.mock('electron', () => {
   }
   const names = ['app', 'BrowserWindow', 'dialog', 'ipcMain', 'Menu', 'protocol', 'safeStorage']
   return Object.fromEntries(
-    [...names, 'screen', 'session', 'shell'].map((name) => [name, live(name)]),
+    [...names, 'nativeTheme', 'screen', 'session', 'shell'].map((name) => [name, live(name)]),
   )
 })
 

@@ -30,6 +30,7 @@ import {
   unansweredCalls,
   withAnswers,
 } from './messages'
+import type { ReplyLimits } from './reply-limits'
 import { runTurn, type MemoryToolFactory, type TurnEvent, type TurnMemory } from './run-turn'
 import { classifyTurnError, hideKeys, noApiKeyError, rejectedKeyError } from './turn-errors'
 
@@ -67,6 +68,8 @@ export interface ChatServiceOptions {
   readonly onConversationChanged: (id: string) => void
   readonly maxRetries?: number
   readonly fetch?: AnthropicFetch
+  /** How long a reply may take to start and stay silent (the defaults when absent). */
+  readonly replyLimits?: ReplyLimits
   readonly now?: () => number
   /** Where failures nobody waits for are reported (default: the console). */
   readonly logger?: Logger
@@ -299,6 +302,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
         maxRetries: options.maxRetries,
         fetch: options.fetch,
         logger,
+        replyLimits: options.replyLimits,
       })
       const keyProblem = credentials.apiKey ? apiKeyProblem(credentials.apiKey) : null
       if (read instanceof CairnError) {

@@ -3,6 +3,7 @@ import type { ModelInfo } from '../../shared/types'
 import { CairnError } from '../lib/errors'
 import type { Logger } from '../lib/logger'
 import type { ApiCredentials, SettingsService } from '../settings'
+import { DEFAULT_REPLY_LIMITS, watchSilence, type ReplyLimits } from './reply-limits'
 
 export const DEFAULT_BASE_URL = 'https://api.anthropic.com'
 
@@ -27,6 +28,11 @@ export interface ClientConfig {
    * is passed on here; anything else is `warn`, the SDK's default.
    */
   readonly logLevel?: string
+  /**
+   * How long a request waits for the response's head, and a streamed reply may stay silent
+   * (`DEFAULT_REPLY_LIMITS` when absent; tests pass short ones).
+   */
+  readonly replyLimits?: ReplyLimits
 }
 
 /**
@@ -34,11 +40,14 @@ export interface ClientConfig {
  * the SDK does not pick up other credentials from the environment.
  */
 export function createAnthropicClient(config: ClientConfig): Anthropic {
+  const limits = config.replyLimits ?? DEFAULT_REPLY_LIMITS
   return new Anthropic({
     apiKey: config.apiKey,
     baseURL: config.baseURL ?? DEFAULT_BASE_URL,
     maxRetries: config.maxRetries ?? 2,
-    ...(config.fetch ? { fetch: config.fetch } : {}),
+    // The SDK's timeout covers the wait for the head only; the silence after it is watched below.
+    timeout: limits.firstByteMs,
+    fetch: watchSilence(config.fetch, limits.silenceMs),
     ...(config.logger
       ? { logger: sdkLogger(config.logger), logLevel: sdkLogLevel(config.logLevel) }
       : {}),
@@ -108,7 +117,7 @@ const invalidBaseUrl = (reason: string) =>
 /** A client for `credentials`, or null when no API key is set. */
 export function clientFor(
   credentials: ApiCredentials,
-  options: Pick<ClientConfig, 'maxRetries' | 'fetch' | 'logger'>,
+  options: Pick<ClientConfig, 'maxRetries' | 'fetch' | 'logger' | 'replyLimits'>,
 ): Anthropic | null {
   if (!credentials.apiKey) return null
   return createAnthropicClient({

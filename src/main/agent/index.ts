@@ -3,6 +3,7 @@
 export { createChatService } from './chat-service'
 export type { ChatService, ChatServiceOptions } from './chat-service'
 export { availableModels, type AnthropicFetch } from './client'
+export type { ReplyLimits } from './reply-limits'
 export { chatHandlers } from './handlers'
 export { hideKeys } from './turn-errors'
 export type { TurnMemory } from './run-turn'

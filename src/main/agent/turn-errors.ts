@@ -10,6 +10,7 @@ import {
 } from '@anthropic-ai/sdk'
 import type { ErrorCode } from '../../shared/errors'
 import { cutWithEllipsis, escapeInvisible } from '../lib/text'
+import { ReplySilenceError } from './reply-limits'
 
 export interface TurnError {
   /**
@@ -84,6 +85,16 @@ export function classifyTurnError(
     readonly emptyReply?: boolean
   },
 ): TurnError {
+  const silence = silenceOf(error)
+  if (silence) {
+    const quiet = formatWait(Math.max(1, Math.round(silence.silenceMs / 1000)))
+    return {
+      code: 'timeout',
+      message: context.streamStarted
+        ? `Claude's reply stopped coming: the Anthropic API sent nothing for ${quiet}, so Cairn ended it. What arrived so far was kept; send your message again to continue.`
+        : `The Anthropic API did not answer in time: it sent nothing for ${quiet}. Check your connection and try again.`,
+    }
+  }
   if (error instanceof APIConnectionTimeoutError) {
     return {
       code: 'timeout',
@@ -429,6 +440,15 @@ export function retryAfterSeconds(headers: Headers | undefined, now = Date.now()
   if (Number.isFinite(seconds)) return Math.max(0, Math.ceil(seconds))
   const date = Date.parse(value)
   return Number.isNaN(date) ? null : Math.max(0, Math.ceil((date - now) / 1000))
+}
+
+/** The silence that ended a reply, as thrown or as the SDK's wrapping's cause. */
+function silenceOf(error: unknown): ReplySilenceError | null {
+  for (let at = error, depth = 0; at && depth < 5; depth++) {
+    if (at instanceof ReplySilenceError) return at
+    at = at instanceof Error ? at.cause : undefined
+  }
+  return null
 }
 
 function formatWait(seconds: number): string {

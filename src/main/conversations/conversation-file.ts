@@ -57,6 +57,7 @@ const lastError = z.object({
   code: z.string().max(100),
   message: z.string(),
 })
+const openTurn = z.string().max(200)
 
 /*
  * On disk, `<dataDir>/conversations/<id>.json`:
@@ -74,18 +75,61 @@ const conversationFile = z.object({
   updatedAt: z.number(),
   messages: z.array(message),
   toolCommits: z.record(z.string(), z.string()),
-  lastError: lastError.optional(),
-  openTurn: z.string().max(200).optional(),
+  // Notes about the last turn, not its content: read apart, so a malformed one (a hand edit,
+  // another program) is left out and said, and the conversation still reads (see marksOf).
+  lastError: z.unknown().optional(),
+  openTurn: z.unknown().optional(),
 })
+
+/** Told of each mark `parseConversation` left out: the field and what is wrong with it. */
+export type MarkProblem = (problem: string) => void
+
+/** The file's marks of its last turn, each left out (and told) when it is not of its shape. */
+function marksOf(
+  file: { readonly lastError?: unknown; readonly openTurn?: unknown },
+  told: MarkProblem,
+): {
+  readonly lastError?: z.infer<typeof lastError>
+  readonly openTurn?: string
+} {
+  const read = <T>(field: string, value: unknown, schema: z.ZodType<T>): T | undefined => {
+    if (value === undefined) return undefined
+    const parsed = schema.safeParse(value)
+    if (parsed.success) return parsed.data
+    told(`${field}: ${parsed.error.issues.map(issueLine).join('; ')}`)
+    return undefined
+  }
+  const error = read('lastError', file.lastError, lastError)
+  const open = read('openTurn', file.openTurn, openTurn)
+  return {
+    ...(error !== undefined ? { lastError: error } : {}),
+    ...(open !== undefined ? { openTurn: open } : {}),
+  }
+}
+
+/** One zod issue as a log line: where, and what is wrong (never the value itself). */
+function issueLine(issue: z.core.$ZodIssue): string {
+  return `${issue.path.map(String).join('.') || 'the field'}: ${issue.message}`
+}
 
 /**
  * Parses a conversation file; throws when it is not one. A block of a type this build does not
  * know (a `thinking` block a newer build stored, say) does not make the file unreadable: it is
  * taken out of `content` (never shown, never sent to the API) and kept in `unknownBlocks` with
- * its place, so saving the conversation again writes it back as it was.
+ * its place, so saving the conversation again writes it back as it was. A malformed mark of
+ * the last turn (`lastError`, `openTurn`) is left out and told to `onBadMark`: the next save
+ * drops it.
  */
-export function parseConversation(raw: string): Conversation {
-  const file = conversationFile.parse(JSON.parse(raw))
+export function parseConversation(
+  raw: string,
+  onBadMark: MarkProblem = () => undefined,
+): Conversation {
+  const {
+    lastError: rawError,
+    openTurn: rawOpen,
+    ...rest
+  } = conversationFile.parse(JSON.parse(raw))
+  const file = { ...rest, ...marksOf({ lastError: rawError, openTurn: rawOpen }, onBadMark) }
   const messages = file.messages.map((message): StoredMessage => {
     const content: StoredBlock[] = []
     const unknownBlocks: UnknownBlock[] = []
@@ -174,8 +218,10 @@ function readTurnError(stored: z.infer<typeof lastError>): TurnError {
  */
 export function readBackProblem(text: string, id: string): string | null {
   let parsed: Conversation
+  // A mark the reader would leave out is a fault in Cairn's own write too.
+  const badMarks: string[] = []
   try {
-    parsed = parseConversation(text)
+    parsed = parseConversation(text, (problem) => badMarks.push(problem))
   } catch (error) {
     if (error instanceof z.ZodError) {
       return error.issues
@@ -184,6 +230,7 @@ export function readBackProblem(text: string, id: string): string | null {
     }
     return error instanceof Error ? error.message : 'it is not JSON'
   }
+  if (badMarks.length > 0) return badMarks.join('; ')
   return parsed.id === id ? null : 'it holds another conversation id'
 }
 

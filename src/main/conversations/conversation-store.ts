@@ -231,7 +231,14 @@ export function createConversationStore(options: ConversationStoreOptions): Conv
     }
     let conversation: Conversation
     try {
-      conversation = parseConversation(raw)
+      // A malformed mark of the last turn is left out, said once: the conversation reads. Both
+      // marks bad are said in that one line (a line each, the second was lost to the once).
+      const badMarks: string[] = []
+      conversation = parseConversation(raw, (problem) => badMarks.push(problem))
+      if (badMarks.length > 0) {
+        const what = badMarks.length === 1 ? 'a malformed mark was' : 'malformed marks were'
+        report(`${id}:mark`, `Conversation ${id}: ${what} ignored (${badMarks.join('; ')})`, null)
+      }
     } catch (error) {
       report(id, `Conversation ${id} is not a valid conversation file`, error)
       throw corrupt()

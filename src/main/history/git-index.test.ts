@@ -1,7 +1,8 @@
-import { execFileSync } from 'node:child_process'
-import { readFile, rm, writeFile } from 'node:fs/promises'
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { readFile, rm, utimes, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { describe, expect, it, vi } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { CommitSummary } from '../../shared/types'
 import { parseGitIndex, serializeGitIndex } from './git-index'
 import { fsck, gitCli, memoryTestBed } from './test-helpers'
@@ -216,5 +217,186 @@ describe('parseGitIndex and serializeGitIndex', () => {
     expect(parseGitIndex(flipped)).toBeNull()
     expect(parseGitIndex(good.subarray(0, good.byteLength - 1))).toBeNull()
     expect(parseGitIndex(Buffer.from('PACK\0\0\0\x02'))).toBeNull()
+  })
+})
+
+// Stop 31 (outside31), left by index30: an `index.lock` a killed git left stayed for good, and
+// Cairn's index write waited on it for good (git refuses `git add` and `git commit` too until it
+// goes). One a minute old that no running git on the data folder can hold is now removed, as
+// open removes such a lock in refs/heads; a live git's, however old, stays: `git commit -a`
+// holds it while the person writes the message, with no file open on it.
+describe("git's index.lock left by a git that is gone", () => {
+  /** `git commit -a` as Ann, its editor waiting until `finish()`; resolves once it holds the lock. */
+  async function annCommitting(): Promise<{
+    git: ChildProcess
+    finish(): Promise<number | null>
+  }> {
+    const go = path.join(bed.dataDir, 'go')
+    const editor = path.join(bed.dataDir, 'editor.sh')
+    await writeFile(
+      editor,
+      `#!/bin/sh\nwhile [ ! -e '${go}' ]; do sleep 0.05; done\necho 'Ann wrote this' > "$1"\n`,
+      { mode: 0o755 },
+    )
+    const git = spawn(
+      'git',
+      [
+        '--git-dir',
+        path.join(bed.dataDir, 'history.git'),
+        '--work-tree',
+        work(),
+        '-c',
+        'user.name=Ann Smith',
+        '-c',
+        'user.email=ann@example.com',
+        'commit',
+        '-a',
+        '--allow-empty',
+      ],
+      {
+        env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: bed.dataDir, GIT_EDITOR: editor },
+        stdio: 'ignore',
+      },
+    )
+    started.push(git)
+    const exited = new Promise<number | null>((resolve) => git.on('exit', resolve))
+    await vi.waitFor(() => expect(existsSync(`${indexFile()}.lock`)).toBe(true), {
+      timeout: 10_000,
+      interval: 20,
+    })
+    return {
+      git,
+      async finish() {
+        await writeFile(go, '')
+        return exited
+      },
+    }
+  }
+
+  const hourAgo = () => new Date(Date.now() - 3_600_000)
+
+  // A test that fails half way never leaves its git (and the editor it waits on) running.
+  const started: ChildProcess[] = []
+  afterEach(async () => {
+    await writeFile(path.join(bed.dataDir, 'go'), '').catch(() => {})
+    for (const git of started.splice(0)) if (git.exitCode === null) git.kill('SIGKILL')
+  })
+
+  it('removes one a killed git left once it is a minute old; git and Cairn both go on', async () => {
+    await some()
+    await indexFollowsMain()
+    const ann = await annCommitting()
+    ann.git.kill('SIGKILL')
+    expect(await ann.finish()).toBe(null)
+    const lock = `${indexFile()}.lock`
+    expect(existsSync(lock)).toBe(true)
+    expect(() => asAnn('add', 'notes.md')).toThrow(/index\.lock': File exists/)
+    await utimes(lock, hourAgo(), hourAgo())
+    await run({ command: 'create', path: '/memories/after.md', file_text: 'a\n' })
+    await indexFollowsMain()
+    expect(existsSync(lock)).toBe(false)
+    expect(asAnn('status', '--porcelain')).toBe('')
+    await writeFile(path.join(work(), 'notes.md'), 'a\nb\nAnn\n')
+    asAnn('add', 'notes.md')
+    asAnn('commit', '-m', 'Ann adds a line')
+    expect(subjects()[0]).toBe('Ann Smith|Ann adds a line')
+    fsck(bed.dataDir)
+  })
+
+  it("leaves a running git's, however old: its commit finishes, then the index follows", async () => {
+    await some()
+    await indexFollowsMain()
+    await bed.close()
+    // Ann unstages a file, so the index is not main's and Cairn's open wants to write it.
+    asAnn('rm', '--cached', '-q', 'z-last.md')
+    const ann = await annCommitting()
+    const lock = `${indexFile()}.lock`
+    await utimes(lock, hourAgo(), hourAgo())
+    const held = await readFile(lock)
+    await bed.reopen()
+    // The close's write meets the lock and leaves it as git holds it.
+    await bed.close()
+    expect((await readFile(lock)).equals(held)).toBe(true)
+    expect(await ann.finish()).toBe(0)
+    expect(subjects()[0]).toBe('Ann Smith|Ann wrote this')
+    expect(gitCli(bed.dataDir, 'ls-tree', '--name-only', 'main')).not.toContain('z-last.md')
+    await bed.reopen()
+    await run({ command: 'create', path: '/memories/later.md', file_text: 'l\n' })
+    await indexFollowsMain()
+    expect(asAnn('status', '--porcelain')).toBe('')
+    expect(subjects()).toContain('Ann Smith|Ann wrote this')
+    fsck(bed.dataDir)
+  })
+})
+
+// Stop 31 (outside31), left by index30: what a person staged with git and did not commit was
+// replaced by main's entry at Cairn's next index write. Cairn now follows git's own rule for a
+// command that moves HEAD and updates the index (`git read-tree -m <base> <main>`, checkout's
+// two-way merge): a staged path that Cairn's move left alone keeps the person's entry.
+describe('what a person staged with git and did not commit', () => {
+  it('a staged removal (git rm --cached) of a file Cairn did not change stays staged', async () => {
+    await some()
+    await indexFollowsMain()
+    asAnn('rm', '--cached', '-q', 'z-last.md')
+    const staged = asAnn('status', '--porcelain')
+    expect(staged).toBe('D  z-last.md\n?? z-last.md\n')
+    await run({ command: 'create', path: '/memories/claude.md', file_text: 'c\n' })
+    await vi.waitFor(() => expect(asAnn('ls-files')).toContain('claude.md'), {
+      timeout: 10_000,
+      interval: 20,
+    })
+    expect(asAnn('ls-files')).not.toContain('z-last.md')
+    expect(asAnn('status', '--porcelain')).toBe(staged)
+    // The person commits what they staged: only that removal, Claude's file untouched.
+    asAnn('commit', '-q', '-m', 'Ann stops tracking z-last')
+    expect(asAnn('show', '--name-status', '--format=', 'main')).toBe('D\tz-last.md\n')
+    fsck(bed.dataDir)
+  })
+
+  it("a staged edit stays staged across Cairn's changes of other files, and across a restart", async () => {
+    await some()
+    await indexFollowsMain()
+    const notes = path.join(work(), 'notes.md')
+    // Staged, then the folder put back: only the index holds Ann's edit (what `git add -p`
+    // of a part, or `git add` then an undo in the editor, leaves).
+    await writeFile(notes, 'a\nb\nAnn\n')
+    asAnn('add', 'notes.md')
+    await writeFile(notes, 'a\nb\n')
+    const stagedBlob = asAnn('rev-parse', ':notes.md').trim()
+    await run({ command: 'create', path: '/memories/claude.md', file_text: 'c\n' })
+    await vi.waitFor(() => expect(asAnn('ls-files')).toContain('claude.md'), {
+      timeout: 10_000,
+      interval: 20,
+    })
+    expect(asAnn('rev-parse', ':notes.md').trim()).toBe(stagedBlob)
+    await bed.close()
+    await bed.reopen()
+    await run({ command: 'create', path: '/memories/claude2.md', file_text: 'd\n' })
+    await vi.waitFor(() => expect(asAnn('ls-files')).toContain('claude2.md'), {
+      timeout: 10_000,
+      interval: 20,
+    })
+    expect(asAnn('rev-parse', ':notes.md').trim()).toBe(stagedBlob)
+    expect(asAnn('status', '--porcelain')).toBe('MM notes.md\n')
+    expect(asAnn('diff', '--cached', '--name-only')).toBe('notes.md\n')
+  })
+
+  it("a path Cairn's change wrote too takes main's entry (git would refuse that switch); the staged blob is still stored", async () => {
+    await some()
+    await indexFollowsMain()
+    const notes = path.join(work(), 'notes.md')
+    await writeFile(notes, 'a\nb\nAnn\n')
+    asAnn('add', 'notes.md')
+    const stagedBlob = asAnn('rev-parse', ':notes.md').trim()
+    await writeFile(notes, 'a\nb\n')
+    await run({
+      command: 'str_replace',
+      path: '/memories/notes.md',
+      old_str: 'b',
+      new_str: 'B',
+    })
+    await indexFollowsMain()
+    expect(asAnn('status', '--porcelain')).toBe('')
+    expect(asAnn('cat-file', '-t', stagedBlob).trim()).toBe('blob')
   })
 })

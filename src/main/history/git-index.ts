@@ -8,7 +8,8 @@
  * Written off the commit path: a moment after the last change, while the commands' queue is idle,
  * at open when missing, damaged or not `main`'s, and at close. Taken with git's own lock
  * protocol: `index.lock` made exclusively, written, renamed over `index`; a lock already there
- * (git at work, or a git that died) is never waited on nor removed: the write is tried later.
+ * (git at work) is never waited on nor removed: the write is tried later. One a git that is
+ * gone left (a minute old, no git running on the data folder: git-lock-left.ts) is removed.
  * An index that already lists exactly `main`'s files (git's own, after a person's commit, with
  * its refreshed stat data and extensions) is left as it is.
  *
@@ -22,12 +23,13 @@
 import { createHash } from 'node:crypto'
 import type { BigIntStats, Stats } from 'node:fs'
 import path from 'node:path'
-import { disk, isCode, OPEN, readPlainFile, unlinkQuietly } from '../lib/disk'
+import { disk, isCode, OPEN, readPlainFile, readPlainFileOrNull, unlinkQuietly } from '../lib/disk'
 import { OWN_FILE_CAP } from '../lib/own-file-caps'
 import { hashObject } from './objects/object-database'
 import type { ObjectStore } from './object-store'
+import { gitLockLeft } from './git-lock-left'
 import type { StatCache } from './stat-cache'
-import { childrenOf, type Node } from './tree-state'
+import { childrenOf, treeFromOid, type Node } from './tree-state'
 
 /** One file of an index: its path (UTF-8 bytes), blob id, mode and stage. */
 export interface GitIndexEntry {
@@ -121,6 +123,35 @@ function entryLength(nameLength: number): number {
  * Extensions are not read.
  */
 export function parseGitIndex(bytes: Buffer): GitIndexEntry[] | null {
+  return parseWhole(bytes)?.entries ?? null
+}
+
+/**
+ * The tree a parsed index lists whole, by git's cache-tree extension (`TREE`): the root's
+ * entry, valid (git writes it when it makes a commit or reads a tree, and invalidates it with
+ * every `git add` or `git rm`), names it; null when there is none or it is invalidated.
+ * Sample: `TREE` | size u32 | "" NUL "5 1\n" | 20-byte tree id | "people" NUL "2 0\n" | id …
+ */
+function rootTreeOf(bytes: Buffer, at: number): string | null {
+  const end = bytes.byteLength - 20
+  while (at + 8 <= end) {
+    const signature = bytes.toString('latin1', at, at + 4)
+    const size = bytes.readUInt32BE(at + 4)
+    const data = at + 8
+    if (data + size > end) return null
+    if (signature === 'TREE') {
+      if (bytes[data] !== 0) return null
+      const newline = bytes.indexOf(0x0a, data + 1)
+      if (newline < 0 || newline + 21 > data + size) return null
+      const count = Number(bytes.toString('latin1', data + 1, newline).split(' ')[0])
+      return count >= 0 ? bytes.toString('hex', newline + 1, newline + 21) : null
+    }
+    at = data + size
+  }
+  return null
+}
+
+function parseWhole(bytes: Buffer): { entries: GitIndexEntry[]; rootTree: string | null } | null {
   if (bytes.byteLength < 32 || bytes.toString('latin1', 0, 4) !== 'DIRC') return null
   const version = bytes.readUInt32BE(4)
   if (version < 2 || version > 4) return null
@@ -173,7 +204,7 @@ export function parseGitIndex(bytes: Buffer): GitIndexEntry[] | null {
     previous = name
     entries.push({ path: name, oid, mode, stage: (flags >> 12) & 3, extended })
   }
-  return entries
+  return { entries, rootTree: rootTreeOf(bytes, at) }
 }
 
 /** Whether `entries` (a parsed index) list exactly `files`: same paths, ids and modes, stage 0. */
@@ -197,11 +228,14 @@ export function listsExactly(
 /** What a sync of the index did: left a matching one, wrote one, or met a lock held. */
 export type GitIndexOutcome = 'kept' | 'written' | 'locked'
 
-type IndexFiles = ReadonlyArray<{ path: Buffer; oid: string; mode: number }>
-
-/** An index made ready off the queue: `main`'s files with their stat data, or none needed. */
+/**
+ * An index made ready off the queue: `main`'s files with their stat data (and the person's
+ * staged changes `carryStaged` keeps), or none needed. `head`: the `main` it lists, noted as the
+ * next sync's base (`INDEX_BASE`). `found`: the checksum of the index it was made from (null for
+ * none that parsed), which must still be there when it is written.
+ */
 export type PreparedIndex =
-  | { readonly kind: 'kept' }
+  | { readonly kind: 'kept'; readonly head?: string }
   | {
       readonly kind: 'write'
       readonly files: ReadonlyArray<{
@@ -212,7 +246,78 @@ export type PreparedIndex =
       }>
       /** Files read and hashed now, for the stat cache once the index is written. */
       readonly hashed: ReadonlyArray<{ relative: string; stats: Stats; oid: string }>
+      readonly head?: string
+      readonly found?: string | null
     }
+
+/**
+ * A note beside the index, `history.git/cairn-index-base`: the `main` (a commit id) the index
+ * was last made or found to list. A sync compares the index with that commit's files to tell
+ * what the person staged with git (`git add`, `git rm --cached`) from what only lags `main`.
+ */
+export const INDEX_BASE = 'cairn-index-base'
+
+function readIndexBase(gitdir: string): string | null {
+  try {
+    const text = readPlainFileOrNull(path.join(gitdir, INDEX_BASE), OWN_FILE_CAP.TINY)
+    const value = text?.toString('latin1').trim() ?? ''
+    return /^[0-9a-f]{40}$/.test(value) ? value : null
+  } catch {
+    return null
+  }
+}
+
+function noteIndexBase(gitdir: string, head: string | undefined): void {
+  if (head === undefined || readIndexBase(gitdir) === head) return
+  try {
+    disk.writeFileSync(path.join(gitdir, INDEX_BASE), `${head}\n`, { mode: 0o644 })
+  } catch {
+    // Without it the next sync keeps no staged change (as before stop 31); nothing else.
+  }
+}
+
+type Listed = { path: Buffer; oid: string; mode: number; stat: IndexStat | null }
+
+/**
+ * git's own rule when a command moves `HEAD` and updates the index (`git checkout`'s two-way
+ * merge, `git read-tree -m <base> <main>`), for Cairn's moves of `main`: a path whose entry the
+ * person changed in the index (staged an edit, added or unstaged a file) and that `main`'s move
+ * left as it was (`base` and `main` agree) keeps the person's entry; every other path takes
+ * `main`'s. git refuses a move that changed a path the person staged too; Cairn's move is made
+ * already and holds the folder's content of that path, so `main`'s entry is taken (the staged
+ * blob stays among the objects until a `git gc`). An index holding conflicts or
+ * intent-to-add entries keeps nothing (`main`'s files alone, as before).
+ */
+export function carryStaged(
+  index: ReadonlyArray<GitIndexEntry> | null,
+  base: ReadonlyArray<{ path: Buffer; oid: string; mode: number }> | null,
+  main: ReadonlyArray<Listed>,
+): Listed[] {
+  if (index === null || base === null || index.some((e) => e.stage !== 0 || e.extended)) {
+    return [...main]
+  }
+  const key = (name: Buffer) => name.toString('latin1')
+  const inBase = new Map(base.map((file) => [key(file.path), file]))
+  const inMain = new Map(main.map((file) => [key(file.path), file]))
+  const inIndex = new Map(index.map((entry) => [key(entry.path), entry]))
+  const same = (
+    a: { oid: string; mode: number } | undefined,
+    b: { oid: string; mode: number } | undefined,
+  ) => (a === undefined ? b === undefined : b !== undefined && a.oid === b.oid && a.mode === b.mode)
+  const out: Listed[] = []
+  for (const name of new Set([...inMain.keys(), ...inIndex.keys(), ...inBase.keys()])) {
+    const was = inBase.get(name)
+    const now = inMain.get(name)
+    const staged = inIndex.get(name)
+    if (same(was, now) && !same(staged, was)) {
+      // Staged by the person on a path the move left alone: theirs stays.
+      if (staged) out.push({ path: staged.path, oid: staged.oid, mode: staged.mode, stat: null })
+    } else if (now) {
+      out.push(now)
+    }
+  }
+  return out.sort((a, b) => Buffer.compare(a.path, b.path))
+}
 
 // Files between two yields to the event loop while stat data is gathered (an `lstat` each).
 const FILES_PER_TURN = 256
@@ -232,18 +337,60 @@ export async function prepareGitIndex(options: {
   readonly store: ObjectStore
   readonly root: Node
   readonly stats?: StatCache
+  /** The commit `root` is the tree of: noted as the next sync's base. */
+  readonly head?: string
 }): Promise<PreparedIndex> {
+  const head = options.head === undefined ? {} : { head: options.head }
   const files = await filesOf(options.store, options.root)
-  if (indexLists(path.join(options.gitdir, 'index'), files)) return { kind: 'kept' }
+  const found = readIndex(path.join(options.gitdir, 'index'))
+  if (found && listsExactly(found.entries, files)) return { kind: 'kept', ...head }
   const hashed: Array<{ relative: string; stats: Stats; oid: string }> = []
-  const withStats: Array<{ path: Buffer; oid: string; mode: number; stat: IndexStat | null }> = []
+  const withStats: Listed[] = []
   for (const [i, file] of files.entries()) {
     if (i > 0 && i % FILES_PER_TURN === 0) await new Promise((resolve) => setImmediate(resolve))
     const relative = file.path.toString('utf8')
     const stat = statIfSame(options.workRoot, relative, file.oid, options.stats, hashed)
     withStats.push({ ...file, stat })
   }
-  return { kind: 'write', files: withStats, hashed }
+  // An index git made whole from a tree (its commit, a `read-tree`) holds nothing staged.
+  const staged = found && found.rootTree === null ? found.entries : null
+  const listed = carryStaged(
+    staged,
+    staged && (await baseFiles(options.store, options.gitdir, options.head)),
+    withStats,
+  )
+  if (found && listsExactly(found.entries, listed)) return { kind: 'kept', ...head }
+  return { kind: 'write', files: listed, hashed, ...head, found: found?.sum ?? null }
+}
+
+// The files of the commit the index was last made to list (`INDEX_BASE`), or null when there is
+// none to compare with (no note, `main` itself, a commit that cannot be read).
+async function baseFiles(
+  store: ObjectStore,
+  gitdir: string,
+  head: string | undefined,
+): Promise<Array<{ path: Buffer; oid: string; mode: number }> | null> {
+  const base = readIndexBase(gitdir)
+  if (base === null || base === head) return null
+  try {
+    return await filesOf(store, treeFromOid((await store.readCommit(base)).tree))
+  } catch {
+    return null
+  }
+}
+
+// The index at `file`, parsed, with its checksum; null when missing, unreadable or damaged.
+function readIndex(
+  file: string,
+): { entries: GitIndexEntry[]; rootTree: string | null; sum: string } | null {
+  let bytes: Buffer
+  try {
+    bytes = readPlainFile(file, OWN_FILE_CAP.RECORDS)
+  } catch {
+    return null
+  }
+  const parsed = parseWhole(bytes)
+  return parsed === null ? null : { ...parsed, sum: bytes.toString('hex', bytes.byteLength - 20) }
 }
 
 /**
@@ -256,25 +403,43 @@ export function writeGitIndex(
   gitdir: string,
   prepared: PreparedIndex,
   stats?: StatCache,
+  /** Told when a lock a gone git left was removed (git-lock-left.ts), to log it. */
+  removedLeftLock?: () => void,
 ): GitIndexOutcome {
-  if (prepared.kind === 'kept') return 'kept'
+  if (prepared.kind === 'kept') {
+    noteIndexBase(gitdir, prepared.head)
+    return 'kept'
+  }
   const indexFile = path.join(gitdir, 'index')
   const lockFile = `${indexFile}.lock`
-  let fd: number
-  try {
-    fd = disk.openSync(lockFile, OPEN.WRITE_NEW | OPEN.NOFOLLOW, 0o644)
-  } catch (error) {
-    if (isCode(error, 'EEXIST')) return 'locked'
-    throw error
+  let fd = -1
+  for (let tries = 0; fd < 0; tries++) {
+    try {
+      fd = disk.openSync(lockFile, OPEN.WRITE_NEW | OPEN.NOFOLLOW, 0o644)
+    } catch (error) {
+      if (!isCode(error, 'EEXIST')) throw error
+      // A running git's (or one that cannot be told from it) is never removed nor waited on.
+      if (tries > 0 || !gitLockLeft(lockFile, path.dirname(gitdir))) return 'locked'
+      unlinkQuietly(lockFile)
+      removedLeftLock?.()
+    }
   }
   let renamed = false
   try {
-    if (indexLists(indexFile, prepared.files)) return 'kept'
+    const now = readIndex(indexFile)
+    if (now && listsExactly(now.entries, prepared.files)) {
+      noteIndexBase(gitdir, prepared.head)
+      return 'kept'
+    }
+    // git changed the index since it was read (a `git add` meanwhile): what the person staged
+    // then would be written over. Made again from it at the next try.
+    if (prepared.found !== undefined && (now?.sum ?? null) !== prepared.found) return 'locked'
     disk.writeSync(fd, serializeGitIndex(prepared.files))
     disk.closeSync(fd)
     fd = -1
     disk.renameSync(lockFile, indexFile)
     renamed = true
+    noteIndexBase(gitdir, prepared.head)
     for (const { relative, stats: seen, oid } of prepared.hashed) stats?.record(relative, seen, oid)
     return 'written'
   } finally {
@@ -282,19 +447,6 @@ export function writeGitIndex(
     // Ours, and maybe gone already: nothing else to undo.
     if (!renamed) unlinkQuietly(lockFile)
   }
-}
-
-// Whether the index at `file` is one (git's or Cairn's) listing exactly `files`; a missing,
-// unreadable or damaged one is not.
-function indexLists(file: string, files: IndexFiles): boolean {
-  let existing: Buffer
-  try {
-    existing = readPlainFile(file, OWN_FILE_CAP.RECORDS)
-  } catch {
-    return false
-  }
-  const entries = parseGitIndex(existing)
-  return entries !== null && listsExactly(entries, files)
 }
 
 // Files larger than this are left for git to hash: their stat data is written as zeros.
@@ -429,7 +581,7 @@ export function createGitIndexKeeper(options: {
     const done = attempt().then(
       (outcome) => {
         if (outcome === 'locked') {
-          // git holds its lock (or one a killed git left): tried again, less and less often.
+          // git holds its lock (or left it a moment ago): tried again, less and less often.
           schedule(retryMs)
           retryMs = Math.min(retryMs * 2, LOCKED_RETRY_MAX_MS)
         } else {

@@ -1,7 +1,7 @@
-import { execFileSync, spawn } from 'node:child_process'
-import { constants, existsSync, statSync, utimesSync, writeFileSync } from 'node:fs'
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
+import { constants, existsSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import { describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
 import { nodeDisk, setDisk } from '../lib/disk'
 import { hookDisk } from '../lib/disk-hooks'
 import { CairnError } from '../lib/errors'
@@ -236,5 +236,94 @@ describe("git's lock on main", () => {
     moveMain()
     expect(mainOid()).toBe(first)
     execFileSync('rm', [fresh])
+  })
+})
+
+// Stop 31 (outside31), left by rout30: where the file system refuses hard links, Cairn's own
+// `main.lock` was an empty file told from git's only by its age, so a Cairn killed holding it
+// blocked every change for up to a minute after the next open. It now names its process, and
+// open removes it at once when that process is gone (never while it runs).
+describe('where hard links are refused', () => {
+  // A test that fails half way never leaves its child holding the lock running.
+  const children: ChildProcess[] = []
+  afterEach(() => {
+    for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL')
+  })
+
+  const here = (file: string) => JSON.stringify(path.resolve('src/main', file))
+
+  /** A process taking the lock through Cairn's own code, links refused (EPERM), then idling. */
+  async function childHoldingLock(): Promise<{ pid: number; kill(): Promise<void> }> {
+    const code = `
+      const { nodeDisk, setDisk } = require(${here('lib/disk.ts')})
+      const { hookDisk, errnoError } = require(${here('lib/disk-hooks.ts')})
+      const { lockMain } = require(${here('history/main-lock.ts')})
+      setDisk(hookDisk(nodeDisk, (call) => call.name === 'linkSync' ? errnoError(call, 'EPERM') : undefined).disk)
+      lockMain(${JSON.stringify(gitdir())}).then(() => { console.log('held'); setInterval(() => {}, 1000) })
+    `
+    const child = spawn(process.execPath, ['--import', 'tsx', '-e', code], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    })
+    children.push(child)
+    await new Promise<void>((resolve, reject) => {
+      child.stdout.on('data', () => resolve())
+      child.on('exit', (exit) => reject(new Error(`the child exited (${exit}) before it held`)))
+    })
+    return {
+      pid: child.pid!,
+      kill() {
+        const gone = new Promise<void>((resolve) => child.on('exit', () => resolve()))
+        child.kill('SIGKILL')
+        return gone
+      },
+    }
+  }
+
+  it("a Cairn killed holding its own lock file: the next open removes it at once, a live one's stays", async () => {
+    await create('plan.md', 'a\n')
+    const first = mainOid()
+    await create('n.md', 'n\n')
+    // Cairn's kept file is not linked: the lock is a file of its own.
+    const child = await childHoldingLock()
+    expect(statSync(lockFile()).nlink).toBe(1)
+    const note = readFileSync(lockFile(), 'utf8')
+    expect(note).toMatch(/^cairn-main-lock \{/)
+    expect(JSON.parse(note.slice('cairn-main-lock '.length))).toMatchObject({ pid: child.pid })
+    const moveMain = () =>
+      execFileSync('git', ['--git-dir', gitdir(), 'update-ref', 'refs/heads/main', first], {
+        env: gitEnv(),
+        stdio: 'pipe',
+      })
+    expect(moveMain).toThrow(/main\.lock': File exists/)
+    // Its process runs: an open leaves its lock alone.
+    await bed.reopen()
+    expect(existsSync(lockFile())).toBe(true)
+    await child.kill()
+    expect(moveMain).toThrow(/main\.lock': File exists/)
+    // Killed seconds ago, well inside the minute a git lock is given: its own name says it is left.
+    await bed.reopen()
+    expect(existsSync(lockFile())).toBe(false)
+    const later = await create('later.md', 'l\n')
+    expect(later.pending).toBe(false)
+    expect(mainOid()).toBe(later.oid)
+    moveMain()
+    expect(mainOid()).toBe(first)
+    fsck(bed.dataDir)
+  })
+
+  it("a fresh lock of git's, empty or holding an id, or one naming a live process, is left at open", async () => {
+    await create('plan.md', 'a\n')
+    const cases = [
+      '',
+      `${mainOid()}\n`,
+      `cairn-main-lock ${JSON.stringify({ pid: process.pid, since: new Date().toISOString() })}\n`,
+      'cairn-main-lock {"pid":"x"}\n',
+    ]
+    for (const text of cases) {
+      writeFileSync(lockFile(), text)
+      await bed.reopen()
+      expect(readFileSync(lockFile(), 'utf8')).toBe(text)
+    }
+    execFileSync('rm', [lockFile()])
   })
 })

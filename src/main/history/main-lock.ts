@@ -14,8 +14,11 @@
  * older than `STALE_GIT_LOCK_MS`; a younger one may be a running git's, and stays.
  */
 import path from 'node:path'
-import { disk, isCode, makeFolders, OPEN, unlinkQuietly } from '../lib/disk'
+import { disk, isCode, makeFolders, OPEN, readPlainFileOrNull, unlinkQuietly } from '../lib/disk'
 import { CairnError } from '../lib/errors'
+import { holderStillRunning, ownIdentity, type LockHolder } from '../lib/lock-holder'
+import { OWN_FILE_CAP } from '../lib/own-file-caps'
+import { readMainRef } from './main-ref'
 import { movedDuringError, movedOutside } from './outside-move'
 
 /**
@@ -39,15 +42,15 @@ const LINKED = MAIN_LOCK_LINKED
 /**
  * A lock in refs/heads older than this is no running git's (a git command holds one for
  * milliseconds; an `update-ref --stdin` transaction as long as its caller waits), and open
- * removes it. Where hard links are refused Cairn's own `main.lock` is a file of its own, told
- * from git's only by this age: a kill leaves it for a minute.
+ * removes it. Where hard links are refused Cairn's own `main.lock` is a file of its own that
+ * names its process (`ownLockLeft`), so open removes it at once when that process is gone.
  */
 export const STALE_GIT_LOCK_MS = 60_000
 
 /**
  * Creates `main.lock` exclusively (true), or finds it there (false). Made as a second name of
  * `LINKED` (made first if missing, with `refs/heads`); where the file system refuses hard links
- * (or `LINKED` is no plain file), as a file of its own, as git makes it.
+ * (or `LINKED` is no plain file), as a file of its own, as git makes it, naming Cairn's process.
  */
 function take(gitdir: string, dir: string, file: string): boolean {
   const linked = path.join(gitdir, LINKED)
@@ -63,13 +66,73 @@ function take(gitdir: string, dir: string, file: string): boolean {
       disk.closeSync(disk.openSync(linked, OPEN.WRITE_TRUNC | OPEN.NOFOLLOW, 0o644))
     }
   }
+  let fd: number
   try {
-    disk.closeSync(disk.openSync(file, OPEN.WRITE_NEW | OPEN.NOFOLLOW, 0o644))
-    return true
+    fd = disk.openSync(file, OPEN.WRITE_NEW | OPEN.NOFOLLOW, 0o644)
   } catch (error) {
     if (isCode(error, 'EEXIST')) return false
     throw error
   }
+  try {
+    // Named, so the next open tells a killed Cairn's lock from a running git's (`ownLockLeft`).
+    disk.writeSync(fd, Buffer.from(holderNote()))
+  } catch {
+    // Unnamed, it is told by its age alone, as before.
+  } finally {
+    disk.closeSync(fd)
+  }
+  return true
+}
+
+/**
+ * What Cairn writes in a `main.lock` of its own (where hard links are refused): one line,
+ * `cairn-main-lock {"pid":…,"since":…,"boot":…,"started":…}`. git never reads another's lock;
+ * its own holds the new value of the ref, a commit id.
+ */
+const NOTE_PREFIX = 'cairn-main-lock '
+
+function holderNote(): string {
+  const holder: LockHolder = {
+    pid: process.pid,
+    since: new Date().toISOString(),
+    ...ownIdentity(),
+  }
+  return `${NOTE_PREFIX}${JSON.stringify(holder)}\n`
+}
+
+/**
+ * Whether `file`, a lock in refs/heads, is a `main.lock` of Cairn's own whose process is gone
+ * (killed holding it; lock-holder.ts tells a reused process id from it). False for anything
+ * else: git's lock, an unnamed one, one of a Cairn still running, or a file that cannot be read.
+ */
+export function ownLockLeft(file: string): boolean {
+  let text: string
+  try {
+    text = readPlainFileOrNull(file, OWN_FILE_CAP.TINY)?.toString('utf8') ?? ''
+  } catch {
+    return false
+  }
+  if (!text.startsWith(NOTE_PREFIX)) return false
+  let holder: unknown
+  try {
+    holder = JSON.parse(text.slice(NOTE_PREFIX.length))
+  } catch {
+    return false
+  }
+  if (!isHolder(holder)) return false
+  return !holderStillRunning(holder)
+}
+
+function isHolder(value: unknown): value is LockHolder {
+  if (typeof value !== 'object' || value === null) return false
+  const holder = value as Record<string, unknown>
+  return (
+    Number.isSafeInteger(holder.pid) &&
+    (holder.pid as number) > 0 &&
+    typeof holder.since === 'string' &&
+    (holder.boot === undefined || typeof holder.boot === 'string') &&
+    (holder.started === undefined || typeof holder.started === 'string')
+  )
 }
 
 /** The lock, held: `release` removes it (once; a failure leaves it to the next open). */
@@ -126,6 +189,31 @@ export async function moveMainLocked(
   try {
     if (movedOutside(gitdir, expected) !== null) throw movedDuringError()
     await move()
+  } finally {
+    lock.release()
+  }
+}
+
+/**
+ * Makes `main`, found linked to the branch `symbolic` (`ref: refs/heads/x`, a `git
+ * symbolic-ref`) at the commit `oid`, a branch of its own at `oid` again (`write`, the durable
+ * write of the ref), under git's lock: Cairn moves `main` itself, and writing a commit id over
+ * the link would drop it unsaid (docs/durability.md). Refused with `movedDuringError` when
+ * `main` changed meanwhile; the branch it linked to is never written.
+ */
+export async function unlinkMain(
+  gitdir: string,
+  oid: string,
+  symbolic: string,
+  write: (gitdir: string, oid: string) => Promise<void>,
+): Promise<void> {
+  const lock = await lockMain(gitdir)
+  try {
+    const now = readMainRef(gitdir)
+    if (now.kind !== 'ok' || now.oid !== oid || now.symbolic !== symbolic) {
+      throw movedDuringError()
+    }
+    await write(gitdir, oid)
   } finally {
     lock.release()
   }

@@ -6,9 +6,13 @@ import path from 'node:path'
 import { readPlainFileOrNull } from '../lib/disk'
 import { OWN_FILE_CAP } from '../lib/own-file-caps'
 
-/** What `main` says, read without trusting it: a commit id, or why there is none. */
+/**
+ * What `main` says, read without trusting it: a commit id, or why there is none. `symbolic`:
+ * `main` is a link to another branch (`ref: refs/heads/x`, what `git symbolic-ref
+ * refs/heads/main refs/heads/x` writes), whose commit `oid` is; the branch it names.
+ */
 export type RefReading =
-  | { readonly kind: 'ok'; readonly oid: string }
+  | { readonly kind: 'ok'; readonly oid: string; readonly symbolic?: string }
   | { readonly kind: 'empty-history' }
   | { readonly kind: 'lost'; readonly why: 'missing' | 'garbage' }
 
@@ -22,16 +26,57 @@ export function readMainRef(gitdir: string, expected?: string | null): RefReadin
   const loose = readSettled(path.join(gitdir, 'refs', 'heads', 'main'), expected ?? null)
   if (loose !== null) {
     const value = loose.trim()
-    return isOid(value) ? { kind: 'ok', oid: value } : { kind: 'lost', why: 'garbage' }
+    if (isOid(value)) return { kind: 'ok', oid: value }
+    const named = linkedBranch(value)
+    if (named === null) return { kind: 'lost', why: 'garbage' }
+    // A link to a branch that names no commit (git takes `main` as unborn): lost, as before.
+    const oid = readLinked(gitdir, named, 1)
+    return oid === null ? { kind: 'lost', why: 'missing' } : { kind: 'ok', oid, symbolic: named }
   }
+  const packed = packedValue(gitdir, 'refs/heads/main')
+  return packed === null ? { kind: 'lost', why: 'missing' } : { kind: 'ok', oid: packed }
+}
+
+// git follows at most this many links (refs.h, SYMREF_MAXDEPTH).
+const MAX_LINKS = 5
+
+// `ref: refs/heads/<name>` (a link to a branch): the branch's full name, else null. Names that
+// could leave refs/heads (`..`, a leading or doubled `/`) or hold anything odd are not links.
+function linkedBranch(value: string): string | null {
+  const match = /^ref: (refs\/heads\/[A-Za-z0-9._/-]+)$/.exec(value)
+  if (!match) return null
+  const name = match[1]!
+  const parts = name.split('/')
+  return parts.some((part) => part === '' || part.startsWith('.') || part.endsWith('.lock'))
+    ? null
+    : name
+}
+
+// The commit id the branch `name` names (loose, else packed; through its own links), or null.
+function readLinked(gitdir: string, name: string, depth: number): string | null {
+  if (name === 'refs/heads/main' || depth > MAX_LINKS) return null
+  let loose: string | null
+  try {
+    loose = readSettled(path.join(gitdir, ...name.split('/')), null)
+  } catch {
+    return null
+  }
+  if (loose === null) return packedValue(gitdir, name)
+  const value = loose.trim()
+  if (isOid(value)) return value
+  const next = linkedBranch(value)
+  return next === null ? null : readLinked(gitdir, next, depth + 1)
+}
+
+// The id `packed-refs` gives the ref `name`, or null.
+function packedValue(gitdir: string, name: string): string | null {
   const packed = readTextOrNull(path.join(gitdir, 'packed-refs'))
-  if (packed !== null) {
-    for (const line of packed.split('\n')) {
-      const [oid, name] = line.trim().split(' ')
-      if (name === 'refs/heads/main' && oid && isOid(oid)) return { kind: 'ok', oid }
-    }
+  if (packed === null) return null
+  for (const line of packed.split('\n')) {
+    const [oid, ref] = line.trim().split(' ')
+    if (ref === name && oid && isOid(oid)) return oid
   }
-  return { kind: 'lost', why: 'missing' }
+  return null
 }
 
 /** How many reads of the ref file `readSettled` makes at most. */

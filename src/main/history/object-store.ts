@@ -186,6 +186,12 @@ export interface ObjectStore {
  */
 export const COMMIT_CACHE_SIZE = 10_000
 
+/**
+ * How long after the history's queue exists a packed history's missing object folders start
+ * being made (see `makeMissingFolders`): past open's own work and its first questions.
+ */
+export const FOLDERS_AFTER_OPEN_MS = 200
+
 // More written objects than this are flushed at once, so a large restore never holds
 // thousands of descriptors open.
 const MAX_UNFLUSHED = 64
@@ -303,7 +309,7 @@ export function createObjectStore(gitdir: string): ObjectStore {
   // the error node makes of it, cost more than the listing of all 256 (stop 15). One removed
   // since is made again when its file cannot be created.
   let knownDirs: Set<string> | null = null
-  function knowsDir(dir: string): boolean {
+  function listedDirs(): Set<string> {
     if (!knownDirs) {
       knownDirs = new Set()
       try {
@@ -312,7 +318,61 @@ export function createObjectStore(gitdir: string): ObjectStore {
         // Each folder is then asked for by its `mkdir`, as before any listing.
       }
     }
-    return knownDirs.has(dir)
+    return knownDirs
+  }
+  function knowsDir(dir: string): boolean {
+    return listedDirs().has(dir)
+  }
+
+  // The object folders missing from a packed history (`git gc` and a clone remove the ones
+  // they empty; Cairn's own passes keep theirs): made once, between commands, so that the
+  // commands after do not make them one by one on their path (a `mkdir` in most of the first
+  // few hundred commands; stop 30). One synchronous `mkdir` a step, each its own turn of the
+  // event loop, none while a command runs or waits: a command that arrives meanwhile waits for
+  // one `mkdir` at most, and none is in flight when the store closes (a step after the close
+  // makes nothing), so the close has nothing to wait for. A folder made here is as durable as
+  // one a command makes: `objects/` is fsynced by the next flush file by file or checkpoint,
+  // and until then an object written into it is in the log, which open writes again, folder
+  // and all. A history without a pack fills its folders as it grows: nothing made for it.
+  let closed = false
+  let makingFolders = false
+  function makeMissingFolders(queue: Commands): void {
+    if (makingFolders || db.packs().length === 0) return
+    const known = listedDirs()
+    const missing: string[] = []
+    for (let i = 0; i < 256; i++) {
+      const dir = `${objectsDir}${path.sep}${i.toString(16).padStart(2, '0')}`
+      if (!known.has(dir)) missing.push(dir)
+    }
+    if (missing.length === 0) return
+    makingFolders = true
+    const step = (): void => {
+      if (closed) return
+      if (queue.busy()) {
+        queue.idle().then(later, later)
+        return
+      }
+      const dir = missing.pop()
+      if (dir === undefined) return
+      if (!known.has(dir)) {
+        try {
+          disk.mkdirSync(dir, 0o755)
+          newDirs = true
+        } catch (error) {
+          // Made meanwhile (maintenance's renewal, a command): known. Anything else (objects/
+          // gone, a full disk, a refusal) ends the making quietly: a writer makes its folder
+          // when it needs it, and says why when it cannot.
+          if (!isCode(error, 'EEXIST')) return
+        }
+        known.add(dir)
+      }
+      later()
+    }
+    function later(): void {
+      setImmediate(step).unref()
+    }
+    // Not in open's own stretch: the first step once the history has been idle a moment.
+    setTimeout(step, FOLDERS_AFTER_OPEN_MS).unref()
   }
 
   function hash(type: ObjectType, content: Uint8Array): string {
@@ -619,9 +679,11 @@ export function createObjectStore(gitdir: string): ObjectStore {
     yieldCheckpointsTo: (next) => {
       commands = next
       log?.yieldTo(next)
+      makeMissingFolders(next)
     },
     looseWritten: () => written,
     close: () => {
+      closed = true
       log?.close()
       db.close()
     },

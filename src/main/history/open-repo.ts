@@ -22,7 +22,8 @@ import { commitInterruptedCommand } from './command-intent'
 import { finishInterruptedRestore, givenUpRestore, intentFileOf } from './restore-intent'
 import { DamagedHistoryError } from './damage'
 import { findLostTip, isReadableCommit, newerDescendant, otherRefs } from './find-tip'
-import { MAIN_LOCK_LINKED, STALE_GIT_LOCK_MS } from './main-lock'
+import { MAIN_LOCK_LINKED, ownLockLeft, STALE_GIT_LOCK_MS } from './main-lock'
+import { unlinkedMessage } from './outside-move'
 import { readMainRef } from './main-ref'
 import { DAMAGED_FOLDER, moveIntoDamaged, NotKeptAsideError } from './objects/damaged-folder'
 import {
@@ -169,6 +170,8 @@ interface Findings {
   treeRebuilt: boolean
   /** True when a sync's interrupted move could not be finished and was dropped. */
   moveAbandoned: boolean
+  /** `main` was a link to another branch (`git symbolic-ref`), made a branch again: its text. */
+  unlinked?: string
 }
 
 async function openOrRepair(options: OpenRepoOptions): Promise<OpenedRepo> {
@@ -310,6 +313,7 @@ function recoveryReport(
     }
   }
   const repairs: string[] = []
+  if (findings.unlinked) repairs.push(findings.unlinked)
   if (findings.moveAbandoned) {
     repairs.push(
       'A sync that was bringing in changes from another machine when Cairn stopped could not be finished here; your memory folder was kept as it was, and the next sync tries again.',
@@ -351,6 +355,7 @@ function recoveryReport(
       findings.commitRebuilt ||
       findings.treeRebuilt ||
       findings.moveAbandoned ||
+      findings.unlinked ||
       report.repaired > 0
         ? 'history-repaired'
         : entry?.command === 'outside'
@@ -434,7 +439,15 @@ async function findHead(
   findings: Findings,
 ): Promise<string | null> {
   const ref = readMainRef(gitdir)
-  if (ref.kind === 'ok' && (await isReadableCommit(store, ref.oid))) return ref.oid
+  if (ref.kind === 'ok' && (await isReadableCommit(store, ref.oid))) {
+    if (ref.symbolic !== undefined) {
+      // A link git made to another branch: followed, and made a branch of its own again before
+      // anything of Cairn's writes over it (as a change does while Cairn runs: outside-move.ts).
+      await writeMainRef(gitdir, ref.oid)
+      findings.unlinked = unlinkedMessage(ref.symbolic, ref.oid)
+    }
+    return ref.oid
+  }
   // Only now is the side index read as it is (the usual open reads it once, in openIndex).
   const index = openIndexAsIs(gitdir)
   try {
@@ -742,8 +755,8 @@ function removeGitTemps(gitdir: string, afterCrash: boolean): void {
 
 /**
  * A git lock in refs/heads nobody is holding: Cairn's own `main.lock` (a second name of
- * `cairn-main-lock`, main-lock.ts) that a kill left, or any lock older than a git command
- * holds one. A younger one that is not Cairn's may be a running git's (`git commit`, an
+ * `cairn-main-lock`, main-lock.ts, or a file naming a process that is gone) that a kill left,
+ * or any lock older than a git command holds one. A younger one that is not Cairn's may be a running git's (`git commit`, an
  * `update-ref --stdin` transaction): removed, git's move would fail or race Cairn's
  * (stop 30, rout30). It stays, and a move of main is refused in plain words while it does.
  */
@@ -751,7 +764,9 @@ function leftLock(file: string, own: Stats | undefined): boolean {
   const stats = disk.lstatIfThere(file)
   if (!stats) return false
   if (own && stats.ino === own.ino && stats.dev === own.dev) return true
-  return Date.now() - stats.mtimeMs > STALE_GIT_LOCK_MS
+  if (Date.now() - stats.mtimeMs > STALE_GIT_LOCK_MS) return true
+  // Where hard links are refused, Cairn's own is a file naming its process.
+  return path.basename(file) === 'main.lock' && ownLockLeft(file)
 }
 
 function removeTempsUnder(dir: string): void {

@@ -17,9 +17,10 @@ const PATH_KEYS = ['path', 'old_path', 'new_path'] as const
 /**
  * The paths a raw Memory tool command may touch, parsed with the tool's own rules (so they
  * name what the tool will touch). Reads touch nothing; paths the tool will refuse are left
- * out, since the tool changes nothing for them.
+ * out, since the tool changes nothing for them. `asOnDisk`: a delete's path and a rename's
+ * source keep their spelling, as the tool then takes them (`spelledAsOnDisk`).
  */
-export function touchedByCommand(input: unknown): ReadonlyArray<string> {
+export function touchedByCommand(input: unknown, asOnDisk = false): ReadonlyArray<string> {
   if (typeof input !== 'object' || input === null) return []
   const raw = input as Record<string, unknown>
   if (raw.command === 'view') return []
@@ -27,7 +28,9 @@ export function touchedByCommand(input: unknown): ReadonlyArray<string> {
   for (const key of PATH_KEYS) {
     const value = raw[key]
     if (typeof value !== 'string') continue
-    const parsed = parseMemoryPath(value)
+    const keepSpelling =
+      asOnDisk && (raw.command === 'delete' || (raw.command === 'rename' && key === 'old_path'))
+    const parsed = parseMemoryPath(value, { keepSpelling })
     if (parsed.ok) touched.push(parsed.relative)
   }
   return touched

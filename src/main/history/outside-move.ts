@@ -11,6 +11,7 @@
  * written to the ref or the folder here; what cannot be followed safely is refused.
  */
 import { CairnError } from '../lib/errors'
+import { cutWithEllipsis, escapeInvisible } from '../lib/text'
 import { readMainRef } from './main-ref'
 import type { ObjectStore } from './object-store'
 import {
@@ -32,6 +33,11 @@ export interface FollowedMove {
   /** The index entries taken in, oldest first (the whole history when it did not descend). */
   readonly added: ReadonlyArray<IndexEntry>
   /**
+   * The branch `main` was found linked to (`ref: refs/heads/x`, a `git symbolic-ref`): `to`
+   * is that branch's commit. The caller makes `main` a branch of its own again at `to`.
+   */
+  readonly symbolic?: string
+  /**
    * Cairn's commits that left `main` with the move (a reset, an amend, an `update-ref` back),
    * newest first, as its index held them: all of them (their files are kept; a commit's
    * body names the first `MAX_DROPPED_LISTED`).
@@ -50,6 +56,15 @@ export function movedToDamageError(): CairnError {
   )
 }
 
+/**
+ * What Cairn tells when it found `main` a link to the branch `symbolic` (a `git symbolic-ref`)
+ * at `oid` and made it a branch of its own there again (docs/durability.md).
+ */
+export function unlinkedMessage(symbolic: string, oid: string): string {
+  const branch = cutWithEllipsis(escapeInvisible(symbolic.slice('refs/heads/'.length)), 80)
+  return `The history's main branch had been made a link to the branch "${branch}" with git (git symbolic-ref), outside Cairn. Cairn saves your memory on main itself, so main is a branch of its own again, at the commit "${branch}" names (${oid.slice(0, 12)}), with everything made through the link. "${branch}" was left as it is; nothing was lost.`
+}
+
 /** Refused: `main` moved while the change was being made; nothing of it reached the history. */
 export function movedDuringError(): CairnError {
   return new CairnError(
@@ -66,13 +81,28 @@ export function movedDuringError(): CairnError {
  * never taken for a move.
  */
 export function movedOutside(gitdir: string, head: string | null): string | null {
+  return mainMoved(gitdir, head)?.oid ?? null
+}
+
+/**
+ * `movedOutside`'s reading whole: the commit `main` names, and the branch it links to when git
+ * made it a link (`git symbolic-ref`). A link counts as moved even to `head` itself: the next
+ * write of `main` would replace it, which the follow does first, and says so.
+ */
+export function mainMoved(
+  gitdir: string,
+  head: string | null,
+): { readonly oid: string; readonly symbolic?: string } | null {
   let reading
   try {
     reading = readMainRef(gitdir, head)
   } catch {
     return null
   }
-  return reading.kind === 'ok' && reading.oid !== head ? reading.oid : null
+  if (reading.kind !== 'ok' || (reading.oid === head && reading.symbolic === undefined)) {
+    return null
+  }
+  return reading
 }
 
 /**
@@ -107,8 +137,12 @@ export async function followOutsideMove(
   beforeAdopt: () => void = () => {},
 ): Promise<FollowedMove | null> {
   const from = repo.head()
-  const to = movedOutside(repo.gitdir, from)
-  if (to === null) return null
+  const found = mainMoved(repo.gitdir, from)
+  if (found === null) return null
+  const to = found.oid
+  const linked = found.symbolic === undefined ? {} : { symbolic: found.symbolic }
+  // Linked to a branch at Cairn's own head: nothing to take in.
+  if (to === from) return { from, to, descends: true, added: [], ...linked, dropped: [] }
   const store = repo.store
   let tree: string
   let added: IndexEntry[]
@@ -129,7 +163,7 @@ export async function followOutsideMove(
   const dropped = descends ? [] : droppedBy(repo, from, added)
   beforeAdopt()
   await repo.adopt(to, tree, added, !descends)
-  return { from, to, descends, added, dropped }
+  return { from, to, descends, added, ...linked, dropped }
 }
 
 /** Whether `added`, a walk stopped at what the index holds, went to the first commit. */

@@ -42,3 +42,27 @@ it('leaves one café.md in the folder and in git when Claude creates the compose
     await memory.close()
   }
 })
+
+it('never lets Claude name the decomposed file: its delete and rename stay refused, nothing committed', async () => {
+  let memory = await openVersionedMemory({ dataDir, watch: false })
+  await memory.close()
+  await fs.writeFile(path.join(dataDir, 'memories', NFD), 'Flat white.\n')
+  memory = await openVersionedMemory({ dataDir, watch: false })
+  try {
+    const head = gitCli(dataDir, 'rev-parse', 'main')
+    // Claude sends the decomposed spelling itself: made NFC, it names nothing there.
+    for (const input of [
+      { command: 'delete', path: `/memories/${NFD}` },
+      { command: 'rename', old_path: `/memories/${NFD}`, new_path: '/memories/tea.md' },
+    ]) {
+      const result = await memory.execute(input, CLAUDE)
+      expect(result.isError).toBe(true)
+      expect(result.errorCode).toBe('not-found')
+      expect(result.content).toContain('Ask the person to rename it outside Cairn')
+    }
+    expect(gitCli(dataDir, 'rev-parse', 'main')).toBe(head)
+    expect(await fs.readdir(path.join(dataDir, 'memories'))).toEqual([NFD])
+  } finally {
+    await memory.close()
+  }
+})

@@ -52,6 +52,11 @@ export interface ExecuteOptions {
   readonly createExisting?: CreateExistingPolicy
   /** The timeline's name for the commit (the user's save is a `write`, not a `create`). */
   readonly commitAs?: CommitCommand
+  /**
+   * The person's delete or rename names the entry as the folder spells it (the memory tool's
+   * `spelledAsOnDisk`): never set for Claude.
+   */
+  readonly spelledAsOnDisk?: boolean
   /** The commit's subject instead of `<command> <path>` (an expiry is a delete named "expire"). */
   readonly subject?: string
   /**

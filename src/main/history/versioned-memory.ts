@@ -35,11 +35,14 @@ import { createBlamer } from './blame'
 import { blameDirOf } from './blame-store'
 import { changeLogOf, createChangeLog } from './change-log'
 import { moveMain } from './checkout'
+import { unlinkMain } from './main-lock'
+import { writeMainRef } from './object-store'
 import {
   followOutsideMove,
   MAX_DROPPED_LISTED,
   movedOutside,
   type FollowedMove,
+  unlinkedMessage,
 } from './outside-move'
 import { reviewFactsOf } from './commit-message'
 import { DamagedHistoryError } from './damage'
@@ -397,14 +400,17 @@ async function openLocked(
   const gitIndex = createGitIndexKeeper({
     queue,
     head: () => repo.head(),
-    prepare: () =>
-      prepareGitIndex({
+    prepare: () => {
+      const head = repo.head()
+      return prepareGitIndex({
         gitdir: repo.gitdir,
         workRoot: repo.workRoot,
         store: repo.store,
         root: repo.root(),
         stats: repo.stats,
-      }),
+        ...(head === null ? {} : { head }),
+      })
+    },
     write: (prepared) => {
       try {
         lock.assertHeld()
@@ -412,7 +418,9 @@ async function openLocked(
         // Another Cairn has the folder: its index is that one's to write.
         return 'kept'
       }
-      return writeGitIndex(repo.gitdir, prepared, repo.stats)
+      return writeGitIndex(repo.gitdir, prepared, repo.stats, () =>
+        logger.warn('Removed the index.lock a stopped git left in the history folder'),
+      )
     },
     warn: (message, error) => logger.warn(message, error),
     ...(options.gitIndexIdleMs === undefined ? {} : { idleMs: options.gitIndexIdleMs }),
@@ -639,6 +647,7 @@ async function openLocked(
     tool.invalidateUsage()
     const tip = moved.added.at(-1)
     if (tip) tell(commitListeners, toSummary(tip), 'commit')
+    if (moved.symbolic !== undefined) await unlinkFollowed(moved.to, moved.symbolic)
     try {
       // A change whose commit the move refused (`conflict`) is saved first, as its own (by
       // Claude, with its tool use), so that it is not taken in as made outside Cairn.
@@ -657,6 +666,23 @@ async function openLocked(
       resync = true
       throw error
     }
+  }
+
+  /**
+   * `main` was found a link to another branch (`git symbolic-ref refs/heads/main refs/heads/x`)
+   * and followed to that branch's commit: it is made a branch of its own there again, before
+   * any commit of Cairn's would write over the link, and the person is told in plain words.
+   * Nothing is lost: the commits git made through the link are `main`'s now, and the branch is
+   * left as it is.
+   */
+  async function unlinkFollowed(oid: string, symbolic: string): Promise<void> {
+    await unlinkMain(repo.gitdir, oid, symbolic, writeMainRef)
+    logger.warn('main was a link to another branch; it is a branch of its own again')
+    tellRecovery({
+      kind: 'history-repaired',
+      message: unlinkedMessage(symbolic, oid),
+      commitOid: oid,
+    })
   }
 
   // A read the window makes (History, blame, search, a version of a file, the tree at a
@@ -947,7 +973,11 @@ async function openLocked(
       if (mutation.command === 'create') lock.assertHeld()
       intents.record(repo.head(), intentOf(mutation), mutation.paths.map(toRelative), text)
     }
-    const toolOptions = { createExisting: runOptions.createExisting, stage }
+    const toolOptions = {
+      createExisting: runOptions.createExisting,
+      stage,
+      spelledAsOnDisk: runOptions.spelledAsOnDisk,
+    }
     if (dryRun && runOptions.beforeRun) {
       // The folders the check just walked serve the dry run; the command itself runs after
       // the verdict, which may take a person's time: it walks the folder afresh.
@@ -1319,7 +1349,7 @@ async function openLocked(
     execute: (input, origin, executeOptions = {}) =>
       exclusive(
         (tree) => run(input, origin, executeOptions, tree).finally(() => intents.clear()),
-        () => touchedByCommand(input),
+        () => touchedByCommand(input, executeOptions.spelledAsOnDisk === true),
         isView(input) ? 'reads' : replacesOnly(input) ? 'replaces' : 'writes',
         { signal: executeOptions.signal, outcome: notRunStopped },
       ).catch(toolFailure),

@@ -281,11 +281,15 @@ const CHUNK = 64 * 1024
  * hits. Files are read in 64 KiB chunks, never whole; files larger than the Memory tool
  * would view and binary files (images among them: a text file named `.png` is searched as the
  * text it is) are skipped, and the search stops after reading `maxSearchBytes` in all.
+ * `breathe` is asked at each entry listed and each file read (default: never gives the loop
+ * back, the search runs in one go); a caller that slices it searches through `consistentRead`
+ * (`searchLive`), so no change lands between.
  */
 export async function searchMemories(
   workRoot: string,
   query: string,
   limits: BrowserLimits,
+  breathe: Breather = inOneGo,
 ): Promise<ReadonlyArray<MemorySearchHit>> {
   const needle = query.toLowerCase()
   if (!needle) return []
@@ -293,7 +297,7 @@ export async function searchMemories(
   let budget = limits.maxSearchBytes
   const tree = new FolderTree(workRoot)
   try {
-    for (const entry of await listTree(workRoot)) {
+    for (const entry of await listTree(workRoot, breathe)) {
       if (entry.kind !== 'file' || entry.unreadable) continue
       if (entry.size > MAX_VIEW_FILE_BYTES || entry.size > budget) continue
       const relative = toRelative(entry.path)
@@ -303,7 +307,8 @@ export async function searchMemories(
       searchFile(found.parent, found.name, entry.path, needle, hits)
       if (hits.length >= MAX_HITS) break
       // A search of a large folder must not hold the main process for its whole length.
-      await new Promise((resolve) => setImmediate(resolve))
+      const due = breathe()
+      if (due) await due
     }
   } finally {
     tree.close()

@@ -29,25 +29,30 @@ export function writeFile(
   )
 }
 
-/** Moves a file or folder. */
+// The person names what the Memory tab lists, as the folder spells it: a name put there in
+// another Unicode spelling (a decomposed `café.md`) can be renamed, into memory, or deleted.
+const AS_LISTED: ExecuteOptions = { spelledAsOnDisk: true }
+
+/**
+ * Moves a file or folder. `from` is taken as spelled (see AS_LISTED); `to` is a memory path
+ * (composed, NFC), so a name in another spelling renamed to itself becomes part of memory.
+ */
 export async function renameFile(
   execute: Execute,
   from: string,
   to: string,
 ): Promise<ChangeResult> {
-  refuseOtherSpelling(from, 'renamed')
   return change(
     execute,
     { command: 'rename', old_path: from, new_path: to },
-    {},
+    AS_LISTED,
     `Renamed ${from} to ${to}.`,
   )
 }
 
-/** Deletes a file or folder. */
+/** Deletes a file or folder, named as spelled (see AS_LISTED). */
 export async function deleteFile(execute: Execute, path: string): Promise<ChangeResult> {
-  refuseOtherSpelling(path, 'deleted')
-  return change(execute, { command: 'delete', path }, {}, `Deleted ${path}.`)
+  return change(execute, { command: 'delete', path }, AS_LISTED, `Deleted ${path}.`)
 }
 
 async function change(
@@ -120,18 +125,5 @@ function refusal(outcome: ExecuteOutcome): CairnError {
   return new CairnError(
     outcome.errorCode ?? 'io-error',
     twinRefusalForPerson(text.replace(/^Error:\s*/, '')),
-  )
-}
-
-/**
- * Refuses, in the person's words, to change an entry the Memory tab lists under a name in
- * another spelling than memory paths use (a decomposed `café.md` put there outside Cairn): no
- * memory path can name it, so the Memory tool would answer Claude's way, about another path.
- */
-function refuseOtherSpelling(path: string, done: 'renamed' | 'deleted'): void {
-  if (path === path.normalize('NFC')) return
-  throw new CairnError(
-    'invalid-path',
-    `${path} cannot be ${done} in Cairn: its name is written with other Unicode characters than memory paths use (such as an accent stored apart from its letter, as macOS writes names), so Cairn cannot change it. Rename it outside Cairn, in your file manager, retyping its name: it then becomes part of memory. Nothing was changed.`,
   )
 }

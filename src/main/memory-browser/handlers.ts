@@ -4,15 +4,9 @@ import { CairnError } from '../lib/errors'
 import type { EventBus } from '../lib/events'
 import type { DomainHandlers } from '../lib/handlers'
 import { maxEditableBytes } from '../memory'
-import {
-  listTreeAt,
-  readMemoryFile,
-  readMemoryFileAt,
-  searchMemories,
-  type BrowserLimits,
-} from './browser'
+import { listTreeAt, readMemoryFile, readMemoryFileAt, type BrowserLimits } from './browser'
 import { deleteFile, renameFile, writeFile } from './edits'
-import { sharedTreeReader, type TreeReader } from './tree-reader'
+import { searchLive, sharedTreeReader, type TreeReader } from './tree-reader'
 
 /**
  * Request handlers for the `memory:*` channels: browsing reads the live folder directly,
@@ -39,7 +33,8 @@ export function memoryBrowserHandlers(
           ? readMemoryFileAt(memory, path, at, limits)
           : readMemoryFile(memory.folder, path, limits),
       ),
-    'memory:search': ({ query }) => forPeople(searchMemories(memory.folder, query, limits)),
+    // In slices too, made again if a change ran through it.
+    'memory:search': ({ query }) => forPeople(searchLive(memory, query, limits)),
     'memory:write': ({ path, content, mustNotExist }) =>
       writeFile(execute, path, content, { mustNotExist }),
     'memory:rename': ({ from, to }) => renameFile(execute, from, to),

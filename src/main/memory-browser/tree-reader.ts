@@ -1,7 +1,7 @@
-import type { MemoryEntry } from '../../shared/types'
+import type { MemoryEntry, MemorySearchHit } from '../../shared/types'
 import type { VersionedMemory } from '../history'
 import { consistentRead, type Breather } from '../lib/time-slices'
-import { listTree } from './browser'
+import { listTree, searchMemories, type BrowserLimits } from './browser'
 
 /** The live memory folder's tree, as `listTree` gives it. */
 export type TreeReader = () => Promise<ReadonlyArray<MemoryEntry>>
@@ -36,4 +36,23 @@ export function sharedTreeReader(
     tree.then(done, done)
     return tree
   }
+}
+
+/**
+ * A search of the live folder in slices (`consistentRead`), as the tree is read: a search of
+ * 20,000 files listed the whole folder in one synchronous stretch before it read a file, so
+ * every other answer waited behind it. A change that runs between its slices (a rename could
+ * list a file twice or not at all) has it made again, in one go after two torn tries.
+ */
+export function searchLive(
+  memory: Pick<VersionedMemory, 'folder' | 'changeStamp' | 'changeEnded'>,
+  query: string,
+  limits: BrowserLimits,
+  slices?: () => Breather,
+): Promise<ReadonlyArray<MemorySearchHit>> {
+  return consistentRead(
+    memory.changeStamp,
+    (breathe) => searchMemories(memory.folder, query, limits, breathe),
+    { slices, changeEnded: memory.changeEnded },
+  )
 }

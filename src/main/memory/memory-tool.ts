@@ -200,6 +200,7 @@ export function createMemoryTool(options: MemoryToolOptions): MemoryTool {
       ctx,
       command,
       callOptions?.createExisting ?? policy.createExisting,
+      callOptions?.spelledAsOnDisk === true,
     )
     // No history settles this write's folder fsync before a commit: a write (create,
     // str_replace, insert) is durable before it is answered, as the handler's contract says
@@ -271,9 +272,10 @@ async function dispatch(
   ctx: CommandContext,
   command: MemoryCommand,
   createExisting: CreateExistingPolicy,
+  asOnDisk: boolean,
 ): Promise<MemoryExecution> {
   try {
-    return await runParsed(ctx, command, createExisting)
+    return await runParsed(ctx, command, createExisting, asOnDisk)
   } catch (error) {
     // A path missing only because the folder spells its name otherwise (decomposed, put there
     // outside Cairn) is not said to "not exist": the person sees that file in the Memory tab.
@@ -290,10 +292,12 @@ async function dispatch(
   }
 }
 
+/** `asOnDisk`: a delete's path and a rename's source keep their spelling (spelledAsOnDisk). */
 async function runParsed(
   ctx: CommandContext,
   command: MemoryCommand,
   createExisting: CreateExistingPolicy,
+  asOnDisk: boolean,
 ): Promise<MemoryExecution> {
   switch (command.command) {
     case 'view':
@@ -314,9 +318,9 @@ async function runParsed(
     case 'insert':
       return insert(ctx, folderPath(ctx, command.path), command.insert_line, command.insert_text)
     case 'delete':
-      return deletePath(ctx, folderPath(ctx, command.path))
+      return deletePath(ctx, folderPath(ctx, command.path, asOnDisk))
     case 'rename': {
-      const from = folderPath(ctx, command.old_path)
+      const from = folderPath(ctx, command.old_path, asOnDisk)
       const to = checkPath(command.new_path)
       // `/memories/notes/` names a folder: a *file* renamed to it must not become a file named
       // `notes` (Claude most likely meant "into notes/", and its picture of memory would be
@@ -339,8 +343,8 @@ async function runParsed(
  * Checks a path that may end with `/`: such a path names a folder, so a file there is refused
  * rather than used (`view /memories/a.md/` showed the file as if the slash were not there).
  */
-function folderPath(ctx: CommandContext, raw: string): ParsedMemoryPath {
-  const target = checkPath(raw)
+function folderPath(ctx: CommandContext, raw: string, keepSpelling = false): ParsedMemoryPath {
+  const target = checkPath(raw, keepSpelling)
   if (endsAsFolder(raw, target) && ctx.tree.find(target.relative).kind === 'file') {
     throw new CommandError(
       'conflict',
@@ -369,8 +373,8 @@ function removeLeftovers(tree: FolderTree, leftovers: Set<string>): void {
   }
 }
 
-function checkPath(raw: string): ParsedMemoryPath {
-  const parsed = parseMemoryPath(raw)
+function checkPath(raw: string, keepSpelling = false): ParsedMemoryPath {
+  const parsed = parseMemoryPath(raw, { keepSpelling })
   if (!parsed.ok) throw new CommandError('invalid-path', `Error: ${parsed.message}`)
   return parsed
 }

@@ -97,9 +97,14 @@ const BLANK_LOOKING = /[\u115F\u1160\u3164\uFFA0\u2800]/gu
 
 /**
  * Checks one untrusted path against every rule and normalizes it (NFC, no trailing slash).
- * Never decodes, never touches the disk.
+ * Never decodes, never touches the disk. `keepSpelling`: the path is taken in its own Unicode
+ * spelling, not made NFC (the person's name of an entry as the folder spells it, see
+ * `MemoryExecuteOptions.spelledAsOnDisk`); every other rule holds alike.
  */
-export function parseMemoryPath(virtualPath: string): ParsedMemoryPath | RejectedMemoryPath {
+export function parseMemoryPath(
+  virtualPath: string,
+  options: { readonly keepSpelling?: boolean } = {},
+): ParsedMemoryPath | RejectedMemoryPath {
   if (typeof virtualPath !== 'string' || virtualPath.length === 0) {
     return reject('The path is empty. Memory paths look like /memories/notes.md.')
   }
@@ -115,7 +120,7 @@ export function parseMemoryPath(virtualPath: string): ParsedMemoryPath | Rejecte
       `The path contains the Unicode noncharacter U+${nonCharacter[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}, which memory paths may not contain.`,
     )
   }
-  const path = virtualPath.normalize('NFC')
+  const path = options.keepSpelling === true ? virtualPath : virtualPath.normalize('NFC')
   const shown = quote(path)
   if (path.length > MAX_PATH_LENGTH) {
     return reject(`The path is longer than ${MAX_PATH_LENGTH} characters.`)

@@ -54,14 +54,16 @@ export async function rename(
   const caseChange =
     (destination.kind === 'file' || destination.kind === 'directory') &&
     sameEntry(destination.stats, source.stats) &&
-    to.relative.toLowerCase() === from.relative.toLowerCase()
-  // On a case-insensitive disk `Notes.md` → `notes.md` finds the source itself: a case change.
+    foldedName(to.relative) === foldedName(from.relative)
+  // On a case-insensitive disk `Notes.md` → `notes.md` finds the source itself: a case change
+  // (and on one that ignores the Unicode spelling, a decomposed name renamed to its composed one).
   if (destination.kind !== 'missing' && !caseChange) {
     throw new CommandError('exists', `Error: The destination ${to.virtual} already exists`)
   }
   // Never a look-alike of an entry the folder holds in another spelling (decomposed) or
-  // letter case (unless it is the source: `Notes.md` to `notes.md` is a case change).
-  if (destination.kind === 'missing') refuseSpellingTwin(ctx.tree, to, 'rename', from)
+  // letter case, unless that entry is the one renamed (the person's, named as spelled: see
+  // spelledAsOnDisk; `Notes.md` to `notes.md` is a case change).
+  if (destination.kind === 'missing') refuseSpellingTwin(ctx.tree, to, 'rename', from.relative)
   const { parent: sourceParent } = source
   if (sourceParent === null)
     throw new CommandError('invalid-path', 'Error: Cannot rename the /memories directory itself')
@@ -151,4 +153,9 @@ async function guardRenamedText(
   }
   const found = await secretsByRename(text, from, to)
   if (found.length > 0) throw new CommandError('secret-detected', renameSecretRefusal(to, found))
+}
+
+/** A path as a disk that ignores case and Unicode spelling compares it. */
+function foldedName(relative: string): string {
+  return relative.normalize('NFC').toLowerCase()
 }

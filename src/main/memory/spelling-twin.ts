@@ -27,11 +27,17 @@ const MAY_HAVE_TWIN = /[^\0-\x7F]|[K;`]/
 
 /**
  * The entry on disk that `relative` (missing) names in another spelling: at the first missing
- * name along the path, an entry of its folder that normalizes to it. Null when there is none.
+ * name along the path, an entry of its folder that normalizes to it. Null when there is none,
+ * or when it is `except` (a rename's own source: renamed to the composed spelling, it leaves
+ * no twin behind).
  */
-export function findSpellingTwin(tree: FolderTree, relative: string): SpellingTwin | null {
+export function findSpellingTwin(
+  tree: FolderTree,
+  relative: string,
+  except?: string,
+): SpellingTwin | null {
   if (relative === '' || !MAY_HAVE_TWIN.test(relative)) return null
-  return findTwin(tree, relative, undefined, (name) =>
+  return findTwin(tree, relative, except, (name) =>
     MAY_HAVE_TWIN.test(name) ? (onDisk) => onDisk.normalize('NFC') === name : null,
   )
 }
@@ -137,15 +143,16 @@ export function twinRefusalForPerson(text: string): string {
 /**
  * Refuses a path that would make a look-alike twin of an entry in another spelling (`create`
  * of a new file, a `rename`'s destination), or that misses only because of the spelling
- * (`reach`: any command's existing path). Returns when there is no such entry.
+ * (`reach`: any command's existing path). Returns when there is no such entry, or when it is
+ * `source` (a rename's own: see findSpellingTwin).
  */
 export function refuseSpellingTwin(
   tree: FolderTree,
   target: ParsedMemoryPath,
   action: 'create' | 'rename' | 'reach',
-  source?: ParsedMemoryPath,
+  source?: string,
 ): void {
-  const twin = findSpellingTwin(tree, target.relative)
+  const twin = findSpellingTwin(tree, target.relative, source)
   if (twin === null) {
     if (action !== 'reach') refuseCaseTwin(tree, target, action, source)
     return
@@ -174,9 +181,9 @@ function refuseCaseTwin(
   tree: FolderTree,
   target: ParsedMemoryPath,
   action: 'create' | 'rename',
-  source: ParsedMemoryPath | undefined,
+  source: string | undefined,
 ): void {
-  const twin = findCaseTwin(tree, target.relative, source?.relative)
+  const twin = findCaseTwin(tree, target.relative, source)
   if (twin === null) return
   const shown = `${MEMORY_ROOT}/${escapeInvisible(twin.relative)}`
   const slash = twin.relative.lastIndexOf('/')

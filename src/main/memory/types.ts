@@ -117,6 +117,13 @@ export interface MemoryExecuteOptions {
    * uses them instead of opening its own, and leaves them open (the caller closes them).
    */
   readonly tree?: FolderTree
+  /**
+   * The existing entry a `delete` or a `rename` (its source) names is taken as spelled, not
+   * made NFC: the person's own edits name what the Memory tab lists, a decomposed `café.md`
+   * put there outside Cairn too. Never set for Claude, whose paths are always made NFC (D18);
+   * a rename's destination is made NFC whoever asks, so such a name is renamed into memory.
+   */
+  readonly spelledAsOnDisk?: boolean
 }
 
 /**

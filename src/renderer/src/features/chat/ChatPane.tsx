@@ -140,10 +140,15 @@ export function ChatPane() {
     [conversationId, running, openConversation, reload],
   )
 
+  /**
+   * Sends `text`. From the composer (`fromDraft`), the draft is emptied and given back if the
+   * send fails; a Retry sends a failed turn's prompt again and leaves the draft alone (the
+   * person may have begun their next message).
+   */
   const send = useCallback(
-    async (text: string) => {
+    async (text: string, fromDraft = false) => {
       setSendError(null)
-      setDraft('')
+      if (fromDraft) setDraft('')
       stopWanted.current = false
       const clientId = newClientId()
       setPending({ text, conversationId, clientId })
@@ -153,7 +158,7 @@ export function ChatPane() {
         setPending(null)
       } catch (error) {
         setPending(null)
-        setDraft(text)
+        if (fromDraft) setDraft(text)
         setSendError(
           error instanceof ApiError
             ? { code: error.code, message: error.message }
@@ -480,7 +485,7 @@ export function ChatPane() {
         <Composer
           value={draft}
           onChange={setDraft}
-          onSend={(text) => void send(text)}
+          onSend={(text) => void send(text, true)}
           onStop={stop}
           running={running}
           focusRequest={composerFocusRequest}

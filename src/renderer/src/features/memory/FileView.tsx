@@ -204,8 +204,9 @@ export function FileView(props: {
         <p className="hint mem-file-note" role="note">
           Claude cannot see or change this {isDir ? 'folder' : 'file'}: its name is written with
           other Unicode characters than memory paths use (such as an accent stored apart from its
-          letter, as macOS writes names), so no memory path can name it. Retype its name outside
-          Cairn, in your file manager, to make it part of Claude&apos;s memory.
+          letter, as macOS writes names), so no memory path can name it. Rename it, keeping its
+          name, to make it part of Claude&apos;s memory: Cairn writes the name the way memory paths
+          do.
         </p>
       )}
       {isDir && (

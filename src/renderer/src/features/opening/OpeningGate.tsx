@@ -85,7 +85,8 @@ export function OpeningScreen(props: {
   return (
     <main className="opening" aria-busy="true" aria-labelledby="opening-title">
       <div className="opening-card">
-        <h1 id="opening-title">Opening your memory…</h1>
+        {/* A quit while the memory opens waits for the open: the heading says Cairn is closing. */}
+        <h1 id="opening-title">{closing ? 'Closing…' : 'Opening your memory…'}</h1>
         <p className="opening-step" role="status" aria-label="Opening">
           {step.doing}
           {counted ? ` — ${counted}` : ''}
@@ -103,7 +104,8 @@ export function OpeningScreen(props: {
         {step.why && <p className="opening-why">{step.why}</p>}
         {closing && (
           <p className="opening-closing" role="note">
-            Cairn will close as soon as your memory is open, so nothing is left half done.
+            Cairn is waiting for your memory to finish opening, then closes, so nothing is left half
+            done.
           </p>
         )}
       </div>

@@ -11,6 +11,28 @@ function pin(theme: PinnedTheme | null): void {
 }
 
 /**
+ * Ends at once the colour transitions a theme switch started (a button's hover fade, 120 ms):
+ * the whole window changes theme in one frame, never with some controls half-way between the
+ * two (as a screenshot taken then showed). `getAnimations` brings the styles up to date first,
+ * so the transitions the switch starts exist to be ended. A hover afterwards fades as before.
+ */
+function endThemeTransitions(): void {
+  for (const animation of document.getAnimations()) {
+    if (!(animation instanceof CSSTransition)) continue
+    try {
+      animation.finish()
+    } catch {
+      // One that cannot be finished (paused with no end) is left to run.
+    }
+  }
+}
+
+/** A switch of the system's theme (which Settings' `system` follows) runs no transitions either. */
+export function watchSystemTheme(): void {
+  window.matchMedia('(prefers-color-scheme: dark)').addEventListener('change', endThemeTransitions)
+}
+
+/**
  * Pins the theme the shell read from the settings before the memory opened (`?theme=light` or
  * `?theme=dark` in the page's address), before anything is drawn: the opening screen comes
  * before the settings can be asked for, and must not show the system's theme meanwhile.
@@ -30,6 +52,7 @@ export function useTheme(theme: ThemeSetting | null): void {
     if (theme === null) return
     const pinned = theme === 'system' ? null : theme
     pin(pinned)
+    endThemeTransitions()
     const url = new URL(window.location.href)
     if (pinned) url.searchParams.set('theme', pinned)
     else url.searchParams.delete('theme')

@@ -1,0 +1,87 @@
+/**
+ * Whether git's `index.lock` in the history folder was left by a git that is gone (killed, or
+ * its machine stopped), so that Cairn may remove it. git itself never does: it refuses every
+ * `git add` and `git commit` ("Another git process seems to be running in this repository")
+ * until a person removes the file, and Cairn's index write waited on it for good.
+ *
+ * Its age alone does not tell: `git commit -a` (or `git commit <paths>`) holds `index.lock`
+ * while the person writes the message in an editor, for minutes, with no file open on it. So a
+ * lock is left only when it is older than `STALE_GIT_LOCK_MS` and, on a system whose `/proc`
+ * lists the processes (Linux), no `git` process runs whose working folder, command line or
+ * git variables name the data folder (the history's, or the memory folder inside it). Where
+ * that cannot be told (no `/proc`), or a git process cannot be looked at (another user's), the
+ * lock is never taken for left.
+ */
+import path from 'node:path'
+import { disk } from '../lib/disk'
+import { STALE_GIT_LOCK_MS } from './main-lock'
+
+/** True when `lockFile` is a git lock no running git holds (see the top of this file). */
+export function gitLockLeft(lockFile: string, dataDir: string): boolean {
+  const stats = disk.lstatIfThere(lockFile)
+  if (!stats?.isFile() || Date.now() - stats.mtimeMs <= STALE_GIT_LOCK_MS) return false
+  const pids = processIds()
+  if (pids === null) return false
+  const names = folderNames(dataDir)
+  return !pids.some((pid) => gitFor(pid, names))
+}
+
+// The ids of the running processes, or null where `/proc` does not list them.
+function processIds(): number[] | null {
+  if (process.platform !== 'linux') return null
+  try {
+    return disk
+      .readdirSync('/proc')
+      .filter((entry) => /^\d+$/.test(entry.name))
+      .map((entry) => Number(entry.name))
+  } catch {
+    return null
+  }
+}
+
+// The data folder as given and with its links resolved (a person may reach it either way).
+function folderNames(dataDir: string): string[] {
+  const names = [path.resolve(dataDir)]
+  try {
+    const real = disk.realpathSync(dataDir)
+    if (!names.includes(real)) names.push(real)
+  } catch {
+    // Gone: the name given is what there is.
+  }
+  return names
+}
+
+// Whether process `pid` is a git that may hold a lock in the data folder: a process named
+// `git` (or `git-<helper>`) whose working folder, arguments or environment name it. One that
+// cannot be looked at is taken as such; one that exited meanwhile is not.
+function gitFor(pid: number, names: ReadonlyArray<string>): boolean {
+  const comm = readProc(`/proc/${pid}/comm`)
+  if (comm === undefined) return false
+  const name = comm.trim()
+  if (name !== 'git' && !name.startsWith('git-')) return false
+  const cmdline = readProc(`/proc/${pid}/cmdline`)
+  const environ = readProc(`/proc/${pid}/environ`)
+  let cwd: string | undefined
+  try {
+    cwd = disk.realpathSync(`/proc/${pid}/cwd`)
+  } catch {
+    cwd = undefined
+  }
+  if (cmdline === undefined || environ === undefined || cwd === undefined) return true
+  const inside = (text: string) =>
+    names.some((folder) => text === folder || text.startsWith(folder + path.sep))
+  if (inside(cwd)) return true
+  // `--git-dir=<data>/history.git`, `GIT_DIR=<data>/history.git`, `-C <data>/memories`, …
+  const words = [...cmdline.split('\0'), ...environ.split('\0')]
+  return words.some((word) => names.some((folder) => word.includes(folder)))
+}
+
+// A `/proc` file's text; undefined when it cannot be read (the process exited, or is another
+// user's).
+function readProc(file: string): string | undefined {
+  try {
+    return disk.readFileSync(file).toString('utf8')
+  } catch {
+    return undefined
+  }
+}
