@@ -54,9 +54,12 @@ export async function rename(
   const caseChange =
     (destination.kind === 'file' || destination.kind === 'directory') &&
     sameEntry(destination.stats, source.stats) &&
-    foldedName(to.relative) === foldedName(from.relative)
+    foldedName(to.relative) === foldedName(from.relative) &&
+    !listedApart(destination.parent, destination.name, source.name)
   // On a case-insensitive disk `Notes.md` → `notes.md` finds the source itself: a case change
   // (and on one that ignores the Unicode spelling, a decomposed name renamed to its composed one).
+  // A name the folder lists of its own is another link to the same file, not the source found
+  // again: rename(2) between two links of one file does nothing, so it is an existing destination.
   if (destination.kind !== 'missing' && !caseChange) {
     throw new CommandError('exists', `Error: The destination ${to.virtual} already exists`)
   }
@@ -153,6 +156,16 @@ async function guardRenamedText(
   }
   const found = await secretsByRename(text, from, to)
   if (found.length > 0) throw new CommandError('secret-detected', renameSecretRefusal(to, found))
+}
+
+/**
+ * True when `folder` lists the destination's name as an entry of its own, beside the source's
+ * (a hard link made by `ln` or a sync tool), rather than a disk that ignores case or spelling
+ * finding the source under it.
+ */
+function listedApart(folder: Folder | null, name: string, sourceName: string): boolean {
+  if (folder === null || name === sourceName) return false
+  return folder.list().some((dirent) => dirent.name === name)
 }
 
 /** A path as a disk that ignores case and Unicode spelling compares it. */

@@ -131,13 +131,11 @@ const ASK_THE_PERSON = 'Ask the person to rename it outside Cairn (in their file
 
 /**
  * A refusal's words as the person reads them in the Memory tab: the step Claude is told to ask
- * of them is said to them. Any other text comes back as it is.
+ * of them is said to them, as the tab offers it (its Rename names the entry as the folder spells
+ * it, and writes the new name the way memory paths do). Any other text comes back as it is.
  */
 export function twinRefusalForPerson(text: string): string {
-  return text.replaceAll(
-    ASK_THE_PERSON,
-    'Rename it outside Cairn, in your file manager, retyping its name',
-  )
+  return text.replaceAll(ASK_THE_PERSON, 'Rename it here in the Memory tab, keeping its name')
 }
 
 /**
