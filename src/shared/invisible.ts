@@ -30,3 +30,20 @@ export function escapeInvisible(text: string): string {
     return code.length <= 4 ? `\\u${code.padStart(4, '0')}` : `\\u{${code}}`
   })
 }
+
+// Spaces of any width (a plain space, a no-break space U+00A0, an ideographic space U+3000) at
+// the very end of a text.
+const TRAILING_SPACES = /\p{Zs}+$/u
+
+/**
+ * `text` with the spaces that end it written as escapes (`notes.md\u0020`): a name quoted at
+ * the end of a message, or before the words that follow it, shows no trace of a trailing
+ * space, and `notes.md ` would read as the `notes.md` beside it. Spaces inside stay as they are.
+ */
+export function escapeTrailingSpaces(text: string): string {
+  return text.replace(TRAILING_SPACES, (run) =>
+    [...run]
+      .map((c) => `\\u${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`)
+      .join(''),
+  )
+}

@@ -63,7 +63,7 @@ export async function create(
       previous ? readFileIn(previous.parent, previous.name, previous.stats).toString('utf8') : null,
   }
   if (!exists) {
-    // Never a second file that looks like one the folder holds in another spelling.
+    // Never a second file that looks like one the folder holds in another spelling or case.
     refuseSpellingTwin(ctx.tree, target, 'create')
     await guardPath(ctx, virtual, 'create')
   }

@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { insertLines, joinLines, splitLines } from './text-model'
+import { insertText, splitLines } from './text-model'
 import { makeSandbox, snapshot, text, type Sandbox } from './test-support'
 
 // Issue #3, left by the last acceptance probe: a 4 MB `insert_text` was split into lines and
@@ -62,7 +62,8 @@ describe('an input too large for a memory file', () => {
 // Left by the review of handler28: the size is now added up from the parts before the text is
 // built. Checked against the old computation (the byte length of the built text, its byte
 // order mark included) over files with CRLF lines, no final newline, a byte order mark and
-// characters of two to four bytes, refused and accepted alike.
+// characters of two to four bytes, refused and accepted alike. The built text is `insertText`'s
+// (checked against the line model, and for line endings, in text-model.test.ts).
 describe('the early size, against the built text', () => {
   it('refuses exactly what the built text would exceed, with its byte count', async () => {
     const unit = fc.constantFrom('a', '\n', '\r\n', 'é', '€', '😀')
@@ -87,9 +88,7 @@ describe('the early size, against the built text', () => {
             const once =
               replace && chars.length > 0 ? chars.slice(0, 1 + (at % chars.length)).join('') : null
             const usable = once !== null && file.indexOf(once, 1) === -1
-            const built = usable
-              ? added + file.slice(once.length)
-              : joinLines(insertLines(lines, line, added))
+            const built = usable ? added + file.slice(once.length) : insertText(file, line, added)
             const bytes = Buffer.byteLength(built, 'utf8') + (bom ? 3 : 0)
             const result = await small.run(
               usable

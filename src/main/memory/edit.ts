@@ -9,6 +9,7 @@ import { describeFile, planFile } from './plan'
 import {
   findOccurrences,
   insertText,
+  insertedText,
   lineOf,
   MAX_LINES,
   numberLine,
@@ -101,10 +102,11 @@ export async function insert(
       `Error: Invalid \`insert_line\` parameter: ${insertLine}. It should be within the range of lines of the file: [0, ${file.lineCount}]`,
     )
   }
-  // The size is refused before the text is built (see guardFileSize): `insertText` adds a
-  // newline after `text` unless it ends with one or the file is empty.
-  const added = file.lineCount > 0 && !text.endsWith('\n') ? 1 : 0
-  guardFileSize(ctx, virtual, fileBytes(file) + utf8Bytes(text) + added)
+  // The size is refused before the text is built (see guardFileSize): into a file that has
+  // text, `insertText` adds `text` in the file's line endings, and one line ending after it.
+  const inserted = file.text === '' ? null : insertedText(file.text, text)
+  const addedBytes = inserted ? utf8Bytes(inserted.body) + inserted.eol.length : utf8Bytes(text)
+  guardFileSize(ctx, virtual, fileBytes(file) + addedBytes)
   const next = insertText(file.text, insertLine, text)
   const planned = await writeText(ctx, 'insert', target, file, next)
   return success(

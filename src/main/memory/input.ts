@@ -90,7 +90,7 @@ export function parseCommand(
       if (field.required) return fail(`Missing required parameter \`${key}\` for \`${command}\`.`)
       continue
     }
-    const problem = typeProblem(field.type, value)
+    const problem = typeProblem(field.type, value) ?? textProblem(key, value)
     if (problem) return fail(`Invalid \`${key}\` parameter for \`${command}\`: ${problem}.`)
     out[key] = value
   }
@@ -119,6 +119,19 @@ function typeProblem(type: FieldType, value: unknown): string | null {
         ? null
         : 'it should be a list of two integers, like [1, 20] or [5, -1]'
   }
+}
+
+// The fields whose text is written into a file.
+const WRITTEN_TEXT = new Set(['file_text', 'new_str', 'insert_text'])
+
+// A NUL character makes a file binary to git, the history's diffs, the Memory tab and search
+// (lib/text \`decodeUtf8\`): written, the memory would read as a binary file everywhere but here.
+// \`old_str\` may hold one, to match a file put in the folder outside Cairn.
+function textProblem(key: string, value: unknown): string | null {
+  if (!WRITTEN_TEXT.has(key) || typeof value !== 'string') return null
+  const at = value.indexOf('\0')
+  if (at < 0) return null
+  return `it contains a NUL character (U+0000) at character ${([...value.slice(0, at)].length + 1).toLocaleString('en-US')}, which would make the file read as binary, not text. Nothing was changed; send the text without it`
 }
 
 function describe(value: unknown): string {

@@ -4,6 +4,7 @@
  * Sample input (untrusted, exactly as Claude sent it): `/memories/projects/cairn.md`
  */
 
+import { escapeTrailingSpaces } from '../../shared/invisible'
 import { cutWithEllipsis } from '../lib/text'
 
 /** The virtual root every memory path starts with. */
@@ -43,6 +44,11 @@ const RESERVED_NAMES = new Set([
   ...['COM', 'LPT'].flatMap((prefix) => [...'0123456789¹²³'].map((digit) => `${prefix}${digit}`)),
 ])
 
+// The 66 code points Unicode keeps out of text for good (U+FFFE, U+FFFF, U+FDD0-U+FDEF, the
+// last two of each plane): a name holding one shows as nothing or as a box, and U+FFFE is a
+// byte-order mark read backwards.
+const NONCHARACTER = /\p{Noncharacter_Code_Point}/u
+
 // Control (Cc), format (Cf: zero-width, bidi overrides), line/paragraph separators, lone surrogates.
 const INVISIBLE_OR_CONTROL = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/u
 
@@ -81,6 +87,9 @@ const PERCENT_ENCODED = /%[0-9a-f]{2}/i
 // ending in ~ and a number (`DRAFT~2` is one; `meeting-notes~2` cannot be).
 const SHORT_NAME = /~\d+$/
 const SHORT_NAME_LENGTH = 8
+// Slashes and backslashes of other shapes (fullwidth, division, fraction, big, small, box
+// drawing, set minus), which read as folder separators in a path.
+const LOOKS_LIKE_SLASH = /[\u2044\u2215\u2216\u2571\u2572\u29F5\u29F8\u29F9\uFE68\uFF0F\uFF3C]/
 // A letter, digit, punctuation or symbol: what makes a name visible.
 const VISIBLE = /[\p{L}\p{N}\p{P}\p{S}]/u
 // Letters and symbols that draw as blank space: Hangul fillers, the braille blank.
@@ -103,6 +112,12 @@ export function parseMemoryPath(
   if (hasInvisibleOrControl(virtualPath)) {
     return reject(
       'The path contains a control or invisible formatting character, which memory paths may not contain.',
+    )
+  }
+  const nonCharacter = NONCHARACTER.exec(virtualPath)
+  if (nonCharacter) {
+    return reject(
+      `The path contains the Unicode noncharacter U+${nonCharacter[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}, which memory paths may not contain.`,
     )
   }
   const path = options.keepSpelling === true ? virtualPath : virtualPath.normalize('NFC')
@@ -150,6 +165,15 @@ export function segmentProblem(segment: string): string | null {
   if (INVALID_ON_WINDOWS.test(segment)) {
     return 'names may not contain any of < > : " | ? * \\'
   }
+  if (LOOKS_LIKE_SLASH.test(segment)) {
+    return 'names may not contain a character that looks like a slash (such as ／ or ∕), as the name would read as a path of folders'
+  }
+  // Fullwidth dots (U+FF0E) and dot leaders (U+2024, U+2025) are no step up to the system,
+  // but a person reads `．．` as `..`: a path that looks like it leaves its folder.
+  const compatible = segment.normalize('NFKC')
+  if (/^\.+$/.test(compatible)) {
+    return `the name ${segment} is written with dot look-alikes and reads as "${compatible}"`
+  }
   if (/[. ]$/.test(segment)) return 'names may not end with a dot or a space'
   if (/^ /.test(segment)) return 'names may not start with a space'
   if (segment.toLowerCase() === 'node_modules') return 'node_modules is not allowed'
@@ -172,6 +196,7 @@ export function isAddressableName(name: string): boolean {
   return (
     name.normalize('NFC') === name &&
     !hasInvisibleOrControl(name) &&
+    !NONCHARACTER.test(name) &&
     !PERCENT_ENCODED.test(name) &&
     segmentProblem(name) === null
   )
@@ -181,7 +206,8 @@ function reject(message: string): RejectedMemoryPath {
   return { ok: false, message }
 }
 
-// Echoed paths are cut so a huge hostile path cannot flood the reply.
+// Echoed paths are cut so a huge hostile path cannot flood the reply; spaces ending one are
+// escaped, since nothing else would show them (control characters were refused before).
 function quote(path: string): string {
-  return cutWithEllipsis(path, 200)
+  return escapeTrailingSpaces(cutWithEllipsis(path, 200))
 }

@@ -63,8 +63,9 @@ export async function rename(
   if (destination.kind !== 'missing' && !caseChange) {
     throw new CommandError('exists', `Error: The destination ${to.virtual} already exists`)
   }
-  // Never a look-alike of an entry the folder holds in another spelling (decomposed), unless
-  // that entry is the one renamed (the person's, named as spelled: see spelledAsOnDisk).
+  // Never a look-alike of an entry the folder holds in another spelling (decomposed) or
+  // letter case, unless that entry is the one renamed (the person's, named as spelled: see
+  // spelledAsOnDisk; `Notes.md` to `notes.md` is a case change).
   if (destination.kind === 'missing') refuseSpellingTwin(ctx.tree, to, 'rename', from.relative)
   const { parent: sourceParent } = source
   if (sourceParent === null)

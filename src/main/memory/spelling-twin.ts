@@ -37,6 +37,43 @@ export function findSpellingTwin(
   except?: string,
 ): SpellingTwin | null {
   if (relative === '' || !MAY_HAVE_TWIN.test(relative)) return null
+  return findTwin(tree, relative, except, (name) =>
+    MAY_HAVE_TWIN.test(name) ? (onDisk) => onDisk.normalize('NFC') === name : null,
+  )
+}
+
+/**
+ * The entry on disk whose name differs only in letter case (or case and spelling) from the
+ * first missing name along `relative`: `Notes.md` for `notes.md`. Linux keeps both; macOS and
+ * Windows, whose disks ignore case, hold one name for the two, so a copy or sync of the memory
+ * folder there would clash. Null when there is none.
+ */
+export function findCaseTwin(
+  tree: FolderTree,
+  relative: string,
+  except?: string,
+): SpellingTwin | null {
+  if (relative === '') return null
+  return findTwin(tree, relative, except, (name) => {
+    const folded = name.toLowerCase()
+    // A name without letters that change with case has no case twin: not worth a listing.
+    return folded === name.toUpperCase()
+      ? null
+      : (onDisk) => onDisk.normalize('NFC').toLowerCase() === folded
+  })
+}
+
+/**
+ * Walks to the first missing name along `relative` and returns an entry of its folder (a file
+ * or a folder, other than the name itself and `except`) that `same(name)` accepts; `same` returns null when
+ * the name can have no twin, and the folder is then not listed.
+ */
+function findTwin(
+  tree: FolderTree,
+  relative: string,
+  except: string | undefined,
+  same: (name: string) => ((onDisk: string) => boolean) | null,
+): SpellingTwin | null {
   const found = tree.find(relative)
   if (found.kind !== 'missing') return null
   let missing = relative
@@ -53,13 +90,14 @@ export function findSpellingTwin(
   }
   const slash = missing.lastIndexOf('/')
   const name = missing.slice(slash + 1)
-  if (!MAY_HAVE_TWIN.test(name)) return null
+  const matches = same(name)
+  if (matches === null) return null
   for (const dirent of parent.list()) {
-    if (dirent.name === name || dirent.name.normalize('NFC') !== name) continue
-    const stats = parent.lstat(dirent.name)
-    if (!stats || !(stats.isFile() || stats.isDirectory())) continue
+    if (dirent.name === name || !matches(dirent.name)) continue
     const twin = slash < 0 ? dirent.name : `${missing.slice(0, slash)}/${dirent.name}`
     if (twin === except) continue
+    const stats = parent.lstat(dirent.name)
+    if (!stats || !(stats.isFile() || stats.isDirectory())) continue
     return { relative: twin, kind: stats.isDirectory() ? 'folder' : 'file' }
   }
   return null
@@ -113,7 +151,10 @@ export function refuseSpellingTwin(
   source?: string,
 ): void {
   const twin = findSpellingTwin(tree, target.relative, source)
-  if (twin === null) return
+  if (twin === null) {
+    if (action !== 'reach') refuseCaseTwin(tree, target, action, source)
+    return
+  }
   const shown = `${MEMORY_ROOT}/${escapeInvisible(twin.relative)}`
   const slash = twin.relative.lastIndexOf('/')
   const folder = slash < 0 ? MEMORY_ROOT : `${MEMORY_ROOT}/${twin.relative.slice(0, slash)}`
@@ -124,5 +165,29 @@ export function refuseSpellingTwin(
   throw new CommandError(
     words.code,
     `${words.lead(target.virtual)} ${folder} holds the ${twin.kind} ${shown}, the same name written with other Unicode characters (such as an accent stored apart from its letter, as macOS writes names), put there outside Cairn. Memory paths use the composed spelling, which cannot name that ${twin.kind}${twinning}. ${ASK_THE_PERSON}${words.twinning ? ', or use another name' : ''}. Nothing was changed.`,
+  )
+}
+
+/**
+ * Refuses a `create` of a new name, or a `rename`'s destination, that differs only in letter
+ * case from an entry the folder holds (`notes.md` beside `Notes.md`): a second entry Linux
+ * keeps apart and macOS and Windows cannot. A rename of that entry itself (`Notes.md` to
+ * `notes.md`, `source`) is a case change and passes. Twins already on disk stay readable:
+ * only a path that would make one is refused.
+ */
+function refuseCaseTwin(
+  tree: FolderTree,
+  target: ParsedMemoryPath,
+  action: 'create' | 'rename',
+  source: string | undefined,
+): void {
+  const twin = findCaseTwin(tree, target.relative, source)
+  if (twin === null) return
+  const shown = `${MEMORY_ROOT}/${escapeInvisible(twin.relative)}`
+  const slash = twin.relative.lastIndexOf('/')
+  const folder = slash < 0 ? MEMORY_ROOT : `${MEMORY_ROOT}/${twin.relative.slice(0, slash)}`
+  throw new CommandError(
+    'conflict',
+    `${TWIN_WORDS[action].lead(target.virtual)} ${folder} holds the ${twin.kind} ${shown}, a name that differs only in letter case. macOS and Windows treat the two as one name, so a second ${twin.kind} would clash when the memory folder is copied or synced there. Use ${shown} itself, or another name. Nothing was changed.`,
   )
 }

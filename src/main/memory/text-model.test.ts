@@ -47,7 +47,10 @@ describe('the line model', () => {
   })
 
   it('inserts on text exactly as the line model does (insertText)', () => {
-    const text = fc.string({ unit: fc.constantFrom('a', 'b', '\n', '\r', 'é') })
+    // The line model splits at \n only; a lone \r is text. CRLF is the next test's.
+    const text = fc
+      .string({ unit: fc.constantFrom('a', 'b', '\n', '\r', 'é') })
+      .filter((s) => !s.includes('\r\n'))
     fc.assert(
       fc.property(text, text, fc.nat(), (file, added, at) => {
         const lines = splitLines(file)
@@ -59,6 +62,32 @@ describe('the line model', () => {
     expect(insertText('a\nb', 2, 'c\n')).toBe('a\nb\nc')
     expect(insertText('a\nb\n', 2, 'c')).toBe('a\nb\nc\n')
     expect(insertText('', 0, 'c\n')).toBe('c\n')
+  })
+
+  it("writes the inserted lines in the file's own line endings (CRLF or LF)", () => {
+    const lf = fc.string({ unit: fc.constantFrom('a', 'b', '\n', 'é') })
+    const crlf = (s: string) => s.replaceAll('\n', '\r\n')
+    fc.assert(
+      fc.property(lf, lf, fc.nat(), fc.boolean(), (file, added, at, addedInCrlf) => {
+        const n = at % (splitLines(file).lines.length + 1)
+        const sent = addedInCrlf ? crlf(added) : added
+        // A CRLF file gets CRLF lines, whatever the text's style; an LF file gets LF lines.
+        if (file.includes('\n')) {
+          expect(insertText(crlf(file), n, sent)).toBe(crlf(insertText(file, n, added)))
+          expect(insertText(file, n, sent)).toBe(insertText(file, n, added))
+        } else if (added.includes('\n')) {
+          // A file without a line ending takes the text's.
+          const expected = insertText(file, n, added)
+          expect(insertText(file, n, sent)).toBe(addedInCrlf ? crlf(expected) : expected)
+        }
+      }),
+      { numRuns: 2000 },
+    )
+    // The acceptance check's case: no stray CR after the last line.
+    expect(insertText('a\nb', 2, 'c\r\n')).toBe('a\nb\nc')
+    expect(insertText('a\r\nb', 2, 'c')).toBe('a\r\nb\r\nc')
+    expect(insertText('a\r\nb\r\n', 1, 'x\ny\n')).toBe('a\r\nx\r\ny\r\nb\r\n')
+    expect(insertText('a', 0, 'x\r\ny')).toBe('x\r\ny\r\na')
   })
 
   it('finds overlapping occurrences and the line each starts on', () => {

@@ -71,22 +71,46 @@ export function insertLines(file: Lines, afterLine: number, text: string): Lines
 }
 
 /**
- * `insertLines` on text: the same result as `joinLines(insertLines(splitLines(fileText),
- * afterLine, text))`, built by cutting `fileText` once at the start of line `afterLine + 1`.
- * Its cost does not grow with the lines of `text` (splitting and joining them cost about
- * 100 ms a megabyte, before an insert too large for a memory file was even refused).
- * `afterLine` must be within `[0, lines of fileText]`.
+ * What `insert` adds to a file: `body`, the inserted text without one trailing line ending and
+ * with its line endings written in the file's style, and `eol`, that style. The style is the
+ * file's first line ending (`\r\n` or `\n`, as editors read a file's style); a file without
+ * one takes the text's, and `\n` when neither has any. So `"c\r\n"` inserted at the end of
+ * `"a\nb"` ends its line with `\n`, never a stray `\r`, and a CRLF file stays CRLF.
+ */
+export function insertedText(fileText: string, text: string): { body: string; eol: string } {
+  const eol = lineEndingOf(fileText) ?? lineEndingOf(text) ?? '\n'
+  const end = text.endsWith('\r\n') ? 2 : text.endsWith('\n') ? 1 : 0
+  const cut = end > 0 ? text.slice(0, -end) : text
+  // Only text holding a line ending of the other style is rewritten (a cost per byte).
+  const other = eol === '\n' ? cut.includes('\r\n') : /(?<!\r)\n/.test(cut)
+  return { body: other ? cut.replace(/\r?\n/g, eol) : cut, eol }
+}
+
+// The first line ending of `text`, or undefined when it has none.
+function lineEndingOf(text: string): string | undefined {
+  const at = text.indexOf('\n')
+  if (at < 0) return undefined
+  return at > 0 && text[at - 1] === '\r' ? '\r\n' : '\n'
+}
+
+/**
+ * Inserts `text` after line `afterLine` (0 = at the top), cutting `fileText` once at the start
+ * of line `afterLine + 1`: for a file and text with `\n` line endings, the same result as
+ * `joinLines(insertLines(splitLines(fileText), afterLine, text))`; in a CRLF file, the same in
+ * CRLF (see `insertedText`). Its cost does not grow with the lines of `text` (splitting and
+ * joining them cost about 100 ms a megabyte, before an insert too large for a memory file was
+ * even refused). `afterLine` must be within `[0, lines of fileText]`.
  */
 export function insertText(fileText: string, afterLine: number, text: string): string {
   if (fileText === '') return text
-  // One trailing newline of `text` ends its last line; the file's own line end follows.
-  const body = text.endsWith('\n') ? text.slice(0, -1) : text
-  if (afterLine === 0) return `${body}\n${fileText}`
+  // One trailing line ending of `text` ends its last line; the file's own line end follows.
+  const { body, eol } = insertedText(fileText, text)
+  if (afterLine === 0) return `${body}${eol}${fileText}`
   let at = -1
   for (let line = 0; line < afterLine; line++) {
     at = fileText.indexOf('\n', at + 1)
     // After a last line that has no newline: it gets one, the inserted lines keep none.
-    if (at === -1) return `${fileText}\n${body}`
+    if (at === -1) return `${fileText}${eol}${body}`
   }
-  return `${fileText.slice(0, at + 1)}${body}\n${fileText.slice(at + 1)}`
+  return `${fileText.slice(0, at + 1)}${body}${eol}${fileText.slice(at + 1)}`
 }

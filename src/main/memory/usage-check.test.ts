@@ -44,7 +44,10 @@ function countReads(): { readonly folders: string[]; fileStats: () => number } {
   let fileStats = 0
   const hooked = hookDisk(nodeDisk, (call: DiskCall) => {
     if (call.name === 'promises.readdir' || call.name === 'readdirSync') {
-      folders.push(String(call.args[0]))
+      // A folder open by handle is listed through /proc/self/fd (the case-twin check lists
+      // the folder a create writes to that way): counted as the folder it is.
+      const at = String(call.args[0])
+      folders.push(at.startsWith('/proc/self/fd/') ? fsSync.readlinkSync(at) : at)
     }
     if (call.name === 'promises.lstat' && String(call.args[0]).endsWith('.md')) fileStats++
   })
@@ -76,7 +79,9 @@ describe('the usage check of a growing write past the short age', () => {
     expect(second.isError, text(second)).toBe(false)
     // At most the folder the first write changed is listed (when its mtime was racy when
     // recorded); no file is looked at one by one (main walked 201 folders and 10,001 files).
-    expect(reads.folders.filter((dir) => dir !== path.join(box!.root, 'topic-007'))).toEqual([])
+    // The folders written to (each create lists its own for a case twin) and nothing else.
+    const written = ['topic-007', 'topic-123'].map((dir) => path.join(box!.root, dir))
+    expect(reads.folders.filter((dir) => !written.includes(dir))).toEqual([])
     expect(reads.fileStats()).toBe(0)
   }, 300_000)
 
