@@ -124,12 +124,8 @@ export function parseConversation(
   raw: string,
   onBadMark: MarkProblem = () => undefined,
 ): Conversation {
-  const {
-    lastError: rawError,
-    openTurn: rawOpen,
-    ...rest
-  } = conversationFile.parse(JSON.parse(raw))
-  const file = { ...rest, ...marksOf({ lastError: rawError, openTurn: rawOpen }, onBadMark) }
+  const file = conversationFile.parse(JSON.parse(raw))
+  const marks = marksOf(file, onBadMark)
   const messages = file.messages.map((message): StoredMessage => {
     const content: StoredBlock[] = []
     const unknownBlocks: UnknownBlock[] = []
@@ -148,15 +144,15 @@ export function parseConversation(
     messageCount: messages.length,
     messages,
     toolCommits: file.toolCommits,
-    ...(file.lastError && file.lastError.turnId === lastTurnOf(messages)
-      ? { lastError: readTurnError(file.lastError) }
+    ...(marks.lastError && marks.lastError.turnId === lastTurnOf(messages)
+      ? { lastError: readTurnError(marks.lastError) }
       : {}),
     // Like the error, it speaks only for the conversation's last turn, and only while that
     // turn's reply has not ended (see replyEnded).
-    ...(file.openTurn !== undefined &&
-    file.openTurn === lastTurnOf(messages) &&
+    ...(marks.openTurn !== undefined &&
+    marks.openTurn === lastTurnOf(messages) &&
     !replyEnded(messages)
-      ? { openTurn: file.openTurn }
+      ? { openTurn: marks.openTurn }
       : {}),
   }
 }
