@@ -177,6 +177,7 @@ async function assemble(
   secrets: LogSecrets,
 ): Promise<Core> {
   memory.onCommit((commit) => events.emit('history:commit', commit))
+  memory.onFollowing((progress) => events.emit('history:following', progress))
   memory.onRecovery((report) => events.emit('app:recovery', report))
   memory.onNotice((notice) => events.emit('memory:notice', notice))
   memory.onNoticeCleared((id) => events.emit('memory:noticeCleared', { id }))

@@ -27,6 +27,7 @@ import type {
   CommitDetail,
   Comparison,
   CommitSummary,
+  FollowProgress,
   Conversation,
   ConversationSearchHit,
   ConversationSummary,
@@ -357,6 +358,8 @@ export { requestChannels }
 export interface EventMap {
   'agent:event': AgentEvent
   'history:commit': CommitSummary
+  /** How far taking in commits git added outside Cairn is; the last one says it ended. */
+  'history:following': FollowProgress
   'conversations:changed': { readonly id: string; readonly deleted: boolean }
   'settings:changed': SettingsView
   'app:recovery': RecoveryReport

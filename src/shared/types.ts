@@ -45,6 +45,18 @@ export interface OpeningProgress {
 }
 
 /**
+ * How far Cairn is in taking in a history `main` was moved to outside it (a `git reset`, a
+ * history of thousands of commits put in place with git): `done` of the `total` commits git
+ * added read so far; `total` is null while they are being found. `ended` once the follow is
+ * over, whether it succeeded or failed (the `history:following` event, a few a second at most).
+ */
+export interface FollowProgress {
+  readonly done: number
+  readonly total: number | null
+  readonly ended: boolean
+}
+
+/**
  * How far the opening is, as the shell tells its window (`app:opening`); `closing` once the
  * person quit meanwhile: Cairn closes as soon as the memory is open (its lock then released).
  */

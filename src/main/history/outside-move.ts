@@ -109,7 +109,8 @@ export function mainMoved(
  * Takes `main` as found on disk when it moved outside Cairn (see the top of this file); null
  * when it did not. Every commit of the new history not yet indexed is read before anything
  * changes: one that cannot be (a ref naming no commit, a missing parent) refuses with
- * `movedToDamageError`, Cairn's state as it was.
+ * `movedToDamageError`, Cairn's state as it was. `progress` is told how many of the commits
+ * git added were read (`total` null while they are being found), only when `main` moved.
  */
 /**
  * `Repo.adopt`'s shape (repo.ts, which documents it), defined once here: the repository asks
@@ -135,6 +136,7 @@ export async function followOutsideMove(
   repo: FollowingRepo,
   /** Called once everything was read, before Cairn's state changes (the lock's check). */
   beforeAdopt: () => void = () => {},
+  progress: (done: number, total: number | null) => void = () => {},
 ): Promise<FollowedMove | null> {
   const from = repo.head()
   const found = mainMoved(repo.gitdir, from)
@@ -147,16 +149,17 @@ export async function followOutsideMove(
   let tree: string
   let added: IndexEntry[]
   let descends: boolean
+  progress(0, null)
   try {
     tree = (await store.readCommit(to)).tree
-    added = await entriesSince(store, to, (oid) => repo.index.positionOf(oid) >= 0)
+    added = await entriesSince(store, to, (oid) => repo.index.positionOf(oid) >= 0, progress)
     descends = from === null || added.some((entry) => parentsOf(entry).includes(from))
     // Not on top of Cairn's `main` (an amend, a reset, another history): the outside history
     // wins, and the index is made again from it alone: the walk above, when it met none of
     // the commits the index holds (another history whole), else every commit of it again,
     // those the index holds taken from it rather than read and compared again (a reset back
     // one commit in a history of 5,000 read and compared all 5,000 trees twice).
-    if (!descends && !walkedWhole(repo, added)) added = await wholeHistory(repo, to)
+    if (!descends && !walkedWhole(repo, added)) added = await wholeHistory(repo, to, progress)
   } catch {
     throw movedToDamageError()
   }
@@ -178,9 +181,15 @@ function walkedWhole(repo: FollowingRepo, added: ReadonlyArray<IndexEntry>): boo
  * Every commit `to` reaches, oldest first as a rebuild orders them, each entry the index's
  * own where it holds one (equal to one made from the commit), else made from the commit.
  */
-async function wholeHistory(repo: FollowingRepo, to: string): Promise<IndexEntry[]> {
+async function wholeHistory(
+  repo: FollowingRepo,
+  to: string,
+  progress: (done: number, total: number) => void,
+): Promise<IndexEntry[]> {
   const entries: IndexEntry[] = []
-  for (const oid of await commitsSince(repo.store, to, () => false)) {
+  const oids = await commitsSince(repo.store, to, () => false)
+  progress(0, oids.length)
+  for (const oid of oids) {
     let known: IndexEntry | undefined
     try {
       known = repo.index.find(oid)
@@ -188,6 +197,7 @@ async function wholeHistory(repo: FollowingRepo, to: string): Promise<IndexEntry
       // A damaged entry: made from its commit instead.
     }
     entries.push(known ?? (await entryFromCommit(repo.store, oid)))
+    progress(entries.length, oids.length)
   }
   return entries
 }

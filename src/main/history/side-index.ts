@@ -647,15 +647,22 @@ export async function commitsSince(
   return ordered
 }
 
-/** Index entries for `commitsSince(store, head, known)`, in its order. */
+/**
+ * Index entries for `commitsSince(store, head, known)`, in its order; `read` is told how many
+ * of how many were read, once they are found (0) and after each.
+ */
 export async function entriesSince(
   store: ObjectStore,
   head: string,
   known: (oid: string) => boolean,
+  read: (done: number, total: number) => void = () => {},
 ): Promise<IndexEntry[]> {
   const entries: IndexEntry[] = []
-  for (const oid of await commitsSince(store, head, known)) {
+  const oids = await commitsSince(store, head, known)
+  read(0, oids.length)
+  for (const oid of oids) {
     entries.push(await entryFromCommit(store, oid))
+    read(entries.length, oids.length)
   }
   return entries
 }

@@ -8,6 +8,7 @@ import type {
   Comparison,
   CreateExistingPolicy,
   FileChange,
+  FollowProgress,
   HistorySearchPage,
   LogPage,
   MemoryNotice,
@@ -257,6 +258,11 @@ export interface VersionedMemory {
   readonly git: HistoryGit
 
   onCommit(listener: (commit: CommitSummary) => void): () => void
+  /**
+   * How far taking in a `main` moved outside Cairn is (the commits git added read, a few times a
+   * second at most), then its end, also when it failed; told only when `main` had moved.
+   */
+  onFollowing(listener: (progress: FollowProgress) => void): () => void
   /**
    * Reports repairs made after start-up (edits made outside Cairn saved as their own commit,
    * a change whose commit had failed saved at last); start-up's own is `recovery`.

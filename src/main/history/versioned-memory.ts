@@ -7,14 +7,14 @@ import type {
   RecoveryReport,
   RecoveryTelling,
 } from '../../shared/types'
-import type { OpeningProgress } from '../../shared/types'
+import type { FollowProgress, OpeningProgress } from '../../shared/types'
 import { disk, errorCode, exists, makeFolders, removeFile, removePath } from '../lib/disk'
 import { diskProblem, isDiskProblem, placeOf } from '../lib/disk-errors'
 import { CairnError } from '../lib/errors'
 import { DIR_MODE, FolderDeniedError, FolderTree, readFileIn } from '../lib/folders'
 import { acquireInstanceLock, type InstanceLock } from '../lib/instance-lock'
 import { consoleLogger, type Logger } from '../lib/logger'
-import { throttleProgress } from '../lib/progress'
+import { PROGRESS_INTERVAL_MS, throttleProgress } from '../lib/progress'
 import { createSerialQueue } from '../lib/serial-queue'
 import { cutWithEllipsis, escapeInvisible } from '../lib/text'
 import {
@@ -444,6 +444,7 @@ async function openLocked(
   const snapshots = createSnapshots(repo, lookup, ancestry)
   const commitListeners = new Set<(commit: CommitSummary) => void>()
   const recoveryListeners = new Set<(report: RecoveryReport) => void>()
+  const followListeners = new Set<(progress: FollowProgress) => void>()
   // Each report told gets an id of its own, counted from 1 in the run (`recovery-3`): a
   // dismissal names it, and takes no other report that reads the same.
   const reportIds = runIds('recovery')
@@ -642,10 +643,33 @@ async function openLocked(
    * Takes `main` as found on disk when it moved outside Cairn (outside-move.ts), tells
    * History, and commits what the folder holds beyond its tree on top, as made outside Cairn
    * (Cairn's own files a reset or an amend left out stay in the history that way). One read
-   * of the ref when it did not move.
+   * of the ref when it did not move. How far it is goes to `onFollowing` while it runs (a
+   * history of thousands of commits put in place with git takes seconds), then its end, also
+   * when it failed; nothing is told when `main` did not move.
    */
   async function followMain(): Promise<void> {
-    const moved = await followOutsideMove(repo, () => lock.assertHeld())
+    let total: number | null = null
+    let told = false
+    const tellFollowing = throttleProgress<FollowProgress>(
+      (progress) => tell(followListeners, progress, 'following progress'),
+      (error) => logger.error('A listener of the following progress failed', error),
+      PROGRESS_INTERVAL_MS,
+      now,
+    )
+    try {
+      await takeMoved((done, of) => {
+        told = true
+        total = of
+        tellFollowing({ done, total: of, ended: false })
+      })
+    } finally {
+      if (told)
+        tell(followListeners, { done: total ?? 0, total, ended: true }, 'following progress')
+    }
+  }
+
+  async function takeMoved(progress: (done: number, total: number | null) => void): Promise<void> {
+    const moved = await followOutsideMove(repo, () => lock.assertHeld(), progress)
     if (!moved) return
     tool.invalidateUsage()
     const tip = moved.added.at(-1)
@@ -1600,6 +1624,10 @@ async function openLocked(
     onRecovery(listener) {
       recoveryListeners.add(listener)
       return () => recoveryListeners.delete(listener)
+    },
+    onFollowing(listener) {
+      followListeners.add(listener)
+      return () => followListeners.delete(listener)
     },
     close() {
       // A second close (the app's quit beside a failed start's clean-up) waits for the first:

@@ -20,6 +20,7 @@ import { ConflictDialog } from './features/sync/ConflictDialog'
 import { JoinDialog } from './features/sync/JoinDialog'
 import { SyncProvider, useSync } from './features/sync/sync-context'
 import { SyncIndicator } from './features/sync/SyncIndicator'
+import { FollowIndicator } from './features/history/FollowIndicator'
 import { SyncSettings } from './features/sync/SyncSettings'
 
 // The full history view (timeline, diffs, blame, search) is not part of the first screen: its
@@ -73,6 +74,7 @@ function Frame() {
           <ConversationSidebar />
         </div>
         <footer className="sidebar-bottom">
+          <FollowIndicator />
           <SyncIndicator />
           <button
             type="button"
