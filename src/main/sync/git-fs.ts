@@ -230,7 +230,7 @@ export function clearRefWay(gitdir: string, ref: string, logger: Logger | undefi
 /**
  * The commit a ref of the repository points at, or null when there is no such ref, or what has
  * its name is damage (`isNotPlainFile`: a folder, a link, a file past its cap), which the next
- * write of the ref replaces. A disk that fails the read (EIO, a denied read) is thrown on: read
+ * write of the ref replaces (a folder only once `clearRefWay` has moved it aside). A disk that fails the read (EIO, a denied read) is thrown on: read
  * as "no such ref", it had a Test connection delete the remote's `main` last seen, and a
  * backup's restore say there was no such backup.
  */
