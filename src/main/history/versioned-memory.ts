@@ -629,6 +629,33 @@ async function openLocked(
     )
   }
 
+  /**
+   * Commits what changed outside Cairn at `paths` (as a change's first step, or before a view
+   * reads), raises the notices the scan behind `report` met and clears those that no longer
+   * hold; returns whether a commit was made.
+   */
+  async function commitTouched(
+    paths: TouchedPaths,
+    report: ScanReport,
+    tree: FolderTree,
+  ): Promise<boolean> {
+    const entry = await commitOutsideChanges(
+      repo,
+      paths,
+      (at, intent, scanned) => record(at, intent, undefined, undefined, scanned),
+      report,
+      tree,
+    )
+    for (const notice of scanNotices(report)) notices.raise(notice)
+    // A file deleted outside Cairn that history held no copy of commits nothing: its
+    // notices go here.
+    clearGoneNotices()
+    clearReadAgain(report)
+    // The tool's running total of the folder's size no longer holds.
+    if (entry) tool.invalidateUsage()
+    return entry !== null
+  }
+
   async function raiseSecretNotices(entry: IndexEntry): Promise<void> {
     if (!tool.policy().secretScanning) return
     try {
@@ -895,20 +922,7 @@ async function openLocked(
           // A change to the whole folder (a restore of it) takes what history keeps no copy
           // of from this scan, which walks the whole folder anyway.
           report = watchedReport(paths === 'all')
-          const entry = await commitOutsideChanges(
-            repo,
-            paths,
-            (paths, intent, scanned) => record(paths, intent, undefined, undefined, scanned),
-            report,
-            tree,
-          )
-          for (const notice of scanNotices(report)) notices.raise(notice)
-          // A file deleted outside Cairn that history held no copy of commits nothing: its
-          // notices go here.
-          clearGoneNotices()
-          clearReadAgain(report)
-          // The tool's running total of the folder's size no longer holds.
-          if (entry) tool.invalidateUsage()
+          await commitTouched(paths, report, tree)
         }
         return await task(tree, report)
       } catch (error) {
@@ -957,22 +971,8 @@ async function openLocked(
       await repo.settleOwedFlushes()
       lock.assertHeld()
       await followMain()
-      const report = watchedReport()
-      const entry = await commitOutsideChanges(
-        repo,
-        touched,
-        (at, intent, scanned) => record(at, intent, undefined, undefined, scanned),
-        report,
-        tree,
-      )
-      for (const notice of scanNotices(report)) notices.raise(notice)
-      clearGoneNotices()
-      clearReadAgain(report)
-      if (entry) {
-        tool.invalidateUsage()
-        // The folder did not change, the history did: sliced reads of the history start again.
-        stamp += 2
-      }
+      // The folder did not change, the history did: sliced reads of the history start again.
+      if (await commitTouched(touched, watchedReport(), tree)) stamp += 2
       return repo.head()
     } catch (error) {
       // What the watcher had seen is no longer pending with it: the next change reads the
