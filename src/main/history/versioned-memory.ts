@@ -403,17 +403,15 @@ async function openLocked(
   const gitIndex = createGitIndexKeeper({
     queue,
     head: () => repo.head(),
-    prepare: () => {
-      const head = repo.head()
-      return prepareGitIndex({
+    prepare: (head) =>
+      prepareGitIndex({
         gitdir: repo.gitdir,
         workRoot: repo.workRoot,
         store: repo.store,
         root: repo.root(),
         stats: repo.stats,
-        ...(head === null ? {} : { head }),
-      })
-    },
+        head,
+      }),
     write: (prepared) => {
       try {
         lock.assertHeld()
