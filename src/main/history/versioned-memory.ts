@@ -37,7 +37,6 @@ import { blameDirOf } from './blame-store'
 import { changeLogOf, createChangeLog } from './change-log'
 import { moveMain } from './checkout'
 import { unlinkMain } from './main-lock'
-import { writeMainRef } from './object-store'
 import {
   followOutsideMove,
   MAX_DROPPED_LISTED,
@@ -728,7 +727,7 @@ async function openLocked(
    * left as it is.
    */
   async function unlinkFollowed(oid: string, symbolic: string): Promise<void> {
-    await unlinkMain(repo.gitdir, oid, symbolic, writeMainRef)
+    await unlinkMain(repo.gitdir, oid, symbolic)
     logger.warn('main was a link to another branch; it is a branch of its own again')
     tellRecovery({
       kind: 'history-repaired',
