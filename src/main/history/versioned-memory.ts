@@ -1665,24 +1665,25 @@ export function intentFor(
 
 // A command that only replaces or creates a file (its rename logged with its commit).
 function replacesOnly(input: unknown): boolean {
-  if (typeof input !== 'object' || input === null) return false
-  const { command } = input as { command?: unknown }
+  const command = commandOf(input)
   return command === 'create' || command === 'str_replace' || command === 'insert'
 }
 
 /** A change that reads the file it edits, and quotes it back (`str_replace`, `insert`). */
 function readsFile(input: unknown): boolean {
-  const command =
-    typeof input === 'object' && input !== null ? (input as { command?: unknown }).command : null
+  const command = commandOf(input)
   return command === 'str_replace' || command === 'insert'
 }
 
 function isView(input: unknown): boolean {
-  return (
-    typeof input === 'object' &&
-    input !== null &&
-    (input as { command?: unknown }).command === 'view'
-  )
+  return commandOf(input) === 'view'
+}
+
+/** The `command` of a tool call's input, not yet checked (undefined when it is no object). */
+function commandOf(input: unknown): unknown {
+  return typeof input === 'object' && input !== null
+    ? (input as { command?: unknown }).command
+    : undefined
 }
 
 /**
