@@ -235,7 +235,7 @@ export type GitIndexOutcome = 'kept' | 'written' | 'locked'
  * none that parsed), which must still be there when it is written.
  */
 export type PreparedIndex =
-  | { readonly kind: 'kept'; readonly head?: string }
+  | { readonly kind: 'kept'; readonly head: string }
   | {
       readonly kind: 'write'
       readonly files: ReadonlyArray<{
@@ -246,8 +246,8 @@ export type PreparedIndex =
       }>
       /** Files read and hashed now, for the stat cache once the index is written. */
       readonly hashed: ReadonlyArray<{ relative: string; stats: Stats; oid: string }>
-      readonly head?: string
-      readonly found?: string | null
+      readonly head: string
+      readonly found: string | null
     }
 
 /**
@@ -267,8 +267,8 @@ function readIndexBase(gitdir: string): string | null {
   }
 }
 
-function noteIndexBase(gitdir: string, head: string | undefined): void {
-  if (head === undefined || readIndexBase(gitdir) === head) return
+function noteIndexBase(gitdir: string, head: string): void {
+  if (readIndexBase(gitdir) === head) return
   try {
     disk.writeFileSync(path.join(gitdir, INDEX_BASE), `${head}\n`, { mode: 0o644 })
   } catch {
@@ -338,12 +338,12 @@ export async function prepareGitIndex(options: {
   readonly root: Node
   readonly stats?: StatCache
   /** The commit `root` is the tree of: noted as the next sync's base. */
-  readonly head?: string
+  readonly head: string
 }): Promise<PreparedIndex> {
-  const head = options.head === undefined ? {} : { head: options.head }
+  const { head } = options
   const files = await filesOf(options.store, options.root)
   const found = readIndex(path.join(options.gitdir, 'index'))
-  if (found && listsExactly(found.entries, files)) return { kind: 'kept', ...head }
+  if (found && listsExactly(found.entries, files)) return { kind: 'kept', head }
   const hashed: Array<{ relative: string; stats: Stats; oid: string }> = []
   const withStats: Listed[] = []
   for (const [i, file] of files.entries()) {
@@ -356,11 +356,11 @@ export async function prepareGitIndex(options: {
   const staged = found && found.rootTree === null ? found.entries : null
   const listed = carryStaged(
     staged,
-    staged && (await baseFiles(options.store, options.gitdir, options.head)),
+    staged && (await baseFiles(options.store, options.gitdir, head)),
     withStats,
   )
-  if (found && listsExactly(found.entries, listed)) return { kind: 'kept', ...head }
-  return { kind: 'write', files: listed, hashed, ...head, found: found?.sum ?? null }
+  if (found && listsExactly(found.entries, listed)) return { kind: 'kept', head }
+  return { kind: 'write', files: listed, hashed, head, found: found?.sum ?? null }
 }
 
 // The files of the commit the index was last made to list (`INDEX_BASE`), or null when there is
@@ -368,7 +368,7 @@ export async function prepareGitIndex(options: {
 async function baseFiles(
   store: ObjectStore,
   gitdir: string,
-  head: string | undefined,
+  head: string,
 ): Promise<Array<{ path: Buffer; oid: string; mode: number }> | null> {
   const base = readIndexBase(gitdir)
   if (base === null || base === head) return null
@@ -433,7 +433,7 @@ export function writeGitIndex(
     }
     // git changed the index since it was read (a `git add` meanwhile): what the person staged
     // then would be written over. Made again from it at the next try.
-    if (prepared.found !== undefined && (now?.sum ?? null) !== prepared.found) return 'locked'
+    if ((now?.sum ?? null) !== prepared.found) return 'locked'
     disk.writeSync(fd, serializeGitIndex(prepared.files))
     disk.closeSync(fd)
     fd = -1
@@ -530,10 +530,10 @@ export function createGitIndexKeeper(options: {
   }
   readonly head: () => string | null
   /**
-   * `prepareGitIndex` on HEAD's tree as it is at the call (taken at once, before any await),
-   * run off the queue.
+   * `prepareGitIndex` on `head` (read by the keeper just before) and HEAD's tree as it is at
+   * the call (taken at once, before any await), run off the queue.
    */
-  readonly prepare: () => Promise<PreparedIndex>
+  readonly prepare: (head: string) => Promise<PreparedIndex>
   /** `writeGitIndex` of what `prepare` made; with the queue idle, `main` unchanged since. */
   readonly write: (prepared: PreparedIndex) => GitIndexOutcome
   readonly warn: (message: string, error: unknown) => void
@@ -562,7 +562,7 @@ export function createGitIndexKeeper(options: {
   async function attempt(): Promise<GitIndexOutcome | 'same' | 'moved'> {
     const head = options.head()
     if (head === null || head === synced) return 'same'
-    const prepared = await options.prepare()
+    const prepared = await options.prepare(head)
     if (options.queue.busy() || options.head() !== head) return 'moved'
     if (head === synced) return 'same'
     const outcome = options.write(prepared)

@@ -14,6 +14,7 @@
  */
 import path from 'node:path'
 import { disk } from '../lib/disk'
+import { readProc } from '../lib/lock-holder'
 import { STALE_GIT_LOCK_MS } from './main-lock'
 
 /** True when `lockFile` is a git lock no running git holds (see the top of this file). */
@@ -56,7 +57,7 @@ function folderNames(dataDir: string): string[] {
 // cannot be looked at is taken as such; one that exited meanwhile is not.
 function gitFor(pid: number, names: ReadonlyArray<string>): boolean {
   const comm = readProc(`/proc/${pid}/comm`)
-  if (comm === undefined) return false
+  if (comm === null) return false
   const name = comm.trim()
   if (name !== 'git' && !name.startsWith('git-')) return false
   const cmdline = readProc(`/proc/${pid}/cmdline`)
@@ -67,21 +68,11 @@ function gitFor(pid: number, names: ReadonlyArray<string>): boolean {
   } catch {
     cwd = undefined
   }
-  if (cmdline === undefined || environ === undefined || cwd === undefined) return true
+  if (cmdline === null || environ === null || cwd === undefined) return true
   const inside = (text: string) =>
     names.some((folder) => text === folder || text.startsWith(folder + path.sep))
   if (inside(cwd)) return true
   // `--git-dir=<data>/history.git`, `GIT_DIR=<data>/history.git`, `-C <data>/memories`, …
   const words = [...cmdline.split('\0'), ...environ.split('\0')]
   return words.some((word) => names.some((folder) => word.includes(folder)))
-}
-
-// A `/proc` file's text; undefined when it cannot be read (the process exited, or is another
-// user's).
-function readProc(file: string): string | undefined {
-  try {
-    return disk.readFileSync(file).toString('utf8')
-  } catch {
-    return undefined
-  }
 }

@@ -19,6 +19,7 @@ import { CairnError } from '../lib/errors'
 import { holderStillRunning, ownIdentity, type LockHolder } from '../lib/lock-holder'
 import { OWN_FILE_CAP } from '../lib/own-file-caps'
 import { readMainRef } from './main-ref'
+import { writeMainRef } from './object-store'
 import { movedDuringError, movedOutside } from './outside-move'
 
 /**
@@ -196,24 +197,19 @@ export async function moveMainLocked(
 
 /**
  * Makes `main`, found linked to the branch `symbolic` (`ref: refs/heads/x`, a `git
- * symbolic-ref`) at the commit `oid`, a branch of its own at `oid` again (`write`, the durable
- * write of the ref), under git's lock: Cairn moves `main` itself, and writing a commit id over
- * the link would drop it unsaid (docs/durability.md). Refused with `movedDuringError` when
+ * symbolic-ref`) at the commit `oid`, a branch of its own at `oid` again (`writeMainRef`, the
+ * durable write of the ref), under git's lock: Cairn moves `main` itself, and writing a commit
+ * id over the link would drop it unsaid (docs/durability.md). Refused with `movedDuringError` when
  * `main` changed meanwhile; the branch it linked to is never written.
  */
-export async function unlinkMain(
-  gitdir: string,
-  oid: string,
-  symbolic: string,
-  write: (gitdir: string, oid: string) => Promise<void>,
-): Promise<void> {
+export async function unlinkMain(gitdir: string, oid: string, symbolic: string): Promise<void> {
   const lock = await lockMain(gitdir)
   try {
     const now = readMainRef(gitdir)
     if (now.kind !== 'ok' || now.oid !== oid || now.symbolic !== symbolic) {
       throw movedDuringError()
     }
-    await write(gitdir, oid)
+    await writeMainRef(gitdir, oid)
   } finally {
     lock.release()
   }

@@ -338,19 +338,22 @@ export function createObjectStore(gitdir: string): ObjectStore {
   let makingFolders = false
   function makeMissingFolders(queue: Commands): void {
     if (makingFolders || db.packs().length === 0) return
-    const known = listedDirs()
-    const missing: string[] = []
-    for (let i = 0; i < 256; i++) {
-      const dir = `${objectsDir}${path.sep}${i.toString(16).padStart(2, '0')}`
-      if (!known.has(dir)) missing.push(dir)
-    }
-    if (missing.length === 0) return
     makingFolders = true
+    // Listed in the first step, not at open: the listing of objects/ is open's no more.
+    let missing: string[] | null = null
     const step = (): void => {
       if (closed) return
       if (queue.busy()) {
         queue.idle().then(later, later)
         return
+      }
+      const known = listedDirs()
+      if (missing === null) {
+        missing = []
+        for (let i = 0; i < 256; i++) {
+          const dir = `${objectsDir}${path.sep}${i.toString(16).padStart(2, '0')}`
+          if (!known.has(dir)) missing.push(dir)
+        }
       }
       const dir = missing.pop()
       if (dir === undefined) return

@@ -37,7 +37,6 @@ import { blameDirOf } from './blame-store'
 import { changeLogOf, createChangeLog } from './change-log'
 import { moveMain } from './checkout'
 import { unlinkMain } from './main-lock'
-import { writeMainRef } from './object-store'
 import {
   followOutsideMove,
   MAX_DROPPED_LISTED,
@@ -403,17 +402,15 @@ async function openLocked(
   const gitIndex = createGitIndexKeeper({
     queue,
     head: () => repo.head(),
-    prepare: () => {
-      const head = repo.head()
-      return prepareGitIndex({
+    prepare: (head) =>
+      prepareGitIndex({
         gitdir: repo.gitdir,
         workRoot: repo.workRoot,
         store: repo.store,
         root: repo.root(),
         stats: repo.stats,
-        ...(head === null ? {} : { head }),
-      })
-    },
+        head,
+      }),
     write: (prepared) => {
       try {
         lock.assertHeld()
@@ -629,6 +626,33 @@ async function openLocked(
     )
   }
 
+  /**
+   * Commits what changed outside Cairn at `paths` (as a change's first step, or before a view
+   * reads), raises the notices the scan behind `report` met and clears those that no longer
+   * hold; returns whether a commit was made.
+   */
+  async function commitTouched(
+    paths: TouchedPaths,
+    report: ScanReport,
+    tree: FolderTree,
+  ): Promise<boolean> {
+    const entry = await commitOutsideChanges(
+      repo,
+      paths,
+      (at, intent, scanned) => record(at, intent, undefined, undefined, scanned),
+      report,
+      tree,
+    )
+    for (const notice of scanNotices(report)) notices.raise(notice)
+    // A file deleted outside Cairn that history held no copy of commits nothing: its
+    // notices go here.
+    clearGoneNotices()
+    clearReadAgain(report)
+    // The tool's running total of the folder's size no longer holds.
+    if (entry) tool.invalidateUsage()
+    return entry !== null
+  }
+
   async function raiseSecretNotices(entry: IndexEntry): Promise<void> {
     if (!tool.policy().secretScanning) return
     try {
@@ -703,7 +727,7 @@ async function openLocked(
    * left as it is.
    */
   async function unlinkFollowed(oid: string, symbolic: string): Promise<void> {
-    await unlinkMain(repo.gitdir, oid, symbolic, writeMainRef)
+    await unlinkMain(repo.gitdir, oid, symbolic)
     logger.warn('main was a link to another branch; it is a branch of its own again')
     tellRecovery({
       kind: 'history-repaired',
@@ -895,20 +919,7 @@ async function openLocked(
           // A change to the whole folder (a restore of it) takes what history keeps no copy
           // of from this scan, which walks the whole folder anyway.
           report = watchedReport(paths === 'all')
-          const entry = await commitOutsideChanges(
-            repo,
-            paths,
-            (paths, intent, scanned) => record(paths, intent, undefined, undefined, scanned),
-            report,
-            tree,
-          )
-          for (const notice of scanNotices(report)) notices.raise(notice)
-          // A file deleted outside Cairn that history held no copy of commits nothing: its
-          // notices go here.
-          clearGoneNotices()
-          clearReadAgain(report)
-          // The tool's running total of the folder's size no longer holds.
-          if (entry) tool.invalidateUsage()
+          await commitTouched(paths, report, tree)
         }
         return await task(tree, report)
       } catch (error) {
@@ -957,22 +968,8 @@ async function openLocked(
       await repo.settleOwedFlushes()
       lock.assertHeld()
       await followMain()
-      const report = watchedReport()
-      const entry = await commitOutsideChanges(
-        repo,
-        touched,
-        (at, intent, scanned) => record(at, intent, undefined, undefined, scanned),
-        report,
-        tree,
-      )
-      for (const notice of scanNotices(report)) notices.raise(notice)
-      clearGoneNotices()
-      clearReadAgain(report)
-      if (entry) {
-        tool.invalidateUsage()
-        // The folder did not change, the history did: sliced reads of the history start again.
-        stamp += 2
-      }
+      // The folder did not change, the history did: sliced reads of the history start again.
+      if (await commitTouched(touched, watchedReport(), tree)) stamp += 2
       return repo.head()
     } catch (error) {
       // What the watcher had seen is no longer pending with it: the next change reads the
@@ -1668,24 +1665,25 @@ export function intentFor(
 
 // A command that only replaces or creates a file (its rename logged with its commit).
 function replacesOnly(input: unknown): boolean {
-  if (typeof input !== 'object' || input === null) return false
-  const { command } = input as { command?: unknown }
+  const command = commandOf(input)
   return command === 'create' || command === 'str_replace' || command === 'insert'
 }
 
 /** A change that reads the file it edits, and quotes it back (`str_replace`, `insert`). */
 function readsFile(input: unknown): boolean {
-  const command =
-    typeof input === 'object' && input !== null ? (input as { command?: unknown }).command : null
+  const command = commandOf(input)
   return command === 'str_replace' || command === 'insert'
 }
 
 function isView(input: unknown): boolean {
-  return (
-    typeof input === 'object' &&
-    input !== null &&
-    (input as { command?: unknown }).command === 'view'
-  )
+  return commandOf(input) === 'view'
+}
+
+/** The `command` of a tool call's input, not yet checked (undefined when it is no object). */
+function commandOf(input: unknown): unknown {
+  return typeof input === 'object' && input !== null
+    ? (input as { command?: unknown }).command
+    : undefined
 }
 
 /**

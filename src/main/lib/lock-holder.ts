@@ -86,7 +86,11 @@ function statField(pid: number, field: number): string | null {
   return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[field - 3] ?? null
 }
 
-function readProc(file: string): string | null {
+/**
+ * A `/proc` file's text; null where there is no `/proc` (not Linux) or the file cannot be read
+ * (the process exited, or is another user's).
+ */
+export function readProc(file: string): string | null {
   if (process.platform !== 'linux') return null
   try {
     return disk.readFileSync(file).toString('utf8')
