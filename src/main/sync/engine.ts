@@ -22,7 +22,7 @@ import {
 import { CairnError } from '../lib/errors'
 import { cutWithEllipsis, escapeInvisible, foldedName } from '../lib/text'
 import { MARKER_SIZE, MAX_MARKER_SIZE } from './conflict-markers'
-import { gitFs, readRef } from './git-fs'
+import { clearRefWay, gitFs, readRef } from './git-fs'
 import {
   commitFiles,
   foldedCollisions,
@@ -614,6 +614,8 @@ async function keepBackup(ctx: EngineContext, local: string): Promise<void> {
   const name = `${machine || 'this-machine'}-${stamp}`
   let ref = `${BACKUP_PREFIX}${name}`
   for (let n = 2; await readRef(ctx.git.gitdir, ref); n++) ref = `${BACKUP_PREFIX}${name}-${n}`
+  // A file where `refs/cairn` goes refused every "use the remote's memory", for good.
+  clearRefWay(ctx.git.gitdir, ref, ctx.remote.logger)
   await git.writeRef({ fs: gitFs, gitdir: ctx.git.gitdir, ref, value: local })
 }
 

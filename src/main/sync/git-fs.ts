@@ -22,7 +22,9 @@ import {
   unlinkQuietly,
 } from '../lib/disk'
 import { TEMP_FILE_PREFIX } from '../lib/folders'
+import type { Logger } from '../lib/logger'
 import { OWN_FILE_CAP } from '../lib/own-file-caps'
+import { moveIntoDamaged } from '../history'
 
 type Encoding = { readonly encoding?: string; readonly mode?: number } | string | undefined
 
@@ -191,9 +193,35 @@ function unlinkIfThere(file: string): void {
 }
 
 /**
+ * Moves what is in the way of writing `ref` (`refs/remotes/cairn-sync/main`, a backup's
+ * `refs/cairn/backups/<name>`) into `cairn-damaged/`: a folder where its file goes (it reads
+ * as "no ref", and every write of it failed with EISDIR: every sync stopped part-way, for
+ * good, reffold31), or a file or a link where one of its folders goes (ENOTDIR, the same).
+ * Only for the refs sync owns and writes afresh; never deleted (a folder may hold refs
+ * someone made by hand), and logged. A move that fails throws `NotKeptAsideError`, and
+ * nothing is changed.
+ */
+export function clearRefWay(gitdir: string, ref: string, logger: Logger | undefined): void {
+  const parts = ref.split('/')
+  for (let n = 2; n <= parts.length; n++) {
+    const relative = parts.slice(0, n).join('/')
+    const file = path.join(gitdir, ...parts.slice(0, n))
+    const stats = disk.lstatIfThere(file)
+    if (!stats) return
+    const last = n === parts.length
+    if (last ? !stats.isDirectory() : stats.isDirectory()) continue
+    const kept = moveIntoDamaged(gitdir, file, `${relative.replaceAll('/', '-')}-${Date.now()}`)
+    logger?.warn(
+      `${relative} was in the way of the ref ${ref}: kept aside as cairn-damaged/${kept}`,
+    )
+    return
+  }
+}
+
+/**
  * The commit a ref of the repository points at, or null when there is no such ref, or what has
  * its name is damage (`isNotPlainFile`: a folder, a link, a file past its cap), which the next
- * write of the ref replaces. A disk that fails the read (EIO, a denied read) is thrown on: read
+ * write of the ref replaces (a folder only once `clearRefWay` has moved it aside). A disk that fails the read (EIO, a denied read) is thrown on: read
  * as "no such ref", it had a Test connection delete the remote's `main` last seen, and a
  * backup's restore say there was no such backup.
  */

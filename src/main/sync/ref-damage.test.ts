@@ -1,17 +1,26 @@
 /**
  * A damaged tracking ref (a link, empty, past its cap) or a disk that fails every ref read during
  * a sync: the sync says so without a host path, and the next sync once the disk is well is idle.
- * A real git server on loopback; faults through the disk seam. (A tracking ref that is a folder
- * still stops every sync: see redge31's report.)
+ * A real git server on loopback; faults through the disk seam. A tracking ref that is a folder
+ * (it stopped every sync, for good: redge31) is kept aside in cairn-damaged/ and written again.
  */
-import { rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { nodeDisk, setDisk } from '../lib/disk'
 import { errnoError, hookDisk, type DiskCall } from '../lib/disk-hooks'
+import { createRecordingLogger } from '../lib/logger'
 import { OWN_FILE_CAP } from '../lib/own-file-caps'
 import { TRACKING_REF } from './transport'
-import { useSyncServer } from './test-support'
+import { expectSound, useSyncServer } from './test-support'
 
 const sync = useSyncServer()
 const trackingFile = (gitdir: string) => path.join(gitdir, ...TRACKING_REF.split('/'))
@@ -68,6 +77,87 @@ describe('a damaged or unreadable tracking ref', () => {
       expect(t).toMatchObject({ ok: true })
     })
   }
+
+  it('tracking ref a folder: kept aside, and this sync and the next succeed', async () => {
+    const logger = createRecordingLogger()
+    const laptop = await sync.machine('laptop', undefined, { logger })
+    await laptop.write('a.md', 'a\n')
+    const repo = sync.newRepo('r-folder')
+    await laptop.connect(sync.server, repo)
+    expect((await laptop.sync()).state).toBe('idle')
+    const gitdir = path.join(laptop.dir, 'history.git')
+    const file = trackingFile(gitdir)
+    rmSync(file)
+    mkdirSync(file)
+    // Something inside it, as a person's hand-made ref might be: it must be kept, not deleted.
+    writeFileSync(path.join(file, 'mine'), 'kept\n')
+    await laptop.write('b.md', 'b\n')
+    const first = await laptop.sync()
+    const second = await laptop.sync()
+    expect(first.state).toBe('idle')
+    expect(second.state).toBe('idle')
+    const head = laptop.git('rev-parse', 'HEAD').trim()
+    expect(readFileSync(file, 'utf8').trim()).toBe(head)
+    const aside = path.join(gitdir, 'cairn-damaged')
+    const kept = readdirSync(aside).filter((n) => n.startsWith('refs-remotes-cairn-sync-main-'))
+    expect(kept).toHaveLength(1)
+    expect(readFileSync(path.join(aside, kept[0]!, 'mine'), 'utf8')).toBe('kept\n')
+    expect(existsSync(path.join(file, 'mine'))).toBe(false)
+    expect(logger.entries.map((e) => e.message)).toContainEqual(
+      expect.stringContaining(
+        'refs/remotes/cairn-sync/main was in the way of the ref refs/remotes/cairn-sync/main: kept aside as cairn-damaged/refs-remotes-cairn-sync-main-',
+      ),
+    )
+    const remote = await expectSound(sync.server, repo, [laptop])
+    expect(laptop.git('--git-dir', remote, 'rev-parse', 'main').trim()).toBe(head)
+  })
+
+  it('a file where refs/remotes/cairn-sync goes: kept aside, and the sync succeeds', async () => {
+    const laptop = await sync.machine('laptop')
+    await laptop.write('a.md', 'a\n')
+    const repo = sync.newRepo('r-parent')
+    await laptop.connect(sync.server, repo)
+    expect((await laptop.sync()).state).toBe('idle')
+    const gitdir = path.join(laptop.dir, 'history.git')
+    const parent = path.dirname(trackingFile(gitdir))
+    rmSync(parent, { recursive: true })
+    writeFileSync(parent, 'someone else’s\n')
+    await laptop.write('b.md', 'b\n')
+    expect((await laptop.sync()).state).toBe('idle')
+    expect((await laptop.sync()).state).toBe('idle')
+    const head = laptop.git('rev-parse', 'HEAD').trim()
+    expect(readFileSync(trackingFile(gitdir), 'utf8').trim()).toBe(head)
+    const aside = path.join(gitdir, 'cairn-damaged')
+    const kept = readdirSync(aside).filter((n) => n.startsWith('refs-remotes-cairn-sync-'))
+    expect(kept).toHaveLength(1)
+    expect(readFileSync(path.join(aside, kept[0]!), 'utf8')).toBe('someone else’s\n')
+    await expectSound(sync.server, repo, [laptop])
+  })
+
+  it('a file where refs/cairn goes: "use the remote’s memory" keeps the backup all the same', async () => {
+    const laptop = await sync.machine('laptop')
+    await laptop.write('remote.md', 'the remote’s\n')
+    const repo = sync.newRepo('r-backup')
+    await laptop.connect(sync.server, repo)
+    expect((await laptop.sync()).state).toBe('idle')
+    const desktop = await sync.machine('desktop')
+    await desktop.write('mine.md', 'the desktop’s\n')
+    const before = desktop.git('rev-parse', 'main').trim()
+    const gitdir = path.join(desktop.dir, 'history.git')
+    writeFileSync(path.join(gitdir, 'refs', 'cairn'), 'someone else’s\n')
+    await desktop.connect(sync.server, repo)
+    expect((await desktop.sync()).join).not.toBeNull()
+    const used = await desktop.call('sync:join', { choice: 'use-remote' })
+    expect(used).toMatchObject({ state: 'idle', join: null })
+    expect(used.backups).toHaveLength(1)
+    expect(used.backups[0]).toMatchObject({ commit: before })
+    const aside = path.join(gitdir, 'cairn-damaged')
+    const kept = readdirSync(aside).filter((n) => n.startsWith('refs-cairn-'))
+    expect(kept).toHaveLength(1)
+    expect(readFileSync(path.join(aside, kept[0]!), 'utf8')).toBe('someone else’s\n')
+    expect((await desktop.sync()).state).toBe('idle')
+    await expectSound(sync.server, repo, [desktop])
+  })
 
   it('EIO on every ref read during sync, then recovery', async () => {
     const laptop = await sync.machine('laptop')

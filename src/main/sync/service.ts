@@ -322,6 +322,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       token: await tokenFor(config.url),
       idleTimeoutMs: options.idleTimeoutMs ?? IDLE_TIMEOUT_MS,
       signal,
+      logger,
     }
   }
 

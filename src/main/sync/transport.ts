@@ -9,7 +9,8 @@ import path from 'node:path'
 import { diskProblem, isDiskProblem } from '../lib/disk-errors'
 import { CairnError } from '../lib/errors'
 import { hasInvisible } from '../../shared/invisible'
-import { cleanInterruptedFetch, fetchFs, gitFs, readRef } from './git-fs'
+import type { Logger } from '../lib/logger'
+import { cleanInterruptedFetch, clearRefWay, fetchFs, gitFs, readRef } from './git-fs'
 
 /** Where sync goes and who it says it is; the token never leaves the main process. */
 export interface RemoteSpec {
@@ -20,6 +21,8 @@ export interface RemoteSpec {
   readonly idleTimeoutMs?: number
   /** Aborts the requests on their way (the person's Stop): their connections are let go. */
   readonly signal?: AbortSignal
+  /** Told when the fetch mends damage of its own (a folder kept aside in `cairn-damaged/`). */
+  readonly logger?: Logger
 }
 
 /** The one branch memory lives on, here and on the remote. */
@@ -429,6 +432,7 @@ export function transfersInProgress(gitdir: string): number {
 
 async function fetchInto(gitdir: string, remote: RemoteSpec): Promise<string | null> {
   cleanInterruptedFetch(gitdir)
+  clearRefWay(gitdir, TRACKING_REF, remote.logger)
   await forgetBrokenTracking(gitdir)
   await ensureRefspec(gitdir)
   const refused = { value: false }
