@@ -26,9 +26,14 @@ export function escapeInvisible(text: string): string {
     if (c === '\n') return '\\n'
     if (c === '\t') return '\\t'
     if (c === '\r') return '\\r'
-    const code = c.codePointAt(0)!.toString(16).toUpperCase()
-    return code.length <= 4 ? `\\u${code.padStart(4, '0')}` : `\\u{${code}}`
+    return unicodeEscape(c)
   })
+}
+
+// `c` as a JavaScript escape: `\u202E`, or `\u{1D173}` past four hex digits.
+function unicodeEscape(c: string): string {
+  const code = c.codePointAt(0)!.toString(16).toUpperCase()
+  return code.length <= 4 ? `\\u${code.padStart(4, '0')}` : `\\u{${code}}`
 }
 
 // Spaces of any width (a plain space, a no-break space U+00A0, an ideographic space U+3000) at
@@ -41,9 +46,5 @@ const TRAILING_SPACES = /\p{Zs}+$/u
  * space, and `notes.md ` would read as the `notes.md` beside it. Spaces inside stay as they are.
  */
 export function escapeTrailingSpaces(text: string): string {
-  return text.replace(TRAILING_SPACES, (run) =>
-    [...run]
-      .map((c) => `\\u${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`)
-      .join(''),
-  )
+  return text.replace(TRAILING_SPACES, (run) => [...run].map(unicodeEscape).join(''))
 }

@@ -270,8 +270,12 @@ export const TOO_LARGE = 'ETOOLARGE'
 // How `readPlainFile` opens: never through a link, never waiting at open (a fifo).
 const PLAIN_READ = OPEN.READ | OPEN.NOFOLLOW | OPEN.NONBLOCK
 
-// Anything but a plain file, or one past `cap`, is refused before a byte is read.
+// Anything but a plain file, or one past `cap`, is refused before a byte is read. A folder is
+// refused as EISDIR, as node's `readFile` says it (isomorphic-git reads that as "no such ref").
 function checkPlain(stats: Stats, cap: number): void {
+  if (stats.isDirectory()) {
+    throw Object.assign(new Error('EISDIR: a folder, not a file'), { code: 'EISDIR' })
+  }
   if (!stats.isFile()) {
     throw Object.assign(new Error(`${NOT_A_FILE}: not a plain file`), { code: NOT_A_FILE })
   }
@@ -298,7 +302,7 @@ function joined(chunks: Buffer[], total: number): Buffer {
  * The whole of `file` when it is a plain file of at most `cap` bytes, read through one
  * descriptor: never through a link (ELOOP), never from a fifo, a socket or a device, whose
  * read may wait forever (a fifo with no writer: a hang at open) or never end (`/dev/zero`):
- * those throw `NOT_A_FILE`; a file larger than `cap` throws `TOO_LARGE` (each kind's cap is in
+ * those throw `NOT_A_FILE` (a folder EISDIR); a file larger than `cap` throws `TOO_LARGE` (each kind's cap is in
  * `OWN_FILE_CAP`, lib/own-file-caps.ts). `readFileSync` by name does both, so every file Cairn
  * owns and reads by name (in history.git, conversations/, sync/, the settings and the lock) is
  * read here: the one way to read them, so that anything but a plain file, or one larger than
@@ -363,8 +367,8 @@ export async function readPlainFileAsync(file: string, cap: number): Promise<Buf
 
 /**
  * True when `readPlainFile` refused what has the name because it is not a plain file: a link
- * (ELOOP, never followed), a folder, a fifo or a device (`NOT_A_FILE`), a socket (whose open
- * fails: ENXIO), or a folder a read by name opened (EISDIR); or because it is larger than its
+ * (ELOOP, never followed), a fifo or a device (`NOT_A_FILE`), a socket (whose open fails:
+ * ENXIO), or a folder (EISDIR); or because it is larger than its
  * kind can hold (`TOO_LARGE`). Damage, never an I/O error: nothing there is what Cairn wrote.
  */
 export function isNotPlainFile(error: unknown): boolean {

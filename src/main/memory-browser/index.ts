@@ -4,5 +4,5 @@
  */
 export { memoryBrowserHandlers } from './handlers'
 export { deleteFile, renameFile, writeFile } from './edits'
-export { listTree, searchMemories } from './browser'
-export { searchLive, sharedTreeReader, type TreeReader } from './tree-reader'
+export { listTree } from './browser'
+export { sharedTreeReader, type TreeReader } from './tree-reader'

@@ -107,7 +107,7 @@ export async function insert(
   const inserted = file.text === '' ? null : insertedText(file.text, text)
   const addedBytes = inserted ? utf8Bytes(inserted.body) + inserted.eol.length : utf8Bytes(text)
   guardFileSize(ctx, virtual, fileBytes(file) + addedBytes)
-  const next = insertText(file.text, insertLine, text)
+  const next = insertText(file.text, insertLine, text, inserted ?? undefined)
   const planned = await writeText(ctx, 'insert', target, file, next)
   return success(
     `The file ${virtual} has been edited.`,

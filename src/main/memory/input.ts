@@ -98,6 +98,11 @@ export function parseCommand(
   return { ok: true, command: out as MemoryCommand }
 }
 
+// The character (counted from 1, in code points, as Claude counts) at UTF-16 index `at`.
+function characterNumber(value: string, at: number): string {
+  return ([...value.slice(0, at)].length + 1).toLocaleString('en-US')
+}
+
 function typeProblem(type: FieldType, value: unknown): string | null {
   switch (type) {
     case 'string': {
@@ -108,7 +113,7 @@ function typeProblem(type: FieldType, value: unknown): string | null {
       // Counted in characters, as Claude counts them: an emoji before it is one, not two units.
       return at < 0
         ? null
-        : `it contains a lone surrogate (half of a UTF-16 surrogate pair) at character ${([...value.slice(0, at)].length + 1).toLocaleString('en-US')}, which cannot be stored as UTF-8 text. Nothing was changed; send whole characters`
+        : `it contains a lone surrogate (half of a UTF-16 surrogate pair) at character ${characterNumber(value, at)}, which cannot be stored as UTF-8 text. Nothing was changed; send whole characters`
     }
     case 'integer':
       return Number.isSafeInteger(value) ? null : `expected an integer, got ${describe(value)}`
@@ -131,7 +136,7 @@ function textProblem(key: string, value: unknown): string | null {
   if (!WRITTEN_TEXT.has(key) || typeof value !== 'string') return null
   const at = value.indexOf('\0')
   if (at < 0) return null
-  return `it contains a NUL character (U+0000) at character ${([...value.slice(0, at)].length + 1).toLocaleString('en-US')}, which would make the file read as binary, not text. Nothing was changed; send the text without it`
+  return `it contains a NUL character (U+0000) at character ${characterNumber(value, at)}, which would make the file read as binary, not text. Nothing was changed; send the text without it`
 }
 
 function describe(value: unknown): string {

@@ -169,10 +169,14 @@ export function segmentProblem(segment: string): string | null {
     return 'names may not contain a character that looks like a slash (such as ／ or ∕), as the name would read as a path of folders'
   }
   // Fullwidth dots (U+FF0E) and dot leaders (U+2024, U+2025) are no step up to the system,
-  // but a person reads `．．` as `..`: a path that looks like it leaves its folder.
-  const compatible = segment.normalize('NFKC')
-  if (/^\.+$/.test(compatible)) {
-    return `the name ${segment} is written with dot look-alikes and reads as "${compatible}"`
+  // but a person reads `．．` as `..`: a path that looks like it leaves its folder. NFKC leaves
+  // ASCII as it is and an ASCII name of dots was refused above: only names with a character
+  // beyond printable ASCII are folded.
+  if (/[^ -~]/.test(segment)) {
+    const compatible = segment.normalize('NFKC')
+    if (/^\.+$/.test(compatible)) {
+      return `the name ${segment} is written with dot look-alikes and reads as "${compatible}"`
+    }
   }
   if (/[. ]$/.test(segment)) return 'names may not end with a dot or a space'
   if (/^ /.test(segment)) return 'names may not start with a space'

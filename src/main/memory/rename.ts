@@ -11,7 +11,7 @@ import { MAX_DEPTH, MAX_PATH_LENGTH, type ParsedMemoryPath } from './path-rules'
 import { describeMove, planMove } from './plan'
 import type { MemoryExecution } from './types'
 import { renameSecretRefusal, secretsByRename } from './secrets'
-import { refuseSpellingTwin } from './spelling-twin'
+import { foldName, refuseSpellingTwin } from './spelling-twin'
 import { guardPath } from './write-guard'
 
 /**
@@ -54,7 +54,7 @@ export async function rename(
   const caseChange =
     (destination.kind === 'file' || destination.kind === 'directory') &&
     sameEntry(destination.stats, source.stats) &&
-    foldedName(to.relative) === foldedName(from.relative) &&
+    foldName(to.relative) === foldName(from.relative) &&
     !listedApart(destination.parent, destination.name, source.name)
   // On a case-insensitive disk `Notes.md` → `notes.md` finds the source itself: a case change
   // (and on one that ignores the Unicode spelling, a decomposed name renamed to its composed one).
@@ -166,9 +166,4 @@ async function guardRenamedText(
 function listedApart(folder: Folder | null, name: string, sourceName: string): boolean {
   if (folder === null || name === sourceName) return false
   return folder.list().some((dirent) => dirent.name === name)
-}
-
-/** A path as a disk that ignores case and Unicode spelling compares it. */
-function foldedName(relative: string): string {
-  return relative.normalize('NFC').toLowerCase()
 }

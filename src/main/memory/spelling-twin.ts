@@ -57,10 +57,13 @@ export function findCaseTwin(
   return findTwin(tree, relative, except, (name) => {
     const folded = name.toLowerCase()
     // A name without letters that change with case has no case twin: not worth a listing.
-    return folded === name.toUpperCase()
-      ? null
-      : (onDisk) => onDisk.normalize('NFC').toLowerCase() === folded
+    return folded === name.toUpperCase() ? null : (onDisk) => foldName(onDisk) === folded
   })
+}
+
+/** A name or path as a disk that ignores case and Unicode spelling compares it. */
+export function foldName(name: string): string {
+  return name.normalize('NFC').toLowerCase()
 }
 
 /**
@@ -155,9 +158,7 @@ export function refuseSpellingTwin(
     if (action !== 'reach') refuseCaseTwin(tree, target, action, source)
     return
   }
-  const shown = `${MEMORY_ROOT}/${escapeInvisible(twin.relative)}`
-  const slash = twin.relative.lastIndexOf('/')
-  const folder = slash < 0 ? MEMORY_ROOT : `${MEMORY_ROOT}/${twin.relative.slice(0, slash)}`
+  const { shown, folder } = twinPlace(twin)
   const words = TWIN_WORDS[action]
   const twinning = words.twinning
     ? `, and a second ${twin.kind} there would look exactly like it`
@@ -166,6 +167,15 @@ export function refuseSpellingTwin(
     words.code,
     `${words.lead(target.virtual)} ${folder} holds the ${twin.kind} ${shown}, the same name written with other Unicode characters (such as an accent stored apart from its letter, as macOS writes names), put there outside Cairn. Memory paths use the composed spelling, which cannot name that ${twin.kind}${twinning}. ${ASK_THE_PERSON}${words.twinning ? ', or use another name' : ''}. Nothing was changed.`,
   )
+}
+
+// The twin's path as Claude sees it, escaped (`shown`), and the folder that holds it.
+function twinPlace(twin: SpellingTwin): { shown: string; folder: string } {
+  const slash = twin.relative.lastIndexOf('/')
+  return {
+    shown: `${MEMORY_ROOT}/${escapeInvisible(twin.relative)}`,
+    folder: slash < 0 ? MEMORY_ROOT : `${MEMORY_ROOT}/${twin.relative.slice(0, slash)}`,
+  }
 }
 
 /**
@@ -183,9 +193,7 @@ function refuseCaseTwin(
 ): void {
   const twin = findCaseTwin(tree, target.relative, source)
   if (twin === null) return
-  const shown = `${MEMORY_ROOT}/${escapeInvisible(twin.relative)}`
-  const slash = twin.relative.lastIndexOf('/')
-  const folder = slash < 0 ? MEMORY_ROOT : `${MEMORY_ROOT}/${twin.relative.slice(0, slash)}`
+  const { shown, folder } = twinPlace(twin)
   throw new CommandError(
     'conflict',
     `${TWIN_WORDS[action].lead(target.virtual)} ${folder} holds the ${twin.kind} ${shown}, a name that differs only in letter case. macOS and Windows treat the two as one name, so a second ${twin.kind} would clash when the memory folder is copied or synced there. Use ${shown} itself, or another name. Nothing was changed.`,

@@ -99,12 +99,18 @@ function lineEndingOf(text: string): string | undefined {
  * `joinLines(insertLines(splitLines(fileText), afterLine, text))`; in a CRLF file, the same in
  * CRLF (see `insertedText`). Its cost does not grow with the lines of `text` (splitting and
  * joining them cost about 100 ms a megabyte, before an insert too large for a memory file was
- * even refused). `afterLine` must be within `[0, lines of fileText]`.
+ * even refused). `afterLine` must be within `[0, lines of fileText]`. `inserted` is
+ * `insertedText(fileText, text)` when the caller has it already (to check the size first).
  */
-export function insertText(fileText: string, afterLine: number, text: string): string {
+export function insertText(
+  fileText: string,
+  afterLine: number,
+  text: string,
+  inserted?: { body: string; eol: string },
+): string {
   if (fileText === '') return text
   // One trailing line ending of `text` ends its last line; the file's own line end follows.
-  const { body, eol } = insertedText(fileText, text)
+  const { body, eol } = inserted ?? insertedText(fileText, text)
   if (afterLine === 0) return `${body}${eol}${fileText}`
   let at = -1
   for (let line = 0; line < afterLine; line++) {

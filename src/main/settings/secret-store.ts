@@ -144,14 +144,21 @@ export function createFileSecretStore(options: {
       )
     }
   }
-  // False when the file holds no key Cairn wrote: not JSON, not its shape, or a key the keyring
-  // cannot decrypt (a keyring that is not there now says nothing of the file).
+  // The key the file holds and how it is kept; throws when it holds no key Cairn wrote: not
+  // JSON, not its shape, or a key the keyring cannot decrypt. A keyring that is not there now
+  // says nothing of the file: its key reads as null.
+  const decodeKey = (
+    raw: string,
+  ): { encoding: 'plain'; value: string } | { encoding: 'cipher'; value: string | null } => {
+    const stored = secretFile.parse(JSON.parse(raw))
+    const bytes = Buffer.from(stored.data, 'base64')
+    if (stored.encoding === 'plain') return { encoding: 'plain', value: bytes.toString('utf8') }
+    return { encoding: 'cipher', value: cipher && canEncrypt() ? cipher.decrypt(bytes) : null }
+  }
+  // False when the file holds no key Cairn wrote (`decodeKey`).
   const readable = (raw: Buffer): boolean => {
     try {
-      const stored = secretFile.parse(JSON.parse(raw.toString('utf8')))
-      if (stored.encoding === 'cipher' && cipher && canEncrypt()) {
-        cipher.decrypt(Buffer.from(stored.data, 'base64'))
-      }
+      decodeKey(raw.toString('utf8'))
       return true
     } catch {
       return false
@@ -198,12 +205,10 @@ export function createFileSecretStore(options: {
       }
       damaged = false
       try {
-        const stored = secretFile.parse(JSON.parse(raw))
-        const bytes = Buffer.from(stored.data, 'base64')
-        holds = stored.encoding
-        if (stored.encoding === 'cipher')
-          return cipher && canEncrypt() ? cipher.decrypt(bytes) : null
-        const value = bytes.toString('utf8')
+        const key = decodeKey(raw)
+        holds = key.encoding
+        if (key.encoding === 'cipher') return key.value
+        const value = key.value
         if (protects()) {
           // Saved while no keyring worked, and there is one now: encrypted from here on.
           await write(value).catch(() => {

@@ -16,7 +16,6 @@ import {
   listNames,
   makeFolders,
   isNotPlainFile,
-  NOT_A_FILE,
   OPEN,
   readPlainFileAsync,
   syncFolder,
@@ -89,15 +88,7 @@ function capOf(file: string): number {
  * failure (EIO, a denied read, a file past its cap) is thrown on, never "not there".
  */
 async function readFile(file: string, options?: Encoding): Promise<Buffer | string> {
-  let bytes: Buffer
-  try {
-    bytes = await readPlainFileAsync(file, capOf(file))
-  } catch (error) {
-    if (isCode(error, NOT_A_FILE) && (await disk.promises.lstat(file)).isDirectory()) {
-      throw Object.assign(new Error('EISDIR: a folder, not a file'), { code: 'EISDIR' })
-    }
-    throw error
-  }
+  const bytes = await readPlainFileAsync(file, capOf(file))
   return wantsText(options) ? bytes.toString('utf8') : bytes
 }
 

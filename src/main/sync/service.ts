@@ -619,21 +619,22 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     announce()
     if (retry) clearTimeout(retry)
     retry = null
+    // The next wait while downloads keep breaking, or null when they do not (`slowedDown`).
+    // Slowed, the waits go on from the count kept on disk: a restart or a Stop (which start
+    // `failures` again) left it, and the quick retries began again at their first wait while
+    // the status said "about once an hour".
+    const slowedWait = (): number | null =>
+      streak && slowedDown(streak)
+        ? retryDelay(Math.max(failures, streak.count - 1), retryFirstMs, true)
+        : null
     if (error && TRANSIENT.has(error.code) && !closed) {
       // Still retried once it keeps failing (the status then says so): what fails here mends
       // itself (a network, a proxy, a server), and sync should catch up then unasked.
-      const slow = slowedDown(streak ?? null)
-      // Slowed, the waits go on from the count kept on disk: a restart or a Stop (which start
-      // `failures` again) left it, and the quick retries began again at their first wait while
-      // the status said "about once an hour".
-      const delay = retryDelay(
-        slow && streak ? Math.max(failures, streak.count - 1) : failures,
-        retryFirstMs,
-        slow,
-      )
+      const slowed = slowedWait()
+      const delay = slowed ?? retryDelay(failures, retryFirstMs, false)
       failures++
       // The interval's syncs wait for it too (changes and Sync now do not).
-      quietUntil = slow ? now() + delay : null
+      quietUntil = slowed === null ? null : now() + delay
       retry = setTimeout(() => void request(), delay)
       retry.unref()
       return
@@ -643,10 +644,8 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       // now): the interval still waits a slowed wait before it downloads again. Cleared here, it
       // synced at its next tick, a pack downloaded again within minutes while the status said
       // "only about once an hour".
-      if (slowedDown(streak ?? null) && streak) {
-        const wait = retryDelay(Math.max(failures, streak.count - 1), retryFirstMs, true)
-        quietUntil = Math.max(quietUntil, now() + wait)
-      }
+      const wait = slowedWait()
+      if (wait !== null) quietUntil = Math.max(quietUntil, now() + wait)
       return
     }
     failures = 0
