@@ -2,7 +2,7 @@ import { rename, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import type { CommitSummary } from '../../shared/types'
-import { gitCli, memoryTestBed } from './test-helpers'
+import { claudeCommands, gitCli, memoryTestBed } from './test-helpers'
 
 // Acceptance of issue #12 the hostile way: cases the generated histories of blame.test.ts do
 // not reach, each checked against `git blame --porcelain` where git and Cairn mean the same.
@@ -10,18 +10,7 @@ import { gitCli, memoryTestBed } from './test-helpers'
 let clock = 1_700_000_000_000
 const bed = memoryTestBed({ memory: { now: () => (clock += 1000) } })
 
-let toolUse = 0
-async function run(input: Record<string, unknown>): Promise<CommitSummary> {
-  const outcome = await bed.memory.execute(input, {
-    actor: 'claude',
-    conversationId: 'conv-hostile',
-    toolUseId: `toolu_${++toolUse}`,
-  })
-  if (outcome.isError || !outcome.commit) {
-    throw new Error(`${JSON.stringify(input)} failed: ${String(outcome.content)}`)
-  }
-  return outcome.commit
-}
+const run = claudeCommands(bed, 'conv-hostile')
 
 /** `git blame --porcelain` at `rev`: each line's commit and its text, as git sees them. */
 function gitBlame(file: string, rev = 'main'): Array<[sha: string, text: string]> {

@@ -2,8 +2,7 @@ import { execFileSync } from 'node:child_process'
 import { writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import type { CommitSummary } from '../../shared/types'
-import { gitCli, memoryTestBed, userWrite } from './test-helpers'
+import { claudeCommands, gitCli, memoryTestBed, userWrite } from './test-helpers'
 
 // Issue #12's blame promise checked again on current main (probe31b), against
 // `git blame --porcelain` as the second opinion, on the histories the earlier checks did not
@@ -14,18 +13,7 @@ import { gitCli, memoryTestBed, userWrite } from './test-helpers'
 let clock = 1_700_000_000_000
 const bed = memoryTestBed({ memory: { now: () => (clock += 1000) } })
 
-let toolUse = 0
-async function run(input: Record<string, unknown>): Promise<CommitSummary> {
-  const outcome = await bed.memory.execute(input, {
-    actor: 'claude',
-    conversationId: 'conv-second',
-    toolUseId: `toolu_second${++toolUse}`,
-  })
-  if (outcome.isError || !outcome.commit) {
-    throw new Error(`${JSON.stringify(input)} failed: ${String(outcome.content)}`)
-  }
-  return outcome.commit
-}
+const run = claudeCommands(bed, 'conv-second', 'second')
 
 /** `git blame --porcelain` at `rev`, as "commit text" per line. */
 function gitBlame(file: string, rev = 'main', extra: ReadonlyArray<string> = []): string[] {

@@ -3,9 +3,8 @@ import { existsSync } from 'node:fs'
 import { readFile, rm, utimes, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import type { CommitSummary } from '../../shared/types'
 import { parseGitIndex, serializeGitIndex } from './git-index'
-import { fsck, gitCli, memoryTestBed } from './test-helpers'
+import { claudeCommands, fsck, gitCli, memoryTestBed } from './test-helpers'
 
 // Found by stop 30's acceptance check (probe30r): Cairn wrote no git index in history.git, so
 // with the memory folder as git's work tree `git status` showed every memory file deleted, and
@@ -16,18 +15,7 @@ import { fsck, gitCli, memoryTestBed } from './test-helpers'
 let clock = 1_700_000_000_000
 const bed = memoryTestBed({ memory: { now: () => (clock += 1000), gitIndexIdleMs: 20 } })
 
-let toolUse = 0
-async function run(input: Record<string, unknown>): Promise<CommitSummary> {
-  const outcome = await bed.memory.execute(input, {
-    actor: 'claude',
-    conversationId: 'conv-index',
-    toolUseId: `toolu_${++toolUse}`,
-  })
-  if (outcome.isError || !outcome.commit) {
-    throw new Error(`${JSON.stringify(input)} failed: ${String(outcome.content)}`)
-  }
-  return outcome.commit
-}
+const run = claudeCommands(bed, 'conv-index')
 
 const work = () => path.join(bed.dataDir, 'memories')
 const indexFile = () => path.join(bed.dataDir, 'history.git', 'index')

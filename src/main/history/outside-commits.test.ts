@@ -3,11 +3,11 @@ import { copyFile, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promis
 import os from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import type { CommitSummary, HistorySearchHit } from '../../shared/types'
+import type { HistorySearchHit } from '../../shared/types'
 import { nodeDisk, setDisk } from '../lib/disk'
 import { errnoError, hookDisk } from '../lib/disk-hooks'
 import { IndexFile, writeIndex, type IndexEntry } from './index-file'
-import { gitCli, indexDirIn, leaveStaleLock, memoryTestBed } from './test-helpers'
+import { claudeCommands, gitCli, indexDirIn, leaveStaleLock, memoryTestBed } from './test-helpers'
 
 // Issue #12's acceptance probe: a commit made with git in Cairn's repository (another author,
 // no Cairn trailers) read as Cairn's own start-up recovery ("Cairn saved g.md, found changed
@@ -17,18 +17,7 @@ import { gitCli, indexDirIn, leaveStaleLock, memoryTestBed } from './test-helper
 let clock = 1_700_000_000_000
 const bed = memoryTestBed({ memory: { now: () => (clock += 1000), watch: false } })
 
-let toolUse = 0
-async function run(input: Record<string, unknown>): Promise<CommitSummary> {
-  const outcome = await bed.memory.execute(input, {
-    actor: 'claude',
-    conversationId: 'conv-outside',
-    toolUseId: `toolu_${++toolUse}`,
-  })
-  if (outcome.isError || !outcome.commit) {
-    throw new Error(`${JSON.stringify(input)} failed: ${String(outcome.content)}`)
-  }
-  return outcome.commit
-}
+const run = claudeCommands(bed, 'conv-outside')
 
 const work = () => path.join(bed.dataDir, 'memories')
 

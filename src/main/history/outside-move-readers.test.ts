@@ -1,26 +1,16 @@
 import { execFileSync } from 'node:child_process'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import type { CommitSummary } from '../../shared/types'
 import { nodeDisk, setDisk } from '../lib/disk'
 import { hookDisk } from '../lib/disk-hooks'
-import { gitCli, memoryTestBed } from './test-helpers'
+import { claudeCommands, gitCli, memoryTestBed } from './test-helpers'
 
 // rlive29: what the readers say after the outside history won (issue #9's follow-up).
 
 let clock = 1_700_000_000_000
 const bed = memoryTestBed({ memory: { now: () => (clock += 1000), watch: false } })
 
-let toolUse = 0
-async function run(input: Record<string, unknown>): Promise<CommitSummary> {
-  const outcome = await bed.memory.execute(input, {
-    actor: 'claude',
-    conversationId: 'conv-r',
-    toolUseId: `toolu_r${++toolUse}`,
-  })
-  if (outcome.isError || !outcome.commit) throw new Error(String(outcome.content))
-  return outcome.commit
-}
+const run = claudeCommands(bed, 'conv-r', 'r')
 
 const gitdir = () => path.join(bed.dataDir, 'history.git')
 const work = () => path.join(bed.dataDir, 'memories')

@@ -3,8 +3,7 @@ import { writeFileSync } from 'node:fs'
 import { writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import type { CommitSummary } from '../../shared/types'
-import { fsck, gitCli, headFiles, memoryTestBed } from './test-helpers'
+import { claudeCommands, fsck, gitCli, headFiles, memoryTestBed } from './test-helpers'
 
 // Stop 30 (outside30), left over by live29: History, blame, search and the versions of a file
 // went on showing the history Cairn held until its next change after `git commit` or
@@ -15,16 +14,7 @@ import { fsck, gitCli, headFiles, memoryTestBed } from './test-helpers'
 let clock = 1_700_000_000_000
 const bed = memoryTestBed({ memory: { now: () => (clock += 1000), watch: false } })
 
-let toolUse = 0
-async function run(input: Record<string, unknown>): Promise<CommitSummary> {
-  const outcome = await bed.memory.execute(input, {
-    actor: 'claude',
-    conversationId: 'conv-reads',
-    toolUseId: `toolu_reads${++toolUse}`,
-  })
-  if (outcome.isError || !outcome.commit) throw new Error(String(outcome.content))
-  return outcome.commit
-}
+const run = claudeCommands(bed, 'conv-reads', 'reads')
 
 const gitdir = () => path.join(bed.dataDir, 'history.git')
 const work = () => path.join(bed.dataDir, 'memories')

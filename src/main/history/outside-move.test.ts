@@ -9,7 +9,15 @@ import { hookDisk } from '../lib/disk-hooks'
 import { IndexFile } from './index-file'
 import { createObjectStore } from './object-store'
 import { rebuildIndex } from './side-index'
-import { folderFiles, fsck, gitCli, headFiles, indexDirIn, memoryTestBed } from './test-helpers'
+import {
+  claudeCommands,
+  folderFiles,
+  fsck,
+  gitCli,
+  headFiles,
+  indexDirIn,
+  memoryTestBed,
+} from './test-helpers'
 
 // Issue #9, found by stop 29's acceptance check of #4 (probe29v): a commit made with git in
 // the history folder while Cairn is open was dropped from `main`. Cairn still held the old
@@ -20,18 +28,7 @@ import { folderFiles, fsck, gitCli, headFiles, indexDirIn, memoryTestBed } from 
 let clock = 1_700_000_000_000
 const bed = memoryTestBed({ memory: { now: () => (clock += 1000), watch: false } })
 
-let toolUse = 0
-async function run(input: Record<string, unknown>): Promise<CommitSummary> {
-  const outcome = await bed.memory.execute(input, {
-    actor: 'claude',
-    conversationId: 'conv-live',
-    toolUseId: `toolu_${++toolUse}`,
-  })
-  if (outcome.isError || !outcome.commit) {
-    throw new Error(`${JSON.stringify(input)} failed: ${String(outcome.content)}`)
-  }
-  return outcome.commit
-}
+const run = claudeCommands(bed, 'conv-live')
 
 const work = () => path.join(bed.dataDir, 'memories')
 const gitdir = () => path.join(bed.dataDir, 'history.git')

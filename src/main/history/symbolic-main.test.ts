@@ -2,8 +2,7 @@ import { execFileSync } from 'node:child_process'
 import { lstatSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import type { CommitSummary } from '../../shared/types'
-import { fsck, gitCli, memoryTestBed } from './test-helpers'
+import { claudeCommands, fsck, gitCli, memoryTestBed } from './test-helpers'
 
 // Stop 31 (outside31), left by outside30: `main` made a link to another branch with git
 // (`git symbolic-ref refs/heads/main refs/heads/x`, or a ref file holding `ref: refs/heads/x`)
@@ -15,18 +14,7 @@ import { fsck, gitCli, memoryTestBed } from './test-helpers'
 let clock = 1_700_000_000_000
 const bed = memoryTestBed({ memory: { now: () => (clock += 1000), watch: false } })
 
-let toolUse = 0
-async function run(input: Record<string, unknown>): Promise<CommitSummary> {
-  const outcome = await bed.memory.execute(input, {
-    actor: 'claude',
-    conversationId: 'conv-link',
-    toolUseId: `toolu_${++toolUse}`,
-  })
-  if (outcome.isError || !outcome.commit) {
-    throw new Error(`${JSON.stringify(input)} failed: ${String(outcome.content)}`)
-  }
-  return outcome.commit
-}
+const run = claudeCommands(bed, 'conv-link')
 
 const gitdir = () => path.join(bed.dataDir, 'history.git')
 const mainFile = () => path.join(gitdir(), 'refs', 'heads', 'main')

@@ -13,6 +13,7 @@ import { AUTHORS, formatCommitMessage } from './commit-message'
 import { openVersionedMemory, type VersionedMemoryOptions } from './index'
 import { recordRestore } from './restore-intent'
 import { serializeCommit, serializeTree, type RawTreeEntry } from './object-store'
+import type { CommitSummary } from '../../shared/types'
 import type { ExecuteOutcome, HistoryGit, Origin, VersionedMemory } from './types'
 
 /** The side index's folder (four binary files; see index-file.ts). */
@@ -535,6 +536,31 @@ export async function strReplaceWithFlushHeld(
 /** Claude's origin in conversation `conv-1` with a tool use of its own (`toolu_…`). */
 export function claudeUse(toolUseId: string): Origin {
   return { actor: 'claude', conversationId: 'conv-1', toolUseId }
+}
+
+/**
+ * Runs commands as Claude in `conversationId` on the bed's memory, each with a tool use of its
+ * own (`toolu_<tag>1`, `toolu_<tag>2`…, counted across the file's tests), and answers the
+ * commit each made; a refusal, or a command that made no commit, throws with what Claude was
+ * told.
+ */
+export function claudeCommands(
+  bed: MemoryTestBed,
+  conversationId: string,
+  tag = '',
+): (input: Record<string, unknown>) => Promise<CommitSummary> {
+  let toolUse = 0
+  return async (input) => {
+    const outcome = await bed.memory.execute(input, {
+      actor: 'claude',
+      conversationId,
+      toolUseId: `toolu_${tag}${++toolUse}`,
+    })
+    if (outcome.isError || !outcome.commit) {
+      throw new Error(`${JSON.stringify(input)} failed: ${String(outcome.content)}`)
+    }
+    return outcome.commit
+  }
 }
 
 /**
