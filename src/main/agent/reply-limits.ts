@@ -9,8 +9,10 @@
  * before Cairn's loop sees any event, and pings are what keeps a slow reply (long thinking, a
  * large tool input buffered by the API) alive. Every byte counts, a ping's as much as a word's.
  */
-import { AnthropicError } from '@anthropic-ai/sdk'
-import type { AnthropicFetch } from './client'
+import { AnthropicError, type Anthropic } from '@anthropic-ai/sdk'
+
+/** The Fetch the SDK accepts (`client.ts`'s `AnthropicFetch`; named here so neither imports the other). */
+type AnthropicFetch = NonNullable<ConstructorParameters<typeof Anthropic>[0]>['fetch']
 
 export interface ReplyLimits {
   /**
