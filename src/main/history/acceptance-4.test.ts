@@ -64,6 +64,32 @@ const parentsOf = (p: string) =>
     .slice(0, -1)
     .map((_, i, s) => s.slice(0, i + 1).join('/'))
 const under = (p: string, dir: string) => p === dir || p.startsWith(`${dir}/`)
+const folderOf = (p: string) => p.slice(0, Math.max(0, p.lastIndexOf('/')))
+
+/**
+ * Whether a create at `p` (or a rename to it from `except`) would make a case twin (handler31):
+ * the first name along `p` the model lacks differs only in letter case from another entry of
+ * its folder. Such a create or rename is refused; twins already there stay.
+ */
+function makesCaseTwin(model: Model, p: string, except?: string): boolean {
+  const missing = [...parentsOf(p), p].find((q) => !model.has(q))
+  if (missing === undefined) return false
+  const folder = folderOf(missing)
+  return [...model.keys()].some(
+    (q) =>
+      q !== missing &&
+      q !== except &&
+      folderOf(q) === folder &&
+      q.toLowerCase() === missing.toLowerCase(),
+  )
+}
+
+// The first line ending of `text` (the Memory tool's insert writes in the file's style).
+function lineEnding(text: string): string | undefined {
+  const at = text.indexOf('\n')
+  if (at < 0) return undefined
+  return at > 0 && text[at - 1] === '\r' ? '\r\n' : '\n'
+}
 const v = (p: string) => `/memories/${p}`
 
 function filesOf(model: Model): Map<string, string> {
@@ -217,7 +243,7 @@ function expectFor(
   const fileCanGoAt = (p: string) => model.get(p) !== null && !parentsOf(p).some(isFile)
   switch (s.kind) {
     case 'create': {
-      if (!fileCanGoAt(s.path)) return { ok: false }
+      if (!fileCanGoAt(s.path) || makesCaseTwin(model, s.path)) return { ok: false }
       for (const dir of parentsOf(s.path)) model.set(dir, null)
       model.set(s.path, s.text)
       return { ok: true }
@@ -234,10 +260,13 @@ function expectFor(
     case 'insert': {
       const text = model.get(s.path)
       if (typeof text !== 'string' || s.line !== 0) return { ok: false }
-      const body = s.text.endsWith('\n') ? s.text.slice(0, -1) : s.text
+      // One line ending ending the text is cut; its lines are written in the file's line
+      // endings (else the text's, else \n), and one of those ends the inserted line.
+      const eol = lineEnding(text) ?? lineEnding(s.text) ?? '\n'
+      const body = s.text.replace(/\r?\n$/, '').replace(/\r?\n/g, eol)
       // A byte order mark stays first (the Memory tool's rule, issue #3).
       const bom = text.startsWith('\uFEFF') ? '\uFEFF' : ''
-      model.set(s.path, text === '' ? s.text : `${bom}${body}\n${text.slice(bom.length)}`)
+      model.set(s.path, text === '' ? s.text : `${bom}${body}${eol}${text.slice(bom.length)}`)
       return { ok: true }
     }
     case 'delete': {
@@ -247,7 +276,7 @@ function expectFor(
     }
     case 'rename': {
       if (!model.has(s.from) || model.has(s.to) || under(s.to, s.from)) return { ok: false }
-      if (parentsOf(s.to).some(isFile)) return { ok: false }
+      if (parentsOf(s.to).some(isFile) || makesCaseTwin(model, s.to, s.from)) return { ok: false }
       const moved = [...model].filter(([p]) => under(p, s.from))
       for (const [p] of moved) model.delete(p)
       for (const dir of parentsOf(s.to)) model.set(dir, null)
