@@ -6,33 +6,14 @@
 import { writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { errorCode, nodeDisk, setDisk, TOO_LARGE } from '../lib/disk'
-import { errnoError, hookDisk, type DiskCall } from '../lib/disk-hooks'
+import { errorCode, TOO_LARGE } from '../lib/disk'
+import type { DiskCall } from '../lib/disk-hooks'
 import { OWN_FILE_CAP } from '../lib/own-file-caps'
 import { gitFs, readRef } from './git-fs'
 import { TRACKING_REF } from './transport'
-import { useSyncServer } from './test-support'
+import { trackingFile, useSyncServer, withEio } from './test-support'
 
 const sync = useSyncServer()
-
-const trackingFile = (gitdir: string) => path.join(gitdir, ...TRACKING_REF.split('/'))
-
-/** Runs `task` with every call `matches` accepts failing with EIO. */
-async function withEio<T>(matches: (call: DiskCall) => boolean, task: () => Promise<T>) {
-  let failed = 0
-  const undo = setDisk(
-    hookDisk(nodeDisk, (call) => {
-      if (!matches(call)) return undefined
-      failed++
-      return errnoError(call, 'EIO')
-    }).disk,
-  )
-  try {
-    return { result: await task(), failed }
-  } finally {
-    undo()
-  }
-}
 
 const opens = (file: string) => (call: DiskCall) =>
   (call.name === 'promises.open' || call.name === 'promises.readFile') && call.args[0] === file

@@ -15,31 +15,11 @@ import {
 } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { nodeDisk, setDisk } from '../lib/disk'
-import { errnoError, hookDisk, type DiskCall } from '../lib/disk-hooks'
 import { createRecordingLogger } from '../lib/logger'
 import { OWN_FILE_CAP } from '../lib/own-file-caps'
-import { TRACKING_REF } from './transport'
-import { expectSound, useSyncServer } from './test-support'
+import { expectSound, trackingFile, useSyncServer, withEio } from './test-support'
 
 const sync = useSyncServer()
-const trackingFile = (gitdir: string) => path.join(gitdir, ...TRACKING_REF.split('/'))
-
-async function withEio<T>(matches: (call: DiskCall) => boolean, task: () => Promise<T>) {
-  let failed = 0
-  const undo = setDisk(
-    hookDisk(nodeDisk, (call) => {
-      if (!matches(call)) return undefined
-      failed++
-      return errnoError(call, 'EIO')
-    }).disk,
-  )
-  try {
-    return { result: await task(), failed }
-  } finally {
-    undo()
-  }
-}
 
 const shapes: Record<string, (file: string, oid: string) => void> = {
   symlink: (file) => {

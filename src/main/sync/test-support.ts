@@ -13,10 +13,37 @@ import type { SyncStatus } from '../../shared/types'
 import { createFileSecretStore } from '../settings'
 import { createCore, type Core, type HostActions } from '../core'
 import { folderFiles, headFiles } from '../history/test-helpers'
+import { nodeDisk, setDisk } from '../lib/disk'
+import { errnoError, hookDisk, type DiskCall } from '../lib/disk-hooks'
 import { consoleLogger, createRecordingLogger, type Logger } from '../lib/logger'
 import { startGitServer, type GitServer } from '../../../test/fixtures/git-server'
+import { TRACKING_REF } from './transport'
 
 const run = promisify(execFile)
+
+/** The tracking ref's file under `gitdir` (`refs/remotes/cairn-sync/main`). */
+export const trackingFile = (gitdir: string): string =>
+  path.join(gitdir, ...TRACKING_REF.split('/'))
+
+/** Runs `task` with every disk call `matches` accepts failing with EIO; says how many failed. */
+export async function withEio<T>(
+  matches: (call: DiskCall) => boolean,
+  task: () => Promise<T>,
+): Promise<{ result: T; failed: number }> {
+  let failed = 0
+  const undo = setDisk(
+    hookDisk(nodeDisk, (call) => {
+      if (!matches(call)) return undefined
+      failed++
+      return errnoError(call, 'EIO')
+    }).disk,
+  )
+  try {
+    return { result: await task(), failed }
+  } finally {
+    undo()
+  }
+}
 
 export interface Machine {
   readonly name: string
