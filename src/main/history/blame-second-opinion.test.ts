@@ -1,8 +1,7 @@
-import { execFileSync } from 'node:child_process'
 import { writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { claudeCommands, gitCli, memoryTestBed, userWrite } from './test-helpers'
+import { claudeCommands, gitAsAnn, gitCli, memoryTestBed, userWrite } from './test-helpers'
 
 // Issue #12's blame promise checked again on current main (probe31b), against
 // `git blame --porcelain` as the second opinion, on the histories the earlier checks did not
@@ -32,24 +31,8 @@ async function ours(file: string, at?: string): Promise<string[]> {
   return (await bed.memory.blame(`/memories/${file}`, at)).map((l) => `${l.commit.oid} ${l.text}`)
 }
 
-/** Runs git as Ann, with the memory folder as its work tree. */
-function asAnn(...args: string[]): string {
-  return execFileSync(
-    'git',
-    [
-      '--git-dir',
-      path.join(bed.dataDir, 'history.git'),
-      '-c',
-      'user.name=Ann Smith',
-      '-c',
-      'user.email=ann@example.com',
-      '--work-tree',
-      path.join(bed.dataDir, 'memories'),
-      ...args,
-    ],
-    { encoding: 'utf8', env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: bed.dataDir } },
-  )
-}
+/** Runs git as Ann, with the memory folder as its work tree (as durability.md says). */
+const asAnn = (...args: string[]) => gitAsAnn(bed.dataDir, ...args)
 
 function seeded(seed: number): () => number {
   let state = seed

@@ -1,10 +1,10 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
+import { type ChildProcess, spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { readFile, rm, utimes, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { parseGitIndex, serializeGitIndex } from './git-index'
-import { claudeCommands, fsck, gitCli, memoryTestBed } from './test-helpers'
+import { claudeCommands, fsck, gitAsAnn, gitCli, memoryTestBed } from './test-helpers'
 
 // Found by stop 30's acceptance check (probe30r): Cairn wrote no git index in history.git, so
 // with the memory folder as git's work tree `git status` showed every memory file deleted, and
@@ -21,27 +21,7 @@ const work = () => path.join(bed.dataDir, 'memories')
 const indexFile = () => path.join(bed.dataDir, 'history.git', 'index')
 
 /** Runs git as Ann, with the memory folder as its work tree (as durability.md says). */
-function asAnn(...args: string[]): string {
-  return execFileSync(
-    'git',
-    [
-      '--git-dir',
-      path.join(bed.dataDir, 'history.git'),
-      '--work-tree',
-      work(),
-      '-c',
-      'user.name=Ann Smith',
-      '-c',
-      'user.email=ann@example.com',
-      ...args,
-    ],
-    {
-      encoding: 'utf8',
-      env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: bed.dataDir },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  )
-}
+const asAnn = (...args: string[]) => gitAsAnn(bed.dataDir, ...args)
 
 /** The index as git reads it: `mode oid stage\tpath` lines. */
 const staged = () => asAnn('ls-files', '--stage')

@@ -3,7 +3,7 @@ import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { nodeDisk, setDisk } from '../lib/disk'
 import { hookDisk } from '../lib/disk-hooks'
-import { claudeCommands, gitCli, memoryTestBed } from './test-helpers'
+import { claudeCommands, gitAsAnn, gitCli, memoryTestBed } from './test-helpers'
 
 // rlive29: what the readers say after the outside history won (issue #9's follow-up).
 
@@ -13,24 +13,8 @@ const bed = memoryTestBed({ memory: { now: () => (clock += 1000), watch: false }
 const run = claudeCommands(bed, 'conv-r', 'r')
 
 const gitdir = () => path.join(bed.dataDir, 'history.git')
-const work = () => path.join(bed.dataDir, 'memories')
-function asAnn(...args: string[]): string {
-  return execFileSync(
-    'git',
-    [
-      '--git-dir',
-      gitdir(),
-      '-c',
-      'user.name=Ann',
-      '-c',
-      'user.email=a@x',
-      '--work-tree',
-      work(),
-      ...args,
-    ],
-    { encoding: 'utf8', env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: bed.dataDir } },
-  )
-}
+/** Runs git as Ann, with the memory folder as its work tree (as durability.md says). */
+const asAnn = (...args: string[]) => gitAsAnn(bed.dataDir, ...args)
 
 describe('readers after an outside rewrite of main', () => {
   it('no reader points at a commit that left main once the next change followed it', async () => {

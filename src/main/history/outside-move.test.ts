@@ -13,6 +13,7 @@ import {
   claudeCommands,
   folderFiles,
   fsck,
+  gitAsAnn,
   gitCli,
   headFiles,
   indexDirIn,
@@ -34,24 +35,8 @@ const work = () => path.join(bed.dataDir, 'memories')
 const gitdir = () => path.join(bed.dataDir, 'history.git')
 const mainOid = () => gitCli(bed.dataDir, 'rev-parse', 'main').trim()
 
-/** Runs git as Ann, with the memory folder as its work tree. */
-function asAnn(...args: string[]): string {
-  return execFileSync(
-    'git',
-    [
-      '--git-dir',
-      gitdir(),
-      '-c',
-      'user.name=Ann Smith',
-      '-c',
-      'user.email=ann@example.com',
-      '--work-tree',
-      work(),
-      ...args,
-    ],
-    { encoding: 'utf8', env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: bed.dataDir } },
-  )
-}
+/** Runs git as Ann, with the memory folder as its work tree (as durability.md says). */
+const asAnn = (...args: string[]) => gitAsAnn(bed.dataDir, ...args)
 
 function isAncestor(older: string, newer: string): boolean {
   return isAncestorIn(bed.dataDir, older, newer)

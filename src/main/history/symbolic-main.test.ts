@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process'
 import { lstatSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { claudeCommands, fsck, gitCli, memoryTestBed } from './test-helpers'
+import { claudeCommands, fsck, gitAsAnn, gitCli, memoryTestBed } from './test-helpers'
 
 // Stop 31 (outside31), left by outside30: `main` made a link to another branch with git
 // (`git symbolic-ref refs/heads/main refs/heads/x`, or a ref file holding `ref: refs/heads/x`)
@@ -20,22 +20,8 @@ const gitdir = () => path.join(bed.dataDir, 'history.git')
 const mainFile = () => path.join(gitdir(), 'refs', 'heads', 'main')
 const rev = (name: string) => gitCli(bed.dataDir, 'rev-parse', name).trim()
 
-/** Runs git as Ann in the history folder. */
-function asAnn(...args: string[]): string {
-  return execFileSync(
-    'git',
-    [
-      '--git-dir',
-      gitdir(),
-      '-c',
-      'user.name=Ann Smith',
-      '-c',
-      'user.email=ann@example.com',
-      ...args,
-    ],
-    { encoding: 'utf8', env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: bed.dataDir } },
-  )
-}
+/** Runs git as Ann, with the memory folder as its work tree (as durability.md says). */
+const asAnn = (...args: string[]) => gitAsAnn(bed.dataDir, ...args)
 
 /**
  * Ann's commit on x, holding `file` with `text` on top of x's tree, made with git through the

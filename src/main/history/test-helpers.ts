@@ -121,6 +121,32 @@ export function gitCli(dataDir: string, ...args: string[]): string {
 }
 
 /**
+ * Runs the real git CLI as a person would, on `<dataDir>/history.git` with the memory folder as
+ * its work tree (as docs/durability.md says): Ann Smith, no system or user configuration.
+ */
+export function gitAsAnn(dataDir: string, ...args: string[]): string {
+  return execFileSync(
+    'git',
+    [
+      '--git-dir',
+      path.join(dataDir, 'history.git'),
+      '--work-tree',
+      path.join(dataDir, 'memories'),
+      '-c',
+      'user.name=Ann Smith',
+      '-c',
+      'user.email=ann@example.com',
+      ...args,
+    ],
+    {
+      encoding: 'utf8',
+      env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: dataDir },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  )
+}
+
+/**
  * Runs the real git CLI in `cwd` as a fixed author, with no system or user configuration: for
  * tests that build a repository with git itself (packs, `git gc`) to read with Cairn's code.
  */
