@@ -20,6 +20,15 @@ import {
   type Behaviour,
 } from '../../../test/fixtures/git-proxy'
 
+// Registered before useSyncServer's own after-each, so it runs after that one has closed
+// every machine (Vitest runs after-each hooks last registered first): a data folder is never
+// removed under a core still open, whose timers may still make folders in it.
+const dirs: string[] = []
+afterEach(async () => {
+  vi.restoreAllMocks()
+  await Promise.all(dirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })))
+})
+
 const ctx = useSyncServer()
 
 // Long enough that no retry fires while the test runs, short enough that 2^5 of it is under
@@ -57,12 +66,6 @@ async function viaProxy(m: Machine, proxy: Proxy, repo: string): Promise<SyncSta
   })
   return m.sync()
 }
-
-const dirs: string[] = []
-afterEach(async () => {
-  vi.restoreAllMocks()
-  await Promise.all(dirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })))
-})
 
 /** The laptop one change behind, behind a proxy that damages every pack, failed five times. */
 async function slowedDown(prefix: string) {
