@@ -3,24 +3,34 @@
  * or after a restart) still says why the chat ends with the person's message, and Retry sends it
  * again; the next message clears it for good.
  */
-import { reply } from '../test/fixtures/fake-anthropic'
-import { expect, test } from './fixtures/harness'
+import type { Locator, Page } from '@playwright/test'
+import { reply, type FakeAnthropic } from '../test/fixtures/fake-anthropic'
+import { expect, test, type Cairn } from './fixtures/harness'
 import { ChatPage } from './pages/chat.page'
 
 test.beforeEach(async ({ cairn }) => {
   await cairn.core.dispatch('settings:setApiKey', { key: 'sk-ant-e2e-turn-error' })
 })
 
+/** Opens Cairn and sends a message whose reply comes back empty (a proxy's 502 page). */
+async function sendIntoEmptyReply(
+  page: Page,
+  cairn: Cairn,
+  anthropic: FakeAnthropic,
+): Promise<{ chat: ChatPage; banner: Locator }> {
+  anthropic.script(reply.raw('<html><body>502 Bad Gateway</body></html>'))
+  await cairn.open(page)
+  const chat = new ChatPage(page)
+  await chat.send('Are you there?')
+  return { chat, banner: chat.transcript.getByRole('alert', { name: 'The reply was empty' }) }
+}
+
 test('an empty reply is still explained after a reload, until the next send', async ({
   page,
   cairn,
   anthropic,
 }) => {
-  anthropic.script(reply.raw('<html><body>502 Bad Gateway</body></html>'))
-  await cairn.open(page)
-  const chat = new ChatPage(page)
-  await chat.send('Are you there?')
-  const banner = chat.transcript.getByRole('alert', { name: 'The reply was empty' })
+  const { chat, banner } = await sendIntoEmptyReply(page, cairn, anthropic)
   await expect(banner).toContainText('nothing of Claude’s answer came')
 
   await page.reload()
@@ -47,11 +57,7 @@ test('Retry keeps the next message the person has begun to type', async ({
   cairn,
   anthropic,
 }) => {
-  anthropic.script(reply.raw('<html><body>502 Bad Gateway</body></html>'))
-  await cairn.open(page)
-  const chat = new ChatPage(page)
-  await chat.send('Are you there?')
-  const banner = chat.transcript.getByRole('alert', { name: 'The reply was empty' })
+  const { chat, banner } = await sendIntoEmptyReply(page, cairn, anthropic)
   await expect(banner).toBeVisible()
   await chat.composer.fill('And one more thing, half typ')
 
