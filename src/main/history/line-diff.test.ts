@@ -198,6 +198,23 @@ describe('the line diff', () => {
     expect(sharedUsed).toBeGreaterThan(150)
   })
 
+  it('diffs texts longer than the arrays it keeps between diffs, and short ones after them', () => {
+    const long = Array.from({ length: 70_000 }, (_, i) => `line ${i}\n`)
+    const edited = [...long]
+    edited[40_000] = 'changed\n'
+    edited.splice(65_000, 0, 'added\n')
+    const table = new LineTable()
+    const newer = table.split(bytes(edited.join('')))
+    const older = table.splitLike(bytes(long.join('')), newer)
+    expect(diffLines(older, newer)).toEqual([
+      { oldStart: 40_000, oldCount: 1, newStart: 40_000, newCount: 1 },
+      { oldStart: 65_000, oldCount: 0, newStart: 65_000, newCount: 1 },
+    ])
+    expect(diffLines(bytes('a\nb\nc\n'), bytes('a\nB\nc\n'))).toEqual([
+      { oldStart: 1, oldCount: 1, newStart: 1, newCount: 1 },
+    ])
+  })
+
   it('agrees with git diff along random histories split version by version, as blame does', async () => {
     const random = seeded(2024)
     const alphabet = ['', '}', 'same', '# heading', '  - item']

@@ -305,17 +305,26 @@ const scratch = [
   { ids: new Int32Array(1024), changed: new Uint8Array(1026) },
 ]
 
+/**
+ * The most lines the kept arrays grow to (320 KiB a side): an older version of a file can be
+ * any size (only the version traced is bounded, BLAME_MAX_LINES), and one diff of a huge one
+ * must not leave its arrays held for the rest of the session. Longer texts get arrays of
+ * their own.
+ */
+const SCRATCH_MAX_LINES = 1 << 16
+
 function sideOf(lines: Lines, count: number, which: 0 | 1): Side {
   const kept = scratch[which] as { ids: Int32Array; changed: Uint8Array }
-  if (kept.ids.length < count) {
-    kept.ids = new Int32Array(Math.max(count, kept.ids.length * 2))
+  if (kept.ids.length < count && count <= SCRATCH_MAX_LINES) {
+    kept.ids = new Int32Array(Math.min(Math.max(count, kept.ids.length * 2), SCRATCH_MAX_LINES))
     kept.changed = new Uint8Array(kept.ids.length + 2)
   }
+  const fits = count <= kept.ids.length
   return {
     count,
     lines: lines.ids as Int32Array,
-    ids: kept.ids.subarray(0, count).fill(-1),
-    changed: kept.changed.subarray(0, count + 2).fill(0),
+    ids: fits ? kept.ids.subarray(0, count).fill(-1) : new Int32Array(count).fill(-1),
+    changed: fits ? kept.changed.subarray(0, count + 2).fill(0) : new Uint8Array(count + 2),
     refs: new Int32Array(0),
   }
 }
