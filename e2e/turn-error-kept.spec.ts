@@ -45,6 +45,7 @@ test('an empty reply is still explained after a reload, until the next send', as
   anthropic.script(reply.text('Yes, here now.'))
   await banner.getByRole('button', { name: 'Retry' }).click()
   await expect(chat.lastReply()).toContainText('Yes, here now.')
+  await expect(chat.userMessages()).toHaveText(['Are you there?'])
   await expect(banner).toHaveCount(0)
   await page.reload()
   await chat.openConversation('Are you there?')
@@ -64,10 +65,21 @@ test('Retry keeps the next message the person has begun to type', async ({
   anthropic.script(reply.text('Yes, here now.'))
   await banner.getByRole('button', { name: 'Retry' }).click()
   await expect(chat.lastReply()).toContainText('Yes, here now.')
-  // Sent again below the first, as any Retry is.
-  await expect(chat.userMessages()).toHaveText(['Are you there?', 'Are you there?'])
+  // Sent again in the failed one's place: one copy on screen, in the store and to Claude.
+  await expect(chat.userMessages()).toHaveText(['Are you there?'])
+  const sent = anthropic.messageRequests().at(-1)!.body as {
+    messages: Array<{ role: string; content: unknown }>
+  }
+  expect(sent.messages).toMatchObject([
+    { role: 'user', content: [{ type: 'text', text: 'Are you there?' }] },
+  ])
+  expect(sent.messages).toHaveLength(1)
   // The draft is the person's: Retry sends the failed prompt and leaves it as it was.
   await expect(chat.composer).toHaveValue('And one more thing, half typ')
+  await page.reload()
+  await chat.openConversation('Are you there?')
+  await expect(chat.lastReply()).toContainText('Yes, here now.')
+  await expect(chat.userMessages()).toHaveText(['Are you there?'])
   for (const colorScheme of ['light', 'dark'] as const) {
     await page.emulateMedia({ colorScheme })
     await page.screenshot({ path: test.info().outputPath(`retry-kept-draft-${colorScheme}.png`) })
