@@ -139,7 +139,7 @@ async function run(ctx: EngineContext, choice: JoinChoice | null): Promise<SyncO
       // Kept, every later fetch would tell the server it has that commit, never receive what
       // is missing, and fail again: the ref is dropped (nothing else names those objects) and
       // the fetch made once more, from local `main`.
-      await ctx.git.transfer(() => forgetTracking(ctx.git.gitdir))
+      await ctx.git.transfer(() => forgetTracking(ctx.git.gitdir, ctx.remote.logger))
       if (refetched && step.local) {
         throw new CairnError(
           'history-damaged',

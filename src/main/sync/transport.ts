@@ -392,10 +392,15 @@ export async function fetchMain(
 
 /**
  * Drops the tracking ref (the remote's `main` last seen): the next fetch then starts from
- * local `main`. One at a time with fetches and pushes, which read and write it.
+ * local `main`. One at a time with fetches and pushes, which read and write it. What is in the
+ * way of the ref (a folder in its place, a file where its folder goes) is kept aside first, as
+ * a fetch does: a delete met it as EISDIR or ENOTDIR and the sync stopped part-way.
  */
-export async function forgetTracking(gitdir: string): Promise<void> {
-  await oneAtATime(gitdir, () => git.deleteRef({ fs: gitFs, gitdir, ref: TRACKING_REF }))
+export async function forgetTracking(gitdir: string, logger?: Logger): Promise<void> {
+  await oneAtATime(gitdir, async () => {
+    clearRefWay(gitdir, TRACKING_REF, logger)
+    await git.deleteRef({ fs: gitFs, gitdir, ref: TRACKING_REF })
+  })
 }
 
 async function putTrackingBack(gitdir: string, oid: string | null): Promise<void> {
