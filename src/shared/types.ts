@@ -867,6 +867,7 @@ export interface SyncTestResult {
     | 'this-memory'
     | 'other-memory'
     | 'unreachable'
+    | 'disk'
     | 'auth'
     | 'redirected'
     | 'not-a-repository'

@@ -1083,12 +1083,23 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
             ? 'redirected'
             : apiError.code === 'sync-not-a-repository'
               ? 'not-a-repository'
-              : 'unreachable'
+              : DISK_ERRORS.has(apiError.code)
+                ? 'disk'
+                : 'unreachable'
       if (apiError.code === 'internal') logger.error('Testing the sync connection failed', failure)
       return { ok: false, found, message: apiError.message }
     }
   }
 }
+
+// Codes of this machine's disk failing (full, failing, denied, read-only): Test connection says
+// the disk, not the remote, is at fault.
+const DISK_ERRORS: ReadonlySet<string> = new Set([
+  'disk-full',
+  'access-denied',
+  'read-only',
+  'io-error',
+])
 
 /** The secret store's value: the token and the address it was given for. */
 interface BoundToken {
