@@ -3,14 +3,10 @@
  * `refs/cairn/backups/<machine>-<time>`, and brought back as a merge commit by You that joins
  * it to the current history (both memories kept; files both hold are handled as conflicts).
  */
-import path from 'node:path'
 import type { HistoryGit } from '../history'
-import { disk, isCode, readPlainFileAsync } from '../lib/disk'
 import { CairnError } from '../lib/errors'
-import { TEMP_FILE_PREFIX } from '../lib/folders'
-import { OWN_FILE_CAP } from '../lib/own-file-caps'
 import { BACKUP_PREFIX, checkSafe, graphOf, mergeCommit } from './engine'
-import { readRef } from './git-fs'
+import { readRef, refNames } from './git-fs'
 import { explore, mergeBaseOf } from './graph'
 import type { ConflictRecord } from './store'
 
@@ -51,37 +47,14 @@ export async function restoreBackup(
 }
 
 /**
- * The names of the backups: loose refs under `refs/cairn/backups/` and packed ones. Read here
- * rather than by isomorphic-git's `listRefs`, which takes any failure to list the folder or read
- * `packed-refs` for "no backups": a disk that fails (EIO, a denied read) or a file where one of
- * the folders goes is thrown on, so the Sync panel can say the list cannot be read. Only a
- * folder never made is "none".
+ * The names of the backups: loose refs under `refs/cairn/backups/` and packed ones. Read by
+ * `refNames` rather than isomorphic-git's `listRefs`, which takes any failure to list the folder
+ * or read `packed-refs` for "no backups": a disk that fails (EIO, a denied read) or a file where
+ * one of the folders goes is thrown on, so the Sync panel can say the list cannot be read. Only
+ * a folder never made is "none".
  */
 export async function backupNames(gitdir: string): Promise<ReadonlyArray<string>> {
-  const names = new Set<string>()
-  try {
-    for (const entry of await disk.promises.readdir(path.join(gitdir, ...BACKUP_DIR))) {
-      if (!entry.isDirectory() && !entry.name.startsWith(TEMP_FILE_PREFIX)) names.add(entry.name)
-    }
-  } catch (error) {
-    if (!isCode(error, 'ENOENT')) throw error
-  }
-  let packed = ''
-  try {
-    packed = (
-      await readPlainFileAsync(path.join(gitdir, 'packed-refs'), OWN_FILE_CAP.RECORDS)
-    ).toString('utf8')
-  } catch (error) {
-    if (!isCode(error, 'ENOENT')) throw error
-  }
-  // `<oid> refs/cairn/backups/<name>` lines; `#` and `^` lines are not refs.
-  for (const line of packed.split('\n')) {
-    const ref = line.slice(41).trimEnd()
-    if (/^[0-9a-f]{40} /.test(line) && ref.startsWith(BACKUP_PREFIX)) {
-      names.add(ref.slice(BACKUP_PREFIX.length))
-    }
-  }
-  return [...names].sort()
+  return (await refNames(gitdir, BACKUP_PREFIX, false)).map((ref) =>
+    ref.slice(BACKUP_PREFIX.length),
+  )
 }
-
-const BACKUP_DIR = BACKUP_PREFIX.slice(0, -1).split('/')
