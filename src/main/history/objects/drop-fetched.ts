@@ -6,10 +6,9 @@
  * remote's `main` last seen, a commit a command made while the fetch ran, which found the
  * object already stored and wrote none) stays whole.
  */
-import path from 'node:path'
-import { disk, exists, isMissing, syncFolder } from '../../lib/disk'
+import { exists, syncFolder } from '../../lib/disk'
 import type { ObjectStore } from '../object-store'
-import { FOLDED } from './pack-writer'
+import { removePack } from './pack-writer'
 
 /**
  * Removes each pack of `names` (`pack-<checksum>`) whose objects held nowhere else no commit of
@@ -49,20 +48,7 @@ export async function dropFetchedPacks(
   const dropped: string[] = []
   for (const open of own) {
     if (keep.has(open.name)) continue
-    db.retire([open.name])
-    // Marked as folded first, durably, as maintenance marks a pack it removes: a kill between
-    // the unlinks leaves a pack without its index, which open then removes as a leftover.
-    const marker = path.join(db.packDir, `${open.name}${FOLDED}`)
-    await disk.promises.writeFile(marker, '', { mode: 0o600 })
-    await syncFolder(db.packDir)
-    for (const ext of ['idx', 'pack', 'rev', 'bitmap']) {
-      try {
-        await disk.promises.unlink(path.join(db.packDir, `${open.name}.${ext}`))
-      } catch (error) {
-        if (!isMissing(error)) throw error
-      }
-    }
-    await disk.promises.unlink(marker)
+    await removePack(db, open.name)
     await syncFolder(db.packDir)
     dropped.push(open.name)
   }
