@@ -845,6 +845,8 @@ export interface SyncStatus {
   readonly unsynced: number
   readonly config: SyncConfigView
   readonly backups: ReadonlyArray<SyncBackup>
+  /** Set when the list of backups cannot be read (a failing disk, a denied read): why, for people. */
+  readonly backupsUnreadable?: string
 }
 
 /** Syncs failing the same way in a row; see `SyncStatus.repeated`. */
@@ -867,6 +869,7 @@ export interface SyncTestResult {
     | 'this-memory'
     | 'other-memory'
     | 'unreachable'
+    | 'disk'
     | 'auth'
     | 'redirected'
     | 'not-a-repository'

@@ -265,6 +265,33 @@ describe('hideKeys', () => {
     )
   })
 
+  it('hides a token inside URL-encoded JSON, encoded once and twice (%5C%22, %255C%2522)', () => {
+    const token = 'ab"cd\\ef"gh\\ij\'kl"mn\\op"qr\\st"uv'
+    const json = JSON.stringify({ token })
+    const once = encodeURIComponent(json)
+    const twice = encodeURIComponent(once)
+    expect(once).toContain('%5C%22')
+    expect(twice).toContain('%255C%2522')
+    // Every %-escape and backslash escape read, as many times as they nest.
+    const read = (text: string): string => {
+      let out = text
+      for (let level = 0; level < 4; level++) {
+        out = out.replace(/%([0-7][0-9a-fA-F])/g, (_, hex: string) =>
+          String.fromCharCode(Number.parseInt(hex, 16)),
+        )
+      }
+      return out.replace(/\\(["\\'])/g, '$1')
+    }
+    for (const line of [`body=${once}`, `body=${twice}`, `q=${once.slice(0, 40)}`]) {
+      expect(read(line)).toContain(token.slice(0, 8))
+      const hidden = hideKeys(line, token, 'the sync token')
+      expect(hidden, line).toContain('the sync token')
+      for (let i = 0; i + 8 <= token.length; i++) {
+        expect(read(hidden), line).not.toContain(token.slice(i, i + 8))
+      }
+    }
+  })
+
   it('leaves numbers and hashes alone that only share the hex of the part every key has', () => {
     // The hex of `sk-ant-api03-` holds runs of decimal digits: 'pi03' is 70693033.
     const text =

@@ -277,26 +277,77 @@ export function hideKeys(text: string, apiKey: string, shownAs: string = YOUR_KE
  * escapes: `%XX` (of a character below 128, its digits in either case), or a backslash escape
  * as JSON and printed strings write them (`\"`, `\\`, `\/`, `\'`, `\n`…, `\uXXXX`): each
  * escape is read as the character it stands for, and hidden whole with the run it is part of.
+ * Escapes are read again where reading them made more (`%5C%22` is `\"`, which is `"`: JSON
+ * URL-encoded, once or twice), up to `ESCAPE_LEVELS` deep, and runs are looked for at each.
  */
 function hideEscapedRuns(text: string, key: string, shownAs: string): string {
   if (!text.includes('%') && !text.includes('\\')) return text
   const windows = keyWindows([key])
-  // The text with its escapes read; `from` and `to` map each character read to where it stands.
-  let read = ''
-  const from: number[] = []
-  const to: number[] = []
-  for (let i = 0; i < text.length;) {
-    const [char, length] = escapeAt(text, i) ?? [text[i]!, 1]
-    read += char
-    from.push(i)
-    i += length
-    to.push(i)
-  }
   const hidden = new Uint8Array(text.length)
-  for (let i = 0; i + KEY_RUN <= read.length; i++) {
-    if (windows.has(read.slice(i, i + KEY_RUN))) hidden.fill(1, from[i]!, to[i + KEY_RUN - 1]!)
+  // The text at this level, and where each of its characters starts and ends in `text`.
+  let level = text
+  let from: Int32Array | null = null
+  let to: Int32Array | null = null
+  for (let depth = 0; depth < ESCAPE_LEVELS; depth++) {
+    const read = readEscapes(level)
+    if (read === null) break
+    // Where each character read stands in `text`: its escape's first and last character.
+    const start = new Int32Array(read.text.length)
+    const end = new Int32Array(read.text.length)
+    for (let k = 0; k < read.text.length; k++) {
+      const first = read.from[k]!
+      const last = read.to[k]! - 1
+      start[k] = from ? from[first]! : first
+      end[k] = to ? to[last]! : last + 1
+    }
+    for (let i = 0; i + KEY_RUN <= read.text.length; i++) {
+      if (windows.has(read.text.slice(i, i + KEY_RUN)))
+        hidden.fill(1, start[i]!, end[i + KEY_RUN - 1]!)
+    }
+    level = read.text
+    from = start
+    to = end
+    if (!level.includes('%') && !level.includes('\\')) break
   }
-  return shownWith(text, hidden, shownAs)
+  return hidden.includes(1) ? shownWith(text, hidden, shownAs) : text
+}
+
+/** How deep escapes are read again: JSON inside a URL inside a URL (`%255C%2522`), and one more. */
+const ESCAPE_LEVELS = 4
+
+/**
+ * `text` with its escapes read (`escapeAt`), and where each character read starts and ends in
+ * `text`; null when it holds no escape.
+ */
+function readEscapes(text: string): { text: string; from: Int32Array; to: Int32Array } | null {
+  const parts: string[] = []
+  const from = new Int32Array(text.length)
+  const to = new Int32Array(text.length)
+  let n = 0
+  let plainFrom = 0
+  let escapes = 0
+  for (let i = 0; i < text.length;) {
+    const code = text.charCodeAt(i)
+    // Only `%` and `\` begin an escape: everything else stands for itself.
+    const escape = code === 37 || code === 92 ? escapeAt(text, i) : null
+    if (escape === null) {
+      from[n] = i
+      to[n] = i + 1
+      n++
+      i++
+      continue
+    }
+    parts.push(text.slice(plainFrom, i), escape[0])
+    from[n] = i
+    to[n] = i + escape[1]
+    n++
+    i += escape[1]
+    plainFrom = i
+    escapes++
+  }
+  if (escapes === 0) return null
+  parts.push(text.slice(plainFrom))
+  return { text: parts.join(''), from: from.subarray(0, n), to: to.subarray(0, n) }
 }
 
 // What a backslash escape stands for (JSON's, and a printed string's `\'`).

@@ -1,6 +1,7 @@
-import { type ChildProcess, spawn } from 'node:child_process'
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { readFile, rm, utimes, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readFile, rm, utimes, writeFile } from 'node:fs/promises'
+import os from 'node:os'
 import path from 'node:path'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { parseGitIndex, serializeGitIndex } from './git-index'
@@ -194,8 +195,12 @@ describe('parseGitIndex and serializeGitIndex', () => {
 // open removes such a lock in refs/heads; a live git's, however old, stays: `git commit -a`
 // holds it while the person writes the message, with no file open on it.
 describe("git's index.lock left by a git that is gone", () => {
-  /** `git commit -a` as Ann, its editor waiting until `finish()`; resolves once it holds the lock. */
-  async function annCommitting(): Promise<{
+  /**
+   * `git commit -a` as Ann, its editor waiting until `finish()`; resolves once it holds the lock.
+   * `mountedAt`: git runs in a mount namespace of its own (as in a container) where the data
+   * folder is bound at that folder, and names it only so.
+   */
+  async function annCommitting(mountedAt?: string): Promise<{
     git: ChildProcess
     finish(): Promise<number | null>
   }> {
@@ -206,26 +211,41 @@ describe("git's index.lock left by a git that is gone", () => {
       `#!/bin/sh\nwhile [ ! -e '${go}' ]; do sleep 0.05; done\necho 'Ann wrote this' > "$1"\n`,
       { mode: 0o755 },
     )
-    const git = spawn(
-      'git',
-      [
-        '--git-dir',
-        path.join(bed.dataDir, 'history.git'),
-        '--work-tree',
-        work(),
-        '-c',
-        'user.name=Ann Smith',
-        '-c',
-        'user.email=ann@example.com',
-        'commit',
-        '-a',
-        '--allow-empty',
-      ],
-      {
-        env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: bed.dataDir, GIT_EDITOR: editor },
-        stdio: 'ignore',
-      },
-    )
+    const at = mountedAt ?? bed.dataDir
+    const args = [
+      '--git-dir',
+      path.join(at, 'history.git'),
+      '--work-tree',
+      path.join(at, 'memories'),
+      '-c',
+      'user.name=Ann Smith',
+      '-c',
+      'user.email=ann@example.com',
+      'commit',
+      '-a',
+      '--allow-empty',
+    ]
+    const env = {
+      ...process.env,
+      GIT_CONFIG_NOSYSTEM: '1',
+      HOME: at,
+      GIT_EDITOR: path.join(at, 'editor.sh'),
+    }
+    const git = mountedAt
+      ? spawn(
+          'unshare',
+          [
+            '-m',
+            'sh',
+            '-c',
+            'mount --bind "$0" "$1" && shift && exec git "$@"',
+            bed.dataDir,
+            at,
+            ...args,
+          ],
+          { env, stdio: 'ignore' },
+        )
+      : spawn('git', args, { env, stdio: 'ignore' })
     started.push(git)
     const exited = new Promise<number | null>((resolve) => git.on('exit', resolve))
     await vi.waitFor(() => expect(existsSync(`${indexFile()}.lock`)).toBe(true), {
@@ -271,30 +291,68 @@ describe("git's index.lock left by a git that is gone", () => {
     fsck(bed.dataDir)
   })
 
-  it("leaves a running git's, however old: its commit finishes, then the index follows", async () => {
+  it('never takes one for left where Cairn runs in a process namespace of its own (a container)', async () => {
     await some()
     await indexFollowsMain()
-    await bed.close()
-    // Ann unstages a file, so the index is not main's and Cairn's open wants to write it.
-    asAnn('rm', '--cached', '-q', 'z-last.md')
-    const ann = await annCommitting()
     const lock = `${indexFile()}.lock`
+    await writeFile(lock, '')
     await utimes(lock, hourAgo(), hourAgo())
-    const held = await readFile(lock)
-    await bed.reopen()
-    // The close's write meets the lock and leaves it as git holds it.
-    await bed.close()
-    expect((await readFile(lock)).equals(held)).toBe(true)
-    expect(await ann.finish()).toBe(0)
-    expect(subjects()[0]).toBe('Ann Smith|Ann wrote this')
-    expect(gitCli(bed.dataDir, 'ls-tree', '--name-only', 'main')).not.toContain('z-last.md')
-    await bed.reopen()
-    await run({ command: 'create', path: '/memories/later.md', file_text: 'l\n' })
-    await indexFollowsMain()
-    expect(asAnn('status', '--porcelain')).toBe('')
-    expect(subjects()).toContain('Ann Smith|Ann wrote this')
-    fsck(bed.dataDir)
-  })
+    const probe = path.join(bed.dataDir, 'probe.mts')
+    await writeFile(
+      probe,
+      `import { gitLockLeft } from ${JSON.stringify(path.resolve('src/main/history/git-lock-left.ts'))}\nconsole.log(gitLockLeft(process.argv[2], process.argv[3]))\n`,
+    )
+    const tsx = path.resolve('node_modules/.bin/tsx')
+    const ask = (...wrap: string[]) =>
+      execFileSync(
+        wrap[0] ?? tsx,
+        [...wrap.slice(1), ...(wrap.length ? [tsx] : []), probe, lock, bed.dataDir],
+        {
+          encoding: 'utf8',
+        },
+      ).trim()
+    // Seen from the system's own namespace, no git runs on the folder: left.
+    expect(ask()).toBe('true')
+    // From a namespace of its own, a git outside it would not be listed: never left.
+    expect(ask('unshare', '-p', '-f', '--mount-proc')).toBe('false')
+    await rm(lock)
+  }, 60_000)
+
+  for (const inContainer of [false, true]) {
+    // In a mount namespace of its own (a container, edges32), git names the data folder by its
+    // own paths: the folder it works in exists here too, as a container's `/data` may on its
+    // host, and resolves here to a folder that is not the data folder.
+    it(`leaves a running git's${inContainer ? ' in another mount namespace (a container)' : ''}, however old: its commit finishes, then the index follows`, async () => {
+      await some()
+      await indexFollowsMain()
+      await bed.close()
+      // Ann unstages a file, so the index is not main's and Cairn's open wants to write it.
+      asAnn('rm', '--cached', '-q', 'z-last.md')
+      const mounted = inContainer ? await mkdtemp(path.join(os.tmpdir(), 'cairn-ns-')) : undefined
+      try {
+        if (mounted) await mkdir(path.join(mounted, 'memories'))
+        const ann = await annCommitting(mounted)
+        const lock = `${indexFile()}.lock`
+        await utimes(lock, hourAgo(), hourAgo())
+        const held = await readFile(lock)
+        await bed.reopen()
+        // The close's write meets the lock and leaves it as git holds it.
+        await bed.close()
+        expect((await readFile(lock)).equals(held)).toBe(true)
+        expect(await ann.finish()).toBe(0)
+      } finally {
+        if (mounted) await rm(mounted, { recursive: true, force: true })
+      }
+      expect(subjects()[0]).toBe('Ann Smith|Ann wrote this')
+      expect(gitCli(bed.dataDir, 'ls-tree', '--name-only', 'main')).not.toContain('z-last.md')
+      await bed.reopen()
+      await run({ command: 'create', path: '/memories/later.md', file_text: 'l\n' })
+      await indexFollowsMain()
+      expect(asAnn('status', '--porcelain')).toBe('')
+      expect(subjects()).toContain('Ann Smith|Ann wrote this')
+      fsck(bed.dataDir)
+    })
+  }
 })
 
 // Stop 31 (outside31), left by index30: what a person staged with git and did not commit was

@@ -10,7 +10,11 @@
  * lists the processes (Linux), no `git` process runs whose working folder, command line or
  * git variables name the data folder (the history's, or the memory folder inside it). Where
  * that cannot be told (no `/proc`), or a git process cannot be looked at (another user's), the
- * lock is never taken for left.
+ * lock is never taken for left. Nor where `/proc` lists only some processes: Cairn in a sandbox
+ * of its own (Flatpak, whose `/.flatpak-info` is there; any process namespace but the system's
+ * first, such as a container's), where a git outside it is not listed. A git in another mount
+ * namespace (a container on the same system) names the data folder by paths of its own, which
+ * cannot be compared with Cairn's: it is taken as one that may hold the lock.
  */
 import path from 'node:path'
 import { disk } from '../lib/disk'
@@ -21,10 +25,36 @@ import { STALE_GIT_LOCK_MS } from './main-lock'
 export function gitLockLeft(lockFile: string, dataDir: string): boolean {
   const stats = disk.lstatIfThere(lockFile)
   if (!stats?.isFile() || Date.now() - stats.mtimeMs <= STALE_GIT_LOCK_MS) return false
+  if (!seesEveryProcess()) return false
   const pids = processIds()
   if (pids === null) return false
   const names = folderNames(dataDir)
-  return !pids.some((pid) => gitFor(pid, names))
+  const mounts = namespaceOf('self', 'mnt')
+  return !pids.some((pid) => gitFor(pid, names, mounts))
+}
+
+/**
+ * The inode of the first process namespace, the one the system starts in (the kernel's
+ * `PROC_PID_INIT_INO`, the same on every Linux since 3.8): a process in any other sees only
+ * that namespace's processes in `/proc`.
+ */
+const FIRST_PID_NAMESPACE = 'pid:[4026531836]'
+
+// False where `/proc` may not list a git that holds the lock: Cairn in Flatpak, or in a process
+// namespace of its own (a container, `unshare -p`). Where it cannot be told, false too.
+function seesEveryProcess(): boolean {
+  if (process.platform !== 'linux') return false
+  if (disk.lstatIfThere('/.flatpak-info')) return false
+  return namespaceOf('self', 'pid') === FIRST_PID_NAMESPACE
+}
+
+// `/proc/<pid>/ns/<kind>` (`mnt:[4026531840]`), or null where it cannot be read.
+function namespaceOf(pid: number | 'self', kind: 'pid' | 'mnt'): string | null {
+  try {
+    return disk.readlinkSync(`/proc/${pid}/ns/${kind}`)
+  } catch {
+    return null
+  }
 }
 
 // The ids of the running processes, or null where `/proc` does not list them.
@@ -53,13 +83,16 @@ function folderNames(dataDir: string): string[] {
 }
 
 // Whether process `pid` is a git that may hold a lock in the data folder: a process named
-// `git` (or `git-<helper>`) whose working folder, arguments or environment name it. One that
-// cannot be looked at is taken as such; one that exited meanwhile is not.
-function gitFor(pid: number, names: ReadonlyArray<string>): boolean {
+// `git` (or `git-<helper>`) whose working folder, arguments or environment name it, or that
+// runs in another mount namespace. One that cannot be looked at is taken as such; one that
+// exited meanwhile is not.
+function gitFor(pid: number, names: ReadonlyArray<string>, mounts: string | null): boolean {
   const comm = readProc(`/proc/${pid}/comm`)
   if (comm === null) return false
   const name = comm.trim()
   if (name !== 'git' && !name.startsWith('git-')) return false
+  // Its folders are named as its own mounts show them (a container's `/data`): not comparable.
+  if (mounts === null || namespaceOf(pid, 'mnt') !== mounts) return true
   const cmdline = readProc(`/proc/${pid}/cmdline`)
   const environ = readProc(`/proc/${pid}/environ`)
   let cwd: string | undefined

@@ -1,6 +1,7 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
 import { constants, existsSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
+import os from 'node:os'
 import { afterEach, describe, expect, it } from 'vitest'
 import { nodeDisk, setDisk } from '../lib/disk'
 import { hookDisk } from '../lib/disk-hooks'
@@ -308,6 +309,37 @@ describe('where hard links are refused', () => {
     expect(mainOid()).toBe(later.oid)
     moveMain()
     expect(mainOid()).toBe(first)
+    fsck(bed.dataDir)
+  })
+
+  it("another machine's lock file (a shared data folder) is left at open until it is a minute old; this machine's from an earlier boot goes at once", async () => {
+    await create('plan.md', 'a\n')
+    const note = (host: string) =>
+      `cairn-main-lock ${JSON.stringify({
+        pid: 4_000_000,
+        since: new Date().toISOString(),
+        host,
+        boot: 'another-boot-0000',
+        started: '1',
+      })}\n`
+    const elsewhere = note(`not-${os.hostname()}`)
+    writeFileSync(lockFile(), elsewhere)
+    await bed.reopen()
+    expect(readFileSync(lockFile(), 'utf8')).toBe(elsewhere)
+    // An older note, no machine named, from another boot: the same.
+    const unnamed = elsewhere.replace(/,"host":"[^"]*"/, '')
+    writeFileSync(lockFile(), unnamed)
+    await bed.reopen()
+    expect(readFileSync(lockFile(), 'utf8')).toBe(unnamed)
+    // Over a minute old: nothing holds a lock on main that long.
+    const old = new Date(Date.now() - 2 * 60_000)
+    utimesSync(lockFile(), old, old)
+    await bed.reopen()
+    expect(existsSync(lockFile())).toBe(false)
+    // This machine's, from an earlier boot: gone at once, as before.
+    writeFileSync(lockFile(), note(os.hostname()))
+    await bed.reopen()
+    expect(existsSync(lockFile())).toBe(false)
     fsck(bed.dataDir)
   })
 

@@ -13,10 +13,11 @@
  * the next open with its other temp files (open-repo.ts), as is any other lock in refs/heads
  * older than `STALE_GIT_LOCK_MS`; a younger one may be a running git's, and stays.
  */
+import os from 'node:os'
 import path from 'node:path'
 import { disk, isCode, makeFolders, OPEN, readPlainFileOrNull, unlinkQuietly } from '../lib/disk'
 import { CairnError } from '../lib/errors'
-import { holderStillRunning, ownIdentity, type LockHolder } from '../lib/lock-holder'
+import { fromThisBoot, holderStillRunning, ownIdentity, type LockHolder } from '../lib/lock-holder'
 import { OWN_FILE_CAP } from '../lib/own-file-caps'
 import { readMainRef } from './main-ref'
 import { writeMainRef } from './object-store'
@@ -93,12 +94,18 @@ function take(gitdir: string, dir: string, file: string): boolean {
 const NOTE_PREFIX = 'cairn-main-lock '
 
 function holderNote(): string {
-  const holder: LockHolder = {
+  const holder: NamedHolder = {
     pid: process.pid,
     since: new Date().toISOString(),
+    host: os.hostname(),
     ...ownIdentity(),
   }
   return `${NOTE_PREFIX}${JSON.stringify(holder)}\n`
+}
+
+/** A `main.lock` note's holder: its process, and the machine it runs on (`os.hostname()`). */
+interface NamedHolder extends LockHolder {
+  readonly host?: string
 }
 
 /**
@@ -121,10 +128,16 @@ export function ownLockLeft(file: string): boolean {
     return false
   }
   if (!isHolder(holder)) return false
+  // Another machine's (a data folder two machines share), or one that does not say and is from
+  // another boot: its process id and boot say nothing of a process here, and taken at once it
+  // would take a running Cairn's lock. Only its age tells (`STALE_GIT_LOCK_MS`, at open).
+  if (holder.host !== os.hostname() && (holder.host !== undefined || !fromThisBoot(holder))) {
+    return false
+  }
   return !holderStillRunning(holder)
 }
 
-function isHolder(value: unknown): value is LockHolder {
+function isHolder(value: unknown): value is NamedHolder {
   if (typeof value !== 'object' || value === null) return false
   const holder = value as Record<string, unknown>
   return (
@@ -132,7 +145,8 @@ function isHolder(value: unknown): value is LockHolder {
     (holder.pid as number) > 0 &&
     typeof holder.since === 'string' &&
     (holder.boot === undefined || typeof holder.boot === 'string') &&
-    (holder.started === undefined || typeof holder.started === 'string')
+    (holder.started === undefined || typeof holder.started === 'string') &&
+    (holder.host === undefined || typeof holder.host === 'string')
   )
 }
 

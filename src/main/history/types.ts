@@ -355,4 +355,14 @@ export interface HistorySession {
     files: ReadonlyMap<string, Uint8Array | null>,
     intent: CommitFacts,
   ): Promise<CommitSummary | null>
+  /**
+   * Removes the packs `names` (`pack-<checksum>`) a fetch wrote, when the sync refused what it
+   * brought: each one whose objects stored nowhere else no commit of `heads` (every ref the
+   * caller keeps) or `main` reaches. Waits for the pack folder as a transfer does. Returns the
+   * names removed.
+   */
+  dropFetchedPacks(
+    names: ReadonlyArray<string>,
+    heads: ReadonlyArray<string>,
+  ): Promise<ReadonlyArray<string>>
 }

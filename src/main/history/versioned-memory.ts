@@ -1,3 +1,4 @@
+import { dropFetchedPacks } from './objects/drop-fetched'
 import path from 'node:path'
 import { runIds } from '../../shared/run-ids'
 import type {
@@ -1261,6 +1262,13 @@ async function openLocked(
       })
       const entry = await record([...files.keys()], intent)
       return entry ? toSummary(entry) : null
+    },
+    async dropFetchedPacks(names, heads) {
+      lock.assertHeld()
+      const head = repo.head()
+      return gate.transfer(() =>
+        dropFetchedPacks(repo.store, names, head === null ? heads : [...heads, head]),
+      )
     },
   }
   const store = repo.store

@@ -63,6 +63,15 @@ export function holderStillRunning(holder: LockHolder): boolean {
   return !(Number.isFinite(since) && since < bootedAt - BOOT_MARGIN_MS)
 }
 
+/**
+ * True when the lock says it was written in this boot (its boot id is this system's). False for
+ * another boot, or where either side has no boot id to compare.
+ */
+export function fromThisBoot(holder: HolderIdentity): boolean {
+  const boot = bootId()
+  return boot !== null && holder.boot === boot
+}
+
 function bootId(): string | null {
   return readProc('/proc/sys/kernel/random/boot_id')?.trim() || null
 }

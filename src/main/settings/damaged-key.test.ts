@@ -96,3 +96,36 @@ it('writes over a sound key as before, keeping nothing aside', async () => {
   expect(await keptAside()).toEqual([])
   expect((await settings.credentials()).apiKey).toBe(NEW)
 })
+
+it('drops the "kept aside" notice once a later key is saved and read back', async () => {
+  const file = path.join(dataDir, 'secrets.json')
+  await writeFile(file, '{"version":1,"enc')
+  const settings = settingsOver(file)
+  const first = await settings.setApiKey(NEW)
+  expect(first.apiKeyProblem).toMatch(/was kept as secrets\.json\.unreadable-/)
+  const later = await settings.setApiKey(OLD)
+  expect(later.apiKeyProblem).toBeUndefined()
+  expect((await settings.view()).apiKeyProblem).toBeUndefined()
+  expect((await settings.credentials()).apiKey).toBe(OLD)
+  // The kept file is still there: only the notice went.
+  expect(await keptAside()).toHaveLength(1)
+})
+
+it('with ANTHROPIC_API_KEY beside a damaged key file: says the file is damaged, never asks to save a key', async () => {
+  const file = path.join(dataDir, 'secrets.json')
+  await writeFile(file, 'not a key file\n')
+  const settings = createSettingsService({
+    dataDir,
+    secretStore: createFileSecretStore({ file }),
+    env: { ANTHROPIC_API_KEY: 'sk-ant-api03-from-the-environment' },
+    logger: createRecordingLogger(),
+  })
+  const view = await settings.view()
+  expect(view).toMatchObject({ hasApiKey: true, apiKeySource: 'env' })
+  expect(view.apiKeyProblem).toBe(
+    'Your saved key’s file (in your data folder) is damaged, so the key from ANTHROPIC_API_KEY is used. The file was left as it is; saving a key here keeps it aside first.',
+  )
+  expect(view.apiKeyProblem).not.toMatch(/Save your key again/)
+  expect((await settings.credentials()).apiKey).toBe('sk-ant-api03-from-the-environment')
+  expect(await readFile(file, 'utf8')).toBe('not a key file\n')
+})

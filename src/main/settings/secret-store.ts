@@ -27,6 +27,11 @@ export interface SecretStore {
    * when a new one was saved.
    */
   readonly problem?: string | null
+  /**
+   * The saved secret's file was found damaged at the last read (it read as none): Settings
+   * words it so where another key (the environment's) is used meanwhile.
+   */
+  readonly damaged?: boolean
 }
 
 /** A store that forgets on restart: for tests and the e2e harness. */
@@ -182,6 +187,9 @@ export function createFileSecretStore(options: {
         ? null
         : `Your saved key’s file was damaged, so it was kept as ${keptAs} in your data folder before the new key was saved.`
     },
+    get damaged(): boolean {
+      return damaged
+    },
     get kind(): SecretStoreKind {
       // What the file holds, not what could be done now: a key saved in plain text stays
       // readable by anyone with the file until it is written again.
@@ -225,8 +233,17 @@ export function createFileSecretStore(options: {
       }
     },
     async set(value) {
-      await keepDamagedAside()
-      await write(value)
+      // The notice of a file kept aside is this save's: a later save of a good key, read back
+      // by Settings' view, no longer shows it for the rest of the session.
+      const earlier = keptAs
+      keptAs = null
+      try {
+        await keepDamagedAside()
+        await write(value)
+      } catch (error) {
+        keptAs ??= earlier
+        throw error
+      }
       damaged = false
     },
     async clear() {

@@ -96,8 +96,13 @@ export function createSettingsService(options: SettingsServiceOptions): Settings
     })
     const apiKeySource: SettingsView['apiKeySource'] =
       stored !== null || keyProblem !== null ? store.kind : envKey() !== null ? 'env' : 'none'
-    // Or a saved key's file found damaged (read as none: the variable's key, if any, is used).
-    const apiKeyProblem: string | null = keyProblem ?? store.problem ?? null
+    // Or a saved key's file found damaged (read as none: the variable's key, if any, is used,
+    // and the person is told the file is damaged without being asked to save a key).
+    const apiKeyProblem: string | null =
+      keyProblem ??
+      (stored === null && store.damaged && envKey() !== null
+        ? 'Your saved key’s file (in your data folder) is damaged, so the key from ANTHROPIC_API_KEY is used. The file was left as it is; saving a key here keeps it aside first.'
+        : (store.problem ?? null))
     const settingsProblem =
       notRead !== null
         ? `Your settings file (settings.json in your data folder) could not be read because ${notRead}, so the defaults are shown. It was left as it is and is read again next time; a change to a setting is not saved until it can be read.`

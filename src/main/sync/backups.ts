@@ -6,7 +6,7 @@
 import type { HistoryGit } from '../history'
 import { CairnError } from '../lib/errors'
 import { BACKUP_PREFIX, checkSafe, graphOf, mergeCommit } from './engine'
-import { readRef } from './git-fs'
+import { readRef, refNames } from './git-fs'
 import { explore, mergeBaseOf } from './graph'
 import type { ConflictRecord } from './store'
 
@@ -44,4 +44,17 @@ export async function restoreBackup(
     await session.moveMain(merge.oid, 'forward')
     return merge.conflicts
   })
+}
+
+/**
+ * The names of the backups: loose refs under `refs/cairn/backups/` and packed ones. Read by
+ * `refNames` rather than isomorphic-git's `listRefs`, which takes any failure to list the folder
+ * or read `packed-refs` for "no backups": a disk that fails (EIO, a denied read) or a file where
+ * one of the folders goes is thrown on, so the Sync panel can say the list cannot be read. Only
+ * a folder never made is "none".
+ */
+export async function backupNames(gitdir: string): Promise<ReadonlyArray<string>> {
+  return (await refNames(gitdir, BACKUP_PREFIX, false)).map((ref) =>
+    ref.slice(BACKUP_PREFIX.length),
+  )
 }

@@ -22,7 +22,7 @@ import {
 import { CairnError } from '../lib/errors'
 import { cutWithEllipsis, escapeInvisible, foldedName } from '../lib/text'
 import { MARKER_SIZE, MAX_MARKER_SIZE } from './conflict-markers'
-import { clearRefWay, gitFs, readRef } from './git-fs'
+import { clearRefWay, gitFs, readRef, refNames } from './git-fs'
 import {
   commitFiles,
   foldedCollisions,
@@ -35,7 +35,14 @@ import {
 import { descendsFrom, explore, mergeBaseOf, type CommitGraph } from './graph'
 import { mergeTrees, type MergeConflict } from './merge-trees'
 import type { ConflictRecord } from './store'
-import { fetchMain, forgetTracking, pushMain, TRACKING_REF, type RemoteSpec } from './transport'
+import {
+  fetchMain,
+  forgetTracking,
+  pushMain,
+  setTracking,
+  TRACKING_REF,
+  type RemoteSpec,
+} from './transport'
 import { appendAll } from '../lib/arrays'
 
 /** How often a push that lost a race with another machine is retried within one sync. */
@@ -100,46 +107,60 @@ async function run(ctx: EngineContext, choice: JoinChoice | null): Promise<SyncO
     // objects and refs outside the serial queue).
     ctx.git.assertWriter()
     checkStopped()
+    // The remote's `main` seen before this fetch, and the packs the fetch wrote: what a refusal
+    // of the remote's content sets back and removes.
+    let seenBefore: string | null = null
+    const packs: string[] = []
     const remote = await stopping(() =>
-      ctx.git.transfer(() => fetchMain(ctx.git.gitdir, ctx.remote)),
+      ctx.git.transfer(async () => {
+        seenBefore = await readRef(ctx.git.gitdir, TRACKING_REF)
+        return fetchMain(ctx.git.gitdir, ctx.remote, { onPack: (name) => packs.push(name) })
+      }),
     )
-    const step = await ctx.git.exclusive(async (session) => {
-      // The last moment a Stop changes nothing: once integrating starts, it is done whole.
-      checkStopped()
-      const before = session.head()
-      try {
-        // The person's answer covers the remote they were asked about; a later attempt (another
-        // machine pushed meanwhile) asks again if the remote turned into something else.
-        return await integrate(ctx, session, remote, attempt === 1 ? choice : null)
-      } catch (error) {
-        // A version git itself calls damaged (one name twice in a folder, a name holding `/`)
-        // that this machine's `main` does not reach came from the remote: said as the remote's,
-        // never as damage to this machine's history, which git fsck finds whole.
-        if (
-          remote !== null &&
-          isUnreadableObject(error) &&
-          !(await localReaches(ctx.git, session.head(), error.oid))
-        ) {
-          throw new CairnError(
-            'sync-unsafe-content',
-            `The remote holds a version Cairn cannot read (${cutWithEllipsis(escapeInvisible(error.detail), 200)}). Nothing was changed; remove that version from the remote to sync.`,
-          )
+    const step = await ctx.git
+      .exclusive(async (session) => {
+        // The last moment a Stop changes nothing: once integrating starts, it is done whole.
+        checkStopped()
+        const before = session.head()
+        try {
+          // The person's answer covers the remote they were asked about; a later attempt (another
+          // machine pushed meanwhile) asks again if the remote turned into something else.
+          return await integrate(ctx, session, remote, attempt === 1 ? choice : null)
+        } catch (error) {
+          // A version git itself calls damaged (one name twice in a folder, a name holding `/`)
+          // that this machine's `main` does not reach came from the remote: said as the remote's,
+          // never as damage to this machine's history, which git fsck finds whole.
+          if (
+            remote !== null &&
+            isUnreadableObject(error) &&
+            !(await localReaches(ctx.git, session.head(), error.oid))
+          ) {
+            throw new CairnError(
+              'sync-unsafe-content',
+              `The remote holds a version Cairn cannot read (${cutWithEllipsis(escapeInvisible(error.detail), 200)}). Nothing was changed; remove that version from the remote to sync.`,
+            )
+          }
+          if (remote === null || !isMissingObject(error)) throw error
+          // The second time, whose object it is decides what the person is told.
+          const local = refetched && (await localReaches(ctx.git, session.head(), error.oid))
+          return { kind: 'incomplete', local } as const
+        } finally {
+          moved ||= session.head() !== before
         }
-        if (remote === null || !isMissingObject(error)) throw error
-        // The second time, whose object it is decides what the person is told.
-        const local = refetched && (await localReaches(ctx.git, session.head(), error.oid))
-        return { kind: 'incomplete', local } as const
-      } finally {
-        moved ||= session.head() !== before
-      }
-    })
+      })
+      .catch(async (error: unknown) => {
+        if (error instanceof CairnError && error.code === 'sync-unsafe-content') {
+          await dropRefusedFetch(ctx, packs, seenBefore)
+        }
+        throw error
+      })
     if (step.kind === 'incomplete') {
       // A remote that sent part of what its `main` needs (a pack lacking an object its
       // commits name) left the tracking ref on a commit this repository cannot read whole.
       // Kept, every later fetch would tell the server it has that commit, never receive what
       // is missing, and fail again: the ref is dropped (nothing else names those objects) and
       // the fetch made once more, from local `main`.
-      await ctx.git.transfer(() => forgetTracking(ctx.git.gitdir))
+      await ctx.git.transfer(() => forgetTracking(ctx.git.gitdir, ctx.remote.logger))
       if (refetched && step.local) {
         throw new CairnError(
           'history-damaged',
@@ -186,6 +207,42 @@ async function run(ctx: EngineContext, choice: JoinChoice | null): Promise<SyncO
       throw error
     }
     return { kind: 'synced', remote: await pushedHead(ctx.git.gitdir, local), conflicts }
+  }
+}
+
+/**
+ * Removes what a fetch brought whose content the sync refused (a version git calls damaged, a
+ * link, a name that leaves the folder): kept, `git fsck --strict` reported it for good and the
+ * tracking ref pointed at it. The tracking ref goes back to the remote's `main` seen before the
+ * fetch; each pack the fetch wrote goes unless an object only it holds is reached by `main` or
+ * any other ref (a backup, the last `main` seen) — alone in the queue, so no command writes
+ * meanwhile (one that ran while the fetch did and found an object already stored made `main`
+ * reach it). Anything that fails here is logged; the refusal is what the person is told.
+ */
+async function dropRefusedFetch(
+  ctx: EngineContext,
+  packs: ReadonlyArray<string>,
+  seenBefore: string | null,
+): Promise<void> {
+  const gitdir = ctx.git.gitdir
+  try {
+    await ctx.git.exclusive(async (session) => {
+      await setTracking(gitdir, seenBefore, ctx.remote.logger)
+      if (packs.length === 0) return
+      const heads = seenBefore === null ? [] : [seenBefore]
+      for (const ref of await refNames(gitdir, 'refs/', true)) {
+        const oid = ref === TRACKING_REF ? null : await readRef(gitdir, ref)
+        if (oid !== null) heads.push(oid)
+      }
+      const dropped = await session.dropFetchedPacks(packs, heads)
+      if (dropped.length < packs.length) {
+        ctx.remote.logger?.warn(
+          `A refused fetch's ${packs.length - dropped.length} pack(s) were kept: something this machine keeps reaches an object only they hold`,
+        )
+      }
+    })
+  } catch (failure) {
+    ctx.remote.logger?.warn('What a refused fetch brought could not be removed', failure)
   }
 }
 

@@ -73,6 +73,7 @@ describe('the reads isomorphic-git makes for a sync', () => {
     expect(failed).toBeGreaterThan(0)
     // Said, and nothing changed: the ref is where the last sync left it (main deleted it).
     expect(result.ok).toBe(false)
+    expect(result.found).toBe('disk')
     expect(result.message).toMatch(/because the disk/)
     expect(result.message).not.toContain(laptop.dir)
     expect(laptop.git('rev-parse', TRACKING_REF).trim()).toBe(seen)

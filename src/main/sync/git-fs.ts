@@ -122,16 +122,32 @@ export const gitFs = {
  * writes the remote's ref before the pack it points into, and a fetch cut in between must
  * not leave a ref to objects that never arrived.
  */
-export function fetchFs(gitdir: string): { fs: typeof gitFs; flush(): Promise<void> } {
+export function fetchFs(
+  gitdir: string,
+  onPack?: (name: string) => void,
+): { fs: typeof gitFs; flush(): Promise<void> } {
   const refs = path.join(gitdir, 'refs') + path.sep
+  const packs = path.join(gitdir, 'objects', 'pack') + path.sep
   const held = new Map<string, string | Uint8Array>()
   return {
     fs: {
       promises: {
         ...gitFs.promises,
         async writeFile(file: string, data: string | Uint8Array, options?: Encoding) {
-          if (String(file).startsWith(refs)) held.set(String(file), data)
-          else await writeFileAtomic(file, data, options)
+          const name = String(file)
+          if (name.startsWith(refs)) {
+            held.set(name, data)
+            return
+          }
+          // A pack this fetch brings (`onPack`), told only when it was not there before: the same
+          // objects packed the same way by an earlier fetch make the same name, and are not its.
+          const fresh =
+            onPack !== undefined &&
+            name.startsWith(packs) &&
+            name.endsWith('.pack') &&
+            !disk.lstatIfThere(name)
+          await writeFileAtomic(file, data, options)
+          if (fresh) onPack(path.basename(name, '.pack'))
         },
         async readFile(file: string, options?: Encoding) {
           const pending = held.get(String(file))
@@ -233,4 +249,50 @@ export async function readRef(gitdir: string, ref: string): Promise<string | nul
     if (isCode(error, 'NotFoundError') || isNotPlainFile(error)) return null
     throw error
   }
+}
+
+/**
+ * The refs under `prefix` (`refs/`, `refs/cairn/backups/`), loose and packed, by full name:
+ * `deep` walks the loose folders below it too. Read through the disk seam, never
+ * isomorphic-git's `listRefs`, which takes any failure to list a folder or read `packed-refs`
+ * for "none": a disk that fails, or a file where a folder goes, is thrown on. Only a folder
+ * never made is none.
+ */
+export async function refNames(
+  gitdir: string,
+  prefix: string,
+  deep: boolean,
+): Promise<ReadonlyArray<string>> {
+  const names = new Set<string>()
+  const walk = async (ref: string): Promise<void> => {
+    let entries
+    try {
+      entries = await disk.promises.readdir(path.join(gitdir, ...ref.split('/').filter(Boolean)))
+    } catch (error) {
+      if (isCode(error, 'ENOENT')) return
+      throw error
+    }
+    for (const entry of entries) {
+      if (entry.name.startsWith(TEMP_FILE_PREFIX)) continue
+      if (!entry.isDirectory()) names.add(`${ref}${entry.name}`)
+      else if (deep) await walk(`${ref}${entry.name}/`)
+    }
+  }
+  await walk(prefix)
+  let packed = ''
+  try {
+    packed = (
+      await readPlainFileAsync(path.join(gitdir, 'packed-refs'), OWN_FILE_CAP.RECORDS)
+    ).toString('utf8')
+  } catch (error) {
+    if (!isCode(error, 'ENOENT')) throw error
+  }
+  // `<oid> <ref>` lines; `#` and `^` lines are not refs.
+  for (const line of packed.split('\n')) {
+    const ref = line.slice(41).trimEnd()
+    if (/^[0-9a-f]{40} /.test(line) && ref.startsWith(prefix)) {
+      if (deep || !ref.slice(prefix.length).includes('/')) names.add(ref)
+    }
+  }
+  return [...names].sort()
 }

@@ -7,6 +7,7 @@
  * nothing; an import keeps the first of two entries and names the second.
  */
 import { execFileSync } from 'node:child_process'
+import { readdirSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
@@ -101,6 +102,8 @@ describe('a remote whose new version holds a folder listing git calls damaged', 
       if (waiting) await laptop.write('mine.md', 'written here\n')
       const head = laptop.git('rev-parse', 'main')
       const folder = await laptop.files()
+      const seen = laptop.git('rev-parse', 'refs/remotes/cairn-sync/main')
+      const packs = readdirSync(path.join(laptop.dir, 'history.git', 'objects', 'pack'))
 
       const status = await laptop.sync()
 
@@ -119,6 +122,11 @@ describe('a remote whose new version holds a folder listing git calls damaged', 
         '',
       )
       expect(git(remote, null, 'rev-parse', 'main')).toBe(bad)
+      // What the refused fetch brought is gone (edges32): git fsck --strict finds nothing in the
+      // whole store, the last main seen is as before, and no pack of the fetch is left.
+      laptop.git('fsck', '--strict')
+      expect(laptop.git('rev-parse', 'refs/remotes/cairn-sync/main')).toBe(seen)
+      expect(readdirSync(path.join(laptop.dir, 'history.git', 'objects', 'pack'))).toEqual(packs)
 
       // The remote put back (the damaged commit dropped): the next sync sends what waited.
       git(remote, null, 'update-ref', 'refs/heads/main', tip)

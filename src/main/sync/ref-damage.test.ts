@@ -18,6 +18,7 @@ import { describe, expect, it } from 'vitest'
 import { createRecordingLogger } from '../lib/logger'
 import { OWN_FILE_CAP } from '../lib/own-file-caps'
 import { expectSound, trackingFile, useSyncServer, withEio } from './test-support'
+import { forgetTracking } from './transport'
 
 const sync = useSyncServer()
 
@@ -112,6 +113,37 @@ describe('a damaged or unreadable tracking ref', () => {
     expect(kept).toHaveLength(1)
     expect(readFileSync(path.join(aside, kept[0]!), 'utf8')).toBe('someone else’s\n')
     await expectSound(sync.server, repo, [laptop])
+  })
+
+  it('forgetTracking with a folder or a file in the ref’s way: kept aside, the ref gone', async () => {
+    const logger = createRecordingLogger()
+    const laptop = await sync.machine('laptop')
+    await laptop.write('a.md', 'a\n')
+    await laptop.connect(sync.server, sync.newRepo('r-forget'))
+    expect((await laptop.sync()).state).toBe('idle')
+    const gitdir = path.join(laptop.dir, 'history.git')
+    const file = trackingFile(gitdir)
+    // A folder where the ref goes (a delete met EISDIR), then a file where its folder goes
+    // (ENOTDIR): each kept aside, nothing in it deleted.
+    rmSync(file)
+    mkdirSync(file)
+    writeFileSync(path.join(file, 'mine'), 'kept\n')
+    await forgetTracking(gitdir, logger)
+    expect(existsSync(file)).toBe(false)
+    rmSync(path.dirname(file), { recursive: true })
+    writeFileSync(path.dirname(file), 'someone else’s\n')
+    await forgetTracking(gitdir, logger)
+    expect(existsSync(path.dirname(file))).toBe(false)
+    const kept = readdirSync(path.join(gitdir, 'cairn-damaged'))
+    expect(kept.filter((n) => n.startsWith('refs-remotes-cairn-sync-main-'))).toHaveLength(1)
+    expect(kept.filter((n) => /^refs-remotes-cairn-sync-\d+$/.test(n))).toHaveLength(1)
+    expect(logger.entries.filter((e) => e.message.includes('was in the way'))).toHaveLength(2)
+    expect(laptop.git('for-each-ref', 'refs/remotes').trim()).toBe('')
+    // The next sync fetches from local main and writes the ref again.
+    expect((await laptop.sync()).state).toBe('idle')
+    expect(laptop.git('rev-parse', 'refs/remotes/cairn-sync/main').trim()).toBe(
+      laptop.git('rev-parse', 'HEAD').trim(),
+    )
   })
 
   it('a file where refs/cairn goes: "use the remote’s memory" keeps the backup all the same', async () => {

@@ -3,7 +3,6 @@
  * memory changed, every N minutes, on "Sync now"), one at a time, and the status the window
  * shows. The engine (`engine.ts`) does each sync; this decides when and reports how it went.
  */
-import git from 'isomorphic-git'
 import os from 'node:os'
 import type { RequestPayload } from '../../shared/contract'
 import {
@@ -23,6 +22,8 @@ import {
 import { sameServer } from '../../shared/remote-address'
 import type { HostActions } from '../app'
 import { MAX_VERSIONED_BYTES, type HistoryGit, type VersionedMemory } from '../history'
+import { errorCode } from '../lib/disk'
+import { diskProblem } from '../lib/disk-errors'
 import { CairnError, toApiError } from '../lib/errors'
 import { cutWithEllipsis, escapeInvisible } from '../lib/text'
 import { repeatedAdvice, syncFailure } from './sync-errors'
@@ -49,9 +50,9 @@ import {
 } from './engine'
 import { conflictsSince, followRenames } from './conflict-history'
 import { commitFiles, NAMES_FOLD_CASE } from './file-map'
-import { gitFs, readRef } from './git-fs'
+import { readRef } from './git-fs'
 import { explore, onOneLine } from './graph'
-import { restoreBackup } from './backups'
+import { backupNames, restoreBackup } from './backups'
 import type { ImportPolicy } from './import-checks'
 import { exportMemory, importMemory, removeStaging, type TransferContext } from './transfer'
 import {
@@ -429,17 +430,25 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     resolvesWritten.set(path, (resolvesWritten.get(path) ?? 0) + 1)
 
   const backupFacts = new Map<string, { time: number; files: number }>()
-  async function backups(): Promise<SyncBackup[]> {
-    let refs: string[]
+  // The last failure to list the backups that was logged (its errno), so a status asked every
+  // few seconds logs it once; cleared once the list reads again.
+  let backupsFailure: string | null = null
+  async function backups(): Promise<{ list: SyncBackup[]; unreadable?: string }> {
+    let refs: ReadonlyArray<string>
     try {
-      refs = await git.listRefs({
-        fs: gitFs,
-        gitdir: history.gitdir,
-        filepath: BACKUP_PREFIX.slice(0, -1),
-      })
-    } catch {
-      // No backup was ever made.
-      return []
+      refs = await backupNames(history.gitdir)
+      backupsFailure = null
+    } catch (failure) {
+      const problem = diskProblem(failure)
+      const code = errorCode(failure) ?? 'unknown'
+      if (backupsFailure !== code) {
+        backupsFailure = code
+        logger.warn('The list of memory kept aside (refs/cairn/backups) could not be read', failure)
+      }
+      return {
+        list: [],
+        unreadable: `The memory kept aside by “Use the remote’s memory” cannot be listed because ${problem?.reason ?? 'its record in the history is damaged'}. Nothing was changed; the list comes back once it can be read.`,
+      }
     }
     const list: SyncBackup[] = []
     for (const name of refs) {
@@ -459,7 +468,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
         logger.warn('A backup of an earlier history could not be read', failure)
       }
     }
-    return list.sort((a, b) => b.time - a.time)
+    return { list: list.sort((a, b) => b.time - a.time) }
   }
 
   async function unsynced(lastRemote: string | null): Promise<number> {
@@ -485,6 +494,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     const conflicts = config.url || state.conflicts.length ? await openConflicts() : []
     const off = !config.url
     const failing = streak === undefined ? (state.failing ?? null) : streak
+    const kept = await backups()
     return {
       state: off
         ? conflicts.length > 0
@@ -514,7 +524,8 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       join: off ? null : join,
       unsynced: off ? 0 : await unsynced(lastRemote),
       config: await configView(config),
-      backups: await backups(),
+      backups: kept.list,
+      ...(kept.unreadable ? { backupsUnreadable: kept.unreadable } : {}),
     }
   }
 
@@ -1083,12 +1094,23 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
             ? 'redirected'
             : apiError.code === 'sync-not-a-repository'
               ? 'not-a-repository'
-              : 'unreachable'
+              : DISK_ERRORS.has(apiError.code)
+                ? 'disk'
+                : 'unreachable'
       if (apiError.code === 'internal') logger.error('Testing the sync connection failed', failure)
       return { ok: false, found, message: apiError.message }
     }
   }
 }
+
+// Codes of this machine's disk failing (full, failing, denied, read-only): Test connection says
+// the disk, not the remote, is at fault.
+const DISK_ERRORS: ReadonlySet<string> = new Set([
+  'disk-full',
+  'access-denied',
+  'read-only',
+  'io-error',
+])
 
 /** The secret store's value: the token and the address it was given for. */
 interface BoundToken {

@@ -376,14 +376,18 @@ export async function remoteHead(remote: RemoteSpec): Promise<string | null> {
 export async function fetchMain(
   gitdir: string,
   remote: RemoteSpec,
-  options: { readonly keepTracking?: boolean } = {},
+  options: {
+    readonly keepTracking?: boolean
+    /** Told each pack this fetch wrote that was not there before (`pack-<checksum>`). */
+    readonly onPack?: (name: string) => void
+  } = {},
 ): Promise<string | null> {
   return oneAtATime(gitdir, async () => {
     // A fetch of another address (Test connection) leaves the last `main` seen of this
     // remote as it was: the next sync's "have", and what a push's answer is read from.
     const tracked = options.keepTracking ? await readRef(gitdir, TRACKING_REF) : null
     try {
-      return await fetchInto(gitdir, remote)
+      return await fetchInto(gitdir, remote, options.onPack)
     } finally {
       if (options.keepTracking) await putTrackingBack(gitdir, tracked)
     }
@@ -392,10 +396,31 @@ export async function fetchMain(
 
 /**
  * Drops the tracking ref (the remote's `main` last seen): the next fetch then starts from
- * local `main`. One at a time with fetches and pushes, which read and write it.
+ * local `main`. One at a time with fetches and pushes, which read and write it. What is in the
+ * way of the ref (a folder in its place, a file where its folder goes) is kept aside first, as
+ * a fetch does: a delete met it as EISDIR or ENOTDIR and the sync stopped part-way.
  */
-export async function forgetTracking(gitdir: string): Promise<void> {
-  await oneAtATime(gitdir, () => git.deleteRef({ fs: gitFs, gitdir, ref: TRACKING_REF }))
+export async function forgetTracking(gitdir: string, logger?: Logger): Promise<void> {
+  await oneAtATime(gitdir, async () => {
+    clearRefWay(gitdir, TRACKING_REF, logger)
+    await git.deleteRef({ fs: gitFs, gitdir, ref: TRACKING_REF })
+  })
+}
+
+/**
+ * Sets the tracking ref back to `oid` (the remote's `main` last seen before a fetch whose
+ * content the sync refused; null drops it), what is in its way kept aside first. One at a time
+ * with fetches and pushes.
+ */
+export async function setTracking(
+  gitdir: string,
+  oid: string | null,
+  logger?: Logger,
+): Promise<void> {
+  await oneAtATime(gitdir, async () => {
+    clearRefWay(gitdir, TRACKING_REF, logger)
+    await putTrackingBack(gitdir, oid)
+  })
 }
 
 async function putTrackingBack(gitdir: string, oid: string | null): Promise<void> {
@@ -430,7 +455,11 @@ export function transfersInProgress(gitdir: string): number {
   return transfers.get(path.resolve(gitdir))?.count ?? 0
 }
 
-async function fetchInto(gitdir: string, remote: RemoteSpec): Promise<string | null> {
+async function fetchInto(
+  gitdir: string,
+  remote: RemoteSpec,
+  onPack?: (name: string) => void,
+): Promise<string | null> {
   cleanInterruptedFetch(gitdir)
   clearRefWay(gitdir, TRACKING_REF, remote.logger)
   await forgetBrokenTracking(gitdir)
@@ -439,7 +468,7 @@ async function fetchInto(gitdir: string, remote: RemoteSpec): Promise<string | n
   // The best "have" is the remote `main` seen last time: the server knows it, so it sends
   // only what came since.
   const have = (await readRef(gitdir, TRACKING_REF)) ? TRACKING_REF : REMOTE_BRANCH
-  const held = fetchFs(gitdir)
+  const held = fetchFs(gitdir, onPack)
   const trace = newTrace(remote)
   try {
     const result = await git.fetch({

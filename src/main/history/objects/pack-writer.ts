@@ -590,6 +590,34 @@ function indexes(file: string, index: IndexedPack): boolean {
 export const FOLDED = '.folded'
 
 /**
+ * Removes the pack `name` (`pack-<checksum>`) from `db.packDir`, closed first (`retire`):
+ * marked as folded, durably, so a kill between the unlinks leaves a pack without its index that
+ * open removes as a leftover rather than keeping it whole in cairn-damaged/; then the index (a
+ * pack without one is invisible: `onUnindexed` is told), the pack and its other files, and the
+ * mark.
+ */
+export async function removePack(
+  db: { readonly packDir: string; retire(names: ReadonlyArray<string>): void },
+  name: string,
+  onUnindexed?: () => void,
+): Promise<void> {
+  db.retire([name])
+  const marker = path.join(db.packDir, `${name}${FOLDED}`)
+  await disk.promises.writeFile(marker, '', { mode: 0o600 })
+  await syncFolder(db.packDir)
+  for (const ext of ['idx', 'pack', 'rev', 'bitmap']) {
+    // Once the index is gone the pack is invisible: its other files go regardless.
+    try {
+      await disk.promises.unlink(path.join(db.packDir, `${name}.${ext}`))
+    } catch (error) {
+      if (!isMissing(error)) throw error
+    }
+    if (ext === 'idx') onUnindexed?.()
+  }
+  await disk.promises.unlink(marker)
+}
+
+/**
  * Clears what an interrupted pack write leaves in `dir`: a `.pack` whose write was killed
  * between its two renames (its `.idx` still under its temp name, durable, naming that pack) gets
  * its index renamed into place, finishing the write; other temp files are removed, and a `.pack`

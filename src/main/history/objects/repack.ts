@@ -12,7 +12,7 @@
  * renamed into place, and every object removed is checked to be in it. Killed anywhere, the
  * repository holds every object at least once (see pack-writer.ts for the files left over).
  */
-import { disk, exists, isMissing, listNames, listNamesAsync, syncFolder } from '../../lib/disk'
+import { disk, exists, listNames, listNamesAsync, syncFolder } from '../../lib/disk'
 import type { UnlinkBatch } from '../../lib/unlink-worker'
 import path from 'node:path'
 import { parseCommit, parseTree, type RawCommit, type RawTreeEntry } from '../object-store'
@@ -23,7 +23,7 @@ import { OidSet } from './oid-set'
 import { PackIndex } from './pack-index'
 import { SortedTree, TreeCursor, treeShape } from './tree-bytes'
 import {
-  FOLDED,
+  removePack,
   PackWriter,
   removePackLeftovers,
   type DeltaBase,
@@ -323,24 +323,7 @@ async function install(
       }
       if (!complete) continue
       if (!(removing &&= await beforeRemoval())) break
-      db.retire([open.name])
-      // Marked as folded first, durably: a kill between the unlinks below leaves a pack
-      // without its index, which open would otherwise take for damage and keep, whole, in
-      // cairn-damaged/ for good. With the mark it is removed (`removePackLeftovers`).
-      const marker = path.join(db.packDir, `${open.name}${FOLDED}`)
-      await disk.promises.writeFile(marker, '', { mode: 0o600 })
-      await syncFolder(db.packDir)
-      // The index first: a pack without one is invisible, and cleared as a leftover.
-      for (const ext of ['idx', 'pack', 'rev', 'bitmap']) {
-        // Once the index is gone the pack is invisible: its other files go regardless.
-        try {
-          await disk.promises.unlink(path.join(db.packDir, `${open.name}.${ext}`))
-        } catch (error) {
-          if (!isMissing(error)) throw error
-        }
-        if (ext === 'idx') step('pack-unindexed')
-      }
-      await disk.promises.unlink(marker)
+      await removePack(db, open.name, () => step('pack-unindexed'))
       mergedPacks++
     }
     step('done')

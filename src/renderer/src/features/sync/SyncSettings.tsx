@@ -329,6 +329,14 @@ function SyncForm({ status }: { readonly status: SyncStatus }) {
           </button>
         </div>
       </form>
+      {status.backupsUnreadable && (
+        <div className="sync-backups">
+          <h4>Memory kept aside</h4>
+          <Banner tone="error" label="Memory kept aside" compact>
+            {status.backupsUnreadable}
+          </Banner>
+        </div>
+      )}
       {status.backups.length > 0 && (
         <div className="sync-backups">
           <h4>Memory kept aside</h4>

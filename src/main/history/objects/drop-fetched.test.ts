@@ -1,0 +1,106 @@
+/**
+ * Removing the packs a refused fetch brought (`HistorySession.dropFetchedPacks`): only what
+ * nothing kept reaches goes. A real history, packs made by the git CLI, git as second opinion.
+ */
+import { execFileSync } from 'node:child_process'
+import { copyFileSync, existsSync, readdirSync } from 'node:fs'
+import { mkdtemp, rm } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { gitAsAnn, gitCli, memoryTestBed, userWrite } from '../test-helpers'
+
+const bed = memoryTestBed()
+let scratch = ''
+beforeEach(async () => {
+  scratch = await mkdtemp(path.join(os.tmpdir(), 'cairn-drop-fetched-'))
+  execFileSync('git', ['init', '--quiet', '--bare', scratch])
+})
+afterEach(() => rm(scratch, { recursive: true, force: true }))
+
+/** A pack (made in a scratch repository) of blobs holding `texts`, put in the history's pack folder. */
+function packOf(...texts: string[]): { name: string; oids: string[] } {
+  const oids = texts.map((text) =>
+    execFileSync('git', ['--git-dir', scratch, 'hash-object', '-w', '--stdin'], {
+      input: text,
+      encoding: 'utf8',
+    }).trim(),
+  )
+  const base = path.join(scratch, 'out')
+  const sum = execFileSync('git', ['--git-dir', scratch, 'pack-objects', base], {
+    input: `${oids.join('\n')}\n`,
+    encoding: 'utf8',
+  }).trim()
+  const packDir = path.join(bed.dataDir, 'history.git', 'objects', 'pack')
+  for (const ext of ['pack', 'idx']) {
+    copyFileSync(`${base}-${sum}.${ext}`, path.join(packDir, `pack-${sum}.${ext}`))
+  }
+  return { name: `pack-${sum}`, oids }
+}
+
+const packFiles = () => readdirSync(path.join(bed.dataDir, 'history.git', 'objects', 'pack'))
+
+describe('dropFetchedPacks', () => {
+  it('removes a pack of objects nothing reaches; git fsck --strict stays clean', async () => {
+    await userWrite(bed.memory, '/memories/a.md', 'mine\n')
+    const { name, oids } = packOf('theirs, refused\n', 'more of theirs\n')
+    const dropped = await bed.memory.git.exclusive((session) =>
+      session.dropFetchedPacks([name], []),
+    )
+    expect(dropped).toEqual([name])
+    expect(packFiles().filter((f) => f.startsWith(name))).toEqual([])
+    for (const oid of oids) {
+      expect(() => gitCli(bed.dataDir, 'cat-file', '-e', oid)).toThrow()
+    }
+    gitCli(bed.dataDir, 'fsck', '--strict')
+    // The memory still works on.
+    await userWrite(bed.memory, '/memories/b.md', 'more\n')
+    gitCli(bed.dataDir, 'fsck', '--strict')
+  })
+
+  it('keeps a pack holding the only copy of an object main reaches (a command that raced the fetch)', async () => {
+    const { name } = packOf('mine\n', 'theirs\n')
+    // A command wrote the same file while the fetch ran; its loose copy gone (as when it found
+    // the object already stored): main reaches an object only the fetched pack holds.
+    await userWrite(bed.memory, '/memories/a.md', 'mine\n')
+    gitCli(bed.dataDir, 'prune-packed')
+    const blob = gitCli(bed.dataDir, 'rev-parse', 'main:a.md').trim()
+    expect(
+      existsSync(path.join(bed.dataDir, 'history.git', 'objects', blob.slice(0, 2), blob.slice(2))),
+    ).toBe(false)
+    const dropped = await bed.memory.git.exclusive((session) =>
+      session.dropFetchedPacks([name], []),
+    )
+    expect(dropped).toEqual([])
+    expect(packFiles()).toContain(`${name}.pack`)
+    expect(gitCli(bed.dataDir, 'cat-file', 'blob', blob)).toBe('mine\n')
+    gitCli(bed.dataDir, 'fsck', '--strict')
+  })
+
+  it('keeps a pack whose only copy a kept ref reaches (a backup), and drops one whose objects are also loose', async () => {
+    const theirs = packOf('kept by a backup\n')
+    const blob = theirs.oids[0]!
+    const tree = execFileSync(
+      'git',
+      ['--git-dir', path.join(bed.dataDir, 'history.git'), 'mktree'],
+      {
+        input: `100644 blob ${blob}\tb.md\n`,
+        encoding: 'utf8',
+      },
+    ).trim()
+    const commit = gitAsAnn(bed.dataDir, 'commit-tree', tree, '-m', 'backup').trim()
+    expect(
+      await bed.memory.git.exclusive((session) =>
+        session.dropFetchedPacks([theirs.name], [commit]),
+      ),
+    ).toEqual([])
+    // The same objects also loose: the pack goes, the object stays readable.
+    await userWrite(bed.memory, '/memories/c.md', 'also loose\n')
+    const loose = packOf('also loose\n')
+    expect(
+      await bed.memory.git.exclusive((session) => session.dropFetchedPacks([loose.name], [])),
+    ).toEqual([loose.name])
+    expect(gitCli(bed.dataDir, 'show', 'main:c.md')).toBe('also loose\n')
+    gitCli(bed.dataDir, 'fsck', '--strict')
+  })
+})

@@ -1,0 +1,88 @@
+/**
+ * Removing the packs a sync's fetch brought when the sync refused what they hold (a hostile
+ * remote's tree git calls damaged): kept, `git fsck --strict` reports their objects for good,
+ * and maintenance keeps unreachable objects. Only what that fetch alone brought goes: a pack
+ * holding an object stored nowhere else that anything kept reaches (`main`, a backup, the
+ * remote's `main` last seen, a commit a command made while the fetch ran, which found the
+ * object already stored and wrote none) stays whole.
+ */
+import { exists, syncFolder } from '../../lib/disk'
+import type { ObjectStore } from '../object-store'
+import { removePack } from './pack-writer'
+
+/**
+ * Removes each pack of `names` (`pack-<checksum>`) whose objects held nowhere else no commit of
+ * `heads` reaches; returns the names removed. The caller holds the serial queue (no command
+ * writes meanwhile) and the pack folder (no fetch, push or maintenance step), and passes every
+ * ref's commit it keeps. An object on the way that cannot be read keeps every pack: what lies
+ * beyond it is unknown.
+ */
+export async function dropFetchedPacks(
+  store: Pick<ObjectStore, 'db' | 'readCommit' | 'readForeignTree'>,
+  names: ReadonlyArray<string>,
+  heads: ReadonlyArray<string>,
+): Promise<ReadonlyArray<string>> {
+  const db = store.db
+  db.refresh()
+  const wanted = new Set(names)
+  const own = db.packs().filter((open) => wanted.has(open.name))
+  const others = db.packs().filter((open) => !wanted.has(open.name))
+  // The objects only these packs hold, and which pack holds each.
+  const only = new Map<string, Set<string>>()
+  for (const open of own) {
+    for (const entry of open.index.entries()) {
+      if (others.some((other) => other.index.has(entry.oid))) continue
+      const oid = entry.oid.toString('hex')
+      if (exists(db.loosePath(oid))) continue
+      const holders = only.get(oid) ?? new Set<string>()
+      holders.add(open.name)
+      only.set(oid, holders)
+    }
+  }
+  const keep = new Set<string>()
+  if (only.size > 0) {
+    for (const oid of await reachedAmong(store, heads, only)) {
+      for (const name of only.get(oid) ?? []) keep.add(name)
+    }
+  }
+  const dropped: string[] = []
+  for (const open of own) {
+    if (keep.has(open.name)) continue
+    await removePack(db, open.name)
+    await syncFolder(db.packDir)
+    dropped.push(open.name)
+  }
+  return dropped
+}
+
+/** The ids of `among` that some commit of `heads` reaches (commits, trees, files). */
+async function reachedAmong(
+  store: Pick<ObjectStore, 'readCommit' | 'readForeignTree'>,
+  heads: ReadonlyArray<string>,
+  among: ReadonlyMap<string, unknown>,
+): Promise<ReadonlyArray<string>> {
+  const found = new Set<string>()
+  const seen = new Set<string>()
+  const commits = [...heads]
+  const trees: string[] = []
+  const note = (oid: string): boolean => {
+    if (among.has(oid)) found.add(oid)
+    if (seen.has(oid)) return false
+    seen.add(oid)
+    return true
+  }
+  for (const head of heads) note(head)
+  while (commits.length > 0 || trees.length > 0) {
+    const tree = trees.pop()
+    if (tree !== undefined) {
+      for (const entry of await store.readForeignTree(tree)) {
+        if (note(entry.oid) && entry.kind === 'tree') trees.push(entry.oid)
+      }
+      continue
+    }
+    const commit = await store.readCommit(commits.pop()!)
+    if (note(commit.tree)) trees.push(commit.tree)
+    for (const parent of commit.parents) if (note(parent)) commits.push(parent)
+  }
+  return [...found]
+}
