@@ -56,6 +56,11 @@ describe('the names a case-twin check listed', () => {
   it('are listed once for creates and edits in a folder nothing else changed', async () => {
     expect((await create('first.md')).isError).toBe(false)
     expect(listings).toEqual(['flat'])
+    // Where the file system stamps whole seconds (or ms), each create after a write of Cairn's
+    // there lists it again: its times cannot tell a change in the rest of the write's second.
+    const times = fs.statSync(path.join(box.root, 'flat'))
+    const fine = !Number.isInteger(times.mtimeMs) || !Number.isInteger(times.ctimeMs)
+    const after = (creates: number) => Array<string>(fine ? 1 : 1 + creates).fill('flat')
     for (const name of ['Second.md', 'third.md']) expect((await create(name)).isError).toBe(false)
     const edit = await box.run({
       command: 'str_replace',
@@ -65,11 +70,11 @@ describe('the names a case-twin check listed', () => {
     })
     expect(edit.isError).toBe(false)
     expect((await create('fourth.md')).isError).toBe(false)
-    expect(listings).toEqual(['flat'])
+    expect(listings).toEqual(after(3))
     // A name Cairn made is a twin as any other.
     const twin = await create('SECOND.md')
     expect(text(twin)).toContain('/memories/flat holds the file /memories/flat/Second.md,')
-    expect(listings).toEqual(['flat'])
+    expect(listings).toEqual(after(4))
   })
 
   it('meet a Notes.md another program added since, and forget one it removed', async () => {
