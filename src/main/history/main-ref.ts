@@ -34,9 +34,9 @@ const MISSING: RefReading = { kind: 'lost', why: 'missing' }
 /**
  * The branch `name` (loose, else from `packed-refs`), through its links; `depth`: how many
  * links were followed to reach it (0: `main` itself). Only `main` is read as a file system
- * link, and only there does an I/O error throw: a branch a link names is taken as having no
- * loose file when it cannot be read. A link to a branch that names no commit (git takes `main`
- * as unborn), back to `main`, or deeper than git follows leaves `main` missing.
+ * link, and only there does an I/O error throw: a branch a link names that cannot be read
+ * leaves `main` missing, as does a link to a branch that names no commit (git takes `main` as
+ * unborn), back to `main`, or deeper than git follows.
  */
 function readBranch(
   gitdir: string,
@@ -53,7 +53,9 @@ function readBranch(
     try {
       loose = readSettled(file, null)
     } catch {
-      loose = null
+      // Never its packed-refs line in place of a loose file that could not be read (git does
+      // not read past it either): that line may be older (rfold32).
+      return MISSING
     }
   }
   if (loose === null) {

@@ -5,7 +5,10 @@
  * A listing is used again only for the very folder it was taken of (device and inode) while its
  * modification and change times have not moved, which another program's `Notes.md` added, or any
  * entry removed or renamed, moves: the folder is then listed again. Cairn's own create of a new
- * file moves them too; that create adds its name to the listing and takes the times it leaves.
+ * file moves them too; that create adds its name to the listing and takes the times it leaves,
+ * unless those times are in whole milliseconds or coarser (ext4 with 128-byte inodes, FAT, many
+ * network mounts): there another program's entry made later in the same second would leave them
+ * as they are, so the names are listed again next time (rfold32).
  */
 
 import type { Stats } from 'node:fs'
@@ -52,7 +55,8 @@ export class FolderNames {
     const key = stats && keyOf(stats)
     if (key) this.listings.delete(key)
     // Kept when nothing moved the folder's times while it was listed, nor just before.
-    if (stats && after && sameTimes(stats, after) && this.now() - after.mtimeMs >= SETTLED_MS) {
+    // Both times: one put back (`touch -d`) leaves the other to tell of a change (rfold32).
+    if (stats && after && sameTimes(stats, after) && this.now() - changed(after) >= SETTLED_MS) {
       if (this.listings.size >= MAX_FOLDERS)
         this.listings.delete(this.listings.keys().next().value!)
       this.listings.set(key!, { ...identity(after), byFold })
@@ -69,6 +73,12 @@ export class FolderNames {
     const stats = folder.freshStats()
     const kept = stats && this.listings.get(keyOf(stats))
     if (!kept) return
+    // Coarse times move for the first change in their tick only: the write's own tick may yet
+    // hold another program's entry that leaves them as the write left them (rfold32).
+    if (coarse(stats)) {
+      this.listings.delete(keyOf(stats))
+      return
+    }
     if (added !== undefined) {
       const key = this.fold(added)
       const names = kept.byFold.get(key)
@@ -86,6 +96,16 @@ function keyOf(stats: Stats): string {
 
 function sameTimes(a: Pick<Stats, 'mtimeMs' | 'ctimeMs'>, b: Stats): boolean {
   return a.mtimeMs === b.mtimeMs && a.ctimeMs === b.ctimeMs
+}
+
+/** When the folder last changed, by either time (a modification time can be put back). */
+function changed(stats: Stats): number {
+  return Math.max(stats.mtimeMs, stats.ctimeMs)
+}
+
+/** Times a clock of whole milliseconds or coarser stamped (fine ones have a fraction of a ms). */
+function coarse(stats: Stats): boolean {
+  return Number.isInteger(stats.mtimeMs) && Number.isInteger(stats.ctimeMs)
 }
 
 function identity(stats: Stats): Omit<Listing, 'byFold'> {
