@@ -284,7 +284,7 @@ export function ChatPane() {
   return (
     <div className="chat-pane">
       <header className="chat-header">
-        <h1 className="chat-title" title={title}>
+        <h1 className="chat-title" title={title} dir="auto">
           {title}
         </h1>
         {conversationId && (

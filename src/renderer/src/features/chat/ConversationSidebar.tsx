@@ -157,7 +157,10 @@ export function ConversationSidebar() {
                               : undefined
                         }
                       >
-                        <span className="conv-title">{conversation.title}</span>
+                        {/* auto: a Hebrew or Arabic title reads from its start, and is cut at its end */}
+                        <span className="conv-title" dir="auto">
+                          {conversation.title}
+                        </span>
                         {conversation.unreadable && (
                           <span className="conv-unreadable" id={`unreadable-${conversation.id}`}>
                             <icons.alert />

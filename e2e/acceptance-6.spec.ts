@@ -1,0 +1,104 @@
+/**
+ * Issue 6's promises tried the unkind way: right-to-left text in titles longer than the window
+ * is wide, messages, replies and the message box, at the smallest window (880×560), light and
+ * dark.
+ * Screenshots go to e2e/artifacts (acceptance-6-<screen>-<scheme>).
+ */
+import { mkdir, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import type { Locator } from '@playwright/test'
+import { expect, shoot, test } from './fixtures/screens'
+import { ChatPage } from './pages/chat.page'
+
+/** Where `word` is drawn (its first place in the element's text), and the element's own box. */
+function drawn(
+  element: Locator,
+  word: string,
+): Promise<{ readonly word: DOMRect | null; readonly box: DOMRect }> {
+  return element.evaluate((box, sought) => {
+    const walker = document.createTreeWalker(box, NodeFilter.SHOW_TEXT)
+    let word: DOMRect | null = null
+    for (let node = walker.nextNode(); node && !word; node = walker.nextNode()) {
+      const at = node.textContent?.indexOf(sought) ?? -1
+      if (at < 0) continue
+      const range = document.createRange()
+      range.setStart(node, at)
+      range.setEnd(node, at + sought.length)
+      word = range.getBoundingClientRect().toJSON() as DOMRect
+    }
+    return { word, box: box.getBoundingClientRect().toJSON() as DOMRect }
+  }, word)
+}
+
+/** Whether `word` is drawn inside the element's box (not cut off by its end). */
+async function drawnInside(element: Locator, word: string): Promise<boolean> {
+  const { word: at, box } = await drawn(element, word)
+  return at !== null && at.left >= box.left - 0.5 && at.right <= box.right + 0.5
+}
+
+/** Whether `first` is drawn to the left of `second` in the element. */
+async function leftOf(element: Locator, first: string, second: string): Promise<boolean> {
+  const [a, b] = [(await drawn(element, first)).word, (await drawn(element, second)).word]
+  return a !== null && b !== null && a.right <= b.left + 0.5
+}
+
+for (const scheme of ['light', 'dark'] as const) {
+  test(`right-to-left text reads from its start: long titles, messages, replies and the message box (${scheme})`, async ({
+    page,
+    cairn,
+  }) => {
+    await page.emulateMedia({ colorScheme: scheme })
+    await page.setViewportSize({ width: 880, height: 560 })
+    const title = 'שיחה ארוכה מאוד על תכנון הטיול לצפון עם הרבה פרטים ועוד כמה מילים בסוף'
+    const folder = path.join(cairn.dataDir, 'conversations')
+    await mkdir(folder, { recursive: true })
+    const now = Date.now()
+    await writeFile(
+      path.join(folder, 'c_hebrew.json'),
+      JSON.stringify({
+        version: 1,
+        id: 'c_hebrew',
+        title,
+        createdAt: now,
+        updatedAt: now,
+        messages: [
+          { role: 'user', content: [{ type: 'text', text: 'מה שלומך?' }], createdAt: now },
+          {
+            role: 'assistant',
+            content: [{ type: 'text', text: '## תשובה קצרה?\n\nהכול טוב, תודה!' }],
+            stopReason: 'end_turn',
+            usage: null,
+            createdAt: now + 1,
+          },
+        ],
+        toolCommits: {},
+      }),
+    )
+    await cairn.open(page)
+    const chat = new ChatPage(page)
+    const listed = chat.conversation(title)
+    await expect(listed).toBeVisible()
+    // The person reads it from its first word; the cut falls at its end, not its start.
+    expect(await drawnInside(listed, 'שיחה'), 'the title’s first word is hidden').toBe(true)
+    expect(await drawnInside(listed, 'בסוף'), 'the title is not cut').toBe(false)
+
+    await chat.openConversation(title)
+    await expect(chat.title).toHaveText(title)
+    expect(await drawnInside(chat.title, 'שיחה'), 'the heading’s first word is hidden').toBe(true)
+    // A sentence's end mark stands at its end: left of the words, in right-to-left text.
+    const message = chat.userMessages().first()
+    await expect(message).toHaveText('מה שלומך?')
+    expect(await leftOf(message, '?', 'שלומך'), 'the question mark is at the start').toBe(true)
+    const answer = chat.lastReply()
+    await expect(answer).toContainText('הכול טוב, תודה!')
+    expect(await leftOf(answer, '!', 'תודה'), 'the exclamation mark is at the start').toBe(true)
+    expect(await leftOf(answer, '?', 'קצרה'), 'the heading’s question mark is at the start').toBe(
+      true,
+    )
+
+    await chat.composer.fill('שלום, אני כאן!')
+    // What is typed sets the box's direction (its text is no node a range can measure).
+    expect(await chat.composer.evaluate((box) => box.matches(':dir(rtl)'))).toBe(true)
+    await shoot(page, cairn, `acceptance-6-rtl-${scheme}`)
+  })
+}
