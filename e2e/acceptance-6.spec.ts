@@ -1,7 +1,7 @@
 /**
  * Issue 6's promises tried the unkind way: right-to-left text in titles longer than the window
  * is wide, messages, replies and the message box, at the smallest window (880×560), light and
- * dark.
+ * dark; a memory file of several MB.
  * Screenshots go to e2e/artifacts (acceptance-6-<screen>-<scheme>).
  */
 import { mkdir, writeFile } from 'node:fs/promises'
@@ -9,6 +9,7 @@ import path from 'node:path'
 import type { Locator } from '@playwright/test'
 import { expect, shoot, test } from './fixtures/screens'
 import { ChatPage } from './pages/chat.page'
+import { MemoryPage } from './pages/memory.page'
 
 /** Where `word` is drawn (its first place in the element's text), and the element's own box. */
 function drawn(
@@ -102,3 +103,48 @@ for (const scheme of ['light', 'dark'] as const) {
     await shoot(page, cairn, `acceptance-6-rtl-${scheme}`)
   })
 }
+
+test('a memory file of several MB opens at its first lines, draws more on demand, and a search hit below them opens in view', async ({
+  page,
+  cairn,
+}) => {
+  test.setTimeout(120_000)
+  // 40,000 lines of 100 bytes: 4 MB, well under what the Memory tab opens (32 MB).
+  const lines = Array.from({ length: 40_000 }, (_, i) =>
+    `Line ${i + 1}: ${'the river keeps its bed. '.repeat(4)}`.slice(0, 99),
+  )
+  lines[11_999] = 'Line 12000: the kingfisher nests here.'
+  await writeFile(path.join(cairn.dataDir, 'memories', 'atlas.md'), `${lines.join('\n')}\n`)
+  await cairn.open(page)
+  const memory = new MemoryPage(page)
+  await memory.openFile('atlas.md')
+  const content = memory.content('atlas.md')
+  await expect(content).toContainText('Line 1: the river')
+  // Only the first lines are drawn (three elements each), not all 40,000.
+  expect(await content.evaluate((region) => region.getElementsByTagName('*').length)).toBeLessThan(
+    40_000,
+  )
+  await expect(content).toContainText('Showing the first 10,000 of 40,000 lines.')
+  await expect(content.getByText('Line 10001: the river')).toHaveCount(0)
+
+  // A search hit below what is drawn opens at its line, in view.
+  await memory.searchFor('kingfisher')
+  await memory.searchResults.getByRole('button', { name: /kingfisher/ }).click()
+  await expect(content.getByText('Line 12000: the kingfisher nests here.')).toBeInViewport({
+    timeout: 30_000,
+  })
+  await expect(content).toContainText('Showing the first 12,000 of 40,000 lines.')
+  await memory.searchFor('')
+
+  // The keyboard reaches the end of what is drawn, and the button that draws more.
+  await content.focus()
+  await page.keyboard.press('End')
+  const more = content.getByRole('button', { name: 'Show 10,000 more lines' })
+  await expect(more).toBeInViewport()
+  await shoot(page, cairn, 'acceptance-6-large-file-light')
+  await more.press('Enter')
+  await expect(content).toContainText('Showing the first 22,000 of 40,000 lines.', {
+    timeout: 30_000,
+  })
+  await expect(content.getByText('Line 22000: the river', { exact: false })).toBeAttached()
+})

@@ -281,6 +281,12 @@ function FileUseLine({ use, now }: { readonly use: FileUse; readonly now: number
   )
 }
 
+/**
+ * Lines drawn at first (and added per "Show more"): a file of several MB is some hundred
+ * thousand lines, each a row of three elements, and drawing them all would stall the window.
+ */
+export const FILE_LINES_SHOWN = 10_000
+
 function FileContent(props: {
   readonly file: MemoryFile
   readonly rendered: boolean
@@ -289,6 +295,12 @@ function FileContent(props: {
   const { file } = props
   const name = visibleName(baseName(file.path))
   const highlighted = useRef<HTMLDivElement>(null)
+  const [limit, setLimit] = useState({ path: file.path, lines: FILE_LINES_SHOWN })
+  // Another file starts at the first lines again; a search hit further down is drawn with them.
+  const drawn = Math.max(
+    limit.path === file.path ? limit.lines : FILE_LINES_SHOWN,
+    props.highlightLine ?? 0,
+  )
   useEffect(() => {
     highlighted.current?.scrollIntoView({ block: 'center' })
   }, [props.highlightLine, file])
@@ -337,7 +349,7 @@ function FileContent(props: {
       )}
       {file.text === '' && <p className="hint mem-file-note">This file is empty.</p>}
       {file.text !== '' &&
-        lines.map((line, index) => (
+        lines.slice(0, drawn).map((line, index) => (
           <div
             key={index}
             ref={props.highlightLine === index + 1 ? highlighted : undefined}
@@ -351,6 +363,22 @@ function FileContent(props: {
             </span>
           </div>
         ))}
+      {lines.length > drawn && (
+        <div className="mem-code-more">
+          <p className="hint">
+            Showing the first {drawn.toLocaleString('en-US')} of{' '}
+            {lines.length.toLocaleString('en-US')} lines.
+          </p>
+          <button
+            type="button"
+            className="button button-small"
+            onClick={() => setLimit({ path: file.path, lines: drawn + FILE_LINES_SHOWN })}
+          >
+            Show {Math.min(FILE_LINES_SHOWN, lines.length - drawn).toLocaleString('en-US')} more
+            lines
+          </button>
+        </div>
+      )}
     </div>
   )
 }
