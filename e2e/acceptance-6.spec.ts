@@ -4,7 +4,7 @@
  * dark; a memory file of several MB.
  * Screenshots go to e2e/artifacts (acceptance-6-<screen>-<scheme>).
  */
-import { mkdir, writeFile } from 'node:fs/promises'
+import { mkdir, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { Locator } from '@playwright/test'
 import { expect, shoot, test } from './fixtures/screens'
@@ -147,4 +147,35 @@ test('a memory file of several MB opens at its first lines, draws more on demand
     timeout: 30_000,
   })
   await expect(content.getByText('Line 22000: the river', { exact: false })).toBeAttached()
+})
+
+test('a file another program deletes while it is open, then while it is edited, is said gone, and the text typed is saved back', async ({
+  page,
+  cairn,
+}) => {
+  const folder = path.join(cairn.dataDir, 'memories')
+  await writeFile(path.join(folder, 'errands.md'), 'Buy stamps\n')
+  await writeFile(path.join(folder, 'garden.md'), 'Water the ferns\n')
+  await cairn.open(page)
+  const memory = new MemoryPage(page)
+
+  // Open only: the view says the file is gone and where to find it again.
+  await memory.openFile('errands.md')
+  await expect(memory.content('errands.md')).toContainText('Buy stamps')
+  await rm(path.join(folder, 'errands.md'))
+  await expect(memory.pane).toContainText('errands.md is no longer in memory')
+  await expect(memory.pane.getByRole('button', { name: 'Show history' })).toBeVisible()
+
+  // Being edited: the text typed stays, the words name what could have done it, Save writes it.
+  const editor = await memory.typeAtEnd('garden.md', 'Sow the beans\n')
+  await rm(path.join(folder, 'garden.md'))
+  const gone = memory.pane.getByRole('alert')
+  await expect(gone).toContainText('garden.md was renamed or deleted while you were editing')
+  await expect(gone).toContainText('another program')
+  await expect(editor).toHaveValue('Water the ferns\nSow the beans\n')
+  await shoot(page, cairn, 'acceptance-6-edited-file-gone-light')
+  await editor.press('ControlOrMeta+s')
+  await expect(memory.notice).toContainText('Saved garden.md')
+  const read = await cairn.core.dispatch('memory:read', { path: '/memories/garden.md' })
+  expect(read.ok && (read.value as { text: string }).text).toBe('Water the ferns\nSow the beans\n')
 })

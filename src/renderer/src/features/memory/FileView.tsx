@@ -61,9 +61,9 @@ export function FileView(props: {
   const [lastText, setLastText] = useState<string | null>(null)
   const text = file?.kind === 'text' ? file.text : null
   if (text !== null && text !== lastText) setLastText(text)
-  // The file went away under the editor (renamed or deleted by Claude, sync or a restore), or
-  // became binary or too large: the editor stays with the person's text, and says so. It was
-  // unmounted, and the draft dropped without a word (review hunt12-story D4).
+  // The file went away under the editor (renamed or deleted by Claude, sync, a restore or another
+  // program), or became binary or too large: the editor stays with the person's text, and says
+  // so. It was unmounted, and the draft dropped without a word (review hunt12-story D4).
   const gone: EditorGone | null =
     !editing || readOnly || isDir || lastText === null
       ? null
@@ -424,7 +424,7 @@ function Editor(props: {
     }
   }
   const goneWords = {
-    missing: `${props.name} was renamed or deleted while you were editing (by Claude, sync or a restore). Your text is still here: Save writes it back as ${props.name}, Save as new file keeps it beside, or Discard drops it.`,
+    missing: `${props.name} was renamed or deleted while you were editing (by Claude, sync, a restore or another program). Your text is still here: Save writes it back as ${props.name}, Save as new file keeps it beside, or Discard drops it.`,
     'not-text': `${props.name} was replaced while you were editing, and is no longer text. Your text is still here: Save replaces the file with it (the replaced version stays in History), Save as new file keeps it beside, or Discard drops it.`,
     'too-large': `${props.name} grew too large to show while you were editing. Your text is still here: Save replaces the file with it, Save as new file keeps it beside, or Discard drops it.`,
   }
