@@ -179,3 +179,57 @@ test('a file another program deletes while it is open, then while it is edited, 
   const read = await cairn.core.dispatch('memory:read', { path: '/memories/garden.md' })
   expect(read.ok && (read.value as { text: string }).text).toBe('Water the ferns\nSow the beans\n')
 })
+
+test('the conversation list by keyboard: a rename closed by Enter or Escape, and a delete dialog closed, give the focus back to the row', async ({
+  page,
+  cairn,
+}) => {
+  const folder = path.join(cairn.dataDir, 'conversations')
+  await mkdir(folder, { recursive: true })
+  const now = Date.now()
+  for (const [id, title] of [
+    ['c_alpha', 'Alpha'],
+    ['c_bravo', 'Bravo'],
+  ] as const) {
+    await writeFile(
+      path.join(folder, `${id}.json`),
+      JSON.stringify({
+        version: 1,
+        id,
+        title,
+        createdAt: now,
+        updatedAt: now,
+        messages: [
+          { role: 'user', content: [{ type: 'text', text: `About ${title}` }], createdAt: now },
+        ],
+        toolCommits: {},
+      }),
+    )
+  }
+  await cairn.open(page)
+  const chat = new ChatPage(page)
+  const field = chat.sidebar.getByRole('textbox', { name: 'Conversation title' })
+
+  await chat.conversation('Alpha').focus()
+  await page.keyboard.press('F2')
+  await expect(field).toBeFocused()
+  await page.keyboard.press('Escape')
+  await expect(field).toHaveCount(0)
+  await expect(chat.conversation('Alpha')).toBeFocused()
+
+  await page.keyboard.press('F2')
+  await page.keyboard.press('End')
+  await page.keyboard.type(' and Omega')
+  await page.keyboard.press('Enter')
+  await expect(chat.conversation('Alpha and Omega')).toBeFocused()
+  // The focus can go on from there: Tab reaches the row's own Rename button.
+  await page.keyboard.press('Tab')
+  await expect(chat.sidebar.getByRole('button', { name: 'Rename Alpha and Omega' })).toBeFocused()
+
+  await chat.conversation('Bravo').focus()
+  await page.keyboard.press('Delete')
+  await expect(chat.dialog).toBeVisible()
+  await page.keyboard.press('Escape')
+  await expect(chat.dialog).toHaveCount(0)
+  await expect(chat.conversation('Bravo')).toBeFocused()
+})
