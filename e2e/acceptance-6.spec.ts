@@ -180,27 +180,29 @@ test('a file another program deletes while it is open, then while it is edited, 
   expect(read.ok && (read.value as { text: string }).text).toBe('Water the ferns\nSow the beans\n')
 })
 
-test('the conversation list by keyboard: a rename closed by Enter or Escape, and a delete dialog closed, give the focus back to the row', async ({
+test('the conversation list by keyboard: a rename or a delete dialog closed gives the focus back to the row; a delete, to the list', async ({
   page,
   cairn,
 }) => {
   const folder = path.join(cairn.dataDir, 'conversations')
   await mkdir(folder, { recursive: true })
   const now = Date.now()
-  for (const [id, title] of [
-    ['c_alpha', 'Alpha'],
-    ['c_bravo', 'Bravo'],
+  for (const [id, title, age] of [
+    ['c_alpha', 'Alpha', 0],
+    ['c_bravo', 'Bravo', 1],
+    ['c_charlie', 'Charlie', 2],
   ] as const) {
+    const at = now - age * 60_000
     await writeFile(
       path.join(folder, `${id}.json`),
       JSON.stringify({
         version: 1,
         id,
         title,
-        createdAt: now,
-        updatedAt: now,
+        createdAt: at,
+        updatedAt: at,
         messages: [
-          { role: 'user', content: [{ type: 'text', text: `About ${title}` }], createdAt: now },
+          { role: 'user', content: [{ type: 'text', text: `About ${title}` }], createdAt: at },
         ],
         toolCommits: {},
       }),
@@ -232,4 +234,13 @@ test('the conversation list by keyboard: a rename closed by Enter or Escape, and
   await page.keyboard.press('Escape')
   await expect(chat.dialog).toHaveCount(0)
   await expect(chat.conversation('Bravo')).toBeFocused()
+
+  // Deleted: its row goes, and the list has the focus (its first row), where Tab goes on.
+  await page.keyboard.press('Delete')
+  await page.keyboard.press('Tab')
+  const confirm = chat.dialog.getByRole('button', { name: 'Delete conversation' })
+  await expect(confirm).toBeFocused()
+  await page.keyboard.press('Enter')
+  await expect(chat.conversation('Bravo')).toHaveCount(0)
+  await expect(chat.conversation('Alpha and Omega')).toBeFocused()
 })

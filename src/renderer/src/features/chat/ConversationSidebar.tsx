@@ -67,7 +67,9 @@ export function ConversationSidebar() {
   }
 
   return (
-    <div className="conv-sidebar">
+    // A group for the focus: when a dialog's change takes the control it went back to (the row
+    // of a deleted conversation), the list takes the focus, not the page's body.
+    <div className="conv-sidebar" data-banner-group="">
       <div className="conv-top">
         <button
           type="button"
@@ -117,7 +119,7 @@ export function ConversationSidebar() {
         </p>
       )}
 
-      <div className="conv-groups">
+      <div className="conv-groups" data-banner-fallback="">
         {groups.map((group) => (
           <section key={group.label} aria-label={group.label} className="conv-group">
             <h2 className="conv-group-label">{group.label}</h2>
