@@ -142,6 +142,8 @@ test('a memory file of several MB opens at its first lines, draws more on demand
   const more = content.getByRole('button', { name: 'Show 10,000 more lines' })
   await expect(more).toBeInViewport()
   await shoot(page, cairn, 'acceptance-6-large-file-light')
+  await page.emulateMedia({ colorScheme: 'dark' })
+  await shoot(page, cairn, 'acceptance-6-large-file-dark')
   await more.press('Enter')
   await expect(content).toContainText('Showing the first 22,000 of 40,000 lines.', {
     timeout: 30_000,
@@ -174,6 +176,8 @@ test('a file another program deletes while it is open, then while it is edited, 
   await expect(gone).toContainText('another program')
   await expect(editor).toHaveValue('Water the ferns\nSow the beans\n')
   await shoot(page, cairn, 'acceptance-6-edited-file-gone-light')
+  await page.emulateMedia({ colorScheme: 'dark' })
+  await shoot(page, cairn, 'acceptance-6-edited-file-gone-dark')
   await editor.press('ControlOrMeta+s')
   await expect(memory.notice).toContainText('Saved garden.md')
   const read = await cairn.core.dispatch('memory:read', { path: '/memories/garden.md' })
